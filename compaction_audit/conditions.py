@@ -1,0 +1,73 @@
+"""The three conditions of validity for salience inversion (seed 000).
+
+Seed 000, "Condition of Validity": inversion needs (1) re-summarization depth >= 2,
+(2) a scorer that does not penalize summary depth, (3) budget-driven, continuous
+eviction.  If any fails, the loop can drift but not invert.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import polars as pl
+
+from compaction_audit.model import Session
+from compaction_audit.series import Series
+from compaction_audit.settings import Settings
+
+
+@dataclass
+class Condition:
+    """One condition: ``status`` is "holds", "fails" or "unknown"; ``detail`` says why."""
+
+    name: str
+    status: str
+    detail: str
+
+
+def conditions(session: Session, series: Series, settings: Settings) -> list[Condition]:
+    """Evaluate the three conditions for ``session``.
+
+    Depth comes from the series; the scorer from ``scorer.depth_penalty`` in the
+    session record (unknown when absent); eviction from the session's ``eviction``,
+    else inferred: continuous when items leave the working set (evicted or offloaded)
+    in more than half of the rounds after the first.
+    """
+    frame = series.frame
+    deepest = int(frame["summary_depth_max"].max() or 0) if frame.height else 0
+    depth = Condition(
+        "re-summarization depth >= 2",
+        "holds" if deepest >= settings.min_depth else "fails",
+        f"deepest summary in the working set: depth {deepest}")
+    scorer = session.header.scorer or {}
+    penalty = scorer.get("depth_penalty")
+    if not frame["has_retained"].any():
+        score = Condition("scorer does not penalize depth", "unknown",
+                          "no salience recorded: the log has no scorer")
+    elif isinstance(penalty, int | float) and not isinstance(penalty, bool):
+        score = Condition("scorer does not penalize depth",
+                          "fails" if penalty > 0 else "holds",
+                          f"scorer.depth_penalty = {penalty}")
+    else:
+        score = Condition("scorer does not penalize depth", "unknown",
+                          "scorer.depth_penalty not recorded")
+    declared = session.header.eviction
+    if declared is not None:
+        evict = Condition("eviction is continuous",
+                          "holds" if declared == "continuous" else "fails",
+                          f"declared: eviction = {declared}"
+                          + ("" if declared == "continuous" else " (event-driven)"))
+    else:
+        later = frame.slice(1)
+        active = int(later.select(((pl.col("evictions") + pl.col("offloads")) > 0).sum())
+                     .item()) if later.height else 0
+        holds = later.height > 0 and active * 2 > later.height
+        evict = Condition("eviction is continuous", "holds" if holds else "fails",
+                          f"inferred: items left the working set in {active} of "
+                          f"{later.height} rounds after the first")
+    return [depth, score, evict]
+
+
+def can_invert(conds: list[Condition]) -> bool:
+    """False when any condition fails: the session can drift but not invert."""
+    return all(c.status != "fails" for c in conds)

@@ -1,0 +1,84 @@
+"""Run the selected rules over a session and collect every finding into a report."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import polars as pl
+
+from compaction_audit.conditions import conditions
+from compaction_audit.model import Session
+from compaction_audit.onset import onsets
+from compaction_audit.rehydrate import suggestions
+from compaction_audit.report.model import NotEvaluated, SessionReport
+from compaction_audit.rules import RULES, Context, Finding, Rule, Severity
+from compaction_audit.series import build_series
+from compaction_audit.settings import Settings
+
+REHYDRATE_RULES = ("salience-inversion", "provenance-floor")
+"""Rules whose findings name the summary to rehydrate (seed 000, Decision Boundary)."""
+
+
+def select_rules(codes: Iterable[str] | None = None) -> list[Rule]:
+    """Instances of the registered rules, all by default, else those whose code or
+    name is listed; ordered by code."""
+    wanted = set(codes) if codes is not None else None
+    return [cls() for code, cls in sorted(RULES.items())
+            if wanted is None or code in wanted or cls.name in wanted]
+
+
+def run_rules(ctx: Context, rules: list[Rule],
+              severity: dict[str, Severity] | None = None
+              ) -> tuple[list[Finding], list[NotEvaluated]]:
+    """Evaluate ``rules``; returns findings (by round, then code) and skipped rounds.
+
+    ``severity`` overrides a rule's default severity by rule name.
+    """
+    frame = ctx.series.frame.select("ri", "round", "line")
+    findings: list[Finding] = []
+    notes: list[NotEvaluated] = []
+    for rule in rules:
+        outcome = rule.evaluate(ctx)
+        for reason, count in outcome.not_evaluated.items():
+            notes.append(NotEvaluated(rule.name, rule.code, reason, count))
+        rows = outcome.fired.join(frame, on="ri", how="left").sort("ri")
+        rehydrate: dict[int, dict[str, Any]] = {}
+        if rule.name in REHYDRATE_RULES and rows.height:
+            rehydrate = suggestions(ctx.session, ctx.series, rows["ri"].to_list(),
+                                    ctx.settings.rehydrate_target)
+        sev = (severity or {}).get(rule.name, rule.severity)
+        for row in rows.iter_rows(named=True):
+            ri, number, line = row.pop("ri"), row.pop("round"), row.pop("line")
+            entity = row.pop("entity", None)
+            if ri in rehydrate:
+                row["rehydrate"] = rehydrate[ri]
+            message = row.pop("message", None) or rule.message(row, ctx)
+            findings.append(Finding(rule.name, rule.code, sev, number, line, message,
+                                    rule.action, row, entity))
+    findings.sort(key=lambda f: (f.round, f.code))
+    return findings, notes
+
+
+def audit_session(session: Session, settings: Settings | None = None,
+                  rules: list[Rule] | None = None,
+                  severity: dict[str, Severity] | None = None,
+                  source_format: str = "native") -> SessionReport:
+    """Build the series, run the rules and assemble the :class:`SessionReport`."""
+    settings = settings or Settings()
+    series = build_series(session)
+    ctx = Context(session, series, settings)
+    findings, notes = run_rules(ctx, rules if rules is not None else select_rules(), severity)
+    return SessionReport(
+        path=session.path,
+        header=session.header,
+        settings=settings,
+        series=series.frame.drop("ri").with_columns(pl.col("line")),
+        findings=findings,
+        conditions=conditions(session, series, settings),
+        onsets=onsets(ctx, findings),
+        not_evaluated=notes,
+        skipped=session.skipped,
+        compactions=session.compactions,
+        source_format=source_format,
+    )

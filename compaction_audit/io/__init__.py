@@ -1,0 +1,1 @@
+"""Bytes in: opening logs and turning them into typed tables."""

@@ -1,0 +1,415 @@
+"""Read ``compaction-audit/1`` logs into a :class:`~compaction_audit.model.Session`.
+
+:class:`SessionBuilder` is the one state machine that checks a log: the reader feeds
+it decoded lines, adapters feed it converted records, and the log writer for agent
+authors feeds it what it is about to write.  Each record is validated completely
+before any state changes, so lenient mode can skip a bad record and go on.
+
+Per round the work is set arithmetic on the working set (C speed) plus Python work
+proportional to what changed: new items, items entering or leaving.  Membership is
+kept as intervals, never as one row per item per round.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+import polars as pl
+
+from compaction_audit.errors import LogError
+from compaction_audit.io import records as rec
+from compaction_audit.io.lines import iter_lines
+from compaction_audit.model import (
+    EDGE_SCHEMA,
+    EVENT_SCHEMA,
+    ITEM_SCHEMA,
+    MEMBERSHIP_SCHEMA,
+    ROUND_SCHEMA,
+    SCHEMA_ID,
+    Session,
+    SessionHeader,
+)
+
+
+@dataclass(slots=True)
+class _Round:
+    """A round record after field validation and the state checks, ready to apply."""
+
+    number: int
+    budget: int | None
+    spans: list[rec.SpanRec]
+    summaries: list[rec.SummaryRec]
+    depths: list[int]
+    evicted: list[str]
+    offloaded: list[str]
+    new_ws: set[str]
+    salience: dict[str, float | None] | None
+    silent: list[str]
+    logged: dict[str, Any]
+    compaction: dict[str, Any] | None
+
+
+class SessionBuilder:
+    """Check records one by one and accumulate the session's tables.
+
+    ``add(line, obj)`` raises :class:`LogError` (``FILE:LINE: message (field)``) for
+    every input error of the spec: bad types, negative tokens, duplicate ids, children
+    or retained ids never defined, provenance cycles, non-increasing rounds, ids both
+    retained and evicted/offloaded, eviction of items neither in the working set nor
+    in the store, retention of items no longer resolvable.  State is untouched when
+    it raises.  ``finish()`` returns the :class:`Session`.
+    """
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.header = SessionHeader()
+        self._seen_record = False
+        self._last_round: int | None = None
+        self._kind: dict[str, str] = {}
+        self._depth: dict[str, int] = {}
+        self._ws: set[str] = set()
+        self._store: set[str] = set()
+        self._gone: dict[str, tuple[int, str]] = {}
+        self._open: dict[str, int] = {}
+        self._rounds: dict[str, list[Any]] = {k: [] for k in ROUND_SCHEMA}
+        self._items: dict[str, list[Any]] = {k: [] for k in ITEM_SCHEMA if k[:4] != "gone"}
+        self._edges: dict[str, list[Any]] = {k: [] for k in EDGE_SCHEMA}
+        self._members: dict[str, list[Any]] = {k: [] for k in MEMBERSHIP_SCHEMA}
+        self._events: dict[str, list[Any]] = {k: [] for k in EVENT_SCHEMA}
+        self.compactions: list[dict[str, Any]] = []
+
+    @property
+    def working_set(self) -> frozenset[str]:
+        """Ids in the working set after the last round added."""
+        return frozenset(self._ws)
+
+    def add(self, line: int, obj: Any) -> None:
+        """Validate one decoded record and apply it; raises :class:`LogError`."""
+        try:
+            if type(obj) is not dict:
+                raise rec.FieldError("a record must be a JSON object", "")
+            kind = obj.get("type")
+            if kind == "round":
+                self._apply(line, self._check_round(obj))
+            elif kind == "session":
+                self._session(line, obj)
+            elif "type" not in obj:
+                raise rec.FieldError("missing field", "type")
+            else:
+                raise rec.FieldError(f"unknown record type {kind!r}", "type")
+        except rec.FieldError as exc:
+            raise LogError(self.path, line, exc.message, exc.field) from None
+        self._seen_record = True
+
+    # -- session -----------------------------------------------------------------------
+    def _session(self, line: int, obj: dict[str, Any]) -> None:
+        if self._seen_record:
+            raise rec.FieldError("the session record must be the first record", "type")
+        if obj.get("schema") != SCHEMA_ID:
+            raise rec.FieldError(f"expected {SCHEMA_ID!r}, got {obj.get('schema')!r}", "schema")
+        h = SessionHeader(present=True, line=line)
+        sid = obj.get("session_id")
+        h.session_id = None if sid is None else str(sid) if type(sid) in (str, int) else None
+        if sid is not None and h.session_id is None:
+            raise rec.FieldError("expected a string", "session_id")
+        if obj.get("budget_tokens") is not None:
+            h.budget_tokens = rec.as_int(obj["budget_tokens"], "budget_tokens", 1)
+        if obj.get("max_depth") is not None:
+            h.max_depth = rec.as_int(obj["max_depth"], "max_depth", 1)
+        eviction = obj.get("eviction")
+        if eviction is not None and eviction not in rec.EVICTION_MODES:
+            raise rec.FieldError(
+                f"must be 'continuous' or 'on-overflow', got {eviction!r}", "eviction")
+        h.eviction = eviction
+        scorer = obj.get("scorer")
+        if scorer is not None and type(scorer) is not dict:
+            raise rec.FieldError("expected an object", "scorer")
+        h.scorer = scorer
+        if obj.get("recall_floor") is not None:
+            h.recall_floor = rec.as_int(obj["recall_floor"], "recall_floor", 0)
+        if obj.get("start_spans") is not None:
+            h.start_spans = rec.as_int(obj["start_spans"], "start_spans", 0)
+        h.task_query = rec.opt_str(obj, "task_query", "session")
+        known = {"type", "schema", "session_id", "budget_tokens", "max_depth", "eviction",
+                 "scorer", "recall_floor", "start_spans", "task_query"}
+        h.extra = {k: v for k, v in obj.items() if k not in known}
+        self.header = h
+
+    # -- round: check ------------------------------------------------------------------
+    def _check_round(self, obj: dict[str, Any]) -> _Round:
+        if "round" not in obj:
+            raise rec.FieldError("missing field", "round")
+        number = rec.as_int(obj["round"], "round", 0)
+        if self._last_round is not None and number <= self._last_round:
+            raise rec.FieldError(
+                f"round {number} does not increase (previous round {self._last_round})", "round")
+        budget = obj.get("budget_tokens")
+        if budget is not None:
+            budget = rec.as_int(budget, "budget_tokens", 1)
+        spans = [rec.span(v, f"spans[{i}]") for i, v in
+                 enumerate(rec.as_list(obj.get("spans", []), "spans"))]
+        summaries = [rec.summary(v, f"summaries[{i}]") for i, v in
+                     enumerate(rec.as_list(obj.get("summaries", []), "summaries"))]
+        depths = self._check_new_items(spans, summaries)
+        new_ids = {s.id for s in spans} | {s.id for s in summaries}
+        evicted = rec.id_list(obj, "evicted")
+        offloaded = rec.id_list(obj, "offloaded")
+        candidates = self._ws | new_ids
+        for key, ids in (("evicted", evicted), ("offloaded", offloaded)):
+            for i, item in enumerate(ids):
+                self._check_known(item, new_ids, f"{key}[{i}]")
+                if key == "evicted" and item not in candidates and item not in self._store:
+                    raise rec.FieldError(
+                        f"evicted id {item!r} is neither in the working set nor in the store",
+                        f"{key}[{i}]")
+                if key == "offloaded" and item not in candidates:
+                    raise rec.FieldError(f"offloaded id {item!r} is not in the working set",
+                                         f"{key}[{i}]")
+        both = set(evicted) & set(offloaded)
+        if both:
+            item = sorted(both)[0]
+            raise rec.FieldError(f"id {item!r} is both evicted and offloaded", "offloaded")
+        removed = set(evicted) | set(offloaded)
+        salience = rec.retained(obj["retained"]) if "retained" in obj else None
+        silent: list[str] = []
+        if salience is None:
+            new_ws = candidates - removed
+        else:
+            new_ws = set(salience)
+            unknown = new_ws - candidates - self._store
+            for item in unknown:
+                self._check_known(item, new_ids, _retained_field(obj, item))
+            clash = new_ws & removed
+            if clash:
+                item = sorted(clash)[0]
+                raise rec.FieldError(
+                    f"id {item!r} is retained and also evicted or offloaded this round",
+                    _retained_field(obj, item))
+            silent = sorted(candidates - removed - new_ws)
+        logged = rec.logged(obj["logged"]) if obj.get("logged") is not None else {}
+        compaction = obj.get("compaction")
+        if compaction is not None and type(compaction) is not dict:
+            raise rec.FieldError("expected an object", "compaction")
+        return _Round(number, budget, spans, summaries, depths, evicted, offloaded, new_ws,
+                      salience, silent, logged, compaction)
+
+    def _check_known(self, item: str, new_ids: set[str], field: str) -> None:
+        if item not in self._kind and item not in new_ids:
+            raise rec.FieldError(f"id {item!r} is never defined", field)
+        if item in self._gone:
+            ri, reason = self._gone[item]
+            how = "evicted" if reason == "evicted" else "dropped without being evicted"
+            raise rec.FieldError(
+                f"id {item!r} is no longer resolvable ({how} at round "
+                f"{self._rounds['round'][ri]})", field)
+
+    def _check_new_items(self, spans: list[rec.SpanRec],
+                         summaries: list[rec.SummaryRec]) -> list[int]:
+        """Unique ids, children defined earlier, no cycles; returns summary depths."""
+        fresh: dict[str, int] = {}
+        for i, s in enumerate(spans):
+            self._check_unique(s.id, fresh, f"spans[{i}].id")
+            fresh[s.id] = 0
+        later = {s.id: j for j, s in enumerate(summaries)}
+        depths: list[int] = []
+        for j, s in enumerate(summaries):
+            self._check_unique(s.id, fresh, f"summaries[{j}].id")
+            depth = 0
+            for k, child in enumerate(s.children):
+                where = f"summaries[{j}].children[{k}]"
+                if child == s.id or (child in later and later[child] >= j
+                                     and _cycles(summaries, later, child, s.id)):
+                    raise rec.FieldError(f"provenance cycle through {child!r}", where)
+                d = fresh.get(child, self._depth.get(child))
+                if d is None:
+                    raise rec.FieldError(f"child id {child!r} is never defined before this "
+                                         "summary", where)
+                depth = max(depth, d)
+            if s.depth is not None and s.depth != depth + 1:
+                raise rec.FieldError(
+                    f"declared depth {s.depth} differs from the derived depth {depth + 1}",
+                    f"summaries[{j}].depth")
+            fresh[s.id] = depth + 1
+            depths.append(depth + 1)
+        return depths
+
+    def _check_unique(self, item: str, fresh: dict[str, int], field: str) -> None:
+        if item in self._kind or item in fresh:
+            raise rec.FieldError(f"duplicate id {item!r}", field)
+
+    # -- round: apply ------------------------------------------------------------------
+    def _apply(self, line: int, r: _Round) -> None:
+        ri = len(self._rounds["ri"])
+        self._last_round = r.number
+        for s in r.spans:
+            self._item(s.id, "span", s.tokens, 0, ri, r.number, line, s.text,
+                       s.salience_class, s.source, None)
+        for s, depth in zip(r.summaries, r.depths, strict=True):
+            self._item(s.id, "summary", s.tokens, depth, ri, r.number, line, s.text,
+                       None, None, s.accounting)
+            edges = self._edges
+            edges["parent"].extend([s.id] * len(s.children))
+            edges["child"].extend(s.children)
+            edges["ri"].extend([ri] * len(s.children))
+            edges["line"].extend([line] * len(s.children))
+        for action, ids in (("evicted", r.evicted), ("offloaded", r.offloaded),
+                            ("silent-drop", r.silent)):
+            ev = self._events
+            ev["id"].extend(ids)
+            ev["ri"].extend([ri] * len(ids))
+            ev["line"].extend([line] * len(ids))
+            ev["action"].extend([action] * len(ids))
+        self._store |= set(r.offloaded)
+        for item in r.evicted:
+            self._store.discard(item)
+            self._gone[item] = (ri, "evicted")
+        for item in r.silent:
+            if item not in self._store:
+                self._gone[item] = (ri, "silent-drop")
+        self._store -= r.new_ws
+        for item in self._ws - r.new_ws:
+            self._close(item, ri)
+        for item in r.new_ws - self._ws:
+            self._open[item] = ri
+        self._ws = r.new_ws
+        self._add_round_row(ri, line, r)
+
+    def _add_round_row(self, ri: int, line: int, r: _Round) -> None:
+        known: list[float] = []
+        if r.salience is not None:
+            values = r.salience.values()
+            if None in values:
+                known = [v for v in values if v is not None]
+            else:
+                known = values  # type: ignore[assignment]
+        row = {
+            "ri": ri, "round": r.number, "line": line, "budget_tokens": r.budget,
+            "has_retained": r.salience is not None, "salience_sum": float(sum(known)),
+            "salience_known": len(known), "new_spans": len(r.spans),
+            "folds": len(r.summaries), "evictions": len(r.evicted),
+            "offloads": len(r.offloaded), "silent_drops": len(r.silent),
+        }
+        for key in rec.LOGGED_FLOATS + rec.LOGGED_INTS:
+            row[f"logged_{key}"] = r.logged.get(key)
+        for key, value in row.items():
+            self._rounds[key].append(value)
+        if r.compaction is not None:
+            self.compactions.append({**r.compaction, "ri": ri, "round": r.number, "line": line})
+
+    def _item(self, item: str, kind: str, tokens: int, depth: int, ri: int, number: int,
+              line: int, text: str | None, cls: str | None, source: str | None,
+              accounting: str | None) -> None:
+        self._kind[item] = kind
+        self._depth[item] = depth
+        for key, value in (("id", item), ("kind", kind), ("tokens", tokens), ("depth", depth),
+                           ("ri", ri), ("round", number), ("line", line), ("text", text),
+                           ("salience_class", cls), ("source", source),
+                           ("accounting", accounting)):
+            self._items[key].append(value)
+
+    def _close(self, item: str, ri: int) -> None:
+        start = self._open.pop(item)
+        if start < ri:
+            self._members["id"].append(item)
+            self._members["start"].append(start)
+            self._members["end"].append(ri)
+
+    # -- finish ------------------------------------------------------------------------
+    def finish(self, skipped: list[LogError] | None = None) -> Session:
+        """Close open membership intervals and build the typed tables."""
+        n = len(self._rounds["ri"])
+        for item, start in self._open.items():
+            if start < n:
+                self._members["id"].append(item)
+                self._members["start"].append(start)
+                self._members["end"].append(n)
+        self._open = {}
+        items = pl.DataFrame(self._items, schema={k: v for k, v in ITEM_SCHEMA.items()
+                                                   if k[:4] != "gone"})
+        gone = pl.DataFrame(
+            {"id": list(self._gone), "gone_ri": [g[0] for g in self._gone.values()],
+             "gone_reason": [g[1] for g in self._gone.values()]},
+            schema={"id": pl.String, "gone_ri": pl.Int64, "gone_reason": pl.String})
+        items = items.join(gone, on="id", how="left")
+        return Session(
+            path=self.path,
+            header=self.header,
+            rounds=pl.DataFrame(self._rounds, schema=ROUND_SCHEMA),
+            items=items,
+            edges=pl.DataFrame(self._edges, schema=EDGE_SCHEMA),
+            membership=pl.DataFrame(self._members, schema=MEMBERSHIP_SCHEMA),
+            events=pl.DataFrame(self._events, schema=EVENT_SCHEMA),
+            compactions=self.compactions,
+            skipped=list(skipped or []),
+        )
+
+
+def _cycles(summaries: list[rec.SummaryRec], later: dict[str, int], start: str,
+            target: str) -> bool:
+    """True when ``start`` (a summary later in the same record) reaches ``target``."""
+    stack, seen = [start], set()
+    while stack:
+        node = stack.pop()
+        if node == target:
+            return True
+        if node in seen or node not in later:
+            continue
+        seen.add(node)
+        stack.extend(summaries[later[node]].children)
+    return False
+
+
+def _retained_field(obj: dict[str, Any], item: str) -> str:
+    """The field path of ``item`` in ``retained`` (slow; only used for messages)."""
+    for i, element in enumerate(obj["retained"]):
+        raw = element[0] if type(element) is list else element.get("id")
+        if str(raw) == item:
+            return f"retained[{i}].id" if type(element) is dict else f"retained[{i}]"
+    return "retained"
+
+
+def read_records(records: Iterable[tuple[int, Any]], path: str,
+                 lenient: bool = False) -> Session:
+    """Build a :class:`Session` from ``(line, decoded_record)`` pairs.
+
+    Strict mode raises the first :class:`LogError`; lenient mode skips each bad
+    record, keeps going and lists the errors in ``Session.skipped``.  Adapters pass
+    their converted records here so that every format is checked by the same rules.
+    """
+    builder = SessionBuilder(path)
+    skipped: list[LogError] = []
+    for line, obj in records:
+        try:
+            builder.add(line, obj)
+        except LogError as exc:
+            if not lenient:
+                raise
+            skipped.append(exc)
+    return builder.finish(skipped)
+
+
+def read_native(path: str, lenient: bool = False) -> Session:
+    """Read a ``compaction-audit/1`` log (plain, ``.gz``, ``.zst`` or ``-``).
+
+    Raises :class:`LogError` for unreadable files and, in strict mode, for the first
+    malformed line (bad JSON, a truncated last line, any record error).
+    """
+    skipped: list[LogError] = []
+
+    def decoded() -> Iterable[tuple[int, Any]]:
+        for number, raw in iter_lines(path):
+            try:
+                yield number, orjson.loads(raw)
+            except orjson.JSONDecodeError as exc:
+                what = "truncated last line" if not raw.endswith(b"\n") else "bad JSON"
+                err = LogError(path, number, f"{what}: {exc.msg}")
+                if not lenient:
+                    raise err from None
+                skipped.append(err)
+
+    session = read_records(decoded(), path, lenient)
+    session.skipped = sorted(skipped + session.skipped, key=lambda e: e.line)
+    return session

@@ -1,0 +1,235 @@
+"""Field-level validation of one ``compaction-audit/1`` record (no session state).
+
+Each function takes the decoded JSON value and returns a plain, typed Python value or
+raises :class:`FieldError` naming the offending field path (``spans[2].tokens``).  The
+stateful checks (ids defined, working set consistency) live in
+:mod:`compaction_audit.io.native`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from operator import itemgetter, methodcaller
+from typing import Any
+
+import orjson
+
+SALIENCE_CLASSES = frozenset({"discriminating", "narrative"})
+EVICTION_MODES = frozenset({"continuous", "on-overflow"})
+LOGGED_FLOATS = ("raw_ratio", "query_cosine_retained")
+LOGGED_INTS = ("distinct_source_spans", "summary_depth_max")
+_NUMBER_TYPES = frozenset({int, float})
+_SALIENCE_TYPES = frozenset({int, float, type(None)})
+
+
+class FieldError(Exception):
+    """A field of a record is malformed: ``message`` and the ``field`` path."""
+
+    def __init__(self, message: str, field: str) -> None:
+        super().__init__(message)
+        self.message = message
+        self.field = field
+
+
+@dataclass(slots=True)
+class SpanRec:
+    """A raw span as written in a round record; ``tokens`` in tokens."""
+
+    id: str
+    tokens: int
+    text: str | None
+    salience_class: str | None
+    source: str | None
+
+
+@dataclass(slots=True)
+class SummaryRec:
+    """A summary (fold) as written; ``depth`` is the declared depth, if any."""
+
+    id: str
+    tokens: int
+    children: list[str]
+    text: str | None
+    depth: int | None
+    accounting: str | None  # JSON text
+
+
+def as_int(value: Any, field: str, minimum: int) -> int:
+    """An integer >= ``minimum`` (booleans rejected)."""
+    if type(value) is not int:
+        raise FieldError(f"expected an integer, got {_kind(value)}", field)
+    if value < minimum:
+        raise FieldError(f"must be >= {minimum}, got {value}", field)
+    return value
+
+
+def as_id(value: Any, field: str) -> str:
+    """An item id: a string, or an int read as its decimal string."""
+    if type(value) is str:
+        if not value:
+            raise FieldError("id must not be empty", field)
+        return value
+    if type(value) is int:
+        return str(value)
+    raise FieldError(f"id must be a string or an integer, got {_kind(value)}", field)
+
+
+def opt_str(obj: dict[str, Any], key: str, where: str) -> str | None:
+    """An optional string field."""
+    value = obj.get(key)
+    if value is None or type(value) is str:
+        return value
+    raise FieldError(f"expected a string, got {_kind(value)}", f"{where}.{key}")
+
+
+def as_list(value: Any, field: str) -> list[Any]:
+    """A JSON array."""
+    if type(value) is not list:
+        raise FieldError(f"expected a list, got {_kind(value)}", field)
+    return value
+
+
+def id_list(obj: dict[str, Any], key: str) -> list[str]:
+    """An optional list of ids (``evicted``, ``offloaded``); duplicates rejected."""
+    if key not in obj:
+        return []
+    values = as_list(obj[key], key)
+    ids = [as_id(v, f"{key}[{i}]") for i, v in enumerate(values)]
+    if len(set(ids)) != len(ids):
+        seen: set[str] = set()
+        for i, item in enumerate(ids):
+            if item in seen:
+                raise FieldError(f"id {item!r} listed twice", f"{key}[{i}]")
+            seen.add(item)
+    return ids
+
+
+def span(value: Any, where: str) -> SpanRec:
+    """Validate a span object."""
+    if type(value) is not dict:
+        raise FieldError(f"expected an object, got {_kind(value)}", where)
+    if "id" not in value:
+        raise FieldError("missing field", f"{where}.id")
+    if "tokens" not in value:
+        raise FieldError("missing field", f"{where}.tokens")
+    cls = opt_str(value, "salience_class", where)
+    if cls is not None and cls not in SALIENCE_CLASSES:
+        raise FieldError(
+            f"must be 'discriminating' or 'narrative', got {cls!r}", f"{where}.salience_class"
+        )
+    source = value.get("source")
+    if source is not None and type(source) is not str:
+        source = orjson.dumps(source).decode()
+    return SpanRec(
+        as_id(value["id"], f"{where}.id"),
+        as_int(value["tokens"], f"{where}.tokens", 0),
+        opt_str(value, "text", where),
+        cls,
+        source,
+    )
+
+
+def summary(value: Any, where: str) -> SummaryRec:
+    """Validate a summary object (children non-empty; depth >= 1 when given)."""
+    if type(value) is not dict:
+        raise FieldError(f"expected an object, got {_kind(value)}", where)
+    for key in ("id", "tokens", "children"):
+        if key not in value:
+            raise FieldError("missing field", f"{where}.{key}")
+    children = as_list(value["children"], f"{where}.children")
+    if not children:
+        raise FieldError("a summary needs at least one child", f"{where}.children")
+    depth = value.get("depth")
+    accounting = value.get("accounting")
+    if accounting is not None and type(accounting) not in (str, dict):
+        raise FieldError(
+            f"expected a string or an object, got {_kind(accounting)}", f"{where}.accounting"
+        )
+    return SummaryRec(
+        as_id(value["id"], f"{where}.id"),
+        as_int(value["tokens"], f"{where}.tokens", 0),
+        [as_id(c, f"{where}.children[{i}]") for i, c in enumerate(children)],
+        opt_str(value, "text", where),
+        None if depth is None else as_int(depth, f"{where}.depth", 1),
+        None if accounting is None else orjson.dumps(accounting).decode(),
+    )
+
+
+def retained(value: Any) -> dict[str, float | None]:
+    """The ``retained`` list as ``{id: salience}`` in either form.
+
+    Object form ``{"id", "salience"}`` and pair form ``[id, salience]``; ``salience``
+    may be null (or absent in object form).  The common case runs at C speed (``dict``
+    over pairs, ``itemgetter`` over objects); the slow path only runs to name the bad
+    element.  Raises :class:`FieldError` for bad elements, bad ids or salience, and ids
+    listed twice.
+    """
+    items = as_list(value, "retained")
+    if not items:
+        return {}
+    shapes = set(map(type, items))
+    try:
+        if shapes == {list}:
+            table = dict(items)
+        elif shapes == {dict}:
+            ids = map(itemgetter("id"), items)
+            table = dict(zip(ids, map(methodcaller("get", "salience"), items), strict=True))
+        else:
+            raise ValueError
+    except (ValueError, TypeError, KeyError):
+        return _retained_slow(items)
+    if len(table) != len(items) or not set(map(type, table)) <= {str}:
+        return _retained_slow(items)
+    if not set(map(type, table.values())) <= _SALIENCE_TYPES:
+        return _retained_slow(items)
+    if "" in table:
+        return _retained_slow(items)
+    return table
+
+
+def _retained_slow(items: list[Any]) -> dict[str, float | None]:
+    table: dict[str, float | None] = {}
+    for i, element in enumerate(items):
+        where = f"retained[{i}]"
+        if type(element) is list:
+            if len(element) != 2:
+                raise FieldError("a pair must be [id, salience]", where)
+            raw_id, sal = element
+        elif type(element) is dict:
+            if "id" not in element:
+                raise FieldError("missing field", f"{where}.id")
+            raw_id, sal = element["id"], element.get("salience")
+        else:
+            raise FieldError(f"expected an object or an [id, salience] pair, got {_kind(element)}",
+                             where)
+        item = as_id(raw_id, f"{where}.id")
+        if type(sal) not in _SALIENCE_TYPES:
+            raise FieldError(f"salience must be a number or null, got {_kind(sal)}",
+                             f"{where}.salience")
+        if item in table:
+            raise FieldError(f"id {item!r} listed twice", f"{where}.id")
+        table[item] = sal
+    return table
+
+
+def logged(value: Any) -> dict[str, float | int | None]:
+    """The optional ``logged`` aggregates; unknown keys are ignored."""
+    if type(value) is not dict:
+        raise FieldError(f"expected an object, got {_kind(value)}", "logged")
+    out: dict[str, float | int | None] = {}
+    for key in LOGGED_FLOATS:
+        v = value.get(key)
+        if v is not None and type(v) not in _NUMBER_TYPES:
+            raise FieldError(f"expected a number, got {_kind(v)}", f"logged.{key}")
+        out[key] = v
+    for key in LOGGED_INTS:
+        v = value.get(key)
+        out[key] = None if v is None else as_int(v, f"logged.{key}", 0)
+    return out
+
+
+def _kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    return {bool: "a boolean", int: "an integer", float: "a number", str: "a string",
+            list: "a list", dict: "an object"}.get(type(value), type(value).__name__)

@@ -1,0 +1,1 @@
+"""The one report model and the renderers that read it."""

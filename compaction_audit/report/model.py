@@ -1,0 +1,118 @@
+"""The report model: the one thing every renderer reads.
+
+:class:`SessionReport` is one audited trace; :class:`Report` is a whole run (one or
+more traces, plus traces that could not be read).  The core builds these and never
+prints; renderers turn them into text, JSON and the other formats.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+import polars as pl
+
+from compaction_audit.conditions import Condition, can_invert
+from compaction_audit.errors import LogError
+from compaction_audit.model import SessionHeader
+from compaction_audit.rules.base import Finding, Severity
+from compaction_audit.settings import Settings
+
+FAIL_ON = ("error", "warning", "info", "never")
+"""Accepted ``--fail-on`` values: the lowest severity that fails, or never."""
+
+
+@dataclass
+class NotEvaluated:
+    """A rule that could not judge ``rounds`` rounds, and why."""
+
+    rule: str
+    code: str
+    reason: str
+    rounds: int
+
+
+@dataclass
+class SessionReport:
+    """One audited trace.
+
+    ``series`` is the per-round frame (see :mod:`compaction_audit.series`);
+    ``findings`` are ordered by round then rule code; ``onsets`` as returned by
+    :func:`compaction_audit.onset.onsets`; ``compactions`` the adapters' per-compaction
+    facts; ``skipped`` the records lenient mode skipped; ``extra`` holds sections added
+    by optional analyses (keyed by section name, JSON-able).
+    """
+
+    path: str
+    header: SessionHeader
+    settings: Settings
+    series: pl.DataFrame
+    findings: list[Finding]
+    conditions: list[Condition]
+    onsets: dict[str, Any]
+    not_evaluated: list[NotEvaluated] = field(default_factory=list)
+    skipped: list[LogError] = field(default_factory=list)
+    compactions: list[dict[str, Any]] = field(default_factory=list)
+    extra: dict[str, Any] = field(default_factory=dict)
+    source_format: str = "native"
+
+    @property
+    def n_rounds(self) -> int:
+        """Number of round records audited."""
+        return self.series.height
+
+    def counts(self) -> dict[str, int]:
+        """Findings per severity (every severity present, zeros included)."""
+        c = Counter(f.severity.value for f in self.findings)
+        return {s.value: c.get(s.value, 0) for s in Severity}
+
+    def worst(self) -> Severity | None:
+        """The highest severity among the findings, or None."""
+        if not self.findings:
+            return None
+        return max((f.severity for f in self.findings), key=lambda s: s.rank)
+
+    def fails(self, fail_on: str) -> bool:
+        """True when a finding reaches ``fail_on`` (one of :data:`FAIL_ON`)."""
+        return fails(self.worst(), fail_on)
+
+    def verdict(self) -> str:
+        """A one-line verdict in plain words."""
+        c = self.counts()
+        o = self.onsets
+        if c["error"]:
+            head = "FAIL"
+        elif c["warning"]:
+            head = "WARN"
+        else:
+            head = "PASS"
+        parts = [f"{c['error']} error(s), {c['warning']} warning(s), {c['info']} info"]
+        if o.get("inversion_boundary") is not None:
+            parts.append(f"inversion boundary crossed at round {o['inversion_boundary']}")
+        elif o.get("inversion_onset") is not None:
+            parts.append(f"inversion signature from round {o['inversion_onset']}")
+        if not can_invert(self.conditions):
+            parts.append("this loop can drift but not invert")
+        return f"{head}: " + "; ".join(parts)
+
+
+def fails(worst: Severity | None, fail_on: str) -> bool:
+    """True when ``worst`` is at or above ``fail_on``."""
+    if fail_on == "never" or worst is None:
+        return False
+    return worst.rank >= Severity(fail_on).rank
+
+
+@dataclass
+class Report:
+    """A whole audit run: the traces audited and the ones that could not be read."""
+
+    sessions: list[SessionReport]
+    errors: list[LogError] = field(default_factory=list)
+
+    def exit_code(self, fail_on: str) -> int:
+        """0: nothing reaches ``fail_on``; 1: a finding does; 2: a trace was unreadable."""
+        if self.errors:
+            return 2
+        return 1 if any(s.fails(fail_on) for s in self.sessions) else 0

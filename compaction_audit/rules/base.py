@@ -1,0 +1,155 @@
+"""What a rule is, what it produces, and the registry that holds every rule.
+
+A rule is one small class registered with :func:`register`: a stable ``code``, a
+kebab-case ``name``, a default :class:`Severity`, the settings it reads, and a
+docstring in three parts (what it checks, why it matters, what to do) plus an
+``example``.  ``evaluate`` returns a Polars frame with one row per round that fired;
+the engine turns rows into :class:`Finding` objects.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from enum import StrEnum
+from functools import cached_property
+from typing import Any, ClassVar, TypeVar
+
+import polars as pl
+
+from compaction_audit.model import Session
+from compaction_audit.series import Series
+from compaction_audit.settings import Settings
+
+
+class Severity(StrEnum):
+    """Finding severities, ordered: info < warning < error."""
+
+    INFO = "info"
+    WARNING = "warning"
+    ERROR = "error"
+
+    @property
+    def rank(self) -> int:
+        """0 for info, 1 for warning, 2 for error."""
+        return ("info", "warning", "error").index(self.value)
+
+
+@dataclass
+class Finding:
+    """One rule firing at one round.
+
+    ``values`` holds the numbers that made it fire (JSON-able); ``entity`` names the
+    item the finding is about when there is one (a summary id, a span id), so findings
+    have a stable identity across runs: (``code``, ``entity`` or ``round``).
+    """
+
+    rule: str
+    code: str
+    severity: Severity
+    round: int
+    line: int
+    message: str
+    action: str
+    values: dict[str, Any] = field(default_factory=dict)
+    entity: str | None = None
+
+
+@dataclass
+class Context:
+    """What a rule may read: the session, its series and the settings.
+
+    Shared, expensive intermediate results are cached properties so that rules which
+    need the same thing compute it once.
+    """
+
+    session: Session
+    series: Series
+    settings: Settings
+    cache: dict[str, Any] = field(default_factory=dict)
+
+    @cached_property
+    def frame(self) -> pl.DataFrame:
+        """The series with ``*_before`` columns: the value ``window`` rounds earlier."""
+        w = self.settings.window
+        return self.series.frame.with_columns(
+            pl.col("distinct_source_spans").shift(w).alias("distinct_source_spans_before"),
+            pl.col("query_cosine_retained").shift(w).alias("query_cosine_retained_before"),
+            pl.col("has_retained").shift(w).alias("has_retained_before"),
+        )
+
+    @cached_property
+    def start_spans(self) -> int:
+        """``start_spans`` from the session record, else ``distinct_source_spans`` at
+        the first round (0 for an empty log)."""
+        if self.session.header.start_spans is not None:
+            return self.session.header.start_spans
+        col = self.series.frame["distinct_source_spans"]
+        return int(col[0]) if len(col) else 0
+
+
+@dataclass
+class Outcome:
+    """What a rule returns: the rows that fired and the rounds it could not judge.
+
+    ``fired`` has at least ``ri``; other columns become the finding's values (and
+    ``entity``/``message`` when present).  ``not_evaluated`` maps a reason to a count
+    of rounds.
+    """
+
+    fired: pl.DataFrame
+    not_evaluated: dict[str, int] = field(default_factory=dict)
+
+
+class Rule:
+    """Base of every rule.  Subclasses set the class attributes and ``evaluate``."""
+
+    code: ClassVar[str]
+    name: ClassVar[str]
+    severity: ClassVar[Severity]
+    summary: ClassVar[str]
+    action: ClassVar[str]
+    example: ClassVar[str]
+    settings: ClassVar[tuple[str, ...]] = ()
+    family: ClassVar[str] = "boundary"
+
+    def evaluate(self, ctx: Context) -> Outcome:
+        """Return the rows at which the rule fires."""
+        raise NotImplementedError
+
+    def message(self, values: dict[str, Any], ctx: Context) -> str:
+        """A one-line message for one fired row (values as returned by evaluate)."""
+        raise NotImplementedError
+
+
+RULES: dict[str, type[Rule]] = {}
+R = TypeVar("R", bound=type[Rule])
+
+
+def register(cls: R) -> R:
+    """Class decorator: add a rule to :data:`RULES` by code (codes and names unique)."""
+    if cls.code in RULES or any(r.name == cls.name for r in RULES.values()):
+        raise ValueError(f"duplicate rule {cls.code} {cls.name}")
+    RULES[cls.code] = cls
+    return cls
+
+
+def sustained(condition: pl.Expr, rounds: int) -> pl.Expr:
+    """True where ``condition`` held (true, not null) on ``rounds`` consecutive rounds
+    ending here: an alerting rule's ``for:`` (spec rules.md, ``sustain``)."""
+    held = condition.fill_null(False).cast(pl.Int64)
+    if rounds <= 1:
+        return held == 1
+    return held.rolling_sum(window_size=rounds, min_samples=rounds) == rounds
+
+
+MessageFn = Callable[[dict[str, Any]], str]
+
+
+def fmt(value: Any) -> str:
+    """Format a value for a message: ratios with 3 decimals, null as 'unknown'."""
+    if value is None:
+        return "unknown"
+    if isinstance(value, float):
+        return f"{value:.3f}"
+    return str(value)

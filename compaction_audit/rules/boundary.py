@@ -1,0 +1,232 @@
+"""Boundary rules: per-round conditions on the series (spec rules.md, "Boundary rules").
+
+Each rule is a Polars expression over the series; ``window`` shifts the comparison
+round and ``sustain`` requires the condition on consecutive rounds.  Rules reading
+``raw_ratio`` skip rounds whose working set holds no tokens; rules comparing salience
+skip rounds where either compared round's salience is unknown, and say so.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import polars as pl
+
+from compaction_audit.rules.base import Context, Outcome, Rule, Severity, fmt, register, sustained
+
+_HAS_TOKENS = pl.col("retained_tokens") > 0
+_SALIENCE_KNOWN = (pl.col("query_cosine_retained").is_not_null()
+                   & pl.col("query_cosine_retained_before").is_not_null())
+_FELL = pl.col("distinct_source_spans") < pl.col("distinct_source_spans_before")
+_ROSE = pl.col("query_cosine_retained") > pl.col("query_cosine_retained_before")
+
+
+class BoundaryRule(Rule):
+    """A rule defined by one boolean expression per round, with ``sustain`` applied."""
+
+    values: ClassVar[tuple[str, ...]] = ()
+    reads_raw_ratio: ClassVar[bool] = False
+    reads_salience: ClassVar[bool] = False
+
+    def condition(self, ctx: Context) -> pl.Expr:
+        """The per-round condition (before ``sustain``)."""
+        raise NotImplementedError
+
+    def evaluable(self, ctx: Context) -> list[tuple[str, pl.Expr]]:
+        """(reason, expression true where the rule can be judged) pairs."""
+        checks: list[tuple[str, pl.Expr]] = []
+        if self.reads_raw_ratio:
+            checks.append(("the working set holds no tokens", _HAS_TOKENS))
+        if self.reads_salience:
+            checks.append((f"no round {ctx.settings.window} earlier to compare with",
+                           pl.col("distinct_source_spans_before").is_not_null()))
+            checks.append(("salience unknown at the round or the round compared with",
+                           _SALIENCE_KNOWN | pl.col("distinct_source_spans_before").is_null()))
+        return checks
+
+    def fires(self, ctx: Context) -> pl.Expr:
+        """Boolean per round: evaluable, condition true, sustained."""
+        ok = pl.lit(True)
+        for _, expr in self.evaluable(ctx):
+            ok = ok & expr
+        return sustained(ok & self.condition(ctx), ctx.settings.sustain)
+
+    def evaluate(self, ctx: Context) -> Outcome:
+        frame = ctx.frame
+        notes: dict[str, int] = {}
+        for reason, expr in self.evaluable(ctx):
+            skipped = int(frame.select((~expr.fill_null(False)).sum()).item())
+            if skipped:
+                notes[reason] = skipped
+        fired = frame.filter(self.fires(ctx)).select("ri", *self.values)
+        return Outcome(fired, notes)
+
+
+@register
+class SalienceInversion(BoundaryRule):
+    """What it checks: at round t, ``summary_depth_max`` >= ``min_depth`` and
+    ``raw_ratio`` < ``raw_ratio_floor`` and ``distinct_source_spans`` fell and
+    ``query_cosine_retained`` rose (each compared with round t - ``window``).
+
+    Why it matters: seed 000 ("Core Distinction", "Decision Boundary"): the working set
+    looks more relevant by the scorer's own metric while fewer source spans stay
+    reachable; the scorer now ranks by survivability and summaries become
+    unfalsifiable.  Salience metrics that improve while reachability degrades are
+    inverted, not healthy.
+    """
+
+    code = "CA101"
+    name = "salience-inversion"
+    severity = Severity.ERROR
+    summary = "raw_ratio under the floor while reachable spans fall and salience rises"
+    action = ("halt compaction and rehydrate: expand the lowest-depth summary with the "
+              "highest provenance fan-out until raw_ratio >= rehydrate_target")
+    example = ("round 21: depth 3, raw_ratio 0.22 (< 0.25), distinct_source_spans "
+               "88 -> 81, query_cosine_retained 0.61 -> 0.63")
+    settings = ("min_depth", "raw_ratio_floor", "window", "sustain", "rehydrate_target")
+    values = ("summary_depth_max", "raw_ratio", "distinct_source_spans_before",
+              "distinct_source_spans", "query_cosine_retained_before",
+              "query_cosine_retained")
+    reads_raw_ratio = True
+    reads_salience = True
+
+    def condition(self, ctx: Context) -> pl.Expr:
+        s = ctx.settings
+        return ((pl.col("summary_depth_max") >= s.min_depth)
+                & (pl.col("raw_ratio") < s.raw_ratio_floor) & _FELL & _ROSE)
+
+    def message(self, v: dict[str, Any], ctx: Context) -> str:
+        return (f"salience inversion: raw_ratio {fmt(v['raw_ratio'])} < "
+                f"{ctx.settings.raw_ratio_floor}, distinct_source_spans "
+                f"{v['distinct_source_spans_before']} -> {v['distinct_source_spans']}, "
+                f"query_cosine_retained {fmt(v['query_cosine_retained_before'])} -> "
+                f"{fmt(v['query_cosine_retained'])} at depth {v['summary_depth_max']}")
+
+
+@register
+class ProvenanceFloor(BoundaryRule):
+    """What it checks: ``summary_depth_max`` >= ``min_depth`` and
+    ``distinct_source_spans`` < max(1, floor(start_spans * ``span_floor_fraction``)),
+    where start_spans is the session record's, else the first round's value.
+
+    Why it matters: seed 000 ("Operational Effect"): the reachable-leaf count must not
+    fall below a floor set at session start, or retained summaries rest on evidence
+    the agent can no longer consult.
+    """
+
+    code = "CA102"
+    name = "provenance-floor"
+    severity = Severity.ERROR
+    summary = "reachable source spans fell below the floor set at session start"
+    action = "rehydrate the lowest-depth summary (the report names it)"
+    example = "round 30: distinct_source_spans 37 < floor 42 (start_spans 214 x 0.20)"
+    settings = ("min_depth", "span_floor_fraction", "sustain", "rehydrate_target")
+    values = ("summary_depth_max", "distinct_source_spans")
+
+    def floor(self, ctx: Context) -> int:
+        """The floor in spans: max(1, floor(start_spans * span_floor_fraction))."""
+        return max(1, int(ctx.start_spans * ctx.settings.span_floor_fraction))
+
+    def condition(self, ctx: Context) -> pl.Expr:
+        return ((pl.col("summary_depth_max") >= ctx.settings.min_depth)
+                & (pl.col("distinct_source_spans") < self.floor(ctx)))
+
+    def evaluate(self, ctx: Context) -> Outcome:
+        out = super().evaluate(ctx)
+        out.fired = out.fired.with_columns(
+            pl.lit(self.floor(ctx)).alias("floor"), pl.lit(ctx.start_spans).alias("start_spans"))
+        return out
+
+    def message(self, v: dict[str, Any], ctx: Context) -> str:
+        return (f"provenance floor breached: distinct_source_spans "
+                f"{v['distinct_source_spans']} < {v['floor']} (start_spans "
+                f"{v['start_spans']} x {ctx.settings.span_floor_fraction})")
+
+
+@register
+class DepthPin(BoundaryRule):
+    """What it checks: ``summary_depth_max`` >= ``min_depth`` and
+    ``rounds_at_max_depth`` > ``depth_pin_rounds``.
+
+    Why it matters: seed 000 ("Decision Boundary"): a hierarchy pinned at its cap for
+    more than five consecutive rounds makes inversion structural; it will recur.
+    """
+
+    code = "CA103"
+    name = "depth-pin"
+    severity = Severity.ERROR
+    summary = "summary depth pinned at the cap for too many consecutive rounds"
+    action = "cap the hierarchy at depth 2, or accept the token cost"
+    example = "round 18: summary_depth_max 3 at the cap for 6 consecutive rounds (> 5)"
+    settings = ("min_depth", "depth_pin_rounds", "sustain")
+    values = ("summary_depth_max", "rounds_at_max_depth")
+
+    def condition(self, ctx: Context) -> pl.Expr:
+        s = ctx.settings
+        return ((pl.col("summary_depth_max") >= s.min_depth)
+                & (pl.col("rounds_at_max_depth") > s.depth_pin_rounds))
+
+    def message(self, v: dict[str, Any], ctx: Context) -> str:
+        return (f"hierarchy pinned at depth {v['summary_depth_max']} for "
+                f"{v['rounds_at_max_depth']} consecutive rounds "
+                f"(> {ctx.settings.depth_pin_rounds})")
+
+
+@register
+class CompactionDrift(BoundaryRule):
+    """What it checks: ``raw_ratio`` < ``raw_ratio_floor`` at a round where
+    salience-inversion does not fire (reachable spans stable, or depth < min_depth).
+
+    Why it matters: seed 000 ("Decision Boundary"): a low raw share alone is drift,
+    lossy paraphrase rather than inversion; it degrades gracefully but deserves watching.
+    """
+
+    code = "CA104"
+    name = "compaction-drift"
+    severity = Severity.WARNING
+    summary = "raw_ratio under the floor without the inversion signature"
+    action = "drift, not inversion: continue and monitor"
+    example = "round 25: raw_ratio 0.21 < 0.25, distinct_source_spans stable at 120"
+    settings = ("raw_ratio_floor", "sustain")
+    values = ("raw_ratio", "summary_depth_max", "distinct_source_spans")
+    reads_raw_ratio = True
+
+    def condition(self, ctx: Context) -> pl.Expr:
+        inversion = SalienceInversion().fires(ctx)
+        return (pl.col("raw_ratio") < ctx.settings.raw_ratio_floor) & ~inversion
+
+    def message(self, v: dict[str, Any], ctx: Context) -> str:
+        return (f"compaction drift: raw_ratio {fmt(v['raw_ratio'])} < "
+                f"{ctx.settings.raw_ratio_floor} without the inversion signature")
+
+
+@register
+class SummaryMajority(BoundaryRule):
+    """What it checks: the first round at which summary tokens exceed raw tokens
+    (``raw_ratio`` < ``summary_majority_ratio``).  Fires once per session.
+
+    Why it matters: seed 000 ("Core Distinction"): once the scorer's input is
+    majority-summary the signal can invert; this is the early structural signal.
+    """
+
+    code = "CA105"
+    name = "summary-majority"
+    severity = Severity.INFO
+    summary = "summary tokens exceed raw tokens for the first time"
+    action = "the early structural signal: start watching reachability"
+    example = "round 9: summary_tokens 91,000 > raw_tokens 88,000 (raw_ratio 0.49)"
+    settings = ("summary_majority_ratio", "sustain")
+    values = ("raw_ratio", "raw_tokens", "summary_tokens")
+    reads_raw_ratio = True
+
+    def condition(self, ctx: Context) -> pl.Expr:
+        return pl.col("raw_ratio") < ctx.settings.summary_majority_ratio
+
+    def evaluate(self, ctx: Context) -> Outcome:
+        out = super().evaluate(ctx)
+        out.fired = out.fired.head(1)
+        return out
+
+    def message(self, v: dict[str, Any], ctx: Context) -> str:
+        return (f"summary tokens {v['summary_tokens']} exceed raw tokens "
+                f"{v['raw_tokens']} for the first time (raw_ratio {fmt(v['raw_ratio'])})")

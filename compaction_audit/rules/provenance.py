@@ -1,0 +1,142 @@
+"""Provenance and logging rules: ungrounded summaries, silent drops, logged mismatches."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import polars as pl
+
+from compaction_audit.io.records import LOGGED_FLOATS, LOGGED_INTS
+from compaction_audit.rules.base import Context, Outcome, Rule, Severity, fmt, register
+
+_LIST_CAP = 20
+
+
+def _names(ids: list[str]) -> str:
+    shown = ", ".join(ids[:_LIST_CAP])
+    return shown + (f" and {len(ids) - _LIST_CAP} more" if len(ids) > _LIST_CAP else "")
+
+
+@register
+class UngroundedSummary(Rule):
+    """What it checks: a summary in the working set whose leaves are all unresolvable
+    (evicted, or dropped without being offloaded).  Fires once per round, naming the
+    summaries.
+
+    Why it matters: seed 000 ("What Was Observed", "Operational Effect"): the agent
+    cited a summary-of-a-summary whose leaf source had been evicted eight rounds
+    earlier; every retained summary must have at least one reachable leaf, or it is
+    unfalsifiable from inside the context.
+    """
+
+    code = "CA201"
+    name = "ungrounded-summary"
+    severity = Severity.ERROR
+    family = "provenance"
+    summary = "a retained summary has no reachable leaf span"
+    action = "the summary is unfalsifiable: rehydrate its sources or drop it"
+    example = "round 31: summary s-3-0007 (depth 3) has no reachable leaf"
+    settings = ()
+
+    def evaluate(self, ctx: Context) -> Outcome:
+        rows = (
+            ctx.series.ungrounded
+            .with_columns(pl.int_ranges("start", "end").alias("ri"))
+            .explode("ri")
+            .sort("ri", "id")
+            .group_by("ri", maintain_order=True)
+            .agg(pl.col("id").alias("summaries"))
+            .with_columns(pl.col("summaries").list.len().alias("ungrounded_summaries"))
+        )
+        return Outcome(rows)
+
+    def message(self, v: dict[str, Any], ctx: Context) -> str:
+        n = v["ungrounded_summaries"]
+        noun = "summary has" if n == 1 else "summaries have"
+        return f"{n} retained {noun} no reachable leaf: {_names(v['summaries'])}"
+
+
+@register
+class SilentDrop(Rule):
+    """What it checks: an item left the working set without being listed in
+    ``evicted`` or ``offloaded`` (retained lists disagree with the eviction lists).
+
+    Why it matters: log-format spec ("round"): the auditor cannot tell a silent drop
+    from an eviction or an offload, so reachability after it is a guess; the auditor
+    treats the item as gone.
+    """
+
+    code = "CA202"
+    name = "silent-drop"
+    severity = Severity.WARNING
+    family = "provenance"
+    summary = "an item left the working set without being evicted or offloaded"
+    action = "fix the logger: every eviction and offload must be recorded"
+    example = "round 7: s-0031 left the working set but is in neither evicted nor offloaded"
+
+    def evaluate(self, ctx: Context) -> Outcome:
+        events = ctx.session.events.filter(pl.col("action") == "silent-drop")
+        rows = (
+            events.sort("ri", "id").group_by("ri", maintain_order=True)
+            .agg(pl.col("id").alias("items"))
+            .with_columns(pl.col("items").list.len().alias("silent_drops"))
+        )
+        return Outcome(rows)
+
+    def message(self, v: dict[str, Any], ctx: Context) -> str:
+        return (f"{v['silent_drops']} item(s) left the working set without being evicted "
+                f"or offloaded: {_names(v['items'])}")
+
+
+@register
+class LoggedMismatch(Rule):
+    """What it checks: a ``logged`` aggregate (``raw_ratio``, ``query_cosine_retained``,
+    ``distinct_source_spans``, ``summary_depth_max``) differs from the value the
+    auditor rebuilt: ratios by more than ``logged_tolerance``, counts at all.
+
+    Why it matters: seed 000 ("Operational Effect") asks for a guard computing these
+    signals at the compaction boundary; if the agent's own numbers are wrong, its guard
+    is blind.
+    """
+
+    code = "CA203"
+    name = "logged-mismatch"
+    severity = Severity.WARNING
+    family = "provenance"
+    summary = "the agent's own logged aggregate disagrees with the rebuilt value"
+    action = "the agent's own instrumentation is wrong: fix how it computes the aggregate"
+    example = "round 4: logged distinct_source_spans 120, rebuilt 97"
+    settings = ("logged_tolerance",)
+
+    def evaluate(self, ctx: Context) -> Outcome:
+        tol = ctx.settings.logged_tolerance
+        frame = ctx.series.frame
+        parts = []
+        for key in (*LOGGED_FLOATS, *LOGGED_INTS):
+            logged, rebuilt = pl.col(f"logged_{key}"), pl.col(key)
+            if key in LOGGED_FLOATS:
+                bad = (logged - rebuilt).abs() > tol
+                bad = pl.when(rebuilt.is_null()).then(False).otherwise(bad)
+            else:
+                bad = logged != rebuilt
+            parts.append(
+                frame.filter(logged.is_not_null() & bad).select(
+                    "ri", pl.lit(key).alias("field"),
+                    logged.cast(pl.Float64).alias("logged"),
+                    rebuilt.cast(pl.Float64).alias("rebuilt")))
+        rows = (
+            pl.concat(parts).sort("ri").group_by("ri", maintain_order=True)
+            .agg(pl.struct("field", "logged", "rebuilt").alias("mismatches"))
+        )
+        return Outcome(rows)
+
+    def message(self, v: dict[str, Any], ctx: Context) -> str:
+        parts = [f"{m['field']} logged {fmt(_num(m['logged']))}, rebuilt "
+                 f"{fmt(_num(m['rebuilt']))}" for m in v["mismatches"]]
+        return "logged aggregates disagree: " + "; ".join(parts)
+
+
+def _num(value: float | None) -> float | int | None:
+    if value is not None and value.is_integer():
+        return int(value)
+    return value

@@ -1,0 +1,133 @@
+"""The per-round series: one row per round with every derived quantity of the spec.
+
+Columns (names exactly as in the log-format spec, "Derived quantities"):
+
+============================  ======  ==================================================
+column                        unit    meaning
+============================  ======  ==================================================
+``round``, ``line``           -       round number and line of its record
+``raw_tokens``                tokens  raw-span tokens in the working set
+``summary_tokens``            tokens  summary tokens in the working set
+``raw_ratio``                 ratio   raw / (raw + summary); 0.0 for an empty working set
+``summary_to_raw``            ratio   summary / raw; null when raw_tokens is 0
+``summary_depth_max``         tiers   deepest summary in the working set (0: none)
+``rounds_at_max_depth``       rounds  consecutive rounds ending here at the depth cap
+``distinct_source_spans``     spans   reachable leaves (see :mod:`reachability`)
+``query_cosine_retained``     score   mean known salience of the working set, or null
+``ungrounded_summaries``      items   working-set summaries with no reachable leaf
+``items``                     items   working-set size (``raw_items``+``summary_items``)
+``new_spans``, ``folds``      items   spans that arrived, summaries created this round
+``evictions``, ``offloads``   items   listed in ``evicted`` / ``offloaded``
+``silent_drops``              items   left the working set without being listed
+``retained_tokens``           tokens  raw_tokens + summary_tokens
+``budget_tokens``             tokens  the round's budget (round override, else session)
+``budget_used``               ratio   retained_tokens / budget_tokens (null: no budget)
+============================  ======  ==================================================
+
+The depth cap for ``rounds_at_max_depth`` is the session's ``max_depth``, else the
+largest ``summary_depth_max`` of the session.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import polars as pl
+
+from compaction_audit.model import Session
+from compaction_audit.reachability import (
+    interval_sum,
+    leaves,
+    reachable_intervals,
+    ungrounded_intervals,
+)
+
+SPEC_COLUMNS = (
+    "round", "line", "raw_tokens", "summary_tokens", "raw_ratio", "summary_to_raw",
+    "summary_depth_max", "rounds_at_max_depth", "distinct_source_spans",
+    "query_cosine_retained", "ungrounded_summaries", "items", "raw_items", "summary_items",
+    "new_spans", "folds", "evictions", "offloads", "silent_drops", "retained_tokens",
+    "budget_tokens", "budget_used",
+)
+"""Columns of the series, in report order (``ri`` is kept first for joins)."""
+
+
+@dataclass
+class Series:
+    """The series frame plus the intermediate tables rules need.
+
+    ``frame``: one row per round (columns ``ri`` + :data:`SPEC_COLUMNS`).
+    ``closure``: (item, leaf) provenance pairs.  ``ungrounded``: (id, start, end)
+    round-index intervals of ungrounded working-set summaries.  ``depth_cap``: the cap
+    used for ``rounds_at_max_depth`` (tiers).
+    """
+
+    frame: pl.DataFrame
+    closure: pl.DataFrame
+    ungrounded: pl.DataFrame
+    depth_cap: int
+
+
+def build_series(session: Session) -> Series:
+    """Compute the per-round series of ``session`` (pure Polars, no per-round loops)."""
+    n = session.n_rounds
+    members = session.membership.join(
+        session.items.select("id", "kind", "tokens", "depth"), on="id")
+    is_raw = pl.col("kind") == "span"
+    sums = [
+        interval_sum(members, n, pl.when(is_raw).then("tokens").otherwise(0))
+        .rename({"value": "raw_tokens"}),
+        interval_sum(members, n, pl.when(is_raw).then(0).otherwise("tokens"))
+        .rename({"value": "summary_tokens"}),
+        interval_sum(members, n, is_raw.cast(pl.Int64)).rename({"value": "raw_items"}),
+        interval_sum(members, n, (~is_raw).cast(pl.Int64)).rename({"value": "summary_items"}),
+    ]
+    closure = leaves(session)
+    reach = reachable_intervals(session, closure)
+    ungrounded = ungrounded_intervals(session, closure)
+    sums.append(interval_sum(reach, n).rename({"value": "distinct_source_spans"}))
+    sums.append(interval_sum(ungrounded, n).rename({"value": "ungrounded_summaries"}))
+    depth = (
+        interval_sum(members.filter(~is_raw), n, by="depth")
+        .filter(pl.col("value") > 0)
+        .group_by("ri")
+        .agg(pl.col("depth").max().alias("summary_depth_max"))
+    )
+    frame = session.rounds
+    for part in sums:
+        frame = frame.join(part, on="ri", how="left")
+    frame = frame.join(depth, on="ri", how="left").sort("ri")
+    cap = session.header.max_depth
+    if cap is None:
+        cap = int(frame["summary_depth_max"].max() or 0) if n else 0
+    at_cap = pl.col("summary_depth_max") == cap
+    run = (at_cap != at_cap.shift(1)).fill_null(True).cum_sum()
+    total = pl.col("raw_tokens") + pl.col("summary_tokens")
+    budget = pl.col("budget_tokens").fill_null(pl.lit(session.header.budget_tokens,
+                                                      pl.Int64))
+    frame = (
+        frame.with_columns(pl.col("summary_depth_max").fill_null(0))
+        .with_columns(
+            pl.when(total > 0).then(pl.col("raw_tokens") / total).otherwise(0.0)
+            .alias("raw_ratio"),
+            pl.when(pl.col("raw_tokens") > 0)
+            .then(pl.col("summary_tokens") / pl.col("raw_tokens"))
+            .otherwise(None).alias("summary_to_raw"),
+            pl.when(cap > 0).then(
+                pl.when(at_cap).then(pl.int_range(1, pl.len() + 1).over(run)).otherwise(0)
+            ).otherwise(0).alias("rounds_at_max_depth"),
+            pl.when(pl.col("has_retained") & (pl.col("salience_known") > 0))
+            .then(pl.col("salience_sum") / pl.col("salience_known"))
+            .otherwise(None).alias("query_cosine_retained"),
+            (pl.col("raw_items") + pl.col("summary_items")).alias("items"),
+            total.alias("retained_tokens"),
+            budget.alias("budget_tokens"),
+        )
+        .with_columns(
+            pl.when(pl.col("budget_tokens") > 0)
+            .then(pl.col("retained_tokens") / pl.col("budget_tokens"))
+            .otherwise(None).alias("budget_used"))
+    )
+    keep = ["ri", *SPEC_COLUMNS, "has_retained",
+            *[c for c in session.rounds.columns if c.startswith("logged_")]]
+    return Series(frame.select(keep), closure, ungrounded, cap)

@@ -1,0 +1,116 @@
+"""Thresholds and evaluation settings, each with its default and where it comes from.
+
+One flat namespace shared by all rules (a threshold such as ``raw_ratio_floor`` is
+read by more than one rule, and must mean one thing).  Command line and config file
+set them by name; :func:`describe` lists them for ``--help``, docs and ``config show``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields, replace
+from typing import Any
+
+from compaction_audit.errors import UsageError
+
+
+def _t(default: Any, source: str, help: str, minimum: float = 0.0,
+       maximum: float | None = None) -> Any:
+    if maximum is None and isinstance(default, float):
+        maximum = 0.999  # ratios: a target or floor of 1.0 can never be met
+    return field(default=default, metadata={"source": source, "help": help,
+                                            "minimum": minimum, "maximum": maximum})
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Every threshold the rules read.  Units are in each field's help text."""
+
+    raw_ratio_floor: float = _t(
+        0.25, "seed 000, Decision Boundary",
+        "raw_ratio below this (ratio, exclusive) is the grounding floor")
+    rehydrate_target: float = _t(
+        0.30, "seed 000, Decision Boundary",
+        "raw_ratio a rehydration should restore (ratio)")
+    span_floor_fraction: float = _t(
+        0.20, "seed 000, Decision Boundary code (SPAN_FLOOR_FRACTION)",
+        "provenance floor as a fraction of start_spans")
+    min_depth: int = _t(
+        2, "seed 000, Condition of Validity 1",
+        "re-summarization depth at which inversion becomes possible (tiers)", 1)
+    depth_pin_rounds: int = _t(
+        5, "seed 000, Decision Boundary",
+        "rounds at the depth cap beyond which the hierarchy is pinned (rounds)")
+    summary_majority_ratio: float = _t(
+        0.5, "seed 000, Core Distinction (summary:raw crosses 1.0)",
+        "raw_ratio below which summary tokens exceed raw tokens (ratio)")
+    logged_tolerance: float = _t(
+        0.01, "compaction-audit (absolute tolerance for ratios; counts must match)",
+        "allowed |logged - rebuilt| for raw_ratio and query_cosine_retained")
+    window: int = _t(
+        1, "spec rules.md, Boundary rules",
+        "compare round t with round t-window for 'fell' and 'rose' (rounds)", 1)
+    sustain: int = _t(
+        1, "spec rules.md, Boundary rules",
+        "consecutive rounds a boundary condition must hold before it fires (rounds)", 1)
+    sustain_onset: int = _t(
+        3, "spec rules.md, Onsets",
+        "consecutive rounds of the inversion signature that make an onset (rounds)", 1)
+
+    def with_values(self, values: dict[str, Any]) -> Settings:
+        """A copy with ``values`` applied; raises :class:`UsageError` for unknown names
+        or values of the wrong type or below the minimum."""
+        known = {f.name: f for f in fields(self)}
+        clean: dict[str, Any] = {}
+        for raw_name, value in values.items():
+            name = raw_name.replace("-", "_")
+            if name not in known:
+                raise UsageError(f"unknown threshold {raw_name!r} (known: "
+                                 f"{', '.join(sorted(known))})")
+            f = known[name]
+            clean[name] = coerce(name, value, type(f.default), f.metadata["minimum"],
+                                 f.metadata["maximum"])
+        return replace(self, **clean)
+
+
+def coerce(name: str, value: Any, kind: type, minimum: float,
+           maximum: float | None = None) -> Any:
+    """Convert a string or number to ``kind`` (int or float), checking the bounds."""
+    try:
+        if isinstance(value, bool):
+            raise ValueError
+        number = kind(value) if kind is float else _to_int(value)
+    except (TypeError, ValueError):
+        raise UsageError(f"{name} must be {'an integer' if kind is int else 'a number'}, "
+                         f"got {value!r}") from None
+    if number != number or number in (float("inf"), float("-inf")):
+        raise UsageError(f"{name} must be a finite number, got {value!r}")
+    if number < minimum:
+        raise UsageError(f"{name} must be >= {minimum:g}, got {value!r}")
+    if maximum is not None and number > maximum:
+        raise UsageError(f"{name} must be <= {maximum:g}, got {value!r}")
+    return number
+
+
+def _to_int(value: Any) -> int:
+    if isinstance(value, float):
+        if not value.is_integer():
+            raise ValueError
+        return int(value)
+    return int(value)
+
+
+def describe() -> list[dict[str, Any]]:
+    """Every setting as ``{name, default, source, help}`` in declaration order."""
+    return [{"name": f.name, "default": f.default, "source": f.metadata["source"],
+             "help": f.metadata["help"]} for f in fields(Settings)]
+
+
+def parse_assignments(pairs: list[str]) -> dict[str, str]:
+    """Parse ``NAME=VALUE`` strings from ``--set``; raises :class:`UsageError`."""
+    out: dict[str, str] = {}
+    for pair in pairs:
+        name, sep, value = pair.partition("=")
+        if not sep or not name.strip() or not value.strip():
+            raise UsageError(f"--set expects NAME=VALUE, got {pair!r}")
+        out[name.strip()] = value.strip()
+    return out
