@@ -1,12 +1,56 @@
-"""The command line: parse options, call the core, pick a renderer, set the exit code."""
+"""The command line: a thin typer app that registers one module per command.
+
+Exit codes (every command that gates): 0 nothing reaches ``--fail-on``; 1 a finding
+does; 2 usage or input error (one line on stderr, never a traceback).
+"""
 
 from __future__ import annotations
 
+import os
+import sys
+from typing import Annotated
+
 import typer
 
-app = typer.Typer(add_completion=False, no_args_is_help=True)
+from compaction_audit import __version__
+from compaction_audit.commands.audit import audit_command, thresholds_command
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+                  help="Audit the compaction logs of long-running LLM agents for salience "
+                       "inversion and folds that drop discriminators.")
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"compaction-audit {__version__}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def root(
+    version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
+                                          help="Print the version and exit.")] = False,
+) -> None:
+    """Audit the compaction logs of long-running LLM agents.
+
+    Exit codes: 0 no finding reaches --fail-on, 1 one does, 2 usage or input error.
+    """
+
+
+app.command("audit")(audit_command)
+app.command("thresholds")(thresholds_command)
 
 
 def main() -> None:
-    """Entry point of the ``compaction-audit`` console script."""
-    app()
+    """Entry point of the ``compaction-audit`` console script (no tracebacks)."""
+    try:
+        app()
+    except KeyboardInterrupt:
+        sys.stderr.write("compaction-audit: interrupted\n")
+        sys.exit(130)
+    except Exception as exc:  # a bug, not bad input; still no traceback for the user
+        if os.environ.get("COMPACTION_AUDIT_DEBUG"):
+            raise
+        sys.stderr.write(f"compaction-audit: internal error: {type(exc).__name__}: {exc} "
+                         "(set COMPACTION_AUDIT_DEBUG=1 for a traceback)\n")
+        sys.exit(2)

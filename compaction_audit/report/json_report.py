@@ -1,0 +1,99 @@
+"""The JSON report: the whole report model as one documented JSON document.
+
+Shape (see docs/report-json.md): for one trace, a session object::
+
+    {"tool": {...}, "path", "format", "session": {...}, "settings": {...},
+     "conditions": [...], "can_invert", "onsets": {...}, "series": [{...}, ...],
+     "findings": [{"rule", "code", "severity", "round", "line", "message", "action",
+                   "entity", "values": {...}}, ...],
+     "not_evaluated": [...], "skipped": [...], "compactions": [...],
+     "counts": {...}, "verdict": "..."}
+
+and for several traces ``{"tool", "sessions": [<session object>...], "errors": [...],
+"summary": {...}}``.  Series keys are named exactly as in the log-format spec, plus
+``line``.  orjson escapes every control character, so log text is inert.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import orjson
+
+from compaction_audit import __version__
+from compaction_audit.conditions import can_invert
+from compaction_audit.errors import LogError
+from compaction_audit.report.model import Report, SessionReport
+from compaction_audit.series import SPEC_COLUMNS
+
+TOOL = {"name": "compaction-audit", "version": __version__, "report_schema": 1}
+
+
+def error_dict(err: LogError) -> dict[str, Any]:
+    """A LogError as ``{"path", "line", "message", "field", "text"}``."""
+    return {"path": err.path, "line": err.line, "message": err.message, "field": err.field,
+            "text": str(err)}
+
+
+def session_dict(r: SessionReport) -> dict[str, Any]:
+    """One session report as a JSON-able dict (see the module docstring)."""
+    h = r.header
+    rounds = r.series["round"]
+    return {
+        "path": r.path,
+        "format": r.source_format,
+        "session": {
+            "session_id": h.session_id, "budget_tokens": h.budget_tokens,
+            "max_depth": h.max_depth, "eviction": h.eviction, "scorer": h.scorer,
+            "task_query": h.task_query, "recall_floor": h.recall_floor,
+            "start_spans": h.start_spans, "rounds": r.n_rounds,
+            "first_round": int(rounds[0]) if len(rounds) else None,
+            "last_round": int(rounds[-1]) if len(rounds) else None,
+            "extra": h.extra,
+        },
+        "settings": dataclasses.asdict(r.settings),
+        "conditions": [dataclasses.asdict(c) for c in r.conditions],
+        "can_invert": can_invert(r.conditions),
+        "onsets": r.onsets,
+        "series": r.series.select(SPEC_COLUMNS).to_dicts(),
+        "findings": [
+            {"rule": f.rule, "code": f.code, "severity": f.severity.value, "round": f.round,
+             "line": f.line, "message": f.message, "action": f.action, "entity": f.entity,
+             "values": f.values}
+            for f in r.findings
+        ],
+        "not_evaluated": [dataclasses.asdict(n) for n in r.not_evaluated],
+        "skipped": [error_dict(e) for e in r.skipped],
+        "compactions": r.compactions,
+        **r.extra,
+        "counts": r.counts(),
+        "verdict": r.verdict(),
+    }
+
+
+def render_json(report: Report, single: bool) -> bytes:
+    """The report as JSON bytes (newline-terminated).
+
+    ``single``: the user named exactly one trace; write the session object itself.
+    """
+    if single and len(report.sessions) == 1 and not report.errors:
+        doc: dict[str, Any] = {"tool": TOOL, **session_dict(report.sessions[0])}
+    else:
+        doc = {
+            "tool": TOOL,
+            "sessions": [session_dict(s) for s in report.sessions],
+            "errors": [error_dict(e) for e in report.errors],
+            "summary": summary_dict(report),
+        }
+    return orjson.dumps(doc, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS) + b"\n"
+
+
+def summary_dict(report: Report) -> dict[str, Any]:
+    """Totals across traces: traces, unreadable, and findings per severity."""
+    totals = {"error": 0, "warning": 0, "info": 0}
+    for s in report.sessions:
+        for k, v in s.counts().items():
+            totals[k] += v
+    return {"traces": len(report.sessions) + len(report.errors),
+            "unreadable": len(report.errors), "findings": totals}

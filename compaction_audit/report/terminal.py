@@ -1,0 +1,217 @@
+"""The terminal report: rich renderables built from the report model.
+
+Log text only ever enters as ``rich.text.Text`` made :func:`printable`, never as
+markup.  Colour comes from rich's own detection: none when stdout is not a terminal or
+``NO_COLOR`` is set.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from itertools import groupby
+from typing import Any
+
+import polars as pl
+from rich.console import Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+
+from compaction_audit.conditions import can_invert
+from compaction_audit.report.model import Report, SessionReport
+from compaction_audit.report.safe import printable
+from compaction_audit.rules.base import Finding, fmt
+
+SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
+STATUS_MARK = {"holds": ("yes", "green"), "fails": ("no", "red"), "unknown": ("?", "yellow")}
+SPARK = "▁▂▃▄▅▆▇█"
+SPARK_COLUMNS = ("raw_ratio", "distinct_source_spans", "query_cosine_retained",
+                 "summary_depth_max")
+
+
+def t(text: object, style: str = "") -> Text:
+    """Untrusted text as a literal rich Text (escapes made visible, no markup)."""
+    return Text(printable(text), style=style)
+
+
+def sparkline(values: list[float | None]) -> str:
+    """One block character per value scaled between min and max; space for null."""
+    known = [v for v in values if v is not None]
+    if not known:
+        return " " * len(values)
+    lo, hi = min(known), max(known)
+    span = hi - lo or 1.0
+    return "".join(" " if v is None else SPARK[int((v - lo) / span * (len(SPARK) - 1))]
+                   for v in values)
+
+
+def header(r: SessionReport) -> RenderableType:
+    """Session, rounds, budget and the conditions of validity."""
+    h = r.header
+    grid = Table.grid(padding=(0, 2))
+    grid.add_column(style="bold")
+    grid.add_column()
+    rounds = r.series["round"]
+    span = f"{rounds[0]}..{rounds[-1]}" if len(rounds) else "none"
+    grid.add_row("trace", t(r.path))
+    grid.add_row("session", t(h.session_id or "(no session record)"))
+    grid.add_row("format", t(r.source_format))
+    grid.add_row("rounds", Text(f"{r.n_rounds} (round {span})"))
+    budget = f"{h.budget_tokens:,} tokens" if h.budget_tokens else "not recorded"
+    grid.add_row("budget", Text(budget))
+    grid.add_row("depth cap", Text(str(h.max_depth) if h.max_depth else "not recorded"))
+    for c in r.conditions:
+        mark, style = STATUS_MARK[c.status]
+        line = Text.assemble((f"{mark:<3} ", style), t(c.detail))
+        grid.add_row(Text(c.name), line)
+    if not can_invert(r.conditions):
+        grid.add_row("", Text("a condition fails: this loop can drift but not invert",
+                              style="bold"))
+    if r.skipped:
+        grid.add_row("skipped", Text(f"{len(r.skipped)} bad record(s) skipped (--lenient)",
+                                     style="yellow"))
+    return grid
+
+
+def glance(r: SessionReport) -> RenderableType:
+    """Sparklines of the key series with flagged rounds marked below them."""
+    frame = r.series
+    grid = Table.grid(padding=(0, 2))
+    grid.add_column(style="bold")
+    grid.add_column(no_wrap=True, overflow="crop")
+    grid.add_column()
+    for col in SPARK_COLUMNS:
+        values = frame[col].to_list()
+        first, last = values[0] if values else None, values[-1] if values else None
+        grid.add_row(col, sparkline(values), f"{fmt(first)} -> {fmt(last)}")
+    flagged = {(f.round, f.severity.value) for f in r.findings}
+    marks = []
+    for number in frame["round"].to_list():
+        if (number, "error") in flagged:
+            marks.append("E")
+        elif (number, "warning") in flagged:
+            marks.append("w")
+        else:
+            marks.append(" ")
+    grid.add_row("flagged", Text("".join(marks), style="red"), "E error, w warning")
+    return grid
+
+
+def key_rounds(r: SessionReport) -> RenderableType:
+    """A compact table of the rounds that matter: first, last, onsets, episode starts."""
+    wanted = set()
+    rounds = r.series["round"]
+    if len(rounds):
+        wanted |= {int(rounds[0]), int(rounds[-1])}
+    for key in ("inversion_onset", "inversion_boundary", "summary_majority"):
+        if r.onsets.get(key) is not None:
+            wanted.add(r.onsets[key])
+    for _, group in _episodes(r.findings):
+        wanted.add(group[0].round)
+    labels: dict[int, list[str]] = {}
+    for f in r.findings:
+        labels.setdefault(f.round, []).append(f.code)
+    table = Table(title="Rounds that matter", title_justify="left", show_edge=False)
+    for col in ("round", "line", "raw_ratio", "distinct_source_spans",
+                "query_cosine_retained", "summary_depth_max", "rounds_at_max_depth",
+                "ungrounded_summaries", "findings"):
+        table.add_column(col, justify="left" if col == "findings" else "right")
+    rows = r.series.filter(pl.col("round").is_in(sorted(wanted))).sort("round")
+    for row in rows.iter_rows(named=True):
+        codes = sorted(set(labels.get(row["round"], [])))
+        table.add_row(*(fmt(row[c]) for c in ("round", "line", "raw_ratio",
+                                              "distinct_source_spans",
+                                              "query_cosine_retained", "summary_depth_max",
+                                              "rounds_at_max_depth", "ungrounded_summaries")),
+                      " ".join(codes))
+    return table
+
+
+def _episodes(findings: Iterable[Finding]) -> Iterator[tuple[str, list[Finding]]]:
+    """Group findings per rule into runs of consecutive rounds (by round number)."""
+    ordered = sorted(findings, key=lambda f: (f.code, f.round))
+    for code, group in groupby(ordered, key=lambda f: f.code):
+        run: list[Finding] = []
+        for f in group:
+            if run and f.round != run[-1].round + 1:
+                yield code, run
+                run = []
+            run.append(f)
+        if run:
+            yield code, run
+
+
+def findings_section(r: SessionReport) -> RenderableType:
+    """Findings grouped by rule, as episodes with line, values and action."""
+    if not r.findings:
+        return Text("No findings.", style="green")
+    parts: list[RenderableType] = []
+    for code, run in _episodes(r.findings):
+        first, last = run[0], run[-1]
+        where = (f"round {first.round} (line {first.line})" if len(run) == 1 else
+                 f"rounds {first.round}-{last.round} (lines {first.line}-{last.line}, "
+                 f"{len(run)} rounds)")
+        sev = first.severity.value
+        parts.append(Text.assemble((f"{sev.upper():<8}", SEVERITY_STYLE[sev]),
+                                   (f"{code} {first.rule}", "bold"), f"  {where}"))
+        parts.append(Text.assemble("    ", t(first.message)))
+        if len(run) > 1:
+            parts.append(Text.assemble("    last: ", t(last.message)))
+        rehydrate = first.values.get("rehydrate")
+        if rehydrate:
+            parts.append(Text.assemble("    ", t(_rehydrate_text(rehydrate))))
+        parts.append(Text.assemble(("    action: ", "dim"), t(first.action)))
+    return Group(*parts)
+
+
+def _rehydrate_text(s: dict[str, Any]) -> str:
+    if s.get("summary") is None:
+        return f"rehydrate: no summary in the working set; restore {s['tokens_needed']:,} " \
+               "raw tokens"
+    return (f"rehydrate {s['summary']} (depth {s['depth']}, fan-out {s['fan_out']}, "
+            f"{s['resolvable_leaves']} resolvable leaves = {s['resolvable_leaf_tokens']:,} "
+            f"tokens); raw tokens needed for the target raw_ratio: {s['tokens_needed']:,}")
+
+
+def notes_section(r: SessionReport) -> RenderableType | None:
+    """Rounds a rule could not judge, and skipped records."""
+    lines: list[RenderableType] = []
+    for n in r.not_evaluated:
+        lines.append(Text(f"{n.code} {n.rule}: not evaluated at {n.rounds} of "
+                          f"{r.n_rounds} round(s): {n.reason}", style="dim"))
+    for e in r.skipped[:20]:
+        lines.append(Text.assemble(("skipped ", "yellow"), t(str(e))))
+    if len(r.skipped) > 20:
+        lines.append(Text(f"... and {len(r.skipped) - 20} more skipped records", style="dim"))
+    return Group(*lines) if lines else None
+
+
+def verdict_line(r: SessionReport) -> Text:
+    """The one-line verdict, coloured by its head word."""
+    v = r.verdict()
+    style = {"FAIL": "bold red", "WARN": "bold yellow"}.get(v.split(":")[0], "bold green")
+    return Text(v, style=style)
+
+
+def session_renderable(r: SessionReport, sections: Iterable[RenderableType] = ()
+                       ) -> RenderableType:
+    """The whole terminal report of one trace; ``sections`` are extra renderables
+    (optional analyses) placed after the findings."""
+    parts: list[RenderableType] = [
+        Text("compaction-audit", style="bold underline"), header(r), Text(""),
+        Text("Series at a glance", style="bold"), glance(r), Text(""), key_rounds(r),
+        Text(""), Text("Findings", style="bold"), findings_section(r)]
+    for extra in sections:
+        parts += [Text(""), extra]
+    notes = notes_section(r)
+    if notes is not None:
+        parts += [Text(""), notes]
+    parts += [Text(""), verdict_line(r)]
+    return Group(*parts)
+
+
+def report_renderable(report: Report) -> RenderableType:
+    """Every trace's report, then unreadable traces."""
+    parts: list[RenderableType] = [session_renderable(s) for s in report.sessions]
+    for e in report.errors:
+        parts.append(Text.assemble(("error: ", "bold red"), t(str(e))))
+    return Group(*parts)
