@@ -1,0 +1,1 @@
+"""One module per command; ``compaction_audit.cli`` registers them."""
