@@ -114,7 +114,8 @@ def key_rounds(r: SessionReport) -> RenderableType:
     for col in ("round", "line", "raw_ratio", "distinct_source_spans",
                 "query_cosine_retained", "summary_depth_max", "rounds_at_max_depth",
                 "ungrounded_summaries", "findings"):
-        table.add_column(col, justify="left" if col == "findings" else "right")
+        table.add_column(col.replace("_", "_\n", 1) if col.count("_") > 1 else col,
+                         justify="left" if col == "findings" else "right")
     rows = r.series.filter(pl.col("round").is_in(sorted(wanted))).sort("round")
     for row in rows.iter_rows(named=True):
         codes = sorted(set(labels.get(row["round"], [])))

@@ -1,0 +1,125 @@
+"""Boundary rules as data (sqlfluff style): series rows in, fired rounds out.
+
+Each case gives a few rounds of the series by hand and the rounds at which the rule
+must fire; boundary values sit exactly on the thresholds (0.25 is not below 0.25).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import polars as pl
+import pytest
+
+from compaction_audit.model import Session, SessionHeader
+from compaction_audit.rules import RULES, Context
+from compaction_audit.series import Series
+from compaction_audit.settings import Settings
+
+DEFAULTS: dict[str, Any] = {
+    "raw_ratio": 0.5, "retained_tokens": 100, "summary_depth_max": 2,
+    "rounds_at_max_depth": 0, "distinct_source_spans": 10, "query_cosine_retained": 0.5,
+    "has_retained": True, "raw_tokens": 50, "summary_tokens": 50,
+}
+
+
+def context(rows: list[dict[str, Any]], settings: dict[str, Any] | None = None,
+            start_spans: int | None = None) -> Context:
+    data = [{**DEFAULTS, "ri": i, "round": i, "line": i + 1, **row} for i, row in
+            enumerate(rows)]
+    frame = pl.DataFrame(data, schema_overrides={"query_cosine_retained": pl.Float64,
+                                                 "raw_ratio": pl.Float64})
+    empty = pl.DataFrame()
+    session = Session("t", SessionHeader(start_spans=start_spans), frame, empty, empty,
+                      empty, empty)
+    series = Series(frame, empty, empty, 3)
+    return Context(session, series, Settings().with_values(settings or {}))
+
+
+def fired(name: str, ctx: Context) -> list[int]:
+    rule = next(cls() for cls in RULES.values() if cls.name == name)
+    return rule.evaluate(ctx).fired["ri"].to_list()
+
+
+INV = {"raw_ratio": 0.2, "distinct_source_spans": 9, "query_cosine_retained": 0.6}
+
+CASES: list[tuple[str, str, list[dict[str, Any]], dict[str, Any], list[int]]] = [
+    ("inversion fires", "salience-inversion", [{}, INV], {}, [1]),
+    ("inversion raw_ratio exactly 0.25", "salience-inversion",
+     [{}, {**INV, "raw_ratio": 0.25}], {}, []),
+    ("inversion raw_ratio just below", "salience-inversion",
+     [{}, {**INV, "raw_ratio": 0.2499}], {}, [1]),
+    ("inversion spans stable", "salience-inversion",
+     [{}, {**INV, "distinct_source_spans": 10}], {}, []),
+    ("inversion salience flat", "salience-inversion",
+     [{}, {**INV, "query_cosine_retained": 0.5}], {}, []),
+    ("inversion depth 1", "salience-inversion", [{}, {**INV, "summary_depth_max": 1}], {},
+     []),
+    ("inversion min_depth lowered", "salience-inversion",
+     [{}, {**INV, "summary_depth_max": 1}], {"min_depth": 1}, [1]),
+    ("inversion floor raised", "salience-inversion",
+     [{}, {**INV, "raw_ratio": 0.3}], {"raw_ratio_floor": 0.35}, [1]),
+    ("inversion window 2", "salience-inversion",
+     [{}, {"distinct_source_spans": 11, "query_cosine_retained": 0.4},
+      {**INV, "query_cosine_retained": 0.45}], {"window": 2}, []),
+    ("inversion window 1 same rows", "salience-inversion",
+     [{}, {"distinct_source_spans": 11, "query_cosine_retained": 0.4},
+      {**INV, "query_cosine_retained": 0.45}], {}, [2]),
+    ("inversion sustain 2", "salience-inversion",
+     [{}, INV, {**INV, "distinct_source_spans": 8, "query_cosine_retained": 0.7}, {}],
+     {"sustain": 2}, [2]),
+    ("inversion sustain 3 not reached", "salience-inversion",
+     [{}, INV, {**INV, "distinct_source_spans": 8, "query_cosine_retained": 0.7}, {}],
+     {"sustain": 3}, []),
+    ("provenance floor fires", "provenance-floor",
+     [{"distinct_source_spans": 10}, {"distinct_source_spans": 1}], {}, [1]),
+    ("provenance floor exactly at floor", "provenance-floor",
+     [{"distinct_source_spans": 10}, {"distinct_source_spans": 2}], {}, []),
+    ("provenance floor depth 1", "provenance-floor",
+     [{"distinct_source_spans": 10}, {"distinct_source_spans": 1, "summary_depth_max": 1}],
+     {}, []),
+    ("provenance floor minimum 1", "provenance-floor",
+     [{"distinct_source_spans": 4}, {"distinct_source_spans": 1},
+      {"distinct_source_spans": 0}], {}, [2]),
+    ("depth pin fires above 5", "depth-pin",
+     [{"rounds_at_max_depth": 5}, {"rounds_at_max_depth": 6}], {}, [1]),
+    ("depth pin depth 1 never", "depth-pin",
+     [{"rounds_at_max_depth": 9, "summary_depth_max": 1}], {}, []),
+    ("depth pin threshold lowered", "depth-pin",
+     [{"rounds_at_max_depth": 2}, {"rounds_at_max_depth": 3}], {"depth_pin_rounds": 2}, [1]),
+    ("drift fires without inversion", "compaction-drift",
+     [{}, {"raw_ratio": 0.2}], {}, [1]),
+    ("drift exactly 0.25", "compaction-drift", [{}, {"raw_ratio": 0.25}], {}, []),
+    ("drift not when inversion fires", "compaction-drift", [{}, INV], {}, []),
+    ("drift skips empty working set", "compaction-drift",
+     [{"raw_ratio": 0.0, "retained_tokens": 0}], {}, []),
+    ("majority first round only", "summary-majority",
+     [{"raw_ratio": 0.5}, {"raw_ratio": 0.49}, {"raw_ratio": 0.3}], {}, [1]),
+    ("majority exactly half", "summary-majority", [{"raw_ratio": 0.5}], {}, []),
+]
+
+
+@pytest.mark.parametrize(("name", "rule", "rows", "settings", "expected"), CASES,
+                         ids=[c[0] for c in CASES])
+def test_boundary_rule(name: str, rule: str, rows: list[dict[str, Any]],
+                       settings: dict[str, Any], expected: list[int]) -> None:
+    assert fired(rule, context(rows, settings)) == expected
+
+
+def test_provenance_floor_uses_session_start_spans() -> None:
+    rows = [{"distinct_source_spans": 10}, {"distinct_source_spans": 3}]
+    assert fired("provenance-floor", context(rows, start_spans=20)) == [1]  # floor 4
+    assert fired("provenance-floor", context(rows)) == []  # first round: 10 -> floor 2
+
+
+def test_inversion_not_evaluated_is_reported() -> None:
+    ctx = context([{}, {**INV, "query_cosine_retained": None}, INV,
+                   {**INV, "retained_tokens": 0}])
+    rule = RULES["CA101"]()
+    out = rule.evaluate(ctx)
+    assert out.fired["ri"].to_list() == []
+    assert out.not_evaluated == {
+        "the working set holds no tokens": 1,
+        "no round 1 earlier to compare with": 1,
+        "salience unknown at the round or the round compared with": 2,
+    }

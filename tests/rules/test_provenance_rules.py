@@ -1,0 +1,74 @@
+"""ungrounded-summary, silent-drop and logged-mismatch on small logs, firing and not."""
+
+from __future__ import annotations
+
+from compaction_audit.engine import audit_session
+from compaction_audit.io.native import read_native
+from compaction_audit.report.model import SessionReport
+from compaction_audit.settings import Settings
+from tests.logs import LogWriter, rnd, spans
+
+
+def audit(path: object, **settings: object) -> SessionReport:
+    return audit_session(read_native(str(path)), Settings().with_values(settings))
+
+
+def by_rule(report: SessionReport, rule: str) -> list[tuple[int, int]]:
+    return [(f.round, f.line) for f in report.findings if f.rule == rule]
+
+
+BASE = rnd(0, spans=spans(("a", 10), ("b", 10)), retained=[["a", 0.1], ["b", 0.2]])
+
+
+def test_ungrounded_fires_when_last_leaf_goes(write_log: LogWriter) -> None:
+    path = write_log([
+        BASE,
+        rnd(1, summaries=[{"id": "S", "tokens": 2, "children": ["a", "b"]}],
+            offloaded=["a"], evicted=["b"], retained=[["S", 0.5]]),
+        rnd(2, retained=[["S", 0.5]]),
+        rnd(3, evicted=["a"], retained=[["S", 0.5]]),
+    ])
+    report = audit(path)
+    assert by_rule(report, "ungrounded-summary") == [(3, 4)]
+    finding = next(f for f in report.findings if f.rule == "ungrounded-summary")
+    assert finding.values == {"summaries": ["S"], "ungrounded_summaries": 1}
+
+
+def test_ungrounded_quiet_while_a_leaf_is_offloaded(write_log: LogWriter) -> None:
+    path = write_log([
+        BASE,
+        rnd(1, summaries=[{"id": "S", "tokens": 2, "children": ["a", "b"]}],
+            offloaded=["a"], evicted=["b"], retained=[["S", 0.5]]),
+    ])
+    assert by_rule(audit(path), "ungrounded-summary") == []
+
+
+def test_silent_drop_fires_and_not(write_log: LogWriter) -> None:
+    dropped = write_log([BASE, rnd(1, retained=[["a", 0.1]])], "drop.jsonl")
+    report = audit(dropped)
+    assert by_rule(report, "silent-drop") == [(1, 2)]
+    assert report.findings[0].values == {"items": ["b"], "silent_drops": 1}
+    listed = write_log([BASE, rnd(1, evicted=["b"], retained=[["a", 0.1]])], "ok.jsonl")
+    assert by_rule(audit(listed), "silent-drop") == []
+
+
+def test_logged_mismatch_boundary(write_log: LogWriter) -> None:
+    # rebuilt raw_ratio is 1.0 (no summaries); tolerance 0.25 -> 0.75 is exactly at it
+    at = write_log([{**BASE, "logged": {"raw_ratio": 0.75}}], "at.jsonl")
+    assert by_rule(audit(at, logged_tolerance=0.25), "logged-mismatch") == []
+    over = write_log([{**BASE, "logged": {"raw_ratio": 0.5}}], "over.jsonl")
+    assert by_rule(audit(over, logged_tolerance=0.25), "logged-mismatch") == [(0, 1)]
+    count = write_log([{**BASE, "logged": {"distinct_source_spans": 3,
+                                            "summary_depth_max": 0}}], "count.jsonl")
+    report = audit(count)
+    assert by_rule(report, "logged-mismatch") == [(0, 1)]
+    assert report.findings[0].values["mismatches"] == [
+        {"field": "distinct_source_spans", "logged": 3.0, "rebuilt": 2.0}]
+    exact = write_log([{**BASE, "logged": {"distinct_source_spans": 2, "raw_ratio": 1.0,
+                                            "query_cosine_retained": 0.15}}], "exact.jsonl")
+    assert by_rule(audit(exact), "logged-mismatch") == []
+
+
+def test_logged_salience_unverifiable_in_delta_mode(write_log: LogWriter) -> None:
+    path = write_log([BASE, rnd(1, logged={"query_cosine_retained": 0.9})])
+    assert by_rule(audit(path), "logged-mismatch") == []

@@ -1,0 +1,182 @@
+"""Every reader error of the spec: message names the line and field; exit 2 via CLI."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import zstandard
+from typer.testing import CliRunner
+
+from compaction_audit.cli import app
+from compaction_audit.errors import LogError
+from compaction_audit.io.native import read_native
+from tests.logs import LogWriter, dump, rnd, session, spans
+
+OK0 = rnd(0, spans=spans(("a", 10), ("b", 5)), retained=[["a", 0.5], ["b", 0.4]])
+
+CASES: list[tuple[str, list[Any], int, str, str]] = [
+    # (name, records, line, message fragment, field)
+    ("bad json", [OK0, "{not json}"], 2, "bad JSON", ""),
+    ("not an object", [OK0, "[1, 2]"], 2, "a record must be a JSON object", ""),
+    ("missing type", [{"round": 1}], 1, "missing field", "type"),
+    ("unknown type", [OK0, {"type": "banana"}], 2, "unknown record type 'banana'", "type"),
+    ("session not first", [OK0, session()], 2, "must be the first record", "type"),
+    ("bad schema", [{"type": "session", "schema": "other/2"}], 1, "expected", "schema"),
+    ("bad eviction", [session(eviction="sometimes")], 1, "must be 'continuous'", "eviction"),
+    ("budget zero", [session(budget_tokens=0)], 1, "must be >= 1", "budget_tokens"),
+    ("round missing", [{"type": "round"}], 1, "missing field", "round"),
+    ("round not int", [rnd("1")], 1, "expected an integer, got a string", "round"),
+    ("round not increasing", [OK0, rnd(0)], 2, "does not increase", "round"),
+    ("negative tokens", [rnd(0, spans=[{"id": "a", "tokens": -1}])], 1, "must be >= 0",
+     "spans[0].tokens"),
+    ("tokens float", [rnd(0, spans=[{"id": "a", "tokens": 1.5}])], 1,
+     "expected an integer", "spans[0].tokens"),
+    ("tokens bool", [rnd(0, spans=[{"id": "a", "tokens": True}])], 1,
+     "got a boolean", "spans[0].tokens"),
+    ("span id list", [rnd(0, spans=[{"id": [1], "tokens": 1}])], 1,
+     "id must be a string or an integer", "spans[0].id"),
+    ("duplicate id same round", [rnd(0, spans=spans(("a", 1), ("a", 2)))], 1,
+     "duplicate id 'a'", "spans[1].id"),
+    ("duplicate id later round", [OK0, rnd(1, spans=spans(("b", 1)))], 2,
+     "duplicate id 'b'", "spans[0].id"),
+    ("child never defined", [OK0, rnd(1, summaries=[
+        {"id": "S", "tokens": 1, "children": ["a", "zz"]}])], 2,
+     "child id 'zz' is never defined", "summaries[0].children[1]"),
+    ("empty children", [OK0, rnd(1, summaries=[{"id": "S", "tokens": 1, "children": []}])], 2,
+     "at least one child", "summaries[0].children"),
+    ("self cycle", [OK0, rnd(1, summaries=[{"id": "S", "tokens": 1, "children": ["S"]}])], 2,
+     "provenance cycle", "summaries[0].children[0]"),
+    ("two-summary cycle", [OK0, rnd(1, summaries=[
+        {"id": "S", "tokens": 1, "children": ["T"]},
+        {"id": "T", "tokens": 1, "children": ["S"]}])], 2,
+     "provenance cycle through 'T'", "summaries[0].children[0]"),
+    ("declared depth wrong", [OK0, rnd(1, summaries=[
+        {"id": "S", "tokens": 1, "children": ["a"], "depth": 2}])], 2,
+     "declared depth 2 differs from the derived depth 1", "summaries[0].depth"),
+    ("retained never defined", [OK0, rnd(1, retained=[["a", 0.1], ["q", 0.2]])], 2,
+     "id 'q' is never defined", "retained[1]"),
+    ("retained twice", [rnd(0, spans=spans(("a", 1)), retained=[["a", 0.1], ["a", 0.2]])], 1,
+     "listed twice", "retained[1].id"),
+    ("retained bad salience", [rnd(0, spans=spans(("a", 1)), retained=[["a", "high"]])], 1,
+     "salience must be a number or null", "retained[0].salience"),
+    ("retained bad pair", [rnd(0, spans=spans(("a", 1)), retained=[["a"]])], 1,
+     "a pair must be [id, salience]", "retained[0]"),
+    ("retained and evicted", [OK0, rnd(1, evicted=["a"], retained=[["a", 0.1], ["b", 0.1]])],
+     2, "retained and also evicted or offloaded", "retained[0]"),
+    ("evicted neither in ws nor store", [OK0, rnd(1, evicted=["a"]), rnd(2, evicted=["a"])], 3,
+     "no longer resolvable (evicted at round 1)", "evicted[0]"),
+    ("evicted never defined", [OK0, rnd(1, evicted=["nope"])], 2, "never defined",
+     "evicted[0]"),
+    ("offloaded not in ws", [OK0, rnd(1, offloaded=["a"]), rnd(2, offloaded=["a"])], 3,
+     "offloaded id 'a' is not in the working set", "offloaded[0]"),
+    ("evicted and offloaded", [OK0, rnd(1, evicted=["a"], offloaded=["a"])], 2,
+     "both evicted and offloaded", "offloaded"),
+    ("retained after eviction", [OK0, rnd(1, evicted=["a"]), rnd(2, retained=[["a", 0.1]])],
+     3, "no longer resolvable", "retained[0]"),
+    ("evicted listed twice", [OK0, rnd(1, evicted=["a", "a"])], 2, "listed twice",
+     "evicted[1]"),
+    ("logged wrong type", [rnd(0, logged={"raw_ratio": "0.5"})], 1, "expected a number",
+     "logged.raw_ratio"),
+    ("salience class", [rnd(0, spans=[{"id": "a", "tokens": 1, "salience_class": "x"}])], 1,
+     "must be 'discriminating' or 'narrative'", "spans[0].salience_class"),
+]
+
+
+@pytest.mark.parametrize(("name", "records", "line", "fragment", "field"), CASES,
+                         ids=[c[0] for c in CASES])
+def test_reader_error(write_log: LogWriter, name: str, records: list[Any], line: int,
+                      fragment: str, field: str) -> None:
+    path = write_log(records)
+    with pytest.raises(LogError) as info:
+        read_native(str(path))
+    err = info.value
+    assert err.line == line
+    assert fragment in err.message
+    assert err.field == field
+    assert str(err).startswith(f"{path}:{line}: ")
+
+
+def test_truncated_last_line(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    path.write_text(json.dumps(OK0) + "\n" + '{"type": "round", "rou')
+    with pytest.raises(LogError, match=r":2: truncated last line"):
+        read_native(str(path))
+
+
+def test_cli_error_is_one_line_exit_2(write_log: LogWriter) -> None:
+    path = write_log([OK0, rnd(1, evicted=["nope"])])
+    result = CliRunner().invoke(app, ["audit", str(path)])
+    assert result.exit_code == 2
+    lines = result.output.strip().splitlines()
+    assert lines == [f"compaction-audit: {path}:2: id 'nope' is never defined (evicted[0])"]
+    assert "Traceback" not in result.output
+
+
+def test_missing_file_exit_2(tmp_path: Path) -> None:
+    result = CliRunner().invoke(app, ["audit", str(tmp_path / "none.jsonl")])
+    assert result.exit_code == 2
+    assert "cannot open" in result.output
+
+
+def test_lenient_skips_and_counts(write_log: LogWriter) -> None:
+    path = write_log([OK0, "{bad", rnd(1, evicted=["nope"]), rnd(2, evicted=["a"])])
+    s = read_native(str(path), lenient=True)
+    assert [e.line for e in s.skipped] == [2, 3]
+    assert s.rounds["round"].to_list() == [0, 2]
+    result = CliRunner().invoke(app, ["audit", str(path), "--lenient", "-f", "json"])
+    doc = json.loads(result.output)
+    assert [e["line"] for e in doc["skipped"]] == [2, 3]
+    assert result.exit_code == 0
+
+
+def _records() -> list[dict[str, Any]]:
+    return [OK0, rnd(1, evicted=["a"])]
+
+
+def test_gzip_and_zstd_and_stdin(tmp_path: Path) -> None:
+    text = "".join(json.dumps(r) + "\n" for r in _records()).encode()
+    gz = tmp_path / "t.jsonl.gz"
+    gz.write_bytes(gzip.compress(text))
+    zst = tmp_path / "t.jsonl.zst"
+    zst.write_bytes(zstandard.ZstdCompressor().compress(text))
+    plain = dump(_records(), tmp_path / "t.jsonl")
+    expected = read_native(str(plain)).rounds
+    assert read_native(str(gz)).rounds.equals(expected)
+    assert read_native(str(zst)).rounds.equals(expected)
+    result = CliRunner().invoke(app, ["audit", "-", "-f", "json"], input=text)
+    assert result.exit_code == 0
+    assert [r["raw_tokens"] for r in json.loads(result.output)["series"]] == [15, 5]
+
+
+def test_corrupt_gzip_is_an_input_error(tmp_path: Path) -> None:
+    gz = tmp_path / "t.jsonl.gz"
+    gz.write_bytes(b"\x1f\x8b\x08\x00garbage")
+    with pytest.raises(LogError, match="cannot read"):
+        read_native(str(gz))
+
+
+def test_int_ids_read_as_strings(write_log: LogWriter) -> None:
+    path = write_log([rnd(0, spans=spans((7, 10)), retained=[[7, 0.5]]),
+                      rnd(1, summaries=[{"id": 8, "tokens": 2, "children": ["7"]}],
+                          evicted=[7])])
+    s = read_native(str(path))
+    assert s.items["id"].to_list() == ["7", "8"]
+    assert s.edges["child"].to_list() == ["7"]
+
+
+def test_blank_lines_ignored_and_line_numbers_kept(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    path.write_text("\n" + json.dumps(OK0) + "\n\n" + json.dumps(rnd(1)) + "\n")
+    s = read_native(str(path))
+    assert s.rounds["line"].to_list() == [2, 4]
+
+
+def test_unknown_extra_fields_are_kept_and_ignored(write_log: LogWriter) -> None:
+    path = write_log([session(vendor="x"), {**OK0, "vendor_field": {"a": 1}}])
+    s = read_native(str(path))
+    assert s.header.extra == {"vendor": "x"}
+    assert s.n_rounds == 1

@@ -1,0 +1,164 @@
+"""JSON keys, exit codes through the CLI, rehydration, conditions, onsets, escaping."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from compaction_audit.cli import app
+from compaction_audit.rehydrate import tokens_needed
+from compaction_audit.series import SPEC_COLUMNS
+from tests.logs import SAMPLES, LogWriter, rnd, session, spans
+
+RUNNER = CliRunner()
+HANDWRITTEN = str(SAMPLES / "handwritten.jsonl")
+
+
+def run(*args: str, input: bytes | None = None) -> Any:
+    return RUNNER.invoke(app, list(args), input=input)
+
+
+def test_json_keys_and_findings() -> None:
+    result = run("audit", HANDWRITTEN, "--format", "json")
+    assert result.exit_code == 1
+    doc = json.loads(result.output)
+    for key in ("tool", "path", "session", "conditions", "onsets", "series", "findings",
+                "not_evaluated", "skipped", "counts", "verdict", "settings"):
+        assert key in doc
+    assert list(doc["series"][0]) == list(SPEC_COLUMNS)
+    assert doc["series"][3]["distinct_source_spans"] == 3
+    assert [(f["rule"], f["code"], f["severity"], f["round"], f["line"])
+            for f in doc["findings"]] == [
+        ("ungrounded-summary", "CA201", "error", 2, 4),
+        ("logged-mismatch", "CA203", "warning", 3, 5),
+        ("ungrounded-summary", "CA201", "error", 4, 6),
+    ]
+    assert doc["findings"][0]["values"] == {"summaries": ["m2"], "ungrounded_summaries": 1}
+    assert doc["counts"] == {"info": 0, "warning": 1, "error": 2}
+    assert doc["session"]["session_id"] == "handwritten-demo"
+    assert [c["status"] for c in doc["conditions"]] == ["holds", "holds", "holds"]
+
+
+@pytest.mark.parametrize(("fail_on", "code"), [("error", 1), ("warning", 1), ("info", 1),
+                                                ("never", 0)])
+def test_fail_on_with_errors(fail_on: str, code: int) -> None:
+    assert run("audit", HANDWRITTEN, "--fail-on", fail_on).exit_code == code
+
+
+@pytest.mark.parametrize(("fail_on", "code"), [("error", 0), ("warning", 1), ("info", 1),
+                                                ("never", 0)])
+def test_fail_on_with_a_warning_only(write_log: LogWriter, fail_on: str, code: int) -> None:
+    path = write_log([rnd(0, spans=spans(("a", 1), ("b", 1)), retained=[["a", 0.1],
+                                                                         ["b", 0.1]]),
+                      rnd(1, retained=[["a", 0.1]])])  # silent drop: a warning
+    assert run("audit", str(path), "--fail-on", fail_on).exit_code == code
+
+
+def test_usage_errors_exit_2() -> None:
+    assert run("audit", HANDWRITTEN, "--fail-on", "loud").exit_code == 2
+    assert run("audit", HANDWRITTEN, "--set", "raw_ratio_floor=abc").exit_code == 2
+    assert run("audit", HANDWRITTEN, "--set", "raw_ratio_floor=1.5").exit_code == 2
+    assert run("audit", HANDWRITTEN, "--window", "0").exit_code == 2
+    assert run("audit", HANDWRITTEN, "--set", "nonsense").exit_code == 2
+    assert run("audit").exit_code == 2
+
+
+def test_version_and_help() -> None:
+    assert run("--version").output.startswith("compaction-audit ")
+    for cmd in ("audit", "thresholds"):
+        result = run(cmd, "--help")
+        assert result.exit_code == 0
+        assert "Usage" in result.output
+
+
+def test_threshold_override_changes_result(write_log: LogWriter) -> None:
+    path = write_log([rnd(0, spans=spans(("a", 30)), summaries=[], retained=[["a", 0.1]]),
+                      rnd(1, summaries=[{"id": "S", "tokens": 70, "children": ["a"]}],
+                          spans=spans(("b", 30)), offloaded=["a"],
+                          retained=[["S", 0.2], ["b", 0.1]])])
+    # raw_ratio 0.3 at round 1: drift only with a floor above 0.3
+    base = json.loads(run("audit", str(path), "-f", "json").output)
+    assert "compaction-drift" not in {f["rule"] for f in base["findings"]}
+    raised = json.loads(run("audit", str(path), "-f", "json", "--set",
+                            "raw_ratio_floor=0.31").output)
+    assert [f["round"] for f in raised["findings"] if f["rule"] == "compaction-drift"] == [1]
+
+
+def test_rehydration_named_and_tokens(write_log: LogWriter) -> None:
+    # Round 1: depth-2 summary R over L1 (3 children) and L2 (2 children), one raw span
+    # of 10 tokens; spans fall 6 -> 3 and salience rises: inversion at round 1.
+    leaves = [(f"s{i}", 10) for i in range(6)]
+    path = write_log([
+        session(max_depth=2),
+        rnd(0, spans=spans(*leaves, ("x", 10)),
+            summaries=[{"id": "L1", "tokens": 20, "children": ["s0", "s1", "s2"]},
+                       {"id": "L2", "tokens": 20, "children": ["s3", "s4"]}],
+            offloaded=["s0", "s1", "s2", "s3", "s4"], evicted=[],
+            retained=[["L1", 0.3], ["L2", 0.3], ["s5", 0.1], ["x", 0.1]]),
+        rnd(1, summaries=[{"id": "R", "tokens": 11, "children": ["L2"]}],
+            evicted=["L2", "s3", "s5"],
+            retained=[["L1", 0.5], ["R", 0.6], ["x", 0.2]]),
+    ])
+    doc = json.loads(run("audit", str(path), "-f", "json").output)
+    inv = [f for f in doc["findings"] if f["rule"] == "salience-inversion"]
+    assert [f["round"] for f in inv] == [1]
+    # spans 7 -> 5 (s3 evicted, s5 evicted); salience 0.2 -> 1.3 / 3; raw 10 of 41
+    values = inv[0]["values"]
+    assert values["distinct_source_spans_before"] == 7
+    assert values["distinct_source_spans"] == 5
+    assert values["query_cosine_retained"] == pytest.approx(1.3 / 3)
+    assert values["raw_ratio"] == pytest.approx(10 / 41)
+    rehydrate = inv[0]["values"]["rehydrate"]
+    assert rehydrate["summary"] == "L1"  # depth 1 beats depth 2; fan-out 3
+    assert rehydrate["fan_out"] == 3
+    assert rehydrate["resolvable_leaves"] == 3
+    assert rehydrate["resolvable_leaf_tokens"] == 30
+    assert rehydrate["tokens_needed"] == tokens_needed(10, 31, 0.30) == 4
+
+
+def test_tokens_needed_by_hand() -> None:
+    # (10 + d) / (40 + d) = 0.3  ->  d = (0.3*30 - 0.7*10) / 0.7 = 2 / 0.7 = 2.857 -> 3
+    assert tokens_needed(10, 30, 0.30) == 3
+    assert tokens_needed(30, 70, 0.30) == 0  # exactly at the target
+    assert tokens_needed(0, 0, 0.30) == 0
+    with pytest.raises(ValueError):
+        tokens_needed(1, 1, 1.0)
+
+
+def test_log_text_is_printed_literally(write_log: LogWriter) -> None:
+    evil = "S[bold]x\x1b[31m"
+    path = write_log([
+        session(session_id="sess\x1b]0;pwned\x07"),
+        rnd(0, spans=spans(("a", 1)), retained=[["a", 0.1]]),
+        rnd(1, summaries=[{"id": evil, "tokens": 1, "children": ["a"]}], evicted=["a"],
+            retained=[[evil, 0.2]]),
+    ])
+    result = run("audit", str(path))
+    assert "\x1b" not in result.output and "\x07" not in result.output
+    assert "S[bold]x\\x1b[31m" in result.output
+    assert "sess\\x1b]0;pwned\\x07" in result.output
+    doc = run("audit", str(path), "-f", "json").output
+    assert "\x1b" not in doc
+    ungrounded = [f for f in json.loads(doc)["findings"] if f["rule"] == "ungrounded-summary"]
+    assert ungrounded[0]["values"]["summaries"] == [evil]
+
+
+def test_conditions_inferred_and_drift_only(write_log: LogWriter) -> None:
+    path = write_log([
+        session(eviction="on-overflow", scorer={"depth_penalty": 0.5}),
+        rnd(0, spans=spans(("a", 1)), retained=[["a", 0.1]]),
+    ])
+    doc = json.loads(run("audit", str(path), "-f", "json").output)
+    assert [c["status"] for c in doc["conditions"]] == ["fails", "fails", "fails"]
+    assert doc["can_invert"] is False
+    assert "can drift but not invert" in doc["verdict"]
+    inferred = write_log([rnd(0, spans=spans(("a", 1), ("b", 1))), rnd(1, evicted=["a"]),
+                          rnd(2, evicted=["b"])], "inferred.jsonl")
+    doc = json.loads(run("audit", str(inferred), "-f", "json").output)
+    assert doc["conditions"][1]["status"] == "unknown"  # no salience recorded
+    assert doc["conditions"][2] == {
+        "name": "eviction is continuous", "status": "holds",
+        "detail": "inferred: items left the working set in 2 of 2 rounds after the first"}
