@@ -1,0 +1,323 @@
+"""OpenAI Codex CLI rollouts -> ``compaction-audit/1`` records.
+
+Reads ``~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl`` (lines
+``{"timestamp", "type", "payload"}``).  The mapping is described in
+``docs/adapters.md``; in short: a round per real user turn and per ``compacted``
+line, a raw span per message, tool call and tool output, and at each compaction one
+summary folding every working-set item that the replacement history did not keep.
+``token_count`` events give the compaction's before/after sizes and the budget.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+import orjson
+
+from compaction_audit.errors import LogError
+from compaction_audit.io.lines import iter_lines
+from compaction_audit.io.tokens import (
+    IMAGE_TOKENS,
+    RoundAssembler,
+    decode_object,
+    estimate_bytes,
+    estimate_tokens,
+)
+
+SOURCE_FORMAT = "codex"
+
+_LINE_TYPES = frozenset({"session_meta", "response_item", "event_msg", "turn_context",
+                         "compacted"})
+_CALLS = {"function_call": "arguments", "custom_tool_call": "input",
+          "local_shell_call": "action", "web_search_call": "action"}
+_OUTPUTS = frozenset({"function_call_output", "custom_tool_call_output"})
+_OPAQUE_ITEMS = frozenset({"compaction", "compaction_summary"})
+
+SUMMARY_PREFIX = "Another language model started to solve this problem"
+"""How Codex opens the user message that carries a local compaction's summary."""
+
+NOT_HUMAN_PREFIXES = (
+    "<environment_context>", "<user_instructions>", "# AGENTS.md instructions",
+    "<user_shell_command>", "<turn_aborted>", "<permissions", SUMMARY_PREFIX,
+)
+"""User-role text Codex injects itself; such messages are spans but open no round."""
+
+KEEP_USER_TOKENS = 20_000
+"""Without ``replacement_history`` Codex rebuilds the context from the most recent
+user messages up to about this many tokens; the adapter keeps the same ones."""
+
+
+def sniff(first_objects: list[dict[str, Any]]) -> bool:
+    """True when these first decoded lines look like a Codex rollout."""
+    return any(obj.get("type") in _LINE_TYPES and isinstance(obj.get("payload"), dict)
+               for obj in first_objects)
+
+
+def records(path: str, lines: Iterable[tuple[int, bytes]] | None = None
+            ) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Yield ``(source_line, record)``: the session record, then the rounds in order.
+
+    ``lines`` are ``(line_number, raw_bytes)`` pairs as from
+    :func:`~compaction_audit.io.lines.iter_lines` (read from ``path`` when None).
+    Raises :class:`LogError` naming the line for malformed input.
+    """
+    conv = _Converter(path)
+    first = 0
+    for number, raw in iter_lines(path) if lines is None else lines:
+        first = first or number
+        conv.handle(number, decode_object(path, number, raw))
+    rounds = conv.asm.finish()
+    session: dict[str, Any] = {"type": "session", "schema": "compaction-audit/1",
+                               "eviction": "on-overflow", "source_format": SOURCE_FORMAT}
+    if conv.session_id is not None:
+        session["session_id"] = conv.session_id
+    if conv.budget is not None:
+        session["budget_tokens"] = conv.budget
+    yield first or 1, session
+    yield from rounds
+
+
+class _Converter:
+    """The state machine behind :func:`records`."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.asm = RoundAssembler()
+        self.session_id: str | None = None
+        self.budget: int | None = None
+        self.call_names: dict[str, str] = {}
+        self.keys: dict[str, tuple[str, ...]] = {}
+        self.human: set[str] = set()
+        self.last_total: int | None = None
+        self.last_seen: tuple[Any, ...] | None = None
+        self.awaiting_after: list[dict[str, Any]] = []
+
+    def fail(self, line: int, message: str, where: str) -> LogError:
+        """A :class:`LogError` for this file."""
+        return LogError(self.path, line, message, where)
+
+    def handle(self, line: int, obj: dict[str, Any]) -> None:
+        """Apply one decoded rollout line; unknown line types are ignored."""
+        kind = obj.get("type")
+        if kind not in _LINE_TYPES:
+            return
+        payload = obj.get("payload")
+        if type(payload) is not dict:
+            raise self.fail(line, "expected an object", "payload")
+        if kind == "session_meta":
+            sid = payload.get("id")
+            if self.session_id is None and isinstance(sid, str):
+                self.session_id = sid
+        elif kind == "response_item":
+            self.item(line, payload)
+        elif kind == "compacted":
+            self.compacted(line, payload)
+        elif kind == "event_msg" and payload.get("type") == "token_count":
+            self.token_count(line, payload)
+        elif kind == "event_msg" and payload.get("type") == "task_started":
+            self.window(payload.get("model_context_window"))
+
+    # -- items -----------------------------------------------------------------------
+    def item(self, line: int, p: dict[str, Any]) -> None:
+        """A ``response_item``: a message, a tool call or a tool output become spans."""
+        kind = p.get("type")
+        if kind == "message":
+            role = str(p.get("role"))
+            text, images = self.message_text(line, p.get("content"), "payload.content")
+            human = role == "user" and _is_human(text)
+            if human:
+                self.asm.turn(line)
+            if text.strip() or images:
+                base = p["id"] if isinstance(p.get("id"), str) else f"line-{line}"
+                span = self.asm.span(line, base, role, text,
+                                     estimate_tokens(text) + images * IMAGE_TOKENS)
+                self.keys[span["id"]] = ("message", role, text)
+                if human:
+                    self.human.add(span["id"])
+        elif kind in _CALLS or kind in _OUTPUTS:
+            key, source, text, size = self.tool_item(line, str(kind), p)
+            base = key[1] if key[0] == "call" else f"{key[1]}:output"
+            span = self.asm.span(line, base, source, text, size)
+            self.keys[span["id"]] = key
+
+    def tool_item(self, line: int, kind: str, p: dict[str, Any]
+                  ) -> tuple[tuple[str, str], str, str, int]:
+        """A tool call or output: its match key, source, text and estimated size."""
+        call_id = self.call_id(line, p)
+        if kind in _CALLS:
+            raw_name = p.get("name")
+            name = raw_name if isinstance(raw_name, str) else kind.removesuffix("_call")
+            self.call_names.setdefault(call_id, name)
+            body = p.get(_CALLS[kind])
+            text = body if isinstance(body, str) else orjson.dumps(body).decode()
+            return ("call", call_id), f"tool_call:{name}", text, estimate_tokens(text)
+        text, images = _output_text(p.get("output"))
+        name = self.call_names.get(call_id, "unknown")
+        return (("output", call_id), f"tool_result:{name}", text,
+                estimate_tokens(text) + images * IMAGE_TOKENS)
+
+    def call_id(self, line: int, p: dict[str, Any]) -> str:
+        """The item's ``call_id`` (or ``id``), else the line address."""
+        value = p.get("call_id") or p.get("id")
+        if value is None:
+            return f"line-{line}"
+        if not isinstance(value, str):
+            raise self.fail(line, "expected a string", "payload.call_id")
+        return value
+
+    def message_text(self, line: int, content: Any, where: str) -> tuple[str, int]:
+        """A message's text parts joined by newlines, and its number of images."""
+        if isinstance(content, str):
+            return content, 0
+        if type(content) is not list:
+            raise self.fail(line, "expected a list", where)
+        texts: list[str] = []
+        images = 0
+        for i, part in enumerate(content):
+            if type(part) is not dict:
+                raise self.fail(line, "expected an object", f"{where}[{i}]")
+            if part.get("type") in ("input_image", "image"):
+                images += 1
+            elif "text" in part:
+                if not isinstance(part["text"], str):
+                    raise self.fail(line, "expected a string", f"{where}[{i}].text")
+                texts.append(part["text"])
+        return "\n".join(texts), images
+
+    # -- token counts ----------------------------------------------------------------
+    def token_count(self, line: int, p: dict[str, Any]) -> None:
+        """A ``token_count`` event; zeros and repeats of the previous event are ignored."""
+        info = p.get("info")
+        if type(info) is not dict:
+            return
+        self.window(info.get("model_context_window"))
+        last, cumulative = info.get("last_token_usage"), info.get("total_token_usage")
+        if type(last) is not dict:
+            return
+        total = last.get("total_tokens")
+        if total is not None and (type(total) is not int or total < 0):
+            raise self.fail(line, "expected an integer >= 0",
+                            "payload.info.last_token_usage.total_tokens")
+        seen = (total, orjson.dumps(cumulative))
+        if not total or seen == self.last_seen:
+            return
+        self.last_seen = seen
+        self.last_total = total
+        for pending in self.awaiting_after:
+            pending["tokens_after"] = total
+        self.awaiting_after.clear()
+
+    def window(self, value: Any) -> None:
+        """Take the first positive ``model_context_window`` as the session budget."""
+        if self.budget is None and type(value) is int and value > 0:
+            self.budget = value
+
+    # -- compaction ------------------------------------------------------------------
+    def compacted(self, line: int, p: dict[str, Any]) -> None:
+        """A ``compacted`` line: a summary folds what the replacement history dropped."""
+        message = p.get("message")
+        if message is not None and not isinstance(message, str):
+            raise self.fail(line, "expected a string", "payload.message")
+        history = p.get("replacement_history")
+        if history is not None and type(history) is not list:
+            raise self.fail(line, "expected a list", "payload.replacement_history")
+        kept, carrier, secret, extra = (self.match(line, history, message or "")
+                                        if history is not None
+                                        else (self.recent_user_messages(), None, None, []))
+        text = message or carrier
+        if text is not None:
+            tokens = estimate_tokens(text)
+        else:
+            tokens = estimate_bytes(len(secret) * 3 // 4) if secret else 0
+        fold = [item for item in self.asm.working if item not in kept]
+        info = {"trigger": None, "tokens_before": self.last_total, "tokens_after": None,
+                "opaque": text is None, "kind": "compact"}
+        self.asm.compaction(line, fold=fold, fallback_children=kept, base_id=f"line-{line}",
+                            text=text, tokens=tokens, info=info)
+        for i, source, body, size in extra:
+            self.asm.span(line, f"line-{line}.{i}", source, body, size)
+        self.awaiting_after.append(info)
+
+    def match(self, line: int, history: list[Any], message: str
+              ) -> tuple[list[str], str | None, str | None, list[tuple[int, str, str, int]]]:
+        """Sort the replacement history: kept spans, summary carrier, opaque blob, new items."""
+        kept: list[str] = []
+        carrier: str | None = None
+        secret: str | None = None
+        extra: list[tuple[int, str, str, int]] = []
+        for i, item in enumerate(history):
+            where = f"payload.replacement_history[{i}]"
+            if type(item) is not dict:
+                raise self.fail(line, "expected an object", where)
+            kind = item.get("type")
+            if kind in _OPAQUE_ITEMS:
+                blob = item.get("encrypted_content")
+                secret = blob if isinstance(blob, str) else secret
+                continue
+            if kind == "message":
+                role = str(item.get("role"))
+                body, images = self.message_text(line, item.get("content"), f"{where}.content")
+                key: tuple[str, ...] = ("message", role, body)
+                source, size = role, estimate_tokens(body) + images * IMAGE_TOKENS
+            elif kind in _CALLS or kind in _OUTPUTS:
+                key, source, body, size = self.tool_item(line, str(kind), item)
+            else:
+                continue
+            found = next((s for s in self.asm.working
+                          if self.keys.get(s) == key and s not in kept), None)
+            if found is not None:
+                kept.append(found)
+            elif key[:2] == ("message", "user") and _is_carrier(body, message):
+                carrier = carrier if carrier is not None else body
+            else:
+                extra.append((i, source, body, size))
+        return kept, carrier, secret, extra
+
+    def recent_user_messages(self) -> list[str]:
+        """The user turns Codex keeps when it rebuilds a context without a replacement."""
+        kept: list[str] = []
+        budget = KEEP_USER_TOKENS
+        for item in reversed([s for s in self.asm.working if s in self.human]):
+            size = estimate_tokens(self.keys[item][2])
+            if size > budget:
+                break
+            budget -= size
+            kept.append(item)
+        return kept[::-1]
+
+
+def _is_human(text: str) -> bool:
+    """True for user text a person typed (not context Codex injected)."""
+    stripped = text.lstrip()
+    return bool(stripped) and not stripped.startswith(NOT_HUMAN_PREFIXES)
+
+
+def _is_carrier(text: str, message: str) -> bool:
+    """True when a replacement-history user message carries the compaction's summary."""
+    t, m = text.strip(), message.strip()
+    if t.startswith(SUMMARY_PREFIX) or (m and t == m):
+        return True
+    return bool(m) and min(len(t), len(m)) >= 32 and (t in m or m in t)
+
+
+def _output_text(output: Any) -> tuple[str, int]:
+    """A tool output's text: a string, ``{"content": ...}``, or a list of content items."""
+    if isinstance(output, dict) and "content" in output:
+        output = output["content"]
+    if output is None:
+        return "", 0
+    if isinstance(output, str):
+        return output, 0
+    if isinstance(output, list):
+        texts: list[str] = []
+        images = 0
+        for part in output:
+            if isinstance(part, dict) and part.get("type") in ("input_image", "image"):
+                images += 1
+            elif isinstance(part, dict) and isinstance(part.get("text"), str):
+                texts.append(part["text"])
+            else:
+                texts.append(orjson.dumps(part).decode())
+        return "\n".join(texts), images
+    return orjson.dumps(output).decode(), 0

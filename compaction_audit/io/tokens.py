@@ -1,0 +1,186 @@
+"""Helpers shared by the foreign-log adapters: token estimates, line decoding, rounds.
+
+The adapters (:mod:`compaction_audit.io.claude_code`, :mod:`compaction_audit.io.codex`)
+read logs that were not written for this tool.  Where such a log measures nothing for
+an item, its size is *estimated* here, one documented way for every adapter:
+``ceil(utf8_bytes / 4)``, plus a flat :data:`IMAGE_TOKENS` per image.
+
+:class:`RoundAssembler` keeps the bookkeeping that turns a stream of "a span entered
+the context" / "a user turn began" / "the context was compacted" events into
+``compaction-audit/1`` round records in delta mode (no ``retained``): unique ids, the
+working set in order, and the rounds with the line that each one stands for.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+from compaction_audit.errors import LogError
+
+BYTES_PER_TOKEN = 4
+"""The estimate's divisor: about four UTF-8 bytes per token for English text and code."""
+
+IMAGE_TOKENS = 1600
+"""Flat estimate for one image or binary document (about a full-size image on Claude)."""
+
+
+def estimate_tokens(text: str) -> int:
+    """Estimated tokens of ``text``: ``ceil(len(utf8 bytes) / 4)``; 0 for ``""``."""
+    return estimate_bytes(len(text.encode("utf-8", "surrogatepass")))
+
+
+def estimate_bytes(size: int) -> int:
+    """Estimated tokens of ``size`` bytes of text: ``ceil(size / 4)``."""
+    return -(-max(size, 0) // BYTES_PER_TOKEN)
+
+
+def utf8_len(text: str) -> int:
+    """Length of ``text`` in UTF-8 bytes (the weight used to split a measured total)."""
+    return len(text.encode("utf-8", "surrogatepass"))
+
+
+def split_tokens(total: int, weights: list[int]) -> list[int]:
+    """Split ``total`` over ``weights`` proportionally, in integers that sum to ``total``.
+
+    Largest-remainder rounding, ties to the earlier weight.  All-zero weights split
+    evenly.  Used to share one API call's measured ``output_tokens`` among the blocks
+    the call produced.
+    """
+    if not weights:
+        return []
+    if sum(weights) <= 0:
+        weights = [1] * len(weights)
+    wsum = sum(weights)
+    shares = [total * w // wsum for w in weights]
+    order = sorted(range(len(weights)), key=lambda i: (-(total * weights[i] % wsum), i))
+    for i in order[: total - sum(shares)]:
+        shares[i] += 1
+    return shares
+
+
+def decode_object(path: str, number: int, raw: bytes) -> dict[str, Any]:
+    """Decode one JSONL line that must hold an object; :class:`LogError` names the line."""
+    try:
+        obj = orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        what = "truncated last line" if not raw.endswith(b"\n") else "bad JSON"
+        raise LogError(path, number, f"{what}: {exc.msg}") from None
+    if type(obj) is not dict:
+        raise LogError(path, number, "expected a JSON object on every line")
+    return obj
+
+
+class RoundAssembler:
+    """Accumulate round records from adapter events, in delta mode.
+
+    * :meth:`span` adds a raw span to the open round (or to a pending list before the
+      first round opens: those spans join the first round).
+    * :meth:`turn` closes the open round and opens a new one at ``line``.
+    * :meth:`compaction` opens a round at ``line`` that folds ``fold`` into one
+      summary and evicts them; :meth:`microcompact` opens one that only evicts.
+    * :meth:`finish` returns ``[(source_line, record), ...]`` with rounds numbered
+      0, 1, 2, ...
+
+    ``working`` maps each id in the working set to the line that defined it, in the
+    order the items entered.
+    """
+
+    def __init__(self) -> None:
+        self.working: dict[str, int] = {}
+        self._ids: set[str] = set()
+        self._rounds: list[tuple[int, dict[str, Any]]] = []
+        self._current: dict[str, Any] | None = None
+        self._current_line = 0
+        self._pending: list[tuple[int, dict[str, Any]]] = []
+
+    def new_id(self, base: str) -> str:
+        """``base`` if unused, else ``base#2``, ``base#3``, ... (ids are unique per session)."""
+        item, k = base, 1
+        while item in self._ids:
+            k += 1
+            item = f"{base}#{k}"
+        self._ids.add(item)
+        return item
+
+    def span(self, line: int, base_id: str, source: str, text: str | None,
+             tokens: int | None = None) -> dict[str, Any]:
+        """Add a raw span defined at ``line``; ``tokens`` defaults to the estimate of ``text``.
+
+        Returns the span object, which the caller may still update (e.g. to set
+        ``tokens`` once an API call's usage is complete).
+        """
+        if tokens is None:
+            tokens = estimate_tokens(text or "")
+        obj: dict[str, Any] = {"id": self.new_id(base_id), "tokens": tokens, "source": source}
+        if text is not None:
+            obj["text"] = text
+        if self._current is None:
+            self._pending.append((line, obj))
+        else:
+            self._current["spans"].append(obj)
+        self.working[obj["id"]] = line
+        return obj
+
+    def turn(self, line: int) -> dict[str, Any]:
+        """Close the open round and open the next one at ``line``; returns it."""
+        if self._current is not None:
+            self._rounds.append((self._current_line, self._current))
+        self._current = {"type": "round", "round": len(self._rounds),
+                         "spans": [obj for _, obj in self._pending]}
+        self._current_line = line
+        self._pending = []
+        return self._current
+
+    def compaction(self, line: int, *, fold: list[str], fallback_children: list[str],
+                   base_id: str, text: str | None, tokens: int,
+                   info: dict[str, Any]) -> str:
+        """Open a compaction round at ``line``: one summary folding ``fold``, which are evicted.
+
+        When ``fold`` is empty the summary's children are ``fallback_children``
+        (items the compaction kept: they stay in the working set).  When both are
+        empty there is nothing to fold and the summary is recorded as a raw span with
+        source ``compaction_summary``.  ``info`` becomes the round's ``compaction``
+        extension, completed in place with ``summary_id`` and ``summary_tokens`` (the
+        caller may still fill ``tokens_after`` later).  Returns the summary id.
+        """
+        rnd = self.turn(line)
+        children = fold or fallback_children
+        if not children:
+            summary_id = str(self.span(line, base_id, "compaction_summary", text, tokens)["id"])
+        else:
+            summary_id = self.new_id(base_id)
+            summary: dict[str, Any] = {"id": summary_id, "tokens": tokens,
+                                       "children": list(children)}
+            if text is not None:
+                summary["text"] = text
+            rnd["summaries"] = [summary]
+            self._evict(rnd, fold)
+            self.working[summary_id] = line
+        info.update(summary_id=summary_id, summary_tokens=tokens)
+        rnd["compaction"] = info
+        return summary_id
+
+    def microcompact(self, line: int, evict: list[str], info: dict[str, Any]) -> None:
+        """Open a round at ``line`` that evicts ``evict`` without a summary."""
+        rnd = self.turn(line)
+        self._evict(rnd, evict)
+        info.update(summary_id=None, summary_tokens=0)
+        rnd["compaction"] = info
+
+    def _evict(self, rnd: dict[str, Any], ids: list[str]) -> None:
+        gone = [item for item in ids if item in self.working]
+        if gone:
+            rnd["evicted"] = gone
+        for item in gone:
+            del self.working[item]
+
+    def finish(self) -> list[tuple[int, dict[str, Any]]]:
+        """Close the open round and return every ``(source_line, round_record)``."""
+        if self._current is None and self._pending:
+            self.turn(self._pending[0][0])
+        if self._current is not None:
+            self._rounds.append((self._current_line, self._current))
+            self._current = None
+        return self._rounds

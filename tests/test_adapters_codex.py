@@ -1,0 +1,171 @@
+"""The Codex CLI adapter: mapping, real-world quirks, corpus files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from compaction_audit.errors import LogError
+from compaction_audit.io import codex
+from compaction_audit.io.native import read_records
+
+FIXTURES = Path(__file__).parent / "fixtures" / "adapters"
+CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpus" / "codex"
+
+Records = list[tuple[int, dict[str, Any]]]
+
+
+def convert(path: str | Path) -> Records:
+    """Convert a rollout and check the result with the native reader."""
+    out = list(codex.records(str(path)))
+    read_records(out, str(path))
+    return out
+
+
+def fixture(name: str) -> Records:
+    return convert(FIXTURES / name)
+
+
+def corpus(name: str) -> Records:
+    path = CORPUS / name
+    if not path.exists():
+        pytest.skip(f"corpus file {name} not available")
+    return convert(path)
+
+
+def compactions(out: Records) -> list[tuple[int, dict[str, Any]]]:
+    return [(line, r) for line, r in out[1:] if "compaction" in r]
+
+
+def working_set_after(out: Records, line: int) -> set[str]:
+    """Delta-mode working set after the round at ``line``."""
+    ws: set[str] = set()
+    for at, r in out[1:]:
+        ws |= {s["id"] for s in r["spans"]} | {s["id"] for s in r.get("summaries", [])}
+        ws -= set(r.get("evicted", []))
+        if at == line:
+            break
+    return ws
+
+
+def test_session_record_has_the_context_window_as_budget() -> None:
+    out = fixture("codex-local.jsonl")
+    assert out[0] == (1, {"type": "session", "schema": "compaction-audit/1",
+                          "eviction": "on-overflow", "source_format": "codex",
+                          "session_id": "codex-local-1", "budget_tokens": 200000})
+
+
+def test_rounds_open_at_real_user_turns_and_compactions() -> None:
+    out = fixture("codex-local.jsonl")
+    assert [line for line, _ in out[1:]] == [4, 13, 18, 21, 25]
+    first = out[1][1]["spans"]
+    # the injected environment context is a span of round 0, not a turn of its own
+    assert [s["source"] for s in first] == ["user", "user", "tool_call:shell",
+                                            "tool_result:shell", "assistant"]
+    assert first[2]["id"] == "call_a" and first[3]["id"] == "call_a:output"
+
+
+def test_replacement_history_keeps_matching_spans_out_of_the_fold() -> None:
+    out = fixture("codex-local.jsonl")
+    line, rnd = compactions(out)[0]
+    assert line == 18
+    (summary,) = rnd["summaries"]
+    assert summary["text"].startswith("Summary: Dockerfile base pinned")
+    assert summary["children"] == ["call_a", "call_a:output", "line-11", "line-14"]
+    assert rnd["evicted"] == summary["children"]
+    assert {"line-2", "line-4", "line-13"} <= working_set_after(out, line)
+
+
+def test_duplicate_and_zero_token_counts_are_ignored() -> None:
+    (_, first), (_, second) = compactions(fixture("codex-local.jsonl"))
+    assert first["compaction"] == {
+        "trigger": None, "tokens_before": 150000, "tokens_after": 9000, "opaque": False,
+        "kind": "compact", "summary_id": "line-18",
+        "summary_tokens": first["summaries"][0]["tokens"]}
+    assert (second["compaction"]["tokens_before"], second["compaction"]["tokens_after"]) == (
+        160000, 7000)
+
+
+def test_second_compaction_folds_the_first_summary() -> None:
+    out = fixture("codex-local.jsonl")
+    session = read_records(out, "codex-local.jsonl")
+    _, rnd = compactions(out)[1]
+    assert "line-18" in rnd["summaries"][0]["children"]
+    depth = dict(zip(session.items["id"], session.items["depth"], strict=True))
+    assert depth["line-25"] == 2
+    # an item of the replacement history seen nowhere before enters as a new span
+    assert [(s["id"], s["source"]) for s in rnd["spans"]] == [("line-25.1", "developer")]
+
+
+def test_remote_compaction_summary_is_opaque() -> None:
+    out = fixture("codex-remote.jsonl")
+    assert out[0][1]["budget_tokens"] == 272000  # from task_started
+    ((line, rnd),) = compactions(out)
+    assert line == 9
+    (summary,) = rnd["summaries"]
+    assert "text" not in summary
+    assert summary["tokens"] == 75  # 400 base64 chars -> 300 bytes -> 75 tokens
+    assert summary["children"] == ["call_p", "call_p:output", "line-6"]
+    info = rnd["compaction"]
+    assert info["opaque"] is True and info["summary_tokens"] == 75
+    assert (info["tokens_before"], info["tokens_after"]) == (190000, 21000)
+    assert "line-3" in working_set_after(out, line)
+
+
+def test_compaction_without_replacement_history_keeps_user_turns() -> None:
+    out = fixture("codex-legacy.jsonl")
+    (_, rnd), = compactions(out)
+    assert rnd["summaries"][0]["children"] == ["line-3"]
+    assert rnd["compaction"]["tokens_before"] is None
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    (b'{"type":"response_item","payload":[]}\n', "(payload)"),
+    (b'{"type":"response_item","payload":{"type":"message","role":"user","content":5}}\n',
+     "(payload.content)"),
+    (b'{"type":"compacted","payload":{"message":"s","replacement_history":{}}}\n',
+     "(payload.replacement_history)"),
+    (b'{"type":"event_msg","payload":{"type":"token_count"', "truncated last line"),
+])
+def test_malformed_lines_raise_a_log_error_naming_the_line(
+        tmp_path: Path, text: bytes, message: str) -> None:
+    path = tmp_path / "bad.jsonl"
+    path.write_bytes(b'{"type":"session_meta","payload":{"id":"x"}}\n' + text)
+    with pytest.raises(LogError) as info:
+        list(codex.records(str(path)))
+    assert info.value.line == 2
+    assert message in str(info.value)
+
+
+def test_sniff() -> None:
+    assert codex.sniff([{"timestamp": "t", "type": "session_meta", "payload": {"id": "x"}}])
+    assert not codex.sniff([{"type": "user", "uuid": "u"}])
+
+
+def test_corpus_local_compaction() -> None:
+    out = corpus("synthetic-local-compaction.jsonl")
+    ((line, rnd),) = compactions(out)
+    assert line == 16
+    (summary,) = rnd["summaries"]
+    assert summary["text"].startswith("Another language model started to solve this problem")
+    assert summary["text"].endswith("Deploy is on a pinned release.")
+    kept = [s for _, r in out[1:] for s in r["spans"]
+            if s["id"] in working_set_after(out, line) and "v4.2.1" in s.get("text", "")]
+    assert [s["id"] for s in kept] == ["line-12"]
+    assert "line-12" not in summary["children"]
+    assert rnd["compaction"]["tokens_before"] == 231900
+
+
+def test_corpus_remote_compaction() -> None:
+    out = corpus("synthetic-remote-compaction.jsonl")
+    ((line, rnd),) = compactions(out)
+    assert line == 5
+    assert rnd["compaction"]["opaque"] is True
+    (summary,) = rnd["summaries"]
+    assert "text" not in summary
+    # nothing else was in the working set: the kept user message is the fold's only
+    # child, and it stays
+    assert summary["children"] == ["line-2"]
+    assert "evicted" not in rnd
