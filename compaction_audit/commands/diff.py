@@ -1,0 +1,88 @@
+"""``compaction-audit diff``: did the inversion onset move between two runs?"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from compaction_audit.commands.audit import Format
+from compaction_audit.commands.common import console_for, fail, write_bytes
+from compaction_audit.errors import AuditError, UsageError
+
+
+class NewSeverity(StrEnum):
+    """Lowest severity of a new finding that fails ``--fail-on-new``."""
+
+    error = "error"
+    warning = "warning"
+    info = "info"
+
+
+def diff_command(
+    baseline: Annotated[str, typer.Argument(help="The reference run's log ('-' for stdin).",
+                                            show_default=False)],
+    candidate: Annotated[str, typer.Argument(help="The run to compare with it.",
+                                             show_default=False)],
+    fmt: Annotated[Format, typer.Option("--format", "-f", help="Report format.")]
+    = Format.text,
+    output: Annotated[Path | None, typer.Option("--output", "-o",
+                                                help="Write the report to this file.")] = None,
+    fail_if_onset_earlier: Annotated[int | None, typer.Option(
+        min=0, metavar="N",
+        help="Exit 1 when the candidate's inversion onset is earlier than the baseline's "
+             "by more than N rounds, or appears where the baseline had none.")] = None,
+    fail_on_new: Annotated[NewSeverity | None, typer.Option(
+        help="Exit 1 when a new finding is at or above this severity.")] = None,
+    lenient: Annotated[bool, typer.Option(
+        "--lenient", help="Skip bad records (counted and reported) instead of stopping.")]
+    = False,
+    window: Annotated[int | None, typer.Option(
+        help="Compare round t with t-WINDOW for 'fell' and 'rose' [default: 1].")] = None,
+    sustain: Annotated[int | None, typer.Option(
+        help="Rounds a boundary condition must hold before it fires [default: 1].")] = None,
+    set_: Annotated[list[str] | None, typer.Option(
+        "--set", "-s", metavar="NAME=VALUE",
+        help="Override a threshold for both runs, e.g. --set sustain_onset=2.")] = None,
+) -> None:
+    """Compare two runs: onsets side by side, the series aligned by round, and the
+    findings that are new, resolved or persisting.
+
+    Exit 0 when no gate fails, 1 when one does, 2 for bad input or usage.
+    """
+    from compaction_audit.api import audit
+    from compaction_audit.diff import diff_reports, gate
+    from compaction_audit.settings import Settings, parse_assignments
+
+    try:
+        if baseline == "-" and candidate == "-":
+            raise UsageError("baseline and candidate cannot both be standard input")
+        values: dict[str, object] = dict(parse_assignments(set_ or []))
+        if window is not None:
+            values["window"] = window
+        if sustain is not None:
+            values["sustain"] = sustain
+        settings = Settings().with_values(values)
+        base = audit(baseline, settings, lenient=lenient)
+        cand = audit(candidate, settings, lenient=lenient)
+    except AuditError as exc:
+        fail(str(exc))
+    diff = diff_reports(base, cand)
+    new = fail_on_new.value if fail_on_new is not None else None
+    reasons = gate(diff, fail_if_onset_earlier, new)
+    gates = {"fail_if_onset_earlier": fail_if_onset_earlier, "fail_on_new": new}
+    if fmt is Format.json:
+        from compaction_audit.report.diff_render import render_diff_json
+
+        write_bytes(render_diff_json(diff, gates, reasons), output)
+    else:
+        from compaction_audit.report.diff_render import diff_renderable, verdict_text
+
+        console = console_for(output)
+        console.print(diff_renderable(diff, gates, reasons))
+        console.print(verdict_text(diff, reasons), soft_wrap=True)
+        if output is not None:
+            console.file.close()
+    raise typer.Exit(1 if reasons else 0)

@@ -1,0 +1,324 @@
+"""Compare two audited runs: onsets, the aligned series, and findings (``diff``).
+
+Pure: takes two :class:`SessionReport` objects and returns a :class:`RunDiff`; the
+renderers (:mod:`compaction_audit.report.diff_render`) and the command print it.
+
+- Onsets (spec rules.md, "Onsets"): inversion onset, inversion boundary, the round at
+  which summary tokens first exceed raw tokens, and the first round of every rule, side
+  by side, with the delta in rounds and a verdict word (:data:`VERDICTS`).  None (no
+  onset) counts as later than any round.  Seed 000, "What Was Observed": removing the
+  recency decay moved the inversion onset from round 12 to round 19 ("later", +7).
+- Series: the quantities of :data:`SERIES_COLUMNS` (plus any ``recall_debt*`` column)
+  joined on the round number (full join: a round missing on one side is null there).
+- Findings: grouped into comparable units with a stable identity, see
+  :func:`finding_units`, and classified new / resolved / persisting.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import polars as pl
+
+from compaction_audit.report.model import SessionReport
+from compaction_audit.rules import RULES, Finding, Severity
+
+SERIES_COLUMNS = ("raw_ratio", "distinct_source_spans", "query_cosine_retained",
+                  "summary_depth_max")
+"""Series quantities compared side by side; ``recall_debt*`` columns are added when a
+run's series has them."""
+
+ONSET_KEYS = ("inversion_onset", "inversion_boundary", "summary_majority")
+"""The session-level onsets, compared before the per-rule first rounds."""
+
+VERDICTS = ("earlier", "later", "unchanged", "appeared", "disappeared")
+"""Verdict words of one onset row (candidate compared with baseline)."""
+
+FLOAT_TOLERANCE = 1e-9
+"""Two float series values closer than this are equal (ratios, scores)."""
+
+
+@dataclass(frozen=True)
+class OnsetDelta:
+    """One onset side by side: rounds (None: none), ``delta`` = candidate - baseline in
+    rounds (None unless both are rounds), ``verdict`` one of :data:`VERDICTS`.
+    ``kind`` is ``"onset"`` (inversion onset, boundary, summary majority) or ``"rule"``
+    (first round of the rule named ``name``)."""
+
+    name: str
+    kind: str
+    baseline: int | None
+    candidate: int | None
+    delta: int | None
+    verdict: str
+
+
+@dataclass(frozen=True)
+class Occurrence:
+    """A finding unit in one run: first and last round, number of rounds it fired at,
+    the line of its first round, the highest severity, the first message."""
+
+    first_round: int
+    last_round: int
+    rounds: int
+    line: int
+    severity: Severity
+    message: str
+
+
+@dataclass(frozen=True)
+class FindingDelta:
+    """One finding unit compared across runs.
+
+    ``identity`` is ``(code, key)`` with ``key`` ``"entity:<id>"`` or ``"episode:<n>"``
+    (see :func:`finding_units`); ``status`` is ``new``, ``resolved`` or ``persisting``;
+    ``baseline``/``candidate`` are None on the side where it does not occur.
+    """
+
+    code: str
+    rule: str
+    key: str
+    status: str
+    baseline: Occurrence | None
+    candidate: Occurrence | None
+
+    @property
+    def severity(self) -> Severity:
+        """The candidate's severity when it occurs there, else the baseline's."""
+        occ = self.candidate or self.baseline
+        assert occ is not None
+        return occ.severity
+
+
+@dataclass
+class RunDiff:
+    """The comparison of ``candidate`` with ``baseline``.
+
+    ``onsets``: one :class:`OnsetDelta` per onset and per rule (registered rules by
+    code, then any other rule that fired).  ``series``: one row per round present in
+    either run, sorted by round, columns ``round``, then ``<q>_baseline``,
+    ``<q>_candidate`` for each quantity in ``quantities``, then ``in_baseline``,
+    ``in_candidate`` and ``diverges`` (booleans).  ``findings``: one
+    :class:`FindingDelta` per unit, ordered by code then first round.
+    """
+
+    baseline: SessionReport
+    candidate: SessionReport
+    onsets: list[OnsetDelta]
+    quantities: list[str]
+    series: pl.DataFrame
+    findings: list[FindingDelta]
+
+    def onset(self, name: str) -> OnsetDelta:
+        """The row named ``name`` (e.g. ``"inversion_onset"`` or a rule name)."""
+        return next(o for o in self.onsets if o.name == name)
+
+    def by_status(self, status: str) -> list[FindingDelta]:
+        """Finding units with ``status`` (new, resolved or persisting)."""
+        return [f for f in self.findings if f.status == status]
+
+    @property
+    def diverging_rounds(self) -> list[int]:
+        """Round numbers at which a compared quantity differs or one run lacks the round."""
+        return [int(r) for r in self.series.filter("diverges")["round"]]
+
+    @property
+    def changed(self) -> bool:
+        """False when onsets, findings and series are all the same: "no change"."""
+        return (any(o.verdict != "unchanged" for o in self.onsets)
+                or any(f.status != "persisting" for f in self.findings)
+                or bool(self.diverging_rounds))
+
+    def headline(self) -> str:
+        """A one-line plain verdict: ``no change``, or the inversion onset's move and
+        the finding counts."""
+        if not self.changed:
+            return "no change"
+        o = self.onset("inversion_onset")
+        parts = [f"inversion onset {o.verdict}: {describe(o)}"]
+        counts = {s: len(self.by_status(s)) for s in ("new", "resolved", "persisting")}
+        parts.append(", ".join(f"{n} {s}" for s, n in counts.items()) + " finding(s)")
+        if self.diverging_rounds:
+            parts.append(f"series differ at {len(self.diverging_rounds)} round(s)")
+        return "; ".join(parts)
+
+
+def describe(o: OnsetDelta) -> str:
+    """``round 12 -> round 19 (+7 rounds)`` or ``none -> round 8`` for one onset row."""
+    def side(v: int | None) -> str:
+        return "none" if v is None else f"round {v}"
+
+    text = f"{side(o.baseline)} -> {side(o.candidate)}"
+    if o.delta:
+        text += f" ({o.delta:+d} round{'s' if abs(o.delta) != 1 else ''})"
+    return text
+
+
+def verdict(baseline: int | None, candidate: int | None) -> str:
+    """The verdict word for one onset, candidate against baseline (None: no onset,
+    later than any round): appeared, disappeared, earlier, later or unchanged."""
+    if baseline is None and candidate is not None:
+        return "appeared"
+    if baseline is not None and candidate is None:
+        return "disappeared"
+    if baseline is None or candidate is None or baseline == candidate:
+        return "unchanged"
+    return "earlier" if candidate < baseline else "later"
+
+
+def compare_onsets(base: dict[str, Any], cand: dict[str, Any]) -> list[OnsetDelta]:
+    """Onset rows from two ``SessionReport.onsets`` dicts (spec rules.md, "Onsets"):
+    :data:`ONSET_KEYS` first, then the first round of every registered rule (by code)
+    and of any other rule that fired in either run."""
+    names = [(k, "onset") for k in ONSET_KEYS]
+    rule_names = [cls.name for _, cls in sorted(RULES.items())]
+    fired = set(base.get("first_round", {})) | set(cand.get("first_round", {}))
+    rule_names += sorted(fired - set(rule_names))
+    names += [(n, "rule") for n in rule_names]
+    rows = []
+    for name, kind in names:
+        source_b = base if kind == "onset" else base.get("first_round", {})
+        source_c = cand if kind == "onset" else cand.get("first_round", {})
+        b, c = source_b.get(name), source_c.get(name)
+        delta = c - b if b is not None and c is not None else None
+        rows.append(OnsetDelta(name, kind, b, c, delta, verdict(b, c)))
+    return rows
+
+
+def quantities(base: SessionReport, cand: SessionReport) -> list[str]:
+    """:data:`SERIES_COLUMNS` plus every ``recall_debt*`` column of either series."""
+    debt = {c for r in (base, cand) for c in r.series.columns if c.startswith("recall_debt")}
+    return [*SERIES_COLUMNS, *sorted(debt)]
+
+
+def _side(r: SessionReport, cols: list[str], suffix: str) -> pl.DataFrame:
+    frame = r.series
+    exprs = [pl.col("round").cast(pl.Int64)]
+    for c in cols:
+        expr = pl.col(c) if c in frame.columns else pl.lit(None)
+        exprs.append(expr.alias(f"{c}{suffix}"))
+    exprs.append(pl.lit(True).alias(f"in{suffix}"))
+    return frame.select(exprs)
+
+
+def _differs(a: pl.Expr, b: pl.Expr) -> pl.Expr:
+    """Null-aware inequality; floats within :data:`FLOAT_TOLERANCE` are equal."""
+    one_null = a.is_null() != b.is_null()
+    far = (a.cast(pl.Float64) - b.cast(pl.Float64)).abs() > FLOAT_TOLERANCE
+    return one_null | far.fill_null(False)
+
+
+def align_series(base: SessionReport, cand: SessionReport, cols: list[str]) -> pl.DataFrame:
+    """The two series joined on ``round`` (full outer join, sorted by round); see
+    :class:`RunDiff` for the columns.  A round missing on one side is null there."""
+    joined = (_side(base, cols, "_baseline")
+              .join(_side(cand, cols, "_candidate"), on="round", how="full", coalesce=True)
+              .sort("round"))
+    present = [pl.col(f"in{s}").fill_null(False) for s in ("_baseline", "_candidate")]
+    diverges = ~(present[0] & present[1])
+    for c in cols:
+        diverges = diverges | _differs(pl.col(f"{c}_baseline"), pl.col(f"{c}_candidate"))
+    return joined.with_columns(present[0].alias("in_baseline"),
+                               present[1].alias("in_candidate"),
+                               diverges.alias("diverges"))
+
+
+def finding_units(r: SessionReport) -> dict[tuple[str, str], Occurrence]:
+    """Group one run's findings into units keyed by a stable identity.
+
+    - A finding with an ``entity`` belongs to the unit ``(code, "entity:<entity>")``:
+      every round at which that rule fired about that item.
+    - Otherwise to ``(code, "episode:<n>")``: the n-th (1-based) episode of that rule,
+      an episode being a run of findings of the rule at consecutive round records
+      (consecutive in the log, so skipped round numbers do not split an episode).
+
+    Episodes are matched by ordinal, not by first round, so an episode that moved (the
+    same inversion, a few rounds later) persists rather than counting as one new and
+    one resolved; the move shows in the onset rows.  A run diffed with itself gives
+    only persisting units.
+    """
+    position = {int(n): i for i, n in enumerate(r.series["round"])}
+    by_entity: dict[tuple[str, str], list[Finding]] = {}
+    plain: dict[str, list[Finding]] = {}
+    for f in r.findings:
+        if f.entity is not None:
+            by_entity.setdefault((f.code, f"entity:{f.entity}"), []).append(f)
+        else:
+            plain.setdefault(f.code, []).append(f)
+    units = {key: _occurrence(fs) for key, fs in by_entity.items()}
+    for code, fs in plain.items():
+        fs.sort(key=lambda f: f.round)
+        episodes: list[list[Finding]] = []
+        last: int | None = None
+        for f in fs:
+            pos = position.get(f.round)
+            if last is None or pos is None or pos - last > 1:
+                episodes.append([])
+            episodes[-1].append(f)
+            last = pos
+        for n, episode in enumerate(episodes, 1):
+            units[(code, f"episode:{n}")] = _occurrence(episode)
+    return units
+
+
+def _occurrence(fs: list[Finding]) -> Occurrence:
+    fs = sorted(fs, key=lambda f: f.round)
+    rounds = sorted({f.round for f in fs})
+    worst = max((f.severity for f in fs), key=lambda s: s.rank)
+    return Occurrence(rounds[0], rounds[-1], len(rounds), fs[0].line, worst, fs[0].message)
+
+
+def compare_findings(base: SessionReport, cand: SessionReport) -> list[FindingDelta]:
+    """Finding units of both runs classified new (candidate only), resolved (baseline
+    only) or persisting (both), ordered by code, then first round."""
+    names = {f.code: f.rule for f in (*base.findings, *cand.findings)}
+    b, c = finding_units(base), finding_units(cand)
+    out = []
+    for key in b.keys() | c.keys():
+        status = "persisting" if key in b and key in c else "new" if key in c else "resolved"
+        out.append(FindingDelta(key[0], names[key[0]], key[1], status, b.get(key), c.get(key)))
+
+    def order(d: FindingDelta) -> tuple[str, int, str]:
+        occ = d.baseline or d.candidate
+        assert occ is not None
+        return d.code, occ.first_round, d.key
+
+    return sorted(out, key=order)
+
+
+def diff_reports(base: SessionReport, cand: SessionReport) -> RunDiff:
+    """Compare ``cand`` with ``base`` (both audited with the same settings)."""
+    cols = quantities(base, cand)
+    return RunDiff(base, cand, compare_onsets(base.onsets, cand.onsets), cols,
+                   align_series(base, cand, cols), compare_findings(base, cand))
+
+
+def gate(diff: RunDiff, fail_if_onset_earlier: int | None,
+         fail_on_new: str | None) -> list[str]:
+    """The reasons the diff fails its gates; empty when it passes.
+
+    ``fail_if_onset_earlier`` (rounds, >= 0): fail when the candidate's inversion onset
+    is earlier than the baseline's by more than that many rounds, or appears where the
+    baseline had none.  ``fail_on_new`` (error, warning or info): fail when a new
+    finding unit is at or above that severity.
+    """
+    reasons = []
+    o = diff.onset("inversion_onset")
+    if fail_if_onset_earlier is not None and o.candidate is not None:
+        if o.baseline is None:
+            reasons.append(f"inversion onset appeared at round {o.candidate} "
+                           "(baseline had none)")
+        elif o.baseline - o.candidate > fail_if_onset_earlier:
+            reasons.append(f"inversion onset earlier by {o.baseline - o.candidate} round(s) "
+                           f"(round {o.baseline} -> {o.candidate}; allowed "
+                           f"{fail_if_onset_earlier})")
+    if fail_on_new is not None:
+        floor = Severity(fail_on_new).rank
+        new = [f for f in diff.by_status("new") if f.severity.rank >= floor]
+        if new:
+            shown = ", ".join(f"{f.code} {f.rule} ({f.key})" for f in new[:5])
+            more = f" and {len(new) - 5} more" if len(new) > 5 else ""
+            reasons.append(f"{len(new)} new finding(s) at or above {fail_on_new}: "
+                           f"{shown}{more}")
+    return reasons

@@ -1,0 +1,246 @@
+"""Render a :class:`~compaction_audit.diff.RunDiff`: rich terminal view and JSON.
+
+JSON shape (see docs/diff.md)::
+
+    {"tool": {...}, "kind": "diff",
+     "baseline": {"path", "session_id", "rounds", "first_round", "last_round"},
+     "candidate": {...}, "settings": {...},
+     "verdict": "no change" | "<headline>", "changed": bool,
+     "onsets": [{"name", "kind", "baseline", "candidate", "delta", "verdict"}, ...],
+     "series": {"quantities": [...], "diverging_rounds": [...],
+                "rows": [{"round", "<q>_baseline", "<q>_candidate", ...,
+                          "in_baseline", "in_candidate", "diverges"}, ...]},
+     "findings": {"counts": {"new", "resolved", "persisting"},
+                  "new": [<unit>], "resolved": [<unit>], "persisting": [<unit>]},
+     "gates": {"fail_if_onset_earlier", "fail_on_new", "passed", "reasons": [...]}}
+
+with ``<unit>`` = ``{"code", "rule", "key", "severity", "baseline": <occ>|null,
+"candidate": <occ>|null}`` and ``<occ>`` = ``{"first_round", "last_round", "rounds",
+"line", "severity", "message"}``.  Untrusted text goes through :func:`terminal.t`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import orjson
+from rich.console import Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+
+from compaction_audit.diff import FindingDelta, Occurrence, OnsetDelta, RunDiff
+from compaction_audit.report.json_report import TOOL
+from compaction_audit.report.model import SessionReport
+from compaction_audit.report.terminal import SEVERITY_STYLE, sparkline, t
+from compaction_audit.rules import RULES
+from compaction_audit.rules.base import fmt
+
+MAX_ROWS = 15
+"""Diverging rounds and persisting findings shown in the terminal (JSON has all)."""
+
+VERDICT_STYLE = {"earlier": "bold red", "appeared": "bold red", "later": "green",
+                 "disappeared": "green", "unchanged": "dim"}
+HEADLINE_STYLE = {"earlier": "bold red", "appeared": "bold red", "later": "bold green",
+                  "disappeared": "bold green", "unchanged": "bold yellow"}
+STATUSES = ("new", "resolved", "persisting")
+_CODES = {cls.name: code for code, cls in RULES.items()}
+
+
+# ---------------------------------------------------------------------------- JSON
+
+def _run(r: SessionReport) -> dict[str, Any]:
+    rounds = r.series["round"]
+    return {"path": r.path, "session_id": r.header.session_id, "rounds": r.n_rounds,
+            "first_round": int(rounds[0]) if len(rounds) else None,
+            "last_round": int(rounds[-1]) if len(rounds) else None}
+
+
+def _occ(o: Occurrence | None) -> dict[str, Any] | None:
+    if o is None:
+        return None
+    return {**dataclasses.asdict(o), "severity": o.severity.value}
+
+
+def _unit(f: FindingDelta) -> dict[str, Any]:
+    return {"code": f.code, "rule": f.rule, "key": f.key, "severity": f.severity.value,
+            "baseline": _occ(f.baseline), "candidate": _occ(f.candidate)}
+
+
+def diff_dict(diff: RunDiff, gates: dict[str, Any] | None = None,
+              reasons: list[str] | None = None) -> dict[str, Any]:
+    """The diff as a JSON-able dict (see the module docstring); ``gates`` holds the
+    gate options given (None when unset), ``reasons`` what :func:`gate` returned."""
+    reasons = reasons or []
+    findings: dict[str, Any] = {"counts": {s: len(diff.by_status(s)) for s in STATUSES}}
+    for s in STATUSES:
+        findings[s] = [_unit(f) for f in diff.by_status(s)]
+    return {
+        "tool": TOOL, "kind": "diff",
+        "baseline": _run(diff.baseline), "candidate": _run(diff.candidate),
+        "settings": dataclasses.asdict(diff.baseline.settings),
+        "verdict": diff.headline(), "changed": diff.changed,
+        "onsets": [dataclasses.asdict(o) for o in diff.onsets],
+        "series": {"quantities": diff.quantities, "diverging_rounds": diff.diverging_rounds,
+                   "rows": diff.series.to_dicts()},
+        "findings": findings,
+        "gates": {"fail_if_onset_earlier": None, "fail_on_new": None, **(gates or {}),
+                  "passed": not reasons, "reasons": reasons},
+    }
+
+
+def render_diff_json(diff: RunDiff, gates: dict[str, Any] | None = None,
+                     reasons: list[str] | None = None) -> bytes:
+    """:func:`diff_dict` as indented JSON bytes, newline-terminated."""
+    return orjson.dumps(diff_dict(diff, gates, reasons), option=orjson.OPT_INDENT_2) + b"\n"
+
+
+# ------------------------------------------------------------------------ terminal
+
+def _runs(diff: RunDiff) -> RenderableType:
+    grid = Table.grid(padding=(0, 2))
+    grid.add_column(style="bold")
+    grid.add_column()
+    for label, r in (("baseline", diff.baseline), ("candidate", diff.candidate)):
+        info = _run(r)
+        span = (f"round {info['first_round']}..{info['last_round']}" if info["rounds"]
+                else "no rounds")
+        grid.add_row(label, Text.assemble(t(r.path), f"  ({info['rounds']} rounds, {span})"))
+    return grid
+
+
+def _onset_label(o: OnsetDelta) -> str:
+    if o.kind == "onset":
+        return o.name.replace("_", " ")
+    code = _CODES.get(o.name)
+    return f"first {code} {o.name}" if code else f"first {o.name}"
+
+
+def _round(value: int | None) -> str:
+    return "none" if value is None else str(value)
+
+
+def onsets_table(diff: RunDiff) -> RenderableType:
+    """Onsets and first rounds side by side with delta (rounds) and verdict."""
+    table = Table(title="Onsets (round; none = never, later than any round)",
+                  title_justify="left", show_edge=False)
+    for col in ("", "baseline", "candidate", "delta", "verdict"):
+        table.add_column(col, justify="left" if col in ("", "verdict") else "right")
+    for o in diff.onsets:
+        delta = "" if o.delta is None else f"{o.delta:+d}"
+        table.add_row(t(_onset_label(o)), _round(o.baseline), _round(o.candidate), delta,
+                      Text(o.verdict, style=VERDICT_STYLE[o.verdict]))
+    return table
+
+
+def sparklines(diff: RunDiff) -> RenderableType:
+    """Both runs' series as sparklines on one scale per quantity, aligned by round."""
+    grid = Table.grid(padding=(0, 2))
+    grid.add_column(style="bold")
+    grid.add_column()
+    grid.add_column(no_wrap=True, overflow="crop")
+    grid.add_column()
+    frame = diff.series
+    for q in diff.quantities:
+        b, c = frame[f"{q}_baseline"].to_list(), frame[f"{q}_candidate"].to_list()
+        line = sparkline([*b, *c])
+        for label, part, values in (("baseline", line[:len(b)], b),
+                                    ("candidate", line[len(b):], c)):
+            known = [v for v in values if v is not None]
+            ends = f"{fmt(known[0])} -> {fmt(known[-1])}" if known else "unknown"
+            grid.add_row(q if label == "baseline" else "", label, part, ends)
+    return grid
+
+
+def _cell(row: dict[str, Any], q: str, side: str) -> str:
+    return fmt(row[f"{q}_{side}"]) if row[f"in_{side}"] else "-"
+
+
+def divergence_table(diff: RunDiff) -> RenderableType:
+    """The first :data:`MAX_ROWS` rounds at which the runs differ (baseline -> candidate;
+    ``-``: the run has no such round)."""
+    rounds = diff.diverging_rounds
+    if not rounds:
+        return Text("The series are identical at every round.", style="green")
+    table = Table(title=f"Rounds where the series diverge ({len(rounds)}; baseline -> "
+                        "candidate, - = no such round)", title_justify="left",
+                  show_edge=False)
+    table.add_column("round", justify="right")
+    for q in diff.quantities:
+        table.add_column(q, justify="right")
+    for row in diff.series.filter("diverges").head(MAX_ROWS).iter_rows(named=True):
+        cells = []
+        for q in diff.quantities:
+            b, c = _cell(row, q, "baseline"), _cell(row, q, "candidate")
+            cells.append(b if b == c else f"{b} -> {c}")
+        table.add_row(str(row["round"]), *cells)
+    parts: list[RenderableType] = [table]
+    if len(rounds) > MAX_ROWS:
+        parts.append(Text(f"... and {len(rounds) - MAX_ROWS} more round(s); "
+                          "--format json has the full aligned table", style="dim"))
+    return Group(*parts)
+
+
+def _where(o: Occurrence) -> str:
+    if o.rounds == 1:
+        return f"round {o.first_round} (line {o.line})"
+    return f"rounds {o.first_round}-{o.last_round} ({o.rounds} rounds, line {o.line})"
+
+
+def findings_section(diff: RunDiff) -> RenderableType:
+    """New and resolved finding units in full, persisting ones one line each."""
+    parts: list[RenderableType] = []
+    for status in STATUSES:
+        units = diff.by_status(status)
+        parts.append(Text(f"{status.capitalize()} ({len(units)})", style="bold"))
+        shown = units if status != "persisting" else units[:MAX_ROWS]
+        for f in shown:
+            sev = f.severity.value
+            head = Text.assemble(("  " + f"{sev.upper():<8}", SEVERITY_STYLE[sev]),
+                                 (f"{f.code} {f.rule} ", "bold"), t(f.key))
+            if f.baseline and f.candidate:
+                head.append(f"  baseline {_where(f.baseline)}, candidate "
+                            f"{_where(f.candidate)}")
+                parts.append(head)
+                continue
+            occ = f.candidate or f.baseline
+            assert occ is not None
+            head.append(f"  {_where(occ)}")
+            parts += [head, Text.assemble("      ", t(occ.message))]
+        if len(units) > len(shown):
+            parts.append(Text(f"  ... and {len(units) - len(shown)} more", style="dim"))
+    return Group(*parts)
+
+
+def gates_section(gates: dict[str, Any] | None, reasons: list[str]) -> RenderableType:
+    """Which gates were set, and why they failed."""
+    set_ = {k: v for k, v in (gates or {}).items() if v is not None}
+    if not set_:
+        return Text("No gates set (--fail-if-onset-earlier, --fail-on-new).", style="dim")
+    given = ", ".join(f"--{k.replace('_', '-')} {v}" for k, v in set_.items())
+    if not reasons:
+        return Text(f"Gates passed ({given}).", style="green")
+    lines: list[RenderableType] = [Text(f"Gates FAILED ({given}):", style="bold red")]
+    lines += [Text.assemble("  ", t(r)) for r in reasons]
+    return Group(*lines)
+
+
+def verdict_text(diff: RunDiff, reasons: list[str] | None = None) -> Text:
+    """The one-line verdict (:meth:`RunDiff.headline`), red when a gate failed or the
+    inversion onset came earlier or appeared, green when it moved later or vanished.
+    Print it with ``soft_wrap=True`` so that it stays one line."""
+    verdict = diff.onset("inversion_onset").verdict
+    style = HEADLINE_STYLE[verdict] if diff.changed else "bold green"
+    return Text(diff.headline(), style="bold red" if reasons else style)
+
+
+def diff_renderable(diff: RunDiff, gates: dict[str, Any] | None = None,
+                    reasons: list[str] | None = None) -> RenderableType:
+    """The terminal view of a diff, up to the gates; :func:`verdict_text` follows it."""
+    return Group(
+        Text("compaction-audit diff", style="bold underline"), _runs(diff), Text(""),
+        onsets_table(diff), Text(""),
+        Text("Series (aligned by round, one scale per quantity)", style="bold"),
+        sparklines(diff), Text(""), divergence_table(diff), Text(""),
+        Text("Findings", style="bold"), findings_section(diff), Text(""),
+        gates_section(gates, reasons or []), Text(""))

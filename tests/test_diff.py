@@ -1,0 +1,315 @@
+"""``diff``: onsets side by side, aligned series, finding identity, gates, exit codes.
+
+Every log here comes from :func:`make_log`, whose onsets follow by hand:
+
+- round record 0 brings spans a0..a11 (10 tokens each) and the summaries m1 = [a0]
+  (5 tokens, depth 1) and m2 = [m1] (5 tokens, or 400 when ``heavy``; depth 2), all
+  retained with salience 0.50, so ``summary_depth_max`` is 2 at every round and the
+  session cap (``max_depth`` 3) is never reached: no depth-pin;
+- at each record index in ``signature`` one span is evicted (a11 first) and every
+  salience rises by 0.01: ``distinct_source_spans`` falls, ``query_cosine_retained``
+  rises; three such records in a row make the inversion onset at the first of them;
+- at ``silent_drop`` one more span leaves the retained list unlisted: a silent-drop
+  warning (spans fall, salience flat: not the signature);
+- light (m2 = 5 tokens): raw_ratio >= 90/100 everywhere, so no raw-ratio rule fires;
+  heavy (m2 = 400): raw_ratio = 120/525 < 0.25 from round 0, so summary-majority fires
+  at record 0, salience-inversion at the signature records, compaction-drift at the
+  others.
+
+Round record t is on line t + 2 (the session record is line 1); its round number is
+``step * t``.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from compaction_audit.api import audit
+from compaction_audit.commands.diff import diff_command
+from compaction_audit.diff import diff_reports, gate, verdict
+
+APP = typer.Typer(pretty_exceptions_enable=False)
+APP.command("diff")(diff_command)
+
+
+@APP.command("noop")
+def _noop() -> None:
+    """A second command, so that ``diff`` stays a subcommand."""
+
+
+RUNNER = CliRunner()
+
+
+def make_log(path: Path, n: int = 10, signature: tuple[int, ...] = (), heavy: bool = False,
+             silent_drop: int | None = None, step: int = 1) -> str:
+    """Write the log described in the module docstring; returns its path."""
+    spans = [f"a{i}" for i in range(12)]
+    evictable = spans[1:]
+    records: list[dict[str, Any]] = [
+        {"type": "session", "schema": "compaction-audit/1", "max_depth": 3}]
+    ws: list[str] = []
+    salience = 0.50
+    for t in range(n):
+        rec: dict[str, Any] = {"type": "round", "round": step * t}
+        if t == 0:
+            rec["spans"] = [{"id": s, "tokens": 10} for s in spans]
+            rec["summaries"] = [{"id": "m1", "tokens": 5, "children": ["a0"]},
+                                {"id": "m2", "tokens": 400 if heavy else 5,
+                                 "children": ["m1"]}]
+            ws = [*spans, "m1", "m2"]
+        if t in signature:
+            gone = evictable.pop()
+            ws.remove(gone)
+            rec["evicted"] = [gone]
+            salience = round(salience + 0.01, 2)
+        if t == silent_drop:
+            ws.remove(evictable.pop())
+        rec["retained"] = [[i, salience] for i in ws]
+        records.append(rec)
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    return str(path)
+
+
+def run(*args: str) -> Any:
+    return RUNNER.invoke(APP, ["diff", *args])
+
+
+# ------------------------------------------------------------------ verdict words
+
+@pytest.mark.parametrize(("b", "c", "word"), [
+    (12, 19, "later"), (19, 12, "earlier"), (7, 7, "unchanged"), (None, None, "unchanged"),
+    (None, 4, "appeared"), (4, None, "disappeared")])
+def test_verdict_words(b: int | None, c: int | None, word: str) -> None:
+    assert verdict(b, c) == word
+
+
+# ------------------------------------------------------------------ same run
+
+@pytest.mark.parametrize("heavy", [False, True])
+def test_run_with_itself_is_no_change(tmp_path: Path, heavy: bool) -> None:
+    log = make_log(tmp_path / "a.jsonl", signature=(4, 5, 6), heavy=heavy, silent_drop=8)
+    d = diff_reports(audit(log), audit(log))
+    assert d.headline() == "no change"
+    assert not d.changed
+    assert d.findings and {f.status for f in d.findings} == {"persisting"}
+    assert all(o.verdict == "unchanged" for o in d.onsets)
+    assert d.onset("inversion_onset").baseline == 4
+    assert d.diverging_rounds == []
+    assert gate(d, 0, "info") == []
+    result = run(log, log, "--fail-if-onset-earlier", "0", "--fail-on-new", "info")
+    assert result.exit_code == 0
+    assert result.stdout.strip().endswith("no change")
+
+
+# ------------------------------------------------------------------ onsets
+
+def test_onset_later_then_earlier_with_gate(tmp_path: Path) -> None:
+    early = make_log(tmp_path / "early.jsonl", n=12, signature=(3, 4, 5))
+    late = make_log(tmp_path / "late.jsonl", n=12, signature=(6, 7, 8))
+    d = diff_reports(audit(early), audit(late))
+    o = d.onset("inversion_onset")
+    assert (o.baseline, o.candidate, o.delta, o.verdict) == (3, 6, 3, "later")
+    assert d.headline().startswith("inversion onset later: round 3 -> round 6 (+3 rounds)")
+    # spans and salience differ from the first eviction of one run to the last of the other
+    assert d.diverging_rounds == [3, 4, 5, 6, 7]
+    assert d.findings == []
+    swapped = diff_reports(audit(late), audit(early))
+    o = swapped.onset("inversion_onset")
+    assert (o.baseline, o.candidate, o.delta, o.verdict) == (6, 3, -3, "earlier")
+    assert gate(swapped, 3, None) == []
+    assert gate(swapped, 2, None) == [
+        "inversion onset earlier by 3 round(s) (round 6 -> 3; allowed 2)"]
+    assert run(late, early, "--fail-if-onset-earlier", "3").exit_code == 0
+    assert run(late, early, "--fail-if-onset-earlier", "2").exit_code == 1
+    assert run(early, late, "--fail-if-onset-earlier", "0").exit_code == 0
+    assert run(late, early).exit_code == 0  # no gate set
+
+
+def test_onset_none_versus_a_round(tmp_path: Path) -> None:
+    none = make_log(tmp_path / "none.jsonl")
+    some = make_log(tmp_path / "some.jsonl", signature=(5, 6, 7))
+    d = diff_reports(audit(none), audit(some))
+    o = d.onset("inversion_onset")
+    assert (o.baseline, o.candidate, o.delta, o.verdict) == (None, 5, None, "appeared")
+    assert gate(d, 100, None) == ["inversion onset appeared at round 5 (baseline had none)"]
+    assert run(none, some, "--fail-if-onset-earlier", "0").exit_code == 1
+    back = diff_reports(audit(some), audit(none))
+    o = back.onset("inversion_onset")
+    assert (o.baseline, o.candidate, o.delta, o.verdict) == (5, None, None, "disappeared")
+    assert gate(back, 0, "info") == []
+    assert run(some, none, "--fail-if-onset-earlier", "0").exit_code == 0
+
+
+def test_equal_onsets_and_a_finding_that_appears_or_resolves(tmp_path: Path) -> None:
+    clean = make_log(tmp_path / "clean.jsonl", signature=(4, 5, 6))
+    dropped = make_log(tmp_path / "dropped.jsonl", signature=(4, 5, 6), silent_drop=8)
+    d = diff_reports(audit(clean), audit(dropped))
+    o = d.onset("inversion_onset")
+    assert (o.baseline, o.candidate, o.delta, o.verdict) == (4, 4, 0, "unchanged")
+    first = d.onset("silent-drop")
+    assert (first.baseline, first.candidate, first.verdict) == (None, 8, "appeared")
+    [new] = d.by_status("new")
+    assert (new.code, new.rule, new.key, new.severity.value) == (
+        "CA202", "silent-drop", "episode:1", "warning")
+    assert new.baseline is None and new.candidate is not None
+    assert (new.candidate.first_round, new.candidate.rounds, new.candidate.line) == (8, 1, 10)
+    assert d.diverging_rounds == [8, 9]
+    assert run(clean, dropped, "--fail-on-new", "warning").exit_code == 1
+    assert run(clean, dropped, "--fail-on-new", "error").exit_code == 0
+    back = diff_reports(audit(dropped), audit(clean))
+    [resolved] = back.by_status("resolved")
+    assert (resolved.code, resolved.key) == ("CA202", "episode:1")
+    assert back.by_status("new") == []
+    assert run(dropped, clean, "--fail-on-new", "info").exit_code == 0
+
+
+def test_new_inversion_episode(tmp_path: Path) -> None:
+    light = make_log(tmp_path / "light.jsonl", signature=(4, 5, 6))
+    heavy = make_log(tmp_path / "heavy.jsonl", signature=(4, 5, 6), heavy=True)
+    d = diff_reports(audit(light), audit(heavy))
+    assert d.onset("inversion_onset").verdict == "unchanged"
+    b = d.onset("inversion_boundary")
+    assert (b.baseline, b.candidate, b.verdict) == (None, 4, "appeared")
+    m = d.onset("summary_majority")
+    assert (m.baseline, m.candidate, m.verdict) == (None, 0, "appeared")
+    assert [(f.code, f.key, f.severity.value, f.candidate.first_round,
+             f.candidate.last_round) for f in d.by_status("new") if f.candidate] == [
+        ("CA101", "episode:1", "error", 4, 6),
+        ("CA104", "episode:1", "warning", 0, 3),
+        ("CA104", "episode:2", "warning", 7, 9),
+        ("CA105", "episode:1", "info", 0, 0),
+    ]
+    assert gate(d, 0, None) == []
+    [reason] = gate(d, None, "error")
+    assert reason == "1 new finding(s) at or above error: CA101 salience-inversion (episode:1)"
+    assert run(light, heavy, "--fail-on-new", "error").exit_code == 1
+
+
+def test_moved_episode_persists(tmp_path: Path) -> None:
+    """Episodes match by ordinal: the same inversion three rounds later persists."""
+    a = make_log(tmp_path / "a.jsonl", n=12, signature=(3, 4, 5), heavy=True)
+    b = make_log(tmp_path / "b.jsonl", n=12, signature=(6, 7, 8), heavy=True)
+    d = diff_reports(audit(a), audit(b))
+    [inv] = [f for f in d.findings if f.code == "CA101"]
+    assert inv.status == "persisting"
+    assert inv.baseline is not None and inv.candidate is not None
+    assert (inv.baseline.first_round, inv.candidate.first_round) == (3, 6)
+    assert d.onset("inversion_boundary").delta == 3
+    assert run(a, b, "--fail-on-new", "info").exit_code == 0
+
+
+# ------------------------------------------------------------------ alignment
+
+def test_runs_of_different_lengths(tmp_path: Path) -> None:
+    short = make_log(tmp_path / "short.jsonl", n=8)
+    long = make_log(tmp_path / "long.jsonl", n=12)
+    d = diff_reports(audit(short), audit(long))
+    s = d.series
+    assert s["round"].to_list() == list(range(12))
+    assert s["in_baseline"].to_list() == [True] * 8 + [False] * 4
+    assert s["raw_ratio_baseline"].to_list()[8:] == [None] * 4
+    assert s["raw_ratio_candidate"].to_list()[8:] == [120 / 130] * 4
+    assert s["distinct_source_spans_candidate"].to_list() == [12] * 12
+    assert d.diverging_rounds == [8, 9, 10, 11]
+    assert all(o.verdict == "unchanged" for o in d.onsets)
+    assert d.headline() == ("inversion onset unchanged: none -> none; 0 new, 0 resolved, "
+                            "0 persisting finding(s); series differ at 4 round(s)")
+    assert run(short, long, "--fail-if-onset-earlier", "0", "--fail-on-new", "info"
+               ).exit_code == 0
+
+
+def test_join_on_round_number_and_episodes_over_skipped_numbers(tmp_path: Path) -> None:
+    stepped = make_log(tmp_path / "stepped.jsonl", n=10, step=2, signature=(4, 5, 6),
+                       heavy=True)
+    plain = make_log(tmp_path / "plain.jsonl", n=6)
+    d = diff_reports(audit(stepped), audit(plain))
+    assert d.series["round"].to_list() == [0, 1, 2, 3, 4, 5, 6, 8, 10, 12, 14, 16, 18]
+    assert d.series.filter("in_baseline")["round"].to_list() == list(range(0, 20, 2))
+    assert d.onset("inversion_onset").baseline == 8
+    # records 4, 5, 6 are rounds 8, 10, 12: one episode, not three
+    [inv] = [f for f in d.findings if f.code == "CA101"]
+    assert inv.status == "resolved" and inv.baseline is not None
+    assert (inv.baseline.first_round, inv.baseline.last_round, inv.baseline.rounds) == (
+        8, 12, 3)
+
+
+# ------------------------------------------------------------------ CLI
+
+def test_json_output_to_file(tmp_path: Path) -> None:
+    early = make_log(tmp_path / "early.jsonl", n=12, signature=(3, 4, 5))
+    late = make_log(tmp_path / "late.jsonl", n=12, signature=(6, 7, 8))
+    out = tmp_path / "diff.json"
+    result = run(late, early, "--format", "json", "--output", str(out),
+                 "--fail-if-onset-earlier", "0")
+    assert result.exit_code == 1
+    doc = json.loads(out.read_text(encoding="utf-8"))
+    assert doc["kind"] == "diff"
+    assert doc["onsets"][0] == {"name": "inversion_onset", "kind": "onset", "baseline": 6,
+                                "candidate": 3, "delta": -3, "verdict": "earlier"}
+    assert doc["series"]["quantities"] == ["raw_ratio", "distinct_source_spans",
+                                           "query_cosine_retained", "summary_depth_max"]
+    assert len(doc["series"]["rows"]) == 12
+    assert doc["series"]["rows"][4]["distinct_source_spans_baseline"] == 12
+    assert doc["series"]["rows"][4]["distinct_source_spans_candidate"] == 10
+    assert doc["series"]["diverging_rounds"] == [3, 4, 5, 6, 7]
+    assert doc["findings"]["counts"] == {"new": 0, "resolved": 0, "persisting": 0}
+    assert doc["gates"] == {"fail_if_onset_earlier": 0, "fail_on_new": None,
+                            "passed": False, "reasons": [
+                                "inversion onset earlier by 3 round(s) (round 6 -> 3; "
+                                "allowed 0)"]}
+    assert doc["baseline"]["path"] == late and doc["candidate"]["rounds"] == 12
+
+
+def test_text_output_names_rounds_and_delta(tmp_path: Path) -> None:
+    early = make_log(tmp_path / "early.jsonl", n=12, signature=(3, 4, 5))
+    late = make_log(tmp_path / "late.jsonl", n=12, signature=(6, 7, 8))
+    result = run(early, late)
+    assert result.exit_code == 0
+    line = next(x for x in result.stdout.splitlines() if x.strip().startswith("inversion onset"))
+    assert [c.strip() for c in line.split("│")[1:]] == ["3", "6", "+3", "later"]
+    assert result.stdout.strip().splitlines()[-1] == (
+        "inversion onset later: round 3 -> round 6 (+3 rounds); 0 new, 0 resolved, "
+        "0 persisting finding(s); series differ at 5 round(s)")
+
+
+def test_settings_apply_to_both_runs(tmp_path: Path) -> None:
+    a = make_log(tmp_path / "a.jsonl", signature=(5, 6))
+    b = make_log(tmp_path / "b.jsonl", signature=(2, 3))
+    assert run(a, b, "--fail-if-onset-earlier", "0").exit_code == 0  # both none
+    result = run(a, b, "--fail-if-onset-earlier", "0", "--set", "sustain_onset=2",
+                 "--format", "json")
+    assert result.exit_code == 1
+    doc = json.loads(result.stdout)
+    assert doc["onsets"][0]["baseline"] == 5 and doc["onsets"][0]["candidate"] == 2
+    assert doc["settings"]["sustain_onset"] == 2
+
+
+def test_bad_input_and_usage_exit_2(tmp_path: Path) -> None:
+    good = make_log(tmp_path / "good.jsonl")
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"type": "round", "round": 0}\n{"type": "round", "round": \n',
+                   encoding="utf-8")
+    result = run(good, str(bad))
+    assert result.exit_code == 2
+    [line] = result.stderr.splitlines()
+    assert line.startswith(f"compaction-audit: {bad}:2: ")
+    assert run(good, str(tmp_path / "missing.jsonl")).exit_code == 2
+    assert run(good, good, "--set", "nonsense=1").exit_code == 2
+    assert run(good, good, "--fail-on-new", "fatal").exit_code == 2
+    assert run(good, good, "--fail-if-onset-earlier", "-1").exit_code == 2
+    assert run("-", "-").exit_code == 2
+
+
+def test_lenient_applies_to_both(tmp_path: Path) -> None:
+    good = make_log(tmp_path / "good.jsonl")
+    noisy = tmp_path / "noisy.jsonl"
+    noisy.write_text(Path(good).read_text(encoding="utf-8") + '{"type": "mystery"}\n',
+                     encoding="utf-8")
+    assert run(good, str(noisy)).exit_code == 2
+    assert run(good, str(noisy), "--lenient").exit_code == 0
