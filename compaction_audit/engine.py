@@ -5,14 +5,14 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-import polars as pl
-
 from compaction_audit.conditions import conditions
 from compaction_audit.model import Session
 from compaction_audit.onset import onsets
 from compaction_audit.rehydrate import suggestions
 from compaction_audit.report.model import NotEvaluated, SessionReport
+from compaction_audit.recall_report import recall_sections
 from compaction_audit.rules import RULES, Context, Finding, Rule, Severity
+from compaction_audit.rules.recall import recall_of
 from compaction_audit.series import build_series
 from compaction_audit.settings import Settings
 
@@ -47,10 +47,12 @@ def run_rules(ctx: Context, rules: list[Rule],
         if rule.name in REHYDRATE_RULES and rows.height:
             rehydrate = suggestions(ctx.session, ctx.series, rows["ri"].to_list(),
                                     ctx.settings.rehydrate_target)
-        sev = (severity or {}).get(rule.name, rule.severity)
+        override = (severity or {}).get(rule.name)
         for row in rows.iter_rows(named=True):
             ri, number, line = row.pop("ri"), row.pop("round"), row.pop("line")
             entity = row.pop("entity", None)
+            own = row.pop("severity", None)
+            sev = override or (Severity(own) if own else rule.severity)
             if ri in rehydrate:
                 row["rehydrate"] = rehydrate[ri]
             message = row.pop("message", None) or rule.message(row, ctx)
@@ -69,11 +71,12 @@ def audit_session(session: Session, settings: Settings | None = None,
     series = build_series(session)
     ctx = Context(session, series, settings)
     findings, notes = run_rules(ctx, rules if rules is not None else select_rules(), severity)
+    recall = recall_of(ctx)
     return SessionReport(
         path=session.path,
         header=session.header,
         settings=settings,
-        series=series.frame.drop("ri").with_columns(pl.col("line")),
+        series=series.frame.join(recall.debt, on="ri", how="left").sort("ri").drop("ri"),
         findings=findings,
         conditions=conditions(session, series, settings),
         onsets=onsets(ctx, findings),
@@ -81,4 +84,5 @@ def audit_session(session: Session, settings: Settings | None = None,
         skipped=session.skipped,
         compactions=session.compactions,
         source_format=source_format,
+        extra=recall_sections(recall, session),
     )

@@ -124,8 +124,8 @@ def interval_sum(intervals: pl.DataFrame, n_rounds: int, value: pl.Expr | None =
     """
     val = (value if value is not None else pl.lit(1, pl.Int64)).alias("value")
     keys = [by] if by else []
-    up = intervals.select(*keys, pl.col("start").alias("ri"), val)
-    down = intervals.select(*keys, pl.col("end").alias("ri"), -val)
+    up = intervals.select(*keys, pl.col("start").cast(pl.Int64).alias("ri"), val)
+    down = intervals.select(*keys, pl.col("end").cast(pl.Int64).alias("ri"), -val)
     deltas = pl.concat([up, down]).group_by(*keys, "ri").agg(pl.col("value").sum())
     grid = pl.DataFrame({"ri": pl.int_range(0, n_rounds, eager=True, dtype=pl.Int64)})
     if by:

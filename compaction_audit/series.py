@@ -22,7 +22,14 @@ column                        unit    meaning
 ``retained_tokens``           tokens  raw_tokens + summary_tokens
 ``budget_tokens``             tokens  the round's budget (round override, else session)
 ``budget_used``               ratio   retained_tokens / budget_tokens (null: no budget)
+``discriminators_seen``       discr.  distinct discriminators seen in raw spans so far
+``recall_debt``               discr.  of those, recoverable from nothing resolvable
+``recall_debt_fold``          discr.  ... of which a fold dropped
+``recall_debt_eviction``      discr.  ... of which were lost by plain eviction
 ============================  ======  ==================================================
+
+The four recall columns come from :mod:`compaction_audit.recall` and are joined by the
+engine; :func:`build_series` returns the others.
 
 The depth cap for ``rounds_at_max_depth`` is the session's ``max_depth``, else the
 largest ``summary_depth_max`` of the session.
@@ -47,7 +54,8 @@ SPEC_COLUMNS = (
     "summary_depth_max", "rounds_at_max_depth", "distinct_source_spans",
     "query_cosine_retained", "ungrounded_summaries", "items", "raw_items", "summary_items",
     "new_spans", "folds", "evictions", "offloads", "silent_drops", "retained_tokens",
-    "budget_tokens", "budget_used",
+    "budget_tokens", "budget_used", "discriminators_seen", "recall_debt", "recall_debt_fold",
+    "recall_debt_eviction",
 )
 """Columns of the series, in report order (``ri`` is kept first for joins)."""
 
@@ -128,6 +136,6 @@ def build_series(session: Session) -> Series:
             .then(pl.col("retained_tokens") / pl.col("budget_tokens"))
             .otherwise(None).alias("budget_used"))
     )
-    keep = ["ri", *SPEC_COLUMNS, "has_retained",
+    keep = ["ri", *SPEC_COLUMNS[:-4], "has_retained",
             *[c for c in session.rounds.columns if c.startswith("logged_")]]
     return Series(frame.select(keep), closure, ungrounded, cap)

@@ -32,12 +32,19 @@ def test_json_keys_and_findings() -> None:
     assert doc["series"][3]["distinct_source_spans"] == 3
     assert [(f["rule"], f["code"], f["severity"], f["round"], f["line"])
             for f in doc["findings"]] == [
+        ("topic-only-fold", "CA302", "warning", 1, 3),
         ("ungrounded-summary", "CA201", "error", 2, 4),
+        ("silent-discriminating-fold", "CA301", "error", 2, 4),
+        ("recall-floor", "CA303", "error", 2, 4),
         ("logged-mismatch", "CA203", "warning", 3, 5),
+        ("topic-only-fold", "CA302", "warning", 3, 5),
+        ("recall-floor", "CA303", "error", 3, 5),
         ("ungrounded-summary", "CA201", "error", 4, 6),
+        ("recall-floor", "CA303", "error", 4, 6),
     ]
-    assert doc["findings"][0]["values"] == {"summaries": ["m2"], "ungrounded_summaries": 1}
-    assert doc["counts"] == {"info": 0, "warning": 1, "error": 2}
+    assert doc["findings"][1]["values"] == {"summaries": ["m2"], "ungrounded_summaries": 1}
+    assert doc["counts"] == {"info": 0, "warning": 3, "error": 6}
+    assert [r["recall_debt"] for r in doc["series"]] == [0, 0, 5, 5, 10]
     assert doc["session"]["session_id"] == "handwritten-demo"
     assert [c["status"] for c in doc["conditions"]] == ["holds", "holds", "holds"]
 

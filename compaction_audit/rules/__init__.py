@@ -1,6 +1,6 @@
 """The rule registry.  Importing this package registers every rule module."""
 
-from compaction_audit.rules import boundary, provenance  # noqa: F401  (registration)
+from compaction_audit.rules import boundary, provenance, recall  # noqa: F401  (registration)
 from compaction_audit.rules.base import RULES, Context, Finding, Outcome, Rule, Severity
 
 __all__ = ["RULES", "Context", "Finding", "Outcome", "Rule", "Severity"]

@@ -1,0 +1,277 @@
+"""Lossy-recall analysis: what each fold surrendered, recall debt, the recall floor.
+
+Seed 002 ("Core Distinction", "Operational Effect"): a fold that keeps the topic but
+drops the discriminator debits the recall budget.  This module compares every child of
+every fold with the fold's text (:mod:`compaction_audit.discriminators`), then tracks
+each discriminator seen in a raw span over the rounds: it stays *recoverable* while a
+resolvable raw span holds it or a working-set summary's text still states it (spec
+rules.md, "Discriminating spans and folds").
+
+Python touches each fold edge once and each text once (extraction is cached); all
+per-round work is interval arithmetic in Polars, as for reachability.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import polars as pl
+
+from compaction_audit import discriminators as disc
+from compaction_audit.model import Session
+from compaction_audit.reachability import interval_sum, resolvable_end
+from compaction_audit.series import Series
+
+DROP_SCHEMA = pl.List(pl.Struct({"kind": pl.String, "text": pl.String, "norm": pl.String,
+                                 "rank": pl.Int64}))
+FOLD_SCHEMA: dict[str, Any] = {
+    "fold": pl.String, "child": pl.String, "ri": pl.Int64, "line": pl.Int64,
+    "accounted": pl.Boolean, "child_resolvable": pl.Boolean, "check": pl.String,
+    "child_source": pl.String, "dropped": DROP_SCHEMA,
+}
+
+
+@dataclass
+class Recall:
+    """The analysis of one session.
+
+    ``folds``: one row per (fold, child) with the discriminators dropped (schema
+    :data:`FOLD_SCHEMA`; ``check`` is "text", "salience_class" or "not-possible").
+    ``debt``: per round index ``discriminators_seen``, ``recall_debt``,
+    ``recall_debt_fold``, ``recall_debt_eviction`` (counts of distinct discriminators).
+    ``lost``: every discriminator that became unrecoverable, most severe kind first.
+    ``floor``: round index -> spans under the recall floor.  ``disagreements``: spans
+    whose logged ``salience_class`` differs from the auditor's classification.
+    """
+
+    folds: pl.DataFrame
+    debt: pl.DataFrame
+    lost: pl.DataFrame
+    floor: pl.DataFrame
+    disagreements: list[dict[str, Any]] = field(default_factory=list)
+
+
+def _key(d: disc.Discriminator) -> str:
+    return f"{d.kind.value}:{d.norm}"
+
+
+def fold_checks(session: Session) -> pl.DataFrame:
+    """Compare every child of every fold with the fold's text (one row per edge)."""
+    items = session.items
+    text = dict(zip(items["id"], items["text"], strict=True))
+    cls = dict(zip(items["id"], items["salience_class"], strict=True))
+    source = dict(zip(items["id"], items["source"], strict=True))
+    gone = dict(zip(items["id"], items["gone_ri"], strict=True))
+    accounted = dict(zip(items["id"], items["accounting"].is_not_null(), strict=True))
+    rows: dict[str, list[Any]] = {k: [] for k in FOLD_SCHEMA}
+    for fold, child, ri, line in session.edges.iter_rows():
+        fold_text, child_text = text[fold], text[child]
+        if fold_text is not None and child_text is not None:
+            lost = [{"kind": d.kind.value, "text": d.text, "norm": d.norm,
+                     "rank": disc.KIND_RANK[d.kind]} for d in disc.dropped(child_text,
+                                                                           fold_text)]
+            check = "text"
+        else:
+            lost = []
+            check = "salience_class" if cls[child] == "discriminating" else "not-possible"
+        g = gone[child]
+        for key, value in (("fold", fold), ("child", child), ("ri", ri), ("line", line),
+                           ("accounted", accounted[fold]),
+                           ("child_resolvable", g is None or g > ri), ("check", check),
+                           ("child_source", source[child]), ("dropped", lost)):
+            rows[key].append(value)
+    return pl.DataFrame(rows, schema=FOLD_SCHEMA)
+
+
+def _occurrences(session: Session, closure: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """(key, span) for discriminators of raw spans; (key, summary) for summaries whose
+    text still states a discriminator of one of their leaves."""
+    spans = session.items.filter((pl.col("kind") == "span") & pl.col("text").is_not_null())
+    found: dict[str, list[disc.Discriminator]] = {}
+    span_rows: dict[str, list[Any]] = {"key": [], "id": [], "kind": [], "text": [],
+                                       "rank": []}
+    for item, body in zip(spans["id"], spans["text"], strict=True):
+        found[item] = ds = disc.extract(body)
+        for d in ds:
+            span_rows["key"].append(_key(d))
+            span_rows["id"].append(item)
+            span_rows["kind"].append(d.kind.value)
+            span_rows["text"].append(d.text)
+            span_rows["rank"].append(disc.KIND_RANK[d.kind])
+    occ = pl.DataFrame(span_rows, schema={"key": pl.String, "id": pl.String,
+                                          "kind": pl.String, "text": pl.String,
+                                          "rank": pl.Int64})
+    summaries = session.items.filter((pl.col("kind") == "summary")
+                                     & pl.col("text").is_not_null()).select("id", "text")
+    pairs = summaries.join(closure.filter(pl.col("leaf").is_in(list(found))),
+                           left_on="id", right_on="item")
+    kept: dict[str, list[str]] = {"key": [], "id": []}
+    for summary, body, leaf in pairs.select("id", "text", "leaf").iter_rows():
+        for d in found[leaf]:
+            if disc.survives(d, body):
+                kept["key"].append(_key(d))
+                kept["id"].append(summary)
+    held = pl.DataFrame(kept, schema={"key": pl.String, "id": pl.String}).unique()
+    return occ, held
+
+
+def _merge(intervals: pl.DataFrame, by: str) -> pl.DataFrame:
+    """Merge overlapping [start, end) intervals per ``by`` into disjoint ones."""
+    prev_end = pl.col("end").cum_max().shift(1).over(by)
+    return (
+        intervals.sort(by, "start")
+        .with_columns((prev_end.is_null() | (pl.col("start") > prev_end)).cast(pl.Int64)
+                      .cum_sum().alias("_grp"))
+        .group_by(by, "_grp").agg(pl.col("start").min(), pl.col("end").max())
+        .drop("_grp").sort(by, "start")
+    )
+
+
+def analyse(session: Session, series: Series) -> Recall:
+    """Run the whole recall analysis of ``session`` (see :class:`Recall`)."""
+    n = session.n_rounds
+    folds = fold_checks(session)
+    occ, held = _occurrences(session, series.closure)
+    life = session.items.select("id", pl.col("ri").alias("born"),
+                                resolvable_end(session).alias("gone"))
+    recoverable = pl.concat([
+        occ.select("key", "id").unique().join(life, on="id")
+        .select("key", pl.col("born").alias("start"), pl.col("gone").alias("end")),
+        held.join(session.membership, on="id").select("key", "start", "end"),
+    ]).filter(pl.col("start") < pl.col("end"))
+    merged = _merge(recoverable, "key")
+    gaps = (
+        merged.with_columns(pl.col("start").shift(-1).over("key").fill_null(n).alias("next"))
+        .select("key", pl.col("end").alias("start"), pl.col("next").alias("end"))
+        .filter(pl.col("start") < pl.col("end"))
+    )
+    dropped_keys = (
+        folds.filter(pl.col("dropped").list.len() > 0).explode("dropped")
+        .select(pl.col("dropped").struct.field("kind").alias("k"),
+                pl.col("dropped").struct.field("norm").alias("norm"), "fold", "ri", "line",
+                "child")
+        .select((pl.col("k") + ":" + pl.col("norm")).alias("key"), "fold", "ri", "line",
+                "child")
+        .sort("ri").group_by("key", maintain_order=True).first()
+    )
+    gaps = gaps.join(dropped_keys.select("key", pl.lit(True).alias("by_fold")), on="key",
+                     how="left").with_columns(pl.col("by_fold").fill_null(False))
+    first_seen = occ.join(life, on="id").group_by("key").agg(
+        pl.col("born").min().alias("start")).with_columns(pl.lit(n, pl.Int64).alias("end"))
+    debt = (
+        interval_sum(first_seen, n).rename({"value": "discriminators_seen"})
+        .join(interval_sum(gaps, n).rename({"value": "recall_debt"}), on="ri")
+        .join(interval_sum(gaps, n, pl.col("by_fold").cast(pl.Int64))
+              .rename({"value": "recall_debt_fold"}), on="ri")
+        .with_columns((pl.col("recall_debt") - pl.col("recall_debt_fold"))
+                      .alias("recall_debt_eviction"))
+        .sort("ri")
+    )
+    lost = _lost_table(session, occ, gaps, dropped_keys)
+    floor = _floor(session, series, occ, held, life)
+    return Recall(folds, debt, lost, floor, _disagreements(session, occ))
+
+
+def _lost_table(session: Session, occ: pl.DataFrame, gaps: pl.DataFrame,
+                dropped_keys: pl.DataFrame) -> pl.DataFrame:
+    """First loss of each discriminator, with source span, the fold that lost it, the
+    round, and whether a user span stated it again afterwards."""
+    rounds = session.rounds.select("ri", "round", "line")
+    first_gap = gaps.sort("start").group_by("key", maintain_order=True).first()
+    source = occ.join(session.items.select("id", pl.col("ri").alias("born"), "source"),
+                      on="id").sort("born").group_by("key", maintain_order=True).first()
+    lost = (
+        first_gap.join(source, on="key")
+        .join(rounds.rename({"ri": "start", "round": "lost_round", "line": "lost_line"}),
+              on="start")
+        .join(dropped_keys.join(rounds.select("ri", "round"), on="ri")
+              .select("key", "fold", pl.col("round").alias("fold_round"),
+                      pl.col("line").alias("fold_line"), "child"), on="key", how="left")
+    )
+    users = occ.join(session.items.filter(pl.col("source").str.starts_with("user"))
+                     .select("id", "ri", "round"), on="id")
+    again = (lost.select("key", "start").join(users, on="key")
+             .filter(pl.col("ri") > pl.col("start")).sort("ri")
+             .group_by("key", maintain_order=True)
+             .agg(pl.col("id").first().alias("asked_again_span"),
+                  pl.col("round").first().alias("asked_again_round")))
+    return (
+        lost.join(again, on="key", how="left")
+        .select("kind", "text", "rank", pl.col("id").alias("span"),
+                pl.col("source").alias("span_source"),
+                pl.when(pl.col("by_fold")).then(pl.lit("fold")).otherwise(pl.lit("eviction"))
+                .alias("cause"), "fold", "fold_round", "fold_line", "lost_round", "lost_line",
+                "asked_again_span", "asked_again_round", "key")
+        .sort(["rank", "lost_round", "key"], descending=[True, False, False])
+    )
+
+
+def _floor(session: Session, series: Series, occ: pl.DataFrame, held: pl.DataFrame,
+           life: pl.DataFrame) -> pl.DataFrame:
+    """Round index -> discriminating spans covered by a working-set summary with fewer
+    than ``recall_floor`` resolvable references (the span itself while resolvable, and
+    each working-set summary whose text keeps all its discriminators)."""
+    floor = session.header.recall_floor
+    empty = pl.DataFrame(schema={"ri": pl.Int64, "spans": pl.List(pl.String)})
+    discriminating = pl.concat([
+        occ.select("id").unique(),
+        session.items.filter((pl.col("kind") == "span")
+                             & (pl.col("salience_class") == "discriminating")).select("id"),
+    ]).unique()
+    if floor == 0 or discriminating.height == 0:
+        return empty
+    need = occ.group_by("id").agg(pl.col("key").n_unique().alias("need"))
+    keeps = (held.join(occ.select("key", pl.col("id").alias("leaf")), on="key")
+             .group_by("id", "leaf").agg(pl.len().alias("kept"))
+             .join(need, left_on="leaf", right_on="id")
+             .filter(pl.col("kept") >= pl.col("need")).select("id", "leaf"))
+    summaries = session.items.filter(pl.col("kind") == "summary").select("id")
+    covering = (series.closure.join(summaries, left_on="item", right_on="id")
+                .join(discriminating, left_on="leaf", right_on="id")
+                .join(session.membership, left_on="item", right_on="id"))
+    preserving = covering.join(keeps, left_on=["item", "leaf"], right_on=["id", "leaf"])
+    own = discriminating.join(life, on="id").select(
+        pl.col("id").alias("leaf"), pl.col("born").alias("start"), pl.col("gone").alias("end"))
+    events = pl.concat([
+        covering.select("leaf", pl.col("start").alias("ri"), pl.lit(1).alias("cov"),
+                        pl.lit(0).alias("ref")),
+        covering.select("leaf", pl.col("end").alias("ri"), pl.lit(-1).alias("cov"),
+                        pl.lit(0).alias("ref")),
+        pl.concat([own, preserving.select("leaf", "start", "end")]).select(
+            "leaf", pl.col("start").alias("ri"), pl.lit(0).alias("cov"),
+            pl.lit(1).alias("ref")),
+        pl.concat([own, preserving.select("leaf", "start", "end")]).select(
+            "leaf", pl.col("end").alias("ri"), pl.lit(0).alias("cov"),
+            pl.lit(-1).alias("ref")),
+    ])
+    n = session.n_rounds
+    state = (
+        events.group_by("leaf", "ri").agg(pl.col("cov", "ref").sum()).sort("leaf", "ri")
+        .with_columns(pl.col("cov", "ref").cum_sum().over("leaf"),
+                      pl.col("ri").shift(-1).over("leaf").fill_null(n).alias("end"))
+        .filter((pl.col("cov") > 0) & (pl.col("ref") < floor) & (pl.col("ri") < n))
+    )
+    if state.height == 0:
+        return empty
+    return (
+        state.with_columns(pl.int_ranges("ri", "end").alias("r")).explode("r")
+        .sort("r", "leaf").group_by("r", maintain_order=True)
+        .agg(pl.col("leaf").alias("spans")).rename({"r": "ri"})
+    )
+
+
+def _disagreements(session: Session, occ: pl.DataFrame) -> list[dict[str, Any]]:
+    """Spans whose logged salience_class differs from the auditor's classification."""
+    with_disc = set(occ["id"].unique().to_list())
+    rows = session.items.filter((pl.col("kind") == "span")
+                                & pl.col("salience_class").is_not_null()
+                                & pl.col("text").is_not_null())
+    out = []
+    for item, cls, line, number in rows.select("id", "salience_class", "line",
+                                               "round").iter_rows():
+        auditor = "discriminating" if item in with_disc else "narrative"
+        if auditor != cls:
+            out.append({"span": item, "logged": cls, "auditor": auditor, "line": line,
+                        "round": number})
+    return out
