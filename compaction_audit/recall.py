@@ -41,7 +41,7 @@ class Recall:
     ``debt``: per round index ``discriminators_seen``, ``recall_debt``,
     ``recall_debt_fold``, ``recall_debt_eviction`` (counts of distinct discriminators).
     ``lost``: every discriminator that became unrecoverable, most severe kind first.
-    ``floor``: round index -> spans under the recall floor.  ``disagreements``: spans
+    ``floor``: (round index, span) pairs under the recall floor.  ``disagreements``: spans
     whose logged ``salience_class`` differs from the auditor's classification.
     """
 
@@ -209,16 +209,25 @@ def _lost_table(session: Session, occ: pl.DataFrame, gaps: pl.DataFrame,
 
 def _floor(session: Session, series: Series, occ: pl.DataFrame, held: pl.DataFrame,
            life: pl.DataFrame) -> pl.DataFrame:
-    """Round index -> discriminating spans covered by a working-set summary with fewer
-    than ``recall_floor`` resolvable references (the span itself while resolvable, and
-    each working-set summary whose text keeps all its discriminators)."""
+    """(round index, span) rows: discriminating spans covered by a working-set summary
+    with fewer than ``recall_floor`` resolvable references (the span itself while
+    resolvable, and each working-set summary whose text keeps all its discriminators).
+
+    Spans whose own fold recorded ``accounting`` are left out: their surrendered
+    precision was debited explicitly (seed 002, "Decision Boundary"), and
+    topic-only-fold reports them.  Columns: ``ri``, ``leaf``, ``rank`` (worst kind
+    rank, null when only the logged salience_class marks it), ``source``.
+    """
     floor = session.header.recall_floor
-    empty = pl.DataFrame(schema={"ri": pl.Int64, "spans": pl.List(pl.String)})
+    empty = pl.DataFrame(schema={"ri": pl.Int64, "leaf": pl.String, "rank": pl.Int64,
+                                 "source": pl.String})
+    accounted = session.items.filter(pl.col("accounting").is_not_null()).select("id")
+    accounted_children = session.edges.join(accounted, left_on="parent", right_on="id")
     discriminating = pl.concat([
         occ.select("id").unique(),
         session.items.filter((pl.col("kind") == "span")
                              & (pl.col("salience_class") == "discriminating")).select("id"),
-    ]).unique()
+    ]).unique().join(accounted_children, left_on="id", right_on="child", how="anti")
     if floor == 0 or discriminating.height == 0:
         return empty
     need = occ.group_by("id").agg(pl.col("key").n_unique().alias("need"))
@@ -254,10 +263,13 @@ def _floor(session: Session, series: Series, occ: pl.DataFrame, held: pl.DataFra
     )
     if state.height == 0:
         return empty
+    worst = occ.group_by("id").agg(pl.col("rank").max().alias("rank"))
     return (
         state.with_columns(pl.int_ranges("ri", "end").alias("r")).explode("r")
-        .sort("r", "leaf").group_by("r", maintain_order=True)
-        .agg(pl.col("leaf").alias("spans")).rename({"r": "ri"})
+        .select(pl.col("r").alias("ri"), "leaf")
+        .join(worst, left_on="leaf", right_on="id", how="left")
+        .join(session.items.select("id", "source"), left_on="leaf", right_on="id")
+        .sort("ri", "leaf")
     )
 
 

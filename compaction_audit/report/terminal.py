@@ -173,6 +173,42 @@ def _rehydrate_text(s: dict[str, Any]) -> str:
             f"tokens); raw tokens needed for the target raw_ratio: {s['tokens_needed']:,}")
 
 
+def recall_section(r: SessionReport, limit: int = 15) -> RenderableType | None:
+    """Rounds where discriminating spans were folded, and the lost discriminators
+    ranked by severity (seed 002), from the report's recall sections."""
+    folded = r.extra.get("folded_rounds") or []
+    lost = r.extra.get("lost_discriminators") or []
+    if not folded and not lost:
+        return None
+    parts: list[RenderableType] = [Text("Folds that dropped discriminators", style="bold")]
+    for f in folded[:limit]:
+        parts.append(Text.assemble(f"  round {f['round']} (line {f['line']}): ",
+                                   t(", ".join(f["folds"])),
+                                   f"  ({f['dropped']} dropped)"))
+    if len(folded) > limit:
+        parts.append(Text(f"  ... and {len(folded) - limit} more rounds", style="dim"))
+    if lost:
+        table = Table(title="Lost discriminators (most severe first)", title_justify="left",
+                      show_edge=False)
+        for col in ("kind", "discriminator", "span", "lost by", "round", "line", "asked again"):
+            table.add_column(col)
+        for d in lost[:limit]:
+            by = f"fold {d['fold']}" if d["cause"] == "fold" and d["fold"] else "eviction"
+            again = (f"round {d['asked_again_round']}" if d["asked_again_round"] is not None
+                     else "")
+            table.add_row(d["kind"], t(d["text"]), t(d["span"]), t(by),
+                          str(d["lost_round"]), str(d["lost_line"]), again)
+        parts.append(table)
+        if len(lost) > limit:
+            parts.append(Text(f"  ... and {len(lost) - limit} more (see --format json)",
+                              style="dim"))
+    disagree = r.extra.get("classification_disagreements") or []
+    if disagree:
+        parts.append(Text(f"{len(disagree)} span(s) where the logged salience_class and the "
+                          "auditor's classification disagree (see --format json)", style="dim"))
+    return Group(*parts)
+
+
 def notes_section(r: SessionReport) -> RenderableType | None:
     """Rounds a rule could not judge, and skipped records."""
     lines: list[RenderableType] = []
@@ -201,7 +237,8 @@ def session_renderable(r: SessionReport, sections: Iterable[RenderableType] = ()
         Text("compaction-audit", style="bold underline"), header(r), Text(""),
         Text("Series at a glance", style="bold"), glance(r), Text(""), key_rounds(r),
         Text(""), Text("Findings", style="bold"), findings_section(r)]
-    for extra in sections:
+    recall = recall_section(r)
+    for extra in [*([recall] if recall is not None else []), *sections]:
         parts += [Text(""), extra]
     notes = notes_section(r)
     if notes is not None:

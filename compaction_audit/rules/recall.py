@@ -134,7 +134,9 @@ class RecallFloor(Rule):
     discriminators.
 
     Why it matters: seed 002 ("Operational Effect"): raise a hard error when a fold
-    would drop a predicate below the recall floor required by an open task.
+    would drop a predicate below the recall floor required by an open task.  Spans
+    whose fold was accounted are left to topic-only-fold; severity follows the worst
+    kind among the spans, like the fold rules.
     """
 
     code = "CA303"
@@ -147,9 +149,19 @@ class RecallFloor(Rule):
 
     def evaluate(self, ctx: Context) -> Outcome:
         floor = recall_of(ctx).floor
-        return Outcome(floor.with_columns(pl.col("spans").list.len().alias("below_floor"),
-                                          pl.lit(ctx.session.header.recall_floor)
-                                          .alias("recall_floor")))
+        if floor.height == 0:
+            return Outcome(pl.DataFrame(schema={"ri": pl.Int64}))
+        tool = pl.col("source").fill_null("").str.contains("(?i)tool")
+        rows = (floor.with_columns(pl.col("rank").fill_null(KIND_RANK[Kind.NEGATION]),
+                                   tool.alias("from_tool"))
+                .group_by("ri", maintain_order=True)
+                .agg(pl.col("leaf").alias("spans"), pl.col("rank").max(),
+                     pl.col("from_tool").all()))
+        sev = [_severity(r, t, self.severity)
+               for r, t in zip(rows["rank"], rows["from_tool"], strict=True)]
+        return Outcome(rows.with_columns(pl.Series("severity", sev),
+                                         pl.lit(ctx.session.header.recall_floor)
+                                         .alias("recall_floor")).drop("rank", "from_tool"))
 
     def message(self, v: dict[str, Any], ctx: Context) -> str:
         spans = v["spans"]

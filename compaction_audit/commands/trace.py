@@ -1,0 +1,50 @@
+"""``compaction-audit trace LOG QUERY``: the lineage of a discriminator, span or summary."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import orjson
+import typer
+from rich.tree import Tree
+
+from compaction_audit.commands.common import console_for, fail, write_bytes
+from compaction_audit.errors import AuditError
+from compaction_audit.report.terminal import t
+from compaction_audit.trace import Node
+
+
+def _tree(node: Node, tree: Tree | None = None) -> Tree:
+    style = "bold red" if node.data.get("result") == "lost" else ""
+    branch = Tree(t(node.label, style)) if tree is None else tree.add(t(node.label, style))
+    for child in node.children:
+        _tree(child, branch)
+    return branch
+
+
+def trace_command(
+    log: Annotated[str, typer.Argument(help="The log to read ('-' for stdin).")],
+    query: Annotated[str, typer.Argument(
+        help="A discriminator (45000, --force, v4.2.1), a span id or a summary id.")],
+    json: Annotated[bool, typer.Option("--json", help="Write the tree as JSON.")] = False,
+    lenient: Annotated[bool, typer.Option("--lenient", help="Skip bad records.")] = False,
+) -> None:
+    """Trace a discriminator, span or summary through the folds and evictions.
+
+    For a discriminator: the span that introduced it, each fold that carried it, and
+    the fold or eviction that lost it, with rounds and lines.  For a summary: its
+    provenance tree with each leaf's state (retained, offloaded, evicted at round N).
+    Exit 0, or 2 when the log is bad or nothing matches QUERY.
+    """
+    from compaction_audit.api import load
+    from compaction_audit.trace import trace
+
+    try:
+        session, _ = load(log, lenient)
+        root = trace(session, query)
+    except AuditError as exc:
+        fail(str(exc))
+    if json:
+        write_bytes(orjson.dumps(root.to_dict(), option=orjson.OPT_INDENT_2) + b"\n", None)
+        return
+    console_for(None).print(_tree(root))

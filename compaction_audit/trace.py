@@ -1,0 +1,208 @@
+"""Lineage of a discriminator, a span or a summary, as a tree (``compaction-audit trace``).
+
+- A discriminator (``45000``, ``--force``): each raw span that introduced it, then up
+  the fold chain: which folds carried it, which fold dropped it or which eviction lost
+  it, with rounds and lines (seed 002: "tier-subsumption failure").
+- A span id: the folds that took it in, up the chain, with what each dropped.
+- A summary id: its provenance tree down to the leaves, each leaf's state at the end
+  of the log (retained, offloaded, evicted or dropped at round N).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import polars as pl
+
+from compaction_audit import discriminators as disc
+from compaction_audit.errors import UsageError
+from compaction_audit.model import Session
+
+_CLAUSES = (disc.Kind.NEGATION, disc.Kind.CONSTRAINT, disc.Kind.CAUSAL, disc.Kind.ORDERING)
+
+
+@dataclass
+class Node:
+    """One tree node: a one-line ``label`` plus structured ``data`` for JSON."""
+
+    label: str
+    data: dict[str, Any] = field(default_factory=dict)
+    children: list[Node] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The subtree as nested dicts (``label``, ``data``, ``children``)."""
+        return {"label": self.label, **self.data,
+                "children": [c.to_dict() for c in self.children]}
+
+
+class _Log:
+    """Lookups over a session's tables, built once per trace."""
+
+    def __init__(self, session: Session) -> None:
+        items = session.items
+        self.n = session.n_rounds
+        self.rows = {r["id"]: r for r in items.iter_rows(named=True)}
+        self.round_of = dict(zip(session.rounds["ri"], session.rounds["round"], strict=True))
+        self.line_of = dict(zip(session.rounds["ri"], session.rounds["line"], strict=True))
+        self.parents: dict[str, list[str]] = {}
+        self.children: dict[str, list[str]] = {}
+        for parent, child in session.edges.select("parent", "child").iter_rows():
+            self.parents.setdefault(child, []).append(parent)
+            self.children.setdefault(parent, []).append(child)
+        self.events: dict[str, list[tuple[int, int, str]]] = {}
+        for item, ri, line, action in session.events.iter_rows():
+            self.events.setdefault(item, []).append((ri, line, action))
+        last = session.membership.filter(pl.col("end") == self.n)["id"].to_list()
+        self.retained = set(last)
+
+    def where(self, item: str) -> str:
+        r = self.rows[item]
+        return f"round {r['round']}, line {r['line']}"
+
+    def state(self, item: str) -> str:
+        """State at the end of the log."""
+        r = self.rows[item]
+        if r["gone_ri"] is not None:
+            how = "evicted" if r["gone_reason"] == "evicted" else "dropped silently"
+            return f"{how} at round {self.round_of[r['gone_ri']]}"
+        if item in self.retained:
+            return "retained"
+        return "offloaded (resolvable)"
+
+    def event_nodes(self, item: str) -> list[Node]:
+        return [Node(f"{action} at round {self.round_of[ri]} (line {line})",
+                     {"event": action, "round": self.round_of[ri], "line": line})
+                for ri, line, action in self.events.get(item, [])]
+
+
+def _matches(query: str, d: disc.Discriminator) -> bool:
+    q = query.strip().lower()
+    norms = {x.norm for x in disc.extract(query)} | {q}
+    if d.norm in norms or d.text.lower() == q:
+        return True
+    return d.kind in _CLAUSES and q in d.norm.split()
+
+
+def _carry(log: _Log, item: str, d: disc.Discriminator | None,
+           companions: list[disc.Discriminator], seen: set[str]) -> list[Node]:
+    """Nodes for the folds that took ``item`` in, following ``d`` up the chain.
+
+    ``companions`` are the origin span's other discriminators still stated by ``item``;
+    each fold reports the ones it drops, and the chain goes on after ``d`` is lost
+    while any companion survives (the seed 002 tier chain: the leaf drops the number,
+    the mid tier the environment qualifier).
+    """
+    nodes = log.event_nodes(item)
+    for fold in log.parents.get(item, []):
+        if fold in seen:
+            continue
+        seen.add(fold)
+        row = log.rows[fold]
+        where = f"(depth {row['depth']}, {log.where(fold)})"
+        base = {"fold": fold, "round": row["round"], "line": row["line"],
+                "depth": row["depth"]}
+        if row["text"] is None:
+            nodes.append(Node(f"fold {fold} {where}: no text, cannot check",
+                              {**base, "result": "unknown"}))
+            continue
+        kept = [c for c in companions if disc.survives(c, row["text"])]
+        lost_here = [c for c in companions if c not in kept]
+        also = ("; also dropped: " + ", ".join(f"{c.kind.value} {c.text!r}"
+                                               for c in lost_here)) if lost_here else ""
+        data = {**base, "also_dropped": [c.text for c in lost_here]}
+        accounted = " (accounted)" if row["accounting"] is not None else ""
+        if d is None:
+            label, result, follow = f"then folded into {fold}{accounted} {where}", "after", None
+        elif disc.survives(d, row["text"]):
+            label, result, follow = f"carried by fold {fold}{accounted} {where}", "carried", d
+        else:
+            label = f"LOST at fold {fold}{accounted} {where}: {row['text']!r}"
+            result, follow = "lost", None
+        up = _carry(log, fold, follow, kept, seen) if follow is not None or kept else []
+        nodes.append(Node(label + also, {**data, "result": result,
+                                         "summary_text": row["text"]}, up))
+    return nodes
+
+
+def trace_discriminator(session: Session, query: str) -> Node:
+    """Every raw span whose discriminators match ``query``, and where each went."""
+    log = _Log(session)
+    root = Node(f"discriminator {query!r}", {"query": query, "kind": "discriminator"})
+    for item, row in log.rows.items():
+        if row["kind"] != "span" or row["text"] is None:
+            continue
+        found = disc.extract(row["text"])
+        for d in found:
+            if _matches(query, d):
+                others = [c for c in found if c is not d]
+                intro = Node(f"{d.kind.value} {d.text!r} introduced by span {item} "
+                             f"({log.where(item)}; now {log.state(item)})",
+                             {"span": item, "kind": d.kind.value, "text": d.text,
+                              "norm": d.norm, "round": row["round"], "line": row["line"],
+                              "state": log.state(item)},
+                             _carry(log, item, d, others, set()))
+                root.children.append(intro)
+    if not root.children:
+        raise UsageError(f"{query!r} is neither an item id nor a discriminator of any span "
+                         f"text in {session.path}")
+    return root
+
+
+def trace_span(session: Session, item: str) -> Node:
+    """The folds that took a span in (up the chain), with what each dropped."""
+    log = _Log(session)
+
+    def up(node_id: str, seen: set[str]) -> list[Node]:
+        nodes = log.event_nodes(node_id)
+        for fold in log.parents.get(node_id, []):
+            if fold in seen:
+                continue
+            seen.add(fold)
+            row, child = log.rows[fold], log.rows[node_id]
+            lost = ([d.text for d in disc.dropped(child["text"], row["text"])]
+                    if row["text"] is not None and child["text"] is not None else None)
+            what = ("no text to compare" if lost is None else
+                    f"dropped {', '.join(map(repr, lost))}" if lost else "kept every "
+                    "discriminator")
+            nodes.append(Node(f"folded into {fold} (depth {row['depth']}, {log.where(fold)})"
+                              f": {what}", {"fold": fold, "round": row["round"],
+                                            "line": row["line"], "dropped": lost},
+                              up(fold, seen)))
+        return nodes
+
+    row = log.rows[item]
+    return Node(f"span {item} ({log.where(item)}; now {log.state(item)})",
+                {"span": item, "round": row["round"], "line": row["line"],
+                 "state": log.state(item), "text": row["text"]}, up(item, set()))
+
+
+def trace_summary(session: Session, item: str) -> Node:
+    """A summary's provenance tree down to its leaves, each with its final state."""
+    log = _Log(session)
+
+    def down(node_id: str) -> Node:
+        row = log.rows[node_id]
+        kind = "summary" if row["kind"] == "summary" else "span"
+        node = Node(f"{kind} {node_id} (depth {row['depth']}, {log.where(node_id)}): "
+                    f"{log.state(node_id)}",
+                    {"id": node_id, "kind": kind, "depth": row["depth"],
+                     "round": row["round"], "line": row["line"],
+                     "state": log.state(node_id)})
+        node.children = [down(c) for c in log.children.get(node_id, [])]
+        return node
+
+    return down(item)
+
+
+def trace(session: Session, query: str) -> Node:
+    """Dispatch on ``query``: a span id, a summary id, else a discriminator.
+
+    Raises :class:`UsageError` when nothing matches.
+    """
+    kinds = dict(zip(session.items["id"], session.items["kind"], strict=True))
+    if kinds.get(query) == "summary":
+        return trace_summary(session, query)
+    if kinds.get(query) == "span":
+        return trace_span(session, query)
+    return trace_discriminator(session, query)
