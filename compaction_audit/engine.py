@@ -10,7 +10,7 @@ from compaction_audit.model import Session
 from compaction_audit.onset import onsets
 from compaction_audit.rehydrate import suggestions
 from compaction_audit.report.model import NotEvaluated, SessionReport
-from compaction_audit.recall_report import recall_sections
+from compaction_audit.recall_report import compaction_view, recall_sections
 from compaction_audit.rules import RULES, Context, Finding, Rule, Severity
 from compaction_audit.rules.recall import recall_of
 from compaction_audit.series import build_series
@@ -82,7 +82,7 @@ def audit_session(session: Session, settings: Settings | None = None,
         onsets=onsets(ctx, findings),
         not_evaluated=notes,
         skipped=session.skipped,
-        compactions=session.compactions,
+        compactions=compaction_view(session, recall),
         source_format=source_format,
         extra=recall_sections(recall, session),
     )

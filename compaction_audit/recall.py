@@ -189,7 +189,7 @@ def _lost_table(session: Session, occ: pl.DataFrame, gaps: pl.DataFrame,
               .select("key", "fold", pl.col("round").alias("fold_round"),
                       pl.col("line").alias("fold_line"), "child"), on="key", how="left")
     )
-    users = occ.join(session.items.filter(pl.col("source").str.starts_with("user"))
+    users = occ.join(session.items.filter(pl.col("source") == "user")
                      .select("id", "ri", "round"), on="id")
     again = (lost.select("key", "start").join(users, on="key")
              .filter(pl.col("ri") > pl.col("start")).sort("ri")

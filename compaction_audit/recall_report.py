@@ -38,3 +38,46 @@ def recall_sections(recall: Recall, session: Session) -> dict[str, Any]:
         "folds_not_checked_discriminating": not_checked.filter(
             pl.col("check") == "salience_class").height,
     }
+
+
+SOURCE_ORDER = ("user", "assistant")
+"""Issue order for a compaction's lost discriminators: the user's own instructions
+first, then the assistant's decisions, then tool output and everything else."""
+
+
+def _source_rank(source: str | None) -> int:
+    if source in SOURCE_ORDER:
+        return SOURCE_ORDER.index(source)
+    return len(SOURCE_ORDER)
+
+
+def compaction_view(session: Session, recall: Recall) -> list[dict[str, Any]]:
+    """Each compaction recorded by an adapter, with what its summary lost.
+
+    Adds to each ``compaction`` extension object: ``compression_ratio``
+    (tokens_before / summary_tokens, null when either is unknown or zero, or the summary
+    is opaque: an encrypted remote summary has a size only), ``lost_checked`` (false
+    for an opaque summary) and ``lost``:
+    the discriminators of the folded content that became unrecoverable at that
+    compaction, ranked user first (negations and constraints first), then assistant,
+    then tool output; each marked ``asked_again`` when a later user message states
+    it again (evidence the loss did harm).
+    """
+    out = []
+    lost = recall.lost
+    for c in session.compactions:
+        before, size = c.get("tokens_before"), c.get("summary_tokens")
+        opaque = bool(c.get("opaque"))
+        ratio = before / size if isinstance(before, int) and isinstance(size, int) \
+            and size > 0 and before > 0 and not opaque else None
+        rows = lost.filter((pl.col("lost_round") == c["round"])
+                           | (pl.col("fold") == c.get("summary_id"))).to_dicts()
+        rows.sort(key=lambda d: (_source_rank(d["span_source"]), -d["rank"], d["text"]))
+        entries = [{"kind": d["kind"], "text": d["text"], "span": d["span"],
+                    "source": d["span_source"], "cause": d["cause"],
+                    "asked_again": d["asked_again_round"] is not None,
+                    "asked_again_round": d["asked_again_round"],
+                    "asked_again_span": d["asked_again_span"]} for d in rows]
+        out.append({**c, "compression_ratio": ratio, "lost": entries,
+                    "lost_checked": not opaque})
+    return out

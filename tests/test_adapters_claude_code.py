@@ -64,7 +64,7 @@ def test_command_wrappers_are_spans_but_not_turns() -> None:
     compaction_round = out[3][1]
     ids = [s["id"] for s in compaction_round["spans"]]
     assert ids == ["c-meta2", "c-compact", "c-compact-out"]
-    assert all(s["source"] == "user" for s in compaction_round["spans"])
+    assert all(s["source"] == "user:meta" for s in compaction_round["spans"])
 
 
 def test_ansi_escape_bytes_are_kept_literally() -> None:

@@ -209,7 +209,8 @@ class _Converter:
         if text.strip() or images:
             uuid = obj.get("uuid")
             base = uuid if isinstance(uuid, str) else f"line-{line}"
-            self.asm.span(line, base, "user", text,
+            role = "user" if human or any(_is_human(t) for t in texts) else "user:meta"
+            self.asm.span(line, base, role, text,
                           estimate_tokens(text) + images * IMAGE_TOKENS)
 
     def tool_result(self, line: int, block: dict[str, Any], where: str) -> None:

@@ -209,10 +209,50 @@ def recall_section(r: SessionReport, limit: int = 15) -> RenderableType | None:
     return Group(*parts)
 
 
+def compactions_section(r: SessionReport, limit: int = 12) -> RenderableType | None:
+    """Each compaction an adapter found: trigger, tokens, ratio, what the summary lost."""
+    if not r.compactions:
+        return None
+    table = Table(title="Compactions", title_justify="left", show_edge=False)
+    for col in ("round", "line", "kind", "trigger", "tokens before", "tokens after",
+                "summary tokens", "ratio", "lost"):
+        table.add_column(col, justify="left" if col in ("kind", "trigger") else "right")
+    parts: list[RenderableType] = [table]
+    for c in r.compactions:
+        ratio = c.get("compression_ratio")
+        size = c.get("summary_tokens")
+        size_text = "opaque" if c.get("opaque") and size is None else fmt(size)
+        if c.get("opaque"):
+            size_text += " (opaque)"
+        table.add_row(fmt(c["round"]), fmt(c["line"]), t(c.get("kind") or ""),
+                      t(c.get("trigger") or "unknown"), fmt(c.get("tokens_before")),
+                      fmt(c.get("tokens_after")), size_text,
+                      f"{ratio:.1f}x" if ratio else "unknown",
+                      str(len(c.get("lost", []))) if c.get("lost_checked", True)
+                      else "not checkable")
+        lost = c.get("lost", [])
+        if lost:
+            parts.append(Text(f"Lost at round {c['round']} (user first, then assistant, "
+                              "then tools):", style="bold"))
+        for d in lost[:limit]:
+            again = ("  <- asked again at round "
+                     f"{d['asked_again_round']}") if d["asked_again"] else ""
+            parts.append(Text.assemble(f"  {d['kind']:<10} ", t(d["text"]),
+                                       (f"  [{printable(d['source'] or '?')}]", "dim"),
+                                       (again, "bold yellow")))
+        if len(lost) > limit:
+            parts.append(Text(f"  ... and {len(lost) - limit} more (see --format json)",
+                              style="dim"))
+    return Group(*parts)
+
+
 def notes_section(r: SessionReport) -> RenderableType | None:
     """Rounds a rule could not judge, and skipped records."""
     lines: list[RenderableType] = []
     for n in r.not_evaluated:
+        if n.reason.startswith("not applicable"):
+            lines.append(Text(f"{n.code} {n.rule}: {n.reason}", style="dim"))
+            continue
         lines.append(Text(f"{n.code} {n.rule}: not evaluated at {n.rounds} of "
                           f"{r.n_rounds} round(s): {n.reason}", style="dim"))
     for e in r.skipped[:20]:
@@ -237,8 +277,8 @@ def session_renderable(r: SessionReport, sections: Iterable[RenderableType] = ()
         Text("compaction-audit", style="bold underline"), header(r), Text(""),
         Text("Series at a glance", style="bold"), glance(r), Text(""), key_rounds(r),
         Text(""), Text("Findings", style="bold"), findings_section(r)]
-    recall = recall_section(r)
-    for extra in [*([recall] if recall is not None else []), *sections]:
+    optional = [compactions_section(r), recall_section(r)]
+    for extra in [*(o for o in optional if o is not None), *sections]:
         parts += [Text(""), extra]
     notes = notes_section(r)
     if notes is not None:

@@ -54,6 +54,9 @@ class BoundaryRule(Rule):
     def evaluate(self, ctx: Context) -> Outcome:
         frame = ctx.frame
         notes: dict[str, int] = {}
+        if self.reads_salience and not frame["has_retained"].any():
+            return Outcome(frame.head(0).select("ri", *self.values),
+                           {"not applicable: no salience recorded": frame.height})
         for reason, expr in self.evaluable(ctx):
             skipped = int(frame.select((~expr.fill_null(False)).sum()).item())
             if skipped:

@@ -22,6 +22,11 @@ when every lost one came from a tool's output (issue: "a lost negation or constr
 outranks a lost number, which outranks a lost identifier from a tool output")."""
 
 
+LOW_SOURCES = "(?i)tool|meta"
+"""Sources whose lost identifiers rank lowest: tool output and product wrappers (the
+adapters' ``user:meta``: caveats and slash-command wrappers, not the user's words)."""
+
+
 def recall_of(ctx: Context) -> Recall:
     """The recall analysis of the context's session, computed once per audit."""
     if "recall" not in ctx.cache:
@@ -42,7 +47,7 @@ def _fold_findings(ctx: Context, silent: bool, ceiling: Severity) -> pl.DataFram
     folds = folds.filter(hidden if silent else ~hidden)
     if folds.height == 0:
         return pl.DataFrame(schema={"ri": pl.Int64})
-    tool = pl.col("child_source").fill_null("").str.contains("(?i)tool")
+    tool = pl.col("child_source").fill_null("").str.contains(LOW_SOURCES)
     per_child = folds.with_columns(
         pl.col("dropped").list.eval(pl.element().struct.field("rank")).list.max()
         .alias("worst"), tool.alias("from_tool"))
@@ -151,7 +156,7 @@ class RecallFloor(Rule):
         floor = recall_of(ctx).floor
         if floor.height == 0:
             return Outcome(pl.DataFrame(schema={"ri": pl.Int64}))
-        tool = pl.col("source").fill_null("").str.contains("(?i)tool")
+        tool = pl.col("source").fill_null("").str.contains(LOW_SOURCES)
         rows = (floor.with_columns(pl.col("rank").fill_null(KIND_RANK[Kind.NEGATION]),
                                    tool.alias("from_tool"))
                 .group_by("ri", maintain_order=True)

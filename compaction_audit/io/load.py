@@ -1,0 +1,61 @@
+"""Read any supported log into a :class:`~compaction_audit.model.Session`.
+
+The format is detected from the first lines (:mod:`compaction_audit.io.detect`) unless
+forced; adapters convert foreign logs to ``compaction-audit/1`` records, which go
+through the same :class:`~compaction_audit.io.native.SessionBuilder` checks as native
+logs, so every rule, report, diff and gate works on them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import orjson
+
+from compaction_audit.errors import LogError, UsageError
+from compaction_audit.io.detect import ADAPTERS, Format, peek_format
+from compaction_audit.io.native import read_native, read_records
+from compaction_audit.model import Session
+
+FORMATS = ("native", "claude-code", "codex")
+
+
+def _decoded(path: str, lines: Iterator[tuple[int, bytes]], lenient: bool,
+             skipped: list[LogError]) -> Iterator[tuple[int, Any]]:
+    for number, raw in lines:
+        try:
+            yield number, orjson.loads(raw)
+        except orjson.JSONDecodeError as exc:
+            what = "truncated last line" if not raw.endswith(b"\n") else "bad JSON"
+            err = LogError(path, number, f"{what}: {exc.msg}")
+            if not lenient:
+                raise err from None
+            skipped.append(err)
+
+
+def load_session(path: str, lenient: bool = False,
+                 source: str | None = None) -> tuple[Session, str]:
+    """Read ``path`` in its detected format (or ``source`` when given).
+
+    Returns the session and the format name.  Raises :class:`LogError` for unreadable
+    or malformed input and :class:`UsageError` for an unknown ``source``.
+    """
+    if source is not None and source not in FORMATS:
+        raise UsageError(f"unknown format {source!r} (known: {', '.join(FORMATS)})")
+    if source == "native" and path != "-":
+        return read_native(path, lenient), "native"
+    fmt: Format
+    detected, lines = peek_format(path)
+    fmt = detected if source is None else source  # type: ignore[assignment]
+    if fmt == "native":
+        if path != "-":
+            close = getattr(lines, "close", None)
+            if close is not None:
+                close()
+            return read_native(path, lenient), "native"
+        skipped: list[LogError] = []
+        session = read_records(_decoded(path, lines, lenient, skipped), path, lenient)
+        session.skipped = sorted(skipped + session.skipped, key=lambda e: e.line)
+        return session, "native"
+    return read_records(ADAPTERS[fmt](path, lines), path, lenient), fmt
