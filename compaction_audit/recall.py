@@ -57,31 +57,55 @@ def _key(d: disc.Discriminator) -> str:
 
 
 def fold_checks(session: Session) -> pl.DataFrame:
-    """Compare every child of every fold with the fold's text (one row per edge)."""
+    """Compare every child of every fold with the fold's text (one row per edge).
+
+    Python visits each edge once; the dropped discriminators are collected flat and
+    grouped into the ``dropped`` list column by Polars.
+    """
     items = session.items
     text = dict(zip(items["id"], items["text"], strict=True))
     cls = dict(zip(items["id"], items["salience_class"], strict=True))
-    source = dict(zip(items["id"], items["source"], strict=True))
-    gone = dict(zip(items["id"], items["gone_ri"], strict=True))
-    accounted = dict(zip(items["id"], items["accounting"].is_not_null(), strict=True))
-    rows: dict[str, list[Any]] = {k: [] for k in FOLD_SCHEMA}
-    for fold, child, ri, line in session.edges.iter_rows():
+    edges = session.edges
+    checks: list[str] = []
+    drops: dict[str, list[Any]] = {"edge": [], "kind": [], "text": [], "norm": [], "rank": []}
+    for edge, (fold, child) in enumerate(zip(edges["parent"], edges["child"], strict=True)):
         fold_text, child_text = text[fold], text[child]
-        if fold_text is not None and child_text is not None:
-            lost = [{"kind": d.kind.value, "text": d.text, "norm": d.norm,
-                     "rank": disc.KIND_RANK[d.kind]} for d in disc.dropped(child_text,
-                                                                           fold_text)]
-            check = "text"
-        else:
-            lost = []
-            check = "salience_class" if cls[child] == "discriminating" else "not-possible"
-        g = gone[child]
-        for key, value in (("fold", fold), ("child", child), ("ri", ri), ("line", line),
-                           ("accounted", accounted[fold]),
-                           ("child_resolvable", g is None or g > ri), ("check", check),
-                           ("child_source", source[child]), ("dropped", lost)):
-            rows[key].append(value)
-    return pl.DataFrame(rows, schema=FOLD_SCHEMA)
+        if fold_text is None or child_text is None:
+            checks.append("salience_class" if cls[child] == "discriminating"
+                          else "not-possible")
+            continue
+        checks.append("text")
+        for d in disc.dropped(child_text, fold_text):
+            drops["edge"].append(edge)
+            drops["kind"].append(d.kind.value)
+            drops["text"].append(d.text)
+            drops["norm"].append(d.norm)
+            drops["rank"].append(disc.KIND_RANK[d.kind])
+    lost = (
+        pl.DataFrame(drops, schema={"edge": pl.Int64, "kind": pl.String, "text": pl.String,
+                                    "norm": pl.String, "rank": pl.Int64})
+        .group_by("edge", maintain_order=True)
+        .agg(pl.struct("kind", "text", "norm", "rank").alias("dropped"))
+    )
+    info = items.select("id", "gone_ri", pl.col("accounting").is_not_null().alias("acc"),
+                        "source")
+    return (
+        edges.with_row_index("edge").with_columns(pl.col("edge").cast(pl.Int64),
+                                                  pl.Series("check", checks, pl.String))
+        .join(info.select(pl.col("id").alias("parent"), "acc"), on="parent", how="left")
+        .join(info.select(pl.col("id").alias("child"), "gone_ri", "source"), on="child",
+              how="left")
+        .join(lost, on="edge", how="left")
+        .sort("edge")
+        .select(
+            pl.col("parent").alias("fold"), "child", "ri", "line",
+            pl.col("acc").alias("accounted"),
+            (pl.col("gone_ri").is_null() | (pl.col("gone_ri") > pl.col("ri")))
+            .alias("child_resolvable"),
+            "check", pl.col("source").alias("child_source"),
+            pl.col("dropped").fill_null(pl.lit([], DROP_SCHEMA)).cast(DROP_SCHEMA),
+        )
+    )
 
 
 def _occurrences(session: Session, closure: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:

@@ -1,0 +1,82 @@
+"""The real and realistic logs in ../shared/corpus (skipped when that folder is absent)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from compaction_audit.api import audit
+from compaction_audit.report.model import SessionReport
+from tests.logs import CORPUS
+
+pytestmark = pytest.mark.skipif(not CORPUS.is_dir(), reason="../shared/corpus is absent")
+
+FILES = sorted(CORPUS.glob("*/*.jsonl")) if CORPUS.is_dir() else []
+_CACHE: dict[str, SessionReport] = {}
+
+
+def report_of(name: str) -> SessionReport:
+    if name not in _CACHE:
+        _CACHE[name] = audit(str(CORPUS / name))
+    return _CACHE[name]
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_every_corpus_file_reports_its_compactions(path: Path) -> None:
+    report = report_of(f"{path.parent.name}/{path.name}")
+    assert report.source_format in ("claude-code", "codex")
+    assert report.compactions
+    for c in report.compactions:
+        assert {"trigger", "tokens_before", "summary_tokens", "compression_ratio",
+                "lost"} <= set(c)
+        assert c["tokens_before"] and c["tokens_before"] > 0
+    # no salience in these logs: the inversion rule says so instead of passing
+    assert [(n.rule, n.reason) for n in report.not_evaluated if n.rule ==
+            "salience-inversion"] == [("salience-inversion",
+                                       "not applicable: no salience recorded")]
+    assert not any(f.rule == "salience-inversion" for f in report.findings)
+    assert report.conditions[2].status == "fails"  # eviction is event-driven
+    assert "event-driven" in report.conditions[2].detail
+
+
+def test_known_compaction_facts() -> None:
+    spotter = report_of("claude-code/spotter-auto-compact.jsonl").compactions
+    assert [(c["trigger"], c["tokens_before"]) for c in spotter] == [("auto", 167094)]
+    manual = report_of("claude-code/agentlogs-manual-compact.jsonl").compactions
+    assert [(c["trigger"], c["tokens_before"]) for c in manual] == [("manual", 15808)]
+    remote = report_of("codex/synthetic-remote-compaction.jsonl").compactions
+    assert remote[0]["opaque"] is True
+    assert remote[0]["compression_ratio"] is None and remote[0]["lost_checked"] is False
+
+
+def _lost(name: str) -> list[dict[str, Any]]:
+    return [d for c in report_of(name).compactions for d in c["lost"]]
+
+
+def test_spotter_file_named_by_the_summary_is_not_lost() -> None:
+    report = report_of("claude-code/spotter-auto-compact.jsonl")
+    summary_id = report.compactions[0]["summary_id"]
+    from compaction_audit.api import load
+
+    session, _ = load(str(CORPUS / "claude-code/spotter-auto-compact.jsonl"))
+    text = session.items.filter(session.items["id"] == summary_id)["text"][0].lower()
+    for d in _lost("claude-code/spotter-auto-compact.jsonl"):
+        if d["kind"] == "identifier" and "/" in d["text"]:
+            name = d["text"].rstrip("/").rsplit("/", 1)[-1].lower()
+            assert not re.search(rf"(?<![\w.-]){re.escape(name)}(?![\w-])", text), d["text"]
+
+
+def test_codex_local_compaction_losses() -> None:
+    lost = _lost("codex/synthetic-local-compaction.jsonl")
+    texts = [d["text"] for d in lost]
+    assert lost[0]["kind"] == "negation" and "--force" in lost[0]["text"]
+    assert "NOT" in lost[0]["text"]
+    for wanted in ("45000", "read_timeout_ms", "migration 0047"):
+        assert wanted in texts
+    assert not any("4.2.1" in t for t in texts)  # kept in the replacement history
+    again = {d["text"]: d["asked_again"] for d in lost}
+    assert again["read_timeout_ms"] is True
+    assert again["45000"] is False
