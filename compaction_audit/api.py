@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import os
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from multiprocessing import get_context
 
 from compaction_audit.engine import audit_session
 from compaction_audit.errors import LogError
-from compaction_audit.io.native import read_native
+from compaction_audit.io.load import load_session
 from compaction_audit.model import Session
 from compaction_audit.report.model import Report, SessionReport
 from compaction_audit.rules.base import Rule, Severity
@@ -18,7 +21,7 @@ def load(path: str, lenient: bool = False) -> tuple[Session, str]:
 
     Raises :class:`LogError` for unreadable or (in strict mode) malformed input.
     """
-    return read_native(path, lenient=lenient), "native"
+    return load_session(path, lenient=lenient)
 
 
 def audit(path: str, settings: Settings | None = None, lenient: bool = False,
@@ -32,16 +35,60 @@ def audit(path: str, settings: Settings | None = None, lenient: bool = False,
     return audit_session(session, settings, rules, severity, source_format=fmt)
 
 
+Progress = Callable[[int, int, str], None]
+"""``progress(done, total, path)``: called after each trace is audited."""
+
+DEFAULT_JOBS = 2
+"""Worker processes by default (at most; never more than traces or cores)."""
+
+
+def _audit_or_error(path: str, settings: Settings | None, lenient: bool,
+                    rules: list[Rule] | None, severity: dict[str, Severity] | None
+                    ) -> SessionReport | LogError:
+    try:
+        return audit(path, settings, lenient, rules, severity)
+    except LogError as exc:
+        return exc
+
+
+def default_jobs(n_traces: int) -> int:
+    """Workers used when ``jobs`` is None: min(2, traces, cores)."""
+    return max(1, min(DEFAULT_JOBS, n_traces, os.cpu_count() or 1))
+
+
 def audit_paths(paths: Sequence[str], settings: Settings | None = None,
                 lenient: bool = False, rules: list[Rule] | None = None,
-                severity: dict[str, Severity] | None = None) -> Report:
+                severity: dict[str, Severity] | None = None, *,
+                jobs: int | None = None, progress: Progress | None = None) -> Report:
     """Audit several traces; an unreadable trace is recorded in ``Report.errors`` and
-    does not hide the others."""
-    sessions: list[SessionReport] = []
-    errors: list[LogError] = []
-    for path in paths:
-        try:
-            sessions.append(audit(path, settings, lenient, rules, severity))
-        except LogError as exc:
-            errors.append(exc)
+    does not hide the others.  Sessions and errors keep the order of ``paths``.
+
+    With more than one trace and ``jobs`` > 1 (default :func:`default_jobs`), traces
+    are audited in a process pool (spawned workers: forking a process that runs
+    Polars' thread pool can deadlock); standard input (``-``) is always read here.
+    ``progress`` is called in this process as each trace completes.
+    """
+    total = len(paths)
+    workers = min(jobs if jobs is not None else default_jobs(total), total)
+    results: list[SessionReport | LogError | None] = [None] * total
+
+    def done(i: int, result: SessionReport | LogError) -> None:
+        results[i] = result
+        if progress is not None:
+            progress(sum(r is not None for r in results), total, paths[i])
+
+    if workers > 1:
+        with ProcessPoolExecutor(workers, mp_context=get_context("spawn")) as pool:
+            futures = {pool.submit(_audit_or_error, p, settings, lenient, rules, severity): i
+                       for i, p in enumerate(paths) if p != "-"}
+            for i, p in enumerate(paths):
+                if p == "-":
+                    done(i, _audit_or_error(p, settings, lenient, rules, severity))
+            for future in as_completed(futures):
+                done(futures[future], future.result())
+    else:
+        for i, p in enumerate(paths):
+            done(i, _audit_or_error(p, settings, lenient, rules, severity))
+    sessions = [r for r in results if isinstance(r, SessionReport)]
+    errors = [r for r in results if isinstance(r, LogError)]
     return Report(sessions, errors)

@@ -22,6 +22,10 @@ class LogError(AuditError):
         self.field = field
         super().__init__(str(self))
 
+    def __reduce__(self) -> tuple[type[LogError], tuple[str, int, str, str]]:
+        """Pickle by the constructor's arguments (parallel audits send errors back)."""
+        return (LogError, (self.path, self.line, self.message, self.field))
+
     def __str__(self) -> str:
         where = f"{self.path}:{self.line}" if self.line else self.path
         suffix = f" ({self.field})" if self.field else ""

@@ -1,10 +1,12 @@
-"""``compaction-audit audit``: the main job."""
+"""``compaction-audit audit``: the main job, and the options it shares with ``baseline``
+and ``config show`` (configuration layers, rule selection)."""
 
 from __future__ import annotations
 
+import sys
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -12,71 +14,172 @@ from compaction_audit.commands.common import FailOn, console_for, fail, write_by
 from compaction_audit.errors import AuditError
 from compaction_audit.report.model import Report
 
+if TYPE_CHECKING:
+    from compaction_audit.config import Effective
+    from compaction_audit.report.formats import RenderOptions
+
 
 class Format(StrEnum):
-    """Report formats."""
+    """The formats ``diff`` offers (kept as they were for the diff command)."""
 
     text = "text"
     json = "json"
 
 
-def emit(report: Report, fmt: Format, output: Path | None, single: bool) -> None:
-    """Render ``report`` in ``fmt`` to stdout or ``output``."""
-    if fmt is Format.json:
-        from compaction_audit.report.json_report import render_json
+class AuditFormat(StrEnum):
+    """``audit --format`` choices: the names of :data:`report.formats.FORMATS`."""
 
-        write_bytes(render_json(report, single), output)
+    text = "text"
+    json = "json"
+    markdown = "markdown"
+    junit = "junit"
+    sarif = "sarif"
+    github = "github"
+
+
+ConfigOpt = Annotated[Path | None, typer.Option(
+    "--config", metavar="FILE", help="Read options from this file (compaction-audit.toml or "
+    "a pyproject.toml with [tool.compaction-audit]) instead of the one found by walking up "
+    "from the working directory.")]
+IsolatedOpt = Annotated[bool, typer.Option(
+    "--isolated", help="Ignore every configuration file.")]
+FailOnOpt = Annotated[FailOn | None, typer.Option(
+    help="Lowest severity that exits 1 [default: error, or the config file's].")]
+WindowOpt = Annotated[int | None, typer.Option(
+    help="Compare round t with t-WINDOW for 'fell' and 'rose' [default: 1].")]
+SustainOpt = Annotated[int | None, typer.Option(
+    help="Rounds a boundary condition must hold before it fires [default: 1].")]
+SetOpt = Annotated[list[str] | None, typer.Option(
+    "--set", "-s", metavar="NAME=VALUE", help="Override a threshold, e.g. --set "
+    "raw_ratio_floor=0.2 (see 'compaction-audit thresholds').")]
+SelectOpt = Annotated[list[str] | None, typer.Option(
+    metavar="RULES", help="Run only these rules: codes, code prefixes (CA1) or names, "
+    "comma-separated; replaces the config file's select.")]
+IgnoreOpt = Annotated[list[str] | None, typer.Option(
+    metavar="RULES", help="Do not run these rules (codes, prefixes or names).")]
+ExtendSelectOpt = Annotated[list[str] | None, typer.Option(
+    metavar="RULES", help="Run these rules in addition to the selected ones.")]
+SeverityOpt = Annotated[list[str] | None, typer.Option(
+    metavar="RULE=LEVEL", help="Change a rule's severity, e.g. --severity "
+    "compaction-drift=error (repeatable).")]
+LenientOpt = Annotated[bool, typer.Option(
+    "--lenient", help="Skip bad records (counted and reported) instead of stopping.")]
+JobsOpt = Annotated[int | None, typer.Option(
+    "--jobs", "-j", min=1, help="Worker processes when auditing several traces "
+    "[default: 2, at most the number of traces and cores].")]
+
+
+def effective_options(config: Path | None = None, isolated: bool = False,
+                      fail_on: FailOn | None = None, window: int | None = None,
+                      sustain: int | None = None, set_: list[str] | None = None,
+                      select: list[str] | None = None, ignore: list[str] | None = None,
+                      extend_select: list[str] | None = None,
+                      severity: list[str] | None = None) -> Effective:
+    """The run's options: defaults <- config file <- these command-line values.
+
+    Raises :class:`~compaction_audit.errors.UsageError` for a bad file or value.
+    """
+    from compaction_audit.config import cli_layer, load_config, resolve
+    from compaction_audit.settings import parse_assignments
+
+    file_layer, path = load_config(config, isolated)
+    values: dict[str, object] = dict(parse_assignments(set_ or []))
+    if window is not None:
+        values["window"] = window
+    if sustain is not None:
+        values["sustain"] = sustain
+    cli = cli_layer(values, fail_on.value if fail_on is not None else None, select,
+                    ignore or (), extend_select or (), severity or ())
+    return resolve([layer for layer in (file_layer, cli) if layer is not None], path)
+
+
+def run_audit(traces: list[str], eff: Effective, lenient: bool, jobs: int | None) -> Report:
+    """Audit ``traces`` with ``eff``; a progress bar on stderr when it is a terminal and
+    there is more than one trace."""
+    from compaction_audit.api import Progress, audit_paths
+
+    def go(progress: Progress | None = None) -> Report:
+        return audit_paths(traces, eff.settings, lenient, eff.rules, eff.severity,
+                           jobs=jobs, progress=progress)
+
+    if len(traces) < 2 or not sys.stderr.isatty():
+        return go()
+    from rich.console import Console
+    from rich.progress import Progress as Bar
+
+    with Bar(console=Console(stderr=True), transient=True) as bar:
+        task = bar.add_task("auditing traces", total=len(traces))
+        return go(lambda done, _total, _path: bar.update(task, completed=done))
+
+
+def emit(report: Report, fmt: str, output: Path | None, opts: RenderOptions) -> None:
+    """Render ``report`` in format ``fmt`` (a :data:`FORMATS` name) to stdout or
+    ``output``."""
+    from compaction_audit.report.formats import FORMATS
+
+    spec = FORMATS[fmt]
+    if spec.render is not None:
+        write_bytes(spec.render(report, opts), output)
         return
-    from compaction_audit.report.terminal import report_renderable
-
+    assert spec.rich is not None
     console = console_for(output)
-    console.print(report_renderable(report))
+    console.print(spec.rich(report, opts))
     if output is not None:
         console.file.close()
 
 
 def audit_command(
-    paths: Annotated[list[str], typer.Argument(help="Log files to audit ('-' for stdin).",
-                                               show_default=False)],
-    fmt: Annotated[Format, typer.Option("--format", "-f", help="Report format.")]
-    = Format.text,
+    paths: Annotated[list[str], typer.Argument(
+        help="Trace files, directories (searched recursively for *.jsonl, *.jsonl.gz, "
+             "*.jsonl.zst) or glob patterns; '-' for stdin.", show_default=False)],
+    fmt: Annotated[AuditFormat, typer.Option("--format", "-f", help="Report format.")]
+    = AuditFormat.text,
     output: Annotated[Path | None, typer.Option("--output", "-o",
                                                 help="Write the report to this file.")] = None,
-    fail_on: Annotated[FailOn, typer.Option(help="Lowest severity that exits 1.")]
-    = FailOn.error,
-    lenient: Annotated[bool, typer.Option(
-        "--lenient", help="Skip bad records (counted and reported) instead of stopping.")]
-    = False,
-    window: Annotated[int | None, typer.Option(
-        help="Compare round t with t-WINDOW for 'fell' and 'rose' [default: 1].")] = None,
-    sustain: Annotated[int | None, typer.Option(
-        help="Rounds a boundary condition must hold before it fires [default: 1].")] = None,
-    set_: Annotated[list[str] | None, typer.Option(
-        "--set", "-s", metavar="NAME=VALUE",
-        help="Override a threshold, e.g. --set raw_ratio_floor=0.2 (see "
-             "'compaction-audit thresholds').")] = None,
+    summary: Annotated[bool, typer.Option(
+        "--summary", help="Only the summary across traces (text and markdown).")] = False,
+    baseline: Annotated[Path | None, typer.Option(
+        metavar="FILE", help="Fail only on findings not in this baseline (see "
+        "'compaction-audit baseline create'); report entries that no longer occur.")] = None,
+    fail_on: FailOnOpt = None,
+    lenient: LenientOpt = False,
+    window: WindowOpt = None,
+    sustain: SustainOpt = None,
+    set_: SetOpt = None,
+    config: ConfigOpt = None,
+    isolated: IsolatedOpt = False,
+    select: SelectOpt = None,
+    ignore: IgnoreOpt = None,
+    extend_select: ExtendSelectOpt = None,
+    severity: SeverityOpt = None,
+    jobs: JobsOpt = None,
 ) -> None:
-    """Audit compaction logs: rebuild the per-round series, run every rule, report.
+    """Audit compaction logs: rebuild the per-round series, run the rules, report.
 
-    Exit 0 when no finding reaches --fail-on, 1 when one does, 2 for bad input.
+    Exit 0 when no finding reaches --fail-on, 1 when one does, 2 for bad usage or input;
+    an unreadable trace among several is reported and counted, the others are still
+    audited, and the exit code is 2 (unreadable input is an input error).
     """
-    from compaction_audit.api import audit_paths
-    from compaction_audit.settings import Settings, parse_assignments
+    from compaction_audit.discover import discover, names_one_file
+    from compaction_audit.report.formats import RenderOptions
 
     try:
-        values: dict[str, object] = dict(parse_assignments(set_ or []))
-        if window is not None:
-            values["window"] = window
-        if sustain is not None:
-            values["sustain"] = sustain
-        settings = Settings().with_values(values)
-        report = audit_paths(paths, settings, lenient=lenient)
+        eff = effective_options(config, isolated, fail_on, window, sustain, set_, select,
+                                ignore, extend_select, severity)
+        traces = discover(paths)
+        report = run_audit(traces, eff, lenient, jobs)
+        if baseline is not None:
+            from compaction_audit import baseline as bl
+
+            report = bl.apply(report, bl.load(baseline), str(baseline))
     except AuditError as exc:
         fail(str(exc))
-    if report.errors and len(paths) == 1:
+    single = names_one_file(paths)
+    if report.errors and single:
         fail(str(report.errors[0]))
-    emit(report, fmt, output, single=len(paths) == 1)
-    raise typer.Exit(report.exit_code(fail_on.value))
+    emit(report, fmt.value, output,
+         RenderOptions(single, summary, eff.fail_on, tuple(eff.rules)))
+    raise typer.Exit(report.exit_code(eff.fail_on))
 
 
 def thresholds_command() -> None:

@@ -1,0 +1,147 @@
+"""Baselines: record today's findings so that a gate fails only on new ones.
+
+A finding's fingerprint is the SHA-256 of (trace key, rule code, key) where the trace
+key is the trace's path as given, normalized and relative to the working directory
+(``sample_logs/a.jsonl``), and the key is ``entity:ID`` for a finding about one item,
+else ``episode:K``: the K-th run of consecutive rounds (0-based) in which that rule
+fired in that trace.  No line number and no float enters it, so re-recording a trace
+or nudging a threshold does not churn the baseline; every finding of one episode
+shares its fingerprint.
+
+The file (JSON, sorted, one entry per fingerprint)::
+
+    {"baseline_format": 1, "tool": "compaction-audit",
+     "findings": [{"fingerprint", "trace", "code", "rule", "key"}, ...]}
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from compaction_audit.errors import UsageError
+from compaction_audit.report.model import Report, SessionReport
+from compaction_audit.rules.base import Finding
+
+BASELINE_FORMAT = 1
+
+
+@dataclass(frozen=True, order=True)
+class Entry:
+    """One baselined finding (episode or entity) of one trace."""
+
+    trace: str
+    code: str
+    key: str
+    rule: str
+    fingerprint: str
+
+
+def trace_key(path: str) -> str:
+    """``path`` normalized with ``/``, relative to the working directory when under it."""
+    if path == "-":
+        return path
+    if os.path.isabs(path):
+        with contextlib.suppress(ValueError):  # another drive (Windows)
+            path = os.path.relpath(path)
+        if path.startswith(".."):
+            path = os.path.abspath(path)
+    return os.path.normpath(path).replace(os.sep, "/")
+
+
+def fingerprint(trace: str, code: str, key: str) -> str:
+    """SHA-256 (hex) of the trace key, the rule code and the finding key."""
+    return hashlib.sha256(f"{trace}\0{code}\0{key}".encode()).hexdigest()
+
+
+def finding_keys(findings: list[Finding]) -> list[str]:
+    """The key of each finding (same order): ``entity:ID`` or ``episode:K``.
+
+    Episodes are counted per rule over the findings in round order: a finding starts a
+    new episode unless the rule's previous finding was at the same or the previous
+    round number.
+    """
+    keys: list[str] = [""] * len(findings)
+    state: dict[str, tuple[int, int]] = {}  # code -> (episode index, last round)
+    order = sorted(range(len(findings)), key=lambda i: findings[i].round)
+    for i in order:
+        f = findings[i]
+        if f.entity is not None:
+            keys[i] = f"entity:{f.entity}"
+            continue
+        index, prev = state.get(f.code, (-1, -2))
+        if f.round not in (prev, prev + 1):
+            index += 1
+        state[f.code] = (index, f.round)
+        keys[i] = f"episode:{index}"
+    return keys
+
+
+def session_entries(s: SessionReport) -> list[tuple[Finding, Entry]]:
+    """Each finding of ``s`` with its baseline entry."""
+    trace = trace_key(s.path)
+    return [(f, Entry(trace, f.code, key, f.rule, fingerprint(trace, f.code, key)))
+            for f, key in zip(s.findings, finding_keys(s.findings), strict=True)]
+
+
+def entries(report: Report) -> list[Entry]:
+    """The distinct baseline entries of every finding in ``report``, sorted."""
+    return sorted({e for s in report.sessions for _, e in session_entries(s)})
+
+
+def dumps(items: list[Entry]) -> bytes:
+    """The baseline file's bytes (see the module docstring)."""
+    doc = {"baseline_format": BASELINE_FORMAT, "tool": "compaction-audit",
+           "findings": [{"fingerprint": e.fingerprint, "trace": e.trace, "code": e.code,
+                         "rule": e.rule, "key": e.key} for e in sorted(items)]}
+    return orjson.dumps(doc, option=orjson.OPT_INDENT_2) + b"\n"
+
+
+def load(path: Path) -> dict[str, Entry]:
+    """Read a baseline file: fingerprint -> entry.  Raises :class:`UsageError` for a
+    missing, unreadable or malformed file."""
+    try:
+        doc: Any = orjson.loads(path.read_bytes())
+    except OSError as exc:
+        raise UsageError(f"baseline {str(path)!r}: cannot read: {exc.strerror or exc}") from None
+    except orjson.JSONDecodeError as exc:
+        raise UsageError(f"baseline {str(path)!r}: bad JSON: {exc.msg}") from None
+    if not isinstance(doc, dict) or doc.get("baseline_format") != BASELINE_FORMAT:
+        raise UsageError(f"baseline {str(path)!r}: not a compaction-audit baseline "
+                         f"(baseline_format {BASELINE_FORMAT} expected)")
+    out: dict[str, Entry] = {}
+    for i, item in enumerate(doc.get("findings", [])):
+        try:
+            entry = Entry(**{k: str(item[k]) for k in ("trace", "code", "key", "rule",
+                                                       "fingerprint")})
+        except (KeyError, TypeError):
+            raise UsageError(f"baseline {str(path)!r}: findings[{i}] needs trace, code, "
+                             "key, rule and fingerprint") from None
+        out[entry.fingerprint] = entry
+    return out
+
+
+def apply(report: Report, baseline: dict[str, Entry], source: str = "") -> Report:
+    """``report`` without the findings ``baseline`` holds.
+
+    Each session gets ``extra["baseline"] = {"file", "suppressed": count, "stale":
+    [entry dicts]}``: stale entries are those of this trace that no longer occur.
+    Entries of traces not in this run are neither used nor reported.
+    """
+    sessions = []
+    for s in report.sessions:
+        pairs = session_entries(s)
+        kept = [f for f, e in pairs if e.fingerprint not in baseline]
+        seen = {e.fingerprint for _, e in pairs}
+        trace = trace_key(s.path)
+        stale = sorted(e for fp, e in baseline.items() if e.trace == trace and fp not in seen)
+        info = {"file": source, "suppressed": len(pairs) - len(kept),
+                "stale": [asdict(e) for e in stale]}
+        sessions.append(replace(s, findings=kept, extra={**s.extra, "baseline": info}))
+    return Report(sessions, list(report.errors))

@@ -1,0 +1,75 @@
+"""``compaction-audit baseline create``: record today's findings for ``audit --baseline``."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from compaction_audit.commands.audit import (
+    ConfigOpt,
+    ExtendSelectOpt,
+    IgnoreOpt,
+    IsolatedOpt,
+    JobsOpt,
+    LenientOpt,
+    SelectOpt,
+    SetOpt,
+    SeverityOpt,
+    SustainOpt,
+    WindowOpt,
+    effective_options,
+    run_audit,
+)
+from compaction_audit.commands.common import fail
+from compaction_audit.errors import AuditError
+
+baseline_app = typer.Typer(no_args_is_help=True, help="Record the current findings so "
+                           "that 'audit --baseline FILE' fails only on new ones.")
+
+
+@baseline_app.command("create")
+def baseline_create(
+    paths: Annotated[list[str], typer.Argument(
+        help="Trace files, directories or glob patterns, as given to 'audit'.",
+        show_default=False)],
+    output: Annotated[Path, typer.Option("--output", "-o", metavar="FILE",
+                                         help="Where to write the baseline (JSON).")],
+    lenient: LenientOpt = False,
+    window: WindowOpt = None,
+    sustain: SustainOpt = None,
+    set_: SetOpt = None,
+    config: ConfigOpt = None,
+    isolated: IsolatedOpt = False,
+    select: SelectOpt = None,
+    ignore: IgnoreOpt = None,
+    extend_select: ExtendSelectOpt = None,
+    severity: SeverityOpt = None,
+    jobs: JobsOpt = None,
+) -> None:
+    """Audit the traces with the same options as 'audit' and write every finding's
+    fingerprint (trace path as given + rule code + entity or episode index) to FILE.
+
+    Name the traces as CI will (the same paths, from the same directory): the trace path
+    is part of the fingerprint.  Exit 0 when written, 2 when a trace is unreadable
+    (nothing is written: a baseline of an incomplete run would hide findings).
+    """
+    from compaction_audit import baseline as bl
+    from compaction_audit.discover import discover
+
+    try:
+        eff = effective_options(config, isolated, None, window, sustain, set_, select,
+                                ignore, extend_select, severity)
+        report = run_audit(discover(paths), eff, lenient, jobs)
+    except AuditError as exc:
+        fail(str(exc))
+    if report.errors:
+        fail(f"{report.errors[0]} (baseline not written; {len(report.errors)} unreadable "
+             "trace(s))")
+    entries = bl.entries(report)
+    output.write_bytes(bl.dumps(entries))
+    findings = sum(len(s.findings) for s in report.sessions)
+    sys.stderr.write(f"compaction-audit: baseline {output}: {len(entries)} entries for "
+                     f"{findings} finding(s) in {len(report.sessions)} trace(s)\n")

@@ -1,0 +1,80 @@
+"""``compaction-audit config show``: the effective options and where each came from."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from compaction_audit.commands.audit import (
+    ConfigOpt,
+    ExtendSelectOpt,
+    FailOnOpt,
+    IgnoreOpt,
+    IsolatedOpt,
+    SelectOpt,
+    SetOpt,
+    SeverityOpt,
+    SustainOpt,
+    WindowOpt,
+    effective_options,
+)
+from compaction_audit.commands.common import console_for, fail, write_bytes
+from compaction_audit.errors import AuditError
+
+config_app = typer.Typer(no_args_is_help=True, help="Inspect the configuration: "
+                         "[tool.compaction-audit] in pyproject.toml or compaction-audit.toml.")
+
+
+def _value(value: object) -> str:
+    if isinstance(value, list):
+        return ", ".join(str(v) for v in value) or "(none)"
+    return str(value)
+
+
+@config_app.command("show")
+def config_show(
+    config: ConfigOpt = None,
+    isolated: IsolatedOpt = False,
+    fail_on: FailOnOpt = None,
+    window: WindowOpt = None,
+    sustain: SustainOpt = None,
+    set_: SetOpt = None,
+    select: SelectOpt = None,
+    ignore: IgnoreOpt = None,
+    extend_select: ExtendSelectOpt = None,
+    severity: SeverityOpt = None,
+    json_: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
+    = False,
+) -> None:
+    """Print every effective option (thresholds, fail-on, rule selection, severity
+    overrides), its value and its source: default, the config file, or the command line
+    (the same options as 'audit' may be given to preview their effect)."""
+    from compaction_audit.config import display_path
+
+    try:
+        eff = effective_options(config, isolated, fail_on, window, sustain, set_, select,
+                                ignore, extend_select, severity)
+    except AuditError as exc:
+        fail(str(exc))
+    path = display_path(eff.config_path) if eff.config_path is not None else None
+    rules = [r.code for r in eff.rules]
+    if json_:
+        import orjson
+
+        doc = {"config_file": path, "rules": rules,
+               "options": [{"key": k, "value": v, "source": eff.sources[k]}
+                           for k, v in eff.values.items()]}
+        write_bytes(orjson.dumps(doc, option=orjson.OPT_INDENT_2) + b"\n", None)
+        return
+    from rich.table import Table
+    from rich.text import Text
+
+    console = console_for(None)
+    where = path or ("none (--isolated)" if isolated else "none found; defaults apply")
+    console.print(Text(f"config file: {where}"))
+    console.print(Text(f"rules run: {', '.join(rules) or '(none)'}"))
+    table = Table("key", "value", "source")
+    for key, value in eff.values.items():
+        table.add_row(Text(key), Text(_value(value)), Text(eff.sources[key]))
+    console.print(table)

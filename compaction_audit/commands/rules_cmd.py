@@ -1,0 +1,54 @@
+"""``compaction-audit rules [CODE-OR-NAME]``: the rules reference, from the rule classes."""
+
+from __future__ import annotations
+
+import sys
+from typing import Annotated
+
+import typer
+
+from compaction_audit.commands.common import console_for, fail
+from compaction_audit.errors import UsageError
+
+
+def rules_command(
+    rule: Annotated[str | None, typer.Argument(
+        metavar="[CODE-OR-NAME]", help="A rule code (CA101) or name (salience-inversion): "
+        "print its documentation.", show_default=False)] = None,
+    markdown: Annotated[bool, typer.Option(
+        "--markdown", help="Print Markdown: the whole reference (docs/rules.md is this "
+        "output), or the one rule's section.")] = False,
+) -> None:
+    """List every rule (code, name, default severity, summary), or document one: what it
+    checks, why it matters, an example and what to do."""
+    from rich.table import Table
+    from rich.text import Text
+
+    from compaction_audit.ruledoc import all_docs, find_rule, rule_markdown, rules_markdown
+
+    if rule is None:
+        if markdown:
+            sys.stdout.write(rules_markdown())
+            return
+        table = Table("code", "name", "severity", "summary")
+        for d in all_docs():
+            table.add_row(d.code, d.name, d.severity, d.summary)
+        console_for(None).print(table)
+        return
+    try:
+        doc = find_rule(rule)
+    except UsageError as exc:
+        fail(str(exc))
+    if markdown:
+        sys.stdout.write(rule_markdown(doc, level=1))
+        return
+    settings = ", ".join(f"{name}={value}" for name, value in doc.settings) or "none"
+    console = console_for(None)
+    console.print(Text(f"{doc.code} {doc.name}", style="bold"))
+    console.print(f"default severity: {doc.severity}    family: {doc.family}    "
+                  f"settings: {settings}", markup=False, highlight=False)
+    for title, body in (("What it checks", doc.what), ("Why it matters", doc.why),
+                        ("Example", doc.example), ("What to do", doc.action)):
+        console.print()
+        console.print(Text(title, style="bold"))
+        console.print(Text(body))

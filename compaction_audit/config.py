@@ -1,0 +1,300 @@
+"""Configuration: defaults <- config file <- command line, with the source of each value.
+
+The file is ``compaction-audit.toml`` (keys at the top level) or the
+``[tool.compaction-audit]`` table of ``pyproject.toml``, found by walking up from the
+working directory (the first directory holding either wins; in one directory
+``compaction-audit.toml`` wins over ``pyproject.toml``, and a ``pyproject.toml`` without
+the table is passed over), or named with ``--config``.  Keys (kebab-case; the
+snake_case spelling of a threshold is accepted too): every threshold of
+:class:`~compaction_audit.settings.Settings`, ``fail-on``, ``select``, ``ignore``,
+``extend-select`` (rule code, code prefix, name or ``ALL``) and a ``severity`` table
+(rule code or name -> ``error`` | ``warning`` | ``info``).  Unknown keys and bad values
+raise :class:`UsageError` naming the file.
+
+Rule selection is layered like ruff's: starting from every rule, each layer (file,
+then command line) decides for the rules its selectors match; a layer's ``select``
+first empties the set.  Within a layer the most specific selector matching a rule
+wins (a code or name over a longer prefix over a shorter one over ``ALL``; ``ignore``
+wins a tie), so ``ignore = ["ALL"]`` with ``extend-select = ["CA104"]`` runs CA104.
+"""
+
+from __future__ import annotations
+
+import difflib
+import tomllib
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+from compaction_audit.errors import UsageError
+from compaction_audit.report.model import FAIL_ON
+from compaction_audit.rules import RULES, Rule, Severity
+from compaction_audit.settings import Settings
+
+CONFIG_FILE = "compaction-audit.toml"
+PYPROJECT = "pyproject.toml"
+TOOL_TABLE = "compaction-audit"
+DEFAULT_FAIL_ON = "error"
+SELECTION_KEYS = ("select", "ignore", "extend-select")
+THRESHOLDS = tuple(f.name.replace("_", "-") for f in fields(Settings))
+KEYS = (*THRESHOLDS, "fail-on", *SELECTION_KEYS, "severity")
+
+
+@dataclass(frozen=True)
+class Layer:
+    """The options one source sets: a config file or the command line.
+
+    ``values``: thresholds by snake_case name (validated); ``select`` is None when the
+    layer does not set it; ``severity`` maps rule name -> severity.
+    """
+
+    source: str
+    values: dict[str, Any] = field(default_factory=dict)
+    fail_on: str | None = None
+    select: tuple[str, ...] | None = None
+    ignore: tuple[str, ...] = ()
+    extend_select: tuple[str, ...] = ()
+    severity: dict[str, Severity] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Effective:
+    """The effective options of a run and where each came from.
+
+    ``rules`` are instances ordered by code; ``severity`` overrides by rule name;
+    ``values`` and ``sources`` map each key of :data:`KEYS` (``severity.NAME`` for each
+    override) to its effective value and to where it came from (``default``, the
+    file as shown, or ``command line``); ``ignore`` and ``extend-select`` accumulate
+    over the layers.
+    """
+
+    settings: Settings
+    fail_on: str
+    rules: list[Rule]
+    severity: dict[str, Severity]
+    config_path: Path | None
+    values: dict[str, Any]
+    sources: dict[str, str]
+
+
+def display_path(path: Path, cwd: Path | None = None) -> str:
+    """``path`` relative to ``cwd`` (default: the working directory) when under it."""
+    base = (cwd or Path.cwd()).resolve()
+    resolved = path.resolve()
+    return str(resolved.relative_to(base)) if resolved.is_relative_to(base) else str(resolved)
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        with path.open("rb") as fh:
+            return tomllib.load(fh)
+    except tomllib.TOMLDecodeError as exc:
+        raise UsageError(f"{path}: invalid TOML: {exc}") from None
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot read config: {exc.strerror or exc}") from None
+
+
+def _table(path: Path) -> dict[str, Any] | None:
+    """The options table of ``path`` (None for a pyproject.toml without one)."""
+    data = _read_toml(path)
+    if path.name != PYPROJECT:
+        return data
+    table = data.get("tool", {}).get(TOOL_TABLE)
+    if table is not None and not isinstance(table, dict):
+        raise UsageError(f"{path}: [tool.{TOOL_TABLE}] must be a table")
+    return table
+
+
+def find_config(start: Path | None = None) -> Path | None:
+    """The config file for ``start`` (default: the working directory), walking up to the
+    file-system root; None when there is none."""
+    here = (start or Path.cwd()).resolve()
+    for directory in (here, *here.parents):
+        if (directory / CONFIG_FILE).is_file():
+            return directory / CONFIG_FILE
+        pyproject = directory / PYPROJECT
+        if pyproject.is_file() and _table(pyproject) is not None:
+            return pyproject
+    return None
+
+
+def _selectors(path: str, key: str, value: Any) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise UsageError(f"{path}: {key} must be a list of rule codes, prefixes or names")
+    match_rules(value, f"{path}: {key}")
+    return tuple(value)
+
+
+def _suggest(key: str, known: Iterable[str]) -> str:
+    close = difflib.get_close_matches(key, list(known), n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def read_config(path: Path, cwd: Path | None = None) -> Layer:
+    """Read and validate the config file ``path`` into a :class:`Layer`.
+
+    Raises :class:`UsageError` for unreadable files, bad TOML, a pyproject.toml without
+    ``[tool.compaction-audit]``, unknown keys and bad values.
+    """
+    table = _table(path)
+    shown = display_path(path, cwd)
+    if table is None:
+        raise UsageError(f"{shown}: no [tool.{TOOL_TABLE}] table")
+    where = f"{shown} [tool.{TOOL_TABLE}]" if path.name == PYPROJECT else shown
+    values: dict[str, Any] = {}
+    kw: dict[str, Any] = {}
+    for raw_key, value in table.items():
+        key = raw_key.replace("_", "-") if raw_key.replace("_", "-") in THRESHOLDS else raw_key
+        if key not in KEYS:
+            raise UsageError(f"{where}: unknown key {raw_key!r}{_suggest(raw_key, KEYS)}")
+        if key in THRESHOLDS:
+            name = key.replace("-", "_")
+            if name in values:
+                raise UsageError(f"{where}: {key} is given twice")
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                raise UsageError(f"{where}: {key} must be a number, got {value!r}")
+            values[name] = value
+        elif key == "fail-on":
+            if value not in FAIL_ON:
+                raise UsageError(f"{where}: fail-on must be one of {', '.join(FAIL_ON)}, "
+                                 f"got {value!r}")
+            kw["fail_on"] = value
+        elif key == "severity":
+            if not isinstance(value, dict):
+                raise UsageError(f"{where}: severity must be a table of rule = level")
+            kw["severity"] = severity_overrides(value.items(), f"{where}: severity")
+        else:
+            kw[key.replace("-", "_")] = _selectors(where, key, value)
+    try:
+        Settings().with_values(values)
+    except UsageError as exc:
+        raise UsageError(f"{where}: {exc}") from None
+    return Layer(source=where, values=values, **kw)
+
+
+def load_config(explicit: Path | None = None, isolated: bool = False,
+                cwd: Path | None = None) -> tuple[Layer | None, Path | None]:
+    """The config layer and its path: ``explicit`` if given, else the file found from
+    ``cwd``; ``(None, None)`` when ``isolated`` or when there is none.  Raises
+    :class:`UsageError` (a named file that does not exist is an error)."""
+    if isolated:
+        return None, None
+    if explicit is not None:
+        if not explicit.is_file():
+            raise UsageError(f"config file {str(explicit)!r} does not exist")
+        return read_config(explicit, cwd), explicit
+    found = find_config(cwd)
+    return (read_config(found, cwd), found) if found is not None else (None, None)
+
+
+def match_rules(selectors: Iterable[str], where: str = "rule selector") -> set[str]:
+    """The codes of the rules matched by ``selectors``: ``ALL``, a code, a code prefix
+    (``CA1``) or a name.  Raises :class:`UsageError` for a selector matching none."""
+    codes: set[str] = set()
+    for sel in selectors:
+        key = sel.strip()
+        hit = {code for code, cls in RULES.items()
+               if key.upper() == "ALL" or code.startswith(key.upper()) or cls.name == key}
+        if not key or not hit:
+            known = ", ".join(f"{c} {r.name}" for c, r in sorted(RULES.items()))
+            raise UsageError(f"{where}: {sel!r} matches no rule (known: {known})")
+        codes |= hit
+    return codes
+
+
+def _specificity(selector: str, code: str, name: str) -> int | None:
+    """How specifically ``selector`` names rule ``code``/``name``: None when it does not
+    match; 0 for ALL, the prefix length for a code prefix, 100 for the code or name."""
+    key = selector.strip()
+    if key == name or key.upper() == code:
+        return 100
+    if key.upper() == "ALL":
+        return 0
+    return len(key) if code.startswith(key.upper()) else None
+
+
+def apply_selection(codes: set[str], layer: Layer) -> set[str]:
+    """The rule codes selected after ``layer`` (see the module docstring)."""
+    out = set() if layer.select is not None else set(codes)
+    enable = [*(layer.select or ()), *layer.extend_select]
+    for code, cls in RULES.items():
+        best: tuple[int, bool] | None = None
+        for selectors, enabled in ((enable, True), (layer.ignore, False)):
+            for sel in selectors:
+                spec = _specificity(sel, code, cls.name)
+                if spec is not None and (best is None or spec > best[0]
+                                         or (spec == best[0] and not enabled)):
+                    best = (spec, enabled)
+        if best is not None:
+            (out.add if best[1] else out.discard)(code)
+    return out
+
+
+def severity_overrides(pairs: Iterable[tuple[str, Any]], where: str) -> dict[str, Severity]:
+    """Validate (rule code or name, level) pairs into a map rule name -> severity."""
+    out: dict[str, Severity] = {}
+    by_key = {**{c: r.name for c, r in RULES.items()}, **{r.name: r.name for r in RULES.values()}}
+    for key, level in pairs:
+        name = by_key.get(key.upper() if key.upper() in RULES else key)
+        if name is None:
+            raise UsageError(f"{where}: unknown rule {key!r}{_suggest(key, by_key)}")
+        if level not in {s.value for s in Severity}:
+            raise UsageError(f"{where}: {key} must be error, warning or info, got {level!r}")
+        out[name] = Severity(level)
+    return out
+
+
+def cli_layer(values: dict[str, Any], fail_on: str | None = None,
+              select: Sequence[str] | None = None, ignore: Sequence[str] = (),
+              extend_select: Sequence[str] = (), severity: Sequence[str] = ()) -> Layer:
+    """The command line's layer.  Selector options may hold comma-separated lists;
+    ``severity`` holds ``RULE=LEVEL`` strings.  Raises :class:`UsageError`."""
+
+    def split(items: Sequence[str], option: str) -> tuple[str, ...]:
+        out = tuple(s.strip() for item in items for s in item.split(",") if s.strip())
+        match_rules(out, option)
+        return out
+
+    pairs = []
+    for item in severity:
+        rule, sep, level = item.partition("=")
+        if not sep:
+            raise UsageError(f"--severity expects RULE=LEVEL, got {item!r}")
+        pairs.append((rule.strip(), level.strip()))
+    Settings().with_values(values)
+    return Layer(source="command line", values=dict(values), fail_on=fail_on,
+                 select=None if select is None else split(select, "--select"),
+                 ignore=split(ignore, "--ignore"),
+                 extend_select=split(extend_select, "--extend-select"),
+                 severity=severity_overrides(pairs, "--severity"))
+
+
+def resolve(layers: Sequence[Layer], config_path: Path | None = None) -> Effective:
+    """Apply ``layers`` in order (later wins) over the defaults."""
+    sources = {key: "default" for key in KEYS if key != "severity"}
+    thresholds: dict[str, Any] = {}
+    shown: dict[str, Any] = {"fail-on": DEFAULT_FAIL_ON, "select": ["ALL"], "ignore": [],
+                             "extend-select": []}
+    codes = set(RULES)
+    severity: dict[str, Severity] = {}
+    for layer in layers:
+        for name, value in layer.values.items():
+            thresholds[name] = value
+            sources[name.replace("_", "-")] = layer.source
+        if layer.fail_on is not None:
+            shown["fail-on"], sources["fail-on"] = layer.fail_on, layer.source
+        codes = apply_selection(codes, layer)
+        if layer.select is not None:
+            shown["select"], sources["select"] = list(layer.select), layer.source
+        for key, items in (("extend-select", layer.extend_select), ("ignore", layer.ignore)):
+            if items:
+                shown[key], sources[key] = [*shown[key], *items], layer.source
+        for name, sev in layer.severity.items():
+            severity[name] = sev
+            shown[f"severity.{name}"], sources[f"severity.{name}"] = sev.value, layer.source
+    settings = Settings().with_values(thresholds)
+    shown.update({f.name.replace("_", "-"): getattr(settings, f.name) for f in fields(Settings)})
+    rules = [RULES[code]() for code in sorted(codes)]
+    return Effective(settings, str(shown["fail-on"]), rules, severity, config_path, shown,
+                     sources)

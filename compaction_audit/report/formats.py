@@ -1,0 +1,118 @@
+"""Output formats: format name -> renderer, each its own module over the one report model.
+
+A format renders either bytes (machine formats, Markdown) or a rich renderable (the
+terminal report, printed through a console so that colour follows the terminal).
+Renderer modules are imported when used, so choosing one format loads only that one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from rich.console import Group, RenderableType
+
+from compaction_audit.report.model import Report
+from compaction_audit.rules.base import Rule
+
+
+@dataclass(frozen=True)
+class RenderOptions:
+    """What a renderer needs besides the report.
+
+    ``single``: exactly one trace was named (JSON writes the session object itself);
+    ``summary_only``: only the across-traces summary (text, Markdown); ``fail_on``: the
+    gate's threshold (JUnit failures, summaries); ``rules``: the rules that ran (JUnit
+    test cases, SARIF rule descriptors); empty means every registered rule.
+    """
+
+    single: bool = False
+    summary_only: bool = False
+    fail_on: str = "error"
+    rules: tuple[Rule, ...] = field(default_factory=tuple)
+
+    def shows_summary(self, report: Report) -> bool:
+        """True when the summary table belongs in a human report: asked for, more than
+        one trace, or a baseline in play."""
+        return (self.summary_only or len(report.sessions) + len(report.errors) > 1
+                or any("baseline" in s.extra for s in report.sessions))
+
+
+BytesRenderer = Callable[[Report, RenderOptions], bytes]
+RichRenderer = Callable[[Report, RenderOptions], RenderableType]
+
+
+@dataclass(frozen=True)
+class OutputFormat:
+    """A registered format: exactly one of ``render`` (bytes) or ``rich`` is set."""
+
+    name: str
+    help: str
+    render: BytesRenderer | None = None
+    rich: RichRenderer | None = None
+
+
+def _text(report: Report, opts: RenderOptions) -> RenderableType:
+    from compaction_audit.report.summary import summary_renderable
+    from compaction_audit.report.terminal import report_renderable
+
+    parts: list[RenderableType] = []
+    if not opts.summary_only:
+        parts.append(report_renderable(report))
+    if opts.shows_summary(report):
+        parts.append(summary_renderable(report, opts.fail_on))
+    return Group(*parts)
+
+
+def _json(report: Report, opts: RenderOptions) -> bytes:
+    from compaction_audit.report.json_report import render_json
+
+    return render_json(report, opts.single)
+
+
+def _markdown(report: Report, opts: RenderOptions) -> bytes:
+    from compaction_audit.report.markdown import render_markdown
+
+    return render_markdown(report, opts)
+
+
+def _junit(report: Report, opts: RenderOptions) -> bytes:
+    from compaction_audit.report.junit import render_junit
+
+    return render_junit(report, opts)
+
+
+def _sarif(report: Report, opts: RenderOptions) -> bytes:
+    from compaction_audit.report.sarif import render_sarif
+
+    return render_sarif(report, opts)
+
+
+def _github(report: Report, opts: RenderOptions) -> bytes:
+    from compaction_audit.report.github import render_github
+
+    return render_github(report, opts)
+
+
+FORMATS: dict[str, OutputFormat] = {f.name: f for f in (
+    OutputFormat("text", "the terminal report (rich), then the summary across traces",
+                 rich=_text),
+    OutputFormat("json", "the whole report model as JSON", render=_json),
+    OutputFormat("markdown", "a pull-request comment: summary and findings per trace",
+                 render=_markdown),
+    OutputFormat("junit", "JUnit XML: one test case per trace and rule", render=_junit),
+    OutputFormat("sarif", "SARIF 2.1.0 for code scanning, located at the round's line",
+                 render=_sarif),
+    OutputFormat("github", "GitHub Actions workflow commands annotating the round's line",
+                 render=_github),
+)}
+"""Every output format by name, in the order ``--help`` lists them."""
+
+
+def rules_of(opts: RenderOptions) -> list[Rule]:
+    """The rules that ran: ``opts.rules``, else every registered rule by code."""
+    if opts.rules:
+        return list(opts.rules)
+    from compaction_audit.engine import select_rules
+
+    return select_rules()

@@ -1,0 +1,109 @@
+"""The Markdown report, for a pull-request comment (GitHub-flavoured Markdown).
+
+A heading with the gate's result, the summary table across traces, then one
+collapsible section per trace with its findings grouped into episodes (a rule firing
+on consecutive rounds is one row naming the rounds and lines).  Log text is escaped
+by :func:`md`: control characters made visible, HTML and Markdown punctuation
+neutralized, ``@`` and ``#`` written as entities so that no one is mentioned and no
+issue is linked.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+
+from compaction_audit.report.formats import RenderOptions
+from compaction_audit.report.model import Report, SessionReport
+from compaction_audit.report.safe import printable
+from compaction_audit.report.summary import (
+    baseline_info,
+    episodes,
+    gate_line,
+    stale_lines,
+    summary_rows,
+)
+
+MAX_ROWS = 50
+"""Episodes listed per trace; the rest are counted (a comment has a size limit)."""
+
+_PUNCT = re.compile(r"([\\`*_{}\[\]()|~!+\-.])")
+_ENTITIES = {"&": "&amp;", "<": "&lt;", ">": "&gt;", "@": "&#64;", "#": "&#35;"}
+
+
+def md(text: object) -> str:
+    """Untrusted text as inert one-line Markdown (safe inside a table cell)."""
+    s = printable(text)
+    s = "".join(_ENTITIES.get(c, c) for c in s)
+    return _PUNCT.sub(r"\\\1", s)
+
+
+def _html(text: object) -> str:
+    return html.escape(printable(text)).replace("@", "&#64;").replace("#", "&#35;")
+
+
+def _num(value: int | None) -> str:
+    return "-" if value is None else str(value)
+
+
+def summary_table(report: Report) -> list[str]:
+    """The summary across traces as Markdown table lines."""
+    rows = summary_rows(report)
+    with_baseline = any(r.baselined is not None for r in rows)
+    extra = ["baselined", "stale"] if with_baseline else []
+    head = ["trace", "rounds", "errors", "warnings", "info", *extra, "inversion boundary",
+            "verdict"]
+    lines = ["| " + " | ".join(head) + " |",
+             "|---|" + "---:|" * (len(head) - 2) + "---|"]
+    for r in rows:
+        counts = [r.rounds, r.errors, r.warnings, r.info,
+                  *((r.baselined, r.stale) if with_baseline else ()), r.boundary]
+        verdict = f"**{r.verdict}**" + (f" {md(r.detail)}" if r.detail else "")
+        lines.append(f"| {md(r.trace)} | " + " | ".join(_num(c) for c in counts)
+                     + f" | {verdict} |")
+    return lines
+
+
+def session_section(s: SessionReport, open_: bool) -> list[str]:
+    """One trace: a collapsible block with its findings as episodes and their actions."""
+    lines = [f"<details{' open' if open_ else ''}><summary>{_html(s.path)}: "
+             f"{_html(s.verdict())}</summary>", ""]
+    info = baseline_info(s)
+    if info and info["suppressed"]:
+        lines += [f"{info['suppressed']} baselined finding(s) not shown.", ""]
+    runs = list(episodes(s.findings))
+    if not runs:
+        lines += ["No findings.", "", "</details>", ""]
+        return lines
+    lines += ["| severity | rule | rounds | lines | message |", "|---|---|---|---|---|"]
+    for run in runs[:MAX_ROWS]:
+        first, last = run[0], run[-1]
+        rounds = str(first.round) if len(run) == 1 else f"{first.round}\u2013{last.round}"
+        where = str(first.line) if len(run) == 1 else f"{first.line}\u2013{last.line}"
+        lines.append(f"| {first.severity.value} | {first.code} {md(first.rule)} | {rounds} | "
+                     f"{where} | {md(first.message)} |")
+    if len(runs) > MAX_ROWS:
+        lines.append(f"\n{len(runs) - MAX_ROWS} more episode(s) not shown.")
+    lines.append("")
+    actions = {f.code: (f.rule, f.action) for f in s.findings}
+    lines += [f"- **{code} {md(rule)}**: {md(action)}"
+              for code, (rule, action) in sorted(actions.items())]
+    lines += ["", "</details>", ""]
+    return lines
+
+
+def render_markdown(report: Report, opts: RenderOptions) -> bytes:
+    """The report as a Markdown document (UTF-8 bytes, newline-terminated)."""
+    failing = report.exit_code(opts.fail_on) != 0
+    lines = [f"## compaction-audit: {'FAIL' if failing else 'PASS'}", "",
+             md(gate_line(report, opts.fail_on)), ""]
+    lines += summary_table(report)
+    lines.append("")
+    lines += [f"- {md(line)}" for line in stale_lines(report)]
+    if stale_lines(report):
+        lines.append("")
+    if not opts.summary_only:
+        single = len(report.sessions) == 1
+        for s in report.sessions:
+            lines += session_section(s, open_=single or s.fails(opts.fail_on))
+    return ("\n".join(lines).rstrip("\n") + "\n").encode("utf-8")

@@ -1,0 +1,103 @@
+"""The SARIF 2.1.0 report, for code scanning (GitHub upload-sarif and other consumers).
+
+One run.  The driver lists the rules that ran, each with its documentation from
+:mod:`compaction_audit.ruledoc` (id = code, name, short and full description, help in
+text and Markdown, default level).  Each finding is one result located at the trace
+file (``artifactLocation.uri``: the path as given, relative to the working directory,
+percent-encoded) and the line of its round record (``region.startLine``).  Its
+``partialFingerprints["compactionAudit/v1"]`` hashes the baseline identity (trace, rule,
+entity or episode) with the round number, so that every result has its own; the
+baseline fingerprint, the round and the values are in ``properties``.  Unreadable
+traces are error notifications of the invocation, which is then not successful.
+Severities map info -> ``note``.
+
+Log text is made :func:`printable` and serialized by orjson (JSON-escaped).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import orjson
+
+from compaction_audit import __version__
+from compaction_audit.baseline import fingerprint, session_entries, trace_key
+from compaction_audit.report.formats import RenderOptions, rules_of
+from compaction_audit.report.model import Report
+from compaction_audit.report.safe import printable
+from compaction_audit.ruledoc import help_text, rule_doc, rule_markdown
+from compaction_audit.rules.base import Rule
+
+SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
+LEVELS = {"error": "error", "warning": "warning", "info": "note"}
+FINGERPRINT_KEY = "compactionAudit/v1"
+
+
+def artifact_uri(path: str) -> str:
+    """The SARIF ``uri`` of a trace: a relative, percent-encoded reference with ``/``,
+    or a ``file://`` URI for a path outside the working directory."""
+    key = trace_key(path)
+    if Path(key).is_absolute():
+        return Path(key).as_uri()
+    return quote(key, safe="/")
+
+
+def location(path: str, line: int) -> dict[str, Any]:
+    """A SARIF location: the trace file and, when known (> 0), the line."""
+    physical: dict[str, Any] = {"artifactLocation": {"uri": artifact_uri(path)}}
+    if line > 0:
+        physical["region"] = {"startLine": line}
+    return {"physicalLocation": physical}
+
+
+def descriptor(rule_cls: type[Rule]) -> dict[str, Any]:
+    """The ``reportingDescriptor`` of a rule class (see the module docstring)."""
+    doc = rule_doc(rule_cls)
+    return {
+        "id": doc.code,
+        "name": doc.name,
+        "shortDescription": {"text": doc.summary},
+        "fullDescription": {"text": doc.what},
+        "help": {"text": help_text(doc), "markdown": rule_markdown(doc, level=3)},
+        "defaultConfiguration": {"level": LEVELS[doc.severity]},
+        "properties": {"tags": ["compaction", doc.family]},
+    }
+
+
+def render_sarif(report: Report, opts: RenderOptions) -> bytes:
+    """The report as a SARIF 2.1.0 log (UTF-8 JSON bytes, newline-terminated)."""
+    rules = [type(r) for r in rules_of(opts)]
+    index = {cls.code: i for i, cls in enumerate(rules)}
+    results: list[dict[str, Any]] = []
+    for s in report.sessions:
+        baselined = "baseline" in s.extra
+        for f, entry in session_entries(s):
+            result: dict[str, Any] = {
+                "ruleId": f.code,
+                "level": LEVELS[f.severity.value],
+                "message": {"text": printable(f"{f.message}. What to do: {f.action}")},
+                "locations": [location(s.path, f.line)],
+                "partialFingerprints": {FINGERPRINT_KEY: fingerprint(
+                    entry.trace, f.code, f"{entry.key}@round:{f.round}")},
+                "properties": {"round": f.round, "rule": f.rule,
+                               "baselineFingerprint": entry.fingerprint,
+                               "values": f.values},
+            }
+            if f.code in index:
+                result["ruleIndex"] = index[f.code]
+            if baselined:
+                result["baselineState"] = "new"
+            results.append(result)
+    notifications = [{"level": "error", "message": {"text": printable(str(e))},
+                      "locations": [location(e.path, e.line)]} for e in report.errors]
+    run = {
+        "tool": {"driver": {"name": "compaction-audit", "version": __version__,
+                            "rules": [descriptor(cls) for cls in rules]}},
+        "invocations": [{"executionSuccessful": not report.errors,
+                         "toolExecutionNotifications": notifications}],
+        "results": results,
+    }
+    doc = {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [run]}
+    return orjson.dumps(doc, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS) + b"\n"

@@ -1,0 +1,122 @@
+"""The summary across traces: one row per trace (and per unreadable trace), totals and
+the gate's result; shared by the terminal and Markdown reports.  Also groups findings
+into episodes for the renderers that show runs of rounds rather than every round.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from rich.console import Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+
+from compaction_audit.report.model import Report, SessionReport
+from compaction_audit.report.safe import printable
+from compaction_audit.rules.base import Finding
+
+VERDICT_STYLE = {"FAIL": "bold red", "WARN": "yellow", "PASS": "green",
+                 "UNREADABLE": "bold red"}
+
+
+@dataclass(frozen=True)
+class Row:
+    """One trace in the summary.  Counts are None for an unreadable trace, whose
+    ``detail`` holds the error; ``boundary`` is the inversion boundary round."""
+
+    trace: str
+    verdict: str
+    rounds: int | None = None
+    errors: int | None = None
+    warnings: int | None = None
+    info: int | None = None
+    baselined: int | None = None
+    stale: int | None = None
+    boundary: int | None = None
+    detail: str = ""
+
+
+def baseline_info(s: SessionReport) -> dict[str, Any] | None:
+    """The ``baseline`` section :func:`compaction_audit.baseline.apply` added, if any."""
+    info = s.extra.get("baseline")
+    return info if isinstance(info, dict) else None
+
+
+def summary_rows(report: Report) -> list[Row]:
+    """One :class:`Row` per audited trace, then one per unreadable trace."""
+    rows = []
+    for s in report.sessions:
+        c, b = s.counts(), baseline_info(s)
+        rows.append(Row(trace=s.path, verdict=s.verdict().split(":")[0], rounds=s.n_rounds,
+                        errors=c["error"], warnings=c["warning"], info=c["info"],
+                        baselined=None if b is None else b["suppressed"],
+                        stale=None if b is None else len(b["stale"]),
+                        boundary=s.onsets.get("inversion_boundary")))
+    rows += [Row(trace=e.path, verdict="UNREADABLE", detail=str(e)) for e in report.errors]
+    return rows
+
+
+def gate_line(report: Report, fail_on: str) -> str:
+    """One line: traces, how many reach ``fail_on``, unreadable ones, the exit code."""
+    failing = sum(s.fails(fail_on) for s in report.sessions)
+    total = len(report.sessions) + len(report.errors)
+    parts = [f"{total} trace(s)", f"{failing} reach --fail-on {fail_on}"]
+    if report.errors:
+        parts.append(f"{len(report.errors)} unreadable")
+    return f"exit {report.exit_code(fail_on)}: " + ", ".join(parts)
+
+
+def _cell(value: int | None) -> str:
+    return "-" if value is None else str(value)
+
+
+def summary_renderable(report: Report, fail_on: str) -> RenderableType:
+    """The rich summary table, the stale baseline entries and the gate line."""
+    rows = summary_rows(report)
+    with_baseline = any(r.baselined is not None for r in rows)
+    table = Table(title="Summary", title_justify="left")
+    table.add_column("trace", overflow="fold")
+    for name in ("rounds", "errors", "warnings", "info",
+                 *(("baselined", "stale") if with_baseline else ()), "inversion boundary"):
+        table.add_column(name, justify="right")
+    table.add_column("verdict")
+    for r in rows:
+        counts = [r.rounds, r.errors, r.warnings, r.info,
+                  *((r.baselined, r.stale) if with_baseline else ()), r.boundary]
+        verdict = Text(r.verdict, style=VERDICT_STYLE[r.verdict])
+        if r.detail:
+            verdict.append(f" {printable(r.detail)}", style="")
+        table.add_row(Text(printable(r.trace)), *(_cell(v) for v in counts), verdict)
+    parts: list[RenderableType] = [table]
+    for line in stale_lines(report):
+        parts.append(Text(printable(line), style="yellow"))
+    failing = report.exit_code(fail_on) != 0
+    parts.append(Text(gate_line(report, fail_on), style="bold red" if failing else "bold green"))
+    return Group(*parts)
+
+
+def stale_lines(report: Report) -> list[str]:
+    """One line per baseline entry that no longer occurs, naming trace, rule and key."""
+    out = []
+    for s in report.sessions:
+        info = baseline_info(s)
+        for e in (info or {}).get("stale", []):
+            out.append(f"baseline entry no longer occurs: {e['trace']} {e['code']} "
+                       f"{e['rule']} {e['key']}")
+    return out
+
+
+def episodes(findings: list[Finding]) -> Iterator[list[Finding]]:
+    """Findings grouped per rule (by code, then round) into runs of consecutive round
+    numbers; a finding about an entity stays on its own."""
+    run: list[Finding] = []
+    for f in sorted(findings, key=lambda f: (f.code, f.round)):
+        if run and (f.code != run[-1].code or f.round != run[-1].round + 1
+                    or f.entity is not None or run[-1].entity is not None):
+            yield run
+            run = []
+        run.append(f)
+    if run:
+        yield run

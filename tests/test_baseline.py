@@ -1,0 +1,128 @@
+"""Baselines: create, gate on new findings only, report entries that no longer occur."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from compaction_audit.api import audit
+from compaction_audit.baseline import entries, finding_keys, fingerprint, trace_key
+from compaction_audit.report.model import Report
+from compaction_audit.rules import Finding, Severity
+from tests.gate_app import clean_records, drift_records, gained_records, run
+from tests.logs import SAMPLES, dump
+
+
+@pytest.fixture
+def traces(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "traces").mkdir()
+    dump(clean_records(), tmp_path / "traces" / "clean.jsonl")
+    dump(drift_records(), tmp_path / "traces" / "drift.jsonl")
+    return tmp_path
+
+
+def test_create_then_gate(traces: Path) -> None:
+    result = run("baseline", "create", "traces", "-o", "baseline.json", "--jobs", "1")
+    assert result.exit_code == 0
+    assert "baseline.json: 3 entries for 6 finding(s) in 2 trace(s)" in result.stderr
+    doc = json.loads((traces / "baseline.json").read_text())
+    assert doc["baseline_format"] == 1
+    assert [(e["trace"], e["code"], e["key"]) for e in doc["findings"]] == [
+        ("traces/drift.jsonl", "CA104", "episode:0"),
+        ("traces/drift.jsonl", "CA105", "episode:0"),
+        ("traces/drift.jsonl", "CA201", "episode:0"),
+    ]
+    assert doc["findings"][2]["fingerprint"] == fingerprint("traces/drift.jsonl", "CA201",
+                                                            "episode:0")
+    # unchanged traces: nothing new, exit 0
+    result = run("audit", "traces", "--baseline", "baseline.json", "--jobs", "1")
+    assert result.exit_code == 0
+    assert "exit 0: 2 trace(s), 0 reach --fail-on error" in result.stdout
+
+    # the trace gains a finding: exit 1, and only the new one is reported
+    dump(gained_records(), traces / "traces" / "drift.jsonl")
+    result = run("audit", "traces", "--baseline", "baseline.json", "--format", "json",
+                 "--jobs", "1")
+    assert result.exit_code == 1
+    doc = json.loads(result.stdout)
+    drift = doc["sessions"][1]
+    assert [(f["code"], f["round"], f["line"]) for f in drift["findings"]] == [("CA201", 6, 8)]
+    assert drift["baseline"] == {"file": "baseline.json", "suppressed": 6, "stale": []}
+    sarif = json.loads(run("audit", "traces", "--baseline", "baseline.json", "--format",
+                           "sarif", "--jobs", "1").stdout)
+    assert [(r["ruleId"], r["properties"]["round"], r["baselineState"])
+            for r in sarif["runs"][0]["results"]] == [("CA201", 6, "new")]
+    text = run("audit", "traces", "--baseline", "baseline.json", "--summary", "--jobs", "1")
+    assert "baselined" in text.stdout and "exit 1: 2 trace(s), 1 reach" in text.stdout
+
+
+def test_entries_that_no_longer_occur_are_reported(traces: Path) -> None:
+    assert run("baseline", "create", "traces", "-o", "b.json", "--jobs", "1").exit_code == 0
+    dump(clean_records(), traces / "traces" / "drift.jsonl")  # every finding fixed
+    result = run("audit", "traces", "--baseline", "b.json", "--jobs", "1")
+    assert result.exit_code == 0
+    assert ("baseline entry no longer occurs: traces/drift.jsonl CA201 ungrounded-summary "
+            "episode:0") in result.stdout
+    markdown = run("audit", "traces", "--baseline", "b.json", "--format", "markdown",
+                   "--jobs", "1").stdout
+    assert "baseline entry no longer occurs: traces/drift\\.jsonl CA104" in markdown
+
+
+def test_fingerprints_ignore_line_numbers_and_values(traces: Path) -> None:
+    before = entries(Report([audit("traces/drift.jsonl")]))
+    text = (traces / "traces" / "drift.jsonl").read_text()
+    (traces / "traces" / "drift.jsonl").write_text("\n\n" + text.replace("\n", "\n\n"))
+    after_report = audit("traces/drift.jsonl")
+    assert after_report.findings[0].line != 3  # lines moved
+    assert entries(Report([after_report])) == before
+
+
+def test_finding_keys_are_entities_or_episodes() -> None:
+    def f(code: str, rnd: int, entity: str | None = None) -> Finding:
+        return Finding("r", code, Severity.ERROR, rnd, rnd + 2, "m", "a", {}, entity)
+
+    findings = [f("CA101", 1), f("CA101", 2), f("CA102", 2), f("CA101", 5), f("CA301", 5, "s7"),
+                f("CA101", 6), f("CA101", 9)]
+    assert finding_keys(findings) == ["episode:0", "episode:0", "episode:0", "episode:1",
+                                      "entity:s7", "episode:1", "episode:2"]
+
+
+def test_trace_key_is_relative_and_normalized(traces: Path) -> None:
+    assert trace_key("./traces//drift.jsonl") == "traces/drift.jsonl"
+    assert trace_key(str(traces / "traces" / "drift.jsonl")) == "traces/drift.jsonl"
+    assert trace_key("-") == "-"
+
+
+@pytest.mark.parametrize(("content", "message"), [
+    (None, "cannot read"),
+    ("{", "bad JSON"),
+    ('{"findings": []}', "not a compaction-audit baseline"),
+    ('{"baseline_format": 1, "findings": [{"trace": "t"}]}', "findings[0] needs trace"),
+])
+def test_bad_baseline_is_a_usage_error(traces: Path, content: str | None, message: str) -> None:
+    if content is not None:
+        (traces / "b.json").write_text(content)
+    result = run("audit", "traces", "--baseline", "b.json", "--jobs", "1")
+    assert result.exit_code == 2
+    assert message in result.stderr
+
+
+def test_create_refuses_an_incomplete_run(traces: Path) -> None:
+    result = run("baseline", "create", "traces", "traces/missing.jsonl", "-o", "b.json",
+                 "--jobs", "1")
+    assert result.exit_code == 2
+    assert "baseline not written" in result.stderr
+    assert not (traces / "b.json").exists()
+
+
+@pytest.mark.skipif(not any(SAMPLES.glob("*.jsonl*")), reason="no sample logs yet")
+def test_sample_logs_pass_against_their_own_baseline(tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(SAMPLES.parent)
+    target = tmp_path / "baseline.json"
+    assert run("baseline", "create", "sample_logs", "-o", str(target)).exit_code == 0
+    result = run("audit", "sample_logs", "--baseline", str(target), "--summary")
+    assert result.exit_code == 0

@@ -1,0 +1,170 @@
+"""Configuration: file discovery, validation, layering, and its effect on the audit."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from compaction_audit.config import cli_layer, find_config, load_config, read_config, resolve
+from compaction_audit.errors import UsageError
+from compaction_audit.rules import RULES, Severity
+from tests.gate_app import drift_records, run
+from tests.logs import dump
+
+PYPROJECT = """\
+[project]
+name = "demo"
+
+[tool.compaction-audit]
+raw-ratio-floor = 0.1
+ignore = ["ungrounded-summary"]
+"""
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A project with the drift trace in traces/ and the working directory in traces/."""
+    (tmp_path / "traces").mkdir()
+    dump(drift_records(), tmp_path / "traces" / "drift.jsonl")
+    monkeypatch.chdir(tmp_path / "traces")
+    return tmp_path
+
+
+def findings(*args: str) -> tuple[int, list[tuple[str, int, str]]]:
+    result = run("audit", "drift.jsonl", "--format", "json", *args)
+    doc = json.loads(result.stdout)
+    return result.exit_code, [(f["code"], f["round"], f["severity"]) for f in doc["findings"]]
+
+
+def test_config_file_changes_a_threshold_and_ignores_a_rule(project: Path) -> None:
+    code, before = findings()
+    assert code == 1
+    assert ("CA201", 1, "error") in before and ("CA104", 4, "warning") in before
+    (project / "pyproject.toml").write_text(PYPROJECT)
+    code, after = findings()
+    # raw_ratio 0.143 is no longer under the floor, and ungrounded-summary does not run
+    assert (code, after) == (0, [("CA105", 4, "info")])
+    doc = json.loads(run("audit", "drift.jsonl", "--format", "json").stdout)
+    assert doc["settings"]["raw_ratio_floor"] == 0.1
+
+
+def test_config_show_names_the_file_and_each_source(project: Path) -> None:
+    (project / "pyproject.toml").write_text(PYPROJECT)
+    result = run("config", "show", "--set", "window=2", "--json")
+    assert result.exit_code == 0
+    doc = json.loads(result.stdout)
+    assert doc["config_file"] == str(project / "pyproject.toml")
+    options = {o["key"]: (o["value"], o["source"]) for o in doc["options"]}
+    file_source = f"{project / 'pyproject.toml'} [tool.compaction-audit]"
+    assert options["raw-ratio-floor"] == (0.1, file_source)
+    assert options["ignore"] == (["ungrounded-summary"], file_source)
+    assert options["window"] == (2, "command line")
+    assert options["sustain"] == (1, "default")
+    assert options["fail-on"] == ("error", "default")
+    assert "CA201" not in doc["rules"] and "CA101" in doc["rules"]
+    table = run("config", "show").stdout
+    assert f"config file: {project / 'pyproject.toml'}" in table
+
+
+def test_command_line_wins_over_the_file(project: Path) -> None:
+    (project / "compaction-audit.toml").write_text(
+        'raw-ratio-floor = 0.1\nfail-on = "info"\nselect = ["CA1"]\n')
+    code, found = findings()
+    assert (code, found) == (1, [("CA105", 4, "info")])  # fail-on info from the file
+    code, found = findings("--fail-on", "error", "--set", "raw_ratio_floor=0.25",
+                           "--select", "CA104,ungrounded-summary")
+    assert code == 1
+    assert sorted(found) == [("CA104", 4, "warning"), ("CA201", 1, "error"),
+                             ("CA201", 2, "error"), ("CA201", 3, "error"),
+                             ("CA201", 4, "error")]
+
+
+def test_severity_overrides_from_file_and_command_line(project: Path) -> None:
+    (project / "compaction-audit.toml").write_text(
+        'ignore = ["CA2"]\n[severity]\ncompaction-drift = "error"\nCA105 = "warning"\n')
+    code, found = findings()
+    assert (code, found) == (1, [("CA104", 4, "error"), ("CA105", 4, "warning")])
+    code, found = findings("--severity", "CA104=info")
+    assert (code, found) == (0, [("CA104", 4, "info"), ("CA105", 4, "warning")])
+
+
+def test_isolated_and_explicit_config(project: Path, tmp_path: Path) -> None:
+    (project / "pyproject.toml").write_text(PYPROJECT)
+    assert findings("--isolated")[0] == 1
+    other = tmp_path / "elsewhere.toml"
+    other.write_text('ignore = ["ALL"]\nextend-select = ["CA104"]\n')
+    assert findings("--config", str(other)) == (0, [("CA104", 4, "warning")])
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("raw-ratio-flor = 0.2\n", "unknown key 'raw-ratio-flor' (did you mean 'raw-ratio-floor'?)"),
+    ('raw-ratio-floor = "low"\n', "raw-ratio-floor must be a number, got 'low'"),
+    ("raw-ratio-floor = 1.5\n", "raw_ratio_floor must be <= 0.999, got 1.5"),
+    ("window = 0\n", "window must be >= 1, got 0"),
+    ('fail-on = "sometimes"\n', "fail-on must be one of error, warning, info, never"),
+    ('select = ["CA9"]\n', "select: 'CA9' matches no rule"),
+    ('ignore = "CA101"\n', "ignore must be a list"),
+    ('[severity]\nsalience-inverson = "info"\n', "unknown rule 'salience-inverson'"),
+    ('[severity]\nCA101 = "fatal"\n', "CA101 must be error, warning or info, got 'fatal'"),
+    ("raw-ratio-floor = \n", "invalid TOML"),
+    ("raw-ratio-floor = 0.2\nraw_ratio_floor = 0.3\n", "raw-ratio-floor is given twice"),
+])
+def test_bad_config_is_a_clear_usage_error(project: Path, text: str, message: str) -> None:
+    (project / "compaction-audit.toml").write_text(text)
+    result = run("audit", "drift.jsonl")
+    assert result.exit_code == 2
+    assert result.stderr.startswith("compaction-audit: ")
+    assert message in result.stderr
+    assert "compaction-audit.toml" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_bad_command_line_selection_is_a_usage_error(project: Path) -> None:
+    for args in (["--select", "nope"], ["--severity", "CA101"], ["--severity", "CA101=big"],
+                 ["--config", "missing.toml"]):
+        result = run("audit", "drift.jsonl", *args)
+        assert result.exit_code == 2, args
+
+
+def test_find_config_walks_up_and_prefers_the_tool_file(tmp_path: Path) -> None:
+    deep = tmp_path / "a" / "b"
+    deep.mkdir(parents=True)
+    found = find_config(deep)  # nothing in the project (a file above tmp_path may exist)
+    assert found is None or not found.is_relative_to(tmp_path)
+    (tmp_path / "a" / "pyproject.toml").write_text("[project]\nname = 'x'\n")  # no table
+    (tmp_path / "pyproject.toml").write_text(PYPROJECT)
+    assert find_config(deep) == tmp_path / "pyproject.toml"
+    (tmp_path / "a" / "compaction-audit.toml").write_text("sustain = 2\n")
+    assert find_config(deep) == tmp_path / "a" / "compaction-audit.toml"
+    (tmp_path / "a" / "pyproject.toml").write_text(PYPROJECT)
+    assert find_config(tmp_path / "a") == tmp_path / "a" / "compaction-audit.toml"
+    layer, path = load_config(cwd=deep)
+    assert path == tmp_path / "a" / "compaction-audit.toml"
+    assert layer is not None and layer.values == {"sustain": 2}
+    assert load_config(isolated=True, cwd=deep) == (None, None)
+
+
+def test_a_named_pyproject_needs_the_table(tmp_path: Path) -> None:
+    path = tmp_path / "pyproject.toml"
+    path.write_text("[project]\nname = 'x'\n")
+    with pytest.raises(UsageError, match=r"no \[tool.compaction-audit\] table"):
+        read_config(path, tmp_path)
+
+
+def test_rule_selection_layers_like_ruff(tmp_path: Path) -> None:
+    path = tmp_path / "t.toml"
+    path.write_text('select = ["CA1"]\nignore = ["CA105"]\nextend-select = ["CA201"]\n')
+    file_layer = read_config(path, tmp_path)
+    eff = resolve([file_layer])
+    assert [r.code for r in eff.rules] == ["CA101", "CA102", "CA103", "CA104", "CA201"]
+    # the command line's select replaces the set; its ignore applies on top
+    eff = resolve([file_layer, cli_layer({}, select=["CA2"], ignore=["silent-drop"])])
+    assert [r.code for r in eff.rules] == sorted(c for c in RULES
+                                                 if c.startswith("CA2") and c != "CA202")
+    eff = resolve([file_layer, cli_layer({}, severity=["ca101=warning"], fail_on="never")])
+    assert eff.severity == {"salience-inversion": Severity.WARNING}
+    assert eff.fail_on == "never" and eff.sources["fail-on"] == "command line"
+    assert eff.sources["select"] == "t.toml"
+

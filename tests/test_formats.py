@@ -1,0 +1,253 @@
+"""Every output format over the one report model, validated: SARIF against a schema,
+JUnit with an XML parser, Markdown and GitHub commands by their escaping rules.
+
+SARIF is validated against tests/data/sarif-2.1.0-required.schema.json: a reduced
+schema written for these tests (not the OASIS file) that encodes the SARIF 2.1.0
+required properties, enumerations and bounds of the objects we emit, with those
+objects closed so that a misspelled property fails too.
+"""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+
+from compaction_audit.api import audit_paths
+from compaction_audit.commands.audit import AuditFormat
+from compaction_audit.discover import discover
+from compaction_audit.report.formats import FORMATS, RenderOptions
+from compaction_audit.report.github import escape_data, escape_property
+from compaction_audit.report.markdown import md
+from compaction_audit.report.model import Report
+from compaction_audit.report.sarif import artifact_uri
+from compaction_audit.rules import RULES
+from tests.gate_app import clean_records, drift_records, run
+from tests.logs import SAMPLES, dump, rnd, session, spans
+
+SCHEMA = json.loads((Path(__file__).parent / "data" / "sarif-2.1.0-required.schema.json")
+                    .read_text(encoding="utf-8"))
+EVIL = "ev|l<b>*_`@me #1 %:,\x1b[31m\r\n"
+
+
+@pytest.fixture
+def traces(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """traces/{clean,drift,evil}.jsonl in the working directory; evil's summary id is
+    hostile text (markup, control characters, newline, @mention)."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "traces").mkdir()
+    dump(clean_records(), tmp_path / "traces" / "clean.jsonl")
+    dump(drift_records(), tmp_path / "traces" / "drift.jsonl")
+    dump([session(session_id="evil"), rnd(0, spans=spans(("a", 10), ("b", 10))),
+          rnd(1, summaries=[{"id": EVIL, "tokens": 5, "children": ["a"]}], evicted=["a"])],
+         tmp_path / "traces" / "evil.jsonl")
+    return tmp_path
+
+
+def render(fmt: str, *args: str) -> tuple[int, str]:
+    result = run("audit", "traces", "--format", fmt, "--jobs", "1", *args)
+    return result.exit_code, result.stdout
+
+
+def test_registry_matches_the_option() -> None:
+    assert list(FORMATS) == [f.value for f in AuditFormat]
+    assert all((f.render is None) != (f.rich is None) for f in FORMATS.values())
+
+
+def validate_sarif(doc: dict[str, Any], report: Report) -> None:
+    jsonschema.Draft7Validator(SCHEMA).validate(doc)
+    run_ = doc["runs"][0]
+    rules = run_["tool"]["driver"]["rules"]
+    assert [r["id"] for r in rules] == sorted(RULES)
+    for r in rules:
+        cls = RULES[r["id"]]
+        assert r["name"] == cls.name
+        assert r["shortDescription"]["text"] == cls.summary
+        assert r["fullDescription"]["text"] and "What to do: " in r["help"]["text"]
+        assert r["defaultConfiguration"]["level"] == {"error": "error", "warning": "warning",
+                                                      "info": "note"}[cls.severity.value]
+    expected = [(artifact_uri(s.path), f.code, f.line) for s in report.sessions
+                for f in s.findings]
+    located = [(res["locations"][0]["physicalLocation"]["artifactLocation"]["uri"],
+                res["ruleId"], res["locations"][0]["physicalLocation"]["region"]["startLine"])
+               for res in run_["results"]]
+    assert located == expected
+    for res in run_["results"]:
+        assert rules[res["ruleIndex"]]["id"] == res["ruleId"]
+    fingerprints = [r["partialFingerprints"]["compactionAudit/v1"] for r in run_["results"]]
+    assert len(set(fingerprints)) == len(fingerprints)
+
+
+def test_sarif(traces: Path) -> None:
+    code, out = render("sarif")
+    assert code == 1
+    doc = json.loads(out)
+    report = audit_paths(discover(["traces"]), jobs=1)
+    validate_sarif(doc, report)
+    results = doc["runs"][0]["results"]
+    first = results[0]
+    assert (first["ruleId"], first["level"], first["properties"]["round"]) == ("CA201", "error", 1)
+    assert first["locations"][0]["physicalLocation"] == {
+        "artifactLocation": {"uri": "traces/drift.jsonl"}, "region": {"startLine": 3}}
+    evil = [r for r in results if "evil" in r["locations"][0]["physicalLocation"][
+        "artifactLocation"]["uri"]]
+    assert "\x1b" not in evil[0]["message"]["text"] and "\\x1b[31m" in evil[0]["message"]["text"]
+    assert doc["runs"][0]["invocations"] == [{"executionSuccessful": True,
+                                              "toolExecutionNotifications": []}]
+
+
+def test_sarif_uri_is_percent_encoded_and_unreadable_traces_are_notifications(
+        traces: Path) -> None:
+    spaced = traces / "my traces"
+    spaced.mkdir()
+    dump(drift_records(), spaced / "a b.jsonl")
+    result = run("audit", "my traces", "missing.jsonl", "--format", "sarif", "--jobs", "1")
+    assert result.exit_code == 2
+    doc = json.loads(result.stdout)
+    jsonschema.Draft7Validator(SCHEMA).validate(doc)
+    uris = {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+            for r in doc["runs"][0]["results"]}
+    assert uris == {"my%20traces/a%20b.jsonl"}
+    invocation = doc["runs"][0]["invocations"][0]
+    assert invocation["executionSuccessful"] is False
+    note = invocation["toolExecutionNotifications"][0]
+    assert note["level"] == "error" and "missing.jsonl: cannot open" in note["message"]["text"]
+
+
+def test_junit(traces: Path) -> None:
+    code, out = render("junit")
+    assert code == 1
+    root = ET.fromstring(out.encode("utf-8"))
+    n = len(RULES)
+    assert root.tag == "testsuites"
+    assert (root.get("tests"), root.get("failures"), root.get("errors")) == (str(3 * n), "2", "0")
+    suites = {s.get("name"): s for s in root.iter("testsuite")}
+    assert list(suites) == ["traces/clean.jsonl", "traces/drift.jsonl", "traces/evil.jsonl"]
+    drift = {c.get("name"): c for c in suites["traces/drift.jsonl"].iter("testcase")}
+    assert len(drift) == n and drift["CA201 ungrounded-summary"].get("file") == "traces/drift.jsonl"
+    failure = drift["CA201 ungrounded-summary"].find("failure")
+    assert failure is not None and failure.get("type") == "error"
+    assert failure.get("message") == "4 finding(s) of ungrounded-summary at round(s) 1, 2, 3, 4"
+    assert (failure.text or "").startswith("round 1 (line 3) error: 1 retained summary has no "
+                                           "reachable leaf: s1\n  action: ")
+    # below --fail-on: passing case, findings in system-out
+    drift_case = drift["CA104 compaction-drift"]
+    assert drift_case.find("failure") is None
+    assert "round 4 (line 6) warning: compaction drift" in (drift_case.findtext("system-out") or "")
+    evil = suites["traces/evil.jsonl"].find("testcase[@name='CA201 ungrounded-summary']/failure")
+    assert evil is not None and "ev|l<b>*_`@me" in (evil.text or "")
+    assert "\\x1b[31m" in (evil.text or "") and "\x1b" not in out
+    # --fail-on warning turns the drift case into a failure
+    root = ET.fromstring(render("junit", "--fail-on", "warning")[1].encode("utf-8"))
+    assert root.get("failures") == "3"
+
+
+def test_junit_unreadable_trace_is_an_error_case(traces: Path) -> None:
+    (traces / "traces" / "broken.jsonl").write_text('{"type": "round", "round": 0}\n{oops\n')
+    code, out = render("junit")
+    assert code == 2
+    root = ET.fromstring(out.encode("utf-8"))
+    assert root.get("errors") == "1"
+    case = root.find("testsuite[@name='traces/broken.jsonl']/testcase")
+    assert case is not None and case.get("name") == "read"
+    error = case.find("error")
+    assert error is not None and (error.text or "").startswith("traces/broken.jsonl:2: ")
+
+
+def test_markdown(traces: Path) -> None:
+    code, out = render("markdown")
+    assert code == 1
+    assert out.startswith("## compaction-audit: FAIL\n")
+    assert "| traces/clean\\.jsonl | 2 | 0 | 0 | 0 | - | **PASS** |" in out
+    assert "| traces/drift\\.jsonl | 5 | 4 | 1 | 1 | - | **FAIL** |" in out
+    assert ("| error | CA201 ungrounded\\-summary | 1\u20134 | 3\u20136 | 1 retained summary "
+            "has no reachable leaf: s1 |") in out
+    assert "- **CA104 compaction\\-drift**: drift, not inversion: continue and monitor" in out
+    # hostile text is inert: no raw markup, control characters, mentions or pipes
+    assert "\x1b" not in out and "<b>" not in out and "@me" not in out
+    evil_row = next(line for line in out.splitlines() if "ev\\|l" in line)
+    assert "ev\\|l&lt;b&gt;\\*\\_\\`&#64;me &#35;1 %:,\\\\x1b\\[31m\\\\x0d\\\\n" in evil_row
+    assert evil_row.count(" | ") == 4  # five cells: the pipe in the text is escaped
+
+
+def test_markdown_summary_only(traces: Path) -> None:
+    out = render("markdown", "--summary")[1]
+    assert "| traces/drift\\.jsonl |" in out and "<details" not in out
+
+
+def test_md_escapes() -> None:
+    assert md("a|b") == "a\\|b"
+    assert md("<script>") == "&lt;script&gt;"
+    assert md("**x** _y_ `z` [l](u) ~s~") == "\\*\\*x\\*\\* \\_y\\_ \\`z\\` \\[l\\]\\(u\\) \\~s\\~"
+    assert md("@team #12 a&b") == "&#64;team &#35;12 a&amp;b"
+    assert md("line\nnext\x07") == "line\\\\nnext\\\\x07"
+
+
+def test_github(traces: Path) -> None:
+    code, out = render("github")
+    assert code == 1
+    lines = out.splitlines()
+    assert lines[-1] == "exit 1: 3 trace(s), 2 reach --fail-on error"
+    assert all(line.startswith("::") for line in lines[:-1])
+    assert lines[0] == ("::error file=traces/drift.jsonl,line=6,title=CA104 compaction-drift "
+                        "(round 4)::compaction drift: raw_ratio 0.143 < 0.25 without the "
+                        "inversion signature. What to do: drift, not inversion: continue and "
+                        "monitor").replace("::error", "::warning")
+    assert ("::error file=traces/drift.jsonl,line=3,endLine=6,title=CA201 ungrounded-summary "
+            "(rounds 1-4)::1 retained summary has no reachable leaf: s1. What to do: ") in out
+    assert "::notice file=traces/drift.jsonl,line=6,title=CA105 summary-majority" in out
+    evil = next(line for line in lines if "evil" in line)
+    assert "ev|l<b>*_`@me #1 %25:,\\x1b[31m\\x0d\\n" in evil
+    assert "\x1b" not in out and "\r" not in out
+
+
+def test_github_escaping_rules() -> None:
+    assert escape_data("50% done\r\nnext") == "50%25 done%0D%0Anext"
+    assert escape_property("a:b,c%\n") == "a%3Ab%2Cc%25%0A"
+
+
+def test_single_file_json_keeps_the_session_shape(traces: Path) -> None:
+    one = json.loads(run("audit", "traces/drift.jsonl", "--format", "json").stdout)
+    assert one["path"] == "traces/drift.jsonl" and "sessions" not in one
+    many = json.loads(run("audit", "traces", "--format", "json", "--jobs", "1").stdout)
+    assert [s["path"] for s in many["sessions"]] == [
+        "traces/clean.jsonl", "traces/drift.jsonl", "traces/evil.jsonl"]
+    assert many["summary"] == {"traces": 3, "unreadable": 0,
+                               "findings": {"error": 5, "warning": 1, "info": 1}}
+
+
+@pytest.mark.parametrize("fmt", [f.value for f in AuditFormat])
+def test_output_file(traces: Path, fmt: str) -> None:
+    target = traces / f"report.{fmt}"
+    result = run("audit", "traces/drift.jsonl", "--format", fmt, "--output", str(target))
+    assert result.exit_code == 1 and result.stdout == ""
+    assert "ungrounded" in target.read_text(encoding="utf-8")
+
+
+@pytest.mark.skipif(not any(SAMPLES.glob("*.jsonl*")), reason="no sample logs yet")
+def test_every_format_for_sample_logs() -> None:
+    """The samples (whatever sample_logs/ holds) render in every format, validated."""
+    traces = discover([str(SAMPLES)])
+    report = audit_paths(traces)
+    assert not report.errors
+    opts = RenderOptions(fail_on="error")
+
+    def produce(fmt: str) -> bytes:
+        render = FORMATS[fmt].render
+        assert render is not None
+        return render(report, opts)
+
+    validate_sarif(json.loads(produce("sarif")), report)
+    root = ET.fromstring(produce("junit"))
+    assert root.get("tests") == str(len(traces) * len(RULES))
+    failing = sum(s.fails("error") for s in report.sessions)
+    assert int(root.get("failures") or 0) >= failing
+    markdown = produce("markdown").decode()
+    assert markdown.count("<details") == len(traces)
+    github = produce("github").decode().splitlines()
+    assert github[-1].startswith(f"exit {report.exit_code('error')}: {len(traces)} trace(s)")
+    assert len(github) - 1 == sum(1 for line in github if line.startswith("::"))

@@ -1,0 +1,73 @@
+"""The rules reference: ``rules``, ``rules CODE``, and docs/rules.md kept in step."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from compaction_audit.ruledoc import all_docs, find_rule, rule_doc, rules_markdown
+from compaction_audit.rules import RULES
+from tests.gate_app import run
+from tests.logs import ROOT
+
+DOC = ROOT / "docs" / "rules.md"
+
+
+def test_docs_rules_md_is_generated_from_the_rules() -> None:
+    assert DOC.read_text(encoding="utf-8") == rules_markdown(), (
+        "docs/rules.md is out of date: run python scripts/gen_rules_doc.py")
+    check = subprocess.run([sys.executable, str(ROOT / "scripts" / "gen_rules_doc.py"),
+                            "--check"], capture_output=True, text=True)
+    assert check.returncode == 0, check.stderr
+
+
+def test_every_registered_rule_is_documented_in_four_parts() -> None:
+    text = rules_markdown()
+    for code, cls in RULES.items():
+        doc = rule_doc(cls)
+        assert doc.what and doc.why and doc.example and doc.action, code
+        assert f"## {code} {cls.name}\n" in text
+        assert f"| {cls.severity.value} | {cls.summary} |" in text
+
+
+def test_rule_doc_parts_come_from_the_docstring() -> None:
+    doc = find_rule("CA104")
+    assert doc.name == "compaction-drift" and doc.severity == "warning"
+    assert doc.what.startswith("`raw_ratio` < `raw_ratio_floor` at a round where")
+    assert doc.why.startswith('Seed 000 ("Decision Boundary"): a low raw share alone')
+    assert ("raw_ratio_floor", 0.25) in doc.settings
+    assert find_rule("compaction-drift") == doc == find_rule("ca104")
+
+
+def test_rules_lists_every_rule() -> None:
+    result = run("rules")
+    assert result.exit_code == 0
+    for d in all_docs():
+        assert d.code in result.stdout and d.name in result.stdout
+    assert "salience-inversion" in result.stdout and "error" in result.stdout
+
+
+@pytest.mark.parametrize("key", ["CA101", "salience-inversion", "ca101"])
+def test_rules_code_prints_the_documentation(key: str) -> None:
+    result = run("rules", key)
+    assert result.exit_code == 0
+    out = result.stdout
+    for title in ("CA101 salience-inversion", "What it checks", "Why it matters", "Example",
+                  "What to do", "default severity: error"):
+        assert title in out
+    assert "halt compaction and rehydrate" in out
+    assert "distinct_source_spans 88 -> 81" in out
+
+
+def test_rules_markdown_option_is_the_reference() -> None:
+    assert run("rules", "--markdown").stdout == rules_markdown()
+    one = run("rules", "CA201", "--markdown").stdout
+    assert one.startswith("# CA201 ungrounded-summary\n")
+
+
+def test_unknown_rule_is_a_usage_error() -> None:
+    result = run("rules", "CA999")
+    assert result.exit_code == 2
+    assert "unknown rule 'CA999'" in result.stderr
