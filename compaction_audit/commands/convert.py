@@ -1,0 +1,143 @@
+"""``compaction-audit convert IN -o OUT``: any supported log -> ``compaction-audit/1``."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import tempfile
+from collections.abc import Iterator
+from enum import StrEnum
+from pathlib import Path
+from typing import IO, Annotated, Any, NamedTuple
+
+import orjson
+import typer
+
+from compaction_audit.commands.common import fail
+from compaction_audit.errors import AuditError, LogError, UsageError
+from compaction_audit.io.detect import ADAPTERS, peek_format
+from compaction_audit.io.lines import iter_lines
+from compaction_audit.io.load import FORMATS
+from compaction_audit.io.writer import LogWriter
+from compaction_audit.report.safe import printable
+
+
+class SourceFormat(StrEnum):
+    """Input formats ``--from`` accepts."""
+
+    native = "native"
+    claude_code = "claude-code"
+    codex = "codex"
+
+
+def source_records(path: str, source: str | None = None
+                   ) -> tuple[str, Iterator[tuple[int, Any]]]:
+    """The format of ``path`` (detected unless ``source`` is given) and its
+    ``(source_line, record)`` pairs in ``compaction-audit/1`` shape.
+
+    Raises :class:`LogError` for unreadable, unrecognized or malformed input (lazily,
+    while iterating, for errors past the first lines).
+    """
+    fmt: str
+    if source is None:
+        fmt, lines = peek_format(path)
+    else:
+        if source not in FORMATS:
+            raise UsageError(f"unknown format {source!r} (known: {', '.join(FORMATS)})")
+        fmt, lines = source, iter_lines(path)
+    if fmt != "native":
+        return fmt, ADAPTERS[fmt](path, lines)
+
+    def decoded() -> Iterator[tuple[int, Any]]:
+        for number, raw in lines:
+            try:
+                yield number, orjson.loads(raw)
+            except orjson.JSONDecodeError as exc:
+                what = "truncated last line" if not raw.endswith(b"\n") else "bad JSON"
+                raise LogError(path, number, f"{what}: {exc.msg}") from None
+
+    return fmt, decoded()
+
+
+class Converted(NamedTuple):
+    """What :func:`convert` did: the input ``format``, ``records`` and ``rounds`` written."""
+
+    format: str
+    records: int
+    rounds: int
+
+
+def convert(path: str, output: str, source: str | None = None) -> Converted:
+    """Convert ``path`` to a ``compaction-audit/1`` log at ``output`` (``-``: stdout).
+
+    Every record goes through :class:`~compaction_audit.io.writer.LogWriter`, so the
+    output is checked by the reader's rules; an error names the *input* line the bad
+    record stands for.  Output appears only when the whole input converted: it is
+    written to a temporary file (next to ``output``), then renamed or copied to stdout.
+    Raises :class:`LogError` (or :class:`UsageError` for an unknown ``source``).
+    """
+    if output == "-":
+        with tempfile.TemporaryFile() as tmp:
+            done = _convert(path, tmp, output, source)
+            tmp.seek(0)
+            shutil.copyfileobj(tmp, sys.stdout.buffer)
+            sys.stdout.buffer.flush()
+        return done
+    ext = next((s for s in (".gz", ".zst") if output.endswith(s)), "")
+    out = Path(output)
+    partial = out.with_name(f".{out.name}.{os.getpid()}.partial{ext}")
+    try:
+        done = _convert(path, str(partial), output, source)
+        os.replace(partial, output)
+    finally:
+        partial.unlink(missing_ok=True)
+    return done
+
+
+def _convert(path: str, target: str | IO[bytes], output: str,
+             source: str | None) -> Converted:
+    rounds = 0
+    try:
+        fmt, records = source_records(path, source)
+        with LogWriter(target) as log:
+            for line, record in records:
+                try:
+                    log.write(record)
+                except LogError as exc:
+                    raise LogError(path, line, exc.message, exc.field) from None
+                rounds += record.get("type") == "round"
+    except LogError as exc:
+        if exc.path == path:
+            raise
+        raise LogError(output, exc.line, exc.message, exc.field) from None  # the writer's
+    return Converted(fmt, log.lines, rounds)
+
+
+def convert_command(
+    input: Annotated[str, typer.Argument(
+        metavar="IN", help="The log to convert ('-' for stdin).")],
+    output: Annotated[Path, typer.Option(
+        "-o", "--output", help="Where to write (.gz/.zst compress; '-' is stdout).")],
+    from_: Annotated[SourceFormat | None, typer.Option(
+        "--from", help="Input format (default: detected from the first lines).")] = None,
+) -> None:
+    """Convert a Claude Code transcript or Codex rollout to compaction-audit/1.
+
+    The adapters rebuild the agent's context from the log: a round per real user turn
+    and per compaction; a raw span per user message, assistant text, tool call and
+    tool result (tokens measured where the log has usage, else estimated); at each
+    compaction one summary folding what it replaced, which is evicted.  Each
+    compaction round keeps its 'compaction' extension object (trigger, tokens before
+    and after), so the converted file audits and reports like the original, with its
+    own line numbers.  A native log is re-written (validated, blank lines dropped).
+    The full mapping is in docs/adapters.md.  Exit 0, or 2 for bad input (nothing
+    is written then).
+    """
+    try:
+        done = convert(input, str(output), None if from_ is None else from_.value)
+    except AuditError as exc:
+        fail(str(exc))
+    hint = "" if done.rounds else " (no round found: is the input in that format?)"
+    sys.stderr.write(f"compaction-audit: converted {printable(input)} ({done.format}): "
+                     f"{done.rounds} rounds -> {printable(str(output))}{hint}\n")
