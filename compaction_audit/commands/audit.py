@@ -39,16 +39,16 @@ class AuditFormat(StrEnum):
 
 ConfigOpt = Annotated[Path | None, typer.Option(
     "--config", metavar="FILE", help="Read options from this file (compaction-audit.toml or "
-    "a pyproject.toml with [tool.compaction-audit]) instead of the one found by walking up "
+    "a pyproject.toml with a tool.compaction-audit table) instead of the one found by walking up "
     "from the working directory.")]
 IsolatedOpt = Annotated[bool, typer.Option(
     "--isolated", help="Ignore every configuration file.")]
 FailOnOpt = Annotated[FailOn | None, typer.Option(
-    help="Lowest severity that exits 1 [default: error, or the config file's].")]
+    help="Lowest severity that exits 1 (default: error, or the config file's).")]
 WindowOpt = Annotated[int | None, typer.Option(
-    help="Compare round t with t-WINDOW for 'fell' and 'rose' [default: 1].")]
+    help="Compare round t with t-WINDOW for 'fell' and 'rose' (default: 1).")]
 SustainOpt = Annotated[int | None, typer.Option(
-    help="Rounds a boundary condition must hold before it fires [default: 1].")]
+    help="Rounds a boundary condition must hold before it fires (default: 1).")]
 SetOpt = Annotated[list[str] | None, typer.Option(
     "--set", "-s", metavar="NAME=VALUE", help="Override a threshold, e.g. --set "
     "raw_ratio_floor=0.2 (see 'compaction-audit thresholds').")]
@@ -66,7 +66,7 @@ LenientOpt = Annotated[bool, typer.Option(
     "--lenient", help="Skip bad records (counted and reported) instead of stopping.")]
 JobsOpt = Annotated[int | None, typer.Option(
     "--jobs", "-j", min=1, help="Worker processes when auditing several traces "
-    "[default: 2, at most the number of traces and cores].")]
+    "(default: 2, at most the number of traces and cores).")]
 
 
 def effective_options(config: Path | None = None, isolated: bool = False,
@@ -156,9 +156,9 @@ def audit_command(
 ) -> None:
     """Audit compaction logs: rebuild the per-round series, run the rules, report.
 
-    Exit 0 when no finding reaches --fail-on, 1 when one does, 2 for bad usage or input;
-    an unreadable trace among several is reported and counted, the others are still
-    audited, and the exit code is 2 (unreadable input is an input error).
+    Exit 0 when no finding reaches --fail-on, 1 when one does, 2 for bad usage or input.
+
+    An unreadable trace is reported and counted, the others are still audited; exit 2.
     """
     from compaction_audit.discover import discover, names_one_file
     from compaction_audit.report.formats import RenderOptions

@@ -52,9 +52,9 @@ def baseline_create(
     """Audit the traces with the same options as 'audit' and write every finding's
     fingerprint (trace path as given + rule code + entity or episode index) to FILE.
 
-    Name the traces as CI will (the same paths, from the same directory): the trace path
-    is part of the fingerprint.  Exit 0 when written, 2 when a trace is unreadable
-    (nothing is written: a baseline of an incomplete run would hide findings).
+    Name the traces as CI will (same paths, same directory): the path is fingerprinted.
+
+    Exit 0 when written; 2 when a trace is unreadable, and nothing is written.
     """
     from compaction_audit import baseline as bl
     from compaction_audit.discover import discover

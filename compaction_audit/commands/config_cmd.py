@@ -22,8 +22,9 @@ from compaction_audit.commands.audit import (
 from compaction_audit.commands.common import console_for, fail, write_bytes
 from compaction_audit.errors import AuditError
 
-config_app = typer.Typer(no_args_is_help=True, help="Inspect the configuration: "
-                         "[tool.compaction-audit] in pyproject.toml or compaction-audit.toml.")
+config_app = typer.Typer(no_args_is_help=True, help="Inspect the configuration: the "
+                         "tool.compaction-audit table of pyproject.toml, or "
+                         "compaction-audit.toml.")
 
 
 def _value(value: object) -> str:

@@ -13,7 +13,7 @@ from compaction_audit.errors import UsageError
 
 def rules_command(
     rule: Annotated[str | None, typer.Argument(
-        metavar="[CODE-OR-NAME]", help="A rule code (CA101) or name (salience-inversion): "
+        metavar="CODE-OR-NAME", help="A rule code (CA101) or name (salience-inversion): "
         "print its documentation.", show_default=False)] = None,
     markdown: Annotated[bool, typer.Option(
         "--markdown", help="Print Markdown: the whole reference (docs/rules.md is this "

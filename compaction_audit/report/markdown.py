@@ -99,9 +99,8 @@ def render_markdown(report: Report, opts: RenderOptions) -> bytes:
              md(gate_line(report, opts.fail_on)), ""]
     lines += summary_table(report)
     lines.append("")
-    lines += [f"- {md(line)}" for line in stale_lines(report)]
-    if stale_lines(report):
-        lines.append("")
+    stale = stale_lines(report)
+    lines += [f"- {md(line)}" for line in stale] + ([""] if stale else [])
     if not opts.summary_only:
         single = len(report.sessions) == 1
         for s in report.sessions:
