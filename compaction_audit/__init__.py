@@ -7,3 +7,7 @@ per-round series (:mod:`compaction_audit.series`) -> findings
 """
 
 __version__ = "0.1.0"
+
+from compaction_audit.io.writer import LogWriter, Span, Summary, write_log  # noqa: E402
+
+__all__ = ["LogWriter", "Span", "Summary", "__version__", "write_log"]

@@ -14,6 +14,7 @@ import typer
 
 from compaction_audit import __version__
 from compaction_audit.commands.audit import audit_command, thresholds_command
+from compaction_audit.commands.convert import convert_command
 from compaction_audit.commands.trace import trace_command
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
@@ -41,6 +42,7 @@ def root(
 app.command("audit")(audit_command)
 app.command("thresholds")(thresholds_command)
 app.command("trace")(trace_command)
+app.command("convert")(convert_command)
 
 
 def main() -> None:
