@@ -14,7 +14,10 @@ import typer
 
 from compaction_audit import __version__
 from compaction_audit.commands.audit import audit_command, thresholds_command
+from compaction_audit.commands.baseline_cmd import baseline_app
+from compaction_audit.commands.config_cmd import config_app
 from compaction_audit.commands.convert import convert_command
+from compaction_audit.commands.rules_cmd import rules_command
 from compaction_audit.commands.trace import trace_command
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
@@ -43,6 +46,9 @@ app.command("audit")(audit_command)
 app.command("thresholds")(thresholds_command)
 app.command("trace")(trace_command)
 app.command("convert")(convert_command)
+app.command("rules")(rules_command)
+app.add_typer(config_app, name="config")
+app.add_typer(baseline_app, name="baseline")
 
 
 def main() -> None:

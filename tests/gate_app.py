@@ -1,26 +1,12 @@
-"""A typer app with the CI-gate commands registered as ``compaction_audit.cli`` does.
-
-The tests of audit/config/rules/baseline drive this app through CliRunner; it mirrors
-the registrations the lead adds to ``cli.py``.
-"""
+"""Drive the real ``compaction_audit.cli`` app in tests, plus small known sessions."""
 
 from __future__ import annotations
 
 from typing import Any
 
-import typer
 from typer.testing import CliRunner
 
-from compaction_audit.commands.audit import audit_command
-from compaction_audit.commands.baseline_cmd import baseline_app
-from compaction_audit.commands.config_cmd import config_app
-from compaction_audit.commands.rules_cmd import rules_command
-
-app = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
-app.command("audit")(audit_command)
-app.command("rules")(rules_command)
-app.add_typer(config_app, name="config")
-app.add_typer(baseline_app, name="baseline")
+from compaction_audit.cli import app
 
 RUNNER = CliRunner()
 
