@@ -70,8 +70,10 @@ def compaction_view(session: Session, recall: Recall) -> list[dict[str, Any]]:
         opaque = bool(c.get("opaque"))
         ratio = before / size if isinstance(before, int) and isinstance(size, int) \
             and size > 0 and before > 0 and not opaque else None
-        rows = lost.filter((pl.col("lost_round") == c["round"])
-                           | (pl.col("fold") == c.get("summary_id"))).to_dicts()
+        here = pl.col("lost_round") == c["round"]
+        if c.get("summary_id") is not None:
+            here = here | (pl.col("fold") == c["summary_id"])
+        rows = lost.filter(here).to_dicts()
         rows.sort(key=lambda d: (_source_rank(d["span_source"]), -d["rank"], d["text"]))
         entries = [{"kind": d["kind"], "text": d["text"], "span": d["span"],
                     "source": d["span_source"], "cause": d["cause"],
