@@ -187,9 +187,10 @@ def compare_onsets(base: dict[str, Any], cand: dict[str, Any]) -> list[OnsetDelt
 
 
 def quantities(base: SessionReport, cand: SessionReport) -> list[str]:
-    """:data:`SERIES_COLUMNS` plus every ``recall_debt*`` column of either series."""
-    debt = {c for r in (base, cand) for c in r.series.columns if c.startswith("recall_debt")}
-    return [*SERIES_COLUMNS, *sorted(debt)]
+    """:data:`SERIES_COLUMNS` plus every ``recall_debt*`` column of either series (in
+    series order, baseline first)."""
+    debt = [c for r in (base, cand) for c in r.series.columns if c.startswith("recall_debt")]
+    return [*SERIES_COLUMNS, *dict.fromkeys(debt)]
 
 
 def _side(r: SessionReport, cols: list[str], suffix: str) -> pl.DataFrame:

@@ -239,6 +239,28 @@ def test_join_on_round_number_and_episodes_over_skipped_numbers(tmp_path: Path) 
         8, 12, 3)
 
 
+def test_recall_debt_columns_are_compared(tmp_path: Path) -> None:
+    """A span with discriminators evicted in the candidate only: its recall debt shows."""
+    records: list[dict[str, Any]] = [
+        {"type": "round", "round": 0,
+         "spans": [{"id": "a", "tokens": 10, "text": "Raised read_timeout_ms to 45000."},
+                   {"id": "b", "tokens": 10, "text": "ok"}],
+         "retained": [["a", 0.5], ["b", 0.5]]},
+        {"type": "round", "round": 1, "retained": [["a", 0.5], ["b", 0.5]]}]
+    kept = tmp_path / "kept.jsonl"
+    kept.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    records[1] = {"type": "round", "round": 1, "evicted": ["a"], "retained": [["b", 0.5]]}
+    lost = tmp_path / "lost.jsonl"
+    lost.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    d = diff_reports(audit(str(kept)), audit(str(lost)))
+    assert "recall_debt" in d.quantities
+    debt = audit(str(lost)).series["recall_debt"].to_list()
+    assert debt[0] == 0 and debt[1] > 0
+    assert d.series["recall_debt_baseline"].to_list() == [0, 0]
+    assert d.series["recall_debt_candidate"].to_list() == debt
+    assert d.diverging_rounds == [1]
+
+
 # ------------------------------------------------------------------ CLI
 
 def test_json_output_to_file(tmp_path: Path) -> None:
@@ -252,8 +274,10 @@ def test_json_output_to_file(tmp_path: Path) -> None:
     assert doc["kind"] == "diff"
     assert doc["onsets"][0] == {"name": "inversion_onset", "kind": "onset", "baseline": 6,
                                 "candidate": 3, "delta": -3, "verdict": "earlier"}
-    assert doc["series"]["quantities"] == ["raw_ratio", "distinct_source_spans",
-                                           "query_cosine_retained", "summary_depth_max"]
+    quantities = doc["series"]["quantities"]
+    assert quantities[:4] == ["raw_ratio", "distinct_source_spans", "query_cosine_retained",
+                              "summary_depth_max"]
+    assert all(q.startswith("recall_debt") for q in quantities[4:])
     assert len(doc["series"]["rows"]) == 12
     assert doc["series"]["rows"][4]["distinct_source_spans_baseline"] == 12
     assert doc["series"]["rows"][4]["distinct_source_spans_candidate"] == 10

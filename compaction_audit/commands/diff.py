@@ -8,9 +8,16 @@ from typing import Annotated
 
 import typer
 
-from compaction_audit.commands.audit import Format
+from compaction_audit.commands.audit import LenientOpt, SetOpt, SustainOpt, WindowOpt
 from compaction_audit.commands.common import console_for, fail, write_bytes
 from compaction_audit.errors import AuditError, UsageError
+
+
+class Format(StrEnum):
+    """``diff --format`` choices."""
+
+    text = "text"
+    json = "json"
 
 
 class NewSeverity(StrEnum):
@@ -36,16 +43,10 @@ def diff_command(
              "by more than N rounds, or appears where the baseline had none.")] = None,
     fail_on_new: Annotated[NewSeverity | None, typer.Option(
         help="Exit 1 when a new finding is at or above this severity.")] = None,
-    lenient: Annotated[bool, typer.Option(
-        "--lenient", help="Skip bad records (counted and reported) instead of stopping.")]
-    = False,
-    window: Annotated[int | None, typer.Option(
-        help="Compare round t with t-WINDOW for 'fell' and 'rose' [default: 1].")] = None,
-    sustain: Annotated[int | None, typer.Option(
-        help="Rounds a boundary condition must hold before it fires [default: 1].")] = None,
-    set_: Annotated[list[str] | None, typer.Option(
-        "--set", "-s", metavar="NAME=VALUE",
-        help="Override a threshold for both runs, e.g. --set sustain_onset=2.")] = None,
+    lenient: LenientOpt = False,
+    window: WindowOpt = None,
+    sustain: SustainOpt = None,
+    set_: SetOpt = None,
 ) -> None:
     """Compare two runs: onsets side by side, the series aligned by round, and the
     findings that are new, resolved or persisting.
