@@ -140,7 +140,7 @@ _SYMBOL_START = [
     ("code", r"`(?P<inner>[^`\n]+)`"),
     ("spanref2", r"\[(?P<bref>[sS]\d+)\]"),
     ("version3", r"(?<=[=~<>!])=\s?\d+(?:\.\d+)+"),  # "==1.2", ">=1.0": see _LEAD
-    ("path3", r"(?<![\w/.~:-])/(?:[\w.@-]+/)*[\w.@-]+/?|(?<![\w/.-])(?:\.{1,2}|~)/[\w.@+/-]+"),
+    ("path3", r"(?<![\w/.~:<-])/(?:[\w.@-]+/)*[\w.@-]+/?|(?<![\w/.-])(?:\.{1,2}|~)/[\w.@+/-]+"),
     ("flag", r"(?<![\w/-])--?[A-Za-z](?:[\w-]*[A-Za-z0-9])?"),
     ("ticket2", r"(?<![\w&#])#\d+\b"),
 ]
@@ -264,7 +264,8 @@ _CONTRACTION_RE = re.compile(r"\b[a-z]+n['\u2019]t\b")  # don't, isn't, won't: n
 _AUX_RE = re.compile(r"\b(?:do|does|did|must|should|shall|will|would|could|can|may|might|is"
                      r"|are|was|were|has|have|had)\s+$")  # "do" of "do not", kept in text
 _BOUNDARY_RE = re.compile(  # a clause ends at punctuation or before a conjunction
-    r"[;:!?\n()\[\],.\s](?:(?<=,)(?!\d{3})|(?<=\.)(?!\S)|(?<=[;:!?\n()\[\]])"
+    r"[;:!?\n()\[\],.\s<>{}\"\\](?:(?<=,)(?!\d{3})|(?<=\.)(?!\S)"
+    r"|(?<=[;:!?\n()\[\]<>{}\"\\])"
     r"|(?<=\s)(?:but|although|though|however|whereas|unless|while|since|so|which|whereby)\b)")
 _OBJ_CHARS = r"[^\s,;:!?()\[\]{}\"'`“”=]+"
 _OBJ_TOKEN_RE = re.compile(  # a word; "45,000" and "don't" stay one word
@@ -387,10 +388,14 @@ class _Index:
     clauses: dict[tuple[Kind, str], list[frozenset[str]]]  # (kind, family) -> words
 
 
+_NAME_RE = re.compile(r"\w+(?:[.-]\w+)+")
+
+
 @lru_cache(maxsize=4096)
 def _index(summary: str) -> _Index:
     low = summary.lower()
     keys, paths, quantities = set(re.findall(r"\w+", low)), [], set()
+    keys.update(_NAME_RE.findall(low))  # hyphenated and dotted names: spotter-gqc, a.ex
     scopes = {_SCOPE_CANON.get(w, w) for w in re.findall(r"[a-z]+(?:-(?:prod|env))?", low)}
     clauses: dict[tuple[Kind, str], list[frozenset[str]]] = {}
     for d in _extract(summary):

@@ -332,3 +332,19 @@ def test_pathological_inputs_stay_linear() -> None:
         start = time.perf_counter()
         extract(chunk * 20000)
         assert time.perf_counter() - start < 2.0, chunk
+
+
+def test_markup_does_not_extend_clauses_or_make_paths() -> None:
+    from compaction_audit.discriminators import extract
+
+    found = [(d.kind.value, d.text) for d in extract("No linked commits yet.\\n </p> <% x %>")]
+    assert found == [("negation", "No linked commits yet.")]
+    assert extract("</head></html>") == []
+
+
+def test_hyphenated_file_name_survives() -> None:
+    from compaction_audit.discriminators import extract, survives
+
+    d = extract("cd /home/u/projects/spotter-worktrees/spotter-gqc")[0]
+    assert survives(d, "Implemented spotter-gqc end to end.")
+    assert not survives(d, "Implemented the epic end to end.")
