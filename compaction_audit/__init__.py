@@ -8,6 +8,6 @@ per-round series (:mod:`compaction_audit.series`) -> findings
 
 __version__ = "0.1.0"
 
-from compaction_audit.io.writer import LogWriter, Span, Summary, write_log  # noqa: E402
+from compaction_audit.io.writer import LogWriter, Span, Summary, write_log
 
 __all__ = ["LogWriter", "Span", "Summary", "__version__", "write_log"]

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import polars as pl
 
 from compaction_audit.model import Session
+from compaction_audit.reachability import max_int
 from compaction_audit.series import Series
 from compaction_audit.settings import Settings
 
@@ -34,7 +35,7 @@ def conditions(session: Session, series: Series, settings: Settings) -> list[Con
     in more than half of the rounds after the first.
     """
     frame = series.frame
-    deepest = int(frame["summary_depth_max"].max() or 0) if frame.height else 0
+    deepest = max_int(frame["summary_depth_max"])
     depth = Condition(
         "re-summarization depth >= 2",
         "holds" if deepest >= settings.min_depth else "fails",

@@ -41,7 +41,7 @@ def onsets(ctx: Context, findings: list[Finding]) -> dict[str, Any]:
         if f.rule not in first or f.round < first[f.rule]:
             first[f.rule] = f.round
     majority = ctx.series.frame.filter(
-        (pl.col("summary_tokens") > pl.col("raw_tokens")))["round"]
+        pl.col("summary_tokens") > pl.col("raw_tokens"))["round"]
     return {
         "inversion_onset": inversion_onset(ctx),
         "inversion_boundary": first.get("salience-inversion"),

@@ -23,6 +23,12 @@ import polars as pl
 from compaction_audit.model import Session
 
 
+def max_int(column: pl.Series) -> int:
+    """The largest value of an integer column, 0 when it is empty or all null."""
+    value = column.max()
+    return int(value) if isinstance(value, int) else 0
+
+
 def leaves(session: Session) -> pl.DataFrame:
     """The provenance closure: one row per (``item``, ``leaf``) pair, deduplicated.
 
@@ -37,7 +43,7 @@ def leaves(session: Session) -> pl.DataFrame:
     known = spans
     depth_of = items.select("id", "depth")
     edges = session.edges.join(depth_of, left_on="parent", right_on="id")
-    max_depth = int(items["depth"].max() or 0) if items.height else 0
+    max_depth = max_int(items["depth"])
     for depth in range(1, max_depth + 1):
         tier = (
             edges.filter(pl.col("depth") == depth)

@@ -45,6 +45,7 @@ from compaction_audit.model import Session
 from compaction_audit.reachability import (
     interval_sum,
     leaves,
+    max_int,
     reachable_intervals,
     ungrounded_intervals,
 )
@@ -107,7 +108,7 @@ def build_series(session: Session) -> Series:
     frame = frame.join(depth, on="ri", how="left").sort("ri")
     cap = session.header.max_depth
     if cap is None:
-        cap = int(frame["summary_depth_max"].max() or 0) if n else 0
+        cap = max_int(frame["summary_depth_max"])
     at_cap = pl.col("summary_depth_max") == cap
     run = (at_cap != at_cap.shift(1)).fill_null(True).cum_sum()
     total = pl.col("raw_tokens") + pl.col("summary_tokens")

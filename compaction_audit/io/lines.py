@@ -11,7 +11,7 @@ import io
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO
+from typing import IO, cast
 
 import orjson
 import zstandard
@@ -31,13 +31,13 @@ def open_binary(path: str) -> IO[bytes]:
         return sys.stdin.buffer
     try:
         if path.endswith(".gz"):
-            return gzip.open(path, "rb")
-        raw = Path(path).open("rb")
+            return cast(IO[bytes], gzip.open(path, "rb"))
+        raw = Path(path).open("rb")  # noqa: SIM115  (the caller closes the stream)
     except OSError as exc:
         raise LogError(path, 0, f"cannot open: {exc.strerror or exc}") from None
     if path.endswith(".zst"):
         reader = zstandard.ZstdDecompressor().stream_reader(raw, closefd=True)
-        return io.BufferedReader(reader, buffer_size=_CHUNK)  # type: ignore[arg-type]
+        return io.BufferedReader(reader, buffer_size=_CHUNK)
     return raw
 
 

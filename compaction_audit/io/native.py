@@ -215,24 +215,24 @@ class SessionBuilder:
             fresh[s.id] = 0
         later = {s.id: j for j, s in enumerate(summaries)}
         depths: list[int] = []
-        for j, s in enumerate(summaries):
-            self._check_unique(s.id, fresh, f"summaries[{j}].id")
+        for j, fold in enumerate(summaries):
+            self._check_unique(fold.id, fresh, f"summaries[{j}].id")
             depth = 0
-            for k, child in enumerate(s.children):
+            for k, child in enumerate(fold.children):
                 where = f"summaries[{j}].children[{k}]"
-                if child == s.id or (child in later and later[child] >= j
-                                     and _cycles(summaries, later, child, s.id)):
+                if child == fold.id or (child in later and later[child] >= j
+                                     and _cycles(summaries, later, child, fold.id)):
                     raise rec.FieldError(f"provenance cycle through {child!r}", where)
                 d = fresh.get(child, self._depth.get(child))
                 if d is None:
                     raise rec.FieldError(f"child id {child!r} is never defined before this "
                                          "summary", where)
                 depth = max(depth, d)
-            if s.depth is not None and s.depth != depth + 1:
+            if fold.depth is not None and fold.depth != depth + 1:
                 raise rec.FieldError(
-                    f"declared depth {s.depth} differs from the derived depth {depth + 1}",
+                    f"declared depth {fold.depth} differs from the derived depth {depth + 1}",
                     f"summaries[{j}].depth")
-            fresh[s.id] = depth + 1
+            fresh[fold.id] = depth + 1
             depths.append(depth + 1)
         return depths
 
@@ -247,14 +247,14 @@ class SessionBuilder:
         for s in r.spans:
             self._item(s.id, "span", s.tokens, 0, ri, r.number, line, s.text,
                        s.salience_class, s.source, None)
-        for s, depth in zip(r.summaries, r.depths, strict=True):
-            self._item(s.id, "summary", s.tokens, depth, ri, r.number, line, s.text,
-                       None, None, s.accounting)
+        for fold, depth in zip(r.summaries, r.depths, strict=True):
+            self._item(fold.id, "summary", fold.tokens, depth, ri, r.number, line, fold.text,
+                       None, None, fold.accounting)
             edges = self._edges
-            edges["parent"].extend([s.id] * len(s.children))
-            edges["child"].extend(s.children)
-            edges["ri"].extend([ri] * len(s.children))
-            edges["line"].extend([line] * len(s.children))
+            edges["parent"].extend([fold.id] * len(fold.children))
+            edges["child"].extend(fold.children)
+            edges["ri"].extend([ri] * len(fold.children))
+            edges["line"].extend([line] * len(fold.children))
         for action, ids in (("evicted", r.evicted), ("offloaded", r.offloaded),
                             ("silent-drop", r.silent)):
             ev = self._events
@@ -278,17 +278,16 @@ class SessionBuilder:
         self._add_round_row(ri, line, r)
 
     def _add_round_row(self, ri: int, line: int, r: _Round) -> None:
-        known: list[float] = []
+        total, count = 0.0, 0
         if r.salience is not None:
             values = r.salience.values()
-            if None in values:
-                known = [v for v in values if v is not None]
-            else:
-                known = values  # type: ignore[assignment]
+            known = [v for v in values if v is not None] if None in values else list(values)
+            total, count = float(sum(known)), len(known)  # type: ignore[arg-type]
         row = {
             "ri": ri, "round": r.number, "line": line, "budget_tokens": r.budget,
-            "has_retained": r.salience is not None, "salience_sum": float(sum(known)),
-            "salience_known": len(known), "new_spans": len(r.spans),
+            "has_retained": r.salience is not None,
+            "salience_sum": total, "salience_known": count,
+            "new_spans": len(r.spans),
             "folds": len(r.summaries), "evictions": len(r.evicted),
             "offloads": len(r.offloaded), "silent_drops": len(r.silent),
         }
