@@ -16,6 +16,7 @@ renderers (:mod:`compaction_audit.report.diff_render`) and the command print it.
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
@@ -318,8 +319,7 @@ def gate(diff: RunDiff, fail_if_onset_earlier: int | None,
         floor = Severity(fail_on_new).rank
         new = [f for f in diff.by_status("new") if f.severity.rank >= floor]
         if new:
-            shown = ", ".join(f"{f.code} {f.rule} ({f.key})" for f in new[:5])
-            more = f" and {len(new) - 5} more" if len(new) > 5 else ""
-            reasons.append(f"{len(new)} new finding(s) at or above {fail_on_new}: "
-                           f"{shown}{more}")
+            per_rule = Counter(f"{f.code} {f.rule}" for f in new)
+            shown = ", ".join(f"{name} x{n}" for name, n in per_rule.items())
+            reasons.append(f"{len(new)} new finding(s) at or above {fail_on_new}: {shown}")
     return reasons

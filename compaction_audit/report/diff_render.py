@@ -22,6 +22,7 @@ with ``<unit>`` = ``{"code", "rule", "key", "severity", "baseline": <occ>|null,
 from __future__ import annotations
 
 import dataclasses
+from itertools import groupby
 from typing import Any
 
 import orjson
@@ -37,7 +38,9 @@ from compaction_audit.rules import RULES
 from compaction_audit.rules.base import fmt
 
 MAX_ROWS = 15
-"""Diverging rounds and persisting findings shown in the terminal (JSON has all)."""
+"""Diverging rounds shown in the terminal (JSON has all)."""
+PER_RULE = 3
+"""Finding units shown per rule and status in the terminal (JSON has all)."""
 
 VERDICT_STYLE = {"earlier": "bold red", "appeared": "bold red", "later": "green",
                  "disappeared": "green", "unchanged": "dim"}
@@ -187,28 +190,38 @@ def _where(o: Occurrence) -> str:
     return f"rounds {o.first_round}-{o.last_round} ({o.rounds} rounds, line {o.line})"
 
 
+def _unit_lines(f: FindingDelta, with_message: bool) -> list[RenderableType]:
+    head = Text.assemble("      ", t(f.key), "  ")
+    if f.baseline and f.candidate:
+        head.append(f"baseline {_where(f.baseline)}, candidate {_where(f.candidate)}")
+        return [head]
+    occ = f.candidate or f.baseline
+    assert occ is not None
+    head.append(_where(occ))
+    if not with_message:
+        return [head]
+    message = Text.assemble("        ", t(occ.message), no_wrap=True, overflow="ellipsis")
+    return [head, message]
+
+
 def findings_section(diff: RunDiff) -> RenderableType:
-    """New and resolved finding units in full, persisting ones one line each."""
+    """Finding units by status, grouped by rule: a count per rule, then the first
+    :data:`PER_RULE` units (with the message of the first new or resolved one)."""
     parts: list[RenderableType] = []
     for status in STATUSES:
         units = diff.by_status(status)
         parts.append(Text(f"{status.capitalize()} ({len(units)})", style="bold"))
-        shown = units if status != "persisting" else units[:MAX_ROWS]
-        for f in shown:
-            sev = f.severity.value
-            head = Text.assemble(("  " + f"{sev.upper():<8}", SEVERITY_STYLE[sev]),
-                                 (f"{f.code} {f.rule} ", "bold"), t(f.key))
-            if f.baseline and f.candidate:
-                head.append(f"  baseline {_where(f.baseline)}, candidate "
-                            f"{_where(f.candidate)}")
-                parts.append(head)
-                continue
-            occ = f.candidate or f.baseline
-            assert occ is not None
-            head.append(f"  {_where(occ)}")
-            parts += [head, Text.assemble("      ", t(occ.message))]
-        if len(units) > len(shown):
-            parts.append(Text(f"  ... and {len(units) - len(shown)} more", style="dim"))
+        for code, group in groupby(units, key=lambda f: f.code):
+            members = list(group)
+            sev = max((f.severity for f in members), key=lambda s: s.rank).value
+            parts.append(Text.assemble(("  " + f"{sev.upper():<8}", SEVERITY_STYLE[sev]),
+                                       (f"{code} {members[0].rule}", "bold"),
+                                       f"  {len(members)} unit(s)"))
+            for i, f in enumerate(members[:PER_RULE]):
+                parts += _unit_lines(f, with_message=i == 0 and status != "persisting")
+            if len(members) > PER_RULE:
+                parts.append(Text(f"      ... and {len(members) - PER_RULE} more "
+                                  "(--format json lists every unit)", style="dim"))
     return Group(*parts)
 
 
