@@ -337,3 +337,24 @@ def test_lenient_applies_to_both(tmp_path: Path) -> None:
                      encoding="utf-8")
     assert run(good, str(noisy)).exit_code == 2
     assert run(good, str(noisy), "--lenient").exit_code == 0
+
+
+# ------------------------------------------------------------------ the seed's example
+
+SAMPLES = Path(__file__).resolve().parents[1] / "sample_logs"
+DECAY, NO_DECAY = SAMPLES / "research-decay.jsonl", SAMPLES / "research-no-decay.jsonl"
+
+
+@pytest.mark.skipif(not (DECAY.exists() and NO_DECAY.exists()), reason="samples not built")
+def test_removing_recency_decay_moves_the_onset_later() -> None:
+    """Seed 000, "What Was Observed": without the decay the inversion onset comes later."""
+    d = diff_reports(audit(str(DECAY)), audit(str(NO_DECAY)))
+    o = d.onset("inversion_onset")
+    assert o.verdict == "later" and o.baseline is not None and o.candidate is not None
+    assert o.delta == o.candidate - o.baseline > 0
+    result = run(str(DECAY), str(NO_DECAY), "--fail-if-onset-earlier", "0")
+    assert result.exit_code == 0
+    assert f"round {o.baseline} -> round {o.candidate} (+{o.delta} rounds)" in result.stdout
+    assert run(str(NO_DECAY), str(DECAY), "--fail-if-onset-earlier", "0").exit_code == 1
+    assert run(str(DECAY), str(DECAY), "--fail-if-onset-earlier", "0",
+               "--fail-on-new", "info").exit_code == 0
