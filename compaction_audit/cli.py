@@ -17,6 +17,7 @@ from compaction_audit.commands.audit import audit_command, thresholds_command
 from compaction_audit.commands.baseline_cmd import baseline_app
 from compaction_audit.commands.config_cmd import config_app
 from compaction_audit.commands.convert import convert_command
+from compaction_audit.commands.diff import diff_command
 from compaction_audit.commands.rules_cmd import rules_command
 from compaction_audit.commands.trace import trace_command
 
@@ -44,6 +45,7 @@ def root(
 
 app.command("audit")(audit_command)
 app.command("thresholds")(thresholds_command)
+app.command("diff")(diff_command)
 app.command("trace")(trace_command)
 app.command("convert")(convert_command)
 app.command("rules")(rules_command)

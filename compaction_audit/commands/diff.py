@@ -8,7 +8,15 @@ from typing import Annotated
 
 import typer
 
-from compaction_audit.commands.audit import LenientOpt, SetOpt, SustainOpt, WindowOpt
+from compaction_audit.commands.audit import (
+    ConfigOpt,
+    IsolatedOpt,
+    LenientOpt,
+    SetOpt,
+    SustainOpt,
+    WindowOpt,
+    effective_options,
+)
 from compaction_audit.commands.common import console_for, fail, write_bytes
 from compaction_audit.errors import AuditError, UsageError
 
@@ -47,6 +55,8 @@ def diff_command(
     window: WindowOpt = None,
     sustain: SustainOpt = None,
     set_: SetOpt = None,
+    config: ConfigOpt = None,
+    isolated: IsolatedOpt = False,
 ) -> None:
     """Compare two runs: onsets side by side, the series aligned by round, and the
     findings that are new, resolved or persisting.
@@ -55,19 +65,13 @@ def diff_command(
     """
     from compaction_audit.api import audit
     from compaction_audit.diff import diff_reports, gate
-    from compaction_audit.settings import Settings, parse_assignments
 
     try:
         if baseline == "-" and candidate == "-":
             raise UsageError("baseline and candidate cannot both be standard input")
-        values: dict[str, object] = dict(parse_assignments(set_ or []))
-        if window is not None:
-            values["window"] = window
-        if sustain is not None:
-            values["sustain"] = sustain
-        settings = Settings().with_values(values)
-        base = audit(baseline, settings, lenient=lenient)
-        cand = audit(candidate, settings, lenient=lenient)
+        eff = effective_options(config, isolated, None, window, sustain, set_)
+        base = audit(baseline, eff.settings, lenient, eff.rules, eff.severity)
+        cand = audit(candidate, eff.settings, lenient, eff.rules, eff.severity)
     except AuditError as exc:
         fail(str(exc))
     diff = diff_reports(base, cand)
