@@ -19,6 +19,7 @@ from compaction_audit.commands.config_cmd import config_app
 from compaction_audit.commands.convert import convert_command
 from compaction_audit.commands.diff import diff_command
 from compaction_audit.commands.rules_cmd import rules_command
+from compaction_audit.commands.simulate import simulate_command
 from compaction_audit.commands.trace import trace_command
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
@@ -49,6 +50,7 @@ app.command("diff")(diff_command)
 app.command("trace")(trace_command)
 app.command("convert")(convert_command)
 app.command("rules")(rules_command)
+app.command("simulate")(simulate_command)
 app.add_typer(config_app, name="config")
 app.add_typer(baseline_app, name="baseline")
 

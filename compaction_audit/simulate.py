@@ -78,8 +78,6 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 SCHEMA = "compaction-audit/1"
 """The schema string written in the session record."""
 
@@ -1106,11 +1104,13 @@ def simulate(params: SimParams) -> Iterator[dict[str, Any]]:
 
 
 def write_session(params: SimParams, path: str | Path) -> int:
-    """Write the simulated session to ``path`` as JSON Lines (orjson, one record per
-    line, each terminated by ``b"\\n"``).  Returns the number of records written."""
-    count = 0
-    with Path(path).open("wb") as handle:
+    """Write the simulated session to ``path`` as JSON Lines through the public
+    :class:`~compaction_audit.io.writer.LogWriter`, which validates every record with
+    the reader's rules as it writes.  Returns the number of records written; raises
+    :class:`~compaction_audit.errors.LogError` if the model ever wrote an invalid one."""
+    from compaction_audit.io.writer import LogWriter
+
+    with LogWriter(path if str(path) == "-" else Path(path)) as writer:
         for record in simulate(params):
-            handle.write(orjson.dumps(record) + b"\n")
-            count += 1
-    return count
+            writer.write(record)
+        return writer.lines

@@ -8,10 +8,10 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
 
-import orjson
 import typer
 
-from compaction_audit.simulate import PRESETS, SimParams, simulate, write_session
+from compaction_audit.errors import LogError
+from compaction_audit.simulate import PRESETS, SimParams, write_session
 
 
 class Preset(StrEnum):
@@ -143,18 +143,12 @@ def simulate_command(
         spans_per_round=spans_per_round,
         store_retention_rounds=store_retention,
     )
-    if str(output) == "-":
-        out = sys.stdout.buffer
-        for record in simulate(params):
-            out.write(orjson.dumps(record) + b"\n")
-        out.flush()
-        return
     try:
         count = write_session(params, output)
-    except OSError as exc:
-        raise typer.BadParameter(
-            f"cannot write {output}: {exc.strerror or exc}", param_hint="--output"
-        ) from None
+    except LogError as exc:
+        raise typer.BadParameter(exc.message, param_hint="--output") from None
+    if str(output) == "-":
+        return
     sys.stderr.write(
         f"compaction-audit: simulated {params.rounds} rounds ({preset.value}, "
         f"seed {params.seed}): {count} records -> {output}\n"
