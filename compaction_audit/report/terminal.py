@@ -105,8 +105,10 @@ def key_rounds(r: SessionReport) -> RenderableType:
     for key in ("inversion_onset", "inversion_boundary", "summary_majority"):
         if r.onsets.get(key) is not None:
             wanted.add(r.onsets[key])
-    for _, group in _episodes(r.findings):
-        wanted.add(group[0].round)
+    firsts: dict[str, int] = {}
+    for f in r.findings:
+        firsts.setdefault(f.code, f.round)
+    wanted |= set(firsts.values())
     labels: dict[int, list[str]] = {}
     for f in r.findings:
         labels.setdefault(f.round, []).append(f.code)
@@ -133,7 +135,7 @@ def _episodes(findings: Iterable[Finding]) -> Iterator[tuple[str, list[Finding]]
     for code, group in groupby(ordered, key=lambda f: f.code):
         run: list[Finding] = []
         for f in group:
-            if run and f.round != run[-1].round + 1:
+            if run and f.round not in (run[-1].round, run[-1].round + 1):
                 yield code, run
                 run = []
             run.append(f)
@@ -148,9 +150,11 @@ def findings_section(r: SessionReport) -> RenderableType:
     parts: list[RenderableType] = []
     for code, run in _episodes(r.findings):
         first, last = run[0], run[-1]
-        where = (f"round {first.round} (line {first.line})" if len(run) == 1 else
+        rounds = len({f.round for f in run})
+        several = f", {len(run)} findings" if len(run) > rounds else ""
+        where = (f"round {first.round} (line {first.line}{several})" if rounds == 1 else
                  f"rounds {first.round}-{last.round} (lines {first.line}-{last.line}, "
-                 f"{len(run)} rounds)")
+                 f"{rounds} rounds{several})")
         sev = first.severity.value
         parts.append(Text.assemble((f"{sev.upper():<8}", SEVERITY_STYLE[sev]),
                                    (f"{code} {first.rule}", "bold"), f"  {where}"))
@@ -182,8 +186,9 @@ def recall_section(r: SessionReport, limit: int = 15) -> RenderableType | None:
         return None
     parts: list[RenderableType] = [Text("Folds that dropped discriminators", style="bold")]
     for f in folded[:limit]:
-        parts.append(Text.assemble(f"  round {f['round']} (line {f['line']}): ",
-                                   t(", ".join(f["folds"])),
+        folds = f["folds"]
+        shown = ", ".join(folds[:6]) + (f" and {len(folds) - 6} more" if len(folds) > 6 else "")
+        parts.append(Text.assemble(f"  round {f['round']} (line {f['line']}): ", t(shown),
                                    f"  ({f['dropped']} dropped)"))
     if len(folded) > limit:
         parts.append(Text(f"  ... and {len(folded) - limit} more rounds", style="dim"))
