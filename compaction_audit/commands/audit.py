@@ -19,13 +19,6 @@ if TYPE_CHECKING:
     from compaction_audit.report.formats import RenderOptions
 
 
-class Format(StrEnum):
-    """The formats ``diff`` offers (kept as they were for the diff command)."""
-
-    text = "text"
-    json = "json"
-
-
 class AuditFormat(StrEnum):
     """``audit --format`` choices: the names of :data:`report.formats.FORMATS`."""
 

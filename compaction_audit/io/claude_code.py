@@ -19,12 +19,12 @@ from typing import Any
 import orjson
 
 from compaction_audit.errors import LogError
-from compaction_audit.io.lines import iter_lines
 from compaction_audit.io.tokens import (
     IMAGE_TOKENS,
     RoundAssembler,
-    decode_object,
     estimate_tokens,
+    feed,
+    session_record,
     split_tokens,
     utf8_len,
 )
@@ -78,17 +78,9 @@ def records(path: str, lines: Iterable[tuple[int, bytes]] | None = None
     Raises :class:`LogError` naming the line for malformed input.
     """
     conv = _Converter(path)
-    first = 0
-    for number, raw in iter_lines(path) if lines is None else lines:
-        first = first or number
-        conv.handle(number, decode_object(path, number, raw))
+    first = feed(path, lines, conv.handle)
     rounds = conv.finish()
-    session: dict[str, Any] = {"type": "session", "schema": "compaction-audit/1",
-                               "session_id": conv.session_id, "eviction": "on-overflow",
-                               "source_format": SOURCE_FORMAT}
-    if conv.session_id is None:
-        del session["session_id"]
-    yield first or 1, session
+    yield first or 1, session_record(SOURCE_FORMAT, conv.session_id, None)
     yield from rounds
 
 

@@ -16,13 +16,13 @@ from typing import Any
 import orjson
 
 from compaction_audit.errors import LogError
-from compaction_audit.io.lines import iter_lines
 from compaction_audit.io.tokens import (
     IMAGE_TOKENS,
     RoundAssembler,
-    decode_object,
     estimate_bytes,
     estimate_tokens,
+    feed,
+    session_record,
 )
 
 SOURCE_FORMAT = "codex"
@@ -63,18 +63,9 @@ def records(path: str, lines: Iterable[tuple[int, bytes]] | None = None
     Raises :class:`LogError` naming the line for malformed input.
     """
     conv = _Converter(path)
-    first = 0
-    for number, raw in iter_lines(path) if lines is None else lines:
-        first = first or number
-        conv.handle(number, decode_object(path, number, raw))
+    first = feed(path, lines, conv.handle)
     rounds = conv.asm.finish()
-    session: dict[str, Any] = {"type": "session", "schema": "compaction-audit/1",
-                               "eviction": "on-overflow", "source_format": SOURCE_FORMAT}
-    if conv.session_id is not None:
-        session["session_id"] = conv.session_id
-    if conv.budget is not None:
-        session["budget_tokens"] = conv.budget
-    yield first or 1, session
+    yield first or 1, session_record(SOURCE_FORMAT, conv.session_id, conv.budget)
     yield from rounds
 
 

@@ -13,11 +13,13 @@ working set in order, and the rounds with the line that each one stands for.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import orjson
 
 from compaction_audit.errors import LogError
+from compaction_audit.io.lines import iter_lines
 
 BYTES_PER_TOKEN = 4
 """The estimate's divisor: about four UTF-8 bytes per token for English text and code."""
@@ -184,3 +186,26 @@ class RoundAssembler:
             self._rounds.append((self._current_line, self._current))
             self._current = None
         return self._rounds
+
+
+def feed(path: str, lines: Iterable[tuple[int, bytes]] | None,
+         handle: Callable[[int, dict[str, Any]], None]) -> int:
+    """Decode every line (read from ``path`` when ``lines`` is None) and pass it to
+    ``handle(line_number, object)``; returns the first line number (0 when empty)."""
+    first = 0
+    for number, raw in iter_lines(path) if lines is None else lines:
+        first = first or number
+        handle(number, decode_object(path, number, raw))
+    return first
+
+
+def session_record(source_format: str, session_id: str | None,
+                   budget: int | None) -> dict[str, Any]:
+    """The ``session`` record an adapter writes: no scorer, event-driven eviction."""
+    record: dict[str, Any] = {"type": "session", "schema": "compaction-audit/1",
+                              "eviction": "on-overflow", "source_format": source_format}
+    if session_id is not None:
+        record["session_id"] = session_id
+    if budget is not None:
+        record["budget_tokens"] = budget
+    return record
