@@ -1,0 +1,295 @@
+"""Benchmark the auditor against the parse floor and the pure-Python series.
+
+Usage (from the repository root, with the project installed)::
+
+    python benchmarks/run.py --sizes 1/100,1/10,1
+
+For each size it generates (or reuses) a scale session under ``benchmarks/data/``
+(:func:`compaction_audit.scale.write_scale_session`: a 2,000-item working set,
+20,000 rounds at size 1, about 1 GB; 1/10 and 1/100 have fewer rounds) and measures,
+each step in a fresh subprocess:
+
+* ``audit``: :func:`compaction_audit.api.audit` (read, series, rules, recall) plus the
+  JSON report rendered and written to ``/dev/null``;
+* the parse floor: the faster of ``orjson.loads`` over every line (with the cyclic
+  garbage collector paused, as the auditor's reader does; the time with it on is
+  recorded too) and ``polars.read_ndjson`` with an explicit schema, on the same file;
+* ``pure Python``: ``benchmarks/reference_series.py`` (the straightforward series).
+
+Times are wall-clock seconds inside the subprocess (imports excluded), the best of
+``--repeat`` runs.  Peak memory is the subprocess's peak resident set size as
+reported by ``os.wait4`` for that one child (imports included: an idle
+``import compaction_audit, polars`` holds about 100 MB), the largest of the runs.
+The table gives, per size: file size, parse floor, audit time, pure-Python time,
+audit / parse floor, pure Python / audit and audit peak memory / file size.
+``--json FILE`` also writes every measurement.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+FULL_ROUNDS = 20_000
+WORKING_SET = 2_000
+
+
+# ----------------------------------------------------------------------------- steps
+# Each step runs in its own interpreter (``run.py --step NAME FILE``) and prints one
+# JSON object with its wall time; the parent reads the child's peak RSS.
+
+
+def _step_generate(path: str, rounds: int, working_set: int, seed: int) -> dict[str, Any]:
+    from compaction_audit.scale import write_scale_session
+
+    t0 = time.perf_counter()
+    write_scale_session(path, rounds, working_set, seed=seed)
+    return {"seconds": time.perf_counter() - t0}
+
+
+def _orjson_pass(path: str) -> tuple[float, int]:
+    import orjson
+
+    loads = orjson.loads
+    t0 = time.perf_counter()
+    n = 0
+    with open(path, "rb") as handle:
+        for line in handle:
+            if line.strip():
+                loads(line)
+                n += 1
+    return time.perf_counter() - t0, n
+
+
+def _step_orjson(path: str) -> dict[str, Any]:
+    """``orjson.loads`` over every line, with the cyclic GC paused (as the reader does:
+    the fastest way to parse) and, for the record, with it on."""
+    import gc
+
+    with_gc, _ = _orjson_pass(path)
+    gc.disable()
+    seconds, n = _orjson_pass(path)
+    gc.enable()
+    return {"seconds": seconds, "seconds_with_gc": with_gc, "records": n}
+
+
+def _ndjson_schema() -> dict[str, Any]:
+    """The schema of a scale session's records (``retained`` pairs read as strings)."""
+    import polars as pl
+
+    span = pl.Struct({"id": pl.String, "tokens": pl.Int64, "text": pl.String,
+                      "salience_class": pl.String, "source": pl.String})
+    fold = pl.Struct({"id": pl.String, "tokens": pl.Int64, "children": pl.List(pl.String),
+                      "text": pl.String, "depth": pl.Int64})
+    return {"type": pl.String, "round": pl.Int64, "spans": pl.List(span),
+            "summaries": pl.List(fold), "evicted": pl.List(pl.String),
+            "offloaded": pl.List(pl.String), "retained": pl.List(pl.List(pl.String))}
+
+
+def _step_polars(path: str) -> dict[str, Any]:
+    import polars as pl
+
+    schema = _ndjson_schema()
+    t0 = time.perf_counter()
+    frame = pl.read_ndjson(path, schema=schema)
+    return {"seconds": time.perf_counter() - t0, "records": frame.height}
+
+
+def _step_audit(path: str) -> dict[str, Any]:
+    from compaction_audit.api import audit
+    from compaction_audit.report.json_report import render_json
+    from compaction_audit.report.model import Report
+
+    t0 = time.perf_counter()
+    report = audit(path)
+    data = render_json(Report([report], []), single=True)
+    with open(os.devnull, "wb") as sink:
+        sink.write(data)
+    return {"seconds": time.perf_counter() - t0, "rounds": report.n_rounds,
+            "findings": len(report.findings), "report_bytes": len(data)}
+
+
+def _step_reference(path: str) -> dict[str, Any]:
+    sys.path.insert(0, str(HERE))
+    from reference_series import reference_series
+
+    t0 = time.perf_counter()
+    rows = reference_series(path)
+    return {"seconds": time.perf_counter() - t0, "rounds": len(rows)}
+
+
+STEPS = {"orjson": _step_orjson, "polars": _step_polars, "audit": _step_audit,
+         "reference": _step_reference}
+
+
+def _child(args: list[str]) -> tuple[dict[str, Any], int]:
+    """Run ``run.py --step ...`` in a fresh interpreter; (its JSON, its peak RSS bytes)."""
+    cmd = [sys.executable, str(Path(__file__).resolve()), "--step", *args]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE)
+    assert proc.stdout is not None
+    out = proc.stdout.read()
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode != 0:
+        raise SystemExit(f"step failed ({proc.returncode}): {' '.join(args)}")
+    result: dict[str, Any] = json.loads(out)
+    return result, usage.ru_maxrss * 1024  # ru_maxrss is in KiB on Linux
+
+
+def _measure(step: str, path: Path, repeat: int) -> dict[str, Any]:
+    best: dict[str, Any] | None = None
+    peak = 0
+    for _ in range(repeat):
+        result, rss = _child([step, str(path)])
+        peak = max(peak, rss)
+        if best is None or result["seconds"] < best["seconds"]:
+            best = result
+    assert best is not None
+    return {**best, "peak_rss": peak, "runs": repeat}
+
+
+# ----------------------------------------------------------------------------- main
+
+
+def machine() -> dict[str, Any]:
+    """nproc, memory, CPU model and versions of what is measured."""
+    import orjson
+    import polars
+
+    model = "unknown"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+        mem_kib = next(int(line.split()[1]) for line in
+                       Path("/proc/meminfo").read_text().splitlines()
+                       if line.startswith("MemTotal"))
+        memory = f"{mem_kib / 2**20:.1f} GiB"
+    except (OSError, StopIteration):
+        memory = "unknown"
+    return {"nproc": os.cpu_count(), "memory": memory, "cpu": model,
+            "python": platform.python_version(), "polars": polars.__version__,
+            "orjson": orjson.__version__}
+
+
+def _sizes(text: str) -> list[Fraction]:
+    try:
+        sizes = [Fraction(s.strip()) for s in text.split(",") if s.strip()]
+    except (ValueError, ZeroDivisionError):
+        raise SystemExit(
+            f"--sizes: expected fractions such as 1/100,1/10,1, got {text!r}") from None
+    if not sizes or any(s <= 0 for s in sizes):
+        raise SystemExit("--sizes: every size must be > 0")
+    return sizes
+
+
+def _mb(n: float) -> str:
+    return f"{n / 1e6:,.0f} MB" if n >= 1e7 else f"{n / 1e6:,.1f} MB"
+
+
+def table(rows: list[dict[str, Any]]) -> str:
+    """The results as a Markdown table."""
+    head = ("| size | rounds | file | parse floor | audit | pure Python | audit / floor "
+            "| pure Python / audit | audit peak RSS | peak / file |")
+    lines = [head, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for r in rows:
+        floor = r["floor_seconds"]
+        audit = r["audit"]["seconds"]
+        ref = r.get("reference")
+        ref_s = f"{ref['seconds']:.2f} s" if ref else "skipped"
+        ratio_ref = f"{ref['seconds'] / audit:.1f}x" if ref else "-"
+        lines.append(
+            f"| {r['size']} | {r['rounds']:,} | {_mb(r['bytes'])} "
+            f"| {floor:.2f} s ({r['floor_by']}) | {audit:.2f} s | {ref_s} "
+            f"| {audit / floor:.2f}x | {ratio_ref} | {_mb(r['audit']['peak_rss'])} "
+            f"| {r['audit']['peak_rss'] / r['bytes']:.2f}x |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str]) -> int:
+    """Parse the options, run the benchmark, print the table."""
+    if argv[:1] == ["--step"]:
+        step, path = argv[1], argv[2]
+        if step == "generate":
+            result = _step_generate(path, int(argv[3]), int(argv[4]), int(argv[5]))
+        else:
+            result = STEPS[step](path)
+        print(json.dumps(result))
+        return 0
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sizes", default="1/100,1/10,1",
+                        help="fractions of the full trace (20,000 rounds, about 1 GB)")
+    parser.add_argument("--working-set", type=int, default=WORKING_SET,
+                        help="working-set items (default 2000)")
+    parser.add_argument("--full-rounds", type=int, default=FULL_ROUNDS,
+                        help="rounds at size 1 (default 20000)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--data-dir", type=Path, default=HERE / "data",
+                        help="where the generated traces go (default benchmarks/data)")
+    parser.add_argument("--repeat", type=int, default=3,
+                        help="runs per step; the best time is kept (default 3)")
+    parser.add_argument("--reference-repeat", type=int, default=1,
+                        help="runs of the pure-Python series (default 1: it is slow)")
+    parser.add_argument("--skip-reference", action="store_true",
+                        help="do not run the pure-Python series")
+    parser.add_argument("--json", type=Path, help="also write the measurements here")
+    parser.add_argument("--delete", action="store_true",
+                        help="delete the generated traces at the end")
+    args = parser.parse_args(argv)
+
+    info = machine()
+    print(f"machine: {info['nproc']} cores, {info['memory']}, {info['cpu']}; "
+          f"Python {info['python']}, Polars {info['polars']}, orjson {info['orjson']}",
+          flush=True)
+    args.data_dir.mkdir(parents=True, exist_ok=True)
+    rows: list[dict[str, Any]] = []
+    made: list[Path] = []
+    for size in _sizes(args.sizes):
+        rounds = max(1, round(args.full_rounds * size))
+        path = args.data_dir / f"scale-{rounds}x{args.working_set}-seed{args.seed}.jsonl"
+        row: dict[str, Any] = {"size": str(size), "rounds": rounds, "path": str(path)}
+        if not path.exists():
+            tmp = path.with_suffix(".tmp")
+            gen, _ = _child(["generate", str(tmp), str(rounds), str(args.working_set),
+                             str(args.seed)])
+            tmp.rename(path)
+            made.append(path)
+            row["generate_seconds"] = gen["seconds"]
+            print(f"[{size}] generated {path} in {gen['seconds']:.1f} s", flush=True)
+        row["bytes"] = path.stat().st_size
+        for step in ("orjson", "polars", "audit"):
+            row[step] = _measure(step, path, args.repeat)
+            extra = (f" ({row[step]['seconds_with_gc']:.2f} s with the GC on)"
+                     if step == "orjson" else "")
+            print(f"[{size}] {step}: {row[step]['seconds']:.2f} s{extra}, "
+                  f"peak {_mb(row[step]['peak_rss'])}", flush=True)
+        if not args.skip_reference:
+            row["reference"] = _measure("reference", path, args.reference_repeat)
+            print(f"[{size}] pure Python: {row['reference']['seconds']:.2f} s, "
+                  f"peak {_mb(row['reference']['peak_rss'])}", flush=True)
+        by = "orjson" if row["orjson"]["seconds"] <= row["polars"]["seconds"] else "polars"
+        row["floor_by"] = by
+        row["floor_seconds"] = row[by]["seconds"]
+        rows.append(row)
+    print()
+    print(table(rows))
+    if args.json:
+        args.json.write_text(json.dumps({"machine": info, "results": rows}, indent=2) + "\n")
+    if args.delete:
+        for generated in made:
+            generated.unlink()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
