@@ -46,7 +46,11 @@ class _Round:
     evicted: list[str]
     offloaded: list[str]
     new_ws: set[str]
-    salience: dict[str, float | None] | None
+    entering: set[str]  # new_ws minus the previous working set
+    leaving: set[str]  # the previous working set minus new_ws
+    has_retained: bool
+    salience_sum: float
+    salience_known: int
     silent: list[str]
     logged: dict[str, Any]
     compaction: dict[str, Any] | None
@@ -157,15 +161,18 @@ class SessionBuilder:
         new_ids = {s.id for s in spans} | {s.id for s in summaries}
         evicted = rec.id_list(obj, "evicted")
         offloaded = rec.id_list(obj, "offloaded")
-        candidates = self._ws | new_ids
+        ws = self._ws
+        # (the previous working set plus new_ids are the candidates of this round)
         for key, ids in (("evicted", evicted), ("offloaded", offloaded)):
             for i, item in enumerate(ids):
                 self._check_known(item, new_ids, f"{key}[{i}]")
-                if key == "evicted" and item not in candidates and item not in self._store:
+                if item in ws or item in new_ids:
+                    continue
+                if key == "evicted" and item not in self._store:
                     raise rec.FieldError(
                         f"evicted id {item!r} is neither in the working set nor in the store",
                         f"{key}[{i}]")
-                if key == "offloaded" and item not in candidates:
+                if key == "offloaded":
                     raise rec.FieldError(f"offloaded id {item!r} is not in the working set",
                                          f"{key}[{i}]")
         both = set(evicted) & set(offloaded)
@@ -173,28 +180,45 @@ class SessionBuilder:
             item = sorted(both)[0]
             raise rec.FieldError(f"id {item!r} is both evicted and offloaded", "offloaded")
         removed = set(evicted) | set(offloaded)
-        salience = rec.retained(obj["retained"]) if "retained" in obj else None
         silent: list[str] = []
-        if salience is None:
-            new_ws = candidates - removed
+        total, count = 0.0, 0
+        if "retained" not in obj:
+            # removed items are all candidates (checked above); new ids are not in ws
+            leaving = {item for item in removed if item in ws}
+            entering = new_ids - removed
+            new_ws = set(ws)
+            new_ws -= leaving
+            new_ws |= entering
         else:
-            new_ws = set(salience)
-            unknown = new_ws - candidates - self._store
+            fast = rec.retained_pairs(obj["retained"], ws)
+            if fast is not None:
+                new_ws, entering, total, count = fast
+            else:
+                salience = rec.retained(obj["retained"])
+                new_ws = set(salience)
+                entering = new_ws - ws
+                values = salience.values()
+                known = [v for v in values if v is not None] if None in values else list(values)
+                total, count = float(sum(known)), len(known)  # type: ignore[arg-type]
+            # retained ids outside the candidates and the store: never defined or gone
+            unknown = entering - new_ids - self._store
             for item in unknown:
                 self._check_known(item, new_ids, _retained_field(obj, item))
-            clash = new_ws & removed
+            clash = {item for item in removed if item in new_ws}
             if clash:
                 item = sorted(clash)[0]
                 raise rec.FieldError(
                     f"id {item!r} is retained and also evicted or offloaded this round",
                     _retained_field(obj, item))
-            silent = sorted(candidates - removed - new_ws)
+            leaving = ws - new_ws
+            silent = sorted((leaving | (new_ids - new_ws)) - removed)
         logged = rec.logged(obj["logged"]) if obj.get("logged") is not None else {}
         compaction = obj.get("compaction")
         if compaction is not None and type(compaction) is not dict:
             raise rec.FieldError("expected an object", "compaction")
         return _Round(number, budget, spans, summaries, depths, evicted, offloaded, new_ws,
-                      salience, silent, logged, compaction)
+                      entering, leaving, "retained" in obj, total, count, silent, logged,
+                      compaction)
 
     def _check_known(self, item: str, new_ids: set[str], field: str) -> None:
         if item not in self._kind and item not in new_ids:
@@ -269,24 +293,20 @@ class SessionBuilder:
         for item in r.silent:
             if item not in self._store:
                 self._gone[item] = (ri, "silent-drop")
-        self._store -= r.new_ws
-        for item in self._ws - r.new_ws:
+        # the store never holds a working-set item, so only entering ones can leave it
+        self._store -= r.entering
+        for item in r.leaving:
             self._close(item, ri)
-        for item in r.new_ws - self._ws:
+        for item in r.entering:
             self._open[item] = ri
         self._ws = r.new_ws
         self._add_round_row(ri, line, r)
 
     def _add_round_row(self, ri: int, line: int, r: _Round) -> None:
-        total, count = 0.0, 0
-        if r.salience is not None:
-            values = r.salience.values()
-            known = [v for v in values if v is not None] if None in values else list(values)
-            total, count = float(sum(known)), len(known)  # type: ignore[arg-type]
         row = {
             "ri": ri, "round": r.number, "line": line, "budget_tokens": r.budget,
-            "has_retained": r.salience is not None,
-            "salience_sum": total, "salience_known": count,
+            "has_retained": r.has_retained,
+            "salience_sum": r.salience_sum, "salience_known": r.salience_known,
             "new_spans": len(r.spans),
             "folds": len(r.summaries), "evictions": len(r.evicted),
             "offloads": len(r.offloaded), "silent_drops": len(r.silent),

@@ -8,6 +8,7 @@ stateful checks (ids defined, working set consistency) live in
 
 from __future__ import annotations
 
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from operator import itemgetter, methodcaller
 from typing import Any
@@ -185,6 +186,48 @@ def retained(value: Any) -> dict[str, float | None]:
     if "" in table:
         return _retained_slow(items)
     return table
+
+
+def retained_pairs(value: Any, working_set: AbstractSet[str]
+                   ) -> tuple[set[str], set[str], float, int] | None:
+    """The fast path of :func:`retained` for the pair form, with the working-set delta.
+
+    Returns ``(ids, entering, salience_sum, salience_known)``: the retained ids, those
+    of them not in ``working_set`` (the ids of the previous round), the sum and the
+    number of known saliences; or None when :func:`retained` must decide (object form,
+    an empty list, anything malformed).
+
+    Why this is exact with three passes over the list: ``dict(value)`` fails unless
+    every element is a 2-item iterable with a hashable first item; a 2-item iterable
+    that is not a list (a 2-character string, a 2-key object) gives a string value,
+    which the value type check rejects; an id already in ``working_set`` equals a
+    string there and so is one (no int, float, bool or null equals a string), so only
+    ``entering`` needs its id types checked.  The salience sum runs over the values in
+    list order, the same additions as :func:`retained` then a plain ``sum``.
+    """
+    if type(value) is not list or not value:
+        return None
+    try:
+        table = dict(value)
+    except (TypeError, ValueError):
+        return None
+    if len(table) != len(value) or "" in table:
+        return None
+    values = table.values()
+    types = set(map(type, values))
+    if types <= _NUMBER_TYPES:
+        total, count = float(sum(values)), len(table)
+    elif types <= _SALIENCE_TYPES:
+        known = [v for v in values if v is not None]
+        total, count = float(sum(known)), len(known)
+    else:
+        return None
+    ids = set(table)
+    entering = ids - working_set
+    for item in entering:
+        if type(item) is not str:
+            return None
+    return ids, entering, total, count
 
 
 def _retained_slow(items: list[Any]) -> dict[str, float | None]:
