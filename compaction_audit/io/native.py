@@ -12,7 +12,9 @@ kept as intervals, never as one row per item per round.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import gc
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -400,14 +402,34 @@ def read_records(records: Iterable[tuple[int, Any]], path: str,
     """
     builder = SessionBuilder(path)
     skipped: list[LogError] = []
-    for line, obj in records:
-        try:
-            builder.add(line, obj)
-        except LogError as exc:
-            if not lenient:
-                raise
-            skipped.append(exc)
+    with _no_cyclic_gc():
+        for line, obj in records:
+            try:
+                builder.add(line, obj)
+            except LogError as exc:
+                if not lenient:
+                    raise
+                skipped.append(exc)
     return builder.finish(skipped)
+
+
+@contextmanager
+def _no_cyclic_gc() -> Iterator[None]:
+    """Pause the cyclic garbage collector while records are decoded and checked.
+
+    Decoding allocates millions of containers (a pair list per retained item per
+    round) and keeps many alive, so the collector would run every few hundred
+    allocations and re-scan the young generation, then the old ones: about half the
+    reading time.  The records form no reference cycles, so reference counting frees
+    them all the same; the collector is restored (if it was on) when reading ends.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 def read_native(path: str, lenient: bool = False) -> Session:
