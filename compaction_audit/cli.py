@@ -23,6 +23,7 @@ from compaction_audit.commands.simulate import simulate_command
 from compaction_audit.commands.trace import trace_command
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+                  rich_markup_mode=None,
                   help="Audit the compaction logs of long-running LLM agents for salience "
                        "inversion and folds that drop discriminators.")
 

@@ -23,10 +23,11 @@ from compaction_audit.commands.audit import (
     effective_options,
     run_audit,
 )
-from compaction_audit.commands.common import fail
+from compaction_audit.commands.common import fail, write_bytes
 from compaction_audit.errors import AuditError
 
-baseline_app = typer.Typer(no_args_is_help=True, help="Record the current findings so "
+baseline_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None,
+                            help="Record the current findings so "
                            "that 'audit --baseline FILE' fails only on new ones.")
 
 
@@ -69,7 +70,7 @@ def baseline_create(
         fail(f"{report.errors[0]} (baseline not written; {len(report.errors)} unreadable "
              "trace(s))")
     entries = bl.entries(report)
-    output.write_bytes(bl.dumps(entries))
+    write_bytes(bl.dumps(entries), output)
     findings = sum(len(s.findings) for s in report.sessions)
     sys.stderr.write(f"compaction-audit: baseline {output}: {len(entries)} entries for "
                      f"{findings} finding(s) in {len(report.sessions)} trace(s)\n")

@@ -22,7 +22,8 @@ from compaction_audit.commands.audit import (
 from compaction_audit.commands.common import console_for, fail, write_bytes
 from compaction_audit.errors import AuditError
 
-config_app = typer.Typer(no_args_is_help=True, help="Inspect the configuration: the "
+config_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None,
+                          help="Inspect the configuration: the "
                          "tool.compaction-audit table of pyproject.toml, or "
                          "compaction-audit.toml.")
 
