@@ -29,9 +29,14 @@ def audit(path: str, settings: Settings | None = None, lenient: bool = False,
           severity: dict[str, Severity] | None = None) -> SessionReport:
     """Audit one trace: read it, rebuild the series, run the rules.
 
-    Raises :class:`LogError` for bad input (strict mode).
+    Raises :class:`LogError` for bad input (strict mode), and for a trace without a
+    single round record (empty, or every record skipped): a gate must not pass on a
+    trace it could not audit.
     """
     session, fmt = load(path, lenient)
+    if session.n_rounds == 0:
+        skipped = f" ({len(session.skipped)} bad record(s) skipped)" if session.skipped else ""
+        raise LogError(path, 0, f"no round records{skipped}: nothing to audit")
     return audit_session(session, settings, rules, severity, source_format=fmt)
 
 

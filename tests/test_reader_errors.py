@@ -180,3 +180,18 @@ def test_unknown_extra_fields_are_kept_and_ignored(write_log: LogWriter) -> None
     s = read_native(str(path))
     assert s.header.extra == {"vendor": "x"}
     assert s.n_rounds == 1
+
+
+def test_empty_trace_is_an_input_error(tmp_path: Path) -> None:
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("\n\n")
+    result = CliRunner().invoke(app, ["audit", str(empty)])
+    assert result.exit_code == 2
+    assert result.output.strip() == f"compaction-audit: {empty}: no round records: nothing to audit"
+    only_session = dump([session()], tmp_path / "session.jsonl")
+    assert CliRunner().invoke(app, ["audit", str(only_session)]).exit_code == 2
+    all_bad = tmp_path / "bad.jsonl"
+    all_bad.write_text("{oops\n")
+    result = CliRunner().invoke(app, ["audit", str(all_bad), "--lenient"])
+    assert result.exit_code == 2
+    assert "no round records (1 bad record(s) skipped)" in result.output

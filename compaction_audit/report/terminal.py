@@ -26,6 +26,11 @@ STATUS_MARK = {"holds": ("yes", "green"), "fails": ("no", "red"), "unknown": ("?
 SPARK = "▁▂▃▄▅▆▇█"
 SPARK_COLUMNS = ("raw_ratio", "distinct_source_spans", "query_cosine_retained",
                  "summary_depth_max")
+SHORT = {"raw_ratio": "raw", "distinct_source_spans": "spans",
+         "query_cosine_retained": "cosine", "summary_depth_max": "depth",
+         "rounds_at_max_depth": "at cap", "ungrounded_summaries": "ungr"}
+"""Short column headings for narrow terminals; the legend under the table names the
+series fields they stand for."""
 
 
 def t(text: object, style: str = "") -> Text:
@@ -33,15 +38,32 @@ def t(text: object, style: str = "") -> Text:
     return Text(printable(text), style=style)
 
 
-def sparkline(values: list[float | None]) -> str:
-    """One block character per value scaled between min and max; space for null."""
-    known = [v for v in values if v is not None]
-    if not known:
-        return " " * len(values)
-    lo, hi = min(known), max(known)
+SPARK_WIDTH = 36
+"""At most this many characters per sparkline: longer series are averaged in buckets."""
+
+
+def buckets(n: int, width: int = SPARK_WIDTH) -> list[range]:
+    """Split ``n`` rounds (by index) into at most ``width`` contiguous buckets."""
+    if n <= width:
+        return [range(i, i + 1) for i in range(n)]
+    edges = [i * n // width for i in range(width + 1)]
+    return [range(edges[i], edges[i + 1]) for i in range(width)]
+
+
+def sparkline(values: list[float | None], width: int = SPARK_WIDTH) -> str:
+    """Block characters scaled between min and max, one per bucket of rounds (the mean
+    of its known values); a space where a bucket has none."""
+    means: list[float | None] = []
+    for b in buckets(len(values), width):
+        known = [v for v in values[b.start:b.stop] if v is not None]
+        means.append(sum(known) / len(known) if known else None)
+    present = [v for v in means if v is not None]
+    if not present:
+        return " " * len(means)
+    lo, hi = min(present), max(present)
     span = hi - lo or 1.0
     return "".join(" " if v is None else SPARK[int((v - lo) / span * (len(SPARK) - 1))]
-                   for v in values)
+                   for v in means)
 
 
 def header(r: SessionReport) -> RenderableType:
@@ -76,7 +98,7 @@ def glance(r: SessionReport) -> RenderableType:
     """Sparklines of the key series with flagged rounds marked below them."""
     frame = r.series
     grid = Table.grid(padding=(0, 2))
-    grid.add_column(style="bold")
+    grid.add_column(style="bold", no_wrap=True)
     grid.add_column(no_wrap=True, overflow="crop")
     grid.add_column()
     for col in SPARK_COLUMNS:
@@ -84,15 +106,19 @@ def glance(r: SessionReport) -> RenderableType:
         first, last = values[0] if values else None, values[-1] if values else None
         grid.add_row(col, sparkline(values), f"{fmt(first)} -> {fmt(last)}")
     flagged = {(f.round, f.severity.value) for f in r.findings}
+    rounds = frame["round"].to_list()
     marks = []
-    for number in frame["round"].to_list():
-        if (number, "error") in flagged:
+    for b in buckets(len(rounds)):
+        here = rounds[b.start:b.stop]
+        if any((n, "error") in flagged for n in here):
             marks.append("E")
-        elif (number, "warning") in flagged:
+        elif any((n, "warning") in flagged for n in here):
             marks.append("w")
         else:
             marks.append(" ")
-    grid.add_row("flagged", Text("".join(marks), style="red"), "E error, w warning")
+    per = ("" if len(rounds) <= SPARK_WIDTH
+           else f" ({len(rounds)} rounds in {SPARK_WIDTH} marks)")
+    grid.add_row("flagged", Text("".join(marks), style="red"), "E error, w warning" + per)
     return grid
 
 
@@ -112,19 +138,20 @@ def key_rounds(r: SessionReport) -> RenderableType:
     labels: dict[int, list[str]] = {}
     for f in r.findings:
         labels.setdefault(f.round, []).append(f.code)
-    table = Table(title="Rounds that matter", title_justify="left", show_edge=False)
-    for col in ("round", "line", "raw_ratio", "distinct_source_spans",
-                "query_cosine_retained", "summary_depth_max", "rounds_at_max_depth",
-                "ungrounded_summaries", "findings"):
-        table.add_column(col.replace("_", "_\n", 1) if col.count("_") > 1 else col,
-                         justify="left" if col == "findings" else "right")
+    cols = ("raw_ratio", "distinct_source_spans", "query_cosine_retained",
+            "summary_depth_max", "rounds_at_max_depth", "ungrounded_summaries")
+    legend = ", ".join(f"{SHORT[c]} = {c}" for c in cols)
+    table = Table(title="Rounds that matter", title_justify="left", show_edge=False,
+                  caption=legend, caption_justify="left")
+    table.add_column("round", justify="right")
+    table.add_column("line", justify="right")
+    for col in cols:
+        table.add_column(SHORT[col], justify="right")
+    table.add_column("findings")
     rows = r.series.filter(pl.col("round").is_in(sorted(wanted))).sort("round")
     for row in rows.iter_rows(named=True):
         codes = sorted(set(labels.get(row["round"], [])))
-        table.add_row(*(fmt(row[c]) for c in ("round", "line", "raw_ratio",
-                                              "distinct_source_spans",
-                                              "query_cosine_retained", "summary_depth_max",
-                                              "rounds_at_max_depth", "ungrounded_summaries")),
+        table.add_row(fmt(row["round"]), fmt(row["line"]), *(fmt(row[c]) for c in cols),
                       " ".join(codes))
     return table
 
@@ -195,7 +222,8 @@ def recall_section(r: SessionReport, limit: int = 15) -> RenderableType | None:
     if lost:
         table = Table(title="Lost discriminators (most severe first)", title_justify="left",
                       show_edge=False)
-        for col in ("kind", "discriminator", "span", "lost by", "round", "line", "asked again"):
+        for col in ("kind", "discriminator", "span", "dropped by", "gone at round", "line",
+                    "asked again"):
             table.add_column(col)
         for d in lost[:limit]:
             by = f"fold {d['fold']}" if d["cause"] == "fold" and d["fold"] else "eviction"

@@ -38,7 +38,8 @@ class BoundaryRule(Rule):
         if self.reads_raw_ratio:
             checks.append(("the working set holds no tokens", _HAS_TOKENS))
         if self.reads_salience:
-            checks.append((f"no round {ctx.settings.window} earlier to compare with",
+            w = ctx.settings.window
+            checks.append((f"the first {w} round(s) have no round {w} earlier to compare with",
                            pl.col("distinct_source_spans_before").is_not_null()))
             checks.append(("salience unknown at the round or the round compared with",
                            _SALIENCE_KNOWN | pl.col("distinct_source_spans_before").is_null()))

@@ -65,14 +65,18 @@ def _fold_findings(ctx: Context, silent: bool, ceiling: Severity) -> pl.DataFram
     return grouped.with_columns(pl.Series("severity", sev), pl.col("fold").alias("entity"))
 
 
-def _describe(children: list[dict[str, Any]]) -> str:
+def _describe(children: list[dict[str, Any]], limit: int = 3) -> str:
+    """The children's losses, worst kind first, at most ``limit`` children (the
+    finding's values keep every child)."""
     parts = []
-    for c in children:
+    ordered = sorted(children, key=lambda c: -max(d["rank"] for d in c["dropped"]))
+    for c in ordered[:limit]:
         kinds = sorted(c["dropped"], key=lambda d: -d["rank"])
         lost = ", ".join(f"{d['kind']} {d['text']!r}" for d in kinds[:4])
         more = f" and {len(kinds) - 4} more" if len(kinds) > 4 else ""
         parts.append(f"{c['child']}: {lost}{more}")
-    return "; ".join(parts)
+    rest = len(children) - limit
+    return "; ".join(parts) + (f"; and {rest} more children" if rest > 0 else "")
 
 
 @register
