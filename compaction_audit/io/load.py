@@ -46,7 +46,12 @@ def load_session(path: str, lenient: bool = False,
     if source == "native" and path != "-":
         return read_native(path, lenient), "native"
     fmt: Format
-    detected, lines = peek_format(path)
+    try:
+        detected, lines = peek_format(path)
+    except LogError:
+        if not lenient or path == "-":
+            raise
+        return read_native(path, lenient), "native"  # nothing recognizable: skip it all
     fmt = detected if source is None else source  # type: ignore[assignment]
     if fmt == "native":
         if path != "-":
