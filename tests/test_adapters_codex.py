@@ -169,3 +169,13 @@ def test_corpus_remote_compaction() -> None:
     # child, and it stays
     assert summary["children"] == ["line-2"]
     assert "evicted" not in rnd
+
+
+def test_tool_call_text_keeps_values_not_json_keys() -> None:
+    from compaction_audit.io.tokens import tool_input_text
+
+    assert tool_input_text('{"cmd": "grep -n read_timeout_ms config/staging.toml"}') == \
+        "grep -n read_timeout_ms config/staging.toml"
+    assert tool_input_text({"file_path": "/a/b.py", "replace_all": False,
+                            "edits": [{"old_string": "x"}]}) == "/a/b.py\nfalse\nx"
+    assert tool_input_text("not json {") == "not json {"

@@ -26,6 +26,7 @@ from compaction_audit.io.tokens import (
     feed,
     session_record,
     split_tokens,
+    tool_input_text,
     utf8_len,
 )
 
@@ -237,10 +238,11 @@ class _Converter:
             elif kind in ("tool_use", "server_tool_use", "mcp_tool_use"):
                 name = self.text_of(line, block, where, "name")
                 call_id = self.text_of(line, block, where, "id")
-                text = orjson.dumps(block.get("input", {})).decode()
-                span = self.asm.span(line, call_id, f"tool_call:{name}", text, 0)
+                raw = orjson.dumps(block.get("input", {})).decode()
+                span = self.asm.span(line, call_id, f"tool_call:{name}",
+                                     tool_input_text(block.get("input", {})), 0)
                 self.tool_names[call_id] = name
-                call.parts.append((span, utf8_len(text)))
+                call.parts.append((span, utf8_len(raw)))
             elif isinstance(kind, str) and kind.endswith("_tool_result"):
                 self.tool_result(line, block, where)
 

@@ -23,6 +23,7 @@ from compaction_audit.io.tokens import (
     estimate_tokens,
     feed,
     session_record,
+    tool_input_text,
 )
 
 SOURCE_FORMAT = "codex"
@@ -141,8 +142,9 @@ class _Converter:
             name = raw_name if isinstance(raw_name, str) else kind.removesuffix("_call")
             self.call_names.setdefault(call_id, name)
             body = p.get(_CALLS[kind])
-            text = body if isinstance(body, str) else orjson.dumps(body).decode()
-            return ("call", call_id), f"tool_call:{name}", text, estimate_tokens(text)
+            raw = body if isinstance(body, str) else orjson.dumps(body).decode()
+            return (("call", call_id), f"tool_call:{name}", tool_input_text(body),
+                    estimate_tokens(raw))
         text, images = _output_text(p.get("output"))
         name = self.call_names.get(call_id, "unknown")
         return (("output", call_id), f"tool_result:{name}", text,

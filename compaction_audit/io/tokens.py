@@ -209,3 +209,23 @@ def session_record(source_format: str, session_id: str | None,
     if budget is not None:
         record["budget_tokens"] = budget
     return record
+
+
+def tool_input_text(value: Any) -> str:
+    """A tool call's arguments as text for the discriminator analysis: the values, one
+    per line, without the JSON keys (``file_path``, ``replace_all`` are the tool's
+    schema, not facts of the session).  A string that holds a JSON object or list (as
+    Codex writes ``arguments``) is decoded first."""
+    if isinstance(value, str):
+        stripped = value.strip()
+        if stripped[:1] in ("{", "["):
+            try:
+                return tool_input_text(orjson.loads(stripped))
+            except orjson.JSONDecodeError:
+                return value
+        return value
+    if isinstance(value, dict):
+        value = list(value.values())
+    if isinstance(value, list):
+        return "\n".join(t for t in (tool_input_text(v) for v in value) if t)
+    return "" if value is None else orjson.dumps(value).decode()
