@@ -56,31 +56,55 @@ def _key(d: disc.Discriminator) -> str:
     return f"{d.kind.value}:{d.norm}"
 
 
-def fold_checks(session: Session) -> pl.DataFrame:
+class _Extracted(dict[str, tuple[disc.Discriminator, ...]]):
+    """Discriminators per distinct text, each text extracted once per analysis.
+
+    :func:`compaction_audit.discriminators.extract` keeps an LRU cache of 4,096 texts;
+    a long session has far more distinct span texts than that, and both the fold checks
+    and the occurrence table read every span's, so the analysis keeps its own table.
+    """
+
+    def __missing__(self, text: str) -> tuple[disc.Discriminator, ...]:
+        found = self[text] = tuple(disc.extract(text))
+        return found
+
+
+def fold_checks(session: Session, extracted: _Extracted | None = None) -> pl.DataFrame:
     """Compare every child of every fold with the fold's text (one row per edge).
 
-    Python visits each edge once; the dropped discriminators are collected flat and
+    Python visits each edge once (``disc.dropped``: the child's discriminators that do
+    not survive in the fold's text); the dropped discriminators are collected flat and
     grouped into the ``dropped`` list column by Polars.
     """
+    ext = extracted if extracted is not None else _Extracted()
     items = session.items
-    text = dict(zip(items["id"], items["text"], strict=True))
-    cls = dict(zip(items["id"], items["salience_class"], strict=True))
     edges = session.edges
+    texts = (
+        edges.select("parent", "child").with_row_index("_edge")
+        .join(items.select(pl.col("id").alias("parent"), pl.col("text").alias("ft")),
+              on="parent", how="left")
+        .join(items.select(pl.col("id").alias("child"), pl.col("text").alias("ct"),
+                           pl.col("salience_class").alias("cls")),
+              on="child", how="left")
+        .sort("_edge")
+    )
     checks: list[str] = []
     drops: dict[str, list[Any]] = {"edge": [], "kind": [], "text": [], "norm": [], "rank": []}
-    for edge, (fold, child) in enumerate(zip(edges["parent"], edges["child"], strict=True)):
-        fold_text, child_text = text[fold], text[child]
+    survives = disc.survives
+    for edge, (fold_text, child_text, cls) in enumerate(zip(
+            texts["ft"].to_list(), texts["ct"].to_list(), texts["cls"].to_list(),
+            strict=True)):
         if fold_text is None or child_text is None:
-            checks.append("salience_class" if cls[child] == "discriminating"
-                          else "not-possible")
+            checks.append("salience_class" if cls == "discriminating" else "not-possible")
             continue
         checks.append("text")
-        for d in disc.dropped(child_text, fold_text):
-            drops["edge"].append(edge)
-            drops["kind"].append(d.kind.value)
-            drops["text"].append(d.text)
-            drops["norm"].append(d.norm)
-            drops["rank"].append(disc.KIND_RANK[d.kind])
+        for d in ext[child_text]:
+            if not survives(d, fold_text):
+                drops["edge"].append(edge)
+                drops["kind"].append(d.kind.value)
+                drops["text"].append(d.text)
+                drops["norm"].append(d.norm)
+                drops["rank"].append(disc.KIND_RANK[d.kind])
     lost = (
         pl.DataFrame(drops, schema={"edge": pl.Int64, "kind": pl.String, "text": pl.String,
                                     "norm": pl.String, "rank": pl.Int64})
@@ -108,15 +132,23 @@ def fold_checks(session: Session) -> pl.DataFrame:
     )
 
 
-def _occurrences(session: Session, closure: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+def _occurrences(session: Session, closure: pl.DataFrame,
+                 extracted: _Extracted | None = None) -> tuple[pl.DataFrame, pl.DataFrame]:
     """(key, span) for discriminators of raw spans; (key, summary) for summaries whose
-    text still states a discriminator of one of their leaves."""
+    text still states a discriminator of one of their leaves.
+
+    Only (summary, leaf) pairs whose leaf has a discriminator are visited, grouped by
+    summary so that the summary's survival index is built once."""
+    ext = extracted if extracted is not None else _Extracted()
     spans = session.items.filter((pl.col("kind") == "span") & pl.col("text").is_not_null())
-    found: dict[str, list[disc.Discriminator]] = {}
+    found: dict[str, tuple[disc.Discriminator, ...]] = {}
     span_rows: dict[str, list[Any]] = {"key": [], "id": [], "kind": [], "text": [],
                                        "rank": []}
-    for item, body in zip(spans["id"], spans["text"], strict=True):
-        found[item] = ds = disc.extract(body)
+    for item, body in zip(spans["id"].to_list(), spans["text"].to_list(), strict=True):
+        ds = ext[body]
+        if not ds:
+            continue
+        found[item] = ds
         for d in ds:
             span_rows["key"].append(_key(d))
             span_rows["id"].append(item)
@@ -128,12 +160,17 @@ def _occurrences(session: Session, closure: pl.DataFrame) -> tuple[pl.DataFrame,
                                           "rank": pl.Int64})
     summaries = session.items.filter((pl.col("kind") == "summary")
                                      & pl.col("text").is_not_null()).select("id", "text")
-    pairs = summaries.join(closure.filter(pl.col("leaf").is_in(list(found))),
-                           left_on="id", right_on="item")
+    pairs = (
+        summaries.join(closure.filter(pl.col("leaf").is_in(list(found))),
+                       left_on="id", right_on="item")
+        .select("id", "text", "leaf").sort("id")
+    )
     kept: dict[str, list[str]] = {"key": [], "id": []}
-    for summary, body, leaf in pairs.select("id", "text", "leaf").iter_rows():
+    survives = disc.survives
+    for summary, body, leaf in zip(pairs["id"].to_list(), pairs["text"].to_list(),
+                                   pairs["leaf"].to_list(), strict=True):
         for d in found[leaf]:
-            if disc.survives(d, body):
+            if survives(d, body):
                 kept["key"].append(_key(d))
                 kept["id"].append(summary)
     held = pl.DataFrame(kept, schema={"key": pl.String, "id": pl.String}).unique()
@@ -155,8 +192,9 @@ def _merge(intervals: pl.DataFrame, by: str) -> pl.DataFrame:
 def analyse(session: Session, series: Series) -> Recall:
     """Run the whole recall analysis of ``session`` (see :class:`Recall`)."""
     n = session.n_rounds
-    folds = fold_checks(session)
-    occ, held = _occurrences(session, series.closure)
+    extracted = _Extracted()
+    folds = fold_checks(session, extracted)
+    occ, held = _occurrences(session, series.closure, extracted)
     life = session.items.select("id", pl.col("ri").alias("born"),
                                 resolvable_end(session).alias("gone"))
     recoverable = pl.concat([
@@ -304,8 +342,9 @@ def _disagreements(session: Session, occ: pl.DataFrame) -> list[dict[str, Any]]:
                                 & pl.col("salience_class").is_not_null()
                                 & pl.col("text").is_not_null())
     out = []
-    for item, cls, line, number in rows.select("id", "salience_class", "line",
-                                               "round").iter_rows():
+    for item, cls, line, number in zip(rows["id"].to_list(), rows["salience_class"].to_list(),
+                                       rows["line"].to_list(), rows["round"].to_list(),
+                                       strict=True):
         auditor = "discriminating" if item in with_disc else "narrative"
         if auditor != cls:
             out.append({"span": item, "logged": cls, "auditor": auditor, "line": line,
