@@ -326,12 +326,19 @@ def _floor(session: Session, series: Series, occ: pl.DataFrame, held: pl.DataFra
     if state.height == 0:
         return empty
     worst = occ.group_by("id").agg(pl.col("rank").max().alias("rank"))
-    return (
-        state.with_columns(pl.int_ranges("ri", "end").alias("r")).explode("r")
-        .select(pl.col("r").alias("ri"), "leaf")
+    # rank and source are joined per interval, before the intervals are expanded into
+    # one row per round; the (ri, leaf) order is sorted on one integer key
+    spans = (
+        state.select("leaf", "ri", "end")
         .join(worst, left_on="leaf", right_on="id", how="left")
         .join(session.items.select("id", "source"), left_on="leaf", right_on="id")
-        .sort("ri", "leaf")
+        .with_columns(pl.col("leaf").rank("dense").cast(pl.Int64).alias("_leaf"))
+    )
+    width = spans.height + 1
+    return (
+        spans.with_columns(pl.int_ranges("ri", "end").alias("ri")).explode("ri")
+        .sort(pl.col("ri") * width + pl.col("_leaf"))
+        .select("ri", "leaf", "rank", "source")
     )
 
 
