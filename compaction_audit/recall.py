@@ -293,14 +293,19 @@ def _floor(session: Session, series: Series, occ: pl.DataFrame, held: pl.DataFra
     if floor == 0 or discriminating.height == 0:
         return empty
     need = occ.group_by("id").agg(pl.col("key").n_unique().alias("need"))
-    keeps = (held.join(occ.select("key", pl.col("id").alias("leaf")), on="key")
-             .group_by("id", "leaf").agg(pl.len().alias("kept"))
-             .join(need, left_on="leaf", right_on="id")
-             .filter(pl.col("kept") >= pl.col("need")).select("id", "leaf"))
     summaries = session.items.filter(pl.col("kind") == "summary").select("id")
     covering = (series.closure.join(summaries, left_on="item", right_on="id")
                 .join(discriminating, left_on="leaf", right_on="id")
                 .join(session.membership, left_on="item", right_on="id"))
+    # (summary, leaf) pairs whose summary text keeps every key of the leaf; only pairs
+    # of the closure are counted (joining held and occ on the key alone pairs every
+    # summary with every span sharing a common key: quadratic in long sessions)
+    keeps = (covering.select(pl.col("item").alias("id"), "leaf").unique()
+             .join(occ.select("key", pl.col("id").alias("leaf")), on="leaf")
+             .join(held, on=["key", "id"])
+             .group_by("id", "leaf").agg(pl.len().alias("kept"))
+             .join(need, left_on="leaf", right_on="id")
+             .filter(pl.col("kept") >= pl.col("need")).select("id", "leaf"))
     preserving = covering.join(keeps, left_on=["item", "leaf"], right_on=["id", "leaf"])
     own = discriminating.join(life, on="id").select(
         pl.col("id").alias("leaf"), pl.col("born").alias("start"), pl.col("gone").alias("end"))
