@@ -331,20 +331,24 @@ def _floor(session: Session, series: Series, occ: pl.DataFrame, held: pl.DataFra
     if state.height == 0:
         return empty
     worst = occ.group_by("id").agg(pl.col("rank").max().alias("rank"))
-    # rank and source are joined per interval, before the intervals are expanded into
-    # one row per round; the (ri, leaf) order is sorted on one integer key
+    # rank and source are joined per interval; the intervals are expanded into one
+    # (round, interval number) row per round, sorted on one integer key in (ri, leaf)
+    # order, and the leaf, rank and source gathered last: the wide rows are built once
     spans = (
         state.select("leaf", "ri", "end")
         .join(worst, left_on="leaf", right_on="id", how="left")
         .join(session.items.select("id", "source"), left_on="leaf", right_on="id")
-        .with_columns(pl.col("leaf").rank("dense").cast(pl.Int64).alias("_leaf"))
     )
     width = spans.height + 1
-    return (
-        spans.with_columns(pl.int_ranges("ri", "end").alias("ri")).explode("ri")
+    order = (
+        spans.select(pl.int_ranges("ri", "end").alias("ri"),
+                     pl.int_range(pl.len(), dtype=pl.UInt32).alias("_row"),
+                     pl.col("leaf").rank("dense").cast(pl.Int64).alias("_leaf"))
+        .explode("ri")
         .sort(pl.col("ri") * width + pl.col("_leaf"))
-        .select("ri", "leaf", "rank", "source")
+        .select("ri", "_row")
     )
+    return order.select("ri").hstack(spans.select("leaf", "rank", "source")[order["_row"]])
 
 
 def _disagreements(session: Session, occ: pl.DataFrame) -> list[dict[str, Any]]:
