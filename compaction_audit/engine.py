@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any
+
+import polars as pl
 
 from compaction_audit.conditions import conditions
 from compaction_audit.model import Session
@@ -48,7 +50,7 @@ def run_rules(ctx: Context, rules: list[Rule],
             rehydrate = suggestions(ctx.session, ctx.series, rows["ri"].to_list(),
                                     ctx.settings.rehydrate_target)
         override = (severity or {}).get(rule.name)
-        for row in rows.iter_rows(named=True):
+        for row in _rows(rows):
             ri, number, line = row.pop("ri"), row.pop("round"), row.pop("line")
             entity = row.pop("entity", None)
             own = row.pop("severity", None)
@@ -60,6 +62,32 @@ def run_rules(ctx: Context, rules: list[Rule],
                                     rule.action, row, entity))
     findings.sort(key=lambda f: (f.round, f.code))
     return findings, notes
+
+
+_CHUNK_ROWS = 512
+
+
+def _rows(frame: pl.DataFrame) -> Iterator[dict[str, Any]]:
+    """``frame.iter_rows(named=True)``, converted a column and a chunk at a time.
+
+    Strings inside list columns (the spans of a recall-floor finding, one list per
+    round) are shared: a span listed at many rounds is one Python string, not one
+    per round, which keeps the findings of a long session to pointers.
+    """
+    names = frame.columns
+    shared: dict[str, str] = {}
+    for start in range(0, frame.height, _CHUNK_ROWS):
+        chunk = frame.slice(start, _CHUNK_ROWS)
+        columns: list[list[Any]] = []
+        for name in names:
+            column = chunk[name]
+            values = column.to_list()
+            if column.dtype == pl.List(pl.String):
+                values = [None if v is None else [None if x is None else shared.setdefault(x, x)
+                                                  for x in v] for v in values]
+            columns.append(values)
+        for row in zip(*columns, strict=True):
+            yield dict(zip(names, row, strict=True))
 
 
 def audit_session(session: Session, settings: Settings | None = None,
