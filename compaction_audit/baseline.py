@@ -115,8 +115,11 @@ def load(path: Path) -> dict[str, Entry]:
     if not isinstance(doc, dict) or doc.get("baseline_format") != BASELINE_FORMAT:
         raise UsageError(f"baseline {str(path)!r}: not a compaction-audit baseline "
                          f"(baseline_format {BASELINE_FORMAT} expected)")
+    items = doc.get("findings", [])
+    if not isinstance(items, list):
+        raise UsageError(f"baseline {str(path)!r}: findings must be a list")
     out: dict[str, Entry] = {}
-    for i, item in enumerate(doc.get("findings", [])):
+    for i, item in enumerate(items):
         try:
             entry = Entry(**{k: str(item[k]) for k in ("trace", "code", "key", "rule",
                                                        "fingerprint")})

@@ -89,7 +89,7 @@ def _read_toml(path: Path) -> dict[str, Any]:
     try:
         with path.open("rb") as fh:
             return tomllib.load(fh)
-    except tomllib.TOMLDecodeError as exc:
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise UsageError(f"{path}: invalid TOML: {exc}") from None
     except OSError as exc:
         raise UsageError(f"{path}: cannot read config: {exc.strerror or exc}") from None
@@ -100,7 +100,8 @@ def _table(path: Path) -> dict[str, Any] | None:
     data = _read_toml(path)
     if path.name != PYPROJECT:
         return data
-    table = data.get("tool", {}).get(TOOL_TABLE)
+    tool = data.get("tool", {})
+    table = tool.get(TOOL_TABLE) if isinstance(tool, dict) else None
     if table is not None and not isinstance(table, dict):
         raise UsageError(f"{path}: [tool.{TOOL_TABLE}] must be a table")
     return table

@@ -13,10 +13,16 @@ from typing import Any
 from compaction_audit.errors import UsageError
 
 
+MAX_ROUNDS = 10_000_000
+"""Upper bound of every integer setting (rounds, tiers): larger values are usage errors."""
+
+
 def _t(default: Any, source: str, help: str, minimum: float = 0.0,
        maximum: float | None = None) -> Any:
     if maximum is None and isinstance(default, float):
         maximum = 0.999  # ratios: a target or floor of 1.0 can never be met
+    if maximum is None and isinstance(default, int):
+        maximum = MAX_ROUNDS  # rounds and depths: far beyond any session, within Int64
     return field(default=default, metadata={"source": source, "help": help,
                                             "minimum": minimum, "maximum": maximum})
 
@@ -92,10 +98,9 @@ def coerce(name: str, value: Any, kind: type, minimum: float,
 
 
 def _to_int(value: Any) -> int:
+    """An int from an int or a decimal string; floats (1e9, 2.0) are not integers."""
     if isinstance(value, float):
-        if not value.is_integer():
-            raise ValueError
-        return int(value)
+        raise ValueError
     return int(value)
 
 

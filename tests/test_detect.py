@@ -48,12 +48,23 @@ def test_compressed_input_is_detected(tmp_path: Path) -> None:
 
 
 def test_only_the_first_lines_are_read(tmp_path: Path) -> None:
-    filler = b'{"type":"note"}\n' * 60
-    assert sniff_objects([{"type": "note"}]) is None
+    filler = b'{"dialect":"note"}\n' * 60
+    assert sniff_objects([{"dialect": "note"}]) is None
     with pytest.raises(LogError) as info:
         detect_format(write(tmp_path, "late.jsonl", filler + NATIVE))
     assert "unrecognized log format" in str(info.value)
     assert info.value.line == 1
+
+
+def test_typed_records_of_no_known_product_go_to_the_native_reader(tmp_path: Path) -> None:
+    from compaction_audit.io.load import load_session
+
+    path = write(tmp_path, "typed.jsonl", b'{"type":"note"}\n' * 3)
+    assert detect_format(path) == "native"
+    with pytest.raises(LogError) as info:
+        load_session(path)
+    assert (info.value.line, info.value.field) == (1, "type")
+    assert "unknown record type 'note'" in info.value.message
 
 
 def test_bad_json_is_named_when_nothing_matches(tmp_path: Path) -> None:
@@ -63,10 +74,14 @@ def test_bad_json_is_named_when_nothing_matches(tmp_path: Path) -> None:
     assert "bad JSON" in str(info.value)
 
 
-def test_a_session_record_of_another_schema_is_not_native(tmp_path: Path) -> None:
+def test_a_session_record_of_another_schema_is_named_by_the_native_reader(
+        tmp_path: Path) -> None:
+    from compaction_audit.io.load import load_session
+
     path = write(tmp_path, "other.jsonl", b'{"type":"session","schema":"other/2"}\n')
-    with pytest.raises(LogError):
-        detect_format(path)
+    with pytest.raises(LogError) as info:
+        load_session(path)
+    assert (info.value.line, info.value.field) == (1, "schema")
 
 
 def test_peek_format_hands_back_every_line(tmp_path: Path) -> None:

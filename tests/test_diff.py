@@ -181,7 +181,7 @@ def test_new_inversion_episode(tmp_path: Path) -> None:
     assert [(f.code, f.key, f.severity.value, f.candidate.first_round,
              f.candidate.last_round) for f in d.by_status("new") if f.candidate] == [
         ("CA101", "episode:1", "error", 4, 6),
-        ("CA104", "episode:1", "warning", 0, 3),
+        ("CA104", "episode:1", "warning", 1, 3),  # round 0: inversion not judged
         ("CA104", "episode:2", "warning", 7, 9),
         ("CA105", "episode:1", "info", 0, 0),
     ]

@@ -169,3 +169,10 @@ def test_conditions_inferred_and_drift_only(write_log: LogWriter) -> None:
     assert doc["conditions"][2] == {
         "name": "eviction is continuous", "status": "holds",
         "detail": "inferred: items left the working set in 2 of 2 rounds after the first"}
+
+
+@pytest.mark.parametrize("value", ["99999999999999999999", "1e9", "2.0"])
+def test_integer_settings_are_bounded_integers(value: str) -> None:
+    result = run("audit", HANDWRITTEN, "--set", f"sustain={value}")
+    assert result.exit_code == 2
+    assert "sustain must be" in result.output

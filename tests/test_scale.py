@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
 
 from benchmarks.reference_series import reference_series
+from compaction_audit.errors import LogError
+from compaction_audit.io import native
 from compaction_audit.io.native import read_native
+from compaction_audit.model import Session
 from compaction_audit.scale import write_scale_session
 from compaction_audit.series import build_series
 
@@ -67,3 +72,75 @@ def test_rejects_bad_sizes(tmp_path: Path) -> None:
         write_scale_session(tmp_path / "x.jsonl", 0, 50)
     with pytest.raises(ValueError):
         write_scale_session(tmp_path / "x.jsonl", 5, 3)
+
+
+def _mutations(path: Path) -> list[bytes]:
+    """The tiny session's lines with a mix of malformed and unusual records."""
+    lines = path.read_bytes().splitlines(keepends=True)
+    rounds = [i for i, line in enumerate(lines) if b'"type":"round"' in line]
+
+    def edit(i: int, change: Callable[[dict[str, Any]], None]) -> None:
+        obj = orjson.loads(lines[i])
+        change(obj)
+        lines[i] = orjson.dumps(obj) + b"\n"
+
+    def object_form(o: dict[str, Any]) -> None:
+        o["retained"] = [{"id": i, "salience": s} for i, s in o["retained"]]
+
+    def bool_salience(o: dict[str, Any]) -> None:
+        o["retained"][0][1] = True
+
+    def duplicate(o: dict[str, Any]) -> None:
+        o["retained"].append(o["retained"][0])
+
+    def unknown(o: dict[str, Any]) -> None:
+        o["retained"].append(["never-defined", 0.5])
+
+    def delta(o: dict[str, Any]) -> None:
+        del o["retained"]
+
+    def null_salience(o: dict[str, Any]) -> None:
+        o["retained"][-1][1] = None
+
+    def clash(o: dict[str, Any]) -> None:
+        o["evicted"] = [*o["evicted"], o["retained"][0][0]]
+
+    for k, change in enumerate((object_form, bool_salience, duplicate, unknown, delta,
+                                null_salience, clash)):
+        edit(rounds[3 + 3 * k], change)
+    lines[rounds[25]] = b'{"type": "round", "round": \n'  # bad JSON
+    lines.insert(rounds[27], b"\n")  # a blank line shifts the line numbers
+    lines[-1] = lines[-1][:-20]  # truncated last line
+    return lines
+
+
+@pytest.mark.parametrize("lenient", [True, False])
+def test_helper_process_reads_like_the_plain_reader(
+        tiny: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, lenient: bool) -> None:
+    path = tmp_path / "mixed.jsonl"
+    path.write_bytes(b"".join(_mutations(tiny)))
+
+    def read() -> Session | str:
+        try:
+            return read_native(str(path), lenient=lenient)
+        except LogError as exc:
+            return str(exc)
+
+    monkeypatch.setattr(native, "PARALLEL_MIN_BYTES", 1 << 62)
+    plain = read()
+    monkeypatch.setattr(native, "PARALLEL_MIN_BYTES", 0)
+    assert native._parallel(str(path))
+    helper = read()
+    if isinstance(plain, str):
+        assert not lenient
+        assert helper == plain
+        return
+    assert isinstance(helper, Session)
+    assert [str(e) for e in helper.skipped] == [str(e) for e in plain.skipped]
+    assert len(plain.skipped) >= 8
+    for table in ("rounds", "items", "edges", "events"):
+        assert getattr(helper, table).equals(getattr(plain, table)), table
+    key = ["id", "start", "end"]
+    assert helper.membership.sort(key).equals(plain.membership.sort(key))
+    ours = build_series(helper).frame
+    assert ours.equals(build_series(plain).frame)

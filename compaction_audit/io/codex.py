@@ -51,8 +51,8 @@ user messages up to about this many tokens; the adapter keeps the same ones."""
 
 def sniff(first_objects: list[dict[str, Any]]) -> bool:
     """True when these first decoded lines look like a Codex rollout."""
-    return any(obj.get("type") in _LINE_TYPES and isinstance(obj.get("payload"), dict)
-               for obj in first_objects)
+    return any(isinstance(obj.get("type"), str) and obj["type"] in _LINE_TYPES
+               and isinstance(obj.get("payload"), dict) for obj in first_objects)
 
 
 def records(path: str, lines: Iterable[tuple[int, bytes]] | None = None

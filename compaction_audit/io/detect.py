@@ -53,7 +53,8 @@ def _decide(path: str, head: list[tuple[int, bytes]]) -> Format:
         try:
             obj = orjson.loads(raw)
         except orjson.JSONDecodeError as exc:
-            first_error = first_error or LogError(path, number, f"bad JSON: {exc.msg}")
+            what = "truncated last line" if not raw.endswith(b"\n") else "bad JSON"
+            first_error = first_error or LogError(path, number, f"{what}: {exc.msg}")
             continue
         if type(obj) is dict:
             objects.append(obj)
@@ -64,6 +65,8 @@ def _decide(path: str, head: list[tuple[int, bytes]]) -> Format:
         return "native"  # empty input: the native reader says what it makes of it
     if first_error is not None:
         raise first_error
+    if any("type" in obj for obj in objects):
+        return "native"  # records of ours gone wrong: the native reader names the field
     raise LogError(path, head[0][0], "unrecognized log format: not compaction-audit/1, "
                    f"a Claude Code transcript or a Codex rollout (first {SNIFF_LINES} lines)",
                    "type")

@@ -195,7 +195,13 @@ def feed(path: str, lines: Iterable[tuple[int, bytes]] | None,
     first = 0
     for number, raw in iter_lines(path) if lines is None else lines:
         first = first or number
-        handle(number, decode_object(path, number, raw))
+        obj = decode_object(path, number, raw)
+        try:
+            handle(number, obj)
+        except (TypeError, AttributeError, KeyError, IndexError, ValueError,
+                RecursionError) as exc:  # a shape the adapter did not foresee
+            raise LogError(path, number, f"unexpected record shape: {type(exc).__name__}: "
+                           f"{exc}") from None
     return first
 
 

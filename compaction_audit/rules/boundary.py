@@ -58,6 +58,8 @@ class BoundaryRule(Rule):
         if self.reads_salience and not frame["has_retained"].any():
             return Outcome(frame.head(0).select("ri", *self.values),
                            {"not applicable: no salience recorded": frame.height})
+        if ctx.settings.sustain > frame.height:
+            notes[f"sustain {ctx.settings.sustain} is longer than the session"] = frame.height
         for reason, expr in self.evaluable(ctx):
             skipped = int(frame.select((~expr.fill_null(False)).sum()).item())
             if skipped:
@@ -194,6 +196,17 @@ class CompactionDrift(BoundaryRule):
     settings = ("raw_ratio_floor", "sustain")
     values = ("raw_ratio", "summary_depth_max", "distinct_source_spans")
     reads_raw_ratio = True
+
+    def evaluable(self, ctx: Context) -> list[tuple[str, pl.Expr]]:
+        """Besides a non-empty working set: drift is only called where salience-inversion
+        could be judged, or where depth rules inversion out."""
+        judged = pl.lit(True)
+        for _, expr in SalienceInversion().evaluable(ctx):
+            judged = judged & expr
+        shallow = pl.col("summary_depth_max") < ctx.settings.min_depth
+        return [*super().evaluable(ctx),
+                ("salience-inversion could not be judged there (see its notes)",
+                 judged.fill_null(False) | shallow)]
 
     def condition(self, ctx: Context) -> pl.Expr:
         inversion = SalienceInversion().fires(ctx)

@@ -123,3 +123,17 @@ def test_inversion_not_evaluated_is_reported() -> None:
         "the first 1 round(s) have no round 1 earlier to compare with": 1,
         "salience unknown at the round or the round compared with": 2,
     }
+
+
+def test_drift_not_claimed_where_inversion_could_not_be_judged() -> None:
+    rows = [{}, {"raw_ratio": 0.2, "query_cosine_retained": None},
+            {"raw_ratio": 0.2, "summary_depth_max": 1, "query_cosine_retained": None}]
+    out = RULES["CA104"]().evaluate(context(rows))
+    assert out.fired["ri"].to_list() == [2]  # depth 1: inversion impossible, so drift
+    assert out.not_evaluated == {
+        "salience-inversion could not be judged there (see its notes)": 2}
+
+
+def test_sustain_longer_than_the_session_is_said() -> None:
+    out = RULES["CA103"]().evaluate(context([{}, {}], {"sustain": 5}))
+    assert out.not_evaluated == {"sustain 5 is longer than the session": 2}
