@@ -12,7 +12,6 @@ from typing import Any
 
 from compaction_audit.errors import UsageError
 
-
 MAX_ROUNDS = 10_000_000
 """Upper bound of every integer setting (rounds, tiers): larger values are usage errors."""
 
