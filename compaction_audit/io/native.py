@@ -13,17 +13,24 @@ kept as intervals, never as one row per item per round.
 from __future__ import annotations
 
 import gc
+import marshal
+import multiprocessing
+import os
+import queue
+import subprocess
+import sys
+import threading
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import IO, Any
 
 import orjson
 import polars as pl
 
 from compaction_audit.errors import LogError
 from compaction_audit.io import records as rec
-from compaction_audit.io.lines import iter_lines
+from compaction_audit.io.lines import iter_lines, open_binary
 from compaction_audit.model import (
     EDGE_SCHEMA,
     EVENT_SCHEMA,
@@ -47,7 +54,7 @@ class _Round:
     depths: list[int]
     evicted: list[str]
     offloaded: list[str]
-    new_ws: set[str]
+    new_ws: set[str] | None  # None: the previous working set minus leaving plus entering
     entering: set[str]  # new_ws minus the previous working set
     leaving: set[str]  # the previous working set minus new_ws
     has_retained: bool
@@ -77,6 +84,7 @@ class SessionBuilder:
         self._kind: dict[str, str] = {}
         self._depth: dict[str, int] = {}
         self._ws: set[str] = set()
+        self._ws_line = 0  # line whose ``retained`` is the working set (0: none yet; -1: other)
         self._store: set[str] = set()
         self._gone: dict[str, tuple[int, str]] = {}
         self._open: dict[str, int] = {}
@@ -109,6 +117,27 @@ class SessionBuilder:
         except rec.FieldError as exc:
             raise LogError(self.path, line, exc.message, exc.field) from None
         self._seen_record = True
+
+    def add_reduced(self, line: int, obj: Any, previous_line: int, entering: set[str],
+                    leaving: set[str], salience_sum: float, salience_known: int) -> bool:
+        """Apply a round record whose ``retained`` list was reduced by the decoding
+        process (:func:`~compaction_audit.io.records.reduce_lines`): ``obj`` without
+        ``retained``, whose ids are those of the round at ``previous_line`` plus
+        ``entering`` minus ``leaving``.
+
+        Returns False, state untouched, when the working set is not that of
+        ``previous_line`` or the record has an error: the caller then adds the whole
+        record with :meth:`add`, which raises the error with its field path.
+        """
+        if previous_line != self._ws_line or type(obj) is not dict:
+            return False
+        try:
+            r = self._check_round(obj, (entering, leaving, salience_sum, salience_known))
+        except rec.FieldError:
+            return False
+        self._apply(line, r)
+        self._seen_record = True
+        return True
 
     # -- session -----------------------------------------------------------------------
     def _session(self, line: int, obj: dict[str, Any]) -> None:
@@ -145,7 +174,8 @@ class SessionBuilder:
         self.header = h
 
     # -- round: check ------------------------------------------------------------------
-    def _check_round(self, obj: dict[str, Any]) -> _Round:
+    def _check_round(self, obj: dict[str, Any],
+                     reduced: tuple[set[str], set[str], float, int] | None = None) -> _Round:
         if "round" not in obj:
             raise rec.FieldError("missing field", "round")
         number = rec.as_int(obj["round"], "round", 0)
@@ -184,7 +214,19 @@ class SessionBuilder:
         removed = set(evicted) | set(offloaded)
         silent: list[str] = []
         total, count = 0.0, 0
-        if "retained" not in obj:
+        new_ws: set[str] | None
+        if reduced is not None:
+            # retained = ws - leaving + entering, already checked by retained_pairs
+            entering, leaving, total, count = reduced
+            unknown = entering - new_ids - self._store
+            for item in unknown:  # raises: the caller re-reads the record whole
+                self._check_known(item, new_ids, "retained")
+            if any(item in entering or (item in ws and item not in leaving)
+                   for item in removed):
+                raise rec.FieldError("retained and also evicted or offloaded", "retained")
+            new_ws = None
+            silent = sorted((leaving | (new_ids - entering)) - removed)
+        elif "retained" not in obj:
             # removed items are all candidates (checked above); new ids are not in ws
             leaving = {item for item in removed if item in ws}
             entering = new_ids - removed
@@ -219,8 +261,8 @@ class SessionBuilder:
         if compaction is not None and type(compaction) is not dict:
             raise rec.FieldError("expected an object", "compaction")
         return _Round(number, budget, spans, summaries, depths, evicted, offloaded, new_ws,
-                      entering, leaving, "retained" in obj, total, count, silent, logged,
-                      compaction)
+                      entering, leaving, reduced is not None or "retained" in obj, total,
+                      count, silent, logged, compaction)
 
     def _check_known(self, item: str, new_ids: set[str], field: str) -> None:
         if item not in self._kind and item not in new_ids:
@@ -301,7 +343,12 @@ class SessionBuilder:
             self._close(item, ri)
         for item in r.entering:
             self._open[item] = ri
-        self._ws = r.new_ws
+        if r.new_ws is None:
+            self._ws -= r.leaving
+            self._ws |= r.entering
+        else:
+            self._ws = r.new_ws
+        self._ws_line = line if r.has_retained else -1
         self._add_round_row(ri, line, r)
 
     def _add_round_row(self, ri: int, line: int, r: _Round) -> None:
@@ -432,12 +479,167 @@ def _no_cyclic_gc() -> Iterator[None]:
             gc.enable()
 
 
+PARALLEL_MIN_BYTES = 32 << 20
+"""Plain files at least this large are decoded in a helper process (see
+:func:`read_native`); below it, starting the process costs more than it saves."""
+
+_BOOT = (
+    "import importlib.util, sys\n"
+    "spec = importlib.util.spec_from_file_location('_compaction_audit_records', sys.argv[1])\n"
+    "mod = importlib.util.module_from_spec(spec)\n"
+    "sys.modules[spec.name] = mod\n"
+    "spec.loader.exec_module(mod)\n"
+    "out = sys.stdout.buffer\n"
+    "mod.reduce_lines(sys.argv[2], out.write, int(sys.argv[3]), int(sys.argv[4]))\n"
+    "out.flush()\n"
+)
+"""The helper process: :mod:`compaction_audit.io.records` loaded by file path, so that
+it imports only the standard library and orjson, running ``reduce_lines``."""
+
+
+class _HelperFailed(Exception):
+    """The decoding process ended without finishing its stream."""
+
+
+def _parallel(path: str) -> bool:
+    """Decode ``path`` in a helper process: a large plain file, a second CPU, and not
+    already inside a worker process (``audit_paths`` runs one trace per CPU)."""
+    if path == "-" or path.endswith((".gz", ".zst")) or (os.cpu_count() or 1) < 2:
+        return False
+    if multiprocessing.parent_process() is not None:
+        return False
+    try:
+        return os.path.getsize(path) >= PARALLEL_MIN_BYTES
+    except OSError:
+        return False
+
+
+def _frames(stream: IO[bytes]) -> Iterator[bytes]:
+    """The framed batches a helper writes, up to and including its ``MSG_END``."""
+    read = stream.read
+    while True:
+        head = read(4)
+        if len(head) < 4:
+            raise _HelperFailed
+        size = int.from_bytes(head, "little")
+        data = read(size & ~rec.LAST_FRAME)
+        if len(data) < size & ~rec.LAST_FRAME:
+            raise _HelperFailed
+        yield data
+        if size & rec.LAST_FRAME:
+            return
+
+
+def _drain(stream: IO[bytes], out: queue.SimpleQueue[bytes | None]) -> None:
+    """Read a helper's frames into ``out`` as they come (None: the helper failed)."""
+    try:
+        for data in _frames(stream):
+            out.put(data)
+    except (_HelperFailed, OSError, ValueError):
+        out.put(None)
+
+
+def _messages(first: IO[bytes], second: queue.SimpleQueue[bytes | None] | None
+              ) -> Iterator[tuple[Any, ...]]:
+    """The helpers' messages in file order, line numbers made absolute."""
+    base = 0
+    for data in _frames(first):
+        for msg in marshal.loads(data):
+            if msg[1] == rec.MSG_END:
+                base = msg[0]
+            else:
+                yield msg
+    if second is None:
+        return
+    while True:
+        frame = second.get()
+        if frame is None:
+            raise _HelperFailed
+        for msg in marshal.loads(frame):
+            kind = msg[1]
+            if kind == rec.MSG_END:
+                return
+            if kind == rec.MSG_REDUCED:
+                yield (msg[0] + base, kind, msg[2], msg[3] + base, *msg[4:])
+            else:
+                yield (msg[0] + base, *msg[1:])
+
+
+def _read_parallel(path: str, lenient: bool) -> Session:
+    """:func:`read_native` with the decoding in two helper processes (same result).
+
+    Each helper decodes half of the file (split at a line start) with orjson and
+    reduces each pair-form ``retained`` list to the ids entering and leaving
+    (:func:`~compaction_audit.io.records.reduce_lines`); this process checks and
+    applies every record in file order with the same :class:`SessionBuilder`,
+    re-reading a line whole from the file when a reduction does not apply (an error
+    to report, a working set that is not the reduction's).  Raises
+    :class:`_HelperFailed` when a helper dies; the caller then reads alone.
+    """
+    source = open_binary(path)  # LogError (line 0) when the file cannot be opened
+    size = os.fstat(source.fileno()).st_size
+    source.seek(size // 2)
+    source.readline()
+    split = source.tell()
+    ranges = [(0, split), (split, -1)] if split < size else [(0, -1)]
+    helpers = [subprocess.Popen([sys.executable, "-c", _BOOT, rec.__file__, path,
+                                 str(start), str(stop)],
+                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE)
+               for start, stop in ranges]
+    second: queue.SimpleQueue[bytes | None] | None = None
+    if len(helpers) == 2:
+        second = queue.SimpleQueue()
+        assert helpers[1].stdout is not None
+        threading.Thread(target=_drain, args=(helpers[1].stdout, second), daemon=True).start()
+    assert helpers[0].stdout is not None
+    builder = SessionBuilder(path)
+    skipped: list[LogError] = []
+    try:
+        with source, _no_cyclic_gc():
+            for msg in _messages(helpers[0].stdout, second):
+                number, kind = msg[0], msg[1]
+                if kind == rec.MSG_READ_ERROR:
+                    raise LogError(path, number, msg[2])
+                try:
+                    if kind == rec.MSG_REDUCED:
+                        if not builder.add_reduced(number, msg[2], msg[3], msg[4], msg[5],
+                                                   msg[6], msg[7]):
+                            source.seek(msg[8])
+                            builder.add(number, orjson.loads(source.read(msg[9])))
+                    elif kind == rec.MSG_RECORD:
+                        builder.add(number, msg[2])
+                    else:
+                        raise LogError(path, number, msg[2])
+                except LogError as exc:
+                    if not lenient:
+                        raise
+                    skipped.append(exc)
+    finally:
+        for helper in helpers:
+            if helper.poll() is None:
+                helper.kill()
+            helper.wait()
+            assert helper.stdout is not None
+            helper.stdout.close()
+    session = builder.finish()
+    session.skipped = sorted(skipped, key=lambda e: e.line)
+    return session
+
+
 def read_native(path: str, lenient: bool = False) -> Session:
     """Read a ``compaction-audit/1`` log (plain, ``.gz``, ``.zst`` or ``-``).
 
     Raises :class:`LogError` for unreadable files and, in strict mode, for the first
     malformed line (bad JSON, a truncated last line, any record error).
+
+    A large plain file (:data:`PARALLEL_MIN_BYTES`) is decoded in two helper
+    processes while this one checks the records (:func:`_read_parallel`).
     """
+    if _parallel(path):
+        try:
+            return _read_parallel(path, lenient)
+        except _HelperFailed:
+            pass
     skipped: list[LogError] = []
 
     def decoded() -> Iterable[tuple[int, Any]]:

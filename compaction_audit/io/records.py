@@ -8,6 +8,10 @@ stateful checks (ids defined, working set consistency) live in
 
 from __future__ import annotations
 
+import contextlib
+import gc
+import marshal
+from collections.abc import Callable
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from operator import itemgetter, methodcaller
@@ -276,3 +280,97 @@ def _kind(value: Any) -> str:
         return "null"
     return {bool: "a boolean", int: "an integer", float: "a number", str: "a string",
             list: "a list", dict: "an object"}.get(type(value), type(value).__name__)
+
+
+# ------------------------------------------------------------------ parallel reading
+# The reader of large plain files (:func:`compaction_audit.io.native.read_native`)
+# decodes lines in a helper process that runs :func:`reduce_lines`.  This module is
+# loaded there by file path: it imports nothing but the standard library and orjson.
+
+MSG_BAD_JSON = 0
+"""``(line, MSG_BAD_JSON, message)``: the line is not JSON (message as the reader's)."""
+MSG_RECORD = 1
+"""``(line, MSG_RECORD, record)``: the decoded record, to be checked as usual."""
+MSG_REDUCED = 2
+"""``(line, MSG_REDUCED, record_without_retained, previous_line, entering, leaving,
+salience_sum, salience_known, offset, length)``: a round whose ``retained`` ids, compared
+with those of the round at ``previous_line`` (0: the empty working set before the first
+round), gained ``entering`` and lost ``leaving``; ``offset``/``length`` locate the raw
+line in the file, for when the reader needs it whole."""
+MSG_READ_ERROR = 3
+"""``(line, MSG_READ_ERROR, message)``: the file could not be read further."""
+MSG_END = 4
+"""``(lines, MSG_END)``: the last message; ``lines`` physical lines were read."""
+LAST_FRAME = 1 << 31
+"""Set in the length of the frame that holds ``MSG_END``."""
+
+
+def reduce_lines(path: str, write: Callable[[bytes], Any], start: int = 0, stop: int = -1,
+                 batch_bytes: int = 1 << 18) -> None:
+    """Decode the non-blank lines of the plain file ``path`` and write framed batches.
+
+    Reads the lines that start at byte offsets ``start`` (a line start) up to ``stop``
+    (exclusive; -1: the end of the file).  Line numbers count from 1 at ``start``.
+    Each batch is a 4-byte little-endian length and a :mod:`marshal` list of messages
+    (``MSG_*``); the last one ends with ``MSG_END`` and has ``LAST_FRAME`` set in its
+    length.  A round record with a pair-form
+    ``retained`` list that :func:`retained_pairs` accepts becomes ``MSG_REDUCED``
+    against the previous round of this range whose ``retained`` parsed (:func:`retained`
+    decides when the fast path does not; the first such round of a range that does not
+    start the file is sent whole); everything else is sent whole.  The receiver uses a
+    reduction only if its working set is that of the reduction's previous line.
+    """
+    gc.disable()
+    prev_line, prev_ids = (0, set[str]()) if start == 0 else (-1, set[str]())
+    pending: list[Any] = []
+    size = 0
+
+    def flush(last: bool = False) -> None:
+        nonlocal pending, size
+        data = marshal.dumps(pending)
+        write((len(data) | (LAST_FRAME if last else 0)).to_bytes(4, "little") + data)
+        pending, size = [], 0
+
+    number = 0
+    offset = start
+    try:
+        with open(path, "rb") as handle:
+            handle.seek(start)
+            for raw in handle:
+                if offset == stop:
+                    break
+                number += 1
+                here = offset
+                offset += len(raw)
+                if not raw.strip():
+                    continue
+                try:
+                    obj = orjson.loads(raw)
+                except orjson.JSONDecodeError as exc:
+                    what = "truncated last line" if not raw.endswith(b"\n") else "bad JSON"
+                    pending.append((number, MSG_BAD_JSON, f"{what}: {exc.msg}"))
+                    continue
+                if type(obj) is dict and obj.get("type") == "round" and "retained" in obj:
+                    value = obj["retained"]
+                    fast = retained_pairs(value, prev_ids) if prev_line >= 0 else None
+                    if fast is not None:
+                        ids, entering, total, count = fast
+                        del obj["retained"]
+                        pending.append((number, MSG_REDUCED, obj, prev_line, entering,
+                                        prev_ids - ids, total, count, here, len(raw)))
+                        prev_line, prev_ids = number, ids
+                        size += len(raw) >> 4
+                    else:
+                        with contextlib.suppress(FieldError):  # then the round is rejected
+                            prev_line, prev_ids = number, set(retained(value))
+                        pending.append((number, MSG_RECORD, obj))
+                        size += len(raw)
+                else:
+                    pending.append((number, MSG_RECORD, obj))
+                    size += len(raw)
+                if size >= batch_bytes:
+                    flush()
+    except OSError as exc:
+        pending.append((number + 1, MSG_READ_ERROR, f"cannot read: {exc}"))
+    pending.append((number, MSG_END))
+    flush(last=True)
