@@ -261,3 +261,39 @@ def test_every_format_for_sample_logs() -> None:
     github = produce("github").decode().splitlines()
     assert github[-1].startswith(f"exit {report.exit_code('error')}: {len(traces)} trace(s)")
     assert len(github) - 1 == sum(1 for line in github if line.startswith("::"))
+
+
+def test_lenient_skips_reach_every_format(tmp_path: Path) -> None:
+    path = dump([*drift_records()[:2], "{broken", *drift_records()[2:]], tmp_path / "l.jsonl")
+    report = audit_paths([str(path)], lenient=True, jobs=1)
+    assert [e.line for e in report.sessions[0].skipped] == [3]
+    opts = RenderOptions(fail_on="error")
+
+    def produce(fmt: str) -> str:
+        render = FORMATS[fmt].render
+        assert render is not None
+        return render(report, opts).decode()
+
+    assert "1 bad record(s) skipped (--lenient)" in produce("markdown")
+    github = [line for line in produce("github").splitlines() if "skipped record" in line]
+    assert len(github) == 1 and github[0].startswith("::warning ")
+    assert ",line=3," in github[0]
+    root = ET.fromstring(produce("junit"))
+    assert root.get("errors") == "1"
+    case = root.find(".//testcase[@name='skipped records (--lenient)']")
+    assert case is not None and case.find("error") is not None
+    sarif = json.loads(produce("sarif"))
+    check_schemas(sarif)
+    notes = sarif["runs"][0]["invocations"][0]["toolExecutionNotifications"]
+    assert [n["locations"][0]["physicalLocation"]["region"]["startLine"] for n in notes] == [3]
+    doc = json.loads(produce("json"))
+    assert (doc["sessions"][0] if "sessions" in doc else doc)["skipped"][0]["line"] == 3
+
+
+def test_json_escapes_bidi_and_line_separators() -> None:
+    from compaction_audit.report.safe import json_safe
+
+    raw = json.dumps({"id": "a\u202eb\u2028c"}, ensure_ascii=False).encode()
+    out = json_safe(raw)
+    assert "\u202e".encode() not in out and "\u2028".encode() not in out
+    assert json.loads(out) == {"id": "a\u202eb\u2028c"}

@@ -59,5 +59,10 @@ def render_github(report: Report, opts: RenderOptions) -> bytes:
         props = {"file": trace_key(e.path), **({"line": e.line} if e.line else {}),
                  "title": "unreadable trace"}
         lines.append(command("error", str(e), **props))
+    for s in report.sessions:
+        for e in s.skipped:
+            lines.append(command("warning", f"skipped (--lenient): {e.message}",
+                                 file=trace_key(e.path), line=e.line,
+                                 title="skipped record"))
     lines.append(gate_line(report, opts.fail_on))
     return ("\n".join(lines) + "\n").encode("utf-8")

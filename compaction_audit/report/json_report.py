@@ -25,6 +25,7 @@ from compaction_audit import __version__
 from compaction_audit.conditions import can_invert
 from compaction_audit.errors import LogError
 from compaction_audit.report.model import Report, SessionReport
+from compaction_audit.report.safe import json_safe
 from compaction_audit.series import SPEC_COLUMNS
 
 TOOL = {"name": "compaction-audit", "version": __version__, "report_schema": 1}
@@ -86,7 +87,8 @@ def render_json(report: Report, single: bool) -> bytes:
             "errors": [error_dict(e) for e in report.errors],
             "summary": summary_dict(report),
         }
-    return orjson.dumps(doc, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS) + b"\n"
+    return json_safe(orjson.dumps(doc, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS)
+                     + b"\n")
 
 
 def summary_dict(report: Report) -> dict[str, Any]:

@@ -53,17 +53,23 @@ def _case(parent: ET.Element, s: SessionReport, code: str, name: str, fail_on: s
 
 
 def _session_suite(root: ET.Element, s: SessionReport, rules: list[Rule], fail_on: str
-                   ) -> tuple[int, int]:
+                   ) -> tuple[int, int, int]:
     suite = ET.SubElement(root, "testsuite", name=xml_text(s.path))
     cases = {r.code: r.name for r in rules}
     for f in s.findings:  # a finding of a rule not listed still gets its case
         cases.setdefault(f.code, f.rule)
     failures = sum(_case(suite, s, code, name, fail_on) for code, name in cases.items())
-    suite.set("tests", str(len(cases)))
+    if s.skipped:  # --lenient: the records it skipped, as one errored case
+        case = ET.SubElement(suite, "testcase", classname=xml_text(s.path),
+                             name="skipped records (--lenient)", file=xml_text(s.path))
+        error = ET.SubElement(case, "error", type="skipped",
+                              message=f"{len(s.skipped)} bad record(s) skipped")
+        error.text = xml_text("\n".join(str(e) for e in s.skipped))
+    suite.set("tests", str(len(cases) + bool(s.skipped)))
     suite.set("failures", str(failures))
-    suite.set("errors", "0")
+    suite.set("errors", str(int(bool(s.skipped))))
     suite.set("skipped", "0")
-    return len(cases), failures
+    return len(cases) + bool(s.skipped), failures, int(bool(s.skipped))
 
 
 def _error_suite(root: ET.Element, err: LogError) -> None:
@@ -79,15 +85,15 @@ def render_junit(report: Report, opts: RenderOptions) -> bytes:
     """The report as a JUnit XML document (UTF-8 bytes with an XML declaration)."""
     root = ET.Element("testsuites", name="compaction-audit")
     rules = rules_of(opts)
-    tests = failures = 0
+    tests = failures = errors = 0
     for s in report.sessions:
-        n, f = _session_suite(root, s, rules, opts.fail_on)
-        tests, failures = tests + n, failures + f
+        n, f, e = _session_suite(root, s, rules, opts.fail_on)
+        tests, failures, errors = tests + n, failures + f, errors + e
     for err in report.errors:
         _error_suite(root, err)
     root.set("tests", str(tests + len(report.errors)))
     root.set("failures", str(failures))
-    root.set("errors", str(len(report.errors)))
+    root.set("errors", str(errors + len(report.errors)))
     ET.indent(root)
     data: bytes = ET.tostring(root, encoding="utf-8", xml_declaration=True)
     return data + b"\n"

@@ -28,14 +28,17 @@ MAX_ROWS = 50
 """Episodes listed per trace; the rest are counted (a comment has a size limit)."""
 
 _PUNCT = re.compile(r"([\\`*_{}\[\]()|~!+\-.])")
-_ENTITIES = {"&": "&amp;", "<": "&lt;", ">": "&gt;", "@": "&#64;", "#": "&#35;"}
+_ENTITIES = {"&": "&amp;", "<": "&lt;", ">": "&gt;", "@": "&#64;", "#": "&#35;",
+             "$": "&#36;"}
+_COLON = re.compile(r":(?=[\w/])")
+"""A colon that opens an emoji code (``:smile:``) or a URL (``https://``)."""
 
 
 def md(text: object) -> str:
     """Untrusted text as inert one-line Markdown (safe inside a table cell)."""
     s = printable(text)
     s = "".join(_ENTITIES.get(c, c) for c in s)
-    return _PUNCT.sub(r"\\\1", s)
+    return _COLON.sub("&#58;", _PUNCT.sub(r"\\\1", s))
 
 
 def _html(text: object) -> str:
@@ -68,6 +71,10 @@ def session_section(s: SessionReport, open_: bool) -> list[str]:
     """One trace: a collapsible block with its findings as episodes and their actions."""
     lines = [f"<details{' open' if open_ else ''}><summary>{_html(s.path)}: "
              f"{_html(s.verdict())}</summary>", ""]
+    if s.skipped:
+        lines += [f"{len(s.skipped)} bad record(s) skipped (--lenient): "
+                  + "; ".join(md(str(e)) for e in s.skipped[:10])
+                  + (" ..." if len(s.skipped) > 10 else ""), ""]
     info = baseline_info(s)
     if info and info["suppressed"]:
         lines += [f"{info['suppressed']} baselined finding(s) not shown.", ""]

@@ -27,3 +27,20 @@ def printable(text: object, newlines: bool = False) -> str:
     s = str(text)
     s = _CONTROL.sub(_escape, s)
     return s if newlines else s.replace("\n", "\\n").replace("\r", "\\r")
+
+
+_JSON_INVISIBLE = ("\u2028", "\u2029", "\u202a", "\u202b", "\u202c", "\u202d", "\u202e",
+                   "\u2066", "\u2067", "\u2068", "\u2069")
+
+
+def json_safe(data: bytes) -> bytes:
+    """JSON bytes with line separators and bidi controls written as ``\\uXXXX`` escapes.
+
+    orjson already escapes control characters; these are valid raw in JSON but reorder
+    or break lines when the file is shown in a terminal or an editor.
+    """
+    for ch in _JSON_INVISIBLE:
+        raw = ch.encode()
+        if raw in data:
+            data = data.replace(raw, f"\\u{ord(ch):04x}".encode())
+    return data

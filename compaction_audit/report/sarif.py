@@ -26,7 +26,7 @@ from compaction_audit import __version__
 from compaction_audit.baseline import fingerprint, session_entries, trace_key
 from compaction_audit.report.formats import RenderOptions, rules_of
 from compaction_audit.report.model import Report
-from compaction_audit.report.safe import printable
+from compaction_audit.report.safe import json_safe, printable
 from compaction_audit.ruledoc import help_text, rule_doc, rule_markdown
 from compaction_audit.rules.base import Rule
 
@@ -92,6 +92,10 @@ def render_sarif(report: Report, opts: RenderOptions) -> bytes:
             results.append(result)
     notifications = [{"level": "error", "message": {"text": printable(str(e))},
                       "locations": [location(e.path, e.line)]} for e in report.errors]
+    notifications += [{"level": "warning",
+                       "message": {"text": printable(f"skipped (--lenient): {e}")},
+                       "locations": [location(e.path, e.line)]}
+                      for s in report.sessions for e in s.skipped]
     run = {
         "tool": {"driver": {"name": "compaction-audit", "version": __version__,
                             "rules": [descriptor(cls) for cls in rules]}},
@@ -100,4 +104,5 @@ def render_sarif(report: Report, opts: RenderOptions) -> bytes:
         "results": results,
     }
     doc = {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [run]}
-    return orjson.dumps(doc, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS) + b"\n"
+    return json_safe(orjson.dumps(doc, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS)
+                     + b"\n")
