@@ -87,9 +87,13 @@ def convert(path: str, output: str, source: str | None = None) -> Converted:
     ext = next((s for s in (".gz", ".zst") if output.endswith(s)), "")
     out = Path(output)
     partial = out.with_name(f".{out.name}.{os.getpid()}.partial{ext}")
+    if out.is_dir():
+        raise UsageError(f"{output}: is a directory, not a file to write")
     try:
         done = _convert(path, str(partial), output, source)
         os.replace(partial, output)
+    except OSError as exc:
+        raise UsageError(f"{output}: cannot write: {exc.strerror or exc}") from None
     finally:
         partial.unlink(missing_ok=True)
     return done
