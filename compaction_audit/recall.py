@@ -13,6 +13,12 @@ per-round work is interval arithmetic in Polars, as for reachability.
 
 from __future__ import annotations
 
+import marshal
+import multiprocessing
+import os
+import subprocess
+import sys
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -69,6 +75,117 @@ class _Extracted(dict[str, tuple[disc.Discriminator, ...]]):
         return found
 
 
+PARALLEL_MIN_JOBS = 4000
+"""Distinct texts from which about half are extracted by a helper process (see
+:class:`_Helper`); below it, starting the process costs more than it saves."""
+
+_TEXT_BOOT = (
+    "import gc, importlib.util, marshal, sys\n"
+    "gc.disable()\n"
+    "spec = importlib.util.spec_from_file_location('_compaction_audit_disc', sys.argv[1])\n"
+    "d = importlib.util.module_from_spec(spec)\n"
+    "sys.modules[spec.name] = d\n"
+    "spec.loader.exec_module(d)\n"
+    "out = []\n"
+    "for job in marshal.loads(sys.stdin.buffer.read()):\n"
+    "    if len(job) == 1:\n"
+    "        out.append(tuple((x.kind.value, x.text, x.norm, x.start, x.end)\n"
+    "                         for x in d.extract(job[0])))\n"
+    "    else:\n"
+    "        out.append(tuple(d.survives(d.Discriminator(d.Kind(k), t, n, a, b), job[1])\n"
+    "                         for k, t, n, a, b in job[0]))\n"
+    "sys.stdout.buffer.write(marshal.dumps(out))\n"
+)
+"""The helper: :mod:`compaction_audit.discriminators` loaded by file path (it imports
+only the standard library), running text jobs from standard input: ``(text,)`` ->
+its discriminators as ``(kind, text, norm, start, end)`` tuples (``(discriminators,
+summary_text)`` -> ``disc.survives`` of each is there for completeness)."""
+
+_Job = tuple[Any, ...]
+_Encoded = tuple[tuple[str, str, str, int, int], ...]
+
+
+def _encode(ds: Iterable[disc.Discriminator]) -> _Encoded:
+    return tuple((d.kind.value, d.text, d.norm, d.start, d.end) for d in ds)
+
+
+_KIND_OF = {kind.value: kind for kind in disc.Kind}
+
+
+def _decode(encoded: _Encoded) -> tuple[disc.Discriminator, ...]:
+    make, kind_of = disc.Discriminator, _KIND_OF
+    return tuple([make(kind_of[k], t, n, a, b) for k, t, n, a, b in encoded])
+
+
+class _Helper:
+    """A helper process (:data:`_TEXT_BOOT`) computing the first ``cut`` (55 %) of some
+    text jobs while this process computes the others.
+
+    Extraction and survival are pure functions of their texts, so where a job runs
+    does not change its result.  :meth:`start` returns None (do everything here) below
+    :data:`PARALLEL_MIN_JOBS` jobs, on one CPU, inside a worker process, or when the
+    process cannot start.
+    """
+
+    def __init__(self, process: subprocess.Popen[bytes], cut: int) -> None:
+        self.process = process
+        self.cut = cut
+
+    @classmethod
+    def start(cls, jobs: list[_Job]) -> _Helper | None:
+        if (len(jobs) < PARALLEL_MIN_JOBS or (os.cpu_count() or 1) < 2
+                or multiprocessing.parent_process() is not None):
+            return None
+        cut = len(jobs) * 11 // 20  # this process also decodes the helper's results
+        try:
+            process = subprocess.Popen([sys.executable, "-c", _TEXT_BOOT, disc.__file__],
+                                       stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+            assert process.stdin is not None
+            process.stdin.write(marshal.dumps(jobs[:cut]))
+            process.stdin.close()
+        except OSError:
+            return None
+        return cls(process, cut)
+
+    def results(self) -> list[Any] | None:
+        """The encoded results of the first ``cut`` jobs, None if the helper failed."""
+        assert self.process.stdout is not None
+        try:
+            data = self.process.stdout.read()
+        finally:
+            self.process.stdout.close()
+            self.process.wait()
+        if self.process.returncode != 0:
+            return None
+        try:
+            out = marshal.loads(data)
+        except (EOFError, ValueError, TypeError):
+            return None
+        return out if isinstance(out, list) and len(out) == self.cut else None
+
+
+def _extract_all(texts: Iterable[str], into: _Extracted) -> None:
+    """Fill ``into`` with the discriminators of ``texts``, half of them in a helper."""
+    todo = [t for t in dict.fromkeys(texts) if t not in into]
+    jobs: list[_Job] = [(t,) for t in todo]
+    helper = _Helper.start(jobs)
+    cut = helper.cut if helper is not None else 0
+    for text in todo[cut:]:
+        into[text] = tuple(disc.extract(text))
+    theirs = helper.results() if helper is not None else None
+    if theirs is None:
+        for text in todo[:cut]:
+            into[text] = tuple(disc.extract(text))
+    else:
+        into.update(zip(todo[:cut], map(_decode, theirs), strict=True))
+
+
+def _survival(pairs: list[tuple[tuple[disc.Discriminator, ...], str]]) -> list[tuple[bool, ...]]:
+    """``disc.survives(d, text)`` for each ``d`` of each ``(ds, text)`` pair."""
+    survives = disc.survives
+    return [tuple(survives(d, text) for d in ds) for ds, text in pairs]
+
+
 def fold_checks(session: Session, extracted: _Extracted | None = None) -> pl.DataFrame:
     """Compare every child of every fold with the fold's text (one row per edge).
 
@@ -89,8 +206,7 @@ def fold_checks(session: Session, extracted: _Extracted | None = None) -> pl.Dat
         .sort("_edge")
     )
     checks: list[str] = []
-    drops: dict[str, list[Any]] = {"edge": [], "kind": [], "text": [], "norm": [], "rank": []}
-    survives = disc.survives
+    compared: list[tuple[int, tuple[disc.Discriminator, ...], str]] = []
     for edge, (fold_text, child_text, cls) in enumerate(zip(
             texts["ft"].to_list(), texts["ct"].to_list(), texts["cls"].to_list(),
             strict=True)):
@@ -98,8 +214,14 @@ def fold_checks(session: Session, extracted: _Extracted | None = None) -> pl.Dat
             checks.append("salience_class" if cls == "discriminating" else "not-possible")
             continue
         checks.append("text")
-        for d in ext[child_text]:
-            if not survives(d, fold_text):
+        ds = ext[child_text]
+        if ds:
+            compared.append((edge, ds, fold_text))
+    survived = _survival([(ds, fold_text) for _, ds, fold_text in compared])
+    drops: dict[str, list[Any]] = {"edge": [], "kind": [], "text": [], "norm": [], "rank": []}
+    for (edge, ds, _), flags in zip(compared, survived, strict=True):
+        for d, kept in zip(ds, flags, strict=True):
+            if not kept:
                 drops["edge"].append(edge)
                 drops["kind"].append(d.kind.value)
                 drops["text"].append(d.text)
@@ -166,11 +288,12 @@ def _occurrences(session: Session, closure: pl.DataFrame,
         .select("id", "text", "leaf").sort("id")
     )
     kept: dict[str, list[str]] = {"key": [], "id": []}
-    survives = disc.survives
-    for summary, body, leaf in zip(pairs["id"].to_list(), pairs["text"].to_list(),
-                                   pairs["leaf"].to_list(), strict=True):
-        for d in found[leaf]:
-            if survives(d, body):
+    summary_ids = pairs["id"].to_list()
+    compared = [(found[leaf], body) for body, leaf in zip(pairs["text"].to_list(),
+                                                           pairs["leaf"].to_list(), strict=True)]
+    for summary, (ds, _), flags in zip(summary_ids, compared, _survival(compared), strict=True):
+        for d, survives in zip(ds, flags, strict=True):
+            if survives:
                 kept["key"].append(_key(d))
                 kept["id"].append(summary)
     held = pl.DataFrame(kept, schema={"key": pl.String, "id": pl.String}).unique()
@@ -193,6 +316,13 @@ def analyse(session: Session, series: Series) -> Recall:
     """Run the whole recall analysis of ``session`` (see :class:`Recall`)."""
     n = session.n_rounds
     extracted = _Extracted()
+    items = session.items
+    children = session.edges.select(pl.col("child").alias("id")).unique()
+    _extract_all(  # span texts and the texts of summaries that were folded again
+        pl.concat([items.filter(pl.col("kind") == "span").select("text"),
+                   items.join(children, on="id").select("text")])
+        .filter(pl.col("text").is_not_null())["text"].unique(maintain_order=True).to_list(),
+        extracted)
     folds = fold_checks(session, extracted)
     occ, held = _occurrences(session, series.closure, extracted)
     life = session.items.select("id", pl.col("ri").alias("born"),
