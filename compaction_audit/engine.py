@@ -8,6 +8,7 @@ from typing import Any
 import polars as pl
 
 from compaction_audit.conditions import conditions
+from compaction_audit.io.native import paused_gc
 from compaction_audit.model import Session
 from compaction_audit.onset import onsets
 from compaction_audit.recall_report import compaction_view, recall_sections
@@ -95,22 +96,23 @@ def audit_session(session: Session, settings: Settings | None = None,
                   severity: dict[str, Severity] | None = None,
                   source_format: str = "native") -> SessionReport:
     """Build the series, run the rules and assemble the :class:`SessionReport`."""
-    settings = settings or Settings()
-    series = build_series(session)
-    ctx = Context(session, series, settings)
-    findings, notes = run_rules(ctx, rules if rules is not None else select_rules(), severity)
-    recall = recall_of(ctx)
-    return SessionReport(
-        path=session.path,
-        header=session.header,
-        settings=settings,
-        series=series.frame.join(recall.debt, on="ri", how="left").sort("ri").drop("ri"),
-        findings=findings,
-        conditions=conditions(session, series, settings),
-        onsets=onsets(ctx, findings),
-        not_evaluated=notes,
-        skipped=session.skipped,
-        compactions=compaction_view(session, recall),
-        source_format=source_format,
-        extra=recall_sections(recall, session),
-    )
+    with paused_gc():  # the audit builds many small objects and no cycles
+        settings = settings or Settings()
+        series = build_series(session)
+        ctx = Context(session, series, settings)
+        findings, notes = run_rules(ctx, rules if rules is not None else select_rules(), severity)
+        recall = recall_of(ctx)
+        return SessionReport(
+            path=session.path,
+            header=session.header,
+            settings=settings,
+            series=series.frame.join(recall.debt, on="ri", how="left").sort("ri").drop("ri"),
+            findings=findings,
+            conditions=conditions(session, series, settings),
+            onsets=onsets(ctx, findings),
+            not_evaluated=notes,
+            skipped=session.skipped,
+            compactions=compaction_view(session, recall),
+            source_format=source_format,
+            extra=recall_sections(recall, session),
+        )

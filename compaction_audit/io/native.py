@@ -449,7 +449,7 @@ def read_records(records: Iterable[tuple[int, Any]], path: str,
     """
     builder = SessionBuilder(path)
     skipped: list[LogError] = []
-    with _no_cyclic_gc():
+    with paused_gc():
         for line, obj in records:
             try:
                 builder.add(line, obj)
@@ -461,14 +461,17 @@ def read_records(records: Iterable[tuple[int, Any]], path: str,
 
 
 @contextmanager
-def _no_cyclic_gc() -> Iterator[None]:
-    """Pause the cyclic garbage collector while records are decoded and checked.
+def paused_gc() -> Iterator[None]:
+    """Pause the cyclic garbage collector (while records are decoded and checked, and
+    while the engine audits a session).
 
     Decoding allocates millions of containers (a pair list per retained item per
     round) and keeps many alive, so the collector would run every few hundred
-    allocations and re-scan the young generation, then the old ones: about half the
-    reading time.  The records form no reference cycles, so reference counting frees
-    them all the same; the collector is restored (if it was on) when reading ends.
+    allocations and re-scan the young generation, then the old ones: about a third of
+    the reading time; the recall analysis and the findings build hundreds of thousands
+    of small objects over a large heap in the same way.  None of this forms reference
+    cycles, so reference counting frees it all the same; the collector is restored
+    (if it was on) at the end.
     """
     was_enabled = gc.isenabled()
     gc.disable()
@@ -595,7 +598,7 @@ def _read_parallel(path: str, lenient: bool) -> Session:
     builder = SessionBuilder(path)
     skipped: list[LogError] = []
     try:
-        with source, _no_cyclic_gc():
+        with source, paused_gc():
             for msg in _messages(helpers[0].stdout, second):
                 number, kind = msg[0], msg[1]
                 if kind == rec.MSG_READ_ERROR:
