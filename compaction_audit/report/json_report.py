@@ -24,9 +24,13 @@ import orjson
 from compaction_audit import __version__
 from compaction_audit.conditions import can_invert
 from compaction_audit.errors import LogError
+from compaction_audit.io.native import paused_gc
 from compaction_audit.report.model import Report, SessionReport
-from compaction_audit.report.safe import json_safe
+from compaction_audit.report.safe import _JSON_INVISIBLE, json_safe
 from compaction_audit.series import SPEC_COLUMNS
+
+_INVISIBLE_LEADS = frozenset(ch.encode()[:1] for ch in _JSON_INVISIBLE)
+"""First UTF-8 bytes of the characters :func:`json_safe` escapes (E2 for all today)."""
 
 TOOL = {"name": "compaction-audit", "version": __version__, "report_schema": 1}
 
@@ -77,18 +81,23 @@ def render_json(report: Report, single: bool) -> bytes:
     """The report as JSON bytes (newline-terminated).
 
     ``single``: the user named exactly one trace; write the session object itself.
+    The cyclic GC is paused while the document is built: the report of a long session
+    is millions of small objects, which its collections would re-scan.
     """
-    if single and len(report.sessions) == 1 and not report.errors:
-        doc: dict[str, Any] = {"tool": TOOL, **session_dict(report.sessions[0])}
-    else:
-        doc = {
-            "tool": TOOL,
-            "sessions": [session_dict(s) for s in report.sessions],
-            "errors": [error_dict(e) for e in report.errors],
-            "summary": summary_dict(report),
-        }
-    return json_safe(orjson.dumps(doc, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS)
-                     + b"\n")
+    with paused_gc():
+        if single and len(report.sessions) == 1 and not report.errors:
+            doc: dict[str, Any] = {"tool": TOOL, **session_dict(report.sessions[0])}
+        else:
+            doc = {
+                "tool": TOOL,
+                "sessions": [session_dict(s) for s in report.sessions],
+                "errors": [error_dict(e) for e in report.errors],
+                "summary": summary_dict(report),
+            }
+        data = orjson.dumps(doc, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS) + b"\n"
+    # json_safe scans the whole document once per character it escapes; without the
+    # first byte of any of them (one memchr pass each) there is nothing to escape
+    return json_safe(data) if any(lead in data for lead in _INVISIBLE_LEADS) else data
 
 
 def summary_dict(report: Report) -> dict[str, Any]:
