@@ -144,3 +144,19 @@ def test_helper_process_reads_like_the_plain_reader(
     assert helper.membership.sort(key).equals(plain.membership.sort(key))
     ours = build_series(helper).frame
     assert ours.equals(build_series(plain).frame)
+
+
+def test_text_helper_gives_the_same_recall_analysis(
+        tiny: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from compaction_audit import recall
+
+    session = read_native(str(tiny))
+    series = build_series(session)
+    monkeypatch.setattr(recall, "PARALLEL_MIN_JOBS", 1 << 62)
+    alone = recall.analyse(session, series)
+    monkeypatch.setattr(recall, "PARALLEL_MIN_JOBS", 0)
+    helped = recall.analyse(session, series)
+    for table in ("folds", "debt", "lost", "floor"):
+        assert getattr(helped, table).equals(getattr(alone, table)), table
+    assert helped.disagreements == alone.disagreements
+    assert alone.folds["dropped"].list.len().sum() > 0
