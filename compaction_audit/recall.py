@@ -186,7 +186,13 @@ def _survival(pairs: list[tuple[tuple[disc.Discriminator, ...], str]]) -> list[t
     return [tuple(survives(d, text) for d in ds) for ds, text in pairs]
 
 
-def fold_checks(session: Session, extracted: _Extracted | None = None) -> pl.DataFrame:
+_Survived = dict[tuple[str, str], tuple[bool, ...]]
+"""(child text, summary text) -> ``disc.survives`` of each of the child's discriminators;
+a fold of raw spans checks the same pairs as the occurrence table, computed once."""
+
+
+def fold_checks(session: Session, extracted: _Extracted | None = None,
+                survived: _Survived | None = None) -> pl.DataFrame:
     """Compare every child of every fold with the fold's text (one row per edge).
 
     Python visits each edge once (``disc.dropped``: the child's discriminators that do
@@ -206,7 +212,7 @@ def fold_checks(session: Session, extracted: _Extracted | None = None) -> pl.Dat
         .sort("_edge")
     )
     checks: list[str] = []
-    compared: list[tuple[int, tuple[disc.Discriminator, ...], str]] = []
+    compared: list[tuple[int, tuple[disc.Discriminator, ...], str, str]] = []
     for edge, (fold_text, child_text, cls) in enumerate(zip(
             texts["ft"].to_list(), texts["ct"].to_list(), texts["cls"].to_list(),
             strict=True)):
@@ -216,10 +222,14 @@ def fold_checks(session: Session, extracted: _Extracted | None = None) -> pl.Dat
         checks.append("text")
         ds = ext[child_text]
         if ds:
-            compared.append((edge, ds, fold_text))
-    survived = _survival([(ds, fold_text) for _, ds, fold_text in compared])
+            compared.append((edge, ds, child_text, fold_text))
+    memo: _Survived = survived if survived is not None else {}
+    todo = list(dict.fromkeys((child_text, fold_text) for _, _, child_text, fold_text in compared
+                              if (child_text, fold_text) not in memo))
+    memo.update(zip(todo, _survival([(ext[c], f) for c, f in todo]), strict=True))
     drops: dict[str, list[Any]] = {"edge": [], "kind": [], "text": [], "norm": [], "rank": []}
-    for (edge, ds, _), flags in zip(compared, survived, strict=True):
+    for edge, ds, child_text, fold_text in compared:
+        flags = memo[(child_text, fold_text)]
         for d, kept in zip(ds, flags, strict=True):
             if not kept:
                 drops["edge"].append(edge)
@@ -255,7 +265,8 @@ def fold_checks(session: Session, extracted: _Extracted | None = None) -> pl.Dat
 
 
 def _occurrences(session: Session, closure: pl.DataFrame,
-                 extracted: _Extracted | None = None) -> tuple[pl.DataFrame, pl.DataFrame]:
+                 extracted: _Extracted | None = None,
+                 survived: _Survived | None = None) -> tuple[pl.DataFrame, pl.DataFrame]:
     """(key, span) for discriminators of raw spans; (key, summary) for summaries whose
     text still states a discriminator of one of their leaves.
 
@@ -264,6 +275,7 @@ def _occurrences(session: Session, closure: pl.DataFrame,
     ext = extracted if extracted is not None else _Extracted()
     spans = session.items.filter((pl.col("kind") == "span") & pl.col("text").is_not_null())
     found: dict[str, tuple[disc.Discriminator, ...]] = {}
+    text_of: dict[str, str] = {}
     span_rows: dict[str, list[Any]] = {"key": [], "id": [], "kind": [], "text": [],
                                        "rank": []}
     for item, body in zip(spans["id"].to_list(), spans["text"].to_list(), strict=True):
@@ -271,6 +283,7 @@ def _occurrences(session: Session, closure: pl.DataFrame,
         if not ds:
             continue
         found[item] = ds
+        text_of[item] = body
         for d in ds:
             span_rows["key"].append(_key(d))
             span_rows["id"].append(item)
@@ -288,11 +301,14 @@ def _occurrences(session: Session, closure: pl.DataFrame,
         .select("id", "text", "leaf").sort("id")
     )
     kept: dict[str, list[str]] = {"key": [], "id": []}
-    summary_ids = pairs["id"].to_list()
-    compared = [(found[leaf], body) for body, leaf in zip(pairs["text"].to_list(),
-                                                           pairs["leaf"].to_list(), strict=True)]
-    for summary, (ds, _), flags in zip(summary_ids, compared, _survival(compared), strict=True):
-        for d, survives in zip(ds, flags, strict=True):
+    memo: _Survived = survived if survived is not None else {}
+    keys = [(text_of[leaf], body) for body, leaf in zip(pairs["text"].to_list(),
+                                                         pairs["leaf"].to_list(), strict=True)]
+    todo = list(dict.fromkeys(key for key in keys if key not in memo))
+    memo.update(zip(todo, _survival([(ext[leaf_text], body) for leaf_text, body in todo]),
+                    strict=True))
+    for summary, key in zip(pairs["id"].to_list(), keys, strict=True):
+        for d, survives in zip(ext[key[0]], memo[key], strict=True):
             if survives:
                 kept["key"].append(_key(d))
                 kept["id"].append(summary)
@@ -323,8 +339,9 @@ def analyse(session: Session, series: Series) -> Recall:
                    items.join(children, on="id").select("text")])
         .filter(pl.col("text").is_not_null())["text"].unique(maintain_order=True).to_list(),
         extracted)
-    folds = fold_checks(session, extracted)
-    occ, held = _occurrences(session, series.closure, extracted)
+    survived: _Survived = {}
+    folds = fold_checks(session, extracted, survived)
+    occ, held = _occurrences(session, series.closure, extracted, survived)
     life = session.items.select("id", pl.col("ri").alias("born"),
                                 resolvable_end(session).alias("gone"))
     recoverable = pl.concat([
