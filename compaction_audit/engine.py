@@ -84,8 +84,8 @@ def _rows(frame: pl.DataFrame) -> Iterator[dict[str, Any]]:
             column = chunk[name]
             values = column.to_list()
             if column.dtype == pl.List(pl.String):
-                values = [None if v is None else [None if x is None else shared.setdefault(x, x)
-                                                  for x in v] for v in values]
+                share = shared.setdefault
+                values = [None if v is None else list(map(share, v, v)) for v in values]
             columns.append(values)
         for row in zip(*columns, strict=True):
             yield dict(zip(names, row, strict=True))
