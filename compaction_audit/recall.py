@@ -18,7 +18,6 @@ import multiprocessing
 import os
 import subprocess
 import sys
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -76,7 +75,8 @@ class _Extracted(dict[str, tuple[disc.Discriminator, ...]]):
 
 
 PARALLEL_MIN_JOBS = 4000
-"""Distinct texts from which about half are extracted by a helper process (see
+"""Distinct texts from which about half of the text work (extraction, then the
+survival checks of the leaves extracted there) goes to a helper process (see
 :class:`_Helper`); below it, starting the process costs more than it saves."""
 
 _TEXT_BOOT = (
@@ -86,28 +86,23 @@ _TEXT_BOOT = (
     "d = importlib.util.module_from_spec(spec)\n"
     "sys.modules[spec.name] = d\n"
     "spec.loader.exec_module(d)\n"
-    "out = []\n"
-    "for job in marshal.loads(sys.stdin.buffer.read()):\n"
-    "    if len(job) == 1:\n"
-    "        out.append(tuple((x.kind.value, x.text, x.norm, x.start, x.end)\n"
-    "                         for x in d.extract(job[0])))\n"
-    "    else:\n"
-    "        out.append(tuple(d.survives(d.Discriminator(d.Kind(k), t, n, a, b), job[1])\n"
-    "                         for k, t, n, a, b in job[0]))\n"
-    "sys.stdout.buffer.write(marshal.dumps(out))\n"
+    "texts, pairs = marshal.loads(sys.stdin.buffer.read())\n"
+    "found = {t: tuple(d.extract(t)) for t in texts}\n"
+    "enc = [tuple((x.kind.value, x.text, x.norm, x.start, x.end) for x in found[t])\n"
+    "       for t in texts]\n"
+    "flags = [tuple(d.survives(x, s) for x in found[c]) for c, s in pairs]\n"
+    "sys.stdout.buffer.write(marshal.dumps((enc, flags)))\n"
 )
 """The helper: :mod:`compaction_audit.discriminators` loaded by file path (it imports
-only the standard library), running text jobs from standard input: ``(text,)`` ->
-its discriminators as ``(kind, text, norm, start, end)`` tuples (``(discriminators,
-summary_text)`` -> ``disc.survives`` of each is there for completeness)."""
+only the standard library).  Reads ``(texts, pairs)``; writes the discriminators of
+each text as ``(kind, text, norm, start, end)`` tuples and, for each ``(child text,
+summary text)`` pair (child text among ``texts``), ``disc.survives`` of each of the
+child's discriminators in the summary text."""
 
-_Job = tuple[Any, ...]
 _Encoded = tuple[tuple[str, str, str, int, int], ...]
-
-
-def _encode(ds: Iterable[disc.Discriminator]) -> _Encoded:
-    return tuple((d.kind.value, d.text, d.norm, d.start, d.end) for d in ds)
-
+_Survived = dict[tuple[str, str], tuple[bool, ...]]
+"""(child text, summary text) -> ``disc.survives`` of each of the child's discriminators;
+a fold of raw spans checks the same pairs as the occurrence table, computed once."""
 
 _KIND_OF = {kind.value: kind for kind in disc.Kind}
 
@@ -118,37 +113,36 @@ def _decode(encoded: _Encoded) -> tuple[disc.Discriminator, ...]:
 
 
 class _Helper:
-    """A helper process (:data:`_TEXT_BOOT`) computing the first ``cut`` (55 %) of some
-    text jobs while this process computes the others.
+    """A helper process (:data:`_TEXT_BOOT`) doing the text work of some texts while
+    this process does the rest.
 
-    Extraction and survival are pure functions of their texts, so where a job runs
-    does not change its result.  :meth:`start` returns None (do everything here) below
-    :data:`PARALLEL_MIN_JOBS` jobs, on one CPU, inside a worker process, or when the
+    Extraction and survival are pure functions of their texts, so where they run does
+    not change a result.  :meth:`start` returns None (do everything here) below
+    :data:`PARALLEL_MIN_JOBS` texts, on one CPU, inside a worker process, or when the
     process cannot start.
     """
 
-    def __init__(self, process: subprocess.Popen[bytes], cut: int) -> None:
+    def __init__(self, process: subprocess.Popen[bytes]) -> None:
         self.process = process
-        self.cut = cut
 
     @classmethod
-    def start(cls, jobs: list[_Job]) -> _Helper | None:
-        if (len(jobs) < PARALLEL_MIN_JOBS or (os.cpu_count() or 1) < 2
+    def start(cls, texts: list[str], pairs: list[tuple[str, str]]) -> _Helper | None:
+        if (len(texts) < PARALLEL_MIN_JOBS or (os.cpu_count() or 1) < 2
                 or multiprocessing.parent_process() is not None):
             return None
-        cut = len(jobs) * 11 // 20  # this process also decodes the helper's results
         try:
             process = subprocess.Popen([sys.executable, "-c", _TEXT_BOOT, disc.__file__],
                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE)
             assert process.stdin is not None
-            process.stdin.write(marshal.dumps(jobs[:cut]))
+            process.stdin.write(marshal.dumps((texts, pairs)))
             process.stdin.close()
         except OSError:
             return None
-        return cls(process, cut)
+        return cls(process)
 
-    def results(self) -> list[Any] | None:
-        """The encoded results of the first ``cut`` jobs, None if the helper failed."""
+    def results(self, texts: int, pairs: int
+                ) -> tuple[list[_Encoded], list[tuple[bool, ...]]] | None:
+        """The helper's ``(extractions, flags)``, None if it failed."""
         assert self.process.stdout is not None
         try:
             data = self.process.stdout.read()
@@ -158,37 +152,78 @@ class _Helper:
         if self.process.returncode != 0:
             return None
         try:
-            out = marshal.loads(data)
+            enc, flags = marshal.loads(data)
         except (EOFError, ValueError, TypeError):
             return None
-        return out if isinstance(out, list) and len(out) == self.cut else None
+        if len(enc) != texts or len(flags) != pairs:
+            return None
+        return enc, flags
 
 
-def _extract_all(texts: Iterable[str], into: _Extracted) -> None:
-    """Fill ``into`` with the discriminators of ``texts``, half of them in a helper."""
-    todo = [t for t in dict.fromkeys(texts) if t not in into]
-    jobs: list[_Job] = [(t,) for t in todo]
-    helper = _Helper.start(jobs)
-    cut = helper.cut if helper is not None else 0
-    for text in todo[cut:]:
-        into[text] = tuple(disc.extract(text))
-    theirs = helper.results() if helper is not None else None
-    if theirs is None:
-        for text in todo[:cut]:
-            into[text] = tuple(disc.extract(text))
-    else:
-        into.update(zip(todo[:cut], map(_decode, theirs), strict=True))
+def _text_work(session: Session, closure: pl.DataFrame, extracted: _Extracted,
+               survived: _Survived) -> None:
+    """Extract every text the analysis reads and check every (child, summary) pair it
+    compares, about half of both in a helper process (see :class:`_Helper`).
+
+    Texts: raw spans' and folded summaries'.  Pairs: each fold edge (child text, fold
+    text) and each closure pair (leaf text, summary text).  The helper takes 40 % of
+    the texts (this process also builds the jobs and decodes the helper's results) and
+    the pairs whose child text is among them.
+    """
+    items = session.items.select("id", "kind", "text")
+    children = session.edges.select(pl.col("child").alias("id")).unique()
+    texts = (
+        pl.concat([items.filter(pl.col("kind") == "span").select("text"),
+                   items.join(children, on="id").select("text")])
+        .filter(pl.col("text").is_not_null())["text"].unique(maintain_order=True).to_list()
+    )
+    cut = len(texts) * 8 // 20 if len(texts) >= PARALLEL_MIN_JOBS else 0
+    text = items.select(pl.col("id"), pl.col("text")).filter(pl.col("text").is_not_null())
+    summary_text = items.filter(pl.col("kind") == "summary").select(
+        pl.col("id"), pl.col("text").alias("s")).filter(pl.col("s").is_not_null())
+    pairs = pl.concat([
+        session.edges.select(pl.col("child").alias("id"), pl.col("parent").alias("sid")),
+        closure.select(pl.col("leaf").alias("id"), pl.col("item").alias("sid")),
+    ]).join(text.rename({"text": "c"}), on="id").join(
+        summary_text.rename({"id": "sid"}), on="sid").select("c", "s").unique()
+    theirs_set = set(texts[:cut])
+    mask = (pairs["c"].is_in(list(theirs_set)) if cut
+            else pl.Series("mask", [False] * pairs.height, dtype=pl.Boolean))
+    helper_pairs = pairs.filter(mask)
+    our_pairs = pairs.filter(~mask)
+    helper = _Helper.start(texts[:cut], list(zip(helper_pairs["c"].to_list(),
+                                                  helper_pairs["s"].to_list(), strict=True)))
+    mine = texts[cut:] if helper is not None else texts
+    for t in mine:
+        if t not in extracted:
+            extracted[t] = tuple(disc.extract(t))
+    survives = disc.survives
+    keys = list(zip(our_pairs["c"].to_list(), our_pairs["s"].to_list(), strict=True))
+    if helper is None:
+        keys += list(zip(helper_pairs["c"].to_list(), helper_pairs["s"].to_list(),
+                         strict=True))
+    for key in keys:
+        survived[key] = tuple(survives(d, key[1]) for d in extracted[key[0]])
+    if helper is None:
+        return
+    their_keys = list(zip(helper_pairs["c"].to_list(), helper_pairs["s"].to_list(),
+                          strict=True))
+    result = helper.results(cut, len(their_keys))
+    if result is None:  # do the helper's share here
+        for t in texts[:cut]:
+            extracted[t] = tuple(disc.extract(t))
+        for key in their_keys:
+            survived[key] = tuple(survives(d, key[1]) for d in extracted[key[0]])
+        return
+    enc, flags = result
+    extracted.update(zip(texts[:cut], map(_decode, enc), strict=True))
+    survived.update(zip(their_keys, flags, strict=True))
 
 
 def _survival(pairs: list[tuple[tuple[disc.Discriminator, ...], str]]) -> list[tuple[bool, ...]]:
     """``disc.survives(d, text)`` for each ``d`` of each ``(ds, text)`` pair."""
     survives = disc.survives
     return [tuple(survives(d, text) for d in ds) for ds, text in pairs]
-
-
-_Survived = dict[tuple[str, str], tuple[bool, ...]]
-"""(child text, summary text) -> ``disc.survives`` of each of the child's discriminators;
-a fold of raw spans checks the same pairs as the occurrence table, computed once."""
 
 
 def fold_checks(session: Session, extracted: _Extracted | None = None,
@@ -332,14 +367,8 @@ def analyse(session: Session, series: Series) -> Recall:
     """Run the whole recall analysis of ``session`` (see :class:`Recall`)."""
     n = session.n_rounds
     extracted = _Extracted()
-    items = session.items
-    children = session.edges.select(pl.col("child").alias("id")).unique()
-    _extract_all(  # span texts and the texts of summaries that were folded again
-        pl.concat([items.filter(pl.col("kind") == "span").select("text"),
-                   items.join(children, on="id").select("text")])
-        .filter(pl.col("text").is_not_null())["text"].unique(maintain_order=True).to_list(),
-        extracted)
     survived: _Survived = {}
+    _text_work(session, series.closure, extracted, survived)
     folds = fold_checks(session, extracted, survived)
     occ, held = _occurrences(session, series.closure, extracted, survived)
     life = session.items.select("id", pl.col("ri").alias("born"),
