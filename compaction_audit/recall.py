@@ -371,6 +371,7 @@ def analyse(session: Session, series: Series) -> Recall:
     _text_work(session, series.closure, extracted, survived)
     folds = fold_checks(session, extracted, survived)
     occ, held = _occurrences(session, series.closure, extracted, survived)
+    del extracted, survived  # the text tables are not read again: free them early
     life = session.items.select("id", pl.col("ri").alias("born"),
                                 resolvable_end(session).alias("gone"))
     recoverable = pl.concat([
