@@ -46,6 +46,7 @@ def run_rules(ctx: Context, rules: list[Rule],
         for reason, count in outcome.not_evaluated.items():
             notes.append(NotEvaluated(rule.name, rule.code, reason, count))
         rows = outcome.fired.join(frame, on="ri", how="left").sort("ri")
+        del outcome  # a long session's fired rows can be large: keep one copy
         rehydrate: dict[int, dict[str, Any]] = {}
         if rule.name in REHYDRATE_RULES and rows.height:
             rehydrate = suggestions(ctx.session, ctx.series, rows["ri"].to_list(),
