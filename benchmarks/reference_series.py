@@ -30,8 +30,9 @@ Every quantity follows ``log-format.md`` ("Derived quantities"):
     resolvable raw spans that are in ``leaves(x)`` for some ``x`` in the working set.
 ``rounds_at_max_depth``
     consecutive rounds ending at t at which ``summary_depth_max`` equals the cap:
-    the session's ``max_depth``, else the largest ``summary_depth_max`` of the
-    session; 0 at every round when that cap is 0 (the session never holds a summary).
+    the session's ``max_depth``, else the largest depth of any summary in the session
+    (the spec's "largest depth seen in the whole session"); 0 at every round when that
+    cap is 0 (the session has no summary).
 
 Usage::
 
@@ -192,15 +193,16 @@ def reference_series(path: str) -> list[dict[str, Any]]:
             }
         )
 
-    # The cap: the session's max_depth, else the deepest summary_depth_max of the
-    # session.  A session that never holds a summary has cap 0 and never counts.
+    # The cap: the session's max_depth, else the largest depth seen in the whole
+    # session (any summary written, retained or not).  A session without summaries has
+    # cap 0 and never counts.
     if session_cap is not None:
         cap = session_cap
     else:
         cap = 0
-        for row in rows:
-            if row["summary_depth_max"] > cap:
-                cap = row["summary_depth_max"]
+        for item_depth in depth.values():
+            if item_depth > cap:
+                cap = item_depth
     rounds_at_cap = 0
     for row in rows:
         if cap > 0 and row["summary_depth_max"] == cap:

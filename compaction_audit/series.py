@@ -32,7 +32,7 @@ The four recall columns come from :mod:`compaction_audit.recall` and are joined 
 engine; :func:`build_series` returns the others.
 
 The depth cap for ``rounds_at_max_depth`` is the session's ``max_depth``, else the
-largest ``summary_depth_max`` of the session.
+largest depth of any summary written in the session, retained or not.
 """
 
 from __future__ import annotations
@@ -107,8 +107,8 @@ def build_series(session: Session) -> Series:
         frame = frame.join(part, on="ri", how="left")
     frame = frame.join(depth, on="ri", how="left").sort("ri")
     cap = session.header.max_depth
-    if cap is None:
-        cap = max_int(frame["summary_depth_max"])
+    if cap is None:  # the largest depth seen in the whole session (spec, log-format)
+        cap = max_int(session.items["depth"])
     at_cap = pl.col("summary_depth_max") == cap
     run = (at_cap != at_cap.shift(1)).fill_null(True).cum_sum()
     total = pl.col("raw_tokens") + pl.col("summary_tokens")

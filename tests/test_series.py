@@ -111,3 +111,16 @@ def test_rehydrated_from_store(write_log: LogWriter) -> None:
     f = series_of(path)
     assert f["raw_tokens"].to_list() == [5, 0, 5]
     assert f["distinct_source_spans"].to_list() == [1, 0, 1]  # in the store: not covered
+
+
+def test_depth_cap_is_the_deepest_summary_written(write_log: LogWriter) -> None:
+    # A depth-2 summary is written and evicted at once: the cap is 2, never reached.
+    path = write_log([
+        rnd(0, spans=spans(("a", 1), ("b", 1))),
+        rnd(1, summaries=[{"id": "L", "tokens": 1, "children": ["a"]},
+                          {"id": "M", "tokens": 1, "children": ["L"]}],
+            evicted=["a", "M"]),
+    ])
+    f = series_of(path)
+    assert f["summary_depth_max"].to_list() == [0, 1]
+    assert f["rounds_at_max_depth"].to_list() == [0, 0]
