@@ -114,8 +114,12 @@ def _step_audit(path: str) -> dict[str, Any]:
     data = render_json(Report([report], []), single=True)
     with open(os.devnull, "wb") as sink:
         sink.write(data)
-    return {"seconds": time.perf_counter() - t0, "rounds": report.n_rounds,
-            "findings": len(report.findings), "report_bytes": len(data)}
+    seconds = time.perf_counter() - t0
+    import resource
+
+    helpers = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024
+    return {"seconds": seconds, "rounds": report.n_rounds, "findings": len(report.findings),
+            "report_bytes": len(data), "helper_peak_rss": helpers}
 
 
 def _step_reference(path: str) -> dict[str, Any]:
@@ -127,8 +131,43 @@ def _step_reference(path: str) -> dict[str, Any]:
     return {"seconds": time.perf_counter() - t0, "rounds": len(rows)}
 
 
+def _step_stages(path: str) -> dict[str, Any]:
+    """The audit timed by stage: read, series, recall analysis, the rest of the rules
+    and the findings, JSON rendering (wall seconds, one run)."""
+    import compaction_audit.engine as engine
+    import compaction_audit.rules.recall as recall_rules
+    from compaction_audit.io.native import read_native
+    from compaction_audit.report.json_report import render_json
+    from compaction_audit.report.model import Report
+
+    spent: dict[str, float] = {}
+
+    def timed(name: str, fn: Any) -> Any:
+        def run(*args: Any, **kwargs: Any) -> Any:
+            t0 = time.perf_counter()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                spent[name] = spent.get(name, 0.0) + time.perf_counter() - t0
+        return run
+
+    engine.build_series = timed("series", engine.build_series)  # type: ignore[attr-defined]
+    recall_rules.analyse = timed("recall", recall_rules.analyse)  # type: ignore[attr-defined]
+    t0 = time.perf_counter()
+    session = read_native(path)
+    t1 = time.perf_counter()
+    report = engine.audit_session(session)
+    t2 = time.perf_counter()
+    data = render_json(Report([report], []), single=True)
+    t3 = time.perf_counter()
+    return {"seconds": t3 - t0, "read": t1 - t0, "series": spent["series"],
+            "recall": spent["recall"],
+            "rules_and_findings": t2 - t1 - spent["series"] - spent["recall"],
+            "render": t3 - t2, "report_bytes": len(data), "findings": len(report.findings)}
+
+
 STEPS = {"orjson": _step_orjson, "polars": _step_polars, "audit": _step_audit,
-         "reference": _step_reference}
+         "reference": _step_reference, "stages": _step_stages}
 
 
 def _child(args: list[str]) -> tuple[dict[str, Any], int]:
@@ -242,6 +281,9 @@ def main(argv: list[str]) -> int:
                         help="runs of the pure-Python series (default 1: it is slow)")
     parser.add_argument("--skip-reference", action="store_true",
                         help="do not run the pure-Python series")
+    parser.add_argument("--stages", action="store_true",
+                        help="also time the audit by stage (read, series, recall, rules and "
+                             "findings, JSON), one run")
     parser.add_argument("--json", type=Path, help="also write the measurements here")
     parser.add_argument("--delete", action="store_true",
                         help="delete the generated traces at the end")
@@ -270,9 +312,18 @@ def main(argv: list[str]) -> int:
         for step in ("orjson", "polars", "audit"):
             row[step] = _measure(step, path, args.repeat)
             extra = (f" ({row[step]['seconds_with_gc']:.2f} s with the GC on)"
-                     if step == "orjson" else "")
+                     if step == "orjson" else
+                     f" (largest helper process {_mb(row[step]['helper_peak_rss'])})"
+                     if step == "audit" and row[step]["helper_peak_rss"] else "")
             print(f"[{size}] {step}: {row[step]['seconds']:.2f} s{extra}, "
                   f"peak {_mb(row[step]['peak_rss'])}", flush=True)
+        if args.stages:
+            row["stages"] = _measure("stages", path, 1)
+            st = row["stages"]
+            print(f"[{size}] stages: read {st['read']:.2f} s, series {st['series']:.2f} s, "
+                  f"recall {st['recall']:.2f} s, rules and findings "
+                  f"{st['rules_and_findings']:.2f} s, JSON {st['render']:.2f} s "
+                  f"({_mb(st['report_bytes'])}), peak {_mb(st['peak_rss'])}", flush=True)
         if not args.skip_reference:
             row["reference"] = _measure("reference", path, args.reference_repeat)
             print(f"[{size}] pure Python: {row['reference']['seconds']:.2f} s, "
