@@ -585,10 +585,20 @@ def _read_parallel(path: str, lenient: bool) -> Session:
     source.readline()
     split = source.tell()
     ranges = [(0, split), (split, -1)] if split < size else [(0, -1)]
-    helpers = [subprocess.Popen([sys.executable, "-c", _BOOT, rec.__file__, path,
-                                 str(start), str(stop)],
-                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE)
-               for start, stop in ranges]
+    helpers: list[subprocess.Popen[bytes]] = []
+    try:
+        for start, stop in ranges:
+            helpers.append(subprocess.Popen(
+                [sys.executable, "-c", _BOOT, rec.__file__, path, str(start), str(stop)],
+                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE))
+    except OSError:  # no interpreter to start: read alone
+        source.close()
+        for helper in helpers:
+            helper.kill()
+            helper.wait()
+            if helper.stdout is not None:
+                helper.stdout.close()
+        raise _HelperFailed from None
     second: queue.SimpleQueue[bytes | None] | None = None
     if len(helpers) == 2:
         second = queue.SimpleQueue()
