@@ -57,8 +57,11 @@ class Recall:
     disagreements: list[dict[str, Any]] = field(default_factory=list)
 
 
+_KIND_VALUE = {kind: kind.value for kind in disc.Kind}
+
+
 def _key(d: disc.Discriminator) -> str:
-    return f"{d.kind.value}:{d.norm}"
+    return f"{_KIND_VALUE[d.kind]}:{d.norm}"
 
 
 class _Extracted(dict[str, tuple[disc.Discriminator, ...]]):
@@ -320,9 +323,10 @@ def _occurrences(session: Session, closure: pl.DataFrame,
         found[item] = ds
         text_of[item] = body
         for d in ds:
-            span_rows["key"].append(_key(d))
+            kind = _KIND_VALUE[d.kind]
+            span_rows["key"].append(f"{kind}:{d.norm}")
             span_rows["id"].append(item)
-            span_rows["kind"].append(d.kind.value)
+            span_rows["kind"].append(kind)
             span_rows["text"].append(d.text)
             span_rows["rank"].append(disc.KIND_RANK[d.kind])
     occ = pl.DataFrame(span_rows, schema={"key": pl.String, "id": pl.String,
@@ -343,7 +347,10 @@ def _occurrences(session: Session, closure: pl.DataFrame,
     memo.update(zip(todo, _survival([(ext[leaf_text], body) for leaf_text, body in todo]),
                     strict=True))
     for summary, key in zip(pairs["id"].to_list(), keys, strict=True):
-        for d, survives in zip(ext[key[0]], memo[key], strict=True):
+        flags = memo[key]
+        if True not in flags:  # most summaries keep none of a leaf's discriminators
+            continue
+        for d, survives in zip(ext[key[0]], flags, strict=True):
             if survives:
                 kept["key"].append(_key(d))
                 kept["id"].append(summary)
