@@ -83,6 +83,17 @@ CASES: list[tuple[str, list[Any], int, str, str]] = [
      "logged.raw_ratio"),
     ("salience class", [rnd(0, spans=[{"id": "a", "tokens": 1, "salience_class": "x"}])], 1,
      "must be 'discriminating' or 'narrative'", "spans[0].salience_class"),
+    ("tokens too large", [rnd(0, spans=[{"id": "a", "tokens": 2**63 - 1}])], 1,
+     "must be <= 1000000000000", "spans[0].tokens"),
+    ("round too large", [rnd(2**64 - 1)], 1, "must be <= 9007199254740991", "round"),
+    ("saliences overflow", [rnd(0, spans=spans(("a", 1), ("b", 1)),
+                                retained=[["a", 1e308], ["b", 1e308]])], 1,
+     "their sum is not finite", "retained"),
+    ("source nested too deeply", [rnd(0, spans=[{"id": "a", "tokens": 1,
+                                                 "source": json.loads("[" * 300 + "]" * 300)}])],
+     1,
+     "nested too deeply", "spans[0].source"),
+    ("eviction not a string", [session(eviction=[1])], 1, "must be 'continuous'", "eviction"),
 ]
 
 
@@ -195,3 +206,17 @@ def test_empty_trace_is_an_input_error(tmp_path: Path) -> None:
     result = CliRunner().invoke(app, ["audit", str(all_bad), "--lenient"])
     assert result.exit_code == 2
     assert "no round records (1 bad record(s) skipped)" in result.output
+
+
+def test_truncated_zstd_is_an_input_error(tmp_path: Path) -> None:
+    text = "".join(json.dumps(r) + "\n" for r in _records() * 1).encode() * 1
+    whole = zstandard.ZstdCompressor().compress(text)
+    cut = tmp_path / "cut.jsonl.zst"
+    cut.write_bytes(whole[:-4])
+    with pytest.raises(LogError, match="truncated zstd stream"):
+        read_native(str(cut))
+    frames = tmp_path / "frames.jsonl.zst"
+    half = text.index(b"\n") + 1
+    frames.write_bytes(zstandard.ZstdCompressor().compress(text[:half])
+                       + zstandard.ZstdCompressor().compress(text[half:]))
+    assert read_native(str(frames)).n_rounds == 2

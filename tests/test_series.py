@@ -124,3 +124,18 @@ def test_depth_cap_is_the_deepest_summary_written(write_log: LogWriter) -> None:
     f = series_of(path)
     assert f["summary_depth_max"].to_list() == [0, 1]
     assert f["rounds_at_max_depth"].to_list() == [0, 0]
+
+
+def test_rehydrated_span_stays_in_the_store(write_log: LogWriter) -> None:
+    # offloaded, brought back, then dropped silently: the store still holds it
+    path = write_log([
+        rnd(0, spans=spans(("a", 5), ("b", 5)), retained=[["a", 0.1], ["b", 0.1]]),
+        rnd(1, summaries=[{"id": "S", "tokens": 1, "children": ["a"]}], offloaded=["a"],
+            retained=[["S", 0.2], ["b", 0.1]]),
+        rnd(2, retained=[["S", 0.2], ["a", 0.3], ["b", 0.1]]),
+        rnd(3, retained=[["S", 0.2], ["b", 0.1]]),
+    ])
+    f = series_of(path)
+    assert f["silent_drops"].to_list() == [0, 0, 0, 1]
+    assert f["distinct_source_spans"].to_list() == [2, 2, 2, 2]
+    assert f["ungrounded_summaries"].to_list() == [0, 0, 0, 0]

@@ -11,7 +11,7 @@ import io
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO, cast
+from typing import IO, Any, cast
 
 import orjson
 import zstandard
@@ -36,9 +36,58 @@ def open_binary(path: str) -> IO[bytes]:
     except OSError as exc:
         raise LogError(path, 0, f"cannot open: {exc.strerror or exc}") from None
     if path.endswith(".zst"):
-        reader = zstandard.ZstdDecompressor().stream_reader(raw, closefd=True)
-        return io.BufferedReader(reader, buffer_size=_CHUNK)
+        return io.BufferedReader(_ZstdReader(raw), buffer_size=_CHUNK)
     return raw
+
+
+class _ZstdReader(io.RawIOBase):
+    """Decompress a ``.zst`` stream of one or more frames, and fail on a truncated one.
+
+    zstandard's ``stream_reader`` ends quietly at a frame cut short, which would drop
+    the rest of a log without a word; here the end of input inside a frame raises
+    ``ZstdError`` ("truncated"), which :func:`iter_lines` reports with its line.
+    """
+
+    def __init__(self, raw: IO[bytes]) -> None:
+        self._raw = raw
+        self._dctx = zstandard.ZstdDecompressor()
+        self._obj = self._dctx.decompressobj()
+        self._buf = b""
+        self._pos = 0
+        self._in_frame = False
+        self._done = False
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b: Any) -> int:
+        while self._pos >= len(self._buf) and not self._done:
+            chunk = self._raw.read(_CHUNK)
+            if not chunk:
+                self._done = True
+                if self._in_frame:
+                    raise zstandard.ZstdError("truncated zstd stream: the last frame is cut short")
+                break
+            self._buf, self._pos = self._feed(chunk), 0
+        n = min(len(b), len(self._buf) - self._pos)
+        b[:n] = self._buf[self._pos:self._pos + n]
+        self._pos += n
+        return n
+
+    def _feed(self, data: bytes) -> bytes:
+        out = []
+        while data:
+            out.append(self._obj.decompress(data))
+            self._in_frame = not self._obj.eof
+            if not self._obj.eof:
+                break
+            data = self._obj.unused_data
+            self._obj = self._dctx.decompressobj()
+        return b"".join(out)
+
+    def close(self) -> None:
+        self._raw.close()
+        super().close()
 
 
 def iter_lines(path: str) -> Iterator[tuple[int, bytes]]:

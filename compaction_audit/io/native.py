@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import gc
 import marshal
+import math
 import multiprocessing
 import os
 import queue
@@ -151,11 +152,13 @@ class SessionBuilder:
         if sid is not None and h.session_id is None:
             raise rec.FieldError("expected a string", "session_id")
         if obj.get("budget_tokens") is not None:
-            h.budget_tokens = rec.as_int(obj["budget_tokens"], "budget_tokens", 1)
+            h.budget_tokens = rec.as_int(obj["budget_tokens"], "budget_tokens", 1,
+                                         rec.MAX_TOKENS)
         if obj.get("max_depth") is not None:
             h.max_depth = rec.as_int(obj["max_depth"], "max_depth", 1)
         eviction = obj.get("eviction")
-        if eviction is not None and eviction not in rec.EVICTION_MODES:
+        if eviction is not None and (type(eviction) is not str
+                                     or eviction not in rec.EVICTION_MODES):
             raise rec.FieldError(
                 f"must be 'continuous' or 'on-overflow', got {eviction!r}", "eviction")
         h.eviction = eviction
@@ -163,6 +166,7 @@ class SessionBuilder:
         if scorer is not None and type(scorer) is not dict:
             raise rec.FieldError("expected an object", "scorer")
         h.scorer = scorer
+        rec.as_json(obj, "session")  # everything kept must be writable back as JSON
         if obj.get("recall_floor") is not None:
             h.recall_floor = rec.as_int(obj["recall_floor"], "recall_floor", 0)
         if obj.get("start_spans") is not None:
@@ -184,7 +188,7 @@ class SessionBuilder:
                 f"round {number} does not increase (previous round {self._last_round})", "round")
         budget = obj.get("budget_tokens")
         if budget is not None:
-            budget = rec.as_int(budget, "budget_tokens", 1)
+            budget = rec.as_int(budget, "budget_tokens", 1, rec.MAX_TOKENS)
         spans = [rec.span(v, f"spans[{i}]") for i, v in
                  enumerate(rec.as_list(obj.get("spans", []), "spans"))]
         summaries = [rec.summary(v, f"summaries[{i}]") for i, v in
@@ -256,10 +260,15 @@ class SessionBuilder:
                     _retained_field(obj, item))
             leaving = ws - new_ws
             silent = sorted((leaving | (new_ids - new_ws)) - removed)
+        if not math.isfinite(total):
+            raise rec.FieldError("the saliences are too large: their sum is not finite",
+                                 "retained")
         logged = rec.logged(obj["logged"]) if obj.get("logged") is not None else {}
         compaction = obj.get("compaction")
-        if compaction is not None and type(compaction) is not dict:
-            raise rec.FieldError("expected an object", "compaction")
+        if compaction is not None:
+            if type(compaction) is not dict:
+                raise rec.FieldError("expected an object", "compaction")
+            rec.as_json(compaction, "compaction")
         return _Round(number, budget, spans, summaries, depths, evicted, offloaded, new_ws,
                       entering, leaving, reduced is not None or "retained" in obj, total,
                       count, silent, logged, compaction)
@@ -337,8 +346,8 @@ class SessionBuilder:
         for item in r.silent:
             if item not in self._store:
                 self._gone[item] = (ri, "silent-drop")
-        # the store never holds a working-set item, so only entering ones can leave it
-        self._store -= r.entering
+        # the store keeps what was offloaded even once it is back in the working set
+        # (rehydration reads from it): such an item dropped silently stays resolvable
         for item in r.leaving:
             self._close(item, ri)
         for item in r.entering:

@@ -59,13 +59,31 @@ class SummaryRec:
     accounting: str | None  # JSON text
 
 
-def as_int(value: Any, field: str, minimum: int) -> int:
-    """An integer >= ``minimum`` (booleans rejected)."""
+MAX_INT = 2**53 - 1
+"""Largest integer accepted anywhere (round numbers, counts): exact in JSON doubles."""
+MAX_TOKENS = 10**12
+"""Largest token count of one span, summary or budget: sums over millions of items
+still fit the 64-bit columns of the series."""
+
+
+def as_int(value: Any, field: str, minimum: int, maximum: int = MAX_INT) -> int:
+    """An integer between ``minimum`` and ``maximum`` (booleans rejected)."""
     if type(value) is not int:
         raise FieldError(f"expected an integer, got {_kind(value)}", field)
     if value < minimum:
         raise FieldError(f"must be >= {minimum}, got {value}", field)
+    if value > maximum:
+        raise FieldError(f"must be <= {maximum}, got {value}", field)
     return value
+
+
+def as_json(value: Any, field: str) -> str:
+    """``value`` as JSON text; raises :class:`FieldError` when it is nested too deeply
+    to be written back (orjson's limit)."""
+    try:
+        return orjson.dumps(value).decode()
+    except orjson.JSONEncodeError:
+        raise FieldError("nested too deeply", field) from None
 
 
 def as_id(value: Any, field: str) -> str:
@@ -124,10 +142,10 @@ def span(value: Any, where: str) -> SpanRec:
         )
     source = value.get("source")
     if source is not None and type(source) is not str:
-        source = orjson.dumps(source).decode()
+        source = as_json(source, f"{where}.source")
     return SpanRec(
         as_id(value["id"], f"{where}.id"),
-        as_int(value["tokens"], f"{where}.tokens", 0),
+        as_int(value["tokens"], f"{where}.tokens", 0, MAX_TOKENS),
         opt_str(value, "text", where),
         cls,
         source,
@@ -152,11 +170,11 @@ def summary(value: Any, where: str) -> SummaryRec:
         )
     return SummaryRec(
         as_id(value["id"], f"{where}.id"),
-        as_int(value["tokens"], f"{where}.tokens", 0),
+        as_int(value["tokens"], f"{where}.tokens", 0, MAX_TOKENS),
         [as_id(c, f"{where}.children[{i}]") for i, c in enumerate(children)],
         opt_str(value, "text", where),
         None if depth is None else as_int(depth, f"{where}.depth", 1),
-        None if accounting is None else orjson.dumps(accounting).decode(),
+        None if accounting is None else as_json(accounting, f"{where}.accounting"),
     )
 
 

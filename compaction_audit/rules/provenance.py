@@ -63,7 +63,7 @@ class SilentDrop(Rule):
 
     Why it matters: log-format spec ("round"): the auditor cannot tell a silent drop
     from an eviction or an offload, so reachability after it is a guess; the auditor
-    treats the item as gone.
+    treats the item as gone, unless the store still holds it from an earlier offload.
     """
 
     code = "CA202"
