@@ -9,7 +9,7 @@ from __future__ import annotations
 import gzip
 import io
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any, cast
 
@@ -111,15 +111,20 @@ def iter_lines(path: str) -> Iterator[tuple[int, bytes]]:
             stream.close()
 
 
-def iter_objects(path: str) -> Iterator[tuple[int, object]]:
-    """Yield ``(line_number, decoded_json)`` for every non-blank line of ``path``.
+def decode_lines(path: str, lines: Iterable[tuple[int, bytes]], lenient: bool,
+                 skipped: list[LogError]) -> Iterator[tuple[int, Any]]:
+    """Decode ``(line, raw)`` pairs with orjson, yielding ``(line, object)``.
 
-    Raises :class:`LogError` naming the line for bad JSON, and calls a last line that
-    does not parse and lacks its newline "truncated".
+    Bad JSON raises :class:`LogError` naming the line ("truncated last line" when the
+    line lacks its newline); in ``lenient`` mode the error is appended to ``skipped``
+    and the line passed over.
     """
-    for number, raw in iter_lines(path):
+    for number, raw in lines:
         try:
             yield number, orjson.loads(raw)
         except orjson.JSONDecodeError as exc:
             what = "truncated last line" if not raw.endswith(b"\n") else "bad JSON"
-            raise LogError(path, number, f"{what}: {exc.msg}") from None
+            err = LogError(path, number, f"{what}: {exc.msg}")
+            if not lenient:
+                raise err from None
+            skipped.append(err)

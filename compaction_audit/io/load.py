@@ -8,30 +8,13 @@ logs, so every rule, report, diff and gate works on them.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import Any
-
-import orjson
-
 from compaction_audit.errors import LogError, UsageError
 from compaction_audit.io.detect import ADAPTERS, Format, peek_format
+from compaction_audit.io.lines import decode_lines
 from compaction_audit.io.native import read_native, read_records
 from compaction_audit.model import Session
 
 FORMATS = ("native", "claude-code", "codex")
-
-
-def _decoded(path: str, lines: Iterator[tuple[int, bytes]], lenient: bool,
-             skipped: list[LogError]) -> Iterator[tuple[int, Any]]:
-    for number, raw in lines:
-        try:
-            yield number, orjson.loads(raw)
-        except orjson.JSONDecodeError as exc:
-            what = "truncated last line" if not raw.endswith(b"\n") else "bad JSON"
-            err = LogError(path, number, f"{what}: {exc.msg}")
-            if not lenient:
-                raise err from None
-            skipped.append(err)
 
 
 def load_session(path: str, lenient: bool = False,
@@ -60,7 +43,7 @@ def load_session(path: str, lenient: bool = False,
                 close()
             return read_native(path, lenient), "native"
         skipped: list[LogError] = []
-        session = read_records(_decoded(path, lines, lenient, skipped), path, lenient)
+        session = read_records(decode_lines(path, lines, lenient, skipped), path, lenient)
         session.skipped = sorted(skipped + session.skipped, key=lambda e: e.line)
         return session, "native"
     return read_records(ADAPTERS[fmt](path, lines), path, lenient), fmt

@@ -31,7 +31,7 @@ import polars as pl
 
 from compaction_audit.errors import LogError
 from compaction_audit.io import records as rec
-from compaction_audit.io.lines import iter_lines, open_binary
+from compaction_audit.io.lines import decode_lines, iter_lines, open_binary
 from compaction_audit.model import (
     EDGE_SCHEMA,
     EVENT_SCHEMA,
@@ -663,18 +663,7 @@ def read_native(path: str, lenient: bool = False) -> Session:
         except _HelperFailed:
             pass
     skipped: list[LogError] = []
-
-    def decoded() -> Iterable[tuple[int, Any]]:
-        for number, raw in iter_lines(path):
-            try:
-                yield number, orjson.loads(raw)
-            except orjson.JSONDecodeError as exc:
-                what = "truncated last line" if not raw.endswith(b"\n") else "bad JSON"
-                err = LogError(path, number, f"{what}: {exc.msg}")
-                if not lenient:
-                    raise err from None
-                skipped.append(err)
-
-    session = read_records(decoded(), path, lenient)
+    session = read_records(decode_lines(path, iter_lines(path), lenient, skipped), path,
+                           lenient)
     session.skipped = sorted(skipped + session.skipped, key=lambda e: e.line)
     return session
