@@ -8,7 +8,7 @@ from typing import Any
 import polars as pl
 
 from compaction_audit.conditions import conditions
-from compaction_audit.io.native import paused_gc
+from compaction_audit.io.quiet_gc import paused_gc
 from compaction_audit.model import Session
 from compaction_audit.onset import onsets
 from compaction_audit.recall_report import compaction_view, recall_sections

@@ -12,7 +12,7 @@ import pytest
 
 from benchmarks.reference_series import reference_series
 from compaction_audit.errors import LogError
-from compaction_audit.io import native
+from compaction_audit.io import parallel
 from compaction_audit.io.native import read_native
 from compaction_audit.model import Session
 from compaction_audit.scale import write_scale_session
@@ -126,10 +126,10 @@ def test_helper_process_reads_like_the_plain_reader(
         except LogError as exc:
             return str(exc)
 
-    monkeypatch.setattr(native, "PARALLEL_MIN_BYTES", 1 << 62)
+    monkeypatch.setattr(parallel, "PARALLEL_MIN_BYTES", 1 << 62)
     plain = read()
-    monkeypatch.setattr(native, "PARALLEL_MIN_BYTES", 0)
-    assert native._parallel(str(path))
+    monkeypatch.setattr(parallel, "PARALLEL_MIN_BYTES", 0)
+    assert parallel.wanted(str(path))
     helper = read()
     if isinstance(plain, str):
         assert not lenient

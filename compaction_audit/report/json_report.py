@@ -24,7 +24,7 @@ import orjson
 from compaction_audit import __version__
 from compaction_audit.conditions import can_invert
 from compaction_audit.errors import LogError
-from compaction_audit.io.native import paused_gc
+from compaction_audit.io.quiet_gc import paused_gc
 from compaction_audit.report.model import Report, SessionReport
 from compaction_audit.report.safe import _JSON_INVISIBLE, json_safe
 from compaction_audit.series import SPEC_COLUMNS

@@ -1,0 +1,183 @@
+"""Decode a large plain log in helper processes while this one checks the records.
+
+:func:`~compaction_audit.io.native.read_native` uses :func:`read_parallel` for plain
+files of :data:`PARALLEL_MIN_BYTES` or more when a second CPU is there; any failure of
+a helper (:class:`HelperFailed`) sends it back to reading alone, with the same result.
+"""
+
+from __future__ import annotations
+
+import marshal
+import multiprocessing
+import os
+import queue
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from typing import IO, Any
+
+import orjson
+
+from compaction_audit.errors import LogError
+from compaction_audit.io import records as rec
+from compaction_audit.io.lines import open_binary
+from compaction_audit.io.native import SessionBuilder
+from compaction_audit.io.quiet_gc import paused_gc
+from compaction_audit.model import Session
+
+PARALLEL_MIN_BYTES = 32 << 20
+"""Plain files at least this large are decoded in a helper process (see
+:func:`read_native`); below it, starting the process costs more than it saves."""
+
+_BOOT = (
+    "import importlib.util, sys\n"
+    "spec = importlib.util.spec_from_file_location('_compaction_audit_records', sys.argv[1])\n"
+    "mod = importlib.util.module_from_spec(spec)\n"
+    "sys.modules[spec.name] = mod\n"
+    "spec.loader.exec_module(mod)\n"
+    "out = sys.stdout.buffer\n"
+    "mod.reduce_lines(sys.argv[2], out.write, int(sys.argv[3]), int(sys.argv[4]))\n"
+    "out.flush()\n"
+)
+"""The helper process: :mod:`compaction_audit.io.records` loaded by file path, so that
+it imports only the standard library and orjson, running ``reduce_lines``."""
+
+
+class HelperFailed(Exception):
+    """The decoding process ended without finishing its stream."""
+
+
+def wanted(path: str) -> bool:
+    """Decode ``path`` in a helper process: a large plain file, a second CPU, and not
+    already inside a worker process (``audit_paths`` runs one trace per CPU)."""
+    if path == "-" or path.endswith((".gz", ".zst")) or (os.cpu_count() or 1) < 2:
+        return False
+    if multiprocessing.parent_process() is not None:
+        return False
+    try:
+        return os.path.getsize(path) >= PARALLEL_MIN_BYTES
+    except OSError:
+        return False
+
+
+def _frames(stream: IO[bytes]) -> Iterator[bytes]:
+    """The framed batches a helper writes, up to and including its ``MSG_END``."""
+    read = stream.read
+    while True:
+        head = read(4)
+        if len(head) < 4:
+            raise HelperFailed
+        size = int.from_bytes(head, "little")
+        data = read(size & ~rec.LAST_FRAME)
+        if len(data) < size & ~rec.LAST_FRAME:
+            raise HelperFailed
+        yield data
+        if size & rec.LAST_FRAME:
+            return
+
+
+def _drain(stream: IO[bytes], out: queue.SimpleQueue[bytes | None]) -> None:
+    """Read a helper's frames into ``out`` as they come (None: the helper failed)."""
+    try:
+        for data in _frames(stream):
+            out.put(data)
+    except (HelperFailed, OSError, ValueError):
+        out.put(None)
+
+
+def _messages(first: IO[bytes], second: queue.SimpleQueue[bytes | None] | None
+              ) -> Iterator[tuple[Any, ...]]:
+    """The helpers' messages in file order, line numbers made absolute."""
+    base = 0
+    for data in _frames(first):
+        for msg in marshal.loads(data):
+            if msg[1] == rec.MSG_END:
+                base = msg[0]
+            else:
+                yield msg
+    if second is None:
+        return
+    while True:
+        frame = second.get()
+        if frame is None:
+            raise HelperFailed
+        for msg in marshal.loads(frame):
+            kind = msg[1]
+            if kind == rec.MSG_END:
+                return
+            if kind == rec.MSG_REDUCED:
+                yield (msg[0] + base, kind, msg[2], msg[3] + base, *msg[4:])
+            else:
+                yield (msg[0] + base, *msg[1:])
+
+
+def read_parallel(path: str, lenient: bool) -> Session:
+    """:func:`read_native` with the decoding in two helper processes (same result).
+
+    Each helper decodes half of the file (split at a line start) with orjson and
+    reduces each pair-form ``retained`` list to the ids entering and leaving
+    (:func:`~compaction_audit.io.records.reduce_lines`); this process checks and
+    applies every record in file order with the same :class:`SessionBuilder`,
+    re-reading a line whole from the file when a reduction does not apply (an error
+    to report, a working set that is not the reduction's).  Raises
+    :class:`HelperFailed` when a helper dies; the caller then reads alone.
+    """
+    source = open_binary(path)  # LogError (line 0) when the file cannot be opened
+    size = os.fstat(source.fileno()).st_size
+    source.seek(size // 2)
+    source.readline()
+    split = source.tell()
+    ranges = [(0, split), (split, -1)] if split < size else [(0, -1)]
+    helpers: list[subprocess.Popen[bytes]] = []
+    try:
+        for start, stop in ranges:
+            helpers.append(subprocess.Popen(
+                [sys.executable, "-c", _BOOT, rec.__file__, path, str(start), str(stop)],
+                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE))
+    except OSError:  # no interpreter to start: read alone
+        source.close()
+        for helper in helpers:
+            helper.kill()
+            helper.wait()
+            if helper.stdout is not None:
+                helper.stdout.close()
+        raise HelperFailed from None
+    second: queue.SimpleQueue[bytes | None] | None = None
+    if len(helpers) == 2:
+        second = queue.SimpleQueue()
+        assert helpers[1].stdout is not None
+        threading.Thread(target=_drain, args=(helpers[1].stdout, second), daemon=True).start()
+    assert helpers[0].stdout is not None
+    builder = SessionBuilder(path)
+    skipped: list[LogError] = []
+    try:
+        with source, paused_gc():
+            for msg in _messages(helpers[0].stdout, second):
+                number, kind = msg[0], msg[1]
+                if kind == rec.MSG_READ_ERROR:
+                    raise LogError(path, number, msg[2])
+                try:
+                    if kind == rec.MSG_REDUCED:
+                        if not builder.add_reduced(number, msg[2], msg[3], msg[4], msg[5],
+                                                   msg[6], msg[7]):
+                            source.seek(msg[8])
+                            builder.add(number, orjson.loads(source.read(msg[9])))
+                    elif kind == rec.MSG_RECORD:
+                        builder.add(number, msg[2])
+                    else:
+                        raise LogError(path, number, msg[2])
+                except LogError as exc:
+                    if not lenient:
+                        raise
+                    skipped.append(exc)
+    finally:
+        for helper in helpers:
+            if helper.poll() is None:
+                helper.kill()
+            helper.wait()
+            assert helper.stdout is not None
+            helper.stdout.close()
+    session = builder.finish()
+    session.skipped = sorted(skipped, key=lambda e: e.line)
+    return session
