@@ -57,12 +57,8 @@ def sniff(first_objects: list[dict[str, Any]]) -> bool:
 
 def records(path: str, lines: Iterable[tuple[int, bytes]] | None = None
             ) -> Iterator[tuple[int, dict[str, Any]]]:
-    """Yield ``(source_line, record)``: the session record, then the rounds in order.
-
-    ``lines`` are ``(line_number, raw_bytes)`` pairs as from
-    :func:`~compaction_audit.io.lines.iter_lines` (read from ``path`` when None).
-    Raises :class:`LogError` naming the line for malformed input.
-    """
+    """The rollout as ``(source_line, record)`` pairs, session record first; the same
+    contract as :func:`compaction_audit.io.claude_code.records`."""
     conv = _Converter(path)
     first = feed(path, lines, conv.handle)
     rounds = conv.asm.finish()
