@@ -1,0 +1,251 @@
+"""The simulator's parameters (:class:`SimParams`), its presets and the scale option.
+
+Defaults reproduce seed 000's research session ("What Was Observed"); see
+:mod:`compaction_audit.simulate` for the model they drive and docs/simulator.md.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, fields, replace
+
+from compaction_audit.sim_texts import TOPICS
+
+
+@dataclass(frozen=True)
+class SimParams:
+    """Parameters of the compaction-loop model; defaults are the ``research-decay`` run.
+
+    Units are given per field.  "Seed 000" is the research note on salience
+    inversion; its "What Was Observed" section is the source of the defaults marked so.
+    """
+
+    rounds: int = 40
+    """Compaction rounds to simulate (rounds).  Seed 000: a 40-round session."""
+
+    budget_tokens: int = 180_000
+    """Token budget of the working set (tokens).  Seed 000: 180k-token budget."""
+
+    max_depth: int = 3
+    """Depth cap of the summary hierarchy (tiers).  Seed 000: summarizer at depth 3."""
+
+    recency_decay: float = 0.045
+    """Per-round rate of the scorer's recency decay, ``exp(-rate * age)`` (1/rounds);
+    0 removes it.  Seed 000: scorer = embedding cosine "plus a recency decay"; the
+    rate is calibrated with ``fold_decay`` (depth 3 at round 12)."""
+
+    enforce_provenance: bool = False
+    """Enforce provenance reachability as a hard invariant (seed 000, "Operational
+    Effect"): accounted folds, children offloaded, reachable leaves never purged, a
+    minimum raw share and a depth guard."""
+
+    seed: int = 30
+    """Seed of ``random.Random``; the same parameters give the same bytes.  30 is
+    the seed of the committed samples (its no-decay onset is round 19, as in seed
+    000; the properties hold for most seeds, see docs/simulator.md)."""
+
+    initial_spans: int = 275
+    """Raw spans in the context at the first round (spans); calibrated so that the
+    working set starts full with about 190 reachable source spans (seed 000: 214)."""
+
+    initial_age_spread: int = 6
+    """The initial spans arrived over this many earlier turns (rounds); their ages at
+    round 1 are spread uniformly over ``0 .. initial_age_spread``."""
+
+    spans_per_round: int = 14
+    """Mean raw spans arriving per round (spans)."""
+
+    spans_jitter: int = 3
+    """Arrivals per round vary uniformly by +/- this many spans (spans)."""
+
+    span_tokens_mean: int = 1_000
+    """Mean tokens of a raw span (tokens); log-normal."""
+
+    span_tokens_sigma: float = 0.45
+    """Shape (sigma of the underlying normal) of the span-token distribution."""
+
+    dims: int = 8
+    """Dimensions of the topic embeddings (small plain lists)."""
+
+    topic_relevance: tuple[float, ...] = (0.98, 0.96, 0.94, 0.9, 0.88, 0.86)
+    """Cosine of each topic's vector with the task query, for the six topics
+    (retrieval, evaluation, synthesis, staging-config, dependencies, data-migrations):
+    the research topics are closer to the query than the operational ones."""
+
+    span_noise: float = 2.0
+    """Norm of a raw span's embedding noise relative to its unit topic vector; larger
+    noise lowers raw cosines and widens the gap summaries open by averaging."""
+
+    span_noise_sigma: float = 0.1
+    """Spread (log-normal sigma) of the noise norm across spans: how unevenly focused
+    the raw spans are, hence the spread of their salience."""
+
+    fanout: int = 4
+    """Children per fold (items)."""
+
+    compression: tuple[float, ...] = (0.5, 0.62, 0.75)
+    """Summary tokens as a fraction of its children's tokens, per tier (tier 1, 2, 3;
+    the last value is reused deeper).  Summaries are denser than their children; a
+    summary of summaries compresses less than a summary of raw text."""
+
+    fold_min_age: int = 4
+    """The budget pass folds a raw span only once it is at least this old (rounds);
+    younger spans at the bottom of the salience order are evicted instead.
+    Calibrated (see docs/simulator.md)."""
+
+    fold_decay: tuple[float, ...] = (0.97, 0.77, 0.8)
+    """Re-summarization thresholds on the recency factor ``exp(-rate * age)``, per tier
+    (raw spans, tier 1, tier 2; the last value is reused deeper).  With the default
+    rate raw spans fade after 1 round, tier-1 summaries after 6 and tier-2 summaries
+    after 5, so depth 3 is reached at round 12 (seed 000: "Rose 1->3 by round 12")."""
+
+    fold_floor: float = 0.45
+    """A summary whose cosine with the query is below this is re-summarized even
+    without decay (a weak summary; score)."""
+
+    tier_slots: int = 35
+    """A tier below the cap holds at most this many summaries (items); the
+    lowest-salience extra ones are re-summarized.  Without decay this is what
+    eventually deepens the hierarchy (seed 000: onset at round 19 without decay)."""
+
+    evict_narrative: bool = True
+    """Without provenance enforcement, narrative raw children of a fold are evicted
+    rather than offloaded (unless the fold has no discriminating child: then its most
+    salient child is kept as an anchor)."""
+
+    folds_per_round: int = 6
+    """Throughput of the summarizer (folds per round).  Calibrated so that raw_ratio
+    falls from about 0.74 to 0.09 by round 28 (seed 000: "0.71 to 0.09 over rounds
+    1-28") while depth 3 still arrives at round 12."""
+
+    initial_folds: int = 25
+    """Folds allowed at round 1, the first compaction of the accumulated context
+    (folds); sets the round-1 raw_ratio (seed 000: 0.71)."""
+
+    keep_discriminator: float = 0.3
+    """Probability that a fold quotes one discriminating sentence of its children;
+    the rest of the children's discriminators are dropped (seed 002: topic kept,
+    discriminator dropped)."""
+
+    store_retention_rounds: float = 6.0
+    """Mean time an offloaded item stays resolvable in the external store (rounds);
+    each offload's retention is uniform within +/- 50% of it, rounded up, then the item
+    is purged (listed in ``evicted``).  Seed 000: the cited summary's "leaf source had
+    been evicted eight rounds earlier"; 6 keeps reachable leaves falling at the pace
+    of the observation."""
+
+    min_raw_share: float = 0.30
+    """With ``enforce_provenance``: the raw share of the working-set tokens eviction
+    keeps (ratio).  Seed 000: rehydrate "until raw_ratio >= 0.30"."""
+
+    depth_guard_rounds: int = 5
+    """With ``enforce_provenance``: after the deepest tier has been present this many
+    consecutive rounds, its summaries are expanded (rounds).  Seed 000: depth pinned
+    "for > 5 consecutive rounds" calls for capping the hierarchy."""
+
+    logged_error_rate: float = 0.05
+    """Fraction of rounds whose logged ``raw_ratio`` is taken before the eviction
+    pass (the agent's own instrumentation is mostly correct)."""
+
+    texts: bool = True
+    """Write ``text`` on spans and summaries (templates); off for scale benchmarks."""
+
+    log_aggregates: bool = True
+    """Write the ``logged`` aggregates (costs a reachability pass per round)."""
+
+    session_id: str = "research-decay"
+    """Free-text ``session_id`` of the session record."""
+
+    task_query: str = (
+        "Synthesize recent findings on retrieval for long-context agents and "
+        "recommend a deployment configuration for the retrieval service."
+    )
+    """The task query the scorer compares against (written in the session record)."""
+
+    def validate(self) -> None:
+        """Raise ``ValueError`` naming the first parameter out of its range."""
+        checks: list[tuple[str, bool]] = [
+            ("rounds", self.rounds >= 1),
+            ("budget_tokens", self.budget_tokens >= 1),
+            ("max_depth", self.max_depth >= 1),
+            ("recency_decay", self.recency_decay >= 0 and math.isfinite(self.recency_decay)),
+            ("initial_spans", self.initial_spans >= 0),
+            ("initial_age_spread", self.initial_age_spread >= 0),
+            ("spans_per_round", self.spans_per_round >= 0),
+            ("spans_jitter", 0 <= self.spans_jitter <= self.spans_per_round),
+            ("span_tokens_mean", self.span_tokens_mean >= 1),
+            ("span_tokens_sigma", 0 <= self.span_tokens_sigma <= 3),
+            ("dims", self.dims >= 2),
+            (
+                "topic_relevance",
+                len(self.topic_relevance) == len(TOPICS)
+                and all(0 <= r <= 1 for r in self.topic_relevance),
+            ),
+            ("span_noise", self.span_noise >= 0),
+            ("span_noise_sigma", 0 <= self.span_noise_sigma <= 3),
+            ("fanout", self.fanout >= 2),
+            ("compression", bool(self.compression) and all(0 < c < 1 for c in self.compression)),
+            ("fold_min_age", self.fold_min_age >= 1),
+            ("fold_decay", bool(self.fold_decay) and all(0 <= f <= 1 for f in self.fold_decay)),
+            ("fold_floor", 0 <= self.fold_floor <= 1),
+            ("tier_slots", self.tier_slots >= 1),
+            ("folds_per_round", self.folds_per_round >= 0),
+            ("initial_folds", self.initial_folds >= 0),
+            ("keep_discriminator", 0 <= self.keep_discriminator <= 1),
+            ("store_retention_rounds", self.store_retention_rounds >= 1),
+            ("min_raw_share", 0 <= self.min_raw_share < 1),
+            ("depth_guard_rounds", self.depth_guard_rounds >= 1),
+            ("logged_error_rate", 0 <= self.logged_error_rate <= 1),
+        ]
+        for name, ok in checks:
+            if not ok:
+                raise ValueError(f"{name}: value {getattr(self, name)!r} is out of range")
+
+
+PRESETS: dict[str, SimParams] = {
+    "research-decay": SimParams(),
+    "research-no-decay": SimParams(recency_decay=0.0, session_id="research-no-decay"),
+    "research-provenance": SimParams(
+        enforce_provenance=True, max_depth=2, session_id="research-provenance"
+    ),
+}
+"""The calibrated runs behind ``sample_logs/`` (see ``docs/simulator.md``)."""
+
+
+def param_names() -> list[str]:
+    """Return the names of the :class:`SimParams` fields, in declaration order."""
+    return [f.name for f in fields(SimParams)]
+
+
+def scale_params(rounds: int, working_set: int, seed: int = 30) -> SimParams:
+    """Parameters for a large benchmark log: ``rounds`` rounds with a budget of
+    ``working_set`` mean-sized spans (``working_set * 1000`` tokens).
+
+    Arrivals, fold throughput and tier slots scale with the budget relative to the
+    ``research-decay`` preset (180 spans' worth); texts and logged aggregates are
+    off.  The dynamics are those of the preset, at a larger size.
+    """
+    if rounds < 1 or working_set < 1:
+        raise ValueError("rounds and working_set must be >= 1")
+    base = SimParams()
+    factor = working_set * base.span_tokens_mean / base.budget_tokens
+
+    def scaled(value: int) -> int:
+        return max(1, round(value * factor))
+
+    per_round = scaled(base.spans_per_round)
+    return replace(
+        base,
+        rounds=rounds,
+        seed=seed,
+        budget_tokens=working_set * base.span_tokens_mean,
+        initial_spans=scaled(base.initial_spans),
+        spans_per_round=per_round,
+        spans_jitter=min(per_round, scaled(base.spans_jitter)),
+        folds_per_round=scaled(base.folds_per_round),
+        initial_folds=scaled(base.initial_folds),
+        tier_slots=scaled(base.tier_slots),
+        texts=False,
+        log_aggregates=False,
+        session_id=f"scale-{rounds}x{working_set}",
+    )
