@@ -46,8 +46,9 @@ class Recall:
     ``debt``: per round index ``discriminators_seen``, ``recall_debt``,
     ``recall_debt_fold``, ``recall_debt_eviction`` (counts of distinct discriminators).
     ``lost``: every discriminator that became unrecoverable, most severe kind first.
-    ``floor``: (round index, span) pairs under the recall floor.  ``disagreements``: spans
-    whose logged ``salience_class`` differs from the auditor's classification.
+    ``floor``: (span, start, end) intervals of round indices under the recall floor.
+    ``disagreements``: spans whose logged ``salience_class`` differs from the auditor's
+    classification.
     """
 
     folds: pl.DataFrame
@@ -455,18 +456,19 @@ def _lost_table(session: Session, occ: pl.DataFrame, gaps: pl.DataFrame,
 
 def _floor(session: Session, series: Series, occ: pl.DataFrame, held: pl.DataFrame,
            life: pl.DataFrame) -> pl.DataFrame:
-    """(round index, span) rows: discriminating spans covered by a working-set summary
-    with fewer than ``recall_floor`` resolvable references (the span itself while
-    resolvable, and each working-set summary whose text keeps all its discriminators).
+    """Intervals ``[start, end)`` of round indices during which a discriminating span is
+    covered by a working-set summary with fewer than ``recall_floor`` resolvable
+    references (the span itself while resolvable, and each working-set summary whose
+    text keeps all its discriminators).
 
     Spans whose own fold recorded ``accounting`` are left out: their surrendered
     precision was debited explicitly (seed 002, "Decision Boundary"), and
-    topic-only-fold reports them.  Columns: ``ri``, ``leaf``, ``rank`` (worst kind
-    rank, null when only the logged salience_class marks it), ``source``.
+    topic-only-fold reports them.  Columns: ``leaf``, ``start``, ``end``, ``rank``
+    (worst kind rank, null when only the logged salience_class marks it), ``source``.
     """
     floor = session.header.recall_floor
-    empty = pl.DataFrame(schema={"ri": pl.Int64, "leaf": pl.String, "rank": pl.Int64,
-                                 "source": pl.String})
+    empty = pl.DataFrame(schema={"leaf": pl.String, "start": pl.Int64, "end": pl.Int64,
+                                 "rank": pl.Int64, "source": pl.String})
     accounted = session.items.filter(pl.col("accounting").is_not_null()).select("id")
     accounted_children = session.edges.join(accounted, left_on="parent", right_on="id")
     discriminating = pl.concat([
@@ -515,24 +517,19 @@ def _floor(session: Session, series: Series, occ: pl.DataFrame, held: pl.DataFra
     if state.height == 0:
         return empty
     worst = occ.group_by("id").agg(pl.col("rank").max().alias("rank"))
-    # rank and source are joined per interval; the intervals are expanded into one
-    # (round, interval number) row per round, sorted on one integer key in (ri, leaf)
-    # order, and the leaf, rank and source gathered last: the wide rows are built once
-    spans = (
-        state.select("leaf", "ri", "end")
+    # adjacent segments of one leaf become one interval: a span is "new" below the floor
+    # only at the start of an interval
+    prev_end = pl.col("end").shift(1).over("leaf")
+    return (
+        state.select("leaf", "ri", "end").sort("leaf", "ri")
+        .with_columns((prev_end.is_null() | (pl.col("ri") != prev_end)).cast(pl.Int64)
+                      .cum_sum().alias("_run"))
+        .group_by("leaf", "_run").agg(pl.col("ri").min().alias("start"), pl.col("end").max())
+        .drop("_run")
         .join(worst, left_on="leaf", right_on="id", how="left")
         .join(session.items.select("id", "source"), left_on="leaf", right_on="id")
+        .sort("start", "leaf")
     )
-    width = spans.height + 1
-    order = (
-        spans.select(pl.int_ranges("ri", "end").alias("ri"),
-                     pl.int_range(pl.len(), dtype=pl.UInt32).alias("_row"),
-                     pl.col("leaf").rank("dense").cast(pl.Int64).alias("_leaf"))
-        .explode("ri")
-        .sort(pl.col("ri") * width + pl.col("_leaf"))
-        .select("ri", "_row")
-    )
-    return order.select("ri").hstack(spans.select("leaf", "rank", "source")[order["_row"]])
 
 
 def _disagreements(session: Session, occ: pl.DataFrame) -> list[dict[str, Any]]:

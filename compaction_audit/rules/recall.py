@@ -12,6 +12,7 @@ from typing import Any
 import polars as pl
 
 from compaction_audit.discriminators import KIND_RANK, Kind
+from compaction_audit.reachability import interval_sum
 from compaction_audit.recall import Recall, analyse
 from compaction_audit.rules.base import Context, Outcome, Rule, Severity, register
 
@@ -157,24 +158,37 @@ class RecallFloor(Rule):
     example = "round 9: s-0031 ('Do NOT enable --force') has 0 references (floor 1)"
 
     def evaluate(self, ctx: Context) -> Outcome:
+        """One row per round with spans under the floor: their count, the spans that
+        fell under it at that round (``new_spans``), and the severity of the worst kind
+        among all of them; computed on intervals, never one row per span per round."""
         floor = recall_of(ctx).floor
         if floor.height == 0:
             return Outcome(pl.DataFrame(schema={"ri": pl.Int64}))
-        tool = pl.col("source").fill_null("").str.contains(LOW_SOURCES)
-        rows = (floor.with_columns(pl.col("rank").fill_null(KIND_RANK[Kind.NEGATION]),
-                                   tool.alias("from_tool"))
-                .group_by("ri", maintain_order=True)
-                .agg(pl.col("leaf").alias("spans"), pl.col("rank").max(),
-                     pl.col("from_tool").all()))
-        sev = [_severity(r, t, self.severity)
-               for r, t in zip(rows["rank"], rows["from_tool"], strict=True)]
+        n = ctx.session.n_rounds
+        spans = floor.with_columns(
+            pl.col("rank").fill_null(KIND_RANK[Kind.NEGATION]),
+            pl.col("source").fill_null("").str.contains(LOW_SOURCES).alias("low"))
+        count = interval_sum(spans, n).rename({"value": "below_floor"})
+        worst = (interval_sum(spans, n, by="rank").filter(pl.col("value") > 0)
+                 .group_by("ri").agg(pl.col("rank").max()))
+        loud = interval_sum(spans, n, (~pl.col("low")).cast(pl.Int64)).rename({"value": "loud"})
+        new = (spans.sort("start", "leaf").group_by("start", maintain_order=True)
+               .agg(pl.col("leaf").alias("new_spans")).rename({"start": "ri"}))
+        rows = (count.filter(pl.col("below_floor") > 0)
+                .join(worst, on="ri", how="left").join(loud, on="ri", how="left")
+                .join(new, on="ri", how="left")
+                .with_columns(pl.col("new_spans").fill_null(pl.lit([], pl.List(pl.String))))
+                .sort("ri"))
+        sev = [_severity(r, loud == 0, self.severity)
+               for r, loud in zip(rows["rank"], rows["loud"], strict=True)]
         return Outcome(rows.with_columns(pl.Series("severity", sev),
                                          pl.lit(ctx.session.header.recall_floor)
-                                         .alias("recall_floor")).drop("rank", "from_tool"))
+                                         .alias("recall_floor")).drop("rank", "loud"))
 
     def message(self, v: dict[str, Any], ctx: Context) -> str:
-        spans = v["spans"]
+        spans = v["new_spans"]
         shown = ", ".join(spans[:10]) + (f" and {len(spans) - 10} more"
                                           if len(spans) > 10 else "")
-        return (f"{len(spans)} discriminating span(s) under a retained summary have fewer "
-                f"than {v['recall_floor']} resolvable reference(s): {shown}")
+        newly = f"; new at this round: {shown}" if spans else ""
+        return (f"{v['below_floor']} discriminating span(s) under a retained summary have "
+                f"fewer than {v['recall_floor']} resolvable reference(s){newly}")

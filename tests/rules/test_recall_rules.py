@@ -141,8 +141,9 @@ def test_recall_floor_fires_and_not(write_log: LogWriter) -> None:
                    offloaded=["u"]),
                rnd(2, evicted=["u"])]
     report = audit(write_log(records, "floor.jsonl"))
-    floor = [(f.round, f.values["spans"]) for f in report.findings if f.rule == "recall-floor"]
-    assert floor == [(2, ["u"])]  # offloaded at round 1: still one reference
+    floor = [(f.round, f.values["below_floor"], f.values["new_spans"])
+             for f in report.findings if f.rule == "recall-floor"]
+    assert floor == [(2, 1, ["u"])]  # offloaded at round 1: still one reference
     restated = [records[0], rnd(1, summaries=[fold("F", ["u"], "Do not enable --force on "
                                                                 "the prod migration.")],
                                 evicted=["u"])]
@@ -158,3 +159,17 @@ def test_texts_absent_fall_back_to_salience_class(write_log: LogWriter) -> None:
     report = audit(path)
     assert report.extra["folds_not_checked_discriminating"] == 1
     assert [f.rule for f in report.findings if f.rule in RECALL] == ["recall-floor"]
+
+
+def test_recall_floor_counts_every_round_and_names_new_spans(write_log: LogWriter) -> None:
+    records = [rnd(0, spans=[span("u", NEGATION, "user"),
+                             span("t", "Opened src/cache/lru.py for review.")]),
+               rnd(1, summaries=[fold("F", ["u"], "Migration guidance noted.")],
+                   evicted=["u"]),
+               rnd(2, summaries=[fold("G", ["t"], "Looked at the cache code.")],
+                   evicted=["t"]),
+               rnd(3)]
+    report = audit(write_log(records, "two.jsonl"))
+    rows = [(f.round, f.values["below_floor"], f.values["new_spans"], f.severity.value)
+            for f in report.findings if f.rule == "recall-floor"]
+    assert rows == [(1, 1, ["u"], "error"), (2, 2, ["t"], "error"), (3, 2, [], "error")]
