@@ -72,9 +72,9 @@ _CHUNK_ROWS = 512
 def _rows(frame: pl.DataFrame) -> Iterator[dict[str, Any]]:
     """``frame.iter_rows(named=True)``, converted a column and a chunk at a time.
 
-    Strings inside list columns (the spans of a recall-floor finding, one list per
-    round) are shared: a span listed at many rounds is one Python string, not one
-    per round, which keeps the findings of a long session to pointers.
+    Strings inside list columns (the summaries of an ungrounded-summary finding, one
+    list per round) are shared: an id listed at many rounds is one Python string, not
+    one per round, which keeps the findings of a long session to pointers.
     """
     names = frame.columns
     shared: dict[str, str] = {}
