@@ -11,7 +11,7 @@ from compaction_audit.conditions import conditions
 from compaction_audit.io.quiet_gc import paused_gc
 from compaction_audit.model import Session
 from compaction_audit.onset import onsets
-from compaction_audit.recall_report import compaction_view, recall_sections
+from compaction_audit.recall.sections import compaction_view, recall_sections
 from compaction_audit.rehydrate import suggestions
 from compaction_audit.report.model import NotEvaluated, SessionReport
 from compaction_audit.rules import RULES, Context, Finding, Rule, Severity

@@ -15,11 +15,12 @@ from typing import Any
 
 import polars as pl
 
-from compaction_audit import discriminators as disc
 from compaction_audit.errors import UsageError
 from compaction_audit.model import Session
+from compaction_audit.recall import extract as ext
+from compaction_audit.recall import survival as surv
 
-_CLAUSES = (disc.Kind.NEGATION, disc.Kind.CONSTRAINT, disc.Kind.CAUSAL, disc.Kind.ORDERING)
+_CLAUSES = (ext.Kind.NEGATION, ext.Kind.CONSTRAINT, ext.Kind.CAUSAL, ext.Kind.ORDERING)
 
 
 @dataclass
@@ -76,16 +77,16 @@ class _Log:
                 for ri, line, action in self.events.get(item, [])]
 
 
-def _matches(query: str, d: disc.Discriminator) -> bool:
+def _matches(query: str, d: ext.Discriminator) -> bool:
     q = query.strip().lower()
-    norms = {x.norm for x in disc.extract(query)} | {q}
+    norms = {x.norm for x in ext.extract(query)} | {q}
     if d.norm in norms or d.text.lower() == q:
         return True
     return d.kind in _CLAUSES and q in d.norm.split()
 
 
-def _carry(log: _Log, item: str, d: disc.Discriminator | None,
-           companions: list[disc.Discriminator], seen: set[str]) -> list[Node]:
+def _carry(log: _Log, item: str, d: ext.Discriminator | None,
+           companions: list[ext.Discriminator], seen: set[str]) -> list[Node]:
     """Nodes for the folds that took ``item`` in, following ``d`` up the chain.
 
     ``companions`` are the origin span's other discriminators still stated by ``item``;
@@ -106,7 +107,7 @@ def _carry(log: _Log, item: str, d: disc.Discriminator | None,
             nodes.append(Node(f"fold {fold} {where}: no text, cannot check",
                               {**base, "result": "unknown"}))
             continue
-        kept = [c for c in companions if disc.survives(c, row["text"])]
+        kept = [c for c in companions if surv.survives(c, row["text"])]
         lost_here = [c for c in companions if c not in kept]
         also = ("; also dropped: " + ", ".join(f"{c.kind.value} {c.text!r}"
                                                for c in lost_here)) if lost_here else ""
@@ -114,7 +115,7 @@ def _carry(log: _Log, item: str, d: disc.Discriminator | None,
         accounted = " (accounted)" if row["accounting"] is not None else ""
         if d is None:
             label, result, follow = f"then folded into {fold}{accounted} {where}", "after", None
-        elif disc.survives(d, row["text"]):
+        elif surv.survives(d, row["text"]):
             label, result, follow = f"carried by fold {fold}{accounted} {where}", "carried", d
         else:
             label = f"LOST at fold {fold}{accounted} {where}: {row['text']!r}"
@@ -132,7 +133,7 @@ def trace_discriminator(session: Session, query: str) -> Node:
     for item, row in log.rows.items():
         if row["kind"] != "span" or row["text"] is None:
             continue
-        found = disc.extract(row["text"])
+        found = ext.extract(row["text"])
         for d in found:
             if _matches(query, d):
                 others = [c for c in found if c is not d]
@@ -160,7 +161,7 @@ def trace_span(session: Session, item: str) -> Node:
                 continue
             seen.add(fold)
             row, child = log.rows[fold], log.rows[node_id]
-            lost = ([d.text for d in disc.dropped(child["text"], row["text"])]
+            lost = ([d.text for d in surv.dropped(child["text"], row["text"])]
                     if row["text"] is not None and child["text"] is not None else None)
             what = ("no text to compare" if lost is None else
                     f"dropped {', '.join(map(repr, lost))}" if lost else "kept every "

@@ -10,6 +10,13 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "sample_logs"
 CORPUS = ROOT.parent / "shared" / "corpus"
+AGENT_FOLDERS = ("claude-code", "codex")
+"""Corpus folders of agent logs in JSONL (``labels/`` holds hand labels, not logs)."""
+
+
+def corpus_logs() -> list[Path]:
+    """The corpus's agent logs in JSONL, sorted; empty when the corpus is absent."""
+    return sorted(p for folder in AGENT_FOLDERS for p in (CORPUS / folder).glob("*.jsonl"))
 
 LogWriter = Callable[..., Path]
 

@@ -10,11 +10,11 @@ import pytest
 
 from compaction_audit.api import audit
 from compaction_audit.report.model import SessionReport
-from tests.logs import CORPUS
+from tests.logs import CORPUS, corpus_logs
 
 pytestmark = pytest.mark.skipif(not CORPUS.is_dir(), reason="../shared/corpus is absent")
 
-FILES = sorted(CORPUS.glob("*/*.jsonl")) if CORPUS.is_dir() else []
+FILES = corpus_logs()
 _CACHE: dict[str, SessionReport] = {}
 
 

@@ -11,9 +11,9 @@ import pytest
 from compaction_audit.errors import LogError
 from compaction_audit.io.detect import ADAPTERS, detect_format, peek_format, sniff_objects
 from compaction_audit.io.native import read_records
+from tests.logs import CORPUS, corpus_logs
 
 FIXTURES = Path(__file__).parent / "fixtures" / "adapters"
-CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpus"
 
 NATIVE = (b'{"type":"session","schema":"compaction-audit/1"}\n'
           b'{"type":"round","round":0,"spans":[{"id":"a","tokens":3}]}\n')
@@ -123,7 +123,7 @@ def check_invariants(out: list[tuple[int, dict[str, Any]]]) -> None:
 def all_inputs() -> list[Path]:
     found = sorted(FIXTURES.glob("*.jsonl"))
     if CORPUS.is_dir():
-        found += sorted(CORPUS.glob("*/*.jsonl"))
+        found += corpus_logs()
     return found
 
 
@@ -141,4 +141,4 @@ def test_every_input_converts_to_valid_records(path: Path) -> None:
 def test_the_corpus_is_covered_when_present() -> None:
     if not CORPUS.is_dir():
         pytest.skip("the shared corpus is not available")
-    assert len(list(CORPUS.glob("*/*.jsonl"))) >= 4
+    assert len(corpus_logs()) >= 4

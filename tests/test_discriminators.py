@@ -7,15 +7,14 @@ import time
 
 import pytest
 
-from compaction_audit.discriminators import (
+from compaction_audit.recall.extract import (
     KIND_RANK,
     Discriminator,
     Kind,
-    dropped,
     extract,
     is_discriminating,
-    survives,
 )
+from compaction_audit.recall.survival import dropped, survives
 
 
 def found(text: str) -> set[tuple[str, str]]:
@@ -335,16 +334,12 @@ def test_pathological_inputs_stay_linear() -> None:
 
 
 def test_markup_does_not_extend_clauses_or_make_paths() -> None:
-    from compaction_audit.discriminators import extract
-
     found = [(d.kind.value, d.text) for d in extract("No linked commits yet.\\n </p> <% x %>")]
     assert found == [("negation", "No linked commits yet.")]
     assert extract("</head></html>") == []
 
 
 def test_hyphenated_file_name_survives() -> None:
-    from compaction_audit.discriminators import extract, survives
-
     d = extract("cd /home/u/projects/spotter-worktrees/spotter-gqc")[0]
     assert survives(d, "Implemented spotter-gqc end to end.")
     assert not survives(d, "Implemented the epic end to end.")

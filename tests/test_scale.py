@@ -148,7 +148,7 @@ def test_helper_process_reads_like_the_plain_reader(
 
 def test_text_helper_gives_the_same_recall_analysis(
         tiny: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from compaction_audit import recall
+    from compaction_audit.recall import analysis as recall
 
     session = read_native(str(tiny))
     series = build_series(session)

@@ -1,6 +1,6 @@
 """Recall rules: folds that dropped discriminators, and the recall floor (seed 002).
 
-All three read :func:`recall_of`, the cached :class:`~compaction_audit.recall.Recall`
+All three read :func:`recall_of`, the cached :class:`~compaction_audit.recall.analysis.Recall`
 analysis of the session.  A fold finding names the fold (its ``entity``), each child
 that lost something and what it lost; its severity follows the worst kind lost.
 """
@@ -11,9 +11,9 @@ from typing import Any
 
 import polars as pl
 
-from compaction_audit.discriminators import KIND_RANK, Kind
 from compaction_audit.reachability import interval_sum
-from compaction_audit.recall import Recall, analyse
+from compaction_audit.recall.analysis import Recall, analyse
+from compaction_audit.recall.extract import KIND_RANK, Kind
 from compaction_audit.rules.base import Context, Outcome, Rule, Severity, register
 
 _ERROR_RANK = KIND_RANK[Kind.VERSION]

@@ -2,7 +2,7 @@
 
 Seed 002 ("Core Distinction", "Operational Effect"): a fold that keeps the topic but
 drops the discriminator debits the recall budget.  This module compares every child of
-every fold with the fold's text (:mod:`compaction_audit.discriminators`), then tracks
+every fold with the fold's text (:mod:`compaction_audit.recall.extract`), then tracks
 each discriminator seen in a raw span over the rounds: it stays *recoverable* while a
 resolvable raw span holds it or a working-set summary's text still states it (spec
 rules.md, "Discriminating spans and folds").
@@ -23,9 +23,10 @@ from typing import Any
 
 import polars as pl
 
-from compaction_audit import discriminators as disc
 from compaction_audit.model import Session
 from compaction_audit.reachability import interval_sum, resolvable_end
+from compaction_audit.recall import extract as ext
+from compaction_audit.recall import survival as surv
 from compaction_audit.series import Series
 
 DROP_SCHEMA = pl.List(pl.Struct({"kind": pl.String, "text": pl.String, "norm": pl.String,
@@ -58,23 +59,23 @@ class Recall:
     disagreements: list[dict[str, Any]] = field(default_factory=list)
 
 
-_KIND_VALUE = {kind: kind.value for kind in disc.Kind}
+_KIND_VALUE = {kind: kind.value for kind in ext.Kind}
 
 
-def _key(d: disc.Discriminator) -> str:
+def _key(d: ext.Discriminator) -> str:
     return f"{_KIND_VALUE[d.kind]}:{d.norm}"
 
 
-class _Extracted(dict[str, tuple[disc.Discriminator, ...]]):
+class _Extracted(dict[str, tuple[ext.Discriminator, ...]]):
     """Discriminators per distinct text, each text extracted once per analysis.
 
-    :func:`compaction_audit.discriminators.extract` keeps an LRU cache of 4,096 texts;
+    :func:`compaction_audit.recall.extract.extract` keeps an LRU cache of 4,096 texts;
     a long session has far more distinct span texts than that, and both the fold checks
     and the occurrence table read every span's, so the analysis keeps its own table.
     """
 
-    def __missing__(self, text: str) -> tuple[disc.Discriminator, ...]:
-        found = self[text] = tuple(disc.extract(text))
+    def __missing__(self, text: str) -> tuple[ext.Discriminator, ...]:
+        found = self[text] = tuple(ext.extract(text))
         return found
 
 
@@ -84,35 +85,39 @@ survival checks of the leaves extracted there) goes to a helper process (see
 :class:`_Helper`); below it, starting the process costs more than it saves."""
 
 _TEXT_BOOT = (
-    "import gc, importlib.util, marshal, sys\n"
+    "import gc, marshal, sys, types\n"
     "gc.disable()\n"
-    "spec = importlib.util.spec_from_file_location('_compaction_audit_disc', sys.argv[1])\n"
-    "d = importlib.util.module_from_spec(spec)\n"
-    "sys.modules[spec.name] = d\n"
-    "spec.loader.exec_module(d)\n"
+    "for name, path in (('compaction_audit', sys.argv[1]),\n"
+    "                   ('compaction_audit.recall', sys.argv[2])):\n"
+    "    pkg = types.ModuleType(name)\n"
+    "    pkg.__path__ = [path]\n"
+    "    sys.modules[name] = pkg\n"
+    "from compaction_audit.recall import extract as ext, survival as surv\n"
     "texts, pairs = marshal.loads(sys.stdin.buffer.read())\n"
-    "found = {t: tuple(d.extract(t)) for t in texts}\n"
+    "found = {t: tuple(ext.extract(t)) for t in texts}\n"
     "enc = [tuple((x.kind.value, x.text, x.norm, x.start, x.end) for x in found[t])\n"
     "       for t in texts]\n"
-    "flags = [tuple(d.survives(x, s) for x in found[c]) for c, s in pairs]\n"
+    "flags = [tuple(surv.survives(x, s) for x in found[c]) for c, s in pairs]\n"
     "sys.stdout.buffer.write(marshal.dumps((enc, flags)))\n"
 )
-"""The helper: :mod:`compaction_audit.discriminators` loaded by file path (it imports
-only the standard library).  Reads ``(texts, pairs)``; writes the discriminators of
-each text as ``(kind, text, norm, start, end)`` tuples and, for each ``(child text,
-summary text)`` pair (child text among ``texts``), ``disc.survives`` of each of the
-child's discriminators in the summary text."""
+"""The helper: :mod:`~compaction_audit.recall.extract` and
+:mod:`~compaction_audit.recall.survival` loaded under empty package modules, so that
+neither package's ``__init__`` (and with it Polars) is imported; both use only the
+standard library.  Reads ``(texts, pairs)``; writes the discriminators of each text as
+``(kind, text, norm, start, end)`` tuples and, for each ``(child text, summary text)``
+pair (child text among ``texts``), ``surv.survives`` of each of the child's
+discriminators in the summary text."""
 
 _Encoded = tuple[tuple[str, str, str, int, int], ...]
 _Survived = dict[tuple[str, str], tuple[bool, ...]]
-"""(child text, summary text) -> ``disc.survives`` of each of the child's discriminators;
+"""(child text, summary text) -> ``surv.survives`` of each of the child's discriminators;
 a fold of raw spans checks the same pairs as the occurrence table, computed once."""
 
-_KIND_OF = {kind.value: kind for kind in disc.Kind}
+_KIND_OF = {kind.value: kind for kind in ext.Kind}
 
 
-def _decode(encoded: _Encoded) -> tuple[disc.Discriminator, ...]:
-    make, kind_of = disc.Discriminator, _KIND_OF
+def _decode(encoded: _Encoded) -> tuple[ext.Discriminator, ...]:
+    make, kind_of = ext.Discriminator, _KIND_OF
     return tuple([make(kind_of[k], t, n, a, b) for k, t, n, a, b in encoded])
 
 
@@ -135,7 +140,9 @@ class _Helper:
                 or multiprocessing.parent_process() is not None):
             return None
         try:
-            process = subprocess.Popen([sys.executable, "-c", _TEXT_BOOT, disc.__file__],
+            package = os.path.dirname(os.path.dirname(ext.__file__))
+            process = subprocess.Popen([sys.executable, "-c", _TEXT_BOOT, package,
+                                        os.path.dirname(ext.__file__)],
                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE)
             assert process.stdin is not None
             process.stdin.write(marshal.dumps((texts, pairs)))
@@ -200,8 +207,8 @@ def _text_work(session: Session, closure: pl.DataFrame, extracted: _Extracted,
     mine = texts[cut:] if helper is not None else texts
     for t in mine:
         if t not in extracted:
-            extracted[t] = tuple(disc.extract(t))
-    survives = disc.survives
+            extracted[t] = tuple(ext.extract(t))
+    survives = surv.survives
     keys = list(zip(our_pairs["c"].to_list(), our_pairs["s"].to_list(), strict=True))
     if helper is None:
         keys += list(zip(helper_pairs["c"].to_list(), helper_pairs["s"].to_list(),
@@ -215,7 +222,7 @@ def _text_work(session: Session, closure: pl.DataFrame, extracted: _Extracted,
     result = helper.results(cut, len(their_keys))
     if result is None:  # do the helper's share here
         for t in texts[:cut]:
-            extracted[t] = tuple(disc.extract(t))
+            extracted[t] = tuple(ext.extract(t))
         for key in their_keys:
             survived[key] = tuple(survives(d, key[1]) for d in extracted[key[0]])
         return
@@ -224,9 +231,9 @@ def _text_work(session: Session, closure: pl.DataFrame, extracted: _Extracted,
     survived.update(zip(their_keys, flags, strict=True))
 
 
-def _survival(pairs: list[tuple[tuple[disc.Discriminator, ...], str]]) -> list[tuple[bool, ...]]:
-    """``disc.survives(d, text)`` for each ``d`` of each ``(ds, text)`` pair."""
-    survives = disc.survives
+def _survival(pairs: list[tuple[tuple[ext.Discriminator, ...], str]]) -> list[tuple[bool, ...]]:
+    """``surv.survives(d, text)`` for each ``d`` of each ``(ds, text)`` pair."""
+    survives = surv.survives
     return [tuple(survives(d, text) for d in ds) for ds, text in pairs]
 
 
@@ -234,11 +241,11 @@ def fold_checks(session: Session, extracted: _Extracted | None = None,
                 survived: _Survived | None = None) -> pl.DataFrame:
     """Compare every child of every fold with the fold's text (one row per edge).
 
-    Python visits each edge once (``disc.dropped``: the child's discriminators that do
+    Python visits each edge once (``surv.dropped``: the child's discriminators that do
     not survive in the fold's text); the dropped discriminators are collected flat and
     grouped into the ``dropped`` list column by Polars.
     """
-    ext = extracted if extracted is not None else _Extracted()
+    found_in = extracted if extracted is not None else _Extracted()
     items = session.items
     edges = session.edges
     texts = (
@@ -251,7 +258,7 @@ def fold_checks(session: Session, extracted: _Extracted | None = None,
         .sort("_edge")
     )
     checks: list[str] = []
-    compared: list[tuple[int, tuple[disc.Discriminator, ...], str, str]] = []
+    compared: list[tuple[int, tuple[ext.Discriminator, ...], str, str]] = []
     for edge, (fold_text, child_text, cls) in enumerate(zip(
             texts["ft"].to_list(), texts["ct"].to_list(), texts["cls"].to_list(),
             strict=True)):
@@ -259,13 +266,13 @@ def fold_checks(session: Session, extracted: _Extracted | None = None,
             checks.append("salience_class" if cls == "discriminating" else "not-possible")
             continue
         checks.append("text")
-        ds = ext[child_text]
+        ds = found_in[child_text]
         if ds:
             compared.append((edge, ds, child_text, fold_text))
     memo: _Survived = survived if survived is not None else {}
     todo = list(dict.fromkeys((child_text, fold_text) for _, _, child_text, fold_text in compared
                               if (child_text, fold_text) not in memo))
-    memo.update(zip(todo, _survival([(ext[c], f) for c, f in todo]), strict=True))
+    memo.update(zip(todo, _survival([(found_in[c], f) for c, f in todo]), strict=True))
     drops: dict[str, list[Any]] = {"edge": [], "kind": [], "text": [], "norm": [], "rank": []}
     for edge, ds, child_text, fold_text in compared:
         flags = memo[(child_text, fold_text)]
@@ -275,7 +282,7 @@ def fold_checks(session: Session, extracted: _Extracted | None = None,
                 drops["kind"].append(d.kind.value)
                 drops["text"].append(d.text)
                 drops["norm"].append(d.norm)
-                drops["rank"].append(disc.KIND_RANK[d.kind])
+                drops["rank"].append(ext.KIND_RANK[d.kind])
     lost = (
         pl.DataFrame(drops, schema={"edge": pl.Int64, "kind": pl.String, "text": pl.String,
                                     "norm": pl.String, "rank": pl.Int64})
@@ -311,14 +318,14 @@ def _occurrences(session: Session, closure: pl.DataFrame,
 
     Only (summary, leaf) pairs whose leaf has a discriminator are visited, grouped by
     summary so that the summary's survival index is built once."""
-    ext = extracted if extracted is not None else _Extracted()
+    found_in = extracted if extracted is not None else _Extracted()
     spans = session.items.filter((pl.col("kind") == "span") & pl.col("text").is_not_null())
-    found: dict[str, tuple[disc.Discriminator, ...]] = {}
+    found: dict[str, tuple[ext.Discriminator, ...]] = {}
     text_of: dict[str, str] = {}
     span_rows: dict[str, list[Any]] = {"key": [], "id": [], "kind": [], "text": [],
                                        "rank": []}
     for item, body in zip(spans["id"].to_list(), spans["text"].to_list(), strict=True):
-        ds = ext[body]
+        ds = found_in[body]
         if not ds:
             continue
         found[item] = ds
@@ -329,7 +336,7 @@ def _occurrences(session: Session, closure: pl.DataFrame,
             span_rows["id"].append(item)
             span_rows["kind"].append(kind)
             span_rows["text"].append(d.text)
-            span_rows["rank"].append(disc.KIND_RANK[d.kind])
+            span_rows["rank"].append(ext.KIND_RANK[d.kind])
     occ = pl.DataFrame(span_rows, schema={"key": pl.String, "id": pl.String,
                                           "kind": pl.String, "text": pl.String,
                                           "rank": pl.Int64})
@@ -345,13 +352,13 @@ def _occurrences(session: Session, closure: pl.DataFrame,
     keys = [(text_of[leaf], body) for body, leaf in zip(pairs["text"].to_list(),
                                                          pairs["leaf"].to_list(), strict=True)]
     todo = list(dict.fromkeys(key for key in keys if key not in memo))
-    memo.update(zip(todo, _survival([(ext[leaf_text], body) for leaf_text, body in todo]),
+    memo.update(zip(todo, _survival([(found_in[leaf_text], body) for leaf_text, body in todo]),
                     strict=True))
     for summary, key in zip(pairs["id"].to_list(), keys, strict=True):
         flags = memo[key]
         if True not in flags:  # most summaries keep none of a leaf's discriminators
             continue
-        for d, survives in zip(ext[key[0]], flags, strict=True):
+        for d, survives in zip(found_in[key[0]], flags, strict=True):
             if survives:
                 kept["key"].append(_key(d))
                 kept["id"].append(summary)

@@ -1,6 +1,6 @@
 """The recall sections of a report: folded rounds, lost discriminators, disagreements.
 
-Turns a :class:`~compaction_audit.recall.Recall` into JSON-able lists (the report
+Turns a :class:`~compaction_audit.recall.analysis.Recall` into JSON-able lists (the report
 model's ``extra``), which the JSON report writes as is and the terminal report renders.
 """
 
@@ -11,7 +11,7 @@ from typing import Any
 import polars as pl
 
 from compaction_audit.model import Session
-from compaction_audit.recall import Recall
+from compaction_audit.recall.analysis import Recall
 
 
 def recall_sections(recall: Recall, session: Session) -> dict[str, Any]:
@@ -20,7 +20,7 @@ def recall_sections(recall: Recall, session: Session) -> dict[str, Any]:
 
     ``folded_rounds``: one entry per round with a fold that dropped something:
     ``round``, ``line``, ``folds`` (ids), ``dropped`` (count).  ``lost_discriminators``:
-    most severe kind first (see :data:`compaction_audit.discriminators.KIND_RANK`).
+    most severe kind first (see :data:`compaction_audit.recall.extract.KIND_RANK`).
     """
     rounds = session.rounds.select("ri", "round", "line")
     dropping = recall.folds.filter(pl.col("dropped").list.len() > 0)
