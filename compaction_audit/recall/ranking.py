@@ -7,12 +7,13 @@ first (the most recent statement of the task is the one a later decision builds 
 tier  name                which items
 ====  ==================  ===========================================================
 1     asked again         a person stated it again after it was lost (harm shown)
-2     user clause         typed by a person (``span_source`` "user" or "user:...")
+2     typed by a person   a clause (or value) a person typed (``span_source`` "user"
+                          or "user:...", not the legacy harness "user:meta")
 3     spec requirement    a clause from spec text (markdown requirements, no-gos...)
 4     assistant decision  a clause the assistant wrote, with at least two content
                           words and not chatter ("let me", "I'll", "now", ...)
 5     other prose         anything else from prose (values in prose, fragments)
-6     tool value          values and identifiers from tool output or code
+6     tool output         values and identifiers from tool output or code
 ====  ==================  ===========================================================
 
 Harness text (caveats, skill documents, command wrappers, compact summaries) is never
@@ -24,7 +25,7 @@ Span types (``prose|spec|code|tool_output|harness``) come from the lost table's
 column is missing or null, :func:`span_type_from_source` derives one from
 ``span_source`` alone, and then a clause of two or more content words from tool
 output, which may be a spec the agent read, is ranked "other prose" (5) rather than
-"tool value" (6); an ordering there (an arrow) is not.
+"tool output" (6); an ordering there (an arrow) is not.
 
 Everything is Polars expressions over the table; no Python per row.
 """
@@ -34,8 +35,8 @@ from __future__ import annotations
 import polars as pl
 
 TIER_NAMES: dict[int, str] = {
-    1: "asked again", 2: "user clause", 3: "spec requirement", 4: "assistant decision",
-    5: "other prose", 6: "tool value",
+    1: "asked again", 2: "typed by a person", 3: "spec requirement",
+    4: "assistant decision", 5: "other prose", 6: "tool output",
 }
 """Tier number -> the name reports print (issue 10, point 5)."""
 

@@ -49,7 +49,7 @@ def summary_rows(report: Report) -> list[Row]:
     rows = []
     for s in report.sessions:
         c, b = s.counts(), baseline_info(s)
-        rows.append(Row(trace=s.path, verdict=s.verdict().split(":")[0], rounds=s.n_rounds,
+        rows.append(Row(trace=s.path, verdict=s.verdict_head(), rounds=s.n_rounds,
                         errors=c["error"], warnings=c["warning"], info=c["info"],
                         baselined=None if b is None else b["suppressed"],
                         stale=None if b is None else len(b["stale"]),
@@ -65,6 +65,9 @@ def gate_line(report: Report, fail_on: str) -> str:
     parts = [f"{total} trace(s)", f"{failing} reach --fail-on {fail_on}"]
     if report.errors:
         parts.append(f"{len(report.errors)} unreadable")
+    unchecked = sum(s.compactions_not_checked() for s in report.sessions)
+    if unchecked:
+        parts.append(f"{unchecked} compaction(s) could not be checked")
     return f"exit {report.exit_code(fail_on)}: " + ", ".join(parts)
 
 
