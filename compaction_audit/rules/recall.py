@@ -212,9 +212,10 @@ class RecallFloor(Rule):
     skill documents, command wrappers) is never counted.  Severity follows the worst
     kind among the spans, like the fold rules, and is at most a warning when every
     span's lost facts are in the low tiers (other prose, values from tool output;
-    issue 10, point 6) and none is marked ``salience_class: "discriminating"``.  A
-    summary that names the full transcript on disk adds no reference (docs/adapters.md,
-    "A summary that points to the transcript").
+    issue 10, point 6) and none is marked ``salience_class: "discriminating"``.  Spans
+    an opaque compaction summary folded are not judged (the verdict counts that
+    compaction as not checked).  A summary that names the full transcript on disk adds
+    no reference (docs/adapters.md, "A summary that points to the transcript").
     """
 
     code = "CA303"
@@ -238,8 +239,14 @@ class RecallFloor(Rule):
         person = pl.col("source").fill_null("").is_in(["user"]) | (
             pl.col("source").fill_null("").str.starts_with("user:")
             & (pl.col("source") != "user:meta"))
+        opaque = [c["summary_id"] for c in ctx.session.compactions
+                  if c.get("opaque") and c.get("summary_id") is not None]
+        unchecked = ctx.session.edges.filter(pl.col("parent").is_in(opaque))["child"]
         spans = (
-            floor.join(_span_types(ctx).rename({"id": "leaf"}), on="leaf", how="left")
+            # what an opaque (encrypted) summary folded cannot be checked: the verdict
+            # says so (issue 10, point 8); counting it under the floor would be a guess
+            floor.filter(~pl.col("leaf").is_in(unchecked.implode()))
+            .join(_span_types(ctx).rename({"id": "leaf"}), on="leaf", how="left")
             .with_columns(pl.col("span_type").fill_null(span_type_from_source(pl.col("source"))))
             .filter(pl.col("span_type") != "harness")
             .join(best, on="leaf", how="left")
