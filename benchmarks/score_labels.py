@@ -203,7 +203,8 @@ def render(scores: list[Score]) -> str:
         lines += [
             f"{s.session}: {s.lost_items} lost items reported",
             f"  lost facts reported:      {_pct(s.reported, s.facts_lost)}",
-            *(f"  lost facts in top {k:<3}:    {_pct(s.top[k], s.facts_lost)}" for k in TOP),
+            *(f"  lost facts in top {k}:".ljust(28) + _pct(s.top[k], s.facts_lost)
+              for k in TOP),
             f"  kept facts claimed lost:  {_pct(s.kept_claimed, s.kept_facts)}",
             "  ranks: " + ", ".join(f"{k}={'-' if v is None else v}"
                                     for k, v in s.ranks.items()),
