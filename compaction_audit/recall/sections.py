@@ -13,7 +13,7 @@ import polars as pl
 
 from compaction_audit.model import Session
 from compaction_audit.recall.analysis import Recall
-from compaction_audit.recall.ranking import rank_lost, tier_counts
+from compaction_audit.recall.ranking import rank_lost, span_type_from_source, tier_counts
 
 TRANSCRIPT_POINTER = r"(?i)read the full transcript at:?\s*(\S+)"
 """How a Claude Code 2.1 summary names the full transcript on disk ("If you need
@@ -34,16 +34,25 @@ def recall_sections(recall: Recall, session: Session,
     """``{"folded_rounds": [...], "lost_discriminators": [...], "lost_tiers": {...},
     "classification_disagreements": [...], "folds_not_checked": int}``.
 
-    ``folded_rounds``: one entry per round with a fold that dropped something:
-    ``round``, ``line``, ``folds`` (ids), ``dropped`` (count).  ``lost_discriminators``:
-    in report order (:func:`ranked_lost`: tier, then later spans first), each with
-    ``tier``, ``tier_name``, ``tier_why``, ``span_type`` and ``span_line``; harness text
-    is never listed.  ``lost_tiers``: items per tier name.  ``ranked``: the ranked table
-    when the caller has it already.
+    ``folded_rounds``: one entry per round with a fold that dropped something (harness
+    text left out): ``round``, ``line``, ``folds`` (ids), ``dropped`` (count).
+    ``lost_discriminators``: in report order (:func:`ranked_lost`: tier, then later
+    spans first), each with ``tier``, ``tier_name``, ``tier_why``, ``span_type`` and
+    ``span_line``; harness text is never listed.  ``lost_tiers``: items per tier
+    number.  ``ranked``: the ranked table when the caller has it already.
     """
     ranked = ranked if ranked is not None else ranked_lost(recall, session)
     rounds = session.rounds.select("ri", "round", "line")
-    dropping = recall.folds.filter(pl.col("dropped").list.len() > 0)
+    # harness text (caveats, command wrappers) is never a lost fact: its drops are not
+    # counted either (the span type from the extraction when known, else the source)
+    known = (recall.lost.filter(pl.col("span_type").is_not_null())
+             .select(pl.col("span").alias("child"), pl.col("span_type").alias("_type"))
+             .unique("child") if "span_type" in recall.lost.columns
+             else pl.DataFrame(schema={"child": pl.String, "_type": pl.String}))
+    dropping = (recall.folds.filter(pl.col("dropped").list.len() > 0)
+                .join(known, on="child", how="left", maintain_order="left")
+                .filter(pl.col("_type").fill_null(span_type_from_source(pl.col("child_source")))
+                        != "harness"))
     folded = (
         dropping.group_by("ri").agg(pl.col("fold").unique().sort().alias("folds"),
                                     pl.col("dropped").list.len().sum().alias("dropped"))

@@ -46,6 +46,7 @@ def test_harness_text_never_yields_a_finding(write_log: LogWriter, source: str) 
     assert recall_findings(path) == []
     report = api.audit(str(path))
     assert report.extra["lost_discriminators"] == []
+    assert report.extra["folded_rounds"] == []  # its drops are not counted either
 
 
 def test_low_tiers_alone_are_at_most_a_warning(write_log: LogWriter) -> None:
