@@ -176,3 +176,13 @@ def test_shared_manual_compact_session_exits_0() -> None:
     report = api.audit(str(path))
     assert [f.code for f in report.findings if f.severity.value == "error"] == []
     assert [f.code for f in report.findings if f.code in RECALL] == []
+
+
+def test_summary_row_says_a_compaction_could_not_be_checked(write_log: LogWriter) -> None:
+    unchecked = str(write_log(claude_log(None), "opaque.jsonl"))
+    checked = str(write_log(claude_log(POINTER), "pointer.jsonl"))
+    md = CliRunner().invoke(app, ["audit", unchecked, checked, "-f", "markdown",
+                                  "--summary"]).output
+    rows = [ln for ln in md.splitlines() if ln.startswith("| ") and "jsonl" in ln]
+    assert rows[0].endswith("| **PASS** \\(1 compaction could not be checked\\) |")
+    assert rows[1].endswith("| **WARN** |")
