@@ -104,26 +104,43 @@ def _person(source: pl.Expr) -> pl.Expr:
     return (s == "user") | (s.str.starts_with("user:") & (s != "user:meta"))
 
 
+FRAGMENT = (r"(?i)^[^`]*(?:`[^`]*`[^`]*)*`[^`]*$"
+            r"|(?:\b(?:and|or|to|of|the|a|an)|[:,(\[{=-]|->|=>|→)\s*$")
+"""A clause cut short: an open code span (an odd number of backticks), or a dangling
+conjunction, article or opening punctuation at the end (issue 10, point 2)."""
+
+CODE_ARROW = r"(?:->|=>|\|>|→).*|.*(?:->|=>|\|>|→)"
+CODE_CHARS = r"[.`_(){}\[\]=:@%/]"
+"""An ordering is code (a function arrow, a git range, a log line), not a sequence of
+steps, when its text has an arrow and a code character besides."""
+
+
 def tier_exprs(asked_again: str = "asked_again_round", source: str = "span_source"
                ) -> tuple[pl.Expr, pl.Expr]:
     """``(tier, tier_why)`` over columns ``kind``, ``text``, ``span_type`` (filled, see
     :func:`with_span_type`), ``span_type_known``, ``source`` and ``asked_again``."""
-    kind, text, stype = pl.col("kind"), pl.col("text"), pl.col("span_type")
+    kind, stype = pl.col("kind"), pl.col("span_type")
+    text = pl.col("text").fill_null("")
     clause = ~kind.is_in(VALUE_KINDS)
     person = _person(pl.col(source))
     words = content_words(text)
-    chatter = text.fill_null("").str.contains(CHATTER)
+    chatter = text.str.contains(CHATTER)
+    code_arrow = (kind == "ordering") & text.str.contains(CODE_ARROW) & text.str.contains(
+        CODE_CHARS)
+    cut = (words < 2) | text.str.contains(FRAGMENT) | code_arrow
     tool = stype.is_in(["tool_output", "code"])
-    # without a span type, a clause of 2+ content words in tool output may be spec text
-    # the agent read; an arrow there is code or a log line, never a requirement
-    maybe_spec = (tool & clause & ~pl.col("span_type_known") & (words >= 2)
+    # without a span type, a whole clause in tool output may be spec text the agent
+    # read; an arrow there is code or a log line, never a requirement
+    maybe_spec = (tool & clause & ~pl.col("span_type_known") & ~cut
                   & (kind != "ordering"))
+    decision = clause & (stype == "prose") & ~cut & ~chatter
     again = pl.col(asked_again)
+    article = pl.when(kind.str.contains("^[aeiou]")).then(pl.lit("an")).otherwise(pl.lit("a"))
     tier = (
         pl.when(again.is_not_null()).then(1)
         .when(person & (stype != "harness")).then(2)
         .when(clause & (stype == "spec")).then(3)
-        .when(clause & (stype == "prose") & (words >= 2) & ~chatter).then(4)
+        .when(decision).then(4)
         .when(tool & ~maybe_spec).then(6)
         .otherwise(5)
     ).cast(pl.Int64)
@@ -132,18 +149,17 @@ def tier_exprs(asked_again: str = "asked_again_round", source: str = "span_sourc
         .then(pl.format("a person stated it again at round {}", again))
         .when(person & (stype != "harness")).then(pl.lit("typed by a person"))
         .when(clause & (stype == "spec")).then(pl.lit("a requirement from spec text"))
-        .when(clause & (stype == "prose") & (words >= 2) & ~chatter)
-        .then(pl.lit("a decision in the assistant's prose"))
-        .when(tool & clause & ~pl.col("span_type_known") & (words < 2))
-        .then(pl.lit("a fragment in tool output: fewer than two content words"))
+        .when(decision).then(pl.lit("a decision in the assistant's prose"))
+        .when(code_arrow).then(pl.lit("an arrow in code or a log line, not an ordering"))
+        .when(clause & cut).then(pl.lit("a fragment: cut short or fewer than two content "
+                                        "words"))
         .when(tool & ~maybe_spec)
-        .then(pl.format("a {} from {}", kind,
+        .then(pl.format("{} {} from {}", article, kind,
                         pl.when(stype == "code").then(pl.lit("code"))
                         .otherwise(pl.lit("tool output"))))
         .when(maybe_spec).then(pl.lit("a clause in tool output (span type unknown)"))
         .when(clause & chatter).then(pl.lit("assistant narration, not a decision"))
-        .when(clause & (words < 2)).then(pl.lit("a fragment: fewer than two content words"))
-        .otherwise(pl.format("a {} in prose", kind))
+        .otherwise(pl.format("{} {} in prose", article, kind))
     )
     return tier, why
 
@@ -155,6 +171,10 @@ def add_tiers(frame: pl.DataFrame, asked_again: str = "asked_again_round",
     ``tier_why`` added; rows are kept as they are (harness rows included)."""
     typed = with_span_type(frame, source)
     tier, why = tier_exprs(asked_again, source)
+    if "reused_round" in typed.columns:  # recall-core: a later span reused the value
+        why = pl.when(pl.col("reused_round").is_not_null()).then(
+            pl.format("{}; reused by a later span at round {}", why, pl.col("reused_round"))
+        ).otherwise(why)
     names = pl.DataFrame({"tier": list(TIER_NAMES), "tier_name": list(TIER_NAMES.values())},
                          schema={"tier": pl.Int64, "tier_name": pl.String})
     return (typed.with_columns(tier.alias("tier"), why.alias("tier_why"))

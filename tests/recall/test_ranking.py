@@ -69,9 +69,35 @@ def test_tier_why_names_the_reason() -> None:
                         row("quantity", "12", "tool_result:Bash")])
     assert add_tiers(frame)["tier_why"].to_list() == [
         "a person stated it again at round 3",
-        "a fragment: fewer than two content words",
+        "a fragment: cut short or fewer than two content words",
         "a quantity from tool output",
     ]
+
+
+def test_fragments_and_code_arrows_are_never_decisions() -> None:
+    texts = ["must read as `state", "Never add a `Co-Authored-By", "must keep the cache and",
+             "fn record ->", "fn p -> p.visible_sessions", "ceff8c3..bb53fb4 main -> main"]
+    kinds = ["constraint", "negation", "constraint", "ordering", "ordering", "ordering"]
+    frame = lost_table([row(k, t, "assistant") for k, t in zip(kinds, texts, strict=True)]
+                       + [row("ordering", "build staging, then deploy prod", "assistant"),
+                          row("constraint", "only use `uv run` for tests", "assistant")])
+    assert [t for _, t, _ in tiers(frame)] == [5, 5, 5, 5, 5, 5, 4, 4]
+    why = add_tiers(frame)["tier_why"].to_list()
+    assert why[4] == "an arrow in code or a log line, not an ordering"
+    assert why[0] == "a fragment: cut short or fewer than two content words"
+    # the same texts from tool output, span type unknown: none may be spec text
+    tool = lost_table([row(k, t, "tool_result:Read") for k, t in zip(kinds, texts,
+                                                                     strict=True)])
+    assert [t for _, t, _ in tiers(tool)] == [6] * 6
+
+
+def test_reuse_by_a_later_span_is_named_in_why() -> None:
+    frame = lost_table([row("identifier", "ORD-5501", "tool_result:Bash", reused_round=1),
+                        row("identifier", "ORD-7", "tool_result:Bash")],
+                       reused_round=pl.Int64)
+    assert add_tiers(frame)["tier_why"].to_list() == [
+        "an identifier from tool output; reused by a later span at round 1",
+        "an identifier from tool output"]
 
 
 def test_span_type_column_wins_over_the_source() -> None:
