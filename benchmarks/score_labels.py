@@ -7,8 +7,8 @@ Usage (from the repository root, with the project installed)::
 ``LABELS_DIR`` defaults to ``../shared/corpus/labels`` relative to the repository.  It
 holds, per labelled session ``<stem>``, a ``<stem>.recall.json`` (fact labels) and
 optionally a ``<stem>.items.jsonl`` (item labels); the format and the scoring rule are
-in that folder's README.  The session log ``<stem>.jsonl`` is looked up under ``--logs``
-(default: the labels folder's parent), recursively.
+in that folder's README.  The session log (the entries' ``file``, else ``<stem>.jsonl``)
+is looked up under ``--logs`` (default: the labels folder's parent), recursively.
 
 Each session is audited in-process (:func:`compaction_audit.api.audit`), and its ranked
 lost list (the report's ``lost_discriminators``, in the order the reports use) is
@@ -16,7 +16,7 @@ scored:
 
 * a labelled fact is *reported* when any of its keys is a case-insensitive substring of
   the text of a reported lost item; its *rank* is the 1-based position of the first
-  such item;
+  such item (printed with that item's tier);
 * lost facts (no ``kept``): how many are reported at all, in the top 15 and the top 40
   (the issue's targets: 85 %, 70 % of the top 40, half in the top 15);
 * kept facts (``kept: true``): how many are claimed lost (target: at most one);
@@ -57,6 +57,7 @@ class Fact:
     keys: list[str]
     kept: bool
     source_line: int | None = None
+    file: str | None = None
 
 
 @dataclass
@@ -71,6 +72,7 @@ class Score:
     kept_facts: int
     kept_claimed: int
     ranks: dict[str, int | None] = field(default_factory=dict)
+    tiers: dict[str, int | None] = field(default_factory=dict)
     items_labelled: int = 0
     items_still_reported: int = 0
     item_labels: dict[str, int] = field(default_factory=dict)
@@ -95,8 +97,10 @@ def load_facts(path: Path) -> list[Fact]:
         keys = entry.get("keys") if isinstance(entry, dict) else None
         if not isinstance(keys, list) or not keys or not all(isinstance(k, str) for k in keys):
             raise LabelError(f"{path}: entry {i}: field 'keys': expected a list of strings")
+        file = entry.get("file")
         facts.append(Fact(str(entry.get("id", i)), [k.lower() for k in keys],
-                          bool(entry.get("kept")), entry.get("source_line")))
+                          bool(entry.get("kept")), entry.get("source_line"),
+                          file if isinstance(file, str) else None))
     return facts
 
 
@@ -163,7 +167,9 @@ def score(session: str, facts: list[Fact], items: list[dict[str, Any]],
               reported=len(reported),
               top={k: sum(1 for r in reported if r is not None and r <= k) for k in TOP},
               kept_facts=len(kept_facts),
-              kept_claimed=sum(ranks[f.id] is not None for f in kept_facts), ranks=ranks)
+              kept_claimed=sum(ranks[f.id] is not None for f in kept_facts), ranks=ranks,
+              tiers={k: None if r is None else lost[r - 1].get("tier")
+                     for k, r in ranks.items()})
     position = {(d.get("text"), d.get("span")): i for i, d in reversed(list(enumerate(lost, 1)))}
     still = [(item, position[(item["discriminator"], item.get("span"))]) for item in items
              if (item["discriminator"], item.get("span")) in position]
@@ -179,16 +185,22 @@ def score(session: str, facts: list[Fact], items: list[dict[str, Any]],
 
 
 def score_folder(labels: Path, logs: Path) -> list[Score]:
-    """Score every labelled session of ``labels`` (sorted by name)."""
+    """Score every labelled session of ``labels``: each ``<stem>.recall.json`` labels
+    the log its entries name in ``file`` (``<stem>.jsonl`` when they name none), with
+    the item labels of ``<stem>.items.jsonl`` whose ``file`` is that log's stem."""
     if not labels.is_dir():
         raise LabelError(f"{labels}: labels folder not found")
     out = []
     for recall in sorted(labels.glob("*.recall.json")):
         stem = recall.name.removesuffix(".recall.json")
-        facts = load_facts(recall)
         items = load_items(labels / f"{stem}.items.jsonl")
-        lost = ranked_lost(find_log(f"{stem}.jsonl", logs))
-        out.append(score(stem, facts, items, lost))
+        by_log: dict[str, list[Fact]] = {}
+        for fact in load_facts(recall):
+            by_log.setdefault(fact.file or f"{stem}.jsonl", []).append(fact)
+        for name, facts in sorted(by_log.items()):
+            session = name.removesuffix(".jsonl")
+            mine = [i for i in items if i.get("file") in (None, session, name)]
+            out.append(score(session, facts, mine, ranked_lost(find_log(name, logs))))
     return out
 
 
@@ -206,8 +218,9 @@ def render(scores: list[Score]) -> str:
             *(f"  lost facts in top {k}:".ljust(28) + _pct(s.top[k], s.facts_lost)
               for k in TOP),
             f"  kept facts claimed lost:  {_pct(s.kept_claimed, s.kept_facts)}",
-            "  ranks: " + ", ".join(f"{k}={'-' if v is None else v}"
-                                    for k, v in s.ranks.items()),
+            "  ranks (tier): " + ", ".join(
+                f"{k}=-" if v is None else f"{k}={v} ({s.tiers.get(k)})"
+                for k, v in s.ranks.items()),
         ]
         if s.items_labelled:
             labels = ", ".join(f"{k} {v}" for k, v in sorted(s.item_labels.items()))

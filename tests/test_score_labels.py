@@ -76,10 +76,22 @@ def test_scores_a_labelled_session(labels: Path) -> None:
     assert s.lost_items == 5
     assert (s.facts_lost, s.reported, s.top) == (3, 2, {15: 2, 40: 2})
     assert s.ranks == {"L1": 1, "L2": 2, "L3": None, "K1": None, "K2": 5}
+    assert s.tiers == {"L1": 2, "L2": 4, "L3": None, "K1": None, "K2": 6}
     assert (s.kept_facts, s.kept_claimed) == (2, 1)
     assert (s.items_labelled, s.items_still_reported) == (3, 2)
     assert s.item_labels == {"LOST-MATTERS": 1, "NOISE": 1}
     assert s.precision == 0.5 and s.precision_top40 == 0.5
+
+
+def test_facts_name_their_log(labels: Path) -> None:
+    # one labels file for two logs: each fact scored against the log it names
+    (labels.parent / "native" / "other.jsonl").write_text(
+        (labels.parent / "native" / "tiny.jsonl").read_text())
+    facts = [{**f, "file": "other.jsonl"} if f["id"] == "L3" else f for f in FACTS]
+    (labels / "tiny.recall.json").write_text(json.dumps(facts), encoding="utf-8")
+    other, tiny = sl.score_folder(labels, labels.parent)
+    assert (other.session, other.facts_lost, other.items_labelled) == ("other", 1, 3)
+    assert (tiny.session, tiny.facts_lost, tiny.kept_facts) == ("tiny", 2, 2)
 
 
 def test_top_15_and_top_40_boundaries() -> None:
@@ -97,6 +109,7 @@ def test_command_prints_the_figures(labels: Path, capsys: pytest.CaptureFixture[
     assert "tiny: 5 lost items reported" in out
     assert "lost facts reported:      2/3 (67%)" in out
     assert "kept facts claimed lost:  1/2 (50%)" in out
+    assert "ranks (tier): L1=1 (2), L2=2 (4), L3=-, K1=-, K2=5 (6)" in out
     assert "precision (LOST-MATTERS share): 0.50; in the top 40: 0.50" in out
     assert sl.main([str(labels), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)[0]["reported"] == 2
