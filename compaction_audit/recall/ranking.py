@@ -23,9 +23,9 @@ compaction that lost only those is at most a warning (point 6, rules/recall.py).
 Span types (``prose|spec|code|tool_output|harness``) come from the lost table's
 ``span_type`` column (recall-core, :mod:`compaction_audit.recall.spantypes`); when the
 column is missing or null, :func:`span_type_from_source` derives one from
-``span_source`` alone, and then a clause of two or more content words from tool
-output, which may be a spec the agent read, is ranked "other prose" (5) rather than
-"tool output" (6); an ordering there (an arrow) is not.
+``span_source`` alone, and then a whole clause from tool output (two or more content
+words, not cut short), which may be a spec the agent read, is ranked "other prose" (5)
+rather than "tool output" (6); an ordering there (an arrow) is not.
 
 Everything is Polars expressions over the table; no Python per row.
 """
@@ -48,6 +48,7 @@ VALUE_KINDS = ("quantity", "version", "identifier", "scope", "link")
 kinds extraction may add later (a condition, a requirement unit)."""
 
 SPAN_TYPES = ("prose", "spec", "code", "tool_output", "harness")
+"""The span types of the contract (recall/spantypes.py, owner recall-core)."""
 
 _STOP = (
     "a an the this that these those it its on in at to of for with by from into onto as "
@@ -99,7 +100,9 @@ def content_words(text: pl.Expr) -> pl.Expr:
             .list.eval(pl.element().filter(~pl.element().is_in(STOPWORDS))).list.len())
 
 
-def _person(source: pl.Expr) -> pl.Expr:
+def person_source(source: pl.Expr) -> pl.Expr:
+    """True for a person's words: ``source`` "user" or "user:..." other than the
+    legacy harness value "user:meta" (contract, "Span source values")."""
     s = source.fill_null("")
     return (s == "user") | (s.str.starts_with("user:") & (s != "user:meta"))
 
@@ -122,7 +125,7 @@ def tier_exprs(asked_again: str = "asked_again_round", source: str = "span_sourc
     kind, stype = pl.col("kind"), pl.col("span_type")
     text = pl.col("text").fill_null("")
     clause = ~kind.is_in(VALUE_KINDS)
-    person = _person(pl.col(source))
+    person = person_source(pl.col(source))
     words = content_words(text)
     chatter = text.str.contains(CHATTER)
     code_arrow = (kind == "ordering") & text.str.contains(CODE_ARROW) & text.str.contains(

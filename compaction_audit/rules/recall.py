@@ -16,7 +16,12 @@ import polars as pl
 from compaction_audit.reachability import interval_sum
 from compaction_audit.recall.analysis import Recall, analyse
 from compaction_audit.recall.extract import KIND_RANK, Kind
-from compaction_audit.recall.ranking import LOW_TIERS, add_tiers, span_type_from_source
+from compaction_audit.recall.ranking import (
+    LOW_TIERS,
+    add_tiers,
+    person_source,
+    span_type_from_source,
+)
 from compaction_audit.recall.sections import ranked_lost
 from compaction_audit.rules.base import Context, Outcome, Rule, Severity, register
 
@@ -60,11 +65,6 @@ def _severity(rank: int, low: bool, ceiling: Severity) -> str:
     sev = (Severity.ERROR if rank >= _ERROR_RANK and not low
            else Severity.INFO if low and rank < _ERROR_RANK else Severity.WARNING)
     return min(sev, ceiling, key=lambda s: s.rank).value
-
-
-_DROP_TIERED = pl.List(pl.Struct({"kind": pl.String, "text": pl.String, "norm": pl.String,
-                                  "rank": pl.Int64, "tier": pl.Int64,
-                                  "tier_name": pl.String}))
 
 
 def _fold_findings(ctx: Context, silent: bool, ceiling: Severity) -> pl.DataFrame:
@@ -236,9 +236,7 @@ class RecallFloor(Rule):
         n = ctx.session.n_rounds
         best = (ranked_of(ctx).group_by("span").agg(pl.col("tier").min())
                 .rename({"span": "leaf"}))
-        person = pl.col("source").fill_null("").is_in(["user"]) | (
-            pl.col("source").fill_null("").str.starts_with("user:")
-            & (pl.col("source") != "user:meta"))
+        person = person_source(pl.col("source"))
         opaque = [c["summary_id"] for c in ctx.session.compactions
                   if c.get("opaque") and c.get("summary_id") is not None]
         unchecked = ctx.session.edges.filter(pl.col("parent").is_in(opaque))["child"]
