@@ -15,7 +15,7 @@ from compaction_audit.recall.sections import compaction_view, recall_sections
 from compaction_audit.rehydrate import suggestions
 from compaction_audit.report.model import NotEvaluated, SessionReport
 from compaction_audit.rules import RULES, Context, Finding, Rule, Severity
-from compaction_audit.rules.recall import recall_of
+from compaction_audit.rules.recall import ranked_of, recall_of
 from compaction_audit.series import build_series
 from compaction_audit.settings import Settings
 
@@ -102,7 +102,7 @@ def audit_session(session: Session, settings: Settings | None = None,
         series = build_series(session)
         ctx = Context(session, series, settings)
         findings, notes = run_rules(ctx, rules if rules is not None else select_rules(), severity)
-        recall = recall_of(ctx)
+        recall, ranked = recall_of(ctx), ranked_of(ctx)
         return SessionReport(
             path=session.path,
             header=session.header,
@@ -113,7 +113,7 @@ def audit_session(session: Session, settings: Settings | None = None,
             onsets=onsets(ctx, findings),
             not_evaluated=notes,
             skipped=session.skipped,
-            compactions=compaction_view(session, recall),
+            compactions=compaction_view(session, recall, ranked),
             source_format=source_format,
-            extra=recall_sections(recall, session),
+            extra=recall_sections(recall, session, ranked),
         )

@@ -53,7 +53,10 @@ def findings(report: SessionReport) -> list[tuple[Any, ...]]:
 
 
 def without_lines(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [{k: v for k, v in row.items() if k != "line"} for row in rows]
+    """Rows without ``line``, and their ``lost`` entries without ``span_line``."""
+    return [{k: ([{i: w for i, w in d.items() if i != "span_line"} for d in v]
+                 if k == "lost" else v) for k, v in row.items() if k != "line"}
+            for row in rows]
 
 
 def assert_audits_alike(original: Path, converted: Path) -> None:

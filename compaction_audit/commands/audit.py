@@ -131,6 +131,9 @@ def audit_command(
                                                 help="Write the report to this file.")] = None,
     summary: Annotated[bool, typer.Option(
         "--summary", help="Only the summary across traces (text and markdown).")] = False,
+    all_: Annotated[bool, typer.Option(
+        "--all", help="List every lost fact (text and markdown), not only the tiers that "
+        "matter; the low tiers are otherwise counted.")] = False,
     baseline: Annotated[Path | None, typer.Option(
         metavar="FILE", help="Fail only on findings not in this baseline (see "
         "'compaction-audit baseline create'); report entries that no longer occur.")] = None,
@@ -171,7 +174,7 @@ def audit_command(
     if report.errors and single:
         fail(str(report.errors[0]))
     emit(report, fmt.value, output,
-         RenderOptions(single, summary, eff.fail_on, tuple(eff.rules)))
+         RenderOptions(single, summary, eff.fail_on, tuple(eff.rules), show_all=all_))
     raise typer.Exit(report.exit_code(eff.fail_on))
 
 

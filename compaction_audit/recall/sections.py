@@ -6,24 +6,53 @@ model's ``extra``), which the JSON report writes as is and the terminal report r
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import polars as pl
 
 from compaction_audit.model import Session
 from compaction_audit.recall.analysis import Recall
+from compaction_audit.recall.ranking import rank_lost, span_type_from_source, tier_counts
+
+TRANSCRIPT_POINTER = r"(?i)read the full transcript at:?\s*(\S+)"
+"""How a Claude Code 2.1 summary names the full transcript on disk ("If you need
+specific details from before compaction ..., read the full transcript at: <path>").
+The path is reported (``transcript_reference``) but not counted as a reference that
+keeps a fact recoverable: see docs/adapters.md, "A summary that points to the
+transcript"."""
 
 
-def recall_sections(recall: Recall, session: Session) -> dict[str, Any]:
-    """``{"folded_rounds": [...], "lost_discriminators": [...],
+def ranked_lost(recall: Recall, session: Session) -> pl.DataFrame:
+    """``recall.lost`` in report order (:func:`~compaction_audit.recall.ranking.rank_lost`),
+    with ``span_line`` from ``session.items`` where the table has none."""
+    return rank_lost(recall.lost, session.items.select("id", "line"))
+
+
+def recall_sections(recall: Recall, session: Session,
+                    ranked: pl.DataFrame | None = None) -> dict[str, Any]:
+    """``{"folded_rounds": [...], "lost_discriminators": [...], "lost_tiers": {...},
     "classification_disagreements": [...], "folds_not_checked": int}``.
 
-    ``folded_rounds``: one entry per round with a fold that dropped something:
-    ``round``, ``line``, ``folds`` (ids), ``dropped`` (count).  ``lost_discriminators``:
-    most severe kind first (see :data:`compaction_audit.recall.extract.KIND_RANK`).
+    ``folded_rounds``: one entry per round with a fold that dropped something (harness
+    text left out): ``round``, ``line``, ``folds`` (ids), ``dropped`` (count).
+    ``lost_discriminators``: in report order (:func:`ranked_lost`: tier, then later
+    spans first), each with ``tier``, ``tier_name``, ``tier_why``, ``span_type`` and
+    ``span_line``; harness text is never listed.  ``lost_tiers``: items per tier
+    number.  ``ranked``: the ranked table when the caller has it already.
     """
+    ranked = ranked if ranked is not None else ranked_lost(recall, session)
     rounds = session.rounds.select("ri", "round", "line")
-    dropping = recall.folds.filter(pl.col("dropped").list.len() > 0)
+    # harness text (caveats, command wrappers) is never a lost fact: its drops are not
+    # counted either (the span type from the extraction when known, else the source)
+    known = (recall.lost.filter(pl.col("span_type").is_not_null())
+             .select(pl.col("span").alias("child"), pl.col("span_type").alias("_type"))
+             .unique("child") if "span_type" in recall.lost.columns
+             else pl.DataFrame(schema={"child": pl.String, "_type": pl.String}))
+    dropping = (recall.folds.filter(pl.col("dropped").list.len() > 0)
+                .join(known, on="child", how="left", maintain_order="left")
+                .filter(pl.col("_type").fill_null(span_type_from_source(pl.col("child_source")))
+                        != "harness"))
     folded = (
         dropping.group_by("ri").agg(pl.col("fold").unique().sort().alias("folds"),
                                     pl.col("dropped").list.len().sum().alias("dropped"))
@@ -32,7 +61,8 @@ def recall_sections(recall: Recall, session: Session) -> dict[str, Any]:
     not_checked = recall.folds.filter(pl.col("check") != "text")
     return {
         "folded_rounds": folded.to_dicts(),
-        "lost_discriminators": recall.lost.drop("key").to_dicts(),
+        "lost_discriminators": ranked.drop("key").to_dicts(),
+        "lost_tiers": {str(k): v for k, v in tier_counts(ranked).items()},
         "classification_disagreements": recall.disagreements,
         "folds_not_checked": not_checked.height,
         "folds_not_checked_discriminating": not_checked.filter(
@@ -40,46 +70,49 @@ def recall_sections(recall: Recall, session: Session) -> dict[str, Any]:
     }
 
 
-SOURCE_ORDER = ("user", "assistant")
-"""Issue order for a compaction's lost discriminators: the user's own instructions
-first, then the assistant's decisions, then tool output and everything else."""
-
-
-def _source_rank(source: str | None) -> int:
-    if source in SOURCE_ORDER:
-        return SOURCE_ORDER.index(source)
-    return len(SOURCE_ORDER)
-
-
-def compaction_view(session: Session, recall: Recall) -> list[dict[str, Any]]:
+def compaction_view(session: Session, recall: Recall,
+                    ranked: pl.DataFrame | None = None) -> list[dict[str, Any]]:
     """Each compaction recorded by an adapter, with what its summary lost.
 
     Adds to each ``compaction`` extension object: ``compression_ratio``
     (tokens_before / summary_tokens, null when either is unknown or zero, or the summary
     is opaque: an encrypted remote summary has a size only), ``lost_checked`` (false
-    for an opaque summary) and ``lost``:
-    the discriminators of the folded content that became unrecoverable at that
-    compaction, ranked user first (negations and constraints first), then assistant,
-    then tool output; each marked ``asked_again`` when a later user message states
-    it again (evidence the loss did harm).
+    for an opaque or redacted summary), ``not_checked_reason`` ("opaque", "redacted" or
+    null), ``transcript_reference`` (the path a summary names with "read the full
+    transcript at", else null; not counted as a reference) and ``lost``: the
+    discriminators of the folded content that became unrecoverable at that compaction
+    in report order (:func:`ranked_lost`), each with ``tier``, ``tier_name``,
+    ``tier_why``, ``span_line`` and ``asked_again`` (a later user message states it
+    again: evidence the loss did harm).
     """
     out = []
-    lost = recall.lost
+    lost = ranked if ranked is not None else ranked_lost(recall, session)
+    texts = dict(session.items.filter(pl.col("kind") == "summary")
+                 .select("id", "text").iter_rows())
     for c in session.compactions:
         before, size = c.get("tokens_before"), c.get("summary_tokens")
         opaque = bool(c.get("opaque"))
+        redacted = bool(c.get("redacted"))
         ratio = before / size if isinstance(before, int) and isinstance(size, int) \
             and size > 0 and before > 0 and not opaque else None
         here = pl.col("lost_round") == c["round"]
         if c.get("summary_id") is not None:
             here = here | (pl.col("fold") == c["summary_id"])
-        rows = lost.filter(here).to_dicts()
-        rows.sort(key=lambda d: (_source_rank(d["span_source"]), -d["rank"], d["text"]))
+        rows = lost.filter(here).to_dicts() if not (opaque or redacted) else []
         entries = [{"kind": d["kind"], "text": d["text"], "span": d["span"],
-                    "source": d["span_source"], "cause": d["cause"],
+                    "source": d["span_source"], "span_type": d["span_type"],
+                    "span_line": d["span_line"], "tier": d["tier"],
+                    "tier_name": d["tier_name"], "tier_why": d["tier_why"],
+                    "cause": d["cause"],
                     "asked_again": d["asked_again_round"] is not None,
                     "asked_again_round": d["asked_again_round"],
                     "asked_again_span": d["asked_again_span"]} for d in rows]
+        text = texts.get(c.get("summary_id")) or ""
+        pointer = re.search(TRANSCRIPT_POINTER, text)
         out.append({**c, "compression_ratio": ratio, "lost": entries,
-                    "lost_checked": not opaque})
+                    "lost_checked": not (opaque or redacted),
+                    "not_checked_reason": "opaque" if opaque else
+                    "redacted" if redacted else None,
+                    "transcript_reference": pointer.group(1).rstrip(".,;)") if pointer
+                    else None})
     return out

@@ -23,13 +23,15 @@ class RenderOptions:
     ``single``: exactly one trace was named (JSON writes the session object itself);
     ``summary_only``: only the across-traces summary (text, Markdown); ``fail_on``: the
     gate's threshold (JUnit failures, summaries); ``rules``: the rules that ran (JUnit
-    test cases, SARIF rule descriptors); empty means every registered rule.
+    test cases, SARIF rule descriptors); empty means every registered rule;
+    ``show_all``: list every lost fact (text and Markdown), not only the top tiers.
     """
 
     single: bool = False
     summary_only: bool = False
     fail_on: str = "error"
     rules: tuple[Rule, ...] = field(default_factory=tuple)
+    show_all: bool = False
 
     def shows_summary(self, report: Report) -> bool:
         """True when the summary table belongs in a human report: asked for, more than
@@ -58,7 +60,7 @@ def _text(report: Report, opts: RenderOptions) -> RenderableType:
 
     parts: list[RenderableType] = []
     if not opts.summary_only:
-        parts.append(report_renderable(report))
+        parts.append(report_renderable(report, opts.show_all))
     if opts.shows_summary(report):
         parts.append(summary_renderable(report, opts.fail_on))
     return Group(*parts)

@@ -55,6 +55,13 @@ def render_github(report: Report, opts: RenderOptions) -> bytes:
             props["title"] = f"{first.code} {first.rule} ({where})"
             lines.append(command(COMMANDS[first.severity.value],
                                  f"{first.message}. What to do: {first.action}", **props))
+        for c in s.compactions:
+            if c.get("lost_checked") is False:
+                why = c.get("not_checked_reason") or "no summary text"
+                lines.append(command("notice", f"compaction at round {c['round']} could not "
+                                     f"be checked: {why} summary", file=path,
+                                     line=c.get("line") or 1,
+                                     title="compaction not checked"))
     for e in report.errors:
         props = {"file": trace_key(e.path), **({"line": e.line} if e.line else {}),
                  "title": "unreadable trace"}

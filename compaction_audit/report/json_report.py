@@ -73,6 +73,7 @@ def session_dict(r: SessionReport) -> dict[str, Any]:
         "compactions": r.compactions,
         **r.extra,
         "counts": r.counts(),
+        "compactions_not_checked": r.compactions_not_checked(),
         "verdict": r.verdict(),
     }
 

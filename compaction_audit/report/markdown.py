@@ -13,6 +13,7 @@ from __future__ import annotations
 import html
 import re
 
+from compaction_audit.recall.ranking import LOW_TIERS, TIER_NAMES
 from compaction_audit.report.formats import RenderOptions
 from compaction_audit.report.model import Report, SessionReport
 from compaction_audit.report.safe import printable
@@ -67,10 +68,56 @@ def summary_table(report: Report) -> list[str]:
     return lines
 
 
-def session_section(s: SessionReport, open_: bool) -> list[str]:
-    """One trace: a collapsible block with its findings as episodes and their actions."""
+LOST_ROWS = 15
+"""Lost facts listed per compaction (the top tiers; the low tiers are counted)."""
+
+
+def lost_lines(s: SessionReport, show_all: bool = False) -> list[str]:
+    """What each compaction lost, facts that matter first: the top tiers (1-4) as a
+    list of at most :data:`LOST_ROWS` (every item with ``show_all``), the low tiers
+    counted; an unchecked compaction says so."""
+    out: list[str] = []
+    for c in s.compactions:
+        if c.get("lost_checked") is False:
+            out += [f"Compaction at round {c['round']} (line {c['line']}): could not be "
+                    f"checked ({md(c.get('not_checked_reason') or 'no summary text')}).", ""]
+            continue
+        lost = c.get("lost") or []
+        if not lost:
+            continue
+        top = [d for d in lost if d.get("tier") not in LOW_TIERS]
+        shown = lost if show_all else top[:LOST_ROWS]
+        out.append(f"Lost at the compaction of round {c['round']} (line {c['line']}), "
+                   "facts that matter first:")
+        out.append("")
+        for d in shown:
+            where = f", line {d['span_line']}" if d.get("span_line") is not None else ""
+            again = (f", asked again at round {d['asked_again_round']}"
+                     if d.get("asked_again") else "")
+            out.append(f"- {md(d.get('tier_name') or '')}: {md(d['kind'])} "
+                       f"`{_code(d['text'])}` ({md(d.get('source') or '?')}{where}{again})")
+        if not show_all:
+            if len(top) > len(shown):
+                out.append(rf"- {len(top) - len(shown)} more (\-\-all)")
+            low = ", ".join(f"{n} {TIER_NAMES[t]}" for t in sorted(LOW_TIERS)
+                            if (n := sum(1 for d in lost if d.get("tier") == t)))
+            if low:
+                out.append(f"- not listed: {md(low)}")
+        out.append("")
+    return out
+
+
+def _code(text: object) -> str:
+    """Untrusted text for inside a code span: printable, one line, no backticks."""
+    return printable(text).replace("`", "'").replace("\n", " ")[:200]
+
+
+def session_section(s: SessionReport, open_: bool, show_all: bool = False) -> list[str]:
+    """One trace: a collapsible block with its findings as episodes and their actions,
+    then what each compaction lost (:func:`lost_lines`)."""
     lines = [f"<details{' open' if open_ else ''}><summary>{_html(s.path)}: "
              f"{_html(s.verdict())}</summary>", ""]
+    lines += lost_lines(s, show_all)
     if s.skipped:
         lines += [f"{len(s.skipped)} bad record(s) skipped (--lenient): "
                   + "; ".join(md(str(e)) for e in s.skipped[:10])
@@ -102,7 +149,10 @@ def session_section(s: SessionReport, open_: bool) -> list[str]:
 def render_markdown(report: Report, opts: RenderOptions) -> bytes:
     """The report as a Markdown document (UTF-8 bytes, newline-terminated)."""
     failing = report.exit_code(opts.fail_on) != 0
-    lines = [f"## compaction-audit: {'FAIL' if failing else 'PASS'}", "",
+    unchecked = sum(s.compactions_not_checked() for s in report.sessions)
+    note = (f"; {unchecked} compaction{'s' if unchecked > 1 else ''} could not be checked"
+            if unchecked else "")
+    lines = [f"## compaction-audit: {'FAIL' if failing else 'PASS'}{note}", "",
              md(gate_line(report, opts.fail_on)), ""]
     lines += summary_table(report)
     lines.append("")
@@ -111,5 +161,6 @@ def render_markdown(report: Report, opts: RenderOptions) -> bytes:
     if not opts.summary_only:
         single = len(report.sessions) == 1
         for s in report.sessions:
-            lines += session_section(s, open_=single or s.fails(opts.fail_on))
+            lines += session_section(s, open_=single or s.fails(opts.fail_on),
+                                     show_all=opts.show_all)
     return ("\n".join(lines).rstrip("\n") + "\n").encode("utf-8")

@@ -77,16 +77,27 @@ class SessionReport:
         """True when a finding reaches ``fail_on`` (one of :data:`FAIL_ON`)."""
         return fails(self.worst(), fail_on)
 
+    def compactions_not_checked(self) -> int:
+        """Compactions whose loss could not be checked (``lost_checked`` false: an opaque
+        encrypted summary, a redacted one)."""
+        return sum(1 for c in self.compactions if c.get("lost_checked") is False)
+
+    def verdict_head(self) -> str:
+        """FAIL (an error), WARN (a warning) or PASS."""
+        c = self.counts()
+        return "FAIL" if c["error"] else "WARN" if c["warning"] else "PASS"
+
     def verdict(self) -> str:
-        """A one-line verdict in plain words."""
+        """A one-line verdict in plain words: the head word, what could not be checked
+        (issue 10, point 8: "PASS; 1 compaction could not be checked"), then the counts
+        and the onsets."""
         c = self.counts()
         o = self.onsets
-        if c["error"]:
-            head = "FAIL"
-        elif c["warning"]:
-            head = "WARN"
-        else:
-            head = "PASS"
+        head = self.verdict_head()
+        unchecked = self.compactions_not_checked()
+        if unchecked:
+            head += (f"; {unchecked} compaction{'s' if unchecked > 1 else ''} could not "
+                     "be checked")
         parts = [f"{c['error']} error(s), {c['warning']} warning(s), {c['info']} info"]
         if o.get("inversion_boundary") is not None:
             parts.append(f"inversion boundary crossed at round {o['inversion_boundary']}")

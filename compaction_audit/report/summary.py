@@ -45,17 +45,24 @@ def baseline_info(s: SessionReport) -> dict[str, Any] | None:
 
 
 def summary_rows(report: Report) -> list[Row]:
-    """One :class:`Row` per audited trace, then one per unreadable trace."""
+    """One :class:`Row` per audited trace, then one per unreadable trace; an audited
+    trace's ``detail`` says how many compactions could not be checked."""
     rows = []
     for s in report.sessions:
         c, b = s.counts(), baseline_info(s)
-        rows.append(Row(trace=s.path, verdict=s.verdict().split(":")[0], rounds=s.n_rounds,
+        rows.append(Row(trace=s.path, verdict=s.verdict_head(), rounds=s.n_rounds,
                         errors=c["error"], warnings=c["warning"], info=c["info"],
                         baselined=None if b is None else b["suppressed"],
                         stale=None if b is None else len(b["stale"]),
-                        boundary=s.onsets.get("inversion_boundary")))
+                        boundary=s.onsets.get("inversion_boundary"),
+                        detail=_not_checked(s.compactions_not_checked())))
     rows += [Row(trace=e.path, verdict="UNREADABLE", detail=str(e)) for e in report.errors]
     return rows
+
+
+def _not_checked(n: int) -> str:
+    """"(1 compaction could not be checked)" (issue 10, point 8), "" for none."""
+    return f"({n} compaction{'s' if n > 1 else ''} could not be checked)" if n else ""
 
 
 def gate_line(report: Report, fail_on: str) -> str:
@@ -65,6 +72,9 @@ def gate_line(report: Report, fail_on: str) -> str:
     parts = [f"{total} trace(s)", f"{failing} reach --fail-on {fail_on}"]
     if report.errors:
         parts.append(f"{len(report.errors)} unreadable")
+    unchecked = sum(s.compactions_not_checked() for s in report.sessions)
+    if unchecked:
+        parts.append(f"{unchecked} compaction(s) could not be checked")
     return f"exit {report.exit_code(fail_on)}: " + ", ".join(parts)
 
 

@@ -17,6 +17,7 @@ from rich.table import Table
 from rich.text import Text
 
 from compaction_audit.conditions import can_invert
+from compaction_audit.recall.ranking import LOW_TIERS, TIER_NAMES
 from compaction_audit.report.model import Report, SessionReport
 from compaction_audit.report.safe import printable
 from compaction_audit.rules.base import Finding, fmt
@@ -204,9 +205,45 @@ def _rehydrate_text(s: dict[str, Any]) -> str:
             f"tokens); raw tokens needed for the target raw_ratio: {s['tokens_needed']:,}")
 
 
-def recall_section(r: SessionReport, limit: int = 15) -> RenderableType | None:
-    """Rounds where discriminating spans were folded, and the lost discriminators
-    ranked by severity (seed 002), from the report's recall sections."""
+TOP_LIMIT = 15
+"""Lost facts listed per list before "N more (--all)" (the first screen; issue 10)."""
+
+
+def _tier_counts_line(items: list[dict[str, Any]], shown: int, show_all: bool) -> list[Text]:
+    """The lines under a lost list: how many top-tier items were cut, and the low tiers
+    counted by name instead of listed."""
+    out: list[Text] = []
+    top = sum(1 for d in items if d.get("tier") not in LOW_TIERS)
+    if not show_all and top > shown:
+        out.append(Text(f"  ... {top - shown} more (--all)", style="dim"))
+    if not show_all:
+        low = {t: sum(1 for d in items if d.get("tier") == t) for t in sorted(LOW_TIERS)}
+        counted = ", ".join(f"{n} {TIER_NAMES[t]}" for t, n in low.items() if n)
+        if counted:
+            out.append(Text(f"  not listed: {counted} (--all lists them)", style="dim"))
+    return out
+
+
+def listed(items: list[dict[str, Any]], show_all: bool, limit: int = TOP_LIMIT
+           ) -> list[dict[str, Any]]:
+    """The lost items a text report lists: all with ``show_all``, else the first
+    ``limit`` of the top tiers (1-4; items are already in tier order)."""
+    if show_all:
+        return items
+    return [d for d in items if d.get("tier") not in LOW_TIERS][:limit]
+
+
+def _stated(d: dict[str, Any]) -> str:
+    line = d.get("span_line")
+    return "" if line is None else f"line {line}"
+
+
+def recall_section(r: SessionReport, limit: int = TOP_LIMIT, show_all: bool = False
+                   ) -> RenderableType | None:
+    """Rounds where discriminating spans were folded, and the lost discriminators in
+    tier order (:mod:`compaction_audit.recall.ranking`): the top tiers listed, the low
+    tiers counted.  A session with adapter compactions lists its lost facts under each
+    compaction instead (:func:`compactions_section`)."""
     folded = r.extra.get("folded_rounds") or []
     lost = r.extra.get("lost_discriminators") or []
     if not folded and not lost:
@@ -219,22 +256,26 @@ def recall_section(r: SessionReport, limit: int = 15) -> RenderableType | None:
                                    f"  ({f['dropped']} dropped)"))
     if len(folded) > limit:
         parts.append(Text(f"  ... and {len(folded) - limit} more rounds", style="dim"))
-    if lost:
-        table = Table(title="Lost discriminators (most severe first)", title_justify="left",
-                      show_edge=False)
-        for col in ("kind", "discriminator", "span", "dropped by", "gone at round", "line",
-                    "asked again"):
+    if lost and r.compactions:
+        parts.append(Text(f"  {len(lost)} lost discriminator(s): listed under Compactions",
+                          style="dim"))
+    elif lost:
+        rows = listed(lost, show_all, limit)
+        table = Table(title="Lost discriminators (facts that matter first)",
+                      title_justify="left", show_edge=False)
+        for col in ("tier", "kind", "discriminator", "stated", "span", "dropped by",
+                    "gone at", "asked again"):
             table.add_column(col)
-        for d in lost[:limit]:
+        for d in rows:
             by = f"fold {d['fold']}" if d["cause"] == "fold" and d["fold"] else "eviction"
             again = (f"round {d['asked_again_round']}" if d["asked_again_round"] is not None
                      else "")
-            table.add_row(d["kind"], t(d["text"]), t(d["span"]), t(by),
-                          str(d["lost_round"]), str(d["lost_line"]), again)
-        parts.append(table)
-        if len(lost) > limit:
-            parts.append(Text(f"  ... and {len(lost) - limit} more (see --format json)",
-                              style="dim"))
+            table.add_row(t(d.get("tier_name") or ""), d["kind"], t(d["text"]),
+                          _stated(d), t(d["span"]), t(by),
+                          f"round {d['lost_round']} (line {d['lost_line']})", again)
+        if rows:
+            parts.append(table)
+        parts += _tier_counts_line(lost, len(rows), show_all)
     disagree = r.extra.get("classification_disagreements") or []
     if disagree:
         parts.append(Text(f"{len(disagree)} span(s) where the logged salience_class and the "
@@ -242,8 +283,11 @@ def recall_section(r: SessionReport, limit: int = 15) -> RenderableType | None:
     return Group(*parts)
 
 
-def compactions_section(r: SessionReport, limit: int = 12) -> RenderableType | None:
-    """Each compaction an adapter found: trigger, tokens, ratio, what the summary lost."""
+def compactions_section(r: SessionReport, limit: int = TOP_LIMIT, show_all: bool = False
+                        ) -> RenderableType | None:
+    """Each compaction an adapter found: trigger, tokens, ratio, and what the summary
+    lost, facts that matter first (tiers 1-4 listed, at most ``limit`` unless
+    ``show_all``; the low tiers counted), each with the line where it was stated."""
     if not r.compactions:
         return None
     table = Table(title="Compactions", title_justify="left", show_edge=False)
@@ -262,20 +306,22 @@ def compactions_section(r: SessionReport, limit: int = 12) -> RenderableType | N
                       fmt(c.get("tokens_after")), size_text,
                       f"{ratio:.1f}x" if ratio else "unknown",
                       str(len(c.get("lost", []))) if c.get("lost_checked", True)
-                      else "not checkable")
+                      else f"not checkable ({c.get('not_checked_reason') or 'no text'})")
         lost = c.get("lost", [])
         if lost:
-            parts.append(Text(f"Lost at round {c['round']} (user first, then assistant, "
-                              "then tools):", style="bold"))
-        for d in lost[:limit]:
+            parts.append(Text(f"Lost at round {c['round']}, facts that matter first:",
+                              style="bold"))
+        for d in listed(lost, show_all, limit):
             again = ("  <- asked again at round "
                      f"{d['asked_again_round']}") if d["asked_again"] else ""
-            parts.append(Text.assemble(f"  {d['kind']:<10} ", t(d["text"]),
-                                       (f"  [{printable(d['source'] or '?')}]", "dim"),
-                                       (again, "bold yellow")))
-        if len(lost) > limit:
-            parts.append(Text(f"  ... and {len(lost) - limit} more (see --format json)",
-                              style="dim"))
+            stated = _stated(d)
+            parts.append(Text.assemble(
+                (f"  {printable(d.get('tier_name') or ''):<19}", "bold"),
+                f"{d['kind']:<10} ", t(d["text"]),
+                (f"  [{printable(d['source'] or '?')}{', ' + stated if stated else ''}]",
+                 "dim"),
+                (again, "bold yellow")))
+        parts += _tier_counts_line(lost, len(listed(lost, False, limit)), show_all)
     return Group(*parts)
 
 
@@ -298,19 +344,21 @@ def notes_section(r: SessionReport) -> RenderableType | None:
 def verdict_line(r: SessionReport) -> Text:
     """The one-line verdict, coloured by its head word."""
     v = r.verdict()
-    style = {"FAIL": "bold red", "WARN": "bold yellow"}.get(v.split(":")[0], "bold green")
+    style = {"FAIL": "bold red", "WARN": "bold yellow"}.get(r.verdict_head(), "bold green")
     return Text(v, style=style)
 
 
-def session_renderable(r: SessionReport, sections: Iterable[RenderableType] = ()
-                       ) -> RenderableType:
+def session_renderable(r: SessionReport, sections: Iterable[RenderableType] = (),
+                       show_all: bool = False) -> RenderableType:
     """The whole terminal report of one trace; ``sections`` are extra renderables
-    (optional analyses) placed after the findings."""
+    (optional analyses) placed after the findings; ``show_all`` lists every lost fact
+    (``audit --all``) instead of the top tiers."""
     parts: list[RenderableType] = [
         Text("compaction-audit", style="bold underline"), header(r), Text(""),
         Text("Series at a glance", style="bold"), glance(r), Text(""), key_rounds(r),
         Text(""), Text("Findings", style="bold"), findings_section(r)]
-    optional = [compactions_section(r), recall_section(r)]
+    optional = [compactions_section(r, show_all=show_all),
+                recall_section(r, show_all=show_all)]
     for extra in [*(o for o in optional if o is not None), *sections]:
         parts += [Text(""), extra]
     notes = notes_section(r)
@@ -320,9 +368,11 @@ def session_renderable(r: SessionReport, sections: Iterable[RenderableType] = ()
     return Group(*parts)
 
 
-def report_renderable(report: Report) -> RenderableType:
-    """Every trace's report, then unreadable traces."""
-    parts: list[RenderableType] = [session_renderable(s) for s in report.sessions]
+def report_renderable(report: Report, show_all: bool = False) -> RenderableType:
+    """Every trace's report, then unreadable traces (``show_all``: see
+    :func:`session_renderable`)."""
+    parts: list[RenderableType] = [session_renderable(s, show_all=show_all)
+                                   for s in report.sessions]
     for e in report.errors:
         parts.append(Text.assemble(("error: ", "bold red"), t(str(e))))
     return Group(*parts)

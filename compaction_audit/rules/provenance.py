@@ -27,6 +27,15 @@ class UngroundedSummary(Rule):
     cited a summary-of-a-summary whose leaf source had been evicted eight rounds
     earlier; every retained summary must have at least one reachable leaf, or it is
     unfalsifiable from inside the context.
+
+    Compactions read from a product's log (Claude Code, Codex): the adapter folds and
+    evicts everything a compaction summarized, so every such summary has no reachable
+    leaf by construction, whatever it says; a summary that points to the full
+    transcript on disk ("read the full transcript at <path>") is not counted as
+    grounded either (docs/adapters.md, "A summary that points to the transcript").
+    The finding then says nothing about the summary's quality (what it lost is judged
+    per fact by silent-discriminating-fold), so it is info, not an error (issue 10,
+    point 6).
     """
 
     code = "CA201"
@@ -48,12 +57,22 @@ class UngroundedSummary(Rule):
             .agg(pl.col("id").alias("summaries"))
             .with_columns(pl.col("summaries").list.len().alias("ungrounded_summaries"))
         )
-        return Outcome(rows)
+        compacted = [c["summary_id"] for c in ctx.session.compactions
+                     if c.get("summary_id") is not None]
+        if not compacted or rows.height == 0:
+            return Outcome(rows)
+        product = pl.col("summaries").list.eval(pl.element().is_in(compacted)).list.all()
+        return Outcome(rows.with_columns(
+            product.alias("compaction_summaries"),
+            pl.when(product).then(pl.lit(Severity.INFO.value))
+            .otherwise(pl.lit(self.severity.value)).alias("severity")))
 
     def message(self, v: dict[str, Any], ctx: Context) -> str:
         n = v["ungrounded_summaries"]
         noun = "summary has" if n == 1 else "summaries have"
-        return f"{n} retained {noun} no reachable leaf: {_names(v['summaries'])}"
+        why = ("; a product's compaction keeps no raw leaf in the context, so this holds "
+               "for every compaction summary" if v.get("compaction_summaries") else "")
+        return f"{n} retained {noun} no reachable leaf: {_names(v['summaries'])}{why}"
 
 
 @register

@@ -1,8 +1,10 @@
 """Recall rules: folds that dropped discriminators, and the recall floor (seed 002).
 
 All three read :func:`recall_of`, the cached :class:`~compaction_audit.recall.analysis.Recall`
-analysis of the session.  A fold finding names the fold (its ``entity``), each child
-that lost something and what it lost; its severity follows the worst kind lost.
+analysis of the session, and :func:`ranked_of`, its lost table with tiers.  A fold
+finding names the fold (its ``entity``), each child that lost something and what it
+lost; its severity follows the worst kind lost, capped at a warning when every lost
+item is in a low tier (issue 10, point 6).
 """
 
 from __future__ import annotations
@@ -14,18 +16,20 @@ import polars as pl
 from compaction_audit.reachability import interval_sum
 from compaction_audit.recall.analysis import Recall, analyse
 from compaction_audit.recall.extract import KIND_RANK, Kind
+from compaction_audit.recall.ranking import (
+    LOW_TIERS,
+    add_tiers,
+    person_source,
+    span_type_from_source,
+)
+from compaction_audit.recall.sections import ranked_lost
 from compaction_audit.rules.base import Context, Outcome, Rule, Severity, register
 
 _ERROR_RANK = KIND_RANK[Kind.VERSION]
 """Losing a version pin or anything ranked above it (quantity, scope, causal, negation,
 constraint) is an error; identifiers, ordering and links only a warning, and only info
-when every lost one came from a tool's output (issue: "a lost negation or constraint
-outranks a lost number, which outranks a lost identifier from a tool output")."""
-
-
-LOW_SOURCES = "(?i)tool|meta"
-"""Sources whose lost identifiers rank lowest: tool output and product wrappers (the
-adapters' ``user:meta``: caveats and slash-command wrappers, not the user's words)."""
+when every lost one is in a low tier (issue: "a lost negation or constraint outranks a
+lost number, which outranks a lost identifier from a tool output")."""
 
 
 def recall_of(ctx: Context) -> Recall:
@@ -36,43 +40,97 @@ def recall_of(ctx: Context) -> Recall:
     return result
 
 
-def _severity(rank: int, from_tool: bool, ceiling: Severity) -> str:
-    sev = (Severity.ERROR if rank >= _ERROR_RANK
-           else Severity.INFO if from_tool else Severity.WARNING)
+def ranked_of(ctx: Context) -> pl.DataFrame:
+    """The session's lost table in report order, with tiers
+    (:func:`~compaction_audit.recall.sections.ranked_lost`), computed once per audit."""
+    if "ranked" not in ctx.cache:
+        ctx.cache["ranked"] = ranked_lost(recall_of(ctx), ctx.session)
+    result: pl.DataFrame = ctx.cache["ranked"]
+    return result
+
+
+def _span_types(ctx: Context) -> pl.DataFrame:
+    """``(id, span_type)`` of the spans the lost table names, where it knows the type."""
+    lost = recall_of(ctx).lost
+    if "span_type" not in lost.columns:
+        return pl.DataFrame(schema={"id": pl.String, "span_type": pl.String})
+    return (lost.filter(pl.col("span_type").is_not_null())
+            .select(pl.col("span").alias("id"), "span_type").unique("id"))
+
+
+def _severity(rank: int, low: bool, ceiling: Severity) -> str:
+    """Error from a version pin up, else warning; when ``low`` (every loss in a low
+    tier, :data:`~compaction_audit.recall.ranking.LOW_TIERS`) at most a warning, and
+    info below a version pin (issue 10, point 6)."""
+    sev = (Severity.ERROR if rank >= _ERROR_RANK and not low
+           else Severity.INFO if low and rank < _ERROR_RANK else Severity.WARNING)
     return min(sev, ceiling, key=lambda s: s.rank).value
 
 
 def _fold_findings(ctx: Context, silent: bool, ceiling: Severity) -> pl.DataFrame:
+    """One row per (round, fold) with a loss: children (their dropped discriminators
+    with tiers; harness children left out: boilerplate is never a finding), worst kind
+    rank, best tier and severity."""
     folds = recall_of(ctx).folds.filter(pl.col("dropped").list.len() > 0)
     hidden = ~pl.col("child_resolvable") & ~pl.col("accounted")
     folds = folds.filter(hidden if silent else ~hidden)
     if folds.height == 0:
         return pl.DataFrame(schema={"ri": pl.Int64})
-    tool = pl.col("child_source").fill_null("").str.contains(LOW_SOURCES)
-    per_child = folds.with_columns(
-        pl.col("dropped").list.eval(pl.element().struct.field("rank")).list.max()
-        .alias("worst"), tool.alias("from_tool"))
+    again = recall_of(ctx).lost.select("key", "asked_again_round")
+    flat = (
+        folds.explode("dropped").unnest("dropped")
+        .with_columns((pl.col("kind") + ":" + pl.col("norm")).alias("key"))
+        .join(again, on="key", how="left", maintain_order="left")
+        .join(_span_types(ctx).rename({"id": "child"}), on="child", how="left",
+              maintain_order="left")
+    )
+    # a fact's tier is where it was first stated (its row of the ranked lost table),
+    # else where this child states it; the agent's own salience_class "discriminating"
+    # on either span says a decision hinges on it (seed 002, "Decision Boundary")
+    stated = ranked_of(ctx).select("key", pl.col("tier").alias("_tier"),
+                                   pl.col("span").alias("_span"))
+    tagged = ctx.session.items.filter(pl.col("salience_class") == "discriminating")["id"]
+    tiered = (
+        add_tiers(flat, source="child_source").filter(pl.col("span_type") != "harness")
+        .join(stated, on="key", how="left", maintain_order="left")
+        .with_columns(pl.coalesce("_tier", "tier").alias("tier"),
+                      (pl.col("child").is_in(tagged.implode())
+                       | pl.col("_span").is_in(tagged.implode())).alias("declared"))
+        .drop("_tier", "_span")
+    )
+    if tiered.height == 0:
+        return pl.DataFrame(schema={"ri": pl.Int64})
+    per_child = (
+        tiered.group_by("ri", "fold", "child", maintain_order=True)
+        .agg(pl.col("child_source", "child_resolvable", "accounted").first(),
+             pl.struct("kind", "text", "norm", "rank", "tier", "tier_name")
+             .sort_by("tier", "rank", descending=[False, True]).alias("dropped"),
+             pl.col("rank").max().alias("worst"), pl.col("tier").min().alias("best_tier"),
+             pl.col("declared").any())
+    )
     grouped = (
         per_child.sort("ri", "fold", "child")
         .group_by("ri", "fold", maintain_order=True)
         .agg(pl.struct("child", "child_source", "child_resolvable", "dropped")
              .alias("children"),
-             pl.col("worst").max(), pl.col("from_tool").all(),
-             pl.col("accounted").first(),
+             pl.col("worst").max(), pl.col("best_tier").min(),
+             pl.col("declared").any(), pl.col("accounted").first(),
              pl.col("dropped").list.len().sum().alias("lost"))
     )
-    sev = [_severity(w, t, ceiling) for w, t in
-           zip(grouped["worst"], grouped["from_tool"], strict=True)]
+    low = grouped["best_tier"].is_in(list(LOW_TIERS)) & ~grouped["declared"]
+    grouped = grouped.drop("declared")
+    sev = [_severity(w, lo, ceiling) for w, lo in zip(grouped["worst"], low, strict=True)]
     return grouped.with_columns(pl.Series("severity", sev), pl.col("fold").alias("entity"))
 
 
 def _describe(children: list[dict[str, Any]], limit: int = 3) -> str:
-    """The children's losses, worst kind first, at most ``limit`` children (the
-    finding's values keep every child)."""
+    """The children's losses, best tier first (then worst kind), at most ``limit``
+    children (the finding's values keep every child)."""
     parts = []
-    ordered = sorted(children, key=lambda c: -max(d["rank"] for d in c["dropped"]))
+    ordered = sorted(children, key=lambda c: (min(d["tier"] for d in c["dropped"]),
+                                              -max(d["rank"] for d in c["dropped"])))
     for c in ordered[:limit]:
-        kinds = sorted(c["dropped"], key=lambda d: -d["rank"])
+        kinds = c["dropped"]  # already in tier order
         lost = ", ".join(f"{d['kind']} {d['text']!r}" for d in kinds[:4])
         more = f" and {len(kinds) - 4} more" if len(kinds) > 4 else ""
         parts.append(f"{c['child']}: {lost}{more}")
@@ -89,7 +147,12 @@ class SilentDiscriminatingFold(Rule):
 
     Why it matters: seed 002 ("Decision Boundary"): silent folding of a discriminating
     predicate is the failure; the agent will later answer a precision query from a
-    topic-level summary, confidently and wrongly.  Severity follows the worst kind lost.
+    topic-level summary, confidently and wrongly.  Severity follows the worst kind lost,
+    and a fold whose lost items are all in the low tiers (other prose, values and
+    identifiers from tool output; :mod:`compaction_audit.recall.ranking`) is at most a
+    warning (issue 10, point 6), unless the log marks a child ``salience_class:
+    "discriminating"`` (the agent's own word that a decision hinges on it).  Harness
+    text (caveats, skill documents, command wrappers) never yields a finding.
     """
 
     code = "CA301"
@@ -145,8 +208,14 @@ class RecallFloor(Rule):
 
     Why it matters: seed 002 ("Operational Effect"): raise a hard error when a fold
     would drop a predicate below the recall floor required by an open task.  Spans
-    whose fold was accounted are left to topic-only-fold; severity follows the worst
-    kind among the spans, like the fold rules.
+    whose fold was accounted are left to topic-only-fold; harness text (caveats,
+    skill documents, command wrappers) is never counted.  Severity follows the worst
+    kind among the spans, like the fold rules, and is at most a warning when every
+    span's lost facts are in the low tiers (other prose, values from tool output;
+    issue 10, point 6) and none is marked ``salience_class: "discriminating"``.  Spans
+    an opaque compaction summary folded are not judged (the verdict counts that
+    compaction as not checked).  A summary that names the full transcript on disk adds
+    no reference (docs/adapters.md, "A summary that points to the transcript").
     """
 
     code = "CA303"
@@ -165,9 +234,33 @@ class RecallFloor(Rule):
         if floor.height == 0:
             return Outcome(pl.DataFrame(schema={"ri": pl.Int64}))
         n = ctx.session.n_rounds
-        spans = floor.with_columns(
-            pl.col("rank").fill_null(KIND_RANK[Kind.NEGATION]),
-            pl.col("source").fill_null("").str.contains(LOW_SOURCES).alias("low"))
+        best = (ranked_of(ctx).group_by("span").agg(pl.col("tier").min())
+                .rename({"span": "leaf"}))
+        person = person_source(pl.col("source"))
+        opaque = [c["summary_id"] for c in ctx.session.compactions
+                  if c.get("opaque") and c.get("summary_id") is not None]
+        unchecked = ctx.session.edges.filter(pl.col("parent").is_in(opaque))["child"]
+        spans = (
+            # what an opaque (encrypted) summary folded cannot be checked: the verdict
+            # says so (issue 10, point 8); counting it under the floor would be a guess
+            floor.filter(~pl.col("leaf").is_in(unchecked.implode()))
+            .join(_span_types(ctx).rename({"id": "leaf"}), on="leaf", how="left")
+            .with_columns(pl.col("span_type").fill_null(span_type_from_source(pl.col("source"))))
+            .filter(pl.col("span_type") != "harness")
+            .join(best, on="leaf", how="left")
+            # a span whose lost facts rank elsewhere (or only the logged salience_class
+            # marks it) keeps its source's weight: a person's words are never low
+            .join(ctx.session.items.select(pl.col("id").alias("leaf"), "salience_class"),
+                  on="leaf", how="left")
+            .with_columns(pl.when(pl.col("salience_class") == "discriminating").then(2)
+                          .when(pl.col("tier").is_not_null()).then(pl.col("tier"))
+                          .when(person | pl.col("rank").is_null()).then(2).otherwise(6)
+                          .alias("tier"))
+            .with_columns(pl.col("rank").fill_null(KIND_RANK[Kind.NEGATION]),
+                          pl.col("tier").is_in(list(LOW_TIERS)).alias("low"))
+        )
+        if spans.height == 0:
+            return Outcome(pl.DataFrame(schema={"ri": pl.Int64}))
         count = interval_sum(spans, n).rename({"value": "below_floor"})
         worst = (interval_sum(spans, n, by="rank").filter(pl.col("value") > 0)
                  .group_by("ri").agg(pl.col("rank").max()))

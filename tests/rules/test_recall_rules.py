@@ -52,11 +52,12 @@ TIMEOUT_CHAIN = [
 def test_timeout_chain_loses_number_at_leaf_and_scope_at_mid_tier(
         write_log: LogWriter) -> None:
     report = audit(write_log(TIMEOUT_CHAIN))
+    # s1 is tool output: its values rank in the low tiers, so at most warnings (issue 10)
     assert recall_findings(report) == [
-        ("silent-discriminating-fold", 1, "L1", "error"),
-        ("recall-floor", 1, None, "error"),  # s1 evicted; L1 does not restate it
-        ("silent-discriminating-fold", 2, "M1", "error"),
-        ("recall-floor", 2, None, "error"),
+        ("silent-discriminating-fold", 1, "L1", "warning"),
+        ("recall-floor", 1, None, "warning"),  # s1 evicted; L1 does not restate it
+        ("silent-discriminating-fold", 2, "M1", "warning"),
+        ("recall-floor", 2, None, "warning"),
     ]
     assert lost_of(report, "L1") == [("identifier", "read_timeout_ms"),
                                      ("quantity", "30000"), ("quantity", "45000")]
@@ -69,6 +70,19 @@ def test_timeout_chain_loses_number_at_leaf_and_scope_at_mid_tier(
     debt = report.series.select("discriminators_seen", "recall_debt", "recall_debt_fold",
                                 "recall_debt_eviction").rows()
     assert debt == [(4, 0, 0, 0), (4, 3, 3, 0), (4, 4, 4, 0)]
+
+
+def test_timeout_chain_is_an_error_when_the_agent_marked_the_span_discriminating(
+        write_log: LogWriter) -> None:
+    tagged = [rnd(0, spans=[{**TIMEOUT_CHAIN[0]["spans"][0],
+                             "salience_class": "discriminating"},
+                            TIMEOUT_CHAIN[0]["spans"][1]]), *TIMEOUT_CHAIN[1:]]
+    assert recall_findings(audit(write_log(tagged))) == [
+        ("silent-discriminating-fold", 1, "L1", "error"),
+        ("recall-floor", 1, None, "error"),
+        ("silent-discriminating-fold", 2, "M1", "error"),
+        ("recall-floor", 2, None, "error"),
+    ]
 
 
 def test_trace_45000_shows_both_steps(write_log: LogWriter) -> None:
@@ -131,8 +145,15 @@ def test_severity_follows_the_kind(write_log: LogWriter) -> None:
                                          "assistant")]),
                       rnd(1, summaries=[fold("F", ["t"], "Looked at the cache code.")],
                           evicted=["t"])], "said.jsonl")
-    assert recall_findings(audit(said)) == [("silent-discriminating-fold", 1, "F", "warning"),
-                                            ("recall-floor", 1, None, "warning")]
+    # an identifier in the assistant's prose is "other prose" (tier 5): low, like tools
+    assert recall_findings(audit(said)) == [("silent-discriminating-fold", 1, "F", "info"),
+                                            ("recall-floor", 1, None, "info")]
+    typed = write_log([rnd(0, spans=[span("t", "Opened src/cache/lru.py for review.",
+                                          "user")]),
+                       rnd(1, summaries=[fold("F", ["t"], "Looked at the cache code.")],
+                           evicted=["t"])], "typed.jsonl")
+    assert recall_findings(audit(typed)) == [("silent-discriminating-fold", 1, "F", "warning"),
+                                             ("recall-floor", 1, None, "warning")]
 
 
 def test_recall_floor_fires_and_not(write_log: LogWriter) -> None:

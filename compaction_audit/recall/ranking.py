@@ -1,0 +1,219 @@
+"""Ranking lost discriminators: the facts that matter first (issue 10, point 5).
+
+Every lost item gets a *tier*; reports order by tier, and within a tier later spans
+first (the most recent statement of the task is the one a later decision builds on):
+
+====  ==================  ===========================================================
+tier  name                which items
+====  ==================  ===========================================================
+1     asked again         a person stated it again after it was lost (harm shown)
+2     typed by a person   a clause (or value) a person typed (``span_source`` "user"
+                          or "user:...", not the legacy harness "user:meta")
+3     spec requirement    a clause from spec text (markdown requirements, no-gos...)
+4     assistant decision  a clause the assistant wrote, with at least two content
+                          words and not chatter ("let me", "I'll", "now", ...)
+5     other prose         anything else from prose (values in prose, fragments)
+6     tool output         values and identifiers from tool output or code
+====  ==================  ===========================================================
+
+Harness text (caveats, skill documents, command wrappers, compact summaries) is never
+a fact: :func:`rank_lost` drops those rows.  Tiers 5 and 6 are :data:`LOW_TIERS`: a
+compaction that lost only those is at most a warning (point 6, rules/recall.py).
+
+Span types (``prose|spec|code|tool_output|harness``) come from the lost table's
+``span_type`` column (recall-core, :mod:`compaction_audit.recall.spantypes`); when the
+column is missing or null, :func:`span_type_from_source` derives one from
+``span_source`` alone, and then a whole clause from tool output (two or more content
+words, not cut short), which may be a spec the agent read, is ranked "other prose" (5)
+rather than "tool output" (6); an ordering there (an arrow) is not.
+
+Everything is Polars expressions over the table; no Python per row.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+TIER_NAMES: dict[int, str] = {
+    1: "asked again", 2: "typed by a person", 3: "spec requirement",
+    4: "assistant decision", 5: "other prose", 6: "tool output",
+}
+"""Tier number -> the name reports print (issue 10, point 5)."""
+
+LOW_TIERS = frozenset({5, 6})
+"""Tiers whose loss alone is at most a warning (issue 10, point 6)."""
+
+VALUE_KINDS = ("quantity", "version", "identifier", "scope", "link")
+"""Single-token kinds (values and identifiers); every other kind is a clause, including
+kinds extraction may add later (a condition, a requirement unit)."""
+
+SPAN_TYPES = ("prose", "spec", "code", "tool_output", "harness")
+"""The span types of the contract (recall/spantypes.py, owner recall-core)."""
+
+_STOP = (
+    "a an the this that these those it its on in at to of for with by from into onto as "
+    "be been being is are was were am do does did done have has had will would should "
+    "shall can could may might must not no never only any all some also just then than "
+    "and or nor but if when while so because since before after without instead rather "
+    "we you they he she our your their my me us them there here what which who how "
+    "don't doesn't didn't isn't aren't won't can't cannot shouldn't least most exactly "
+    "always unchanged keep ensure avoid prefer retain preserve")
+STOPWORDS = tuple(sorted(set(_STOP.split())))
+"""Function words and clause markers: not content words (a clause of one marker and one
+word, such as "must add `", is a fragment)."""
+
+CHATTER = (r"(?i)^\W*(?:let me|let's|now\b|i'll|i will|i'm|i am|i need|i see|we'll|"
+           r"great|perfect|good|ok(?:ay)?\b|sure|done|looks good|all \d+ tests?|"
+           r"then (?:let|i|run|check)|first,? (?:let|i))")
+"""Assistant narration that announces a step rather than deciding something."""
+
+_CONTENT_WORD = r"[a-z][a-z0-9_'\-]{2,}"
+
+
+def span_type_from_source(source: pl.Expr) -> pl.Expr:
+    """The fallback span type of a ``span_source`` (contract, "Span source values"):
+    "harness:*" and the legacy "user:meta" -> harness; "tool..." (tool_call:NAME,
+    tool_result:NAME, a native "tool:shell") -> tool_output; anything else (user,
+    assistant, a message id, null) -> prose."""
+    s = source.fill_null("")
+    return (pl.when(s.str.starts_with("harness") | (s == "user:meta")
+                    | (s == "compaction_summary")).then(pl.lit("harness"))
+            .when(s.str.starts_with("tool")).then(pl.lit("tool_output"))
+            .otherwise(pl.lit("prose")))
+
+
+def with_span_type(frame: pl.DataFrame, source: str = "span_source") -> pl.DataFrame:
+    """``frame`` with a ``span_type`` column, nulls (or the whole column) filled from
+    ``source``; adds a boolean ``span_type_known`` (false where the fallback was used)."""
+    fallback = span_type_from_source(pl.col(source))
+    if "span_type" not in frame.columns:
+        return frame.with_columns(fallback.alias("span_type"),
+                                  pl.lit(False).alias("span_type_known"))
+    return frame.with_columns(pl.col("span_type").is_not_null().alias("span_type_known"),
+                              pl.col("span_type").fill_null(fallback))
+
+
+def content_words(text: pl.Expr) -> pl.Expr:
+    """Number of content words of a text: words of 3+ characters that are neither
+    function words nor clause markers (:data:`STOPWORDS`)."""
+    return (text.fill_null("").str.to_lowercase().str.extract_all(_CONTENT_WORD)
+            .list.eval(pl.element().filter(~pl.element().is_in(STOPWORDS))).list.len())
+
+
+def person_source(source: pl.Expr) -> pl.Expr:
+    """True for a person's words: ``source`` "user" or "user:..." other than the
+    legacy harness value "user:meta" (contract, "Span source values")."""
+    s = source.fill_null("")
+    return (s == "user") | (s.str.starts_with("user:") & (s != "user:meta"))
+
+
+FRAGMENT = (r"(?i)^[^`]*(?:`[^`]*`[^`]*)*`[^`]*$"
+            r"|(?:\b(?:and|or|to|of|the|a|an)|[:,(\[{=-]|->|=>|→)\s*$")
+"""A clause cut short: an open code span (an odd number of backticks), or a dangling
+conjunction, article or opening punctuation at the end (issue 10, point 2)."""
+
+CODE_ARROW = r"(?:->|=>|\|>|→).*|.*(?:->|=>|\|>|→)"
+CODE_CHARS = r"[.`_(){}\[\]=:@%/]"
+"""An ordering is code (a function arrow, a git range, a log line), not a sequence of
+steps, when its text has an arrow and a code character besides."""
+
+
+def tier_exprs(asked_again: str = "asked_again_round", source: str = "span_source"
+               ) -> tuple[pl.Expr, pl.Expr]:
+    """``(tier, tier_why)`` over columns ``kind``, ``text``, ``span_type`` (filled, see
+    :func:`with_span_type`), ``span_type_known``, ``source`` and ``asked_again``."""
+    kind, stype = pl.col("kind"), pl.col("span_type")
+    text = pl.col("text").fill_null("")
+    clause = ~kind.is_in(VALUE_KINDS)
+    person = person_source(pl.col(source))
+    words = content_words(text)
+    chatter = text.str.contains(CHATTER)
+    code_arrow = (kind == "ordering") & text.str.contains(CODE_ARROW) & text.str.contains(
+        CODE_CHARS)
+    cut = (words < 2) | text.str.contains(FRAGMENT) | code_arrow
+    tool = stype.is_in(["tool_output", "code"])
+    # without a span type, a whole clause in tool output may be spec text the agent
+    # read; an arrow there is code or a log line, never a requirement
+    maybe_spec = (tool & clause & ~pl.col("span_type_known") & ~cut
+                  & (kind != "ordering"))
+    decision = clause & (stype == "prose") & ~cut & ~chatter
+    again = pl.col(asked_again)
+    article = pl.when(kind.str.contains("^[aeiou]")).then(pl.lit("an")).otherwise(pl.lit("a"))
+    tier = (
+        pl.when(again.is_not_null()).then(1)
+        .when(person & (stype != "harness")).then(2)
+        .when(clause & (stype == "spec")).then(3)
+        .when(decision).then(4)
+        .when(tool & ~maybe_spec).then(6)
+        .otherwise(5)
+    ).cast(pl.Int64)
+    why = (
+        pl.when(again.is_not_null())
+        .then(pl.format("a person stated it again at round {}", again))
+        .when(person & (stype != "harness")).then(pl.lit("typed by a person"))
+        .when(clause & (stype == "spec")).then(pl.lit("a requirement from spec text"))
+        .when(decision).then(pl.lit("a decision in the assistant's prose"))
+        .when(code_arrow).then(pl.lit("an arrow in code or a log line, not an ordering"))
+        .when(clause & cut).then(pl.lit("a fragment: cut short or fewer than two content "
+                                        "words"))
+        .when(tool & ~maybe_spec)
+        .then(pl.format("{} {} from {}", article, kind,
+                        pl.when(stype == "code").then(pl.lit("code"))
+                        .otherwise(pl.lit("tool output"))))
+        .when(maybe_spec).then(pl.lit("a clause in tool output (span type unknown)"))
+        .when(clause & chatter).then(pl.lit("assistant narration, not a decision"))
+        .otherwise(pl.format("{} {} in prose", article, kind))
+    )
+    return tier, why
+
+
+def add_tiers(frame: pl.DataFrame, asked_again: str = "asked_again_round",
+              source: str = "span_source") -> pl.DataFrame:
+    """``frame`` (columns ``kind``, ``text``, ``source``, ``asked_again``, optional
+    ``span_type``) with ``span_type`` filled and ``tier`` (Int64), ``tier_name``,
+    ``tier_why`` added; rows are kept as they are (harness rows included)."""
+    typed = with_span_type(frame, source)
+    tier, why = tier_exprs(asked_again, source)
+    if "reused_round" in typed.columns:  # recall-core: a later span reused the value
+        why = pl.when(pl.col("reused_round").is_not_null()).then(
+            pl.format("{}; reused by a later span at round {}", why, pl.col("reused_round"))
+        ).otherwise(why)
+    names = pl.DataFrame({"tier": list(TIER_NAMES), "tier_name": list(TIER_NAMES.values())},
+                         schema={"tier": pl.Int64, "tier_name": pl.String})
+    return (typed.with_columns(tier.alias("tier"), why.alias("tier_why"))
+            .join(names, on="tier", how="left", maintain_order="left")
+            .drop("span_type_known"))
+
+
+def rank_lost(lost: pl.DataFrame, items: pl.DataFrame | None = None) -> pl.DataFrame:
+    """The lost table (:class:`~compaction_audit.recall.analysis.Recall` ``lost``) in
+    report order, harness rows dropped.
+
+    Adds ``span_type`` (filled), ``tier``, ``tier_name``, ``tier_why`` and ``span_line``
+    (kept when the table has it, else the ``line`` of the span in ``items``, the
+    session's ``items`` table with ``id`` and ``line``; null when neither).  Order:
+    tier, then later spans first (``span_line`` descending, then the span's position
+    in ``items``: adapters give every span of a round the round's line), then the
+    kind's rank (worst first), then the text.
+    """
+    ranked = add_tiers(lost).filter(pl.col("span_type") != "harness")
+    if "span_line" not in ranked.columns:
+        ranked = ranked.with_columns(pl.lit(None, pl.Int64).alias("span_line"))
+    if items is not None:
+        where = items.select(pl.col("id").alias("span"), pl.col("line").alias("_line"),
+                             pl.int_range(pl.len(), dtype=pl.Int64).alias("_order"))
+        ranked = (ranked.join(where, on="span", how="left", maintain_order="left")
+                  .with_columns(pl.col("span_line").fill_null(pl.col("_line"))
+                                .cast(pl.Int64)))
+    else:
+        ranked = ranked.with_columns(pl.lit(None, pl.Int64).alias("_order"))
+    return (ranked.sort(["tier", "span_line", "_order", "rank", "text"],
+                        descending=[False, True, True, True, False], nulls_last=True,
+                        maintain_order=True)
+            .drop("_line", "_order", strict=False))
+
+
+def tier_counts(ranked: pl.DataFrame) -> dict[int, int]:
+    """Items per tier of a ranked table (every tier present, zeros included)."""
+    counts = dict(ranked.group_by("tier").len().iter_rows()) if ranked.height else {}
+    return {t: int(counts.get(t, 0)) for t in TIER_NAMES}

@@ -1,0 +1,199 @@
+"""Tiers of lost facts (issue 10, point 5): hand-made lost tables and a small log."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import polars as pl
+
+from compaction_audit.engine import audit_session
+from compaction_audit.io.native import read_native
+from compaction_audit.recall.ranking import (
+    add_tiers,
+    content_words,
+    rank_lost,
+    span_type_from_source,
+    tier_counts,
+)
+from tests.logs import LogWriter, rnd
+
+
+def lost_table(rows: list[dict[str, Any]], **extra: pl.DataType) -> pl.DataFrame:
+    """A lost table with the columns ranking reads (others as the analysis has them)."""
+    schema: dict[str, Any] = {"kind": pl.String, "text": pl.String, "rank": pl.Int64,
+                              "span": pl.String, "span_source": pl.String,
+                              "asked_again_round": pl.Int64, **extra}
+    full = [{k: r.get(k) for k in schema} for r in rows]
+    return pl.DataFrame(full, schema=schema)
+
+
+def row(kind: str, text: str, source: str, span: str = "s", again: int | None = None,
+        **extra: Any) -> dict[str, Any]:
+    return {"kind": kind, "text": text, "rank": 9 if kind in ("negation", "constraint")
+            else 2, "span": span, "span_source": source, "asked_again_round": again,
+            **extra}
+
+
+def tiers(frame: pl.DataFrame) -> list[tuple[str, int, str]]:
+    return list(add_tiers(frame).select("text", "tier", "tier_name").iter_rows())
+
+
+def test_each_tier_from_its_description() -> None:
+    frame = lost_table([
+        row("identifier", "ORD-5501", "tool_result:Bash", again=2),
+        row("constraint", "subscribe only when connected", "user"),
+        row("quantity", "45000", "user"),
+        row("negation", "no migrations, no route changes", "assistant"),
+        row("negation", "must not add", "assistant"),
+        row("negation", "Let me not rerun the migration tests", "assistant"),
+        row("identifier", "lumen-rt", "assistant"),
+        row("identifier", "payments-prod", "tool_result:Read"),
+        row("quantity", "12", "tool_call:Bash"),
+    ])
+    assert tiers(frame) == [
+        ("ORD-5501", 1, "asked again"),
+        ("subscribe only when connected", 2, "typed by a person"),
+        ("45000", 2, "typed by a person"),
+        ("no migrations, no route changes", 4, "assistant decision"),  # 3 content words
+        ("must not add", 5, "other prose"),  # a fragment: one content word
+        ("Let me not rerun the migration tests", 5, "other prose"),  # chatter
+        ("lumen-rt", 5, "other prose"),
+        ("payments-prod", 6, "tool output"),
+        ("12", 6, "tool output"),
+    ]
+
+
+def test_tier_why_names_the_reason() -> None:
+    frame = lost_table([row("identifier", "ORD-5501", "user", again=3),
+                        row("negation", "must not add", "assistant"),
+                        row("quantity", "12", "tool_result:Bash")])
+    assert add_tiers(frame)["tier_why"].to_list() == [
+        "a person stated it again at round 3",
+        "a fragment: cut short or fewer than two content words",
+        "a quantity from tool output",
+    ]
+
+
+def test_fragments_and_code_arrows_are_never_decisions() -> None:
+    texts = ["must read as `state", "Never add a `Co-Authored-By", "must keep the cache and",
+             "fn record ->", "fn p -> p.visible_sessions", "ceff8c3..bb53fb4 main -> main"]
+    kinds = ["constraint", "negation", "constraint", "ordering", "ordering", "ordering"]
+    frame = lost_table([row(k, t, "assistant") for k, t in zip(kinds, texts, strict=True)]
+                       + [row("ordering", "build staging, then deploy prod", "assistant"),
+                          row("constraint", "only use `uv run` for tests", "assistant")])
+    assert [t for _, t, _ in tiers(frame)] == [5, 5, 5, 5, 5, 5, 4, 4]
+    why = add_tiers(frame)["tier_why"].to_list()
+    assert why[4] == "an arrow in code or a log line, not an ordering"
+    assert why[0] == "a fragment: cut short or fewer than two content words"
+    # the same texts from tool output, span type unknown: none may be spec text
+    tool = lost_table([row(k, t, "tool_result:Read") for k, t in zip(kinds, texts,
+                                                                     strict=True)])
+    assert [t for _, t, _ in tiers(tool)] == [6] * 6
+
+
+def test_reuse_by_a_later_span_is_named_in_why() -> None:
+    frame = lost_table([row("identifier", "ORD-5501", "tool_result:Bash", reused_round=1),
+                        row("identifier", "ORD-7", "tool_result:Bash")],
+                       reused_round=pl.Int64)
+    assert add_tiers(frame)["tier_why"].to_list() == [
+        "an identifier from tool output; reused by a later span at round 1",
+        "an identifier from tool output"]
+
+
+def test_span_type_column_wins_over_the_source() -> None:
+    frame = lost_table([
+        row("negation", "no reopen workflow in this task", "tool_result:Bash",
+            span_type="spec"),
+        row("negation", "no reopen workflow in this task", "tool_result:Bash",
+            span_type="tool_output"),
+        row("negation", "no reopen workflow in this task", "tool_result:Bash"),
+        row("identifier", "x.test.ts", "tool_result:Read", span_type="code"),
+    ], span_type=pl.String)
+    assert [t for _, t, _ in tiers(frame)] == [3, 6, 5, 6]
+    # without a known type, a 2+ word clause in tool output may be spec text (5);
+    # an arrow there is not, nor is a one-word fragment
+    unknown = lost_table([
+        row("ordering", "spotter-gqc -> spotter-gqc", "tool_result:Bash"),
+        row("constraint", "must be derived", "tool_result:Bash"),
+    ])
+    assert [t for _, t, _ in tiers(unknown)] == [6, 6]
+
+
+def test_span_type_fallback_from_source() -> None:
+    sources = ["user", "assistant", "tool_call:Bash", "tool_result:Read", "tool:shell",
+               "harness:meta", "harness:skill", "user:meta", None, "msg-12"]
+    got = pl.select(span_type_from_source(pl.Series(sources, dtype=pl.String)))
+    assert got.to_series().to_list() == [
+        "prose", "prose", "tool_output", "tool_output", "tool_output", "harness",
+        "harness", "harness", "prose", "prose"]
+
+
+def test_content_words_leave_out_markers_and_function_words() -> None:
+    texts = ["must add `", "always returns `", "no migrations, no route changes",
+             "keep status codes exactly", "Do NOT enable --force on the prod migration"]
+    got = pl.select(content_words(pl.Series(texts))).to_series().to_list()
+    assert got == [1, 1, 3, 2, 4]
+
+
+def test_rank_lost_orders_by_tier_then_later_spans_and_drops_harness() -> None:
+    frame = lost_table([
+        row("quantity", "12", "tool_result:Bash", span="t1"),
+        row("negation", "do not rotate the signing keys", "assistant", span="a1"),
+        row("negation", "never touch the billing tables", "assistant", span="a2"),
+        row("negation", "DO NOT respond to these messages", "user:meta", span="h1"),
+        row("constraint", "only on weekdays", "user", span="u1"),
+    ])
+    items = pl.DataFrame({"id": ["u1", "a1", "h1", "t1", "a2"], "line": [3, 8, 9, 10, 14]})
+    ranked = rank_lost(frame, items)
+    assert ranked.select("text", "tier", "span_line").rows() == [
+        ("only on weekdays", 2, 3),
+        ("never touch the billing tables", 4, 14),  # the later span first
+        ("do not rotate the signing keys", 4, 8),
+        ("12", 6, 10),
+    ]
+    assert tier_counts(ranked) == {1: 0, 2: 1, 3: 0, 4: 2, 5: 0, 6: 1}
+
+
+def test_rank_lost_keeps_a_span_line_the_table_has() -> None:
+    frame = lost_table([row("quantity", "45 s", "user", span="u1", span_line=40),
+                        row("quantity", "30 s", "user", span="u2")], span_line=pl.Int64)
+    items = pl.DataFrame({"id": ["u1", "u2"], "line": [7, 9]})
+    assert rank_lost(frame, items).select("text", "span_line").rows() == [
+        ("45 s", 40), ("30 s", 9)]
+
+
+def test_spans_of_one_round_keep_their_order_in_the_log() -> None:
+    # adapters give every span of a round the round's line: the item order decides
+    frame = lost_table([row("quantity", "111", "user", span="u1"),
+                        row("quantity", "222", "user", span="u2")])
+    items = pl.DataFrame({"id": ["u1", "u2"], "line": [5, 5]})
+    assert rank_lost(frame, items)["text"].to_list() == ["222", "111"]
+
+
+def span(i: str, text: str, source: str) -> dict[str, Any]:
+    return {"id": i, "tokens": 20, "text": text, "source": source}
+
+
+def test_report_lists_lost_facts_in_tier_order(write_log: LogWriter) -> None:
+    path = write_log([
+        rnd(0, spans=[span("u1", "Never deploy on Fridays.", "user"),
+                      span("a1", "I decided the cache must stay disabled in prod.",
+                           "assistant"),
+                      span("t1", "retries=12", "tool_result:Read"),
+                      span("m1", "DO NOT respond to these messages.", "user:meta")]),
+        rnd(1, summaries=[{"id": "F", "tokens": 5, "children": ["u1", "a1", "t1", "m1"],
+                           "text": "Worked on the deployment."}],
+            evicted=["u1", "a1", "t1", "m1"]),
+    ])
+    report = audit_session(read_native(str(path)))
+    lost = report.extra["lost_discriminators"]
+    got = [(d["tier"], d["span"], d["kind"], d["text"]) for d in lost]
+    assert got == [
+        (2, "u1", "negation", "Never deploy on Fridays"),
+        (4, "a1", "constraint", "must stay disabled in prod"),
+        (5, "a1", "scope", "prod"),
+        (6, "t1", "quantity", "12"),
+        (6, "t1", "identifier", "retries"),
+    ]
+    assert all(d["span_line"] == 1 for d in lost)
+    assert report.extra["lost_tiers"] == {"1": 0, "2": 1, "3": 0, "4": 1, "5": 1, "6": 2}
