@@ -10,7 +10,13 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from compaction_audit.commands.common import FailOn, console_for, fail, write_bytes
+from compaction_audit.commands.common import (
+    FailOn,
+    console_for,
+    fail,
+    output_console,
+    write_bytes,
+)
 from compaction_audit.errors import AuditError
 from compaction_audit.report.model import Report
 
@@ -105,20 +111,26 @@ def run_audit(traces: list[str], eff: Effective, lenient: bool, jobs: int | None
         return go(lambda done, _total, _path: bar.update(task, completed=done))
 
 
-def emit(report: Report, fmt: str, output: Path | None, opts: RenderOptions) -> None:
+def emit(report: Report, fmt: str, output: Path | None, opts: RenderOptions,
+         inputs: list[str] | tuple[str, ...] = ()) -> None:
     """Render ``report`` in format ``fmt`` (a :data:`FORMATS` name) to stdout or
-    ``output``."""
+    ``output``, which must not be one of ``inputs`` (the traces, baseline and config
+    file read: see :mod:`compaction_audit.outfile`)."""
     from compaction_audit.report.formats import FORMATS
 
     spec = FORMATS[fmt]
     if spec.render is not None:
-        write_bytes(spec.render(report, opts), output)
+        write_bytes(spec.render(report, opts), output, spec.escapes, inputs)
         return
     assert spec.rich is not None
-    console = console_for(output)
-    console.print(spec.rich(report, opts))
-    if output is not None:
-        console.file.close()
+    with output_console(output, inputs) as console:
+        console.print(spec.rich(report, opts), crop=False)
+
+
+def input_files(traces: list[str], *others: Path | None) -> list[str]:
+    """The files a run read: its traces and the other files given (baseline, config),
+    for :func:`~compaction_audit.outfile.refuse_same_file`."""
+    return [*traces, *(str(p) for p in others if p is not None)]
 
 
 def audit_command(
@@ -154,12 +166,16 @@ def audit_command(
     An unreadable trace is reported and counted, the others are still audited; exit 2.
     """
     from compaction_audit.discover import discover, names_one_file
+    from compaction_audit.outfile import refuse_same_file
     from compaction_audit.report.formats import RenderOptions
 
     try:
         eff = effective_options(config, isolated, fail_on, window, sustain, set_, select,
                                 ignore, extend_select, severity)
         traces = discover(paths)
+        inputs = input_files(traces, baseline, eff.config_path)
+        if output is not None:  # before the work, so a refused run costs nothing
+            refuse_same_file(str(output), inputs)
         report = run_audit(traces, eff, lenient, jobs)
         if baseline is not None:
             from compaction_audit import baseline as bl
@@ -171,7 +187,7 @@ def audit_command(
     if report.errors and single:
         fail(str(report.errors[0]))
     emit(report, fmt.value, output,
-         RenderOptions(single, summary, eff.fail_on, tuple(eff.rules)))
+         RenderOptions(single, summary, eff.fail_on, tuple(eff.rules)), inputs)
     raise typer.Exit(report.exit_code(eff.fail_on))
 
 

@@ -10,6 +10,7 @@ from rich.tree import Tree
 
 from compaction_audit.commands.common import console_for, fail, write_bytes
 from compaction_audit.errors import AuditError
+from compaction_audit.report.safe import JSON
 from compaction_audit.report.terminal import t
 from compaction_audit.trace import Node
 
@@ -45,6 +46,6 @@ def trace_command(
     except AuditError as exc:
         fail(str(exc))
     if json:
-        write_bytes(orjson.dumps(root.to_dict(), option=orjson.OPT_INDENT_2) + b"\n", None)
+        write_bytes(orjson.dumps(root.to_dict(), option=orjson.OPT_INDENT_2) + b"\n", None, JSON)
         return
     console_for(None).print(_tree(root))
