@@ -33,6 +33,7 @@ from rich.text import Text
 from compaction_audit.diff import FindingDelta, Occurrence, OnsetDelta, RunDiff
 from compaction_audit.report.json_report import TOOL
 from compaction_audit.report.model import SessionReport
+from compaction_audit.report.safe import clip_tree, json_safe
 from compaction_audit.report.terminal import SEVERITY_STYLE, sparkline, t
 from compaction_audit.rules import RULES
 from compaction_audit.rules.base import fmt
@@ -95,7 +96,8 @@ def diff_dict(diff: RunDiff, gates: dict[str, Any] | None = None,
 def render_diff_json(diff: RunDiff, gates: dict[str, Any] | None = None,
                      reasons: list[str] | None = None) -> bytes:
     """:func:`diff_dict` as indented JSON bytes, newline-terminated."""
-    return orjson.dumps(diff_dict(diff, gates, reasons), option=orjson.OPT_INDENT_2) + b"\n"
+    doc = clip_tree(diff_dict(diff, gates, reasons))
+    return json_safe(orjson.dumps(doc, option=orjson.OPT_INDENT_2) + b"\n")
 
 
 # ------------------------------------------------------------------------ terminal
