@@ -15,13 +15,15 @@ from compaction_audit.commands.common import (
     console_for,
     fail,
     output_console,
+    say,
     write_bytes,
 )
-from compaction_audit.errors import AuditError
+from compaction_audit.errors import AuditError, LogError
 from compaction_audit.report.model import Report
 
 if TYPE_CHECKING:
     from compaction_audit.config import Effective
+    from compaction_audit.discover import Discovery
     from compaction_audit.report.formats import RenderOptions
 
 
@@ -92,14 +94,28 @@ def effective_options(config: Path | None = None, isolated: bool = False,
     return resolve([layer for layer in (file_layer, cli) if layer is not None], path)
 
 
-def run_audit(traces: list[str], eff: Effective, lenient: bool, jobs: int | None) -> Report:
+def found_traces(paths: list[str]) -> Discovery:
+    """:func:`~compaction_audit.discover.find_traces`, with one stderr line per
+    non-regular file it skipped.  Raises :class:`UsageError` as it does."""
+    from compaction_audit.discover import find_traces
+
+    found = find_traces(paths)
+    for line in found.skipped:
+        say(line)
+    return found
+
+
+def run_audit(traces: list[str], eff: Effective, lenient: bool, jobs: int | None,
+              unreadable: list[LogError] | None = None) -> Report:
     """Audit ``traces`` with ``eff``; a progress bar on stderr when it is a terminal and
-    there is more than one trace."""
+    there is more than one trace.  ``unreadable``: errors found before reading (a
+    directory that could not be listed), reported first as unreadable traces."""
     from compaction_audit.api import Progress, audit_paths
 
     def go(progress: Progress | None = None) -> Report:
-        return audit_paths(traces, eff.settings, lenient, eff.rules, eff.severity,
-                           jobs=jobs, progress=progress)
+        report = (audit_paths(traces, eff.settings, lenient, eff.rules, eff.severity,
+                              jobs=jobs, progress=progress) if traces else Report([]))
+        return Report(report.sessions, [*(unreadable or []), *report.errors])
 
     if len(traces) < 2 or not sys.stderr.isatty():
         return go()
@@ -165,18 +181,18 @@ def audit_command(
 
     An unreadable trace is reported and counted, the others are still audited; exit 2.
     """
-    from compaction_audit.discover import discover, names_one_file
+    from compaction_audit.discover import names_one_file
     from compaction_audit.outfile import refuse_same_file
     from compaction_audit.report.formats import RenderOptions
 
     try:
         eff = effective_options(config, isolated, fail_on, window, sustain, set_, select,
                                 ignore, extend_select, severity)
-        traces = discover(paths)
-        inputs = input_files(traces, baseline, eff.config_path)
+        traces = found_traces(paths)
+        inputs = input_files(traces.traces, baseline, eff.config_path)
         if output is not None:  # before the work, so a refused run costs nothing
             refuse_same_file(str(output), inputs)
-        report = run_audit(traces, eff, lenient, jobs)
+        report = run_audit(traces.traces, eff, lenient, jobs, traces.unreadable)
         if baseline is not None:
             from compaction_audit import baseline as bl
 

@@ -20,6 +20,7 @@ from compaction_audit.commands.audit import (
     SustainOpt,
     WindowOpt,
     effective_options,
+    found_traces,
     input_files,
     run_audit,
 )
@@ -59,16 +60,15 @@ def baseline_create(
     Exit 0 when written; 2 when a trace is unreadable, and nothing is written.
     """
     from compaction_audit import baseline as bl
-    from compaction_audit.discover import discover
     from compaction_audit.outfile import refuse_same_file
 
     try:
         eff = effective_options(config, isolated, None, window, sustain, set_, select,
                                 ignore, extend_select, severity)
-        traces = discover(paths)
-        inputs = input_files(traces, eff.config_path)
+        traces = found_traces(paths)
+        inputs = input_files(traces.traces, eff.config_path)
         refuse_same_file(str(output), inputs)
-        report = run_audit(traces, eff, lenient, jobs)
+        report = run_audit(traces.traces, eff, lenient, jobs, traces.unreadable)
     except AuditError as exc:
         fail(str(exc))
     if report.errors:
