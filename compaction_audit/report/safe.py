@@ -91,23 +91,21 @@ def clip_tree(value: Any, limit: int = MAX_TEXT) -> Any:
     return value
 
 
-_JSON_INVISIBLE = ("\u061c", "\u200b", "\u200e", "\u200f", "\u2028", "\u2029", "\u202a",
-                   "\u202b", "\u202c", "\u202d", "\u202e", "\u2066", "\u2067", "\u2068",
-                   "\u2069", "\ufeff")
+_JSON_INVISIBLE = (*(chr(c) for c in range(0x80, 0xA0)), "\u061c", "\u200b", "\u200e",
+                   "\u200f", "\u2028", "\u2029", "\u202a", "\u202b", "\u202c", "\u202d",
+                   "\u202e", "\u2066", "\u2067", "\u2068", "\u2069", "\ufeff")
+_JSON_INVISIBLE_RE = re.compile(b"|".join(re.escape(ch.encode()) for ch in _JSON_INVISIBLE))
 
 
 def json_safe(data: bytes) -> bytes:
-    """JSON bytes with line separators, bidi controls and marks, zero-width space and
-    BOM written as ``\\uXXXX`` escapes.
+    """JSON bytes with C1 controls, line separators, bidi controls and marks,
+    zero-width space and BOM written as ``\\uXXXX`` escapes (one pass).
 
-    orjson already escapes control characters; these are valid raw in JSON but reorder,
-    hide or break lines when the file is shown in a terminal or an editor.
+    orjson already escapes C0 controls; these are valid raw in JSON but act on a
+    terminal (C1) or reorder, hide or break lines in a terminal or an editor.
     """
-    for ch in _JSON_INVISIBLE:
-        raw = ch.encode()
-        if raw in data:
-            data = data.replace(raw, f"\\u{ord(ch):04x}".encode())
-    return data
+    return _JSON_INVISIBLE_RE.sub(
+        lambda m: f"\\u{ord(m.group().decode()):04x}".encode(), data)
 
 
 @dataclass(frozen=True)
