@@ -53,9 +53,10 @@ class Discovery:
     unreadable: list[LogError] = field(default_factory=list)
 
     def _listing_failed(self, exc: OSError) -> None:
-        name = exc.filename if isinstance(exc.filename, str) else "?"
-        self.unreadable.append(LogError(_normal(name), 0, "cannot list directory: "
-                                        f"{exc.strerror or exc}"))
+        name = _normal(exc.filename if isinstance(exc.filename, str) else "?")
+        if all(e.path != name for e in self.unreadable):
+            self.unreadable.append(LogError(name, 0, "cannot list directory: "
+                                            f"{exc.strerror or exc}"))
 
 
 def is_pattern(arg: str) -> bool:
