@@ -9,7 +9,7 @@ from typing import Annotated, Any
 
 import typer
 
-from compaction_audit.commands.common import say
+from compaction_audit.commands.common import fail, say
 from compaction_audit.errors import LogError, UsageError
 from compaction_audit.outfile import output_target
 from compaction_audit.simulate import PRESETS, SimParams, write_session
@@ -153,6 +153,6 @@ def simulate_command(
     except LogError as exc:
         raise typer.BadParameter(exc.message, param_hint="--output") from None
     except UsageError as exc:
-        raise typer.BadParameter(str(exc), param_hint="--output") from None
+        fail(f"--output: {exc}")
     say(f"simulated {params.rounds} rounds ({preset.value}, seed {params.seed}): "
         f"{count} records -> {output}")
