@@ -130,41 +130,62 @@ XML = Escapes("&#58;", "&#35;")
 GITHUB = Escapes("\\x3a", "\\x23", line_commands=True)
 """The ``github`` format: its own ``::error`` lines pass, ``##[`` is broken."""
 
-_LINE = re.compile(r"(\r\n|\r|\n)")
-_LEAD = re.compile(r"(?:\s|\x1b\[[0-9;?]*[ -/]*[@-~])*")
-"""What the runner skips before ``::`` (any Unicode whitespace, as .NET's TrimStart),
-plus ANSI CSI sequences (a colour code must not hide a command from this check)."""
-_LEGACY = re.compile(r"#(?=#[A-Za-z]*\[)")
+_LEAD = (rb"(?:[ \t\x0b\x0c\x1c-\x1f]|\xc2[\x85\xa0]|\xe1\x9a\x80|\xe2\x80[\x80-\x8a\xa8\xa9\xaf]"
+         rb"|\xe2\x81\x9f|\xe3\x80\x80|\x1b\[[0-9;?]*[ -/]*[@-~])*")
+"""What may precede ``::`` on a line the runner runs, as UTF-8: white space (ASCII and
+Unicode, as .NET's ``TrimStart`` trims, a little more), and ANSI CSI sequences (a
+colour code must not hide a command from this check)."""
+_LEAD_ONLY = re.compile(_LEAD)
+_LINE_START = re.compile(rb"(\A" + _LEAD + rb"):(?=:)")
+_AFTER_BREAK = re.compile(rb"([\r\n]" + _LEAD + rb"):(?=:)")
+"""``::`` at the start of the text or after a line end (LF, CR: the runner splits at
+both); group 1 is everything before the first colon."""
+_LEGACY = re.compile(rb"#(?=#[A-Za-z]*\[)")
 """The first ``#`` of ``##[`` (GitHub legacy, Azure ``##[group]``), ``##vso[`` (Azure
-logging commands) and ``##teamcity[`` (TeamCity service messages)."""
-
-
-def neutralize(text: str, escapes: Escapes = TEXT) -> str:
-    """``text`` with no line a CI runner would execute: no line (split at CR, LF or
-    CRLF, as the runner reads them) starting with ``::`` after whitespace or ANSI
-    codes, and no ``##[``, ``##vso[``, ``##teamcity[`` anywhere.  The first ``:`` of
-    such a line start, and the first ``#`` of such a prefix, are written as
-    ``escapes``.  Text without ``::`` or ``##`` is returned as is."""
-    if "::" not in text and "##" not in text:
-        return text
-    if "##" in text:
-        text = _LEGACY.sub(lambda _: escapes.hash, text)
-    if escapes.line_commands or "::" not in text:
-        return text
-    parts = _LINE.split(text)
-    for i in range(0, len(parts), 2):  # even items are lines, odd ones their ends
-        line = parts[i]
-        start = _LEAD.match(line)
-        at = start.end() if start else 0
-        if line.startswith("::", at):
-            parts[i] = line[:at] + escapes.colon + line[at + 1:]
-    return "".join(parts)
+logging commands) and ``##teamcity[`` (TeamCity service messages), in any case."""
 
 
 def neutralize_bytes(data: bytes, escapes: Escapes = TEXT) -> bytes:
-    """:func:`neutralize` for UTF-8 bytes (undecodable bytes pass through unchanged);
-    bytes without ``::`` or ``##`` are returned without decoding."""
-    if b"::" not in data and b"##" not in data:
+    """UTF-8 ``data`` with no line a CI runner would execute: no line (split at CR, LF
+    or CRLF, as the runner reads them) starting with ``::`` after white space or ANSI
+    codes, and no ``##[``, ``##vso[``, ``##teamcity[`` anywhere.  The first ``:`` of
+    such a line start, and the first ``#`` of such a prefix, are written as
+    ``escapes``.  Works on the bytes (no decoding: a large JSON report costs a few
+    scans); data without ``::`` or ``##`` is returned as is."""
+    if b"##" in data:
+        hash_ = escapes.hash.encode()
+        data = _LEGACY.sub(lambda _: hash_, data)
+    if escapes.line_commands or b"::" not in data:
         return data
-    return neutralize(data.decode("utf-8", "surrogateescape"), escapes).encode(
-        "utf-8", "surrogateescape")
+    colon = escapes.colon.encode()
+    if b"\r" in data:  # rare in output: every CR of log text is escaped
+
+        def escape(match: re.Match[bytes]) -> bytes:
+            return match.group(1) + colon
+
+        return _AFTER_BREAK.sub(escape, _LINE_START.sub(escape, data, count=1))
+    return _line_starts_lf(data, colon)
+
+
+def _line_starts_lf(data: bytes, colon: bytes) -> bytes:
+    """The line-start rule for data whose lines end at LF only: visit the first ``::``
+    of each line that has one (``bytes.find``, linear), escape it when only
+    :data:`_LEAD` precedes it on its line."""
+    parts: list[bytes] = []
+    last, pos = 0, data.find(b"::")
+    while pos != -1:
+        start = data.rfind(b"\n", last, pos) + 1 or last
+        if _LEAD_ONLY.fullmatch(data, start, pos):
+            parts += [data[last:pos], colon]
+            last = pos + 1
+        end = data.find(b"\n", pos)
+        pos = -1 if end == -1 else data.find(b"::", end)
+    return b"".join([*parts, data[last:]]) if parts else data
+
+
+def neutralize(text: str, escapes: Escapes = TEXT) -> str:
+    """:func:`neutralize_bytes` for text (lone surrogates pass through unchanged)."""
+    if "::" not in text and "##" not in text:
+        return text
+    return neutralize_bytes(text.encode("utf-8", "surrogatepass"), escapes).decode(
+        "utf-8", "surrogatepass")
