@@ -225,3 +225,17 @@ def test_non_utf8_file_name_in_a_baseline(tmp_path: Path,
     assert_clean(result.stderr)
     again = run("audit", NON_UTF8, "--baseline", "b.json")
     assert again.exit_code == 0, again.stdout  # every finding is in the baseline
+
+
+@pytest.mark.parametrize("args", [
+    ["diff", "traces/hostile.jsonl", f"traces/{FILE_NAME}"],
+    ["diff", "traces/hostile.jsonl", f"traces/{FILE_NAME}", "--format", "json"],
+    ["trace", "traces/hostile.jsonl", HOSTILE],
+    ["trace", "traces/hostile.jsonl", HOSTILE, "--json"],
+])
+def test_diff_and_trace_outputs(hostile: Path, args: list[str]) -> None:
+    result = run(*args)
+    assert result.exit_code in (0, 1), result.stderr
+    assert ("pad pad" if args[0] == "trace" else "hostile.jsonl") in result.stdout
+    assert_clean(result.stdout)
+    assert_clean(result.stderr)

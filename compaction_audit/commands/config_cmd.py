@@ -21,7 +21,7 @@ from compaction_audit.commands.audit import (
 )
 from compaction_audit.commands.common import console_for, fail, write_bytes
 from compaction_audit.errors import AuditError
-from compaction_audit.report.safe import JSON
+from compaction_audit.report.safe import JSON, clip_tree, json_safe
 
 config_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None,
                           help="Inspect the configuration: the "
@@ -68,7 +68,8 @@ def config_show(
         doc = {"config_file": path, "rules": rules,
                "options": [{"key": k, "value": v, "source": eff.sources[k]}
                            for k, v in eff.values.items()]}
-        write_bytes(orjson.dumps(doc, option=orjson.OPT_INDENT_2) + b"\n", None, JSON)
+        write_bytes(json_safe(orjson.dumps(clip_tree(doc), option=orjson.OPT_INDENT_2)
+                              + b"\n"), None, JSON)
         return
     from rich.table import Table
     from rich.text import Text

@@ -10,14 +10,14 @@ from rich.tree import Tree
 
 from compaction_audit.commands.common import console_for, fail, write_bytes
 from compaction_audit.errors import AuditError
-from compaction_audit.report.safe import JSON, clip_tree
-from compaction_audit.report.terminal import line, t
+from compaction_audit.report.safe import JSON, clip_tree, json_safe
+from compaction_audit.report.terminal import t
 from compaction_audit.trace import Node
 
 
 def _tree(node: Node, tree: Tree | None = None) -> Tree:
     style = "bold red" if node.data.get("result") == "lost" else ""
-    label = line(t(node.label, style))
+    label = t(node.label, style)  # cut with an ellipsis, never wrapped: --json has it all
     branch = Tree(label) if tree is None else tree.add(label)
     for child in node.children:
         _tree(child, branch)
@@ -47,8 +47,8 @@ def trace_command(
     except AuditError as exc:
         fail(str(exc))
     if json:
-        write_bytes(orjson.dumps(clip_tree(root.to_dict()), option=orjson.OPT_INDENT_2)
-                    + b"\n", None, JSON)
+        write_bytes(json_safe(orjson.dumps(clip_tree(root.to_dict()),
+                                           option=orjson.OPT_INDENT_2) + b"\n"), None, JSON)
         return
     console = console_for()
     console.print(_tree(root), crop=False)
