@@ -112,8 +112,6 @@ def _temporary(output: str) -> str | None:
             return None
         raise UsageError(f"{output}: cannot open for writing: {exc.strerror or exc}"
                          ) from None
-    try:
-        os.fchmod(fd, stat.S_IMODE(old.st_mode) if old is not None else 0o666 & ~_umask())
-    finally:
-        os.close(fd)
+    os.close(fd)
+    os.chmod(tmp, stat.S_IMODE(old.st_mode) if old is not None else 0o666 & ~_umask())
     return tmp

@@ -239,3 +239,29 @@ def test_diff_and_trace_outputs(hostile: Path, args: list[str]) -> None:
     assert ("pad pad" if args[0] == "trace" else "hostile.jsonl") in result.stdout
     assert_clean(result.stdout)
     assert_clean(result.stderr)
+
+
+TOKENS = [":", "::", "#", "##", "[", "]", " ", "\t", "\n", "\r", "\r\n", "\u3000", "\xa0",
+          "\x1b[1m", "a", "vso", "teamcity", "error", "add-mask", '"', "<", "&"]
+
+
+def test_neutralize_on_random_token_strings() -> None:
+    """A seeded mutator over the characters the rules turn on: no output line is a
+    command, and the JSON and XML escapes give back the same text when parsed."""
+    import random
+
+    rng = random.Random(11)
+    for _ in range(3000):
+        text = "".join(rng.choice(TOKENS) for _ in range(rng.randint(1, 24)))
+        for escapes in (TEXT, JSON, XML):
+            assert ci_commands.commands(neutralize(text, escapes)) == [], (text, escapes)
+        encoded = json.dumps({"k": text}, indent=1)
+        assert json.loads(neutralize(encoded, JSON)) == {"k": text}
+        if "\x1b" in text:  # not a valid XML 1.0 character (JUnit never holds one)
+            continue
+        element = ET.Element("e", a=text)
+        element.text = text
+        parsed = ET.fromstring(neutralize(ET.tostring(element, encoding="unicode"), XML))
+        assert (parsed.text or "").replace("\r\n", "\n") == \
+            text.replace("\r\n", "\n").replace("\r", "\n")
+        assert parsed.get("a") == text
