@@ -31,8 +31,16 @@ def test_markdown_for_many_traces_fits_a_comment(tmp_path: Path) -> None:
     assert "**Report cut to fit a pull-request comment**" in out
     assert "`--format json -o FILE`" in out and out.endswith("upload FILE.\n")
     shown = out.count("<details")
-    assert f"{400 - shown} trace section(s)" in out or \
-        f"{400 - shown + 1} trace section(s)" in out
+    assert f"{400 - shown} trace section(s)" in out
+    assert ("the rest of the last section shown" in out) == ("(cut here)" in out)
+
+
+def test_a_summary_too_long_for_a_comment_is_cut_in_the_table(tmp_path: Path) -> None:
+    opts = RenderOptions(fail_on="error", summary_only=True)
+    out = render_markdown(many(tmp_path, 1500), opts).decode()
+    assert len(out) <= MAX_CHARS and "<details" not in out
+    rows = out.count("| traces/run\\-")
+    assert f"{1500 - rows} summary row(s), 0 trace section(s) not shown" in out
 
 
 def test_a_short_report_is_not_cut(tmp_path: Path) -> None:

@@ -122,7 +122,8 @@ def render_markdown(report: Report, opts: RenderOptions) -> bytes:
 def fit(lines: list[str], limit: int = MAX_CHARS) -> list[str]:
     """``lines`` when they total at most ``limit`` characters (with newlines), else
     the first ones that leave room for a note, a ``</details>`` closing a cut section,
-    and the note: how many trace sections were left out and where the full report is.
+    and the note: how many summary rows and trace sections were left out and where the
+    full report is.
     """
     total = sum(len(line) + 1 for line in lines)
     if total <= limit:
@@ -135,12 +136,17 @@ def fit(lines: list[str], limit: int = MAX_CHARS) -> list[str]:
         kept.append(line)
         used += len(line) + 1
         inside = line.startswith("<details") or (inside and line != "</details>")
-    left = sum(line.startswith("<details") for line in lines[len(kept):])
+    rest = lines[len(kept):]
+    first = next((i for i, line in enumerate(rest) if line.startswith("<details")), len(rest))
+    parts = []
+    if not any(line.startswith("<details") for line in kept):  # cut in the summary table
+        parts.append(f"{sum(line.startswith('| ') for line in rest[:first])} summary row(s)")
+    parts.append(f"{sum(line.startswith('<details') for line in rest)} trace section(s)")
     if inside:
         kept += ["", "(cut here)", "", "</details>"]
-    part = " and the rest of the last one shown" if inside else ""
+        parts.append("the rest of the last section shown")
+    what = ", ".join(parts)
     kept += ["", f"**Report cut to fit a pull-request comment** ({limit:,} of {total:,} "
-             f"characters): {left} trace section(s){part} not shown. The full report is "
-             "the job's artifact: write it with `--format json -o FILE` (or sarif, "
-             "junit) and upload FILE."]
+             f"characters): {what} not shown. The full report is the job's artifact: "
+             "write it with `--format json -o FILE` (or sarif, junit) and upload FILE."]
     return kept
