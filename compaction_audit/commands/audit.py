@@ -216,4 +216,4 @@ def thresholds_command() -> None:
     table = Table("name", "default", "meaning", "source")
     for s in describe():
         table.add_row(s["name"], str(s["default"]), s["help"], s["source"])
-    console_for(None).print(table)
+    console_for().print(table)

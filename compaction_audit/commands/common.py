@@ -88,14 +88,14 @@ class NeutralWriter(io.TextIOBase):
         return getattr(self._raw, "encoding", None) or "utf-8"
 
 
-def console_for(output: None = None) -> Console:
+def console_for() -> Console:
     """A rich console writing to stdout through a :class:`NeutralWriter`.
 
     A pipe gets no colour (rich's own detection, which also honours ``NO_COLOR``).
-    Width: see :func:`_width`.  Files: :func:`file_console`.
+    Width: see :func:`_width`.  Files: :func:`output_console`.
     """
-    return Console(file=cast(IO[str], NeutralWriter(sys.stdout)), highlight=False, soft_wrap=False,
-                   width=_width())
+    return Console(file=cast(IO[str], NeutralWriter(sys.stdout)), highlight=False,
+                   soft_wrap=False, width=_width())
 
 
 @contextmanager
