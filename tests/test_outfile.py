@@ -19,8 +19,6 @@ import pytest
 from tests.gate_app import drift_records, run
 from tests.logs import dump
 
-ORIGINAL = b""
-
 
 @pytest.fixture
 def trace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
