@@ -27,6 +27,7 @@ import orjson
 
 from compaction_audit.errors import UsageError
 from compaction_audit.report.model import Report, SessionReport
+from compaction_audit.report.safe import clip_tree, json_safe
 from compaction_audit.rules.base import Finding
 
 BASELINE_FORMAT = 1
@@ -56,8 +57,10 @@ def trace_key(path: str) -> str:
 
 
 def fingerprint(trace: str, code: str, key: str) -> str:
-    """SHA-256 (hex) of the trace key, the rule code and the finding key."""
-    return hashlib.sha256(f"{trace}\0{code}\0{key}".encode()).hexdigest()
+    """SHA-256 (hex) of the trace key, the rule code and the finding key (UTF-8; the
+    undecodable bytes of a file name hash as themselves)."""
+    return hashlib.sha256(f"{trace}\0{code}\0{key}".encode("utf-8", "surrogateescape")
+                          ).hexdigest()
 
 
 def finding_keys(findings: list[Finding]) -> list[str]:
@@ -100,7 +103,8 @@ def dumps(items: list[Entry]) -> bytes:
     doc = {"baseline_format": BASELINE_FORMAT, "tool": "compaction-audit",
            "findings": [{"fingerprint": e.fingerprint, "trace": e.trace, "code": e.code,
                          "rule": e.rule, "key": e.key} for e in sorted(items)]}
-    return orjson.dumps(doc, option=orjson.OPT_INDENT_2) + b"\n"
+    # traces and keys are shown escaped and bounded; matching uses the fingerprint
+    return json_safe(orjson.dumps(clip_tree(doc), option=orjson.OPT_INDENT_2) + b"\n")
 
 
 def load(path: Path) -> dict[str, Entry]:
@@ -142,8 +146,8 @@ def apply(report: Report, baseline: dict[str, Entry], source: str = "") -> Repor
         pairs = session_entries(s)
         kept = [f for f, e in pairs if e.fingerprint not in baseline]
         seen = {e.fingerprint for _, e in pairs}
-        trace = trace_key(s.path)
-        stale = sorted(e for fp, e in baseline.items() if e.trace == trace and fp not in seen)
+        shown = {trace_key(s.path), clip_tree(trace_key(s.path))}  # as dumps wrote it
+        stale = sorted(e for fp, e in baseline.items() if e.trace in shown and fp not in seen)
         info = {"file": source, "suppressed": len(pairs) - len(kept),
                 "stale": [asdict(e) for e in stale]}
         sessions.append(replace(s, findings=kept, extra={**s.extra, "baseline": info}))

@@ -15,6 +15,7 @@ import typer
 from compaction_audit import __version__
 from compaction_audit.commands.audit import audit_command, thresholds_command
 from compaction_audit.commands.baseline_cmd import baseline_app
+from compaction_audit.commands.common import say
 from compaction_audit.commands.config_cmd import config_app
 from compaction_audit.commands.convert import convert_command
 from compaction_audit.commands.diff import diff_command
@@ -61,11 +62,11 @@ def main() -> None:
     try:
         app()
     except KeyboardInterrupt:
-        sys.stderr.write("compaction-audit: interrupted\n")
+        say("interrupted")
         sys.exit(130)
     except Exception as exc:  # a bug, not bad input; still no traceback for the user
         if os.environ.get("COMPACTION_AUDIT_DEBUG"):
             raise
-        sys.stderr.write(f"compaction-audit: internal error: {type(exc).__name__}: {exc} "
-                         "(set COMPACTION_AUDIT_DEBUG=1 for a traceback)\n")
+        say(f"internal error: {type(exc).__name__}: {exc} "
+            "(set COMPACTION_AUDIT_DEBUG=1 for a traceback)")
         sys.exit(2)

@@ -2,31 +2,61 @@
 
 - ``-`` is standard input, kept as is.
 - A directory is searched recursively for :data:`TRACE_SUFFIXES`, skipping hidden
-  directories (``.git``, ``.venv``); its traces come sorted by path.
-- A pattern with ``*``, ``?`` or ``[`` is expanded with :func:`glob.glob` (``**``
-  recursive); directories it matches are searched as above, files are kept whatever
-  their suffix (the user chose them).
+  directories (``.git``, ``.venv``) and not following symlinks to directories; its
+  traces come sorted by path.
+- A pattern with ``*``, ``?`` or ``[`` is expanded like :func:`glob.glob` (``**``
+  recursive, hidden names matched only by a pattern starting with ``.``), except that
+  ``**`` never descends into a symlink to a directory (a link loop cannot make it run
+  forever or audit one file many times); directories it matches are searched as above,
+  files are kept whatever their suffix (the user chose them).
 - Anything else is kept as a file path, even when it does not exist: the reader then
-  reports it as an unreadable trace, counted with the others.
+  reports it as an unreadable trace, counted with the others.  A FIFO or device named
+  this way is read (``<(zcat log.gz)`` is a FIFO).
+
+What a directory or pattern yields must be a regular file (a symlink to one is): a
+FIFO, socket or device found there is skipped and reported (:attr:`Discovery.skipped`),
+never opened (a FIFO would block forever).  A directory that cannot be listed is an
+unreadable trace (:attr:`Discovery.unreadable`, exit 2), never skipped silently.
 
 Paths are returned as given (joined with what was found under them, normalized with
-``/``) in argument order, each once.  A directory or pattern that yields no trace is a
-:class:`UsageError`: a CI gate that audits nothing must not pass silently.
+``/``) in argument order, each file once: two paths of the same file (a symlink, a hard
+link, ``./a`` and ``a``) count once, by device and inode.  A directory or pattern that
+yields nothing is a :class:`UsageError`: a CI gate that audits nothing must not pass
+silently.
 """
 
 from __future__ import annotations
 
-import glob
+import fnmatch
 import os
+import stat
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from compaction_audit.errors import UsageError
+from compaction_audit.errors import LogError, UsageError
 
 TRACE_SUFFIXES = (".jsonl", ".jsonl.gz", ".jsonl.zst")
 """File name endings that directory search picks up."""
 
 _GLOB_CHARS = frozenset("*?[")
+
+
+@dataclass
+class Discovery:
+    """What :func:`find_traces` found: ``traces`` to audit (paths), ``skipped`` (one
+    line per non-regular file left out, naming it and its kind) and ``unreadable``
+    (a :class:`LogError` per directory that could not be listed)."""
+
+    traces: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+    unreadable: list[LogError] = field(default_factory=list)
+
+    def _listing_failed(self, exc: OSError) -> None:
+        name = _normal(exc.filename if isinstance(exc.filename, str) else "?")
+        if all(e.path != name for e in self.unreadable):
+            self.unreadable.append(LogError(name, 0, "cannot list directory: "
+                                            f"{exc.strerror or exc}"))
 
 
 def is_pattern(arg: str) -> bool:
@@ -43,49 +73,161 @@ def _normal(path: str) -> str:
     return os.path.normpath(path).replace(os.sep, "/")
 
 
-def search_dir(directory: str) -> list[str]:
-    """Every trace file under ``directory`` (recursively, hidden directories skipped),
-    sorted by path; paths start with ``directory`` as given."""
-    found: list[str] = []
-    for root, dirs, files in os.walk(directory):
+_KINDS = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"),
+          (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"))
+
+
+def _kind(path: str) -> str | None:
+    """None for a regular file (or a path that cannot be stat'ed: the reader reports
+    it), else what it is (``a FIFO``)."""
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):
+        return None
+    if stat.S_ISREG(mode):
+        return None
+    return next((name for test, name in _KINDS if test(mode)), "not a regular file")
+
+
+def _keep_regular(paths: Iterable[str], found: Discovery) -> list[str]:
+    kept = []
+    for path in paths:
+        kind = _kind(path)
+        if kind is None:
+            kept.append(path)
+        else:
+            found.skipped.append(f"{path}: skipped, {kind} (only regular files are "
+                                 "searched; name it explicitly to read it)")
+    return kept
+
+
+def _search(directory: str, found: Discovery) -> list[str]:
+    files: list[str] = []
+    for root, dirs, names in os.walk(directory, onerror=found._listing_failed):
         dirs[:] = [d for d in dirs if not d.startswith(".")]
-        found += [os.path.join(root, f) for f in files if is_trace_name(f)]
-    return sorted(_normal(p) for p in found)
+        files += [os.path.join(root, f) for f in names if is_trace_name(f)]
+    return _keep_regular(sorted(_normal(p) for p in files), found)
 
 
-def _expand(arg: str) -> list[str]:
+def search_dir(directory: str) -> list[str]:
+    """Every regular trace file under ``directory`` (recursively, hidden directories
+    skipped, symlinked directories not followed), sorted by path; paths start with
+    ``directory`` as given.  (:func:`find_traces` also reports what was left out.)"""
+    return _search(directory, Discovery())
+
+
+def _has_magic(part: str) -> bool:
+    return any(c in _GLOB_CHARS for c in part)
+
+
+def _entries(base: str, found: Discovery) -> list[os.DirEntry[str]]:
+    try:
+        with os.scandir(base) as it:
+            return sorted(it, key=lambda e: e.name)
+    except NotADirectoryError:
+        return []
+    except OSError as exc:
+        found._listing_failed(exc)
+        return []
+
+
+def _match(base: str, parts: list[str], found: Discovery, out: list[str]) -> None:
+    """Append to ``out`` the paths under ``base`` matching the pattern ``parts``."""
+    if not parts:
+        out.append(base)
+        return
+    head, rest = parts[0], parts[1:]
+    join = (lambda name: name) if base == "" else (lambda name: os.path.join(base, name))
+    if head == "**":
+        _match(base, rest, found, out)  # zero directories
+        for e in _entries(base or ".", found):
+            if not e.name.startswith(".") and e.is_dir(follow_symlinks=False):
+                _match(join(e.name), parts, found, out)
+            elif not rest and not e.name.startswith(".") and not e.is_dir():
+                out.append(join(e.name))
+        return
+    if not _has_magic(head):
+        path = join(head) if head else "/"
+        if rest:
+            if os.path.isdir(path):
+                _match(path, rest, found, out)
+        elif os.path.lexists(path):
+            out.append(path)
+        return
+    for e in _entries(base or ".", found):
+        if e.name.startswith(".") and not head.startswith("."):
+            continue
+        if fnmatch.fnmatchcase(e.name, head) and (not rest or e.is_dir()):
+            _match(join(e.name), rest, found, out)
+
+
+def expand_pattern(pattern: str, found: Discovery | None = None) -> list[str]:
+    """The paths matching ``pattern`` (sorted, each once), as :func:`glob.glob` with
+    ``recursive=True`` except that ``**`` does not descend into symlinked directories;
+    directories that cannot be listed go to ``found.unreadable``."""
+    found = found if found is not None else Discovery()
+    parts = pattern.replace(os.sep, "/").split("/")
+    out: list[str] = []
+    if parts[0] == "":  # an absolute pattern
+        _match("/", [p for p in parts[1:] if p], found, out)
+    else:
+        _match("", [p for p in parts if p and p != "."], found, out)
+    return sorted({_normal(p) for p in out if p})
+
+
+def _expand(arg: str, found: Discovery) -> list[str]:
     if arg == "-":
         return ["-"]
     if os.path.isdir(arg):
-        traces = search_dir(arg)
-        if not traces:
+        before = len(found.unreadable) + len(found.skipped)
+        traces = _search(arg, found)
+        if not traces and len(found.unreadable) + len(found.skipped) == before:
             raise UsageError(f"no trace files ({', '.join('*' + s for s in TRACE_SUFFIXES)}) "
                              f"under directory {arg!r}")
         return traces
     if is_pattern(arg):
-        traces = []
-        for match in sorted(glob.glob(arg, recursive=True)):
-            traces += search_dir(match) if os.path.isdir(match) else [_normal(match)]
-        if not traces:
+        before = len(found.unreadable) + len(found.skipped)
+        matched: list[str] = []
+        for match in expand_pattern(arg, found):
+            matched += _search(match, found) if os.path.isdir(match) else \
+                _keep_regular([match], found)
+        if not matched and len(found.unreadable) + len(found.skipped) == before:
             raise UsageError(f"no trace file matches {arg!r}")
-        return traces
+        return matched
     return [_normal(arg)]
 
 
-def discover(args: Sequence[str]) -> list[str]:
+def find_traces(args: Sequence[str]) -> Discovery:
     """The trace files named by ``args`` (files, directories, glob patterns), in
-    argument order without repeats.  Raises :class:`UsageError` when ``args`` is empty
-    or a directory or pattern yields nothing."""
+    argument order, each file once, with what was skipped and what could not be listed
+    (see the module docstring).  Raises :class:`UsageError` when ``args`` is empty or
+    a directory or pattern yields nothing at all."""
     if not args:
         raise UsageError("no trace given: name files, directories or glob patterns")
-    return list(_unique(t for arg in args for t in _expand(arg)))
+    found = Discovery()
+    found.traces = list(_unique(t for arg in args for t in _expand(arg, found)))
+    return found
+
+
+def discover(args: Sequence[str]) -> list[str]:
+    """The traces of :func:`find_traces`; a directory that could not be listed is
+    kept as a path (the reader then reports it unreadable), so nothing is dropped
+    silently."""
+    found = find_traces(args)
+    return [*found.traces, *(e.path for e in found.unreadable)]
 
 
 def _unique(items: Iterable[str]) -> Iterable[str]:
-    seen: set[str] = set()
+    """Items once each: by device and inode when the path exists, else by path."""
+    seen: set[object] = set()
     for item in items:
-        if item not in seen:
-            seen.add(item)
+        try:
+            st = os.stat(item) if item != "-" else None
+        except (OSError, ValueError):
+            st = None
+        key: object = (st.st_dev, st.st_ino) if st is not None else item
+        if key not in seen:
+            seen.add(key)
             yield item
 
 

@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from compaction_audit.discover import discover, names_one_file, search_dir
+from compaction_audit.discover import discover, find_traces, names_one_file, search_dir
 from compaction_audit.errors import UsageError
+from tests.gate_app import drift_records, run
+from tests.logs import dump
 
 
 @pytest.fixture
@@ -62,3 +69,73 @@ def test_names_one_file(tree: Path) -> None:
     assert not names_one_file(["logs"])
     assert not names_one_file(["logs/*.jsonl"])
     assert not names_one_file(["logs/b.jsonl", "logs/a.jsonl.gz"])
+
+
+# issue 11, item 6: non-regular files, symlink loops, same file twice, unreadable dirs
+
+def test_fifo_under_a_directory_or_pattern_is_skipped_and_reported(tree: Path) -> None:
+    os.mkfifo(tree / "logs" / "pipe.jsonl")
+    for args in (["logs"], ["logs/*.jsonl"]):
+        found = find_traces(args)
+        assert "logs/pipe.jsonl" not in found.traces
+        assert found.skipped == ["logs/pipe.jsonl: skipped, a FIFO (only regular files are "
+                                 "searched; name it explicitly to read it)"]
+    # named explicitly, a FIFO is read (process substitution is one)
+    assert discover(["logs/pipe.jsonl"]) == ["logs/pipe.jsonl"]
+    dump(drift_records(), tree / "logs" / "b.jsonl")
+    result = run("audit", "logs/*.jsonl", "--jobs", "1", "--format", "json")
+    assert result.exit_code == 1  # audited b.jsonl, did not hang on the FIFO
+    assert "compaction-audit: logs/pipe.jsonl: skipped, a FIFO" in result.stderr
+
+
+def test_double_star_does_not_follow_directory_symlinks(tree: Path) -> None:
+    (tree / "logs" / "loop").symlink_to(tree / "logs")
+    assert discover(["logs/**/*.jsonl"]) == ["logs/b.jsonl"]
+    assert discover(["logs/**/*.zst"]) == ["logs/deep/c.jsonl.zst"]
+    assert discover(["logs"]) == ["logs/a.jsonl.gz", "logs/b.jsonl", "logs/deep/c.jsonl.zst"]
+
+
+def test_two_symlink_loops_finish(tree: Path) -> None:
+    (tree / "logs" / "loop").symlink_to(tree / "logs")
+    (tree / "logs" / "deep" / "up").symlink_to(tree / "logs")
+    code = "from compaction_audit.discover import discover; print(discover(['**/*.jsonl']))"
+    done = subprocess.run([sys.executable, "-c", code], cwd=tree, capture_output=True,
+                          text=True, timeout=60)
+    assert done.stdout.strip() == "['logs/b.jsonl']"
+
+
+def test_the_same_file_twice_is_audited_once(tree: Path) -> None:
+    (tree / "logs" / "alias.jsonl").symlink_to(tree / "logs" / "b.jsonl")
+    os.link(tree / "logs" / "b.jsonl", tree / "hard.jsonl")
+    assert discover(["logs/b.jsonl", "logs/alias.jsonl", "hard.jsonl", "logs"]) == [
+        "logs/b.jsonl", "logs/a.jsonl.gz", "logs/deep/c.jsonl.zst"]
+
+
+def test_unreadable_subdirectory_is_an_unreadable_trace(
+        tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A directory that cannot be listed (simulated: root may list anything) is
+    reported and fails the run (exit 2), never skipped silently."""
+    (tree / "runs").mkdir()
+    dump(drift_records(), tree / "runs" / "b.jsonl")
+    (tree / "runs" / "secret").mkdir()
+    real = os.scandir
+
+    def scandir(path: Any = ".") -> Any:
+        if os.path.basename(os.path.normpath(os.fspath(path))) == "secret":
+            raise PermissionError(13, "Permission denied", os.fspath(path))
+        return real(path)
+
+    monkeypatch.setattr(os, "scandir", scandir)
+    for args in (["runs"], ["runs/**/*.jsonl"]):
+        found = find_traces(args)
+        assert found.traces == ["runs/b.jsonl"]
+        assert [str(e) for e in found.unreadable] == [
+            "runs/secret: cannot list directory: Permission denied"], args
+    result = run("audit", "runs", "--jobs", "1", "--format", "json")
+    assert result.exit_code == 2
+    doc = json.loads(result.stdout)
+    assert [e["text"] for e in doc["errors"]] == [
+        "runs/secret: cannot list directory: Permission denied"]
+    assert [s["path"] for s in doc["sessions"]] == ["runs/b.jsonl"]
+    assert run("baseline", "create", "runs", "-o", "b.json").exit_code == 2
+    assert not (tree / "b.json").exists()

@@ -10,12 +10,20 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from compaction_audit.commands.common import FailOn, console_for, fail, write_bytes
-from compaction_audit.errors import AuditError
+from compaction_audit.commands.common import (
+    FailOn,
+    console_for,
+    fail,
+    output_console,
+    say,
+    write_bytes,
+)
+from compaction_audit.errors import AuditError, LogError
 from compaction_audit.report.model import Report
 
 if TYPE_CHECKING:
     from compaction_audit.config import Effective
+    from compaction_audit.discover import Discovery
     from compaction_audit.report.formats import RenderOptions
 
 
@@ -86,14 +94,28 @@ def effective_options(config: Path | None = None, isolated: bool = False,
     return resolve([layer for layer in (file_layer, cli) if layer is not None], path)
 
 
-def run_audit(traces: list[str], eff: Effective, lenient: bool, jobs: int | None) -> Report:
+def found_traces(paths: list[str]) -> Discovery:
+    """:func:`~compaction_audit.discover.find_traces`, with one stderr line per
+    non-regular file it skipped.  Raises :class:`UsageError` as it does."""
+    from compaction_audit.discover import find_traces
+
+    found = find_traces(paths)
+    for line in found.skipped:
+        say(line)
+    return found
+
+
+def run_audit(traces: list[str], eff: Effective, lenient: bool, jobs: int | None,
+              unreadable: list[LogError] | None = None) -> Report:
     """Audit ``traces`` with ``eff``; a progress bar on stderr when it is a terminal and
-    there is more than one trace."""
+    there is more than one trace.  ``unreadable``: errors found before reading (a
+    directory that could not be listed), reported first as unreadable traces."""
     from compaction_audit.api import Progress, audit_paths
 
     def go(progress: Progress | None = None) -> Report:
-        return audit_paths(traces, eff.settings, lenient, eff.rules, eff.severity,
-                           jobs=jobs, progress=progress)
+        report = (audit_paths(traces, eff.settings, lenient, eff.rules, eff.severity,
+                              jobs=jobs, progress=progress) if traces else Report([]))
+        return Report(report.sessions, [*(unreadable or []), *report.errors])
 
     if len(traces) < 2 or not sys.stderr.isatty():
         return go()
@@ -105,20 +127,26 @@ def run_audit(traces: list[str], eff: Effective, lenient: bool, jobs: int | None
         return go(lambda done, _total, _path: bar.update(task, completed=done))
 
 
-def emit(report: Report, fmt: str, output: Path | None, opts: RenderOptions) -> None:
+def emit(report: Report, fmt: str, output: Path | None, opts: RenderOptions,
+         inputs: list[str] | tuple[str, ...] = ()) -> None:
     """Render ``report`` in format ``fmt`` (a :data:`FORMATS` name) to stdout or
-    ``output``."""
+    ``output``, which must not be one of ``inputs`` (the traces, baseline and config
+    file read: see :mod:`compaction_audit.outfile`)."""
     from compaction_audit.report.formats import FORMATS
 
     spec = FORMATS[fmt]
     if spec.render is not None:
-        write_bytes(spec.render(report, opts), output)
+        write_bytes(spec.render(report, opts), output, spec.escapes, inputs)
         return
     assert spec.rich is not None
-    console = console_for(output)
-    console.print(spec.rich(report, opts))
-    if output is not None:
-        console.file.close()
+    with output_console(output, inputs) as console:
+        console.print(spec.rich(report, opts), crop=False)
+
+
+def input_files(traces: list[str], *others: Path | None) -> list[str]:
+    """The files a run read: its traces and the other files given (baseline, config),
+    for :func:`~compaction_audit.outfile.refuse_same_file`."""
+    return [*traces, *(str(p) for p in others if p is not None)]
 
 
 def audit_command(
@@ -156,14 +184,18 @@ def audit_command(
 
     An unreadable trace is reported and counted, the others are still audited; exit 2.
     """
-    from compaction_audit.discover import discover, names_one_file
+    from compaction_audit.discover import names_one_file
+    from compaction_audit.outfile import refuse_same_file
     from compaction_audit.report.formats import RenderOptions
 
     try:
         eff = effective_options(config, isolated, fail_on, window, sustain, set_, select,
                                 ignore, extend_select, severity)
-        traces = discover(paths)
-        report = run_audit(traces, eff, lenient, jobs)
+        traces = found_traces(paths)
+        inputs = input_files(traces.traces, baseline, eff.config_path)
+        if output is not None:  # before the work, so a refused run costs nothing
+            refuse_same_file(str(output), inputs)
+        report = run_audit(traces.traces, eff, lenient, jobs, traces.unreadable)
         if baseline is not None:
             from compaction_audit import baseline as bl
 
@@ -174,7 +206,8 @@ def audit_command(
     if report.errors and single:
         fail(str(report.errors[0]))
     emit(report, fmt.value, output,
-         RenderOptions(single, summary, eff.fail_on, tuple(eff.rules), show_all=all_))
+         RenderOptions(single, summary, eff.fail_on, tuple(eff.rules), show_all=all_),
+         inputs)
     raise typer.Exit(report.exit_code(eff.fail_on))
 
 
@@ -187,4 +220,4 @@ def thresholds_command() -> None:
     table = Table("name", "default", "meaning", "source")
     for s in describe():
         table.add_row(s["name"], str(s["default"]), s["help"], s["source"])
-    console_for(None).print(table)
+    console_for().print(table)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -21,10 +20,13 @@ from compaction_audit.commands.audit import (
     SustainOpt,
     WindowOpt,
     effective_options,
+    found_traces,
+    input_files,
     run_audit,
 )
-from compaction_audit.commands.common import fail, write_bytes
+from compaction_audit.commands.common import fail, say, write_bytes
 from compaction_audit.errors import AuditError
+from compaction_audit.report.safe import JSON
 
 baseline_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None,
                             help="Record the current findings so "
@@ -58,19 +60,22 @@ def baseline_create(
     Exit 0 when written; 2 when a trace is unreadable, and nothing is written.
     """
     from compaction_audit import baseline as bl
-    from compaction_audit.discover import discover
+    from compaction_audit.outfile import refuse_same_file
 
     try:
         eff = effective_options(config, isolated, None, window, sustain, set_, select,
                                 ignore, extend_select, severity)
-        report = run_audit(discover(paths), eff, lenient, jobs)
+        traces = found_traces(paths)
+        inputs = input_files(traces.traces, eff.config_path)
+        refuse_same_file(str(output), inputs)
+        report = run_audit(traces.traces, eff, lenient, jobs, traces.unreadable)
     except AuditError as exc:
         fail(str(exc))
     if report.errors:
         fail(f"{report.errors[0]} (baseline not written; {len(report.errors)} unreadable "
              "trace(s))")
     entries = bl.entries(report)
-    write_bytes(bl.dumps(entries), output)
+    write_bytes(bl.dumps(entries), output, JSON, inputs)
     findings = sum(len(s.findings) for s in report.sessions)
-    sys.stderr.write(f"compaction-audit: baseline {output}: {len(entries)} entries for "
-                     f"{findings} finding(s) in {len(report.sessions)} trace(s)\n")
+    say(f"baseline {output}: {len(entries)} entries for {findings} finding(s) in "
+        f"{len(report.sessions)} trace(s)")

@@ -1,17 +1,25 @@
-"""Helpers shared by the commands: one-line errors, consoles, option types."""
+"""Helpers shared by the commands: one-line errors, consoles, option types, and the
+sinks every line of output goes through (stdout, stderr, ``-o`` files): each line is
+:func:`~compaction_audit.report.safe.neutralize` d for CI runners, and files are
+written by :func:`~compaction_audit.outfile.output_target`."""
 
 from __future__ import annotations
 
+import io
 import os
 import sys
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from enum import StrEnum
 from pathlib import Path
-from typing import IO, Any, NoReturn
+from typing import IO, NoReturn, cast
 
 import typer
 from rich.console import Console
 
-from compaction_audit.report.safe import printable
+from compaction_audit.errors import AuditError
+from compaction_audit.outfile import output_target
+from compaction_audit.report.safe import TEXT, Escapes, neutralize, neutralize_bytes, printable
 
 
 class FailOn(StrEnum):
@@ -23,9 +31,16 @@ class FailOn(StrEnum):
     never = "never"
 
 
+def say(message: str) -> None:
+    """Write ``compaction-audit: MESSAGE`` as one line to stderr: ``message`` made
+    :func:`printable` (one line, bounded) and the line :func:`neutralize` d."""
+    sys.stderr.write(neutralize(f"compaction-audit: {printable(message)}\n"))
+    sys.stderr.flush()
+
+
 def fail(message: str) -> NoReturn:
-    """Print a one-line error to stderr and exit 2."""
-    sys.stderr.write(f"compaction-audit: {printable(message)}\n")
+    """Print a one-line error to stderr (:func:`say`) and exit 2."""
+    say(message)
     raise typer.Exit(2)
 
 
@@ -38,31 +53,86 @@ def _width() -> int | None:
     return None if sys.stdout.isatty() else 120
 
 
-def _open_output(output: Path, mode: str) -> IO[Any]:
-    """Open ``output`` for writing; an unwritable path is a usage error (exit 2)."""
-    try:
-        return output.open(mode, encoding=None if "b" in mode else "utf-8")
-    except OSError as exc:
-        fail(f"{output}: cannot open for writing: {exc.strerror or exc}")
+class NeutralWriter(io.TextIOBase):
+    """A text stream that passes every complete line through :func:`neutralize`
+    before writing it to ``raw``; a partial line waits for its end, or for
+    :meth:`flush` (then it is checked as a line start, which can only over-escape).
+    Terminal detection (``isatty``, ``fileno``) is the raw stream's."""
+
+    def __init__(self, raw: IO[str], escapes: Escapes = TEXT) -> None:
+        super().__init__()
+        self._raw, self._escapes, self._pending = raw, escapes, ""
+
+    def write(self, s: str) -> int:
+        text = self._pending + s
+        cut = max(text.rfind("\n"), text.rfind("\r")) + 1
+        self._pending = text[cut:]
+        if cut:
+            self._raw.write(neutralize(text[:cut], self._escapes))
+        return len(s)
+
+    def flush(self) -> None:
+        if self._pending:
+            self._raw.write(neutralize(self._pending, self._escapes))
+            self._pending = ""
+        self._raw.flush()
+
+    def isatty(self) -> bool:
+        return self._raw.isatty()
+
+    def fileno(self) -> int:
+        return self._raw.fileno()
+
+    @property
+    def encoding(self) -> str:  # type: ignore[override]
+        return getattr(self._raw, "encoding", None) or "utf-8"
 
 
-def console_for(output: Path | None) -> Console:
-    """A rich console writing to stdout or ``output``.
+def console_for() -> Console:
+    """A rich console writing to stdout through a :class:`NeutralWriter`.
 
-    Files get no colour; a pipe gets no colour (rich's own detection, which also
-    honours ``NO_COLOR``).  Width: see :func:`_width`.
+    A pipe gets no colour (rich's own detection, which also honours ``NO_COLOR``).
+    Width: see :func:`_width`.  Files: :func:`output_console`.
     """
+    return Console(file=cast(IO[str], NeutralWriter(sys.stdout)), highlight=False,
+                   soft_wrap=False, width=_width())
+
+
+@contextmanager
+def output_console(output: Path | None, inputs: Iterable[str] = ()) -> Iterator[Console]:
+    """A console for stdout (``output`` None, :func:`console_for`) or for the file
+    ``output``, written through :func:`~compaction_audit.outfile.output_target`
+    (never an input, atomic for regular files) without colour."""
     if output is None:
-        return Console(highlight=False, soft_wrap=False, width=_width())
-    return Console(file=_open_output(output, "w"), highlight=False, no_color=True,
-                   width=_width() or 120, force_terminal=False)
+        console = console_for()
+        yield console
+        console.file.flush()
+        return
+    try:
+        with output_target(str(output), inputs) as path, open(path, "w", encoding="utf-8") as fh:
+            console = Console(file=cast(IO[str], NeutralWriter(fh)), highlight=False, no_color=True,
+                              width=_width() or 120, force_terminal=False)
+            yield console
+            console.file.flush()
+    except AuditError as exc:
+        fail(str(exc))
 
 
-def write_bytes(data: bytes, output: Path | None) -> None:
-    """Write ``data`` to stdout or ``output`` (an unwritable path exits 2)."""
+def write_bytes(data: bytes, output: Path | None, escapes: Escapes = TEXT,
+                inputs: Iterable[str] = ()) -> None:
+    """Write ``data`` (:func:`neutralize_bytes` with the format's ``escapes``) to stdout
+    or ``output`` (through :func:`~compaction_audit.outfile.output_target`: never an
+    input, atomic for regular files, through to devices and FIFOs).  An output that
+    cannot be written exits 2."""
+    data = neutralize_bytes(data, escapes)
     if output is None:
         sys.stdout.buffer.write(data)
         sys.stdout.flush()
         return
-    with _open_output(output, "wb") as fh:
-        fh.write(data)
+    try:
+        with output_target(str(output), inputs) as path, open(path, "wb") as fh:
+            fh.write(data)
+    except AuditError as exc:
+        fail(str(exc))
+    except OSError as exc:
+        fail(f"{output}: cannot open for writing: {exc.strerror or exc}")

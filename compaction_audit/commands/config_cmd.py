@@ -21,6 +21,7 @@ from compaction_audit.commands.audit import (
 )
 from compaction_audit.commands.common import console_for, fail, write_bytes
 from compaction_audit.errors import AuditError
+from compaction_audit.report.safe import JSON, clip_tree, json_safe, printable
 
 config_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None,
                           help="Inspect the configuration: the "
@@ -67,16 +68,18 @@ def config_show(
         doc = {"config_file": path, "rules": rules,
                "options": [{"key": k, "value": v, "source": eff.sources[k]}
                            for k, v in eff.values.items()]}
-        write_bytes(orjson.dumps(doc, option=orjson.OPT_INDENT_2) + b"\n", None)
+        write_bytes(json_safe(orjson.dumps(clip_tree(doc), option=orjson.OPT_INDENT_2)
+                              + b"\n"), None, JSON)
         return
     from rich.table import Table
     from rich.text import Text
 
-    console = console_for(None)
+    console = console_for()
     where = path or ("none (--isolated)" if isolated else "none found; defaults apply")
-    console.print(Text(f"config file: {where}"))
+    console.print(Text(f"config file: {printable(where)}"), crop=False)
     console.print(Text(f"rules run: {', '.join(rules) or '(none)'}"))
     table = Table("key", "value", "source")
     for key, value in eff.values.items():
-        table.add_row(Text(key), Text(_value(value)), Text(eff.sources[key]))
+        table.add_row(Text(printable(key)), Text(printable(_value(value))),
+                      Text(printable(eff.sources[key])))
     console.print(table)

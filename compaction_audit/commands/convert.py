@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import shutil
 import sys
 import tempfile
@@ -14,13 +13,12 @@ from typing import IO, Annotated, Any, NamedTuple
 import orjson
 import typer
 
-from compaction_audit.commands.common import fail
+from compaction_audit.commands.common import fail, say
 from compaction_audit.errors import AuditError, LogError, UsageError
 from compaction_audit.io.detect import ADAPTERS, peek_format
 from compaction_audit.io.lines import iter_lines
 from compaction_audit.io.load import FORMATS
 from compaction_audit.io.writer import LogWriter
-from compaction_audit.report.safe import printable
 
 
 class SourceFormat(StrEnum):
@@ -74,8 +72,11 @@ def convert(path: str, output: str, source: str | None = None) -> Converted:
     Every record goes through :class:`~compaction_audit.io.writer.LogWriter`, so the
     output is checked by the reader's rules; an error names the *input* line the bad
     record stands for.  Output appears only when the whole input converted: it is
-    written to a temporary file (next to ``output``), then renamed or copied to stdout.
-    Raises :class:`LogError` (or :class:`UsageError` for an unknown ``source``).
+    written to a temporary file (next to ``output``), then renamed or copied to stdout;
+    a device, FIFO or symlink target is written through, and an output that is the
+    input is refused (:mod:`compaction_audit.outfile`).
+    Raises :class:`LogError` (or :class:`UsageError` for an unknown ``source``, or an
+    output that is the input, a directory, or not writable).
     """
     if output == "-":
         with tempfile.TemporaryFile() as tmp:
@@ -84,19 +85,10 @@ def convert(path: str, output: str, source: str | None = None) -> Converted:
             shutil.copyfileobj(tmp, sys.stdout.buffer)
             sys.stdout.buffer.flush()
         return done
-    ext = next((s for s in (".gz", ".zst") if output.endswith(s)), "")
-    out = Path(output)
-    partial = out.with_name(f".{out.name}.{os.getpid()}.partial{ext}")
-    if out.is_dir():
-        raise UsageError(f"{output}: is a directory, not a file to write")
-    try:
-        done = _convert(path, str(partial), output, source)
-        os.replace(partial, output)
-    except OSError as exc:
-        raise UsageError(f"{output}: cannot write: {exc.strerror or exc}") from None
-    finally:
-        partial.unlink(missing_ok=True)
-    return done
+    from compaction_audit.outfile import output_target
+
+    with output_target(output, [path]) as target:
+        return _convert(path, target, output, source)
 
 
 def _convert(path: str, target: str | IO[bytes], output: str,
@@ -143,5 +135,4 @@ def convert_command(
     except AuditError as exc:
         fail(str(exc))
     hint = "" if done.rounds else " (no round found: is the input in that format?)"
-    sys.stderr.write(f"compaction-audit: converted {printable(input)} ({done.format}): "
-                     f"{done.rounds} rounds -> {printable(str(output))}{hint}\n")
+    say(f"converted {input} ({done.format}): {done.rounds} rounds -> {output}{hint}")

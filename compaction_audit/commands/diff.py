@@ -17,8 +17,9 @@ from compaction_audit.commands.audit import (
     WindowOpt,
     effective_options,
 )
-from compaction_audit.commands.common import console_for, fail, write_bytes
+from compaction_audit.commands.common import fail, output_console, write_bytes
 from compaction_audit.errors import AuditError, UsageError
+from compaction_audit.report.safe import JSON
 
 
 class Format(StrEnum):
@@ -65,11 +66,15 @@ def diff_command(
     """
     from compaction_audit.api import audit
     from compaction_audit.diff import diff_reports, gate
+    from compaction_audit.outfile import refuse_same_file
 
     try:
         if baseline == "-" and candidate == "-":
             raise UsageError("baseline and candidate cannot both be standard input")
         eff = effective_options(config, isolated, None, window, sustain, set_)
+        inputs = [baseline, candidate, *([str(eff.config_path)] if eff.config_path else [])]
+        if output is not None:
+            refuse_same_file(str(output), inputs)
         base = audit(baseline, eff.settings, lenient, eff.rules, eff.severity)
         cand = audit(candidate, eff.settings, lenient, eff.rules, eff.severity)
     except AuditError as exc:
@@ -81,13 +86,11 @@ def diff_command(
     if fmt is Format.json:
         from compaction_audit.report.diff_render import render_diff_json
 
-        write_bytes(render_diff_json(diff, gates, reasons), output)
+        write_bytes(render_diff_json(diff, gates, reasons), output, JSON, inputs)
     else:
         from compaction_audit.report.diff_render import diff_renderable, verdict_text
 
-        console = console_for(output)
-        console.print(diff_renderable(diff, gates, reasons))
-        console.print(verdict_text(diff, reasons), soft_wrap=True)
-        if output is not None:
-            console.file.close()
+        with output_console(output, inputs) as console:
+            console.print(diff_renderable(diff, gates, reasons), crop=False)
+            console.print(verdict_text(diff, reasons), soft_wrap=True)
     raise typer.Exit(1 if reasons else 0)

@@ -33,7 +33,7 @@ def rules_command(
         table = Table("code", "name", "severity", "summary")
         for d in all_docs():
             table.add_row(d.code, d.name, d.severity, d.summary)
-        console_for(None).print(table)
+        console_for().print(table)
         return
     try:
         doc = find_rule(rule)
@@ -43,7 +43,7 @@ def rules_command(
         sys.stdout.write(rule_markdown(doc, level=1))
         return
     settings = ", ".join(f"{name}={value}" for name, value in doc.settings) or "none"
-    console = console_for(None)
+    console = console_for()
     console.print(Text(f"{doc.code} {doc.name}", style="bold"))
     console.print(f"default severity: {doc.severity}    family: {doc.family}    "
                   f"settings: {settings}", markup=False, highlight=False)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from dataclasses import replace
 from enum import StrEnum
 from pathlib import Path
@@ -10,7 +9,9 @@ from typing import Annotated, Any
 
 import typer
 
-from compaction_audit.errors import LogError
+from compaction_audit.commands.common import fail, say
+from compaction_audit.errors import LogError, UsageError
+from compaction_audit.outfile import output_target
 from compaction_audit.simulate import PRESETS, SimParams, write_session
 
 
@@ -144,12 +145,14 @@ def simulate_command(
         store_retention_rounds=store_retention,
     )
     try:
-        count = write_session(params, output)
+        if str(output) == "-":
+            write_session(params, "-")
+            return
+        with output_target(str(output)) as target:
+            count = write_session(params, target)
     except LogError as exc:
         raise typer.BadParameter(exc.message, param_hint="--output") from None
-    if str(output) == "-":
-        return
-    sys.stderr.write(
-        f"compaction-audit: simulated {params.rounds} rounds ({preset.value}, "
-        f"seed {params.seed}): {count} records -> {output}\n"
-    )
+    except UsageError as exc:
+        fail(f"--output: {exc}")
+    say(f"simulated {params.rounds} rounds ({preset.value}, seed {params.seed}): "
+        f"{count} records -> {output}")

@@ -10,13 +10,15 @@ from rich.tree import Tree
 
 from compaction_audit.commands.common import console_for, fail, write_bytes
 from compaction_audit.errors import AuditError
+from compaction_audit.report.safe import JSON, clip_tree, json_safe
 from compaction_audit.report.terminal import t
 from compaction_audit.trace import Node
 
 
 def _tree(node: Node, tree: Tree | None = None) -> Tree:
     style = "bold red" if node.data.get("result") == "lost" else ""
-    branch = Tree(t(node.label, style)) if tree is None else tree.add(t(node.label, style))
+    label = t(node.label, style)  # cut with an ellipsis, never wrapped: --json has it all
+    branch = Tree(label) if tree is None else tree.add(label)
     for child in node.children:
         _tree(child, branch)
     return branch
@@ -45,6 +47,8 @@ def trace_command(
     except AuditError as exc:
         fail(str(exc))
     if json:
-        write_bytes(orjson.dumps(root.to_dict(), option=orjson.OPT_INDENT_2) + b"\n", None)
+        write_bytes(json_safe(orjson.dumps(clip_tree(root.to_dict()),
+                                           option=orjson.OPT_INDENT_2) + b"\n"), None, JSON)
         return
-    console_for(None).print(_tree(root))
+    console = console_for()
+    console.print(_tree(root), crop=False)

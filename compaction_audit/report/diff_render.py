@@ -33,7 +33,8 @@ from rich.text import Text
 from compaction_audit.diff import FindingDelta, Occurrence, OnsetDelta, RunDiff
 from compaction_audit.report.json_report import TOOL
 from compaction_audit.report.model import SessionReport
-from compaction_audit.report.terminal import SEVERITY_STYLE, sparkline, t
+from compaction_audit.report.safe import clip_tree, json_safe
+from compaction_audit.report.terminal import SEVERITY_STYLE, line, sparkline, t
 from compaction_audit.rules import RULES
 from compaction_audit.rules.base import fmt
 
@@ -95,21 +96,21 @@ def diff_dict(diff: RunDiff, gates: dict[str, Any] | None = None,
 def render_diff_json(diff: RunDiff, gates: dict[str, Any] | None = None,
                      reasons: list[str] | None = None) -> bytes:
     """:func:`diff_dict` as indented JSON bytes, newline-terminated."""
-    return orjson.dumps(diff_dict(diff, gates, reasons), option=orjson.OPT_INDENT_2) + b"\n"
+    doc = clip_tree(diff_dict(diff, gates, reasons))
+    return json_safe(orjson.dumps(doc, option=orjson.OPT_INDENT_2) + b"\n")
 
 
 # ------------------------------------------------------------------------ terminal
 
 def _runs(diff: RunDiff) -> RenderableType:
-    grid = Table.grid(padding=(0, 2))
-    grid.add_column(style="bold")
-    grid.add_column()
+    rows = []
     for label, r in (("baseline", diff.baseline), ("candidate", diff.candidate)):
         info = _run(r)
         span = (f"round {info['first_round']}..{info['last_round']}" if info["rounds"]
                 else "no rounds")
-        grid.add_row(label, Text.assemble(t(r.path), f"  ({info['rounds']} rounds, {span})"))
-    return grid
+        rows.append(line((f"{label:<11}", "bold"), t(r.path),
+                         f"  ({info['rounds']} rounds, {span})"))
+    return Group(*rows)  # one line each, never wrapped (a path is log text)
 
 
 def _onset_label(o: OnsetDelta) -> str:

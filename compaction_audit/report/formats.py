@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from rich.console import Group, RenderableType
 
 from compaction_audit.report.model import Report
+from compaction_audit.report.safe import GITHUB, JSON, TEXT, XML, Escapes
 from compaction_audit.rules.base import Rule
 
 
@@ -46,12 +47,15 @@ RichRenderer = Callable[[Report, RenderOptions], RenderableType]
 
 @dataclass(frozen=True)
 class OutputFormat:
-    """A registered format: exactly one of ``render`` (bytes) or ``rich`` is set."""
+    """A registered format: exactly one of ``render`` (bytes) or ``rich`` is set;
+    ``escapes``: how the output sink breaks a CI command in it
+    (:func:`~compaction_audit.report.safe.neutralize`)."""
 
     name: str
     help: str
     render: BytesRenderer | None = None
     rich: RichRenderer | None = None
+    escapes: Escapes = TEXT
 
 
 def _text(report: Report, opts: RenderOptions) -> RenderableType:
@@ -99,14 +103,16 @@ def _github(report: Report, opts: RenderOptions) -> bytes:
 FORMATS: dict[str, OutputFormat] = {f.name: f for f in (
     OutputFormat("text", "the terminal report (rich), then the summary across traces",
                  rich=_text),
-    OutputFormat("json", "the whole report model as JSON", render=_json),
+    OutputFormat("json", "the whole report model as JSON", render=_json,
+                 escapes=JSON),
     OutputFormat("markdown", "a pull-request comment: summary and findings per trace",
-                 render=_markdown),
-    OutputFormat("junit", "JUnit XML: one test case per trace and rule", render=_junit),
+                 render=_markdown, escapes=XML),
+    OutputFormat("junit", "JUnit XML: one test case per trace and rule", render=_junit,
+                 escapes=XML),
     OutputFormat("sarif", "SARIF 2.1.0 for code scanning, located at the round's line",
-                 render=_sarif),
+                 render=_sarif, escapes=JSON),
     OutputFormat("github", "GitHub Actions workflow commands annotating the round's line",
-                 render=_github),
+                 render=_github, escapes=GITHUB),
 )}
 """Every output format by name, in the order ``--help`` lists them."""
 

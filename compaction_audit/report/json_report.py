@@ -11,7 +11,10 @@ Shape (see docs/report-json.md): for one trace, a session object::
 
 and for several traces ``{"tool", "sessions": [<session object>...], "errors": [...],
 "summary": {...}}``.  Series keys are named exactly as in the log-format spec, plus
-``line``.  orjson escapes every control character, so log text is inert.
+``line``.  orjson escapes every control character, so log text is inert; every
+string but the numeric series goes through :func:`clip_tree` (at most
+:data:`~compaction_audit.report.safe.MAX_TEXT` characters, undecodable file-name bytes
+as ``\\xNN``) and :func:`json_safe` (invisible characters as ``\\uXXXX``).
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ from compaction_audit.conditions import can_invert
 from compaction_audit.errors import LogError
 from compaction_audit.io.quiet_gc import paused_gc
 from compaction_audit.report.model import Report, SessionReport
-from compaction_audit.report.safe import _JSON_INVISIBLE, json_safe
+from compaction_audit.report.safe import _JSON_INVISIBLE, clip_tree, json_safe
 from compaction_audit.series import SPEC_COLUMNS
 
 _INVISIBLE_LEADS = frozenset(ch.encode()[:1] for ch in _JSON_INVISIBLE)
@@ -36,16 +39,20 @@ TOOL = {"name": "compaction-audit", "version": __version__, "report_schema": 1}
 
 
 def error_dict(err: LogError) -> dict[str, Any]:
-    """A LogError as ``{"path", "line", "message", "field", "text"}``."""
-    return {"path": err.path, "line": err.line, "message": err.message, "field": err.field,
-            "text": str(err)}
+    """A LogError as ``{"path", "line", "message", "field", "text"}`` (strings
+    :func:`clip_tree` d)."""
+    doc: dict[str, Any] = clip_tree({"path": err.path, "line": err.line,
+                                     "message": err.message, "field": err.field,
+                                     "text": str(err)})
+    return doc
 
 
 def session_dict(r: SessionReport) -> dict[str, Any]:
-    """One session report as a JSON-able dict (see the module docstring)."""
+    """One session report as a JSON-able dict (see the module docstring); every
+    part but the numeric ``series`` is :func:`clip_tree` d."""
     h = r.header
     rounds = r.series["round"]
-    return {
+    doc = {
         "path": r.path,
         "format": r.source_format,
         "session": {
@@ -76,6 +83,7 @@ def session_dict(r: SessionReport) -> dict[str, Any]:
         "compactions_not_checked": r.compactions_not_checked(),
         "verdict": r.verdict(),
     }
+    return {k: v if k == "series" else clip_tree(v) for k, v in doc.items()}
 
 
 def render_json(report: Report, single: bool) -> bytes:

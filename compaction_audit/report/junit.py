@@ -7,12 +7,15 @@ is a suite with one ``read`` case in error.  Test case names are ``CODE name``,
 class names the trace path, and ``file`` the trace path (GitLab shows it).
 
 Text goes through :func:`printable` (XML 1.0 cannot carry most control characters,
-even escaped) and then ElementTree, which escapes markup.
+even escaped) and then ElementTree, which escapes markup.  Untrusted text never keeps a
+newline (``\\n``): the only line breaks in element text are the report's own, between
+findings, so no line of the file starts with log text.
 """
 
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
+from collections.abc import Iterable
 
 from compaction_audit.errors import LogError
 from compaction_audit.report.formats import RenderOptions, rules_of
@@ -22,14 +25,19 @@ from compaction_audit.rules.base import Finding, Rule
 
 
 def xml_text(text: object) -> str:
-    """Untrusted text made valid for XML 1.0 (newlines kept, controls made visible)."""
-    return printable(text, newlines=True).replace("\ufffe", "\\ufffe").replace(
-        "\uffff", "\\uffff")
+    """Untrusted text as one line valid in XML 1.0 (newlines and controls made
+    visible, bounded: :func:`printable`)."""
+    return printable(text).replace("\ufffe", "\\ufffe").replace("\uffff", "\\uffff")
+
+
+def xml_lines(lines: Iterable[object]) -> str:
+    """Untrusted lines, each made :func:`xml_text`, joined by newlines."""
+    return "\n".join(xml_text(line) for line in lines)
 
 
 def _finding_text(f: Finding) -> str:
-    return (f"round {f.round} (line {f.line}) {f.severity.value}: {f.message}\n"
-            f"  action: {f.action}")
+    return xml_lines([f"round {f.round} (line {f.line}) {f.severity.value}: {f.message}",
+                      f"  action: {f.action}"])
 
 
 def _case(parent: ET.Element, s: SessionReport, code: str, name: str, fail_on: str) -> bool:
@@ -44,11 +52,10 @@ def _case(parent: ET.Element, s: SessionReport, code: str, name: str, fail_on: s
         failure = ET.SubElement(case, "failure", type=failing[0].severity.value,
                                 message=f"{len(failing)} finding(s) of {name} at "
                                         f"round(s) {rounds}{more}")
-        failure.text = xml_text("\n".join(_finding_text(f) for f in failing))
+        failure.text = "\n".join(_finding_text(f) for f in failing)
     rest = [f for f in found if f not in failing]
     if rest:
-        ET.SubElement(case, "system-out").text = xml_text(
-            "\n".join(_finding_text(f) for f in rest))
+        ET.SubElement(case, "system-out").text = "\n".join(_finding_text(f) for f in rest)
     return bool(failing)
 
 
@@ -64,7 +71,7 @@ def _session_suite(root: ET.Element, s: SessionReport, rules: list[Rule], fail_o
                              name="skipped records (--lenient)", file=xml_text(s.path))
         error = ET.SubElement(case, "error", type="skipped",
                               message=f"{len(s.skipped)} bad record(s) skipped")
-        error.text = xml_text("\n".join(str(e) for e in s.skipped))
+        error.text = xml_lines(s.skipped)
     suite.set("tests", str(len(cases) + bool(s.skipped)))
     suite.set("failures", str(failures))
     suite.set("errors", str(int(bool(s.skipped))))

@@ -28,6 +28,10 @@ from compaction_audit.report.summary import (
 MAX_ROWS = 50
 """Episodes listed per trace; the rest are counted (a comment has a size limit)."""
 
+MAX_CHARS = 60_000
+"""Longest Markdown report (characters, the newline included): below GitHub's 65,536
+characters for a pull-request comment; :func:`fit` cuts a longer one and says so."""
+
 _PUNCT = re.compile(r"([\\`*_{}\[\]()|~!+\-.])")
 _ENTITIES = {"&": "&amp;", "<": "&lt;", ">": "&gt;", "@": "&#64;", "#": "&#35;",
              "$": "&#36;"}
@@ -163,4 +167,37 @@ def render_markdown(report: Report, opts: RenderOptions) -> bytes:
         for s in report.sessions:
             lines += session_section(s, open_=single or s.fails(opts.fail_on),
                                      show_all=opts.show_all)
-    return ("\n".join(lines).rstrip("\n") + "\n").encode("utf-8")
+    return ("\n".join(fit(lines)).rstrip("\n") + "\n").encode("utf-8")
+
+
+def fit(lines: list[str], limit: int = MAX_CHARS) -> list[str]:
+    """``lines`` when they total at most ``limit`` characters (with newlines), else
+    the first ones that leave room for a note, a ``</details>`` closing a cut section,
+    and the note: how many summary rows and trace sections were left out and where the
+    full report is.
+    """
+    total = sum(len(line) + 1 for line in lines)
+    if total <= limit:
+        return lines
+    budget, used, inside = limit - 1_000, 0, False
+    kept: list[str] = []
+    for line in lines:
+        if used + len(line) + 1 > budget:
+            break
+        kept.append(line)
+        used += len(line) + 1
+        inside = line.startswith("<details") or (inside and line != "</details>")
+    rest = lines[len(kept):]
+    first = next((i for i, line in enumerate(rest) if line.startswith("<details")), len(rest))
+    parts = []
+    if not any(line.startswith("<details") for line in kept):  # cut in the summary table
+        parts.append(f"{sum(line.startswith('| ') for line in rest[:first])} summary row(s)")
+    parts.append(f"{sum(line.startswith('<details') for line in rest)} trace section(s)")
+    if inside:
+        kept += ["", "(cut here)", "", "</details>"]
+        parts.append("the rest of the last section shown")
+    what = ", ".join(parts)
+    kept += ["", f"**Report cut to fit a pull-request comment** ({limit:,} of {total:,} "
+             f"characters): {what} not shown. The full report is the job's artifact: "
+             "write it with `--format json -o FILE` (or sarif, junit) and upload FILE."]
+    return kept

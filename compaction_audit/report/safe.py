@@ -1,46 +1,191 @@
-"""Make untrusted text from logs safe to print: no markup, no terminal escapes.
+"""Make untrusted text from logs safe to print: no markup, no terminal escapes, no CI
+commands, bounded size.  docs/security.md states what is neutralized where.
 
-Log text (ids, summaries, messages from a transcript) is data.  Before it reaches a
-terminal every control character (C0, DEL, C1, and the bidi overrides) is replaced by
-a visible escape such as ``\\x1b``; renderers also pass it as plain ``rich.text.Text``
-so that ``[bold]`` stays literal.
+Log text (ids, summaries, messages from a transcript) and file names are data.  Three
+layers, all here so that every format and stream shares them:
+
+- :func:`printable` (per field): control characters (C0, DEL, C1), bidi controls and
+  marks, zero-width space, BOM, U+2028/2029 and lone surrogates (undecodable bytes of a
+  file name) become visible escapes such as ``\\x1b``; newlines become ``\\n`` unless
+  asked for; text longer than :data:`MAX_TEXT` is cut to a prefix plus a hash
+  (:func:`clip`).  Renderers also pass it as plain ``rich.text.Text`` so that
+  ``[bold]`` stays literal.
+- :func:`clip_tree` does the same bounding (and surrogate escaping) for the JSON
+  reports, whose own escaping keeps the text itself exact.
+- :func:`neutralize` (per stream, at the sink in ``commands/common.py``): the two rules
+  by which the GitHub Actions runner executes a workflow command in a log line, a line
+  that starts with ``::`` after leading whitespace and the legacy ``##[`` anywhere
+  (also Azure Pipelines' ``##vso[`` and TeamCity's ``##teamcity[``), are broken by
+  writing one character as an escape of the format (:class:`Escapes`).  GitLab's
+  section markers and other CI log controls need ESC or CR, which never pass
+  :func:`printable`.
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
+from dataclasses import dataclass
+from typing import Any
 
-_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+MAX_TEXT = 1024
+"""Longest untrusted string (characters) any output shows; longer ones become a prefix
+plus their length and a hash (:func:`clip`)."""
+
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b\u200e\u200f\u2028\u2029"
+                      "\u202a-\u202e\u2066-\u2069\ufeff\ud800-\udfff]")
+"""Escaped by :func:`printable`: C0 but tab and newline, DEL, C1 (NEL included), the
+Arabic letter mark, zero-width space, LRM, RLM, line and paragraph separators, the
+bidi embeddings, overrides and isolates, the BOM, and lone surrogates."""
 
 
 def _escape(match: re.Match[str]) -> str:
     code = ord(match.group())
+    if 0xDC80 <= code <= 0xDCFF:  # a byte that was not UTF-8 (surrogateescape)
+        return f"\\x{code - 0xDC00:02x}"
     return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
-def printable(text: object, newlines: bool = False) -> str:
-    """``text`` as a string with control characters made visible.
+def clip(text: str, limit: int = MAX_TEXT) -> str:
+    """``text`` unchanged when it has at most ``limit`` characters, else its first
+    characters, ``...[N chars, sha256 HHHHHHHHHHHH]`` (N the full length, H the first
+    12 hex digits of the SHA-256 of its UTF-8 bytes) in at most ``limit`` characters,
+    so two long values that differ only past the prefix stay distinguishable."""
+    if len(text) <= limit:
+        return text
+    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+    tail = f"...[{len(text)} chars, sha256 {digest}]"
+    return text[:max(limit - len(tail), 0)] + tail
+
+
+def printable(text: object, newlines: bool = False, limit: int = MAX_TEXT) -> str:
+    """``text`` as a string, clipped to ``limit`` characters (:func:`clip`), with
+    control and invisible characters made visible (see :data:`_CONTROL`).
 
     Tabs are kept; newlines are kept only when ``newlines`` is true (else shown as
-    ``\\n``) so a one-line field stays on one line.
+    ``\\n``) so a one-line field stays on one line; CR is always escaped (a CI runner
+    reads it as a line end).
     """
-    s = str(text)
-    s = _CONTROL.sub(_escape, s)
-    return s if newlines else s.replace("\n", "\\n").replace("\r", "\\r")
+    s = _CONTROL.sub(_escape, clip(str(text), limit))
+    return s if newlines else s.replace("\n", "\\n")
 
 
-_JSON_INVISIBLE = ("\u2028", "\u2029", "\u202a", "\u202b", "\u202c", "\u202d", "\u202e",
-                   "\u2066", "\u2067", "\u2068", "\u2069")
+def unsurrogate(text: str) -> str:
+    """``text`` with lone surrogates (the undecodable bytes of a file name) written as
+    ``\\xNN`` / ``\\uXXXX``, so that it encodes as UTF-8; nothing else changes."""
+    return re.sub("[\ud800-\udfff]", _escape, text)
+
+
+def clip_tree(value: Any, limit: int = MAX_TEXT) -> Any:
+    """``value`` (JSON-able: dicts, lists, scalars) with every string, keys included,
+    clipped to ``limit`` (:func:`clip`) and made encodable (:func:`unsurrogate`).
+    Returns the same object when nothing changes.  Cost: one visit per element, so
+    callers leave out the numeric series."""
+    if isinstance(value, str):
+        return unsurrogate(clip(value, limit)) if len(value) > limit or not value.isascii() \
+            else value
+    if isinstance(value, dict):
+        return {clip_tree(k, limit): clip_tree(v, limit) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [clip_tree(v, limit) for v in value]
+    return value
+
+
+_JSON_INVISIBLE = (*(chr(c) for c in range(0x80, 0xA0)), "\u061c", "\u200b", "\u200e",
+                   "\u200f", "\u2028", "\u2029", "\u202a", "\u202b", "\u202c", "\u202d",
+                   "\u202e", "\u2066", "\u2067", "\u2068", "\u2069", "\ufeff")
+_JSON_INVISIBLE_RE = re.compile(b"|".join(re.escape(ch.encode()) for ch in _JSON_INVISIBLE))
 
 
 def json_safe(data: bytes) -> bytes:
-    """JSON bytes with line separators and bidi controls written as ``\\uXXXX`` escapes.
+    """JSON bytes with C1 controls, line separators, bidi controls and marks,
+    zero-width space and BOM written as ``\\uXXXX`` escapes (one pass).
 
-    orjson already escapes control characters; these are valid raw in JSON but reorder
-    or break lines when the file is shown in a terminal or an editor.
+    orjson already escapes C0 controls; these are valid raw in JSON but act on a
+    terminal (C1) or reorder, hide or break lines in a terminal or an editor.
     """
-    for ch in _JSON_INVISIBLE:
-        raw = ch.encode()
-        if raw in data:
-            data = data.replace(raw, f"\\u{ord(ch):04x}".encode())
-    return data
+    return _JSON_INVISIBLE_RE.sub(
+        lambda m: f"\\u{ord(m.group().decode()):04x}".encode(), data)
+
+
+@dataclass(frozen=True)
+class Escapes:
+    """How a format writes ``:`` and ``#`` when :func:`neutralize` breaks a command.
+
+    ``line_commands``: the format's own lines are workflow commands (``github``), whose
+    untrusted parts are %-escaped and cannot start a line; only ``##[`` is broken there.
+    """
+
+    colon: str
+    hash: str
+    line_commands: bool = False
+
+
+TEXT = Escapes("\\x3a", "\\x23")
+"""Terminal text, stderr lines: the same visible escapes as :func:`printable`."""
+JSON = Escapes("\\u003a", "\\u0023")
+"""JSON and SARIF: a string escape, so the decoded text is unchanged."""
+XML = Escapes("&#58;", "&#35;")
+"""JUnit XML and Markdown: a character reference, unchanged once parsed or rendered."""
+GITHUB = Escapes("\\x3a", "\\x23", line_commands=True)
+"""The ``github`` format: its own ``::error`` lines pass, ``##[`` is broken."""
+
+_LEAD = (rb"(?:[ \t\x0b\x0c\x1c-\x1f]|\xc2[\x85\xa0]|\xe1\x9a\x80|\xe2\x80[\x80-\x8a\xa8\xa9\xaf]"
+         rb"|\xe2\x81\x9f|\xe3\x80\x80|\x1b\[[0-9;?]*[ -/]*[@-~])*")
+"""What may precede ``::`` on a line the runner runs, as UTF-8: white space (ASCII and
+Unicode, as .NET's ``TrimStart`` trims, a little more), and ANSI CSI sequences (a
+colour code must not hide a command from this check)."""
+_LEAD_ONLY = re.compile(_LEAD)
+_LINE_START = re.compile(rb"(\A" + _LEAD + rb"):(?=:)")
+_AFTER_BREAK = re.compile(rb"([\r\n]" + _LEAD + rb"):(?=:)")
+"""``::`` at the start of the text or after a line end (LF, CR: the runner splits at
+both); group 1 is everything before the first colon."""
+_LEGACY = re.compile(rb"#(?=#[A-Za-z]*\[)")
+"""The first ``#`` of ``##[`` (GitHub legacy, Azure ``##[group]``), ``##vso[`` (Azure
+logging commands) and ``##teamcity[`` (TeamCity service messages), in any case."""
+
+
+def neutralize_bytes(data: bytes, escapes: Escapes = TEXT) -> bytes:
+    """UTF-8 ``data`` with no line a CI runner would execute: no line (split at CR, LF
+    or CRLF, as the runner reads them) starting with ``::`` after white space or ANSI
+    codes, and no ``##[``, ``##vso[``, ``##teamcity[`` anywhere.  The first ``:`` of
+    such a line start, and the first ``#`` of such a prefix, are written as
+    ``escapes``.  Works on the bytes (no decoding: a large JSON report costs a few
+    scans); data without ``::`` or ``##`` is returned as is."""
+    if b"##" in data:
+        hash_ = escapes.hash.encode()
+        data = _LEGACY.sub(lambda _: hash_, data)
+    if escapes.line_commands or b"::" not in data:
+        return data
+    colon = escapes.colon.encode()
+    if b"\r" in data:  # rare in output: every CR of log text is escaped
+
+        def escape(match: re.Match[bytes]) -> bytes:
+            return match.group(1) + colon
+
+        return _AFTER_BREAK.sub(escape, _LINE_START.sub(escape, data, count=1))
+    return _line_starts_lf(data, colon)
+
+
+def _line_starts_lf(data: bytes, colon: bytes) -> bytes:
+    """The line-start rule for data whose lines end at LF only: visit the first ``::``
+    of each line that has one (``bytes.find``, linear), escape it when only
+    :data:`_LEAD` precedes it on its line."""
+    parts: list[bytes] = []
+    last, pos = 0, data.find(b"::")
+    while pos != -1:
+        start = data.rfind(b"\n", last, pos) + 1 or last
+        if _LEAD_ONLY.fullmatch(data, start, pos):
+            parts += [data[last:pos], colon]
+            last = pos + 1
+        end = data.find(b"\n", pos)
+        pos = -1 if end == -1 else data.find(b"::", end)
+    return b"".join([*parts, data[last:]]) if parts else data
+
+
+def neutralize(text: str, escapes: Escapes = TEXT) -> str:
+    """:func:`neutralize_bytes` for text (lone surrogates pass through unchanged)."""
+    if "::" not in text and "##" not in text:
+        return text
+    return neutralize_bytes(text.encode("utf-8", "surrogatepass"), escapes).decode(
+        "utf-8", "surrogatepass")

@@ -11,11 +11,14 @@ baseline fingerprint, the round and the values are in ``properties``.  Unreadabl
 traces are error notifications of the invocation, which is then not successful.
 Severities map info -> ``note``.
 
-Log text is made :func:`printable` and serialized by orjson (JSON-escaped).
+Log text is made :func:`printable` (bounded, invisible characters escaped) or
+:func:`clip_tree` d, and serialized by orjson (JSON-escaped); a file name's undecodable
+bytes are percent-encoded in the URI as themselves.
 """
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -26,7 +29,7 @@ from compaction_audit import __version__
 from compaction_audit.baseline import fingerprint, session_entries, trace_key
 from compaction_audit.report.formats import RenderOptions, rules_of
 from compaction_audit.report.model import Report
-from compaction_audit.report.safe import json_safe, printable
+from compaction_audit.report.safe import clip_tree, json_safe, printable
 from compaction_audit.ruledoc import help_text, rule_doc, rule_markdown
 from compaction_audit.rules.base import Rule
 
@@ -41,7 +44,7 @@ def artifact_uri(path: str) -> str:
     key = trace_key(path)
     if Path(key).is_absolute():
         return Path(key).as_uri()
-    return quote(key, safe="/")
+    return quote(os.fsencode(key), safe="/")  # a name's undecodable bytes as themselves
 
 
 def location(path: str, line: int) -> dict[str, Any]:
@@ -83,7 +86,7 @@ def render_sarif(report: Report, opts: RenderOptions) -> bytes:
                     entry.trace, f.code, f"{entry.key}@round:{f.round}")},
                 "properties": {"round": f.round, "rule": f.rule,
                                "baselineFingerprint": entry.fingerprint,
-                               "values": f.values},
+                               "values": clip_tree(f.values)},
             }
             if f.code in index:
                 result["ruleIndex"] = index[f.code]

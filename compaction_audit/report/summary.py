@@ -101,7 +101,7 @@ def summary_renderable(report: Report, fail_on: str) -> RenderableType:
         table.add_row(Text(printable(r.trace)), *(_cell(v) for v in counts), verdict)
     parts: list[RenderableType] = [table]
     for line in stale_lines(report):
-        parts.append(Text(printable(line), style="yellow"))
+        parts.append(Text(printable(line), style="yellow", no_wrap=True, overflow="ignore"))
     failing = report.exit_code(fail_on) != 0
     parts.append(Text(gate_line(report, fail_on), style="bold red" if failing else "bold green"))
     return Group(*parts)

@@ -3,6 +3,12 @@
 Log text only ever enters as ``rich.text.Text`` made :func:`printable`, never as
 markup.  Colour comes from rich's own detection: none when stdout is not a terminal or
 ``NO_COLOR`` is set.
+
+Untrusted text is never wrapped (issue 11): a wrapped continuation line would start,
+after its indent, with log text, which a CI runner may execute (``::error::``).  Lines
+that carry it are built by :func:`line` (one physical line however long: print with
+``crop=False``, the terminal wraps it visually), table cells by :func:`t` (cut with an
+ellipsis at the column's width; the JSON report has the whole value).
 """
 
 from __future__ import annotations
@@ -35,8 +41,17 @@ series fields they stand for."""
 
 
 def t(text: object, style: str = "") -> Text:
-    """Untrusted text as a literal rich Text (escapes made visible, no markup)."""
-    return Text(printable(text), style=style)
+    """Untrusted text as a literal rich Text (escapes made visible, no markup), never
+    wrapped: cut with an ellipsis where it does not fit (a table cell)."""
+    return Text(printable(text), style=style, no_wrap=True, overflow="ellipsis")
+
+
+def line(*parts: str | Text | tuple[str, str]) -> Text:
+    """One output line assembled from ``parts`` (as :meth:`Text.assemble`) that is
+    never wrapped nor cut: it runs past the width (print with ``crop=False``)."""
+    text = Text.assemble(*parts)
+    text.no_wrap, text.overflow = True, "ignore"
+    return text
 
 
 SPARK_WIDTH = 36
@@ -70,29 +85,25 @@ def sparkline(values: list[float | None], width: int = SPARK_WIDTH) -> str:
 def header(r: SessionReport) -> RenderableType:
     """Session, rounds, budget and the conditions of validity."""
     h = r.header
-    grid = Table.grid(padding=(0, 2))
-    grid.add_column(style="bold")
-    grid.add_column()
     rounds = r.series["round"]
     span = f"{rounds[0]}..{rounds[-1]}" if len(rounds) else "none"
-    grid.add_row("trace", t(r.path))
-    grid.add_row("session", t(h.session_id or "(no session record)"))
-    grid.add_row("format", t(r.source_format))
-    grid.add_row("rounds", Text(f"{r.n_rounds} (round {span})"))
     budget = f"{h.budget_tokens:,} tokens" if h.budget_tokens else "not recorded"
-    grid.add_row("budget", Text(budget))
-    grid.add_row("depth cap", Text(str(h.max_depth) if h.max_depth else "not recorded"))
+    rows: list[tuple[str, Text]] = [
+        ("trace", t(r.path)), ("session", t(h.session_id or "(no session record)")),
+        ("format", t(r.source_format)), ("rounds", Text(f"{r.n_rounds} (round {span})")),
+        ("budget", Text(budget)),
+        ("depth cap", Text(str(h.max_depth) if h.max_depth else "not recorded"))]
     for c in r.conditions:
         mark, style = STATUS_MARK[c.status]
-        line = Text.assemble((f"{mark:<3} ", style), t(c.detail))
-        grid.add_row(Text(c.name), line)
+        rows.append((c.name, Text.assemble((f"{mark:<3} ", style), t(c.detail))))
     if not can_invert(r.conditions):
-        grid.add_row("", Text("a condition fails: this loop can drift but not invert",
-                              style="bold"))
+        rows.append(("", Text("a condition fails: this loop can drift but not invert",
+                              style="bold")))
     if r.skipped:
-        grid.add_row("skipped", Text(f"{len(r.skipped)} bad record(s) skipped (--lenient)",
-                                     style="yellow"))
-    return grid
+        rows.append(("skipped", Text(f"{len(r.skipped)} bad record(s) skipped (--lenient)",
+                                     style="yellow")))
+    width = max(len(label) for label, _ in rows) + 2
+    return Group(*(line((label.ljust(width), "bold"), value) for label, value in rows))
 
 
 def glance(r: SessionReport) -> RenderableType:
@@ -184,15 +195,15 @@ def findings_section(r: SessionReport) -> RenderableType:
                  f"rounds {first.round}-{last.round} (lines {first.line}-{last.line}, "
                  f"{rounds} rounds{several})")
         sev = first.severity.value
-        parts.append(Text.assemble((f"{sev.upper():<8}", SEVERITY_STYLE[sev]),
-                                   (f"{code} {first.rule}", "bold"), f"  {where}"))
-        parts.append(Text.assemble("    ", t(first.message)))
+        parts.append(line((f"{sev.upper():<8}", SEVERITY_STYLE[sev]),
+                          (f"{code} {first.rule}", "bold"), f"  {where}"))
+        parts.append(line("    ", t(first.message)))
         if len(run) > 1:
-            parts.append(Text.assemble("    last: ", t(last.message)))
+            parts.append(line("    last: ", t(last.message)))
         rehydrate = first.values.get("rehydrate")
         if rehydrate:
-            parts.append(Text.assemble("    ", t(_rehydrate_text(rehydrate))))
-        parts.append(Text.assemble(("    action: ", "dim"), t(first.action)))
+            parts.append(line("    ", t(_rehydrate_text(rehydrate))))
+        parts.append(line(("    action: ", "dim"), t(first.action)))
     return Group(*parts)
 
 
@@ -252,8 +263,8 @@ def recall_section(r: SessionReport, limit: int = TOP_LIMIT, show_all: bool = Fa
     for f in folded[:limit]:
         folds = f["folds"]
         shown = ", ".join(folds[:6]) + (f" and {len(folds) - 6} more" if len(folds) > 6 else "")
-        parts.append(Text.assemble(f"  round {f['round']} (line {f['line']}): ", t(shown),
-                                   f"  ({f['dropped']} dropped)"))
+        parts.append(line(f"  round {f['round']} (line {f['line']}): ", t(shown),
+                          f"  ({f['dropped']} dropped)"))
     if len(folded) > limit:
         parts.append(Text(f"  ... and {len(folded) - limit} more rounds", style="dim"))
     if lost and r.compactions:
@@ -315,7 +326,7 @@ def compactions_section(r: SessionReport, limit: int = TOP_LIMIT, show_all: bool
             again = ("  <- asked again at round "
                      f"{d['asked_again_round']}") if d["asked_again"] else ""
             stated = _stated(d)
-            parts.append(Text.assemble(
+            parts.append(line(
                 (f"  {printable(d.get('tier_name') or ''):<19}", "bold"),
                 f"{d['kind']:<10} ", t(d["text"]),
                 (f"  [{printable(d['source'] or '?')}{', ' + stated if stated else ''}]",
@@ -335,7 +346,7 @@ def notes_section(r: SessionReport) -> RenderableType | None:
         lines.append(Text(f"{n.code} {n.rule}: not evaluated at {n.rounds} of "
                           f"{r.n_rounds} round(s): {n.reason}", style="dim"))
     for e in r.skipped[:20]:
-        lines.append(Text.assemble(("skipped ", "yellow"), t(str(e))))
+        lines.append(line(("skipped ", "yellow"), t(str(e))))
     if len(r.skipped) > 20:
         lines.append(Text(f"... and {len(r.skipped) - 20} more skipped records", style="dim"))
     return Group(*lines) if lines else None
@@ -374,5 +385,5 @@ def report_renderable(report: Report, show_all: bool = False) -> RenderableType:
     parts: list[RenderableType] = [session_renderable(s, show_all=show_all)
                                    for s in report.sessions]
     for e in report.errors:
-        parts.append(Text.assemble(("error: ", "bold red"), t(str(e))))
+        parts.append(line(("error: ", "bold red"), t(str(e))))
     return Group(*parts)

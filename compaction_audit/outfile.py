@@ -1,0 +1,117 @@
+"""Write an output file (``-o``) without destroying anything (issue 11, item 3).
+
+Every command that writes ``-o`` goes through :func:`output_target`:
+
+- an output that is the same regular file as an input (same device and inode, after
+  symlinks, so a hard link or a symlink to the trace counts) is refused with a
+  :class:`UsageError` before anything is written;
+- a regular file, or a path that does not exist yet, is written atomically: to a new
+  temporary file in the directory of the *resolved* path (a symlink's target), which
+  then replaces it with :func:`os.replace`; the symlink itself is never replaced, an
+  existing file keeps its permission bits, and a failed run leaves the old file as it
+  was;
+- anything else (a character or block device such as ``/dev/null``, a FIFO, a socket,
+  and paths under ``/dev`` or ``/proc`` such as ``/dev/stdout``) is written through, by
+  opening it for writing: the node is never replaced by a regular file;
+- a directory is a usage error.
+
+If no temporary file can be created next to an existing regular file (a directory the
+user may not write), the file is written in place, as a plain ``open`` would.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import tempfile
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+
+from compaction_audit.errors import UsageError
+
+_PSEUDO = ("/dev/", "/proc/")
+"""Paths under these are written through even when they resolve to a regular file
+(``/dev/stdout`` redirected to a file is the shell's file, opened by the shell)."""
+
+
+def _stat(path: str) -> os.stat_result | None:
+    try:
+        return os.stat(path)
+    except (OSError, ValueError):
+        return None
+
+
+def refuse_same_file(output: str, inputs: Iterable[str]) -> None:
+    """Raise :class:`UsageError` when ``output`` is an existing regular file that is
+    also one of ``inputs`` (compared by device and inode; ``-`` and unreadable inputs
+    are ignored).  Devices and FIFOs may be read and written (``/dev/null``)."""
+    out = _stat(output)
+    if out is None or not stat.S_ISREG(out.st_mode):
+        return
+    for name in inputs:
+        st = None if name == "-" else _stat(name)
+        if st is not None and (st.st_dev, st.st_ino) == (out.st_dev, out.st_ino):
+            raise UsageError(f"{output}: is the input {name}; refusing to overwrite it "
+                             "(choose another output)")
+
+
+def writes_through(output: str) -> bool:
+    """True when ``output`` is written in place rather than replaced: it exists and is
+    not a regular file (device, FIFO, socket), or it lies under ``/dev`` or ``/proc``."""
+    absolute = os.path.abspath(output)
+    if absolute.startswith(_PSEUDO) or os.path.realpath(output).startswith(_PSEUDO):
+        return True
+    st = _stat(output)
+    return st is not None and not stat.S_ISREG(st.st_mode)
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+@contextmanager
+def output_target(output: str, inputs: Iterable[str] = ()) -> Iterator[str]:
+    """The path to write ``output`` through (see the module docstring).
+
+    Use as ``with output_target(out, inputs) as path: write(path)``; when the block
+    ends without an exception the temporary file (if one was used) replaces the
+    resolved output, else it is removed.  The temporary file keeps ``output``'s
+    compression suffix (``.gz``, ``.zst``), so a writer choosing by name still does.
+    Raises :class:`UsageError` for an output that is an input or a directory, or that
+    cannot be written (the OS's reason).
+    """
+    refuse_same_file(output, inputs)
+    if os.path.isdir(output):
+        raise UsageError(f"{output}: is a directory, not a file to write")
+    tmp = None if writes_through(output) else _temporary(output)
+    try:
+        yield output if tmp is None else tmp
+        if tmp is not None:
+            os.replace(tmp, os.path.realpath(output))
+    except OSError as exc:
+        raise UsageError(f"{output}: cannot write: {exc.strerror or exc}") from None
+    finally:
+        if tmp is not None and os.path.lexists(tmp):
+            os.unlink(tmp)
+
+
+def _temporary(output: str) -> str | None:
+    """A new empty file next to ``output``'s resolved path with its permission bits
+    (a new output's follow the umask); None to write ``output`` in place (no file can
+    be created there but ``output`` exists).  Raises :class:`UsageError` otherwise."""
+    real = os.path.realpath(output)
+    old = _stat(real)
+    ext = next((s for s in (".gz", ".zst") if real.endswith(s)), "")
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(real)}.",
+                                   suffix=f".partial{ext}", dir=os.path.dirname(real))
+    except OSError as exc:
+        if old is not None:
+            return None
+        raise UsageError(f"{output}: cannot open for writing: {exc.strerror or exc}"
+                         ) from None
+    os.close(fd)
+    os.chmod(tmp, stat.S_IMODE(old.st_mode) if old is not None else 0o666 & ~_umask())
+    return tmp

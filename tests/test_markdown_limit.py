@@ -1,0 +1,56 @@
+"""The Markdown report fits a pull-request comment (issue 11, item 9): GitHub refuses a
+comment over 65,536 characters, so a longer report is cut and says where the rest is."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+from compaction_audit.api import audit_paths
+from compaction_audit.report.formats import RenderOptions
+from compaction_audit.report.markdown import MAX_CHARS, fit, render_markdown
+from compaction_audit.report.model import Report
+from tests.gate_app import drift_records
+from tests.logs import dump
+
+GITHUB_COMMENT_LIMIT = 65_536
+
+
+def many(tmp_path: Path, n: int) -> Report:
+    """``n`` copies of the drift trace's report under distinct paths (one audit)."""
+    report = audit_paths([str(dump(drift_records(), tmp_path / "d.jsonl"))], jobs=1)
+    one = report.sessions[0]
+    return Report([replace(one, path=f"traces/run-{i:04d}/{'x' * 40}.jsonl")
+                   for i in range(n)])
+
+
+def test_markdown_for_many_traces_fits_a_comment(tmp_path: Path) -> None:
+    out = render_markdown(many(tmp_path, 400), RenderOptions(fail_on="error")).decode()
+    assert len(out) <= MAX_CHARS < GITHUB_COMMENT_LIMIT
+    assert out.count("<details") == out.count("</details>")  # a cut section is closed
+    assert "**Report cut to fit a pull-request comment**" in out
+    assert "`--format json -o FILE`" in out and out.endswith("upload FILE.\n")
+    shown = out.count("<details")
+    assert f"{400 - shown} trace section(s)" in out
+    assert ("the rest of the last section shown" in out) == ("(cut here)" in out)
+
+
+def test_a_summary_too_long_for_a_comment_is_cut_in_the_table(tmp_path: Path) -> None:
+    opts = RenderOptions(fail_on="error", summary_only=True)
+    out = render_markdown(many(tmp_path, 1500), opts).decode()
+    assert len(out) <= MAX_CHARS and "<details" not in out
+    rows = out.count("| traces/run\\-")
+    assert f"{1500 - rows} summary row(s), 0 trace section(s) not shown" in out
+
+
+def test_a_short_report_is_not_cut(tmp_path: Path) -> None:
+    out = render_markdown(many(tmp_path, 3), RenderOptions(fail_on="error")).decode()
+    assert "cut to fit" not in out and out.count("<details") == 3
+
+
+def test_fit_boundary() -> None:
+    exact = ["a" * 9, "b" * 9]  # 20 characters with the newlines
+    assert fit(exact, limit=20) == exact
+    cut = fit(["a" * 9, "b" * 10, *(["c" * 500] * 4)], limit=1_500)
+    assert cut[:1] == ["a" * 9] and "cut to fit" in cut[-1]
+    assert sum(len(line) + 1 for line in cut) <= 1_500

@@ -1,0 +1,147 @@
+"""-o never destroys a file (issue 11, item 3): an output that is an input is refused,
+regular files are replaced atomically, devices, FIFOs and symlinks are written through.
+
+No test writes to /dev/null or any other device of the machine: the device case is
+checked by :func:`writes_through` (a stat) and by FIFOs, which take the same path."""
+
+from __future__ import annotations
+
+import os
+import select
+import stat
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.gate_app import drift_records, run
+from tests.logs import dump
+
+
+@pytest.fixture
+def trace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(tmp_path)
+    return dump(drift_records(), tmp_path / "t.jsonl")
+
+
+def unchanged(path: Path, before: bytes) -> bool:
+    return path.is_file() and not path.is_symlink() and path.read_bytes() == before
+
+
+@pytest.mark.parametrize("command", [
+    ["convert", "t.jsonl", "-o", "t.jsonl"],
+    ["audit", "t.jsonl", "-o", "t.jsonl"],
+    ["audit", "t.jsonl", "--format", "json", "-o", "t.jsonl"],
+    ["baseline", "create", "t.jsonl", "-o", "t.jsonl"],
+    ["diff", "t.jsonl", "t.jsonl", "-o", "t.jsonl"],
+])
+def test_output_that_is_the_input_is_refused(trace: Path, command: list[str]) -> None:
+    before = trace.read_bytes()
+    result = run(*command)
+    assert result.exit_code == 2
+    assert "is the input t.jsonl; refusing to overwrite it" in result.stderr
+    assert unchanged(trace, before)
+    assert sorted(p.name for p in trace.parent.iterdir()) == ["t.jsonl"]  # no temp left
+
+
+def test_same_file_by_symlink_hard_link_and_other_inputs(trace: Path) -> None:
+    before = trace.read_bytes()
+    (trace.parent / "link.jsonl").symlink_to(trace)
+    os.link(trace, trace.parent / "hard.jsonl")
+    for out in ("link.jsonl", "hard.jsonl", "./t.jsonl"):
+        result = run("audit", "t.jsonl", "-o", out)
+        assert result.exit_code == 2 and "refusing to overwrite" in result.stderr, out
+    # a trace found in a directory, and the baseline file, are inputs too
+    assert run("audit", ".", "-o", "hard.jsonl").exit_code == 2
+    assert run("baseline", "create", "t.jsonl", "-o", "b.json").exit_code == 0
+    baseline = (trace.parent / "b.json").read_bytes()
+    result = run("audit", "t.jsonl", "--baseline", "b.json", "-o", "b.json")
+    assert result.exit_code == 2 and "is the input b.json" in result.stderr
+    assert (trace.parent / "b.json").read_bytes() == baseline
+    assert unchanged(trace, before)
+
+
+def test_symlink_output_writes_its_target_and_keeps_the_link(trace: Path) -> None:
+    target = trace.parent / "real.txt"
+    target.write_text("old")
+    link = trace.parent / "report.txt"
+    link.symlink_to(target)
+    assert run("audit", "t.jsonl", "-o", str(link)).exit_code == 1
+    assert link.is_symlink() and os.readlink(link) == str(target)
+    assert "ungrounded-summary" in target.read_text()
+    dangling = trace.parent / "dangling.json"
+    dangling.symlink_to(trace.parent / "new.json")
+    assert run("audit", "t.jsonl", "-f", "json", "-o", str(dangling)).exit_code == 1
+    assert dangling.is_symlink() and (trace.parent / "new.json").is_file()
+    converted = trace.parent / "conv.jsonl"
+    converted.symlink_to(trace.parent / "conv-target.jsonl")
+    assert run("convert", "t.jsonl", "-o", str(converted)).exit_code == 0
+    assert converted.is_symlink() and (trace.parent / "conv-target.jsonl").is_file()
+
+
+def test_existing_file_keeps_its_mode_and_a_failed_run_leaves_it(trace: Path) -> None:
+    out = trace.parent / "report.json"
+    out.write_text("previous")
+    out.chmod(0o640)
+    assert run("audit", "t.jsonl", "-f", "json", "-o", str(out)).exit_code == 1
+    assert stat.S_IMODE(out.stat().st_mode) == 0o640 and out.read_text().startswith("{")
+    bad = dump([{"type": "round", "round": 0}, "{oops"], trace.parent / "bad.jsonl")
+    converted = trace.parent / "c.jsonl"
+    converted.write_text("keep me")
+    assert run("convert", str(bad), "-o", str(converted)).exit_code == 2
+    assert converted.read_text() == "keep me"
+    assert not [p for p in trace.parent.iterdir() if ".partial" in p.name]
+
+
+def test_directory_output_is_a_usage_error(trace: Path) -> None:
+    for command in (["audit", "t.jsonl", "-o", "."], ["convert", "t.jsonl", "-o", "."]):
+        result = run(*command)
+        assert result.exit_code == 2 and "is a directory" in result.stderr
+
+
+def read_fifo_while(fifo: Path, command: list[str]) -> tuple[bytes, Any]:
+    """Run ``command`` in a thread while reading ``fifo``; never blocks for long, even
+    when the command replaces the FIFO instead of writing it (the old behaviour)."""
+    fd = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+    results: list[Any] = []
+    writer = threading.Thread(target=lambda: results.append(run(*command)), daemon=True)
+    writer.start()
+    data, deadline = b"", time.monotonic() + 20
+    try:
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([fd], [], [], 0.1)
+            chunk = os.read(fd, 65536) if ready else b""
+            data += chunk
+            if not chunk and not writer.is_alive():
+                break
+    finally:
+        os.close(fd)
+    writer.join(5)
+    return data, results[0] if results else None
+
+
+@pytest.mark.parametrize(("command", "expect"), [
+    (["convert", "t.jsonl", "-o", "{out}"], b'"compaction-audit/1"'),
+    (["audit", "t.jsonl", "-f", "json", "-o", "{out}"], b'"ungrounded-summary"'),
+    (["audit", "t.jsonl", "-o", "{out}"], b"ungrounded-summary"),
+])
+def test_fifo_output_is_written_through(trace: Path, command: list[str],
+                                        expect: bytes) -> None:
+    fifo = trace.parent / "out.fifo"
+    os.mkfifo(fifo)
+    data, result = read_fifo_while(fifo, [c.format(out=fifo) for c in command])
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)  # still a FIFO, not a regular file
+    assert result is not None and result.exit_code in (0, 1), result
+    assert expect in data
+
+
+def test_devices_and_pseudo_paths_are_written_through() -> None:
+    from compaction_audit.outfile import output_target, writes_through
+
+    assert writes_through("/dev/null") and writes_through("/dev/stdout")
+    assert stat.S_ISCHR(os.stat("/dev/null").st_mode)
+    with output_target("/dev/null") as path:  # nothing is written
+        assert path == "/dev/null"
+    assert not writes_through("no-such-file.json")
