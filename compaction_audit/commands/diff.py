@@ -26,6 +26,7 @@ class Format(StrEnum):
 
     text = "text"
     json = "json"
+    html = "html"
 
 
 class NewSeverity(StrEnum):
@@ -69,6 +70,10 @@ def diff_command(
     try:
         if baseline == "-" and candidate == "-":
             raise UsageError("baseline and candidate cannot both be standard input")
+        if fmt is Format.html:
+            from compaction_audit.report.html import require_extra
+
+            require_extra()
         eff = effective_options(config, isolated, None, window, sustain, set_)
         base = audit(baseline, eff.settings, lenient, eff.rules, eff.severity)
         cand = audit(candidate, eff.settings, lenient, eff.rules, eff.severity)
@@ -82,6 +87,10 @@ def diff_command(
         from compaction_audit.report.diff_render import render_diff_json
 
         write_bytes(render_diff_json(diff, gates, reasons), output)
+    elif fmt is Format.html:
+        from compaction_audit.report.html.diff_page import render_diff_html
+
+        write_bytes(render_diff_html(diff, gates, reasons), output)
     else:
         from compaction_audit.report.diff_render import diff_renderable, verdict_text
 
