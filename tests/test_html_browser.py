@@ -108,6 +108,7 @@ def chart_ids(driver: Any) -> list[str]:
 
 def shoot(driver: Any, tmp_path: Path, name: str) -> Path:
     shot = tmp_path / f"{name}.png"
+    driver.execute_script("window.scrollTo(0, 0)")
     driver.save_screenshot(str(shot))
     assert shot.stat().st_size > 10_000
     if SHOTS:
@@ -137,12 +138,12 @@ def test_audit_page_draws_every_chart_and_shows_a_rounds_findings(
     assert all(n > 0 for n in marks.values()), marks
     # 40 rounds x 6 quantities drawn as lines + points, and three boundary markers each
     assert marks["s0-series"] >= 40 * 6
+    text = select_round(browser, "s0", 1)
+    assert "CA101" not in text and "CA302 topic-only-fold" in text
     # round 16: the salience-inversion episode of rounds 16-19 and the inversion boundary
     text = select_round(browser, "s0", 16)
     assert "Round 16 (line 17)" in text
     assert "CA101 salience-inversion" in text and "rounds 16-19" in text
-    text = select_round(browser, "s0", 1)
-    assert "CA101" not in text and "CA302 topic-only-fold" in text
     # the findings' rule codes link to the rule's entry in the page
     href = browser.execute_script(
         "return document.querySelector('#s0-panel-body a').getAttribute('href')")

@@ -50,7 +50,7 @@ def session_section(r: SessionReport, index: int) -> tuple[str, dict[str, Any]]:
     marks, marks_cut = data.markers(r)
     eps = data.episodes(r.findings)
     chart_specs: dict[str, Any] = {}
-    html = [f'<section id="{sid}"><h2>{esc(r.path)}</h2>', _header(r)]
+    html = [f'<section id="{sid}"><h2>{esc(r.path)}</h2>', _header(r), round_panel(sid)]
     if r.n_rounds:
         chart_specs[f"{sid}-series"] = charts.series_chart(
             data.long_points(points, quantities), quantities, marks)
@@ -70,7 +70,6 @@ def session_section(r: SessionReport, index: int) -> tuple[str, dict[str, Any]]:
         html.append(f"<h3>Recall debt</h3><p class=\"dim\">Discriminators stated so far that "
                     f"nothing in the context can recover (seed 002).</p>"
                     f'<div class="chart" id="{sid}-debt"></div>')
-    html.append(round_panel(sid))
     html.append(f"<h2>Findings</h2>{episodes_table(eps)}")
     if r.compactions:
         html.append(f"<h2>Compactions ({len(r.compactions)})</h2>"

@@ -29,8 +29,16 @@ def _pick() -> Any:
                                clear="pointerout", empty=False)
 
 
-def _x(title: str = "round") -> Any:
-    return alt.X("round:Q", title=title, axis=alt.Axis(format="d", tickMinStep=1))
+FEW_ROUNDS = 20
+"""Up to this many rounds, every round gets a tick (else Vega may tick at halves)."""
+
+
+def _x(points: list[dict[str, Any]], title: str = "round") -> Any:
+    rounds = sorted({p["round"] for p in points})
+    axis = alt.Axis(format="d", tickMinStep=1)
+    if len(rounds) <= FEW_ROUNDS:
+        axis = alt.Axis(format="d", tickMinStep=1, values=rounds)
+    return alt.X("round:Q", title=title, axis=axis)
 
 
 def _marker_layer(marks: list[dict[str, Any]]) -> Any:
@@ -54,7 +62,7 @@ def _round_panels(points: list[dict[str, Any]], quantities: list[str],
     views = []
     for i, q in enumerate(quantities):
         base = (alt.Chart(data).transform_filter(alt.datum.quantity == q)
-                .encode(x=_x("round" if i == len(quantities) - 1 else "")))
+                .encode(x=_x(points, "round" if i == len(quantities) - 1 else "")))
         enc: dict[str, Any] = {"y": alt.Y("value:Q", title=q, scale=alt.Scale(zero=False))}
         if color is not None:
             enc["color"] = color
@@ -90,7 +98,7 @@ def debt_chart(points: list[dict[str, Any]], marks: list[dict[str, Any]]
     """Recall debt over rounds: one line per debt column (``quantity``), one panel."""
     pick = _pick()
     data = alt.InlineData(values=points)
-    base = alt.Chart(data).encode(x=_x())
+    base = alt.Chart(data).encode(x=_x(points))
     color = alt.Color("quantity:N", title="series")
     tip = [alt.Tooltip("round:Q"), alt.Tooltip("line:Q"), alt.Tooltip("quantity:N"),
            alt.Tooltip("value:Q", format=".4~g")]
@@ -114,7 +122,8 @@ def compaction_chart(rows: list[dict[str, Any]]) -> dict[str, Any]:
     color = alt.Color("when:N", title="tokens", sort=["before", "after"],
                       scale=alt.Scale(domain=["before", "after"],
                                       range=["#d62728", "#2ca02c"]))
-    x = alt.X("round:O", title="compaction at round", axis=alt.Axis(labelOverlap=True))
+    x = alt.X("round:O", title="compaction at round",
+              axis=alt.Axis(labelOverlap=True, labelAngle=0))
     span = (alt.Chart(data).transform_pivot("when", value="tokens", groupby=["round", "line"])
             .mark_rule(color="#999").encode(x=x, y="before:Q", y2="after:Q"))
     dots = (alt.Chart(data).mark_point(filled=True, size=60)

@@ -114,9 +114,10 @@ def render_diff_html(diff: RunDiff, gates: dict[str, Any] | None = None,
     body = ("<h1>compaction-audit diff</h1>"
             f"<table>{runs}</table>"
             f'<p class="verdict {head}" id="verdict">{esc(diff.headline())}</p>'
-            "<h2>Series, both runs overlaid</h2><p class=\"dim\">Dashed rules mark each "
+            + round_panel("d0")
+            + "<h2>Series, both runs overlaid</h2><p class=\"dim\">Dashed rules mark each "
             "run's inversion onset.</p>"
-            '<div class="chart" id="d0-series"></div>' + round_panel("d0")
+            '<div class="chart" id="d0-series"></div>'
             + "<h2>Onsets (none = never, later than any round)</h2>"
             + html_table(("onset", "baseline -> candidate", "verdict"), onset_rows)
             + "<h2>Findings</h2>" + status_html + "<h2>Gates</h2>" + gate_html

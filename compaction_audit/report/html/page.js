@@ -47,9 +47,14 @@
     var head = start === end ? "Round " + start + at
       : "Rounds " + start + "-" + end + " (means" + (line === null ? "" : "; from line " + line) + ")";
     panel.appendChild(el("h3", head));
-    var t = el("table"), hr = el("tr"), vr = el("tr");
-    for (var i = 3; i < cols.length; i++) { hr.appendChild(el("th", cols[i])); vr.appendChild(el("td", fmt(row[i]), "num")); }
-    t.appendChild(hr); t.appendChild(vr); panel.appendChild(t);
+    var values = el("p", null, "values");
+    for (var i = 3; i < cols.length; i++) {
+      var item = el("span");
+      item.appendChild(el("b", cols[i] + " "));
+      item.appendChild(document.createTextNode(fmt(row[i])));
+      values.appendChild(item);
+    }
+    panel.appendChild(values);
     var hits = section.items.filter(function (f) { return f.first <= end && f.last >= start; });
     var list = el("ul");
     list.className = "findings";

@@ -96,6 +96,8 @@ details{margin:4px 0}summary{cursor:pointer}
 pre{white-space:pre-wrap;word-break:break-word;background:#fff;border:1px solid #e4e4e4;
 padding:8px;font-size:12px;max-height:60vh;overflow:auto}
 .asked{color:#a36200;font-weight:600}
+.values span{display:inline-block;margin:0 16px 2px 0;font-variant-numeric:tabular-nums}
+.panel h3{margin:6px 0}.panel ul{margin:4px 0;padding-left:20px}
 """
 
 

@@ -73,48 +73,70 @@ def _tier(d: dict[str, Any]) -> str:
     return f"<td{title}>{esc(name)}{note}</td>"
 
 
+LOST_SHOWN = 15
+"""Lost facts shown at once per table; the rest (up to :data:`MAX_ROWS`) on demand."""
+
+
+def _has(rows: list[dict[str, Any]], *keys: str) -> bool:
+    return any(d.get(k) is not None for d in rows for k in keys)
+
+
+def _lost_rows(rows: list[dict[str, Any]], head: list[str], row_html: Any) -> str:
+    """The first :data:`LOST_SHOWN` rows, the next ones up to :data:`MAX_ROWS` behind
+    a toggle, and the count of the rest."""
+    shown = html_table(head, (row_html(d) for d in rows[:LOST_SHOWN]))
+    extra = rows[LOST_SHOWN:MAX_ROWS]
+    if extra:
+        shown += (f"<details><summary>{len(extra)} more</summary>"
+                  + html_table(head, (row_html(d) for d in extra)) + "</details>")
+    return shown + more(len(rows) - MAX_ROWS, "lost discriminator")
+
+
+def _asked(d: dict[str, Any]) -> str:
+    again = d.get("asked_again_round")
+    return f'<td class="asked">round {esc(again)}</td>' if again is not None else "<td>no</td>"
+
+
 def lost_table(lost: list[dict[str, Any]]) -> str:
     """The lost discriminators in the report model's order (most severe first): kind,
-    text, tier when ranked, span and the line it was stated on, what dropped it,
-    where it was gone, whether it was asked again."""
+    text, tier when ranked, span and the line it was stated on (when the report gives
+    ``span_line``), what dropped it, where it was gone, whether it was asked again."""
     if not lost:
         return ""
-    tiered = any(d.get("tier_name") is not None or d.get("tier") is not None for d in lost)
-    head = ["kind", "discriminator", *(["tier"] if tiered else []), "span", "stated at line",
-            "dropped by", "gone at round", "line", "asked again"]
-    rows = []
-    for d in lost[:MAX_ROWS]:
+    tiered, lined = _has(lost, "tier_name", "tier"), _has(lost, "span_line")
+    head = ["kind", "discriminator", *(["tier"] if tiered else []), "span",
+            *(["stated at line"] if lined else []), "dropped by", "gone at round", "line",
+            "asked again"]
+
+    def row(d: dict[str, Any]) -> str:
         by = f"fold {d['fold']}" if d.get("cause") == "fold" and d.get("fold") else "eviction"
-        again = d.get("asked_again_round")
-        rows.append("<tr>" + cell(d.get("kind")) + f'<td class="mono">{esc(d.get("text"))}</td>'
-                    + ((_tier(d) or "<td></td>") if tiered else "")
-                    + cell(d.get("span")) + cell(d.get("span_line"), True) + cell(by)
-                    + cell(d.get("lost_round"), True) + cell(d.get("lost_line"), True)
-                    + (f'<td class="asked">round {esc(again)}</td>' if again is not None
-                       else "<td>no</td>") + "</tr>")
-    return html_table(head, rows) + more(len(lost) - MAX_ROWS, "lost discriminator")
+        return ("<tr>" + cell(d.get("kind")) + f'<td class="mono">{esc(d.get("text"))}</td>'
+                + ((_tier(d) or "<td></td>") if tiered else "") + cell(d.get("span"))
+                + (cell(d.get("span_line"), True) if lined else "") + cell(by)
+                + cell(d.get("lost_round"), True) + cell(d.get("lost_line"), True)
+                + _asked(d) + "</tr>")
+
+    return _lost_rows(lost, head, row)
 
 
 def compaction_lost(lost: list[dict[str, Any]]) -> str:
     """What one compaction's summary lost (user first, then assistant, then tools)."""
     if not lost:
         return ""
-    tiered = any(d.get("tier_name") is not None or d.get("tier") is not None for d in lost)
+    tiered, lined = _has(lost, "tier_name", "tier"), _has(lost, "span_line")
     head = ["kind", "discriminator", *(["tier"] if tiered else []), "source",
-            "stated at line", "asked again"]
-    rows = []
-    for d in lost[:MAX_ROWS]:
-        again = d.get("asked_again_round")
-        rows.append("<tr>" + cell(d.get("kind")) + f'<td class="mono">{esc(d.get("text"))}</td>'
-                    + ((_tier(d) or "<td></td>") if tiered else "")
-                    + cell(d.get("source") or "?") + cell(d.get("span_line"), True)
-                    + (f'<td class="asked">round {esc(again)}</td>' if d.get("asked_again")
-                       else "<td>no</td>") + "</tr>")
-    return html_table(head, rows) + more(len(lost) - MAX_ROWS, "lost discriminator")
+            *(["stated at line"] if lined else []), "asked again"]
+
+    def row(d: dict[str, Any]) -> str:
+        return ("<tr>" + cell(d.get("kind")) + f'<td class="mono">{esc(d.get("text"))}</td>'
+                + ((_tier(d) or "<td></td>") if tiered else "") + cell(d.get("source") or "?")
+                + (cell(d.get("span_line"), True) if lined else "") + _asked(d) + "</tr>")
+
+    return _lost_rows(lost, head, row)
 
 
 def compactions_section(compactions: list[dict[str, Any]]) -> str:
-    """Each compaction: a summary line, its lost facts, its full summary on demand."""
+    """Each compaction: a summary line, its full summary on demand, its lost facts."""
     parts = []
     for c in compactions[:MAX_ROWS]:
         ratio = c.get("compression_ratio")
@@ -131,7 +153,9 @@ def compactions_section(compactions: list[dict[str, Any]]) -> str:
                    f"<pre>{esc(text, newlines=True)}</pre>"
                    + (f'<p class="dim">... {cut:,} more characters cut</p>' if cut else "")
                    + "</details>") if text else '<p class="dim">No summary text in the log.</p>'
-        parts.append(f"<h3>{esc(head)}</h3>{compaction_lost(lost)}{summary}")
+        lost_html = ("<p>What the summary lost (user first, then assistant, then tools):</p>"
+                     + compaction_lost(lost)) if lost else ""
+        parts.append(f"<h3>{esc(head)}</h3>{summary}{lost_html}")
     return "".join(parts) + more(len(compactions) - MAX_ROWS, "compaction")
 
 
