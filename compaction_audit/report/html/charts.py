@@ -70,7 +70,7 @@ def _round_panels(points: list[dict[str, Any]], quantities: list[str],
                alt.Tooltip("line:Q", title="line"),
                *([alt.Tooltip(f"{group}:N", title="run")] if group != "quantity" else []),
                alt.Tooltip("value:Q", title=q, format=".4~g")]
-        line = base.mark_line(interpolate="step-after", strokeWidth=1.5).encode(**enc)
+        line = base.mark_line(strokeWidth=1.5).encode(**enc)
         dots = (base.mark_point(size=30, filled=True).encode(
                     **enc, opacity=alt.condition(pick, alt.value(1), alt.value(0)),
                     tooltip=tip).add_params(pick))
@@ -102,7 +102,7 @@ def debt_chart(points: list[dict[str, Any]], marks: list[dict[str, Any]]
     color = alt.Color("quantity:N", title="series")
     tip = [alt.Tooltip("round:Q"), alt.Tooltip("line:Q"), alt.Tooltip("quantity:N"),
            alt.Tooltip("value:Q", format=".4~g")]
-    layers = [base.mark_line(interpolate="step-after").encode(y=alt.Y("value:Q",
+    layers = [base.mark_line().encode(y=alt.Y("value:Q",
                                                                       title="recall debt"),
                                                               color=color),
               base.mark_point(size=30, filled=True).encode(

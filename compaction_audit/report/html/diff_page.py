@@ -110,7 +110,9 @@ def render_diff_html(diff: RunDiff, gates: dict[str, Any] | None = None,
     status_html = "".join(
         f"<h3>{status.capitalize()} ({len(diff.by_status(status))})</h3>"
         + _units_table(diff.by_status(status)) for status in ("new", "resolved", "persisting"))
-    head = "FAIL" if reasons else "PASS"
+    moved = diff.onset("inversion_onset").verdict
+    head = ("FAIL" if reasons or moved in ("earlier", "appeared")
+            else "PASS" if not diff.changed or moved in ("later", "disappeared") else "WARN")
     body = ("<h1>compaction-audit diff</h1>"
             f"<table>{runs}</table>"
             f'<p class="verdict {head}" id="verdict">{esc(diff.headline())}</p>'
