@@ -15,6 +15,10 @@ import altair as alt
 
 PICK = "pick"
 """The selection parameter holding the round under the pointer: ``{"round": [n]}``."""
+POINTS = "points"
+"""The name of a chart's data rows in its spec's ``datasets``."""
+MARKS = "marks"
+"""The name of its boundary markers there."""
 WIDTH = 720
 PANEL_HEIGHT = 80
 
@@ -43,7 +47,7 @@ def _x(points: list[dict[str, Any]], title: str = "round") -> Any:
 
 def _marker_layer(marks: list[dict[str, Any]]) -> Any:
     kinds = [k for k in MARKER_COLORS if any(m["kind"] == k for m in marks)]
-    return (alt.Chart(alt.InlineData(values=marks))
+    return (alt.Chart(alt.Data(name=MARKS))
             .mark_rule(strokeDash=[5, 3], strokeWidth=1.5)
             .encode(x=alt.X("round:Q"),
                     stroke=alt.Stroke("kind:N", title="marker",
@@ -58,7 +62,7 @@ def _round_panels(points: list[dict[str, Any]], quantities: list[str],
     """One small line chart per quantity (rows of ``points`` whose ``quantity`` is it),
     sharing the x axis, each with the markers, the hovered round's rule and PICK."""
     pick = _pick()
-    data = alt.InlineData(values=points)
+    data = alt.Data(name=POINTS)
     views = []
     for i, q in enumerate(quantities):
         base = (alt.Chart(data).transform_filter(alt.datum.quantity == q)
@@ -90,14 +94,14 @@ def series_chart(points: list[dict[str, Any]], quantities: list[str],
     """The per-round series of one trace, one panel per quantity, with the boundaries
     marked (``marks``: ``{round, kind, label}``)."""
     chart = _round_panels(points, quantities, marks, "quantity", None, "series")
-    return _spec(chart)
+    return _spec(chart, points, marks)
 
 
 def debt_chart(points: list[dict[str, Any]], marks: list[dict[str, Any]]
                ) -> dict[str, Any]:
     """Recall debt over rounds: one line per debt column (``quantity``), one panel."""
     pick = _pick()
-    data = alt.InlineData(values=points)
+    data = alt.Data(name=POINTS)
     base = alt.Chart(data).encode(x=_x(points))
     color = alt.Color("quantity:N", title="series")
     tip = [alt.Tooltip("round:Q"), alt.Tooltip("line:Q"), alt.Tooltip("quantity:N"),
@@ -111,13 +115,13 @@ def debt_chart(points: list[dict[str, Any]], marks: list[dict[str, Any]]
     if marks:
         layers.append(_marker_layer(marks))
     chart = alt.layer(*layers).properties(width=WIDTH, height=160, name="debt")
-    return _spec(chart)
+    return _spec(chart, points, marks)
 
 
 def compaction_chart(rows: list[dict[str, Any]]) -> dict[str, Any]:
     """Tokens before and after each compaction (``rows``: ``{round, line, when,
     tokens}``), a rule from one to the other."""
-    data = alt.InlineData(values=rows)
+    data = alt.Data(name=POINTS)
     pick = _pick()
     color = alt.Color("when:N", title="tokens", sort=["before", "after"],
                       scale=alt.Scale(domain=["before", "after"],
@@ -132,7 +136,7 @@ def compaction_chart(rows: list[dict[str, Any]]) -> dict[str, Any]:
                              alt.Tooltip("when:N"), alt.Tooltip("tokens:Q", format=",")])
             .add_params(pick))
     chart = alt.layer(span, dots).properties(width=WIDTH, height=160, name="compactions")
-    return _spec(chart)
+    return _spec(chart, rows, [])
 
 
 def diff_chart(points: list[dict[str, Any]], quantities: list[str],
@@ -143,9 +147,15 @@ def diff_chart(points: list[dict[str, Any]], quantities: list[str],
                       scale=alt.Scale(domain=["baseline", "candidate"],
                                       range=["#1f77b4", "#ff7f0e"]))
     chart = _round_panels(points, quantities, marks, "run", color, "diff")
-    return _spec(chart)
+    return _spec(chart, points, marks)
 
 
-def _spec(chart: Any) -> dict[str, Any]:
+def _spec(chart: Any, points: list[dict[str, Any]], marks: list[dict[str, Any]]
+          ) -> dict[str, Any]:
+    """The chart's Vega-Lite spec with its data as the top-level ``datasets``
+    :data:`POINTS` and :data:`MARKS`.  The data is added after Altair has written the
+    spec: Altair deep-copies inline values once per view it combines, which for
+    1,000 points in six panels took most of a minute."""
     spec: dict[str, Any] = chart.configure_view(stroke=None).to_dict()
+    spec["datasets"] = {POINTS: points, MARKS: marks}
     return spec
