@@ -47,7 +47,7 @@ def _x(points: list[dict[str, Any]], title: str = "round") -> Any:
 
 def _marker_layer(marks: list[dict[str, Any]]) -> Any:
     kinds = [k for k in MARKER_COLORS if any(m["kind"] == k for m in marks)]
-    return (alt.Chart(alt.Data(name=MARKS))
+    return (alt.Chart(alt.NamedData(name=MARKS))
             .mark_rule(strokeDash=[5, 3], strokeWidth=1.5)
             .encode(x=alt.X("round:Q"),
                     stroke=alt.Stroke("kind:N", title="marker",
@@ -62,7 +62,7 @@ def _round_panels(points: list[dict[str, Any]], quantities: list[str],
     """One small line chart per quantity (rows of ``points`` whose ``quantity`` is it),
     sharing the x axis, each with the markers, the hovered round's rule and PICK."""
     pick = _pick()
-    data = alt.Data(name=POINTS)
+    data = alt.NamedData(name=POINTS)
     views = []
     for i, q in enumerate(quantities):
         base = (alt.Chart(data).transform_filter(alt.datum.quantity == q)
@@ -101,7 +101,7 @@ def debt_chart(points: list[dict[str, Any]], marks: list[dict[str, Any]]
                ) -> dict[str, Any]:
     """Recall debt over rounds: one line per debt column (``quantity``), one panel."""
     pick = _pick()
-    data = alt.Data(name=POINTS)
+    data = alt.NamedData(name=POINTS)
     base = alt.Chart(data).encode(x=_x(points))
     color = alt.Color("quantity:N", title="series")
     tip = [alt.Tooltip("round:Q"), alt.Tooltip("line:Q"), alt.Tooltip("quantity:N"),
@@ -121,7 +121,7 @@ def debt_chart(points: list[dict[str, Any]], marks: list[dict[str, Any]]
 def compaction_chart(rows: list[dict[str, Any]]) -> dict[str, Any]:
     """Tokens before and after each compaction (``rows``: ``{round, line, when,
     tokens}``), a rule from one to the other."""
-    data = alt.Data(name=POINTS)
+    data = alt.NamedData(name=POINTS)
     pick = _pick()
     color = alt.Color("when:N", title="tokens", sort=["before", "after"],
                       scale=alt.Scale(domain=["before", "after"],
