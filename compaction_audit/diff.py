@@ -17,7 +17,7 @@ renderers (:mod:`compaction_audit.report.diff_render`) and the command print it.
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import polars as pl
@@ -264,7 +264,8 @@ def finding_units(r: SessionReport) -> dict[tuple[str, str], Occurrence]:
     units = {key: _occurrence(fs) for key, fs in by_entity.items()}
     for key, fs in by_lost.items():
         worst = min(fs, key=lambda f: (-f.severity.rank, f.code))
-        units[(worst.code, key)] = _occurrence(fs)
+        first_of_code = min((f for f in fs if f.code == worst.code), key=lambda f: f.round)
+        units[(worst.code, key)] = replace(_occurrence(fs), message=first_of_code.message)
     for code, fs in plain.items():
         fs.sort(key=lambda f: f.round)
         episodes: list[list[Finding]] = []

@@ -16,6 +16,7 @@ from itertools import groupby
 from typing import Any
 
 import polars as pl
+import polars.selectors as cs
 
 from compaction_audit.report.model import SessionReport
 from compaction_audit.rules.base import Finding
@@ -30,6 +31,9 @@ MAX_MARKERS = 200
 """Boundary markers drawn on a chart (onsets, then compactions in round order)."""
 MAX_SUMMARY_CHARS = 50_000
 """Characters of one compaction summary shown (a 14,500-character summary is whole)."""
+
+SIG_FIGS = 6
+"""Significant digits kept of a charted value (the page's size, not its precision)."""
 
 SERIES_QUANTITIES = ("raw_ratio", "distinct_source_spans", "query_cosine_retained",
                      "summary_depth_max", "rounds_at_max_depth", "ungrounded_summaries")
@@ -49,17 +53,22 @@ def downsample(frame: pl.DataFrame, cols: Iterable[str], max_points: int = MAX_P
     """``round``, ``round_end``, ``line`` and ``cols`` (those present), one row per
     round, or, past ``max_points`` rounds, one row per bucket of consecutive rounds
     (``round``/``line`` of its first round, ``round_end`` its last, each quantity the
-    mean of its known values).  Sorted by round."""
+    mean of its known values), floats to :data:`SIG_FIGS` significant digits.  Sorted
+    by round."""
     cols = [c for c in cols if c in frame.columns]
     base = frame.select("round", "line", *cols)
     if frame.height <= max_points:
-        return base.select("round", pl.col("round").alias("round_end"), "line", *cols)
-    bucket = (pl.int_range(pl.len(), dtype=pl.Int64) * max_points) // frame.height
-    return (base.with_columns(bucket.alias("_bucket"))
-            .group_by("_bucket", maintain_order=True)
-            .agg(pl.col("round").first(), pl.col("round").last().alias("round_end"),
-                 pl.col("line").first(), *(pl.col(c).cast(pl.Float64).mean() for c in cols))
-            .drop("_bucket"))
+        out = base.select("round", pl.col("round").alias("round_end"), "line", *cols)
+    else:
+        bucket = (pl.int_range(pl.len(), dtype=pl.Int64) * max_points) // frame.height
+        out = (base.with_columns(bucket.alias("_bucket"))
+               .group_by("_bucket", maintain_order=True)
+               .agg(pl.col("round").first(), pl.col("round").last().alias("round_end"),
+                    pl.col("line").first(),
+                    *(pl.col(c).cast(pl.Float64).mean() for c in cols))
+               .drop("_bucket"))
+    # six significant digits are more than a chart or a reader can tell apart
+    return out.with_columns(cs.float().round_sig_figs(SIG_FIGS))
 
 
 def long_points(points: pl.DataFrame, cols: Iterable[str], group: str = "quantity"
