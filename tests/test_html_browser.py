@@ -164,8 +164,11 @@ def test_pointing_at_a_chart_selects_a_round(browser: Any, tmp_path: Path) -> No
     deadline = time.monotonic() + 5
     while not panel.get_attribute("data-round") and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert panel.get_attribute("data-round") is not None
-    assert int(panel.get_attribute("data-round")) in range(1, 41)
+    picked = panel.get_attribute("data-round")
+    assert picked is not None and int(picked) in range(1, 41)
+    # round n of the sample is on line n + 1; every round of it has findings
+    assert panel.text.startswith(f"Round {picked} (line {int(picked) + 1})\n")
+    assert "finding episode(s) here" in panel.text
 
 
 def test_diff_page_overlays_both_runs(browser: Any, tmp_path: Path) -> None:
