@@ -17,7 +17,7 @@ renderers (:mod:`compaction_audit.report.diff_render`) and the command print it.
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import polars as pl
@@ -72,9 +72,10 @@ class Occurrence:
 class FindingDelta:
     """One finding unit compared across runs.
 
-    ``identity`` is ``(code, key)`` with ``key`` ``"entity:<id>"`` or ``"episode:<n>"``
-    (see :func:`finding_units`); ``status`` is ``new``, ``resolved`` or ``persisting``;
-    ``baseline``/``candidate`` are None on the side where it does not occur.
+    ``identity`` is ``(code, key)`` with ``key`` ``"lost:<kind>:<text>"``,
+    ``"entity:<id>"`` or ``"episode:<n>"`` (see :func:`finding_units`); ``status`` is
+    ``new``, ``resolved`` or ``persisting``; ``baseline``/``candidate`` are None on the
+    side where it does not occur.
     """
 
     code: str
@@ -229,8 +230,16 @@ def align_series(base: SessionReport, cand: SessionReport, cols: list[str]) -> p
 def finding_units(r: SessionReport) -> dict[tuple[str, str], Occurrence]:
     """Group one run's findings into units keyed by a stable identity.
 
-    - A finding with an ``entity`` belongs to the unit ``(code, "entity:<entity>")``:
-      every round at which that rule fired about that item.
+    - A fold finding (its ``values`` list ``children``, each with the discriminators it
+      ``dropped``) belongs to one unit ``(code, "lost:<kind>:<text>")`` per
+      discriminator it dropped: what was lost, not the fold's id, which is local to
+      its run (issue 13, section 4: the better of two runs failed ``--fail-on-new``
+      with "3 new CA301" because its folds had other ids).  A discriminator lost by
+      folds of several rules (a silent fold here, a topic-only fold there) is one
+      unit, under the code of its most severe finding (ties: the lowest code).
+    - Any other finding with an ``entity`` belongs to the unit
+      ``(code, "entity:<entity>")``: every round at which that rule fired about that
+      item.
     - Otherwise to ``(code, "episode:<n>")``: the n-th (1-based) episode of that rule,
       an episode being a run of findings of the rule at consecutive round records
       (consecutive in the log, so skipped round numbers do not split an episode).
@@ -243,12 +252,20 @@ def finding_units(r: SessionReport) -> dict[tuple[str, str], Occurrence]:
     position = {int(n): i for i, n in enumerate(r.series["round"])}
     by_entity: dict[tuple[str, str], list[Finding]] = {}
     plain: dict[str, list[Finding]] = {}
+    by_lost: dict[str, list[Finding]] = {}
     for f in r.findings:
-        if f.entity is not None:
+        for key in lost_keys(f):
+            by_lost.setdefault(key, []).append(f)
+    for f in r.findings:
+        if f.entity is not None and not lost_keys(f):
             by_entity.setdefault((f.code, f"entity:{f.entity}"), []).append(f)
-        else:
+        elif f.entity is None:
             plain.setdefault(f.code, []).append(f)
     units = {key: _occurrence(fs) for key, fs in by_entity.items()}
+    for key, fs in by_lost.items():
+        worst = min(fs, key=lambda f: (-f.severity.rank, f.code))
+        first_of_code = min((f for f in fs if f.code == worst.code), key=lambda f: f.round)
+        units[(worst.code, key)] = replace(_occurrence(fs), message=first_of_code.message)
     for code, fs in plain.items():
         fs.sort(key=lambda f: f.round)
         episodes: list[list[Finding]] = []
@@ -264,6 +281,18 @@ def finding_units(r: SessionReport) -> dict[tuple[str, str], Occurrence]:
     return units
 
 
+def lost_keys(f: Finding) -> list[str]:
+    """``lost:<kind>:<text>`` for each discriminator a fold finding dropped (its
+    ``values["children"][*]["dropped"]``, in order, without repeats); empty for any
+    other finding."""
+    children = f.values.get("children")
+    if not isinstance(children, list):
+        return []
+    keys = [f"lost:{d['kind']}:{d['text']}" for c in children if isinstance(c, dict)
+            for d in c.get("dropped") or () if isinstance(d, dict) and "kind" in d]
+    return list(dict.fromkeys(keys))
+
+
 def _occurrence(fs: list[Finding]) -> Occurrence:
     fs = sorted(fs, key=lambda f: f.round)
     rounds = sorted({f.round for f in fs})
@@ -273,13 +302,28 @@ def _occurrence(fs: list[Finding]) -> Occurrence:
 
 def compare_findings(base: SessionReport, cand: SessionReport) -> list[FindingDelta]:
     """Finding units of both runs classified new (candidate only), resolved (baseline
-    only) or persisting (both), ordered by code, then first round."""
+    only) or persisting (both), ordered by code, then first round.
+
+    Units of what folds lost (``lost:<kind>:<text>``) match on that key alone, whichever
+    fold rule reported them on each side; such a unit carries the candidate's code
+    when it occurs there (a discriminator a topic-only fold lost in the baseline and a
+    silent fold in the candidate persists, as CA301)."""
     names = {f.code: f.rule for f in (*base.findings, *cand.findings)}
-    b, c = finding_units(base), finding_units(cand)
+
+    def by_identity(units: dict[tuple[str, str], Occurrence]
+                    ) -> dict[tuple[str, str], tuple[str, Occurrence]]:
+        return {("", key) if key.startswith("lost:") else (code, key): (code, occ)
+                for (code, key), occ in units.items()}
+
+    b, c = by_identity(finding_units(base)), by_identity(finding_units(cand))
     out = []
-    for key in b.keys() | c.keys():
-        status = "persisting" if key in b and key in c else "new" if key in c else "resolved"
-        out.append(FindingDelta(key[0], names[key[0]], key[1], status, b.get(key), c.get(key)))
+    for ident in b.keys() | c.keys():
+        status = ("persisting" if ident in b and ident in c
+                  else "new" if ident in c else "resolved")
+        code = (c.get(ident) or b[ident])[0]
+        occ_b, occ_c = b.get(ident), c.get(ident)
+        out.append(FindingDelta(code, names[code], ident[1], status,
+                                occ_b[1] if occ_b else None, occ_c[1] if occ_c else None))
 
     def order(d: FindingDelta) -> tuple[str, int, str]:
         occ = d.baseline or d.candidate

@@ -92,6 +92,20 @@ def _rows(frame: pl.DataFrame) -> Iterator[dict[str, Any]]:
             yield dict(zip(names, row, strict=True))
 
 
+def with_summary_text(compactions: list[dict[str, Any]], session: Session
+                      ) -> list[dict[str, Any]]:
+    """Each compaction with ``summary_text``: the text of its summary item (found by
+    ``summary_id``), null when the summary has no id, no text or is not in the log.
+    The HTML report shows it on demand (issue 13, section 1: "each compaction's full
+    summary")."""
+    ids = [c["summary_id"] for c in compactions if c.get("summary_id") is not None]
+    if not ids:
+        return [{**c, "summary_text": None} for c in compactions]
+    texts = dict(session.items.filter(pl.col("id").is_in(ids))
+                 .select("id", "text").unique("id", keep="first").iter_rows())
+    return [{**c, "summary_text": texts.get(c.get("summary_id"))} for c in compactions]
+
+
 def audit_session(session: Session, settings: Settings | None = None,
                   rules: list[Rule] | None = None,
                   severity: dict[str, Severity] | None = None,
@@ -113,7 +127,7 @@ def audit_session(session: Session, settings: Settings | None = None,
             onsets=onsets(ctx, findings),
             not_evaluated=notes,
             skipped=session.skipped,
-            compactions=compaction_view(session, recall, ranked),
+            compactions=with_summary_text(compaction_view(session, recall, ranked), session),
             source_format=source_format,
             extra=recall_sections(recall, session, ranked),
         )

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -180,7 +181,8 @@ def test_long_untrusted_strings_are_bounded_in_every_format(
          tmp_path / "big.jsonl")
     for fmt in [f.value for f in AuditFormat]:
         out = run("audit", "big.jsonl", "--format", fmt).stdout
-        assert out.count("h") < 5 * MAX_TEXT, fmt
+        runs = re.findall(f"h{{{MAX_TEXT},}}", out)  # the page's own code has short runs
+        assert sum(map(len, runs)) < 5 * MAX_TEXT, fmt
         assert "sha256" in out, fmt
         assert_clean(out, own=fmt in OWN)
 

@@ -358,3 +358,26 @@ def test_removing_recency_decay_moves_the_onset_later() -> None:
     assert run(str(NO_DECAY), str(DECAY), "--fail-if-onset-earlier", "0").exit_code == 1
     assert run(str(DECAY), str(DECAY), "--fail-if-onset-earlier", "0",
                "--fail-on-new", "info").exit_code == 0
+
+
+def test_sparklines_past_eighteen_rounds_keep_one_row_per_run(tmp_path: Path) -> None:
+    """Issue 13, section 4: past 18 rounds the baseline row held both runs squeezed
+    together and the candidate row was blank."""
+    from compaction_audit.report.diff_render import paired_sparklines
+    from compaction_audit.report.terminal import SPARK
+
+    base, cand = paired_sparklines([0.0] * 40, [1.0] * 40)
+    assert (base, cand) == ("▁" * 36, "█" * 36)
+    base, cand = paired_sparklines([0.0, 7.0, None], [7.0, 0.0, 3.5])
+    assert (base, cand) == ("▁█ ", "█▁▄")
+    light = make_log(tmp_path / "light.jsonl", n=40, signature=(4, 5, 6))
+    heavy = make_log(tmp_path / "heavy.jsonl", n=40, signature=(4, 5, 6), heavy=True)
+    result = RUNNER.invoke(APP, ["diff", light, heavy], env={"COLUMNS": "160"})
+    rows = {line.split()[1] if line.startswith("raw_ratio") else line.split()[0]: line
+            for line in result.output.splitlines()
+            if line.startswith(("raw_ratio", " ")) and ("baseline " in line
+                                                         or "candidate " in line)}
+    # raw_ratio: light >= 0.9 everywhere, heavy <= 120/525: two full rows, one scale
+    marks = {k: "".join(ch for ch in v if ch in SPARK) for k, v in rows.items()}
+    assert len(marks["baseline"]) == 36 and set(marks["baseline"]) <= {"▇", "█"}
+    assert marks["candidate"] == "▁" * 36

@@ -36,6 +36,7 @@ class AuditFormat(StrEnum):
     junit = "junit"
     sarif = "sarif"
     github = "github"
+    html = "html"
 
 
 ConfigOpt = Annotated[Path | None, typer.Option(
@@ -189,6 +190,10 @@ def audit_command(
     from compaction_audit.report.formats import RenderOptions
 
     try:
+        if fmt is AuditFormat.html:
+            from compaction_audit.report.html import require_extra
+
+            require_extra()
         eff = effective_options(config, isolated, fail_on, window, sustain, set_, select,
                                 ignore, extend_select, severity)
         traces = found_traces(paths)

@@ -19,7 +19,7 @@ from compaction_audit.commands.audit import (
 )
 from compaction_audit.commands.common import fail, output_console, write_bytes
 from compaction_audit.errors import AuditError, UsageError
-from compaction_audit.report.safe import JSON
+from compaction_audit.report.safe import JSON, XML
 
 
 class Format(StrEnum):
@@ -27,6 +27,7 @@ class Format(StrEnum):
 
     text = "text"
     json = "json"
+    html = "html"
 
 
 class NewSeverity(StrEnum):
@@ -71,6 +72,10 @@ def diff_command(
     try:
         if baseline == "-" and candidate == "-":
             raise UsageError("baseline and candidate cannot both be standard input")
+        if fmt is Format.html:
+            from compaction_audit.report.html import require_extra
+
+            require_extra()
         eff = effective_options(config, isolated, None, window, sustain, set_)
         inputs = [baseline, candidate, *([str(eff.config_path)] if eff.config_path else [])]
         if output is not None:
@@ -87,6 +92,10 @@ def diff_command(
         from compaction_audit.report.diff_render import render_diff_json
 
         write_bytes(render_diff_json(diff, gates, reasons), output, JSON, inputs)
+    elif fmt is Format.html:
+        from compaction_audit.report.html.diff_page import render_diff_html
+
+        write_bytes(render_diff_html(diff, gates, reasons), output, XML, inputs)
     else:
         from compaction_audit.report.diff_render import diff_renderable, verdict_text
 

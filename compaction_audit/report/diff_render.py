@@ -34,7 +34,7 @@ from compaction_audit.diff import FindingDelta, Occurrence, OnsetDelta, RunDiff
 from compaction_audit.report.json_report import TOOL
 from compaction_audit.report.model import SessionReport
 from compaction_audit.report.safe import clip_tree, json_safe
-from compaction_audit.report.terminal import SEVERITY_STYLE, line, sparkline, t
+from compaction_audit.report.terminal import SEVERITY_STYLE, SPARK, buckets, line, t
 from compaction_audit.rules import RULES
 from compaction_audit.rules.base import fmt
 
@@ -137,6 +137,31 @@ def onsets_table(diff: RunDiff) -> RenderableType:
     return table
 
 
+def _bucket_means(values: list[float | None]) -> list[float | None]:
+    means: list[float | None] = []
+    for b in buckets(len(values)):
+        known = [v for v in values[b.start:b.stop] if v is not None]
+        means.append(sum(known) / len(known) if known else None)
+    return means
+
+
+def paired_sparklines(base: list[float | None], cand: list[float | None]
+                      ) -> tuple[str, str]:
+    """Two sparklines of the same rounds on one scale: each run bucketed on its own
+    (at most :data:`~compaction_audit.report.terminal.SPARK_WIDTH` marks, bucket means),
+    scaled between the min and max over both; a space where a bucket has no value."""
+    means = (_bucket_means(base), _bucket_means(cand))
+    present = [v for m in means for v in m if v is not None]
+    lo, hi = (min(present), max(present)) if present else (0.0, 1.0)
+    span = hi - lo or 1.0
+
+    def line(m: list[float | None]) -> str:
+        return "".join(" " if v is None else SPARK[int((v - lo) / span * (len(SPARK) - 1))]
+                       for v in m)
+
+    return line(means[0]), line(means[1])
+
+
 def sparklines(diff: RunDiff) -> RenderableType:
     """Both runs' series as sparklines on one scale per quantity, aligned by round."""
     grid = Table.grid(padding=(0, 2))
@@ -147,9 +172,8 @@ def sparklines(diff: RunDiff) -> RenderableType:
     frame = diff.series
     for q in diff.quantities:
         b, c = frame[f"{q}_baseline"].to_list(), frame[f"{q}_candidate"].to_list()
-        line = sparkline([*b, *c])
-        for label, part, values in (("baseline", line[:len(b)], b),
-                                    ("candidate", line[len(b):], c)):
+        for label, part, values in zip(("baseline", "candidate"), paired_sparklines(b, c),
+                                       (b, c), strict=True):
             known = [v for v in values if v is not None]
             ends = f"{fmt(known[0])} -> {fmt(known[-1])}" if known else "unknown"
             grid.add_row(q if label == "baseline" else "", label, part, ends)

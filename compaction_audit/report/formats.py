@@ -100,6 +100,12 @@ def _github(report: Report, opts: RenderOptions) -> bytes:
     return render_github(report, opts)
 
 
+def _html(report: Report, opts: RenderOptions) -> bytes:
+    from compaction_audit.report.html.audit_page import render_html
+
+    return render_html(report, opts)
+
+
 FORMATS: dict[str, OutputFormat] = {f.name: f for f in (
     OutputFormat("text", "the terminal report (rich), then the summary across traces",
                  rich=_text),
@@ -113,6 +119,8 @@ FORMATS: dict[str, OutputFormat] = {f.name: f for f in (
                  render=_sarif, escapes=JSON),
     OutputFormat("github", "GitHub Actions workflow commands annotating the round's line",
                  render=_github, escapes=GITHUB),
+    OutputFormat("html", "one self-contained HTML page with charts (the [html] extra)",
+                 render=_html, escapes=XML),
 )}
 """Every output format by name, in the order ``--help`` lists them."""
 

@@ -1,0 +1,118 @@
+"""``audit --format html``: one section per trace (header, charts, round panel,
+findings, compactions, lost facts), then the rules reference."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from compaction_audit.conditions import can_invert
+from compaction_audit.report.formats import RenderOptions
+from compaction_audit.report.html import charts, data
+from compaction_audit.report.html.page import esc, page
+from compaction_audit.report.html.sections import (
+    compactions_section,
+    episodes_table,
+    lost_table,
+    more,
+    round_panel,
+    rules_reference,
+)
+from compaction_audit.report.model import Report, SessionReport
+from compaction_audit.rules.base import fmt
+
+
+def _header(r: SessionReport) -> str:
+    h = r.header
+    rounds = r.series["round"]
+    span = f"round {rounds[0]}..{rounds[-1]}" if len(rounds) else "no rounds"
+    rows = [("trace", r.path), ("session", h.session_id or "(no session record)"),
+            ("format", r.source_format), ("rounds", f"{r.n_rounds} ({span})"),
+            ("budget", f"{h.budget_tokens:,} tokens" if h.budget_tokens else "not recorded"),
+            ("depth cap", str(h.max_depth) if h.max_depth else "not recorded")]
+    for c in r.conditions:
+        rows.append((c.name, f"{c.status}: {c.detail}"))
+    body = "".join(f"<tr><th>{esc(k)}</th><td>{esc(v)}</td></tr>" for k, v in rows)
+    note = ("" if can_invert(r.conditions)
+            else '<p><b>A condition fails: this loop can drift but not invert.</b></p>')
+    verdict = r.verdict()
+    head = verdict.split(":")[0]
+    return (f"<table>{body}</table>{note}"
+            f'<p class="verdict {esc(head)}" id="verdict">{esc(verdict)}</p>')
+
+
+def session_section(r: SessionReport, index: int) -> tuple[str, dict[str, Any]]:
+    """The HTML of one trace and its entry in the page data (charts, lookup table,
+    findings for the round panel)."""
+    sid = f"s{index}"
+    quantities = data.known_columns(r.series, data.SERIES_QUANTITIES)
+    debt = data.known_columns(r.series, data.DEBT_COLUMNS)
+    points = data.downsample(r.series, [*quantities, *debt])
+    marks, marks_cut = data.markers(r)
+    eps = data.episodes(r.findings)
+    chart_specs: dict[str, Any] = {}
+    html = [f'<section id="{sid}"><h2>{esc(r.path)}</h2>', _header(r), round_panel(sid)]
+    if r.n_rounds:
+        chart_specs[f"{sid}-series"] = charts.series_chart(
+            data.long_points(points, quantities), quantities, marks)
+        bucketed = (f" Each point is the mean of about {r.n_rounds // points.height} rounds."
+                    if points.height < r.n_rounds else "")
+        html.append(f"<h3>Series per round</h3><p class=\"dim\">Dashed rules mark the "
+                    f"inversion onset, the boundary, the depth pin and each compaction."
+                    f"{esc(bucketed)}</p>" + more(marks_cut, "marker")
+                    + f'<div class="chart" id="{sid}-series"></div>')
+    comp = data.compaction_points(r)
+    if comp:
+        chart_specs[f"{sid}-compactions"] = charts.compaction_chart(comp)
+        html.append(f'<h3>Tokens before and after each compaction</h3>'
+                    f'<div class="chart" id="{sid}-compactions"></div>')
+    if debt and r.n_rounds:
+        chart_specs[f"{sid}-debt"] = charts.debt_chart(data.long_points(points, debt), marks)
+        html.append(f"<h3>Recall debt</h3><p class=\"dim\">Discriminators stated so far that "
+                    f"nothing in the context can recover (seed 002).</p>"
+                    f'<div class="chart" id="{sid}-debt"></div>')
+    html.append(f"<h2>Findings</h2>{episodes_table(eps)}")
+    if r.compactions:
+        html.append(f"<h2>Compactions ({len(r.compactions)})</h2>"
+                    + compactions_section(r.compactions))
+    lost = r.extra.get("lost_discriminators") or []
+    if lost:
+        html.append(f"<h2>Lost discriminators ({len(lost)}, most severe first)</h2>"
+                    + lost_table(lost))
+    notes = [f"{n.code} {n.rule}: {n.reason}" if n.reason.startswith("not applicable")
+             else f"{n.code} {n.rule}: not evaluated at {n.rounds} of {r.n_rounds} round(s): "
+                  f"{n.reason}" for n in r.not_evaluated]
+    notes += [f"skipped: {e}" for e in r.skipped[:data.MAX_ROWS]]
+    if notes:
+        html.append("<h2>Notes</h2><ul>" + "".join(f"<li>{esc(n)}</li>" for n in notes)
+                    + "</ul>" + more(len(r.skipped) - data.MAX_ROWS, "skipped record"))
+    html.append("</section>")
+    entry = {"id": sid, "charts": chart_specs,
+             "rounds": data.table(points, points.height < r.n_rounds),
+             "items": data.panel_items(eps)}
+    return "".join(html), entry
+
+
+def render_html(report: Report, opts: RenderOptions) -> bytes:
+    """The audit report as one self-contained HTML page (see :mod:`.page`)."""
+    bodies, entries = [], []
+    for i, r in enumerate(report.sessions):
+        body, entry = session_section(r, i)
+        bodies.append(body)
+        entries.append(entry)
+    errors = "".join(f'<li class="sev-error">{esc(e)}</li>' for e in report.errors)
+    totals = {"error": 0, "warning": 0, "info": 0}
+    for s in report.sessions:
+        for k, v in s.counts().items():
+            totals[k] += v
+    summary = (f"<p>{len(report.sessions) + len(report.errors)} trace(s), "
+               f"{fmt(totals['error'])} error(s), {fmt(totals['warning'])} warning(s), "
+               f"{fmt(totals['info'])} info; fails at {esc(opts.fail_on)}: "
+               f"{'yes' if report.exit_code(opts.fail_on) else 'no'}</p>")
+    codes = {f.code for s in report.sessions for f in s.findings}
+    body = ("<h1>compaction-audit report</h1>" + summary
+            + (f"<h2>Unreadable traces</h2><ul>{errors}</ul>" if errors else "")
+            + "".join(bodies)
+            + (f"<h2>Rules</h2>{rules_reference(codes)}" if codes else ""))
+    title = ("compaction-audit: " + report.sessions[0].path if len(report.sessions) == 1
+             else "compaction-audit report")
+    return page(title, body, {"kind": "audit", "sections": entries})

@@ -1,0 +1,161 @@
+"""The HTML report's charts as Vega-Lite specs, built with Altair (the ``[html]`` extra).
+
+Every chart that plots rounds carries the point selection :data:`PICK` (the round
+nearest the pointer); the page listens to it to show that round's values and findings.
+Names are given explicitly (parameters, views) so that the same report gives the same
+spec, byte for byte: Altair would otherwise number them per process.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import altair as alt
+
+PICK = "pick"
+"""The selection parameter holding the round under the pointer: ``{"round": [n]}``."""
+POINTS = "points"
+"""The name of a chart's data rows in its spec's ``datasets``."""
+MARKS = "marks"
+"""The name of its boundary markers there."""
+WIDTH = 720
+PANEL_HEIGHT = 80
+
+MARKER_COLORS = {"inversion onset": "#d62728", "inversion boundary": "#9467bd",
+                 "depth pin": "#8c564b", "compaction": "#7f7f7f",
+                 "baseline onset": "#1f77b4", "candidate onset": "#ff7f0e"}
+"""One colour per kind of boundary marker (dashed vertical rules)."""
+
+
+def _pick() -> Any:
+    return alt.selection_point(name=PICK, fields=["round"], on="pointerover", nearest=True,
+                               clear="pointerout", empty=False)
+
+
+FEW_ROUNDS = 20
+"""Up to this many rounds, every round gets a tick (else Vega may tick at halves)."""
+
+
+def _x(points: list[dict[str, Any]], title: str = "round") -> Any:
+    rounds = sorted({p["round"] for p in points})
+    axis = alt.Axis(format="d", tickMinStep=1)
+    if len(rounds) <= FEW_ROUNDS:
+        axis = alt.Axis(format="d", tickMinStep=1, values=rounds)
+    return alt.X("round:Q", title=title, axis=axis)
+
+
+def _marker_layer(marks: list[dict[str, Any]]) -> Any:
+    kinds = [k for k in MARKER_COLORS if any(m["kind"] == k for m in marks)]
+    return (alt.Chart(alt.NamedData(name=MARKS))
+            .mark_rule(strokeDash=[5, 3], strokeWidth=1.5)
+            .encode(x=alt.X("round:Q"),
+                    stroke=alt.Stroke("kind:N", title="marker",
+                                      scale=alt.Scale(domain=kinds,
+                                                      range=[MARKER_COLORS[k] for k in kinds])),
+                    tooltip=[alt.Tooltip("label:N", title="marker")]))
+
+
+def _round_panels(points: list[dict[str, Any]], quantities: list[str],
+                  marks: list[dict[str, Any]], group: str, color: Any | None,
+                  name: str) -> Any:
+    """One small line chart per quantity (rows of ``points`` whose ``quantity`` is it),
+    sharing the x axis, each with the markers, the hovered round's rule and PICK."""
+    pick = _pick()
+    data = alt.NamedData(name=POINTS)
+    views = []
+    for i, q in enumerate(quantities):
+        base = (alt.Chart(data).transform_filter(alt.datum.quantity == q)
+                .encode(x=_x(points, "round" if i == len(quantities) - 1 else "")))
+        enc: dict[str, Any] = {"y": alt.Y("value:Q", title=q, scale=alt.Scale(zero=False))}
+        if color is not None:
+            enc["color"] = color
+        tip = [alt.Tooltip("round:Q", title="round"), alt.Tooltip("round_end:Q", title="to"),
+               alt.Tooltip("line:Q", title="line"),
+               *([alt.Tooltip(f"{group}:N", title="run")] if group != "quantity" else []),
+               alt.Tooltip("value:Q", title=q, format=".4~g")]
+        line = base.mark_line(strokeWidth=1.5).encode(**enc)
+        dots = (base.mark_point(size=30, filled=True).encode(
+                    **enc, opacity=alt.condition(pick, alt.value(1), alt.value(0)),
+                    tooltip=tip).add_params(pick))
+        layers = [line, dots]
+        if marks:
+            layers.append(_marker_layer(marks))
+        views.append(alt.layer(*layers).properties(width=WIDTH, height=PANEL_HEIGHT,
+                                                   name=f"{name}_{i}"))
+    with warnings.catch_warnings():
+        # one PICK shared by every panel is what we mean: Altair merges it, and says so
+        warnings.filterwarnings("ignore", "Automatically deduplicated selection parameter")
+        return alt.vconcat(*views, spacing=6).resolve_scale(x="shared")
+
+
+def series_chart(points: list[dict[str, Any]], quantities: list[str],
+                 marks: list[dict[str, Any]]) -> dict[str, Any]:
+    """The per-round series of one trace, one panel per quantity, with the boundaries
+    marked (``marks``: ``{round, kind, label}``)."""
+    chart = _round_panels(points, quantities, marks, "quantity", None, "series")
+    return _spec(chart, points, marks)
+
+
+def debt_chart(points: list[dict[str, Any]], marks: list[dict[str, Any]]
+               ) -> dict[str, Any]:
+    """Recall debt over rounds: one line per debt column (``quantity``), one panel."""
+    pick = _pick()
+    data = alt.NamedData(name=POINTS)
+    base = alt.Chart(data).encode(x=_x(points))
+    color = alt.Color("quantity:N", title="series")
+    tip = [alt.Tooltip("round:Q"), alt.Tooltip("line:Q"), alt.Tooltip("quantity:N"),
+           alt.Tooltip("value:Q", format=".4~g")]
+    layers = [base.mark_line().encode(y=alt.Y("value:Q",
+                                                                      title="recall debt"),
+                                                              color=color),
+              base.mark_point(size=30, filled=True).encode(
+                  y="value:Q", color=color, tooltip=tip,
+                  opacity=alt.condition(pick, alt.value(1), alt.value(0))).add_params(pick)]
+    if marks:
+        layers.append(_marker_layer(marks))
+    chart = alt.layer(*layers).properties(width=WIDTH, height=160, name="debt")
+    return _spec(chart, points, marks)
+
+
+def compaction_chart(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Tokens before and after each compaction (``rows``: ``{round, line, when,
+    tokens}``), a rule from one to the other."""
+    data = alt.NamedData(name=POINTS)
+    pick = _pick()
+    color = alt.Color("when:N", title="tokens", sort=["before", "after"],
+                      scale=alt.Scale(domain=["before", "after"],
+                                      range=["#d62728", "#2ca02c"]))
+    x = alt.X("round:O", title="compaction at round",
+              axis=alt.Axis(labelOverlap=True, labelAngle=0))
+    span = (alt.Chart(data).transform_pivot("when", value="tokens", groupby=["round", "line"])
+            .mark_rule(color="#999").encode(x=x, y="before:Q", y2="after:Q"))
+    dots = (alt.Chart(data).mark_point(filled=True, size=60)
+            .encode(x=x, y=alt.Y("tokens:Q", title="tokens in context"), color=color,
+                    tooltip=[alt.Tooltip("round:Q"), alt.Tooltip("line:Q"),
+                             alt.Tooltip("when:N"), alt.Tooltip("tokens:Q", format=",")])
+            .add_params(pick))
+    chart = alt.layer(span, dots).properties(width=WIDTH, height=160, name="compactions")
+    return _spec(chart, rows, [])
+
+
+def diff_chart(points: list[dict[str, Any]], quantities: list[str],
+               marks: list[dict[str, Any]]) -> dict[str, Any]:
+    """Both runs overlaid per quantity (``run``: baseline or candidate), both
+    inversion onsets marked."""
+    color = alt.Color("run:N", title="run", sort=["baseline", "candidate"],
+                      scale=alt.Scale(domain=["baseline", "candidate"],
+                                      range=["#1f77b4", "#ff7f0e"]))
+    chart = _round_panels(points, quantities, marks, "run", color, "diff")
+    return _spec(chart, points, marks)
+
+
+def _spec(chart: Any, points: list[dict[str, Any]], marks: list[dict[str, Any]]
+          ) -> dict[str, Any]:
+    """The chart's Vega-Lite spec with its data as the top-level ``datasets``
+    :data:`POINTS` and :data:`MARKS`.  The data is added after Altair has written the
+    spec: Altair deep-copies inline values once per view it combines, which for
+    1,000 points in six panels took most of a minute."""
+    spec: dict[str, Any] = chart.configure_view(stroke=None).to_dict()
+    spec["datasets"] = {POINTS: points, MARKS: marks}
+    return spec

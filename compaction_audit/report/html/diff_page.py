@@ -1,0 +1,130 @@
+"""``diff --format html``: the two runs overlaid per quantity with both inversion onsets
+marked, the onsets side by side, the finding units by status, the gates."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import polars as pl
+
+from compaction_audit.diff import FindingDelta, Occurrence, RunDiff, describe
+from compaction_audit.report.html import charts, data
+from compaction_audit.report.html.page import esc, page
+from compaction_audit.report.html.sections import (
+    html_table,
+    more,
+    round_panel,
+    rule_link,
+    rules_reference,
+)
+
+RUNS = ("baseline", "candidate")
+
+
+def _points(diff: RunDiff) -> tuple[pl.DataFrame, list[dict[str, Any]]]:
+    """The aligned series downsampled (wide, for the panel) and as long rows
+    ``{round, round_end, line, quantity, run, value}`` (for the chart)."""
+    frame = diff.series.with_columns(pl.lit(None, pl.Int64).alias("line"))
+    cols = [f"{q}_{run}" for q in diff.quantities for run in RUNS]
+    points = data.downsample(frame, cols)
+    long = (points.with_columns(pl.col(c).cast(pl.Float64) for c in cols)
+            .unpivot(cols, index=["round", "round_end", "line"], variable_name="column")
+            .with_columns(pl.col("column").str.extract(r"^(.*)_(?:baseline|candidate)$", 1)
+                          .alias("quantity"),
+                          pl.col("column").str.extract(r"_(baseline|candidate)$", 1)
+                          .alias("run"))
+            .drop("column"))
+    return points, long.to_dicts()
+
+
+def _markers(diff: RunDiff) -> list[dict[str, Any]]:
+    o = diff.onset("inversion_onset")
+    out = []
+    for run, value in (("baseline", o.baseline), ("candidate", o.candidate)):
+        if value is not None:
+            out.append({"round": value, "kind": f"{run} onset",
+                        "label": f"{run} inversion onset (round {value})"})
+    return out
+
+
+def _occ(o: Occurrence | None) -> str:
+    if o is None:
+        return "-"
+    if o.rounds == 1:
+        return f"round {o.first_round} (line {o.line})"
+    return f"rounds {o.first_round}-{o.last_round} ({o.rounds} rounds, line {o.line})"
+
+
+def _units_table(units: list[FindingDelta]) -> str:
+    rows = []
+    for f in units[:data.MAX_ROWS]:
+        occ = f.candidate or f.baseline
+        message = occ.message if occ else ""
+        rows.append(f'<tr><td class="sev-{esc(f.severity.value)}">'
+                    f"{esc(f.severity.value.upper())}</td><td>{rule_link(f.code, f.rule)}</td>"
+                    f'<td class="mono">{esc(f.key)}</td><td>{esc(_occ(f.baseline))}</td>'
+                    f"<td>{esc(_occ(f.candidate))}</td><td>{esc(message)}</td></tr>")
+    return (html_table(("severity", "rule", "unit", "baseline", "candidate", "message"), rows)
+            + more(len(units) - data.MAX_ROWS, "unit"))
+
+
+def _panel_items(diff: RunDiff) -> list[dict[str, Any]]:
+    items: list[dict[str, Any]] = []
+    for f in diff.findings:
+        for side, occ in (("baseline", f.baseline), ("candidate", f.candidate)):
+            if occ is not None:
+                items.append({"code": f.code, "rule": f.rule, "severity": occ.severity.value,
+                              "first": occ.first_round, "last": occ.last_round,
+                              "where": f"{f.status} {f.key}, {_occ(occ)}", "side": side,
+                              "text": occ.message,
+                              "anchor": data.rule_anchor(f.code, f.rule)})
+    rank = {"error": 0, "warning": 1, "info": 2}
+    status = {"new": 0, "resolved": 1, "persisting": 2}
+    items.sort(key=lambda d: (status[str(d["where"]).split()[0]],
+                              rank.get(str(d["severity"]), 3), d["first"], d["code"], d["side"]))
+    return items[:data.MAX_PANEL_ITEMS]
+
+
+def render_diff_html(diff: RunDiff, gates: dict[str, Any] | None = None,
+                     reasons: list[str] | None = None) -> bytes:
+    """The diff as one self-contained HTML page (see :mod:`.page`)."""
+    reasons = reasons or []
+    wide, long = _points(diff)
+    drawn = [q for q in diff.quantities
+             if data.known_columns(wide, [f"{q}_{run}" for run in RUNS])]
+    spec = charts.diff_chart(long, drawn, _markers(diff))
+    runs = "".join(f"<tr><th>{run}</th><td>{esc(r.path)}</td><td>{r.n_rounds} rounds</td></tr>"
+                   for run, r in zip(RUNS, (diff.baseline, diff.candidate), strict=True))
+    onset_rows = [f"<tr><td>{esc(o.name.replace('_', ' ') if o.kind == 'onset' else o.name)}"
+                  f"</td><td>{esc(describe(o))}</td><td>{esc(o.verdict)}</td></tr>"
+                  for o in diff.onsets]
+    set_ = {k: v for k, v in (gates or {}).items() if v is not None}
+    given = ", ".join(f"--{k.replace('_', '-')} {v}" for k, v in set_.items())
+    if not set_:
+        gate_html = '<p class="dim">No gates set (--fail-if-onset-earlier, --fail-on-new).</p>'
+    elif reasons:
+        gate_html = (f'<p class="FAIL">Gates FAILED ({esc(given)}):</p><ul>'
+                     + "".join(f"<li>{esc(r)}</li>" for r in reasons) + "</ul>")
+    else:
+        gate_html = f'<p class="PASS">Gates passed ({esc(given)}).</p>'
+    status_html = "".join(
+        f"<h3>{status.capitalize()} ({len(diff.by_status(status))})</h3>"
+        + _units_table(diff.by_status(status)) for status in ("new", "resolved", "persisting"))
+    moved = diff.onset("inversion_onset").verdict
+    head = ("FAIL" if reasons or moved in ("earlier", "appeared")
+            else "PASS" if not diff.changed or moved in ("later", "disappeared") else "WARN")
+    body = ("<h1>compaction-audit diff</h1>"
+            f"<table>{runs}</table>"
+            f'<p class="verdict {head}" id="verdict">{esc(diff.headline())}</p>'
+            + round_panel("d0")
+            + "<h2>Series, both runs overlaid</h2><p class=\"dim\">Dashed rules mark each "
+            "run's inversion onset.</p>"
+            '<div class="chart" id="d0-series"></div>'
+            + "<h2>Onsets (none = never, later than any round)</h2>"
+            + html_table(("onset", "baseline -> candidate", "verdict"), onset_rows)
+            + "<h2>Findings</h2>" + status_html + "<h2>Gates</h2>" + gate_html
+            + "<h2>Rules</h2>" + rules_reference(f.code for f in diff.findings))
+    entry = {"id": "d0", "charts": {"d0-series": spec},
+             "rounds": data.table(wide, wide.height < diff.series.height),
+             "items": _panel_items(diff)}
+    return page("compaction-audit diff", body, {"kind": "diff", "sections": [entry]})

@@ -1,0 +1,108 @@
+// compaction-audit HTML report: draw the charts and keep the round panels in step.
+// Reads the inert JSON block #ca-data; writes text with textContent only (never HTML).
+(function () {
+  "use strict";
+  var data = JSON.parse(document.getElementById("ca-data").textContent);
+  var views = {};
+  window.caViews = views;
+
+  function el(tag, text, cls) {
+    var e = document.createElement(tag);
+    if (text !== undefined && text !== null) e.textContent = String(text);
+    if (cls) e.className = cls;
+    return e;
+  }
+
+  function fmt(v) {
+    if (v === null || v === undefined) return "unknown";
+    if (typeof v === "number" && !Number.isInteger(v)) return v.toPrecision(4).replace(/\.?0+$/, "");
+    return String(v);
+  }
+
+  // the row of the lookup table covering round r (rows sorted by round)
+  function rowFor(table, r) {
+    var rows = table.rows, lo = 0, hi = rows.length - 1, best = -1;
+    while (lo <= hi) {
+      var mid = (lo + hi) >> 1;
+      if (rows[mid][0] <= r) { best = mid; lo = mid + 1; } else { hi = mid - 1; }
+    }
+    return best >= 0 ? rows[best] : null;
+  }
+
+  function show(section, r) {
+    var panel = document.getElementById(section.id + "-panel-body");
+    var input = document.getElementById(section.id + "-round");
+    if (!panel) return;
+    if (input && String(input.value) !== String(r)) input.value = r;
+    panel.replaceChildren();
+    var row = rowFor(section.rounds, r);
+    panel.setAttribute("data-round", String(r));
+    if (!row || row[1] < r && !section.rounds.bucketed) {
+      panel.appendChild(el("p", "No round " + r + " in this trace.", "dim"));
+      return;
+    }
+    var cols = section.rounds.columns;
+    var start = row[0], end = row[1], line = row[2];
+    var at = line === null ? "" : " (line " + line + ")";
+    var head = start === end ? "Round " + start + at
+      : "Rounds " + start + "-" + end + " (means" + (line === null ? "" : "; from line " + line) + ")";
+    panel.appendChild(el("h3", head));
+    var values = el("p", null, "values");
+    for (var i = 3; i < cols.length; i++) {
+      var item = el("span");
+      item.appendChild(el("b", cols[i] + " "));
+      item.appendChild(document.createTextNode(fmt(row[i])));
+      values.appendChild(item);
+    }
+    panel.appendChild(values);
+    var hits = section.items.filter(function (f) { return f.first <= end && f.last >= start; });
+    var list = el("ul");
+    list.className = "findings";
+    hits.slice(0, 50).forEach(function (f) {
+      var li = el("li"), a = el("a", f.code + " " + f.rule);
+      a.href = "#" + f.anchor;
+      li.appendChild(el("span", f.severity.toUpperCase() + " ", "sev-" + f.severity));
+      li.appendChild(a);
+      li.appendChild(el("span", "  " + (f.side ? f.side + " " : "") + f.where + ": ", "dim"));
+      li.appendChild(el("span", f.text));
+      list.appendChild(li);
+    });
+    var what = data.kind === "diff" ? " finding unit(s) spanning this round" : " finding episode(s) here";
+    panel.appendChild(el("p", hits.length ? hits.length + what +
+      (hits.length > 50 ? " (first 50 shown)" : "") + ":" : "No findings at this round.", "dim"));
+    panel.appendChild(list);
+  }
+
+  function hook(section, view) {
+    try {
+      view.addSignalListener("pick", function (_name, value) {
+        if (value && value.round && value.round.length) show(section, value.round[0]);
+      });
+    } catch (e) { /* a chart without the selection */ }
+  }
+
+  var pending = [];
+  data.sections.forEach(function (section) {
+    var form = document.getElementById(section.id + "-form");
+    if (form) {
+      form.addEventListener("submit", function (ev) {
+        ev.preventDefault();
+        var v = parseInt(document.getElementById(section.id + "-round").value, 10);
+        if (!isNaN(v)) show(section, v);
+      });
+    }
+    Object.keys(section.charts).forEach(function (cid) {
+      var opts = { renderer: "svg", actions: false, ast: true, tooltip: { theme: "light" } };
+      pending.push(vegaEmbed("#" + cid, section.charts[cid], opts).then(function (res) {
+        views[cid] = res.view;
+        hook(section, res.view);
+      }));
+    });
+  });
+  window.caShow = function (sectionId, r) {
+    data.sections.forEach(function (s) { if (s.id === sectionId) show(s, r); });
+  };
+  window.caReady = Promise.all(pending).then(function () {
+    document.body.setAttribute("data-ready", "yes");
+  }, function (err) { console.error("chart failed: " + err); throw err; });
+})();

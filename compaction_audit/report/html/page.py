@@ -1,0 +1,120 @@
+"""One self-contained HTML page: escaping, the inlined scripts, the Content-Security-Policy.
+
+Every string from a log reaches the page through :func:`esc` (control characters made
+visible, then HTML-escaped) or inside the JSON block, which :func:`script_json` makes
+inert (``<``, ``>``, ``&``, U+2028 and U+2029 as ``\\uXXXX`` escapes, so no ``</script>``
+can close it).  The policy lets nothing be fetched (``default-src 'none'``); the two
+scripts run by their SHA-256 hashes; ``style-src 'unsafe-inline'`` is for the styles
+Vega and its tooltip set on the elements they draw; images only from ``data:``.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import html
+from functools import cache
+from importlib import resources
+from typing import Any
+
+import orjson
+
+from compaction_audit import __version__
+from compaction_audit.report.safe import clip_tree, json_safe, printable
+
+_JSON_ESCAPES = {b"<": b"\\u003c", b">": b"\\u003e", b"&": b"\\u0026",
+                 "\u2028".encode(): b"\\u2028", "\u2029".encode(): b"\\u2029"}
+
+
+def esc(text: object, newlines: bool = False) -> str:
+    """Untrusted text for an HTML element or attribute: controls made visible
+    (:func:`~compaction_audit.report.safe.printable`; also U+2028/U+2029, which it
+    leaves), then ``&<>"'`` escaped."""
+    shown = printable("" if text is None else text, newlines)
+    shown = shown.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+    return html.escape(shown, quote=True)
+
+
+def script_json(data: Any) -> str:
+    """``data`` as JSON safe inside ``<script type="application/json">``: strings clipped
+    (:func:`~compaction_audit.report.safe.clip_tree`), invisible and
+    control characters as ``\\uXXXX`` (:func:`~compaction_audit.report.safe.json_safe`),
+    so the page source shows them as the rendered page does."""
+    raw = json_safe(orjson.dumps(clip_tree(data),
+                                 option=orjson.OPT_NON_STR_KEYS | orjson.OPT_SORT_KEYS))
+    for bad, good in _JSON_ESCAPES.items():
+        raw = raw.replace(bad, good)
+    return raw.decode()
+
+
+@cache
+def vega_bundle() -> str:
+    """Vega, Vega-Lite and vega-embed as one script, from ``vl-convert-python`` (which
+    ships them with no network access), for the Vega-Lite version Altair writes."""
+    import altair as alt
+    import vl_convert
+
+    version = ".".join(alt.SCHEMA_VERSION.lstrip("v").split(".")[:2])
+    snippet = "window.vegaEmbed = vegaEmbed; window.vega = vega; window.vegaLite = vegaLite;"
+    bundle: str = vl_convert.javascript_bundle(snippet, vl_version=version)
+    return bundle.replace("</script", "<\\/script")
+
+
+@cache
+def glue_script() -> str:
+    """The page's own script (``page.js`` beside this module)."""
+    return resources.files(__package__).joinpath("page.js").read_text(encoding="utf-8")
+
+
+def _hash(script: str) -> str:
+    digest = hashlib.sha256(script.encode()).digest()
+    return "'sha256-" + base64.b64encode(digest).decode() + "'"
+
+
+def csp(scripts: list[str]) -> str:
+    """The Content-Security-Policy of a page whose scripts are ``scripts``."""
+    hashes = " ".join(_hash(s) for s in scripts)
+    return ("default-src 'none'; script-src " + hashes + "; style-src 'unsafe-inline'; "
+            "img-src data:; font-src 'none'; connect-src 'none'; base-uri 'none'; "
+            "form-action 'none'")
+
+
+STYLE = """
+body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;margin:0;color:#1d1d1f;
+background:#fafafa}
+main{max-width:1100px;margin:0 auto;padding:16px 24px 48px}
+h1{font-size:20px;margin:8px 0 4px}h2{font-size:17px;margin:28px 0 8px;
+border-bottom:1px solid #ddd;padding-bottom:4px}h3{font-size:15px;margin:16px 0 6px}
+table{border-collapse:collapse;margin:6px 0;font-size:13px}
+th,td{border-bottom:1px solid #e4e4e4;padding:3px 8px;text-align:left;vertical-align:top}
+th{background:#f0f0f0}td.num{text-align:right;font-variant-numeric:tabular-nums}
+.verdict{font-weight:600;padding:6px 10px;border-radius:4px;display:inline-block;margin:6px 0}
+.FAIL,.sev-error{color:#b00020}.WARN,.sev-warning{color:#a36200}.PASS{color:#1b7f2a}
+.sev-info{color:#0b6f8a}.dim{color:#666}.mono{font-family:ui-monospace,monospace}
+.chart{background:#fff;border:1px solid #e4e4e4;border-radius:4px;padding:8px;
+margin:6px 0;overflow-x:auto}
+.panel{position:sticky;top:0;background:#fffbe6;border:1px solid #e6d88a;border-radius:4px;
+padding:8px 12px;margin:10px 0;z-index:2;max-height:40vh;overflow:auto}
+.panel form{display:inline}.panel input{width:7em}
+details{margin:4px 0}summary{cursor:pointer}
+pre{white-space:pre-wrap;word-break:break-word;background:#fff;border:1px solid #e4e4e4;
+padding:8px;font-size:12px;max-height:60vh;overflow:auto}
+.asked{color:#a36200;font-weight:600}
+.values span{display:inline-block;margin:0 16px 2px 0;font-variant-numeric:tabular-nums}
+.panel h3{margin:6px 0}.panel ul{margin:4px 0;padding-left:20px}
+"""
+
+
+def page(title: str, body: str, data: dict[str, Any]) -> bytes:
+    """The whole document: ``body`` (already escaped HTML), ``data`` (the charts'
+    specs and the round panels' lookup tables) as inert JSON, the scripts inlined."""
+    scripts = [vega_bundle(), glue_script()]
+    head = (f'<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
+            f'<meta http-equiv="Content-Security-Policy" content="{csp(scripts)}">\n'
+            f'<meta name="referrer" content="no-referrer">\n'
+            f'<meta name="viewport" content="width=device-width, initial-scale=1">\n'
+            f'<meta name="generator" content="compaction-audit {esc(__version__)}">\n'
+            f"<title>{esc(title)}</title>\n<style>{STYLE}</style>\n</head>\n")
+    tail = (f'<script type="application/json" id="ca-data">{script_json(data)}</script>\n'
+            + "".join(f"<script>{s}</script>\n" for s in scripts))
+    return (head + f"<body>\n<main>\n{body}\n</main>\n{tail}</body>\n</html>\n").encode()

@@ -1,0 +1,179 @@
+"""HTML fragments shared by the audit and diff pages: tables, the round panel, the
+rules reference.  Every value from a log goes through :func:`~.page.esc`."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from compaction_audit.report.html.data import MAX_ROWS, Episode, clip, rule_anchor
+from compaction_audit.report.html.page import esc
+from compaction_audit.rules import RULES
+from compaction_audit.rules.base import fmt
+
+
+def cell(value: object, num: bool = False) -> str:
+    """One ``<td>``; numbers formatted as in the terminal, right-aligned."""
+    text = fmt(value) if isinstance(value, int | float) or value is None else str(value)
+    return f'<td class="num">{esc(text)}</td>' if num else f"<td>{esc(text)}</td>"
+
+
+def html_table(head: Sequence[str], rows: Iterable[str], caption: str = "") -> str:
+    """A table from escaped headings and prebuilt ``<tr>`` rows."""
+    cap = f"<caption>{esc(caption)}</caption>" if caption else ""
+    heads = "".join(f"<th>{esc(h)}</th>" for h in head)
+    return f"<table>{cap}<thead><tr>{heads}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+
+
+def more(n: int, what: str = "row") -> str:
+    """The "N more" note under a capped list (empty when nothing was cut)."""
+    if n <= 0:
+        return ""
+    return f'<p class="dim">... and {n} more {what}(s) (--format json lists every one)</p>'
+
+
+def round_panel(section_id: str) -> str:
+    """The sticky panel that shows a round's values and findings, with a round box."""
+    return (f'<div class="panel" id="{section_id}-panel">'
+            f'<form id="{section_id}-form"><label>Round <input type="number" '
+            f'id="{section_id}-round" aria-label="round number"></label> '
+            f'<button type="submit">Show</button></form> '
+            f'<span class="dim">or point at a chart</span>'
+            f'<div id="{section_id}-panel-body" aria-live="polite"></div></div>')
+
+
+def rule_link(code: str, rule: str) -> str:
+    """The code and name, linking to the rule's entry in the page's rules reference."""
+    return f'<a href="#{esc(rule_anchor(code, rule))}">{esc(code)} {esc(rule)}</a>'
+
+
+def episodes_table(eps: list[Episode]) -> str:
+    """Finding episodes: severity, rule (linked), rounds and lines, first message,
+    action; at most :data:`MAX_ROWS`."""
+    if not eps:
+        return '<p class="PASS">No findings.</p>'
+    rows = []
+    for e in eps[:MAX_ROWS]:
+        last = (f'<br><span class="dim">last: {esc(e.last_message)}</span>'
+                if e.rounds > 1 and e.last_message != e.message else "")
+        rows.append(f'<tr><td class="sev-{esc(e.severity)}">{esc(e.severity.upper())}</td>'
+                    f"<td>{rule_link(e.code, e.rule)}</td><td>{esc(e.where())}</td>"
+                    f"<td>{esc(e.message)}{last}</td><td>{esc(e.action)}</td></tr>")
+    return (html_table(("severity", "rule", "where", "message", "action"), rows)
+            + more(len(eps) - MAX_ROWS, "episode"))
+
+
+def _tier(d: dict[str, Any]) -> str:
+    name = d.get("tier_name") or d.get("tier")
+    if name is None:
+        return ""
+    why = d.get("tier_why")
+    title = f' title="{esc(why)}"' if why else ""
+    note = f'<br><span class="dim">{esc(why)}</span>' if why else ""
+    return f"<td{title}>{esc(name)}{note}</td>"
+
+
+LOST_SHOWN = 15
+"""Lost facts shown at once per table; the rest (up to :data:`MAX_ROWS`) on demand."""
+
+
+def _has(rows: list[dict[str, Any]], *keys: str) -> bool:
+    return any(d.get(k) is not None for d in rows for k in keys)
+
+
+def _lost_rows(rows: list[dict[str, Any]], head: list[str], row_html: Any) -> str:
+    """The first :data:`LOST_SHOWN` rows, the next ones up to :data:`MAX_ROWS` behind
+    a toggle, and the count of the rest."""
+    shown = html_table(head, (row_html(d) for d in rows[:LOST_SHOWN]))
+    extra = rows[LOST_SHOWN:MAX_ROWS]
+    if extra:
+        shown += (f"<details><summary>{len(extra)} more</summary>"
+                  + html_table(head, (row_html(d) for d in extra)) + "</details>")
+    return shown + more(len(rows) - MAX_ROWS, "lost discriminator")
+
+
+def _asked(d: dict[str, Any]) -> str:
+    again = d.get("asked_again_round")
+    return f'<td class="asked">round {esc(again)}</td>' if again is not None else "<td>no</td>"
+
+
+def lost_table(lost: list[dict[str, Any]]) -> str:
+    """The lost discriminators in the report model's order (most severe first): kind,
+    text, tier when ranked, span and the line it was stated on (when the report gives
+    ``span_line``), what dropped it, where it was gone, whether it was asked again."""
+    if not lost:
+        return ""
+    tiered, lined = _has(lost, "tier_name", "tier"), _has(lost, "span_line")
+    head = ["kind", "discriminator", *(["tier"] if tiered else []), "span",
+            *(["stated at line"] if lined else []), "dropped by", "gone at round", "line",
+            "asked again"]
+
+    def row(d: dict[str, Any]) -> str:
+        by = f"fold {d['fold']}" if d.get("cause") == "fold" and d.get("fold") else "eviction"
+        return ("<tr>" + cell(d.get("kind")) + f'<td class="mono">{esc(d.get("text"))}</td>'
+                + ((_tier(d) or "<td></td>") if tiered else "") + cell(d.get("span"))
+                + (cell(d.get("span_line"), True) if lined else "") + cell(by)
+                + cell(d.get("lost_round"), True) + cell(d.get("lost_line"), True)
+                + _asked(d) + "</tr>")
+
+    return _lost_rows(lost, head, row)
+
+
+def compaction_lost(lost: list[dict[str, Any]]) -> str:
+    """What one compaction's summary lost (user first, then assistant, then tools)."""
+    if not lost:
+        return ""
+    tiered, lined = _has(lost, "tier_name", "tier"), _has(lost, "span_line")
+    head = ["kind", "discriminator", *(["tier"] if tiered else []), "source",
+            *(["stated at line"] if lined else []), "asked again"]
+
+    def row(d: dict[str, Any]) -> str:
+        return ("<tr>" + cell(d.get("kind")) + f'<td class="mono">{esc(d.get("text"))}</td>'
+                + ((_tier(d) or "<td></td>") if tiered else "") + cell(d.get("source") or "?")
+                + (cell(d.get("span_line"), True) if lined else "") + _asked(d) + "</tr>")
+
+    return _lost_rows(lost, head, row)
+
+
+def compactions_section(compactions: list[dict[str, Any]]) -> str:
+    """Each compaction: a summary line, its full summary on demand, its lost facts."""
+    parts = []
+    for c in compactions[:MAX_ROWS]:
+        ratio = c.get("compression_ratio")
+        lost = c.get("lost") or []
+        head = (f"round {fmt(c.get('round'))} (line {fmt(c.get('line'))}): "
+                f"{c.get('kind') or 'compaction'}, trigger {c.get('trigger') or 'unknown'}, "
+                f"tokens {fmt(c.get('tokens_before'))} -> {fmt(c.get('tokens_after'))}, "
+                f"summary {fmt(c.get('summary_tokens'))} tokens"
+                + (f", ratio {ratio:.1f}x" if ratio else "")
+                + (f", {len(lost)} lost" if c.get("lost_checked", True) else
+                   ", losses not checkable (opaque summary)"))
+        text, cut = clip(c.get("summary_text"))
+        summary = (f"<details><summary>Full summary ({len(text) + cut:,} characters)</summary>"
+                   f"<pre>{esc(text, newlines=True)}</pre>"
+                   + (f'<p class="dim">... {cut:,} more characters cut</p>' if cut else "")
+                   + "</details>") if text else '<p class="dim">No summary text in the log.</p>'
+        lost_html = ("<p>What the summary lost (user first, then assistant, then tools):</p>"
+                     + compaction_lost(lost)) if lost else ""
+        parts.append(f"<h3>{esc(head)}</h3>{summary}{lost_html}")
+    return "".join(parts) + more(len(compactions) - MAX_ROWS, "compaction")
+
+
+def rules_reference(codes: Iterable[str]) -> str:
+    """The documentation of the rules with these codes, each under the anchor that
+    docs/rules.md gives its heading."""
+    from compaction_audit.ruledoc import DOCS_URL, rule_doc
+
+    parts = []
+    for code in sorted(set(codes)):
+        cls = RULES.get(code)
+        if cls is None:
+            continue
+        d = rule_doc(cls)
+        anchor = rule_anchor(d.code, d.name)
+        parts.append(f'<h3 id="{esc(anchor)}">{esc(d.code)} {esc(d.name)} '
+                     f'<span class="dim">({esc(d.severity)})</span></h3>'
+                     f"<p>{esc(d.what)}</p><p><b>Why it matters:</b> {esc(d.why)}</p>"
+                     f"<p><b>Action:</b> {esc(d.action)}</p>"
+                     f'<p class="dim">{esc(DOCS_URL)}#{esc(anchor)}</p>')
+    return "".join(parts)

@@ -1,0 +1,83 @@
+"""``diff``: fold findings match across runs by what was lost, not by fold id
+(issue 13, section 4).
+
+Each log: round 0 brings span ``u`` (a user's negation, 20 tokens) and ``t`` (a tool's
+line naming a timeout of 45000); round 1 folds them into a summary whose text keeps
+neither.  Evicting the children makes the fold silent (CA301, error: a negation and a
+quantity are lost); offloading them keeps it topic-only (CA302, warning).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from compaction_audit.diff import diff_reports, gate
+from compaction_audit.engine import audit_session
+from compaction_audit.io.native import read_native
+from compaction_audit.report.model import SessionReport
+from tests.logs import LogWriter, rnd
+
+NEGATION = "Do NOT enable `--force` on the prod migration."
+TIMEOUT = "Raised read_timeout_ms from 30000 to 45000 on staging."
+NEGATION_LOST = ["lost:identifier:--force",
+                 "lost:negation:Do NOT enable `--force` on the prod migration",
+                 "lost:scope:prod"]
+"""What a fold that keeps none of NEGATION loses, in key order."""
+
+
+def audit(path: Path) -> SessionReport:
+    return audit_session(read_native(str(path)))
+
+
+def fold_log(write_log: LogWriter, name: str, fold_id: str, how: str = "evicted",
+             spans: tuple[str, ...] = ("u",)) -> SessionReport:
+    texts = {"u": (NEGATION, "user"), "t": (TIMEOUT, "tool:shell")}
+    records: list[dict[str, Any]] = [
+        rnd(0, spans=[{"id": s, "tokens": 20, "text": texts[s][0], "source": texts[s][1]}
+                      for s in spans]),
+        rnd(1, summaries=[{"id": fold_id, "tokens": 5, "children": list(spans),
+                           "text": "Guidance was noted."}], **{how: list(spans)})]
+    return audit(write_log(records, name))
+
+
+def units(report_pair: tuple[SessionReport, SessionReport]) -> list[tuple[str, str, str]]:
+    d = diff_reports(*report_pair)
+    return [(f.status, f.code, f.key) for f in d.findings if f.code in ("CA301", "CA302")]
+
+
+def test_same_loss_under_another_fold_id_persists(write_log: LogWriter) -> None:
+    base = fold_log(write_log, "a.jsonl", "L1")
+    cand = fold_log(write_log, "b.jsonl", "run2-fold-77")
+    assert [f.entity for f in cand.findings if f.code == "CA301"] == ["run2-fold-77"]
+    assert units((base, cand)) == [("persisting", "CA301", k) for k in NEGATION_LOST]
+    d = diff_reports(base, cand)
+    assert d.by_status("new") == [] and gate(d, None, "info") == []
+
+
+def test_a_discriminator_lost_only_in_the_candidate_is_new(write_log: LogWriter) -> None:
+    base = fold_log(write_log, "a.jsonl", "L1")
+    cand = fold_log(write_log, "b.jsonl", "K1", spans=("u", "t"))
+    got = units((base, cand))
+    assert [k for status, _, k in got if status == "persisting"] == NEGATION_LOST
+    new = [k for status, _, k in got if status == "new"]
+    assert new == ["lost:identifier:read_timeout_ms", "lost:quantity:30000",
+                   "lost:quantity:45000", "lost:scope:staging"]
+    assert all(code == "CA301" for status, code, _ in got)
+    d = diff_reports(base, cand)
+    [reason] = gate(d, None, "error")
+    assert reason.startswith(f"{len(new)} new finding(s) at or above error: CA301")
+    # the other way round the same units are resolved, and nothing is new
+    back = diff_reports(cand, base)
+    assert back.by_status("new") == [] and gate(back, None, "info") == []
+    assert sorted(f.key for f in back.by_status("resolved")) == sorted(new)
+
+
+def test_topic_only_then_silent_is_the_same_loss(write_log: LogWriter) -> None:
+    """Offloaded in the baseline (CA302), evicted in the candidate (CA301): one unit,
+    persisting, under the candidate's code."""
+    base = fold_log(write_log, "a.jsonl", "L1", how="offloaded")
+    cand = fold_log(write_log, "b.jsonl", "L2")
+    assert [f.code for f in base.findings if f.code.startswith("CA30")][:1] == ["CA302"]
+    assert units((base, cand)) == [("persisting", "CA301", k) for k in NEGATION_LOST]
+    assert units((cand, base)) == [("persisting", "CA302", k) for k in NEGATION_LOST]

@@ -1,0 +1,170 @@
+"""The HTML report without a browser: same bytes for the same input, escaping, the
+Content-Security-Policy, bounded chart data, the missing-extra error (issue 13, §1)."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import pytest
+from typer.testing import CliRunner
+
+from compaction_audit.cli import app
+from compaction_audit.report.html import data
+from compaction_audit.report.html.page import esc, script_json
+from tests.logs import SAMPLES, LogWriter, rnd, session
+
+RUNNER = CliRunner()
+
+
+def html_of(*args: str) -> str:
+    result = RUNNER.invoke(app, [*args, "--format", "html"])
+    assert result.exit_code in (0, 1), result.output
+    return result.stdout
+
+
+def page_data(page: str) -> dict[str, Any]:
+    m = re.search(r'<script type="application/json" id="ca-data">(.*?)</script>', page, re.S)
+    assert m is not None
+    loaded: dict[str, Any] = json.loads(m.group(1))
+    return loaded
+
+
+def test_same_input_same_bytes_and_the_policy_names_both_scripts() -> None:
+    log = str(SAMPLES / "research-decay.jsonl")
+    first, second = html_of("audit", log), html_of("audit", log)
+    assert first == second
+    csp = re.search(r'http-equiv="Content-Security-Policy" content="([^"]+)"', first)
+    assert csp is not None
+    policy = csp.group(1)
+    assert policy.startswith("default-src 'none'; script-src 'sha256-")
+    assert "connect-src 'none'" in policy and "img-src data:" in policy
+    scripts = re.findall(r"<script>(.*?)</script>", first, re.S)
+    assert len(scripts) == 2  # the Vega bundle and the page's own script
+    for s in scripts:
+        digest = base64.b64encode(hashlib.sha256(s.encode()).digest()).decode()
+        assert f"'sha256-{digest}'" in policy
+    assert "http://" not in "".join(scripts[1:]) and "https://" not in scripts[1]
+    # no element may load anything: no src or href other than in-page anchors
+    assert re.findall(r'\s(?:src|href)="(?!#)', first.split("<script>")[0]) == []
+    d = page_data(first)
+    assert d["kind"] == "audit" and [s["id"] for s in d["sections"]] == ["s0"]
+    assert sorted(d["sections"][0]["charts"]) == ["s0-debt", "s0-series"]
+
+
+def test_log_text_is_escaped_everywhere(write_log: LogWriter) -> None:
+    evil = '</script><script>alert(1)</script><b onmouseover="x">&amp;\u2028'
+    path = write_log([session(session_id=evil),
+                      rnd(0, spans=[{"id": "u1", "tokens": 20, "source": "user",
+                                     "text": f"Do NOT enable --force on prod {evil}"}]),
+                      rnd(1, summaries=[{"id": "F" + evil, "tokens": 5, "children": ["u1"],
+                                         "text": "Noted."}], evicted=["u1"])])
+    page = html_of("audit", str(path))
+    assert "<b onmouseover" not in page and "<script>alert" not in page
+    assert page.count("</script>") == 3  # the JSON block and the two scripts
+    assert esc(evil) in page  # shown, escaped: &lt;/script&gt;...
+    assert "\u2028" not in page
+    # the JSON block holds the fold id with <, >, & escaped, and parses back to it
+    block = page.split('id="ca-data">')[1].split("</script>")[0]
+    assert "<" not in block and ">" not in block and "&" not in block
+    items = page_data(page)["sections"][0]["items"]
+    assert any(evil in i["text"] for i in items)
+
+
+def test_script_json_escapes_what_could_close_the_block() -> None:
+    out = script_json({"t": "</script><!-- & \u2028\u2029"})
+    assert out == ('{"t":"\\u003c/script\\u003e\\u003c!-- \\u0026 \\u2028\\u2029"}')
+    assert json.loads(out) == {"t": "</script><!-- & \u2028\u2029"}
+
+
+def test_downsample_bounds_the_points_and_averages_buckets() -> None:
+    n = 10_000
+    frame = pl.DataFrame({"round": range(n), "line": range(2, n + 2),
+                          "raw_ratio": [float(i % 10) for i in range(n)]})
+    small = data.downsample(frame, ["raw_ratio", "missing"], max_points=1000)
+    assert small.height == 1000 and small.columns == ["round", "round_end", "line",
+                                                      "raw_ratio"]
+    # buckets of 10 rounds: 0..9 -> mean 4.5, first line 2
+    assert small.row(0) == (0, 9, 2, 4.5)
+    assert small.row(-1) == (9990, 9999, 9992, 4.5)
+    same = data.downsample(frame.head(5), ["raw_ratio"], max_points=1000)
+    assert same["round_end"].to_list() == [0, 1, 2, 3, 4]
+
+
+def test_a_long_trace_gives_a_small_page(tmp_path: Path) -> None:
+    """20,000 rounds: the charts hold at most MAX_POINTS points per quantity."""
+    lines = [json.dumps(session(max_depth=3))]
+    lines.append(json.dumps(rnd(0, spans=[{"id": "a", "tokens": 10}])))
+    lines += [json.dumps(rnd(i)) for i in range(1, 20_000)]
+    log = tmp_path / "long.jsonl"
+    log.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    page = html_of("audit", str(log))
+    d = page_data(page)["sections"][0]
+    assert len(d["rounds"]["rows"]) == data.MAX_POINTS and d["rounds"]["bucketed"]
+    assert len(page.encode()) < 3_000_000
+    assert "Each point is the mean of about 20 rounds." in page
+
+
+def test_episodes_group_consecutive_rounds_as_the_terminal_does() -> None:
+    from compaction_audit.rules.base import Finding, Severity
+
+    def f(code: str, n: int) -> Finding:
+        return Finding("r" + code, code, Severity.WARNING, n, n + 1, f"m{n}", "act")
+
+    eps = data.episodes([f("CA2", 3), f("CA1", 5), f("CA1", 6), f("CA1", 9), f("CA1", 6)])
+    assert [(e.code, e.first_round, e.last_round, e.rounds, e.findings) for e in eps] == [
+        ("CA1", 5, 6, 2, 3), ("CA1", 9, 9, 1, 1), ("CA2", 3, 3, 1, 1)]
+    assert eps[0].where() == "rounds 5-6 (lines 6-7, 2 rounds)"
+    assert eps[1].where() == "round 9 (line 10)"
+
+
+def test_tier_fields_are_shown_when_present() -> None:
+    from compaction_audit.report.html.sections import lost_table
+
+    row = {"kind": "negation", "text": "Do NOT <x>", "span": "s1", "cause": "fold",
+           "fold": "F", "lost_round": 3, "lost_line": 4, "asked_again_round": 7}
+    plain = lost_table([row])
+    assert "<th>tier</th>" not in plain and "Do NOT &lt;x&gt;" in plain
+    assert '<td class="asked">round 7</td>' in plain
+    tiered = lost_table([{**row, "tier": 1, "tier_name": "user constraint",
+                          "tier_why": "the user said it", "span_line": 12}])
+    assert "<th>tier</th>" in tiered and "user constraint" in tiered
+    assert 'title="the user said it"' in tiered and '<td class="num">12</td>' in tiered
+
+
+def test_missing_extra_is_a_one_line_usage_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    import builtins
+
+    real = builtins.__import__
+
+    def no_altair(name: str, *args: Any, **kwargs: Any) -> Any:
+        if name == "altair":
+            raise ImportError("No module named 'altair'", name="altair")
+        return real(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_altair)
+    result = RUNNER.invoke(app, ["audit", str(SAMPLES / "handwritten.jsonl"), "-f", "html"])
+    assert result.exit_code == 2
+    assert "--format html needs the [html] extra (altair is missing)" in result.output
+    result = RUNNER.invoke(app, ["diff", str(SAMPLES / "handwritten.jsonl"),
+                                 str(SAMPLES / "handwritten.jsonl"), "-f", "html"])
+    assert result.exit_code == 2 and "[html] extra" in result.output
+
+
+def test_compactions_show_their_summary_on_demand(tmp_path: Path) -> None:
+    corpus = SAMPLES.parent.parent / "shared" / "corpus" / "claude-code"
+    log = corpus / "spotter-auto-compact.jsonl"
+    if not log.exists():
+        pytest.skip("the shared corpus is absent")
+    page = html_of("audit", str(log))
+    assert page.count("<details><summary>Full summary (") == 1
+    d = page_data(page)["sections"][0]
+    assert "s0-compactions" in d["charts"]
+    # query_cosine_retained is unknown at every round of a Claude Code log: not drawn
+    spec = json.dumps(d["charts"]["s0-series"])
+    assert "query_cosine_retained" not in spec and "raw_ratio" in spec

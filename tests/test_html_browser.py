@@ -1,0 +1,217 @@
+"""The HTML report in a real browser (issue 13, section 1): headless Chromium from the
+system's packages, driven by Selenium through the matching chromedriver.
+
+Each page is opened from ``file://`` with Chromium's own network activity turned off;
+a test fails on any console message at warning level or above (a Content-Security-
+Policy violation is one) and on any request other than the page itself.  ``.ci/run``
+installs ``chromium`` and ``chromium-driver``; without them the tests skip, saying so.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from compaction_audit.api import audit
+from compaction_audit.cli import app
+from compaction_audit.diff import diff_reports
+from tests.logs import SAMPLES, LogWriter, dump, rnd, session
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+CHROMEDRIVER = shutil.which("chromedriver")
+SHOTS = os.environ.get("CA_SCREENSHOTS")
+"""A folder to copy the screenshots to as well (they are always saved in tmp_path)."""
+
+FLAGS = ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+         "--disable-component-update", "--no-first-run", "--disable-sync",
+         "--disable-default-apps", "--disable-extensions", "--window-size=1200,1800")
+
+HOSTILE = '</script><img src="http://127.0.0.1:9/leak.png" onerror="alert(1)">'
+"""Log text that would fetch (and run script) if the page did not escape it."""
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    try:
+        from selenium import webdriver
+        from selenium.webdriver.chrome.options import Options
+        from selenium.webdriver.chrome.service import Service
+    except ImportError:
+        pytest.skip("selenium is not installed (pip install -e '.[test]')")
+    if CHROMIUM is None or CHROMEDRIVER is None:
+        pytest.skip("no browser: install the system packages chromium and chromium-driver "
+                    "(.ci/run does: apt-get install -y chromium chromium-driver)")
+    opts = Options()
+    opts.binary_location = CHROMIUM
+    for flag in FLAGS:
+        opts.add_argument(flag)
+    opts.set_capability("goog:loggingPrefs", {"browser": "ALL", "performance": "ALL"})
+    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=opts)
+    try:
+        yield driver
+    finally:
+        driver.quit()
+
+
+def write_html(tmp_path: Path, *args: str, name: str = "report.html") -> Path:
+    out = tmp_path / name
+    result = CliRunner().invoke(app, [*args, "--format", "html", "-o", str(out)])
+    assert result.exit_code in (0, 1), result.output
+    return out
+
+
+def open_page(driver: Any, path: Path) -> dict[str, int]:
+    """Open ``path``, wait for every chart, assert a clean console and no request but
+    the page; returns the number of drawn marks per chart."""
+    driver.get_log("browser")
+    driver.get_log("performance")
+    url = path.resolve().as_uri()
+    driver.get(url)
+    deadline = time.monotonic() + 30
+    while driver.execute_script("return document.body.getAttribute('data-ready')") != "yes":
+        assert time.monotonic() < deadline, "the charts never finished drawing"
+        time.sleep(0.1)
+    marks: dict[str, int] = driver.execute_script("""
+        var out = {};
+        Object.keys(window.caViews).forEach(function (id) {
+          var n = 0;
+          (function walk(node) {
+            if (!node || !node.items) return;
+            if (node.marktype && node.marktype !== 'group') n += node.items.length;
+            node.items.forEach(walk);
+          })(window.caViews[id].scenegraph().root);
+          out[id] = n;
+        });
+        return out;""")
+    console = [e for e in driver.get_log("browser") if e["level"] in ("WARNING", "SEVERE")]
+    assert console == []
+    events = [json.loads(e["message"])["message"] for e in driver.get_log("performance")]
+    requested = [m["params"]["request"]["url"] for m in events
+                 if m["method"] == "Network.requestWillBeSent"]
+    assert requested == [url]
+    return marks
+
+
+def chart_ids(driver: Any) -> list[str]:
+    ids: list[str] = driver.execute_script(
+        "return Array.from(document.querySelectorAll('div.chart')).map(e => e.id)")
+    return ids
+
+
+def shoot(driver: Any, tmp_path: Path, name: str) -> Path:
+    shot = tmp_path / f"{name}.png"
+    driver.execute_script("window.scrollTo(0, 0)")
+    driver.save_screenshot(str(shot))
+    assert shot.stat().st_size > 10_000
+    if SHOTS:
+        Path(SHOTS).mkdir(parents=True, exist_ok=True)
+        shutil.copy(shot, Path(SHOTS) / shot.name)
+    return shot
+
+
+def select_round(driver: Any, section: str, number: int) -> str:
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+
+    box = driver.find_element(By.ID, f"{section}-round")
+    box.clear()
+    box.send_keys(str(number), Keys.ENTER)
+    panel = driver.find_element(By.ID, f"{section}-panel-body")
+    assert panel.get_attribute("data-round") == str(number)
+    text: str = panel.text
+    return text
+
+
+def test_audit_page_draws_every_chart_and_shows_a_rounds_findings(
+        browser: Any, tmp_path: Path) -> None:
+    page = write_html(tmp_path, "audit", str(SAMPLES / "research-decay.jsonl"))
+    marks = open_page(browser, page)
+    assert sorted(marks) == sorted(chart_ids(browser)) == ["s0-debt", "s0-series"]
+    assert all(n > 0 for n in marks.values()), marks
+    # 40 rounds x 6 quantities drawn as lines + points, and three boundary markers each
+    assert marks["s0-series"] >= 40 * 6
+    text = select_round(browser, "s0", 1)
+    assert "CA101" not in text and "CA302 topic-only-fold" in text
+    # round 16: the salience-inversion episode of rounds 16-19 and the inversion boundary
+    text = select_round(browser, "s0", 16)
+    assert "Round 16 (line 17)" in text
+    assert "CA101 salience-inversion" in text and "rounds 16-19" in text
+    # the findings' rule codes link to the rule's entry in the page
+    href = browser.execute_script(
+        "return document.querySelector('#s0-panel-body a').getAttribute('href')")
+    assert browser.execute_script(f"return !!document.getElementById('{href[1:]}')")
+    shoot(browser, tmp_path, "audit-research-decay")
+
+
+def test_pointing_at_a_chart_selects_a_round(browser: Any, tmp_path: Path) -> None:
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.by import By
+
+    page = write_html(tmp_path, "audit", str(SAMPLES / "research-decay.jsonl"))
+    open_page(browser, page)
+    chart = browser.find_element(By.CSS_SELECTOR, "#s0-series svg")
+    browser.execute_script("arguments[0].scrollIntoView()", chart)
+    ActionChains(browser).move_to_element_with_offset(chart, 0, -200).perform()
+    panel = browser.find_element(By.ID, "s0-panel-body")
+    deadline = time.monotonic() + 5
+    while not panel.get_attribute("data-round") and time.monotonic() < deadline:
+        time.sleep(0.1)
+    picked = panel.get_attribute("data-round")
+    assert picked is not None and int(picked) in range(1, 41)
+    # round n of the sample is on line n + 1; every round of it has findings
+    assert panel.text.startswith(f"Round {picked} (line {int(picked) + 1})\n")
+    assert "finding episode(s) here" in panel.text
+
+
+def test_diff_page_overlays_both_runs(browser: Any, tmp_path: Path) -> None:
+    page = write_html(tmp_path, "diff", str(SAMPLES / "research-decay.jsonl"),
+                      str(SAMPLES / "research-no-decay.jsonl"), name="diff.html")
+    marks = open_page(browser, page)
+    assert list(marks) == ["d0-series"] and marks["d0-series"] >= 40 * 2 * 4
+    text = select_round(browser, "d0", 8)
+    assert text.startswith("Round 8\n")
+    # one line per unit and side whose rounds span round 8, new units first
+    d = diff_reports(audit(str(SAMPLES / "research-decay.jsonl")),
+                     audit(str(SAMPLES / "research-no-decay.jsonl")))
+    spanning = [(f.status, side) for f in d.findings
+                for side, occ in (("baseline", f.baseline), ("candidate", f.candidate))
+                if occ is not None and occ.first_round <= 8 <= occ.last_round]
+    assert f"{len(spanning)} finding unit(s) spanning this round" in text
+    first_new = next(s for s in ("new", "resolved", "persisting") if (s, "baseline") in
+                     spanning or (s, "candidate") in spanning)
+    listed = text.split("this round (first 50 shown):\n")[1].splitlines()
+    assert f" {first_new} " in listed[0]
+    shoot(browser, tmp_path, "diff-research")
+
+
+def test_hostile_log_text_stays_text(browser: Any, tmp_path: Path,
+                                     write_log: LogWriter) -> None:
+    """A span and a fold whose texts are HTML that would load an image and run script:
+    shown literally, nothing requested, no console error."""
+    path = write_log([
+        session(session_id=HOSTILE),
+        rnd(0, spans=[{"id": "u1", "tokens": 20, "source": "user",
+                       "text": f"Do NOT enable --force on prod {HOSTILE}"}]),
+        rnd(1, summaries=[{"id": "F" + HOSTILE, "tokens": 5, "children": ["u1"],
+                           "text": "Guidance noted."}], evicted=["u1"])])
+    page = write_html(tmp_path, "audit", str(path))
+    open_page(browser, page)
+    body = browser.execute_script("return document.body.innerText")
+    assert HOSTILE in body
+    assert browser.execute_script("return document.images.length") == 0
+    shoot(browser, tmp_path, "hostile")
+
+
+def test_a_missing_round_says_so(browser: Any, tmp_path: Path) -> None:
+    log = dump([session(), rnd(5, spans=[{"id": "a", "tokens": 3}])], tmp_path / "one.jsonl")
+    page = write_html(tmp_path, "audit", str(log))
+    open_page(browser, page)
+    assert "No round 2 in this trace." in select_round(browser, "s0", 2)
