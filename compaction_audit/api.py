@@ -9,6 +9,7 @@ from multiprocessing import get_context
 
 from compaction_audit.engine import audit_session
 from compaction_audit.errors import LogError
+from compaction_audit.io.lines import Limits
 from compaction_audit.io.load import load_session
 from compaction_audit.model import Session
 from compaction_audit.report.model import Report, SessionReport
@@ -16,12 +17,14 @@ from compaction_audit.rules.base import Rule, Severity
 from compaction_audit.settings import Settings
 
 
-def load(path: str, lenient: bool = False) -> tuple[Session, str]:
+def load(path: str, lenient: bool = False,
+         settings: Settings | None = None) -> tuple[Session, str]:
     """Read one trace into a :class:`Session`; returns it with its format name.
 
-    Raises :class:`LogError` for unreadable or (in strict mode) malformed input.
+    Raises :class:`LogError` for unreadable or (in strict mode) malformed input, and
+    for input beyond the limits of ``settings`` (``max_line_bytes`` and the others).
     """
-    return load_session(path, lenient=lenient)
+    return load_session(path, lenient=lenient, limits=Limits.of(settings))
 
 
 def audit(path: str, settings: Settings | None = None, lenient: bool = False,
@@ -33,7 +36,7 @@ def audit(path: str, settings: Settings | None = None, lenient: bool = False,
     single round record (empty, or every record skipped): a gate must not pass on a
     trace it could not audit.
     """
-    session, fmt = load(path, lenient)
+    session, fmt = load(path, lenient, settings)
     if session.n_rounds == 0:
         skipped = f" ({len(session.skipped)} bad record(s) skipped)" if session.skipped else ""
         raise LogError(path, 0, f"no round records{skipped}: nothing to audit")

@@ -21,7 +21,7 @@ import polars as pl
 
 from compaction_audit.errors import LogError
 from compaction_audit.io import records as rec
-from compaction_audit.io.lines import decode_lines, iter_lines
+from compaction_audit.io.lines import DEFAULT_LIMITS, Limits, decode_lines, iter_lines
 from compaction_audit.io.quiet_gc import paused_gc
 from compaction_audit.model import (
     EDGE_SCHEMA,
@@ -460,11 +460,13 @@ def read_records(records: Iterable[tuple[int, Any]], path: str,
     return builder.finish(skipped)
 
 
-def read_native(path: str, lenient: bool = False) -> Session:
+def read_native(path: str, lenient: bool = False, limits: Limits = DEFAULT_LIMITS) -> Session:
     """Read a ``compaction-audit/1`` log (plain, ``.gz``, ``.zst`` or ``-``).
 
-    Raises :class:`LogError` for unreadable files and, in strict mode, for the first
-    malformed line (bad JSON, a truncated last line, any record error).
+    Raises :class:`LogError` for unreadable files, input beyond ``limits`` and, in
+    strict mode, for the first malformed line (bad JSON, a truncated last line, any
+    record error).  In lenient mode a stream cut short (a truncated ``.gz``) is one
+    skipped record, as a plain file's truncated last line is.
 
     A large plain file is decoded in two helper processes while this one checks the
     records (:mod:`compaction_audit.io.parallel`).
@@ -473,11 +475,11 @@ def read_native(path: str, lenient: bool = False) -> Session:
 
     if parallel.wanted(path):
         try:
-            return parallel.read_parallel(path, lenient)
+            return parallel.read_parallel(path, lenient, limits)
         except parallel.HelperFailed:
             pass
     skipped: list[LogError] = []
-    session = read_records(decode_lines(path, iter_lines(path), lenient, skipped), path,
-                           lenient)
+    lines = iter_lines(path, limits, skipped if lenient else None)
+    session = read_records(decode_lines(path, lines, lenient, skipped), path, lenient)
     session.skipped = sorted(skipped + session.skipped, key=lambda e: e.line)
     return session

@@ -21,7 +21,7 @@ import orjson
 
 from compaction_audit.errors import LogError
 from compaction_audit.io import records as rec
-from compaction_audit.io.lines import open_binary
+from compaction_audit.io.lines import DEFAULT_LIMITS, Limits, open_binary
 from compaction_audit.io.native import SessionBuilder
 from compaction_audit.io.quiet_gc import paused_gc
 from compaction_audit.model import Session
@@ -37,7 +37,8 @@ _BOOT = (
     "sys.modules[spec.name] = mod\n"
     "spec.loader.exec_module(mod)\n"
     "out = sys.stdout.buffer\n"
-    "mod.reduce_lines(sys.argv[2], out.write, int(sys.argv[3]), int(sys.argv[4]))\n"
+    "mod.reduce_lines(sys.argv[2], out.write, int(sys.argv[3]), int(sys.argv[4]),\n"
+    "                 max_line=int(sys.argv[5]))\n"
     "out.flush()\n"
 )
 """The helper process: :mod:`compaction_audit.io.records` loaded by file path, so that
@@ -112,7 +113,7 @@ def _messages(first: IO[bytes], second: queue.SimpleQueue[bytes | None] | None
                 yield (msg[0] + base, *msg[1:])
 
 
-def read_parallel(path: str, lenient: bool) -> Session:
+def read_parallel(path: str, lenient: bool, limits: Limits = DEFAULT_LIMITS) -> Session:
     """:func:`read_native` with the decoding in two helper processes (same result).
 
     Each helper decodes half of the file (split at a line start) with orjson and
@@ -121,19 +122,25 @@ def read_parallel(path: str, lenient: bool) -> Session:
     applies every record in file order with the same :class:`SessionBuilder`,
     re-reading a line whole from the file when a reduction does not apply (an error
     to report, a working set that is not the reduction's).  Raises
-    :class:`HelperFailed` when a helper dies; the caller then reads alone.
+    :class:`HelperFailed` when a helper dies, or when the split point is inside a line
+    longer than ``limits.max_line_bytes``; the caller then reads alone (and reports
+    that line).
     """
     source = open_binary(path)  # LogError (line 0) when the file cannot be opened
     size = os.fstat(source.fileno()).st_size
     source.seek(size // 2)
-    source.readline()
+    tail = source.readline(limits.max_line_bytes + 1)
+    if len(tail) > limits.max_line_bytes:
+        source.close()
+        raise HelperFailed
     split = source.tell()
     ranges = [(0, split), (split, -1)] if split < size else [(0, -1)]
     helpers: list[subprocess.Popen[bytes]] = []
     try:
         for start, stop in ranges:
             helpers.append(subprocess.Popen(
-                [sys.executable, "-c", _BOOT, rec.__file__, path, str(start), str(stop)],
+                [sys.executable, "-c", _BOOT, rec.__file__, path, str(start), str(stop),
+                 str(limits.max_line_bytes)],
                 stdin=subprocess.DEVNULL, stdout=subprocess.PIPE))
     except OSError:  # no interpreter to start: read alone
         source.close()
