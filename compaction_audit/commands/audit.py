@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from compaction_audit.commands.common import FailOn, console_for, fail, write_bytes
-from compaction_audit.errors import AuditError
+from compaction_audit.errors import AuditError, UsageError
 from compaction_audit.report.model import Report
 
 if TYPE_CHECKING:
@@ -86,14 +86,38 @@ def effective_options(config: Path | None = None, isolated: bool = False,
     return resolve([layer for layer in (file_layer, cli) if layer is not None], path)
 
 
+def config_shown(eff: Effective) -> str | None:
+    """The configuration file ``eff`` came from, as shown to the user (None: none)."""
+    from compaction_audit.config import display_path
+
+    return None if eff.config_path is None else display_path(eff.config_path)
+
+
+def require_rules(eff: Effective) -> None:
+    """Raise :class:`UsageError` when ``eff`` selects no rule: an audit that checks
+    nothing must not pass (issue 11, item 2)."""
+    if eff.rules:
+        return
+    where = "; ".join(f"{key} = {eff.values[key]!r} from {eff.sources[key]}"
+                      for key in ("select", "ignore", "extend-select")
+                      if eff.sources[key] != "default")
+    raise UsageError(f"no rule is selected ({where or 'the defaults'}): the audit would "
+                     "check nothing; select at least one rule")
+
+
 def run_audit(traces: list[str], eff: Effective, lenient: bool, jobs: int | None) -> Report:
     """Audit ``traces`` with ``eff``; a progress bar on stderr when it is a terminal and
-    there is more than one trace."""
+    there is more than one trace.  Raises :class:`UsageError` when no rule is selected.
+    The report names the configuration file used (``Report.config``)."""
     from compaction_audit.api import Progress, audit_paths
 
+    require_rules(eff)
+
     def go(progress: Progress | None = None) -> Report:
-        return audit_paths(traces, eff.settings, lenient, eff.rules, eff.severity,
-                           jobs=jobs, progress=progress)
+        report = audit_paths(traces, eff.settings, lenient, eff.rules, eff.severity,
+                             jobs=jobs, progress=progress)
+        report.config = config_shown(eff)
+        return report
 
     if len(traces) < 2 or not sys.stderr.isatty():
         return go()

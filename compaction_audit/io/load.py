@@ -45,7 +45,8 @@ def load_session(path: str, lenient: bool = False, source: str | None = None,
                 close()
             return read_native(path, lenient, limits), "native"
         skipped: list[LogError] = []
-        session = read_records(decode_lines(path, lines, lenient, skipped), path, lenient)
+        session = read_records(decode_lines(path, lines, lenient, skipped), path, lenient,
+                               skipped)
         session.skipped = sorted(skipped + read_errors + session.skipped, key=lambda e: e.line)
         return session, "native"
     session = read_records(ADAPTERS[fmt](path, lines), path, lenient)

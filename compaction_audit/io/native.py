@@ -22,6 +22,7 @@ import polars as pl
 from compaction_audit.errors import LogError
 from compaction_audit.io import records as rec
 from compaction_audit.io.lines import DEFAULT_LIMITS, Limits, decode_lines, iter_lines
+from compaction_audit.io.quarantine import LenientFeed
 from compaction_audit.io.quiet_gc import paused_gc
 from compaction_audit.model import (
     EDGE_SCHEMA,
@@ -79,6 +80,7 @@ class SessionBuilder:
         self._ws_line = 0  # line whose ``retained`` is the working set (0: none yet; -1: other)
         self._store: set[str] = set()
         self._gone: dict[str, tuple[int, str]] = {}
+        self._forgotten: set[str] = set()
         self._open: dict[str, int] = {}
         self._rounds: dict[str, list[Any]] = {k: [] for k in ROUND_SCHEMA}
         self._items: dict[str, list[Any]] = {k: [] for k in ITEM_SCHEMA if k[:4] != "gone"}
@@ -86,6 +88,26 @@ class SessionBuilder:
         self._members: dict[str, list[Any]] = {k: [] for k in MEMBERSHIP_SCHEMA}
         self._events: dict[str, list[Any]] = {k: [] for k in EVENT_SCHEMA}
         self.compactions: list[dict[str, Any]] = []
+
+    def defines(self, item: str) -> bool:
+        """True when a record added so far defined the id ``item``."""
+        return item in self._kind
+
+    def forgotten(self, item: str) -> bool:
+        """True when ``item`` was taken out by :meth:`forget`."""
+        return item in self._forgotten
+
+    def forget(self, ids: set[str]) -> None:
+        """Take ``ids`` (in the working set) out of it before the next round, with no
+        event: lenient reading's quarantine of what a skipped round may have removed
+        (:mod:`compaction_audit.io.quarantine`).  They stay defined, not resolvable."""
+        ids = ids & self._ws
+        ri = len(self._rounds["ri"])
+        for item in ids:
+            self._close(item, ri)
+        self._ws -= ids
+        self._forgotten |= ids
+        self._ws_line = -1
 
     @property
     def working_set(self) -> frozenset[str]:
@@ -439,25 +461,36 @@ def _retained_field(obj: dict[str, Any], item: str) -> str:
     return "retained"
 
 
-def read_records(records: Iterable[tuple[int, Any]], path: str,
-                 lenient: bool = False) -> Session:
+def read_records(records: Iterable[tuple[int, Any]], path: str, lenient: bool = False,
+                 bad_lines: list[LogError] | None = None) -> Session:
     """Build a :class:`Session` from ``(line, decoded_record)`` pairs.
 
-    Strict mode raises the first :class:`LogError`; lenient mode skips each bad
-    record, keeps going and lists the errors in ``Session.skipped``.  Adapters pass
-    their converted records here so that every format is checked by the same rules.
+    Strict mode raises the first :class:`LogError`; lenient mode skips each record
+    bad in itself, quarantines what it defined and drops later references to it
+    (:class:`~compaction_audit.io.quarantine.LenientFeed`), listing the skips in
+    ``Session.skipped`` and the dropped references in ``Session.dependent``.
+    ``bad_lines``: the list the JSON decoder appends undecodable lines to while
+    ``records`` is consumed (they are skipped, and may have defined anything); the
+    caller adds them to ``Session.skipped``.  Adapters pass their converted records
+    here so that every format is checked by the same rules.
     """
     builder = SessionBuilder(path)
-    skipped: list[LogError] = []
+    if not lenient:
+        with paused_gc():
+            for line, obj in records:
+                builder.add(line, obj)
+        return builder.finish()
+    feed = LenientFeed(builder)
+    seen = 0
     with paused_gc():
         for line, obj in records:
-            try:
-                builder.add(line, obj)
-            except LogError as exc:
-                if not lenient:
-                    raise
-                skipped.append(exc)
-    return builder.finish(skipped)
+            if bad_lines and len(bad_lines) > seen:
+                feed.unreadable(bad_lines[seen].line)
+                seen = len(bad_lines)
+            feed.add(line, obj)
+    session = builder.finish(feed.skipped)
+    session.dependent = feed.dependent
+    return session
 
 
 def read_native(path: str, lenient: bool = False, limits: Limits = DEFAULT_LIMITS) -> Session:
@@ -480,6 +513,6 @@ def read_native(path: str, lenient: bool = False, limits: Limits = DEFAULT_LIMIT
             pass
     skipped: list[LogError] = []
     lines = iter_lines(path, limits, skipped if lenient else None)
-    session = read_records(decode_lines(path, lines, lenient, skipped), path, lenient)
+    session = read_records(decode_lines(path, lines, lenient, skipped), path, lenient, skipped)
     session.skipped = sorted(skipped + session.skipped, key=lambda e: e.line)
     return session

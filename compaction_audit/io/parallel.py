@@ -23,6 +23,7 @@ from compaction_audit.errors import LogError
 from compaction_audit.io import records as rec
 from compaction_audit.io.lines import DEFAULT_LIMITS, Limits, open_binary
 from compaction_audit.io.native import SessionBuilder
+from compaction_audit.io.quarantine import LenientFeed
 from compaction_audit.io.quiet_gc import paused_gc
 from compaction_audit.model import Session
 
@@ -157,27 +158,26 @@ def read_parallel(path: str, lenient: bool, limits: Limits = DEFAULT_LIMITS) -> 
         threading.Thread(target=_drain, args=(helpers[1].stdout, second), daemon=True).start()
     assert helpers[0].stdout is not None
     builder = SessionBuilder(path)
-    skipped: list[LogError] = []
+    feed = LenientFeed(builder) if lenient else None
+    add = builder.add if feed is None else feed.add
     try:
         with source, paused_gc():
             for msg in _messages(helpers[0].stdout, second):
                 number, kind = msg[0], msg[1]
                 if kind == rec.MSG_READ_ERROR:
                     raise LogError(path, number, msg[2])
-                try:
-                    if kind == rec.MSG_REDUCED:
-                        if not builder.add_reduced(number, msg[2], msg[3], msg[4], msg[5],
-                                                   msg[6], msg[7]):
-                            source.seek(msg[8])
-                            builder.add(number, orjson.loads(source.read(msg[9])))
-                    elif kind == rec.MSG_RECORD:
-                        builder.add(number, msg[2])
-                    else:
-                        raise LogError(path, number, msg[2])
-                except LogError as exc:
-                    if not lenient:
-                        raise
-                    skipped.append(exc)
+                if kind == rec.MSG_REDUCED:
+                    if ((feed is not None and not feed.clean)
+                            or not builder.add_reduced(number, msg[2], msg[3], msg[4], msg[5],
+                                                       msg[6], msg[7])):
+                        source.seek(msg[8])
+                        add(number, orjson.loads(source.read(msg[9])))
+                elif kind == rec.MSG_RECORD:
+                    add(number, msg[2])
+                elif feed is None:
+                    raise LogError(path, number, msg[2])
+                else:
+                    feed.bad_line(LogError(path, number, msg[2]))
     finally:
         for helper in helpers:
             if helper.poll() is None:
@@ -186,5 +186,7 @@ def read_parallel(path: str, lenient: bool, limits: Limits = DEFAULT_LIMITS) -> 
             assert helper.stdout is not None
             helper.stdout.close()
     session = builder.finish()
-    session.skipped = sorted(skipped, key=lambda e: e.line)
+    if feed is not None:
+        session.skipped = sorted(feed.skipped, key=lambda e: e.line)
+        session.dependent = feed.dependent
     return session

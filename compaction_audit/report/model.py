@@ -40,7 +40,9 @@ class SessionReport:
     ``series`` is the per-round frame (see :mod:`compaction_audit.series`);
     ``findings`` are ordered by round then rule code; ``onsets`` as returned by
     :func:`compaction_audit.onset.onsets`; ``compactions`` the adapters' per-compaction
-    facts; ``skipped`` the records lenient mode skipped; ``extra`` holds sections added
+    facts; ``skipped`` the records lenient mode skipped, ``dependent`` the references
+    it dropped because they name what a skipped record defined (a trace with either is
+    at least a warning: :meth:`worst`); ``extra`` holds sections added
     by optional analyses (keyed by section name, JSON-able).
     """
 
@@ -53,6 +55,7 @@ class SessionReport:
     onsets: dict[str, Any]
     not_evaluated: list[NotEvaluated] = field(default_factory=list)
     skipped: list[LogError] = field(default_factory=list)
+    dependent: list[LogError] = field(default_factory=list)
     compactions: list[dict[str, Any]] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)
     source_format: str = "native"
@@ -68,10 +71,13 @@ class SessionReport:
         return {s.value: c.get(s.value, 0) for s in Severity}
 
     def worst(self) -> Severity | None:
-        """The highest severity among the findings, or None."""
-        if not self.findings:
-            return None
-        return max((f.severity for f in self.findings), key=lambda s: s.rank)
+        """The highest severity among the findings, or None; at least ``warning`` when
+        records were skipped (issue 11: a trace with skipped records never passes
+        silently)."""
+        severities = [f.severity for f in self.findings]
+        if self.skipped or self.dependent:
+            severities.append(Severity.WARNING)
+        return max(severities, key=lambda s: s.rank) if severities else None
 
     def fails(self, fail_on: str) -> bool:
         """True when a finding reaches ``fail_on`` (one of :data:`FAIL_ON`)."""
@@ -81,13 +87,17 @@ class SessionReport:
         """A one-line verdict in plain words."""
         c = self.counts()
         o = self.onsets
+        worst = self.worst()
         if c["error"]:
             head = "FAIL"
-        elif c["warning"]:
+        elif worst is not None and worst.rank >= Severity.WARNING.rank:
             head = "WARN"
         else:
             head = "PASS"
         parts = [f"{c['error']} error(s), {c['warning']} warning(s), {c['info']} info"]
+        if self.skipped or self.dependent:
+            parts.append(f"{len(self.skipped)} bad record(s) skipped and "
+                         f"{len(self.dependent)} dependent reject(s) (--lenient)")
         if o.get("inversion_boundary") is not None:
             parts.append(f"inversion boundary crossed at round {o['inversion_boundary']}")
         elif o.get("inversion_onset") is not None:
@@ -106,10 +116,12 @@ def fails(worst: Severity | None, fail_on: str) -> bool:
 
 @dataclass
 class Report:
-    """A whole audit run: the traces audited and the ones that could not be read."""
+    """A whole audit run: the traces audited and the ones that could not be read;
+    ``config``: the configuration file used, as shown (None: none)."""
 
     sessions: list[SessionReport]
     errors: list[LogError] = field(default_factory=list)
+    config: str | None = None
 
     def exit_code(self, fail_on: str) -> int:
         """0: nothing reaches ``fail_on``; 1: a finding does; 2: a trace was unreadable."""

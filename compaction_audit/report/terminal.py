@@ -89,8 +89,9 @@ def header(r: SessionReport) -> RenderableType:
         grid.add_row("", Text("a condition fails: this loop can drift but not invert",
                               style="bold"))
     if r.skipped:
-        grid.add_row("skipped", Text(f"{len(r.skipped)} bad record(s) skipped (--lenient)",
-                                     style="yellow"))
+        grid.add_row("skipped", Text(f"{len(r.skipped)} bad record(s) skipped, "
+                                     f"{len(r.dependent)} dependent reject(s) "
+                                     "(--lenient)", style="yellow"))
     return grid
 
 
@@ -292,6 +293,11 @@ def notes_section(r: SessionReport) -> RenderableType | None:
         lines.append(Text.assemble(("skipped ", "yellow"), t(str(e))))
     if len(r.skipped) > 20:
         lines.append(Text(f"... and {len(r.skipped) - 20} more skipped records", style="dim"))
+    for e in r.dependent[:20]:
+        lines.append(Text.assemble(("dependent ", "yellow"), t(str(e))))
+    if len(r.dependent) > 20:
+        lines.append(Text(f"... and {len(r.dependent) - 20} more dependent rejects",
+                          style="dim"))
     return Group(*lines) if lines else None
 
 
@@ -325,4 +331,5 @@ def report_renderable(report: Report) -> RenderableType:
     parts: list[RenderableType] = [session_renderable(s) for s in report.sessions]
     for e in report.errors:
         parts.append(Text.assemble(("error: ", "bold red"), t(str(e))))
+    parts.append(Text.assemble(("config: ", "dim"), t(report.config or "none")))
     return Group(*parts)
