@@ -226,7 +226,7 @@ class SessionBuilder:
                                          f"{key}[{i}]")
         both = set(evicted) & set(offloaded)
         if both:
-            item = sorted(both)[0]
+            item = next(i for i in evicted if i in both)  # the first in file order
             raise rec.FieldError(f"id {item!r} is both evicted and offloaded", "offloaded")
         removed = set(evicted) | set(offloaded)
         silent: list[str] = []
@@ -263,11 +263,11 @@ class SessionBuilder:
                 total, count = float(sum(known)), len(known)  # type: ignore[arg-type]
             # retained ids outside the candidates and the store: never defined or gone
             unknown = entering - new_ids - self._store
-            for item in unknown:
+            for item in _in_file_order(obj, unknown):  # the error names the first one
                 self._check_known(item, new_ids, _retained_field(obj, item))
             clash = {item for item in removed if item in new_ws}
             if clash:
-                item = sorted(clash)[0]
+                item = _in_file_order(obj, clash)[0]
                 raise rec.FieldError(
                     f"id {item!r} is retained and also evicted or offloaded this round",
                     _retained_field(obj, item))
@@ -450,6 +450,20 @@ def _cycles(summaries: list[rec.SummaryRec], later: dict[str, int], start: str,
         seen.add(node)
         stack.extend(summaries[later[node]].children)
     return False
+
+
+def _in_file_order(obj: dict[str, Any], items: set[str]) -> list[str]:
+    """``items`` (ids of ``obj["retained"]``) in the order the record lists them, so
+    that an error names the first offender whatever the hash seed (issue 11, item 8)."""
+    if not items:
+        return []
+    out = []
+    for element in obj["retained"]:
+        raw = element[0] if type(element) is list else element.get("id")
+        key = raw if type(raw) is str else str(raw)
+        if key in items:
+            out.append(key)
+    return out
 
 
 def _retained_field(obj: dict[str, Any], item: str) -> str:
