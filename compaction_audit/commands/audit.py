@@ -59,7 +59,7 @@ LenientOpt = Annotated[bool, typer.Option(
     "--lenient", help="Skip bad records (counted and reported) instead of stopping.")]
 JobsOpt = Annotated[int | None, typer.Option(
     "--jobs", "-j", min=1, help="Worker processes when auditing several traces "
-    "(default: 2, at most the number of traces and cores).")]
+    "(default: 2; never more than the traces or the cores available).")]
 
 
 def effective_options(config: Path | None = None, isolated: bool = False,
@@ -119,14 +119,20 @@ def run_audit(traces: list[str], eff: Effective, lenient: bool, jobs: int | None
         report.config = config_shown(eff)
         return report
 
-    if len(traces) < 2 or not sys.stderr.isatty():
-        return go()
-    from rich.console import Console
-    from rich.progress import Progress as Bar
+    from compaction_audit.procs import Terminated
 
-    with Bar(console=Console(stderr=True), transient=True) as bar:
-        task = bar.add_task("auditing traces", total=len(traces))
-        return go(lambda done, _total, _path: bar.update(task, completed=done))
+    try:
+        if len(traces) < 2 or not sys.stderr.isatty():
+            return go()
+        from rich.console import Console
+        from rich.progress import Progress as Bar
+
+        with Bar(console=Console(stderr=True), transient=True) as bar:
+            task = bar.add_task("auditing traces", total=len(traces))
+            return go(lambda done, _total, _path: bar.update(task, completed=done))
+    except Terminated as exc:  # SIGTERM: the workers are gone; 128 + the signal number
+        sys.stderr.write(f"compaction-audit: terminated by signal {exc.signum}\n")
+        raise typer.Exit(128 + exc.signum) from None
 
 
 def emit(report: Report, fmt: str, output: Path | None, opts: RenderOptions) -> None:
