@@ -163,3 +163,22 @@ def test_any_toml_failure_is_invalid_toml(tmp_path: Path) -> None:
     result = CliRunner().invoke(app, ["audit", str(log), "--config", str(deep)])
     assert result.exit_code == 2
     assert result.output == f"compaction-audit: {deep}: invalid TOML: nested too deeply\n"
+
+
+@pytest.mark.parametrize("helpers", [False, True])
+def test_blank_runs_read_the_same_with_and_without_helper_processes(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, helpers: bool) -> None:
+    from compaction_audit.io import parallel
+
+    records = [json.dumps(r).encode() for r in
+               (OK0, rnd(1, evicted=["a"]), rnd(2), rnd(3, evicted=["b"]))]
+    # blank runs longer than a read buffer; a record after 100 KB of leading blanks
+    data = (records[0] + b"\n" + b"\n" * 300_000 + b" \t \n" * 1000
+            + b" " * 100_000 + records[1] + b"\n" + b"\r\n" * 200_000
+            + records[2] + b"\n\n" + records[3] + b"\n" + b"\n" * 70_000)
+    path = tmp_path / "blank.jsonl"
+    path.write_bytes(data)
+    monkeypatch.setattr(parallel, "PARALLEL_MIN_BYTES", 0 if helpers else 1 << 62)
+    assert parallel.wanted(str(path)) == helpers
+    s = read_native(str(path))
+    assert s.rounds["line"].to_list() == [1, 301_002, 501_003, 501_005]
