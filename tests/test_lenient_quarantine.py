@@ -113,7 +113,8 @@ def test_a_configuration_that_selects_no_rule_is_a_usage_error(
     work.mkdir(parents=True)
     monkeypatch.chdir(work)
     trace = str(SAMPLES / "handwritten.jsonl")
-    for command in (["audit", trace], ["baseline", "create", trace, "-o", "base.json"]):
+    for command in (["audit", trace], ["baseline", "create", trace, "-o", "base.json"],
+                    ["diff", trace, trace]):
         result = CliRunner().invoke(app, command)
         assert result.exit_code == 2, command
         assert result.output.startswith("compaction-audit: no rule is selected (")

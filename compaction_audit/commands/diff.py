@@ -16,6 +16,7 @@ from compaction_audit.commands.audit import (
     SustainOpt,
     WindowOpt,
     effective_options,
+    require_rules,
 )
 from compaction_audit.commands.common import console_for, fail, write_bytes
 from compaction_audit.errors import AuditError, UsageError
@@ -70,6 +71,7 @@ def diff_command(
         if baseline == "-" and candidate == "-":
             raise UsageError("baseline and candidate cannot both be standard input")
         eff = effective_options(config, isolated, None, window, sustain, set_)
+        require_rules(eff)
         base = audit(baseline, eff.settings, lenient, eff.rules, eff.severity)
         cand = audit(candidate, eff.settings, lenient, eff.rules, eff.severity)
     except AuditError as exc:
