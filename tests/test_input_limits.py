@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 import random
 import subprocess
 import sys
@@ -182,3 +183,11 @@ def test_blank_runs_read_the_same_with_and_without_helper_processes(
     assert parallel.wanted(str(path)) == helpers
     s = read_native(str(path))
     assert s.rounds["line"].to_list() == [1, 301_002, 501_003, 501_005]
+
+
+def test_a_closed_stdin_is_an_input_error() -> None:
+    done = subprocess.run([sys.executable, "-m", "compaction_audit", "audit", "-"],
+                          stdin=None, capture_output=True, check=False,
+                          preexec_fn=lambda: os.close(0))
+    assert done.returncode == 2
+    assert done.stderr == b"compaction-audit: -: cannot open: standard input is closed\n"

@@ -84,6 +84,8 @@ def _open(path: str) -> tuple[IO[bytes], IO[bytes] | None]:
     """The decompressed stream and, for a compressed input, the raw one (whose
     position is the compressed bytes read so far)."""
     if path == "-":
+        if sys.stdin is None:
+            raise LogError(path, 0, "cannot open: standard input is closed")
         raw: IO[bytes] = sys.stdin.buffer
         peek = getattr(raw, "peek", None)
         head = peek(4)[:4] if peek is not None else b""
@@ -179,7 +181,7 @@ def iter_lines(path: str, limits: Limits = DEFAULT_LIMITS,
         yield from _split(path, stream, raw, limits, errors)
     finally:
         for handle in (stream, raw):
-            if handle is not None and handle is not sys.stdin.buffer:
+            if handle is not None and handle is not getattr(sys.stdin, "buffer", None):
                 handle.close()
 
 
