@@ -135,3 +135,13 @@ def test_the_report_names_the_config_file(tmp_path: Path,
     many = json.loads(CliRunner().invoke(app, ["audit", trace, trace, "-f", "json",
                                                "--isolated"]).output)
     assert many["config"] is None
+
+
+def test_what_an_unreadable_line_may_have_removed_is_quarantined_too(
+        write_log: LogWriter) -> None:
+    path = write_log([A_B, '{"type": "round", "round": 1, "offloaded": ["b"]',
+                      rnd(2, retained=[["a", 0.5]]), rnd(3, evicted=["b"])])
+    s = read_native(str(path), lenient=True)
+    assert [e.line for e in s.skipped] == [2]
+    assert s.events.height == 0
+    assert [(e.line, e.field) for e in s.dependent] == [(4, "evicted[0]")]

@@ -67,8 +67,11 @@ class LenientFeed:
         self.unreadable(err.line)
 
     def unreadable(self, line: int) -> None:
-        """Line ``line`` (skipped by the caller) may have defined any id."""
+        """Line ``line`` (skipped by the caller) may have defined any id, and may have
+        been a round that removed items from the working set."""
         self._opaque = self._opaque or line
+        if self._uncertain is None:
+            self._uncertain = (line, self.builder.working_set)
 
     def add(self, line: int, obj: Any) -> None:
         """Check and apply one decoded record, skipping it if it is bad in itself."""
