@@ -42,9 +42,12 @@ class LenientFeed:
     """Feed records to a :class:`SessionBuilder` in lenient mode (see the module doc).
 
     ``skipped``: the :class:`LogError` of each record bad in itself (and each line that
-    is not JSON, given to :meth:`bad_line`); ``dependent``: one :class:`LogError` per
-    reference dropped because it names a quarantined id.  Never raises
-    :class:`LogError` from :meth:`add`.
+    is not JSON, given to :meth:`bad_line`); ``dependent``: the dependent rejects, one
+    :class:`LogError` per dropped summary and per list (``retained``, ``evicted``,
+    ``offloaded``) and skipped record its dropped references come from.  Never raises
+    :class:`LogError` from :meth:`add`.  Once something is quarantined every later
+    record is copied and scanned in Python (and the helper processes' reductions are
+    not used): lenient reading of a damaged log is slower, never wrong.
     """
 
     def __init__(self, builder: SessionBuilder) -> None:
