@@ -191,3 +191,13 @@ def test_a_closed_stdin_is_an_input_error() -> None:
                           preexec_fn=lambda: os.close(0))
     assert done.returncode == 2
     assert done.stderr == b"compaction-audit: -: cannot open: standard input is closed\n"
+
+
+def test_a_gzip_bomb_on_stdin_hits_the_ratio_limit() -> None:
+    bomb = gzip.compress(b"\n" * (80 << 20), compresslevel=9)
+    done = subprocess.run([sys.executable, "-m", "compaction_audit", "audit", "-"],
+                          input=bomb, capture_output=True, check=False)
+    assert done.returncode == 2
+    assert done.stderr.endswith(b"expands more than 1000x (max_decompression_ratio): a "
+                                b"decompression bomb?\n")
+    assert done.stderr.count(b"\n") == 1

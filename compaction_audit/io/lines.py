@@ -80,7 +80,7 @@ def open_binary(path: str) -> IO[bytes]:
     return _open(path)[0]
 
 
-def _open(path: str) -> tuple[IO[bytes], IO[bytes] | None]:
+def _open(path: str) -> tuple[IO[bytes], _Counted | None]:
     """The decompressed stream and, for a compressed input, the raw one (whose
     position is the compressed bytes read so far)."""
     if path == "-":
@@ -97,10 +97,43 @@ def _open(path: str) -> tuple[IO[bytes], IO[bytes] | None]:
             raise LogError(path, 0, f"cannot open: {exc.strerror or exc}") from None
         kind = "gz" if path.endswith(".gz") else "zst" if path.endswith(".zst") else ""
     if kind == "gz":
-        return cast(IO[bytes], gzip.GzipFile(fileobj=raw, mode="rb")), raw
+        counted = _Counted(raw)
+        return cast(IO[bytes], gzip.GzipFile(fileobj=counted, mode="rb")), counted
     if kind == "zst":
-        return io.BufferedReader(_ZstdReader(raw), buffer_size=_CHUNK), raw
+        counted = _Counted(raw)
+        return (io.BufferedReader(_ZstdReader(cast(IO[bytes], counted)), buffer_size=_CHUNK),
+                counted)
     return raw, None
+
+
+class _Counted(io.RawIOBase):
+    """A compressed stream that counts the bytes read from it (``tell`` works on a
+    pipe too), for the decompression ratio."""
+
+    def __init__(self, raw: IO[bytes]) -> None:
+        self._raw = raw
+        self.count = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def read(self, size: int | None = -1) -> bytes:
+        data = self._raw.read(-1 if size is None else size)
+        self.count += len(data)
+        return data
+
+    def readinto(self, b: Any) -> int:
+        data = self.read(len(b))
+        b[:len(data)] = data
+        return len(data)
+
+    def tell(self) -> int:
+        return self.count
+
+    def close(self) -> None:
+        if self._raw is not getattr(sys.stdin, "buffer", None):
+            self._raw.close()
+        super().close()
 
 
 class _ZstdReader(io.RawIOBase):
@@ -185,7 +218,7 @@ def iter_lines(path: str, limits: Limits = DEFAULT_LIMITS,
                 handle.close()
 
 
-def _split(path: str, stream: IO[bytes], raw: IO[bytes] | None, limits: Limits,
+def _split(path: str, stream: IO[bytes], raw: _Counted | None, limits: Limits,
            errors: list[LogError] | None) -> Iterator[tuple[int, bytes]]:
     read = getattr(stream, "read1", stream.read)
     search = _NON_BLANK.search
@@ -265,12 +298,8 @@ def _too_long(path: str, line: int, limit: int) -> LogError:
     return LogError(path, line, f"line longer than {limit} bytes (max_line_bytes)")
 
 
-def _check_ratio(path: str, line: int, total: int, raw: IO[bytes], ratio: int) -> None:
-    try:
-        consumed = raw.tell()
-    except (OSError, ValueError):  # a pipe: count what it gave so far instead
-        return
-    if total > ratio * max(consumed, 1):
+def _check_ratio(path: str, line: int, total: int, raw: _Counted, ratio: int) -> None:
+    if total > ratio * max(raw.tell(), 1):
         raise LogError(path, line, f"the compressed input expands more than {ratio}x "
                        "(max_decompression_ratio): a decompression bomb?")
 
