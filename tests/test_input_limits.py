@@ -201,3 +201,17 @@ def test_a_gzip_bomb_on_stdin_hits_the_ratio_limit() -> None:
     assert done.stderr.endswith(b"expands more than 1000x (max_decompression_ratio): a "
                                 b"decompression bomb?\n")
     assert done.stderr.count(b"\n") == 1
+
+
+def test_the_helper_reader_keeps_the_limits(tmp_path: Path,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    from compaction_audit.io import parallel
+
+    monkeypatch.setattr(parallel, "PARALLEL_MIN_BYTES", 0)
+    path = tmp_path / "t.jsonl"
+    path.write_bytes(TEXT + b"x" * 5000 + b"\n" + b"\n" * 20_000)  # split in the blanks
+    assert parallel.wanted(str(path))
+    with pytest.raises(LogError, match=r":3: line longer than 4096 bytes"):
+        read_native(str(path), limits=Limits(max_line_bytes=4096))
+    with pytest.raises(LogError, match=r"input longer than 2048 bytes \(max_input_bytes\)"):
+        read_native(str(path), limits=Limits(max_input_bytes=2048))

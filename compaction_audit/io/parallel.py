@@ -123,12 +123,15 @@ def read_parallel(path: str, lenient: bool, limits: Limits = DEFAULT_LIMITS) -> 
     applies every record in file order with the same :class:`SessionBuilder`,
     re-reading a line whole from the file when a reduction does not apply (an error
     to report, a working set that is not the reduction's).  Raises
-    :class:`HelperFailed` when a helper dies, or when the split point is inside a line
-    longer than ``limits.max_line_bytes``; the caller then reads alone (and reports
-    that line).
+    :class:`HelperFailed` when a helper dies, when the file is longer than
+    ``limits.max_input_bytes`` or when the split point is inside a line longer than
+    ``limits.max_line_bytes``; the caller then reads alone (and reports the line).
     """
     source = open_binary(path)  # LogError (line 0) when the file cannot be opened
     size = os.fstat(source.fileno()).st_size
+    if size > limits.max_input_bytes:  # the sequential reader names the line
+        source.close()
+        raise HelperFailed
     source.seek(size // 2)
     tail = source.readline(limits.max_line_bytes + 1)
     if len(tail) > limits.max_line_bytes:
