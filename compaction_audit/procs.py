@@ -51,7 +51,9 @@ def available_cores() -> int:
 
 
 def _die_with_parent(parent: int) -> None:
-    """Pool initializer: end this worker when process ``parent`` ends."""
+    """Pool initializer: end this worker when process ``parent`` ends, and leave
+    Ctrl-C to the parent (which then ends the pool) instead of printing a traceback."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     armed = False
     if sys.platform.startswith("linux"):
         try:

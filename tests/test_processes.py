@@ -67,7 +67,7 @@ def traces(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
 def _start_with_workers(traces: list[str]) -> tuple[subprocess.Popen[bytes], list[int]]:
     main = subprocess.Popen([sys.executable, "-m", "compaction_audit", "audit", "-j", "2",
                              *traces, *traces], cwd=ROOT, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE)
+                            stderr=subprocess.PIPE, start_new_session=True)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and main.poll() is None:
         kids = [k for k in _children(main.pid) if _running(k)]
@@ -89,17 +89,25 @@ def _gone(pids: list[int], seconds: float = 15.0) -> bool:
 
 
 @linux_only
-@pytest.mark.parametrize(("sig", "code"), [(signal.SIGTERM, 143), (signal.SIGKILL, -9)])
+@pytest.mark.parametrize(("sig", "code", "group"), [
+    (signal.SIGTERM, 143, False), (signal.SIGKILL, -9, False),
+    (signal.SIGINT, 130, True)])  # Ctrl-C reaches the whole process group
 def test_the_workers_end_with_the_main_process(traces: list[str], sig: int,
-                                               code: int) -> None:
+                                               code: int, group: bool) -> None:
     main, kids = _start_with_workers(traces)
     try:
-        main.send_signal(sig)
+        if group:
+            time.sleep(1.5)  # past the workers' interpreter start-up, which Python's own
+            os.killpg(main.pid, sig)  # SIGINT handling would end with a fatal error
+        else:
+            main.send_signal(sig)
         assert main.wait(timeout=30) == code
         assert _gone(kids), [k for k in kids if _running(k)]
+        assert main.stderr is not None
+        err = main.stderr.read()
+        assert b"Traceback" not in err
         if sig == signal.SIGTERM:
-            assert main.stderr is not None
-            assert main.stderr.read() == b"compaction-audit: terminated by signal 15\n"
+            assert err == b"compaction-audit: terminated by signal 15\n"
     finally:
         for pid in kids:  # only our own children, should the test fail
             if _running(pid):
