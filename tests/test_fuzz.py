@@ -287,6 +287,10 @@ def config_files(draw: st.DrawFn) -> tuple[str, bytes]:
     name = draw(st.sampled_from(["compaction-audit.toml", "pyproject.toml"]))
     if name == "pyproject.toml":
         body = draw(st.sampled_from(["[tool.compaction-audit]\n", "[tool]\n", ""])) + body
+    depth = draw(st.sampled_from([0, 0, 3, 5000]))
+    if depth:  # a valid but deeply nested array, maybe in an unrelated table
+        where = draw(st.sampled_from(["", "[other]\n"]))
+        body += f"{where}deep = {'[' * depth}{']' * depth}\n"
     data = body.encode("utf-8", "surrogatepass")
     if draw(st.booleans()) and data:
         at = draw(st.integers(0, len(data)))
