@@ -107,7 +107,9 @@ class Session:
 
     ``compactions`` holds the ``compaction`` extension objects written by adapters
     (one dict per compaction round, with ``ri`` and ``line`` added); ``skipped`` the
-    records skipped in lenient mode, each as the :class:`LogError` that caused it.
+    records skipped in lenient mode, each as the :class:`LogError` that caused it;
+    ``dependent`` the references lenient mode dropped because they name an id a
+    skipped record defined (:mod:`compaction_audit.io.quarantine`).
     """
 
     path: str
@@ -119,6 +121,7 @@ class Session:
     events: pl.DataFrame
     compactions: list[dict[str, Any]] = field(default_factory=list)
     skipped: list[LogError] = field(default_factory=list)
+    dependent: list[LogError] = field(default_factory=list)
 
     @property
     def n_rounds(self) -> int:
