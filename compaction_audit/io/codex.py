@@ -16,6 +16,7 @@ from typing import Any
 import orjson
 
 from compaction_audit.errors import LogError
+from compaction_audit.io import harness
 from compaction_audit.io.tokens import (
     IMAGE_TOKENS,
     RoundAssembler,
@@ -34,15 +35,11 @@ _CALLS = {"function_call": "arguments", "custom_tool_call": "input",
           "local_shell_call": "action", "web_search_call": "action"}
 _OUTPUTS = frozenset({"function_call_output", "custom_tool_call_output"})
 _OPAQUE_ITEMS = frozenset({"compaction", "compaction_summary"})
+_COUNT_KEYS = ("input_tokens", "cached_input_tokens", "output_tokens")
+"""The counts of a ``token_count`` usage that are all 0 in an event that measured nothing."""
 
-SUMMARY_PREFIX = "Another language model started to solve this problem"
+SUMMARY_PREFIX = harness.CODEX_SUMMARY_PREFIX
 """How Codex opens the user message that carries a local compaction's summary."""
-
-NOT_HUMAN_PREFIXES = (
-    "<environment_context>", "<user_instructions>", "# AGENTS.md instructions",
-    "<user_shell_command>", "<turn_aborted>", "<permissions", SUMMARY_PREFIX,
-)
-"""User-role text Codex injects itself; such messages are spans but open no round."""
 
 KEEP_USER_TOKENS = 20_000
 """Without ``replacement_history`` Codex rebuilds the context from the most recent
@@ -113,12 +110,13 @@ class _Converter:
         if kind == "message":
             role = str(p.get("role"))
             text, images = self.message_text(line, p.get("content"), "payload.content")
-            human = role == "user" and _is_human(text)
+            source = harness.codex_message_source(role, text)
+            human = source == harness.USER and bool(text.strip())
             if human:
                 self.asm.turn(line)
             if text.strip() or images:
                 base = p["id"] if isinstance(p.get("id"), str) else f"line-{line}"
-                span = self.asm.span(line, base, role, text,
+                span = self.asm.span(line, base, source, text,
                                      estimate_tokens(text) + images * IMAGE_TOKENS)
                 self.keys[span["id"]] = ("message", role, text)
                 if human:
@@ -176,7 +174,13 @@ class _Converter:
 
     # -- token counts ----------------------------------------------------------------
     def token_count(self, line: int, p: dict[str, Any]) -> None:
-        """A ``token_count`` event; zeros and repeats of the previous event are ignored."""
+        """A ``token_count`` event: ``last_token_usage.total_tokens`` is the context size.
+
+        Skipped (issue 10, point 7): an event whose input, cached and output counts are
+        all 0 (Codex writes one around a compaction), an event without a positive
+        total, a total above the context window (no context holds more than its
+        window: not a token count), and a repeat of the previous event.
+        """
         info = p.get("info")
         if type(info) is not dict:
             return
@@ -184,12 +188,19 @@ class _Converter:
         last, cumulative = info.get("last_token_usage"), info.get("total_token_usage")
         if type(last) is not dict:
             return
+        for key in (*_COUNT_KEYS, "total_tokens"):
+            value = last.get(key)
+            if value is not None and (type(value) is not int or value < 0):
+                raise self.fail(line, "expected an integer >= 0",
+                                f"payload.info.last_token_usage.{key}")
         total = last.get("total_tokens")
-        if total is not None and (type(total) is not int or total < 0):
-            raise self.fail(line, "expected an integer >= 0",
-                            "payload.info.last_token_usage.total_tokens")
+        if not any(last.get(key) for key in _COUNT_KEYS) and any(
+                key in last for key in _COUNT_KEYS):
+            return
+        if not total or (self.budget is not None and total > self.budget):
+            return
         seen = (total, orjson.dumps(cumulative))
-        if not total or seen == self.last_seen:
+        if seen == self.last_seen:
             return
         self.last_seen = seen
         self.last_total = total
@@ -214,7 +225,9 @@ class _Converter:
         kept, carrier, secret, extra = (self.match(line, history, message or "")
                                         if history is not None
                                         else (self.recent_user_messages(), None, None, []))
-        text = message or carrier
+        # an encrypted item is the summary the model will read: whatever ``message``
+        # says, the compaction's content is opaque and not checkable (issue 10, point 7)
+        text = None if secret is not None else message or carrier
         if text is not None:
             tokens = estimate_tokens(text)
         else:
@@ -242,13 +255,14 @@ class _Converter:
             kind = item.get("type")
             if kind in _OPAQUE_ITEMS:
                 blob = item.get("encrypted_content")
-                secret = blob if isinstance(blob, str) else secret
+                secret = blob if isinstance(blob, str) else secret or ""
                 continue
             if kind == "message":
                 role = str(item.get("role"))
                 body, images = self.message_text(line, item.get("content"), f"{where}.content")
                 key: tuple[str, ...] = ("message", role, body)
-                source, size = role, estimate_tokens(body) + images * IMAGE_TOKENS
+                source = harness.codex_message_source(role, body)
+                size = estimate_tokens(body) + images * IMAGE_TOKENS
             elif kind in _CALLS or kind in _OUTPUTS:
                 key, source, body, size = self.tool_item(line, str(kind), item)
             else:
@@ -274,12 +288,6 @@ class _Converter:
             budget -= size
             kept.append(item)
         return kept[::-1]
-
-
-def _is_human(text: str) -> bool:
-    """True for user text a person typed (not context Codex injected)."""
-    stripped = text.lstrip()
-    return bool(stripped) and not stripped.startswith(NOT_HUMAN_PREFIXES)
 
 
 def _is_carrier(text: str, message: str) -> bool:

@@ -19,6 +19,7 @@ from typing import Any
 import orjson
 
 from compaction_audit.errors import LogError
+from compaction_audit.io.harness import SUMMARY
 from compaction_audit.io.lines import iter_lines
 
 BYTES_PER_TOKEN = 4
@@ -143,14 +144,15 @@ class RoundAssembler:
         When ``fold`` is empty the summary's children are ``fallback_children``
         (items the compaction kept: they stay in the working set).  When both are
         empty there is nothing to fold and the summary is recorded as a raw span with
-        source ``compaction_summary``.  ``info`` becomes the round's ``compaction``
-        extension, completed in place with ``summary_id`` and ``summary_tokens`` (the
-        caller may still fill ``tokens_after`` later).  Returns the summary id.
+        source ``harness:summary`` (a summary is never the user's words).  ``info``
+        becomes the round's ``compaction`` extension, completed in place with
+        ``summary_id`` and ``summary_tokens`` (the caller may still fill
+        ``tokens_after`` later).  Returns the summary id.
         """
         rnd = self.turn(line)
         children = fold or fallback_children
         if not children:
-            summary_id = str(self.span(line, base_id, "compaction_summary", text, tokens)["id"])
+            summary_id = str(self.span(line, base_id, SUMMARY, text, tokens)["id"])
         else:
             summary_id = self.new_id(base_id)
             summary: dict[str, Any] = {"id": summary_id, "tokens": tokens,

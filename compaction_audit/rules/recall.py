@@ -23,9 +23,9 @@ when every lost one came from a tool's output (issue: "a lost negation or constr
 outranks a lost number, which outranks a lost identifier from a tool output")."""
 
 
-LOW_SOURCES = "(?i)tool|meta"
+LOW_SOURCES = "(?i)tool|meta|harness"
 """Sources whose lost identifiers rank lowest: tool output and product wrappers (the
-adapters' ``user:meta``: caveats and slash-command wrappers, not the user's words)."""
+adapters' ``harness:*`` and legacy ``user:meta``: product text, not the user's words)."""
 
 
 def recall_of(ctx: Context) -> Recall:
