@@ -7,21 +7,26 @@ from typing import Any
 import polars as pl
 
 from compaction_audit.io.records import LOGGED_FLOATS, LOGGED_INTS
+from compaction_audit.reachability import interval_sum
 from compaction_audit.rules.base import Context, Outcome, Rule, Severity, fmt, register
 
-_LIST_CAP = 20
+LIST_CAP = 20
+"""Most ids a finding of this module lists; the rest are counted ("and N more")."""
 
 
-def _names(ids: list[str]) -> str:
-    shown = ", ".join(ids[:_LIST_CAP])
-    return shown + (f" and {len(ids) - _LIST_CAP} more" if len(ids) > _LIST_CAP else "")
+def _names(ids: list[str], total: int) -> str:
+    shown = ", ".join(ids[:LIST_CAP])
+    return shown + (f" and {total - len(ids[:LIST_CAP])} more" if total > LIST_CAP else "")
 
 
 @register
 class UngroundedSummary(Rule):
     """What it checks: a summary in the working set whose leaves are all unresolvable
-    (evicted, or dropped without being offloaded).  Fires once per round, naming the
-    summaries.
+    (evicted, or dropped without being offloaded).  Fires once per round with the
+    count, naming the summaries that became ungrounded at that round (at most
+    :data:`LIST_CAP`; the rest are counted): a summary that stays ungrounded for many
+    rounds is named once, so the output grows with the input, not with rounds times
+    summaries (issue 11, item 5).
 
     Why it matters: seed 000 ("What Was Observed", "Operational Effect"): the agent
     cited a summary-of-a-summary whose leaf source had been evicted eight rounds
@@ -39,21 +44,27 @@ class UngroundedSummary(Rule):
     settings = ()
 
     def evaluate(self, ctx: Context) -> Outcome:
-        rows = (
-            ctx.series.ungrounded
-            .with_columns(pl.int_ranges("start", "end").alias("ri"))
-            .explode("ri")
-            .sort("ri", "id")
-            .group_by("ri", maintain_order=True)
-            .agg(pl.col("id").alias("summaries"))
-            .with_columns(pl.col("summaries").list.len().alias("ungrounded_summaries"))
-        )
+        ungrounded = ctx.series.ungrounded
+        count = (interval_sum(ungrounded, ctx.session.n_rounds)
+                 .filter(pl.col("value") > 0).rename({"value": "ungrounded_summaries"}))
+        new = (ungrounded.sort("start", "id").group_by("start", maintain_order=True)
+               .agg(pl.col("id").head(LIST_CAP).alias("summaries"),
+                    pl.len().cast(pl.Int64).alias("new_summaries"))
+               .rename({"start": "ri"}))
+        rows = (count.join(new, on="ri", how="left")
+                .with_columns(pl.col("summaries").fill_null(pl.lit([], pl.List(pl.String))),
+                              pl.col("new_summaries").fill_null(0))
+                .select("ri", "summaries", "ungrounded_summaries", "new_summaries")
+                .sort("ri"))
         return Outcome(rows)
 
     def message(self, v: dict[str, Any], ctx: Context) -> str:
-        n = v["ungrounded_summaries"]
+        n, new = v["ungrounded_summaries"], v["new_summaries"]
         noun = "summary has" if n == 1 else "summaries have"
-        return f"{n} retained {noun} no reachable leaf: {_names(v['summaries'])}"
+        named = (f": {_names(v['summaries'], new)}" if new == n
+                 else f"; new at this round: {_names(v['summaries'], new)}" if new
+                 else " (all since earlier rounds)")
+        return f"{n} retained {noun} no reachable leaf{named}"
 
 
 @register
@@ -78,14 +89,14 @@ class SilentDrop(Rule):
         events = ctx.session.events.filter(pl.col("action") == "silent-drop")
         rows = (
             events.sort("ri", "id").group_by("ri", maintain_order=True)
-            .agg(pl.col("id").alias("items"))
-            .with_columns(pl.col("items").list.len().alias("silent_drops"))
+            .agg(pl.col("id").head(LIST_CAP).alias("items"),
+                 pl.len().cast(pl.Int64).alias("silent_drops"))
         )
         return Outcome(rows)
 
     def message(self, v: dict[str, Any], ctx: Context) -> str:
         return (f"{v['silent_drops']} item(s) left the working set without being evicted "
-                f"or offloaded: {_names(v['items'])}")
+                f"or offloaded: {_names(v['items'], v['silent_drops'])}")
 
 
 @register
