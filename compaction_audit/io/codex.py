@@ -10,6 +10,7 @@ summary folding every working-set item that the replacement history did not keep
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Iterable, Iterator
 from typing import Any
 
@@ -232,7 +233,8 @@ class _Converter:
             tokens = estimate_tokens(text)
         else:
             tokens = estimate_bytes(len(secret) * 3 // 4) if secret else 0
-        fold = [item for item in self.asm.working if item not in kept]
+        keep = set(kept)
+        fold = [item for item in self.asm.working if item not in keep]
         info = {"trigger": None, "tokens_before": self.last_total, "tokens_after": None,
                 "opaque": text is None, "kind": "compact"}
         self.asm.compaction(line, fold=fold, fallback_children=kept, base_id=f"line-{line}",
@@ -243,11 +245,18 @@ class _Converter:
 
     def match(self, line: int, history: list[Any], message: str
               ) -> tuple[list[str], str | None, str | None, list[tuple[int, str, str, int]]]:
-        """Sort the replacement history: kept spans, summary carrier, opaque blob, new items."""
+        """Sort the replacement history: kept spans, summary carrier, opaque blob, new items.
+
+        Each item is matched with the earliest working-set span of the same key not
+        matched yet (one queue per key: linear in history plus working set, however
+        many items repeat; issue 11, item 5)."""
         kept: list[str] = []
         carrier: str | None = None
         secret: str | None = None
         extra: list[tuple[int, str, str, int]] = []
+        waiting: dict[tuple[str, ...], deque[str]] = {}  # key -> unmatched ids, in order
+        for span_id in self.asm.working:
+            waiting.setdefault(self.keys.get(span_id, ("",)), deque()).append(span_id)
         for i, item in enumerate(history):
             where = f"payload.replacement_history[{i}]"
             if type(item) is not dict:
@@ -267,10 +276,9 @@ class _Converter:
                 key, source, body, size = self.tool_item(line, str(kind), item)
             else:
                 continue
-            found = next((s for s in self.asm.working
-                          if self.keys.get(s) == key and s not in kept), None)
-            if found is not None:
-                kept.append(found)
+            queue = waiting.get(key)
+            if queue:
+                kept.append(queue.popleft())
             elif key[:2] == ("message", "user") and _is_carrier(body, message):
                 carrier = carrier if carrier is not None else body
             else:

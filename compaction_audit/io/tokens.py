@@ -93,17 +93,23 @@ class RoundAssembler:
     def __init__(self) -> None:
         self.working: dict[str, int] = {}
         self._ids: set[str] = set()
+        self._next: dict[str, int] = {}
         self._rounds: list[tuple[int, dict[str, Any]]] = []
         self._current: dict[str, Any] | None = None
         self._current_line = 0
         self._pending: list[tuple[int, dict[str, Any]]] = []
 
     def new_id(self, base: str) -> str:
-        """``base`` if unused, else ``base#2``, ``base#3``, ... (ids are unique per session)."""
-        item, k = base, 1
+        """``base`` if unused, else ``base#2``, ``base#3``, ... (ids are unique per session).
+
+        The search for a base resumes where the last one stopped, so n items with one
+        base cost O(n), not O(n²) (issue 11, item 5)."""
+        k = self._next.get(base, 1)
+        item = base if k == 1 else f"{base}#{k}"
         while item in self._ids:
             k += 1
             item = f"{base}#{k}"
+        self._next[base] = k
         self._ids.add(item)
         return item
 
