@@ -12,7 +12,7 @@ cc-compacts   Claude Code: ``n`` turns, each followed by a ``/compact`` (boundar
               summary line), so each summary folds the previous one
 codex-repeat  Codex: ``n`` copies of the same user message line (same id, same text),
               then a compaction whose replacement history holds the ``n`` of them
-long-id       native: one span whose id is ``n`` bytes long, folded and evicted
+long-id       native: an ungrounded summary whose id is ``n`` bytes long
 ungrounded    native: ``n`` summaries whose only leaf is evicted at once, then ``n``
               more rounds with them still in the working set (n x n ungrounded pairs)
 ============  ==========================================================================
@@ -101,12 +101,13 @@ def codex_repeat(n: int) -> Iterator[dict[str, Any]]:
 
 
 def long_id(n: int) -> Iterator[dict[str, Any]]:
-    """A span whose id is ``n`` bytes, folded (the summary evicts it) and so ungrounded."""
+    """A summary whose id is ``n`` bytes; it evicts its only leaf, so it is ungrounded
+    and every report names it."""
     big = "x" * n
     return _native(iter([
-        {"type": "round", "round": 0, "spans": [{"id": big, "tokens": 10}]},
+        {"type": "round", "round": 0, "spans": [{"id": "s0", "tokens": 10}]},
         {"type": "round", "round": 1, "summaries": [
-            {"id": "f1", "tokens": 5, "children": [big]}], "evicted": [big]},
+            {"id": big, "tokens": 5, "children": ["s0"]}], "evicted": ["s0"]},
         {"type": "round", "round": 2},
     ]))
 

@@ -32,11 +32,13 @@ def max_int(column: pl.Series) -> int:
     return int(value) if isinstance(value, int) else 0
 
 
-MAX_CLOSURE_PAIRS = 5_000_000
+MAX_CLOSURE_PAIRS = 2_000_000
 """Most (item, leaf) provenance pairs an audit builds (issue 11, item 5; documented in
-``docs/performance.md``, "Limits").  The closure of a chain of N single-child folds
-holds about N²/2 pairs, so it grows with the square of the input: past this bound (a
-chain of about 3,160 folds, or 500 Claude Code compactions over 10,000 spans each) the
+``docs/performance.md``, "Limits").  The recall analysis checks each pair's leaf text
+against the summary's text, so its work grows with the pairs, and the pairs can grow
+with the square of the input: N compactions that each fold the previous summary and
+new spans hold about N x spans pairs.  Past this bound (about 1,400 such Claude Code
+compactions of two spans each; the 1 GB benchmark trace holds about 950,000 pairs) the
 audit stops with a one-line error naming the summary that crossed it (exit 2)."""
 
 
