@@ -371,3 +371,18 @@ def test_compact_summary_row_is_never_a_user_turn(tmp_path: Path) -> None:
                          user_line("u1", "Start the deploy.")])
     assert sources(out) == {"s0": "harness:summary", "u1": "user"}
     assert [line for line, r in out[1:] if "compaction" not in r] == [2]
+
+
+def test_remove_takes_the_oldest_queued_message_still_waiting(tmp_path: Path) -> None:
+    out = run(tmp_path, [
+        user_line("w1", "Deploy the API."),
+        queue("enqueue", "then the worker"),
+        queue("enqueue", "then the cron jobs"),
+        user_line("w2", "then the worker"),  # the first queued message, as a line
+        queue("remove"),  # delivers "then the cron jobs" inside the turn
+        reply("a1", "Deployed all three."),
+        user_line("w3", "then the cron jobs"),  # typed again later: a new turn
+        user_line("w4", "then the worker"),  # likewise
+    ])
+    assert [s["id"] for _, r in out[1:] for s in r["spans"] if s["source"] == "user"] == [
+        "w1", "line-2", "line-3", "w3", "w4"]

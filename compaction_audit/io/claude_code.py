@@ -16,6 +16,7 @@ and never opens a round.  Other bookkeeping lines (``progress``,
 from __future__ import annotations
 
 import re
+from collections import Counter, deque
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -104,7 +105,9 @@ class _Converter:
         self.awaiting_after: list[dict[str, Any]] = []
         self.boundary: tuple[int, dict[str, Any]] | None = None
         self.sidechain_file: bool | None = None
-        self.queued: list[str] = []
+        self.queued: deque[str] = deque()  # queued texts, oldest first
+        self.waiting: Counter[str] = Counter()  # of those, not yet delivered
+        self.by_line: Counter[str] = Counter()  # delivered as a line, still in queued
 
     def fail(self, line: int, message: str, where: str) -> LogError:
         """A :class:`LogError` for this file."""
@@ -206,8 +209,9 @@ class _Converter:
             elif kind == "tool_result":
                 results.append((i, block))
         typed = "\n".join(groups[harness.USER])
-        if typed and typed in self.queued:  # a queued message delivered as a line
-            self.queued.remove(typed)
+        if typed and self.waiting[typed] > 0:  # a queued message delivered as a line
+            self.waiting[typed] -= 1
+            self.by_line[typed] += 1
             groups[harness.USER] = []
             typed = ""
         image_source = (harness.USER if typed or not any(flags.values())
@@ -235,7 +239,7 @@ class _Converter:
         ``enqueue`` with a person's text opens a round and makes a ``user`` span
         (Claude Code delivers it inside the running turn; issue 10, point 7).  Queued
         notices (``<task-notification>``) are skipped: they arrive later as user lines
-        of their own.  The text waits in :attr:`queued` until ``remove`` (delivered
+        of their own.  The text waits (:attr:`waiting`) until ``remove`` (delivered
         inside the turn: the oldest one) or ``popAll`` (taken back into the prompt);
         a later user line with the same text is that delivery, not a second span.
         """
@@ -253,10 +257,19 @@ class _Converter:
             self.asm.turn(line)
             self.asm.span(line, f"line-{line}", harness.USER, content)
             self.queued.append(content)
-        elif operation == "remove" and self.queued:
-            self.queued.pop(0)
+            self.waiting[content] += 1
+        elif operation == "remove":
+            while self.queued:  # the oldest still waiting (a line took the others)
+                text = self.queued.popleft()
+                if self.by_line[text] > 0:
+                    self.by_line[text] -= 1
+                    continue
+                self.waiting[text] -= 1
+                break
         elif operation == "popAll":
             self.queued.clear()
+            self.waiting.clear()
+            self.by_line.clear()
 
     def tool_result(self, line: int, block: dict[str, Any], where: str) -> None:
         """One ``tool_result`` block: a span named after the call it answers."""
