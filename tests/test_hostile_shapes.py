@@ -25,6 +25,7 @@ from compaction_audit.io.native import read_native, read_records
 from compaction_audit.reachability import MAX_CLOSURE_PAIRS, interval_max, leaves
 from compaction_audit.rehydrate import suggestions
 from compaction_audit.series import build_series
+from compaction_audit.trace import MAX_LEVELS, MAX_NODES, trace
 from tests.logs import LogWriter, rnd, spans
 
 
@@ -194,3 +195,42 @@ def test_every_shape_writes_valid_records(tmp_path: Path) -> None:
     for name in SHAPES:
         path = shape(tmp_path, name, 5)
         assert Path(path).stat().st_size > 0
+
+
+def test_trace_of_a_deep_chain_is_cut_at_max_levels(tmp_path: Path) -> None:
+    session = read_native(shape(tmp_path, "fold-chain", 3000))
+    node = trace(session, "f3000")
+    levels = 0
+    while node.children:
+        (node,) = node.children
+        levels += 1
+    # f3000 .. f2984 are the 17 levels shown (0..16); f2984's child and the 2,983
+    # levels below it are one node
+    assert levels == MAX_LEVELS + 1
+    assert node.data == {"not_shown": 1}
+    assert node.label == "... 1 child(ren) and the 2,983 level(s) below not shown"
+    up = trace(session, "s0")
+    assert len(str(up.to_dict())) < 20_000  # the span's 3,000 folds: 16 shown
+    result = CliRunner().invoke(app, ["trace", str(tmp_path / "fold-chain-3000.jsonl"),
+                                      "f3000"])
+    assert result.exit_code == 0 and "2,983 level(s) below" in result.output
+
+
+def test_trace_of_a_shared_dag_stops_at_max_nodes(write_log: LogWriter) -> None:
+    # each level folds the previous one twice over (two summaries with the same two
+    # children): the tree of the top would have 2^30 nodes
+    records = [rnd(0, spans=spans(("a", 1), ("b", 1)))]
+    below = ["a", "b"]
+    for i in range(1, 31):
+        records.append(rnd(i, summaries=[
+            {"id": f"L{i}x", "tokens": 1, "children": below},
+            {"id": f"L{i}y", "tokens": 1, "children": below}]))
+        below = [f"L{i}x", f"L{i}y"]
+    session = read_native(str(write_log(records)))
+    root = trace(session, "L30x")
+
+    def count(node: Any) -> int:
+        return 1 + sum(count(c) for c in node.children)
+
+    # the budgeted nodes, the root, and one "more" node per open level when it ran out
+    assert count(root) <= 1 + MAX_NODES + MAX_LEVELS + 1
