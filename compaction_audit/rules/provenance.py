@@ -23,10 +23,8 @@ def _names(ids: list[str], total: int) -> str:
 class UngroundedSummary(Rule):
     """What it checks: a summary in the working set whose leaves are all unresolvable
     (evicted, or dropped without being offloaded).  Fires once per round with the
-    count, naming the summaries that became ungrounded at that round (at most
-    :data:`LIST_CAP`; the rest are counted): a summary that stays ungrounded for many
-    rounds is named once, so the output grows with the input, not with rounds times
-    summaries (issue 11, item 5).
+    count, naming the summaries that became ungrounded at that round (at most 20, the
+    rest counted): a summary that stays ungrounded for many rounds is named once.
 
     Why it matters: seed 000 ("What Was Observed", "Operational Effect"): the agent
     cited a summary-of-a-summary whose leaf source had been evicted eight rounds
