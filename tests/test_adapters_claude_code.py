@@ -386,3 +386,18 @@ def test_remove_takes_the_oldest_queued_message_still_waiting(tmp_path: Path) ->
     ])
     assert [s["id"] for _, r in out[1:] for s in r["spans"] if s["source"] == "user"] == [
         "w1", "line-2", "line-3", "w3", "w4"]
+
+
+def test_message_queued_during_a_compaction_follows_it(tmp_path: Path) -> None:
+    out = run(tmp_path, [
+        user_line("c1", "Rotate the staging keys."),
+        reply("c2", "Rotated."),
+        boundary("cb", "c2"),
+        queue("enqueue", "and the prod ones"),  # typed while /compact ran
+        summary_line("cs", "Summary: staging keys rotated."),
+        reply("c3", "Rotating prod keys."),
+    ])
+    assert [line for line, _ in out[1:]] == [1, 3, 4]
+    ((_, rnd),) = compactions(out)
+    assert rnd["summaries"][0]["text"] == "Summary: staging keys rotated."
+    assert [s["id"] for s in out[3][1]["spans"]] == ["line-4", "c3"]

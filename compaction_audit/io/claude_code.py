@@ -108,6 +108,7 @@ class _Converter:
         self.queued: deque[str] = deque()  # queued texts, oldest first
         self.waiting: Counter[str] = Counter()  # of those, not yet delivered
         self.by_line: Counter[str] = Counter()  # delivered as a line, still in queued
+        self.deferred: list[tuple[int, str]] = []  # queued between boundary and summary
 
     def fail(self, line: int, message: str, where: str) -> LogError:
         """A :class:`LogError` for this file."""
@@ -239,9 +240,11 @@ class _Converter:
         ``enqueue`` with a person's text opens a round and makes a ``user`` span
         (Claude Code delivers it inside the running turn; issue 10, point 7).  Queued
         notices (``<task-notification>``) are skipped: they arrive later as user lines
-        of their own.  The text waits (:attr:`waiting`) until ``remove`` (delivered
-        inside the turn: the oldest one) or ``popAll`` (taken back into the prompt);
-        a later user line with the same text is that delivery, not a second span.
+        of their own.  A message queued between a ``compact_boundary`` and its summary
+        line opens its round after the compaction's.  The text waits (:attr:`waiting`)
+        until ``remove`` (delivered inside the turn: the oldest one) or ``popAll``
+        (taken back into the prompt); a later user line with the same text is that
+        delivery, not a second span.
         """
         operation = obj.get("operation")
         if operation == "enqueue":
@@ -253,11 +256,13 @@ class _Converter:
                 return
             if harness.claude_text_source(content) != harness.USER:
                 return
-            self.flush_boundary(None)
-            self.asm.turn(line)
-            self.asm.span(line, f"line-{line}", harness.USER, content)
             self.queued.append(content)
             self.waiting[content] += 1
+            if self.boundary is not None:  # typed during a compaction: after its summary
+                self.deferred.append((line, content))
+            else:
+                self.asm.turn(line)
+                self.asm.span(line, f"line-{line}", harness.USER, content)
         elif operation == "remove":
             while self.queued:  # the oldest still waiting (a line took the others)
                 text = self.queued.popleft()
@@ -367,6 +372,10 @@ class _Converter:
                             tokens=tokens, info=info)
         if post is None:
             self.awaiting_after.append(info)
+        for at, queued in self.deferred:
+            self.asm.turn(at)
+            self.asm.span(at, f"line-{at}", harness.USER, queued)
+        self.deferred.clear()
 
     def microcompact(self, line: int, obj: dict[str, Any]) -> None:
         """A ``microcompact_boundary``: old tool results cleared, no summary."""
