@@ -330,9 +330,6 @@ def hostile_logs(draw: st.DrawFn) -> tuple[bytes, str]:
     return draw(framed([_dump(r, draw(st.booleans())) for r in records]))
 
 
-@pytest.mark.xfail(reason="log text still reaches the outputs unneutralized: the fix is "
-                   "report/safe.py on branch sec-output (issue 11, item 1); remove this mark "
-                   "once it is merged", strict=False)
 @settings(FUZZ, max_examples=max(5, EXAMPLES // 5), phases=[Phase.explicit, Phase.generate])
 @given(log=hostile_logs(), opts=OPTIONS)
 @example(log=(b'{"type": "##[add-mask]secret"}\n', ".jsonl"), opts=("text", False))
