@@ -27,7 +27,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-import pytest
 import zstandard
 from hypothesis import HealthCheck, Phase, example, given, settings
 from hypothesis import strategies as st
