@@ -64,7 +64,8 @@ def test_causal() -> None:
     assert found(text) == {("causal", "because disk filled up")}
     assert found("Paused due to quota pressure.") == {("causal", "because quota pressure")}
     # a temporal "since" is no marker (issue 10, point 2): the negation runs on
-    assert found("Nothing changed since the meeting.") == {("negation", "not changed since meeting")}
+    assert found("Nothing changed since the meeting.") == {
+        ("negation", "not changed since meeting")}
 
 
 def test_ordering() -> None:

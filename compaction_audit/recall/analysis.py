@@ -28,7 +28,7 @@ from compaction_audit.reachability import interval_sum, resolvable_end
 from compaction_audit.recall import extract as ext
 from compaction_audit.recall import survival as surv
 from compaction_audit.recall.harm import reuse
-from compaction_audit.recall.spantypes import span_type
+from compaction_audit.recall.spantypes import PLACEHOLDER_RE, span_type
 from compaction_audit.series import Series
 
 DROP_SCHEMA = pl.List(pl.Struct({"kind": pl.String, "text": pl.String, "norm": pl.String,
@@ -59,9 +59,34 @@ class Recall:
     lost: pl.DataFrame
     floor: pl.DataFrame
     disagreements: list[dict[str, Any]] = field(default_factory=list)
+    redacted_share: float = 0.0
+    """Share of raw span characters inside redaction placeholders (``[REDACTED_…]``)."""
 
+    @property
+    def redacted(self) -> bool:
+        """True when most span text is redaction placeholders: the log is reported
+        "redacted: not checkable" (issue 10, point 1; threshold :data:`REDACTED_SHARE`)."""
+        return self.redacted_share > REDACTED_SHARE
+
+
+REDACTED_SHARE = 0.5
+"""Above this share of span characters in placeholders a log is not checkable: what the
+summary dropped cannot be told from what the redaction removed (issue 10, point 1)."""
 
 _KIND_VALUE = {kind: kind.value for kind in ext.Kind}
+
+
+def redacted_share(session: Session) -> float:
+    """Share of the raw spans' text characters that are redaction placeholders."""
+    spans = session.items.filter((pl.col("kind") == "span") & pl.col("text").is_not_null())
+    if spans.height == 0:
+        return 0.0
+    row = spans.select(
+        pl.col("text").str.len_chars().sum().alias("all"),
+        pl.col("text").str.extract_all(PLACEHOLDER_RE.pattern)
+        .list.eval(pl.element().str.len_chars()).list.sum().sum().alias("redacted"),
+    ).row(0)
+    return float(row[1] or 0) / row[0] if row[0] else 0.0
 
 
 def _key(d: ext.Discriminator) -> str:
@@ -504,7 +529,8 @@ def analyse(session: Session, series: Series) -> Recall:
                         _fold_losses(session, drops, occ, held, life)])
     lost = _lost_table(session, items, occ, names, losses, drops)
     floor = _floor(session, series, occ, held, life)
-    return Recall(folds, debt, lost, floor, _disagreements(session, occ))
+    return Recall(folds, debt, lost, floor, _disagreements(session, occ),
+                  redacted_share(session))
 
 
 def _fold_losses(session: Session, drops: pl.DataFrame, occ: pl.DataFrame,

@@ -5,8 +5,9 @@ clause is cut on real text:
 
 * a clause runs from its marker to the end of its sentence (``.``, ``;``, ``!``, ``?``,
   a line end, a ``:`` outside a code span, a bracket, a conjunction such as "but" or
-  "which", a comma before a new subject: ", it is risky"; a list's commas do not end it), at most :data:`_WINDOW` characters; a ``:`` or ``.`` inside a code span does
-  not end it;
+  "which", a comma before a new subject: ", it is risky"; a list's commas do not end
+  it), at most :data:`_WINDOW` characters; a ``:`` or ``.`` inside a code span does not
+  end it;
 * negation and constraint markers inside it (a *nested* marker: "must not", "no new
   service module required") are part of it: the clause takes the negation's kind when
   nothing but stopwords stands between the markers ("must not introduce X" is the
@@ -15,12 +16,13 @@ clause is cut on real text:
   close within the sentence; a trailing "and"/"or" is trimmed;
 * sentence-initial imperatives without must/not count: keep, preserve, retain, ensure
   (constraint ``must``), avoid (negation), prefer (constraint ``prefer``);
-  "X instead of Y" and "X rather than Y" are ``prefer`` with both sides; "exactly",
-  "unchanged" and "as is" (``exact``) take their object from the left when nothing
-  follows them;
+  "X instead of Y" and "X rather than Y" are the constraint ``instead`` with both sides; "exactly",
+  "unchanged" and "as is" (``exact``), and "nothing"/"none", take their object from
+  the left when nothing follows them;
 * a ``condition``: when, whenever, if, unless, only on/in/when/if, with two or more
-  content words after it; "since" is causal only when a clause follows it (a verb or a
-  subject pronoun within a few words), not "since v1.2" or "since the meeting";
+  content words (the words left of it count when fewer follow it); "since" is causal
+  only when a clause follows it (a verb or a subject pronoun within a few words), not
+  "since v1.2" or "since the meeting";
 * an arrow (``->``, ``→``) is an ordering only between two prose words on a line
   without code punctuation (``fn record ->`` is not an ordering);
 * in spec text, each bullet under a requirements, constraints, no-gos, edge-cases or
@@ -28,13 +30,14 @@ clause is cut on real text:
   reported again.
 
 ``norm`` is ``"<family> <content words>"`` (at most :data:`_MAX_OBJECT` words; ordering
-and ``prefer`` are ``"<family> <left> > <right>"``).  A clause that holds a negation
+and ``instead`` are ``"<family> <left> > <right>"``).  A clause that holds a negation
 keeps ``not`` among its words, so a summary that flips it does not keep it.
 """
 
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 
 from compaction_audit.recall.kinds import SCOPE_CANON, Discriminator, Kind
 from compaction_audit.recall.spantypes import REQ_HEADING
@@ -56,7 +59,7 @@ _MARKERS: list[tuple[Kind, str, str]] = [
         ("max", r"never\s+exceed(?:s|ed)?"), ("max", r"maximum(?:\s+of)?"),
         ("max", r"limited\s+to"), ("max", r"capped\s+at"), ("min", r"at\s+least"),
         ("min", r"no\s+(?:less|fewer)\s+than"), ("min", r"minimum(?:\s+of)?"),
-        ("prefer", r"instead\s+of"), ("prefer", r"rather\s+than"))),
+        ("instead", r"instead\s+of"), ("instead", r"rather\s+than"))),
     *((Kind.CAUSAL, "because", p) for p in (
         r"because(?:\s+of)?", r"due\s+to", r"caused\s+by", r"as\s+a\s+result\s+of",
         r"owing\s+to", r"root\s+cause[ds]?", r"triggered\s+by", r"on\s+account\s+of",
@@ -68,7 +71,7 @@ _MARKERS: list[tuple[Kind, str, str]] = [
         r"revert(?:s|ed|ing)?", r"rolled-back", r"roll(?:s|ed|ing)?\s+back", r"rollback",
         r"backed\s+out", r"undid", r"undone")),
 ]
-_TWO_SIDED = frozenset({"sequence", "revert", "prefer"})
+_TWO_SIDED = frozenset({"sequence", "revert", "instead"})
 _ABSORBED = frozenset({Kind.NEGATION, Kind.CONSTRAINT})  # nested markers a clause keeps
 
 
@@ -106,12 +109,15 @@ _ARROW_CODE_RE = re.compile(r"[(){}\[\];=<>\"'|&$#`]|::|\bfn\b|\bdef\b|\bfunctio
 _OBJ_CHARS = r"[^\s,;:!?()\[\]{}\"'`“”=]+"
 _OBJ_TOKEN_RE = re.compile(  # a word; "45,000" and "don't" stay one word
     rf"{_OBJ_CHARS}(?:(?:(?<=\d),(?=\d{{3}})|(?<=\w)'(?=\w)){_OBJ_CHARS})*")
-_STOPWORDS = frozenset((
-    "a an the this that these those it its on in at to of for with by from into onto as "
-    "be been being is are was were am do does did have has had will would should "
-    "shall can could may might we you they i he she our your their my me us them any "
-    "anything ever yet and or nor also even just again so all some there here very "
-    "please one ones").split())
+_STOPWORDS = frozenset([
+    "a", "an", "the", "this", "that", "these", "those", "it", "its", "on", "in", "at", "to",
+    "of", "for", "with", "by", "from", "into", "onto", "as", "be", "been", "being", "is", "are",
+    "was", "were", "am", "do", "does", "did", "have", "has", "had", "will", "would", "should",
+    "shall", "can", "could", "may", "might", "we", "you", "they", "i", "he", "she", "our",
+    "your", "their", "my", "me", "us", "them", "any", "anything", "ever", "yet", "and", "or",
+    "nor", "also", "even", "just", "again", "so", "all", "some", "there", "here", "very",
+    "please", "one", "ones",
+])
 NEGATION_WORDS = frozenset({"not", "never", "no", "nothing", "none", "without", "cannot",
                             "avoid", "longer"})
 """Words that make a clause negative (its polarity, compared by survival)."""
@@ -130,7 +136,7 @@ def content_words(segment: str, limit: int = _MAX_OBJECT) -> list[str]:
             w = w.replace(",", "")
         if w[0] == "v" and w[1:2].isdigit() and "." in w:
             w = w[1:]
-        if w.endswith(("n't", "n’t")):
+        if w.endswith(("n't", "n\u2019t")):
             w = "not"
         words.append(SCOPE_CANON.get(w, w))
         if len(words) == limit:
@@ -204,7 +210,9 @@ def scan_clauses(text: str, out: list[Discriminator],
     masked = _masked(low)
     marks = [m for m in _marks(low) if _keep_marker(low, *m)]
     if skip:
-        marks = [m for m in marks if not any(a <= m[2] < b for a, b in skip)]
+        starts = [a for a, _ in skip]
+        marks = [m for m in marks
+                 if not ((k := bisect_right(starts, m[2]) - 1) >= 0 and m[2] < skip[k][1])]
     i, prev_end = 0, 0
     while i < len(marks):
         kind, family, m_start, m_end = marks[i]
@@ -219,6 +227,8 @@ def scan_clauses(text: str, out: list[Discriminator],
             j += 1
         stop = min(len(text), m_end + _WINDOW)
         for k in range(j, len(marks)):
+            if marks[k][2] >= stop:
+                break
             if marks[k][0] not in _ABSORBED:
                 stop = min(stop, marks[k][2])
                 break
@@ -236,11 +246,14 @@ def scan_clauses(text: str, out: list[Discriminator],
         right = content_words(low[m_end:end])
         negative = kind is Kind.NEGATION or any(w in NEGATION_WORDS for w in right)
         right = [w for w in right if w not in NEGATION_WORDS]
-        start, left = first, []
+        start, left = first, list[str]()
         if family in _TWO_SIDED:
             start, left = _left(low, masked, prev_end, first)
             right = [">", *right]
-        elif family == "exact" and not right:  # "keep status codes exactly": the left
+        elif kind is Kind.CONDITION and len(right) < 2:  # "subscribe only when connected"
+            start, left = _left(low, masked, prev_end, first)
+        elif not right and (family == "exact" or low[first:m_end] in ("nothing", "none")):
+            # "keep status codes exactly", "exits silently and injects nothing": the left
             start, left = _left(low, masked, prev_end, first)
         elif kind is Kind.NEGATION and (aux := _AUX_RE.search(low, max(0, first - 8), first)):
             start = aux.start()

@@ -56,7 +56,7 @@ __all__ = ["CLAUSE_KINDS", "KIND_RANK", "SCOPE_CANON", "Discriminator", "Kind", 
 # --------------------------------------------------------------------- token kinds
 _SPACED_UNITS = (r"ms|msecs?|milliseconds?|secs?|seconds?|mins?|minutes?|hrs?|hours?|days?"
                  r"|wks?|weeks?|µs|μs|ns|bytes?|[kmgtp]i?b|percent|pct|%|tokens?|rps|qps"
-                 r"|[kmg]?hz")
+                 r"|[kmg]?hz|s")
 _UNIT_CANON = {"msec": "ms", "msecs": "ms", "millisecond": "ms", "milliseconds": "ms",
                "sec": "s", "secs": "s", "second": "s", "seconds": "s", "m": "min",
                "mins": "min", "minute": "min", "minutes": "min", "hr": "h", "hrs": "h",
@@ -67,7 +67,8 @@ _DIR = r"(?:north|south|east|west|central|northeast|northwest|southeast|southwes
 _NUM = r"(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?"
 _VSUFFIX = r"(?:[-+][0-9A-Za-z]+(?:\.[0-9A-Za-z]+)*)?(?!\w)"
 _PATH_REL = (r"(?<![\w/.-])(?=[\w.@-]*+/)[\w@-][\w.@-]*(?:/[\w.@-]+)*/[\w@-]*"
-             r"\.[A-Za-z][A-Za-z0-9]{0,7}(?![\w/])")  # a relative path needs an extension
+             r"(?:\.[\w@-]+)*?\.[A-Za-z][A-Za-z0-9]{0,7}(?![\w/]|\.\w)")  # needs an extension;
+# x.test.ts keeps its last extension (issue 10, point 2)
 # a path without an extension needs two slashes and a letter first: kv/app/nas-02
 _PATH_BARE = r"(?<![\w/.-])[A-Za-z][\w@-]*(?:/[\w.@-]+){2,}/?(?![\w/])"
 # a scope word counts only in an environment context (issue 10, point 2): "on prod",
@@ -80,10 +81,13 @@ _ENV_BEFORE = "(?:" + "|".join(
 _ENV_AFTER = (r"(?=/|\s+(?:env|environments?|clusters?|servers?|databases?|db|deploy(?:ments?)?"
               r"|instances?|stacks?|namespaces?|config|branch|builds?|hosts?|nodes?|data"
               r"|credentials|secrets|traffic|only)\b)")
-_COMMON_SHORT = frozenset(
-    "a an as at by in of on or to up the and non pre re co one two all out off end top low "
-    "per sub any few new old own day way set get use run key log self so no not far how "
-    "mid big bit can too yet via ad hoc ex".split())
+_COMMON_SHORT = frozenset([
+    "a", "an", "as", "at", "by", "in", "of", "on", "or", "to", "up", "the", "and", "non", "pre",
+    "re", "co", "one", "two", "all", "out", "off", "end", "top", "low", "per", "sub", "any",
+    "few", "new", "old", "own", "day", "way", "set", "get", "use", "run", "key", "log", "self",
+    "so", "no", "not", "far", "how", "mid", "big", "bit", "can", "too", "yet", "via", "ad",
+    "hoc", "ex",
+])
 _KEBAB_GLUE = frozenset({"of", "the", "to", "and", "a", "in", "on", "by", "for", "or"})
 _HASH = r"\b(?=[a-fA-F]*+\d)(?=\d*+[a-fA-F])[0-9a-fA-F]{7,64}\b"
 # (group name, pattern) in three groups by first character; within a group the order
@@ -150,7 +154,7 @@ _TOKEN_RE = re.compile(
     rf"|(?=\d)(?:{_alternation(_DIGIT_START)})|(?=[`\[=/.~\\#-])(?:{_alternation(_SYMBOL_START)}))")
 _SCOPE_TERMS = frozenset({"prod", "production", "prd", "staging", "stg", "preprod", "dev",
                           "qa", "uat"})
-_QUOTED_COPY_RE = re.compile(r"[A-Z][a-z']+(?: [\w'’,!?.-]+)+")
+_QUOTED_COPY_RE = re.compile("[A-Z][a-z']+(?: [\\w'\u2019,!?.-]+)+")
 _TOKEN_KIND = {"url": Kind.LINK, "spanref": Kind.LINK, "date": Kind.SCOPE,
                "region": Kind.SCOPE, "scope": Kind.SCOPE, "version": Kind.VERSION,
                "time": Kind.QUANTITY, "quantity": Kind.QUANTITY}

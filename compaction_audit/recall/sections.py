@@ -20,7 +20,10 @@ def recall_sections(recall: Recall, session: Session) -> dict[str, Any]:
 
     ``folded_rounds``: one entry per round with a fold that dropped something:
     ``round``, ``line``, ``folds`` (ids), ``dropped`` (count).  ``lost_discriminators``:
-    most severe kind first (see :data:`compaction_audit.recall.extract.KIND_RANK`).
+    most severe kind first (see :data:`compaction_audit.recall.extract.KIND_RANK`), with
+    ``span_type``, ``span_line``, ``reused_round``, ``reused_span`` (CONTRACT.md).
+    ``recall_checkable`` is false, and ``recall_not_checkable`` says "redacted: not
+    checkable", when most span text is redaction placeholders.
     """
     rounds = session.rounds.select("ri", "round", "line")
     dropping = recall.folds.filter(pl.col("dropped").list.len() > 0)
@@ -35,6 +38,8 @@ def recall_sections(recall: Recall, session: Session) -> dict[str, Any]:
         "lost_discriminators": recall.lost.drop("key").to_dicts(),
         "classification_disagreements": recall.disagreements,
         "folds_not_checked": not_checked.height,
+        "recall_checkable": not recall.redacted,
+        "recall_not_checkable": "redacted: not checkable" if recall.redacted else None,
         "folds_not_checked_discriminating": not_checked.filter(
             pl.col("check") == "salience_class").height,
     }
@@ -57,7 +62,8 @@ def compaction_view(session: Session, recall: Recall) -> list[dict[str, Any]]:
     Adds to each ``compaction`` extension object: ``compression_ratio``
     (tokens_before / summary_tokens, null when either is unknown or zero, or the summary
     is opaque: an encrypted remote summary has a size only), ``lost_checked`` (false
-    for an opaque summary) and ``lost``:
+    for an opaque summary, or a log that is mostly redaction placeholders),
+    ``not_checkable`` (why not: "opaque", "redacted: not checkable", else null) and ``lost``:
     the discriminators of the folded content that became unrecoverable at that
     compaction, ranked user first (negations and constraints first), then assistant,
     then tool output; each marked ``asked_again`` when a later user message states
@@ -81,5 +87,7 @@ def compaction_view(session: Session, recall: Recall) -> list[dict[str, Any]]:
                     "asked_again_round": d["asked_again_round"],
                     "asked_again_span": d["asked_again_span"]} for d in rows]
         out.append({**c, "compression_ratio": ratio, "lost": entries,
-                    "lost_checked": not opaque})
+                    "lost_checked": not opaque and not recall.redacted,
+                    "not_checkable": ("opaque" if opaque else
+                                      "redacted: not checkable" if recall.redacted else None)})
     return out

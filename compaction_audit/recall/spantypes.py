@@ -79,11 +79,12 @@ def span_type(source: str | None, text: str | None) -> SpanType:
     ``source`` is the CONTRACT.md value (``user``, ``assistant``, ``tool_call:NAME``,
     ``tool_result:NAME``, ``harness:*``, legacy ``user:meta``) or any other value or
     None (a native log's free-form source: prose unless the text says otherwise).
-    Rules, in order: ``harness:*``, ``user:meta``, ``developer``, ``system`` -> harness; a user, assistant or unsourced span opening
-    with injected product text (:data:`_HARNESS_RE`) -> harness; spec text
-    (:func:`is_spec_text`) -> spec; ``tool_call:*`` -> code; ``tool_result:*`` and any
-    -> tool_output; a span of another source (not user or assistant) whose lines mostly
-    carry a line gutter (``  12→``, ``12:``) -> tool_output; else prose.  Never raises.
+    Rules, in order: ``harness:*``, ``user:meta``, ``developer``, ``system`` -> harness;
+    a user, assistant or unsourced span opening with injected product text
+    (:data:`_HARNESS_RE`) -> harness; spec text (:func:`is_spec_text`) -> spec;
+    ``tool_call:*`` -> code; ``tool_result:*`` -> tool_output; a span of another source
+    (not user or assistant) whose lines mostly carry a line
+    gutter (``  12→``, ``12:``) -> tool_output; else prose.  Never raises.
     """
     src = source or ""
     if src.startswith("harness:") or src in _HARNESS_SOURCES:
