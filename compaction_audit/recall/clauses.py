@@ -101,6 +101,7 @@ _SENTENCE_END_RE = re.compile(  # where a clause ends (over the code-masked lowe
     r"|,(?=\s+(?:it|we|they|he|she|i|you|this|that|there|so|but|which|and\s+then)\b)"
     r"|(?<=\s)(?:but|although|though|however|whereas|while|so|which|whereby)\b")
 _CODE_RE = re.compile(r"`[^`\n]+`")
+_LEAD_MARKUP_RE = re.compile(r"(?:\s|[-*+•>#]+(?=\s)|\d+[.)](?=\s))*")  # bullets, quotes
 _SINCE_CLAUSE_RE = re.compile(  # "since" followed by a clause: a subject pronoun or a verb
     r"\s+(?:(?:it|they|we|he|she|this|that|these|those|there|you|i)\b"
     r"|(?:[\w'-]+\s+){0,4}?(?:is|are|was|were|has|have|had|does|did|can|could|will|would"
@@ -199,7 +200,8 @@ def _left(low: str, masked: str, lo: int, m_start: int) -> tuple[int, list[str]]
     start = cuts[-1] if cuts else lo
     words = content_words(low[start:m_start], 99)[-_MAX_LEFT:]
     seg = low[start:m_start]
-    return start + len(seg) - len(seg.lstrip()), words
+    lead = _LEAD_MARKUP_RE.match(seg)
+    return start + (lead.end() if lead else 0), words
 
 
 def scan_clauses(text: str, out: list[Discriminator],

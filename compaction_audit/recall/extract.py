@@ -224,7 +224,8 @@ def _scan_tokens(text: str, offset: int, out: list[Discriminator]) -> None:
 
 
 # ------------------------------------------------------------------------- extract
-_KEYED_RE = re.compile(r"[A-Za-z_][\w.-]{0,40}[ \t]*(?:=|:)[ \t]*[\"']?$")
+# "k=v", "k = v", "k: v", '"k": v'; not "file.ex:102" (a file and line, no space)
+_KEYED_RE = re.compile(r"[\"']?[A-Za-z_][\w.-]{0,40}(?:[ \t]*=[ \t]*|:[ \t]+|[\"']:[ \t]*)[\"']?$")
 _FENCE_RE = re.compile(r"(?ms)^[ \t]*```.*?(?:^[ \t]*```|\Z)")
 
 

@@ -110,6 +110,7 @@ def span_type(source: str | None, text: str | None) -> SpanType:
 _GUTTER_RE = re.compile(r"(?m)^[ \t]*\d+(?:→|\t)")
 _COLON_GUTTER_RE = re.compile(r"(?m)^[ \t]*\d+:(?=[ \t]|$)")
 _ESCAPE_RE = re.compile(r"\\(?:u[0-9a-fA-F]{4}|[nrt\"\\/])")
+_ANSI_RE = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|(?:\\e|\\x1b|\\033)?\[[0-9;]{1,12}m")
 _ESCAPES = {"\\n": "\n", "\\r": "", "\\t": "\t", '\\"': '"', "\\\\": "\\", "\\/": "/"}
 PLACEHOLDER_RE = re.compile(r"\[REDACTED_[^\]\n]{0,120}\]")
 """A redaction placeholder such as ``[REDACTED_EMAIL len=17 sha=3f2a]`` (issue 10, point 1)."""
@@ -129,7 +130,7 @@ def clean_text(text: str) -> str:
     ``12:`` gutter (grep -n) only when at least half of the non-blank lines carry one;
     JSON escapes (``\\n``, ``\\"``, ``\\u00e9``) are decoded when the text holds at least
     three of them (a JSON dump or an escaped log read as a file); redaction placeholders
-    become one space.  Offsets of the result are those of the cleaned text.
+    become one space; terminal colour codes (``ESC[0m``, a bare ``[32m``) are removed.  Offsets of the result are those of the cleaned text.
     """
     if "\\" in text and len(_ESCAPE_RE.findall(text, 0, 20000)) >= 3:
         text = _ESCAPE_RE.sub(_unescape, text)
@@ -141,6 +142,8 @@ def clean_text(text: str) -> str:
             text = _COLON_GUTTER_RE.sub("", text)
     if "[REDACTED_" in text:
         text = PLACEHOLDER_RE.sub(" ", text)
+    if "\x1b" in text or "[0m" in text:
+        text = _ANSI_RE.sub("", text)
     return text
 
 
