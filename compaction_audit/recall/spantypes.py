@@ -130,7 +130,8 @@ def clean_text(text: str) -> str:
     ``12:`` gutter (grep -n) only when at least half of the non-blank lines carry one;
     JSON escapes (``\\n``, ``\\"``, ``\\u00e9``) are decoded when the text holds at least
     three of them (a JSON dump or an escaped log read as a file); redaction placeholders
-    become one space; terminal colour codes (``ESC[0m``, a bare ``[32m``) are removed.  Offsets of the result are those of the cleaned text.
+    become one space; terminal colour codes (``ESC[0m``, a bare ``[32m``) are removed.
+    Offsets of the result are those of the cleaned text.
     """
     if "\\" in text and len(_ESCAPE_RE.findall(text, 0, 20000)) >= 3:
         text = _ESCAPE_RE.sub(_unescape, text)
