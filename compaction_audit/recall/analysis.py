@@ -539,15 +539,22 @@ def _fold_losses(session: Session, drops: pl.DataFrame, occ: pl.DataFrame,
     span born before ``ri`` and still resolvable at ``ri``, no working-set summary at
     ``ri`` that keeps it.  A span born at ``ri`` (read again after the compaction, in
     the same round) does not count: loss is judged at the fold (issue 10, point 4).
-    Columns ``key``, ``start`` (= ``ri``), ``by_fold`` (true)."""
+
+    Interval arithmetic: each span holds its keys over ``[born + 1, gone)`` here, each
+    keeping summary over its membership; a drop is a loss when ``ri`` falls in no merged
+    interval of its key.  Columns ``key``, ``start`` (= ``ri``), ``by_fold`` (true)."""
     at = drops.select("key", "ri").unique()
-    spans = (at.join(occ.select("key", "id").unique(), on="key").join(life, on="id")
-             .filter((pl.col("born") < pl.col("ri")) & (pl.col("gone") > pl.col("ri")))
-             .select("key", "ri"))
-    summaries = (at.join(held, on="key").join(session.membership, on="id")
-                 .filter((pl.col("start") <= pl.col("ri")) & (pl.col("end") > pl.col("ri")))
-                 .select("key", "ri"))
-    return (at.join(pl.concat([spans, summaries]).unique(), on=["key", "ri"], how="anti")
+    keys = at.select("key").unique()
+    strict = pl.concat([
+        occ.select("key", "id").unique().join(keys, on="key").join(life, on="id")
+        .select("key", (pl.col("born") + 1).alias("start"), pl.col("gone").alias("end")),
+        held.join(keys, on="key").join(session.membership, on="id")
+        .select("key", "start", "end"),
+    ]).filter(pl.col("start") < pl.col("end"))
+    covered = (at.join(_merge(strict, "key"), on="key")
+               .filter((pl.col("start") <= pl.col("ri")) & (pl.col("ri") < pl.col("end")))
+               .select("key", "ri"))
+    return (at.join(covered, on=["key", "ri"], how="anti")
             .select("key", pl.col("ri").alias("start"), pl.lit(True).alias("by_fold")))
 
 
