@@ -23,6 +23,8 @@ clause is cut on real text:
   content words (the words left of it count when fewer follow it); "since" is causal
   only when a clause follows it (a verb or a subject pronoun within a few words), not
   "since v1.2" or "since the meeting";
+* "required" is a marker only as a predicate ("is required", "TTL required for
+  safety", with the words on its left), not before its noun ("passes required env vars");
 * an arrow (``->``, ``→``) is an ordering only between two prose words on a line
   without code punctuation (``fn record ->`` is not an ordering);
 * in spec text, each bullet under a requirements, constraints, no-gos, edge-cases or
@@ -106,6 +108,9 @@ _SINCE_CLAUSE_RE = re.compile(  # "since" followed by a clause: a subject pronou
     r"\s+(?:(?:it|they|we|he|she|this|that|these|those|there|you|i)\b"
     r"|(?:[\w'-]+\s+){0,4}?(?:is|are|was|were|has|have|had|does|did|can|could|will|would"
     r"|should|must|may|might|[a-z]+ed|[a-z]+n't)\b)")
+_REQUIRED_BEFORE_RE = re.compile(r"(?:\b(?:is|are|be|was|were|been|not|also)|[+&])\s+$")
+_REQUIRED_AFTER_RE = re.compile(r"\s*(?:$|[.,;:)!?\n]|(?:for|to|by|when|if|in|on|unless|before"
+                                r"|after)\b)")
 _ARROW_CODE_RE = re.compile(r"[(){}\[\];=<>\"'|&$#`]|::|\bfn\b|\bdef\b|\bfunction\b")
 _OBJ_CHARS = r"[^\s,;:!?()\[\]{}\"'`“”=]+"
 _OBJ_TOKEN_RE = re.compile(  # a word; "45,000" and "don't" stay one word
@@ -187,6 +192,9 @@ def _keep_marker(low: str, kind: Kind, family: str, start: int, end: int) -> boo
                 and after.isalpha())
     if low[start:end] == "since":
         return _SINCE_CLAUSE_RE.match(low, end) is not None
+    if low[start:end] == "required":  # a predicate, not "passes required env vars"
+        return (_REQUIRED_BEFORE_RE.search(low, max(0, start - 12), start) is not None
+                or _REQUIRED_AFTER_RE.match(low, end) is not None)
     return True
 
 
@@ -252,7 +260,7 @@ def scan_clauses(text: str, out: list[Discriminator],
         if family in _TWO_SIDED:
             start, left = _left(low, masked, prev_end, first)
             right = [">", *right]
-        elif kind is Kind.CONDITION and len(right) < 2:  # "subscribe only when connected"
+        elif (kind is Kind.CONDITION and len(right) < 2) or low[first:first + 8] == "required":  # "subscribe only when connected"
             start, left = _left(low, masked, prev_end, first)
         elif not right and (family == "exact" or low[first:m_end] in ("nothing", "none")):
             # "keep status codes exactly", "exits silently and injects nothing": the left

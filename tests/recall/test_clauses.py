@@ -111,3 +111,10 @@ def test_arrow_is_an_ordering_only_between_prose_words() -> None:
     assert clauses("fn record -> map") == []
     assert clauses("def f(x) -> int: return x") == []
     assert clauses("<span 12 → 14") == []
+
+
+def test_required_only_as_a_predicate() -> None:
+    assert clauses("It passes required env vars for hook mode.") == []
+    assert [(d.kind.value, d.norm) for d in extract(
+        "One-time token + TTL required for safety.")] == [
+        ("constraint", "must one-time token ttl safety")]
