@@ -260,7 +260,8 @@ def scan_clauses(text: str, out: list[Discriminator],
         if family in _TWO_SIDED:
             start, left = _left(low, masked, prev_end, first)
             right = [">", *right]
-        elif (kind is Kind.CONDITION and len(right) < 2) or low[first:first + 8] == "required":  # "subscribe only when connected"
+        elif ((kind is Kind.CONDITION and len(right) < 2)  # "subscribe only when connected"
+              or low[first:first + 8] == "required"):  # "token + TTL required for safety"
             start, left = _left(low, masked, prev_end, first)
         elif not right and (family == "exact" or low[first:m_end] in ("nothing", "none")):
             # "keep status codes exactly", "exits silently and injects nothing": the left
