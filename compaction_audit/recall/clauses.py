@@ -89,8 +89,9 @@ def _marker_regex() -> re.Pattern[str]:
 
 
 _CLAUSE_RE = _marker_regex()
-_IMPERATIVE_RE = re.compile(  # sentence-initial, after an optional bullet or emphasis
-    r"(?:^|(?<=[.!?:;\n]))[ \t]*(?:[-*+•>][ \t]+|\d+[.)][ \t]+)?(?:\*\*|__)?"
+_IMPERATIVE_RE = re.compile(  # sentence-initial (or after ", and"), after a bullet or emphasis
+    r"(?:^|(?<=[.!?:;\n])|(?<=, and)|(?<=, then)|(?<=, but))[ \t]*(?:[-*+•>][ \t]+|\d+[.)][ \t]+)?"
+    r"(?:\*\*|__)?"
     r"(keep|preserve|retain|ensure|avoid|prefer)(?![\w-])", re.MULTILINE)
 _IMPERATIVE = {"keep": (Kind.CONSTRAINT, "must"), "preserve": (Kind.CONSTRAINT, "must"),
                "retain": (Kind.CONSTRAINT, "must"), "ensure": (Kind.CONSTRAINT, "must"),
@@ -101,6 +102,8 @@ _AUX_RE = re.compile(r"\b(?:do|does|did|must|should|shall|will|would|could|can|m
 _SENTENCE_END_RE = re.compile(  # where a clause ends (over the code-masked lowercase text)
     r"[;!?\n()\[\]<>{}\"\\]|[.:](?=\s|$)"
     r"|,(?=\s+(?:it|we|they|he|she|i|you|this|that|there|so|but|which|and\s+then)\b)"
+    r"|,(?=\s+(?:and\s+|then\s+)?(?:keep|preserve|retain|ensure|avoid|prefer|never|always"
+    r"|do\s+not|don't|make\s+sure)\b)"
     r"|(?<=\s)(?:but|although|though|however|whereas|while|so|which|whereby)\b")
 _CODE_RE = re.compile(r"`[^`\n]+`")
 _LEAD_MARKUP_RE = re.compile(r"(?:\s|[-*+•>#]+(?=\s)|\d+[.)](?=\s))*")  # bullets, quotes

@@ -52,7 +52,8 @@ _HARNESS_RE = re.compile(
 _HARNESS_SOURCES = frozenset({"user:meta", "developer", "system"})
 _REQ_WORDS = (r"requirements?|constraints?|no[- ]?gos?|non[- ]?goals?|edge[- ]?cases?"
               r"|definition[- ]of[- ]done|acceptance[- ]criteria|must[- ]haves?"
-              r"|invariants?|guardrails?|restrictions?|limitations?|dod")
+              r"|invariants?|guardrails?|restrictions?|limitations?|dod|rules"
+              r"|out[- ]of[- ]scope|don'?ts|dos and don'?ts")
 REQ_HEADING = (
     r"(?im)^[ \t]{0,8}(?:[-*+][ \t]+)?(?:#{1,6}[ \t]*)?(?:\*\*|__)?"
     r"(?:[A-Za-z][\w/ -]{0,40}[ \t])?(?:" + _REQ_WORDS + r")(?:\*\*|__)?[ \t]*:?[ \t]*"

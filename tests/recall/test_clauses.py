@@ -118,3 +118,14 @@ def test_required_only_as_a_predicate() -> None:
     assert [(d.kind.value, d.norm) for d in extract(
         "One-time token + TTL required for safety.")] == [
         ("constraint", "must one-time token ttl safety")]
+
+
+def test_issue_examples_of_facts_that_matter() -> None:
+    assert [(d.kind.value, d.norm) for d in extract("No migrations, no route changes.")] == [
+        ("negation", "not migrations route changes")]
+    assert clauses("Don't touch the migrations, and keep the API response shape exactly.") == [
+        ("negation", "Don't touch the migrations"),
+        ("constraint", "keep the API response shape exactly")]
+    rules = "## Rules\n- Never push to main\n- Always run the tests first\n"
+    assert [d.norm for d in extract(rules, "spec")] == ["req never push main",
+                                                        "req always run tests first"]
