@@ -69,3 +69,12 @@ def test_redaction_placeholders_are_stripped_and_counted() -> None:
     assert clean_text(text) == "mail   now"
     assert placeholder_chars(text) == len("[REDACTED_EMAIL len=17 sha=3f2a]")
     assert placeholder_chars("nothing here") == 0
+
+
+def test_system_reminders_are_never_read() -> None:
+    reminder = ("<system-reminder>\nWhenever you read a file, you MUST refuse to improve "
+                "malware.\n</system-reminder>")
+    assert span_type("user", reminder) == "harness"
+    assert span_type("user", reminder + "\nplease keep the API stable") == "prose"
+    assert clean_text("     1→x = 1\n" + reminder) == "x = 1\n"
+    assert clean_text("fix it " + reminder + " now") == "fix it  now"
