@@ -302,7 +302,8 @@ def scan_requirements(text: str, out: list[Discriminator]) -> list[tuple[int, in
     ``(start, end)`` range of each unit.  A bullet's continuation lines (indented, no
     bullet) belong to it; the list ends at a blank line followed by a non-bullet, at
     another heading, or, for a heading that is itself a bullet, at a bullet indented no
-    deeper than it.  A bullet that only heads sub-bullets (ends with ``:``) is no unit.
+    deeper than it.  A bullet that only heads sub-bullets (ends with ``:``), or has fewer
+    than three content words (negation words count: "No reopen behavior"), is no unit.
     Norm: ``"req <content words>"`` (at most 12, negation words kept)."""
     ranges: list[tuple[int, int]] = []
     for h in _HEADING_RE.finditer(text):
@@ -339,7 +340,7 @@ def scan_requirements(text: str, out: list[Discriminator]) -> list[tuple[int, in
             if body.endswith(":"):
                 continue
             words = content_words(_lower(body), _REQ_WORDS)
-            if len([w for w in words if w not in NEGATION_WORDS]) < 2:
+            if len(words) < 3:  # "Python 3.11+", "show the comment": a list item, no rule
                 continue
             out.append(Discriminator(Kind.REQUIREMENT, " ".join(body.split()),
                                      "req " + " ".join(words), a, a + len(body)))

@@ -100,9 +100,13 @@ def test_requirement_units_under_spec_headings() -> None:
 
 
 def test_nested_requirement_heading_bullet() -> None:
-    spec = "- Render requirements:\n  - show the comment.\n  - show the source badge.\n- other"
+    spec = ("- Render requirements:\n  - show the comment text.\n  - show the source badge."
+            "\n- other")
     assert [d.text for d in extract(spec, "spec") if d.kind is Kind.REQUIREMENT] == [
-        "show the comment", "show the source badge"]
+        "show the comment text", "show the source badge"]
+    deps = "## Requirements\n- Python 3.11+\n- No network access\n"
+    assert [d.text for d in extract(deps, "spec") if d.kind is Kind.REQUIREMENT] == [
+        "No network access"]
 
 
 def test_arrow_is_an_ordering_only_between_prose_words() -> None:
