@@ -27,7 +27,7 @@ from compaction_audit.model import Session
 from compaction_audit.reachability import interval_sum, resolvable_end
 from compaction_audit.recall import extract as ext
 from compaction_audit.recall import survival as surv
-from compaction_audit.recall.harm import reuse
+from compaction_audit.recall.harm import asked_again, reuse
 from compaction_audit.recall.spantypes import PLACEHOLDER_RE, span_type
 from compaction_audit.series import Series
 
@@ -582,13 +582,18 @@ def _lost_table(session: Session, items: pl.DataFrame, occ: pl.DataFrame,
               on="start")
         .join(fold_at, on="key", how="left")
     )
-    users = occ.join(items.filter((pl.col("source") == "user") & (pl.col("stype") != "harness"))
-                     .select("id", "ri", "round"), on="id")
-    again = (lost.select("key", "start").join(users, on="key")
-             .filter(pl.col("ri") > pl.col("start")).sort("ri")
-             .group_by("key", maintain_order=True)
-             .agg(pl.col("id").first().alias("asked_again_span"),
-                  pl.col("round").first().alias("asked_again_round")))
+    user_spans = items.filter((pl.col("kind") == "span") & (pl.col("source") == "user")
+                              & (pl.col("stype") != "harness") & pl.col("text").is_not_null())
+    users = occ.join(user_spans.select("id", "ri", "round"), on="id")
+    again = (pl.concat([
+        lost.select("key", "start").join(users, on="key").select("key", "start", "id", "ri",
+                                                                 "round"),
+        asked_again(lost.select("key", "kind", "text", "start"),
+                    user_spans.select("id", "ri", "round", "text")),
+    ]).filter(pl.col("ri") > pl.col("start")).sort("ri", "id")
+        .group_by("key", maintain_order=True)
+        .agg(pl.col("id").first().alias("asked_again_span"),
+             pl.col("round").first().alias("asked_again_round")))
     reused = reuse(lost.select("key", "start", pl.col("id").alias("span")),
                    pl.concat([occ.select("key", "id"), names.select("key", "id")]), items,
                    session.rounds)

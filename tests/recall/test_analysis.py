@@ -112,3 +112,17 @@ def test_a_mostly_redacted_log_is_not_checkable(write_log: LogWriter) -> None:
     assert set(lost(report)) == {"Do not restart prod"}
     half = [rnd(0, spans=[span("a", secret + "x" * len(secret), "user")])]
     assert audit(write_log(half)).extra["recall_checkable"] is True  # exactly half: checkable
+
+
+def test_asked_again_in_other_words(write_log: LogWriter) -> None:
+    log = [rnd(0, spans=[span("a", "Do not restart the billing workers on Fridays.", "user")]),
+           rnd(1, summaries=[{"id": "S", "tokens": 5, "children": ["a"],
+                              "text": "Discussed the billing workers."}], evicted=["a"]),
+           rnd(2, spans=[span("h", "<command-name>/cost</command-name> never restart "
+                                   "billing workers on Fridays", "user"),
+                         span("u", "Again: never restart billing workers on Fridays!", "user")])]
+    row = lost(audit(write_log(log)))["Do not restart the billing workers on Fridays"]
+    assert (row["asked_again_round"], row["asked_again_span"]) == (2, "u")  # h is harness
+    flipped = [*log[:2], rnd(2, spans=[span("u", "Restart billing workers on Fridays.", "user")])]
+    row = lost(audit(write_log(flipped)))["Do not restart the billing workers on Fridays"]
+    assert row["asked_again_round"] is None  # the opposite is no restatement

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import polars as pl
+import pytest
 
+from compaction_audit.recall import harm
 from compaction_audit.recall.harm import reuse
 
 ROUNDS = pl.DataFrame({"ri": [0, 1, 2], "round": [10, 11, 12]})
@@ -39,3 +41,12 @@ def test_before_the_loss_or_not_an_action_is_no_reuse() -> None:
     # the loss round itself counts: spans of that round come after the fold
     lost0 = lost.with_columns(pl.lit(0, pl.Int64).alias("start"))
     assert reuse(lost0, occ, its, ROUNDS).rows() == [("identifier:ord-1", 10, "b")]
+
+
+def test_asked_again_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    lost = pl.DataFrame({"key": ["identifier:ord-1"], "kind": ["identifier"],
+                         "text": ["ORD-1"], "start": [0]})
+    users = pl.DataFrame({"id": ["u"], "ri": [1], "round": [11], "text": ["is ORD-1 ok?"]})
+    assert harm.asked_again(lost, users).rows() == [("identifier:ord-1", 0, "u", 1, 11)]
+    monkeypatch.setattr(harm, "ASKED_AGAIN_MAX_CHECKS", 0)
+    assert harm.asked_again(lost, users).height == 0
