@@ -281,7 +281,8 @@ def extract_cached(text: str, span_type: str = "prose") -> tuple[Discriminator, 
             seen.add((d.kind, d.norm))
             line += body.count("\n", pos, d.start)
             pos = d.start
-            unique.append(Discriminator(d.kind, d.text, d.norm, d.start, d.end, line))
+            unique.append(d if line == 1 else
+                          Discriminator(d.kind, d.text, d.norm, d.start, d.end, line))
     return tuple(unique)
 
 

@@ -62,6 +62,7 @@ _TO_BASE = {"ms": ("time", 1.0), "s": ("time", 1000.0), "min": ("time", 60000.0)
             "gib": ("bytes", 1024.0 ** 3), "tib": ("bytes", 1024.0 ** 4)}
 
 
+@lru_cache(maxsize=65536)
 def _module_key(name: str) -> str:
     """One form for a module and its file (issue 10, point 3): the last dotted part of
     ``Spotter.Repo.Migrations.AddState`` or the file name of ``20260211_add_state.exs``
@@ -154,6 +155,7 @@ _SUFFIXES = ("ations", "ation", "ingly", "ings", "ing", "edly", "ed", "ly", "ful
              "ment", "es", "s", "e")
 
 
+@lru_cache(maxsize=65536)
 def _stem(w: str) -> str:
     """Crude suffix stripping so "migrations"/"migration", "enabled"/"enable",
     "gracefully"/"graceful", "degradation"/"degrade" compare (up to two passes)."""
@@ -166,6 +168,7 @@ def _stem(w: str) -> str:
     return w
 
 
+@lru_cache(maxsize=65536)
 def _is_key(w: str) -> bool:
     """Identifier-like object words (numbers, flags, paths, names) and scope terms."""
     return (w in _SCOPE_WORDS or w.startswith("-")
