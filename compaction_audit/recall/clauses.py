@@ -12,6 +12,9 @@ clause is cut on real text:
   service module required") are part of it: the clause takes the negation's kind when
   nothing but stopwords stands between the markers ("must not introduce X" is the
   negation "not introduce X"); causal, ordering and condition markers start a new one;
+* the text of a negation or a must/only constraint starts at its subject (up to four
+  content words on its left in the same sentence: "Already-closed annotations must
+  remain unchanged"); its norm keeps the words after the marker;
 * a fragment is dropped: fewer than two content words, or an open backtick that does not
   close within the sentence; a trailing "and"/"or" is trimmed;
 * sentence-initial imperatives without must/not count: keep, preserve, retain, ensure
@@ -74,6 +77,7 @@ _MARKERS: list[tuple[Kind, str, str]] = [
         r"backed\s+out", r"undid", r"undone")),
 ]
 _TWO_SIDED = frozenset({"sequence", "revert", "instead"})
+_SUBJECT_SHOWN = frozenset({"not", "must", "only"})  # "Existing tests with only `uuid` ..."
 _ABSORBED = frozenset({Kind.NEGATION, Kind.CONSTRAINT})  # nested markers a clause keeps
 
 
@@ -271,6 +275,10 @@ def scan_clauses(text: str, out: list[Discriminator],
             start, left = _left(low, masked, prev_end, first)
         elif kind is Kind.NEGATION and (aux := _AUX_RE.search(low, max(0, first - 8), first)):
             start = aux.start()
+        if not left and family in _SUBJECT_SHOWN:  # the subject in the text, not the norm
+            subject, said = _left(low, masked, prev_end, first)
+            if said and not any(m[2] < first and m[3] > subject for m in marks[max(0, i - 3):i]):
+                start = min(start, subject)
         words = [*left, *right]
         if negative and kind is not Kind.NEGATION:
             words.insert(0, "not")

@@ -133,3 +133,12 @@ def test_issue_examples_of_facts_that_matter() -> None:
     rules = "## Rules\n- Never push to main\n- Always run the tests first\n"
     assert [d.norm for d in extract(rules, "spec")] == ["req never push main",
                                                         "req always run tests first"]
+
+
+def test_the_text_starts_at_the_subject_the_norm_does_not() -> None:
+    (d,) = extract("Existing tests with only `uuid` continue passing.")
+    assert (d.text, d.norm) == ("Existing tests with only `uuid` continue passing",
+                                "only uuid continue passing")
+    (d,) = extract("The root layout doesn't render flash messages.")
+    assert (d.text, d.norm) == ("The root layout doesn't render flash messages",
+                                "not render flash messages")
