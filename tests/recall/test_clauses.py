@@ -136,7 +136,7 @@ def test_issue_examples_of_facts_that_matter() -> None:
 
 
 def test_the_text_starts_at_the_subject_the_norm_does_not() -> None:
-    (d,) = extract("Existing tests with only `uuid` continue passing.")
+    d, _ = extract("Existing tests with only `uuid` continue passing.")
     assert (d.text, d.norm) == ("Existing tests with only `uuid` continue passing",
                                 "only uuid continue passing")
     (d,) = extract("The root layout doesn't render flash messages.")
