@@ -49,6 +49,10 @@ _HARNESS_RE = re.compile(
     r"|# AGENTS\.md instructions"
     r"|\[Request interrupted by user)")
 
+_PROSE_TOOLS = frozenset({"Task", "Agent", "ExitPlanMode", "TodoWrite", "AskUserQuestion",
+                          "update_plan"})
+"""Tools whose input and output are natural language: a plan, a prompt to a subagent
+and its report, a todo list, a question to the user and the answer chosen."""
 _HARNESS_SOURCES = frozenset({"user:meta", "developer", "system"})
 REMINDER_RE = re.compile(r"<system-reminder>.*?(?:</system-reminder>|\Z)", re.DOTALL)
 """A ``<system-reminder>`` block the product appends to a user turn or a tool result: never
@@ -87,7 +91,9 @@ def span_type(source: str | None, text: str | None) -> SpanType:
     a span made only of ``<system-reminder>`` blocks -> harness; a user, assistant or
     unsourced span opening (after such blocks) with injected product text
     (:data:`_HARNESS_RE`) -> harness; spec text (:func:`is_spec_text`) -> spec;
-    ``tool_call:*`` -> code; ``tool_result:*`` -> tool_output; a span of another source
+    a tool of :data:`_PROSE_TOOLS` (plans, subagent prompts and reports, todo lists,
+    questions to the user) -> prose; ``tool_call:*`` -> code; ``tool_result:*`` ->
+    tool_output; a span of another source
     (not user or assistant) whose lines mostly carry a line
     gutter (``  12→``, ``12:``) -> tool_output; else prose.  Never raises.
     """
@@ -104,6 +110,8 @@ def span_type(source: str | None, text: str | None) -> SpanType:
         return "harness"
     if is_spec_text(body):
         return "spec"
+    if tool and src.split(":", 1)[1] in _PROSE_TOOLS:
+        return "prose"
     if src.startswith("tool_call:"):
         return "code"
     if tool:

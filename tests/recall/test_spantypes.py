@@ -19,6 +19,9 @@ def test_sources_decide_the_type() -> None:
     assert span_type("tool_result:Read", "     1→import os") == "tool_output"
     assert span_type(None, "Raised the timeout.") == "prose"
     assert span_type("tool:shell", "Raised the timeout.") == "prose"  # native free-form
+    # tools that carry natural language: a plan, a subagent's prompt and report
+    assert span_type("tool_call:ExitPlanMode", "Plan: do not touch the schema") == "prose"
+    assert span_type("tool_result:Task", "Found it: never call the v1 API") == "prose"
 
 
 def test_harness_by_source_legacy_source_and_text() -> None:
