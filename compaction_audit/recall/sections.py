@@ -67,7 +67,8 @@ def compaction_view(session: Session, recall: Recall) -> list[dict[str, Any]]:
     the discriminators of the folded content that became unrecoverable at that
     compaction, ranked user first (negations and constraints first), then assistant,
     then tool output; each marked ``asked_again`` when a later user message states
-    it again (evidence the loss did harm).
+    it again, with ``reused_round``/``reused_span`` when a later action reused it
+    (evidence the loss did harm), and its ``span_type`` and ``span_line``.
     """
     out = []
     lost = recall.lost
@@ -82,10 +83,13 @@ def compaction_view(session: Session, recall: Recall) -> list[dict[str, Any]]:
         rows = lost.filter(here).to_dicts()
         rows.sort(key=lambda d: (_source_rank(d["span_source"]), -d["rank"], d["text"]))
         entries = [{"kind": d["kind"], "text": d["text"], "span": d["span"],
-                    "source": d["span_source"], "cause": d["cause"],
+                    "source": d["span_source"], "span_type": d["span_type"],
+                    "span_line": d["span_line"], "cause": d["cause"],
                     "asked_again": d["asked_again_round"] is not None,
                     "asked_again_round": d["asked_again_round"],
-                    "asked_again_span": d["asked_again_span"]} for d in rows]
+                    "asked_again_span": d["asked_again_span"],
+                    "reused_round": d["reused_round"], "reused_span": d["reused_span"]}
+                   for d in rows]
         out.append({**c, "compression_ratio": ratio, "lost": entries,
                     "lost_checked": not opaque and not recall.redacted,
                     "not_checkable": ("opaque" if opaque else
