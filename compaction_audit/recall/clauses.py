@@ -23,7 +23,8 @@ clause is cut on real text:
   "unchanged" and "as is" (``exact``), and "nothing"/"none", take their object from
   the left when nothing follows them;
 * a ``condition``: when, whenever, if, unless, only on/in/when/if, with two or more
-  content words (the words left of it count when fewer follow it); "since" is causal
+  content words (the words left of it count when fewer follow it, and always for
+  "only ...": "runs only in review mode"); "since" is causal
   only when a clause follows it (a verb or a subject pronoun within a few words), not
   "since v1.2" or "since the meeting";
 * "required" is a marker only as a predicate ("is required", "TTL required for
@@ -138,11 +139,12 @@ _DANGLING = frozenset({"and", "or", "nor", "the", "a", "an", "to", "of", "with",
 _MAX_OBJECT, _MAX_LEFT, _WINDOW, _LEFT_WINDOW = 8, 4, 160, 60
 
 
-def content_words(segment: str, limit: int = _MAX_OBJECT) -> list[str]:
-    """First ``limit`` normalized content words of a lowercased segment."""
-    words: list[str] = []
-    for tok in _OBJ_TOKEN_RE.findall(segment):
-        w = tok.rstrip(".")
+def _content_at(segment: str, limit: int) -> list[tuple[int, str]]:
+    """(offset, normalized word) of the first ``limit`` content words of a lowercased
+    segment."""
+    words: list[tuple[int, str]] = []
+    for m in _OBJ_TOKEN_RE.finditer(segment):
+        w = m.group().rstrip(".")
         if not w or w in _STOPWORDS or not (w[0].isalnum() or w[-1].isalnum()):
             continue
         if "," in w:
@@ -151,10 +153,15 @@ def content_words(segment: str, limit: int = _MAX_OBJECT) -> list[str]:
             w = w[1:]
         if w.endswith(("n't", "n\u2019t")):
             w = "not"
-        words.append(SCOPE_CANON.get(w, w))
+        words.append((m.start(), SCOPE_CANON.get(w, w)))
         if len(words) == limit:
             break
     return words
+
+
+def content_words(segment: str, limit: int = _MAX_OBJECT) -> list[str]:
+    """First ``limit`` normalized content words of a lowercased segment."""
+    return [w for _, w in _content_at(segment, limit)]
 
 
 def _lower(text: str) -> str:
@@ -213,10 +220,13 @@ def _left(low: str, masked: str, lo: int, m_start: int) -> tuple[int, list[str]]
         lo += 1
     cuts = [x.end() for x in _SENTENCE_END_RE.finditer(masked, lo, m_start)]
     start = cuts[-1] if cuts else lo
-    words = content_words(low[start:m_start], 99)[-_MAX_LEFT:]
+    found = _content_at(low[start:m_start], 99)
+    if len(found) > _MAX_LEFT:  # start at the first word kept (with its backtick)
+        at = start + found[-_MAX_LEFT][0]
+        return at - (low[at - 1:at] == "`"), [w for _, w in found[-_MAX_LEFT:]]
     seg = low[start:m_start]
     lead = _LEAD_MARKUP_RE.match(seg)
-    return start + (lead.end() if lead else 0), words
+    return start + (lead.end() if lead else 0), [w for _, w in found]
 
 
 def scan_clauses(text: str, out: list[Discriminator],
@@ -267,8 +277,9 @@ def scan_clauses(text: str, out: list[Discriminator],
         if family in _TWO_SIDED:
             start, left = _left(low, masked, prev_end, first)
             right = [">", *right]
-        elif ((kind is Kind.CONDITION and len(right) < 2)  # "subscribe only when connected"
-              or low[first:first + 8] == "required"):  # "token + TTL required for safety"
+        elif ((kind is Kind.CONDITION and (len(right) < 2 or low[first:first + 5] == "only "))
+              or low[first:first + 8] == "required"):  # "subscribe only when connected",
+            # "runs only in review mode", "token + TTL required for safety"
             start, left = _left(low, masked, prev_end, first)
         elif not right and (family == "exact" or low[first:m_end] in ("nothing", "none")):
             # "keep status codes exactly", "exits silently and injects nothing": the left

@@ -69,7 +69,7 @@ def test_condition_kind() -> None:
     assert ("condition", "if subscribe connected") in found
     assert ("condition", "if lock still held") in found
     assert ("condition", "if cache warm") in found
-    assert ("condition", "if review mode") in found
+    assert ("condition", "if runs review mode") in found
     assert clauses("Use it if.") == []  # nothing after it
 
 
