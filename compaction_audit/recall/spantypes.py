@@ -49,6 +49,7 @@ _HARNESS_RE = re.compile(
     r"|# AGENTS\.md instructions"
     r"|\[Request interrupted by user)")
 
+_BANG_RE = re.compile(r"\s*<(?:bash-input|bash-stdout|bash-stderr)>")
 _PROSE_TOOLS = frozenset({"Task", "Agent", "ExitPlanMode", "TodoWrite", "AskUserQuestion",
                           "update_plan"})
 """Tools whose input and output are natural language: a plan, a prompt to a subagent
@@ -91,7 +92,8 @@ def span_type(source: str | None, text: str | None) -> SpanType:
     a span made only of ``<system-reminder>`` blocks -> harness; a user, assistant or
     unsourced span opening (after such blocks) with injected product text
     (:data:`_HARNESS_RE`) -> harness; spec text (:func:`is_spec_text`) -> spec;
-    a tool of :data:`_PROSE_TOOLS` (plans, subagent prompts and reports, todo lists,
+    a user turn that is a shell command run with "!" (``<bash-input>``,
+    ``<bash-stdout>``) -> tool_output; a tool of :data:`_PROSE_TOOLS` (plans, subagent prompts and reports, todo lists,
     questions to the user) -> prose; ``tool_call:*`` -> code; ``tool_result:*`` ->
     tool_output; a span of another source
     (not user or assistant) whose lines mostly carry a line
@@ -110,6 +112,8 @@ def span_type(source: str | None, text: str | None) -> SpanType:
         return "harness"
     if is_spec_text(body):
         return "spec"
+    if not tool and _BANG_RE.match(body):  # a shell command the person ran with "!"
+        return "tool_output"
     if tool and src.split(":", 1)[1] in _PROSE_TOOLS:
         return "prose"
     if src.startswith("tool_call:"):

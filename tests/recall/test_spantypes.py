@@ -36,6 +36,8 @@ def test_harness_by_source_legacy_source_and_text() -> None:
     assert span_type(None, "This session is being continued from a previous conversation "
                            "that ran out of context.") == "harness"
     assert span_type("user", "Base directory for this skill: /x") == "harness"
+    # a command the person ran with "!" is tool output, not their words
+    assert span_type("user", "<bash-stdout>error: not found</bash-stdout>") == "tool_output"
     # a person quoting the caveat mid-sentence is still a person
     assert span_type("user", "why does it say DO NOT respond to these messages?") == "prose"
 
