@@ -94,9 +94,9 @@ def span_type(source: str | None, text: str | None) -> SpanType:
     (:data:`_HARNESS_RE`) -> harness; spec text (:func:`is_spec_text`) -> spec;
     a user turn that is a shell command run with "!" (``<bash-input>``,
     ``<bash-stdout>``) -> tool_output; a tool of :data:`_PROSE_TOOLS` (plans, subagent
-    prompts and reports, todo lists, questions to the user) -> prose; ``tool_call:*`` -> code; ``tool_result:*`` ->
-    tool_output; a span of another source
-    (not user or assistant) whose lines mostly carry a line
+    prompts and reports, todo lists, questions to the user) -> prose; ``tool_call:*``
+    -> code; ``tool_result:*`` -> tool_output; a span of another source (not user or
+    assistant) whose lines mostly carry a line
     gutter (``  12→``, ``12:``) -> tool_output; else prose.  Never raises.
     """
     src = source or ""
