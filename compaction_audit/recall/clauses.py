@@ -240,7 +240,7 @@ def scan_clauses(text: str, out: list[Discriminator],
         starts = [a for a, _ in skip]
         marks = [m for m in marks
                  if not ((k := bisect_right(starts, m[2]) - 1) >= 0 and m[2] < skip[k][1])]
-    i, prev_end = 0, 0
+    i, prev_end, prev_mark = 0, 0, 0
     while i < len(marks):
         kind, family, m_start, m_end = marks[i]
         first = m_start
@@ -274,8 +274,8 @@ def scan_clauses(text: str, out: list[Discriminator],
         negative = kind is Kind.NEGATION or any(w in NEGATION_WORDS for w in right)
         right = [w for w in right if w not in NEGATION_WORDS]
         start, left = first, list[str]()
-        if family in _TWO_SIDED:
-            start, left = _left(low, masked, prev_end, first)
+        if family in _TWO_SIDED:  # its left side may be the previous clause's object
+            start, left = _left(low, masked, prev_mark, first)
             right = [">", *right]
         elif ((kind is Kind.CONDITION and (len(right) < 2 or low[first:first + 5] == "only "))
               or low[first:first + 8] == "required"):  # "subscribe only when connected",
@@ -293,11 +293,13 @@ def scan_clauses(text: str, out: list[Discriminator],
         words = [*left, *right]
         if negative and kind is not Kind.NEGATION:
             words.insert(0, "not")
-        if family in _TWO_SIDED:  # right holds ">"
-            enough = len(left) + len(right) > 2 and (family == "revert" or (left and right[1:]))
+        if family in _TWO_SIDED:  # right holds ">"; an arrow and "instead" need both sides
+            both = family == "instead" or low[first:first + 1] in "-→"
+            enough = len(left) + len(right) > 2 and (not both or bool(left and right[1:]))
         else:
             enough = len([w for w in words if w != "not"]) >= 2
         i = j
+        prev_mark = m_end
         if not enough:
             continue
         seg = text[start:end].rstrip().rstrip(",")

@@ -142,3 +142,12 @@ def test_the_text_starts_at_the_subject_the_norm_does_not() -> None:
     (d,) = extract("The root layout doesn't render flash messages.")
     assert (d.text, d.norm) == ("The root layout doesn't render flash messages",
                                 "not render flash messages")
+
+
+def test_an_ordering_may_lean_on_the_previous_clause() -> None:
+    found = {(d.kind.value, d.norm) for d in extract("Migration 0104 must run before 0105.")}
+    assert ("ordering", "sequence run > 0105") in found
+    # a word order needs one side only; an arrow needs both
+    assert ("ordering", "sequence > failed migration") in {
+        (d.kind.value, d.norm) for d in extract("It was rolled back after a failed migration.")}
+    assert clauses("-> deploy now") == []
