@@ -218,8 +218,11 @@ def _left(low: str, masked: str, lo: int, m_start: int) -> tuple[int, list[str]]
     lo = max(lo, m_start - _LEFT_WINDOW)
     while 0 < lo < m_start and low[lo - 1].isalnum():  # do not start mid-word
         lo += 1
-    cuts = [x.end() for x in _SENTENCE_END_RE.finditer(masked, lo, m_start)]
-    start = cuts[-1] if cuts else lo
+    start = lo
+    for cut in _SENTENCE_END_RE.finditer(masked, lo):  # no endpos: lookaheads see on
+        if cut.start() >= m_start:
+            break
+        start = cut.end()
     found = _content_at(low[start:m_start], 99)
     if len(found) > _MAX_LEFT:  # start at the first word kept (with its backtick)
         at = start + found[-_MAX_LEFT][0]

@@ -80,6 +80,7 @@ _ENV_BEFORE = "(?:" + "|".join(
     + [r"(?<=[=:/])"]) + ")"
 _ENV_AFTER = (r"(?=/|\s+(?:env|environments?|clusters?|servers?|databases?|db|deploy(?:ments?)?"
               r"|instances?|stacks?|namespaces?|config|branch|builds?|hosts?|nodes?|data"
+              r"|migrations?|releases?|rollouts?|tables?|buckets?|keys?|urls?|api"
               r"|credentials|secrets|traffic|only)\b)")
 _COMMON_SHORT = frozenset([
     "a", "an", "as", "at", "by", "in", "of", "on", "or", "to", "up", "the", "and", "non", "pre",

@@ -151,3 +151,9 @@ def test_an_ordering_may_lean_on_the_previous_clause() -> None:
     assert ("ordering", "sequence > failed migration") in {
         (d.kind.value, d.norm) for d in extract("It was rolled back after a failed migration.")}
     assert clauses("-> deploy now") == []
+
+
+def test_a_subject_stops_at_the_previous_clause() -> None:
+    text = "Raise the timeout from 30000 to 45000, and do NOT run the prod migration."
+    assert [d.text for d in extract(text) if d.kind is Kind.NEGATION] == [
+        "do NOT run the prod migration"]

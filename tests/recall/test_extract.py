@@ -65,9 +65,10 @@ def test_identifier_shapes() -> None:
 
 
 def test_scope_only_in_an_environment_context() -> None:
-    for text in ("deploy on prod", "ENV=prod make", "image:prod", "the prod database"):
+    for text in ("deploy on prod", "ENV=prod make", "image:prod", "the prod database",
+                 "run the prod migration"):
         assert ("scope", "prod") in found(text), text
-    for text in ("prod is fine", "a dev said so", "we ran qa checks"):
+    for text in ("prod is fine", "a dev said so", "we ran qa checks", "the dev team"):
         assert not any(k == "scope" for k, _ in found(text)), text
 
 
