@@ -181,16 +181,30 @@ these still need a same-family marker in the summary."""
 _MODALS = frozenset({"must", "should", "shall", "only", "always", "required", "need", "needs"})
 
 
+_HEAD = 5
+"""A long clause or requirement (more than this many distinct stems) also survives by
+its head: most of its first five stems in one sentence."""
+
+
 def _sentence_survives(words: list[str], idx: _Index, negative: bool) -> bool:
     """Most (more than half) of the stemmed content words in one summary sentence of the
-    same polarity, whatever its marker (issue 10, point 3)."""
-    stems = {_stem(w) for w in words
-             if w != ">" and w not in NEGATION_WORDS and w not in _MODALS}
-    if len(stems) < 2:
+    same polarity, whatever its marker (issue 10, point 3).  A long one (more than
+    :data:`_HEAD` distinct stems) also survives when most of its first five stems are
+    in one such sentence: a spec bullet leads with its fact and trails qualifications
+    ("Flash reports accurate closure count for both non-empty and empty cases" is kept
+    by "flash ... showing closure count")."""
+    ordered = list(dict.fromkeys(_stem(w) for w in words
+                                 if w != ">" and w not in NEGATION_WORDS and w not in _MODALS))
+    if len(ordered) < 2:
         return False
+    stems = set(ordered)
     need = len(stems) // 2 + 1
-    return any(neg == negative and len(stems & cand) >= need
-               for cand, neg in idx.sentences)
+    head = set(ordered[:_HEAD]) if len(ordered) > _HEAD else None
+    for cand, neg in idx.sentences:
+        if neg == negative and (len(stems & cand) >= need
+                                or (head is not None and len(head & cand) > _HEAD // 2)):
+            return True
+    return False
 
 
 def _clause_survives(d: Discriminator, idx: _Index) -> bool:

@@ -81,3 +81,14 @@ def test_dropped_reads_the_span_type() -> None:
     assert {d.norm for d in dropped(output, "nothing", "tool_output")} == {"45000",
                                                                             "timeout_ms"}
     assert dropped(output, "nothing", "harness") == []
+
+
+def test_a_long_requirement_survives_by_its_head() -> None:
+    spec = ("Definition of Done:\n"
+            "- Flash reports accurate closure count for both non-empty and empty cases.\n")
+    d = one(spec, Kind.REQUIREMENT, "spec")
+    assert survives(d, "Added a flash display that reports the closure count.")
+    assert not survives(d, "Tests cover both the non-empty and the empty case.")  # tail only
+    assert not survives(d, "The flash never reports a closure count.")  # flipped
+    short = one("Edge cases:\n- Token expires by its TTL.\n", Kind.REQUIREMENT, "spec")
+    assert not survives(short, "The token is checked.")  # 1 of 3: no head rule for short ones
