@@ -306,7 +306,7 @@ def scan_clauses(text: str, out: list[Discriminator],
         if not enough:
             continue
         seg = text[start:end].rstrip().rstrip(",")
-        while (tail := seg.rsplit(None, 1))[-1].lower() in _DANGLING and len(tail) > 1:
+        while len(tail := seg.rsplit(None, 1)) > 1 and tail[1].lower() in _DANGLING:
             seg = tail[0].rstrip().rstrip(",")
         end = start + len(seg)
         prev_end = end
