@@ -209,11 +209,17 @@ def typed_items(session: Session) -> pl.DataFrame:
     (:func:`compaction_audit.recall.spantypes.span_type`, computed once per distinct
     (source, text)); a summary's text is read as prose."""
     items = session.items
-    spans = items.filter(pl.col("kind") == "span").select("source", "text").unique()
+    null = "\x00"  # joins on (source, text) with nulls as a value no log text holds
+    keys = [pl.col("source").fill_null(null).alias("_src"),
+            pl.col("text").fill_null(null).alias("_txt")]
+    spans = items.filter(pl.col("kind") == "span").select(*keys, "source", "text").unique(
+        subset=["_src", "_txt"])
     types = [span_type(src, text) for src, text in zip(spans["source"].to_list(),
                                                         spans["text"].to_list(), strict=True)]
-    table = spans.with_columns(pl.Series("stype", types, pl.String))
-    return (items.join(table, on=["source", "text"], how="left", nulls_equal=True)
+    table = spans.select("_src", "_txt").with_columns(pl.Series("stype", types, pl.String))
+    return (items.with_row_index("_row").with_columns(*keys)
+            .join(table, on=["_src", "_txt"], how="left").sort("_row")
+            .drop("_row", "_src", "_txt")
             .with_columns(pl.when(pl.col("kind") == "span").then(pl.col("stype"))
                           .otherwise(pl.lit("prose")).alias("stype")))
 
