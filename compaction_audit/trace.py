@@ -19,8 +19,9 @@ from compaction_audit.errors import UsageError
 from compaction_audit.model import Session
 from compaction_audit.recall import extract as ext
 from compaction_audit.recall import survival as surv
+from compaction_audit.recall.spantypes import span_type
 
-_CLAUSES = (ext.Kind.NEGATION, ext.Kind.CONSTRAINT, ext.Kind.CAUSAL, ext.Kind.ORDERING)
+_CLAUSES = ext.CLAUSE_KINDS
 
 MAX_LEVELS = 16
 """Deepest tree level shown; below it one node says how much was left out.  A chain of
@@ -164,7 +165,7 @@ def trace_discriminator(session: Session, query: str) -> Node:
     for item, row in log.rows.items():
         if row["kind"] != "span" or row["text"] is None:
             continue
-        found = ext.extract(row["text"])
+        found = ext.extract(row["text"], span_type(row["source"], row["text"]))
         for d in found:
             if _matches(query, d):
                 others = [c for c in found if c is not d]
@@ -198,7 +199,9 @@ def trace_span(session: Session, item: str) -> Node:
                 break
             seen.add(fold)
             row, child = log.rows[fold], log.rows[node_id]
-            lost = ([d.text for d in surv.dropped(child["text"], row["text"])]
+            ctype = (span_type(child["source"], child["text"]) if child["kind"] == "span"
+                     else "prose")
+            lost = ([d.text for d in surv.dropped(child["text"], row["text"], ctype)]
                     if row["text"] is not None and child["text"] is not None else None)
             what = ("no text to compare" if lost is None else
                     f"dropped {', '.join(map(repr, lost))}" if lost else "kept every "
