@@ -15,7 +15,7 @@ from compaction_audit.recall.ranking import (
     span_type_from_source,
     tier_counts,
 )
-from tests.logs import LogWriter, rnd
+from tests.logs import LogWriter, rnd, session
 
 
 def lost_table(rows: list[dict[str, Any]], **extra: pl.DataType) -> pl.DataFrame:
@@ -176,6 +176,7 @@ def span(i: str, text: str, source: str) -> dict[str, Any]:
 
 def test_report_lists_lost_facts_in_tier_order(write_log: LogWriter) -> None:
     path = write_log([
+        session(),
         rnd(0, spans=[span("u1", "Never deploy on Fridays.", "user"),
                       span("a1", "I decided the cache must stay disabled in prod.",
                            "assistant"),
@@ -188,12 +189,14 @@ def test_report_lists_lost_facts_in_tier_order(write_log: LogWriter) -> None:
     report = audit_session(read_native(str(path)))
     lost = report.extra["lost_discriminators"]
     got = [(d["tier"], d["span"], d["kind"], d["text"]) for d in lost]
+    # a clause shows its left side ("the cache must ..."); tool output gives the keyed
+    # value "retries=12" and not the bare key, which no prose used (issue 10, point 1)
     assert got == [
         (2, "u1", "negation", "Never deploy on Fridays"),
-        (4, "a1", "constraint", "must stay disabled in prod"),
+        (4, "a1", "constraint", "I decided the cache must stay disabled in prod"),
         (5, "a1", "scope", "prod"),
-        (6, "t1", "quantity", "12"),
-        (6, "t1", "identifier", "retries"),
+        (6, "t1", "quantity", "retries=12"),
     ]
-    assert all(d["span_line"] == 1 for d in lost)
-    assert report.extra["lost_tiers"] == {"1": 0, "2": 1, "3": 0, "4": 1, "5": 1, "6": 2}
+    # the log line that stated each (round 0 is line 2, after the session record)
+    assert all(d["span_line"] == 2 for d in lost)
+    assert report.extra["lost_tiers"] == {"1": 0, "2": 1, "3": 0, "4": 1, "5": 1, "6": 1}
