@@ -193,8 +193,10 @@ def rank_lost(lost: pl.DataFrame, items: pl.DataFrame | None = None) -> pl.DataF
     (kept when the table has it, else the ``line`` of the span in ``items``, the
     session's ``items`` table with ``id`` and ``line``; null when neither).  Order:
     tier, then later spans first (``span_line`` descending, then the span's position
-    in ``items``: adapters give every span of a round the round's line), then the
-    kind's rank (worst first), then the text.
+    in ``items``: a native round's spans share its line), then later lines of one span
+    first (``text_line`` descending when the table has it: a long tool result that
+    holds several task specs ends with the latest), then the kind's rank (worst
+    first), then the text.
     """
     ranked = add_tiers(lost).filter(pl.col("span_type") != "harness")
     if "span_line" not in ranked.columns:
@@ -207,8 +209,10 @@ def rank_lost(lost: pl.DataFrame, items: pl.DataFrame | None = None) -> pl.DataF
                                 .cast(pl.Int64)))
     else:
         ranked = ranked.with_columns(pl.lit(None, pl.Int64).alias("_order"))
-    return (ranked.sort(["tier", "span_line", "_order", "rank", "text"],
-                        descending=[False, True, True, True, False], nulls_last=True,
+    if "text_line" not in ranked.columns:
+        ranked = ranked.with_columns(pl.lit(None, pl.Int64).alias("text_line"))
+    return (ranked.sort(["tier", "span_line", "_order", "text_line", "rank", "text"],
+                        descending=[False, True, True, True, True, False], nulls_last=True,
                         maintain_order=True)
             .drop("_line", "_order", strict=False))
 

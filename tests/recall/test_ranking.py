@@ -200,3 +200,20 @@ def test_report_lists_lost_facts_in_tier_order(write_log: LogWriter) -> None:
     # the log line that stated each (round 0 is line 2, after the session record)
     assert all(d["span_line"] == 2 for d in lost)
     assert report.extra["lost_tiers"] == {"1": 0, "2": 1, "3": 0, "4": 1, "5": 1, "6": 1}
+
+
+def test_within_one_span_later_lines_first() -> None:
+    # one tool result holding three task specs: the last (the pending task) comes first;
+    # without text_line the kind's rank decides
+    spec = "tool_result:Bash"
+    frame = lost_table([row("requirement", "Show the badge", spec, span_type="spec",
+                            text_line=3, span_line=660),
+                        row("requirement", "Token expires by TTL", spec, span_type="spec",
+                            text_line=204, span_line=660),
+                        row("negation", "Do not use temp files", spec, span_type="spec",
+                            text_line=139, span_line=660)],
+                       span_type=pl.String, text_line=pl.Int64, span_line=pl.Int64)
+    assert rank_lost(frame)["text"].to_list() == [
+        "Token expires by TTL", "Do not use temp files", "Show the badge"]
+    assert rank_lost(frame.drop("text_line"))["text"].to_list() == [
+        "Do not use temp files", "Show the badge", "Token expires by TTL"]
