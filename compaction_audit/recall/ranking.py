@@ -9,7 +9,8 @@ tier  name                which items
 1     asked again         a person stated it again after it was lost (harm shown)
 2     typed by a person   a clause (or value) a person typed (``span_source`` "user"
                           or "user:...", not the legacy harness "user:meta")
-3     spec requirement    a clause from spec text (markdown requirements, no-gos...)
+3     spec requirement    a whole clause from spec text (markdown requirements,
+                          no-gos...; a fragment of one is "other prose")
 4     assistant decision  a clause the assistant wrote, with at least two content
                           words and not chatter ("let me", "I'll", "now", ...)
 5     other prose         anything else from prose (values in prose, fragments)
@@ -142,7 +143,7 @@ def tier_exprs(asked_again: str = "asked_again_round", source: str = "span_sourc
     tier = (
         pl.when(again.is_not_null()).then(1)
         .when(person & (stype != "harness")).then(2)
-        .when(clause & (stype == "spec")).then(3)
+        .when(clause & (stype == "spec") & ~cut).then(3)
         .when(decision).then(4)
         .when(tool & ~maybe_spec).then(6)
         .otherwise(5)
@@ -151,7 +152,7 @@ def tier_exprs(asked_again: str = "asked_again_round", source: str = "span_sourc
         pl.when(again.is_not_null())
         .then(pl.format("a person stated it again at round {}", again))
         .when(person & (stype != "harness")).then(pl.lit("typed by a person"))
-        .when(clause & (stype == "spec")).then(pl.lit("a requirement from spec text"))
+        .when(clause & (stype == "spec") & ~cut).then(pl.lit("a requirement from spec text"))
         .when(decision).then(pl.lit("a decision in the assistant's prose"))
         .when(code_arrow).then(pl.lit("an arrow in code or a log line, not an ordering"))
         .when(clause & cut).then(pl.lit("a fragment: cut short or fewer than two content "
@@ -162,7 +163,9 @@ def tier_exprs(asked_again: str = "asked_again_round", source: str = "span_sourc
                         .otherwise(pl.lit("tool output"))))
         .when(maybe_spec).then(pl.lit("a clause in tool output (span type unknown)"))
         .when(clause & chatter).then(pl.lit("assistant narration, not a decision"))
-        .otherwise(pl.format("{} {} in prose", article, kind))
+        .otherwise(pl.format("{} {} in {}", article, kind,
+                             pl.when(stype == "spec").then(pl.lit("spec text"))
+                             .otherwise(pl.lit("prose"))))
     )
     return tier, why
 

@@ -110,6 +110,17 @@ def test_span_type_column_wins_over_the_source() -> None:
         row("identifier", "x.test.ts", "tool_result:Read", span_type="code"),
     ], span_type=pl.String)
     assert [t for _, t, _ in tiers(frame)] == [3, 6, 5, 6]
+    # a fragment of spec text ("must add `", one content word) is no requirement;
+    # a value in spec text says where it came from
+    cut = lost_table([
+        row("constraint", "must add `", "tool_result:Bash", span_type="spec"),
+        row("condition", "only when", "tool_result:Bash", span_type="spec"),
+        row("identifier", "additionalContext", "tool_result:Bash", span_type="spec"),
+    ], span_type=pl.String)
+    assert [(t, w) for w, t in add_tiers(cut).select("tier_why", "tier").rows()] == [
+        (5, "a fragment: cut short or fewer than two content words"),
+        (5, "a fragment: cut short or fewer than two content words"),
+        (5, "an identifier in spec text")]
     # without a known type, a 2+ word clause in tool output may be spec text (5);
     # an arrow there is not, nor is a one-word fragment
     unknown = lost_table([
