@@ -1,7 +1,8 @@
 """Ranking lost discriminators: the facts that matter first (issue 10, point 5).
 
 Every lost item gets a *tier*; reports order by tier, and within a tier later spans
-first (the most recent statement of the task is the one a later decision builds on):
+first, and within a span later lines first (the most recent statement of the task is
+the one a later decision builds on):
 
 ====  ==================  ===========================================================
 tier  name                which items
