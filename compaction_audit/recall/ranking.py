@@ -46,8 +46,9 @@ LOW_TIERS = frozenset({5, 6})
 """Tiers whose loss alone is at most a warning (issue 10, point 6)."""
 
 VALUE_KINDS = ("quantity", "version", "identifier", "scope", "link")
-"""Single-token kinds (values and identifiers); every other kind is a clause, including
-kinds extraction may add later (a condition, a requirement unit)."""
+"""Single-token kinds (values and identifiers); every other kind is a clause: negation,
+constraint, causal, ordering, condition and requirement (a spec bullet,
+:mod:`compaction_audit.recall.kinds`)."""
 
 SPAN_TYPES = ("prose", "spec", "code", "tool_output", "harness")
 """The span types of the contract (recall/spantypes.py, owner recall-core)."""
