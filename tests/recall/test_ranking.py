@@ -228,3 +228,16 @@ def test_within_one_span_later_lines_first() -> None:
         "Token expires by TTL", "Do not use temp files", "Show the badge"]
     assert rank_lost(frame.drop("text_line"))["text"].to_list() == [
         "Do not use temp files", "Show the badge", "Token expires by TTL"]
+
+
+def test_condition_and_requirement_kinds_are_clauses() -> None:
+    # a requirement unit and a condition from a `bd show` spec read by a tool are spec
+    # requirements (3); the same condition in the assistant's prose is a decision (4)
+    frame = lost_table([
+        row("requirement", "Token is one-time and expires by TTL", "tool_result:Bash",
+            span_type="spec"),
+        row("condition", "runs only in review mode", "tool_result:Bash", span_type="spec"),
+        row("condition", "when annotations exist in the header", "assistant",
+            span_type="prose"),
+    ], span_type=pl.String)
+    assert [t for _, t, _ in tiers(frame)] == [3, 3, 4]
