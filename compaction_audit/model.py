@@ -45,7 +45,8 @@ ITEM_SCHEMA: dict[str, Any] = {
     "depth": pl.Int64,  # derived: 0 for spans, 1 + max(child depth) for summaries
     "ri": pl.Int64,  # round index of creation
     "round": pl.Int64,
-    "line": pl.Int64,
+    "line": pl.Int64,  # the line of the round that brought the item
+    "source_line": pl.Int64,  # the line that stated it: a span's own line (adapters)
     "text": pl.String,
     "salience_class": pl.String,
     "source": pl.String,

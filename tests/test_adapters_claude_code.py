@@ -319,10 +319,11 @@ def test_queued_message_is_a_user_turn_and_a_queued_notice_is_not(
         queue("remove"),
     ])
     assert [line for line, _ in out[1:]] == [1, 4]
+    # each span keeps the line that stated it: the queued message 4, the reply 5
     assert out[2][1]["spans"] == [{"id": "line-4", "tokens": 6, "source": "user",
-                                   "text": "and tag it as stable too"},
+                                   "source_line": 4, "text": "and tag it as stable too"},
                                   {"id": "a2", "tokens": 6, "source": "assistant",
-                                   "text": "Tagged 2.3 as stable."}]
+                                   "source_line": 5, "text": "Tagged 2.3 as stable."}]
 
 
 def test_queued_message_delivered_as_a_line_is_read_once(tmp_path: Path) -> None:

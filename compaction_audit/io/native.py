@@ -202,7 +202,8 @@ class SessionBuilder:
         budget = obj.get("budget_tokens")
         if budget is not None:
             budget = rec.as_int(budget, "budget_tokens", 1, rec.MAX_TOKENS)
-        spans = [rec.span(v, f"spans[{i}]") for i, v in
+        lines = "source_format" in self.header.extra  # adapter output: spans carry lines
+        spans = [rec.span(v, f"spans[{i}]", lines) for i, v in
                  enumerate(rec.as_list(obj.get("spans", []), "spans"))]
         summaries = [rec.summary(v, f"summaries[{i}]") for i, v in
                      enumerate(rec.as_list(obj.get("summaries", []), "summaries"))]
@@ -336,7 +337,7 @@ class SessionBuilder:
         self._last_round = r.number
         for s in r.spans:
             self._item(s.id, "span", s.tokens, 0, ri, r.number, line, s.text,
-                       s.salience_class, s.source, None)
+                       s.salience_class, s.source, None, s.source_line)
         for fold, depth in zip(r.summaries, r.depths, strict=True):
             self._item(fold.id, "summary", fold.tokens, depth, ri, r.number, line, fold.text,
                        None, None, fold.accounting)
@@ -391,11 +392,12 @@ class SessionBuilder:
 
     def _item(self, item: str, kind: str, tokens: int, depth: int, ri: int, number: int,
               line: int, text: str | None, cls: str | None, source: str | None,
-              accounting: str | None) -> None:
+              accounting: str | None, source_line: int | None = None) -> None:
         self._kind[item] = kind
         self._depth[item] = depth
         for key, value in (("id", item), ("kind", kind), ("tokens", tokens), ("depth", depth),
-                           ("ri", ri), ("round", number), ("line", line), ("text", text),
+                           ("ri", ri), ("round", number), ("line", line),
+                           ("source_line", source_line or line), ("text", text),
                            ("salience_class", cls), ("source", source),
                            ("accounting", accounting)):
             self._items[key].append(value)

@@ -46,6 +46,16 @@ class SpanRec:
     text: str | None
     salience_class: str | None
     source: str | None
+    source_line: int | None = None
+    """The 1-based log line that stated the span, from an adapter's ``source_line``
+    (read only in adapter output: :data:`SPAN_LINE_KEY`); None: the round's line."""
+
+
+SPAN_LINE_KEY = "source_line"
+"""The key under which the adapters (:class:`compaction_audit.io.tokens.RoundAssembler`)
+write each span's own line in the foreign log.  Native logs keep it as an unknown field
+(spec log-format.md: extra fields are ignored) unless the session record names a
+``source_format``, as the adapters' does."""
 
 
 @dataclass(slots=True)
@@ -128,8 +138,9 @@ def id_list(obj: dict[str, Any], key: str) -> list[str]:
     return ids
 
 
-def span(value: Any, where: str) -> SpanRec:
-    """Validate a span object."""
+def span(value: Any, where: str, lines: bool = False) -> SpanRec:
+    """Validate a span object; with ``lines`` (adapter output) also its optional
+    :data:`SPAN_LINE_KEY`, a line number >= 1."""
     if type(value) is not dict:
         raise FieldError(f"expected an object, got {_kind(value)}", where)
     if "id" not in value:
@@ -150,6 +161,8 @@ def span(value: Any, where: str) -> SpanRec:
         opt_str(value, "text", where),
         cls,
         source,
+        as_int(value[SPAN_LINE_KEY], f"{where}.{SPAN_LINE_KEY}", 1)
+        if lines and value.get(SPAN_LINE_KEY) is not None else None,
     )
 
 

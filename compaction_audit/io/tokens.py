@@ -21,6 +21,7 @@ import orjson
 from compaction_audit.errors import LogError
 from compaction_audit.io.harness import SUMMARY
 from compaction_audit.io.lines import iter_lines
+from compaction_audit.io.records import SPAN_LINE_KEY
 
 BYTES_PER_TOKEN = 4
 """The estimate's divisor: about four UTF-8 bytes per token for English text and code."""
@@ -117,12 +118,16 @@ class RoundAssembler:
              tokens: int | None = None) -> dict[str, Any]:
         """Add a raw span defined at ``line``; ``tokens`` defaults to the estimate of ``text``.
 
+        The span keeps ``line`` under :data:`~compaction_audit.io.records.SPAN_LINE_KEY`:
+        reports show where a lost fact was stated, not the round's line (issue 10).
+
         Returns the span object, which the caller may still update (e.g. to set
         ``tokens`` once an API call's usage is complete).
         """
         if tokens is None:
             tokens = estimate_tokens(text or "")
-        obj: dict[str, Any] = {"id": self.new_id(base_id), "tokens": tokens, "source": source}
+        obj: dict[str, Any] = {"id": self.new_id(base_id), "tokens": tokens, "source": source,
+                               SPAN_LINE_KEY: line}
         if text is not None:
             obj["text"] = text
         if self._current is None:

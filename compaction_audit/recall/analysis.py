@@ -207,8 +207,11 @@ class _Helper:
 def typed_items(session: Session) -> pl.DataFrame:
     """``session.items`` with ``stype``: the span type of each item
     (:func:`compaction_audit.recall.spantypes.span_type`, computed once per distinct
-    (source, text)); a summary's text is read as prose."""
+    (source, text)); a summary's text is read as prose.  ``source_line`` (the log line
+    that stated the item) is the round's ``line`` where the table has none."""
     items = session.items
+    if "source_line" not in items.columns:
+        items = items.with_columns(pl.col("line").alias("source_line"))
     null = "\x00"  # joins on (source, text) with nulls as a value no log text holds
     keys = [pl.col("source").fill_null(null).alias("_src"),
             pl.col("text").fill_null(null).alias("_txt")]
@@ -568,14 +571,17 @@ def _lost_table(session: Session, items: pl.DataFrame, occ: pl.DataFrame,
                 names: pl.DataFrame, losses: pl.DataFrame,
                 drops: pl.DataFrame) -> pl.DataFrame:
     """First loss of each discriminator (a gap in its recoverability, or a fold that
-    dropped it with nothing else holding it), with source span, its type and line, the
+    dropped it with nothing else holding it), with source span, its type and the log
+    line that stated it (``span_line``: the earliest span holding it; ``text_line``:
+    its 1-based line inside that span's cleaned text), the
     fold that lost it, the round, whether a user span stated it again afterwards, and
     whether a later action reused it (:func:`compaction_audit.recall.harm.reuse`)."""
     rounds = session.rounds.select("ri", "round", "line")
     first = losses.sort("start", descending=False).group_by("key", maintain_order=True).agg(
         pl.col("start").first(), pl.col("by_fold").any())
-    source = occ.join(items.select("id", pl.col("ri").alias("born"), "source"),
-                      on="id").sort("born").group_by("key", maintain_order=True).first()
+    spans = items.select("id", pl.col("ri").alias("born"), "source", "source_line")
+    source = (occ.rename({"line": "text_line"}).join(spans, on="id").sort("born")
+              .group_by("key", maintain_order=True).first())
     fold_at = (first.select("key", "start").join(drops, on="key")
                .filter(pl.col("ri") <= pl.col("start")).sort("ri", descending=True)
                .group_by("key", maintain_order=True).first()
@@ -607,7 +613,7 @@ def _lost_table(session: Session, items: pl.DataFrame, occ: pl.DataFrame,
         lost.join(again, on="key", how="left").join(reused, on="key", how="left")
         .select("kind", "text", "rank", pl.col("id").alias("span"),
                 pl.col("source").alias("span_source"), pl.col("stype").alias("span_type"),
-                pl.col("line").alias("span_line"),
+                pl.col("source_line").alias("span_line"), "text_line",
                 pl.when(pl.col("by_fold")).then(pl.lit("fold")).otherwise(pl.lit("eviction"))
                 .alias("cause"), "fold", "fold_round", "fold_line", "lost_round", "lost_line",
                 "asked_again_span", "asked_again_round", "reused_round", "reused_span", "key")

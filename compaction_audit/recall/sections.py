@@ -25,8 +25,10 @@ transcript"."""
 
 def ranked_lost(recall: Recall, session: Session) -> pl.DataFrame:
     """``recall.lost`` in report order (:func:`~compaction_audit.recall.ranking.rank_lost`),
-    with ``span_line`` from ``session.items`` where the table has none."""
-    return rank_lost(recall.lost, session.items.select("id", "line"))
+    with ``span_line`` from ``session.items`` (the line that stated the span) where the
+    table has none."""
+    line = "source_line" if "source_line" in session.items.columns else "line"
+    return rank_lost(recall.lost, session.items.select("id", pl.col(line).alias("line")))
 
 
 def recall_sections(recall: Recall, session: Session,

@@ -97,7 +97,9 @@ def test_tool_output_names_count_only_when_prose_used_them(write_log: LogWriter)
                evicted=["r", "t", "r2"])]
     rows = lost(audit(write_log(log)))
     assert rows["port: 8443"]["span_type"] == "tool_output"
-    assert rows["port: 8443"]["span_line"] == 2
+    # the log line of the read (round 0, line 1), not line 2 inside the read
+    assert rows["port: 8443"]["span_line"] == 1
+    assert rows["lib/app/routes.ex"]["span_line"] == 1
     assert "lib/app/settings.ex" not in rows  # read, never discussed
     assert rows["lib/app/routes.ex"]["span"] == "t"  # prose named it
 
