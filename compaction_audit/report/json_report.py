@@ -6,12 +6,14 @@ Shape (see docs/report-json.md): for one trace, a session object::
      "conditions": [...], "can_invert", "onsets": {...}, "series": [{...}, ...],
      "findings": [{"rule", "code", "severity", "round", "line", "message", "action",
                    "entity", "values": {...}}, ...],
-     "not_evaluated": [...], "skipped": [...], "compactions": [...],
+     "not_evaluated": [...], "skipped": [...], "compactions": [...], "cosine": {...},
      "counts": {...}, "verdict": "..."}
 
 and for several traces ``{"tool", "sessions": [<session object>...], "errors": [...],
 "summary": {...}}``.  Series keys are named exactly as in the log-format spec, plus
-``line``.  orjson escapes every control character, so log text is inert.
+``line`` and ``query_cosine_rebuilt`` (issue 16; ``cosine`` says how it was made and
+which series each salience rule read).  orjson escapes every control character, so log
+text is inert.
 """
 
 from __future__ import annotations
@@ -71,6 +73,7 @@ def session_dict(r: SessionReport) -> dict[str, Any]:
         "not_evaluated": [dataclasses.asdict(n) for n in r.not_evaluated],
         "skipped": [error_dict(e) for e in r.skipped],
         "compactions": r.compactions,
+        "cosine": r.cosine,
         **r.extra,
         "counts": r.counts(),
         "compactions_not_checked": r.compactions_not_checked(),
