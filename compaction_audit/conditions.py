@@ -45,16 +45,16 @@ def conditions(session: Session, series: Series, settings: Settings,
         f"deepest summary in the working set: depth {deepest}")
     scorer = session.header.scorer or {}
     penalty = scorer.get("depth_penalty")
-    if not frame["has_retained"].any():
-        rebuilt = ("; the inversion signature is read on query_cosine_rebuilt, the "
-                   "auditor's cosine of the texts to the task query"
-                   if cosine == "query_cosine_rebuilt" else "")
-        score = Condition("scorer does not penalize depth", "unknown",
-                          "no salience recorded: the log has no scorer" + rebuilt)
-    elif isinstance(penalty, int | float) and not isinstance(penalty, bool):
+    if isinstance(penalty, int | float) and not isinstance(penalty, bool):
         score = Condition("scorer does not penalize depth",
                           "fails" if penalty > 0 else "holds",
                           f"scorer.depth_penalty = {penalty}")
+    elif not frame["has_retained"].any():
+        rebuilt = ("; the inversion signature is read on query_cosine_rebuilt, the "
+                   "auditor's rebuilt cosine of the texts to the task query"
+                   if cosine == "query_cosine_rebuilt" else "")
+        score = Condition("scorer does not penalize depth", "unknown",
+                          "no salience recorded: the log has no scorer" + rebuilt)
     else:
         score = Condition("scorer does not penalize depth", "unknown",
                           "scorer.depth_penalty not recorded")

@@ -90,7 +90,11 @@ class SalienceDisagreement(Rule):
     reads_salience = True
 
     def cosine_used(self, ctx: Context) -> str | None:
-        return "logged salience vs query_cosine_rebuilt"
+        """Both series: the logged per-item salience against the rebuilt cosine (None
+        when either is missing)."""
+        rebuilt = ctx.rebuilt is not None and ctx.rebuilt.items.height > 0
+        logged = ctx.session.salience["salience"].is_not_null().any()
+        return "logged salience vs query_cosine_rebuilt" if rebuilt and logged else None
 
     def evaluate(self, ctx: Context) -> Outcome:
         s = ctx.settings
