@@ -133,7 +133,7 @@ def embed(texts: list[str]) -> Any:
         owner, token = np.divmod(pairs, table.shape[0])
         weighted = table[token] * counts[:, None].astype(np.float32)
         bounds = np.flatnonzero(np.r_[True, owner[1:] != owner[:-1]])
-        sums = np.add.reduceat(weighted, bounds, axis=0, dtype=np.float64)
+        sums = np.add.reduceat(weighted, bounds, axis=0)
         rows = owner[bounds] + start
         out[rows] = sums / lengths[owner[bounds]][:, None]
     return out

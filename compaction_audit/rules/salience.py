@@ -18,7 +18,7 @@ from compaction_audit.rules.base import Context, Outcome, Rule, Severity, fmt, r
 MIN_RANKED = 5
 """Working-set items with both a logged salience and a rebuilt cosine needed to judge
 a round (a rank correlation of fewer items is noise)."""
-MAX_ITEM_ROUNDS = 2_000_000
+MAX_ITEM_ROUNDS = 500_000
 """Working-set items times judged rounds above which rounds are judged at an even
 stride (1 round in k), so a long session costs a bounded join; the skipped rounds are
 reported as not evaluated."""
@@ -49,9 +49,19 @@ def _at_rounds(intervals: pl.DataFrame, rounds: list[int]) -> pl.DataFrame:
     )
 
 
-def _logged_at(rows: pl.DataFrame, salience: pl.DataFrame, key: str = "id") -> pl.DataFrame:
-    """``rows`` with ``salience``: the item's last logged salience at or before ``ri``."""
-    table = salience.sort("ri").rename({"id": key, "ri": "sal_ri"})
+def _logged_at(rows: pl.DataFrame, salience: pl.DataFrame, key: str = "id",
+               name: str = "salience") -> pl.DataFrame:
+    """``rows`` with column ``name``: the logged salience of the item in column ``key``
+    at its last row at or before ``ri`` (a plain join when no item's salience ever
+    changes, as with a scorer of fixed scores)."""
+    if salience.unique(["id", "salience"]).height == salience["id"].n_unique():
+        first = (salience.group_by("id").agg(pl.col("ri").min(), pl.col("salience").first())
+                 .rename({"id": key, "ri": "sal_ri", "salience": name}))
+        return (rows.join(first, on=key, how="left")
+                .with_columns(pl.when(pl.col("sal_ri") <= pl.col("ri"))
+                              .then(pl.col(name)).alias(name))
+                .drop("sal_ri"))
+    table = salience.sort("ri").rename({"id": key, "ri": "sal_ri", "salience": name})
     return rows.sort("ri").join_asof(table, left_on="ri", right_on="sal_ri", by=key,
                                      strategy="backward", check_sortedness=False
                                      ).drop("sal_ri")
@@ -65,7 +75,7 @@ class SalienceDisagreement(Rule):
     ``salience_agreement_floor`` on ``disagreement_rounds`` consecutive judged rounds.
     Each finding names the summaries the scorer favours over the spans they compressed:
     logged salience above the mean of its children's last logged salience while the
-    rebuilt cosine is not above theirs.  Sessions with more than 2,000,000 item-rounds
+    rebuilt cosine is not above theirs.  Sessions with more than 500,000 item-rounds
     are judged at an even stride (the rest is reported as not evaluated).
 
     Why it matters: seed 000 ("Core Distinction"): under inversion the scorer ranks by
@@ -152,8 +162,7 @@ class SalienceDisagreement(Rule):
         if pairs.height == 0:
             return pl.DataFrame(schema={"ri": pl.Int64, "favoured_summaries":
                                         pl.List(pl.String)})
-        child_sal = sal.rename({"salience": "child_salience"})
-        pairs = _logged_at(pairs, child_sal, key="child")
+        pairs = _logged_at(pairs, sal, key="child", name="child_salience")
         pairs = (pairs.join(cos, on="id")
                  .join(cos.rename({"id": "child", "cosine": "child_cosine"}), on="child"))
         return (
