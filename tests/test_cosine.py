@@ -210,3 +210,24 @@ def test_claude_code_session_has_a_rebuilt_series() -> None:
     assert "rebuilt cosine" in r.conditions[1].detail
     assert r.series["query_cosine_rebuilt"].null_count() == 0
     assert pl.Series(r.series["query_cosine_rebuilt"]).is_between(-1, 1).all()
+
+
+def test_pooling_in_small_chunks_gives_the_same_vectors(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("wordllama")
+    texts = [CLOSE * 20, FAR, NEAR]
+    whole = embed.embed(texts)
+    monkeypatch.setattr(embed, "CHUNK_ROWS", 3)  # every text straddles chunks
+    assert embed.embed(texts) == pytest.approx(whole, abs=1e-5)
+
+
+def test_a_bad_method_is_a_one_line_usage_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    from typer.testing import CliRunner
+
+    from compaction_audit.cli import app
+
+    monkeypatch.setenv(embed.ENV, "magic")
+    result = CliRunner().invoke(app, ["audit", str(SAMPLES / "handwritten.jsonl")])
+    assert result.exit_code == 2
+    assert "COMPACTION_AUDIT_EMBED must be one of auto, model, lexical" in result.output
+    assert "Traceback" not in result.output

@@ -33,18 +33,25 @@ from typing import Any
 
 import polars as pl
 
+from compaction_audit.errors import UsageError
+
 TEXT_CHARS = 16_000
 """Characters of each text that are embedded."""
 BATCH = 256
 """Texts per model batch."""
+CHUNK_ROWS = 65_536
+"""(text, token) rows pooled at a time: 64 MB of float32 vectors at most, whatever the
+texts (256 texts of 16,000 characters are up to a million such rows)."""
+METHODS = ("auto", "model", "lexical")
 ENV = "COMPACTION_AUDIT_EMBED"
 """Environment variable choosing the method: ``auto`` (default), ``model``, ``lexical``."""
 MODEL_NAME = "wordllama l2_supercat 256-d"
 LEXICAL_NAME = "lexical TF-IDF"
 
 
-class ModelUnavailable(RuntimeError):
-    """``COMPACTION_AUDIT_EMBED=model`` but the wordllama extra is not installed."""
+class ModelUnavailable(UsageError):
+    """``COMPACTION_AUDIT_EMBED=model`` but the wordllama extra is not installed, or
+    another value than :data:`METHODS` (the CLI reports it in one line, exit 2)."""
 
 
 @lru_cache(maxsize=1)
@@ -78,6 +85,8 @@ def method() -> str:
     """The method that :func:`cosines` will use: :data:`MODEL_NAME` or
     :data:`LEXICAL_NAME` (raises :class:`ModelUnavailable`, see the module docstring)."""
     wanted = os.environ.get(ENV, "auto").strip().lower() or "auto"
+    if wanted not in METHODS:
+        raise ModelUnavailable(f"{ENV} must be one of {', '.join(METHODS)}, got {wanted!r}")
     if wanted == "lexical":
         return LEXICAL_NAME
     if load_model() is not None:
@@ -110,8 +119,10 @@ def cosines(texts: list[str], query: str, how: str | None = None) -> list[float 
 def embed(texts: list[str]) -> Any:
     """Model embeddings of ``texts`` (numpy array, len(texts) x 256, not normalized):
     the mean of the texts' token embeddings, as wordllama pools them, computed on the
-    concatenated token ids (no padding), :data:`BATCH` texts per tokenizer call.  A
-    text with no token gets a zero row.  Requires :func:`load_model`."""
+    concatenated token ids (no padding), :data:`BATCH` texts per tokenizer call, each
+    distinct (text, token) pair once weighted by its count, :data:`CHUNK_ROWS` pairs at
+    a time.  A text with no token gets a zero row.  Raises :class:`ModelUnavailable`
+    without the model."""
     import numpy as np
 
     loaded = load_model()
@@ -131,11 +142,15 @@ def embed(texts: list[str]) -> Any:
         text_of = np.repeat(np.arange(len(encoded), dtype=np.int64), lengths)
         pairs, counts = np.unique(text_of * table.shape[0] + ids, return_counts=True)
         owner, token = np.divmod(pairs, table.shape[0])
-        weighted = table[token] * counts[:, None].astype(np.float32)
-        bounds = np.flatnonzero(np.r_[True, owner[1:] != owner[:-1]])
-        sums = np.add.reduceat(weighted, bounds, axis=0)
-        rows = owner[bounds] + start
-        out[rows] = sums / lengths[owner[bounds]][:, None]
+        for lo in range(0, len(pairs), CHUNK_ROWS):
+            who = owner[lo:lo + CHUNK_ROWS]
+            weighted = (table[token[lo:lo + CHUNK_ROWS]]
+                        * counts[lo:lo + CHUNK_ROWS, None].astype(np.float32))
+            bounds = np.flatnonzero(np.r_[True, who[1:] != who[:-1]])
+            # a text may straddle two chunks: add, do not assign
+            np.add.at(out, who[bounds] + start, np.add.reduceat(weighted, bounds, axis=0))
+        rows = np.flatnonzero(has) + start
+        out[rows] /= lengths[has][:, None]
     return out
 
 
