@@ -129,5 +129,6 @@ def cosine_section(ctx: Context, rebuilt: Rebuilt, rules: list[Rule]) -> dict[st
     ``reason`` (why nothing was rebuilt), ``used_by`` (rule name -> series, None when
     the rule had no salience to read) and ``inversion_signature`` (the series the
     onsets read)."""
-    used = {r.name: r.cosine_used(ctx) for r in rules if r.reads_salience}
+    used = {r.name: r.cosine_used(ctx) for r in rules
+            if r.reads_salience or type(r).cosine_used is not Rule.cosine_used}
     return {**rebuilt.as_dict(), "used_by": used, "inversion_signature": ctx.cosine}

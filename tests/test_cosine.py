@@ -10,6 +10,7 @@ import socket
 from pathlib import Path
 from typing import Any
 
+import orjson
 import polars as pl
 import pytest
 
@@ -184,8 +185,10 @@ def test_both_series_in_every_format_that_shows_series() -> None:
 
     from compaction_audit.report.formats import RenderOptions
     from compaction_audit.report.json_report import render_json
+    from compaction_audit.report.junit import render_junit
     from compaction_audit.report.markdown import render_markdown
     from compaction_audit.report.model import Report
+    from compaction_audit.report.sarif import render_sarif
     from compaction_audit.report.terminal import report_renderable
 
     report = Report([audit(str(SAMPLES / "survivability-scorer.jsonl"))])
@@ -198,6 +201,14 @@ def test_both_series_in_every_format_that_shows_series() -> None:
     assert "query_cosine_rebuilt" in text and "salience-inversion read" in text
     markdown = render_markdown(report, RenderOptions(single=True))
     assert b"Cosine:" in markdown and b"query\\_cosine\\_rebuilt" in markdown
+    junit = render_junit(report, RenderOptions(single=True))
+    assert b'<property name="cosine" value="query_cosine_rebuilt by' in junit
+    sarif = orjson.loads(render_sarif(report, RenderOptions(single=True)))
+    series = {r["ruleId"]: r["properties"].get("salienceSeries")
+              for r in sarif["runs"][0]["results"]}
+    assert series["CA101"] == "query_cosine_retained"
+    assert series["CA204"] == "logged salience vs query_cosine_rebuilt"
+    assert series["CA201"] is None
 
 
 def test_claude_code_session_has_a_rebuilt_series() -> None:

@@ -211,6 +211,10 @@ class CompactionDrift(BoundaryRule):
     values = ("raw_ratio", "summary_depth_max", "distinct_source_spans")
     reads_raw_ratio = True
 
+    def cosine_used(self, ctx: Context) -> str | None:
+        """Drift is judged where salience-inversion could be: it reads the same series."""
+        return ctx.cosine
+
     def evaluable(self, ctx: Context) -> list[tuple[str, pl.Expr]]:
         """Besides a non-empty working set: drift is only called where salience-inversion
         could be judged, or where depth rules inversion out."""
