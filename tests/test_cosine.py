@@ -18,7 +18,7 @@ from compaction_audit.api import audit
 from compaction_audit.cosine import embed, rebuild
 from compaction_audit.cosine.query import task_query
 from compaction_audit.io.native import read_native
-from tests.logs import SAMPLES, dump, rnd, session
+from tests.logs import CORPUS, SAMPLES, dump, rnd, session
 
 QUERY = "fix the unicode bug in the tokenizer of the parser"
 CLOSE = "the parser tokenizer crashes on unicode input: a bug to fix"
@@ -40,15 +40,20 @@ def test_lexical_fallback_orders_by_shared_words() -> None:
     assert embed.lexical_cosines(["anything"], "...") == [None]  # a query with no word
 
 
-def test_model_orders_by_meaning(monkeypatch: pytest.MonkeyPatch) -> None:
-    pytest.importorskip("wordllama")
-    embed.load_model.cache_clear()
+def needs_model() -> None:
+    """Skip unless the ``[embed]`` extra is installed (what the auditor itself checks)."""
+    if embed.load_model() is None:
+        pytest.skip("the [embed] extra (wordllama) is not installed")
 
+
+def test_model_orders_by_meaning(monkeypatch: pytest.MonkeyPatch) -> None:
     def no_network(*args: Any, **kwargs: Any) -> None:
         raise AssertionError("the embedding model reached for the network")
 
     monkeypatch.setattr(socket.socket, "connect", no_network)
     monkeypatch.setattr(socket, "create_connection", no_network)
+    embed.load_model.cache_clear()  # load again, with the network closed
+    needs_model()
     monkeypatch.delenv(embed.ENV, raising=False)
     assert embed.method() == embed.MODEL_NAME
     _ordering(embed.cosines([CLOSE, NEAR, FAR, ""], QUERY))
@@ -212,8 +217,7 @@ def test_both_series_in_every_format_that_shows_series() -> None:
 
 
 def test_claude_code_session_has_a_rebuilt_series() -> None:
-    path = SAMPLES.parent.parent / "shared" / "corpus" / "claude-code" / \
-        "spotter-auto-compact.jsonl"
+    path = CORPUS / "claude-code" / "spotter-auto-compact.jsonl"
     if not path.exists():
         pytest.skip("corpus absent")
     r = audit(str(path))
@@ -225,7 +229,7 @@ def test_claude_code_session_has_a_rebuilt_series() -> None:
 
 def test_pooling_in_small_chunks_gives_the_same_vectors(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    pytest.importorskip("wordllama")
+    needs_model()
     texts = [CLOSE * 20, FAR, NEAR]
     whole = embed.embed(texts)
     monkeypatch.setattr(embed, "CHUNK_ROWS", 3)  # every text straddles chunks
@@ -242,3 +246,21 @@ def test_a_bad_method_is_a_one_line_usage_error(monkeypatch: pytest.MonkeyPatch)
     assert result.exit_code == 2
     assert "COMPACTION_AUDIT_EMBED must be one of auto, model, lexical" in result.output
     assert "Traceback" not in result.output
+
+
+def test_two_compactions_judge_the_signature_on_the_rebuilt_series() -> None:
+    """A product session compacted twice: the second summary folds the first (depth 2),
+    so the inversion signature is evaluated, on the rebuilt cosine; the conditions
+    still say why the loop cannot invert (compaction on overflow, not continuous)."""
+    from compaction_audit.conditions import can_invert
+
+    path = Path(__file__).parent / "fixtures" / "adapters" / "claude-session.jsonl"
+    r = audit(str(path))
+    assert len(r.compactions) == 2 and r.series["summary_depth_max"].max() == 2
+    assert r.cosine["used_by"]["salience-inversion"] == "query_cosine_rebuilt"
+    assert r.cosine["inversion_signature"] == "query_cosine_rebuilt"
+    assert r.series["query_cosine_rebuilt"].null_count() == 0
+    depth, scorer, eviction = r.conditions
+    assert (depth.status, scorer.status, eviction.status) == ("holds", "unknown", "fails")
+    assert "query_cosine_rebuilt" in scorer.detail
+    assert not can_invert(r.conditions) and "can drift but not invert" in r.verdict()
