@@ -367,7 +367,7 @@ class SessionBuilder:
         (entering items, new values): work proportional to what changed."""
         last = self._last_saliences
         if r.saliences is not None:
-            changed = list(r.saliences.items() - last.items())
+            changed = rec.changed_saliences(r.saliences, last)
             self._last_saliences = r.saliences
         elif r.changed is not None:
             changed = r.changed

@@ -14,7 +14,8 @@ import marshal
 from collections.abc import Callable
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
-from operator import itemgetter, methodcaller
+from itertools import compress, repeat
+from operator import itemgetter, methodcaller, ne
 from typing import Any
 
 import orjson
@@ -252,6 +253,18 @@ def retained_pairs(value: Any, working_set: AbstractSet[str]
     return ids, entering, total, count, table
 
 
+_ABSENT = object()
+
+
+def changed_saliences(table: dict[str, Any], previous: dict[str, Any]
+                      ) -> list[tuple[str, Any]]:
+    """The ``(id, salience)`` pairs of ``table`` not in ``previous`` with that value
+    (entering ids, new values), in ``table``'s order.  Three passes at C speed, no set
+    of pairs built (about a third of ``table.items() - previous.items()``)."""
+    olds = map(previous.get, table, repeat(_ABSENT))
+    return list(compress(table.items(), map(ne, olds, table.values())))
+
+
 def _retained_slow(items: list[Any]) -> dict[str, float | None]:
     table: dict[str, float | None] = {}
     for i, element in enumerate(items):
@@ -377,7 +390,7 @@ def reduce_lines(path: str, write: Callable[[bytes], Any], start: int = 0, stop:
                     if fast is not None:
                         ids, entering, total, count, table = fast
                         del obj["retained"]
-                        changed = list(table.items() - prev_table.items())
+                        changed = changed_saliences(table, prev_table)
                         pending.append((number, MSG_REDUCED, obj, prev_line, entering,
                                         prev_ids - ids, total, count, here, len(raw),
                                         changed))
