@@ -26,6 +26,7 @@ output is judged by its start).  An empty text has no cosine (null).
 
 from __future__ import annotations
 
+import importlib.util
 import os
 from functools import lru_cache
 from pathlib import Path
@@ -63,12 +64,17 @@ def load_model() -> tuple[Any, Any] | None:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")  # belt and braces: no hub lookups
     try:
         import numpy as np
-        import wordllama
         from safetensors import safe_open
         from tokenizers import Tokenizer
+
+        # the package's folder, without running its __init__ (which imports pydantic,
+        # requests and its loader: a quarter of a second spent on nothing used here)
+        spec = importlib.util.find_spec("wordllama")
     except ImportError:
         return None
-    root = Path(wordllama.__file__).parent
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    root = Path(next(iter(spec.submodule_search_locations)))
     weights = root / "weights" / "l2_supercat_256.safetensors"
     vocab = root / "tokenizers" / "l2_supercat_tokenizer_config.json"
     if not weights.is_file() or not vocab.is_file():
