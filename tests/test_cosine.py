@@ -82,6 +82,7 @@ def test_query_is_task_query_else_the_persons_prompts(tmp_path: Path) -> None:
     given = read_native(str(_items_log(tmp_path, {"task_query": "do X"}, [("user", "do Y")])))
     assert (task_query(given).text, task_query(given).origin) == ("do X", "task_query")
     prompts = read_native(str(_items_log(tmp_path, None, [
+        ("user", "<environment_context>\n  <cwd>/srv</cwd>\n</environment_context>"),
         ("user", "fix the parser"), ("user:meta", "<command output>"),
         ("user", "also add a test")])))
     q = task_query(prompts)

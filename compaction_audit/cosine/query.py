@@ -8,7 +8,9 @@
    task; later prompts restate or redirect it ("now also handle X"), and one query for
    the whole session keeps every item's cosine a single number.  Messages the product
    injects in the person's name (``user:meta``: command output, reminders) are not
-   prompts and are left out.  Each prompt is cut to :data:`PROMPT_CHARS` characters
+   prompts and are left out, and so is a "user" message that is one tagged block
+   (:data:`INJECTED`, as Codex writes its ``<environment_context>``).  Each prompt is
+   cut to :data:`PROMPT_CHARS` characters
    and the query to :data:`QUERY_CHARS`, so a pasted log does not become the task.
 3. Otherwise there is no query and no rebuilt cosine.
 """
@@ -27,6 +29,10 @@ QUERY_CHARS = 8_000
 """Characters kept of the whole query."""
 PERSON_SOURCES = ("user",)
 """Span ``source`` values that mark a person's prompt (the adapters' convention)."""
+INJECTED = r"(?s)^\s*<[A-Za-z_][\w-]*>.*</[A-Za-z_][\w-]*>\s*$"
+"""A message that is one tagged block, ``<tag> ... </tag>``: context a product sends in
+the person's name (Codex's ``<environment_context>``, ``<user_instructions>``), not a
+prompt the person typed."""
 
 
 @dataclass(frozen=True)
@@ -60,7 +66,8 @@ def task_query(session: Session) -> TaskQuery:
     prompts = (
         session.items
         .filter((pl.col("kind") == "span") & pl.col("source").is_in(PERSON_SOURCES)
-                & pl.col("text").is_not_null() & (pl.col("text").str.strip_chars() != ""))
+                & pl.col("text").is_not_null() & (pl.col("text").str.strip_chars() != "")
+                & ~pl.col("text").str.contains(INJECTED))
         .sort("ri", "line")
         .select(pl.col("text").str.slice(0, PROMPT_CHARS))["text"]
         .to_list()
