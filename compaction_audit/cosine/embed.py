@@ -41,8 +41,8 @@ TEXT_CHARS = 16_000
 BATCH = 256
 """Texts per model batch."""
 CHUNK_ROWS = 65_536
-"""(text, token) rows pooled at a time: 64 MB of float32 vectors at most, whatever the
-texts (256 texts of 16,000 characters are up to a million such rows)."""
+"""Token vectors pooled at a time: 64 MB of float32 at most, whatever the texts (256
+texts of 16,000 characters are up to a million tokens)."""
 METHODS = ("auto", "model", "lexical")
 ENV = "COMPACTION_AUDIT_EMBED"
 """Environment variable choosing the method: ``auto`` (default), ``model``, ``lexical``."""
@@ -125,10 +125,9 @@ def cosines(texts: list[str], query: str, how: str | None = None) -> list[float 
 def embed(texts: list[str]) -> Any:
     """Model embeddings of ``texts`` (numpy array, len(texts) x 256, not normalized):
     the mean of the texts' token embeddings, as wordllama pools them, computed on the
-    concatenated token ids (no padding), :data:`BATCH` texts per tokenizer call, each
-    distinct (text, token) pair once weighted by its count, :data:`CHUNK_ROWS` pairs at
-    a time.  A text with no token gets a zero row.  Raises :class:`ModelUnavailable`
-    without the model."""
+    concatenated token ids (no padding), :data:`BATCH` texts per tokenizer call,
+    :data:`CHUNK_ROWS` token vectors at a time.  A text with no token gets a zero row.
+    Raises :class:`ModelUnavailable` without the model."""
     import numpy as np
 
     loaded = load_model()
@@ -144,17 +143,13 @@ def embed(texts: list[str]) -> Any:
             continue
         ids = np.clip(np.concatenate([np.asarray(e.ids, dtype=np.int64) for e in encoded]),
                       0, table.shape[0] - 1)
-        # tokens repeat (code, logs): sum each distinct (text, token) once, weighted
-        text_of = np.repeat(np.arange(len(encoded), dtype=np.int64), lengths)
-        pairs, counts = np.unique(text_of * table.shape[0] + ids, return_counts=True)
-        owner, token = np.divmod(pairs, table.shape[0])
-        for lo in range(0, len(pairs), CHUNK_ROWS):
+        owner = np.repeat(np.arange(len(encoded), dtype=np.int64), lengths) + start
+        for lo in range(0, len(ids), CHUNK_ROWS):
             who = owner[lo:lo + CHUNK_ROWS]
-            weighted = (table[token[lo:lo + CHUNK_ROWS]]
-                        * counts[lo:lo + CHUNK_ROWS, None].astype(np.float32))
             bounds = np.flatnonzero(np.r_[True, who[1:] != who[:-1]])
-            # a text may straddle two chunks: add, do not assign
-            np.add.at(out, who[bounds] + start, np.add.reduceat(weighted, bounds, axis=0))
+            sums = np.add.reduceat(table[ids[lo:lo + CHUNK_ROWS]], bounds, axis=0)
+            # owners are distinct within a chunk; a text may straddle two: add
+            out[who[bounds]] += sums
         rows = np.flatnonzero(has) + start
         out[rows] /= lengths[has][:, None]
     return out
