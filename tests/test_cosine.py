@@ -18,6 +18,7 @@ from compaction_audit.api import audit
 from compaction_audit.cosine import embed, rebuild
 from compaction_audit.cosine.query import task_query
 from compaction_audit.io.native import read_native
+from compaction_audit.settings import Settings
 from tests.logs import CORPUS, SAMPLES, dump, rnd, session
 
 QUERY = "fix the unicode bug in the tokenizer of the parser"
@@ -266,3 +267,20 @@ def test_two_compactions_judge_the_signature_on_the_rebuilt_series() -> None:
     assert (depth.status, scorer.status, eviction.status) == ("holds", "unknown", "fails")
     assert "query_cosine_rebuilt" in scorer.detail
     assert not can_invert(r.conditions) and "can drift but not invert" in r.verdict()
+
+
+def test_salience_disagreement_judges_long_sessions_at_a_stride(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from compaction_audit.rules import salience
+
+    monkeypatch.setenv(embed.ENV, "lexical")
+    monkeypatch.setattr(salience, "MAX_ITEM_ROUNDS", 12)  # 8 rounds x 6 items: stride 4
+    r = audit(str(_ranked_log(tmp_path, agree=False, rounds=8)))
+    notes = {n.reason: n.rounds for n in r.not_evaluated if n.code == "CA204"}
+    assert notes == {"rounds without retained (no logged salience) or not on the judging "
+                     "stride (1 round in 4)": 6}
+    # judged: rounds 1 and 5, two in a row is not the three disagreement_rounds
+    assert not [f for f in r.findings if f.code == "CA204"]
+    r2 = audit(str(_ranked_log(tmp_path, agree=False, rounds=8)),
+               settings=Settings().with_values({"disagreement_rounds": 2}))
+    assert [f.round for f in r2.findings if f.code == "CA204"] == [5]
