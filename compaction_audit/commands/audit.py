@@ -18,7 +18,7 @@ from compaction_audit.commands.common import (
     say,
     write_bytes,
 )
-from compaction_audit.errors import AuditError, LogError
+from compaction_audit.errors import AuditError, LogError, UsageError
 from compaction_audit.report.model import Report
 
 if TYPE_CHECKING:
@@ -163,6 +163,12 @@ def audit_command(
     all_: Annotated[bool, typer.Option(
         "--all", help="List every lost fact (text and markdown), not only the tiers that "
         "matter; the low tiers are otherwise counted.")] = False,
+    quiet: Annotated[bool, typer.Option(
+        "--quiet", "-q", help="Print the verdict only (text format): one line per trace, "
+        "then the gate's line when there are several.")] = False,
+    statistics: Annotated[bool, typer.Option(
+        "--statistics", help="Print the number of findings per rule (and episodes), "
+        "most first, instead of the reports (text format).")] = False,
     baseline: Annotated[Path | None, typer.Option(
         metavar="FILE", help="Fail only on findings not in this baseline (see "
         "'compaction-audit baseline create'); report entries that no longer occur.")] = None,
@@ -190,6 +196,8 @@ def audit_command(
     from compaction_audit.report.formats import RenderOptions
 
     try:
+        if (quiet or statistics) and fmt is not AuditFormat.text:
+            raise UsageError("--quiet and --statistics apply to --format text")
         if fmt is AuditFormat.html:
             from compaction_audit.report.html import require_extra
 
@@ -211,7 +219,8 @@ def audit_command(
     if report.errors and single:
         fail(str(report.errors[0]))
     emit(report, fmt.value, output,
-         RenderOptions(single, summary, eff.fail_on, tuple(eff.rules), show_all=all_),
+         RenderOptions(single, summary, eff.fail_on, tuple(eff.rules), show_all=all_,
+                       quiet=quiet, statistics=statistics),
          inputs)
     raise typer.Exit(report.exit_code(eff.fail_on))
 
