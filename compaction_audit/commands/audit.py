@@ -144,6 +144,38 @@ def emit(report: Report, fmt: str, output: Path | None, opts: RenderOptions,
         console.print(spec.rich(report, opts), crop=False)
 
 
+def step_summary(report: Report, opts: RenderOptions,
+                 inputs: list[str] | tuple[str, ...] = ()) -> None:
+    """With ``--format github`` in a GitHub Actions job (``GITHUB_STEP_SUMMARY`` set),
+    append the Markdown report to the job summary: the annotations are capped per
+    file, the summary lists everything.  Appended, never replaced (the file is the
+    runner's and other steps write to it); the same escapes and CI-command
+    neutralization as ``--format markdown``; a file that is an input, or cannot be
+    written, gets a line on stderr and the gate goes on."""
+    import os
+
+    from compaction_audit.outfile import refuse_same_file
+    from compaction_audit.report.formats import FORMATS
+    from compaction_audit.report.github import STEP_SUMMARY
+    from compaction_audit.report.safe import neutralize_bytes
+
+    target = os.environ.get(STEP_SUMMARY)
+    if not target:
+        return
+    spec = FORMATS["markdown"]
+    assert spec.render is not None
+    try:
+        refuse_same_file(target, inputs)
+        data = neutralize_bytes(spec.render(report, opts), spec.escapes)
+        with open(target, "ab") as fh:
+            fh.write(data)
+    except AuditError as exc:
+        say(f"{STEP_SUMMARY}: {exc}")
+    except OSError as exc:
+        say(f"{STEP_SUMMARY}: {target}: cannot append the job summary: "
+            f"{exc.strerror or exc}")
+
+
 def input_files(traces: list[str], *others: Path | None) -> list[str]:
     """The files a run read: its traces and the other files given (baseline, config),
     for :func:`~compaction_audit.outfile.refuse_same_file`."""
@@ -218,10 +250,11 @@ def audit_command(
     single = names_one_file(paths)
     if report.errors and single:
         fail(str(report.errors[0]))
-    emit(report, fmt.value, output,
-         RenderOptions(single, summary, eff.fail_on, tuple(eff.rules), show_all=all_,
-                       quiet=quiet, statistics=statistics),
-         inputs)
+    opts = RenderOptions(single, summary, eff.fail_on, tuple(eff.rules), show_all=all_,
+                         quiet=quiet, statistics=statistics)
+    emit(report, fmt.value, output, opts, inputs)
+    if fmt is AuditFormat.github:
+        step_summary(report, opts, inputs)
     raise typer.Exit(report.exit_code(eff.fail_on))
 
 
