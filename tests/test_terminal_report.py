@@ -187,3 +187,14 @@ def test_fully_baselined_trace_prints_no_lost_lists(tmp_path: Path) -> None:
     assert "facts that matter first" not in out and "Compactions" not in out
     assert "finding(s) are in the baseline: nothing new" in out
     assert out.splitlines()[-1].startswith("exit 0: 1 trace(s)")
+
+
+def test_fully_baselined_trace_markdown_has_no_lost_list(tmp_path: Path) -> None:
+    path = str(dump(claude_records(), tmp_path / "c.jsonl"))
+    base = tmp_path / "base.json"
+    assert invoke("baseline", "create", path, "-o", str(base)).exit_code == 0
+    before = invoke("audit", path, "-f", "markdown").stdout
+    assert "facts that matter first" in before
+    md = invoke("audit", path, "--baseline", str(base), "-f", "markdown").stdout
+    assert "facts that matter first" not in md
+    assert "finding(s) are in the baseline: nothing new." in md

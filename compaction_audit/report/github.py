@@ -21,13 +21,12 @@ LF -> ``%0A``; in properties also ``:`` -> ``%3A`` and ``,`` -> ``%2C``.  Text i
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator
 
 from compaction_audit.baseline import trace_key
 from compaction_audit.report.formats import RenderOptions
 from compaction_audit.report.model import Report, SessionReport
 from compaction_audit.report.safe import printable
-from compaction_audit.report.summary import gate_line
+from compaction_audit.report.summary import episodes, gate_line
 from compaction_audit.rules.base import Finding
 
 COMMANDS = {"error": "error", "warning": "warning", "info": "notice"}
@@ -53,20 +52,6 @@ def command(kind: str, message: str, **props: object) -> str:
     untrusted text (made printable, then escaped)."""
     args = ",".join(f"{k}={escape_property(printable(v))}" for k, v in props.items())
     return f"::{kind}{' ' + args if args else ''}::{escape_data(printable(message))}"
-
-
-def rule_episodes(findings: list[Finding]) -> Iterator[list[Finding]]:
-    """Findings grouped per rule (by code, then round) into runs of consecutive round
-    numbers, items of one rule at the same or the next round joining the run."""
-    run: list[Finding] = []
-    for f in sorted(findings, key=lambda f: (f.code, f.round)):
-        if run and (f.code != run[-1].code or f.round not in (run[-1].round,
-                                                             run[-1].round + 1)):
-            yield run
-            run = []
-        run.append(f)
-    if run:
-        yield run
 
 
 def worst(run: list[Finding]) -> str:
@@ -117,7 +102,7 @@ def session_commands(s: SessionReport) -> list[str]:
     notices, within the same limit)."""
     path = trace_key(s.path)
     by_kind: dict[str, list[list[Finding]]] = {k: [] for k in COMMANDS.values()}
-    for run in _priority(list(rule_episodes(s.findings))):
+    for run in _priority(list(episodes(s.findings))):
         by_kind[worst(run)].append(run)
     notices = []
     for c in s.compactions:

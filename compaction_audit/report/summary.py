@@ -151,12 +151,14 @@ def stale_lines(report: Report) -> list[str]:
 
 
 def episodes(findings: list[Finding]) -> Iterator[list[Finding]]:
-    """Findings grouped per rule (by code, then round) into runs of consecutive round
-    numbers; a finding about an entity stays on its own."""
+    """Findings grouped per rule (by code, then round) into episodes: runs of
+    consecutive round numbers, however many items (folds, spans) the rule's findings
+    at those rounds are about (issue 13, section 4: one annotation per episode, not
+    per fold)."""
     run: list[Finding] = []
     for f in sorted(findings, key=lambda f: (f.code, f.round)):
-        if run and (f.code != run[-1].code or f.round != run[-1].round + 1
-                    or f.entity is not None or run[-1].entity is not None):
+        if run and (f.code != run[-1].code or f.round not in (run[-1].round,
+                                                             run[-1].round + 1)):
             yield run
             run = []
         run.append(f)
