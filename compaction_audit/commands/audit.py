@@ -116,7 +116,8 @@ def run_audit(traces: list[str], eff: Effective, lenient: bool, jobs: int | None
     def go(progress: Progress | None = None) -> Report:
         report = (audit_paths(traces, eff.settings, lenient, eff.rules, eff.severity,
                               jobs=jobs, progress=progress) if traces else Report([]))
-        return Report(report.sessions, [*(unreadable or []), *report.errors])
+        return suppressed(Report(report.sessions, [*(unreadable or []), *report.errors]),
+                          eff)
 
     if len(traces) < 2 or not sys.stderr.isatty():
         return go()
@@ -126,6 +127,18 @@ def run_audit(traces: list[str], eff: Effective, lenient: bool, jobs: int | None
     with Bar(console=Console(stderr=True), transient=True) as bar:
         task = bar.add_task("auditing traces", total=len(traces))
         return go(lambda done, _total, _path: bar.update(task, completed=done))
+
+
+def suppressed(report: Report, eff: Effective) -> Report:
+    """``report`` without what the configuration's ``suppress`` entries silence
+    (:mod:`compaction_audit.suppress`), with one stderr line per entry that matched
+    nothing in the run."""
+    from compaction_audit.suppress import apply
+
+    report, unmatched = apply(report, eff.suppressions)
+    for entry in unmatched:
+        say(f"{entry.where} ({entry.describe()}) matched nothing in this run")
+    return report
 
 
 def emit(report: Report, fmt: str, output: Path | None, opts: RenderOptions,
