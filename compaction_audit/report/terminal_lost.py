@@ -91,7 +91,8 @@ def _n(value: object) -> str:
 
 
 def _compaction_head(c: dict[str, Any]) -> Text:
-    """Round, line, kind, trigger, tokens and ratio of one compaction, in our words."""
+    """Kind, trigger, tokens and ratio of one compaction, in our words (its round and
+    line are the head beside it)."""
     ratio = c.get("compression_ratio")
     size = c.get("summary_tokens")
     summary = ("opaque" if size is None else f"{_n(size)} tokens") + \
@@ -99,8 +100,7 @@ def _compaction_head(c: dict[str, Any]) -> Text:
     checked = c.get("lost_checked", True)
     lost = (f"{len(c.get('lost', []))} lost" if checked else
             f"loss not checkable ({c.get('not_checked_reason') or 'no text'})")
-    text = Text.assemble((f"round {c['round']} (line {c['line']})", "bold"), ": ")
-    text.append_text(w(c.get("kind") or "compaction"))
+    text = w(c.get("kind") or "compaction")
     text.append(", trigger ")
     text.append_text(w(c.get("trigger") or "unknown"))
     text.append(f"; tokens {_n(c.get('tokens_before'))} -> {_n(c.get('tokens_after'))}, "
@@ -120,7 +120,8 @@ def compactions_section(r: SessionReport, show_all: bool = False, limit: int = L
     parts: list[RenderableType | None] = [
         Text(f"Compactions ({len(r.compactions)})", style="bold")]
     for c in shown:
-        parts.append(hang("", _compaction_head(c), indent=2))
+        parts.append(hang(Text(f"round {c['round']} (line {c['line']}): ", style="bold"),
+                          _compaction_head(c), indent=2))
         lost = c.get("lost", [])
         rows = listed(lost, show_all, limit)
         if rows:
