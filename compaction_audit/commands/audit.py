@@ -108,8 +108,9 @@ def found_traces(paths: list[str]) -> Discovery:
 
 def run_audit(traces: list[str], eff: Effective, lenient: bool, jobs: int | None,
               unreadable: list[LogError] | None = None) -> Report:
-    """Audit ``traces`` with ``eff``; a progress bar on stderr when it is a terminal and
-    there is more than one trace.  ``unreadable``: errors found before reading (a
+    """Audit ``traces`` with ``eff``; a progress bar on stderr when it is a terminal:
+    traces done when there are several, bytes read of a single large one
+    (:mod:`compaction_audit.commands.progress`).  ``unreadable``: errors found before reading (a
     directory that could not be listed), reported first as unreadable traces."""
     from compaction_audit.api import Progress, audit_paths
 
@@ -119,6 +120,12 @@ def run_audit(traces: list[str], eff: Effective, lenient: bool, jobs: int | None
         return suppressed(Report(report.sessions, [*(unreadable or []), *report.errors]),
                           eff)
 
+    from compaction_audit.commands.progress import single_trace_progress, wanted
+
+    size = wanted(traces)
+    if size is not None:
+        with single_trace_progress(traces[0], size):
+            return go()
     if len(traces) < 2 or not sys.stderr.isatty():
         return go()
     from rich.console import Console
