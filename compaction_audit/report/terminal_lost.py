@@ -175,6 +175,7 @@ def recall_section(r: SessionReport, show_all: bool = False, limit: int = LIST_L
         parts += tier_counts(lost, len(rows), show_all)
     disagree = r.extra.get("classification_disagreements") or []
     if disagree:
-        parts.append(Text(f"{len(disagree)} span(s) where the logged salience_class and the "
-                          "auditor's classification disagree (see --format json)", style="dim"))
+        parts.append(hang("", (f"{len(disagree)} span(s) where the logged salience_class "
+                               "and the auditor's classification disagree (see --format "
+                               "json)", "dim")))
     return group(parts)
