@@ -60,7 +60,8 @@ def _children() -> list[str]:
 class ReadMeter:
     """Bytes of one file read so far by this process or its helpers, from the kernel's
     counters (see the module docstring); :meth:`read` is None where they are missing.
-    Once helpers were seen and have all ended, the file counts as read."""
+    Helpers are the child processes started after the meter; once they were seen and
+    have all ended, the file counts as read."""
 
     def __init__(self, size: int) -> None:
         self.size = size
@@ -68,6 +69,7 @@ class ReadMeter:
         self._helpers: dict[str, int] = {}  # pid -> last rchar seen
         self._saw_helpers = False
         self._most = 0
+        self._before = set(_children())  # not ours: started before the reading
 
     def read(self) -> int | None:
         """Bytes read so far, at most the file's size, never less than before; None
@@ -81,6 +83,8 @@ class ReadMeter:
         if self._most >= self.size:
             return self.size
         for pid in _children():
+            if pid in self._before:
+                continue
             got = _rchar(pid)
             if got is not None:
                 self._helpers[pid] = got
