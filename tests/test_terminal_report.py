@@ -198,3 +198,20 @@ def test_fully_baselined_trace_markdown_has_no_lost_list(tmp_path: Path) -> None
     md = invoke("audit", path, "--baseline", str(base), "-f", "markdown").stdout
     assert "facts that matter first" not in md
     assert "finding(s) are in the baseline: nothing new." in md
+
+
+def test_thresholds_and_rules_are_lists_at_80_columns_and_tables_at_120() -> None:
+    from compaction_audit.rules import RULES
+    from compaction_audit.settings import describe
+
+    narrow = invoke("thresholds").stdout
+    assert "┃" not in narrow
+    first = describe()[0]
+    assert f"{first['name']} = {first['default']}" in narrow.splitlines()
+    assert "┃ meaning" in invoke("thresholds", columns=120).stdout
+    rules = invoke("rules").stdout
+    assert "┃" not in rules
+    heads = [ln.split(":")[0].strip() for ln in rules.splitlines() if ln.startswith("  CA")]
+    assert heads == [f"{code} {cls.name} ({cls.severity.value})"
+                     for code, cls in sorted(RULES.items())]
+    assert "┃ summary" in invoke("rules", columns=120).stdout

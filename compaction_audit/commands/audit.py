@@ -280,11 +280,26 @@ def audit_command(
 
 def thresholds_command() -> None:
     """List every threshold with its default and the seed section it comes from."""
+    from rich.console import Group, RenderableType
     from rich.table import Table
+    from rich.text import Text
 
+    from compaction_audit.report.terminal_text import ByWidth, hang
     from compaction_audit.settings import describe
 
-    table = Table("name", "default", "meaning", "source")
-    for s in describe():
-        table.add_row(s["name"], str(s["default"]), s["help"], s["source"])
-    console_for().print(table)
+    rows = describe()
+
+    def table() -> Table:
+        tab = Table("name", "default", "meaning", "source")
+        for s in rows:
+            tab.add_row(s["name"], str(s["default"]), s["help"], s["source"])
+        return tab
+
+    def listing() -> Group:  # a narrow terminal: one entry per threshold
+        parts: list[RenderableType] = []
+        for s in rows:
+            parts.append(Text(f"{s['name']} = {s['default']}", style="bold"))
+            parts.append(hang("", f"{s['help']}; source: {s['source']}"))
+        return Group(*parts)
+
+    console_for().print(ByWidth(table, listing))
