@@ -215,3 +215,16 @@ def test_thresholds_and_rules_are_lists_at_80_columns_and_tables_at_120() -> Non
     assert heads == [f"{code} {cls.name} ({cls.severity.value})"
                      for code, cls in sorted(RULES.items())]
     assert "┃ summary" in invoke("rules", columns=120).stdout
+
+
+def test_diff_divergence_is_a_list_at_80_columns(tmp_path: Path) -> None:
+    base = str(dump(drift_records(), tmp_path / "a.jsonl"))
+    records = drift_records()
+    records[-1]["summaries"][0]["tokens"] = 40  # round 4's summary 30 tokens larger
+    cand = str(dump(records, tmp_path / "b.jsonl"))
+    narrow = invoke("diff", base, cand).stdout
+    part = narrow[narrow.index("Rounds where the series diverge"):narrow.index("Findings")]
+    assert "┃" not in part
+    assert "  round 4: raw_ratio 0.143 -> " in part
+    wide = invoke("diff", base, cand, columns=250).stdout
+    assert "raw_ratio ┃ distinct_source_spans" in wide
