@@ -213,8 +213,10 @@ def audit_command(
     summary: Annotated[bool, typer.Option(
         "--summary", help="Only the summary across traces (text and markdown).")] = False,
     all_: Annotated[bool, typer.Option(
-        "--all", help="List every lost fact (text and markdown), not only the tiers that "
-        "matter; the low tiers are otherwise counted.")] = False,
+        "--all", help="List everything (text and markdown): every lost fact, not only the "
+        "tiers that matter (the low tiers are otherwise counted), and in the text report "
+        "every episode, compaction and folded round, where lists otherwise stop at "
+        "'N more (--all)'.")] = False,
     quiet: Annotated[bool, typer.Option(
         "--quiet", "-q", help="Print the verdict only (text format): one line per trace, "
         "then the gate's line when there are several.")] = False,
