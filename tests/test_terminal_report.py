@@ -228,3 +228,13 @@ def test_diff_divergence_is_a_list_at_80_columns(tmp_path: Path) -> None:
     assert "  round 4: raw_ratio 0.143 -> " in part
     wide = invoke("diff", base, cand, columns=250).stdout
     assert "raw_ratio ┃ distinct_source_spans" in wide
+
+
+def test_native_lost_fact_names_its_span_the_line_it_was_stated_and_the_fold(
+        write_log: LogWriter) -> None:
+    from tests.recall.test_report_lists import many_facts_log
+
+    out = invoke("audit", str(many_facts_log(write_log)), columns=200).stdout
+    # u16 ("quartz") is stated in round 0's record (line 1); fold F at round 1 (line 2)
+    assert ("    negation   Never rename the quartz bucket  (span u16, stated at line 1; "
+            "lost to fold F at round 1)") in out.splitlines()
