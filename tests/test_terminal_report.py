@@ -58,7 +58,7 @@ def test_salience_log_keeps_the_conditions_and_findings_come_first(tmp_path: Pat
     # errors first, then warnings, then info; each rule's action once
     heads = [ln.split()[:2] for ln in lines if ln.startswith(("ERROR", "WARNING", "INFO"))]
     assert heads == [["ERROR", "CA201"], ["WARNING", "CA104"], ["INFO", "CA105"]]
-    assert "  rounds 1-4 (lines 3-6): " in out
+    assert "  rounds 1-4 (lines 3-6):" in lines
     assert lines[-1] == "FAIL: 4 error(s), 1 warning(s), 1 info"
 
 

@@ -17,8 +17,6 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
-from rich.padding import Padding
-from rich.table import Table
 from rich.text import Text
 
 from compaction_audit.report.safe import printable
@@ -54,31 +52,44 @@ def line(*parts: str | Text | tuple[str, str]) -> Text:
     return text
 
 
+class Hang:
+    """``head`` then ``body`` wrapped beside it, every continuation line under the
+    body's first character; each physical line starts with ``indent`` spaces of ours
+    and carries no trailing spaces.  Built by :func:`hang` and :func:`block`."""
+
+    def __init__(self, head: Text, body: Text, indent: int) -> None:
+        self.head, self.body, self.indent = head, body, indent
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        lead = self.indent + self.head.cell_len
+        room = max(options.max_width - lead, MIN_WRAP)
+        lines = list(self.body.wrap(console, room, overflow="fold")) or [Text("")]
+        for i, part in enumerate(lines):
+            out = Text(" " * self.indent)
+            out.append_text(self.head if i == 0 else Text(" " * self.head.cell_len))
+            out.append_text(part)
+            out.rstrip()
+            out.no_wrap, out.overflow, out.end = True, "ignore", "\n"
+            yield out
+
+
+MIN_WRAP = 20
+"""Fewest columns the wrapped part of a :class:`Hang` gets, however long its head."""
+
+
 def hang(head: str | Text, *body: str | Text | tuple[str, str], indent: int = MIN_INDENT
          ) -> RenderableType:
     """``head`` (our own words, never wrapped) then ``body`` wrapped beside it: every
     continuation line starts under the body's first character, so at ``indent`` +
-    the head's width.  ``body`` parts are assembled as :meth:`Text.assemble` (wrap
-    untrusted text with :func:`w` first)."""
-    indent = max(indent, MIN_INDENT)
-    if not (head.plain if isinstance(head, Text) else head):
-        return block(*body, indent=indent)
+    the head's width (:class:`Hang`).  ``body`` parts are assembled as
+    :meth:`Text.assemble` (wrap untrusted text with :func:`w` first)."""
     head_text = head if isinstance(head, Text) else Text(head)
-    grid = Table.grid()
-    grid.add_column(width=indent, no_wrap=True)
-    grid.add_column(no_wrap=True)
-    grid.add_column(overflow="fold")
-    text = Text.assemble(*body)
-    text.overflow = "fold"
-    grid.add_row("", head_text, text)
-    return grid
+    return Hang(head_text, Text.assemble(*body), max(indent, MIN_INDENT))
 
 
 def block(*body: str | Text | tuple[str, str], indent: int = 4) -> RenderableType:
     """``body`` wrapped, every line (the first included) indented by ``indent``."""
-    text = Text.assemble(*body)
-    text.overflow = "fold"
-    return Padding(text, (0, 0, 0, max(indent, MIN_INDENT)), expand=False)
+    return Hang(Text(""), Text.assemble(*body), max(indent, MIN_INDENT))
 
 
 class ByWidth:
