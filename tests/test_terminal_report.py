@@ -238,3 +238,22 @@ def test_native_lost_fact_names_its_span_the_line_it_was_stated_and_the_fold(
     # u16 ("quartz") is stated in round 0's record (line 1); fold F at round 1 (line 2)
     assert ("    negation   Never rename the quartz bucket  (span u16, stated at line 1; "
             "lost to fold F at round 1)") in out.splitlines()
+
+
+def test_hang_keeps_every_line_under_its_indent_without_trailing_spaces() -> None:
+    import io
+
+    from rich.console import Console
+
+    from compaction_audit.report.terminal_text import hang, w
+
+    out = io.StringIO()
+    console = Console(file=out, width=40, color_system=None)
+    body = w("::error title=x:: " + "word " * 12 + "x" * 50 + " end")
+    console.print(hang("head: ", body, indent=2), crop=False)
+    lines = out.getvalue().splitlines()
+    assert lines[0].startswith("  head: ::error title=x::")
+    assert len(lines) > 3
+    assert all(ln.startswith(" " * 8) and ln[8] != " " for ln in lines[1:])
+    assert all(ln == ln.rstrip() and len(ln) <= 40 for ln in lines)
+    assert "".join(ln.strip() for ln in lines).count("x" * 32) == 1  # folded, not cut
