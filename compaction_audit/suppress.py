@@ -18,6 +18,7 @@ The lost lists drop the facts a suppression covers too: a discriminator whose te
 matches an entry's pattern, a fact dropped by a suppressed fold.  Each session
 counts what was suppressed (``extra["suppressions"]``); an entry that matched nothing
 in the whole run is returned so the command can say so (a stale entry, or a typo).
+``audit``, ``baseline create`` and ``diff`` (both runs) apply them.
 """
 
 from __future__ import annotations

@@ -95,3 +95,18 @@ def test_pyproject_table_and_baseline_create_use_them(folds: Path) -> None:
                               ).exit_code == 0
     keys = [e["key"] for e in json.loads(out.read_text())["findings"] if e["code"] == "CA301"]
     assert keys == ["entity:F1.1", "entity:F2.0", "entity:F2.1"]
+
+
+def test_diff_applies_them_to_both_runs(folds: Path, tmp_path: Path) -> None:
+    cand = dump(fold_records(3, 2), tmp_path / "g.jsonl")  # round 3 adds F3.0, F3.1
+    Path("compaction-audit.toml").write_text('[[suppress]]\nfold = "F3.0"\n'
+                                             '[[suppress]]\nfold = "F3.1"\n')
+    result = CliRunner().invoke(app, ["diff", str(folds), str(cand), "-f", "json",
+                                      "--fail-on-new", "error"])
+    new = json.loads(result.stdout)["findings"]["new"]
+    assert not any(u["code"] == "CA301" for u in new), new
+    assert result.stderr == ""
+    unsuppressed = CliRunner().invoke(app, ["diff", str(folds), str(cand), "-f", "json",
+                                            "--isolated"])
+    assert [u["code"] for u in json.loads(unsuppressed.stdout)["findings"]["new"]
+            ].count("CA301") == 4  # units by lost fact: a negation and a number per fold
