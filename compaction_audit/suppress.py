@@ -161,4 +161,4 @@ def apply(report: Report, entries: tuple[Suppression, ...]
     used: set[int] = set()
     sessions = [_session(s, entries, used) for s in report.sessions]
     unmatched = [s for i, s in enumerate(entries) if i not in used]
-    return Report(sessions, list(report.errors)), unmatched
+    return replace(report, sessions=sessions), unmatched

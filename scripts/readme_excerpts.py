@@ -3,10 +3,13 @@ section 4: the README's excerpts must be the current output).
 
 Each excerpt is a ```text block right after a marker comment naming its command::
 
-    <!-- excerpt: audit sample_logs/research-decay.jsonl | head 30, glance, verdict -->
+    <!-- excerpt: audit sample_logs/research-decay.jsonl | first rule, glance, verdict -->
 
-The audit excerpt is the report at 100 columns (trailing spaces removed): its first 30
-lines, "...", the "Series at a glance" block, "...", the verdict.  A trace excerpt
+The audit excerpt is the report at 100 columns: from its first line through the first
+rule's findings, "...", the "Series at a glance" block, "...", the verdict; with
+``compactions, verdict``, the header and the compactions, "...", the verdict.  ``in
+DIR`` runs the command in DIR (relative to the repository); when DIR is absent (the
+development corpus in a clean clone) the block is left as it is.  A trace excerpt
 (``<!-- excerpt: trace LOG QUERY -->``) is the whole tree at 100 columns.
 
 Usage: ``python scripts/readme_excerpts.py`` rewrites README.md; ``--check`` exits 1
@@ -27,10 +30,11 @@ BLOCK = re.compile(r"(<!-- excerpt: (?P<spec>[^>]*?) -->\n```text\n)(?P<body>.*?
                    re.DOTALL)
 
 
-def run(*args: str) -> list[str]:
-    """The tool's stdout at 100 columns, as lines without trailing spaces."""
+def run(*args: str, cwd: Path = ROOT) -> list[str]:
+    """The tool's stdout at 100 columns (run in ``cwd``), as lines without trailing
+    spaces."""
     env = {**os.environ, "COLUMNS": "100", "NO_COLOR": "1"}
-    done = subprocess.run([sys.executable, "-m", "compaction_audit", *args], cwd=ROOT,
+    done = subprocess.run([sys.executable, "-m", "compaction_audit", *args], cwd=cwd,
                           env=env, capture_output=True, text=True, check=False)
     out = done.stdout
     if not out:
@@ -39,21 +43,32 @@ def run(*args: str) -> list[str]:
     return [line.rstrip() for line in out.rstrip("\n").splitlines()]
 
 
-def excerpt(spec: str) -> str:
-    """The text of the excerpt ``spec`` names."""
-    command = spec.split(" | ")[0].split()
-    lines = run(*command)
+def excerpt(spec: str, current: str) -> str:
+    """The text of the excerpt ``spec`` names; ``current`` (the block as it is) when
+    the spec runs in a directory that is not there (``in ../shared/corpus/...``: the
+    development corpus, absent from a clean clone)."""
+    parts = spec.split(" | ")
+    command = parts[0].split()
+    where = next((p[3:] for p in parts[1:] if p.startswith("in ")), None)
+    if where is not None and not (ROOT / where).is_dir():
+        return current
+    lines = run(*command, cwd=ROOT / where if where else ROOT)
     if command[0] != "audit":
         return "\n".join(lines)
+    if "compactions, verdict" in parts:
+        return "\n".join([*lines[:lines.index("Findings") - 1], "...", lines[-1]])
+    heads = [i for i, line in enumerate(lines) if line.startswith(("ERROR ", "WARNING "))]
+    first = heads[1] if len(heads) > 1 else len(lines) - 1  # through the first rule
     glance = next(i for i, line in enumerate(lines) if line.startswith("Series at a glance"))
     end = lines.index("", glance)
-    return "\n".join([*lines[:30], "...", *lines[glance:end], "...", lines[-1]])
+    return "\n".join([*lines[:first], "...", *lines[glance:end], "...", lines[-1]])
 
 
 def main(argv: list[str]) -> int:
     """Rewrite (or with ``--check`` compare) the README's excerpts."""
     text = README.read_text(encoding="utf-8")
-    new = BLOCK.sub(lambda m: m.group(1) + excerpt(m.group("spec")) + m.group(4), text)
+    new = BLOCK.sub(lambda m: m.group(1) + excerpt(m.group("spec"), m.group("body"))
+                    + m.group(4), text)
     if "--check" in argv:
         if new != text:
             sys.stderr.write("README.md excerpts are out of date: run "

@@ -53,7 +53,7 @@ def test_no_salience_log_takes_one_inversion_line_and_compactions_first(
 def test_salience_log_keeps_the_conditions_and_findings_come_first(tmp_path: Path) -> None:
     out = invoke("audit", str(dump(drift_records(), tmp_path / "d.jsonl"))).stdout
     lines = [ln.rstrip() for ln in out.splitlines()]
-    assert lines[3].startswith("  conditions yes re-summarization depth >= 2: ")
+    assert lines[4].startswith("  conditions yes re-summarization depth >= 2: ")
     assert lines.index("Findings") < lines.index("Series at a glance")
     # errors first, then warnings, then info; each rule's action once
     heads = [ln.split()[:2] for ln in lines if ln.startswith(("ERROR", "WARNING", "INFO"))]
@@ -236,7 +236,7 @@ def test_native_lost_fact_names_its_span_the_line_it_was_stated_and_the_fold(
 
     out = invoke("audit", str(many_facts_log(write_log)), columns=200).stdout
     # u16 ("quartz") is stated in round 0's record (line 1); fold F at round 1 (line 2)
-    assert ("    negation   Never rename the quartz bucket  (span u16, stated at line 1; "
+    assert ("    negation    Never rename the quartz bucket  (span u16, stated at line 1; "
             "lost to fold F at round 1)") in out.splitlines()
 
 

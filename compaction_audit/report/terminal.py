@@ -118,9 +118,10 @@ def _inversion_line(r: SessionReport) -> Text:
     return Text(f"no salience recorded; drift only ({', '.join(failing)})")
 
 
-def header(r: SessionReport) -> RenderableType:
-    """Trace, session, rounds, budget and the conditions of validity (one line when
-    the log records no salience: they cannot apply)."""
+def header(r: SessionReport, config: str | None = None) -> RenderableType:
+    """Trace, session, rounds, budget, the configuration file (``config``, as shown;
+    None: none) and the conditions of validity (one line when the log records no
+    salience: they cannot apply), as pytest's header names its config file."""
     h = r.header
     rounds = r.series["round"]
     span = f"round {rounds[0]}..{rounds[-1]}" if len(rounds) else "none"
@@ -131,7 +132,8 @@ def header(r: SessionReport) -> RenderableType:
         hang("session".ljust(LABEL), w(h.session_id or "(no session record)"),
              f" ({printable(r.source_format)})"),
         hang("rounds".ljust(LABEL), f"{r.n_rounds} ({span}); budget {budget}; "
-             f"depth cap {depth}")]
+             f"depth cap {depth}"),
+        hang("config".ljust(LABEL), w(config or "none"))]
     if not has_salience(r):
         parts.append(hang("inversion".ljust(LABEL), _inversion_line(r)))
     else:
@@ -143,8 +145,9 @@ def header(r: SessionReport) -> RenderableType:
             parts.append(hang(" " * LABEL, ("a condition fails: this loop can drift but "
                                             "not invert", "bold")))
     if r.skipped:
-        parts.append(hang("skipped".ljust(LABEL), (f"{len(r.skipped)} bad record(s) "
-                                                   "skipped (--lenient)", "yellow")))
+        parts.append(hang("skipped".ljust(LABEL), (f"{len(r.skipped)} bad record(s) skipped, "
+                                                   f"{len(r.dependent)} dependent reject(s) "
+                                                   "(--lenient)", "yellow")))
     return Group(*parts)
 
 
@@ -337,11 +340,12 @@ def notes_section(r: SessionReport, show_all: bool = False) -> RenderableType | 
             continue
         lines.append(hang("", (f"{n.code} {n.rule}: not evaluated at {n.rounds} of "
                                f"{r.n_rounds} round(s): {n.reason}", "dim")))
-    shown, hidden = capped(r.skipped, show_all, 20)
-    for e in shown:
-        lines.append(hang(Text("skipped ", style="yellow"), w(str(e))))
-    if hidden:
-        lines.append(more_line(hidden, "more skipped records"))
+    for label, records in (("skipped ", r.skipped), ("dependent ", r.dependent)):
+        shown, hidden = capped(records, show_all, 20)
+        for e in shown:
+            lines.append(hang(Text(label, style="yellow"), w(str(e))))
+        if hidden:
+            lines.append(more_line(hidden, f"more {label.strip()} records"))
     return Group(Text("Notes", style="bold"), *lines) if lines else None
 
 
@@ -352,28 +356,29 @@ def verdict_line(r: SessionReport) -> Text:
     return line((v, style))
 
 
-def _baselined(r: SessionReport) -> RenderableType | None:
+def _baselined(r: SessionReport, config: str | None) -> RenderableType | None:
     """A trace whose findings are all in the baseline: its header and that fact, no
     lists (issue 13, section 4)."""
     info = baseline_info(r)
     if info is None or r.findings or not info.get("suppressed"):
         return None
-    return Group(header(r), Text(""), Text(f"  all {info['suppressed']} finding(s) are in "
+    return Group(header(r, config), Text(""), Text(f"  all {info['suppressed']} finding(s) are in "
                                            "the baseline: nothing new", style="green"))
 
 
 def session_renderable(r: SessionReport, sections: Iterable[RenderableType] = (),
-                       show_all: bool = False) -> RenderableType:
+                       show_all: bool = False, config: str | None = None) -> RenderableType:
     """The whole terminal report of one trace (see the module docstring); ``sections``
     are extra renderables placed after the findings; ``show_all`` lists everything
-    (``audit --all``) instead of the first screen's worth."""
-    short = _baselined(r)
+    (``audit --all``) instead of the first screen's worth; ``config``: the
+    configuration file, for the header."""
+    short = _baselined(r, config)
     if short is not None:
         return Group(short, Text(""), verdict_line(r))
     body = [compactions_section(r, show_all), findings_section(r, show_all),
             recall_section(r, show_all), *sections, glance(r), key_rounds(r),
             notes_section(r, show_all)]
-    parts: list[RenderableType] = [header(r)]
+    parts: list[RenderableType] = [header(r, config)]
     for part in body:
         if part is not None:
             parts += [Text(""), part]
@@ -388,9 +393,11 @@ def report_renderable(report: Report, show_all: bool = False) -> RenderableType:
     for i, s in enumerate(report.sessions):
         if i:
             parts.append(Text(""))
-        parts.append(session_renderable(s, show_all=show_all))
+        parts.append(session_renderable(s, show_all=show_all, config=report.config))
     for e in report.errors:
         parts.append(line(("error: ", "bold red"), t(str(e))))
+    if not report.sessions:  # no header to name it in
+        parts.append(line(("config: ", "dim"), t(report.config or "none")))
     return Group(*parts)
 
 

@@ -29,7 +29,7 @@ from compaction_audit.report.terminal_text import (
 from compaction_audit.rules.base import fmt
 
 KIND_WIDTH = 11
-"""Width of the kind column of a lost fact (``identifier`` plus a space)."""
+"""Width of the kind column of a lost fact (``requirement``), a space after it."""
 
 
 def listed(items: list[dict[str, Any]], show_all: bool, limit: int = LIST_LIMIT
@@ -72,7 +72,7 @@ def _facts(items: list[dict[str, Any]], detail: Any, indent: int) -> list[Render
     for name, run in groupby(items, key=lambda d: d.get("tier_name") or "unranked"):
         out.append(hang(Text(str(name), style="bold"), "", indent=indent))
         for d in run:
-            out.append(hang(f"{d['kind']:<{KIND_WIDTH}}", w(d["text"]), detail(d),
+            out.append(hang(f"{d['kind']:<{KIND_WIDTH}} ", w(d["text"]), detail(d),
                             indent=indent + 2))
     return out
 
