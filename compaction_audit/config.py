@@ -7,9 +7,10 @@ working directory (the first directory holding either wins; in one directory
 the table is passed over), or named with ``--config``.  Keys (kebab-case; the
 snake_case spelling of a threshold is accepted too): every threshold of
 :class:`~compaction_audit.settings.Settings`, ``fail-on``, ``select``, ``ignore``,
-``extend-select`` (rule code, code prefix, name or ``ALL``) and a ``severity`` table
-(rule code or name -> ``error`` | ``warning`` | ``info``).  Unknown keys and bad values
-raise :class:`UsageError` naming the file.
+``extend-select`` (rule code, code prefix, name or ``ALL``), a ``severity`` table
+(rule code or name -> ``error`` | ``warning`` | ``info``) and ``suppress``, an array
+of tables silencing single items (:mod:`compaction_audit.suppress`).  Unknown keys
+and bad values raise :class:`UsageError` naming the file.
 
 Rule selection is layered like ruff's: starting from every rule, each layer (file,
 then command line) decides for the rules its selectors match; a layer's ``select``
@@ -31,6 +32,7 @@ from compaction_audit.errors import UsageError
 from compaction_audit.report.model import FAIL_ON
 from compaction_audit.rules import RULES, Rule, Severity
 from compaction_audit.settings import Settings
+from compaction_audit.suppress import Suppression, parse
 
 CONFIG_FILE = "compaction-audit.toml"
 PYPROJECT = "pyproject.toml"
@@ -38,7 +40,7 @@ TOOL_TABLE = "compaction-audit"
 DEFAULT_FAIL_ON = "error"
 SELECTION_KEYS = ("select", "ignore", "extend-select")
 THRESHOLDS = tuple(f.name.replace("_", "-") for f in fields(Settings))
-KEYS = (*THRESHOLDS, "fail-on", *SELECTION_KEYS, "severity")
+KEYS = (*THRESHOLDS, "fail-on", *SELECTION_KEYS, "severity", "suppress")
 
 
 @dataclass(frozen=True)
@@ -56,6 +58,7 @@ class Layer:
     ignore: tuple[str, ...] = ()
     extend_select: tuple[str, ...] = ()
     severity: dict[str, Severity] = field(default_factory=dict)
+    suppress: tuple[Suppression, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -76,6 +79,7 @@ class Effective:
     config_path: Path | None
     values: dict[str, Any]
     sources: dict[str, str]
+    suppressions: tuple[Suppression, ...] = ()
 
 
 def display_path(path: Path, cwd: Path | None = None) -> str:
@@ -163,6 +167,8 @@ def read_config(path: Path, cwd: Path | None = None) -> Layer:
                 raise UsageError(f"{where}: fail-on must be one of {', '.join(FAIL_ON)}, "
                                  f"got {value!r}")
             kw["fail_on"] = value
+        elif key == "suppress":
+            kw["suppress"] = parse(value, where)
         elif key == "severity":
             if not isinstance(value, dict):
                 raise UsageError(f"{where}: severity must be a table of rule = level")
@@ -275,7 +281,8 @@ def cli_layer(values: dict[str, Any], fail_on: str | None = None,
 
 def resolve(layers: Sequence[Layer], config_path: Path | None = None) -> Effective:
     """Apply ``layers`` in order (later wins) over the defaults."""
-    sources = {key: "default" for key in KEYS if key != "severity"}
+    sources = {key: "default" for key in KEYS if key not in ("severity", "suppress")}
+    suppressions: list[Suppression] = []
     thresholds: dict[str, Any] = {}
     shown: dict[str, Any] = {"fail-on": DEFAULT_FAIL_ON, "select": ["ALL"], "ignore": [],
                              "extend-select": []}
@@ -293,6 +300,11 @@ def resolve(layers: Sequence[Layer], config_path: Path | None = None) -> Effecti
         for key, items in (("extend-select", layer.extend_select), ("ignore", layer.ignore)):
             if items:
                 shown[key], sources[key] = [*shown[key], *items], layer.source
+        if layer.suppress:
+            suppressions += layer.suppress
+            shown["suppress"] = [f"{e.describe()}" + (f" ({e.reason})" if e.reason else "")
+                                 for e in suppressions]
+            sources["suppress"] = layer.source
         for name, sev in layer.severity.items():
             severity[name] = sev
             shown[f"severity.{name}"], sources[f"severity.{name}"] = sev.value, layer.source
@@ -300,4 +312,4 @@ def resolve(layers: Sequence[Layer], config_path: Path | None = None) -> Effecti
     shown.update({f.name.replace("_", "-"): getattr(settings, f.name) for f in fields(Settings)})
     rules = [RULES[code]() for code in sorted(codes)]
     return Effective(settings, str(shown["fail-on"]), rules, severity, config_path, shown,
-                     sources)
+                     sources, tuple(suppressions))

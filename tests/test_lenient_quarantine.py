@@ -131,7 +131,8 @@ def test_the_report_names_the_config_file(tmp_path: Path,
     doc = json.loads(CliRunner().invoke(app, ["audit", trace, "-f", "json"]).output)
     assert doc["config"] == "compaction-audit.toml"
     text = CliRunner().invoke(app, ["audit", trace]).output
-    assert text.rstrip().endswith("config: compaction-audit.toml")
+    # in the header, as pytest's; the verdict stays the last line (issue 13, section 2)
+    assert "  config     compaction-audit.toml" in text.splitlines()
     many = json.loads(CliRunner().invoke(app, ["audit", trace, trace, "-f", "json",
                                                "--isolated"]).output)
     assert many["config"] is None

@@ -127,8 +127,9 @@ def found_traces(paths: list[str]) -> Discovery:
 
 def run_audit(traces: list[str], eff: Effective, lenient: bool, jobs: int | None,
               unreadable: list[LogError] | None = None) -> Report:
-    """Audit ``traces`` with ``eff``; a progress bar on stderr when it is a terminal and
-    there is more than one trace.  ``unreadable``: errors found before reading (a
+    """Audit ``traces`` with ``eff``; a progress bar on stderr when it is a terminal:
+    traces done when there are several, bytes read of a single large one
+    (:mod:`compaction_audit.commands.progress`).  ``unreadable``: errors found before reading (a
     directory that could not be listed), reported first as unreadable traces."""
     from compaction_audit.api import Progress, audit_paths
 
@@ -139,11 +140,16 @@ def run_audit(traces: list[str], eff: Effective, lenient: bool, jobs: int | None
                               jobs=jobs, progress=progress) if traces else Report([]))
         report = Report(report.sessions, [*(unreadable or []), *report.errors])
         report.config = config_shown(eff)
-        return report
+        return suppressed(report, eff)
 
+    from compaction_audit.commands.progress import single_trace_progress, wanted
     from compaction_audit.procs import Terminated
 
     try:
+        size = wanted(traces)
+        if size is not None:
+            with single_trace_progress(traces[0], size):
+                return go()
         if len(traces) < 2 or not sys.stderr.isatty():
             return go()
         from rich.console import Console
@@ -155,6 +161,18 @@ def run_audit(traces: list[str], eff: Effective, lenient: bool, jobs: int | None
     except Terminated as exc:  # SIGTERM: the workers are gone; 128 + the signal number
         sys.stderr.write(f"compaction-audit: terminated by signal {exc.signum}\n")
         raise typer.Exit(128 + exc.signum) from None
+
+
+def suppressed(report: Report, eff: Effective) -> Report:
+    """``report`` without what the configuration's ``suppress`` entries silence
+    (:mod:`compaction_audit.suppress`), with one stderr line per entry that matched
+    nothing in the run."""
+    from compaction_audit.suppress import apply
+
+    report, unmatched = apply(report, eff.suppressions)
+    for entry in unmatched:
+        say(f"{entry.where} ({entry.describe()}) matched nothing in this run")
+    return report
 
 
 def emit(report: Report, fmt: str, output: Path | None, opts: RenderOptions,
@@ -171,6 +189,38 @@ def emit(report: Report, fmt: str, output: Path | None, opts: RenderOptions,
     assert spec.rich is not None
     with output_console(output, inputs) as console:
         console.print(spec.rich(report, opts), crop=False)
+
+
+def step_summary(report: Report, opts: RenderOptions,
+                 inputs: list[str] | tuple[str, ...] = ()) -> None:
+    """With ``--format github`` in a GitHub Actions job (``GITHUB_STEP_SUMMARY`` set),
+    append the Markdown report to the job summary: the annotations are capped per
+    file, the summary lists everything.  Appended, never replaced (the file is the
+    runner's and other steps write to it); the same escapes and CI-command
+    neutralization as ``--format markdown``; a file that is an input, or cannot be
+    written, gets a line on stderr and the gate goes on."""
+    import os
+
+    from compaction_audit.outfile import refuse_same_file
+    from compaction_audit.report.formats import FORMATS
+    from compaction_audit.report.github import STEP_SUMMARY
+    from compaction_audit.report.safe import neutralize_bytes
+
+    target = os.environ.get(STEP_SUMMARY)
+    if not target:
+        return
+    spec = FORMATS["markdown"]
+    assert spec.render is not None
+    try:
+        refuse_same_file(target, inputs)
+        data = neutralize_bytes(spec.render(report, opts), spec.escapes)
+        with open(target, "ab") as fh:
+            fh.write(data)
+    except AuditError as exc:
+        say(f"{STEP_SUMMARY}: {exc}")
+    except OSError as exc:
+        say(f"{STEP_SUMMARY}: {target}: cannot append the job summary: "
+            f"{exc.strerror or exc}")
 
 
 def input_files(traces: list[str], *others: Path | None) -> list[str]:
@@ -190,8 +240,16 @@ def audit_command(
     summary: Annotated[bool, typer.Option(
         "--summary", help="Only the summary across traces (text and markdown).")] = False,
     all_: Annotated[bool, typer.Option(
-        "--all", help="List every lost fact (text and markdown), not only the tiers that "
-        "matter; the low tiers are otherwise counted.")] = False,
+        "--all", help="List everything (text and markdown): every lost fact, not only the "
+        "tiers that matter (the low tiers are otherwise counted), and in the text report "
+        "every episode, compaction and folded round, where lists otherwise stop at "
+        "'N more (--all)'.")] = False,
+    quiet: Annotated[bool, typer.Option(
+        "--quiet", "-q", help="Print the verdict only (text format): one line per trace, "
+        "then the gate's line when there are several.")] = False,
+    statistics: Annotated[bool, typer.Option(
+        "--statistics", help="Print the number of findings per rule (and episodes), "
+        "most first, instead of the reports (text format).")] = False,
     baseline: Annotated[Path | None, typer.Option(
         metavar="FILE", help="Fail only on findings not in this baseline (see "
         "'compaction-audit baseline create'); report entries that no longer occur.")] = None,
@@ -219,6 +277,8 @@ def audit_command(
     from compaction_audit.report.formats import RenderOptions
 
     try:
+        if (quiet or statistics) and fmt is not AuditFormat.text:
+            raise UsageError("--quiet and --statistics apply to --format text")
         if fmt is AuditFormat.html:
             from compaction_audit.report.html import require_extra
 
@@ -239,19 +299,36 @@ def audit_command(
     single = names_one_file(paths)
     if report.errors and single:
         fail(str(report.errors[0]))
-    emit(report, fmt.value, output,
-         RenderOptions(single, summary, eff.fail_on, tuple(eff.rules), show_all=all_),
-         inputs)
+    opts = RenderOptions(single, summary, eff.fail_on, tuple(eff.rules), show_all=all_,
+                         quiet=quiet, statistics=statistics)
+    emit(report, fmt.value, output, opts, inputs)
+    if fmt is AuditFormat.github:
+        step_summary(report, opts, inputs)
     raise typer.Exit(report.exit_code(eff.fail_on))
 
 
 def thresholds_command() -> None:
     """List every threshold with its default and the seed section it comes from."""
+    from rich.console import Group, RenderableType
     from rich.table import Table
+    from rich.text import Text
 
+    from compaction_audit.report.terminal_text import ByWidth, hang
     from compaction_audit.settings import describe
 
-    table = Table("name", "default", "meaning", "source")
-    for s in describe():
-        table.add_row(s["name"], str(s["default"]), s["help"], s["source"])
-    console_for().print(table)
+    rows = describe()
+
+    def table() -> Table:
+        tab = Table("name", "default", "meaning", "source")
+        for s in rows:
+            tab.add_row(s["name"], str(s["default"]), s["help"], s["source"])
+        return tab
+
+    def listing() -> Group:  # a narrow terminal: one entry per threshold
+        parts: list[RenderableType] = []
+        for s in rows:
+            parts.append(Text(f"{s['name']} = {s['default']}", style="bold"))
+            parts.append(hang("", f"{s['help']}; source: {s['source']}"))
+        return Group(*parts)
+
+    console_for().print(ByWidth(table, listing))

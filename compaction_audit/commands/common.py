@@ -22,6 +22,17 @@ from compaction_audit.outfile import output_target
 from compaction_audit.report.safe import TEXT, Escapes, neutralize, neutralize_bytes, printable
 
 
+class TextOrJson(StrEnum):
+    """``--format`` of the commands that print a text view or JSON (``trace``,
+    ``config show``): spelled as ``audit --format`` and ``diff --format``."""
+
+    text = "text"
+    json = "json"
+
+
+FORMAT_HELP = "Output format (--json is the same as --format json)."
+
+
 class FailOn(StrEnum):
     """Lowest severity that makes the exit code 1."""
 

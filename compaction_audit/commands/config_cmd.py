@@ -19,7 +19,13 @@ from compaction_audit.commands.audit import (
     WindowOpt,
     effective_options,
 )
-from compaction_audit.commands.common import console_for, fail, write_bytes
+from compaction_audit.commands.common import (
+    FORMAT_HELP,
+    TextOrJson,
+    console_for,
+    fail,
+    write_bytes,
+)
 from compaction_audit.errors import AuditError
 from compaction_audit.report.safe import JSON, clip_tree, json_safe, printable
 
@@ -47,8 +53,10 @@ def config_show(
     ignore: IgnoreOpt = None,
     extend_select: ExtendSelectOpt = None,
     severity: SeverityOpt = None,
-    json_: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
-    = False,
+    fmt: Annotated[TextOrJson, typer.Option("--format", "-f", help=FORMAT_HELP)]
+    = TextOrJson.text,
+    json_: Annotated[bool, typer.Option("--json", hidden=True,
+                                        help="Print JSON instead of a table.")] = False,
 ) -> None:
     """Print every effective option (thresholds, fail-on, rule selection, severity
     overrides), its value and its source: default, the config file, or the command line
@@ -62,7 +70,7 @@ def config_show(
         fail(str(exc))
     path = display_path(eff.config_path) if eff.config_path is not None else None
     rules = [r.code for r in eff.rules]
-    if json_:
+    if json_ or fmt is TextOrJson.json:
         import orjson
 
         doc = {"config_file": path, "rules": rules,

@@ -107,7 +107,22 @@ def _convert(path: str, target: str | IO[bytes], output: str,
         if exc.path == path:
             raise
         raise LogError(output, exc.line, exc.message, exc.field) from None  # the writer's
+    if not rounds:  # raised inside the output's context: nothing is written
+        raise LogError(path, 0, f"no round found reading it as {fmt}{_looks_like(path, fmt)}: "
+                       "nothing written")
     return Converted(fmt, log.lines, rounds)
+
+
+def _looks_like(path: str, fmt: str) -> str:
+    """``" (it looks like codex: try --from codex)"`` when detection names another
+    format; "" for standard input (read once) or when it agrees or cannot tell."""
+    if path == "-":
+        return ""
+    try:
+        detected, _ = peek_format(path)
+    except AuditError:
+        return ""
+    return "" if detected == fmt else f" (it looks like {detected}: try --from {detected})"
 
 
 def convert_command(
@@ -134,5 +149,4 @@ def convert_command(
         done = convert(input, str(output), None if from_ is None else from_.value)
     except AuditError as exc:
         fail(str(exc))
-    hint = "" if done.rounds else " (no round found: is the input in that format?)"
-    say(f"converted {input} ({done.format}): {done.rounds} rounds -> {output}{hint}")
+    say(f"converted {input} ({done.format}): {done.rounds} rounds -> {output}")

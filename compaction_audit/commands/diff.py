@@ -86,6 +86,11 @@ def diff_command(
         cand = audit(candidate, eff.settings, lenient, eff.rules, eff.severity)
     except AuditError as exc:
         fail(str(exc))
+    if eff.suppressions:  # the configuration's [[suppress]] entries hold in both runs
+        from compaction_audit.commands.audit import suppressed
+        from compaction_audit.report.model import Report
+
+        base, cand = suppressed(Report([base, cand]), eff).sessions
     diff = diff_reports(base, cand)
     new = fail_on_new.value if fail_on_new is not None else None
     reasons = gate(diff, fail_if_onset_earlier, new)

@@ -21,19 +21,30 @@ def rules_command(
 ) -> None:
     """List every rule (code, name, default severity, summary), or document one: what it
     checks, why it matters, an example and what to do."""
+    from rich.console import Group
     from rich.table import Table
     from rich.text import Text
 
+    from compaction_audit.report.terminal_text import ByWidth, hang
     from compaction_audit.ruledoc import all_docs, find_rule, rule_markdown, rules_markdown
 
     if rule is None:
         if markdown:
             sys.stdout.write(rules_markdown())
             return
-        table = Table("code", "name", "severity", "summary")
-        for d in all_docs():
-            table.add_row(d.code, d.name, d.severity, d.summary)
-        console_for().print(table)
+        docs = all_docs()
+
+        def table() -> Table:
+            tab = Table("code", "name", "severity", "summary")
+            for d in docs:
+                tab.add_row(d.code, d.name, d.severity, d.summary)
+            return tab
+
+        def listing() -> Group:
+            return Group(*(hang(Text(f"{d.code} {d.name} ({d.severity}): ", style="bold"),
+                                d.summary, indent=0) for d in docs))
+
+        console_for().print(ByWidth(table, listing))
         return
     try:
         doc = find_rule(rule)

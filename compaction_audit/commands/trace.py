@@ -8,7 +8,13 @@ import orjson
 import typer
 from rich.tree import Tree
 
-from compaction_audit.commands.common import console_for, fail, write_bytes
+from compaction_audit.commands.common import (
+    FORMAT_HELP,
+    TextOrJson,
+    console_for,
+    fail,
+    write_bytes,
+)
 from compaction_audit.errors import AuditError
 from compaction_audit.report.safe import JSON, clip_tree, json_safe
 from compaction_audit.report.terminal import t
@@ -28,7 +34,10 @@ def trace_command(
     log: Annotated[str, typer.Argument(help="The log to read ('-' for stdin).")],
     query: Annotated[str, typer.Argument(
         help="A discriminator (45000, --force, v4.2.1), a span id or a summary id.")],
-    json: Annotated[bool, typer.Option("--json", help="Write the tree as JSON.")] = False,
+    fmt: Annotated[TextOrJson, typer.Option("--format", "-f", help=FORMAT_HELP)]
+    = TextOrJson.text,
+    json: Annotated[bool, typer.Option("--json", hidden=True,
+                                       help="Write the tree as JSON.")] = False,
     lenient: Annotated[bool, typer.Option("--lenient", help="Skip bad records.")] = False,
 ) -> None:
     """Trace a discriminator, span or summary through the folds and evictions.
@@ -46,7 +55,7 @@ def trace_command(
         root = trace(session, query)
     except AuditError as exc:
         fail(str(exc))
-    if json:
+    if json or fmt is TextOrJson.json:
         write_bytes(json_safe(orjson.dumps(clip_tree(root.to_dict()),
                                            option=orjson.OPT_INDENT_2) + b"\n"), None, JSON)
         return

@@ -35,6 +35,7 @@ from compaction_audit.report.json_report import TOOL
 from compaction_audit.report.model import SessionReport
 from compaction_audit.report.safe import clip_tree, json_safe
 from compaction_audit.report.terminal import SEVERITY_STYLE, SPARK, buckets, line, t
+from compaction_audit.report.terminal_text import ByWidth, hang
 from compaction_audit.rules import RULES
 from compaction_audit.rules.base import fmt
 
@@ -190,19 +191,33 @@ def divergence_table(diff: RunDiff) -> RenderableType:
     rounds = diff.diverging_rounds
     if not rounds:
         return Text("The series are identical at every round.", style="green")
-    table = Table(title=f"Rounds where the series diverge ({len(rounds)}; baseline -> "
-                        "candidate, - = no such round)", title_justify="left",
-                  show_edge=False)
-    table.add_column("round", justify="right")
-    for q in diff.quantities:
-        table.add_column(q, justify="right")
+    title = (f"Rounds where the series diverge ({len(rounds)}; baseline -> candidate, "
+             "- = no such round)")
+    rows = []
     for row in diff.series.filter("diverges").head(MAX_ROWS).iter_rows(named=True):
         cells = []
         for q in diff.quantities:
             b, c = _cell(row, q, "baseline"), _cell(row, q, "candidate")
-            cells.append(b if b == c else f"{b} -> {c}")
-        table.add_row(str(row["round"]), *cells)
-    parts: list[RenderableType] = [table]
+            cells.append((q, b, c))
+        rows.append((row["round"], cells))
+
+    def table() -> RenderableType:
+        tab = Table(title=title, title_justify="left", show_edge=False)
+        tab.add_column("round", justify="right")
+        for q in diff.quantities:
+            tab.add_column(q, justify="right")
+        for number, cells in rows:
+            tab.add_row(str(number), *(b if b == c else f"{b} -> {c}" for _, b, c in cells))
+        return tab
+
+    def listing() -> RenderableType:  # a narrow terminal: the quantities that differ
+        items: list[RenderableType] = [Text(title, style="bold")]
+        for number, cells in rows:
+            moved = "; ".join(f"{q} {b} -> {c}" for q, b, c in cells if b != c)
+            items.append(hang(f"round {number}: ", moved or "equal where both have it"))
+        return Group(*items)
+
+    parts: list[RenderableType] = [ByWidth(table, listing, 16 + 16 * len(diff.quantities))]
     if len(rounds) > MAX_ROWS:
         parts.append(Text(f"... and {len(rounds) - MAX_ROWS} more round(s); "
                           "--format json has the full aligned table", style="dim"))

@@ -25,7 +25,9 @@ class RenderOptions:
     ``summary_only``: only the across-traces summary (text, Markdown); ``fail_on``: the
     gate's threshold (JUnit failures, summaries); ``rules``: the rules that ran (JUnit
     test cases, SARIF rule descriptors); empty means every registered rule;
-    ``show_all``: list every lost fact (text and Markdown), not only the top tiers.
+    ``show_all``: list every lost fact (text and Markdown), not only the top tiers;
+    ``quiet``: the text report prints the verdict only; ``statistics``: the text
+    report prints the findings per rule instead of the per-trace reports.
     """
 
     single: bool = False
@@ -33,6 +35,8 @@ class RenderOptions:
     fail_on: str = "error"
     rules: tuple[Rule, ...] = field(default_factory=tuple)
     show_all: bool = False
+    quiet: bool = False
+    statistics: bool = False
 
     def shows_summary(self, report: Report) -> bool:
         """True when the summary table belongs in a human report: asked for, more than
@@ -59,10 +63,25 @@ class OutputFormat:
 
 
 def _text(report: Report, opts: RenderOptions) -> RenderableType:
-    from compaction_audit.report.summary import summary_renderable
-    from compaction_audit.report.terminal import report_renderable
+    from compaction_audit.report.summary import gate_line, summary_renderable
+    from compaction_audit.report.terminal import (
+        quiet_renderable,
+        report_renderable,
+        statistics_renderable,
+        verdict_line,
+    )
+    from compaction_audit.report.terminal_text import line
 
-    parts: list[RenderableType] = []
+    several = len(report.sessions) + len(report.errors) > 1
+    if opts.quiet or opts.statistics:
+        parts = [statistics_renderable(report)] if opts.statistics else []
+        if opts.quiet or not several:
+            parts.append(quiet_renderable(report) if opts.quiet or not report.sessions
+                         else verdict_line(report.sessions[0]))
+        if several:
+            parts.append(line(gate_line(report, opts.fail_on)))
+        return Group(*parts)
+    parts = []
     if not opts.summary_only:
         parts.append(report_renderable(report, opts.show_all))
     if opts.shows_summary(report):

@@ -1,11 +1,17 @@
 """GitHub Actions workflow commands: annotations on the round records of the trace files.
 
-One ``::error`` / ``::warning`` / ``::notice`` command per episode (a rule firing on
-consecutive rounds), at ``file=`` the trace path and ``line=`` (``endLine=``) the lines
-of its first (last) round record; GitHub shows only the first few annotations of a
-step, so one per episode rather than per round keeps distinct problems visible.  An
-unreadable trace is an ``::error`` at its file (and line, when known).  The last line
-is the gate's result as plain log text.
+One ``::error`` / ``::warning`` / ``::notice`` command per episode: a rule firing on
+consecutive rounds of one trace, whatever item each finding is about (a fold rule
+firing on ten folds over three rounds is one annotation), at ``file=`` the trace path
+and ``line=`` (``endLine=``) the lines of its first (last) round record.
+
+GitHub shows at most 10 annotations of each kind (error, warning, notice) per step.
+So each file gets at most :data:`PER_FILE` of each kind: every rule's first episode
+before any rule's second (the most severe rules first), and when more remain, the
+last slot is one summary annotation counting the rest by rule.  The whole report
+goes to the job summary (:func:`step_summary`).  An unreadable trace is an
+``::error`` at its file (and line, when known).  The last line is the gate's result
+as plain log text.
 
 Escaping follows GitHub's rules: in the message ``%`` -> ``%25``, CR -> ``%0D``,
 LF -> ``%0A``; in properties also ``:`` -> ``%3A`` and ``,`` -> ``%2C``.  Text is made
@@ -14,13 +20,21 @@ LF -> ``%0A``; in properties also ``:`` -> ``%3A`` and ``,`` -> ``%2C``.  Text i
 
 from __future__ import annotations
 
+from collections import Counter
+
 from compaction_audit.baseline import trace_key
 from compaction_audit.report.formats import RenderOptions
-from compaction_audit.report.model import Report
+from compaction_audit.report.model import Report, SessionReport
 from compaction_audit.report.safe import printable
 from compaction_audit.report.summary import episodes, gate_line
+from compaction_audit.rules.base import Finding
 
 COMMANDS = {"error": "error", "warning": "warning", "info": "notice"}
+PER_FILE = 10
+"""Annotations of one kind per trace file: GitHub displays 10 errors, 10 warnings and
+10 notices per step (docs.github.com, "Workflow commands", annotation limits)."""
+STEP_SUMMARY = "GITHUB_STEP_SUMMARY"
+"""The environment variable naming the job-summary file the runner renders."""
 
 
 def escape_data(text: str) -> str:
@@ -40,36 +54,93 @@ def command(kind: str, message: str, **props: object) -> str:
     return f"::{kind}{' ' + args if args else ''}::{escape_data(printable(message))}"
 
 
+def worst(run: list[Finding]) -> str:
+    """The kind of an episode: the command of its most severe finding."""
+    return COMMANDS[max((f.severity for f in run), key=lambda v: v.rank).value]
+
+
+def _priority(runs: list[list[Finding]]) -> list[list[Finding]]:
+    """Episodes in the order they get a slot: by severity (worst first), then each
+    rule's first episode before any rule's second, then code and round."""
+    nth: Counter[str] = Counter()
+    keyed = []
+    for run in runs:
+        first = run[0]
+        rank = max(f.severity.rank for f in run)
+        keyed.append((-rank, nth[first.code], first.code, first.round, run))
+        nth[first.code] += 1
+    return [k[-1] for k in sorted(keyed, key=lambda k: k[:4])]
+
+
+def _episode_command(path: str, run: list[Finding]) -> str:
+    first, last = run[0], run[-1]
+    rounds = len({f.round for f in run})
+    where = (f"round {first.round}" if rounds == 1 else
+             f"rounds {first.round}-{last.round}")
+    items = f", {len(run)} findings" if len(run) > rounds else ""
+    props: dict[str, object] = {"file": path, "line": first.line}
+    if last.line != first.line:
+        props["endLine"] = last.line
+    props["title"] = f"{first.code} {first.rule} ({where}{items})"
+    return command(worst(run), f"{first.message}. What to do: {first.action}", **props)
+
+
+def _rest_command(kind: str, path: str, rest: list[list[Finding]]) -> str:
+    """The summary annotation of the episodes of one kind that got no slot."""
+    by_rule = Counter(run[0].code for run in rest)
+    counted = ", ".join(f"{code} x{n}" for code, n in sorted(by_rule.items()))
+    first = min(rest, key=lambda run: run[0].round)[0]
+    return command(kind, f"{len(rest)} more {kind} episode(s) in this trace: {counted}; "
+                   "the job summary and the text, JSON or SARIF reports list them",
+                   file=path, line=first.line,
+                   title=f"{len(rest)} more {kind} episode(s)")
+
+
+def session_commands(s: SessionReport) -> list[str]:
+    """The annotations of one trace: its episodes, at most :data:`PER_FILE` of each
+    kind (the last slot summarizing the rest), then its unchecked compactions (as
+    notices, within the same limit)."""
+    path = trace_key(s.path)
+    by_kind: dict[str, list[list[Finding]]] = {k: [] for k in COMMANDS.values()}
+    for run in _priority(list(episodes(s.findings))):
+        by_kind[worst(run)].append(run)
+    notices = []
+    for c in s.compactions:
+        if c.get("lost_checked") is False:
+            why = c.get("not_checked_reason") or "no summary text"
+            notices.append(command("notice", f"compaction at round {c['round']} could not "
+                                   f"be checked: {why} summary", file=path,
+                                   line=c.get("line") or 1, title="compaction not checked"))
+    lines: list[str] = []
+    for kind, runs in by_kind.items():
+        extra = notices if kind == "notice" else []
+        room = PER_FILE - len(extra[:PER_FILE])
+        if len(runs) > room:
+            lines += [_episode_command(path, run) for run in runs[:room - 1]]
+            lines.append(_rest_command(kind, path, runs[room - 1:]))
+        else:
+            lines += [_episode_command(path, run) for run in runs]
+        lines += extra[:PER_FILE]
+    return lines
+
+
 def render_github(report: Report, opts: RenderOptions) -> bytes:
     """The report as workflow command lines (UTF-8 bytes)."""
     lines: list[str] = []
     for s in report.sessions:
-        path = trace_key(s.path)
-        for run in episodes(s.findings):
-            first, last = run[0], run[-1]
-            where = (f"round {first.round}" if len(run) == 1 else
-                     f"rounds {first.round}-{last.round}")
-            props: dict[str, object] = {"file": path, "line": first.line}
-            if last.line != first.line:
-                props["endLine"] = last.line
-            props["title"] = f"{first.code} {first.rule} ({where})"
-            lines.append(command(COMMANDS[first.severity.value],
-                                 f"{first.message}. What to do: {first.action}", **props))
-        for c in s.compactions:
-            if c.get("lost_checked") is False:
-                why = c.get("not_checked_reason") or "no summary text"
-                lines.append(command("notice", f"compaction at round {c['round']} could not "
-                                     f"be checked: {why} summary", file=path,
-                                     line=c.get("line") or 1,
-                                     title="compaction not checked"))
+        lines += session_commands(s)
     for e in report.errors:
         props = {"file": trace_key(e.path), **({"line": e.line} if e.line else {}),
                  "title": "unreadable trace"}
         lines.append(command("error", str(e), **props))
     for s in report.sessions:
-        for e in s.skipped:
+        for e in s.skipped[:PER_FILE]:
             lines.append(command("warning", f"skipped (--lenient): {e.message}",
                                  file=trace_key(e.path), line=e.line,
                                  title="skipped record"))
+        if len(s.skipped) > PER_FILE:
+            lines.append(command("warning", f"{len(s.skipped) - PER_FILE} more skipped "
+                                 "record(s)", file=trace_key(s.path),
+                                 title="skipped records"))
     lines.append(gate_line(report, opts.fail_on))
     return ("\n".join(lines) + "\n").encode("utf-8")

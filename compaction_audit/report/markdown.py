@@ -121,6 +121,10 @@ def session_section(s: SessionReport, open_: bool, show_all: bool = False) -> li
     then what each compaction lost (:func:`lost_lines`)."""
     lines = [f"<details{' open' if open_ else ''}><summary>{_html(s.path)}: "
              f"{_html(s.verdict())}</summary>", ""]
+    info = baseline_info(s)
+    if info and info["suppressed"] and not s.findings:  # nothing new: no lists
+        return [*lines, f"All {info['suppressed']} finding(s) are in the baseline: nothing "
+                "new.", "", "</details>", ""]
     lines += lost_lines(s, show_all)
     if s.cosine:
         lines += [f"Cosine: {md(s.cosine_line())}", ""]
@@ -128,7 +132,6 @@ def session_section(s: SessionReport, open_: bool, show_all: bool = False) -> li
         lines += [f"{len(s.skipped)} bad record(s) skipped (--lenient): "
                   + "; ".join(md(str(e)) for e in s.skipped[:10])
                   + (" ..." if len(s.skipped) > 10 else ""), ""]
-    info = baseline_info(s)
     if info and info["suppressed"]:
         lines += [f"{info['suppressed']} baselined finding(s) not shown.", ""]
     runs = list(episodes(s.findings))
@@ -138,9 +141,14 @@ def session_section(s: SessionReport, open_: bool, show_all: bool = False) -> li
     lines += ["| severity | rule | rounds | lines | message |", "|---|---|---|---|---|"]
     for run in runs[:MAX_ROWS]:
         first, last = run[0], run[-1]
-        rounds = str(first.round) if len(run) == 1 else f"{first.round}\u2013{last.round}"
-        where = str(first.line) if len(run) == 1 else f"{first.line}\u2013{last.line}"
-        lines.append(f"| {first.severity.value} | {first.code} {md(first.rule)} | {rounds} | "
+        rounds = (str(first.round) if first.round == last.round
+                  else f"{first.round}\u2013{last.round}")
+        where = str(first.line) if first.line == last.line else f"{first.line}\u2013{last.line}"
+        n_rounds = len({f.round for f in run})
+        if len(run) > n_rounds:
+            rounds += f" ({len(run)} findings)"
+        sev = max((f.severity for f in run), key=lambda v: v.rank)
+        lines.append(f"| {sev.value} | {first.code} {md(first.rule)} | {rounds} | "
                      f"{where} | {md(first.message)} |")
     if len(runs) > MAX_ROWS:
         lines.append(f"\n{len(runs) - MAX_ROWS} more episode(s) not shown.")

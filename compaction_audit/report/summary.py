@@ -17,6 +17,9 @@ from compaction_audit.report.model import Report, SessionReport
 from compaction_audit.report.safe import printable
 from compaction_audit.rules.base import Finding
 
+TABLE_COLUMNS = 75
+"""Columns the summary table needs besides the trace's path (a narrower terminal gets
+the list, so that no path is split or cut)."""
 VERDICT_STYLE = {"FAIL": "bold red", "WARN": "yellow", "PASS": "green",
                  "UNREADABLE": "bold red"}
 
@@ -84,10 +87,44 @@ def _cell(value: int | None) -> str:
 
 def summary_renderable(report: Report, fail_on: str) -> RenderableType:
     """The rich summary table, the stale baseline entries and the gate line."""
+    from compaction_audit.report.terminal_text import WIDE, ByWidth
+
     rows = summary_rows(report)
+    longest = max((len(printable(r.trace)) for r in rows), default=0)
+    parts: list[RenderableType] = [ByWidth(lambda: _table(rows), lambda: _listing(rows),
+                                           max(WIDE, longest + TABLE_COLUMNS))]
+    for line in stale_lines(report):
+        parts.append(Text(printable(line), style="yellow", no_wrap=True, overflow="ignore"))
+    failing = report.exit_code(fail_on) != 0
+    parts.append(Text(gate_line(report, fail_on), style="bold red" if failing else "bold green",
+                      no_wrap=True, overflow="ignore"))
+    return Group(*parts)
+
+
+def _listing(rows: list[Row]) -> RenderableType:
+    """The summary as a list (a narrow terminal): per trace, its verdict and counts on
+    one line, then its path whole on the next (never split; issue 13, section 2)."""
+    from compaction_audit.report.terminal_text import line, t
+
+    parts: list[RenderableType] = [Text("Summary", style="bold")]
+    for r in rows:
+        counts = ("" if r.rounds is None else
+                  f"  {r.rounds} rounds, {r.errors} error(s), {r.warnings} warning(s), "
+                  f"{r.info} info"
+                  + ("" if r.baselined is None else f", {r.baselined} baselined, "
+                     f"{r.stale} stale")
+                  + ("" if r.boundary is None else f", boundary at round {r.boundary}"))
+        parts.append(line(("  " + r.verdict, VERDICT_STYLE[r.verdict]), counts,
+                          " " + printable(r.detail) if r.detail else ""))
+        parts.append(line("    ", t(r.trace)))
+    return Group(*parts)
+
+
+def _table(rows: list[Row]) -> RenderableType:
+    """The summary as a table (a wide terminal); a trace's path is never split."""
     with_baseline = any(r.baselined is not None for r in rows)
     table = Table(title="Summary", title_justify="left")
-    table.add_column("trace", overflow="fold")
+    table.add_column("trace", no_wrap=True, overflow="ellipsis")
     for name in ("rounds", "errors", "warnings", "info",
                  *(("baselined", "stale") if with_baseline else ()), "inversion boundary"):
         table.add_column(name, justify="right")
@@ -99,12 +136,7 @@ def summary_renderable(report: Report, fail_on: str) -> RenderableType:
         if r.detail:
             verdict.append(f" {printable(r.detail)}", style="")
         table.add_row(Text(printable(r.trace)), *(_cell(v) for v in counts), verdict)
-    parts: list[RenderableType] = [table]
-    for line in stale_lines(report):
-        parts.append(Text(printable(line), style="yellow", no_wrap=True, overflow="ignore"))
-    failing = report.exit_code(fail_on) != 0
-    parts.append(Text(gate_line(report, fail_on), style="bold red" if failing else "bold green"))
-    return Group(*parts)
+    return table
 
 
 def stale_lines(report: Report) -> list[str]:
@@ -119,12 +151,14 @@ def stale_lines(report: Report) -> list[str]:
 
 
 def episodes(findings: list[Finding]) -> Iterator[list[Finding]]:
-    """Findings grouped per rule (by code, then round) into runs of consecutive round
-    numbers; a finding about an entity stays on its own."""
+    """Findings grouped per rule (by code, then round) into episodes: runs of
+    consecutive round numbers, however many items (folds, spans) the rule's findings
+    at those rounds are about (issue 13, section 4: one annotation per episode, not
+    per fold)."""
     run: list[Finding] = []
     for f in sorted(findings, key=lambda f: (f.code, f.round)):
-        if run and (f.code != run[-1].code or f.round != run[-1].round + 1
-                    or f.entity is not None or run[-1].entity is not None):
+        if run and (f.code != run[-1].code or f.round not in (run[-1].round,
+                                                             run[-1].round + 1)):
             yield run
             run = []
         run.append(f)

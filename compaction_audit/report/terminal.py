@@ -4,15 +4,16 @@ Log text only ever enters as ``rich.text.Text`` made :func:`printable`, never as
 markup.  Colour comes from rich's own detection: none when stdout is not a terminal or
 ``NO_COLOR`` is set.
 
-Untrusted text is never wrapped (issue 11): a wrapped continuation line would start,
-after its indent, with log text, which a CI runner may execute (``::error::``).  Lines
-that carry it are built by :func:`line` (one physical line however long: print with
-``crop=False``, the terminal wraps it visually), table cells by :func:`t` (cut with an
-ellipsis at the column's width; the JSON report has the whole value).
+The report answers first (issue 13, section 2): the header (one line for the
+inversion when the log records no salience), the compactions and the facts they lost,
+the findings by rule (errors first, each rule's episodes capped), then the series and
+the rounds that matter, notes, and the verdict last, as pytest does.  Untrusted text
+wraps only under an indent of ours (:mod:`compaction_audit.report.terminal_text`).
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Iterator
 from itertools import groupby
 from typing import Any
@@ -23,36 +24,46 @@ from rich.table import Table
 from rich.text import Text
 
 from compaction_audit.conditions import can_invert
-from compaction_audit.recall.ranking import LOW_TIERS, TIER_NAMES
 from compaction_audit.report.model import Report, SessionReport
 from compaction_audit.report.safe import printable
-from compaction_audit.rules.base import Finding, fmt
+from compaction_audit.report.summary import baseline_info
+from compaction_audit.report.terminal_lost import compactions_section, recall_section
+from compaction_audit.report.terminal_text import (
+    ByWidth,
+    block,
+    capped,
+    group,
+    hang,
+    line,
+    more_line,
+    t,
+    w,
+)
+from compaction_audit.rules.base import Finding, Severity, fmt
+
+__all__ = ["SEVERITY_STYLE", "SPARK", "buckets", "line", "report_renderable", "sparkline",
+           "statistics_renderable", "t", "verdict_line"]
 
 SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 STATUS_MARK = {"holds": ("yes", "green"), "fails": ("no", "red"), "unknown": ("?", "yellow")}
 SPARK = "▁▂▃▄▅▆▇█"
 SPARK_COLUMNS = ("raw_ratio", "distinct_source_spans", "query_cosine_retained",
                  "query_cosine_rebuilt", "summary_depth_max")
+KEY_COLUMNS = ("raw_ratio", "distinct_source_spans", "query_cosine_retained",
+               "query_cosine_rebuilt", "summary_depth_max", "rounds_at_max_depth",
+               "ungrounded_summaries")
 SHORT = {"raw_ratio": "raw", "distinct_source_spans": "spans",
          "query_cosine_retained": "cosine", "query_cosine_rebuilt": "rebuilt",
          "summary_depth_max": "depth",
          "rounds_at_max_depth": "at cap", "ungrounded_summaries": "ungr"}
-"""Short column headings for narrow terminals; the legend under the table names the
-series fields they stand for."""
-
-
-def t(text: object, style: str = "") -> Text:
-    """Untrusted text as a literal rich Text (escapes made visible, no markup), never
-    wrapped: cut with an ellipsis where it does not fit (a table cell)."""
-    return Text(printable(text), style=style, no_wrap=True, overflow="ellipsis")
-
-
-def line(*parts: str | Text | tuple[str, str]) -> Text:
-    """One output line assembled from ``parts`` (as :meth:`Text.assemble`) that is
-    never wrapped nor cut: it runs past the width (print with ``crop=False``)."""
-    text = Text.assemble(*parts)
-    text.no_wrap, text.overflow = True, "ignore"
-    return text
+"""Short column headings; the legend under the rounds names the series fields."""
+EPISODES_PER_RULE = 3
+"""Episodes listed per rule before "N more (--all)"."""
+LABEL = 11
+"""Width of the header's labels."""
+WHERE_BESIDE = 22
+"""An episode's "round N (line L): " longer than this goes above its message."""
+"""Width of the header's labels."""
 
 
 SPARK_WIDTH = 36
@@ -83,35 +94,70 @@ def sparkline(values: list[float | None], width: int = SPARK_WIDTH) -> str:
                    for v in means)
 
 
-def header(r: SessionReport) -> RenderableType:
-    """Session, rounds, budget and the conditions of validity."""
+def has_salience(r: SessionReport) -> bool:
+    """True when some round records a salience score (``query_cosine_retained`` known):
+    without one the inversion signature cannot be computed (every Claude Code or Codex
+    session)."""
+    col = r.series.get_column("query_cosine_retained") if r.n_rounds else None
+    return col is not None and col.null_count() < len(col)
+
+
+FAILS_SHORT = {"re-summarization depth >= 2": "depth < {min_depth}",
+               "scorer does not penalize depth": "scorer penalizes depth",
+               "eviction is continuous": "event-driven eviction"}
+"""A failing condition in two or three words, for the one inversion line."""
+
+
+def _inversion_line(r: SessionReport) -> Text:
+    """The conditions of validity in one line (67 characters at most, so it fits 80
+    columns beside its label) for a log without salience: "not applicable: no
+    salience recorded", or "no salience recorded; drift only (...)" naming the
+    conditions that fail; the details are in ``--format json``."""
+    failing = [FAILS_SHORT.get(c.name, c.name).format(min_depth=r.settings.min_depth)
+               for c in r.conditions if c.status == "fails"]
+    if not failing:
+        return Text("not applicable: no salience recorded")
+    return Text(f"no salience recorded; drift only ({', '.join(failing)})")
+
+
+def header(r: SessionReport, config: str | None = None) -> RenderableType:
+    """Trace, session, rounds, budget, the configuration file (``config``, as shown;
+    None: none) and the conditions of validity (one line when the log records no
+    salience: they cannot apply), as pytest's header names its config file."""
     h = r.header
     rounds = r.series["round"]
-    span = f"{rounds[0]}..{rounds[-1]}" if len(rounds) else "none"
+    span = f"round {rounds[0]}..{rounds[-1]}" if len(rounds) else "none"
     budget = f"{h.budget_tokens:,} tokens" if h.budget_tokens else "not recorded"
-    rows: list[tuple[str, Text]] = [
-        ("trace", t(r.path)), ("session", t(h.session_id or "(no session record)")),
-        ("format", t(r.source_format)), ("rounds", Text(f"{r.n_rounds} (round {span})")),
-        ("budget", Text(budget)),
-        ("depth cap", Text(str(h.max_depth) if h.max_depth else "not recorded"))]
-    for c in r.conditions:
-        mark, style = STATUS_MARK[c.status]
-        rows.append((c.name, Text.assemble((f"{mark:<3} ", style), t(c.detail))))
-    if not can_invert(r.conditions):
-        rows.append(("", Text("a condition fails: this loop can drift but not invert",
-                              style="bold")))
+    depth = str(h.max_depth) if h.max_depth else "not recorded"
+    parts: list[RenderableType] = [
+        line(("compaction-audit ", "bold underline"), t(r.path)),
+        hang("session".ljust(LABEL), w(h.session_id or "(no session record)"),
+             f" ({printable(r.source_format)})"),
+        hang("rounds".ljust(LABEL), f"{r.n_rounds} ({span}); budget {budget}; "
+             f"depth cap {depth}"),
+        hang("config".ljust(LABEL), w(config or "none"))]
+    if not has_salience(r):
+        parts.append(hang("inversion".ljust(LABEL), _inversion_line(r)))
+    else:
+        for i, c in enumerate(r.conditions):
+            mark, style = STATUS_MARK[c.status]
+            parts.append(hang(("conditions" if i == 0 else "").ljust(LABEL),
+                              (f"{mark:<4}", style), f"{c.name}: ", w(c.detail)))
+        if not can_invert(r.conditions):
+            parts.append(hang(" " * LABEL, ("a condition fails: this loop can drift but "
+                                            "not invert", "bold")))
     if r.cosine:
-        rows.append(("cosine", t(r.cosine_line())))
+        parts.append(hang("cosine".ljust(LABEL), w(r.cosine_line())))
     if r.skipped:
-        rows.append(("skipped", Text(f"{len(r.skipped)} bad record(s) skipped, "
-                                     f"{len(r.dependent)} dependent reject(s) (--lenient)",
-                                     style="yellow")))
-    width = max(len(label) for label, _ in rows) + 2
-    return Group(*(line((label.ljust(width), "bold"), value) for label, value in rows))
+        parts.append(hang("skipped".ljust(LABEL), (f"{len(r.skipped)} bad record(s) skipped, "
+                                                   f"{len(r.dependent)} dependent reject(s) "
+                                                   "(--lenient)", "yellow")))
+    return Group(*parts)
 
 
 def glance(r: SessionReport) -> RenderableType:
-    """Sparklines of the key series with flagged rounds marked below them."""
+    """Sparklines of the key series (a series unknown at every round is left out) with
+    flagged rounds marked below them."""
     frame = r.series
     grid = Table.grid(padding=(0, 2))
     grid.add_column(style="bold", no_wrap=True)
@@ -119,8 +165,10 @@ def glance(r: SessionReport) -> RenderableType:
     grid.add_column()
     for col in SPARK_COLUMNS:
         values = frame[col].to_list()
+        if all(v is None for v in values):
+            continue
         first, last = values[0] if values else None, values[-1] if values else None
-        grid.add_row(col, sparkline(values), f"{fmt(first)} -> {fmt(last)}")
+        grid.add_row("  " + col, sparkline(values), f"{fmt(first)} -> {fmt(last)}")
     flagged = {(f.round, f.severity.value) for f in r.findings}
     rounds = frame["round"].to_list()
     marks = []
@@ -134,12 +182,15 @@ def glance(r: SessionReport) -> RenderableType:
             marks.append(" ")
     per = ("" if len(rounds) <= SPARK_WIDTH
            else f" ({len(rounds)} rounds in {SPARK_WIDTH} marks)")
-    grid.add_row("flagged", Text("".join(marks), style="red"), "E error, w warning" + per)
-    return grid
+    grid.add_row("  flagged", Text("".join(marks), style="red"), "E error, w warning")
+    return Group(Text("Series at a glance" + per, style="bold"), grid)
 
 
-def key_rounds(r: SessionReport) -> RenderableType:
-    """A compact table of the rounds that matter: first, last, onsets, episode starts."""
+def _key_rows(r: SessionReport) -> tuple[list[dict[str, Any]], dict[int, list[str]],
+                                         tuple[str, ...]]:
+    """The rounds that matter (first, last, onsets, each rule's first round), the
+    codes that fired at each, and the columns to show (a series unknown everywhere
+    left out)."""
     wanted = set()
     rounds = r.series["round"]
     if len(rounds):
@@ -148,37 +199,56 @@ def key_rounds(r: SessionReport) -> RenderableType:
         if r.onsets.get(key) is not None:
             wanted.add(r.onsets[key])
     firsts: dict[str, int] = {}
-    for f in r.findings:
-        firsts.setdefault(f.code, f.round)
-    wanted |= set(firsts.values())
     labels: dict[int, list[str]] = {}
     for f in r.findings:
-        labels.setdefault(f.round, []).append(f.code)
-    cols = ("raw_ratio", "distinct_source_spans", "query_cosine_retained",
-            "query_cosine_rebuilt", "summary_depth_max", "rounds_at_max_depth",
-            "ungrounded_summaries")
+        firsts.setdefault(f.code, f.round)
+        codes = labels.setdefault(f.round, [])
+        if f.code not in codes:
+            codes.append(f.code)
+    wanted |= set(firsts.values())
+    cols = tuple(c for c in KEY_COLUMNS if r.series[c].null_count() < r.n_rounds)
+    rows = list(r.series.filter(pl.col("round").is_in(sorted(wanted))).sort("round")
+                .iter_rows(named=True))
+    return rows, labels, cols
+
+
+def key_rounds(r: SessionReport) -> RenderableType:
+    """The rounds that matter: a table on a wide terminal, a list on a narrow one."""
+    rows, labels, cols = _key_rows(r)
     legend = ", ".join(f"{SHORT[c]} = {c}" for c in cols)
-    table = Table(title="Rounds that matter", title_justify="left", show_edge=False,
-                  caption=legend, caption_justify="left")
-    table.add_column("round", justify="right")
-    table.add_column("line", justify="right")
-    for col in cols:
-        table.add_column(SHORT[col], justify="right")
-    table.add_column("findings")
-    rows = r.series.filter(pl.col("round").is_in(sorted(wanted))).sort("round")
-    for row in rows.iter_rows(named=True):
-        codes = sorted(set(labels.get(row["round"], [])))
-        table.add_row(fmt(row["round"]), fmt(row["line"]), *(fmt(row[c]) for c in cols),
-                      " ".join(codes))
-    return table
+
+    def table() -> RenderableType:
+        tab = Table(title="Rounds that matter", title_justify="left", show_edge=False,
+                    caption=legend, caption_justify="left")
+        tab.add_column("round", justify="right")
+        tab.add_column("line", justify="right")
+        for col in cols:
+            tab.add_column(SHORT[col], justify="right")
+        tab.add_column("findings")
+        for row in rows:
+            tab.add_row(fmt(row["round"]), fmt(row["line"]), *(fmt(row[c]) for c in cols),
+                        " ".join(sorted(labels.get(row["round"], []))))
+        return tab
+
+    def listing() -> RenderableType:
+        parts: list[RenderableType] = [Text("Rounds that matter", style="bold")]
+        for row in rows:
+            values = ", ".join(f"{SHORT[c]} {fmt(row[c])}" for c in cols)
+            codes = " ".join(sorted(labels.get(row["round"], [])))
+            parts.append(hang(f"round {row['round']} (line {row['line']}): ",
+                              values + (f"; {codes}" if codes else "")))
+        parts.append(block((legend, "dim"), indent=2))
+        return Group(*parts)
+
+    return ByWidth(table, listing)
 
 
 def _episodes(findings: Iterable[Finding]) -> Iterator[tuple[str, list[Finding]]]:
     """Group findings per rule into runs of consecutive rounds (by round number)."""
     ordered = sorted(findings, key=lambda f: (f.code, f.round))
-    for code, group in groupby(ordered, key=lambda f: f.code):
+    for code, found in groupby(ordered, key=lambda f: f.code):
         run: list[Finding] = []
-        for f in group:
+        for f in found:
             if run and f.round not in (run[-1].round, run[-1].round + 1):
                 yield code, run
                 run = []
@@ -187,29 +257,68 @@ def _episodes(findings: Iterable[Finding]) -> Iterator[tuple[str, list[Finding]]
             yield code, run
 
 
-def findings_section(r: SessionReport) -> RenderableType:
-    """Findings grouped by rule, as episodes with line, values and action."""
+def _where(run: list[Finding]) -> str:
+    first, last = run[0], run[-1]
+    rounds = len({f.round for f in run})
+    several = f", {len(run)} findings" if len(run) > rounds else ""
+    return (f"round {first.round} (line {first.line}{several})" if rounds == 1 else
+            f"rounds {first.round}-{last.round} (lines {first.line}-{last.line}{several})")
+
+
+def _episode(run: list[Finding]) -> list[RenderableType]:
+    """One episode: where (beside the message when short, else above it), the first
+    message, the last one when it differs, and the rehydration suggestion."""
+    first, last = run[0], run[-1]
+    where = _where(run) + ": "
+    parts: list[RenderableType] = (
+        [hang(where, w(first.message))] if len(where) <= WHERE_BESIDE else
+        [hang(where, ""), hang("", w(first.message), indent=4)])
+    if len(run) > 1 and last.message != first.message:
+        parts.append(hang("last: ", w(last.message), indent=4))
+    rehydrate = first.values.get("rehydrate")
+    if rehydrate:
+        parts.append(hang("", w(_rehydrate_text(rehydrate)), indent=4))
+    return parts
+
+
+def findings_section(r: SessionReport, show_all: bool = False) -> RenderableType:
+    """Findings by rule, errors first: a head line per rule (severity, code, name, how
+    many episodes over how many rounds), its episodes (at most
+    :data:`EPISODES_PER_RULE` unless ``show_all``) with line and message, and the
+    rule's action once."""
     if not r.findings:
-        return Text("No findings.", style="green")
-    parts: list[RenderableType] = []
+        return Group(Text("Findings", style="bold"), Text("  No findings.", style="green"))
+    by_rule: dict[str, list[list[Finding]]] = {}
     for code, run in _episodes(r.findings):
-        first, last = run[0], run[-1]
-        rounds = len({f.round for f in run})
-        several = f", {len(run)} findings" if len(run) > rounds else ""
-        where = (f"round {first.round} (line {first.line}{several})" if rounds == 1 else
-                 f"rounds {first.round}-{last.round} (lines {first.line}-{last.line}, "
-                 f"{rounds} rounds{several})")
-        sev = first.severity.value
+        by_rule.setdefault(code, []).append(run)
+
+    def worst(code: str) -> Severity:
+        return max((f.severity for run in by_rule[code] for f in run), key=lambda s: s.rank)
+
+    parts: list[RenderableType] = [Text("Findings", style="bold")]
+    for code in sorted(by_rule, key=lambda c: (-worst(c).rank, c)):
+        runs = by_rule[code]
+        sev = worst(code).value
+        first = runs[0][0]
+        n_rounds = len({f.round for run in runs for f in run})
         parts.append(line((f"{sev.upper():<8}", SEVERITY_STYLE[sev]),
-                          (f"{code} {first.rule}", "bold"), f"  {where}"))
-        parts.append(line("    ", t(first.message)))
-        if len(run) > 1:
-            parts.append(line("    last: ", t(last.message)))
-        rehydrate = first.values.get("rehydrate")
-        if rehydrate:
-            parts.append(line("    ", t(_rehydrate_text(rehydrate))))
-        parts.append(line(("    action: ", "dim"), t(first.action)))
+                          (f"{code} {first.rule}", "bold"),
+                          f"  {len(runs)} episode{'s' if len(runs) > 1 else ''}, "
+                          f"{n_rounds} round{'s' if n_rounds > 1 else ''}"))
+        shown, hidden = capped(runs, show_all, EPISODES_PER_RULE)
+        for run in shown:
+            parts += _episode(run)
+        if hidden:
+            rest = ", ".join(_span(run) for run in runs[len(shown):][:8])
+            more = ", ..." if hidden > 8 else ""
+            parts.append(more_line(hidden, f"more episodes of {code} (rounds {rest}{more})"))
+        parts.append(hang(Text("action: ", style="dim"), w(first.action)))
     return Group(*parts)
+
+
+def _span(run: list[Finding]) -> str:
+    a, b = run[0].round, run[-1].round
+    return str(a) if a == b else f"{a}-{b}"
 
 
 def _rehydrate_text(s: dict[str, Any]) -> str:
@@ -221,170 +330,62 @@ def _rehydrate_text(s: dict[str, Any]) -> str:
             f"tokens); raw tokens needed for the target raw_ratio: {s['tokens_needed']:,}")
 
 
-TOP_LIMIT = 15
-"""Lost facts listed per list before "N more (--all)" (the first screen; issue 10)."""
-
-
-def _tier_counts_line(items: list[dict[str, Any]], shown: int, show_all: bool) -> list[Text]:
-    """The lines under a lost list: how many top-tier items were cut, and the low tiers
-    counted by name instead of listed."""
-    out: list[Text] = []
-    top = sum(1 for d in items if d.get("tier") not in LOW_TIERS)
-    if not show_all and top > shown:
-        out.append(Text(f"  ... {top - shown} more (--all)", style="dim"))
-    if not show_all:
-        low = {t: sum(1 for d in items if d.get("tier") == t) for t in sorted(LOW_TIERS)}
-        counted = ", ".join(f"{n} {TIER_NAMES[t]}" for t, n in low.items() if n)
-        if counted:
-            out.append(Text(f"  not listed: {counted} (--all lists them)", style="dim"))
-    return out
-
-
-def listed(items: list[dict[str, Any]], show_all: bool, limit: int = TOP_LIMIT
-           ) -> list[dict[str, Any]]:
-    """The lost items a text report lists: all with ``show_all``, else the first
-    ``limit`` of the top tiers (1-4; items are already in tier order)."""
-    if show_all:
-        return items
-    return [d for d in items if d.get("tier") not in LOW_TIERS][:limit]
-
-
-def _stated(d: dict[str, Any]) -> str:
-    line = d.get("span_line")
-    return "" if line is None else f"line {line}"
-
-
-def recall_section(r: SessionReport, limit: int = TOP_LIMIT, show_all: bool = False
-                   ) -> RenderableType | None:
-    """Rounds where discriminating spans were folded, and the lost discriminators in
-    tier order (:mod:`compaction_audit.recall.ranking`): the top tiers listed, the low
-    tiers counted.  A session with adapter compactions lists its lost facts under each
-    compaction instead (:func:`compactions_section`)."""
-    folded = r.extra.get("folded_rounds") or []
-    lost = r.extra.get("lost_discriminators") or []
-    if not folded and not lost:
-        return None
-    parts: list[RenderableType] = [Text("Folds that dropped discriminators", style="bold")]
-    for f in folded[:limit]:
-        folds = f["folds"]
-        shown = ", ".join(folds[:6]) + (f" and {len(folds) - 6} more" if len(folds) > 6 else "")
-        parts.append(line(f"  round {f['round']} (line {f['line']}): ", t(shown),
-                          f"  ({f['dropped']} dropped)"))
-    if len(folded) > limit:
-        parts.append(Text(f"  ... and {len(folded) - limit} more rounds", style="dim"))
-    if lost and r.compactions:
-        parts.append(Text(f"  {len(lost)} lost discriminator(s): listed under Compactions",
-                          style="dim"))
-    elif lost:
-        rows = listed(lost, show_all, limit)
-        table = Table(title="Lost discriminators (facts that matter first)",
-                      title_justify="left", show_edge=False)
-        for col in ("tier", "kind", "discriminator", "stated", "span", "dropped by",
-                    "gone at", "asked again"):
-            table.add_column(col)
-        for d in rows:
-            by = f"fold {d['fold']}" if d["cause"] == "fold" and d["fold"] else "eviction"
-            again = (f"round {d['asked_again_round']}" if d["asked_again_round"] is not None
-                     else "")
-            table.add_row(t(d.get("tier_name") or ""), d["kind"], t(d["text"]),
-                          _stated(d), t(d["span"]), t(by),
-                          f"round {d['lost_round']} (line {d['lost_line']})", again)
-        if rows:
-            parts.append(table)
-        parts += _tier_counts_line(lost, len(rows), show_all)
-    disagree = r.extra.get("classification_disagreements") or []
-    if disagree:
-        parts.append(Text(f"{len(disagree)} span(s) where the logged salience_class and the "
-                          "auditor's classification disagree (see --format json)", style="dim"))
-    return Group(*parts)
-
-
-def compactions_section(r: SessionReport, limit: int = TOP_LIMIT, show_all: bool = False
-                        ) -> RenderableType | None:
-    """Each compaction an adapter found: trigger, tokens, ratio, and what the summary
-    lost, facts that matter first (tiers 1-4 listed, at most ``limit`` unless
-    ``show_all``; the low tiers counted), each with the line where it was stated."""
-    if not r.compactions:
-        return None
-    table = Table(title="Compactions", title_justify="left", show_edge=False)
-    for col in ("round", "line", "kind", "trigger", "tokens before", "tokens after",
-                "summary tokens", "ratio", "lost"):
-        table.add_column(col, justify="left" if col in ("kind", "trigger") else "right")
-    parts: list[RenderableType] = [table]
-    for c in r.compactions:
-        ratio = c.get("compression_ratio")
-        size = c.get("summary_tokens")
-        size_text = "opaque" if c.get("opaque") and size is None else fmt(size)
-        if c.get("opaque"):
-            size_text += " (opaque)"
-        table.add_row(fmt(c["round"]), fmt(c["line"]), t(c.get("kind") or ""),
-                      t(c.get("trigger") or "unknown"), fmt(c.get("tokens_before")),
-                      fmt(c.get("tokens_after")), size_text,
-                      f"{ratio:.1f}x" if ratio else "unknown",
-                      str(len(c.get("lost", []))) if c.get("lost_checked", True)
-                      else f"not checkable ({c.get('not_checked_reason') or 'no text'})")
-        lost = c.get("lost", [])
-        if lost:
-            parts.append(Text(f"Lost at round {c['round']}, facts that matter first:",
-                              style="bold"))
-        for d in listed(lost, show_all, limit):
-            again = ("  <- asked again at round "
-                     f"{d['asked_again_round']}") if d["asked_again"] else ""
-            stated = _stated(d)
-            parts.append(line(
-                (f"  {printable(d.get('tier_name') or ''):<19}", "bold"),
-                f"{d['kind']:<10} ", t(d["text"]),
-                (f"  [{printable(d['source'] or '?')}{', ' + stated if stated else ''}]",
-                 "dim"),
-                (again, "bold yellow")))
-        parts += _tier_counts_line(lost, len(listed(lost, False, limit)), show_all)
-    return Group(*parts)
-
-
-def notes_section(r: SessionReport) -> RenderableType | None:
-    """Rounds a rule could not judge, and skipped records."""
+def notes_section(r: SessionReport, show_all: bool = False) -> RenderableType | None:
+    """Rules a round could not be judged by, rules that do not apply (the salience
+    rules are already named by the header's inversion line when no salience is
+    recorded), and skipped records (capped)."""
+    salience = has_salience(r)
     lines: list[RenderableType] = []
     for n in r.not_evaluated:
         if n.reason.startswith("not applicable"):
-            lines.append(Text(f"{n.code} {n.rule}: {n.reason}", style="dim"))
+            if not salience and "salience" in n.reason:
+                continue
+            lines.append(hang("", (f"{n.code} {n.rule}: {n.reason}", "dim")))
             continue
-        lines.append(Text(f"{n.code} {n.rule}: not evaluated at {n.rounds} of "
-                          f"{r.n_rounds} round(s): {n.reason}", style="dim"))
-    for e in r.skipped[:20]:
-        lines.append(line(("skipped ", "yellow"), t(str(e))))
-    if len(r.skipped) > 20:
-        lines.append(Text(f"... and {len(r.skipped) - 20} more skipped records", style="dim"))
-    for e in r.dependent[:20]:
-        lines.append(line(("dependent ", "yellow"), t(str(e))))
-    if len(r.dependent) > 20:
-        lines.append(Text(f"... and {len(r.dependent) - 20} more dependent rejects",
-                          style="dim"))
-    return Group(*lines) if lines else None
+        lines.append(hang("", (f"{n.code} {n.rule}: not evaluated at {n.rounds} of "
+                               f"{r.n_rounds} round(s): {n.reason}", "dim")))
+    for label, records in (("skipped ", r.skipped), ("dependent ", r.dependent)):
+        shown, hidden = capped(records, show_all, 20)
+        for e in shown:
+            lines.append(hang(Text(label, style="yellow"), w(str(e))))
+        if hidden:
+            lines.append(more_line(hidden, f"more {label.strip()} records"))
+    return Group(Text("Notes", style="bold"), *lines) if lines else None
 
 
 def verdict_line(r: SessionReport) -> Text:
     """The one-line verdict, coloured by its head word."""
     v = r.verdict()
     style = {"FAIL": "bold red", "WARN": "bold yellow"}.get(r.verdict_head(), "bold green")
-    return Text(v, style=style)
+    return line((v, style))
+
+
+def _baselined(r: SessionReport, config: str | None) -> RenderableType | None:
+    """A trace whose findings are all in the baseline: its header and that fact, no
+    lists (issue 13, section 4)."""
+    info = baseline_info(r)
+    if info is None or r.findings or not info.get("suppressed"):
+        return None
+    return Group(header(r, config), Text(""), Text(f"  all {info['suppressed']} finding(s) are in "
+                                           "the baseline: nothing new", style="green"))
 
 
 def session_renderable(r: SessionReport, sections: Iterable[RenderableType] = (),
-                       show_all: bool = False) -> RenderableType:
-    """The whole terminal report of one trace; ``sections`` are extra renderables
-    (optional analyses) placed after the findings; ``show_all`` lists every lost fact
-    (``audit --all``) instead of the top tiers."""
-    parts: list[RenderableType] = [
-        Text("compaction-audit", style="bold underline"), header(r), Text(""),
-        Text("Series at a glance", style="bold"), glance(r), Text(""), key_rounds(r),
-        Text(""), Text("Findings", style="bold"), findings_section(r)]
-    optional = [compactions_section(r, show_all=show_all),
-                recall_section(r, show_all=show_all)]
-    for extra in [*(o for o in optional if o is not None), *sections]:
-        parts += [Text(""), extra]
-    notes = notes_section(r)
-    if notes is not None:
-        parts += [Text(""), notes]
+                       show_all: bool = False, config: str | None = None) -> RenderableType:
+    """The whole terminal report of one trace (see the module docstring); ``sections``
+    are extra renderables placed after the findings; ``show_all`` lists everything
+    (``audit --all``) instead of the first screen's worth; ``config``: the
+    configuration file, for the header."""
+    short = _baselined(r, config)
+    if short is not None:
+        return Group(short, Text(""), verdict_line(r))
+    body = [compactions_section(r, show_all), findings_section(r, show_all),
+            recall_section(r, show_all), *sections, glance(r), key_rounds(r),
+            notes_section(r, show_all)]
+    parts: list[RenderableType] = [header(r, config)]
+    for part in body:
+        if part is not None:
+            parts += [Text(""), part]
     parts += [Text(""), verdict_line(r)]
     return Group(*parts)
 
@@ -392,9 +393,57 @@ def session_renderable(r: SessionReport, sections: Iterable[RenderableType] = ()
 def report_renderable(report: Report, show_all: bool = False) -> RenderableType:
     """Every trace's report, then unreadable traces (``show_all``: see
     :func:`session_renderable`)."""
-    parts: list[RenderableType] = [session_renderable(s, show_all=show_all)
-                                   for s in report.sessions]
+    parts: list[RenderableType] = []
+    for i, s in enumerate(report.sessions):
+        if i:
+            parts.append(Text(""))
+        parts.append(session_renderable(s, show_all=show_all, config=report.config))
     for e in report.errors:
         parts.append(line(("error: ", "bold red"), t(str(e))))
-    parts.append(line(("config: ", "dim"), t(report.config or "none")))
+    if not report.sessions:  # no header to name it in
+        parts.append(line(("config: ", "dim"), t(report.config or "none")))
     return Group(*parts)
+
+
+def quiet_renderable(report: Report) -> RenderableType:
+    """``audit -q``: the verdict only; one line per trace, prefixed by its path when
+    there are several (then the summary's gate line follows)."""
+    several = len(report.sessions) + len(report.errors) > 1
+    parts: list[RenderableType] = []
+    for s in report.sessions:
+        v = verdict_line(s)
+        parts.append(line(t(s.path), ": ", v) if several else v)
+    for e in report.errors:
+        parts.append(line(("error: ", "bold red"), t(str(e))))
+    return Group(*parts)
+
+
+def rule_statistics(report: Report) -> list[tuple[int, int, str, str, str]]:
+    """Per rule over every trace: (findings, episodes, code, name, worst severity),
+    most findings first, then by code (``audit --statistics``, as ruff's)."""
+    counts: Counter[str] = Counter()
+    runs: Counter[str] = Counter()
+    names: dict[str, str] = {}
+    worst: dict[str, Severity] = {}
+    for s in report.sessions:
+        for code, run in _episodes(s.findings):
+            runs[code] += 1
+            counts[code] += len(run)
+            names[code] = run[0].rule
+            for f in run:
+                if code not in worst or f.severity.rank > worst[code].rank:
+                    worst[code] = f.severity
+    return sorted(((counts[c], runs[c], c, names[c], worst[c].value) for c in counts),
+                  key=lambda x: (-x[0], x[2]))
+
+
+def statistics_renderable(report: Report) -> RenderableType:
+    """``audit --statistics``: one line per rule, ``COUNT  CODE  name  (N episodes,
+    severity)``, most findings first; "No findings." when there are none."""
+    stats = rule_statistics(report)
+    if not stats:
+        return Text("No findings.", style="green")
+    width = len(str(stats[0][0]))
+    return group(line(f"{n:>{width}}  ", (code, SEVERITY_STYLE[sev]), f"  {name}",
+                      (f"  ({e} episode{'s' if e > 1 else ''}, {sev})", "dim"))
+                 for n, e, code, name, sev in stats)

@@ -59,12 +59,13 @@ def test_compaction_list_shows_tier_and_the_line_where_it_was_stated(
         user("u2", "Now update the changelog."),
     ]))
     out = CliRunner().invoke(app, ["audit", path], env={"COLUMNS": "250"}).output
-    assert "Lost at round 1, facts that matter first:" in out
-    lines = [ln for ln in out.splitlines() if ln.startswith("  typed by a person")]
-    assert len(lines) == 1
-    assert lines[0].split() == ["typed", "by", "a", "person", "negation", "Never",
-                                "force-push", "to", "the", "release", "branch", "[user,",
-                                "line", "1]"]
+    lines = out.splitlines()
+    at = lines.index("Compactions (1)")
+    assert lines[at + 1].startswith("  round 1 (line 3): compact")
+    assert lines[at + 2].strip() == "lost, facts that matter first:"
+    assert lines[at + 3].strip() == "typed by a person"
+    assert lines[at + 4].split() == ["negation", "Never", "force-push", "to", "the",
+                                     "release", "branch", "(user,", "line", "1)"]
     md = CliRunner().invoke(app, ["audit", path, "-f", "markdown"]).output
     assert ("- typed by a person: negation `Never force-push to the release branch` "
             "(user, line 1)") in md

@@ -1,0 +1,181 @@
+"""The terminal lists of what compaction lost: each compaction an adapter found with
+the facts its summary lost, and (native logs) the folds that dropped discriminators
+and the lost discriminators, facts that matter first (tiers of
+:mod:`compaction_audit.recall.ranking`; issue 10, point 5; issue 13, section 2).
+
+Lists, not tables: a fact's text wraps under a hanging indent, ids are whole (to paste
+into ``trace``), and each fact names the line where it was stated (``span_line``).
+"""
+
+from __future__ import annotations
+
+from itertools import groupby
+from typing import Any
+
+from rich.console import RenderableType
+from rich.text import Text
+
+from compaction_audit.recall.ranking import LOW_TIERS, TIER_NAMES
+from compaction_audit.report.model import SessionReport
+from compaction_audit.report.safe import printable
+from compaction_audit.report.terminal_text import (
+    LIST_LIMIT,
+    capped,
+    group,
+    hang,
+    more_line,
+    w,
+)
+from compaction_audit.rules.base import fmt
+
+KIND_WIDTH = 11
+"""Width of the kind column of a lost fact (``requirement``), a space after it."""
+
+
+def listed(items: list[dict[str, Any]], show_all: bool, limit: int = LIST_LIMIT
+           ) -> list[dict[str, Any]]:
+    """The lost items a text report lists: all with ``show_all``, else the first
+    ``limit`` of the top tiers (1-4; items are already in tier order)."""
+    if show_all:
+        return items
+    return [d for d in items if d.get("tier") not in LOW_TIERS][:limit]
+
+
+def tier_counts(items: list[dict[str, Any]], shown: int, show_all: bool,
+                indent: int = 2) -> list[Text]:
+    """The lines under a lost list: how many top-tier items were cut, and the low tiers
+    counted by name instead of listed."""
+    out: list[Text] = []
+    if show_all:
+        return out
+    top = sum(1 for d in items if d.get("tier") not in LOW_TIERS)
+    if top > shown:
+        out.append(more_line(top - shown, indent=indent))
+    low = {k: sum(1 for d in items if d.get("tier") == k) for k in sorted(LOW_TIERS)}
+    counted = ", ".join(f"{n} {TIER_NAMES[k]}" for k, n in low.items() if n)
+    if counted:
+        out.append(Text(" " * indent + f"not listed: {counted} (--all lists them)",
+                        style="dim"))
+    return out
+
+
+def stated(d: dict[str, Any]) -> str:
+    """``line N``: where the fact was stated, "" when the report does not know."""
+    where = d.get("span_line")
+    return "" if where is None else f"line {where}"
+
+
+def _facts(items: list[dict[str, Any]], detail: Any, indent: int) -> list[RenderableType]:
+    """``items`` grouped under their tier name, one wrapped entry per fact: kind, text,
+    then ``detail(d)`` (our words and ids) dim."""
+    out: list[RenderableType] = []
+    for name, run in groupby(items, key=lambda d: d.get("tier_name") or "unranked"):
+        out.append(hang(Text(str(name), style="bold"), "", indent=indent))
+        for d in run:
+            out.append(hang(f"{d['kind']:<{KIND_WIDTH}} ", w(d["text"]), detail(d),
+                            indent=indent + 2))
+    return out
+
+
+def _compaction_detail(d: dict[str, Any]) -> Text:
+    where = ", ".join(x for x in (printable(d.get("source") or "?"), stated(d)) if x)
+    text = Text(f"  ({where})", style="dim")
+    if d.get("asked_again"):
+        text.append(f"  <- asked again at round {d['asked_again_round']}", style="bold yellow")
+    return text
+
+
+def _n(value: object) -> str:
+    """A token count with thousands separators; ``unknown`` for None."""
+    return f"{value:,}" if isinstance(value, int) else fmt(value)
+
+
+def _compaction_head(c: dict[str, Any]) -> Text:
+    """Kind, trigger, tokens and ratio of one compaction, in our words (its round and
+    line are the head beside it)."""
+    ratio = c.get("compression_ratio")
+    size = c.get("summary_tokens")
+    summary = ("opaque" if size is None else f"{_n(size)} tokens") + \
+        (" (opaque)" if c.get("opaque") and size is not None else "")
+    checked = c.get("lost_checked", True)
+    lost = (f"{len(c.get('lost', []))} lost" if checked else
+            f"loss not checkable ({c.get('not_checked_reason') or 'no text'})")
+    text = w(c.get("kind") or "compaction")
+    text.append(", trigger ")
+    text.append_text(w(c.get("trigger") or "unknown"))
+    text.append(f"; tokens {_n(c.get('tokens_before'))} -> {_n(c.get('tokens_after'))}, "
+                f"summary {summary}, {f'{ratio:.1f}x' if ratio else 'ratio unknown'}; "
+                f"{lost}")
+    return text
+
+
+def compactions_section(r: SessionReport, show_all: bool = False, limit: int = LIST_LIMIT
+                        ) -> RenderableType | None:
+    """Each compaction an adapter found (at most ``limit`` unless ``show_all``): its
+    trigger, tokens and ratio, then what its summary lost, facts that matter first
+    (tiers 1-4 listed, the low tiers counted), each with the line where it was stated."""
+    if not r.compactions:
+        return None
+    shown, hidden = capped(r.compactions, show_all, limit)
+    parts: list[RenderableType | None] = [
+        Text(f"Compactions ({len(r.compactions)})", style="bold")]
+    for c in shown:
+        parts.append(hang(Text(f"round {c['round']} (line {c['line']}): ", style="bold"),
+                          _compaction_head(c), indent=2))
+        lost = c.get("lost", [])
+        rows = listed(lost, show_all, limit)
+        if rows:
+            parts.append(hang("lost, facts that matter first:", "", indent=4))
+        parts += _facts(rows, _compaction_detail, indent=4)
+        parts += tier_counts(lost, len(rows), show_all, indent=4)
+    if hidden:
+        parts.append(more_line(hidden, "more compactions"))
+    return group(parts)
+
+
+def _discriminator_detail(d: dict[str, Any]) -> Text:
+    by = (f"fold {d['fold']}" if d["cause"] == "fold" and d.get("fold") else "eviction")
+    where = stated(d)
+    text = Text(f"  (span {printable(d['span'])}{', stated at ' + where if where else ''}; "
+                f"lost to {printable(by)} at round {d['lost_round']})", style="dim")
+    if d.get("asked_again_round") is not None:
+        text.append(f"  <- asked again at round {d['asked_again_round']}", style="bold yellow")
+    return text
+
+
+def recall_section(r: SessionReport, show_all: bool = False, limit: int = LIST_LIMIT
+                   ) -> RenderableType | None:
+    """Rounds where discriminating spans were folded, and the lost discriminators in
+    tier order: the top tiers listed, the low tiers counted.  A session with adapter
+    compactions lists its lost facts under each compaction instead
+    (:func:`compactions_section`)."""
+    folded = r.extra.get("folded_rounds") or []
+    lost = r.extra.get("lost_discriminators") or []
+    if not folded and not lost:
+        return None
+    parts: list[RenderableType | None] = [Text("Folds that dropped discriminators",
+                                               style="bold")]
+    rounds, hidden = capped(folded, show_all, limit)
+    for f in rounds:
+        folds = f["folds"]
+        ids = " ".join(printable(x) for x in (folds if show_all else folds[:6]))
+        more = "" if show_all or len(folds) <= 6 else f" and {len(folds) - 6} more"
+        parts.append(hang(f"round {f['round']} (line {f['line']}): ",
+                          f"{f['dropped']} dropped by ", w(ids), more, indent=2))
+    if hidden:
+        parts.append(more_line(hidden, "more rounds"))
+    if lost and r.compactions:
+        parts.append(Text(f"  {len(lost)} lost discriminator(s): listed under Compactions",
+                          style="dim"))
+    elif lost:
+        rows = listed(lost, show_all, limit)
+        if rows:
+            parts.append(Text("Lost discriminators (facts that matter first)", style="bold"))
+        parts += _facts(rows, _discriminator_detail, indent=2)
+        parts += tier_counts(lost, len(rows), show_all)
+    disagree = r.extra.get("classification_disagreements") or []
+    if disagree:
+        parts.append(hang("", (f"{len(disagree)} span(s) where the logged salience_class "
+                               "and the auditor's classification disagree (see --format "
+                               "json)", "dim")))
+    return group(parts)

@@ -1,0 +1,121 @@
+"""Building blocks of the terminal reports: untrusted text as literal rich ``Text``,
+lines that are never wrapped, text wrapped under a hanging indent of our own, and
+renderables that become lists on a narrow terminal (issue 13, section 2).
+
+Untrusted text never starts a physical line at column 0 (issue 11; docs/security.md,
+"Layout"): it is either on a line that starts with our own words (:func:`line`, one
+physical line however long, printed with ``crop=False``), in a table cell cut with an
+ellipsis (:func:`t`), or wrapped under an indent of at least :data:`MIN_INDENT` spaces
+of ours (:func:`hang`, :func:`block`).  The stream layer
+(:func:`~compaction_audit.report.safe.neutralize`) still breaks a continuation line
+that a runner would trim and run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
+from rich.text import Text
+
+from compaction_audit.report.safe import printable
+
+MIN_INDENT = 2
+"""Fewest spaces of ours before any wrapped continuation line."""
+
+WIDE = 100
+"""Columns from which tables are drawn; below it they become lists (80 columns:
+issue 13, section 2)."""
+
+LIST_LIMIT = 15
+"""Items any terminal list shows before "N more (--all)" (the first screen)."""
+
+
+def t(text: object, style: str = "") -> Text:
+    """Untrusted text as a literal rich Text (escapes made visible, no markup), never
+    wrapped: cut with an ellipsis where it does not fit (a table cell)."""
+    return Text(printable(text), style=style, no_wrap=True, overflow="ellipsis")
+
+
+def w(text: object, style: str = "") -> Text:
+    """Untrusted text as a literal rich Text that may wrap (at spaces; a word wider
+    than the column is folded).  Only ever placed under :func:`hang` or :func:`block`."""
+    return Text(printable(text), style=style, overflow="fold")
+
+
+def line(*parts: str | Text | tuple[str, str]) -> Text:
+    """One output line assembled from ``parts`` (as :meth:`Text.assemble`) that is
+    never wrapped nor cut: it runs past the width (print with ``crop=False``)."""
+    text = Text.assemble(*parts)
+    text.no_wrap, text.overflow = True, "ignore"
+    return text
+
+
+class Hang:
+    """``head`` then ``body`` wrapped beside it, every continuation line under the
+    body's first character; each physical line starts with ``indent`` spaces of ours
+    and carries no trailing spaces.  Built by :func:`hang` and :func:`block`."""
+
+    def __init__(self, head: Text, body: Text, indent: int) -> None:
+        self.head, self.body, self.indent = head, body, indent
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        lead = self.indent + self.head.cell_len
+        room = max(options.max_width - lead, MIN_WRAP)
+        lines = list(self.body.wrap(console, room, overflow="fold")) or [Text("")]
+        for i, part in enumerate(lines):
+            out = Text(" " * self.indent)
+            out.append_text(self.head if i == 0 else Text(" " * self.head.cell_len))
+            out.append_text(part)
+            out.rstrip()
+            out.no_wrap, out.overflow, out.end = True, "ignore", "\n"
+            yield out
+
+
+MIN_WRAP = 20
+"""Fewest columns the wrapped part of a :class:`Hang` gets, however long its head."""
+
+
+def hang(head: str | Text, *body: str | Text | tuple[str, str], indent: int = MIN_INDENT
+         ) -> RenderableType:
+    """``head`` (our own words, never wrapped) then ``body`` wrapped beside it: every
+    continuation line starts under the body's first character, so at ``indent`` +
+    the head's width (:class:`Hang`).  ``body`` parts are assembled as
+    :meth:`Text.assemble` (wrap untrusted text with :func:`w` first)."""
+    head_text = head if isinstance(head, Text) else Text(head)
+    return Hang(head_text, Text.assemble(*body), max(indent, MIN_INDENT))
+
+
+def block(*body: str | Text | tuple[str, str], indent: int = 4) -> RenderableType:
+    """``body`` wrapped, every line (the first included) indented by ``indent``."""
+    return Hang(Text(""), Text.assemble(*body), max(indent, MIN_INDENT))
+
+
+class ByWidth:
+    """A table on a wide console, a list below :data:`WIDE` columns: the choice is
+    made when the console renders it, from the width it offers."""
+
+    def __init__(self, wide: Callable[[], RenderableType],
+                 narrow: Callable[[], RenderableType], min_width: int = WIDE) -> None:
+        self.wide, self.narrow, self.min_width = wide, narrow, min_width
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        yield self.wide() if options.max_width >= self.min_width else self.narrow()
+
+
+def more_line(hidden: int, what: str = "more", indent: int = MIN_INDENT) -> Text:
+    """``... N more (--all)``, the cap under every list."""
+    return Text(" " * indent + f"... {hidden} {what} (--all)", style="dim")
+
+
+def capped(items: list[Any], show_all: bool, limit: int = LIST_LIMIT) -> tuple[list[Any], int]:
+    """The first ``limit`` of ``items`` (all with ``show_all``) and how many were left."""
+    if show_all or len(items) <= limit:
+        return items, 0
+    return items[:limit], len(items) - limit
+
+
+def group(parts: Iterable[RenderableType | None]) -> Group:
+    """A rich Group of the parts that are not None."""
+    return Group(*(p for p in parts if p is not None))

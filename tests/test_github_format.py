@@ -1,0 +1,85 @@
+"""``--format github``: one annotation per episode, at most 10 of a kind per file with
+a summary annotation for the rest, and the Markdown report in the job summary (issue
+13, section 4)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from typer.testing import CliRunner
+
+from compaction_audit.cli import app
+from tests.logs import dump, rnd, session
+
+SAMPLE_A = Path(__file__).parent.parent / "sample_logs" / "research-decay.jsonl"
+
+
+def fold_records(n_rounds: int, folds_per_round: int) -> list[dict[str, Any]]:
+    """At each round 1..n, ``folds_per_round`` summaries each folding one span whose
+    negation they drop: CA301 fires per fold, on consecutive rounds."""
+    records: list[dict[str, Any]] = [session(session_id="folds", budget_tokens=100_000,
+                                             max_depth=3)]
+    records.append(rnd(0, spans=[{"id": f"x{r}.{k}", "tokens": 20,
+                                  "text": f"Do not restart worker {r}{k} on Fridays."}
+                                 for r in range(1, n_rounds + 1)
+                                 for k in range(folds_per_round)]))
+    for r in range(1, n_rounds + 1):
+        ids = [f"x{r}.{k}" for k in range(folds_per_round)]
+        records.append(rnd(r, summaries=[{"id": f"F{r}.{k}", "tokens": 5, "children": [i],
+                                          "text": "Looked at the workers."}
+                                         for k, i in enumerate(ids)], evicted=ids))
+    return records
+
+
+def annotations(out: str, kind: str) -> list[str]:
+    return [ln for ln in out.splitlines() if ln.startswith(f"::{kind} ")]
+
+
+def test_one_annotation_per_episode_not_per_fold(tmp_path: Path) -> None:
+    path = dump(fold_records(3, 4), tmp_path / "f.jsonl")  # 12 folds over rounds 1-3
+    out = CliRunner().invoke(app, ["audit", str(path), "-f", "github"]).stdout
+    ca301 = [ln for ln in out.splitlines() if "CA301" in ln]
+    assert len(ca301) == 1
+    assert "title=CA301 silent-discriminating-fold (rounds 1-3%2C 12 findings)" in ca301[0]
+
+
+def test_sample_a_caps_each_kind_at_ten_and_every_rule_shows() -> None:
+    out = CliRunner().invoke(app, ["audit", str(SAMPLE_A), "-f", "github"]).stdout
+    errors, warnings = annotations(out, "error"), annotations(out, "warning")
+    assert len(errors) == 10 and len(warnings) <= 10
+    titles = [re.search(r"title=(CA\d+)", ln) for ln in errors[:-1]]
+    # every error rule of sample (a) has its first episode before any second one
+    codes = [m.group(1) for m in titles if m]
+    assert codes[:5] == ["CA101", "CA103", "CA201", "CA301", "CA303"]
+    rest = errors[-1]
+    # 6 CA101 + 1 CA103 + 1 CA201 + 8 CA301 + 1 CA303 error episodes = 17: 9 shown,
+    # the first of each rule, then CA101's and CA301's second and third
+    assert rest.endswith("title=8 more error episode(s)::8 more error episode(s) in this "
+                         "trace: CA101 x3, CA301 x5; the job summary and the text, JSON or "
+                         "SARIF reports list them")
+    assert any("CA104" in ln for ln in warnings) and any("CA302" in ln for ln in warnings)
+
+
+def test_markdown_report_appended_to_the_job_summary(tmp_path: Path) -> None:
+    summary = tmp_path / "summary.md"
+    summary.write_text("earlier step\n")
+    path = dump(fold_records(1, 1), tmp_path / "f.jsonl")
+    env = {"GITHUB_STEP_SUMMARY": str(summary)}
+    result = CliRunner().invoke(app, ["audit", str(path), "-f", "github"], env=env)
+    assert result.exit_code == 1
+    text = summary.read_text()
+    assert text.startswith("earlier step\n## compaction-audit: FAIL")  # appended
+    assert "CA301" in text
+    plain = CliRunner().invoke(app, ["audit", str(path), "-f", "json"], env=env)
+    assert plain.exit_code == 1 and summary.read_text() == text  # github format only
+
+
+def test_job_summary_that_is_an_input_is_left_alone(tmp_path: Path) -> None:
+    path = dump(fold_records(1, 1), tmp_path / "f.jsonl")
+    before = path.read_bytes()
+    env = {"GITHUB_STEP_SUMMARY": str(path)}
+    result = CliRunner().invoke(app, ["audit", str(path), "-f", "github"], env=env)
+    assert result.exit_code == 1 and path.read_bytes() == before
+    assert "GITHUB_STEP_SUMMARY" in result.stderr and "refusing" in result.stderr

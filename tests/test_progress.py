@@ -1,0 +1,78 @@
+"""Progress of a single large trace: on a terminal only (issue 13, section 2)."""
+
+from __future__ import annotations
+
+import io
+import os
+import sys
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+from typer.testing import CliRunner
+
+from compaction_audit.cli import app
+from compaction_audit.commands import progress
+from tests.gate_app import drift_records
+from tests.logs import dump
+
+LINUX_PROC = os.path.exists("/proc/self/io")
+
+
+def test_nothing_on_stderr_when_it_is_not_a_terminal(tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(progress, "PROGRESS_MIN_BYTES", 0)  # every trace is "large"
+    path = dump(drift_records(), tmp_path / "t.jsonl")
+    result = CliRunner().invoke(app, ["audit", str(path), "-q"])
+    assert result.exit_code == 1 and result.stderr == ""
+
+
+def test_wanted_only_for_one_large_regular_file_on_a_terminal(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = dump(drift_records(), tmp_path / "t.jsonl")
+    size = path.stat().st_size
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    monkeypatch.setattr(progress, "PROGRESS_MIN_BYTES", size)
+    assert progress.wanted([str(path)]) == size
+    assert progress.wanted([str(path), str(path)]) is None  # several: the traces bar
+    assert progress.wanted(["-"]) is None
+    monkeypatch.setattr(progress, "PROGRESS_MIN_BYTES", size + 1)
+    assert progress.wanted([str(path)]) is None
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: False)
+    monkeypatch.setattr(progress, "PROGRESS_MIN_BYTES", 0)
+    assert progress.wanted([str(path)]) is None
+
+
+@pytest.mark.skipif(not LINUX_PROC, reason="bytes read come from /proc (Linux)")
+def test_meter_counts_the_bytes_this_process_reads(tmp_path: Path) -> None:
+    data = tmp_path / "blob"
+    data.write_bytes(b"x" * 3_000_000)
+    meter = progress.ReadMeter(3_000_000)
+    assert meter.read() is not None and meter.read() < 100_000
+    with open(data, "rb", buffering=0) as fh:
+        fh.read(1_500_000)
+        half = meter.read()
+        fh.read()
+    assert half is not None and 1_500_000 <= half < 1_600_000
+    assert meter.read() == 3_000_000  # capped at the size, and it stays there
+
+
+@pytest.mark.skipif(not LINUX_PROC, reason="bytes read come from /proc (Linux)")
+def test_bar_shows_bytes_read_and_the_phase(tmp_path: Path,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    data = tmp_path / "trace.jsonl"
+    data.write_bytes(b"x" * 2_000_000)
+    out = io.StringIO()
+    console = Console(file=out, force_terminal=True, width=100)
+    monkeypatch.setattr(progress, "POLL_SECONDS", 0.01)
+    import time
+
+    with progress.single_trace_progress(str(data), 2_000_000, console):
+        with open(data, "rb", buffering=0) as fh:
+            fh.read(1_000_000)
+            time.sleep(0.3)
+            fh.read()
+        time.sleep(0.3)
+    text = out.getvalue()
+    assert "reading trace.jsonl" in text and "running the rules" in text
+    assert "/2.0 MB" in text

@@ -1,0 +1,112 @@
+"""Suppressions in the configuration: by rule and discriminator pattern, or by fold id,
+with a note for an entry that matched nothing (issue 13, section 4)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from compaction_audit.cli import app
+from tests.logs import dump
+from tests.test_github_format import fold_records
+
+
+@pytest.fixture
+def folds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Four folds, F1.0 F1.1 at round 1 and F2.0 F2.1 at round 2; fold F{r}.{k} drops
+    the negation 'Do not restart worker {r}{k} on Fridays' and the quantity '{r}{k}':
+    CA301 fires once per fold."""
+    monkeypatch.chdir(tmp_path)
+    return dump(fold_records(2, 2), tmp_path / "f.jsonl")
+
+
+def audit(path: Path, config: str, *args: str) -> Any:
+    Path("compaction-audit.toml").write_text(config)
+    return CliRunner().invoke(app, ["audit", str(path), "-f", "json", *args])
+
+
+def ca301(result: Any) -> list[str]:
+    return [f["entity"] for f in json.loads(result.stdout)["findings"] if f["code"] == "CA301"]
+
+
+def test_no_suppression_every_fold_fires(folds: Path) -> None:
+    assert ca301(audit(folds, "")) == ["F1.0", "F1.1", "F2.0", "F2.1"]
+
+
+def test_by_rule_and_discriminator_every_named_fact_must_be_covered(folds: Path) -> None:
+    # the negation alone: each fold also dropped its quantity, so all still fire
+    one = audit(folds, '[[suppress]]\nrule = "CA301"\ndiscriminator = "*worker 1? on*"\n')
+    assert ca301(one) == ["F1.0", "F1.1", "F2.0", "F2.1"]
+    assert one.stderr == ""  # it matched texts: not stale
+    both = audit(folds, '[[suppress]]\nrule = "CA301"\ndiscriminator = "*worker 1? on*"\n'
+                        '[[suppress]]\nrule = "silent-discriminating-fold"\n'
+                        'discriminator = "1?"\n')
+    assert ca301(both) == ["F2.0", "F2.1"]
+    doc = json.loads(both.stdout)
+    lost = [d["text"] for d in doc["lost_discriminators"]]
+    assert sorted(lost) == ["20", "21", "Do not restart worker 20 on Fridays",
+                            "Do not restart worker 21 on Fridays"]
+    assert doc["suppressions"] == {"findings": 2}
+
+
+def test_by_fold_id_and_the_pattern_is_case_sensitive(folds: Path) -> None:
+    by_fold = audit(folds, '[[suppress]]\nfold = "F2.1"\nreason = "judged harmless"\n')
+    assert ca301(by_fold) == ["F1.0", "F1.1", "F2.0"]
+    other_rule = audit(folds, '[[suppress]]\nfold = "F2.1"\nrule = "CA302"\n')
+    assert ca301(other_rule) == ["F1.0", "F1.1", "F2.0", "F2.1"]
+    upper = audit(folds, '[[suppress]]\nrule = "CA301"\ndiscriminator = "*WORKER*"\n')
+    assert len(ca301(upper)) == 4
+
+
+def test_an_entry_that_matched_nothing_is_named_on_stderr(folds: Path) -> None:
+    result = audit(folds, '[[suppress]]\nfold = "F9.9"\n[[suppress]]\nfold = "F1.0"\n')
+    assert ca301(result) == ["F1.1", "F2.0", "F2.1"]
+    assert result.stderr == ("compaction-audit: compaction-audit.toml suppress[0] "
+                             "(fold 'F9.9') matched nothing in this run\n")
+    assert result.exit_code == 1
+
+
+@pytest.mark.parametrize(("config", "message"), [
+    ('suppress = "F1.0"\n', "suppress must be an array of tables"),
+    ('[[suppress]]\nrule = "CA301"\n', "give either discriminator (with rule) or fold"),
+    ('[[suppress]]\ndiscriminator = "x*"\n', "a discriminator pattern needs its rule"),
+    ('[[suppress]]\nfold = "a"\ndiscriminator = "b"\nrule = "CA301"\n', "give either"),
+    ('[[suppress]]\nrule = "CA999"\nfold = "a"\n', "unknown rule 'CA999'"),
+    ('[[suppress]]\nfold = "a"\nfolds = "b"\n', "unknown key 'folds'"),
+    ('[[suppress]]\nfold = ""\n', "values must be non-empty strings"),
+])
+def test_bad_entries_are_usage_errors(folds: Path, config: str, message: str) -> None:
+    result = audit(folds, config)
+    assert result.exit_code == 2
+    assert message in result.stderr and "compaction-audit.toml" in result.stderr
+
+
+def test_pyproject_table_and_baseline_create_use_them(folds: Path) -> None:
+    Path("pyproject.toml").write_text('[tool.compaction-audit]\n'
+                                      '[[tool.compaction-audit.suppress]]\nfold = "F1.0"\n')
+    result = CliRunner().invoke(app, ["audit", str(folds), "-f", "json"])
+    assert ca301(result) == ["F1.1", "F2.0", "F2.1"]
+    out = Path("base.json")
+    assert CliRunner().invoke(app, ["baseline", "create", str(folds), "-o", str(out)]
+                              ).exit_code == 0
+    keys = [e["key"] for e in json.loads(out.read_text())["findings"] if e["code"] == "CA301"]
+    assert keys == ["entity:F1.1", "entity:F2.0", "entity:F2.1"]
+
+
+def test_diff_applies_them_to_both_runs(folds: Path, tmp_path: Path) -> None:
+    cand = dump(fold_records(3, 2), tmp_path / "g.jsonl")  # round 3 adds F3.0, F3.1
+    Path("compaction-audit.toml").write_text('[[suppress]]\nfold = "F3.0"\n'
+                                             '[[suppress]]\nfold = "F3.1"\n')
+    result = CliRunner().invoke(app, ["diff", str(folds), str(cand), "-f", "json",
+                                      "--fail-on-new", "error"])
+    new = json.loads(result.stdout)["findings"]["new"]
+    assert not any(u["code"] == "CA301" for u in new), new
+    assert result.stderr == ""
+    unsuppressed = CliRunner().invoke(app, ["diff", str(folds), str(cand), "-f", "json",
+                                            "--isolated"])
+    assert [u["code"] for u in json.loads(unsuppressed.stdout)["findings"]["new"]
+            ].count("CA301") == 4  # units by lost fact: a negation and a number per fold

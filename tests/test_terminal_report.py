@@ -1,0 +1,259 @@
+"""The terminal report answers first (issue 13, section 2), on small logs written here:
+order, the one inversion line of a log without salience, hanging indents, lists at 80
+columns, caps with "N more (--all)", -q, --statistics, --format everywhere."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from typer.testing import CliRunner
+
+from compaction_audit.cli import app
+from tests.gate_app import drift_records
+from tests.logs import LogWriter, dump, rnd, session, spans
+from tests.recall.test_severity import assistant, boundary, user
+
+LONG_ID = "summary-" + "abcdef0123" * 5  # 58 characters, no space: never split
+
+
+def invoke(*args: str, columns: int = 80) -> Any:
+    return CliRunner().invoke(app, list(args), env={"COLUMNS": str(columns)})
+
+
+def claude_records() -> list[dict[str, Any]]:
+    """A Claude Code session with one compaction that loses a user's instruction."""
+    return [user("u1", "Never force-push to the release branch."),
+            assistant("a1", "Renamed it in cli.py; the tests pass."),
+            boundary("b1", "a1"),
+            user("s1", "Renamed the flag.", isCompactSummary=True),
+            user("u2", "Now update the changelog.")]
+
+
+def test_no_salience_log_takes_one_inversion_line_and_compactions_first(
+        write_log: LogWriter) -> None:
+    out = invoke("audit", str(write_log(claude_records()))).stdout
+    lines = [ln.rstrip() for ln in out.splitlines()]
+    inversion = [ln for ln in lines if ln.startswith("  inversion")]
+    # no salience; depth 1 < 2 and the boundary is an event: both conditions fail
+    assert inversion == ["  inversion  no salience recorded; drift only (depth < 2, "
+                         "event-driven eviction)"]
+    assert "scorer does not penalize depth" not in out
+    assert "query_cosine_retained" not in out  # unknown at every round: no sparkline
+    assert "CA101 salience-inversion: not applicable" not in out  # said by that line
+    heads = [ln for ln in lines if ln in ("Compactions (1)", "Findings",
+                                          "Series at a glance", "Rounds that matter")]
+    assert heads == ["Compactions (1)", "Findings", "Series at a glance",
+                     "Rounds that matter"]
+    assert lines[-1].startswith("FAIL: ")  # the verdict last, as in pytest
+    assert len(max(lines[1:], key=len)) <= 80  # the first line: the path, never split
+
+
+def test_salience_log_keeps_the_conditions_and_findings_come_first(tmp_path: Path) -> None:
+    out = invoke("audit", str(dump(drift_records(), tmp_path / "d.jsonl"))).stdout
+    lines = [ln.rstrip() for ln in out.splitlines()]
+    assert lines[4].startswith("  conditions yes re-summarization depth >= 2: ")
+    assert lines.index("Findings") < lines.index("Series at a glance")
+    # errors first, then warnings, then info; each rule's action once
+    heads = [ln.split()[:2] for ln in lines if ln.startswith(("ERROR", "WARNING", "INFO"))]
+    assert heads == [["ERROR", "CA201"], ["WARNING", "CA104"], ["INFO", "CA105"]]
+    assert "  rounds 1-4 (lines 3-6):" in lines
+    assert lines[-1] == "FAIL: 4 error(s), 1 warning(s), 1 info"
+
+
+def test_rounds_that_matter_is_a_list_at_80_columns_and_a_table_at_120(
+        tmp_path: Path) -> None:
+    path = str(dump(drift_records(), tmp_path / "d.jsonl"))
+    narrow = invoke("audit", path, columns=80).stdout
+    wide = invoke("audit", path, columns=120).stdout
+    assert "┃" not in narrow and "━" not in narrow
+    assert "  round 4 (line 6): raw 0.143" in narrow
+    assert "┃ findings" in wide
+
+
+def long_message_records() -> list[dict[str, Any]]:
+    """Ten ungrounded summaries with long ids: CA201's message names them all."""
+    ids = [f"{LONG_ID}-{i}" for i in range(10)]
+    return [session(session_id="wrap", budget_tokens=10_000, max_depth=3),
+            rnd(0, spans=spans(*((f"x{i}", 10) for i in range(10)))),
+            rnd(1, summaries=[{"id": s, "tokens": 5, "children": [f"x{i}"]}
+                              for i, s in enumerate(ids)],
+                evicted=[f"x{i}" for i in range(10)])]
+
+
+def test_wrapped_text_keeps_a_hanging_indent_and_ids_whole(tmp_path: Path) -> None:
+    out = invoke("audit", str(dump(long_message_records(), tmp_path / "w.jsonl"))).stdout
+    lines = out.splitlines()
+    start = next(i for i, ln in enumerate(lines) if "have no reachable leaf" in ln)
+    head = lines[start]
+    indent = head.index("10 retained")  # the message starts beside "round 1 (line 3): "
+    assert head.startswith("  round 1 (line 3): ")
+    body = []
+    for ln in lines[start + 1:]:
+        if not ln.startswith(" " * indent) or ln.strip().startswith("action:"):
+            break
+        body.append(ln)
+    assert len(body) >= 5  # it wrapped, every continuation under the message
+    for i in range(10):  # each id whole on one line, pasteable into `trace`
+        assert sum(f"{LONG_ID}-{i}" in ln for ln in [head, *body]) == 1
+
+
+def episodes_records(n: int) -> list[dict[str, Any]]:
+    """``n`` separate episodes of CA104 compaction-drift at rounds 1, 3, 5, ...: at an
+    odd round a 900-token summary of a new span joins the 100 raw tokens (raw_ratio
+    0.1), at the next round it is evicted (raw_ratio 1.0)."""
+    records: list[dict[str, Any]] = [session(session_id="eps", budget_tokens=10_000,
+                                             max_depth=3),
+                                     rnd(0, spans=spans(("r0", 100)))]
+    for k in range(1, 2 * n + 1):
+        if k % 2:
+            records.append(rnd(k, spans=spans((f"s{k}", 10)), summaries=[
+                {"id": f"S{k}", "tokens": 900, "children": [f"s{k}"]}],
+                offloaded=[f"s{k}"]))
+        else:
+            records.append(rnd(k, evicted=[f"S{k - 1}"]))
+    return records
+
+
+def test_episodes_are_capped_with_n_more_and_all_lists_them(tmp_path: Path) -> None:
+    path = str(dump(episodes_records(5), tmp_path / "e.jsonl"))
+    capped = invoke("audit", path, "--set", "raw_ratio_floor=0.25").stdout
+    assert "WARNING CA104 compaction-drift  5 episodes, 5 rounds" in capped
+    assert "  ... 2 more episodes of CA104 (rounds 7, 9) (--all)" in capped
+    every = invoke("audit", path, "--all").stdout
+    assert "more episodes of CA104" not in every
+    assert all(f"  round {k} (line {k + 2}): compaction drift" in every for k in (1, 7, 9))
+
+
+def test_quiet_prints_the_verdict_only(tmp_path: Path) -> None:
+    one = str(dump(drift_records(), tmp_path / "a.jsonl"))
+    result = invoke("audit", one, "-q")
+    assert result.exit_code == 1
+    assert result.stdout == "FAIL: 4 error(s), 1 warning(s), 1 info\n"
+    two = str(dump(drift_records(), tmp_path / "b.jsonl"))
+    lines = invoke("audit", one, two, "--quiet", "-j", "1").stdout.splitlines()
+    assert [ln.split(": ")[0] for ln in lines[:2]] == [one, two]
+    assert lines[2] == "exit 1: 2 trace(s), 2 reach --fail-on error"
+    assert len(lines) == 3
+    refused = invoke("audit", one, "-q", "--format", "json")
+    assert refused.exit_code == 2
+
+
+def test_statistics_counts_findings_per_rule(tmp_path: Path) -> None:
+    one = str(dump(drift_records(), tmp_path / "a.jsonl"))
+    two = str(dump(drift_records(), tmp_path / "b.jsonl"))
+    result = invoke("audit", one, two, "--statistics", "-j", "1")
+    assert result.exit_code == 1
+    # per trace: CA201 at rounds 1-4 (one episode), CA104 and CA105 at round 4
+    assert result.stdout.splitlines() == [
+        "8  CA201  ungrounded-summary  (2 episodes, error)",
+        "2  CA104  compaction-drift  (2 episodes, warning)",
+        "2  CA105  summary-majority  (2 episodes, info)",
+        "exit 1: 2 trace(s), 2 reach --fail-on error"]
+
+
+def test_format_is_spelled_the_same_in_trace_and_config_show(tmp_path: Path) -> None:
+    path = str(dump(drift_records(), tmp_path / "a.jsonl"))
+    for args in (("trace", path, "s1"), ("config", "show", "--isolated")):
+        by_format = invoke(*args, "--format", "json")
+        by_short = invoke(*args, "-f", "json")
+        by_flag = invoke(*args, "--json")
+        assert by_format.exit_code == 0, by_format.output
+        assert json.loads(by_format.stdout) == json.loads(by_flag.stdout)
+        assert by_short.stdout == by_format.stdout
+        assert not invoke(*args, "--format", "text").stdout.startswith("{")
+    for command in ("audit", "diff", "trace"):
+        assert "--format" in invoke(command, "--help", columns=200).stdout
+    assert "--format" in invoke("config", "show", "--help", columns=200).stdout
+
+
+def test_summary_lists_whole_paths_at_80_columns(tmp_path: Path) -> None:
+    deep = tmp_path / ("a-directory-with-a-long-name-" * 3) / "trace.jsonl"
+    deep.parent.mkdir()
+    dump(drift_records(), deep)
+    other = dump(drift_records(), tmp_path / "b.jsonl")
+    out = invoke("audit", str(deep), str(other), "-j", "1").stdout
+    tail = out[out.rindex("Summary"):].splitlines()
+    assert f"    {deep}" in tail  # on a line of its own, whole
+    assert "  FAIL  5 rounds, 4 error(s), 1 warning(s), 1 info" in tail
+
+
+def test_fully_baselined_trace_prints_no_lost_lists(tmp_path: Path) -> None:
+    path = str(dump(claude_records(), tmp_path / "c.jsonl"))
+    base = tmp_path / "base.json"
+    assert invoke("baseline", "create", path, "-o", str(base)).exit_code == 0
+    out = invoke("audit", path, "--baseline", str(base)).stdout
+    assert "facts that matter first" not in out and "Compactions" not in out
+    assert "finding(s) are in the baseline: nothing new" in out
+    assert out.splitlines()[-1].startswith("exit 0: 1 trace(s)")
+
+
+def test_fully_baselined_trace_markdown_has_no_lost_list(tmp_path: Path) -> None:
+    path = str(dump(claude_records(), tmp_path / "c.jsonl"))
+    base = tmp_path / "base.json"
+    assert invoke("baseline", "create", path, "-o", str(base)).exit_code == 0
+    before = invoke("audit", path, "-f", "markdown").stdout
+    assert "facts that matter first" in before
+    md = invoke("audit", path, "--baseline", str(base), "-f", "markdown").stdout
+    assert "facts that matter first" not in md
+    assert "finding(s) are in the baseline: nothing new." in md
+
+
+def test_thresholds_and_rules_are_lists_at_80_columns_and_tables_at_120() -> None:
+    from compaction_audit.rules import RULES
+    from compaction_audit.settings import describe
+
+    narrow = invoke("thresholds").stdout
+    assert "┃" not in narrow
+    first = describe()[0]
+    assert f"{first['name']} = {first['default']}" in narrow.splitlines()
+    assert "┃ meaning" in invoke("thresholds", columns=120).stdout
+    rules = invoke("rules").stdout
+    assert "┃" not in rules
+    heads = [ln.split(":")[0].strip() for ln in rules.splitlines() if ln.startswith("  CA")]
+    assert heads == [f"{code} {cls.name} ({cls.severity.value})"
+                     for code, cls in sorted(RULES.items())]
+    assert "┃ summary" in invoke("rules", columns=120).stdout
+
+
+def test_diff_divergence_is_a_list_at_80_columns(tmp_path: Path) -> None:
+    base = str(dump(drift_records(), tmp_path / "a.jsonl"))
+    records = drift_records()
+    records[-1]["summaries"][0]["tokens"] = 40  # round 4's summary 30 tokens larger
+    cand = str(dump(records, tmp_path / "b.jsonl"))
+    narrow = invoke("diff", base, cand).stdout
+    part = narrow[narrow.index("Rounds where the series diverge"):narrow.index("Findings")]
+    assert "┃" not in part
+    assert "  round 4: raw_ratio 0.143 -> " in part
+    wide = invoke("diff", base, cand, columns=250).stdout
+    assert "raw_ratio ┃ distinct_source_spans" in wide
+
+
+def test_native_lost_fact_names_its_span_the_line_it_was_stated_and_the_fold(
+        write_log: LogWriter) -> None:
+    from tests.recall.test_report_lists import many_facts_log
+
+    out = invoke("audit", str(many_facts_log(write_log)), columns=200).stdout
+    # u16 ("quartz") is stated in round 0's record (line 1); fold F at round 1 (line 2)
+    assert ("    negation    Never rename the quartz bucket  (span u16, stated at line 1; "
+            "lost to fold F at round 1)") in out.splitlines()
+
+
+def test_hang_keeps_every_line_under_its_indent_without_trailing_spaces() -> None:
+    import io
+
+    from rich.console import Console
+
+    from compaction_audit.report.terminal_text import hang, w
+
+    out = io.StringIO()
+    console = Console(file=out, width=40, color_system=None)
+    body = w("::error title=x:: " + "word " * 12 + "x" * 50 + " end")
+    console.print(hang("head: ", body, indent=2), crop=False)
+    lines = out.getvalue().splitlines()
+    assert lines[0].startswith("  head: ::error title=x::")
+    assert len(lines) > 3
+    assert all(ln.startswith(" " * 8) and ln[8] != " " for ln in lines[1:])
+    assert all(ln == ln.rstrip() and len(ln) <= 40 for ln in lines)
+    assert "".join(ln.strip() for ln in lines).count("x" * 32) == 1  # folded, not cut
