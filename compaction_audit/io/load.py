@@ -9,12 +9,12 @@ logs, so every rule, report, diff and gate works on them.
 from __future__ import annotations
 
 from compaction_audit.errors import LogError, UsageError
-from compaction_audit.io.detect import ADAPTERS, Format, peek_format
+from compaction_audit.io.detect import ADAPTERS, TOLERANT, Format, peek_format
 from compaction_audit.io.lines import decode_lines
 from compaction_audit.io.native import read_native, read_records
 from compaction_audit.model import Session
 
-FORMATS = ("native", "claude-code", "codex")
+FORMATS = ("native", "claude-code", "codex", "cline", "gemini-cli", "opencode", "openhands")
 
 
 def load_session(path: str, lenient: bool = False,
@@ -46,4 +46,10 @@ def load_session(path: str, lenient: bool = False,
         session = read_records(decode_lines(path, lines, lenient, skipped), path, lenient)
         session.skipped = sorted(skipped + session.skipped, key=lambda e: e.line)
         return session, "native"
+    if fmt in TOLERANT:  # malformed elements are skipped by the adapter when lenient
+        dropped: list[LogError] = []
+        records = ADAPTERS[fmt](path, lines, dropped if lenient else None)  # type: ignore[call-arg]
+        session = read_records(records, path, lenient)
+        session.skipped = sorted(dropped + session.skipped, key=lambda e: e.line)
+        return session, fmt
     return read_records(ADAPTERS[fmt](path, lines), path, lenient), fmt

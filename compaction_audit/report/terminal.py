@@ -312,7 +312,7 @@ def compactions_section(r: SessionReport, limit: int = TOP_LIMIT, show_all: bool
         size_text = "opaque" if c.get("opaque") and size is None else fmt(size)
         if c.get("opaque"):
             size_text += " (opaque)"
-        table.add_row(fmt(c["round"]), fmt(c["line"]), t(c.get("kind") or ""),
+        table.add_row(fmt(c["round"]), fmt(c["line"]), t(compaction_kind(c)),
                       t(c.get("trigger") or "unknown"), fmt(c.get("tokens_before")),
                       fmt(c.get("tokens_after")), size_text,
                       f"{ratio:.1f}x" if ratio else "unknown",
@@ -336,9 +336,25 @@ def compactions_section(r: SessionReport, limit: int = TOP_LIMIT, show_all: bool
     return Group(*parts)
 
 
+def compaction_kind(c: dict[str, Any]) -> str:
+    """``kind`` with what an adapter adds: the product's strategy, the messages it
+    removed, and whether the compaction was inferred (issue 15), e.g.
+    ``compact (basic, 22 removed)``."""
+    extra = [str(c["strategy"])] if c.get("strategy") else []
+    if isinstance(c.get("messages_removed"), int):
+        extra.append(f"{c['messages_removed']} removed")
+    if c.get("inferred"):
+        extra.append("inferred")
+    kind = str(c.get("kind") or "")
+    return f"{kind} ({', '.join(extra)})" if extra else kind
+
+
 def notes_section(r: SessionReport) -> RenderableType | None:
-    """Rounds a rule could not judge, and skipped records."""
+    """Rounds a rule could not judge, reader notes and skipped records."""
     lines: list[RenderableType] = []
+    notes = r.header.extra.get("reader_notes")
+    for note in notes if isinstance(notes, list) else []:
+        lines.append(line(("note ", "yellow"), t(str(note))))
     for n in r.not_evaluated:
         if n.reason.startswith("not applicable"):
             lines.append(Text(f"{n.code} {n.rule}: {n.reason}", style="dim"))

@@ -1,0 +1,199 @@
+"""OpenHands event streams -> ``compaction-audit/1`` records.
+
+Reads a trajectory (a JSON list of events, as OpenHands saves or exports it) or events
+one per line.  An event is an action ``{id, source, action, args, ...}`` or an
+observation ``{id, source, observation, content, extras, cause}``.
+
+A condensation is an action ``{"action": "condensation", "args": {forgotten_event_ids
+| forgotten_events_start_id .. forgotten_events_end_id, summary, summary_offset}}``.
+It names exactly the events it forgot, so the adapter folds exactly those (the
+provenance is the product's own, not reconstructed): with a ``summary`` they become
+the summary's children; without one they are only evicted (``kind: "forget"``).
+A ``condensation_request`` before it makes the trigger ``requested``, else ``auto``.
+
+Spans: a user ``message`` opens a round (source ``user``); agent messages, ``think``
+and ``finish`` are ``assistant``; the ``system`` prompt and ``recall`` observations are
+``harness:meta``; any other action is ``tool_call:<action>`` and any other observation
+``tool_result:<observation>``.  State changes and ``null`` events are bookkeeping.
+Tokens are estimated; ``llm_metrics.accumulated_token_usage`` gives the budget
+(``context_window``) and the last call's size (``per_turn_token``) for ``tokens_before``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from compaction_audit.errors import LogError
+from compaction_audit.io.documents import Elements, read_document, text_of
+from compaction_audit.io.lines import iter_lines
+from compaction_audit.io.tokens import (
+    RoundAssembler,
+    decode_object,
+    estimate_tokens,
+    session_record,
+    tool_input_text,
+)
+
+SOURCE_FORMAT = "openhands"
+
+BOOKKEEPING = frozenset({"change_agent_state", "agent_state_changed", "null",
+                         "condensation_request", "user_rejected", "message_metadata"})
+ASSISTANT_ACTIONS = {"message": "content", "think": "thought", "finish": "final_thought"}
+HARNESS = frozenset({"system", "recall"})
+
+
+def _is_event(obj: Any) -> bool:
+    return isinstance(obj, dict) and "id" in obj and ("action" in obj or "observation" in obj)
+
+
+def sniff(first_objects: list[dict[str, Any]]) -> bool:
+    """True when these first decoded lines are OpenHands events."""
+    return any(_is_event(obj) and "source" in obj for obj in first_objects)
+
+
+def sniff_document(value: Any) -> bool:
+    """True for a trajectory: a list whose first object is an event."""
+    first = next((e for e in value if isinstance(e, dict)), None) \
+        if isinstance(value, list) else None
+    return first is not None and _is_event(first)
+
+
+def records(path: str, lines: Iterable[tuple[int, bytes]] | None = None,
+            skipped: list[LogError] | None = None) -> Iterator[tuple[int, dict[str, Any]]]:
+    """The events as ``(source_line, record)`` pairs, session record first.
+
+    ``skipped`` None: a malformed event raises :class:`LogError` (``FILE:LINE``); a
+    list: lenient, each malformed event is skipped and its error appended.
+    """
+    source = iter_lines(path) if lines is None else lines
+    head = next(iter(source), None)
+    conv = _Converter(path)
+    el = Elements(path, skipped)
+    if head is not None and head[1].lstrip()[:1] == b"[":
+        doc = read_document(path, _chain(head, source))
+        if not isinstance(doc.value, list):
+            raise LogError(path, 1, "expected a list of events")
+        for i, event in enumerate(doc.value):
+            el.run(doc.line_of(None, i), conv.event, doc.line_of(None, i), event, f"[{i}]")
+    elif head is not None:
+        for number, raw in _chain(head, source):
+            el.run(number, lambda n, r: conv.event(n, decode_object(path, n, r), ""),
+                   number, raw)
+    rounds = conv.asm.finish()
+    yield (head[0] if head else 1), session_record(SOURCE_FORMAT, None, conv.budget)
+    yield from rounds
+
+
+def _chain(head: tuple[int, bytes], rest: Iterable[tuple[int, bytes]]
+           ) -> Iterator[tuple[int, bytes]]:
+    yield head
+    yield from rest
+
+
+class _Converter:
+    """The state machine behind :func:`records`."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.asm = RoundAssembler()
+        self.budget: int | None = None
+        self.spans: dict[str, list[str]] = {}  # event id -> its span ids
+        self.last_call: int | None = None
+        self.requested = False
+
+    def event(self, line: int, event: Any, where: str) -> None:
+        """Apply one event."""
+        if not _is_event(event):
+            raise LogError(self.path, line, "expected an event object with 'id' and "
+                           "'action' or 'observation'", where or "id")
+        self.metrics(event.get("llm_metrics"))
+        eid = str(event["id"])
+        action, observation = event.get("action"), event.get("observation")
+        kind = str(action if action is not None else observation)
+        if kind in BOOKKEEPING:
+            self.requested = self.requested or kind == "condensation_request"
+            return
+        if action == "condensation":
+            self.condensation(line, event, where)
+            return
+        args = event.get("args")
+        if action is not None and args is not None and type(args) is not dict:
+            raise LogError(self.path, line, "expected an object", f"{where}.args".lstrip("."))
+        args = args or {}
+        user = event.get("source") == "user"
+        if action == "message" and user:
+            self.asm.turn(line)
+            self.add(line, eid, "user", text_of(args.get("content")))
+        elif kind in HARNESS:
+            body = args.get("content") if action is not None else event.get("content")
+            self.add(line, eid, "harness:meta", text_of(body))
+        elif action in ASSISTANT_ACTIONS:
+            field = ASSISTANT_ACTIONS[str(action)]
+            self.add(line, eid, "assistant", text_of(args.get(field) or event.get("message")))
+        elif action is not None:
+            self.add(line, eid, f"tool_call:{kind}", tool_input_text(args))
+        else:
+            self.add(line, eid, f"tool_result:{kind}", text_of(event.get("content")))
+
+    def add(self, line: int, eid: str, source: str, text: str) -> None:
+        if text.strip():
+            span = self.asm.span(line, eid, source, text)
+            self.spans.setdefault(eid, []).append(str(span["id"]))
+
+    def metrics(self, value: Any) -> None:
+        """Budget and last call size from ``llm_metrics.accumulated_token_usage``."""
+        usage = value.get("accumulated_token_usage") if isinstance(value, dict) else None
+        if not isinstance(usage, dict):
+            return
+        window, turn = usage.get("context_window"), usage.get("per_turn_token")
+        if self.budget is None and type(window) is int and window > 0:
+            self.budget = window
+        if type(turn) is int and turn > 0:
+            self.last_call = turn
+
+    def condensation(self, line: int, event: dict[str, Any], where: str) -> None:
+        """Fold (or only evict) exactly the events the condensation names."""
+        args = event.get("args")
+        at = f"{where}.args".lstrip(".")
+        if type(args) is not dict:
+            raise LogError(self.path, line, "expected an object", at)
+        forgotten, count = forgotten_ids(args, self.spans, self.path, line, at)
+        fold = [s for eid in forgotten for s in self.spans.get(eid, [])
+                if s in self.asm.working]
+        summary = args.get("summary")
+        if summary is not None and not isinstance(summary, str):
+            raise LogError(self.path, line, "expected a string", f"{at}.summary")
+        info: dict[str, Any] = {"trigger": "requested" if self.requested else "auto",
+                                "tokens_before": self.last_call, "tokens_after": None,
+                                "opaque": False, "strategy": "condensation",
+                                "messages_removed": count}
+        self.requested = False
+        if summary and summary.strip():
+            info["kind"] = "compact"
+            self.asm.compaction(line, fold=fold, fallback_children=[],
+                                base_id=f"{event['id']}", text=summary,
+                                tokens=estimate_tokens(summary), info=info)
+        else:
+            info["kind"] = "forget"
+            self.asm.microcompact(line, fold, info)
+
+
+def forgotten_ids(args: dict[str, Any], known: Iterable[str], path: str, line: int,
+                  at: str) -> tuple[list[str], int]:
+    """The ids of ``known`` events a condensation forgot, and how many it names: the
+    explicit ``forgotten_event_ids``, else the inclusive range
+    ``forgotten_events_start_id .. forgotten_events_end_id``."""
+    listed = args.get("forgotten_event_ids")
+    if listed is not None:
+        if type(listed) is not list:
+            raise LogError(path, line, "expected a list", f"{at}.forgotten_event_ids")
+        return [str(x) for x in listed], len(listed)
+    start, end = args.get("forgotten_events_start_id"), args.get("forgotten_events_end_id")
+    if start is None and end is None:
+        return [], 0
+    if type(start) is not int or type(end) is not int or end < start:
+        raise LogError(path, line, "expected integers start <= end",
+                       f"{at}.forgotten_events_start_id")
+    inside = [eid for eid in known if eid.isdigit() and start <= int(eid) <= end]
+    return inside, end - start + 1
