@@ -32,6 +32,7 @@ import orjson
 
 from compaction_audit.errors import LogError
 from compaction_audit.io.documents import (
+    Conversion,
     Document,
     Elements,
     as_object,
@@ -40,9 +41,7 @@ from compaction_audit.io.documents import (
 )
 from compaction_audit.io.tokens import (
     IMAGE_TOKENS,
-    RoundAssembler,
     estimate_tokens,
-    session_record,
     split_tokens,
     tool_input_text,
     utf8_len,
@@ -84,7 +83,7 @@ def records(path: str, lines: Iterable[tuple[int, bytes]] | None = None,
     if isinstance(given.value, dict) and _is_manifest(given.value):
         path, given = _from_manifest(given, path)
     messages_doc, compaction_doc = _pair(given, path)
-    conv = _Converter(Elements(path, skipped))
+    conv = _Converter(path, Elements(path, skipped))
     for doc in (messages_doc, compaction_doc) if messages_doc is not None else (given,):
         if doc is not None:
             conv.note_version(doc)
@@ -93,12 +92,7 @@ def records(path: str, lines: Iterable[tuple[int, bytes]] | None = None,
         conv.compare(compaction_doc)
     else:
         conv.read(given)
-    rounds = conv.asm.finish()
-    record = session_record(SOURCE_FORMAT, conv.session_id, None)
-    if conv.notes:
-        record["reader_notes"] = conv.notes
-    yield 1, record
-    yield from rounds
+    yield from conv.output(SOURCE_FORMAT, 1)
 
 
 def _pair(given: Document, path: str) -> tuple[Document | None, Document | None]:
@@ -175,18 +169,14 @@ class _Message:
     parts: dict[bytes, str] = field(default_factory=dict)  # part JSON -> span id
 
 
-class _Converter:
+class _Converter(Conversion):
     """The state machine behind :func:`records`."""
 
-    def __init__(self, elements: Elements) -> None:
+    def __init__(self, path: str, elements: Elements) -> None:
+        super().__init__(path)
         self.el = elements
-        self.asm = RoundAssembler()
-        self.session_id: str | None = None
-        self.notes: list[str] = []
         self.seen: dict[str, _Message] = {}
         self.call_names: dict[str, str] = {}
-        self.last_input: int | None = None
-        self.count = 0
 
     def note_version(self, doc: Document) -> None:
         """Record the session id and say when the file's ``version`` is new to us."""
@@ -194,9 +184,7 @@ class _Converter:
         if isinstance(value, dict):
             sid = value.get("sessionId")
             self.session_id = self.session_id or (sid if isinstance(sid, str) else None)
-            note = version_note("Cline", value.get("version"), SEEN_VERSIONS, "version 1")
-            if note and note not in self.notes:
-                self.notes.append(note)
+            self.note(version_note("Cline", value.get("version"), SEEN_VERSIONS, "version 1"))
 
     def messages(self, doc: Document) -> list[Any]:
         """The document's ``messages`` list; :class:`LogError` when it has none."""
@@ -245,7 +233,6 @@ class _Converter:
             made = self.span(line, base, str(role), part, size)
             if made is not None:
                 record.parts[orjson.dumps(part, option=orjson.OPT_SORT_KEYS)] = made
-        self.count += 1
 
     def output_shares(self, msg: dict[str, Any], parts: list[dict[str, Any]]
                       ) -> list[int | None]:
@@ -254,8 +241,7 @@ class _Converter:
         if not isinstance(metrics, dict):
             return [None] * len(parts)
         inp = metrics.get("inputTokens")
-        if type(inp) is int and inp > 0:
-            self.last_input = inp
+        self.measured(inp if type(inp) is int else None)
         out = metrics.get("outputTokens")
         if type(out) is not int or out <= 0:
             return [None] * len(parts)
@@ -352,8 +338,8 @@ class _Converter:
         if removed is None:
             removed = stated if type(stated) is int else None
         elif type(stated) is int and stated != removed:
-            self.notes.append(f"Cline says {stated} messages removed at line {line}; "
-                              f"the two files differ by {removed}")
+            self.note(f"Cline says {stated} messages removed at line {line}; "
+                      f"the two files differ by {removed}")
         details = as_object(meta.get("details"))
         reason = meta.get("reason")
         info: dict[str, Any] = {
@@ -369,6 +355,7 @@ class _Converter:
                 info[name] = [str(f) for f in details[key]]
         self.asm.compaction(line, fold=fold, fallback_children=kept, base_id=f"line-{line}",
                             text=text or None, tokens=estimate_tokens(text), info=info)
+        self.awaiting_after.append(info)
 
 
 def _parts(path: str, line: int, i: int, msg: dict[str, Any]) -> list[dict[str, Any]]:

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,6 +29,7 @@ import orjson
 
 from compaction_audit.errors import LogError
 from compaction_audit.io.lines import iter_lines
+from compaction_audit.io.tokens import RoundAssembler, session_record
 
 SHAPE_ERRORS = (TypeError, AttributeError, KeyError, IndexError, ValueError, RecursionError)
 """What a handler raises on a shape it did not foresee (as :func:`tokens.feed` catches)."""
@@ -104,6 +105,55 @@ def _element_starts(data: bytes) -> dict[str | None, list[int]]:
             if stack and stack.pop() == b"[":
                 array_key.pop()
     return starts
+
+
+class Conversion:
+    """What every converter of these adapters keeps: the input ``path``, the
+    :class:`RoundAssembler`, the session's id, budget and reader ``notes``, the last
+    measured context size (``last_input``, tokens) and the compaction infos that wait
+    for the first measurement after them (their ``tokens_after``)."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.asm = RoundAssembler()
+        self.session_id: str | None = None
+        self.budget: int | None = None
+        self.notes: list[str] = []
+        self.last_input: int | None = None
+        self.awaiting_after: list[dict[str, Any]] = []
+
+    def note(self, text: str | None) -> None:
+        """Add a reader note once (None: nothing to say)."""
+        if text and text not in self.notes:
+            self.notes.append(text)
+
+    def measured(self, size: int | None) -> None:
+        """A measured context size: the next compaction's ``tokens_before`` and the
+        ``tokens_after`` of the compactions waiting for one."""
+        if size is None or size <= 0:
+            return
+        self.last_input = size
+        for info in self.awaiting_after:
+            info["tokens_after"] = size
+        self.awaiting_after.clear()
+
+    def output(self, source_format: str, first_line: int
+               ) -> Iterator[tuple[int, dict[str, Any]]]:
+        """The session record (at ``first_line``, with the notes) and every round."""
+        rounds = self.asm.finish()
+        record = session_record(source_format, self.session_id, self.budget)
+        if self.notes:
+            record["reader_notes"] = list(self.notes)
+        yield first_line, record
+        yield from rounds
+
+
+def chain_head(head: tuple[int, bytes] | None, rest: Iterable[tuple[int, bytes]]
+               ) -> Iterator[tuple[int, bytes]]:
+    """``head`` (a line already taken to look at) followed by the ``rest``."""
+    if head is not None:
+        yield head
+    yield from rest
 
 
 @dataclass

@@ -30,13 +30,11 @@ from typing import Any
 import orjson
 
 from compaction_audit.errors import LogError
-from compaction_audit.io.documents import Elements, version_note
+from compaction_audit.io.documents import Conversion, Elements, version_note
 from compaction_audit.io.lines import iter_lines
 from compaction_audit.io.tokens import (
-    RoundAssembler,
     decode_object,
     estimate_tokens,
-    session_record,
     split_tokens,
     tool_input_text,
     utf8_len,
@@ -80,29 +78,19 @@ def records(path: str, lines: Iterable[tuple[int, bytes]] | None = None,
         first = first or number
         el.run(number, conv.handle, number, raw)
     conv.apply_telemetry(path)
-    rounds = conv.asm.finish()
-    record = session_record(SOURCE_FORMAT, conv.session_id, None)
-    if conv.notes:
-        record["reader_notes"] = conv.notes
-    yield first or 1, record
-    yield from rounds
+    yield from conv.output(SOURCE_FORMAT, first or 1)
 
 
-class _Converter:
+class _Converter(Conversion):
     """The state machine behind :func:`records`."""
 
     def __init__(self, path: str) -> None:
-        self.path = path
-        self.asm = RoundAssembler()
-        self.session_id: str | None = None
-        self.notes: list[str] = []
+        super().__init__(path)
         self.made: dict[str, set[str]] = {}  # message id -> span keys made for it
         self.keys: dict[str, tuple[str, ...]] = {}  # span id -> content key
         self.live: dict[str, str] = {}  # content key -> the last span made for it
         self.snapshots: set[str] = set()
-        self.last_input: int | None = None
         self.compactions: list[dict[str, Any]] = []
-        self.awaiting_after: list[dict[str, Any]] = []
 
     def handle(self, line: int, raw: bytes) -> None:
         """Apply one line of the recording."""
@@ -118,9 +106,7 @@ class _Converter:
         elif "projectHash" in obj and "sessionId" in obj:
             sid = obj["sessionId"]
             self.session_id = self.session_id or (sid if isinstance(sid, str) else None)
-            note = version_note("Gemini CLI", obj.get("kind"), SEEN_KINDS, "kind main")
-            if note and note not in self.notes:
-                self.notes.append(note)
+            self.note(version_note("Gemini CLI", obj.get("kind"), SEEN_KINDS, "kind main"))
         elif "id" in obj and "type" in obj:
             self.message(line, obj, "")
 
@@ -142,12 +128,9 @@ class _Converter:
         shares: list[int | None] = [None] * len(items)
         if kind == "gemini" and isinstance(tokens, dict):
             inp, out = tokens.get("input"), tokens.get("output")
-            if type(inp) is int and inp > 0 and "tokens" not in made:
+            if type(inp) is int and "tokens" not in made:
                 made.add("tokens")
-                self.last_input = inp
-                for info in self.awaiting_after:
-                    info["tokens_after"] = inp
-                self.awaiting_after.clear()
+                self.measured(inp)
             own = [i for i, it in enumerate(items) if not it[1].startswith("tool_result")]
             if type(out) is int and out > 0 and own:
                 split = split_tokens(out, [utf8_len(items[i][3]) for i in own])

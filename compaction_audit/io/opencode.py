@@ -32,16 +32,16 @@ import orjson
 from compaction_audit.errors import LogError
 from compaction_audit.io.documents import (
     SQLITE_MAGIC,
+    Conversion,
     Elements,
     as_object,
+    chain_head,
     read_document,
     version_note,
 )
 from compaction_audit.io.lines import iter_lines
 from compaction_audit.io.tokens import (
-    RoundAssembler,
     estimate_tokens,
-    session_record,
     split_tokens,
     tool_input_text,
     utf8_len,
@@ -89,7 +89,7 @@ def records(path: str, lines: Iterable[tuple[int, bytes]] | None = None,
         _close(source)
         session, entries = _from_store(path, notes)
     else:
-        doc = read_document(path, _chain(first, source) if first else iter(()))
+        doc = read_document(path, chain_head(first, source))
         if not sniff_document(doc.value):
             raise LogError(path, 1, "expected opencode export JSON {info, messages}",
                            "messages")
@@ -101,25 +101,16 @@ def records(path: str, lines: Iterable[tuple[int, bytes]] | None = None,
     version = session.get("version") if isinstance(session, dict) else None
     known = [version] if str(version).split(".")[0] in SEEN_MAJOR else []
     note = version_note("opencode", version, known, "1.x")
-    notes += [note] if note else []
     conv = _Converter(path)
+    for text in [*notes, note]:
+        conv.note(text)
+    sid = as_object(session).get("id")
+    conv.session_id = sid if isinstance(sid, str) else None
     el = Elements(path, skipped)
     for entry in entries:
         el.run(entry.line, conv.message, entry)
     conv.prune_until(None, entries[-1].line if entries else 1)
-    rounds = conv.asm.finish()
-    sid = session.get("id") if isinstance(session, dict) else None
-    record = session_record(SOURCE_FORMAT, sid if isinstance(sid, str) else None, None)
-    if notes:
-        record["reader_notes"] = notes
-    yield 1, record
-    yield from rounds
-
-
-def _chain(first: tuple[int, bytes], rest: Iterable[tuple[int, bytes]]
-           ) -> Iterator[tuple[int, bytes]]:
-    yield first
-    yield from rest
+    yield from conv.output(SOURCE_FORMAT, 1)
 
 
 def _close(lines: Iterable[tuple[int, bytes]]) -> None:
@@ -179,16 +170,13 @@ def _row(row: sqlite3.Row) -> dict[str, Any]:
     return out
 
 
-class _Converter:
+class _Converter(Conversion):
     """The state machine behind :func:`records`."""
 
     def __init__(self, path: str) -> None:
-        self.path = path
-        self.asm = RoundAssembler()
-        self.last_input: int | None = None
+        super().__init__(path)
         self.pending: dict[str, Any] | None = None  # compaction info awaiting its summary
         self.pruned: dict[float, list[str]] = {}  # prune time -> result span ids
-        self.awaiting_after: list[dict[str, Any]] = []
 
     def message(self, entry: _Entry) -> None:
         """One message and its parts."""
@@ -242,12 +230,7 @@ class _Converter:
                   ) -> None:
         base = str(info.get("id") or f"line-{line}")
         tokens = as_object(info.get("tokens"))
-        size = _context_size(tokens)
-        if size:
-            self.last_input = size
-            for pending in self.awaiting_after:
-                pending["tokens_after"] = size
-            self.awaiting_after.clear()
+        self.measured(_context_size(tokens))
         if info.get("summary") is True and self.pending is not None:
             self.summary(line, base, parts)
             return

@@ -25,13 +25,17 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from compaction_audit.errors import LogError
-from compaction_audit.io.documents import Elements, read_document, text_of
+from compaction_audit.io.documents import (
+    Conversion,
+    Elements,
+    chain_head,
+    read_document,
+    text_of,
+)
 from compaction_audit.io.lines import iter_lines
 from compaction_audit.io.tokens import (
-    RoundAssembler,
     decode_object,
     estimate_tokens,
-    session_record,
     tool_input_text,
 )
 
@@ -71,35 +75,24 @@ def records(path: str, lines: Iterable[tuple[int, bytes]] | None = None,
     conv = _Converter(path)
     el = Elements(path, skipped)
     if head is not None and head[1].lstrip()[:1] == b"[":
-        doc = read_document(path, _chain(head, source))
+        doc = read_document(path, chain_head(head, source))
         if not isinstance(doc.value, list):
             raise LogError(path, 1, "expected a list of events")
         for i, event in enumerate(doc.value):
             el.run(doc.line_of(None, i), conv.event, doc.line_of(None, i), event, f"[{i}]")
     elif head is not None:
-        for number, raw in _chain(head, source):
+        for number, raw in chain_head(head, source):
             el.run(number, lambda n, r: conv.event(n, decode_object(path, n, r), ""),
                    number, raw)
-    rounds = conv.asm.finish()
-    yield (head[0] if head else 1), session_record(SOURCE_FORMAT, None, conv.budget)
-    yield from rounds
+    yield from conv.output(SOURCE_FORMAT, head[0] if head else 1)
 
 
-def _chain(head: tuple[int, bytes], rest: Iterable[tuple[int, bytes]]
-           ) -> Iterator[tuple[int, bytes]]:
-    yield head
-    yield from rest
-
-
-class _Converter:
+class _Converter(Conversion):
     """The state machine behind :func:`records`."""
 
     def __init__(self, path: str) -> None:
-        self.path = path
-        self.asm = RoundAssembler()
-        self.budget: int | None = None
+        super().__init__(path)
         self.spans: dict[str, list[str]] = {}  # event id -> its span ids
-        self.last_call: int | None = None
         self.requested = False
 
     def event(self, line: int, event: Any, where: str) -> None:
@@ -149,8 +142,7 @@ class _Converter:
         window, turn = usage.get("context_window"), usage.get("per_turn_token")
         if self.budget is None and type(window) is int and window > 0:
             self.budget = window
-        if type(turn) is int and turn > 0:
-            self.last_call = turn
+        self.measured(turn if type(turn) is int else None)
 
     def condensation(self, line: int, event: dict[str, Any], where: str) -> None:
         """Fold (or only evict) exactly the events the condensation names."""
@@ -165,7 +157,7 @@ class _Converter:
         if summary is not None and not isinstance(summary, str):
             raise LogError(self.path, line, "expected a string", f"{at}.summary")
         info: dict[str, Any] = {"trigger": "requested" if self.requested else "auto",
-                                "tokens_before": self.last_call, "tokens_after": None,
+                                "tokens_before": self.last_input, "tokens_after": None,
                                 "opaque": False, "strategy": "condensation",
                                 "messages_removed": count}
         self.requested = False
@@ -177,6 +169,7 @@ class _Converter:
         else:
             info["kind"] = "forget"
             self.asm.microcompact(line, fold, info)
+        self.awaiting_after.append(info)
 
 
 def forgotten_ids(args: dict[str, Any], known: Iterable[str], path: str, line: int,
