@@ -150,7 +150,11 @@ def _sniff_document(path: str, head: list[tuple[int, bytes]],
         value = documents.read_document(path, head).value
     except LogError:
         return None
-    return next((fmt for fmt, test in DOCUMENT_SNIFFERS.items() if test(value)), None)
+    found = next((fmt for fmt, test in DOCUMENT_SNIFFERS.items() if test(value)), None)
+    if found is None and len(head) > 1:
+        raise LogError(path, head[0][0], "unrecognized log format: a JSON document, but "
+                       "not a Cline session, an opencode export or an OpenHands trajectory")
+    return found
 
 
 def _close(lines: Iterator[tuple[int, bytes]]) -> None:

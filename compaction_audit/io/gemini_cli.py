@@ -89,6 +89,7 @@ class _Converter(Conversion):
         self.made: dict[str, set[str]] = {}  # message id -> span keys made for it
         self.keys: dict[str, tuple[str, ...]] = {}  # span id -> content key
         self.live: dict[str, str] = {}  # content key -> the last span made for it
+        self.owner: dict[str, str] = {}  # span id -> id of the message it came from
         self.snapshots: set[str] = set()
         self.compactions: list[dict[str, Any]] = []
 
@@ -145,6 +146,7 @@ class _Converter(Conversion):
             span = self.asm.span(line, base, source, text, size)
             self.keys[str(span["id"])] = (source.split(":")[0], key)
             self.live[key] = str(span["id"])
+            self.owner[str(span["id"])] = mid
 
     def items(self, line: int, msg: dict[str, Any], where: str
               ) -> Iterator[tuple[str, str, str, str]]:
@@ -247,7 +249,8 @@ class _Converter(Conversion):
         info: dict[str, Any] = {"trigger": None, "tokens_before": self.last_input,
                                 "tokens_after": None, "opaque": False, "kind": "compact",
                                 "strategy": "state_snapshot", "inferred": True,
-                                "messages_removed": None}
+                                "messages_removed": len({self.owner.get(s) for s in fold}
+                                                        - {self.owner.get(s) for s in kept})}
         sid = self.asm.compaction(line, fold=fold, fallback_children=kept,
                                   base_id=f"line-{line}", text=snapshot,
                                   tokens=estimate_tokens(snapshot), info=info)

@@ -177,6 +177,7 @@ class _Converter(Conversion):
         super().__init__(path)
         self.pending: dict[str, Any] | None = None  # compaction info awaiting its summary
         self.pruned: dict[float, list[str]] = {}  # prune time -> result span ids
+        self.before = 0  # messages read so far: all are dropped by a compaction
 
     def message(self, entry: _Entry) -> None:
         """One message and its parts."""
@@ -198,6 +199,7 @@ class _Converter(Conversion):
         else:
             raise LogError(self.path, line, f"unknown role {str(role)[:40]!r}",
                            f"{entry.where}.info.role")
+        self.before += 1
 
     def user(self, line: int, info: dict[str, Any], parts: list[dict[str, Any]]) -> None:
         base = str(info.get("id") or f"line-{line}")
@@ -208,9 +210,10 @@ class _Converter(Conversion):
                             if auto is False else None,
                             "tokens_before": self.last_input, "tokens_after": None,
                             "opaque": False, "kind": "compact", "strategy": "summary",
-                            "messages_removed": None, "line": line}
+                            "messages_removed": self.before, "line": line}
             if isinstance(marker.get("overflow"), bool):
                 self.pending["overflow"] = marker["overflow"]
+            self.before = 0  # the next compaction drops everything from this message on
             return  # opencode sends it as "What did we do so far?": not a person's turn
         typed = [p for p in parts if p.get("type") == "text" and not p.get("synthetic")
                  and isinstance(p.get("text"), str) and p["text"].strip()]
@@ -270,7 +273,6 @@ class _Converter(Conversion):
                          if p.get("type") == "text" and isinstance(p.get("text"), str))
         start = info.pop("line", line)
         fold = list(self.asm.working)
-        info["messages_removed"] = None
         self.asm.compaction(start, fold=fold, fallback_children=[], base_id=base,
                             text=text or None, tokens=estimate_tokens(text), info=info)
         self.awaiting_after.append(info)

@@ -1,0 +1,50 @@
+"""Helpers for the tests of the Cline, Gemini CLI, opencode and OpenHands adapters."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from compaction_audit.errors import LogError
+from compaction_audit.io.native import read_records
+
+FIXTURES = Path(__file__).parent / "fixtures" / "adapters"
+
+Records = list[tuple[int, dict[str, Any]]]
+Adapter = Callable[..., Iterator[tuple[int, dict[str, Any]]]]
+
+
+def run_adapter(records: Adapter, path: str | Path,
+                skipped: list[LogError] | None = None) -> Records:
+    """Convert ``path`` and check every record with the native reader."""
+    out = list(records(str(path), None, skipped))
+    read_records(out, str(path))
+    return out
+
+
+def compaction_rounds(out: Records) -> list[tuple[int, dict[str, Any]]]:
+    """``(line, round)`` of each round that carries a ``compaction`` extension."""
+    return [(line, r) for line, r in out[1:] if "compaction" in r]
+
+
+def all_spans(out: Records) -> dict[str, dict[str, Any]]:
+    """Every raw span by id."""
+    return {s["id"]: s for _, r in out[1:] for s in r["spans"]}
+
+
+def working_set(out: Records, rounds: int | None = None) -> list[str]:
+    """The delta-mode working set after the first ``rounds`` rounds (None: all)."""
+    ws: dict[str, None] = {}
+    for _, r in out[1:][:rounds]:
+        ws.update(dict.fromkeys(s["id"] for s in [*r["spans"], *r.get("summaries", [])]))
+        for gone in r.get("evicted", []):
+            ws.pop(gone, None)
+    return list(ws)
+
+
+def write_json(path: Path, value: Any) -> Path:
+    """``value`` as indented JSON (the layout the products write), one key a line."""
+    path.write_text(json.dumps(value, indent=2) + "\n", encoding="utf-8")
+    return path

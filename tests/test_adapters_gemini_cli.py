@@ -1,0 +1,106 @@
+"""The Gemini CLI adapter, on a session file Gemini CLI 0.61.0 wrote itself (offline)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from compaction_audit import api
+from compaction_audit.errors import LogError
+from compaction_audit.io import gemini_cli
+from tests.foreign import FIXTURES, all_spans, compaction_rounds, run_adapter, working_set
+
+GEMINI = FIXTURES / "gemini-cli"
+SESSION = GEMINI / "compression.jsonl"
+
+
+def test_the_snapshot_rewrite_is_an_inferred_compaction() -> None:
+    out = run_adapter(gemini_cli.records, SESSION)
+    # six `$set.messages` rewrites (start, two resumes, ...): one holds a snapshot
+    rewrites = [n for n, raw in enumerate(SESSION.read_text().splitlines(), 1)
+                if '"$set":{"messages"' in raw]
+    assert rewrites == [2, 8, 10, 16, 18, 25]
+    (line, rnd), = compaction_rounds(out)
+    info = rnd["compaction"]
+    assert line == 25
+    assert (info["strategy"], info["inferred"], info["trigger"]) == ("state_snapshot", True, None)
+    # telemetry.log beside the session: the product's own before/after
+    assert (info["tokens_before"], info["tokens_after"], info["tokens_from"]) == (120000, 257,
+                                                                                  "telemetry")
+    summary = rnd["summaries"][0]
+    assert summary["text"].startswith(gemini_cli.SNAPSHOT_TAG)
+    # folded: the two earlier exchanges (4 messages) and the listing's first result
+    assert len(summary["children"]) == 5 and info["messages_removed"] == 4
+    assert summary["children"][-1].endswith(":result")
+
+
+def test_without_telemetry_the_session_measures_tokens(tmp_path: Path) -> None:
+    shutil.copy(SESSION, tmp_path / "session.jsonl")
+    (_, rnd), = compaction_rounds(run_adapter(gemini_cli.records, tmp_path / "session.jsonl"))
+    info = rnd["compaction"]
+    # tokens.input of the reply before the rewrite, and of the first reply after it
+    assert (info["tokens_before"], info["tokens_after"]) == (120000, 9000)
+    assert "tokens_from" not in info
+
+
+def test_kept_history_rewritten_with_new_ids_stays_in_the_working_set() -> None:
+    out = run_adapter(gemini_cli.records, SESSION)
+    spans = all_spans(out)
+    kept = working_set(out)
+    texts = {spans[s].get("text") for s in kept if s in spans}
+    assert "List the project files." in texts  # new id in the rewrite, same text
+    assert any(spans[s]["source"] == "tool_call:list_directory" for s in kept if s in spans)
+    # the session context is product text, kept; the "Got it." reply is the harness's
+    harness = sorted(spans[s]["text"][:16] for s in kept
+                     if s in spans and spans[s]["source"] == "harness:meta")
+    assert harness == ["<session_context", "Got it. Thanks f"]
+
+
+def test_a_record_written_twice_is_one_message() -> None:
+    out = run_adapter(gemini_cli.records, SESSION)
+    calls = [s for s in all_spans(out).values() if s["source"] == "tool_call:list_directory"]
+    assert len(calls) == 1
+    # the tool call took its share of the reply's 20 output tokens; the result none
+    assert calls[0]["tokens"] == 20
+    # the function response sent after the compression enters again, as a new span
+    results = [s["id"] for s in all_spans(out).values()
+               if s["source"] == "tool_result:list_directory"]
+    assert [r.endswith(("result", "result#2")) for r in results] == [True, True]
+
+
+def test_audit_lists_what_the_snapshot_dropped() -> None:
+    (c,) = api.audit(str(SESSION)).compactions
+    assert {d["text"] for d in c["lost"]} == {"must use the blue-green switch",
+                                              "never a redeploy", "8443", "ops-7731"}
+
+
+def lines_of(objs: list[object]) -> str:
+    return "".join(json.dumps(o) + "\n" for o in objs)
+
+
+META = {"sessionId": "s", "projectHash": "p", "startTime": "t", "lastUpdated": "t",
+        "kind": "main"}
+
+
+def test_unseen_kind_is_said(tmp_path: Path) -> None:
+    path = tmp_path / "session-x.jsonl"
+    path.write_text(lines_of([{**META, "kind": "robot"},
+                              {"id": "u", "type": "user", "content": [{"text": "hi"}]}]))
+    out = run_adapter(gemini_cli.records, path)
+    assert out[0][1]["reader_notes"] == [
+        "Gemini CLI format version robot not seen before; read as kind main"]
+
+
+def test_bad_line_is_a_file_line_error_or_a_counted_skip(tmp_path: Path) -> None:
+    path = tmp_path / "session-y.jsonl"
+    path.write_text(lines_of([META, {"id": "u", "type": "user", "content": 5},
+                              {"id": "v", "type": "user", "content": [{"text": "ok"}]}]))
+    with pytest.raises(LogError) as info:
+        run_adapter(gemini_cli.records, path)
+    assert str(info.value) == f"{path}:2: expected a string or a list (content)"
+    skipped: list[LogError] = []
+    out = run_adapter(gemini_cli.records, path, skipped)
+    assert [e.line for e in skipped] == [2] and list(all_spans(out)) == ["v"]

@@ -1,0 +1,92 @@
+"""The OpenHands adapter: condensation events name exactly what they forgot (synthetic)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from compaction_audit import api
+from compaction_audit.errors import LogError
+from compaction_audit.io import openhands
+from compaction_audit.io.detect import detect_format
+from tests.foreign import FIXTURES, all_spans, compaction_rounds, run_adapter, working_set
+
+TRAJECTORY = FIXTURES / "openhands" / "condensation.json"
+
+
+def events() -> list[dict[str, Any]]:
+    return list(json.loads(TRAJECTORY.read_text()))
+
+
+def test_a_range_condensation_folds_exactly_the_events_it_names() -> None:
+    out = run_adapter(openhands.records, TRAJECTORY)
+    assert out[0][1]["budget_tokens"] == 128000  # llm_metrics context_window
+    (line, rnd), _ = compaction_rounds(out)
+    assert line == 129  # event 7 opens on line 129 of the indented list
+    assert rnd["summaries"][0]["children"] == ["2", "3", "4", "5", "6"]
+    assert rnd["evicted"] == ["2", "3", "4", "5", "6"]
+    info = rnd["compaction"]
+    assert (info["trigger"], info["kind"], info["messages_removed"]) == ("auto", "compact", 5)
+    # per_turn_token at the condensation, then at the next call
+    assert (info["tokens_before"], info["tokens_after"]) == (96000, 7000)
+
+
+def test_a_listed_condensation_without_summary_only_forgets() -> None:
+    out = run_adapter(openhands.records, TRAJECTORY)
+    _, (_line, rnd) = compaction_rounds(out)
+    assert "summaries" not in rnd and rnd["evicted"] == ["9", "10"]
+    info = rnd["compaction"]
+    assert (info["kind"], info["trigger"]) == ("forget", "requested")  # after a request
+    assert working_set(out) == ["0", "1", "7", "8", "13"]
+
+
+def test_sources_of_events() -> None:
+    spans = all_spans(run_adapter(openhands.records, TRAJECTORY))
+    assert {k: spans[k]["source"] for k in ("0", "1", "2", "3", "4", "13")} == {
+        "0": "harness:meta", "1": "user", "2": "tool_call:run", "3": "tool_result:run",
+        "4": "assistant", "13": "assistant"}
+    assert "14" not in spans  # a state change is bookkeeping
+
+
+def test_the_summary_is_checked_against_its_exact_children() -> None:
+    (first, _second) = api.audit(str(TRAJECTORY)).compactions
+    lost = {d["text"] for d in first["lost"]}
+    assert "180" in lost  # max_connections, read in event 3, not in the summary
+    assert "pg16-main.internal" not in lost  # the summary restates it
+
+
+def test_events_one_per_line_read_the_same(tmp_path: Path) -> None:
+    path = tmp_path / "events.jsonl"
+    path.write_text("".join(json.dumps(e) + "\n" for e in events()))
+    assert detect_format(str(path)) == "openhands"
+    as_lines = run_adapter(openhands.records, path)
+    as_list = run_adapter(openhands.records, TRAJECTORY)
+    assert [r for _, r in as_lines] == [r for _, r in as_list]
+    assert [line for line, _ in compaction_rounds(as_lines)] == [8, 13]
+
+
+def test_a_huge_range_is_bounded_by_the_events_seen(tmp_path: Path) -> None:
+    evs = events()
+    evs[7]["args"]["forgotten_events_end_id"] = 10**15
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps(evs))
+    (_, rnd), _ = compaction_rounds(run_adapter(openhands.records, path))
+    assert rnd["compaction"]["messages_removed"] == 10**15 - 1
+    assert rnd["evicted"] == ["2", "3", "4", "5", "6"]  # only what came before
+
+
+def test_bad_event_is_a_file_line_error_or_a_counted_skip(tmp_path: Path) -> None:
+    evs = events()
+    evs[7]["args"]["forgotten_events_end_id"] = 1  # before the start: no range
+    path = tmp_path / "bad.jsonl"
+    path.write_text("".join(json.dumps(e) + "\n" for e in evs))
+    with pytest.raises(LogError) as info:
+        run_adapter(openhands.records, path)
+    assert str(info.value) == (f"{path}:8: expected integers start <= end "
+                               "(args.forgotten_events_start_id)")
+    skipped: list[LogError] = []
+    out = run_adapter(openhands.records, path, skipped)
+    assert [e.line for e in skipped] == [8] and len(compaction_rounds(out)) == 1
