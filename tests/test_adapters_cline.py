@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from compaction_audit import api
+from compaction_audit.discover import discover
 from compaction_audit.errors import LogError
 from compaction_audit.io import cline
 from tests.foreign import (
@@ -143,3 +144,13 @@ def test_bad_message_is_a_file_line_error_or_a_counted_skip(tmp_path: Path) -> N
     assert sorted(all_spans(out)) == ["u1", "u3"]
     session_, fmt = api.load(str(path), lenient=True)
     assert fmt == "cline" and [e.line for e in session_.skipped] == [16]
+
+
+def test_a_session_folder_is_audited_once_per_session(tmp_path: Path) -> None:
+    folder = tmp_path / "sessions" / "s1"
+    folder.mkdir(parents=True)
+    shutil.copy(CLINE / "session.messages.json", folder / "s1.messages.json")
+    shutil.copy(CLINE / "basic.compaction.json", folder / "s1.compaction.json")
+    (report,) = api.audit_paths(discover([str(tmp_path / "sessions")])).sessions
+    assert report.path.endswith("s1.messages.json")
+    assert [c["strategy"] for c in report.compactions] == ["basic"]

@@ -77,3 +77,11 @@ def test_unknown_json_document_is_still_unrecognized(tmp_path: Path) -> None:
     result = RUNNER.invoke(app, ["audit", str(path)])
     assert result.exit_code == 2
     assert "unrecognized log format: a JSON document" in result.output
+
+
+def test_html_report_shows_the_strategy_too(tmp_path: Path) -> None:
+    out = tmp_path / "r.html"
+    result = RUNNER.invoke(app, ["audit", str(FIXTURES / "cline" / "agentic.compaction.json"),
+                                 "--format", "html", "-o", str(out)])
+    assert result.exit_code in (0, 1), result.output
+    assert "compact (agentic, 30 removed), trigger unknown" in out.read_text()

@@ -24,7 +24,7 @@ from rich.text import Text
 
 from compaction_audit.conditions import can_invert
 from compaction_audit.recall.ranking import LOW_TIERS, TIER_NAMES
-from compaction_audit.report.model import Report, SessionReport
+from compaction_audit.report.model import Report, SessionReport, compaction_kind
 from compaction_audit.report.safe import printable
 from compaction_audit.rules.base import Finding, fmt
 
@@ -334,19 +334,6 @@ def compactions_section(r: SessionReport, limit: int = TOP_LIMIT, show_all: bool
                 (again, "bold yellow")))
         parts += _tier_counts_line(lost, len(listed(lost, False, limit)), show_all)
     return Group(*parts)
-
-
-def compaction_kind(c: dict[str, Any]) -> str:
-    """``kind`` with what an adapter adds: the product's strategy, the messages it
-    removed, and whether the compaction was inferred (issue 15), e.g.
-    ``compact (basic, 22 removed)``."""
-    extra = [str(c["strategy"])] if c.get("strategy") else []
-    if isinstance(c.get("messages_removed"), int):
-        extra.append(f"{c['messages_removed']} removed")
-    if c.get("inferred"):
-        extra.append("inferred")
-    kind = str(c.get("kind") or "")
-    return f"{kind} ({', '.join(extra)})" if extra else kind
 
 
 def notes_section(r: SessionReport) -> RenderableType | None:
