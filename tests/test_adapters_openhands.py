@@ -26,8 +26,8 @@ def test_a_range_condensation_folds_exactly_the_events_it_names() -> None:
     assert out[0][1]["budget_tokens"] == 128000  # llm_metrics context_window
     (line, rnd), _ = compaction_rounds(out)
     assert line == 129  # event 7 opens on line 129 of the indented list
-    assert rnd["summaries"][0]["children"] == ["2", "3", "4", "5", "6"]
-    assert rnd["evicted"] == ["2", "3", "4", "5", "6"]
+    folded = ["2.thought", "2", "3", "4", "5", "6"]  # event 5's thought is empty
+    assert rnd["summaries"][0]["children"] == folded and rnd["evicted"] == folded
     info = rnd["compaction"]
     assert (info["trigger"], info["kind"], info["messages_removed"]) == ("auto", "compact", 5)
     # per_turn_token at the condensation, then at the next call
@@ -49,6 +49,10 @@ def test_sources_of_events() -> None:
         "0": "harness:meta", "1": "user", "2": "tool_call:run", "3": "tool_result:run",
         "4": "assistant", "13": "assistant"}
     assert "14" not in spans  # a state change is bookkeeping
+    # a call's thought is the model's text; its flags (is_input: false) are not facts
+    assert spans["2"]["text"] == "cat config/db.yaml"
+    assert (spans["2.thought"]["source"], spans["2.thought"]["text"]) == (
+        "assistant", "First I read the database settings.")
 
 
 def test_the_summary_is_checked_against_its_exact_children() -> None:
@@ -75,7 +79,7 @@ def test_a_huge_range_is_bounded_by_the_events_seen(tmp_path: Path) -> None:
     path.write_text(json.dumps(evs))
     (_, rnd), _ = compaction_rounds(run_adapter(openhands.records, path))
     assert rnd["compaction"]["messages_removed"] == 10**15 - 1
-    assert rnd["evicted"] == ["2", "3", "4", "5", "6"]  # only what came before
+    assert rnd["evicted"] == ["2.thought", "2", "3", "4", "5", "6"]  # only what came before
 
 
 def test_bad_event_is_a_file_line_error_or_a_counted_skip(tmp_path: Path) -> None:

@@ -13,7 +13,8 @@ A ``condensation_request`` before it makes the trigger ``requested``, else ``aut
 
 Spans: a user ``message`` opens a round (source ``user``); agent messages, ``think``
 and ``finish`` are ``assistant``; the ``system`` prompt and ``recall`` observations are
-``harness:meta``; any other action is ``tool_call:<action>`` and any other observation
+``harness:meta``; any other action is ``tool_call:<action>`` (its ``args`` values but
+flags; its ``thought`` is an ``assistant`` span) and any other observation
 ``tool_result:<observation>``.  State changes and ``null`` events are bookkeeping.
 Tokens are estimated; ``llm_metrics.accumulated_token_usage`` gives the budget
 (``context_window``) and the last call's size (``per_turn_token``) for ``tokens_before``.
@@ -125,13 +126,18 @@ class _Converter(Conversion):
             field = ASSISTANT_ACTIONS[str(action)]
             self.add(line, eid, "assistant", text_of(args.get(field) or event.get("message")))
         elif action is not None:
-            self.add(line, eid, f"tool_call:{kind}", tool_input_text(args))
+            # the thought is what the model wrote with the call; flags are the schema's
+            self.add(line, eid, "assistant", text_of(args.get("thought")), ".thought")
+            values = {k: v for k, v in args.items()
+                      if k != "thought" and v is not None and not isinstance(v, bool)}
+            self.add(line, eid, f"tool_call:{kind}", tool_input_text(values))
         else:
             self.add(line, eid, f"tool_result:{kind}", text_of(event.get("content")))
 
-    def add(self, line: int, eid: str, source: str, text: str) -> None:
+    def add(self, line: int, eid: str, source: str, text: str, suffix: str = "") -> None:
+        """A span of event ``eid`` (id: the event id, plus ``suffix``), unless empty."""
         if text.strip():
-            span = self.asm.span(line, eid, source, text)
+            span = self.asm.span(line, eid + suffix, source, text)
             self.spans.setdefault(eid, []).append(str(span["id"]))
 
     def metrics(self, value: Any) -> None:
