@@ -11,6 +11,7 @@ import pytest
 from compaction_audit import api
 from compaction_audit.errors import LogError
 from compaction_audit.io import gemini_cli
+from compaction_audit.io.detect import detect_format
 from tests.foreign import FIXTURES, all_spans, compaction_rounds, run_adapter, working_set
 
 GEMINI = FIXTURES / "gemini-cli"
@@ -104,3 +105,23 @@ def test_bad_line_is_a_file_line_error_or_a_counted_skip(tmp_path: Path) -> None
     skipped: list[LogError] = []
     out = run_adapter(gemini_cli.records, path, skipped)
     assert [e.line for e in skipped] == [2] and list(all_spans(out)) == ["v"]
+
+
+def test_a_session_from_before_json_lines_is_read_and_noted(tmp_path: Path) -> None:
+    snapshot = f"{gemini_cli.SNAPSHOT_TAG}\n<overall_goal>Ship v2.</overall_goal>\n"
+    doc = {"sessionId": "old", "projectHash": "p", "startTime": "t", "lastUpdated": "t",
+           "messages": [
+               {"id": "a", "type": "user", "content": [{"text": snapshot}]},
+               {"id": "b", "type": "gemini", "content": "Got it."},
+               {"id": "c", "type": "user", "content": [{"text": "Deploy to eu-west-2."}]}]}
+    path = tmp_path / "session-old.json"
+    path.write_text(json.dumps(doc, indent=2))
+    assert detect_format(str(path)) == "gemini-cli"
+    out = run_adapter(gemini_cli.records, path)
+    assert out[0][1]["reader_notes"] == [
+        "Gemini CLI single-JSON session (before JSON Lines) not seen before; read as its "
+        "messages in order"]
+    (line, rnd), = compaction_rounds(out)
+    # the file was rewritten whole: nothing before the snapshot is left to fold
+    assert line == 7 and rnd["spans"][0]["source"] == "compaction_summary"
+    assert [r["round"] for _, r in out[1:]] == [0, 1]  # then the typed turn

@@ -52,6 +52,7 @@ TOLERANT = frozenset({cline.SOURCE_FORMAT, gemini_cli.SOURCE_FORMAT,
 
 DOCUMENT_SNIFFERS: dict[str, Callable[[Any], bool]] = {
     cline.SOURCE_FORMAT: cline.sniff_document,
+    gemini_cli.SOURCE_FORMAT: gemini_cli.sniff_document,
     opencode.SOURCE_FORMAT: opencode.sniff_document,
     openhands.SOURCE_FORMAT: openhands.sniff_document,
 }
@@ -153,7 +154,8 @@ def _sniff_document(path: str, head: list[tuple[int, bytes]],
     found = next((fmt for fmt, test in DOCUMENT_SNIFFERS.items() if test(value)), None)
     if found is None and len(head) > 1:
         raise LogError(path, head[0][0], "unrecognized log format: a JSON document, but "
-                       "not a Cline session, an opencode export or an OpenHands trajectory")
+                       "not a Cline or Gemini CLI session, an opencode export or an "
+                       "OpenHands trajectory")
     return found
 
 

@@ -30,7 +30,14 @@ from typing import Any
 import orjson
 
 from compaction_audit.errors import LogError
-from compaction_audit.io.documents import Conversion, Elements, version_note
+from compaction_audit.io.documents import (
+    Conversion,
+    Document,
+    Elements,
+    chain_head,
+    read_document,
+    version_note,
+)
 from compaction_audit.io.lines import iter_lines
 from compaction_audit.io.tokens import (
     decode_object,
@@ -73,12 +80,33 @@ def records(path: str, lines: Iterable[tuple[int, bytes]] | None = None,
     """
     conv = _Converter(path)
     el = Elements(path, skipped)
-    first = 0
-    for number, raw in iter_lines(path) if lines is None else lines:
-        first = first or number
-        el.run(number, conv.handle, number, raw)
+    source = iter_lines(path) if lines is None else lines
+    head = next(iter(source), None)
+    if head is not None and _opens_document(head[1]):
+        conv.legacy(read_document(path, chain_head(head, source)), el)
+    else:
+        for number, raw in chain_head(head, source):
+            el.run(number, conv.handle, number, raw)
     conv.apply_telemetry(path)
-    yield from conv.output(SOURCE_FORMAT, first or 1)
+    yield from conv.output(SOURCE_FORMAT, head[0] if head else 1)
+
+
+def sniff_document(value: Any) -> bool:
+    """True for a session of Gemini CLI before JSON Lines: one JSON object with
+    ``sessionId``, ``projectHash`` and a ``messages`` list."""
+    return isinstance(value, dict) and "sessionId" in value and "projectHash" in value \
+        and isinstance(value.get("messages"), list)
+
+
+def _opens_document(raw: bytes) -> bool:
+    """True when the first line starts a multi-line JSON document (not a JSONL object)."""
+    if raw.lstrip()[:1] != b"{":
+        return False
+    try:
+        orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return True
+    return False
 
 
 class _Converter(Conversion):
@@ -110,6 +138,30 @@ class _Converter(Conversion):
             self.note(version_note("Gemini CLI", obj.get("kind"), SEEN_KINDS, "kind main"))
         elif "id" in obj and "type" in obj:
             self.message(line, obj, "")
+
+    def legacy(self, doc: Document, el: Elements) -> None:
+        """A whole-JSON session (before JSON Lines): its messages in order.  The file is
+        rewritten whole on each save, so a compression shows only as a history that
+        opens with a snapshot: a compaction with nothing before it to fold."""
+        value = doc.value
+        if not sniff_document(value):
+            raise LogError(self.path, 1, "expected a Gemini CLI session: an object with "
+                           "sessionId, projectHash and a messages list", "messages")
+        self.session_id = value["sessionId"] if isinstance(value["sessionId"], str) else None
+        self.note("Gemini CLI single-JSON session (before JSON Lines) not seen before; "
+                  "read as its messages in order")
+        for i, msg in enumerate(value["messages"]):
+            line = doc.line_of("messages", i)
+            el.run(line, self.legacy_message, line, msg, f"messages[{i}].")
+
+    def legacy_message(self, line: int, msg: Any, where: str) -> None:
+        if type(msg) is not dict:
+            raise LogError(self.path, line, "expected an object", where.rstrip("."))
+        snapshot = next((t for t in _texts(msg) if SNAPSHOT_TAG in t), None)
+        if snapshot is not None and snapshot not in self.snapshots:
+            self.compress(line, [msg], snapshot)
+        else:
+            self.message(line, msg, where)
 
     # -- messages --------------------------------------------------------------------
     def message(self, line: int, msg: dict[str, Any], where: str) -> None:
