@@ -21,6 +21,7 @@ EXPECTED = {
     "gemini-cli/compression.jsonl": "gemini-cli",
     "opencode/export.json": "opencode",
     "openhands/condensation.json": "openhands",
+    "openhands/sdk-events.jsonl": "openhands",
 }
 
 

@@ -94,3 +94,34 @@ def test_bad_event_is_a_file_line_error_or_a_counted_skip(tmp_path: Path) -> Non
     skipped: list[LogError] = []
     out = run_adapter(openhands.records, path, skipped)
     assert [e.line for e in skipped] == [8] and len(compaction_rounds(out)) == 1
+
+
+SDK_EVENTS = FIXTURES / "openhands" / "sdk-events.jsonl"
+
+
+def test_sdk_events_are_read_in_the_same_terms() -> None:
+    assert detect_format(str(SDK_EVENTS)) == "openhands"
+    out = run_adapter(openhands.records, SDK_EVENTS)
+    spans = all_spans(out)
+    assert {k: spans[k]["source"] for k in spans} == {
+        "e0": "harness:meta", "e1": "user", "e2.thought": "assistant",
+        "e2": "tool_call:terminal", "e3": "tool_result:terminal", "e7": "assistant"}
+    assert spans["e2"]["text"] == "grep -rn -- '--out' src"  # the action, not its kind
+    (line, rnd), = compaction_rounds(out)
+    assert line == 7
+    assert rnd["summaries"][0]["children"] == ["e2.thought", "e2", "e3"]
+    assert rnd["compaction"]["trigger"] == "requested"  # a request without a reason
+
+
+def test_sdk_request_reason_and_unknown_kinds(tmp_path: Path) -> None:
+    evs = [json.loads(line) for line in SDK_EVENTS.read_text().splitlines()]
+    evs[5]["reason"] = "context_limit"
+    evs[4]["kind"] = "SomeFutureEvent"
+    path = tmp_path / "sdk.jsonl"
+    path.write_text("".join(json.dumps(e) + "\n" for e in evs))
+    out = run_adapter(openhands.records, path)
+    (_, rnd), = compaction_rounds(out)
+    assert rnd["compaction"]["trigger"] == "auto"
+    assert out[0][1]["reader_notes"] == [
+        "OpenHands SDK event format version SomeFutureEvent not seen before; read as "
+        "bookkeeping (skipped)"]

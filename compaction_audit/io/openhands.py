@@ -2,14 +2,17 @@
 
 Reads a trajectory (a JSON list of events, as OpenHands saves or exports it) or events
 one per line.  An event is an action ``{id, source, action, args, ...}`` or an
-observation ``{id, source, observation, content, extras, cause}``.
+observation ``{id, source, observation, content, extras, cause}``; the events of the
+OpenHands SDK (V1, ``{kind, id, source, ...}``, one JSON file each: join them one per
+line) are first put in that shape (:func:`from_sdk`).
 
 A condensation is an action ``{"action": "condensation", "args": {forgotten_event_ids
 | forgotten_events_start_id .. forgotten_events_end_id, summary, summary_offset}}``.
 It names exactly the events it forgot, so the adapter folds exactly those (the
 provenance is the product's own, not reconstructed): with a ``summary`` they become
 the summary's children; without one they are only evicted (``kind: "forget"``).
-A ``condensation_request`` before it makes the trigger ``requested``, else ``auto``.
+A ``condensation_request`` before it makes the trigger ``requested`` (an SDK request
+with ``reason`` ``manual``: ``manual``; ``context_limit``: ``auto``), else ``auto``.
 
 Spans: a user ``message`` opens a round (source ``user``); agent messages, ``think``
 and ``finish`` are ``assistant``; the ``system`` prompt and ``recall`` observations are
@@ -29,9 +32,11 @@ from compaction_audit.errors import LogError
 from compaction_audit.io.documents import (
     Conversion,
     Elements,
+    as_object,
     chain_head,
     read_document,
     text_of,
+    version_note,
 )
 from compaction_audit.io.lines import iter_lines
 from compaction_audit.io.tokens import (
@@ -46,22 +51,80 @@ BOOKKEEPING = frozenset({"change_agent_state", "agent_state_changed", "null",
                          "condensation_request", "user_rejected", "message_metadata"})
 ASSISTANT_ACTIONS = {"message": "content", "think": "thought", "finish": "final_thought"}
 HARNESS = frozenset({"system", "recall"})
+REQUEST_REASONS = {"manual": "manual", "context_limit": "auto"}
+"""An SDK ``CondensationRequest.reason`` -> the trigger."""
+
+
+SDK_KINDS = frozenset({"MessageEvent", "ActionEvent", "ObservationEvent", "SystemPromptEvent",
+                       "UserRejectObservation", "AgentErrorEvent", "Condensation",
+                       "CondensationRequest", "CondensationSummaryEvent",
+                       "ConversationStateUpdateEvent", "PauseEvent", "TokenEvent",
+                       "LLMCompletionLogEvent", "ConversationErrorEvent"})
+"""``kind`` values of the OpenHands SDK (V1) events this adapter was written against."""
 
 
 def _is_event(obj: Any) -> bool:
-    return isinstance(obj, dict) and "id" in obj and ("action" in obj or "observation" in obj)
+    """A V0 action or observation, or a V1 (SDK) event with a ``kind``."""
+    return isinstance(obj, dict) and "id" in obj and (
+        (("action" in obj or "observation" in obj) and "kind" not in obj)
+        or (isinstance(obj.get("kind"), str) and "source" in obj))
+
+
+def from_sdk(event: dict[str, Any]) -> dict[str, Any]:
+    """A V1 (software-agent-sdk) event in the V0 shape the converter reads.
+
+    ``MessageEvent`` -> ``message``; ``SystemPromptEvent`` -> ``system``;
+    ``ActionEvent`` -> an action named by ``tool_name`` (``action`` fields as ``args``,
+    ``thought`` text as the thought); ``ObservationEvent``, ``UserRejectObservation``,
+    ``AgentErrorEvent`` -> an observation named by ``tool_name``; ``Condensation`` ->
+    ``condensation`` (``forgotten_event_ids``, ``summary``); ``CondensationRequest`` ->
+    ``condensation_request``; a summary event already in the log -> ``recall``-like
+    harness text; anything else -> bookkeeping.
+    """
+    kind = event["kind"]
+    base = {"id": event["id"], "source": event.get("source")}
+    if kind == "MessageEvent":
+        msg = as_object(event.get("llm_message"))
+        return {**base, "action": "message", "args": {"content": text_of(msg.get("content"))}}
+    if kind == "SystemPromptEvent":
+        return {**base, "action": "system", "args": {"content": text_of(
+            as_object(event.get("system_prompt")).get("text"))}}
+    if kind == "ActionEvent":
+        args = {k: v for k, v in as_object(event.get("action")).items() if k != "kind"}
+        return {**base, "action": str(event.get("tool_name") or "tool"),
+                "args": {**args, "thought": text_of(event.get("thought"))}}
+    if kind in ("ObservationEvent", "UserRejectObservation", "AgentErrorEvent"):
+        obs = as_object(event.get("observation"))
+        body = obs.get("content", obs.get("output")) if obs else \
+            event.get("error", event.get("rejection_reason"))
+        return {**base, "observation": str(event.get("tool_name") or "tool"),
+                "content": text_of(body)}
+    if kind == "Condensation":
+        return {**base, "action": "condensation", "args": {
+            "forgotten_event_ids": event.get("forgotten_event_ids") or [],
+            "summary": event.get("summary")}}
+    if kind == "CondensationRequest":
+        return {**base, "action": "condensation_request",
+                "args": {"reason": event.get("reason")}}
+    if kind == "CondensationSummaryEvent":
+        return {**base, "observation": "recall", "content": text_of(event.get("summary"))}
+    return {**base, "action": "null"}
+
+
+def _known_event(obj: Any) -> bool:
+    return _is_event(obj) and "source" in obj and obj.get("kind", "MessageEvent") in SDK_KINDS
 
 
 def sniff(first_objects: list[dict[str, Any]]) -> bool:
     """True when these first decoded lines are OpenHands events."""
-    return any(_is_event(obj) and "source" in obj for obj in first_objects)
+    return any(_known_event(obj) for obj in first_objects)
 
 
 def sniff_document(value: Any) -> bool:
     """True for a trajectory: a list whose first object is an event."""
     first = next((e for e in value if isinstance(e, dict)), None) \
         if isinstance(value, list) else None
-    return first is not None and _is_event(first)
+    return first is not None and _known_event(first)
 
 
 def records(path: str, lines: Iterable[tuple[int, bytes]] | None = None,
@@ -94,19 +157,26 @@ class _Converter(Conversion):
     def __init__(self, path: str) -> None:
         super().__init__(path)
         self.spans: dict[str, list[str]] = {}  # event id -> its span ids
-        self.requested = False
+        self.requested: str | None = None  # the trigger a condensation request named
 
     def event(self, line: int, event: Any, where: str) -> None:
         """Apply one event."""
         if not _is_event(event):
             raise LogError(self.path, line, "expected an event object with 'id' and "
                            "'action' or 'observation'", where or "id")
+        if "kind" in event:
+            if event["kind"] not in SDK_KINDS:
+                self.note(version_note("OpenHands SDK event", event["kind"], SDK_KINDS,
+                                       "bookkeeping (skipped)"))
+            event = from_sdk(event)
         self.metrics(event.get("llm_metrics"))
         eid = str(event["id"])
         action, observation = event.get("action"), event.get("observation")
         kind = str(action if action is not None else observation)
         if kind in BOOKKEEPING:
-            self.requested = self.requested or kind == "condensation_request"
+            if kind == "condensation_request":
+                reason = as_object(event.get("args")).get("reason")
+                self.requested = REQUEST_REASONS.get(str(reason), "requested")
             return
         if action == "condensation":
             self.condensation(line, event, where)
@@ -162,11 +232,11 @@ class _Converter(Conversion):
         summary = args.get("summary")
         if summary is not None and not isinstance(summary, str):
             raise LogError(self.path, line, "expected a string", f"{at}.summary")
-        info: dict[str, Any] = {"trigger": "requested" if self.requested else "auto",
+        info: dict[str, Any] = {"trigger": self.requested or "auto",
                                 "tokens_before": self.last_input, "tokens_after": None,
                                 "opaque": False, "strategy": "condensation",
                                 "messages_removed": count}
-        self.requested = False
+        self.requested = None
         if summary and summary.strip():
             info["kind"] = "compact"
             self.asm.compaction(line, fold=fold, fallback_children=[],
