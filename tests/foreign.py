@@ -48,3 +48,17 @@ def write_json(path: Path, value: Any) -> Path:
     """``value`` as indented JSON (the layout the products write), one key a line."""
     path.write_text(json.dumps(value, indent=2) + "\n", encoding="utf-8")
     return path
+
+
+def strict_then_lenient(records: Adapter, path: Path) -> tuple[str, Records, list[int]]:
+    """The one-line error a strict read raises, then what a lenient read gives: the
+    records and the lines of the elements it skipped."""
+    try:
+        run_adapter(records, path)
+    except LogError as exc:
+        error = str(exc)
+    else:
+        raise AssertionError("the strict read did not fail")
+    skipped: list[LogError] = []
+    out = run_adapter(records, path, skipped)
+    return error, out, [e.line for e in skipped]

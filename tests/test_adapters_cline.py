@@ -10,13 +10,13 @@ import pytest
 
 from compaction_audit import api
 from compaction_audit.discover import discover
-from compaction_audit.errors import LogError
 from compaction_audit.io import cline
 from tests.foreign import (
     FIXTURES,
     all_spans,
     compaction_rounds,
     run_adapter,
+    strict_then_lenient,
     working_set,
     write_json,
 )
@@ -134,14 +134,9 @@ def test_bad_message_is_a_file_line_error_or_a_counted_skip(tmp_path: Path) -> N
     path = write_json(tmp_path / "b.messages.json", session([
         user("u1", "first"), {"id": "u2", "role": "user", "content": 42},
         user("u3", "third")]))
-    with pytest.raises(LogError) as info:
-        run_adapter(cline.records, path)
-    assert str(info.value) == (f"{path}:16: expected a list or a string "
-                               "(messages[1].content)")
-    skipped: list[LogError] = []
-    out = run_adapter(cline.records, path, skipped)
-    assert [e.line for e in skipped] == [16]
-    assert sorted(all_spans(out)) == ["u1", "u3"]
+    error, out, skipped = strict_then_lenient(cline.records, path)
+    assert error == f"{path}:16: expected a list or a string (messages[1].content)"
+    assert skipped == [16] and sorted(all_spans(out)) == ["u1", "u3"]
     session_, fmt = api.load(str(path), lenient=True)
     assert fmt == "cline" and [e.line for e in session_.skipped] == [16]
 

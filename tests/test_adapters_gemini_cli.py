@@ -6,13 +6,17 @@ import json
 import shutil
 from pathlib import Path
 
-import pytest
-
 from compaction_audit import api
-from compaction_audit.errors import LogError
 from compaction_audit.io import gemini_cli
 from compaction_audit.io.detect import detect_format
-from tests.foreign import FIXTURES, all_spans, compaction_rounds, run_adapter, working_set
+from tests.foreign import (
+    FIXTURES,
+    all_spans,
+    compaction_rounds,
+    run_adapter,
+    strict_then_lenient,
+    working_set,
+)
 
 GEMINI = FIXTURES / "gemini-cli"
 SESSION = GEMINI / "compression.jsonl"
@@ -99,12 +103,9 @@ def test_bad_line_is_a_file_line_error_or_a_counted_skip(tmp_path: Path) -> None
     path = tmp_path / "session-y.jsonl"
     path.write_text(lines_of([META, {"id": "u", "type": "user", "content": 5},
                               {"id": "v", "type": "user", "content": [{"text": "ok"}]}]))
-    with pytest.raises(LogError) as info:
-        run_adapter(gemini_cli.records, path)
-    assert str(info.value) == f"{path}:2: expected a string or a list (content)"
-    skipped: list[LogError] = []
-    out = run_adapter(gemini_cli.records, path, skipped)
-    assert [e.line for e in skipped] == [2] and list(all_spans(out)) == ["v"]
+    error, out, skipped = strict_then_lenient(gemini_cli.records, path)
+    assert error == f"{path}:2: expected a string or a list (content)"
+    assert skipped == [2] and list(all_spans(out)) == ["v"]
 
 
 def test_a_session_from_before_json_lines_is_read_and_noted(tmp_path: Path) -> None:

@@ -6,13 +6,17 @@ import json
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from compaction_audit import api
-from compaction_audit.errors import LogError
 from compaction_audit.io import openhands
 from compaction_audit.io.detect import detect_format
-from tests.foreign import FIXTURES, all_spans, compaction_rounds, run_adapter, working_set
+from tests.foreign import (
+    FIXTURES,
+    all_spans,
+    compaction_rounds,
+    run_adapter,
+    strict_then_lenient,
+    working_set,
+)
 
 TRAJECTORY = FIXTURES / "openhands" / "condensation.json"
 
@@ -87,13 +91,9 @@ def test_bad_event_is_a_file_line_error_or_a_counted_skip(tmp_path: Path) -> Non
     evs[7]["args"]["forgotten_events_end_id"] = 1  # before the start: no range
     path = tmp_path / "bad.jsonl"
     path.write_text("".join(json.dumps(e) + "\n" for e in evs))
-    with pytest.raises(LogError) as info:
-        run_adapter(openhands.records, path)
-    assert str(info.value) == (f"{path}:8: expected integers start <= end "
-                               "(args.forgotten_events_start_id)")
-    skipped: list[LogError] = []
-    out = run_adapter(openhands.records, path, skipped)
-    assert [e.line for e in skipped] == [8] and len(compaction_rounds(out)) == 1
+    error, out, skipped = strict_then_lenient(openhands.records, path)
+    assert error == f"{path}:8: expected integers start <= end (args.forgotten_events_start_id)"
+    assert skipped == [8] and len(compaction_rounds(out)) == 1
 
 
 SDK_EVENTS = FIXTURES / "openhands" / "sdk-events.jsonl"
