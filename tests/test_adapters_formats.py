@@ -70,6 +70,9 @@ def test_reader_notes_appear_in_the_report(tmp_path: Path) -> None:
     result = RUNNER.invoke(app, ["audit", str(path), "--format", "json"])
     assert json.loads(result.output)["session"]["extra"]["reader_notes"] == [
         "opencode format version 9.1.0 not seen before; read as 1.x"]
+    page = tmp_path / "r.html"
+    RUNNER.invoke(app, ["audit", str(path), "--format", "html", "-o", str(page)])
+    assert "<li>note: opencode format version 9.1.0 not seen before" in page.read_text()
 
 
 def test_unknown_json_document_is_still_unrecognized(tmp_path: Path) -> None:

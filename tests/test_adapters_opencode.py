@@ -145,3 +145,14 @@ def test_bad_message_is_a_file_line_error_or_a_counted_skip(tmp_path: Path) -> N
     assert str(info.value) == f"{path}:{line}: expected a list (messages[2].parts)"
     session, fmt = api.load(str(path), lenient=True)
     assert fmt == "opencode" and [e.line for e in session.skipped] == [line]
+
+
+def test_a_store_without_opencode_tables_is_a_one_line_error(tmp_path: Path) -> None:
+    path = tmp_path / "other.db"
+    db = sqlite3.connect(path)
+    db.execute("CREATE TABLE notes (body TEXT)")
+    db.commit()
+    db.close()
+    with pytest.raises(LogError) as info:
+        list(opencode.records(str(path)))
+    assert str(info.value) == f"{path}: cannot read the SQLite store: no such table: session"

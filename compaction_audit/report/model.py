@@ -140,3 +140,10 @@ def compaction_kind(c: dict[str, Any]) -> str:
         extra.append("inferred")
     kind = str(c.get("kind") or "")
     return f"{kind} ({', '.join(extra)})" if extra else kind
+
+
+def reader_notes(r: SessionReport) -> list[str]:
+    """What the adapter said about the input (``reader_notes`` of the session record,
+    e.g. "opencode format version 2.0.0 not seen before; read as 1.x"; issue 15)."""
+    notes = r.header.extra.get("reader_notes")
+    return [str(n) for n in notes] if isinstance(notes, list) else []

@@ -24,7 +24,12 @@ from rich.text import Text
 
 from compaction_audit.conditions import can_invert
 from compaction_audit.recall.ranking import LOW_TIERS, TIER_NAMES
-from compaction_audit.report.model import Report, SessionReport, compaction_kind
+from compaction_audit.report.model import (
+    Report,
+    SessionReport,
+    compaction_kind,
+    reader_notes,
+)
 from compaction_audit.report.safe import printable
 from compaction_audit.rules.base import Finding, fmt
 
@@ -339,9 +344,8 @@ def compactions_section(r: SessionReport, limit: int = TOP_LIMIT, show_all: bool
 def notes_section(r: SessionReport) -> RenderableType | None:
     """Rounds a rule could not judge, reader notes and skipped records."""
     lines: list[RenderableType] = []
-    notes = r.header.extra.get("reader_notes")
-    for note in notes if isinstance(notes, list) else []:
-        lines.append(line(("note ", "yellow"), t(str(note))))
+    for note in reader_notes(r):
+        lines.append(line(("note ", "yellow"), t(note)))
     for n in r.not_evaluated:
         if n.reason.startswith("not applicable"):
             lines.append(Text(f"{n.code} {n.rule}: {n.reason}", style="dim"))
