@@ -93,10 +93,13 @@ META = {"sessionId": "s", "projectHash": "p", "startTime": "t", "lastUpdated": "
 def test_unseen_kind_is_said(tmp_path: Path) -> None:
     path = tmp_path / "session-x.jsonl"
     path.write_text(lines_of([{**META, "kind": "robot"},
-                              {"id": "u", "type": "user", "content": [{"text": "hi"}]}]))
+                              {"id": "u", "type": "user", "content": [{"text": "hi"}]},
+                              {"id": "g", "type": "tool_group", "content": "?"}]))
     out = run_adapter(gemini_cli.records, path)
     assert out[0][1]["reader_notes"] == [
-        "Gemini CLI format version robot not seen before; read as kind main"]
+        "Gemini CLI format version robot not seen before; read as kind main",
+        "Gemini CLI message type tool_group not seen before; its records skipped"]
+    assert list(all_spans(out)) == ["u"]
 
 
 def test_bad_line_is_a_file_line_error_or_a_counted_skip(tmp_path: Path) -> None:

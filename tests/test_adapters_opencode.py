@@ -127,11 +127,15 @@ def test_part_fields_of_other_versions_are_read_tolerantly(tmp_path: Path) -> No
     del marker["auto"], marker["overflow"]  # an older part: no auto, no overflow
     marker["reason"] = "a field from a later version"
     exp["messages"][1]["parts"].append({"id": "prt_x", "type": "a-new-part", "x": 1})
+    exp["messages"].insert(1, {"info": {"id": "msg_s", "role": "system", "time": {}},
+                               "parts": []})
     out = run_adapter(opencode.records, write_json(tmp_path / "e.json", exp))
     (_, rnd) = compaction_rounds(out)[1]
     assert rnd["compaction"]["trigger"] is None and "overflow" not in rnd["compaction"]
     assert out[0][1]["reader_notes"] == [
-        "opencode format version 2.0.0 not seen before; read as 1.x"]
+        "opencode format version 2.0.0 not seen before; read as 1.x",
+        "opencode message role system not seen before; its messages skipped"]
+    assert rnd["compaction"]["messages_removed"] == 3  # the skipped one is not counted
 
 
 def test_bad_message_is_a_file_line_error_or_a_counted_skip(tmp_path: Path) -> None:

@@ -123,5 +123,4 @@ def test_sdk_request_reason_and_unknown_kinds(tmp_path: Path) -> None:
     (_, rnd), = compaction_rounds(out)
     assert rnd["compaction"]["trigger"] == "auto"
     assert out[0][1]["reader_notes"] == [
-        "OpenHands SDK event format version SomeFutureEvent not seen before; read as "
-        "bookkeeping (skipped)"]
+        "OpenHands SDK event kind SomeFutureEvent not seen before; its event skipped"]

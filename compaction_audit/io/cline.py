@@ -221,8 +221,12 @@ class _Converter(Conversion):
     def add(self, line: int, msg: dict[str, Any], parts: list[dict[str, Any]]) -> None:
         """The spans of one message; a user message with typed text opens a round."""
         role = msg.get("role")
+        if not isinstance(role, str):
+            raise TypeError("a message's 'role' is not a string")
         if role not in ("user", "assistant"):
-            raise TypeError(f"unknown role {role!r}")
+            self.note(version_note("Cline", role, (), "skipped", what="message role",
+                                   then="its messages"))
+            return
         if role == "user" and any(p.get("type") == "text" and not _is_notice(p)
                                   for p in parts):
             self.asm.turn(line)

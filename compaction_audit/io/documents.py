@@ -185,13 +185,15 @@ class Elements:
         self.skipped.append(exc)
 
 
-def version_note(product: str, version: object, seen: Iterable[object], read_as: str) -> str | None:
-    """``"<product> format version X not seen before; read as Y"``, or None when
-    ``version`` is missing or one of ``seen``."""
+def version_note(product: str, version: object, seen: Iterable[object], read_as: str,
+                 what: str = "format version", then: str = "read as") -> str | None:
+    """``"<product> <what> X not seen before; <then> Y"`` (by default "format version
+    ... read as ..."), or None when ``version`` is missing or one of ``seen``.  X is
+    cut to 40 characters: it comes from the log."""
     if version is None or version in set(seen):
         return None
     shown = str(version)[:40]
-    return f"{product} format version {shown} not seen before; read as {read_as}"
+    return f"{product} {what} {shown} not seen before; {then} {read_as}"
 
 
 def as_object(value: Any) -> dict[str, Any]:

@@ -167,9 +167,12 @@ class _Converter(Conversion):
     def message(self, line: int, msg: dict[str, Any], where: str) -> None:
         """One message record (or an element of ``$set.messages``): its new spans."""
         kind = msg.get("type")
+        if not isinstance(kind, str):
+            raise LogError(self.path, line, "expected a string", f"{where}type")
         if kind not in MESSAGE_TYPES:
-            raise LogError(self.path, line, f"unknown message type {str(kind)[:40]!r}",
-                           f"{where}type")
+            self.note(version_note("Gemini CLI", kind, MESSAGE_TYPES, "skipped",
+                                   what="message type", then="its records"))
+            return
         if kind not in ("user", "gemini"):
             return  # info, error and warning lines are shown to the person, not sent
         mid = msg.get("id")

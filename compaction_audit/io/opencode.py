@@ -196,9 +196,12 @@ class _Converter(Conversion):
             self.user(line, info, parts)
         elif role == "assistant":
             self.assistant(line, info, parts)
+        elif isinstance(role, str):
+            self.note(version_note("opencode", role, (), "skipped", what="message role",
+                                   then="its messages"))
+            return
         else:
-            raise LogError(self.path, line, f"unknown role {str(role)[:40]!r}",
-                           f"{entry.where}.info.role")
+            raise LogError(self.path, line, "expected a string", f"{entry.where}.info.role")
         self.before += 1
 
     def user(self, line: int, info: dict[str, Any], parts: list[dict[str, Any]]) -> None:

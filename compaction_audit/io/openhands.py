@@ -166,8 +166,8 @@ class _Converter(Conversion):
                            "'action' or 'observation'", where or "id")
         if "kind" in event:
             if event["kind"] not in SDK_KINDS:
-                self.note(version_note("OpenHands SDK event", event["kind"], SDK_KINDS,
-                                       "bookkeeping (skipped)"))
+                self.note(version_note("OpenHands SDK", event["kind"], SDK_KINDS, "skipped",
+                                       what="event kind", then="its event"))
             event = from_sdk(event)
         self.metrics(event.get("llm_metrics"))
         eid = str(event["id"])
