@@ -83,7 +83,7 @@ def records(path: str, lines: Iterable[tuple[int, bytes]] | None = None,
     if isinstance(given.value, dict) and _is_manifest(given.value):
         path, given = _from_manifest(given, path)
     messages_doc, compaction_doc = _pair(given, path)
-    conv = _Converter(path, Elements(path, skipped))
+    conv = _Converter(path, skipped)
     for doc in (messages_doc, compaction_doc) if messages_doc is not None else (given,):
         if doc is not None:
             conv.note_version(doc)
@@ -120,13 +120,15 @@ def _is_manifest(value: dict[str, Any]) -> bool:
 
 
 def _from_manifest(doc: Document, path: str) -> tuple[str, Document]:
-    """The messages file a manifest names: ``messages_path`` when it exists, else
-    ``<session_id>.messages.json`` beside it, else the folder's messages file of the
-    same session.  Raises :class:`LogError` when none is found."""
+    """The messages file a manifest names: the file of ``messages_path``'s name beside
+    the manifest, else ``<session_id>.messages.json`` beside it, else the folder's
+    messages file of the same session.  Raises :class:`LogError` when none is found."""
     value = doc.value
     sid = value.get("session_id")
     here = Path(path)
-    candidates = [Path(str(value.get("messages_path"))), here.with_name(f"{sid}.messages.json")]
+    # only a file beside the manifest: a path written in a log is not followed elsewhere
+    named = Path(str(value.get("messages_path"))).name
+    candidates = [here.with_name(named), here.with_name(f"{sid}.messages.json")]
     found = next((c for c in candidates if c.is_file()), None) or _same_session(here, sid)
     if found is None or path == "-":
         raise LogError(path, 1, "the session's messages file is not found beside its "
@@ -172,9 +174,9 @@ class _Message:
 class _Converter(Conversion):
     """The state machine behind :func:`records`."""
 
-    def __init__(self, path: str, elements: Elements) -> None:
+    def __init__(self, path: str, skipped: list[LogError] | None) -> None:
         super().__init__(path)
-        self.el = elements
+        self.skipped = skipped
         self.seen: dict[str, _Message] = {}
         self.call_names: dict[str, str] = {}
 
@@ -199,7 +201,7 @@ class _Converter(Conversion):
         """Every message of ``doc`` in order; a marker message opens a compaction."""
         for i, msg in enumerate(self.messages(doc)):
             line = doc.line_of("messages", i)
-            self.el.run(line, self.message, doc, line, i, msg)
+            Elements(doc.path, self.skipped).run(line, self.message, doc, line, i, msg)
 
     def message(self, doc: Document, line: int, i: int, msg: Any) -> None:
         """One message: a compaction when it carries a marker, then its spans."""
@@ -285,6 +287,7 @@ class _Converter(Conversion):
     def compare(self, doc: Document) -> None:
         """Open the compaction round: keep what the compaction file still holds."""
         msgs = self.messages(doc)
+        el = Elements(doc.path, self.skipped)
         kept: list[str] = []
         summary: list[dict[str, Any]] = []
         marker: tuple[int, dict[str, Any]] | None = None
@@ -294,13 +297,13 @@ class _Converter(Conversion):
         for i, msg in enumerate(msgs):
             line = doc.line_of("messages", i)
             if type(msg) is not dict:
-                self.el.run(line, _bad, doc.path, line, f"messages[{i}]")
+                el.run(line, _bad, doc.path, line, f"messages[{i}]")
                 continue
             meta = as_object(msg.get("metadata"))
             kind = meta.get("kind")
             if kind in MARKER_KINDS and marker is None:
                 marker = (line, meta)
-            ok = self.el.run(line, self.match, doc.path, line, i, msg, kept, summary)
+            ok = el.run(line, self.match, doc.path, line, i, msg, kept, summary)
             if ok and msg.get("id") not in self.seen and kind != "compaction_summary" \
                     and i > last_kept:
                 later.append((line, i, msg))
@@ -310,7 +313,7 @@ class _Converter(Conversion):
             isinstance(x, dict) and x.get("id") == m for x in msgs))
         self.compaction(line, meta, _text(summary), fold=fold, kept=kept, removed=removed)
         for line, i, msg in later:
-            self.el.run(line, self.message, doc, line, i, msg)
+            Elements(doc.path, self.skipped).run(line, self.message, doc, line, i, msg)
 
     def match(self, path: str, line: int, i: int, msg: dict[str, Any], kept: list[str],
               summary: list[dict[str, Any]]) -> None:
