@@ -97,7 +97,7 @@ def build_store(path: Path, sessions: list[dict[str, Any]]) -> Path:
 
 
 def test_sqlite_store_reads_like_the_export(tmp_path: Path) -> None:
-    store = build_store(tmp_path / "opencode.db", [export()])
+    store = build_store(tmp_path / "open code?#1.db", [export()])  # URI characters
     assert detect_format(str(store)) == "opencode"
     from_store = run_adapter(opencode.records, store)
     from_export = run_adapter(opencode.records, EXPORT)

@@ -25,6 +25,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import orjson
@@ -124,7 +125,7 @@ def _from_store(path: str, notes: list[str]) -> tuple[dict[str, Any], list[_Entr
     if path == "-":
         raise LogError(path, 0, "an opencode SQLite store cannot be read from standard input")
     try:
-        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        db = sqlite3.connect(Path(path).resolve().as_uri() + "?mode=ro", uri=True)
     except sqlite3.Error as exc:
         raise LogError(path, 0, f"cannot open the SQLite store: {exc}") from None
     try:
