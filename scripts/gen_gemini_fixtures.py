@@ -13,10 +13,14 @@ option (model replies read from a file: no network, no account) and a low
 
 The session file and the local telemetry log (``gemini_cli.chat_compression``) are
 copied to ``tests/fixtures/adapters/gemini-cli/`` as ``compression.jsonl`` and
-``telemetry.log`` (only its compression records).  Usage::
+``telemetry.log`` (only its compression records).  A second session adds a fourth run
+(``--resume``, a ``read_file`` call reporting 130,000 tokens) and so a second
+compression over the first snapshot: ``two-compressions/session.jsonl``.  Usage::
 
     npm install --prefix /tmp/gem @google/gemini-cli
-    python scripts/gen_gemini_fixtures.py /tmp/gem/node_modules/.bin/gemini
+    python scripts/gen_gemini_fixtures.py /tmp/gem/node_modules/.bin/gemini [WHICH]
+
+``WHICH`` is ``all`` (default), ``compression`` or ``two-compressions``.
 
 Nothing here is run by the tests; the fixtures it wrote are committed.
 """
@@ -90,8 +94,29 @@ def compression_events(text: str) -> str:
     return "\n".join(kept) + "\n"
 
 
-def main(gemini: str) -> None:
-    """Run the three prompts and copy the session file and telemetry to :data:`OUT`."""
+SNAPSHOT_2 = """<state_snapshot>
+<overall_goal>Prepare the staging deploy.</overall_goal>
+<key_knowledge>Rollbacks use the blue-green switch. deploy.yaml sets the port.</key_knowledge>
+<file_system_state>CWD: project root; read deploy.yaml.</file_system_state>
+<recent_actions>Listed the project directory, read deploy.yaml.</recent_actions>
+<task_state>1. [DONE] Check the deploy config. 2. [TODO] Deploy.</task_state>
+</state_snapshot>"""
+
+SECOND = [
+    ("Check the deploy config.", ["--resume", "latest", "--approval-mode", "yolo"], [
+        stream([{"functionCall": {"name": "read_file", "args": {"file_path": "deploy.yaml"}}}],
+               130_000),
+        generate(SNAPSHOT_2), generate(SNAPSHOT_2),
+        stream([{"text": "deploy.yaml sets port 8443, as you said."}], 11000)]),
+]
+"""A fourth run for ``two-compressions/``: a second compression, whose history holds the
+first snapshot (Gemini CLI asks the model to integrate it)."""
+
+
+def run_session(gemini: str, runs: list[tuple[str, list[str], list[dict[str, object]]]],
+                session_out: Path) -> None:
+    """Run ``runs`` on one session in a throw-away HOME; copy the session file to
+    ``session_out`` and the compression records of the telemetry beside it."""
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         home, project = root / "home", root / "proj"
@@ -105,7 +130,7 @@ def main(gemini: str) -> None:
             "telemetry": {"enabled": True, "target": "local", "outfile": str(telemetry)},
             "privacy": {"usageStatisticsEnabled": False}}))
         env = {**os.environ, "HOME": str(home), "GEMINI_API_KEY": "offline-fake"}
-        for i, (prompt, flags, replies) in enumerate(RUNS):
+        for i, (prompt, flags, replies) in enumerate(runs):
             fake = root / f"fake{i}.jsonl"
             fake.write_text("".join(json.dumps(r) + "\n" for r in replies))
             subprocess.run([gemini, "-m", MODEL, *flags, "-p", prompt, "--skip-trust",
@@ -115,11 +140,21 @@ def main(gemini: str) -> None:
         sessions = sorted((home / ".gemini" / "tmp").glob("*/chats/session-*.jsonl"))
         if len(sessions) != 1:
             sys.exit(f"expected one session file, found {len(sessions)}")
-        OUT.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(sessions[0], OUT / "compression.jsonl")
-        (OUT / "telemetry.log").write_text(compression_events(telemetry.read_text()))
-        print(f"wrote {OUT / 'compression.jsonl'} and telemetry.log")
+        session_out.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(sessions[0], session_out)
+        (session_out.parent / "telemetry.log").write_text(
+            compression_events(telemetry.read_text()))
+        print(f"wrote {session_out} and the telemetry beside it")
+
+
+def main(gemini: str, which: str = "all") -> None:
+    """Write ``compression.jsonl`` (three runs) and ``two-compressions/session.jsonl``
+    (four runs), each with its ``telemetry.log``; ``which`` picks one of them."""
+    if which in ("all", "compression"):
+        run_session(gemini, RUNS, OUT / "compression.jsonl")
+    if which in ("all", "two-compressions"):
+        run_session(gemini, RUNS + SECOND, OUT / "two-compressions" / "session.jsonl")
 
 
 if __name__ == "__main__":
-    main(sys.argv[1] if len(sys.argv) > 1 else "gemini")
+    main(*sys.argv[1:3]) if len(sys.argv) > 1 else main("gemini")

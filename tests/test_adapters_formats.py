@@ -19,6 +19,7 @@ EXPECTED = {
     "cline/basic.compaction.json": "cline",
     "cline/agentic.compaction.json": "cline",
     "gemini-cli/compression.jsonl": "gemini-cli",
+    "gemini-cli/two-compressions/session.jsonl": "gemini-cli",
     "opencode/export.json": "opencode",
     "openhands/condensation.json": "openhands",
     "openhands/sdk-events.jsonl": "openhands",
@@ -28,7 +29,7 @@ EXPECTED = {
 def test_every_new_fixture_is_listed() -> None:
     found = {str(p.relative_to(FIXTURES)) for folder in ("cline", "gemini-cli", "opencode",
                                                           "openhands")
-             for p in (FIXTURES / folder).iterdir()
+             for p in (FIXTURES / folder).rglob("*")
              if p.suffix in (".json", ".jsonl")}
     assert found == set(EXPECTED)
 

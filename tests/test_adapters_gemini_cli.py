@@ -129,3 +129,18 @@ def test_a_session_from_before_json_lines_is_read_and_noted(tmp_path: Path) -> N
     # the file was rewritten whole: nothing before the snapshot is left to fold
     assert line == 7 and rnd["spans"][0]["source"] == "compaction_summary"
     assert [r["round"] for _, r in out[1:]] == [0, 1]  # then the typed turn
+
+
+def test_a_second_compression_folds_the_first_snapshot() -> None:
+    out = run_adapter(gemini_cli.records, GEMINI / "two-compressions" / "session.jsonl")
+    (first_line, _), (second_line, second) = compaction_rounds(out)
+    assert (first_line, second_line) == (25, 40)
+    # the second snapshot summarizes a history that held the first: depth 2
+    assert "line-25" in second["summaries"][0]["children"]
+    info = second["compaction"]
+    assert (info["tokens_before"], info["tokens_after"]) == (130000, 272)  # telemetry
+    # the first listing request and reply, the first snapshot, the re-sent result and
+    # the reply after it
+    assert info["messages_removed"] == 5
+    report = api.audit(str(GEMINI / "two-compressions" / "session.jsonl"))
+    assert report.series["summary_depth_max"].to_list()[-1] == 2

@@ -304,20 +304,26 @@ class _Converter(Conversion):
         info: dict[str, Any] = {"trigger": None, "tokens_before": self.last_input,
                                 "tokens_after": None, "opaque": False, "kind": "compact",
                                 "strategy": "state_snapshot", "inferred": True,
-                                "messages_removed": len({self.owner.get(s) for s in fold}
-                                                        - {self.owner.get(s) for s in kept})}
+                                "messages_removed": len(self.owners(fold)
+                                                        - self.owners(kept))}
         sid = self.asm.compaction(line, fold=fold, fallback_children=kept,
                                   base_id=f"line-{line}", text=snapshot,
                                   tokens=estimate_tokens(snapshot), info=info)
         self.keys[sid] = ("summary", f"text:{snapshot}")
+        self.owner[sid] = sid  # the snapshot message: a later compression removes it
         for src, base, text, key in extra:  # the harness's "Got it." reply, new items
             source = "harness:meta" if src == "assistant" and not key.startswith("call") \
                 else src
             span = self.asm.span(line, base, source, text)
             self.keys[str(span["id"])] = (source, key)
             self.live[key] = str(span["id"])
+            self.owner[str(span["id"])] = base
         self.compactions.append(info)
         self.awaiting_after.append(info)
+
+    def owners(self, spans: list[str]) -> set[str]:
+        """The messages ``spans`` came from."""
+        return {self.owner[s] for s in spans if s in self.owner}
 
     # -- telemetry -------------------------------------------------------------------
     def apply_telemetry(self, path: str) -> None:
