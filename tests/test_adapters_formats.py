@@ -21,6 +21,8 @@ EXPECTED = {
     "gemini-cli/compression.jsonl": "gemini-cli",
     "gemini-cli/two-compressions/session.jsonl": "gemini-cli",
     "opencode/export.json": "opencode",
+    "opencode/real/export.json": "opencode",
+    "opencode/real/opencode.db": "opencode",
     "openhands/condensation.json": "openhands",
     "openhands/sdk-events.jsonl": "openhands",
 }
@@ -30,7 +32,7 @@ def test_every_new_fixture_is_listed() -> None:
     found = {str(p.relative_to(FIXTURES)) for folder in ("cline", "gemini-cli", "opencode",
                                                           "openhands")
              for p in (FIXTURES / folder).rglob("*")
-             if p.suffix in (".json", ".jsonl")}
+             if p.suffix in (".json", ".jsonl", ".db")}
     assert found == set(EXPECTED)
 
 

@@ -160,3 +160,27 @@ def test_a_store_without_opencode_tables_is_a_one_line_error(tmp_path: Path) -> 
     with pytest.raises(LogError) as info:
         list(opencode.records(str(path)))
     assert str(info.value) == f"{path}: cannot read the SQLite store: no such table: session"
+
+
+REAL = FIXTURES / "opencode" / "real"
+
+
+def test_real_export_and_store_of_opencode_1_18() -> None:
+    from_export = run_adapter(opencode.records, REAL / "export.json")
+    from_store = run_adapter(opencode.records, REAL / "opencode.db")
+    assert detect_format(str(REAL / "opencode.db")) == "opencode"
+    assert [r for _, r in from_export] == [r for _, r in from_store]
+    assert "reader_notes" not in from_export[0][1]  # version 1.18.33: a known major
+    (line, rnd), = compaction_rounds(from_export)
+    (store_line, _), = compaction_rounds(from_store)
+    assert (line, store_line) == (246, 5)  # the compaction message; 5th in the store
+    info = rnd["compaction"]
+    assert (info["trigger"], info["overflow"], info["strategy"]) == ("auto", False, "summary")
+    assert info["messages_removed"] == 4  # two prompts and their replies
+    assert (info["tokens_before"], info["tokens_after"]) == (2900, 1200)
+    assert rnd["summaries"][0]["text"] == ("We are preparing the staging deploy. Rollbacks "
+                                           "use the blue-green switch.")
+    spans = all_spans(from_export)
+    # opencode's own "Continue ..." message after an automatic compaction
+    assert [s["source"] for s in spans.values() if s["text"].startswith("Continue")] == [
+        "harness:meta"]
