@@ -184,3 +184,15 @@ def test_real_export_and_store_of_opencode_1_18() -> None:
     # opencode's own "Continue ..." message after an automatic compaction
     assert [s["source"] for s in spans.values() if s["text"].startswith("Continue")] == [
         "harness:meta"]
+
+
+def test_a_compaction_that_keeps_a_tail(tmp_path: Path) -> None:
+    exp = export()
+    exp["messages"][3]["parts"][0]["tail_start_id"] = "msg_03"  # newer opencode
+    out = run_adapter(opencode.records, write_json(tmp_path / "tail.json", exp))
+    (_, rnd) = compaction_rounds(out)[1]
+    # msg_03 and its edit stay; msg_01 and msg_02 (its pruned result already gone) fold
+    assert rnd["summaries"][0]["children"] == ["msg_01", "msg_02", "call_read1"]
+    assert rnd["compaction"]["messages_removed"] == 2
+    assert rnd["compaction"]["tail_start_id"] == "msg_03"
+    assert working_set(out)[:3] == ["msg_03", "call_edit1", "call_edit1:result"]

@@ -7,9 +7,10 @@ most recently updated top-level session is read, and the report says so).
 
 * A user message opens a round when it has a text part a person typed (``synthetic``
   text parts are ``harness:meta``).
-* A compaction is a user message with a ``{type: "compaction", auto, overflow?}`` part;
-  the next assistant message with ``summary: true`` holds the summary.  opencode then
-  sends nothing from before the compaction message, so the summary folds the whole
+* A compaction is a user message with a ``{type: "compaction", auto, overflow?,
+  tail_start_id?}`` part; the next assistant message with ``summary: true`` holds the
+  summary.  opencode then sends nothing from before the compaction message but the
+  tail from ``tail_start_id`` (newer versions), so the summary folds the rest of the
   working set.  ``auto`` gives the trigger; ``overflow`` is kept when present.
 * Pruned tool results carry ``state.time.compacted``: their output is replaced by a
   placeholder.  Each prune time becomes a ``microcompact`` round (before the first
@@ -25,6 +26,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from itertools import takewhile
 from pathlib import Path
 from typing import Any
 
@@ -178,7 +180,7 @@ class _Converter(Conversion):
         super().__init__(path)
         self.pending: dict[str, Any] | None = None  # compaction info awaiting its summary
         self.pruned: dict[float, list[str]] = {}  # prune time -> result span ids
-        self.before = 0  # messages read so far: all are dropped by a compaction
+        self.since: list[tuple[str, list[str]]] = []  # messages since the last compaction
 
     def message(self, entry: _Entry) -> None:
         """One message and its parts."""
@@ -193,6 +195,7 @@ class _Converter(Conversion):
                                f"{entry.where}.parts[{j}]")
         self.prune_until(_time(info, "created"), line)
         role = info.get("role")
+        last = next(reversed(self.asm.working), None)  # new spans come after it
         if role == "user":
             self.user(line, info, parts)
         elif role == "assistant":
@@ -203,7 +206,8 @@ class _Converter(Conversion):
             return
         else:
             raise LogError(self.path, line, "expected a string", f"{entry.where}.info.role")
-        self.before += 1
+        added = list(takewhile(lambda item: item != last, reversed(self.asm.working)))
+        self.since.append((str(info.get("id")), added[::-1]))
 
     def user(self, line: int, info: dict[str, Any], parts: list[dict[str, Any]]) -> None:
         base = str(info.get("id") or f"line-{line}")
@@ -214,10 +218,17 @@ class _Converter(Conversion):
                             if auto is False else None,
                             "tokens_before": self.last_input, "tokens_after": None,
                             "opaque": False, "kind": "compact", "strategy": "summary",
-                            "messages_removed": self.before, "line": line}
+                            "messages_removed": len(self.since), "line": line}
             if isinstance(marker.get("overflow"), bool):
                 self.pending["overflow"] = marker["overflow"]
-            self.before = 0  # the next compaction drops everything from this message on
+            tail = marker.get("tail_start_id")
+            ids = [mid for mid, _ in self.since]
+            if isinstance(tail, str) and tail in ids:  # newer: a tail of messages is kept
+                kept = self.since[ids.index(tail):]
+                self.pending["kept"] = [s for _, spans in kept for s in spans]
+                self.pending["messages_removed"] = len(self.since) - len(kept)
+                self.pending["tail_start_id"] = tail
+            self.since = []  # the next compaction drops everything from this message on
             return  # opencode sends it as "What did we do so far?": not a person's turn
         typed = [p for p in parts if p.get("type") == "text" and not p.get("synthetic")
                  and isinstance(p.get("text"), str) and p["text"].strip()]
@@ -276,7 +287,8 @@ class _Converter(Conversion):
         text = "\n".join(str(p.get("text")) for p in parts
                          if p.get("type") == "text" and isinstance(p.get("text"), str))
         start = info.pop("line", line)
-        fold = list(self.asm.working)
+        kept = set(info.pop("kept", []))
+        fold = [s for s in self.asm.working if s not in kept]
         self.asm.compaction(start, fold=fold, fallback_children=[], base_id=base,
                             text=text or None, tokens=estimate_tokens(text), info=info)
         self.awaiting_after.append(info)
