@@ -62,3 +62,9 @@ def strict_then_lenient(records: Adapter, path: Path) -> tuple[str, Records, lis
     skipped: list[LogError] = []
     out = run_adapter(records, path, skipped)
     return error, out, [e.line for e in skipped]
+
+
+def notes_and_spans(records: Adapter, path: Path) -> tuple[list[str], list[str]]:
+    """What the adapter said about ``path`` (its reader notes) and the span ids it read."""
+    out = run_adapter(records, path)
+    return list(out[0][1].get("reader_notes", [])), list(all_spans(out))

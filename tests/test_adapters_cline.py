@@ -15,6 +15,7 @@ from tests.foreign import (
     FIXTURES,
     all_spans,
     compaction_rounds,
+    notes_and_spans,
     run_adapter,
     strict_then_lenient,
     working_set,
@@ -125,11 +126,9 @@ def test_pairing_by_id_prefix_and_a_disagreeing_count(tmp_path: Path) -> None:
 def test_unseen_version_is_said(tmp_path: Path) -> None:
     path = write_json(tmp_path / "v.messages.json", session(
         [user("u1", "hi"), {**user("s1", "note"), "role": "system"}], version=7))
-    out = run_adapter(cline.records, path)
-    assert out[0][1]["reader_notes"] == [
+    assert notes_and_spans(cline.records, path) == ([
         "Cline format version 7 not seen before; read as version 1",
-        "Cline message role system not seen before; its messages skipped"]
-    assert list(all_spans(out)) == ["u1"]
+        "Cline message role system not seen before; its messages skipped"], ["u1"])
 
 
 def test_bad_message_is_a_file_line_error_or_a_counted_skip(tmp_path: Path) -> None:

@@ -13,6 +13,7 @@ from tests.foreign import (
     FIXTURES,
     all_spans,
     compaction_rounds,
+    notes_and_spans,
     run_adapter,
     strict_then_lenient,
     working_set,
@@ -95,11 +96,9 @@ def test_unseen_kind_is_said(tmp_path: Path) -> None:
     path.write_text(lines_of([{**META, "kind": "robot"},
                               {"id": "u", "type": "user", "content": [{"text": "hi"}]},
                               {"id": "g", "type": "tool_group", "content": "?"}]))
-    out = run_adapter(gemini_cli.records, path)
-    assert out[0][1]["reader_notes"] == [
+    assert notes_and_spans(gemini_cli.records, path) == ([
         "Gemini CLI format version robot not seen before; read as kind main",
-        "Gemini CLI message type tool_group not seen before; its records skipped"]
-    assert list(all_spans(out)) == ["u"]
+        "Gemini CLI message type tool_group not seen before; its records skipped"], ["u"])
 
 
 def test_bad_line_is_a_file_line_error_or_a_counted_skip(tmp_path: Path) -> None:
