@@ -2,26 +2,28 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
-from multiprocessing import get_context
+from concurrent.futures import as_completed
 
 from compaction_audit.engine import audit_session
 from compaction_audit.errors import LogError
+from compaction_audit.io.lines import Limits
 from compaction_audit.io.load import load_session
 from compaction_audit.model import Session
+from compaction_audit.procs import available_cores, worker_pool
 from compaction_audit.report.model import Report, SessionReport
 from compaction_audit.rules.base import Rule, Severity
 from compaction_audit.settings import Settings
 
 
-def load(path: str, lenient: bool = False) -> tuple[Session, str]:
+def load(path: str, lenient: bool = False,
+         settings: Settings | None = None) -> tuple[Session, str]:
     """Read one trace into a :class:`Session`; returns it with its format name.
 
-    Raises :class:`LogError` for unreadable or (in strict mode) malformed input.
+    Raises :class:`LogError` for unreadable or (in strict mode) malformed input, and
+    for input beyond the limits of ``settings`` (``max_line_bytes`` and the others).
     """
-    return load_session(path, lenient=lenient)
+    return load_session(path, lenient=lenient, limits=Limits.of(settings))
 
 
 def audit(path: str, settings: Settings | None = None, lenient: bool = False,
@@ -33,7 +35,7 @@ def audit(path: str, settings: Settings | None = None, lenient: bool = False,
     single round record (empty, or every record skipped): a gate must not pass on a
     trace it could not audit.
     """
-    session, fmt = load(path, lenient)
+    session, fmt = load(path, lenient, settings)
     if session.n_rounds == 0:
         skipped = f" ({len(session.skipped)} bad record(s) skipped)" if session.skipped else ""
         raise LogError(path, 0, f"no round records{skipped}: nothing to audit")
@@ -57,8 +59,15 @@ def _audit_or_error(path: str, settings: Settings | None, lenient: bool,
 
 
 def default_jobs(n_traces: int) -> int:
-    """Workers used when ``jobs`` is None: min(2, traces, cores)."""
-    return max(1, min(DEFAULT_JOBS, n_traces, os.cpu_count() or 1))
+    """Workers used when ``jobs`` is None: min(2, traces, cores available)."""
+    return max(1, min(DEFAULT_JOBS, n_traces, available_cores()))
+
+
+def worker_count(jobs: int | None, n_traces: int) -> int:
+    """Workers for ``n_traces`` traces: ``jobs`` (default :func:`default_jobs`), never
+    more than the traces or the cores this process may use (issue 11, item 7)."""
+    wanted = jobs if jobs is not None else default_jobs(n_traces)
+    return max(1, min(wanted, n_traces, available_cores()))
 
 
 def audit_paths(paths: Sequence[str], settings: Settings | None = None,
@@ -70,11 +79,13 @@ def audit_paths(paths: Sequence[str], settings: Settings | None = None,
 
     With more than one trace and ``jobs`` > 1 (default :func:`default_jobs`), traces
     are audited in a process pool (spawned workers: forking a process that runs
-    Polars' thread pool can deadlock); standard input (``-``) is always read here.
+    Polars' thread pool can deadlock; :func:`~compaction_audit.procs.worker_pool`:
+    capped at the cores available, torn down on SIGTERM/SIGINT, workers die with this
+    process); standard input (``-``) is always read here.
     ``progress`` is called in this process as each trace completes.
     """
     total = len(paths)
-    workers = min(jobs if jobs is not None else default_jobs(total), total)
+    workers = worker_count(jobs, total)
     results: list[SessionReport | LogError | None] = [None] * total
 
     def done(i: int, result: SessionReport | LogError) -> None:
@@ -83,7 +94,7 @@ def audit_paths(paths: Sequence[str], settings: Settings | None = None,
             progress(sum(r is not None for r in results), total, paths[i])
 
     if workers > 1:
-        with ProcessPoolExecutor(workers, mp_context=get_context("spawn")) as pool:
+        with worker_pool(workers) as pool:
             futures = {pool.submit(_audit_or_error, p, settings, lenient, rules, severity): i
                        for i, p in enumerate(paths) if p != "-"}
             for i, p in enumerate(paths):

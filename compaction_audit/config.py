@@ -91,6 +91,8 @@ def _read_toml(path: Path) -> dict[str, Any]:
             return tomllib.load(fh)
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise UsageError(f"{path}: invalid TOML: {exc}") from None
+    except (RecursionError, MemoryError):  # tomllib recurses once per nesting level
+        raise UsageError(f"{path}: invalid TOML: nested too deeply") from None
     except OSError as exc:
         raise UsageError(f"{path}: cannot read config: {exc.strerror or exc}") from None
 

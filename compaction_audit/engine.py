@@ -61,9 +61,34 @@ def run_rules(ctx: Context, rules: list[Rule],
                 row["rehydrate"] = rehydrate[ri]
             message = row.pop("message", None) or rule.message(row, ctx)
             findings.append(Finding(rule.name, rule.code, sev, number, line, message,
-                                    rule.action, row, entity))
+                                    rule.action, capped(row), entity))
     findings.sort(key=lambda f: (f.round, f.code))
     return findings, notes
+
+
+VALUES_LIST_CAP = 50
+"""Most elements a list in a finding's values keeps (at any depth); the message is
+written from the whole list first.  Keeps output proportional to what a person can act
+on (issue 11, item 5: a 2.3 MB trace gave a 976 MB JSON report)."""
+
+
+def capped(value: Any, cap: int = VALUES_LIST_CAP) -> Any:
+    """``value`` with every list cut to ``cap`` elements, recursively.
+
+    A list cut inside an object (``{"children": [...]}``) gets a sibling key
+    ``children_more`` with the number of elements left out; the object's other keys are
+    kept.  Shapes: dicts, lists and scalars as in a finding's values.
+    """
+    if isinstance(value, dict):
+        out: dict[str, Any] = {}
+        for key, item in value.items():
+            out[key] = capped(item, cap)
+            if isinstance(item, list) and len(item) > cap:
+                out[f"{key}_more"] = len(item) - cap
+        return out
+    if isinstance(value, list):
+        return [capped(item, cap) for item in value[:cap]]
+    return value
 
 
 _CHUNK_ROWS = 512
@@ -127,6 +152,7 @@ def audit_session(session: Session, settings: Settings | None = None,
             onsets=onsets(ctx, findings),
             not_evaluated=notes,
             skipped=session.skipped,
+            dependent=session.dependent,
             compactions=with_summary_text(compaction_view(session, recall, ranked), session),
             source_format=source_format,
             extra=recall_sections(recall, session, ranked),

@@ -45,7 +45,8 @@ ITEM_SCHEMA: dict[str, Any] = {
     "depth": pl.Int64,  # derived: 0 for spans, 1 + max(child depth) for summaries
     "ri": pl.Int64,  # round index of creation
     "round": pl.Int64,
-    "line": pl.Int64,
+    "line": pl.Int64,  # the line of the round that brought the item
+    "source_line": pl.Int64,  # the line that stated it: a span's own line (adapters)
     "text": pl.String,
     "salience_class": pl.String,
     "source": pl.String,
@@ -107,7 +108,9 @@ class Session:
 
     ``compactions`` holds the ``compaction`` extension objects written by adapters
     (one dict per compaction round, with ``ri`` and ``line`` added); ``skipped`` the
-    records skipped in lenient mode, each as the :class:`LogError` that caused it.
+    records skipped in lenient mode, each as the :class:`LogError` that caused it;
+    ``dependent`` the references lenient mode dropped because they name an id a
+    skipped record defined (:mod:`compaction_audit.io.quarantine`).
     """
 
     path: str
@@ -119,6 +122,7 @@ class Session:
     events: pl.DataFrame
     compactions: list[dict[str, Any]] = field(default_factory=list)
     skipped: list[LogError] = field(default_factory=list)
+    dependent: list[LogError] = field(default_factory=list)
 
     @property
     def n_rounds(self) -> int:

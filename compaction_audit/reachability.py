@@ -18,8 +18,11 @@ working-set size.
 
 from __future__ import annotations
 
+from itertools import chain
+
 import polars as pl
 
+from compaction_audit.errors import LogError
 from compaction_audit.model import Session
 
 
@@ -29,31 +32,60 @@ def max_int(column: pl.Series) -> int:
     return int(value) if isinstance(value, int) else 0
 
 
-def leaves(session: Session) -> pl.DataFrame:
+MAX_CLOSURE_PAIRS = 2_000_000
+"""Most (item, leaf) provenance pairs an audit builds (issue 11, item 5; documented in
+``docs/performance.md``, "Limits").  The recall analysis checks each pair's leaf text
+against the summary's text, so its work grows with the pairs, and the pairs can grow
+with the square of the input: N compactions that each fold the previous summary and
+new spans hold about N x spans pairs.  Past this bound (about 1,400 such Claude Code
+compactions of two spans each; the 1 GB benchmark trace holds about 950,000 pairs) the
+audit stops with a one-line error naming the summary that crossed it (exit 2)."""
+
+
+def leaves(session: Session, limit: int = MAX_CLOSURE_PAIRS) -> pl.DataFrame:
     """The provenance closure: one row per (``item``, ``leaf``) pair, deduplicated.
 
-    Built tier by tier (depth 1, 2, ...), each tier joining its edges with the leaves
-    of the tiers below, so the number of joins is the maximum depth.  Shape: columns
-    ``item`` and ``leaf`` (String).
+    Shape: columns ``item`` and ``leaf`` (String); a raw span is its own leaf (one row
+    each), then the summaries in order of depth.  Each summary's leaf set is the union
+    of its children's, taken in order of depth (so children come first); a summary
+    with one child shares its child's set, so the work is proportional to the pairs
+    written, never to depth times pairs.  Raises :class:`LogError` at the line of the
+    first summary whose leaves take the closure past ``limit`` pairs.
     """
     items = session.items
-    spans = items.filter(pl.col("kind") == "span").select(
-        pl.col("id").alias("item"), pl.col("id").alias("leaf"))
-    parts = [spans]
-    known = spans
-    depth_of = items.select("id", "depth")
-    edges = session.edges.join(depth_of, left_on="parent", right_on="id")
-    max_depth = max_int(items["depth"])
-    for depth in range(1, max_depth + 1):
-        tier = (
-            edges.filter(pl.col("depth") == depth)
-            .join(known, left_on="child", right_on="item")
-            .select(pl.col("parent").alias("item"), "leaf")
-            .unique()
-        )
-        parts.append(tier)
-        known = pl.concat([known, tier])
-    return pl.concat(parts)
+    ids = items["id"]
+    index = {item: i for i, item in enumerate(ids.to_list())}
+    is_span = items["kind"] == "span"
+    span_rows = is_span.arg_true()
+    total = len(span_rows)
+    summaries = (items.with_row_index("i").filter(~is_span)
+                 .select("i", "id", "depth", "line").sort("depth", "i", maintain_order=True))
+    children = dict(session.edges.group_by("parent", maintain_order=True)
+                    .agg("child").iter_rows())
+    of: dict[int, frozenset[int]] = {}
+    order: list[int] = []
+    for i, item, depth, line in summaries.iter_rows():
+        kids = [index[c] for c in children.get(item, ()) if c in index]
+        if len(kids) == 1 and kids[0] in of:
+            found = of[kids[0]]
+        else:
+            found = frozenset().union(*(of.get(k, (k,)) for k in kids))
+        total += len(found)
+        if total > limit:
+            raise LogError(session.path, line or 0,
+                           f"provenance too large: summary {item!r} (depth {depth}) takes "
+                           f"the closure past {limit:,} (item, leaf) pairs; see "
+                           "docs/performance.md (limits)", "summaries")
+        of[i] = found
+        order.append(i)
+    sets = [of[i] for i in order]
+    item_rows = (pl.DataFrame({"i": order, "n": [len(x) for x in sets]},
+                              schema={"i": pl.UInt32, "n": pl.UInt32})
+                 .select(pl.col("i").repeat_by("n").explode().drop_nulls())["i"])
+    leaf_rows = pl.Series("l", list(chain.from_iterable(sets)), dtype=pl.UInt32)
+    pairs = pl.DataFrame({"item": ids.gather(item_rows), "leaf": ids.gather(leaf_rows)})
+    spans = pl.DataFrame({"item": ids.gather(span_rows), "leaf": ids.gather(span_rows)})
+    return pl.concat([spans, pairs])
 
 
 def resolvable_end(session: Session) -> pl.Expr:
@@ -144,3 +176,40 @@ def interval_sum(intervals: pl.DataFrame, n_rounds: int, value: pl.Expr | None =
                       else pl.col("value").cum_sum())
     )
     return out
+
+
+def interval_max(intervals: pl.DataFrame, n_rounds: int, value: str) -> pl.DataFrame:
+    """The largest ``value`` among the intervals ``[start, end)`` covering each round.
+
+    Linear in the intervals and rounds up to a log factor, whatever the number of
+    distinct values (a sum grouped by value would take rounds times values: a chain of
+    N folds has N depths).  Each interval is split into the O(log n) aligned blocks of
+    a segment tree over the round indices (the bottom-up walk: a block ``l`` or
+    ``r - 1`` is taken when ``l`` or ``r`` is odd, then both halve), every block keeps
+    the largest value put on it, and a round's answer is the largest over the blocks
+    that contain it (its leaf and that leaf's ancestors).  Returns columns ``ri`` and
+    ``value`` for the rounds that some interval covers.
+    """
+    size = 1 << max(n_rounds - 1, 1).bit_length()
+    level = intervals.select((pl.col("start") + size).cast(pl.Int64).alias("l"),
+                             (pl.col("end") + size).cast(pl.Int64).alias("r"),
+                             pl.col(value).alias("value"))
+    blocks = []
+    while True:
+        level = level.filter(pl.col("l") < pl.col("r"))
+        if level.height == 0:
+            break
+        blocks.append(level.filter(pl.col("l") % 2 == 1).select(
+            pl.col("l").alias("node"), "value"))
+        blocks.append(level.filter(pl.col("r") % 2 == 1).select(
+            (pl.col("r") - 1).alias("node"), "value"))
+        level = level.select(((pl.col("l") + 1) // 2).alias("l"), (pl.col("r") // 2).alias("r"),
+                             "value")
+    if not blocks:
+        return pl.DataFrame(schema={"ri": pl.Int64, "value": intervals.schema[value]})
+    best = pl.concat(blocks).group_by("node").agg(pl.col("value").max())
+    rounds = pl.int_range(0, n_rounds, eager=True, dtype=pl.Int64).alias("ri")
+    paths = pl.concat([pl.DataFrame({"ri": rounds, "node": (rounds + size) // (1 << k)})
+                       for k in range(size.bit_length())])
+    return (paths.join(best, on="node").group_by("ri").agg(pl.col("value").max())
+            .sort("ri"))

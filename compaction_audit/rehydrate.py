@@ -13,7 +13,7 @@ from typing import Any
 import polars as pl
 
 from compaction_audit.model import Session
-from compaction_audit.reachability import resolvable_end
+from compaction_audit.reachability import interval_max, resolvable_end
 from compaction_audit.series import Series
 
 
@@ -37,37 +37,63 @@ def suggestions(session: Session, series: Series, rounds: list[int],
     Returns ``{ri: {"summary", "depth", "fan_out", "resolvable_leaves",
     "resolvable_leaf_tokens", "tokens_needed"}}``; a round whose working set holds no
     summary maps to ``{"summary": None, "tokens_needed": ...}``.
+
+    Never pairs every working-set summary with every round (issue 11, item 5): a
+    summary's resolvable leaves only change when one of them goes, so each membership
+    interval is cut there into pieces of constant (leaves, tokens); the pieces are
+    ranked once by the order above and :func:`interval_max` finds the best piece
+    covering each round.  Work: the closure pairs of working-set summaries plus
+    rounds, times a log factor.
     """
     if not rounds:
         return {}
-    wanted = pl.DataFrame({"ri": rounds}, schema={"ri": pl.Int64})
-    fan_out = session.edges.group_by("parent").agg(pl.len().alias("fan_out"))
+    fan_out = session.edges.group_by("parent").agg(pl.len().cast(pl.Int64).alias("fan_out"))
     summaries = (
         session.membership
         .join(session.items.filter(pl.col("kind") == "summary").select("id", "depth"), on="id")
-        .join(wanted, how="cross")
-        .filter((pl.col("start") <= pl.col("ri")) & (pl.col("ri") < pl.col("end")))
         .join(fan_out, left_on="id", right_on="parent")
+        .with_row_index("interval")
     )
     span_life = session.items.filter(pl.col("kind") == "span").select(
-        pl.col("id").alias("leaf"), "tokens", pl.col("ri").alias("born"),
-        resolvable_end(session).alias("gone"))
-    leaf_tokens = (
-        summaries.select("id", "ri")
-        .join(series.closure, left_on="id", right_on="item")
-        .join(span_life, on="leaf")
-        .filter((pl.col("born") <= pl.col("ri")) & (pl.col("ri") < pl.col("gone")))
-        .group_by("id", "ri")
-        .agg(pl.len().alias("resolvable_leaves"),
-             pl.col("tokens").sum().alias("resolvable_leaf_tokens"))
+        pl.col("id").alias("leaf"), "tokens", resolvable_end(session).alias("gone"))
+    # the leaves of each interval that are resolvable at its start (all were born by then)
+    held = (summaries.select("interval", "start", "end", "id")
+            .join(series.closure, left_on="id", right_on="item")
+            .join(span_life, on="leaf")
+            .filter(pl.col("gone") > pl.col("start")))
+    total = held.group_by("interval").agg(pl.len().cast(pl.Int64).alias("n_all"),
+                                          pl.col("tokens").sum().alias("t_all"))
+    # leaves going inside the interval, with running totals of what has gone
+    going = (held.filter(pl.col("gone") < pl.col("end"))
+             .group_by("interval", "gone").agg(pl.len().cast(pl.Int64).alias("n"),
+                                               pl.col("tokens").sum().alias("t"))
+             .sort("interval", "gone")
+             .select("interval", pl.col("gone").alias("at"),
+                     pl.col("n").cum_sum().over("interval").alias("n_gone"),
+                     pl.col("t").cum_sum().over("interval").alias("t_gone")))
+    pieces = (
+        pl.concat([summaries.select("interval", pl.col("start").alias("at"),
+                                    pl.lit(0, pl.Int64).alias("n_gone"),
+                                    pl.lit(0, pl.Int64).alias("t_gone")), going],
+                  how="vertical_relaxed")
+        .join(summaries, on="interval").join(total, on="interval", how="left")
+        .sort("interval", "at")
+        .with_columns(pl.col("at").shift(-1).over("interval").fill_null(pl.col("end"))
+                      .alias("until"),
+                      (pl.col("n_all").fill_null(0) - pl.col("n_gone"))
+                      .alias("resolvable_leaves"),
+                      (pl.col("t_all").fill_null(0) - pl.col("t_gone"))
+                      .alias("resolvable_leaf_tokens"))
+        .sort(["depth", "fan_out", "resolvable_leaf_tokens", "id", "at"],
+              descending=[False, True, True, False, False])
+        .with_row_index("rank")
+        .with_columns(-pl.col("rank").cast(pl.Int64).alias("score"))
     )
-    best = (
-        summaries.join(leaf_tokens, on=["id", "ri"], how="left")
-        .with_columns(pl.col("resolvable_leaves", "resolvable_leaf_tokens").fill_null(0))
-        .sort(["ri", "depth", "fan_out", "resolvable_leaf_tokens", "id"],
-              descending=[False, False, True, True, False])
-        .group_by("ri", maintain_order=True).first()
-    )
+    best = (interval_max(pieces.select(pl.col("at").alias("start"), pl.col("until").alias("end"),
+                                       "score"), session.n_rounds, "score")
+            .filter(pl.col("ri").is_in(rounds))
+            .join(pieces.select("score", "id", "depth", "fan_out", "resolvable_leaves",
+                                "resolvable_leaf_tokens"), left_on="value", right_on="score"))
     frame = series.frame.filter(pl.col("ri").is_in(rounds)).select(
         "ri", "raw_tokens", "summary_tokens")
     picked = {row["ri"]: row for row in best.iter_rows(named=True)}

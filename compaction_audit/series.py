@@ -43,6 +43,7 @@ import polars as pl
 
 from compaction_audit.model import Session
 from compaction_audit.reachability import (
+    interval_max,
     interval_sum,
     leaves,
     max_int,
@@ -96,12 +97,8 @@ def build_series(session: Session) -> Series:
     ungrounded = ungrounded_intervals(session, closure)
     sums.append(interval_sum(reach, n).rename({"value": "distinct_source_spans"}))
     sums.append(interval_sum(ungrounded, n).rename({"value": "ungrounded_summaries"}))
-    depth = (
-        interval_sum(members.filter(~is_raw), n, by="depth")
-        .filter(pl.col("value") > 0)
-        .group_by("ri")
-        .agg(pl.col("depth").max().alias("summary_depth_max"))
-    )
+    depth = interval_max(members.filter(~is_raw), n, "depth").rename(
+        {"value": "summary_depth_max"})
     frame = session.rounds
     for part in sums:
         frame = frame.join(part, on="ri", how="left")

@@ -61,6 +61,18 @@ class Settings:
         3, "spec rules.md, Onsets",
         "consecutive rounds of the inversion signature that make an onset (rounds)", 1)
 
+    max_line_bytes: int = _t(
+        64 << 20, "issue 11, item 4 (bounded input)",
+        "longest line read, after decompression; longer is an input error (bytes)",
+        1024, 1 << 40)
+    max_input_bytes: int = _t(
+        64 << 30, "issue 11, item 4 (bounded input)",
+        "most bytes read from one input, after decompression (bytes)", 1024, 1 << 50)
+    max_decompression_ratio: int = _t(
+        1000, "issue 11, item 4 (bounded input)",
+        "most a .gz/.zst input may expand, checked past 64 MiB (decompressed/compressed)",
+        1, 1 << 30)
+
     def with_values(self, values: dict[str, Any]) -> Settings:
         """A copy with ``values`` applied; raises :class:`UsageError` for unknown names
         or values of the wrong type or below the minimum."""

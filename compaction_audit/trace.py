@@ -19,8 +19,33 @@ from compaction_audit.errors import UsageError
 from compaction_audit.model import Session
 from compaction_audit.recall import extract as ext
 from compaction_audit.recall import survival as surv
+from compaction_audit.recall.spantypes import span_type
 
-_CLAUSES = (ext.Kind.NEGATION, ext.Kind.CONSTRAINT, ext.Kind.CAUSAL, ext.Kind.ORDERING)
+_CLAUSES = ext.CLAUSE_KINDS
+
+MAX_LEVELS = 16
+"""Deepest tree level shown; below it one node says how much was left out.  A chain of
+thousands of folds is valid input: the tree stays readable, and printing it never
+recurses past Python's limit (issue 11, item 5)."""
+MAX_NODES = 2000
+"""Most nodes in one tree (a summary over a shared sub-DAG expands exponentially)."""
+
+
+class _Budget:
+    """Nodes left to build in one tree."""
+
+    def __init__(self) -> None:
+        self.left = MAX_NODES
+
+    def take(self) -> bool:
+        """True while a node may still be added."""
+        self.left -= 1
+        return self.left >= 0
+
+
+def _cut(what: str, count: int) -> Node:
+    """A node standing for ``count`` nodes left out (``what`` names them)."""
+    return Node(f"... {count:,} {what} not shown", {"not_shown": count})
 
 
 @dataclass
@@ -86,7 +111,8 @@ def _matches(query: str, d: ext.Discriminator) -> bool:
 
 
 def _carry(log: _Log, item: str, d: ext.Discriminator | None,
-           companions: list[ext.Discriminator], seen: set[str]) -> list[Node]:
+           companions: list[ext.Discriminator], seen: set[str], level: int = 1,
+           budget: _Budget | None = None) -> list[Node]:
     """Nodes for the folds that took ``item`` in, following ``d`` up the chain.
 
     ``companions`` are the origin span's other discriminators still stated by ``item``;
@@ -94,10 +120,15 @@ def _carry(log: _Log, item: str, d: ext.Discriminator | None,
     while any companion survives (the seed 002 tier chain: the leaf drops the number,
     the mid tier the environment qualifier).
     """
+    budget = budget or _Budget()
     nodes = log.event_nodes(item)
-    for fold in log.parents.get(item, []):
-        if fold in seen:
-            continue
+    folds = [f for f in log.parents.get(item, []) if f not in seen]
+    if folds and level > MAX_LEVELS:
+        return [*nodes, _cut("more fold(s) above", len(folds))]
+    for k, fold in enumerate(folds):
+        if not budget.take():
+            nodes.append(_cut("more fold(s)", len(folds) - k))
+            break
         seen.add(fold)
         row = log.rows[fold]
         where = f"(depth {row['depth']}, {log.where(fold)})"
@@ -120,7 +151,8 @@ def _carry(log: _Log, item: str, d: ext.Discriminator | None,
         else:
             label = f"LOST at fold {fold}{accounted} {where}: {row['text']!r}"
             result, follow = "lost", None
-        up = _carry(log, fold, follow, kept, seen) if follow is not None or kept else []
+        up = (_carry(log, fold, follow, kept, seen, level + 1, budget)
+              if follow is not None or kept else [])
         nodes.append(Node(label + also, {**data, "result": result,
                                          "summary_text": row["text"]}, up))
     return nodes
@@ -133,7 +165,7 @@ def trace_discriminator(session: Session, query: str) -> Node:
     for item, row in log.rows.items():
         if row["kind"] != "span" or row["text"] is None:
             continue
-        found = ext.extract(row["text"])
+        found = ext.extract(row["text"], span_type(row["source"], row["text"]))
         for d in found:
             if _matches(query, d):
                 others = [c for c in found if c is not d]
@@ -154,14 +186,22 @@ def trace_span(session: Session, item: str) -> Node:
     """The folds that took a span in (up the chain), with what each dropped."""
     log = _Log(session)
 
-    def up(node_id: str, seen: set[str]) -> list[Node]:
+    budget = _Budget()
+
+    def up(node_id: str, seen: set[str], level: int = 1) -> list[Node]:
         nodes = log.event_nodes(node_id)
-        for fold in log.parents.get(node_id, []):
-            if fold in seen:
-                continue
+        folds = [f for f in log.parents.get(node_id, []) if f not in seen]
+        if folds and level > MAX_LEVELS:
+            return [*nodes, _cut("more fold(s) above", len(folds))]
+        for k, fold in enumerate(folds):
+            if not budget.take():
+                nodes.append(_cut("more fold(s)", len(folds) - k))
+                break
             seen.add(fold)
             row, child = log.rows[fold], log.rows[node_id]
-            lost = ([d.text for d in surv.dropped(child["text"], row["text"])]
+            ctype = (span_type(child["source"], child["text"]) if child["kind"] == "span"
+                     else "prose")
+            lost = ([d.text for d in surv.dropped(child["text"], row["text"], ctype)]
                     if row["text"] is not None and child["text"] is not None else None)
             what = ("no text to compare" if lost is None else
                     f"dropped {', '.join(map(repr, lost))}" if lost else "kept every "
@@ -169,7 +209,7 @@ def trace_span(session: Session, item: str) -> Node:
             nodes.append(Node(f"folded into {fold} (depth {row['depth']}, {log.where(fold)})"
                               f": {what}", {"fold": fold, "round": row["round"],
                                             "line": row["line"], "dropped": lost},
-                              up(fold, seen)))
+                              up(fold, seen, level + 1)))
         return nodes
 
     row = log.rows[item]
@@ -181,8 +221,9 @@ def trace_span(session: Session, item: str) -> Node:
 def trace_summary(session: Session, item: str) -> Node:
     """A summary's provenance tree down to its leaves, each with its final state."""
     log = _Log(session)
+    budget = _Budget()
 
-    def down(node_id: str) -> Node:
+    def down(node_id: str, level: int = 0) -> Node:
         row = log.rows[node_id]
         kind = "summary" if row["kind"] == "summary" else "span"
         node = Node(f"{kind} {node_id} (depth {row['depth']}, {log.where(node_id)}): "
@@ -190,7 +231,17 @@ def trace_summary(session: Session, item: str) -> Node:
                     {"id": node_id, "kind": kind, "depth": row["depth"],
                      "round": row["round"], "line": row["line"],
                      "state": log.state(node_id)})
-        node.children = [down(c) for c in log.children.get(node_id, [])]
+        kids = log.children.get(node_id, [])
+        if kids and level >= MAX_LEVELS:
+            if budget.take():
+                node.children = [_cut(f"child(ren) and the {row['depth'] - 1:,} level(s) "
+                                      "below", len(kids))]
+            return node
+        for k, child in enumerate(kids):
+            if not budget.take():
+                node.children.append(_cut("more child(ren)", len(kids) - k))
+                break
+            node.children.append(down(child, level + 1))
         return node
 
     return down(item)

@@ -9,6 +9,7 @@ from typing import Any
 
 from compaction_audit.errors import LogError
 from compaction_audit.io.native import read_records
+from compaction_audit.io.records import SPAN_LINE_KEY
 
 FIXTURES = Path(__file__).parent / "fixtures" / "adapters"
 
@@ -68,3 +69,11 @@ def notes_and_spans(records: Adapter, path: Path) -> tuple[list[str], list[str]]
     """What the adapter said about ``path`` (its reader notes) and the span ids it read."""
     out = run_adapter(records, path)
     return list(out[0][1].get("reader_notes", [])), list(all_spans(out))
+
+
+def without_lines(out: Records) -> list[dict[str, Any]]:
+    """The records without the line each span was stated on (for comparing the same
+    session read from files whose lines differ: an export and a store, JSON and JSONL)."""
+    return [{**r, "spans": [{k: v for k, v in s.items() if k != SPAN_LINE_KEY}
+                            for s in r.get("spans", [])]} if "spans" in r else r
+            for _, r in out]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -48,12 +50,13 @@ def test_session_record_comes_first() -> None:
     assert session == {"type": "session", "schema": "compaction-audit/1",
                        "session_id": "5e55a0de-0000-4000-8000-000000000001",
                        "eviction": "on-overflow", "source_format": "claude-code"}
-    assert [r["round"] for _, r in out[1:]] == [0, 1, 2, 3, 4]
+    assert [r["round"] for _, r in out[1:]] == [0, 1, 2, 3, 4, 5]
 
 
 def test_rounds_open_at_real_user_turns_and_compactions() -> None:
     out = convert("claude-session.jsonl")
-    assert [line for line, _ in out[1:]] == [5, 16, 18, 23, 26]
+    # line 14 is a message queued while the agent worked: a turn of its own
+    assert [line for line, _ in out[1:]] == [5, 14, 16, 18, 23, 26]
     first = out[1][1]
     # the caveat and /clear wrapper lines before the first turn join round 0
     assert [s["id"] for s in first["spans"]][:4] == ["c-meta1", "c-clear", "c-clear-out", "c-u1"]
@@ -61,10 +64,11 @@ def test_rounds_open_at_real_user_turns_and_compactions() -> None:
 
 def test_command_wrappers_are_spans_but_not_turns() -> None:
     out = convert("claude-session.jsonl")
-    compaction_round = out[3][1]
+    compaction_round = out[4][1]
     ids = [s["id"] for s in compaction_round["spans"]]
     assert ids == ["c-meta2", "c-compact", "c-compact-out"]
-    assert all(s["source"] == "user:meta" for s in compaction_round["spans"])
+    # the isMeta local-command caveat, the wrapper and its output are command harness
+    assert all(s["source"] == "harness:command" for s in compaction_round["spans"])
 
 
 def test_ansi_escape_bytes_are_kept_literally() -> None:
@@ -104,7 +108,7 @@ def test_each_compaction_folds_the_previous_summary() -> None:
     out = convert("claude-session.jsonl")
     session = read_records(out, "claude-session.jsonl")
     (_, first), (_, second) = compactions(out)
-    assert len(first["summaries"][0]["children"]) == 12
+    assert len(first["summaries"][0]["children"]) == 13
     assert "c-s1" in second["summaries"][0]["children"]
     assert second["compaction"]["trigger"] == "auto"
     depth = dict(zip(session.items["id"], session.items["depth"], strict=True))
@@ -114,13 +118,16 @@ def test_each_compaction_folds_the_previous_summary() -> None:
 
 def test_bookkeeping_lines_are_ignored(tmp_path: Path) -> None:
     source = (FIXTURES / "claude-session.jsonl").read_bytes().splitlines(keepends=True)
-    kept = [raw for raw in source if orjson.loads(raw)["type"] in ("user", "assistant", "system")]
+    kept = [raw for raw in source if orjson.loads(raw)["type"] in (
+        "user", "assistant", "system", "queue-operation")]
     assert len(kept) < len(source)
     path = tmp_path / "plain.jsonl"
     path.write_bytes(b"".join(kept))
 
     def shape(out: Records) -> list[Any]:
-        return [(r.get("round"), [s["id"] for s in r.get("spans", [])]) for _, r in out]
+        # a span without a uuid is named after its line, which moves with the lines dropped
+        return [(r.get("round"), [re.sub(r"^line-\d+", "line-N", s["id"])
+                                  for s in r.get("spans", [])]) for _, r in out]
 
     assert shape(list(claude_code.records(str(path)))) == shape(convert("claude-session.jsonl"))
 
@@ -206,6 +213,11 @@ def test_corpus_manual_compact() -> None:
     assert rnd["summaries"][0]["text"].startswith("This session is being continued")
     texts = [s.get("text", "") for s in rnd["spans"]]
     assert any("\x1b[2m" in t for t in texts)
+    # the caveats and the /clear and /compact wrappers are the product's, not the user's
+    assert Counter(s["source"] for _, r in out[1:] for s in r["spans"]) == {
+        "harness:command": 6, "user": 1, "assistant": 1}
+    assert [s["text"] for _, r in out[1:] for s in r["spans"]
+            if s["source"] == "user"] == ["how are you doing"]
 
 
 def test_corpus_auto_compact() -> None:
@@ -217,3 +229,176 @@ def test_corpus_auto_compact() -> None:
     assert rnd["compaction"]["trigger"] == "auto"
     assert rnd["compaction"]["tokens_before"] == 167094
     assert len(rnd["summaries"][0]["text"]) > 14000
+    # the two messages typed while the agent worked (lines 497 and 603) are turns;
+    # the two queued task notices are not (they arrive later as lines of their own)
+    assert [at for at, r in out[1:] if "compaction" not in r] == [5, 497, 603, 1858]
+    typed = [(s["id"], s["text"]) for _, r in out[1:] for s in r["spans"]
+             if s["source"] == "user"]
+    assert typed[1:3] == [("line-497", "check again"),
+                          ("line-603", "new beads for the epic were added. tackle them")]
+    assert len(typed) == 4
+
+
+# -- harness text, queued messages, re-appended history (issue 10, point 7) -------------
+def user_line(uuid: str, content: Any, **extra: Any) -> dict[str, Any]:
+    return {"type": "user", "uuid": uuid, "sessionId": "s-h",
+            "message": {"role": "user", "content": content}, **extra}
+
+
+def reply(uuid: str, text: str) -> dict[str, Any]:
+    return {"type": "assistant", "uuid": uuid, "sessionId": "s-h",
+            "message": {"id": f"msg-{uuid}", "role": "assistant",
+                        "content": [{"type": "text", "text": text}]}}
+
+
+def queue(operation: str, content: str | None = None) -> dict[str, Any]:
+    line: dict[str, Any] = {"type": "queue-operation", "operation": operation,
+                            "sessionId": "s-h"}
+    if content is not None:
+        line["content"] = content
+    return line
+
+
+def boundary(uuid: str, parent: str) -> dict[str, Any]:
+    return {"type": "system", "subtype": "compact_boundary", "uuid": uuid,
+            "logicalParentUuid": parent, "sessionId": "s-h",
+            "compactMetadata": {"trigger": "manual", "preTokens": 5000}}
+
+
+def summary_line(uuid: str, text: str) -> dict[str, Any]:
+    return user_line(uuid, text, isCompactSummary=True)
+
+
+def run(tmp_path: Path, lines: list[dict[str, Any]]) -> Records:
+    path = tmp_path / "session.jsonl"
+    path.write_bytes(b"".join(orjson.dumps(obj) + b"\n" for obj in lines))
+    out = list(claude_code.records(str(path)))
+    read_records(out, str(path))
+    return out
+
+
+def sources(out: Records) -> dict[str, str]:
+    return {s["id"]: s["source"] for _, r in out[1:] for s in r["spans"]}
+
+
+def test_harness_text_gets_its_own_source_and_opens_no_round(tmp_path: Path) -> None:
+    out = run(tmp_path, [
+        user_line("h1", "Port the cache layer to Redis; keep the TTL at 300 s."),
+        reply("a1", "Loading the migration skill."),
+        user_line("h2", [{"type": "text", "text": "Base directory for this skill: /s/mig\n"
+                          "# Migrations\nAlways write a down step."}], isMeta=True),
+        user_line("h3", [{"type": "text", "text": "Run the steps in order."}],
+                  isMeta=True, sourceToolUseID="toolu_skill"),
+        user_line("h4", "The user switched the model to a faster one.", isMeta=True),
+        user_line("h5", "<command-name>/model</command-name>\n<command-args></command-args>"),
+        user_line("h6", "<local-command-stdout>Set model</local-command-stdout>"),
+        user_line("h7", [{"type": "text", "text": "<system-reminder>Todo list empty"
+                          "</system-reminder>"}]),
+        user_line("h8", [{"type": "text", "text": "<system-reminder>Plan mode is off"
+                          "</system-reminder>"},
+                         {"type": "text", "text": "Now drop the old memcached client."}]),
+    ])
+    assert [line for line, _ in out[1:]] == [1, 9]  # the person's two messages only
+    assert sources(out) == {
+        "h1": "user", "a1": "assistant", "h2": "harness:skill", "h3": "harness:skill",
+        "h4": "harness:meta", "h5": "harness:command", "h6": "harness:command",
+        "h7": "harness:meta",
+        # a line mixing a reminder with the person's words: the words keep the uuid
+        "h8": "user", "h8#2": "harness:meta"}
+    assert spans(out)["h8"]["text"] == "Now drop the old memcached client."
+
+
+def test_queued_message_is_a_user_turn_and_a_queued_notice_is_not(
+        tmp_path: Path) -> None:
+    out = run(tmp_path, [
+        user_line("q1", "Bump the image tag to 2.3."),
+        reply("a1", "Working on it."),
+        queue("enqueue", "<task-notification>build 7 done</task-notification>"),
+        queue("enqueue", "and tag it as stable too"),
+        reply("a2", "Tagged 2.3 as stable."),
+        queue("remove"),
+    ])
+    assert [line for line, _ in out[1:]] == [1, 4]
+    # each span keeps the line that stated it: the queued message 4, the reply 5
+    assert out[2][1]["spans"] == [{"id": "line-4", "tokens": 6, "source": "user",
+                                   "source_line": 4, "text": "and tag it as stable too"},
+                                  {"id": "a2", "tokens": 6, "source": "assistant",
+                                   "source_line": 5, "text": "Tagged 2.3 as stable."}]
+
+
+def test_queued_message_delivered_as_a_line_is_read_once(tmp_path: Path) -> None:
+    out = run(tmp_path, [
+        user_line("q1", "List the failing jobs."),
+        reply("a1", "Three jobs fail."),
+        queue("enqueue", "only the nightly ones"),
+        queue("dequeue"),
+        user_line("q2", "only the nightly ones"),
+        reply("a2", "One nightly job fails."),
+        # delivered inside the turn (remove): the same words typed later are new
+        queue("enqueue", "retry it"),
+        queue("remove"),
+        reply("a3", "Retried."),
+        user_line("q3", "retry it"),
+    ])
+    assert [line for line, _ in out[1:]] == [1, 3, 7, 10]
+    assert [s["id"] for s in out[2][1]["spans"]] == ["line-3", "a2"]
+    assert [s["id"] for _, r in out[1:] for s in r["spans"]
+            if s["source"] == "user"] == ["q1", "line-3", "line-7", "q3"]
+
+
+def test_history_re_appended_by_a_second_compact_is_read_once(tmp_path: Path) -> None:
+    first = [user_line("r1", "Rename the orders table to purchases."),
+             reply("r2", "Renamed; migration 0031 added.")]
+    out = run(tmp_path, [
+        *first,
+        boundary("b1", "r2"), summary_line("s1", "Summary: orders renamed to purchases."),
+        user_line("r3", "Also rename its index."), reply("r4", "Index renamed."),
+        boundary("b2", "r4"), summary_line("s2", "Summary: table and index renamed."),
+        # the second /compact writes the earlier history again, summary row included
+        *first, summary_line("s1", "Summary: orders renamed to purchases."),
+        user_line("r3", "Also rename its index."),
+        user_line("r5", "Ship it."),
+    ])
+    assert [line for line, _ in out[1:]] == [1, 3, 5, 7, 13]
+    assert [r["compaction"]["summary_id"] for _, r in compactions(out)] == ["s1", "s2"]
+    ids = [s["id"] for _, r in out[1:] for s in r["spans"]]
+    assert ids == ["r1", "r2", "r3", "r4", "r5"]  # no r1#2, no second s1
+    assert compactions(out)[1][1]["summaries"][0]["children"] == ["s1", "r3", "r4"]
+
+
+def test_compact_summary_row_is_never_a_user_turn(tmp_path: Path) -> None:
+    # a summary row with nothing to fold stays a harness span, and opens no turn
+    out = run(tmp_path, [summary_line("s0", "Summary: nothing happened yet."),
+                         user_line("u1", "Start the deploy.")])
+    assert sources(out) == {"s0": "harness:summary", "u1": "user"}
+    assert [line for line, r in out[1:] if "compaction" not in r] == [2]
+
+
+def test_remove_takes_the_oldest_queued_message_still_waiting(tmp_path: Path) -> None:
+    out = run(tmp_path, [
+        user_line("w1", "Deploy the API."),
+        queue("enqueue", "then the worker"),
+        queue("enqueue", "then the cron jobs"),
+        user_line("w2", "then the worker"),  # the first queued message, as a line
+        queue("remove"),  # delivers "then the cron jobs" inside the turn
+        reply("a1", "Deployed all three."),
+        user_line("w3", "then the cron jobs"),  # typed again later: a new turn
+        user_line("w4", "then the worker"),  # likewise
+    ])
+    assert [s["id"] for _, r in out[1:] for s in r["spans"] if s["source"] == "user"] == [
+        "w1", "line-2", "line-3", "w3", "w4"]
+
+
+def test_message_queued_during_a_compaction_follows_it(tmp_path: Path) -> None:
+    out = run(tmp_path, [
+        user_line("c1", "Rotate the staging keys."),
+        reply("c2", "Rotated."),
+        boundary("cb", "c2"),
+        queue("enqueue", "and the prod ones"),  # typed while /compact ran
+        summary_line("cs", "Summary: staging keys rotated."),
+        reply("c3", "Rotating prod keys."),
+    ])
+    assert [line for line, _ in out[1:]] == [1, 3, 4]
+    ((_, rnd),) = compactions(out)
+    assert rnd["summaries"][0]["text"] == "Summary: staging keys rotated."
+    assert [s["id"] for s in out[3][1]["spans"]] == ["line-4", "c3"]

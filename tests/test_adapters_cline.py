@@ -96,7 +96,7 @@ def test_compaction_file_without_its_messages_file(tmp_path: Path) -> None:
     out = run_adapter(cline.records, tmp_path / "x.compaction.json")
     (_line, rnd), = compaction_rounds(out)
     # nothing came before the summary in this file: it is a raw summary span
-    assert "summaries" not in rnd and rnd["spans"][0]["source"] == "compaction_summary"
+    assert "summaries" not in rnd and rnd["spans"][0]["source"] == "harness:summary"
     assert rnd["compaction"]["messages_removed"] is None
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 
 from compaction_audit.errors import LogError
@@ -62,7 +63,7 @@ def test_rounds_open_at_real_user_turns_and_compactions() -> None:
     assert [line for line, _ in out[1:]] == [4, 13, 18, 21, 25]
     first = out[1][1]["spans"]
     # the injected environment context is a span of round 0, not a turn of its own
-    assert [s["source"] for s in first] == ["user", "user", "tool_call:shell",
+    assert [s["source"] for s in first] == ["harness:meta", "user", "tool_call:shell",
                                             "tool_result:shell", "assistant"]
     assert first[2]["id"] == "call_a" and first[3]["id"] == "call_a:output"
 
@@ -96,7 +97,8 @@ def test_second_compaction_folds_the_first_summary() -> None:
     depth = dict(zip(session.items["id"], session.items["depth"], strict=True))
     assert depth["line-25"] == 2
     # an item of the replacement history seen nowhere before enters as a new span
-    assert [(s["id"], s["source"]) for s in rnd["spans"]] == [("line-25.1", "developer")]
+    # (developer-role instructions are the product's: harness)
+    assert [(s["id"], s["source"]) for s in rnd["spans"]] == [("line-25.1", "harness:meta")]
 
 
 def test_remote_compaction_summary_is_opaque() -> None:
@@ -179,3 +181,78 @@ def test_tool_call_text_keeps_values_not_json_keys() -> None:
     assert tool_input_text({"file_path": "/a/b.py", "replace_all": False,
                             "edits": [{"old_string": "x"}]}) == "/a/b.py\nfalse\nx"
     assert tool_input_text("not json {") == "not json {"
+
+
+# -- harness text, token counts, encrypted summaries (issue 10, point 7) ----------------
+def rollout(tmp_path: Path, payloads: list[tuple[str, dict[str, Any]]]) -> Records:
+    path = tmp_path / "rollout.jsonl"
+    lines = [{"timestamp": "t", "type": "session_meta", "payload": {"id": "r-1"}}]
+    lines += [{"timestamp": "t", "type": kind, "payload": p} for kind, p in payloads]
+    path.write_bytes(b"".join(orjson.dumps(obj) + b"\n" for obj in lines))
+    return convert(path)
+
+
+def message(role: str, text: str) -> tuple[str, dict[str, Any]]:
+    return "response_item", {"type": "message", "role": role,
+                             "content": [{"type": "input_text", "text": text}]}
+
+
+def usage(inp: int, cached: int, out: int, total: int | None = None,
+          window: int | None = None) -> tuple[str, dict[str, Any]]:
+    last = {"input_tokens": inp, "cached_input_tokens": cached, "output_tokens": out,
+            "total_tokens": inp + out if total is None else total}
+    info: dict[str, Any] = {"last_token_usage": last, "total_token_usage": dict(last)}
+    if window is not None:
+        info["model_context_window"] = window
+    return "event_msg", {"type": "token_count", "info": info}
+
+
+def test_injected_messages_get_harness_sources(tmp_path: Path) -> None:
+    out = rollout(tmp_path, [
+        message("developer", "<permissions instructions>read-only</permissions instructions>"),
+        message("user", "# AGENTS.md instructions for /srv\nUse tabs."),
+        message("user", "<environment_context><cwd>/srv</cwd></environment_context>"),
+        message("user", "Lower the worker pool to 4."),
+        message("user", "<user_shell_command>git status</user_shell_command>"),
+        message("user", "Another language model started to solve this problem: pool is 8."),
+        message("assistant", "Pool lowered to 4."),
+    ])
+    assert [line for line, _ in out[1:]] == [5]  # only the person's message opens a round
+    assert [s["source"] for s in out[1][1]["spans"]] == [
+        "harness:meta", "harness:meta", "harness:meta", "user", "harness:command",
+        "harness:summary", "assistant"]
+
+
+def test_zero_counts_and_counts_above_the_window_are_no_token_count(tmp_path: Path) -> None:
+    compact = ("compacted", {"message": "Summary: pool lowered to 4.",
+                             "replacement_history": []})
+    out = rollout(tmp_path, [
+        message("user", "Lower the worker pool to 4."),
+        usage(90000, 80000, 500, window=128000),
+        usage(0, 0, 0, total=4000),  # all three counts 0: skipped, whatever the total
+        usage(900000, 0, 0),  # above the 128,000-token window: not a token count
+        compact,
+        usage(0, 0, 0),
+        usage(12000, 0, 0, total=130000),  # above the window again
+        usage(12000, 6000, 40),
+    ])
+    ((_, rnd),) = compactions(out)
+    assert (rnd["compaction"]["tokens_before"], rnd["compaction"]["tokens_after"]) == (
+        90500, 12040)
+    assert out[0][1]["budget_tokens"] == 128000
+
+
+def test_encrypted_compaction_is_opaque_whatever_the_message_says(tmp_path: Path) -> None:
+    out = rollout(tmp_path, [
+        message("user", "Lower the worker pool to 4."),
+        message("assistant", "Pool lowered to 4."),
+        ("compacted", {"message": "Summary: pool lowered to 4.", "replacement_history": [
+            message("user", "Lower the worker pool to 4.")[1],
+            {"type": "compaction", "encrypted_content": "A" * 80}]}),
+    ])
+    ((_, rnd),) = compactions(out)
+    (summary,) = rnd["summaries"]
+    assert "text" not in summary
+    assert summary["tokens"] == 15  # 80 base64 chars -> 60 bytes -> 15 tokens
+    assert rnd["compaction"]["opaque"] is True
+    assert summary["children"] == ["line-3"]

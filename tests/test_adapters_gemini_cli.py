@@ -79,8 +79,8 @@ def test_a_record_written_twice_is_one_message() -> None:
 
 def test_audit_lists_what_the_snapshot_dropped() -> None:
     (c,) = api.audit(str(SESSION)).compactions
-    assert {d["text"] for d in c["lost"]} == {"must use the blue-green switch",
-                                              "never a redeploy", "8443", "ops-7731"}
+    # what the person typed first, and the listing the snapshot did not restate
+    assert {d["text"] for d in c["lost"]} == {"8443", "ops-7731", "11 bytes", "deploy.yaml"}
 
 
 def lines_of(objs: list[object]) -> str:
@@ -126,7 +126,7 @@ def test_a_session_from_before_json_lines_is_read_and_noted(tmp_path: Path) -> N
         "messages in order"]
     (line, rnd), = compaction_rounds(out)
     # the file was rewritten whole: nothing before the snapshot is left to fold
-    assert line == 7 and rnd["spans"][0]["source"] == "compaction_summary"
+    assert line == 7 and rnd["spans"][0]["source"] == "harness:summary"
     assert [r["round"] for _, r in out[1:]] == [0, 1]  # then the typed turn
 
 

@@ -134,14 +134,22 @@ def test_missing_file_exit_2(tmp_path: Path) -> None:
 
 
 def test_lenient_skips_and_counts(write_log: LogWriter) -> None:
+    # the unreadable line 2 may have defined 'nope': line 3's reference to it is a
+    # dependent reject (dropped, reported), not a second bad record (issue 11)
     path = write_log([OK0, "{bad", rnd(1, evicted=["nope"]), rnd(2, evicted=["a"])])
     s = read_native(str(path), lenient=True)
-    assert [e.line for e in s.skipped] == [2, 3]
-    assert s.rounds["round"].to_list() == [0, 2]
+    assert [e.line for e in s.skipped] == [2]
+    assert [(e.line, e.field) for e in s.dependent] == [(3, "evicted[0]")]
+    assert s.rounds["round"].to_list() == [0, 1, 2]
     result = CliRunner().invoke(app, ["audit", str(path), "--lenient", "-f", "json"])
     doc = json.loads(result.output)
-    assert [e["line"] for e in doc["skipped"]] == [2, 3]
+    assert [e["line"] for e in doc["skipped"]] == [2]
+    assert [e["line"] for e in doc["dependent"]] == [3]
+    assert doc["verdict"].startswith("WARN: ")
+    assert "1 bad record(s) skipped and 1 dependent reject(s) (--lenient)" in doc["verdict"]
     assert result.exit_code == 0
+    gate = CliRunner().invoke(app, ["audit", str(path), "--lenient", "--fail-on", "warning"])
+    assert gate.exit_code == 1
 
 
 def _records() -> list[dict[str, Any]]:

@@ -42,7 +42,8 @@ def test_json_keys_and_findings() -> None:
         ("ungrounded-summary", "CA201", "error", 4, 6),
         ("recall-floor", "CA303", "error", 4, 6),
     ]
-    assert doc["findings"][1]["values"] == {"summaries": ["m2"], "ungrounded_summaries": 1}
+    assert doc["findings"][1]["values"] == {"summaries": ["m2"], "ungrounded_summaries": 1,
+                                            "new_summaries": 1}
     assert doc["counts"] == {"info": 0, "warning": 3, "error": 6}
     assert [r["recall_debt"] for r in doc["series"]] == [0, 0, 5, 5, 10]
     assert doc["session"]["session_id"] == "handwritten-demo"

@@ -137,7 +137,12 @@ def test_helper_process_reads_like_the_plain_reader(
         return
     assert isinstance(helper, Session)
     assert [str(e) for e in helper.skipped] == [str(e) for e in plain.skipped]
-    assert len(plain.skipped) >= 8
+    assert [str(e) for e in helper.dependent] == [str(e) for e in plain.dependent]
+    # lenient: only the records bad in themselves are skipped (no cascade, issue 11):
+    # a boolean salience, an id listed twice, an id never defined, an id evicted and
+    # retained, the bad JSON line and the truncated last line
+    assert [e.line for e in plain.skipped] == [8, 11, 14, 23, 27, 32]
+    assert len(plain.dependent) >= 7
     for table in ("rounds", "items", "edges", "events"):
         assert getattr(helper, table).equals(getattr(plain, table)), table
     key = ["id", "start", "end"]

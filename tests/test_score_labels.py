@@ -52,7 +52,7 @@ FACTS = [
 ]
 ITEMS = [
     {"discriminator": "Never deploy on Fridays", "span": "u1", "label": "LOST-MATTERS"},
-    {"discriminator": "retries", "span": "t1", "label": "NOISE"},
+    {"discriminator": "retries=12", "span": "t1", "label": "LOST-TRIVIAL"},
     {"discriminator": "gone from this build", "span": "x", "label": "LOST-TRIVIAL"},
 ]
 
@@ -72,14 +72,16 @@ def labels(tmp_path: Path) -> Path:
 def test_scores_a_labelled_session(labels: Path) -> None:
     [s] = sl.score_folder(labels, labels.parent)
     assert s.session == "tiny"
-    # lost: negation (u1), constraint + scope (a1), quantity + identifier (t1)
-    assert s.lost_items == 5
+    # lost: negation (u1, tier 2), constraint + scope (a1, tiers 4, 5), the keyed value
+    # "retries=12" (t1, tier 6; its bare key is no fact: no prose used it); t2's 300 s
+    # is kept by the summary
+    assert s.lost_items == 4
     assert (s.facts_lost, s.reported, s.top) == (3, 2, {15: 2, 40: 2})
-    assert s.ranks == {"L1": 1, "L2": 2, "L3": None, "K1": None, "K2": 5}
+    assert s.ranks == {"L1": 1, "L2": 2, "L3": None, "K1": None, "K2": 4}
     assert s.tiers == {"L1": 2, "L2": 4, "L3": None, "K1": None, "K2": 6}
     assert (s.kept_facts, s.kept_claimed) == (2, 1)
     assert (s.items_labelled, s.items_still_reported) == (3, 2)
-    assert s.item_labels == {"LOST-MATTERS": 1, "NOISE": 1}
+    assert s.item_labels == {"LOST-MATTERS": 1, "LOST-TRIVIAL": 1}
     assert s.precision == 0.5 and s.precision_top40 == 0.5
 
 
@@ -106,10 +108,10 @@ def test_top_15_and_top_40_boundaries() -> None:
 def test_command_prints_the_figures(labels: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert sl.main([str(labels)]) == 0
     out = capsys.readouterr().out
-    assert "tiny: 5 lost items reported" in out
+    assert "tiny: 4 lost items reported" in out
     assert "lost facts reported:      2/3 (67%)" in out
     assert "kept facts claimed lost:  1/2 (50%)" in out
-    assert "ranks (tier): L1=1 (2), L2=2 (4), L3=-, K1=-, K2=5 (6)" in out
+    assert "ranks (tier): L1=1 (2), L2=2 (4), L3=-, K1=-, K2=4 (6)" in out
     assert "precision (LOST-MATTERS share): 0.50; in the top 40: 0.50" in out
     assert sl.main([str(labels), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)[0]["reported"] == 2

@@ -18,7 +18,7 @@ from compaction_audit.commands.common import (
     say,
     write_bytes,
 )
-from compaction_audit.errors import AuditError, LogError
+from compaction_audit.errors import AuditError, LogError, UsageError
 from compaction_audit.report.model import Report
 
 if TYPE_CHECKING:
@@ -68,7 +68,7 @@ LenientOpt = Annotated[bool, typer.Option(
     "--lenient", help="Skip bad records (counted and reported) instead of stopping.")]
 JobsOpt = Annotated[int | None, typer.Option(
     "--jobs", "-j", min=1, help="Worker processes when auditing several traces "
-    "(default: 2, at most the number of traces and cores).")]
+    "(default: 2; never more than the traces or the cores available).")]
 
 
 def effective_options(config: Path | None = None, isolated: bool = False,
@@ -95,6 +95,25 @@ def effective_options(config: Path | None = None, isolated: bool = False,
     return resolve([layer for layer in (file_layer, cli) if layer is not None], path)
 
 
+def config_shown(eff: Effective) -> str | None:
+    """The configuration file ``eff`` came from, as shown to the user (None: none)."""
+    from compaction_audit.config import display_path
+
+    return None if eff.config_path is None else display_path(eff.config_path)
+
+
+def require_rules(eff: Effective) -> None:
+    """Raise :class:`UsageError` when ``eff`` selects no rule: an audit that checks
+    nothing must not pass (issue 11, item 2)."""
+    if eff.rules:
+        return
+    where = "; ".join(f"{key} = {eff.values[key]!r} from {eff.sources[key]}"
+                      for key in ("select", "ignore", "extend-select")
+                      if eff.sources[key] != "default")
+    raise UsageError(f"no rule is selected ({where or 'the defaults'}): the audit would "
+                     "check nothing; select at least one rule")
+
+
 def found_traces(paths: list[str]) -> Discovery:
     """:func:`~compaction_audit.discover.find_traces`, with one stderr line per
     non-regular file it skipped.  Raises :class:`UsageError` as it does."""
@@ -113,19 +132,29 @@ def run_audit(traces: list[str], eff: Effective, lenient: bool, jobs: int | None
     directory that could not be listed), reported first as unreadable traces."""
     from compaction_audit.api import Progress, audit_paths
 
+    require_rules(eff)
+
     def go(progress: Progress | None = None) -> Report:
         report = (audit_paths(traces, eff.settings, lenient, eff.rules, eff.severity,
                               jobs=jobs, progress=progress) if traces else Report([]))
-        return Report(report.sessions, [*(unreadable or []), *report.errors])
+        report = Report(report.sessions, [*(unreadable or []), *report.errors])
+        report.config = config_shown(eff)
+        return report
 
-    if len(traces) < 2 or not sys.stderr.isatty():
-        return go()
-    from rich.console import Console
-    from rich.progress import Progress as Bar
+    from compaction_audit.procs import Terminated
 
-    with Bar(console=Console(stderr=True), transient=True) as bar:
-        task = bar.add_task("auditing traces", total=len(traces))
-        return go(lambda done, _total, _path: bar.update(task, completed=done))
+    try:
+        if len(traces) < 2 or not sys.stderr.isatty():
+            return go()
+        from rich.console import Console
+        from rich.progress import Progress as Bar
+
+        with Bar(console=Console(stderr=True), transient=True) as bar:
+            task = bar.add_task("auditing traces", total=len(traces))
+            return go(lambda done, _total, _path: bar.update(task, completed=done))
+    except Terminated as exc:  # SIGTERM: the workers are gone; 128 + the signal number
+        sys.stderr.write(f"compaction-audit: terminated by signal {exc.signum}\n")
+        raise typer.Exit(128 + exc.signum) from None
 
 
 def emit(report: Report, fmt: str, output: Path | None, opts: RenderOptions,

@@ -16,6 +16,7 @@ from compaction_audit.commands.audit import (
     SustainOpt,
     WindowOpt,
     effective_options,
+    require_rules,
 )
 from compaction_audit.commands.common import fail, output_console, write_bytes
 from compaction_audit.errors import AuditError, UsageError
@@ -77,6 +78,7 @@ def diff_command(
 
             require_extra()
         eff = effective_options(config, isolated, None, window, sustain, set_)
+        require_rules(eff)
         inputs = [baseline, candidate, *([str(eff.config_path)] if eff.config_path else [])]
         if output is not None:
             refuse_same_file(str(output), inputs)

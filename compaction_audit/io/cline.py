@@ -39,6 +39,7 @@ from compaction_audit.io.documents import (
     read_document,
     version_note,
 )
+from compaction_audit.io.harness import SUMMARY
 from compaction_audit.io.tokens import (
     IMAGE_TOKENS,
     estimate_tokens,
@@ -263,7 +264,7 @@ class _Converter(Conversion):
                 raise TypeError("a text part's 'text' is not a string")
             if not text.strip():
                 return None
-            source = "harness:summary" if _is_notice(part) else role
+            source = SUMMARY if _is_notice(part) else role
             return str(self.asm.span(line, base, source, text, size)["id"])
         if kind == "tool_use":
             name = str(part.get("name") or "unknown")

@@ -10,12 +10,14 @@ summary folding every working-set item that the replacement history did not keep
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Iterable, Iterator
 from typing import Any
 
 import orjson
 
 from compaction_audit.errors import LogError
+from compaction_audit.io import harness
 from compaction_audit.io.tokens import (
     IMAGE_TOKENS,
     RoundAssembler,
@@ -34,15 +36,11 @@ _CALLS = {"function_call": "arguments", "custom_tool_call": "input",
           "local_shell_call": "action", "web_search_call": "action"}
 _OUTPUTS = frozenset({"function_call_output", "custom_tool_call_output"})
 _OPAQUE_ITEMS = frozenset({"compaction", "compaction_summary"})
+_COUNT_KEYS = ("input_tokens", "cached_input_tokens", "output_tokens")
+"""The counts of a ``token_count`` usage that are all 0 in an event that measured nothing."""
 
-SUMMARY_PREFIX = "Another language model started to solve this problem"
+SUMMARY_PREFIX = harness.CODEX_SUMMARY_PREFIX
 """How Codex opens the user message that carries a local compaction's summary."""
-
-NOT_HUMAN_PREFIXES = (
-    "<environment_context>", "<user_instructions>", "# AGENTS.md instructions",
-    "<user_shell_command>", "<turn_aborted>", "<permissions", SUMMARY_PREFIX,
-)
-"""User-role text Codex injects itself; such messages are spans but open no round."""
 
 KEEP_USER_TOKENS = 20_000
 """Without ``replacement_history`` Codex rebuilds the context from the most recent
@@ -113,12 +111,13 @@ class _Converter:
         if kind == "message":
             role = str(p.get("role"))
             text, images = self.message_text(line, p.get("content"), "payload.content")
-            human = role == "user" and _is_human(text)
+            source = harness.codex_message_source(role, text)
+            human = source == harness.USER and bool(text.strip())
             if human:
                 self.asm.turn(line)
             if text.strip() or images:
                 base = p["id"] if isinstance(p.get("id"), str) else f"line-{line}"
-                span = self.asm.span(line, base, role, text,
+                span = self.asm.span(line, base, source, text,
                                      estimate_tokens(text) + images * IMAGE_TOKENS)
                 self.keys[span["id"]] = ("message", role, text)
                 if human:
@@ -176,7 +175,13 @@ class _Converter:
 
     # -- token counts ----------------------------------------------------------------
     def token_count(self, line: int, p: dict[str, Any]) -> None:
-        """A ``token_count`` event; zeros and repeats of the previous event are ignored."""
+        """A ``token_count`` event: ``last_token_usage.total_tokens`` is the context size.
+
+        Skipped (issue 10, point 7): an event whose input, cached and output counts are
+        all 0 (Codex writes one around a compaction), an event without a positive
+        total, a total above the context window (no context holds more than its
+        window: not a token count), and a repeat of the previous event.
+        """
         info = p.get("info")
         if type(info) is not dict:
             return
@@ -184,12 +189,19 @@ class _Converter:
         last, cumulative = info.get("last_token_usage"), info.get("total_token_usage")
         if type(last) is not dict:
             return
+        for key in (*_COUNT_KEYS, "total_tokens"):
+            value = last.get(key)
+            if value is not None and (type(value) is not int or value < 0):
+                raise self.fail(line, "expected an integer >= 0",
+                                f"payload.info.last_token_usage.{key}")
         total = last.get("total_tokens")
-        if total is not None and (type(total) is not int or total < 0):
-            raise self.fail(line, "expected an integer >= 0",
-                            "payload.info.last_token_usage.total_tokens")
+        if not any(last.get(key) for key in _COUNT_KEYS) and any(
+                key in last for key in _COUNT_KEYS):
+            return
+        if not total or (self.budget is not None and total > self.budget):
+            return
         seen = (total, orjson.dumps(cumulative))
-        if not total or seen == self.last_seen:
+        if seen == self.last_seen:
             return
         self.last_seen = seen
         self.last_total = total
@@ -214,12 +226,15 @@ class _Converter:
         kept, carrier, secret, extra = (self.match(line, history, message or "")
                                         if history is not None
                                         else (self.recent_user_messages(), None, None, []))
-        text = message or carrier
+        # an encrypted item is the summary the model will read: whatever ``message``
+        # says, the compaction's content is opaque and not checkable (issue 10, point 7)
+        text = None if secret is not None else message or carrier
         if text is not None:
             tokens = estimate_tokens(text)
         else:
             tokens = estimate_bytes(len(secret) * 3 // 4) if secret else 0
-        fold = [item for item in self.asm.working if item not in kept]
+        keep = set(kept)
+        fold = [item for item in self.asm.working if item not in keep]
         info = {"trigger": None, "tokens_before": self.last_total, "tokens_after": None,
                 "opaque": text is None, "kind": "compact"}
         self.asm.compaction(line, fold=fold, fallback_children=kept, base_id=f"line-{line}",
@@ -230,11 +245,18 @@ class _Converter:
 
     def match(self, line: int, history: list[Any], message: str
               ) -> tuple[list[str], str | None, str | None, list[tuple[int, str, str, int]]]:
-        """Sort the replacement history: kept spans, summary carrier, opaque blob, new items."""
+        """Sort the replacement history: kept spans, summary carrier, opaque blob, new items.
+
+        Each item is matched with the earliest working-set span of the same key not
+        matched yet (one queue per key: linear in history plus working set, however
+        many items repeat; issue 11, item 5)."""
         kept: list[str] = []
         carrier: str | None = None
         secret: str | None = None
         extra: list[tuple[int, str, str, int]] = []
+        waiting: dict[tuple[str, ...], deque[str]] = {}  # key -> unmatched ids, in order
+        for span_id in self.asm.working:
+            waiting.setdefault(self.keys.get(span_id, ("",)), deque()).append(span_id)
         for i, item in enumerate(history):
             where = f"payload.replacement_history[{i}]"
             if type(item) is not dict:
@@ -242,21 +264,21 @@ class _Converter:
             kind = item.get("type")
             if kind in _OPAQUE_ITEMS:
                 blob = item.get("encrypted_content")
-                secret = blob if isinstance(blob, str) else secret
+                secret = blob if isinstance(blob, str) else secret or ""
                 continue
             if kind == "message":
                 role = str(item.get("role"))
                 body, images = self.message_text(line, item.get("content"), f"{where}.content")
                 key: tuple[str, ...] = ("message", role, body)
-                source, size = role, estimate_tokens(body) + images * IMAGE_TOKENS
+                source = harness.codex_message_source(role, body)
+                size = estimate_tokens(body) + images * IMAGE_TOKENS
             elif kind in _CALLS or kind in _OUTPUTS:
                 key, source, body, size = self.tool_item(line, str(kind), item)
             else:
                 continue
-            found = next((s for s in self.asm.working
-                          if self.keys.get(s) == key and s not in kept), None)
-            if found is not None:
-                kept.append(found)
+            queue = waiting.get(key)
+            if queue:
+                kept.append(queue.popleft())
             elif key[:2] == ("message", "user") and _is_carrier(body, message):
                 carrier = carrier if carrier is not None else body
             else:
@@ -274,12 +296,6 @@ class _Converter:
             budget -= size
             kept.append(item)
         return kept[::-1]
-
-
-def _is_human(text: str) -> bool:
-    """True for user text a person typed (not context Codex injected)."""
-    stripped = text.lstrip()
-    return bool(stripped) and not stripped.startswith(NOT_HUMAN_PREFIXES)
 
 
 def _is_carrier(text: str, message: str) -> bool:

@@ -25,7 +25,8 @@ from compaction_audit.io import (
     opencode,
     openhands,
 )
-from compaction_audit.io.lines import iter_lines
+from compaction_audit.io.lines import DEFAULT_LIMITS, Limits, iter_lines
+from compaction_audit.io.records import json_error
 
 Format = Literal["native", "claude-code", "codex", "cline", "gemini-cli", "opencode",
                  "openhands"]
@@ -84,8 +85,7 @@ def _decide(path: str, head: list[tuple[int, bytes]],
         try:
             obj = orjson.loads(raw)
         except orjson.JSONDecodeError as exc:
-            what = "truncated last line" if not raw.endswith(b"\n") else "bad JSON"
-            first_error = first_error or LogError(path, number, f"{what}: {exc.msg}")
+            first_error = first_error or LogError(path, number, json_error(raw, exc.msg))
             continue
         if type(obj) is dict:
             objects.append(obj)
@@ -106,14 +106,14 @@ def _decide(path: str, head: list[tuple[int, bytes]],
                    "type")
 
 
-def detect_format(path: str) -> Format:
+def detect_format(path: str, limits: Limits = DEFAULT_LIMITS) -> Format:
     """The format of ``path`` from its first ~50 non-blank lines.
 
     Raises :class:`LogError` when no line matches any format (naming the first bad
     JSON line, if any, else the first line) or when the file cannot be read.  An
     empty file is ``native``.
     """
-    lines = iter_lines(path)
+    lines = iter_lines(path, limits)
     try:
         head = list(islice(lines, SNIFF_LINES))
         return _decide(path, head, lines)
@@ -121,13 +121,15 @@ def detect_format(path: str) -> Format:
         _close(lines)
 
 
-def peek_format(path: str) -> tuple[Format, Iterator[tuple[int, bytes]]]:
+def peek_format(path: str, limits: Limits = DEFAULT_LIMITS, errors: list[LogError] | None = None
+                ) -> tuple[Format, Iterator[tuple[int, bytes]]]:
     """Like :func:`detect_format`, and also return every line of ``path``, read once.
 
     The iterator yields the sniffed lines again, then the rest of the input: pass it
-    to ``ADAPTERS[fmt](path, lines)``.  Works for ``-`` (standard input).
+    to ``ADAPTERS[fmt](path, lines)``.  Works for ``-`` (standard input).  ``limits``
+    and ``errors`` as for :func:`~compaction_audit.io.lines.iter_lines`.
     """
-    lines = iter_lines(path)
+    lines = iter_lines(path, limits, errors)
     try:
         head = list(islice(lines, SNIFF_LINES))
         fmt = _decide(path, head, lines)

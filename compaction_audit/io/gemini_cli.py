@@ -38,6 +38,7 @@ from compaction_audit.io.documents import (
     read_document,
     version_note,
 )
+from compaction_audit.io.harness import META
 from compaction_audit.io.lines import iter_lines
 from compaction_audit.io.tokens import (
     decode_object,
@@ -218,7 +219,7 @@ class _Converter(Conversion):
             if isinstance(text, str) and text.strip():
                 source = role
                 if role == "user" and text.lstrip().startswith(HARNESS_PREFIXES):
-                    source = "harness:meta"
+                    source = META
                 yield f"text:{text}", source, f"{msg['id']}", text
             elif isinstance(part.get("functionCall"), dict):
                 yield self.call(part["functionCall"], f"{msg['id']}.{j}")
@@ -312,7 +313,7 @@ class _Converter(Conversion):
         self.keys[sid] = ("summary", f"text:{snapshot}")
         self.owner[sid] = sid  # the snapshot message: a later compression removes it
         for src, base, text, key in extra:  # the harness's "Got it." reply, new items
-            source = "harness:meta" if src == "assistant" and not key.startswith("call") \
+            source = META if src == "assistant" and not key.startswith("call") \
                 else src
             span = self.asm.span(line, base, source, text)
             self.keys[str(span["id"])] = (source, key)

@@ -2,14 +2,22 @@
 
 Every reader and adapter goes through :func:`iter_lines`, so line numbers mean the
 same thing everywhere: 1-based physical lines of the decompressed stream.
+
+Input is bounded (:class:`Limits`, issue 11 item 4): a line longer than
+``max_line_bytes``, a stream longer than ``max_input_bytes`` or a compressed stream
+that expands more than ``max_decompression_ratio`` times is a :class:`LogError`
+(``FILE:LINE: ...``, exit 2) raised before the memory is spent; runs of blank lines
+are skipped at C speed (a regular-expression search for the next non-blank byte).
 """
 
 from __future__ import annotations
 
 import gzip
 import io
+import re
 import sys
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, cast
 
@@ -17,27 +25,115 @@ import orjson
 import zstandard
 
 from compaction_audit.errors import LogError
+from compaction_audit.io.records import json_error
 
 _CHUNK = 1 << 20
+_NON_BLANK = re.compile(rb"\S")
+_GZIP_MAGIC = b"\x1f\x8b"
+_ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+
+MAX_LINE_BYTES = 64 << 20
+"""Default longest line (bytes, after decompression): 64 MiB, far above a real record
+(a 2,000-item round is about 50 KB) and far below what decoding it would cost."""
+MAX_INPUT_BYTES = 64 << 30
+"""Default largest input (bytes, after decompression): 64 GiB."""
+MAX_DECOMPRESSION_RATIO = 1000
+"""Default largest ratio decompressed / compressed bytes of a ``.gz``/``.zst`` input
+(real logs compress 5-50x; gzip cannot exceed about 1032x, so only near-pure
+repetition such as a bomb of blank lines reaches it)."""
+RATIO_FLOOR = 64 << 20
+"""The ratio is checked only once this many bytes were decompressed."""
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """Bounds on one input, in bytes (``max_decompression_ratio``: a plain ratio).
+
+    Set with ``--set max_line_bytes=N`` (and the other two names) or the config file;
+    see :class:`~compaction_audit.settings.Settings` and docs/security.md.
+    """
+
+    max_line_bytes: int = MAX_LINE_BYTES
+    max_input_bytes: int = MAX_INPUT_BYTES
+    max_decompression_ratio: int = MAX_DECOMPRESSION_RATIO
+
+    @classmethod
+    def of(cls, settings: Any) -> Limits:
+        """The limits held by a :class:`~compaction_audit.settings.Settings` (or any
+        object with the same attribute names; missing ones keep their defaults)."""
+        if settings is None:
+            return DEFAULT_LIMITS
+        return cls(*(getattr(settings, name, default) for name, default in (
+            ("max_line_bytes", MAX_LINE_BYTES), ("max_input_bytes", MAX_INPUT_BYTES),
+            ("max_decompression_ratio", MAX_DECOMPRESSION_RATIO))))
+
+
+DEFAULT_LIMITS = Limits()
 
 
 def open_binary(path: str) -> IO[bytes]:
     """Open ``path`` for binary reading, decompressing ``.gz`` and ``.zst`` transparently.
 
-    ``-`` is standard input.  Raises :class:`LogError` (line 0) when the file cannot be
-    opened.
+    ``-`` is standard input, decompressed when it starts with the gzip or zstd magic
+    bytes.  Raises :class:`LogError` (line 0) when the file cannot be opened.
     """
+    return _open(path)[0]
+
+
+def _open(path: str) -> tuple[IO[bytes], _Counted | None]:
+    """The decompressed stream and, for a compressed input, the raw one (whose
+    position is the compressed bytes read so far)."""
     if path == "-":
-        return sys.stdin.buffer
-    try:
-        if path.endswith(".gz"):
-            return cast(IO[bytes], gzip.open(path, "rb"))
-        raw = Path(path).open("rb")  # noqa: SIM115  (the caller closes the stream)
-    except OSError as exc:
-        raise LogError(path, 0, f"cannot open: {exc.strerror or exc}") from None
-    if path.endswith(".zst"):
-        return io.BufferedReader(_ZstdReader(raw), buffer_size=_CHUNK)
-    return raw
+        if sys.stdin is None:
+            raise LogError(path, 0, "cannot open: standard input is closed")
+        raw: IO[bytes] = sys.stdin.buffer
+        peek = getattr(raw, "peek", None)
+        head = peek(4)[:4] if peek is not None else b""
+        kind = "gz" if head[:2] == _GZIP_MAGIC else "zst" if head == _ZSTD_MAGIC else ""
+    else:
+        try:
+            raw = Path(path).open("rb")  # noqa: SIM115  (the caller closes the stream)
+        except OSError as exc:
+            raise LogError(path, 0, f"cannot open: {exc.strerror or exc}") from None
+        kind = "gz" if path.endswith(".gz") else "zst" if path.endswith(".zst") else ""
+    if kind == "gz":
+        counted = _Counted(raw)
+        return cast(IO[bytes], gzip.GzipFile(fileobj=counted, mode="rb")), counted
+    if kind == "zst":
+        counted = _Counted(raw)
+        return (io.BufferedReader(_ZstdReader(cast(IO[bytes], counted)), buffer_size=_CHUNK),
+                counted)
+    return raw, None
+
+
+class _Counted(io.RawIOBase):
+    """A compressed stream that counts the bytes read from it (``tell`` works on a
+    pipe too), for the decompression ratio."""
+
+    def __init__(self, raw: IO[bytes]) -> None:
+        self._raw = raw
+        self.count = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def read(self, size: int | None = -1) -> bytes:
+        data = self._raw.read(-1 if size is None else size)
+        self.count += len(data)
+        return data
+
+    def readinto(self, b: Any) -> int:
+        data = self.read(len(b))
+        b[:len(data)] = data
+        return len(data)
+
+    def tell(self) -> int:
+        return self.count
+
+    def close(self) -> None:
+        if self._raw is not getattr(sys.stdin, "buffer", None):
+            self._raw.close()
+        super().close()
 
 
 class _ZstdReader(io.RawIOBase):
@@ -46,12 +142,15 @@ class _ZstdReader(io.RawIOBase):
     zstandard's ``stream_reader`` ends quietly at a frame cut short, which would drop
     the rest of a log without a word; here the end of input inside a frame raises
     ``ZstdError`` ("truncated"), which :func:`iter_lines` reports with its line.
+    Each read decompresses at most :data:`_CHUNK` bytes of output, so a bomb is
+    stopped by the limits of :func:`iter_lines` before it fills the memory.
     """
 
     def __init__(self, raw: IO[bytes]) -> None:
         self._raw = raw
         self._dctx = zstandard.ZstdDecompressor()
         self._obj = self._dctx.decompressobj()
+        self._pending = memoryview(b"")  # compressed input not yet fed
         self._buf = b""
         self._pos = 0
         self._in_frame = False
@@ -62,27 +161,35 @@ class _ZstdReader(io.RawIOBase):
 
     def readinto(self, b: Any) -> int:
         while self._pos >= len(self._buf) and not self._done:
-            chunk = self._raw.read(_CHUNK)
-            if not chunk:
-                self._done = True
-                if self._in_frame:
-                    raise zstandard.ZstdError("truncated zstd stream: the last frame is cut short")
-                break
-            self._buf, self._pos = self._feed(chunk), 0
+            if not self._pending:
+                self._pending = memoryview(self._raw.read(_CHUNK >> 4))
+                if not self._pending:
+                    self._done = True
+                    if self._in_frame:
+                        raise zstandard.ZstdError(
+                            "truncated zstd stream: the last frame is cut short")
+                    break
+            self._buf, self._pos = self._feed(), 0
         n = min(len(b), len(self._buf) - self._pos)
         b[:n] = self._buf[self._pos:self._pos + n]
         self._pos += n
         return n
 
-    def _feed(self, data: bytes) -> bytes:
+    def _feed(self) -> bytes:
+        """Decompress pending input in small pieces until about :data:`_CHUNK` bytes
+        came out (a 1 KB piece expands to at most about 32 MB)."""
         out = []
-        while data:
-            out.append(self._obj.decompress(data))
+        size = 0
+        while self._pending and size < _CHUNK:
+            piece, self._pending = self._pending[:1024], self._pending[1024:]
+            data = self._obj.decompress(piece)
+            out.append(data)
+            size += len(data)
             self._in_frame = not self._obj.eof
-            if not self._obj.eof:
-                break
-            data = self._obj.unused_data
-            self._obj = self._dctx.decompressobj()
+            if self._obj.eof:
+                rest = bytes(self._obj.unused_data) + bytes(self._pending)
+                self._pending = memoryview(rest)
+                self._obj = self._dctx.decompressobj()
         return b"".join(out)
 
     def close(self) -> None:
@@ -90,41 +197,126 @@ class _ZstdReader(io.RawIOBase):
         super().close()
 
 
-def iter_lines(path: str) -> Iterator[tuple[int, bytes]]:
+def iter_lines(path: str, limits: Limits = DEFAULT_LIMITS,
+               errors: list[LogError] | None = None) -> Iterator[tuple[int, bytes]]:
     """Yield ``(line_number, raw_line)`` for every non-blank line of ``path``.
 
     Line numbers are 1-based.  A last line without a trailing newline is yielded as is;
     the JSON decoder reports it as truncated if it does not parse.  Raises
-    :class:`LogError` for unreadable or corrupt (bad gzip/zstd) files.
+    :class:`LogError` for unreadable or corrupt (bad gzip/zstd) files, and for input
+    beyond ``limits``.  With ``errors`` (lenient reading) a stream that ends in a
+    read error (a truncated ``.gz``/``.zst``) is not raised: its error is appended to
+    ``errors`` (with the line it cut, which is dropped, as a plain file's truncated
+    last line is) and the lines before it are kept.
     """
-    stream = open_binary(path)
-    number = 0
+    stream, raw = _open(path)
     try:
-        for raw in stream:
-            number += 1
-            if raw.strip():
-                yield number, raw
-    except (OSError, EOFError, zstandard.ZstdError) as exc:
-        raise LogError(path, number + 1, f"cannot read: {exc}") from None
+        yield from _split(path, stream, raw, limits, errors)
     finally:
-        if stream is not sys.stdin.buffer:
-            stream.close()
+        for handle in (stream, raw):
+            if handle is not None and handle is not getattr(sys.stdin, "buffer", None):
+                handle.close()
+
+
+def _split(path: str, stream: IO[bytes], raw: _Counted | None, limits: Limits,
+           errors: list[LogError] | None) -> Iterator[tuple[int, bytes]]:
+    read = getattr(stream, "read1", stream.read)
+    search = _NON_BLANK.search
+    number = 0  # newlines before the start of ``carry``
+    carry: list[bytes] = []  # the line being assembled (no newline yet)
+    carry_len = 0
+    carry_blank = True
+    total = 0
+    max_line = limits.max_line_bytes
+    while True:
+        try:
+            chunk = read(_CHUNK)
+        except (OSError, EOFError, zstandard.ZstdError) as exc:
+            err = LogError(path, number + 1, f"cannot read: {exc}")
+            if errors is None:
+                raise err from None
+            errors.append(err)
+            return
+        if not chunk:
+            break
+        total += len(chunk)
+        if total > limits.max_input_bytes:
+            over = len(chunk) - (total - limits.max_input_bytes)
+            raise LogError(path, number + chunk.count(b"\n", 0, over) + 1,
+                           f"input longer than {limits.max_input_bytes} bytes (max_input_bytes)")
+        if raw is not None and total > RATIO_FLOOR:
+            _check_ratio(path, number + 1, total, raw, limits.max_decompression_ratio)
+        end = chunk.rfind(b"\n") + 1
+        if carry_blank and chunk.isspace():  # a run of blank lines: count them, at C speed
+            if end:
+                number += chunk.count(b"\n")
+                carry, carry_len = [], 0
+            carry.append(chunk[end:])
+            carry_len += len(chunk) - end
+            if carry_len > max_line:
+                raise _too_long(path, number + 1, max_line)
+            continue
+        if not end:  # no line ends in this chunk
+            carry.append(chunk)
+            carry_len += len(chunk)
+            carry_blank = False
+            if carry_len > max_line:
+                raise _too_long(path, number + 1, max_line)
+            continue
+        head = chunk.find(b"\n") + 1
+        if carry_len + head > max_line:
+            raise _too_long(path, number + 1, max_line)
+        pos = 0
+        if carry_len:
+            line = b"".join([*carry, chunk[:head]])
+            number += 1
+            if line.strip():
+                yield number, line
+            pos = head
+        count = chunk.count
+        while True:
+            m = search(chunk, pos, end)
+            if m is None:
+                number += count(b"\n", pos, end)
+                break
+            start = chunk.rfind(b"\n", pos, m.start()) + 1 or pos
+            stop = chunk.find(b"\n", m.start(), end) + 1
+            number += count(b"\n", pos, start) + 1
+            if stop - start > max_line:
+                raise _too_long(path, number, max_line)
+            yield number, chunk[start:stop]
+            pos = stop
+        rest = chunk[end:]
+        carry, carry_len, carry_blank = [rest], len(rest), not search(rest)
+        if carry_len > max_line:
+            raise _too_long(path, number + 1, max_line)
+    if not carry_blank:
+        yield number + 1, b"".join(carry)
+
+
+def _too_long(path: str, line: int, limit: int) -> LogError:
+    return LogError(path, line, f"line longer than {limit} bytes (max_line_bytes)")
+
+
+def _check_ratio(path: str, line: int, total: int, raw: _Counted, ratio: int) -> None:
+    if total > ratio * max(raw.tell(), 1):
+        raise LogError(path, line, f"the compressed input expands more than {ratio}x "
+                       "(max_decompression_ratio): a decompression bomb?")
 
 
 def decode_lines(path: str, lines: Iterable[tuple[int, bytes]], lenient: bool,
                  skipped: list[LogError]) -> Iterator[tuple[int, Any]]:
     """Decode ``(line, raw)`` pairs with orjson, yielding ``(line, object)``.
 
-    Bad JSON raises :class:`LogError` naming the line ("truncated last line" when the
-    line lacks its newline); in ``lenient`` mode the error is appended to ``skipped``
-    and the line passed over.
+    Bad JSON raises :class:`LogError` naming the line (see
+    :func:`~compaction_audit.io.records.json_error` for the wording); in ``lenient``
+    mode the error is appended to ``skipped`` and the line passed over.
     """
     for number, raw in lines:
         try:
             yield number, orjson.loads(raw)
         except orjson.JSONDecodeError as exc:
-            what = "truncated last line" if not raw.endswith(b"\n") else "bad JSON"
-            err = LogError(path, number, f"{what}: {exc.msg}")
+            err = LogError(path, number, json_error(raw, exc.msg))
             if not lenient:
                 raise err from None
             skipped.append(err)

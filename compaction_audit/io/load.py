@@ -10,46 +10,50 @@ from __future__ import annotations
 
 from compaction_audit.errors import LogError, UsageError
 from compaction_audit.io.detect import ADAPTERS, TOLERANT, Format, peek_format
-from compaction_audit.io.lines import decode_lines
+from compaction_audit.io.lines import DEFAULT_LIMITS, Limits, decode_lines
 from compaction_audit.io.native import read_native, read_records
 from compaction_audit.model import Session
 
 FORMATS = ("native", "claude-code", "codex", "cline", "gemini-cli", "opencode", "openhands")
 
 
-def load_session(path: str, lenient: bool = False,
-                 source: str | None = None) -> tuple[Session, str]:
+def load_session(path: str, lenient: bool = False, source: str | None = None,
+                 limits: Limits = DEFAULT_LIMITS) -> tuple[Session, str]:
     """Read ``path`` in its detected format (or ``source`` when given).
 
     Returns the session and the format name.  Raises :class:`LogError` for unreadable
-    or malformed input and :class:`UsageError` for an unknown ``source``.
+    or malformed input (and input beyond ``limits``) and :class:`UsageError` for an
+    unknown ``source``.
     """
     if source is not None and source not in FORMATS:
         raise UsageError(f"unknown format {source!r} (known: {', '.join(FORMATS)})")
     if source == "native" and path != "-":
-        return read_native(path, lenient), "native"
+        return read_native(path, lenient, limits), "native"
     fmt: Format
+    read_errors: list[LogError] = []
     try:
-        detected, lines = peek_format(path)
+        detected, lines = peek_format(path, limits, read_errors if lenient else None)
     except LogError:
         if not lenient or path == "-":
             raise
-        return read_native(path, lenient), "native"  # nothing recognizable: skip it all
+        return read_native(path, lenient, limits), "native"  # nothing recognizable: skip it all
     fmt = detected if source is None else source  # type: ignore[assignment]
     if fmt == "native":
         if path != "-":
             close = getattr(lines, "close", None)
             if close is not None:
                 close()
-            return read_native(path, lenient), "native"
+            return read_native(path, lenient, limits), "native"
         skipped: list[LogError] = []
-        session = read_records(decode_lines(path, lines, lenient, skipped), path, lenient)
-        session.skipped = sorted(skipped + session.skipped, key=lambda e: e.line)
+        session = read_records(decode_lines(path, lines, lenient, skipped), path, lenient,
+                               skipped)
+        session.skipped = sorted(skipped + read_errors + session.skipped, key=lambda e: e.line)
         return session, "native"
+    dropped: list[LogError] = []
     if fmt in TOLERANT:  # malformed elements are skipped by the adapter when lenient
-        dropped: list[LogError] = []
         records = ADAPTERS[fmt](path, lines, dropped if lenient else None)  # type: ignore[call-arg]
-        session = read_records(records, path, lenient)
-        session.skipped = sorted(dropped + session.skipped, key=lambda e: e.line)
-        return session, fmt
-    return read_records(ADAPTERS[fmt](path, lines), path, lenient), fmt
+    else:
+        records = ADAPTERS[fmt](path, lines)
+    session = read_records(records, path, lenient)
+    session.skipped = sorted(dropped + read_errors + session.skipped, key=lambda e: e.line)
+    return session, fmt

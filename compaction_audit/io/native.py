@@ -21,7 +21,8 @@ import polars as pl
 
 from compaction_audit.errors import LogError
 from compaction_audit.io import records as rec
-from compaction_audit.io.lines import decode_lines, iter_lines
+from compaction_audit.io.lines import DEFAULT_LIMITS, Limits, decode_lines, iter_lines
+from compaction_audit.io.quarantine import LenientFeed
 from compaction_audit.io.quiet_gc import paused_gc
 from compaction_audit.model import (
     EDGE_SCHEMA,
@@ -79,6 +80,7 @@ class SessionBuilder:
         self._ws_line = 0  # line whose ``retained`` is the working set (0: none yet; -1: other)
         self._store: set[str] = set()
         self._gone: dict[str, tuple[int, str]] = {}
+        self._forgotten: set[str] = set()
         self._open: dict[str, int] = {}
         self._rounds: dict[str, list[Any]] = {k: [] for k in ROUND_SCHEMA}
         self._items: dict[str, list[Any]] = {k: [] for k in ITEM_SCHEMA if k[:4] != "gone"}
@@ -86,6 +88,26 @@ class SessionBuilder:
         self._members: dict[str, list[Any]] = {k: [] for k in MEMBERSHIP_SCHEMA}
         self._events: dict[str, list[Any]] = {k: [] for k in EVENT_SCHEMA}
         self.compactions: list[dict[str, Any]] = []
+
+    def defines(self, item: str) -> bool:
+        """True when a record added so far defined the id ``item``."""
+        return item in self._kind
+
+    def forgotten(self, item: str) -> bool:
+        """True when ``item`` was taken out by :meth:`forget`."""
+        return item in self._forgotten
+
+    def forget(self, ids: set[str]) -> None:
+        """Take ``ids`` (in the working set) out of it before the next round, with no
+        event: lenient reading's quarantine of what a skipped round may have removed
+        (:mod:`compaction_audit.io.quarantine`).  They stay defined, not resolvable."""
+        ids = ids & self._ws
+        ri = len(self._rounds["ri"])
+        for item in ids:
+            self._close(item, ri)
+        self._ws -= ids
+        self._forgotten |= ids
+        self._ws_line = -1
 
     @property
     def working_set(self) -> frozenset[str]:
@@ -180,7 +202,8 @@ class SessionBuilder:
         budget = obj.get("budget_tokens")
         if budget is not None:
             budget = rec.as_int(budget, "budget_tokens", 1, rec.MAX_TOKENS)
-        spans = [rec.span(v, f"spans[{i}]") for i, v in
+        lines = "source_format" in self.header.extra  # adapter output: spans carry lines
+        spans = [rec.span(v, f"spans[{i}]", lines) for i, v in
                  enumerate(rec.as_list(obj.get("spans", []), "spans"))]
         summaries = [rec.summary(v, f"summaries[{i}]") for i, v in
                      enumerate(rec.as_list(obj.get("summaries", []), "summaries"))]
@@ -204,7 +227,7 @@ class SessionBuilder:
                                          f"{key}[{i}]")
         both = set(evicted) & set(offloaded)
         if both:
-            item = sorted(both)[0]
+            item = next(i for i in evicted if i in both)  # the first in file order
             raise rec.FieldError(f"id {item!r} is both evicted and offloaded", "offloaded")
         removed = set(evicted) | set(offloaded)
         silent: list[str] = []
@@ -241,11 +264,11 @@ class SessionBuilder:
                 total, count = float(sum(known)), len(known)  # type: ignore[arg-type]
             # retained ids outside the candidates and the store: never defined or gone
             unknown = entering - new_ids - self._store
-            for item in unknown:
+            for item in _in_file_order(obj, unknown):  # the error names the first one
                 self._check_known(item, new_ids, _retained_field(obj, item))
             clash = {item for item in removed if item in new_ws}
             if clash:
-                item = sorted(clash)[0]
+                item = _in_file_order(obj, clash)[0]
                 raise rec.FieldError(
                     f"id {item!r} is retained and also evicted or offloaded this round",
                     _retained_field(obj, item))
@@ -314,7 +337,7 @@ class SessionBuilder:
         self._last_round = r.number
         for s in r.spans:
             self._item(s.id, "span", s.tokens, 0, ri, r.number, line, s.text,
-                       s.salience_class, s.source, None)
+                       s.salience_class, s.source, None, s.source_line)
         for fold, depth in zip(r.summaries, r.depths, strict=True):
             self._item(fold.id, "summary", fold.tokens, depth, ri, r.number, line, fold.text,
                        None, None, fold.accounting)
@@ -369,11 +392,12 @@ class SessionBuilder:
 
     def _item(self, item: str, kind: str, tokens: int, depth: int, ri: int, number: int,
               line: int, text: str | None, cls: str | None, source: str | None,
-              accounting: str | None) -> None:
+              accounting: str | None, source_line: int | None = None) -> None:
         self._kind[item] = kind
         self._depth[item] = depth
         for key, value in (("id", item), ("kind", kind), ("tokens", tokens), ("depth", depth),
-                           ("ri", ri), ("round", number), ("line", line), ("text", text),
+                           ("ri", ri), ("round", number), ("line", line),
+                           ("source_line", source_line or line), ("text", text),
                            ("salience_class", cls), ("source", source),
                            ("accounting", accounting)):
             self._items[key].append(value)
@@ -430,6 +454,20 @@ def _cycles(summaries: list[rec.SummaryRec], later: dict[str, int], start: str,
     return False
 
 
+def _in_file_order(obj: dict[str, Any], items: set[str]) -> list[str]:
+    """``items`` (ids of ``obj["retained"]``) in the order the record lists them, so
+    that an error names the first offender whatever the hash seed (issue 11, item 8)."""
+    if not items:
+        return []
+    out = []
+    for element in obj["retained"]:
+        raw = element[0] if type(element) is list else element.get("id")
+        key = raw if type(raw) is str else str(raw)
+        if key in items:
+            out.append(key)
+    return out
+
+
 def _retained_field(obj: dict[str, Any], item: str) -> str:
     """The field path of ``item`` in ``retained`` (slow; only used for messages)."""
     for i, element in enumerate(obj["retained"]):
@@ -439,32 +477,45 @@ def _retained_field(obj: dict[str, Any], item: str) -> str:
     return "retained"
 
 
-def read_records(records: Iterable[tuple[int, Any]], path: str,
-                 lenient: bool = False) -> Session:
+def read_records(records: Iterable[tuple[int, Any]], path: str, lenient: bool = False,
+                 bad_lines: list[LogError] | None = None) -> Session:
     """Build a :class:`Session` from ``(line, decoded_record)`` pairs.
 
-    Strict mode raises the first :class:`LogError`; lenient mode skips each bad
-    record, keeps going and lists the errors in ``Session.skipped``.  Adapters pass
-    their converted records here so that every format is checked by the same rules.
+    Strict mode raises the first :class:`LogError`; lenient mode skips each record
+    bad in itself, quarantines what it defined and drops later references to it
+    (:class:`~compaction_audit.io.quarantine.LenientFeed`), listing the skips in
+    ``Session.skipped`` and the dropped references in ``Session.dependent``.
+    ``bad_lines``: the list the JSON decoder appends undecodable lines to while
+    ``records`` is consumed (they are skipped, and may have defined anything); the
+    caller adds them to ``Session.skipped``.  Adapters pass their converted records
+    here so that every format is checked by the same rules.
     """
     builder = SessionBuilder(path)
-    skipped: list[LogError] = []
+    if not lenient:
+        with paused_gc():
+            for line, obj in records:
+                builder.add(line, obj)
+        return builder.finish()
+    feed = LenientFeed(builder)
+    seen = 0
     with paused_gc():
         for line, obj in records:
-            try:
-                builder.add(line, obj)
-            except LogError as exc:
-                if not lenient:
-                    raise
-                skipped.append(exc)
-    return builder.finish(skipped)
+            if bad_lines and len(bad_lines) > seen:
+                feed.unreadable(bad_lines[seen].line)
+                seen = len(bad_lines)
+            feed.add(line, obj)
+    session = builder.finish(feed.skipped)
+    session.dependent = feed.dependent
+    return session
 
 
-def read_native(path: str, lenient: bool = False) -> Session:
+def read_native(path: str, lenient: bool = False, limits: Limits = DEFAULT_LIMITS) -> Session:
     """Read a ``compaction-audit/1`` log (plain, ``.gz``, ``.zst`` or ``-``).
 
-    Raises :class:`LogError` for unreadable files and, in strict mode, for the first
-    malformed line (bad JSON, a truncated last line, any record error).
+    Raises :class:`LogError` for unreadable files, input beyond ``limits`` and, in
+    strict mode, for the first malformed line (bad JSON, a truncated last line, any
+    record error).  In lenient mode a stream cut short (a truncated ``.gz``) is one
+    skipped record, as a plain file's truncated last line is.
 
     A large plain file is decoded in two helper processes while this one checks the
     records (:mod:`compaction_audit.io.parallel`).
@@ -473,11 +524,11 @@ def read_native(path: str, lenient: bool = False) -> Session:
 
     if parallel.wanted(path):
         try:
-            return parallel.read_parallel(path, lenient)
+            return parallel.read_parallel(path, lenient, limits)
         except parallel.HelperFailed:
             pass
     skipped: list[LogError] = []
-    session = read_records(decode_lines(path, iter_lines(path), lenient, skipped), path,
-                           lenient)
+    lines = iter_lines(path, limits, skipped if lenient else None)
+    session = read_records(decode_lines(path, lines, lenient, skipped), path, lenient, skipped)
     session.skipped = sorted(skipped + session.skipped, key=lambda e: e.line)
     return session

@@ -42,6 +42,7 @@ from compaction_audit.io.documents import (
     read_document,
     version_note,
 )
+from compaction_audit.io.harness import META
 from compaction_audit.io.lines import iter_lines
 from compaction_audit.io.tokens import (
     estimate_tokens,
@@ -238,7 +239,7 @@ class _Converter(Conversion):
             kind = part.get("type")
             text = part.get("text")
             if kind == "text" and isinstance(text, str) and text.strip():
-                source = "harness:meta" if part.get("synthetic") else "user"
+                source = META if part.get("synthetic") else "user"
                 self.asm.span(line, base, source, text)
             elif kind == "file":
                 body = _file_text(part)

@@ -38,6 +38,7 @@ from compaction_audit.io.documents import (
     text_of,
     version_note,
 )
+from compaction_audit.io.harness import META
 from compaction_audit.io.lines import iter_lines
 from compaction_audit.io.tokens import (
     decode_object,
@@ -191,7 +192,7 @@ class _Converter(Conversion):
             self.add(line, eid, "user", text_of(args.get("content")))
         elif kind in HARNESS:
             body = args.get("content") if action is not None else event.get("content")
-            self.add(line, eid, "harness:meta", text_of(body))
+            self.add(line, eid, META, text_of(body))
         elif action in ASSISTANT_ACTIONS:
             field = ASSISTANT_ACTIONS[str(action)]
             self.add(line, eid, "assistant", text_of(args.get(field) or event.get("message")))

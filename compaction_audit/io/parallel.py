@@ -21,8 +21,9 @@ import orjson
 
 from compaction_audit.errors import LogError
 from compaction_audit.io import records as rec
-from compaction_audit.io.lines import open_binary
+from compaction_audit.io.lines import DEFAULT_LIMITS, Limits, open_binary
 from compaction_audit.io.native import SessionBuilder
+from compaction_audit.io.quarantine import LenientFeed
 from compaction_audit.io.quiet_gc import paused_gc
 from compaction_audit.model import Session
 
@@ -37,7 +38,8 @@ _BOOT = (
     "sys.modules[spec.name] = mod\n"
     "spec.loader.exec_module(mod)\n"
     "out = sys.stdout.buffer\n"
-    "mod.reduce_lines(sys.argv[2], out.write, int(sys.argv[3]), int(sys.argv[4]))\n"
+    "mod.reduce_lines(sys.argv[2], out.write, int(sys.argv[3]), int(sys.argv[4]),\n"
+    "                 max_line=int(sys.argv[5]))\n"
     "out.flush()\n"
 )
 """The helper process: :mod:`compaction_audit.io.records` loaded by file path, so that
@@ -112,7 +114,7 @@ def _messages(first: IO[bytes], second: queue.SimpleQueue[bytes | None] | None
                 yield (msg[0] + base, *msg[1:])
 
 
-def read_parallel(path: str, lenient: bool) -> Session:
+def read_parallel(path: str, lenient: bool, limits: Limits = DEFAULT_LIMITS) -> Session:
     """:func:`read_native` with the decoding in two helper processes (same result).
 
     Each helper decodes half of the file (split at a line start) with orjson and
@@ -121,19 +123,28 @@ def read_parallel(path: str, lenient: bool) -> Session:
     applies every record in file order with the same :class:`SessionBuilder`,
     re-reading a line whole from the file when a reduction does not apply (an error
     to report, a working set that is not the reduction's).  Raises
-    :class:`HelperFailed` when a helper dies; the caller then reads alone.
+    :class:`HelperFailed` when a helper dies, when the file is longer than
+    ``limits.max_input_bytes`` or when the split point is inside a line longer than
+    ``limits.max_line_bytes``; the caller then reads alone (and reports the line).
     """
     source = open_binary(path)  # LogError (line 0) when the file cannot be opened
     size = os.fstat(source.fileno()).st_size
+    if size > limits.max_input_bytes:  # the sequential reader names the line
+        source.close()
+        raise HelperFailed
     source.seek(size // 2)
-    source.readline()
+    tail = source.readline(limits.max_line_bytes + 1)
+    if len(tail) > limits.max_line_bytes:
+        source.close()
+        raise HelperFailed
     split = source.tell()
     ranges = [(0, split), (split, -1)] if split < size else [(0, -1)]
     helpers: list[subprocess.Popen[bytes]] = []
     try:
         for start, stop in ranges:
             helpers.append(subprocess.Popen(
-                [sys.executable, "-c", _BOOT, rec.__file__, path, str(start), str(stop)],
+                [sys.executable, "-c", _BOOT, rec.__file__, path, str(start), str(stop),
+                 str(limits.max_line_bytes)],
                 stdin=subprocess.DEVNULL, stdout=subprocess.PIPE))
     except OSError:  # no interpreter to start: read alone
         source.close()
@@ -150,27 +161,26 @@ def read_parallel(path: str, lenient: bool) -> Session:
         threading.Thread(target=_drain, args=(helpers[1].stdout, second), daemon=True).start()
     assert helpers[0].stdout is not None
     builder = SessionBuilder(path)
-    skipped: list[LogError] = []
+    feed = LenientFeed(builder) if lenient else None
+    add = builder.add if feed is None else feed.add
     try:
         with source, paused_gc():
             for msg in _messages(helpers[0].stdout, second):
                 number, kind = msg[0], msg[1]
                 if kind == rec.MSG_READ_ERROR:
                     raise LogError(path, number, msg[2])
-                try:
-                    if kind == rec.MSG_REDUCED:
-                        if not builder.add_reduced(number, msg[2], msg[3], msg[4], msg[5],
-                                                   msg[6], msg[7]):
-                            source.seek(msg[8])
-                            builder.add(number, orjson.loads(source.read(msg[9])))
-                    elif kind == rec.MSG_RECORD:
-                        builder.add(number, msg[2])
-                    else:
-                        raise LogError(path, number, msg[2])
-                except LogError as exc:
-                    if not lenient:
-                        raise
-                    skipped.append(exc)
+                if kind == rec.MSG_REDUCED:
+                    if ((feed is not None and not feed.clean)
+                            or not builder.add_reduced(number, msg[2], msg[3], msg[4], msg[5],
+                                                       msg[6], msg[7])):
+                        source.seek(msg[8])
+                        add(number, orjson.loads(source.read(msg[9])))
+                elif kind == rec.MSG_RECORD:
+                    add(number, msg[2])
+                elif feed is None:
+                    raise LogError(path, number, msg[2])
+                else:
+                    feed.bad_line(LogError(path, number, msg[2]))
     finally:
         for helper in helpers:
             if helper.poll() is None:
@@ -179,5 +189,7 @@ def read_parallel(path: str, lenient: bool) -> Session:
             assert helper.stdout is not None
             helper.stdout.close()
     session = builder.finish()
-    session.skipped = sorted(skipped, key=lambda e: e.line)
+    if feed is not None:
+        session.skipped = sorted(feed.skipped, key=lambda e: e.line)
+        session.dependent = feed.dependent
     return session

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import marshal
+import re
 from collections.abc import Callable
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
@@ -45,6 +46,16 @@ class SpanRec:
     text: str | None
     salience_class: str | None
     source: str | None
+    source_line: int | None = None
+    """The 1-based log line that stated the span, from an adapter's ``source_line``
+    (read only in adapter output: :data:`SPAN_LINE_KEY`); None: the round's line."""
+
+
+SPAN_LINE_KEY = "source_line"
+"""The key under which the adapters (:class:`compaction_audit.io.tokens.RoundAssembler`)
+write each span's own line in the foreign log.  Native logs keep it as an unknown field
+(spec log-format.md: extra fields are ignored) unless the session record names a
+``source_format``, as the adapters' does."""
 
 
 @dataclass(slots=True)
@@ -127,8 +138,9 @@ def id_list(obj: dict[str, Any], key: str) -> list[str]:
     return ids
 
 
-def span(value: Any, where: str) -> SpanRec:
-    """Validate a span object."""
+def span(value: Any, where: str, lines: bool = False) -> SpanRec:
+    """Validate a span object; with ``lines`` (adapter output) also its optional
+    :data:`SPAN_LINE_KEY`, a line number >= 1."""
     if type(value) is not dict:
         raise FieldError(f"expected an object, got {_kind(value)}", where)
     if "id" not in value:
@@ -149,6 +161,8 @@ def span(value: Any, where: str) -> SpanRec:
         opt_str(value, "text", where),
         cls,
         source,
+        as_int(value[SPAN_LINE_KEY], f"{where}.{SPAN_LINE_KEY}", 1)
+        if lines and value.get(SPAN_LINE_KEY) is not None else None,
     )
 
 
@@ -293,6 +307,21 @@ def logged(value: Any) -> dict[str, float | int | None]:
     return out
 
 
+def json_error(raw: bytes, message: str) -> str:
+    """The reader's wording for a line ``raw`` that orjson rejected with ``message``.
+
+    "truncated last line" when the line lacks its newline, else "bad JSON"; a line
+    holding a lone CR (classic Mac line endings, which make the whole file one line)
+    says so, since orjson's own message ("unexpected content after document") does
+    not point at the cause.
+    """
+    what = "truncated last line" if not raw.endswith(b"\n") else "bad JSON"
+    if raw.count(b"\r") > raw.count(b"\r\n"):
+        return (f"bad JSON: lines end with a lone CR (classic Mac line endings); "
+                f"use LF or CRLF ({message})")
+    return f"{what}: {message}"
+
+
 def _kind(value: Any) -> str:
     if value is None:
         return "null"
@@ -323,8 +352,35 @@ LAST_FRAME = 1 << 31
 """Set in the length of the frame that holds ``MSG_END``."""
 
 
+_NON_BLANK = re.compile(rb"\S")
+
+
+def _skip_blank_run(handle: Any, most: int) -> tuple[int, int]:
+    """Read past the blank bytes ahead in ``handle`` (at most ``most``; -1: no limit)
+    a buffer at a time, up to the start of the next line holding a non-blank byte;
+    returns ``(bytes, newlines)`` read.  A gigabyte of blank lines costs no per-line
+    work (issue 11, item 4)."""
+    total = lines = 0
+    while most < 0 or total < most:
+        ahead = handle.peek(1 << 16)
+        if not ahead:
+            break
+        found = _NON_BLANK.search(ahead)
+        cut = len(ahead) if found is None else ahead.rfind(b"\n", 0, found.start()) + 1
+        if most >= 0:
+            cut = min(cut, most - total)
+        if cut <= 0:
+            break
+        lines += ahead.count(b"\n", 0, cut)
+        handle.read(cut)
+        total += cut
+        if found is not None:
+            break
+    return total, lines
+
+
 def reduce_lines(path: str, write: Callable[[bytes], Any], start: int = 0, stop: int = -1,
-                 batch_bytes: int = 1 << 18) -> None:
+                 batch_bytes: int = 1 << 18, max_line: int = -1) -> None:
     """Decode the non-blank lines of the plain file ``path`` and write framed batches.
 
     Reads the lines that start at byte offsets ``start`` (a line start) up to ``stop``
@@ -337,6 +393,8 @@ def reduce_lines(path: str, write: Callable[[bytes], Any], start: int = 0, stop:
     decides when the fast path does not; the first such round of a range that does not
     start the file is sent whole); everything else is sent whole.  The receiver uses a
     reduction only if its working set is that of the reduction's previous line.
+    A line longer than ``max_line`` bytes (-1: no limit) ends the stream with
+    ``MSG_READ_ERROR`` before more of it is read.
     """
     gc.disable()
     prev_line, prev_ids = (0, set[str]()) if start == 0 else (-1, set[str]())
@@ -352,21 +410,30 @@ def reduce_lines(path: str, write: Callable[[bytes], Any], start: int = 0, stop:
     number = 0
     offset = start
     try:
-        with open(path, "rb") as handle:
+        with open(path, "rb", buffering=1 << 16) as handle:
             handle.seek(start)
-            for raw in handle:
-                if offset == stop:
+            readline = handle.readline
+            limit = max_line + 1 if max_line >= 0 else -1
+            while offset != stop:
+                raw = readline(limit)
+                if not raw:
                     break
                 number += 1
                 here = offset
                 offset += len(raw)
+                if len(raw) == limit and not raw.endswith(b"\n"):
+                    pending.append((number, MSG_READ_ERROR,
+                                    f"line longer than {max_line} bytes (max_line_bytes)"))
+                    break
                 if not raw.strip():
+                    skipped, lines = _skip_blank_run(handle, stop - offset if stop >= 0 else -1)
+                    offset += skipped
+                    number += lines
                     continue
                 try:
                     obj = orjson.loads(raw)
                 except orjson.JSONDecodeError as exc:
-                    what = "truncated last line" if not raw.endswith(b"\n") else "bad JSON"
-                    pending.append((number, MSG_BAD_JSON, f"{what}: {exc.msg}"))
+                    pending.append((number, MSG_BAD_JSON, json_error(raw, exc.msg)))
                     continue
                 if type(obj) is dict and obj.get("type") == "round" and "retained" in obj:
                     value = obj["retained"]

@@ -19,7 +19,9 @@ from typing import Any
 import orjson
 
 from compaction_audit.errors import LogError
+from compaction_audit.io.harness import SUMMARY
 from compaction_audit.io.lines import iter_lines
+from compaction_audit.io.records import SPAN_LINE_KEY
 
 BYTES_PER_TOKEN = 4
 """The estimate's divisor: about four UTF-8 bytes per token for English text and code."""
@@ -92,17 +94,23 @@ class RoundAssembler:
     def __init__(self) -> None:
         self.working: dict[str, int] = {}
         self._ids: set[str] = set()
+        self._next: dict[str, int] = {}
         self._rounds: list[tuple[int, dict[str, Any]]] = []
         self._current: dict[str, Any] | None = None
         self._current_line = 0
         self._pending: list[tuple[int, dict[str, Any]]] = []
 
     def new_id(self, base: str) -> str:
-        """``base`` if unused, else ``base#2``, ``base#3``, ... (ids are unique per session)."""
-        item, k = base, 1
+        """``base`` if unused, else ``base#2``, ``base#3``, ... (ids are unique per session).
+
+        The search for a base resumes where the last one stopped, so n items with one
+        base cost O(n), not O(n²) (issue 11, item 5)."""
+        k = self._next.get(base, 1)
+        item = base if k == 1 else f"{base}#{k}"
         while item in self._ids:
             k += 1
             item = f"{base}#{k}"
+        self._next[base] = k
         self._ids.add(item)
         return item
 
@@ -110,12 +118,16 @@ class RoundAssembler:
              tokens: int | None = None) -> dict[str, Any]:
         """Add a raw span defined at ``line``; ``tokens`` defaults to the estimate of ``text``.
 
+        The span keeps ``line`` under :data:`~compaction_audit.io.records.SPAN_LINE_KEY`:
+        reports show where a lost fact was stated, not the round's line (issue 10).
+
         Returns the span object, which the caller may still update (e.g. to set
         ``tokens`` once an API call's usage is complete).
         """
         if tokens is None:
             tokens = estimate_tokens(text or "")
-        obj: dict[str, Any] = {"id": self.new_id(base_id), "tokens": tokens, "source": source}
+        obj: dict[str, Any] = {"id": self.new_id(base_id), "tokens": tokens, "source": source,
+                               SPAN_LINE_KEY: line}
         if text is not None:
             obj["text"] = text
         if self._current is None:
@@ -143,14 +155,15 @@ class RoundAssembler:
         When ``fold`` is empty the summary's children are ``fallback_children``
         (items the compaction kept: they stay in the working set).  When both are
         empty there is nothing to fold and the summary is recorded as a raw span with
-        source ``compaction_summary``.  ``info`` becomes the round's ``compaction``
-        extension, completed in place with ``summary_id`` and ``summary_tokens`` (the
-        caller may still fill ``tokens_after`` later).  Returns the summary id.
+        source ``harness:summary`` (a summary is never the user's words).  ``info``
+        becomes the round's ``compaction`` extension, completed in place with
+        ``summary_id`` and ``summary_tokens`` (the caller may still fill
+        ``tokens_after`` later).  Returns the summary id.
         """
         rnd = self.turn(line)
         children = fold or fallback_children
         if not children:
-            summary_id = str(self.span(line, base_id, "compaction_summary", text, tokens)["id"])
+            summary_id = str(self.span(line, base_id, SUMMARY, text, tokens)["id"])
         else:
             summary_id = self.new_id(base_id)
             summary: dict[str, Any] = {"id": summary_id, "tokens": tokens,

@@ -1,15 +1,21 @@
-"""Lossy recall (seed 002): which discriminators a fold dropped, and whether it mattered.
+"""Lossy recall (seed 002, issue 10): which discriminators a fold dropped, and whether it
+mattered.
 
 One module per concern:
 
-* :mod:`~compaction_audit.recall.extract`: the discriminator taxonomy and extraction
-  from a text (standard library only);
+* :mod:`~compaction_audit.recall.spantypes`: the content type of a span (prose, spec,
+  code, tool output, harness) and the text cleaning done before any scan;
+* :mod:`~compaction_audit.recall.kinds`: the taxonomy (kinds, severity rank);
+* :mod:`~compaction_audit.recall.extract`: token discriminators and extraction by span
+  type;
+* :mod:`~compaction_audit.recall.clauses`: clause discriminators and requirement units;
 * :mod:`~compaction_audit.recall.survival`: whether a summary still states a
-  discriminator (standard library only);
+  discriminator;
 * :mod:`~compaction_audit.recall.analysis`: the per-session analysis in Polars: fold
-  checks, recall debt, lost discriminators, the recall floor;
+  checks, recall debt, the lost table (loss judged at the fold), the recall floor;
+* :mod:`~compaction_audit.recall.harm`: a later action that reused a lost value;
 * :mod:`~compaction_audit.recall.sections`: the report sections built from it.
 
 This package imports nothing on its own, so a helper process can load ``extract`` and
-``survival`` without Polars.
+``survival`` (and the standard-library modules they import) without Polars.
 """

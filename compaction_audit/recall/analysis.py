@@ -27,6 +27,8 @@ from compaction_audit.model import Session
 from compaction_audit.reachability import interval_sum, resolvable_end
 from compaction_audit.recall import extract as ext
 from compaction_audit.recall import survival as surv
+from compaction_audit.recall.harm import asked_again, reuse
+from compaction_audit.recall.spantypes import PLACEHOLDER_RE, span_type
 from compaction_audit.series import Series
 
 DROP_SCHEMA = pl.List(pl.Struct({"kind": pl.String, "text": pl.String, "norm": pl.String,
@@ -34,7 +36,7 @@ DROP_SCHEMA = pl.List(pl.Struct({"kind": pl.String, "text": pl.String, "norm": p
 FOLD_SCHEMA: dict[str, Any] = {
     "fold": pl.String, "child": pl.String, "ri": pl.Int64, "line": pl.Int64,
     "accounted": pl.Boolean, "child_resolvable": pl.Boolean, "check": pl.String,
-    "child_source": pl.String, "dropped": DROP_SCHEMA,
+    "child_source": pl.String, "child_type": pl.String, "dropped": DROP_SCHEMA,
 }
 
 
@@ -57,25 +59,54 @@ class Recall:
     lost: pl.DataFrame
     floor: pl.DataFrame
     disagreements: list[dict[str, Any]] = field(default_factory=list)
+    redacted_share: float = 0.0
+    """Share of raw span characters inside redaction placeholders (``[REDACTED_…]``)."""
 
+    @property
+    def redacted(self) -> bool:
+        """True when most span text is redaction placeholders: the log is reported
+        "redacted: not checkable" (issue 10, point 1; threshold :data:`REDACTED_SHARE`)."""
+        return self.redacted_share > REDACTED_SHARE
+
+
+REDACTED_SHARE = 0.5
+"""Above this share of span characters in placeholders a log is not checkable: what the
+summary dropped cannot be told from what the redaction removed (issue 10, point 1)."""
 
 _KIND_VALUE = {kind: kind.value for kind in ext.Kind}
+
+
+def redacted_share(session: Session) -> float:
+    """Share of the raw spans' text characters that are redaction placeholders."""
+    spans = session.items.filter((pl.col("kind") == "span") & pl.col("text").is_not_null())
+    if spans.height == 0:
+        return 0.0
+    row = spans.select(
+        pl.col("text").str.len_chars().sum().alias("all"),
+        pl.col("text").str.extract_all(PLACEHOLDER_RE.pattern)
+        .list.eval(pl.element().str.len_chars()).list.sum().sum().alias("redacted"),
+    ).row(0)
+    return float(row[1] or 0) / row[0] if row[0] else 0.0
 
 
 def _key(d: ext.Discriminator) -> str:
     return f"{_KIND_VALUE[d.kind]}:{d.norm}"
 
 
-class _Extracted(dict[str, tuple[ext.Discriminator, ...]]):
-    """Discriminators per distinct text, each text extracted once per analysis.
+_TextKey = tuple[str, str]
+"""(text, span type): what extraction reads (:func:`compaction_audit.recall.extract.extract`)."""
+
+
+class _Extracted(dict[_TextKey, tuple[ext.Discriminator, ...]]):
+    """Discriminators per distinct (text, span type), each extracted once per analysis.
 
     :func:`compaction_audit.recall.extract.extract` keeps an LRU cache of 4,096 texts;
     a long session has far more distinct span texts than that, and both the fold checks
     and the occurrence table read every span's, so the analysis keeps its own table.
     """
 
-    def __missing__(self, text: str) -> tuple[ext.Discriminator, ...]:
-        found = self[text] = tuple(ext.extract(text))
+    def __missing__(self, key: _TextKey) -> tuple[ext.Discriminator, ...]:
+        found = self[key] = tuple(ext.extract(*key))
         return found
 
 
@@ -94,8 +125,8 @@ _TEXT_BOOT = (
     "    sys.modules[name] = pkg\n"
     "from compaction_audit.recall import extract as ext, survival as surv\n"
     "texts, pairs = marshal.loads(sys.stdin.buffer.read())\n"
-    "found = {t: tuple(ext.extract(t)) for t in texts}\n"
-    "enc = [tuple((x.kind.value, x.text, x.norm, x.start, x.end) for x in found[t])\n"
+    "found = {t: tuple(ext.extract(*t)) for t in texts}\n"
+    "enc = [tuple((x.kind.value, x.text, x.norm, x.start, x.end, x.line) for x in found[t])\n"
     "       for t in texts]\n"
     "flags = [tuple(surv.survives(x, s) for x in found[c]) for c, s in pairs]\n"
     "sys.stdout.buffer.write(marshal.dumps((enc, flags)))\n"
@@ -103,22 +134,23 @@ _TEXT_BOOT = (
 """The helper: :mod:`~compaction_audit.recall.extract` and
 :mod:`~compaction_audit.recall.survival` loaded under empty package modules, so that
 neither package's ``__init__`` (and with it Polars) is imported; both use only the
-standard library.  Reads ``(texts, pairs)``; writes the discriminators of each text as
-``(kind, text, norm, start, end)`` tuples and, for each ``(child text, summary text)``
-pair (child text among ``texts``), ``surv.survives`` of each of the child's
-discriminators in the summary text."""
+standard library.  Reads ``(texts, pairs)`` (each text a ``(text, span type)`` pair);
+writes the discriminators of each as ``(kind, text, norm, start, end, line)`` tuples
+and, for each ``((child text, type), summary text)`` pair (child among ``texts``),
+``surv.survives`` of each of the child's discriminators in the summary text."""
 
-_Encoded = tuple[tuple[str, str, str, int, int], ...]
-_Survived = dict[tuple[str, str], tuple[bool, ...]]
-"""(child text, summary text) -> ``surv.survives`` of each of the child's discriminators;
-a fold of raw spans checks the same pairs as the occurrence table, computed once."""
+_Encoded = tuple[tuple[str, str, str, int, int, int], ...]
+_Survived = dict[tuple[_TextKey, str], tuple[bool, ...]]
+"""((child text, type), summary text) -> ``surv.survives`` of each of the child's
+discriminators; a fold of raw spans checks the same pairs as the occurrence table,
+computed once."""
 
 _KIND_OF = {kind.value: kind for kind in ext.Kind}
 
 
 def _decode(encoded: _Encoded) -> tuple[ext.Discriminator, ...]:
     make, kind_of = ext.Discriminator, _KIND_OF
-    return tuple([make(kind_of[k], t, n, a, b) for k, t, n, a, b in encoded])
+    return tuple([make(kind_of[k], t, n, a, b, ln) for k, t, n, a, b, ln in encoded])
 
 
 class _Helper:
@@ -135,7 +167,8 @@ class _Helper:
         self.process = process
 
     @classmethod
-    def start(cls, texts: list[str], pairs: list[tuple[str, str]]) -> _Helper | None:
+    def start(cls, texts: list[_TextKey], pairs: list[tuple[_TextKey, str]]
+              ) -> _Helper | None:
         if (len(texts) < PARALLEL_MIN_JOBS or (os.cpu_count() or 1) < 2
                 or multiprocessing.parent_process() is not None):
             return None
@@ -171,64 +204,81 @@ class _Helper:
         return enc, flags
 
 
-def _text_work(session: Session, closure: pl.DataFrame, extracted: _Extracted,
-               survived: _Survived) -> None:
+def typed_items(session: Session) -> pl.DataFrame:
+    """``session.items`` with ``stype``: the span type of each item
+    (:func:`compaction_audit.recall.spantypes.span_type`, computed once per distinct
+    (source, text)); a summary's text is read as prose.  ``source_line`` (the log line
+    that stated the item) is the round's ``line`` where the table has none."""
+    items = session.items
+    if "source_line" not in items.columns:
+        items = items.with_columns(pl.col("line").alias("source_line"))
+    null = "\x00"  # joins on (source, text) with nulls as a value no log text holds
+    keys = [pl.col("source").fill_null(null).alias("_src"),
+            pl.col("text").fill_null(null).alias("_txt")]
+    spans = items.filter(pl.col("kind") == "span").select(*keys, "source", "text").unique(
+        subset=["_src", "_txt"])
+    types = [span_type(src, text) for src, text in zip(spans["source"].to_list(),
+                                                        spans["text"].to_list(), strict=True)]
+    table = spans.select("_src", "_txt").with_columns(pl.Series("stype", types, pl.String))
+    return (items.with_row_index("_row").with_columns(*keys)
+            .join(table, on=["_src", "_txt"], how="left").sort("_row")
+            .drop("_row", "_src", "_txt")
+            .with_columns(pl.when(pl.col("kind") == "span").then(pl.col("stype"))
+                          .otherwise(pl.lit("prose")).alias("stype")))
+
+
+def _text_work(session: Session, items: pl.DataFrame, closure: pl.DataFrame,
+               extracted: _Extracted, survived: _Survived) -> None:
     """Extract every text the analysis reads and check every (child, summary) pair it
     compares, about half of both in a helper process (see :class:`_Helper`).
 
-    Texts: raw spans' and folded summaries'.  Pairs: each fold edge (child text, fold
-    text) and each closure pair (leaf text, summary text).  The helper takes 40 % of
-    the texts (this process also builds the jobs and decodes the helper's results) and
-    the pairs whose child text is among them.
+    Texts: raw spans' and folded summaries', each with its span type.  Pairs: each fold
+    edge (child, fold text) and each closure pair (leaf, summary text).  The helper
+    takes 40 % of the texts (this process also builds the jobs and decodes the helper's
+    results) and the pairs whose child is among them.
     """
-    items = session.items.select("id", "kind", "text")
+    keyed = items.select("id", "kind", pl.struct("text", "stype").alias("k"), "text")
     children = session.edges.select(pl.col("child").alias("id")).unique()
-    texts = (
-        pl.concat([items.filter(pl.col("kind") == "span").select("text"),
-                   items.join(children, on="id").select("text")])
-        .filter(pl.col("text").is_not_null())["text"].unique(maintain_order=True).to_list()
-    )
+    texts: list[_TextKey] = [
+        (d["text"], d["stype"]) for d in pl.concat([
+            keyed.filter(pl.col("kind") == "span").select("k", "text"),
+            keyed.join(children, on="id").select("k", "text"),
+        ]).filter(pl.col("text").is_not_null())["k"].unique(maintain_order=True).to_list()]
     cut = len(texts) * 8 // 20 if len(texts) >= PARALLEL_MIN_JOBS else 0
-    text = items.select(pl.col("id"), pl.col("text")).filter(pl.col("text").is_not_null())
+    key_of = keyed.filter(pl.col("text").is_not_null()).select("id", "k")
     summary_text = items.filter(pl.col("kind") == "summary").select(
         pl.col("id"), pl.col("text").alias("s")).filter(pl.col("s").is_not_null())
     pairs = pl.concat([
         session.edges.select(pl.col("child").alias("id"), pl.col("parent").alias("sid")),
         closure.select(pl.col("leaf").alias("id"), pl.col("item").alias("sid")),
-    ]).join(text.rename({"text": "c"}), on="id").join(
-        summary_text.rename({"id": "sid"}), on="sid").select("c", "s").unique()
+    ]).join(key_of, on="id").join(
+        summary_text.rename({"id": "sid"}), on="sid").select("k", "s").unique()
+    pair_keys = [((d["text"], d["stype"]), summary) for d, summary in
+                 zip(pairs["k"].to_list(), pairs["s"].to_list(), strict=True)]
     theirs_set = set(texts[:cut])
-    mask = (pairs["c"].is_in(list(theirs_set)) if cut
-            else pl.Series("mask", [False] * pairs.height, dtype=pl.Boolean))
-    helper_pairs = pairs.filter(mask)
-    our_pairs = pairs.filter(~mask)
-    helper = _Helper.start(texts[:cut], list(zip(helper_pairs["c"].to_list(),
-                                                  helper_pairs["s"].to_list(), strict=True)))
+    helper_pairs = [p for p in pair_keys if p[0] in theirs_set]
+    our_pairs = [p for p in pair_keys if p[0] not in theirs_set]
+    helper = _Helper.start(texts[:cut], helper_pairs)
     mine = texts[cut:] if helper is not None else texts
     for t in mine:
         if t not in extracted:
-            extracted[t] = tuple(ext.extract(t))
+            extracted[t] = tuple(ext.extract(*t))
     survives = surv.survives
-    keys = list(zip(our_pairs["c"].to_list(), our_pairs["s"].to_list(), strict=True))
-    if helper is None:
-        keys += list(zip(helper_pairs["c"].to_list(), helper_pairs["s"].to_list(),
-                         strict=True))
+    keys = our_pairs if helper is not None else our_pairs + helper_pairs
     for key in keys:
         survived[key] = tuple(survives(d, key[1]) for d in extracted[key[0]])
     if helper is None:
         return
-    their_keys = list(zip(helper_pairs["c"].to_list(), helper_pairs["s"].to_list(),
-                          strict=True))
-    result = helper.results(cut, len(their_keys))
+    result = helper.results(cut, len(helper_pairs))
     if result is None:  # do the helper's share here
         for t in texts[:cut]:
-            extracted[t] = tuple(ext.extract(t))
-        for key in their_keys:
+            extracted[t] = tuple(ext.extract(*t))
+        for key in helper_pairs:
             survived[key] = tuple(survives(d, key[1]) for d in extracted[key[0]])
         return
     enc, flags = result
     extracted.update(zip(texts[:cut], map(_decode, enc), strict=True))
-    survived.update(zip(their_keys, flags, strict=True))
+    survived.update(zip(helper_pairs, flags, strict=True))
 
 
 def _survival(pairs: list[tuple[tuple[ext.Discriminator, ...], str]]) -> list[tuple[bool, ...]]:
@@ -238,7 +288,8 @@ def _survival(pairs: list[tuple[tuple[ext.Discriminator, ...], str]]) -> list[tu
 
 
 def fold_checks(session: Session, extracted: _Extracted | None = None,
-                survived: _Survived | None = None) -> pl.DataFrame:
+                survived: _Survived | None = None,
+                items: pl.DataFrame | None = None) -> pl.DataFrame:
     """Compare every child of every fold with the fold's text (one row per edge).
 
     Python visits each edge once (``surv.dropped``: the child's discriminators that do
@@ -246,29 +297,29 @@ def fold_checks(session: Session, extracted: _Extracted | None = None,
     grouped into the ``dropped`` list column by Polars.
     """
     found_in = extracted if extracted is not None else _Extracted()
-    items = session.items
+    items = items if items is not None else typed_items(session)
     edges = session.edges
     texts = (
         edges.select("parent", "child").with_row_index("_edge")
         .join(items.select(pl.col("id").alias("parent"), pl.col("text").alias("ft")),
               on="parent", how="left")
         .join(items.select(pl.col("id").alias("child"), pl.col("text").alias("ct"),
-                           pl.col("salience_class").alias("cls")),
+                           pl.col("salience_class").alias("cls"), "stype"),
               on="child", how="left")
         .sort("_edge")
     )
     checks: list[str] = []
-    compared: list[tuple[int, tuple[ext.Discriminator, ...], str, str]] = []
-    for edge, (fold_text, child_text, cls) in enumerate(zip(
+    compared: list[tuple[int, tuple[ext.Discriminator, ...], _TextKey, str]] = []
+    for edge, (fold_text, child_text, cls, stype) in enumerate(zip(
             texts["ft"].to_list(), texts["ct"].to_list(), texts["cls"].to_list(),
-            strict=True)):
+            texts["stype"].to_list(), strict=True)):
         if fold_text is None or child_text is None:
             checks.append("salience_class" if cls == "discriminating" else "not-possible")
             continue
         checks.append("text")
-        ds = found_in[child_text]
+        ds = found_in[(child_text, stype)]
         if ds:
-            compared.append((edge, ds, child_text, fold_text))
+            compared.append((edge, ds, (child_text, stype), fold_text))
     memo: _Survived = survived if survived is not None else {}
     todo = list(dict.fromkeys((child_text, fold_text) for _, _, child_text, fold_text in compared
                               if (child_text, fold_text) not in memo))
@@ -290,13 +341,13 @@ def fold_checks(session: Session, extracted: _Extracted | None = None,
         .agg(pl.struct("kind", "text", "norm", "rank").alias("dropped"))
     )
     info = items.select("id", "gone_ri", pl.col("accounting").is_not_null().alias("acc"),
-                        "source")
+                        "source", "stype")
     return (
         edges.with_row_index("edge").with_columns(pl.col("edge").cast(pl.Int64),
                                                   pl.Series("check", checks, pl.String))
         .join(info.select(pl.col("id").alias("parent"), "acc"), on="parent", how="left")
-        .join(info.select(pl.col("id").alias("child"), "gone_ri", "source"), on="child",
-              how="left")
+        .join(info.select(pl.col("id").alias("child"), "gone_ri", "source", "stype"),
+              on="child", how="left")
         .join(lost, on="edge", how="left")
         .sort("edge")
         .select(
@@ -305,31 +356,46 @@ def fold_checks(session: Session, extracted: _Extracted | None = None,
             (pl.col("gone_ri").is_null() | (pl.col("gone_ri") > pl.col("ri")))
             .alias("child_resolvable"),
             "check", pl.col("source").alias("child_source"),
+            pl.col("stype").alias("child_type"),
             pl.col("dropped").fill_null(pl.lit([], DROP_SCHEMA)).cast(DROP_SCHEMA),
         )
     )
 
 
+_VALUE_TYPES = ("code", "tool_output")
+_NAME_KINDS = ("identifier", "link")
+
+
 def _occurrences(session: Session, closure: pl.DataFrame,
                  extracted: _Extracted | None = None,
-                 survived: _Survived | None = None) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """(key, span) for discriminators of raw spans; (key, summary) for summaries whose
-    text still states a discriminator of one of their leaves.
+                 survived: _Survived | None = None,
+                 items: pl.DataFrame | None = None
+                 ) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
+    """``(occ, held, names)``: (key, span) for discriminators of raw spans; (key,
+    summary) for summaries whose text still states a discriminator of one of their
+    leaves; and the identifiers and links of code and tool output that no prose or spec
+    span used before the compaction (issue 10, point 1), left out of ``occ``.
 
+    ``occ`` columns: ``key``, ``id``, ``kind``, ``text``, ``rank``, ``stype`` (span
+    type), ``line`` (1-based line of the discriminator in its span's cleaned text).
+    "Before the compaction": a prose or spec span born no later than the round at which
+    the tool span stops being resolvable (any round while it stays resolvable).
     Only (summary, leaf) pairs whose leaf has a discriminator are visited, grouped by
     summary so that the summary's survival index is built once."""
     found_in = extracted if extracted is not None else _Extracted()
-    spans = session.items.filter((pl.col("kind") == "span") & pl.col("text").is_not_null())
+    items = items if items is not None else typed_items(session)
+    spans = items.filter((pl.col("kind") == "span") & pl.col("text").is_not_null())
     found: dict[str, tuple[ext.Discriminator, ...]] = {}
-    text_of: dict[str, str] = {}
+    key_of: dict[str, _TextKey] = {}
     span_rows: dict[str, list[Any]] = {"key": [], "id": [], "kind": [], "text": [],
-                                       "rank": []}
-    for item, body in zip(spans["id"].to_list(), spans["text"].to_list(), strict=True):
-        ds = found_in[body]
+                                       "rank": [], "line": []}
+    for item, body, stype in zip(spans["id"].to_list(), spans["text"].to_list(),
+                                 spans["stype"].to_list(), strict=True):
+        ds = found_in[(body, stype)]
         if not ds:
             continue
         found[item] = ds
-        text_of[item] = body
+        key_of[item] = (body, stype)
         for d in ds:
             kind = _KIND_VALUE[d.kind]
             span_rows["key"].append(f"{kind}:{d.norm}")
@@ -337,11 +403,14 @@ def _occurrences(session: Session, closure: pl.DataFrame,
             span_rows["kind"].append(kind)
             span_rows["text"].append(d.text)
             span_rows["rank"].append(ext.KIND_RANK[d.kind])
+            span_rows["line"].append(d.line)
     occ = pl.DataFrame(span_rows, schema={"key": pl.String, "id": pl.String,
                                           "kind": pl.String, "text": pl.String,
-                                          "rank": pl.Int64})
-    summaries = session.items.filter((pl.col("kind") == "summary")
-                                     & pl.col("text").is_not_null()).select("id", "text")
+                                          "rank": pl.Int64, "line": pl.Int64}).join(
+        items.select("id", "stype"), on="id", how="left")
+    occ, names = _prose_names(session, items, occ)
+    summaries = items.filter((pl.col("kind") == "summary")
+                             & pl.col("text").is_not_null()).select("id", "text")
     pairs = (
         summaries.join(closure.filter(pl.col("leaf").is_in(list(found))),
                        left_on="id", right_on="item")
@@ -349,10 +418,10 @@ def _occurrences(session: Session, closure: pl.DataFrame,
     )
     kept: dict[str, list[str]] = {"key": [], "id": []}
     memo: _Survived = survived if survived is not None else {}
-    keys = [(text_of[leaf], body) for body, leaf in zip(pairs["text"].to_list(),
-                                                         pairs["leaf"].to_list(), strict=True)]
+    keys = [(key_of[leaf], body) for body, leaf in zip(pairs["text"].to_list(),
+                                                        pairs["leaf"].to_list(), strict=True)]
     todo = list(dict.fromkeys(key for key in keys if key not in memo))
-    memo.update(zip(todo, _survival([(found_in[leaf_text], body) for leaf_text, body in todo]),
+    memo.update(zip(todo, _survival([(found_in[leaf_key], body) for leaf_key, body in todo]),
                     strict=True))
     for summary, key in zip(pairs["id"].to_list(), keys, strict=True):
         flags = memo[key]
@@ -363,7 +432,27 @@ def _occurrences(session: Session, closure: pl.DataFrame,
                 kept["key"].append(_key(d))
                 kept["id"].append(summary)
     held = pl.DataFrame(kept, schema={"key": pl.String, "id": pl.String}).unique()
-    return occ, held
+    return occ, held, names
+
+
+def _prose_names(session: Session, items: pl.DataFrame, occ: pl.DataFrame
+                 ) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Split ``occ``: identifiers and links of code and tool output stay only when a prose
+    or spec span born no later than the round the tool span stops being resolvable
+    states the same key (issue 10, point 1).  Returns (kept occ, left-out rows)."""
+    is_name = pl.col("stype").is_in(_VALUE_TYPES) & pl.col("kind").is_in(_NAME_KINDS)
+    names = occ.filter(is_name)
+    if names.height == 0:
+        return occ, names
+    life = items.select("id", pl.col("ri").alias("born"),
+                        resolvable_end(session).alias("gone"))
+    prose = (occ.filter(pl.col("stype").is_in(("prose", "spec")))
+             .join(life, on="id").group_by("key").agg(pl.col("born").min().alias("said")))
+    used = (names.join(life, on="id").join(prose, on="key")
+            .filter(pl.col("said") <= pl.col("gone")).select("key", "id").unique())
+    kept_names = names.join(used, on=["key", "id"], how="semi")
+    left_out = names.join(used, on=["key", "id"], how="anti")
+    return pl.concat([occ.filter(~is_name), kept_names]), left_out
 
 
 def _merge(intervals: pl.DataFrame, by: str) -> pl.DataFrame:
@@ -378,14 +467,36 @@ def _merge(intervals: pl.DataFrame, by: str) -> pl.DataFrame:
     )
 
 
+def _without_names(folds: pl.DataFrame, names: pl.DataFrame) -> pl.DataFrame:
+    """``folds`` with the identifiers and links no prose used (``names``, per child span)
+    left out of each ``dropped`` list: a fold does not lose what was never a fact."""
+    if names.height == 0 or folds.filter(pl.col("dropped").list.len() > 0).height == 0:
+        return folds
+    rows = (folds.with_row_index("_row").explode("dropped")
+            .with_columns((pl.col("dropped").struct.field("kind") + ":"
+                           + pl.col("dropped").struct.field("norm")).alias("_key"))
+            .join(names.select(pl.col("key").alias("_key"), pl.col("id").alias("child"),
+                               pl.lit(True).alias("_name")).unique(),
+                  on=["_key", "child"], how="left"))
+    kept = (rows.filter(pl.col("dropped").is_not_null() & pl.col("_name").is_null())
+            .group_by("_row").agg(pl.col("dropped")))
+    return (folds.with_row_index("_row").drop("dropped").join(kept, on="_row", how="left")
+            .sort("_row").drop("_row")
+            .with_columns(pl.col("dropped").fill_null(pl.lit([], DROP_SCHEMA))
+                          .cast(DROP_SCHEMA))
+            .select(folds.columns))
+
+
 def analyse(session: Session, series: Series) -> Recall:
     """Run the whole recall analysis of ``session`` (see :class:`Recall`)."""
     n = session.n_rounds
+    items = typed_items(session)
     extracted = _Extracted()
     survived: _Survived = {}
-    _text_work(session, series.closure, extracted, survived)
-    folds = fold_checks(session, extracted, survived)
-    occ, held = _occurrences(session, series.closure, extracted, survived)
+    _text_work(session, items, series.closure, extracted, survived)
+    folds = fold_checks(session, extracted, survived, items)
+    occ, held, names = _occurrences(session, series.closure, extracted, survived, items)
+    folds = _without_names(folds, names)
     del extracted, survived  # the text tables are not read again: free them early
     life = session.items.select("id", pl.col("ri").alias("born"),
                                 resolvable_end(session).alias("gone"))
@@ -400,15 +511,16 @@ def analyse(session: Session, series: Series) -> Recall:
         .select("key", pl.col("end").alias("start"), pl.col("next").alias("end"))
         .filter(pl.col("start") < pl.col("end"))
     )
-    dropped_keys = (
+    drops = (
         folds.filter(pl.col("dropped").list.len() > 0).explode("dropped")
         .select(pl.col("dropped").struct.field("kind").alias("k"),
                 pl.col("dropped").struct.field("norm").alias("norm"), "fold", "ri", "line",
                 "child")
         .select((pl.col("k") + ":" + pl.col("norm")).alias("key"), "fold", "ri", "line",
                 "child")
-        .sort("ri").group_by("key", maintain_order=True).first()
+        .sort("ri")
     )
+    dropped_keys = drops.group_by("key", maintain_order=True).first()
     gaps = gaps.join(dropped_keys.select("key", pl.lit(True).alias("by_fold")), on="key",
                      how="left").with_columns(pl.col("by_fold").fill_null(False))
     first_seen = occ.join(life, on="id").group_by("key").agg(
@@ -422,41 +534,89 @@ def analyse(session: Session, series: Series) -> Recall:
                       .alias("recall_debt_eviction"))
         .sort("ri")
     )
-    lost = _lost_table(session, occ, gaps, dropped_keys)
+    losses = pl.concat([gaps.select("key", "start", "by_fold"),
+                        _fold_losses(session, drops, occ, held, life)])
+    lost = _lost_table(session, items, occ, names, losses, drops)
     floor = _floor(session, series, occ, held, life)
-    return Recall(folds, debt, lost, floor, _disagreements(session, occ))
+    return Recall(folds, debt, lost, floor, _disagreements(session, occ),
+                  redacted_share(session))
 
 
-def _lost_table(session: Session, occ: pl.DataFrame, gaps: pl.DataFrame,
-                dropped_keys: pl.DataFrame) -> pl.DataFrame:
-    """First loss of each discriminator, with source span, the fold that lost it, the
-    round, and whether a user span stated it again afterwards."""
+def _fold_losses(session: Session, drops: pl.DataFrame, occ: pl.DataFrame,
+                 held: pl.DataFrame, life: pl.DataFrame) -> pl.DataFrame:
+    """Keys a fold dropped at round index ``ri`` that nothing held at that fold: no raw
+    span born before ``ri`` and still resolvable at ``ri``, no working-set summary at
+    ``ri`` that keeps it.  A span born at ``ri`` (read again after the compaction, in
+    the same round) does not count: loss is judged at the fold (issue 10, point 4).
+
+    Interval arithmetic: each span holds its keys over ``[born + 1, gone)`` here, each
+    keeping summary over its membership; a drop is a loss when ``ri`` falls in no merged
+    interval of its key.  Columns ``key``, ``start`` (= ``ri``), ``by_fold`` (true)."""
+    at = drops.select("key", "ri").unique()
+    keys = at.select("key").unique()
+    strict = pl.concat([
+        occ.select("key", "id").unique().join(keys, on="key").join(life, on="id")
+        .select("key", (pl.col("born") + 1).alias("start"), pl.col("gone").alias("end")),
+        held.join(keys, on="key").join(session.membership, on="id")
+        .select("key", "start", "end"),
+    ]).filter(pl.col("start") < pl.col("end"))
+    covered = (at.join(_merge(strict, "key"), on="key")
+               .filter((pl.col("start") <= pl.col("ri")) & (pl.col("ri") < pl.col("end")))
+               .select("key", "ri"))
+    return (at.join(covered, on=["key", "ri"], how="anti")
+            .select("key", pl.col("ri").alias("start"), pl.lit(True).alias("by_fold")))
+
+
+def _lost_table(session: Session, items: pl.DataFrame, occ: pl.DataFrame,
+                names: pl.DataFrame, losses: pl.DataFrame,
+                drops: pl.DataFrame) -> pl.DataFrame:
+    """First loss of each discriminator (a gap in its recoverability, or a fold that
+    dropped it with nothing else holding it), with source span, its type and the log
+    line that stated it (``span_line``: the earliest span holding it; ``text_line``:
+    its 1-based line inside that span's cleaned text), the
+    fold that lost it, the round, whether a user span stated it again afterwards, and
+    whether a later action reused it (:func:`compaction_audit.recall.harm.reuse`)."""
     rounds = session.rounds.select("ri", "round", "line")
-    first_gap = gaps.sort("start").group_by("key", maintain_order=True).first()
-    source = occ.join(session.items.select("id", pl.col("ri").alias("born"), "source"),
-                      on="id").sort("born").group_by("key", maintain_order=True).first()
+    first = losses.sort("start", descending=False).group_by("key", maintain_order=True).agg(
+        pl.col("start").first(), pl.col("by_fold").any())
+    spans = items.select("id", pl.col("ri").alias("born"), "source", "source_line")
+    source = (occ.rename({"line": "text_line"}).join(spans, on="id").sort("born")
+              .group_by("key", maintain_order=True).first())
+    fold_at = (first.select("key", "start").join(drops, on="key")
+               .filter(pl.col("ri") <= pl.col("start")).sort("ri", descending=True)
+               .group_by("key", maintain_order=True).first()
+               .join(rounds.select("ri", "round"), on="ri")
+               .select("key", "fold", pl.col("round").alias("fold_round"),
+                       pl.col("line").alias("fold_line")))
     lost = (
-        first_gap.join(source, on="key")
+        first.join(source, on="key")
         .join(rounds.rename({"ri": "start", "round": "lost_round", "line": "lost_line"}),
               on="start")
-        .join(dropped_keys.join(rounds.select("ri", "round"), on="ri")
-              .select("key", "fold", pl.col("round").alias("fold_round"),
-                      pl.col("line").alias("fold_line"), "child"), on="key", how="left")
+        .join(fold_at, on="key", how="left")
     )
-    users = occ.join(session.items.filter(pl.col("source") == "user")
-                     .select("id", "ri", "round"), on="id")
-    again = (lost.select("key", "start").join(users, on="key")
-             .filter(pl.col("ri") > pl.col("start")).sort("ri")
-             .group_by("key", maintain_order=True)
-             .agg(pl.col("id").first().alias("asked_again_span"),
-                  pl.col("round").first().alias("asked_again_round")))
+    user_spans = items.filter((pl.col("kind") == "span") & (pl.col("source") == "user")
+                              & (pl.col("stype") != "harness") & pl.col("text").is_not_null())
+    users = occ.join(user_spans.select("id", "ri", "round"), on="id")
+    again = (pl.concat([
+        lost.select("key", "start").join(users, on="key").select("key", "start", "id", "ri",
+                                                                 "round"),
+        asked_again(lost.select("key", "kind", "text", "start"),
+                    user_spans.select("id", "ri", "round", "text")),
+    ]).filter(pl.col("ri") > pl.col("start")).sort("ri", "id")
+        .group_by("key", maintain_order=True)
+        .agg(pl.col("id").first().alias("asked_again_span"),
+             pl.col("round").first().alias("asked_again_round")))
+    reused = reuse(lost.select("key", "start", pl.col("id").alias("span")),
+                   pl.concat([occ.select("key", "id"), names.select("key", "id")]), items,
+                   session.rounds)
     return (
-        lost.join(again, on="key", how="left")
+        lost.join(again, on="key", how="left").join(reused, on="key", how="left")
         .select("kind", "text", "rank", pl.col("id").alias("span"),
-                pl.col("source").alias("span_source"),
+                pl.col("source").alias("span_source"), pl.col("stype").alias("span_type"),
+                pl.col("source_line").alias("span_line"), "text_line",
                 pl.when(pl.col("by_fold")).then(pl.lit("fold")).otherwise(pl.lit("eviction"))
                 .alias("cause"), "fold", "fold_round", "fold_line", "lost_round", "lost_line",
-                "asked_again_span", "asked_again_round", "key")
+                "asked_again_span", "asked_again_round", "reused_round", "reused_span", "key")
         .sort(["rank", "lost_round", "key"], descending=[True, False, False])
     )
 

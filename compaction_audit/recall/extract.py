@@ -38,70 +38,58 @@ matcher skips word characters; results and summary indexes are LRU-cached.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from enum import StrEnum
 from functools import lru_cache
+
+from compaction_audit.recall.clauses import scan_clauses, scan_requirements
+from compaction_audit.recall.kinds import (
+    CLAUSE_KINDS,
+    KIND_RANK,
+    SCOPE_CANON,
+    Discriminator,
+    Kind,
+)
+from compaction_audit.recall.spantypes import clean_text
 
 __all__ = ["CLAUSE_KINDS", "KIND_RANK", "SCOPE_CANON", "Discriminator", "Kind", "extract",
            "extract_cached", "is_discriminating"]
 
-
-class Kind(StrEnum):
-    """What a discriminator is; the values are the names used in reports."""
-
-    NEGATION = "negation"
-    CONSTRAINT = "constraint"
-    CAUSAL = "causal"
-    ORDERING = "ordering"
-    QUANTITY = "quantity"
-    VERSION = "version"
-    IDENTIFIER = "identifier"
-    SCOPE = "scope"
-    LINK = "link"
-
-
-CLAUSE_KINDS = frozenset({Kind.NEGATION, Kind.CONSTRAINT, Kind.CAUSAL, Kind.ORDERING})
-"""Kinds made of a marker and the words it governs (the rest are single tokens)."""
-
-#: Severity of losing a kind (higher = worse).  Negations and constraints flip or bound
-#: a decision and carry no topical mass, so summarizers drop them first (seed 002);
-#: a lost cause hides *why* and invites repeating the failure; a lost scope applies a
-#: fact to the wrong environment; quantities and version pins are exact values that
-#: prose cannot reconstruct; ordering is partly recoverable from the narrative; an
-#: identifier is usually still named by topic; a provenance link only costs a lookup.
-KIND_RANK: dict[Kind, int] = {
-    Kind.NEGATION: 9, Kind.CONSTRAINT: 9, Kind.CAUSAL: 7, Kind.SCOPE: 6,
-    Kind.QUANTITY: 5, Kind.VERSION: 4, Kind.ORDERING: 3, Kind.IDENTIFIER: 2, Kind.LINK: 1,
-}
-
-
-@dataclass(frozen=True, slots=True)
-class Discriminator:
-    """One discriminator: ``text[start:end]`` of the source and its normalized form."""
-
-    kind: Kind
-    text: str
-    norm: str
-    start: int
-    end: int
-
-
 # --------------------------------------------------------------------- token kinds
 _SPACED_UNITS = (r"ms|msecs?|milliseconds?|secs?|seconds?|mins?|minutes?|hrs?|hours?|days?"
                  r"|wks?|weeks?|µs|μs|ns|bytes?|[kmgtp]i?b|percent|pct|%|tokens?|rps|qps"
-                 r"|[kmg]?hz")
+                 r"|[kmg]?hz|s")
 _UNIT_CANON = {"msec": "ms", "msecs": "ms", "millisecond": "ms", "milliseconds": "ms",
                "sec": "s", "secs": "s", "second": "s", "seconds": "s", "m": "min",
                "mins": "min", "minute": "min", "minutes": "min", "hr": "h", "hrs": "h",
                "hour": "h", "hours": "h", "day": "d", "days": "d", "wk": "week",
                "wks": "week", "weeks": "week", "µs": "us", "μs": "us", "byte": "b",
                "bytes": "b", "percent": "%", "pct": "%", "token": "tokens", "M": "M"}
-SCOPE_CANON = {"production": "prod", "prd": "prod", "stg": "staging", "pre-prod": "preprod"}
 _DIR = r"(?:north|south|east|west|central|northeast|northwest|southeast|southwest)"
 _NUM = r"(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?"
 _VSUFFIX = r"(?:[-+][0-9A-Za-z]+(?:\.[0-9A-Za-z]+)*)?(?!\w)"
 _PATH_REL = (r"(?<![\w/.-])(?=[\w.@-]*+/)[\w@-][\w.@-]*(?:/[\w.@-]+)*/[\w@-]*"
-             r"\.[A-Za-z][A-Za-z0-9]{0,7}(?![\w/])")  # a relative path needs an extension
+             r"(?:\.[\w@-]+)*?\.[A-Za-z][A-Za-z0-9]{0,7}(?![\w/]|\.\w)")  # needs an extension;
+# x.test.ts keeps its last extension (issue 10, point 2)
+# a path without an extension needs two slashes and a letter first: kv/app/nas-02
+_PATH_BARE = r"(?<![\w/.-])[A-Za-z][\w@-]*(?:/[\w.@-]+){2,}/?(?![\w/])"
+# a scope word counts only in an environment context (issue 10, point 2): "on prod",
+# "ENV=prod", ":prod", "prod/staging", "the prod environment"
+_ENV_BEFORE = "(?:" + "|".join(
+    [rf"(?<=\b{w} )" for w in ("on", "in", "to", "into", "onto", "against", "from", "for",
+                               "at", "via")]
+    + [rf"(?<=\b{w} the )" for w in ("on", "in", "to", "into", "against", "from", "for")]
+    + [r"(?<=[=:/])"]) + ")"
+_ENV_AFTER = (r"(?=/|\s+(?:env|environments?|clusters?|servers?|databases?|db|deploy(?:ments?)?"
+              r"|instances?|stacks?|namespaces?|config|branch|builds?|hosts?|nodes?|data"
+              r"|migrations?|releases?|rollouts?|tables?|buckets?|keys?|urls?|api"
+              r"|credentials|secrets|traffic|only)\b)")
+_COMMON_SHORT = frozenset([
+    "a", "an", "as", "at", "by", "in", "of", "on", "or", "to", "up", "the", "and", "non", "pre",
+    "re", "co", "one", "two", "all", "out", "off", "end", "top", "low", "per", "sub", "any",
+    "few", "new", "old", "own", "day", "way", "set", "get", "use", "run", "key", "log", "self",
+    "so", "no", "not", "far", "how", "mid", "big", "bit", "can", "too", "yet", "via", "ad",
+    "hoc", "ex",
+])
+_KEBAB_GLUE = frozenset({"of", "the", "to", "and", "a", "in", "on", "by", "for", "or"})
 _HASH = r"\b(?=[a-fA-F]*+\d)(?=\d*+[a-fA-F])[0-9a-fA-F]{7,64}\b"
 # (group name, pattern) in three groups by first character; within a group the order
 # is the priority at one position.  A trailing digit in a name only keeps group names
@@ -112,7 +100,7 @@ _LETTER_START = [
     ("region", rf"(?i:(?:us|eu|ap|sa|ca|me|af|il|mx)-(?:gov-)?{_DIR}-\d\b"
                rf"|(?:us|europe|asia|australia|northamerica|southamerica|me|africa)-{_DIR}\d\b)"),
     ("version1", r"[vV]\d++(?:\.\d++)*+" + _VSUFFIX),
-    ("path1", _PATH_REL + r"|[A-Za-z]:\\[\w\\.-]+"),
+    ("path1", _PATH_REL + r"|[A-Za-z]:\\[\w\\.-]+|" + _PATH_BARE),
     ("ticket1", r"[A-Z][A-Z0-9]{1,9}-\d+\b"),
     ("migration", r"(?i:migrations?\s+(?:id:?\s*)?#?(?P<mig>\d[\w-]*))"),
     ("hash1", _HASH),
@@ -120,8 +108,10 @@ _LETTER_START = [
     ("snake", r"_*+[A-Za-z][A-Za-z0-9]*+(?:_++[A-Za-z0-9]++)++_*+|__\w+__\b"),
     ("camel", r"[A-Za-z][A-Za-z0-9]*[a-z0-9][A-Z][A-Za-z0-9]*\b"),
     ("alnum", r"(?=[A-Za-z_-]*+\d)[A-Za-z][A-Za-z0-9]*+(?:-[A-Za-z0-9]++)*+\b"),
-    ("scope", r"(?i:(?<![\w-])(?:production|prod|prd|staging|stg|pre-?prod|dev|qa|uat"
-              r"|test-env)(?![\w-]|\.\w))"),
+    ("scope", rf"(?i:(?<![\w-]){_ENV_BEFORE}(?:production|prod|prd|staging|stg|pre-?prod|dev"
+              rf"|qa|uat|test-env)(?![\w-]|\.\w)|(?<![\w-])(?:production|prod|prd|staging"
+              rf"|stg|pre-?prod|dev|qa|uat|test-env){_ENV_AFTER})"),
+    ("kebab", r"[a-z]++(?:-[a-z]++)++(?![\w-]|\.\w)"),
     ("key", r"[A-Za-z][\w.-]*+(?==(?!=))"),  # the key of key=value
 ]
 # Plain words ("Moved", "items") are rejected before trying the patterns above, unless
@@ -163,6 +153,9 @@ _LEAD = r"[^\w.\\@-]"
 _TOKEN_RE = re.compile(
     rf"{_LEAD}(?:(?=[A-Za-z_]){_LETTER_GATE}(?:{_alternation(_LETTER_START)})"
     rf"|(?=\d)(?:{_alternation(_DIGIT_START)})|(?=[`\[=/.~\\#-])(?:{_alternation(_SYMBOL_START)}))")
+_SCOPE_TERMS = frozenset({"prod", "production", "prd", "staging", "stg", "preprod", "dev",
+                          "qa", "uat"})
+_QUOTED_COPY_RE = re.compile("[A-Z][a-z']+(?: [\\w'\u2019,!?.-]+)+")
 _TOKEN_KIND = {"url": Kind.LINK, "spanref": Kind.LINK, "date": Kind.SCOPE,
                "region": Kind.SCOPE, "scope": Kind.SCOPE, "version": Kind.VERSION,
                "time": Kind.QUANTITY, "quantity": Kind.QUANTITY}
@@ -190,6 +183,11 @@ def _token_norm(name: str, m: re.Match[str], raw: str) -> str | None:
             return None
     if name == "scope":
         return SCOPE_CANON.get(low, low)
+    if name == "kebab":  # lumen-rt, payments-prod; not well-known, follow-up, one-time
+        parts = low.split("-")
+        if _KEBAB_GLUE & set(parts) or not any(
+                p in _SCOPE_TERMS or (len(p) <= 3 and p not in _COMMON_SHORT) for p in parts):
+            return None
     if name == "quantity":
         unit = m.group("unit") or m.group("sunit")
         number = raw[: len(raw) - len(unit)].strip() if unit else raw
@@ -212,7 +210,7 @@ def _scan_tokens(text: str, offset: int, out: list[Discriminator]) -> None:
         if name == "code":
             before, inner = len(out), m.group("inner")
             _scan_tokens(inner, offset + m.start("inner"), out)
-            if len(out) == before and inner.strip():
+            if len(out) == before and inner.strip() and not _QUOTED_COPY_RE.fullmatch(inner):
                 at = offset + m.start("inner") + len(inner) - len(inner.lstrip())
                 out.append(Discriminator(Kind.IDENTIFIER, inner.strip(), inner.strip().lower(),
                                          at, at + len(inner.strip())))
@@ -226,146 +224,85 @@ def _scan_tokens(text: str, offset: int, out: list[Discriminator]) -> None:
                                      offset + start, offset + start + len(raw)))
 
 
-# -------------------------------------------------------------------- clause kinds
-# Clause markers: (kind, family, regex).  Survival compares within a family
-# ("at most" and "never exceed" are both "max").  Each regex starts with a literal.
-_MARKERS: list[tuple[Kind, str, str]] = [
-    *((Kind.NEGATION, "not", p) for p in (
-        r"not", r"never(?!\s+exceed)", r"no\s+longer", r"nothing", r"none", r"without",
-        r"cannot", r"no(?!\s+(?:more|less|fewer)\s+than)(?=\s+\w)")),
-    *((Kind.CONSTRAINT, f, p) for f, p in (
-        ("must", r"must"), ("must", r"always"), ("must", r"required"), ("only", r"only"),
-        ("only", r"exactly"), ("max", r"at\s+most"), ("max", r"no\s+more\s+than"),
-        ("max", r"never\s+exceed(?:s|ed)?"), ("max", r"maximum(?:\s+of)?"),
-        ("max", r"limited\s+to"), ("max", r"capped\s+at"), ("min", r"at\s+least"),
-        ("min", r"no\s+(?:less|fewer)\s+than"), ("min", r"minimum(?:\s+of)?"))),
-    *((Kind.CAUSAL, "because", p) for p in (
-        r"because(?:\s+of)?", r"due\s+to", r"caused\s+by", r"as\s+a\s+result\s+of",
-        r"owing\s+to", r"root\s+cause[ds]?", r"triggered\s+by", r"on\s+account\s+of")),
-    *((Kind.ORDERING, "sequence", p) for p in (
-        r"before", r"after(?:wards)?", r"then", r"followed\s+by", r"prior\s+to",
-        r"preceded\s+by", r"subsequently", r"->", r"→")),
-    *((Kind.ORDERING, "revert", p) for p in (
-        r"revert(?:s|ed|ing)?", r"rolled-back", r"roll(?:s|ed|ing)?\s+back", r"rollback",
-        r"backed\s+out", r"undid", r"undone")),
-]
-
-
-def _marker_regex() -> re.Pattern[str]:
-    """One regex over the lowercased text: a lead character (as in _TOKEN_RE), then the
-    markers grouped by first character so the matcher rejects most words at once.
-    Group ``m<i>`` is ``_MARKERS[i]``."""
-    by_first: dict[str, list[str]] = {}
-    for i, (_, _, pat) in enumerate(_MARKERS):
-        by_first.setdefault(pat[0], []).append(f"(?P<m{i}>{pat[1:]})")
-    alts = "|".join(f"{re.escape(c)}(?:{'|'.join(v)})" for c, v in by_first.items())
-    return re.compile(rf"[^\w./`-](?:{alts})(?![\w/-]|\.\w)")
-
-
-_CLAUSE_RE = _marker_regex()
-_CONTRACTION_RE = re.compile(r"\b[a-z]+n['\u2019]t\b")  # don't, isn't, won't: negations
-_AUX_RE = re.compile(r"\b(?:do|does|did|must|should|shall|will|would|could|can|may|might|is"
-                     r"|are|was|were|has|have|had)\s+$")  # "do" of "do not", kept in text
-_BOUNDARY_RE = re.compile(  # a clause ends at punctuation or before a conjunction
-    r"[;:!?\n()\[\],.\s<>{}\"\\](?:(?<=,)(?!\d{3})|(?<=\.)(?!\S)"
-    r"|(?<=[;:!?\n()\[\]<>{}\"\\])"
-    r"|(?<=\s)(?:but|although|though|however|whereas|unless|while|since|so|which|whereby)\b)")
-_OBJ_CHARS = r"[^\s,;:!?()\[\]{}\"'`“”=]+"
-_OBJ_TOKEN_RE = re.compile(  # a word; "45,000" and "don't" stay one word
-    rf"{_OBJ_CHARS}(?:(?:(?<=\d),(?=\d{{3}})|(?<=\w)'(?=\w)){_OBJ_CHARS})*")
-_STOPWORD_TEXT = (
-    "a an the this that these those it its on in at to of for with by from into onto as "
-    "be been being is are was were am do does did have has had will would should "
-    "shall can could may might we you they i he she our your their my me us them any "
-    "anything ever yet and or nor also even just again so all some there here very "
-    "please one ones")
-_STOPWORDS = frozenset(_STOPWORD_TEXT.split())
-_MAX_OBJECT, _MAX_LEFT, _WINDOW, _LEFT_WINDOW = 6, 4, 120, 60
-
-
-def _content(segment: str, limit: int = _MAX_OBJECT) -> list[str]:
-    """First ``limit`` normalized content words of a lowercased segment."""
-    words: list[str] = []
-    for tok in _OBJ_TOKEN_RE.findall(segment):
-        w = tok.rstrip(".")
-        if not w or w in _STOPWORDS or not (w[0].isalnum() or w[-1].isalnum()):
-            continue
-        if "," in w:
-            w = w.replace(",", "")
-        if w[0] == "v" and w[1:2].isdigit() and "." in w:
-            w = w[1:]
-        words.append(SCOPE_CANON.get(w, w))
-        if len(words) == limit:
-            break
-    return words
-
-
-def _lower(text: str) -> str:
-    """``text.lower()`` with the same length (so offsets stay valid)."""
-    low = text.lower()
-    if len(low) != len(text):  # e.g. "İ" lowers to two code points: keep such chars
-        low = "".join(c.lower() if len(c.lower()) == 1 else c for c in text)
-    return low
-
-
-def _scan_clauses(text: str, out: list[Discriminator]) -> None:
-    """Append the clause discriminators (marker + governed words) of ``text``."""
-    low = _lower(text)
-    marks = [(_MARKERS[int((m.lastgroup or "m0")[1:])][:2], m.start(), m.end() - 1)
-             for m in _CLAUSE_RE.finditer(" " + low)]  # ((kind, family), start, end)
-    if "n't" in low or "n\u2019t" in low:
-        marks += [((Kind.NEGATION, "not"), m.start(), m.end())
-                  for m in _CONTRACTION_RE.finditer(low)]
-        marks.sort(key=lambda mark: mark[1])
-    for i, ((kind, family), m_start, m_end) in enumerate(marks):
-        stop = min(marks[i + 1][1] if i + 1 < len(marks) else len(text), m_end + _WINDOW)
-        b = _BOUNDARY_RE.search(low, m_end, stop)
-        end = b.start() if b else stop
-        right = _content(low[m_end:end])
-        start, left = m_start, []
-        if kind is Kind.ORDERING:
-            lo = max(marks[i - 1][2] if i else 0, m_start - _LEFT_WINDOW)
-            while 0 < lo < m_start and low[lo - 1].isalnum():  # do not start mid-word
-                lo += 1
-            cuts = [x.end() for x in _BOUNDARY_RE.finditer(low, lo, m_start)]
-            start = cuts[-1] if cuts else lo
-            left = _content(low[start:m_start], 99)[-_MAX_LEFT:]
-            start += len(low[start:m_start]) - len(low[start:m_start].lstrip())
-            right = [">", *right]
-        elif kind is Kind.NEGATION and (aux := _AUX_RE.search(low, max(0, m_start - 8), m_start)):
-            start = aux.start()
-        if len(left) + len(right) > (1 if kind is Kind.ORDERING else 0):
-            end = start + len(text[start:end].rstrip())
-            out.append(Discriminator(kind, text[start:end], " ".join([family, *left, *right]),
-                                     start, end))
-
-
 # ------------------------------------------------------------------------- extract
+# "k=v", "k = v", "k: v", '"k": v'; not "file.ex:102" (a file and line, no space)
+_KEYED_RE = re.compile(r"[\"']?[A-Za-z_][\w.-]{0,40}(?:[ \t]*=[ \t]*|:[ \t]+|[\"']:[ \t]*)[\"']?$")
+_FENCE_RE = re.compile(r"(?ms)^[ \t]*```.*?(?:^[ \t]*```|\Z)")
+
+
+def _values_only(text: str, found: list[Discriminator]) -> list[Discriminator]:
+    """The token discriminators code and tool output keep (issue 10, point 1): keyed
+    values (``timeout=45000``, ``retries: 3``, ``ENV=prod``, text from the key), numbers
+    with a unit, and identifiers and links (which the analysis keeps only when prose
+    used them before the compaction)."""
+    out = []
+    for d in found:
+        if d.kind in (Kind.IDENTIFIER, Kind.LINK):
+            out.append(d)
+            continue
+        if d.kind is Kind.QUANTITY and " " in d.norm:
+            out.append(d)
+            continue
+        if d.kind in (Kind.QUANTITY, Kind.VERSION, Kind.SCOPE):
+            line_start = text.rfind("\n", 0, d.start) + 1
+            key = _KEYED_RE.search(text, max(line_start, d.start - 48), d.start)
+            if key:
+                out.append(Discriminator(d.kind, text[key.start():d.end], d.norm, key.start(),
+                                         d.end))
+    return out
+
+
+def _blank_fences(text: str) -> str:
+    """``text`` with fenced code blocks blanked (same length): prose clauses only."""
+    if "```" not in text:
+        return text
+    return _FENCE_RE.sub(lambda m: re.sub(r"[^\n]", " ", m.group()), text)
+
+
 @lru_cache(maxsize=4096)
-def extract_cached(text: str) -> tuple[Discriminator, ...]:
-    """Every discriminator of ``text`` as a cached tuple (see :func:`extract`)."""
+def extract_cached(text: str, span_type: str = "prose") -> tuple[Discriminator, ...]:
+    """Every discriminator of ``text`` read as ``span_type`` (see :func:`extract`)."""
+    if span_type == "harness":
+        return ()
+    body = clean_text(text)
     found: list[Discriminator] = []
-    _scan_tokens(text, 0, found)
-    _scan_clauses(text, found)
+    _scan_tokens(body, 0, found)
+    if span_type in ("code", "tool_output"):
+        found = _values_only(body, found)
+    else:
+        prose = _blank_fences(body)
+        units = scan_requirements(prose, found) if span_type == "spec" else []
+        scan_clauses(prose, found, units)
     found.sort(key=lambda d: (d.start, -KIND_RANK[d.kind]))
     seen: set[tuple[Kind, str]] = set()
     unique = []
+    line, pos = 1, 0
     for d in found:
         if (d.kind, d.norm) not in seen:
             seen.add((d.kind, d.norm))
-            unique.append(d)
+            line += body.count("\n", pos, d.start)
+            pos = d.start
+            unique.append(d if line == 1 else
+                          Discriminator(d.kind, d.text, d.norm, d.start, d.end, line))
     return tuple(unique)
 
 
-def extract(text: str) -> list[Discriminator]:
+def extract(text: str, span_type: str = "prose") -> list[Discriminator]:
     """Every discriminator of ``text``, sorted by start, deduplicated by ``(kind, norm)``.
 
-    Results are cached per text (summaries recur across folds), so repeated calls are
-    cheap; the returned list is a fresh copy the caller may mutate.
+    ``span_type`` (:func:`compaction_audit.recall.spantypes.span_type`) decides what is
+    read: nothing from ``harness``; from ``code`` and ``tool_output`` keyed values,
+    numbers with a unit, identifiers and links; from ``prose`` and ``spec`` every token
+    and the clauses (:mod:`compaction_audit.recall.clauses`; fenced code blocks left
+    out), and from ``spec`` one requirement per bullet under a requirement heading.
+    The text is cleaned first (:func:`compaction_audit.recall.spantypes.clean_text`:
+    line gutters, JSON escapes, redaction placeholders): ``start``, ``end`` and ``line``
+    refer to the cleaned text.  Results are cached per (text, type); the returned list
+    is a fresh copy the caller may mutate.
     """
-    return list(extract_cached(text))
+    return list(extract_cached(text, span_type))
 
 
-def is_discriminating(text: str) -> bool:
+def is_discriminating(text: str, span_type: str = "prose") -> bool:
     """True when ``text`` holds at least one discriminator (seed 002: not narrative)."""
-    return bool(extract_cached(text))
+    return bool(extract_cached(text, span_type))

@@ -1,7 +1,8 @@
 """Ranking lost discriminators: the facts that matter first (issue 10, point 5).
 
 Every lost item gets a *tier*; reports order by tier, and within a tier later spans
-first (the most recent statement of the task is the one a later decision builds on):
+first, and within a span later lines first (the most recent statement of the task is
+the one a later decision builds on):
 
 ====  ==================  ===========================================================
 tier  name                which items
@@ -9,7 +10,8 @@ tier  name                which items
 1     asked again         a person stated it again after it was lost (harm shown)
 2     typed by a person   a clause (or value) a person typed (``span_source`` "user"
                           or "user:...", not the legacy harness "user:meta")
-3     spec requirement    a clause from spec text (markdown requirements, no-gos...)
+3     spec requirement    a whole clause from spec text (markdown requirements,
+                          no-gos...; a fragment of one is "other prose")
 4     assistant decision  a clause the assistant wrote, with at least two content
                           words and not chatter ("let me", "I'll", "now", ...)
 5     other prose         anything else from prose (values in prose, fragments)
@@ -44,8 +46,9 @@ LOW_TIERS = frozenset({5, 6})
 """Tiers whose loss alone is at most a warning (issue 10, point 6)."""
 
 VALUE_KINDS = ("quantity", "version", "identifier", "scope", "link")
-"""Single-token kinds (values and identifiers); every other kind is a clause, including
-kinds extraction may add later (a condition, a requirement unit)."""
+"""Single-token kinds (values and identifiers); every other kind is a clause: negation,
+constraint, causal, ordering, condition and requirement (a spec bullet,
+:mod:`compaction_audit.recall.kinds`)."""
 
 SPAN_TYPES = ("prose", "spec", "code", "tool_output", "harness")
 """The span types of the contract (recall/spantypes.py, owner recall-core)."""
@@ -142,7 +145,7 @@ def tier_exprs(asked_again: str = "asked_again_round", source: str = "span_sourc
     tier = (
         pl.when(again.is_not_null()).then(1)
         .when(person & (stype != "harness")).then(2)
-        .when(clause & (stype == "spec")).then(3)
+        .when(clause & (stype == "spec") & ~cut).then(3)
         .when(decision).then(4)
         .when(tool & ~maybe_spec).then(6)
         .otherwise(5)
@@ -151,7 +154,7 @@ def tier_exprs(asked_again: str = "asked_again_round", source: str = "span_sourc
         pl.when(again.is_not_null())
         .then(pl.format("a person stated it again at round {}", again))
         .when(person & (stype != "harness")).then(pl.lit("typed by a person"))
-        .when(clause & (stype == "spec")).then(pl.lit("a requirement from spec text"))
+        .when(clause & (stype == "spec") & ~cut).then(pl.lit("a requirement from spec text"))
         .when(decision).then(pl.lit("a decision in the assistant's prose"))
         .when(code_arrow).then(pl.lit("an arrow in code or a log line, not an ordering"))
         .when(clause & cut).then(pl.lit("a fragment: cut short or fewer than two content "
@@ -162,7 +165,9 @@ def tier_exprs(asked_again: str = "asked_again_round", source: str = "span_sourc
                         .otherwise(pl.lit("tool output"))))
         .when(maybe_spec).then(pl.lit("a clause in tool output (span type unknown)"))
         .when(clause & chatter).then(pl.lit("assistant narration, not a decision"))
-        .otherwise(pl.format("{} {} in prose", article, kind))
+        .otherwise(pl.format("{} {} in {}", article, kind,
+                             pl.when(stype == "spec").then(pl.lit("spec text"))
+                             .otherwise(pl.lit("prose"))))
     )
     return tier, why
 
@@ -193,8 +198,10 @@ def rank_lost(lost: pl.DataFrame, items: pl.DataFrame | None = None) -> pl.DataF
     (kept when the table has it, else the ``line`` of the span in ``items``, the
     session's ``items`` table with ``id`` and ``line``; null when neither).  Order:
     tier, then later spans first (``span_line`` descending, then the span's position
-    in ``items``: adapters give every span of a round the round's line), then the
-    kind's rank (worst first), then the text.
+    in ``items``: a native round's spans share its line), then later lines of one span
+    first (``text_line`` descending when the table has it: a long tool result that
+    holds several task specs ends with the latest), then the kind's rank (worst
+    first), then the text.
     """
     ranked = add_tiers(lost).filter(pl.col("span_type") != "harness")
     if "span_line" not in ranked.columns:
@@ -207,8 +214,10 @@ def rank_lost(lost: pl.DataFrame, items: pl.DataFrame | None = None) -> pl.DataF
                                 .cast(pl.Int64)))
     else:
         ranked = ranked.with_columns(pl.lit(None, pl.Int64).alias("_order"))
-    return (ranked.sort(["tier", "span_line", "_order", "rank", "text"],
-                        descending=[False, True, True, True, False], nulls_last=True,
+    if "text_line" not in ranked.columns:
+        ranked = ranked.with_columns(pl.lit(None, pl.Int64).alias("text_line"))
+    return (ranked.sort(["tier", "span_line", "_order", "text_line", "rank", "text"],
+                        descending=[False, True, True, True, True, False], nulls_last=True,
                         maintain_order=True)
             .drop("_line", "_order", strict=False))
 

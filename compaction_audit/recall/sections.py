@@ -25,8 +25,10 @@ transcript"."""
 
 def ranked_lost(recall: Recall, session: Session) -> pl.DataFrame:
     """``recall.lost`` in report order (:func:`~compaction_audit.recall.ranking.rank_lost`),
-    with ``span_line`` from ``session.items`` where the table has none."""
-    return rank_lost(recall.lost, session.items.select("id", "line"))
+    with ``span_line`` from ``session.items`` (the line that stated the span) where the
+    table has none."""
+    line = "source_line" if "source_line" in session.items.columns else "line"
+    return rank_lost(recall.lost, session.items.select("id", pl.col(line).alias("line")))
 
 
 def recall_sections(recall: Recall, session: Session,
@@ -38,8 +40,11 @@ def recall_sections(recall: Recall, session: Session,
     text left out): ``round``, ``line``, ``folds`` (ids), ``dropped`` (count).
     ``lost_discriminators``: in report order (:func:`ranked_lost`: tier, then later
     spans first), each with ``tier``, ``tier_name``, ``tier_why``, ``span_type`` and
-    ``span_line``; harness text is never listed.  ``lost_tiers``: items per tier
+    ``span_line``, ``reused_round``, ``reused_span`` (a later action reused it);
+    harness text is never listed.  ``lost_tiers``: items per tier
     number.  ``ranked``: the ranked table when the caller has it already.
+    ``recall_checkable`` is false, and ``recall_not_checkable`` says "redacted: not
+    checkable", when most span text is redaction placeholders.
     """
     ranked = ranked if ranked is not None else ranked_lost(recall, session)
     rounds = session.rounds.select("ri", "round", "line")
@@ -65,6 +70,8 @@ def recall_sections(recall: Recall, session: Session,
         "lost_tiers": {str(k): v for k, v in tier_counts(ranked).items()},
         "classification_disagreements": recall.disagreements,
         "folds_not_checked": not_checked.height,
+        "recall_checkable": not recall.redacted,
+        "recall_not_checkable": "redacted: not checkable" if recall.redacted else None,
         "folds_not_checked_discriminating": not_checked.filter(
             pl.col("check") == "salience_class").height,
     }
@@ -77,13 +84,15 @@ def compaction_view(session: Session, recall: Recall,
     Adds to each ``compaction`` extension object: ``compression_ratio``
     (tokens_before / summary_tokens, null when either is unknown or zero, or the summary
     is opaque: an encrypted remote summary has a size only), ``lost_checked`` (false
-    for an opaque or redacted summary), ``not_checked_reason`` ("opaque", "redacted" or
+    for an opaque summary, or a redacted one: the compaction marked so, or a log that is
+    mostly redaction placeholders), ``not_checked_reason`` ("opaque", "redacted" or
     null), ``transcript_reference`` (the path a summary names with "read the full
     transcript at", else null; not counted as a reference) and ``lost``: the
     discriminators of the folded content that became unrecoverable at that compaction
     in report order (:func:`ranked_lost`), each with ``tier``, ``tier_name``,
-    ``tier_why``, ``span_line`` and ``asked_again`` (a later user message states it
-    again: evidence the loss did harm).
+    ``tier_why``, ``span_type``, ``span_line``, ``asked_again`` (a later user message
+    states it again) and ``reused_round``/``reused_span`` (a later action reused it):
+    evidence the loss did harm.
     """
     out = []
     lost = ranked if ranked is not None else ranked_lost(recall, session)
@@ -92,7 +101,7 @@ def compaction_view(session: Session, recall: Recall,
     for c in session.compactions:
         before, size = c.get("tokens_before"), c.get("summary_tokens")
         opaque = bool(c.get("opaque"))
-        redacted = bool(c.get("redacted"))
+        redacted = bool(c.get("redacted")) or recall.redacted
         ratio = before / size if isinstance(before, int) and isinstance(size, int) \
             and size > 0 and before > 0 and not opaque else None
         here = pl.col("lost_round") == c["round"]
@@ -106,7 +115,9 @@ def compaction_view(session: Session, recall: Recall,
                     "cause": d["cause"],
                     "asked_again": d["asked_again_round"] is not None,
                     "asked_again_round": d["asked_again_round"],
-                    "asked_again_span": d["asked_again_span"]} for d in rows]
+                    "asked_again_span": d["asked_again_span"],
+                    "reused_round": d["reused_round"], "reused_span": d["reused_span"]}
+                   for d in rows]
         text = texts.get(c.get("summary_id")) or ""
         pointer = re.search(TRANSCRIPT_POINTER, text)
         out.append({**c, "compression_ratio": ratio, "lost": entries,

@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
+from compaction_audit.recall.clauses import NEGATION_WORDS, content_words
 from compaction_audit.recall.extract import (
     CLAUSE_KINDS,
     SCOPE_CANON,
@@ -39,9 +40,80 @@ class _Index:
     quantities: frozenset[tuple[str, str]]  # (number, canonical unit or "")
     scopes: frozenset[str]  # scope norms and every scope term inside words
     clauses: dict[tuple[Kind, str], list[frozenset[str]]]  # (kind, family) -> words
+    sentences: tuple[tuple[frozenset[str], bool], ...]  # (stems, negative) per sentence
+    modules: frozenset[str]  # module and file names as snake_case stems
+    measures: frozenset[tuple[str, float]]  # (dimension, value in the base unit)
+    requirements: tuple[tuple[str, tuple[int, ...]], ...]  # (operator, version)
+    low: str
 
 
 _NAME_RE = re.compile(r"\w+(?:[.-]\w+)+")
+_SENTENCE_RE = re.compile(r"[.!?;](?=\s)|\n")
+_MODULE_RE = re.compile(r"\b[A-Z][A-Za-z0-9]*(?:\.[A-Z][A-Za-z0-9]*)+\b"
+                        r"|\b[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]+)+\b")
+_FILE_RE = re.compile(r"[\w-]+(?:\.[A-Za-z][\w]{0,7})+\b")
+_CAMEL_RE = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+_REQUIREMENT_RE = re.compile(r"(~>|\^|~=?|>=|<=|==|>|<)\s*v?(\d+(?:\.\d+){0,3})")
+_TO_BASE = {"ms": ("time", 1.0), "s": ("time", 1000.0), "min": ("time", 60000.0),
+            "h": ("time", 3600000.0), "d": ("time", 86400000.0), "week": ("time", 604800000.0),
+            "us": ("time", 0.001), "ns": ("time", 1e-6), "b": ("bytes", 1.0),
+            "kb": ("bytes", 1e3), "mb": ("bytes", 1e6), "gb": ("bytes", 1e9),
+            "tb": ("bytes", 1e12), "kib": ("bytes", 1024.0), "mib": ("bytes", 1024.0 ** 2),
+            "gib": ("bytes", 1024.0 ** 3), "tib": ("bytes", 1024.0 ** 4)}
+
+
+@lru_cache(maxsize=65536)
+def _module_key(name: str) -> str:
+    """One form for a module and its file (issue 10, point 3): the last dotted part of
+    ``Spotter.Repo.Migrations.AddState`` or the file name of ``20260211_add_state.exs``
+    without extension and timestamp, snake_case: ``add_state``."""
+    base = re.split(r"[/\\]", name)[-1]
+    if "." in base and not base.rsplit(".", 1)[-1][:1].isupper():  # a file: no extension
+        base = base.split(".")[0]
+    elif "." in base:  # a dotted module: its last part
+        base = base.rsplit(".", 1)[-1]
+    snake = _CAMEL_RE.sub("_", base).lower().replace("-", "_")
+    snake = re.sub(r"^\d{6,}_", "", snake)  # a migration's timestamp
+    return snake if "_" in snake or len(snake) >= 6 else ""
+
+
+def _measure(number: str, unit: str) -> tuple[str, float] | None:
+    """(dimension, value in the base unit) of a quantity whose unit converts."""
+    conv = _TO_BASE.get(unit)
+    if conv is None:
+        return None
+    try:
+        return conv[0], round(float(number) * conv[1], 6)
+    except ValueError:
+        return None
+
+
+def _vtuple(version: str) -> tuple[int, ...]:
+    return tuple(int(p) for p in re.findall(r"\d+", version)[:4])
+
+
+def _admits(op: str, req: tuple[int, ...], ver: tuple[int, ...]) -> bool:
+    """Whether a requirement ``op req`` admits version ``ver`` (~> and ~ pessimistic,
+    ^ caret, comparisons; == and bare by prefix)."""
+    pad = ver + (0,) * (len(req) - len(ver))
+    if op in ("==", "="):
+        return pad[:len(req)] == req
+    if op == ">=":
+        return pad >= req
+    if op == ">":
+        return pad > req
+    if op == "<=":
+        return pad[:len(req)] <= req
+    if op == "<":
+        return pad < req
+    if op in ("~>", "~="):  # all but the last given part fixed
+        fixed = max(1, len(req) - 1)
+        return pad >= req and pad[:fixed] == req[:fixed]
+    if op == "~":
+        return pad >= req and pad[:2] == req[:2] if len(req) >= 2 else pad[:1] == req[:1]
+    if op == "^":
+        return pad >= req and pad[:1] == req[:1]
+    return False
 
 
 @lru_cache(maxsize=4096)
@@ -66,27 +138,82 @@ def _index(summary: str) -> _Index:
         elif "/" in d.norm or "\\" in d.norm:
             paths.append(d.norm.rstrip("/\\"))
             keys.add(_basename(d.norm))
+    sentences = tuple(
+        (frozenset(_stem(w) for w in words if w not in NEGATION_WORDS),
+         any(w in NEGATION_WORDS for w in words))
+        for sent in _SENTENCE_RE.split(low) if (words := content_words(sent, 400)))
+    modules = {_module_key(m) for m in _MODULE_RE.findall(summary)}
+    modules.update(_module_key(f) for f in _FILE_RE.findall(summary))
+    measures = {m for number, unit in quantities if (m := _measure(number, unit))}
+    requirements = tuple((op, _vtuple(v)) for op, v in _REQUIREMENT_RE.findall(low))
     return _Index(frozenset(keys), tuple(paths), frozenset(quantities), frozenset(scopes),
-                  clauses)
+                  clauses, sentences, frozenset(modules - {""}), frozenset(measures),
+                  requirements, low)
 
 
+_SUFFIXES = ("ations", "ation", "ingly", "ings", "ing", "edly", "ed", "ly", "ful", "ness",
+             "ment", "es", "s", "e")
+
+
+@lru_cache(maxsize=65536)
 def _stem(w: str) -> str:
-    """Crude suffix stripping so "migrations"/"migration", "enabled"/"enable" compare."""
-    if len(w) > 3 and w.isalpha() and not w.endswith("ss"):
-        for suffix in ("ing", "ed", "es", "s", "e"):
-            if w.endswith(suffix) and len(w) - len(suffix) >= 3:
-                return w[: -len(suffix)]
+    """Crude suffix stripping so "migrations"/"migration", "enabled"/"enable",
+    "gracefully"/"graceful", "degradation"/"degrade" compare (up to two passes)."""
+    for _ in range(2):
+        if len(w) > 3 and w.replace("-", "").isalpha() and not w.endswith("ss"):
+            for suffix in _SUFFIXES:
+                if w.endswith(suffix) and len(w) - len(suffix) >= 3:
+                    w = w[: -len(suffix)]
+                    break
     return w
 
 
+@lru_cache(maxsize=65536)
 def _is_key(w: str) -> bool:
     """Identifier-like object words (numbers, flags, paths, names) and scope terms."""
     return (w in _SCOPE_WORDS or w.startswith("-")
             or any(c.isdigit() or c in "_./#\\" for c in w))
 
 
+_MARKER_IS_CONTENT = frozenset({"max", "min", "because", "sequence", "revert"})
+"""Families whose marker is itself the fact (a bound's direction, a cause, an order):
+these still need a same-family marker in the summary."""
+_MODALS = frozenset({"must", "should", "shall", "only", "always", "required", "need", "needs"})
+
+
+_HEAD = 5
+"""A long clause or requirement (more than this many distinct stems) also survives by
+its head: most of its first five stems in one sentence."""
+
+
+def _sentence_survives(words: list[str], idx: _Index, negative: bool) -> bool:
+    """Most (more than half) of the stemmed content words in one summary sentence of the
+    same polarity, whatever its marker (issue 10, point 3).  A long one (more than
+    :data:`_HEAD` distinct stems) also survives when most of its first five stems are
+    in one such sentence: a spec bullet leads with its fact and trails qualifications
+    ("Flash reports accurate closure count for both non-empty and empty cases" is kept
+    by "flash ... showing closure count")."""
+    ordered = list(dict.fromkeys(_stem(w) for w in words
+                                 if w != ">" and w not in NEGATION_WORDS and w not in _MODALS))
+    if len(ordered) < 2:
+        return False
+    stems = set(ordered)
+    need = len(stems) // 2 + 1
+    head = set(ordered[:_HEAD]) if len(ordered) > _HEAD else None
+    for cand, neg in idx.sentences:
+        if neg == negative and (len(stems & cand) >= need
+                                or (head is not None and len(head & cand) > _HEAD // 2)):
+            return True
+    return False
+
+
 def _clause_survives(d: Discriminator, idx: _Index) -> bool:
     family, *words = d.norm.split()
+    negative = family == "not" or any(w in NEGATION_WORDS for w in words)
+    if family not in _MARKER_IS_CONTENT and _sentence_survives(words, idx, negative):
+        return True
+    if d.kind is Kind.REQUIREMENT:
+        return False
     keys = [w for w in words if _is_key(w)]
     stems = {_stem(w) for w in words if w != ">"}
     for cand in idx.clauses.get((d.kind, family), ()):
@@ -95,6 +222,19 @@ def _clause_survives(d: Discriminator, idx: _Index) -> bool:
                 return True
         elif len(stems & {_stem(w) for w in cand}) >= min(2, len(stems)):
             return True
+    return False
+
+
+def _raw_in(norm: str, low: str) -> bool:
+    """``norm`` occurs in ``low`` with a word boundary on both sides (issue 10, point 3:
+    a code-span identifier matched as a raw substring, quoted or not)."""
+    at = low.find(norm)
+    while at >= 0:
+        before = low[at - 1] if at else " "
+        after = low[at + len(norm)] if at + len(norm) < len(low) else " "
+        if not (before.isalnum() or before == "_") and not (after.isalnum() or after == "_"):
+            return True
+        at = low.find(norm, at + 1)
     return False
 
 
@@ -116,10 +256,21 @@ def survives(d: Discriminator, summary_text: str) -> bool:
         return _clause_survives(d, idx)
     if d.kind is Kind.QUANTITY:
         number, _, unit = norm.partition(" ")
-        return (number, unit) in idx.quantities if unit else number in idx.keys
+        if not unit:
+            return number in idx.keys
+        measure = _measure(number, unit)
+        return (number, unit) in idx.quantities or (measure is not None
+                                                    and measure in idx.measures)
+    if d.kind is Kind.VERSION and norm[:1].isdigit():
+        if norm in idx.keys:
+            return True
+        ver = _vtuple(norm)
+        return any(_admits(op, req, ver) for op, req in idx.requirements)
     if d.kind is Kind.SCOPE:
         return norm in idx.scopes or norm in idx.keys
-    if norm in idx.keys:
+    if norm in idx.keys or _raw_in(norm, idx.low):
+        return True
+    if d.kind is Kind.IDENTIFIER and (key := _module_key(d.text)) and key in idx.modules:
         return True
     if "/" in norm or "\\" in norm:
         path = norm.rstrip("/\\")
@@ -133,6 +284,8 @@ def survives(d: Discriminator, summary_text: str) -> bool:
     return " " in norm and norm in summary_text.lower()
 
 
-def dropped(child_text: str, summary_text: str) -> list[Discriminator]:
-    """The discriminators of ``child_text`` that do not survive in ``summary_text``."""
-    return [d for d in extract_cached(child_text) if not survives(d, summary_text)]
+def dropped(child_text: str, summary_text: str, span_type: str = "prose"
+            ) -> list[Discriminator]:
+    """The discriminators of ``child_text`` (read as ``span_type``) that do not survive
+    in ``summary_text``."""
+    return [d for d in extract_cached(child_text, span_type) if not survives(d, summary_text)]

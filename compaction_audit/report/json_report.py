@@ -2,14 +2,14 @@
 
 Shape (see docs/report-json.md): for one trace, a session object::
 
-    {"tool": {...}, "path", "format", "session": {...}, "settings": {...},
+    {"tool": {...}, "config", "path", "format", "session": {...}, "settings": {...},
      "conditions": [...], "can_invert", "onsets": {...}, "series": [{...}, ...],
      "findings": [{"rule", "code", "severity", "round", "line", "message", "action",
                    "entity", "values": {...}}, ...],
-     "not_evaluated": [...], "skipped": [...], "compactions": [...],
+     "not_evaluated": [...], "skipped": [...], "dependent": [...], "compactions": [...],
      "counts": {...}, "verdict": "..."}
 
-and for several traces ``{"tool", "sessions": [<session object>...], "errors": [...],
+and for several traces ``{"tool", "config", "sessions": [<session object>...], "errors": [...],
 "summary": {...}}``.  Series keys are named exactly as in the log-format spec, plus
 ``line``.  orjson escapes every control character, so log text is inert; every
 string but the numeric series goes through :func:`clip_tree` (at most
@@ -77,6 +77,7 @@ def session_dict(r: SessionReport) -> dict[str, Any]:
         ],
         "not_evaluated": [dataclasses.asdict(n) for n in r.not_evaluated],
         "skipped": [error_dict(e) for e in r.skipped],
+        "dependent": [error_dict(e) for e in r.dependent],
         "compactions": r.compactions,
         **r.extra,
         "counts": r.counts(),
@@ -95,10 +96,12 @@ def render_json(report: Report, single: bool) -> bytes:
     """
     with paused_gc():
         if single and len(report.sessions) == 1 and not report.errors:
-            doc: dict[str, Any] = {"tool": TOOL, **session_dict(report.sessions[0])}
+            doc: dict[str, Any] = {"tool": TOOL, "config": report.config,
+                                   **session_dict(report.sessions[0])}
         else:
             doc = {
                 "tool": TOOL,
+                "config": report.config,
                 "sessions": [session_dict(s) for s in report.sessions],
                 "errors": [error_dict(e) for e in report.errors],
                 "summary": summary_dict(report),

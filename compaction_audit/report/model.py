@@ -40,7 +40,9 @@ class SessionReport:
     ``series`` is the per-round frame (see :mod:`compaction_audit.series`);
     ``findings`` are ordered by round then rule code; ``onsets`` as returned by
     :func:`compaction_audit.onset.onsets`; ``compactions`` the adapters' per-compaction
-    facts; ``skipped`` the records lenient mode skipped; ``extra`` holds sections added
+    facts; ``skipped`` the records lenient mode skipped, ``dependent`` the references
+    it dropped because they name what a skipped record defined (a trace with either is
+    at least a warning: :meth:`worst`); ``extra`` holds sections added
     by optional analyses (keyed by section name, JSON-able).
     """
 
@@ -53,6 +55,7 @@ class SessionReport:
     onsets: dict[str, Any]
     not_evaluated: list[NotEvaluated] = field(default_factory=list)
     skipped: list[LogError] = field(default_factory=list)
+    dependent: list[LogError] = field(default_factory=list)
     compactions: list[dict[str, Any]] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)
     source_format: str = "native"
@@ -68,10 +71,13 @@ class SessionReport:
         return {s.value: c.get(s.value, 0) for s in Severity}
 
     def worst(self) -> Severity | None:
-        """The highest severity among the findings, or None."""
-        if not self.findings:
-            return None
-        return max((f.severity for f in self.findings), key=lambda s: s.rank)
+        """The highest severity among the findings, or None; at least ``warning`` when
+        records were skipped (issue 11: a trace with skipped records never passes
+        silently)."""
+        severities = [f.severity for f in self.findings]
+        if self.skipped or self.dependent:
+            severities.append(Severity.WARNING)
+        return max(severities, key=lambda s: s.rank) if severities else None
 
     def fails(self, fail_on: str) -> bool:
         """True when a finding reaches ``fail_on`` (one of :data:`FAIL_ON`)."""
@@ -83,9 +89,12 @@ class SessionReport:
         return sum(1 for c in self.compactions if c.get("lost_checked") is False)
 
     def verdict_head(self) -> str:
-        """FAIL (an error), WARN (a warning) or PASS."""
-        c = self.counts()
-        return "FAIL" if c["error"] else "WARN" if c["warning"] else "PASS"
+        """FAIL (an error), WARN (a warning, or skipped records: see :meth:`worst`) or
+        PASS."""
+        worst = self.worst()
+        if worst is not None and worst.rank >= Severity.ERROR.rank:
+            return "FAIL"
+        return "WARN" if worst is not None and worst.rank >= Severity.WARNING.rank else "PASS"
 
     def verdict(self) -> str:
         """A one-line verdict in plain words: the head word, what could not be checked
@@ -99,6 +108,9 @@ class SessionReport:
             head += (f"; {unchecked} compaction{'s' if unchecked > 1 else ''} could not "
                      "be checked")
         parts = [f"{c['error']} error(s), {c['warning']} warning(s), {c['info']} info"]
+        if self.skipped or self.dependent:
+            parts.append(f"{len(self.skipped)} bad record(s) skipped and "
+                         f"{len(self.dependent)} dependent reject(s) (--lenient)")
         if o.get("inversion_boundary") is not None:
             parts.append(f"inversion boundary crossed at round {o['inversion_boundary']}")
         elif o.get("inversion_onset") is not None:
@@ -117,10 +129,12 @@ def fails(worst: Severity | None, fail_on: str) -> bool:
 
 @dataclass
 class Report:
-    """A whole audit run: the traces audited and the ones that could not be read."""
+    """A whole audit run: the traces audited and the ones that could not be read;
+    ``config``: the configuration file used, as shown (None: none)."""
 
     sessions: list[SessionReport]
     errors: list[LogError] = field(default_factory=list)
+    config: str | None = None
 
     def exit_code(self, fail_on: str) -> int:
         """0: nothing reaches ``fail_on``; 1: a finding does; 2: a trace was unreadable."""

@@ -105,7 +105,8 @@ def header(r: SessionReport) -> RenderableType:
         rows.append(("", Text("a condition fails: this loop can drift but not invert",
                               style="bold")))
     if r.skipped:
-        rows.append(("skipped", Text(f"{len(r.skipped)} bad record(s) skipped (--lenient)",
+        rows.append(("skipped", Text(f"{len(r.skipped)} bad record(s) skipped, "
+                                     f"{len(r.dependent)} dependent reject(s) (--lenient)",
                                      style="yellow")))
     width = max(len(label) for label, _ in rows) + 2
     return Group(*(line((label.ljust(width), "bold"), value) for label, value in rows))
@@ -356,6 +357,11 @@ def notes_section(r: SessionReport) -> RenderableType | None:
         lines.append(line(("skipped ", "yellow"), t(str(e))))
     if len(r.skipped) > 20:
         lines.append(Text(f"... and {len(r.skipped) - 20} more skipped records", style="dim"))
+    for e in r.dependent[:20]:
+        lines.append(line(("dependent ", "yellow"), t(str(e))))
+    if len(r.dependent) > 20:
+        lines.append(Text(f"... and {len(r.dependent) - 20} more dependent rejects",
+                          style="dim"))
     return Group(*lines) if lines else None
 
 
@@ -393,4 +399,5 @@ def report_renderable(report: Report, show_all: bool = False) -> RenderableType:
                                    for s in report.sessions]
     for e in report.errors:
         parts.append(line(("error: ", "bold red"), t(str(e))))
+    parts.append(line(("config: ", "dim"), t(report.config or "none")))
     return Group(*parts)

@@ -7,21 +7,24 @@ from typing import Any
 import polars as pl
 
 from compaction_audit.io.records import LOGGED_FLOATS, LOGGED_INTS
+from compaction_audit.reachability import interval_sum
 from compaction_audit.rules.base import Context, Outcome, Rule, Severity, fmt, register
 
-_LIST_CAP = 20
+LIST_CAP = 20
+"""Most ids a finding of this module lists; the rest are counted ("and N more")."""
 
 
-def _names(ids: list[str]) -> str:
-    shown = ", ".join(ids[:_LIST_CAP])
-    return shown + (f" and {len(ids) - _LIST_CAP} more" if len(ids) > _LIST_CAP else "")
+def _names(ids: list[str], total: int) -> str:
+    shown = ", ".join(ids[:LIST_CAP])
+    return shown + (f" and {total - len(ids[:LIST_CAP])} more" if total > LIST_CAP else "")
 
 
 @register
 class UngroundedSummary(Rule):
     """What it checks: a summary in the working set whose leaves are all unresolvable
-    (evicted, or dropped without being offloaded).  Fires once per round, naming the
-    summaries.
+    (evicted, or dropped without being offloaded).  Fires once per round with the
+    count, naming the summaries that became ungrounded at that round (at most 20, the
+    rest counted): a summary that stays ungrounded for many rounds is named once.
 
     Why it matters: seed 000 ("What Was Observed", "Operational Effect"): the agent
     cited a summary-of-a-summary whose leaf source had been evicted eight rounds
@@ -48,31 +51,39 @@ class UngroundedSummary(Rule):
     settings = ()
 
     def evaluate(self, ctx: Context) -> Outcome:
-        rows = (
-            ctx.series.ungrounded
-            .with_columns(pl.int_ranges("start", "end").alias("ri"))
-            .explode("ri")
-            .sort("ri", "id")
-            .group_by("ri", maintain_order=True)
-            .agg(pl.col("id").alias("summaries"))
-            .with_columns(pl.col("summaries").list.len().alias("ungrounded_summaries"))
-        )
+        ungrounded = ctx.series.ungrounded
+        count = (interval_sum(ungrounded, ctx.session.n_rounds)
+                 .filter(pl.col("value") > 0).rename({"value": "ungrounded_summaries"}))
+        new = (ungrounded.sort("start", "id").group_by("start", maintain_order=True)
+               .agg(pl.col("id").head(LIST_CAP).alias("summaries"),
+                    pl.len().cast(pl.Int64).alias("new_summaries"))
+               .rename({"start": "ri"}))
+        rows = (count.join(new, on="ri", how="left")
+                .with_columns(pl.col("summaries").fill_null(pl.lit([], pl.List(pl.String))),
+                              pl.col("new_summaries").fill_null(0))
+                .select("ri", "summaries", "ungrounded_summaries", "new_summaries")
+                .sort("ri"))
         compacted = [c["summary_id"] for c in ctx.session.compactions
                      if c.get("summary_id") is not None]
         if not compacted or rows.height == 0:
             return Outcome(rows)
-        product = pl.col("summaries").list.eval(pl.element().is_in(compacted)).list.all()
-        return Outcome(rows.with_columns(
+        native = (interval_sum(ungrounded.filter(~pl.col("id").is_in(compacted)),
+                               ctx.session.n_rounds).rename({"value": "native"}))
+        product = pl.col("native").fill_null(0) == 0
+        return Outcome(rows.join(native, on="ri", how="left").with_columns(
             product.alias("compaction_summaries"),
             pl.when(product).then(pl.lit(Severity.INFO.value))
-            .otherwise(pl.lit(self.severity.value)).alias("severity")))
+            .otherwise(pl.lit(self.severity.value)).alias("severity")).drop("native"))
 
     def message(self, v: dict[str, Any], ctx: Context) -> str:
-        n = v["ungrounded_summaries"]
+        n, new = v["ungrounded_summaries"], v["new_summaries"]
         noun = "summary has" if n == 1 else "summaries have"
+        named = (f": {_names(v['summaries'], new)}" if new == n
+                 else f"; new at this round: {_names(v['summaries'], new)}" if new
+                 else " (all since earlier rounds)")
         why = ("; a product's compaction keeps no raw leaf in the context, so this holds "
                "for every compaction summary" if v.get("compaction_summaries") else "")
-        return f"{n} retained {noun} no reachable leaf: {_names(v['summaries'])}{why}"
+        return f"{n} retained {noun} no reachable leaf{named}{why}"
 
 
 @register
@@ -97,14 +108,14 @@ class SilentDrop(Rule):
         events = ctx.session.events.filter(pl.col("action") == "silent-drop")
         rows = (
             events.sort("ri", "id").group_by("ri", maintain_order=True)
-            .agg(pl.col("id").alias("items"))
-            .with_columns(pl.col("items").list.len().alias("silent_drops"))
+            .agg(pl.col("id").head(LIST_CAP).alias("items"),
+                 pl.len().cast(pl.Int64).alias("silent_drops"))
         )
         return Outcome(rows)
 
     def message(self, v: dict[str, Any], ctx: Context) -> str:
         return (f"{v['silent_drops']} item(s) left the working set without being evicted "
-                f"or offloaded: {_names(v['items'])}")
+                f"or offloaded: {_names(v['items'], v['silent_drops'])}")
 
 
 @register

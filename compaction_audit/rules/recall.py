@@ -81,9 +81,9 @@ def _fold_findings(ctx: Context, silent: bool, ceiling: Severity) -> pl.DataFram
         folds.explode("dropped").unnest("dropped")
         .with_columns((pl.col("kind") + ":" + pl.col("norm")).alias("key"))
         .join(again, on="key", how="left", maintain_order="left")
-        .join(_span_types(ctx).rename({"id": "child"}), on="child", how="left",
-              maintain_order="left")
     )
+    # the child's own span type (recall/spantypes.py), which the fold checks carry
+    flat = flat.rename({"child_type": "span_type"})
     # a fact's tier is where it was first stated (its row of the ranked lost table),
     # else where this child states it; the agent's own salience_class "discriminating"
     # on either span says a decision hinges on it (seed 002, "Decision Boundary")

@@ -15,7 +15,7 @@ from compaction_audit.recall.ranking import (
     span_type_from_source,
     tier_counts,
 )
-from tests.logs import LogWriter, rnd
+from tests.logs import LogWriter, rnd, session
 
 
 def lost_table(rows: list[dict[str, Any]], **extra: pl.DataType) -> pl.DataFrame:
@@ -110,6 +110,17 @@ def test_span_type_column_wins_over_the_source() -> None:
         row("identifier", "x.test.ts", "tool_result:Read", span_type="code"),
     ], span_type=pl.String)
     assert [t for _, t, _ in tiers(frame)] == [3, 6, 5, 6]
+    # a fragment of spec text ("must add `", one content word) is no requirement;
+    # a value in spec text says where it came from
+    cut = lost_table([
+        row("constraint", "must add `", "tool_result:Bash", span_type="spec"),
+        row("condition", "only when", "tool_result:Bash", span_type="spec"),
+        row("identifier", "additionalContext", "tool_result:Bash", span_type="spec"),
+    ], span_type=pl.String)
+    assert [(t, w) for w, t in add_tiers(cut).select("tier_why", "tier").rows()] == [
+        (5, "a fragment: cut short or fewer than two content words"),
+        (5, "a fragment: cut short or fewer than two content words"),
+        (5, "an identifier in spec text")]
     # without a known type, a 2+ word clause in tool output may be spec text (5);
     # an arrow there is not, nor is a one-word fragment
     unknown = lost_table([
@@ -176,6 +187,7 @@ def span(i: str, text: str, source: str) -> dict[str, Any]:
 
 def test_report_lists_lost_facts_in_tier_order(write_log: LogWriter) -> None:
     path = write_log([
+        session(),
         rnd(0, spans=[span("u1", "Never deploy on Fridays.", "user"),
                       span("a1", "I decided the cache must stay disabled in prod.",
                            "assistant"),
@@ -188,12 +200,44 @@ def test_report_lists_lost_facts_in_tier_order(write_log: LogWriter) -> None:
     report = audit_session(read_native(str(path)))
     lost = report.extra["lost_discriminators"]
     got = [(d["tier"], d["span"], d["kind"], d["text"]) for d in lost]
+    # a clause shows its left side ("the cache must ..."); tool output gives the keyed
+    # value "retries=12" and not the bare key, which no prose used (issue 10, point 1)
     assert got == [
         (2, "u1", "negation", "Never deploy on Fridays"),
-        (4, "a1", "constraint", "must stay disabled in prod"),
+        (4, "a1", "constraint", "I decided the cache must stay disabled in prod"),
         (5, "a1", "scope", "prod"),
-        (6, "t1", "quantity", "12"),
-        (6, "t1", "identifier", "retries"),
+        (6, "t1", "quantity", "retries=12"),
     ]
-    assert all(d["span_line"] == 1 for d in lost)
-    assert report.extra["lost_tiers"] == {"1": 0, "2": 1, "3": 0, "4": 1, "5": 1, "6": 2}
+    # the log line that stated each (round 0 is line 2, after the session record)
+    assert all(d["span_line"] == 2 for d in lost)
+    assert report.extra["lost_tiers"] == {"1": 0, "2": 1, "3": 0, "4": 1, "5": 1, "6": 1}
+
+
+def test_within_one_span_later_lines_first() -> None:
+    # one tool result holding three task specs: the last (the pending task) comes first;
+    # without text_line the kind's rank decides
+    spec = "tool_result:Bash"
+    frame = lost_table([row("requirement", "Show the badge", spec, span_type="spec",
+                            text_line=3, span_line=660),
+                        row("requirement", "Token expires by TTL", spec, span_type="spec",
+                            text_line=204, span_line=660),
+                        row("negation", "Do not use temp files", spec, span_type="spec",
+                            text_line=139, span_line=660)],
+                       span_type=pl.String, text_line=pl.Int64, span_line=pl.Int64)
+    assert rank_lost(frame)["text"].to_list() == [
+        "Token expires by TTL", "Do not use temp files", "Show the badge"]
+    assert rank_lost(frame.drop("text_line"))["text"].to_list() == [
+        "Do not use temp files", "Show the badge", "Token expires by TTL"]
+
+
+def test_condition_and_requirement_kinds_are_clauses() -> None:
+    # a requirement unit and a condition from a `bd show` spec read by a tool are spec
+    # requirements (3); the same condition in the assistant's prose is a decision (4)
+    frame = lost_table([
+        row("requirement", "Token is one-time and expires by TTL", "tool_result:Bash",
+            span_type="spec"),
+        row("condition", "runs only in review mode", "tool_result:Bash", span_type="spec"),
+        row("condition", "when annotations exist in the header", "assistant",
+            span_type="prose"),
+    ], span_type=pl.String)
+    assert [t for _, t, _ in tiers(frame)] == [3, 3, 4]

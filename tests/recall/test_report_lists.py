@@ -39,7 +39,9 @@ def test_text_lists_15_top_tier_facts_then_counts(write_log: LogWriter) -> None:
     # later spans first: the last 15 of the 17, "amber" and "basalt" cut
     assert listed == WORDS[2:]
     assert "... 2 more (--all)" in out
-    assert "not listed: 6 tool output (--all lists them)" in out
+    # tool output yields keyed values and numbers with a unit, and no identifiers no
+    # prose used: pool_size=64, 45s, depth=12 (issue 10, point 1)
+    assert "not listed: 3 tool output (--all lists them)" in out
     every = CliRunner().invoke(app, ["audit", path, "--all"], env={"COLUMNS": "250"}).output
     every = every[every.index("Lost discriminators (facts that matter first)"):]
     assert all(f"Never rename the {w} bucket" in every for w in WORDS)
@@ -81,4 +83,5 @@ def test_markdown_counts_the_low_tiers(write_log: LogWriter) -> None:
     assert "- not listed: 3 other prose" in md
     assert "`pool_size`" not in md
     every = CliRunner().invoke(app, ["audit", path, "-f", "markdown", "--all"]).output
-    assert "- other prose: identifier `pool_size` (assistant, line 1)" in every
+    # stated by the assistant's reply, the log's line 2 (not the compaction's line 3)
+    assert "- other prose: identifier `pool_size` (assistant, line 2)" in every

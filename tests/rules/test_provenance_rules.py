@@ -31,7 +31,36 @@ def test_ungrounded_fires_when_last_leaf_goes(write_log: LogWriter) -> None:
     report = audit(path)
     assert by_rule(report, "ungrounded-summary") == [(3, 4)]
     finding = next(f for f in report.findings if f.rule == "ungrounded-summary")
-    assert finding.values == {"summaries": ["S"], "ungrounded_summaries": 1}
+    assert finding.values == {"summaries": ["S"], "ungrounded_summaries": 1,
+                              "new_summaries": 1}
+    assert finding.message == "1 retained summary has no reachable leaf: S"
+
+
+def test_ungrounded_names_each_summary_once_and_counts_the_rest(
+        write_log: LogWriter) -> None:
+    # 25 summaries lose their only leaf at round 1, one more (Z) at round 3; all stay
+    folds = [{"id": f"F{i:02d}", "tokens": 1, "children": [f"s{i:02d}"]} for i in range(25)]
+    path = write_log([
+        rnd(0, spans=[*spans(*((f"s{i:02d}", 1) for i in range(25))), *spans(("z", 1))]),
+        rnd(1, summaries=folds, evicted=[f"s{i:02d}" for i in range(25)]),
+        rnd(2, summaries=[{"id": "Z", "tokens": 1, "children": ["z"]}]),
+        rnd(3, evicted=["z"]),
+        rnd(4),
+    ])
+    found = {f.round: f for f in audit(path).findings if f.rule == "ungrounded-summary"}
+    assert sorted(found) == [1, 2, 3, 4]
+    first = found[1].values
+    assert (first["ungrounded_summaries"], first["new_summaries"]) == (25, 25)
+    assert first["summaries"] == [f"F{i:02d}" for i in range(20)]  # LIST_CAP
+    assert found[1].message.endswith("F19 and 5 more")
+    assert found[2].values == {"summaries": [], "ungrounded_summaries": 25,
+                               "new_summaries": 0}
+    assert found[2].message == ("25 retained summaries have no reachable leaf "
+                                "(all since earlier rounds)")
+    assert found[3].values == {"summaries": ["Z"], "ungrounded_summaries": 26,
+                               "new_summaries": 1}
+    assert found[3].message.endswith("no reachable leaf; new at this round: Z")
+    assert found[4].values["ungrounded_summaries"] == 26
 
 
 def test_ungrounded_quiet_while_a_leaf_is_offloaded(write_log: LogWriter) -> None:

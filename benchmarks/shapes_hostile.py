@@ -1,0 +1,206 @@
+"""Valid traces of hostile shapes, and the time and memory the audit takes on them.
+
+Issue 11, item 5 ("No superlinear work on valid input") lists shapes that made the
+audit quadratic or worse.  Each generator below writes one of them, at a size ``n``:
+
+============  ==========================================================================
+shape         what ``n`` is
+============  ==========================================================================
+fold-chain    native: one span, then ``n`` rounds each folding the previous summary
+              into a new one (a single-child chain of depth ``n``)
+cc-compacts   Claude Code: ``n`` turns, each followed by a ``/compact`` (boundary and
+              summary line), so each summary folds the previous one
+codex-repeat  Codex: ``n`` copies of the same user message line (same id, same text),
+              then a compaction whose replacement history holds the ``n`` of them
+long-id       native: an ungrounded summary whose id is ``n`` bytes long
+ungrounded    native: ``n`` summaries whose only leaf is evicted at once, then ``n``
+              more rounds with them still in the working set (n x n ungrounded pairs)
+============  ==========================================================================
+
+Usage (from the repository root, with the project installed)::
+
+    python benchmarks/shapes_hostile.py write fold-chain 3000 /tmp/chain.jsonl
+    python benchmarks/shapes_hostile.py bench --sizes fold-chain=1000,2000,4000
+
+``bench`` writes each trace to a temporary directory and runs
+``python -m compaction_audit audit FILE -f json -o OUT`` (``--format`` to change the
+format) in a subprocess, and prints
+one line per run: shape, n, file size, wall seconds, peak RSS (``os.wait4``), exit
+code and the JSON report's size.  ``--timeout`` (default 120 s) stops a run that
+takes too long (it is reported as ``timeout``).  The figures are in
+``docs/performance.md`` ("Hostile shapes").
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+
+def _native(records: Iterator[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+    yield {"type": "session", "schema": "compaction-audit/1", "eviction": "on-overflow"}
+    yield from records
+
+
+def fold_chain(n: int) -> Iterator[dict[str, Any]]:
+    """One span, then ``n`` single-child folds, each of the previous summary."""
+    def rounds() -> Iterator[dict[str, Any]]:
+        yield {"type": "round", "round": 0, "spans": [{"id": "s0", "tokens": 10}]}
+        prev = "s0"
+        for i in range(1, n + 1):
+            fold = f"f{i}"
+            yield {"type": "round", "round": i,
+                   "summaries": [{"id": fold, "tokens": 10, "children": [prev]}],
+                   "evicted": [prev]}
+            prev = fold
+    return _native(rounds())
+
+
+def cc_compacts(n: int) -> Iterator[dict[str, Any]]:
+    """A Claude Code transcript of ``n`` turns, each followed by a ``/compact``."""
+    sid = "5e55a0de-0000-4000-8000-00000000cc01"
+    prev = None
+    for i in range(n):
+        user, reply, bound, summ = (f"u{i}", f"a{i}", f"b{i}", f"s{i}")
+        yield {"type": "user", "uuid": user, "parentUuid": prev, "sessionId": sid,
+               "message": {"role": "user", "content": f"Step {i}: set retries to {i}."}}
+        yield {"type": "assistant", "uuid": reply, "parentUuid": user, "sessionId": sid,
+               "message": {"id": f"msg{i}", "role": "assistant", "content": [
+                   {"type": "text", "text": f"Retries set to {i}."}],
+                   "usage": {"input_tokens": 100, "output_tokens": 5}}}
+        yield {"type": "system", "subtype": "compact_boundary", "uuid": bound,
+               "logicalParentUuid": reply, "sessionId": sid,
+               "compactMetadata": {"trigger": "manual", "preTokens": 1000}}
+        yield {"type": "user", "uuid": summ, "parentUuid": bound, "sessionId": sid,
+               "isCompactSummary": True, "isVisibleInTranscriptOnly": True,
+               "message": {"role": "user", "content": f"Summary: retries now {i}."}}
+        prev = summ
+
+
+def codex_repeat(n: int) -> Iterator[dict[str, Any]]:
+    """A Codex rollout of ``n`` copies of one user message line, then a compaction
+    whose replacement history carries them all over (as Codex keeps user messages)."""
+    yield {"timestamp": "t", "type": "session_meta", "payload": {"id": "codex-rep"}}
+    message = {"type": "message", "role": "user", "id": "msg_same",
+               "content": [{"type": "input_text", "text": "Keep the pool at 8 workers."}]}
+    for _ in range(n):
+        yield {"timestamp": "t", "type": "response_item", "payload": message}
+    yield {"timestamp": "t", "type": "compacted", "payload": {
+        "message": "Summary: the pool stays at 8 workers.",
+        "replacement_history": [message] * n}}
+
+
+def long_id(n: int) -> Iterator[dict[str, Any]]:
+    """A summary whose id is ``n`` bytes; it evicts its only leaf, so it is ungrounded
+    and every report names it."""
+    big = "x" * n
+    return _native(iter([
+        {"type": "round", "round": 0, "spans": [{"id": "s0", "tokens": 10}]},
+        {"type": "round", "round": 1, "summaries": [
+            {"id": big, "tokens": 5, "children": ["s0"]}], "evicted": ["s0"]},
+        {"type": "round", "round": 2},
+    ]))
+
+
+def ungrounded(n: int) -> Iterator[dict[str, Any]]:
+    """``n`` summaries made ungrounded at once, then ``n`` quiet rounds."""
+    def rounds() -> Iterator[dict[str, Any]]:
+        yield {"type": "round", "round": 0,
+               "spans": [{"id": f"s{i}", "tokens": 1} for i in range(n)]}
+        yield {"type": "round", "round": 1,
+               "summaries": [{"id": f"f{i}", "tokens": 1, "children": [f"s{i}"]}
+                             for i in range(n)],
+               "evicted": [f"s{i}" for i in range(n)]}
+        for r in range(2, n + 2):
+            yield {"type": "round", "round": r}
+    return _native(rounds())
+
+
+SHAPES: dict[str, Callable[[int], Iterator[dict[str, Any]]]] = {
+    "fold-chain": fold_chain, "cc-compacts": cc_compacts, "codex-repeat": codex_repeat,
+    "long-id": long_id, "ungrounded": ungrounded,
+}
+
+
+def write(shape: str, n: int, path: str | Path) -> int:
+    """Write the trace of ``shape`` at size ``n`` to ``path``; returns its size in bytes."""
+    with open(path, "wb") as handle:
+        for record in SHAPES[shape](n):
+            handle.write(orjson.dumps(record) + b"\n")
+    return os.path.getsize(path)
+
+
+def bench_one(shape: str, n: int, workdir: Path, timeout: float,
+              fmt: str = "json") -> dict[str, Any]:
+    """Audit one generated trace in a subprocess: seconds, peak RSS, exit code, report."""
+    trace = workdir / f"{shape}-{n}.jsonl"
+    size = write(shape, n, trace)
+    report = workdir / f"{shape}-{n}.{fmt}"
+    cmd = [sys.executable, "-m", "compaction_audit", "audit", str(trace), "-f", fmt,
+           "-o", str(report), "--isolated"]
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            start_new_session=True)
+    deadline = t0 + timeout
+    status: int | str = "timeout"
+    rss_kb = 0
+    while True:
+        pid, raw, usage = os.wait4(proc.pid, os.WNOHANG)
+        if pid:
+            status = os.waitstatus_to_exitcode(raw)
+            rss_kb = usage.ru_maxrss
+            break
+        if time.perf_counter() > deadline:
+            os.killpg(proc.pid, signal.SIGKILL)
+            _, raw, usage = os.wait4(proc.pid, 0)
+            rss_kb = usage.ru_maxrss
+            break
+        time.sleep(0.05)
+    seconds = time.perf_counter() - t0
+    err = proc.stderr.read().decode(errors="replace").strip() if proc.stderr else ""
+    out = {"shape": shape, "n": n, "format": fmt, "bytes": size, "seconds": round(seconds, 2),
+           "peak_mb": round(rss_kb / 1024), "exit": status,
+           "report_bytes": report.stat().st_size if report.exists() else None,
+           "stderr": err.splitlines()[-1][:200] if err else ""}
+    for path in (trace, report):
+        path.unlink(missing_ok=True)
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    w = sub.add_parser("write", help="write one trace")
+    w.add_argument("shape", choices=sorted(SHAPES))
+    w.add_argument("n", type=int)
+    w.add_argument("path")
+    b = sub.add_parser("bench", help="audit traces of several shapes and sizes")
+    b.add_argument("--sizes", required=True,
+                   help="SHAPE=N,N,... separated by ';', e.g. 'fold-chain=1000,2000'")
+    b.add_argument("--timeout", type=float, default=120.0)
+    b.add_argument("--format", default="json", help="report format (default: json)")
+    args = parser.parse_args(argv)
+    if args.command == "write":
+        print(write(args.shape, args.n, args.path))
+        return 0
+    with tempfile.TemporaryDirectory() as tmp:
+        for part in args.sizes.split(";"):
+            shape, _, sizes = part.partition("=")
+            for n in (int(s) for s in sizes.split(",")):
+                result = bench_one(shape.strip(), n, Path(tmp), args.timeout, args.format)
+                print(orjson.dumps(result).decode(), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,250 @@
+"""Lenient reading without cascades (issue 11, item 2).
+
+Under ``--lenient`` a record that is bad in itself is skipped; before this module,
+every later record that named an id the skipped record defined was rejected too
+("never defined"), so one bad key could skip 39 rounds of 40.  :class:`LenientFeed`
+keeps the skip to the bad record:
+
+* The ids a skipped record would have defined (its ``spans[].id`` and
+  ``summaries[].id`` that are not defined already) are **quarantined**: unknown, not
+  an error.  A line that is not JSON (or a record whose lists cannot be read) may
+  have defined anything: after it, every id that is not defined is treated as
+  quarantined.
+* A later reference to a quarantined id is a **dependent reject**: that reference is
+  dropped and reported separately (``Session.dependent``), and the rest of the
+  record is checked and applied as usual.  A reference is an element of
+  ``retained``, ``evicted`` or ``offloaded``; a summary with a quarantined child is
+  dropped whole (its depth and provenance are unknown) and its id is quarantined in
+  turn.  If the record is then bad in itself it is skipped, and its dependent
+  rejects are not reported (the skip says it all).
+* Only records bad in themselves count as skipped.
+
+Why this rule: it is the least lossy one that never invents state.  What a skipped
+record defined is unknown, so nothing may be built on it; everything else in a
+later record was checked against known state and is kept.  Its limit: what the
+skipped record would have removed from the working set is still there, so the next
+round that does not list it shows it as leaving without an event (a silent drop).
+A trace with skipped records never passes silently: the verdict says so and it
+counts as at least a warning (see docs/ci.md).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from compaction_audit.errors import LogError
+
+if TYPE_CHECKING:
+    from compaction_audit.io.native import SessionBuilder
+
+
+class LenientFeed:
+    """Feed records to a :class:`SessionBuilder` in lenient mode (see the module doc).
+
+    ``skipped``: the :class:`LogError` of each record bad in itself (and each line that
+    is not JSON, given to :meth:`bad_line`); ``dependent``: the dependent rejects, one
+    :class:`LogError` per dropped summary and per list (``retained``, ``evicted``,
+    ``offloaded``) and skipped record its dropped references come from.  Never raises
+    :class:`LogError` from :meth:`add`.  Once something is quarantined every later
+    record is copied and scanned in Python (and the helper processes' reductions are
+    not used): lenient reading of a damaged log is slower, never wrong.
+    """
+
+    def __init__(self, builder: SessionBuilder) -> None:
+        self.builder = builder
+        self.skipped: list[LogError] = []
+        self.dependent: list[LogError] = []
+        self._origin: dict[str, int] = {}  # quarantined id -> line of the skipped record
+        self._opaque = 0  # first skipped line whose ids are unknown (0: none)
+        self._record_lines: set[int] = set()  # lines of skipped records read as objects
+        self._uncertain: tuple[int, frozenset[str]] | None = None  # see _settle
+
+    @property
+    def clean(self) -> bool:
+        """True while nothing is quarantined (records go to the builder unchanged)."""
+        return not self._origin and not self._opaque and self._uncertain is None
+
+    def bad_line(self, err: LogError) -> None:
+        """A line that is not a record at all: skipped, and its ids are unknown."""
+        self.skipped.append(err)
+        self.unreadable(err.line)
+
+    def unreadable(self, line: int) -> None:
+        """Line ``line`` (skipped by the caller) may have defined any id, and may have
+        been a round that removed items from the working set."""
+        self._opaque = self._opaque or line
+        if self._uncertain is None:
+            self._uncertain = (line, self.builder.working_set)
+
+    def add(self, line: int, obj: Any) -> None:
+        """Check and apply one decoded record, skipping it if it is bad in itself."""
+        dropped: list[LogError] = []
+        try:
+            if not self.clean and type(obj) is dict:
+                obj = self._strip(line, obj, dropped)
+                self._settle(obj)
+            self.builder.add(line, obj)
+        except LogError as exc:
+            self.skipped.append(exc)
+            self._quarantine(line, obj)
+            return
+        self._uncertain = None
+        self.dependent.extend(dropped)
+
+    def _settle(self, obj: dict[str, Any]) -> None:
+        """Quarantine the ids a skipped round may have removed.
+
+        A skipped round may have evicted or offloaded part of the working set; the
+        next round that lists its ``retained`` ids and leaves out one of those, without
+        evicting or offloading it, may be right (the skipped round removed it) or not:
+        the id leaves the working set without an event and is quarantined, instead of
+        being read as a silent drop (which would make it unresolvable, and a later
+        eviction of it from the store an error).
+        """
+        if self._uncertain is None or obj.get("type") != "round":
+            return
+        origin, candidates = self._uncertain
+        retained = obj.get("retained")
+        if type(retained) is not list:
+            return
+        named = {_as_id(_element_id(v)) for v in retained}
+        for key in ("evicted", "offloaded"):
+            values = obj.get(key)
+            if type(values) is list:
+                named |= {_as_id(v) for v in values}
+        leaving = candidates - named
+        if leaving:
+            self.builder.forget(set(leaving))
+            for item in leaving:
+                self._origin.setdefault(item, origin)
+
+    # -- quarantine --------------------------------------------------------------------
+    def _quarantine(self, line: int, obj: Any) -> None:
+        self._record_lines.add(line)
+        if self._uncertain is None and type(obj) is dict and obj.get("type") == "round":
+            self._uncertain = (line, self.builder.working_set)
+        ids = _defined(obj)
+        if ids is None:
+            self._opaque = self._opaque or line
+            return
+        for item in ids:
+            if not self.builder.defines(item):
+                self._origin.setdefault(item, line)
+
+    def _source(self, item: Any, own: set[str]) -> int | None:
+        """The line of the skipped record ``item`` comes from (None: not quarantined)."""
+        key = _as_id(item)
+        if key is None or key in own:
+            return None
+        if self.builder.defines(key):
+            return self._origin.get(key) if self.builder.forgotten(key) else None
+        return self._origin.get(key) or self._opaque or None
+
+    def _why(self, origin: int) -> str:
+        if origin == self._opaque and origin not in self._record_lines:
+            return f"not defined; the unreadable line {origin} may have defined them"
+        return f"defined by the skipped record at line {origin}"
+
+    def _strip(self, line: int, obj: dict[str, Any], dropped: list[LogError]
+               ) -> dict[str, Any]:
+        """``obj`` without its references to quarantined ids (a shallow copy)."""
+        path = self.builder.path
+        out = dict(obj)
+        own = {k for k in (_as_id(s.get("id")) for s in _dicts(obj.get("spans"))) if k}
+        summaries = obj.get("summaries")
+        if type(summaries) is list:
+            kept = []
+            for j, fold in enumerate(summaries):
+                hit = None
+                if type(fold) is dict and type(fold.get("children")) is list:
+                    hit = next(((k, c, src) for k, c in enumerate(fold["children"])
+                                if (src := self._source(c, own)) is not None), None)
+                fid = _as_id(fold.get("id")) if type(fold) is dict else None
+                if hit is None:
+                    kept.append(fold)
+                    if fid:
+                        own.add(fid)
+                    continue
+                k, child, origin = hit
+                if fid and not self.builder.defines(fid):
+                    self._origin.setdefault(fid, origin)
+                dropped.append(LogError(path, line, f"summary {fid!r} dropped (dependent "
+                                        f"reject): its child {_as_id(child)!r} is "
+                                        f"{self._why(origin)}", f"summaries[{j}].children[{k}]"))
+            out["summaries"] = kept
+        named: dict[str, str] = {}  # quarantined id -> the list that names it
+        for key in ("evicted", "offloaded", "retained"):
+            values = obj.get(key)
+            if type(values) is list:
+                ident = _element_id if key == "retained" else _as_id
+                out[key], gone = self._keep(values, key, ident, own, line, dropped)
+                for item in gone:
+                    if item in named:  # an error of the record itself, as the builder's
+                        raise LogError(path, line, f"id {item!r} is both {named[item]} and "
+                                       f"{key} (it is quarantined)", key)
+                    named[item] = key
+        return out
+
+    def _keep(self, values: list[Any], key: str, ident: Any, own: set[str], line: int,
+              dropped: list[LogError]) -> tuple[list[Any], list[str]]:
+        """``values`` without the elements naming a quarantined id; one dependent
+        reject per skipped record they come from, and the ids dropped.  A list naming
+        an id twice is kept whole: the builder rejects it for that ("listed twice")."""
+        kept = []
+        hits: dict[int, list[tuple[int, str]]] = {}
+        for i, value in enumerate(values):
+            item = ident(value)
+            origin = self._source(item, own)
+            if origin is None:
+                kept.append(value)
+            else:
+                hits.setdefault(origin, []).append((i, str(_as_id(item))))
+        if not hits:
+            return values, []
+        ids = [_as_id(ident(v)) for v in values]
+        if len(set(ids)) != len(ids):
+            return values, []
+        for origin, found in hits.items():
+            i = found[0][0]
+            where = f"{key}[{i}].id" if type(values[i]) is dict else f"{key}[{i}]"
+            names = ", ".join(repr(name) for _, name in found[:3])
+            more = f" and {len(found) - 3} more" if len(found) > 3 else ""
+            dropped.append(LogError(self.builder.path, line, (
+                f"{len(found)} reference(s) dropped from {key} (dependent reject): "
+                f"{names}{more}, {self._why(origin)}"), where))
+        return kept, [name for found in hits.values() for _, name in found]
+
+
+def _as_id(value: Any) -> str | None:
+    """An id as the reader reads it (a non-empty string, or an int), else None."""
+    if type(value) is str:
+        return value or None
+    if type(value) is int:
+        return str(value)
+    return None
+
+
+def _element_id(element: Any) -> Any:
+    if type(element) is list and element:
+        return element[0]
+    if type(element) is dict:
+        return element.get("id")
+    return None
+
+
+def _dicts(value: Any) -> list[dict[str, Any]]:
+    return [v for v in value if type(v) is dict] if type(value) is list else []
+
+
+def _defined(obj: Any) -> set[str] | None:
+    """The ids ``obj`` would define, or None when that cannot be told (not an object,
+    or ``spans``/``summaries`` present but not lists)."""
+    if type(obj) is not dict:
+        return None
+    ids: set[str] = set()
+    for key in ("spans", "summaries"):
+        value = obj.get(key)
+        if value is not None and type(value) is not list:
+            return None
+        ids |= {k for k in (_as_id(v.get("id")) for v in _dicts(value)) if k}
+    return ids

@@ -1,0 +1,109 @@
+"""Worker processes that never outlive the audit (issue 11, item 7).
+
+:func:`worker_pool` is the process pool of :func:`compaction_audit.api.audit_paths`:
+
+* at most :func:`available_cores` workers, whatever ``-j`` asks (40 workers on 2
+  cores only compete for them and multiply the memory);
+* SIGTERM (like SIGINT) in the main process stops the pool: the workers are
+  terminated, the main process exits (143 for SIGTERM, 130 for SIGINT, via
+  :class:`Terminated` and the CLI) instead of leaving them blocked forever;
+* each worker dies with its parent, even one killed with SIGKILL: on Linux through
+  ``prctl(PR_SET_PDEATHSIG, SIGKILL)``, elsewhere through a thread that watches the
+  parent's pid.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import os
+import signal
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from concurrent.futures import ProcessPoolExecutor
+from multiprocessing import get_context
+from types import FrameType
+
+_PR_SET_PDEATHSIG = 1
+"""From <linux/prctl.h>."""
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM arrived while a pool was running; ``signum`` is the signal number.
+
+    A :class:`KeyboardInterrupt` so that it unwinds like Ctrl-C (``except Exception``
+    does not swallow it)."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(f"terminated by signal {signum}")
+        self.signum = signum
+
+
+def available_cores() -> int:
+    """CPUs this process may run on (its affinity mask where the OS has one)."""
+    getaffinity = getattr(os, "sched_getaffinity", None)
+    if getaffinity is not None:
+        with contextlib.suppress(OSError):
+            return max(1, len(getaffinity(0)))
+    return max(1, os.cpu_count() or 1)
+
+
+def _die_with_parent(parent: int) -> None:
+    """Pool initializer: end this worker when process ``parent`` ends, and leave
+    Ctrl-C to the parent (which then ends the pool) instead of printing a traceback."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    armed = False
+    if sys.platform.startswith("linux"):
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            armed = libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) == 0
+        except (OSError, AttributeError):
+            armed = False
+    if os.getppid() != parent:  # the parent died before the signal was armed
+        os._exit(1)
+    if not armed:
+        threading.Thread(target=_watch_parent, args=(parent,), daemon=True).start()
+
+
+def _watch_parent(parent: int) -> None:
+    while os.getppid() == parent:
+        time.sleep(1.0)
+    os._exit(1)
+
+
+def _raise_terminated(signum: int, _frame: FrameType | None) -> None:
+    raise Terminated(signum)
+
+
+@contextlib.contextmanager
+def worker_pool(workers: int) -> Iterator[ProcessPoolExecutor]:
+    """A spawn-context :class:`ProcessPoolExecutor` of ``workers`` processes (capped at
+    :func:`available_cores`) that is torn down on any exit from the block.
+
+    Leaving normally waits for the workers as usual.  Leaving by an exception
+    (Ctrl-C, SIGTERM turned into :class:`Terminated`, an error) cancels pending work
+    and terminates the workers at once, then re-raises.  SIGTERM is handled only while
+    the block runs, and only when this is the main thread.
+    """
+    workers = max(1, min(workers, available_cores()))
+    pool = ProcessPoolExecutor(workers, mp_context=get_context("spawn"),
+                               initializer=_die_with_parent, initargs=(os.getpid(),))
+    previous = None
+    if threading.current_thread() is threading.main_thread():
+        previous = signal.signal(signal.SIGTERM, _raise_terminated)
+    try:
+        yield pool
+    except BaseException:
+        processes = list(getattr(pool, "_processes", None) or {})
+        pool.shutdown(wait=False, cancel_futures=True)
+        for pid in processes:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+        raise
+    else:
+        pool.shutdown(wait=True)
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)

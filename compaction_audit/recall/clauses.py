@@ -1,0 +1,372 @@
+"""Clause discriminators: a marker and the words it governs; requirement units of a spec.
+
+Seed 002 names negations, constraints, causes and ordering; issue 10, point 2 sets how a
+clause is cut on real text:
+
+* a clause runs from its marker to the end of its sentence (``.``, ``;``, ``!``, ``?``,
+  a line end, a ``:`` outside a code span, a bracket, a conjunction such as "but" or
+  "which", a comma before a new subject: ", it is risky"; a list's commas do not end
+  it), at most :data:`_WINDOW` characters; a ``:`` or ``.`` inside a code span does not
+  end it;
+* negation and constraint markers inside it (a *nested* marker: "must not", "no new
+  service module required") are part of it: the clause takes the negation's kind when
+  nothing but stopwords stands between the markers ("must not introduce X" is the
+  negation "not introduce X"); causal, ordering and condition markers start a new one;
+* the text of a negation or a must/only constraint starts at its subject (up to four
+  content words on its left in the same sentence: "Already-closed annotations must
+  remain unchanged"); its norm keeps the words after the marker;
+* a fragment is dropped: fewer than two content words, or an open backtick that does not
+  close within the sentence; a trailing "and"/"or" is trimmed;
+* sentence-initial imperatives without must/not count: keep, preserve, retain, ensure
+  (constraint ``must``), avoid (negation), prefer (constraint ``prefer``);
+  "X instead of Y" and "X rather than Y" are the constraint ``instead`` with both sides; "exactly",
+  "unchanged" and "as is" (``exact``), and "nothing"/"none", take their object from
+  the left when nothing follows them;
+* a ``condition``: when, whenever, if, unless, only on/in/when/if, with two or more
+  content words (the words left of it count when fewer follow it, and always for
+  "only ...": "runs only in review mode"); "since" is causal
+  only when a clause follows it (a verb or a subject pronoun within a few words), not
+  "since v1.2" or "since the meeting";
+* "required" is a marker only as a predicate ("is required", "TTL required for
+  safety", with the words on its left), not before its noun ("passes required env vars");
+* an arrow (``->``, ``→``) is an ordering only between two prose words on a line
+  without code punctuation (``fn record ->`` is not an ordering);
+* in spec text, each bullet under a requirements, constraints, no-gos, edge-cases or
+  definition-of-done heading is one ``requirement`` unit; the clauses inside it are not
+  reported again.
+
+``norm`` is ``"<family> <content words>"`` (at most :data:`_MAX_OBJECT` words; ordering
+and ``instead`` are ``"<family> <left> > <right>"``).  A clause that holds a negation
+keeps ``not`` among its words, so a summary that flips it does not keep it.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+
+from compaction_audit.recall.kinds import SCOPE_CANON, Discriminator, Kind
+from compaction_audit.recall.spantypes import REQ_HEADING
+
+__all__ = ["NEGATION_WORDS", "content_words", "scan_clauses", "scan_requirements"]
+
+# (kind, family, regex); each regex starts with a literal.  Condition markers come before
+# the constraint "only" so that "only on" is a condition.
+_MARKERS: list[tuple[Kind, str, str]] = [
+    *((Kind.NEGATION, "not", p) for p in (
+        r"not", r"never(?!\s+exceed)", r"no\s+longer", r"nothing", r"none", r"without",
+        r"cannot", r"no(?!\s+(?:more|less|fewer)\s+than)(?=\s+\w)")),
+    *((Kind.CONDITION, "if", p) for p in (
+        r"only\s+(?:on|in|when|if|for)", r"when(?:ever)?", r"if", r"unless")),
+    *((Kind.CONSTRAINT, f, p) for f, p in (
+        ("must", r"must"), ("must", r"always"), ("must", r"required"), ("only", r"only"),
+        ("exact", r"exactly"), ("exact", r"unchanged"), ("exact", r"as\s+is"),
+        ("max", r"at\s+most"), ("max", r"no\s+more\s+than"),
+        ("max", r"never\s+exceed(?:s|ed)?"), ("max", r"maximum(?:\s+of)?"),
+        ("max", r"limited\s+to"), ("max", r"capped\s+at"), ("min", r"at\s+least"),
+        ("min", r"no\s+(?:less|fewer)\s+than"), ("min", r"minimum(?:\s+of)?"),
+        ("instead", r"instead\s+of"), ("instead", r"rather\s+than"))),
+    *((Kind.CAUSAL, "because", p) for p in (
+        r"because(?:\s+of)?", r"due\s+to", r"caused\s+by", r"as\s+a\s+result\s+of",
+        r"owing\s+to", r"root\s+cause[ds]?", r"triggered\s+by", r"on\s+account\s+of",
+        r"since")),
+    *((Kind.ORDERING, "sequence", p) for p in (
+        r"before", r"after(?:wards)?", r"then", r"followed\s+by", r"prior\s+to",
+        r"preceded\s+by", r"subsequently", r"->", r"→")),
+    *((Kind.ORDERING, "revert", p) for p in (
+        r"revert(?:s|ed|ing)?", r"rolled-back", r"roll(?:s|ed|ing)?\s+back", r"rollback",
+        r"backed\s+out", r"undid", r"undone")),
+]
+_TWO_SIDED = frozenset({"sequence", "revert", "instead"})
+_SUBJECT_SHOWN = frozenset({"not", "must", "only"})  # "Existing tests with only `uuid` ..."
+_ABSORBED = frozenset({Kind.NEGATION, Kind.CONSTRAINT})  # nested markers a clause keeps
+
+
+def _marker_regex() -> re.Pattern[str]:
+    """One regex over the lowercased text: a lead character, then the markers grouped by
+    first character so the matcher rejects most words at once.  Group ``m<i>`` is
+    ``_MARKERS[i]``."""
+    by_first: dict[str, list[str]] = {}
+    for i, (_, _, pat) in enumerate(_MARKERS):
+        by_first.setdefault(pat[0], []).append(f"(?P<m{i}>{pat[1:]})")
+    alts = "|".join(f"{re.escape(c)}(?:{'|'.join(v)})" for c, v in by_first.items())
+    return re.compile(rf"[^\w./`-](?:{alts})(?![\w/-]|\.\w)")
+
+
+_CLAUSE_RE = _marker_regex()
+_IMPERATIVE_RE = re.compile(  # sentence-initial (or after ", and"), after a bullet or emphasis
+    r"(?:^|(?<=[.!?:;\n])|(?<=, and)|(?<=, then)|(?<=, but))[ \t]*(?:[-*+•>][ \t]+|\d+[.)][ \t]+)?"
+    r"(?:\*\*|__)?"
+    r"(keep|preserve|retain|ensure|avoid|prefer)(?![\w-])", re.MULTILINE)
+_IMPERATIVE = {"keep": (Kind.CONSTRAINT, "must"), "preserve": (Kind.CONSTRAINT, "must"),
+               "retain": (Kind.CONSTRAINT, "must"), "ensure": (Kind.CONSTRAINT, "must"),
+               "avoid": (Kind.NEGATION, "not"), "prefer": (Kind.CONSTRAINT, "prefer")}
+_CONTRACTION_RE = re.compile(r"\b[a-z]+n['\u2019]t\b")  # don't, isn't, won't: negations
+_AUX_RE = re.compile(r"\b(?:do|does|did|must|should|shall|will|would|could|can|may|might|is"
+                     r"|are|was|were|has|have|had)\s+$")  # "do" of "do not", kept in text
+_SENTENCE_END_RE = re.compile(  # where a clause ends (over the code-masked lowercase text)
+    r"[;!?\n()\[\]<>{}\"\\]|[.:](?=\s|$)"
+    r"|,(?=\s+(?:it|we|they|he|she|i|you|this|that|there|so|but|which|and\s+then)\b)"
+    r"|,(?=\s+(?:and\s+|then\s+)?(?:keep|preserve|retain|ensure|avoid|prefer|never|always"
+    r"|do\s+not|don't|make\s+sure)\b)"
+    r"|(?<=\s)(?:but|although|though|however|whereas|while|so|which|whereby)\b")
+_CODE_RE = re.compile(r"`[^`\n]+`")
+_LEAD_MARKUP_RE = re.compile(r"(?:\s|[-*+•>#]+(?=\s)|\d+[.)](?=\s))*")  # bullets, quotes
+_SINCE_CLAUSE_RE = re.compile(  # "since" followed by a clause: a subject pronoun or a verb
+    r"\s+(?:(?:it|they|we|he|she|this|that|these|those|there|you|i)\b"
+    r"|(?:[\w'-]+\s+){0,4}?(?:is|are|was|were|has|have|had|does|did|can|could|will|would"
+    r"|should|must|may|might|[a-z]+ed|[a-z]+n't)\b)")
+_REQUIRED_BEFORE_RE = re.compile(r"(?:\b(?:is|are|be|was|were|been|not|also)|[+&])\s+$")
+_REQUIRED_AFTER_RE = re.compile(r"\s*(?:$|[.,;:)!?\n]|(?:for|to|by|when|if|in|on|unless|before"
+                                r"|after)\b)")
+_ARROW_CODE_RE = re.compile(r"[(){}\[\];=<>\"'|&$#`]|::|\bfn\b|\bdef\b|\bfunction\b")
+_OBJ_CHARS = r"[^\s,;:!?()\[\]{}\"'`“”=]+"
+_OBJ_TOKEN_RE = re.compile(  # a word; "45,000" and "don't" stay one word
+    rf"{_OBJ_CHARS}(?:(?:(?<=\d),(?=\d{{3}})|(?<=\w)'(?=\w)){_OBJ_CHARS})*")
+_STOPWORDS = frozenset([
+    "a", "an", "the", "this", "that", "these", "those", "it", "its", "on", "in", "at", "to",
+    "of", "for", "with", "by", "from", "into", "onto", "as", "be", "been", "being", "is", "are",
+    "was", "were", "am", "do", "does", "did", "have", "has", "had", "will", "would", "should",
+    "shall", "can", "could", "may", "might", "we", "you", "they", "i", "he", "she", "our",
+    "your", "their", "my", "me", "us", "them", "any", "anything", "ever", "yet", "and", "or",
+    "nor", "also", "even", "just", "again", "so", "all", "some", "there", "here", "very",
+    "please", "one", "ones",
+])
+NEGATION_WORDS = frozenset({"not", "never", "no", "nothing", "none", "without", "cannot",
+                            "avoid", "longer"})
+"""Words that make a clause negative (its polarity, compared by survival)."""
+_DANGLING = frozenset({"and", "or", "nor", "the", "a", "an", "to", "of", "with", "for"})
+_MAX_OBJECT, _MAX_LEFT, _WINDOW, _LEFT_WINDOW = 8, 4, 160, 60
+
+
+def _content_at(segment: str, limit: int) -> list[tuple[int, str]]:
+    """(offset, normalized word) of the first ``limit`` content words of a lowercased
+    segment."""
+    words: list[tuple[int, str]] = []
+    for m in _OBJ_TOKEN_RE.finditer(segment):
+        w = m.group().rstrip(".")
+        if not w or w in _STOPWORDS or not (w[0].isalnum() or w[-1].isalnum()):
+            continue
+        if "," in w:
+            w = w.replace(",", "")
+        if w[0] == "v" and w[1:2].isdigit() and "." in w:
+            w = w[1:]
+        if w.endswith(("n't", "n\u2019t")):
+            w = "not"
+        words.append((m.start(), SCOPE_CANON.get(w, w)))
+        if len(words) == limit:
+            break
+    return words
+
+
+def content_words(segment: str, limit: int = _MAX_OBJECT) -> list[str]:
+    """First ``limit`` normalized content words of a lowercased segment."""
+    return [w for _, w in _content_at(segment, limit)]
+
+
+def _lower(text: str) -> str:
+    """``text.lower()`` with the same length (so offsets stay valid)."""
+    low = text.lower()
+    if len(low) != len(text):  # e.g. "İ" lowers to two code points: keep such chars
+        low = "".join(c.lower() if len(c.lower()) == 1 else c for c in text)
+    return low
+
+
+def _masked(low: str) -> str:
+    """``low`` with the inside of each code span replaced by ``x`` (same length), so
+    that punctuation inside code does not end a clause."""
+    if "`" not in low:
+        return low
+    return _CODE_RE.sub(lambda m: "`" + "x" * (len(m.group()) - 2) + "`", low)
+
+
+def _marks(low: str) -> list[tuple[Kind, str, int, int]]:
+    """Every marker of ``low`` as (kind, family, start, end), sorted by start."""
+    marks = [(*_MARKERS[int((m.lastgroup or "m0")[1:])][:2], m.start(), m.end() - 1)
+             for m in _CLAUSE_RE.finditer(" " + low)]
+    if "n't" in low or "n\u2019t" in low:
+        marks += [(Kind.NEGATION, "not", m.start(), m.end())
+                  for m in _CONTRACTION_RE.finditer(low)]
+    if any(w in low for w in _IMPERATIVE):
+        marks += [(*_IMPERATIVE[m.group(1)], m.start(1), m.end(1))
+                  for m in _IMPERATIVE_RE.finditer(low)]
+    marks.sort(key=lambda mark: mark[2])
+    return marks
+
+
+def _keep_marker(low: str, kind: Kind, family: str, start: int, end: int) -> bool:
+    """False for a marker that is not one here: a code arrow, a temporal "since"."""
+    if low[start:end] in ("->", "→"):
+        line_start = low.rfind("\n", 0, start) + 1
+        line_end = low.find("\n", end)
+        line = low[line_start:line_end if line_end >= 0 else len(low)]
+        before = low[line_start:start].rstrip().rsplit(" ", 1)[-1]
+        after = low[end:end + 40].lstrip().split(" ", 1)[0]
+        return (not _ARROW_CODE_RE.search(line.replace("->", " ")) and before.isalpha()
+                and after.isalpha())
+    if low[start:end] == "since":
+        return _SINCE_CLAUSE_RE.match(low, end) is not None
+    if low[start:end] == "required":  # a predicate, not "passes required env vars"
+        return (_REQUIRED_BEFORE_RE.search(low, max(0, start - 12), start) is not None
+                or _REQUIRED_AFTER_RE.match(low, end) is not None)
+    return True
+
+
+def _left(low: str, masked: str, lo: int, m_start: int) -> tuple[int, list[str]]:
+    """Start and content words (at most :data:`_MAX_LEFT`) left of a marker, within its
+    sentence and not before ``lo``."""
+    lo = max(lo, m_start - _LEFT_WINDOW)
+    while 0 < lo < m_start and low[lo - 1].isalnum():  # do not start mid-word
+        lo += 1
+    start = lo
+    for cut in _SENTENCE_END_RE.finditer(masked, lo):  # no endpos: lookaheads see on
+        if cut.start() >= m_start:
+            break
+        start = cut.end()
+    found = _content_at(low[start:m_start], 99)
+    if len(found) > _MAX_LEFT:  # start at the first word kept (with its backtick)
+        at = start + found[-_MAX_LEFT][0]
+        return at - (low[at - 1:at] == "`"), [w for _, w in found[-_MAX_LEFT:]]
+    seg = low[start:m_start]
+    lead = _LEAD_MARKUP_RE.match(seg)
+    return start + (lead.end() if lead else 0), [w for _, w in found]
+
+
+def scan_clauses(text: str, out: list[Discriminator],
+                 skip: list[tuple[int, int]] | None = None) -> None:
+    """Append the clause discriminators of ``text`` (module docstring).  Markers inside
+    a ``skip`` range (requirement units) are left out."""
+    low = _lower(text)
+    masked = _masked(low)
+    marks = [m for m in _marks(low) if _keep_marker(low, *m)]
+    if skip:
+        starts = [a for a, _ in skip]
+        marks = [m for m in marks
+                 if not ((k := bisect_right(starts, m[2]) - 1) >= 0 and m[2] < skip[k][1])]
+    i, prev_end, prev_mark = 0, 0, 0
+    while i < len(marks):
+        kind, family, m_start, m_end = marks[i]
+        first = m_start
+        j = i + 1
+        # leading nested markers with only stopwords between: "must not", "keep at most"
+        while (j < len(marks) and marks[j][0] in _ABSORBED and marks[j][2] >= m_end
+               and not content_words(low[m_end:marks[j][2]])):
+            if kind is not Kind.NEGATION:
+                kind, family = marks[j][0], marks[j][1]
+            m_end = marks[j][3]
+            j += 1
+        stop = min(len(text), m_end + _WINDOW)
+        for k in range(j, len(marks)):
+            if marks[k][2] >= stop:
+                break
+            if marks[k][0] not in _ABSORBED:
+                stop = min(stop, marks[k][2])
+                break
+        b = _SENTENCE_END_RE.search(masked, m_end, stop)
+        end = b.start() if b else stop
+        if text.count("`", first, end) % 2:  # an open backtick: close it or drop
+            close = text.find("`", end, end + 200)
+            nl = text.find("\n", end, close) if close >= 0 else -1
+            if close < 0 or nl >= 0:
+                i = j
+                continue
+            end = close + 1
+        while j < len(marks) and marks[j][2] < end:  # nested markers: part of this clause
+            j += 1
+        right = content_words(low[m_end:end])
+        negative = kind is Kind.NEGATION or any(w in NEGATION_WORDS for w in right)
+        right = [w for w in right if w not in NEGATION_WORDS]
+        start, left = first, list[str]()
+        if family in _TWO_SIDED:  # its left side may be the previous clause's object
+            start, left = _left(low, masked, prev_mark, first)
+            right = [">", *right]
+        elif ((kind is Kind.CONDITION and (len(right) < 2 or low[first:first + 5] == "only "))
+              or low[first:first + 8] == "required"):  # "subscribe only when connected",
+            # "runs only in review mode", "token + TTL required for safety"
+            start, left = _left(low, masked, prev_end, first)
+        elif not right and (family == "exact" or low[first:m_end] in ("nothing", "none")):
+            # "keep status codes exactly", "exits silently and injects nothing": the left
+            start, left = _left(low, masked, prev_end, first)
+        elif kind is Kind.NEGATION and (aux := _AUX_RE.search(low, max(0, first - 8), first)):
+            start = aux.start()
+        if not left and family in _SUBJECT_SHOWN:  # the subject in the text, not the norm
+            subject, said = _left(low, masked, prev_end, first)
+            if said and not any(m[2] < first and m[3] > subject for m in marks[max(0, i - 3):i]):
+                start = min(start, subject)
+        words = [*left, *right]
+        if negative and kind is not Kind.NEGATION:
+            words.insert(0, "not")
+        if family in _TWO_SIDED:  # right holds ">"; an arrow and "instead" need both sides
+            both = family == "instead" or low[first:first + 1] in "-→"
+            enough = len(left) + len(right) > 2 and (not both or bool(left and right[1:]))
+        else:
+            enough = len([w for w in words if w != "not"]) >= 2
+        i = j
+        prev_mark = m_end
+        if not enough:
+            continue
+        seg = text[start:end].rstrip().rstrip(",")
+        while len(tail := seg.rsplit(None, 1)) > 1 and tail[1].lower() in _DANGLING:
+            seg = tail[0].rstrip().rstrip(",")
+        end = start + len(seg)
+        prev_end = end
+        out.append(Discriminator(kind, seg, " ".join([family, *words]), start, end))
+
+
+# --------------------------------------------------------------------- requirement units
+_HEADING_RE = re.compile(REQ_HEADING)
+_BULLET_RE = re.compile(r"([ \t]*)(?:[-*+•]|\d+[.)])[ \t]+(\S.*)")
+_OTHER_HEADING_RE = re.compile(r"[ \t]*(?:#{1,6}[ \t]|[A-Z][A-Za-z /-]{0,40}:[ \t]*$)")
+_REQ_WORDS = 12
+
+
+def scan_requirements(text: str, out: list[Discriminator]) -> list[tuple[int, int]]:
+    """Append one ``requirement`` per bullet under a requirement heading of ``text``
+    (``## Constraints``, ``Edge cases:``, ``- Render requirements:``); return the
+    ``(start, end)`` range of each unit.  A bullet's continuation lines (indented, no
+    bullet) belong to it; the list ends at a blank line followed by a non-bullet, at
+    another heading, or, for a heading that is itself a bullet, at a bullet indented no
+    deeper than it.  A bullet that only heads sub-bullets (ends with ``:``), or has fewer
+    than three content words (negation words count: "No reopen behavior"), is no unit.
+    Norm: ``"req <content words>"`` (at most 12, negation words kept)."""
+    ranges: list[tuple[int, int]] = []
+    for h in _HEADING_RE.finditer(text):
+        head = h.group()
+        head_bullet = _BULLET_RE.match(head)
+        head_indent = len(head_bullet.group(1)) if head_bullet else -1
+        pos = h.end() + 1
+        unit: tuple[int, int] | None = None
+        units: list[tuple[int, int]] = []
+        while pos < len(text):
+            nl = text.find("\n", pos)
+            line_end = nl if nl >= 0 else len(text)
+            line = text[pos:line_end]
+            bullet = _BULLET_RE.match(line)
+            if not line.strip():
+                nxt = text[line_end + 1:text.find("\n", line_end + 1) % (len(text) + 1)]
+                if not _BULLET_RE.match(nxt):
+                    break
+            elif bullet:
+                if len(bullet.group(1)) <= head_indent:
+                    break
+                if unit:
+                    units.append(unit)
+                unit = (pos + bullet.start(2), line_end)
+            elif unit and line[:1] in " \t" and not _OTHER_HEADING_RE.match(line):
+                unit = (unit[0], line_end)
+            else:
+                break
+            pos = line_end + 1
+        if unit:
+            units.append(unit)
+        for a, b in units:
+            body = text[a:b].rstrip().rstrip(".;")
+            if body.endswith(":"):
+                continue
+            words = content_words(_lower(body), _REQ_WORDS)
+            if len(words) < 3:  # "Python 3.11+", "show the comment": a list item, no rule
+                continue
+            out.append(Discriminator(Kind.REQUIREMENT, " ".join(body.split()),
+                                     "req " + " ".join(words), a, a + len(body)))
+            ranges.append((a, b))
+    return ranges

@@ -1,0 +1,90 @@
+"""Harm shown by action: a later span that reused a value the compaction lost.
+
+Issue 10, point 4: a lost discriminator matters most when the agent acts on it after the
+fold, e.g. ``order delete ORD-5501 --cascade`` run in the round that lost "Test order
+ORD-5501 verified".  A person stating it again ("asked again") is the other evidence:
+a later user span that states the lost item, judged by the survival rules with the
+user's text in place of a summary (:func:`asked_again`), or holding the same key.
+
+Reuse: a span born at or after the round the key was lost (the compaction's own round
+included: the new spans of that round come after the fold), other than the span the
+key was first seen in, that holds the same discriminator key and is an *action*: a tool
+call (source ``tool_call:*``) or a span whose text reads as a destructive command
+(:data:`DESTRUCTIVE_RE`).  A destructive one is reported first, then the earliest.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from compaction_audit.recall.kinds import Discriminator, Kind
+from compaction_audit.recall.survival import survives
+
+__all__ = ["ASKED_AGAIN_MAX_CHECKS", "DESTRUCTIVE_RE", "asked_again", "reuse"]
+
+ASKED_AGAIN_MAX_CHECKS = 200_000
+"""Above this many (lost item, later user span) pairs, :func:`asked_again` checks none
+and the analysis keeps only exact key matches (a bound on Python work per session)."""
+
+DESTRUCTIVE_RE = (
+    r"(?i)(?:^|[\s;&|(`'\"])(?:rm|rmdir|delete|del|drop|truncate|destroy|purge|wipe|erase"
+    r"|kill|pkill|terminate|revoke|uninstall|deprovision|reset\s+--hard|push\s+(?:-f|--force)"
+    r"|--force|-rf|--cascade|--hard|--prune|overwrite)(?:$|[\s;&|)`'\"])"
+)
+"""A destructive command word or flag (rm, delete, drop, truncate, destroy, --force,
+--cascade, reset --hard...), as a Polars regex over the span text."""
+
+
+def reuse(lost: pl.DataFrame, occurrences: pl.DataFrame, items: pl.DataFrame,
+          rounds: pl.DataFrame) -> pl.DataFrame:
+    """For each lost key, the first later action that reused it.
+
+    ``lost``: ``key``, ``start`` (round index of the loss), ``span`` (where the key was
+    first seen).  ``occurrences``: ``key``, ``id`` for every span that holds a key
+    (tool-output identifiers included).  ``items``: the session items (``id``, ``ri``,
+    ``source``, ``text``).  ``rounds``: ``ri``, ``round``.  Returns ``key``,
+    ``reused_round`` (round number), ``reused_span`` (item id); keys never reused are
+    absent.
+    """
+    actions = items.filter(pl.col("kind") == "span").select(
+        "id", "ri",
+        pl.col("text").fill_null("").str.contains(DESTRUCTIVE_RE).alias("destructive"),
+        pl.col("source").fill_null("").str.starts_with("tool_call:").alias("call"))
+    return (
+        lost.join(occurrences.unique(), on="key")
+        .filter(pl.col("id") != pl.col("span"))
+        .join(actions, on="id")
+        .filter((pl.col("ri") >= pl.col("start")) & (pl.col("call") | pl.col("destructive")))
+        .join(rounds.select("ri", "round"), on="ri")
+        .sort(["key", "destructive", "ri", "id"], descending=[False, True, False, False])
+        .group_by("key", maintain_order=True)
+        .agg(pl.col("round").first().alias("reused_round"),
+             pl.col("id").first().alias("reused_span"))
+    )
+
+
+def asked_again(lost: pl.DataFrame, users: pl.DataFrame) -> pl.DataFrame:
+    """Later user spans that state a lost item again, by the survival rules
+    (:func:`compaction_audit.recall.survival.survives` with the user's text as the
+    summary): "the verified order was ORD-5501", "remember: no route changes".
+
+    ``lost``: ``key`` (``"<kind>:<norm>"``), ``kind``, ``text``, ``start`` (round index of
+    the loss).  ``users``: ``id``, ``ri``, ``round``, ``text`` of user spans (not
+    harness).  Returns ``key``, ``start``, ``id``, ``ri``, ``round`` for every user span
+    after the loss that states it; empty when there are more than
+    :data:`ASKED_AGAIN_MAX_CHECKS` pairs to check.
+    """
+    schema = {"key": pl.String, "start": pl.Int64, "id": pl.String, "ri": pl.Int64,
+              "round": pl.Int64}
+    rows: dict[str, list[object]] = {name: [] for name in schema}
+    if lost.height * users.height > ASKED_AGAIN_MAX_CHECKS:
+        return pl.DataFrame(rows, schema=schema)
+    later = users.sort("ri").rows()
+    for key, kind, text, start in lost.rows():
+        d = Discriminator(Kind(kind), text, key.split(":", 1)[1], 0, len(text))
+        for item, ri, number, body in later:
+            if ri > start and survives(d, body):
+                for name, value in zip(schema, (key, start, item, ri, number), strict=True):
+                    rows[name].append(value)
+                break
+    return pl.DataFrame(rows, schema=schema)

@@ -1,0 +1,159 @@
+"""Clause extraction rules of issue 10, point 2, on the issue's own examples."""
+
+from __future__ import annotations
+
+from compaction_audit.recall.extract import Kind, extract
+
+
+def clauses(text: str, span_type: str = "prose") -> list[tuple[str, str]]:
+    return [(d.kind.value, d.text) for d in extract(text, span_type)
+            if d.kind.value in ("negation", "constraint", "causal", "ordering", "condition",
+                                "requirement")]
+
+
+def test_a_clause_ends_at_its_sentence_not_at_a_colon_in_code() -> None:
+    text = "Never add a `Co-Authored-By: name` trailer to commits. Push after review."
+    assert clauses(text)[0] == ("negation", "Never add a `Co-Authored-By: name` trailer to commits")
+    # a list's commas stay in the clause; a comma before a new subject ends it
+    assert clauses("No extra state values, review entities, or reopen workflow.") == [
+        ("negation", "No extra state values, review entities, or reopen workflow")]
+    assert clauses("We don't restart prod, it is risky.") == [
+        ("negation", "don't restart prod")]
+
+
+def test_nested_markers_join_the_clause() -> None:
+    ds = extract("You must not introduce a reopen workflow.")
+    assert [(d.kind, d.norm, d.text) for d in ds] == [
+        (Kind.NEGATION, "not introduce reopen workflow", "must not introduce a reopen workflow")]
+    assert [(d.kind.value, d.norm) for d in extract("No new service module required.")] == [
+        ("negation", "not new service module required")]
+
+
+def test_fragments_are_dropped() -> None:
+    assert clauses("It must add `") == []  # open backtick, nothing after it
+    assert clauses("This always returns `") == []
+    assert clauses("It is not NULL.") == []  # one content word
+    assert clauses("Run it and never") == []
+    # a dangling conjunction is trimmed from the text
+    assert clauses("Do not touch the cache and") == [("negation", "Do not touch the cache")]
+
+
+def test_imperatives_without_must_or_not() -> None:
+    found = {(d.kind.value, d.norm) for d in extract(
+        "Keep status codes exactly.\nAvoid global state in handlers.\n"
+        "- Preserve the public API of the client.\nEnsure retries are idempotent.\n"
+        "Prefer small pure functions.")}
+    assert ("constraint", "must status codes exactly") in found
+    assert ("negation", "not global state handlers") in found
+    assert ("constraint", "must public api client") in found
+    assert ("constraint", "must retries idempotent") in found
+    assert ("constraint", "prefer small pure functions") in found
+    assert clauses("We keep going.") == []  # not sentence-initial
+
+
+def test_instead_of_rather_than_and_exact_from_the_left() -> None:
+    assert [(d.kind.value, d.norm) for d in extract("Use jq instead of python here.")] == [
+        ("constraint", "instead use jq > python")]
+    assert ("constraint", "instead poll > push updates") in {
+        (d.kind.value, d.norm) for d in extract("Poll rather than push updates.")}
+    assert [(d.kind.value, d.text) for d in extract("The response body stays unchanged.")] \
+        == [("constraint", "The response body stays unchanged")]
+    assert [d.norm for d in extract("Render the empty state copy exactly: `None yet.`")
+            if d.kind is Kind.CONSTRAINT] == ["exact render empty state copy"]
+
+
+def test_condition_kind() -> None:
+    found = {(d.kind.value, d.norm) for d in extract(
+        "Subscribe only when connected. Retry if the lock is still held. "
+        "Skip unless the cache is warm. Runs only in review mode.")}
+    assert ("condition", "if subscribe connected") in found
+    assert ("condition", "if lock still held") in found
+    assert ("condition", "if cache warm") in found
+    assert ("condition", "if runs review mode") in found
+    assert clauses("Use it if.") == []  # nothing after it
+
+
+def test_since_is_causal_only_before_a_clause() -> None:
+    assert ("causal", "because cache stale") in {
+        (d.kind.value, d.norm) for d in extract("Rebuild it since the cache is stale.")}
+    assert clauses("It has worked since v1.2 shipped to everyone.") == []
+    assert clauses("Nothing new since the meeting.")[0][0] == "negation"
+    assert all(k != "causal" for k, _ in clauses("Nothing new since the meeting."))
+
+
+def test_requirement_units_under_spec_headings() -> None:
+    spec = ("Technical specs:\n- add a button\n\nEdge cases:\n"
+            "- Concurrent close operations should not crash the page.\n"
+            "- Long text is truncated\n  deterministically in the builder.\n\n"
+            "Definition of Done:\n- Tests cover the empty case.\n\nNotes\nnothing else\n")
+    units = [(d.text, d.norm) for d in extract(spec, "spec") if d.kind is Kind.REQUIREMENT]
+    assert units == [
+        ("Concurrent close operations should not crash the page",
+         "req concurrent close operations not crash page"),
+        ("Long text is truncated deterministically in the builder",
+         "req long text truncated deterministically builder"),
+        ("Tests cover the empty case", "req tests cover empty case")]
+    # the clause inside a unit is not reported again
+    assert not [d for d in extract(spec, "spec") if d.kind is Kind.NEGATION]
+    # the same text as prose has no units
+    assert not [d for d in extract(spec, "prose") if d.kind is Kind.REQUIREMENT]
+
+
+def test_nested_requirement_heading_bullet() -> None:
+    spec = ("- Render requirements:\n  - show the comment text.\n  - show the source badge."
+            "\n- other")
+    assert [d.text for d in extract(spec, "spec") if d.kind is Kind.REQUIREMENT] == [
+        "show the comment text", "show the source badge"]
+    deps = "## Requirements\n- Python 3.11+\n- No network access\n"
+    assert [d.text for d in extract(deps, "spec") if d.kind is Kind.REQUIREMENT] == [
+        "No network access"]
+
+
+def test_arrow_is_an_ordering_only_between_prose_words() -> None:
+    assert ("ordering", "sequence build > deploy") in {
+        (d.kind.value, d.norm) for d in extract("build -> deploy")}
+    assert clauses("fn record -> map") == []
+    assert clauses("def f(x) -> int: return x") == []
+    assert clauses("<span 12 → 14") == []
+
+
+def test_required_only_as_a_predicate() -> None:
+    assert clauses("It passes required env vars for hook mode.") == []
+    assert [(d.kind.value, d.norm) for d in extract(
+        "One-time token + TTL required for safety.")] == [
+        ("constraint", "must one-time token ttl safety")]
+
+
+def test_issue_examples_of_facts_that_matter() -> None:
+    assert [(d.kind.value, d.norm) for d in extract("No migrations, no route changes.")] == [
+        ("negation", "not migrations route changes")]
+    assert clauses("Don't touch the migrations, and keep the API response shape exactly.") == [
+        ("negation", "Don't touch the migrations"),
+        ("constraint", "keep the API response shape exactly")]
+    rules = "## Rules\n- Never push to main\n- Always run the tests first\n"
+    assert [d.norm for d in extract(rules, "spec")] == ["req never push main",
+                                                        "req always run tests first"]
+
+
+def test_the_text_starts_at_the_subject_the_norm_does_not() -> None:
+    d, _ = extract("Existing tests with only `uuid` continue passing.")
+    assert (d.text, d.norm) == ("Existing tests with only `uuid` continue passing",
+                                "only uuid continue passing")
+    (d,) = extract("The root layout doesn't render flash messages.")
+    assert (d.text, d.norm) == ("The root layout doesn't render flash messages",
+                                "not render flash messages")
+
+
+def test_an_ordering_may_lean_on_the_previous_clause() -> None:
+    found = {(d.kind.value, d.norm) for d in extract("Migration 0104 must run before 0105.")}
+    assert ("ordering", "sequence run > 0105") in found
+    # a word order needs one side only; an arrow needs both
+    assert ("ordering", "sequence > failed migration") in {
+        (d.kind.value, d.norm) for d in extract("It was rolled back after a failed migration.")}
+    assert clauses("-> deploy now") == []
+
+
+def test_a_subject_stops_at_the_previous_clause() -> None:
+    text = "Raise the timeout from 30000 to 45000, and do NOT run the prod migration."
+    assert [d.text for d in extract(text) if d.kind is Kind.NEGATION] == [
+        "do NOT run the prod migration"]

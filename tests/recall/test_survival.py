@@ -1,0 +1,94 @@
+"""Survival rules of issue 10, point 3, both ways."""
+
+from __future__ import annotations
+
+from compaction_audit.recall.extract import Discriminator, Kind, extract
+from compaction_audit.recall.survival import dropped, survives
+
+
+def one(text: str, kind: Kind, span_type: str = "prose") -> Discriminator:
+    hits = [d for d in extract(text, span_type) if d.kind is kind]
+    assert len(hits) == 1, hits
+    return hits[0]
+
+
+def test_clause_survives_in_one_sentence_with_the_same_polarity_whatever_its_marker() -> None:
+    d = one("The service must degrade gracefully under load.", Kind.CONSTRAINT)
+    assert survives(d, "Design: graceful degradation of the service under load.")
+    assert not survives(d, "The service degrades. Load tests ran gracefully.")  # two sentences
+    neg = one("Concurrent close operations should not crash the page.", Kind.NEGATION)
+    assert survives(neg, "Concurrent close operations never crash the page.")
+    assert not survives(neg, "Concurrent close operations crash the page.")  # flipped
+    assert not survives(neg, "The page was closed.")
+
+
+def test_requirement_unit_survives_by_its_words() -> None:
+    spec = "Edge cases:\n- Already-closed annotations must remain unchanged.\n"
+    d = one(spec, Kind.REQUIREMENT, "spec")
+    assert survives(d, "Closing leaves already-closed annotations unchanged; tests pass.")
+    assert not survives(d, "Closing works; all open annotations get closed.")
+
+
+def test_bounds_causes_and_orders_still_need_their_marker() -> None:
+    d = one("Keep at most 3 replicas.", Kind.CONSTRAINT)
+    assert not survives(d, "Keep at least 3 replicas.")
+    order = one("Restart the db before the backup.", Kind.ORDERING)
+    assert not survives(order, "db restarted")
+
+
+def test_module_and_file_name_are_one_identifier() -> None:
+    mod = one("Added Spotter.Transcripts.AnnotationMessageRef today", Kind.IDENTIFIER)
+    assert survives(mod, "Created annotation_message_ref.ex (new resource).")
+    assert not survives(mod, "Created annotation.ex.")
+    path = one("Edited lib/spotter/transcripts/annotation_message_ref.ex", Kind.IDENTIFIER)
+    assert survives(path, "The AnnotationMessageRef resource was added.")
+
+
+def test_migration_module_and_timestamped_file() -> None:
+    d = one("wrote priv/repo/migrations/20260211205820_add_state_to_annotations.exs",
+            Kind.IDENTIFIER)
+    assert survives(d, "Migration Spotter.Repo.Migrations.AddStateToAnnotations adds state.")
+    assert not survives(d, "Migration Spotter.Repo.Migrations.AddSourceToAnnotations.")
+
+
+def test_version_admitted_by_a_kept_requirement() -> None:
+    d = one("resolved jason 1.7.0 from the lock file", Kind.VERSION)
+    assert survives(d, "deps: {:jason, \"~> 1.7\"}")
+    assert survives(d, "needs jason >= 1.6")
+    assert not survives(d, "deps: {:jason, \"~> 1.8\"}")
+    assert not survives(d, "needs jason ^2.0")
+
+
+def test_units_convert() -> None:
+    d = one("the hook times out after 45 s", Kind.QUANTITY)
+    assert survives(d, "timeout 45000 ms")
+    assert survives(d, "timeout 45 seconds")
+    assert not survives(d, "timeout 4500 ms")
+    size = one("cap uploads at 2 MB", Kind.QUANTITY)
+    assert survives(size, "uploads are capped at 2000 kb")
+
+
+def test_code_span_identifier_matches_as_a_raw_substring() -> None:
+    d = one("emit `hookSpecificOutput.additionalContext` on success", Kind.IDENTIFIER)
+    assert survives(d, "outputs hookSpecificOutput.additionalContext JSON")
+    assert survives(d, "outputs `hookSpecificOutput.additionalContext`")
+    assert not survives(d, "outputs hookSpecificOutput.additionalContextual")
+
+
+def test_dropped_reads_the_span_type() -> None:
+    output = "     1→Do not retry.\n     2→timeout_ms: 45000\n"
+    # the key's identifier stays at this level: the analysis keeps it only when prose used it
+    assert {d.norm for d in dropped(output, "nothing", "tool_output")} == {"45000",
+                                                                            "timeout_ms"}
+    assert dropped(output, "nothing", "harness") == []
+
+
+def test_a_long_requirement_survives_by_its_head() -> None:
+    spec = ("Definition of Done:\n"
+            "- Flash reports accurate closure count for both non-empty and empty cases.\n")
+    d = one(spec, Kind.REQUIREMENT, "spec")
+    assert survives(d, "Added a flash display that reports the closure count.")
+    assert not survives(d, "Tests cover both the non-empty and the empty case.")  # tail only
+    assert not survives(d, "The flash never reports a closure count.")  # flipped
+    short = one("Edge cases:\n- Token expires by its TTL.\n", Kind.REQUIREMENT, "spec")
+    assert not survives(short, "The token is checked.")  # 1 of 3: no head rule for short ones

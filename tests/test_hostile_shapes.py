@@ -1,0 +1,236 @@
+"""Valid inputs of hostile shapes run in time linear in their size (issue 11, item 5).
+
+Each test runs a shape at a moderate size and checks values that can be computed by
+hand; the time and memory figures are in docs/performance.md, measured by
+benchmarks/shapes_hostile.py (a test asserts correctness, never a duration).
+"""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+from typing import Any
+
+import orjson
+import polars as pl
+import pytest
+from typer.testing import CliRunner
+
+from benchmarks.shapes_hostile import SHAPES, write
+from compaction_audit.cli import app
+from compaction_audit.engine import VALUES_LIST_CAP, audit_session, capped
+from compaction_audit.errors import LogError
+from compaction_audit.io import claude_code, codex
+from compaction_audit.io.native import read_native, read_records
+from compaction_audit.reachability import MAX_CLOSURE_PAIRS, interval_max, leaves
+from compaction_audit.rehydrate import suggestions
+from compaction_audit.series import build_series
+from compaction_audit.trace import MAX_LEVELS, MAX_NODES, trace
+from tests.logs import LogWriter, rnd, spans
+
+
+def shape(tmp_path: Path, name: str, n: int) -> str:
+    path = tmp_path / f"{name}-{n}.jsonl"
+    write(name, n, path)
+    return str(path)
+
+
+def test_chain_of_3000_single_child_folds(tmp_path: Path) -> None:
+    # s0, then f1 folds s0, f2 folds f1, ... f3000; each fold evicts its child
+    session = read_native(shape(tmp_path, "fold-chain", 3000))
+    series = build_series(session)
+    frame = series.frame
+    assert frame["summary_depth_max"].to_list() == list(range(3001))
+    assert frame["distinct_source_spans"].to_list() == [1] + [0] * 3000  # s0 evicted at 1
+    assert frame["ungrounded_summaries"].to_list() == [0] + [1] * 3000
+    assert frame["rounds_at_max_depth"].to_list() == [0] * 3000 + [1]  # cap: depth 3000
+    # every summary's only leaf is s0: 3,001 closure pairs, not 4.5 million
+    assert series.closure.height == 3001
+    assert series.closure.filter(pl.col("item") == "f3000")["leaf"].to_list() == ["s0"]
+    report = audit_session(session)
+    ungrounded = [f for f in report.findings if f.code == "CA201"]
+    assert len(ungrounded) == 3000
+    assert ungrounded[1499].values == {"summaries": ["f1500"], "ungrounded_summaries": 1,
+                                       "new_summaries": 1}
+    pick = suggestions(session, series, [2999], 0.3)[2999]
+    assert (pick["summary"], pick["depth"], pick["fan_out"], pick["resolvable_leaves"]) == (
+        "f2999", 2999, 1, 0)
+
+
+def test_closure_past_the_limit_is_a_one_line_error(tmp_path: Path) -> None:
+    # 1,500 spans folded by f1, then a chain of single-child folds over f1: each fold
+    # has the 1,500 leaves, so the 1,333rd fold takes the closure past 2,000,000 pairs
+    first = rnd(0, spans=spans(*((f"s{i}", 1) for i in range(1500))))
+    records: list[dict[str, Any]] = [
+        first, rnd(1, summaries=[{"id": "f1", "tokens": 1,
+                                  "children": [f"s{i}" for i in range(1500)]}])]
+    for i in range(2, 1400):
+        records.append(rnd(i, summaries=[{"id": f"f{i}", "tokens": 1,
+                                          "children": [f"f{i - 1}"]}],
+                           evicted=[f"f{i - 1}"]))
+    path = tmp_path / "broom.jsonl"
+    path.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in records))
+    assert MAX_CLOSURE_PAIRS == 2_000_000
+    with pytest.raises(LogError) as info:
+        leaves(read_native(str(path)))
+    # 1,500 span rows + 1,500 x 1,333 = 2,001,000 > 2,000,000 at f1333 (line 1334);
+    # at f1332 the closure holds 1,999,500
+    assert info.value.line == 1334
+    assert "'f1333' (depth 1333)" in info.value.message
+    result = CliRunner().invoke(app, ["audit", str(path), "--isolated"])
+    assert result.exit_code == 2
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1 and "provenance too large" in lines[0]
+
+
+def test_closure_limit_boundary(write_log: LogWriter) -> None:
+    path = write_log([rnd(0, spans=spans(("a", 1), ("b", 1))),
+                      rnd(1, summaries=[{"id": "S", "tokens": 1, "children": ["a", "b"]}]),
+                      rnd(2, summaries=[{"id": "T", "tokens": 1, "children": ["S"]}])])
+    session = read_native(str(path))
+    assert leaves(session, limit=6).height == 6  # a, b, (S, a), (S, b), (T, a), (T, b)
+    with pytest.raises(LogError) as info:
+        leaves(session, limit=5)
+    assert (info.value.line, info.value.field) == (3, "summaries")
+
+
+def test_claude_code_transcript_of_300_compactions(tmp_path: Path) -> None:
+    path = shape(tmp_path, "cc-compacts", 300)
+    out = list(claude_code.records(path))
+    session = read_records(out, path)
+    # each summary s_k folds s_(k-1), u_k and a_k: depth k + 1, leaves u_0..u_k, a_0..a_k
+    depth = dict(zip(session.items["id"], session.items["depth"], strict=True))
+    assert (depth["s0"], depth["s299"]) == (1, 300)
+    series = build_series(session)
+    # 600 spans, plus sum over k of 2 (k + 1) = 300 x 301 summary pairs
+    assert series.closure.height == 600 + 300 * 301
+    assert series.frame["summary_depth_max"].to_list()[-1] == 300
+
+
+def test_codex_rollout_of_3000_repeated_user_messages(tmp_path: Path) -> None:
+    path = shape(tmp_path, "codex-repeat", 3000)
+    out = list(codex.records(path))
+    read_records(out, path)
+    rounds = out[1:]
+    assert len(rounds) == 3001  # one turn per message, then the compaction
+    ids = [s["id"] for _, r in rounds[:-1] for s in r["spans"]]
+    assert ids == ["msg_same"] + [f"msg_same#{k}" for k in range(2, 3001)]
+    # the replacement history carries all 3,000 over: each matched once, in order;
+    # nothing is folded, so the summary's children are the kept messages
+    (summary,) = rounds[-1][1]["summaries"]
+    assert summary["children"] == ids
+    assert "evicted" not in rounds[-1][1]
+
+
+def test_ungrounded_summaries_are_named_once(tmp_path: Path) -> None:
+    # 300 summaries lose their leaves at round 1 and stay for 300 more rounds
+    session = read_native(shape(tmp_path, "ungrounded", 300))
+    found = [f for f in audit_session(session).findings if f.code == "CA201"]
+    assert [f.round for f in found] == list(range(1, 302))
+    assert found[0].values["ungrounded_summaries"] == 300
+    assert found[0].values["new_summaries"] == 300
+    assert len(found[0].values["summaries"]) == 20
+    assert found[0].message.endswith("and 280 more")
+    assert all(f.values["summaries"] == [] and f.values["ungrounded_summaries"] == 300
+               for f in found[1:])
+
+
+def test_interval_max_small_case() -> None:
+    intervals = pl.DataFrame({"start": [0, 2, 3, 6], "end": [4, 5, 4, 7],
+                              "depth": [1, 3, 7, 2]})
+    out = interval_max(intervals, 8, "depth")
+    # round: 0 1 2 3 4 5 6 7  ->  1 1 3 7 3 - 2 -
+    assert dict(zip(out["ri"], out["value"], strict=True)) == {
+        0: 1, 1: 1, 2: 3, 3: 7, 4: 3, 6: 2}
+
+
+def test_interval_max_matches_a_direct_count() -> None:
+    rng = random.Random(11)
+    for n in (1, 2, 3, 17, 64, 65, 300):
+        rows = []
+        for _ in range(rng.randint(0, 60)):
+            a, b = sorted((rng.randrange(n + 1), rng.randrange(n + 1)))
+            rows.append((a, b, rng.randrange(1000)))
+        frame = pl.DataFrame(rows, schema={"start": pl.Int64, "end": pl.Int64,
+                                           "value": pl.Int64}, orient="row")
+        expected = {}
+        for ri in range(n):
+            covering = [v for a, b, v in rows if a <= ri < b]
+            if covering:
+                expected[ri] = max(covering)
+        out = interval_max(frame, n, "value")
+        assert dict(zip(out["ri"], out["value"], strict=True)) == expected, n
+
+
+def test_rehydrate_choice_changes_when_a_leaf_goes(write_log: LogWriter) -> None:
+    # A (a 10, b 20) and B (c 5, d 5): depth 1 and fan-out 2 each, so leaf tokens decide
+    path = write_log([
+        rnd(0, spans=spans(("a", 10), ("b", 20), ("c", 5), ("d", 5))),
+        rnd(1, summaries=[{"id": "A", "tokens": 1, "children": ["a", "b"]},
+                          {"id": "B", "tokens": 1, "children": ["c", "d"]}],
+            offloaded=["a", "b", "c", "d"]),
+        rnd(2, evicted=["b"]),  # A 10, B 10: a tie, the id decides
+        rnd(3, evicted=["a"]),  # A 0
+    ])
+    session = read_native(str(path))
+    picks = suggestions(session, build_series(session), [0, 1, 2, 3], 0.3)
+    assert picks[0]["summary"] is None
+    assert [(picks[r]["summary"], picks[r]["resolvable_leaves"],
+             picks[r]["resolvable_leaf_tokens"]) for r in (1, 2, 3)] == [
+        ("A", 2, 30), ("A", 1, 10), ("B", 2, 10)]
+
+
+def test_finding_values_keep_at_most_the_cap() -> None:
+    values = {"ids": list(range(VALUES_LIST_CAP + 7)), "n": 3,
+              "children": [{"dropped": list(range(60))}]}
+    out = capped(values)
+    assert out["ids"] == list(range(VALUES_LIST_CAP))
+    assert out["ids_more"] == 7
+    assert out["children"][0]["dropped_more"] == 60 - VALUES_LIST_CAP
+    assert "children_more" not in out and out["n"] == 3
+    assert capped({"ids": [1, 2]}) == {"ids": [1, 2]}
+
+
+def test_every_shape_writes_valid_records(tmp_path: Path) -> None:
+    for name in SHAPES:
+        path = shape(tmp_path, name, 5)
+        assert Path(path).stat().st_size > 0
+
+
+def test_trace_of_a_deep_chain_is_cut_at_max_levels(tmp_path: Path) -> None:
+    session = read_native(shape(tmp_path, "fold-chain", 3000))
+    node = trace(session, "f3000")
+    levels = 0
+    while node.children:
+        (node,) = node.children
+        levels += 1
+    # f3000 .. f2984 are the 17 levels shown (0..16); f2984's child and the 2,983
+    # levels below it are one node
+    assert levels == MAX_LEVELS + 1
+    assert node.data == {"not_shown": 1}
+    assert node.label == "... 1 child(ren) and the 2,983 level(s) below not shown"
+    up = trace(session, "s0")
+    assert len(str(up.to_dict())) < 20_000  # the span's 3,000 folds: 16 shown
+    result = CliRunner().invoke(app, ["trace", str(tmp_path / "fold-chain-3000.jsonl"),
+                                      "f3000"])
+    assert result.exit_code == 0 and "2,983 level(s) below" in result.output
+
+
+def test_trace_of_a_shared_dag_stops_at_max_nodes(write_log: LogWriter) -> None:
+    # each level folds the previous one twice over (two summaries with the same two
+    # children): the tree of the top would have 2^30 nodes
+    records = [rnd(0, spans=spans(("a", 1), ("b", 1)))]
+    below = ["a", "b"]
+    for i in range(1, 31):
+        records.append(rnd(i, summaries=[
+            {"id": f"L{i}x", "tokens": 1, "children": below},
+            {"id": f"L{i}y", "tokens": 1, "children": below}]))
+        below = [f"L{i}x", f"L{i}y"]
+    session = read_native(str(write_log(records)))
+    root = trace(session, "L30x")
+
+    def count(node: Any) -> int:
+        return 1 + sum(count(c) for c in node.children)
+
+    # the budgeted nodes, the root, and one "more" node per open level when it ran out
+    assert count(root) <= 1 + MAX_NODES + MAX_LEVELS + 1

@@ -1,0 +1,217 @@
+"""Bounded input (issue 11, items 4 and 9): line, size and ratio limits with a
+``FILE:LINE`` error and exit 2, blank runs, CR-only endings, gzip on stdin, truncated
+compressed files under --lenient, and any TOML failure as ``invalid TOML``."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import zstandard
+from typer.testing import CliRunner
+
+from compaction_audit.cli import app
+from compaction_audit.errors import LogError
+from compaction_audit.io import lines as lines_mod
+from compaction_audit.io.lines import Limits, iter_lines
+from compaction_audit.io.native import read_native
+from compaction_audit.settings import Settings
+from tests.logs import dump, rnd, spans
+
+OK0 = rnd(0, spans=spans(("a", 10), ("b", 5)), retained=[["a", 0.5], ["b", 0.4]])
+TEXT = (json.dumps(OK0) + "\n" + json.dumps(rnd(1, evicted=["a"])) + "\n").encode()
+
+
+def _naive(data: bytes) -> list[tuple[int, bytes]]:
+    """What iter_lines must yield: non-blank physical lines with their numbers."""
+    parts = data.split(b"\n")
+    out = [(i + 1, p + b"\n") for i, p in enumerate(parts[:-1]) if p.strip()]
+    if parts[-1].strip():
+        out.append((len(parts), parts[-1]))
+    return out
+
+
+@pytest.mark.parametrize("chunk", [1, 3, 7, 64])
+def test_line_splitting_matches_the_naive_split_at_any_chunk_size(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, chunk: int) -> None:
+    monkeypatch.setattr(lines_mod, "_CHUNK", chunk)
+    rng = random.Random(chunk)
+    path = tmp_path / "t.jsonl"
+    for _ in range(30):
+        data = bytes(rng.choice(b"ab \n\n\t\r") for _ in range(rng.randrange(0, 60)))
+        path.write_bytes(data)
+        assert list(iter_lines(str(path))) == _naive(data), data
+
+
+def test_a_long_blank_run_keeps_line_numbers(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    path.write_bytes(b"\n" * 3_000_000 + TEXT)
+    s = read_native(str(path))
+    assert s.rounds["line"].to_list() == [3_000_001, 3_000_002]
+
+
+def test_a_line_over_the_limit_is_a_file_line_error(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    path.write_bytes(TEXT + b"x" * 5000 + b"\n")
+    with pytest.raises(LogError) as info:
+        read_native(str(path), limits=Limits(max_line_bytes=4096))
+    assert str(info.value) == f"{path}:3: line longer than 4096 bytes (max_line_bytes)"
+    # the same line without its newline, and a line exactly at the limit
+    path.write_bytes(TEXT + b"x" * 5000)
+    with pytest.raises(LogError, match=":3: line longer than 4096"):
+        read_native(str(path), limits=Limits(max_line_bytes=4096))
+    path.write_bytes(TEXT + b" " * (4096 - len(TEXT.split(b"\n")[0]) - 1)
+                     + TEXT.split(b"\n")[0] + b"\n")
+    assert read_native(str(path), lenient=True,
+                       limits=Limits(max_line_bytes=4096)).skipped[0].line == 3
+
+
+def test_a_zstd_bomb_stops_at_the_line_limit_with_exit_2(tmp_path: Path) -> None:
+    bomb = tmp_path / "bomb.jsonl.zst"
+    compressor = zstandard.ZstdCompressor().compressobj()
+    bomb.write_bytes(compressor.compress(b"x" * (8 << 20)) + compressor.flush())
+    assert bomb.stat().st_size < 4096
+    result = CliRunner().invoke(app, ["audit", str(bomb), "--set", "max_line_bytes=1048576"])
+    assert result.exit_code == 2
+    assert result.output == (f"compaction-audit: {bomb}:1: line longer than 1048576 bytes "
+                             "(max_line_bytes)\n")
+
+
+def test_a_gzip_of_blank_lines_hits_the_ratio_limit(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(lines_mod, "RATIO_FLOOR", 1 << 16)
+    blank = tmp_path / "blank.jsonl.gz"
+    blank.write_bytes(gzip.compress(b"\n" * (4 << 20)))
+    result = CliRunner().invoke(app, ["audit", str(blank)])
+    assert result.exit_code == 2
+    assert "expands more than 1000x (max_decompression_ratio)" in result.output
+    assert len(result.output.splitlines()) == 1
+    # allowed a larger ratio, the blank lines are skipped and the trace is empty
+    result = CliRunner().invoke(app, ["audit", str(blank), "--set",
+                                      "max_decompression_ratio=100000"])
+    assert result.output.endswith(": no round records: nothing to audit\n")
+
+
+def test_an_endless_stdin_stops_at_the_input_limit() -> None:
+    result = CliRunner().invoke(app, ["audit", "-", "--set", "max_input_bytes=100000"],
+                                input=b"\n" * 200_000)
+    assert result.exit_code == 2
+    assert result.output == ("compaction-audit: -:100001: input longer than 100000 bytes "
+                             "(max_input_bytes)\n")
+
+
+def test_limit_defaults_agree_and_bad_values_are_usage_errors() -> None:
+    assert Limits.of(Settings()) == Limits()
+    result = CliRunner().invoke(app, ["audit", "x.jsonl", "--set", "max_line_bytes=10"])
+    assert result.exit_code == 2
+    assert "max_line_bytes must be >= 1024" in result.output
+
+
+def test_cr_only_line_endings_are_named(tmp_path: Path) -> None:
+    path = tmp_path / "mac.jsonl"
+    path.write_bytes(TEXT.replace(b"\n", b"\r"))
+    result = CliRunner().invoke(app, ["audit", str(path)])
+    assert result.exit_code == 2
+    assert "lines end with a lone CR (classic Mac line endings); use LF or CRLF" in result.output
+    crlf = tmp_path / "dos.jsonl"
+    crlf.write_bytes(TEXT.replace(b"\n", b"\r\n"))
+    assert read_native(str(crlf)).n_rounds == 2
+
+
+@pytest.mark.parametrize("compress", [gzip.compress, zstandard.ZstdCompressor().compress])
+def test_compressed_stdin_is_read(compress: object) -> None:
+    assert callable(compress)
+    done = subprocess.run([sys.executable, "-m", "compaction_audit", "audit", "-", "-f", "json"],
+                          input=compress(TEXT), capture_output=True, check=False)
+    assert done.returncode == 0, done.stderr
+    assert [r["raw_tokens"] for r in json.loads(done.stdout)["series"]] == [15, 5]
+
+
+def test_lenient_reads_a_truncated_gz_as_it_reads_a_truncated_plain_file(
+        tmp_path: Path) -> None:
+    records = [OK0, *(rnd(i, spans=spans((f"s{i}", i)), evicted=[]) for i in range(1, 400))]
+    plain = dump(records, tmp_path / "whole.jsonl")
+    data = plain.read_bytes()
+    cut = len(data) * 2 // 3
+    short = tmp_path / "short.jsonl"
+    short.write_bytes(data[:cut])
+    packed = gzip.compress(data, compresslevel=1)
+    short_gz = tmp_path / "short.jsonl.gz"
+    short_gz.write_bytes(packed[:len(packed) * 2 // 3])
+    for path in (short, short_gz):
+        with pytest.raises(LogError):
+            read_native(str(path))
+    a = read_native(str(short), lenient=True)
+    b = read_native(str(short_gz), lenient=True)
+    assert len(a.skipped) == len(b.skipped) == 1
+    assert a.n_rounds > 100 and b.n_rounds > 100
+    assert b.skipped[0].line == b.n_rounds + 1
+    assert "cannot read" in b.skipped[0].message
+    result = CliRunner().invoke(app, ["audit", str(short_gz), "--lenient"])
+    assert result.exit_code in (0, 1)
+
+
+def test_any_toml_failure_is_invalid_toml(tmp_path: Path) -> None:
+    deep = tmp_path / "pyproject.toml"
+    deep.write_text("[other]\nx = " + "[" * 5000 + "]" * 5000 + "\n")
+    log = dump([OK0], tmp_path / "t.jsonl")
+    result = CliRunner().invoke(app, ["audit", str(log), "--config", str(deep)])
+    assert result.exit_code == 2
+    assert result.output == f"compaction-audit: {deep}: invalid TOML: nested too deeply\n"
+
+
+@pytest.mark.parametrize("helpers", [False, True])
+def test_blank_runs_read_the_same_with_and_without_helper_processes(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, helpers: bool) -> None:
+    from compaction_audit.io import parallel
+
+    records = [json.dumps(r).encode() for r in
+               (OK0, rnd(1, evicted=["a"]), rnd(2), rnd(3, evicted=["b"]))]
+    # blank runs longer than a read buffer; a record after 100 KB of leading blanks
+    data = (records[0] + b"\n" + b"\n" * 300_000 + b" \t \n" * 1000
+            + b" " * 100_000 + records[1] + b"\n" + b"\r\n" * 200_000
+            + records[2] + b"\n\n" + records[3] + b"\n" + b"\n" * 70_000)
+    path = tmp_path / "blank.jsonl"
+    path.write_bytes(data)
+    monkeypatch.setattr(parallel, "PARALLEL_MIN_BYTES", 0 if helpers else 1 << 62)
+    assert parallel.wanted(str(path)) == helpers
+    s = read_native(str(path))
+    assert s.rounds["line"].to_list() == [1, 301_002, 501_003, 501_005]
+
+
+def test_a_closed_stdin_is_an_input_error() -> None:
+    done = subprocess.run([sys.executable, "-m", "compaction_audit", "audit", "-"],
+                          stdin=None, capture_output=True, check=False,
+                          preexec_fn=lambda: os.close(0))
+    assert done.returncode == 2
+    assert done.stderr == b"compaction-audit: -: cannot open: standard input is closed\n"
+
+
+def test_a_gzip_bomb_on_stdin_hits_the_ratio_limit() -> None:
+    bomb = gzip.compress(b"\n" * (80 << 20), compresslevel=9)
+    done = subprocess.run([sys.executable, "-m", "compaction_audit", "audit", "-"],
+                          input=bomb, capture_output=True, check=False)
+    assert done.returncode == 2
+    assert done.stderr.endswith(b"expands more than 1000x (max_decompression_ratio): a "
+                                b"decompression bomb?\n")
+    assert done.stderr.count(b"\n") == 1
+
+
+def test_the_helper_reader_keeps_the_limits(tmp_path: Path,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    from compaction_audit.io import parallel
+
+    monkeypatch.setattr(parallel, "PARALLEL_MIN_BYTES", 0)
+    path = tmp_path / "t.jsonl"
+    path.write_bytes(TEXT + b"x" * 5000 + b"\n" + b"\n" * 20_000)  # split in the blanks
+    assert parallel.wanted(str(path))
+    with pytest.raises(LogError, match=r":3: line longer than 4096 bytes"):
+        read_native(str(path), limits=Limits(max_line_bytes=4096))
+    with pytest.raises(LogError, match=r"input longer than 2048 bytes \(max_input_bytes\)"):
+        read_native(str(path), limits=Limits(max_input_bytes=2048))

@@ -1,0 +1,147 @@
+"""--lenient without cascades (issue 11, item 2): only records bad in themselves are
+skipped, what they defined is quarantined, later references to it are dependent
+rejects, and a trace with skipped records never passes silently."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import orjson
+import pytest
+from typer.testing import CliRunner
+
+from compaction_audit.cli import app
+from compaction_audit.io import parallel
+from compaction_audit.io.native import read_native
+from tests.logs import SAMPLES, LogWriter, rnd, spans
+
+A_B = rnd(0, spans=spans(("a", 10), ("b", 5)), retained=[["a", 0.5], ["b", 0.4]])
+BAD_ROUND = rnd(1, spans=[{"id": "c", "tokens": -1}, {"id": "d", "tokens": 3}],
+                retained=[["a", 0.5], ["b", 0.4], ["c", 0.1], ["d", 0.2]])
+
+
+def test_a_later_record_keeps_all_but_its_references_to_the_skipped_record(
+        write_log: LogWriter) -> None:
+    path = write_log([
+        A_B, BAD_ROUND,
+        rnd(2, summaries=[{"id": "f", "tokens": 2, "children": ["d"]}],
+            retained=[["a", 0.5], ["c", 0.3], ["f", 0.9]], offloaded=["b"]),
+        rnd(3, evicted=["b"]),
+    ])
+    s = read_native(str(path), lenient=True)
+    assert [(e.line, e.field) for e in s.skipped] == [(2, "spans[0].tokens")]
+    assert [(e.line, e.field) for e in s.dependent] == [
+        (3, "summaries[0].children[0]"), (3, "retained[1]")]
+    assert "summary 'f' dropped (dependent reject): its child 'd' is defined by the " \
+           "skipped record at line 2" in s.dependent[0].message
+    assert s.dependent[1].message == (
+        "2 reference(s) dropped from retained (dependent reject): 'c', 'f', defined by the "
+        "skipped record at line 2")
+    assert s.rounds["round"].to_list() == [0, 2, 3]
+    assert s.items["id"].to_list() == ["a", "b"]
+    assert s.events.select("id", "action").rows() == [("b", "offloaded"), ("b", "evicted")]
+    key = ["id", "start", "end"]
+    assert s.membership.sort(key).rows() == [("a", 0, 3), ("b", 0, 1)]
+
+
+def test_what_a_skipped_round_may_have_removed_is_quarantined_not_dropped(
+        write_log: LogWriter) -> None:
+    # the skipped round 1 may have offloaded b; round 2 no longer lists it
+    path = write_log([A_B, rnd(1, retained=[["a", "high"]], offloaded=["b"]),
+                      rnd(2, retained=[["a", 0.5]]), rnd(3, evicted=["b"])])
+    s = read_native(str(path), lenient=True)
+    assert [e.line for e in s.skipped] == [2]
+    assert s.events.height == 0  # no silent drop of b at round 2
+    assert [(e.line, e.field) for e in s.dependent] == [(4, "evicted[0]")]
+    assert s.rounds["round"].to_list() == [0, 2, 3]
+
+
+def test_a_record_bad_in_itself_is_still_skipped_when_it_names_quarantined_ids(
+        write_log: LogWriter) -> None:
+    path = write_log([A_B, BAD_ROUND,
+                      rnd(2, retained=[["a", 0.5], ["c", 0.1], ["c", 0.1]]),
+                      rnd(3, retained=[["a", 0.5]], evicted=["d"], offloaded=["d"])])
+    s = read_native(str(path), lenient=True)
+    assert [(e.line, e.field) for e in s.skipped] == [
+        (2, "spans[0].tokens"), (3, "retained[2].id"), (4, "offloaded")]
+    assert "listed twice" in s.skipped[1].message
+    assert s.dependent == []
+
+
+def _one_bad_key(tmp_path: Path) -> Path:
+    lines = (SAMPLES / "research-decay.jsonl").read_bytes().splitlines(keepends=True)
+    first = orjson.loads(lines[1])
+    first["spans"][0]["tokens"] = -1
+    lines[1] = orjson.dumps(first) + b"\n"
+    path = tmp_path / "one-bad-key.jsonl"
+    path.write_bytes(b"".join(lines))
+    return path
+
+
+@pytest.mark.parametrize("helpers", [False, True])
+def test_one_bad_key_skips_one_round_of_forty(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, helpers: bool) -> None:
+    path = _one_bad_key(tmp_path)
+    monkeypatch.setattr(parallel, "PARALLEL_MIN_BYTES", 0 if helpers else 1 << 62)
+    assert parallel.wanted(str(path)) == helpers
+    s = read_native(str(path), lenient=True)
+    assert [(e.line, e.field) for e in s.skipped] == [(2, "spans[0].tokens")]
+    assert s.n_rounds == 39
+    assert s.dependent and all(e.line > 2 for e in s.dependent)
+
+
+def test_a_trace_with_skipped_records_never_passes_silently(tmp_path: Path) -> None:
+    path = _one_bad_key(tmp_path)
+    result = CliRunner().invoke(app, ["audit", str(path), "--lenient", "-f", "json"])
+    doc = json.loads(result.output)
+    assert doc["session"]["rounds"] == 39
+    assert len(doc["skipped"]) == 1
+    assert "1 bad record(s) skipped and" in doc["verdict"]
+    assert not doc["verdict"].startswith("PASS")
+    text = CliRunner().invoke(app, ["audit", str(path), "--lenient"]).output
+    assert "1 bad record(s) skipped" in text
+    assert "dependent " in text
+
+
+@pytest.mark.parametrize("table", ['select = []', 'ignore = ["ALL"]'])
+def test_a_configuration_that_selects_no_rule_is_a_usage_error(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, table: str) -> None:
+    # the file is in a parent directory, found by walking up
+    (tmp_path / "pyproject.toml").write_text(f"[tool.compaction-audit]\n{table}\n")
+    work = tmp_path / "a" / "b"
+    work.mkdir(parents=True)
+    monkeypatch.chdir(work)
+    trace = str(SAMPLES / "handwritten.jsonl")
+    for command in (["audit", trace], ["baseline", "create", trace, "-o", "base.json"],
+                    ["diff", trace, trace]):
+        result = CliRunner().invoke(app, command)
+        assert result.exit_code == 2, command
+        assert result.output.startswith("compaction-audit: no rule is selected (")
+        assert f"from {tmp_path / 'pyproject.toml'} [tool.compaction-audit]" in result.output
+        assert len(result.output.splitlines()) == 1
+    assert not (work / "base.json").exists()
+
+
+def test_the_report_names_the_config_file(tmp_path: Path,
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "compaction-audit.toml").write_text('fail-on = "never"\n')
+    monkeypatch.chdir(tmp_path)
+    trace = str(SAMPLES / "handwritten.jsonl")
+    doc = json.loads(CliRunner().invoke(app, ["audit", trace, "-f", "json"]).output)
+    assert doc["config"] == "compaction-audit.toml"
+    text = CliRunner().invoke(app, ["audit", trace]).output
+    assert text.rstrip().endswith("config: compaction-audit.toml")
+    many = json.loads(CliRunner().invoke(app, ["audit", trace, trace, "-f", "json",
+                                               "--isolated"]).output)
+    assert many["config"] is None
+
+
+def test_what_an_unreadable_line_may_have_removed_is_quarantined_too(
+        write_log: LogWriter) -> None:
+    path = write_log([A_B, '{"type": "round", "round": 1, "offloaded": ["b"]',
+                      rnd(2, retained=[["a", 0.5]]), rnd(3, evicted=["b"])])
+    s = read_native(str(path), lenient=True)
+    assert [e.line for e in s.skipped] == [2]
+    assert s.events.height == 0
+    assert [(e.line, e.field) for e in s.dependent] == [(4, "evicted[0]")]

@@ -1,0 +1,116 @@
+"""Worker processes never outlive the audit and never exceed the cores (issue 11,
+item 7)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from compaction_audit import api, procs
+from compaction_audit.scale import write_scale_session
+from tests.logs import ROOT
+
+linux_only = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc")
+
+
+def test_jobs_never_exceed_the_cores_available(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(api, "available_cores", lambda: 2)
+    assert api.worker_count(40, 10) == 2
+    assert api.worker_count(None, 10) == 2
+    assert api.worker_count(40, 1) == 1
+    assert api.worker_count(1, 10) == 1
+    monkeypatch.setattr(api, "available_cores", lambda: 8)
+    assert api.worker_count(40, 5) == 5
+    assert api.worker_count(None, 5) == 2
+    if hasattr(os, "sched_getaffinity"):
+        assert procs.available_cores() == len(os.sched_getaffinity(0))
+
+
+def _children(pid: int) -> list[int]:
+    out = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == pid:
+                out.append(int(entry.name))
+    return out
+
+
+def _running(pid: int) -> bool:
+    """True while ``pid`` exists and is not a zombie."""
+    try:
+        return (Path("/proc") / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+@pytest.fixture(scope="module")
+def traces(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
+    folder = tmp_path_factory.mktemp("procs")
+    paths = []
+    for seed in range(4):
+        path = folder / f"t{seed}.jsonl"
+        write_scale_session(path, rounds=300, working_set=300, seed=seed)
+        paths.append(str(path))
+    return paths
+
+
+def _start_with_workers(traces: list[str]) -> tuple[subprocess.Popen[bytes], list[int]]:
+    main = subprocess.Popen([sys.executable, "-m", "compaction_audit", "audit", "-j", "2",
+                             *traces, *traces], cwd=ROOT, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, start_new_session=True)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and main.poll() is None:
+        kids = [k for k in _children(main.pid) if _running(k)]
+        if len(kids) >= 3:  # the resource tracker and two workers
+            return main, kids
+        time.sleep(0.05)
+    main.kill()
+    main.wait()
+    pytest.skip("the pool did not start in time (machine too busy)")
+
+
+def _gone(pids: list[int], seconds: float = 15.0) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if not any(_running(p) for p in pids):
+            return True
+        time.sleep(0.1)
+    return False
+
+
+@linux_only
+@pytest.mark.parametrize(("sig", "code", "group"), [
+    (signal.SIGTERM, 143, False), (signal.SIGKILL, -9, False),
+    (signal.SIGINT, 130, True)])  # Ctrl-C reaches the whole process group
+def test_the_workers_end_with_the_main_process(traces: list[str], sig: int,
+                                               code: int, group: bool) -> None:
+    main, kids = _start_with_workers(traces)
+    try:
+        if group:
+            time.sleep(1.5)  # past the workers' interpreter start-up, which Python's own
+            os.killpg(main.pid, sig)  # SIGINT handling would end with a fatal error
+        else:
+            main.send_signal(sig)
+        assert main.wait(timeout=30) == code
+        assert _gone(kids), [k for k in kids if _running(k)]
+        assert main.stderr is not None
+        err = main.stderr.read()
+        assert b"Traceback" not in err
+        if sig == signal.SIGTERM:
+            assert err == b"compaction-audit: terminated by signal 15\n"
+    finally:
+        for pid in kids:  # only our own children, should the test fail
+            if _running(pid):
+                os.kill(pid, signal.SIGKILL)
+        if main.stderr is not None:
+            main.stderr.close()
