@@ -131,13 +131,16 @@ def _step_reference(path: str) -> dict[str, Any]:
 
 
 def _step_stages(path: str) -> dict[str, Any]:
-    """The audit timed by stage: read, series, recall analysis, the rest of the rules
-    and the findings, JSON rendering (wall seconds)."""
+    """The audit timed by stage: read, the rebuilt cosine (issue 16), series, recall
+    analysis, salience-disagreement (CA204), the rest of the rules and the findings,
+    JSON rendering (wall seconds)."""
     import compaction_audit.engine as engine
     import compaction_audit.rules.recall as recall_rules
+    from compaction_audit.cosine.embed import method
     from compaction_audit.io.native import read_native
     from compaction_audit.report.json_report import render_json
     from compaction_audit.report.model import Report
+    from compaction_audit.rules.salience import SalienceDisagreement
 
     spent: dict[str, float] = {}
 
@@ -152,6 +155,9 @@ def _step_stages(path: str) -> dict[str, Any]:
 
     engine.build_series = timed("series", engine.build_series)  # type: ignore[attr-defined]
     recall_rules.analyse = timed("recall", recall_rules.analyse)  # type: ignore[attr-defined]
+    engine.rebuild = timed("cosine", engine.rebuild)  # type: ignore[attr-defined]
+    SalienceDisagreement.evaluate = timed(  # type: ignore[method-assign]
+        "disagreement", SalienceDisagreement.evaluate)
     t0 = time.perf_counter()
     session = read_native(path)
     t1 = time.perf_counter()
@@ -160,8 +166,10 @@ def _step_stages(path: str) -> dict[str, Any]:
     data = render_json(Report([report], []), single=True)
     t3 = time.perf_counter()
     return {"seconds": t3 - t0, "read": t1 - t0, "series": spent["series"],
-            "recall": spent["recall"],
-            "rules_and_findings": t2 - t1 - spent["series"] - spent["recall"],
+            "recall": spent["recall"], "cosine": spent["cosine"],
+            "cosine_method": method(), "disagreement": spent["disagreement"],
+            "rules_and_findings": t2 - t1 - spent["series"] - spent["recall"]
+            - spent["cosine"] - spent["disagreement"],
             "render": t3 - t2, "report_bytes": len(data), "findings": len(report.findings)}
 
 
@@ -317,8 +325,10 @@ def main(argv: list[str]) -> int:
         if args.stages:
             row["stages"] = _measure("stages", path, args.repeat)
             st = row["stages"]
-            print(f"[{size}] stages: read {st['read']:.2f} s, series {st['series']:.2f} s, "
-                  f"recall {st['recall']:.2f} s, rules and findings "
+            print(f"[{size}] stages: read {st['read']:.2f} s, cosine {st['cosine']:.2f} s "
+                  f"({st['cosine_method']}), series {st['series']:.2f} s, "
+                  f"recall {st['recall']:.2f} s, CA204 {st['disagreement']:.2f} s, "
+                  "rules and findings "
                   f"{st['rules_and_findings']:.2f} s, JSON {st['render']:.2f} s "
                   f"({_mb(st['report_bytes'])}), peak {_mb(st['peak_rss'])}", flush=True)
         if not args.skip_reference:

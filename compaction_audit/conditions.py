@@ -26,13 +26,16 @@ class Condition:
     detail: str
 
 
-def conditions(session: Session, series: Series, settings: Settings) -> list[Condition]:
+def conditions(session: Session, series: Series, settings: Settings,
+               cosine: str | None = None) -> list[Condition]:
     """Evaluate the three conditions for ``session``.
 
     Depth comes from the series; the scorer from ``scorer.depth_penalty`` in the
     session record (unknown when absent); eviction from the session's ``eviction``,
     else inferred: continuous when items leave the working set (evicted or offloaded)
-    in more than half of the rounds after the first.
+    in more than half of the rounds after the first.  ``cosine`` is the series the
+    inversion signature read (:attr:`compaction_audit.rules.Context.cosine`): when it
+    is the rebuilt cosine, the scorer's detail says so (issue 16).
     """
     frame = series.frame
     deepest = max_int(frame["summary_depth_max"])
@@ -42,16 +45,19 @@ def conditions(session: Session, series: Series, settings: Settings) -> list[Con
         f"deepest summary in the working set: depth {deepest}")
     scorer = session.header.scorer or {}
     penalty = scorer.get("depth_penalty")
-    if not frame["has_retained"].any():
-        score = Condition("scorer does not penalize depth", "unknown",
-                          "no salience recorded: the log has no scorer")
-    elif isinstance(penalty, int | float) and not isinstance(penalty, bool):
+    rebuilt = ("; the inversion signature is read on query_cosine_rebuilt, the "
+               "auditor's rebuilt cosine of the texts to the task query"
+               if cosine == "query_cosine_rebuilt" else "")
+    if isinstance(penalty, int | float) and not isinstance(penalty, bool):
         score = Condition("scorer does not penalize depth",
                           "fails" if penalty > 0 else "holds",
-                          f"scorer.depth_penalty = {penalty}")
+                          f"scorer.depth_penalty = {penalty}" + rebuilt)
+    elif not frame["has_retained"].any():
+        score = Condition("scorer does not penalize depth", "unknown",
+                          "no salience recorded: the log has no scorer" + rebuilt)
     else:
         score = Condition("scorer does not penalize depth", "unknown",
-                          "scorer.depth_penalty not recorded")
+                          "scorer.depth_penalty not recorded" + rebuilt)
     declared = session.header.eviction
     if declared is not None:
         evict = Condition("eviction is continuous",

@@ -26,9 +26,9 @@ from compaction_audit.report.model import SessionReport
 from compaction_audit.rules import RULES, Finding, Severity
 
 SERIES_COLUMNS = ("raw_ratio", "distinct_source_spans", "query_cosine_retained",
-                  "summary_depth_max")
-"""Series quantities compared side by side; ``recall_debt*`` columns are added when a
-run's series has them."""
+                  "summary_depth_max", "query_cosine_rebuilt")
+"""Series quantities compared side by side (the logged and the rebuilt cosine both, issue
+16); ``recall_debt*`` columns are added when a run's series has them."""
 
 ONSET_KEYS = ("inversion_onset", "inversion_boundary", "summary_majority")
 """The session-level onsets, compared before the per-rule first rounds."""

@@ -8,6 +8,7 @@ from typing import Any
 import polars as pl
 
 from compaction_audit.conditions import conditions
+from compaction_audit.cosine import Rebuilt, rebuild
 from compaction_audit.io.quiet_gc import paused_gc
 from compaction_audit.model import Session
 from compaction_audit.onset import onsets
@@ -138,9 +139,11 @@ def audit_session(session: Session, settings: Settings | None = None,
     """Build the series, run the rules and assemble the :class:`SessionReport`."""
     with paused_gc():  # the audit builds many small objects and no cycles
         settings = settings or Settings()
-        series = build_series(session)
-        ctx = Context(session, series, settings)
-        findings, notes = run_rules(ctx, rules if rules is not None else select_rules(), severity)
+        rebuilt = rebuild(session)
+        series = build_series(session, rebuilt.series)
+        ctx = Context(session, series, settings, rebuilt=rebuilt)
+        chosen = rules if rules is not None else select_rules()
+        findings, notes = run_rules(ctx, chosen, severity)
         recall, ranked = recall_of(ctx), ranked_of(ctx)
         return SessionReport(
             path=session.path,
@@ -148,7 +151,7 @@ def audit_session(session: Session, settings: Settings | None = None,
             settings=settings,
             series=series.frame.join(recall.debt, on="ri", how="left").sort("ri").drop("ri"),
             findings=findings,
-            conditions=conditions(session, series, settings),
+            conditions=conditions(session, series, settings, ctx.cosine),
             onsets=onsets(ctx, findings),
             not_evaluated=notes,
             skipped=session.skipped,
@@ -156,4 +159,16 @@ def audit_session(session: Session, settings: Settings | None = None,
             compactions=with_summary_text(compaction_view(session, recall, ranked), session),
             source_format=source_format,
             extra=recall_sections(recall, session, ranked),
+            cosine=cosine_section(ctx, rebuilt, chosen),
         )
+
+
+def cosine_section(ctx: Context, rebuilt: Rebuilt, rules: list[Rule]) -> dict[str, Any]:
+    """How the rebuilt cosine was made and which series each salience rule read (issue
+    16): ``method``, ``query`` (origin), ``query_detail``, ``items``, ``distinct_texts``,
+    ``reason`` (why nothing was rebuilt), ``used_by`` (rule name -> series, None when
+    the rule had no salience to read) and ``inversion_signature`` (the series the
+    onsets read)."""
+    used = {r.name: r.cosine_used(ctx) for r in rules
+            if r.reads_salience or type(r).cosine_used is not Rule.cosine_used}
+    return {**rebuilt.as_dict(), "used_by": used, "inversion_signature": ctx.cosine}

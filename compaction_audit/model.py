@@ -80,6 +80,12 @@ EVENT_SCHEMA: dict[str, Any] = {
 }
 """Items leaving the working set or the store (``events`` table)."""
 
+SALIENCE_SCHEMA: dict[str, Any] = {"id": pl.String, "ri": pl.Int64, "salience": pl.Float64}
+"""Logged saliences, run-length: a row when an item's salience in ``retained`` differs
+from its value in the previous round's ``retained`` (or it was not there).  An item's
+salience at round index t is its last row at or before t, for rounds that list
+``retained`` (issue 16: CA204 ranks the working set by it)."""
+
 
 @dataclass
 class SessionHeader:
@@ -120,6 +126,8 @@ class Session:
     edges: pl.DataFrame
     membership: pl.DataFrame
     events: pl.DataFrame
+    salience: pl.DataFrame = field(
+        default_factory=lambda: pl.DataFrame(schema=SALIENCE_SCHEMA))
     compactions: list[dict[str, Any]] = field(default_factory=list)
     skipped: list[LogError] = field(default_factory=list)
     dependent: list[LogError] = field(default_factory=list)

@@ -2,7 +2,8 @@
 
 - inversion onset: the first round of the first run of ``sustain_onset`` consecutive
   rounds with ``summary_depth_max`` >= ``min_depth``, ``distinct_source_spans``
-  falling and ``query_cosine_retained`` rising (compared ``window`` rounds back).
+  falling and ``query_cosine_retained`` rising (compared ``window`` rounds back); the
+  rebuilt ``query_cosine_rebuilt`` when the log records no salience (issue 16).
 - inversion boundary: the first round at which salience-inversion fires.
 - the first round of every rule, and the round at which summary tokens first exceed
   raw tokens.
@@ -24,7 +25,7 @@ def inversion_onset(ctx: Context) -> int | None:
     s = ctx.settings
     signature = ((pl.col("summary_depth_max") >= s.min_depth)
                  & (pl.col("distinct_source_spans") < pl.col("distinct_source_spans_before"))
-                 & (pl.col("query_cosine_retained") > pl.col("query_cosine_retained_before")))
+                 & (pl.col("query_cosine") > pl.col("query_cosine_before")))
     n = s.sustain_onset
     hits = ctx.frame.with_columns(sustained(signature, n).alias("hit")).filter("hit")
     if not hits.height:

@@ -14,6 +14,8 @@ column                        unit    meaning
 ``rounds_at_max_depth``       rounds  consecutive rounds ending here at the depth cap
 ``distinct_source_spans``     spans   reachable leaves (see :mod:`reachability`)
 ``query_cosine_retained``     score   mean known salience of the working set, or null
+``query_cosine_rebuilt``      cosine  mean cosine of the working set's texts to the task
+                                      query, computed by the auditor (issue 16), or null
 ``ungrounded_summaries``      items   working-set summaries with no reachable leaf
 ``items``                     items   working-set size (``raw_items``+``summary_items``)
 ``new_spans``, ``folds``      items   spans that arrived, summaries created this round
@@ -29,7 +31,8 @@ column                        unit    meaning
 ============================  ======  ==================================================
 
 The four recall columns come from :mod:`compaction_audit.recall` and are joined by the
-engine; :func:`build_series` returns the others.
+engine; :func:`build_series` returns the others, ``query_cosine_rebuilt`` from the
+frame :func:`compaction_audit.cosine.rebuild` made (null without one).
 
 The depth cap for ``rounds_at_max_depth`` is the session's ``max_depth``, else the
 largest depth of any summary written in the session, retained or not.
@@ -54,7 +57,8 @@ from compaction_audit.reachability import (
 SPEC_COLUMNS = (
     "round", "line", "raw_tokens", "summary_tokens", "raw_ratio", "summary_to_raw",
     "summary_depth_max", "rounds_at_max_depth", "distinct_source_spans",
-    "query_cosine_retained", "ungrounded_summaries", "items", "raw_items", "summary_items",
+    "query_cosine_retained", "query_cosine_rebuilt", "ungrounded_summaries", "items",
+    "raw_items", "summary_items",
     "new_spans", "folds", "evictions", "offloads", "silent_drops", "retained_tokens",
     "budget_tokens", "budget_used", "discriminators_seen", "recall_debt", "recall_debt_fold",
     "recall_debt_eviction",
@@ -78,8 +82,12 @@ class Series:
     depth_cap: int
 
 
-def build_series(session: Session) -> Series:
-    """Compute the per-round series of ``session`` (pure Polars, no per-round loops)."""
+def build_series(session: Session, rebuilt: pl.DataFrame | None = None) -> Series:
+    """Compute the per-round series of ``session`` (pure Polars, no per-round loops).
+
+    ``rebuilt``: (``ri``, ``query_cosine_rebuilt``) from
+    :func:`compaction_audit.cosine.rebuild`; None leaves the column null.
+    """
     n = session.n_rounds
     members = session.membership.join(
         session.items.select("id", "kind", "tokens", "depth"), on="id")
@@ -103,6 +111,10 @@ def build_series(session: Session) -> Series:
     for part in sums:
         frame = frame.join(part, on="ri", how="left")
     frame = frame.join(depth, on="ri", how="left").sort("ri")
+    if rebuilt is None:
+        frame = frame.with_columns(pl.lit(None, pl.Float64).alias("query_cosine_rebuilt"))
+    else:
+        frame = frame.join(rebuilt.select("ri", "query_cosine_rebuilt"), on="ri", how="left")
     cap = session.header.max_depth
     if cap is None:  # the largest depth seen in the whole session (spec, log-format)
         cap = max_int(session.items["depth"])

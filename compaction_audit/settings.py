@@ -57,6 +57,13 @@ class Settings:
     sustain: int = _t(
         1, "spec rules.md, Boundary rules",
         "consecutive rounds a boundary condition must hold before it fires (rounds)", 1)
+    salience_agreement_floor: float = _t(
+        0.0, "issue 16 (below 0: the scorer's order is unrelated or opposite to relevance)",
+        "rank correlation of logged salience and rebuilt cosine below which they "
+        "disagree (CA204)", -0.999)
+    disagreement_rounds: int = _t(
+        3, "issue 16 (as sustain_onset: three rounds make a trend, not a blip)",
+        "consecutive judged rounds of disagreement before CA204 fires (rounds)", 1)
     sustain_onset: int = _t(
         3, "spec rules.md, Onsets",
         "consecutive rounds of the inversion signature that make an onset (rounds)", 1)

@@ -34,6 +34,22 @@ class SimParams:
     0 removes it.  Seed 000: scorer = embedding cosine "plus a recency decay"; the
     rate is calibrated with ``fold_decay`` (depth 3 at round 12)."""
 
+    summary_bias: float = 0.0
+    """A scorer biased toward summaries (0 to 1; 0: the cosine scorer above).  Above 0
+    the scorer ranks by survivability, not relevance (seed 000, "Core Distinction"):
+    salience = ``(1 - summary_bias) * min(1, age / survival_rounds)`` +
+    ``summary_bias * depth``, blind to the task query.  Issue 16: the sample
+    ``survivability-scorer`` shows salience-disagreement (CA204) with it."""
+
+    survival_rounds: int = 20
+    """Rounds after which an item counts as fully survived for the biased scorer
+    (rounds; only read when ``summary_bias`` > 0)."""
+
+    delta_mode: bool = False
+    """Leave ``retained`` out of round records (delta mode: the auditor derives the
+    working set from arrivals and evictions; no logged salience).  Issue 16: the
+    sample ``delta-text`` gets its inversion verdict from the rebuilt cosine."""
+
     enforce_provenance: bool = False
     """Enforce provenance reachability as a hard invariant (seed 000, "Operational
     Effect"): accounted folds, children offloaded, reachable leaves never purged, a
@@ -196,6 +212,8 @@ class SimParams:
             ("min_raw_share", 0 <= self.min_raw_share < 1),
             ("depth_guard_rounds", self.depth_guard_rounds >= 1),
             ("logged_error_rate", 0 <= self.logged_error_rate <= 1),
+            ("summary_bias", 0 <= self.summary_bias <= 1),
+            ("survival_rounds", self.survival_rounds >= 1),
         ]
         for name, ok in checks:
             if not ok:
@@ -208,6 +226,8 @@ PRESETS: dict[str, SimParams] = {
     "research-provenance": SimParams(
         enforce_provenance=True, max_depth=2, session_id="research-provenance"
     ),
+    "survivability-scorer": SimParams(summary_bias=0.3, session_id="survivability-scorer"),
+    "delta-text": SimParams(delta_mode=True, session_id="delta-text"),
 }
 """The calibrated runs behind ``sample_logs/`` (see ``docs/simulator.md``)."""
 

@@ -197,7 +197,12 @@ class _Loop:
         return table[age]
 
     def salience(self, item: _Item, t: int) -> float:
-        """The scorer's salience of ``item`` at round ``t`` (unrounded)."""
+        """The scorer's salience of ``item`` at round ``t`` (unrounded): the cosine
+        with recency decay, or with ``summary_bias`` the survivability scorer."""
+        bias = self.p.summary_bias
+        if bias > 0:
+            survived = min(1.0, max(0, t - item.created) / self.p.survival_rounds)
+            return (1.0 - bias) * survived + bias * item.depth
         return item.cos * self.decay(max(0, t - item.created))
 
     # --- creation -----------------------------------------------------------------
@@ -577,6 +582,10 @@ class _Loop:
                 ),
                 "summary_depth_max": max((i.depth for i in self.ws.values()), default=0),
             }
+        if p.delta_mode:  # no retained: the agent logs no salience either
+            del out["retained"]
+            if "logged" in out:
+                out["logged"]["query_cosine_retained"] = None
         return out
 
 
@@ -592,6 +601,11 @@ def session_record(params: SimParams) -> dict[str, Any]:
         "scorer": {
             "kind": "embedding-cosine",
             "recency_decay": params.recency_decay,
+            "depth_penalty": 0,
+        } if params.summary_bias == 0 else {
+            "kind": "survivability",
+            "summary_bias": params.summary_bias,
+            "survival_rounds": params.survival_rounds,
             "depth_penalty": 0,
         },
         "task_query": params.task_query,

@@ -257,7 +257,11 @@ def test_every_format_for_sample_logs() -> None:
     failing = sum(s.fails("error") for s in report.sessions)
     assert int(root.get("failures") or 0) >= failing
     markdown = produce("markdown").decode()
-    assert markdown.count("<details") == len(traces)
+    assert len(markdown) <= 60_000  # fits a pull-request comment, cut if need be
+    if "Report cut to fit" in markdown:
+        assert 0 < markdown.count("<details") < len(traces)
+    else:
+        assert markdown.count("<details") == len(traces)
     github = produce("github").decode().splitlines()
     assert github[-1].startswith(f"exit {report.exit_code('error')}: {len(traces)} trace(s)")
     assert len(github) - 1 == sum(1 for line in github if line.startswith("::"))

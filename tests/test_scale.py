@@ -147,6 +147,9 @@ def test_helper_process_reads_like_the_plain_reader(
         assert getattr(helper, table).equals(getattr(plain, table)), table
     key = ["id", "start", "end"]
     assert helper.membership.sort(key).equals(plain.membership.sort(key))
+    # the logged saliences the helper sends as changed pairs are the plain reader's
+    assert helper.salience.sort("ri", "id").equals(plain.salience.sort("ri", "id"))
+    assert plain.salience.height > 0
     ours = build_series(helper).frame
     assert ours.equals(build_series(plain).frame)
 

@@ -142,10 +142,11 @@ def check_valid(records: list[dict[str, Any]], *, accounted: bool = False) -> No
 # --------------------------------------------------------------------------- API
 
 
-def test_presets_are_the_three_named_runs() -> None:
-    assert list(PRESETS) == ["research-decay", "research-no-decay", "research-provenance"]
+def test_presets_are_the_named_runs() -> None:
+    assert list(PRESETS) == ["research-decay", "research-no-decay", "research-provenance",
+                             "survivability-scorer", "delta-text"]
     assert [p.value for p in Preset] == list(PRESETS)
-    decay, no_decay, provenance = PRESETS.values()
+    decay, no_decay, provenance = list(PRESETS.values())[:3]
     assert (decay.rounds, decay.budget_tokens, decay.max_depth) == (40, 180_000, 3)
     assert decay.recency_decay > 0 and not decay.enforce_provenance
     assert replace(no_decay, recency_decay=decay.recency_decay, session_id="x") == replace(
@@ -214,7 +215,10 @@ def test_scale_params_run_and_stay_valid() -> None:
 # --------------------------------------------------------------------------- validity
 
 
-@pytest.mark.parametrize("name", list(PRESETS))
+WITH_RETAINED = [name for name, p in PRESETS.items() if not p.delta_mode]
+
+
+@pytest.mark.parametrize("name", WITH_RETAINED)
 def test_preset_logs_are_valid(name: str, preset_logs: dict[str, Path]) -> None:
     path = preset_logs[name]
     assert path.stat().st_size < 2_000_000
@@ -226,7 +230,21 @@ def test_committed_samples_match_the_presets(name: str, preset_logs: dict[str, P
     assert (SAMPLES / f"{name}.jsonl").read_bytes() == preset_logs[name].read_bytes()
 
 
-@pytest.mark.parametrize("name", list(PRESETS))
+def test_delta_mode_is_the_same_run_without_retained(tmp_path: Path) -> None:
+    """delta-text is research-decay's loop with ``retained`` (and the logged salience
+    aggregate) left out: every other byte of every record is the same."""
+    full = tmp_path / "full.jsonl"
+    write_session(replace(PRESETS["delta-text"], delta_mode=False), full)
+    delta = _records(SAMPLES / "delta-text.jsonl")
+    for whole, short in zip(_records(full), delta, strict=True):
+        assert "retained" not in short
+        whole.pop("retained", None)
+        if "logged" in whole:
+            whole["logged"]["query_cosine_retained"] = None
+        assert whole == short
+
+
+@pytest.mark.parametrize("name", WITH_RETAINED)
 def test_logged_aggregates_are_mostly_correct(
     name: str, preset_logs: dict[str, Path], series: dict[str, list[dict[str, Any]]]
 ) -> None:

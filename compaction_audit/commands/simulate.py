@@ -21,6 +21,8 @@ class Preset(StrEnum):
     research_decay = "research-decay"
     research_no_decay = "research-no-decay"
     research_provenance = "research-provenance"
+    survivability_scorer = "survivability-scorer"
+    delta_text = "delta-text"
 
 
 _OPTION_OF: dict[str, str] = {
@@ -130,7 +132,10 @@ def simulate_command(
     averages its children's embeddings, so it scores higher than they do); eviction
     keeps the working set within the token budget every round.  Presets: research-decay
     crosses the salience-inversion boundary, research-no-decay does so later (if at
-    all), research-provenance enforces provenance reachability and stays grounded.
+    all), research-provenance enforces provenance reachability and stays grounded,
+    survivability-scorer ranks by survivability instead of relevance (the logged
+    salience disagrees with the rebuilt cosine), delta-text omits retained (the
+    auditor reads the inversion signature on the rebuilt cosine).
     The same options give the same bytes.  Bad values exit 2 with a one-line message.
     """
     params = build_params(

@@ -30,6 +30,7 @@ from compaction_audit.model import (
     ITEM_SCHEMA,
     MEMBERSHIP_SCHEMA,
     ROUND_SCHEMA,
+    SALIENCE_SCHEMA,
     SCHEMA_ID,
     Session,
     SessionHeader,
@@ -56,6 +57,8 @@ class _Round:
     silent: list[str]
     logged: dict[str, Any]
     compaction: dict[str, Any] | None
+    saliences: dict[str, Any] | None  # the whole {id: salience} of ``retained``, or None
+    changed: list[tuple[str, Any]] | None  # reduced: pairs not in the previous retained
 
 
 class SessionBuilder:
@@ -87,6 +90,8 @@ class SessionBuilder:
         self._edges: dict[str, list[Any]] = {k: [] for k in EDGE_SCHEMA}
         self._members: dict[str, list[Any]] = {k: [] for k in MEMBERSHIP_SCHEMA}
         self._events: dict[str, list[Any]] = {k: [] for k in EVENT_SCHEMA}
+        self._salience: dict[str, list[Any]] = {k: [] for k in SALIENCE_SCHEMA}
+        self._last_saliences: dict[str, Any] = {}  # ``retained`` of the round at _ws_line
         self.compactions: list[dict[str, Any]] = []
 
     def defines(self, item: str) -> bool:
@@ -133,7 +138,8 @@ class SessionBuilder:
         self._seen_record = True
 
     def add_reduced(self, line: int, obj: Any, previous_line: int, entering: set[str],
-                    leaving: set[str], salience_sum: float, salience_known: int) -> bool:
+                    leaving: set[str], salience_sum: float, salience_known: int,
+                    changed: list[tuple[str, Any]] | None = None) -> bool:
         """Apply a round record whose ``retained`` list was reduced by the decoding
         process (:func:`~compaction_audit.io.records.reduce_lines`): ``obj`` without
         ``retained``, whose ids are those of the round at ``previous_line`` plus
@@ -142,6 +148,8 @@ class SessionBuilder:
         Returns False, state untouched, when the working set is not that of
         ``previous_line`` or the record has an error: the caller then adds the whole
         record with :meth:`add`, which raises the error with its field path.
+        ``changed``: the ``(id, salience)`` pairs not in the previous round's
+        ``retained`` (None: every entering id with an unknown salience).
         """
         if previous_line != self._ws_line or type(obj) is not dict:
             return False
@@ -149,6 +157,7 @@ class SessionBuilder:
             r = self._check_round(obj, (entering, leaving, salience_sum, salience_known))
         except rec.FieldError:
             return False
+        r.changed = changed if changed is not None else [(i, None) for i in entering]
         self._apply(line, r)
         self._seen_record = True
         return True
@@ -233,6 +242,7 @@ class SessionBuilder:
         silent: list[str] = []
         total, count = 0.0, 0
         new_ws: set[str] | None
+        table: dict[str, Any] | None = None
         if reduced is not None:
             # retained = ws - leaving + entering, already checked by retained_pairs
             entering, leaving, total, count = reduced
@@ -254,9 +264,9 @@ class SessionBuilder:
         else:
             fast = rec.retained_pairs(obj["retained"], ws)
             if fast is not None:
-                new_ws, entering, total, count = fast
+                new_ws, entering, total, count, table = fast
             else:
-                salience = rec.retained(obj["retained"])
+                salience = table = rec.retained(obj["retained"])
                 new_ws = set(salience)
                 entering = new_ws - ws
                 values = salience.values()
@@ -285,7 +295,7 @@ class SessionBuilder:
             rec.as_json(compaction, "compaction")
         return _Round(number, budget, spans, summaries, depths, evicted, offloaded, new_ws,
                       entering, leaving, reduced is not None or "retained" in obj, total,
-                      count, silent, logged, compaction)
+                      count, silent, logged, compaction, table, None)
 
     def _check_known(self, item: str, new_ids: set[str], field: str) -> None:
         if item not in self._kind and item not in new_ids:
@@ -372,7 +382,28 @@ class SessionBuilder:
         else:
             self._ws = r.new_ws
         self._ws_line = line if r.has_retained else -1
+        self._add_saliences(ri, r)
         self._add_round_row(ri, line, r)
+
+    def _add_saliences(self, ri: int, r: _Round) -> None:
+        """Record the logged saliences that changed since the previous ``retained``
+        (entering items, new values): work proportional to what changed."""
+        last = self._last_saliences
+        if r.saliences is not None:
+            changed = rec.changed_saliences(r.saliences, last)
+            self._last_saliences = r.saliences
+        elif r.changed is not None:
+            changed = r.changed
+            for item in r.leaving:
+                last.pop(item, None)
+            last.update(changed)
+        else:  # no ``retained``: saliences unknown this round
+            self._last_saliences = {}
+            return
+        sal = self._salience
+        sal["id"].extend([c[0] for c in changed])
+        sal["ri"].extend([ri] * len(changed))
+        sal["salience"].extend([None if c[1] is None else float(c[1]) for c in changed])
 
     def _add_round_row(self, ri: int, line: int, r: _Round) -> None:
         row = {
@@ -434,6 +465,7 @@ class SessionBuilder:
             edges=pl.DataFrame(self._edges, schema=EDGE_SCHEMA),
             membership=pl.DataFrame(self._members, schema=MEMBERSHIP_SCHEMA),
             events=pl.DataFrame(self._events, schema=EVENT_SCHEMA),
+            salience=pl.DataFrame(self._salience, schema=SALIENCE_SCHEMA),
             compactions=self.compactions,
             skipped=list(skipped or []),
         )

@@ -172,7 +172,7 @@ def read_parallel(path: str, lenient: bool, limits: Limits = DEFAULT_LIMITS) -> 
                 if kind == rec.MSG_REDUCED:
                     if ((feed is not None and not feed.clean)
                             or not builder.add_reduced(number, msg[2], msg[3], msg[4], msg[5],
-                                                       msg[6], msg[7])):
+                                                       msg[6], msg[7], msg[10])):
                         source.seek(msg[8])
                         add(number, orjson.loads(source.read(msg[9])))
                 elif kind == rec.MSG_RECORD:

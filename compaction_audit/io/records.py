@@ -15,7 +15,8 @@ import re
 from collections.abc import Callable
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
-from operator import itemgetter, methodcaller
+from itertools import compress, repeat
+from operator import itemgetter, methodcaller, ne
 from typing import Any
 
 import orjson
@@ -225,13 +226,13 @@ def retained(value: Any) -> dict[str, float | None]:
 
 
 def retained_pairs(value: Any, working_set: AbstractSet[str]
-                   ) -> tuple[set[str], set[str], float, int] | None:
+                   ) -> tuple[set[str], set[str], float, int, dict[str, Any]] | None:
     """The fast path of :func:`retained` for the pair form, with the working-set delta.
 
-    Returns ``(ids, entering, salience_sum, salience_known)``: the retained ids, those
-    of them not in ``working_set`` (the ids of the previous round), the sum and the
-    number of known saliences; or None when :func:`retained` must decide (object form,
-    an empty list, anything malformed).
+    Returns ``(ids, entering, salience_sum, salience_known, table)``: the retained ids,
+    those of them not in ``working_set`` (the ids of the previous round), the sum and
+    the number of known saliences, and ``{id: salience}``; or None when
+    :func:`retained` must decide (object form, an empty list, anything malformed).
 
     Why this is exact with three passes over the list: ``dict(value)`` fails unless
     every element is a 2-item iterable with a hashable first item; a 2-item iterable
@@ -263,7 +264,19 @@ def retained_pairs(value: Any, working_set: AbstractSet[str]
     for item in entering:
         if type(item) is not str:
             return None
-    return ids, entering, total, count
+    return ids, entering, total, count, table
+
+
+_ABSENT = object()
+
+
+def changed_saliences(table: dict[str, Any], previous: dict[str, Any]
+                      ) -> list[tuple[str, Any]]:
+    """The ``(id, salience)`` pairs of ``table`` not in ``previous`` with that value
+    (entering ids, new values), in ``table``'s order.  Three passes at C speed, no set
+    of pairs built (about a third of ``table.items() - previous.items()``)."""
+    olds = map(previous.get, table, repeat(_ABSENT))
+    return list(compress(table.items(), map(ne, olds, table.values())))
 
 
 def _retained_slow(items: list[Any]) -> dict[str, float | None]:
@@ -340,10 +353,12 @@ MSG_RECORD = 1
 """``(line, MSG_RECORD, record)``: the decoded record, to be checked as usual."""
 MSG_REDUCED = 2
 """``(line, MSG_REDUCED, record_without_retained, previous_line, entering, leaving,
-salience_sum, salience_known, offset, length)``: a round whose ``retained`` ids, compared
-with those of the round at ``previous_line`` (0: the empty working set before the first
-round), gained ``entering`` and lost ``leaving``; ``offset``/``length`` locate the raw
-line in the file, for when the reader needs it whole."""
+salience_sum, salience_known, offset, length, changed)``: a round whose ``retained`` ids,
+compared with those of the round at ``previous_line`` (0: the empty working set before
+the first round), gained ``entering`` and lost ``leaving``; ``offset``/``length`` locate
+the raw line in the file, for when the reader needs it whole; ``changed`` lists the
+``(id, salience)`` pairs not in that previous round's ``retained`` (entering, or with
+a new salience)."""
 MSG_READ_ERROR = 3
 """``(line, MSG_READ_ERROR, message)``: the file could not be read further."""
 MSG_END = 4
@@ -398,6 +413,7 @@ def reduce_lines(path: str, write: Callable[[bytes], Any], start: int = 0, stop:
     """
     gc.disable()
     prev_line, prev_ids = (0, set[str]()) if start == 0 else (-1, set[str]())
+    prev_table: dict[str, Any] = {}
     pending: list[Any] = []
     size = 0
 
@@ -439,15 +455,18 @@ def reduce_lines(path: str, write: Callable[[bytes], Any], start: int = 0, stop:
                     value = obj["retained"]
                     fast = retained_pairs(value, prev_ids) if prev_line >= 0 else None
                     if fast is not None:
-                        ids, entering, total, count = fast
+                        ids, entering, total, count, table = fast
                         del obj["retained"]
+                        changed = changed_saliences(table, prev_table)
                         pending.append((number, MSG_REDUCED, obj, prev_line, entering,
-                                        prev_ids - ids, total, count, here, len(raw)))
-                        prev_line, prev_ids = number, ids
+                                        prev_ids - ids, total, count, here, len(raw),
+                                        changed))
+                        prev_line, prev_ids, prev_table = number, ids, table
                         size += len(raw) >> 4
                     else:
                         with contextlib.suppress(FieldError):  # then the round is rejected
-                            prev_line, prev_ids = number, set(retained(value))
+                            prev_table = retained(value)
+                            prev_line, prev_ids = number, set(prev_table)
                         pending.append((number, MSG_RECORD, obj))
                         size += len(raw)
                 else:

@@ -7,14 +7,16 @@ Shape (see docs/report-json.md): for one trace, a session object::
      "findings": [{"rule", "code", "severity", "round", "line", "message", "action",
                    "entity", "values": {...}}, ...],
      "not_evaluated": [...], "skipped": [...], "dependent": [...], "compactions": [...],
+     "cosine": {...},
      "counts": {...}, "verdict": "..."}
 
 and for several traces ``{"tool", "config", "sessions": [<session object>...], "errors": [...],
 "summary": {...}}``.  Series keys are named exactly as in the log-format spec, plus
-``line``.  orjson escapes every control character, so log text is inert; every
-string but the numeric series goes through :func:`clip_tree` (at most
-:data:`~compaction_audit.report.safe.MAX_TEXT` characters, undecodable file-name bytes
-as ``\\xNN``) and :func:`json_safe` (invisible characters as ``\\uXXXX``).
+``line`` and ``query_cosine_rebuilt`` (issue 16; ``cosine`` says how it was made and
+which series each salience rule read).  orjson escapes every control character, so log
+text is inert; every string but the numeric series goes through :func:`clip_tree` (at
+most :data:`~compaction_audit.report.safe.MAX_TEXT` characters, undecodable file-name
+bytes as ``\\xNN``) and :func:`json_safe` (invisible characters as ``\\uXXXX``).
 """
 
 from __future__ import annotations
@@ -79,6 +81,7 @@ def session_dict(r: SessionReport) -> dict[str, Any]:
         "skipped": [error_dict(e) for e in r.skipped],
         "dependent": [error_dict(e) for e in r.dependent],
         "compactions": r.compactions,
+        "cosine": r.cosine,
         **r.extra,
         "counts": r.counts(),
         "compactions_not_checked": r.compactions_not_checked(),

@@ -62,6 +62,9 @@ def _case(parent: ET.Element, s: SessionReport, code: str, name: str, fail_on: s
 def _session_suite(root: ET.Element, s: SessionReport, rules: list[Rule], fail_on: str
                    ) -> tuple[int, int, int]:
     suite = ET.SubElement(root, "testsuite", name=xml_text(s.path))
+    if s.cosine:  # which salience series each rule read (issue 16)
+        ET.SubElement(ET.SubElement(suite, "properties"), "property", name="cosine",
+                      value=xml_text(s.cosine_line()))
     cases = {r.code: r.name for r in rules}
     for f in s.findings:  # a finding of a rule not listed still gets its case
         cases.setdefault(f.code, f.rule)

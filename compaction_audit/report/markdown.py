@@ -122,6 +122,8 @@ def session_section(s: SessionReport, open_: bool, show_all: bool = False) -> li
     lines = [f"<details{' open' if open_ else ''}><summary>{_html(s.path)}: "
              f"{_html(s.verdict())}</summary>", ""]
     lines += lost_lines(s, show_all)
+    if s.cosine:
+        lines += [f"Cosine: {md(s.cosine_line())}", ""]
     if s.skipped:
         lines += [f"{len(s.skipped)} bad record(s) skipped (--lenient): "
                   + "; ".join(md(str(e)) for e in s.skipped[:10])

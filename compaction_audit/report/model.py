@@ -43,7 +43,9 @@ class SessionReport:
     facts; ``skipped`` the records lenient mode skipped, ``dependent`` the references
     it dropped because they name what a skipped record defined (a trace with either is
     at least a warning: :meth:`worst`); ``extra`` holds sections added
-    by optional analyses (keyed by section name, JSON-able).
+    by optional analyses (keyed by section name, JSON-able); ``cosine`` says how the
+    rebuilt cosine was made and which series each salience rule read
+    (:func:`compaction_audit.engine.cosine_section`).
     """
 
     path: str
@@ -59,6 +61,22 @@ class SessionReport:
     compactions: list[dict[str, Any]] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)
     source_format: str = "native"
+    cosine: dict[str, Any] = field(default_factory=dict)
+
+    def cosine_line(self) -> str:
+        """One line for reports: the rebuilt cosine's method and query, and the series
+        each salience rule read (issue 16: every report says which one)."""
+        c = self.cosine
+        if not c:
+            return ""
+        if c.get("method"):
+            made = (f"query_cosine_rebuilt by {c['method']} against {c['query_detail']} "
+                    f"({c['items']} items, {c['distinct_texts']} distinct texts)")
+        else:
+            made = f"query_cosine_rebuilt not computed: {c.get('reason')}"
+        used = "; ".join(f"{rule} read {series or 'no salience'}"
+                         for rule, series in c.get("used_by", {}).items())
+        return made + (f"; {used}" if used else "")
 
     @property
     def n_rounds(self) -> int:

@@ -88,6 +88,9 @@ def render_sarif(report: Report, opts: RenderOptions) -> bytes:
                                "baselineFingerprint": entry.fingerprint,
                                "values": clip_tree(f.values)},
             }
+            series = s.cosine.get("used_by", {}).get(f.rule)
+            if series:  # the salience series the rule read (issue 16)
+                result["properties"]["salienceSeries"] = series
             if f.code in index:
                 result["ruleIndex"] = index[f.code]
             if baselined:

@@ -37,9 +37,10 @@ SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 STATUS_MARK = {"holds": ("yes", "green"), "fails": ("no", "red"), "unknown": ("?", "yellow")}
 SPARK = "▁▂▃▄▅▆▇█"
 SPARK_COLUMNS = ("raw_ratio", "distinct_source_spans", "query_cosine_retained",
-                 "summary_depth_max")
+                 "query_cosine_rebuilt", "summary_depth_max")
 SHORT = {"raw_ratio": "raw", "distinct_source_spans": "spans",
-         "query_cosine_retained": "cosine", "summary_depth_max": "depth",
+         "query_cosine_retained": "cosine", "query_cosine_rebuilt": "rebuilt",
+         "summary_depth_max": "depth",
          "rounds_at_max_depth": "at cap", "ungrounded_summaries": "ungr"}
 """Short column headings for narrow terminals; the legend under the table names the
 series fields they stand for."""
@@ -104,6 +105,8 @@ def header(r: SessionReport) -> RenderableType:
     if not can_invert(r.conditions):
         rows.append(("", Text("a condition fails: this loop can drift but not invert",
                               style="bold")))
+    if r.cosine:
+        rows.append(("cosine", t(r.cosine_line())))
     if r.skipped:
         rows.append(("skipped", Text(f"{len(r.skipped)} bad record(s) skipped, "
                                      f"{len(r.dependent)} dependent reject(s) (--lenient)",
@@ -157,7 +160,8 @@ def key_rounds(r: SessionReport) -> RenderableType:
     for f in r.findings:
         labels.setdefault(f.round, []).append(f.code)
     cols = ("raw_ratio", "distinct_source_spans", "query_cosine_retained",
-            "summary_depth_max", "rounds_at_max_depth", "ungrounded_summaries")
+            "query_cosine_rebuilt", "summary_depth_max", "rounds_at_max_depth",
+            "ungrounded_summaries")
     legend = ", ".join(f"{SHORT[c]} = {c}" for c in cols)
     table = Table(title="Rounds that matter", title_justify="left", show_edge=False,
                   caption=legend, caption_justify="left")

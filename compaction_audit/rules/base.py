@@ -17,6 +17,7 @@ from typing import Any, ClassVar, TypeVar
 
 import polars as pl
 
+from compaction_audit.cosine import Rebuilt
 from compaction_audit.model import Session
 from compaction_audit.series import Series
 from compaction_audit.settings import Settings
@@ -57,7 +58,8 @@ class Finding:
 
 @dataclass
 class Context:
-    """What a rule may read: the session, its series and the settings.
+    """What a rule may read: the session, its series, the settings and the rebuilt
+    cosine (:class:`~compaction_audit.cosine.Rebuilt`; None when not computed).
 
     Shared, expensive intermediate results are cached properties so that rules which
     need the same thing compute it once.
@@ -67,15 +69,37 @@ class Context:
     series: Series
     settings: Settings
     cache: dict[str, Any] = field(default_factory=dict)
+    rebuilt: Rebuilt | None = None
+
+    @cached_property
+    def cosine(self) -> str | None:
+        """The salience column that salience rules read (issue 16): the logged
+        ``query_cosine_retained`` when the log records salience (a known value at some
+        round), else ``query_cosine_rebuilt`` when the auditor rebuilt one, else None."""
+        f = self.series.frame
+        if f["has_retained"].any() and f["query_cosine_retained"].is_not_null().any():
+            return "query_cosine_retained"
+        if "query_cosine_rebuilt" in f.columns and f["query_cosine_rebuilt"].is_not_null().any():
+            return "query_cosine_rebuilt"
+        return None
 
     @cached_property
     def frame(self) -> pl.DataFrame:
-        """The series with ``*_before`` columns: the value ``window`` rounds earlier."""
+        """The series with ``*_before`` columns (the value ``window`` rounds earlier),
+        and ``query_cosine``/``query_cosine_before``: the column :attr:`cosine` names
+        (null when None)."""
         w = self.settings.window
-        return self.series.frame.with_columns(
+        frame = self.series.frame
+        if "query_cosine_rebuilt" not in frame.columns:
+            frame = frame.with_columns(pl.lit(None, pl.Float64).alias("query_cosine_rebuilt"))
+        used = pl.col(self.cosine) if self.cosine else pl.lit(None, pl.Float64)
+        return frame.with_columns(
             pl.col("distinct_source_spans").shift(w).alias("distinct_source_spans_before"),
             pl.col("query_cosine_retained").shift(w).alias("query_cosine_retained_before"),
+            pl.col("query_cosine_rebuilt").shift(w).alias("query_cosine_rebuilt_before"),
             pl.col("has_retained").shift(w).alias("has_retained_before"),
+            used.alias("query_cosine"),
+            used.shift(w).alias("query_cosine_before"),
         )
 
     @cached_property
@@ -112,6 +136,13 @@ class Rule:
     example: ClassVar[str]
     settings: ClassVar[tuple[str, ...]] = ()
     family: ClassVar[str] = "boundary"
+    reads_salience: ClassVar[bool] = False
+    """True for rules that compare salience (they say which cosine series they used)."""
+
+    def cosine_used(self, ctx: Context) -> str | None:
+        """The series this rule read its salience from (None: no salience read, or none
+        available); reports print it (issue 16)."""
+        return ctx.cosine if self.reads_salience else None
 
     def evaluate(self, ctx: Context) -> Outcome:
         """Return the rows at which the rule fires."""

@@ -4,6 +4,10 @@ Each rule is a Polars expression over the series; ``window`` shifts the comparis
 round and ``sustain`` requires the condition on consecutive rounds.  Rules reading
 ``raw_ratio`` skip rounds whose working set holds no tokens; rules comparing salience
 skip rounds where either compared round's salience is unknown, and say so.
+
+Salience is the logged ``query_cosine_retained`` when the log records it, else the
+auditor's ``query_cosine_rebuilt`` (issue 16; :attr:`Context.cosine`): the finding's
+values are named after the series used.
 """
 
 from __future__ import annotations
@@ -15,10 +19,12 @@ import polars as pl
 from compaction_audit.rules.base import Context, Outcome, Rule, Severity, fmt, register, sustained
 
 _HAS_TOKENS = pl.col("retained_tokens") > 0
-_SALIENCE_KNOWN = (pl.col("query_cosine_retained").is_not_null()
-                   & pl.col("query_cosine_retained_before").is_not_null())
+_SALIENCE_KNOWN = (pl.col("query_cosine").is_not_null()
+                   & pl.col("query_cosine_before").is_not_null())
 _FELL = pl.col("distinct_source_spans") < pl.col("distinct_source_spans_before")
-_ROSE = pl.col("query_cosine_retained") > pl.col("query_cosine_retained_before")
+_ROSE = pl.col("query_cosine") > pl.col("query_cosine_before")
+NO_SALIENCE = "not applicable: no salience recorded"
+"""The note of a salience rule on a log with no salience and no text to rebuild it."""
 
 
 class BoundaryRule(Rule):
@@ -26,7 +32,12 @@ class BoundaryRule(Rule):
 
     values: ClassVar[tuple[str, ...]] = ()
     reads_raw_ratio: ClassVar[bool] = False
-    reads_salience: ClassVar[bool] = False
+
+    def columns(self, ctx: Context) -> list[str]:
+        """The value columns of a fired row: :attr:`values`, with
+        ``query_cosine_retained*`` renamed to the series :attr:`Context.cosine` used."""
+        used = ctx.cosine or "query_cosine_retained"
+        return [v.replace("query_cosine_retained", used) for v in self.values]
 
     def condition(self, ctx: Context) -> pl.Expr:
         """The per-round condition (before ``sustain``)."""
@@ -55,16 +66,16 @@ class BoundaryRule(Rule):
     def evaluate(self, ctx: Context) -> Outcome:
         frame = ctx.frame
         notes: dict[str, int] = {}
-        if self.reads_salience and not frame["has_retained"].any():
-            return Outcome(frame.head(0).select("ri", *self.values),
-                           {"not applicable: no salience recorded": frame.height})
+        if self.reads_salience and ctx.cosine is None:
+            return Outcome(frame.head(0).select("ri", *self.columns(ctx)),
+                           {NO_SALIENCE: frame.height})
         if ctx.settings.sustain > frame.height:
             notes[f"sustain {ctx.settings.sustain} is longer than the session"] = frame.height
         for reason, expr in self.evaluable(ctx):
             skipped = int(frame.select((~expr.fill_null(False)).sum()).item())
             if skipped:
                 notes[reason] = skipped
-        fired = frame.filter(self.fires(ctx)).select("ri", *self.values)
+        fired = frame.filter(self.fires(ctx)).select("ri", *self.columns(ctx))
         return Outcome(fired, notes)
 
 
@@ -72,7 +83,9 @@ class BoundaryRule(Rule):
 class SalienceInversion(BoundaryRule):
     """What it checks: at round t, ``summary_depth_max`` >= ``min_depth`` and
     ``raw_ratio`` < ``raw_ratio_floor`` and ``distinct_source_spans`` fell and
-    ``query_cosine_retained`` rose (each compared with round t - ``window``).
+    ``query_cosine_retained`` rose (each compared with round t - ``window``); without
+    logged salience, ``query_cosine_rebuilt`` (the auditor's cosine of the texts to the
+    task query, issue 16) stands in for it.
 
     Why it matters: seed 000 ("Core Distinction", "Decision Boundary"): the working set
     looks more relevant by the scorer's own metric while fewer source spans stay
@@ -102,11 +115,12 @@ class SalienceInversion(BoundaryRule):
                 & (pl.col("raw_ratio") < s.raw_ratio_floor) & _FELL & _ROSE)
 
     def message(self, v: dict[str, Any], ctx: Context) -> str:
+        used = ctx.cosine or "query_cosine_retained"
         return (f"salience inversion: raw_ratio {fmt(v['raw_ratio'])} < "
                 f"{ctx.settings.raw_ratio_floor}, distinct_source_spans "
                 f"{v['distinct_source_spans_before']} -> {v['distinct_source_spans']}, "
-                f"query_cosine_retained {fmt(v['query_cosine_retained_before'])} -> "
-                f"{fmt(v['query_cosine_retained'])} at depth {v['summary_depth_max']}")
+                f"{used} {fmt(v[used + '_before'])} -> "
+                f"{fmt(v[used])} at depth {v['summary_depth_max']}")
 
 
 @register
@@ -196,6 +210,10 @@ class CompactionDrift(BoundaryRule):
     settings = ("raw_ratio_floor", "sustain")
     values = ("raw_ratio", "summary_depth_max", "distinct_source_spans")
     reads_raw_ratio = True
+
+    def cosine_used(self, ctx: Context) -> str | None:
+        """Drift is judged where salience-inversion could be: it reads the same series."""
+        return ctx.cosine
 
     def evaluable(self, ctx: Context) -> list[tuple[str, pl.Expr]]:
         """Besides a non-empty working set: drift is only called where salience-inversion

@@ -1,0 +1,203 @@
+"""Cosine of texts to a query: the shipped embedding model, else a lexical TF-IDF.
+
+**Model** (the ``[embed]`` extra: ``pip install 'compaction-audit[embed]'``):
+wordllama's ``l2_supercat`` token embeddings, 256 dimensions, average-pooled; the
+weights (``weights/l2_supercat_256.safetensors``, 16 MB) and the tokenizer
+(``tokenizers/l2_supercat_tokenizer_config.json``) ship inside the wordllama wheel.
+They are opened from the installed package's own folder with ``safetensors`` and
+``tokenizers`` directly: wordllama's ``WordLlama.load`` is not called, because it
+looks for files in a cache and falls back to a download; nothing here can reach the
+network.  Each distinct text is embedded once, :data:`BATCH` texts at a time.
+
+**Lexical fallback** (always available): TF-IDF cosine, computed in Polars.  Terms
+are lower-cased words (``\\w+``); a term's weight in a text is
+``(1 + ln tf) * (ln((N + 1) / (df + 1)) + 1)`` (sublinear term frequency, smoothed
+inverse document frequency over the N distinct texts of the session plus the query),
+and the cosine is the dot product of the L2-normalized weight vectors.  It measures
+shared vocabulary, not meaning: a paraphrase scores lower than with the model.
+
+Which one runs: the model when wordllama is installed, else the fallback; the
+environment variable ``COMPACTION_AUDIT_EMBED`` = ``lexical`` forces the fallback
+(``model`` requires the model and raises :class:`ModelUnavailable` without it).
+
+Texts are cut to :data:`TEXT_CHARS` characters before either method (a 1 MB tool
+output is judged by its start).  An empty text has no cosine (null).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from compaction_audit.errors import UsageError
+
+TEXT_CHARS = 16_000
+"""Characters of each text that are embedded."""
+BATCH = 256
+"""Texts per model batch."""
+CHUNK_ROWS = 65_536
+"""Token vectors pooled at a time: 64 MB of float32 at most, whatever the texts (256
+texts of 16,000 characters are up to a million tokens)."""
+METHODS = ("auto", "model", "lexical")
+ENV = "COMPACTION_AUDIT_EMBED"
+"""Environment variable choosing the method: ``auto`` (default), ``model``, ``lexical``."""
+MODEL_NAME = "wordllama l2_supercat 256-d"
+LEXICAL_NAME = "lexical TF-IDF"
+
+
+class ModelUnavailable(UsageError):
+    """``COMPACTION_AUDIT_EMBED=model`` but the wordllama extra is not installed, or
+    another value than :data:`METHODS` (the CLI reports it in one line, exit 2)."""
+
+
+@lru_cache(maxsize=1)
+def load_model() -> tuple[Any, Any] | None:
+    """``(table, tokenizer)`` from wordllama's package folder: the token-embedding
+    table (vocabulary x 256, float32) and a ``tokenizers.Tokenizer`` without padding or
+    truncation.  None when wordllama (or numpy, safetensors, tokenizers) is not
+    installed or its files are missing."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")  # belt and braces: no hub lookups
+    try:
+        import numpy as np
+        from safetensors import safe_open
+        from tokenizers import Tokenizer
+
+        # the package's folder, without running its __init__ (which imports pydantic,
+        # requests and its loader: a quarter of a second spent on nothing used here)
+        spec = importlib.util.find_spec("wordllama")
+    except ImportError:
+        return None
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    root = Path(next(iter(spec.submodule_search_locations)))
+    weights = root / "weights" / "l2_supercat_256.safetensors"
+    vocab = root / "tokenizers" / "l2_supercat_tokenizer_config.json"
+    if not weights.is_file() or not vocab.is_file():
+        return None
+    with safe_open(str(weights), framework="np", device="cpu") as handle:
+        table = np.ascontiguousarray(handle.get_tensor("embedding.weight"), dtype=np.float32)
+    tokenizer = Tokenizer.from_file(str(vocab))
+    tokenizer.no_padding()
+    tokenizer.no_truncation()
+    return table, tokenizer
+
+
+def method() -> str:
+    """The method that :func:`cosines` will use: :data:`MODEL_NAME` or
+    :data:`LEXICAL_NAME` (raises :class:`ModelUnavailable`, see the module docstring)."""
+    wanted = os.environ.get(ENV, "auto").strip().lower() or "auto"
+    if wanted not in METHODS:
+        raise ModelUnavailable(f"{ENV} must be one of {', '.join(METHODS)}, got {wanted!r}")
+    if wanted == "lexical":
+        return LEXICAL_NAME
+    if load_model() is not None:
+        return MODEL_NAME
+    if wanted == "model":
+        raise ModelUnavailable(f"{ENV}=model but the embedding model is not installed: "
+                               "pip install 'compaction-audit[embed]'")
+    return LEXICAL_NAME
+
+
+def cosines(texts: list[str], query: str, how: str | None = None) -> list[float | None]:
+    """Cosine of each of ``texts`` (distinct, not checked) to ``query``, in order.
+
+    Values are in [-1, 1] for the model, [0, 1] for the lexical method; null for a
+    text with no word (or an all-zero embedding).  ``how``: :data:`MODEL_NAME` or
+    :data:`LEXICAL_NAME` (default :func:`method`).
+    """
+    how = how or method()
+    cut = [t[:TEXT_CHARS] for t in texts]
+    blank = [not t.strip() for t in cut]
+    if any(blank):  # no word: no cosine (the tokenizer would still see a space)
+        kept = [t for t, b in zip(cut, blank, strict=True) if not b]
+        values = iter(cosines(kept, query, how))
+        return [None if b else next(values) for b in blank]
+    if how == MODEL_NAME:
+        return _model_cosines(cut, query[:TEXT_CHARS])
+    return lexical_cosines(cut, query[:TEXT_CHARS])
+
+
+def embed(texts: list[str]) -> Any:
+    """Model embeddings of ``texts`` (numpy array, len(texts) x 256, not normalized):
+    the mean of the texts' token embeddings, as wordllama pools them, computed on the
+    concatenated token ids (no padding), :data:`BATCH` texts per tokenizer call,
+    :data:`CHUNK_ROWS` token vectors at a time.  A text with no token gets a zero row.
+    Raises :class:`ModelUnavailable` without the model."""
+    import numpy as np
+
+    loaded = load_model()
+    if loaded is None:
+        raise ModelUnavailable("the embedding model is not installed")
+    table, tokenizer = loaded
+    out = np.zeros((len(texts), table.shape[1]), dtype=np.float64)
+    for start in range(0, len(texts), BATCH):
+        encoded = tokenizer.encode_batch(texts[start:start + BATCH], add_special_tokens=False)
+        lengths = np.array([len(e.ids) for e in encoded], dtype=np.int64)
+        has = lengths > 0
+        if not has.any():
+            continue
+        ids = np.clip(np.concatenate([np.asarray(e.ids, dtype=np.int64) for e in encoded]),
+                      0, table.shape[0] - 1)
+        owner = np.repeat(np.arange(len(encoded), dtype=np.int64), lengths) + start
+        for lo in range(0, len(ids), CHUNK_ROWS):
+            who = owner[lo:lo + CHUNK_ROWS]
+            bounds = np.flatnonzero(np.r_[True, who[1:] != who[:-1]])
+            sums = np.add.reduceat(table[ids[lo:lo + CHUNK_ROWS]], bounds, axis=0)
+            # owners are distinct within a chunk; a text may straddle two: add
+            out[who[bounds]] += sums
+        rows = np.flatnonzero(has) + start
+        out[rows] /= lengths[has][:, None]
+    return out
+
+
+def _model_cosines(texts: list[str], query: str) -> list[float | None]:
+    import numpy as np
+
+    if not texts:
+        return []
+    q = embed([query])[0]
+    qn = float(np.linalg.norm(q))
+    if qn == 0.0:
+        return [None] * len(texts)
+    emb = embed(texts)
+    norms = np.linalg.norm(emb, axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        cos = (emb @ q) / (norms * qn)
+    return [None if n == 0.0 or not np.isfinite(c) else float(c)
+            for c, n in zip(cos.tolist(), norms.tolist(), strict=True)]
+
+
+def lexical_cosines(texts: list[str], query: str) -> list[float | None]:
+    """TF-IDF cosine of each text to ``query`` (module docstring), vectorized in Polars."""
+    if not texts:
+        return []
+    n = len(texts)
+    docs = pl.DataFrame({"doc": pl.int_range(0, n + 1, eager=True, dtype=pl.Int64),
+                         "text": [*texts, query]})
+    terms = (
+        docs.select("doc", pl.col("text").str.to_lowercase().str.extract_all(r"\w+")
+                    .alias("term"))
+        .explode("term").drop_nulls("term")
+        .group_by("doc", "term").agg(pl.len().alias("tf"))
+    )
+    df = terms.group_by("term").agg(pl.len().alias("df"))
+    weights = (
+        terms.join(df, on="term")
+        .with_columns(((1.0 + pl.col("tf").cast(pl.Float64).log())
+                       * (((n + 2) / (pl.col("df") + 1)).log() + 1.0)).alias("w"))
+        .with_columns((pl.col("w") / (pl.col("w") ** 2).sum().over("doc").sqrt()).alias("w"))
+    )
+    q = weights.filter(pl.col("doc") == n).select("term", pl.col("w").alias("qw"))
+    dots = (
+        weights.filter(pl.col("doc") < n).join(q, on="term", how="left")
+        .group_by("doc").agg((pl.col("w") * pl.col("qw").fill_null(0.0)).sum().alias("cos"))
+    )
+    out = docs.head(n).select("doc").join(dots, on="doc", how="left").sort("doc")
+    if q.height == 0:  # a query with no word: nothing is comparable
+        return [None] * n
+    return out["cos"].to_list()

@@ -1,0 +1,83 @@
+"""Per-item cosines to the task query and the per-round ``query_cosine_rebuilt``.
+
+``query_cosine_rebuilt`` at round t is the mean cosine to the task query of the
+working-set items at t that carry a text (items without text are left out; null when
+none has one, or the session has no task query).  The cosine of an item is fixed (its
+text does not change), so the mean is an interval sum over working-set membership: no
+per-round loop, and each distinct text is embedded once (issue 16, point 4).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import polars as pl
+
+from compaction_audit.cosine.embed import cosines, method
+from compaction_audit.cosine.query import TaskQuery, task_query
+from compaction_audit.model import Session
+from compaction_audit.reachability import interval_sum
+
+ITEM_COSINE_SCHEMA = {"id": pl.String, "cosine": pl.Float64}
+SERIES_SCHEMA = {"ri": pl.Int64, "query_cosine_rebuilt": pl.Float64}
+
+
+@dataclass
+class Rebuilt:
+    """What the rebuild produced.
+
+    ``items``: (``id``, ``cosine``) for every item with a text and a cosine.
+    ``series``: (``ri``, ``query_cosine_rebuilt``), one row per round index.
+    ``method``: the embedding used (``embed.MODEL_NAME`` or ``embed.LEXICAL_NAME``),
+    None when nothing was rebuilt; ``reason`` then says why.  ``texts``: distinct texts
+    embedded.
+    """
+
+    query: TaskQuery
+    items: pl.DataFrame = field(default_factory=lambda: pl.DataFrame(schema=ITEM_COSINE_SCHEMA))
+    series: pl.DataFrame = field(default_factory=lambda: pl.DataFrame(schema=SERIES_SCHEMA))
+    method: str | None = None
+    reason: str | None = None
+    texts: int = 0
+
+    @property
+    def available(self) -> bool:
+        """True when the per-round series has at least one known value."""
+        return self.series["query_cosine_rebuilt"].is_not_null().any()
+
+    def as_dict(self) -> dict[str, object]:
+        """JSON-able description for reports (no per-item values)."""
+        return {"method": self.method, "query": self.query.origin,
+                "query_detail": self.query.describe(), "items": self.items.height,
+                "distinct_texts": self.texts, "reason": self.reason}
+
+
+def rebuild(session: Session) -> Rebuilt:
+    """Rebuild the cosine series of ``session``.  Raises
+    :class:`~compaction_audit.cosine.embed.ModelUnavailable` only when the model was
+    required by the environment and is not installed."""
+    n = session.n_rounds
+    query = task_query(session)
+    empty = pl.DataFrame({"ri": pl.int_range(0, n, eager=True, dtype=pl.Int64)}).with_columns(
+        pl.lit(None, pl.Float64).alias("query_cosine_rebuilt"))
+    texted = session.items.filter(
+        pl.col("text").is_not_null() & (pl.col("text").str.strip_chars() != ""))
+    if query.text is None:
+        return Rebuilt(query, series=empty, reason="no task query")
+    if texted.height == 0:
+        return Rebuilt(query, series=empty, reason="no span or summary carries a text")
+    how = method()
+    distinct = texted.select("text").unique(maintain_order=True)["text"].to_list()
+    table = pl.DataFrame({"text": distinct, "cosine": cosines(distinct, query.text, how)},
+                         schema={"text": pl.String, "cosine": pl.Float64})
+    items = (texted.select("id", "text").join(table, on="text", how="left")
+             .filter(pl.col("cosine").is_not_null()).select("id", "cosine"))
+    members = session.membership.join(items, on="id")
+    total = interval_sum(members, n, pl.col("cosine")).rename({"value": "sum"})
+    count = interval_sum(members, n).rename({"value": "count"})
+    series = (
+        total.join(count, on="ri").sort("ri")
+        .select("ri", pl.when(pl.col("count") > 0).then(pl.col("sum") / pl.col("count"))
+                .otherwise(None).alias("query_cosine_rebuilt"))
+    )
+    return Rebuilt(query, items, series, how, None, len(distinct))
