@@ -36,8 +36,9 @@ from pathlib import Path
 
 from compaction_audit.errors import LogError, UsageError
 
-TRACE_SUFFIXES = (".jsonl", ".jsonl.gz", ".jsonl.zst")
-"""File name endings that directory search picks up."""
+TRACE_SUFFIXES = (".jsonl", ".jsonl.gz", ".jsonl.zst", ".messages.json")
+"""File name endings that directory search picks up (``.messages.json``: a Cline
+session folder, read with its ``.compaction.json``; issue 15)."""
 
 _GLOB_CHARS = frozenset("*?[")
 

@@ -27,6 +27,10 @@ class SourceFormat(StrEnum):
     native = "native"
     claude_code = "claude-code"
     codex = "codex"
+    cline = "cline"
+    gemini_cli = "gemini-cli"
+    opencode = "opencode"
+    openhands = "openhands"
 
 
 def source_records(path: str, source: str | None = None
@@ -133,7 +137,8 @@ def convert_command(
     from_: Annotated[SourceFormat | None, typer.Option(
         "--from", help="Input format (default: detected from the first lines).")] = None,
 ) -> None:
-    """Convert a Claude Code transcript or Codex rollout to compaction-audit/1.
+    """Convert a Claude Code, Codex, Cline, Gemini CLI, opencode or OpenHands log to
+    compaction-audit/1.
 
     The adapters rebuild the agent's context from the log: a round per real user turn
     and per compaction; a raw span per user message, assistant text, tool call and

@@ -16,11 +16,20 @@ from typing import Any, Literal
 import orjson
 
 from compaction_audit.errors import LogError
-from compaction_audit.io import claude_code, codex
+from compaction_audit.io import (
+    claude_code,
+    cline,
+    codex,
+    documents,
+    gemini_cli,
+    opencode,
+    openhands,
+)
 from compaction_audit.io.lines import DEFAULT_LIMITS, Limits, iter_lines
 from compaction_audit.io.records import json_error
 
-Format = Literal["native", "claude-code", "codex"]
+Format = Literal["native", "claude-code", "codex", "cline", "gemini-cli", "opencode",
+                 "openhands"]
 Lines = Iterable[tuple[int, bytes]]
 Adapter = Callable[[str, Lines | None], Iterator[tuple[int, dict[str, Any]]]]
 
@@ -30,8 +39,25 @@ SCHEMA_ID = "compaction-audit/1"
 ADAPTERS: dict[str, Adapter] = {
     claude_code.SOURCE_FORMAT: claude_code.records,
     codex.SOURCE_FORMAT: codex.records,
+    cline.SOURCE_FORMAT: cline.records,
+    gemini_cli.SOURCE_FORMAT: gemini_cli.records,
+    opencode.SOURCE_FORMAT: opencode.records,
+    openhands.SOURCE_FORMAT: openhands.records,
 }
-"""The ``records(path, lines)`` function of each foreign format, by format name."""
+"""The ``records(path, lines)`` function of each foreign format, by format name.  The
+adapters of issue 15 also take ``skipped`` (a list: lenient, see ``io/documents.py``)."""
+
+TOLERANT = frozenset({cline.SOURCE_FORMAT, gemini_cli.SOURCE_FORMAT,
+                      opencode.SOURCE_FORMAT, openhands.SOURCE_FORMAT})
+"""Formats whose adapter skips a malformed element when given ``skipped``."""
+
+DOCUMENT_SNIFFERS: dict[str, Callable[[Any], bool]] = {
+    cline.SOURCE_FORMAT: cline.sniff_document,
+    gemini_cli.SOURCE_FORMAT: gemini_cli.sniff_document,
+    opencode.SOURCE_FORMAT: opencode.sniff_document,
+    openhands.SOURCE_FORMAT: openhands.sniff_document,
+}
+"""Formats stored as one JSON document, each with its test of the decoded document."""
 
 
 def sniff_objects(first_objects: list[dict[str, Any]]) -> Format | None:
@@ -42,12 +68,17 @@ def sniff_objects(first_objects: list[dict[str, Any]]) -> Format | None:
             return "native"
     if codex.sniff(first_objects):
         return "codex"
+    if gemini_cli.sniff(first_objects):
+        return "gemini-cli"
+    if openhands.sniff(first_objects):
+        return "openhands"
     if claude_code.sniff(first_objects):
         return "claude-code"
     return None
 
 
-def _decide(path: str, head: list[tuple[int, bytes]]) -> Format:
+def _decide(path: str, head: list[tuple[int, bytes]],
+            rest: Iterator[tuple[int, bytes]] | None = None) -> Format:
     objects: list[dict[str, Any]] = []
     first_error: LogError | None = None
     for number, raw in head:
@@ -59,6 +90,8 @@ def _decide(path: str, head: list[tuple[int, bytes]]) -> Format:
         if type(obj) is dict:
             objects.append(obj)
     found = sniff_objects(objects)
+    if found is None and head:
+        found = _sniff_document(path, head, rest)  # type: ignore[assignment]
     if found is not None:
         return found
     if not head:
@@ -67,8 +100,9 @@ def _decide(path: str, head: list[tuple[int, bytes]]) -> Format:
         raise first_error
     if any("type" in obj for obj in objects):
         return "native"  # records of ours gone wrong: the native reader names the field
-    raise LogError(path, head[0][0], "unrecognized log format: not compaction-audit/1, "
-                   f"a Claude Code transcript or a Codex rollout (first {SNIFF_LINES} lines)",
+    raise LogError(path, head[0][0], "unrecognized log format: not compaction-audit/1, Claude "
+                   "Code, Codex, Cline, Gemini CLI, opencode or OpenHands "
+                   f"(first {SNIFF_LINES} lines)",
                    "type")
 
 
@@ -82,9 +116,9 @@ def detect_format(path: str, limits: Limits = DEFAULT_LIMITS) -> Format:
     lines = iter_lines(path, limits)
     try:
         head = list(islice(lines, SNIFF_LINES))
+        return _decide(path, head, lines)
     finally:
         _close(lines)
-    return _decide(path, head)
 
 
 def peek_format(path: str, limits: Limits = DEFAULT_LIMITS, errors: list[LogError] | None = None
@@ -98,11 +132,33 @@ def peek_format(path: str, limits: Limits = DEFAULT_LIMITS, errors: list[LogErro
     lines = iter_lines(path, limits, errors)
     try:
         head = list(islice(lines, SNIFF_LINES))
-        fmt = _decide(path, head)
+        fmt = _decide(path, head, lines)
     except BaseException:
         _close(lines)
         raise
     return fmt, chain(head, lines)
+
+
+def _sniff_document(path: str, head: list[tuple[int, bytes]],
+                    rest: Iterator[tuple[int, bytes]] | None) -> str | None:
+    """An SQLite store (opencode) by its header, or a whole JSON document that one of
+    :data:`DOCUMENT_SNIFFERS` accepts; the rest of the input is read into ``head``."""
+    if head[0][1].startswith(documents.SQLITE_MAGIC):
+        return opencode.SOURCE_FORMAT
+    if head[0][1].lstrip()[:1] not in (b"{", b"["):
+        return None
+    if rest is not None:
+        head.extend(rest)
+    try:
+        value = documents.read_document(path, head).value
+    except LogError:
+        return None
+    found = next((fmt for fmt, test in DOCUMENT_SNIFFERS.items() if test(value)), None)
+    if found is None and len(head) > 1:
+        raise LogError(path, head[0][0], "unrecognized log format: a JSON document, but "
+                       "not a Cline or Gemini CLI session, an opencode export or an "
+                       "OpenHands trajectory")
+    return found
 
 
 def _close(lines: Iterator[tuple[int, bytes]]) -> None:

@@ -9,12 +9,12 @@ logs, so every rule, report, diff and gate works on them.
 from __future__ import annotations
 
 from compaction_audit.errors import LogError, UsageError
-from compaction_audit.io.detect import ADAPTERS, Format, peek_format
+from compaction_audit.io.detect import ADAPTERS, TOLERANT, Format, peek_format
 from compaction_audit.io.lines import DEFAULT_LIMITS, Limits, decode_lines
 from compaction_audit.io.native import read_native, read_records
 from compaction_audit.model import Session
 
-FORMATS = ("native", "claude-code", "codex")
+FORMATS = ("native", "claude-code", "codex", "cline", "gemini-cli", "opencode", "openhands")
 
 
 def load_session(path: str, lenient: bool = False, source: str | None = None,
@@ -49,6 +49,11 @@ def load_session(path: str, lenient: bool = False, source: str | None = None,
                                skipped)
         session.skipped = sorted(skipped + read_errors + session.skipped, key=lambda e: e.line)
         return session, "native"
-    session = read_records(ADAPTERS[fmt](path, lines), path, lenient)
-    session.skipped = sorted(read_errors + session.skipped, key=lambda e: e.line)
+    dropped: list[LogError] = []
+    if fmt in TOLERANT:  # malformed elements are skipped by the adapter when lenient
+        records = ADAPTERS[fmt](path, lines, dropped if lenient else None)  # type: ignore[call-arg]
+    else:
+        records = ADAPTERS[fmt](path, lines)
+    session = read_records(records, path, lenient)
+    session.skipped = sorted(dropped + read_errors + session.skipped, key=lambda e: e.line)
     return session, fmt

@@ -159,3 +159,23 @@ class Report:
         if self.errors:
             return 2
         return 1 if any(s.fails(fail_on) for s in self.sessions) else 0
+
+
+def compaction_kind(c: dict[str, Any]) -> str:
+    """``kind`` with what an adapter adds: the product's strategy, the messages it
+    removed, and whether the compaction was inferred (issue 15), e.g.
+    ``compact (basic, 22 removed)``."""
+    extra = [str(c["strategy"])] if c.get("strategy") else []
+    if isinstance(c.get("messages_removed"), int):
+        extra.append(f"{c['messages_removed']} removed")
+    if c.get("inferred"):
+        extra.append("inferred")
+    kind = str(c.get("kind") or "")
+    return f"{kind} ({', '.join(extra)})" if extra else kind
+
+
+def reader_notes(r: SessionReport) -> list[str]:
+    """What the adapter said about the input (``reader_notes`` of the session record,
+    e.g. "opencode format version 2.0.0 not seen before; read as 1.x"; issue 15)."""
+    notes = r.header.extra.get("reader_notes")
+    return [str(n) for n in notes] if isinstance(notes, list) else []

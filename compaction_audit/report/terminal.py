@@ -24,7 +24,7 @@ from rich.table import Table
 from rich.text import Text
 
 from compaction_audit.conditions import can_invert
-from compaction_audit.report.model import Report, SessionReport
+from compaction_audit.report.model import Report, SessionReport, reader_notes
 from compaction_audit.report.safe import printable
 from compaction_audit.report.summary import baseline_info
 from compaction_audit.report.terminal_lost import compactions_section, recall_section
@@ -335,7 +335,7 @@ def notes_section(r: SessionReport, show_all: bool = False) -> RenderableType | 
     rules are already named by the header's inversion line when no salience is
     recorded), and skipped records (capped)."""
     salience = has_salience(r)
-    lines: list[RenderableType] = []
+    lines: list[RenderableType] = [line(("note ", "yellow"), t(note)) for note in reader_notes(r)]
     for n in r.not_evaluated:
         if n.reason.startswith("not applicable"):
             if not salience and "salience" in n.reason:

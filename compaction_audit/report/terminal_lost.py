@@ -16,7 +16,7 @@ from rich.console import RenderableType
 from rich.text import Text
 
 from compaction_audit.recall.ranking import LOW_TIERS, TIER_NAMES
-from compaction_audit.report.model import SessionReport
+from compaction_audit.report.model import SessionReport, compaction_kind
 from compaction_audit.report.safe import printable
 from compaction_audit.report.terminal_text import (
     LIST_LIMIT,
@@ -100,7 +100,7 @@ def _compaction_head(c: dict[str, Any]) -> Text:
     checked = c.get("lost_checked", True)
     lost = (f"{len(c.get('lost', []))} lost" if checked else
             f"loss not checkable ({c.get('not_checked_reason') or 'no text'})")
-    text = w(c.get("kind") or "compaction")
+    text = w(compaction_kind(c))
     text.append(", trigger ")
     text.append_text(w(c.get("trigger") or "unknown"))
     text.append(f"; tokens {_n(c.get('tokens_before'))} -> {_n(c.get('tokens_after'))}, "

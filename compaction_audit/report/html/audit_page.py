@@ -17,7 +17,7 @@ from compaction_audit.report.html.sections import (
     round_panel,
     rules_reference,
 )
-from compaction_audit.report.model import Report, SessionReport
+from compaction_audit.report.model import Report, SessionReport, reader_notes
 from compaction_audit.rules.base import fmt
 
 
@@ -81,6 +81,7 @@ def session_section(r: SessionReport, index: int) -> tuple[str, dict[str, Any]]:
     notes = [f"{n.code} {n.rule}: {n.reason}" if n.reason.startswith("not applicable")
              else f"{n.code} {n.rule}: not evaluated at {n.rounds} of {r.n_rounds} round(s): "
                   f"{n.reason}" for n in r.not_evaluated]
+    notes += [f"note: {n}" for n in reader_notes(r)]
     notes += [f"skipped: {e}" for e in r.skipped[:data.MAX_ROWS]]
     if notes:
         html.append("<h2>Notes</h2><ul>" + "".join(f"<li>{esc(n)}</li>" for n in notes)

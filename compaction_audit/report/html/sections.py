@@ -8,6 +8,7 @@ from typing import Any
 
 from compaction_audit.report.html.data import MAX_ROWS, Episode, clip, rule_anchor
 from compaction_audit.report.html.page import esc
+from compaction_audit.report.model import compaction_kind
 from compaction_audit.rules import RULES
 from compaction_audit.rules.base import fmt
 
@@ -142,7 +143,7 @@ def compactions_section(compactions: list[dict[str, Any]]) -> str:
         ratio = c.get("compression_ratio")
         lost = c.get("lost") or []
         head = (f"round {fmt(c.get('round'))} (line {fmt(c.get('line'))}): "
-                f"{c.get('kind') or 'compaction'}, trigger {c.get('trigger') or 'unknown'}, "
+                f"{compaction_kind(c) or 'compaction'}, trigger {c.get('trigger') or 'unknown'}, "
                 f"tokens {fmt(c.get('tokens_before'))} -> {fmt(c.get('tokens_after'))}, "
                 f"summary {fmt(c.get('summary_tokens'))} tokens"
                 + (f", ratio {ratio:.1f}x" if ratio else "")

@@ -1,0 +1,406 @@
+"""Cline 3.x sessions -> ``compaction-audit/1`` records.
+
+A Cline session (``~/.cline/data/sessions/<id>/``) keeps ``<id>.messages.json`` (the
+messages, ``{id, role, content: [parts], ts, metrics}``) and, after a compaction,
+``<id>.compaction.json`` (the history the compaction left).  Give either file: the
+adapter pairs it with the other one (same ``<id>`` prefix, else the folder's other
+file of the same ``sessionId``) and compares them:
+
+* a message of the compaction file whose ``id`` is in the messages file is *kept*,
+  part by part (a part the compaction dropped from a kept message is folded);
+* the "basic" strategy marks the first kept message ``metadata.kind: "compaction"``
+  (``messagesRemoved``, ``usageBefore``, ``reason``) and appends a ``<SYSTEM_NOTICE>``
+  of the actions taken to kept user messages: those notices are the summary;
+* the "agentic" strategy writes a new ``Context summary:`` message with
+  ``metadata.kind: "compaction_summary"`` (``tokensBefore``, ``details.readFiles`` and
+  ``modifiedFiles``): its text is the summary;
+* everything else in the working set is folded into that summary and evicted.
+
+A file alone is read in order; a marker message in it opens a compaction round that
+folds what came before it.  The mapping is in ``docs/adapters.md`` (Cline section).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from compaction_audit.errors import LogError
+from compaction_audit.io.documents import (
+    Conversion,
+    Document,
+    Elements,
+    as_object,
+    read_document,
+    version_note,
+)
+from compaction_audit.io.harness import SUMMARY
+from compaction_audit.io.tokens import (
+    IMAGE_TOKENS,
+    estimate_tokens,
+    split_tokens,
+    tool_input_text,
+    utf8_len,
+)
+
+SOURCE_FORMAT = "cline"
+
+SEEN_VERSIONS = (1,)
+"""``version`` values of the session files this adapter was written against."""
+
+MARKER_KINDS = {"compaction": "basic", "compaction_summary": "agentic"}
+"""``metadata.kind`` of the message a compaction writes -> the strategy's name."""
+
+NOTICE_PREFIX = "<SYSTEM_NOTICE>"
+"""How the basic strategy opens the action summary it appends to kept user messages."""
+
+
+def sniff_document(value: Any) -> bool:
+    """True for a Cline messages or compaction file: ``{"messages": [{"role", "content"}],
+    "sessionId" | "agent" | "system_prompt"}``."""
+    if isinstance(value, dict) and _is_manifest(value):
+        return True
+    if not isinstance(value, dict) or not isinstance(value.get("messages"), list):
+        return False
+    if not any(k in value for k in ("sessionId", "agent", "system_prompt")):
+        return False
+    first = next((m for m in value["messages"] if isinstance(m, dict)), None)
+    return first is None or ("role" in first and "content" in first and "info" not in first)
+
+
+def records(path: str, lines: Iterable[tuple[int, bytes]] | None = None,
+            skipped: list[LogError] | None = None) -> Iterator[tuple[int, dict[str, Any]]]:
+    """The session as ``(source_line, record)`` pairs, session record first.
+
+    ``skipped`` None: the first malformed message raises :class:`LogError` (``FILE:LINE``);
+    a list: lenient, each malformed message is skipped and its error appended.
+    """
+    given = read_document(path, lines)
+    if isinstance(given.value, dict) and _is_manifest(given.value):
+        path, given = _from_manifest(given, path)
+    messages_doc, compaction_doc = _pair(given, path)
+    conv = _Converter(path, skipped)
+    for doc in (messages_doc, compaction_doc) if messages_doc is not None else (given,):
+        if doc is not None:
+            conv.note_version(doc)
+    if messages_doc is not None and compaction_doc is not None:
+        conv.read(messages_doc)
+        conv.compare(compaction_doc)
+    else:
+        conv.read(given)
+    yield from conv.output(SOURCE_FORMAT, 1)
+
+
+def _pair(given: Document, path: str) -> tuple[Document | None, Document | None]:
+    """(messages document, compaction document) for ``given``; either may be None."""
+    if path == "-" or not isinstance(given.value, dict):
+        return None, None
+    here = Path(path)
+    is_compaction = here.name.endswith(".compaction.json") or _has_marker(given.value)
+    stem = here.name.removesuffix(".compaction.json").removesuffix(".messages.json")
+    other_name = f"{stem}.messages.json" if is_compaction else f"{stem}.compaction.json"
+    other = here.with_name(other_name)
+    if not other.is_file() and is_compaction:
+        other = _same_session(here, given.value.get("sessionId")) or other
+    if not other.is_file() or other.resolve() == here.resolve():
+        return None, None
+    doc = read_document(str(other), None)
+    if not isinstance(doc.value, dict) or not sniff_document(doc.value):
+        return None, None
+    return (doc, given) if is_compaction else (given, doc)
+
+
+def _is_manifest(value: dict[str, Any]) -> bool:
+    """True for the session manifest ``<id>.json`` (``session_id``, ``messages_path``)."""
+    return "messages" not in value and "session_id" in value and "messages_path" in value
+
+
+def _from_manifest(doc: Document, path: str) -> tuple[str, Document]:
+    """The messages file a manifest names: the file of ``messages_path``'s name beside
+    the manifest, else ``<session_id>.messages.json`` beside it, else the folder's
+    messages file of the same session.  Raises :class:`LogError` when none is found."""
+    value = doc.value
+    sid = value.get("session_id")
+    here = Path(path)
+    # only a file beside the manifest: a path written in a log is not followed elsewhere
+    named = Path(str(value.get("messages_path"))).name
+    candidates = [here.with_name(named), here.with_name(f"{sid}.messages.json")]
+    found = next((c for c in candidates if c.is_file()), None) or _same_session(here, sid)
+    if found is None or path == "-":
+        raise LogError(path, 1, "the session's messages file is not found beside its "
+                       "manifest", "messages_path")
+    return str(found), read_document(str(found), None)
+
+
+def _has_marker(value: dict[str, Any]) -> bool:
+    messages = value.get("messages")
+    return isinstance(messages, list) and any(
+        isinstance(m, dict) and isinstance(m.get("metadata"), dict)
+        and m["metadata"].get("kind") in MARKER_KINDS for m in messages)
+
+
+def _same_session(here: Path, session_id: Any) -> Path | None:
+    """The folder's ``*.messages.json`` with the same ``sessionId`` (corpus layout)."""
+    if not isinstance(session_id, str):
+        return None
+    try:
+        names = sorted(os.listdir(here.parent or "."))
+    except OSError:
+        return None
+    for name in names:
+        if not name.endswith(".messages.json"):
+            continue
+        candidate = here.with_name(name)
+        try:
+            value = orjson.loads(candidate.read_bytes())
+        except (OSError, orjson.JSONDecodeError):
+            continue
+        if isinstance(value, dict) and value.get("sessionId") == session_id:
+            return candidate
+    return None
+
+
+@dataclass
+class _Message:
+    """What the adapter remembers of one message of the messages file."""
+
+    parts: dict[bytes, str] = field(default_factory=dict)  # part JSON -> span id
+
+
+class _Converter(Conversion):
+    """The state machine behind :func:`records`."""
+
+    def __init__(self, path: str, skipped: list[LogError] | None) -> None:
+        super().__init__(path)
+        self.skipped = skipped
+        self.seen: dict[str, _Message] = {}
+        self.call_names: dict[str, str] = {}
+
+    def note_version(self, doc: Document) -> None:
+        """Record the session id and say when the file's ``version`` is new to us."""
+        value = doc.value
+        if isinstance(value, dict):
+            sid = value.get("sessionId")
+            self.session_id = self.session_id or (sid if isinstance(sid, str) else None)
+            self.note(version_note("Cline", value.get("version"), SEEN_VERSIONS, "version 1"))
+
+    def messages(self, doc: Document) -> list[Any]:
+        """The document's ``messages`` list; :class:`LogError` when it has none."""
+        value = doc.value
+        if not isinstance(value, dict) or not isinstance(value.get("messages"), list):
+            raise LogError(doc.path, 1, "expected an object with a 'messages' list",
+                           "messages")
+        return list(value["messages"])
+
+    # -- one file in order ---------------------------------------------------------
+    def read(self, doc: Document) -> None:
+        """Every message of ``doc`` in order; a marker message opens a compaction."""
+        for i, msg in enumerate(self.messages(doc)):
+            line = doc.line_of("messages", i)
+            Elements(doc.path, self.skipped).run(line, self.message, doc, line, i, msg)
+
+    def message(self, doc: Document, line: int, i: int, msg: Any) -> None:
+        """One message: a compaction when it carries a marker, then its spans."""
+        if type(msg) is not dict:
+            raise LogError(doc.path, line, "expected an object", f"messages[{i}]")
+        meta = as_object(msg.get("metadata"))
+        kind = meta.get("kind")
+        parts = _parts(doc.path, line, i, msg)
+        if kind in MARKER_KINDS:
+            notice = [p for p in parts if _is_notice(p)]
+            summary = _text(notice) if kind == "compaction" else _text(parts)
+            self.compaction(line, meta, summary, fold=list(self.asm.working), kept=[],
+                            removed=None)
+            if kind == "compaction_summary":
+                return
+            parts = [p for p in parts if not _is_notice(p)]
+        self.add(line, msg, parts)
+
+    def add(self, line: int, msg: dict[str, Any], parts: list[dict[str, Any]]) -> None:
+        """The spans of one message; a user message with typed text opens a round."""
+        role = msg.get("role")
+        if not isinstance(role, str):
+            raise TypeError("a message's 'role' is not a string")
+        if role not in ("user", "assistant"):
+            self.note(version_note("Cline", role, (), "skipped", what="message role",
+                                   then="its messages"))
+            return
+        if role == "user" and any(p.get("type") == "text" and not _is_notice(p)
+                                  for p in parts):
+            self.asm.turn(line)
+        base = msg["id"] if isinstance(msg.get("id"), str) else f"line-{line}"
+        record = self.seen.setdefault(base, _Message())
+        sizes = self.output_shares(msg, parts) if role == "assistant" else [None] * len(parts)
+        for part, size in zip(parts, sizes, strict=True):
+            made = self.span(line, base, str(role), part, size)
+            if made is not None:
+                record.parts[orjson.dumps(part, option=orjson.OPT_SORT_KEYS)] = made
+
+    def output_shares(self, msg: dict[str, Any], parts: list[dict[str, Any]]
+                      ) -> list[int | None]:
+        """Each part's share of ``metrics.outputTokens`` (None: estimate it)."""
+        metrics = msg.get("metrics")
+        if not isinstance(metrics, dict):
+            return [None] * len(parts)
+        inp = metrics.get("inputTokens")
+        self.measured(inp if type(inp) is int else None)
+        out = metrics.get("outputTokens")
+        if type(out) is not int or out <= 0:
+            return [None] * len(parts)
+        return list(split_tokens(out, [utf8_len(_part_text(p)) for p in parts]))
+
+    def span(self, line: int, base: str, role: str, part: dict[str, Any],
+             size: int | None) -> str | None:
+        """One part as a raw span; None for parts that are not spans (thinking, empty)."""
+        kind = part.get("type")
+        if kind == "text":
+            text = part.get("text")
+            if not isinstance(text, str):
+                raise TypeError("a text part's 'text' is not a string")
+            if not text.strip():
+                return None
+            source = SUMMARY if _is_notice(part) else role
+            return str(self.asm.span(line, base, source, text, size)["id"])
+        if kind == "tool_use":
+            name = str(part.get("name") or "unknown")
+            call = str(part.get("id") or f"line-{line}")
+            self.call_names[call] = name
+            text = tool_input_text(part.get("input"))
+            return str(self.asm.span(line, call, f"tool_call:{name}", text, size)["id"])
+        if kind == "tool_result":
+            call = str(part.get("tool_use_id") or f"line-{line}")
+            name = str(part.get("name") or self.call_names.get(call, "unknown"))
+            text = _part_text(part)
+            return str(self.asm.span(line, f"{call}:result", f"tool_result:{name}", text)["id"])
+        if kind == "file":
+            text = _part_text(part)
+            return str(self.asm.span(line, f"{base}:file", "tool_result:file", text)["id"])
+        if kind in ("image", "document"):
+            return str(self.asm.span(line, f"{base}:{kind}", role, None, IMAGE_TOKENS)["id"])
+        return None  # thinking, redacted thinking, parts not sent back
+
+    # -- the compaction file against the messages file -------------------------------
+    def compare(self, doc: Document) -> None:
+        """Open the compaction round: keep what the compaction file still holds."""
+        msgs = self.messages(doc)
+        el = Elements(doc.path, self.skipped)
+        kept: list[str] = []
+        summary: list[dict[str, Any]] = []
+        marker: tuple[int, dict[str, Any]] | None = None
+        later: list[tuple[int, int, dict[str, Any]]] = []
+        last_kept = max((i for i, m in enumerate(msgs)
+                         if isinstance(m, dict) and m.get("id") in self.seen), default=-1)
+        for i, msg in enumerate(msgs):
+            line = doc.line_of("messages", i)
+            if type(msg) is not dict:
+                el.run(line, _bad, doc.path, line, f"messages[{i}]")
+                continue
+            meta = as_object(msg.get("metadata"))
+            kind = meta.get("kind")
+            if kind in MARKER_KINDS and marker is None:
+                marker = (line, meta)
+            ok = el.run(line, self.match, doc.path, line, i, msg, kept, summary)
+            if ok and msg.get("id") not in self.seen and kind != "compaction_summary" \
+                    and i > last_kept:
+                later.append((line, i, msg))
+        line, meta = marker if marker is not None else (doc.line_of("messages", 0), {})
+        fold = [s for s in self.asm.working if s not in kept]
+        removed = sum(1 for m in self.seen if not any(
+            isinstance(x, dict) and x.get("id") == m for x in msgs))
+        self.compaction(line, meta, _text(summary), fold=fold, kept=kept, removed=removed)
+        for line, i, msg in later:
+            Elements(doc.path, self.skipped).run(line, self.message, doc, line, i, msg)
+
+    def match(self, path: str, line: int, i: int, msg: dict[str, Any], kept: list[str],
+              summary: list[dict[str, Any]]) -> None:
+        """Sort one compaction-file message into kept spans and summary text."""
+        parts = _parts(path, line, i, msg)
+        meta = msg.get("metadata")
+        if isinstance(meta, dict) and meta.get("kind") == "compaction_summary":
+            summary.extend(p for p in parts if p.get("type") == "text")
+            return
+        mid = msg.get("id")
+        known = self.seen.get(mid) if isinstance(mid, str) else None
+        if known is None:
+            return
+        for part in parts:
+            key = orjson.dumps(part, option=orjson.OPT_SORT_KEYS)
+            if key in known.parts:
+                kept.append(known.parts[key])
+            elif part.get("type") == "text":
+                summary.append(part)  # a notice the compaction added to a kept message
+
+    def compaction(self, line: int, meta: dict[str, Any], text: str, *, fold: list[str],
+                   kept: list[str], removed: int | None) -> None:
+        """Open the compaction round with the strategy's figures."""
+        kind = meta.get("kind")
+        before = meta.get("tokensBefore")
+        if type(before) is not int:
+            before = self.last_input
+        stated = meta.get("messagesRemoved")
+        if removed is None:
+            removed = stated if type(stated) is int else None
+        elif type(stated) is int and stated != removed:
+            self.note(f"Cline says {stated} messages removed at line {line}; "
+                      f"the two files differ by {removed}")
+        details = as_object(meta.get("details"))
+        reason = meta.get("reason")
+        info: dict[str, Any] = {
+            "trigger": ("manual" if isinstance(reason, str) and "manual" in reason
+                        else "auto" if isinstance(reason, str) else None),
+            "tokens_before": before, "tokens_after": None, "opaque": False,
+            "kind": "compact", "strategy": MARKER_KINDS.get(str(kind)),
+            "messages_removed": removed}
+        if isinstance(meta.get("usageBefore"), dict):
+            info["usage_before"] = meta["usageBefore"]
+        for key, name in (("readFiles", "files_read"), ("modifiedFiles", "files_modified")):
+            if isinstance(details.get(key), list):
+                info[name] = [str(f) for f in details[key]]
+        self.asm.compaction(line, fold=fold, fallback_children=kept, base_id=f"line-{line}",
+                            text=text or None, tokens=estimate_tokens(text), info=info)
+        self.awaiting_after.append(info)
+
+
+def _parts(path: str, line: int, i: int, msg: dict[str, Any]) -> list[dict[str, Any]]:
+    """A message's content as a list of part objects (a string is one text part)."""
+    content = msg.get("content")
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    if type(content) is not list:
+        raise LogError(path, line, "expected a list or a string", f"messages[{i}].content")
+    for j, part in enumerate(content):
+        if type(part) is not dict:
+            raise LogError(path, line, "expected an object", f"messages[{i}].content[{j}]")
+    return content
+
+
+def _bad(path: str, line: int, where: str) -> None:
+    raise LogError(path, line, "expected an object", where)
+
+
+def _is_notice(part: dict[str, Any]) -> bool:
+    text = part.get("text")
+    return part.get("type") == "text" and isinstance(text, str) \
+        and text.lstrip().startswith(NOTICE_PREFIX)
+
+
+def _text(parts: list[dict[str, Any]]) -> str:
+    return "\n".join(str(p.get("text")) for p in parts if isinstance(p.get("text"), str))
+
+
+def _part_text(part: dict[str, Any]) -> str:
+    """A part's text for tokens and discriminators (tool input as its values)."""
+    for key in ("text", "content"):
+        value = part.get(key)
+        if isinstance(value, str):
+            return value
+        if isinstance(value, list):
+            return "\n".join(_part_text(v) if isinstance(v, dict) else str(v) for v in value)
+    if "input" in part:
+        return tool_input_text(part["input"])
+    return ""

@@ -1,0 +1,214 @@
+"""What the adapters of issue 15 share: whole-JSON documents, element lines, leniency.
+
+Cline, ``opencode export`` and OpenHands trajectories are one JSON document each (often
+pretty-printed over many lines), not JSON Lines.  :func:`read_document` decodes such a
+document from the ``(line_number, raw_line)`` pairs every reader gets, and finds the
+line where each object element of a top-level array (``[{...}, ...]``) or of an array
+under a top-level key (``{"messages": [{...}, ...]}``) starts, so that an error names
+``FILE:LINE`` of the element.
+
+:class:`Elements` runs an adapter's handler over elements with one policy: an unforeseen
+shape (a ``TypeError``, ``KeyError``, ... or a :class:`LogError` of the handler) is a
+one-line :class:`LogError` naming the element's line, or, when lenient, a skipped
+element appended to ``skipped`` (counted and listed in the report, issue 15 "Reader
+robustness").
+
+:func:`version_note` is the sentence the report shows for a product version an adapter
+has not seen ("format version X not seen before; read as Y").
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+from compaction_audit.errors import LogError
+from compaction_audit.io.lines import iter_lines
+from compaction_audit.io.tokens import RoundAssembler, session_record
+
+SHAPE_ERRORS = (TypeError, AttributeError, KeyError, IndexError, ValueError, RecursionError)
+"""What a handler raises on a shape it did not foresee (as :func:`tokens.feed` catches)."""
+
+SQLITE_MAGIC = b"SQLite format 3\x00"
+"""The first 16 bytes of every SQLite 3 database file (opencode's store)."""
+
+_TOKEN = re.compile(rb'"(?:[^"\\]|\\.)*"|[\[\]{}]')
+
+
+@dataclass
+class Document:
+    """A decoded JSON document: ``value``, and ``starts[key]`` the line of each object
+    element of the top-level array (key None) or of the array under top-level ``key``;
+    non-object elements get the line of the array's first object (or line 1)."""
+
+    path: str
+    value: Any
+    starts: dict[str | None, list[int]] = field(default_factory=dict)
+
+    def line_of(self, key: str | None, index: int) -> int:
+        """Line where element ``index`` of the array at ``key`` starts (1 when unknown)."""
+        lines = self.starts.get(key) or []
+        return lines[index] if 0 <= index < len(lines) else (lines[-1] if lines else 1)
+
+
+def read_document(path: str, lines: Iterable[tuple[int, bytes]] | None) -> Document:
+    """Decode the whole of ``path`` (or ``lines``) as one JSON document.
+
+    Raises :class:`LogError` naming the first line when the text is not JSON.
+    """
+    numbers: list[int] = []
+    offsets: list[int] = []
+    chunks: list[bytes] = []
+    size = 0
+    for number, raw in iter_lines(path) if lines is None else lines:
+        numbers.append(number)
+        offsets.append(size)
+        chunks.append(raw)
+        size += len(raw)
+    data = b"".join(chunks)
+    try:
+        value = orjson.loads(data)
+    except orjson.JSONDecodeError as exc:
+        line = numbers[bisect.bisect_right(offsets, exc.pos) - 1] if numbers else 1
+        raise LogError(path, line, f"not a JSON document: {exc.msg}") from None
+    doc = Document(path, value)
+    if isinstance(value, (dict, list)) and len(numbers) > 1:
+        for key, positions in _element_starts(data).items():
+            doc.starts[key] = [numbers[bisect.bisect_right(offsets, p) - 1] for p in positions]
+    return doc
+
+
+def _element_starts(data: bytes) -> dict[str | None, list[int]]:
+    """Byte offsets of the object elements of depth-1 and depth-2 arrays (see module)."""
+    starts: dict[str | None, list[int]] = {}
+    stack: list[bytes] = []
+    key: str | None = None
+    array_key: list[str | None] = []
+    for match in _TOKEN.finditer(data):
+        tok = match.group()
+        if tok[:1] == b'"':
+            if stack == [b"{"]:
+                key = orjson.loads(tok)
+            continue
+        if tok in (b"{", b"["):
+            if tok == b"{" and stack in ([b"["], [b"{", b"["]):
+                starts.setdefault(array_key[-1], []).append(match.start())
+            if tok == b"[":
+                array_key.append(key if stack == [b"{"] else None)
+            stack.append(tok)
+        else:
+            if stack and stack.pop() == b"[":
+                array_key.pop()
+    return starts
+
+
+class Conversion:
+    """What every converter of these adapters keeps: the input ``path``, the
+    :class:`RoundAssembler`, the session's id, budget and reader ``notes``, the last
+    measured context size (``last_input``, tokens) and the compaction infos that wait
+    for the first measurement after them (their ``tokens_after``)."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.asm = RoundAssembler()
+        self.session_id: str | None = None
+        self.budget: int | None = None
+        self.notes: list[str] = []
+        self.last_input: int | None = None
+        self.awaiting_after: list[dict[str, Any]] = []
+
+    def note(self, text: str | None) -> None:
+        """Add a reader note once (None: nothing to say)."""
+        if text and text not in self.notes:
+            self.notes.append(text)
+
+    def measured(self, size: int | None) -> None:
+        """A measured context size: the next compaction's ``tokens_before`` and the
+        ``tokens_after`` of the compactions waiting for one."""
+        if size is None or size <= 0:
+            return
+        self.last_input = size
+        for info in self.awaiting_after:
+            info["tokens_after"] = size
+        self.awaiting_after.clear()
+
+    def output(self, source_format: str, first_line: int
+               ) -> Iterator[tuple[int, dict[str, Any]]]:
+        """The session record (at ``first_line``, with the notes) and every round."""
+        rounds = self.asm.finish()
+        record = session_record(source_format, self.session_id, self.budget)
+        if self.notes:
+            record["reader_notes"] = list(self.notes)
+        yield first_line, record
+        yield from rounds
+
+
+def chain_head(head: tuple[int, bytes] | None, rest: Iterable[tuple[int, bytes]]
+               ) -> Iterator[tuple[int, bytes]]:
+    """``head`` (a line already taken to look at) followed by the ``rest``."""
+    if head is not None:
+        yield head
+    yield from rest
+
+
+@dataclass
+class Elements:
+    """Run a handler over elements with the adapters' error policy (see module).
+
+    ``skipped`` is None in strict mode (raise) or the list lenient mode appends to.
+    """
+
+    path: str
+    skipped: list[LogError] | None = None
+
+    def run(self, line: int, handle: Callable[..., None], *args: Any) -> bool:
+        """``handle(*args)``; True when it ran, False when it was skipped (lenient)."""
+        try:
+            handle(*args)
+        except LogError as exc:
+            self._fail(exc)
+            return False
+        except SHAPE_ERRORS as exc:
+            self._fail(LogError(self.path, line, "unexpected record shape: "
+                                f"{type(exc).__name__}: {exc}"))
+            return False
+        return True
+
+    def _fail(self, exc: LogError) -> None:
+        if self.skipped is None:
+            raise exc from None
+        self.skipped.append(exc)
+
+
+def version_note(product: str, version: object, seen: Iterable[object], read_as: str,
+                 what: str = "format version", then: str = "read as") -> str | None:
+    """``"<product> <what> X not seen before; <then> Y"`` (by default "format version
+    ... read as ..."), or None when ``version`` is missing or one of ``seen``.  X is
+    cut to 40 characters: it comes from the log."""
+    if version is None or version in set(seen):
+        return None
+    shown = str(version)[:40]
+    return f"{product} {what} {shown} not seen before; {then} {read_as}"
+
+
+def as_object(value: Any) -> dict[str, Any]:
+    """``value`` when it is a JSON object, else ``{}`` (for optional nested fields)."""
+    return value if isinstance(value, dict) else {}
+
+
+def text_of(value: Any) -> str:
+    """Text of a content value: a string, a list of parts with ``text``, else JSON."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list):
+        return "\n".join(t for t in (text_of(v.get("text") if isinstance(v, dict) and
+                                                 isinstance(v.get("text"), str) else v)
+                                     for v in value) if t)
+    return orjson.dumps(value).decode()

@@ -1,0 +1,374 @@
+"""Gemini CLI chat recordings -> ``compaction-audit/1`` records.
+
+Reads ``~/.gemini/tmp/<project>/chats/session-*.jsonl``: a metadata line
+``{sessionId, projectHash, startTime, ...}`` (written again on each resume), message
+records ``{id, timestamp, type: "user"|"gemini"|"info"|..., content, toolCalls?,
+tokens?}`` (a record appended again with the same ``id`` updates it) and ``{"$set":
+{...}}`` metadata updates.
+
+Gemini CLI writes no compression marker.  A compression rewrites the history with a
+``$set.messages`` line whose user message holds the ``<state_snapshot>`` summary;
+``$set.messages`` is written for other rewrites too (session start, resume), so a
+compression is *inferred* from a snapshot not seen before (``inferred: true`` on the
+round).  The rewritten history is matched against the working set by content (the
+kept messages get new ids): what it kept stays, the rest is folded into the snapshot.
+
+Tokens: a ``gemini`` record's ``tokens.output`` is split over its text and tool calls;
+``tokens.input`` (the prompt it answered) is the last measured context size, so it is
+the compression's ``tokens_before``; ``tokens_after`` is the next measured prompt.  A
+Gemini CLI telemetry log (``gemini_cli.chat_compression`` events, ``tokens_before`` /
+``tokens_after``) named ``telemetry.log`` next to the session file overrides both.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from compaction_audit.errors import LogError
+from compaction_audit.io.documents import (
+    Conversion,
+    Document,
+    Elements,
+    chain_head,
+    read_document,
+    version_note,
+)
+from compaction_audit.io.harness import META
+from compaction_audit.io.lines import iter_lines
+from compaction_audit.io.tokens import (
+    decode_object,
+    estimate_tokens,
+    split_tokens,
+    tool_input_text,
+    utf8_len,
+)
+
+SOURCE_FORMAT = "gemini-cli"
+
+SNAPSHOT_TAG = "<state_snapshot>"
+"""How Gemini CLI's compression summary opens (chatCompressionService.ts)."""
+
+HARNESS_PREFIXES = ("<session_context>", SNAPSHOT_TAG)
+"""User-role text Gemini CLI writes itself: spans, never a person's turn."""
+
+MESSAGE_TYPES = frozenset({"user", "gemini", "info", "error", "warning"})
+SEEN_KINDS = ("main", "subagent")
+"""``kind`` values of the metadata line this adapter was written against (0.61)."""
+
+TELEMETRY_NAME = "telemetry.log"
+TELEMETRY_EVENT = "gemini_cli.chat_compression"
+
+
+def sniff(first_objects: list[dict[str, Any]]) -> bool:
+    """True for a chat recording: a metadata line with ``projectHash`` or a
+    ``gemini`` message record."""
+    return any(("projectHash" in obj and "sessionId" in obj)
+               or (obj.get("type") == "gemini" and "id" in obj and "content" in obj)
+               for obj in first_objects)
+
+
+def records(path: str, lines: Iterable[tuple[int, bytes]] | None = None,
+            skipped: list[LogError] | None = None) -> Iterator[tuple[int, dict[str, Any]]]:
+    """The recording as ``(source_line, record)`` pairs, session record first.
+
+    ``skipped`` None: a malformed line raises :class:`LogError` (``FILE:LINE``); a list:
+    lenient, each malformed line is skipped and its error appended.
+    """
+    conv = _Converter(path)
+    el = Elements(path, skipped)
+    source = iter_lines(path) if lines is None else lines
+    head = next(iter(source), None)
+    if head is not None and _opens_document(head[1]):
+        conv.legacy(read_document(path, chain_head(head, source)), el)
+    else:
+        for number, raw in chain_head(head, source):
+            el.run(number, conv.handle, number, raw)
+    conv.apply_telemetry(path)
+    yield from conv.output(SOURCE_FORMAT, head[0] if head else 1)
+
+
+def sniff_document(value: Any) -> bool:
+    """True for a session of Gemini CLI before JSON Lines: one JSON object with
+    ``sessionId``, ``projectHash`` and a ``messages`` list."""
+    return isinstance(value, dict) and "sessionId" in value and "projectHash" in value \
+        and isinstance(value.get("messages"), list)
+
+
+def _opens_document(raw: bytes) -> bool:
+    """True when the first line starts a multi-line JSON document (not a JSONL object)."""
+    if raw.lstrip()[:1] != b"{":
+        return False
+    try:
+        orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return True
+    return False
+
+
+class _Converter(Conversion):
+    """The state machine behind :func:`records`."""
+
+    def __init__(self, path: str) -> None:
+        super().__init__(path)
+        self.made: dict[str, set[str]] = {}  # message id -> span keys made for it
+        self.keys: dict[str, tuple[str, ...]] = {}  # span id -> content key
+        self.live: dict[str, str] = {}  # content key -> the last span made for it
+        self.owner: dict[str, str] = {}  # span id -> id of the message it came from
+        self.snapshots: set[str] = set()
+        self.compactions: list[dict[str, Any]] = []
+
+    def handle(self, line: int, raw: bytes) -> None:
+        """Apply one line of the recording."""
+        obj = decode_object(self.path, line, raw)
+        if "$set" in obj:
+            update = obj["$set"]
+            if type(update) is not dict:
+                raise LogError(self.path, line, "expected an object", "$set")
+            if "messages" in update:
+                self.rewrite(line, update["messages"])
+        elif "$rewindTo" in obj:
+            return  # a rewind: see docs/adapters.md (known limits)
+        elif "projectHash" in obj and "sessionId" in obj:
+            sid = obj["sessionId"]
+            self.session_id = self.session_id or (sid if isinstance(sid, str) else None)
+            self.note(version_note("Gemini CLI", obj.get("kind"), SEEN_KINDS, "kind main"))
+        elif "id" in obj and "type" in obj:
+            self.message(line, obj, "")
+
+    def legacy(self, doc: Document, el: Elements) -> None:
+        """A whole-JSON session (before JSON Lines): its messages in order.  The file is
+        rewritten whole on each save, so a compression shows only as a history that
+        opens with a snapshot: a compaction with nothing before it to fold."""
+        value = doc.value
+        if not sniff_document(value):
+            raise LogError(self.path, 1, "expected a Gemini CLI session: an object with "
+                           "sessionId, projectHash and a messages list", "messages")
+        self.session_id = value["sessionId"] if isinstance(value["sessionId"], str) else None
+        self.note("Gemini CLI single-JSON session (before JSON Lines) not seen before; "
+                  "read as its messages in order")
+        for i, msg in enumerate(value["messages"]):
+            line = doc.line_of("messages", i)
+            el.run(line, self.legacy_message, line, msg, f"messages[{i}].")
+
+    def legacy_message(self, line: int, msg: Any, where: str) -> None:
+        if type(msg) is not dict:
+            raise LogError(self.path, line, "expected an object", where.rstrip("."))
+        snapshot = next((t for t in _texts(msg) if SNAPSHOT_TAG in t), None)
+        if snapshot is not None and snapshot not in self.snapshots:
+            self.compress(line, [msg], snapshot)
+        else:
+            self.message(line, msg, where)
+
+    # -- messages --------------------------------------------------------------------
+    def message(self, line: int, msg: dict[str, Any], where: str) -> None:
+        """One message record (or an element of ``$set.messages``): its new spans."""
+        kind = msg.get("type")
+        if not isinstance(kind, str):
+            raise LogError(self.path, line, "expected a string", f"{where}type")
+        if kind not in MESSAGE_TYPES:
+            self.note(version_note("Gemini CLI", kind, MESSAGE_TYPES, "skipped",
+                                   what="message type", then="its records"))
+            return
+        if kind not in ("user", "gemini"):
+            return  # info, error and warning lines are shown to the person, not sent
+        mid = msg.get("id")
+        if not isinstance(mid, str) or not mid:
+            raise LogError(self.path, line, "expected a non-empty string", f"{where}id")
+        made = self.made.setdefault(mid, set())
+        items = list(self.items(line, msg, where))
+        tokens = msg.get("tokens")
+        shares: list[int | None] = [None] * len(items)
+        if kind == "gemini" and isinstance(tokens, dict):
+            inp, out = tokens.get("input"), tokens.get("output")
+            if type(inp) is int and "tokens" not in made:
+                made.add("tokens")
+                self.measured(inp)
+            own = [i for i, it in enumerate(items) if not it[1].startswith("tool_result")]
+            if type(out) is int and out > 0 and own:
+                split = split_tokens(out, [utf8_len(items[i][3]) for i in own])
+                for i, share in zip(own, split, strict=True):
+                    shares[i] = share
+        if kind == "user" and any(it[1] == "user" for it in items) and not made:
+            self.asm.turn(line)
+        for (key, source, base, text), size in zip(items, shares, strict=True):
+            if key in made or self.live.get(key) in self.asm.working:
+                continue  # written again by an update, or a result already in context
+            made.add(key)
+            span = self.asm.span(line, base, source, text, size)
+            self.keys[str(span["id"])] = (source.split(":")[0], key)
+            self.live[key] = str(span["id"])
+            self.owner[str(span["id"])] = mid
+
+    def items(self, line: int, msg: dict[str, Any], where: str
+              ) -> Iterator[tuple[str, str, str, str]]:
+        """``(key, source, base_id, text)`` of each span a message holds."""
+        role = "user" if msg.get("type") == "user" else "assistant"
+        content = msg.get("content")
+        parts = [{"text": content}] if isinstance(content, str) else content
+        if type(parts) is not list:
+            raise LogError(self.path, line, "expected a string or a list", f"{where}content")
+        for j, part in enumerate(parts):
+            if type(part) is not dict:
+                raise LogError(self.path, line, "expected an object", f"{where}content[{j}]")
+            text = part.get("text")
+            if isinstance(text, str) and text.strip():
+                source = role
+                if role == "user" and text.lstrip().startswith(HARNESS_PREFIXES):
+                    source = META
+                yield f"text:{text}", source, f"{msg['id']}", text
+            elif isinstance(part.get("functionCall"), dict):
+                yield self.call(part["functionCall"], f"{msg['id']}.{j}")
+            elif isinstance(part.get("functionResponse"), dict):
+                yield self.result(part["functionResponse"], f"{msg['id']}.{j}")
+        calls = msg.get("toolCalls")
+        if calls is not None and type(calls) is not list:
+            raise LogError(self.path, line, "expected a list", f"{where}toolCalls")
+        for j, call in enumerate(calls or []):
+            if type(call) is not dict:
+                raise LogError(self.path, line, "expected an object", f"{where}toolCalls[{j}]")
+            yield self.call(call, f"{msg['id']}.call{j}")
+            for res in call.get("result") or []:
+                if isinstance(res, dict) and isinstance(res.get("functionResponse"), dict):
+                    yield self.result({"id": call.get("id"), "name": call.get("name"),
+                                       **res["functionResponse"]}, f"{msg['id']}.res{j}")
+
+    def call(self, call: dict[str, Any], fallback: str) -> tuple[str, str, str, str]:
+        """A function call: keyed by its call id (the rewrite keeps it)."""
+        cid = str(call.get("id") or fallback)
+        name = str(call.get("name") or "unknown")
+        return f"call:{cid}", f"tool_call:{name}", cid, tool_input_text(call.get("args"))
+
+    def result(self, res: dict[str, Any], fallback: str) -> tuple[str, str, str, str]:
+        """A function response: keyed by its call id."""
+        cid = str(res.get("id") or fallback)
+        name = str(res.get("name") or "unknown")
+        body = res.get("response")
+        text = body.get("output") if isinstance(body, dict) else None
+        if not isinstance(text, str):
+            text = body if isinstance(body, str) else orjson.dumps(body).decode()
+        return f"result:{cid}", f"tool_result:{name}", f"{cid}:result", text
+
+    # -- rewrites --------------------------------------------------------------------
+    def rewrite(self, line: int, messages: Any) -> None:
+        """``$set.messages``: a compression when it holds a new snapshot, else a sync."""
+        if type(messages) is not list:
+            raise LogError(self.path, line, "expected a list", "$set.messages")
+        snapshot: str | None = None
+        for i, msg in enumerate(messages):
+            if type(msg) is not dict:
+                raise LogError(self.path, line, "expected an object", f"$set.messages[{i}]")
+            for text in _texts(msg):
+                if SNAPSHOT_TAG in text and text not in self.snapshots:
+                    snapshot = snapshot or text
+        if snapshot is None:
+            for i, msg in enumerate(messages):
+                if not self.known(msg):
+                    self.message(line, msg, f"$set.messages[{i}].")
+            return
+        self.compress(line, messages, snapshot)
+
+    def known(self, msg: dict[str, Any]) -> bool:
+        """True when a rewritten message is already in the working set (id or content)."""
+        if msg.get("id") in self.made:
+            return True
+        keys = {k for _, _, _, k in self.content_keys(msg)}
+        return bool(keys) and keys <= {k for s, (_, k) in self.keys.items()
+                                       if s in self.asm.working}
+
+    def content_keys(self, msg: dict[str, Any]) -> list[tuple[str, str, str, str]]:
+        items = list(self.items(0, msg, ""))
+        return [(src, base, text, key) for key, src, base, text in items]
+
+    def compress(self, line: int, messages: list[dict[str, Any]], snapshot: str) -> None:
+        """Open an inferred compaction round: keep the matched items, fold the rest."""
+        self.snapshots.add(snapshot)
+        by_key: dict[str, list[str]] = {}
+        for span_id in self.asm.working:
+            if span_id in self.keys:
+                by_key.setdefault(self.keys[span_id][1], []).append(span_id)
+        kept: list[str] = []
+        extra: list[tuple[str, str, str, str]] = []
+        for msg in messages:
+            if snapshot in _texts(msg):
+                continue
+            for src, base, text, key in self.content_keys(msg):
+                if by_key.get(key):
+                    kept.append(by_key[key].pop(0))
+                else:
+                    extra.append((src, base, text, key))
+        fold = [s for s in self.asm.working if s not in kept]
+        info: dict[str, Any] = {"trigger": None, "tokens_before": self.last_input,
+                                "tokens_after": None, "opaque": False, "kind": "compact",
+                                "strategy": "state_snapshot", "inferred": True,
+                                "messages_removed": len(self.owners(fold)
+                                                        - self.owners(kept))}
+        sid = self.asm.compaction(line, fold=fold, fallback_children=kept,
+                                  base_id=f"line-{line}", text=snapshot,
+                                  tokens=estimate_tokens(snapshot), info=info)
+        self.keys[sid] = ("summary", f"text:{snapshot}")
+        self.owner[sid] = sid  # the snapshot message: a later compression removes it
+        for src, base, text, key in extra:  # the harness's "Got it." reply, new items
+            source = META if src == "assistant" and not key.startswith("call") \
+                else src
+            span = self.asm.span(line, base, source, text)
+            self.keys[str(span["id"])] = (source, key)
+            self.live[key] = str(span["id"])
+            self.owner[str(span["id"])] = base
+        self.compactions.append(info)
+        self.awaiting_after.append(info)
+
+    def owners(self, spans: list[str]) -> set[str]:
+        """The messages ``spans`` came from."""
+        return {self.owner[s] for s in spans if s in self.owner}
+
+    # -- telemetry -------------------------------------------------------------------
+    def apply_telemetry(self, path: str) -> None:
+        """Take tokens before/after from ``telemetry.log`` next to the recording."""
+        if path == "-" or not self.compactions:
+            return
+        events = read_telemetry(str(Path(path).with_name(TELEMETRY_NAME)), self.session_id)
+        for info, (before, after) in zip(self.compactions, events, strict=False):
+            info.update(tokens_before=before, tokens_after=after, tokens_from="telemetry")
+
+
+def read_telemetry(path: str, session_id: str | None) -> list[tuple[int | None, int | None]]:
+    """``(tokens_before, tokens_after)`` of each ``gemini_cli.chat_compression`` event
+    of ``session_id`` in a Gemini CLI local telemetry file (concatenated, pretty-printed
+    JSON objects); ``[]`` when the file is absent or unreadable."""
+    try:
+        text = Path(path).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return []
+    decoder = json.JSONDecoder()
+    out: list[tuple[int | None, int | None]] = []
+    pos = 0
+    while (pos := text.find("{", pos)) != -1:
+        try:
+            obj, end = decoder.raw_decode(text, pos)
+        except ValueError:
+            break
+        pos = end
+        attrs = obj.get("attributes") if isinstance(obj, dict) else None
+        if not isinstance(attrs, dict) or attrs.get("event.name") != TELEMETRY_EVENT:
+            continue
+        if session_id is not None and attrs.get("session.id") not in (None, session_id):
+            continue
+        before, after = attrs.get("tokens_before"), attrs.get("tokens_after")
+        out.append((before if type(before) is int else None,
+                    after if type(after) is int else None))
+    return out
+
+
+def _texts(msg: dict[str, Any]) -> list[str]:
+    content = msg.get("content")
+    if isinstance(content, str):
+        return [content]
+    if isinstance(content, list):
+        return [p["text"] for p in content
+                if isinstance(p, dict) and isinstance(p.get("text"), str)]
+    return []

@@ -1,0 +1,341 @@
+"""opencode sessions -> ``compaction-audit/1`` records.
+
+Reads the JSON that ``opencode export <session>`` prints (``{info, messages: [{info,
+parts}]}``) or opencode's SQLite store (tables ``session``, ``message``, ``part``, each
+row's fields in a ``data`` JSON column; read with the standard library, read-only; the
+most recently updated top-level session is read, and the report says so).
+
+* A user message opens a round when it has a text part a person typed (``synthetic``
+  text parts are ``harness:meta``).
+* A compaction is a user message with a ``{type: "compaction", auto, overflow?,
+  tail_start_id?}`` part; the next assistant message with ``summary: true`` holds the
+  summary.  opencode then sends nothing from before the compaction message but the
+  tail from ``tail_start_id`` (newer versions), so the summary folds the rest of the
+  working set.  ``auto`` gives the trigger; ``overflow`` is kept when present.
+* Pruned tool results carry ``state.time.compacted``: their output is replaced by a
+  placeholder.  Each prune time becomes a ``microcompact`` round (before the first
+  message created after it) that evicts those results.
+* Tokens: an assistant message's ``tokens.output`` is split over its text and tool
+  calls; ``tokens.input + tokens.cache.read`` is the measured context size.
+
+The part grew fields across versions: unknown part types and fields are ignored.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from itertools import takewhile
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from compaction_audit.errors import LogError
+from compaction_audit.io.documents import (
+    SQLITE_MAGIC,
+    Conversion,
+    Elements,
+    as_object,
+    chain_head,
+    read_document,
+    version_note,
+)
+from compaction_audit.io.harness import META
+from compaction_audit.io.lines import iter_lines
+from compaction_audit.io.tokens import (
+    estimate_tokens,
+    split_tokens,
+    tool_input_text,
+    utf8_len,
+)
+
+SOURCE_FORMAT = "opencode"
+
+SEEN_MAJOR = ("0", "1")
+"""Major ``info.version`` values whose message and part schema this adapter follows."""
+
+
+def sniff_document(value: Any) -> bool:
+    """True for ``opencode export`` output: ``{info: {id}, messages: [{info, parts}]}``."""
+    if not isinstance(value, dict) or not isinstance(value.get("info"), dict):
+        return False
+    messages = value.get("messages")
+    if not isinstance(messages, list):
+        return False
+    first = next((m for m in messages if isinstance(m, dict)), None)
+    return first is None or ("info" in first and "parts" in first)
+
+
+@dataclass
+class _Entry:
+    """One message to convert: its line (or position), ``info`` and ``parts``."""
+
+    line: int
+    where: str
+    info: Any
+    parts: Any
+
+
+def records(path: str, lines: Iterable[tuple[int, bytes]] | None = None,
+            skipped: list[LogError] | None = None) -> Iterator[tuple[int, dict[str, Any]]]:
+    """The session as ``(source_line, record)`` pairs, session record first.
+
+    For the SQLite store a "line" is the message's position in the session.
+    ``skipped`` None: a malformed message raises :class:`LogError`; a list: lenient,
+    each malformed message is skipped and its error appended.
+    """
+    source = iter_lines(path) if lines is None else lines
+    first = next(iter(source), None)
+    notes: list[str] = []
+    if first is not None and first[1].startswith(SQLITE_MAGIC):
+        _close(source)
+        session, entries = _from_store(path, notes)
+    else:
+        doc = read_document(path, chain_head(first, source))
+        if not sniff_document(doc.value):
+            raise LogError(path, 1, "expected opencode export JSON {info, messages}",
+                           "messages")
+        session = doc.value["info"]
+        entries = [_Entry(doc.line_of("messages", i), f"messages[{i}]",
+                          m.get("info") if isinstance(m, dict) else None,
+                          m.get("parts") if isinstance(m, dict) else None)
+                   for i, m in enumerate(doc.value["messages"])]
+    version = session.get("version") if isinstance(session, dict) else None
+    known = [version] if str(version).split(".")[0] in SEEN_MAJOR else []
+    note = version_note("opencode", version, known, "1.x")
+    conv = _Converter(path)
+    for text in [*notes, note]:
+        conv.note(text)
+    sid = as_object(session).get("id")
+    conv.session_id = sid if isinstance(sid, str) else None
+    el = Elements(path, skipped)
+    for entry in entries:
+        el.run(entry.line, conv.message, entry)
+    conv.prune_until(None, entries[-1].line if entries else 1)
+    yield from conv.output(SOURCE_FORMAT, 1)
+
+
+def _close(lines: Iterable[tuple[int, bytes]]) -> None:
+    close = getattr(lines, "close", None)
+    if close is not None:
+        close()
+
+
+def _from_store(path: str, notes: list[str]) -> tuple[dict[str, Any], list[_Entry]]:
+    """The latest top-level session of an SQLite store and its messages."""
+    if path == "-":
+        raise LogError(path, 0, "an opencode SQLite store cannot be read from standard input")
+    try:
+        db = sqlite3.connect(Path(path).resolve().as_uri() + "?mode=ro", uri=True)
+    except sqlite3.Error as exc:
+        raise LogError(path, 0, f"cannot open the SQLite store: {exc}") from None
+    try:
+        db.row_factory = sqlite3.Row
+        sessions = [_row(r) for r in db.execute("SELECT * FROM session")]
+        top = [s for s in sessions if not s.get("parent_id") and not s.get("parentID")]
+        if not top:
+            raise LogError(path, 0, "the store holds no session", "session")
+        top.sort(key=lambda s: (s.get("time_updated") or 0, str(s.get("id"))))
+        session = top[-1]
+        if len(top) > 1:
+            notes.append(f"opencode store: read session {str(session.get('id'))[:60]}, the "
+                         f"latest of {len(top)} (use `opencode export` for another)")
+        rows = [_row(r) for r in db.execute(
+            "SELECT * FROM message WHERE session_id = ? ORDER BY time_created, id",
+            (session.get("id"),))]
+        parts: dict[str, list[dict[str, Any]]] = {}
+        for r in db.execute("SELECT * FROM part WHERE session_id = ? ORDER BY id",
+                            (session.get("id"),)):
+            part = _row(r)
+            parts.setdefault(str(part.get("message_id") or part.get("messageID")), []
+                             ).append(part)
+    except sqlite3.Error as exc:
+        raise LogError(path, 0, f"cannot read the SQLite store: {exc}") from None
+    finally:
+        db.close()
+    entries = [_Entry(i + 1, f"message {i + 1}", m, parts.get(str(m.get("id")), []))
+               for i, m in enumerate(rows)]
+    return session, entries
+
+
+def _row(row: sqlite3.Row) -> dict[str, Any]:
+    """A row as a dict, its ``data`` JSON merged in (columns win: ids, times)."""
+    out = dict(row)
+    data = out.pop("data", None)
+    if isinstance(data, (str, bytes)):
+        try:
+            decoded = orjson.loads(data)
+        except orjson.JSONDecodeError:
+            decoded = None
+        if isinstance(decoded, dict):
+            out = {**decoded, **{k: v for k, v in out.items() if v is not None}}
+    return out
+
+
+class _Converter(Conversion):
+    """The state machine behind :func:`records`."""
+
+    def __init__(self, path: str) -> None:
+        super().__init__(path)
+        self.pending: dict[str, Any] | None = None  # compaction info awaiting its summary
+        self.pruned: dict[float, list[str]] = {}  # prune time -> result span ids
+        self.since: list[tuple[str, list[str]]] = []  # messages since the last compaction
+
+    def message(self, entry: _Entry) -> None:
+        """One message and its parts."""
+        info, parts, line = entry.info, entry.parts, entry.line
+        if type(info) is not dict:
+            raise LogError(self.path, line, "expected an object", f"{entry.where}.info")
+        if type(parts) is not list:
+            raise LogError(self.path, line, "expected a list", f"{entry.where}.parts")
+        for j, part in enumerate(parts):
+            if type(part) is not dict:
+                raise LogError(self.path, line, "expected an object",
+                               f"{entry.where}.parts[{j}]")
+        self.prune_until(_time(info, "created"), line)
+        role = info.get("role")
+        last = next(reversed(self.asm.working), None)  # new spans come after it
+        if role == "user":
+            self.user(line, info, parts)
+        elif role == "assistant":
+            self.assistant(line, info, parts)
+        elif isinstance(role, str):
+            self.note(version_note("opencode", role, (), "skipped", what="message role",
+                                   then="its messages"))
+            return
+        else:
+            raise LogError(self.path, line, "expected a string", f"{entry.where}.info.role")
+        added = list(takewhile(lambda item: item != last, reversed(self.asm.working)))
+        self.since.append((str(info.get("id")), added[::-1]))
+
+    def user(self, line: int, info: dict[str, Any], parts: list[dict[str, Any]]) -> None:
+        base = str(info.get("id") or f"line-{line}")
+        marker = next((p for p in parts if p.get("type") == "compaction"), None)
+        if marker is not None:
+            auto = marker.get("auto")
+            self.pending = {"trigger": "auto" if auto is True else "manual"
+                            if auto is False else None,
+                            "tokens_before": self.last_input, "tokens_after": None,
+                            "opaque": False, "kind": "compact", "strategy": "summary",
+                            "messages_removed": len(self.since), "line": line}
+            if isinstance(marker.get("overflow"), bool):
+                self.pending["overflow"] = marker["overflow"]
+            tail = marker.get("tail_start_id")
+            ids = [mid for mid, _ in self.since]
+            if isinstance(tail, str) and tail in ids:  # newer: a tail of messages is kept
+                kept = self.since[ids.index(tail):]
+                self.pending["kept"] = [s for _, spans in kept for s in spans]
+                self.pending["messages_removed"] = len(self.since) - len(kept)
+                self.pending["tail_start_id"] = tail
+            self.since = []  # the next compaction drops everything from this message on
+            return  # opencode sends it as "What did we do so far?": not a person's turn
+        typed = [p for p in parts if p.get("type") == "text" and not p.get("synthetic")
+                 and isinstance(p.get("text"), str) and p["text"].strip()]
+        if typed:
+            self.asm.turn(line)
+        for part in parts:
+            kind = part.get("type")
+            text = part.get("text")
+            if kind == "text" and isinstance(text, str) and text.strip():
+                source = META if part.get("synthetic") else "user"
+                self.asm.span(line, base, source, text)
+            elif kind == "file":
+                body = _file_text(part)
+                self.asm.span(line, f"{base}:file", "tool_result:file", body)
+
+    def assistant(self, line: int, info: dict[str, Any], parts: list[dict[str, Any]]
+                  ) -> None:
+        base = str(info.get("id") or f"line-{line}")
+        tokens = as_object(info.get("tokens"))
+        self.measured(_context_size(tokens))
+        if info.get("summary") is True and self.pending is not None:
+            self.summary(line, base, parts)
+            return
+        own = [p for p in parts if p.get("type") in ("text", "tool")]
+        out = tokens.get("output")
+        shares: list[int | None] = [None] * len(own)
+        if type(out) is int and out > 0 and own:
+            shares = list(split_tokens(out, [utf8_len(_own_text(p)) for p in own]))
+        for part, share in zip(own, shares, strict=True):
+            if part.get("type") == "text":
+                if str(part.get("text") or "").strip():
+                    self.asm.span(line, base, "assistant", str(part["text"]), share)
+                continue
+            self.tool(line, part, share)
+
+    def tool(self, line: int, part: dict[str, Any], share: int | None) -> None:
+        """A tool part: its call and, once done, its result (pruned ones noted)."""
+        name = str(part.get("tool") or "unknown")
+        call = str(part.get("callID") or part.get("id") or f"line-{line}")
+        state = as_object(part.get("state"))
+        self.asm.span(line, call, f"tool_call:{name}", tool_input_text(state.get("input")),
+                      share)
+        status = state.get("status")
+        if status not in ("completed", "error"):
+            return
+        body = state.get("output") if status == "completed" else state.get("error")
+        text = body if isinstance(body, str) else orjson.dumps(body).decode()
+        span = self.asm.span(line, f"{call}:result", f"tool_result:{name}", text)
+        when = as_object(state.get("time")).get("compacted")
+        if isinstance(when, (int, float)) and not isinstance(when, bool):
+            self.pruned.setdefault(float(when), []).append(str(span["id"]))
+
+    def summary(self, line: int, base: str, parts: list[dict[str, Any]]) -> None:
+        """The assistant summary message: fold everything before the compaction."""
+        info, self.pending = self.pending or {}, None
+        text = "\n".join(str(p.get("text")) for p in parts
+                         if p.get("type") == "text" and isinstance(p.get("text"), str))
+        start = info.pop("line", line)
+        kept = set(info.pop("kept", []))
+        fold = [s for s in self.asm.working if s not in kept]
+        self.asm.compaction(start, fold=fold, fallback_children=[], base_id=base,
+                            text=text or None, tokens=estimate_tokens(text), info=info)
+        self.awaiting_after.append(info)
+
+    def prune_until(self, when: float | None, line: int) -> None:
+        """Open a microcompact round at ``line`` for each prune time up to ``when``
+        (None: all that are left)."""
+        for t in sorted(self.pruned):
+            if when is not None and t > when:
+                break
+            gone = [s for s in self.pruned.pop(t) if s in self.asm.working]
+            if gone:
+                self.asm.microcompact(line, gone, {
+                    "trigger": "auto", "tokens_before": self.last_input, "tokens_after": None,
+                    "opaque": False, "kind": "microcompact", "strategy": "prune",
+                    "messages_removed": None})
+
+
+def _time(info: dict[str, Any], key: str) -> float | None:
+    times = info.get("time")
+    value = times.get(key) if isinstance(times, dict) else None
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) \
+        else None
+
+
+def _context_size(tokens: dict[str, Any]) -> int | None:
+    """``input + cache.read`` of an assistant message's usage (None when zero or absent)."""
+    inp = tokens.get("input")
+    cache = as_object(tokens.get("cache"))
+    read = cache.get("read")
+    total = (inp if type(inp) is int else 0) + (read if type(read) is int else 0)
+    return total or None
+
+
+def _own_text(part: dict[str, Any]) -> str:
+    if part.get("type") == "text":
+        return str(part.get("text") or "")
+    state = as_object(part.get("state"))
+    return tool_input_text(state.get("input"))
+
+
+def _file_text(part: dict[str, Any]) -> str:
+    """A file part's inlined text when the export has it, else its name."""
+    src = part.get("source")
+    if isinstance(src, dict) and isinstance(src.get("text"), dict):
+        value = src["text"].get("value")
+        if isinstance(value, str):
+            return value
+    return str(part.get("filename") or part.get("url") or "")

@@ -1,0 +1,269 @@
+"""OpenHands event streams -> ``compaction-audit/1`` records.
+
+Reads a trajectory (a JSON list of events, as OpenHands saves or exports it) or events
+one per line.  An event is an action ``{id, source, action, args, ...}`` or an
+observation ``{id, source, observation, content, extras, cause}``; the events of the
+OpenHands SDK (V1, ``{kind, id, source, ...}``, one JSON file each: join them one per
+line) are first put in that shape (:func:`from_sdk`).
+
+A condensation is an action ``{"action": "condensation", "args": {forgotten_event_ids
+| forgotten_events_start_id .. forgotten_events_end_id, summary, summary_offset}}``.
+It names exactly the events it forgot, so the adapter folds exactly those (the
+provenance is the product's own, not reconstructed): with a ``summary`` they become
+the summary's children; without one they are only evicted (``kind: "forget"``).
+A ``condensation_request`` before it makes the trigger ``requested`` (an SDK request
+with ``reason`` ``manual``: ``manual``; ``context_limit``: ``auto``), else ``auto``.
+
+Spans: a user ``message`` opens a round (source ``user``); agent messages, ``think``
+and ``finish`` are ``assistant``; the ``system`` prompt and ``recall`` observations are
+``harness:meta``; any other action is ``tool_call:<action>`` (its ``args`` values but
+flags; its ``thought`` is an ``assistant`` span) and any other observation
+``tool_result:<observation>``.  State changes and ``null`` events are bookkeeping.
+Tokens are estimated; ``llm_metrics.accumulated_token_usage`` gives the budget
+(``context_window``) and the last call's size (``per_turn_token``) for ``tokens_before``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from compaction_audit.errors import LogError
+from compaction_audit.io.documents import (
+    Conversion,
+    Elements,
+    as_object,
+    chain_head,
+    read_document,
+    text_of,
+    version_note,
+)
+from compaction_audit.io.harness import META
+from compaction_audit.io.lines import iter_lines
+from compaction_audit.io.tokens import (
+    decode_object,
+    estimate_tokens,
+    tool_input_text,
+)
+
+SOURCE_FORMAT = "openhands"
+
+BOOKKEEPING = frozenset({"change_agent_state", "agent_state_changed", "null",
+                         "condensation_request", "user_rejected", "message_metadata"})
+ASSISTANT_ACTIONS = {"message": "content", "think": "thought", "finish": "final_thought"}
+HARNESS = frozenset({"system", "recall"})
+REQUEST_REASONS = {"manual": "manual", "context_limit": "auto"}
+"""An SDK ``CondensationRequest.reason`` -> the trigger."""
+
+
+SDK_KINDS = frozenset({"MessageEvent", "ActionEvent", "ObservationEvent", "SystemPromptEvent",
+                       "UserRejectObservation", "AgentErrorEvent", "Condensation",
+                       "CondensationRequest", "CondensationSummaryEvent",
+                       "ConversationStateUpdateEvent", "PauseEvent", "TokenEvent",
+                       "LLMCompletionLogEvent", "ConversationErrorEvent"})
+"""``kind`` values of the OpenHands SDK (V1) events this adapter was written against."""
+
+
+def _is_event(obj: Any) -> bool:
+    """A V0 action or observation, or a V1 (SDK) event with a ``kind``."""
+    return isinstance(obj, dict) and "id" in obj and (
+        (("action" in obj or "observation" in obj) and "kind" not in obj)
+        or (isinstance(obj.get("kind"), str) and "source" in obj))
+
+
+def from_sdk(event: dict[str, Any]) -> dict[str, Any]:
+    """A V1 (software-agent-sdk) event in the V0 shape the converter reads.
+
+    ``MessageEvent`` -> ``message``; ``SystemPromptEvent`` -> ``system``;
+    ``ActionEvent`` -> an action named by ``tool_name`` (``action`` fields as ``args``,
+    ``thought`` text as the thought); ``ObservationEvent``, ``UserRejectObservation``,
+    ``AgentErrorEvent`` -> an observation named by ``tool_name``; ``Condensation`` ->
+    ``condensation`` (``forgotten_event_ids``, ``summary``); ``CondensationRequest`` ->
+    ``condensation_request``; a summary event already in the log -> ``recall``-like
+    harness text; anything else -> bookkeeping.
+    """
+    kind = event["kind"]
+    base = {"id": event["id"], "source": event.get("source")}
+    if kind == "MessageEvent":
+        msg = as_object(event.get("llm_message"))
+        return {**base, "action": "message", "args": {"content": text_of(msg.get("content"))}}
+    if kind == "SystemPromptEvent":
+        return {**base, "action": "system", "args": {"content": text_of(
+            as_object(event.get("system_prompt")).get("text"))}}
+    if kind == "ActionEvent":
+        args = {k: v for k, v in as_object(event.get("action")).items() if k != "kind"}
+        return {**base, "action": str(event.get("tool_name") or "tool"),
+                "args": {**args, "thought": text_of(event.get("thought"))}}
+    if kind in ("ObservationEvent", "UserRejectObservation", "AgentErrorEvent"):
+        obs = as_object(event.get("observation"))
+        body = obs.get("content", obs.get("output")) if obs else \
+            event.get("error", event.get("rejection_reason"))
+        return {**base, "observation": str(event.get("tool_name") or "tool"),
+                "content": text_of(body)}
+    if kind == "Condensation":
+        return {**base, "action": "condensation", "args": {
+            "forgotten_event_ids": event.get("forgotten_event_ids") or [],
+            "summary": event.get("summary")}}
+    if kind == "CondensationRequest":
+        return {**base, "action": "condensation_request",
+                "args": {"reason": event.get("reason")}}
+    if kind == "CondensationSummaryEvent":
+        return {**base, "observation": "recall", "content": text_of(event.get("summary"))}
+    return {**base, "action": "null"}
+
+
+def _known_event(obj: Any) -> bool:
+    return _is_event(obj) and "source" in obj and obj.get("kind", "MessageEvent") in SDK_KINDS
+
+
+def sniff(first_objects: list[dict[str, Any]]) -> bool:
+    """True when these first decoded lines are OpenHands events."""
+    return any(_known_event(obj) for obj in first_objects)
+
+
+def sniff_document(value: Any) -> bool:
+    """True for a trajectory: a list whose first object is an event."""
+    first = next((e for e in value if isinstance(e, dict)), None) \
+        if isinstance(value, list) else None
+    return first is not None and _known_event(first)
+
+
+def records(path: str, lines: Iterable[tuple[int, bytes]] | None = None,
+            skipped: list[LogError] | None = None) -> Iterator[tuple[int, dict[str, Any]]]:
+    """The events as ``(source_line, record)`` pairs, session record first.
+
+    ``skipped`` None: a malformed event raises :class:`LogError` (``FILE:LINE``); a
+    list: lenient, each malformed event is skipped and its error appended.
+    """
+    source = iter_lines(path) if lines is None else lines
+    head = next(iter(source), None)
+    conv = _Converter(path)
+    el = Elements(path, skipped)
+    if head is not None and head[1].lstrip()[:1] == b"[":
+        doc = read_document(path, chain_head(head, source))
+        if not isinstance(doc.value, list):
+            raise LogError(path, 1, "expected a list of events")
+        for i, event in enumerate(doc.value):
+            el.run(doc.line_of(None, i), conv.event, doc.line_of(None, i), event, f"[{i}]")
+    elif head is not None:
+        for number, raw in chain_head(head, source):
+            el.run(number, lambda n, r: conv.event(n, decode_object(path, n, r), ""),
+                   number, raw)
+    yield from conv.output(SOURCE_FORMAT, head[0] if head else 1)
+
+
+class _Converter(Conversion):
+    """The state machine behind :func:`records`."""
+
+    def __init__(self, path: str) -> None:
+        super().__init__(path)
+        self.spans: dict[str, list[str]] = {}  # event id -> its span ids
+        self.requested: str | None = None  # the trigger a condensation request named
+
+    def event(self, line: int, event: Any, where: str) -> None:
+        """Apply one event."""
+        if not _is_event(event):
+            raise LogError(self.path, line, "expected an event object with 'id' and "
+                           "'action' or 'observation'", where or "id")
+        if "kind" in event:
+            if event["kind"] not in SDK_KINDS:
+                self.note(version_note("OpenHands SDK", event["kind"], SDK_KINDS, "skipped",
+                                       what="event kind", then="its event"))
+            event = from_sdk(event)
+        self.metrics(event.get("llm_metrics"))
+        eid = str(event["id"])
+        action, observation = event.get("action"), event.get("observation")
+        kind = str(action if action is not None else observation)
+        if kind in BOOKKEEPING:
+            if kind == "condensation_request":
+                reason = as_object(event.get("args")).get("reason")
+                self.requested = REQUEST_REASONS.get(str(reason), "requested")
+            return
+        if action == "condensation":
+            self.condensation(line, event, where)
+            return
+        args = event.get("args")
+        if action is not None and args is not None and type(args) is not dict:
+            raise LogError(self.path, line, "expected an object", f"{where}.args".lstrip("."))
+        args = args or {}
+        user = event.get("source") == "user"
+        if action == "message" and user:
+            self.asm.turn(line)
+            self.add(line, eid, "user", text_of(args.get("content")))
+        elif kind in HARNESS:
+            body = args.get("content") if action is not None else event.get("content")
+            self.add(line, eid, META, text_of(body))
+        elif action in ASSISTANT_ACTIONS:
+            field = ASSISTANT_ACTIONS[str(action)]
+            self.add(line, eid, "assistant", text_of(args.get(field) or event.get("message")))
+        elif action is not None:
+            # the thought is what the model wrote with the call; flags are the schema's
+            self.add(line, eid, "assistant", text_of(args.get("thought")), ".thought")
+            values = {k: v for k, v in args.items()
+                      if k != "thought" and v is not None and not isinstance(v, bool)}
+            self.add(line, eid, f"tool_call:{kind}", tool_input_text(values))
+        else:
+            self.add(line, eid, f"tool_result:{kind}", text_of(event.get("content")))
+
+    def add(self, line: int, eid: str, source: str, text: str, suffix: str = "") -> None:
+        """A span of event ``eid`` (id: the event id, plus ``suffix``), unless empty."""
+        if text.strip():
+            span = self.asm.span(line, eid + suffix, source, text)
+            self.spans.setdefault(eid, []).append(str(span["id"]))
+
+    def metrics(self, value: Any) -> None:
+        """Budget and last call size from ``llm_metrics.accumulated_token_usage``."""
+        usage = value.get("accumulated_token_usage") if isinstance(value, dict) else None
+        if not isinstance(usage, dict):
+            return
+        window, turn = usage.get("context_window"), usage.get("per_turn_token")
+        if self.budget is None and type(window) is int and window > 0:
+            self.budget = window
+        self.measured(turn if type(turn) is int else None)
+
+    def condensation(self, line: int, event: dict[str, Any], where: str) -> None:
+        """Fold (or only evict) exactly the events the condensation names."""
+        args = event.get("args")
+        at = f"{where}.args".lstrip(".")
+        if type(args) is not dict:
+            raise LogError(self.path, line, "expected an object", at)
+        forgotten, count = forgotten_ids(args, self.spans, self.path, line, at)
+        fold = [s for eid in forgotten for s in self.spans.get(eid, [])
+                if s in self.asm.working]
+        summary = args.get("summary")
+        if summary is not None and not isinstance(summary, str):
+            raise LogError(self.path, line, "expected a string", f"{at}.summary")
+        info: dict[str, Any] = {"trigger": self.requested or "auto",
+                                "tokens_before": self.last_input, "tokens_after": None,
+                                "opaque": False, "strategy": "condensation",
+                                "messages_removed": count}
+        self.requested = None
+        if summary and summary.strip():
+            info["kind"] = "compact"
+            self.asm.compaction(line, fold=fold, fallback_children=[],
+                                base_id=f"{event['id']}", text=summary,
+                                tokens=estimate_tokens(summary), info=info)
+        else:
+            info["kind"] = "forget"
+            self.asm.microcompact(line, fold, info)
+        self.awaiting_after.append(info)
+
+
+def forgotten_ids(args: dict[str, Any], known: Iterable[str], path: str, line: int,
+                  at: str) -> tuple[list[str], int]:
+    """The ids of ``known`` events a condensation forgot, and how many it names: the
+    explicit ``forgotten_event_ids``, else the inclusive range
+    ``forgotten_events_start_id .. forgotten_events_end_id``."""
+    listed = args.get("forgotten_event_ids")
+    if listed is not None:
+        if type(listed) is not list:
+            raise LogError(path, line, "expected a list", f"{at}.forgotten_event_ids")
+        return [str(x) for x in listed], len(listed)
+    start, end = args.get("forgotten_events_start_id"), args.get("forgotten_events_end_id")
+    if start is None and end is None:
+        return [], 0
+    if type(start) is not int or type(end) is not int or end < start:
+        raise LogError(path, line, "expected integers start <= end",
+                       f"{at}.forgotten_events_start_id")
+    inside = [eid for eid in known if eid.isdigit() and start <= int(eid) <= end]
+    return inside, end - start + 1

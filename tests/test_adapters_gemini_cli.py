@@ -1,0 +1,145 @@
+"""The Gemini CLI adapter, on a session file Gemini CLI 0.61.0 wrote itself (offline)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from compaction_audit import api
+from compaction_audit.io import gemini_cli
+from compaction_audit.io.detect import detect_format
+from tests.foreign import (
+    FIXTURES,
+    all_spans,
+    compaction_rounds,
+    notes_and_spans,
+    run_adapter,
+    strict_then_lenient,
+    working_set,
+)
+
+GEMINI = FIXTURES / "gemini-cli"
+SESSION = GEMINI / "compression.jsonl"
+
+
+def test_the_snapshot_rewrite_is_an_inferred_compaction() -> None:
+    out = run_adapter(gemini_cli.records, SESSION)
+    # six `$set.messages` rewrites (start, two resumes, ...): one holds a snapshot
+    rewrites = [n for n, raw in enumerate(SESSION.read_text().splitlines(), 1)
+                if '"$set":{"messages"' in raw]
+    assert rewrites == [2, 8, 10, 16, 18, 25]
+    (line, rnd), = compaction_rounds(out)
+    info = rnd["compaction"]
+    assert line == 25
+    assert (info["strategy"], info["inferred"], info["trigger"]) == ("state_snapshot", True, None)
+    # telemetry.log beside the session: the product's own before/after
+    assert (info["tokens_before"], info["tokens_after"], info["tokens_from"]) == (120000, 257,
+                                                                                  "telemetry")
+    summary = rnd["summaries"][0]
+    assert summary["text"].startswith(gemini_cli.SNAPSHOT_TAG)
+    # folded: the two earlier exchanges (4 messages) and the listing's first result
+    assert len(summary["children"]) == 5 and info["messages_removed"] == 4
+    assert summary["children"][-1].endswith(":result")
+
+
+def test_without_telemetry_the_session_measures_tokens(tmp_path: Path) -> None:
+    shutil.copy(SESSION, tmp_path / "session.jsonl")
+    (_, rnd), = compaction_rounds(run_adapter(gemini_cli.records, tmp_path / "session.jsonl"))
+    info = rnd["compaction"]
+    # tokens.input of the reply before the rewrite, and of the first reply after it
+    assert (info["tokens_before"], info["tokens_after"]) == (120000, 9000)
+    assert "tokens_from" not in info
+
+
+def test_kept_history_rewritten_with_new_ids_stays_in_the_working_set() -> None:
+    out = run_adapter(gemini_cli.records, SESSION)
+    spans = all_spans(out)
+    kept = working_set(out)
+    texts = {spans[s].get("text") for s in kept if s in spans}
+    assert "List the project files." in texts  # new id in the rewrite, same text
+    assert any(spans[s]["source"] == "tool_call:list_directory" for s in kept if s in spans)
+    # the session context is product text, kept; the "Got it." reply is the harness's
+    harness = sorted(spans[s]["text"][:16] for s in kept
+                     if s in spans and spans[s]["source"] == "harness:meta")
+    assert harness == ["<session_context", "Got it. Thanks f"]
+
+
+def test_a_record_written_twice_is_one_message() -> None:
+    out = run_adapter(gemini_cli.records, SESSION)
+    calls = [s for s in all_spans(out).values() if s["source"] == "tool_call:list_directory"]
+    assert len(calls) == 1
+    # the tool call took its share of the reply's 20 output tokens; the result none
+    assert calls[0]["tokens"] == 20
+    # the function response sent after the compression enters again, as a new span
+    results = [s["id"] for s in all_spans(out).values()
+               if s["source"] == "tool_result:list_directory"]
+    assert [r.endswith(("result", "result#2")) for r in results] == [True, True]
+
+
+def test_audit_lists_what_the_snapshot_dropped() -> None:
+    (c,) = api.audit(str(SESSION)).compactions
+    # what the person typed first, and the listing the snapshot did not restate
+    assert {d["text"] for d in c["lost"]} == {"8443", "ops-7731", "11 bytes", "deploy.yaml"}
+
+
+def lines_of(objs: list[object]) -> str:
+    return "".join(json.dumps(o) + "\n" for o in objs)
+
+
+META = {"sessionId": "s", "projectHash": "p", "startTime": "t", "lastUpdated": "t",
+        "kind": "main"}
+
+
+def test_unseen_kind_is_said(tmp_path: Path) -> None:
+    path = tmp_path / "session-x.jsonl"
+    path.write_text(lines_of([{**META, "kind": "robot"},
+                              {"id": "u", "type": "user", "content": [{"text": "hi"}]},
+                              {"id": "g", "type": "tool_group", "content": "?"}]))
+    assert notes_and_spans(gemini_cli.records, path) == ([
+        "Gemini CLI format version robot not seen before; read as kind main",
+        "Gemini CLI message type tool_group not seen before; its records skipped"], ["u"])
+
+
+def test_bad_line_is_a_file_line_error_or_a_counted_skip(tmp_path: Path) -> None:
+    path = tmp_path / "session-y.jsonl"
+    path.write_text(lines_of([META, {"id": "u", "type": "user", "content": 5},
+                              {"id": "v", "type": "user", "content": [{"text": "ok"}]}]))
+    error, out, skipped = strict_then_lenient(gemini_cli.records, path)
+    assert error == f"{path}:2: expected a string or a list (content)"
+    assert skipped == [2] and list(all_spans(out)) == ["v"]
+
+
+def test_a_session_from_before_json_lines_is_read_and_noted(tmp_path: Path) -> None:
+    snapshot = f"{gemini_cli.SNAPSHOT_TAG}\n<overall_goal>Ship v2.</overall_goal>\n"
+    doc = {"sessionId": "old", "projectHash": "p", "startTime": "t", "lastUpdated": "t",
+           "messages": [
+               {"id": "a", "type": "user", "content": [{"text": snapshot}]},
+               {"id": "b", "type": "gemini", "content": "Got it."},
+               {"id": "c", "type": "user", "content": [{"text": "Deploy to eu-west-2."}]}]}
+    path = tmp_path / "session-old.json"
+    path.write_text(json.dumps(doc, indent=2))
+    assert detect_format(str(path)) == "gemini-cli"
+    out = run_adapter(gemini_cli.records, path)
+    assert out[0][1]["reader_notes"] == [
+        "Gemini CLI single-JSON session (before JSON Lines) not seen before; read as its "
+        "messages in order"]
+    (line, rnd), = compaction_rounds(out)
+    # the file was rewritten whole: nothing before the snapshot is left to fold
+    assert line == 7 and rnd["spans"][0]["source"] == "harness:summary"
+    assert [r["round"] for _, r in out[1:]] == [0, 1]  # then the typed turn
+
+
+def test_a_second_compression_folds_the_first_snapshot() -> None:
+    out = run_adapter(gemini_cli.records, GEMINI / "two-compressions" / "session.jsonl")
+    (first_line, _), (second_line, second) = compaction_rounds(out)
+    assert (first_line, second_line) == (25, 40)
+    # the second snapshot summarizes a history that held the first: depth 2
+    assert "line-25" in second["summaries"][0]["children"]
+    info = second["compaction"]
+    assert (info["tokens_before"], info["tokens_after"]) == (130000, 272)  # telemetry
+    # the first listing request and reply, the first snapshot, the re-sent result and
+    # the reply after it
+    assert info["messages_removed"] == 5
+    report = api.audit(str(GEMINI / "two-compressions" / "session.jsonl"))
+    assert report.series["summary_depth_max"].to_list()[-1] == 2

@@ -1,0 +1,199 @@
+"""The opencode adapter: ``opencode export`` JSON and the SQLite store (synthetic data)."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from compaction_audit import api
+from compaction_audit.errors import LogError
+from compaction_audit.io import opencode
+from compaction_audit.io.detect import detect_format
+from tests.foreign import (
+    FIXTURES,
+    all_spans,
+    compaction_rounds,
+    run_adapter,
+    without_lines,
+    working_set,
+    write_json,
+)
+
+EXPORT = FIXTURES / "opencode" / "export.json"
+
+
+def export() -> dict[str, Any]:
+    return dict(json.loads(EXPORT.read_text()))
+
+
+def test_compaction_part_and_summary_message_fold_everything_before() -> None:
+    out = run_adapter(opencode.records, EXPORT)
+    assert out[0][1]["session_id"] == "ses_demo"
+    _, (line, rnd) = compaction_rounds(out)
+    info = rnd["compaction"]
+    assert line == 159  # the user message with the compaction part (msg_04)
+    assert (info["trigger"], info["overflow"], info["strategy"]) == ("auto", True, "summary")
+    assert info["messages_removed"] == 3  # msg_01..msg_03
+    # input + cache.read of msg_03 before; of msg_07, the first reply after
+    assert (info["tokens_before"], info["tokens_after"]) == (9900, 2100)
+    summary = rnd["summaries"][0]
+    assert summary["id"] == "msg_05" and summary["text"].startswith("We are adding rate")
+    assert summary["children"] == ["msg_01", "msg_02", "call_read1", "msg_03", "call_edit1",
+                                   "call_edit1:result"]
+    assert working_set(out) == ["msg_06", "msg_07", "msg_05"]
+
+
+def test_pruned_tool_output_is_a_microcompact_before_the_next_message() -> None:
+    (line, rnd), _ = compaction_rounds(run_adapter(opencode.records, EXPORT))
+    # compacted at t=5000: the first message created after it is msg_04 (t=6000)
+    assert line == 159 and rnd["evicted"] == ["call_read1:result"]
+    assert (rnd["compaction"]["kind"], rnd["compaction"]["strategy"]) == ("microcompact",
+                                                                          "prune")
+
+
+def test_synthetic_text_is_harness_and_opens_no_round() -> None:
+    out = run_adapter(opencode.records, EXPORT)
+    spans = all_spans(out)
+    assert spans["msg_06"]["source"] == "harness:meta"
+    assert [line for line, _ in out[1:]] == [15, 159, 159]  # msg_01, prune, compaction
+
+
+def test_output_tokens_are_split_over_text_and_tool_calls() -> None:
+    spans = all_spans(run_adapter(opencode.records, EXPORT))
+    # msg_03: 300 output tokens over its text and its edit call, by UTF-8 length
+    assert spans["msg_03"]["tokens"] + spans["call_edit1"]["tokens"] == 300
+
+
+def build_store(path: Path, sessions: list[dict[str, Any]]) -> Path:
+    """An SQLite store in opencode's layout: id columns plus a ``data`` JSON column."""
+    db = sqlite3.connect(path)
+    db.executescript(
+        "CREATE TABLE session (id TEXT PRIMARY KEY, parent_id TEXT, time_created INT,"
+        " time_updated INT, data TEXT);"
+        "CREATE TABLE message (id TEXT PRIMARY KEY, session_id TEXT, time_created INT,"
+        " data TEXT);"
+        "CREATE TABLE part (id TEXT PRIMARY KEY, message_id TEXT, session_id TEXT,"
+        " data TEXT);")
+    for exp in sessions:
+        info = exp["info"]
+        db.execute("INSERT INTO session VALUES (?, NULL, ?, ?, ?)",
+                   (info["id"], info["time"]["created"], info["time"]["updated"],
+                    json.dumps({k: v for k, v in info.items() if k != "id"})))
+        for m in exp["messages"]:
+            mi = m["info"]
+            db.execute("INSERT INTO message VALUES (?, ?, ?, ?)",
+                       (mi["id"], info["id"], mi["time"]["created"],
+                        json.dumps({k: v for k, v in mi.items() if k != "id"})))
+            for p in m["parts"]:
+                db.execute("INSERT INTO part VALUES (?, ?, ?, ?)",
+                           (p["id"], mi["id"], info["id"],
+                            json.dumps({k: v for k, v in p.items() if k != "id"})))
+    db.commit()
+    db.close()
+    return path
+
+
+def test_sqlite_store_reads_like_the_export(tmp_path: Path) -> None:
+    store = build_store(tmp_path / "open code?#1.db", [export()])  # URI characters
+    assert detect_format(str(store)) == "opencode"
+    from_store = run_adapter(opencode.records, store)
+    from_export = run_adapter(opencode.records, EXPORT)
+    # the same rounds; a store has no lines: a round's line is its message's position
+    assert without_lines(from_store) == without_lines(from_export)
+    assert [line for line, _ in from_store[1:]] == [1, 4, 4]
+
+
+def test_store_with_several_sessions_reads_the_latest_and_says_so(tmp_path: Path) -> None:
+    older = export()
+    older["info"] = {**older["info"], "id": "ses_old", "time": {"created": 1, "updated": 2}}
+    first = older["messages"][0]
+    older["messages"] = [{"info": {**first["info"], "id": "msg_old"},
+                          "parts": [{**first["parts"][0], "id": "prt_old"}]}]
+    store = build_store(tmp_path / "opencode.db", [older, export()])
+    out = run_adapter(opencode.records, store)
+    assert out[0][1]["session_id"] == "ses_demo"
+    assert out[0][1]["reader_notes"] == [
+        "opencode store: read session ses_demo, the latest of 2 "
+        "(use `opencode export` for another)"]
+
+
+def test_part_fields_of_other_versions_are_read_tolerantly(tmp_path: Path) -> None:
+    exp = export()
+    exp["info"]["version"] = "2.0.0"
+    marker = exp["messages"][3]["parts"][0]
+    del marker["auto"], marker["overflow"]  # an older part: no auto, no overflow
+    marker["reason"] = "a field from a later version"
+    exp["messages"][1]["parts"].append({"id": "prt_x", "type": "a-new-part", "x": 1})
+    exp["messages"].insert(1, {"info": {"id": "msg_s", "role": "system", "time": {}},
+                               "parts": []})
+    out = run_adapter(opencode.records, write_json(tmp_path / "e.json", exp))
+    (_, rnd) = compaction_rounds(out)[1]
+    assert rnd["compaction"]["trigger"] is None and "overflow" not in rnd["compaction"]
+    assert out[0][1]["reader_notes"] == [
+        "opencode format version 2.0.0 not seen before; read as 1.x",
+        "opencode message role system not seen before; its messages skipped"]
+    assert rnd["compaction"]["messages_removed"] == 3  # the skipped one is not counted
+
+
+def test_bad_message_is_a_file_line_error_or_a_counted_skip(tmp_path: Path) -> None:
+    exp = export()
+    exp["messages"][2]["parts"] = "not a list"
+    path = write_json(tmp_path / "bad.json", exp)
+    line = next(n for n, text in enumerate(path.read_text().splitlines(), 1)
+                if '"id": "msg_03"' in text) - 2  # the message object opens 2 lines up
+    with pytest.raises(LogError) as info:
+        run_adapter(opencode.records, path)
+    assert str(info.value) == f"{path}:{line}: expected a list (messages[2].parts)"
+    session, fmt = api.load(str(path), lenient=True)
+    assert fmt == "opencode" and [e.line for e in session.skipped] == [line]
+
+
+def test_a_store_without_opencode_tables_is_a_one_line_error(tmp_path: Path) -> None:
+    path = tmp_path / "other.db"
+    db = sqlite3.connect(path)
+    db.execute("CREATE TABLE notes (body TEXT)")
+    db.commit()
+    db.close()
+    with pytest.raises(LogError) as info:
+        list(opencode.records(str(path)))
+    assert str(info.value) == f"{path}: cannot read the SQLite store: no such table: session"
+
+
+REAL = FIXTURES / "opencode" / "real"
+
+
+def test_real_export_and_store_of_opencode_1_18() -> None:
+    from_export = run_adapter(opencode.records, REAL / "export.json")
+    from_store = run_adapter(opencode.records, REAL / "opencode.db")
+    assert detect_format(str(REAL / "opencode.db")) == "opencode"
+    assert without_lines(from_export) == without_lines(from_store)
+    assert "reader_notes" not in from_export[0][1]  # version 1.18.33: a known major
+    (line, rnd), = compaction_rounds(from_export)
+    (store_line, _), = compaction_rounds(from_store)
+    assert (line, store_line) == (246, 5)  # the compaction message; 5th in the store
+    info = rnd["compaction"]
+    assert (info["trigger"], info["overflow"], info["strategy"]) == ("auto", False, "summary")
+    assert info["messages_removed"] == 4  # two prompts and their replies
+    assert (info["tokens_before"], info["tokens_after"]) == (2900, 1200)
+    assert rnd["summaries"][0]["text"] == ("We are preparing the staging deploy. Rollbacks "
+                                           "use the blue-green switch.")
+    spans = all_spans(from_export)
+    # opencode's own "Continue ..." message after an automatic compaction
+    assert [s["source"] for s in spans.values() if s["text"].startswith("Continue")] == [
+        "harness:meta"]
+
+
+def test_a_compaction_that_keeps_a_tail(tmp_path: Path) -> None:
+    exp = export()
+    exp["messages"][3]["parts"][0]["tail_start_id"] = "msg_03"  # newer opencode
+    out = run_adapter(opencode.records, write_json(tmp_path / "tail.json", exp))
+    (_, rnd) = compaction_rounds(out)[1]
+    # msg_03 and its edit stay; msg_01 and msg_02 (its pruned result already gone) fold
+    assert rnd["summaries"][0]["children"] == ["msg_01", "msg_02", "call_read1"]
+    assert rnd["compaction"]["messages_removed"] == 2
+    assert rnd["compaction"]["tail_start_id"] == "msg_03"
+    assert working_set(out)[:3] == ["msg_03", "call_edit1", "call_edit1:result"]

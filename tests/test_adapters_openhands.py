@@ -1,0 +1,127 @@
+"""The OpenHands adapter: condensation events name exactly what they forgot (synthetic)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from compaction_audit import api
+from compaction_audit.io import openhands
+from compaction_audit.io.detect import detect_format
+from tests.foreign import (
+    FIXTURES,
+    all_spans,
+    compaction_rounds,
+    run_adapter,
+    strict_then_lenient,
+    without_lines,
+    working_set,
+)
+
+TRAJECTORY = FIXTURES / "openhands" / "condensation.json"
+
+
+def events() -> list[dict[str, Any]]:
+    return list(json.loads(TRAJECTORY.read_text()))
+
+
+def test_a_range_condensation_folds_exactly_the_events_it_names() -> None:
+    out = run_adapter(openhands.records, TRAJECTORY)
+    assert out[0][1]["budget_tokens"] == 128000  # llm_metrics context_window
+    (line, rnd), _ = compaction_rounds(out)
+    assert line == 129  # event 7 opens on line 129 of the indented list
+    folded = ["2.thought", "2", "3", "4", "5", "6"]  # event 5's thought is empty
+    assert rnd["summaries"][0]["children"] == folded and rnd["evicted"] == folded
+    info = rnd["compaction"]
+    assert (info["trigger"], info["kind"], info["messages_removed"]) == ("auto", "compact", 5)
+    # per_turn_token at the condensation, then at the next call
+    assert (info["tokens_before"], info["tokens_after"]) == (96000, 7000)
+
+
+def test_a_listed_condensation_without_summary_only_forgets() -> None:
+    out = run_adapter(openhands.records, TRAJECTORY)
+    _, (_line, rnd) = compaction_rounds(out)
+    assert "summaries" not in rnd and rnd["evicted"] == ["9", "10"]
+    info = rnd["compaction"]
+    assert (info["kind"], info["trigger"]) == ("forget", "requested")  # after a request
+    assert working_set(out) == ["0", "1", "7", "8", "13"]
+
+
+def test_sources_of_events() -> None:
+    spans = all_spans(run_adapter(openhands.records, TRAJECTORY))
+    assert {k: spans[k]["source"] for k in ("0", "1", "2", "3", "4", "13")} == {
+        "0": "harness:meta", "1": "user", "2": "tool_call:run", "3": "tool_result:run",
+        "4": "assistant", "13": "assistant"}
+    assert "14" not in spans  # a state change is bookkeeping
+    # a call's thought is the model's text; its flags (is_input: false) are not facts
+    assert spans["2"]["text"] == "cat config/db.yaml"
+    assert (spans["2.thought"]["source"], spans["2.thought"]["text"]) == (
+        "assistant", "First I read the database settings.")
+
+
+def test_the_summary_is_checked_against_its_exact_children() -> None:
+    (first, _second) = api.audit(str(TRAJECTORY)).compactions
+    lost = {d["text"] for d in first["lost"]}
+    assert "max_connections: 180" in lost  # read in event 3, not in the summary
+    assert "pg16-main.internal" not in lost  # the summary restates it
+
+
+def test_events_one_per_line_read_the_same(tmp_path: Path) -> None:
+    path = tmp_path / "events.jsonl"
+    path.write_text("".join(json.dumps(e) + "\n" for e in events()))
+    assert detect_format(str(path)) == "openhands"
+    as_lines = run_adapter(openhands.records, path)
+    as_list = run_adapter(openhands.records, TRAJECTORY)
+    assert without_lines(as_lines) == without_lines(as_list)
+    assert [line for line, _ in compaction_rounds(as_lines)] == [8, 13]
+
+
+def test_a_huge_range_is_bounded_by_the_events_seen(tmp_path: Path) -> None:
+    evs = events()
+    evs[7]["args"]["forgotten_events_end_id"] = 10**15
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps(evs))
+    (_, rnd), _ = compaction_rounds(run_adapter(openhands.records, path))
+    assert rnd["compaction"]["messages_removed"] == 10**15 - 1
+    assert rnd["evicted"] == ["2.thought", "2", "3", "4", "5", "6"]  # only what came before
+
+
+def test_bad_event_is_a_file_line_error_or_a_counted_skip(tmp_path: Path) -> None:
+    evs = events()
+    evs[7]["args"]["forgotten_events_end_id"] = 1  # before the start: no range
+    path = tmp_path / "bad.jsonl"
+    path.write_text("".join(json.dumps(e) + "\n" for e in evs))
+    error, out, skipped = strict_then_lenient(openhands.records, path)
+    assert error == f"{path}:8: expected integers start <= end (args.forgotten_events_start_id)"
+    assert skipped == [8] and len(compaction_rounds(out)) == 1
+
+
+SDK_EVENTS = FIXTURES / "openhands" / "sdk-events.jsonl"
+
+
+def test_sdk_events_are_read_in_the_same_terms() -> None:
+    assert detect_format(str(SDK_EVENTS)) == "openhands"
+    out = run_adapter(openhands.records, SDK_EVENTS)
+    spans = all_spans(out)
+    assert {k: spans[k]["source"] for k in spans} == {
+        "e0": "harness:meta", "e1": "user", "e2.thought": "assistant",
+        "e2": "tool_call:terminal", "e3": "tool_result:terminal", "e7": "assistant"}
+    assert spans["e2"]["text"] == "grep -rn -- '--out' src"  # the action, not its kind
+    (line, rnd), = compaction_rounds(out)
+    assert line == 7
+    assert rnd["summaries"][0]["children"] == ["e2.thought", "e2", "e3"]
+    assert rnd["compaction"]["trigger"] == "requested"  # a request without a reason
+
+
+def test_sdk_request_reason_and_unknown_kinds(tmp_path: Path) -> None:
+    evs = [json.loads(line) for line in SDK_EVENTS.read_text().splitlines()]
+    evs[5]["reason"] = "context_limit"
+    evs[4]["kind"] = "SomeFutureEvent"
+    path = tmp_path / "sdk.jsonl"
+    path.write_text("".join(json.dumps(e) + "\n" for e in evs))
+    out = run_adapter(openhands.records, path)
+    (_, rnd), = compaction_rounds(out)
+    assert rnd["compaction"]["trigger"] == "auto"
+    assert out[0][1]["reader_notes"] == [
+        "OpenHands SDK event kind SomeFutureEvent not seen before; its event skipped"]
