@@ -236,9 +236,7 @@ def negative(words: list[str]) -> bool:
         return False
     if len(negs) == 2 and negs[1] == "without" and negs[0] != "without":
         return False
-    if len(negs) == 1 and "unless" in words[words.index(negs[0]):]:
-        return False
-    return True
+    return not (len(negs) == 1 and "unless" in words[words.index(negs[0]):])
 
 
 _HEAD = 5
@@ -429,6 +427,6 @@ def _flip_stems(words: list[str]) -> frozenset[str]:
 
 def _restated(d: Discriminator, idx: _Index) -> bool:
     """One sentence of the same polarity holds every stem of clause ``d``."""
-    family, *words = d.norm.split()
+    _, *words = d.norm.split()
     stems, neg = _flip_stems(words), _polarity(d)
     return bool(stems) and any(n == neg and stems <= cand for cand, n in idx.sentences)
