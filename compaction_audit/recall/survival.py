@@ -206,7 +206,7 @@ def _is_key(w: str) -> bool:
             or any(c.isdigit() or c in "_./#\\" for c in w))
 
 
-_MARKER_IS_CONTENT = frozenset({"max", "min", "because", "sequence", "revert"})
+_MARKER_IS_CONTENT = frozenset({"max", "min", "because", "sequence", "revert", "ruled"})
 """Families whose marker is itself the fact (a bound's direction, a cause, an order):
 these still need a same-family marker in the summary."""
 _MODALS = frozenset({"must", "should", "shall", "only", "always", "required", "need", "needs"})
