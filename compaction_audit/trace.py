@@ -148,6 +148,10 @@ def _carry(log: _Log, item: str, d: ext.Discriminator | None,
             label, result, follow = f"then folded into {fold}{accounted} {where}", "after", None
         elif surv.survives(d, row["text"]):
             label, result, follow = f"carried by fold {fold}{accounted} {where}", "carried", d
+        elif (sentence := surv.flip_sentence(d, row["text"])) is not None:
+            # the words survive but the rule is reversed (issue 12, point 1)
+            label = f"flipped at fold {fold}{accounted} {where}: {sentence!r}"
+            result, follow = "flipped", None
         else:
             label = f"LOST at fold {fold}{accounted} {where}: {row['text']!r}"
             result, follow = "lost", None

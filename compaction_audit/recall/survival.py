@@ -21,7 +21,7 @@ from compaction_audit.recall.extract import (
     extract_cached,
 )
 
-__all__ = ["dropped", "flipped", "negative", "survives"]
+__all__ = ["dropped", "flip_sentence", "flipped", "negative", "stem", "survives"]
 
 _SCOPE_WORDS = frozenset({"prod", "staging", "dev", "qa", "uat", "preprod", "test-env"})
 _HEX_RE = re.compile(r"[0-9a-f]{7,64}")
@@ -430,3 +430,23 @@ def _restated(d: Discriminator, idx: _Index) -> bool:
     _, *words = d.norm.split()
     stems, neg = _flip_stems(words), _polarity(d)
     return bool(stems) and any(n == neg and stems <= cand for cand, n in idx.sentences)
+
+
+_SPLIT_RE = re.compile(r"(?<=[.!?;])\s+|\n")
+
+
+def flip_sentence(d: Discriminator, summary_text: str) -> str | None:
+    """The sentence of ``summary_text`` that states clause ``d`` reversed, None when the
+    summary does not flip it (:func:`flipped`)."""
+    if not flipped(d, summary_text):
+        return None
+    for sentence in _SPLIT_RE.split(summary_text):
+        if sentence.strip() and _flip_evidence(d, _index(sentence)):
+            return sentence.strip()
+    return summary_text.strip()
+
+
+def stem(word: str) -> str:
+    """The comparison form of one lowercased word (suffixes stripped, acts that mean the
+    same compared as one), as survival compares words."""
+    return _stem(word)

@@ -1,6 +1,11 @@
 """The rule registry.  Importing this package registers every rule module."""
 
-from compaction_audit.rules import boundary, provenance, recall  # noqa: F401  (registration)
+from compaction_audit.rules import (  # noqa: F401  (registration)
+    boundary,
+    faithfulness,
+    provenance,
+    recall,
+)
 from compaction_audit.rules.base import RULES, Context, Finding, Outcome, Rule, Severity
 
 __all__ = ["RULES", "Context", "Finding", "Outcome", "Rule", "Severity"]
