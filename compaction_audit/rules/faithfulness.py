@@ -133,7 +133,7 @@ class UnsupportedSummaryClaim(Rule):
     def message(self, v: dict[str, Any], ctx: Context) -> str:
         where = (f"carried from summary {v['origin']}, no raw support" if v["origin"]
                  else "no raw leaf supports it")
-        others = len(v["summaries"]) - 1
+        others = len(set(v["summaries"]) - set(v["chain"]))
         also = (f"; {others} other summar{'y states' if others == 1 else 'ies state'} it "
                 "without support") if others else ""
         return f"summary {v['summary']} states {v['kind']} {v['text']!r} ({where}){also}"
