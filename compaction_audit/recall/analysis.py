@@ -590,7 +590,11 @@ def _lost_table(session: Session, items: pl.DataFrame, occ: pl.DataFrame,
     )
     user_spans = items.filter((pl.col("kind") == "span") & (pl.col("source") == "user")
                               & (pl.col("stype") != "harness") & pl.col("text").is_not_null())
-    users = occ.join(user_spans.select("id", "ri", "round"), on="id")
+    # a bare number (a quantity without a unit) never counts alone (issue 12, point 5):
+    # only asked_again judges it, with the words stated with it
+    users = occ.filter(~(pl.col("key").str.starts_with("quantity:")
+                         & ~pl.col("key").str.contains(" "))).join(
+        user_spans.select("id", "ri", "round"), on="id")
     again = (pl.concat([
         lost.select("key", "start").join(users, on="key").select("key", "start", "id", "ri",
                                                                  "round"),

@@ -288,6 +288,9 @@ def recall_section(r: SessionReport, limit: int = TOP_LIMIT, show_all: bool = Fa
         if rows:
             parts.append(table)
         parts += _tier_counts_line(lost, len(rows), show_all)
+        if r.extra.get("person_spans") == 0:  # issue 12, point 5: not judged, not zero
+            parts.append(Text("  asked again: not judged, no span of this log is a "
+                              "person's (source \"user\")", style="dim"))
     disagree = r.extra.get("classification_disagreements") or []
     if disagree:
         parts.append(Text(f"{len(disagree)} span(s) where the logged salience_class and the "
