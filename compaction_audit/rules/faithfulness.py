@@ -51,8 +51,8 @@ class NegationFlipped(Rule):
     Why it matters: issue 12, point 1, from public reports of compaction failures: the
     words of a rule survive while its meaning inverts, so word overlap counts it as
     carried and the agent follows the opposite instruction.  Survival no longer counts a
-    flipped rule as kept (:func:`compaction_audit.recall.survival.flipped`), and
-    ``trace`` says "flipped at fold F".
+    flipped rule as kept (``recall.survival.flipped``), and ``trace`` says "flipped at
+    fold F".
     """
 
     code = "CA304"
@@ -85,8 +85,11 @@ class UnsupportedSummaryClaim(Rule):
     """What it checks: a summary sentence carrying a discriminator (a rule, an
     identifier, a number, a version, a cause, a scope) that no raw leaf below the
     summary supports, checked transitively down the provenance DAG.  Support is lenient
-    (half of a clause's content words anywhere in a leaf, a number in any unit, an
-    identifier by its words), so a summary in other words stays quiet.  When earlier
+    (half of a clause's content words anywhere among the raw leaves, a number in any
+    unit, an identifier by its words), so a summary in other words stays quiet; talk
+    about the conversation itself ("no files were read in this conversation"), bare
+    statements of absence ("None.") and the product's pointer to the transcript are not
+    claims.  One finding per distinct claim, at the latest summary stating it.  When earlier
     summaries below it state the claim, the message says "carried from summary S, no
     raw support" and ``chain`` (in the JSON) lists the summaries that amplified it,
     oldest first.  A warning; an error when the claim is a rule (negation, constraint,
