@@ -6,6 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from typer.testing import CliRunner
+
+from compaction_audit.cli import app
 from compaction_audit.engine import audit_session
 from compaction_audit.io.native import read_native
 from compaction_audit.rules.base import Finding
@@ -209,3 +212,15 @@ def test_lost_rule_violated_needs_the_object_in_an_action(write_log: LogWriter) 
 def test_the_faithfulness_sample_shows_every_rule() -> None:
     report = audit_session(read_native(str(SAMPLES / "faithfulness.jsonl")))
     assert sorted({f.code for f in report.findings if f.code in FAITH}) == list(FAITH)
+
+
+def test_asked_again_is_not_judged_without_a_person(write_log: LogWriter) -> None:
+    path = one_fold(write_log, [span("a1", "Do not run `lint-tool analyze` here.",
+                                     "assistant")], "Working.")
+    report = audit_session(read_native(str(path)))
+    assert report.extra["person_spans"] == 0
+    out = CliRunner().invoke(app, ["audit", str(path)]).output
+    assert "asked again: not judged, no span of this log is a person's" in out
+    with_user = one_fold(write_log, [span("u1", "Do not run `lint-tool analyze` here.")],
+                         "Working.")
+    assert audit_session(read_native(str(with_user))).extra["person_spans"] == 1
