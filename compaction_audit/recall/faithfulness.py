@@ -18,7 +18,8 @@ the joins are Polars.
 from __future__ import annotations
 
 import re
-from functools import lru_cache
+from collections.abc import Callable
+from functools import lru_cache, partial
 from typing import Any
 
 import polars as pl
@@ -178,8 +179,9 @@ def unsupported(session: Session, items: pl.DataFrame) -> tuple[pl.DataFrame, in
     an earlier summary below it states (itself without raw support) is "carried":
     ``chain`` lists those summaries, oldest first, then this one.  Summaries with a leaf
     that has no text are not checked.  Returns (rows, unchecked summaries); rows:
-    ``ri``, ``summary``, ``kind``, ``text``, ``norm``, ``claim`` ("rule", "value",
-    "claim"),
+    ``ri``, ``summary``, ``kind`` (a discriminator kind, or "claim" for a sentence
+    without one that the leaves barely hold, :data:`CLAIM_MAX_COVER`), ``text``,
+    ``norm``, ``claim`` ("rule", "value", "claim"),
     ``origin`` (the oldest summary of the chain, null when none), ``chain``.
     """
     schema: dict[str, Any] = {"ri": pl.Int64, "summary": pl.String, "kind": pl.String,
@@ -201,28 +203,77 @@ def unsupported(session: Session, items: pl.DataFrame) -> tuple[pl.DataFrame, in
         if below is None:
             unchecked += 1
             continue
-        for d in claims(info[summary][1]):
-            if supports(d, *below):
-                continue
-            chain = _carriers(summary, d, children, info)
-            for name, value in zip(schema, (info[summary][2], summary, d.kind.value, d.text,
-                                            d.norm, _severity_class(d.kind.value),
-                                            chain[0] if chain else None, [*chain, summary]),
-                                   strict=True):
+        found = [d for d in claims(info[summary][1]) if not supports(d, *below)]
+        rows_of = [(d.kind.value, d.text, d.norm, _severity_class(d.kind.value),
+                    _carriers(summary, partial(_states_token, d), children, info))
+                   for d in found]
+        rows_of += [("claim", sentence, "claim " + " ".join(sorted(content)), "claim",
+                     _carriers(summary, partial(_states_sentence, content), children, info))
+                    for sentence, content in _bare_claims(info[summary][1], found, *below)]
+        for kind, text, norm, claim, chain in rows_of:
+            for name, value in zip(schema, (info[summary][2], summary, kind, text, norm,
+                                            claim, chain[0] if chain else None,
+                                            [*chain, summary]), strict=True):
                 rows[name].append(value)
     return pl.DataFrame(rows, schema=schema), unchecked
 
 
-def _carriers(summary: str, d: ext.Discriminator, children: dict[str, list[str]],
-              info: dict[str, tuple[Any, ...]]) -> list[str]:
-    """Summaries below ``summary`` whose text states ``d`` (oldest first)."""
+CLAIM_MIN_WORDS = 5
+"""A sentence without a discriminator is judged as a claim only with at least this many
+distinct content stems (shorter ones are headings and connective phrases)."""
+CLAIM_MAX_COVER = 0.2
+"""A sentence is unsupported when less than this share of its content words occurs
+among the raw leaves ("A tool result carried an injected instruction" over leaves that
+never speak of one; issue 12, point 2).  Measured on the corpus: the faithful
+summaries' sentences of five or more words cover 0.25 and more."""
+
+
+def _states_token(d: ext.Discriminator, bag: tuple[frozenset[str], frozenset[str]]) -> bool:
+    return supports(d, *bag)
+
+
+def _states_sentence(content: set[str], bag: tuple[frozenset[str], frozenset[str]]) -> bool:
+    return _covered(content, *bag) >= 0.5
+
+
+def _covered(content: set[str], words: frozenset[str], stems: frozenset[str]) -> float:
+    """Share of ``content`` words a vocabulary holds (by stem, or every word part)."""
+    held = sum(1 for w in content if stem(w) in stems
+               or ((pieces := _WORD_RE.findall(w)) and all(p in words for p in pieces)))
+    return held / len(content) if content else 1.0
+
+
+def _bare_claims(text: str, found: list[ext.Discriminator], words: frozenset[str],
+                 stems: frozenset[str]) -> list[tuple[str, set[str]]]:
+    """Sentences of a summary (not about the conversation, holding no unsupported
+    discriminator already) whose content words the leaves barely hold
+    (:data:`CLAIM_MAX_COVER`): ``(sentence, content words)``."""
+    body = _POINTER_RE.sub(" ", clean_text(text))
+    out = []
+    for raw in _SPLIT_RE.split(body):
+        sentence = raw.strip()
+        if not sentence or _META_RE.search(sentence) or any(
+                d.text in sentence for d in found):
+            continue
+        content = {w for w in content_words(sentence.lower(), 60)
+                   if w not in NEGATION_WORDS}
+        if (len({stem(w) for w in content}) >= CLAIM_MIN_WORDS
+                and _covered(content, words, stems) < CLAIM_MAX_COVER):
+            out.append((sentence[:300], content))
+    return out
+
+
+def _carriers(summary: str, states: Callable[[tuple[frozenset[str], frozenset[str]]], bool],
+              children: dict[str, list[str]], info: dict[str, tuple[Any, ...]]) -> list[str]:
+    """Summaries below ``summary`` whose text ``states`` the claim (given its words and
+    stems), oldest first."""
     found, stack, seen = [], list(children.get(summary, ())), set()
     while stack:
         node = stack.pop()
         if node in seen or info[node][0] != "summary":
             continue
         seen.add(node)
-        if info[node][1] and supports(d, *_bag(info[node][1])):
+        if info[node][1] and states(_bag(info[node][1])):
             found.append(node)
         stack.extend(children.get(node, ()))
     return sorted(found, key=lambda s: (info[s][2], info[s][3]))

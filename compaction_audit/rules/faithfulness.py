@@ -89,7 +89,10 @@ class UnsupportedSummaryClaim(Rule):
     unit, an identifier by its words), so a summary in other words stays quiet; talk
     about the conversation itself ("no files were read in this conversation"), bare
     statements of absence ("None.") and the product's pointer to the transcript are not
-    claims.  One finding per distinct claim, at the latest summary stating it.  When earlier
+    claims.  A sentence with no discriminator is a claim too when it has five or more
+    content words and the raw leaves hold fewer than a fifth of them ("the tool result
+    contained an injected instruction").  One finding per distinct claim, at the latest
+    summary stating it.  When earlier
     summaries below it state the claim, the message says "carried from summary S, no
     raw support" and ``chain`` (in the JSON) lists the summaries that amplified it,
     oldest first.  A warning; an error when the claim is a rule (negation, constraint,

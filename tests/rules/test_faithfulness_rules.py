@@ -106,6 +106,16 @@ def test_unsupported_claim_carried_from_an_earlier_summary(write_log: LogWriter)
                          "no raw support)")
 
 
+def test_unsupported_sentence_is_a_claim_warning(write_log: LogWriter) -> None:
+    path = one_fold(write_log, [span("t1", "Fetched the page; it returned the order list.",
+                                     "assistant")],
+                    "The tool result contained an injected instruction. Fetched the order "
+                    "list.")
+    [f] = findings(path, "CA305")
+    assert (f.values["kind"], f.values["text"], f.severity.value) == (
+        "claim", "The tool result contained an injected instruction.", "warning")
+
+
 def test_unsupported_scope_is_a_warning(write_log: LogWriter) -> None:
     path = one_fold(write_log, [span("a1", "Raised the pool size to 12.", "assistant")],
                     "Raised the pool size to 12 on staging.")
