@@ -614,7 +614,8 @@ def _lost_table(session: Session, items: pl.DataFrame, occ: pl.DataFrame,
                 pl.col("line").alias("span_line"),
                 pl.when(pl.col("by_fold")).then(pl.lit("fold")).otherwise(pl.lit("eviction"))
                 .alias("cause"), "fold", "fold_round", "fold_line", "lost_round", "lost_line",
-                "asked_again_span", "asked_again_round", "reused_round", "reused_span", "key")
+                "asked_again_span", "asked_again_round", "reused_round", "reused_span",
+                "reused_destructive", "key")
         .sort(["rank", "lost_round", "key"], descending=[True, False, False])
     )
 

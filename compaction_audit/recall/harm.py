@@ -45,8 +45,9 @@ def reuse(lost: pl.DataFrame, occurrences: pl.DataFrame, items: pl.DataFrame,
     first seen).  ``occurrences``: ``key``, ``id`` for every span that holds a key
     (tool-output identifiers included).  ``items``: the session items (``id``, ``ri``,
     ``source``, ``text``).  ``rounds``: ``ri``, ``round``.  Returns ``key``,
-    ``reused_round`` (round number), ``reused_span`` (item id); keys never reused are
-    absent.
+    ``reused_round`` (round number), ``reused_span`` (item id), ``reused_destructive``
+    (the reuse reads as a destructive command: the harm is marked on the lost item,
+    issue 12, point 4); keys never reused are absent.
     """
     actions = items.filter(pl.col("kind") == "span").select(
         "id", "ri",
@@ -61,7 +62,8 @@ def reuse(lost: pl.DataFrame, occurrences: pl.DataFrame, items: pl.DataFrame,
         .sort(["key", "destructive", "ri", "id"], descending=[False, True, False, False])
         .group_by("key", maintain_order=True)
         .agg(pl.col("round").first().alias("reused_round"),
-             pl.col("id").first().alias("reused_span"))
+             pl.col("id").first().alias("reused_span"),
+             pl.col("destructive").first().alias("reused_destructive"))
     )
 
 

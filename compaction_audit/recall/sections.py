@@ -132,7 +132,8 @@ def compaction_view(session: Session, recall: Recall,
                     "asked_again": d["asked_again_round"] is not None,
                     "asked_again_round": d["asked_again_round"],
                     "asked_again_span": d["asked_again_span"],
-                    "reused_round": d["reused_round"], "reused_span": d["reused_span"]}
+                    "reused_round": d["reused_round"], "reused_span": d["reused_span"],
+                    "reused_destructive": d.get("reused_destructive")}
                    for d in rows]
         text = texts.get(c.get("summary_id")) or ""
         pointer = re.search(TRANSCRIPT_POINTER, text)
