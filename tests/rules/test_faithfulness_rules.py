@@ -3,6 +3,7 @@ issue's descriptions and stays quiet on its faithful counterpart."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -234,3 +235,42 @@ def test_asked_again_is_not_judged_without_a_person(write_log: LogWriter) -> Non
     with_user = one_fold(write_log, [span("u1", "Do not run `lint-tool analyze` here.")],
                          "Working.")
     assert audit_session(read_native(str(with_user))).extra["person_spans"] == 1
+
+
+def _cc(uuid: str, parent: str | None, kind: str, content: Any, **extra: Any) -> dict[str, Any]:
+    role = "assistant" if kind == "assistant" else "user"
+    message: dict[str, Any] = {"role": role, "content": content}
+    if role == "assistant":
+        message.update(id=f"m-{uuid}", type="message", model="claude-test",
+                       usage={"input_tokens": 5, "output_tokens": 5})
+    return {"parentUuid": parent, "isSidechain": False, "sessionId": "s-1", "type": kind,
+            "uuid": uuid, "message": message, **extra}
+
+
+def test_lost_rule_violated_in_a_claude_code_log(write_log: LogWriter) -> None:
+    """The issue's case as a product log: the compaction drops the rule a queued
+    message stated, and a Bash call after it runs the forbidden command."""
+    records = [
+        _cc("u1", None, "user", "Set up the linter config."),
+        {"type": "queue-operation", "operation": "enqueue", "sessionId": "s-1",
+         "content": "Do not run `lint-tool analyze` in this repo."},
+        _cc("a1", "u1", "assistant", [{"type": "text", "text": "Noted; writing the config."}],
+            requestId="r1"),
+        {"parentUuid": None, "logicalParentUuid": "a1", "isSidechain": False,
+         "sessionId": "s-1", "type": "system", "subtype": "compact_boundary",
+         "content": "Conversation compacted", "uuid": "b1",
+         "compactMetadata": {"trigger": "auto", "preTokens": 90000}},
+        _cc("s1", "b1", "user", "Summary: the linter config is being set up.",
+            isCompactSummary=True),
+        _cc("u2", "s1", "user", "Check the code now."),
+        _cc("a2", "u2", "assistant", [{"type": "tool_use", "id": "toolu_1", "name": "Bash",
+                                       "input": {"command": "lint-tool analyze --all"}}],
+            requestId="r2"),
+    ]
+    path = write_log(records, "cc.jsonl")
+    report = json.loads(CliRunner().invoke(app, ["audit", str(path), "-f", "json"]).output)
+    hits = [f for f in report["findings"] if f["code"] == "CA307"]
+    assert [(f["values"]["how"], f["values"]["object"]) for f in hits] == [
+        ("command", "lint-tool analyze")]
+    assert hits[0]["values"]["violated_source"] == "tool_call:Bash"
+    assert report["person_spans"] >= 3  # two turns and the queued message
