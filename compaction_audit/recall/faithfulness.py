@@ -106,7 +106,8 @@ def supports(d: ext.Discriminator, words: frozenset[str], stems: frozenset[str])
     return not found or all(p in words for p in found)
 
 
-def claims(text: str) -> list[ext.Discriminator]:
+@lru_cache(maxsize=4096)
+def claims(text: str) -> tuple[ext.Discriminator, ...]:
     """The discriminators of a summary that are claims about the work: not in a
     sentence about the conversation or the summary itself ("No files were read in this
     conversation"), not the product's pointer to the transcript, not a bare statement of
@@ -126,7 +127,7 @@ def claims(text: str) -> list[ext.Discriminator]:
                 and body[d.start - 1:d.start] != "`"):
             continue
         out.append(d)
-    return out
+    return tuple(out)
 
 
 def _severity_class(kind: str) -> str:
@@ -145,29 +146,38 @@ class _Vocab:
 
     def of(self, node: str) -> tuple[frozenset[str], frozenset[str]] | None:
         """(words, stems) of the raw leaves under ``node``; None when a leaf has no
-        text or the budget is spent."""
-        if node in self.memo:
-            return self.memo[node]
-        kind, text = self.info[node][0], self.info[node][1]
-        result: tuple[frozenset[str], frozenset[str]] | None
-        if kind == "span":
-            result = None if text is None else _bag(text)
-        else:
-            words: set[str] = set()
-            stems: set[str] = set()
-            result = (frozenset(), frozenset())
-            for child in self.children.get(node, ()):
-                below = self.of(child)
-                if below is None:
-                    result = None
-                    break
-                words.update(below[0])
-                stems.update(below[1])
-            if result is not None:
-                self.left -= len(words)
-                result = (frozenset(words), frozenset(stems)) if self.left >= 0 else None
-        self.memo[node] = result
-        return result
+        text or the budget is spent.  Iterative (a chain of thousands of folds is valid
+        input): children are resolved before their parent."""
+        stack = [node]
+        while stack:
+            top = stack[-1]
+            if top in self.memo:
+                stack.pop()
+                continue
+            kind, text = self.info[top][0], self.info[top][1]
+            if kind == "span":
+                self.memo[top] = None if text is None else _bag(text)
+                stack.pop()
+                continue
+            pending = [c for c in self.children.get(top, ()) if c not in self.memo]
+            if pending:
+                stack.extend(pending)
+                continue
+            stack.pop()
+            self.memo[top] = self._union(top)
+        return self.memo[node]
+
+    def _union(self, node: str) -> tuple[frozenset[str], frozenset[str]] | None:
+        words: set[str] = set()
+        stems: set[str] = set()
+        for child in self.children.get(node, ()):
+            below = self.memo[child]
+            if below is None:
+                return None
+            words.update(below[0])
+            stems.update(below[1])
+        self.left -= len(words)
+        return (frozenset(words), frozenset(stems)) if self.left >= 0 else None
 
 
 def unsupported(session: Session, items: pl.DataFrame) -> tuple[pl.DataFrame, int]:
@@ -232,35 +242,42 @@ def _states_token(d: ext.Discriminator, bag: tuple[frozenset[str], frozenset[str
     return supports(d, *bag)
 
 
-def _states_sentence(content: set[str], bag: tuple[frozenset[str], frozenset[str]]) -> bool:
+def _states_sentence(content: frozenset[str], bag: tuple[frozenset[str], frozenset[str]]) -> bool:
     return _covered(content, *bag) >= 0.5
 
 
-def _covered(content: set[str], words: frozenset[str], stems: frozenset[str]) -> float:
+def _covered(content: frozenset[str], words: frozenset[str], stems: frozenset[str]) -> float:
     """Share of ``content`` words a vocabulary holds (by stem, or every word part)."""
     held = sum(1 for w in content if stem(w) in stems
                or ((pieces := _WORD_RE.findall(w)) and all(p in words for p in pieces)))
     return held / len(content) if content else 1.0
 
 
-def _bare_claims(text: str, found: list[ext.Discriminator], words: frozenset[str],
-                 stems: frozenset[str]) -> list[tuple[str, set[str]]]:
-    """Sentences of a summary (not about the conversation, holding no unsupported
-    discriminator already) whose content words the leaves barely hold
-    (:data:`CLAIM_MAX_COVER`): ``(sentence, content words)``."""
+@lru_cache(maxsize=4096)
+def _claim_sentences(text: str) -> tuple[tuple[str, frozenset[str]], ...]:
+    """The sentences of a summary that may be claims (not about the conversation, five
+    or more content stems), each with its content words; cached per text."""
     body = _POINTER_RE.sub(" ", clean_text(text))
     out = []
     for raw in _SPLIT_RE.split(body):
         sentence = raw.strip()
-        if not sentence or _META_RE.search(sentence) or any(
-                d.text in sentence for d in found):
+        if not sentence or _META_RE.search(sentence):
             continue
-        content = {w for w in content_words(sentence.lower(), 60)
-                   if w not in NEGATION_WORDS}
-        if (len({stem(w) for w in content}) >= CLAIM_MIN_WORDS
-                and _covered(content, words, stems) < CLAIM_MAX_COVER):
+        content = frozenset(w for w in content_words(sentence.lower(), 60)
+                            if w not in NEGATION_WORDS)
+        if len({stem(w) for w in content}) >= CLAIM_MIN_WORDS:
             out.append((sentence[:300], content))
-    return out
+    return tuple(out)
+
+
+def _bare_claims(text: str, found: list[ext.Discriminator], words: frozenset[str],
+                 stems: frozenset[str]) -> list[tuple[str, frozenset[str]]]:
+    """Sentences of a summary (:func:`_claim_sentences`; holding no unsupported
+    discriminator already) whose content words the leaves barely hold
+    (:data:`CLAIM_MAX_COVER`): ``(sentence, content words)``."""
+    return [(sentence, content) for sentence, content in _claim_sentences(text)
+            if not any(d.text in sentence for d in found)
+            and _covered(content, words, stems) < CLAIM_MAX_COVER]
 
 
 def _carriers(summary: str, states: Callable[[tuple[frozenset[str], frozenset[str]]], bool],
@@ -298,13 +315,15 @@ _DONE_RE = re.compile(r"(?i)\b(?:done|completed?|finished|fixed|implemented|merg
                       r"|passe[sd]|resolved|landed|works now)\b")
 
 
-def _sentences(text: str) -> list[frozenset[str]]:
+@lru_cache(maxsize=4096)
+def _sentences(text: str) -> tuple[frozenset[str], ...]:
+    """The stem sets of ``text``'s sentences of three or more content words (cached)."""
     out = []
     for s in _SPLIT_RE.split(text.lower()):
         stems = frozenset(stem(w) for w in content_words(s, 60))
         if len(stems) >= 3:
             out.append(stems)
-    return out
+    return tuple(out)
 
 
 def repeat_share(previous: str, current: str) -> tuple[float, int]:
