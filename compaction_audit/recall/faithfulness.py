@@ -351,7 +351,7 @@ def next_items(text: str) -> list[str]:
             if not below.strip() or re.match(r"[ \t]*(?:#|\d+\.\s+[A-Z][\w ]+:$)", below):
                 break
             items.append(below.strip(" \t-*+•"))
-    return [t.rstrip(".;") for t in items if len(content_words(t.lower(), 20)) >= 2]
+    return [t.rstrip(".;")[:200] for t in items if len(content_words(t.lower(), 20)) >= 2]
 
 
 def _done(item: str, texts: list[tuple[str, str]]) -> str | None:

@@ -436,14 +436,20 @@ _SPLIT_RE = re.compile(r"(?<=[.!?;])\s+|\n")
 
 
 def flip_sentence(d: Discriminator, summary_text: str) -> str | None:
-    """The sentence of ``summary_text`` that states clause ``d`` reversed, None when the
-    summary does not flip it (:func:`flipped`)."""
+    """The sentence of ``summary_text`` that states clause ``d`` reversed (at most
+    :data:`SENTENCE_MAX` characters), None when the summary does not flip it
+    (:func:`flipped`)."""
     if not flipped(d, summary_text):
         return None
     for sentence in _SPLIT_RE.split(summary_text):
         if sentence.strip() and _flip_evidence(d, _index(sentence)):
-            return sentence.strip()
-    return summary_text.strip()
+            return sentence.strip()[:SENTENCE_MAX]
+    return summary_text.strip()[:SENTENCE_MAX]
+
+
+SENTENCE_MAX = 300
+"""Most characters of a summary sentence a finding quotes (log text is untrusted:
+bounded in every output)."""
 
 
 def stem(word: str) -> str:
