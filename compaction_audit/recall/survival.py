@@ -41,7 +41,7 @@ class _Index:
     scopes: frozenset[str]  # scope norms and every scope term inside words
     clauses: dict[tuple[Kind, str], list[frozenset[str]]]  # (kind, family) -> words
     sentences: tuple[tuple[frozenset[str], bool], ...]  # (stems, negative) per sentence
-    rules: tuple[tuple[frozenset[str], bool], ...]  # the sentences that state a rule
+    rules: tuple[tuple[frozenset[str], bool], ...]  # sentence parts that state a rule
     modules: frozenset[str]  # module and file names as snake_case stems
     measures: frozenset[tuple[str, float]]  # (dimension, value in the base unit)
     requirements: tuple[tuple[str, tuple[int, ...]], ...]  # (operator, version)
@@ -124,6 +124,9 @@ _RULE_RE = re.compile(
 """A sentence that states a rule (a modal, a prohibition, a requirement); a summary
 sentence flips a child's rule only when it is one (narrative "ran the migrations" does
 not flip "do not run the migrations"; issue 12, point 1)."""
+_PART_RE = re.compile(r",|\b(?:but|while|whereas|although)\b")
+"""Where a sentence splits into the parts a flip is judged on: "run migrations on
+staging only, not on prod" negates prod, not the rule."""
 _IMPERATIVE_VERBS = frozenset({
     "run", "use", "add", "release", "deploy", "push", "merge", "commit", "enable",
     "disable", "delete", "remove", "skip", "ask", "write", "build", "keep", "drop",
@@ -163,9 +166,11 @@ def _index(summary: str) -> _Index:
     sentences = tuple(
         (frozenset(_stem(w) for w in words if w not in NEGATION_WORDS), negative(words))
         for _, words in split)
-    rules = tuple((stems, neg)
-                  for (sent, words), (stems, neg) in zip(split, sentences, strict=True)
-                  if _RULE_RE.search(sent) or words[0] in _IMPERATIVE_VERBS)
+    rules = tuple(
+        (frozenset(_stem(w) for w in words if w not in NEGATION_WORDS), negative(words))
+        for sent, _ in split for part in _PART_RE.split(sent)
+        if (words := content_words(part, 400))
+        and (_RULE_RE.search(part) or words[0] in _IMPERATIVE_VERBS))
     modules = {_module_key(m) for m in _MODULE_RE.findall(summary)}
     modules.update(_module_key(f) for f in _FILE_RE.findall(summary))
     measures = {m for number, unit in quantities if (m := _measure(number, unit))}
@@ -429,7 +434,8 @@ def _restated(d: Discriminator, idx: _Index) -> bool:
     """One sentence of the same polarity holds every stem of clause ``d``."""
     _, *words = d.norm.split()
     stems, neg = _flip_stems(words), _polarity(d)
-    return bool(stems) and any(n == neg and stems <= cand for cand, n in idx.sentences)
+    return bool(stems) and any(n == neg and stems <= cand
+                               for cand, n in (*idx.sentences, *idx.rules))
 
 
 _SPLIT_RE = re.compile(r"(?<=[.!?;])\s+|\n")

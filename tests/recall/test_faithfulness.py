@@ -41,6 +41,14 @@ def test_polarity_with_double_negation(words: list[str], neg: bool) -> None:
     ("Keep at most 3 replicas.", "Keep at least 3 replicas.", False, True),
     ("Do not run the migrations on prod.", "Ran the migrations on prod. Do not run the "
      "migrations on prod again.", True, False),
+    ("Only run migrations on staging.", "Run migrations on staging only, not on prod.",
+     False, False),  # the "not" negates prod: no flip (a sentence-polarity drop)
+    ("Don't use mocks in the integration tests.", "Integration tests must not use mocks.",
+     True, False),
+    ("Always run the tests before pushing.", "Do not run the tests before pushing, they "
+     "are slow.", False, True),
+    ("Always run the tests before pushing.", "Ran the tests before pushing, but not the "
+     "linter.", False, False),  # narrative, not a rule
 ])
 def test_survival_and_flip(child: str, summary: str, kept: bool, flip: bool) -> None:
     d = next(d for d in extract(child) if d.kind.value in ("negation", "constraint"))
