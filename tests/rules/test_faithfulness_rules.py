@@ -274,3 +274,11 @@ def test_lost_rule_violated_in_a_claude_code_log(write_log: LogWriter) -> None:
         ("command", "lint-tool analyze")]
     assert hits[0]["values"]["violated_source"] == "tool_call:Bash"
     assert report["person_spans"] >= 3  # two turns and the queued message
+
+
+def test_trace_follows_a_claim_with_no_raw_source(write_log: LogWriter) -> None:
+    node = trace(read_native(str(_chain(write_log, "Ticket INC-0042 is open."))),
+                 "INC-0042")
+    assert [c.data["summary"] for c in node.children] == ["c1", "c2", "c3"]
+    assert node.children[0].label == ("identifier 'INC-0042' stated by summary c1 (depth 1, "
+                                      "round 1, line 2) with no raw span holding it")
