@@ -4,8 +4,9 @@ predecessor while newer work is lost, and a later action that does what a lost r
 forbade.
 
 Each reads the cached recall analysis (:func:`~compaction_audit.rules.recall.recall_of`)
-and the helpers of :mod:`compaction_audit.recall.faithfulness` and
-:mod:`compaction_audit.recall.violations`.
+and one helper module: :mod:`compaction_audit.recall.flips`,
+:mod:`~compaction_audit.recall.claims`, :mod:`~compaction_audit.recall.stale`,
+:mod:`~compaction_audit.recall.violations`.
 """
 
 from __future__ import annotations
@@ -15,7 +16,9 @@ from typing import Any
 import polars as pl
 
 from compaction_audit.recall.analysis import typed_items
-from compaction_audit.recall.faithfulness import flips, stale, unsupported
+from compaction_audit.recall.claims import unsupported
+from compaction_audit.recall.flips import flips
+from compaction_audit.recall.stale import stale
 from compaction_audit.recall.violations import violations
 from compaction_audit.rules.base import Context, Outcome, Rule, Severity, register
 from compaction_audit.rules.recall import recall_of

@@ -6,8 +6,8 @@ import polars as pl
 import pytest
 
 from compaction_audit.recall.extract import extract
-from compaction_audit.recall.faithfulness import next_items, repeat_share
 from compaction_audit.recall.harm import asked_again
+from compaction_audit.recall.stale import next_items, repeat_share
 from compaction_audit.recall.survival import flipped, negative, survives
 from compaction_audit.recall.violations import forbidden
 

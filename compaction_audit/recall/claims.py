@@ -1,18 +1,10 @@
-"""Summary faithfulness (issue 12): what a summary flips, adds or repeats, and a later
-action that does what a lost rule forbade.
+"""Unsupported summary claims (issue 12, point 2; rule ``unsupported-summary-claim``):
+a summary's discriminators, and its sentences without one, that no raw leaf below it
+supports, with the chain of earlier summaries that carried them.
 
-* :func:`flips`: fold children whose rule the fold states reversed (a double negation,
-  a "not" dropped or added on the same verb and object, an antonym, the opposite
-  bound), read from the fold checks' dropped lists
-  (:func:`compaction_audit.recall.survival.flip_sentence`);
-* :func:`unsupported`: a summary's discriminators that no raw leaf supports, with the
-  chain of earlier summaries that carried them;
-* :func:`stale`: a summary that repeats most of its predecessor's sentences while
-  newer raw work reaches it not at all (and its "Next" proposes work shown done);
-* :func:`violations` (:mod:`compaction_audit.recall.violations`) lives apart.
-
-The text tests are Python over a few texts per summary (each text read once, cached);
-the joins are Polars.
+Support is a vocabulary test (words and stems of all raw leaves below the summary, built
+once per node of the provenance DAG), lenient so that a summary in other words stays
+quiet.  Standard library text work over a few texts per summary, each cached.
 """
 
 from __future__ import annotations
@@ -28,42 +20,12 @@ from compaction_audit.model import Session
 from compaction_audit.recall import extract as ext
 from compaction_audit.recall.clauses import NEGATION_WORDS, content_words
 from compaction_audit.recall.spantypes import clean_text
-from compaction_audit.recall.survival import flip_sentence, stem, survives
+from compaction_audit.recall.survival import stem
 
-__all__ = ["REPEAT_SHARE", "SUPPORT_MAX_WORDS", "claims", "flips", "stale", "supports",
-           "unsupported"]
+__all__ = ["CLAIM_MAX_COVER", "CLAIM_MIN_WORDS", "SUPPORT_MAX_WORDS", "bag", "claims",
+           "supports", "unsupported"]
 
-_FLIP_KINDS = ("negation", "constraint", "condition", "requirement")
-
-
-def flips(folds: pl.DataFrame, items: pl.DataFrame) -> pl.DataFrame:
-    """One row per (fold, child, clause) the fold states reversed.
-
-    ``folds``: the fold checks (:data:`compaction_audit.recall.analysis.FOLD_SCHEMA`).
-    ``items``: the session items.  Returns ``ri``, ``fold``, ``child``, ``kind``,
-    ``text``, ``sentence`` (the fold's sentence that reverses it).
-    """
-    schema = {"ri": pl.Int64, "fold": pl.String, "child": pl.String, "kind": pl.String,
-              "text": pl.String, "sentence": pl.String}
-    cand = (folds.filter((pl.col("dropped").list.len() > 0)
-                         & (pl.col("child_type") != "harness"))
-            .explode("dropped").unnest("dropped")
-            .filter(pl.col("kind").is_in(_FLIP_KINDS))
-            .join(items.select(pl.col("id").alias("fold"), pl.col("text").alias("ft")),
-                  on="fold"))
-    rows: dict[str, list[Any]] = {name: [] for name in schema}
-    for ri, fold, child, kind, text, norm, fold_text in cand.select(
-            "ri", "fold", "child", "kind", "text", "norm", "ft").iter_rows():
-        d = ext.Discriminator(ext.Kind(kind), text, norm, 0, len(text))
-        sentence = flip_sentence(d, fold_text) if fold_text else None
-        if sentence is not None:
-            for name, value in zip(schema, (ri, fold, child, kind, text, sentence),
-                                   strict=True):
-                rows[name].append(value)
-    return pl.DataFrame(rows, schema=schema)
-
-
-# ---------------------------------------------------------------- unsupported claims
+_SPLIT_RE = re.compile(r"(?<=[.!?;])\s+|\n")
 _WORD_RE = re.compile(r"[a-z0-9_]+")
 _RULE_KINDS = frozenset({"negation", "constraint", "requirement", "condition"})
 _VALUE_KINDS = frozenset({"identifier", "quantity", "version"})
@@ -78,7 +40,7 @@ _POINTER_RE = re.compile(r"(?i)[^\n.]*(?:read the full transcript at|if you need
 
 
 @lru_cache(maxsize=8192)
-def _bag(text: str) -> tuple[frozenset[str], frozenset[str]]:
+def bag(text: str) -> tuple[frozenset[str], frozenset[str]]:
     """(words, their stems) of ``text`` lowercased, thousands separators removed; the
     digits of a number glued to a unit ("96k", "45000ms") are a word too."""
     plain = re.sub(r"(?<=\d),(?=\d{3})", "", text.lower())
@@ -156,7 +118,7 @@ class _Vocab:
                 continue
             kind, text = self.info[top][0], self.info[top][1]
             if kind == "span":
-                self.memo[top] = None if text is None else _bag(text)
+                self.memo[top] = None if text is None else bag(text)
                 stack.pop()
                 continue
             pending = [c for c in self.children.get(top, ()) if c not in self.memo]
@@ -290,141 +252,7 @@ def _carriers(summary: str, states: Callable[[tuple[frozenset[str], frozenset[st
         if node in seen or info[node][0] != "summary":
             continue
         seen.add(node)
-        if info[node][1] and states(_bag(info[node][1])):
+        if info[node][1] and states(bag(info[node][1])):
             found.append(node)
         stack.extend(children.get(node, ()))
     return sorted(found, key=lambda s: (info[s][2], info[s][3]))
-
-
-# ------------------------------------------------------------------- stale summary
-REPEAT_SHARE = 0.6
-"""A summary is a repeat of its predecessor when at least this share of the
-predecessor's sentences (three or more content words) reappear in it nearly word for
-word (:data:`SAME_SENTENCE`); issue 12, point 3: "re-emits the first summary nearly word
-for word"."""
-SAME_SENTENCE = 0.8
-"""Two sentences are the same when the Jaccard index of their stem sets reaches this."""
-MIN_SENTENCES = 3
-"""A predecessor with fewer judged sentences is too short to call repeated."""
-_SPLIT_RE = re.compile(r"(?<=[.!?;])\s+|\n")
-_NEXT_RE = re.compile(
-    r"(?im)^[ \t]*(?:[-*+#]+[ \t]*|\d+[.)][ \t]*)?(?:\*\*|__)?(?:optional[ \t]+)?"
-    r"(?:next(?:[ \t]+steps?)?|to-?dos?|pending(?:[ \t]+tasks?)?|remaining(?:[ \t]+work)?)"
-    r"(?:\*\*|__)?[ \t]*:?(?:\*\*|__)?[ \t]*(.*)$")
-_DONE_RE = re.compile(r"(?i)\b(?:done|completed?|finished|fixed|implemented|merged|shipped"
-                      r"|passe[sd]|resolved|landed|works now)\b")
-
-
-@lru_cache(maxsize=4096)
-def _sentences(text: str) -> tuple[frozenset[str], ...]:
-    """The stem sets of ``text``'s sentences of three or more content words (cached)."""
-    out = []
-    for s in _SPLIT_RE.split(text.lower()):
-        stems = frozenset(stem(w) for w in content_words(s, 60))
-        if len(stems) >= 3:
-            out.append(stems)
-    return tuple(out)
-
-
-def repeat_share(previous: str, current: str) -> tuple[float, int]:
-    """(share of ``previous``'s sentences that reappear in ``current``, their count)."""
-    before, after = _sentences(previous), _sentences(current)
-    if not before:
-        return 0.0, 0
-    same = sum(1 for a in before
-               if any(len(a & b) >= SAME_SENTENCE * len(a | b) for b in after))
-    return same / len(before), len(before)
-
-
-def next_items(text: str) -> list[str]:
-    """The items of a summary's "Next" / to-do / pending section: the rest of the
-    heading line and each line below it up to a blank line or another heading."""
-    items: list[str] = []
-    lines = text.splitlines()
-    for i, line in enumerate(lines):
-        m = _NEXT_RE.match(line)
-        if not m:
-            continue
-        if m.group(1).strip():
-            items.append(m.group(1).strip())
-        for below in lines[i + 1:]:
-            if not below.strip() or re.match(r"[ \t]*(?:#|\d+\.\s+[A-Z][\w ]+:$)", below):
-                break
-            items.append(below.strip(" \t-*+•"))
-    return [t.rstrip(".;")[:200] for t in items if len(content_words(t.lower(), 20)) >= 2]
-
-
-def _done(item: str, texts: list[tuple[str, str]]) -> str | None:
-    """The first span (id) whose text says ``item`` is done: a done word and most of
-    the item's stems (at least two)."""
-    want = {stem(w) for w in content_words(item.lower(), 20)}
-    for span, text in texts:
-        if not _DONE_RE.search(text):
-            continue
-        have = _bag(text)[1]
-        if len(want & have) >= max(2, len(want) // 2 + 1):
-            return span
-    return None
-
-
-def stale(session: Session, items: pl.DataFrame) -> pl.DataFrame:
-    """Summaries that repeat their predecessor while newer raw work reaches them not
-    (issue 12, point 3).
-
-    Predecessor: the latest summary (by round, then line) among this summary's children
-    (a second compaction folds the first summary with the newer spans).  Newer
-    raw work: prose or spec spans (a person's or the assistant's words, not harness,
-    not tool output) born at or after the predecessor's round and at or before this
-    summary's, not among the predecessor's leaves, holding a discriminator, and out of
-    the working set after this summary's round; one is *unreached* when this summary
-    states none of its discriminators.  Fires when the repeated share reaches
-    :data:`REPEAT_SHARE` and unreached spans are at least one and at least half the
-    newer ones, or when a "Next" item is shown done by a newer span.  Returns ``ri``,
-    ``summary``, ``previous``, ``repeated`` (share), ``newer``, ``unreached`` (ids),
-    ``done_next`` (list of {item, span}).
-    """
-    schema: dict[str, Any] = {
-        "ri": pl.Int64, "summary": pl.String, "previous": pl.String,
-        "repeated": pl.Float64, "newer": pl.Int64, "unreached": pl.List(pl.String),
-        "done_next": pl.List(pl.Struct({"item": pl.String, "span": pl.String}))}
-    rows: dict[str, list[Any]] = {name: [] for name in schema}
-    texts = items.filter((pl.col("kind") == "summary") & pl.col("text").is_not_null())
-    # each summary with its latest summary child (its predecessor), by round then line
-    pairs = (session.edges.join(texts.select(pl.col("id").alias("child"),
-                                             pl.col("ri").alias("p_ri"),
-                                             pl.col("line").alias("p_line"),
-                                             pl.col("text").alias("p_text")), on="child")
-             .sort("p_ri", "p_line").group_by("parent", maintain_order=True).last()
-             .join(texts.select(pl.col("id").alias("parent"), pl.col("ri").alias("c_ri"),
-                                pl.col("text").alias("c_text")), on="parent")
-             .sort("c_ri", "parent")
-             .select("child", "p_ri", "p_text", "parent", "c_ri", "c_text").rows())
-    if not pairs:
-        return pl.DataFrame(rows, schema=schema)
-    spans = items.filter((pl.col("kind") == "span") & pl.col("text").is_not_null()
-                         & pl.col("stype").is_in(["prose", "spec"]))
-    for prev, p_ri, p_text, cur, c_ri, c_text in pairs:
-        share, count = repeat_share(p_text, c_text)
-        if count < MIN_SENTENCES or share < REPEAT_SHARE:
-            continue
-        own = session.edges.filter(pl.col("parent") == prev)["child"]
-        kept = session.membership.filter((pl.col("start") <= c_ri) & (pl.col("end") > c_ri))
-        newer = (spans.filter((pl.col("ri") >= p_ri) & (pl.col("ri") <= c_ri)
-                              & ~pl.col("id").is_in(own.implode())
-                              & ~pl.col("id").is_in(kept["id"].implode()))
-                 .sort("ri", "line").select("id", "text", "stype").rows())
-        judged, unreached = 0, []
-        for span, text, stype in newer:
-            found = ext.extract(text, stype)
-            if not found:
-                continue
-            judged += 1
-            if not any(survives(d, c_text) for d in found):
-                unreached.append(span)
-        done = [{"item": item, "span": span} for item in next_items(c_text)
-                if (span := _done(item, [(s, t) for s, t, _ in newer])) is not None]
-        if (unreached and 2 * len(unreached) >= judged) or done:
-            for name, value in zip(schema, (c_ri, cur, prev, round(share, 3), judged,
-                                            unreached, done), strict=True):
-                rows[name].append(value)
-    return pl.DataFrame(rows, schema=schema)
