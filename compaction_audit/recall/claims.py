@@ -150,7 +150,8 @@ def unsupported(session: Session, items: pl.DataFrame) -> tuple[pl.DataFrame, in
     (:func:`supports`), so a claim drawn from several spans is supported; a claim that
     an earlier summary below it states (itself without raw support) is "carried":
     ``chain`` lists those summaries, oldest first, then this one.  Summaries with a leaf
-    that has no text are not checked.  Returns (rows, unchecked summaries); rows:
+    that has no text are not checked.  Returns (rows, number of rounds with a summary not
+checked); rows:
     ``ri``, ``summary``, ``kind`` (a discriminator kind, or "claim" for a sentence
     without one that the leaves barely hold, :data:`CLAIM_MAX_COVER`), ``text``,
     ``norm``, ``claim`` ("rule", "value", "claim"),
@@ -169,11 +170,11 @@ def unsupported(session: Session, items: pl.DataFrame) -> tuple[pl.DataFrame, in
     order = sorted((s for s in children if s in info and info[s][1]),
                    key=lambda s: (info[s][2], info[s][3]))
     vocab = _Vocab(info, children)
-    unchecked = 0
+    unchecked: set[int] = set()
     for summary in order:
         below = vocab.of(summary)
         if below is None:
-            unchecked += 1
+            unchecked.add(info[summary][2])
             continue
         found = [d for d in claims(info[summary][1]) if not supports(d, *below)]
         rows_of = [(d.kind.value, d.text, d.norm, _severity_class(d.kind.value),
@@ -187,7 +188,7 @@ def unsupported(session: Session, items: pl.DataFrame) -> tuple[pl.DataFrame, in
                                             claim, chain[0] if chain else None,
                                             [*chain, summary]), strict=True):
                 rows[name].append(value)
-    return pl.DataFrame(rows, schema=schema), unchecked
+    return pl.DataFrame(rows, schema=schema), len(unchecked)
 
 
 CLAIM_MIN_WORDS = 5

@@ -124,8 +124,8 @@ class UnsupportedSummaryClaim(Rule):
         ``origin``, ``chain`` (of that summary) and ``summaries`` (every summary that
         states it without support, oldest first)."""
         found, unchecked = unsupported(ctx.session, _items(ctx))
-        notes = {"summary with a leaf without text, or over the check budget": unchecked} \
-            if unchecked else {}
+        notes = {"a summary there has a leaf without text (or the check budget was spent)":
+                 unchecked} if unchecked else {}
         if found.height == 0:
             return Outcome(_EMPTY, notes)
         rows = (found.with_row_index("_n")

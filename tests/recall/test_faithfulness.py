@@ -7,6 +7,7 @@ import pytest
 
 from compaction_audit.recall.extract import extract
 from compaction_audit.recall.harm import asked_again
+from compaction_audit.recall.kinds import KIND_RANK, Kind
 from compaction_audit.recall.stale import next_items, repeat_share
 from compaction_audit.recall.survival import flipped, negative, survives
 from compaction_audit.recall.violations import forbidden
@@ -117,3 +118,7 @@ def test_repeat_share_and_next_items() -> None:
     assert repeat_share(before, "Totally different words now appear here.") == (0.0, 3)
     assert next_items("Done so far.\nNext steps:\n- write the migration\n- ship it now\n\n"
                       "Other.") == ["write the migration", "ship it now"]
+
+
+def test_ruled_out_ranks_with_negations() -> None:
+    assert KIND_RANK[Kind.RULED_OUT] == KIND_RANK[Kind.NEGATION] == 9

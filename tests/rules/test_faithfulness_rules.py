@@ -282,3 +282,14 @@ def test_trace_follows_a_claim_with_no_raw_source(write_log: LogWriter) -> None:
     assert [c.data["summary"] for c in node.children] == ["c1", "c2", "c3"]
     assert node.children[0].label == ("identifier 'INC-0042' stated by summary c1 (depth 1, "
                                       "round 1, line 2) with no raw span holding it")
+
+
+def test_unsupported_claim_is_not_evaluated_over_a_leaf_without_text(
+        write_log: LogWriter) -> None:
+    path = write_log([rnd(0, spans=[{"id": "s0", "tokens": 5}]),
+                      rnd(1, summaries=[fold("c1", ["s0"], "Pool size is 12 on staging.")],
+                          evicted=["s0"])])
+    report = audit_session(read_native(str(path)))
+    assert [f for f in report.findings if f.code == "CA305"] == []
+    notes = [(n.code, n.rounds) for n in report.not_evaluated if n.code == "CA305"]
+    assert notes == [("CA305", 1)]
