@@ -219,7 +219,9 @@ class LostRuleViolated(Rule):
         found = violations(recall_of(ctx).lost, ctx.session.items, ctx.session.rounds)
         if found.height == 0:
             return Outcome(_EMPTY)
-        return Outcome(found.drop("key").with_columns(pl.col("span").alias("entity")))
+        # one finding per lost item: its span and key (a span may state two rules)
+        return Outcome(found.with_columns((pl.col("span") + "#" + pl.col("key"))
+                                          .alias("entity")).drop("key"))
 
     def message(self, v: dict[str, Any], ctx: Context) -> str:
         verb = {"command": "ran", "write": "wrote", "destructive": "reused"}[v["how"]]

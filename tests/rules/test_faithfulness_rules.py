@@ -198,9 +198,11 @@ def test_lost_rule_violated_by_a_command_a_write_and_a_destructive_reuse(
     found = findings(_harm(write_log, "Working on the orders release.", _LATER), "CA307")
     got = sorted((f.round, f.values["how"], f.values["object"], f.values["violated_span"],
                   f.entity) for f in found)
-    assert got == [(2, "command", "lint-tool analyze", "t1", "u2"),
-                   (2, "destructive", "ORD-5501", "t3", "a2"),
-                   (2, "write", "Co-Authored-By", "t2", "u3")]
+    assert got == [
+        (2, "command", "lint-tool analyze", "t1", "u2#negation:not run lint-tool analyze repo"),
+        (2, "destructive", "ORD-5501", "t3", "a2#identifier:ord-5501"),
+        (2, "write", "Co-Authored-By", "t2",
+         "u3#negation:not add co-authored-by trailer commit messages")]
     assert all(f.severity.value == "error" for f in found)
 
 
