@@ -1,8 +1,10 @@
 """Lineage of a discriminator, a span or a summary, as a tree (``compaction-audit trace``).
 
-- A discriminator (``45000``, ``--force``): each raw span that introduced it, then up
-  the fold chain: which folds carried it, which fold dropped it or which eviction lost
-  it, with rounds and lines (seed 002: "tier-subsumption failure").
+- A discriminator (``45000``, ``--force``): each raw span that introduced it (else
+  each summary that states it with no raw span holding it), then up the fold chain:
+  which folds carried it, which fold dropped it, which fold flipped it (stated a rule
+  reversed, issue 12) or which eviction lost it, with rounds and lines (seed 002:
+  "tier-subsumption failure").
 - A span id: the folds that took it in, up the chain, with what each dropped.
 - A summary id: its provenance tree down to the leaves, each leaf's state at the end
   of the log (retained, offloaded, evicted or dropped at round N).
@@ -148,6 +150,10 @@ def _carry(log: _Log, item: str, d: ext.Discriminator | None,
             label, result, follow = f"then folded into {fold}{accounted} {where}", "after", None
         elif surv.survives(d, row["text"]):
             label, result, follow = f"carried by fold {fold}{accounted} {where}", "carried", d
+        elif (sentence := surv.flip_sentence(d, row["text"])) is not None:
+            # the words survive but the rule is reversed (issue 12, point 1)
+            label = f"flipped at fold {fold}{accounted} {where}: {sentence!r}"
+            result, follow = "flipped", None
         else:
             label = f"LOST at fold {fold}{accounted} {where}: {row['text']!r}"
             result, follow = "lost", None
@@ -177,9 +183,31 @@ def trace_discriminator(session: Session, query: str) -> Node:
                              _carry(log, item, d, others, set()))
                 root.children.append(intro)
     if not root.children:
+        root.children = _summaries_stating(log, query)
+    if not root.children:
         raise UsageError(f"{query!r} is neither an item id nor a discriminator of any span "
                          f"text in {session.path}")
     return root
+
+
+def _summaries_stating(log: _Log, query: str) -> list[Node]:
+    """Summaries whose text states ``query`` when no raw span does: a claim with no
+    raw source (rule unsupported-summary-claim, issue 12), oldest first."""
+    found = []
+    for item, row in log.rows.items():
+        if row["kind"] != "summary" or row["text"] is None:
+            continue
+        for d in ext.extract(row["text"]):
+            if _matches(query, d):
+                found.append(Node(
+                    f"{d.kind.value} {d.text!r} stated by summary {item} (depth "
+                    f"{row['depth']}, {log.where(item)}) with no raw span holding it",
+                    {"summary": item, "kind": d.kind.value, "text": d.text, "norm": d.norm,
+                     "round": row["round"], "line": row["line"], "result": "no raw source"}))
+                break
+        if len(found) >= MAX_NODES:
+            break
+    return sorted(found, key=lambda n: (n.data["round"], n.data["line"]))
 
 
 def trace_span(session: Session, item: str) -> Node:

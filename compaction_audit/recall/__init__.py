@@ -14,6 +14,11 @@ One module per concern:
 * :mod:`~compaction_audit.recall.analysis`: the per-session analysis in Polars: fold
   checks, recall debt, the lost table (loss judged at the fold), the recall floor;
 * :mod:`~compaction_audit.recall.harm`: a later action that reused a lost value;
+* :mod:`~compaction_audit.recall.ruledout`: ruled-out findings, a clause kind;
+* :mod:`~compaction_audit.recall.flips`, :mod:`~compaction_audit.recall.claims`,
+  :mod:`~compaction_audit.recall.stale`, :mod:`~compaction_audit.recall.violations`:
+  what a summary flips, adds or repeats, and a later action against a lost rule
+  (issue 12);
 * :mod:`~compaction_audit.recall.sections`: the report sections built from it.
 
 This package imports nothing on its own, so a helper process can load ``extract`` and

@@ -596,7 +596,11 @@ def _lost_table(session: Session, items: pl.DataFrame, occ: pl.DataFrame,
     )
     user_spans = items.filter((pl.col("kind") == "span") & (pl.col("source") == "user")
                               & (pl.col("stype") != "harness") & pl.col("text").is_not_null())
-    users = occ.join(user_spans.select("id", "ri", "round"), on="id")
+    # a bare number (a quantity without a unit) never counts alone (issue 12, point 5):
+    # only asked_again judges it, with the words stated with it
+    users = occ.filter(~(pl.col("key").str.starts_with("quantity:")
+                         & ~pl.col("key").str.contains(" "))).join(
+        user_spans.select("id", "ri", "round"), on="id")
     again = (pl.concat([
         lost.select("key", "start").join(users, on="key").select("key", "start", "id", "ri",
                                                                  "round"),
@@ -616,7 +620,8 @@ def _lost_table(session: Session, items: pl.DataFrame, occ: pl.DataFrame,
                 pl.col("source_line").alias("span_line"), "text_line",
                 pl.when(pl.col("by_fold")).then(pl.lit("fold")).otherwise(pl.lit("eviction"))
                 .alias("cause"), "fold", "fold_round", "fold_line", "lost_round", "lost_line",
-                "asked_again_span", "asked_again_round", "reused_round", "reused_span", "key")
+                "asked_again_span", "asked_again_round", "reused_round", "reused_span",
+                "reused_destructive", "key")
         .sort(["rank", "lost_round", "key"], descending=[True, False, False])
     )
 

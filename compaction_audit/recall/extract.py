@@ -48,6 +48,7 @@ from compaction_audit.recall.kinds import (
     Discriminator,
     Kind,
 )
+from compaction_audit.recall.ruledout import scan_ruled_out
 from compaction_audit.recall.spantypes import clean_text
 
 __all__ = ["CLAUSE_KINDS", "KIND_RANK", "SCOPE_CANON", "Discriminator", "Kind", "extract",
@@ -273,6 +274,7 @@ def extract_cached(text: str, span_type: str = "prose") -> tuple[Discriminator, 
         prose = _blank_fences(body)
         units = scan_requirements(prose, found) if span_type == "spec" else []
         scan_clauses(prose, found, units)
+        scan_ruled_out(prose, found)
     found.sort(key=lambda d: (d.start, -KIND_RANK[d.kind]))
     seen: set[tuple[Kind, str]] = set()
     unique = []

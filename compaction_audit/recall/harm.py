@@ -15,6 +15,8 @@ call (source ``tool_call:*``) or a span whose text reads as a destructive comman
 
 from __future__ import annotations
 
+import re
+
 import polars as pl
 
 from compaction_audit.recall.kinds import Discriminator, Kind
@@ -43,8 +45,9 @@ def reuse(lost: pl.DataFrame, occurrences: pl.DataFrame, items: pl.DataFrame,
     first seen).  ``occurrences``: ``key``, ``id`` for every span that holds a key
     (tool-output identifiers included).  ``items``: the session items (``id``, ``ri``,
     ``source``, ``text``).  ``rounds``: ``ri``, ``round``.  Returns ``key``,
-    ``reused_round`` (round number), ``reused_span`` (item id); keys never reused are
-    absent.
+    ``reused_round`` (round number), ``reused_span`` (item id), ``reused_destructive``
+    (the reuse reads as a destructive command: the harm is marked on the lost item,
+    issue 12, point 4); keys never reused are absent.
     """
     actions = items.filter(pl.col("kind") == "span").select(
         "id", "ri",
@@ -59,14 +62,24 @@ def reuse(lost: pl.DataFrame, occurrences: pl.DataFrame, items: pl.DataFrame,
         .sort(["key", "destructive", "ri", "id"], descending=[False, True, False, False])
         .group_by("key", maintain_order=True)
         .agg(pl.col("round").first().alias("reused_round"),
-             pl.col("id").first().alias("reused_span"))
+             pl.col("id").first().alias("reused_span"),
+             pl.col("destructive").first().alias("reused_destructive"))
     )
+
+
+_WORDS_RE = re.compile(r"[a-z_][\w.-]*[a-z0-9_]")
 
 
 def asked_again(lost: pl.DataFrame, users: pl.DataFrame) -> pl.DataFrame:
     """Later user spans that state a lost item again, by the survival rules
     (:func:`compaction_audit.recall.survival.survives` with the user's text as the
-    summary): "the verified order was ORD-5501", "remember: no route changes".
+    summary): "the verified order was ORD-5501", "remember: no route changes", "we are
+    not writing a UI" for "we are not building a UI" (issue 12, point 5).
+
+    A bare number (a quantity without a unit) never counts alone: the words stated with
+    it (``read_timeout_ms`` of ``read_timeout_ms: 45000``) must be in the user's text
+    too, and a number stated with no words is never asked again ("I ran 45000
+    requests" does not restate ``read_timeout_ms: 45000``).
 
     ``lost``: ``key`` (``"<kind>:<norm>"``), ``kind``, ``text``, ``start`` (round index of
     the loss).  ``users``: ``id``, ``ri``, ``round``, ``text`` of user spans (not
@@ -81,9 +94,14 @@ def asked_again(lost: pl.DataFrame, users: pl.DataFrame) -> pl.DataFrame:
         return pl.DataFrame(rows, schema=schema)
     later = users.sort("ri").rows()
     for key, kind, text, start in lost.rows():
-        d = Discriminator(Kind(kind), text, key.split(":", 1)[1], 0, len(text))
+        norm = key.split(":", 1)[1]
+        d = Discriminator(Kind(kind), text, norm, 0, len(text))
+        bare = kind == Kind.QUANTITY.value and " " not in norm
+        named = [w for w in _WORDS_RE.findall(text.lower()) if w != norm] if bare else []
+        if bare and not named:  # a bare number never counts alone
+            continue
         for item, ri, number, body in later:
-            if ri > start and survives(d, body):
+            if ri > start and survives(d, body) and all(w in body.lower() for w in named):
                 for name, value in zip(schema, (key, start, item, ri, number), strict=True):
                     rows[name].append(value)
                 break

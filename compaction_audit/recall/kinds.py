@@ -2,7 +2,8 @@
 
 Seed 002, "Decision Boundary" and "Core Distinction" (see
 :mod:`compaction_audit.recall.extract` for the extraction); issue 10 adds the
-``condition`` and ``requirement`` kinds.  Standard library only.
+``condition`` and ``requirement`` kinds, issue 12 (point 6) the ``ruled-out`` kind.
+Standard library only.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ class Kind(StrEnum):
     ORDERING = "ordering"
     CONDITION = "condition"
     REQUIREMENT = "requirement"
+    RULED_OUT = "ruled-out"
     QUANTITY = "quantity"
     VERSION = "version"
     IDENTIFIER = "identifier"
@@ -32,7 +34,7 @@ class Kind(StrEnum):
 
 
 CLAUSE_KINDS = frozenset({Kind.NEGATION, Kind.CONSTRAINT, Kind.CAUSAL, Kind.ORDERING,
-                          Kind.CONDITION, Kind.REQUIREMENT})
+                          Kind.CONDITION, Kind.REQUIREMENT, Kind.RULED_OUT})
 """Kinds made of a marker and the words it governs (the rest are single tokens)."""
 
 #: Severity of losing a kind (higher = worse).  Negations and constraints flip or bound
@@ -41,8 +43,12 @@ CLAUSE_KINDS = frozenset({Kind.NEGATION, Kind.CONSTRAINT, Kind.CAUSAL, Kind.ORDE
 #: fact to the wrong environment; quantities and version pins are exact values that
 #: prose cannot reconstruct; ordering is partly recoverable from the narrative; an
 #: identifier is usually still named by topic; a provenance link only costs a lookup.
+#: A ruled-out finding ("ruled out DNS and TLS", "the cache is not the cause") is a
+#: negative fact: losing it sends the agent back down a path already closed, so it
+#: ranks with negations (issue 12, point 6).
 KIND_RANK: dict[Kind, int] = {
-    Kind.REQUIREMENT: 9, Kind.NEGATION: 9, Kind.CONSTRAINT: 9, Kind.CONDITION: 8,
+    Kind.REQUIREMENT: 9, Kind.NEGATION: 9, Kind.CONSTRAINT: 9, Kind.RULED_OUT: 9,
+    Kind.CONDITION: 8,
     Kind.CAUSAL: 7, Kind.SCOPE: 6,
     Kind.QUANTITY: 5, Kind.VERSION: 4, Kind.ORDERING: 3, Kind.IDENTIFIER: 2, Kind.LINK: 1,
 }

@@ -13,7 +13,13 @@ import polars as pl
 
 from compaction_audit.model import Session
 from compaction_audit.recall.analysis import Recall
-from compaction_audit.recall.ranking import rank_lost, span_type_from_source, tier_counts
+from compaction_audit.recall.ranking import (
+    person_source,
+    rank_lost,
+    span_type_from_source,
+    tier_counts,
+)
+from compaction_audit.recall.spantypes import span_type
 
 TRANSCRIPT_POINTER = r"(?i)read the full transcript at:?\s*(\S+)"
 """How a Claude Code 2.1 summary names the full transcript on disk ("If you need
@@ -34,7 +40,8 @@ def ranked_lost(recall: Recall, session: Session) -> pl.DataFrame:
 def recall_sections(recall: Recall, session: Session,
                     ranked: pl.DataFrame | None = None) -> dict[str, Any]:
     """``{"folded_rounds": [...], "lost_discriminators": [...], "lost_tiers": {...},
-    "classification_disagreements": [...], "folds_not_checked": int}``.
+    "classification_disagreements": [...], "folds_not_checked": int, "person_spans":
+    int, ...}``.
 
     ``folded_rounds``: one entry per round with a fold that dropped something (harness
     text left out): ``round``, ``line``, ``folds`` (ids), ``dropped`` (count).
@@ -44,7 +51,8 @@ def recall_sections(recall: Recall, session: Session,
     harness text is never listed.  ``lost_tiers``: items per tier
     number.  ``ranked``: the ranked table when the caller has it already.
     ``recall_checkable`` is false, and ``recall_not_checkable`` says "redacted: not
-    checkable", when most span text is redaction placeholders.
+    checkable", when most span text is redaction placeholders.  ``person_spans``: how
+    many spans a person typed (:func:`person_spans`).
     """
     ranked = ranked if ranked is not None else ranked_lost(recall, session)
     rounds = session.rounds.select("ri", "round", "line")
@@ -74,7 +82,17 @@ def recall_sections(recall: Recall, session: Session,
         "recall_not_checkable": "redacted: not checkable" if recall.redacted else None,
         "folds_not_checked_discriminating": not_checked.filter(
             pl.col("check") == "salience_class").height,
+        "person_spans": person_spans(session),
     }
+
+
+def person_spans(session: Session) -> int:
+    """Spans a person typed (source "user", queued messages included; not harness
+    text): "asked again" can only be judged when there is one (issue 12, point 5:
+    where none is, the report says so instead of showing zero)."""
+    spans = session.items.filter((pl.col("kind") == "span")
+                                 & person_source(pl.col("source"))).select("source", "text")
+    return sum(1 for src, text in spans.iter_rows() if span_type(src, text) != "harness")
 
 
 def compaction_view(session: Session, recall: Recall,
@@ -116,7 +134,8 @@ def compaction_view(session: Session, recall: Recall,
                     "asked_again": d["asked_again_round"] is not None,
                     "asked_again_round": d["asked_again_round"],
                     "asked_again_span": d["asked_again_span"],
-                    "reused_round": d["reused_round"], "reused_span": d["reused_span"]}
+                    "reused_round": d["reused_round"], "reused_span": d["reused_span"],
+                    "reused_destructive": d.get("reused_destructive")}
                    for d in rows]
         text = texts.get(c.get("summary_id")) or ""
         pointer = re.search(TRANSCRIPT_POINTER, text)

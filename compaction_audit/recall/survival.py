@@ -21,7 +21,7 @@ from compaction_audit.recall.extract import (
     extract_cached,
 )
 
-__all__ = ["dropped", "survives"]
+__all__ = ["dropped", "flip_sentence", "flipped", "negative", "stem", "survives"]
 
 _SCOPE_WORDS = frozenset({"prod", "staging", "dev", "qa", "uat", "preprod", "test-env"})
 _HEX_RE = re.compile(r"[0-9a-f]{7,64}")
@@ -41,6 +41,7 @@ class _Index:
     scopes: frozenset[str]  # scope norms and every scope term inside words
     clauses: dict[tuple[Kind, str], list[frozenset[str]]]  # (kind, family) -> words
     sentences: tuple[tuple[frozenset[str], bool], ...]  # (stems, negative) per sentence
+    rules: tuple[tuple[frozenset[str], bool], ...]  # sentence parts that state a rule
     modules: frozenset[str]  # module and file names as snake_case stems
     measures: frozenset[tuple[str, float]]  # (dimension, value in the base unit)
     requirements: tuple[tuple[str, tuple[int, ...]], ...]  # (operator, version)
@@ -116,6 +117,24 @@ def _admits(op: str, req: tuple[int, ...], ver: tuple[int, ...]) -> bool:
     return False
 
 
+_RULE_RE = re.compile(
+    r"\b(?:must|should|shall|always|never|only|required|requires?|need(?:s)?\s+to"
+    r"|ha(?:ve|s)\s+to|cannot|can't|don't|do\s+not|mustn't|shouldn't|avoid|ensure"
+    r"|make\s+sure|no\s+\w+\s+(?:step|needed|required))\b")
+"""A sentence that states a rule (a modal, a prohibition, a requirement); a summary
+sentence flips a child's rule only when it is one (narrative "ran the migrations" does
+not flip "do not run the migrations"; issue 12, point 1)."""
+_PART_RE = re.compile(r",|\b(?:but|while|whereas|although)\b")
+"""Where a sentence splits into the parts a flip is judged on: "run migrations on
+staging only, not on prod" negates prod, not the rule."""
+_IMPERATIVE_VERBS = frozenset({
+    "run", "use", "add", "release", "deploy", "push", "merge", "commit", "enable",
+    "disable", "delete", "remove", "skip", "ask", "write", "build", "keep", "drop",
+    "include", "exclude", "allow", "block", "start", "stop", "call", "install", "set"})
+"""Verbs that open an imperative sentence (a rule without a modal: "Run the release
+right away")."""
+
+
 @lru_cache(maxsize=4096)
 def _index(summary: str) -> _Index:
     low = summary.lower()
@@ -126,7 +145,11 @@ def _index(summary: str) -> _Index:
     for d in extract_cached(summary):
         if d.kind in CLAUSE_KINDS:
             family, *words = d.norm.split()
-            clauses.setdefault((d.kind, family), []).append(frozenset(words) - {">"})
+            kind = d.kind
+            if family == "not" and _double_negative(d.text):  # "never X without Y"
+                kind, family = Kind.CONSTRAINT, "must"
+            clauses.setdefault((kind, family), []).append(
+                frozenset(words) - {">", "not"} if family == "must" else frozenset(words) - {">"})
             continue
         keys.add(d.norm)
         if d.kind is Kind.QUANTITY:
@@ -138,16 +161,22 @@ def _index(summary: str) -> _Index:
         elif "/" in d.norm or "\\" in d.norm:
             paths.append(d.norm.rstrip("/\\"))
             keys.add(_basename(d.norm))
+    split = [(sent, words) for sent in _SENTENCE_RE.split(low)
+             if (words := content_words(sent, 400))]
     sentences = tuple(
-        (frozenset(_stem(w) for w in words if w not in NEGATION_WORDS),
-         any(w in NEGATION_WORDS for w in words))
-        for sent in _SENTENCE_RE.split(low) if (words := content_words(sent, 400)))
+        (frozenset(_stem(w) for w in words if w not in NEGATION_WORDS), negative(words))
+        for _, words in split)
+    rules = tuple(
+        (frozenset(_stem(w) for w in words if w not in NEGATION_WORDS), negative(words))
+        for sent, _ in split for part in _PART_RE.split(sent)
+        if (words := content_words(part, 400))
+        and (_RULE_RE.search(part) or words[0] in _IMPERATIVE_VERBS))
     modules = {_module_key(m) for m in _MODULE_RE.findall(summary)}
     modules.update(_module_key(f) for f in _FILE_RE.findall(summary))
     measures = {m for number, unit in quantities if (m := _measure(number, unit))}
     requirements = tuple((op, _vtuple(v)) for op, v in _REQUIREMENT_RE.findall(low))
     return _Index(frozenset(keys), tuple(paths), frozenset(quantities), frozenset(scopes),
-                  clauses, sentences, frozenset(modules - {""}), frozenset(measures),
+                  clauses, sentences, rules, frozenset(modules - {""}), frozenset(measures),
                   requirements, low)
 
 
@@ -165,7 +194,14 @@ def _stem(w: str) -> str:
                 if w.endswith(suffix) and len(w) - len(suffix) >= 3:
                     w = w[: -len(suffix)]
                     break
-    return w
+    return _SYNONYMS.get(w, w)
+
+
+_SYNONYMS = {"writ": "build", "creat": "build", "implement": "build", "mak": "build",
+             "execut": "run", "invok": "run", "delet": "remov", "eras": "remov",
+             "launch": "start"}
+"""Stems that name the same act, compared as one ("we are not writing a UI" states
+"we are not building a UI"; issue 12, point 5)."""
 
 
 @lru_cache(maxsize=65536)
@@ -175,10 +211,37 @@ def _is_key(w: str) -> bool:
             or any(c.isdigit() or c in "_./#\\" for c in w))
 
 
-_MARKER_IS_CONTENT = frozenset({"max", "min", "because", "sequence", "revert"})
+_MARKER_IS_CONTENT = frozenset({"max", "min", "because", "sequence", "revert", "ruled"})
 """Families whose marker is itself the fact (a bound's direction, a cause, an order):
 these still need a same-family marker in the summary."""
 _MODALS = frozenset({"must", "should", "shall", "only", "always", "required", "need", "needs"})
+
+
+_NOT_BEFORE_WITHOUT = re.compile(
+    r"(?:\b(?:not|never|no|cannot|nothing|none)\b|n['\u2019]t\b)[^.;!?\n]*?\b(?:without|unless)\b")
+
+
+def _double_negative(text: str) -> bool:
+    """True for a double negation: a negation, then "without" or "unless" in the same
+    sentence ("never run the release without a confirmation step" says "always a
+    confirmation step"; issue 12, point 1)."""
+    return _NOT_BEFORE_WITHOUT.search(text.lower()) is not None
+
+
+def negative(words: list[str]) -> bool:
+    """The polarity of a sentence or clause given its normalized content words
+    (:func:`~compaction_audit.recall.clauses.content_words`): negative when it holds a
+    negation word (:data:`~compaction_audit.recall.clauses.NEGATION_WORDS`), except a
+    double negation, a negation followed by "without" or "unless" ("never X without
+    Y", "cannot X unless Y": both mean "always Y"; issue 12, point 1).  "no longer" is
+    one negation."""
+    negs = [w for i, w in enumerate(words) if w in NEGATION_WORDS
+            and not (w == "longer" and i and words[i - 1] == "no")]
+    if not negs:
+        return False
+    if len(negs) == 2 and negs[1] == "without" and negs[0] != "without":
+        return False
+    return not (len(negs) == 1 and "unless" in words[words.index(negs[0]):])
 
 
 _HEAD = 5
@@ -207,16 +270,27 @@ def _sentence_survives(words: list[str], idx: _Index, negative: bool) -> bool:
     return False
 
 
+def _polarity(d: Discriminator) -> bool:
+    """True when clause ``d`` is negative (a double negation is not)."""
+    family, *words = d.norm.split()
+    if _double_negative(d.text):
+        return False
+    return family == "not" or any(w in NEGATION_WORDS for w in words)
+
+
 def _clause_survives(d: Discriminator, idx: _Index) -> bool:
     family, *words = d.norm.split()
-    negative = family == "not" or any(w in NEGATION_WORDS for w in words)
+    negative, kind = _polarity(d), d.kind
+    if family == "not" and not negative:  # "never X without Y": compare as "must Y"
+        kind, family = Kind.CONSTRAINT, "must"
+        words = [w for w in words if w != "not"]
     if family not in _MARKER_IS_CONTENT and _sentence_survives(words, idx, negative):
         return True
     if d.kind is Kind.REQUIREMENT:
         return False
     keys = [w for w in words if _is_key(w)]
     stems = {_stem(w) for w in words if w != ">"}
-    for cand in idx.clauses.get((d.kind, family), ()):
+    for cand in idx.clauses.get((kind, family), ()):
         if keys:  # every identifier-like word, a path also by its file name
             if all(k in cand or ("/" in k and _basename(k) in cand) for k in keys):
                 return True
@@ -252,8 +326,8 @@ def survives(d: Discriminator, summary_text: str) -> bool:
     """
     idx = _index(summary_text)
     norm = d.norm
-    if d.kind in CLAUSE_KINDS:
-        return _clause_survives(d, idx)
+    if d.kind in CLAUSE_KINDS:  # a reversed rule is not kept (issue 12, point 1)
+        return _clause_survives(d, idx) and (not _flip_evidence(d, idx) or _restated(d, idx))
     if d.kind is Kind.QUANTITY:
         number, _, unit = norm.partition(" ")
         if not unit:
@@ -289,3 +363,102 @@ def dropped(child_text: str, summary_text: str, span_type: str = "prose"
     """The discriminators of ``child_text`` (read as ``span_type``) that do not survive
     in ``summary_text``."""
     return [d for d in extract_cached(child_text, span_type) if not survives(d, summary_text)]
+
+
+_ANTONYMS: dict[str, tuple[str, ...]] = {}
+for _a, _b in (("enabl", "disabl"), ("allow", "deny"), ("allow", "forbid"),
+               ("allow", "block"), ("allow", "prohibit"), ("includ", "exclud"),
+               ("add", "remov"), ("accept", "reject"), ("start", "stop"),
+               ("increas", "decreas"), ("rais", "lower"), ("lock", "unlock"),
+               ("requir", "optional"), ("publ", "privat"), ("safe", "unsafe")):
+    _ANTONYMS[_a] = (*_ANTONYMS.get(_a, ()), _b)
+    _ANTONYMS[_b] = (*_ANTONYMS.get(_b, ()), _a)
+_FLIP_FAMILIES = {"max": "min", "min": "max"}
+_FLIP_KINDS = frozenset({Kind.NEGATION, Kind.CONSTRAINT, Kind.CONDITION, Kind.REQUIREMENT})
+
+
+def flipped(d: Discriminator, summary_text: str) -> bool:
+    """Whether ``summary_text`` states clause ``d`` with the opposite polarity (issue 12,
+    point 1; rule ``negation-flipped``).
+
+    False whenever ``d`` survives (:func:`survives`).  Otherwise true when one summary
+    sentence of the opposite polarity holds *every* stemmed content word of ``d`` (at
+    least two; of a long clause, every one of its first five): a "not" dropped or added
+    on the same verb and object, or a double negation ("never release without a
+    confirmation step" flips "no confirmation step"); when one of the same polarity
+    holds them with one word replaced by its antonym (enable/disable, allow/forbid,
+    add/remove, ...); or, for a bound, when the summary has the opposite bound on the
+    same identifier-like words ("at most 3 replicas" against "at least 3 replicas").
+    Requiring every word keeps a summary that merely speaks of the same object ("do not
+    touch the config file" against "updated the config file") from counting as a flip.
+    """
+    return d.kind in _FLIP_KINDS and not survives(d, summary_text) and _flip_evidence(
+        d, _index(summary_text))
+
+
+def _flip_evidence(d: Discriminator, idx: _Index) -> bool:
+    """A rule sentence (or bound) of ``idx`` that states clause ``d`` reversed (see
+    :func:`flipped`)."""
+    if d.kind not in _FLIP_KINDS:
+        return False
+    family, *words = d.norm.split()
+    neg = _polarity(d)
+    other = _FLIP_FAMILIES.get(family)
+    if other is not None:
+        keys = [w for w in words if _is_key(w)]
+        return bool(keys) and any(all(k in cand for k in keys)
+                                  for cand in idx.clauses.get((d.kind, other), ()))
+    if family in _MARKER_IS_CONTENT:
+        return False
+    stems = _flip_stems(words)
+    if not stems:
+        return False
+    swapped = [stems - {w} | {a} for w in stems for a in _ANTONYMS.get(w, ())]
+    for cand, cand_neg in idx.rules:
+        if cand_neg != neg and stems <= cand:
+            return True
+        if cand_neg == neg and any(s <= cand for s in swapped):
+            return True
+    return False
+
+
+def _flip_stems(words: list[str]) -> frozenset[str]:
+    """The stems a flip must hold: every content stem (the first five of a long
+    clause); empty when fewer than two."""
+    ordered = list(dict.fromkeys(_stem(w) for w in words
+                                 if w != ">" and w not in NEGATION_WORDS and w not in _MODALS))
+    return frozenset(ordered[:_HEAD]) if len(ordered) >= 2 else frozenset()
+
+
+def _restated(d: Discriminator, idx: _Index) -> bool:
+    """One sentence of the same polarity holds every stem of clause ``d``."""
+    _, *words = d.norm.split()
+    stems, neg = _flip_stems(words), _polarity(d)
+    return bool(stems) and any(n == neg and stems <= cand
+                               for cand, n in (*idx.sentences, *idx.rules))
+
+
+_SPLIT_RE = re.compile(r"(?<=[.!?;])\s+|\n")
+
+
+def flip_sentence(d: Discriminator, summary_text: str) -> str | None:
+    """The sentence of ``summary_text`` that states clause ``d`` reversed (at most
+    :data:`SENTENCE_MAX` characters), None when the summary does not flip it
+    (:func:`flipped`)."""
+    if not flipped(d, summary_text):
+        return None
+    for sentence in _SPLIT_RE.split(summary_text):
+        if sentence.strip() and _flip_evidence(d, _index(sentence)):
+            return sentence.strip()[:SENTENCE_MAX]
+    return summary_text.strip()[:SENTENCE_MAX]
+
+
+SENTENCE_MAX = 300
+"""Most characters of a summary sentence a finding quotes (log text is untrusted:
+bounded in every output)."""
+
+
+def stem(word: str) -> str:
+    """The comparison form of one lowercased word (suffixes stripped, acts that mean the
+    same compared as one), as survival compares words."""
+    return _stem(word)

@@ -173,6 +173,9 @@ def recall_section(r: SessionReport, show_all: bool = False, limit: int = LIST_L
             parts.append(Text("Lost discriminators (facts that matter first)", style="bold"))
         parts += _facts(rows, _discriminator_detail, indent=2)
         parts += tier_counts(lost, len(rows), show_all)
+        if r.extra.get("person_spans") == 0:  # issue 12, point 5: not judged, not zero
+            parts.append(Text("  asked again: not judged, no span of this log is a "
+                              "person's (source \"user\")", style="dim"))
     disagree = r.extra.get("classification_disagreements") or []
     if disagree:
         parts.append(hang("", (f"{len(disagree)} span(s) where the logged salience_class "

@@ -2,6 +2,7 @@
 
 from compaction_audit.rules import (  # noqa: F401  (registration)
     boundary,
+    faithfulness,
     provenance,
     recall,
     salience,

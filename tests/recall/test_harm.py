@@ -28,7 +28,7 @@ def test_the_first_destructive_action_wins_then_the_earliest_call() -> None:
     lost = pl.DataFrame({"key": ["identifier:ord-1", "identifier:ord-2"], "start": [1, 1],
                          "span": ["a", "x"]})
     got = reuse(lost, occ, its, ROUNDS).sort("key").rows()
-    assert got == [("identifier:ord-1", 12, "d"), ("identifier:ord-2", 12, "e")]
+    assert got == [("identifier:ord-1", 12, "d", True), ("identifier:ord-2", 12, "e", False)]
 
 
 def test_before_the_loss_or_not_an_action_is_no_reuse() -> None:
@@ -40,7 +40,7 @@ def test_before_the_loss_or_not_an_action_is_no_reuse() -> None:
     assert reuse(lost, occ, its, ROUNDS).height == 0
     # the loss round itself counts: spans of that round come after the fold
     lost0 = lost.with_columns(pl.lit(0, pl.Int64).alias("start"))
-    assert reuse(lost0, occ, its, ROUNDS).rows() == [("identifier:ord-1", 10, "b")]
+    assert reuse(lost0, occ, its, ROUNDS).rows() == [("identifier:ord-1", 10, "b", True)]
 
 
 def test_asked_again_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:

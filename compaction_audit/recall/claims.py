@@ -1,0 +1,259 @@
+"""Unsupported summary claims (issue 12, point 2; rule ``unsupported-summary-claim``):
+a summary's discriminators, and its sentences without one, that no raw leaf below it
+supports, with the chain of earlier summaries that carried them.
+
+Support is a vocabulary test (words and stems of all raw leaves below the summary, built
+once per node of the provenance DAG), lenient so that a summary in other words stays
+quiet.  Standard library text work over a few texts per summary, each cached.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from functools import lru_cache, partial
+from typing import Any
+
+import polars as pl
+
+from compaction_audit.model import Session
+from compaction_audit.recall import extract as ext
+from compaction_audit.recall.clauses import NEGATION_WORDS, content_words
+from compaction_audit.recall.spantypes import clean_text
+from compaction_audit.recall.survival import stem
+
+__all__ = ["CLAIM_MAX_COVER", "CLAIM_MIN_WORDS", "SUPPORT_MAX_WORDS", "bag", "claims",
+           "supports", "unsupported"]
+
+_SPLIT_RE = re.compile(r"(?<=[.!?;])\s+|\n")
+_WORD_RE = re.compile(r"[a-z0-9_]+")
+_RULE_KINDS = frozenset({"negation", "constraint", "requirement", "condition"})
+_VALUE_KINDS = frozenset({"identifier", "quantity", "version"})
+SUPPORT_MAX_WORDS = 20_000_000
+"""Most words (summed over the summaries' leaf vocabularies) the support check builds in
+one session; past it the remaining summaries are not checked and the rule says so."""
+_META_RE = re.compile(r"(?i)\b(?:conversation|this session|summary|summari[sz]e|compaction"
+                      r"|context window|transcript)\b")
+_ABSENCE_RE = re.compile(r"(?i)^\W*(?:no|none|nothing)\b")
+_POINTER_RE = re.compile(r"(?i)[^\n.]*(?:read the full transcript at|if you need specific "
+                         r"details from before)[^\n]*")
+
+
+@lru_cache(maxsize=8192)
+def bag(text: str) -> tuple[frozenset[str], frozenset[str]]:
+    """(words, their stems) of ``text`` lowercased, thousands separators removed; the
+    digits of a number glued to a unit ("96k", "45000ms") are a word too."""
+    plain = re.sub(r"(?<=\d),(?=\d{3})", "", text.lower())
+    words = frozenset(_WORD_RE.findall(plain)) | frozenset(re.findall(r"\d+", plain))
+    return words, frozenset(stem(w) for w in words)
+
+
+def supports(d: ext.Discriminator, words: frozenset[str], stems: frozenset[str]) -> bool:
+    """Whether a vocabulary (the words of a summary's raw leaves, or of an earlier
+    summary, and their stems) supports claim ``d``: leniently, so that a summary in
+    other words stays quiet.
+
+    A clause is supported when at least half of its content stems occur; a token
+    (number, identifier, version, scope, link) when every word part of its normalized
+    form does ("45,000" and "45000 ms" both hold "45000").
+    """
+    if d.kind in ext.CLAUSE_KINDS:
+        _, *parts = d.norm.split()
+        content = {w for w in parts if w != ">" and w not in NEGATION_WORDS}
+        held = sum(1 for w in content if stem(w) in stems
+                   or ((pieces := _WORD_RE.findall(w)) and all(p in words for p in pieces)))
+        return not content or 2 * held >= len(content)
+    norm = d.norm.split(" ", 1)[0] if d.kind is ext.Kind.QUANTITY else d.norm
+    found = _WORD_RE.findall(norm)
+    return not found or all(p in words for p in found)
+
+
+@lru_cache(maxsize=4096)
+def claims(text: str) -> tuple[ext.Discriminator, ...]:
+    """The discriminators of a summary that are claims about the work: not in a
+    sentence about the conversation or the summary itself ("No files were read in this
+    conversation"), not the product's pointer to the transcript, not a bare statement of
+    absence ("None.", "No errors encountered"), not a plain word in capitals
+    ("JavaScript": an identifier needs a code character, a digit or backticks)."""
+    body = _POINTER_RE.sub(" ", clean_text(text))
+    out = []
+    for d in ext.extract(body):
+        sentence_start = max(body.rfind(c, 0, d.start) for c in ".!?\n") + 1
+        sentence_end = min((i for i in (body.find(c, d.end) for c in ".!?\n") if i >= 0),
+                           default=len(body))
+        if _META_RE.search(body, sentence_start, sentence_end):
+            continue
+        if d.kind is ext.Kind.NEGATION and _ABSENCE_RE.match(d.text):
+            continue
+        if (d.kind is ext.Kind.IDENTIFIER and d.text.isalpha()
+                and body[d.start - 1:d.start] != "`"):
+            continue
+        out.append(d)
+    return tuple(out)
+
+
+def _severity_class(kind: str) -> str:
+    """"rule" (negation, constraint, requirement, condition), "value" (identifier,
+    number, version) or "claim"."""
+    return "rule" if kind in _RULE_KINDS else "value" if kind in _VALUE_KINDS else "claim"
+
+
+class _Vocab:
+    """The raw-leaf vocabulary below each node of the provenance DAG (memoized)."""
+
+    def __init__(self, info: dict[str, tuple[Any, ...]], children: dict[str, list[str]]):
+        self.info, self.children = info, children
+        self.memo: dict[str, tuple[frozenset[str], frozenset[str]] | None] = {}
+        self.left = SUPPORT_MAX_WORDS
+
+    def of(self, node: str) -> tuple[frozenset[str], frozenset[str]] | None:
+        """(words, stems) of the raw leaves under ``node``; None when a leaf has no
+        text or the budget is spent.  Iterative (a chain of thousands of folds is valid
+        input): children are resolved before their parent."""
+        stack = [node]
+        while stack:
+            top = stack[-1]
+            if top in self.memo:
+                stack.pop()
+                continue
+            kind, text = self.info[top][0], self.info[top][1]
+            if kind == "span":
+                self.memo[top] = None if text is None else bag(text)
+                stack.pop()
+                continue
+            pending = [c for c in self.children.get(top, ()) if c not in self.memo]
+            if pending:
+                stack.extend(pending)
+                continue
+            stack.pop()
+            self.memo[top] = self._union(top)
+        return self.memo[node]
+
+    def _union(self, node: str) -> tuple[frozenset[str], frozenset[str]] | None:
+        words: set[str] = set()
+        stems: set[str] = set()
+        for child in self.children.get(node, ()):
+            below = self.memo[child]
+            if below is None:
+                return None
+            words.update(below[0])
+            stems.update(below[1])
+        self.left -= len(words)
+        return (frozenset(words), frozenset(stems)) if self.left >= 0 else None
+
+
+def unsupported(session: Session, items: pl.DataFrame) -> tuple[pl.DataFrame, int]:
+    """Claims of each summary (:func:`claims`) that no raw leaf supports (issue 12,
+    point 2).
+
+    Support is checked against the vocabulary of all raw leaves below the summary
+    (:func:`supports`), so a claim drawn from several spans is supported; a claim that
+    an earlier summary below it states (itself without raw support) is "carried":
+    ``chain`` lists those summaries, oldest first, then this one.  Summaries with a leaf
+    that has no text are not checked.  Returns (rows, number of rounds with a summary not
+checked); rows:
+    ``ri``, ``summary``, ``kind`` (a discriminator kind, or "claim" for a sentence
+    without one that the leaves barely hold, :data:`CLAIM_MAX_COVER`), ``text``,
+    ``norm``, ``claim`` ("rule", "value", "claim"),
+    ``origin`` (the oldest summary of the chain, null when none), ``chain``.
+    """
+    schema: dict[str, Any] = {"ri": pl.Int64, "summary": pl.String, "kind": pl.String,
+                              "text": pl.String, "norm": pl.String, "claim": pl.String,
+                              "origin": pl.String, "chain": pl.List(pl.String)}
+    rows: dict[str, list[Any]] = {name: [] for name in schema}
+    info = {i: (k, t, ri, ln) for i, k, t, ri, ln in
+            items.select("id", "kind", "text", "ri", "line").iter_rows()}
+    children: dict[str, list[str]] = {}
+    for parent, child in session.edges.select("parent", "child").iter_rows():
+        if child in info:
+            children.setdefault(parent, []).append(child)
+    order = sorted((s for s in children if s in info and info[s][1]),
+                   key=lambda s: (info[s][2], info[s][3]))
+    vocab = _Vocab(info, children)
+    unchecked: set[int] = set()
+    for summary in order:
+        below = vocab.of(summary)
+        if below is None:
+            unchecked.add(info[summary][2])
+            continue
+        found = [d for d in claims(info[summary][1]) if not supports(d, *below)]
+        rows_of = [(d.kind.value, d.text, d.norm, _severity_class(d.kind.value),
+                    _carriers(summary, partial(_states_token, d), children, info))
+                   for d in found]
+        rows_of += [("claim", sentence, "claim " + " ".join(sorted(content)), "claim",
+                     _carriers(summary, partial(_states_sentence, content), children, info))
+                    for sentence, content in _bare_claims(info[summary][1], found, *below)]
+        for kind, text, norm, claim, chain in rows_of:
+            for name, value in zip(schema, (info[summary][2], summary, kind, text, norm,
+                                            claim, chain[0] if chain else None,
+                                            [*chain, summary]), strict=True):
+                rows[name].append(value)
+    return pl.DataFrame(rows, schema=schema), len(unchecked)
+
+
+CLAIM_MIN_WORDS = 5
+"""A sentence without a discriminator is judged as a claim only with at least this many
+distinct content stems (shorter ones are headings and connective phrases)."""
+CLAIM_MAX_COVER = 0.2
+"""A sentence is unsupported when less than this share of its content words occurs
+among the raw leaves ("A tool result carried an injected instruction" over leaves that
+never speak of one; issue 12, point 2).  Measured on the corpus: the faithful
+summaries' sentences of five or more words cover 0.25 and more."""
+
+
+def _states_token(d: ext.Discriminator, bag: tuple[frozenset[str], frozenset[str]]) -> bool:
+    return supports(d, *bag)
+
+
+def _states_sentence(content: frozenset[str], bag: tuple[frozenset[str], frozenset[str]]) -> bool:
+    return _covered(content, *bag) >= 0.5
+
+
+def _covered(content: frozenset[str], words: frozenset[str], stems: frozenset[str]) -> float:
+    """Share of ``content`` words a vocabulary holds (by stem, or every word part)."""
+    held = sum(1 for w in content if stem(w) in stems
+               or ((pieces := _WORD_RE.findall(w)) and all(p in words for p in pieces)))
+    return held / len(content) if content else 1.0
+
+
+@lru_cache(maxsize=4096)
+def _claim_sentences(text: str) -> tuple[tuple[str, frozenset[str]], ...]:
+    """The sentences of a summary that may be claims (not about the conversation, five
+    or more content stems), each with its content words; cached per text."""
+    body = _POINTER_RE.sub(" ", clean_text(text))
+    out = []
+    for raw in _SPLIT_RE.split(body):
+        sentence = raw.strip()
+        if not sentence or _META_RE.search(sentence):
+            continue
+        content = frozenset(w for w in content_words(sentence.lower(), 60)
+                            if w not in NEGATION_WORDS)
+        if len({stem(w) for w in content}) >= CLAIM_MIN_WORDS:
+            out.append((sentence[:300], content))
+    return tuple(out)
+
+
+def _bare_claims(text: str, found: list[ext.Discriminator], words: frozenset[str],
+                 stems: frozenset[str]) -> list[tuple[str, frozenset[str]]]:
+    """Sentences of a summary (:func:`_claim_sentences`; holding no unsupported
+    discriminator already) whose content words the leaves barely hold
+    (:data:`CLAIM_MAX_COVER`): ``(sentence, content words)``."""
+    return [(sentence, content) for sentence, content in _claim_sentences(text)
+            if not any(d.text in sentence for d in found)
+            and _covered(content, words, stems) < CLAIM_MAX_COVER]
+
+
+def _carriers(summary: str, states: Callable[[tuple[frozenset[str], frozenset[str]]], bool],
+              children: dict[str, list[str]], info: dict[str, tuple[Any, ...]]) -> list[str]:
+    """Summaries below ``summary`` whose text ``states`` the claim (given its words and
+    stems), oldest first."""
+    found, stack, seen = [], list(children.get(summary, ())), set()
+    while stack:
+        node = stack.pop()
+        if node in seen or info[node][0] != "summary":
+            continue
+        seen.add(node)
+        if info[node][1] and states(bag(info[node][1])):
+            found.append(node)
+        stack.extend(children.get(node, ()))
+    return sorted(found, key=lambda s: (info[s][2], info[s][3]))

@@ -1,0 +1,76 @@
+"""Ruled-out findings: negative facts a debugging session established (issue 12, point 6).
+
+"Ruled out DNS and TLS", "the cache is not the cause", "the database is fine": each
+closes a path.  A summary that drops one invites the agent to walk it again, so these
+are a discriminator kind (``ruled-out``, ranked with negations,
+:data:`~compaction_audit.recall.kinds.KIND_RANK`).  Forms, over one sentence:
+
+* ``rule(d) out X`` / ``ruling out X``: X is the object (the words after it);
+* ``X was/were/has been ruled out``, ``X is/was not the cause`` (or culprit, issue,
+  problem, bottleneck, reason; ``isn't`` too), ``X is/looks/seems fine`` (or ok,
+  healthy, unrelated, not related, not involved, not at fault): X is the subject, at
+  most three content words on the left within the sentence.
+
+A subject that is only a pronoun ("it is fine", "everything is fine") is no finding.
+``norm`` is ``"ruled <content words>"``.  Standard library only.
+"""
+
+from __future__ import annotations
+
+import re
+
+from compaction_audit.recall.clauses import content_words
+from compaction_audit.recall.kinds import Discriminator, Kind
+
+__all__ = ["scan_ruled_out"]
+
+_BE = r"(?:is|are|was|were|looks?|seems?|'s)"
+_OBJECT_RE = re.compile(r"\brul(?:e|ed|ing)\s+out\s+(?!(?:of|that|whether|if)\b)")
+_SUBJECT_RE = re.compile(
+    rf"\b(?:(?:was|were|has\s+been|have\s+been|is|are)\s+ruled\s+out"
+    rf"|{_BE}\s+(?:not|n't)\s+(?:the\s+|a\s+)?(?:root\s+)?"
+    rf"(?:cause|culprit|issue|problem|bottleneck|reason)"
+    rf"|(?:isn't|aren't|wasn't|weren't)\s+(?:the\s+|a\s+)?(?:root\s+)?"
+    rf"(?:cause|culprit|issue|problem|bottleneck|reason)"
+    rf"|{_BE}\s+(?:fine|ok|okay|healthy|unrelated|not\s+related|not\s+involved"
+    rf"|not\s+at\s+fault))(?![\w-])")
+_END_RE = re.compile(r"[.;!?\n:]|\bbut\b|\bwhich\b|\bso\b")
+_START_RE = re.compile(r"[.;!?\n:,]|\b(?:but|so|because|since|then|while|when|if)\b")
+_PRONOUNS = frozenset({"everything", "something", "nothing", "things", "which", "what",
+                       "who", "rest", "both", "else", "now", "still", "fine", "not"})
+_MAX_WORDS = 6
+
+
+def _subject(low: str, at: int) -> tuple[int, list[str]]:
+    """Start and content words of the subject left of ``at`` (same sentence part)."""
+    lo = max(0, at - 80)
+    start = lo
+    for m in _START_RE.finditer(low, lo, at):
+        start = m.end()
+    words = [w for w in content_words(low[start:at], 20) if w not in _PRONOUNS]
+    while start < at and low[start].isspace():
+        start += 1
+    return start, words[-3:]
+
+
+def scan_ruled_out(text: str, out: list[Discriminator]) -> None:
+    """Append the ruled-out findings of ``text`` (module docstring) to ``out``."""
+    low = text.lower()
+    if "ruled" not in low and "rule" not in low and not any(
+            w in low for w in ("cause", "culprit", "issue", "problem", "bottleneck",
+                               "reason", "fine", "ok", "healthy", "related", "involved",
+                               "fault")):
+        return
+    for m in _OBJECT_RE.finditer(low):
+        stop = _END_RE.search(low, m.end(), m.end() + 160)
+        end = stop.start() if stop else min(len(low), m.end() + 160)
+        words = [w for w in content_words(low[m.end():end], _MAX_WORDS)
+                 if w not in _PRONOUNS]
+        if words:
+            out.append(Discriminator(Kind.RULED_OUT, text[m.start():end].strip(),
+                                     "ruled " + " ".join(words), m.start(), end))
+    for m in _SUBJECT_RE.finditer(low):
+        start, words = _subject(low, m.start())
+        if words:
+            out.append(Discriminator(Kind.RULED_OUT, text[start:m.end()],
+                                     "ruled " + " ".join(words), start, m.end()))

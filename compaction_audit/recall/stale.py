@@ -1,0 +1,153 @@
+"""Stale summaries (issue 12, point 3; rule ``stale-summary``): a summary that repeats
+most of its predecessor's sentences while newer raw work reaches it not, and whose
+"Next" proposes work a newer span shows done.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from typing import Any
+
+import polars as pl
+
+from compaction_audit.model import Session
+from compaction_audit.recall import extract as ext
+from compaction_audit.recall.claims import bag
+from compaction_audit.recall.clauses import content_words
+from compaction_audit.recall.survival import stem, survives
+
+__all__ = ["MIN_SENTENCES", "REPEAT_SHARE", "SAME_SENTENCE", "next_items", "repeat_share",
+           "stale"]
+
+REPEAT_SHARE = 0.6
+"""A summary is a repeat of its predecessor when at least this share of the
+predecessor's sentences (three or more content words) reappear in it nearly word for
+word (:data:`SAME_SENTENCE`); issue 12, point 3: "re-emits the first summary nearly word
+for word"."""
+SAME_SENTENCE = 0.8
+"""Two sentences are the same when the Jaccard index of their stem sets reaches this."""
+MIN_SENTENCES = 3
+"""A predecessor with fewer judged sentences is too short to call repeated."""
+_SPLIT_RE = re.compile(r"(?<=[.!?;])\s+|\n")
+_NEXT_RE = re.compile(
+    r"(?im)^[ \t]*(?:[-*+#]+[ \t]*|\d+[.)][ \t]*)?(?:\*\*|__)?(?:optional[ \t]+)?"
+    r"(?:next(?:[ \t]+steps?)?|to-?dos?|pending(?:[ \t]+tasks?)?|remaining(?:[ \t]+work)?)"
+    r"(?:\*\*|__)?[ \t]*:?(?:\*\*|__)?[ \t]*(.*)$")
+_DONE_RE = re.compile(r"(?i)\b(?:done|completed?|finished|fixed|implemented|merged|shipped"
+                      r"|passe[sd]|resolved|landed|works now)\b")
+
+
+@lru_cache(maxsize=4096)
+def _sentences(text: str) -> tuple[frozenset[str], ...]:
+    """The stem sets of ``text``'s sentences of three or more content words (cached)."""
+    out = []
+    for s in _SPLIT_RE.split(text.lower()):
+        stems = frozenset(stem(w) for w in content_words(s, 60))
+        if len(stems) >= 3:
+            out.append(stems)
+    return tuple(out)
+
+
+def repeat_share(previous: str, current: str) -> tuple[float, int]:
+    """(share of ``previous``'s sentences that reappear in ``current``, their count)."""
+    before, after = _sentences(previous), _sentences(current)
+    if not before:
+        return 0.0, 0
+    same = sum(1 for a in before
+               if any(len(a & b) >= SAME_SENTENCE * len(a | b) for b in after))
+    return same / len(before), len(before)
+
+
+def next_items(text: str) -> list[str]:
+    """The items of a summary's "Next" / to-do / pending section: the rest of the
+    heading line and each line below it up to a blank line or another heading."""
+    items: list[str] = []
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        m = _NEXT_RE.match(line)
+        if not m:
+            continue
+        if m.group(1).strip():
+            items.append(m.group(1).strip())
+        for below in lines[i + 1:]:
+            if not below.strip() or re.match(r"[ \t]*(?:#|\d+\.\s+[A-Z][\w ]+:$)", below):
+                break
+            items.append(below.strip(" \t-*+•"))
+    return [t.rstrip(".;")[:200] for t in items if len(content_words(t.lower(), 20)) >= 2]
+
+
+def _done(item: str, texts: list[tuple[str, str]]) -> str | None:
+    """The first span (id) whose text says ``item`` is done: a done word and most of
+    the item's stems (at least two)."""
+    want = {stem(w) for w in content_words(item.lower(), 20)}
+    for span, text in texts:
+        if not _DONE_RE.search(text):
+            continue
+        have = bag(text)[1]
+        if len(want & have) >= max(2, len(want) // 2 + 1):
+            return span
+    return None
+
+
+def stale(session: Session, items: pl.DataFrame) -> pl.DataFrame:
+    """Summaries that repeat their predecessor while newer raw work reaches them not
+    (issue 12, point 3).
+
+    Predecessor: the latest summary (by round, then line) among this summary's children
+    (a second compaction folds the first summary with the newer spans).  Newer
+    raw work: prose or spec spans (a person's or the assistant's words, not harness,
+    not tool output) born at or after the predecessor's round and at or before this
+    summary's, not among the predecessor's leaves, holding a discriminator, and out of
+    the working set after this summary's round; one is *unreached* when this summary
+    states none of its discriminators.  Fires when the repeated share reaches
+    :data:`REPEAT_SHARE` and unreached spans are at least one and at least half the
+    newer ones, or when a "Next" item is shown done by a newer span.  Returns ``ri``,
+    ``summary``, ``previous``, ``repeated`` (share), ``newer``, ``unreached`` (ids),
+    ``done_next`` (list of {item, span}).
+    """
+    schema: dict[str, Any] = {
+        "ri": pl.Int64, "summary": pl.String, "previous": pl.String,
+        "repeated": pl.Float64, "newer": pl.Int64, "unreached": pl.List(pl.String),
+        "done_next": pl.List(pl.Struct({"item": pl.String, "span": pl.String}))}
+    rows: dict[str, list[Any]] = {name: [] for name in schema}
+    texts = items.filter((pl.col("kind") == "summary") & pl.col("text").is_not_null())
+    # each summary with its latest summary child (its predecessor), by round then line
+    pairs = (session.edges.join(texts.select(pl.col("id").alias("child"),
+                                             pl.col("ri").alias("p_ri"),
+                                             pl.col("line").alias("p_line"),
+                                             pl.col("text").alias("p_text")), on="child")
+             .sort("p_ri", "p_line").group_by("parent", maintain_order=True).last()
+             .join(texts.select(pl.col("id").alias("parent"), pl.col("ri").alias("c_ri"),
+                                pl.col("text").alias("c_text")), on="parent")
+             .sort("c_ri", "parent")
+             .select("child", "p_ri", "p_text", "parent", "c_ri", "c_text").rows())
+    if not pairs:
+        return pl.DataFrame(rows, schema=schema)
+    spans = items.filter((pl.col("kind") == "span") & pl.col("text").is_not_null()
+                         & pl.col("stype").is_in(["prose", "spec"]))
+    for prev, p_ri, p_text, cur, c_ri, c_text in pairs:
+        share, count = repeat_share(p_text, c_text)
+        if count < MIN_SENTENCES or share < REPEAT_SHARE:
+            continue
+        own = session.edges.filter(pl.col("parent") == prev)["child"]
+        kept = session.membership.filter((pl.col("start") <= c_ri) & (pl.col("end") > c_ri))
+        newer = (spans.filter((pl.col("ri") >= p_ri) & (pl.col("ri") <= c_ri)
+                              & ~pl.col("id").is_in(own.implode())
+                              & ~pl.col("id").is_in(kept["id"].implode()))
+                 .sort("ri", "line").select("id", "text", "stype").rows())
+        judged, unreached = 0, []
+        for span, text, stype in newer:
+            found = ext.extract(text, stype)
+            if not found:
+                continue
+            judged += 1
+            if not any(survives(d, c_text) for d in found):
+                unreached.append(span)
+        done = [{"item": item, "span": span} for item in next_items(c_text)
+                if (span := _done(item, [(s, t) for s, t, _ in newer])) is not None]
+        if (unreached and 2 * len(unreached) >= judged) or done:
+            for name, value in zip(schema, (c_ri, cur, prev, round(share, 3), judged,
+                                            unreached, done), strict=True):
+                rows[name].append(value)
+    return pl.DataFrame(rows, schema=schema)

@@ -1,0 +1,162 @@
+"""Harm shown by action: a later tool call does what a rule lost at a fold forbade
+(issue 12, point 4; rule ``lost-rule-violated``).
+
+Built on the lost table (:func:`compaction_audit.recall.analysis.analyse`) and its
+reuse columns (:func:`compaction_audit.recall.harm.reuse`):
+
+* a lost negation or constraint that forbids an act on an object ("Do not run
+  `lint-tool analyze` in this repo", "never add a `Co-Authored-By:` trailer") is
+  *violated* when a tool call born at or after the round of the loss (the compaction's
+  own round included: its new spans come after the fold) holds the object: for "run",
+  "execute", "call", "invoke", "use", "enable", "pass" a command, for "add",
+  "include", "put", "write", "insert", "append", "commit" a write;
+* an identifier lost at a fold whose first later reuse
+  (``reused_span``) is a destructive command (:data:`~compaction_audit.recall.harm.DESTRUCTIVE_RE`)
+  is harm as well ("order delete ORD-5501 --cascade").
+
+The object is the first code span after the verb; else the first identifier-like word
+(a character of ``-_./:@=``, a digit, or a capital inside); else two or more plain words
+(matched as a phrase); a single plain word only for a run verb, and then only at the
+start of a command ("never use sudo" against ``sudo rm ...``).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import polars as pl
+
+from compaction_audit.recall.harm import DESTRUCTIVE_RE
+
+__all__ = ["forbidden", "violations"]
+
+_RUN = ("run", "running", "execute", "executing", "call", "calling", "invoke", "invoking",
+        "use", "using", "enable", "enabling", "pass", "passing")
+_WRITE = ("add", "adding", "include", "including", "put", "putting", "write", "writing",
+          "insert", "inserting", "append", "appending", "commit", "committing")
+_RULE_RE = re.compile(
+    r"(?i)\b(?:do\s+not|don['\u2019]t|never|must\s+not|mustn['\u2019]t|should\s+not"
+    r"|shouldn['\u2019]t|cannot|can['\u2019]t|avoid|not|no)\s+(?:ever\s+)?"
+    rf"({'|'.join(_RUN + _WRITE)})\b\s*(.*)", re.DOTALL)
+_PROHIBITION = r"(?i)\b(?:not|never|don't|no|avoid|cannot)\b"
+"""Text that forbids rather than acts (a Polars regex)."""
+_CODE_RE = re.compile(r"`([^`\n]{2,120})`")
+_STOP = frozenset({"in", "on", "to", "for", "when", "unless", "without", "with", "into",
+                   "from", "at", "by", "again", "anymore", "here", "there", "and", "or",
+                   "because", "since", "before", "after", "if", "this", "that"})
+_ARTICLES = frozenset({"a", "an", "the", "any"})
+_IDENT_RE = re.compile(r"[-_./:@=\d]|.[A-Z]")
+
+
+def forbidden(text: str) -> tuple[str, str, bool] | None:
+    """``(object, act, phrase_only_at_start)`` of a prohibition, None when ``text``
+    forbids no act on a matchable object.  ``act`` is "command" or "write"; the third
+    value is true for a single plain word (matched only at a command's start)."""
+    m = _RULE_RE.search(text)
+    if m is None:
+        return None
+    act = "command" if m.group(1).lower() in _RUN else "write"
+    rest = m.group(2)
+    code = _CODE_RE.match(rest.lstrip()) or _CODE_RE.match(
+        re.sub(r"(?i)^\s*(?:a|an|the|any)\s+", "", rest))
+    if code:
+        return code.group(1).strip().rstrip(":"), act, False
+    words: list[str] = []
+    for raw in re.split(r"\s+", rest.strip()):
+        word = raw.strip(".,;!?()\"'")
+        if not word or (not words and word.lower() in _ARTICLES):
+            continue
+        if word.lower() in _STOP or raw != raw.rstrip(".,;!?"):
+            if word.lower() not in _STOP:
+                words.append(word)
+            break
+        words.append(word)
+        if len(words) == 3:
+            break
+    for word in words:
+        if _IDENT_RE.search(word) and len(word) >= 3:
+            return word.rstrip(":"), act, False
+    if len(words) >= 2:
+        return " ".join(words).lower(), act, False
+    if words and act == "command" and len(words[0]) >= 3:
+        return words[0].lower(), act, True
+    return None
+
+
+def _escape(text: str) -> str:
+    """``text`` as a literal in a Polars (Rust) regex."""
+    return re.sub(r"([\\.^$|?*+()\[\]{}#&~-])", r"\\\1", text)
+
+
+def _pattern(obj: str, at_start: bool) -> str:
+    """A case-insensitive Polars regex finding ``obj`` as a whole word or phrase."""
+    body = r"\s+".join(_escape(w) for w in obj.split())
+    if at_start:
+        return rf"(?i)(?:^|[;&|(]\s*|\$\(\s*|\n\s*){body}(?:$|\s)"
+    return rf"(?i)(?:^|[^\w-]){body}(?:$|[^\w-])"
+
+
+def violations(lost: pl.DataFrame, items: pl.DataFrame, rounds: pl.DataFrame
+               ) -> pl.DataFrame:
+    """Later tool calls that did what a rule lost at a fold forbade, and lost
+    identifiers reused by a destructive command.
+
+    ``lost``: the lost table (``kind``, ``text``, ``span``, ``cause``, ``fold``,
+    ``lost_round``, ``reused_span``, ``reused_round``, ``key``).  ``items``: the session
+    items.  ``rounds``: ``ri``, ``round``.  Returns one row per violated item: ``ri``
+    (of the violating span), ``key``, ``kind``, ``text``, ``span``, ``fold``,
+    ``lost_round``, ``how`` ("command", "write" or "destructive"), ``object``,
+    ``violated_span``, ``violated_round``, ``violated_source``.
+    """
+    schema: dict[str, Any] = {
+        "ri": pl.Int64, "key": pl.String, "kind": pl.String, "text": pl.String,
+        "span": pl.String, "fold": pl.String, "lost_round": pl.Int64, "how": pl.String,
+        "object": pl.String, "violated_span": pl.String, "violated_round": pl.Int64,
+        "violated_source": pl.String}
+    by_fold = lost.filter(pl.col("cause") == "fold")
+    calls = items.filter((pl.col("kind") == "span")
+                         & pl.col("source").fill_null("").str.starts_with("tool_call:")
+                         & pl.col("text").is_not_null()).select(
+        "id", "ri", "round", "line", "source", "text")
+    start_of = dict(rounds.select("round", "ri").iter_rows())
+    parts = []
+    for key, kind, text, span, fold, lost_round in by_fold.filter(
+            pl.col("kind").is_in(["negation", "constraint"])).select(
+            "key", "kind", "text", "span", "fold", "lost_round").iter_rows():
+        rule = forbidden(text)
+        start = start_of.get(lost_round)
+        if rule is None or start is None:
+            continue
+        obj, act, at_start = rule
+        hit = (calls.filter((pl.col("ri") >= start) & (pl.col("id") != span)
+                            & pl.col("text").str.contains(_pattern(obj, at_start)))
+               .sort("ri", "line").head(1))
+        if hit.height:
+            parts.append(hit.select(
+                "ri", pl.lit(key).alias("key"), pl.lit(kind).alias("kind"),
+                pl.lit(text).alias("text"), pl.lit(span).alias("span"),
+                pl.lit(fold, pl.String).alias("fold"),
+                pl.lit(lost_round, pl.Int64).alias("lost_round"), pl.lit(act).alias("how"),
+                pl.lit(obj).alias("object"), pl.col("id").alias("violated_span"),
+                pl.col("round").alias("violated_round"),
+                pl.col("source").alias("violated_source")))
+    destructive = (
+        by_fold.filter((pl.col("kind") == "identifier") & pl.col("reused_span").is_not_null())
+        .join(items.select(pl.col("id").alias("reused_span"), "ri",
+                           pl.col("source").alias("violated_source"),
+                           pl.col("text").alias("_t")), on="reused_span")
+        # an action: a tool call, or text that is no prohibition ("Do NOT run migration
+        # 0087 with --force" restates a rule); the identifier is not itself the
+        # destructive word (a lost "--force" reused)
+        .filter(pl.col("_t").fill_null("").str.contains(DESTRUCTIVE_RE)
+                & (pl.col("violated_source").fill_null("").str.starts_with("tool_call:")
+                   | ~pl.col("_t").fill_null("").str.contains(_PROHIBITION))
+                & ~(" " + pl.col("text") + " ").str.contains(DESTRUCTIVE_RE))
+        .select("ri", "key", "kind", "text", "span", pl.col("fold").cast(pl.String),
+                pl.col("lost_round").cast(pl.Int64), pl.lit("destructive").alias("how"),
+                pl.col("text").alias("object"), pl.col("reused_span").alias("violated_span"),
+                pl.col("reused_round").cast(pl.Int64).alias("violated_round"),
+                "violated_source"))
+    parts.append(destructive)
+    return pl.concat([p.cast(schema) for p in parts]).sort("ri", "key")  # type: ignore[arg-type]

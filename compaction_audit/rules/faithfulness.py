@@ -1,0 +1,231 @@
+"""Faithfulness and harm rules (issue 12; spec rules.md, "Faithfulness and harm"): a
+summary that states a rule reversed, states what no source supports, or repeats its
+predecessor while newer work is lost, and a later action that does what a lost rule
+forbade.
+
+Each reads the cached recall analysis (:func:`~compaction_audit.rules.recall.recall_of`)
+and one helper module: :mod:`compaction_audit.recall.flips`,
+:mod:`~compaction_audit.recall.claims`, :mod:`~compaction_audit.recall.stale`,
+:mod:`~compaction_audit.recall.violations`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import polars as pl
+
+from compaction_audit.recall.analysis import typed_items
+from compaction_audit.recall.claims import unsupported
+from compaction_audit.recall.flips import flips
+from compaction_audit.recall.stale import stale
+from compaction_audit.recall.violations import violations
+from compaction_audit.rules.base import Context, Outcome, Rule, Severity, register
+from compaction_audit.rules.recall import recall_of
+
+LIST_CAP = 3
+"""Most items a message names; the finding's values keep every one."""
+_EMPTY = pl.DataFrame(schema={"ri": pl.Int64})
+
+
+def _items(ctx: Context) -> pl.DataFrame:
+    """The session items with their span type, computed once per audit."""
+    if "typed_items" not in ctx.cache:
+        ctx.cache["typed_items"] = typed_items(ctx.session)
+    result: pl.DataFrame = ctx.cache["typed_items"]
+    return result
+
+
+def _more(total: int) -> str:
+    return f"; and {total - LIST_CAP} more" if total > LIST_CAP else ""
+
+
+@register
+class NegationFlipped(Rule):
+    """What it checks: a fold whose text states a child's rule with the opposite
+    polarity: a double negation ("never run the release without a confirmation step"
+    against "no confirmation step": "never X without Y" means "always Y"), a "not"
+    dropped or added on the same verb and object, an antonym (enable/disable,
+    allow/forbid, add/remove), or the opposite bound (at most/at least).  The reversing
+    sentence must itself state a rule (a modal, a prohibition or an imperative) and hold
+    every content word of the child's clause, so a summary that only speaks of the same
+    object ("updated the config file") or restates the rule in other words stays quiet.
+
+    Why it matters: issue 12, point 1, from public reports of compaction failures: the
+    words of a rule survive while its meaning inverts, so word overlap counts it as
+    carried and the agent follows the opposite instruction.  Survival no longer counts a
+    flipped rule as kept (``recall.survival.flipped``), and ``trace`` says "flipped at
+    fold F".
+    """
+
+    code = "CA304"
+    name = "negation-flipped"
+    severity = Severity.ERROR
+    family = "faithfulness"
+    summary = "a fold states a child's rule with the opposite polarity"
+    action = ("restate the rule with its original polarity in the summary, or rehydrate "
+              "the span that states it")
+    example = ("round 3: fold c1 flipped 'No confirmation step' of u1: 'Never run the "
+               "release without a confirmation step from the user.'")
+
+    def evaluate(self, ctx: Context) -> Outcome:
+        found = flips(recall_of(ctx).folds, ctx.session.items)
+        if found.height == 0:
+            return Outcome(_EMPTY)
+        rows = (found.group_by("ri", "fold", maintain_order=True)
+                .agg(pl.struct("child", "kind", "text", "sentence").alias("flipped"))
+                .with_columns(pl.col("fold").alias("entity")))
+        return Outcome(rows)
+
+    def message(self, v: dict[str, Any], ctx: Context) -> str:
+        parts = [f"{f['kind']} {f['text']!r} of {f['child']} is stated reversed: "
+                 f"{f['sentence']!r}" for f in v["flipped"][:LIST_CAP]]
+        return f"fold {v['fold']} flipped " + "; ".join(parts) + _more(len(v["flipped"]))
+
+
+@register
+class UnsupportedSummaryClaim(Rule):
+    """What it checks: a summary sentence carrying a discriminator (a rule, an
+    identifier, a number, a version, a cause, a scope) that no raw leaf below the
+    summary supports, checked transitively down the provenance DAG.  Support is lenient
+    (half of a clause's content words anywhere among the raw leaves, a number in any
+    unit, an identifier by its words), so a summary in other words stays quiet; talk
+    about the conversation itself ("no files were read in this conversation"), bare
+    statements of absence ("None.") and the product's pointer to the transcript are not
+    claims.  A sentence with no discriminator is a claim too when it has five or more
+    content words and the raw leaves hold fewer than a fifth of them ("the tool result
+    contained an injected instruction").  One finding per distinct claim, at the latest
+    summary stating it.  When earlier
+    summaries below it state the claim, the message says "carried from summary S, no
+    raw support" and ``chain`` (in the JSON) lists the summaries that amplified it,
+    oldest first.  A warning; an error when the claim is a rule (negation, constraint,
+    requirement, condition), an identifier, a number or a version.
+
+    Why it matters: issue 12, point 2: a summary stated something no source said ("the
+    tool result contained an injected instruction"), the next summary repeated it and
+    the third added to it; nothing checked a summary sentence against its sources, and
+    the agent acted on the invention.  Summaries with a leaf that has no text are not
+    checked.
+    """
+
+    code = "CA305"
+    name = "unsupported-summary-claim"
+    severity = Severity.WARNING
+    family = "faithfulness"
+    summary = "a summary states a discriminator no raw leaf supports"
+    action = ("drop the claim or cite its source; check the summaries it was carried "
+              "from")
+    example = ("round 4: summary c2 states identifier 'INC-0042', carried from summary "
+               "c1, no raw support")
+
+    def evaluate(self, ctx: Context) -> Outcome:
+        """One row per distinct claim (kind and normalized text), at the latest summary
+        that states it without raw support: ``summary``, ``kind``, ``text``, ``claim``,
+        ``origin``, ``chain`` (of that summary) and ``summaries`` (every summary that
+        states it without support, oldest first)."""
+        found, unchecked = unsupported(ctx.session, _items(ctx))
+        notes = {"a summary there has a leaf without text (or the check budget was spent)":
+                 unchecked} if unchecked else {}
+        if found.height == 0:
+            return Outcome(_EMPTY, notes)
+        rows = (found.with_row_index("_n")
+                .group_by("kind", "norm", maintain_order=True)
+                .agg(pl.all().sort_by("_n").last(),
+                     pl.col("summary").sort_by("_n").alias("summaries"))
+                .drop("norm", "_n").sort("ri", "summary")
+                .with_columns(pl.when(pl.col("claim") != "claim")
+                              .then(pl.lit(Severity.ERROR.value))
+                              .otherwise(pl.lit(Severity.WARNING.value)).alias("severity"),
+                              pl.col("summary").alias("entity")))
+        return Outcome(rows, notes)
+
+    def message(self, v: dict[str, Any], ctx: Context) -> str:
+        where = (f"carried from summary {v['origin']}, no raw support" if v["origin"]
+                 else "no raw leaf supports it")
+        others = len(set(v["summaries"]) - set(v["chain"]))
+        also = (f"; {others} other summar{'y states' if others == 1 else 'ies state'} it "
+                "without support") if others else ""
+        return f"summary {v['summary']} states {v['kind']} {v['text']!r} ({where}){also}"
+
+
+@register
+class StaleSummary(Rule):
+    """What it checks: a summary that repeats most (60 %) of its predecessor's
+    sentences nearly word for word while prose spans newer than the predecessor (a
+    person's or the assistant's words holding a discriminator) are out of the working
+    set and the summary states none of their discriminators (at least half of them).
+    Where its "Next", to-do or pending section proposes work that a newer span shows
+    done, the same finding says so (and that alone, with the repetition, fires it).
+
+    Why it matters: issue 12, point 3: a second compaction re-emitted the first summary
+    nearly word for word while two days of newer work reached no summary at all, and
+    its "Next:" proposed work the raw spans showed finished; the agent redid it.
+    """
+
+    code = "CA306"
+    name = "stale-summary"
+    severity = Severity.WARNING
+    family = "faithfulness"
+    summary = "a summary repeats its predecessor while newer work reaches no summary"
+    action = ("regenerate the summary from the newer spans; drop "
+              "\"Next\" items that are done")
+    example = ("round 9: summary c2 repeats 100 % of c1; 2 newer spans reach no summary "
+               "(u4, a5); Next item 'write the migration' was done in a5")
+
+    def evaluate(self, ctx: Context) -> Outcome:
+        found = stale(ctx.session, _items(ctx))
+        if found.height == 0:
+            return Outcome(_EMPTY)
+        return Outcome(found.with_columns(pl.col("summary").alias("entity")))
+
+    def message(self, v: dict[str, Any], ctx: Context) -> str:
+        share = round(100 * v["repeated"])
+        text = f"summary {v['summary']} repeats {share} % of {v['previous']}"
+        lost = v["unreached"]
+        if lost:
+            shown = ", ".join(lost[:LIST_CAP]) + (f" and {len(lost) - LIST_CAP} more"
+                                                  if len(lost) > LIST_CAP else "")
+            text += f"; {len(lost)} of {v['newer']} newer span(s) reach no summary ({shown})"
+        for d in v["done_next"][:LIST_CAP]:
+            text += f"; Next item {d['item']!r} was done in {d['span']}"
+        return text
+
+
+@register
+class LostRuleViolated(Rule):
+    """What it checks: after a fold lost a negation or constraint, a later tool call
+    does what it forbade: the object of a lost "do not run X" appears in a later
+    command, the token of a lost "never add Y" in a later write.  Also an identifier
+    lost at a fold whose later reuse is a destructive command (delete, drop, --force,
+    --cascade, ...); the finding names the lost item and the action.
+
+    Why it matters: issue 12, point 4: a fold dropped "Do not run `lint-tool analyze`
+    in this repo" and two rounds later a tool call ran it; a fold dropped "never add a
+    `Co-Authored-By:` trailer" and a later commit carried one.  A person asking again
+    is one proof that a loss mattered; an action against the rule is the harm itself.
+    """
+
+    code = "CA307"
+    name = "lost-rule-violated"
+    severity = Severity.ERROR
+    family = "faithfulness"
+    summary = "a later action does what a rule lost at a fold forbade"
+    action = ("restore the rule to the working set (restate it in the summary or pin its "
+              "span) and check the action that broke it")
+    example = ("round 5: fold c1 lost 'Do not run `lint-tool analyze` in this repo' (u1); "
+               "tool call t7 ran 'lint-tool analyze' at round 5")
+
+    def evaluate(self, ctx: Context) -> Outcome:
+        found = violations(recall_of(ctx).lost, ctx.session.items, ctx.session.rounds)
+        if found.height == 0:
+            return Outcome(_EMPTY)
+        # one finding per lost item: its span and key (a span may state two rules)
+        return Outcome(found.with_columns((pl.col("span") + "#" + pl.col("key"))
+                                          .alias("entity")).drop("key"))
+
+    def message(self, v: dict[str, Any], ctx: Context) -> str:
+        verb = {"command": "ran", "write": "wrote", "destructive": "reused"}[v["how"]]
+        tail = " in a destructive command" if v["how"] == "destructive" else ""
+        return (f"fold {v['fold']} lost {v['kind']} {v['text']!r} ({v['span']}, round "
+                f"{v['lost_round']}); {v['violated_source']} {v['violated_span']} {verb} "
+                f"{v['object']!r}{tail} at round {v['violated_round']}")

@@ -1,0 +1,124 @@
+"""Polarity, flips, ruled-out findings and honest asked-again (issue 12, points 1, 5, 6)."""
+
+from __future__ import annotations
+
+import polars as pl
+import pytest
+
+from compaction_audit.recall.extract import extract
+from compaction_audit.recall.harm import asked_again
+from compaction_audit.recall.kinds import KIND_RANK, Kind
+from compaction_audit.recall.stale import next_items, repeat_share
+from compaction_audit.recall.survival import flipped, negative, survives
+from compaction_audit.recall.violations import forbidden
+
+
+def first(text: str, kind: str) -> object:
+    return next(d for d in extract(text) if d.kind.value == kind)
+
+
+@pytest.mark.parametrize(("words", "neg"), [
+    (["never", "run", "release", "without", "confirmation", "step"], False),
+    (["cannot", "deploy", "unless", "approved"], False),
+    (["no", "confirmation", "step"], True),
+    (["no", "longer", "pinned"], True),
+    (["release", "without", "confirmation"], True),
+    (["release", "right", "away"], False),
+])
+def test_polarity_with_double_negation(words: list[str], neg: bool) -> None:
+    assert negative(words) is neg
+
+
+@pytest.mark.parametrize(("child", "summary", "kept", "flip"), [
+    ("No confirmation step.", "Never run the release without a confirmation step.", False,
+     True),
+    ("No confirmation step.", "Release with no confirmation step.", True, False),
+    ("Never deploy without approval.", "Always get approval before you deploy.", True,
+     False),
+    ("Never deploy without approval.", "Deploy without approval.", False, True),
+    ("Do not touch the config file.", "Updated the config file.", False, False),
+    ("Must enable --force on staging only.", "Must disable --force on staging only.", False,
+     True),
+    ("Keep at most 3 replicas.", "Keep at least 3 replicas.", False, True),
+    ("Do not run the migrations on prod.", "Ran the migrations on prod. Do not run the "
+     "migrations on prod again.", True, False),
+    ("Only run migrations on staging.", "Run migrations on staging only, not on prod.",
+     False, False),  # the "not" negates prod: no flip (a sentence-polarity drop)
+    ("Don't use mocks in the integration tests.", "Integration tests must not use mocks.",
+     True, False),
+    ("Always run the tests before pushing.", "Do not run the tests before pushing, they "
+     "are slow.", False, True),
+    ("Always run the tests before pushing.", "Ran the tests before pushing, but not the "
+     "linter.", False, False),  # narrative, not a rule
+])
+def test_survival_and_flip(child: str, summary: str, kept: bool, flip: bool) -> None:
+    d = next(d for d in extract(child) if d.kind.value in ("negation", "constraint"))
+    assert survives(d, summary) is kept
+    assert flipped(d, summary) is flip
+
+
+def test_restatement_in_other_words_survives() -> None:
+    d = first("We are not building a UI.", "negation")
+    assert survives(d, "we are not writing a UI")
+
+
+@pytest.mark.parametrize(("text", "norm"), [
+    ("We ruled out DNS and TLS.", "ruled dns tls"),
+    ("DNS and TLS were ruled out, so the proxy is next.", "ruled dns tls"),
+    ("The cache is not the cause.", "ruled cache"),
+    ("The replica lag isn't the culprit here.", "ruled replica lag"),
+    ("The database is fine.", "ruled database"),
+])
+def test_ruled_out_findings(text: str, norm: str) -> None:
+    assert [(d.kind.value, d.norm) for d in extract(text) if d.kind.value == "ruled-out"] \
+        == [("ruled-out", norm)]
+
+
+@pytest.mark.parametrize("text", ["Everything is fine.", "It looks ok.",
+                                  "Use a fine-grained lock.", "Run the rules out of band."])
+def test_not_ruled_out(text: str) -> None:
+    assert [d for d in extract(text) if d.kind.value == "ruled-out"] == []
+
+
+def test_ruled_out_survival_needs_a_ruled_out_clause() -> None:
+    d = first("We ruled out DNS and TLS.", "ruled-out")
+    assert survives(d, "DNS and TLS are fine.")
+    assert not survives(d, "DNS and TLS caused the outage.")
+    assert not survives(d, "Ruled out DNS.")
+
+
+def test_bare_number_is_never_asked_again_alone() -> None:
+    lost = pl.DataFrame({"key": ["quantity:45000", "quantity:45000",
+                                 "negation:not building ui"],
+                         "kind": ["quantity", "quantity", "negation"],
+                         "text": ["read_timeout_ms: 45000", "45000",
+                                  "we are not building a UI"],
+                         "start": [1, 1, 1]})
+    users = pl.DataFrame({"id": ["u9", "u8", "u7"], "ri": [2, 3, 4], "round": [2, 3, 4],
+                          "text": ["I ran 45000 requests", "we are not writing a UI",
+                                   "set read_timeout_ms back to 45000"]})
+    got = asked_again(lost, users).select("key", "id").rows()
+    assert got == [("quantity:45000", "u7"), ("negation:not building ui", "u8")]
+
+
+@pytest.mark.parametrize(("text", "want"), [
+    ("Do not run `lint-tool analyze` in this repo", ("lint-tool analyze", "command", False)),
+    ("never add a `Co-Authored-By:` trailer", ("Co-Authored-By", "write", False)),
+    ("don't run npm publish from here", ("npm publish", "command", False)),
+    ("never use sudo", ("sudo", "command", True)),
+    ("not add tests", None),
+])
+def test_forbidden_object(text: str, want: tuple[str, str, bool] | None) -> None:
+    assert forbidden(text) == want
+
+
+def test_repeat_share_and_next_items() -> None:
+    before = "The orders release is blocked. DNS and TLS were ruled out. The proxy config is next."
+    assert repeat_share(before, before + " Something new happened here today.") == (1.0, 3)
+    assert repeat_share(before, "Totally different words now appear here.") == (0.0, 3)
+    assert next_items("Done so far.\nNext steps:\n- write the migration\n- ship it now\n\n"
+                      "Other.") == ["write the migration", "ship it now"]
+
+
+def test_ruled_out_ranks_with_negations() -> None:
+    assert KIND_RANK[Kind.RULED_OUT] == KIND_RANK[Kind.NEGATION] == 9
