@@ -10,7 +10,7 @@ from compaction_audit.errors import LogError
 from compaction_audit.io.lines import Limits
 from compaction_audit.io.load import load_session
 from compaction_audit.model import Session
-from compaction_audit.procs import available_cores, worker_pool
+from compaction_audit.procs import available_cores, submit_all, worker_pool
 from compaction_audit.report.model import Report, SessionReport
 from compaction_audit.rules.base import Rule, Severity
 from compaction_audit.settings import Settings
@@ -95,8 +95,10 @@ def audit_paths(paths: Sequence[str], settings: Settings | None = None,
 
     if workers > 1:
         with worker_pool(workers) as pool:
-            futures = {pool.submit(_audit_or_error, p, settings, lenient, rules, severity): i
-                       for i, p in enumerate(paths) if p != "-"}
+            indexes = [i for i, p in enumerate(paths) if p != "-"]
+            submitted = submit_all(pool, _audit_or_error, [
+                (paths[i], settings, lenient, rules, severity) for i in indexes])
+            futures = dict(zip(submitted, indexes, strict=True))
             for i, p in enumerate(paths):
                 if p == "-":
                     done(i, _audit_or_error(p, settings, lenient, rules, severity))

@@ -9,7 +9,10 @@
   :class:`Terminated` and the CLI) instead of leaving them blocked forever;
 * each worker dies with its parent, even one killed with SIGKILL: on Linux through
   ``prctl(PR_SET_PDEATHSIG, SIGKILL)``, elsewhere through a thread that watches the
-  parent's pid.
+  parent's pid;
+* Ctrl-C reaches the whole process group, workers included: :func:`submit_all` starts
+  the workers with SIGINT blocked (a signal mask survives ``exec``), so one still
+  starting up never prints a ``KeyboardInterrupt`` traceback; the parent handles it.
 """
 
 from __future__ import annotations
@@ -21,10 +24,13 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Iterator
-from concurrent.futures import ProcessPoolExecutor
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ProcessPoolExecutor
 from multiprocessing import get_context
 from types import FrameType
+from typing import Any, TypeVar
+
+T = TypeVar("T")
 
 _PR_SET_PDEATHSIG = 1
 """From <linux/prctl.h>."""
@@ -97,6 +103,9 @@ def worker_pool(workers: int) -> Iterator[ProcessPoolExecutor]:
         yield pool
     except BaseException:
         processes = list(getattr(pool, "_processes", None) or {})
+        call_queue = getattr(pool, "_call_queue", None)
+        if call_queue is not None:  # its feeder thread must not block the exit on a
+            call_queue.cancel_join_thread()  # pipe no worker reads any more
         pool.shutdown(wait=False, cancel_futures=True)
         for pid in processes:
             with contextlib.suppress(OSError):
@@ -107,3 +116,18 @@ def worker_pool(workers: int) -> Iterator[ProcessPoolExecutor]:
     finally:
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
+
+
+def submit_all(pool: ProcessPoolExecutor, fn: Callable[..., T],
+               jobs: list[tuple[Any, ...]]) -> list[Future[T]]:
+    """``pool.submit(fn, *args)`` for each ``args`` of ``jobs``, in order, with SIGINT
+    blocked meanwhile (where the platform has signal masks), so that the workers the
+    submissions start inherit it blocked; a Ctrl-C that arrives meanwhile is delivered
+    to this process when the mask is restored."""
+    block = getattr(signal, "pthread_sigmask", None)
+    old = block(signal.SIG_BLOCK, {signal.SIGINT}) if block is not None else None
+    try:
+        return [pool.submit(fn, *args) for args in jobs]
+    finally:
+        if block is not None and old is not None:
+            block(signal.SIG_SETMASK, old)

@@ -114,3 +114,21 @@ def test_the_workers_end_with_the_main_process(traces: list[str], sig: int,
                 os.kill(pid, signal.SIGKILL)
         if main.stderr is not None:
             main.stderr.close()
+
+
+def _blocked_signals() -> set[int]:
+    return {int(s) for s in signal.pthread_sigmask(signal.SIG_BLOCK, [])}
+
+
+@linux_only
+def test_workers_start_with_ctrl_c_blocked_and_the_parent_keeps_it() -> None:
+    """A Ctrl-C reaches the whole process group: a worker still starting up must not
+    get it (it would print a KeyboardInterrupt traceback), the parent must."""
+    from compaction_audit.procs import submit_all, worker_pool
+
+    before = _blocked_signals()
+    with worker_pool(2) as pool:
+        (future,) = submit_all(pool, _blocked_signals, [()])
+        assert signal.SIGINT in future.result(timeout=60)
+        assert _blocked_signals() == before  # the mask is restored in the parent
+    assert signal.SIGINT not in before
