@@ -575,7 +575,12 @@ def _lost_table(session: Session, items: pl.DataFrame, occ: pl.DataFrame,
     line that stated it (``span_line``: the earliest span holding it; ``text_line``:
     its 1-based line inside that span's cleaned text), the
     fold that lost it, the round, whether a user span stated it again afterwards, and
-    whether a later action reused it (:func:`compaction_audit.recall.harm.reuse`)."""
+    whether a later action reused it (:func:`compaction_audit.recall.harm.reuse`).
+
+    ``reread_round``/``reread_line``: the first later span (born at the loss round or
+    after, in log order) that holds the fact again, e.g. the agent re-ran the command
+    that printed it: the fold still lost it (issue 10, point 4), but the context got it
+    back there; null when nothing did."""
     rounds = session.rounds.select("ri", "round", "line")
     first = losses.sort("start", descending=False).group_by("key", maintain_order=True).agg(
         pl.col("start").first(), pl.col("by_fold").any())
@@ -610,18 +615,28 @@ def _lost_table(session: Session, items: pl.DataFrame, occ: pl.DataFrame,
         .group_by("key", maintain_order=True)
         .agg(pl.col("id").first().alias("asked_again_span"),
              pl.col("round").first().alias("asked_again_round")))
+    reread = (
+        lost.select("key", "start", pl.col("id").alias("src"))
+        .join(occ.select("key", "id").join(spans, on="id"), on="key")
+        .filter((pl.col("born") >= pl.col("start")) & (pl.col("id") != pl.col("src")))
+        .join(rounds.select(pl.col("ri").alias("born"), "round"), on="born")
+        .sort("born", "source_line", "id")
+        .group_by("key", maintain_order=True)
+        .agg(pl.col("round").first().alias("reread_round"),
+             pl.col("source_line").first().alias("reread_line")))
     reused = reuse(lost.select("key", "start", pl.col("id").alias("span")),
                    pl.concat([occ.select("key", "id"), names.select("key", "id")]), items,
                    session.rounds)
     return (
         lost.join(again, on="key", how="left").join(reused, on="key", how="left")
+        .join(reread, on="key", how="left")
         .select("kind", "text", "rank", pl.col("id").alias("span"),
                 pl.col("source").alias("span_source"), pl.col("stype").alias("span_type"),
                 pl.col("source_line").alias("span_line"), "text_line",
                 pl.when(pl.col("by_fold")).then(pl.lit("fold")).otherwise(pl.lit("eviction"))
                 .alias("cause"), "fold", "fold_round", "fold_line", "lost_round", "lost_line",
                 "asked_again_span", "asked_again_round", "reused_round", "reused_span",
-                "reused_destructive", "key")
+                "reused_destructive", "reread_round", "reread_line", "key")
         .sort(["rank", "lost_round", "key"], descending=[True, False, False])
     )
 

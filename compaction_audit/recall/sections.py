@@ -135,6 +135,7 @@ def compaction_view(session: Session, recall: Recall,
                     "asked_again_round": d["asked_again_round"],
                     "asked_again_span": d["asked_again_span"],
                     "reused_round": d["reused_round"], "reused_span": d["reused_span"],
+                    "reread_round": d["reread_round"], "reread_line": d["reread_line"],
                     "reused_destructive": d.get("reused_destructive")}
                    for d in rows]
         text = texts.get(c.get("summary_id")) or ""

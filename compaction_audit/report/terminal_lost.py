@@ -82,6 +82,8 @@ def _compaction_detail(d: dict[str, Any]) -> Text:
     text = Text(f"  ({where})", style="dim")
     if d.get("asked_again"):
         text.append(f"  <- asked again at round {d['asked_again_round']}", style="bold yellow")
+    if d.get("reread_line") is not None:
+        text.append(f"  (read again at line {d['reread_line']})", style="dim")
     return text
 
 

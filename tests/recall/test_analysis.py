@@ -48,6 +48,16 @@ def test_loss_is_judged_at_the_fold_even_when_read_again_in_that_round(
         "span_line": 1, "cause": "fold", "fold": "F", "fold_round": 1, "lost_round": 1}
     assert (row["asked_again_round"], row["asked_again_span"]) == (2, "u")
     assert (row["reused_round"], row["reused_span"]) == (1, "b")
+    # the command in the fold's own round holds the value again: round 1, line 2 (the
+    # log's second line); lost at the fold all the same
+    assert (row["reread_round"], row["reread_line"]) == (1, 2)
+
+
+def test_nothing_holds_the_value_again(write_log: LogWriter) -> None:
+    log = [ORDER[0], rnd(1, summaries=ORDER[1]["summaries"], evicted=["a"],
+                         spans=[span("c", "Moving on to the invoice export", "assistant")])]
+    row = lost(audit(write_log(log)))["ORD-5501"]
+    assert (row["reread_round"], row["reread_line"]) == (None, None)
 
 
 def test_a_value_the_summary_keeps_is_not_lost(write_log: LogWriter) -> None:
