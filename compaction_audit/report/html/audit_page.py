@@ -1,5 +1,5 @@
-"""``audit --format html``: one section per trace (header, charts, round panel,
-findings, compactions, lost facts), then the rules reference."""
+"""``audit --format html``: one section per trace (header, compactions and lost facts,
+findings most severe first, round panel, charts, notes), then the rules reference."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from compaction_audit.report.html.sections import (
     rules_reference,
 )
 from compaction_audit.report.model import Report, SessionReport, reader_notes
-from compaction_audit.rules.base import fmt
+from compaction_audit.rules.base import Severity, fmt
 
 
 def _header(r: SessionReport) -> str:
@@ -50,7 +50,19 @@ def session_section(r: SessionReport, index: int) -> tuple[str, dict[str, Any]]:
     marks, marks_cut = data.markers(r)
     eps = data.episodes(r.findings)
     chart_specs: dict[str, Any] = {}
-    html = [f'<section id="{sid}"><h2>{esc(r.path)}</h2>', _header(r), round_panel(sid)]
+    # the answer first (issue 13: what the compactions lost, then the findings, most
+    # severe first), then the round panel and the charts it explains
+    html = [f'<section id="{sid}"><h2>{esc(r.path)}</h2>', _header(r)]
+    if r.compactions:
+        html.append(f"<h2>Compactions ({len(r.compactions)})</h2>"
+                    + compactions_section(r.compactions))
+    lost = r.extra.get("lost_discriminators") or []
+    if lost:
+        html.append(f"<h2>Lost discriminators ({len(lost)}, facts that matter first)</h2>"
+                    + lost_table(lost))
+    by_severity = sorted(eps, key=lambda e: (-Severity(e.severity).rank, e.code, e.first_round))
+    html.append(f"<h2>Findings</h2>{episodes_table(by_severity)}")
+    html.append(round_panel(sid))
     if r.n_rounds:
         chart_specs[f"{sid}-series"] = charts.series_chart(
             data.long_points(points, quantities), quantities, marks)
@@ -70,14 +82,6 @@ def session_section(r: SessionReport, index: int) -> tuple[str, dict[str, Any]]:
         html.append(f"<h3>Recall debt</h3><p class=\"dim\">Discriminators stated so far that "
                     f"nothing in the context can recover (seed 002).</p>"
                     f'<div class="chart" id="{sid}-debt"></div>')
-    html.append(f"<h2>Findings</h2>{episodes_table(eps)}")
-    if r.compactions:
-        html.append(f"<h2>Compactions ({len(r.compactions)})</h2>"
-                    + compactions_section(r.compactions))
-    lost = r.extra.get("lost_discriminators") or []
-    if lost:
-        html.append(f"<h2>Lost discriminators ({len(lost)}, most severe first)</h2>"
-                    + lost_table(lost))
     notes = [f"{n.code} {n.rule}: {n.reason}" if n.reason.startswith("not applicable")
              else f"{n.code} {n.rule}: not evaluated at {n.rounds} of {r.n_rounds} round(s): "
                   f"{n.reason}" for n in r.not_evaluated]

@@ -121,17 +121,21 @@ def lost_table(lost: list[dict[str, Any]]) -> str:
 
 
 def compaction_lost(lost: list[dict[str, Any]]) -> str:
-    """What one compaction's summary lost (user first, then assistant, then tools)."""
+    """What one compaction's summary lost, facts that matter first (the report model's
+    order), with where each was stated and where the context held it again."""
     if not lost:
         return ""
     tiered, lined = _has(lost, "tier_name", "tier"), _has(lost, "span_line")
+    reread = _has(lost, "reread_line")
     head = ["kind", "discriminator", *(["tier"] if tiered else []), "source",
-            *(["stated at line"] if lined else []), "asked again"]
+            *(["stated at line"] if lined else []), "asked again",
+            *(["read again at line"] if reread else [])]
 
     def row(d: dict[str, Any]) -> str:
         return ("<tr>" + cell(d.get("kind")) + f'<td class="mono">{esc(d.get("text"))}</td>'
                 + ((_tier(d) or "<td></td>") if tiered else "") + cell(d.get("source") or "?")
-                + (cell(d.get("span_line"), True) if lined else "") + _asked(d) + "</tr>")
+                + (cell(d.get("span_line"), True) if lined else "") + _asked(d)
+                + (cell(d.get("reread_line"), True) if reread else "") + "</tr>")
 
     return _lost_rows(lost, head, row)
 
@@ -154,7 +158,7 @@ def compactions_section(compactions: list[dict[str, Any]]) -> str:
                    f"<pre>{esc(text, newlines=True)}</pre>"
                    + (f'<p class="dim">... {cut:,} more characters cut</p>' if cut else "")
                    + "</details>") if text else '<p class="dim">No summary text in the log.</p>'
-        lost_html = ("<p>What the summary lost (user first, then assistant, then tools):</p>"
+        lost_html = ("<p>What the summary lost, facts that matter first:</p>"
                      + compaction_lost(lost)) if lost else ""
         parts.append(f"<h3>{esc(head)}</h3>{summary}{lost_html}")
     return "".join(parts) + more(len(compactions) - MAX_ROWS, "compaction")
