@@ -8,6 +8,7 @@ all read :func:`rule_doc`; the docstring's paragraphs starting "What it checks:"
 from __future__ import annotations
 
 import inspect
+import re
 from dataclasses import dataclass
 
 from compaction_audit.errors import UsageError
@@ -37,8 +38,13 @@ class RuleDoc:
     settings: tuple[tuple[str, object], ...]
 
 
+_ROLE = re.compile(r":(?:mod|func|class|meth|data|attr):`~?([^`]+)`")
+"""A Sphinx cross-reference (``:mod:`~a.b```): users read its target as code."""
+
+
 def _paragraphs(doc: str | None) -> list[str]:
     text = inspect.cleandoc(doc or "").replace("``", "`")  # reST literals -> Markdown
+    text = _ROLE.sub(lambda m: f"`{m.group(1)}`", text)
     return [" ".join(p.split()) for p in text.split("\n\n") if p.strip()]
 
 
