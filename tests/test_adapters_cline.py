@@ -1,4 +1,5 @@
-"""The Cline 3.x adapter: real session files (basic and agentic strategies) and quirks."""
+"""The Cline 3.x adapter: our synthetic session (basic and agentic strategies), quirks,
+and the real session files of the corpus when it is present."""
 
 from __future__ import annotations
 
@@ -21,74 +22,102 @@ from tests.foreign import (
     working_set,
     write_json,
 )
+from tests.logs import CORPUS
 
 CLINE = FIXTURES / "cline"
+"""Our own synthetic session (see its README): 12 messages, in order u1 a1 r1 a2 r2 a3 |
+u2 a4 r3 a5 | u3 a6 (u: typed request, a: assistant, r: tool result; | a new turn)."""
+REAL = CORPUS / "cline"
+"""The real session files Cline's authors published (read-only, not in the project)."""
+
+# the 16 spans of the synthetic session: each text, tool call, tool result and file part
+SPANS = ["msg_u1", "msg_u1:file", "msg_a1", "toolu_read1", "toolu_read1:result", "msg_a2",
+         "toolu_edit1", "toolu_edit1:result", "msg_a3", "msg_u2", "msg_a4", "toolu_run1",
+         "toolu_run1:result", "msg_a5", "msg_u3", "msg_a6"]
+# what the basic strategy keeps: the three requests and the last reply of each turn
+BASIC_KEPT = ["msg_u1", "msg_a3", "msg_u2", "msg_a5", "msg_u3", "msg_a6"]
 
 
-def only_compaction(name: str) -> tuple[int, dict[str, Any]]:
-    (line, rnd), = compaction_rounds(run_adapter(cline.records, CLINE / name))
+def only_compaction(path: Path) -> tuple[int, dict[str, Any]]:
+    (line, rnd), = compaction_rounds(run_adapter(cline.records, path))
     return line, rnd
+
+
+def real(name: str) -> Path:
+    path = REAL / name
+    if not path.is_file():
+        pytest.skip(f"corpus file cline/{name} not available")
+    return path
 
 
 def test_basic_strategy_keeps_the_turns_and_folds_the_tool_work() -> None:
     out = run_adapter(cline.records, CLINE / "basic.compaction.json")
-    assert out[0][1]["session_id"] == "1784094124598_rruoq"
-    line, rnd = only_compaction("basic.compaction.json")
+    assert out[0][1]["session_id"] == "1795512345678_wxq7k"
+    assert "reader_notes" not in out[0][1]  # messagesRemoved 6 = what the files differ by
+    line, rnd = only_compaction(CLINE / "basic.compaction.json")
     info = rnd["compaction"]
-    assert line == 7  # the marker message of the compaction file
+    assert line == 7  # the marker message opens on line 7 of the compaction file
     assert info["strategy"] == "basic"
     assert info["trigger"] == "manual"  # reason: manual_compaction
-    assert info["messages_removed"] == 22  # 32 messages before, 10 after
-    assert info["tokens_before"] == 12238  # the last measured prompt before it
-    assert info["usage_before"]["inputTokens"] == 630254
-    # 42 spans in the messages file; the 10 kept messages keep one text span each
-    assert len(all_spans(out)) == 42
-    kept = working_set(out)
-    assert kept[:2] == ["msg_mr9sjimy_1", "msg_SUqLoZ6R"] and len(kept) == 11
+    assert info["messages_removed"] == 6  # 12 messages before, 6 after: a1 r1 a2 r2 a4 r3
+    assert info["tokens_before"] == 2705  # a6's metrics.inputTokens, the last measured
+    # usageBefore is the sum of the six assistant messages' inputTokens
+    assert info["usage_before"]["inputTokens"] == 1840 + 2260 + 2495 + 2570 + 2630 + 2705
+    assert list(all_spans(out)) == SPANS
+    assert working_set(out) == [*BASIC_KEPT, "line-7"]
     summary = rnd["summaries"][0]
-    assert len(summary["children"]) == 32 and rnd["evicted"] == summary["children"]
-    # the kept first message lost its @-mentioned file: folded, not kept
-    assert "msg_mr9sjimy_1:file" in summary["children"]
-    # the summary is the four notices the strategy appended to kept user messages
-    assert summary["text"].count(cline.NOTICE_PREFIX) == 4
+    # the 10 spans not kept are folded and evicted, the first request's file part too
+    assert summary["children"] == [s for s in SPANS if s not in BASIC_KEPT]
+    assert rnd["evicted"] == summary["children"]
+    assert "msg_u1:file" in summary["children"]
+    # the summary is the two notices appended to u1 and u2 (u3's turn had no action)
+    assert summary["text"].count(cline.NOTICE_PREFIX) == 2
+    assert "pytest -q tests/test_fetch.py" in summary["text"]
 
 
 def test_agentic_strategy_summary_message_folds_all_but_the_last_turn() -> None:
     out = run_adapter(cline.records, CLINE / "agentic.compaction.json")
-    line, rnd = only_compaction("agentic.compaction.json")
+    line, rnd = only_compaction(CLINE / "agentic.compaction.json")
     info = rnd["compaction"]
-    assert (line, info["strategy"], info["trigger"]) == (7, "agentic", None)
-    assert info["tokens_before"] == 21919  # metadata.tokensBefore
-    assert info["messages_removed"] == 30
-    assert [Path(f).name for f in info["files_read"]] == ["agent-sidebar.tsx", "button.tsx"]
-    assert [Path(f).name for f in info["files_modified"]] == ["agent-sidebar.tsx"]
+    assert (line, info["strategy"], info["trigger"]) == (7, "agentic", None)  # no reason
+    assert info["tokens_before"] == 2750  # metadata.tokensBefore, not a6's 2705
+    assert info["messages_removed"] == 10  # 12 before; u3 and a6 kept
+    assert [Path(f).name for f in info["files_read"]] == ["fetch.py", "test_fetch.py"]
+    assert [Path(f).name for f in info["files_modified"]] == ["fetch.py"]
     assert rnd["summaries"][0]["text"].startswith("Context summary:")
-    assert len(rnd["evicted"]) == 40
-    assert working_set(out) == ["msg_mrb7vknq_4n", "msg_Fy5COtRH", "line-7"]
+    assert rnd["evicted"] == SPANS[:14]  # all but u3 and a6
+    assert working_set(out) == ["msg_u3", "msg_a6", "line-7"]
 
 
-@pytest.mark.parametrize("name", ["basic.compaction.json", "agentic.compaction.json"])
-def test_audit_reports_strategy_tokens_removed_and_lost_facts(name: str) -> None:
+@pytest.mark.parametrize(("name", "strategy", "lost"), [
+    # basic keeps the request word for word (pin, rule) and a3's "8 second", but folds
+    # a2, the only message stating the backoff
+    ("basic.compaction.json", "basic", {("quantity", "500 ms")}),
+    # the agentic summary restates the path, the pin and both numbers, not the rule
+    ("agentic.compaction.json", "agentic", {("negation", "Do not touch the cache module")}),
+])
+def test_audit_reports_strategy_tokens_removed_and_lost_facts(
+        name: str, strategy: str, lost: set[tuple[str, str]]) -> None:
     report = api.audit(str(CLINE / name))
     assert report.source_format == "cline"
     (c,) = report.compactions
-    assert c["strategy"] in ("basic", "agentic")
-    assert c["tokens_before"] and c["messages_removed"]
-    lost = {d["text"] for d in c["lost"]}
-    # the first turn's request-level decision is gone under both strategies
-    assert "the filter comes after" in lost
+    assert c["strategy"] == strategy
+    assert {(d["kind"], d["text"]) for d in c["lost"]} == lost
 
 
 def test_messages_file_alone_has_no_compaction() -> None:
     out = run_adapter(cline.records, CLINE / "session.messages.json")
     assert compaction_rounds(out) == []
-    assert len(out) - 1 == 5  # five typed user messages open five rounds
-    assert all_spans(out)["msg_mr9sjimy_1:file"]["source"] == "tool_result:file"
+    # the three typed requests open the three rounds, on the lines of their messages
+    assert [line for line, _ in out[1:]] == [7, 146, 226]
+    assert all_spans(out)["msg_u1:file"]["source"] == "tool_result:file"
 
 
 def test_manifest_reads_the_messages_file_it_names() -> None:
+    # messages_path names a file that is not beside the manifest: the folder's messages
+    # file of the same sessionId is read
     out = run_adapter(cline.records, CLINE / "session.json")
-    assert len(all_spans(out)) == 42
+    assert list(all_spans(out)) == SPANS
 
 
 def test_compaction_file_without_its_messages_file(tmp_path: Path) -> None:
@@ -98,6 +127,49 @@ def test_compaction_file_without_its_messages_file(tmp_path: Path) -> None:
     # nothing came before the summary in this file: it is a raw summary span
     assert "summaries" not in rnd and rnd["spans"][0]["source"] == "harness:summary"
     assert rnd["compaction"]["messages_removed"] is None
+
+
+def test_real_basic_compaction_from_the_corpus() -> None:
+    out = run_adapter(cline.records, real("basic.compaction.json"))
+    assert out[0][1]["session_id"] == "1784094124598_rruoq"
+    (line, rnd), = compaction_rounds(out)
+    info = rnd["compaction"]
+    assert (line, info["strategy"], info["trigger"]) == (7, "basic", "manual")
+    assert info["messages_removed"] == 22  # 32 messages before, 10 after
+    assert info["tokens_before"] == 12238  # the last measured prompt before it
+    assert info["usage_before"]["inputTokens"] == 630254
+    # 42 spans in the messages file; the 10 kept messages keep one text span each
+    assert len(all_spans(out)) == 42
+    kept = working_set(out)
+    assert kept[:2] == ["msg_mr9sjimy_1", "msg_SUqLoZ6R"] and len(kept) == 11
+    summary = rnd["summaries"][0]
+    assert len(summary["children"]) == 32 and rnd["evicted"] == summary["children"]
+    assert "msg_mr9sjimy_1:file" in summary["children"]  # the @-mentioned file, dropped
+    assert summary["text"].count(cline.NOTICE_PREFIX) == 4
+
+
+def test_real_agentic_compaction_from_the_corpus() -> None:
+    out = run_adapter(cline.records, real("agentic.compaction.json"))
+    (line, rnd), = compaction_rounds(out)
+    info = rnd["compaction"]
+    assert (line, info["strategy"], info["trigger"]) == (7, "agentic", None)
+    assert (info["tokens_before"], info["messages_removed"]) == (21919, 30)
+    assert [Path(f).name for f in info["files_read"]] == ["agent-sidebar.tsx", "button.tsx"]
+    assert len(rnd["evicted"]) == 40
+    assert working_set(out) == ["msg_mrb7vknq_4n", "msg_Fy5COtRH", "line-7"]
+
+
+@pytest.mark.parametrize("name", ["session.json", "session.messages.json",
+                                  "basic.compaction.json", "agentic.compaction.json"])
+def test_real_files_are_detected_and_audited(name: str) -> None:
+    report = api.audit(str(real(name)))
+    assert report.source_format == "cline"
+    if "compaction" in name:
+        (c,) = report.compactions
+        # the first request's decision is gone under both strategies
+        assert "the filter comes after" in {d["text"] for d in c["lost"]}
+    else:
+        assert report.compactions == []
 
 
 def session(messages: list[Any], version: Any = 1) -> dict[str, Any]:
