@@ -91,10 +91,13 @@ def test_agentic_strategy_summary_message_folds_all_but_the_last_turn() -> None:
 
 @pytest.mark.parametrize(("name", "strategy", "lost"), [
     # basic keeps the request word for word (pin, rule) and a3's "8 second", but folds
-    # a2, the only message stating the backoff
-    ("basic.compaction.json", "basic", {("quantity", "500 ms")}),
-    # the agentic summary restates the path, the pin and both numbers, not the rule
-    ("agentic.compaction.json", "agentic", {("negation", "Do not touch the cache module")}),
+    # a2, the only message stating the backoff, and the read_files result whose test
+    # file holds the keyed value {"temp": 11} (a k: v value from tool output)
+    ("basic.compaction.json", "basic", {("quantity", "500 ms"), ("quantity", '"temp": 11')}),
+    # the agentic summary restates the path, the pin and both numbers, not the rule nor
+    # the test file's keyed value
+    ("agentic.compaction.json", "agentic", {("negation", "Do not touch the cache module"),
+                                            ("quantity", '"temp": 11')}),
 ])
 def test_audit_reports_strategy_tokens_removed_and_lost_facts(
         name: str, strategy: str, lost: set[tuple[str, str]]) -> None:

@@ -394,7 +394,12 @@ def _text(parts: list[dict[str, Any]]) -> str:
 
 
 def _part_text(part: dict[str, Any]) -> str:
-    """A part's text for tokens and discriminators (tool input as its values)."""
+    """A part's text for tokens and discriminators (tool input as its values; a tool
+    result's ``{query, result}`` entries, as Cline's read_files and run_commands write
+    them, as the query then the result)."""
+    if "query" in part or "result" in part:
+        return "\n".join(str(part[k]) for k in ("query", "result")
+                         if isinstance(part.get(k), str))
     for key in ("text", "content"):
         value = part.get(key)
         if isinstance(value, str):
