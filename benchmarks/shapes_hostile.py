@@ -112,6 +112,18 @@ def long_id(n: int) -> Iterator[dict[str, Any]]:
     ]))
 
 
+def long_word(n: int) -> Iterator[dict[str, Any]]:
+    """A span holding a quantity and one word of ``n`` letters, folded into a summary
+    that is that word alone: the text patterns must not rescan it from each position."""
+    word = "A" * n
+    return _native(iter([
+        {"type": "round", "round": 0, "spans": [
+            {"id": "s", "tokens": 1, "text": f"45000 {word}"}]},
+        {"type": "round", "round": 1, "summaries": [
+            {"id": "m", "tokens": 1, "children": ["s"], "text": word}], "evicted": ["s"]},
+    ]))
+
+
 def ungrounded(n: int) -> Iterator[dict[str, Any]]:
     """``n`` summaries made ungrounded at once, then ``n`` quiet rounds."""
     def rounds() -> Iterator[dict[str, Any]]:
@@ -128,7 +140,7 @@ def ungrounded(n: int) -> Iterator[dict[str, Any]]:
 
 SHAPES: dict[str, Callable[[int], Iterator[dict[str, Any]]]] = {
     "fold-chain": fold_chain, "cc-compacts": cc_compacts, "codex-repeat": codex_repeat,
-    "long-id": long_id, "ungrounded": ungrounded,
+    "long-id": long_id, "long-word": long_word, "ungrounded": ungrounded,
 }
 
 

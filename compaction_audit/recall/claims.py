@@ -35,8 +35,26 @@ one session; past it the remaining summaries are not checked and the rule says s
 _META_RE = re.compile(r"(?i)\b(?:conversation|this session|summary|summari[sz]e|compaction"
                       r"|context window|transcript)\b")
 _ABSENCE_RE = re.compile(r"(?i)^\W*(?:no|none|nothing)\b")
-_POINTER_RE = re.compile(r"(?i)[^\n.]*(?:read the full transcript at|if you need specific "
-                         r"details from before)[^\n]*")
+_POINTER_RE = re.compile(r"(?i)read the full transcript at|if you need specific "
+                         r"details from before")
+
+
+def _drop_pointer(text: str) -> str:
+    """``text`` without the product's pointer to the transcript: each sentence holding
+    it, from the last line end or full stop before the phrase to the end of its line.
+    Linear: the phrase is searched, then the sentence found around it (a pattern
+    starting with ``[^\\n.]*`` would rescan a long line from each position)."""
+    out, at = [], 0
+    for m in _POINTER_RE.finditer(text):
+        if m.start() < at:
+            continue
+        start = max(text.rfind("\n", at, m.start()), text.rfind(".", at, m.start())) + 1
+        end = text.find("\n", m.end())
+        out.append(text[at:max(start, at)])
+        out.append(" ")
+        at = len(text) if end < 0 else end
+    out.append(text[at:])
+    return "".join(out)
 
 
 @lru_cache(maxsize=8192)
@@ -75,7 +93,7 @@ def claims(text: str) -> tuple[ext.Discriminator, ...]:
     conversation"), not the product's pointer to the transcript, not a bare statement of
     absence ("None.", "No errors encountered"), not a plain word in capitals
     ("JavaScript": an identifier needs a code character, a digit or backticks)."""
-    body = _POINTER_RE.sub(" ", clean_text(text))
+    body = _drop_pointer(clean_text(text))
     out = []
     for d in ext.extract(body):
         sentence_start = max(body.rfind(c, 0, d.start) for c in ".!?\n") + 1
@@ -220,7 +238,7 @@ def _covered(content: frozenset[str], words: frozenset[str], stems: frozenset[st
 def _claim_sentences(text: str) -> tuple[tuple[str, frozenset[str]], ...]:
     """The sentences of a summary that may be claims (not about the conversation, five
     or more content stems), each with its content words; cached per text."""
-    body = _POINTER_RE.sub(" ", clean_text(text))
+    body = _drop_pointer(clean_text(text))
     out = []
     for raw in _SPLIT_RE.split(body):
         sentence = raw.strip()

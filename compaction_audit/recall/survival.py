@@ -53,6 +53,10 @@ _SENTENCE_RE = re.compile(r"[.!?;](?=\s)|\n")
 _MODULE_RE = re.compile(r"\b[A-Z][A-Za-z0-9]*(?:\.[A-Z][A-Za-z0-9]*)+\b"
                         r"|\b[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]+)+\b")
 _FILE_RE = re.compile(r"[\w-]+(?:\.[A-Za-z][\w]{0,7})+\b")
+_LONG_RUN_RE = re.compile(r"[\w-]{257,}")
+"""A run of word characters too long to be a name: blanked before the name and file
+patterns, which would otherwise rescan it from each of its positions (quadratic time
+on a summary that is one long word; issue 11, item 5)."""
 _CAMEL_RE = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _REQUIREMENT_RE = re.compile(r"(~>|\^|~=?|>=|<=|==|>|<)\s*v?(\d+(?:\.\d+){0,3})")
 _TO_BASE = {"ms": ("time", 1.0), "s": ("time", 1000.0), "min": ("time", 60000.0),
@@ -139,7 +143,8 @@ right away")."""
 def _index(summary: str) -> _Index:
     low = summary.lower()
     keys, paths, quantities = set(re.findall(r"\w+", low)), [], set()
-    keys.update(_NAME_RE.findall(low))  # hyphenated and dotted names: spotter-gqc, a.ex
+    short = _LONG_RUN_RE.sub(" ", low)
+    keys.update(_NAME_RE.findall(short))  # hyphenated and dotted names: spotter-gqc, a.ex
     scopes = {SCOPE_CANON.get(w, w) for w in re.findall(r"[a-z]+(?:-(?:prod|env))?", low)}
     clauses: dict[tuple[Kind, str], list[frozenset[str]]] = {}
     for d in extract_cached(summary):
@@ -172,7 +177,7 @@ def _index(summary: str) -> _Index:
         if (words := content_words(part, 400))
         and (_RULE_RE.search(part) or words[0] in _IMPERATIVE_VERBS))
     modules = {_module_key(m) for m in _MODULE_RE.findall(summary)}
-    modules.update(_module_key(f) for f in _FILE_RE.findall(summary))
+    modules.update(_module_key(f) for f in _FILE_RE.findall(_LONG_RUN_RE.sub(" ", summary)))
     measures = {m for number, unit in quantities if (m := _measure(number, unit))}
     requirements = tuple((op, _vtuple(v)) for op, v in _REQUIREMENT_RE.findall(low))
     return _Index(frozenset(keys), tuple(paths), frozenset(quantities), frozenset(scopes),

@@ -122,3 +122,13 @@ def test_repeat_share_and_next_items() -> None:
 
 def test_ruled_out_ranks_with_negations() -> None:
     assert KIND_RANK[Kind.RULED_OUT] == KIND_RANK[Kind.NEGATION] == 9
+
+
+def test_the_transcript_pointer_sentence_is_dropped_and_nothing_else() -> None:
+    from compaction_audit.recall.claims import _drop_pointer
+
+    text = ("Done. If you need specific details from before compaction, read the full "
+            "transcript at /x.jsonl\nNext: ship v2.")
+    assert _drop_pointer(text) == "Done. \nNext: ship v2."
+    assert _drop_pointer("No pointer. Keep going.") == "No pointer. Keep going."
+    assert _drop_pointer("read the full transcript at /a") == " "
