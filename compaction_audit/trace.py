@@ -318,7 +318,9 @@ def trace_discriminator(session: Session, query: str) -> Node:
         if row["kind"] != "span" or row["text"] is None:
             continue
         found = ext.extract(row["text"], span_type(row["source"], row["text"]))
-        hits = [d for d in found if _matches(norms, q, d)]
+        # the query itself first (followed up the chain), then the clauses holding it
+        hits = sorted((d for d in found if _matches(norms, q, d)),
+                      key=lambda d: d.norm not in norms and d.text.lower() != q)
         if hits:
             spans.append((item, hits, [c for c in found if c is not hits[0]]))
     if not spans and q:
@@ -406,13 +408,14 @@ def trace_span(session: Session, item: str) -> Node:
                      else "prose")
             lost = ([d.text for d in surv.dropped(child["text"], row["text"], ctype)]
                     if row["text"] is not None and child["text"] is not None else None)
+            head = f"folded into {fold} (depth {row['depth']}, {log.where(fold)}): "
             what = ("no text to compare" if lost is None else
-                    f"dropped {', '.join(map(repr, lost))}" if lost else "kept every "
-                    "discriminator")
-            nodes.append(Node(f"folded into {fold} (depth {row['depth']}, {log.where(fold)})"
-                              f": {what}", {"fold": fold, "round": row["round"],
-                                            "line": row["line"], "dropped": lost},
-                              up(fold, seen, level + 1)))
+                    f"dropped {len(lost)}: " if lost else "kept every discriminator")
+            quote = ", ".join(map(repr, lost)) if lost else ""
+            nodes.append(Node(head + what + quote, {"fold": fold, "round": row["round"],
+                                                    "line": row["line"], "dropped": lost},
+                              up(fold, seen, level + 1),
+                              cut=len(head + what) if quote else None))
         return nodes
 
     row = log.rows[item]

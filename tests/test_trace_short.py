@@ -179,3 +179,24 @@ def test_span_trace_says_how_many_folds(tmp_path: Path, write_log: LogWriter) ->
     root = trace(read_native(str(write_log(FOUR))), "a")
     assert root.label == ("span a (round 0, line 1; now evicted at round 1): folded into "
                           "1 summary")
+
+
+def test_span_trace_cuts_its_dropped_list_not_its_ids(write_log: LogWriter) -> None:
+    path = str(write_log(FOUR))
+    event, fold_node = trace(read_native(path), "a").children
+    assert event.label == "evicted at round 1 (line 2)"
+    assert fold_node.label == ("folded into F (depth 1, round 1, line 2): dropped 2: "
+                               "'8443', '12'")
+    assert fold_node.cut == len("folded into F (depth 1, round 1, line 2): dropped 2: ")
+
+
+def test_the_query_itself_is_followed_before_a_clause_holding_it(
+        write_log: LogWriter) -> None:
+    path = str(write_log([
+        rnd(0, spans=[span("u", "Do NOT run migration 0078 with --force on prod.")]),
+        rnd(1, summaries=[fold("G", ["u"], "Never run migration 0078 on prod.")],
+            evicted=["u"])]))
+    (node,) = trace(read_native(path), "--force").children
+    assert [m["kind"] for m in node.data["matched"]] == ["identifier", "negation"]
+    (at_g,) = node.children
+    assert at_g.data["result"] == "lost" and at_g.label.startswith("LOST at fold G ")
