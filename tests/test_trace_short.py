@@ -200,3 +200,23 @@ def test_the_query_itself_is_followed_before_a_clause_holding_it(
     assert [m["kind"] for m in node.data["matched"]] == ["identifier", "negation"]
     (at_g,) = node.children
     assert at_g.data["result"] == "lost" and at_g.label.startswith("LOST at fold G ")
+
+
+def test_hostile_span_and_summary_texts_stay_inert(write_log: LogWriter) -> None:
+    from tests import ci_commands
+    from tests.test_ci_injection import HOSTILE
+
+    path = str(write_log([
+        rnd(0, spans=[span("u", f"Port 8443. {HOSTILE}\n{HOSTILE}")]),
+        rnd(1, summaries=[fold(HOSTILE, ["u"], f"{HOSTILE}\n::error::x\n{HOSTILE}")],
+            evicted=["u"])]))
+    for extra in ((), ("--full",), ("--all",), ("--json",), ("--full", "--json")):
+        result = CliRunner().invoke(app, ["trace", path, "8443", *extra],
+                                    env={"COLUMNS": "60"})
+        assert result.exit_code == 0, result.output
+        assert ci_commands.clean(result.stdout) == [], result.stdout
+        assert "title=pwned" in result.stdout
+        if "--json" not in extra:  # no log text starts a line: only our words or guides
+            assert all(ln.startswith(("discriminator ", "note: ", "summaries (", "  ",
+                                      "├── ", "└── ", "│   "))
+                       for ln in result.stdout.splitlines()), result.stdout

@@ -6,7 +6,7 @@ from typing import Annotated
 
 import orjson
 import typer
-from rich.console import Console, ConsoleOptions, RenderResult
+from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
 from rich.text import Text
 
 from compaction_audit.commands.common import (
@@ -71,13 +71,13 @@ class TreeView:
             push(prefix + ("    " if last else "│   "), node.children)
 
 
-def _summaries(root: Node, show_all: bool, full: bool) -> list[Text | object]:
+def _summaries(root: Node, show_all: bool, full: bool) -> list[RenderableType]:
     """The summaries the tree names, each once: one line each, or whole with
     ``full`` (wrapped under an indent of ours)."""
     items = list(root.summaries.items())
     if not items:
         return []
-    out: list[Text | object] = [Text(f"summaries ({len(items)})")]
+    out: list[RenderableType] = [Text(f"summaries ({len(items)})")]
     shown, hidden = capped(items, show_all, LIST_LIMIT)
     for sid, s in shown:
         where = (f"  {printable(sid)} (depth {s['depth']}, round {s['round']}, "
@@ -149,5 +149,5 @@ def trace_command(
         return
     console = console_for()
     console.print(TreeView(root, show_all), crop=False)
-    for part in _summaries(root, show_all, full):
-        console.print(part, crop=False)
+    # a Group renders each line() unwrapped (console.print of a bare Text would wrap it)
+    console.print(Group(*_summaries(root, show_all, full)), crop=False)
