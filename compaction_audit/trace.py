@@ -428,13 +428,21 @@ def trace_span(session: Session, item: str) -> Node:
 
 
 def trace_summary(session: Session, item: str) -> Node:
-    """A summary's provenance tree down to its leaves, each with its final state."""
+    """A summary's provenance tree down to its leaves, each with its final state; an
+    item reached again (a shared sub-DAG) is one ``shown above`` node, and the root's
+    label counts the distinct spans below by fate (:data:`OUTCOMES`)."""
     log = _Log(session)
     budget = _Budget()
+
+    shown: set[str] = set()
 
     def down(node_id: str, level: int = 0) -> Node:
         row = log.rows[node_id]
         kind = "summary" if row["kind"] == "summary" else "span"
+        if node_id in shown:  # one node per item: a shared sub-DAG is drawn once
+            return Node(f"{kind} {node_id}: shown above",
+                        {"id": node_id, "kind": kind, "shown_above": True})
+        shown.add(node_id)
         node = Node(f"{kind} {node_id} (depth {row['depth']}, {log.where(node_id)}): "
                     f"{log.state(node_id)}",
                     {"id": node_id, "kind": kind, "depth": row["depth"],

@@ -220,3 +220,18 @@ def test_hostile_span_and_summary_texts_stay_inert(write_log: LogWriter) -> None
             assert all(ln.startswith(("discriminator ", "note: ", "summaries (", "  ",
                                       "├── ", "└── ", "│   "))
                        for ln in result.stdout.splitlines()), result.stdout
+
+
+def test_summary_trace_draws_a_shared_span_once(write_log: LogWriter) -> None:
+    path = str(write_log([
+        rnd(0, spans=[span("a", "Alpha."), span("b", "Beta.")]),
+        rnd(1, summaries=[fold("X", ["a", "b"], "Alpha and beta."),
+                          fold("Y", ["b"], "Beta.")], evicted=["a", "b"]),
+        rnd(2, summaries=[fold("T", ["X", "Y"], "All of it.")], evicted=["X", "Y"])]))
+    root = trace(read_native(path), "T")
+    assert root.label == ("summary T (depth 2, round 2, line 3): retained; 2 spans: "
+                          "2 lost below")
+    (x, y) = root.children
+    assert [c.label for c in y.children] == ["span b: shown above"]
+    assert [c.data["id"] for c in x.children] == ["a", "b"]
+    assert list(root.summaries) == ["T", "X", "Y"]
