@@ -12,6 +12,7 @@ from typing import Any
 from typer.testing import CliRunner
 
 from compaction_audit.cli import app
+from compaction_audit.commands.trace import MIN_QUOTE
 from compaction_audit.io.native import read_native
 from compaction_audit.trace import ONE_LINE, one_line, trace
 from tests.logs import LogWriter, rnd
@@ -235,3 +236,16 @@ def test_summary_trace_draws_a_shared_span_once(write_log: LogWriter) -> None:
     assert [c.label for c in y.children] == ["span b: shown above"]
     assert [c.data["id"] for c in x.children] == ["a", "b"]
     assert list(root.summaries) == ["T", "X", "Y"]
+
+
+def test_a_summary_cut_by_the_width_says_full(write_log: LogWriter) -> None:
+    text = "Kept the port at 8443 and wrote down the reasons for it in the notes."
+    path = str(write_log([rnd(0, spans=[span("a", "Port 8443.")]),
+                          rnd(1, summaries=[fold("F", ["a"], text)], evicted=["a"])]))
+    wide = CliRunner().invoke(app, ["trace", path, "8443"], env={"COLUMNS": "120"}).output
+    assert f"  F (depth 1, round 1, line 2; {len(text)} chars): {text}" in wide.splitlines()
+    narrow = CliRunner().invoke(app, ["trace", path, "8443"], env={"COLUMNS": "60"}).output
+    (cut,) = [ln for ln in narrow.splitlines() if ln.startswith("  F ")]
+    assert cut.startswith(f"  F (depth 1, round 1, line 2; {len(text)} chars, --full): Kept")
+    head = f"  F (depth 1, round 1, line 2; {len(text)} chars, --full): "
+    assert cut.endswith("…") and len(cut) == len(head) + MIN_QUOTE  # the quote's floor

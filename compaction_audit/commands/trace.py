@@ -91,22 +91,27 @@ def _summaries(root: Node, show_all: bool, full: bool) -> list[RenderableType]:
         else:
             whole = s["chars"] == len(s["text"])
             out.append(_Cut(where + f"; {s['chars']:,} chars{'' if whole else ', --full'}): ",
-                            printable(s["text"])))
+                            printable(s["text"]),
+                            where + f"; {s['chars']:,} chars, --full): "))
     if hidden:
         out.append(more_line(hidden))
     return out
 
 
 class _Cut:
-    """``head`` (ours, whole) then ``tail`` cut with ``…`` to the width."""
+    """``head`` (ours, whole) then ``tail`` cut with ``…`` to the width; when the cut
+    hides part of it, ``cut_head`` (which says ``--full``) replaces ``head``."""
 
-    def __init__(self, head: str, tail: str) -> None:
-        self.head, self.tail = head, tail
+    def __init__(self, head: str, tail: str, cut_head: str) -> None:
+        self.head, self.tail, self.cut_head = head, tail, cut_head
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         tail = Text(self.tail)
-        tail.truncate(max(options.max_width - len(self.head), MIN_QUOTE), overflow="ellipsis")
-        yield line(self.head, tail)
+        head = self.head
+        if tail.cell_len > options.max_width - len(head):
+            head = self.cut_head
+        tail.truncate(max(options.max_width - len(head), MIN_QUOTE), overflow="ellipsis")
+        yield line(head, tail)
 
 
 def trace_command(
