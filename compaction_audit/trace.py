@@ -8,10 +8,20 @@
 - A span id: the folds that took it in, up the chain, with what each dropped.
 - A summary id: its provenance tree down to the leaves, each leaf's state at the end
   of the log (retained, offloaded, evicted or dropped at round N).
+
+Every tree stays short (issue 13, section 3): the root's label counts the spans first
+(``5 spans: 2 lost, 3 in context``), a discriminator trace has one node per span (the
+span's matching discriminators on one line, the first one followed up the chain), and
+fold nodes name the summary without quoting it; each summary's text is listed once in
+``Node.summaries``, cut to one line (:func:`one_line`) unless ``full``.  A query that is
+not itself a discriminator is never answered for a sub-token silently: the root says
+what it was reduced to (the clauses holding it) or that span texts were searched for it
+literally, and a fold that keeps only a path's file name is "carried only as" it.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,6 +41,38 @@ thousands of folds is valid input: the tree stays readable, and printing it neve
 recurses past Python's limit (issue 11, item 5)."""
 MAX_NODES = 2000
 """Most nodes in one tree (a summary over a shared sub-DAG expands exponentially)."""
+
+
+ONE_LINE = 120
+"""Most characters of a summary shown without ``--full`` (its first line, cut)."""
+FULL_LIMIT = 65_536
+"""Most characters of one summary shown with ``--full`` (a bound on untrusted text)."""
+
+OUTCOMES = ("lost", "flipped", "carried in part", "unknown", "carried", "recoverable",
+            "in context")
+"""Fate of the query for one span, worst first: ``lost`` (the raw span is gone and no
+retained summary states it), ``flipped`` (a fold states the rule reversed),
+``carried in part`` (only a path's file name is kept), ``unknown`` (a fold has no
+text), ``carried`` (a retained or offloaded summary states it), ``recoverable`` (the
+raw span is offloaded: resolvable), ``in context`` (the raw span is retained)."""
+
+
+def one_line(text: str, limit: int = ONE_LINE) -> str:
+    """The first non-blank line of ``text`` with runs of white space made one space,
+    cut to ``limit`` characters with ``…`` when longer (or when more lines follow)."""
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    first = " ".join(lines[0].split()) if lines else ""
+    if len(first) > limit:
+        return first[:limit - 1] + "…"
+    return first + (" …" if len(lines) > 1 else "")
+
+
+def counts_label(outcomes: list[str], what: str = "span") -> str:
+    """``N spans: a lost, b carried`` over ``outcomes`` (one per span), the parts in the
+    order of :data:`OUTCOMES`, zero parts left out."""
+    n = len(outcomes)
+    parts = [f"{outcomes.count(o)} {o}" for o in OUTCOMES if o in outcomes]
+    return f"{n} {what}{'' if n == 1 else 's'}" + (f": {', '.join(parts)}" if parts else "")
 
 
 class _Budget:
@@ -57,11 +99,21 @@ class Node:
     label: str
     data: dict[str, Any] = field(default_factory=dict)
     children: list[Node] = field(default_factory=list)
+    cut: int | None = None
+    """Where the label's untrusted quote starts: the text view may cut the label from
+    there to fit the width (ids and our words before it are always shown whole)."""
+    summaries: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """On the root only: each summary named in the tree, once (id -> depth, round,
+    line, chars and text: one line, or whole with ``full``)."""
 
     def to_dict(self) -> dict[str, Any]:
-        """The subtree as nested dicts (``label``, ``data``, ``children``)."""
-        return {"label": self.label, **self.data,
-                "children": [c.to_dict() for c in self.children]}
+        """The subtree as nested dicts (``label``, ``data``, ``children``; the root
+        also ``summaries``, a list of the summaries the tree names)."""
+        out = {"label": self.label, **self.data,
+               "children": [c.to_dict() for c in self.children]}
+        if self.summaries:
+            out["summaries"] = [{"id": k, **v} for k, v in self.summaries.items()]
+        return out
 
 
 class _Log:
@@ -104,26 +156,60 @@ class _Log:
                 for ri, line, action in self.events.get(item, [])]
 
 
-def _matches(query: str, d: ext.Discriminator) -> bool:
-    q = query.strip().lower()
-    norms = {x.norm for x in ext.extract(query)} | {q}
+def _matches(norms: set[str], q: str, d: ext.Discriminator) -> bool:
+    """``d`` is the query (one of ``norms``, or its text is ``q``), or a clause whose
+    words hold ``q``."""
     if d.norm in norms or d.text.lower() == q:
         return True
     return d.kind in _CLAUSES and q in d.norm.split()
 
 
-def _carry(log: _Log, item: str, d: ext.Discriminator | None,
+def _word_in(needle: str, text: str) -> bool:
+    """``needle`` occurs in ``text`` (both lower case) with no word character on
+    either side."""
+    return re.search(r"(?<!\w)" + re.escape(needle) + r"(?!\w)", text) is not None
+
+
+@dataclass(frozen=True)
+class _Follow:
+    """What is followed up a fold chain: a discriminator, or (plain search) a literal
+    string that a summary must hold whole."""
+
+    d: ext.Discriminator | None = None
+    literal: str | None = None
+
+    def at(self, text: str) -> tuple[str, str | None]:
+        """(result, detail) for a summary ``text``: ``carried``; ``carried in part``
+        with the file name kept (a path whose file name alone is stated: never
+        reported as carried); ``flipped`` with the sentence; ``lost``."""
+        low = text.lower()
+        if self.literal is not None:
+            return ("carried" if _word_in(self.literal, low) else "lost"), None
+        assert self.d is not None
+        d = self.d
+        if surv.survives(d, text):
+            if d.kind not in _CLAUSES and ("/" in d.norm or "\\" in d.norm) \
+                    and not _word_in(d.norm.rstrip("/\\"), low):
+                return "carried in part", re.split(r"[/\\]", d.norm.rstrip("/\\"))[-1]
+            return "carried", None
+        if (sentence := surv.flip_sentence(d, text)) is not None:
+            return "flipped", sentence  # the words survive, the rule is reversed (issue 12)
+        return "lost", None
+
+
+def _carry(log: _Log, item: str, follow: _Follow | None,
            companions: list[ext.Discriminator], seen: set[str], level: int = 1,
            budget: _Budget | None = None) -> list[Node]:
-    """Nodes for the folds that took ``item`` in, following ``d`` up the chain.
+    """Nodes for the folds that took ``item`` in, following ``follow`` up the chain.
 
     ``companions`` are the origin span's other discriminators still stated by ``item``;
-    each fold reports the ones it drops, and the chain goes on after ``d`` is lost
+    each fold reports the ones it drops, and the chain goes on after the query is lost
     while any companion survives (the seed 002 tier chain: the leaf drops the number,
-    the mid tier the environment qualifier).
+    the mid tier the environment qualifier).  The span itself (``level`` 1) shows no
+    event nodes: its label states its end state.
     """
     budget = budget or _Budget()
-    nodes = log.event_nodes(item)
+    nodes = log.event_nodes(item) if level > 1 else []
     folds = [f for f in log.parents.get(item, []) if f not in seen]
     if folds and level > MAX_LEVELS:
         return [*nodes, _cut("more fold(s) above", len(folds))]
@@ -142,63 +228,154 @@ def _carry(log: _Log, item: str, d: ext.Discriminator | None,
             continue
         kept = [c for c in companions if surv.survives(c, row["text"])]
         lost_here = [c for c in companions if c not in kept]
-        also = ("; also dropped: " + ", ".join(f"{c.kind.value} {c.text!r}"
-                                               for c in lost_here)) if lost_here else ""
         data = {**base, "also_dropped": [c.text for c in lost_here]}
         accounted = " (accounted)" if row["accounting"] is not None else ""
-        if d is None:
-            label, result, follow = f"then folded into {fold}{accounted} {where}", "after", None
-        elif surv.survives(d, row["text"]):
-            label, result, follow = f"carried by fold {fold}{accounted} {where}", "carried", d
-        elif (sentence := surv.flip_sentence(d, row["text"])) is not None:
-            # the words survive but the rule is reversed (issue 12, point 1)
-            label = f"flipped at fold {fold}{accounted} {where}: {sentence!r}"
-            result, follow = "flipped", None
+        head = ""
+        if follow is None:
+            label, result = f"then folded into {fold}{accounted} {where}", "after"
         else:
-            label = f"LOST at fold {fold}{accounted} {where}: {row['text']!r}"
-            result, follow = "lost", None
-        up = (_carry(log, fold, follow, kept, seen, level + 1, budget)
-              if follow is not None or kept else [])
-        nodes.append(Node(label + also, {**data, "result": result,
-                                         "summary_text": row["text"]}, up))
+            result, detail = follow.at(row["text"])
+            if result == "carried":
+                label = f"carried by fold {fold}{accounted} {where}"
+            elif result == "carried in part":
+                label = (f"carried only as its file name by fold {fold}{accounted} {where}"
+                         f", not whole: {detail!r}")
+                head = label[:label.rindex(": ") + 2]
+                data["kept_only"] = detail
+            elif result == "flipped":
+                label = f"flipped at fold {fold}{accounted} {where}: {detail!r}"
+                head = label[:len(label) - len(repr(detail))]
+            else:
+                label = f"LOST at fold {fold}{accounted} {where}"
+        also = ("; also dropped: " + ", ".join(f"{c.kind.value} {c.text!r}"
+                                               for c in lost_here)) if lost_here else ""
+        cut = len(head or label) + (len("; also dropped: ") if also and not head else 0)
+        up_follow = follow if result == "carried" else None
+        up = (_carry(log, fold, up_follow, kept, seen, level + 1, budget)
+              if up_follow is not None or kept else [])
+        nodes.append(Node(label + also, {**data, "result": result}, up,
+                          cut=cut if (also or head) else None))
     return nodes
 
 
+_PREFER = ("carried", "carried in part", "unknown", "flipped", "lost")
+
+
+def _fold_fate(log: _Log, node: Node) -> str:
+    """Where the query ends on the chain from one fold node (see :data:`OUTCOMES`)."""
+    result = node.data["result"]
+    if result != "carried":
+        return str(result)
+    ups = [c for c in node.children if c.data.get("result") not in (None, "after")]
+    if ups:
+        return min((_fold_fate(log, c) for c in ups), key=_PREFER.index)
+    ends = log.state(node.data["fold"])
+    return "carried" if ends in ("retained", "offloaded (resolvable)") else "lost"
+
+
+def _span_fate(log: _Log, span: str, children: list[Node]) -> str:
+    """The query's fate for one span (see :data:`OUTCOMES`)."""
+    state = log.state(span)
+    if state == "retained":
+        return "in context"
+    if state.startswith("offloaded"):
+        return "recoverable"
+    folds = [c for c in children if c.data.get("result") not in (None, "after")]
+    if not folds:
+        return "lost"
+    return min((_fold_fate(log, c) for c in folds), key=_PREFER.index)
+
+
+def _reading(query: str) -> tuple[str, set[str], str | None]:
+    """How ``query`` is read: (mode, norms, note).  ``discriminator`` when the
+    extractor reads the whole query as one discriminator; else ``reduced`` (to the
+    clauses whose words hold it), with a note that says so."""
+    q = query.strip().lower()
+    found = ext.extract(query)
+    whole = {d.norm for d in found if d.text.strip().lower() == q or d.norm == q}
+    if whole:
+        return "discriminator", whole | {q}, None
+    inner = ", ".join(f"{d.kind.value} {d.text!r}" for d in found)
+    note = f"{query!r} is not a discriminator" + (f" (it holds {inner})" if inner else "")
+    return "reduced", {q}, note
+
+
 def trace_discriminator(session: Session, query: str) -> Node:
-    """Every raw span whose discriminators match ``query``, and where each went."""
+    """One node per raw span that holds ``query``, with where it went, under a root
+    whose label counts the spans by fate (:data:`OUTCOMES`).
+
+    A query that is not itself a discriminator is reduced to the clauses whose words
+    hold it, and when none does, span texts are searched for it literally (word
+    bounded); ``data["reading"]`` and ``data["note"]`` say which.  Then summaries
+    stating it with no raw span holding it.  Raises :class:`UsageError` when nothing
+    matches.
+    """
     log = _Log(session)
-    root = Node(f"discriminator {query!r}", {"query": query, "kind": "discriminator"})
+    mode, norms, note = _reading(query)
+    q = query.strip().lower()
+    spans: list[tuple[str, list[ext.Discriminator], list[ext.Discriminator]]] = []
     for item, row in log.rows.items():
         if row["kind"] != "span" or row["text"] is None:
             continue
         found = ext.extract(row["text"], span_type(row["source"], row["text"]))
-        for d in found:
-            if _matches(query, d):
-                others = [c for c in found if c is not d]
-                intro = Node(f"{d.kind.value} {d.text!r} introduced by span {item} "
-                             f"({log.where(item)}; now {log.state(item)})",
-                             {"span": item, "kind": d.kind.value, "text": d.text,
-                              "norm": d.norm, "round": row["round"], "line": row["line"],
-                              "state": log.state(item)},
-                             _carry(log, item, d, others, set()))
-                root.children.append(intro)
-    if not root.children:
-        root.children = _summaries_stating(log, query)
-    if not root.children:
-        raise UsageError(f"{query!r} is neither an item id nor a discriminator of any span "
-                         f"text in {session.path}")
-    return root
+        # the query itself first (followed up the chain), then the clauses holding it
+        hits = sorted((d for d in found if _matches(norms, q, d)),
+                      key=lambda d: d.norm not in norms and d.text.lower() != q)
+        if hits:
+            spans.append((item, hits, [c for c in found if c is not hits[0]]))
+    if not spans and q:
+        if mode == "discriminator":
+            note = f"no span holds {query!r} as a discriminator"
+        mode = "plain"
+        spans = [(item, [], []) for item, row in log.rows.items()
+                 if row["kind"] == "span" and row["text"] is not None
+                 and _word_in(q, row["text"].lower())]
+    if mode == "reduced":
+        note = f"{note}; reduced to the clause(s) whose words hold it"
+    elif mode == "plain":
+        note = f"{note}; span texts searched for it literally"
+    children: list[Node] = []
+    for item, hits, others in spans:
+        row = log.rows[item]
+        follow = _Follow(d=hits[0]) if hits else _Follow(literal=q)
+        up = _carry(log, item, follow, others, set())
+        fate = _span_fate(log, item, up)
+        head = f"span {item} ({log.where(item)}; now {log.state(item)}): {fate}"
+        stated = ", ".join(f"{d.kind.value} {d.text!r}" for d in hits)
+        children.append(Node(
+            head + (f"; {stated}" if stated else ""),
+            {"span": item, "round": row["round"], "line": row["line"],
+             "state": log.state(item), "fate": fate,
+             "matched": [{"kind": d.kind.value, "text": d.text, "norm": d.norm}
+                         for d in hits]},
+            up, cut=len(head) + 2 if stated else None))
+    children.sort(key=lambda n: (OUTCOMES.index(n.data["fate"]), n.data["round"],
+                                 n.data["line"]))
+    data: dict[str, Any] = {"query": query, "kind": "discriminator", "reading": mode}
+    if note:
+        data["note"] = note
+    if not children:
+        children = _summaries_stating(log, norms, q)
+        counts = f"no span states it; {len(children)} summar{'y' if len(children) == 1 else 'ies'}"
+    else:
+        fates = [n.data["fate"] for n in children]
+        data["counts"] = {o: fates.count(o) for o in OUTCOMES if o in fates}
+        counts = counts_label(fates)
+    if not children:
+        raise UsageError(f"{query!r} is neither an item id nor a discriminator or word of any "
+                         f"span text in {session.path}")
+    return Node(f"discriminator {query!r}: {counts}", data, children)
 
 
-def _summaries_stating(log: _Log, query: str) -> list[Node]:
-    """Summaries whose text states ``query`` when no raw span does: a claim with no
+def _summaries_stating(log: _Log, norms: set[str], q: str) -> list[Node]:
+    """Summaries whose text states the query when no raw span does: a claim with no
     raw source (rule unsupported-summary-claim, issue 12), oldest first."""
     found = []
     for item, row in log.rows.items():
         if row["kind"] != "summary" or row["text"] is None:
             continue
         for d in ext.extract(row["text"]):
-            if _matches(query, d):
+            if _matches(norms, q, d):
                 found.append(Node(
                     f"{d.kind.value} {d.text!r} stated by summary {item} (depth "
                     f"{row['depth']}, {log.where(item)}) with no raw span holding it",
@@ -231,29 +408,41 @@ def trace_span(session: Session, item: str) -> Node:
                      else "prose")
             lost = ([d.text for d in surv.dropped(child["text"], row["text"], ctype)]
                     if row["text"] is not None and child["text"] is not None else None)
+            head = f"folded into {fold} (depth {row['depth']}, {log.where(fold)}): "
             what = ("no text to compare" if lost is None else
-                    f"dropped {', '.join(map(repr, lost))}" if lost else "kept every "
-                    "discriminator")
-            nodes.append(Node(f"folded into {fold} (depth {row['depth']}, {log.where(fold)})"
-                              f": {what}", {"fold": fold, "round": row["round"],
-                                            "line": row["line"], "dropped": lost},
-                              up(fold, seen, level + 1)))
+                    f"dropped {len(lost)}: " if lost else "kept every discriminator")
+            quote = ", ".join(map(repr, lost)) if lost else ""
+            nodes.append(Node(head + what + quote, {"fold": fold, "round": row["round"],
+                                                    "line": row["line"], "dropped": lost},
+                              up(fold, seen, level + 1),
+                              cut=len(head + what) if quote else None))
         return nodes
 
     row = log.rows[item]
-    return Node(f"span {item} ({log.where(item)}; now {log.state(item)})",
+    folds = up(item, set())
+    n = sum(1 for f in folds if "fold" in f.data)
+    return Node(f"span {item} ({log.where(item)}; now {log.state(item)}): folded into "
+                f"{n} summar{'y' if n == 1 else 'ies'}",
                 {"span": item, "round": row["round"], "line": row["line"],
-                 "state": log.state(item), "text": row["text"]}, up(item, set()))
+                 "state": log.state(item), "text": row["text"]}, folds)
 
 
 def trace_summary(session: Session, item: str) -> Node:
-    """A summary's provenance tree down to its leaves, each with its final state."""
+    """A summary's provenance tree down to its leaves, each with its final state; an
+    item reached again (a shared sub-DAG) is one ``shown above`` node, and the root's
+    label counts the distinct spans below by fate (:data:`OUTCOMES`)."""
     log = _Log(session)
     budget = _Budget()
+
+    shown: set[str] = set()
 
     def down(node_id: str, level: int = 0) -> Node:
         row = log.rows[node_id]
         kind = "summary" if row["kind"] == "summary" else "span"
+        if node_id in shown:  # one node per item: a shared sub-DAG is drawn once
+            return Node(f"{kind} {node_id}: shown above",
+                        {"id": node_id, "kind": kind, "shown_above": True})
+        shown.add(node_id)
         node = Node(f"{kind} {node_id} (depth {row['depth']}, {log.where(node_id)}): "
                     f"{log.state(node_id)}",
                     {"id": node_id, "kind": kind, "depth": row["depth"],
@@ -272,17 +461,69 @@ def trace_summary(session: Session, item: str) -> Node:
             node.children.append(down(child, level + 1))
         return node
 
-    return down(item)
+    root = down(item)
+    fates = [_LEAF_FATE[log.state(s).split(" ")[0]] for s in _leaves(log, item)]
+    root.label += f"; {counts_label(fates)} below"
+    root.data["counts"] = {o: fates.count(o) for o in OUTCOMES if o in fates}
+    return root
 
 
-def trace(session: Session, query: str) -> Node:
-    """Dispatch on ``query``: a span id, a summary id, else a discriminator.
+_LEAF_FATE = {"retained": "in context", "offloaded": "recoverable", "evicted": "lost",
+              "dropped": "lost"}
+
+
+def _leaves(log: _Log, item: str) -> list[str]:
+    """The distinct raw spans under ``item`` (each once, however many paths reach it;
+    iterative, so a deep chain does not recurse)."""
+    seen, stack, out = {item}, [item], []
+    while stack:
+        node = stack.pop()
+        kids = log.children.get(node, [])
+        if not kids and log.rows[node]["kind"] == "span":
+            out.append(node)
+        for child in kids:
+            if child not in seen:
+                seen.add(child)
+                stack.append(child)
+    return out
+
+
+def _named_summaries(session: Session, root: Node, full: bool) -> dict[str, dict[str, Any]]:
+    """Each summary the tree names (a fold, a stating summary, a summary node), once,
+    in the order met: depth, round, line, chars and its text cut to one line
+    (:func:`one_line`), or whole with ``full``."""
+    rows = {r["id"]: r for r in session.items.filter(pl.col("kind") == "summary")
+            .select("id", "depth", "round", "line", "text").iter_rows(named=True)}
+    out: dict[str, dict[str, Any]] = {}
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        for key in ("fold", "summary", "id"):
+            sid = node.data.get(key)
+            if isinstance(sid, str) and sid in rows and sid not in out:
+                r = rows[sid]
+                text = r["text"]
+                out[sid] = {"depth": r["depth"], "round": r["round"], "line": r["line"],
+                            "chars": None if text is None else len(text),
+                            "text": None if text is None else
+                            (text if full else one_line(text))}
+        stack.extend(reversed(node.children))
+    return out
+
+
+def trace(session: Session, query: str, full: bool = False) -> Node:
+    """Dispatch on ``query``: a span id, a summary id, else a discriminator; the
+    root's ``summaries`` lists each summary the tree names once (whole with ``full``,
+    else cut to one line).
 
     Raises :class:`UsageError` when nothing matches.
     """
     kinds = dict(zip(session.items["id"], session.items["kind"], strict=True))
     if kinds.get(query) == "summary":
-        return trace_summary(session, query)
-    if kinds.get(query) == "span":
-        return trace_span(session, query)
-    return trace_discriminator(session, query)
+        root = trace_summary(session, query)
+    elif kinds.get(query) == "span":
+        root = trace_span(session, query)
+    else:
+        root = trace_discriminator(session, query)
+    root.summaries = _named_summaries(session, root, full)
+    return root

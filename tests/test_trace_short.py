@@ -1,0 +1,251 @@
+"""``trace`` stays short (issue 13, section 3): counts first, one node per span,
+summaries once and cut to one line (``--full``: whole), the reduced-query notice, and
+no answer for a sub-token (``kv/app/nas-02`` is not carried by a summary that says
+``nas-02``).  Small logs written here, values counted by hand."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from typer.testing import CliRunner
+
+from compaction_audit.cli import app
+from compaction_audit.commands.trace import MIN_QUOTE
+from compaction_audit.io.native import read_native
+from compaction_audit.trace import ONE_LINE, one_line, trace
+from tests.logs import LogWriter, rnd
+
+
+def span(i: str, text: str) -> dict[str, Any]:
+    return {"id": i, "tokens": 20, "text": text, "source": "user"}
+
+
+def fold(i: str, children: list[str], text: str) -> dict[str, Any]:
+    return {"id": i, "tokens": 5, "children": children, "text": text}
+
+
+LONG = ("Work so far, in detail.\n" + "The team reviewed the plan and wrote notes. " * 60
+        + "\nThe port is 8443.")
+"""A summary of 2,6xx characters over several lines; its first line is short."""
+F_TEXT = LONG.replace("8443", "a new port")
+
+FOUR = [
+    rnd(0, spans=[span("a", "Set the port to 8443 and the pool to 12."),
+                  span("b", "The gateway listens on 8443 over TLS."),
+                  span("c", "Port 8443 is open on the firewall."),
+                  span("d", "Use 8443, not 8080, for the admin port.")]),
+    rnd(1, summaries=[fold("F", ["a", "b", "c"], F_TEXT)],
+        evicted=["a", "b"], offloaded=["c"]),
+    rnd(2, spans=[span("e", "Still on 8443 for now.")]),
+]
+"""8443 is in five spans: a and b lost at F (evicted), c offloaded (recoverable), d and
+e never folded (in context); F drops 8443 and states neither a nor b's other values."""
+
+
+def run(*args: str) -> Any:
+    return CliRunner().invoke(app, ["trace", *args], env={"COLUMNS": "100"})
+
+
+def test_counts_come_first_and_each_span_is_one_node(write_log: LogWriter) -> None:
+    path = str(write_log(FOUR))
+    result = run(path, "8443")
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert lines[0] == "discriminator '8443': 5 spans: 2 lost, 1 recoverable, 2 in context"
+    span_lines = [ln for ln in lines if ln.startswith(("├── span", "└── span"))]
+    assert [ln.split()[2] for ln in span_lines] == ["a", "b", "c", "d", "e"]
+    root = trace(read_native(path), "8443")
+    assert [(n.data["span"], n.data["fate"]) for n in root.children] == [
+        ("a", "lost"), ("b", "lost"), ("c", "recoverable"), ("d", "in context"),
+        ("e", "in context")]
+    assert root.data["counts"] == {"lost": 2, "recoverable": 1, "in context": 2}
+    # a's fold node, once; span d (two matches would be two nodes before) once
+    assert [c.label for c in root.children[0].children] == [
+        "LOST at fold F (depth 1, round 1, line 2); also dropped: quantity '12'"]
+    assert sum("span d " in ln for ln in lines) == 1
+
+
+def test_summary_is_listed_once_cut_to_one_line(write_log: LogWriter) -> None:
+    path = str(write_log(FOUR))
+    out = run(path, "8443").output
+    assert out.count("Work so far") == 1  # three spans name F; its text once
+    summary = [ln for ln in out.splitlines() if ln.startswith("  F ")]
+    assert summary == [f"  F (depth 1, round 1, line 2; {len(F_TEXT):,} chars, --full): "
+                       "Work so far, in detail. …"]
+    assert one_line(LONG) == "Work so far, in detail. …"
+    assert one_line("x " * 200) == "x " * (ONE_LINE // 2 - 1) + "x…"
+    assert max(len(ln) for ln in out.splitlines()) <= 100
+    doc = json.loads(run(path, "8443", "--format", "json").output)
+    assert doc["summaries"] == [{"id": "F", "depth": 1, "round": 1, "line": 2,
+                                 "chars": len(F_TEXT), "text": "Work so far, in detail. …"}]
+    assert "summary_text" not in json.dumps(doc)
+    assert doc["counts"] == {"lost": 2, "recoverable": 1, "in context": 2}
+    assert [c["span"] for c in doc["children"]] == ["a", "b", "c", "d", "e"]
+
+
+def test_full_shows_the_summary_whole_under_an_indent(write_log: LogWriter) -> None:
+    path = str(write_log(FOUR))
+    out = run(path, "8443", "--full").output
+    assert "The port is a new port." in out  # the last line of F
+    body = out[out.index("  F (depth 1"):].splitlines()[1:]
+    assert body and all(ln.startswith("    ") for ln in body if ln)
+    doc = json.loads(run(path, "8443", "--full", "--json").output)
+    assert doc["summaries"][0]["text"] == F_TEXT
+
+
+def test_lists_are_capped_unless_all(write_log: LogWriter) -> None:
+    many = [rnd(0, spans=[span(f"s{i:02}", f"Port 8443 note {i}.") for i in range(20)])]
+    path = str(write_log(many))
+    out = run(path, "8443").output.splitlines()
+    assert out[0] == "discriminator '8443': 20 spans: 20 in context"
+    assert len(out) == 1 + 15 + 1 and out[-1] == "└── ... 5 more (--all)"
+    assert len(run(path, "8443", "--all").output.splitlines()) == 21
+
+
+def test_a_word_is_reduced_to_the_clauses_that_hold_it(write_log: LogWriter) -> None:
+    path = str(write_log([
+        rnd(0, spans=[span("u", "Do not use the temp-file preload.")]),
+        rnd(1, summaries=[fold("G", ["u"], "Preload guidance noted.")], evicted=["u"])]))
+    lines = run(path, "temp-file").output.splitlines()
+    assert lines[:3] == [
+        "discriminator 'temp-file': 1 span: 1 lost",
+        "note: 'temp-file' is not a discriminator; reduced to the clause(s) whose words "
+        "hold it",
+        # the ids and our words whole, the quote cut to the 100 columns
+        "└── span u (round 0, line 1; now evicted at round 1): lost; negation 'Do not use "
+        "the temp-file prel…"]
+
+
+def test_a_word_in_no_clause_is_searched_for_literally(write_log: LogWriter) -> None:
+    path = str(write_log([
+        rnd(0, spans=[span("u", "The spotter service restarts nightly."),
+                      span("v", "Nothing relevant here.")]),
+        rnd(1, summaries=[fold("G", ["u", "v"], "Service notes kept.")],
+            evicted=["u", "v"])]))
+    root = trace(read_native(path), "spotter")
+    assert root.data["reading"] == "plain"
+    assert root.data["note"] == ("'spotter' is not a discriminator; span texts searched "
+                                 "for it literally")
+    assert root.label == "discriminator 'spotter': 1 span: 1 lost"
+    assert [c.data["span"] for c in root.children] == ["u"]
+    assert root.children[0].children[0].data["result"] == "lost"
+
+
+NAS = [
+    rnd(0, spans=[span("k", "Secrets live under kv/app/nas-02 in the vault."),
+                  span("n", "Host nas-02 rebooted.")]),
+    rnd(1, summaries=[fold("H", ["k", "n"], "Secrets live under nas-02; host rebooted.")],
+        evicted=["k", "n"]),
+]
+
+
+def test_a_path_is_not_carried_by_its_file_name_alone(write_log: LogWriter) -> None:
+    path = str(write_log(NAS))
+    root = trace(read_native(path), "kv/app/nas-02")
+    assert root.data["reading"] == "discriminator"
+    # only k holds the whole path: n's 'nas-02' is not an answer for it
+    assert [c.data["span"] for c in root.children] == ["k"]
+    (node,) = root.children[0].children
+    assert (node.data["result"], node.data["kept_only"]) == ("carried in part", "nas-02")
+    assert node.label == ("carried only as its file name by fold H (depth 1, round 1, "
+                          "line 2), not whole: 'nas-02'")
+    assert root.label == "discriminator 'kv/app/nas-02': 1 span: 1 carried in part"
+    out = run(path, "kv/app/nas-02").output
+    assert "carried by fold" not in out and "carried only as its file name" in out
+    # the sub-token itself is carried, whole
+    sub = trace(read_native(path), "nas-02")
+    assert sub.label == "discriminator 'nas-02': 1 span: 1 carried"
+
+
+def test_a_path_inside_a_longer_string_is_found_literally(write_log: LogWriter) -> None:
+    path = str(write_log([
+        rnd(0, spans=[span("k", "Read kv/app/nas-02/creds then restart.")]),
+        rnd(1, summaries=[fold("H", ["k"], "Read kv/app/nas-02/creds; restarted.")],
+            evicted=["k"])]))
+    root = trace(read_native(path), "kv/app/nas-02")
+    assert root.data["reading"] == "plain"
+    assert root.label == "discriminator 'kv/app/nas-02': 1 span: 1 carried"
+
+
+def test_summary_trace_counts_distinct_leaves(write_log: LogWriter) -> None:
+    root = trace(read_native(str(write_log(FOUR))), "F")
+    assert root.label == ("summary F (depth 1, round 1, line 2): retained; 3 spans: "
+                          "2 lost, 1 recoverable below")
+    assert list(root.summaries) == ["F"]
+
+
+def test_span_trace_says_how_many_folds(tmp_path: Path, write_log: LogWriter) -> None:
+    root = trace(read_native(str(write_log(FOUR))), "a")
+    assert root.label == ("span a (round 0, line 1; now evicted at round 1): folded into "
+                          "1 summary")
+
+
+def test_span_trace_cuts_its_dropped_list_not_its_ids(write_log: LogWriter) -> None:
+    path = str(write_log(FOUR))
+    event, fold_node = trace(read_native(path), "a").children
+    assert event.label == "evicted at round 1 (line 2)"
+    assert fold_node.label == ("folded into F (depth 1, round 1, line 2): dropped 2: "
+                               "'8443', '12'")
+    assert fold_node.cut == len("folded into F (depth 1, round 1, line 2): dropped 2: ")
+
+
+def test_the_query_itself_is_followed_before_a_clause_holding_it(
+        write_log: LogWriter) -> None:
+    path = str(write_log([
+        rnd(0, spans=[span("u", "Do NOT run migration 0078 with --force on prod.")]),
+        rnd(1, summaries=[fold("G", ["u"], "Never run migration 0078 on prod.")],
+            evicted=["u"])]))
+    (node,) = trace(read_native(path), "--force").children
+    assert [m["kind"] for m in node.data["matched"]] == ["identifier", "negation"]
+    (at_g,) = node.children
+    assert at_g.data["result"] == "lost" and at_g.label.startswith("LOST at fold G ")
+
+
+def test_hostile_span_and_summary_texts_stay_inert(write_log: LogWriter) -> None:
+    from tests import ci_commands
+    from tests.test_ci_injection import HOSTILE
+
+    path = str(write_log([
+        rnd(0, spans=[span("u", f"Port 8443. {HOSTILE}\n{HOSTILE}")]),
+        rnd(1, summaries=[fold(HOSTILE, ["u"], f"{HOSTILE}\n::error::x\n{HOSTILE}")],
+            evicted=["u"])]))
+    for extra in ((), ("--full",), ("--all",), ("--json",), ("--full", "--json")):
+        result = CliRunner().invoke(app, ["trace", path, "8443", *extra],
+                                    env={"COLUMNS": "60"})
+        assert result.exit_code == 0, result.output
+        assert ci_commands.clean(result.stdout) == [], result.stdout
+        assert "title=pwned" in result.stdout
+        if "--json" not in extra:  # no log text starts a line: only our words or guides
+            assert all(ln.startswith(("discriminator ", "note: ", "summaries (", "  ",
+                                      "├── ", "└── ", "│   "))
+                       for ln in result.stdout.splitlines()), result.stdout
+
+
+def test_summary_trace_draws_a_shared_span_once(write_log: LogWriter) -> None:
+    path = str(write_log([
+        rnd(0, spans=[span("a", "Alpha."), span("b", "Beta.")]),
+        rnd(1, summaries=[fold("X", ["a", "b"], "Alpha and beta."),
+                          fold("Y", ["b"], "Beta.")], evicted=["a", "b"]),
+        rnd(2, summaries=[fold("T", ["X", "Y"], "All of it.")], evicted=["X", "Y"])]))
+    root = trace(read_native(path), "T")
+    assert root.label == ("summary T (depth 2, round 2, line 3): retained; 2 spans: "
+                          "2 lost below")
+    (x, y) = root.children
+    assert [c.label for c in y.children] == ["span b: shown above"]
+    assert [c.data["id"] for c in x.children] == ["a", "b"]
+    assert list(root.summaries) == ["T", "X", "Y"]
+
+
+def test_a_summary_cut_by_the_width_says_full(write_log: LogWriter) -> None:
+    text = "Kept the port at 8443 and wrote down the reasons for it in the notes."
+    path = str(write_log([rnd(0, spans=[span("a", "Port 8443.")]),
+                          rnd(1, summaries=[fold("F", ["a"], text)], evicted=["a"])]))
+    wide = CliRunner().invoke(app, ["trace", path, "8443"], env={"COLUMNS": "120"}).output
+    assert f"  F (depth 1, round 1, line 2; {len(text)} chars): {text}" in wide.splitlines()
+    narrow = CliRunner().invoke(app, ["trace", path, "8443"], env={"COLUMNS": "60"}).output
+    (cut,) = [ln for ln in narrow.splitlines() if ln.startswith("  F ")]
+    assert cut.startswith(f"  F (depth 1, round 1, line 2; {len(text)} chars, --full): Kept")
+    head = f"  F (depth 1, round 1, line 2; {len(text)} chars, --full): "
+    assert cut.endswith("…") and len(cut) == len(head) + MIN_QUOTE  # the quote's floor
