@@ -1,5 +1,10 @@
 """``python -m compaction_audit``: the same as the ``compaction-audit`` command."""
 
-from compaction_audit.cli import main
+import sys
+
+try:
+    from compaction_audit.cli import main
+except KeyboardInterrupt:  # Ctrl-C while the modules load: no traceback
+    sys.exit(130)
 
 main()

@@ -63,7 +63,9 @@ def main() -> None:
         app()
     except KeyboardInterrupt:
         say("interrupted")
-        sys.exit(130)
+        from compaction_audit.procs import exit_process
+
+        exit_process(130)
     except Exception as exc:  # a bug, not bad input; still no traceback for the user
         if os.environ.get("COMPACTION_AUDIT_DEBUG"):
             raise

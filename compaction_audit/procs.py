@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from multiprocessing import get_context
 from types import FrameType
-from typing import Any, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 T = TypeVar("T")
 
@@ -79,6 +79,27 @@ def _watch_parent(parent: int) -> None:
     os._exit(1)
 
 
+_abandoned: list[bool] = []
+"""Non-empty once a pool was torn down by an exception (see :func:`exit_process`)."""
+
+
+def exit_process(code: int) -> NoReturn:
+    """End the process with ``code``.  After a pool was torn down by Ctrl-C or SIGTERM,
+    its helper threads may wait forever on a queue no killed worker will read (the
+    interpreter joins them at exit: a hang under load), so the streams are flushed and
+    the process ends at once (``os._exit``); otherwise a normal ``sys.exit``."""
+    if _abandoned:
+        from multiprocessing import util
+
+        with contextlib.suppress(Exception):  # release the pool's semaphores (their
+            util._run_finalizers(0)  # type: ignore[attr-defined]  # joins are at -5
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(Exception):
+                stream.flush()
+        os._exit(code)
+    sys.exit(code)
+
+
 def _raise_terminated(signum: int, _frame: FrameType | None) -> None:
     raise Terminated(signum)
 
@@ -101,7 +122,9 @@ def worker_pool(workers: int) -> Iterator[ProcessPoolExecutor]:
         previous = signal.signal(signal.SIGTERM, _raise_terminated)
     try:
         yield pool
+        pool.shutdown(wait=True)  # in the try: Ctrl-C while waiting tears down too
     except BaseException:
+        _abandoned.append(True)
         processes = list(getattr(pool, "_processes", None) or {})
         call_queue = getattr(pool, "_call_queue", None)
         if call_queue is not None:  # its feeder thread must not block the exit on a
@@ -111,8 +134,6 @@ def worker_pool(workers: int) -> Iterator[ProcessPoolExecutor]:
             with contextlib.suppress(OSError):
                 os.kill(pid, signal.SIGKILL)
         raise
-    else:
-        pool.shutdown(wait=True)
     finally:
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
