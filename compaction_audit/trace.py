@@ -121,6 +121,9 @@ class _Log:
 
     def __init__(self, session: Session) -> None:
         items = session.items
+        if "source_line" in items.columns:  # the line that stated an item (adapters),
+            items = items.with_columns(  # not the line of the round it entered with
+                pl.coalesce("source_line", "line").alias("line"))
         self.n = session.n_rounds
         self.rows = {r["id"]: r for r in items.iter_rows(named=True)}
         self.round_of = dict(zip(session.rounds["ri"], session.rounds["round"], strict=True))

@@ -249,3 +249,12 @@ def test_a_summary_cut_by_the_width_says_full(write_log: LogWriter) -> None:
     assert cut.startswith(f"  F (depth 1, round 1, line 2; {len(text)} chars, --full): Kept")
     head = f"  F (depth 1, round 1, line 2; {len(text)} chars, --full): "
     assert cut.endswith("…") and len(cut) == len(head) + MIN_QUOTE  # the quote's floor
+
+
+def test_a_span_of_a_product_log_shows_the_line_that_stated_it() -> None:
+    """A Codex rollout: the lost '15s' was stated at line 11 of the rollout (the round
+    it entered with starts at line 4), the fold that lost it is the compaction at 18."""
+    fixture = Path(__file__).parent / "fixtures" / "adapters" / "codex-local.jsonl"
+    out = run(str(fixture), "15s").stdout
+    assert "span line-11 (round 0, line 11; now evicted at round 2): lost" in out
+    assert "LOST at fold line-18 (depth 1, round 2, line 18)" in out
