@@ -7,7 +7,7 @@ from concurrent.futures import as_completed
 
 from compaction_audit.engine import audit_session
 from compaction_audit.errors import LogError
-from compaction_audit.io.lines import Limits
+from compaction_audit.io.lines import Limits, reads_once
 from compaction_audit.io.load import load_session
 from compaction_audit.model import Session
 from compaction_audit.procs import available_cores, submit_all, worker_pool
@@ -81,7 +81,8 @@ def audit_paths(paths: Sequence[str], settings: Settings | None = None,
     are audited in a process pool (spawned workers: forking a process that runs
     Polars' thread pool can deadlock; :func:`~compaction_audit.procs.worker_pool`:
     capped at the cores available, torn down on SIGTERM/SIGINT, workers die with this
-    process); standard input (``-``) is always read here.
+    process); standard input (``-``), FIFOs and ``/dev/fd`` paths are always read here
+    (:func:`~compaction_audit.io.lines.reads_once`).
     ``progress`` is called in this process as each trace completes.
     """
     total = len(paths)
@@ -95,12 +96,13 @@ def audit_paths(paths: Sequence[str], settings: Settings | None = None,
 
     if workers > 1:
         with worker_pool(workers) as pool:
-            indexes = [i for i, p in enumerate(paths) if p != "-"]
+            here = [reads_once(p) for p in paths]  # a worker cannot open our stdin, FIFO
+            indexes = [i for i, p in enumerate(paths) if not here[i]]
             submitted = submit_all(pool, _audit_or_error, [
                 (paths[i], settings, lenient, rules, severity) for i in indexes])
             futures = dict(zip(submitted, indexes, strict=True))
             for i, p in enumerate(paths):
-                if p == "-":
+                if here[i]:
                     done(i, _audit_or_error(p, settings, lenient, rules, severity))
             for future in as_completed(futures):
                 done(futures[future], future.result())

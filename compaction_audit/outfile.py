@@ -3,13 +3,16 @@
 Every command that writes ``-o`` goes through :func:`output_target`:
 
 - an output that is the same regular file as an input (same device and inode, after
-  symlinks, so a hard link or a symlink to the trace counts) is refused with a
-  :class:`UsageError` before anything is written;
+  symlinks, so a hard link or a symlink to the trace counts; ``-`` is standard input,
+  compared by :func:`os.fstat` when it is a regular file, as with ``- < trace``) is
+  refused with a :class:`UsageError` before anything is written;
 - a regular file, or a path that does not exist yet, is written atomically: to a new
   temporary file in the directory of the *resolved* path (a symlink's target), which
   then replaces it with :func:`os.replace`; the symlink itself is never replaced, an
   existing file keeps its permission bits, and a failed run leaves the old file as it
-  was;
+  was.  A file with more than one hard link is not replaced (that would split the
+  link, the other names keeping the old content): once the temporary file is complete
+  its bytes are copied into the file in place;
 - anything else (a character or block device such as ``/dev/null``, a FIFO, a socket,
   and paths under ``/dev`` or ``/proc`` such as ``/dev/stdout``) is written through, by
   opening it for writing: the node is never replaced by a regular file;
@@ -22,7 +25,9 @@ user may not write), the file is written in place, as a plain ``open`` would.
 from __future__ import annotations
 
 import os
+import shutil
 import stat
+import sys
 import tempfile
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -41,17 +46,29 @@ def _stat(path: str) -> os.stat_result | None:
         return None
 
 
+def _stdin_stat() -> os.stat_result | None:
+    """The status of the file standard input reads (``-``), when it is a regular file
+    (``- < trace``); None for a pipe, a terminal, a closed or a replaced stdin."""
+    try:
+        st = os.fstat(sys.stdin.fileno())
+    except (AttributeError, OSError, ValueError):  # None, closed, or not a real file
+        return None
+    return st if stat.S_ISREG(st.st_mode) else None
+
+
 def refuse_same_file(output: str, inputs: Iterable[str]) -> None:
     """Raise :class:`UsageError` when ``output`` is an existing regular file that is
-    also one of ``inputs`` (compared by device and inode; ``-`` and unreadable inputs
-    are ignored).  Devices and FIFOs may be read and written (``/dev/null``)."""
+    also one of ``inputs`` (compared by device and inode; ``-`` by the file standard
+    input reads, see :func:`_stdin_stat`; unreadable inputs are ignored).  Devices and
+    FIFOs may be read and written (``/dev/null``)."""
     out = _stat(output)
     if out is None or not stat.S_ISREG(out.st_mode):
         return
     for name in inputs:
-        st = None if name == "-" else _stat(name)
+        st = _stdin_stat() if name == "-" else _stat(name)
         if st is not None and (st.st_dev, st.st_ino) == (out.st_dev, out.st_ino):
-            raise UsageError(f"{output}: is the input {name}; refusing to overwrite it "
+            shown = "- (standard input)" if name == "-" else name
+            raise UsageError(f"{output}: is the input {shown}; refusing to overwrite it "
                              "(choose another output)")
 
 
@@ -77,7 +94,8 @@ def output_target(output: str, inputs: Iterable[str] = ()) -> Iterator[str]:
 
     Use as ``with output_target(out, inputs) as path: write(path)``; when the block
     ends without an exception the temporary file (if one was used) replaces the
-    resolved output, else it is removed.  The temporary file keeps ``output``'s
+    resolved output (or, when that has several hard links, is copied into it in
+    place), else it is removed.  The temporary file keeps ``output``'s
     compression suffix (``.gz``, ``.zst``), so a writer choosing by name still does.
     Raises :class:`UsageError` for an output that is an input or a directory, or that
     cannot be written (the OS's reason).
@@ -89,12 +107,25 @@ def output_target(output: str, inputs: Iterable[str] = ()) -> Iterator[str]:
     try:
         yield output if tmp is None else tmp
         if tmp is not None:
-            os.replace(tmp, os.path.realpath(output))
+            _commit(tmp, os.path.realpath(output))
     except OSError as exc:
         raise UsageError(f"{output}: cannot write: {exc.strerror or exc}") from None
     finally:
         if tmp is not None and os.path.lexists(tmp):
             os.unlink(tmp)
+
+
+def _commit(tmp: str, real: str) -> None:
+    """Put the complete temporary file ``tmp`` in place of ``real``: rename it over
+    ``real``, or, when ``real`` is a regular file with more than one hard link, copy
+    its bytes into ``real`` (same inode: every name sees the new content)."""
+    st = _stat(real)
+    if st is None or not stat.S_ISREG(st.st_mode) or st.st_nlink < 2:
+        os.replace(tmp, real)
+        return
+    with open(tmp, "rb") as src, open(real, "r+b") as dst:
+        shutil.copyfileobj(src, dst, 1 << 20)
+        dst.truncate()
 
 
 def _temporary(output: str) -> str | None:

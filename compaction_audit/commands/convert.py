@@ -16,7 +16,7 @@ import typer
 from compaction_audit.commands.common import fail, say
 from compaction_audit.errors import AuditError, LogError, UsageError
 from compaction_audit.io.detect import ADAPTERS, peek_format
-from compaction_audit.io.lines import iter_lines
+from compaction_audit.io.lines import iter_lines, reads_once
 from compaction_audit.io.load import FORMATS
 from compaction_audit.io.writer import LogWriter
 
@@ -119,8 +119,9 @@ def _convert(path: str, target: str | IO[bytes], output: str,
 
 def _looks_like(path: str, fmt: str) -> str:
     """``" (it looks like codex: try --from codex)"`` when detection names another
-    format; "" for standard input (read once) or when it agrees or cannot tell."""
-    if path == "-":
+    format; "" for input read once (standard input, a FIFO) or when it agrees or
+    cannot tell."""
+    if reads_once(path):
         return ""
     try:
         detected, _ = peek_format(path)

@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import gzip
 import io
+import os
 import re
+import stat
 import sys
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -71,11 +73,36 @@ class Limits:
 DEFAULT_LIMITS = Limits()
 
 
+def reads_once(path: str) -> bool:
+    """True when ``path`` can be read only once, from where it was given, so a reader
+    must read it a single time and in this process: ``-`` (standard input), a path
+    under ``/dev`` or ``/proc`` (``/dev/stdin``, ``/dev/fd/63`` of ``<(zcat ...)``,
+    which name this process's descriptors), and anything that is not a regular file
+    (a FIFO, a character device, a socket).  A path that does not exist is False (its
+    open fails with the OS's reason)."""
+    if path == "-" or os.path.abspath(path).startswith(("/dev/", "/proc/")):
+        return True
+    try:
+        return not stat.S_ISREG(os.stat(path).st_mode)
+    except (OSError, ValueError):
+        return False
+
+
+def _magic(raw: IO[bytes]) -> str:
+    """``"gz"``, ``"zst"`` or ``""`` from the first bytes of ``raw`` (peeked, not
+    consumed)."""
+    peek = getattr(raw, "peek", None)
+    head = peek(4)[:4] if peek is not None else b""
+    return "gz" if head[:2] == _GZIP_MAGIC else "zst" if head == _ZSTD_MAGIC else ""
+
+
 def open_binary(path: str) -> IO[bytes]:
     """Open ``path`` for binary reading, decompressing ``.gz`` and ``.zst`` transparently.
 
-    ``-`` is standard input, decompressed when it starts with the gzip or zstd magic
-    bytes.  Raises :class:`LogError` (line 0) when the file cannot be opened.
+    ``-`` is standard input; it, and any input that :func:`reads_once` (a FIFO,
+    ``/dev/stdin``), is decompressed when it starts with the gzip or zstd magic bytes
+    (a regular file: by its ``.gz``/``.zst`` suffix).  Raises :class:`LogError` (line
+    0) when the file cannot be opened.
     """
     return _open(path)[0]
 
@@ -87,15 +114,19 @@ def _open(path: str) -> tuple[IO[bytes], _Counted | None]:
         if sys.stdin is None:
             raise LogError(path, 0, "cannot open: standard input is closed")
         raw: IO[bytes] = sys.stdin.buffer
-        peek = getattr(raw, "peek", None)
-        head = peek(4)[:4] if peek is not None else b""
-        kind = "gz" if head[:2] == _GZIP_MAGIC else "zst" if head == _ZSTD_MAGIC else ""
+        kind = _magic(raw)
     else:
         try:
             raw = Path(path).open("rb")  # noqa: SIM115  (the caller closes the stream)
         except OSError as exc:
             raise LogError(path, 0, f"cannot open: {exc.strerror or exc}") from None
         kind = "gz" if path.endswith(".gz") else "zst" if path.endswith(".zst") else ""
+        if reads_once(path):
+            try:
+                kind = _magic(raw) or kind
+            except OSError as exc:
+                raw.close()
+                raise LogError(path, 0, f"cannot read: {exc.strerror or exc}") from None
     if kind == "gz":
         counted = _Counted(raw)
         return cast(IO[bytes], gzip.GzipFile(fileobj=counted, mode="rb")), counted

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from compaction_audit.errors import LogError, UsageError
 from compaction_audit.io.detect import ADAPTERS, TOLERANT, Format, peek_format
-from compaction_audit.io.lines import DEFAULT_LIMITS, Limits, decode_lines
+from compaction_audit.io.lines import DEFAULT_LIMITS, Limits, decode_lines, reads_once
 from compaction_audit.io.native import read_native, read_records
 from compaction_audit.model import Session
 
@@ -21,6 +21,9 @@ def load_session(path: str, lenient: bool = False, source: str | None = None,
                  limits: Limits = DEFAULT_LIMITS) -> tuple[Session, str]:
     """Read ``path`` in its detected format (or ``source`` when given).
 
+    Input that can be read only once (``-``, a FIFO, ``/dev/stdin``: see
+    :func:`~compaction_audit.io.lines.reads_once`) is opened once: the lines read to
+    detect the format are the start of the lines read.
     Returns the session and the format name.  Raises :class:`LogError` for unreadable
     or malformed input (and input beyond ``limits``) and :class:`UsageError` for an
     unknown ``source``.
@@ -34,12 +37,12 @@ def load_session(path: str, lenient: bool = False, source: str | None = None,
     try:
         detected, lines = peek_format(path, limits, read_errors if lenient else None)
     except LogError:
-        if not lenient or path == "-":
+        if not lenient or reads_once(path):
             raise
         return read_native(path, lenient, limits), "native"  # nothing recognizable: skip it all
     fmt = detected if source is None else source  # type: ignore[assignment]
     if fmt == "native":
-        if path != "-":
+        if not reads_once(path):  # a regular file: read again, in parallel when large
             close = getattr(lines, "close", None)
             if close is not None:
                 close()

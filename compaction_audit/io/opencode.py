@@ -43,7 +43,7 @@ from compaction_audit.io.documents import (
     version_note,
 )
 from compaction_audit.io.harness import META
-from compaction_audit.io.lines import iter_lines
+from compaction_audit.io.lines import iter_lines, reads_once
 from compaction_audit.io.tokens import (
     estimate_tokens,
     split_tokens,
@@ -125,8 +125,9 @@ def _close(lines: Iterable[tuple[int, bytes]]) -> None:
 
 def _from_store(path: str, notes: list[str]) -> tuple[dict[str, Any], list[_Entry]]:
     """The latest top-level session of an SQLite store and its messages."""
-    if path == "-":
-        raise LogError(path, 0, "an opencode SQLite store cannot be read from standard input")
+    if reads_once(path):
+        raise LogError(path, 0, "an opencode SQLite store cannot be read from standard "
+                       "input or a pipe")
     try:
         db = sqlite3.connect(Path(path).resolve().as_uri() + "?mode=ro", uri=True)
     except sqlite3.Error as exc:

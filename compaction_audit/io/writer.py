@@ -30,6 +30,7 @@ import zstandard
 from compaction_audit.errors import LogError
 from compaction_audit.io.native import SessionBuilder
 from compaction_audit.model import SCHEMA_ID
+from compaction_audit.report.safe import safe_json
 
 __all__ = ["LogWriter", "Span", "Summary", "write_log"]
 
@@ -225,14 +226,17 @@ class LogWriter:
         """Validate and write one already-built record (a dict); returns its line number.
 
         Non-finite floats are written as ``null`` (JSON has no NaN), which is also
-        what gets validated.  After an I/O error (:class:`LogError` "cannot write")
-        the file is in an unknown state: close the writer.
+        what gets validated.  Text is written so that no CI runner or terminal acts
+        on it (:func:`~compaction_audit.report.safe.safe_json`: invisible characters
+        as ``\\uXXXX``, ``##[`` as ``\\u0023#[``); it decodes to the same string.
+        After an I/O error (:class:`LogError` "cannot write") the file is in an
+        unknown state: close the writer.
         """
         if self._closed:
             raise ValueError("write to a closed LogWriter")
         line = self.lines + 1
         try:
-            data = orjson.dumps(_plain(record), option=_DUMPS)
+            data = safe_json(orjson.dumps(_plain(record), option=_DUMPS))
         except orjson.JSONEncodeError as exc:
             raise LogError(self.path, line, f"cannot encode as JSON: {exc}") from None
         self._builder.add(line, orjson.loads(data))

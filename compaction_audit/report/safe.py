@@ -103,7 +103,10 @@ def json_safe(data: bytes) -> bytes:
 
     orjson already escapes C0 controls; these are valid raw in JSON but act on a
     terminal (C1) or reorder, hide or break lines in a terminal or an editor.
+    ASCII data (one C pass to tell) is returned as is.
     """
+    if data.isascii():
+        return data
     return _JSON_INVISIBLE_RE.sub(
         lambda m: f"\\u{ord(m.group().decode()):04x}".encode(), data)
 
@@ -189,3 +192,12 @@ def neutralize(text: str, escapes: Escapes = TEXT) -> str:
         return text
     return neutralize_bytes(text.encode("utf-8", "surrogatepass"), escapes).decode(
         "utf-8", "surrogatepass")
+
+
+def safe_json(data: bytes) -> bytes:
+    """JSON bytes (a document or JSON Lines) safe to write to any stream or file:
+    :func:`json_safe` (invisible characters as ``\\uXXXX``), then
+    :func:`neutralize_bytes` with :data:`JSON` escapes (``##[`` as ``\\u0023#[``).
+    Only string escapes are added, so the data decodes to the same values.  Used by
+    :class:`~compaction_audit.io.writer.LogWriter` for every record it writes."""
+    return neutralize_bytes(json_safe(data), JSON)

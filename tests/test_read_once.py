@@ -1,0 +1,137 @@
+"""An input named explicitly that can be read only once (a FIFO, ``<(cat log)``,
+``/dev/stdin``, ``/dev/fd/N``) is opened once: the lines read to detect its format are
+the lines audited (issue 11, item 6; docs/security.md "File names and discovery").
+Before, a native log there was opened a second time: "no round records" on a pipe, a
+hang forever on a FIFO.  Every run is a subprocess with a timeout, and no writer is
+left blocked."""
+
+from __future__ import annotations
+
+import gzip
+import os
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+import zstandard
+
+from compaction_audit.io.lines import reads_once
+from tests.gate_app import drift_records
+from tests.logs import dump
+
+TIMEOUT = 60
+
+
+def cli(*args: str, input: bytes | None = None, pass_fds: tuple[int, ...] = ()
+        ) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run([sys.executable, "-m", "compaction_audit", *args], input=input,
+                          pass_fds=pass_fds, capture_output=True, timeout=TIMEOUT,
+                          check=False)
+
+
+@pytest.fixture
+def trace(tmp_path: Path) -> Path:
+    return dump(drift_records(), tmp_path / "t.jsonl")
+
+
+@pytest.fixture
+def expected(trace: Path) -> subprocess.CompletedProcess[bytes]:
+    """The quiet verdict for the same trace read from its regular file."""
+    done = cli("audit", str(trace), "-q")
+    assert done.returncode == 1 and done.stdout.startswith(b"FAIL"), done
+    return done
+
+
+def pipe_with(data: bytes) -> int:
+    """The read end of a pipe holding ``data`` with its write end closed (``data``
+    fits the pipe buffer, so nothing blocks)."""
+    assert len(data) < 60_000
+    r, w = os.pipe()
+    os.write(w, data)
+    os.close(w)
+    return r
+
+
+COMPRESS = {"plain": lambda b: b, "gzip": gzip.compress,
+            "zstd": lambda b: zstandard.ZstdCompressor().compress(b)}
+
+
+@pytest.mark.parametrize("kind", sorted(COMPRESS))
+def test_dev_fd_pipe(trace: Path, expected: subprocess.CompletedProcess[bytes],
+                     kind: str) -> None:
+    """``audit <(cat t.jsonl)``, ``<(gzip -c ...)``, ``<(zstd -c ...)``: compression
+    is told by its magic bytes, since the name has no suffix."""
+    r = pipe_with(COMPRESS[kind](trace.read_bytes()))
+    try:
+        done = cli("audit", f"/dev/fd/{r}", "-q", pass_fds=(r,))
+    finally:
+        os.close(r)
+    assert (done.returncode, done.stdout, done.stderr) == (1, expected.stdout, b"")
+
+
+@pytest.mark.parametrize("kind", sorted(COMPRESS))
+def test_dev_stdin_pipe(trace: Path, expected: subprocess.CompletedProcess[bytes],
+                        kind: str) -> None:
+    done = cli("audit", "/dev/stdin", "-q", input=COMPRESS[kind](trace.read_bytes()))
+    assert (done.returncode, done.stdout, done.stderr) == (1, expected.stdout, b"")
+
+
+def test_named_fifo(tmp_path: Path, trace: Path,
+                    expected: subprocess.CompletedProcess[bytes]) -> None:
+    fifo = tmp_path / "f.jsonl"
+    os.mkfifo(fifo)
+    data = trace.read_bytes()
+
+    def write() -> None:
+        try:
+            with open(fifo, "wb") as fh:  # blocks until the audit opens it
+                fh.write(data)
+        except BrokenPipeError:
+            pass
+
+    writer = threading.Thread(target=write, daemon=True)
+    writer.start()
+    try:
+        done = cli("audit", str(fifo), "-q")
+    finally:
+        if writer.is_alive():  # never leave the writer blocked in open()
+            fd = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+            writer.join(5)
+            os.close(fd)
+    assert (done.returncode, done.stdout, done.stderr) == (1, expected.stdout, b"")
+
+
+def test_several_pipes_in_a_pool_are_read_here(trace: Path) -> None:
+    """Spawned pool workers cannot open this process's descriptors: such inputs are
+    read in the main process, the regular files in the workers."""
+    fds = (pipe_with(trace.read_bytes()), pipe_with(trace.read_bytes()))
+    try:
+        done = cli("audit", f"/dev/fd/{fds[0]}", str(trace), f"/dev/fd/{fds[1]}", "-q",
+                   "-j", "2", pass_fds=fds)
+    finally:
+        for fd in fds:
+            os.close(fd)
+    lines = done.stdout.decode().splitlines()
+    assert done.returncode == 1, done.stderr
+    assert [line.split(": ", 1)[0] for line in lines[:3]] == [
+        f"/dev/fd/{fds[0]}", str(trace), f"/dev/fd/{fds[1]}"]
+    assert len({line.split(": ", 1)[1] for line in lines[:3]}) == 1  # the same verdict
+
+
+def test_convert_from_a_pipe(trace: Path) -> None:
+    r = pipe_with(trace.read_bytes())
+    try:
+        done = cli("convert", f"/dev/fd/{r}", "-o", "-", pass_fds=(r,))
+    finally:
+        os.close(r)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.count(b'"type":"round"') == len(drift_records()) - 1
+
+
+def test_reads_once(tmp_path: Path, trace: Path) -> None:
+    fifo = tmp_path / "f"
+    os.mkfifo(fifo)
+    assert [reads_once(p) for p in ("-", "/dev/stdin", "/dev/fd/0", str(fifo))] == [True] * 4
+    assert [reads_once(p) for p in (str(trace), str(tmp_path / "missing"))] == [False] * 2
