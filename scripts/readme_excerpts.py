@@ -32,8 +32,10 @@ BLOCK = re.compile(r"(<!-- excerpt: (?P<spec>[^>]*?) -->\n```text\n)(?P<body>.*?
 
 def run(*args: str, cwd: Path = ROOT) -> list[str]:
     """The tool's stdout at 100 columns (run in ``cwd``), as lines without trailing
-    spaces."""
-    env = {**os.environ, "COLUMNS": "100", "NO_COLOR": "1"}
+    spaces; with the lexical cosine, which is what the Quickstart's ``pip install .``
+    gives (the embedding model is the ``[embed]`` extra)."""
+    env = {**os.environ, "COLUMNS": "100", "NO_COLOR": "1",
+           "COMPACTION_AUDIT_EMBED": "lexical"}
     done = subprocess.run([sys.executable, "-m", "compaction_audit", *args], cwd=cwd,
                           env=env, capture_output=True, text=True, check=False)
     out = done.stdout
