@@ -159,7 +159,9 @@ def test_pointing_at_a_chart_selects_a_round(browser: Any, tmp_path: Path) -> No
     open_page(browser, page)
     chart = browser.find_element(By.CSS_SELECTOR, "#s0-series svg")
     browser.execute_script("arguments[0].scrollIntoView()", chart)
-    ActionChains(browser).move_to_element_with_offset(chart, 0, -200).perform()
+    # inside the first panel (raw_ratio), whatever the number of panels below it
+    top = -chart.size["height"] // 2 + 50
+    ActionChains(browser).move_to_element_with_offset(chart, 0, top).perform()
     panel = browser.find_element(By.ID, "s0-panel-body")
     deadline = time.monotonic() + 5
     while not panel.get_attribute("data-round") and time.monotonic() < deadline:

@@ -36,6 +36,7 @@ SIG_FIGS = 6
 """Significant digits kept of a charted value (the page's size, not its precision)."""
 
 SERIES_QUANTITIES = ("raw_ratio", "distinct_source_spans", "query_cosine_retained",
+                     "query_cosine_rebuilt",
                      "summary_depth_max", "rounds_at_max_depth", "ungrounded_summaries")
 """Per-round quantities charted, in order (the terminal's "Rounds that matter")."""
 DEBT_COLUMNS = ("recall_debt", "recall_debt_fold", "recall_debt_eviction")
