@@ -22,6 +22,7 @@ literally, and a fold that keeps only a path's file name is "carried only as" it
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -200,6 +201,24 @@ class _Follow:
         return "lost", None
 
 
+def _folds_above(log: _Log, item: str, seen: set[str], level: int, budget: _Budget,
+                 nodes: list[Node]) -> Iterator[str]:
+    """The folds that took ``item`` in and are not in ``seen`` yet, each added to
+    ``seen`` as it is yielded.  Past :data:`MAX_LEVELS`, or when ``budget`` runs out,
+    it yields no more and appends a cut node to ``nodes`` (which it mutates) saying
+    how many folds were left."""
+    folds = [f for f in log.parents.get(item, []) if f not in seen]
+    if folds and level > MAX_LEVELS:
+        nodes.append(_cut("more fold(s) above", len(folds)))
+        return
+    for k, fold in enumerate(folds):
+        if not budget.take():
+            nodes.append(_cut("more fold(s)", len(folds) - k))
+            return
+        seen.add(fold)
+        yield fold
+
+
 def _carry(log: _Log, item: str, follow: _Follow | None,
            companions: list[ext.Discriminator], seen: set[str], level: int = 1,
            budget: _Budget | None = None) -> list[Node]:
@@ -213,14 +232,7 @@ def _carry(log: _Log, item: str, follow: _Follow | None,
     """
     budget = budget or _Budget()
     nodes = log.event_nodes(item) if level > 1 else []
-    folds = [f for f in log.parents.get(item, []) if f not in seen]
-    if folds and level > MAX_LEVELS:
-        return [*nodes, _cut("more fold(s) above", len(folds))]
-    for k, fold in enumerate(folds):
-        if not budget.take():
-            nodes.append(_cut("more fold(s)", len(folds) - k))
-            break
-        seen.add(fold)
+    for fold in _folds_above(log, item, seen, level, budget, nodes):
         row = log.rows[fold]
         where = f"(depth {row['depth']}, {log.where(fold)})"
         base = {"fold": fold, "round": row["round"], "line": row["line"],
@@ -398,14 +410,7 @@ def trace_span(session: Session, item: str) -> Node:
 
     def up(node_id: str, seen: set[str], level: int = 1) -> list[Node]:
         nodes = log.event_nodes(node_id)
-        folds = [f for f in log.parents.get(node_id, []) if f not in seen]
-        if folds and level > MAX_LEVELS:
-            return [*nodes, _cut("more fold(s) above", len(folds))]
-        for k, fold in enumerate(folds):
-            if not budget.take():
-                nodes.append(_cut("more fold(s)", len(folds) - k))
-                break
-            seen.add(fold)
+        for fold in _folds_above(log, node_id, seen, level, budget, nodes):
             row, child = log.rows[fold], log.rows[node_id]
             ctype = (span_type(child["source"], child["text"]) if child["kind"] == "span"
                      else "prose")

@@ -3,9 +3,16 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from compaction_audit.errors import LogError
+
+if TYPE_CHECKING:
+    from compaction_audit.model import Session
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "sample_logs"
@@ -41,3 +48,32 @@ def rnd(number: int, **fields: Any) -> dict[str, Any]:
 def spans(*pairs: tuple[str, int]) -> list[dict[str, Any]]:
     """Span objects from (id, tokens) pairs."""
     return [{"id": i, "tokens": t} for i, t in pairs]
+
+
+def assert_log_error(records: Callable[[str], Iterable[Any]], path: Path, data: bytes,
+                     line: int, message: str) -> None:
+    """Write ``data`` to ``path``, read it with an adapter's ``records`` and check that
+    it raises a :class:`LogError` at ``line`` (1-based) whose text holds ``message``."""
+    path.write_bytes(data)
+    with pytest.raises(LogError) as info:
+        list(records(str(path)))
+    assert info.value.line == line
+    assert message in str(info.value)
+
+
+def analyse_alone_and_helped(session: Session,
+                             monkeypatch: pytest.MonkeyPatch) -> tuple[Any, Any]:
+    """The recall analysis of ``session`` done in this process alone and with the text
+    helper process (``PARALLEL_MIN_JOBS`` set out of reach, then to 0), after checking
+    that their folds, debt, lost and floor tables are equal; returns (alone, helped)."""
+    from compaction_audit.recall import analysis as recall
+    from compaction_audit.series import build_series
+
+    series = build_series(session)
+    monkeypatch.setattr(recall, "PARALLEL_MIN_JOBS", 1 << 62)
+    alone = recall.analyse(session, series)
+    monkeypatch.setattr(recall, "PARALLEL_MIN_JOBS", 0)
+    helped = recall.analyse(session, series)
+    for table in ("folds", "debt", "lost", "floor"):
+        assert getattr(helped, table).equals(getattr(alone, table)), table
+    return alone, helped

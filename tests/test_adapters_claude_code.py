@@ -10,9 +10,9 @@ from typing import Any
 import orjson
 import pytest
 
-from compaction_audit.errors import LogError
 from compaction_audit.io import claude_code
 from compaction_audit.io.native import read_records
+from tests.logs import assert_log_error
 
 FIXTURES = Path(__file__).parent / "fixtures" / "adapters"
 CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpus" / "claude-code"
@@ -187,12 +187,9 @@ def test_sdk_snake_case_metadata_and_preserved_segment() -> None:
 ])
 def test_malformed_lines_raise_a_log_error_naming_the_line(
         tmp_path: Path, text: bytes, message: str) -> None:
-    path = tmp_path / "bad.jsonl"
-    path.write_bytes(b'{"type":"user","uuid":"a","message":{"content":"ok"}}\n\n' + text)
-    with pytest.raises(LogError) as info:
-        list(claude_code.records(str(path)))
-    assert info.value.line == 3
-    assert message in str(info.value)
+    assert_log_error(claude_code.records, tmp_path / "bad.jsonl",
+                     b'{"type":"user","uuid":"a","message":{"content":"ok"}}\n\n' + text,
+                     3, message)
 
 
 def test_sniff() -> None:

@@ -8,9 +8,9 @@ from typing import Any
 import orjson
 import pytest
 
-from compaction_audit.errors import LogError
 from compaction_audit.io import codex
 from compaction_audit.io.native import read_records
+from tests.logs import assert_log_error
 
 FIXTURES = Path(__file__).parent / "fixtures" / "adapters"
 CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpus" / "codex"
@@ -133,12 +133,8 @@ def test_compaction_without_replacement_history_keeps_user_turns() -> None:
 ])
 def test_malformed_lines_raise_a_log_error_naming_the_line(
         tmp_path: Path, text: bytes, message: str) -> None:
-    path = tmp_path / "bad.jsonl"
-    path.write_bytes(b'{"type":"session_meta","payload":{"id":"x"}}\n' + text)
-    with pytest.raises(LogError) as info:
-        list(codex.records(str(path)))
-    assert info.value.line == 2
-    assert message in str(info.value)
+    assert_log_error(codex.records, tmp_path / "bad.jsonl",
+                     b'{"type":"session_meta","payload":{"id":"x"}}\n' + text, 2, message)
 
 
 def test_sniff() -> None:

@@ -17,6 +17,7 @@ from compaction_audit.io.native import read_native
 from compaction_audit.model import Session
 from compaction_audit.scale import write_scale_session
 from compaction_audit.series import build_series
+from tests.logs import analyse_alone_and_helped
 
 
 @pytest.fixture(scope="module")
@@ -156,15 +157,6 @@ def test_helper_process_reads_like_the_plain_reader(
 
 def test_text_helper_gives_the_same_recall_analysis(
         tiny: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from compaction_audit.recall import analysis as recall
-
-    session = read_native(str(tiny))
-    series = build_series(session)
-    monkeypatch.setattr(recall, "PARALLEL_MIN_JOBS", 1 << 62)
-    alone = recall.analyse(session, series)
-    monkeypatch.setattr(recall, "PARALLEL_MIN_JOBS", 0)
-    helped = recall.analyse(session, series)
-    for table in ("folds", "debt", "lost", "floor"):
-        assert getattr(helped, table).equals(getattr(alone, table)), table
+    alone, helped = analyse_alone_and_helped(read_native(str(tiny)), monkeypatch)
     assert helped.disagreements == alone.disagreements
     assert alone.folds["dropped"].list.len().sum() > 0

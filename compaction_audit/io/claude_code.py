@@ -33,6 +33,7 @@ from compaction_audit.io.tokens import (
     session_record,
     split_tokens,
     tool_input_text,
+    tool_output_text,
     utf8_len,
 )
 
@@ -447,19 +448,4 @@ def _trigger(meta: dict[str, Any]) -> str | None:
 
 def _result_text(content: Any) -> tuple[str, int]:
     """A tool result's text (blocks joined by newlines) and its number of images."""
-    if content is None:
-        return "", 0
-    if isinstance(content, str):
-        return content, 0
-    if not isinstance(content, list):
-        return orjson.dumps(content).decode(), 0
-    texts: list[str] = []
-    images = 0
-    for block in content:
-        if isinstance(block, dict) and block.get("type") in ("image", "document"):
-            images += 1
-        elif isinstance(block, dict) and isinstance(block.get("text"), str):
-            texts.append(block["text"])
-        else:
-            texts.append(orjson.dumps(block).decode())
-    return "\n".join(texts), images
+    return tool_output_text(content, ("image", "document"))

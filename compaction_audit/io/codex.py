@@ -26,6 +26,7 @@ from compaction_audit.io.tokens import (
     feed,
     session_record,
     tool_input_text,
+    tool_output_text,
 )
 
 SOURCE_FORMAT = "codex"
@@ -310,19 +311,4 @@ def _output_text(output: Any) -> tuple[str, int]:
     """A tool output's text: a string, ``{"content": ...}``, or a list of content items."""
     if isinstance(output, dict) and "content" in output:
         output = output["content"]
-    if output is None:
-        return "", 0
-    if isinstance(output, str):
-        return output, 0
-    if isinstance(output, list):
-        texts: list[str] = []
-        images = 0
-        for part in output:
-            if isinstance(part, dict) and part.get("type") in ("input_image", "image"):
-                images += 1
-            elif isinstance(part, dict) and isinstance(part.get("text"), str):
-                texts.append(part["text"])
-            else:
-                texts.append(orjson.dumps(part).decode())
-        return "\n".join(texts), images
-    return orjson.dumps(output).decode(), 0
+    return tool_output_text(output, ("input_image", "image"))

@@ -248,3 +248,27 @@ def tool_input_text(value: Any) -> str:
     if isinstance(value, list):
         return "\n".join(t for t in (tool_input_text(v) for v in value) if t)
     return "" if value is None else orjson.dumps(value).decode()
+
+
+def tool_output_text(content: Any, image_types: tuple[str, ...]) -> tuple[str, int]:
+    """A tool result's text and its number of images: ``None`` is ``("", 0)``, a
+    string is itself, a list of content blocks is the blocks' texts joined by newlines
+    (a block whose ``type`` is in ``image_types`` counts as an image and adds no text,
+    a block without a string ``text`` is its JSON), anything else is its JSON.  Shared
+    by the Claude Code (``tool_result`` content) and Codex (tool output) adapters."""
+    if content is None:
+        return "", 0
+    if isinstance(content, str):
+        return content, 0
+    if not isinstance(content, list):
+        return orjson.dumps(content).decode(), 0
+    texts: list[str] = []
+    images = 0
+    for block in content:
+        if isinstance(block, dict) and block.get("type") in image_types:
+            images += 1
+        elif isinstance(block, dict) and isinstance(block.get("text"), str):
+            texts.append(block["text"])
+        else:
+            texts.append(orjson.dumps(block).decode())
+    return "\n".join(texts), images

@@ -12,7 +12,7 @@ import pytest
 from compaction_audit.engine import audit_session
 from compaction_audit.io.native import read_native
 from compaction_audit.report.model import SessionReport
-from tests.logs import LogWriter, rnd
+from tests.logs import LogWriter, analyse_alone_and_helped, rnd
 
 RECALL = ("silent-discriminating-fold", "topic-only-fold", "recall-floor")
 
@@ -144,9 +144,6 @@ def test_asked_again_in_other_words(write_log: LogWriter) -> None:
 
 def test_the_text_helper_reads_span_types_alike(write_log: LogWriter,
                                                 monkeypatch: pytest.MonkeyPatch) -> None:
-    from compaction_audit.recall import analysis as recall
-    from compaction_audit.series import build_series
-
     spec = "Edge cases:\n- Concurrent close operations should not crash the page.\n"
     log = [rnd(0, spans=[span("s", spec, "tool_result:Bash"),
                          span("r", "     1→port: 8443\n     2→see lib/a.ex", "tool_result:Read"),
@@ -154,12 +151,5 @@ def test_the_text_helper_reads_span_types_alike(write_log: LogWriter,
                          span("a", "I will edit lib/a.ex, not lib/b.ex.", "assistant")]),
            rnd(1, summaries=[{"id": "S", "tokens": 5, "children": ["s", "r", "c", "a"],
                               "text": "Worked on the page."}], evicted=["s", "r", "c", "a"])]
-    session = read_native(str(write_log(log)))
-    series = build_series(session)
-    monkeypatch.setattr(recall, "PARALLEL_MIN_JOBS", 1 << 62)
-    alone = recall.analyse(session, series)
-    monkeypatch.setattr(recall, "PARALLEL_MIN_JOBS", 0)
-    helped = recall.analyse(session, series)
-    for table in ("folds", "debt", "lost", "floor"):
-        assert getattr(helped, table).equals(getattr(alone, table)), table
+    alone, _ = analyse_alone_and_helped(read_native(str(write_log(log))), monkeypatch)
     assert set(alone.lost["span_type"]) == {"spec", "tool_output", "prose"}
