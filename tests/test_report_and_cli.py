@@ -177,3 +177,15 @@ def test_integer_settings_are_bounded_integers(value: str) -> None:
     result = run("audit", HANDWRITTEN, "--set", f"sustain={value}")
     assert result.exit_code == 2
     assert "sustain must be" in result.output
+
+
+def test_a_signature_where_a_condition_fails_is_not_called_an_inversion_plainly() -> None:
+    """Sample (g) crosses the boundary by the numbers while its eviction is not
+    continuous: the verdict says both, not two claims that contradict each other."""
+    from compaction_audit.api import audit
+    from tests.logs import SAMPLES
+
+    verdict = audit(str(SAMPLES / "faithfulness.jsonl")).verdict()
+    assert "inversion boundary crossed at round 3 (but a condition of inversion fails)" \
+        in verdict
+    assert "can drift but not invert" not in verdict

@@ -129,11 +129,16 @@ class SessionReport:
         if self.skipped or self.dependent:
             parts.append(f"{len(self.skipped)} bad record(s) skipped and "
                          f"{len(self.dependent)} dependent reject(s) (--lenient)")
+        invertible = can_invert(self.conditions)
+        # where a condition of validity fails (seed 000) the signature is not read as an
+        # inversion: the verdict says what fired and why it is not called one
+        caveat = "" if invertible else " (but a condition of inversion fails)"
         if o.get("inversion_boundary") is not None:
-            parts.append(f"inversion boundary crossed at round {o['inversion_boundary']}")
+            parts.append(f"inversion boundary crossed at round {o['inversion_boundary']}"
+                         + caveat)
         elif o.get("inversion_onset") is not None:
-            parts.append(f"inversion signature from round {o['inversion_onset']}")
-        if not can_invert(self.conditions):
+            parts.append(f"inversion signature from round {o['inversion_onset']}" + caveat)
+        elif not invertible:
             parts.append("this loop can drift but not invert")
         return f"{head}: " + "; ".join(parts)
 
