@@ -206,7 +206,9 @@ def test_both_series_in_every_format_that_shows_series() -> None:
     console = Console(record=True, width=200)
     console.print(report_renderable(report))
     text = console.export_text()
-    assert "query_cosine_rebuilt" in text and "salience-inversion read" in text
+    # the sample logs salience: both salience rules read the logged series
+    assert "query_cosine_rebuilt" in text
+    assert "salience-inversion and compaction-drift read query_cosine_retained" in text
     markdown = render_markdown(report, RenderOptions(single=True))
     assert b"Cosine:" in markdown and b"query\\_cosine\\_rebuilt" in markdown
     junit = render_junit(report, RenderOptions(single=True))

@@ -74,8 +74,12 @@ class SessionReport:
                     f"({c['items']} items, {c['distinct_texts']} distinct texts)")
         else:
             made = f"query_cosine_rebuilt not computed: {c.get('reason')}"
-        used = "; ".join(f"{rule} read {series or 'no salience'}"
-                         for rule, series in c.get("used_by", {}).items())
+        by_series: dict[str, list[str]] = {}
+        for rule, series in c.get("used_by", {}).items():
+            by_series.setdefault(series or "", []).append(rule)
+        used = "; ".join(f"{' and '.join(rules)} read {series}" if series
+                         else f"{' and '.join(rules)}: no salience to read"
+                         for series, rules in by_series.items())
         return made + (f"; {used}" if used else "")
 
     @property
