@@ -124,6 +124,18 @@ def long_word(n: int) -> Iterator[dict[str, Any]]:
     ]))
 
 
+def number_summary(n: int) -> Iterator[dict[str, Any]]:
+    """A span with a quantity folded into a summary that is one sentence of ``n``
+    numbers: each number is a claim, all in one sentence."""
+    sentence = " ".join(str(i) for i in range(n))
+    return _native(iter([
+        {"type": "round", "round": 0, "spans": [
+            {"id": "s", "tokens": 1, "text": "timeout 45000 ms"}]},
+        {"type": "round", "round": 1, "summaries": [
+            {"id": "m", "tokens": 1, "children": ["s"], "text": sentence}], "evicted": ["s"]},
+    ]))
+
+
 def ungrounded(n: int) -> Iterator[dict[str, Any]]:
     """``n`` summaries made ungrounded at once, then ``n`` quiet rounds."""
     def rounds() -> Iterator[dict[str, Any]]:
@@ -140,7 +152,8 @@ def ungrounded(n: int) -> Iterator[dict[str, Any]]:
 
 SHAPES: dict[str, Callable[[int], Iterator[dict[str, Any]]]] = {
     "fold-chain": fold_chain, "cc-compacts": cc_compacts, "codex-repeat": codex_repeat,
-    "long-id": long_id, "long-word": long_word, "ungrounded": ungrounded,
+    "long-id": long_id, "long-word": long_word,
+    "number-summary": number_summary, "ungrounded": ungrounded,
 }
 
 

@@ -10,6 +10,7 @@ quiet.  Standard library text work over a few texts per summary, each cached.
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from collections.abc import Callable
 from functools import lru_cache, partial
 from typing import Any
@@ -34,6 +35,8 @@ SUPPORT_MAX_WORDS = 20_000_000
 one session; past it the remaining summaries are not checked and the rule says so."""
 _META_RE = re.compile(r"(?i)\b(?:conversation|this session|summary|summari[sz]e|compaction"
                       r"|context window|transcript)\b")
+_END_RE = re.compile(r"[.!?\n]")
+"""A character that ends a sentence (for the bounds of the sentence a claim is in)."""
 _ABSENCE_RE = re.compile(r"(?i)^\W*(?:no|none|nothing)\b")
 _POINTER_RE = re.compile(r"(?i)read the full transcript at|if you need specific "
                          r"details from before")
@@ -94,12 +97,20 @@ def claims(text: str) -> tuple[ext.Discriminator, ...]:
     absence ("None.", "No errors encountered"), not a plain word in capitals
     ("JavaScript": an identifier needs a code character, a digit or backticks)."""
     body = _drop_pointer(clean_text(text))
+    # sentence bounds found once, and each sentence tested once: linear in the text
+    # however many discriminators one long sentence holds (issue 11, item 5)
+    ends = [m.start() for m in _END_RE.finditer(body)]
+    meta: dict[tuple[int, int], bool] = {}
     out = []
     for d in ext.extract(body):
-        sentence_start = max(body.rfind(c, 0, d.start) for c in ".!?\n") + 1
-        sentence_end = min((i for i in (body.find(c, d.end) for c in ".!?\n") if i >= 0),
-                           default=len(body))
-        if _META_RE.search(body, sentence_start, sentence_end):
+        before = bisect_left(ends, d.start)
+        sentence_start = ends[before - 1] + 1 if before else 0
+        after = bisect_left(ends, d.end)
+        sentence_end = ends[after] if after < len(ends) else len(body)
+        key = (sentence_start, sentence_end)
+        if key not in meta:
+            meta[key] = _META_RE.search(body, sentence_start, sentence_end) is not None
+        if meta[key]:
             continue
         if d.kind is ext.Kind.NEGATION and _ABSENCE_RE.match(d.text):
             continue

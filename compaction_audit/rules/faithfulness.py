@@ -83,6 +83,10 @@ class NegationFlipped(Rule):
         return f"fold {v['fold']} flipped " + "; ".join(parts) + _more(len(v["flipped"]))
 
 
+CLAIMS_PER_SUMMARY = 20
+"""Findings unsupported-summary-claim reports per summary; the last counts the rest."""
+
+
 @register
 class UnsupportedSummaryClaim(Rule):
     """What it checks: a summary sentence carrying a discriminator (a rule, an
@@ -137,15 +141,28 @@ class UnsupportedSummaryClaim(Rule):
                               .then(pl.lit(Severity.ERROR.value))
                               .otherwise(pl.lit(Severity.WARNING.value)).alias("severity"),
                               pl.col("summary").alias("entity")))
+        # at most CLAIMS_PER_SUMMARY findings per summary (issue 11, item 5: a summary
+        # of 20,000 numbers gave 20,000 findings); the last one counts the rest
+        rows = (rows.with_columns(pl.int_range(pl.len()).over("summary").alias("_k"),
+                                  pl.len().over("summary").alias("_of"))
+                .filter(pl.col("_k") < CLAIMS_PER_SUMMARY)
+                .with_columns(pl.when(pl.col("_k") == CLAIMS_PER_SUMMARY - 1)
+                              .then(pl.col("_of") - CLAIMS_PER_SUMMARY).otherwise(0)
+                              .alias("more_in_summary"))
+                .drop("_k", "_of"))
         return Outcome(rows, notes)
 
     def message(self, v: dict[str, Any], ctx: Context) -> str:
+        more = v.get("more_in_summary") or 0
+        rest = (f"; {more} more unsupported claim(s) in this summary not listed"
+                if more else "")
         where = (f"carried from summary {v['origin']}, no raw support" if v["origin"]
                  else "no raw leaf supports it")
         others = len(set(v["summaries"]) - set(v["chain"]))
         also = (f"; {others} other summar{'y states' if others == 1 else 'ies state'} it "
                 "without support") if others else ""
-        return f"summary {v['summary']} states {v['kind']} {v['text']!r} ({where}){also}"
+        return (f"summary {v['summary']} states {v['kind']} {v['text']!r} ({where}){also}"
+                f"{rest}")
 
 
 @register

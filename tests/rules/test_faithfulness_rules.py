@@ -295,3 +295,15 @@ def test_unsupported_claim_is_not_evaluated_over_a_leaf_without_text(
     assert [f for f in report.findings if f.code == "CA305"] == []
     notes = [(n.code, n.rounds) for n in report.not_evaluated if n.code == "CA305"]
     assert notes == [("CA305", 1)]
+
+
+def test_unsupported_claims_are_capped_per_summary(write_log: LogWriter) -> None:
+    """A summary of 25 numbers no leaf states: 20 findings, the 20th counting the
+    other 5 (output proportional to what a person can act on)."""
+    numbers = " ".join(str(1000 + i) for i in range(25))
+    path = one_fold(write_log, [span("a", "The deploy timeout is 45000 ms.")],
+                    f"The timeout is 45000 ms and the ports are {numbers}.")
+    found = findings(path, "CA305")
+    assert len(found) == 20
+    assert [f.values.get("more_in_summary") for f in found].count(5) == 1
+    assert sum(1 for f in found if "5 more unsupported claim(s)" in f.message) == 1
