@@ -1,10 +1,22 @@
-"""``python -m compaction_audit``: the same as the ``compaction-audit`` command."""
+"""``python -m compaction_audit`` and the ``compaction-audit`` command.
+
+:func:`run` is the console script's entry point: it imports the command line inside a
+``try``, so a Ctrl-C while the modules load ends with one line and exit 130, not a
+traceback (the package's ``__init__`` imports nothing heavy).
+"""
 
 import sys
 
-try:
-    from compaction_audit.cli import main
-except KeyboardInterrupt:  # Ctrl-C while the modules load: no traceback
-    sys.exit(130)
 
-main()
+def run() -> None:
+    """Load :mod:`compaction_audit.cli` and run it; Ctrl-C while loading exits 130."""
+    try:
+        from compaction_audit.cli import main
+    except KeyboardInterrupt:
+        sys.stderr.write("compaction-audit: interrupted\n")
+        sys.exit(130)
+    main()
+
+
+if __name__ == "__main__":
+    run()

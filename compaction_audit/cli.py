@@ -15,7 +15,7 @@ import typer
 from compaction_audit import __version__
 from compaction_audit.commands.audit import audit_command, thresholds_command
 from compaction_audit.commands.baseline_cmd import baseline_app
-from compaction_audit.commands.common import say
+from compaction_audit.commands.common import interruptible, say
 from compaction_audit.commands.config_cmd import config_app
 from compaction_audit.commands.convert import convert_command
 from compaction_audit.commands.diff import diff_command
@@ -46,13 +46,13 @@ def root(
     """
 
 
-app.command("audit")(audit_command)
-app.command("thresholds")(thresholds_command)
-app.command("diff")(diff_command)
-app.command("trace")(trace_command)
-app.command("convert")(convert_command)
-app.command("rules")(rules_command)
-app.command("simulate")(simulate_command)
+app.command("audit")(interruptible(audit_command))
+app.command("thresholds")(interruptible(thresholds_command))
+app.command("diff")(interruptible(diff_command))
+app.command("trace")(interruptible(trace_command))
+app.command("convert")(interruptible(convert_command))
+app.command("rules")(interruptible(rules_command))
+app.command("simulate")(interruptible(simulate_command))
 app.add_typer(config_app, name="config")
 app.add_typer(baseline_app, name="baseline")
 

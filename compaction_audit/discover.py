@@ -97,8 +97,10 @@ def _keep_regular(paths: Iterable[str], found: Discovery) -> list[str]:
         if kind is None:
             kept.append(path)
         else:
-            found.skipped.append(f"{path}: skipped, {kind} (only regular files are "
-                                 "searched; name it explicitly to read it)")
+            note = (f"{path}: skipped, {kind} (only regular files are searched; name "
+                    "it explicitly to read it)")
+            if note not in found.skipped:  # 'dir/**' meets a file of dir twice
+                found.skipped.append(note)
     return kept
 
 

@@ -132,3 +132,24 @@ def test_workers_start_with_ctrl_c_blocked_and_the_parent_keeps_it() -> None:
         assert signal.SIGINT in future.result(timeout=60)
         assert _blocked_signals() == before  # the mask is restored in the parent
     assert signal.SIGINT not in before
+
+
+def test_a_ctrl_c_anywhere_in_a_command_ends_with_one_line(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """Typer would turn a KeyboardInterrupt raised outside the pool (start-up, report
+    printing) into a silent exit 130; every command says why it stopped."""
+    from compaction_audit.commands.common import interruptible
+    from compaction_audit.procs import Terminated
+
+    def interrupted() -> None:
+        raise KeyboardInterrupt
+
+    def terminated() -> None:
+        raise Terminated(15)
+
+    for command, code, line in ((interrupted, 130, "interrupted"),
+                                (terminated, 143, "terminated by signal 15")):
+        with pytest.raises(SystemExit) as stop:
+            interruptible(command)()
+        assert stop.value.code == code
+        assert capsys.readouterr().err == f"compaction-audit: {line}\n"

@@ -5,14 +5,15 @@ written by :func:`~compaction_audit.outfile.output_target`."""
 
 from __future__ import annotations
 
+import functools
 import io
 import os
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from enum import StrEnum
 from pathlib import Path
-from typing import IO, NoReturn, cast
+from typing import IO, NoReturn, ParamSpec, TypeVar, cast
 
 import typer
 from rich.console import Console
@@ -147,3 +148,28 @@ def write_bytes(data: bytes, output: Path | None, escapes: Escapes = TEXT,
         fail(str(exc))
     except OSError as exc:
         fail(f"{output}: cannot open for writing: {exc.strerror or exc}")
+
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def interruptible(command: Callable[P, R]) -> Callable[P, R]:
+    """``command`` ending on Ctrl-C (or SIGTERM during a pool) with one stderr line and
+    exit 130 (128 + the signal), wherever it arrives: typer would turn a
+    ``KeyboardInterrupt`` into a silent exit 130, with a report cut short and no word
+    of why (issue 11, item 7)."""
+
+    @functools.wraps(command)
+    def run(*args: P.args, **kwargs: P.kwargs) -> R:
+        from compaction_audit.procs import Terminated, exit_process
+
+        try:
+            return command(*args, **kwargs)
+        except KeyboardInterrupt as exc:
+            signum = exc.signum if isinstance(exc, Terminated) else 2
+            what = "interrupted" if signum == 2 else f"terminated by signal {signum}"
+            sys.stderr.write(f"compaction-audit: {what}\n")
+            exit_process(128 + signum)
+
+    return run
