@@ -178,24 +178,31 @@ def expand_pattern(pattern: str, found: Discovery | None = None) -> list[str]:
     return sorted({_normal(p) for p in out if p})
 
 
+def _skipped(found: Discovery, since: int) -> str:
+    """``" (N skipped: not regular files)"`` for what the argument skipped, else ""."""
+    n = len(found.skipped) - since
+    return f" ({n} skipped: not regular files)" if n else ""
+
+
 def _expand(arg: str, found: Discovery) -> list[str]:
     if arg == "-":
         return ["-"]
     if os.path.isdir(arg):
-        before = len(found.unreadable) + len(found.skipped)
+        before, skipped = len(found.unreadable), len(found.skipped)
         traces = _search(arg, found)
-        if not traces and len(found.unreadable) + len(found.skipped) == before:
+        # skipped non-regular files are no trace: a gate must not pass on nothing
+        if not traces and len(found.unreadable) == before:
             raise UsageError(f"no trace files ({', '.join('*' + s for s in TRACE_SUFFIXES)}) "
-                             f"under directory {arg!r}")
+                             f"under directory {arg!r}{_skipped(found, skipped)}")
         return traces
     if is_pattern(arg):
-        before = len(found.unreadable) + len(found.skipped)
+        before, skipped = len(found.unreadable), len(found.skipped)
         matched: list[str] = []
         for match in expand_pattern(arg, found):
             matched += _search(match, found) if os.path.isdir(match) else \
                 _keep_regular([match], found)
-        if not matched and len(found.unreadable) + len(found.skipped) == before:
-            raise UsageError(f"no trace file matches {arg!r}")
+        if not matched and len(found.unreadable) == before:
+            raise UsageError(f"no trace file matches {arg!r}{_skipped(found, skipped)}")
         return matched
     return [_normal(arg)]
 

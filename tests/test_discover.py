@@ -139,3 +139,12 @@ def test_unreadable_subdirectory_is_an_unreadable_trace(
     assert [s["path"] for s in doc["sessions"]] == ["runs/b.jsonl"]
     assert run("baseline", "create", "runs", "-o", "b.json").exit_code == 2
     assert not (tree / "b.json").exists()
+
+
+def test_a_directory_of_only_fifos_is_no_trace(tmp_path: Path) -> None:
+    """Skipped non-regular files are no trace: a gate must not pass on nothing."""
+    (tmp_path / "fe").mkdir()
+    os.mkfifo(tmp_path / "fe" / "only.jsonl")
+    for arg in (str(tmp_path / "fe"), str(tmp_path / "fe" / "*.jsonl")):
+        with pytest.raises(UsageError, match=r"\(1 skipped: not regular files\)"):
+            find_traces([arg])

@@ -219,7 +219,10 @@ def _left(low: str, masked: str, lo: int, m_start: int) -> tuple[int, list[str]]
     while 0 < lo < m_start and low[lo - 1].isalnum():  # do not start mid-word
         lo += 1
     start = lo
-    for cut in _SENTENCE_END_RE.finditer(masked, lo):  # no endpos: lookaheads see on
+    # the search stops a little past the marker (its lookaheads need a few characters
+    # beyond a cut): without a bound, each marker of one long sentence scanned to the
+    # end of the text (quadratic; third adversarial pass)
+    for cut in _SENTENCE_END_RE.finditer(masked, lo, min(len(masked), m_start + 64)):
         if cut.start() >= m_start:
             break
         start = cut.end()
