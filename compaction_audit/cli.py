@@ -62,9 +62,9 @@ def main() -> None:
     try:
         app()
     except KeyboardInterrupt:
-        say("interrupted")
-        from compaction_audit.procs import exit_process
+        from compaction_audit.procs import exit_process, say_stopped
 
+        say_stopped()
         exit_process(130)
     except Exception as exc:  # a bug, not bad input; still no traceback for the user
         if os.environ.get("COMPACTION_AUDIT_DEBUG"):

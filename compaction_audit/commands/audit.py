@@ -143,7 +143,7 @@ def run_audit(traces: list[str], eff: Effective, lenient: bool, jobs: int | None
         return suppressed(report, eff)
 
     from compaction_audit.commands.progress import single_trace_progress, wanted
-    from compaction_audit.procs import Terminated, exit_process
+    from compaction_audit.procs import Terminated, exit_process, say_stopped
 
     try:
         size = wanted(traces)
@@ -159,11 +159,11 @@ def run_audit(traces: list[str], eff: Effective, lenient: bool, jobs: int | None
             task = bar.add_task("auditing traces", total=len(traces))
             return go(lambda done, _total, _path: bar.update(task, completed=done))
     except Terminated as exc:  # SIGTERM: the workers are gone; 128 + the signal number
-        sys.stderr.write(f"compaction-audit: terminated by signal {exc.signum}\n")
+        say_stopped(exc.signum)
         exit_process(128 + exc.signum)
     except KeyboardInterrupt:  # Ctrl-C: handled here, before typer turns it into an
-        sys.stderr.write("compaction-audit: interrupted\n")  # exit that would join
-        exit_process(130)  # the torn-down pool's threads
+        say_stopped()  # exit that would join the torn-down pool's threads
+        exit_process(130)
 
 
 def suppressed(report: Report, eff: Effective) -> Report:

@@ -162,14 +162,13 @@ def interruptible(command: Callable[P, R]) -> Callable[P, R]:
 
     @functools.wraps(command)
     def run(*args: P.args, **kwargs: P.kwargs) -> R:
-        from compaction_audit.procs import Terminated, exit_process
+        from compaction_audit.procs import Terminated, exit_process, say_stopped
 
         try:
             return command(*args, **kwargs)
         except KeyboardInterrupt as exc:
             signum = exc.signum if isinstance(exc, Terminated) else 2
-            what = "interrupted" if signum == 2 else f"terminated by signal {signum}"
-            sys.stderr.write(f"compaction-audit: {what}\n")
+            say_stopped(signum)
             exit_process(128 + signum)
 
     return run
