@@ -62,7 +62,8 @@ def main() -> None:
     try:
         app()
     except KeyboardInterrupt:
-        from compaction_audit.procs import exit_process, say_stopped
+        from compaction_audit.procs import exit_process
+        from compaction_audit.stopline import say_stopped
 
         say_stopped()
         exit_process(130)

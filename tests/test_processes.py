@@ -138,7 +138,7 @@ def test_a_ctrl_c_anywhere_in_a_command_ends_with_one_line(
         capsys: pytest.CaptureFixture[str]) -> None:
     """Typer would turn a KeyboardInterrupt raised outside the pool (start-up, report
     printing) into a silent exit 130; every command says why it stopped."""
-    from compaction_audit import procs
+    from compaction_audit import stopline
     from compaction_audit.commands.common import interruptible
     from compaction_audit.procs import Terminated
 
@@ -150,7 +150,7 @@ def test_a_ctrl_c_anywhere_in_a_command_ends_with_one_line(
 
     for command, code, line in ((interrupted, 130, "interrupted"),
                                 (terminated, 143, "terminated by signal 15")):
-        procs._said.clear()  # the line is written once per process
+        stopline._said.clear()  # the line is written once per process
         with pytest.raises(SystemExit) as stop:
             interruptible(command)()
         assert stop.value.code == code
@@ -161,11 +161,11 @@ def test_a_ctrl_c_anywhere_in_a_command_ends_with_one_line(
 def test_the_stop_line_is_written_once(capsys: pytest.CaptureFixture[str]) -> None:
     """The SIGINT handler writes the line as the signal arrives (typer would exit 130
     silently while parsing); the handlers that unwind later do not repeat it."""
-    from compaction_audit import procs
+    from compaction_audit import stopline
 
-    procs._said.clear()
+    stopline._said.clear()
     with pytest.raises(KeyboardInterrupt):
-        procs._on_sigint(signal.SIGINT, None)
-    procs.say_stopped()
+        stopline._on_sigint(signal.SIGINT, None)
+    stopline.say_stopped()
     assert capsys.readouterr().err == "compaction-audit: interrupted\n"
-    procs._said.clear()
+    stopline._said.clear()

@@ -143,7 +143,8 @@ def run_audit(traces: list[str], eff: Effective, lenient: bool, jobs: int | None
         return suppressed(report, eff)
 
     from compaction_audit.commands.progress import single_trace_progress, wanted
-    from compaction_audit.procs import Terminated, exit_process, say_stopped
+    from compaction_audit.procs import Terminated, exit_process
+    from compaction_audit.stopline import say_stopped
 
     try:
         size = wanted(traces)

@@ -162,7 +162,8 @@ def interruptible(command: Callable[P, R]) -> Callable[P, R]:
 
     @functools.wraps(command)
     def run(*args: P.args, **kwargs: P.kwargs) -> R:
-        from compaction_audit.procs import Terminated, exit_process, say_stopped
+        from compaction_audit.procs import Terminated, exit_process
+        from compaction_audit.stopline import say_stopped
 
         try:
             return command(*args, **kwargs)
