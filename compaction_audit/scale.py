@@ -283,12 +283,14 @@ def session_record(rounds: int, working_set: int, seed: int) -> dict[str, Any]:
 
 
 def write_scale_session(path: str | Path, rounds: int, working_set: int, seed: int = 0,
-                        texts: bool = True) -> None:
+                        texts: bool = True, retained: bool = True) -> None:
     """Write a generated session of ``rounds`` rounds (numbered 0 .. rounds-1) whose
     working set holds ``working_set`` items, to ``path`` (plain JSON Lines).
 
     Deterministic: the same arguments write the same bytes.  ``texts=False`` leaves out
-    span and summary texts (and ``salience_class``/``source``).  Raises ``ValueError``
+    span and summary texts (and ``salience_class``/``source``); ``retained=False``
+    writes delta mode (no ``retained`` list: the reader rebuilds the working set from
+    the spans, folds, evictions and offloads; the spec's compact form).  Raises ``ValueError``
     when ``rounds`` < 1 or ``working_set`` < 10.
     """
     if rounds < 1:
@@ -300,5 +302,8 @@ def write_scale_session(path: str | Path, rounds: int, working_set: int, seed: i
     with Path(path).open("wb", buffering=1 << 22) as out:
         out.write(dumps(session_record(rounds, working_set, seed)) + b"\n")
         for t in range(rounds):
-            out.write(dumps(gen.round(t)))
+            record = gen.round(t)
+            if not retained:
+                del record["retained"]
+            out.write(dumps(record))
             out.write(b"\n")
