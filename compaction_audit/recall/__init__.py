@@ -10,7 +10,8 @@ One module per concern:
   type;
 * :mod:`~compaction_audit.recall.clauses`: clause discriminators and requirement units;
 * :mod:`~compaction_audit.recall.survival`: whether a summary still states a
-  discriminator;
+  discriminator; :mod:`~compaction_audit.recall.paraphrase`: the paraphrase classes
+  word overlap misses (complementary scope, resolved state, check name);
 * :mod:`~compaction_audit.recall.analysis`: the per-session analysis in Polars: fold
   checks, recall debt, the lost table (loss judged at the fold), the recall floor;
 * :mod:`~compaction_audit.recall.harm`: a later action that reused a lost value;

@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
+from compaction_audit.recall import paraphrase
 from compaction_audit.recall.clauses import NEGATION_WORDS, content_words
 from compaction_audit.recall.extract import (
     CLAUSE_KINDS,
@@ -46,6 +47,7 @@ class _Index:
     measures: frozenset[tuple[str, float]]  # (dimension, value in the base unit)
     requirements: tuple[tuple[str, tuple[int, ...]], ...]  # (operator, version)
     low: str
+    names: paraphrase.SummaryNames  # check names (validate_session_message_ids)
 
 
 _NAME_RE = re.compile(r"\w+(?:[.-]\w+)+")
@@ -182,7 +184,7 @@ def _index(summary: str) -> _Index:
     requirements = tuple((op, _vtuple(v)) for op, v in _REQUIREMENT_RE.findall(low))
     return _Index(frozenset(keys), tuple(paths), frozenset(quantities), frozenset(scopes),
                   clauses, sentences, rules, frozenset(modules - {""}), frozenset(measures),
-                  requirements, low)
+                  requirements, low, paraphrase.summary_names(summary, _stem))
 
 
 _SUFFIXES = ("ations", "ation", "ingly", "ings", "ing", "edly", "ed", "ly", "ful", "ness",
@@ -304,6 +306,21 @@ def _clause_survives(d: Discriminator, idx: _Index) -> bool:
     return False
 
 
+_PARAPHRASE_KINDS = frozenset({Kind.NEGATION, Kind.CONSTRAINT, Kind.REQUIREMENT})
+
+
+def _paraphrased(d: Discriminator, idx: _Index) -> bool:
+    """A rule kept in other words (:mod:`compaction_audit.recall.paraphrase`): the
+    changing act restricted to the complementary set, the missing thing reported
+    supplied, or a check name over the rule's objects."""
+    if d.kind not in _PARAPHRASE_KINDS:
+        return False
+    _, *words = d.norm.split()
+    return (paraphrase.kept_by_complement(d.text, idx.low, _stem)
+            or paraphrase.kept_as_resolved(d.text, _polarity(d), idx.low, _stem)
+            or paraphrase.kept_by_check_name(words, idx.names, _stem))
+
+
 def _raw_in(norm: str, low: str) -> bool:
     """``norm`` occurs in ``low`` with a word boundary on both sides (issue 10, point 3:
     a code-span identifier matched as a raw substring, quoted or not)."""
@@ -332,7 +349,8 @@ def survives(d: Discriminator, summary_text: str) -> bool:
     idx = _index(summary_text)
     norm = d.norm
     if d.kind in CLAUSE_KINDS:  # a reversed rule is not kept (issue 12, point 1)
-        return _clause_survives(d, idx) and (not _flip_evidence(d, idx) or _restated(d, idx))
+        return ((_clause_survives(d, idx) or _paraphrased(d, idx))
+                and (not _flip_evidence(d, idx) or _restated(d, idx)))
     if d.kind is Kind.QUANTITY:
         number, _, unit = norm.partition(" ")
         if not unit:

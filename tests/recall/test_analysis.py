@@ -153,3 +153,23 @@ def test_the_text_helper_reads_span_types_alike(write_log: LogWriter,
                               "text": "Worked on the page."}], evicted=["s", "r", "c", "a"])]
     alone, _ = analyse_alone_and_helped(read_native(str(write_log(log))), monkeypatch)
     assert set(alone.lost["span_type"]) == {"spec", "tool_output", "prose"}
+
+
+def debt(report: SessionReport) -> list[tuple[int, int]]:
+    return report.series.select("recall_debt", "recall_debt_fold").rows()
+
+
+def test_the_debt_series_is_what_the_context_misses_not_a_tally_of_fold_losses(
+        write_log: LogWriter) -> None:
+    # lost at the fold of round 1 (the lost table), but the command of that round and
+    # the user's turn of round 2 hold the value: nothing is missing at any round
+    report = audit(write_log(ORDER))
+    assert "ORD-5501" in lost(report)
+    assert debt(report) == [(0, 0), (0, 0), (0, 0)]
+    # nothing holds it again: debt from the fold's round on, counted as a fold's
+    log = [ORDER[0], rnd(1, summaries=ORDER[1]["summaries"], evicted=["a"],
+                         spans=[span("c", "Moving on to the invoice export", "assistant")]),
+           rnd(2, spans=[span("d", "Export done", "assistant")])]
+    report = audit(write_log(log))
+    assert lost(report)["ORD-5501"]["reread_line"] is None
+    assert debt(report) == [(0, 0), (1, 1), (1, 1)]
