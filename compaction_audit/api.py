@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from concurrent.futures import as_completed
 
+from compaction_audit.cosine.embed import start_loading_for
 from compaction_audit.engine import audit_session
 from compaction_audit.errors import LogError
 from compaction_audit.io.lines import Limits, reads_once
@@ -35,6 +36,7 @@ def audit(path: str, settings: Settings | None = None, lenient: bool = False,
     single round record (empty, or every record skipped): a gate must not pass on a
     trace it could not audit.
     """
+    start_loading_for(path)  # the embedding model loads in the background while we read
     session, fmt = load(path, lenient, settings)
     if session.n_rounds == 0:
         skipped = f" ({len(session.skipped)} bad record(s) skipped)" if session.skipped else ""

@@ -53,7 +53,7 @@ def test_model_orders_by_meaning(monkeypatch: pytest.MonkeyPatch) -> None:
 
     monkeypatch.setattr(socket.socket, "connect", no_network)
     monkeypatch.setattr(socket, "create_connection", no_network)
-    embed.load_model.cache_clear()  # load again, with the network closed
+    embed.forget_model()  # load again, with the network closed
     needs_model()
     monkeypatch.delenv(embed.ENV, raising=False)
     assert embed.method() == embed.MODEL_NAME

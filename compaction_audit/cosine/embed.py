@@ -8,6 +8,7 @@ They are opened from the installed package's own folder with ``safetensors`` and
 ``tokenizers`` directly: wordllama's ``WordLlama.load`` is not called, because it
 looks for files in a cache and falls back to a download; nothing here can reach the
 network.  Each distinct text is embedded once, :data:`BATCH` texts at a time.
+:func:`start_loading` loads the model in a background thread while the log is read.
 
 **Lexical fallback** (always available): TF-IDF cosine, computed in Polars.  Terms
 are lower-cased words (``\\w+``); a term's weight in a text is
@@ -26,8 +27,10 @@ output is judged by its start).  An empty text has no cosine (null).
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import os
+import threading
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -35,6 +38,7 @@ from typing import Any
 import polars as pl
 
 from compaction_audit.errors import UsageError
+from compaction_audit.io.lines import open_binary, reads_once
 
 TEXT_CHARS = 16_000
 """Characters of each text that are embedded."""
@@ -56,11 +60,7 @@ class ModelUnavailable(UsageError):
 
 
 @lru_cache(maxsize=1)
-def load_model() -> tuple[Any, Any] | None:
-    """``(table, tokenizer)`` from wordllama's package folder: the token-embedding
-    table (vocabulary x 256, float32) and a ``tokenizers.Tokenizer`` without padding or
-    truncation.  None when wordllama (or numpy, safetensors, tokenizers) is not
-    installed or its files are missing."""
+def _load() -> tuple[Any, Any] | None:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")  # belt and braces: no hub lookups
     try:
         import numpy as np
@@ -85,6 +85,79 @@ def load_model() -> tuple[Any, Any] | None:
     tokenizer.no_padding()
     tokenizer.no_truncation()
     return table, tokenizer
+
+
+_LOCK = threading.Lock()
+_START_LOCK = threading.Lock()
+_started: threading.Thread | None = None
+
+
+def load_model() -> tuple[Any, Any] | None:
+    """``(table, tokenizer)`` from wordllama's package folder: the token-embedding
+    table (vocabulary x 256, float32) and a ``tokenizers.Tokenizer`` without padding or
+    truncation.  None when wordllama (or numpy, safetensors, tokenizers) is not
+    installed or its files are missing.
+
+    Loaded once per process (each worker of ``audit_paths`` loads it once, for all its
+    traces); a call made while :func:`start_loading`'s thread is loading waits for it.
+    Errors other than a missing package (a damaged file) are raised to the caller."""
+    with _LOCK:
+        return _load()
+
+
+def forget_model() -> None:
+    """Drop the loaded model (tests: load again under other conditions)."""
+    with _LOCK:
+        _load.cache_clear()
+
+
+def _load_quietly() -> None:
+    # an error is not cached: the audit's own call raises it again, where it reports
+    with contextlib.suppress(Exception):
+        load_model()
+
+
+def start_loading() -> bool:
+    """Start loading the model in a background thread, so that the load overlaps with
+    reading the log (0.15 to 0.2 s of CPU: importing numpy, the weights, parsing the
+    tokenizer); :func:`load_model` then waits for it, or finds it loaded.
+
+    Does nothing, and returns False, when the environment forces the lexical method
+    (or holds a value the audit will reject), when the model is loaded already, or a
+    load is under way.  Only *when* the model is loaded depends on it, never which
+    method is used: that stays :func:`method`'s documented choice."""
+    global _started
+    wanted = os.environ.get(ENV, "auto").strip().lower() or "auto"
+    if wanted not in ("auto", "model") or _load.cache_info().currsize:
+        return False
+    with _START_LOCK:
+        if _started is not None and _started.is_alive():
+            return False
+        _started = threading.Thread(target=_load_quietly, name="compaction-audit-embed-load",
+                                    daemon=True)
+        _started.start()
+    return True
+
+
+PEEK_BYTES = 1 << 16
+"""Bytes of a log's start that :func:`start_loading_for` looks at."""
+
+
+def start_loading_for(path: str) -> bool:
+    """:func:`start_loading` when ``path`` looks as if it carries texts: a file that
+    can be read twice (not ``-`` or a FIFO: see
+    :func:`~compaction_audit.io.lines.reads_once`) whose first :data:`PEEK_BYTES`
+    (decompressed) hold a ``"text"`` key.  A hint only: a wrong guess costs a load
+    nobody uses (in the background) or a load done when the rebuild asks for it, as
+    without the hint; the audit's results do not depend on it.  Never raises."""
+    try:
+        if reads_once(path):
+            return False
+        with open_binary(path) as handle:
+            head = handle.read(PEEK_BYTES)
+    except Exception:  # the reader reports a bad file, not this hint
+        return False
+    return b'"text"' in head and start_loading()
 
 
 def method() -> str:
@@ -125,33 +198,52 @@ def cosines(texts: list[str], query: str, how: str | None = None) -> list[float 
 def embed(texts: list[str]) -> Any:
     """Model embeddings of ``texts`` (numpy array, len(texts) x 256, not normalized):
     the mean of the texts' token embeddings, as wordllama pools them, computed on the
-    concatenated token ids (no padding), :data:`BATCH` texts per tokenizer call,
-    :data:`CHUNK_ROWS` token vectors at a time.  A text with no token gets a zero row.
-    Raises :class:`ModelUnavailable` without the model."""
+    token ids without padding, :data:`BATCH` texts per tokenizer call (see
+    :func:`_pool` for the sums).  A text with no token gets a zero row.  Raises
+    :class:`ModelUnavailable` without the model."""
     import numpy as np
 
     loaded = load_model()
     if loaded is None:
         raise ModelUnavailable("the embedding model is not installed")
     table, tokenizer = loaded
+    # encode_batch_fast (tokenizers >= 0.20) skips the character offsets, unused here
+    encode = getattr(tokenizer, "encode_batch_fast", None) or tokenizer.encode_batch
     out = np.zeros((len(texts), table.shape[1]), dtype=np.float64)
     for start in range(0, len(texts), BATCH):
-        encoded = tokenizer.encode_batch(texts[start:start + BATCH], add_special_tokens=False)
+        encoded = encode(texts[start:start + BATCH], add_special_tokens=False)
         lengths = np.array([len(e.ids) for e in encoded], dtype=np.int64)
         has = lengths > 0
         if not has.any():
             continue
         ids = np.clip(np.concatenate([np.asarray(e.ids, dtype=np.int64) for e in encoded]),
                       0, table.shape[0] - 1)
-        owner = np.repeat(np.arange(len(encoded), dtype=np.int64), lengths) + start
-        for lo in range(0, len(ids), CHUNK_ROWS):
-            who = owner[lo:lo + CHUNK_ROWS]
-            bounds = np.flatnonzero(np.r_[True, who[1:] != who[:-1]])
-            sums = np.add.reduceat(table[ids[lo:lo + CHUNK_ROWS]], bounds, axis=0)
-            # owners are distinct within a chunk; a text may straddle two: add
-            out[who[bounds]] += sums
+        owner = np.repeat(np.arange(len(encoded), dtype=np.int64), lengths)
+        out[start:start + len(encoded)] = _pool(table, ids, owner, len(encoded))
         rows = np.flatnonzero(has) + start
         out[rows] /= lengths[has][:, None]
+    return out
+
+
+def _pool(table: Any, ids: Any, owner: Any, n: int) -> Any:
+    """Sum of the token vectors of each of ``n`` texts (n x dim, float64): ``ids`` are
+    the token ids of all texts, concatenated; ``owner[k]`` is the text of ``ids[k]``
+    (0 .. n-1, non-decreasing).  The vectors are gathered and added per text,
+    :data:`CHUNK_ROWS` at a time (a bound on memory whatever the texts).
+
+    Measured and left aside: a count matrix (text x token id) times the table's rows
+    is faster with numpy's BLAS, but its threads keep spinning after each call and
+    take the CPU the tokenizer and Polars need; without BLAS (einsum) it is no faster
+    than this."""
+    import numpy as np
+
+    out = np.zeros((n, table.shape[1]), dtype=np.float64)
+    for lo in range(0, len(ids), CHUNK_ROWS):
+        who = owner[lo:lo + CHUNK_ROWS]
+        bounds = np.flatnonzero(np.r_[True, who[1:] != who[:-1]])
+        sums = np.add.reduceat(table[ids[lo:lo + CHUNK_ROWS]], bounds, axis=0)
+        # owners are distinct within a chunk; a text may straddle two: add
+        out[who[bounds]] += sums
     return out
 
 
@@ -160,14 +252,14 @@ def _model_cosines(texts: list[str], query: str) -> list[float | None]:
 
     if not texts:
         return []
-    q = embed([query])[0]
+    emb = embed([query, *texts])  # one pass: the query rides in the first batch
+    q, emb = emb[0], emb[1:]
     qn = float(np.linalg.norm(q))
     if qn == 0.0:
         return [None] * len(texts)
-    emb = embed(texts)
     norms = np.linalg.norm(emb, axis=1)
     with np.errstate(invalid="ignore", divide="ignore"):
-        cos = (emb @ q) / (norms * qn)
+        cos = np.einsum("ij,j->i", emb, q) / (norms * qn)  # no BLAS threads (see _pool)
     return [None if n == 0.0 or not np.isfinite(c) else float(c)
             for c, n in zip(cos.tolist(), norms.tolist(), strict=True)]
 
