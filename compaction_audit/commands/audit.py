@@ -19,12 +19,12 @@ from compaction_audit.commands.common import (
     write_bytes,
 )
 from compaction_audit.errors import AuditError, LogError, UsageError
-from compaction_audit.report.model import Report
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the auditor (Polars, the readers, the rules) loads when a run needs it
     from compaction_audit.config import Effective
     from compaction_audit.discover import Discovery
     from compaction_audit.report.formats import RenderOptions
+    from compaction_audit.report.model import Report
 
 
 class AuditFormat(StrEnum):
@@ -132,6 +132,7 @@ def run_audit(traces: list[str], eff: Effective, lenient: bool, jobs: int | None
     (:mod:`compaction_audit.commands.progress`).  ``unreadable``: errors found before reading (a
     directory that could not be listed), reported first as unreadable traces."""
     from compaction_audit.api import Progress, audit_paths
+    from compaction_audit.report.model import Report
 
     require_rules(eff)
 
