@@ -38,7 +38,11 @@ def _run() -> None:
             sys.stdout.write(f"compaction-audit {__version__}\n")
             sys.stdout.flush()
             return
-        from compaction_audit.cli import main
+        from compaction_audit import startup
+
+        startup.as_command()
+        with startup.loading():
+            from compaction_audit.cli import main
     except KeyboardInterrupt:
         stopline.say_stopped()
         sys.exit(stopline.STOPPED)

@@ -277,9 +277,13 @@ def audit_command(
 
     An unreadable trace is reported and counted, the others are still audited; exit 2.
     """
-    from compaction_audit.discover import names_one_file
-    from compaction_audit.outfile import refuse_same_file
-    from compaction_audit.report.formats import RenderOptions
+    from compaction_audit.startup import loading
+
+    with loading():  # the auditor: Polars, the readers, the rules, the report
+        from compaction_audit import api  # noqa: F401 - loaded here, used by run_audit
+        from compaction_audit.discover import names_one_file
+        from compaction_audit.outfile import refuse_same_file
+        from compaction_audit.report.formats import RenderOptions
 
     try:
         if (quiet or statistics) and fmt is not AuditFormat.text:
