@@ -96,6 +96,18 @@ def test_an_audit_loads_no_extra_it_does_not_use(tmp_path: Path) -> None:
         assert name not in loaded
 
 
+def test_an_audit_of_a_session_without_text_loads_no_model(tmp_path: Path) -> None:
+    from compaction_audit.scale import write_scale_session
+
+    log = tmp_path / "no-text.jsonl"
+    write_scale_session(log, rounds=12, working_set=30, texts=False)
+    loaded = _loaded_after(["audit", str(log), "-o", str(tmp_path / "out.txt")])
+    assert "polars" in loaded
+    assert [m for m in ("numpy", "tokenizers", "safetensors") if m in loaded] == []
+    assert "not computed: no span or summary carries a text" in \
+        (tmp_path / "out.txt").read_text()
+
+
 # -- Ctrl-C during start-up ----------------------------------------------------------
 
 SITECUSTOMIZE = """\
