@@ -35,8 +35,9 @@ def _run() -> None:
         if sys.argv[1:] == ["--version"]:  # what the typer option prints, without typer
             from compaction_audit import __version__
 
-            sys.stdout.write(f"compaction-audit {__version__}\n")
-            sys.stdout.flush()
+            if sys.stdout is not None:  # stdout closed: nothing, as typer.echo does
+                sys.stdout.write(f"compaction-audit {__version__}\n")
+                sys.stdout.flush()
             return
         from compaction_audit import startup
 

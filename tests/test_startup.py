@@ -80,6 +80,12 @@ def test_version_through_typer_prints_the_same_line() -> None:
     assert (done.returncode, done.stdout) == (0, "compaction-audit 0.1.0\n")
 
 
+def test_version_with_stdout_closed_exits_0_as_through_typer() -> None:
+    done = subprocess.run(["sh", "-c", f"'{sys.executable}' -m compaction_audit --version >&-"],
+                          cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=120)
+    assert (done.returncode, done.stderr) == (0, "")
+
+
 def test_help_loads_no_auditor() -> None:
     assert _loaded_after(["--help"]) == []
     # typer (0.2x) builds its pydantic coercion for a command's options, help included

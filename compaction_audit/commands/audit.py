@@ -131,8 +131,11 @@ def run_audit(traces: list[str], eff: Effective, lenient: bool, jobs: int | None
     traces done when there are several, bytes read of a single large one
     (:mod:`compaction_audit.commands.progress`).  ``unreadable``: errors found before reading (a
     directory that could not be listed), reported first as unreadable traces."""
-    from compaction_audit.api import Progress, audit_paths
-    from compaction_audit.report.model import Report
+    from compaction_audit.startup import loading
+
+    with loading():  # already done by 'audit'; 'baseline create' loads the auditor here
+        from compaction_audit.api import Progress, audit_paths
+        from compaction_audit.report.model import Report
 
     require_rules(eff)
 

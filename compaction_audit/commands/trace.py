@@ -143,8 +143,11 @@ def trace_command(
     The summaries named are listed once at the end, cut to one line (--full: whole).
     Exit 0, or 2 when the log is bad or nothing matches QUERY.
     """
-    from compaction_audit.api import load
-    from compaction_audit.trace import FULL_LIMIT, trace
+    from compaction_audit.startup import loading
+
+    with loading():  # the reader and the tracer (compaction_audit.startup)
+        from compaction_audit.api import load
+        from compaction_audit.trace import FULL_LIMIT, trace
 
     try:
         session, _ = load(log, lenient)
