@@ -1,27 +1,52 @@
 """``python -m compaction_audit`` and the ``compaction-audit`` command.
 
-:func:`run` is the console script's entry point: it first makes a Ctrl-C write its one
-line as it arrives (:func:`compaction_audit.stopline.announce_interrupts`), then imports
-the command line inside a ``try``, so a Ctrl-C while the modules load ends with that
-line and exit 130, not a traceback (the package's ``__init__`` imports nothing heavy).
+Ctrl-C at any moment of start-up ends with one line and exit 130, never a traceback:
+the package's ``__init__`` installs a handler that exits (it is the first of our code
+that runs, for the console script and for ``python -m``, where ``runpy`` imports the
+package before this module); :func:`run` then makes a Ctrl-C write its line and raise
+:class:`KeyboardInterrupt` (:func:`compaction_audit.stopline.announce_interrupts`),
+imports the command line inside a ``try``, and ends a stopped run with
+:func:`compaction_audit.stopline.exit_now`.
+
+``compaction-audit --version`` alone is answered here, before typer and the commands
+load (issue 14, item 4: import only what the command needs).
 """
 
 import sys
 
 
 def run() -> None:
-    """Load :mod:`compaction_audit.cli` and run it; Ctrl-C while loading exits 130."""
-    try:
-        from compaction_audit import stopline
+    """Run the command line; a run stopped by a signal ends with its exit status."""
+    from compaction_audit import stopline
 
+    try:
+        _run()
+    except SystemExit as stop:
+        if stopline.stopped():
+            stopline.exit_now(stop.code if isinstance(stop.code, int) else stopline.STOPPED)
+        raise
+
+
+def _run() -> None:
+    from compaction_audit import stopline
+
+    try:
         stopline.announce_interrupts()
-        from compaction_audit.cli import main
+        if sys.argv[1:] == ["--version"]:  # what the typer option prints, without typer
+            from compaction_audit import __version__
+
+            if sys.stdout is not None:  # stdout closed: nothing, as typer.echo does
+                sys.stdout.write(f"compaction-audit {__version__}\n")
+                sys.stdout.flush()
+            return
+        from compaction_audit import startup
+
+        startup.as_command()
+        with startup.loading():
+            from compaction_audit.cli import main
     except KeyboardInterrupt:
-        if "compaction_audit.stopline" in sys.modules:
-            sys.modules["compaction_audit.stopline"].say_stopped()
-        else:
-            sys.stderr.write("compaction-audit: interrupted\n")
-        sys.exit(130)
+        stopline.say_stopped()
+        sys.exit(stopline.STOPPED)
     main()
 
 

@@ -1,33 +1,68 @@
-"""The one line a stopped run writes (issue 11, item 7), and the SIGINT handler that
-writes it as the signal arrives.
+"""The one line a stopped run writes (issue 11, item 7), the SIGINT handlers that
+write it as the signal arrives, and the exit that ends a stopped command.
 
-Standard library only and nothing else: the console script installs the handler
-before the command line loads (:mod:`compaction_audit.__main__`), so this import must
-cost nothing at start-up.  :mod:`compaction_audit.procs` re-exports these names.
+Nothing here runs Python code of another module at import (``sys`` and ``os`` are
+loaded before any program, ``_signal`` is built in): every command imports it at
+start-up.  The handler of the first moments is installed by the package's
+``__init__`` (:func:`stop_at_start`).
 """
 
 from __future__ import annotations
 
-import contextlib
-import signal
+import _signal
+import os
 import sys
-import threading
-from types import FrameType
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # the idiom that spares loading typing at start-up
+    from collections.abc import Callable
+    from types import FrameType
+
+STOPPED = 130
+"""Exit status of a run stopped by Ctrl-C (128 + SIGINT, as a shell reports it)."""
 
 _said: list[str] = []
 """The stop line already written (:func:`say_stopped` writes it once)."""
 
 
-def say_stopped(signum: int = signal.SIGINT) -> None:
+def say_stopped(signum: int = _signal.SIGINT) -> None:
     """Write ``compaction-audit: interrupted`` (SIGINT) or ``... terminated by signal
     N`` to stderr, once per process, whichever handler sees the signal first."""
     if _said:
         return
-    what = "interrupted" if signum == signal.SIGINT else f"terminated by signal {signum}"
+    what = "interrupted" if signum == _signal.SIGINT else f"terminated by signal {signum}"
     _said.append(what)
-    with contextlib.suppress(Exception):
-        sys.stderr.write(f"compaction-audit: {what}\n")
+    _write(f"compaction-audit: {what}\n")
+
+
+def stopped() -> bool:
+    """True once the stop line was written: the run is ending on a signal."""
+    return bool(_said)
+
+
+def exit_now(code: int) -> None:
+    """Flush the streams and end the process with ``code`` at once (``os._exit``).
+
+    The end of a stopped command (:func:`compaction_audit.__main__.run`): on Python
+    3.11 a ``KeyboardInterrupt`` that passed through ``exec`` of a string (every
+    dataclass and named tuple being created while a module loads) marks the
+    interpreter, which then kills itself with SIGINT at exit whatever status was
+    asked for; a caller would see "killed by signal 2", not 130.
+    """
+    for stream in (sys.stdout, sys.stderr):
+        try:  # noqa: SIM105 - contextlib need not be loaded at start-up
+            stream.flush()
+        except Exception:
+            pass
+    os._exit(code)
+
+
+def _write(text: str) -> None:
+    try:  # a closed stderr: still stop, no traceback
+        sys.stderr.write(text)
         sys.stderr.flush()
+    except Exception:
+        pass
 
 
 def _on_sigint(_signum: int, _frame: FrameType | None) -> None:
@@ -35,9 +70,24 @@ def _on_sigint(_signum: int, _frame: FrameType | None) -> None:
     raise KeyboardInterrupt
 
 
+def stop_at_start(_signum: int, _frame: FrameType | None) -> None:
+    """The SIGINT handler of the first moments of ``python -m compaction_audit`` and of
+    the console script, while the package and its ``__main__`` load and nothing of
+    ours could catch a ``KeyboardInterrupt`` (``runpy`` would print its traceback;
+    issue 11): write the line and exit :data:`STOPPED`."""
+    say_stopped()
+    raise SystemExit(STOPPED)
+
+
+def _install(handler: Callable[[int, FrameType | None], None]) -> None:
+    try:  # noqa: SIM105 - not the main thread: signals are not ours to handle
+        _signal.signal(_signal.SIGINT, handler)
+    except ValueError:
+        pass
+
+
 def announce_interrupts() -> None:
     """From now on a Ctrl-C writes its one line as it arrives, then unwinds as usual:
     typer turns a ``KeyboardInterrupt`` raised while it parses the arguments into a
     silent exit 130, before any handler of ours runs (issue 11, item 7)."""
-    if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGINT, _on_sigint)
+    _install(_on_sigint)

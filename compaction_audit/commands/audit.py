@@ -19,12 +19,12 @@ from compaction_audit.commands.common import (
     write_bytes,
 )
 from compaction_audit.errors import AuditError, LogError, UsageError
-from compaction_audit.report.model import Report
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the auditor (Polars, the readers, the rules) loads when a run needs it
     from compaction_audit.config import Effective
     from compaction_audit.discover import Discovery
     from compaction_audit.report.formats import RenderOptions
+    from compaction_audit.report.model import Report
 
 
 class AuditFormat(StrEnum):
@@ -131,7 +131,11 @@ def run_audit(traces: list[str], eff: Effective, lenient: bool, jobs: int | None
     traces done when there are several, bytes read of a single large one
     (:mod:`compaction_audit.commands.progress`).  ``unreadable``: errors found before reading (a
     directory that could not be listed), reported first as unreadable traces."""
-    from compaction_audit.api import Progress, audit_paths
+    from compaction_audit.startup import loading
+
+    with loading():  # already done by 'audit'; 'baseline create' loads the auditor here
+        from compaction_audit.api import Progress, audit_paths
+        from compaction_audit.report.model import Report
 
     require_rules(eff)
 
@@ -276,9 +280,13 @@ def audit_command(
 
     An unreadable trace is reported and counted, the others are still audited; exit 2.
     """
-    from compaction_audit.discover import names_one_file
-    from compaction_audit.outfile import refuse_same_file
-    from compaction_audit.report.formats import RenderOptions
+    from compaction_audit.startup import loading
+
+    with loading():  # the auditor: Polars, the readers, the rules, the report
+        from compaction_audit import api  # noqa: F401 - loaded here, used by run_audit
+        from compaction_audit.discover import names_one_file
+        from compaction_audit.outfile import refuse_same_file
+        from compaction_audit.report.formats import RenderOptions
 
     try:
         if (quiet or statistics) and fmt is not AuditFormat.text:

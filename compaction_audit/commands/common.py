@@ -162,12 +162,14 @@ def interruptible(command: Callable[P, R]) -> Callable[P, R]:
 
     @functools.wraps(command)
     def run(*args: P.args, **kwargs: P.kwargs) -> R:
-        from compaction_audit.procs import Terminated, exit_process
         from compaction_audit.stopline import say_stopped
 
         try:
             return command(*args, **kwargs)
         except KeyboardInterrupt as exc:
+            # procs (multiprocessing, ctypes) loads only when a command stops
+            from compaction_audit.procs import Terminated, exit_process
+
             signum = exc.signum if isinstance(exc, Terminated) else 2
             say_stopped(signum)
             exit_process(128 + signum)

@@ -10,15 +10,13 @@ from enum import StrEnum
 from pathlib import Path
 from typing import IO, Annotated, Any, NamedTuple
 
-import orjson
 import typer
 
 from compaction_audit.commands.common import fail, say
 from compaction_audit.errors import AuditError, LogError, UsageError
-from compaction_audit.io.detect import ADAPTERS, peek_format
-from compaction_audit.io.lines import iter_lines, reads_once
-from compaction_audit.io.load import FORMATS
-from compaction_audit.io.writer import LogWriter
+
+# The readers, adapters and writer (Polars among them) load when a conversion runs,
+# not with the command line (issue 14, item 4).
 
 
 class SourceFormat(StrEnum):
@@ -41,6 +39,12 @@ def source_records(path: str, source: str | None = None
     Raises :class:`LogError` for unreadable, unrecognized or malformed input (lazily,
     while iterating, for errors past the first lines).
     """
+    import orjson
+
+    from compaction_audit.io.detect import ADAPTERS, peek_format
+    from compaction_audit.io.lines import iter_lines
+    from compaction_audit.io.load import FORMATS
+
     fmt: str
     if source is None:
         fmt, lines = peek_format(path)
@@ -97,6 +101,8 @@ def convert(path: str, output: str, source: str | None = None) -> Converted:
 
 def _convert(path: str, target: str | IO[bytes], output: str,
              source: str | None) -> Converted:
+    from compaction_audit.io.writer import LogWriter
+
     rounds = 0
     try:
         fmt, records = source_records(path, source)
@@ -121,6 +127,9 @@ def _looks_like(path: str, fmt: str) -> str:
     """``" (it looks like codex: try --from codex)"`` when detection names another
     format; "" for input read once (standard input, a FIFO) or when it agrees or
     cannot tell."""
+    from compaction_audit.io.detect import peek_format
+    from compaction_audit.io.lines import reads_once
+
     if reads_once(path):
         return ""
     try:

@@ -66,9 +66,12 @@ def diff_command(
 
     Exit 0 when no gate fails, 1 when one does, 2 for bad input or usage.
     """
-    from compaction_audit.api import audit
-    from compaction_audit.diff import diff_reports, gate
-    from compaction_audit.outfile import refuse_same_file
+    from compaction_audit.startup import loading
+
+    with loading():  # the auditor (compaction_audit.startup)
+        from compaction_audit.api import audit
+        from compaction_audit.diff import diff_reports, gate
+        from compaction_audit.outfile import refuse_same_file
 
     try:
         if baseline == "-" and candidate == "-":

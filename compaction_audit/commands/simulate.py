@@ -5,14 +5,15 @@ from __future__ import annotations
 from dataclasses import replace
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from compaction_audit.commands.common import fail, say
 from compaction_audit.errors import LogError, UsageError
-from compaction_audit.outfile import output_target
-from compaction_audit.simulate import PRESETS, SimParams, write_session
+
+if TYPE_CHECKING:  # the simulator loads when the command runs (issue 14, item 4)
+    from compaction_audit.simulate import SimParams
 
 
 class Preset(StrEnum):
@@ -45,6 +46,8 @@ def build_params(preset: str, **overrides: Any) -> SimParams:
     Raises :class:`typer.BadParameter` naming the option for an unknown preset or a
     value out of range.
     """
+    from compaction_audit.simulate import PRESETS
+
     if preset not in PRESETS:
         raise typer.BadParameter(
             f"unknown preset {preset!r} (known: {', '.join(PRESETS)})", param_hint="--preset"
@@ -138,6 +141,9 @@ def simulate_command(
     auditor reads the inversion signature on the rebuilt cosine).
     The same options give the same bytes.  Bad values exit 2 with a one-line message.
     """
+    from compaction_audit.outfile import output_target
+    from compaction_audit.simulate import write_session
+
     params = build_params(
         preset.value,
         seed=seed,

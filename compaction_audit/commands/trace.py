@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import orjson
 import typer
@@ -19,7 +19,9 @@ from compaction_audit.commands.common import (
 from compaction_audit.errors import AuditError
 from compaction_audit.report.safe import JSON, clip_tree, json_safe, printable
 from compaction_audit.report.terminal_text import LIST_LIMIT, block, capped, line, more_line
-from compaction_audit.trace import FULL_LIMIT, Node
+
+if TYPE_CHECKING:  # the tracer (Polars, the recall modules) loads when the command runs
+    from compaction_audit.trace import Node
 
 MIN_QUOTE = 24
 """Fewest columns a label's quote keeps when the line is cut to the width."""
@@ -77,6 +79,8 @@ def _summaries(root: Node, show_all: bool, full: bool) -> list[RenderableType]:
     items = list(root.summaries.items())
     if not items:
         return []
+    from compaction_audit.trace import FULL_LIMIT
+
     out: list[RenderableType] = [Text(f"summaries ({len(items)})")]
     shown, hidden = capped(items, show_all, LIST_LIMIT)
     for sid, s in shown:
@@ -139,8 +143,11 @@ def trace_command(
     The summaries named are listed once at the end, cut to one line (--full: whole).
     Exit 0, or 2 when the log is bad or nothing matches QUERY.
     """
-    from compaction_audit.api import load
-    from compaction_audit.trace import trace
+    from compaction_audit.startup import loading
+
+    with loading():  # the reader and the tracer (compaction_audit.startup)
+        from compaction_audit.api import load
+        from compaction_audit.trace import FULL_LIMIT, trace
 
     try:
         session, _ = load(log, lenient)
