@@ -8,18 +8,18 @@ fresh subprocess (``run.py --step``): the parse floor (``orjson.loads`` over eve
 line, garbage collector paused: run.py's ``orjson`` step) and the audit (``api.audit``
 plus the JSON report, bounded as ``audit --format json`` writes it by default).
 
-Sizes: a cell's file is capped at ``--max-mb`` (default 250 MB) by running fewer
-rounds than its nominal count (the table shows the rounds run, with ``*`` where
-capped); ``--scale F`` multiplies the rounds (at least 100) and the cap by F
-(``--scale 1/20`` for a quick run while developing).  Per cell the table gives the file size, the parse
+Sizes: a cell's file is capped at ``--max-mb`` (default 250 MB) by running fewer rounds
+than its nominal count (the table shows the rounds run, with ``*`` where capped);
+``--scale F`` multiplies the rounds (at least 100) and the cap by F (``--scale 1/20``
+for a quick run while developing). Per cell the table gives the file size, the parse
 floor, the audit time and its ratio to the floor, the audit's peak RSS over the file
-size, findings (and their episodes), the JSON report's bytes and its ratio to the
-trace, and the verdict against the targets (issue 14, section 2; they apply to cells
-of 100 MB and more: audit <= 3x the floor, peak RSS <= 2x the file; the report bound,
-<= a tenth of the trace, applies to every cell).  Then the growth exponent: the
-least-squares slope of log(audit seconds) against log(file bytes) along the rounds
-axis (each working set, mode and text setting) and along the working-set axis (each
-rounds count, mode and text setting); 1.0 is linear.
+size, findings (and their episodes), the JSON report's bytes and its ratio to the trace,
+and the verdict against the targets (issue 14, section 2; they apply to cells of 100 MB
+and more: audit <= 3x the floor, peak RSS <= 2x the file; the report bound, <= a tenth
+of the trace, applies to every cell). Then the growth exponent: the least-squares slope
+of log(audit seconds) against log(file bytes) along the rounds axis (each working set,
+mode and text setting) and along the working-set axis (each rounds count, mode and text
+setting); 1.0 is linear.
 
 ``--write-docs`` replaces the block between ``<!-- grid:begin -->`` and
 ``<!-- grid:end -->`` in docs/performance.md with the tables of this run.

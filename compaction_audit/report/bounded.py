@@ -117,16 +117,17 @@ def episode_dict(run: list[Finding], show_all: bool = False) -> dict[str, Any]:
     }
     if show_all:
         return doc
-    values = cap_lists(first.values, VALUES_CAP, VALUES_NESTED_CAP)
-    return cap_lists({**doc, "values": None}) | {"values": values}
+    bounded: dict[str, Any] = cap_lists({**doc, "values": None})
+    bounded["values"] = cap_lists(first.values, VALUES_CAP, VALUES_NESTED_CAP)
+    return bounded
 
 
 def bounded_episodes(findings: list[Finding], show_all: bool
                      ) -> tuple[list[list[Finding]], list[dict[str, Any]]]:
-    """(the episodes to list, by first round then rule code; what was left out): at
-    most :data:`EPISODES_PER_RULE` episodes per rule (all with ``show_all``), and per rule with more, ``{"code",
-    "rule", "episodes", "findings", "first_round", "last_round"}`` of the episodes not
-    listed."""
+    """(the episodes to list, by first round then rule code; what was left out): at most
+    :data:`EPISODES_PER_RULE` episodes per rule (all with ``show_all``), and per rule
+    with more, ``{"code", "rule", "episodes", "findings", "first_round", "last_round"}``
+    of the episodes not listed."""
     listed: list[list[Finding]] = []
     omitted: dict[str, dict[str, Any]] = {}
     seen: Counter[str] = Counter()
