@@ -14,18 +14,19 @@ Shape (see docs/report-json.md): for one trace, a session object::
      "cosine": {...},
      "counts": {...}, "verdict": "..."}
 
-and for several traces ``{"tool", "config", "sessions": [<session object>...], "errors": [...],
-"summary": {...}}``.  By default the report is bounded (issue 14, section 3: a tenth
-of the trace on every cell of the benchmark grid): a finding is an episode (one rule
-over consecutive rounds, with its count and rounds), the series keeps its key rounds, and every list is capped
-with a ``<key>_truncated`` sibling (:mod:`compaction_audit.report.bounded`); ``--all``
-writes everything. Series keys are named exactly as in the log-format spec, plus
-``line`` and ``query_cosine_rebuilt`` (issue 16; ``cosine`` says how it was made and
-which series each salience rule read). orjson escapes every control character, so log
-text is inert; rows, a finding's values and list items are written one per line. Every
-string but the numeric series goes through :func:`clip_tree` (at most
-:data:`~compaction_audit.report.safe.MAX_TEXT` characters, undecodable file-name bytes
-as ``\\xNN``) and :func:`json_safe` (invisible characters as ``\\uXXXX``).
+and for several traces ``{"tool", "config", "sessions": [<session object>...], "errors":
+[...], "summary": {...}}``. By default the report is bounded (issue 14, section 3: a
+tenth of the trace on every cell of the benchmark grid): a finding is an episode (one
+rule over consecutive rounds, with its count and rounds), the series keeps its key
+rounds, and every list is capped with a ``<key>_truncated`` sibling
+(:mod:`compaction_audit.report.bounded`); ``--all`` writes everything. Series keys are
+named exactly as in the log-format spec, plus ``line`` and ``query_cosine_rebuilt``
+(issue 16; ``cosine`` says how it was made and which series each salience rule read).
+orjson escapes every control character, so log text is inert; rows, a finding's values
+and list items are written one per line. Every string but the numeric series goes
+through :func:`clip_tree` (at most :data:`~compaction_audit.report.safe.MAX_TEXT`
+characters, undecodable file-name bytes as ``\\xNN``) and :func:`json_safe` (invisible
+characters as ``\\uXXXX``).
 """
 
 from __future__ import annotations
