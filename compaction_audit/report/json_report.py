@@ -116,14 +116,20 @@ def session_dict(r: SessionReport, show_all: bool = False) -> dict[str, Any]:
         "compactions_not_checked": r.compactions_not_checked(),
         "verdict": r.verdict(),
     }
+    series_rows, episodes = doc.pop("series"), doc.pop("findings")
+    rest = clip_tree(doc)
+    if not show_all:
+        rest = cap_lists(rest)  # adds a "<key>_truncated" after each list it cuts
     out: dict[str, Any] = {}
-    for k, v in doc.items():
-        if k == "series":
-            out[k] = [inline(row) for row in v]
-        elif k == "findings":  # episode_dict caps its own lists
-            out[k] = [f | {"values": inline(f["values"])} for f in clip_tree(v)]
+    for k, v in rest.items():
+        if k == "series_rounds":
+            out[k] = v
+            out["series"] = [inline(row) for row in series_rows]
+        elif k == "findings_omitted":  # episode_dict caps its own lists
+            out["findings"] = [f | {"values": inline(f["values"])}
+                               for f in clip_tree(episodes)]
+            out[k] = v
         else:
-            v = clip_tree(v) if show_all else cap_lists(clip_tree(v))
             out[k] = ([inline(x) for x in v] if isinstance(v, list) and v
                       and all(isinstance(x, dict) for x in v) else v)
     return out
