@@ -35,7 +35,7 @@ NESTED_CAP = 5
 """Items a list nested in a list item keeps (a fold's children, each child's dropped
 facts: 10 x 5, not 10 x 10)."""
 
-VALUES_CAP, VALUES_NESTED_CAP = 5, 3
+VALUES_CAP, VALUES_NESTED_CAP = 3, 3
 """The caps inside a finding's ``values`` (its message already says the most: a fold's
 first children and their dropped facts, "and N more")."""
 
