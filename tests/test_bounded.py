@@ -4,6 +4,7 @@ counts, capped lists with their totals, ``--all`` for everything."""
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -141,3 +142,36 @@ def test_series_keeps_the_key_rounds_and_all_keeps_every_round(tmp_path: Path) -
     _, every = audit_json(trace, "--all")
     assert [r["round"] for r in every["series"]] == list(range(30))
     assert every["series_rounds"] == {"shown": 30, "total": 30, "all": True}
+
+
+def test_sarif_and_junit_list_five_episodes_per_rule_and_count_the_rest(tmp_path: Path
+                                                                        ) -> None:
+    import xml.etree.ElementTree as ET
+
+    from compaction_audit.api import audit
+    from compaction_audit.report.summary import episodes
+    from compaction_audit.scale import write_scale_session
+
+    trace = tmp_path / "scale.jsonl"
+    write_scale_session(trace, 100, 100, seed=0, retained=False)
+    found = audit(str(trace)).findings
+    per_rule = Counter(run[0].code for run in episodes(found))
+    assert per_rule["CA301"] > 5  # silent folds every few rounds, not adjacent
+    result = RUNNER.invoke(app, ["audit", str(trace), "-f", "sarif", "--fail-on", "never"])
+    run_ = json.loads(result.stdout)["runs"][0]
+    shown = Counter(r["ruleId"] for r in run_["results"])
+    assert shown == {code: min(n, 5) for code, n in per_rule.items()}
+    notes = [n["message"]["text"] for n in run_["invocations"][0]["toolExecutionNotifications"]
+             if n["level"] == "note"]
+    # every finding is in a listed episode's count or in a note's "(N findings, ...)"
+    omitted = sum(int(re.search(r"\((\d+) findings", t).group(1)) for t in notes)  # type: ignore[union-attr]
+    assert sum(r["properties"]["count"] for r in run_["results"]) + omitted == len(found)
+    assert any(t.startswith(f"{per_rule['CA301'] - 5} more episodes of CA301 ") for t in notes)
+    every = RUNNER.invoke(app, ["audit", str(trace), "-f", "sarif", "--all"])
+    assert len(json.loads(every.stdout)["runs"][0]["results"]) == len(found)
+    junit = RUNNER.invoke(app, ["audit", str(trace), "-f", "junit"])
+    case = ET.fromstring(junit.stdout.encode()).find(
+        ".//testcase[@name='CA301 silent-discriminating-fold']/failure")
+    assert case is not None
+    assert (case.text or "").endswith(
+        f"and {per_rule['CA301'] - 5} more episodes (--all lists them)")
