@@ -73,10 +73,17 @@ def capped_rounds(rounds: int, working_set: int, mode: str, texts: bool,
     return max(10, min(rounds, fit))
 
 
+MIN_SPREAD = 2.0
+"""An exponent needs files at least this many times apart along its line (in delta mode
+the file barely grows with the working set: a slope over files within a few percent is
+noise)."""
+
+
 def slope(points: list[tuple[float, float]]) -> float | None:
-    """Least-squares slope of log(y) on log(x); None with fewer than 2 distinct x."""
+    """Least-squares slope of log(y) on log(x); None when the largest x is less than
+    :data:`MIN_SPREAD` times the smallest."""
     pts = [(math.log(x), math.log(y)) for x, y in points if x > 0 and y > 0]
-    if len({x for x, _ in pts}) < 2:
+    if len(pts) < 2 or max(x for x, _ in pts) - min(x for x, _ in pts) < math.log(MIN_SPREAD):
         return None
     mx = sum(x for x, _ in pts) / len(pts)
     my = sum(y for _, y in pts) / len(pts)
@@ -155,8 +162,8 @@ def table(cells: list[dict[str, Any]]) -> str:
 
 def exponents(cells: list[dict[str, Any]]) -> str:
     """The growth exponents along each axis as a Markdown table."""
-    lines = ["| along | fixed | retained | span text | files | exponent |",
-             "|---|---|---|---|---|---:|"]
+    lines = ["| along | fixed | retained | span text | files | audit | exponent |",
+             "|---|---|---|---|---|---|---:|"]
     for axis, other, fixed_values in (("rounds", "working_set", WORKING_SETS),
                                       ("working set", "rounds", ROUNDS)):
         for fixed, mode, texts in product(fixed_values, MODES, TEXTS):
@@ -166,9 +173,11 @@ def exponents(cells: list[dict[str, Any]]) -> str:
                 continue
             e = slope([(c["bytes"], c["audit_seconds"]) for c in line])
             sizes = " / ".join(_mb(c["bytes"]) for c in line)
+            times = " / ".join(f"{c['audit_seconds']:.1f} s" for c in line)
             label = f"working set {fixed:,}" if other == "working_set" else f"{fixed:,} rounds"
             lines.append(f"| {axis} | {label} | {mode} | {'yes' if texts else 'no'} "
-                         f"| {sizes} | {'-' if e is None else f'{e:.2f}'} |")
+                         f"| {sizes} | {times} "
+                         f"| {'- (files within 2x)' if e is None else f'{e:.2f}'} |")
     return "\n".join(lines)
 
 
