@@ -54,7 +54,9 @@ from compaction_audit.series import SPEC_COLUMNS
 _INVISIBLE_LEADS = frozenset(ch.encode()[:1] for ch in _JSON_INVISIBLE)
 """First UTF-8 bytes of the characters :func:`json_safe` escapes (E2 for all today)."""
 
-TOOL = {"name": "compaction-audit", "version": __version__, "report_schema": 1}
+TOOL = {"name": "compaction-audit", "version": __version__, "report_schema": 2}
+"""``report_schema`` 2: ``findings`` are episodes, bounded by default (issue 14); 1 had
+one object per finding and every round of the series."""
 
 
 def error_dict(err: LogError) -> dict[str, Any]:
