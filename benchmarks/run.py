@@ -51,11 +51,13 @@ WORKING_SET = 2_000
 # JSON object with its wall time; the parent reads the child's peak RSS.
 
 
-def _step_generate(path: str, rounds: int, working_set: int, seed: int) -> dict[str, Any]:
+def _step_generate(path: str, rounds: int, working_set: int, seed: int,
+                   texts: bool = True, retained: bool = True) -> dict[str, Any]:
     from compaction_audit.scale import write_scale_session
 
     t0 = time.perf_counter()
-    write_scale_session(path, rounds, working_set, seed=seed)
+    write_scale_session(path, rounds, working_set, seed=seed, texts=texts,
+                        retained=retained)
     return {"seconds": time.perf_counter() - t0}
 
 
@@ -111,14 +113,18 @@ def _step_audit(path: str) -> dict[str, Any]:
     from compaction_audit.api import audit
     from compaction_audit.report.json_report import render_json
     from compaction_audit.report.model import Report
+    from compaction_audit.report.summary import episodes
 
     t0 = time.perf_counter()
     report = audit(path)
     data = render_json(Report([report], []), single=True)
     with open(os.devnull, "wb") as sink:
         sink.write(data)
-    return {"seconds": time.perf_counter() - t0, "rounds": report.n_rounds,
-            "findings": len(report.findings), "report_bytes": len(data)}
+    seconds = time.perf_counter() - t0
+    return {"seconds": seconds, "rounds": report.n_rounds,
+            "findings": len(report.findings),
+            "episodes": sum(1 for _ in episodes(report.findings)),
+            "report_bytes": len(data)}
 
 
 def _step_reference(path: str) -> dict[str, Any]:
@@ -264,10 +270,17 @@ def table(rows: list[dict[str, Any]]) -> str:
 
 def main(argv: list[str]) -> int:
     """Parse the options, run the benchmark, print the table."""
+    if "--grid" in argv:
+        sys.path.insert(0, str(HERE))
+        from grid import grid_main
+
+        return grid_main([a for a in argv if a != "--grid"])
     if argv[:1] == ["--step"]:
         step, path = argv[1], argv[2]
         if step == "generate":
-            result = _step_generate(path, int(argv[3]), int(argv[4]), int(argv[5]))
+            flags = argv[6:8] if len(argv) >= 8 else ["1", "1"]
+            result = _step_generate(path, int(argv[3]), int(argv[4]), int(argv[5]),
+                                    texts=flags[0] == "1", retained=flags[1] == "1")
         else:
             result = STEPS[step](path)
         print(json.dumps(result))

@@ -99,10 +99,12 @@ _SOURCES = ("shell", "web_fetch", "read_file", "editor", "user")
 class _Generator:
     """The state of one generated session (ids, tiers, working set, store)."""
 
-    def __init__(self, working_set: int, seed: int, texts: bool) -> None:
+    def __init__(self, working_set: int, seed: int, texts: bool,
+                 rehydrate: bool = True) -> None:
         self.rng = random.Random(seed)
         self.size = working_set
         self.texts = texts
+        self.rehydrate = rehydrate
         self.budget = working_set * _BUDGET_PER_ITEM
         self.targets = [max(1, int(working_set * s)) for s in _TIER_SHARE]
         self.next_id = 0
@@ -247,7 +249,7 @@ class _Generator:
             for item in purge:
                 del self.store[item]
             evicted.extend(purge)
-        if self.store and rng.random() < 0.05:
+        if self.store and rng.random() < 0.05 and self.rehydrate:
             item = next(reversed(self.store))
             del self.store[item]
             self._enter(item, t)
@@ -283,21 +285,25 @@ def session_record(rounds: int, working_set: int, seed: int) -> dict[str, Any]:
 
 
 def write_scale_session(path: str | Path, rounds: int, working_set: int, seed: int = 0,
-                        texts: bool = True, retained: bool = True) -> None:
+                        texts: bool = True, retained: bool = True,
+                        rehydrate: bool | None = None) -> None:
     """Write a generated session of ``rounds`` rounds (numbered 0 .. rounds-1) whose
     working set holds ``working_set`` items, to ``path`` (plain JSON Lines).
 
     Deterministic: the same arguments write the same bytes.  ``texts=False`` leaves out
     span and summary texts (and ``salience_class``/``source``); ``retained=False``
     writes delta mode (no ``retained`` list: the reader rebuilds the working set from
-    the spans, folds, evictions and offloads; the spec's compact form).  Raises ``ValueError``
+    the spans, folds, evictions and offloads; the spec's compact form).  ``rehydrate``
+    (default: ``retained``): now and then retain an offloaded item again; delta mode
+    cannot express that (an item re-enters only through ``retained``, spec "Round
+    record"), so it is off there (the random stream is the same either way).  Raises ``ValueError``
     when ``rounds`` < 1 or ``working_set`` < 10.
     """
     if rounds < 1:
         raise ValueError(f"rounds must be >= 1, got {rounds}")
     if working_set < 10:
         raise ValueError(f"working_set must be >= 10, got {working_set}")
-    gen = _Generator(working_set, seed, texts)
+    gen = _Generator(working_set, seed, texts, retained if rehydrate is None else rehydrate)
     dumps = orjson.dumps
     with Path(path).open("wb", buffering=1 << 22) as out:
         out.write(dumps(session_record(rounds, working_set, seed)) + b"\n")

@@ -22,6 +22,7 @@ import pytest
 from compaction_audit.api import audit_paths
 from compaction_audit.commands.audit import AuditFormat
 from compaction_audit.discover import discover
+from compaction_audit.report.bounded import bounded_episodes
 from compaction_audit.report.formats import FORMATS, RenderOptions
 from compaction_audit.report.github import escape_data, escape_property
 from compaction_audit.report.markdown import md
@@ -80,8 +81,11 @@ def validate_sarif(doc: dict[str, Any], report: Report) -> None:
         assert r["fullDescription"]["text"] and "What to do: " in r["help"]["text"]
         assert r["defaultConfiguration"]["level"] == {"error": "error", "warning": "warning",
                                                       "info": "note"}[cls.severity.value]
-    expected = [(artifact_uri(s.path), f.code, f.line) for s in report.sessions
-                for f in s.findings]
+    # one result per episode (issue 14, section 3), at its first finding's line
+    episodes = [run for s in report.sessions for run in bounded_episodes(s.findings, False)[0]]
+    expected = [(artifact_uri(s.path), run[0].code, run[0].line) for s in report.sessions
+                for run in bounded_episodes(s.findings, False)[0]]
+    assert [r["properties"]["count"] for r in run_["results"]] == [len(e) for e in episodes]
     located = [(res["locations"][0]["physicalLocation"]["artifactLocation"]["uri"],
                 res["ruleId"], res["locations"][0]["physicalLocation"]["region"]["startLine"])
                for res in run_["results"]]
@@ -141,9 +145,11 @@ def test_junit(traces: Path) -> None:
     assert len(drift) == n and drift["CA201 ungrounded-summary"].get("file") == "traces/drift.jsonl"
     failure = drift["CA201 ungrounded-summary"].find("failure")
     assert failure is not None and failure.get("type") == "error"
-    assert failure.get("message") == "4 finding(s) of ungrounded-summary at round(s) 1, 2, 3, 4"
-    assert (failure.text or "").startswith("round 1 (line 3) error: 1 retained summary has no "
-                                           "reachable leaf: s1\n  action: ")
+    # rounds 1 to 4 are one episode (issue 14, section 3)
+    assert failure.get("message") == "4 finding(s) of ungrounded-summary at round(s) 1-4"
+    assert (failure.text or "").startswith("rounds 1-4 (lines 3-6, 4 findings) error: 1 "
+                                           "retained summary has no reachable leaf: s1\n")
+    assert (failure.text or "").count("action: ") == 1
     # below --fail-on: passing case, findings in system-out
     drift_case = drift["CA104 compaction-drift"]
     assert drift_case.find("failure") is None

@@ -30,17 +30,27 @@ def test_json_keys_and_findings() -> None:
         assert key in doc
     assert list(doc["series"][0]) == list(SPEC_COLUMNS)
     assert doc["series"][3]["distinct_source_spans"] == 3
-    assert [(f["rule"], f["code"], f["severity"], f["round"], f["line"])
+    # episodes (issue 14, section 3): CA303 fires at rounds 2, 3 and 4, one episode;
+    # CA201 at rounds 2 and 4 and CA302 at 1 and 3 are two episodes each (not adjacent)
+    assert [(f["code"], f["round"], f["last_round"], f["count"], f["rounds"])
             for f in doc["findings"]] == [
-        ("topic-only-fold", "CA302", "warning", 1, 3),
-        ("ungrounded-summary", "CA201", "error", 2, 4),
-        ("silent-discriminating-fold", "CA301", "error", 2, 4),
-        ("recall-floor", "CA303", "error", 2, 4),
-        ("logged-mismatch", "CA203", "warning", 3, 5),
-        ("topic-only-fold", "CA302", "warning", 3, 5),
-        ("recall-floor", "CA303", "error", 3, 5),
-        ("ungrounded-summary", "CA201", "error", 4, 6),
-        ("recall-floor", "CA303", "error", 4, 6),
+        ("CA302", 1, 1, 1, 1), ("CA201", 2, 2, 1, 1), ("CA301", 2, 2, 1, 1),
+        ("CA303", 2, 4, 3, 3), ("CA203", 3, 3, 1, 1), ("CA302", 3, 3, 1, 1),
+        ("CA201", 4, 4, 1, 1)]
+    assert doc["findings_omitted"] == []
+    assert doc["series_rounds"] == {"shown": 5, "total": 5, "all": True}
+    every = json.loads(run("audit", HANDWRITTEN, "--format", "json", "--all").output)
+    assert [(f["rule"], f["code"], f["severity"], f["round"], f["line"], f["count"])
+            for f in every["findings"]] == [
+        ("topic-only-fold", "CA302", "warning", 1, 3, 1),
+        ("ungrounded-summary", "CA201", "error", 2, 4, 1),
+        ("silent-discriminating-fold", "CA301", "error", 2, 4, 1),
+        ("recall-floor", "CA303", "error", 2, 4, 1),
+        ("logged-mismatch", "CA203", "warning", 3, 5, 1),
+        ("topic-only-fold", "CA302", "warning", 3, 5, 1),
+        ("recall-floor", "CA303", "error", 3, 5, 1),
+        ("ungrounded-summary", "CA201", "error", 4, 6, 1),
+        ("recall-floor", "CA303", "error", 4, 6, 1),
     ]
     assert doc["findings"][1]["values"] == {"summaries": ["m2"], "ungrounded_summaries": 1,
                                             "new_summaries": 1}

@@ -248,10 +248,13 @@ def audit_command(
     summary: Annotated[bool, typer.Option(
         "--summary", help="Only the summary across traces (text and markdown).")] = False,
     all_: Annotated[bool, typer.Option(
-        "--all", help="List everything (text and markdown): every lost fact, not only the "
-        "tiers that matter (the low tiers are otherwise counted), and in the text report "
-        "every episode, compaction and folded round, where lists otherwise stop at "
-        "'N more (--all)'.")] = False,
+        "--all", help="List everything: every lost fact, not only the tiers that matter "
+        "(the low tiers are otherwise counted), and in the text report every episode, "
+        "compaction and folded round, where lists otherwise stop at 'N more (--all)'. "
+        "JSON, SARIF and JUnit: every finding on its own (else one episode per rule and "
+        "run of rounds, with its count; at most 5 per rule), every round of the series "
+        "(else the key rounds) and every list item (else the first 10, with a "
+        "'<key>_truncated' count).")] = False,
     quiet: Annotated[bool, typer.Option(
         "--quiet", "-q", help="Print the verdict only (text format): one line per trace, "
         "then the gate's line when there are several.")] = False,

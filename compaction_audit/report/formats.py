@@ -26,6 +26,8 @@ class RenderOptions:
     gate's threshold (JUnit failures, summaries); ``rules``: the rules that ran (JUnit
     test cases, SARIF rule descriptors); empty means every registered rule;
     ``show_all``: list every lost fact (text and Markdown), not only the top tiers;
+    in JSON, SARIF and JUnit, every finding, round and list item (issue 14, section 3:
+    bounded by default, see :mod:`compaction_audit.report.bounded`);
     ``quiet``: the text report prints the verdict only; ``statistics``: the text
     report prints the findings per rule instead of the per-trace reports.
     """
@@ -92,7 +94,7 @@ def _text(report: Report, opts: RenderOptions) -> RenderableType:
 def _json(report: Report, opts: RenderOptions) -> bytes:
     from compaction_audit.report.json_report import render_json
 
-    return render_json(report, opts.single)
+    return render_json(report, opts.single, opts.show_all)
 
 
 def _markdown(report: Report, opts: RenderOptions) -> bytes:

@@ -3,20 +3,30 @@
 Shape (see docs/report-json.md): for one trace, a session object::
 
     {"tool": {...}, "config", "path", "format", "session": {...}, "settings": {...},
-     "conditions": [...], "can_invert", "onsets": {...}, "series": [{...}, ...],
-     "findings": [{"rule", "code", "severity", "round", "line", "message", "action",
-                   "entity", "values": {...}}, ...],
+     "conditions": [...], "can_invert", "onsets": {...},
+     "series_rounds": {"shown", "total", "all"}, "series": [{...}, ...],
+     "findings": [{"rule", "code", "severity", "round", "line", "count", "rounds",
+                   "last_round", "last_line", "message", "last_message", "action",
+                   "entity", "entities", "values": {...}}, ...],
+     "findings_omitted": [{"code", "rule", "episodes", "findings", "first_round",
+                           "last_round"}, ...],
      "not_evaluated": [...], "skipped": [...], "dependent": [...], "compactions": [...],
      "cosine": {...},
      "counts": {...}, "verdict": "..."}
 
-and for several traces ``{"tool", "config", "sessions": [<session object>...], "errors": [...],
-"summary": {...}}``.  Series keys are named exactly as in the log-format spec, plus
-``line`` and ``query_cosine_rebuilt`` (issue 16; ``cosine`` says how it was made and
-which series each salience rule read).  orjson escapes every control character, so log
-text is inert; every string but the numeric series goes through :func:`clip_tree` (at
-most :data:`~compaction_audit.report.safe.MAX_TEXT` characters, undecodable file-name
-bytes as ``\\xNN``) and :func:`json_safe` (invisible characters as ``\\uXXXX``).
+and for several traces ``{"tool", "config", "sessions": [<session object>...], "errors":
+[...], "summary": {...}}``. By default the report is bounded (issue 14, section 3: a
+tenth of the trace on every cell of the benchmark grid): a finding is an episode (one
+rule over consecutive rounds, with its count and rounds), the series keeps its key
+rounds, and every list is capped with a ``<key>_truncated`` sibling
+(:mod:`compaction_audit.report.bounded`); ``--all`` writes everything. Series keys are
+named exactly as in the log-format spec, plus ``line`` and ``query_cosine_rebuilt``
+(issue 16; ``cosine`` says how it was made and which series each salience rule read).
+orjson escapes every control character, so log text is inert; rows, a finding's values
+and list items are written one per line. Every string but the numeric series goes
+through :func:`clip_tree` (at most :data:`~compaction_audit.report.safe.MAX_TEXT`
+characters, undecodable file-name bytes as ``\\xNN``) and :func:`json_safe` (invisible
+characters as ``\\uXXXX``).
 """
 
 from __future__ import annotations
@@ -25,11 +35,18 @@ import dataclasses
 from typing import Any
 
 import orjson
+import polars as pl
 
 from compaction_audit import __version__
 from compaction_audit.conditions import can_invert
 from compaction_audit.errors import LogError
 from compaction_audit.io.quiet_gc import paused_gc
+from compaction_audit.report.bounded import (
+    bounded_episodes,
+    cap_lists,
+    episode_dict,
+    key_round_set,
+)
 from compaction_audit.report.model import Report, SessionReport
 from compaction_audit.report.safe import _JSON_INVISIBLE, clip_tree, json_safe
 from compaction_audit.series import SPEC_COLUMNS
@@ -37,7 +54,9 @@ from compaction_audit.series import SPEC_COLUMNS
 _INVISIBLE_LEADS = frozenset(ch.encode()[:1] for ch in _JSON_INVISIBLE)
 """First UTF-8 bytes of the characters :func:`json_safe` escapes (E2 for all today)."""
 
-TOOL = {"name": "compaction-audit", "version": __version__, "report_schema": 1}
+TOOL = {"name": "compaction-audit", "version": __version__, "report_schema": 2}
+"""``report_schema`` 2: ``findings`` are episodes, bounded by default (issue 14); 1 had
+one object per finding and every round of the series."""
 
 
 def error_dict(err: LogError) -> dict[str, Any]:
@@ -49,11 +68,25 @@ def error_dict(err: LogError) -> dict[str, Any]:
     return doc
 
 
-def session_dict(r: SessionReport) -> dict[str, Any]:
+def session_dict(r: SessionReport, show_all: bool = False) -> dict[str, Any]:
     """One session report as a JSON-able dict (see the module docstring); every
-    part but the numeric ``series`` is :func:`clip_tree` d."""
+    part but the numeric ``series`` is :func:`clip_tree` d.
+
+    Bounded unless ``show_all`` (``--all``; issue 14, section 3): ``findings`` are
+    episodes (:func:`~compaction_audit.report.bounded.episode_dict`), at most
+    :data:`~compaction_audit.report.bounded.EPISODES_PER_RULE` per rule (the rest
+    counted in ``findings_omitted``); ``series`` keeps the key rounds
+    (:func:`~compaction_audit.report.bounded.key_round_set`; ``series_rounds`` says
+    how many of how many); every other list is capped
+    (:func:`~compaction_audit.report.bounded.cap_lists`).  With ``show_all`` every
+    finding is an episode of one, every round and every list item is there.
+    """
     h = r.header
     rounds = r.series["round"]
+    listed, omitted = bounded_episodes(r.findings, show_all)
+    series = r.series.select(SPEC_COLUMNS)
+    if not show_all:
+        series = series.filter(pl.col("round").is_in(sorted(key_round_set(r, listed))))
     doc = {
         "path": r.path,
         "format": r.source_format,
@@ -70,13 +103,11 @@ def session_dict(r: SessionReport) -> dict[str, Any]:
         "conditions": [dataclasses.asdict(c) for c in r.conditions],
         "can_invert": can_invert(r.conditions),
         "onsets": r.onsets,
-        "series": r.series.select(SPEC_COLUMNS).to_dicts(),
-        "findings": [
-            {"rule": f.rule, "code": f.code, "severity": f.severity.value, "round": f.round,
-             "line": f.line, "message": f.message, "action": f.action, "entity": f.entity,
-             "values": f.values}
-            for f in r.findings
-        ],
+        "series_rounds": {"shown": series.height, "total": r.n_rounds,
+                          "all": series.height == r.n_rounds},
+        "series": series.to_dicts(),
+        "findings": [episode_dict(run, show_all) for run in listed],
+        "findings_omitted": omitted,
         "not_evaluated": [dataclasses.asdict(n) for n in r.not_evaluated],
         "skipped": [error_dict(e) for e in r.skipped],
         "dependent": [error_dict(e) for e in r.dependent],
@@ -87,25 +118,49 @@ def session_dict(r: SessionReport) -> dict[str, Any]:
         "compactions_not_checked": r.compactions_not_checked(),
         "verdict": r.verdict(),
     }
-    return {k: v if k == "series" else clip_tree(v) for k, v in doc.items()}
+    series_rows, episodes = doc.pop("series"), doc.pop("findings")
+    rest = clip_tree(doc)
+    if not show_all:
+        rest = cap_lists(rest)  # adds a "<key>_truncated" after each list it cuts
+    out: dict[str, Any] = {}
+    for k, v in rest.items():
+        if k == "series_rounds":
+            out[k] = v
+            out["series"] = [inline(row) for row in series_rows]
+        elif k == "findings_omitted":  # episode_dict caps its own lists
+            out["findings"] = [f | {"values": inline(f["values"])}
+                               for f in clip_tree(episodes)]
+            out[k] = v
+        else:
+            out[k] = ([inline(x) for x in v] if isinstance(v, list) and v
+                      and all(isinstance(x, dict) for x in v) else v)
+    return out
 
 
-def render_json(report: Report, single: bool) -> bytes:
+def inline(value: Any) -> orjson.Fragment:
+    """``value`` serialized on one line, for an indented document: a series row, a
+    finding's values, an item of a list section (half the bytes of indenting every
+    nested key, and one line per row reads as a table)."""
+    return orjson.Fragment(orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS))
+
+
+def render_json(report: Report, single: bool, show_all: bool = False) -> bytes:
     """The report as JSON bytes (newline-terminated).
 
     ``single``: the user named exactly one trace; write the session object itself.
+    ``show_all``: every finding, round and list item (see :func:`session_dict`).
     The cyclic GC is paused while the document is built: the report of a long session
     is millions of small objects, which its collections would re-scan.
     """
     with paused_gc():
         if single and len(report.sessions) == 1 and not report.errors:
             doc: dict[str, Any] = {"tool": TOOL, "config": report.config,
-                                   **session_dict(report.sessions[0])}
+                                   **session_dict(report.sessions[0], show_all)}
         else:
             doc = {
                 "tool": TOOL,
                 "config": report.config,
-                "sessions": [session_dict(s) for s in report.sessions],
+                "sessions": [session_dict(s, show_all) for s in report.sessions],
                 "errors": [error_dict(e) for e in report.errors],
                 "summary": summary_dict(report),
             }

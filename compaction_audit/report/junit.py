@@ -1,8 +1,11 @@
 """The JUnit XML report: one test suite per trace, one test case per trace and rule.
 
 A test case fails when the rule has a finding at or above ``--fail-on`` in that trace;
-the ``<failure>`` lists every finding (round, line, severity, message, action).
-Findings below the threshold go to the case's ``<system-out>``.  An unreadable trace
+the ``<failure>`` lists its findings as episodes (issue 14, section 3: a rule over
+consecutive rounds is one entry with its rounds, lines and count; at most
+:data:`~compaction_audit.report.bounded.EPISODES_PER_RULE`, then "and N more episodes";
+``--all``: every finding).  Findings below the threshold go to the case's
+``<system-out>``, the same way.  An unreadable trace
 is a suite with one ``read`` case in error.  Test case names are ``CODE name``,
 class names the trace path, and ``file`` the trace path (GitLab shows it).
 
@@ -18,9 +21,11 @@ import xml.etree.ElementTree as ET
 from collections.abc import Iterable
 
 from compaction_audit.errors import LogError
+from compaction_audit.report.bounded import EPISODES_PER_RULE
 from compaction_audit.report.formats import RenderOptions, rules_of
 from compaction_audit.report.model import Report, SessionReport, fails
 from compaction_audit.report.safe import printable
+from compaction_audit.report.summary import episodes
 from compaction_audit.rules.base import Finding, Rule
 
 
@@ -35,32 +40,55 @@ def xml_lines(lines: Iterable[object]) -> str:
     return "\n".join(xml_text(line) for line in lines)
 
 
-def _finding_text(f: Finding) -> str:
-    return xml_lines([f"round {f.round} (line {f.line}) {f.severity.value}: {f.message}",
-                      f"  action: {f.action}"])
+def _episode_text(run: list[Finding]) -> str:
+    """One episode: where (rounds, lines, findings), severity, the first message (and
+    the last one when it differs), the action."""
+    f, last = run[0], run[-1]
+    rounds = len({x.round for x in run})
+    several = f", {len(run)} findings" if len(run) > 1 else ""
+    where = (f"round {f.round} (line {f.line}{several})" if rounds == 1 else
+             f"rounds {f.round}-{last.round} (lines {f.line}-{last.line}{several})")
+    lines = [f"{where} {f.severity.value}: {f.message}"]
+    if last.message != f.message:
+        lines.append(f"  last: {last.message}")
+    return xml_lines([*lines, f"  action: {f.action}"])
 
 
-def _case(parent: ET.Element, s: SessionReport, code: str, name: str, fail_on: str) -> bool:
+def _episodes_text(found: list[Finding], show_all: bool) -> str:
+    """The episodes of ``found`` (one rule's findings), at most
+    :data:`~compaction_audit.report.bounded.EPISODES_PER_RULE` unless ``show_all``."""
+    runs = list(episodes(found)) if not show_all else [[f] for f in found]
+    shown = runs if show_all else runs[:EPISODES_PER_RULE]
+    text = [_episode_text(run) for run in shown]
+    if len(runs) > len(shown):
+        text.append(f"and {len(runs) - len(shown)} more episodes (--all lists them)")
+    return "\n".join(text)
+
+
+def _case(parent: ET.Element, s: SessionReport, code: str, name: str, fail_on: str,
+          show_all: bool) -> bool:
     found = [f for f in s.findings if f.code == code]
     path = xml_text(s.path)
     case = ET.SubElement(parent, "testcase", classname=path, name=f"{code} {name}",
                          file=path)
     failing = [f for f in found if fails(f.severity, fail_on)]
     if failing:
-        rounds = ", ".join(str(f.round) for f in failing[:10])
-        more = f" and {len(failing) - 10} more" if len(failing) > 10 else ""
+        runs = [run[0].round if len(run) == 1 else f"{run[0].round}-{run[-1].round}"
+                for run in episodes(failing)]
+        rounds = ", ".join(str(r) for r in runs[:10])
+        more = f" and {len(runs) - 10} more" if len(runs) > 10 else ""
         failure = ET.SubElement(case, "failure", type=failing[0].severity.value,
                                 message=f"{len(failing)} finding(s) of {name} at "
                                         f"round(s) {rounds}{more}")
-        failure.text = "\n".join(_finding_text(f) for f in failing)
+        failure.text = _episodes_text(failing, show_all)
     rest = [f for f in found if f not in failing]
     if rest:
-        ET.SubElement(case, "system-out").text = "\n".join(_finding_text(f) for f in rest)
+        ET.SubElement(case, "system-out").text = _episodes_text(rest, show_all)
     return bool(failing)
 
 
-def _session_suite(root: ET.Element, s: SessionReport, rules: list[Rule], fail_on: str
-                   ) -> tuple[int, int, int]:
+def _session_suite(root: ET.Element, s: SessionReport, rules: list[Rule], fail_on: str,
+                   show_all: bool) -> tuple[int, int, int]:
     suite = ET.SubElement(root, "testsuite", name=xml_text(s.path))
     if s.cosine:  # which salience series each rule read (issue 16)
         ET.SubElement(ET.SubElement(suite, "properties"), "property", name="cosine",
@@ -68,7 +96,8 @@ def _session_suite(root: ET.Element, s: SessionReport, rules: list[Rule], fail_o
     cases = {r.code: r.name for r in rules}
     for f in s.findings:  # a finding of a rule not listed still gets its case
         cases.setdefault(f.code, f.rule)
-    failures = sum(_case(suite, s, code, name, fail_on) for code, name in cases.items())
+    failures = sum(_case(suite, s, code, name, fail_on, show_all)
+                   for code, name in cases.items())
     if s.skipped:  # --lenient: the records it skipped, as one errored case
         case = ET.SubElement(suite, "testcase", classname=xml_text(s.path),
                              name="skipped records (--lenient)", file=xml_text(s.path))
@@ -97,7 +126,7 @@ def render_junit(report: Report, opts: RenderOptions) -> bytes:
     rules = rules_of(opts)
     tests = failures = errors = 0
     for s in report.sessions:
-        n, f, e = _session_suite(root, s, rules, opts.fail_on)
+        n, f, e = _session_suite(root, s, rules, opts.fail_on, opts.show_all)
         tests, failures, errors = tests + n, failures + f, errors + e
     for err in report.errors:
         _error_suite(root, err)

@@ -7,7 +7,12 @@ file (``artifactLocation.uri``: the path as given, relative to the working direc
 percent-encoded) and the line of its round record (``region.startLine``).  Its
 ``partialFingerprints["compactionAudit/v1"]`` hashes the baseline identity (trace, rule,
 entity or episode) with the round number, so that every result has its own; the
-baseline fingerprint, the round and the values are in ``properties``.  Unreadable
+baseline fingerprint, the round and the values are in ``properties``.  Findings that
+repeat round after round are one result (issue 14, section 3): an episode
+(:func:`~compaction_audit.report.bounded.episode_dict`) located at its first round,
+with ``count``, ``rounds`` and ``lastRound`` in ``properties``; at most
+:data:`~compaction_audit.report.bounded.EPISODES_PER_RULE` per rule and trace, the rest
+counted in a ``note`` notification of the invocation; ``--all``: one result per finding.  Unreadable
 traces are error notifications of the invocation, which is then not successful.
 Severities map info -> ``note``.
 
@@ -27,6 +32,7 @@ import orjson
 
 from compaction_audit import __version__
 from compaction_audit.baseline import fingerprint, session_entries, trace_key
+from compaction_audit.report.bounded import bounded_episodes, episode_dict
 from compaction_audit.report.formats import RenderOptions, rules_of
 from compaction_audit.report.model import Report
 from compaction_audit.report.safe import clip_tree, json_safe, printable
@@ -74,19 +80,32 @@ def render_sarif(report: Report, opts: RenderOptions) -> bytes:
     rules = [type(r) for r in rules_of(opts)]
     index = {cls.code: i for i, cls in enumerate(rules)}
     results: list[dict[str, Any]] = []
+    omitted_all: list[dict[str, Any]] = []  # notifications
     for s in report.sessions:
         baselined = "baseline" in s.extra
-        for f, entry in session_entries(s):
+        entries = {id(f): entry for f, entry in session_entries(s)}
+        listed, omitted = bounded_episodes(s.findings, opts.show_all)
+        omitted_all += [{"level": "note", "message": {"text": printable(
+            f"{o['episodes']} more episodes of {o['code']} {o['rule']} ({o['findings']} "
+            f"findings, rounds {o['first_round']}-{o['last_round']}) not listed "
+            "(--all lists them)")}, "locations": [location(s.path, 0)]} for o in omitted]
+        for found in listed:
+            f, entry = found[0], entries[id(found[0])]
+            ep = episode_dict(found, opts.show_all)
+            where = ("" if ep["count"] == 1 else
+                     f" ({ep['count']} findings over rounds {f.round}-{ep['last_round']})")
             result: dict[str, Any] = {
                 "ruleId": f.code,
-                "level": LEVELS[f.severity.value],
-                "message": {"text": printable(f"{f.message}. What to do: {f.action}")},
+                "level": LEVELS[ep["severity"]],
+                "message": {"text": printable(f"{f.message}{where}. What to do: {f.action}")},
                 "locations": [location(s.path, f.line)],
                 "partialFingerprints": {FINGERPRINT_KEY: fingerprint(
                     entry.trace, f.code, f"{entry.key}@round:{f.round}")},
                 "properties": {"round": f.round, "rule": f.rule,
                                "baselineFingerprint": entry.fingerprint,
-                               "values": clip_tree(f.values)},
+                               "count": ep["count"], "rounds": ep["rounds"],
+                               "lastRound": ep["last_round"],
+                               "values": clip_tree(ep["values"])},
             }
             series = s.cosine.get("used_by", {}).get(f.rule)
             if series:  # the salience series the rule read (issue 16)
@@ -102,6 +121,7 @@ def render_sarif(report: Report, opts: RenderOptions) -> bytes:
                        "message": {"text": printable(f"skipped (--lenient): {e}")},
                        "locations": [location(e.path, e.line)]}
                       for s in report.sessions for e in s.skipped]
+    notifications += omitted_all  # episodes beyond EPISODES_PER_RULE, counted
     run = {
         "tool": {"driver": {"name": "compaction-audit", "version": __version__,
                             "rules": [descriptor(cls) for cls in rules]}},

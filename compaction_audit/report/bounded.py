@@ -1,0 +1,163 @@
+"""Output proportional to what a person can act on (issue 14, section 3; issue 11, 5).
+
+Shared by the machine formats (JSON, SARIF, JUnit):
+
+* :func:`episode_dict`: the findings of one rule over consecutive rounds
+  (:func:`compaction_audit.report.summary.episodes`) as one object with a count and
+  the rounds, instead of one object per round;
+* :func:`cap_lists`: every list inside a section or a finding's values cut to its
+  first :data:`LIST_CAP` items (lists are in report order: lost facts by tier, so the
+  first are the top-ranked), with a sibling ``<key>_truncated`` object that says how
+  many there were and, for lost facts, how many of the rest fall in each tier;
+* :func:`key_round_set`: the rounds of the series a bounded report keeps.
+
+``--all`` (``RenderOptions.show_all``) turns every bound off: every finding is its own
+episode (count 1), every list whole, every round of the series.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from compaction_audit.report.model import SessionReport
+from compaction_audit.report.summary import episodes
+from compaction_audit.rules.base import Finding
+
+LIST_CAP = 10
+"""Items a list inside a finding or a report section keeps before it is truncated
+(``--all`` keeps every item); a list inside a list item keeps :data:`NESTED_CAP`.  With
+:data:`EPISODES_PER_RULE` these bound the JSON report of every cell of the benchmark
+grid below a tenth of the trace (docs/performance.md, "The grid"); the terminal shows
+15 lost facts, the JSON report the first 10 (top-ranked) with the rest counted by tier."""
+
+NESTED_CAP = 5
+"""Items a list nested in a list item keeps (a fold's children, each child's dropped
+facts: 10 x 5, not 10 x 10)."""
+
+VALUES_CAP, VALUES_NESTED_CAP = 3, 3
+"""The caps inside a finding's ``values`` (its message already says the most: a fold's
+first children and their dropped facts, "and N more")."""
+
+EPISODES_PER_RULE = 5
+"""Episodes of one rule the machine formats list (the first ones, by round); the rest
+are counted in ``findings_omitted`` (JSON) or a summary result (SARIF)."""
+
+TIER_KEY = "tier"
+"""The key of a lost fact's tier (:mod:`compaction_audit.recall.ranking`)."""
+
+
+def _truncation(items: list[Any], cap: int) -> dict[str, Any]:
+    """``{"truncated": true, "shown", "total"}`` plus, when the items are ranked lost
+    facts, ``"rest_by_tier"``: how many of the items cut fall in each tier."""
+    info: dict[str, Any] = {"truncated": True, "shown": cap, "total": len(items)}
+    rest = items[cap:]
+    if rest and all(isinstance(d, dict) and TIER_KEY in d for d in rest):
+        tiers = Counter(d[TIER_KEY] for d in rest)
+        info["rest_by_tier"] = {str(k): tiers[k] for k in sorted(tiers, key=str)}
+    return info
+
+
+def cap_lists(value: Any, cap: int = LIST_CAP, nested: int = NESTED_CAP) -> Any:
+    """``value`` (JSON-able) with every list longer than its cap cut to its first
+    items, recursively: ``cap`` for a list not inside another list, ``nested`` for one
+    inside a list's item.  A list under a dict key ``k`` gets a sibling
+    ``k_truncated`` (see :func:`_truncation`); a list directly inside a list is cut
+    and gets a last item ``{"truncated": true, "shown", "total"}``.  Returns new
+    containers; the input is not changed."""
+    def walk(v: Any, limit: int) -> Any:
+        if isinstance(v, dict):
+            out: dict[Any, Any] = {}
+            for k, x in v.items():
+                if isinstance(x, list) and len(x) > limit:
+                    out[k] = [walk(y, nested) for y in x[:limit]]
+                    out[f"{k}_truncated"] = _truncation(x, limit)
+                elif isinstance(x, list):
+                    out[k] = [walk(y, nested) for y in x]
+                else:
+                    out[k] = walk(x, limit)
+            return out
+        if isinstance(v, list):
+            kept = [walk(y, nested) for y in v[:limit]]
+            if len(v) > limit:
+                kept.append({"truncated": True, "shown": limit, "total": len(v)})
+            return kept
+        return v
+
+    return walk(value, cap)
+
+
+def runs(findings: list[Finding], show_all: bool) -> list[list[Finding]]:
+    """The findings as episodes, by rule code then round; with ``show_all`` every
+    finding alone, in report order."""
+    if show_all:
+        return [[f] for f in findings]
+    return list(episodes(findings))
+
+
+def episode_dict(run: list[Finding], show_all: bool = False) -> dict[str, Any]:
+    """One episode as a JSON-able dict: the first finding's ``rule``, ``code``,
+    ``round``, ``line``, ``message``, ``action``, ``entity`` and ``values`` (lists
+    capped unless ``show_all``), the worst ``severity``, ``count`` (findings),
+    ``rounds`` (distinct rounds), ``last_round``, ``last_line``, ``last_message`` (None
+    when it is the first's) and ``entities`` (distinct, in order; capped).  Unless
+    ``show_all``, lists are capped: :data:`LIST_CAP` for ``entities``,
+    :data:`VALUES_CAP` and :data:`VALUES_NESTED_CAP` inside ``values``."""
+    first, last = run[0], run[-1]
+    severity = max((f.severity for f in run), key=lambda s: s.rank)
+    entities = list(dict.fromkeys(f.entity for f in run if f.entity is not None))
+    doc: dict[str, Any] = {
+        "rule": first.rule, "code": first.code, "severity": severity.value,
+        "round": first.round, "line": first.line, "count": len(run),
+        "rounds": len({f.round for f in run}), "last_round": last.round,
+        "last_line": last.line, "message": first.message,
+        "last_message": None if last.message == first.message else last.message,
+        "action": first.action, "entity": first.entity, "entities": entities,
+        "values": first.values,
+    }
+    if show_all:
+        return doc
+    bounded: dict[str, Any] = cap_lists({**doc, "values": None})
+    bounded["values"] = cap_lists(first.values, VALUES_CAP, VALUES_NESTED_CAP)
+    return bounded
+
+
+def bounded_episodes(findings: list[Finding], show_all: bool
+                     ) -> tuple[list[list[Finding]], list[dict[str, Any]]]:
+    """(the episodes to list, by first round then rule code; what was left out): at most
+    :data:`EPISODES_PER_RULE` episodes per rule (all with ``show_all``), and per rule
+    with more, ``{"code", "rule", "episodes", "findings", "first_round", "last_round"}``
+    of the episodes not listed."""
+    listed: list[list[Finding]] = []
+    omitted: dict[str, dict[str, Any]] = {}
+    seen: Counter[str] = Counter()
+    for run in runs(findings, show_all):
+        code = run[0].code
+        seen[code] += 1
+        if show_all or seen[code] <= EPISODES_PER_RULE:
+            listed.append(run)
+            continue
+        o = omitted.setdefault(code, {"code": code, "rule": run[0].rule, "episodes": 0,
+                                      "findings": 0, "first_round": run[0].round,
+                                      "last_round": run[-1].round})
+        o["episodes"] += 1
+        o["findings"] += len(run)
+        o["last_round"] = run[-1].round
+    if not show_all:  # report order: by first round, then rule code
+        listed.sort(key=lambda run: (run[0].round, run[0].code))
+    return listed, list(omitted.values())
+
+
+def key_round_set(r: SessionReport, listed: list[list[Finding]]) -> set[int]:
+    """The rounds a bounded series keeps: the first and the last, the onsets, and the
+    first round of every listed episode."""
+    rounds = r.series["round"]
+    wanted: set[int] = set()
+    if len(rounds):
+        wanted |= {int(rounds[0]), int(rounds[-1])}
+    for value in r.onsets.values():
+        if isinstance(value, int) and not isinstance(value, bool):
+            wanted.add(value)
+    for run in listed:
+        wanted.add(run[0].round)
+    return wanted
