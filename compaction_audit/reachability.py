@@ -9,15 +9,17 @@ Definitions (log-format spec, "Derived quantities"; seed 000, "Operational Effec
   is the round it was evicted (or silently dropped outside the store).
 - reachable leaves at t: resolvable raw spans in ``leaves(x)`` for some working-set
   item ``x``.  A leaf is *covered* while any item whose leaves include it is in the
-  working set; covered intervals are merged per leaf and cut to the resolvable one.
+  working set; covered intervals are cut to the leaf's resolvable one and merged.
 
-Nothing here loops over rounds: every step is a join, a sort or a cumulative sum, so
-the work grows with membership changes and provenance size, not rounds times
-working-set size.
+Nothing here loops over rounds: every step is a join, a sort, a gather or a cumulative
+sum, so the work grows with membership changes and provenance size, not rounds times
+working-set size.  Items are named by their row in ``session.items`` (UInt32) from the
+closure on: integer joins, gathers and sorts instead of string ones (issue 14).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from itertools import chain
 
 import polars as pl
@@ -41,31 +43,147 @@ new spans hold about N x spans pairs.  Past this bound (about 1,400 such Claude 
 compactions of two spans each; the 1 GB benchmark trace holds about 950,000 pairs) the
 audit stops with a one-line error naming the summary that crossed it (exit 2)."""
 
+MAX_LEVELS = 32
+"""Most distinct summary depths whose closure is built a depth at a time in Polars (one
+join per depth, so cost grows with depths times pairs); a deeper log (a chain of
+compactions, each folding the previous summary) is walked summary by summary in
+Python, where a summary with one child shares its child's leaf set."""
+
+_ROW = pl.UInt32
+_PAIR_SCHEMA = {"item": _ROW, "leaf": _ROW}
+
+
+@dataclass
+class Closure:
+    """The provenance closure as rows of ``session.items``.
+
+    ``pairs``: one row per distinct (``item``, ``leaf``) pair (UInt32 row indices); the
+    first ``spans`` rows are the raw spans, each its own leaf, in item order, then the
+    summaries' pairs sorted by item and leaf.  ``ids``: ``session.items["id"]``, to
+    name rows.  :attr:`frame` is the same closure with ids (String columns ``item``,
+    ``leaf``), built on first use.
+    """
+
+    pairs: pl.DataFrame
+    spans: int
+    ids: pl.Series
+    _frame: pl.DataFrame | None = field(default=None, repr=False)
+
+    @property
+    def summary_pairs(self) -> pl.DataFrame:
+        """The pairs whose item is a summary."""
+        return self.pairs.slice(self.spans)
+
+    @property
+    def frame(self) -> pl.DataFrame:
+        """Columns ``item`` and ``leaf`` (String): the closure named by ids."""
+        if self._frame is None:
+            self._frame = pl.DataFrame({"item": self.ids.gather(self.pairs["item"]),
+                                        "leaf": self.ids.gather(self.pairs["leaf"])})
+        return self._frame
+
 
 def leaves(session: Session, limit: int = MAX_CLOSURE_PAIRS) -> pl.DataFrame:
     """The provenance closure: one row per (``item``, ``leaf``) pair, deduplicated.
 
     Shape: columns ``item`` and ``leaf`` (String); a raw span is its own leaf (one row
-    each), then the summaries in order of depth.  Each summary's leaf set is the union
-    of its children's, taken in order of depth (so children come first); a summary
-    with one child shares its child's set, so the work is proportional to the pairs
-    written, never to depth times pairs.  Raises :class:`LogError` at the line of the
-    first summary whose leaves take the closure past ``limit`` pairs.
+    each), then the summaries' pairs.  Raises :class:`LogError` at the line of the
+    first summary (in order of depth, then of the log) whose leaves take the closure
+    past ``limit`` pairs.  See :func:`closure`.
+    """
+    return closure(session, limit).frame
+
+
+def closure(session: Session, limit: int = MAX_CLOSURE_PAIRS) -> Closure:
+    """The provenance closure of ``session`` as a :class:`Closure`.
+
+    Each summary's leaf set is the union of its children's.  Up to :data:`MAX_LEVELS`
+    distinct depths the sets are built a depth at a time (children first: a child is
+    always shallower than its parent), one join per depth; past that, or when a depth
+    could take the closure past ``limit``, summary by summary (:func:`_walk`), which
+    finds the summary that crosses the limit.  Raises :class:`LogError` there.
     """
     items = session.items
     ids = items["id"]
-    index = {item: i for i, item in enumerate(ids.to_list())}
     is_span = items["kind"] == "span"
-    span_rows = is_span.arg_true()
-    total = len(span_rows)
-    summaries = (items.with_row_index("i").filter(~is_span)
+    span_rows = is_span.arg_true().cast(_ROW)
+    spans = pl.DataFrame({"item": span_rows, "leaf": span_rows})
+    built = _by_depth(session, span_rows.len(), limit)
+    if built is None:
+        built = _walk(session, span_rows.len(), limit)
+    return Closure(pl.concat([spans, built]), span_rows.len(), ids)
+
+
+def _edge_rows(session: Session) -> pl.DataFrame:
+    """Edges as item rows: ``p``, ``c`` (UInt32), the parent's depth ``d``, the
+    child's ``cd`` (0 for a span) and ``span`` (the child is a raw span).  Edges whose
+    parent is not a summary of the items table, or whose child is not an item, are
+    left out (as the walk skips them)."""
+    idx = session.items.select("id", "kind", "depth").with_row_index("i")
+    return (
+        session.edges.select("parent", "child")
+        .join(idx.filter(pl.col("kind") == "summary")
+              .select(pl.col("id").alias("parent"), pl.col("i").alias("p"),
+                      pl.col("depth").alias("d")), on="parent")
+        .join(idx.select(pl.col("id").alias("child"), pl.col("i").alias("c"),
+                         pl.col("depth").fill_null(0).alias("cd"),
+                         (pl.col("kind") == "span").alias("span")), on="child")
+        .select("p", "c", "d", "cd", "span")
+    )
+
+
+def _by_depth(session: Session, spans: int, limit: int) -> pl.DataFrame | None:
+    """The summaries' pairs built one depth at a time, or None when the walk must do
+    it: more than :data:`MAX_LEVELS` depths, a child not shallower than its parent, or
+    a depth whose pairs could take the closure past ``limit`` (an upper bound: the sum
+    of its children's set sizes, counted before any set is built)."""
+    edges = _edge_rows(session)
+    depths = edges["d"].unique().sort().to_list()
+    if (len(depths) > MAX_LEVELS or None in depths
+            or edges.filter(~pl.col("span") & (pl.col("cd") >= pl.col("d"))).height):
+        return None
+    done: list[pl.DataFrame] = []
+    sizes: list[pl.DataFrame] = []
+    total = spans
+    for depth in depths:
+        level = edges.filter(pl.col("d") == depth)
+        direct = level.filter(pl.col("span")).select(pl.col("p").alias("item"),
+                                                      pl.col("c").alias("leaf"))
+        via = level.filter(~pl.col("span")).select("p", "c")
+        known = pl.concat(done) if done else pl.DataFrame(schema=_PAIR_SCHEMA)
+        if via.height:
+            size = pl.concat(sizes)
+            bound = direct.height + int(via.join(size, left_on="c", right_on="item")
+                                        ["n"].sum())
+        else:
+            bound = direct.height
+        if total + bound > limit:
+            return None
+        got = pl.concat([direct, via.join(known, left_on="c", right_on="item")
+                         .select(pl.col("p").alias("item"), "leaf")]).unique()
+        total += got.height
+        done.append(got)
+        sizes.append(got.group_by("item").agg(pl.len().alias("n")))
+    if not done:
+        return pl.DataFrame(schema=_PAIR_SCHEMA)
+    return pl.concat(done).sort("item", "leaf")
+
+
+def _walk(session: Session, spans: int, limit: int) -> pl.DataFrame:
+    """The summaries' pairs, summary by summary in order of depth then of the log; a
+    summary with one child shares its child's set, so the work is proportional to the
+    pairs written, never to depth times pairs.  Raises :class:`LogError` at the first
+    summary that takes the closure past ``limit`` pairs."""
+    items = session.items
+    summaries = (items.with_row_index("i").filter(pl.col("kind") != "span")
                  .select("i", "id", "depth", "line").sort("depth", "i", maintain_order=True))
-    children = dict(session.edges.group_by("parent", maintain_order=True)
-                    .agg("child").iter_rows())
+    edges = _edge_rows(session)
+    children = dict(edges.group_by("p", maintain_order=True).agg("c").iter_rows())
     of: dict[int, frozenset[int]] = {}
     order: list[int] = []
+    total = spans
     for i, item, depth, line in summaries.iter_rows():
-        kids = [index[c] for c in children.get(item, ()) if c in index]
+        kids = children.get(i, ())
         if len(kids) == 1 and kids[0] in of:
             found = of[kids[0]]
         else:
@@ -80,12 +198,10 @@ def leaves(session: Session, limit: int = MAX_CLOSURE_PAIRS) -> pl.DataFrame:
         order.append(i)
     sets = [of[i] for i in order]
     item_rows = (pl.DataFrame({"i": order, "n": [len(x) for x in sets]},
-                              schema={"i": pl.UInt32, "n": pl.UInt32})
+                              schema={"i": _ROW, "n": pl.UInt32})
                  .select(pl.col("i").repeat_by("n").explode().drop_nulls())["i"])
-    leaf_rows = pl.Series("l", list(chain.from_iterable(sets)), dtype=pl.UInt32)
-    pairs = pl.DataFrame({"item": ids.gather(item_rows), "leaf": ids.gather(leaf_rows)})
-    spans = pl.DataFrame({"item": ids.gather(span_rows), "leaf": ids.gather(span_rows)})
-    return pl.concat([spans, pairs])
+    leaf_rows = pl.Series("l", list(chain.from_iterable(sets)), dtype=_ROW)
+    return pl.DataFrame({"item": item_rows, "leaf": leaf_rows}).sort("item", "leaf")
 
 
 def resolvable_end(session: Session) -> pl.Expr:
@@ -93,56 +209,56 @@ def resolvable_end(session: Session) -> pl.Expr:
     return pl.col("gone_ri").fill_null(session.n_rounds)
 
 
-def reachable_intervals(session: Session, closure: pl.DataFrame) -> pl.DataFrame:
+def reachable_intervals(session: Session, links: Closure, members: pl.DataFrame
+                        ) -> pl.DataFrame:
     """Half-open round-index intervals ``[start, end)`` during which each leaf is reachable.
 
-    Shape: columns ``leaf``, ``start``, ``end``; intervals of one leaf are disjoint.
+    ``members``: the working-set membership with each item's row ``i`` (UInt32) and
+    ``start``, ``end``.  Each (member, leaf) interval is cut to the leaf's resolvable
+    span, then the intervals of a leaf are merged.  The merge is one sort and one
+    cumulative max over the whole table, not a window per leaf: the leaf's row times
+    (rounds + 1) is added to every bound, so the leaves' intervals never overlap.
+    Shape: columns ``leaf`` (UInt32 item row), ``start``, ``end`` (Int64); intervals
+    of one leaf are disjoint and not adjacent.
     """
-    covered = (
-        session.membership.join(closure, left_on="id", right_on="item")
-        .select("leaf", "start", "end")
-        .sort("leaf", "start")
-    )
-    prev_end = pl.col("end").cum_max().shift(1).over("leaf")
-    merged = (
-        covered.with_columns(
-            (prev_end.is_null() | (pl.col("start") > prev_end)).cast(pl.Int64).alias("_new"))
-        .with_columns(pl.col("_new").cum_sum().alias("_grp"))
-        .group_by("leaf", "_grp")
-        .agg(pl.col("start").min(), pl.col("end").max())
-    )
-    life = session.items.filter(pl.col("kind") == "span").select(
-        pl.col("id").alias("leaf"), pl.col("ri").alias("born"),
-        resolvable_end(session).alias("gone"))
-    return (
-        merged.join(life, on="leaf")
-        .select(
-            "leaf",
-            pl.max_horizontal("start", "born").alias("start"),
-            pl.min_horizontal("end", "gone").alias("end"),
-        )
+    n = session.n_rounds
+    covered = (members.select("i", "start", "end")
+               .join(links.pairs, left_on="i", right_on="item").select("leaf", "start", "end"))
+    leaf = covered["leaf"]
+    born = session.items["ri"].gather(leaf)
+    gone = session.items["gone_ri"].fill_null(n).gather(leaf)
+    lead = pl.col("leaf").cast(pl.Int64) * (n + 1)
+    cut = (
+        covered.with_columns(pl.max_horizontal(pl.col("start"), born).alias("start"),
+                             pl.min_horizontal(pl.col("end"), gone).alias("end"))
         .filter(pl.col("start") < pl.col("end"))
+        .with_columns((lead + pl.col("start")).alias("key"), (lead + pl.col("end")).alias("to"))
+        .sort("key")
+        .with_columns(pl.col("to").cum_max().alias("to"))
     )
+    new = (pl.col("key") > pl.col("to").shift(1)).fill_null(True)
+    flags = cut.select(new.alias("new"), new.shift(-1).fill_null(True).alias("last"))
+    starts = cut.filter(flags["new"]).select("leaf", "start")
+    ends = cut.filter(flags["last"]).select((pl.col("to") - lead).alias("end"))
+    return starts.hstack(ends)
 
 
-def ungrounded_intervals(session: Session, closure: pl.DataFrame) -> pl.DataFrame:
+def ungrounded_intervals(session: Session, links: Closure, members: pl.DataFrame
+                         ) -> pl.DataFrame:
     """Intervals during which a working-set summary has no reachable leaf.
 
     A summary's leaves all exist when it is created, and a leaf that stops being
     resolvable never comes back, so a summary is grounded until the last of its leaves
-    goes.  Shape: columns ``id``, ``start``, ``end`` (round indices, half-open).
+    goes.  ``members`` as for :func:`reachable_intervals`, with ``id`` and ``kind``.
+    Shape: columns ``id``, ``start``, ``end`` (round indices, half-open).
     """
-    last_leaf = (
-        closure.join(
-            session.items.select(pl.col("id").alias("leaf"), resolvable_end(session)
-                                 .alias("gone")), on="leaf")
-        .group_by("item")
-        .agg(pl.col("gone").max().alias("grounded_until"))
-    )
-    summaries = session.items.filter(pl.col("kind") == "summary").select("id")
+    pairs = links.summary_pairs
+    gone = session.items["gone_ri"].fill_null(session.n_rounds).gather(pairs["leaf"])
+    last_leaf = (pairs.select("item").with_columns(gone.alias("gone"))
+                 .group_by("item").agg(pl.col("gone").max().alias("grounded_until")))
     return (
-        session.membership.join(summaries, on="id")
-        .join(last_leaf, left_on="id", right_on="item", how="left")
+        members.filter(pl.col("kind") == "summary")
+        .join(last_leaf, left_on="i", right_on="item", how="left")
         .select(
             "id",
             pl.max_horizontal("start", pl.col("grounded_until").fill_null(0)).alias("start"),
@@ -150,6 +266,29 @@ def ungrounded_intervals(session: Session, closure: pl.DataFrame) -> pl.DataFram
         )
         .filter(pl.col("start") < pl.col("end"))
     )
+
+
+def interval_sums(intervals: pl.DataFrame, n_rounds: int,
+                  values: dict[str, pl.Expr]) -> pl.DataFrame:
+    """Several :func:`interval_sum` at once: columns ``ri`` (0 .. n_rounds-1) and one
+    per entry of ``values`` (name -> value expression), from one pass over the
+    intervals.  Each interval ``[start, end)`` adds its value at ``start`` and takes it
+    away at ``end``; the per-round changes are summed, scattered over the rounds and
+    summed cumulatively."""
+    names = list(values)
+    up = intervals.select(pl.col("start").cast(pl.Int64).alias("ri"),
+                          *(v.alias(k) for k, v in values.items()))
+    down = intervals.select(pl.col("end").cast(pl.Int64).alias("ri"),
+                            *((-v).alias(k) for k, v in values.items()))
+    deltas = (pl.concat([up, down]).group_by("ri").agg(pl.col(names).sum())
+              .filter((pl.col("ri") >= 0) & (pl.col("ri") < n_rounds)))
+    at = deltas["ri"]
+    columns = [pl.int_range(0, n_rounds, eager=True, dtype=pl.Int64).alias("ri")]
+    for name in names:
+        column = deltas[name]
+        columns.append(pl.zeros(n_rounds, column.dtype, eager=True)
+                       .scatter(at, column).cum_sum().alias(name))
+    return pl.DataFrame(columns)
 
 
 def interval_sum(intervals: pl.DataFrame, n_rounds: int, value: pl.Expr | None = None,
@@ -160,24 +299,21 @@ def interval_sum(intervals: pl.DataFrame, n_rounds: int, value: pl.Expr | None =
     ``end``; a cumulative sum over round indices gives the total.  Returns columns
     ``ri`` (0 .. n_rounds-1), optionally ``by``, and ``value`` (Int64 or Float64).
     """
-    val = (value if value is not None else pl.lit(1, pl.Int64)).alias("value")
-    keys = [by] if by else []
-    up = intervals.select(*keys, pl.col("start").cast(pl.Int64).alias("ri"), val)
-    down = intervals.select(*keys, pl.col("end").cast(pl.Int64).alias("ri"), -val)
-    deltas = pl.concat([up, down]).group_by(*keys, "ri").agg(pl.col("value").sum())
+    val = value if value is not None else pl.lit(1, pl.Int64)
+    if by is None:
+        return interval_sums(intervals, n_rounds, {"value": val})
+    val = val.alias("value")
+    up = intervals.select(by, pl.col("start").cast(pl.Int64).alias("ri"), val)
+    down = intervals.select(by, pl.col("end").cast(pl.Int64).alias("ri"), -val)
+    deltas = pl.concat([up, down]).group_by(by, "ri").agg(pl.col("value").sum())
     grid = pl.DataFrame({"ri": pl.int_range(0, n_rounds, eager=True, dtype=pl.Int64)})
-    if by:
-        grid = grid.join(deltas.select(by).unique(), how="cross")
-    out = (
-        grid.join(deltas, on=[*keys, "ri"], how="left")
+    grid = grid.join(deltas.select(by).unique(), how="cross")
+    return (
+        grid.join(deltas, on=[by, "ri"], how="left")
         .with_columns(pl.col("value").fill_null(0))
-        .sort(*keys, "ri")
-        .with_columns(pl.col("value").cum_sum().over(keys) if keys
-                      else pl.col("value").cum_sum())
+        .sort(by, "ri")
+        .with_columns(pl.col("value").cum_sum().over(by))
     )
-    return out
-
-
 def interval_max(intervals: pl.DataFrame, n_rounds: int, value: str) -> pl.DataFrame:
     """The largest ``value`` among the intervals ``[start, end)`` covering each round.
 
