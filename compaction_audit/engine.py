@@ -53,6 +53,7 @@ def run_rules(ctx: Context, rules: list[Rule],
             rehydrate = suggestions(ctx.session, ctx.series, rows["ri"].to_list(),
                                     ctx.settings.rehydrate_target)
         override = (severity or {}).get(rule.name)
+        nested = any(dtype.is_nested() for dtype in rows.dtypes)  # else nothing to cap
         for row in _rows(rows):
             ri, number, line = row.pop("ri"), row.pop("round"), row.pop("line")
             entity = row.pop("entity", None)
@@ -62,7 +63,7 @@ def run_rules(ctx: Context, rules: list[Rule],
                 row["rehydrate"] = rehydrate[ri]
             message = row.pop("message", None) or rule.message(row, ctx)
             findings.append(Finding(rule.name, rule.code, sev, number, line, message,
-                                    rule.action, capped(row), entity))
+                                    rule.action, capped(row) if nested else row, entity))
     findings.sort(key=lambda f: (f.round, f.code))
     return findings, notes
 

@@ -227,7 +227,7 @@ def typed_items(session: Session) -> pl.DataFrame:
                           .otherwise(pl.lit("prose")).alias("stype")))
 
 
-def _text_work(session: Session, items: pl.DataFrame, closure: pl.DataFrame,
+def _text_work(session: Session, items: pl.DataFrame, series: Series,
                extracted: _Extracted, survived: _Survived) -> None:
     """Extract every text the analysis reads and check every (child, summary) pair it
     compares, about half of both in a helper process (see :class:`_Helper`).
@@ -244,6 +244,9 @@ def _text_work(session: Session, items: pl.DataFrame, closure: pl.DataFrame,
             keyed.filter(pl.col("kind") == "span").select("k", "text"),
             keyed.join(children, on="id").select("k", "text"),
         ]).filter(pl.col("text").is_not_null())["k"].unique(maintain_order=True).to_list()]
+    if not texts:  # no text to read: no pair to check either
+        return
+    closure = series.closure
     cut = len(texts) * 8 // 20 if len(texts) >= PARALLEL_MIN_JOBS else 0
     key_of = keyed.filter(pl.col("text").is_not_null()).select("id", "k")
     summary_text = items.filter(pl.col("kind") == "summary").select(
@@ -307,16 +310,17 @@ def fold_checks(session: Session, extracted: _Extracted | None = None,
                            pl.col("salience_class").alias("cls"), "stype"),
               on="child", how="left")
         .sort("_edge")
+        .with_columns(pl.when(pl.col("ft").is_null() | pl.col("ct").is_null())
+                      .then(pl.when(pl.col("cls") == "discriminating")
+                            .then(pl.lit("salience_class")).otherwise(pl.lit("not-possible")))
+                      .otherwise(pl.lit("text")).alias("check"))
     )
-    checks: list[str] = []
+    checks = texts["check"]
+    texted = texts.filter(pl.col("check") == "text")  # Python visits only these edges
     compared: list[tuple[int, tuple[ext.Discriminator, ...], _TextKey, str]] = []
-    for edge, (fold_text, child_text, cls, stype) in enumerate(zip(
-            texts["ft"].to_list(), texts["ct"].to_list(), texts["cls"].to_list(),
-            texts["stype"].to_list(), strict=True)):
-        if fold_text is None or child_text is None:
-            checks.append("salience_class" if cls == "discriminating" else "not-possible")
-            continue
-        checks.append("text")
+    for edge, fold_text, child_text, stype in zip(
+            texted["_edge"].to_list(), texted["ft"].to_list(), texted["ct"].to_list(),
+            texted["stype"].to_list(), strict=True):
         ds = found_in[(child_text, stype)]
         if ds:
             compared.append((edge, ds, (child_text, stype), fold_text))
@@ -344,7 +348,7 @@ def fold_checks(session: Session, extracted: _Extracted | None = None,
                         "source", "stype")
     return (
         edges.with_row_index("edge").with_columns(pl.col("edge").cast(pl.Int64),
-                                                  pl.Series("check", checks, pl.String))
+                                                  checks)
         .join(info.select(pl.col("id").alias("parent"), "acc"), on="parent", how="left")
         .join(info.select(pl.col("id").alias("child"), "gone_ri", "source", "stype"),
               on="child", how="left")
@@ -366,7 +370,7 @@ _VALUE_TYPES = ("code", "tool_output")
 _NAME_KINDS = ("identifier", "link")
 
 
-def _occurrences(session: Session, closure: pl.DataFrame,
+def _occurrences(session: Session, series: Series,
                  extracted: _Extracted | None = None,
                  survived: _Survived | None = None,
                  items: pl.DataFrame | None = None
@@ -411,8 +415,10 @@ def _occurrences(session: Session, closure: pl.DataFrame,
     occ, names = _prose_names(session, items, occ)
     summaries = items.filter((pl.col("kind") == "summary")
                              & pl.col("text").is_not_null()).select("id", "text")
+    if not found or summaries.height == 0:  # no (summary text, leaf) pair to compare
+        return occ, pl.DataFrame(schema={"key": pl.String, "id": pl.String}), names
     pairs = (
-        summaries.join(closure.filter(pl.col("leaf").is_in(list(found))),
+        summaries.join(series.closure.filter(pl.col("leaf").is_in(list(found))),
                        left_on="id", right_on="item")
         .select("id", "text", "leaf").sort("id")
     )
@@ -487,15 +493,16 @@ def _without_names(folds: pl.DataFrame, names: pl.DataFrame) -> pl.DataFrame:
             .select(folds.columns))
 
 
-def analyse(session: Session, series: Series) -> Recall:
-    """Run the whole recall analysis of ``session`` (see :class:`Recall`)."""
+def analyse(session: Session, series: Series, items: pl.DataFrame | None = None) -> Recall:
+    """Run the whole recall analysis of ``session`` (see :class:`Recall`); ``items``:
+    :func:`typed_items` of the session when the caller has it already."""
     n = session.n_rounds
-    items = typed_items(session)
+    items = items if items is not None else typed_items(session)
     extracted = _Extracted()
     survived: _Survived = {}
-    _text_work(session, items, series.closure, extracted, survived)
+    _text_work(session, items, series, extracted, survived)
     folds = fold_checks(session, extracted, survived, items)
-    occ, held, names = _occurrences(session, series.closure, extracted, survived, items)
+    occ, held, names = _occurrences(session, series, extracted, survived, items)
     folds = _without_names(folds, names)
     del extracted, survived  # the text tables are not read again: free them early
     life = session.items.select("id", pl.col("ri").alias("born"),
