@@ -302,12 +302,15 @@ def fold_checks(session: Session, extracted: _Extracted | None = None,
     found_in = extracted if extracted is not None else _Extracted()
     items = items if items is not None else typed_items(session)
     edges = session.edges
-    texts = (
-        edges.select("parent", "child").with_row_index("_edge")
-        .join(items.select(pl.col("id").alias("parent"), pl.col("text").alias("ft")),
+    texts = (  # every edge with what the checks and the result read, in one join each
+        edges.select("parent", "child", "ri", "line").with_row_index("_edge")
+        .with_columns(pl.col("_edge").cast(pl.Int64))
+        .join(items.select(pl.col("id").alias("parent"), pl.col("text").alias("ft"),
+                           pl.col("accounting").is_not_null().alias("acc")),
               on="parent", how="left")
         .join(items.select(pl.col("id").alias("child"), pl.col("text").alias("ct"),
-                           pl.col("salience_class").alias("cls"), "stype"),
+                           pl.col("salience_class").alias("cls"), "stype", "gone_ri",
+                           "source"),
               on="child", how="left")
         .sort("_edge")
         .with_columns(pl.when(pl.col("ft").is_null() | pl.col("ct").is_null())
@@ -315,7 +318,6 @@ def fold_checks(session: Session, extracted: _Extracted | None = None,
                             .then(pl.lit("salience_class")).otherwise(pl.lit("not-possible")))
                       .otherwise(pl.lit("text")).alias("check"))
     )
-    checks = texts["check"]
     texted = texts.filter(pl.col("check") == "text")  # Python visits only these edges
     compared: list[tuple[int, tuple[ext.Discriminator, ...], _TextKey, str]] = []
     for edge, fold_text, child_text, stype in zip(
@@ -344,16 +346,9 @@ def fold_checks(session: Session, extracted: _Extracted | None = None,
         .group_by("edge", maintain_order=True)
         .agg(pl.struct("kind", "text", "norm", "rank").alias("dropped"))
     )
-    info = items.select("id", "gone_ri", pl.col("accounting").is_not_null().alias("acc"),
-                        "source", "stype")
     return (
-        edges.with_row_index("edge").with_columns(pl.col("edge").cast(pl.Int64),
-                                                  checks)
-        .join(info.select(pl.col("id").alias("parent"), "acc"), on="parent", how="left")
-        .join(info.select(pl.col("id").alias("child"), "gone_ri", "source", "stype"),
-              on="child", how="left")
-        .join(lost, on="edge", how="left")
-        .sort("edge")
+        texts.join(lost.rename({"edge": "_edge"}), on="_edge", how="left")
+        .sort("_edge")
         .select(
             pl.col("parent").alias("fold"), "child", "ri", "line",
             pl.col("acc").alias("accounted"),
