@@ -457,15 +457,30 @@ def _prose_names(session: Session, items: pl.DataFrame, occ: pl.DataFrame
 
 
 def _merge(intervals: pl.DataFrame, by: str) -> pl.DataFrame:
-    """Merge overlapping [start, end) intervals per ``by`` into disjoint ones."""
-    prev_end = pl.col("end").cum_max().shift(1).over(by)
-    return (
-        intervals.sort(by, "start")
-        .with_columns((prev_end.is_null() | (pl.col("start") > prev_end)).cast(pl.Int64)
-                      .cum_sum().alias("_grp"))
-        .group_by(by, "_grp").agg(pl.col("start").min(), pl.col("end").max())
-        .drop("_grp").sort(by, "start")
+    """Merge overlapping (or touching) [start, end) intervals per ``by`` into disjoint
+    ones; columns ``by``, ``start``, ``end``, sorted by ``by`` then ``start``.
+
+    One integer sort and one cumulative max over the whole table, not a window per
+    value of ``by`` (as :func:`compaction_audit.reachability.reachable_intervals`): each
+    value gets a number (its categorical code) and every bound is shifted by that number
+    times the span of the bounds, so the values' intervals never overlap."""
+    if intervals.height == 0:
+        return intervals.select(by, "start", "end")
+    low = int(intervals["start"].min())  # type: ignore[arg-type]
+    width = int(intervals["end"].max()) - low + 1  # type: ignore[arg-type]
+    lead = pl.col("_code").cast(pl.Int64) * width - low
+    keyed = (
+        intervals.select(by, "start", "end",
+                         pl.col(by).cast(pl.Categorical).to_physical().alias("_code"))
+        .with_columns((lead + pl.col("start")).alias("_key"), (lead + pl.col("end")).alias("_to"))
+        .sort("_key")
+        .with_columns(pl.col("_to").cum_max())
     )
+    new = (pl.col("_key") > pl.col("_to").shift(1)).fill_null(True)
+    flags = keyed.select(new.alias("new"), new.shift(-1).fill_null(True).alias("last"))
+    starts = keyed.filter(flags["new"]).select(by, "start")
+    ends = keyed.filter(flags["last"]).select((pl.col("_to") - lead).alias("end"))
+    return starts.hstack(ends).sort(by, "start")
 
 
 def _without_names(folds: pl.DataFrame, names: pl.DataFrame) -> pl.DataFrame:
