@@ -165,7 +165,10 @@ def _model_cosines(texts: list[str], query: str) -> list[float | None]:
     if qn == 0.0:
         return [None] * len(texts)
     emb = embed(texts)
-    norms = np.linalg.norm(emb, axis=1)
+    # row norms a batch at a time (the same values): np.linalg.norm over all rows holds
+    # a squared copy of every embedding (texts x 256 float64) at once
+    norms = np.concatenate([np.linalg.norm(emb[start:start + BATCH], axis=1)
+                            for start in range(0, len(emb), BATCH)])
     with np.errstate(invalid="ignore", divide="ignore"):
         cos = (emb @ q) / (norms * qn)
     return [None if n == 0.0 or not np.isfinite(c) else float(c)
