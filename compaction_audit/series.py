@@ -44,10 +44,9 @@ from dataclasses import dataclass
 
 import polars as pl
 
+from compaction_audit.closure import Closure, closure
 from compaction_audit.model import Session
 from compaction_audit.reachability import (
-    Closure,
-    closure,
     interval_max,
     interval_sum,
     interval_sums,
@@ -74,7 +73,7 @@ class Series:
 
     ``frame``: one row per round (columns ``ri`` + :data:`SPEC_COLUMNS`).
     ``provenance``: the (item, leaf) provenance pairs, as a
-    :class:`~compaction_audit.reachability.Closure` (item rows) or a frame of ids;
+    :class:`~compaction_audit.closure.Closure` (item rows) or a frame of ids;
     :attr:`closure` names them by id.  ``ungrounded``: (id, start, end) round-index
     intervals of ungrounded working-set summaries.  ``depth_cap``: the cap used for
     ``rounds_at_max_depth`` (tiers).

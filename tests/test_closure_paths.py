@@ -1,6 +1,6 @@
 """The two ways the provenance closure is built give the same pairs (issue 14).
 
-:func:`compaction_audit.reachability.closure` builds the summaries' leaf sets a depth
+:func:`compaction_audit.closure.closure` builds the summaries' leaf sets a depth
 at a time in Polars up to ``MAX_LEVELS`` depths, else summary by summary in Python;
 both must give the same (item, leaf) pairs, and the limit must stop both at the same
 summary.
@@ -13,7 +13,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from compaction_audit import reachability as reach
+from compaction_audit import closure as reach
 from compaction_audit.errors import LogError
 from compaction_audit.io.native import read_native
 from compaction_audit.model import Session
