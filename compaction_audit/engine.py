@@ -53,7 +53,8 @@ def run_rules(ctx: Context, rules: list[Rule],
             rehydrate = suggestions(ctx.session, ctx.series, rows["ri"].to_list(),
                                     ctx.settings.rehydrate_target)
         override = (severity or {}).get(rule.name)
-        for row in _rows(rows):
+        over = _over_cap(rows, VALUES_LIST_CAP).to_list()  # rows with a list to cut
+        for k, row in enumerate(_rows(rows)):
             ri, number, line = row.pop("ri"), row.pop("round"), row.pop("line")
             entity = row.pop("entity", None)
             own = row.pop("severity", None)
@@ -62,7 +63,7 @@ def run_rules(ctx: Context, rules: list[Rule],
                 row["rehydrate"] = rehydrate[ri]
             message = row.pop("message", None) or rule.message(row, ctx)
             findings.append(Finding(rule.name, rule.code, sev, number, line, message,
-                                    rule.action, capped(row), entity))
+                                    rule.action, capped(row) if over[k] else row, entity))
     findings.sort(key=lambda f: (f.round, f.code))
     return findings, notes
 
@@ -83,13 +84,51 @@ def capped(value: Any, cap: int = VALUES_LIST_CAP) -> Any:
     if isinstance(value, dict):
         out: dict[str, Any] = {}
         for key, item in value.items():
-            out[key] = capped(item, cap)
-            if isinstance(item, list) and len(item) > cap:
-                out[f"{key}_more"] = len(item) - cap
+            if isinstance(item, list):
+                out[key] = _capped_list(item, cap)
+                if len(item) > cap:
+                    out[f"{key}_more"] = len(item) - cap
+            else:
+                out[key] = capped(item, cap) if isinstance(item, dict) else item
         return out
     if isinstance(value, list):
-        return [capped(item, cap) for item in value[:cap]]
+        return _capped_list(value, cap)
     return value
+
+
+def _capped_list(items: list[Any], cap: int) -> list[Any]:
+    """The first ``cap`` of ``items``, each :func:`capped` (scalars as they are, without
+    a call: a fold finding holds thousands of them)."""
+    return [capped(item, cap) if isinstance(item, dict | list) else item
+            for item in items[:cap]]
+
+
+def _longest(expr: pl.Expr, dtype: Any) -> pl.Expr | None:
+    """Per row, the longest list anywhere inside ``expr`` (of type ``dtype``); None
+    when the type holds no list (``dtype``: a Polars data type)."""
+    if isinstance(dtype, pl.List):
+        inner = _longest(pl.element(), dtype.inner)
+        own = expr.list.len()
+        if inner is None:
+            return own
+        return pl.max_horizontal(own, expr.list.eval(inner).list.max())
+    if isinstance(dtype, pl.Struct):
+        parts = [part for f in dtype.fields
+                 if (part := _longest(expr.struct.field(f.name), f.dtype)) is not None]
+        return pl.max_horizontal(parts) if parts else None
+    if dtype.is_nested():  # another nested type: assume the worst
+        return pl.lit(1 << 62, pl.Int64)
+    return None
+
+
+def _over_cap(frame: pl.DataFrame, cap: int) -> pl.Series:
+    """Per row: does a list anywhere in it hold more than ``cap`` elements?  Computed
+    in Polars, so that :func:`capped` (which copies) walks only the rows it changes."""
+    parts = [part for name, dtype in frame.schema.items()
+             if (part := _longest(pl.col(name), dtype)) is not None]
+    if not parts:
+        return pl.Series([False] * frame.height, dtype=pl.Boolean)
+    return frame.select((pl.max_horizontal(parts).fill_null(0) > cap).alias("over"))["over"]
 
 
 _CHUNK_ROWS = 512

@@ -9,21 +9,25 @@ Definitions (log-format spec, "Derived quantities"; seed 000, "Operational Effec
   is the round it was evicted (or silently dropped outside the store).
 - reachable leaves at t: resolvable raw spans in ``leaves(x)`` for some working-set
   item ``x``.  A leaf is *covered* while any item whose leaves include it is in the
-  working set; covered intervals are merged per leaf and cut to the resolvable one.
+  working set; covered intervals are cut to the leaf's resolvable one and merged.
 
-Nothing here loops over rounds: every step is a join, a sort or a cumulative sum, so
-the work grows with membership changes and provenance size, not rounds times
-working-set size.
+Nothing here loops over rounds: every step is a join, a sort, a gather or a cumulative
+sum, so the work grows with membership changes and provenance size, not rounds times
+working-set size.  Items are named by their row in ``session.items`` (UInt32) from the
+closure (:mod:`compaction_audit.closure`) on: integer joins, gathers and sorts instead
+of string ones (issue 14).
 """
 
 from __future__ import annotations
 
-from itertools import chain
-
 import polars as pl
 
-from compaction_audit.errors import LogError
+from compaction_audit.closure import MAX_CLOSURE_PAIRS, Closure, closure, leaves
 from compaction_audit.model import Session
+
+__all__ = ["MAX_CLOSURE_PAIRS", "Closure", "closure", "interval_max", "interval_sum",
+           "interval_sums", "leaves", "max_int", "reachable_intervals", "resolvable_end",
+           "ungrounded_intervals"]
 
 
 def max_int(column: pl.Series) -> int:
@@ -32,117 +36,65 @@ def max_int(column: pl.Series) -> int:
     return int(value) if isinstance(value, int) else 0
 
 
-MAX_CLOSURE_PAIRS = 2_000_000
-"""Most (item, leaf) provenance pairs an audit builds (issue 11, item 5; documented in
-``docs/performance.md``, "Limits").  The recall analysis checks each pair's leaf text
-against the summary's text, so its work grows with the pairs, and the pairs can grow
-with the square of the input: N compactions that each fold the previous summary and
-new spans hold about N x spans pairs.  Past this bound (about 1,400 such Claude Code
-compactions of two spans each; the 1 GB benchmark trace holds about 950,000 pairs) the
-audit stops with a one-line error naming the summary that crossed it (exit 2)."""
-
-
-def leaves(session: Session, limit: int = MAX_CLOSURE_PAIRS) -> pl.DataFrame:
-    """The provenance closure: one row per (``item``, ``leaf``) pair, deduplicated.
-
-    Shape: columns ``item`` and ``leaf`` (String); a raw span is its own leaf (one row
-    each), then the summaries in order of depth.  Each summary's leaf set is the union
-    of its children's, taken in order of depth (so children come first); a summary
-    with one child shares its child's set, so the work is proportional to the pairs
-    written, never to depth times pairs.  Raises :class:`LogError` at the line of the
-    first summary whose leaves take the closure past ``limit`` pairs.
-    """
-    items = session.items
-    ids = items["id"]
-    index = {item: i for i, item in enumerate(ids.to_list())}
-    is_span = items["kind"] == "span"
-    span_rows = is_span.arg_true()
-    total = len(span_rows)
-    summaries = (items.with_row_index("i").filter(~is_span)
-                 .select("i", "id", "depth", "line").sort("depth", "i", maintain_order=True))
-    children = dict(session.edges.group_by("parent", maintain_order=True)
-                    .agg("child").iter_rows())
-    of: dict[int, frozenset[int]] = {}
-    order: list[int] = []
-    for i, item, depth, line in summaries.iter_rows():
-        kids = [index[c] for c in children.get(item, ()) if c in index]
-        if len(kids) == 1 and kids[0] in of:
-            found = of[kids[0]]
-        else:
-            found = frozenset().union(*(of.get(k, (k,)) for k in kids))
-        total += len(found)
-        if total > limit:
-            raise LogError(session.path, line or 0,
-                           f"provenance too large: summary {item!r} (depth {depth}) takes "
-                           f"the closure past {limit:,} (item, leaf) pairs; see "
-                           "docs/performance.md (limits)", "summaries")
-        of[i] = found
-        order.append(i)
-    sets = [of[i] for i in order]
-    item_rows = (pl.DataFrame({"i": order, "n": [len(x) for x in sets]},
-                              schema={"i": pl.UInt32, "n": pl.UInt32})
-                 .select(pl.col("i").repeat_by("n").explode().drop_nulls())["i"])
-    leaf_rows = pl.Series("l", list(chain.from_iterable(sets)), dtype=pl.UInt32)
-    pairs = pl.DataFrame({"item": ids.gather(item_rows), "leaf": ids.gather(leaf_rows)})
-    spans = pl.DataFrame({"item": ids.gather(span_rows), "leaf": ids.gather(span_rows)})
-    return pl.concat([spans, pairs])
-
-
 def resolvable_end(session: Session) -> pl.Expr:
     """Expression for the end (exclusive round index) of an item's resolvable span."""
     return pl.col("gone_ri").fill_null(session.n_rounds)
 
 
-def reachable_intervals(session: Session, closure: pl.DataFrame) -> pl.DataFrame:
+def reachable_intervals(session: Session, links: Closure, members: pl.DataFrame
+                        ) -> pl.DataFrame:
     """Half-open round-index intervals ``[start, end)`` during which each leaf is reachable.
 
-    Shape: columns ``leaf``, ``start``, ``end``; intervals of one leaf are disjoint.
+    ``members``: the working-set membership with each item's row ``i`` (UInt32),
+    ``kind``, ``start`` and ``end``.  Each (member, leaf) interval is cut to the leaf's resolvable
+    span, then the intervals of a leaf are merged.  The merge is one sort and one
+    cumulative max over the whole table, not a window per leaf: the leaf's row times
+    (rounds + 1) is added to every bound, so the leaves' intervals never overlap.
+    Shape: columns ``leaf`` (UInt32 item row), ``start``, ``end`` (Int64); intervals
+    of one leaf are disjoint and not adjacent.
     """
-    covered = (
-        session.membership.join(closure, left_on="id", right_on="item")
-        .select("leaf", "start", "end")
-        .sort("leaf", "start")
-    )
-    prev_end = pl.col("end").cum_max().shift(1).over("leaf")
-    merged = (
-        covered.with_columns(
-            (prev_end.is_null() | (pl.col("start") > prev_end)).cast(pl.Int64).alias("_new"))
-        .with_columns(pl.col("_new").cum_sum().alias("_grp"))
-        .group_by("leaf", "_grp")
-        .agg(pl.col("start").min(), pl.col("end").max())
-    )
-    life = session.items.filter(pl.col("kind") == "span").select(
-        pl.col("id").alias("leaf"), pl.col("ri").alias("born"),
-        resolvable_end(session).alias("gone"))
-    return (
-        merged.join(life, on="leaf")
-        .select(
-            "leaf",
-            pl.max_horizontal("start", "born").alias("start"),
-            pl.min_horizontal("end", "gone").alias("end"),
-        )
+    n = session.n_rounds
+    is_span = pl.col("kind") == "span"
+    covered = pl.concat([  # a raw span is its own only leaf: no join for those rows
+        members.filter(is_span).select(pl.col("i").alias("leaf"), "start", "end"),
+        members.filter(~is_span).select("i", "start", "end")
+        .join(links.summary_pairs, left_on="i", right_on="item").select("leaf", "start", "end"),
+    ])
+    leaf = covered["leaf"]
+    born = session.items["ri"].gather(leaf)
+    gone = session.items["gone_ri"].fill_null(n).gather(leaf)
+    lead = pl.col("leaf").cast(pl.Int64) * (n + 1)
+    cut = (
+        covered.with_columns(pl.max_horizontal(pl.col("start"), born).alias("start"),
+                             pl.min_horizontal(pl.col("end"), gone).alias("end"))
         .filter(pl.col("start") < pl.col("end"))
+        .with_columns((lead + pl.col("start")).alias("key"), (lead + pl.col("end")).alias("to"))
+        .sort("key")
+        .with_columns(pl.col("to").cum_max().alias("to"))
     )
+    new = (pl.col("key") > pl.col("to").shift(1)).fill_null(True)
+    flags = cut.select(new.alias("new"), new.shift(-1).fill_null(True).alias("last"))
+    starts = cut.filter(flags["new"]).select("leaf", "start")
+    ends = cut.filter(flags["last"]).select((pl.col("to") - lead).alias("end"))
+    return starts.hstack(ends)
 
 
-def ungrounded_intervals(session: Session, closure: pl.DataFrame) -> pl.DataFrame:
+def ungrounded_intervals(session: Session, links: Closure, members: pl.DataFrame
+                         ) -> pl.DataFrame:
     """Intervals during which a working-set summary has no reachable leaf.
 
     A summary's leaves all exist when it is created, and a leaf that stops being
     resolvable never comes back, so a summary is grounded until the last of its leaves
-    goes.  Shape: columns ``id``, ``start``, ``end`` (round indices, half-open).
+    goes.  ``members`` as for :func:`reachable_intervals`, with ``id``.
+    Shape: columns ``id``, ``start``, ``end`` (round indices, half-open).
     """
-    last_leaf = (
-        closure.join(
-            session.items.select(pl.col("id").alias("leaf"), resolvable_end(session)
-                                 .alias("gone")), on="leaf")
-        .group_by("item")
-        .agg(pl.col("gone").max().alias("grounded_until"))
-    )
-    summaries = session.items.filter(pl.col("kind") == "summary").select("id")
+    pairs = links.summary_pairs
+    gone = session.items["gone_ri"].fill_null(session.n_rounds).gather(pairs["leaf"])
+    last_leaf = (pairs.select("item").with_columns(gone.alias("gone"))
+                 .group_by("item").agg(pl.col("gone").max().alias("grounded_until")))
     return (
-        session.membership.join(summaries, on="id")
-        .join(last_leaf, left_on="id", right_on="item", how="left")
+        members.filter(pl.col("kind") == "summary")
+        .join(last_leaf, left_on="i", right_on="item", how="left")
         .select(
             "id",
             pl.max_horizontal("start", pl.col("grounded_until").fill_null(0)).alias("start"),
@@ -150,6 +102,29 @@ def ungrounded_intervals(session: Session, closure: pl.DataFrame) -> pl.DataFram
         )
         .filter(pl.col("start") < pl.col("end"))
     )
+
+
+def interval_sums(intervals: pl.DataFrame, n_rounds: int,
+                  values: dict[str, pl.Expr]) -> pl.DataFrame:
+    """Several :func:`interval_sum` at once: columns ``ri`` (0 .. n_rounds-1) and one
+    per entry of ``values`` (name -> value expression), from one pass over the
+    intervals.  Each interval ``[start, end)`` adds its value at ``start`` and takes it
+    away at ``end``; the per-round changes are summed, scattered over the rounds and
+    summed cumulatively."""
+    names = list(values)
+    up = intervals.select(pl.col("start").cast(pl.Int64).alias("ri"),
+                          *(v.alias(k) for k, v in values.items()))
+    down = intervals.select(pl.col("end").cast(pl.Int64).alias("ri"),
+                            *((-v).alias(k) for k, v in values.items()))
+    deltas = (pl.concat([up, down]).group_by("ri").agg(pl.col(names).sum())
+              .filter((pl.col("ri") >= 0) & (pl.col("ri") < n_rounds)))
+    at = deltas["ri"]
+    columns = [pl.int_range(0, n_rounds, eager=True, dtype=pl.Int64).alias("ri")]
+    for name in names:
+        column = deltas[name]
+        columns.append(pl.zeros(n_rounds, column.dtype, eager=True)
+                       .scatter(at, column).cum_sum().alias(name))
+    return pl.DataFrame(columns)
 
 
 def interval_sum(intervals: pl.DataFrame, n_rounds: int, value: pl.Expr | None = None,
@@ -160,24 +135,21 @@ def interval_sum(intervals: pl.DataFrame, n_rounds: int, value: pl.Expr | None =
     ``end``; a cumulative sum over round indices gives the total.  Returns columns
     ``ri`` (0 .. n_rounds-1), optionally ``by``, and ``value`` (Int64 or Float64).
     """
-    val = (value if value is not None else pl.lit(1, pl.Int64)).alias("value")
-    keys = [by] if by else []
-    up = intervals.select(*keys, pl.col("start").cast(pl.Int64).alias("ri"), val)
-    down = intervals.select(*keys, pl.col("end").cast(pl.Int64).alias("ri"), -val)
-    deltas = pl.concat([up, down]).group_by(*keys, "ri").agg(pl.col("value").sum())
+    val = value if value is not None else pl.lit(1, pl.Int64)
+    if by is None:
+        return interval_sums(intervals, n_rounds, {"value": val})
+    val = val.alias("value")
+    up = intervals.select(by, pl.col("start").cast(pl.Int64).alias("ri"), val)
+    down = intervals.select(by, pl.col("end").cast(pl.Int64).alias("ri"), -val)
+    deltas = pl.concat([up, down]).group_by(by, "ri").agg(pl.col("value").sum())
     grid = pl.DataFrame({"ri": pl.int_range(0, n_rounds, eager=True, dtype=pl.Int64)})
-    if by:
-        grid = grid.join(deltas.select(by).unique(), how="cross")
-    out = (
-        grid.join(deltas, on=[*keys, "ri"], how="left")
+    grid = grid.join(deltas.select(by).unique(), how="cross")
+    return (
+        grid.join(deltas, on=[by, "ri"], how="left")
         .with_columns(pl.col("value").fill_null(0))
-        .sort(*keys, "ri")
-        .with_columns(pl.col("value").cum_sum().over(keys) if keys
-                      else pl.col("value").cum_sum())
+        .sort(by, "ri")
+        .with_columns(pl.col("value").cum_sum().over(by))
     )
-    return out
-
-
 def interval_max(intervals: pl.DataFrame, n_rounds: int, value: str) -> pl.DataFrame:
     """The largest ``value`` among the intervals ``[start, end)`` covering each round.
 

@@ -44,11 +44,12 @@ from dataclasses import dataclass
 
 import polars as pl
 
+from compaction_audit.closure import Closure, closure
 from compaction_audit.model import Session
 from compaction_audit.reachability import (
     interval_max,
     interval_sum,
-    leaves,
+    interval_sums,
     max_int,
     reachable_intervals,
     ungrounded_intervals,
@@ -71,15 +72,23 @@ class Series:
     """The series frame plus the intermediate tables rules need.
 
     ``frame``: one row per round (columns ``ri`` + :data:`SPEC_COLUMNS`).
-    ``closure``: (item, leaf) provenance pairs.  ``ungrounded``: (id, start, end)
-    round-index intervals of ungrounded working-set summaries.  ``depth_cap``: the cap
-    used for ``rounds_at_max_depth`` (tiers).
+    ``provenance``: the (item, leaf) provenance pairs, as a
+    :class:`~compaction_audit.closure.Closure` (item rows) or a frame of ids;
+    :attr:`closure` names them by id.  ``ungrounded``: (id, start, end) round-index
+    intervals of ungrounded working-set summaries.  ``depth_cap``: the cap used for
+    ``rounds_at_max_depth`` (tiers).
     """
 
     frame: pl.DataFrame
-    closure: pl.DataFrame
+    provenance: Closure | pl.DataFrame
     ungrounded: pl.DataFrame
     depth_cap: int
+
+    @property
+    def closure(self) -> pl.DataFrame:
+        """(``item``, ``leaf``) provenance pairs named by id (String columns)."""
+        links = self.provenance
+        return links.frame if isinstance(links, Closure) else links
 
 
 def build_series(session: Session, rebuilt: pl.DataFrame | None = None) -> Series:
@@ -90,27 +99,24 @@ def build_series(session: Session, rebuilt: pl.DataFrame | None = None) -> Serie
     """
     n = session.n_rounds
     members = session.membership.join(
-        session.items.select("id", "kind", "tokens", "depth"), on="id")
+        session.items.select("id", "kind", "tokens", "depth").with_row_index("i"), on="id")
     is_raw = pl.col("kind") == "span"
-    sums = [
-        interval_sum(members, n, pl.when(is_raw).then("tokens").otherwise(0))
-        .rename({"value": "raw_tokens"}),
-        interval_sum(members, n, pl.when(is_raw).then(0).otherwise("tokens"))
-        .rename({"value": "summary_tokens"}),
-        interval_sum(members, n, is_raw.cast(pl.Int64)).rename({"value": "raw_items"}),
-        interval_sum(members, n, (~is_raw).cast(pl.Int64)).rename({"value": "summary_items"}),
-    ]
-    closure = leaves(session)
-    reach = reachable_intervals(session, closure)
-    ungrounded = ungrounded_intervals(session, closure)
-    sums.append(interval_sum(reach, n).rename({"value": "distinct_source_spans"}))
-    sums.append(interval_sum(ungrounded, n).rename({"value": "ungrounded_summaries"}))
-    depth = interval_max(members.filter(~is_raw), n, "depth").rename(
-        {"value": "summary_depth_max"})
-    frame = session.rounds
-    for part in sums:
-        frame = frame.join(part, on="ri", how="left")
-    frame = frame.join(depth, on="ri", how="left").sort("ri")
+    tokens = pl.col("tokens")
+    sums = interval_sums(members, n, {
+        "raw_tokens": pl.when(is_raw).then(tokens).otherwise(0),
+        "summary_tokens": pl.when(is_raw).then(0).otherwise(tokens),
+        "raw_items": is_raw.cast(pl.Int64),
+        "summary_items": (~is_raw).cast(pl.Int64),
+    })
+    links = closure(session)
+    reach = reachable_intervals(session, links, members)
+    ungrounded = ungrounded_intervals(session, links, members)
+    depth = interval_max(members.filter(~is_raw), n, "depth")
+    frame = session.rounds.sort("ri").with_columns(  # ri is 0 .. n-1, as in sums
+        *sums.drop("ri").get_columns(),
+        interval_sum(reach, n)["value"].alias("distinct_source_spans"),
+        interval_sum(ungrounded, n)["value"].alias("ungrounded_summaries"),
+    ).join(depth.rename({"value": "summary_depth_max"}), on="ri", how="left")
     if rebuilt is None:
         frame = frame.with_columns(pl.lit(None, pl.Float64).alias("query_cosine_rebuilt"))
     else:
@@ -148,4 +154,4 @@ def build_series(session: Session, rebuilt: pl.DataFrame | None = None) -> Serie
     )
     keep = ["ri", *SPEC_COLUMNS[:-4], "has_retained",
             *[c for c in session.rounds.columns if c.startswith("logged_")]]
-    return Series(frame.select(keep), closure, ungrounded, cap)
+    return Series(frame.select(keep), links, ungrounded, cap)

@@ -257,7 +257,10 @@ def _model_cosines(texts: list[str], query: str) -> list[float | None]:
     qn = float(np.linalg.norm(q))
     if qn == 0.0:
         return [None] * len(texts)
-    norms = np.linalg.norm(emb, axis=1)
+    # row norms a batch at a time (the same values): np.linalg.norm over all rows holds
+    # a squared copy of every embedding (texts x 256 float64) at once
+    norms = np.concatenate([np.linalg.norm(emb[start:start + BATCH], axis=1)
+                            for start in range(0, len(emb), BATCH)])
     with np.errstate(invalid="ignore", divide="ignore"):
         cos = np.einsum("ij,j->i", emb, q) / (norms * qn)  # no BLAS threads (see _pool)
     return [None if n == 0.0 or not np.isfinite(c) else float(c)

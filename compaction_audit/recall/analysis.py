@@ -227,7 +227,7 @@ def typed_items(session: Session) -> pl.DataFrame:
                           .otherwise(pl.lit("prose")).alias("stype")))
 
 
-def _text_work(session: Session, items: pl.DataFrame, closure: pl.DataFrame,
+def _text_work(session: Session, items: pl.DataFrame, series: Series,
                extracted: _Extracted, survived: _Survived) -> None:
     """Extract every text the analysis reads and check every (child, summary) pair it
     compares, about half of both in a helper process (see :class:`_Helper`).
@@ -244,6 +244,9 @@ def _text_work(session: Session, items: pl.DataFrame, closure: pl.DataFrame,
             keyed.filter(pl.col("kind") == "span").select("k", "text"),
             keyed.join(children, on="id").select("k", "text"),
         ]).filter(pl.col("text").is_not_null())["k"].unique(maintain_order=True).to_list()]
+    if not texts:  # no text to read: no pair to check either
+        return
+    closure = series.closure
     cut = len(texts) * 8 // 20 if len(texts) >= PARALLEL_MIN_JOBS else 0
     key_of = keyed.filter(pl.col("text").is_not_null()).select("id", "k")
     summary_text = items.filter(pl.col("kind") == "summary").select(
@@ -299,24 +302,27 @@ def fold_checks(session: Session, extracted: _Extracted | None = None,
     found_in = extracted if extracted is not None else _Extracted()
     items = items if items is not None else typed_items(session)
     edges = session.edges
-    texts = (
-        edges.select("parent", "child").with_row_index("_edge")
-        .join(items.select(pl.col("id").alias("parent"), pl.col("text").alias("ft")),
+    texts = (  # every edge with what the checks and the result read, in one join each
+        edges.select("parent", "child", "ri", "line").with_row_index("_edge")
+        .with_columns(pl.col("_edge").cast(pl.Int64))
+        .join(items.select(pl.col("id").alias("parent"), pl.col("text").alias("ft"),
+                           pl.col("accounting").is_not_null().alias("acc")),
               on="parent", how="left")
         .join(items.select(pl.col("id").alias("child"), pl.col("text").alias("ct"),
-                           pl.col("salience_class").alias("cls"), "stype"),
+                           pl.col("salience_class").alias("cls"), "stype", "gone_ri",
+                           "source"),
               on="child", how="left")
         .sort("_edge")
+        .with_columns(pl.when(pl.col("ft").is_null() | pl.col("ct").is_null())
+                      .then(pl.when(pl.col("cls") == "discriminating")
+                            .then(pl.lit("salience_class")).otherwise(pl.lit("not-possible")))
+                      .otherwise(pl.lit("text")).alias("check"))
     )
-    checks: list[str] = []
+    texted = texts.filter(pl.col("check") == "text")  # Python visits only these edges
     compared: list[tuple[int, tuple[ext.Discriminator, ...], _TextKey, str]] = []
-    for edge, (fold_text, child_text, cls, stype) in enumerate(zip(
-            texts["ft"].to_list(), texts["ct"].to_list(), texts["cls"].to_list(),
-            texts["stype"].to_list(), strict=True)):
-        if fold_text is None or child_text is None:
-            checks.append("salience_class" if cls == "discriminating" else "not-possible")
-            continue
-        checks.append("text")
+    for edge, fold_text, child_text, stype in zip(
+            texted["_edge"].to_list(), texted["ft"].to_list(), texted["ct"].to_list(),
+            texted["stype"].to_list(), strict=True):
         ds = found_in[(child_text, stype)]
         if ds:
             compared.append((edge, ds, (child_text, stype), fold_text))
@@ -340,16 +346,9 @@ def fold_checks(session: Session, extracted: _Extracted | None = None,
         .group_by("edge", maintain_order=True)
         .agg(pl.struct("kind", "text", "norm", "rank").alias("dropped"))
     )
-    info = items.select("id", "gone_ri", pl.col("accounting").is_not_null().alias("acc"),
-                        "source", "stype")
     return (
-        edges.with_row_index("edge").with_columns(pl.col("edge").cast(pl.Int64),
-                                                  pl.Series("check", checks, pl.String))
-        .join(info.select(pl.col("id").alias("parent"), "acc"), on="parent", how="left")
-        .join(info.select(pl.col("id").alias("child"), "gone_ri", "source", "stype"),
-              on="child", how="left")
-        .join(lost, on="edge", how="left")
-        .sort("edge")
+        texts.join(lost.rename({"edge": "_edge"}), on="_edge", how="left")
+        .sort("_edge")
         .select(
             pl.col("parent").alias("fold"), "child", "ri", "line",
             pl.col("acc").alias("accounted"),
@@ -366,7 +365,7 @@ _VALUE_TYPES = ("code", "tool_output")
 _NAME_KINDS = ("identifier", "link")
 
 
-def _occurrences(session: Session, closure: pl.DataFrame,
+def _occurrences(session: Session, series: Series,
                  extracted: _Extracted | None = None,
                  survived: _Survived | None = None,
                  items: pl.DataFrame | None = None
@@ -411,8 +410,10 @@ def _occurrences(session: Session, closure: pl.DataFrame,
     occ, names = _prose_names(session, items, occ)
     summaries = items.filter((pl.col("kind") == "summary")
                              & pl.col("text").is_not_null()).select("id", "text")
+    if not found or summaries.height == 0:  # no (summary text, leaf) pair to compare
+        return occ, pl.DataFrame(schema={"key": pl.String, "id": pl.String}), names
     pairs = (
-        summaries.join(closure.filter(pl.col("leaf").is_in(list(found))),
+        summaries.join(series.closure.filter(pl.col("leaf").is_in(list(found))),
                        left_on="id", right_on="item")
         .select("id", "text", "leaf").sort("id")
     )
@@ -456,15 +457,30 @@ def _prose_names(session: Session, items: pl.DataFrame, occ: pl.DataFrame
 
 
 def _merge(intervals: pl.DataFrame, by: str) -> pl.DataFrame:
-    """Merge overlapping [start, end) intervals per ``by`` into disjoint ones."""
-    prev_end = pl.col("end").cum_max().shift(1).over(by)
-    return (
-        intervals.sort(by, "start")
-        .with_columns((prev_end.is_null() | (pl.col("start") > prev_end)).cast(pl.Int64)
-                      .cum_sum().alias("_grp"))
-        .group_by(by, "_grp").agg(pl.col("start").min(), pl.col("end").max())
-        .drop("_grp").sort(by, "start")
+    """Merge overlapping (or touching) [start, end) intervals per ``by`` into disjoint
+    ones; columns ``by``, ``start``, ``end``, sorted by ``by`` then ``start``.
+
+    One integer sort and one cumulative max over the whole table, not a window per
+    value of ``by`` (as :func:`compaction_audit.reachability.reachable_intervals`): each
+    value gets a number (its categorical code) and every bound is shifted by that number
+    times the span of the bounds, so the values' intervals never overlap."""
+    if intervals.height == 0:
+        return intervals.select(by, "start", "end")
+    low = int(intervals["start"].min())  # type: ignore[arg-type]
+    width = int(intervals["end"].max()) - low + 1  # type: ignore[arg-type]
+    lead = pl.col("_code").cast(pl.Int64) * width - low
+    keyed = (
+        intervals.select(by, "start", "end",
+                         pl.col(by).cast(pl.Categorical).to_physical().alias("_code"))
+        .with_columns((lead + pl.col("start")).alias("_key"), (lead + pl.col("end")).alias("_to"))
+        .sort("_key")
+        .with_columns(pl.col("_to").cum_max())
     )
+    new = (pl.col("_key") > pl.col("_to").shift(1)).fill_null(True)
+    flags = keyed.select(new.alias("new"), new.shift(-1).fill_null(True).alias("last"))
+    starts = keyed.filter(flags["new"]).select(by, "start")
+    ends = keyed.filter(flags["last"]).select((pl.col("_to") - lead).alias("end"))
+    return starts.hstack(ends).sort(by, "start")
 
 
 def _without_names(folds: pl.DataFrame, names: pl.DataFrame) -> pl.DataFrame:
@@ -487,15 +503,16 @@ def _without_names(folds: pl.DataFrame, names: pl.DataFrame) -> pl.DataFrame:
             .select(folds.columns))
 
 
-def analyse(session: Session, series: Series) -> Recall:
-    """Run the whole recall analysis of ``session`` (see :class:`Recall`)."""
+def analyse(session: Session, series: Series, items: pl.DataFrame | None = None) -> Recall:
+    """Run the whole recall analysis of ``session`` (see :class:`Recall`); ``items``:
+    :func:`typed_items` of the session when the caller has it already."""
     n = session.n_rounds
-    items = typed_items(session)
+    items = items if items is not None else typed_items(session)
     extracted = _Extracted()
     survived: _Survived = {}
-    _text_work(session, items, series.closure, extracted, survived)
+    _text_work(session, items, series, extracted, survived)
     folds = fold_checks(session, extracted, survived, items)
-    occ, held, names = _occurrences(session, series.closure, extracted, survived, items)
+    occ, held, names = _occurrences(session, series, extracted, survived, items)
     folds = _without_names(folds, names)
     del extracted, survived  # the text tables are not read again: free them early
     life = session.items.select("id", pl.col("ri").alias("born"),

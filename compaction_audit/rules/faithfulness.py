@@ -15,25 +15,16 @@ from typing import Any
 
 import polars as pl
 
-from compaction_audit.recall.analysis import typed_items
 from compaction_audit.recall.claims import unsupported
 from compaction_audit.recall.flips import flips
 from compaction_audit.recall.stale import stale
 from compaction_audit.recall.violations import violations
 from compaction_audit.rules.base import Context, Outcome, Rule, Severity, register
-from compaction_audit.rules.recall import recall_of
+from compaction_audit.rules.recall import recall_of, typed_items_of
 
 LIST_CAP = 3
 """Most items a message names; the finding's values keep every one."""
 _EMPTY = pl.DataFrame(schema={"ri": pl.Int64})
-
-
-def _items(ctx: Context) -> pl.DataFrame:
-    """The session items with their span type, computed once per audit."""
-    if "typed_items" not in ctx.cache:
-        ctx.cache["typed_items"] = typed_items(ctx.session)
-    result: pl.DataFrame = ctx.cache["typed_items"]
-    return result
 
 
 def _more(total: int) -> str:
@@ -127,7 +118,11 @@ class UnsupportedSummaryClaim(Rule):
         that states it without raw support: ``summary``, ``kind``, ``text``, ``claim``,
         ``origin``, ``chain`` (of that summary) and ``summaries`` (every summary that
         states it without support, oldest first)."""
-        found, unchecked = unsupported(ctx.session, _items(ctx))
+        items = typed_items_of(ctx)
+        if not items.select(((pl.col("kind") == "summary") & (pl.col("text") != "")).any()
+                            ).item():  # no summary states anything: nothing to check
+            return Outcome(_EMPTY)
+        found, unchecked = unsupported(ctx.session, items)
         notes = {"a summary there has a leaf without text (or the check budget was spent)":
                  unchecked} if unchecked else {}
         if found.height == 0:
@@ -190,7 +185,7 @@ class StaleSummary(Rule):
                "(u4, a5); Next item 'write the migration' was done in a5")
 
     def evaluate(self, ctx: Context) -> Outcome:
-        found = stale(ctx.session, _items(ctx))
+        found = stale(ctx.session, typed_items_of(ctx))
         if found.height == 0:
             return Outcome(_EMPTY)
         return Outcome(found.with_columns(pl.col("summary").alias("entity")))

@@ -14,7 +14,7 @@ from typing import Any
 import polars as pl
 
 from compaction_audit.reachability import interval_sum
-from compaction_audit.recall.analysis import Recall, analyse
+from compaction_audit.recall.analysis import Recall, analyse, typed_items
 from compaction_audit.recall.extract import KIND_RANK, Kind
 from compaction_audit.recall.ranking import (
     LOW_TIERS,
@@ -32,10 +32,19 @@ when every lost one is in a low tier (issue: "a lost negation or constraint outr
 lost number, which outranks a lost identifier from a tool output")."""
 
 
+def typed_items_of(ctx: Context) -> pl.DataFrame:
+    """The session items with their span type
+    (:func:`~compaction_audit.recall.analysis.typed_items`), computed once per audit."""
+    if "typed_items" not in ctx.cache:
+        ctx.cache["typed_items"] = typed_items(ctx.session)
+    result: pl.DataFrame = ctx.cache["typed_items"]
+    return result
+
+
 def recall_of(ctx: Context) -> Recall:
     """The recall analysis of the context's session, computed once per audit."""
     if "recall" not in ctx.cache:
-        ctx.cache["recall"] = analyse(ctx.session, ctx.series)
+        ctx.cache["recall"] = analyse(ctx.session, ctx.series, typed_items_of(ctx))
     result: Recall = ctx.cache["recall"]
     return result
 

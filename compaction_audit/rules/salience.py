@@ -34,19 +34,33 @@ def judged_rounds(ctx: Context) -> tuple[list[int], int]:
     return rounds["ri"].to_list()[::stride], stride
 
 
-def _at_rounds(intervals: pl.DataFrame, rounds: list[int]) -> pl.DataFrame:
-    """(``id``, ``ri``) for every interval [start, end) and every ``ri`` of ``rounds``
-    (sorted) inside it, without expanding the rounds that are not judged."""
+def _at_rounds(intervals: pl.DataFrame, rounds: list[int],
+               keep: tuple[str, ...] = ()) -> pl.DataFrame:
+    """(``id``, ``ri``, ``keep`` columns) for every interval [start, end) and every
+    ``ri`` of ``rounds`` (sorted) inside it, without expanding the rounds that are not
+    judged."""
     grid = pl.Series("r", rounds, dtype=pl.Int64)
     return (
         intervals.with_columns(
             lo=grid.search_sorted(intervals["start"], side="left"),
             hi=grid.search_sorted(intervals["end"], side="left"))
         .filter(pl.col("hi") > pl.col("lo"))
-        .select("id", pl.int_ranges("lo", "hi").alias("k"))
+        .select("id", *keep, pl.int_ranges("lo", "hi").alias("k"))
         .explode("k")
-        .select("id", pl.lit(grid).gather(pl.col("k")).alias("ri"))
+        .select("id", pl.lit(grid).gather(pl.col("k")).alias("ri"), *keep)
     )
+
+
+def _fixed(salience: pl.DataFrame) -> bool:
+    """True when no item's logged salience ever changes (a scorer of fixed scores)."""
+    return bool(salience.unique(["id", "salience"]).height == salience["id"].n_unique())
+
+
+def _first_logged(salience: pl.DataFrame, key: str = "id", name: str = "salience"
+                  ) -> pl.DataFrame:
+    """Each item's first logged salience (``name``) and its round index ``sal_ri``."""
+    return (salience.group_by("id").agg(pl.col("ri").min(), pl.col("salience").first())
+            .rename({"id": key, "ri": "sal_ri", "salience": name}))
 
 
 def _logged_at(rows: pl.DataFrame, salience: pl.DataFrame, key: str = "id",
@@ -54,9 +68,8 @@ def _logged_at(rows: pl.DataFrame, salience: pl.DataFrame, key: str = "id",
     """``rows`` with column ``name``: the logged salience of the item in column ``key``
     at its last row at or before ``ri`` (a plain join when no item's salience ever
     changes, as with a scorer of fixed scores)."""
-    if salience.unique(["id", "salience"]).height == salience["id"].n_unique():
-        first = (salience.group_by("id").agg(pl.col("ri").min(), pl.col("salience").first())
-                 .rename({"id": key, "ri": "sal_ri", "salience": name}))
+    if _fixed(salience):
+        first = _first_logged(salience, key, name)
         return (rows.join(first, on=key, how="left")
                 .with_columns(pl.when(pl.col("sal_ri") <= pl.col("ri"))
                               .then(pl.col(name)).alias(name))
@@ -125,10 +138,17 @@ class SalienceDisagreement(Rule):
                    else "rounds without retained: no logged salience")
             notes[why] = n - len(rounds)
         cos = rebuilt.items
-        ws = _logged_at(_at_rounds(ctx.session.membership, rounds), sal)
+        fixed = _fixed(sal)
+        if fixed:  # cosine and salience joined per membership interval, not per round
+            members = (ctx.session.membership.join(cos, on="id")
+                       .join(_first_logged(sal), on="id"))
+            ws = (_at_rounds(members, rounds, ("cosine", "salience", "sal_ri"))
+                  .filter(pl.col("sal_ri") <= pl.col("ri")).drop("sal_ri"))
+        else:
+            ws = (_logged_at(_at_rounds(ctx.session.membership, rounds), sal)
+                  .join(cos, on="id").filter(pl.col("salience").is_not_null()))
         ranked = (
-            ws.join(cos, on="id").filter(pl.col("salience").is_not_null())
-            .group_by("ri").agg(
+            ws.group_by("ri").agg(
                 pl.len().alias("items_ranked"),
                 pl.corr("salience", "cosine", method="spearman").alias("rank_correlation"))
         )
@@ -145,8 +165,9 @@ class SalienceDisagreement(Rule):
                  .filter("hit").drop("hit"))
         if fired.height == 0:
             return Outcome(fired, notes)
-        favoured = self._favoured(ctx, ws.filter(pl.col("ri").is_in(fired["ri"].implode())),
-                                  sal, cos)
+        at_fired = ws.filter(pl.col("ri").is_in(fired["ri"].implode()))
+        favoured = (_favoured_fixed(ctx, at_fired, sal, cos) if fixed
+                    else self._favoured(ctx, at_fired.drop("cosine"), sal, cos))
         fired = fired.join(favoured, on="ri", how="left").with_columns(
             pl.col("favoured_summaries").fill_null(pl.lit([], pl.List(pl.String))),
             pl.lit(s.disagreement_rounds).alias("rounds"))
@@ -187,3 +208,44 @@ class SalienceDisagreement(Rule):
                                            if len(ids) > _NAMES else "")
         return (f"{head}; the scorer favours {len(ids)} summar{'y' if len(ids) == 1 else 'ies'}"
                 f" over the spans they compressed: {shown}")
+
+
+def _favoured_fixed(ctx: Context, ws: pl.DataFrame, sal: pl.DataFrame,
+                    cos: pl.DataFrame) -> pl.DataFrame:
+    """:meth:`SalienceDisagreement._favoured` for a scorer of fixed scores (issue 14:
+    without a (round, summary, child) table).  ``ws``: (``id``, ``ri``, ``cosine``,
+    ``salience``) of working-set items with both values.  A child's salience is its
+    first logged value from the round it was logged on, so a summary's children's mean
+    is the same at every round from the last of those rounds on (``settled``); only the
+    rounds before that (rare) are joined child by child."""
+    empty = pl.DataFrame(schema={"ri": pl.Int64, "favoured_summaries": pl.List(pl.String)})
+    edges = ctx.session.edges.select(pl.col("parent").alias("id"), "child")
+    rows = ws.join(edges.select("id").unique(), on="id", how="semi")
+    if rows.height == 0:
+        return empty
+    # only children with a rebuilt cosine count, in both means (as in the joined form)
+    kids = (edges.join(rows.select("id").unique(), on="id", how="semi")
+            .join(cos.rename({"id": "child", "cosine": "child_cosine"}), on="child")
+            .join(_first_logged(sal, "child", "child_salience"), on="child", how="left"))
+    per = kids.group_by("id").agg(
+        pl.col("child_salience").mean(), pl.col("child_cosine").mean(),
+        pl.col("sal_ri").filter(pl.col("child_salience").is_not_null()).max()
+        .alias("settled"))
+    rows = rows.join(per, on="id")
+    early = rows.filter(pl.col("ri") < pl.col("settled"))
+    if early.height:  # a child logged after the round: that round's own mean
+        exact = (early.select("id", "ri").join(kids, on="id")
+                 .with_columns(pl.when(pl.col("sal_ri") <= pl.col("ri"))
+                               .then(pl.col("child_salience")).alias("child_salience"))
+                 .group_by("ri", "id").agg(pl.col("child_salience").mean()))
+        rows = pl.concat([
+            rows.filter(~(pl.col("ri") < pl.col("settled")).fill_null(False)).drop("settled"),
+            early.drop("child_salience", "settled").join(exact, on=["ri", "id"])
+            .select(rows.drop("settled").columns),
+        ])
+    return (
+        rows.filter((pl.col("salience") > pl.col("child_salience"))
+                    & (pl.col("cosine") <= pl.col("child_cosine")))
+        .sort("ri", "id")
+        .group_by("ri", maintain_order=True).agg(pl.col("id").alias("favoured_summaries"))
+    )
