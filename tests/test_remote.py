@@ -57,8 +57,11 @@ def test_what_a_url_names() -> None:
 
 
 def test_memory_asked_follows_the_size() -> None:
-    assert memory_needed("a.jsonl", 1000) == BASE_MEMORY + 8_000
-    assert memory_needed("a.jsonl.gz", 1000) == BASE_MEMORY + 80_000  # 10x when compressed
+    mib = 1 << 20
+    assert memory_needed("a.jsonl", 1000) == BASE_MEMORY  # the least a worker asks
+    assert memory_needed("a.jsonl", 32 * mib) == BASE_MEMORY  # 256 MiB + 8 x 32 MiB
+    assert memory_needed("a.jsonl", 32 * mib + 1) == BASE_MEMORY + 8
+    assert memory_needed("a.jsonl.gz", 10 * mib) == 256 * mib + 800 * mib  # 10x compressed
     assert memory_needed("s3://b/a.jsonl", -1) == BASE_MEMORY  # unknown size
     assert size_class(BASE_MEMORY) == BASE_MEMORY
     assert size_class(BASE_MEMORY + 1) == 2 * BASE_MEMORY

@@ -12,10 +12,12 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 
-BASE_MEMORY = 512 << 20
+START_MEMORY = 256 << 20
 """Bytes a worker needs before reading anything: the interpreter, Polars and the
-auditor (about 95 MB measured at start-up, issue 14), the Ray worker itself, and room
-for a small trace.  The least a worker asks for."""
+auditor (about 95 MB measured at start-up, issue 14) and the Ray worker itself."""
+
+BASE_MEMORY = 512 << 20
+"""The least a worker asks for: room for :data:`START_MEMORY` and a trace of 32 MB."""
 
 MEMORY_PER_BYTE = 8
 """Peak memory per byte of (decompressed) trace.  docs/performance.md measures 1.13x
@@ -30,10 +32,11 @@ known before reading (real logs compress 5-50x; docs/security.md)."""
 
 def memory_needed(path: str, size: int) -> int:
     """Bytes of memory to ask for auditing ``path`` of ``size`` bytes (as stored):
-    :data:`BASE_MEMORY` plus :data:`MEMORY_PER_BYTE` per byte, times
-    :data:`COMPRESSION_GUESS` for a compressed trace.  ``size`` < 0 (unknown) counts 0."""
+    :data:`START_MEMORY` plus :data:`MEMORY_PER_BYTE` per byte, times
+    :data:`COMPRESSION_GUESS` for a compressed trace, at least :data:`BASE_MEMORY`.
+    ``size`` < 0 (unknown) counts 0."""
     expanded = max(size, 0) * (COMPRESSION_GUESS if path.endswith((".gz", ".zst")) else 1)
-    return BASE_MEMORY + MEMORY_PER_BYTE * expanded
+    return max(BASE_MEMORY, START_MEMORY + MEMORY_PER_BYTE * expanded)
 
 
 def local_size(path: str) -> int:
