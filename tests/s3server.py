@@ -8,7 +8,9 @@ an :class:`S3`; tests skip, saying why, when moto or obstore is not installed
 
 from __future__ import annotations
 
+import logging
 import os
+import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -43,6 +45,13 @@ class S3:
         return len(files)
 
 
+def _reset(endpoint: str) -> None:
+    """Empty moto's in-process state (every bucket of every server in this process)."""
+    request = urllib.request.Request(f"{endpoint}/moto-api/reset", method="POST")
+    with urllib.request.urlopen(request, timeout=30) as response:
+        response.read()
+
+
 @contextmanager
 def s3_server() -> Iterator[S3]:
     """Run moto's S3 server for the block, with the environment set for obstore
@@ -54,10 +63,12 @@ def s3_server() -> Iterator[S3]:
 
     from compaction_audit.io.remote import store_for
 
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)  # a line per request otherwise
     server = server_mod.ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
     server.start()
     host, port = server.get_host_and_port()
     endpoint = f"http://{host}:{port}"
+    _reset(endpoint)  # moto keeps its buckets in this process, server or not
     saved = {k: os.environ.get(k) for k in [*ENV, "AWS_ENDPOINT_URL"]}
     os.environ.update(ENV, AWS_ENDPOINT_URL=endpoint)
     store_for.cache_clear()
@@ -67,6 +78,7 @@ def s3_server() -> Iterator[S3]:
                                         aws_secret_access_key="testing"))
     finally:
         store_for.cache_clear()
+        _reset(endpoint)
         for key, value in saved.items():
             if value is None:
                 os.environ.pop(key, None)
