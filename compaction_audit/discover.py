@@ -9,6 +9,8 @@
   ``**`` never descends into a symlink to a directory (a link loop cannot make it run
   forever or audit one file many times); directories it matches are searched as above,
   files are kept whatever their suffix (the user chose them).
+- ``s3://``, ``gs://`` and ``az://`` URLs name objects, prefixes (ending in ``/``)
+  and patterns over keys in object storage: :mod:`compaction_audit.discover_urls`.
 - Anything else is kept as a file path, even when it does not exist: the reader then
   reports it as an unreadable trace, counted with the others.  A FIFO or device named
   this way is read (``<(zcat log.gz)`` is a FIFO).
@@ -52,6 +54,8 @@ class Discovery:
     traces: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
     unreadable: list[LogError] = field(default_factory=list)
+    sizes: dict[str, int] = field(default_factory=dict)
+    """Bytes of each object found by listing object storage (URL -> size)."""
 
     def _listing_failed(self, exc: OSError) -> None:
         name = _normal(exc.filename if isinstance(exc.filename, str) else "?")
@@ -187,6 +191,12 @@ def _skipped(found: Discovery, since: int) -> str:
 def _expand(arg: str, found: Discovery) -> list[str]:
     if arg == "-":
         return ["-"]
+    if _is_url(arg):
+        from compaction_audit.discover_urls import expand_url
+
+        objects = expand_url(arg, TRACE_SUFFIXES)
+        found.sizes.update((url, size) for url, size in objects if size >= 0)
+        return [url for url, _ in objects]
     if os.path.isdir(arg):
         before, skipped = len(found.unreadable), len(found.skipped)
         traces = _search(arg, found)
@@ -242,7 +252,18 @@ def _unique(items: Iterable[str]) -> Iterable[str]:
 
 
 def names_one_file(args: Sequence[str]) -> bool:
-    """True when ``args`` is exactly one file path (not a directory or a pattern): the
-    report shape for one named trace (the JSON session object) depends on how the trace
-    was named, not on how many a directory happens to hold."""
+    """True when ``args`` is exactly one file path or object URL (not a directory,
+    prefix or pattern): the report shape for one named trace (the JSON session object)
+    depends on how the trace was named, not on how many a directory happens to hold."""
+    if len(args) == 1 and _is_url(args[0]):
+        from compaction_audit.discover_urls import names_one_object
+
+        return names_one_object(args[0])
     return len(args) == 1 and not os.path.isdir(args[0]) and not is_pattern(args[0])
+
+
+def _is_url(arg: str) -> bool:
+    """An object storage URL (:mod:`compaction_audit.discover_urls`)."""
+    from compaction_audit.io.remote import is_url
+
+    return "://" in arg and is_url(arg)

@@ -4,6 +4,7 @@ and ``config show`` (configuration layers, rule selection)."""
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -68,7 +69,24 @@ LenientOpt = Annotated[bool, typer.Option(
     "--lenient", help="Skip bad records (counted and reported) instead of stopping.")]
 JobsOpt = Annotated[int | None, typer.Option(
     "--jobs", "-j", min=1, help="Worker processes when auditing several traces "
-    "(default: 2; never more than the traces or the cores available).")]
+    "(default: 2; never more than the traces or the cores available; with --engine "
+    "ray: workers on the cluster, default one per CPU).")]
+
+
+class Engine(StrEnum):
+    """``audit --engine`` choices: where the traces are audited."""
+
+    local = "local"
+    ray = "ray"
+
+
+EngineOpt = Annotated[Engine, typer.Option(
+    "--engine", help="local: a pool of -j processes here; ray: a Ray cluster, one trace "
+    "per task on long-lived workers, largest first (pip install 'compaction-audit[ray]'; "
+    "docs/performance.md, Fleet).")]
+RayAddressOpt = Annotated[str | None, typer.Option(
+    "--ray-address", metavar="ADDRESS", help="The cluster for --engine ray: auto, "
+    "HOST:PORT or ray://HOST:PORT (default: start a local one).")]
 
 
 def effective_options(config: Path | None = None, isolated: bool = False,
@@ -126,11 +144,14 @@ def found_traces(paths: list[str]) -> Discovery:
 
 
 def run_audit(traces: list[str], eff: Effective, lenient: bool, jobs: int | None,
-              unreadable: list[LogError] | None = None) -> Report:
+              unreadable: list[LogError] | None = None,
+              engine: Callable[..., Report] | None = None) -> Report:
     """Audit ``traces`` with ``eff``; a progress bar on stderr when it is a terminal:
     traces done when there are several, bytes read of a single large one
     (:mod:`compaction_audit.commands.progress`).  ``unreadable``: errors found before reading (a
-    directory that could not be listed), reported first as unreadable traces."""
+    directory that could not be listed), reported first as unreadable traces.
+    ``engine``: called like :func:`~compaction_audit.api.audit_paths` instead of it
+    (``--engine ray``)."""
     from compaction_audit.startup import loading
 
     with loading():  # already done by 'audit'; 'baseline create' loads the auditor here
@@ -140,8 +161,9 @@ def run_audit(traces: list[str], eff: Effective, lenient: bool, jobs: int | None
     require_rules(eff)
 
     def go(progress: Progress | None = None) -> Report:
-        report = (audit_paths(traces, eff.settings, lenient, eff.rules, eff.severity,
-                              jobs=jobs, progress=progress) if traces else Report([]))
+        report = ((engine or audit_paths)(traces, eff.settings, lenient, eff.rules,
+                                          eff.severity, jobs=jobs, progress=progress)
+                  if traces else Report([]))
         report = Report(report.sessions, [*(unreadable or []), *report.errors])
         report.config = config_shown(eff)
         return suppressed(report, eff)
@@ -231,6 +253,15 @@ def step_summary(report: Report, opts: RenderOptions,
             f"{exc.strerror or exc}")
 
 
+def on_ray(address: str | None, sizes: dict[str, int]) -> Callable[..., Report]:
+    """The ``engine`` of :func:`run_audit` for ``--engine ray``."""
+    from functools import partial
+
+    from compaction_audit.fleet.ray_engine import audit_on_ray
+
+    return partial(audit_on_ray, address=address, sizes=sizes)
+
+
 def input_files(traces: list[str], *others: Path | None) -> list[str]:
     """The files a run read: its traces and the other files given (baseline, config),
     for :func:`~compaction_audit.outfile.refuse_same_file`."""
@@ -240,7 +271,9 @@ def input_files(traces: list[str], *others: Path | None) -> list[str]:
 def audit_command(
     paths: Annotated[list[str], typer.Argument(
         help="Trace files, directories (searched recursively for *.jsonl, *.jsonl.gz, "
-             "*.jsonl.zst) or glob patterns; '-' for stdin.", show_default=False)],
+             "*.jsonl.zst), glob patterns, or s3://, gs://, az:// URLs (an object, a "
+             "prefix ending in '/', or a pattern over keys: pip install "
+             "'compaction-audit[cloud]'); '-' for stdin.", show_default=False)],
     fmt: Annotated[AuditFormat, typer.Option("--format", "-f", help="Report format.")]
     = AuditFormat.text,
     output: Annotated[Path | None, typer.Option("--output", "-o",
@@ -276,6 +309,8 @@ def audit_command(
     extend_select: ExtendSelectOpt = None,
     severity: SeverityOpt = None,
     jobs: JobsOpt = None,
+    engine: EngineOpt = Engine.local,
+    ray_address: RayAddressOpt = None,
 ) -> None:
     """Audit compaction logs: rebuild the per-round series, run the rules, report.
 
@@ -298,13 +333,20 @@ def audit_command(
             from compaction_audit.report.html import require_extra
 
             require_extra()
+        if ray_address is not None and engine is not Engine.ray:
+            raise UsageError("--ray-address applies to --engine ray")
+        if engine is Engine.ray:
+            from compaction_audit.fleet.ray_engine import import_ray
+
+            import_ray()  # a missing extra is a usage error before any work
         eff = effective_options(config, isolated, fail_on, window, sustain, set_, select,
                                 ignore, extend_select, severity)
         traces = found_traces(paths)
         inputs = input_files(traces.traces, baseline, eff.config_path)
         if output is not None:  # before the work, so a refused run costs nothing
             refuse_same_file(str(output), inputs)
-        report = run_audit(traces.traces, eff, lenient, jobs, traces.unreadable)
+        report = run_audit(traces.traces, eff, lenient, jobs, traces.unreadable,
+                           on_ray(ray_address, traces.sizes) if engine is Engine.ray else None)
         if baseline is not None:
             from compaction_audit import baseline as bl
 

@@ -72,7 +72,11 @@ def rebuild(session: Session) -> Rebuilt:
                          schema={"text": pl.String, "cosine": pl.Float64})
     items = (texted.select("id", "text").join(table, on="text", how="left")
              .filter(pl.col("cosine").is_not_null()).select("id", "cosine"))
-    members = session.membership.join(items, on="id")
+    # in an order set by the values alone: the membership rows come in an order that
+    # varies with Python's hash seed, and a float sum's last bits with the order, so
+    # two processes wrote different cosines for one trace (issue 14, item 5: a fleet
+    # run must equal a local one byte for byte)
+    members = session.membership.join(items, on="id").sort("start", "end", "cosine")
     total = interval_sum(members, n, pl.col("cosine")).rename({"value": "sum"})
     count = interval_sum(members, n).rename({"value": "count"})
     series = (

@@ -96,6 +96,17 @@ def _magic(raw: IO[bytes]) -> str:
     return "gz" if head[:2] == _GZIP_MAGIC else "zst" if head == _ZSTD_MAGIC else ""
 
 
+def _remote() -> Any:
+    """:mod:`compaction_audit.io.remote`, imported when a URL is first opened."""
+    from compaction_audit.io import remote
+
+    return remote
+
+
+def _suffix_kind(path: str) -> str:
+    return "gz" if path.endswith(".gz") else "zst" if path.endswith(".zst") else ""
+
+
 def open_binary(path: str) -> IO[bytes]:
     """Open ``path`` for binary reading, decompressing ``.gz`` and ``.zst`` transparently.
 
@@ -115,12 +126,19 @@ def _open(path: str) -> tuple[IO[bytes], _Counted | None]:
             raise LogError(path, 0, "cannot open: standard input is closed")
         raw: IO[bytes] = sys.stdin.buffer
         kind = _magic(raw)
+    elif "://" in path and _remote().is_url(path):  # object storage: same reader, limits
+        raw = _remote().open_url(path)
+        try:
+            kind = _magic(raw) or _suffix_kind(path)
+        except OSError as exc:
+            raw.close()
+            raise LogError(path, 0, f"cannot read: {exc}") from None
     else:
         try:
             raw = Path(path).open("rb")  # noqa: SIM115  (the caller closes the stream)
         except OSError as exc:
             raise LogError(path, 0, f"cannot open: {exc.strerror or exc}") from None
-        kind = "gz" if path.endswith(".gz") else "zst" if path.endswith(".zst") else ""
+        kind = _suffix_kind(path)
         if reads_once(path):
             try:
                 kind = _magic(raw) or kind

@@ -1,0 +1,118 @@
+"""Object storage URLs on the command line: prefixes and glob patterns over keys.
+
+The rules of :mod:`compaction_audit.discover`, with keys for paths and ``/`` for the
+directory separator (issue 14, item 5):
+
+- ``s3://bucket/runs/`` (a key ending in ``/``, or no key): a prefix, searched like a
+  directory: every object under it ending in a trace suffix, skipping "hidden
+  directories" (a segment below the prefix starting with ``.``).
+- ``s3://bucket/runs/**/*.jsonl`` (``*``, ``?`` or ``[`` in the key): a pattern.  The
+  store lists the literal prefix before the first wildcard segment once; the keys
+  are matched segment by segment as :func:`~compaction_audit.discover.expand_pattern`
+  matches paths: ``*`` within a segment, ``**`` zero or more segments, hidden names
+  only by a segment starting with ``.``; a key the whole pattern matches is kept
+  whatever its suffix, a key under a matched "directory" is kept when it is a trace.
+- Anything else names one object, kept as given (the reader reports it when missing,
+  with a hint when it looks like a prefix).
+
+Keys come sorted, each once, with their sizes (from the listing, for the order in
+which a fleet audits them).  A prefix or pattern that yields nothing is a
+:class:`UsageError`, as for a directory; a store that cannot be listed is one too
+(one line, exit 2: unreachable storage, no such bucket, no permission).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+
+from compaction_audit.errors import UsageError
+from compaction_audit.io.remote import is_url, list_objects, split_url
+
+_GLOB_CHARS = frozenset("*?[")
+
+
+def _has_magic(part: str) -> bool:
+    return any(c in _GLOB_CHARS for c in part)
+
+
+def is_prefix(url: str) -> bool:
+    """True when ``url`` names a prefix to search (its key is empty or ends in ``/``)
+    rather than one object or a pattern."""
+    key = split_url(url)[2]
+    return not _has_magic(key) and (key == "" or key.endswith("/"))
+
+
+def is_url_pattern(url: str) -> bool:
+    """True when the key of ``url`` holds a wildcard."""
+    return _has_magic(split_url(url)[2])
+
+
+def names_one_object(url: str) -> bool:
+    """True when ``url`` names one object (neither a prefix nor a pattern)."""
+    return is_url(url) and not is_prefix(url) and not is_url_pattern(url)
+
+
+def _ends(pattern: list[str], segments: list[str]) -> set[int]:
+    """Every ``k`` such that ``pattern`` matches ``segments[:k]`` exactly."""
+    ends: set[int] = set()
+    seen: set[tuple[int, int]] = set()
+    todo = [(0, 0)]
+    while todo:
+        i, j = todo.pop()
+        if (i, j) in seen:
+            continue
+        seen.add((i, j))
+        if i == len(pattern):
+            ends.add(j)
+            continue
+        head = pattern[i]
+        if head == "**":
+            todo.append((i + 1, j))  # zero segments
+            if j < len(segments) and not segments[j].startswith("."):
+                todo.append((i, j + 1))
+        elif j < len(segments) and fnmatch.fnmatchcase(segments[j], head) and not (
+                segments[j].startswith(".") and not head.startswith(".")):
+            todo.append((i + 1, j + 1))
+    return ends
+
+
+def _is_trace_below(segments: list[str], start: int, suffixes: tuple[str, ...]) -> bool:
+    """A trace file under the "directory" ``segments[:start]``, through no hidden
+    directory."""
+    return segments[-1].endswith(suffixes) and not any(
+        s.startswith(".") for s in segments[start:-1])
+
+
+def matches(pattern: str, key: str, suffixes: tuple[str, ...]) -> bool:
+    """True when the key pattern ``pattern`` selects ``key`` (see the module
+    docstring): the whole key matches, or the key is a trace under a matched prefix."""
+    segments = key.split("/")
+    ends = _ends([p for p in pattern.split("/") if p], segments)
+    return len(segments) in ends or any(
+        0 < k < len(segments) and _is_trace_below(segments, k, suffixes) for k in ends)
+
+
+def expand_url(url: str, suffixes: tuple[str, ...]) -> list[tuple[str, int]]:
+    """``(url, size)`` of the objects a prefix or pattern URL selects, sorted by URL;
+    a plain object URL is returned as is (size -1: not known).  Raises
+    :class:`UsageError` when the store cannot be listed or nothing is selected."""
+    scheme, bucket, key = split_url(url)
+    root = f"{scheme}://{bucket}/"
+    if is_prefix(url):
+        found = [(u, size) for u, size in list_objects(url) if not u.endswith("/")
+                 and _is_trace_below(u[len(root):].split("/"), len(key.split("/")) - 1,
+                                     suffixes)]
+        if not found:
+            raise UsageError(f"no trace files ({', '.join('*' + s for s in suffixes)}) "
+                             f"under prefix {url!r}")
+        return sorted(found)
+    if not is_url_pattern(url):
+        return [(url, -1)]
+    parts = key.split("/")
+    literal = next(i for i, p in enumerate(parts) if _has_magic(p))
+    prefix = "".join(p + "/" for p in parts[:literal])
+    found = [(u, size) for u, size in list_objects(root + prefix)
+             if not u.endswith("/") and matches(key, u[len(root):], suffixes)]
+    if not found:
+        raise UsageError(f"no trace file matches {url!r}")
+    return sorted(found)

@@ -1,0 +1,45 @@
+"""The long-lived worker of a fleet run: one per CPU of the cluster, created once per
+run as a Ray actor (:mod:`~compaction_audit.fleet.ray_engine`), holding the run's
+settings and rules, auditing one trace per call.
+
+Plain Python (no Ray import): the engine wraps the class with ``ray.remote``; a Ray
+worker process imports this module, hence the auditor, once, when the actor starts.
+"""
+
+from __future__ import annotations
+
+import os
+
+from compaction_audit import __version__
+from compaction_audit.errors import LogError
+from compaction_audit.report.model import SessionReport
+from compaction_audit.rules.base import Rule, Severity
+from compaction_audit.settings import Settings
+
+
+class TraceAuditor:
+    """Audit traces with fixed options; results are what
+    :func:`compaction_audit.api.audit_paths` collects (a :class:`SessionReport`, or
+    the :class:`LogError` of an unreadable trace), so the reporters see no
+    difference."""
+
+    def __init__(self, settings: Settings | None, lenient: bool, rules: list[Rule] | None,
+                 severity: dict[str, Severity] | None) -> None:
+        from compaction_audit import api  # the import a worker pays once
+
+        self._audit = api.audit
+        self._options = (settings, lenient, rules, severity)
+
+    def ready(self) -> tuple[str, int]:
+        """``(version of compaction-audit, pid)``: the worker started; the engine
+        refuses workers that run another version than the driver's."""
+        return __version__, os.getpid()
+
+    def audit(self, index: int, path: str) -> tuple[int, SessionReport | LogError]:
+        """Audit ``path`` (a local path or an object storage URL, read here); returns
+        ``index`` with the result."""
+        settings, lenient, rules, severity = self._options
+        try:
+            return index, self._audit(path, settings, lenient, rules, severity)
+        except LogError as exc:
+            return index, exc

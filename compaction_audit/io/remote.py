@@ -1,0 +1,164 @@
+"""Traces in object storage: ``s3://``, ``gs://`` and ``az://`` URLs (issue 14, item 5).
+
+Read through obstore (the optional extra ``[cloud]``: one 16 MB wheel, Rust's
+``object_store`` underneath, for all three stores; fsspec with s3fs, gcsfs and adlfs
+installs 126 MB in 55 distributions for the same three).  An object is opened as a
+binary stream (:func:`open_url`) that :mod:`compaction_audit.io.lines` reads like a
+file, so remote traces get the same line reader, decompression (``.gz``/``.zst``, by
+suffix or magic bytes) and input limits (``max_line_bytes``, ``max_input_bytes``,
+``max_decompression_ratio``) as local ones: there is no second reading path.
+
+URLs: ``s3://BUCKET/KEY``, ``gs://BUCKET/KEY``, ``az://CONTAINER/KEY`` (the Azure
+account from ``AZURE_STORAGE_ACCOUNT_NAME``).  Credentials, region and endpoint come
+from the environment the way obstore reads it (``AWS_*``, ``GOOGLE_*``, ``AZURE_*``
+variables, instance metadata); this module never reads, logs or forwards them.
+A failed request is retried at most :data:`MAX_RETRIES` times within
+:data:`RETRY_TIMEOUT`, so unreachable storage is an error in seconds, not minutes.
+Error messages are the first line of obstore's, cut to :data:`MESSAGE_CHARS`.
+"""
+
+from __future__ import annotations
+
+import functools
+import io
+from collections.abc import Iterator
+from datetime import timedelta
+from typing import IO, Any
+
+from compaction_audit.errors import LogError, UsageError
+
+SCHEMES = ("s3", "gs", "az")
+"""URL schemes read from object storage."""
+
+CLOUD_EXTRA = "pip install 'compaction-audit[cloud]'"
+"""What to run when obstore is missing."""
+
+BUFFER_BYTES = 8 << 20
+"""Bytes fetched per ranged GET while reading an object (a few requests per second
+at the first-byte latency of object stores; 8 MiB of memory per open trace)."""
+
+MAX_RETRIES = 5
+RETRY_TIMEOUT = timedelta(seconds=60)
+"""Retries of a failed request (connection refused, 5xx, timeout), and the time they
+may take together (obstore's defaults: 10 and 3 minutes; its client's own: 5 s to
+connect, 30 s per request).  Client options are left to the environment (passing any
+would replace those obstore reads from it, e.g. ``AWS_ALLOW_HTTP``)."""
+MESSAGE_CHARS = 300
+
+
+def is_url(path: str) -> bool:
+    """True when ``path`` is an object storage URL (``s3://``, ``gs://``, ``az://``)."""
+    scheme, sep, _ = path.partition("://")
+    return bool(sep) and scheme in SCHEMES
+
+
+def split_url(url: str) -> tuple[str, str, str]:
+    """``(scheme, bucket, key)`` of ``url``; the key may be empty (the bucket's root).
+    Raises :class:`UsageError` for a URL without a bucket."""
+    scheme, _, rest = url.partition("://")
+    bucket, _, key = rest.partition("/")
+    if not bucket:
+        raise UsageError(f"{url}: no bucket in the URL (expected {scheme}://BUCKET/KEY)")
+    return scheme, bucket, key
+
+
+def message(exc: BaseException) -> str:
+    """The first line of an obstore error, bounded (the rest is a Rust debug dump)."""
+    text = str(exc).strip().split("\n", 1)[0].strip() or type(exc).__name__
+    return text if len(text) <= MESSAGE_CHARS else text[:MESSAGE_CHARS] + "..."
+
+
+def _obstore() -> Any:
+    try:
+        import obstore
+    except ImportError:
+        raise UsageError(f"object storage URLs need: {CLOUD_EXTRA}") from None
+    return obstore
+
+
+@functools.lru_cache(maxsize=64)
+def store_for(scheme: str, bucket: str) -> Any:
+    """The obstore store of one bucket (cached per process).  Raises
+    :class:`UsageError` when obstore is not installed or the store cannot be
+    configured from the environment."""
+    _obstore()
+    from obstore.store import from_url
+
+    try:
+        return from_url(f"{scheme}://{bucket}", retry_config={
+            "max_retries": MAX_RETRIES, "retry_timeout": RETRY_TIMEOUT})
+    except Exception as exc:  # obstore raises its own hierarchy and ValueError
+        raise UsageError(f"{scheme}://{bucket}: cannot use this store: {message(exc)}"
+                         ) from None
+
+
+def list_objects(url: str) -> Iterator[tuple[str, int]]:
+    """``(url, size in bytes)`` of every object whose key starts with the key of
+    ``url`` (a plain prefix, not only whole path segments), in the store's order
+    (lexicographic for S3, GCS and Azure).  Raises :class:`UsageError` (one line)
+    when the store cannot be listed: unreachable, no such bucket, no permission."""
+    scheme, bucket, key = split_url(url)
+    store = store_for(scheme, bucket)
+    try:
+        for batch in store.list(key or None, chunk_size=1000):
+            for meta in batch:
+                yield f"{scheme}://{bucket}/{meta['path']}", int(meta["size"])
+    except Exception as exc:  # obstore's errors have no common base with OSError
+        raise UsageError(f"{url}: cannot list: {message(exc)}") from None
+
+
+def object_size(url: str) -> int | None:
+    """The size of the object at ``url`` in bytes (one HEAD request), or None when it
+    cannot be had (the reader then reports why)."""
+    try:
+        scheme, bucket, key = split_url(url)
+        return int(store_for(scheme, bucket).head(key)["size"])
+    except Exception:  # any failure: the reader reports it, with its cause
+        return None
+
+
+class _ObjectRaw(io.RawIOBase):
+    """An object read by ranged GETs through obstore's buffered reader; a failed
+    request is an :class:`OSError` (which the line reader reports with its line)."""
+
+    def __init__(self, reader: Any) -> None:
+        self._reader = reader
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b: Any) -> int:
+        try:
+            data = self._reader.read(len(b))
+        except Exception as exc:
+            raise OSError(message(exc)) from None
+        n = len(data)
+        memoryview(b).cast("B")[:n] = memoryview(data)
+        return n
+
+    def close(self) -> None:
+        self._reader.close()
+        super().close()
+
+
+def open_url(url: str) -> IO[bytes]:
+    """Open the object at ``url`` as a buffered binary stream (``peek`` works, for
+    the magic bytes).  Its size comes from a HEAD request made here, never from an
+    earlier listing: an object rewritten since would be cut short silently.  Raises
+    :class:`LogError` (line 0) when it cannot be opened: obstore missing, no such
+    object (with a hint when the URL looks like a prefix), unreachable store."""
+    try:
+        obstore = _obstore()
+        scheme, bucket, key = split_url(url)
+        store = store_for(scheme, bucket)
+    except UsageError as exc:
+        raise LogError(url, 0, f"cannot open: {exc}") from None
+    try:
+        reader = obstore.open_reader(store, key, buffer_size=BUFFER_BYTES)
+    except FileNotFoundError:
+        hint = "" if "." in key.rsplit("/", 1)[-1] else \
+            " (a prefix? end the URL with '/' to audit the traces under it)"
+        raise LogError(url, 0, f"cannot open: no such object{hint}") from None
+    except Exception as exc:
+        raise LogError(url, 0, f"cannot open: {message(exc)}") from None
+    return io.BufferedReader(_ObjectRaw(reader), buffer_size=1 << 20)
