@@ -97,7 +97,8 @@ def _fold_findings(ctx: Context, silent: bool, ceiling: Severity) -> pl.DataFram
     # else where this child states it; the agent's own salience_class "discriminating"
     # on either span says a decision hinges on it (seed 002, "Decision Boundary")
     stated = ranked_of(ctx).select("key", pl.col("tier").alias("_tier"),
-                                   pl.col("span").alias("_span"))
+                                   pl.col("span").alias("_span"),
+                                   pl.int_range(pl.len()).alias("pos"))
     tagged = ctx.session.items.filter(pl.col("salience_class") == "discriminating")["id"]
     tiered = (
         add_tiers(flat, source="child_source").filter(pl.col("span_type") != "harness")
@@ -112,7 +113,7 @@ def _fold_findings(ctx: Context, silent: bool, ceiling: Severity) -> pl.DataFram
     per_child = (
         tiered.group_by("ri", "fold", "child", maintain_order=True)
         .agg(pl.col("child_source", "child_resolvable", "accounted").first(),
-             pl.struct("kind", "text", "norm", "rank", "tier", "tier_name")
+             pl.struct("kind", "text", "norm", "rank", "tier", "tier_name", "key", "pos")
              .sort_by("tier", "rank", descending=[False, True]).alias("dropped"),
              pl.col("rank").max().alias("worst"), pl.col("tier").min().alias("best_tier"),
              pl.col("declared").any())
@@ -134,17 +135,41 @@ def _fold_findings(ctx: Context, silent: bool, ceiling: Severity) -> pl.DataFram
 
 def _describe(children: list[dict[str, Any]], limit: int = 3) -> str:
     """The children's losses, best tier first (then worst kind), at most ``limit``
-    children (the finding's values keep every child)."""
-    parts = []
+    children (the finding's values keep every child).  A fold that lost more than
+    :data:`_LISTED` distinct facts is said in counts with its first :data:`_SHOWN`
+    facts in the order of the report's lost list, each cut to :data:`_CUT` characters:
+    that list has them all, and a finding line should fit on a screen (issue 10)."""
     ordered = sorted(children, key=lambda c: (min(d["tier"] for d in c["dropped"]),
                                               -max(d["rank"] for d in c["dropped"])))
+    # each fact once, in the order of the report's lost list (its position there)
+    facts: dict[str, tuple[dict[str, Any], str]] = {}
+    for c in children:
+        for d in c["dropped"]:
+            facts.setdefault(d["key"], (d, c["child"]))
+    total = len(facts)
+    if total > _LISTED:
+        best = sorted(facts.values(), key=lambda dc: (
+            dc[0]["pos"] is None, dc[0]["pos"] or 0, dc[0]["tier"], -dc[0]["rank"]))[:_SHOWN]
+        shown = ", ".join(f"{d['kind']} {_cut(d['text'])!r} ({child})" for d, child in best)
+        return (f"{total} facts of {len(children)} "
+                f"{'child' if len(children) == 1 else 'children'}, first {shown} "
+                f"and {total - len(best)} more")
+    parts = []
     for c in ordered[:limit]:
         kinds = c["dropped"]  # already in tier order
-        lost = ", ".join(f"{d['kind']} {d['text']!r}" for d in kinds[:4])
-        more = f" and {len(kinds) - 4} more" if len(kinds) > 4 else ""
-        parts.append(f"{c['child']}: {lost}{more}")
+        lost = ", ".join(f"{d['kind']} {d['text']!r}" for d in kinds)
+        parts.append(f"{c['child']}: {lost}")
     rest = len(children) - limit
     return "; ".join(parts) + (f"; and {rest} more children" if rest > 0 else "")
+
+
+_LISTED = 4  # a fold that lost at most this many distinct facts lists them all
+_SHOWN = 2  # else: the best this many, and counts
+_CUT = 80  # characters of one item's text in a finding line
+
+
+def _cut(text: str) -> str:
+    return text if len(text) <= _CUT else text[:_CUT - 3] + "..."
 
 
 @register

@@ -70,6 +70,38 @@ def test_one_decision_among_tool_values_makes_the_fold_an_error(write_log: LogWr
     assert finding.message.startswith("fold F silently dropped: a: constraint")
 
 
+def _ca301(path: Path) -> str:
+    return next(f for f in api.audit(str(path)).findings if f.code == "CA301").message
+
+
+def test_a_fold_that_lost_four_items_lists_them_all(write_log: LogWriter) -> None:
+    path = write_log(fold_all([
+        span("a", "The pool must never exceed 64 connections.", "user"),
+        span("b", "Set the timeout to 45 s and retries to 3.", "user"),
+    ], "Tuned the pool."))
+    message = _ca301(path)
+    assert message.startswith("fold F silently dropped: a: ")
+    assert "; b: " in message and "more" not in message
+
+
+def test_a_fold_that_lost_more_than_four_items_is_said_in_counts(
+        write_log: LogWriter) -> None:
+    long = "The pool must never exceed the connection limit of the primary database " * 2
+    path = write_log(fold_all([
+        span("a", "Never deploy on Friday because the on-call rota is thin.", "user"),
+        span("b", "Do not use --force when pushing to payments-prod.", "user"),
+        span("c", long.strip() + ".", "user"),
+    ], "Tuned the pool."))
+    message = _ca301(path)
+    total = len(api.audit(str(path)).extra["lost_discriminators"])
+    assert total > 4
+    assert message.startswith(f"fold F silently dropped: {total} facts of 3 children, "
+                              "first constraint '")
+    assert message.endswith(f" and {total - 2} more")
+    # in the order of the lost list (a tier, later spans first), cut to 80 characters
+    assert "...' (c), negation 'Do not use --force' (b) and " in message
+
+
 # ------------------------------------------------------------------ Claude Code logs
 
 
