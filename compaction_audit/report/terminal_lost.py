@@ -163,12 +163,12 @@ def recall_section(r: SessionReport, show_all: bool = False, limit: int = LIST_L
         ids = " ".join(printable(x) for x in (folds if show_all else folds[:6]))
         more = "" if show_all or len(folds) <= 6 else f" and {len(folds) - 6} more"
         parts.append(hang(f"round {f['round']} (line {f['line']}): ",
-                          f"{f['dropped']} dropped by ", w(ids), more, indent=2))
+                          f"{f['dropped']} drop(s) by ", w(ids), more, indent=2))
     if hidden:
         parts.append(more_line(hidden, "more rounds"))
     if lost and r.compactions:
-        parts.append(Text(f"  {len(lost)} lost discriminator(s): listed under Compactions",
-                          style="dim"))
+        parts.append(Text(f"  {len(lost)} distinct lost discriminator(s) (a fact several "
+                          "children stated is one): listed under Compactions", style="dim"))
     elif lost:
         rows = listed(lost, show_all, limit)
         if rows:
