@@ -275,7 +275,12 @@ class SessionBuilder:
                 raise rec.FieldError(
                     f"id {item!r} is retained and also evicted or offloaded this round",
                     _retained_field(obj, item))
-            leaving = ws - new_ws
+            # ws - new_ws without a pass over the working set when the ids removed
+            # this round account for every id that left (the usual case): they are
+            # all out of new_ws (no clash), and |ws - new_ws| = |ws| - |new_ws - entering|
+            leaving = removed & ws
+            if len(leaving) != len(ws) - (len(new_ws) - len(entering)):
+                leaving = ws - new_ws
             silent = sorted((leaving | (new_ids - new_ws)) - removed)
         if not math.isfinite(total):
             raise rec.FieldError("the saliences are too large: their sum is not finite",
@@ -292,18 +297,23 @@ class SessionBuilder:
 
     def _references_hold(self, evicted: list[str], offloaded: list[str],
                          new_ids: set[str]) -> bool:
-        """True when :meth:`_check_references` would raise nothing: the same checks
-        as set operations at C speed, with no Python work per id."""
+        """True when :meth:`_check_references` would raise nothing, with set
+        operations on this round's ids only (no lookup in the session-wide tables).
+
+        Exact because of three invariants of the state: the working set and the
+        store hold only defined ids, and no id that is no longer resolvable
+        (``_gone``) is in either (an evicted id leaves both; a silent drop is gone
+        only when it is not in the store; only ids of the working set or new ones
+        are offloaded; an id gone cannot be retained again).  New ids are defined
+        and not gone.  So an id in the working set, among the new ids or (evicted)
+        in the store passes every check of :meth:`_check_references`.
+        """
+        ws = self._ws
         for ids, evict in ((evicted, True), (offloaded, False)):
             if not ids:
                 continue
-            named = set(ids)
-            unknown = named.difference(self._depth)
-            if unknown and not unknown <= new_ids:
-                return False
-            if not self._gone.keys().isdisjoint(named):
-                return False
-            outside = named - self._ws
+            outside = set(ids)
+            outside -= ws
             if outside:
                 outside -= new_ids
                 if outside and (not evict or not outside <= self._store):
