@@ -66,7 +66,14 @@ def _log(seed: int) -> list[dict[str, Any]]:
         if len(ws) >= 2 and rng.random() < 0.4:
             n += 1
             children = rng.sample(ws, 2)
+            if rng.random() < 0.3:  # a child new in this record, undefined, or itself
+                children.append(rng.choice([*(s.get("id", "ghost") for s in spans),
+                                            "ghost", f"f{n}"]))
             summaries.append({"id": f"f{n}", "tokens": 5, "children": children})
+            if rng.random() < 0.2:  # a second fold over the first one
+                n += 1
+                summaries.append({"id": f"f{n}", "tokens": 2,
+                                  "children": [summaries[-1]["id"], rng.choice(ws)]})
             offloaded += [c for c in children if c not in offloaded and c not in evicted]
         spans_ok = all(isinstance(s.get("id"), str) for s in spans)
         if not spans_ok:

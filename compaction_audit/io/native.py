@@ -365,18 +365,13 @@ class SessionBuilder:
         depths: list[int] = []
         for j, fold in enumerate(summaries):
             self._check_unique(fold.id, fresh, f"summaries[{j}].id")
-            depth = 0
-            for k, child in enumerate(fold.children):
-                if child == fold.id or (child in later and later[child] >= j
-                                     and _cycles(summaries, later, child, fold.id)):
-                    raise rec.FieldError(f"provenance cycle through {child!r}",
-                                         f"summaries[{j}].children[{k}]")
-                d = fresh.get(child, self._depth.get(child))
-                if d is None:
-                    raise rec.FieldError(f"child id {child!r} is never defined before this "
-                                         "summary", f"summaries[{j}].children[{k}]")
-                if d > depth:
-                    depth = d
+            known: list[Any] = list(map(self._depth.get, fold.children))
+            if None not in known and later.keys().isdisjoint(fold.children):
+                # every child defined by an earlier record: not fresh, not this fold,
+                # no cycle (one lookup per child instead of two and the loop's checks)
+                depth: int = max(known)
+            else:
+                depth = self._child_depth(j, fold, fresh, summaries, later)
             if fold.depth is not None and fold.depth != depth + 1:
                 raise rec.FieldError(
                     f"declared depth {fold.depth} differs from the derived depth {depth + 1}",
@@ -384,6 +379,24 @@ class SessionBuilder:
             fresh[fold.id] = depth + 1
             depths.append(depth + 1)
         return depths
+
+    def _child_depth(self, j: int, fold: rec.SummaryRec, fresh: dict[str, int],
+                     summaries: list[rec.SummaryRec], later: dict[str, int]) -> int:
+        """The deepest child of ``fold`` (summary ``j`` of its record), checking each
+        child in order: no provenance cycle, defined before this summary."""
+        depth = 0
+        for k, child in enumerate(fold.children):
+            if child == fold.id or (child in later and later[child] >= j
+                                 and _cycles(summaries, later, child, fold.id)):
+                raise rec.FieldError(f"provenance cycle through {child!r}",
+                                     f"summaries[{j}].children[{k}]")
+            d = fresh.get(child, self._depth.get(child))
+            if d is None:
+                raise rec.FieldError(f"child id {child!r} is never defined before this "
+                                     "summary", f"summaries[{j}].children[{k}]")
+            if d > depth:
+                depth = d
+        return depth
 
     def _check_unique(self, item: str, fresh: dict[str, int], field: str) -> None:
         if item in self._depth or item in fresh:
