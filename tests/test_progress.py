@@ -76,3 +76,34 @@ def test_bar_shows_bytes_read_and_the_phase(tmp_path: Path,
     text = out.getvalue()
     assert "reading trace.jsonl" in text and "running the rules" in text
     assert "/2.0 MB" in text
+
+
+def test_rounds_done_are_counted_by_the_readers(tmp_path: Path) -> None:
+    from compaction_audit.io.meter import rounds_applied
+    from compaction_audit.io.native import read_native
+
+    path = dump(drift_records(), tmp_path / "t.jsonl")
+    rounds = sum(1 for r in drift_records() if r.get("type") == "round")
+    before = rounds_applied()
+    session = read_native(str(path))
+    assert session.n_rounds == rounds
+    assert rounds_applied() - before == rounds
+
+
+def test_bar_shows_the_rounds_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from compaction_audit.io.native import read_native
+
+    path = dump(drift_records(), tmp_path / "trace.jsonl")
+    rounds = sum(1 for r in drift_records() if r.get("type") == "round")
+    out = io.StringIO()
+    console = Console(file=out, force_terminal=True, width=120)
+    monkeypatch.setattr(progress, "POLL_SECONDS", 0.01)
+    import time
+
+    with progress.single_trace_progress(str(path), path.stat().st_size, console):
+        time.sleep(0.1)
+        read_native(str(path))
+        time.sleep(0.3)
+    text = out.getvalue()
+    assert "0 rounds" in text  # before the reading
+    assert f"{rounds} rounds" in text  # every round of the trace, counted as read

@@ -1,13 +1,15 @@
 """Progress of a single large trace on a terminal (issue 13, section 2): bytes read of
-the file, then the phase after reading, as a rich progress bar on stderr that is
-gone when the report prints.  Nothing when stderr is not a terminal (CI, a pipe).
+the file and rounds done, then the phase after reading, as a rich progress bar on
+stderr that is gone when the report prints.  Nothing when stderr is not a terminal
+(CI, a pipe).
 
-The readers report no progress of their own (``io/*``), so the bytes are measured
-from outside, on Linux, by the kernel's count of bytes read (``rchar`` in
-``/proc/PID/io``) of this process, or of its helper processes while they decode the
-file (:mod:`compaction_audit.io.parallel`); a count is capped at the file's size and
-is approximate (a helper's own start-up reads count too).  Where ``/proc`` is not
-there, the bar shows the elapsed time only.
+Rounds done come from the readers' process-wide count of applied rounds
+(:mod:`compaction_audit.io.meter`: one addition per round, native logs and adapters
+alike).  The bytes are measured from outside, on Linux, by the kernel's count of
+bytes read (``rchar`` in ``/proc/PID/io``) of this process, or of its helper
+processes while they decode the file (:mod:`compaction_audit.io.parallel`); a count
+is capped at the file's size and is approximate (a helper's own start-up reads count
+too).  Where ``/proc`` is not there, the bar shows the rounds and the elapsed time.
 """
 
 from __future__ import annotations
@@ -115,8 +117,9 @@ def wanted(traces: list[str]) -> int | None:
 @contextmanager
 def single_trace_progress(path: str, size: int, console: Console | None = None
                           ) -> Iterator[None]:
-    """Show the bar while the block runs: "reading NAME" with bytes read of ``size``,
-    then "running the rules" once the file is read; transient (erased at the end).
+    """Show the bar while the block runs: "reading NAME" with bytes read of ``size``
+    and the rounds read so far, then "running the rules" once the file is read;
+    transient (erased at the end).
     ``console``: where to draw (default: stderr through the CI-command sink)."""
     from rich.progress import (
         BarColumn,
@@ -127,27 +130,31 @@ def single_trace_progress(path: str, size: int, console: Console | None = None
     )
 
     from compaction_audit.commands.common import NeutralWriter
+    from compaction_audit.io.meter import rounds_applied
     from compaction_audit.report.safe import printable
 
     meter = ReadMeter(size)
     name = printable(os.path.basename(path), limit=60)
     columns = [TextColumn("{task.description}"), BarColumn(), DownloadColumn(),
-               TimeElapsedColumn()]
+               TextColumn("{task.fields[rounds]:,} rounds"), TimeElapsedColumn()]
+    base = rounds_applied()
     stop = threading.Event()
     if console is None:
         from rich.console import Console
 
         console = Console(file=cast(IO[str], NeutralWriter(sys.stderr)), stderr=True)
     with Progress(*columns, console=console, transient=True) as bar:
-        task = bar.add_task(f"reading {name}", total=size)
+        task = bar.add_task(f"reading {name}", total=size, rounds=0)
 
         def poll() -> None:
             while not stop.wait(POLL_SECONDS):
+                rounds = rounds_applied() - base
                 done = meter.read()
                 if done is None:
+                    bar.update(task, rounds=rounds)
                     continue
                 description = f"reading {name}" if done < size else "running the rules"
-                bar.update(task, completed=done, description=description)
+                bar.update(task, completed=done, description=description, rounds=rounds)
 
         thread = threading.Thread(target=poll, daemon=True)
         thread.start()

@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass
+from itertools import compress, repeat
 from typing import Any
 
 import polars as pl
@@ -22,6 +23,7 @@ import polars as pl
 from compaction_audit.errors import LogError
 from compaction_audit.io import records as rec
 from compaction_audit.io.lines import DEFAULT_LIMITS, Limits, decode_lines, iter_lines
+from compaction_audit.io.meter import count_round
 from compaction_audit.io.quarantine import LenientFeed
 from compaction_audit.io.quiet_gc import paused_gc
 from compaction_audit.model import (
@@ -36,6 +38,8 @@ from compaction_audit.model import (
     SessionHeader,
 )
 
+_LOGGED_COLUMNS = tuple((key, f"logged_{key}") for key in rec.LOGGED_FLOATS + rec.LOGGED_INTS)
+
 
 @dataclass(slots=True)
 class _Round:
@@ -43,7 +47,7 @@ class _Round:
 
     number: int
     budget: int | None
-    spans: list[rec.SpanRec]
+    spans: rec.SpanColumns
     summaries: list[rec.SummaryRec]
     depths: list[int]
     evicted: list[str]
@@ -77,8 +81,7 @@ class SessionBuilder:
         self.header = SessionHeader()
         self._seen_record = False
         self._last_round: int | None = None
-        self._kind: dict[str, str] = {}
-        self._depth: dict[str, int] = {}
+        self._depth: dict[str, int] = {}  # every id defined so far -> its depth
         self._ws: set[str] = set()
         self._ws_line = 0  # line whose ``retained`` is the working set (0: none yet; -1: other)
         self._store: set[str] = set()
@@ -96,7 +99,7 @@ class SessionBuilder:
 
     def defines(self, item: str) -> bool:
         """True when a record added so far defined the id ``item``."""
-        return item in self._kind
+        return item in self._depth
 
     def forgotten(self, item: str) -> bool:
         """True when ``item`` was taken out by :meth:`forget`."""
@@ -212,28 +215,18 @@ class SessionBuilder:
         if budget is not None:
             budget = rec.as_int(budget, "budget_tokens", 1, rec.MAX_TOKENS)
         lines = "source_format" in self.header.extra  # adapter output: spans carry lines
-        spans = [rec.span(v, f"spans[{i}]", lines) for i, v in
-                 enumerate(rec.as_list(obj.get("spans", []), "spans"))]
+        spans = rec.span_columns(obj.get("spans", []), lines)
         summaries = [rec.summary(v, f"summaries[{i}]") for i, v in
                      enumerate(rec.as_list(obj.get("summaries", []), "summaries"))]
-        depths = self._check_new_items(spans, summaries)
-        new_ids = {s.id for s in spans} | {s.id for s in summaries}
+        depths = self._check_new_items(spans.ids, summaries)
+        new_ids = set(spans.ids)
+        if summaries:
+            new_ids.update([s.id for s in summaries])
         evicted = rec.id_list(obj, "evicted")
         offloaded = rec.id_list(obj, "offloaded")
         ws = self._ws
-        # (the previous working set plus new_ids are the candidates of this round)
-        for key, ids in (("evicted", evicted), ("offloaded", offloaded)):
-            for i, item in enumerate(ids):
-                self._check_known(item, new_ids, f"{key}[{i}]")
-                if item in ws or item in new_ids:
-                    continue
-                if key == "evicted" and item not in self._store:
-                    raise rec.FieldError(
-                        f"evicted id {item!r} is neither in the working set nor in the store",
-                        f"{key}[{i}]")
-                if key == "offloaded":
-                    raise rec.FieldError(f"offloaded id {item!r} is not in the working set",
-                                         f"{key}[{i}]")
+        if not self._references_hold(evicted, offloaded, new_ids):
+            self._check_references(evicted, offloaded, new_ids)
         both = set(evicted) & set(offloaded)
         if both:
             item = next(i for i in evicted if i in both)  # the first in file order
@@ -256,11 +249,11 @@ class SessionBuilder:
             silent = sorted((leaving | (new_ids - entering)) - removed)
         elif "retained" not in obj:
             # removed items are all candidates (checked above); new ids are not in ws
-            leaving = {item for item in removed if item in ws}
+            # (applied in place: copying the working set each round cost O(working set)
+            # per round, 150x the parse floor on a delta-mode log of 20,000 items)
+            leaving = removed & ws
             entering = new_ids - removed
-            new_ws = set(ws)
-            new_ws -= leaving
-            new_ws |= entering
+            new_ws = None
         else:
             fast = rec.retained_pairs(obj["retained"], ws)
             if fast is not None:
@@ -282,7 +275,12 @@ class SessionBuilder:
                 raise rec.FieldError(
                     f"id {item!r} is retained and also evicted or offloaded this round",
                     _retained_field(obj, item))
-            leaving = ws - new_ws
+            # ws - new_ws without a pass over the working set when the ids removed
+            # this round account for every id that left (the usual case): they are
+            # all out of new_ws (no clash), and |ws - new_ws| = |ws| - |new_ws - entering|
+            leaving = removed & ws
+            if len(leaving) != len(ws) - (len(new_ws) - len(entering)):
+                leaving = ws - new_ws
             silent = sorted((leaving | (new_ids - new_ws)) - removed)
         if not math.isfinite(total):
             raise rec.FieldError("the saliences are too large: their sum is not finite",
@@ -297,8 +295,53 @@ class SessionBuilder:
                       entering, leaving, reduced is not None or "retained" in obj, total,
                       count, silent, logged, compaction, table, None)
 
+    def _references_hold(self, evicted: list[str], offloaded: list[str],
+                         new_ids: set[str]) -> bool:
+        """True when :meth:`_check_references` would raise nothing, with set
+        operations on this round's ids only (no lookup in the session-wide tables).
+
+        Exact because of three invariants of the state: the working set and the
+        store hold only defined ids, and no id that is no longer resolvable
+        (``_gone``) is in either (an evicted id leaves both; a silent drop is gone
+        only when it is not in the store; only ids of the working set or new ones
+        are offloaded; an id gone cannot be retained again).  New ids are defined
+        and not gone.  So an id in the working set, among the new ids or (evicted)
+        in the store passes every check of :meth:`_check_references`.
+        """
+        ws = self._ws
+        for ids, evict in ((evicted, True), (offloaded, False)):
+            if not ids:
+                continue
+            outside = set(ids)
+            outside -= ws
+            if outside:
+                outside -= new_ids
+                if outside and (not evict or not outside <= self._store):
+                    return False
+        return True
+
+    def _check_references(self, evicted: list[str], offloaded: list[str],
+                          new_ids: set[str]) -> None:
+        """Raise for the first id of ``evicted`` then ``offloaded`` (file order) that is
+        never defined, no longer resolvable, or not removable: the previous working set
+        plus ``new_ids`` are the candidates of this round, and an evicted id may also
+        come from the store."""
+        ws = self._ws
+        for key, ids in (("evicted", evicted), ("offloaded", offloaded)):
+            for i, item in enumerate(ids):
+                self._check_known(item, new_ids, f"{key}[{i}]")
+                if item in ws or item in new_ids:
+                    continue
+                if key == "evicted" and item not in self._store:
+                    raise rec.FieldError(
+                        f"evicted id {item!r} is neither in the working set nor in the store",
+                        f"{key}[{i}]")
+                if key == "offloaded":
+                    raise rec.FieldError(f"offloaded id {item!r} is not in the working set",
+                                         f"{key}[{i}]")
+
     def _check_known(self, item: str, new_ids: set[str], field: str) -> None:
-        if item not in self._kind and item not in new_ids:
+        if item not in self._depth and item not in new_ids:
             raise rec.FieldError(f"id {item!r} is never defined", field)
         if item in self._gone:
             ri, reason = self._gone[item]
@@ -307,28 +350,28 @@ class SessionBuilder:
                 f"id {item!r} is no longer resolvable ({how} at round "
                 f"{self._rounds['round'][ri]})", field)
 
-    def _check_new_items(self, spans: list[rec.SpanRec],
+    def _check_new_items(self, span_ids: list[str],
                          summaries: list[rec.SummaryRec]) -> list[int]:
         """Unique ids, children defined earlier, no cycles; returns summary depths."""
-        fresh: dict[str, int] = {}
-        for i, s in enumerate(spans):
-            self._check_unique(s.id, fresh, f"spans[{i}].id")
-            fresh[s.id] = 0
+        fresh = dict.fromkeys(span_ids, 0)
+        if len(fresh) != len(span_ids) or not self._depth.keys().isdisjoint(span_ids):
+            fresh = {}
+            for i, item in enumerate(span_ids):  # raises for the first in file order
+                self._check_unique(item, fresh, f"spans[{i}].id")
+                fresh[item] = 0
+        if not summaries:
+            return []
         later = {s.id: j for j, s in enumerate(summaries)}
         depths: list[int] = []
         for j, fold in enumerate(summaries):
             self._check_unique(fold.id, fresh, f"summaries[{j}].id")
-            depth = 0
-            for k, child in enumerate(fold.children):
-                where = f"summaries[{j}].children[{k}]"
-                if child == fold.id or (child in later and later[child] >= j
-                                     and _cycles(summaries, later, child, fold.id)):
-                    raise rec.FieldError(f"provenance cycle through {child!r}", where)
-                d = fresh.get(child, self._depth.get(child))
-                if d is None:
-                    raise rec.FieldError(f"child id {child!r} is never defined before this "
-                                         "summary", where)
-                depth = max(depth, d)
+            known: list[Any] = list(map(self._depth.get, fold.children))
+            if None not in known and later.keys().isdisjoint(fold.children):
+                # every child defined by an earlier record: not fresh, not this fold,
+                # no cycle (one lookup per child instead of two and the loop's checks)
+                depth: int = max(known)
+            else:
+                depth = self._child_depth(j, fold, fresh, summaries, later)
             if fold.depth is not None and fold.depth != depth + 1:
                 raise rec.FieldError(
                     f"declared depth {fold.depth} differs from the derived depth {depth + 1}",
@@ -337,45 +380,68 @@ class SessionBuilder:
             depths.append(depth + 1)
         return depths
 
+    def _child_depth(self, j: int, fold: rec.SummaryRec, fresh: dict[str, int],
+                     summaries: list[rec.SummaryRec], later: dict[str, int]) -> int:
+        """The deepest child of ``fold`` (summary ``j`` of its record), checking each
+        child in order: no provenance cycle, defined before this summary."""
+        depth = 0
+        for k, child in enumerate(fold.children):
+            if child == fold.id or (child in later and later[child] >= j
+                                 and _cycles(summaries, later, child, fold.id)):
+                raise rec.FieldError(f"provenance cycle through {child!r}",
+                                     f"summaries[{j}].children[{k}]")
+            d = fresh.get(child, self._depth.get(child))
+            if d is None:
+                raise rec.FieldError(f"child id {child!r} is never defined before this "
+                                     "summary", f"summaries[{j}].children[{k}]")
+            if d > depth:
+                depth = d
+        return depth
+
     def _check_unique(self, item: str, fresh: dict[str, int], field: str) -> None:
-        if item in self._kind or item in fresh:
+        if item in self._depth or item in fresh:
             raise rec.FieldError(f"duplicate id {item!r}", field)
 
     # -- round: apply ------------------------------------------------------------------
     def _apply(self, line: int, r: _Round) -> None:
+        # Whole columns at a time (extend, set and dict updates at C speed): the Python
+        # work per round does not grow with the items it names (issue 14).
         ri = len(self._rounds["ri"])
         self._last_round = r.number
-        for s in r.spans:
-            self._item(s.id, "span", s.tokens, 0, ri, r.number, line, s.text,
-                       s.salience_class, s.source, None, s.source_line)
+        count_round()
+        if r.spans.ids:
+            self._spans(r.spans, ri, r.number, line)
         for fold, depth in zip(r.summaries, r.depths, strict=True):
             self._item(fold.id, "summary", fold.tokens, depth, ri, r.number, line, fold.text,
                        None, None, fold.accounting)
             edges = self._edges
-            edges["parent"].extend([fold.id] * len(fold.children))
+            n = len(fold.children)
+            edges["parent"].extend(repeat(fold.id, n))
             edges["child"].extend(fold.children)
-            edges["ri"].extend([ri] * len(fold.children))
-            edges["line"].extend([line] * len(fold.children))
+            edges["ri"].extend(repeat(ri, n))
+            edges["line"].extend(repeat(line, n))
+        ev = self._events
         for action, ids in (("evicted", r.evicted), ("offloaded", r.offloaded),
                             ("silent-drop", r.silent)):
-            ev = self._events
-            ev["id"].extend(ids)
-            ev["ri"].extend([ri] * len(ids))
-            ev["line"].extend([line] * len(ids))
-            ev["action"].extend([action] * len(ids))
-        self._store |= set(r.offloaded)
-        for item in r.evicted:
-            self._store.discard(item)
-            self._gone[item] = (ri, "evicted")
+            if ids:
+                ev["id"].extend(ids)
+                ev["ri"].extend(repeat(ri, len(ids)))
+                ev["line"].extend(repeat(line, len(ids)))
+                ev["action"].extend(repeat(action, len(ids)))
+        if r.offloaded:
+            self._store.update(r.offloaded)
+        if r.evicted:
+            self._store.difference_update(r.evicted)
+            self._gone.update(zip(r.evicted, repeat((ri, "evicted"))))
         for item in r.silent:
             if item not in self._store:
                 self._gone[item] = (ri, "silent-drop")
         # the store keeps what was offloaded even once it is back in the working set
         # (rehydration reads from it): such an item dropped silently stays resolvable
-        for item in r.leaving:
-            self._close(item, ri)
-        for item in r.entering:
-            self._open[item] = ri
+        if r.leaving:
+            self._close_all(r.leaving, ri)
+        if r.entering:
+            self._open.update(zip(r.entering, repeat(ri)))
         if r.new_ws is None:
             self._ws -= r.leaving
             self._ws |= r.entering
@@ -406,25 +472,44 @@ class SessionBuilder:
         sal["salience"].extend([None if c[1] is None else float(c[1]) for c in changed])
 
     def _add_round_row(self, ri: int, line: int, r: _Round) -> None:
-        row = {
-            "ri": ri, "round": r.number, "line": line, "budget_tokens": r.budget,
-            "has_retained": r.has_retained,
-            "salience_sum": r.salience_sum, "salience_known": r.salience_known,
-            "new_spans": len(r.spans),
-            "folds": len(r.summaries), "evictions": len(r.evicted),
-            "offloads": len(r.offloaded), "silent_drops": len(r.silent),
-        }
-        for key in rec.LOGGED_FLOATS + rec.LOGGED_INTS:
-            row[f"logged_{key}"] = r.logged.get(key)
-        for key, value in row.items():
-            self._rounds[key].append(value)
+        rounds = self._rounds
+        for key, value in (
+                ("ri", ri), ("round", r.number), ("line", line), ("budget_tokens", r.budget),
+                ("has_retained", r.has_retained), ("salience_sum", r.salience_sum),
+                ("salience_known", r.salience_known), ("new_spans", len(r.spans.ids)),
+                ("folds", len(r.summaries)), ("evictions", len(r.evicted)),
+                ("offloads", len(r.offloaded)), ("silent_drops", len(r.silent))):
+            rounds[key].append(value)
+        logged = r.logged
+        for key, column in _LOGGED_COLUMNS:
+            rounds[column].append(logged.get(key))
         if r.compaction is not None:
             self.compactions.append({**r.compaction, "ri": ri, "round": r.number, "line": line})
+
+    def _spans(self, spans: rec.SpanColumns, ri: int, number: int, line: int) -> None:
+        """Add a round's new spans (depth 0) to the items table, a column at a time."""
+        n = len(spans.ids)
+        self._depth.update(zip(spans.ids, repeat(0)))
+        items = self._items
+        items["id"].extend(spans.ids)
+        items["kind"].extend(repeat("span", n))
+        items["tokens"].extend(spans.tokens)
+        items["depth"].extend(repeat(0, n))
+        items["ri"].extend(repeat(ri, n))
+        items["round"].extend(repeat(number, n))
+        items["line"].extend(repeat(line, n))
+        if spans.source_lines is None or not any(spans.source_lines):
+            items["source_line"].extend(repeat(line, n))
+        else:
+            items["source_line"].extend([v or line for v in spans.source_lines])
+        items["text"].extend(spans.texts)
+        items["salience_class"].extend(spans.classes)
+        items["source"].extend(spans.sources)
+        items["accounting"].extend(repeat(None, n))
 
     def _item(self, item: str, kind: str, tokens: int, depth: int, ri: int, number: int,
               line: int, text: str | None, cls: str | None, source: str | None,
               accounting: str | None, source_line: int | None = None) -> None:
-        self._kind[item] = kind
         self._depth[item] = depth
         for key, value in (("id", item), ("kind", kind), ("tokens", tokens), ("depth", depth),
                            ("ri", ri), ("round", number), ("line", line),
@@ -432,6 +517,20 @@ class SessionBuilder:
                            ("salience_class", cls), ("source", source),
                            ("accounting", accounting)):
             self._items[key].append(value)
+
+    def _close_all(self, leaving: set[str], ri: int) -> None:
+        """:meth:`_close` for every id of ``leaving``, a column at a time."""
+        starts = list(map(self._open.pop, leaving))
+        members = self._members
+        if max(starts) < ri:
+            members["id"].extend(leaving)
+            members["start"].extend(starts)
+            members["end"].extend(repeat(ri, len(starts)))
+            return
+        keep = [start < ri for start in starts]
+        members["id"].extend(compress(leaving, keep))
+        members["start"].extend(compress(starts, keep))
+        members["end"].extend(repeat(ri, sum(keep)))
 
     def _close(self, item: str, ri: int) -> None:
         start = self._open.pop(item)

@@ -124,12 +124,26 @@ def as_list(value: Any, field: str) -> list[Any]:
     return value
 
 
+def _plain_ids(values: list[Any]) -> bool:
+    """True when every element of ``values`` is a non-empty string (the ids as
+    written need no conversion): two passes at C speed."""
+    return not values or (set(map(type, values)) == _STR_ONLY and "" not in values)
+
+
+_STR_ONLY = {str}
+
+
 def id_list(obj: dict[str, Any], key: str) -> list[str]:
     """An optional list of ids (``evicted``, ``offloaded``); duplicates rejected."""
     if key not in obj:
         return []
     values = as_list(obj[key], key)
-    ids = [as_id(v, f"{key}[{i}]") for i, v in enumerate(values)]
+    if _plain_ids(values):
+        if len(set(values)) == len(values):
+            return values
+        ids = values
+    else:
+        ids = [as_id(v, f"{key}[{i}]") for i, v in enumerate(values)]
     if len(set(ids)) != len(ids):
         seen: set[str] = set()
         for i, item in enumerate(ids):
@@ -167,6 +181,85 @@ def span(value: Any, where: str, lines: bool = False) -> SpanRec:
     )
 
 
+@dataclass(slots=True)
+class SpanColumns:
+    """The spans of one round record as columns (one list per field, in file order)."""
+
+    ids: list[str]
+    tokens: list[int]
+    texts: list[str | None]
+    classes: list[str | None]
+    sources: list[str | None]
+    source_lines: list[int | None] | None  # None: no span carries its own line
+
+
+_SPAN_TEXT_TYPES = frozenset({str, type(None)})
+_CLASS_VALUES = frozenset({None, *SALIENCE_CLASSES})
+_LINE_TYPES = frozenset({int, type(None)})
+_get_text = methodcaller("get", "text")
+_get_class = methodcaller("get", "salience_class")
+_get_source = methodcaller("get", "source")
+_get_line = methodcaller("get", SPAN_LINE_KEY)
+
+
+def span_columns(value: Any, lines: bool = False) -> SpanColumns:
+    """Validate a round's ``spans`` list (as :func:`span` does each element) and return
+    it as columns.
+
+    The common case (every span an object with a string id, an integer token count in
+    range, string-or-null text, class and source) is checked a field at a time over the
+    whole list at C speed, with no Python call per span; anything else goes through
+    :func:`span` element by element, which raises :class:`FieldError` for the first bad
+    span in file order or converts what it accepts (integer ids, object sources).
+    """
+    fast = _span_columns_fast(value, lines)
+    if fast is not None:
+        return fast
+    spans = [span(v, f"spans[{i}]", lines) for i, v in enumerate(as_list(value, "spans"))]
+    return SpanColumns([s.id for s in spans], [s.tokens for s in spans],
+                       [s.text for s in spans], [s.salience_class for s in spans],
+                       [s.source for s in spans],
+                       [s.source_line for s in spans] if lines else None)
+
+
+def _span_columns_fast(value: Any, lines: bool) -> SpanColumns | None:
+    if type(value) is not list:
+        return None
+    if not value:
+        return SpanColumns([], [], [], [], [], [] if lines else None)
+    try:
+        if set(map(type, value)) != _DICT_ONLY:
+            return None
+        ids = list(map(itemgetter("id"), value))
+        tokens = list(map(itemgetter("tokens"), value))
+        if not _plain_ids(ids) or set(map(type, tokens)) != _INT_ONLY:
+            return None
+        if min(tokens) < 0 or max(tokens) > MAX_TOKENS:
+            return None
+        texts = list(map(_get_text, value))
+        classes = list(map(_get_class, value))
+        sources = list(map(_get_source, value))
+        if not (set(map(type, texts)) <= _SPAN_TEXT_TYPES
+                and set(classes) <= _CLASS_VALUES
+                and set(map(type, sources)) <= _SPAN_TEXT_TYPES):
+            return None
+        source_lines: list[int | None] | None = None
+        if lines:
+            source_lines = list(map(_get_line, value))
+            if not set(map(type, source_lines)) <= _LINE_TYPES:
+                return None
+            known = [v for v in source_lines if v is not None]
+            if known and (min(known) < 1 or max(known) > MAX_INT):
+                return None
+    except (KeyError, TypeError):  # a missing key, an unhashable class
+        return None
+    return SpanColumns(ids, tokens, texts, classes, sources, source_lines)
+
+
+_DICT_ONLY = {dict}
+_INT_ONLY = {int}
+
+
 def summary(value: Any, where: str) -> SummaryRec:
     """Validate a summary object (children non-empty; depth >= 1 when given)."""
     if type(value) is not dict:
@@ -186,7 +279,8 @@ def summary(value: Any, where: str) -> SummaryRec:
     return SummaryRec(
         as_id(value["id"], f"{where}.id"),
         as_int(value["tokens"], f"{where}.tokens", 0, MAX_TOKENS),
-        [as_id(c, f"{where}.children[{i}]") for i, c in enumerate(children)],
+        children if _plain_ids(children)
+        else [as_id(c, f"{where}.children[{i}]") for i, c in enumerate(children)],
         opt_str(value, "text", where),
         None if depth is None else as_int(depth, f"{where}.depth", 1),
         None if accounting is None else as_json(accounting, f"{where}.accounting"),
