@@ -130,7 +130,8 @@ def run_cell(rounds: int, working_set: int, mode: str, texts: bool, args: argpar
             "working_set": working_set, "mode": mode, "texts": texts, "bytes": size,
             "floor_seconds": floor["seconds"], "audit_seconds": audit["seconds"],
             "peak_rss": audit["peak_rss"], "findings": audit["findings"],
-            "episodes": audit["episodes"], "report_bytes": audit["report_bytes"]}
+            "episodes": audit["episodes"], "report_bytes": audit["report_bytes"],
+            "cosine_seconds": audit.get("cosine_seconds", 0.0)}
     cell["ratio"] = cell["audit_seconds"] / cell["floor_seconds"]
     cell["rss_ratio"] = cell["peak_rss"] / size
     cell["report_ratio"] = cell["report_bytes"] / size
@@ -143,12 +144,20 @@ def _size(n: float) -> str:
     return _mb(n) if n >= 1e6 else f"{n / 1e3:,.0f} KB"
 
 
+def _share(c: dict[str, Any]) -> str:
+    """The rebuilt cosine's share of the audit's wall time (issue 16, point 4): text
+    cells only; a run saved before the column existed shows a dash."""
+    if not c["texts"] or "cosine_seconds" not in c:
+        return "-"
+    return f"{c['cosine_seconds'] / c['audit_seconds']:.0%}"
+
+
 def table(cells: list[dict[str, Any]]) -> str:
     """The cells as a Markdown table."""
     lines = ["| rounds (run) | working set | retained | span text | file | floor | audit "
              "| audit / floor | peak RSS / file | findings (episodes) | JSON report "
-             "| report / trace | targets |",
-             "|---|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
+             "| report / trace | cosine share | targets |",
+             "|---|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
     for c in cells:
         run = f"{c['rounds_run']:,}{'*' if c['capped'] else ''}"
         lines.append(
@@ -156,7 +165,8 @@ def table(cells: list[dict[str, Any]]) -> str:
             f"| {'yes' if c['texts'] else 'no'} | {_mb(c['bytes'])} "
             f"| {c['floor_seconds']:.2f} s | {c['audit_seconds']:.2f} s | {c['ratio']:.1f}x "
             f"| {c['rss_ratio']:.1f}x | {c['findings']:,} ({c['episodes']:,}) "
-            f"| {_size(c['report_bytes'])} | {c['report_ratio']:.3f} | {c['verdict']} |")
+            f"| {_size(c['report_bytes'])} | {c['report_ratio']:.3f} | {_share(c)} "
+            f"| {c['verdict']} |")
     return "\n".join(lines)
 
 
