@@ -242,6 +242,29 @@ def test_pooling_in_small_chunks_gives_the_same_vectors(
     assert embed.embed(texts) == pytest.approx(whole, abs=1e-5)
 
 
+def test_pooled_sums_are_the_plain_per_text_sums(monkeypatch: pytest.MonkeyPatch) -> None:
+    """_pool against a per-token loop in float64, on seeded random vectors: texts of 0
+    to 40 tokens (empty ones among them), ids repeating, one batch; equal bit for bit
+    (both add in token order).  With chunks of 7 rows, texts straddle chunks: equal
+    within float32 rounding of the sums."""
+    np = pytest.importorskip("numpy")
+    rng = np.random.default_rng(16)
+    table = rng.standard_normal((50, 8)).astype(np.float32)
+    lengths = rng.integers(0, 41, size=30)
+    lengths[[0, 7, 29]] = 0
+    owner = np.repeat(np.arange(30), lengths)
+    ids = rng.integers(0, 50, size=len(owner))
+    naive = np.zeros((30, 8))
+    for k in range(len(ids)):
+        naive[owner[k]] += table[ids[k]].astype(np.float64)
+    pooled = embed._pool(table, ids, owner, 30)
+    assert pooled.dtype == np.float64 and pooled.shape == (30, 8)
+    assert np.array_equal(pooled, naive)
+    assert not pooled[[0, 7, 29]].any()
+    monkeypatch.setattr(embed, "CHUNK_ROWS", 7)
+    assert embed._pool(table, ids, owner, 30) == pytest.approx(naive, rel=1e-6, abs=1e-6)
+
+
 def test_a_bad_method_is_a_one_line_usage_error(monkeypatch: pytest.MonkeyPatch) -> None:
     from typer.testing import CliRunner
 

@@ -32,6 +32,7 @@ import importlib.util
 import os
 import threading
 from functools import lru_cache
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -228,22 +229,31 @@ def embed(texts: list[str]) -> Any:
 def _pool(table: Any, ids: Any, owner: Any, n: int) -> Any:
     """Sum of the token vectors of each of ``n`` texts (n x dim, float64): ``ids`` are
     the token ids of all texts, concatenated; ``owner[k]`` is the text of ``ids[k]``
-    (0 .. n-1, non-decreasing).  The vectors are gathered and added per text,
-    :data:`CHUNK_ROWS` at a time (a bound on memory whatever the texts).
+    (0 .. n-1, non-decreasing).  Each text's vectors are gathered (at most
+    :data:`CHUNK_ROWS` at a time: a bound on memory whatever the texts) and added in
+    float64, in token order, one after the other: the plain float64 sum of the float32
+    vectors, bit for bit, whatever the batch, so the same trace gives the same
+    ``query_cosine_rebuilt`` in every process.  (A text of more than
+    :data:`CHUNK_ROWS` tokens would be added chunk by chunk; there is none: 16,000
+    characters are at most 64,001 tokens, 4 byte tokens a character and a leading
+    space.)
 
-    Measured and left aside: a count matrix (text x token id) times the table's rows
-    is faster with numpy's BLAS, but its threads keep spinning after each call and
-    take the CPU the tokenizer and Polars need; without BLAS (einsum) it is no faster
-    than this."""
+    One gather and one ``np.add.reduce`` per text (issue 16, point 4): on a Claude Code
+    transcript of 2.8 MB, about 20 ms of CPU where ``np.add.reduceat`` over 65,536
+    gathered rows at a time took 170 ms (it adds each of the 256 columns down the rows,
+    1 KB apart); ``np.add.at`` was slower still.  Measured and left aside: a count
+    matrix (text x token id) times the table's rows is faster with numpy's BLAS, but
+    its threads keep spinning after each call and take the CPU the tokenizer and Polars
+    need; without BLAS (einsum) it is no faster than this."""
     import numpy as np
 
     out = np.zeros((n, table.shape[1]), dtype=np.float64)
-    for lo in range(0, len(ids), CHUNK_ROWS):
-        who = owner[lo:lo + CHUNK_ROWS]
-        bounds = np.flatnonzero(np.r_[True, who[1:] != who[:-1]])
-        sums = np.add.reduceat(table[ids[lo:lo + CHUNK_ROWS]], bounds, axis=0)
-        # owners are distinct within a chunk; a text may straddle two: add
-        out[who[bounds]] += sums
+    bounds = np.searchsorted(owner, np.arange(n + 1, dtype=np.int64)).tolist()
+    for text, (start, end) in enumerate(pairwise(bounds)):
+        for lo in range(start, end, CHUNK_ROWS):
+            # axis 0 of a C-ordered block: row after row, each added to the running sum
+            out[text] += np.add.reduce(table[ids[lo:min(lo + CHUNK_ROWS, end)]], axis=0,
+                                       dtype=np.float64)
     return out
 
 
