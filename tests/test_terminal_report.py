@@ -270,3 +270,16 @@ def test_drops_count_per_child_and_the_lost_list_counts_each_fact_once(
     assert any(ln.startswith("round ") and " 3 drop(s) by " in ln for ln in lines)
     assert ("2 distinct lost discriminator(s) (a fact several children stated is one): "
             "listed under Compactions") in lines
+
+
+def test_a_fact_dropped_by_a_fold_and_lost_at_a_later_eviction_names_both_rounds(
+        write_log: LogWriter) -> None:
+    fact = {"id": "a", "tokens": 20, "text": "Never rename the quartz bucket.",
+            "source": "user"}
+    log = [rnd(0, spans=[fact]),
+           rnd(1, summaries=[{"id": "F", "tokens": 5, "children": ["a"],
+                              "text": "Discussed the buckets."}], offloaded=["a"]),
+           rnd(2, evicted=["a"])]
+    out = invoke("audit", str(write_log(log)), columns=200).stdout
+    assert ("(span a, stated at line 1; dropped by fold F at round 1, lost at round 2)"
+            in out)

@@ -597,7 +597,9 @@ def _lost_table(session: Session, items: pl.DataFrame, occ: pl.DataFrame,
     ``reread_round``/``reread_line``: the first later span (born at the loss round or
     after, in log order) that holds the fact again, e.g. the agent re-ran the command
     that printed it: the fold still lost it (issue 10, point 4), but the context got it
-    back there; null when nothing did."""
+    back there; null when nothing did.  A person's span is not a re-read: a person who
+    names the fact again is asking about it (``asked_again_round``), and a question that
+    names an identifier does not bring back the value it stood for."""
     rounds = session.rounds.select("ri", "round", "line")
     first = losses.sort("start", descending=False).group_by("key", maintain_order=True).agg(
         pl.col("start").first(), pl.col("by_fold").any())
@@ -635,7 +637,8 @@ def _lost_table(session: Session, items: pl.DataFrame, occ: pl.DataFrame,
     reread = (
         lost.select("key", "start", pl.col("id").alias("src"))
         .join(occ.select("key", "id").join(spans, on="id"), on="key")
-        .filter((pl.col("born") >= pl.col("start")) & (pl.col("id") != pl.col("src")))
+        .filter((pl.col("born") >= pl.col("start")) & (pl.col("id") != pl.col("src"))
+                & (pl.col("source") != "user"))
         .join(rounds.select(pl.col("ri").alias("born"), "round"), on="born")
         .sort("born", "source_line", "id")
         .group_by("key", maintain_order=True)

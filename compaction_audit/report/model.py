@@ -71,7 +71,8 @@ class SessionReport:
             return ""
         if c.get("method"):
             made = (f"query_cosine_rebuilt by {c['method']} against {c['query_detail']} "
-                    f"({c['items']} items, {c['distinct_texts']} distinct texts)")
+                    f"({_count(c['items'], 'item')}, "
+                    f"{_count(c['distinct_texts'], 'distinct text')})")
         else:
             made = f"query_cosine_rebuilt not computed: {c.get('reason')}"
         by_series: dict[str, list[str]] = {}
@@ -188,3 +189,8 @@ def reader_notes(r: SessionReport) -> list[str]:
     e.g. "opencode format version 2.0.0 not seen before; read as 1.x"; issue 15)."""
     notes = r.header.extra.get("reader_notes")
     return [str(n) for n in notes] if isinstance(notes, list) else []
+
+
+def _count(n: int, noun: str) -> str:
+    """``1 item``, ``2 items``: a count with its noun in the right number."""
+    return f"{n:,} {noun}{'' if n == 1 else 's'}"

@@ -20,6 +20,7 @@ from compaction_audit.report.model import SessionReport, compaction_kind
 from compaction_audit.report.safe import printable
 from compaction_audit.report.terminal_text import (
     LIST_LIMIT,
+    block,
     capped,
     group,
     hang,
@@ -138,8 +139,14 @@ def compactions_section(r: SessionReport, show_all: bool = False, limit: int = L
 def _discriminator_detail(d: dict[str, Any]) -> Text:
     by = (f"fold {d['fold']}" if d["cause"] == "fold" and d.get("fold") else "eviction")
     where = stated(d)
+    folded = d.get("fold_round")
+    # a fold that dropped it while its span stayed resolvable: lost later, at the
+    # eviction (trace names the fold's round; say both)
+    when = (f"dropped by {printable(by)} at round {folded}, lost at round {d['lost_round']}"
+            if d["cause"] == "fold" and folded is not None and folded != d["lost_round"]
+            else f"lost to {printable(by)} at round {d['lost_round']}")
     text = Text(f"  (span {printable(d['span'])}{', stated at ' + where if where else ''}; "
-                f"lost to {printable(by)} at round {d['lost_round']})", style="dim")
+                f"{when})", style="dim")
     if d.get("asked_again_round") is not None:
         text.append(f"  <- asked again at round {d['asked_again_round']}", style="bold yellow")
     return text
@@ -167,8 +174,9 @@ def recall_section(r: SessionReport, show_all: bool = False, limit: int = LIST_L
     if hidden:
         parts.append(more_line(hidden, "more rounds"))
     if lost and r.compactions:
-        parts.append(Text(f"  {len(lost)} distinct lost discriminator(s) (a fact several "
-                          "children stated is one): listed under Compactions", style="dim"))
+        parts.append(block(Text(f"{len(lost)} distinct lost discriminator(s) (a fact "
+                                "several children stated is one): listed under Compactions",
+                                style="dim"), indent=2))
     elif lost:
         rows = listed(lost, show_all, limit)
         if rows:

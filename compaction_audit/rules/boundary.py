@@ -50,7 +50,8 @@ class BoundaryRule(Rule):
             checks.append(("the working set holds no tokens", _HAS_TOKENS))
         if self.reads_salience:
             w = ctx.settings.window
-            checks.append((f"the first {w} round(s) have no round {w} earlier to compare with",
+            first = "the first round has" if w == 1 else f"the first {w} rounds have"
+            checks.append((f"{first} no round {w} earlier to compare with",
                            pl.col("distinct_source_spans_before").is_not_null()))
             checks.append(("salience unknown at the round or the round compared with",
                            _SALIENCE_KNOWN | pl.col("distinct_source_spans_before").is_null()))

@@ -99,6 +99,7 @@ def _fold_findings(ctx: Context, silent: bool, ceiling: Severity) -> pl.DataFram
     stated = ranked_of(ctx).select("key", pl.col("tier").alias("_tier"),
                                    pl.col("span").alias("_span"),
                                    pl.int_range(pl.len()).alias("pos"))
+    stated = stated.with_columns(pl.col("_span").alias("stated_in"))
     tagged = ctx.session.items.filter(pl.col("salience_class") == "discriminating")["id"]
     tiered = (
         add_tiers(flat, source="child_source").filter(pl.col("span_type") != "harness")
@@ -113,7 +114,8 @@ def _fold_findings(ctx: Context, silent: bool, ceiling: Severity) -> pl.DataFram
     per_child = (
         tiered.group_by("ri", "fold", "child", maintain_order=True)
         .agg(pl.col("child_source", "child_resolvable", "accounted").first(),
-             pl.struct("kind", "text", "norm", "rank", "tier", "tier_name", "key", "pos")
+             pl.struct("kind", "text", "norm", "rank", "tier", "tier_name", "key", "pos",
+                       "stated_in")
              .sort_by("tier", "rank", descending=[False, True]).alias("dropped"),
              pl.col("rank").max().alias("worst"), pl.col("tier").min().alias("best_tier"),
              pl.col("declared").any())
@@ -141,19 +143,25 @@ def _describe(children: list[dict[str, Any]], limit: int = 3) -> str:
     that list has them all, and a finding line should fit on a screen (issue 10)."""
     ordered = sorted(children, key=lambda c: (min(d["tier"] for d in c["dropped"]),
                                               -max(d["rank"] for d in c["dropped"])))
-    # each fact once, in the order of the report's lost list (its position there)
+    # each fact once, in the order of the report's lost list (its position there),
+    # named by the span that list names; a fact the list does not hold (another span
+    # still holds it) is counted apart
     facts: dict[str, tuple[dict[str, Any], str]] = {}
     for c in children:
         for d in c["dropped"]:
-            facts.setdefault(d["key"], (d, c["child"]))
+            facts.setdefault(d["key"], (d, d.get("stated_in") or c["child"]))
+    listed = {k: v for k, v in facts.items() if v[0].get("pos") is not None}
     total = len(facts)
     if total > _LISTED:
-        best = sorted(facts.values(), key=lambda dc: (
+        pool = listed or facts
+        best = sorted(pool.values(), key=lambda dc: (
             dc[0]["pos"] is None, dc[0]["pos"] or 0, dc[0]["tier"], -dc[0]["rank"]))[:_SHOWN]
         shown = ", ".join(f"{d['kind']} {_cut(d['text'])!r} ({child})" for d, child in best)
-        return (f"{total} facts of {len(children)} "
+        held = total - len(pool)
+        elsewhere = f" ({held} more still held by another span)" if held else ""
+        return (f"{len(pool)} lost facts{elsewhere} of {len(children)} "
                 f"{'child' if len(children) == 1 else 'children'}, first {shown} "
-                f"and {total - len(best)} more")
+                f"and {len(pool) - len(best)} more")
     parts = []
     for c in ordered[:limit]:
         kinds = c["dropped"]  # already in tier order
@@ -317,5 +325,8 @@ class RecallFloor(Rule):
         shown = ", ".join(spans[:10]) + (f" and {len(spans) - 10} more"
                                           if len(spans) > 10 else "")
         newly = f"; new at this round: {shown}" if spans else ""
+        floor = v["recall_floor"]
+        refs = ("no resolvable reference" if floor == 1 else
+                f"fewer than {floor} resolvable references")
         return (f"{v['below_floor']} discriminating span(s) under a retained summary have "
-                f"fewer than {v['recall_floor']} resolvable reference(s){newly}")
+                f"{refs}{newly}")

@@ -60,6 +60,17 @@ def test_nothing_holds_the_value_again(write_log: LogWriter) -> None:
     assert (row["reread_round"], row["reread_line"]) == (None, None)
 
 
+def test_a_person_naming_the_fact_again_asks_about_it_but_does_not_reread_it(
+        write_log: LogWriter) -> None:
+    # ORDER without the command: only the person's round-2 message names ORD-5501
+    log = [ORDER[0], rnd(1, summaries=ORDER[1]["summaries"], evicted=["a"],
+                         spans=[span("c", "Moving on to the invoice export", "assistant")]),
+           ORDER[2]]
+    row = lost(audit(write_log(log)))["ORD-5501"]
+    assert (row["asked_again_round"], row["asked_again_span"]) == (2, "u")
+    assert (row["reread_round"], row["reread_line"]) == (None, None)
+
+
 def test_a_value_the_summary_keeps_is_not_lost(write_log: LogWriter) -> None:
     kept = [dict(r) for r in ORDER]
     kept[1] = rnd(1, summaries=[{"id": "F", "tokens": 5, "children": ["a"],
