@@ -381,3 +381,17 @@ def test_sparklines_past_eighteen_rounds_keep_one_row_per_run(tmp_path: Path) ->
     marks = {k: "".join(ch for ch in v if ch in SPARK) for k, v in rows.items()}
     assert len(marks["baseline"]) == 36 and set(marks["baseline"]) <= {"▇", "█"}
     assert marks["candidate"] == "▁" * 36
+
+
+def test_the_audit_verdict_names_the_onset_diff_compares() -> None:
+    from typer.testing import CliRunner
+
+    from compaction_audit.cli import app
+
+    a, b = "sample_logs/research-decay.jsonl", "sample_logs/research-no-decay.jsonl"
+    run = CliRunner().invoke
+    verdicts = [run(app, ["audit", "-q", p]).stdout.strip() for p in (a, b)]
+    assert verdicts[0].endswith("; inversion onset at round 8, inversion boundary crossed "
+                                "at round 16")
+    assert verdicts[1].endswith("; inversion onset at round 19 (the signature; no boundary)")
+    assert "inversion onset later: round 8 -> round 19" in run(app, ["diff", a, b]).stdout

@@ -138,11 +138,15 @@ class SessionReport:
         # where a condition of validity fails (seed 000) the signature is not read as an
         # inversion: the verdict says what fired and why it is not called one
         caveat = "" if invertible else " (but a condition of inversion fails)"
-        if o.get("inversion_boundary") is not None:
-            parts.append(f"inversion boundary crossed at round {o['inversion_boundary']}"
+        # the onset (spec rules.md, "Onsets") is what diff compares: say it by that name
+        onset, boundary = o.get("inversion_onset"), o.get("inversion_boundary")
+        if boundary is not None:
+            before = ("" if onset is None or onset == boundary else
+                      f"inversion onset at round {onset}, ")
+            parts.append(f"{before}inversion boundary crossed at round {boundary}" + caveat)
+        elif onset is not None:
+            parts.append(f"inversion onset at round {onset} (the signature; no boundary)"
                          + caveat)
-        elif o.get("inversion_onset") is not None:
-            parts.append(f"inversion signature from round {o['inversion_onset']}" + caveat)
         elif not invertible:
             parts.append("this loop can drift but not invert")
         return f"{head}: " + "; ".join(parts)
