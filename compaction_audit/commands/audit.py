@@ -271,8 +271,8 @@ def input_files(traces: list[str], *others: Path | None) -> list[str]:
 def audit_command(
     paths: Annotated[list[str], typer.Argument(
         help="Trace files, directories (searched recursively for *.jsonl, *.jsonl.gz, "
-             "*.jsonl.zst), glob patterns, or s3://, gs://, az:// URLs (an object, a "
-             "prefix ending in '/', or a pattern over keys: pip install "
+             "*.jsonl.zst and Cline's *.messages.json), glob patterns, or s3://, gs://, "
+             "az:// URLs (an object, a prefix ending in '/', or a pattern over keys: pip install "
              "'compaction-audit[cloud]'); '-' for stdin.", show_default=False)],
     fmt: Annotated[AuditFormat, typer.Option("--format", "-f", help="Report format.")]
     = AuditFormat.text,
