@@ -27,6 +27,7 @@ from compaction_audit.errors import LogError
 from compaction_audit.io import harness
 from compaction_audit.io.tokens import (
     IMAGE_TOKENS,
+    TOO_DEEP,
     RoundAssembler,
     estimate_tokens,
     feed,
@@ -309,7 +310,10 @@ class _Converter:
             elif kind in ("tool_use", "server_tool_use", "mcp_tool_use"):
                 name = self.text_of(line, block, where, "name")
                 call_id = self.text_of(line, block, where, "id")
-                raw = orjson.dumps(block.get("input", {})).decode()
+                try:
+                    raw = orjson.dumps(block.get("input", {})).decode()
+                except orjson.JSONEncodeError:
+                    raise self.fail(line, TOO_DEEP, f"{where}.input") from None
                 span = self.asm.span(line, call_id, f"tool_call:{name}",
                                      tool_input_text(block.get("input", {})), 0)
                 self.tool_names[call_id] = name

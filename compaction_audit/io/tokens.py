@@ -252,6 +252,24 @@ class RoundAssembler:
         return self._rounds
 
 
+MAX_JSON_DEPTH = 254
+"""The deepest nesting of objects and lists orjson writes back (it raises past it)."""
+
+TOO_DEEP = (f"a value is nested more than {MAX_JSON_DEPTH} levels deep (objects and lists), "
+            "the JSON nesting depth limit")
+"""The message for a value too deeply nested to be written back or walked."""
+
+
+def shape_error(path: str, number: int, exc: Exception) -> LogError:
+    """The :class:`LogError` for an exception an adapter raised on a record shape it did
+    not foresee: orjson's "Recursion limit reached" and Python's RecursionError say
+    which limit (the nesting depth, :data:`TOO_DEEP`), anything else its type and text."""
+    if isinstance(exc, RecursionError) or (isinstance(exc, orjson.JSONEncodeError)
+                                           and "Recursion limit" in str(exc)):
+        return LogError(path, number, TOO_DEEP)
+    return LogError(path, number, f"unexpected record shape: {type(exc).__name__}: {exc}")
+
+
 def feed(path: str, lines: Iterable[tuple[int, bytes]] | None,
          handle: Callable[[int, dict[str, Any]], None]) -> int:
     """Decode every line (read from ``path`` when ``lines`` is None) and pass it to
@@ -264,8 +282,7 @@ def feed(path: str, lines: Iterable[tuple[int, bytes]] | None,
             handle(number, obj)
         except (TypeError, AttributeError, KeyError, IndexError, ValueError,
                 RecursionError) as exc:  # a shape the adapter did not foresee
-            raise LogError(path, number, f"unexpected record shape: {type(exc).__name__}: "
-                           f"{exc}") from None
+            raise shape_error(path, number, exc) from None
     return first
 
 
