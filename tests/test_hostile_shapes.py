@@ -375,3 +375,15 @@ def test_claude_code_tool_input_past_the_nesting_limit_names_the_limit(
     assert str(err.value) == (
         f"{path}:2: a value is nested more than 254 levels deep (objects and lists), "
         "the JSON nesting depth limit (message.content[0].input)")
+
+
+def test_openhands_event_named_twice_is_forgotten_once(tmp_path: Path) -> None:
+    path = tmp_path / "twice.jsonl"
+    path.write_text(
+        '{"id": 0, "source": "user", "action": "message", "args": {"content": "port 1000"}}\n'
+        '{"id": 1, "source": "agent", "action": "condensation",'
+        ' "args": {"forgotten_event_ids": [0, "0"], "summary": "s"}}\n')
+    (_, last) = list(openhands.records(str(path)))[-1]
+    # was: "unexpected record shape: KeyError: '0'" (the id evicted twice)
+    assert (last["summaries"][0]["children"], last["evicted"]) == (["0"], ["0"])
+    assert last["compaction"]["messages_removed"] == 1

@@ -303,7 +303,8 @@ def forgotten_ids(args: dict[str, Any], known: EventRanges, path: str, line: int
     if listed is not None:
         if type(listed) is not list:
             raise LogError(path, line, "expected a list", f"{at}.forgotten_event_ids")
-        return [str(x) for x in listed], len(listed)
+        named = list(dict.fromkeys(str(x) for x in listed))  # an id named twice is one event
+        return named, len(named)
     start, end = args.get("forgotten_events_start_id"), args.get("forgotten_events_end_id")
     if start is None and end is None:
         return [], 0
