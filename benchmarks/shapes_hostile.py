@@ -15,6 +15,15 @@ codex-repeat  Codex: ``n`` copies of the same user message line (same id, same t
 long-id       native: an ungrounded summary whose id is ``n`` bytes long
 ungrounded    native: ``n`` summaries whose only leaf is evicted at once, then ``n``
               more rounds with them still in the working set (n x n ungrounded pairs)
+growing-delta native, delta mode: ``n`` rounds each adding one span, nothing evicted
+              (the working set only grows)
+cc-preserved  Claude Code: ``n`` turns, each followed by a ``compact_boundary`` whose
+              ``preservedSegment`` runs from the first message to the latest (the
+              whole working set is kept at every compaction)
+oh-range      OpenHands: ``n`` user messages, each followed by a condensation whose
+              range ``start .. end`` forgets only that message
+codex-compacts Codex: ``n`` user turns, each followed by a ``compacted`` line without
+              ``replacement_history`` (Codex then keeps the recent user turns)
 ============  ==========================================================================
 
 Usage (from the repository root, with the project installed)::
@@ -150,10 +159,54 @@ def ungrounded(n: int) -> Iterator[dict[str, Any]]:
     return _native(rounds())
 
 
+def growing_delta(n: int) -> Iterator[dict[str, Any]]:
+    """Delta mode, ``n`` rounds each adding one span with a short text; nothing leaves."""
+    return _native({"type": "round", "round": i, "spans": [
+        {"id": f"s{i}", "tokens": 5, "text": f"step {i}: port {1000 + i}"}]}
+        for i in range(n))
+
+
+def cc_preserved(n: int) -> Iterator[dict[str, Any]]:
+    """A Claude Code transcript of ``n`` turns, each followed by a ``compact_boundary``
+    that preserves everything from the first message to the latest."""
+    sid = "5e55a0de-0000-4000-8000-00000000cc02"
+    for i in range(n):
+        yield {"type": "user", "uuid": f"u{i}", "parentUuid": None, "sessionId": sid,
+               "message": {"role": "user", "content": f"Step {i}: set port {1000 + i}."}}
+        yield {"type": "system", "subtype": "compact_boundary", "uuid": f"b{i}",
+               "sessionId": sid, "content": "Conversation compacted",
+               "compactMetadata": {"trigger": "auto", "preTokens": 1000,
+                                   "preservedSegment": {"headUuid": "u0",
+                                                        "tailUuid": f"u{i}"}}}
+
+
+def oh_range(n: int) -> Iterator[dict[str, Any]]:
+    """OpenHands events: ``n`` user messages, each forgotten by the condensation after it,
+    given as the range ``forgotten_events_start_id .. forgotten_events_end_id``."""
+    for i in range(n):
+        yield {"id": 2 * i, "source": "user", "action": "message",
+               "args": {"content": f"Step {i}: keep port {1000 + i}."}}
+        yield {"id": 2 * i + 1, "source": "agent", "action": "condensation",
+               "args": {"forgotten_events_start_id": 2 * i,
+                        "forgotten_events_end_id": 2 * i, "summary": f"Summary {i}."}}
+
+
+def codex_compacts(n: int) -> Iterator[dict[str, Any]]:
+    """A Codex rollout of ``n`` user turns, each followed by a message-only compaction."""
+    yield {"timestamp": "t", "type": "session_meta", "payload": {"id": "codex-cmp"}}
+    for i in range(n):
+        yield {"timestamp": "t", "type": "response_item", "payload": {
+            "type": "message", "role": "user",
+            "content": [{"type": "input_text", "text": f"Step {i}: keep port {1000 + i}."}]}}
+        yield {"timestamp": "t", "type": "compacted", "payload": {"message": f"Summary {i}."}}
+
+
 SHAPES: dict[str, Callable[[int], Iterator[dict[str, Any]]]] = {
     "fold-chain": fold_chain, "cc-compacts": cc_compacts, "codex-repeat": codex_repeat,
     "long-id": long_id, "long-word": long_word,
     "number-summary": number_summary, "ungrounded": ungrounded,
+    "growing-delta": growing_delta, "cc-preserved": cc_preserved, "oh-range": oh_range,
+    "codex-compacts": codex_compacts,
 }
 
 

@@ -7,6 +7,7 @@ benchmarks/shapes_hostile.py (a test asserts correctness, never a duration).
 
 from __future__ import annotations
 
+import json
 import random
 from pathlib import Path
 from typing import Any
@@ -20,8 +21,9 @@ from benchmarks.shapes_hostile import SHAPES, write
 from compaction_audit.cli import app
 from compaction_audit.engine import VALUES_LIST_CAP, audit_session, capped
 from compaction_audit.errors import LogError
-from compaction_audit.io import claude_code, codex
+from compaction_audit.io import claude_code, codex, openhands
 from compaction_audit.io.native import read_native, read_records
+from compaction_audit.io.tokens import RoundAssembler, estimate_tokens
 from compaction_audit.reachability import MAX_CLOSURE_PAIRS, interval_max, leaves
 from compaction_audit.rehydrate import suggestions
 from compaction_audit.series import build_series
@@ -234,3 +236,154 @@ def test_trace_of_a_shared_dag_stops_at_max_nodes(write_log: LogWriter) -> None:
 
     # the budgeted nodes, the root, and one "more" node per open level when it ran out
     assert count(root) <= 1 + MAX_NODES + MAX_LEVELS + 1
+
+
+# -- work counters: no pass over the whole working set per compaction (issue 11, class 5)
+# Each test counts deterministic work (items visited, calls made) at n and 2n: linear
+# work doubles, work quadratic in n quadruples.
+
+def _converted_with(monkeypatch: pytest.MonkeyPatch, module: Any, name: str,
+                    path: str) -> tuple[list[tuple[int, dict[str, Any]]], list[Any]]:
+    """Convert ``path`` with ``module.records``, recording every ``module.<name>`` made."""
+    made: list[Any] = []
+    base = getattr(module, name)
+
+    class Recorded(base):  # type: ignore[misc, valid-type]
+        def __init__(self) -> None:
+            super().__init__()
+            made.append(self)
+
+    monkeypatch.setattr(module, name, Recorded)
+    return list(module.records(path)), made
+
+
+def test_claude_code_preserved_segment_visits_only_what_it_folds(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    visited = {}
+    for n in (400, 800):
+        out, (asm,) = _converted_with(monkeypatch, claude_code, "RoundAssembler",
+                                      shape(tmp_path, "cc-preserved", n))
+        visited[n] = asm.visited
+        rounds = [r for _, r in out[1:]]
+        # everything is preserved at every boundary: nothing folded, nothing evicted;
+        # each summary (no summary line: opaque) is a raw span of its own
+        assert len(rounds) == 2 * n
+        assert not any("evicted" in r or "summaries" in r for r in rounds)
+        assert [s["source"] for s in rounds[-1]["spans"]] == ["harness:summary"]
+        assert rounds[-1]["compaction"]["summary_id"] == f"b{n - 1}"
+    # before: every boundary walked the whole working set (2 n items at the end)
+    assert visited == {400: 0, 800: 0}
+
+
+def test_fold_outside_keeps_entry_order_and_skips_the_kept_range() -> None:
+    asm = RoundAssembler()
+    asm.turn(1)
+    for line in (5, 2, 8, 3, 9):  # entered out of line order (deferred spans do that)
+        asm.span(line, f"x{line}", "user", "t")
+    # keep lines 3..8, cut at line 9: x2 and x9 fold, in entry order (x2 entered first)
+    assert asm.fold_outside((3, 8), set(), None) == ["x2", "x9"]
+    assert asm.visited == 2 + 2  # the lines 2 and 9, then their two ids
+    assert asm.fold_outside((3, 8), {9}, 8) == ["x2"]  # line 9 kept and past the cut
+    assert asm.fold_outside(None, {5}, 5) == ["x2", "x3"]
+    assert asm.fold_outside((9, 2), set(), 2) == ["x2"]  # an empty range keeps nothing
+    asm.compaction(10, fold=["x2", "x9"], fallback_children=[], base_id="c", text="s",
+                   tokens=1, info={})
+    assert asm.fold_outside(None, set(), None) == ["x5", "x8", "x3", "c"]  # entry order
+
+
+def test_openhands_range_condensations_visit_each_event_once(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    visited = {}
+    for n in (500, 1000):
+        out, (ranges,) = _converted_with(monkeypatch, openhands, "EventRanges",
+                                         shape(tmp_path, "oh-range", n))
+        visited[n] = ranges.visited
+        rounds = [r for _, r in out[1:]]
+        # each condensation folds exactly the message before it
+        assert [r["summaries"][0]["children"] for r in rounds[1::2]] == [
+            [str(2 * i)] for i in range(n)]
+        assert [r["evicted"] for r in rounds[1::2]] == [[str(2 * i)] for i in range(n)]
+    # before: every condensation scanned every event seen (n (n + 1) / 2 in all)
+    assert visited == {500: 500, 1000: 1000}
+
+
+def test_event_ranges_take_in_first_seen_order() -> None:
+    ranges = openhands.EventRanges()
+    for eid in ("10", "3", "x", "7", "²", "03", "12"):
+        ranges.add(eid)
+    assert ranges.take(3, 10) == ["10", "3", "7", "03"]  # first-seen order, not numeric
+    assert ranges.take(0, 100) == ["12"]  # taken ids are gone
+    ranges.add("7")  # a new span of event 7: it can be named again
+    assert ranges.take(7, 7) == ["7"]
+    assert ranges.visited == 6
+
+
+def test_codex_compactions_estimate_each_user_turn_once(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: dict[int, int] = {}
+    count = [0]
+
+    def counted(text: str) -> int:
+        count[0] += 1
+        return estimate_tokens(text)
+
+    monkeypatch.setattr(codex, "estimate_tokens", counted)
+    for n in (300, 600):
+        path = shape(tmp_path, "codex-compacts", n)
+        count[0] = 0
+        rounds = [r for _, r in codex.records(path)][1:]
+        calls[n] = count[0]
+        # Codex keeps every user turn (they fit in KEEP_USER_TOKENS): each summary folds
+        # only the previous summary, the first folds nothing and keeps turn 0
+        assert rounds[1]["summaries"][0]["children"] == ["line-2"]
+        assert rounds[-1]["summaries"][0]["children"] == [f"line-{2 * n - 1}"]
+        assert rounds[-1]["evicted"] == [f"line-{2 * n - 1}"]
+    # three estimates per turn (the span, the turn's size, the summary); before: also
+    # one per kept turn per compaction, n (n + 1) / 2 more
+    assert calls == {300: 900, 600: 1800}
+
+
+def test_growing_delta_trace_reports_in_bounded_json(tmp_path: Path) -> None:
+    path = shape(tmp_path, "growing-delta", 4000)
+    report = tmp_path / "r.json"
+    result = CliRunner().invoke(app, ["audit", path, "-f", "json", "-o", str(report),
+                                      "--isolated"])
+    assert result.exit_code == 0, result.output
+    data = orjson.loads(report.read_bytes())
+    assert data is not None
+    # the per-round series is not copied into the report: far smaller than the trace
+    assert report.stat().st_size < Path(path).stat().st_size // 10
+
+
+def test_claude_code_tool_input_past_the_nesting_limit_names_the_limit(
+        tmp_path: Path) -> None:
+    deep: dict[str, Any] = {}
+    for _ in range(300):
+        deep = {"a": deep}
+    lines = [
+        {"type": "user", "uuid": "u1", "sessionId": "s", "parentUuid": None,
+         "message": {"role": "user", "content": "run it"}},
+        {"type": "assistant", "uuid": "a1", "sessionId": "s", "parentUuid": "u1",
+         "message": {"role": "assistant", "id": "m1", "content": [
+             {"type": "tool_use", "id": "t1", "name": "Bash", "input": deep}]}},
+    ]
+    path = tmp_path / "deep.jsonl"
+    # the standard library writes it (orjson itself stops at 254 levels)
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    with pytest.raises(LogError) as err:
+        list(claude_code.records(str(path)))
+    assert str(err.value) == (
+        f"{path}:2: a value is nested more than 254 levels deep (objects and lists), "
+        "the JSON nesting depth limit (message.content[0].input)")
+
+
+def test_openhands_event_named_twice_is_forgotten_once(tmp_path: Path) -> None:
+    path = tmp_path / "twice.jsonl"
+    path.write_text(
+        '{"id": 0, "source": "user", "action": "message", "args": {"content": "port 1000"}}\n'
+        '{"id": 1, "source": "agent", "action": "condensation",'
+        ' "args": {"forgotten_event_ids": [0, "0"], "summary": "s"}}\n')
+    (_, last) = list(openhands.records(str(path)))[-1]
+    # was: "unexpected record shape: KeyError: '0'" (the id evicted twice)
+    assert (last["summaries"][0]["children"], last["evicted"]) == (["0"], ["0"])
+    assert last["compaction"]["messages_removed"] == 1

@@ -27,6 +27,7 @@ from compaction_audit.errors import LogError
 from compaction_audit.io import harness
 from compaction_audit.io.tokens import (
     IMAGE_TOKENS,
+    TOO_DEEP,
     RoundAssembler,
     estimate_tokens,
     feed,
@@ -309,7 +310,10 @@ class _Converter:
             elif kind in ("tool_use", "server_tool_use", "mcp_tool_use"):
                 name = self.text_of(line, block, where, "name")
                 call_id = self.text_of(line, block, where, "id")
-                raw = orjson.dumps(block.get("input", {})).decode()
+                try:
+                    raw = orjson.dumps(block.get("input", {})).decode()
+                except orjson.JSONEncodeError:
+                    raise self.fail(line, TOO_DEEP, f"{where}.input") from None
                 span = self.asm.span(line, call_id, f"tool_call:{name}",
                                      tool_input_text(block.get("input", {})), 0)
                 self.tool_names[call_id] = name
@@ -356,11 +360,10 @@ class _Converter:
         self.boundary = None
         meta = self.metadata(line, obj, "compactMetadata")
         pre, post = self.count(line, meta, "preTokens"), self.count(line, meta, "postTokens")
-        kept = self.preserved(meta)
+        keep, keep_lines = self.preserved(meta)
         parent = _get(obj, "logicalParentUuid")
         cut = self.uuid_line.get(parent) if isinstance(parent, str) else None
-        fold = [item for item, at in self.asm.working.items()
-                if item not in kept and (cut is None or at <= cut)]
+        fold = self.asm.fold_outside(keep, keep_lines, cut)
         text = summary[2] if summary is not None else None
         tokens = estimate_tokens(text) if text is not None else post or 0
         source = summary[1] if summary is not None else obj
@@ -409,20 +412,24 @@ class _Converter:
             raise self.fail(line, "expected an integer >= 0", name)
         return value
 
-    def preserved(self, meta: dict[str, Any]) -> set[str]:
-        """Ids of working-set spans a partial compaction kept (``preservedSegment`` ...)."""
-        lines: set[int] = set()
+    def preserved(self, meta: dict[str, Any]) -> tuple[tuple[int, int] | None, set[int]]:
+        """The lines whose spans a partial compaction kept: the inclusive range of
+        ``preservedSegment`` (None without one) and the lines of ``preservedMessages``.
+
+        A range, not the set of its lines: its size is the log's, not the record's."""
+        keep = None
         segment = _get(meta, "preservedSegment")
         if isinstance(segment, dict):
             head = self.uuid_line.get(str(_get(segment, "headUuid")))
             tail = self.uuid_line.get(str(_get(segment, "tailUuid")))
             if head is not None and tail is not None:
-                lines.update(range(head, tail + 1))
+                keep = (head, tail)
+        lines: set[int] = set()
         messages = _get(meta, "preservedMessages")
         uuids = _get(messages, "uuids") if isinstance(messages, dict) else None
         if isinstance(uuids, list):
             lines.update(self.uuid_line[u] for u in uuids if u in self.uuid_line)
-        return {item for item, at in self.asm.working.items() if at in lines}
+        return keep, lines
 
     # -- end -------------------------------------------------------------------------
     def finish(self) -> list[tuple[int, dict[str, Any]]]:

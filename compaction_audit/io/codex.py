@@ -75,7 +75,7 @@ class _Converter:
         self.budget: int | None = None
         self.call_names: dict[str, str] = {}
         self.keys: dict[str, tuple[str, ...]] = {}
-        self.human: set[str] = set()
+        self.human: dict[str, int] = {}  # span id of a user turn -> its estimated tokens
         self.last_total: int | None = None
         self.last_seen: tuple[Any, ...] | None = None
         self.awaiting_after: list[dict[str, Any]] = []
@@ -122,7 +122,7 @@ class _Converter:
                                      estimate_tokens(text) + images * IMAGE_TOKENS)
                 self.keys[span["id"]] = ("message", role, text)
                 if human:
-                    self.human.add(span["id"])
+                    self.human[span["id"]] = estimate_tokens(text)
         elif kind in _CALLS or kind in _OUTPUTS:
             key, source, text, size = self.tool_item(line, str(kind), p)
             base = key[1] if key[0] == "call" else f"{key[1]}:output"
@@ -287,11 +287,17 @@ class _Converter:
         return kept, carrier, secret, extra
 
     def recent_user_messages(self) -> list[str]:
-        """The user turns Codex keeps when it rebuilds a context without a replacement."""
+        """The user turns Codex keeps when it rebuilds a context without a replacement.
+
+        Walks the working set from its end and stops at the budget, each turn's size
+        estimated once when it entered: not a copy of the working set and an estimate
+        per kept turn on every compaction (issue 11, class 5)."""
         kept: list[str] = []
         budget = KEEP_USER_TOKENS
-        for item in reversed([s for s in self.asm.working if s in self.human]):
-            size = estimate_tokens(self.keys[item][2])
+        for item in reversed(self.asm.working):
+            size = self.human.get(item)
+            if size is None:
+                continue
             if size > budget:
                 break
             budget -= size

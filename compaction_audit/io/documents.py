@@ -29,7 +29,7 @@ import orjson
 
 from compaction_audit.errors import LogError
 from compaction_audit.io.lines import iter_lines
-from compaction_audit.io.tokens import RoundAssembler, session_record
+from compaction_audit.io.tokens import RoundAssembler, session_record, shape_error
 
 SHAPE_ERRORS = (TypeError, AttributeError, KeyError, IndexError, ValueError, RecursionError)
 """What a handler raises on a shape it did not foresee (as :func:`tokens.feed` catches)."""
@@ -174,8 +174,7 @@ class Elements:
             self._fail(exc)
             return False
         except SHAPE_ERRORS as exc:
-            self._fail(LogError(self.path, line, "unexpected record shape: "
-                                f"{type(exc).__name__}: {exc}"))
+            self._fail(shape_error(self.path, line, exc))
             return False
         return True
 

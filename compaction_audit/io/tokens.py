@@ -13,6 +13,7 @@ working set in order, and the rounds with the line that each one stands for.
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -88,11 +89,16 @@ class RoundAssembler:
       0, 1, 2, ...
 
     ``working`` maps each id in the working set to the line that defined it, in the
-    order the items entered.
+    order the items entered.  Adapters read it but change it only through these
+    methods, which also keep it indexed by line for :meth:`fold_outside`.
     """
 
     def __init__(self) -> None:
         self.working: dict[str, int] = {}
+        self._order: dict[str, int] = {}  # working-set id -> its entry number
+        self._at_line: dict[int, dict[str, None]] = {}  # line -> working-set ids there
+        self._lines: list[int] = []  # the keys of _at_line, sorted
+        self.visited = 0  # lines and ids fold_outside looked at (a work counter for tests)
         self._ids: set[str] = set()
         self._next: dict[str, int] = {}
         self._rounds: list[tuple[int, dict[str, Any]]] = []
@@ -134,8 +140,47 @@ class RoundAssembler:
             self._pending.append((line, obj))
         else:
             self._current["spans"].append(obj)
-        self.working[obj["id"]] = line
+        self._enter(obj["id"], line)
         return obj
+
+    def _enter(self, item: str, line: int) -> None:
+        self.working[item] = line
+        self._order[item] = len(self._order)
+        here = self._at_line.get(line)
+        if here is None:
+            here = self._at_line[line] = {}
+            if not self._lines or self._lines[-1] < line:
+                self._lines.append(line)
+            else:
+                bisect.insort(self._lines, line)
+        here[item] = None
+
+    def fold_outside(self, keep: tuple[int, int] | None, keep_lines: set[int],
+                     cut: int | None) -> list[str]:
+        """Working-set ids in entry order whose line is ``<= cut`` (any line when
+        ``cut`` is None), outside the inclusive line range ``keep`` and not in
+        ``keep_lines``.
+
+        Only the lines outside ``keep`` up to ``cut`` are visited: a compaction that
+        keeps most of a large working set (Claude Code's ``preservedSegment``) costs
+        what it folds plus ``len(keep_lines)``, not the size of the working set
+        (issue 11, class 5)."""
+        lo, hi = 0, len(self._lines)
+        if cut is not None:
+            hi = bisect.bisect_right(self._lines, cut)
+        spans = [(lo, hi)]
+        if keep is not None and keep[0] <= keep[1]:
+            spans = [(lo, min(hi, bisect.bisect_left(self._lines, keep[0]))),
+                     (max(lo, bisect.bisect_right(self._lines, keep[1])), hi)]
+        fold: list[str] = []
+        for a, b in spans:
+            for line in self._lines[a:b]:
+                self.visited += 1
+                if line not in keep_lines:
+                    fold.extend(self._at_line[line])
+        self.visited += len(fold)
+        fold.sort(key=self._order.__getitem__)
+        return fold
 
     def turn(self, line: int) -> dict[str, Any]:
         """Close the open round and open the next one at ``line``; returns it."""
@@ -172,7 +217,7 @@ class RoundAssembler:
                 summary["text"] = text
             rnd["summaries"] = [summary]
             self._evict(rnd, fold)
-            self.working[summary_id] = line
+            self._enter(summary_id, line)
         info.update(summary_id=summary_id, summary_tokens=tokens)
         rnd["compaction"] = info
         return summary_id
@@ -189,7 +234,13 @@ class RoundAssembler:
         if gone:
             rnd["evicted"] = gone
         for item in gone:
-            del self.working[item]
+            line = self.working.pop(item)
+            del self._order[item]
+            here = self._at_line[line]
+            del here[item]
+            if not here:
+                del self._at_line[line]
+                del self._lines[bisect.bisect_left(self._lines, line)]
 
     def finish(self) -> list[tuple[int, dict[str, Any]]]:
         """Close the open round and return every ``(source_line, round_record)``."""
@@ -199,6 +250,24 @@ class RoundAssembler:
             self._rounds.append((self._current_line, self._current))
             self._current = None
         return self._rounds
+
+
+MAX_JSON_DEPTH = 254
+"""The deepest nesting of objects and lists orjson writes back (it raises past it)."""
+
+TOO_DEEP = (f"a value is nested more than {MAX_JSON_DEPTH} levels deep (objects and lists), "
+            "the JSON nesting depth limit")
+"""The message for a value too deeply nested to be written back or walked."""
+
+
+def shape_error(path: str, number: int, exc: Exception) -> LogError:
+    """The :class:`LogError` for an exception an adapter raised on a record shape it did
+    not foresee: orjson's "Recursion limit reached" and Python's RecursionError say
+    which limit (the nesting depth, :data:`TOO_DEEP`), anything else its type and text."""
+    if isinstance(exc, RecursionError) or (isinstance(exc, orjson.JSONEncodeError)
+                                           and "Recursion limit" in str(exc)):
+        return LogError(path, number, TOO_DEEP)
+    return LogError(path, number, f"unexpected record shape: {type(exc).__name__}: {exc}")
 
 
 def feed(path: str, lines: Iterable[tuple[int, bytes]] | None,
@@ -213,8 +282,7 @@ def feed(path: str, lines: Iterable[tuple[int, bytes]] | None,
             handle(number, obj)
         except (TypeError, AttributeError, KeyError, IndexError, ValueError,
                 RecursionError) as exc:  # a shape the adapter did not foresee
-            raise LogError(path, number, f"unexpected record shape: {type(exc).__name__}: "
-                           f"{exc}") from None
+            raise shape_error(path, number, exc) from None
     return first
 
 
