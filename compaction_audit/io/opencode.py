@@ -67,6 +67,21 @@ def sniff_document(value: Any) -> bool:
     return first is None or ("info" in first and "parts" in first)
 
 
+def companions(path: str) -> list[str]:
+    """The files other than ``path`` that SQLite reads with a store: its ``-wal``,
+    ``-shm`` and ``-journal`` files (``[]`` for an export, or standard input).
+    ``-o`` may not name them."""
+    if path == "-":
+        return []
+    try:
+        with open(path, "rb") as fh:
+            if fh.read(len(SQLITE_MAGIC)) != SQLITE_MAGIC:
+                return []
+    except OSError:
+        return []
+    return [f"{path}-{end}" for end in ("wal", "shm", "journal")]
+
+
 @dataclass
 class _Entry:
     """One message to convert: its line (or position), ``info`` and ``parts``."""
