@@ -4,8 +4,10 @@ Every command that writes ``-o`` goes through :func:`output_target`:
 
 - an output that is the same regular file as an input (same device and inode, after
   symlinks, so a hard link or a symlink to the trace counts; ``-`` is standard input,
-  compared by :func:`os.fstat` when it is a regular file, as with ``- < trace``) is
-  refused with a :class:`UsageError` before anything is written;
+  compared by :func:`os.fstat` when it is a regular file, as with ``- < trace``), or
+  as a file an adapter reads along with an input (its companions:
+  :mod:`compaction_audit.io.companions`), is refused with a :class:`UsageError`
+  before anything is written;
 - a regular file, or a path that does not exist yet, is written atomically: to a new
   temporary file in the directory of the *resolved* path (a symlink's target), which
   then replaces it with :func:`os.replace`; the symlink itself is never replaced, an
@@ -59,17 +61,30 @@ def _stdin_stat() -> os.stat_result | None:
 def refuse_same_file(output: str, inputs: Iterable[str]) -> None:
     """Raise :class:`UsageError` when ``output`` is an existing regular file that is
     also one of ``inputs`` (compared by device and inode; ``-`` by the file standard
-    input reads, see :func:`_stdin_stat`; unreadable inputs are ignored).  Devices and
-    FIFOs may be read and written (``/dev/null``)."""
+    input reads, see :func:`_stdin_stat`; unreadable inputs are ignored), or one of
+    the files an adapter reads with an input (a Cline messages or compaction file,
+    Gemini CLI's ``telemetry.log``, an SQLite store's ``-wal``:
+    :func:`~compaction_audit.io.companions.companion_files`, looked up only when
+    ``output`` exists).  Devices and FIFOs may be read and written (``/dev/null``)."""
     out = _stat(output)
     if out is None or not stat.S_ISREG(out.st_mode):
         return
+    inputs = list(inputs)
+    same = (out.st_dev, out.st_ino)
     for name in inputs:
         st = _stdin_stat() if name == "-" else _stat(name)
-        if st is not None and (st.st_dev, st.st_ino) == (out.st_dev, out.st_ino):
+        if st is not None and (st.st_dev, st.st_ino) == same:
             shown = "- (standard input)" if name == "-" else name
             raise UsageError(f"{output}: is the input {shown}; refusing to overwrite it "
                              "(choose another output)")
+    from compaction_audit.io.companions import companion_files
+
+    for name in inputs:
+        for other in companion_files(name):
+            st = _stat(other)
+            if st is not None and (st.st_dev, st.st_ino) == same:
+                raise UsageError(f"{output}: is {other}, read along with the input {name}; "
+                                 "refusing to overwrite it (choose another output)")
 
 
 def writes_through(output: str) -> bool:

@@ -96,10 +96,30 @@ def records(path: str, lines: Iterable[tuple[int, bytes]] | None = None,
     yield from conv.output(SOURCE_FORMAT, 1)
 
 
-def _pair(given: Document, path: str) -> tuple[Document | None, Document | None]:
-    """(messages document, compaction document) for ``given``; either may be None."""
+def companions(path: str) -> list[str]:
+    """The files other than ``path`` that :func:`records` reads for it: the messages
+    file a manifest leads to and the file paired with the session file (``[]`` for
+    standard input, or when ``path`` cannot be read).  ``-o`` may not name them
+    (:func:`~compaction_audit.outfile.refuse_same_file`)."""
+    if path == "-":
+        return []
+    try:
+        given = read_document(path, None)
+        out: list[str] = []
+        if isinstance(given.value, dict) and _is_manifest(given.value):
+            path, given = _from_manifest(given, path)
+            out.append(path)
+    except (LogError, OSError):
+        return []
+    other = _other_path(given, path)
+    return out if other is None else [*out, str(other)]
+
+
+def _other_path(given: Document, path: str) -> Path | None:
+    """The messages file paired with the compaction file ``given`` (or the other way
+    round), when it exists; None for standard input or no such file."""
     if path == "-" or not isinstance(given.value, dict):
-        return None, None
+        return None
     here = Path(path)
     is_compaction = here.name.endswith(".compaction.json") or _has_marker(given.value)
     stem = here.name.removesuffix(".compaction.json").removesuffix(".messages.json")
@@ -108,7 +128,17 @@ def _pair(given: Document, path: str) -> tuple[Document | None, Document | None]
     if not other.is_file() and is_compaction:
         other = _same_session(here, given.value.get("sessionId")) or other
     if not other.is_file() or other.resolve() == here.resolve():
+        return None
+    return other
+
+
+def _pair(given: Document, path: str) -> tuple[Document | None, Document | None]:
+    """(messages document, compaction document) for ``given``; either may be None."""
+    other = _other_path(given, path)
+    if other is None:
         return None, None
+    assert isinstance(given.value, dict)
+    is_compaction = Path(path).name.endswith(".compaction.json") or _has_marker(given.value)
     doc = read_document(str(other), None)
     if not isinstance(doc.value, dict) or not sniff_document(doc.value):
         return None, None

@@ -92,6 +92,12 @@ def records(path: str, lines: Iterable[tuple[int, bytes]] | None = None,
     yield from conv.output(SOURCE_FORMAT, head[0] if head else 1)
 
 
+def companions(path: str) -> list[str]:
+    """The file other than ``path`` that :func:`records` reads for it: the telemetry
+    log beside it (``[]`` for standard input).  ``-o`` may not name it."""
+    return [] if path == "-" else [str(Path(path).with_name(TELEMETRY_NAME))]
+
+
 def sniff_document(value: Any) -> bool:
     """True for a session of Gemini CLI before JSON Lines: one JSON object with
     ``sessionId``, ``projectHash`` and a ``messages`` list."""

@@ -23,11 +23,9 @@ The part grew fields across versions: unknown part types and fields are ignored.
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from itertools import takewhile
-from pathlib import Path
 from typing import Any
 
 import orjson
@@ -44,6 +42,7 @@ from compaction_audit.io.documents import (
 )
 from compaction_audit.io.harness import META
 from compaction_audit.io.lines import iter_lines, reads_once
+from compaction_audit.io.sqlite_store import BoundedStore
 from compaction_audit.io.tokens import (
     estimate_tokens,
     split_tokens,
@@ -66,6 +65,21 @@ def sniff_document(value: Any) -> bool:
         return False
     first = next((m for m in messages if isinstance(m, dict)), None)
     return first is None or ("info" in first and "parts" in first)
+
+
+def companions(path: str) -> list[str]:
+    """The files other than ``path`` that SQLite reads with a store: its ``-wal``,
+    ``-shm`` and ``-journal`` files (``[]`` for an export, or standard input).
+    ``-o`` may not name them."""
+    if path == "-":
+        return []
+    try:
+        with open(path, "rb") as fh:
+            if fh.read(len(SQLITE_MAGIC)) != SQLITE_MAGIC:
+                return []
+    except OSError:
+        return []
+    return [f"{path}-{end}" for end in ("wal", "shm", "journal")]
 
 
 @dataclass
@@ -124,46 +138,45 @@ def _close(lines: Iterable[tuple[int, bytes]]) -> None:
 
 
 def _from_store(path: str, notes: list[str]) -> tuple[dict[str, Any], list[_Entry]]:
-    """The latest top-level session of an SQLite store and its messages."""
+    """The latest top-level session of an SQLite store and its messages, read through
+    :class:`~compaction_audit.io.sqlite_store.BoundedStore`: ``session``, ``message``
+    and ``part`` must be plain tables, and the work is bounded by the file's size."""
     if reads_once(path):
         raise LogError(path, 0, "an opencode SQLite store cannot be read from standard "
                        "input or a pipe")
-    try:
-        db = sqlite3.connect(Path(path).resolve().as_uri() + "?mode=ro", uri=True)
-    except sqlite3.Error as exc:
-        raise LogError(path, 0, f"cannot open the SQLite store: {exc}") from None
-    try:
-        db.row_factory = sqlite3.Row
-        sessions = [_row(r) for r in db.execute("SELECT * FROM session")]
+    with BoundedStore(path) as db:
+        db.require_tables("session", "message", "part")
+        sessions = [_row(r) for r in db.rows("SELECT * FROM session")]
         top = [s for s in sessions if not s.get("parent_id") and not s.get("parentID")]
         if not top:
             raise LogError(path, 0, "the store holds no session", "session")
-        top.sort(key=lambda s: (s.get("time_updated") or 0, str(s.get("id"))))
+        top.sort(key=lambda s: (_sort_time(s.get("time_updated")), str(s.get("id"))))
         session = top[-1]
         if len(top) > 1:
             notes.append(f"opencode store: read session {str(session.get('id'))[:60]}, the "
                          f"latest of {len(top)} (use `opencode export` for another)")
-        rows = [_row(r) for r in db.execute(
+        rows = [_row(r) for r in db.rows(
             "SELECT * FROM message WHERE session_id = ? ORDER BY time_created, id",
             (session.get("id"),))]
         parts: dict[str, list[dict[str, Any]]] = {}
-        for r in db.execute("SELECT * FROM part WHERE session_id = ? ORDER BY id",
-                            (session.get("id"),)):
+        for r in db.rows("SELECT * FROM part WHERE session_id = ? ORDER BY id",
+                         (session.get("id"),)):
             part = _row(r)
             parts.setdefault(str(part.get("message_id") or part.get("messageID")), []
                              ).append(part)
-    except sqlite3.Error as exc:
-        raise LogError(path, 0, f"cannot read the SQLite store: {exc}") from None
-    finally:
-        db.close()
     entries = [_Entry(i + 1, f"message {i + 1}", m, parts.get(str(m.get("id")), []))
                for i, m in enumerate(rows)]
     return session, entries
 
 
-def _row(row: sqlite3.Row) -> dict[str, Any]:
-    """A row as a dict, its ``data`` JSON merged in (columns win: ids, times)."""
-    out = dict(row)
+def _sort_time(value: Any) -> float:
+    """A session's ``time_updated`` as a number to sort by (0 when not a number)."""
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) \
+        else 0.0
+
+
+def _row(out: dict[str, Any]) -> dict[str, Any]:
+    """A row (a dict, consumed), its ``data`` JSON merged in (columns win: ids, times)."""
     data = out.pop("data", None)
     if isinstance(data, (str, bytes)):
         try:

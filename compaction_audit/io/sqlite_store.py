@@ -1,0 +1,150 @@
+"""Read an untrusted SQLite file with work bounded by its size (issue 11, item 4).
+
+An SQLite "log" is a program as much as data: a table name may be a view over an
+endless recursive query, a virtual table, or a table whose generated columns compute
+a value at every read.  :class:`BoundedStore` reads only plain tables, the way the
+file stores them, and stops any query that goes beyond budgets proportional to the
+bytes on disk (the database plus its ``-wal`` file):
+
+- the file is opened read-only (``mode=ro``), with ``trusted_schema`` off and
+  ``cell_size_check`` on;
+- each table a reader names must be a real ``CREATE TABLE`` (``type = 'table'`` in
+  ``sqlite_master``, not ``CREATE VIRTUAL TABLE``) with no generated column: a view,
+  a virtual table or a generated column is a one-line :class:`LogError`;
+- :data:`STEPS_PER_BYTE` SQLite VM instructions per byte of input (at least
+  :data:`MIN_STEPS`), counted with a progress handler: beyond, the query is
+  interrupted and the reader fails with a :class:`LogError` naming the limit;
+- the text and blob bytes read, over all queries, at most :data:`TEXT_PER_BYTE` times
+  the input's bytes (a plain table returns what the file stores, uncompressed; the
+  factor leaves room for UTF-16 databases), and no single value longer than the input
+  (``SQLITE_LIMIT_LENGTH``).
+
+The figures are in docs/security.md ("Input limits").
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from compaction_audit.errors import LogError
+
+STEPS_PER_BYTE = 50
+"""VM instructions allowed per byte of the database and its ``-wal`` file.  Reading a
+4.7 MB opencode store of 3 sessions, 9,000 messages and 27,000 parts (``SELECT *``,
+a scan and a sort per table) took 0.05 per byte; the factor 1,000 is margin, and the
+work stays linear in the file."""
+
+MIN_STEPS = 1 << 24
+"""The step budget of a small file (about 0.1 s of SQLite work)."""
+
+TEXT_PER_BYTE = 2
+"""Text and blob bytes read per byte of input (see the module docstring)."""
+
+_PROGRESS_EVERY = 1000
+"""VM instructions between two calls of the progress handler."""
+
+
+def input_bytes(path: str) -> int:
+    """The bytes of ``path`` plus those of its ``-wal`` file (0 when absent)."""
+    total = 0
+    for name in (path, f"{path}-wal"):
+        with contextlib.suppress(OSError):
+            total += os.path.getsize(name)
+    return total
+
+
+class BoundedStore:
+    """A read-only connection to the SQLite file ``path`` with the bounds of the
+    module docstring.  Use as a context manager; :meth:`rows` yields dicts.
+
+    Raises :class:`LogError` (``FILE: ...``, line 0) when the file cannot be opened,
+    a table is not plain, or a budget is exceeded; ``what`` names the file's kind in
+    messages ("SQLite store")."""
+
+    def __init__(self, path: str, what: str = "SQLite store") -> None:
+        self.path = path
+        self.what = what
+        size = input_bytes(path)
+        self.max_steps = max(MIN_STEPS, STEPS_PER_BYTE * size)
+        self.max_text = TEXT_PER_BYTE * size + (1 << 16)
+        self.steps = 0
+        self.text = 0
+        try:
+            self.db = sqlite3.connect(Path(path).resolve().as_uri() + "?mode=ro", uri=True)
+        except sqlite3.Error as exc:
+            raise LogError(path, 0, f"cannot open the {what}: {exc}") from None
+        self.db.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, max(size, 1 << 16))
+        self.db.set_progress_handler(self._tick, _PROGRESS_EVERY)
+        self.db.row_factory = sqlite3.Row
+        try:
+            self.db.execute("PRAGMA trusted_schema = OFF")
+            self.db.execute("PRAGMA cell_size_check = ON")
+        except sqlite3.Error as exc:
+            self.close()
+            raise self._error(exc) from None
+
+    def __enter__(self) -> BoundedStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the connection."""
+        self.db.close()
+
+    def _tick(self) -> int:
+        self.steps += _PROGRESS_EVERY
+        return 1 if self.steps > self.max_steps else 0  # non-zero interrupts the query
+
+    def _error(self, exc: sqlite3.Error) -> LogError:
+        if self.steps > self.max_steps:
+            return LogError(self.path, 0, f"reading the {self.what} took more than "
+                            f"{self.max_steps} SQLite steps ({STEPS_PER_BYTE} per byte of "
+                            "the file): not a plain store")
+        return LogError(self.path, 0, f"cannot read the {self.what}: {exc}")
+
+    def require_tables(self, *names: str) -> None:
+        """Raise :class:`LogError` unless each of ``names`` is a plain table: a real
+        ``CREATE TABLE`` without generated columns (no view, no virtual table)."""
+        try:
+            found = {r["name"]: (r["type"], r["sql"] or "") for r in self.db.execute(
+                "SELECT name, type, sql FROM sqlite_master WHERE name IN "
+                f"({', '.join('?' * len(names))})", names)}
+            for name in names:
+                kind, sql = found.get(name, (None, ""))
+                if kind is None:
+                    raise LogError(self.path, 0, f"cannot read the {self.what}: no such "
+                                   f"table: {name}")
+                if kind != "table" or sql.lstrip().upper().startswith("CREATE VIRTUAL"):
+                    shown = "a virtual table" if kind == "table" else f"a {kind}"
+                    raise LogError(self.path, 0, f"the {self.what}'s {name} is {shown}, "
+                                   "not a plain table: refusing to run it")
+                hidden = [r["name"] for r in self.db.execute(
+                    "SELECT name, hidden FROM pragma_table_xinfo(?)", (name,))
+                    if r["hidden"]]
+                if hidden:
+                    raise LogError(self.path, 0, f"the {self.what}'s table {name} has "
+                                   f"generated columns ({str(hidden[0])[:60]}): refusing "
+                                   "to compute them")
+        except sqlite3.Error as exc:
+            raise self._error(exc) from None
+
+    def rows(self, sql: str, params: tuple[Any, ...] = ()) -> Iterator[dict[str, Any]]:
+        """The rows of ``sql`` as dicts, counted against the budgets."""
+        try:
+            for row in self.db.execute(sql, params):
+                out = dict(row)
+                self.text += sum(len(v) for v in out.values() if isinstance(v, (str, bytes)))
+                if self.text > self.max_text:
+                    raise LogError(self.path, 0, f"reading the {self.what} returned more "
+                                   f"than {self.max_text} bytes of text ({TEXT_PER_BYTE} per "
+                                   "byte of the file): not a plain store")
+                yield out
+        except sqlite3.Error as exc:
+            raise self._error(exc) from None

@@ -1,0 +1,116 @@
+"""-o may not name a file an adapter reads along with its input (issue 11, item 3).
+
+Cline pairs a session file with its messages or compaction file (a manifest leads to
+its messages file), Gemini CLI reads ``telemetry.log`` beside the recording, SQLite
+reads a store's ``-wal`` file: each is an input, and an output that is one of them
+(same device and inode) is refused with exit 2 before anything is written, for
+audit, convert, baseline create and diff.  The sessions are written here.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from compaction_audit.errors import UsageError
+from compaction_audit.io.companions import companion_files
+from compaction_audit.outfile import refuse_same_file
+from tests.gate_app import run
+
+SID = "ses-fold-check"
+
+
+def cline_session(folder: Path) -> None:
+    """A manifest, its messages file and a compaction file of one Cline session."""
+    said = {"role": "user", "content": [{"type": "text", "text": "rename the flag"}]}
+    folded = {"role": "user", "content": [{"type": "text", "text": "we renamed it"}],
+              "metadata": {"kind": "compaction_summary"}}
+    (folder / "s1.json").write_text(json.dumps(
+        {"session_id": SID, "messages_path": "s1.messages.json"}))
+    (folder / "s1.messages.json").write_text(json.dumps(
+        {"version": 1, "sessionId": SID, "messages": [said]}))
+    (folder / "s1.compaction.json").write_text(json.dumps(
+        {"version": 1, "sessionId": SID, "messages": [folded]}))
+
+
+def gemini_session(folder: Path) -> None:
+    """A Gemini CLI recording (its metadata line) and the telemetry log beside it."""
+    (folder / "chat.jsonl").write_text(json.dumps(
+        {"sessionId": SID, "projectHash": "p0", "kind": "main"}) + "\n")
+    (folder / "telemetry.log").write_text(json.dumps(
+        {"attributes": {"event.name": "gemini_cli.chat_compression", "session.id": SID,
+                        "tokens_before": 900, "tokens_after": 300}}))
+
+
+@pytest.fixture
+def folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(tmp_path)
+    cline_session(tmp_path)
+    gemini_session(tmp_path)
+    return tmp_path
+
+
+def test_each_adapter_names_the_files_it_reads(folder: Path) -> None:
+    assert companion_files("s1.json") == ["s1.messages.json", "s1.compaction.json"]
+    assert companion_files("s1.compaction.json") == ["s1.messages.json"]
+    assert companion_files("s1.messages.json") == ["s1.compaction.json"]
+    assert companion_files("chat.jsonl") == ["telemetry.log"]
+    assert companion_files("-") == []
+    assert companion_files("missing.jsonl") == []
+
+
+@pytest.mark.parametrize(("command", "read"), [
+    (["audit", "s1.json", "-o", "s1.messages.json"], "s1.messages.json"),
+    (["audit", "s1.json", "-o", "s1.compaction.json"], "s1.compaction.json"),
+    (["audit", "s1.compaction.json", "--format", "json", "-o", "s1.messages.json"],
+     "s1.messages.json"),
+    (["convert", "chat.jsonl", "-o", "telemetry.log"], "telemetry.log"),
+    (["audit", ".", "-o", "telemetry.log"], "telemetry.log"),
+    (["baseline", "create", "s1.messages.json", "-o", "s1.compaction.json"],
+     "s1.compaction.json"),
+    (["diff", "chat.jsonl", "s1.json", "-o", "telemetry.log"], "telemetry.log"),
+    (["diff", "chat.jsonl", "s1.json", "-o", "s1.messages.json"], "s1.messages.json"),
+])
+def test_output_onto_a_companion_is_refused(folder: Path, command: list[str],
+                                            read: str) -> None:
+    before = {p.name: p.read_bytes() for p in folder.iterdir()}
+    result = run(*command)
+    assert result.exit_code == 2
+    assert result.stderr.count("\n") == 1
+    assert f"{read}: is {read}, read along with the input " in result.stderr
+    assert "refusing to overwrite it" in result.stderr
+    assert {p.name: p.read_bytes() for p in folder.iterdir()} == before  # nothing written
+
+
+def test_a_link_to_a_companion_is_the_companion(folder: Path) -> None:
+    os.link(folder / "telemetry.log", folder / "hard.log")
+    (folder / "sym.log").symlink_to(folder / "s1.messages.json")
+    with pytest.raises(UsageError, match=r"is telemetry\.log, read along with the input"):
+        refuse_same_file("hard.log", ["chat.jsonl"])
+    with pytest.raises(UsageError, match=r"is s1\.messages\.json, read along with the input"):
+        refuse_same_file("sym.log", ["s1.json"])
+
+
+def test_a_file_no_adapter_reads_may_be_written(folder: Path) -> None:
+    (folder / "report.txt").write_text("old report\n")
+    refuse_same_file("report.txt", ["s1.json", "chat.jsonl"])  # no error
+    refuse_same_file("telemetry.log", ["s1.json"])  # a Cline session reads no telemetry
+
+
+def test_an_sqlite_stores_wal_file_is_an_input(tmp_path: Path) -> None:
+    store = tmp_path / "opencode.db"
+    db = sqlite3.connect(store)
+    db.execute("PRAGMA journal_mode = WAL")
+    db.execute("CREATE TABLE session (id TEXT)")
+    db.commit()
+    wal = tmp_path / "opencode.db-wal"
+    assert wal.is_file()  # still open: the log holds the table
+    try:
+        with pytest.raises(UsageError, match=r"opencode\.db-wal, read along with the input"):
+            refuse_same_file(str(wal), [str(store)])
+    finally:
+        db.close()
