@@ -44,9 +44,10 @@ def _run() -> None:
         startup.as_command()
         with startup.loading():
             from compaction_audit.cli import main
-    except KeyboardInterrupt:
-        stopline.say_stopped()
-        sys.exit(stopline.STOPPED)
+    except KeyboardInterrupt as exc:
+        signum = exc.signum if isinstance(exc, stopline.Terminated) else 2
+        stopline.say_stopped(signum)
+        sys.exit(128 + signum)
     main()
 
 

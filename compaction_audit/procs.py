@@ -30,21 +30,12 @@ from multiprocessing import get_context
 from types import FrameType
 from typing import Any, NoReturn, TypeVar
 
+from compaction_audit.stopline import Terminated as Terminated  # re-exported
+
 T = TypeVar("T")
 
 _PR_SET_PDEATHSIG = 1
 """From <linux/prctl.h>."""
-
-
-class Terminated(KeyboardInterrupt):
-    """SIGTERM arrived while a pool was running; ``signum`` is the signal number.
-
-    A :class:`KeyboardInterrupt` so that it unwinds like Ctrl-C (``except Exception``
-    does not swallow it)."""
-
-    def __init__(self, signum: int) -> None:
-        super().__init__(f"terminated by signal {signum}")
-        self.signum = signum
 
 
 def available_cores() -> int:
