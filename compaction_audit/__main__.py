@@ -19,6 +19,13 @@ def run() -> None:
     """Run the command line; a run stopped by a signal ends with its exit status."""
     from compaction_audit import stopline
 
+    if sys.stderr is None:  # started with stderr closed (2>&-): Python leaves it None
+        import os  # loaded at interpreter start
+
+        # the exit codes stay what they are with a writable stderr (an error line
+        # written to None was an internal error, exit 1); the lines go nowhere.  The
+        # new descriptor is the lowest free one, 2 itself, so helpers inherit it
+        sys.stderr = open(os.devnull, "w")  # noqa: SIM115 - lives as long as the process
     try:
         _run()
     except SystemExit as stop:
