@@ -19,6 +19,13 @@ def run() -> None:
     """Run the command line; a run stopped by a signal ends with its exit status."""
     from compaction_audit import stopline
 
+    if sys.stderr is None:  # started with stderr closed (2>&-): Python leaves it None
+        import os  # loaded at interpreter start
+
+        # the exit codes stay what they are with a writable stderr (an error line
+        # written to None was an internal error, exit 1); the lines go nowhere.  The
+        # new descriptor is the lowest free one, 2 itself, so helpers inherit it
+        sys.stderr = open(os.devnull, "w")  # noqa: SIM115 - lives as long as the process
     try:
         _run()
     except SystemExit as stop:
@@ -44,9 +51,10 @@ def _run() -> None:
         startup.as_command()
         with startup.loading():
             from compaction_audit.cli import main
-    except KeyboardInterrupt:
-        stopline.say_stopped()
-        sys.exit(stopline.STOPPED)
+    except KeyboardInterrupt as exc:
+        signum = exc.signum if isinstance(exc, stopline.Terminated) else 2
+        stopline.say_stopped(signum)
+        sys.exit(128 + signum)
     main()
 
 

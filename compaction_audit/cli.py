@@ -61,12 +61,13 @@ def main() -> None:
     """Entry point of the ``compaction-audit`` console script (no tracebacks)."""
     try:
         app()
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
         from compaction_audit.procs import exit_process
-        from compaction_audit.stopline import say_stopped
+        from compaction_audit.stopline import Terminated, say_stopped
 
-        say_stopped()
-        exit_process(130)
+        signum = exc.signum if isinstance(exc, Terminated) else 2
+        say_stopped(signum)
+        exit_process(128 + signum)
     except Exception as exc:  # a bug, not bad input; still no traceback for the user
         if os.environ.get("COMPACTION_AUDIT_DEBUG"):
             raise

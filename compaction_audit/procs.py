@@ -30,21 +30,12 @@ from multiprocessing import get_context
 from types import FrameType
 from typing import Any, NoReturn, TypeVar
 
+from compaction_audit.stopline import Terminated as Terminated  # re-exported
+
 T = TypeVar("T")
 
 _PR_SET_PDEATHSIG = 1
 """From <linux/prctl.h>."""
-
-
-class Terminated(KeyboardInterrupt):
-    """SIGTERM arrived while a pool was running; ``signum`` is the signal number.
-
-    A :class:`KeyboardInterrupt` so that it unwinds like Ctrl-C (``except Exception``
-    does not swallow it)."""
-
-    def __init__(self, signum: int) -> None:
-        super().__init__(f"terminated by signal {signum}")
-        self.signum = signum
 
 
 def available_cores() -> int:
@@ -60,6 +51,9 @@ def _die_with_parent(parent: int) -> None:
     """Pool initializer: end this worker when process ``parent`` ends, and leave
     Ctrl-C to the parent (which then ends the pool) instead of printing a traceback."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    unblock = getattr(signal, "pthread_sigmask", None)
+    if unblock is not None:  # blocked by submit_all while this worker started
+        unblock(signal.SIG_UNBLOCK, {signal.SIGTERM})
     armed = False
     if sys.platform.startswith("linux"):
         try:
@@ -125,14 +119,15 @@ def worker_pool(workers: int) -> Iterator[ProcessPoolExecutor]:
         pool.shutdown(wait=True)  # in the try: Ctrl-C while waiting tears down too
     except BaseException:
         _abandoned.append(True)
-        processes = list(getattr(pool, "_processes", None) or {})
+        # the workers first: one still starting up reads its start data from a pipe
+        # that the shutdown closes, and printed an EOFError traceback in between
+        for pid in list(getattr(pool, "_processes", None) or {}):
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
         call_queue = getattr(pool, "_call_queue", None)
         if call_queue is not None:  # its feeder thread must not block the exit on a
             call_queue.cancel_join_thread()  # pipe no worker reads any more
         pool.shutdown(wait=False, cancel_futures=True)
-        for pid in processes:
-            with contextlib.suppress(OSError):
-                os.kill(pid, signal.SIGKILL)
         raise
     finally:
         if previous is not None:
@@ -142,11 +137,15 @@ def worker_pool(workers: int) -> Iterator[ProcessPoolExecutor]:
 def submit_all(pool: ProcessPoolExecutor, fn: Callable[..., T],
                jobs: list[tuple[Any, ...]]) -> list[Future[T]]:
     """``pool.submit(fn, *args)`` for each ``args`` of ``jobs``, in order, with SIGINT
-    blocked meanwhile (where the platform has signal masks), so that the workers the
-    submissions start inherit it blocked; a Ctrl-C that arrives meanwhile is delivered
-    to this process when the mask is restored."""
+    and SIGTERM blocked meanwhile (where the platform has signal masks), so that the
+    workers the submissions start inherit SIGINT blocked, and a SIGTERM cannot cut
+    this process short while it writes a starting worker's start data (the worker then
+    printed an ``EOFError`` traceback; :func:`_die_with_parent` unblocks SIGTERM in
+    the worker).  A signal that arrives meanwhile is delivered to this process when
+    the mask is restored."""
     block = getattr(signal, "pthread_sigmask", None)
-    old = block(signal.SIG_BLOCK, {signal.SIGINT}) if block is not None else None
+    old = (block(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM}) if block is not None
+           else None)
     try:
         return [pool.submit(fn, *args) for args in jobs]
     finally:

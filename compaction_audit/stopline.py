@@ -1,5 +1,5 @@
-"""The one line a stopped run writes (issue 11, item 7), the SIGINT handlers that
-write it as the signal arrives, and the exit that ends a stopped command.
+"""The one line a stopped run writes (issue 11, item 7), the SIGINT and SIGTERM
+handlers that write it as the signal arrives, and the exit that ends a stopped command.
 
 Nothing here runs Python code of another module at import (``sys`` and ``os`` are
 loaded before any program, ``_signal`` is built in): every command imports it at
@@ -20,6 +20,18 @@ if TYPE_CHECKING:  # the idiom that spares loading typing at start-up
 
 STOPPED = 130
 """Exit status of a run stopped by Ctrl-C (128 + SIGINT, as a shell reports it)."""
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM arrived (in a command, or while a worker pool ran); ``signum`` is the
+    signal number.
+
+    A :class:`KeyboardInterrupt` so that it unwinds like Ctrl-C (``except Exception``
+    does not swallow it) and ends the command with ``128 + signum`` (143)."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(f"terminated by signal {signum}")
+        self.signum = signum
+
 
 _said: list[str] = []
 """The stop line already written (:func:`say_stopped` writes it once)."""
@@ -70,6 +82,11 @@ def _on_sigint(_signum: int, _frame: FrameType | None) -> None:
     raise KeyboardInterrupt
 
 
+def _on_sigterm(signum: int, _frame: FrameType | None) -> None:
+    say_stopped(signum)
+    raise Terminated(signum)
+
+
 def stop_at_start(_signum: int, _frame: FrameType | None) -> None:
     """The SIGINT handler of the first moments of ``python -m compaction_audit`` and of
     the console script, while the package and its ``__main__`` load and nothing of
@@ -79,9 +96,9 @@ def stop_at_start(_signum: int, _frame: FrameType | None) -> None:
     raise SystemExit(STOPPED)
 
 
-def _install(handler: Callable[[int, FrameType | None], None]) -> None:
+def _install(signum: int, handler: Callable[[int, FrameType | None], None]) -> None:
     try:  # noqa: SIM105 - not the main thread: signals are not ours to handle
-        _signal.signal(_signal.SIGINT, handler)
+        _signal.signal(signum, handler)
     except ValueError:
         pass
 
@@ -89,5 +106,10 @@ def _install(handler: Callable[[int, FrameType | None], None]) -> None:
 def announce_interrupts() -> None:
     """From now on a Ctrl-C writes its one line as it arrives, then unwinds as usual:
     typer turns a ``KeyboardInterrupt`` raised while it parses the arguments into a
-    silent exit 130, before any handler of ours runs (issue 11, item 7)."""
-    _install(_on_sigint)
+    silent exit 130, before any handler of ours runs (issue 11, item 7).  SIGTERM the
+    same way, as :class:`Terminated` (exit 143), in every phase of the command, not
+    only while a worker pool runs: a single large trace decoded by helper processes
+    (:mod:`compaction_audit.io.parallel`) ended killed, with no line (issue 11, third
+    pass, F6)."""
+    _install(_signal.SIGINT, _on_sigint)
+    _install(_signal.SIGTERM, _on_sigterm)

@@ -20,14 +20,22 @@ characters that reorder or hide text in a terminal or a web log view.
 from __future__ import annotations
 
 import re
+import unicodedata
 
 LINE_ENDS = re.compile(r"\r\n|\r|\n")
 LEGACY = re.compile(r"##(?:vso|teamcity)?\[", re.IGNORECASE)
 OWN = re.compile(r"::(?:error|warning|notice)(?: [^:\r\n]*)?::[^\r\n]*")
 """A line of the ``github`` format: one of its three annotation commands, properties
 free of ``:`` (they are %-escaped), the message to the end of the line."""
-HIDDEN = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028\u2029"
-                    "\u202a-\u202e\u2066-\u2069\ufeff\ud800-\udfff]")
+HIDDEN_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Zl", "Zp"})
+"""Unicode categories a terminal or a web log view draws as nothing, or acts on:
+controls, format characters (zero-width, joiners, bidi, tags), surrogates, private
+use, line and paragraph separators."""
+INVISIBLE_OTHERS = re.compile("[\u034f\u115f\u1160\u180b-\u180f\u3164\ufdd0-\ufdef"
+                              "\ufe00-\ufe0f\uffa0\U000e0000-\U000e0fff]")
+"""Invisible characters of other categories: the combining grapheme joiner, the
+Hangul fillers, variation selectors, unassigned tag code points, and the
+non-characters U+FDD0-FDEF (those ending in FFFE/FFFF are tested apart)."""
 
 
 def lines(output: str) -> list[str]:
@@ -51,9 +59,20 @@ def commands(output: str, own: bool = False) -> list[str]:
 def hidden(output: str) -> list[str]:
     """Control and invisible characters in ``output`` (tab and LF excepted), as
     ``U+XXXX``: ESC (terminal escapes, GitLab section markers), CR (a line end to the
-    runner), C1, bidi controls and marks, zero-width space, BOM, U+2028/2029, and lone
-    surrogates (a name's undecodable bytes)."""
-    return sorted({f"U+{ord(c):04X}" for c in HIDDEN.findall(output)})
+    runner), C1, every format character (bidi controls and marks, zero-width space,
+    joiners, word joiner, soft hyphen, BOM, tags), U+2028/2029, lone surrogates (a
+    name's undecodable bytes), private use, non-characters, variation selectors and
+    the other characters of :data:`INVISIBLE_OTHERS` (by Unicode category, from
+    :mod:`unicodedata`, not from the project's own list)."""
+    found = set()
+    for c in output:
+        code = ord(c)
+        if c in "\t\n" or (32 <= code < 127):
+            continue
+        if (unicodedata.category(c) in HIDDEN_CATEGORIES or INVISIBLE_OTHERS.match(c)
+                or code & 0xFFFE == 0xFFFE):
+            found.add(f"U+{code:04X}")
+    return sorted(found)
 
 
 def clean(output: str, own: bool = False) -> list[str]:

@@ -107,3 +107,23 @@ def test_bar_shows_the_rounds_read(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     text = out.getvalue()
     assert "0 rounds" in text  # before the reading
     assert f"{rounds} rounds" in text  # every round of the trace, counted as read
+
+
+def test_a_file_name_in_the_bar_is_shown_literally_never_as_markup(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 11 (third pass, F8): a discovered name like ``[link=...]x[blink red]y`` was
+    rich markup in the bar, drawn as an OSC 8 hyperlink and blinking text."""
+    name = "[link=https:evil.example]click[blink red]me.jsonl"
+    data = tmp_path / name
+    data.write_bytes(b"x" * 1000)
+    out = io.StringIO()
+    console = Console(file=out, force_terminal=True, width=200)
+    monkeypatch.setattr(progress, "POLL_SECONDS", 0.01)
+    import time
+
+    with progress.single_trace_progress(str(data), 1000, console):
+        time.sleep(0.2)
+    text = out.getvalue()
+    assert "\x1b]8" not in text  # no hyperlink
+    assert "\x1b[5" not in text and ";5m" not in text  # no blink
+    assert f"reading {name}" in text

@@ -45,9 +45,13 @@ class FailOn(StrEnum):
 
 def say(message: str) -> None:
     """Write ``compaction-audit: MESSAGE`` as one line to stderr: ``message`` made
-    :func:`printable` (one line, bounded) and the line :func:`neutralize` d."""
-    sys.stderr.write(neutralize(f"compaction-audit: {printable(message)}\n"))
-    sys.stderr.flush()
+    :func:`printable` (one line, bounded) and the line :func:`neutralize` d.  A closed
+    or broken stderr is ignored: the exit code is the same either way."""
+    try:  # an unwritable stderr changes no exit code
+        sys.stderr.write(neutralize(f"compaction-audit: {printable(message)}\n"))
+        sys.stderr.flush()
+    except (OSError, ValueError, AttributeError):
+        pass
 
 
 def fail(message: str) -> NoReturn:

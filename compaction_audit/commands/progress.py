@@ -135,8 +135,11 @@ def single_trace_progress(path: str, size: int, console: Console | None = None
 
     meter = ReadMeter(size)
     name = printable(os.path.basename(path), limit=60)
-    columns = [TextColumn("{task.description}"), BarColumn(), DownloadColumn(),
-               TextColumn("{task.fields[rounds]:,} rounds"), TimeElapsedColumn()]
+    # markup=False: the description holds a file name, untrusted text that rich would
+    # otherwise read as markup ("[link=...]" an OSC 8 hyperlink, "[blink]"; issue 11)
+    columns = [TextColumn("{task.description}", markup=False), BarColumn(), DownloadColumn(),
+               TextColumn("{task.fields[rounds]:,} rounds", markup=False),
+               TimeElapsedColumn()]
     base = rounds_applied()
     stop = threading.Event()
     if console is None:

@@ -19,6 +19,7 @@ from typing import IO, Any
 
 import orjson
 
+from compaction_audit.childproc import prelude
 from compaction_audit.errors import LogError
 from compaction_audit.io import records as rec
 from compaction_audit.io.lines import DEFAULT_LIMITS, Limits, open_binary
@@ -43,7 +44,8 @@ _BOOT = (
     "out.flush()\n"
 )
 """The helper process: :mod:`compaction_audit.io.records` loaded by file path, so that
-it imports only the standard library and orjson, running ``reduce_lines``."""
+it imports only the standard library and orjson, running ``reduce_lines``.  It starts
+with :func:`compaction_audit.childproc.prelude`: it ends with this process, quietly."""
 
 
 class HelperFailed(Exception):
@@ -143,8 +145,8 @@ def read_parallel(path: str, lenient: bool, limits: Limits = DEFAULT_LIMITS) -> 
     try:
         for start, stop in ranges:
             helpers.append(subprocess.Popen(
-                [sys.executable, "-c", _BOOT, rec.__file__, path, str(start), str(stop),
-                 str(limits.max_line_bytes)],
+                [sys.executable, "-c", prelude(os.getpid()) + _BOOT, rec.__file__, path,
+                 str(start), str(stop), str(limits.max_line_bytes)],
                 stdin=subprocess.DEVNULL, stdout=subprocess.PIPE))
     except OSError:  # no interpreter to start: read alone
         source.close()

@@ -23,6 +23,7 @@ from typing import Any
 
 import polars as pl
 
+from compaction_audit.childproc import prelude
 from compaction_audit.model import Session
 from compaction_audit.reachability import interval_sum, resolvable_end
 from compaction_audit.recall import extract as ext
@@ -134,7 +135,8 @@ _TEXT_BOOT = (
 """The helper: :mod:`~compaction_audit.recall.extract` and
 :mod:`~compaction_audit.recall.survival` loaded under empty package modules, so that
 neither package's ``__init__`` (and with it Polars) is imported; both use only the
-standard library.  Reads ``(texts, pairs)`` (each text a ``(text, span type)`` pair);
+standard library.  It starts with :func:`compaction_audit.childproc.prelude` (it ends
+with this process, quietly).  Reads ``(texts, pairs)`` (each text a ``(text, span type)`` pair);
 writes the discriminators of each as ``(kind, text, norm, start, end, line)`` tuples
 and, for each ``((child text, type), summary text)`` pair (child among ``texts``),
 ``surv.survives`` of each of the child's discriminators in the summary text."""
@@ -174,7 +176,8 @@ class _Helper:
             return None
         try:
             package = os.path.dirname(os.path.dirname(ext.__file__))
-            process = subprocess.Popen([sys.executable, "-c", _TEXT_BOOT, package,
+            process = subprocess.Popen([sys.executable, "-c",
+                                        prelude(os.getpid()) + _TEXT_BOOT, package,
                                         os.path.dirname(ext.__file__)],
                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE)
             assert process.stdin is not None

@@ -48,11 +48,8 @@ from compaction_audit.report.bounded import (
     key_round_set,
 )
 from compaction_audit.report.model import Report, SessionReport
-from compaction_audit.report.safe import _JSON_INVISIBLE, clip_tree, json_safe
+from compaction_audit.report.safe import clip_tree, json_safe
 from compaction_audit.series import SPEC_COLUMNS
-
-_INVISIBLE_LEADS = frozenset(ch.encode()[:1] for ch in _JSON_INVISIBLE)
-"""First UTF-8 bytes of the characters :func:`json_safe` escapes (E2 for all today)."""
 
 TOOL = {"name": "compaction-audit", "version": __version__, "report_schema": 2}
 """``report_schema`` 2: ``findings`` are episodes, bounded by default (issue 14); 1 had
@@ -165,9 +162,7 @@ def render_json(report: Report, single: bool, show_all: bool = False) -> bytes:
                 "summary": summary_dict(report),
             }
         data = orjson.dumps(doc, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS) + b"\n"
-    # json_safe scans the whole document once per character it escapes; without the
-    # first byte of any of them (one memchr pass each) there is nothing to escape
-    return json_safe(data) if any(lead in data for lead in _INVISIBLE_LEADS) else data
+    return json_safe(data)  # ASCII or nothing to escape: one pass, the same bytes
 
 
 def summary_dict(report: Report) -> dict[str, Any]:

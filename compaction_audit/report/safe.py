@@ -4,14 +4,16 @@ commands, bounded size.  docs/security.md states what is neutralized where.
 Log text (ids, summaries, messages from a transcript) and file names are data.  Three
 layers, all here so that every format and stream shares them:
 
-- :func:`printable` (per field): control characters (C0, DEL, C1), bidi controls and
-  marks, zero-width space, BOM, U+2028/2029 and lone surrogates (undecodable bytes of a
-  file name) become visible escapes such as ``\\x1b``; newlines become ``\\n`` unless
-  asked for; text longer than :data:`MAX_TEXT` is cut to a prefix plus a hash
-  (:func:`clip`).  Renderers also pass it as plain ``rich.text.Text`` so that
-  ``[bold]`` stays literal.
+- :func:`printable` (per field): control characters (C0, DEL, C1), every format
+  character (bidi controls and marks, zero-width characters, joiners, tags, BOM),
+  U+2028/2029, lone surrogates (undecodable bytes of a file name), private use,
+  non-characters and variation selectors (:data:`_INVISIBLE`) become visible escapes
+  such as ``\\x1b``; newlines become ``\\n`` unless asked for; text longer
+  than :data:`MAX_TEXT` is cut to a prefix plus a hash (:func:`clip`).
+  Renderers also pass it as plain ``rich.text.Text`` so that ``[bold]`` stays literal.
 - :func:`clip_tree` does the same bounding (and surrogate escaping) for the JSON
-  reports, whose own escaping keeps the text itself exact.
+  reports, and :func:`json_safe` writes the same invisible characters as ``\\uXXXX``
+  string escapes there, so the decoded text stays exact.
 - :func:`neutralize` (per stream, at the sink in ``commands/common.py``): the two rules
   by which the GitHub Actions runner executes a workflow command in a log line, a line
   that starts with ``::`` after leading whitespace and the legacy ``##[`` anywhere
@@ -32,18 +34,37 @@ MAX_TEXT = 1024
 """Longest untrusted string (characters) any output shows; longer ones become a prefix
 plus their length and a hash (:func:`clip`)."""
 
-_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b\u200e\u200f\u2028\u2029"
-                      "\u202a-\u202e\u2066-\u2069\ufeff\ud800-\udfff]")
-"""Escaped by :func:`printable`: C0 but tab and newline, DEL, C1 (NEL included), the
-Arabic letter mark, zero-width space, LRM, RLM, line and paragraph separators, the
-bidi embeddings, overrides and isolates, the BOM, and lone surrogates."""
+_INVISIBLE = ("\x7f-\x9f\u00ad\u034f\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2"
+              "\u115f\u1160\u180b-\u180f\u200b-\u200f\u2028-\u202e\u2060-\u206f\u3164"
+              "\ud800-\uf8ff\ufdd0-\ufdef\ufe00-\ufe0f\ufeff\uffa0\ufff9-\ufffb\ufffe\uffff"
+              "\U000110bd\U000110cd\U00013430-\U0001343f\U0001bca0-\U0001bca3"
+              "\U0001d173-\U0001d17a\U000e0000-\U000e0fff\U000f0000-\U0010ffff"
+              + "".join(f"\\U{plane:04x}fffe\\U{plane:04x}ffff" for plane in range(1, 15)))
+"""Invisible characters, as the body of a regular-expression class: DEL and C1; every
+format character (Unicode category Cf: soft hyphen, the Arabic and Syriac number signs,
+the Mongolian vowel separator, zero-width space, non-joiner and joiner, LRM, RLM, the
+bidi embeddings, overrides and isolates, word joiner and the invisible operators, the
+deprecated format controls, BOM, interlinear annotation, the Egyptian, shorthand and
+musical format controls, tag characters), the line and paragraph separators (Zl, Zp),
+surrogates (Cs), private use (Co), the non-characters (U+FDD0-FDEF and the last two
+code points of every plane), the variation selectors (U+FE00-FE0F, U+E0100-E01EF and
+the Mongolian ones), the combining grapheme joiner and the Hangul fillers (letters
+drawn as nothing).  Written out, not computed from :mod:`unicodedata` at import
+(start-up time); ``tests/test_safe_invisible.py`` checks it covers every Cf, Cs and Co
+character of the running Python.  Visible letters, marks, symbols and emoji are not in
+it (issue 11, third pass, F9)."""
+
+_CONTROL = re.compile(f"[\x00-\x08\x0b-\x1f{_INVISIBLE}]")
+"""Escaped by :func:`printable`: C0 but tab and newline, and :data:`_INVISIBLE`."""
 
 
 def _escape(match: re.Match[str]) -> str:
     code = ord(match.group())
     if 0xDC80 <= code <= 0xDCFF:  # a byte that was not UTF-8 (surrogateescape)
         return f"\\x{code - 0xDC00:02x}"
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+    if code < 0x100:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
 
 
 def clip(text: str, limit: int = MAX_TEXT) -> str:
@@ -91,24 +112,34 @@ def clip_tree(value: Any, limit: int = MAX_TEXT) -> Any:
     return value
 
 
-_JSON_INVISIBLE = (*(chr(c) for c in range(0x80, 0xA0)), "\u061c", "\u200b", "\u200e",
-                   "\u200f", "\u2028", "\u2029", "\u202a", "\u202b", "\u202c", "\u202d",
-                   "\u202e", "\u2066", "\u2067", "\u2068", "\u2069", "\ufeff")
-_JSON_INVISIBLE_RE = re.compile(b"|".join(re.escape(ch.encode()) for ch in _JSON_INVISIBLE))
+_JSON_INVISIBLE_RE = re.compile(f"[{_INVISIBLE}]")
+
+
+def _json_escape(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    if code < 0x10000:
+        return f"\\u{code:04x}"
+    code -= 0x10000  # a JSON escape of a character past the BMP is its surrogate pair
+    return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
 
 
 def json_safe(data: bytes) -> bytes:
-    """JSON bytes with C1 controls, line separators, bidi controls and marks,
-    zero-width space and BOM written as ``\\uXXXX`` escapes (one pass).
+    """JSON bytes with the invisible characters of :data:`_INVISIBLE` (DEL, C1, format
+    characters, separators, private use, non-characters, variation selectors) written
+    as ``\\uXXXX`` escapes (a surrogate pair past the BMP), so the bytes show them
+    while the decoded data stays exact.
 
     orjson already escapes C0 controls; these are valid raw in JSON but act on a
     terminal (C1) or reorder, hide or break lines in a terminal or an editor.
-    ASCII data (one C pass to tell) is returned as is.
+    ASCII data (one C pass to tell) is returned as is, and so is data with nothing to
+    escape (one decode and one regex search).
     """
     if data.isascii():
         return data
-    return _JSON_INVISIBLE_RE.sub(
-        lambda m: f"\\u{ord(m.group().decode()):04x}".encode(), data)
+    text = data.decode("utf-8", "surrogatepass")
+    if _JSON_INVISIBLE_RE.search(text) is None:
+        return data
+    return _JSON_INVISIBLE_RE.sub(_json_escape, text).encode("utf-8", "surrogatepass")
 
 
 @dataclass(frozen=True)

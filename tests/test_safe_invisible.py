@@ -1,0 +1,92 @@
+"""Invisible characters in untrusted text are shown as escapes in every output (issue
+11, third pass, F9): every format character (Unicode category Cf), surrogates,
+private use, non-characters, variation selectors, and no visible text changes."""
+
+from __future__ import annotations
+
+import json
+import unicodedata
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from compaction_audit.commands.audit import AuditFormat
+from compaction_audit.report.safe import _CONTROL, json_safe, printable
+from tests import ci_commands
+from tests.gate_app import run
+from tests.logs import dump, rnd, session, spans
+
+INVISIBLE = ("\u200c\u200d\u2060\u2061\u206a\u00ad\u180e\ufe0f\U000e0041\U000e007f"
+             "\ufff9\ufffa\ufffb\ufffe\uffff\ue000\U0001fffe\U000e0100\u034f\u3164")
+"""Zero-width non-joiner and joiner, word joiner, function application, a deprecated
+format control, soft hyphen, Mongolian vowel separator, variation selector 16, two tag
+characters, the interlinear annotation marks, the non-characters FFFE/FFFF, a private
+use character, a plane-1 non-character, a supplementary variation selector, the
+combining grapheme joiner, a Hangul filler."""
+ID = f"s{INVISIBLE}x"
+VISIBLE = "café naïve Straße 東京 한국어 Ελληνικά عربى עברית 😀 👍🏽 ✓ é (e + U+0301)"
+"""Text that must pass unchanged: accents, CJK, Hangul, Greek, Arabic and Hebrew
+letters, emoji with a skin-tone modifier, a combining accent."""
+
+
+def _code_points(categories: set[str]) -> list[str]:
+    return [chr(c) for c in range(0x110000) if unicodedata.category(chr(c)) in categories]
+
+
+def test_every_format_surrogate_and_private_use_character_is_escaped() -> None:
+    missing = [f"U+{ord(c):04X}" for c in _code_points({"Cf", "Cs", "Co", "Zl", "Zp"})
+               if not _CONTROL.fullmatch(c)]
+    assert missing == []
+    nonchars = [chr(c) for c in (*range(0xFDD0, 0xFDF0),
+                                 *(p << 16 | low for p in range(17) for low in (0xFFFE, 0xFFFF)))]
+    assert [c for c in nonchars if not _CONTROL.fullmatch(c)] == []
+
+
+def test_visible_text_is_unchanged() -> None:
+    assert printable(VISIBLE) == VISIBLE
+    data = json.dumps(VISIBLE, ensure_ascii=False).encode()
+    assert json_safe(data) == data
+    assert ci_commands.hidden(VISIBLE) == []
+
+
+def test_printable_and_json_escapes() -> None:
+    assert printable("a\u200db\U000e0041c\u00ad") == "a\\u200db\\U000e0041c\\xad"
+    data = json.dumps(ID, ensure_ascii=False).encode()
+    safe = json_safe(data)
+    assert safe.isascii() and b"\\udb40\\udc41" in safe  # a surrogate pair past the BMP
+    assert json.loads(safe) == ID  # the data stays exact
+
+
+@pytest.fixture
+def trace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A trace whose session id and an undefined-child summary id hold INVISIBLE."""
+    monkeypatch.chdir(tmp_path)
+    return dump([session(session_id=ID),
+                 rnd(0, spans=spans(("a", 10), ("b", 10))),
+                 rnd(1, summaries=[{"id": ID, "tokens": 5, "children": ["a"]}],
+                     evicted=["a"])], tmp_path / "t.jsonl")
+
+
+@pytest.mark.parametrize("fmt", [f.value for f in AuditFormat])
+def test_every_output_format_shows_them_escaped(trace: Path, fmt: str) -> None:
+    result = run("audit", str(trace), "--format", fmt)
+    assert result.exit_code in (0, 1), result.stderr
+    assert ci_commands.hidden(result.stdout) == []
+    assert ci_commands.hidden(result.stderr) == []
+    if fmt in ("json", "sarif"):
+        json.loads(result.stdout)
+    if fmt == "json":
+        assert json.loads(result.stdout)["session"]["session_id"] == ID
+    if fmt == "junit":
+        ET.fromstring(result.stdout)
+    if fmt in ("text", "markdown", "github"):
+        assert "u200c" in result.stdout and "u200d" in result.stdout
+
+
+def test_one_line_errors_show_them_escaped(tmp_path: Path) -> None:
+    bad = dump([session(), rnd(0, spans=spans(("a", 1))), rnd(1, evicted=[ID])],
+               tmp_path / "u.jsonl")
+    result = run("audit", str(bad))
+    assert result.exit_code == 2 and result.stderr.count("\n") == 1
+    assert ci_commands.hidden(result.stderr) == []
