@@ -12,6 +12,7 @@ import pytest
 from compaction_audit import api
 from compaction_audit.discover import discover
 from compaction_audit.io import cline
+from compaction_audit.report.model import reader_notes
 from tests.foreign import (
     FIXTURES,
     all_spans,
@@ -226,3 +227,61 @@ def test_a_session_folder_is_audited_once_per_session(tmp_path: Path) -> None:
     (report,) = api.audit_paths(discover([str(tmp_path / "sessions")])).sessions
     assert report.path.endswith("s1.messages.json")
     assert [c["strategy"] for c in report.compactions] == ["basic"]
+
+
+def test_compaction_file_alone_is_not_checked_and_says_what_was_looked_for(
+        tmp_path: Path) -> None:
+    # the basic file copied into an empty folder: what it removed is nowhere to compare
+    shutil.copy(CLINE / "basic.compaction.json", tmp_path / "b.compaction.json")
+    report = api.audit(str(tmp_path / "b.compaction.json"))
+    (c,) = report.compactions
+    assert (c["unchecked"], c["lost_checked"], c["lost"]) == ("no messages file", False, [])
+    assert c["not_checked_reason"] == "no messages file"
+    assert report.compactions_not_checked() == 1
+    assert "1 compaction could not be checked" in report.verdict()
+    assert reader_notes(report) == [
+        "b.compaction.json: the session's messages file was not found (looked for "
+        "b.messages.json and a *.messages.json with sessionId '1795512345678_wxq7k' "
+        "beside it), so its compaction is not checked"]
+
+
+def test_compaction_file_from_standard_input_is_not_checked() -> None:
+    data = (CLINE / "basic.compaction.json").read_bytes()
+    out = list(cline.records("-", enumerate(data.splitlines(keepends=True), 1)))
+    (_, rnd), = compaction_rounds(out)
+    assert rnd["compaction"]["unchecked"] == "no messages file"
+    assert out[0][1]["reader_notes"] == [
+        "a Cline compaction file read from standard input: its messages file cannot be "
+        "looked for, so its compaction is not checked"]
+
+
+def test_paired_compaction_is_checked() -> None:
+    (_, rnd), = compaction_rounds(run_adapter(cline.records, CLINE / "basic.compaction.json"))
+    assert "unchecked" not in rnd["compaction"]
+
+
+def test_messages_file_pairs_the_one_compaction_file_of_its_session(tmp_path: Path) -> None:
+    # names that do not share the <id> prefix: paired by the sessionId both carry
+    shutil.copy(CLINE / "session.messages.json", tmp_path / "history.messages.json")
+    shutil.copy(CLINE / "basic.compaction.json", tmp_path / "after.compaction.json")
+    out = run_adapter(cline.records, tmp_path / "history.messages.json")
+    (_, rnd), = compaction_rounds(out)
+    assert rnd["compaction"]["strategy"] == "basic"
+    assert working_set(out) == [*BASIC_KEPT, "line-7"]
+    assert "reader_notes" not in out[0][1]
+
+
+def test_messages_file_names_the_compaction_files_it_leaves(tmp_path: Path) -> None:
+    # two compactions of one session (two strategies): neither is picked silently
+    for name in ("session.messages.json", "basic.compaction.json",
+                 "agentic.compaction.json", "session.json"):
+        shutil.copy(CLINE / name, tmp_path / name)
+    note = ("2 compaction files of this session beside session.messages.json are not "
+            "read: agentic.compaction.json, basic.compaction.json; give one of them to "
+            "audit its compaction")
+    for given in ("session.messages.json", "session.json"):
+        out = run_adapter(cline.records, tmp_path / given)
+        assert compaction_rounds(out) == []
+        assert out[0][1]["reader_notes"] == [note]
+    (report,) = api.audit_paths(discover([str(tmp_path)])).sessions
+    assert reader_notes(report) == [note]

@@ -83,8 +83,11 @@ def records(path: str, lines: Iterable[tuple[int, bytes]] | None = None,
     given = read_document(path, lines)
     if isinstance(given.value, dict) and _is_manifest(given.value):
         path, given = _from_manifest(given, path)
-    messages_doc, compaction_doc = _pair(given, path)
+    messages_doc, compaction_doc, note, unchecked = _pair(given, path)
     conv = _Converter(path, skipped)
+    conv.unchecked = unchecked
+    if note:
+        conv.note(note)
     for doc in (messages_doc, compaction_doc) if messages_doc is not None else (given,):
         if doc is not None:
             conv.note_version(doc)
@@ -96,23 +99,54 @@ def records(path: str, lines: Iterable[tuple[int, bytes]] | None = None,
     yield from conv.output(SOURCE_FORMAT, 1)
 
 
-def _pair(given: Document, path: str) -> tuple[Document | None, Document | None]:
-    """(messages document, compaction document) for ``given``; either may be None."""
-    if path == "-" or not isinstance(given.value, dict):
-        return None, None
+def _pair(given: Document, path: str
+          ) -> tuple[Document | None, Document | None, str | None, str | None]:
+    """(messages document, compaction document, note, unchecked) for ``given``; either
+    document may be None.  ``note`` says what was looked for and not found, or which
+    compaction files of the session were left unread; ``unchecked`` is set when
+    ``given`` is a compaction file whose messages file was not found (its compaction
+    cannot be checked)."""
+    if not isinstance(given.value, dict):
+        return None, None, None, None
     here = Path(path)
+    sid = given.value.get("sessionId")
     is_compaction = here.name.endswith(".compaction.json") or _has_marker(given.value)
+    if path == "-":
+        if not is_compaction:
+            return None, None, None, None
+        return None, None, ("a Cline compaction file read from standard input: its "
+                            "messages file cannot be looked for, so its compaction is "
+                            "not checked"), "no messages file"
     stem = here.name.removesuffix(".compaction.json").removesuffix(".messages.json")
-    other_name = f"{stem}.messages.json" if is_compaction else f"{stem}.compaction.json"
-    other = here.with_name(other_name)
-    if not other.is_file() and is_compaction:
-        other = _same_session(here, given.value.get("sessionId")) or other
-    if not other.is_file() or other.resolve() == here.resolve():
-        return None, None
-    doc = read_document(str(other), None)
-    if not isinstance(doc.value, dict) or not sniff_document(doc.value):
-        return None, None
-    return (doc, given) if is_compaction else (given, doc)
+    if is_compaction:
+        other = here.with_name(f"{stem}.messages.json")
+        if not other.is_file():
+            found = _same_session(here, sid, ".messages.json")
+            other = found[0] if found else other
+    else:
+        other = here.with_name(f"{stem}.compaction.json")
+        if not other.is_file():
+            found = [f for f in _same_session(here, sid, ".compaction.json")
+                     if f.resolve() != here.resolve()]
+            if len(found) > 1:
+                names = ", ".join(f.name for f in found)
+                return None, None, (f"{len(found)} compaction files of this session "
+                                    f"beside {here.name} are not read: {names}; give one "
+                                    "of them to audit its compaction"), None
+            other = found[0] if found else other
+    doc = None
+    if other.is_file() and other.resolve() != here.resolve():
+        doc = read_document(str(other), None)
+        if not isinstance(doc.value, dict) or not sniff_document(doc.value):
+            doc = None
+    if doc is None:
+        if not is_compaction:
+            return None, None, None, None
+        return None, None, (f"{here.name}: the session's messages file was not found "
+                            f"(looked for {stem}.messages.json and a *.messages.json "
+                            f"with sessionId {str(sid)[:80]!r} beside it), so its compaction is "
+                            "not checked"), "no messages file"
+    return ((doc, given, None, None) if is_compaction else (given, doc, None, None))
 
 
 def _is_manifest(value: dict[str, Any]) -> bool:
@@ -130,7 +164,8 @@ def _from_manifest(doc: Document, path: str) -> tuple[str, Document]:
     # only a file beside the manifest: a path written in a log is not followed elsewhere
     named = Path(str(value.get("messages_path"))).name
     candidates = [here.with_name(named), here.with_name(f"{sid}.messages.json")]
-    found = next((c for c in candidates if c.is_file()), None) or _same_session(here, sid)
+    found = next((c for c in candidates if c.is_file()), None) \
+        or next(iter(_same_session(here, sid, ".messages.json")), None)
     if found is None or path == "-":
         raise LogError(path, 1, "the session's messages file is not found beside its "
                        "manifest", "messages_path")
@@ -144,16 +179,18 @@ def _has_marker(value: dict[str, Any]) -> bool:
         and m["metadata"].get("kind") in MARKER_KINDS for m in messages)
 
 
-def _same_session(here: Path, session_id: Any) -> Path | None:
-    """The folder's ``*.messages.json`` with the same ``sessionId`` (corpus layout)."""
+def _same_session(here: Path, session_id: Any, suffix: str) -> list[Path]:
+    """The folder's files ending in ``suffix`` (``.messages.json``,
+    ``.compaction.json``) with the same ``sessionId``, by name (corpus layout)."""
     if not isinstance(session_id, str):
-        return None
+        return []
     try:
         names = sorted(os.listdir(here.parent or "."))
     except OSError:
-        return None
+        return []
+    found = []
     for name in names:
-        if not name.endswith(".messages.json"):
+        if not name.endswith(suffix):
             continue
         candidate = here.with_name(name)
         try:
@@ -161,8 +198,8 @@ def _same_session(here: Path, session_id: Any) -> Path | None:
         except (OSError, orjson.JSONDecodeError):
             continue
         if isinstance(value, dict) and value.get("sessionId") == session_id:
-            return candidate
-    return None
+            found.append(candidate)
+    return found
 
 
 @dataclass
@@ -180,6 +217,7 @@ class _Converter(Conversion):
         self.skipped = skipped
         self.seen: dict[str, _Message] = {}
         self.call_names: dict[str, str] = {}
+        self.unchecked: str | None = None  # why a compaction cannot be checked
 
     def note_version(self, doc: Document) -> None:
         """Record the session id and say when the file's ``version`` is new to us."""
@@ -356,6 +394,9 @@ class _Converter(Conversion):
             "tokens_before": before, "tokens_after": None, "opaque": False,
             "kind": "compact", "strategy": MARKER_KINDS.get(str(kind)),
             "messages_removed": removed}
+        if self.unchecked is not None and not fold:
+            # a compaction file read alone: what it removed is not in it (issue 2)
+            info["unchecked"] = self.unchecked
         if isinstance(meta.get("usageBefore"), dict):
             info["usage_before"] = meta["usageBefore"]
         for key, name in (("readFiles", "files_read"), ("modifiedFiles", "files_modified")):

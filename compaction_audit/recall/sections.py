@@ -103,11 +103,12 @@ def compaction_view(session: Session, recall: Recall,
     (tokens_before / summary_tokens, null when either is unknown or zero, or the summary
     is opaque: an encrypted remote summary has a size only), ``lost_checked`` (false
     for an opaque summary, or a redacted one: the compaction marked so, or a log that is
-    mostly redaction placeholders), ``not_checked_reason`` ("opaque", "redacted" or
-    null), ``transcript_reference`` (the path a summary names with "read the full
-    transcript at", else null; not counted as a reference) and ``lost``: the
-    discriminators of the folded content that became unrecoverable at that compaction
-    in report order (:func:`ranked_lost`), each with ``tier``, ``tier_name``,
+    mostly redaction placeholders, or one an adapter marked ``unchecked``),
+    ``not_checked_reason`` ("opaque", "redacted", the adapter's ``unchecked`` reason
+    such as "no messages file", or null), ``transcript_reference`` (the path a summary
+    names with "read the full transcript at", else null; not counted as a reference)
+    and ``lost``: the discriminators of the folded content that became unrecoverable
+    at that compaction in report order (:func:`ranked_lost`), each with ``tier``, ``tier_name``,
     ``tier_why``, ``span_type``, ``span_line``, ``asked_again`` (a later user message
     states it again) and ``reused_round``/``reused_span`` (a later action reused it):
     evidence the loss did harm.
@@ -119,13 +120,14 @@ def compaction_view(session: Session, recall: Recall,
     for c in session.compactions:
         before, size = c.get("tokens_before"), c.get("summary_tokens")
         opaque = bool(c.get("opaque"))
+        unchecked = c.get("unchecked")  # an adapter's reason (a Cline file read alone)
         redacted = bool(c.get("redacted")) or recall.redacted
         ratio = before / size if isinstance(before, int) and isinstance(size, int) \
             and size > 0 and before > 0 and not opaque else None
         here = pl.col("lost_round") == c["round"]
         if c.get("summary_id") is not None:
             here = here | (pl.col("fold") == c["summary_id"])
-        rows = lost.filter(here).to_dicts() if not (opaque or redacted) else []
+        rows = lost.filter(here).to_dicts() if not (opaque or redacted or unchecked) else []
         entries = [{"kind": d["kind"], "text": d["text"], "span": d["span"],
                     "source": d["span_source"], "span_type": d["span_type"],
                     "span_line": d["span_line"], "tier": d["tier"],
@@ -141,8 +143,9 @@ def compaction_view(session: Session, recall: Recall,
         text = texts.get(c.get("summary_id")) or ""
         pointer = re.search(TRANSCRIPT_POINTER, text)
         out.append({**c, "compression_ratio": ratio, "lost": entries,
-                    "lost_checked": not (opaque or redacted),
+                    "lost_checked": not (opaque or redacted or unchecked),
                     "not_checked_reason": "opaque" if opaque else
+                    str(unchecked) if unchecked else
                     "redacted" if redacted else None,
                     "transcript_reference": pointer.group(1).rstrip(".,;)") if pointer
                     else None})
