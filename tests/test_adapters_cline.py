@@ -8,8 +8,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from typer.testing import CliRunner
 
 from compaction_audit import api
+from compaction_audit.cli import app
 from compaction_audit.discover import discover
 from compaction_audit.io import cline
 from compaction_audit.report.model import reader_notes
@@ -285,3 +287,39 @@ def test_messages_file_names_the_compaction_files_it_leaves(tmp_path: Path) -> N
         assert out[0][1]["reader_notes"] == [note]
     (report,) = api.audit_paths(discover([str(tmp_path)])).sessions
     assert reader_notes(report) == [note]
+
+
+def test_lines_of_the_messages_file_name_it(tmp_path: Path) -> None:
+    # the compaction file given: a2 ("500 ms") opens on line 77 of the messages file,
+    # so the lost fact names that file; given the messages file, lines are its own
+    out = run_adapter(cline.records, CLINE / "basic.compaction.json")
+    assert out[0][1]["span_line_file"] == "session.messages.json"
+    assert "span_line_file_except" not in out[0][1]
+    report = api.audit(str(CLINE / "basic.compaction.json"))
+    lost = {d["text"]: (d["span_line"], d["span_file"]) for d in report.compactions[0]["lost"]}
+    assert lost["500 ms"] == (77, "session.messages.json")
+    assert {d["span_file"] for d in report.extra["lost_discriminators"]} == {
+        "session.messages.json"}
+    result = CliRunner().invoke(app, ["audit", "--all", str(CLINE / "basic.compaction.json")],
+                                env={"COLUMNS": "120"})
+    assert "(assistant, session.messages.json:77)" in result.output
+    assert "line 77" not in result.output
+    run_adapter_out = run_adapter(cline.records, CLINE / "session.messages.json")
+    assert "span_line_file" not in run_adapter_out[0][1]
+    # a message the compaction file adds after the last kept one is a line of its own
+    write_json(tmp_path / "s1.messages.json", session([
+        user("u1", "Deploy to eu-west-2 only."), user("u2", "Then tag v3.1.")]))
+    marker = user("u2", "Then tag v3.1.", metadata={"kind": "compaction", "reason": "auto"})
+    write_json(tmp_path / "s1.compaction.json", session([marker, user("u3", "Now ship.")]))
+    head = run_adapter(cline.records, tmp_path / "s1.compaction.json")[0][1]
+    assert (head["span_line_file"], head["span_line_file_except"]) == (
+        "s1.messages.json", ["u3"])
+
+
+def test_native_lost_facts_carry_no_file(tmp_path: Path) -> None:
+    # a single-file log: no span_file key, "line N" as before
+    write_json(tmp_path / "s1.messages.json", session([
+        user("u1", "Use port 8443."), user("u2", "Next.")]))
+    report = api.audit(str(tmp_path / "s1.messages.json"))
+    assert "span_line_file" not in report.header.extra
+    assert all("span_file" not in d for d in report.extra["lost_discriminators"])

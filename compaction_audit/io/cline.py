@@ -80,6 +80,7 @@ def records(path: str, lines: Iterable[tuple[int, bytes]] | None = None,
     ``skipped`` None: the first malformed message raises :class:`LogError` (``FILE:LINE``);
     a list: lenient, each malformed message is skipped and its error appended.
     """
+    named = path
     given = read_document(path, lines)
     if isinstance(given.value, dict) and _is_manifest(given.value):
         path, given = _from_manifest(given, path)
@@ -96,7 +97,27 @@ def records(path: str, lines: Iterable[tuple[int, bytes]] | None = None,
         conv.compare(compaction_doc)
     else:
         conv.read(given)
-    yield from conv.output(SOURCE_FORMAT, 1)
+    out = conv.output(SOURCE_FORMAT, 1)
+    first_line, record = next(out)
+    yield first_line, {**record, **_line_files(named, conv.span_files)}
+    yield from out
+
+
+def _line_files(named: str, span_files: dict[str, str]) -> dict[str, Any]:
+    """Session-record keys naming the file span lines count in when it is not the file
+    the user gave (issue: Cline lines point into two files): ``span_line_file``, the
+    companion file most spans were read from (its name), and ``span_line_file_except``,
+    the ids of spans whose lines are in the file given.  Empty when every span line is
+    a line of the file given."""
+    others = [f for f in span_files.values() if f != named]
+    if not others:
+        return {}
+    companion = max(set(others), key=others.count)
+    out: dict[str, Any] = {"span_line_file": Path(companion).name}
+    own = [s for s, f in span_files.items() if f != companion]
+    if own:
+        out["span_line_file_except"] = own
+    return out
 
 
 def _pair(given: Document, path: str
@@ -218,6 +239,8 @@ class _Converter(Conversion):
         self.seen: dict[str, _Message] = {}
         self.call_names: dict[str, str] = {}
         self.unchecked: str | None = None  # why a compaction cannot be checked
+        self.reading = path  # the file whose lines are being read
+        self.span_files: dict[str, str] = {}  # span id -> the file its line counts in
 
     def note_version(self, doc: Document) -> None:
         """Record the session id and say when the file's ``version`` is new to us."""
@@ -238,6 +261,7 @@ class _Converter(Conversion):
     # -- one file in order ---------------------------------------------------------
     def read(self, doc: Document) -> None:
         """Every message of ``doc`` in order; a marker message opens a compaction."""
+        self.reading = doc.path
         for i, msg in enumerate(self.messages(doc)):
             line = doc.line_of("messages", i)
             Elements(doc.path, self.skipped).run(line, self.message, doc, line, i, msg)
@@ -277,6 +301,7 @@ class _Converter(Conversion):
         for part, size in zip(parts, sizes, strict=True):
             made = self.span(line, base, str(role), part, size)
             if made is not None:
+                self.span_files[made] = self.reading
                 record.parts[orjson.dumps(part, option=orjson.OPT_SORT_KEYS)] = made
 
     def output_shares(self, msg: dict[str, Any], parts: list[dict[str, Any]]
@@ -326,6 +351,7 @@ class _Converter(Conversion):
     def compare(self, doc: Document) -> None:
         """Open the compaction round: keep what the compaction file still holds."""
         msgs = self.messages(doc)
+        self.reading = doc.path
         el = Elements(doc.path, self.skipped)
         kept: list[str] = []
         summary: list[dict[str, Any]] = []
