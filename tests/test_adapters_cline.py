@@ -304,6 +304,9 @@ def test_lines_of_the_messages_file_name_it(tmp_path: Path) -> None:
                                 env={"COLUMNS": "120"})
     assert "(assistant, session.messages.json:77)" in result.output
     assert "line 77" not in result.output
+    result = CliRunner().invoke(app, ["audit", "--all", "--format", "markdown",
+                                      str(CLINE / "basic.compaction.json")])
+    assert r"(assistant, session\.messages\.json:77)" in result.output
     run_adapter_out = run_adapter(cline.records, CLINE / "session.messages.json")
     assert "span_line_file" not in run_adapter_out[0][1]
     # a message the compaction file adds after the last kept one is a line of its own
