@@ -181,6 +181,7 @@ class _Follow:
 
     d: ext.Discriminator | None = None
     literal: str | None = None
+    part: bool = False  # the literal may be part of a word (a token cut short)
 
     def at(self, text: str) -> tuple[str, str | None]:
         """(result, detail) for a summary ``text``: ``carried``; ``carried in part``
@@ -188,7 +189,8 @@ class _Follow:
         reported as carried); ``flipped`` with the sentence; ``lost``."""
         low = text.lower()
         if self.literal is not None:
-            return ("carried" if _word_in(self.literal, low) else "lost"), None
+            held = self.literal in low if self.part else _word_in(self.literal, low)
+            return ("carried" if held else "lost"), None
         assert self.d is not None
         d = self.d
         if surv.survives(d, text):
@@ -321,7 +323,8 @@ def trace_discriminator(session: Session, query: str) -> Node:
 
     A query that is not itself a discriminator is reduced to the clauses whose words
     hold it, and when none does, span texts are searched for it literally (word
-    bounded); ``data["reading"]`` and ``data["note"]`` say which.  Then summaries
+    bounded, ``plain``; then as part of a word, ``substring``: a path a product cut
+    short); ``data["reading"]`` and ``data["note"]`` say which.  Then summaries
     stating it with no raw span holding it.  Raises :class:`UsageError` when nothing
     matches.
     """
@@ -345,14 +348,23 @@ def trace_discriminator(session: Session, query: str) -> Node:
         spans = [(item, [], []) for item, row in log.rows.items()
                  if row["kind"] == "span" and row["text"] is not None
                  and _word_in(q, row["text"].lower())]
+        if not spans:
+            # a token cut short (a path a product truncated) is a part of a word:
+            # search it as a plain substring before saying no raw span holds it
+            spans = [(item, [], []) for item, row in log.rows.items()
+                     if row["kind"] == "span" and row["text"] is not None
+                     and q in row["text"].lower()]
+            mode = "substring" if spans else mode
     if mode == "reduced":
         note = f"{note}; reduced to the clause(s) whose words hold it"
     elif mode == "plain":
         note = f"{note}; span texts searched for it literally"
+    elif mode == "substring":
+        note = f"{note}; span texts searched for it literally, as part of a word"
     children: list[Node] = []
     for item, hits, others in spans:
         row = log.rows[item]
-        follow = _Follow(d=hits[0]) if hits else _Follow(literal=q)
+        follow = _Follow(d=hits[0]) if hits else _Follow(literal=q, part=mode == "substring")
         up = _carry(log, item, follow, others, set())
         fate = _span_fate(log, item, up)
         head = f"span {item} ({log.where(item)}; now {log.state(item)}): {fate}"

@@ -8,10 +8,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from typer.testing import CliRunner
 
 from compaction_audit import api
+from compaction_audit.cli import app
 from compaction_audit.discover import discover
 from compaction_audit.io import cline
+from compaction_audit.report.model import reader_notes
 from tests.foreign import (
     FIXTURES,
     all_spans,
@@ -226,3 +229,100 @@ def test_a_session_folder_is_audited_once_per_session(tmp_path: Path) -> None:
     (report,) = api.audit_paths(discover([str(tmp_path / "sessions")])).sessions
     assert report.path.endswith("s1.messages.json")
     assert [c["strategy"] for c in report.compactions] == ["basic"]
+
+
+def test_compaction_file_alone_is_not_checked_and_says_what_was_looked_for(
+        tmp_path: Path) -> None:
+    # the basic file copied into an empty folder: what it removed is nowhere to compare
+    shutil.copy(CLINE / "basic.compaction.json", tmp_path / "b.compaction.json")
+    report = api.audit(str(tmp_path / "b.compaction.json"))
+    (c,) = report.compactions
+    assert (c["unchecked"], c["lost_checked"], c["lost"]) == ("no messages file", False, [])
+    assert c["not_checked_reason"] == "no messages file"
+    assert report.compactions_not_checked() == 1
+    assert "1 compaction could not be checked" in report.verdict()
+    assert reader_notes(report) == [
+        "b.compaction.json: the session's messages file was not found (looked for "
+        "b.messages.json and a *.messages.json with sessionId '1795512345678_wxq7k' "
+        "beside it), so its compaction is not checked"]
+
+
+def test_compaction_file_from_standard_input_is_not_checked() -> None:
+    data = (CLINE / "basic.compaction.json").read_bytes()
+    out = list(cline.records("-", enumerate(data.splitlines(keepends=True), 1)))
+    (_, rnd), = compaction_rounds(out)
+    assert rnd["compaction"]["unchecked"] == "no messages file"
+    assert out[0][1]["reader_notes"] == [
+        "a Cline compaction file read from standard input: its messages file cannot be "
+        "looked for, so its compaction is not checked"]
+
+
+def test_paired_compaction_is_checked() -> None:
+    (_, rnd), = compaction_rounds(run_adapter(cline.records, CLINE / "basic.compaction.json"))
+    assert "unchecked" not in rnd["compaction"]
+
+
+def test_messages_file_pairs_the_one_compaction_file_of_its_session(tmp_path: Path) -> None:
+    # names that do not share the <id> prefix: paired by the sessionId both carry
+    shutil.copy(CLINE / "session.messages.json", tmp_path / "history.messages.json")
+    shutil.copy(CLINE / "basic.compaction.json", tmp_path / "after.compaction.json")
+    out = run_adapter(cline.records, tmp_path / "history.messages.json")
+    (_, rnd), = compaction_rounds(out)
+    assert rnd["compaction"]["strategy"] == "basic"
+    assert working_set(out) == [*BASIC_KEPT, "line-7"]
+    assert "reader_notes" not in out[0][1]
+
+
+def test_messages_file_names_the_compaction_files_it_leaves(tmp_path: Path) -> None:
+    # two compactions of one session (two strategies): neither is picked silently
+    for name in ("session.messages.json", "basic.compaction.json",
+                 "agentic.compaction.json", "session.json"):
+        shutil.copy(CLINE / name, tmp_path / name)
+    note = ("2 compaction files of this session beside session.messages.json are not "
+            "read: agentic.compaction.json, basic.compaction.json; give one of them to "
+            "audit its compaction")
+    for given in ("session.messages.json", "session.json"):
+        out = run_adapter(cline.records, tmp_path / given)
+        assert compaction_rounds(out) == []
+        assert out[0][1]["reader_notes"] == [note]
+    (report,) = api.audit_paths(discover([str(tmp_path)])).sessions
+    assert reader_notes(report) == [note]
+
+
+def test_lines_of_the_messages_file_name_it(tmp_path: Path) -> None:
+    # the compaction file given: a2 ("500 ms") opens on line 77 of the messages file,
+    # so the lost fact names that file; given the messages file, lines are its own
+    out = run_adapter(cline.records, CLINE / "basic.compaction.json")
+    assert out[0][1]["span_line_file"] == "session.messages.json"
+    assert "span_line_file_except" not in out[0][1]
+    report = api.audit(str(CLINE / "basic.compaction.json"))
+    lost = {d["text"]: (d["span_line"], d["span_file"]) for d in report.compactions[0]["lost"]}
+    assert lost["500 ms"] == (77, "session.messages.json")
+    assert {d["span_file"] for d in report.extra["lost_discriminators"]} == {
+        "session.messages.json"}
+    result = CliRunner().invoke(app, ["audit", "--all", str(CLINE / "basic.compaction.json")],
+                                env={"COLUMNS": "120"})
+    assert "(assistant, session.messages.json:77)" in result.output
+    assert "line 77" not in result.output
+    result = CliRunner().invoke(app, ["audit", "--all", "--format", "markdown",
+                                      str(CLINE / "basic.compaction.json")])
+    assert r"(assistant, session\.messages\.json:77)" in result.output
+    run_adapter_out = run_adapter(cline.records, CLINE / "session.messages.json")
+    assert "span_line_file" not in run_adapter_out[0][1]
+    # a message the compaction file adds after the last kept one is a line of its own
+    write_json(tmp_path / "s1.messages.json", session([
+        user("u1", "Deploy to eu-west-2 only."), user("u2", "Then tag v3.1.")]))
+    marker = user("u2", "Then tag v3.1.", metadata={"kind": "compaction", "reason": "auto"})
+    write_json(tmp_path / "s1.compaction.json", session([marker, user("u3", "Now ship.")]))
+    head = run_adapter(cline.records, tmp_path / "s1.compaction.json")[0][1]
+    assert (head["span_line_file"], head["span_line_file_except"]) == (
+        "s1.messages.json", ["u3"])
+
+
+def test_native_lost_facts_carry_no_file(tmp_path: Path) -> None:
+    # a single-file log: no span_file key, "line N" as before
+    write_json(tmp_path / "s1.messages.json", session([
+        user("u1", "Use port 8443."), user("u2", "Next.")]))
+    report = api.audit(str(tmp_path / "s1.messages.json"))
+    assert "span_line_file" not in report.header.extra
+    assert all("span_file" not in d for d in report.extra["lost_discriminators"])

@@ -258,3 +258,19 @@ def test_a_span_of_a_product_log_shows_the_line_that_stated_it() -> None:
     out = run(str(fixture), "15s").stdout
     assert "span line-11 (round 0, line 11; now evicted at round 2): lost" in out
     assert "LOST at fold line-18 (depth 1, round 2, line 18)" in out
+
+
+def test_a_path_cut_short_is_found_as_part_of_a_word(write_log: LogWriter) -> None:
+    # a product cut the path in its summary ("/srv/app/frontend/comp..."): the cut text
+    # is part of a word in the spans, found there and followed as part of a word
+    path = str(write_log([
+        rnd(0, spans=[span("k", "Edited /srv/app/frontend/components/nav.tsx twice."),
+                      span("m", "Nothing about paths.")]),
+        rnd(1, summaries=[fold("H", ["k", "m"], "ran grep in /srv/app/frontend/comp...")],
+            evicted=["k", "m"])]))
+    root = trace(read_native(path), "/srv/app/frontend/comp")
+    assert root.data["reading"] == "substring"
+    assert root.data["note"].endswith("span texts searched for it literally, as part of "
+                                      "a word")
+    assert root.label == "discriminator '/srv/app/frontend/comp': 1 span: 1 carried"
+    assert [c.data["span"] for c in root.children] == ["k"]

@@ -80,11 +80,15 @@ def records(path: str, lines: Iterable[tuple[int, bytes]] | None = None,
     ``skipped`` None: the first malformed message raises :class:`LogError` (``FILE:LINE``);
     a list: lenient, each malformed message is skipped and its error appended.
     """
+    named = path
     given = read_document(path, lines)
     if isinstance(given.value, dict) and _is_manifest(given.value):
         path, given = _from_manifest(given, path)
-    messages_doc, compaction_doc = _pair(given, path)
+    messages_doc, compaction_doc, note, unchecked = _pair(given, path)
     conv = _Converter(path, skipped)
+    conv.unchecked = unchecked
+    if note:
+        conv.note(note)
     for doc in (messages_doc, compaction_doc) if messages_doc is not None else (given,):
         if doc is not None:
             conv.note_version(doc)
@@ -93,7 +97,10 @@ def records(path: str, lines: Iterable[tuple[int, bytes]] | None = None,
         conv.compare(compaction_doc)
     else:
         conv.read(given)
-    yield from conv.output(SOURCE_FORMAT, 1)
+    out = conv.output(SOURCE_FORMAT, 1)
+    first_line, record = next(out)
+    yield first_line, {**record, **_line_files(named, conv.span_files)}
+    yield from out
 
 
 def companions(path: str) -> list[str]:
@@ -103,46 +110,83 @@ def companions(path: str) -> list[str]:
     (:func:`~compaction_audit.outfile.refuse_same_file`)."""
     if path == "-":
         return []
+    out: list[str] = []
     try:
         given = read_document(path, None)
-        out: list[str] = []
         if isinstance(given.value, dict) and _is_manifest(given.value):
             path, given = _from_manifest(given, path)
             out.append(path)
+        paired = _pair(given, path)[:2]
     except (LogError, OSError):
-        return []
-    other = _other_path(given, path)
-    return out if other is None else [*out, str(other)]
+        return out
+    return [*out, *(d.path for d in paired if d is not None and d is not given)]
 
 
-def _other_path(given: Document, path: str) -> Path | None:
-    """The messages file paired with the compaction file ``given`` (or the other way
-    round), when it exists; None for standard input or no such file."""
-    if path == "-" or not isinstance(given.value, dict):
-        return None
+def _line_files(named: str, span_files: dict[str, str]) -> dict[str, Any]:
+    """Session-record keys naming the file span lines count in when it is not the file
+    the user gave (issue: Cline lines point into two files): ``span_line_file``, the
+    companion file most spans were read from (its name), and ``span_line_file_except``,
+    the ids of spans whose lines are in the file given.  Empty when every span line is
+    a line of the file given."""
+    others = [f for f in span_files.values() if f != named]
+    if not others:
+        return {}
+    companion = max(set(others), key=others.count)
+    out: dict[str, Any] = {"span_line_file": Path(companion).name}
+    own = [s for s, f in span_files.items() if f != companion]
+    if own:
+        out["span_line_file_except"] = own
+    return out
+
+
+def _pair(given: Document, path: str
+          ) -> tuple[Document | None, Document | None, str | None, str | None]:
+    """(messages document, compaction document, note, unchecked) for ``given``; either
+    document may be None.  ``note`` says what was looked for and not found, or which
+    compaction files of the session were left unread; ``unchecked`` is set when
+    ``given`` is a compaction file whose messages file was not found (its compaction
+    cannot be checked)."""
+    if not isinstance(given.value, dict):
+        return None, None, None, None
     here = Path(path)
+    sid = given.value.get("sessionId")
     is_compaction = here.name.endswith(".compaction.json") or _has_marker(given.value)
+    if path == "-":
+        if not is_compaction:
+            return None, None, None, None
+        return None, None, ("a Cline compaction file read from standard input: its "
+                            "messages file cannot be looked for, so its compaction is "
+                            "not checked"), "no messages file"
     stem = here.name.removesuffix(".compaction.json").removesuffix(".messages.json")
-    other_name = f"{stem}.messages.json" if is_compaction else f"{stem}.compaction.json"
-    other = here.with_name(other_name)
-    if not other.is_file() and is_compaction:
-        other = _same_session(here, given.value.get("sessionId")) or other
-    if not other.is_file() or other.resolve() == here.resolve():
-        return None
-    return other
-
-
-def _pair(given: Document, path: str) -> tuple[Document | None, Document | None]:
-    """(messages document, compaction document) for ``given``; either may be None."""
-    other = _other_path(given, path)
-    if other is None:
-        return None, None
-    assert isinstance(given.value, dict)
-    is_compaction = Path(path).name.endswith(".compaction.json") or _has_marker(given.value)
-    doc = read_document(str(other), None)
-    if not isinstance(doc.value, dict) or not sniff_document(doc.value):
-        return None, None
-    return (doc, given) if is_compaction else (given, doc)
+    if is_compaction:
+        other = here.with_name(f"{stem}.messages.json")
+        if not other.is_file():
+            found = _same_session(here, sid, ".messages.json")
+            other = found[0] if found else other
+    else:
+        other = here.with_name(f"{stem}.compaction.json")
+        if not other.is_file():
+            found = [f for f in _same_session(here, sid, ".compaction.json")
+                     if f.resolve() != here.resolve()]
+            if len(found) > 1:
+                names = ", ".join(f.name for f in found)
+                return None, None, (f"{len(found)} compaction files of this session "
+                                    f"beside {here.name} are not read: {names}; give one "
+                                    "of them to audit its compaction"), None
+            other = found[0] if found else other
+    doc = None
+    if other.is_file() and other.resolve() != here.resolve():
+        doc = read_document(str(other), None)
+        if not isinstance(doc.value, dict) or not sniff_document(doc.value):
+            doc = None
+    if doc is None:
+        if not is_compaction:
+            return None, None, None, None
+        return None, None, (f"{here.name}: the session's messages file was not found "
+                            f"(looked for {stem}.messages.json and a *.messages.json "
+                            f"with sessionId {str(sid)[:80]!r} beside it), so its compaction is "
+                            "not checked"), "no messages file"
+    return ((doc, given, None, None) if is_compaction else (given, doc, None, None))
 
 
 def _is_manifest(value: dict[str, Any]) -> bool:
@@ -160,7 +204,8 @@ def _from_manifest(doc: Document, path: str) -> tuple[str, Document]:
     # only a file beside the manifest: a path written in a log is not followed elsewhere
     named = Path(str(value.get("messages_path"))).name
     candidates = [here.with_name(named), here.with_name(f"{sid}.messages.json")]
-    found = next((c for c in candidates if c.is_file()), None) or _same_session(here, sid)
+    found = next((c for c in candidates if c.is_file()), None) \
+        or next(iter(_same_session(here, sid, ".messages.json")), None)
     if found is None or path == "-":
         raise LogError(path, 1, "the session's messages file is not found beside its "
                        "manifest", "messages_path")
@@ -174,16 +219,18 @@ def _has_marker(value: dict[str, Any]) -> bool:
         and m["metadata"].get("kind") in MARKER_KINDS for m in messages)
 
 
-def _same_session(here: Path, session_id: Any) -> Path | None:
-    """The folder's ``*.messages.json`` with the same ``sessionId`` (corpus layout)."""
+def _same_session(here: Path, session_id: Any, suffix: str) -> list[Path]:
+    """The folder's files ending in ``suffix`` (``.messages.json``,
+    ``.compaction.json``) with the same ``sessionId``, by name (corpus layout)."""
     if not isinstance(session_id, str):
-        return None
+        return []
     try:
         names = sorted(os.listdir(here.parent or "."))
     except OSError:
-        return None
+        return []
+    found = []
     for name in names:
-        if not name.endswith(".messages.json"):
+        if not name.endswith(suffix):
             continue
         candidate = here.with_name(name)
         try:
@@ -191,8 +238,8 @@ def _same_session(here: Path, session_id: Any) -> Path | None:
         except (OSError, orjson.JSONDecodeError):
             continue
         if isinstance(value, dict) and value.get("sessionId") == session_id:
-            return candidate
-    return None
+            found.append(candidate)
+    return found
 
 
 @dataclass
@@ -210,6 +257,9 @@ class _Converter(Conversion):
         self.skipped = skipped
         self.seen: dict[str, _Message] = {}
         self.call_names: dict[str, str] = {}
+        self.unchecked: str | None = None  # why a compaction cannot be checked
+        self.reading = path  # the file whose lines are being read
+        self.span_files: dict[str, str] = {}  # span id -> the file its line counts in
 
     def note_version(self, doc: Document) -> None:
         """Record the session id and say when the file's ``version`` is new to us."""
@@ -230,6 +280,7 @@ class _Converter(Conversion):
     # -- one file in order ---------------------------------------------------------
     def read(self, doc: Document) -> None:
         """Every message of ``doc`` in order; a marker message opens a compaction."""
+        self.reading = doc.path
         for i, msg in enumerate(self.messages(doc)):
             line = doc.line_of("messages", i)
             Elements(doc.path, self.skipped).run(line, self.message, doc, line, i, msg)
@@ -269,6 +320,7 @@ class _Converter(Conversion):
         for part, size in zip(parts, sizes, strict=True):
             made = self.span(line, base, str(role), part, size)
             if made is not None:
+                self.span_files[made] = self.reading
                 record.parts[orjson.dumps(part, option=orjson.OPT_SORT_KEYS)] = made
 
     def output_shares(self, msg: dict[str, Any], parts: list[dict[str, Any]]
@@ -318,6 +370,7 @@ class _Converter(Conversion):
     def compare(self, doc: Document) -> None:
         """Open the compaction round: keep what the compaction file still holds."""
         msgs = self.messages(doc)
+        self.reading = doc.path
         el = Elements(doc.path, self.skipped)
         kept: list[str] = []
         summary: list[dict[str, Any]] = []
@@ -386,6 +439,9 @@ class _Converter(Conversion):
             "tokens_before": before, "tokens_after": None, "opaque": False,
             "kind": "compact", "strategy": MARKER_KINDS.get(str(kind)),
             "messages_removed": removed}
+        if self.unchecked is not None and not fold:
+            # a compaction file read alone: what it removed is not in it (issue 2)
+            info["unchecked"] = self.unchecked
         if isinstance(meta.get("usageBefore"), dict):
             info["usage_before"] = meta["usageBefore"]
         for key, name in (("readFiles", "files_read"), ("modifiedFiles", "files_modified")):

@@ -95,7 +95,9 @@ def claims(text: str) -> tuple[ext.Discriminator, ...]:
     sentence about the conversation or the summary itself ("No files were read in this
     conversation"), not the product's pointer to the transcript, not a bare statement of
     absence ("None.", "No errors encountered"), not a plain word in capitals
-    ("JavaScript": an identifier needs a code character, a digit or backticks)."""
+    ("JavaScript": an identifier needs a code character, a digit or backticks), not a
+    markup tag's name (``<SYSTEM_NOTICE>``) and not a token cut short by an ellipsis
+    (``/Users/a/deskto...``)."""
     body = _drop_pointer(clean_text(text))
     # sentence bounds found once, and each sentence tested once: linear in the text
     # however many discriminators one long sentence holds (issue 11, item 5)
@@ -117,8 +119,24 @@ def claims(text: str) -> tuple[ext.Discriminator, ...]:
         if (d.kind is ext.Kind.IDENTIFIER and d.text.isalpha()
                 and body[d.start - 1:d.start] != "`"):
             continue
+        if d.kind not in ext.CLAUSE_KINDS and (_is_tag(body, d) or _is_cut(body, d)):
+            continue
         out.append(d)
     return tuple(out)
+
+
+def _is_tag(body: str, d: ext.Discriminator) -> bool:
+    """``d`` is the name of a markup tag (``<SYSTEM_NOTICE>``, ``</task>``): a product's
+    wrapper around its own text, not a claim about the work."""
+    return body[d.end:d.end + 1] == ">" and (
+        body[d.start - 1:d.start] == "<" or body[d.start - 2:d.start] == "</")
+
+
+def _is_cut(body: str, d: ext.Discriminator) -> bool:
+    """``d`` is cut short: an ellipsis (``...``, ``…``) follows it with no space, as a
+    product writes when it truncates a path or command.  A cut token is never judged
+    as if whole (issue: Cline notices, ``/Users/a/deskto...``)."""
+    return body.startswith(("...", "\u2026"), d.end)
 
 
 def _severity_class(kind: str) -> str:

@@ -47,7 +47,8 @@ def recall_sections(recall: Recall, session: Session,
     text left out): ``round``, ``line``, ``folds`` (ids), ``dropped`` (count).
     ``lost_discriminators``: in report order (:func:`ranked_lost`: tier, then later
     spans first), each with ``tier``, ``tier_name``, ``tier_why``, ``span_type`` and
-    ``span_line``, ``reused_round``, ``reused_span`` (a later action reused it);
+    ``span_line`` (with ``span_file`` when the adapter read spans from a companion file:
+    :func:`_span_file`), ``reused_round``, ``reused_span`` (a later action reused it);
     harness text is never listed.  ``lost_tiers``: items per tier
     number.  ``ranked``: the ranked table when the caller has it already.
     ``recall_checkable`` is false, and ``recall_not_checkable`` says "redacted: not
@@ -74,7 +75,7 @@ def recall_sections(recall: Recall, session: Session,
     not_checked = recall.folds.filter(pl.col("check") != "text")
     return {
         "folded_rounds": folded.to_dicts(),
-        "lost_discriminators": ranked.drop("key").to_dicts(),
+        "lost_discriminators": _with_files(ranked.drop("key").to_dicts(), session),
         "lost_tiers": {str(k): v for k, v in tier_counts(ranked).items()},
         "classification_disagreements": recall.disagreements,
         "folds_not_checked": not_checked.height,
@@ -86,6 +87,16 @@ def recall_sections(recall: Recall, session: Session,
     }
 
 
+def _with_files(rows: list[dict[str, Any]], session: Session) -> list[dict[str, Any]]:
+    """``rows`` each with ``span_file`` (:func:`_span_file`) when the adapter read
+    spans from a companion file; as they are otherwise."""
+    line_file = session.header.extra.get("span_line_file")
+    if not isinstance(line_file, str):
+        return rows
+    own = set(session.header.extra.get("span_line_file_except") or ())
+    return [{**d, **_span_file(line_file, own, d.get("span"))} for d in rows]
+
+
 def person_spans(session: Session) -> int:
     """Spans a person typed (source "user", queued messages included; not harness
     text): "asked again" can only be judged when there is one (issue 12, point 5:
@@ -93,6 +104,16 @@ def person_spans(session: Session) -> int:
     spans = session.items.filter((pl.col("kind") == "span")
                                  & person_source(pl.col("source"))).select("source", "text")
     return sum(1 for src, text in spans.iter_rows() if span_type(src, text) != "harness")
+
+
+def _span_file(line_file: Any, own_lines: set[Any], span: Any) -> dict[str, str | None]:
+    """``{"span_file": name}``: the file a span's line counts in when the adapter read
+    spans from a companion file (its ``span_line_file``: a Cline messages file beside
+    the compaction file given), null for a span of the file given; ``{}`` (no key, the
+    output of other logs unchanged) when the adapter names no such file."""
+    if not isinstance(line_file, str):
+        return {}
+    return {"span_file": None if span in own_lines else line_file[:200]}
 
 
 def compaction_view(session: Session, recall: Recall,
@@ -103,12 +124,15 @@ def compaction_view(session: Session, recall: Recall,
     (tokens_before / summary_tokens, null when either is unknown or zero, or the summary
     is opaque: an encrypted remote summary has a size only), ``lost_checked`` (false
     for an opaque summary, or a redacted one: the compaction marked so, or a log that is
-    mostly redaction placeholders), ``not_checked_reason`` ("opaque", "redacted" or
-    null), ``transcript_reference`` (the path a summary names with "read the full
-    transcript at", else null; not counted as a reference) and ``lost``: the
-    discriminators of the folded content that became unrecoverable at that compaction
-    in report order (:func:`ranked_lost`), each with ``tier``, ``tier_name``,
-    ``tier_why``, ``span_type``, ``span_line``, ``asked_again`` (a later user message
+    mostly redaction placeholders, or one an adapter marked ``unchecked``),
+    ``not_checked_reason`` ("opaque", "redacted", the adapter's ``unchecked`` reason
+    such as "no messages file", or null), ``transcript_reference`` (the path a summary
+    names with "read the full transcript at", else null; not counted as a reference)
+    and ``lost``: the discriminators of the folded content that became unrecoverable
+    at that compaction in report order (:func:`ranked_lost`), each with ``tier``, ``tier_name``,
+    ``tier_why``, ``span_type``, ``span_line``, ``span_file`` (only when the adapter
+    read spans from a companion file: the file that line counts in, null for the file
+    given), ``asked_again`` (a later user message
     states it again) and ``reused_round``/``reused_span`` (a later action reused it):
     evidence the loss did harm.
     """
@@ -116,19 +140,24 @@ def compaction_view(session: Session, recall: Recall,
     lost = ranked if ranked is not None else ranked_lost(recall, session)
     texts = dict(session.items.filter(pl.col("kind") == "summary")
                  .select("id", "text").iter_rows())
+    line_file = session.header.extra.get("span_line_file")
+    own_lines = set(session.header.extra.get("span_line_file_except") or ())
     for c in session.compactions:
         before, size = c.get("tokens_before"), c.get("summary_tokens")
         opaque = bool(c.get("opaque"))
+        unchecked = c.get("unchecked")  # an adapter's reason (a Cline file read alone)
         redacted = bool(c.get("redacted")) or recall.redacted
         ratio = before / size if isinstance(before, int) and isinstance(size, int) \
             and size > 0 and before > 0 and not opaque else None
         here = pl.col("lost_round") == c["round"]
         if c.get("summary_id") is not None:
             here = here | (pl.col("fold") == c["summary_id"])
-        rows = lost.filter(here).to_dicts() if not (opaque or redacted) else []
+        rows = lost.filter(here).to_dicts() if not (opaque or redacted or unchecked) else []
         entries = [{"kind": d["kind"], "text": d["text"], "span": d["span"],
                     "source": d["span_source"], "span_type": d["span_type"],
-                    "span_line": d["span_line"], "tier": d["tier"],
+                    "span_line": d["span_line"],
+                    **_span_file(line_file, own_lines, d["span"]),
+                    "tier": d["tier"],
                     "tier_name": d["tier_name"], "tier_why": d["tier_why"],
                     "cause": d["cause"],
                     "asked_again": d["asked_again_round"] is not None,
@@ -141,8 +170,9 @@ def compaction_view(session: Session, recall: Recall,
         text = texts.get(c.get("summary_id")) or ""
         pointer = re.search(TRANSCRIPT_POINTER, text)
         out.append({**c, "compression_ratio": ratio, "lost": entries,
-                    "lost_checked": not (opaque or redacted),
+                    "lost_checked": not (opaque or redacted or unchecked),
                     "not_checked_reason": "opaque" if opaque else
+                    str(unchecked) if unchecked else
                     "redacted" if redacted else None,
                     "transcript_reference": pointer.group(1).rstrip(".,;)") if pointer
                     else None})

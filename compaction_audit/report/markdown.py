@@ -95,7 +95,9 @@ def lost_lines(s: SessionReport, show_all: bool = False) -> list[str]:
                    "facts that matter first:")
         out.append("")
         for d in shown:
-            where = f", line {d['span_line']}" if d.get("span_line") is not None else ""
+            where = ("" if d.get("span_line") is None else
+                     f", {md(d['span_file'])}:{d['span_line']}" if d.get("span_file")
+                     else f", line {d['span_line']}")
             again = (f", asked again at round {d['asked_again_round']}"
                      if d.get("asked_again") else "")
             out.append(f"- {md(d.get('tier_name') or '')}: {md(d['kind'])} "

@@ -61,9 +61,13 @@ def tier_counts(items: list[dict[str, Any]], shown: int, show_all: bool,
 
 
 def stated(d: dict[str, Any]) -> str:
-    """``line N``: where the fact was stated, "" when the report does not know."""
+    """``line N``, or ``FILE:N`` when the line is one of a companion file (a Cline
+    messages file beside the compaction file given): where the fact was stated, ""
+    when the report does not know."""
     where = d.get("span_line")
-    return "" if where is None else f"line {where}"
+    if where is None:
+        return ""
+    return f"{printable(d['span_file'])}:{where}" if d.get("span_file") else f"line {where}"
 
 
 def _facts(items: list[dict[str, Any]], detail: Any, indent: int) -> list[RenderableType]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import polars as pl
 import pytest
 
+from compaction_audit.recall.claims import claims
 from compaction_audit.recall.extract import extract
 from compaction_audit.recall.harm import asked_again
 from compaction_audit.recall.kinds import KIND_RANK, Kind
@@ -132,3 +133,16 @@ def test_the_transcript_pointer_sentence_is_dropped_and_nothing_else() -> None:
     assert _drop_pointer(text) == "Done. \nNext: ship v2."
     assert _drop_pointer("No pointer. Keep going.") == "No pointer. Keep going."
     assert _drop_pointer("read the full transcript at /a") == " "
+
+
+@pytest.mark.parametrize(("summary", "kept"), [
+    # a product's wrapper tag names no claim; the path inside it does
+    ("<RUN_NOTE>\nEdited /srv/app/nav.tsx:4-9\n</RUN_NOTE>", ["/srv/app/nav.tsx"]),
+    # a token cut short by an ellipsis ("...", "…") is never judged as if whole
+    ("Ran grep -rn x /srv/app/frontend/comp... then stopped.", ["-rn"]),
+    ("Ran grep -rn x /srv/app/frontend/comp\u2026 then stopped.", ["-rn"]),
+    # an ellipsis after a space is not a cut: the whole path stays a claim
+    ("Read /srv/app/frontend/nav.tsx ... and more.", ["/srv/app/frontend/nav.tsx"]),
+])
+def test_claims_skip_wrapper_tags_and_cut_tokens(summary: str, kept: list[str]) -> None:
+    assert [d.text for d in claims(summary) if d.kind.value == "identifier"] == kept
