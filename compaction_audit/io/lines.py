@@ -369,3 +369,24 @@ def decode_lines(path: str, lines: Iterable[tuple[int, bytes]], lenient: bool,
             if not lenient:
                 raise err from None
             skipped.append(err)
+
+
+def valid_json_lines(path: str, lines: Iterable[tuple[int, bytes]],
+                     skipped: list[LogError]) -> Iterator[tuple[int, bytes]]:
+    """The ``(line, raw)`` pairs of ``lines`` that are valid JSON, for lenient reading
+    by an adapter that decodes lines itself (Claude Code, Codex).
+
+    A line that does not parse (a bad line in the middle, a truncated last line of a
+    transcript still being written) is passed over and its :class:`LogError`
+    (``FILE:LINE``, worded by :func:`~compaction_audit.io.records.json_error`) appended
+    to ``skipped``, as :func:`decode_lines` does for native logs (issue 11 class 2).
+    Each kept line is decoded twice (here and by the adapter): lenient reading is
+    slower, never wrong.
+    """
+    for number, raw in lines:
+        try:
+            orjson.loads(raw)
+        except orjson.JSONDecodeError as exc:
+            skipped.append(LogError(path, number, json_error(raw, exc.msg)))
+            continue
+        yield number, raw

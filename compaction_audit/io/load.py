@@ -10,7 +10,13 @@ from __future__ import annotations
 
 from compaction_audit.errors import LogError, UsageError
 from compaction_audit.io.detect import ADAPTERS, TOLERANT, Format, peek_format
-from compaction_audit.io.lines import DEFAULT_LIMITS, Limits, decode_lines, reads_once
+from compaction_audit.io.lines import (
+    DEFAULT_LIMITS,
+    Limits,
+    decode_lines,
+    reads_once,
+    valid_json_lines,
+)
 from compaction_audit.io.native import read_native, read_records
 from compaction_audit.model import Session
 
@@ -55,6 +61,8 @@ def load_session(path: str, lenient: bool = False, source: str | None = None,
     dropped: list[LogError] = []
     if fmt in TOLERANT:  # malformed elements are skipped by the adapter when lenient
         records = ADAPTERS[fmt](path, lines, dropped if lenient else None)  # type: ignore[call-arg]
+    elif lenient:  # a line that is not JSON is skipped here, for every such adapter
+        records = ADAPTERS[fmt](path, valid_json_lines(path, lines, dropped))
     else:
         records = ADAPTERS[fmt](path, lines)
     session = read_records(records, path, lenient)
