@@ -395,3 +395,24 @@ def test_the_audit_verdict_names_the_onset_diff_compares() -> None:
                                 "at round 16")
     assert verdicts[1].endswith("; inversion onset at round 19 (the signature; no boundary)")
     assert "inversion onset later: round 8 -> round 19" in run(app, ["diff", a, b]).stdout
+
+
+def test_finding_units_wrap_under_their_indent_at_100_columns() -> None:
+    from typer.testing import CliRunner
+
+    from compaction_audit.cli import app
+
+    out = CliRunner().invoke(app, ["diff", "sample_logs/research-decay.jsonl",
+                                   "sample_logs/research-no-decay.jsonl"],
+                             env={"COLUMNS": "100"}).stdout
+    lines = out.splitlines()
+    start = lines.index("Findings")
+    end = next(i for i in range(start, len(lines)) if lines[i].startswith("No gates set"))
+    units = [ln for ln in lines[start + 1:end]
+             if ln and not ln.startswith(("New (", "Resolved (", "Persisting ("))]
+    # a unit's where-clause wrapped at 100 columns ('candidate' ... 'rounds 1-27') stays
+    # under the unit's indent
+    assert all(ln.startswith("  ") for ln in units), [ln for ln in units
+                                                          if not ln.startswith("  ")]
+    assert any(ln.startswith("      rounds ") or ln.startswith("      round ")
+               for ln in units)  # this sample does wrap one

@@ -231,13 +231,13 @@ def _where(o: Occurrence) -> str:
 
 
 def _unit_lines(f: FindingDelta, with_message: bool) -> list[RenderableType]:
-    head = Text.assemble("      ", t(f.key), "  ")
+    # wrapped under the key, never back to the first column (issue 13, section 2)
     if f.baseline and f.candidate:
-        head.append(f"baseline {_where(f.baseline)}, candidate {_where(f.candidate)}")
-        return [head]
+        return [hang("", t(f.key), "  ", f"baseline {_where(f.baseline)}, "
+                     f"candidate {_where(f.candidate)}", indent=6)]
     occ = f.candidate or f.baseline
     assert occ is not None
-    head.append(_where(occ))
+    head = hang("", t(f.key), "  ", _where(occ), indent=6)
     if not with_message:
         return [head]
     message = Text.assemble("        ", t(occ.message), no_wrap=True, overflow="ellipsis")
