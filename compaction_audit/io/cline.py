@@ -40,6 +40,7 @@ from compaction_audit.io.documents import (
     version_note,
 )
 from compaction_audit.io.harness import SUMMARY
+from compaction_audit.io.lines import regular_file
 from compaction_audit.io.tokens import (
     IMAGE_TOKENS,
     estimate_tokens,
@@ -233,9 +234,11 @@ def _same_session(here: Path, session_id: Any, suffix: str) -> list[Path]:
         if not name.endswith(suffix):
             continue
         candidate = here.with_name(name)
-        try:
-            value = orjson.loads(candidate.read_bytes())
-        except (OSError, orjson.JSONDecodeError):
+        if not regular_file(candidate):  # a FIFO or a device is never opened
+            continue
+        try:  # through the bounded line reader: the input limits of a trace apply
+            value = read_document(str(candidate), None).value
+        except (OSError, LogError, RecursionError):
             continue
         if isinstance(value, dict) and value.get("sessionId") == session_id:
             found.append(candidate)

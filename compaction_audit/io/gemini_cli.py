@@ -39,7 +39,7 @@ from compaction_audit.io.documents import (
     version_note,
 )
 from compaction_audit.io.harness import META
-from compaction_audit.io.lines import iter_lines
+from compaction_audit.io.lines import iter_lines, regular_file
 from compaction_audit.io.tokens import (
     decode_object,
     estimate_tokens,
@@ -345,9 +345,14 @@ class _Converter(Conversion):
 def read_telemetry(path: str, session_id: str | None) -> list[tuple[int | None, int | None]]:
     """``(tokens_before, tokens_after)`` of each ``gemini_cli.chat_compression`` event
     of ``session_id`` in a Gemini CLI local telemetry file (concatenated, pretty-printed
-    JSON objects); ``[]`` when the file is absent or unreadable."""
+    JSON objects); ``[]`` when the file is absent, unreadable or not a regular file (a
+    FIFO or a device is never opened).  Read through the bounded line reader, so the
+    input limits of a trace apply (docs/security.md).  Raises :class:`LogError` for
+    input beyond those limits and for a value nested too deeply to decode."""
+    if not regular_file(path):
+        return []
     try:
-        text = Path(path).read_text(encoding="utf-8", errors="replace")
+        text = b"\n".join(raw for _, raw in iter_lines(path)).decode("utf-8", "replace")
     except OSError:
         return []
     decoder = json.JSONDecoder()
@@ -356,6 +361,9 @@ def read_telemetry(path: str, session_id: str | None) -> list[tuple[int | None, 
     while (pos := text.find("{", pos)) != -1:
         try:
             obj, end = decoder.raw_decode(text, pos)
+        except RecursionError:
+            raise LogError(path, text.count("\n", 0, pos) + 1,
+                           "a value is nested too deeply to decode") from None
         except ValueError:
             break
         pos = end

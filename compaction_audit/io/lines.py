@@ -246,6 +246,17 @@ class _ZstdReader(io.RawIOBase):
         super().close()
 
 
+def regular_file(path: str | os.PathLike[str]) -> bool:
+    """True when ``path`` is a regular file (symbolic links followed): what an adapter
+    may open for a file it reads beside its input (a Cline messages file, Gemini's
+    telemetry).  A FIFO would block the open until a writer comes, a device such as
+    ``/dev/zero`` never ends: neither is read (issue 11, classes 4 and 6)."""
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except (OSError, ValueError):
+        return False
+
+
 def iter_lines(path: str, limits: Limits = DEFAULT_LIMITS,
                errors: list[LogError] | None = None) -> Iterator[tuple[int, bytes]]:
     """Yield ``(line_number, raw_line)`` for every non-blank line of ``path``.
