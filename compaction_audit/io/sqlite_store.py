@@ -50,12 +50,21 @@ _PROGRESS_EVERY = 1000
 
 
 def input_bytes(path: str) -> int:
-    """The bytes of ``path`` plus those of its ``-wal`` file (0 when absent)."""
+    """The bytes of ``path`` plus those of its ``-wal`` file (0 when absent), each
+    counted as the smaller of its size and the disk it takes: a sparse file (a hole of
+    40 GB that takes no disk) buys no budget (issue 11, class 4)."""
     total = 0
     for name in (path, f"{path}-wal"):
         with contextlib.suppress(OSError):
-            total += os.path.getsize(name)
+            st = os.stat(name)
+            blocks = getattr(st, "st_blocks", None)
+            total += st.st_size if blocks is None else min(st.st_size, blocks * 512)
     return total
+
+
+MAX_LENGTH = (1 << 31) - 1
+"""SQLite's largest string or blob limit (a C int): :class:`BoundedStore` never asks
+for more."""
 
 
 class BoundedStore:
@@ -78,7 +87,7 @@ class BoundedStore:
             self.db = sqlite3.connect(Path(path).resolve().as_uri() + "?mode=ro", uri=True)
         except sqlite3.Error as exc:
             raise LogError(path, 0, f"cannot open the {what}: {exc}") from None
-        self.db.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, max(size, 1 << 16))
+        self.db.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, min(max(size, 1 << 16), MAX_LENGTH))
         self.db.set_progress_handler(self._tick, _PROGRESS_EVERY)
         self.db.row_factory = sqlite3.Row
         try:
