@@ -7,6 +7,7 @@ budgets stop a read that goes past them.  Each case is a one-line ``FILE:`` erro
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import subprocess
 import sys
@@ -126,3 +127,16 @@ def test_a_sparse_wal_buys_no_budget_and_no_internal_error(tmp_path: Path) -> No
                           check=False)
     assert done.returncode in (0, 1, 2)
     assert "internal error" not in done.stderr and "Traceback" not in done.stderr
+
+
+def test_a_fifo_beside_the_store_is_refused_before_sqlite_opens_it(tmp_path: Path) -> None:
+    """SQLite opens ``-journal`` before any query: a FIFO there blocked the audit in the
+    open, past SIGTERM.  Any of the three side files that exists and is not a regular
+    file is a one-line error."""
+    store = store_with(tmp_path / "s.db")
+    os.mkfifo(f"{store}-journal")
+    done = subprocess.run([sys.executable, "-m", "compaction_audit", "audit", "-q",
+                           str(store)], capture_output=True, text=True, timeout=60,
+                          check=False)
+    assert done.returncode == 2
+    assert "its -journal file is not a regular file" in done.stderr

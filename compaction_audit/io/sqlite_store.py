@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from compaction_audit.errors import LogError
+from compaction_audit.io.lines import regular_file
 
 STEPS_PER_BYTE = 50
 """VM instructions allowed per byte of the database and its ``-wal`` file.  Reading a
@@ -83,6 +84,11 @@ class BoundedStore:
         self.max_text = TEXT_PER_BYTE * size + (1 << 16)
         self.steps = 0
         self.text = 0
+        for side in ("-journal", "-wal", "-shm"):  # SQLite opens them before any check:
+            other = f"{path}{side}"  # a FIFO there blocks the open past any signal
+            if os.path.lexists(other) and not regular_file(other):
+                raise LogError(path, 0, f"cannot open the {what}: its {side} file is not "
+                               "a regular file")
         try:
             self.db = sqlite3.connect(Path(path).resolve().as_uri() + "?mode=ro", uri=True)
         except sqlite3.Error as exc:
