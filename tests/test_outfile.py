@@ -116,10 +116,24 @@ def read_fifo_while(fifo: Path, command: list[str]) -> tuple[bytes, Any]:
             data += chunk
             if not chunk and not writer.is_alive():
                 break
+        data += drain(fd)  # the writer may finish between the select and the check
     finally:
         os.close(fd)
     writer.join(5)
     return data, results[0] if results else None
+
+
+def drain(fd: int) -> bytes:
+    """Whatever is left in the non-blocking ``fd`` now, up to end of file."""
+    data = b""
+    while True:
+        try:
+            chunk = os.read(fd, 65536)
+        except BlockingIOError:
+            return data
+        if not chunk:
+            return data
+        data += chunk
 
 
 @pytest.mark.parametrize(("command", "expect"), [
