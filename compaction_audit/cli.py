@@ -58,9 +58,16 @@ app.add_typer(baseline_app, name="baseline")
 
 
 def main() -> None:
-    """Entry point of the ``compaction-audit`` console script (no tracebacks)."""
+    """Entry point of the ``compaction-audit`` console script (no tracebacks).
+
+    Exits with the command's code.  A usage error (an unknown command or option, a bad
+    option value) is click's message made safe as every other line of ours is: its
+    text echoes what was typed, which a CI job may take from a log or a branch name,
+    so it goes through :func:`compaction_audit.report.safe.printable` and
+    ``neutralize`` (issue 11, class 1), then exit 2.
+    """
     try:
-        app()
+        sys.exit(_invoke())
     except KeyboardInterrupt as exc:
         from compaction_audit.procs import exit_process
         from compaction_audit.stopline import Terminated, say_stopped
@@ -74,3 +81,40 @@ def main() -> None:
         say(f"internal error: {type(exc).__name__}: {exc} "
             "(set COMPACTION_AUDIT_DEBUG=1 for a traceback)")
         sys.exit(2)
+
+
+_CLICK_ERROR: type[Exception] = next(
+    c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")
+"""click's base of usage errors, whether typer vendors click (0.29 on) or not."""
+
+
+def _invoke() -> int:
+    """Run the app without click's standalone handling; returns the exit code."""
+    try:
+        code = app(standalone_mode=False)
+    except _CLICK_ERROR as exc:
+        _show_usage_error(exc)
+        return int(getattr(exc, "exit_code", 2))
+    except typer.Abort:
+        say("aborted")
+        return 1
+    except BrokenPipeError:  # stdout closed by its reader (| head): exit 1, as click does
+        devnull = os.open(os.devnull, os.O_WRONLY)  # what is left to flush goes nowhere
+        os.dup2(devnull, sys.stdout.fileno())
+        return 1
+    return code if isinstance(code, int) else 0
+
+
+def _show_usage_error(exc: Exception) -> None:
+    """click's usage lines and message for ``exc``, safe for a terminal and a CI log."""
+    import io
+
+    from compaction_audit.report.safe import neutralize, printable
+
+    buffer = io.StringIO()
+    exc.show(file=buffer)  # type: ignore[attr-defined]  # a ClickException
+    try:
+        sys.stderr.write(neutralize(printable(buffer.getvalue(), newlines=True, limit=16_384)))
+        sys.stderr.flush()
+    except (OSError, ValueError, AttributeError):
+        pass

@@ -103,6 +103,30 @@ def test_one_line_errors_on_stderr(hostile: Path) -> None:
     assert_clean(lenient.stdout, own=True)
 
 
+@pytest.mark.parametrize("argv", [
+    ["audit", "--fail-on", HOSTILE, "t.jsonl"],
+    ["audit", "--format", HOSTILE, "t.jsonl"],
+    ["audit", "--##[add-mask]secret" + HOSTILE, "t.jsonl"],
+    [HOSTILE],
+    ["baseline", HOSTILE],
+])
+def test_usage_errors_echo_what_was_typed_safely(argv: list[str],
+                                                 monkeypatch: pytest.MonkeyPatch,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """click's usage errors quote the value typed (a CI job may take it from a branch
+    name): the console script's own entry point makes them safe (issue 11, class 1)."""
+    from compaction_audit.cli import main
+
+    monkeypatch.setattr("sys.argv", ["compaction-audit", *argv])
+    with pytest.raises(SystemExit) as stop:
+        main()
+    out, err = capsys.readouterr()
+    assert stop.value.code == 2 and out == ""
+    assert "Error: " in err and "Usage: " in err
+    assert "\\x23#[add-mask]secret" in err  # the value is named, escaped
+    assert_clean(err)
+
+
 def test_paths_echoed_after_o_are_escaped(hostile: Path) -> None:
     target = hostile / "::error::out ##[add-mask]o\u202e\n.jsonl"
     result = run("convert", "traces/hostile.jsonl", "-o", str(target))
