@@ -109,6 +109,17 @@ def _step_polars(path: str) -> dict[str, Any]:
     return {"seconds": time.perf_counter() - t0, "records": frame.height}
 
 
+def _timed(spent: dict[str, float], name: str, fn: Any) -> Any:
+    """``fn`` wrapped to add its wall seconds to ``spent[name]`` on every call."""
+    def run(*args: Any, **kwargs: Any) -> Any:
+        t0 = time.perf_counter()
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            spent[name] = spent.get(name, 0.0) + time.perf_counter() - t0
+    return run
+
+
 def _step_audit(path: str) -> dict[str, Any]:
     import compaction_audit.engine as engine
     from compaction_audit.api import audit
@@ -116,24 +127,17 @@ def _step_audit(path: str) -> dict[str, Any]:
     from compaction_audit.report.model import Report
     from compaction_audit.report.summary import episodes
 
-    cosine = [0.0]  # wall seconds inside the rebuilt cosine (issue 16, point 4),
-    rebuild = engine.rebuild  # waiting for the model's background load included
-
-    def timed_rebuild(*args: Any, **kwargs: Any) -> Any:
-        t = time.perf_counter()
-        try:
-            return rebuild(*args, **kwargs)
-        finally:
-            cosine[0] += time.perf_counter() - t
-
-    engine.rebuild = timed_rebuild  # type: ignore[attr-defined]
+    spent: dict[str, float] = {}  # wall seconds inside the rebuilt cosine (issue 16,
+    # point 4), waiting for the model's background load included
+    engine.rebuild = _timed(spent, "cosine", engine.rebuild)  # type: ignore[attr-defined]
     t0 = time.perf_counter()
     report = audit(path)
     data = render_json(Report([report], []), single=True)
     with open(os.devnull, "wb") as sink:
         sink.write(data)
     seconds = time.perf_counter() - t0
-    return {"seconds": seconds, "cosine_seconds": cosine[0], "rounds": report.n_rounds,
+    return {"seconds": seconds, "cosine_seconds": spent.get("cosine", 0.0),
+            "rounds": report.n_rounds,
             "findings": len(report.findings),
             "episodes": sum(1 for _ in episodes(report.findings)),
             "report_bytes": len(data)}
@@ -160,22 +164,14 @@ def _step_stages(path: str) -> dict[str, Any]:
     from compaction_audit.report.model import Report
     from compaction_audit.rules.salience import SalienceDisagreement
 
-    spent: dict[str, float] = {}
-
-    def timed(name: str, fn: Any) -> Any:
-        def run(*args: Any, **kwargs: Any) -> Any:
-            t0 = time.perf_counter()
-            try:
-                return fn(*args, **kwargs)
-            finally:
-                spent[name] = spent.get(name, 0.0) + time.perf_counter() - t0
-        return run
-
-    engine.build_series = timed("series", engine.build_series)  # type: ignore[attr-defined]
-    recall_rules.analyse = timed("recall", recall_rules.analyse)  # type: ignore[attr-defined]
-    engine.rebuild = timed("cosine", engine.rebuild)  # type: ignore[attr-defined]
-    SalienceDisagreement.evaluate = timed(  # type: ignore[method-assign]
-        "disagreement", SalienceDisagreement.evaluate)
+    spent: dict[str, float] = {"cosine": 0.0}
+    engine.build_series = _timed(  # type: ignore[attr-defined]
+        spent, "series", engine.build_series)
+    recall_rules.analyse = _timed(  # type: ignore[attr-defined]
+        spent, "recall", recall_rules.analyse)
+    engine.rebuild = _timed(spent, "cosine", engine.rebuild)  # type: ignore[attr-defined]
+    SalienceDisagreement.evaluate = _timed(  # type: ignore[method-assign]
+        spent, "disagreement", SalienceDisagreement.evaluate)
     t0 = time.perf_counter()
     session = read_native(path)
     t1 = time.perf_counter()
