@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import os
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,17 @@ from tests.gate_app import drift_records
 from tests.logs import dump
 
 LINUX_PROC = os.path.exists("/proc/self/io")
+
+
+def shown(out: io.StringIO, text: str, seconds: float = 20.0) -> bool:
+    """Wait until the bar, refreshed by its own thread, has drawn ``text`` into
+    ``out`` (a busy machine may delay a refresh well past ``POLL_SECONDS``)."""
+    deadline = time.monotonic() + seconds
+    while text not in out.getvalue():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.01)
+    return True
 
 
 def test_nothing_on_stderr_when_it_is_not_a_terminal(tmp_path: Path,
@@ -65,14 +77,12 @@ def test_bar_shows_bytes_read_and_the_phase(tmp_path: Path,
     out = io.StringIO()
     console = Console(file=out, force_terminal=True, width=100)
     monkeypatch.setattr(progress, "POLL_SECONDS", 0.01)
-    import time
-
     with progress.single_trace_progress(str(data), 2_000_000, console):
         with open(data, "rb", buffering=0) as fh:
             fh.read(1_000_000)
-            time.sleep(0.3)
+            assert shown(out, "reading trace.jsonl")
             fh.read()
-        time.sleep(0.3)
+        assert shown(out, "running the rules")
     text = out.getvalue()
     assert "reading trace.jsonl" in text and "running the rules" in text
     assert "/2.0 MB" in text
@@ -98,12 +108,10 @@ def test_bar_shows_the_rounds_read(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     out = io.StringIO()
     console = Console(file=out, force_terminal=True, width=120)
     monkeypatch.setattr(progress, "POLL_SECONDS", 0.01)
-    import time
-
     with progress.single_trace_progress(str(path), path.stat().st_size, console):
-        time.sleep(0.1)
+        assert shown(out, "0 rounds")  # before the reading
         read_native(str(path))
-        time.sleep(0.3)
+        assert shown(out, f"{rounds} rounds")
     text = out.getvalue()
     assert "0 rounds" in text  # before the reading
     assert f"{rounds} rounds" in text  # every round of the trace, counted as read
@@ -119,10 +127,8 @@ def test_a_file_name_in_the_bar_is_shown_literally_never_as_markup(
     out = io.StringIO()
     console = Console(file=out, force_terminal=True, width=200)
     monkeypatch.setattr(progress, "POLL_SECONDS", 0.01)
-    import time
-
     with progress.single_trace_progress(str(data), 1000, console):
-        time.sleep(0.2)
+        assert shown(out, "reading ")
     text = out.getvalue()
     assert "\x1b]8" not in text  # no hyperlink
     assert "\x1b[5" not in text and ";5m" not in text  # no blink
