@@ -83,6 +83,10 @@ def main() -> None:
         sys.exit(2)
 
 
+MAX_USAGE_LINES = 60
+"""Lines of a usage error shown at most: the help of a command group (printed when it
+is run without a command) is about 25; what was typed is on one line."""
+
 _CLICK_ERROR: type[Exception] = next(
     c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")
 """click's base of usage errors, whether typer vendors click (0.29 on) or not."""
@@ -109,12 +113,13 @@ def _show_usage_error(exc: Exception) -> None:
     """click's usage lines and message for ``exc``, safe for a terminal and a CI log."""
     import io
 
-    from compaction_audit.report.safe import neutralize, printable
+    from compaction_audit.report.safe import neutralize, printable  # MAX_TEXT per line
 
     buffer = io.StringIO()
     exc.show(file=buffer)  # type: ignore[attr-defined]  # a ClickException
+    lines = buffer.getvalue().rstrip("\n").split("\n")[:MAX_USAGE_LINES]  # bounded
     try:
-        sys.stderr.write(neutralize(printable(buffer.getvalue(), newlines=True, limit=16_384)))
+        sys.stderr.write(neutralize("".join(printable(line) + "\n" for line in lines)))
         sys.stderr.flush()
     except (OSError, ValueError, AttributeError):
         pass

@@ -106,6 +106,7 @@ def test_one_line_errors_on_stderr(hostile: Path) -> None:
 @pytest.mark.parametrize("argv", [
     ["audit", "--fail-on", HOSTILE, "t.jsonl"],
     ["audit", "--format", HOSTILE, "t.jsonl"],
+    ["audit", "--format", HOSTILE * 20, "t.jsonl"],  # 6,860 characters typed
     ["audit", "--##[add-mask]secret" + HOSTILE, "t.jsonl"],
     [HOSTILE],
     ["baseline", HOSTILE],
@@ -125,6 +126,8 @@ def test_usage_errors_echo_what_was_typed_safely(argv: list[str],
     assert "Error: " in err and "Usage: " in err
     assert "\\x23#[add-mask]secret" in err  # the value is named, escaped
     assert_clean(err)
+    assert max(len(line) for line in err.split("\n")) < 2 * MAX_TEXT  # bounded (escapes
+    # added after the cut at MAX_TEXT characters may lengthen a line a little)
 
 
 def test_paths_echoed_after_o_are_escaped(hostile: Path) -> None:
