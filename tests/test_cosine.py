@@ -310,3 +310,34 @@ def test_salience_disagreement_judges_long_sessions_at_a_stride(
     r2 = audit(str(_ranked_log(tmp_path, agree=False, rounds=8)),
                settings=Settings().with_values({"disagreement_rounds": 2}))
     assert [f.round for f in r2.findings if f.code == "CA204"] == [5]
+
+
+def test_rebuilt_sums_are_added_in_one_fixed_order() -> None:
+    """Issue 11, class 8 (fresh pass, F9): a Polars group-by summed a round's cosines on
+    several threads, so their last bits changed from run to run.  The sums must be the
+    sequential sum of the changes sorted by (round, value), whatever the row order:
+    computed here by hand, in plain Python, on enough rows for Polars to use threads."""
+    import random
+
+    from compaction_audit.cosine.rebuild import _cosine_sums
+
+    rng = random.Random(7)
+    n, rows = 50, 60_000
+    starts = [rng.randrange(0, n) for _ in range(rows)]
+    spans = [(s, min(n + 3, s + rng.randrange(1, 20)),
+              rng.uniform(-1, 1) * 10 ** rng.randrange(-3, 3)) for s in starts]
+    changes = sorted([(s, c) for s, _, c in spans] + [(e, -c) for _, e, c in spans if e < n])
+    expected, running, k = [], 0.0, 0
+    for ri in range(n):
+        while k < len(changes) and changes[k][0] == ri:
+            running += changes[k][1]
+            k += 1
+        expected.append(running)
+    for order in range(3):
+        shuffled = spans[:]
+        random.Random(order).shuffle(shuffled)
+        members = pl.DataFrame(shuffled, schema={"start": pl.Int64, "end": pl.Int64,
+                                                 "cosine": pl.Float64}, orient="row")
+        got = _cosine_sums(members, n)
+        assert got["ri"].to_list() == list(range(n))
+        assert got["sum"].to_list() == expected  # equal floats, bit for bit

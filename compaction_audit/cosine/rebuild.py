@@ -72,12 +72,8 @@ def rebuild(session: Session) -> Rebuilt:
                          schema={"text": pl.String, "cosine": pl.Float64})
     items = (texted.select("id", "text").join(table, on="text", how="left")
              .filter(pl.col("cosine").is_not_null()).select("id", "cosine"))
-    # in an order set by the values alone: the membership rows come in an order that
-    # varies with Python's hash seed, and a float sum's last bits with the order, so
-    # two processes wrote different cosines for one trace (issue 14, item 5: a fleet
-    # run must equal a local one byte for byte)
-    members = session.membership.join(items, on="id").sort("start", "end", "cosine")
-    total = interval_sum(members, n, pl.col("cosine")).rename({"value": "sum"})
+    members = session.membership.join(items, on="id")
+    total = _cosine_sums(members, n)
     count = interval_sum(members, n).rename({"value": "count"})
     series = (
         total.join(count, on="ri").sort("ri")
@@ -85,3 +81,29 @@ def rebuild(session: Session) -> Rebuilt:
                 .otherwise(None).alias("query_cosine_rebuilt"))
     )
     return Rebuilt(query, items, series, how, None, len(distinct))
+
+
+def _cosine_sums(members: pl.DataFrame, n: int) -> pl.DataFrame:
+    """Columns ``ri`` (0 .. n-1) and ``sum``: the sum of the cosines of the membership
+    intervals ``[start, end)`` covering each round, added in one order fixed by the
+    values alone, so the same trace gives the same floats in every run and process.
+
+    Each interval adds its cosine at ``start`` and takes it away at ``end``; the
+    changes, sorted by round and value, are summed in one sequential ``cum_sum``, and a
+    round takes the running sum after its last change.  (Not ``interval_sum``: its
+    ``group_by(...).sum()`` runs on Polars' threads, whose split of a group's rows, and
+    so a float sum's last bits, changed from run to run on a busy machine; issue 11,
+    class 8, fresh pass F9.  The membership rows' own order varies with Python's hash
+    seed, hence the sort.)"""
+    deltas = (
+        pl.concat([members.select(pl.col("start").cast(pl.Int64).alias("ri"), "cosine"),
+                   members.select(pl.col("end").cast(pl.Int64).alias("ri"),
+                                  -pl.col("cosine"))])
+        .filter((pl.col("ri") >= 0) & (pl.col("ri") < n))
+        .sort("ri", "cosine", maintain_order=True)
+        .with_columns(pl.col("cosine").cum_sum().alias("sum"))
+        .group_by("ri", maintain_order=True).agg(pl.col("sum").last())
+    )
+    rounds = pl.DataFrame({"ri": pl.int_range(0, n, eager=True, dtype=pl.Int64)})
+    return (rounds.join(deltas, on="ri", how="left").sort("ri")
+            .with_columns(pl.col("sum").forward_fill().fill_null(0.0)))
