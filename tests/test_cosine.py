@@ -341,3 +341,24 @@ def test_rebuilt_sums_are_added_in_one_fixed_order() -> None:
         got = _cosine_sums(members, n)
         assert got["ri"].to_list() == list(range(n))
         assert got["sum"].to_list() == expected  # equal floats, bit for bit
+
+
+def test_lexical_sums_are_added_in_term_order() -> None:
+    """The lexical fallback's norms and dot products (issue 11, class 8): each doc's
+    values are summed in term order, bit for bit as a plain Python loop does, whatever
+    the row order; a threaded group-by gave different last bits from run to run."""
+    import random
+
+    from compaction_audit.cosine.embed import _ordered_sums
+
+    rng = random.Random(11)
+    rows = [(rng.randrange(0, 40), f"t{k:06d}", rng.uniform(0, 1) * 10 ** rng.randrange(-4, 4))
+            for k in range(80_000)]
+    expected: dict[int, float] = {}
+    for doc, _, value in sorted(rows):
+        expected[doc] = expected.get(doc, 0.0) + value
+    rng.shuffle(rows)
+    frame = pl.DataFrame(rows, schema={"doc": pl.Int64, "term": pl.String, "v": pl.Float64},
+                         orient="row")
+    got = _ordered_sums(frame, pl.col("v"), "sum")
+    assert dict(zip(got["doc"].to_list(), got["sum"].to_list(), strict=True)) == expected

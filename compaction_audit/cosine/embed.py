@@ -295,14 +295,25 @@ def lexical_cosines(texts: list[str], query: str) -> list[float | None]:
         terms.join(df, on="term")
         .with_columns(((1.0 + pl.col("tf").cast(pl.Float64).log())
                        * (((n + 2) / (pl.col("df") + 1)).log() + 1.0)).alias("w"))
-        .with_columns((pl.col("w") / (pl.col("w") ** 2).sum().over("doc").sqrt()).alias("w"))
     )
+    norms = _ordered_sums(weights, pl.col("w") ** 2, "norm")
+    weights = weights.join(norms, on="doc").with_columns(
+        (pl.col("w") / pl.col("norm").sqrt()).alias("w"))
     q = weights.filter(pl.col("doc") == n).select("term", pl.col("w").alias("qw"))
-    dots = (
-        weights.filter(pl.col("doc") < n).join(q, on="term", how="left")
-        .group_by("doc").agg((pl.col("w") * pl.col("qw").fill_null(0.0)).sum().alias("cos"))
-    )
+    dots = _ordered_sums(weights.filter(pl.col("doc") < n).join(q, on="term", how="left"),
+                         pl.col("w") * pl.col("qw").fill_null(0.0), "cos")
     out = docs.head(n).select("doc").join(dots, on="doc", how="left").sort("doc")
     if q.height == 0:  # a query with no word: nothing is comparable
         return [None] * n
     return out["cos"].to_list()
+
+
+def _ordered_sums(frame: pl.DataFrame, value: pl.Expr, name: str) -> pl.DataFrame:
+    """Columns ``doc`` and ``name``: the sum of ``value`` over each doc's rows, added in
+    term order.  A ``group_by(...).sum()`` (or ``.sum().over``) adds a group's floats
+    on Polars' threads in an order that changed from run to run, and with it the
+    cosines' last bits (issue 11, class 8); here each doc's values are gathered in
+    (doc, term) order, one list per doc, and each list is summed on its own."""
+    return (frame.select("doc", "term", value.alias(name)).sort("doc", "term")
+            .group_by("doc", maintain_order=True).agg(pl.col(name))
+            .with_columns(pl.col(name).list.sum()))
