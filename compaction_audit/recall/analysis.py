@@ -29,6 +29,7 @@ from compaction_audit.reachability import interval_sum, resolvable_end
 from compaction_audit.recall import extract as ext
 from compaction_audit.recall import survival as surv
 from compaction_audit.recall.harm import asked_again, reuse
+from compaction_audit.recall.prefilter import MAY_HOLD
 from compaction_audit.recall.spantypes import PLACEHOLDER_RE, span_type
 from compaction_audit.series import Series
 
@@ -253,9 +254,18 @@ def _text_work(session: Session, items: pl.DataFrame, series: Series,
         keyed.filter(pl.col("kind") == "span").select("text", "stype"),
         keyed.join(children, on="id").select("text", "stype"),
     ]).unique(maintain_order=True)
+    # one vectorized pass: a text the pattern does not match holds no discriminator
+    # (recall/prefilter.py), and harness text is never read; only the others are
+    # extracted in Python
+    maybe = pl.col("text").str.contains(MAY_HOLD) & (pl.col("stype") != "harness")
+    empty = distinct.filter(~maybe)
+    extracted.update(dict.fromkeys(zip(empty["text"].to_list(), empty["stype"].to_list(),
+                                       strict=True), ()))
+    distinct = distinct.filter(maybe)
+    del empty
     texts: list[_TextKey] = list(zip(distinct["text"].to_list(), distinct["stype"].to_list(),
                                      strict=True))
-    if not texts:  # no text to read: no pair to check either
+    if not texts:  # no text holds a discriminator: no pair to check either
         return
     closure = series.closure
     cut = len(texts) * 8 // 20 if len(texts) >= PARALLEL_MIN_JOBS else 0
@@ -265,7 +275,8 @@ def _text_work(session: Session, items: pl.DataFrame, series: Series,
         session.edges.select(pl.col("child").alias("id"), pl.col("parent").alias("sid")),
         closure.select(pl.col("leaf").alias("id"), pl.col("item").alias("sid")),
     ]).join(keyed.select("id", "text", "stype"), on="id").join(
-        summary_text, on="sid").select("text", "stype", "s").unique()
+        summary_text, on="sid").select("text", "stype", "s").unique().join(
+        distinct, on=["text", "stype"], how="semi")  # a child without one: nothing to check
     pair_keys = list(zip(zip(pairs["text"].to_list(), pairs["stype"].to_list(), strict=True),
                          pairs["s"].to_list(), strict=True))
     del pairs
