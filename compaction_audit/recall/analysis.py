@@ -177,9 +177,11 @@ class _Helper:
         self.process = process
 
     @classmethod
-    def start(cls, texts: list[_TextKey], pairs: list[tuple[_TextKey, str]]
+    def start(cls, texts: list[_TextKey], pairs: list[tuple[_TextKey, str]], jobs: int
               ) -> _Helper | None:
-        if (len(texts) < PARALLEL_MIN_JOBS or (os.cpu_count() or 1) < 2
+        """The helper doing ``texts`` and ``pairs``, ``jobs`` the distinct texts of the
+        whole analysis (compared with :data:`PARALLEL_MIN_JOBS`)."""
+        if (jobs < PARALLEL_MIN_JOBS or not texts or (os.cpu_count() or 1) < 2
                 or multiprocessing.parent_process() is not None):
             return None
         try:
@@ -283,7 +285,7 @@ def _text_work(session: Session, items: pl.DataFrame, series: Series,
     theirs_set = set(texts[:cut])
     helper_pairs = [p for p in pair_keys if p[0] in theirs_set]
     our_pairs = [p for p in pair_keys if p[0] not in theirs_set]
-    helper = _Helper.start(texts[:cut], helper_pairs)
+    helper = _Helper.start(texts[:cut], helper_pairs, len(texts))
     mine = texts[cut:] if helper is not None else texts
     for t in mine:
         if t not in extracted:
