@@ -221,7 +221,10 @@ def typed_items(session: Session) -> pl.DataFrame:
     """``session.items`` with ``stype``: the span type of each item
     (:func:`compaction_audit.recall.spantypes.span_type`, computed once per distinct
     (source, text)); a summary's text is read as prose.  ``source_line`` (the log line
-    that stated the item) is the round's ``line`` where the table has none."""
+    that stated the item) is the round's ``line`` where the table has none.
+
+    The item columns are shared with ``session.items``, not copied (the texts are held
+    once): only the ``stype`` column is new."""
     items = session.items
     if "source_line" not in items.columns:
         items = items.with_columns(pl.col("line").alias("source_line"))
@@ -233,11 +236,12 @@ def typed_items(session: Session) -> pl.DataFrame:
     types = [span_type(src, text) for src, text in zip(spans["source"].to_list(),
                                                         spans["text"].to_list(), strict=True)]
     table = spans.select("_src", "_txt").with_columns(pl.Series("stype", types, pl.String))
-    return (items.with_row_index("_row").with_columns(*keys)
-            .join(table, on=["_src", "_txt"], how="left").sort("_row")
-            .drop("_row", "_src", "_txt")
-            .with_columns(pl.when(pl.col("kind") == "span").then(pl.col("stype"))
-                          .otherwise(pl.lit("prose")).alias("stype")))
+    del spans, types
+    stype = (items.select(pl.col("kind"), *keys).with_row_index("_row")
+             .join(table, on=["_src", "_txt"], how="left").sort("_row")
+             .select(pl.when(pl.col("kind") == "span").then(pl.col("stype"))
+                     .otherwise(pl.lit("prose")).alias("stype")))
+    return items.with_columns(stype.to_series())
 
 
 def _text_work(session: Session, items: pl.DataFrame, series: Series,
