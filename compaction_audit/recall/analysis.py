@@ -7,8 +7,12 @@ each discriminator seen in a raw span over the rounds: it stays *recoverable* wh
 resolvable raw span holds it or a working-set summary's text still states it (spec
 rules.md, "Discriminating spans and folds").
 
-Python touches each fold edge once and each text once (extraction is cached); all
-per-round work is interval arithmetic in Polars, as for reachability.
+Python touches each distinct text once (extraction, after one Polars pass has set aside
+the texts that cannot hold a discriminator: :mod:`compaction_audit.recall.prefilter`),
+each distinct (child or leaf text, summary text) pair once and each distinct
+(discriminator, summary text) once (survival); Polars joins the results back to the
+edges, spans and closure pairs.  All per-round work is interval arithmetic in Polars,
+as for reachability.
 """
 
 from __future__ import annotations
