@@ -7,8 +7,12 @@ each discriminator seen in a raw span over the rounds: it stays *recoverable* wh
 resolvable raw span holds it or a working-set summary's text still states it (spec
 rules.md, "Discriminating spans and folds").
 
-Python touches each fold edge once and each text once (extraction is cached); all
-per-round work is interval arithmetic in Polars, as for reachability.
+Python touches each distinct text once (extraction, after one Polars pass has set aside
+the texts that cannot hold a discriminator: :mod:`compaction_audit.recall.prefilter`),
+each distinct (child or leaf text, summary text) pair once and each distinct
+(discriminator, summary text) once (survival); Polars joins the results back to the
+edges, spans and closure pairs.  All per-round work is interval arithmetic in Polars,
+as for reachability.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from compaction_audit.reachability import interval_sum, resolvable_end
 from compaction_audit.recall import extract as ext
 from compaction_audit.recall import survival as surv
 from compaction_audit.recall.harm import asked_again, reuse
+from compaction_audit.recall.prefilter import MAY_HOLD
 from compaction_audit.recall.spantypes import PLACEHOLDER_RE, span_type
 from compaction_audit.series import Series
 
@@ -129,7 +134,14 @@ _TEXT_BOOT = (
     "found = {t: tuple(ext.extract(*t)) for t in texts}\n"
     "enc = [tuple((x.kind.value, x.text, x.norm, x.start, x.end, x.line) for x in found[t])\n"
     "       for t in texts]\n"
-    "flags = [tuple(surv.survives(x, s) for x in found[c]) for c, s in pairs]\n"
+    "memo = {}\n"
+    "def check(x, s):\n"
+    "    key = (x.kind, x.text, x.norm, s)\n"
+    "    kept = memo.get(key)\n"
+    "    if kept is None:\n"
+    "        kept = memo[key] = surv.survives(x, s)\n"
+    "    return kept\n"
+    "flags = [tuple([check(x, s) for x in found[c]]) for c, s in pairs]\n"
     "sys.stdout.buffer.write(marshal.dumps((enc, flags)))\n"
 )
 """The helper: :mod:`~compaction_audit.recall.extract` and
@@ -169,9 +181,11 @@ class _Helper:
         self.process = process
 
     @classmethod
-    def start(cls, texts: list[_TextKey], pairs: list[tuple[_TextKey, str]]
+    def start(cls, texts: list[_TextKey], pairs: list[tuple[_TextKey, str]], jobs: int
               ) -> _Helper | None:
-        if (len(texts) < PARALLEL_MIN_JOBS or (os.cpu_count() or 1) < 2
+        """The helper doing ``texts`` and ``pairs``, ``jobs`` the distinct texts of the
+        whole analysis (compared with :data:`PARALLEL_MIN_JOBS`)."""
+        if (jobs < PARALLEL_MIN_JOBS or not texts or (os.cpu_count() or 1) < 2
                 or multiprocessing.parent_process() is not None):
             return None
         try:
@@ -211,7 +225,10 @@ def typed_items(session: Session) -> pl.DataFrame:
     """``session.items`` with ``stype``: the span type of each item
     (:func:`compaction_audit.recall.spantypes.span_type`, computed once per distinct
     (source, text)); a summary's text is read as prose.  ``source_line`` (the log line
-    that stated the item) is the round's ``line`` where the table has none."""
+    that stated the item) is the round's ``line`` where the table has none.
+
+    The item columns are shared with ``session.items``, not copied (the texts are held
+    once): only the ``stype`` column is new."""
     items = session.items
     if "source_line" not in items.columns:
         items = items.with_columns(pl.col("line").alias("source_line"))
@@ -223,11 +240,12 @@ def typed_items(session: Session) -> pl.DataFrame:
     types = [span_type(src, text) for src, text in zip(spans["source"].to_list(),
                                                         spans["text"].to_list(), strict=True)]
     table = spans.select("_src", "_txt").with_columns(pl.Series("stype", types, pl.String))
-    return (items.with_row_index("_row").with_columns(*keys)
-            .join(table, on=["_src", "_txt"], how="left").sort("_row")
-            .drop("_row", "_src", "_txt")
-            .with_columns(pl.when(pl.col("kind") == "span").then(pl.col("stype"))
-                          .otherwise(pl.lit("prose")).alias("stype")))
+    del spans, types
+    stype = (items.select(pl.col("kind"), *keys).with_row_index("_row")
+             .join(table, on=["_src", "_txt"], how="left").sort("_row")
+             .select(pl.when(pl.col("kind") == "span").then(pl.col("stype"))
+                     .otherwise(pl.lit("prose")).alias("stype")))
+    return items.with_columns(stype.to_series())
 
 
 def _text_work(session: Session, items: pl.DataFrame, series: Series,
@@ -236,51 +254,60 @@ def _text_work(session: Session, items: pl.DataFrame, series: Series,
     compares, about half of both in a helper process (see :class:`_Helper`).
 
     Texts: raw spans' and folded summaries', each with its span type.  Pairs: each fold
-    edge (child, fold text) and each closure pair (leaf, summary text).  The helper
-    takes 40 % of the texts (this process also builds the jobs and decodes the helper's
-    results) and the pairs whose child is among them.
+    edge (child, fold text) and each closure pair (leaf, summary text), each distinct
+    pair once.  The helper takes 40 % of the texts (this process also builds the jobs
+    and decodes the helper's results) and the pairs whose child is among them.
     """
-    keyed = items.select("id", "kind", pl.struct("text", "stype").alias("k"), "text")
+    keyed = items.select("id", "kind", "text", "stype").filter(pl.col("text").is_not_null())
     children = session.edges.select(pl.col("child").alias("id")).unique()
-    texts: list[_TextKey] = [
-        (d["text"], d["stype"]) for d in pl.concat([
-            keyed.filter(pl.col("kind") == "span").select("k", "text"),
-            keyed.join(children, on="id").select("k", "text"),
-        ]).filter(pl.col("text").is_not_null())["k"].unique(maintain_order=True).to_list()]
-    if not texts:  # no text to read: no pair to check either
+    distinct = pl.concat([
+        keyed.filter(pl.col("kind") == "span").select("text", "stype"),
+        keyed.join(children, on="id").select("text", "stype"),
+    ]).unique(maintain_order=True)
+    # one vectorized pass: a text the pattern does not match holds no discriminator
+    # (recall/prefilter.py), and harness text is never read; only the others are
+    # extracted in Python
+    maybe = pl.col("text").str.contains(MAY_HOLD) & (pl.col("stype") != "harness")
+    empty = distinct.filter(~maybe)
+    extracted.update(dict.fromkeys(zip(empty["text"].to_list(), empty["stype"].to_list(),
+                                       strict=True), ()))
+    distinct = distinct.filter(maybe)
+    del empty
+    texts: list[_TextKey] = list(zip(distinct["text"].to_list(), distinct["stype"].to_list(),
+                                     strict=True))
+    if not texts:  # no text holds a discriminator: no pair to check either
         return
     closure = series.closure
     cut = len(texts) * 8 // 20 if len(texts) >= PARALLEL_MIN_JOBS else 0
-    key_of = keyed.filter(pl.col("text").is_not_null()).select("id", "k")
     summary_text = items.filter(pl.col("kind") == "summary").select(
-        pl.col("id"), pl.col("text").alias("s")).filter(pl.col("s").is_not_null())
+        pl.col("id").alias("sid"), pl.col("text").alias("s")).filter(pl.col("s").is_not_null())
     pairs = pl.concat([
         session.edges.select(pl.col("child").alias("id"), pl.col("parent").alias("sid")),
         closure.select(pl.col("leaf").alias("id"), pl.col("item").alias("sid")),
-    ]).join(key_of, on="id").join(
-        summary_text.rename({"id": "sid"}), on="sid").select("k", "s").unique()
-    pair_keys = [((d["text"], d["stype"]), summary) for d, summary in
-                 zip(pairs["k"].to_list(), pairs["s"].to_list(), strict=True)]
+    ]).join(keyed.select("id", "text", "stype"), on="id").join(
+        summary_text, on="sid").select("text", "stype", "s").unique().join(
+        distinct, on=["text", "stype"], how="semi")  # a child without one: nothing to check
+    pair_keys = list(zip(zip(pairs["text"].to_list(), pairs["stype"].to_list(), strict=True),
+                         pairs["s"].to_list(), strict=True))
+    del pairs
     theirs_set = set(texts[:cut])
     helper_pairs = [p for p in pair_keys if p[0] in theirs_set]
     our_pairs = [p for p in pair_keys if p[0] not in theirs_set]
-    helper = _Helper.start(texts[:cut], helper_pairs)
+    helper = _Helper.start(texts[:cut], helper_pairs, len(texts))
     mine = texts[cut:] if helper is not None else texts
     for t in mine:
         if t not in extracted:
             extracted[t] = tuple(ext.extract(*t))
-    survives = surv.survives
     keys = our_pairs if helper is not None else our_pairs + helper_pairs
-    for key in keys:
-        survived[key] = tuple(survives(d, key[1]) for d in extracted[key[0]])
+    survived.update(zip(keys, _survival([(extracted[c], s) for c, s in keys]), strict=True))
     if helper is None:
         return
     result = helper.results(cut, len(helper_pairs))
     if result is None:  # do the helper's share here
         for t in texts[:cut]:
             extracted[t] = tuple(ext.extract(*t))
-        for key in helper_pairs:
-            survived[key] = tuple(survives(d, key[1]) for d in extracted[key[0]])
+        survived.update(zip(helper_pairs, _survival([(extracted[c], s) for c, s in helper_pairs]),
+                            strict=True))
         return
     enc, flags = result
     extracted.update(zip(texts[:cut], map(_decode, enc), strict=True))
@@ -288,9 +315,22 @@ def _text_work(session: Session, items: pl.DataFrame, series: Series,
 
 
 def _survival(pairs: list[tuple[tuple[ext.Discriminator, ...], str]]) -> list[tuple[bool, ...]]:
-    """``surv.survives(d, text)`` for each ``d`` of each ``(ds, text)`` pair."""
+    """``surv.survives(d, text)`` for each ``d`` of each ``(ds, text)`` pair, computed
+    once per distinct (kind, text, norm, summary text): survival reads nothing else of
+    a discriminator, and the same fact (a clause, a name) recurs in many spans."""
     survives = surv.survives
-    return [tuple(survives(d, text) for d in ds) for ds, text in pairs]
+    memo: dict[tuple[ext.Kind, str, str, str], bool] = {}
+    out = []
+    for ds, text in pairs:
+        flags = []
+        for d in ds:
+            key = (d.kind, d.text, d.norm, text)
+            kept = memo.get(key)
+            if kept is None:
+                kept = memo[key] = survives(d, text)
+            flags.append(kept)
+        out.append(tuple(flags))
+    return out
 
 
 def fold_checks(session: Session, extracted: _Extracted | None = None,
@@ -298,9 +338,10 @@ def fold_checks(session: Session, extracted: _Extracted | None = None,
                 items: pl.DataFrame | None = None) -> pl.DataFrame:
     """Compare every child of every fold with the fold's text (one row per edge).
 
-    Python visits each edge once (``surv.dropped``: the child's discriminators that do
-    not survive in the fold's text); the dropped discriminators are collected flat and
-    grouped into the ``dropped`` list column by Polars.
+    Python visits each distinct (child text, span type, fold text) once (the child's
+    discriminators that do not survive in the fold's text, :func:`_survival`); the
+    dropped discriminators are collected flat, joined to the edges and grouped into the
+    ``dropped`` list column by Polars.
     """
     found_in = extracted if extracted is not None else _Extracted()
     items = items if items is not None else typed_items(session)
@@ -321,36 +362,43 @@ def fold_checks(session: Session, extracted: _Extracted | None = None,
                             .then(pl.lit("salience_class")).otherwise(pl.lit("not-possible")))
                       .otherwise(pl.lit("text")).alias("check"))
     )
-    texted = texts.filter(pl.col("check") == "text")  # Python visits only these edges
-    compared: list[tuple[int, tuple[ext.Discriminator, ...], _TextKey, str]] = []
-    for edge, fold_text, child_text, stype in zip(
-            texted["_edge"].to_list(), texted["ft"].to_list(), texted["ct"].to_list(),
-            texted["stype"].to_list(), strict=True):
-        ds = found_in[(child_text, stype)]
-        if ds:
-            compared.append((edge, ds, (child_text, stype), fold_text))
+    texted = texts.filter(pl.col("check") == "text")
+    # Python visits each distinct (child text, type, fold text) once: a child folded
+    # again with the same fold text drops the same discriminators
+    distinct = texted.select("ct", "stype", "ft").unique()
+    compared: list[tuple[_TextKey, str]] = []
+    for child_text, stype, fold_text in zip(distinct["ct"].to_list(), distinct["stype"].to_list(),
+                                            distinct["ft"].to_list(), strict=True):
+        if found_in[(child_text, stype)]:
+            compared.append(((child_text, stype), fold_text))
     memo: _Survived = survived if survived is not None else {}
-    todo = list(dict.fromkeys((child_text, fold_text) for _, _, child_text, fold_text in compared
-                              if (child_text, fold_text) not in memo))
+    todo = [key for key in compared if key not in memo]
     memo.update(zip(todo, _survival([(found_in[c], f) for c, f in todo]), strict=True))
-    drops: dict[str, list[Any]] = {"edge": [], "kind": [], "text": [], "norm": [], "rank": []}
-    for edge, ds, child_text, fold_text in compared:
-        flags = memo[(child_text, fold_text)]
-        for d, kept in zip(ds, flags, strict=True):
+    drops: dict[str, list[Any]] = {"ct": [], "stype": [], "ft": [], "pos": [], "kind": [],
+                                   "text": [], "norm": [], "rank": []}
+    for key in compared:
+        (child_text, stype), fold_text = key
+        for pos, (d, kept) in enumerate(zip(found_in[key[0]], memo[key], strict=True)):
             if not kept:
-                drops["edge"].append(edge)
+                drops["ct"].append(child_text)
+                drops["stype"].append(stype)
+                drops["ft"].append(fold_text)
+                drops["pos"].append(pos)
                 drops["kind"].append(d.kind.value)
                 drops["text"].append(d.text)
                 drops["norm"].append(d.norm)
                 drops["rank"].append(ext.KIND_RANK[d.kind])
+    dropped = pl.DataFrame(drops, schema={"ct": pl.String, "stype": pl.String, "ft": pl.String,
+                                          "pos": pl.Int64, "kind": pl.String, "text": pl.String,
+                                          "norm": pl.String, "rank": pl.Int64})
     lost = (
-        pl.DataFrame(drops, schema={"edge": pl.Int64, "kind": pl.String, "text": pl.String,
-                                    "norm": pl.String, "rank": pl.Int64})
-        .group_by("edge", maintain_order=True)
+        texted.select("_edge", "ct", "stype", "ft").join(dropped, on=["ct", "stype", "ft"])
+        .sort("_edge", "pos")
+        .group_by("_edge", maintain_order=True)
         .agg(pl.struct("kind", "text", "norm", "rank").alias("dropped"))
     )
     return (
-        texts.join(lost.rename({"edge": "_edge"}), on="_edge", how="left")
+        texts.join(lost, on="_edge", how="left")
         .sort("_edge")
         .select(
             pl.col("parent").alias("fold"), "child", "ri", "line",
@@ -382,60 +430,71 @@ def _occurrences(session: Session, series: Series,
     type), ``line`` (1-based line of the discriminator in its span's cleaned text).
     "Before the compaction": a prose or spec span born no later than the round at which
     the tool span stops being resolvable (any round while it stays resolvable).
-    Only (summary, leaf) pairs whose leaf has a discriminator are visited, grouped by
-    summary so that the summary's survival index is built once."""
+    Python visits each distinct (text, type) once for ``occ`` and each distinct (leaf
+    text, type, summary text) of the closure once for ``held``, only for leaves with a
+    discriminator; Polars joins the results back to the spans and the closure pairs."""
     found_in = extracted if extracted is not None else _Extracted()
     items = items if items is not None else typed_items(session)
     spans = items.filter((pl.col("kind") == "span") & pl.col("text").is_not_null())
-    found: dict[str, tuple[ext.Discriminator, ...]] = {}
-    key_of: dict[str, _TextKey] = {}
-    span_rows: dict[str, list[Any]] = {"key": [], "id": [], "kind": [], "text": [],
-                                       "rank": [], "line": []}
-    for item, body, stype in zip(spans["id"].to_list(), spans["text"].to_list(),
-                                 spans["stype"].to_list(), strict=True):
-        ds = found_in[(body, stype)]
-        if not ds:
-            continue
-        found[item] = ds
-        key_of[item] = (body, stype)
-        for d in ds:
+    # the discriminators of each distinct (text, type), made in Python once per text
+    # and joined to the spans that hold it
+    rows: dict[str, list[Any]] = {"body": [], "stype": [], "pos": [], "key": [], "kind": [],
+                                  "text": [], "rank": [], "line": []}
+    distinct = spans.select("text", "stype").unique()
+    for body, stype in zip(distinct["text"].to_list(), distinct["stype"].to_list(), strict=True):
+        for pos, d in enumerate(found_in[(body, stype)]):
             kind = _KIND_VALUE[d.kind]
-            span_rows["key"].append(f"{kind}:{d.norm}")
-            span_rows["id"].append(item)
-            span_rows["kind"].append(kind)
-            span_rows["text"].append(d.text)
-            span_rows["rank"].append(ext.KIND_RANK[d.kind])
-            span_rows["line"].append(d.line)
-    occ = pl.DataFrame(span_rows, schema={"key": pl.String, "id": pl.String,
-                                          "kind": pl.String, "text": pl.String,
-                                          "rank": pl.Int64, "line": pl.Int64}).join(
+            rows["body"].append(body)
+            rows["stype"].append(stype)
+            rows["pos"].append(pos)
+            rows["key"].append(f"{kind}:{d.norm}")
+            rows["kind"].append(kind)
+            rows["text"].append(d.text)
+            rows["rank"].append(ext.KIND_RANK[d.kind])
+            rows["line"].append(d.line)
+    table = pl.DataFrame(rows, schema={"body": pl.String, "stype": pl.String, "pos": pl.Int64,
+                                       "key": pl.String, "kind": pl.String, "text": pl.String,
+                                       "rank": pl.Int64, "line": pl.Int64})
+    del rows, distinct
+    held_by = (spans.select("id", pl.col("text").alias("body"), "stype").with_row_index("_row")
+               .join(table, on=["body", "stype"]).sort("_row", "pos"))
+    occ = held_by.select("key", "id", "kind", "text", "rank", "line").join(
         items.select("id", "stype"), on="id", how="left")
     occ, names = _prose_names(session, items, occ)
     summaries = items.filter((pl.col("kind") == "summary")
                              & pl.col("text").is_not_null()).select("id", "text")
-    if not found or summaries.height == 0:  # no (summary text, leaf) pair to compare
+    if held_by.height == 0 or summaries.height == 0:  # no (summary text, leaf) pair
         return occ, pl.DataFrame(schema={"key": pl.String, "id": pl.String}), names
+    leaves = held_by.select(pl.col("id").alias("leaf"), "body", "stype").unique("leaf")
     pairs = (
-        summaries.join(series.closure.filter(pl.col("leaf").is_in(list(found))),
-                       left_on="id", right_on="item")
-        .select("id", "text", "leaf").sort("id")
+        summaries.rename({"text": "s"})
+        .join(series.closure.select("leaf", "item"), left_on="id", right_on="item")
+        .join(leaves, on="leaf")
+        .select("id", "s", "body", "stype")
     )
-    kept: dict[str, list[str]] = {"key": [], "id": []}
+    distinct_pairs = pairs.select("body", "stype", "s").unique()
     memo: _Survived = survived if survived is not None else {}
-    keys = [(key_of[leaf], body) for body, leaf in zip(pairs["text"].to_list(),
-                                                        pairs["leaf"].to_list(), strict=True)]
-    todo = list(dict.fromkeys(key for key in keys if key not in memo))
+    keys = list(zip(zip(distinct_pairs["body"].to_list(), distinct_pairs["stype"].to_list(),
+                        strict=True), distinct_pairs["s"].to_list(), strict=True))
+    del distinct_pairs
+    todo = [key for key in keys if key not in memo]
     memo.update(zip(todo, _survival([(found_in[leaf_key], body) for leaf_key, body in todo]),
                     strict=True))
-    for summary, key in zip(pairs["id"].to_list(), keys, strict=True):
+    kept: dict[str, list[str]] = {"body": [], "stype": [], "s": [], "key": []}
+    for key in keys:
         flags = memo[key]
         if True not in flags:  # most summaries keep none of a leaf's discriminators
             continue
         for d, survives in zip(found_in[key[0]], flags, strict=True):
             if survives:
+                kept["body"].append(key[0][0])
+                kept["stype"].append(key[0][1])
+                kept["s"].append(key[1])
                 kept["key"].append(_key(d))
-                kept["id"].append(summary)
-    held = pl.DataFrame(kept, schema={"key": pl.String, "id": pl.String}).unique()
+    held = (pairs.join(pl.DataFrame(kept, schema={"body": pl.String, "stype": pl.String,
+                                                   "s": pl.String, "key": pl.String}),
+                       on=["body", "stype", "s"])
+            .select("key", "id").unique())
     return occ, held, names
 
 

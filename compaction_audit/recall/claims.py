@@ -208,10 +208,16 @@ checked); rows:
                               "text": pl.String, "norm": pl.String, "claim": pl.String,
                               "origin": pl.String, "chain": pl.List(pl.String)}
     rows: dict[str, list[Any]] = {name: [] for name in schema}
-    info = {i: (k, t, ri, ln) for i, k, t, ri, ln in
-            items.select("id", "kind", "text", "ri", "line").iter_rows()}
+    edges = session.edges.select("parent", "child")
+    # only items of the provenance DAG are read: a session's unfolded spans are not
+    nodes = items.filter(pl.col("id").is_in(pl.concat([edges["parent"], edges["child"]])
+                                           .implode())).select("id", "kind", "text", "ri", "line")
+    info = dict(zip(nodes["id"].to_list(),
+                    zip(nodes["kind"].to_list(), nodes["text"].to_list(), nodes["ri"].to_list(),
+                        nodes["line"].to_list(), strict=True), strict=True))
+    del nodes
     children: dict[str, list[str]] = {}
-    for parent, child in session.edges.select("parent", "child").iter_rows():
+    for parent, child in zip(edges["parent"].to_list(), edges["child"].to_list(), strict=True):
         if child in info:
             children.setdefault(parent, []).append(child)
     order = sorted((s for s in children if s in info and info[s][1]),

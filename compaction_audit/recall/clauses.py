@@ -101,6 +101,7 @@ _IMPERATIVE_RE = re.compile(  # sentence-initial (or after ", and"), after a bul
 _IMPERATIVE = {"keep": (Kind.CONSTRAINT, "must"), "preserve": (Kind.CONSTRAINT, "must"),
                "retain": (Kind.CONSTRAINT, "must"), "ensure": (Kind.CONSTRAINT, "must"),
                "avoid": (Kind.NEGATION, "not"), "prefer": (Kind.CONSTRAINT, "prefer")}
+_IMPERATIVE_GATE = re.compile("|".join(_IMPERATIVE))  # any of them, anywhere
 _CONTRACTION_RE = re.compile(r"\b[a-z]+n['\u2019]t\b")  # don't, isn't, won't: negations
 _AUX_RE = re.compile(r"\b(?:do|does|did|must|should|shall|will|would|could|can|may|might|is"
                      r"|are|was|were|has|have|had)\s+$")  # "do" of "do not", kept in text
@@ -139,29 +140,57 @@ _DANGLING = frozenset({"and", "or", "nor", "the", "a", "an", "to", "of", "with",
 _MAX_OBJECT, _MAX_LEFT, _WINDOW, _LEFT_WINDOW = 8, 4, 160, 60
 
 
+class _WordNorms(dict[str, str | None]):
+    """The normalized form of each word :data:`_OBJ_TOKEN_RE` finds, None for a
+    stopword or punctuation; computed once per distinct word (a session repeats its
+    vocabulary), emptied when it holds :data:`_WORD_CACHE` words."""
+
+    def __missing__(self, raw: str) -> str | None:
+        if len(self) >= _WORD_CACHE:
+            self.clear()
+        w = raw.rstrip(".")
+        norm: str | None = None
+        if w and w not in _STOPWORDS and (w[0].isalnum() or w[-1].isalnum()):
+            if "," in w:
+                w = w.replace(",", "")
+            if w[0] == "v" and w[1:2].isdigit() and "." in w:
+                w = w[1:]
+            if w.endswith(("n't", "n\u2019t")):
+                w = "not"
+            norm = SCOPE_CANON.get(w, w)
+        self[raw] = norm
+        return norm
+
+
+_WORD_CACHE = 200_000
+_NORMS = _WordNorms()
+
+
 def _content_at(segment: str, limit: int) -> list[tuple[int, str]]:
     """(offset, normalized word) of the first ``limit`` content words of a lowercased
     segment."""
     words: list[tuple[int, str]] = []
+    norms = _NORMS
     for m in _OBJ_TOKEN_RE.finditer(segment):
-        w = m.group().rstrip(".")
-        if not w or w in _STOPWORDS or not (w[0].isalnum() or w[-1].isalnum()):
-            continue
-        if "," in w:
-            w = w.replace(",", "")
-        if w[0] == "v" and w[1:2].isdigit() and "." in w:
-            w = w[1:]
-        if w.endswith(("n't", "n\u2019t")):
-            w = "not"
-        words.append((m.start(), SCOPE_CANON.get(w, w)))
-        if len(words) == limit:
-            break
+        w = norms[m.group()]
+        if w is not None:
+            words.append((m.start(), w))
+            if len(words) == limit:
+                break
     return words
 
 
 def content_words(segment: str, limit: int = _MAX_OBJECT) -> list[str]:
     """First ``limit`` normalized content words of a lowercased segment."""
-    return [w for _, w in _content_at(segment, limit)]
+    words: list[str] = []
+    norms = _NORMS
+    for m in _OBJ_TOKEN_RE.finditer(segment):
+        w = norms[m.group()]
+        if w is not None:
+            words.append(w)
+            if len(words) == limit:
+                break
+    return words
 
 
 def _lower(text: str) -> str:
@@ -187,7 +216,7 @@ def _marks(low: str) -> list[tuple[Kind, str, int, int]]:
     if "n't" in low or "n\u2019t" in low:
         marks += [(Kind.NEGATION, "not", m.start(), m.end())
                   for m in _CONTRACTION_RE.finditer(low)]
-    if any(w in low for w in _IMPERATIVE):
+    if _IMPERATIVE_GATE.search(low):
         marks += [(*_IMPERATIVE[m.group(1)], m.start(1), m.end(1))
                   for m in _IMPERATIVE_RE.finditer(low)]
     marks.sort(key=lambda mark: mark[2])

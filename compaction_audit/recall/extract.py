@@ -154,6 +154,8 @@ _LEAD = r"[^\w.\\@-]"
 _TOKEN_RE = re.compile(
     rf"{_LEAD}(?:(?=[A-Za-z_]){_LETTER_GATE}(?:{_alternation(_LETTER_START)})"
     rf"|(?=\d)(?:{_alternation(_DIGIT_START)})|(?=[`\[=/.~\\#-])(?:{_alternation(_SYMBOL_START)}))")
+_GROUP_NAME = {group: group.rstrip("0123456789") for group in _TOKEN_RE.groupindex}
+_GROUP_NAME[""] = ""
 _SCOPE_TERMS = frozenset({"prod", "production", "prd", "staging", "stg", "preprod", "dev",
                           "qa", "uat"})
 _QUOTED_COPY_RE = re.compile("[A-Z][a-z']+(?: [\\w'\u2019,!?.-]+)+")
@@ -203,9 +205,10 @@ def _token_norm(name: str, m: re.Match[str], raw: str) -> str | None:
 def _scan_tokens(text: str, offset: int, out: list[Discriminator]) -> None:
     """Append the token discriminators of ``text`` (found at ``offset`` in the source)."""
     offset -= 1  # the prepended lead space
+    names = _GROUP_NAME
     for m in _TOKEN_RE.finditer(" " + text):
         group = m.lastgroup or ""
-        name = group.rstrip("0123456789")
+        name = names[group]
         start = m.start(group) - (group in ("version3", "version4"))  # the operator lead
         raw = m.string[start:m.end()]
         if name == "code":

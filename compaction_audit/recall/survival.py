@@ -228,6 +228,7 @@ _NOT_BEFORE_WITHOUT = re.compile(
     r"(?:\b(?:not|never|no|cannot|nothing|none)\b|n['\u2019]t\b)[^.;!?\n]*?\b(?:without|unless)\b")
 
 
+@lru_cache(maxsize=65536)
 def _double_negative(text: str) -> bool:
     """True for a double negation: a negation, then "without" or "unless" in the same
     sentence ("never run the release without a confirmation step" says "always a
@@ -263,8 +264,7 @@ def _sentence_survives(words: list[str], idx: _Index, negative: bool) -> bool:
     in one such sentence: a spec bullet leads with its fact and trails qualifications
     ("Flash reports accurate closure count for both non-empty and empty cases" is kept
     by "flash ... showing closure count")."""
-    ordered = list(dict.fromkeys(_stem(w) for w in words
-                                 if w != ">" and w not in NEGATION_WORDS and w not in _MODALS))
+    ordered = _content_stems(tuple(words))
     if len(ordered) < 2:
         return False
     stems = set(ordered)
@@ -279,8 +279,15 @@ def _sentence_survives(words: list[str], idx: _Index, negative: bool) -> bool:
 
 def _polarity(d: Discriminator) -> bool:
     """True when clause ``d`` is negative (a double negation is not)."""
-    family, *words = d.norm.split()
-    if _double_negative(d.text):
+    return _polarity_of(d.norm, d.text)
+
+
+@lru_cache(maxsize=65536)
+def _polarity_of(norm: str, text: str) -> bool:
+    """:func:`_polarity` of a clause with this norm and text, once per clause (a clause
+    is compared with every summary above its span)."""
+    family, *words = norm.split()
+    if _double_negative(text):
         return False
     return family == "not" or any(w in NEGATION_WORDS for w in words)
 
@@ -448,9 +455,16 @@ def _flip_evidence(d: Discriminator, idx: _Index) -> bool:
 def _flip_stems(words: list[str]) -> frozenset[str]:
     """The stems a flip must hold: every content stem (the first five of a long
     clause); empty when fewer than two."""
-    ordered = list(dict.fromkeys(_stem(w) for w in words
-                                 if w != ">" and w not in NEGATION_WORDS and w not in _MODALS))
+    ordered = _content_stems(tuple(words))
     return frozenset(ordered[:_HEAD]) if len(ordered) >= 2 else frozenset()
+
+
+@lru_cache(maxsize=65536)
+def _content_stems(words: tuple[str, ...]) -> tuple[str, ...]:
+    """The distinct stems of a clause's words in order, without ">", negation words
+    and modals; once per clause."""
+    return tuple(dict.fromkeys(_stem(w) for w in words
+                               if w != ">" and w not in NEGATION_WORDS and w not in _MODALS))
 
 
 def _restated(d: Discriminator, idx: _Index) -> bool:
