@@ -147,8 +147,10 @@ class SalienceDisagreement(Rule):
         else:
             ws = (_logged_at(_at_rounds(ctx.session.membership, rounds), sal)
                   .join(cos, on="id").filter(pl.col("salience").is_not_null()))
-        ranked = (
-            ws.group_by("ri").agg(
+        ranked = (  # rows in (round, id) order: a join's output order varies with
+            # Polars' threads, and the correlation's float sums with the row order
+            # (issue 11, class 8: its last digits changed from run to run)
+            ws.sort("ri", "id").group_by("ri", maintain_order=True).agg(
                 pl.len().alias("items_ranked"),
                 pl.corr("salience", "cosine", method="spearman").alias("rank_correlation"))
         )
