@@ -71,12 +71,13 @@ class TokenTable:
     """wordllama's token-embedding table (vocabulary x 256), read from its safetensors
     file as the texts need it.
 
-    The file stores the table in float16 (32,000 x 256, 16 MB).  It is mapped, not
-    read: :meth:`rows` makes float32 copies of the rows a batch of token ids uses (the
-    exact values of the float16 ones: the same numbers as the whole table converted at
-    once), so a small log converts a few thousand rows, not 32,000 (issue 16, point 4:
-    reading and converting the whole table was 0.03 s of the load's 0.15 s).  Rows once
-    made stay made, for the life of the process.
+    The file stores the table in float16 (32,000 x 256, 16 MB).  It is mapped (read
+    whole only where the file system cannot map it); :meth:`rows` makes float32 copies
+    of the rows a batch of token ids uses (the exact values of the float16 ones: the
+    same numbers as the whole table converted at once), so a small log converts a few
+    thousand rows, not 32,000 (issue 16, point 4: reading and converting the whole
+    table was 0.03 s of the load's 0.13 s of CPU).  Rows once made stay made, for the
+    life of the process.
 
     The safetensors layout (a little-endian 8-byte header length, a JSON header giving
     each tensor's ``dtype``, ``shape`` and ``data_offsets`` from the end of the header,
@@ -101,16 +102,22 @@ class TokenTable:
                 entry = orjson.loads(handle.read(size))[name]
                 start, end = (int(x) for x in entry["data_offsets"])
                 rows, dim = (int(x) for x in entry["shape"])
-                ok = entry["dtype"] == "F16"
+                dtype = entry["dtype"]
             except (orjson.JSONDecodeError, KeyError, TypeError, ValueError):
                 raise ValueError(f"{path}: no 2-D tensor {name!r} in its header") from None
-            if not ok or rows < 1 or dim < 1 or end - start != rows * dim * 2 \
+            if dtype != "F16" or rows < 1 or dim < 1 or end - start != rows * dim * 2 \
                     or not 0 <= start <= end <= total - 8 - size:
-                raise ValueError(f"{path}: tensor {name!r} is not {rows} x {dim} float16 "
+                raise ValueError(f"{path}: tensor {name!r} ({dtype!r}, {rows} x {dim}, "
+                                 f"bytes {start} to {end}) is not float16 of that shape "
                                  "within the file")
-            mapped = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
-        self._half = np.frombuffer(mapped, dtype="<f2", count=rows * dim,
-                                   offset=8 + size + start).reshape(rows, dim)
+            try:
+                data: Any = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+                offset = 8 + size + start
+            except (OSError, ValueError):  # a file system that cannot map: read it
+                handle.seek(8 + size + start)
+                data, offset = handle.read(end - start), 0
+        self._half = np.frombuffer(data, dtype="<f2", count=rows * dim,
+                                   offset=offset).reshape(rows, dim)
         # pages of an empty array are taken from the system when first written
         self._full = np.empty((rows, dim), dtype=np.float32)
         self._made = np.zeros(rows, dtype=bool)
@@ -191,8 +198,8 @@ def _load_quietly() -> None:
 
 def start_loading() -> bool:
     """Start loading the model in a background thread, so that the load overlaps with
-    reading the log (0.15 to 0.2 s of CPU: importing numpy, the weights, parsing the
-    tokenizer); :func:`load_model` then waits for it, or finds it loaded.
+    reading the log (about 0.12 s of CPU: importing numpy, parsing the tokenizer,
+    mapping the weights); :func:`load_model` then waits for it, or finds it loaded.
 
     Does nothing, and returns False, when the environment forces the lexical method
     (or holds a value the audit will reject), when the model is loaded already, or a
