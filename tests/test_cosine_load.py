@@ -1,17 +1,23 @@
-"""The model's token table read row by row (issue 16, point 4): :class:`TokenTable`
-maps wordllama's float16 safetensors file and makes float32 rows only as token ids
-ask for them.
+"""What loading the model costs (issue 16, point 4).
 
-Hand-written files in the safetensors layout (8-byte little-endian header length,
-JSON header, data) with values float16 holds exactly; the real model's table, when
-the ``[embed]`` extra is installed, against the whole tensor read by ``safetensors``.
+- :class:`TokenTable` maps wordllama's float16 safetensors file and makes float32
+  rows only as token ids ask for them: hand-written files in the safetensors layout
+  (8-byte little-endian header length, JSON header, data) with values float16 holds
+  exactly; the real model's table, when the ``[embed]`` extra is installed, against
+  the whole tensor read by ``safetensors``.
+- :func:`~compaction_audit.cosine.embed.import_numpy` asks OpenBLAS for one thread
+  only when it imports numpy first and nobody chose a count: a stand-in ``numpy``
+  package, in a child interpreter, records what it saw.
 """
 
 from __future__ import annotations
 
 import importlib.util
 import mmap
+import os
 import struct
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -113,3 +119,33 @@ def test_the_model_table_is_the_whole_tensor_row_for_row() -> None:
         ids = np.asarray(e.ids, dtype=np.int64)
         plain = np.add.reduce(whole[ids], axis=0, dtype=np.float64) / len(ids)
         assert np.array_equal(lazy[k], plain)
+
+
+CHILD = """
+import os, sys
+{before}
+from compaction_audit.cosine.embed import import_numpy
+numpy = import_numpy()
+print(numpy.SEEN, os.environ.get("OPENBLAS_NUM_THREADS"))
+"""
+
+
+@pytest.mark.parametrize(("env", "before", "seen", "after"), [
+    ({}, "", "1", "None"),  # first import, nothing chosen: one thread, then unset again
+    ({"OPENBLAS_NUM_THREADS": "3"}, "", "3", "3"),  # the person's choice stands
+    ({"OMP_NUM_THREADS": "4"}, "", "None", "None"),  # OpenBLAS reads that one too
+    ({}, "import numpy", "None", "None"),  # numpy already loaded: too late, untouched
+])
+def test_numpy_is_imported_with_one_blas_thread_unless_chosen(
+        tmp_path: Path, env: dict[str, str], before: str, seen: str, after: str) -> None:
+    fake = tmp_path / "numpy"
+    fake.mkdir()
+    (fake / "__init__.py").write_text(
+        'import os\nSEEN = os.environ.get("OPENBLAS_NUM_THREADS")\n')
+    root = Path(__file__).resolve().parent.parent
+    clean = {k: v for k, v in os.environ.items() if k not in embed.BLAS_THREADS}
+    out = subprocess.run(
+        [sys.executable, "-c", CHILD.format(before=before)], check=True,
+        capture_output=True, text=True,
+        env={**clean, **env, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(root)])})
+    assert out.stdout.split() == [seen, after]

@@ -140,11 +140,39 @@ class TokenTable:
         return self._full
 
 
+BLAS_THREADS = ("OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS")
+"""The variables OpenBLAS reads, in its order, for its thread count."""
+
+
+def import_numpy() -> Any:
+    """numpy, imported with one OpenBLAS thread when this is its first import and none
+    of :data:`BLAS_THREADS` is set (the environment is left as it was afterwards).
+
+    The embedding calls no BLAS routine that threads help (see :func:`_pool`), and
+    OpenBLAS starts a thread per core when numpy loads it, whose start-up took 0.04 s
+    of CPU of numpy's 0.09 s on 2 cores (issue 16, point 4).  The thread count is read
+    once per process: a program that wants threaded BLAS beside the auditor imports
+    numpy before it, or sets one of the variables.  Raises ImportError without numpy.
+    """
+    import sys
+
+    if "numpy" in sys.modules or any(name in os.environ for name in BLAS_THREADS):
+        import numpy
+        return numpy
+    os.environ[BLAS_THREADS[0]] = "1"
+    try:
+        import numpy
+    finally:
+        if os.environ.get(BLAS_THREADS[0]) == "1":
+            del os.environ[BLAS_THREADS[0]]
+    return numpy
+
+
 @lru_cache(maxsize=1)
 def _load() -> tuple[Any, Any] | None:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")  # belt and braces: no hub lookups
     try:
-        import numpy  # noqa: F401  (TokenTable's; a missing numpy is a missing extra)
+        import_numpy()  # TokenTable's; a missing numpy is a missing extra
         from tokenizers import Tokenizer
 
         # the package's folder, without running its __init__ (which imports pydantic,
@@ -198,7 +226,7 @@ def _load_quietly() -> None:
 
 def start_loading() -> bool:
     """Start loading the model in a background thread, so that the load overlaps with
-    reading the log (about 0.12 s of CPU: importing numpy, parsing the tokenizer,
+    reading the log (about 0.1 s of CPU: importing numpy, parsing the tokenizer,
     mapping the weights); :func:`load_model` then waits for it, or finds it loaded.
 
     Does nothing, and returns False, when the environment forces the lexical method
