@@ -338,12 +338,19 @@ def _pool(table: Any, ids: Any, owner: Any, n: int) -> Any:
     the token ids of all texts, concatenated; ``owner[k]`` is the text of ``ids[k]``
     (0 .. n-1, non-decreasing).  Each text's vectors are gathered (at most
     :data:`CHUNK_ROWS` at a time: a bound on memory whatever the texts) and added in
-    float64, in token order, one after the other: the plain float64 sum of the float32
-    vectors, bit for bit, whatever the batch, so the same trace gives the same
+    float64, text by text, whatever the batch, so the same trace gives the same
     ``query_cosine_rebuilt`` in every process.  (A text of more than
     :data:`CHUNK_ROWS` tokens would be added chunk by chunk; there is none: 16,000
     characters are at most 64,001 tokens, 4 byte tokens a character and a leading
     space.)
+
+    With the model's table these sums are exact, so the order of the additions cannot
+    change a bit (numpy's reduction with a cast adds a block at a time, not strictly
+    one row after the other: on float32 values of very different sizes its sums and a
+    row-by-row loop's can differ in the last bits).  The table is float16, whose values
+    are multiples of 2**-24; below 8,192 in magnitude (the shipped one's are below
+    8.02), a sum of at most 64,001 of them is a multiple of 2**-24 below 2**29, which
+    float64 holds exactly, as it does every partial sum.
 
     One gather and one ``np.add.reduce`` per text (issue 16, point 4): on a Claude Code
     transcript of 2.8 MB, about 20 ms of CPU where ``np.add.reduceat`` over 65,536
