@@ -4,10 +4,11 @@
 wordllama's ``l2_supercat`` token embeddings, 256 dimensions, average-pooled; the
 weights (``weights/l2_supercat_256.safetensors``, 16 MB) and the tokenizer
 (``tokenizers/l2_supercat_tokenizer_config.json``) ship inside the wordllama wheel.
-They are opened from the installed package's own folder with ``safetensors`` and
-``tokenizers`` directly: wordllama's ``WordLlama.load`` is not called, because it
-looks for files in a cache and falls back to a download; nothing here can reach the
-network.  Each distinct text is embedded once, :data:`BATCH` texts at a time.
+They are opened from the installed package's own folder directly (the weights mapped
+and converted row by row as texts use them: :class:`TokenTable`; the tokenizer with
+``tokenizers``): wordllama's ``WordLlama.load`` is not called, because it looks for
+files in a cache and falls back to a download; nothing here can reach the network.
+Each distinct text is embedded once, :data:`BATCH` texts at a time.
 :func:`start_loading` loads the model in a background thread while the log is read.
 
 **Lexical fallback** (always available): TF-IDF cosine, computed in Polars.  Terms
@@ -60,12 +61,118 @@ class ModelUnavailable(UsageError):
     another value than :data:`METHODS` (the CLI reports it in one line, exit 2)."""
 
 
+WEIGHTS = ("weights", "l2_supercat_256.safetensors", "embedding.weight")
+"""wordllama's weights: folder and file inside its package, and the tensor's name."""
+VOCAB = ("tokenizers", "l2_supercat_tokenizer_config.json")
+"""wordllama's tokenizer: folder and file inside its package."""
+
+
+class TokenTable:
+    """wordllama's token-embedding table (vocabulary x 256), read from its safetensors
+    file as the texts need it.
+
+    The file stores the table in float16 (32,000 x 256, 16 MB).  It is mapped (read
+    whole only where the file system cannot map it); :meth:`rows` makes float32 copies
+    of the rows a batch of token ids uses (the exact values of the float16 ones: the
+    same numbers as the whole table converted at once), so a small log converts a few
+    thousand rows, not 32,000 (issue 16, point 4: reading and converting the whole
+    table was 0.03 s of the load's 0.13 s of CPU).  Rows once made stay made, for the
+    life of the process.
+
+    The safetensors layout (a little-endian 8-byte header length, a JSON header giving
+    each tensor's ``dtype``, ``shape`` and ``data_offsets`` from the end of the header,
+    then the data) is read here because the ``safetensors`` package has no call that
+    reads rows by index.  Raises :class:`ValueError` when the file does not hold a 2-D
+    float16 tensor ``name`` of the size its header gives (a damaged file).
+    """
+
+    def __init__(self, path: Path, name: str) -> None:
+        import mmap
+
+        import numpy as np
+        import orjson
+
+        with open(path, "rb") as handle:
+            head = handle.read(8)
+            size = int.from_bytes(head, "little") if len(head) == 8 else -1
+            total = os.fstat(handle.fileno()).st_size
+            if not 2 <= size <= total - 8:
+                raise ValueError(f"{path}: not a safetensors file (header length {size})")
+            try:
+                entry = orjson.loads(handle.read(size))[name]
+                start, end = (int(x) for x in entry["data_offsets"])
+                rows, dim = (int(x) for x in entry["shape"])
+                dtype = entry["dtype"]
+            except (orjson.JSONDecodeError, KeyError, TypeError, ValueError):
+                raise ValueError(f"{path}: no 2-D tensor {name!r} in its header") from None
+            if dtype != "F16" or rows < 1 or dim < 1 or end - start != rows * dim * 2 \
+                    or not 0 <= start <= end <= total - 8 - size:
+                raise ValueError(f"{path}: tensor {name!r} ({dtype!r}, {rows} x {dim}, "
+                                 f"bytes {start} to {end}) is not float16 of that shape "
+                                 "within the file")
+            try:
+                data: Any = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+                offset = 8 + size + start
+            except (OSError, ValueError):  # a file system that cannot map: read it
+                handle.seek(8 + size + start)
+                data, offset = handle.read(end - start), 0
+        self._half = np.frombuffer(data, dtype="<f2", count=rows * dim,
+                                   offset=offset).reshape(rows, dim)
+        # pages of an empty array are taken from the system when first written
+        self._full = np.empty((rows, dim), dtype=np.float32)
+        self._made = np.zeros(rows, dtype=bool)
+        self._lock = threading.Lock()
+        self.shape = (rows, dim)
+
+    def rows(self, ids: Any) -> Any:
+        """The float32 table (vocabulary x dim) with at least the rows of ``ids`` (an
+        int64 array of valid ids) made; other rows are undefined."""
+        import numpy as np
+
+        with self._lock:
+            need = np.zeros(len(self._made), dtype=bool)
+            need[ids] = True
+            need &= ~self._made
+            if need.any():
+                new = np.flatnonzero(need)
+                self._full[new] = self._half[new]
+                self._made[new] = True
+        return self._full
+
+
+BLAS_THREADS = ("OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS")
+"""The variables OpenBLAS reads, in its order, for its thread count."""
+
+
+def import_numpy() -> Any:
+    """numpy, imported with one OpenBLAS thread when this is its first import and none
+    of :data:`BLAS_THREADS` is set (the environment is left as it was afterwards).
+
+    The embedding calls no BLAS routine that threads help (see :func:`_pool`), and
+    OpenBLAS starts a thread per core when numpy loads it, whose start-up took 0.04 s
+    of CPU of numpy's 0.09 s on 2 cores (issue 16, point 4).  The thread count is read
+    once per process: a program that wants threaded BLAS beside the auditor imports
+    numpy before it, or sets one of the variables.  Raises ImportError without numpy.
+    """
+    import sys
+
+    if "numpy" in sys.modules or any(name in os.environ for name in BLAS_THREADS):
+        import numpy
+        return numpy
+    os.environ[BLAS_THREADS[0]] = "1"
+    try:
+        import numpy
+    finally:
+        if os.environ.get(BLAS_THREADS[0]) == "1":
+            del os.environ[BLAS_THREADS[0]]
+    return numpy
+
+
 @lru_cache(maxsize=1)
 def _load() -> tuple[Any, Any] | None:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")  # belt and braces: no hub lookups
     try:
-        import numpy as np
-        from safetensors import safe_open
+        import_numpy()  # TokenTable's; a missing numpy is a missing extra
         from tokenizers import Tokenizer
 
         # the package's folder, without running its __init__ (which imports pydantic,
@@ -76,12 +183,11 @@ def _load() -> tuple[Any, Any] | None:
     if spec is None or not spec.submodule_search_locations:
         return None
     root = Path(next(iter(spec.submodule_search_locations)))
-    weights = root / "weights" / "l2_supercat_256.safetensors"
-    vocab = root / "tokenizers" / "l2_supercat_tokenizer_config.json"
+    weights = root.joinpath(*WEIGHTS[:2])
+    vocab = root.joinpath(*VOCAB)
     if not weights.is_file() or not vocab.is_file():
         return None
-    with safe_open(str(weights), framework="np", device="cpu") as handle:
-        table = np.ascontiguousarray(handle.get_tensor("embedding.weight"), dtype=np.float32)
+    table = TokenTable(weights, WEIGHTS[2])
     tokenizer = Tokenizer.from_file(str(vocab))
     tokenizer.no_padding()
     tokenizer.no_truncation()
@@ -95,8 +201,8 @@ _started: threading.Thread | None = None
 
 def load_model() -> tuple[Any, Any] | None:
     """``(table, tokenizer)`` from wordllama's package folder: the token-embedding
-    table (vocabulary x 256, float32) and a ``tokenizers.Tokenizer`` without padding or
-    truncation.  None when wordllama (or numpy, safetensors, tokenizers) is not
+    table (a :class:`TokenTable`, vocabulary x 256) and a ``tokenizers.Tokenizer``
+    without padding or truncation.  None when wordllama (or numpy, safetensors, tokenizers) is not
     installed or its files are missing.
 
     Loaded once per process (each worker of ``audit_paths`` loads it once, for all its
@@ -120,8 +226,8 @@ def _load_quietly() -> None:
 
 def start_loading() -> bool:
     """Start loading the model in a background thread, so that the load overlaps with
-    reading the log (0.15 to 0.2 s of CPU: importing numpy, the weights, parsing the
-    tokenizer); :func:`load_model` then waits for it, or finds it loaded.
+    reading the log (about 0.1 s of CPU: importing numpy, parsing the tokenizer,
+    mapping the weights); :func:`load_model` then waits for it, or finds it loaded.
 
     Does nothing, and returns False, when the environment forces the lexical method
     (or holds a value the audit will reject), when the model is loaded already, or a
@@ -220,7 +326,8 @@ def embed(texts: list[str]) -> Any:
         ids = np.clip(np.concatenate([np.asarray(e.ids, dtype=np.int64) for e in encoded]),
                       0, table.shape[0] - 1)
         owner = np.repeat(np.arange(len(encoded), dtype=np.int64), lengths)
-        out[start:start + len(encoded)] = _pool(table, ids, owner, len(encoded))
+        vectors = table.rows(ids) if isinstance(table, TokenTable) else table
+        out[start:start + len(encoded)] = _pool(vectors, ids, owner, len(encoded))
         rows = np.flatnonzero(has) + start
         out[rows] /= lengths[has][:, None]
     return out
@@ -231,12 +338,19 @@ def _pool(table: Any, ids: Any, owner: Any, n: int) -> Any:
     the token ids of all texts, concatenated; ``owner[k]`` is the text of ``ids[k]``
     (0 .. n-1, non-decreasing).  Each text's vectors are gathered (at most
     :data:`CHUNK_ROWS` at a time: a bound on memory whatever the texts) and added in
-    float64, in token order, one after the other: the plain float64 sum of the float32
-    vectors, bit for bit, whatever the batch, so the same trace gives the same
+    float64, text by text, whatever the batch, so the same trace gives the same
     ``query_cosine_rebuilt`` in every process.  (A text of more than
     :data:`CHUNK_ROWS` tokens would be added chunk by chunk; there is none: 16,000
     characters are at most 64,001 tokens, 4 byte tokens a character and a leading
     space.)
+
+    With the model's table these sums are exact, so the order of the additions cannot
+    change a bit (numpy's reduction with a cast adds a block at a time, not strictly
+    one row after the other: on float32 values of very different sizes its sums and a
+    row-by-row loop's can differ in the last bits).  The table is float16, whose values
+    are multiples of 2**-24; below 8,192 in magnitude (the shipped one's are below
+    8.02), a sum of at most 64,001 of them is a multiple of 2**-24 below 2**29, which
+    float64 holds exactly, as it does every partial sum.
 
     One gather and one ``np.add.reduce`` per text (issue 16, point 4): on a Claude Code
     transcript of 2.8 MB, about 20 ms of CPU where ``np.add.reduceat`` over 65,536

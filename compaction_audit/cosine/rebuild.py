@@ -66,8 +66,9 @@ def rebuild(session: Session) -> Rebuilt:
         return Rebuilt(query, series=empty, reason="no task query")
     if texted.height == 0:
         return Rebuilt(query, series=empty, reason="no span or summary carries a text")
-    how = method()
+    # Polars work first: it runs while a model still loading in the background finishes
     distinct = texted.select("text").unique(maintain_order=True)["text"].to_list()
+    how = method()
     table = pl.DataFrame({"text": distinct, "cosine": cosines(distinct, query.text, how)},
                          schema={"text": pl.String, "cosine": pl.Float64})
     items = (texted.select("id", "text").join(table, on="text", how="left")
