@@ -63,6 +63,7 @@ def _session(path: Path, seed: int, rounds: int = 40, size: int = 60, *,
     if hostile:
         names[3], names[7], names[11] = "a],[b", "x3],[y", "tail]]"
     ws: list[list[Any]] = [[n, round(rng.random(), 4)] for n in names]
+    ws[1][1], ws[2][1] = None, 1  # from the first round: a null and an integer
     fresh = size
     sep = "], [" if spaced else "],["
     lines = ['{"type":"session","schema":"compaction-audit/1"}']

@@ -573,14 +573,14 @@ def reduce_lines(path: str, write: Callable[[bytes], Any], start: int = 0, stop:
                                         changed))
                         prev_line, prev_ids, prev_table = number, ids, table
                         if differ is not None:
-                            differ.reset(raw, ids, table)
+                            differ.reset(raw, ids, table, value)
                         size += len(raw) >> 4
                     else:
                         with contextlib.suppress(FieldError):  # then the round is rejected
                             prev_table = retained(value)
                             prev_line, prev_ids = number, set(prev_table)
                             if differ is not None:
-                                differ.reset(raw, prev_ids, prev_table)
+                                differ.reset(raw, prev_ids, prev_table, value)
                         pending.append((number, MSG_RECORD, obj))
                         size += len(raw)
                 else:
