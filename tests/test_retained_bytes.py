@@ -12,13 +12,18 @@ import random
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 
+from compaction_audit.errors import LogError
 from compaction_audit.io import parallel
 from compaction_audit.io import records as rec
-from compaction_audit.io.native import read_native
+from compaction_audit.io.lines import decode_lines, iter_lines
+from compaction_audit.io.native import read_lines_strict, read_native, read_records
 from compaction_audit.io.retained_bytes import RetainedBytes
+from compaction_audit.model import Session
 from compaction_audit.scale import write_scale_session
+from compaction_audit.series import build_series
 
 
 def _messages(path: Path, differ: RetainedBytes | None, start: int = 0,
@@ -197,3 +202,85 @@ def test_the_scale_generator_is_read_alike_with_and_without_helpers(
         assert getattr(helped, table).equals(getattr(plain, table)), table
     key = ["id", "start", "end"]
     assert helped.membership.sort(key).equals(plain.membership.sort(key))
+
+
+def _edits() -> dict[str, Any]:
+    """One change to round 30 of a scale session (or to every round), by name."""
+
+    def respell(o: dict[str, Any]) -> None:  # the same values, other bytes
+        o["retained"] = [[i, s] for i, s in o["retained"]]
+        o["retained"][5][1] = float(o["retained"][5][1] or 0)
+
+    def duplicate(o: dict[str, Any]) -> None:
+        o["retained"].append(o["retained"][0])
+
+    def twice(o: dict[str, Any]) -> None:
+        o["retained"].append([o["retained"][0][0], 0.5])
+
+    def unknown(o: dict[str, Any]) -> None:
+        o["retained"].append(["never-defined", 0.5])
+
+    def boolean(o: dict[str, Any]) -> None:
+        o["retained"][3][1] = True
+
+    def clash(o: dict[str, Any]) -> None:
+        o["evicted"] = [*o.get("evicted", []), o["retained"][0][0]]
+
+    def null(o: dict[str, Any]) -> None:
+        o["retained"][-1][1] = None
+
+    def dropped(o: dict[str, Any]) -> None:  # leaves without an event: later an error
+        del o["retained"][7]
+
+    def delta(o: dict[str, Any]) -> None:  # no list: the next round is decoded whole
+        del o["retained"]
+
+    def huge(o: dict[str, Any]) -> None:
+        o["retained"][0][1] = o["retained"][1][1] = 1e308
+
+    return {"none": None, "respell": respell, "duplicate": duplicate, "twice": twice,
+            "unknown": unknown, "boolean": boolean, "clash": clash, "null": null,
+            "dropped": dropped, "delta": delta, "huge": huge}
+
+
+@pytest.mark.parametrize("spaced", [False, True])
+@pytest.mark.parametrize("edit", list(_edits()))
+def test_the_plain_reader_reduces_alike(tmp_path: Path, edit: str, spaced: bool) -> None:
+    """read_native without helpers (strict) against decoding every line whole."""
+    source = tmp_path / "scale.jsonl"
+    write_scale_session(source, rounds=45, working_set=300, seed=7, texts=False)
+    lines = source.read_bytes().splitlines(keepends=True)
+    change = _edits()[edit]
+    rounds = [i for i, line in enumerate(lines) if b'"type":"round"' in line]
+    for i in rounds:
+        obj = orjson.loads(lines[i])
+        if change is not None and i == rounds[30]:
+            change(obj)
+        lines[i] = (json.dumps(obj).encode() if spaced else orjson.dumps(obj)) + b"\n"
+    path = tmp_path / "edited.jsonl"
+    path.write_bytes(b"".join(lines))
+
+    def whole() -> Session | str:
+        try:
+            return read_records(decode_lines(str(path), iter_lines(str(path)), False, []),
+                                str(path))
+        except LogError as exc:
+            return str(exc)
+
+    def reduced() -> Session | str:
+        try:
+            return read_lines_strict(str(path), iter_lines(str(path)))
+        except LogError as exc:
+            return str(exc)
+
+    plain, ours = whole(), reduced()
+    if isinstance(plain, str):  # the same first error, word for word
+        assert ours == plain
+        assert edit not in {"none", "respell", "null", "delta"}
+        return
+    assert isinstance(ours, Session)
+    for table in ("rounds", "items", "edges", "events", "salience"):
+        assert getattr(ours, table).equals(getattr(plain, table)), table
+    key = ["id", "start", "end"]  # rows in set order, which follows the hash seed
+    assert ours.membership.sort(key).equals(plain.membership.sort(key))
+    assert build_series(ours).frame.equals(build_series(plain).frame)
