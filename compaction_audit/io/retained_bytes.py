@@ -75,7 +75,8 @@ class RetainedBytes:
         self._skip = 0
         self._sep = b"],["
         self._pieces: set[bytes] = set()
-        self._piece_values: dict[bytes, list[Any]] = {}
+        self._piece_values: dict[bytes, list[Any]] = {}  # a piece's saliences
+        self._piece_pairs: dict[bytes, list[bytes]] = {}  # a piece's pairs
         self._pairs: dict[bytes, tuple[str, Any]] = {}
         self._tail: list[bytes] = []
         self._nulls = 0
@@ -145,7 +146,8 @@ class RetainedBytes:
             self._valid = True
             return
         self._sep = b"], [" if b"], [" in body and b"],[" not in body else b"],["
-        self._pieces, self._piece_values, self._pairs = set(), {}, {}
+        self._pieces, self._piece_values, self._piece_pairs = set(), {}, {}
+        self._pairs = {}
         self._tail, self._nulls = [], 0
         self._valid = True
         saved = self._ids, self._table
@@ -179,14 +181,17 @@ class RetainedBytes:
         if len(chunks) != len(value) or len(set(pieces)) != len(pieces):
             return False
         piece_values: dict[bytes, list[Any]] = {}
+        piece_pairs: dict[bytes, list[bytes]] = {}
         at = 0
         for piece in pieces:
             n = piece.count(sep) + 1
             piece_values[piece] = values[at:at + n]
+            piece_pairs[piece] = chunks[at:at + n]
             at += n
         if at + len(tail) != len(values):
             return False
         self._sep, self._pieces, self._piece_values = sep, set(pieces), piece_values
+        self._piece_pairs = piece_pairs
         self._pairs = dict(zip(chunks, map(tuple, value), strict=True))
         self._tail, self._nulls = tail, values.count(None)
         return True
@@ -250,9 +255,11 @@ class RetainedBytes:
         # the pairs of the changed pieces and of the last (never cached) piece
         ordered = list(compress(pieces, map(plus_pieces.__contains__, pieces))) \
             if plus_pieces else []
-        new_list = [pair for piece in ordered for pair in (piece + _MARK).split(sep)]
+        split = [(piece + _MARK).split(sep) for piece in ordered]
+        new_list = [pair for parts in split for pair in parts]
         new_list.extend(tail)
-        old_list = [pair for piece in minus_pieces for pair in (piece + _MARK).split(sep)]
+        piece_pairs = self._piece_pairs
+        old_list = [pair for piece in minus_pieces for pair in piece_pairs[piece]]
         old_list.extend(self._tail)
         new_set = set(new_list)
         if len(new_set) != len(new_list):
@@ -304,9 +311,10 @@ class RetainedBytes:
         ids |= entering
         values = self._piece_values
         for piece in minus_pieces:
-            del values[piece]
-        for piece in ordered:
-            values[piece] = [pairs[raw][1] for raw in (piece + _MARK).split(sep)]
+            del values[piece], piece_pairs[piece]
+        for piece, parts in zip(ordered, split, strict=True):
+            values[piece] = [pairs[raw][1] for raw in parts]
+            piece_pairs[piece] = parts
         self._pieces, self._tail, self._nulls = current, tail, nulls
         every = chain(chain.from_iterable(map(values.__getitem__, pieces)),
                       [pairs[raw][1] for raw in tail])
