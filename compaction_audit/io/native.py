@@ -575,7 +575,10 @@ class SessionBuilder:
             rounds=pl.DataFrame(self._rounds, schema=ROUND_SCHEMA),
             items=items,
             edges=pl.DataFrame(self._edges, schema=EDGE_SCHEMA),
-            membership=pl.DataFrame(self._members, schema=MEMBERSHIP_SCHEMA),
+            # intervals close in the order of sets (the hash seed, the reading path):
+            # sorted, the table and what is summed over it are the same in every run
+            membership=pl.DataFrame(self._members, schema=MEMBERSHIP_SCHEMA)
+            .sort("start", "id"),
             events=pl.DataFrame(self._events, schema=EVENT_SCHEMA),
             salience=pl.DataFrame(self._salience, schema=SALIENCE_SCHEMA),
             compactions=self.compactions,
