@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from itertools import compress, repeat
 from typing import Any
 
+import orjson
 import polars as pl
 
 from compaction_audit.errors import LogError
@@ -26,6 +27,7 @@ from compaction_audit.io.lines import DEFAULT_LIMITS, Limits, decode_lines, iter
 from compaction_audit.io.meter import count_round
 from compaction_audit.io.quarantine import LenientFeed
 from compaction_audit.io.quiet_gc import paused_gc
+from compaction_audit.io.retained_bytes import RetainedBytes
 from compaction_audit.model import (
     EDGE_SCHEMA,
     EVENT_SCHEMA,
@@ -116,6 +118,17 @@ class SessionBuilder:
         self._ws -= ids
         self._forgotten |= ids
         self._ws_line = -1
+
+    @property
+    def retained_line(self) -> int:
+        """The line of the last round, when its ``retained`` list is the working set
+        (0: no round yet; -1: the last round had no list, or lenient reading took ids
+        out since)."""
+        return self._ws_line
+
+    def retained_copy(self) -> tuple[set[str], dict[str, Any]]:
+        """Copies of the ids and ``{id: salience}`` of the list at :attr:`retained_line`."""
+        return set(self._ws), dict(self._last_saliences)
 
     @property
     def working_set(self) -> frozenset[str]:
@@ -562,7 +575,10 @@ class SessionBuilder:
             rounds=pl.DataFrame(self._rounds, schema=ROUND_SCHEMA),
             items=items,
             edges=pl.DataFrame(self._edges, schema=EDGE_SCHEMA),
-            membership=pl.DataFrame(self._members, schema=MEMBERSHIP_SCHEMA),
+            # intervals close in the order of sets (the hash seed, the reading path):
+            # sorted, the table and what is summed over it are the same in every run
+            membership=pl.DataFrame(self._members, schema=MEMBERSHIP_SCHEMA)
+            .sort("start", "id"),
             events=pl.DataFrame(self._events, schema=EVENT_SCHEMA),
             salience=pl.DataFrame(self._salience, schema=SALIENCE_SCHEMA),
             compactions=self.compactions,
@@ -658,8 +674,45 @@ def read_native(path: str, lenient: bool = False, limits: Limits = DEFAULT_LIMIT
             return parallel.read_parallel(path, lenient, limits)
         except parallel.HelperFailed:
             pass
+    if not lenient:
+        return read_lines_strict(path, iter_lines(path, limits))
     skipped: list[LogError] = []
-    lines = iter_lines(path, limits, skipped if lenient else None)
+    lines = iter_lines(path, limits, skipped)
     session = read_records(decode_lines(path, lines, lenient, skipped), path, lenient, skipped)
     session.skipped = sorted(skipped + session.skipped, key=lambda e: e.line)
     return session
+
+
+def read_lines_strict(path: str, lines: Iterable[tuple[int, bytes]]) -> Session:
+    """:func:`read_records` in strict mode over raw ``(line, bytes)`` pairs, with each
+    pair-form ``retained`` list reduced on its bytes against the previous round
+    (:class:`~compaction_audit.io.retained_bytes.RetainedBytes`, as the decoding
+    helpers do) when the previous round's list is the working set; any other line,
+    or one the builder refuses reduced, is decoded whole and added as usual, so the
+    session and the first error are those of :func:`read_records`."""
+    builder = SessionBuilder(path)
+    differ = RetainedBytes()
+    held = -1  # the line of the round whose list the differ holds
+    loads = orjson.loads
+    with paused_gc():
+        for number, raw in lines:
+            if differ.ready and builder.retained_line == held:
+                reduced = differ.reduce(raw)
+                if reduced is not None:
+                    obj, entering, leaving, total, count, changed = reduced
+                    accepted = builder.add_reduced(number, obj, held, entering, leaving,
+                                                   total, count, changed)
+                    held = number  # the differ holds this round's list now
+                    if accepted:
+                        continue
+            try:
+                obj = loads(raw)
+            except orjson.JSONDecodeError as exc:
+                raise LogError(path, number, rec.json_error(raw, exc.msg)) from None
+            builder.add(number, obj)
+            if builder.retained_line == number:  # its list is the new working set
+                value = obj["retained"]
+                held = number
+                differ.reset(raw, *builder.retained_copy(),
+                             value if type(value) is list else None)
+    return builder.finish()

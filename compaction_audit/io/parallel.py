@@ -22,6 +22,7 @@ import orjson
 from compaction_audit.childproc import prelude
 from compaction_audit.errors import LogError
 from compaction_audit.io import records as rec
+from compaction_audit.io import retained_bytes
 from compaction_audit.io.lines import DEFAULT_LIMITS, Limits, open_binary
 from compaction_audit.io.native import SessionBuilder
 from compaction_audit.io.quarantine import LenientFeed
@@ -34,18 +35,24 @@ PARALLEL_MIN_BYTES = 32 << 20
 
 _BOOT = (
     "import importlib.util, sys\n"
-    "spec = importlib.util.spec_from_file_location('_compaction_audit_records', sys.argv[1])\n"
-    "mod = importlib.util.module_from_spec(spec)\n"
-    "sys.modules[spec.name] = mod\n"
-    "spec.loader.exec_module(mod)\n"
+    "def load(name, path):\n"
+    "    spec = importlib.util.spec_from_file_location(name, path)\n"
+    "    mod = importlib.util.module_from_spec(spec)\n"
+    "    sys.modules[spec.name] = mod\n"
+    "    spec.loader.exec_module(mod)\n"
+    "    return mod\n"
+    "mod = load('_compaction_audit_records', sys.argv[1])\n"
+    "differ = load('_compaction_audit_retained_bytes', sys.argv[6]).RetainedBytes()\n"
     "out = sys.stdout.buffer\n"
     "mod.reduce_lines(sys.argv[2], out.write, int(sys.argv[3]), int(sys.argv[4]),\n"
-    "                 max_line=int(sys.argv[5]))\n"
+    "                 max_line=int(sys.argv[5]), differ=differ)\n"
     "out.flush()\n"
 )
-"""The helper process: :mod:`compaction_audit.io.records` loaded by file path, so that
-it imports only the standard library and orjson, running ``reduce_lines``.  It starts
-with :func:`compaction_audit.childproc.prelude`: it ends with this process, quietly."""
+"""The helper process: :mod:`compaction_audit.io.records` and
+:mod:`compaction_audit.io.retained_bytes` loaded by file path, so that it imports only
+the standard library and orjson, running ``reduce_lines`` with a ``RetainedBytes``.  It
+starts with :func:`compaction_audit.childproc.prelude`: it ends with this process,
+quietly."""
 
 
 class HelperFailed(Exception):
@@ -146,7 +153,7 @@ def read_parallel(path: str, lenient: bool, limits: Limits = DEFAULT_LIMITS) -> 
         for start, stop in ranges:
             helpers.append(subprocess.Popen(
                 [sys.executable, "-c", prelude(os.getpid()) + _BOOT, rec.__file__, path,
-                 str(start), str(stop), str(limits.max_line_bytes)],
+                 str(start), str(stop), str(limits.max_line_bytes), retained_bytes.__file__],
                 stdin=subprocess.DEVNULL, stdout=subprocess.PIPE))
     except OSError:  # no interpreter to start: read alone
         source.close()
