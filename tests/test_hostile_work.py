@@ -8,12 +8,17 @@ at n and 2n (linear work doubles, quadratic work quadruples); never a duration.
 
 from __future__ import annotations
 
+import json
+import sys
+from collections.abc import Callable
 from pathlib import Path
+from types import FrameType, ModuleType
 from typing import Any
 
 import polars as pl
 import pytest
 
+from compaction_audit.io import cline
 from compaction_audit.io.native import read_native
 from compaction_audit.rules.base import Context, ids_per_round
 from compaction_audit.rules.recall import RecallFloor
@@ -89,3 +94,82 @@ def test_ids_per_round_copies_the_ids_of_one_round_once() -> None:
         assert out["names"].list.len().to_list() == [n] + [0] * (n - 1)
         size[n] = out["names"].estimated_size()
     assert size[4000] < 2.5 * size[2000]
+
+
+# -- adapters: Python lines run in the adapter's own file, at n and 2n ---------------
+
+def _lines_run(module: ModuleType, work: Callable[[], Any]) -> tuple[Any, int]:
+    """``work()`` and the number of line events (sys.settrace) in ``module``'s file
+    while it ran: a count of the adapter's own Python work, comprehensions included
+    (each pass of a loop is a line event)."""
+    target = module.__file__
+    count = 0
+
+    def local(frame: FrameType, event: str, arg: Any) -> Any:
+        nonlocal count
+        count += event == "line"
+        return local
+
+    def calls(frame: FrameType, event: str, arg: Any) -> Any:
+        return local if frame.f_code.co_filename == target else None
+
+    before = sys.gettrace()
+    sys.settrace(calls)
+    try:
+        out = work()
+    finally:
+        sys.settrace(before)
+    return out, count
+
+
+def _cline_pair(tmp_path: Path, n: int) -> str:
+    """n messages; the compaction file keeps the last n / 2 and adds n / 2 new ones."""
+    folder = tmp_path / f"cline-{n}"
+    folder.mkdir()
+    msgs = [{"id": f"m{i}", "role": ("user", "assistant")[i % 2],
+             "content": [{"type": "text", "text": f"t{i}"}]} for i in range(n)]
+    summary = {"id": "sum", "role": "user", "metadata": {"kind": "compaction_summary"},
+               "content": [{"type": "text", "text": "Context summary: x"}]}
+    new = [{"id": f"x{i}", "role": "user", "content": [{"type": "text", "text": f"u{i}"}]}
+           for i in range(n // 2)]
+    (folder / "S.messages.json").write_text(
+        json.dumps({"version": 1, "sessionId": "S", "messages": msgs}))
+    (folder / "S.compaction.json").write_text(
+        json.dumps({"version": 1, "sessionId": "S", "messages": [summary, *msgs[n // 2:], *new]}))
+    return str(folder / "S.messages.json")
+
+
+def test_cline_pair_compares_the_files_in_linear_work(tmp_path: Path) -> None:
+    lines = {}
+    for n in (1000, 2000):
+        out, lines[n] = _lines_run(cline, lambda n=n: list(cline.records(_cline_pair(tmp_path, n))))
+        rounds = [r for _, r in out[1:]]
+        assert len(rounds) == n // 2 + 1 + n // 2  # a user turn per 2 messages, compaction, new
+        fold = rounds[n // 2]
+        half = [f"m{i}" for i in range(n // 2)]
+        assert (fold["summaries"][0]["children"], fold["evicted"]) == (half, half)
+        assert fold["compaction"]["messages_removed"] == n // 2
+        assert [r["spans"][0]["id"] for r in rounds[n // 2 + 1:]] == [
+            f"x{i}" for i in range(n // 2)]
+    # before: each message seen was looked for in the whole compaction file
+    assert lines[2000] < 2.5 * lines[1000]
+
+
+def test_cline_compaction_message_with_a_list_id_is_not_hashed(tmp_path: Path) -> None:
+    folder = tmp_path / "list-id"
+    folder.mkdir()
+    msgs = [{"id": "m0", "role": "user", "content": [{"type": "text", "text": "hi"}]},
+            {"id": "m1", "role": "assistant", "content": [{"type": "text", "text": "yo"}]}]
+    summary = {"id": "sum", "role": "user", "metadata": {"kind": "compaction_summary"},
+               "content": [{"type": "text", "text": "Context summary: x"}]}
+    odd = {"id": [1], "role": "user", "content": [{"type": "text", "text": "new"}]}
+    (folder / "S.messages.json").write_text(json.dumps({"sessionId": "S", "messages": msgs}))
+    (folder / "S.compaction.json").write_text(
+        json.dumps({"sessionId": "S", "messages": [summary, msgs[1], odd]}))
+    # was: "internal error: TypeError: unhashable type: 'list'"; a message whose id is
+    # not a string is a message the messages file never had: new after the compaction
+    # (named by its line, as the summary is: one-line JSON, so "#2")
+    rounds = [r for _, r in cline.records(str(folder / "S.messages.json"))][1:]
+    assert rounds[1]["evicted"] == ["m0"]
+    assert rounds[1]["compaction"]["messages_removed"] == 1
+    assert [(s["id"], s["text"]) for s in rounds[2]["spans"]] == [("line-1#2", "new")]
