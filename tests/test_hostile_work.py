@@ -18,7 +18,7 @@ from typing import Any
 import polars as pl
 import pytest
 
-from compaction_audit.io import cline
+from compaction_audit.io import cline, gemini_cli
 from compaction_audit.io.native import read_native
 from compaction_audit.rules.base import Context, ids_per_round
 from compaction_audit.rules.recall import RecallFloor
@@ -173,3 +173,47 @@ def test_cline_compaction_message_with_a_list_id_is_not_hashed(tmp_path: Path) -
     assert rounds[1]["evicted"] == ["m0"]
     assert rounds[1]["compaction"]["messages_removed"] == 1
     assert [(s["id"], s["text"]) for s in rounds[2]["spans"]] == [("line-1#2", "new")]
+
+
+def _gemini_rewrites(tmp_path: Path, n: int) -> str:
+    """n user messages; a ``$set.messages`` rewrite restating them (new ids, same text)
+    plus n / 2 new ones; a compression keeping the first n / 2; the same history again
+    with message n - 1 restated after it was folded."""
+    def user(mid: str, text: str) -> dict[str, Any]:
+        return {"id": mid, "type": "user", "content": text}
+
+    kept = [user("snap", "<state_snapshot>x</state_snapshot>"),
+            *(user(f"k{i}", f"msg {i}") for i in range(n // 2))]
+    lines: list[dict[str, Any]] = [
+        {"sessionId": "s", "projectHash": "p", "startTime": "t", "kind": "main"},
+        *(user(f"m{i}", f"msg {i}") for i in range(n)),
+        {"$set": {"messages": [*(user(f"k{i}", f"msg {i}") for i in range(n)),
+                               *(user(f"w{i}", f"new {i}") for i in range(n // 2))]}},
+        {"$set": {"messages": kept}},
+        {"$set": {"messages": [*kept, user("z", f"msg {n - 1}")]}},
+    ]
+    path = tmp_path / f"gemini-{n}.jsonl"
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    return str(path)
+
+
+def test_gemini_rewrites_match_the_working_set_in_linear_work(tmp_path: Path) -> None:
+    lines = {}
+    for n in (1000, 2000):
+        path = _gemini_rewrites(tmp_path, n)
+        out, lines[n] = _lines_run(gemini_cli, lambda p=path: list(gemini_cli.records(p)))
+        rounds = [r for _, r in out[1:]]
+        # a turn per message; the restated ones are known by their text, the new ones
+        # open turns; the compression folds the second half and the new ones
+        assert [r["spans"][0]["id"] for r in rounds[:n + n // 2]] == [
+            *(f"m{i}" for i in range(n)), *(f"w{i}" for i in range(n // 2))]
+        folded = [*(f"m{i}" for i in range(n // 2, n)), *(f"w{i}" for i in range(n // 2))]
+        compaction = rounds[n + n // 2]
+        assert compaction["evicted"] == folded
+        assert compaction["summaries"][0]["children"] == folded
+        assert compaction["compaction"]["messages_removed"] == n
+        # after the compression, only message n - 1 (folded) is new again
+        assert [s["id"] for s in rounds[-1]["spans"]] == ["z"]
+        assert len(rounds) == n + n // 2 + 2
+    # before: each rewritten message gathered the keys of every span seen
+    assert lines[2000] < 2.5 * lines[1000]
