@@ -18,7 +18,7 @@ from typing import Any
 import polars as pl
 import pytest
 
-from compaction_audit.io import cline, gemini_cli
+from compaction_audit.io import cline, gemini_cli, openhands
 from compaction_audit.io.native import read_native
 from compaction_audit.rules.base import Context, ids_per_round
 from compaction_audit.rules.recall import RecallFloor
@@ -216,4 +216,26 @@ def test_gemini_rewrites_match_the_working_set_in_linear_work(tmp_path: Path) ->
         assert [s["id"] for s in rounds[-1]["spans"]] == ["z"]
         assert len(rounds) == n + n // 2 + 2
     # before: each rewritten message gathered the keys of every span seen
+    assert lines[2000] < 2.5 * lines[1000]
+
+
+def test_openhands_event_id_reused_then_forgotten_often_in_linear_work(
+        tmp_path: Path) -> None:
+    lines = {}
+    for n in (1000, 2000):
+        say = {"id": 1, "source": "agent", "action": "message", "args": {"content": "x"}}
+        forget = {"id": 2, "source": "agent", "action": "condensation",
+                  "args": {"forgotten_event_ids": [1]}}
+        path = tmp_path / f"oh-{n}.jsonl"
+        path.write_text("".join(json.dumps(e) + "\n" for e in [say] * n + [forget] * n))
+        out, lines[n] = _lines_run(openhands, lambda p=path: list(openhands.records(str(p))))
+        rounds = [r for _, r in out[1:]]
+        # n spans of event 1 (ids 1, 1#2, ...); the first condensation evicts them all,
+        # each later one names the same event and finds nothing left
+        assert [s["id"] for s in rounds[0]["spans"]] == ["1"] + [f"1#{i}" for i in range(2, n + 1)]
+        assert rounds[0]["evicted"] == [s["id"] for s in rounds[0]["spans"]]
+        assert len(rounds) == n
+        assert not any("evicted" in r for r in rounds[1:])
+        assert [r["compaction"]["messages_removed"] for r in rounds] == [1] * n
+    # before: each condensation walked every span event 1 ever had
     assert lines[2000] < 2.5 * lines[1000]
