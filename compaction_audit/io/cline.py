@@ -379,8 +379,8 @@ class _Converter(Conversion):
         summary: list[dict[str, Any]] = []
         marker: tuple[int, dict[str, Any]] | None = None
         later: list[tuple[int, int, dict[str, Any]]] = []
-        last_kept = max((i for i, m in enumerate(msgs)
-                         if isinstance(m, dict) and m.get("id") in self.seen), default=-1)
+        last_kept = max((i for i, m in enumerate(msgs) if _str_id(m) in self.seen),
+                        default=-1)
         for i, msg in enumerate(msgs):
             line = doc.line_of("messages", i)
             if type(msg) is not dict:
@@ -391,13 +391,15 @@ class _Converter(Conversion):
             if kind in MARKER_KINDS and marker is None:
                 marker = (line, meta)
             ok = el.run(line, self.match, doc.path, line, i, msg, kept, summary)
-            if ok and msg.get("id") not in self.seen and kind != "compaction_summary" \
+            if ok and _str_id(msg) not in self.seen and kind != "compaction_summary" \
                     and i > last_kept:
                 later.append((line, i, msg))
         line, meta = marker if marker is not None else (doc.line_of("messages", 0), {})
-        fold = [s for s in self.asm.working if s not in kept]
-        removed = sum(1 for m in self.seen if not any(
-            isinstance(x, dict) and x.get("id") == m for x in msgs))
+        # sets, not a scan per message: linear in both files (issue 11, class 5, F4)
+        still = set(kept)
+        fold = [s for s in self.asm.working if s not in still]
+        ids = {_str_id(x) for x in msgs}
+        removed = sum(1 for m in self.seen if m not in ids)
         self.compaction(line, meta, _text(summary), fold=fold, kept=kept, removed=removed)
         for line, i, msg in later:
             Elements(doc.path, self.skipped).run(line, self.message, doc, line, i, msg)
@@ -466,6 +468,13 @@ def _parts(path: str, line: int, i: int, msg: dict[str, Any]) -> list[dict[str, 
         if type(part) is not dict:
             raise LogError(path, line, "expected an object", f"messages[{i}].content[{j}]")
     return content
+
+
+def _str_id(msg: Any) -> str | None:
+    """A message's ``id`` when it is a string (the only ids the messages file keys its
+    spans by); None otherwise, a list or an object id included (never hashed)."""
+    mid = msg.get("id") if isinstance(msg, dict) else None
+    return mid if isinstance(mid, str) else None
 
 
 def _bad(path: str, line: int, where: str) -> None:

@@ -23,6 +23,7 @@ Gemini CLI telemetry log (``gemini_cli.chat_compression`` events, ``tokens_befor
 from __future__ import annotations
 
 import json
+from collections import deque
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -127,6 +128,9 @@ class _Converter(Conversion):
         self.owner: dict[str, str] = {}  # span id -> id of the message it came from
         self.snapshots: set[str] = set()
         self.compactions: list[dict[str, Any]] = []
+        # the content keys of the working set's spans; None: rebuild (a compression
+        # changed the working set), else kept up to date as spans are added
+        self.working_keys: set[str] | None = None
 
     def handle(self, line: int, raw: bytes) -> None:
         """Apply one line of the recording."""
@@ -206,7 +210,7 @@ class _Converter(Conversion):
                 continue  # written again by an update, or a result already in context
             made.add(key)
             span = self.asm.span(line, base, source, text, size)
-            self.keys[str(span["id"])] = (source.split(":")[0], key)
+            self.remember(str(span["id"]), source.split(":")[0], key)
             self.live[key] = str(span["id"])
             self.owner[str(span["id"])] = mid
 
@@ -279,12 +283,22 @@ class _Converter(Conversion):
         self.compress(line, messages, snapshot)
 
     def known(self, msg: dict[str, Any]) -> bool:
-        """True when a rewritten message is already in the working set (id or content)."""
+        """True when a rewritten message is already in the working set (id or content).
+
+        The working set's content keys are kept, not gathered from every span for each
+        message: a 16,000-message rewrite took 11 s (issue 11, class 5, fresh pass, F5)."""
         if msg.get("id") in self.made:
             return True
         keys = {k for _, _, _, k in self.content_keys(msg)}
-        return bool(keys) and keys <= {k for s, (_, k) in self.keys.items()
-                                       if s in self.asm.working}
+        if self.working_keys is None:  # once per compression, not once per message
+            self.working_keys = {self.keys[s][1] for s in self.asm.working if s in self.keys}
+        return bool(keys) and keys <= self.working_keys
+
+    def remember(self, span_id: str, source: str, key: str) -> None:
+        """Key a span just added to the working set by its content."""
+        self.keys[span_id] = (source, key)
+        if self.working_keys is not None:
+            self.working_keys.add(key)
 
     def content_keys(self, msg: dict[str, Any]) -> list[tuple[str, str, str, str]]:
         items = list(self.items(0, msg, ""))
@@ -293,10 +307,10 @@ class _Converter(Conversion):
     def compress(self, line: int, messages: list[dict[str, Any]], snapshot: str) -> None:
         """Open an inferred compaction round: keep the matched items, fold the rest."""
         self.snapshots.add(snapshot)
-        by_key: dict[str, list[str]] = {}
+        by_key: dict[str, deque[str]] = {}
         for span_id in self.asm.working:
             if span_id in self.keys:
-                by_key.setdefault(self.keys[span_id][1], []).append(span_id)
+                by_key.setdefault(self.keys[span_id][1], deque()).append(span_id)
         kept: list[str] = []
         extra: list[tuple[str, str, str, str]] = []
         for msg in messages:
@@ -304,10 +318,11 @@ class _Converter(Conversion):
                 continue
             for src, base, text, key in self.content_keys(msg):
                 if by_key.get(key):
-                    kept.append(by_key[key].pop(0))
+                    kept.append(by_key[key].popleft())
                 else:
                     extra.append((src, base, text, key))
-        fold = [s for s in self.asm.working if s not in kept]
+        still = set(kept)
+        fold = [s for s in self.asm.working if s not in still]
         info: dict[str, Any] = {"trigger": None, "tokens_before": self.last_input,
                                 "tokens_after": None, "opaque": False, "kind": "compact",
                                 "strategy": "state_snapshot", "inferred": True,
@@ -325,6 +340,7 @@ class _Converter(Conversion):
             self.keys[str(span["id"])] = (source, key)
             self.live[key] = str(span["id"])
             self.owner[str(span["id"])] = base
+        self.working_keys = None  # folded spans left the working set
         self.compactions.append(info)
         self.awaiting_after.append(info)
 

@@ -158,7 +158,7 @@ class _Converter(Conversion):
 
     def __init__(self, path: str) -> None:
         super().__init__(path)
-        self.spans: dict[str, list[str]] = {}  # event id -> its span ids
+        self.spans: dict[str, list[str]] = {}  # event id -> its spans not yet forgotten
         self.ranges = EventRanges()  # the numeric event ids a range may still name
         self.requested: str | None = None  # the trigger a condensation request named
 
@@ -231,11 +231,14 @@ class _Converter(Conversion):
         if type(args) is not dict:
             raise LogError(self.path, line, "expected an object", at)
         forgotten, count = forgotten_ids(args, self.ranges, self.path, line, at)
-        fold = [s for eid in forgotten for s in self.spans.get(eid, [])
-                if s in self.asm.working]
         summary = args.get("summary")
         if summary is not None and not isinstance(summary, str):
             raise LogError(self.path, line, "expected a string", f"{at}.summary")
+        # every span of a forgotten event leaves the working set here (folded, evicted
+        # or gone before), so its list is dropped: an event id reused for n spans and
+        # forgotten n times walked all n each time (issue 11, class 5, fresh pass, F6)
+        fold = [s for eid in forgotten for s in self.spans.pop(eid, [])
+                if s in self.asm.working]
         info: dict[str, Any] = {"trigger": self.requested or "auto",
                                 "tokens_before": self.last_input, "tokens_after": None,
                                 "opaque": False, "strategy": "condensation",

@@ -23,7 +23,14 @@ from compaction_audit.recall.ranking import (
     span_type_from_source,
 )
 from compaction_audit.recall.sections import ranked_lost
-from compaction_audit.rules.base import Context, Outcome, Rule, Severity, register
+from compaction_audit.rules.base import (
+    Context,
+    Outcome,
+    Rule,
+    Severity,
+    ids_per_round,
+    register,
+)
 
 _ERROR_RANK = KIND_RANK[Kind.VERSION]
 """Losing a version pin or anything ranked above it (quantity, scope, causal, negation,
@@ -307,13 +314,10 @@ class RecallFloor(Rule):
         worst = (interval_sum(spans, n, by="rank").filter(pl.col("value") > 0)
                  .group_by("ri").agg(pl.col("rank").max()))
         loud = interval_sum(spans, n, (~pl.col("low")).cast(pl.Int64)).rename({"value": "loud"})
-        new = (spans.sort("start", "leaf").group_by("start", maintain_order=True)
-               .agg(pl.col("leaf").alias("new_spans")).rename({"start": "ri"}))
-        rows = (count.filter(pl.col("below_floor") > 0)
-                .join(worst, on="ri", how="left").join(loud, on="ri", how="left")
-                .join(new, on="ri", how="left")
-                .with_columns(pl.col("new_spans").fill_null(pl.lit([], pl.List(pl.String))))
-                .sort("ri"))
+        rows = ids_per_round(count.filter(pl.col("below_floor") > 0)
+                             .join(worst, on="ri", how="left").join(loud, on="ri", how="left"),
+                             spans.select(pl.col("start").alias("ri"), pl.col("leaf").alias("id")),
+                             "new_spans")
         sev = [_severity(r, loud == 0, self.severity)
                for r, loud in zip(rows["rank"], rows["loud"], strict=True)]
         return Outcome(rows.with_columns(pl.Series("severity", sev),

@@ -13,7 +13,16 @@ from typing import Any
 
 import polars as pl
 
-from compaction_audit.rules.base import Context, Outcome, Rule, Severity, fmt, register, sustained
+from compaction_audit.rules.base import (
+    Context,
+    Outcome,
+    Rule,
+    Severity,
+    fmt,
+    ids_per_round,
+    register,
+    sustained,
+)
 
 MIN_RANKED = 5
 """Working-set items with both a logged salience and a rebuilt cosine needed to judge
@@ -170,21 +179,20 @@ class SalienceDisagreement(Rule):
         at_fired = ws.filter(pl.col("ri").is_in(fired["ri"].implode()))
         favoured = (_favoured_fixed(ctx, at_fired, sal, cos) if fixed
                     else self._favoured(ctx, at_fired.drop("cosine"), sal, cos))
-        fired = fired.join(favoured, on="ri", how="left").with_columns(
-            pl.col("favoured_summaries").fill_null(pl.lit([], pl.List(pl.String))),
+        fired = ids_per_round(fired, favoured, "favoured_summaries").with_columns(
             pl.lit(s.disagreement_rounds).alias("rounds"))
         return Outcome(fired.sort("ri"), notes)
 
     @staticmethod
     def _favoured(ctx: Context, ws: pl.DataFrame, sal: pl.DataFrame,
                   cos: pl.DataFrame) -> pl.DataFrame:
-        """Per round: summaries whose logged salience beats their children's mean (last
-        logged value) while their rebuilt cosine does not beat the children's mean."""
+        """(``ri``, ``id``): per round, summaries whose logged salience beats their
+        children's mean (last logged value) while their rebuilt cosine does not beat the
+        children's mean."""
         edges = ctx.session.edges.select(pl.col("parent").alias("id"), "child")
         pairs = ws.filter(pl.col("salience").is_not_null()).join(edges, on="id")
         if pairs.height == 0:
-            return pl.DataFrame(schema={"ri": pl.Int64, "favoured_summaries":
-                                        pl.List(pl.String)})
+            return pl.DataFrame(schema={"ri": pl.Int64, "id": pl.String})
         pairs = _logged_at(pairs, sal, key="child", name="child_salience")
         pairs = (pairs.join(cos, on="id")
                  .join(cos.rename({"id": "child", "cosine": "child_cosine"}), on="child"))
@@ -194,8 +202,7 @@ class SalienceDisagreement(Rule):
                 pl.col("child_salience").mean(), pl.col("child_cosine").mean())
             .filter((pl.col("salience") > pl.col("child_salience"))
                     & (pl.col("cosine") <= pl.col("child_cosine")))
-            .sort("ri", "id")
-            .group_by("ri", maintain_order=True).agg(pl.col("id").alias("favoured_summaries"))
+            .select("ri", "id")
         )
 
     def message(self, v: dict[str, Any], ctx: Context) -> str:
@@ -220,7 +227,7 @@ def _favoured_fixed(ctx: Context, ws: pl.DataFrame, sal: pl.DataFrame,
     first logged value from the round it was logged on, so a summary's children's mean
     is the same at every round from the last of those rounds on (``settled``); only the
     rounds before that (rare) are joined child by child."""
-    empty = pl.DataFrame(schema={"ri": pl.Int64, "favoured_summaries": pl.List(pl.String)})
+    empty = pl.DataFrame(schema={"ri": pl.Int64, "id": pl.String})
     edges = ctx.session.edges.select(pl.col("parent").alias("id"), "child")
     rows = ws.join(edges.select("id").unique(), on="id", how="semi")
     if rows.height == 0:
@@ -248,6 +255,5 @@ def _favoured_fixed(ctx: Context, ws: pl.DataFrame, sal: pl.DataFrame,
     return (
         rows.filter((pl.col("salience") > pl.col("child_salience"))
                     & (pl.col("cosine") <= pl.col("child_cosine")))
-        .sort("ri", "id")
-        .group_by("ri", maintain_order=True).agg(pl.col("id").alias("favoured_summaries"))
+        .select("ri", "id")
     )

@@ -1,0 +1,241 @@
+"""Work linear in the input on the shapes of the fresh adversarial pass (issue 11,
+class 5): a list joined onto every round, and adapters that walked what they had seen
+once per message.
+
+Each test checks values computed by hand and a deterministic measure of work or size
+at n and 2n (linear work doubles, quadratic work quadruples); never a duration.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from types import FrameType, ModuleType
+from typing import Any
+
+import polars as pl
+import pytest
+
+from compaction_audit.io import cline, gemini_cli, openhands
+from compaction_audit.io.native import read_native
+from compaction_audit.rules.base import Context, ids_per_round
+from compaction_audit.rules.recall import RecallFloor
+from compaction_audit.series import build_series
+from compaction_audit.settings import Settings
+from tests.logs import LogWriter, rnd
+
+
+def _fold_all_then_quiet(write_log: LogWriter, n: int) -> Path:
+    """n spans with text at round 0, one summary folding and evicting them all at
+    round 1, then n rounds where nothing happens."""
+    records: list[dict[str, Any]] = [
+        rnd(0, spans=[{"id": f"m{i}", "tokens": 1, "text": f"t{i}"} for i in range(n)]),
+        rnd(1, summaries=[{"id": "S", "tokens": 1, "children": [f"m{i}" for i in range(n)]}],
+            evicted=[f"m{i}" for i in range(n)]),
+    ]
+    records += [rnd(r) for r in range(2, n + 2)]
+    return write_log(records, name=f"fold-all-{n}.jsonl")
+
+
+def _largest_join(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Record the estimated size (bytes) of every frame a DataFrame.join makes; the
+    size of an intermediate frame is what a later sort or fill hides from the result."""
+    sizes: list[int] = []
+    join = pl.DataFrame.join
+
+    def recorded(self: pl.DataFrame, *args: Any, **kwargs: Any) -> pl.DataFrame:
+        out = join(self, *args, **kwargs)
+        sizes.append(out.estimated_size())
+        return out
+
+    monkeypatch.setattr(pl.DataFrame, "join", recorded)
+    return sizes
+
+
+def test_recall_floor_names_new_spans_once_not_once_per_round(
+        write_log: LogWriter, monkeypatch: pytest.MonkeyPatch) -> None:
+    largest = {}
+    for n in (1000, 2000):
+        session = read_native(str(_fold_all_then_quiet(write_log, n)))
+        ctx = Context(session, build_series(session), Settings())
+        RecallFloor().evaluate(ctx)  # the analysis it reads is cached on the context
+        with monkeypatch.context() as patch:
+            sizes = _largest_join(patch)
+            fired = RecallFloor().evaluate(ctx).fired
+        # every span is under the floor from round 1 (folded and evicted: the summary
+        # "S" keeps none of their text) to the last round; they are new at round 1 only
+        assert fired["ri"].to_list() == list(range(1, n + 2))
+        assert fired["below_floor"].to_list() == [n] * (n + 1)
+        assert fired["new_spans"][0].to_list() == sorted(f"m{i}" for i in range(n))
+        assert fired["new_spans"].list.len().to_list() == [n] + [0] * n
+        largest[n] = max(sizes)
+    # before: a join copied the list of n ids into each of the n + 1 rounds (10,000 x
+    # 10,000 asked for 8 GB and aborted the process); now every frame is linear in n
+    assert largest[2000] < 2.5 * largest[1000]
+
+
+def test_ids_per_round_copies_the_ids_of_one_round_once() -> None:
+    rounds = pl.DataFrame({"ri": [3, 1, 2, 4], "n": [30, 10, 20, 40]})
+    pairs = pl.DataFrame({"ri": [2, 2, 4, 9], "id": ["b", "a", "c", "z"]})
+    out = ids_per_round(rounds, pairs, "names")
+    # rounds in order, ids sorted, none where the round has none, round 9 not a row
+    assert out.to_dicts() == [{"ri": 1, "n": 10, "names": []},
+                              {"ri": 2, "n": 20, "names": ["a", "b"]},
+                              {"ri": 3, "n": 30, "names": []},
+                              {"ri": 4, "n": 40, "names": ["c"]}]
+    assert out.schema["names"] == pl.List(pl.String)
+    size = {}
+    for n in (2000, 4000):
+        many = pl.DataFrame({"ri": list(range(n))})
+        one = pl.DataFrame({"ri": [0] * n, "id": [f"id{i}" for i in range(n)]})
+        out = ids_per_round(many, one, "names")
+        assert out["names"].list.len().to_list() == [n] + [0] * (n - 1)
+        size[n] = out["names"].estimated_size()
+    assert size[4000] < 2.5 * size[2000]
+
+
+# -- adapters: Python lines run in the adapter's own file, at n and 2n ---------------
+
+def _lines_run(module: ModuleType, work: Callable[[], Any]) -> tuple[Any, int]:
+    """``work()`` and the number of line events (sys.settrace) in ``module``'s file
+    while it ran: a count of the adapter's own Python work, comprehensions included
+    (each pass of a loop is a line event)."""
+    target = module.__file__
+    count = 0
+
+    def local(frame: FrameType, event: str, arg: Any) -> Any:
+        nonlocal count
+        count += event == "line"
+        return local
+
+    def calls(frame: FrameType, event: str, arg: Any) -> Any:
+        return local if frame.f_code.co_filename == target else None
+
+    before = sys.gettrace()
+    sys.settrace(calls)
+    try:
+        out = work()
+    finally:
+        sys.settrace(before)
+    return out, count
+
+
+def _cline_pair(tmp_path: Path, n: int) -> str:
+    """n messages; the compaction file keeps the last n / 2 and adds n / 2 new ones."""
+    folder = tmp_path / f"cline-{n}"
+    folder.mkdir()
+    msgs = [{"id": f"m{i}", "role": ("user", "assistant")[i % 2],
+             "content": [{"type": "text", "text": f"t{i}"}]} for i in range(n)]
+    summary = {"id": "sum", "role": "user", "metadata": {"kind": "compaction_summary"},
+               "content": [{"type": "text", "text": "Context summary: x"}]}
+    new = [{"id": f"x{i}", "role": "user", "content": [{"type": "text", "text": f"u{i}"}]}
+           for i in range(n // 2)]
+    (folder / "S.messages.json").write_text(
+        json.dumps({"version": 1, "sessionId": "S", "messages": msgs}))
+    (folder / "S.compaction.json").write_text(
+        json.dumps({"version": 1, "sessionId": "S", "messages": [summary, *msgs[n // 2:], *new]}))
+    return str(folder / "S.messages.json")
+
+
+def test_cline_pair_compares_the_files_in_linear_work(tmp_path: Path) -> None:
+    lines = {}
+    for n in (1000, 2000):
+        out, lines[n] = _lines_run(cline, lambda n=n: list(cline.records(_cline_pair(tmp_path, n))))
+        rounds = [r for _, r in out[1:]]
+        assert len(rounds) == n // 2 + 1 + n // 2  # a user turn per 2 messages, compaction, new
+        fold = rounds[n // 2]
+        half = [f"m{i}" for i in range(n // 2)]
+        assert (fold["summaries"][0]["children"], fold["evicted"]) == (half, half)
+        assert fold["compaction"]["messages_removed"] == n // 2
+        assert [r["spans"][0]["id"] for r in rounds[n // 2 + 1:]] == [
+            f"x{i}" for i in range(n // 2)]
+    # before: each message seen was looked for in the whole compaction file
+    assert lines[2000] < 2.5 * lines[1000]
+
+
+def test_cline_compaction_message_with_a_list_id_is_not_hashed(tmp_path: Path) -> None:
+    folder = tmp_path / "list-id"
+    folder.mkdir()
+    msgs = [{"id": "m0", "role": "user", "content": [{"type": "text", "text": "hi"}]},
+            {"id": "m1", "role": "assistant", "content": [{"type": "text", "text": "yo"}]}]
+    summary = {"id": "sum", "role": "user", "metadata": {"kind": "compaction_summary"},
+               "content": [{"type": "text", "text": "Context summary: x"}]}
+    odd = {"id": [1], "role": "user", "content": [{"type": "text", "text": "new"}]}
+    (folder / "S.messages.json").write_text(json.dumps({"sessionId": "S", "messages": msgs}))
+    (folder / "S.compaction.json").write_text(
+        json.dumps({"sessionId": "S", "messages": [summary, msgs[1], odd]}))
+    # was: "internal error: TypeError: unhashable type: 'list'"; a message whose id is
+    # not a string is a message the messages file never had: new after the compaction
+    # (named by its line, as the summary is: one-line JSON, so "#2")
+    rounds = [r for _, r in cline.records(str(folder / "S.messages.json"))][1:]
+    assert rounds[1]["evicted"] == ["m0"]
+    assert rounds[1]["compaction"]["messages_removed"] == 1
+    assert [(s["id"], s["text"]) for s in rounds[2]["spans"]] == [("line-1#2", "new")]
+
+
+def _gemini_rewrites(tmp_path: Path, n: int) -> str:
+    """n user messages; a ``$set.messages`` rewrite restating them (new ids, same text)
+    plus n / 2 new ones; a compression keeping the first n / 2; the same history again
+    with message n - 1 restated after it was folded."""
+    def user(mid: str, text: str) -> dict[str, Any]:
+        return {"id": mid, "type": "user", "content": text}
+
+    kept = [user("snap", "<state_snapshot>x</state_snapshot>"),
+            *(user(f"k{i}", f"msg {i}") for i in range(n // 2))]
+    lines: list[dict[str, Any]] = [
+        {"sessionId": "s", "projectHash": "p", "startTime": "t", "kind": "main"},
+        *(user(f"m{i}", f"msg {i}") for i in range(n)),
+        {"$set": {"messages": [*(user(f"k{i}", f"msg {i}") for i in range(n)),
+                               *(user(f"w{i}", f"new {i}") for i in range(n // 2))]}},
+        {"$set": {"messages": kept}},
+        {"$set": {"messages": [*kept, user("z", f"msg {n - 1}")]}},
+    ]
+    path = tmp_path / f"gemini-{n}.jsonl"
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    return str(path)
+
+
+def test_gemini_rewrites_match_the_working_set_in_linear_work(tmp_path: Path) -> None:
+    lines = {}
+    for n in (1000, 2000):
+        path = _gemini_rewrites(tmp_path, n)
+        out, lines[n] = _lines_run(gemini_cli, lambda p=path: list(gemini_cli.records(p)))
+        rounds = [r for _, r in out[1:]]
+        # a turn per message; the restated ones are known by their text, the new ones
+        # open turns; the compression folds the second half and the new ones
+        assert [r["spans"][0]["id"] for r in rounds[:n + n // 2]] == [
+            *(f"m{i}" for i in range(n)), *(f"w{i}" for i in range(n // 2))]
+        folded = [*(f"m{i}" for i in range(n // 2, n)), *(f"w{i}" for i in range(n // 2))]
+        compaction = rounds[n + n // 2]
+        assert compaction["evicted"] == folded
+        assert compaction["summaries"][0]["children"] == folded
+        assert compaction["compaction"]["messages_removed"] == n
+        # after the compression, only message n - 1 (folded) is new again
+        assert [s["id"] for s in rounds[-1]["spans"]] == ["z"]
+        assert len(rounds) == n + n // 2 + 2
+    # before: each rewritten message gathered the keys of every span seen
+    assert lines[2000] < 2.5 * lines[1000]
+
+
+def test_openhands_event_id_reused_then_forgotten_often_in_linear_work(
+        tmp_path: Path) -> None:
+    lines = {}
+    for n in (1000, 2000):
+        say = {"id": 1, "source": "agent", "action": "message", "args": {"content": "x"}}
+        forget = {"id": 2, "source": "agent", "action": "condensation",
+                  "args": {"forgotten_event_ids": [1]}}
+        path = tmp_path / f"oh-{n}.jsonl"
+        path.write_text("".join(json.dumps(e) + "\n" for e in [say] * n + [forget] * n))
+        out, lines[n] = _lines_run(openhands, lambda p=path: list(openhands.records(str(p))))
+        rounds = [r for _, r in out[1:]]
+        # n spans of event 1 (ids 1, 1#2, ...); the first condensation evicts them all,
+        # each later one names the same event and finds nothing left
+        assert [s["id"] for s in rounds[0]["spans"]] == ["1"] + [f"1#{i}" for i in range(2, n + 1)]
+        assert rounds[0]["evicted"] == [s["id"] for s in rounds[0]["spans"]]
+        assert len(rounds) == n
+        assert not any("evicted" in r for r in rounds[1:])
+        assert [r["compaction"]["messages_removed"] for r in rounds] == [1] * n
+    # before: each condensation walked every span event 1 ever had
+    assert lines[2000] < 2.5 * lines[1000]
