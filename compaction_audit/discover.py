@@ -34,7 +34,6 @@ import os
 import stat
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from compaction_audit.errors import LogError, UsageError
 
@@ -65,8 +64,11 @@ class Discovery:
 
 
 def is_pattern(arg: str) -> bool:
-    """True when ``arg`` is a glob pattern rather than a plain path."""
-    return any(c in _GLOB_CHARS for c in arg) and not Path(arg).exists()
+    """True when ``arg`` is a glob pattern rather than a plain path.  A path that cannot
+    be stat'ed (a component over 255 bytes, a link loop) counts as not existing: the
+    pattern then matches nothing, a clean usage error (``os.path.exists`` returns False
+    where Python 3.11's ``Path.exists`` raises ``ENAMETOOLONG``)."""
+    return any(c in _GLOB_CHARS for c in arg) and not os.path.exists(arg)
 
 
 def is_trace_name(name: str) -> bool:

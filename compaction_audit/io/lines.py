@@ -28,6 +28,7 @@ import zstandard
 
 from compaction_audit.errors import LogError
 from compaction_audit.io.records import json_error
+from compaction_audit.smallfile import regular_file as regular_file  # re-exported
 
 _CHUNK = 1 << 20
 _NON_BLANK = re.compile(rb"\S")
@@ -244,17 +245,6 @@ class _ZstdReader(io.RawIOBase):
     def close(self) -> None:
         self._raw.close()
         super().close()
-
-
-def regular_file(path: str | os.PathLike[str]) -> bool:
-    """True when ``path`` is a regular file (symbolic links followed): what an adapter
-    may open for a file it reads beside its input (a Cline messages file, Gemini's
-    telemetry).  A FIFO would block the open until a writer comes, a device such as
-    ``/dev/zero`` never ends: neither is read (issue 11, classes 4 and 6)."""
-    try:
-        return stat.S_ISREG(os.stat(path).st_mode)
-    except (OSError, ValueError):
-        return False
 
 
 def iter_lines(path: str, limits: Limits = DEFAULT_LIMITS,

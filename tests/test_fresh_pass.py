@@ -1,0 +1,78 @@
+"""Issue 11, fresh adversarial pass: hostile paths, deep trees, files read whole,
+numeric options, free-form objects, unsupported compressions.  Each bad input is a
+one-line error naming the file or option, exit 2, never an internal error."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.gate_app import drift_records, run
+from tests.logs import dump
+
+LONG = "a" * 300  # one path component over NAME_MAX (255 bytes): ENAMETOOLONG
+
+
+def _usage_error(result: Any, *words: str) -> str:
+    """The one stderr line of a clean exit 2 that holds every word."""
+    err = result.stderr
+    assert result.exit_code == 2, (result.exit_code, err, result.exception)
+    assert "internal error" not in err and "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1, err
+    for word in words:
+        assert word in err, (word, err)
+    return err
+
+
+@pytest.fixture
+def trace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(tmp_path)
+    path = tmp_path / "t.jsonl"
+    dump(drift_records(), path)
+    return path
+
+
+# F1: a path component over 255 bytes (and other unstat'able paths)
+
+def test_config_with_a_name_too_long_is_a_clean_error(trace: Path) -> None:
+    _usage_error(run("audit", "--config", LONG, str(trace)), "config file", "too long")
+
+
+def test_config_that_is_a_directory_says_so(trace: Path, tmp_path: Path) -> None:
+    (tmp_path / "cfgdir").mkdir()
+    _usage_error(run("audit", "--config", "cfgdir", str(trace)), "cfgdir", "is a directory")
+
+
+def test_config_that_is_a_device_says_so(trace: Path) -> None:
+    _usage_error(run("audit", "--config", "/dev/null", str(trace)), "/dev/null",
+                 "character device")
+
+
+@pytest.mark.parametrize("pattern", [f"{LONG}/*.jsonl", f"{LONG}/**", f"{LONG}/**/*.jsonl",
+                                     f"x/{LONG}[ab]/*.jsonl"])
+def test_pattern_under_a_name_too_long_matches_nothing(trace: Path, pattern: str) -> None:
+    _usage_error(run("audit", pattern), "no trace file matches")
+
+
+def test_plain_path_too_long_is_an_unreadable_trace(trace: Path) -> None:
+    _usage_error(run("audit", LONG), "too long")
+
+
+def _manifest(tmp_path: Path, messages_path: str, session_id: str) -> Path:
+    fixture = Path(__file__).parent / "fixtures" / "adapters" / "cline" / "session.json"
+    doc = json.loads(fixture.read_text())
+    doc.update(messages_path=messages_path, session_id=session_id)
+    path = tmp_path / "m.json"
+    path.write_text(json.dumps(doc))
+    return path
+
+
+@pytest.mark.parametrize(("messages_path", "session_id"), [
+    (LONG, "s1"), (".", "s2"), ("/", "s3"), ("", "s4"), ("x", "a/b"), ("x", LONG)])
+def test_cline_manifest_with_a_hostile_messages_path_is_a_clean_error(
+        trace: Path, tmp_path: Path, messages_path: str, session_id: str) -> None:
+    path = _manifest(tmp_path, messages_path, session_id)
+    _usage_error(run("audit", str(path)), "m.json:1", "messages file is not found")
