@@ -5,6 +5,10 @@ one-line error naming the file or option, exit 2, never an internal error."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -76,3 +80,50 @@ def test_cline_manifest_with_a_hostile_messages_path_is_a_clean_error(
         trace: Path, tmp_path: Path, messages_path: str, session_id: str) -> None:
     path = _manifest(tmp_path, messages_path, session_id)
     _usage_error(run("audit", str(path)), "m.json:1", "messages file is not found")
+
+
+# F10: discovery over a deep tree is iterative
+
+@pytest.fixture
+def deep_tree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """deep/a/a/.../a (1,500 levels, past Python's recursion limit) holding t.jsonl, and
+    a hidden directory and a symlink to a directory at the bottom that are not searched."""
+    monkeypatch.chdir(tmp_path)
+    rel = "deep"
+    Path(rel).mkdir()
+    for _ in range(1500):  # Path.mkdir(parents=True) recurses too
+        rel += "/a"
+        Path(rel).mkdir()
+    dump(drift_records(), Path(rel) / "t.jsonl")
+    (Path(rel) / ".hidden").mkdir()
+    dump(drift_records(), Path(rel) / ".hidden" / "h.jsonl")
+    (Path(rel) / "loop").symlink_to(Path("deep").resolve(), target_is_directory=True)
+    yield rel + "/t.jsonl"
+    # pytest's clean-up (shutil.rmtree) recurses once per level: empty the tree first
+    for name in ("t.jsonl", ".hidden/h.jsonl", "loop"):
+        (Path(rel) / name).unlink()
+    (Path(rel) / ".hidden").rmdir()
+    while rel != "deep":
+        Path(rel).rmdir()
+        rel = rel.rsplit("/", 1)[0]
+
+
+@pytest.mark.parametrize("arg", ["deep", "deep/**", "deep/**/*.jsonl", "deep/a/**/t.jsonl"])
+def test_a_tree_1500_deep_is_searched_without_recursion(deep_tree: str, arg: str) -> None:
+    from compaction_audit.discover import find_traces
+
+    found = find_traces([arg])
+    assert found.traces == [deep_tree]
+    assert found.skipped == [] and found.unreadable == []
+
+
+def test_a_tree_1500_deep_audits(deep_tree: str, tmp_path: Path) -> None:
+    """In a process of its own: the test runner's stack and recursion limit differ."""
+    root = Path(__file__).resolve().parent.parent
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    for arg in ("deep", "deep/**"):
+        done = subprocess.run([sys.executable, "-m", "compaction_audit", "audit", arg, "-q"],
+                              cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                              env=env)
+        assert done.returncode == 1, done.stderr  # drift_records fails the gate
+        assert "internal error" not in done.stderr
