@@ -32,7 +32,7 @@ from compaction_audit.errors import UsageError
 from compaction_audit.report.model import FAIL_ON
 from compaction_audit.rules import RULES, Rule, Severity
 from compaction_audit.settings import Settings
-from compaction_audit.smallfile import check_readable, regular_file
+from compaction_audit.smallfile import MAX_CONFIG_BYTES, check_readable, read_bounded, regular_file
 from compaction_audit.suppress import Suppression, parse
 
 CONFIG_FILE = "compaction-audit.toml"
@@ -91,9 +91,9 @@ def display_path(path: Path, cwd: Path | None = None) -> str:
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
+    data = read_bounded(str(path), str(path), MAX_CONFIG_BYTES)  # never /dev/zero whole
     try:
-        with path.open("rb") as fh:
-            return tomllib.load(fh)
+        return tomllib.loads(data.decode("utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise UsageError(f"{path}: invalid TOML: {exc}") from None
     except (RecursionError, MemoryError):  # tomllib recurses once per nesting level

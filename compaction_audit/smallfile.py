@@ -69,3 +69,18 @@ def regular_file(path: str | os.PathLike[str]) -> bool:
         return stat.S_ISREG(os.stat(path).st_mode)
     except (OSError, ValueError):
         return False
+
+
+def read_bounded(path: str, label: str, limit: int, fifo_ok: bool = False) -> bytes:
+    """The bytes of ``path``, at most ``limit``.  Raises :class:`UsageError` naming
+    ``label`` for what :func:`check_readable` refuses, a failed read, or a file longer
+    than ``limit`` (``LABEL: larger than N bytes``)."""
+    check_readable(path, label, fifo_ok)
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read(limit + 1)
+    except OSError as exc:
+        raise UsageError(f"{label}: cannot read: {exc.strerror or exc}") from None
+    if len(data) > limit:
+        raise UsageError(f"{label}: larger than {limit} bytes; refusing to read it whole")
+    return data

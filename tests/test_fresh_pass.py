@@ -127,3 +127,38 @@ def test_a_tree_1500_deep_audits(deep_tree: str, tmp_path: Path) -> None:
                               env=env)
         assert done.returncode == 1, done.stderr  # drift_records fails the gate
         assert "internal error" not in done.stderr
+
+
+# F7: files read whole (baseline, configuration) are bounded and must be files
+
+@pytest.mark.parametrize(("target", "words"), [
+    ("/dev/zero", ("/dev/zero", "character device")),
+    (".", ("baseline", "is a directory")),
+    (LONG, ("baseline", "too long")),
+    ("missing.json", ("baseline", "missing.json"))])
+def test_baseline_that_is_no_file_is_refused(trace: Path, target: str,
+                                             words: tuple[str, ...]) -> None:
+    _usage_error(run("audit", str(trace), "--baseline", target, "-q"), *words)
+
+
+def test_baseline_larger_than_the_limit_is_refused(trace: Path, tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    from compaction_audit import baseline
+
+    monkeypatch.setattr(baseline, "MAX_BASELINE_BYTES", 100)
+    path = tmp_path / "b.json"
+    path.write_bytes(b'{"baseline_format": 1, "findings": []}' + b" " * 62)  # 100 bytes
+    assert run("audit", str(trace), "--baseline", str(path), "-q").exit_code == 1
+    path.write_bytes(path.read_bytes() + b" ")  # 101
+    _usage_error(run("audit", str(trace), "--baseline", str(path), "-q"), "b.json",
+                 "larger than 100 bytes")
+
+
+def test_config_larger_than_the_limit_is_refused(trace: Path, tmp_path: Path) -> None:
+    from compaction_audit.smallfile import MAX_CONFIG_BYTES
+
+    path = tmp_path / "big.toml"
+    with path.open("wb") as fh:  # sparse: no disk spent
+        fh.truncate(MAX_CONFIG_BYTES + 1)
+    _usage_error(run("audit", "--config", str(path), str(trace)), "big.toml",
+                 f"larger than {MAX_CONFIG_BYTES} bytes")
