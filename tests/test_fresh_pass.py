@@ -162,3 +162,42 @@ def test_config_larger_than_the_limit_is_refused(trace: Path, tmp_path: Path) ->
         fh.truncate(MAX_CONFIG_BYTES + 1)
     _usage_error(run("audit", "--config", str(path), str(trace)), "big.toml",
                  f"larger than {MAX_CONFIG_BYTES} bytes")
+
+
+# F8: every numeric option of simulate is bounded, and the error names the option
+
+HUGE = "99999999999999999999999"
+
+
+@pytest.mark.parametrize(("option", "value", "field"), [
+    ("--seed", HUGE, "seed"), ("--seed", "-" + HUGE, "seed"),
+    ("--rounds", HUGE, "rounds"), ("--rounds", "100001", "rounds"),
+    ("--budget", HUGE, "budget_tokens"), ("--budget", str(10**12 + 1), "budget_tokens"),
+    ("--max-depth", HUGE, "max_depth"), ("--spans-per-round", HUGE, "spans_per_round"),
+    ("--store-retention", "inf", "store_retention_rounds"),
+    ("--store-retention", "-inf", "store_retention_rounds"),
+    ("--store-retention", "nan", "store_retention_rounds"),
+    ("--store-retention", "1e308", "store_retention_rounds"),
+    ("--recency-decay", "inf", "recency_decay"), ("--recency-decay", "nan", "recency_decay")])
+def test_simulate_option_out_of_range_names_the_option(tmp_path: Path, option: str,
+                                                       value: str, field: str) -> None:
+    out = tmp_path / "s.jsonl"
+    result = run("simulate", "-o", str(out), option, value)
+    err = result.stderr
+    assert result.exit_code == 2, (err, result.exception)
+    assert f"Invalid value for {option}: {field}: value" in err and "out of range" in err
+    assert "--output" not in err and "internal error" not in err
+    assert not out.exists()
+
+
+def test_simulate_bounds_are_inclusive(tmp_path: Path) -> None:
+    from compaction_audit.sim_params import PRESETS
+
+    out = tmp_path / "s.jsonl"
+    seed = str(2**53 - 1)
+    result = run("simulate", "-o", str(out), "--rounds", "2", "--seed", seed,
+                 "--store-retention", "1000000000", "--budget", str(10**12))
+    assert result.exit_code == 0, result.stderr
+    first = json.loads(out.read_text().splitlines()[0])
+    assert first["budget_tokens"] == 10**12
+    assert PRESETS["research-decay"].rounds == 40  # presets untouched
