@@ -201,3 +201,37 @@ def test_simulate_bounds_are_inclusive(tmp_path: Path) -> None:
     first = json.loads(out.read_text().splitlines()[0])
     assert first["budget_tokens"] == 10**12
     assert PRESETS["research-decay"].rounds == 40  # presets untouched
+
+
+# minor: unsupported compressions are named, from a file or standard input
+
+def _compressed(kind: str, data: bytes) -> bytes:
+    import bz2
+    import lzma
+
+    return bz2.compress(data) if kind == "bzip2" else lzma.compress(data)
+
+
+@pytest.mark.parametrize("kind", ["bzip2", "xz"])
+@pytest.mark.parametrize("suffix", [".jsonl.bz2", ".jsonl.xz", ".jsonl", ""])
+def test_unsupported_compression_is_named(trace: Path, tmp_path: Path, kind: str,
+                                          suffix: str) -> None:
+    data = _compressed(kind, trace.read_bytes())
+    path = tmp_path / f"c{suffix}"
+    path.write_bytes(data)
+    message = f"{kind}-compressed input is not supported (gzip and zstd are)"
+    _usage_error(run("audit", str(path), "-q"), f"{path}: {message}")
+    if suffix == "":  # standard input in a process of its own (a real, peekable stdin)
+        root = Path(__file__).resolve().parent.parent
+        done = subprocess.run([sys.executable, "-m", "compaction_audit", "audit", "-", "-q"],
+                              input=data, capture_output=True, timeout=120,
+                              env={**os.environ, "PYTHONPATH": str(root)})
+        assert done.returncode == 2
+        assert done.stderr.decode() == f"compaction-audit: -: {message}; decompress it first\n"
+
+
+def test_a_plain_trace_starting_like_bzip2_text_is_not_taken_for_it(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    path.write_bytes(b"BZhx\n")  # no block size digit: bad JSON, not bzip2
+    err = _usage_error(run("audit", str(path), "-q"), "t.jsonl:1")
+    assert "bzip2" not in err
