@@ -235,3 +235,56 @@ def test_a_plain_trace_starting_like_bzip2_text_is_not_taken_for_it(tmp_path: Pa
     path.write_bytes(b"BZhx\n")  # no block size digit: bad JSON, not bzip2
     err = _usage_error(run("audit", str(path), "-q"), "t.jsonl:1")
     assert "bzip2" not in err
+
+
+# F11: free-form objects from the log are bounded in the JSON report
+
+def _bigdict_trace(path: Path, n: int) -> None:
+    big = {f"k{i}": f"v{i}" for i in range(n)}
+    dump([
+        {"type": "session", "schema": "compaction-audit/1", "session_id": "x",
+         "scorer": big, "extra_big": big},
+        {"type": "round", "round": 0, "spans": [{"id": "a", "tokens": 10}]},
+        {"type": "round", "round": 1, "spans": [{"id": "b", "tokens": 10}],
+         "compaction": {**big, "trigger": big}},
+    ], path)
+
+
+def test_cap_keys_by_hand() -> None:
+    from compaction_audit.report.bounded import cap_keys
+
+    note = {"truncated": True, "shown": 2, "total": 4, "keys_omitted": 2}
+    four = {"a": 1, "b": 2, "c": 3, "d": 4}
+    assert cap_keys({"x": four, "y": {"a": 1, "b": 2}}, cap=2) == {
+        "x": {"a": 1, "b": 2}, "x_truncated": note, "y": {"a": 1, "b": 2}}
+    assert cap_keys([four], cap=2) == [{"a": 1, "b": 2, "_truncated": note}]
+    kept = cap_keys({**four, "round": 7}, cap=2, keep=frozenset({"round"}))
+    assert kept == {"a": 1, "b": 2, "round": 7, "_truncated": {
+        "truncated": True, "shown": 3, "total": 5, "keys_omitted": 2}}
+    assert cap_keys({"x": {"y": four}}, cap=2) == {  # nested: the note beside it
+        "x": {"y": {"a": 1, "b": 2}, "y_truncated": note}}
+    assert cap_keys({"a": 1, "b": 2}, cap=2) == {"a": 1, "b": 2}  # at the cap: kept
+
+
+def test_json_report_caps_free_form_objects(tmp_path: Path) -> None:
+    from compaction_audit.report.bounded import KEYS_CAP
+
+    path = tmp_path / "big.jsonl"
+    _bigdict_trace(path, 5000)
+    result = run("audit", str(path), "-f", "json")
+    assert result.exit_code in (0, 1), result.stderr
+    assert len(result.stdout) < 20_000  # was > 400 KB
+    doc = json.loads(result.stdout)
+    note = {"truncated": True, "shown": KEYS_CAP, "total": 5000, "keys_omitted": 5000 - KEYS_CAP}
+    session = doc["session"]
+    assert list(session["scorer"]) == [f"k{i}" for i in range(KEYS_CAP)]
+    assert session["scorer_truncated"] == note
+    assert session["extra"]["extra_big_truncated"] == note
+    (comp,) = doc["compactions"]
+    assert comp["round"] == 1 and comp["lost_checked"] is not None  # our keys kept
+    # 5,001 keys from the log (k0..k4999, trigger): 20 kept, the auditor's own all kept
+    assert comp["_truncated"]["keys_omitted"] == 5001 - KEYS_CAP
+    assert "trigger" not in comp  # it is key 5001: past the cap
+    every = json.loads(run("audit", str(path), "-f", "json", "--all").stdout)
+    assert len(every["session"]["scorer"]) == 5000 and "scorer_truncated" not in every["session"]
+    assert len(every["compactions"][0]["trigger"]) == 5000
