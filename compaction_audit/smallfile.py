@@ -40,13 +40,12 @@ def kind_of(mode: int) -> str | None:
 
 
 def check_readable(path: str, label: str, fifo_ok: bool = False) -> None:
-    """Raise :class:`UsageError` (``LABEL: does not exist``, ``LABEL: is a directory``,
+    """Raise :class:`UsageError` (``LABEL: cannot read: No such file or directory``,
+    ``LABEL: is a directory``,
     ``LABEL: is a character device, not a regular file``, ``LABEL: cannot read: File
     name too long``) unless ``path`` is a regular file (or a FIFO, when ``fifo_ok``)."""
     try:
         mode = os.stat(path).st_mode
-    except FileNotFoundError:
-        raise UsageError(f"{label}: does not exist") from None
     except (OSError, ValueError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         raise UsageError(f"{label}: cannot read: {reason}") from None
