@@ -29,6 +29,7 @@ from compaction_audit.errors import UsageError
 from compaction_audit.report.model import Report, SessionReport
 from compaction_audit.report.safe import clip_tree, json_safe
 from compaction_audit.rules.base import Finding
+from compaction_audit.smallfile import MAX_BASELINE_BYTES, read_bounded
 
 BASELINE_FORMAT = 1
 
@@ -109,11 +110,12 @@ def dumps(items: list[Entry]) -> bytes:
 
 def load(path: Path) -> dict[str, Entry]:
     """Read a baseline file: fingerprint -> entry.  Raises :class:`UsageError` for a
-    missing, unreadable or malformed file."""
+    missing, unreadable or malformed file, a directory or device, or one over
+    :data:`~compaction_audit.smallfile.MAX_BASELINE_BYTES` (a FIFO is read, bounded:
+    ``--baseline <(git show main:baseline.json)``; issue 11, fresh pass F7)."""
+    data = read_bounded(str(path), f"baseline {str(path)!r}", MAX_BASELINE_BYTES, fifo_ok=True)
     try:
-        doc: Any = orjson.loads(path.read_bytes())
-    except OSError as exc:
-        raise UsageError(f"baseline {str(path)!r}: cannot read: {exc.strerror or exc}") from None
+        doc: Any = orjson.loads(data)
     except orjson.JSONDecodeError as exc:
         raise UsageError(f"baseline {str(path)!r}: bad JSON: {exc.msg}") from None
     if not isinstance(doc, dict) or doc.get("baseline_format") != BASELINE_FORMAT:

@@ -32,6 +32,7 @@ from compaction_audit.errors import UsageError
 from compaction_audit.report.model import FAIL_ON
 from compaction_audit.rules import RULES, Rule, Severity
 from compaction_audit.settings import Settings
+from compaction_audit.smallfile import MAX_CONFIG_BYTES, check_readable, read_bounded, regular_file
 from compaction_audit.suppress import Suppression, parse
 
 CONFIG_FILE = "compaction-audit.toml"
@@ -90,9 +91,9 @@ def display_path(path: Path, cwd: Path | None = None) -> str:
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
+    data = read_bounded(str(path), str(path), MAX_CONFIG_BYTES)  # never /dev/zero whole
     try:
-        with path.open("rb") as fh:
-            return tomllib.load(fh)
+        return tomllib.loads(data.decode("utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise UsageError(f"{path}: invalid TOML: {exc}") from None
     except (RecursionError, MemoryError):  # tomllib recurses once per nesting level
@@ -118,10 +119,10 @@ def find_config(start: Path | None = None) -> Path | None:
     file-system root; None when there is none."""
     here = (start or Path.cwd()).resolve()
     for directory in (here, *here.parents):
-        if (directory / CONFIG_FILE).is_file():
+        if regular_file(directory / CONFIG_FILE):
             return directory / CONFIG_FILE
         pyproject = directory / PYPROJECT
-        if pyproject.is_file() and _table(pyproject) is not None:
+        if regular_file(pyproject) and _table(pyproject) is not None:
             return pyproject
     return None
 
@@ -190,8 +191,7 @@ def load_config(explicit: Path | None = None, isolated: bool = False,
     if isolated:
         return None, None
     if explicit is not None:
-        if not explicit.is_file():
-            raise UsageError(f"config file {str(explicit)!r} does not exist")
+        check_readable(str(explicit), f"config file {str(explicit)!r}")
         return read_config(explicit, cwd), explicit
     found = find_config(cwd)
     return (read_config(found, cwd), found) if found is not None else (None, None)

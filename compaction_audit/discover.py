@@ -34,7 +34,6 @@ import os
 import stat
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from compaction_audit.errors import LogError, UsageError
 
@@ -65,8 +64,11 @@ class Discovery:
 
 
 def is_pattern(arg: str) -> bool:
-    """True when ``arg`` is a glob pattern rather than a plain path."""
-    return any(c in _GLOB_CHARS for c in arg) and not Path(arg).exists()
+    """True when ``arg`` is a glob pattern rather than a plain path.  A path that cannot
+    be stat'ed (a component over 255 bytes, a link loop) counts as not existing: the
+    pattern then matches nothing, a clean usage error (``os.path.exists`` returns False
+    where Python 3.11's ``Path.exists`` raises ``ENAMETOOLONG``)."""
+    return any(c in _GLOB_CHARS for c in arg) and not os.path.exists(arg)
 
 
 def is_trace_name(name: str) -> bool:
@@ -108,12 +110,40 @@ def _keep_regular(paths: Iterable[str], found: Discovery) -> list[str]:
     return kept
 
 
-def _search(directory: str, found: Discovery) -> list[str]:
+def _search(directory: str, found: Discovery, searched: set[str] | None = None) -> list[str]:
+    """The regular trace files under ``directory``, sorted.  Iterative (a stack of
+    directories, not :func:`os.walk`, which recurses once per level on Python 3.11:
+    1,500 nested directories raised RecursionError; fresh pass F10), with os.walk's
+    rules: hidden directories skipped, a symlink to a directory neither followed nor
+    taken as a file, a directory that cannot be listed (or whose path grew past the
+    OS's limit, ``ENAMETOOLONG``) reported in ``found.unreadable``.  Each directory
+    listed is added to ``searched`` (normalized), when given."""
     files: list[str] = []
-    for root, dirs, names in os.walk(directory, onerror=found._listing_failed):
-        dirs[:] = [d for d in dirs if not d.startswith(".")]
-        files += [os.path.join(root, f) for f in names if is_trace_name(f)]
+    stack = [directory]
+    while stack:
+        root = stack.pop()
+        if searched is not None:
+            searched.add(_normal(root))
+        try:
+            with os.scandir(root) as it:
+                entries = list(it)
+        except OSError as exc:
+            found._listing_failed(exc)
+            continue
+        for e in entries:
+            if _is_dir(e):
+                if not e.name.startswith(".") and not e.is_symlink():
+                    stack.append(os.path.join(root, e.name))
+            elif is_trace_name(e.name):
+                files.append(os.path.join(root, e.name))
     return _keep_regular(sorted(_normal(p) for p in files), found)
+
+
+def _is_dir(entry: os.DirEntry[str], follow_symlinks: bool = True) -> bool:
+    try:
+        return entry.is_dir(follow_symlinks=follow_symlinks)
+    except OSError:
+        return False
 
 
 def search_dir(directory: str) -> list[str]:
@@ -139,33 +169,41 @@ def _entries(base: str, found: Discovery) -> list[os.DirEntry[str]]:
 
 
 def _match(base: str, parts: list[str], found: Discovery, out: list[str]) -> None:
-    """Append to ``out`` the paths under ``base`` matching the pattern ``parts``."""
-    if not parts:
-        out.append(base)
-        return
-    head, rest = parts[0], parts[1:]
-    join = (lambda name: name) if base == "" else (lambda name: os.path.join(base, name))
-    if head == "**":
-        _match(base, rest, found, out)  # zero directories
-        for e in _entries(base or ".", found):
-            if not e.name.startswith(".") and e.is_dir(follow_symlinks=False):
-                _match(join(e.name), parts, found, out)
-            elif not rest and not e.name.startswith(".") and not e.is_dir():
-                out.append(join(e.name))
-        return
-    if not _has_magic(head):
-        path = join(head) if head else "/"
-        if rest:
-            if os.path.isdir(path):
-                _match(path, rest, found, out)
-        elif os.path.lexists(path):
-            out.append(path)
-        return
-    for e in _entries(base or ".", found):
-        if e.name.startswith(".") and not head.startswith("."):
+    """Append to ``out`` the paths under ``base`` matching the pattern ``parts``.
+    Iterative (a work stack of ``(base, parts)``): ``**`` over a deep tree must not
+    recurse once per level (fresh pass F10); the caller sorts ``out``."""
+    work = [(base, parts)]
+    while work:
+        base, parts = work.pop()
+        if not parts:
+            out.append(base)
             continue
-        if fnmatch.fnmatchcase(e.name, head) and (not rest or e.is_dir()):
-            _match(join(e.name), rest, found, out)
+        head, rest = parts[0], parts[1:]
+        join = (lambda name, b=base: name) if base == "" else \
+            (lambda name, b=base: os.path.join(b, name))
+        if head == "**":
+            work.append((base, rest))  # zero directories
+            for e in _entries(base or ".", found):
+                if e.name.startswith("."):
+                    continue
+                if _is_dir(e, follow_symlinks=False):
+                    work.append((join(e.name), parts))
+                elif not rest and not _is_dir(e):
+                    out.append(join(e.name))
+            continue
+        if not _has_magic(head):
+            path = join(head) if head else "/"
+            if rest:
+                if os.path.isdir(path):
+                    work.append((path, rest))
+            elif os.path.lexists(path):
+                out.append(path)
+            continue
+        for e in _entries(base or ".", found):
+            if e.name.startswith(".") and not head.startswith("."):
+                continue
+            if fnmatch.fnmatchcase(e.name, head) and (not rest or _is_dir(e)):
+                work.append((join(e.name), rest))
 
 
 def expand_pattern(pattern: str, found: Discovery | None = None) -> list[str]:
@@ -208,9 +246,12 @@ def _expand(arg: str, found: Discovery) -> list[str]:
     if is_pattern(arg):
         before, skipped = len(found.unreadable), len(found.skipped)
         matched: list[str] = []
-        for match in expand_pattern(arg, found):
-            matched += _search(match, found) if os.path.isdir(match) else \
-                _keep_regular([match], found)
+        searched: set[str] = set()
+        for match in expand_pattern(arg, found):  # sorted: a directory before its own
+            if not os.path.isdir(match):
+                matched += _keep_regular([match], found)
+            elif match not in searched:  # 'd/**' matches every directory under d: each
+                matched += _search(match, found, searched)  # is searched once, not per level
         if not matched and len(found.unreadable) == before:
             raise UsageError(f"no trace file matches {arg!r}{_skipped(found, skipped)}")
         return matched

@@ -179,7 +179,16 @@ class SimParams:
     """The task query the scorer compares against (written in the session record)."""
 
     def validate(self) -> None:
-        """Raise ``ValueError`` naming the first parameter out of its range."""
+        """Raise ``ValueError`` naming the first parameter out of its range
+        (``"seed: value ... is out of range ..."``).  The upper bounds
+        (:data:`UPPER`) keep every value writable as JSON and every run finite: a
+        huge ``--seed`` could not be encoded, ``--store-retention inf`` overflowed,
+        ``--rounds 10**23`` never ended (issue 11, fresh pass, F8)."""
+        for name, (low, high) in UPPER.items():
+            value = getattr(self, name)
+            if not (math.isfinite(value) and low <= value <= high):
+                raise ValueError(f"{name}: value {value!r} is out of range "
+                                 f"({low:,} to {high:,})")
         checks: list[tuple[str, bool]] = [
             ("rounds", self.rounds >= 1),
             ("budget_tokens", self.budget_tokens >= 1),
@@ -218,6 +227,20 @@ class SimParams:
         for name, ok in checks:
             if not ok:
                 raise ValueError(f"{name}: value {getattr(self, name)!r} is out of range")
+
+
+UPPER: dict[str, tuple[int, int]] = {
+    "seed": (-(2**53 - 1), 2**53 - 1),
+    "rounds": (1, 100_000),
+    "budget_tokens": (1, 10**12),
+    "max_depth": (1, 1_000),
+    "spans_per_round": (0, 10_000),
+    "store_retention_rounds": (1, 10**9),
+}
+"""The range of each option-settable parameter checked first by
+:meth:`SimParams.validate`: a seed and a budget the log format can carry (JSON's exact
+integers; the reader's ``MAX_TOKENS``), and runs that end (about 5 ms a round at the
+presets' size, so 100,000 rounds take minutes).  docs/simulator.md states them."""
 
 
 PRESETS: dict[str, SimParams] = {

@@ -161,12 +161,12 @@ def _pair(given: Document, path: str
     stem = here.name.removesuffix(".compaction.json").removesuffix(".messages.json")
     if is_compaction:
         other = here.with_name(f"{stem}.messages.json")
-        if not other.is_file():
+        if not regular_file(other):
             found = _same_session(here, sid, ".messages.json")
             other = found[0] if found else other
     else:
         other = here.with_name(f"{stem}.compaction.json")
-        if not other.is_file():
+        if not regular_file(other):
             found = [f for f in _same_session(here, sid, ".compaction.json")
                      if f.resolve() != here.resolve()]
             if len(found) > 1:
@@ -176,7 +176,7 @@ def _pair(given: Document, path: str
                                     "of them to audit its compaction"), None
             other = found[0] if found else other
     doc = None
-    if other.is_file() and other.resolve() != here.resolve():
+    if regular_file(other) and other.resolve() != here.resolve():
         doc = read_document(str(other), None)
         if not isinstance(doc.value, dict) or not sniff_document(doc.value):
             doc = None
@@ -204,8 +204,11 @@ def _from_manifest(doc: Document, path: str) -> tuple[str, Document]:
     here = Path(path)
     # only a file beside the manifest: a path written in a log is not followed elsewhere
     named = Path(str(value.get("messages_path"))).name
-    candidates = [here.with_name(named), here.with_name(f"{sid}.messages.json")]
-    found = next((c for c in candidates if c.is_file()), None) \
+    # a name from the log may be empty ('/', '.') or hold a '/' (the session id):
+    # with_name refuses both, and neither names a file beside the manifest
+    candidates = [here.with_name(n) for n in (named, f"{sid}.messages.json")
+                  if n and "/" not in n and n not in (".", "..")]
+    found = next((c for c in candidates if regular_file(c)), None) \
         or next(iter(_same_session(here, sid, ".messages.json")), None)
     if found is None or path == "-":
         raise LogError(path, 1, "the session's messages file is not found beside its "

@@ -28,6 +28,7 @@ import zstandard
 
 from compaction_audit.errors import LogError
 from compaction_audit.io.records import json_error
+from compaction_audit.smallfile import regular_file as regular_file  # re-exported
 
 _CHUNK = 1 << 20
 _NON_BLANK = re.compile(rb"\S")
@@ -96,6 +97,25 @@ def _magic(raw: IO[bytes]) -> str:
     return "gz" if head[:2] == _GZIP_MAGIC else "zst" if head == _ZSTD_MAGIC else ""
 
 
+_UNSUPPORTED = ((b"BZh", "bzip2"), (b"\xfd7zXZ\x00", "xz"), (b"\x04\x22\x4d\x18", "lz4"),
+                (b"7z\xbc\xaf\x27\x1c", "7-Zip"), (b"PK\x03\x04", "zip"))
+"""Magic bytes of compressions and archives that are not read: no log format starts
+with them (JSON starts with ``{`` or ``[``, a store with ``SQLite format 3``), so such
+an input is named for what it is instead of failing as bad JSON (issue 11, fresh pass,
+minor: a ``.bz2`` trace said "lines end with a lone CR")."""
+
+
+def _unsupported(raw: IO[bytes]) -> str:
+    """The name of the unsupported compression ``raw`` starts with (peeked), or ""."""
+    peek = getattr(raw, "peek", None)
+    head = peek(6)[:6] if peek is not None else b""
+    for magic, name in _UNSUPPORTED:
+        level = head[3:4]  # bzip2: "BZh" then the block size, "1" to "9"
+        if head.startswith(magic) and (name != "bzip2" or (level and level in b"123456789")):
+            return name
+    return ""
+
+
 def _remote() -> Any:
     """:mod:`compaction_audit.io.remote`, imported when a URL is first opened."""
     from compaction_audit.io import remote
@@ -145,6 +165,15 @@ def _open(path: str) -> tuple[IO[bytes], _Counted | None]:
             except OSError as exc:
                 raw.close()
                 raise LogError(path, 0, f"cannot read: {exc.strerror or exc}") from None
+    if not kind:
+        try:
+            other = _unsupported(raw)
+        except OSError:
+            other = ""  # the read that follows reports it
+        if other:
+            raw.close()
+            raise LogError(path, 0, f"{other}-compressed input is not supported (gzip "
+                           "and zstd are); decompress it first")
     if kind == "gz":
         counted = _Counted(raw)
         return cast(IO[bytes], gzip.GzipFile(fileobj=counted, mode="rb")), counted
@@ -244,17 +273,6 @@ class _ZstdReader(io.RawIOBase):
     def close(self) -> None:
         self._raw.close()
         super().close()
-
-
-def regular_file(path: str | os.PathLike[str]) -> bool:
-    """True when ``path`` is a regular file (symbolic links followed): what an adapter
-    may open for a file it reads beside its input (a Cline messages file, Gemini's
-    telemetry).  A FIFO would block the open until a writer comes, a device such as
-    ``/dev/zero`` never ends: neither is read (issue 11, classes 4 and 6)."""
-    try:
-        return stat.S_ISREG(os.stat(path).st_mode)
-    except (OSError, ValueError):
-        return False
 
 
 def iter_lines(path: str, limits: Limits = DEFAULT_LIMITS,

@@ -9,6 +9,9 @@ Shared by the machine formats (JSON, SARIF, JUnit):
   first :data:`LIST_CAP` items (lists are in report order: lost facts by tier, so the
   first are the top-ranked), with a sibling ``<key>_truncated`` object that says how
   many there were and, for lost facts, how many of the rest fall in each tier;
+* :func:`cap_keys`: every free-form object from the log (scorer, session extras,
+  compaction extensions) cut to its first :data:`KEYS_CAP` keys, with a sibling
+  ``<key>_truncated`` (or a last key ``_truncated``) that says how many were left out;
 * :func:`key_round_set`: the rounds of the series a bounded report keeps.
 
 ``--all`` (``RenderOptions.show_all``) turns every bound off: every finding is its own
@@ -85,6 +88,67 @@ def cap_lists(value: Any, cap: int = LIST_CAP, nested: int = NESTED_CAP) -> Any:
         return v
 
     return walk(value, cap)
+
+
+KEYS_CAP = 20
+"""Keys a free-form object from the log keeps in the JSON report (the session's
+``scorer`` and ``extra``, each compaction's extension fields and the objects inside
+them, such as its ``trigger``); ``--all`` keeps every key.  A 50,000-key object was
+copied whole: 4.4 MB of JSON from a 3 MB trace (issue 11, fresh pass, F11)."""
+
+COMPACTION_KEYS = frozenset({
+    "ri", "round", "line", "compression_ratio", "lost", "lost_checked",
+    "not_checked_reason", "transcript_reference", "summary_id", "summary_text"})
+"""The keys the auditor itself sets on a compaction (reader and
+:func:`compaction_audit.recall.sections.compaction_view`): always kept, not counted
+against :data:`KEYS_CAP`."""
+
+
+def _key_truncation(total: int, shown: int) -> dict[str, Any]:
+    return {"truncated": True, "shown": shown, "total": total, "keys_omitted": total - shown}
+
+
+def cap_keys(value: Any, cap: int = KEYS_CAP, keep: frozenset[str] = frozenset()) -> Any:
+    """``value`` (JSON-able) with every object of more than ``cap`` keys cut to its
+    first ``cap`` keys (plus those of ``keep``, at the top level only), recursively.
+    An object under a key ``k`` gets a sibling ``k_truncated``, one directly in a list
+    (or ``value`` itself) a last key ``_truncated``: ``{"truncated": true, "shown",
+    "total", "keys_omitted"}``.  Returns new containers; the input is not changed."""
+    def cut(d: dict[Any, Any], kept: frozenset[str]) -> dict[Any, Any] | None:
+        """The kept part of ``d``, or None when nothing is cut."""
+        if len(d) <= cap:
+            return None
+        out: dict[Any, Any] = {}
+        free = 0
+        for k, x in d.items():
+            if k in kept:
+                out[k] = x
+            elif free < cap:
+                out[k] = x
+                free += 1
+        return out if len(out) < len(d) else None
+
+    def walk(v: Any, kept: frozenset[str] = frozenset()) -> tuple[Any, dict[str, Any] | None]:
+        """(the capped value, its truncation note or None)."""
+        if isinstance(v, list):
+            return [item(x) for x in v], None
+        if not isinstance(v, dict):
+            return v, None
+        part = cut(v, kept)
+        out: dict[Any, Any] = {}
+        for k, x in (v if part is None else part).items():
+            out[k], note = walk(x)
+            if note is not None:
+                out[f"{k}_truncated"] = note
+        return out, None if part is None else _key_truncation(len(v), len(part))
+
+    def item(v: Any, kept: frozenset[str] = frozenset()) -> Any:
+        out, note = walk(v, kept)
+        if note is not None:
+            out["_truncated"] = note
+        return out
+
+    return item(value, keep)
 
 
 def runs(findings: list[Finding], show_all: bool) -> list[list[Finding]]:

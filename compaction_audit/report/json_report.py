@@ -42,7 +42,9 @@ from compaction_audit.conditions import can_invert
 from compaction_audit.errors import LogError
 from compaction_audit.io.quiet_gc import paused_gc
 from compaction_audit.report.bounded import (
+    COMPACTION_KEYS,
     bounded_episodes,
+    cap_keys,
     cap_lists,
     episode_dict,
     key_round_set,
@@ -116,6 +118,16 @@ def session_dict(r: SessionReport, show_all: bool = False) -> dict[str, Any]:
         "verdict": r.verdict(),
     }
     series_rows, episodes = doc.pop("series"), doc.pop("findings")
+    if not show_all:  # free-form objects from the log: their first KEYS_CAP keys
+        # under the session: a cut object gets a sibling "<key>_truncated"
+        free = cap_keys({"scorer": h.scorer, "extra": h.extra})
+        session: dict[str, Any] = {}
+        for k, v in doc["session"].items():
+            session[k] = free.get(k, v)
+            if f"{k}_truncated" in free:
+                session[f"{k}_truncated"] = free[f"{k}_truncated"]
+        doc["session"] = session
+        doc["compactions"] = [cap_keys(c, keep=COMPACTION_KEYS) for c in r.compactions]
     rest = clip_tree(doc)
     if not show_all:
         rest = cap_lists(rest)  # adds a "<key>_truncated" after each list it cuts

@@ -1,0 +1,85 @@
+"""Read a small file the tool takes whole (a configuration file, a baseline), bounded.
+
+A trace goes through the streaming line reader (:mod:`compaction_audit.io.lines`); a
+configuration file or a baseline is decoded whole (TOML, JSON), so it is read here with
+a byte limit: ``--baseline /dev/zero`` or a 10 GB ``pyproject.toml`` must be a one-line
+error, exit 2, not a MemoryError (issue 11, class 4, fresh pass F7).  What the path is
+is checked first, with :func:`os.stat` (which, unlike Python 3.11's ``Path.is_file``,
+is caught here for every ``OSError``: a name component over 255 bytes raises
+``ENAMETOOLONG``, a link loop ``ELOOP``; fresh pass F1):
+
+- a directory is refused (``is a directory``);
+- a device or socket is refused (``/dev/zero`` never ends, a terminal waits);
+- a FIFO is read only where ``fifo_ok`` (``--baseline <(git show main:b.json)``), still
+  within the byte limit; the configuration file must be a regular file.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+
+from compaction_audit.errors import UsageError
+
+MAX_CONFIG_BYTES = 4 << 20
+"""Largest configuration file (``compaction-audit.toml``, ``pyproject.toml``): 4 MiB."""
+
+MAX_BASELINE_BYTES = 256 << 20
+"""Largest baseline file: 256 MiB (about 800,000 findings at 300 bytes each)."""
+
+_KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"),
+          (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"),
+          (stat.S_ISBLK, "a block device"))
+
+
+def kind_of(mode: int) -> str | None:
+    """None for a regular file, else what ``mode`` is (``"a directory"``, ``"a FIFO"``)."""
+    if stat.S_ISREG(mode):
+        return None
+    return next((name for test, name in _KINDS if test(mode)), "not a regular file")
+
+
+def check_readable(path: str, label: str, fifo_ok: bool = False) -> None:
+    """Raise :class:`UsageError` (``LABEL: cannot read: No such file or directory``,
+    ``LABEL: is a directory``,
+    ``LABEL: is a character device, not a regular file``, ``LABEL: cannot read: File
+    name too long``) unless ``path`` is a regular file (or a FIFO, when ``fifo_ok``)."""
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise UsageError(f"{label}: cannot read: {reason}") from None
+    kind = kind_of(mode)
+    if kind == "a directory":
+        raise UsageError(f"{label}: is a directory")
+    if kind is not None and not (fifo_ok and kind == "a FIFO"):
+        raise UsageError(f"{label}: is {kind}, not a regular file")
+
+
+
+def regular_file(path: str | os.PathLike[str]) -> bool:
+    """True when ``path`` is a regular file (symbolic links followed); False for
+    anything else and for a path that cannot be stat'ed at all (a name over 255 bytes,
+    a link loop: Python 3.11's ``Path.is_file`` raises on ``ENAMETOOLONG``).  What an
+    adapter may open for a file it reads beside its input (a Cline messages file,
+    Gemini's telemetry): a FIFO would block the open until a writer comes, a device
+    such as ``/dev/zero`` never ends (issue 11, classes 4 and 6)."""
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except (OSError, ValueError):
+        return False
+
+
+def read_bounded(path: str, label: str, limit: int, fifo_ok: bool = False) -> bytes:
+    """The bytes of ``path``, at most ``limit``.  Raises :class:`UsageError` naming
+    ``label`` for what :func:`check_readable` refuses, a failed read, or a file longer
+    than ``limit`` (``LABEL: larger than N bytes``)."""
+    check_readable(path, label, fifo_ok)
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read(limit + 1)
+    except OSError as exc:
+        raise UsageError(f"{label}: cannot read: {exc.strerror or exc}") from None
+    if len(data) > limit:
+        raise UsageError(f"{label}: larger than {limit} bytes; refusing to read it whole")
+    return data
