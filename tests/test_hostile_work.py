@@ -239,3 +239,39 @@ def test_openhands_event_id_reused_then_forgotten_often_in_linear_work(
         assert [r["compaction"]["messages_removed"] for r in rounds] == [1] * n
     # before: each condensation walked every span event 1 ever had
     assert lines[2000] < 2.5 * lines[1000]
+
+
+def _one_span_of_many_facts(write_log: LogWriter, k: int) -> Path:
+    """One span stating k numbers and k spans without text, all folded into a summary
+    that keeps none of them, and evicted."""
+    text = "See /etc/app/main.conf for the rest. " + " ".join(
+        f"Set the limit to {i + 2} MB." for i in range(k))
+    spans = [{"id": "c0", "tokens": 10, "text": text}] + [
+        {"id": f"e{i}", "tokens": 1} for i in range(k)]
+    kids = [str(s["id"]) for s in spans]
+    return write_log([rnd(0, spans=spans),
+                      rnd(1, summaries=[{"id": "S", "tokens": 1, "children": kids,
+                                         "text": "done"}], evicted=kids)],
+                     name=f"facts-{k}.jsonl")
+
+
+def test_recall_analysis_never_copies_a_text_per_fact(
+        write_log: LogWriter, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A span's text was repeated on each of its discriminators and joined again, and
+    a one-row list of lost facts copied onto every fold edge: 10,000 facts asked for
+    5.7 GB (issue 11, class 5, F3's class in the recall analysis)."""
+    from compaction_audit.recall.analysis import analyse
+
+    largest = {}
+    for k in (1000, 2000):
+        session = read_native(str(_one_span_of_many_facts(write_log, k)))
+        series = build_series(session)
+        with monkeypatch.context() as patch:
+            sizes = _largest_join(patch)
+            recall = analyse(session, series)
+        folds = recall.folds.filter(pl.col("child") == "c0")
+        numbers = [d["text"] for d in folds["dropped"][0] if d["kind"] == "quantity"]
+        assert len(numbers) == k  # every number dropped by the fold, once
+        assert recall.folds.height == k + 1  # one row per fold edge
+        largest[k] = max(sizes)
+    assert largest[2000] < 2.5 * largest[1000]

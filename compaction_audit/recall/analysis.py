@@ -374,31 +374,42 @@ def fold_checks(session: Session, extracted: _Extracted | None = None,
     memo: _Survived = survived if survived is not None else {}
     todo = [key for key in compared if key not in memo]
     memo.update(zip(todo, _survival([(found_in[c], f) for c, f in todo]), strict=True))
-    drops: dict[str, list[Any]] = {"ct": [], "stype": [], "ft": [], "pos": [], "kind": [],
-                                   "text": [], "norm": [], "rank": []}
-    for key in compared:
-        (child_text, stype), fold_text = key
+    # one row per drop, keyed by the (child text, type, fold text) it came from by its
+    # index in ``compared``: a child's text repeated on each of its drops took 650 MB
+    # for one 130 KB text holding 5,000 facts (issue 11, class 5, fresh pass F3's class)
+    drops: dict[str, list[Any]] = {"_key": [], "pos": [], "kind": [], "text": [],
+                                   "norm": [], "rank": []}
+    for index, key in enumerate(compared):
         for pos, (d, kept) in enumerate(zip(found_in[key[0]], memo[key], strict=True)):
             if not kept:
-                drops["ct"].append(child_text)
-                drops["stype"].append(stype)
-                drops["ft"].append(fold_text)
+                drops["_key"].append(index)
                 drops["pos"].append(pos)
                 drops["kind"].append(d.kind.value)
                 drops["text"].append(d.text)
                 drops["norm"].append(d.norm)
                 drops["rank"].append(ext.KIND_RANK[d.kind])
-    dropped = pl.DataFrame(drops, schema={"ct": pl.String, "stype": pl.String, "ft": pl.String,
-                                          "pos": pl.Int64, "kind": pl.String, "text": pl.String,
+    dropped = pl.DataFrame(drops, schema={"_key": pl.Int64, "pos": pl.Int64,
+                                          "kind": pl.String, "text": pl.String,
                                           "norm": pl.String, "rank": pl.Int64})
+    keys = pl.DataFrame({"ct": [c for (c, _), _ in compared],
+                         "stype": [t for (_, t), _ in compared],
+                         "ft": [f for _, f in compared]},
+                        schema={"ct": pl.String, "stype": pl.String, "ft": pl.String}
+                        ).with_row_index("_key").with_columns(pl.col("_key").cast(pl.Int64))
     lost = (
-        texted.select("_edge", "ct", "stype", "ft").join(dropped, on=["ct", "stype", "ft"])
+        texted.select("_edge", "ct", "stype", "ft").join(keys, on=["ct", "stype", "ft"])
+        .select("_edge", "_key").join(dropped, on="_key")
         .sort("_edge", "pos")
         .group_by("_edge", maintain_order=True)
         .agg(pl.struct("kind", "text", "norm", "rank").alias("dropped"))
     )
+    # matched rows joined, the others added with a null list: a left join copies the
+    # list of a one-row ``lost`` into every edge, matched or not (Polars 2.1; 10,000 lost
+    # facts of one fold over 10,000 edges asked for 5.7 GB: issue 11, class 5, F3)
+    unmatched = texts.join(lost, on="_edge", how="anti").with_columns(
+        pl.lit(None, lost.schema["dropped"]).alias("dropped"))
     return (
-        texts.join(lost, on="_edge", how="left")
+        pl.concat([texts.join(lost, on="_edge", how="inner"), unmatched])
         .sort("_edge")
         .select(
             pl.col("parent").alias("fold"), "child", "ri", "line",
@@ -438,26 +449,33 @@ def _occurrences(session: Session, series: Series,
     spans = items.filter((pl.col("kind") == "span") & pl.col("text").is_not_null())
     # the discriminators of each distinct (text, type), made in Python once per text
     # and joined to the spans that hold it
-    rows: dict[str, list[Any]] = {"body": [], "stype": [], "pos": [], "key": [], "kind": [],
+    # (rows name their (text, type) by its index in ``distinct``: a text repeated on
+    # each of its discriminators took 650 MB for one 130 KB text holding 5,000 facts;
+    # issue 11, class 5, fresh pass F3's class)
+    rows: dict[str, list[Any]] = {"_d": [], "pos": [], "key": [], "kind": [],
                                   "text": [], "rank": [], "line": []}
-    distinct = spans.select("text", "stype").unique()
-    for body, stype in zip(distinct["text"].to_list(), distinct["stype"].to_list(), strict=True):
+    distinct = spans.select("text", "stype").unique().with_row_index("_d").with_columns(
+        pl.col("_d").cast(pl.Int64))
+    for index, body, stype in zip(distinct["_d"].to_list(), distinct["text"].to_list(),
+                                  distinct["stype"].to_list(), strict=True):
         for pos, d in enumerate(found_in[(body, stype)]):
             kind = _KIND_VALUE[d.kind]
-            rows["body"].append(body)
-            rows["stype"].append(stype)
+            rows["_d"].append(index)
             rows["pos"].append(pos)
             rows["key"].append(f"{kind}:{d.norm}")
             rows["kind"].append(kind)
             rows["text"].append(d.text)
             rows["rank"].append(ext.KIND_RANK[d.kind])
             rows["line"].append(d.line)
-    table = pl.DataFrame(rows, schema={"body": pl.String, "stype": pl.String, "pos": pl.Int64,
+    table = pl.DataFrame(rows, schema={"_d": pl.Int64, "pos": pl.Int64,
                                        "key": pl.String, "kind": pl.String, "text": pl.String,
                                        "rank": pl.Int64, "line": pl.Int64})
-    del rows, distinct
+    del rows
     held_by = (spans.select("id", pl.col("text").alias("body"), "stype").with_row_index("_row")
-               .join(table, on=["body", "stype"]).sort("_row", "pos"))
+               .join(distinct.rename({"text": "body"}), on=["body", "stype"])
+               .select("_row", "id", "_d").join(table, on="_d").sort("_row", "pos"))
+    del distinct
+    bodies = spans.select(pl.col("id"), pl.col("text").alias("body"), "stype")
     occ = held_by.select("key", "id", "kind", "text", "rank", "line").join(
         items.select("id", "stype"), on="id", how="left")
     occ, names = _prose_names(session, items, occ)
@@ -465,7 +483,8 @@ def _occurrences(session: Session, series: Series,
                              & pl.col("text").is_not_null()).select("id", "text")
     if held_by.height == 0 or summaries.height == 0:  # no (summary text, leaf) pair
         return occ, pl.DataFrame(schema={"key": pl.String, "id": pl.String}), names
-    leaves = held_by.select(pl.col("id").alias("leaf"), "body", "stype").unique("leaf")
+    leaves = (held_by.select(pl.col("id").alias("leaf")).unique()
+              .join(bodies.rename({"id": "leaf"}), on="leaf"))
     pairs = (
         summaries.rename({"text": "s"})
         .join(series.closure.select("leaf", "item"), left_on="id", right_on="item")
@@ -558,7 +577,10 @@ def _without_names(folds: pl.DataFrame, names: pl.DataFrame) -> pl.DataFrame:
                   on=["_key", "child"], how="left"))
     kept = (rows.filter(pl.col("dropped").is_not_null() & pl.col("_name").is_null())
             .group_by("_row").agg(pl.col("dropped")))
-    return (folds.with_row_index("_row").drop("dropped").join(kept, on="_row", how="left")
+    indexed = folds.with_row_index("_row").drop("dropped")
+    unmatched = indexed.join(kept, on="_row", how="anti").with_columns(  # as in _lost_by_fold
+        pl.lit(None, kept.schema["dropped"]).alias("dropped"))
+    return (pl.concat([indexed.join(kept, on="_row", how="inner"), unmatched])
             .sort("_row").drop("_row")
             .with_columns(pl.col("dropped").fill_null(pl.lit([], DROP_SCHEMA))
                           .cast(DROP_SCHEMA))
