@@ -75,7 +75,11 @@ def main() -> None:
         signum = exc.signum if isinstance(exc, Terminated) else 2
         say_stopped(signum)
         exit_process(128 + signum)
-    except Exception as exc:  # a bug, not bad input; still no traceback for the user
+    except (SystemExit, GeneratorExit):
+        raise
+    except BaseException as exc:  # a bug, not bad input; still no traceback for the user
+        # (BaseException: a Rust panic inside Polars is pyo3's PanicException, which is
+        # not an Exception; it printed a traceback and exited 1, a "finding" code)
         if os.environ.get("COMPACTION_AUDIT_DEBUG"):
             raise
         say(f"internal error: {type(exc).__name__}: {exc} "

@@ -298,3 +298,25 @@ def test_neutralize_on_random_token_strings() -> None:
         assert (parsed.text or "").replace("\r\n", "\n") == \
             text.replace("\r\n", "\n").replace("\r", "\n")
         assert parsed.get("a") == text
+
+
+def test_a_panic_below_exception_is_an_internal_error(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """A Rust panic in Polars reaches Python as pyo3's PanicException, a BaseException:
+    it printed a traceback and exited 1 (a findings code); it is one line and exit 2."""
+    import compaction_audit.cli as cli
+
+    class PanicException(BaseException):
+        pass
+
+    def panic() -> int:
+        raise PanicException("PyObject pointer is null ##[add-mask]x")
+
+    monkeypatch.delenv("COMPACTION_AUDIT_DEBUG", raising=False)
+    monkeypatch.setattr(cli, "_invoke", panic)
+    with pytest.raises(SystemExit) as stop:
+        cli.main()
+    err = capsys.readouterr().err
+    assert stop.value.code == 2 and err.count("\n") == 1
+    assert err.startswith("compaction-audit: internal error: PanicException: PyObject")
+    assert_clean(err)

@@ -275,3 +275,36 @@ def test_recall_analysis_never_copies_a_text_per_fact(
         assert recall.folds.height == k + 1  # one row per fold edge
         largest[k] = max(sizes)
     assert largest[2000] < 2.5 * largest[1000]
+
+
+def _long_summary_over_many_leaves(write_log: LogWriter, k: int) -> Path:
+    """k one-line spans, each with a number, folded by one summary whose text is long
+    prose (about 40 characters per leaf) that keeps none of them."""
+    spans = [{"id": f"s{i}", "tokens": 1, "text": f"Set the limit to {i + 2} MB."}
+             for i in range(k)]
+    prose = " ".join("the team talked about the plan at length" for _ in range(k))
+    kids = [f"s{i}" for i in range(k)]
+    return write_log([rnd(0, spans=spans),
+                      rnd(1, summaries=[{"id": "S", "tokens": 1, "children": kids,
+                                         "text": prose}], evicted=kids)],
+                     name=f"long-summary-{k}.jsonl")
+
+
+def test_a_long_summary_is_never_copied_onto_each_leaf(
+        write_log: LogWriter, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A 200 KB summary over 5,000 leaves was copied onto every fold edge and closure
+    pair and aborted the process (issue 11, class 5, the sixth pass's F1): every join
+    of the recall analysis stays linear in the input."""
+    from compaction_audit.recall.analysis import analyse
+
+    largest = {}
+    for k in (500, 1000):
+        session = read_native(str(_long_summary_over_many_leaves(write_log, k)))
+        series = build_series(session)
+        with monkeypatch.context() as patch:
+            sizes = _largest_join(patch)
+            recall = analyse(session, series)
+        dropped = recall.folds["dropped"].list.len().to_list()
+        assert dropped == [1] * k  # each leaf's number, dropped by the fold
+        largest[k] = max(sizes)
+    assert largest[1000] < 2.5 * largest[500]

@@ -281,15 +281,22 @@ def _text_work(session: Session, items: pl.DataFrame, series: Series,
     cut = len(texts) * 8 // 20 if len(texts) >= PARALLEL_MIN_JOBS else 0
     summary_text = items.filter(pl.col("kind") == "summary").select(
         pl.col("id").alias("sid"), pl.col("text").alias("s")).filter(pl.col("s").is_not_null())
+    # texts named by index in the pairs: a 100 KB summary over 2,500 leaves was copied
+    # onto every pair (issue 11, class 5, the sixth adversarial pass's F1)
+    child_at = distinct.with_row_index("_c").with_columns(pl.col("_c").cast(pl.Int64))
+    summary_at = (summary_text.select("s").unique().with_row_index("_s")
+                  .with_columns(pl.col("_s").cast(pl.Int64)))
     pairs = pl.concat([
         session.edges.select(pl.col("child").alias("id"), pl.col("parent").alias("sid")),
         closure.select(pl.col("leaf").alias("id"), pl.col("item").alias("sid")),
-    ]).join(keyed.select("id", "text", "stype"), on="id").join(
-        summary_text, on="sid").select("text", "stype", "s").unique().join(
-        distinct, on=["text", "stype"], how="semi")  # a child without one: nothing to check
-    pair_keys = list(zip(zip(pairs["text"].to_list(), pairs["stype"].to_list(), strict=True),
-                         pairs["s"].to_list(), strict=True))
-    del pairs
+    ]).join(keyed.select("id", "text", "stype").join(child_at, on=["text", "stype"])
+            .select("id", "_c"), on="id"  # a child without one: nothing to check
+    ).join(summary_text.join(summary_at, on="s").select("sid", "_s"), on="sid").select(
+        "_c", "_s").unique()
+    summaries_list = summary_at["s"].to_list()
+    pair_keys = [(texts[c], summaries_list[s_]) for c, s_ in
+                 zip(pairs["_c"].to_list(), pairs["_s"].to_list(), strict=True)]
+    del pairs, child_at, summary_at
     theirs_set = set(texts[:cut])
     helper_pairs = [p for p in pair_keys if p[0] in theirs_set]
     our_pairs = [p for p in pair_keys if p[0] not in theirs_set]
@@ -346,13 +353,19 @@ def fold_checks(session: Session, extracted: _Extracted | None = None,
     found_in = extracted if extracted is not None else _Extracted()
     items = items if items is not None else typed_items(session)
     edges = session.edges
+    # texts named by index on the edges ("ft", "ct"): a fold text of 100 KB over 2,500
+    # children was copied onto every edge (issue 11, class 5, sixth pass's F1)
+    text_at = (items.select("text").drop_nulls().unique().with_row_index("_t")
+               .with_columns(pl.col("_t").cast(pl.Int64)))
+    text_list = text_at["text"].to_list()
+    indexed = items.join(text_at, on="text", how="left").drop("text").rename({"_t": "text"})
     texts = (  # every edge with what the checks and the result read, in one join each
         edges.select("parent", "child", "ri", "line").with_row_index("_edge")
         .with_columns(pl.col("_edge").cast(pl.Int64))
-        .join(items.select(pl.col("id").alias("parent"), pl.col("text").alias("ft"),
-                           pl.col("accounting").is_not_null().alias("acc")),
+        .join(indexed.select(pl.col("id").alias("parent"), pl.col("text").alias("ft"),
+                             pl.col("accounting").is_not_null().alias("acc")),
               on="parent", how="left")
-        .join(items.select(pl.col("id").alias("child"), pl.col("text").alias("ct"),
+        .join(indexed.select(pl.col("id").alias("child"), pl.col("text").alias("ct"),
                            pl.col("salience_class").alias("cls"), "stype", "gone_ri",
                            "source"),
               on="child", how="left")
@@ -367,10 +380,12 @@ def fold_checks(session: Session, extracted: _Extracted | None = None,
     # again with the same fold text drops the same discriminators
     distinct = texted.select("ct", "stype", "ft").unique()
     compared: list[tuple[_TextKey, str]] = []
-    for child_text, stype, fold_text in zip(distinct["ct"].to_list(), distinct["stype"].to_list(),
-                                            distinct["ft"].to_list(), strict=True):
-        if found_in[(child_text, stype)]:
-            compared.append(((child_text, stype), fold_text))
+    compared_at: list[tuple[int, str, int]] = []
+    for ct, stype, ft in zip(distinct["ct"].to_list(), distinct["stype"].to_list(),
+                             distinct["ft"].to_list(), strict=True):
+        if found_in[(text_list[ct], stype)]:
+            compared.append(((text_list[ct], stype), text_list[ft]))
+            compared_at.append((ct, stype, ft))
     memo: _Survived = survived if survived is not None else {}
     todo = [key for key in compared if key not in memo]
     memo.update(zip(todo, _survival([(found_in[c], f) for c, f in todo]), strict=True))
@@ -391,10 +406,10 @@ def fold_checks(session: Session, extracted: _Extracted | None = None,
     dropped = pl.DataFrame(drops, schema={"_key": pl.Int64, "pos": pl.Int64,
                                           "kind": pl.String, "text": pl.String,
                                           "norm": pl.String, "rank": pl.Int64})
-    keys = pl.DataFrame({"ct": [c for (c, _), _ in compared],
-                         "stype": [t for (_, t), _ in compared],
-                         "ft": [f for _, f in compared]},
-                        schema={"ct": pl.String, "stype": pl.String, "ft": pl.String}
+    keys = pl.DataFrame({"ct": [c for c, _, _ in compared_at],
+                         "stype": [t for _, t, _ in compared_at],
+                         "ft": [f for _, _, f in compared_at]},
+                        schema={"ct": pl.Int64, "stype": pl.String, "ft": pl.Int64}
                         ).with_row_index("_key").with_columns(pl.col("_key").cast(pl.Int64))
     lost = (
         texted.select("_edge", "ct", "stype", "ft").join(keys, on=["ct", "stype", "ft"])
@@ -483,36 +498,47 @@ def _occurrences(session: Session, series: Series,
                              & pl.col("text").is_not_null()).select("id", "text")
     if held_by.height == 0 or summaries.height == 0:  # no (summary text, leaf) pair
         return occ, pl.DataFrame(schema={"key": pl.String, "id": pl.String}), names
-    leaves = (held_by.select(pl.col("id").alias("leaf")).unique()
-              .join(bodies.rename({"id": "leaf"}), on="leaf"))
+    # texts are named by index in every pair (a summary of 200 KB over 5,000 leaves
+    # copied its text onto each pair and aborted the process: issue 11, class 5, the
+    # sixth adversarial pass's F1); Python reads each distinct text once
+    leaf_texts = (held_by.select(pl.col("id").alias("leaf")).unique()
+                  .join(bodies.rename({"id": "leaf"}), on="leaf"))
+    texts_b = (leaf_texts.select("body", "stype").unique().with_row_index("_b")
+               .with_columns(pl.col("_b").cast(pl.Int64)))
+    texts_s = (summaries.select(pl.col("text").alias("s")).unique().with_row_index("_s")
+               .with_columns(pl.col("_s").cast(pl.Int64)))
+    leaves = leaf_texts.join(texts_b, on=["body", "stype"]).select("leaf", "_b")
     pairs = (
-        summaries.rename({"text": "s"})
+        summaries.join(texts_s, left_on="text", right_on="s").select("id", "_s")
         .join(series.closure.select("leaf", "item"), left_on="id", right_on="item")
         .join(leaves, on="leaf")
-        .select("id", "s", "body", "stype")
+        .select("id", "_s", "_b")
     )
-    distinct_pairs = pairs.select("body", "stype", "s").unique()
+    del leaf_texts
+    bodies_at = list(zip(texts_b["body"].to_list(), texts_b["stype"].to_list(), strict=True))
+    summary_at = texts_s["s"].to_list()
+    distinct_pairs = pairs.select("_b", "_s").unique()
     memo: _Survived = survived if survived is not None else {}
-    keys = list(zip(zip(distinct_pairs["body"].to_list(), distinct_pairs["stype"].to_list(),
-                        strict=True), distinct_pairs["s"].to_list(), strict=True))
+    index_pairs = list(zip(distinct_pairs["_b"].to_list(), distinct_pairs["_s"].to_list(),
+                           strict=True))
+    keys = [(bodies_at[b], summary_at[s]) for b, s in index_pairs]
     del distinct_pairs
     todo = [key for key in keys if key not in memo]
     memo.update(zip(todo, _survival([(found_in[leaf_key], body) for leaf_key, body in todo]),
                     strict=True))
-    kept: dict[str, list[str]] = {"body": [], "stype": [], "s": [], "key": []}
-    for key in keys:
+    kept: dict[str, list[Any]] = {"_b": [], "_s": [], "key": []}
+    for (b, s), key in zip(index_pairs, keys, strict=True):
         flags = memo[key]
         if True not in flags:  # most summaries keep none of a leaf's discriminators
             continue
         for d, survives in zip(found_in[key[0]], flags, strict=True):
             if survives:
-                kept["body"].append(key[0][0])
-                kept["stype"].append(key[0][1])
-                kept["s"].append(key[1])
+                kept["_b"].append(b)
+                kept["_s"].append(s)
                 kept["key"].append(_key(d))
-    held = (pairs.join(pl.DataFrame(kept, schema={"body": pl.String, "stype": pl.String,
-                                                   "s": pl.String, "key": pl.String}),
-                       on=["body", "stype", "s"])
+    held = (pairs.join(pl.DataFrame(kept, schema={"_b": pl.Int64, "_s": pl.Int64,
+                                                   "key": pl.String}),
+                       on=["_b", "_s"])
             .select("key", "id").unique())
     return occ, held, names
 
