@@ -241,6 +241,19 @@ def test_openhands_event_id_reused_then_forgotten_often_in_linear_work(
     assert lines[2000] < 2.5 * lines[1000]
 
 
+def _analysed(path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Any, int]:
+    """The recall analysis of the log at ``path``, and the largest frame (estimated
+    bytes) any of its joins made."""
+    from compaction_audit.recall.analysis import analyse
+
+    session = read_native(str(path))
+    series = build_series(session)
+    with monkeypatch.context() as patch:
+        sizes = _largest_join(patch)
+        recall = analyse(session, series)
+    return recall, max(sizes)
+
+
 def _one_span_of_many_facts(write_log: LogWriter, k: int) -> Path:
     """One span stating k numbers and k spans without text, all folded into a summary
     that keeps none of them, and evicted."""
@@ -260,20 +273,13 @@ def test_recall_analysis_never_copies_a_text_per_fact(
     """A span's text was repeated on each of its discriminators and joined again, and
     a one-row list of lost facts copied onto every fold edge: 10,000 facts asked for
     5.7 GB (issue 11, class 5, F3's class in the recall analysis)."""
-    from compaction_audit.recall.analysis import analyse
-
     largest = {}
     for k in (1000, 2000):
-        session = read_native(str(_one_span_of_many_facts(write_log, k)))
-        series = build_series(session)
-        with monkeypatch.context() as patch:
-            sizes = _largest_join(patch)
-            recall = analyse(session, series)
+        recall, largest[k] = _analysed(_one_span_of_many_facts(write_log, k), monkeypatch)
         folds = recall.folds.filter(pl.col("child") == "c0")
         numbers = [d["text"] for d in folds["dropped"][0] if d["kind"] == "quantity"]
         assert len(numbers) == k  # every number dropped by the fold, once
         assert recall.folds.height == k + 1  # one row per fold edge
-        largest[k] = max(sizes)
     assert largest[2000] < 2.5 * largest[1000]
 
 
@@ -295,16 +301,10 @@ def test_a_long_summary_is_never_copied_onto_each_leaf(
     """A 200 KB summary over 5,000 leaves was copied onto every fold edge and closure
     pair and aborted the process (issue 11, class 5, the sixth pass's F1): every join
     of the recall analysis stays linear in the input."""
-    from compaction_audit.recall.analysis import analyse
-
     largest = {}
     for k in (500, 1000):
-        session = read_native(str(_long_summary_over_many_leaves(write_log, k)))
-        series = build_series(session)
-        with monkeypatch.context() as patch:
-            sizes = _largest_join(patch)
-            recall = analyse(session, series)
+        recall, largest[k] = _analysed(_long_summary_over_many_leaves(write_log, k),
+                                       monkeypatch)
         dropped = recall.folds["dropped"].list.len().to_list()
         assert dropped == [1] * k  # each leaf's number, dropped by the fold
-        largest[k] = max(sizes)
     assert largest[1000] < 2.5 * largest[500]
