@@ -285,8 +285,23 @@ def test_messages_file_names_the_compaction_files_it_leaves(tmp_path: Path) -> N
         out = run_adapter(cline.records, tmp_path / given)
         assert compaction_rounds(out) == []
         assert out[0][1]["reader_notes"] == [note]
+        assert out[0][1]["compaction_files_unread"] == [
+            "agentic.compaction.json", "basic.compaction.json"]
     (report,) = api.audit_paths(discover([str(tmp_path)])).sessions
     assert reader_notes(report) == [note]
+    # the verdict line says it too, not only the note below the findings
+    assert report.compactions_not_checked() == 2
+    assert report.verdict().startswith("PASS; 2 compactions could not be checked: ")
+
+
+def test_messages_file_with_its_one_compaction_file_leaves_none_unread(
+        tmp_path: Path) -> None:
+    for name in ("session.messages.json", "basic.compaction.json"):
+        shutil.copy(CLINE / name, tmp_path / name)
+    out = run_adapter(cline.records, tmp_path / "session.messages.json")
+    assert "compaction_files_unread" not in out[0][1]
+    (report,) = api.audit_paths(discover([str(tmp_path)])).sessions
+    assert report.compactions_not_checked() == 0
 
 
 def test_lines_of_the_messages_file_name_it(tmp_path: Path) -> None:

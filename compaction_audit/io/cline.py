@@ -26,7 +26,7 @@ import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import orjson
 
@@ -85,9 +85,10 @@ def records(path: str, lines: Iterable[tuple[int, bytes]] | None = None,
     given = read_document(path, lines)
     if isinstance(given.value, dict) and _is_manifest(given.value):
         path, given = _from_manifest(given, path)
-    messages_doc, compaction_doc, note, unchecked = _pair(given, path)
+    messages_doc, compaction_doc, note, unchecked, unread = _pair(given, path)
     conv = _Converter(path, skipped)
     conv.unchecked = unchecked
+    conv.unread = unread
     if note:
         conv.note(note)
     for doc in (messages_doc, compaction_doc) if messages_doc is not None else (given,):
@@ -100,6 +101,8 @@ def records(path: str, lines: Iterable[tuple[int, bytes]] | None = None,
         conv.read(given)
     out = conv.output(SOURCE_FORMAT, 1)
     first_line, record = next(out)
+    if conv.unread:
+        record["compaction_files_unread"] = list(conv.unread)
     yield first_line, {**record, **_line_files(named, conv.span_files)}
     yield from out
 
@@ -140,24 +143,35 @@ def _line_files(named: str, span_files: dict[str, str]) -> dict[str, Any]:
     return out
 
 
-def _pair(given: Document, path: str
-          ) -> tuple[Document | None, Document | None, str | None, str | None]:
-    """(messages document, compaction document, note, unchecked) for ``given``; either
-    document may be None.  ``note`` says what was looked for and not found, or which
-    compaction files of the session were left unread; ``unchecked`` is set when
-    ``given`` is a compaction file whose messages file was not found (its compaction
-    cannot be checked)."""
+class _Pairing(NamedTuple):
+    """What :func:`_pair` found: either document may be None.  ``note`` says what was
+    looked for and not found, or which compaction files of the session were left
+    unread; ``unchecked`` is set when ``given`` is a compaction file whose messages file
+    was not found (its compaction cannot be checked); ``unread`` names the compaction
+    files of the session beside a messages file that were not read (several of them:
+    which one goes with it is not known), each a compaction this audit did not check."""
+
+    messages: Document | None
+    compaction: Document | None
+    note: str | None = None
+    unchecked: str | None = None
+    unread: tuple[str, ...] = ()
+
+
+def _pair(given: Document, path: str) -> _Pairing:
+    """The messages and compaction documents of the session ``given`` belongs to (see
+    :class:`_Pairing`)."""
     if not isinstance(given.value, dict):
-        return None, None, None, None
+        return _Pairing(None, None)
     here = Path(path)
     sid = given.value.get("sessionId")
     is_compaction = here.name.endswith(".compaction.json") or _has_marker(given.value)
     if path == "-":
         if not is_compaction:
-            return None, None, None, None
-        return None, None, ("a Cline compaction file read from standard input: its "
-                            "messages file cannot be looked for, so its compaction is "
-                            "not checked"), "no messages file"
+            return _Pairing(None, None)
+        return _Pairing(None, None, ("a Cline compaction file read from standard input: "
+                                     "its messages file cannot be looked for, so its "
+                                     "compaction is not checked"), "no messages file")
     stem = here.name.removesuffix(".compaction.json").removesuffix(".messages.json")
     if is_compaction:
         other = here.with_name(f"{stem}.messages.json")
@@ -171,9 +185,10 @@ def _pair(given: Document, path: str
                      if f.resolve() != here.resolve()]
             if len(found) > 1:
                 names = ", ".join(f.name for f in found)
-                return None, None, (f"{len(found)} compaction files of this session "
-                                    f"beside {here.name} are not read: {names}; give one "
-                                    "of them to audit its compaction"), None
+                return _Pairing(None, None, (
+                    f"{len(found)} compaction files of this session beside {here.name} "
+                    f"are not read: {names}; give one of them to audit its compaction"),
+                    unread=tuple(f.name for f in found))
             other = found[0] if found else other
     doc = None
     if regular_file(other) and other.resolve() != here.resolve():
@@ -182,12 +197,13 @@ def _pair(given: Document, path: str
             doc = None
     if doc is None:
         if not is_compaction:
-            return None, None, None, None
-        return None, None, (f"{here.name}: the session's messages file was not found "
-                            f"(looked for {stem}.messages.json and a *.messages.json "
-                            f"with sessionId {str(sid)[:80]!r} beside it), so its compaction is "
-                            "not checked"), "no messages file"
-    return ((doc, given, None, None) if is_compaction else (given, doc, None, None))
+            return _Pairing(None, None)
+        return _Pairing(None, None, (
+            f"{here.name}: the session's messages file was not found (looked for "
+            f"{stem}.messages.json and a *.messages.json with sessionId "
+            f"{str(sid)[:80]!r} beside it), so its compaction is not checked"),
+            "no messages file")
+    return _Pairing(doc, given) if is_compaction else _Pairing(given, doc)
 
 
 def _is_manifest(value: dict[str, Any]) -> bool:
@@ -264,6 +280,7 @@ class _Converter(Conversion):
         self.seen: dict[str, _Message] = {}
         self.call_names: dict[str, str] = {}
         self.unchecked: str | None = None  # why a compaction cannot be checked
+        self.unread: tuple[str, ...] = ()  # compaction files beside it, not read
         self.reading = path  # the file whose lines are being read
         self.span_files: dict[str, str] = {}  # span id -> the file its line counts in
 

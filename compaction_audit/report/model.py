@@ -107,9 +107,13 @@ class SessionReport:
         return fails(self.worst(), fail_on)
 
     def compactions_not_checked(self) -> int:
-        """Compactions whose loss could not be checked (``lost_checked`` false: an opaque
-        encrypted summary, a redacted one)."""
-        return sum(1 for c in self.compactions if c.get("lost_checked") is False)
+        """Compactions whose loss could not be checked: ``lost_checked`` false (an opaque
+        encrypted summary, a redacted one), plus the compaction files an adapter found
+        beside the input and did not read (``compaction_files_unread`` of the session
+        record: a Cline messages file with several compaction files beside it)."""
+        unread = self.header.extra.get("compaction_files_unread")
+        return (sum(1 for c in self.compactions if c.get("lost_checked") is False)
+                + (len(unread) if isinstance(unread, list) else 0))
 
     def verdict_head(self) -> str:
         """FAIL (an error), WARN (a warning, or skipped records: see :meth:`worst`) or
