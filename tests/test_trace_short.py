@@ -104,6 +104,31 @@ def test_lists_are_capped_unless_all(write_log: LogWriter) -> None:
     assert len(run(path, "8443", "--all").output.splitlines()) == 21
 
 
+def test_json_is_capped_like_the_text_unless_all(write_log: LogWriter) -> None:
+    # 20 spans under one chain of two folds: without the cap the JSON copied the chain
+    # under every span (n spans x d folds; issue 11, eighth pass F7)
+    spans = [span(f"s{i:02}", f"Port 8443 note {i}.") for i in range(20)]
+    path = str(write_log([
+        rnd(0, spans=spans),
+        rnd(1, summaries=[fold("F1", [s["id"] for s in spans], "The port is 8443.")],
+            evicted=[s["id"] for s in spans]),
+        rnd(2, summaries=[fold("F2", ["F1"], "Still port 8443.")], evicted=["F1"]),
+    ]))
+    tree = json.loads(run(path, "8443", "-f", "json").output)
+    assert tree["counts"] == {"carried": 20}
+    kids = tree["children"]
+    assert [k["span"] for k in kids[:15]] == [f"s{i:02}" for i in range(15)]
+    assert kids[15] == {"label": "... 5 more node(s) not shown (--all)", "not_shown": 5}
+    assert len(kids) == 16
+    # each shown span keeps its chain, and each summary is listed once
+    assert [c["fold"] for c in kids[0]["children"]] == ["F1"]
+    assert [c.get("fold") or c["event"] for c in kids[0]["children"][0]["children"]
+            ] == ["evicted", "F2"]
+    assert [s["id"] for s in tree["summaries"]] == ["F1", "F2"]
+    every = json.loads(run(path, "8443", "-f", "json", "--all").output)
+    assert [k["span"] for k in every["children"]] == [f"s{i:02}" for i in range(20)]
+
+
 def test_a_word_is_reduced_to_the_clauses_that_hold_it(write_log: LogWriter) -> None:
     path = str(write_log([
         rnd(0, spans=[span("u", "Do not use the temp-file preload.")]),

@@ -130,7 +130,8 @@ def trace_command(
     full: Annotated[bool, typer.Option(
         "--full", help="Show each summary whole (else its first line, cut).")] = False,
     show_all: Annotated[bool, typer.Option(
-        "--all", help=f"List every node (else {LIST_LIMIT} per level).")] = False,
+        "--all", help=f"List every node (else {LIST_LIMIT} per level, in JSON too)."
+    )] = False,
     lenient: Annotated[bool, typer.Option("--lenient", help="Skip bad records.")] = False,
 ) -> None:
     """Trace a discriminator, span or summary through the folds and evictions.
@@ -155,7 +156,8 @@ def trace_command(
     except AuditError as exc:
         fail(str(exc))
     if json or fmt is TextOrJson.json:
-        tree = clip_tree(root.to_dict(), FULL_LIMIT if full else 1024)
+        tree = clip_tree(root.to_dict(None if show_all else LIST_LIMIT),
+                         FULL_LIMIT if full else 1024)
         write_bytes(json_safe(orjson.dumps(tree, option=orjson.OPT_INDENT_2) + b"\n"),
                     None, JSON)
         return
