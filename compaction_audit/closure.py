@@ -26,6 +26,15 @@ new spans hold about N x spans pairs.  Past this bound (about 1,400 such Claude 
 compactions of two spans each; the 1 GB benchmark trace holds about 950,000 pairs) the
 audit stops with a one-line error naming the summary that crossed it (exit 2)."""
 
+MAX_CLOSURE_ID_BYTES = 256 * 2**20
+"""Most bytes of ids the closure's pairs name (the item's id plus the leaf's, summed
+over the pairs; issue 11, class 5).  The recall analysis and the rehydration advice
+join the pairs by id, so their memory grows with pairs x id length as well as with
+the pairs: 1,000,000 pairs under 1,000-character summary ids (a 3.2 MB trace, half
+the pair limit) asked Polars for a 1 GB buffer and aborted (eighth adversarial pass,
+F8).  256 MiB is 2,000,000 pairs of 64-byte ids each side; past it the audit stops
+with a one-line error naming the summary that crossed it (exit 2)."""
+
 MAX_LEVELS = 32
 """Most distinct summary depths whose closure is built a depth at a time in Polars (one
 join per depth, so cost grows with depths times pairs); a deeper log (a chain of
@@ -94,7 +103,35 @@ def closure(session: Session, limit: int = MAX_CLOSURE_PAIRS) -> Closure:
     built = _by_depth(session, span_rows.len(), limit)
     if built is None:
         built = _walk(session, span_rows.len(), limit)
+    _check_id_bytes(session, built, MAX_CLOSURE_ID_BYTES)
     return Closure(pl.concat([spans, built]), span_rows.len(), ids)
+
+
+def _short(item: str, keep: int = 80) -> str:
+    """``item`` quoted, cut to ``keep`` characters with its length when longer: an
+    error about long ids must still say what it is about within one line."""
+    return repr(item) if len(item) <= keep else f"{item[:keep]!r}... ({len(item):,} chars)"
+
+
+def _check_id_bytes(session: Session, pairs: pl.DataFrame,
+                    limit: int = MAX_CLOSURE_ID_BYTES) -> None:
+    """Raise :class:`LogError` at the line of the first summary (in item order) whose
+    pairs take the bytes of ids they name past ``limit``
+    (:data:`MAX_CLOSURE_ID_BYTES`).  ``pairs``: the summaries' (``item``, ``leaf``)
+    rows, sorted by item; integer work only, no id is copied."""
+    if pairs.height == 0:
+        return
+    size = session.items["id"].str.len_bytes().cast(pl.Int64)
+    bytes_ = size.gather(pairs["item"]) + size.gather(pairs["leaf"])
+    if int(bytes_.sum()) <= limit:
+        return
+    first = int((bytes_.cum_sum() > limit).arg_true()[0])
+    row = session.items.row(int(pairs["item"][first]), named=True)
+    raise LogError(session.path, row["line"] or 0,
+                   f"provenance too large: summary {_short(row['id'])} (depth {row['depth']}) "
+                   f"takes the ids its closure names past {limit:,} bytes (item id plus "
+                   "leaf id over every (item, leaf) pair); see docs/performance.md "
+                   "(limits)", "summaries")
 
 
 def _edge_rows(session: Session) -> pl.DataFrame:
@@ -190,7 +227,7 @@ def _walk(session: Session, spans: int, limit: int) -> pl.DataFrame:
         total += len(found)
         if total > limit:
             raise LogError(session.path, line or 0,
-                           f"provenance too large: summary {item!r} (depth {depth}) takes "
+                           f"provenance too large: summary {_short(item)} (depth {depth}) takes "
                            f"the closure past {limit:,} (item, leaf) pairs; see "
                            "docs/performance.md (limits)", "summaries")
         of[i] = found

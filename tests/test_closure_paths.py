@@ -75,3 +75,38 @@ def test_limit_stops_at_the_same_summary_either_way(write_log: LogWriter,
         with pytest.raises(LogError) as info:
             reach.leaves(session, limit=4)
         assert info.value.line == 2 and "'S' (depth 1)" in info.value.message
+
+
+def test_id_bytes_limit_names_the_summary_that_crosses_it(
+        write_log: LogWriter, monkeypatch: pytest.MonkeyPatch) -> None:
+    # the summaries' pairs name (item id + leaf id) bytes: SS over a, b: 3 + 3 = 6;
+    # T over SS (leaves a, b): 2 + 2 = 4; 10 in all (the span rows name no pair bytes)
+    path = write_log([
+        rnd(0, spans=spans(("a", 1), ("b", 1))),
+        rnd(1, summaries=[{"id": "SS", "tokens": 1, "children": ["a", "b"]}]),
+        rnd(2, summaries=[{"id": "T", "tokens": 1, "children": ["SS"]}]),
+    ])
+    session = read_native(str(path))
+    monkeypatch.setattr(reach, "MAX_CLOSURE_ID_BYTES", 10)
+    assert reach.leaves(session).height == 6  # 10 is not past 10
+    monkeypatch.setattr(reach, "MAX_CLOSURE_ID_BYTES", 9)
+    with pytest.raises(LogError) as info:
+        reach.leaves(session)
+    assert info.value.line == 3 and "summary 'T' (depth 2)" in info.value.message
+    assert "past 9 bytes" in info.value.message
+    monkeypatch.setattr(reach, "MAX_CLOSURE_ID_BYTES", 5)
+    with pytest.raises(LogError) as info:
+        reach.leaves(session)
+    assert info.value.line == 2 and "summary 'SS' (depth 1)" in info.value.message
+
+
+def test_a_long_id_in_the_limit_error_is_cut_to_keep_the_message(
+        write_log: LogWriter, monkeypatch: pytest.MonkeyPatch) -> None:
+    long_id = "S" * 500
+    path = write_log([rnd(0, spans=spans(("a", 1))),
+                      rnd(1, summaries=[{"id": long_id, "tokens": 1, "children": ["a"]}])])
+    monkeypatch.setattr(reach, "MAX_CLOSURE_ID_BYTES", 100)
+    with pytest.raises(LogError) as info:
+        reach.leaves(read_native(str(path)))
+    assert f"summary {'S' * 80!r}... (500 chars) (depth 1)" in info.value.message
+    assert info.value.message.endswith("see docs/performance.md (limits)")
