@@ -50,7 +50,7 @@ the whole string."""
 SPECIALS = ("<unk>", "<s>", "</s>")
 """The special tokens' strings, split out of raw text before normalization."""
 
-CACHE_PIECES = 200_000
+CACHE_PIECES = 50_000
 """Distinct pieces remembered at most (then the memory starts again); a piece longer
 than :data:`CACHE_CHARS` characters is not remembered."""
 CACHE_CHARS = 64
