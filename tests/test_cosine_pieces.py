@@ -109,6 +109,22 @@ def test_special_token_strings_go_to_the_whole_text_tokenizer() -> None:
     assert tok.encode_batch_fast(["plain"], add_special_tokens=True)[0].ids == [-1]
 
 
+class OlderStandIn(StandIn):
+    """A tokenizer of before ``encode_batch_fast`` (tokenizers < 0.20)."""
+
+    encode_batch_fast = None  # type: ignore[assignment]
+
+    def encode_batch(self, texts: list[str], add_special_tokens: bool = False) -> list[Any]:
+        return StandIn.encode_batch_fast(self, texts, add_special_tokens)
+
+
+def test_an_older_tokenizer_encodes_whole_texts_with_encode_batch() -> None:
+    stand_in = OlderStandIn()
+    out = PieceTokenizer(stand_in).encode_batch_fast(["<s> x", "y"])
+    assert [e.ids for e in out] == [[-1], [ord(S), ord("y")]]
+    assert stand_in.whole == ["<s> x"]
+
+
 # ---------------------------------------------------------------------- the real model
 
 

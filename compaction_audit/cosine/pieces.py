@@ -82,6 +82,8 @@ class PieceTokenizer:
     def __init__(self, tokenizer: Any) -> None:
         self.tokenizer = tokenizer
         self._tokenize = tokenizer.model.tokenize
+        # encode_batch_fast (tokenizers >= 0.20) skips the character offsets
+        self._whole = getattr(tokenizer, "encode_batch_fast", None) or tokenizer.encode_batch
         self._known: dict[str, list[int]] = {}
 
     def __getattr__(self, name: str) -> Any:
@@ -94,12 +96,11 @@ class PieceTokenizer:
         """The ids of each of ``texts``, equal to the wrapped tokenizer's
         ``encode_batch_fast`` ids (module docstring)."""
         if add_special_tokens:
-            return list(self.tokenizer.encode_batch_fast(texts, add_special_tokens=True))
+            return list(self._whole(texts, add_special_tokens=True))
         out: list[Any] = [None] * len(texts)
         whole = [i for i, text in enumerate(texts) if any(s in text for s in SPECIALS)]
         if whole:
-            done = self.tokenizer.encode_batch_fast([texts[i] for i in whole],
-                                                    add_special_tokens=False)
+            done = self._whole([texts[i] for i in whole], add_special_tokens=False)
             for i, encoding in zip(whole, done, strict=True):
                 out[i] = encoding
         known, tokenize = self._known, self._tokenize
