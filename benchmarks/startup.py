@@ -37,7 +37,8 @@ TRANSCRIPT = ROOT.parent / "shared" / "corpus" / "claude-code" / "spotter-auto-c
 FLOORS: list[tuple[str, list[str]]] = [
     ("python -c pass (the interpreter)", ["-c", "pass"]),
     ("import typer, rich.console", ["-c", "import typer, rich.console"]),
-    ("import pydantic (typer's coercion)", ["-c", "import pydantic"]),
+    ("import pydantic (typer's coercion of a path or number value)",
+     ["-c", "import pydantic"]),
     ("import polars", ["-c", "import polars"]),
     ("import numpy, tokenizers, safetensors (the model)",
      ["-c", "import numpy, tokenizers, safetensors"]),
@@ -68,7 +69,7 @@ GROUPS: list[tuple[str, tuple[str, ...]]] = [
     ("numpy, tokenizers, safetensors (the cosine model)",
      ("numpy", "tokenizers", "safetensors", "huggingface_hub")),
     ("typer, click, rich", ("typer", "click", "rich", "shellingham", "annotated_doc")),
-    ("pydantic (typer's coercion)",
+    ("pydantic (typer's coercion of a path or number value)",
      ("pydantic", "pydantic_core", "annotated_types", "typing_inspection", "typing_extensions")),
     ("compaction_audit", ("compaction_audit",)),
     ("orjson, zstandard", ("orjson", "zstandard")),

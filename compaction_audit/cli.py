@@ -22,6 +22,9 @@ from compaction_audit.commands.diff import diff_command
 from compaction_audit.commands.rules_cmd import rules_command
 from compaction_audit.commands.simulate import simulate_command
 from compaction_audit.commands.trace import trace_command
+from compaction_audit.startup import light_coercion
+
+light_coercion()  # typer's coercion of plain values without pydantic (issue 14, item 4)
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   rich_markup_mode=None,

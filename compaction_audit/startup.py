@@ -1,5 +1,5 @@
-"""Start-up of the command: the cyclic garbage collector stays out of the way while
-modules load (issue 14, item 4).
+"""Start-up of the command (issue 14, item 4): the cyclic garbage collector stays out
+of the way while modules load, and typer coerces plain values without pydantic.
 
 Loading the auditor creates a few hundred thousand objects (modules, classes,
 functions, Polars' and typer's tables) that live until the process ends.  The
@@ -13,6 +13,10 @@ Only in the command's own process (:func:`as_command`, called by
 :func:`compaction_audit.__main__.run`): a program or test that calls the commands in
 its own process keeps its collector as it is (a freeze there would keep its garbage
 forever).
+
+:func:`light_coercion` (installed when :mod:`compaction_audit.cli` loads) keeps
+typer 0.29 from importing pydantic and building an adapter per option when the values
+given need no conversion; the values and errors are typer's own.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from __future__ import annotations
 import gc
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any, get_args
 
 _command: list[bool] = []
 
@@ -43,3 +48,88 @@ def loading() -> Iterator[None]:
     finally:
         gc.freeze()
         gc.enable()
+
+
+_AS_TYPER = object()
+""":func:`_as_is`'s answer when the value needs typer's own coercion."""
+
+
+def light_coercion() -> bool:
+    """Let typer coerce the values that need no conversion without pydantic (issue 14,
+    item 4); returns True when installed (typer 0.29 and later), False otherwise.
+
+    typer 0.29 coerces each parameter's value through a pydantic ``TypeAdapter`` that
+    it builds the first time the parameter is processed, even when the value is None:
+    it imports pydantic and built one adapter per option of ``audit`` (14), about 0.1 s
+    of the command's start-up.  Here ``typer.core.build_runtime_param`` returns a
+    runtime parameter that answers alone where the answer is plain (None: typer's
+    own check before any adapter; a ``str`` parameter given a ``str``; a ``list[str]``
+    given strings; an Enum or Literal choice, through typer's own
+    ``coerce_cli_choice``), with what typer's adapter would return, and otherwise
+    builds typer's runtime parameter and hands it the value (paths, numbers, a choice
+    that does not match: the same value or the same error as typer's).
+    ``tests/test_startup_coercion.py`` compares both on every parameter of every
+    command.  Does nothing with a typer that has no such hook (before 0.29 it used no
+    pydantic)."""
+    try:
+        from dataclasses import dataclass, field
+
+        from typer import _coercion, core
+        from typer._param_types import coerce_cli_choice
+    except ImportError:
+        return False
+    build = getattr(core, "build_runtime_param", None)
+    base = getattr(_coercion, "RuntimeParam", None)
+    if build is None or base is None or getattr(build, "light", False):
+        return build is not None and base is not None
+    typer_build: Any = build
+
+    @dataclass(frozen=True)
+    class Light(base):  # type: ignore[misc, valid-type]
+        descriptor: Any = None
+        real: list[Any] = field(default_factory=list)
+
+        def _coerce_value(self, value: Any, param: Any, ctx: Any) -> Any:
+            got = _as_is(self.descriptor, value, ctx, coerce_cli_choice)
+            if got is not _AS_TYPER:
+                return got
+            if not self.real:
+                self.real.append(typer_build(self.descriptor))
+            return self.real[0]._coerce_value(value, param=param, ctx=ctx)
+
+    def light(descriptor: Any) -> Any:
+        if descriptor.file_annotation is not None:
+            return typer_build(descriptor)
+        return Light(parameter_info=descriptor.parameter_info,
+                     annotation=descriptor.annotation, descriptor=descriptor)
+
+    light.light = True  # type: ignore[attr-defined]
+    setattr(core, "build_runtime_param", light)  # noqa: B010 - typer's name, not typed
+    return True
+
+
+def _as_is(descriptor: Any, value: Any, ctx: Any, coerce_choice: Any) -> Any:
+    """What typer's adapter returns for ``value`` when that needs no pydantic, else
+    :data:`_AS_TYPER` (see :func:`light_coercion`)."""
+    try:
+        info, annotation = descriptor.parameter_info, descriptor.annotation
+        is_list, choices = descriptor.is_list, descriptor.choices
+        case_sensitive = descriptor.case_sensitive
+    except AttributeError:  # another typer's descriptor: typer decides
+        return _AS_TYPER
+    if getattr(info, "parser", None) is not None or getattr(info, "click_type", None):
+        return _AS_TYPER
+    if annotation is str and type(value) is str:
+        return value  # typer's _parse_cli_str: str(value), the same string
+    if is_list:
+        if get_args(annotation) == (str,) and isinstance(value, list | tuple) \
+                and all(type(v) is str for v in value):
+            return list(value)  # typer's parse_list: a new list of the same strings
+        return _AS_TYPER
+    if choices is not None:
+        try:
+            return coerce_choice(value, choices=choices, case_sensitive=case_sensitive,
+                                 ctx=ctx)
+        except Exception:  # typer says why, through its adapter
+            return _AS_TYPER
+    return _AS_TYPER

@@ -29,6 +29,7 @@ output is judged by its start).  An empty text has no cosine (null).
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import importlib.util
 import os
 import threading
@@ -39,6 +40,7 @@ from typing import Any
 
 import polars as pl
 
+from compaction_audit.cosine import pieces
 from compaction_audit.errors import UsageError
 from compaction_audit.io.lines import open_binary, reads_once
 
@@ -188,9 +190,12 @@ def _load() -> tuple[Any, Any] | None:
     if not weights.is_file() or not vocab.is_file():
         return None
     table = TokenTable(weights, WEIGHTS[2])
-    tokenizer = Tokenizer.from_file(str(vocab))
+    config = vocab.read_bytes()
+    tokenizer = Tokenizer.from_str(config.decode("utf-8"))
     tokenizer.no_padding()
     tokenizer.no_truncation()
+    if hashlib.sha256(config).hexdigest() == pieces.VERIFIED_SHA256:
+        return table, pieces.PieceTokenizer(tokenizer)  # the same ids, a third of the time
     return table, tokenizer
 
 
@@ -202,8 +207,11 @@ _started: threading.Thread | None = None
 def load_model() -> tuple[Any, Any] | None:
     """``(table, tokenizer)`` from wordllama's package folder: the token-embedding
     table (a :class:`TokenTable`, vocabulary x 256) and a ``tokenizers.Tokenizer``
-    without padding or truncation.  None when wordllama (or numpy, safetensors, tokenizers) is not
-    installed or its files are missing.
+    without padding or truncation, wrapped in a
+    :class:`~compaction_audit.cosine.pieces.PieceTokenizer` when it is the verified
+    file (the same ids, each distinct piece of text tokenized once).  None when
+    wordllama (or numpy, safetensors, tokenizers) is not installed or its files are
+    missing.
 
     Loaded once per process (each worker of ``audit_paths`` loads it once, for all its
     traces); a call made while :func:`start_loading`'s thread is loading waits for it.
