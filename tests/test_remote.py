@@ -56,6 +56,15 @@ def test_what_a_url_names() -> None:
     assert not names_one_file(["s3://b/runs/*.jsonl"])
 
 
+def test_a_scheme_in_capitals_is_still_a_url() -> None:
+    # RFC 3986: schemes are case-insensitive; S3://b/k was read as the local S3:/b/k
+    from compaction_audit.io.remote import is_url, split_url
+    assert is_url("S3://b/runs/a.jsonl") and is_url("Gs://b/a.jsonl")
+    assert split_url("AZ://c/runs/a.jsonl") == ("az", "c", "runs/a.jsonl")
+    assert names_one_file(["S3://b/runs/a.jsonl"]) and is_prefix("S3://b/runs/")
+    assert not is_url("s4://b/a.jsonl") and not is_url("S3:/b/a.jsonl")
+
+
 def test_memory_asked_follows_the_size() -> None:
     mib = 1 << 20
     assert memory_needed("a.jsonl", 1000) == BASE_MEMORY  # the least a worker asks

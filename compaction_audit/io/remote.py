@@ -47,15 +47,18 @@ MESSAGE_CHARS = 300
 
 
 def is_url(path: str) -> bool:
-    """True when ``path`` is an object storage URL (``s3://``, ``gs://``, ``az://``)."""
+    """True when ``path`` is an object storage URL (``s3://``, ``gs://``, ``az://``; the
+    scheme in any case, as RFC 3986 section 3.1 has it: ``S3://b/k`` is not the local
+    path ``S3:/b/k``)."""
     scheme, sep, _ = path.partition("://")
-    return bool(sep) and scheme in SCHEMES
+    return bool(sep) and scheme.lower() in SCHEMES
 
 
 def split_url(url: str) -> tuple[str, str, str]:
     """``(scheme, bucket, key)`` of ``url``; the key may be empty (the bucket's root).
     Raises :class:`UsageError` for a URL without a bucket."""
     scheme, _, rest = url.partition("://")
+    scheme = scheme.lower()
     bucket, _, key = rest.partition("/")
     if not bucket:
         raise UsageError(f"{url}: no bucket in the URL (expected {scheme}://BUCKET/KEY)")
