@@ -14,6 +14,7 @@ import pytest
 from compaction_audit.recall import objmatch
 from compaction_audit.recall.objmatch import matches
 from compaction_audit.recall.violations import _pattern, violations
+from tests.recall.querycount import counted_queries
 
 LINT = "Do not run `lint-tool analyze` in this repo."
 SUDO = "Never use sudo on the build host."
@@ -117,21 +118,6 @@ def test_the_result_does_not_depend_on_the_order_of_the_lost_rows() -> None:
     assert violations(lost.reverse(), items, rounds).equals(first)
 
 
-def _counted(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """Record every call of the DataFrame methods that run a query."""
-    seen: list[str] = []
-    for name in ("filter", "join", "join_asof", "sort", "head", "select", "with_columns"):
-        real = getattr(pl.DataFrame, name)
-
-        def counted(self: pl.DataFrame, *a: Any, _real: Any = real, _name: str = name,
-                    **k: Any) -> Any:
-            seen.append(_name)
-            return _real(self, *a, **k)
-
-        monkeypatch.setattr(pl.DataFrame, name, counted)
-    return seen
-
-
 def test_the_number_of_polars_queries_does_not_grow_with_the_rules(
         monkeypatch: pytest.MonkeyPatch) -> None:
     counts = {}
@@ -140,7 +126,7 @@ def test_the_number_of_polars_queries_does_not_grow_with_the_rules(
         calls = [(f"t{i}", 2, 5, f"tool-{i} check --all") for i in range(0, n, 2)]
         tables = _tables(rules, calls)
         with monkeypatch.context() as patch:
-            seen = _counted(patch)
+            seen = counted_queries(patch)
             found = violations(*tables)
         assert found["violated_span"].to_list() == sorted(
             (f"t{i}" for i in range(0, n, 2)), key=lambda s: f"k:u{s[1:]}")
