@@ -38,13 +38,12 @@ import polars as pl
 
 __all__ = ["matches"]
 
-_A, _B, _P, _Q, _START, _END = (chr(0xE000 + i) for i in range(6))
-_RESERVED = range(0xE000, 0xE010)
-"""Private-use characters the markers take; in a text each becomes the character
-0x10 above it (another private-use character, a non-word one as well)."""
+_A, _B, _P, _Q, _START, _END = (chr(i) for i in range(1, 7))
+"""The markers: control characters U+0001..U+0006 (one byte each, non-word, not
+whitespace); in a text each becomes U+E001..U+E006 (private use, non-word, not
+whitespace either), so a text cannot forge one."""
 _FOLD = {**{chr(c): chr(c + 32) for c in range(ord("A"), ord("Z") + 1)},
-         "\u212a": "k", "\u017f": "s",
-         **{chr(c): chr(c + 0x10) for c in _RESERVED}}
+         "\u212a": "k", "\u017f": "s", **{chr(c): chr(0xE000 + c) for c in range(1, 7)}}
 _TABLE = {ord(k): v for k, v in _FOLD.items()}
 _BEFORE = (_START, "\n", ";", "&", "|", "(", "; ", "& ", "| ", "( ")
 _AFTER = (" ", "\n", _END)
@@ -60,7 +59,7 @@ def _word_form(text: pl.Expr) -> pl.Expr:
     """Step 2: the folded text with its word edges marked."""
     spaced = _fold(text).str.replace_all(r"\s+", " ")
     marked = (spaced.str.replace_all(r"[\w-]+", f"{_A}${{0}}{_B}")
-              .str.replace_all(rf"[^\w\-{_A}{_B}]", f"{_P}${{0}}{_Q}"))
+              .str.replace_all(r"[^\w\-\x01\x02]", f"{_P}${{0}}{_Q}"))
     return pl.lit(_Q) + marked + pl.lit(_P)
 
 
@@ -76,11 +75,11 @@ def _exact(body: str) -> bool:
     which the forms shorten, decide where an empty object matches), and every character
     of it, folded, matches under ``(?i)`` only the characters the fold maps to it
     (ASCII, or no case mapping at all) and is no marker nor a character markers move to
-    (U+E000..U+E01F)."""
+    (U+E001..U+E006)."""
     folded = body.translate(_TABLE)
     return bool(body) and all(
         c < "\x80" or (c.lower() == c and c.upper() == c and c.casefold() == c
-                        and not "\ue000" <= c <= "\ue01f") for c in folded)
+                        and not "\ue001" <= c <= "\ue006") for c in folded)
 
 
 def _keys(objects: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
