@@ -116,6 +116,35 @@ def _span_file(line_file: Any, own_lines: set[Any], span: Any) -> dict[str, str 
     return {"span_file": None if span in own_lines else line_file[:200]}
 
 
+def _lost_at(lost: pl.DataFrame, compactions: list[dict[str, Any]], redacted: bool
+             ) -> list[list[dict[str, Any]]]:
+    """For each compaction, the rows of ``lost`` (as dicts, in its order) lost at it:
+    ``lost_round`` equal to its ``round`` or ``fold`` equal to its ``summary_id`` (a
+    string; another type names no fold); none
+    for a compaction not checked (opaque, redacted or ``unchecked``).  Two joins for all
+    compactions (was one query per compaction, issue 11, class 5)."""
+    checked = [i for i, c in enumerate(compactions)
+               if not (c.get("opaque") or c.get("redacted") or redacted or c.get("unchecked"))]
+    out: list[list[dict[str, Any]]] = [[] for _ in compactions]
+    if not checked or lost.height == 0:
+        return out
+    table = pl.DataFrame(
+        {"ci": checked, "round": [compactions[i]["round"] for i in checked],
+         "summary_id": [sid if isinstance(sid := compactions[i].get("summary_id"), str)
+                        else None for i in checked]},
+        schema={"ci": pl.Int64, "round": pl.Int64, "summary_id": pl.String})
+    rows = lost.with_row_index("li")
+    pairs = pl.concat([
+        table.join(rows.select("li", pl.col("lost_round").alias("round")), on="round"),
+        table.join(rows.select("li", pl.col("fold").alias("summary_id")), on="summary_id")],
+        how="diagonal").select("ci", "li").unique().sort("ci", "li")
+    wanted = pairs["li"].unique().sort()
+    dicts = dict(zip(wanted.to_list(), rows.drop("li")[wanted].to_dicts(), strict=True))
+    for ci, li in pairs.iter_rows():
+        out[ci].append(dicts[li])
+    return out
+
+
 def compaction_view(session: Session, recall: Recall,
                     ranked: pl.DataFrame | None = None) -> list[dict[str, Any]]:
     """Each compaction recorded by an adapter, with what its summary lost.
@@ -142,17 +171,14 @@ def compaction_view(session: Session, recall: Recall,
                  .select("id", "text").iter_rows())
     line_file = session.header.extra.get("span_line_file")
     own_lines = set(session.header.extra.get("span_line_file_except") or ())
-    for c in session.compactions:
+    lost_at = _lost_at(lost, session.compactions, recall.redacted)
+    for c, rows in zip(session.compactions, lost_at, strict=True):
         before, size = c.get("tokens_before"), c.get("summary_tokens")
         opaque = bool(c.get("opaque"))
         unchecked = c.get("unchecked")  # an adapter's reason (a Cline file read alone)
         redacted = bool(c.get("redacted")) or recall.redacted
         ratio = before / size if isinstance(before, int) and isinstance(size, int) \
             and size > 0 and before > 0 and not opaque else None
-        here = pl.col("lost_round") == c["round"]
-        if c.get("summary_id") is not None:
-            here = here | (pl.col("fold") == c["summary_id"])
-        rows = lost.filter(here).to_dicts() if not (opaque or redacted or unchecked) else []
         entries = [{"kind": d["kind"], "text": d["text"], "span": d["span"],
                     "source": d["span_source"], "span_type": d["span_type"],
                     "span_line": d["span_line"],

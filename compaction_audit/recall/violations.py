@@ -28,6 +28,7 @@ from typing import Any
 import polars as pl
 
 from compaction_audit.recall.harm import DESTRUCTIVE_RE
+from compaction_audit.recall.objmatch import matches
 
 __all__ = ["forbidden", "violations"]
 
@@ -97,6 +98,68 @@ def _pattern(obj: str, at_start: bool) -> str:
     return rf"(?i)(?:^|[^\w-]){body}(?:$|[^\w-])"
 
 
+def _rules(lost: pl.DataFrame, rounds: pl.DataFrame) -> pl.DataFrame:
+    """The lost negations and constraints that forbid an act on an object, one row
+    each: ``key``, ``kind``, ``text``, ``span``, ``fold``, ``lost_round``, ``start``
+    (the ``ri`` of the loss's round: the last row of ``rounds`` with that round),
+    ``object``, ``how``, ``at_start``.  :func:`forbidden` runs once per distinct text."""
+    rules = lost.filter((pl.col("cause") == "fold")
+                        & pl.col("kind").is_in(["negation", "constraint"])).select(
+        "key", "kind", "text", "span", "fold", "lost_round")
+    texts = rules["text"].unique(maintain_order=True).to_list()
+    parsed = [forbidden(t) for t in texts]
+    table = pl.DataFrame(
+        {"text": texts, "object": [p[0] if p else None for p in parsed],
+         "how": [p[1] if p else None for p in parsed],
+         "at_start": [p[2] if p else None for p in parsed]},
+        schema={"text": pl.String, "object": pl.String, "how": pl.String,
+                "at_start": pl.Boolean}).drop_nulls("object")
+    starts = rounds.select(pl.col("round").alias("lost_round"), pl.col("ri").alias("start")
+                           ).unique("lost_round", keep="last", maintain_order=True)
+    return (rules.join(table, on="text", how="inner", maintain_order="left")
+            .join(starts, on="lost_round", how="inner", maintain_order="left"))
+
+
+def _first_calls(rules: pl.DataFrame, calls: pl.DataFrame) -> pl.DataFrame:
+    """For each rule, the first call at or after its ``start`` that is not its own
+    span and holds its object: the rule's columns plus the call's ``id``, ``ri``,
+    ``round``, ``source``.
+
+    "First" is the total order (``ri``, ``line``, position in the items table): the
+    round, then the file line, then the order within the record (two tool calls of one
+    assistant message share a line).  One object match over all calls
+    (:func:`~compaction_audit.recall.objmatch.matches`), then two as-of joins: the
+    first match at or after the rule's start, and the next one when that is the rule's
+    own span (item ids are unique, so at most one match is skipped).
+    """
+    calls = calls.with_row_index("_pos").sort("ri", "line", "_pos").with_row_index("ord")
+    distinct = rules.select("object", "at_start").unique(maintain_order=True)
+    objects = distinct.with_row_index("pid").with_columns(
+        pl.Series([" ".join(o.split()) for o in distinct["object"]], dtype=pl.String
+                  ).alias("body"),
+        pl.Series([_pattern(o, a) for o, a in distinct.iter_rows()], dtype=pl.String
+                  ).alias("pattern"))
+    found = matches(calls.select(pl.col("ord").alias("tid"), "text"),
+                    objects.select("pid", "body", "at_start", "pattern"))
+    hits = (found.rename({"tid": "ord"}).join(calls.select("ord", "id"), on="ord")
+            .sort("ord"))
+    todo = rules.with_columns(
+        calls["ri"].search_sorted(rules["start"], side="left").cast(pl.UInt32)
+        .alias("_from")).join(objects.select("pid", "object", "at_start"),
+                              on=["object", "at_start"])
+
+    def after(frame: pl.DataFrame) -> pl.DataFrame:
+        return frame.sort("_from").join_asof(
+            hits, left_on="_from", right_on="ord", by="pid", strategy="forward",
+            check_sortedness=False)
+
+    once = after(todo)
+    own = once.filter(pl.col("id") == pl.col("span"))
+    again = after(own.with_columns((pl.col("ord") + 1).alias("_from")).drop("ord", "id"))
+    best = pl.concat([once.filter(pl.col("id") != pl.col("span")), again]).drop_nulls("ord")
+    return best.drop("id").join(calls.select("ord", "id", "ri", "round", "source"), on="ord")
+
+
 def violations(lost: pl.DataFrame, items: pl.DataFrame, rounds: pl.DataFrame
                ) -> pl.DataFrame:
     """Later tool calls that did what a rule lost at a fold forbade, and lost
@@ -107,7 +170,10 @@ def violations(lost: pl.DataFrame, items: pl.DataFrame, rounds: pl.DataFrame
     items.  ``rounds``: ``ri``, ``round``.  Returns one row per violated item: ``ri``
     (of the violating span), ``key``, ``kind``, ``text``, ``span``, ``fold``,
     ``lost_round``, ``how`` ("command", "write" or "destructive"), ``object``,
-    ``violated_span``, ``violated_round``, ``violated_source``.
+    ``violated_span``, ``violated_round``, ``violated_source``; sorted by ``ri``,
+    ``key``, ``span``, ``fold``, ``how`` (a total order: one row per lost item and how).
+    The violating call of a rule is its first (:func:`_first_calls`); the work is a
+    fixed number of Polars queries, whatever the number of rules (issue 11, class 5).
     """
     schema: dict[str, Any] = {
         "ri": pl.Int64, "key": pl.String, "kind": pl.String, "text": pl.String,
@@ -119,28 +185,13 @@ def violations(lost: pl.DataFrame, items: pl.DataFrame, rounds: pl.DataFrame
                          & pl.col("source").fill_null("").str.starts_with("tool_call:")
                          & pl.col("text").is_not_null()).select(
         "id", "ri", "round", "line", "source", "text")
-    start_of = dict(rounds.select("round", "ri").iter_rows())
+    rules = _rules(lost, rounds)
     parts = []
-    for key, kind, text, span, fold, lost_round in by_fold.filter(
-            pl.col("kind").is_in(["negation", "constraint"])).select(
-            "key", "kind", "text", "span", "fold", "lost_round").iter_rows():
-        rule = forbidden(text)
-        start = start_of.get(lost_round)
-        if rule is None or start is None:
-            continue
-        obj, act, at_start = rule
-        hit = (calls.filter((pl.col("ri") >= start) & (pl.col("id") != span)
-                            & pl.col("text").str.contains(_pattern(obj, at_start)))
-               .sort("ri", "line").head(1))
-        if hit.height:
-            parts.append(hit.select(
-                "ri", pl.lit(key).alias("key"), pl.lit(kind).alias("kind"),
-                pl.lit(text).alias("text"), pl.lit(span).alias("span"),
-                pl.lit(fold, pl.String).alias("fold"),
-                pl.lit(lost_round, pl.Int64).alias("lost_round"), pl.lit(act).alias("how"),
-                pl.lit(obj).alias("object"), pl.col("id").alias("violated_span"),
-                pl.col("round").alias("violated_round"),
-                pl.col("source").alias("violated_source")))
+    if rules.height and calls.height:
+        parts.append(_first_calls(rules, calls).select(
+            "ri", "key", "kind", "text", "span", "fold", "lost_round", "how", "object",
+            pl.col("id").alias("violated_span"), pl.col("round").alias("violated_round"),
+            pl.col("source").alias("violated_source")))
     destructive = (
         by_fold.filter((pl.col("kind") == "identifier") & pl.col("reused_span").is_not_null())
         .join(items.select(pl.col("id").alias("reused_span"), "ri",
@@ -159,4 +210,5 @@ def violations(lost: pl.DataFrame, items: pl.DataFrame, rounds: pl.DataFrame
                 pl.col("reused_round").cast(pl.Int64).alias("violated_round"),
                 "violated_source"))
     parts.append(destructive)
-    return pl.concat([p.cast(schema) for p in parts]).sort("ri", "key")  # type: ignore[arg-type]
+    return pl.concat([p.cast(schema) for p in parts]).sort(  # type: ignore[arg-type]
+        "ri", "key", "span", "fold", "how", maintain_order=True)

@@ -1,0 +1,211 @@
+"""lost-rule-violated's search (recall/violations.py, recall/objmatch.py): the first
+later tool call holding a lost rule's object, found in one pass for all rules (issue 11,
+class 5, seventh adversarial pass F2) and chosen by a total order (class 8)."""
+
+from __future__ import annotations
+
+import random
+import re
+from typing import Any
+
+import polars as pl
+import pytest
+
+from compaction_audit.recall import objmatch
+from compaction_audit.recall.objmatch import matches
+from compaction_audit.recall.violations import _pattern, violations
+from tests.recall.querycount import counted_queries
+
+LINT = "Do not run `lint-tool analyze` in this repo."
+SUDO = "Never use sudo on the build host."
+TRAILER = "Never add a `Co-Authored-By:` trailer to commit messages."
+KUBE = "Do not run `kubectl-x` against prod."
+
+
+def _tables(rules: list[tuple[str, str, int]], calls: list[tuple[str, int, int, str]],
+            others: list[tuple[str, int, int, str, str]] | None = None
+            ) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
+    """(lost, items, rounds): ``rules`` as (span, text, lost_round), each a negation lost
+    at fold "c1" with key "k:<span>"; ``calls`` as tool calls (id, ri, line, text) in
+    items order; ``others`` as (id, ri, line, text, source); round r is ri r."""
+    lost = pl.DataFrame(
+        {"kind": ["negation"] * len(rules), "text": [t for _, t, _ in rules],
+         "span": [s for s, _, _ in rules], "cause": ["fold"] * len(rules),
+         "fold": ["c1"] * len(rules), "lost_round": [r for _, _, r in rules],
+         "reused_span": [None] * len(rules), "reused_round": [None] * len(rules),
+         "key": [f"k:{s}" for s, _, _ in rules]},
+        schema_overrides={"reused_span": pl.String, "reused_round": pl.Int64,
+                          "lost_round": pl.Int64})
+    rows = [(i, ri, line, text, "tool_call:Bash") for i, ri, line, text in calls]
+    rows += others or []
+    items = pl.DataFrame(
+        [(i, "span", ri, ri, line, text, src) for i, ri, line, text, src in rows],
+        schema={"id": pl.String, "kind": pl.String, "ri": pl.Int64, "round": pl.Int64,
+                "line": pl.Int64, "text": pl.String, "source": pl.String}, orient="row")
+    last = max([r for _, _, r in rules] + [c[1] for c in rows] + [0])
+    rounds = pl.DataFrame({"ri": list(range(last + 1)), "round": list(range(last + 1))})
+    return lost, items, rounds
+
+
+def _found(*tables: pl.DataFrame) -> list[tuple[Any, ...]]:
+    return list(violations(*tables).select(
+        "ri", "span", "how", "object", "violated_span", "violated_round").iter_rows())
+
+
+def test_the_first_call_at_or_after_the_loss_is_named() -> None:
+    calls = [("t0", 0, 2, "lint-tool analyze src/"),       # before the loss: not counted
+             ("t1", 2, 5, "echo lint-tool analyze done"),  # round 2, first of line 5
+             ("t2", 2, 5, "lint-tool analyze --all"),
+             ("t3", 3, 6, "LINT-TOOL\n  analyze"),
+             ("t4", 3, 6, "git commit -m 'x\n\nco-authored-by: A <a@x>'"),
+             ("t5", 3, 6, "ls && sudo make install"),
+             ("t6", 4, 7, "\u212aUBECTL-X get pods")]           # KELVIN SIGN K: (?i) k
+    lost = [("u1", LINT, 1), ("u2", SUDO, 1), ("u3", TRAILER, 1), ("u4", KUBE, 1)]
+    assert _found(*_tables(lost, calls)) == [
+        (2, "u1", "command", "lint-tool analyze", "t1", 2),
+        (3, "u2", "command", "sudo", "t5", 3),
+        (3, "u3", "write", "Co-Authored-By", "t4", 3),
+        (4, "u4", "command", "kubectl-x", "t6", 4)]
+
+
+def test_a_tie_on_round_and_line_goes_to_the_earlier_item_not_the_smaller_id() -> None:
+    # two calls of one assistant record: same ri, same line; z9 comes first in the items
+    calls = [("z9", 2, 5, "lint-tool analyze a"), ("a1", 2, 5, "lint-tool analyze b")]
+    assert _found(*_tables([("u1", LINT, 1)], calls))[0][4] == "z9"
+    assert _found(*_tables([("u1", LINT, 1)], calls[::-1]))[0][4] == "a1"
+
+
+def test_the_rules_own_span_is_skipped_for_the_next_call() -> None:
+    calls = [("u1", 1, 3, "Do not run `lint-tool analyze` in this repo."),
+             ("t2", 1, 3, "lint-tool analyze"), ("t3", 2, 4, "lint-tool analyze")]
+    assert _found(*_tables([("u1", LINT, 1)], calls)) == [
+        (1, "u1", "command", "lint-tool analyze", "t2", 1)]
+    only_own = _tables([("u1", LINT, 1)], calls[:1])
+    assert _found(*only_own) == []
+
+
+@pytest.mark.parametrize("text", [
+    "lint-tool analyzer --all",        # a longer word
+    "my-lint-tool analyze",            # '-' is part of the word before
+    "lint-tool --version",             # not the object
+])
+def test_no_violation_without_the_whole_object(text: str) -> None:
+    assert _found(*_tables([("u1", LINT, 1)], [("t1", 2, 4, text)])) == []
+
+
+def test_no_violation_from_prose_before_the_loss_or_from_a_plain_statement() -> None:
+    others = [("a1", 2, 4, "lint-tool analyze is slow", "assistant")]  # not a tool call
+    calls = [("t0", 0, 1, "lint-tool analyze")]                         # before round 1
+    assert _found(*_tables([("u1", LINT, 1)], calls, others)) == []
+    assert _found(*_tables([("u1", "Run `lint-tool analyze` daily.", 1)],
+                           [("t1", 2, 4, "lint-tool analyze")])) == []
+
+
+@pytest.mark.parametrize(("text", "fires"), [
+    ("sudo rm -rf build", True), ("cd x; sudo ls", True), ("(sudo ls)", True),
+    ("echo $(  sudo id)", True), ("make\n   sudo make install", True),
+    ("echo sudo", False), ("  sudo ls", False), ("sudoedit x", False)])
+def test_a_single_plain_word_counts_only_at_a_command_start(text: str, fires: bool) -> None:
+    assert bool(_found(*_tables([("u2", SUDO, 1)], [("t1", 2, 4, text)]))) is fires
+
+
+def test_the_result_does_not_depend_on_the_order_of_the_lost_rows() -> None:
+    lost, items, rounds = _tables(
+        [("u1", LINT, 1), ("u2", SUDO, 1), ("u5", LINT, 1), ("u3", TRAILER, 1)],
+        [("t1", 2, 5, "sudo lint-tool analyze"), ("t2", 2, 5, "Co-Authored-By: B")])
+    first = violations(lost, items, rounds)
+    assert first["span"].to_list() == ["u1", "u2", "u3", "u5"]
+    assert violations(lost.reverse(), items, rounds).equals(first)
+
+
+def test_the_number_of_polars_queries_does_not_grow_with_the_rules(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    counts = {}
+    for n in (40, 80):
+        rules = [(f"u{i}", f"Do not run `tool-{i} check` here.", 1) for i in range(n)]
+        calls = [(f"t{i}", 2, 5, f"tool-{i} check --all") for i in range(0, n, 2)]
+        tables = _tables(rules, calls)
+        with monkeypatch.context() as patch:
+            seen = counted_queries(patch)
+            found = violations(*tables)
+        assert found["violated_span"].to_list() == sorted(
+            (f"t{i}" for i in range(0, n, 2)), key=lambda s: f"k:u{s[1:]}")
+        counts[n] = len(seen)
+    # before: one filter, sort and head per rule (40 -> 80 rules added 120 queries)
+    assert counts[80] == counts[40]
+
+
+# ----------------------------------------------------------------- objmatch.matches
+def _match(objects: list[tuple[str, bool]], texts: list[str]) -> set[tuple[int, int]]:
+    t = pl.DataFrame({"tid": list(range(len(texts))), "text": texts},
+                     schema={"tid": pl.UInt32, "text": pl.String})
+    o = pl.DataFrame({"pid": list(range(len(objects))),
+                      "body": [" ".join(b.split()) for b, _ in objects],
+                      "at_start": [a for _, a in objects],
+                      "pattern": [_pattern(b, a) for b, a in objects]},
+                     schema={"pid": pl.UInt32, "body": pl.String, "at_start": pl.Boolean,
+                             "pattern": pl.String})
+    return set(matches(t, o).iter_rows())
+
+
+def test_matches_by_hand() -> None:
+    objects = [("lint-tool analyze", False), ("./run.sh", False), ("sudo", True),
+               ("ключ-x", False), ("", False)]
+    texts = ["run lint-tool \t analyze now",  # 0: words across a whitespace run
+             "./run.sh --fast",               # 1: an object starting with a non-word
+             "x./run.sh",                     # 2: 'x' is a word character before '.'
+             "a; sudo b",                     # 3: after ';' and a space
+             "КЛЮЧ-X",                        # 4: Cyrillic upper case: the regex path
+             "word"]                          # 5: no two non-word neighbours
+    assert _match(objects, texts) == {
+        (0, 0), (1, 1), (2, 3), (3, 4),
+        # the empty object matches wherever an edge or two non-words meet
+        (4, 0), (4, 1), (4, 2), (4, 3)}
+
+
+def test_a_text_cannot_forge_the_markers() -> None:
+    # the private-use characters the forms use as markers, written in a text
+    forged = "".join(chr(c) for c in [*range(1, 7), *range(0xE001, 0xE007)])
+    assert _match([("ab", False)], [f"x{forged}abx", f"{forged}ab{forged}"]) == {(0, 1)}
+
+
+def test_matches_equal_the_regexes_on_seeded_random_texts() -> None:
+    rng = random.Random(7)
+    parts = ["sudo", "rm", "--force", "lint-tool", "Co-Authored-By:", "./run.sh", "KILL",
+             "\u017fudo", "\u212aill", "kill", "a.b", "x=1", "$(", "(", ";", "&&", "|",
+             "\n", " ", "\t", "\xa0", "\x1f", "\u03a3udo", "-", "_", "\u65e5",
+             "\x01", "\x04", "\ue001", "\ue012", "\u00c9", "\u0130"]
+
+    def some(n: int) -> str:
+        return "".join(rng.choice(parts) + rng.choice(["", " ", "\n ", ";", "."])
+                       for _ in range(n))
+
+    for _ in range(25):
+        texts = [some(rng.randint(0, 6)) for _ in range(30)]
+        objects = list(dict.fromkeys(
+            (("".join(o.split()) or "sudo") if at else o, at)
+            for o, at in ((rng.choice(parts) if rng.random() < 0.7 else some(2),
+                           rng.random() < 0.4) for _ in range(10))))
+        want = {(p, t) for p, (o, a) in enumerate(objects) for t, text in enumerate(texts)
+                if pl.Series([text]).str.contains(_pattern(o, a))[0]}
+        assert _match(objects, texts) == want
+
+
+def test_the_fold_covers_every_character_the_regex_matches_to_an_ascii_letter() -> None:
+    everything = pl.Series([chr(c) for c in range(0x80, 0x110000)
+                            if not 0xD800 <= c < 0xE000])
+    partners = everything.filter(everything.str.contains("(?i)^[a-z]$")).to_list()
+    assert sorted(partners) == ["\u017f", "\u212a"]
+    for c in partners:
+        assert everything.filter(everything.str.contains(
+            f"(?i)^{re.escape(objmatch._FOLD[c])}$")).to_list() == [c]
+
+
+def test_a_character_without_a_case_mapping_matches_only_itself() -> None:
+    everything = [chr(c) for c in range(0x80, 0x110000) if not 0xD800 <= c < 0xE000]
+    cased = [c for c in everything
+             if not (c.lower() == c and c.upper() == c and c.casefold() == c)]
+    klass = "".join(re.escape(c) for c in cased)
+    series = pl.Series(everything)
+    reached = set(series.filter(series.str.contains(f"(?i)^[{klass}]$")).to_list())
+    assert reached == set(cased)
