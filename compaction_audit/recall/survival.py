@@ -11,8 +11,8 @@ from __future__ import annotations
 import itertools
 import re
 from bisect import bisect_left
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
@@ -97,6 +97,22 @@ class _Lookup:
     hash_set: frozenset[str]
     path_tails: dict[str, list[str]]  # last "/" part of a path -> paths
     requirements: _RequirementTable
+    memo: dict[tuple[object, ...], bool] = field(default_factory=dict)
+    """Answers by what decides them (the query's words that occur in the summary at
+    all): lost items that differ only in words the summary lacks get one look-up."""
+
+    def remember(self, key: tuple[object, ...], answer: Callable[[], bool]) -> bool:
+        """The memo's answer for ``key``, computed by ``answer`` the first time."""
+        hit = self.memo.get(key)
+        if hit is None:
+            if len(self.memo) >= _MEMO_MAX:
+                self.memo.clear()
+            hit = self.memo[key] = answer()
+        return hit
+
+
+_MEMO_MAX = 65536
+"""Most answers one summary's memo holds (then it starts again): bounded memory."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -409,12 +425,20 @@ def _sentence_survives(words: list[str], idx: _Index, negative: bool) -> bool:
     need = len(stems) // 2 + 1
     head = set(ordered[:_HEAD]) if len(ordered) > _HEAD else None
     sentences = idx.lookup.sentences[negative]
-    # a match shares `need` stems (or 3 of the head): it holds one of the rarest
-    cands = sentences.holding(stems, len(stems) - need + 1)
-    if head is not None:
-        cands = itertools.chain(cands, sentences.holding(head, len(head) - _HEAD // 2))
-    return any(len(stems & cand) >= need
-               or (head is not None and len(head & cand) > _HEAD // 2) for cand in cands)
+
+    def answer() -> bool:
+        # a match shares `need` stems (or 3 of the head): it holds one of the rarest
+        cands = sentences.holding(stems, len(stems) - need + 1)
+        if head is not None:
+            cands = itertools.chain(cands, sentences.holding(head, len(head) - _HEAD // 2))
+        return any(len(stems & cand) >= need
+                   or (head is not None and len(head & cand) > _HEAD // 2) for cand in cands)
+
+    # only the stems some sentence holds can be shared: they decide the answer
+    post = sentences.post
+    return idx.lookup.remember(
+        ("sentence", negative, need, frozenset(w for w in stems if w in post),
+         None if head is None else frozenset(w for w in head if w in post)), answer)
 
 
 def _polarity(d: Discriminator) -> bool:
@@ -447,8 +471,9 @@ def _clause_survives(d: Discriminator, idx: _Index) -> bool:
         clauses = idx.lookup.clause_words.get((kind, family))
         if clauses is None:
             return False
-        return any(all(k in cand or ("/" in k and _basename(k) in cand) for k in keys)
-                   for cand in _holding_key(clauses, keys))
+        return idx.lookup.remember(("keys", kind, family, frozenset(keys)), lambda: any(
+            all(k in cand or ("/" in k and _basename(k) in cand) for k in keys)
+            for cand in _holding_key(clauses, keys)))
     stems = {_stem(w) for w in words if w != ">"}
     by_stem = idx.lookup.clause_stems.get((kind, family))
     if by_stem is None:
@@ -456,8 +481,10 @@ def _clause_survives(d: Discriminator, idx: _Index) -> bool:
     if not stems:  # nothing to share: any clause of the family
         return bool(by_stem.sets)
     need = min(2, len(stems))
-    return any(len(stems & cand) >= need
-               for cand in by_stem.holding(stems, len(stems) - need + 1))
+    return idx.lookup.remember(
+        ("clause", kind, family, need, frozenset(w for w in stems if w in by_stem.post)),
+        lambda: any(len(stems & cand) >= need
+                    for cand in by_stem.holding(stems, len(stems) - need + 1)))
 
 
 def _holding_key(clauses: _Postings, keys: list[str]) -> Iterator[frozenset[str]]:

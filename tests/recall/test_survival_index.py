@@ -315,6 +315,9 @@ _SHAPES: dict[str, tuple[Callable[[int], str], Callable[[int], str]]] = {
              lambda i: f"opened web/q{i}/m{i}.md there."),
     "version": (lambda i: f"locked 3.{i}.7 then.", lambda i: f"wants >=4.{i}.2 then."),
     "flip": (lambda i: f"do not run job{i} task{i}.", lambda i: f"Run job{i} task{i} now."),
+    # every summary sentence shares one common word with each lost clause, none two
+    "shared": (lambda i: f"do not move stone river{i}.",
+               lambda i: f"do not move cloud{i}. do not lift stone hill{i}."),
 }
 
 
