@@ -202,19 +202,36 @@ def _token_norm(name: str, m: re.Match[str], raw: str) -> str | None:
     return low
 
 
-def _scan_tokens(text: str, offset: int, out: list[Discriminator]) -> None:
-    """Append the token discriminators of ``text`` (found at ``offset`` in the source)."""
+def _scan_tokens(text: str, offset: int, out: list[Discriminator],
+                 values_of: str | None = None) -> int:
+    """Append the token discriminators of ``text`` (found at ``offset`` in the source)
+    and return how many tokens it found.  With ``values_of`` (the whole source, for code
+    and tool output), a bare number with no ``=`` or ``:`` in the
+    :data:`_KEY_REACH` characters before it is counted but not appended:
+    :func:`_values_only` would drop it, and a tool output of bare numbers would build
+    an object for each (issue 11, adv8 F7)."""
     offset -= 1  # the prepended lead space
     names = _GROUP_NAME
+    found = 0
     for m in _TOKEN_RE.finditer(" " + text):
         group = m.lastgroup or ""
         name = names[group]
         start = m.start(group) - (group in ("version3", "version4"))  # the operator lead
         raw = m.string[start:m.end()]
+        if (values_of is not None and name == "quantity" and not m.group("unit")
+                and not m.group("sunit")):  # a bare number: "12", "1,024", "3.25"
+            if len(raw) - raw.count(",") - raw.count(".") < 2:
+                continue  # one digit: not a token (_token_norm)
+            at = offset + start
+            window = max(0, at - _KEY_REACH)
+            if values_of.find("=", window, at) < 0 and values_of.find(":", window, at) < 0:
+                found += 1
+                continue
         if name == "code":
-            before, inner = len(out), m.group("inner")
-            _scan_tokens(inner, offset + m.start("inner"), out)
-            if len(out) == before and inner.strip() and not _QUOTED_COPY_RE.fullmatch(inner):
+            inner = m.group("inner")
+            inner_found = _scan_tokens(inner, offset + m.start("inner"), out, values_of)
+            found += inner_found
+            if not inner_found and inner.strip() and not _QUOTED_COPY_RE.fullmatch(inner):
                 at = offset + m.start("inner") + len(inner) - len(inner.lstrip())
                 out.append(Discriminator(Kind.IDENTIFIER, inner.strip(), inner.strip().lower(),
                                          at, at + len(inner.strip())))
@@ -223,14 +240,18 @@ def _scan_tokens(text: str, offset: int, out: list[Discriminator]) -> None:
             raw = raw.rstrip(".,;:!?)'\"") if name == "url" else raw.rstrip(".")
         norm = _token_norm(name, m, raw)
         if norm:
+            found += 1
             norm = norm.rstrip("/") if name == "url" else norm
             out.append(Discriminator(_TOKEN_KIND.get(name, Kind.IDENTIFIER), raw, norm,
                                      offset + start, offset + start + len(raw)))
+    return found
 
 
 # ------------------------------------------------------------------------- extract
 # "k=v", "k = v", "k: v", '"k": v'; not "file.ex:102" (a file and line, no space)
 _KEYED_RE = re.compile(r"[\"']?[A-Za-z_][\w.-]{0,40}(?:[ \t]*=[ \t]*|:[ \t]+|[\"']:[ \t]*)[\"']?$")
+_KEY_REACH = 48
+"""How many characters before a value its key (``_KEYED_RE``) is looked for."""
 _FENCE_RE = re.compile(r"(?ms)^[ \t]*```.*?(?:^[ \t]*```|\Z)")
 
 
@@ -248,8 +269,12 @@ def _values_only(text: str, found: list[Discriminator]) -> list[Discriminator]:
             out.append(d)
             continue
         if d.kind in (Kind.QUANTITY, Kind.VERSION, Kind.SCOPE):
-            line_start = text.rfind("\n", 0, d.start) + 1
-            key = _KEYED_RE.search(text, max(line_start, d.start - 48), d.start)
+            # the key is in the 48 characters before the value, on its line: a line
+            # start further back does not matter, so look no further (a search back
+            # to the line start was quadratic on one long line; issue 11, adv8 F7)
+            window = max(0, d.start - _KEY_REACH)
+            line_start = text.rfind("\n", window, d.start) + 1
+            key = _KEYED_RE.search(text, max(line_start, window), d.start)
             if key:
                 out.append(Discriminator(d.kind, text[key.start():d.end], d.norm, key.start(),
                                          d.end))
@@ -270,8 +295,9 @@ def extract_cached(text: str, span_type: str = "prose") -> tuple[Discriminator, 
         return ()
     body = clean_text(text)
     found: list[Discriminator] = []
-    _scan_tokens(body, 0, found)
-    if span_type in ("code", "tool_output"):
+    values = span_type in ("code", "tool_output")
+    _scan_tokens(body, 0, found, body if values else None)
+    if values:
         found = _values_only(body, found)
     else:
         prose = _blank_fences(body)

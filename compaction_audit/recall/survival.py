@@ -8,9 +8,13 @@ it in a helper process without importing Polars.
 
 from __future__ import annotations
 
+import itertools
 import re
-from dataclasses import dataclass
+from bisect import bisect_left
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import Any
 
 from compaction_audit.recall import paraphrase
 from compaction_audit.recall.clauses import NEGATION_WORDS, content_words
@@ -32,6 +36,85 @@ def _basename(path: str) -> str:
     return re.split(r"[/\\]", path.rstrip("/\\"))[-1]
 
 
+class _Postings:
+    """Word sets with an inverted index (word -> positions of the sets that hold it), so
+    a lookup tests only the sets that share a word with the query instead of all of
+    them (issue 11, item 5, adv8 F4: survival was O(lost items x summary items)).
+    Duplicate sets are kept once, with the least tag given (the first sentence that
+    states one): every test on them is an ``any`` or a least tag."""
+
+    __slots__ = ("post", "sets", "tags")
+
+    def __init__(self, sets: Iterable[frozenset[str]],
+                 tags: Iterable[int] | None = None) -> None:
+        first: dict[frozenset[str], int] = {}
+        for words, tag in zip(sets, itertools.repeat(0) if tags is None else tags,
+                              strict=False):
+            first.setdefault(words, tag)
+        self.sets: list[frozenset[str]] = list(first)
+        self.tags: list[int] = list(first.values())
+        self.post: dict[str, list[int]] = {}
+        for i, words in enumerate(self.sets):
+            for w in words:
+                self.post.setdefault(w, []).append(i)
+
+    def _ids(self, words: Iterable[str], some: int) -> Iterator[int]:
+        post = self.post
+        rarest = sorted((len(post.get(w, ())), w) for w in set(words))[:some]
+        if len(rarest) == 1:
+            yield from post.get(rarest[0][1], ())
+            return
+        seen: set[int] = set()
+        for _, w in rarest:
+            for i in post.get(w, ()):
+                if i not in seen:
+                    seen.add(i)
+                    yield i
+
+    def holding(self, words: Iterable[str], some: int) -> Iterator[frozenset[str]]:
+        """The sets that hold at least one of the ``some`` rarest of ``words`` (each
+        once): every set that holds ``len(words) - some + 1`` of them is among these
+        (pigeonhole), the prefix filter of set-similarity joins.  ``some`` >= 1."""
+        return (self.sets[i] for i in self._ids(words, some))
+
+    def tagged(self, words: Iterable[str], some: int) -> Iterator[tuple[int, frozenset[str]]]:
+        """:meth:`holding`, each set with its tag."""
+        return ((self.tags[i], self.sets[i]) for i in self._ids(words, some))
+
+
+@dataclass(frozen=True, slots=True)
+class _Lookup:
+    """The inverted indexes :func:`survives` looks candidates up in (built once per
+    summary with :class:`_Index`); each answers exactly what a scan of the lists of
+    :class:`_Index` answers."""
+
+    sentences: dict[bool, _Postings]  # negative -> sentence stems
+    rules: dict[bool, _Postings]  # negative -> rule-part stems
+    clause_words: dict[tuple[Kind, str], _Postings]  # (kind, family) -> clause words
+    clause_stems: dict[tuple[Kind, str], _Postings]  # the same clauses' stems
+    words: frozenset[str]  # every word (\w+ run) of the lowercased summary
+    hashes: tuple[str, ...]  # the keys that are hex strings, sorted
+    hash_set: frozenset[str]
+    path_tails: dict[str, list[str]]  # last "/" part of a path -> paths
+    requirements: _RequirementTable
+    memo: dict[tuple[object, ...], bool] = field(default_factory=dict)
+    """Answers by what decides them (the query's words that occur in the summary at
+    all): lost items that differ only in words the summary lacks get one look-up."""
+
+    def remember(self, key: tuple[object, ...], answer: Callable[[], bool]) -> bool:
+        """The memo's answer for ``key``, computed by ``answer`` the first time."""
+        hit = self.memo.get(key)
+        if hit is None:
+            if len(self.memo) >= _MEMO_MAX:
+                self.memo.clear()
+            hit = self.memo[key] = answer()
+        return hit
+
+
+_MEMO_MAX = 65536
+"""Most answers one summary's memo holds (then it starts again): bounded memory."""
+
+
 @dataclass(frozen=True, slots=True)
 class _Index:
     """What a summary offers for comparison (built once per summary text, cached)."""
@@ -48,8 +131,10 @@ class _Index:
     requirements: tuple[tuple[str, tuple[int, ...]], ...]  # (operator, version)
     low: str
     names: paraphrase.SummaryNames  # check names (validate_session_message_ids)
+    lookup: _Lookup
 
 
+_WORD_RE = re.compile(r"\w+")
 _NAME_RE = re.compile(r"\w+(?:[.-]\w+)+")
 _SENTENCE_RE = re.compile(r"[.!?;](?=\s)|\n")
 _MODULE_RE = re.compile(r"\b[A-Z][A-Za-z0-9]*(?:\.[A-Z][A-Za-z0-9]*)+\b"
@@ -123,6 +208,61 @@ def _admits(op: str, req: tuple[int, ...], ver: tuple[int, ...]) -> bool:
     return False
 
 
+_RequirementTable = dict[tuple[str, int], Any]
+
+
+def _requirement_table(requirements: Iterable[tuple[str, tuple[int, ...]]]
+                       ) -> _RequirementTable:
+    """The requirements of a summary folded per (operator class, version length) so that
+    :func:`_admitted` answers "does any admit this version" in constant time: the
+    versions of ``==``; the least of ``>=``/``>`` and the greatest of ``<=``/``<``; the
+    least per fixed prefix of ``~>``/``~=``, ``~`` and ``^`` (what :func:`_admits`
+    compares)."""
+    table: dict[tuple[str, int], Any] = {}
+    for op, req in requirements:
+        n = len(req)
+        if op in ("==", "="):
+            table.setdefault(("==", n), set()).add(req)
+        elif op in (">=", ">"):
+            table[op, n] = min(table.get((op, n), req), req)
+        elif op in ("<=", "<"):
+            table[op, n] = max(table.get((op, n), req), req)
+        elif op == "~" and n < 2:
+            table.setdefault(("~1", n), set()).add(req[:1])
+        elif op in ("~>", "~=", "~", "^"):
+            cls = "~>" if op == "~=" else op
+            fixed = max(1, n - 1) if cls == "~>" else 2 if cls == "~" else 1
+            group = table.setdefault((cls, n), {})
+            group[req[:fixed]] = min(group.get(req[:fixed], req), req)
+    return table
+
+
+def _admitted(ver: tuple[int, ...], table: _RequirementTable) -> bool:
+    """Whether any requirement folded into ``table`` (:func:`_requirement_table`) admits
+    ``ver``: the same answer as :func:`_admits` over each of them."""
+    for (cls, n), entry in table.items():
+        pad = ver + (0,) * (n - len(ver))
+        if cls == "==":
+            hit = pad[:n] in entry
+        elif cls == ">=":
+            hit = pad >= entry
+        elif cls == ">":
+            hit = pad > entry
+        elif cls == "<=":
+            hit = pad[:n] <= entry
+        elif cls == "<":
+            hit = pad < entry
+        elif cls == "~1":
+            hit = pad[:1] in entry
+        else:
+            fixed = max(1, n - 1) if cls == "~>" else 2 if cls == "~" else 1
+            least = entry.get(pad[:fixed])
+            hit = least is not None and pad >= least
+        if hit:
+            return True
+    return False
+
+
 _RULE_RE = re.compile(
     r"\b(?:must|should|shall|always|never|only|required|requires?|need(?:s)?\s+to"
     r"|ha(?:ve|s)\s+to|cannot|can't|don't|do\s+not|mustn't|shouldn't|avoid|ensure"
@@ -144,7 +284,8 @@ right away")."""
 @lru_cache(maxsize=4096)
 def _index(summary: str) -> _Index:
     low = summary.lower()
-    keys, paths, quantities = set(re.findall(r"\w+", low)), [], set()
+    word_set = frozenset(_WORD_RE.findall(low))
+    keys, paths, quantities = set(word_set), [], set()
     short = _LONG_RUN_RE.sub(" ", low)
     keys.update(_NAME_RE.findall(short))  # hyphenated and dotted names: spotter-gqc, a.ex
     scopes = {SCOPE_CANON.get(w, w) for w in re.findall(r"[a-z]+(?:-(?:prod|env))?", low)}
@@ -182,9 +323,22 @@ def _index(summary: str) -> _Index:
     modules.update(_module_key(f) for f in _FILE_RE.findall(_LONG_RUN_RE.sub(" ", summary)))
     measures = {m for number, unit in quantities if (m := _measure(number, unit))}
     requirements = tuple((op, _vtuple(v)) for op, v in _REQUIREMENT_RE.findall(low))
+    hashes = sorted(k for k in keys if _HEX_RE.fullmatch(k))
+    tails: dict[str, list[str]] = {}
+    for path in paths:  # a path ending another ends in the same last "/" part
+        tails.setdefault(path.rsplit("/", 1)[-1], []).append(path)
+    lookup = _Lookup(
+        {neg: _Postings(c for c, n in sentences if n == neg) for neg in (False, True)},
+        {neg: _Postings(c for c, n in rules if n == neg) for neg in (False, True)},
+        {key: _Postings(cands) for key, cands in clauses.items()},
+        {key: _Postings(frozenset(_stem(w) for w in c) for c in cands)
+         for key, cands in clauses.items()},
+        word_set, tuple(hashes), frozenset(hashes),
+        {tail: list(dict.fromkeys(ps)) for tail, ps in tails.items()},
+        _requirement_table(requirements))
     return _Index(frozenset(keys), tuple(paths), frozenset(quantities), frozenset(scopes),
                   clauses, sentences, rules, frozenset(modules - {""}), frozenset(measures),
-                  requirements, low, paraphrase.summary_names(summary, _stem))
+                  requirements, low, paraphrase.summary_names(summary, _stem), lookup)
 
 
 _SUFFIXES = ("ations", "ation", "ingly", "ings", "ing", "edly", "ed", "ly", "ful", "ness",
@@ -270,11 +424,21 @@ def _sentence_survives(words: list[str], idx: _Index, negative: bool) -> bool:
     stems = set(ordered)
     need = len(stems) // 2 + 1
     head = set(ordered[:_HEAD]) if len(ordered) > _HEAD else None
-    for cand, neg in idx.sentences:
-        if neg == negative and (len(stems & cand) >= need
-                                or (head is not None and len(head & cand) > _HEAD // 2)):
-            return True
-    return False
+    sentences = idx.lookup.sentences[negative]
+
+    def answer() -> bool:
+        # a match shares `need` stems (or 3 of the head): it holds one of the rarest
+        cands = sentences.holding(stems, len(stems) - need + 1)
+        if head is not None:
+            cands = itertools.chain(cands, sentences.holding(head, len(head) - _HEAD // 2))
+        return any(len(stems & cand) >= need
+                   or (head is not None and len(head & cand) > _HEAD // 2) for cand in cands)
+
+    # only the stems some sentence holds can be shared: they decide the answer
+    post = sentences.post
+    return idx.lookup.remember(
+        ("sentence", negative, need, frozenset(w for w in stems if w in post),
+         None if head is None else frozenset(w for w in head if w in post)), answer)
 
 
 def _polarity(d: Discriminator) -> bool:
@@ -303,14 +467,39 @@ def _clause_survives(d: Discriminator, idx: _Index) -> bool:
     if d.kind is Kind.REQUIREMENT:
         return False
     keys = [w for w in words if _is_key(w)]
+    if keys:  # every identifier-like word, a path also by its file name
+        clauses = idx.lookup.clause_words.get((kind, family))
+        if clauses is None:
+            return False
+        return idx.lookup.remember(("keys", kind, family, frozenset(keys)), lambda: any(
+            all(k in cand or ("/" in k and _basename(k) in cand) for k in keys)
+            for cand in _holding_key(clauses, keys)))
     stems = {_stem(w) for w in words if w != ">"}
-    for cand in idx.clauses.get((kind, family), ()):
-        if keys:  # every identifier-like word, a path also by its file name
-            if all(k in cand or ("/" in k and _basename(k) in cand) for k in keys):
-                return True
-        elif len(stems & {_stem(w) for w in cand}) >= min(2, len(stems)):
-            return True
-    return False
+    by_stem = idx.lookup.clause_stems.get((kind, family))
+    if by_stem is None:
+        return False
+    if not stems:  # nothing to share: any clause of the family
+        return bool(by_stem.sets)
+    need = min(2, len(stems))
+    return idx.lookup.remember(
+        ("clause", kind, family, need, frozenset(w for w in stems if w in by_stem.post)),
+        lambda: any(len(stems & cand) >= need
+                    for cand in by_stem.holding(stems, len(stems) - need + 1)))
+
+
+def _holding_key(clauses: _Postings, keys: list[str]) -> Iterator[frozenset[str]]:
+    """The clauses that hold the rarest key of ``keys`` (or, for a path, its file
+    name): every clause that holds all of them is among these."""
+    def options(k: str) -> list[str]:
+        return [k, _basename(k)] if "/" in k else [k]
+    post = clauses.post
+    best = min(keys, key=lambda k: sum(len(post.get(o, ())) for o in options(k)))
+    seen: set[int] = set()
+    for o in options(best):
+        for i in post.get(o, ()):
+            if i not in seen:
+                seen.add(i)
+                yield clauses.sets[i]
 
 
 _PARAPHRASE_KINDS = frozenset({Kind.NEGATION, Kind.CONSTRAINT, Kind.REQUIREMENT})
@@ -328,9 +517,15 @@ def _paraphrased(d: Discriminator, idx: _Index) -> bool:
             or paraphrase.kept_by_check_name(words, idx.names, _stem))
 
 
-def _raw_in(norm: str, low: str) -> bool:
-    """``norm`` occurs in ``low`` with a word boundary on both sides (issue 10, point 3:
-    a code-span identifier matched as a raw substring, quoted or not)."""
+def _raw_in(norm: str, idx: _Index) -> bool:
+    """``norm`` occurs in the summary with a word boundary on both sides (issue 10, point
+    3: a code-span identifier matched as a raw substring, quoted or not).  Such an
+    occurrence has each word (``\\w+`` run) of ``norm`` as a whole word of the summary
+    (a word character is :meth:`str.isalnum` or "_" for both): that is checked first,
+    so the text is searched only when the search can succeed (issue 11, adv8 F4)."""
+    if any(w not in idx.lookup.words for w in _WORD_RE.findall(norm)):
+        return False
+    low = idx.low
     at = low.find(norm)
     while at >= 0:
         before = low[at - 1] if at else " "
@@ -368,24 +563,25 @@ def survives(d: Discriminator, summary_text: str) -> bool:
     if d.kind is Kind.VERSION and norm[:1].isdigit():
         if norm in idx.keys:
             return True
-        ver = _vtuple(norm)
-        return any(_admits(op, req, ver) for op, req in idx.requirements)
+        return _admitted(_vtuple(norm), idx.lookup.requirements)
     if d.kind is Kind.SCOPE:
         return norm in idx.scopes or norm in idx.keys
-    if norm in idx.keys or _raw_in(norm, idx.low):
+    if norm in idx.keys or _raw_in(norm, idx):
         return True
     if d.kind is Kind.IDENTIFIER and (key := _module_key(d.text)) and key in idx.modules:
         return True
     if "/" in norm or "\\" in norm:
         path = norm.rstrip("/\\")
         return _basename(path) in idx.keys or any(
-            path.endswith("/" + p.lstrip("/")) or p.endswith("/" + path) for p in idx.paths)
+            path.endswith("/" + p.lstrip("/")) or p.endswith("/" + path)
+            for p in idx.lookup.path_tails.get(path.rsplit("/", 1)[-1], ()))
     if norm.startswith("migration "):
         return norm.removeprefix("migration ") in idx.keys
-    if _HEX_RE.fullmatch(norm):
-        return any(k.startswith(norm) or norm.startswith(k)
-                   for k in idx.keys if _HEX_RE.fullmatch(k))
-    return " " in norm and norm in summary_text.lower()
+    if _HEX_RE.fullmatch(norm):  # a hash by a prefix: a sorted neighbour, a key prefix
+        hashes, at = idx.lookup.hashes, bisect_left(idx.lookup.hashes, norm)
+        return ((at < len(hashes) and hashes[at].startswith(norm))
+                or any(norm[:n] in idx.lookup.hash_set for n in range(7, len(norm) + 1)))
+    return " " in norm and norm in idx.low
 
 
 def dropped(child_text: str, summary_text: str, span_type: str = "prose"
@@ -429,27 +625,35 @@ def flipped(d: Discriminator, summary_text: str) -> bool:
 def _flip_evidence(d: Discriminator, idx: _Index) -> bool:
     """A rule sentence (or bound) of ``idx`` that states clause ``d`` reversed (see
     :func:`flipped`)."""
+    return next(_flip_tags(d, idx.lookup.rules, idx.lookup.clause_words), None) is not None
+
+
+def _flip_tags(d: Discriminator, rules: dict[bool, _Postings],
+               clauses: dict[tuple[Kind, str], _Postings]) -> Iterator[int]:
+    """The tags of the rule parts (or bounds) in ``rules`` (``clauses``) that state
+    clause ``d`` reversed: a bound needs the opposite bound on all its identifier-like
+    words; a rule needs a rule part of the opposite polarity holding all its stems, or
+    one of the same polarity holding them with one swapped for its antonym."""
     if d.kind not in _FLIP_KINDS:
-        return False
+        return
     family, *words = d.norm.split()
     neg = _polarity(d)
     other = _FLIP_FAMILIES.get(family)
     if other is not None:
         keys = [w for w in words if _is_key(w)]
-        return bool(keys) and any(all(k in cand for k in keys)
-                                  for cand in idx.clauses.get((d.kind, other), ()))
+        bounds = clauses.get((d.kind, other))
+        if keys and bounds is not None:
+            yield from (tag for tag, cand in bounds.tagged(keys, 1)
+                        if all(k in cand for k in keys))
+        return
     if family in _MARKER_IS_CONTENT:
-        return False
+        return
     stems = _flip_stems(words)
     if not stems:
-        return False
-    swapped = [stems - {w} | {a} for w in stems for a in _ANTONYMS.get(w, ())]
-    for cand, cand_neg in idx.rules:
-        if cand_neg != neg and stems <= cand:
-            return True
-        if cand_neg == neg and any(s <= cand for s in swapped):
-            return True
-    return False
+        return
+    yield from (tag for tag, cand in rules[not neg].tagged(stems, 1) if stems <= cand)
+    for swapped in (stems - {w} | {a} for w in stems for a in _ANTONYMS.get(w, ())):
+        yield from (tag for tag, cand in rules[neg].tagged(swapped, 1) if swapped <= cand)
 
 
 def _flip_stems(words: list[str]) -> frozenset[str]:
@@ -471,8 +675,9 @@ def _restated(d: Discriminator, idx: _Index) -> bool:
     """One sentence of the same polarity holds every stem of clause ``d``."""
     _, *words = d.norm.split()
     stems, neg = _flip_stems(words), _polarity(d)
-    return bool(stems) and any(n == neg and stems <= cand
-                               for cand, n in (*idx.sentences, *idx.rules))
+    lookup = idx.lookup
+    return bool(stems) and any(stems <= cand for table in (lookup.sentences, lookup.rules)
+                               for cand in table[neg].holding(stems, 1))
 
 
 _SPLIT_RE = re.compile(r"(?<=[.!?;])\s+|\n")
@@ -481,13 +686,36 @@ _SPLIT_RE = re.compile(r"(?<=[.!?;])\s+|\n")
 def flip_sentence(d: Discriminator, summary_text: str) -> str | None:
     """The sentence of ``summary_text`` that states clause ``d`` reversed (at most
     :data:`SENTENCE_MAX` characters), None when the summary does not flip it
-    (:func:`flipped`)."""
+    (:func:`flipped`): the first sentence whose own rules (or bounds) reverse it."""
     if not flipped(d, summary_text):
         return None
-    for sentence in _SPLIT_RE.split(summary_text):
-        if sentence.strip() and _flip_evidence(d, _index(sentence)):
-            return sentence.strip()[:SENTENCE_MAX]
-    return summary_text.strip()[:SENTENCE_MAX]
+    sentences, rules, clauses = _sentence_lookup(summary_text)
+    at = min(_flip_tags(d, rules, clauses), default=None)
+    return (sentences[at] if at is not None else summary_text).strip()[:SENTENCE_MAX]
+
+
+@lru_cache(maxsize=256)
+def _sentence_lookup(summary_text: str) -> tuple[
+        tuple[str, ...], dict[bool, _Postings], dict[tuple[Kind, str], _Postings]]:
+    """The sentences of ``summary_text`` and the rule parts and clauses of each (as its
+    own :func:`_index` has them), tagged with the sentence's position: one lookup
+    finds the first sentence that reverses a clause, where indexing the sentences one
+    by one per flipped clause was quadratic (issue 11, item 5)."""
+    sentences = tuple(s for s in _SPLIT_RE.split(summary_text) if s.strip())
+    rules: dict[bool, tuple[list[frozenset[str]], list[int]]] = {False: ([], []),
+                                                                 True: ([], [])}
+    clauses: dict[tuple[Kind, str], tuple[list[frozenset[str]], list[int]]] = {}
+    for at, sentence in enumerate(sentences):
+        lookup = _index.__wrapped__(sentence).lookup  # not cached: once per sentence
+        for neg, part in lookup.rules.items():
+            rules[neg][0].extend(part.sets)
+            rules[neg][1].extend([at] * len(part.sets))
+        for key, part in lookup.clause_words.items():
+            sets, tags = clauses.setdefault(key, ([], []))
+            sets.extend(part.sets)
+            tags.extend([at] * len(part.sets))
+    return (sentences, {neg: _Postings(*pair) for neg, pair in rules.items()},
+            {key: _Postings(*pair) for key, pair in clauses.items()})
 
 
 SENTENCE_MAX = 300
