@@ -223,16 +223,46 @@ def _marks(low: str) -> list[tuple[Kind, str, int, int]]:
     return marks
 
 
-def _keep_marker(low: str, kind: Kind, family: str, start: int, end: int) -> bool:
-    """False for a marker that is not one here: a code arrow, a temporal "since"."""
+def _code_lines(low: str) -> list[tuple[int, bool]]:
+    """(start, holds code) of each line of ``low``, in order: whether the line, its
+    ``->`` arrows taken out, matches :data:`_ARROW_CODE_RE`.  Once per text, so that
+    each arrow marker looks its line up (was a search of the whole line per marker:
+    quadratic on one long line of arrows; issue 11, class 5, eighth adversarial pass
+    F1)."""
+    out, at = [], 0
+    while True:
+        nl = low.find("\n", at)
+        line = low[at:nl if nl >= 0 else len(low)]
+        out.append((at, _ARROW_CODE_RE.search(line.replace("->", " ")) is not None))
+        if nl < 0:
+            return out
+        at = nl + 1
+
+
+def _alpha_before(low: str, line_start: int, start: int) -> bool:
+    """Whether the last space-separated word of ``low[line_start:start]`` (trailing
+    whitespace dropped) is alphabetic, as ``seg.rstrip().rsplit(" ", 1)[-1].isalpha()``.
+    Reads back only to the first character that is not a letter (an arrow's own ``>``
+    at the latest), not to the line start."""
+    at = start
+    while at > line_start and low[at - 1].isspace():
+        at -= 1
+    word_end = at
+    while at > line_start and low[at - 1].isalpha():
+        at -= 1
+    return at < word_end and (at == line_start or low[at - 1] == " ")
+
+
+def _keep_marker(low: str, kind: Kind, family: str, start: int, end: int,
+                 lines: list[tuple[int, bool]] | None = None) -> bool:
+    """False for a marker that is not one here: a code arrow, a temporal "since".
+    ``lines``: :func:`_code_lines` of ``low`` (computed here when not given)."""
     if low[start:end] in ("->", "→"):
-        line_start = low.rfind("\n", 0, start) + 1
-        line_end = low.find("\n", end)
-        line = low[line_start:line_end if line_end >= 0 else len(low)]
-        before = low[line_start:start].rstrip().rsplit(" ", 1)[-1]
+        if lines is None:
+            lines = _code_lines(low)
+        line_start, code = lines[bisect_right(lines, (start, True)) - 1]
         after = low[end:end + 40].lstrip().split(" ", 1)[0]
-        return (not _ARROW_CODE_RE.search(line.replace("->", " ")) and before.isalpha()
-                and after.isalpha())
+        return not code and _alpha_before(low, line_start, start) and after.isalpha()
     if low[start:end] == "since":
         return _SINCE_CLAUSE_RE.match(low, end) is not None
     if low[start:end] == "required":  # a predicate, not "passes required env vars"
@@ -270,7 +300,10 @@ def scan_clauses(text: str, out: list[Discriminator],
     a ``skip`` range (requirement units) are left out."""
     low = _lower(text)
     masked = _masked(low)
-    marks = [m for m in _marks(low) if _keep_marker(low, *m)]
+    marks = _marks(low)
+    lines = (_code_lines(low) if any(low[m[2]:m[3]] in ("->", "→") for m in marks)
+             else None)
+    marks = [m for m in marks if _keep_marker(low, *m, lines)]
     if skip:
         starts = [a for a, _ in skip]
         marks = [m for m in marks

@@ -20,6 +20,7 @@ import re
 import polars as pl
 
 from compaction_audit.recall.kinds import Discriminator, Kind
+from compaction_audit.recall.literals import Literals
 from compaction_audit.recall.survival import survives
 
 __all__ = ["ASKED_AGAIN_MAX_CHECKS", "DESTRUCTIVE_RE", "asked_again", "reuse"]
@@ -93,15 +94,30 @@ def asked_again(lost: pl.DataFrame, users: pl.DataFrame) -> pl.DataFrame:
     if lost.height * users.height > ASKED_AGAIN_MAX_CHECKS:
         return pl.DataFrame(rows, schema=schema)
     later = users.sort("ri").rows()
+    checks = []
     for key, kind, text, start in lost.rows():
         norm = key.split(":", 1)[1]
-        d = Discriminator(Kind(kind), text, norm, 0, len(text))
         bare = kind == Kind.QUANTITY.value and " " not in norm
         named = [w for w in _WORDS_RE.findall(text.lower()) if w != norm] if bare else []
         if bare and not named:  # a bare number never counts alone
             continue
-        for item, ri, number, body in later:
-            if ri > start and survives(d, body) and all(w in body.lower() for w in named):
+        checks.append((key, Discriminator(Kind(kind), text, norm, 0, len(text)), start, named))
+    # the named words each user text holds (substrings of its lowercase form), found
+    # for all lost items in one pass over the text, on first need: was a lowercase copy
+    # and a search of the whole text per (lost item, user span) pair (issue 11, class 5,
+    # eighth adversarial pass F6)
+    finder = Literals(w for *_, named in checks for w in named)
+    holds: dict[int, set[str]] = {}
+
+    def held(at: int, body: str) -> set[str]:
+        if at not in holds:
+            holds[at] = finder.found_in(body.lower())
+        return holds[at]
+
+    for key, d, start, named in checks:
+        for at, (item, ri, number, body) in enumerate(later):
+            if ri > start and survives(d, body) and (not named
+                                                     or held(at, body).issuperset(named)):
                 for name, value in zip(schema, (key, start, item, ri, number), strict=True):
                     rows[name].append(value)
                 break

@@ -5,7 +5,9 @@ most of its predecessor's sentences while newer raw work reaches it not, and who
 
 from __future__ import annotations
 
+import math
 import re
+from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
 
@@ -50,42 +52,104 @@ def _sentences(text: str) -> tuple[frozenset[str], ...]:
 
 
 def repeat_share(previous: str, current: str) -> tuple[float, int]:
-    """(share of ``previous``'s sentences that reappear in ``current``, their count)."""
+    """(share of ``previous``'s sentences that reappear in ``current``, their count).
+
+    A sentence reappears when one of ``current``'s has a stem-set Jaccard index of at
+    least :data:`SAME_SENTENCE` with it.  Only sentences that share a stem among the
+    first few of each (by rarity in ``current``; :func:`_prefix`) are compared: every
+    pair at that index shares one, so the result is that of comparing every pair (which
+    was previous x current set operations: issue 11, class 5, eighth adversarial pass
+    F3)."""
     before, after = _sentences(previous), _sentences(current)
     if not before:
         return 0.0, 0
-    same = sum(1 for a in before
-               if any(len(a & b) >= SAME_SENTENCE * len(a | b) for b in after))
+    targets = list(dict.fromkeys(after))  # the same set twice answers the same
+    freq: dict[str, int] = {}
+    for b in targets:
+        for s in b:
+            freq[s] = freq.get(s, 0) + 1
+
+    def order(s: str) -> tuple[int, str]:
+        return freq.get(s, 0), s
+
+    index: dict[str, list[frozenset[str]]] = {}
+    for b in targets:
+        for s in sorted(b, key=order)[:_prefix(len(b))]:
+            index.setdefault(s, []).append(b)
+    memo: dict[frozenset[str], bool] = {}
+    same = 0
+    for a in before:
+        if a not in memo:
+            memo[a] = _reappears(a, index, order, targets)
+        same += memo[a]
     return same / len(before), len(before)
 
 
+def _prefix(size: int) -> int:
+    """How many of a stem set's stems (rarest first) any set at a Jaccard index of
+    :data:`SAME_SENTENCE` or more with it must share one of (prefix filtering): such a
+    pair shares ``o >= SAME_SENTENCE * size`` stems (the float product the test
+    computes), so the first in the order of their shared stems is among the first
+    ``size - o + 1`` of each."""
+    return size - math.ceil(SAME_SENTENCE * size) + 1
+
+
+def _reappears(a: frozenset[str], index: dict[str, list[frozenset[str]]],
+               order: Callable[[str], tuple[int, str]], targets: list[frozenset[str]]) -> bool:
+    """Whether a set of ``targets`` (indexed by their prefixes in ``index``) has a
+    Jaccard index of :data:`SAME_SENTENCE` or more with ``a``; an empty ``a`` only
+    with an empty set."""
+    if not a:
+        return frozenset() in targets
+    seen: set[frozenset[str]] = set()
+    for s in sorted(a, key=order)[:_prefix(len(a))]:
+        for b in index.get(s, ()):
+            if b not in seen:
+                seen.add(b)
+                if len(a & b) >= SAME_SENTENCE * len(a | b):
+                    return True
+    return False
+
+
 def next_items(text: str) -> list[str]:
-    """The items of a summary's "Next" / to-do / pending section: the rest of the
-    heading line and each line below it up to a blank line or another heading."""
+    """The items of a summary's "Next" / to-do / pending sections: the rest of each
+    heading line and each line below it up to a blank line, another heading, or the
+    next "Next" line, which starts a section of its own.  Each line is an item once:
+    n "Next:" lines in a row were n(n+1)/2 items, each line again under every earlier
+    one (issue 11, class 5, eighth adversarial pass F2)."""
     items: list[str] = []
-    lines = text.splitlines()
-    for i, line in enumerate(lines):
+    within = False
+    for line in text.splitlines():
         m = _NEXT_RE.match(line)
-        if not m:
-            continue
-        if m.group(1).strip():
-            items.append(m.group(1).strip())
-        for below in lines[i + 1:]:
-            if not below.strip() or re.match(r"[ \t]*(?:#|\d+\.\s+[A-Z][\w ]+:$)", below):
-                break
-            items.append(below.strip(" \t-*+•"))
+        if m:
+            within = True
+            if m.group(1).strip():
+                items.append(m.group(1).strip())
+        elif within and (not line.strip()
+                         or re.match(r"[ \t]*(?:#|\d+\.\s+[A-Z][\w ]+:$)", line)):
+            within = False
+        elif within:
+            items.append(line.strip(" \t-*+•"))
     return [t.rstrip(".;")[:200] for t in items if len(content_words(t.lower(), 20)) >= 2]
+
+
+@lru_cache(maxsize=4096)
+def _done_stems(text: str) -> frozenset[str] | None:
+    """The stems of a span's text when it has a done word, else None (cached: each
+    span is read once, however many items are checked against it)."""
+    return bag(text)[1] if _DONE_RE.search(text) else None
 
 
 def _done(item: str, texts: list[tuple[str, str]]) -> str | None:
     """The first span (id) whose text says ``item`` is done: a done word and most of
     the item's stems (at least two)."""
     want = {stem(w) for w in content_words(item.lower(), 20)}
+    need = max(2, len(want) // 2 + 1)
+    if len(want) < need:  # fewer than two stems: no span can hold enough
+        return None
     for span, text in texts:
-        if not _DONE_RE.search(text):
-            continue
-        have = bag(text)[1]
-        if len(want & have) >= max(2, len(want) // 2 + 1):
+        have = _done_stems(text)
+        if have is not None and len(want & have) >= need:
             return span
     return None
 
