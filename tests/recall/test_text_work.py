@@ -3,12 +3,15 @@ discriminator (issue 14): the same rows as one visit per edge, span and closure 
 
 from __future__ import annotations
 
+import time
+from types import SimpleNamespace
 from typing import Any
 
+import polars as pl
 import pytest
 
 from compaction_audit.io.native import read_native
-from compaction_audit.recall import analysis
+from compaction_audit.recall import analysis, textwork
 from compaction_audit.recall import survival as surv
 from compaction_audit.recall.extract import extract
 from compaction_audit.series import build_series
@@ -26,25 +29,104 @@ def test_survival_is_checked_once_per_discriminator_and_summary(
         return real(d, text)
 
     monkeypatch.setattr(surv, "survives", counted)
-    out = analysis._survival([((d1, d2), "timeout 45000 ms"), ((d1,), "timeout 45000 ms"),
-                              ((d1,), "a timeout"), ((), "a timeout")])
+    out = textwork.survival_flags([((d1, d2), "timeout 45000 ms"), ((d1,), "timeout 45000 ms"),
+                                   ((d1,), "a timeout"), ((), "a timeout")])
     assert out == [(True, False), (True,), (False,), ()]
     assert calls == [("45000 ms", "timeout 45000 ms"), ("prod", "timeout 45000 ms"),
                      ("45000 ms", "a timeout")]
 
 
-def test_the_helper_starts_from_the_analysis_text_count(monkeypatch: pytest.MonkeyPatch
-                                                        ) -> None:
-    texts = [("Set the timeout to 45000 ms.", "prose")]
-    pairs = [(texts[0], "the timeout is 45000 ms")]
-    monkeypatch.setattr(analysis, "PARALLEL_MIN_JOBS", 3)
-    assert analysis._Helper.start(texts, pairs, 2) is None  # the analysis has 2 texts
-    assert analysis._Helper.start([], [], 3) is None  # nothing for it to do
-    helper = analysis._Helper.start(texts, pairs, 3)
+T0 = ("Set the timeout to 45000 ms on prod.", "prose")  # 45000 ms, prod
+T1 = ("Raised the limit to 300 rps.", "prose")  # 300 rps
+T2 = ("Moved on to the next topic.", "prose")  # nothing
+S1, S2 = "Timeout set to 45000 ms.", "The limit is 300 rps on prod."
+
+
+def _jobs(texts: list[textwork.TextKey], helper: Any) -> textwork.TextJobs:
+    frame = pl.DataFrame({"text": [t for t, _ in texts], "stype": [k for _, k in texts]})
+    return textwork.TextJobs(frame, texts, [], helper)
+
+
+def _wait(helper: Any, done: int) -> None:
+    deadline = time.monotonic() + 60
+    while helper.done < done:
+        assert time.monotonic() < deadline, "the helper sent nothing"
+        time.sleep(0.01)
+
+
+def test_the_helper_starts_from_the_text_count(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(textwork, "PARALLEL_MIN_JOBS", 2)
+    assert textwork._Helper.start([T0]) is None  # one text: done here
+    monkeypatch.setattr(textwork, "PARALLEL_MIN_JOBS", 1)
+    helper = textwork._Helper.start([T0])
     if helper is None:  # one CPU, or inside a worker process: done here instead
         return
-    assert helper.results(1, 1) == ([(("quantity", "45000 ms", "45000 ms", 19, 27, 1),)],
-                                    [(True,)])
+    _wait(helper, 1)
+    helper.close()
+    assert helper.chunks == [[(("quantity", "45000 ms", "45000 ms", 19, 27, 1),
+                               ("scope", "prod", "prod", 31, 35, 1))]]
+
+
+def test_this_process_takes_the_texts_after_those_the_helper_sent() -> None:
+    # a helper that has sent T0 only, with a made-up result: T0's discriminators are
+    # taken from it, T1 and T2 are extracted here (from the last one back)
+    made_up = (("quantity", "7 ms", "7 ms", 0, 4, 1),)
+    helper = SimpleNamespace(done=1, chunks=[[made_up]])
+    jobs = _jobs([T0, T1, T2], helper)
+    extracted = textwork.Extracted()
+    jobs.extract_into(extracted)
+    assert jobs._own_from == 1
+    assert [(d.kind.value, d.norm) for d in extracted[T0]] == [("quantity", "7 ms")]
+    assert [(d.kind.value, d.norm) for d in extracted[T1]] == [("quantity", "300 rps")]
+    assert extracted[T2] == ()
+
+
+def test_the_helper_extracts_and_checks_whole_summaries(monkeypatch: pytest.MonkeyPatch
+                                                        ) -> None:
+    monkeypatch.setattr(textwork, "PARALLEL_MIN_JOBS", 1)
+    monkeypatch.setattr(textwork, "STEP", 1)
+    texts = [T0, T1, T2]
+    helper = textwork._Helper.start(texts)
+    if helper is None:
+        return
+    _wait(helper, 3)
+    jobs = _jobs(texts, helper)
+    extracted = textwork.Extracted()
+    jobs.extract_into(extracted)
+    assert jobs._own_from == 3  # none extracted here: all three from the helper
+    assert {t: tuple(extract(*t)) for t in texts} == dict(extracted)
+    here: list[list[Any]] = []
+    real = textwork.survival_flags
+
+    def counted(pairs: list[Any]) -> list[tuple[bool, ...]]:
+        here.append(pairs)
+        return real(pairs)
+
+    monkeypatch.setattr(textwork, "survival_flags", counted)
+    survived: textwork.Survived = {}
+    # weights: S1 3 (a pair and its two discriminators), S2 5 (2 + 3): S1's middle
+    # (1.5) is in the first half of 8, S2's (5.5) is not: the helper takes S1, this
+    # process S2
+    jobs.survive_into([(T0, S1), (T1, S2), (T0, S2)], extracted, survived)
+    assert survived == {(T0, S1): (True, False), (T1, S2): (True,), (T0, S2): (False, True)}
+    assert here == [[(extracted[T1], S2), (extracted[T0], S2)]]
+    assert jobs.helper is None  # closed
+
+
+def test_a_helper_that_died_leaves_its_work_to_this_process(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(textwork, "PARALLEL_MIN_JOBS", 1)
+    helper = textwork._Helper.start([T0, T1])
+    if helper is None:
+        return
+    helper.process.kill()
+    helper.process.wait()
+    jobs = _jobs([T0, T1], helper)
+    extracted = textwork.Extracted()
+    jobs.extract_into(extracted)
+    survived: textwork.Survived = {}
+    jobs.survive_into([(T0, S1), (T1, S2)], extracted, survived)
+    assert survived == {(T0, S1): (True, False), (T1, S2): (True,)}
 
 
 def span(i: str, text: str) -> dict[str, object]:
