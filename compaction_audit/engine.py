@@ -181,12 +181,15 @@ def audit_session(session: Session, settings: Settings | None = None,
     with paused_gc():  # the audit builds many small objects and no cycles
         settings = settings or Settings()
         # the recall analysis's texts, listed now: on a large session a helper process
-        # extracts them while this one rebuilds the cosine and the series (issue 14)
+        # extracts them (then checks the pairs planned once the series is built) while
+        # this one rebuilds the cosine, the series and runs the rules before the recall
+        # ones (issue 14)
         items = typed_items(session)
         jobs = TextJobs.start(session, items)
         try:
             rebuilt = rebuild(session)
             series = build_series(session, rebuilt.series)
+            jobs.plan(session, items, series)  # the helper's survival checks, queued
             ctx = Context(session, series, settings, rebuilt=rebuilt,
                           cache={"typed_items": items, "text_jobs": jobs})
             chosen = rules if rules is not None else select_rules()

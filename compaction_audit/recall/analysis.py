@@ -139,32 +139,9 @@ def _text_work(session: Session, items: pl.DataFrame, series: Series,
     """
     jobs = jobs if jobs is not None else TextJobs.start(session, items)
     try:
-        if not jobs.texts:  # no text holds a discriminator: no pair to check either
-            extracted.update(dict.fromkeys(jobs.empty, ()))
-            return
-        texts = jobs.texts
-        keyed = items.select("id", "text", "stype").filter(pl.col("text").is_not_null())
-        summary_text = items.filter(pl.col("kind") == "summary").select(
-            pl.col("id").alias("sid"), pl.col("text").alias("s")).filter(
-            pl.col("s").is_not_null())
-        # texts named by index in the pairs: a 100 KB summary over 2,500 leaves was
-        # copied onto every pair (issue 11, class 5, the sixth adversarial pass's F1)
-        child_at = jobs.frame.with_row_index("_c").with_columns(pl.col("_c").cast(pl.Int64))
-        summary_at = (summary_text.select("s").unique().with_row_index("_s")
-                      .with_columns(pl.col("_s").cast(pl.Int64)))
-        pairs = pl.concat([
-            session.edges.select(pl.col("child").alias("id"), pl.col("parent").alias("sid")),
-            series.closure.select(pl.col("leaf").alias("id"), pl.col("item").alias("sid")),
-        ]).join(keyed.join(child_at, on=["text", "stype"]).select("id", "_c"),
-                on="id"  # a child without one: nothing to check
-                ).join(summary_text.join(summary_at, on="s").select("sid", "_s"),
-                       on="sid").select("_c", "_s").unique()
-        summaries_list = summary_at["s"].to_list()
-        pair_keys = [(texts[c], summaries_list[s_]) for c, s_ in
-                     zip(pairs["_c"].to_list(), pairs["_s"].to_list(), strict=True)]
-        del pairs, child_at, summary_at
+        jobs.plan(session, items, series)
         jobs.extract_into(extracted)
-        jobs.survive_into(pair_keys, extracted, survived)
+        jobs.survive_into(extracted, survived)
     finally:
         jobs.close()
 

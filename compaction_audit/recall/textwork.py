@@ -32,7 +32,7 @@ import os
 import subprocess
 import sys
 import threading
-from typing import IO, Any
+from typing import Any
 
 import polars as pl
 
@@ -40,7 +40,9 @@ from compaction_audit.childproc import prelude
 from compaction_audit.model import Session
 from compaction_audit.recall import extract as ext
 from compaction_audit.recall import survival as surv
+from compaction_audit.recall import texthelper as th
 from compaction_audit.recall.prefilter import MAY_HOLD
+from compaction_audit.series import Series
 
 PARALLEL_MIN_JOBS = 4000
 """Distinct texts from which the text work is shared with a helper process; below it,
@@ -58,8 +60,6 @@ Survived = dict[tuple[TextKey, str], tuple[bool, ...]]
 discriminators; a fold of raw spans checks the same pairs as the occurrence table,
 computed once."""
 
-_Encoded = tuple[tuple[str, str, str, int, int, int], ...]
-
 
 class Extracted(dict[TextKey, tuple[ext.Discriminator, ...]]):
     """Discriminators per distinct (text, span type), each extracted once per analysis.
@@ -72,76 +72,6 @@ class Extracted(dict[TextKey, tuple[ext.Discriminator, ...]]):
     def __missing__(self, key: TextKey) -> tuple[ext.Discriminator, ...]:
         found = self[key] = tuple(ext.extract(*key))
         return found
-
-
-_TEXT_BOOT = (
-    "import gc, marshal, os, select, sys, types\n"
-    "gc.disable()\n"
-    "for name, path in (('compaction_audit', sys.argv[1]),\n"
-    "                   ('compaction_audit.recall', sys.argv[2])):\n"
-    "    pkg = types.ModuleType(name)\n"
-    "    pkg.__path__ = [path]\n"
-    "    sys.modules[name] = pkg\n"
-    "from compaction_audit.recall import extract as ext, survival as surv\n"
-    "step = int(sys.argv[3])\n"
-    "def read(n):\n"
-    "    parts = []\n"
-    "    while n:\n"
-    "        part = os.read(0, n)\n"
-    "        if not part:\n"
-    "            sys.exit(0)\n"
-    "        parts.append(part)\n"
-    "        n -= len(part)\n"
-    "    return b''.join(parts)\n"
-    "def receive():\n"
-    "    return marshal.loads(read(int.from_bytes(read(8), 'little')))\n"
-    "def send(tag, obj):\n"
-    "    data = marshal.dumps((tag, obj))\n"
-    "    sys.stdout.buffer.write(len(data).to_bytes(8, 'little') + data)\n"
-    "    sys.stdout.buffer.flush()\n"
-    "texts = receive()\n"
-    "found = []\n"
-    "while len(found) < len(texts) and not select.select([0], [], [], 0)[0]:\n"
-    "    chunk = [tuple(ext.extract(*t)) for t in texts[len(found):len(found) + step]]\n"
-    "    found.extend(chunk)\n"
-    "    send('x', [tuple((x.kind.value, x.text, x.norm, x.start, x.end, x.line)\n"
-    "                     for x in ds) for ds in chunk])\n"
-    "pairs, given = receive()\n"
-    "kind = {k.value: k for k in ext.Kind}\n"
-    "given = {at: tuple(ext.Discriminator(kind[k], t, n, a, b, ln)\n"
-    "                   for k, t, n, a, b, ln in enc) for at, enc in given.items()}\n"
-    "memo = {}\n"
-    "def check(x, s):\n"
-    "    key = (x.kind, x.text, x.norm, s)\n"
-    "    kept = memo.get(key)\n"
-    "    if kept is None:\n"
-    "        kept = memo[key] = surv.survives(x, s)\n"
-    "    return kept\n"
-    "send('s', [tuple([check(x, s) for x in (found[c] if c < len(found) else given[c])])\n"
-    "           for c, s in pairs])\n"
-)
-"""The helper: :mod:`~compaction_audit.recall.extract` and
-:mod:`~compaction_audit.recall.survival` loaded under empty package modules, so that
-neither package's ``__init__`` (and with it Polars) is imported.  Messages both ways
-are an 8-byte little-endian length and a :mod:`marshal` body.  It reads the texts
-(``(text, span type)`` pairs) and sends ``('x', discriminators)`` for each chunk of
-:data:`STEP` of them, in order, each discriminator as ``(kind, text, norm, start, end,
-line)``, until it has done them all or its input becomes readable.  Then it reads
-``(pairs, given)``: pairs ``(child index, summary text)`` and the discriminators of the
-children it did not extract (by index), and sends ``('s', flags)``: ``surv.survives``
-of each of the child's discriminators in the summary text, per pair.  End of input
-ends it quietly."""
-
-_KIND_OF = {kind.value: kind for kind in ext.Kind}
-
-
-def _decode(encoded: _Encoded) -> tuple[ext.Discriminator, ...]:
-    make, kind_of = ext.Discriminator, _KIND_OF
-    return tuple([make(kind_of[k], t, n, a, b, ln) for k, t, n, a, b, ln in encoded])
-
-
-def _encode(found: tuple[ext.Discriminator, ...]) -> _Encoded:
-    return tuple((x.kind.value, x.text, x.norm, x.start, x.end, x.line) for x in found)
 
 
 def survival_flags(pairs: list[tuple[tuple[ext.Discriminator, ...], str]]
@@ -164,27 +94,22 @@ def survival_flags(pairs: list[tuple[tuple[ext.Discriminator, ...], str]]
     return out
 
 
-def _send(stream: IO[bytes], obj: Any) -> None:
-    data = marshal.dumps(obj)
-    stream.write(len(data).to_bytes(8, "little") + data)
-    stream.flush()
-
-
 class _Helper:
-    """The helper process (:data:`_TEXT_BOOT`) and a thread that collects what it sends.
+    """The helper process (:mod:`~compaction_audit.recall.texthelper`), a thread that
+    collects what it sends and one that writes to it.
 
-    ``chunks``: its extractions so far, in text order; ``done``: how many texts they
-    cover (only grows); ``flags``: its survival flags once sent.
+    ``chunks``: its extractions so far, in text order, and ``done``: how many texts
+    they cover; ``groups``: its survival flags so far, one list per group, in group
+    order (both only grow).
     """
 
     def __init__(self, process: subprocess.Popen[bytes], texts: list[TextKey]) -> None:
         self.process = process
-        self.chunks: list[list[_Encoded]] = []
+        self.chunks: list[list[th.Encoded]] = []
         self.done = 0
-        self.flags: list[tuple[bool, ...]] | None = None
-        self.finished = threading.Event()
-        self._writer = threading.Thread(target=self._write, args=(texts,), daemon=True)
-        self._writer.start()
+        self.groups: list[list[tuple[bool, ...]]] = []
+        self._writer: threading.Thread | None = None
+        self.post(texts)  # the first message: the texts, a bare list
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
 
@@ -198,24 +123,32 @@ class _Helper:
             return None
         package = os.path.dirname(os.path.dirname(ext.__file__))
         try:
-            process = subprocess.Popen([sys.executable, "-c", prelude(os.getpid()) + _TEXT_BOOT,
+            process = subprocess.Popen([sys.executable, "-c", prelude(os.getpid()) + th.BOOT,
                                         package, os.path.dirname(ext.__file__), str(STEP)],
                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE)
         except OSError:
             return None
         return cls(process, texts)
 
-    def _write(self, texts: list[TextKey]) -> None:
-        """Send the texts (in a thread: the pipe holds 64 KB and the helper reads them
-        only once it has imported its modules)."""
-        assert self.process.stdin is not None
+    def post(self, message: Any) -> None:
+        """Send ``message`` in a thread, after the previous one (the pipe holds 64 KB
+        and the helper reads between two chunks of work)."""
+        if self._writer is not None:
+            self._writer.join()
+        self._writer = threading.Thread(target=self._write, args=(message,), daemon=True)
+        self._writer.start()
+
+    def _write(self, message: Any) -> None:
+        stream = self.process.stdin
+        if stream is None:
+            return
         with contextlib.suppress(OSError, ValueError):  # the helper died, or was stopped
-            _send(self.process.stdin, texts)
+            th.send(stream, message)
 
     def _read(self) -> None:
         stream = self.process.stdout
         assert stream is not None
-        try:
+        with contextlib.suppress(OSError, ValueError, EOFError, TypeError):
             while True:
                 head = stream.read(8)
                 if len(head) < 8:
@@ -225,27 +158,12 @@ class _Helper:
                     self.chunks.append(payload)
                     self.done += len(payload)
                 else:
-                    self.flags = payload
-                    break
-        except (OSError, ValueError, EOFError, TypeError):
-            pass
-        finally:
-            self.finished.set()
-
-    def survive(self, pairs: list[tuple[int, str]], given: dict[int, _Encoded]) -> bool:
-        """Send the survival checks ``(child index, summary text)``, with the
-        discriminators of the children it has not extracted (``given``); False when
-        the helper is gone."""
-        self._writer.join()
-        assert self.process.stdin is not None
-        try:
-            _send(self.process.stdin, (pairs, given))
-        except (OSError, ValueError):
-            return False
-        return True
+                    self.groups.append(payload)
 
     def close(self) -> None:
         """End the helper (if still running) and its threads."""
+        if self._writer is not None:
+            self._writer.join()
         if self.process.stdin is not None:
             with contextlib.suppress(OSError):
                 self.process.stdin.close()  # its input ends: it stops quietly
@@ -253,7 +171,6 @@ class _Helper:
             self.process.kill()
         self.process.wait()
         self._reader.join()
-        self._writer.join()
         if self.process.stdout is not None:
             self.process.stdout.close()
 
@@ -282,11 +199,12 @@ def job_texts(session: Session, items: pl.DataFrame
 
 
 class TextJobs:
-    """The analysis's texts (:func:`job_texts`) and the helper sharing their work.
+    """The analysis's texts (:func:`job_texts`), the survival checks it will make, and
+    the helper sharing their work.
 
-    Use: :meth:`start` as soon as the session is read, :meth:`extract_into` and
-    :meth:`survive_into` in the analysis, :meth:`close` in every case (it stops a
-    helper still running).
+    Use: :meth:`start` as soon as the session is read, :meth:`plan` once the series
+    is built, :meth:`extract_into` and :meth:`survive_into` in the analysis,
+    :meth:`close` in every case (it stops a helper still running).
     """
 
     def __init__(self, frame: pl.DataFrame, texts: list[TextKey], empty: list[TextKey],
@@ -296,6 +214,9 @@ class TextJobs:
         self.texts = texts
         self.empty = empty
         self.helper = helper
+        self.groups: list[tuple[str, list[int]]] | None = None
+        """The survival checks: (summary text, indices in ``texts`` of the children or
+        leaves compared with it), each distinct pair once."""
         self._own_from = len(texts)
         """Texts from this index on were extracted here; those before by the helper."""
 
@@ -305,10 +226,42 @@ class TextJobs:
         frame, texts, empty = job_texts(session, items)
         return cls(frame, texts, empty, _Helper.start(texts))
 
+    def plan(self, session: Session, items: pl.DataFrame, series: Series) -> None:
+        """Make :attr:`groups` (once) and send them to the helper: each fold edge
+        (child, fold text) and each closure pair (leaf, summary text) whose child has a
+        text among :attr:`texts` and whose summary has a text."""
+        if self.groups is not None:
+            return
+        self.groups = []
+        if not self.texts:
+            return
+        keyed = items.select("id", "text", "stype").filter(pl.col("text").is_not_null())
+        summary_text = items.filter(pl.col("kind") == "summary").select(
+            pl.col("id").alias("sid"), pl.col("text").alias("s")).filter(
+            pl.col("s").is_not_null())
+        # texts named by index in the pairs: a 100 KB summary over 2,500 leaves was
+        # copied onto every pair (issue 11, class 5, the sixth adversarial pass's F1)
+        child_at = self.frame.with_row_index("_c").with_columns(pl.col("_c").cast(pl.Int64))
+        summary_at = (summary_text.select("s").unique(maintain_order=True)
+                      .with_row_index("_s").with_columns(pl.col("_s").cast(pl.Int64)))
+        pairs = pl.concat([
+            session.edges.select(pl.col("child").alias("id"), pl.col("parent").alias("sid")),
+            series.closure.select(pl.col("leaf").alias("id"), pl.col("item").alias("sid")),
+        ]).join(keyed.join(child_at, on=["text", "stype"]).select("id", "_c"),
+                on="id"  # a child without one: nothing to check
+                ).join(summary_text.join(summary_at, on="s").select("sid", "_s"),
+                       on="sid").select("_c", "_s").unique().sort("_s", "_c")
+        grouped = pairs.group_by("_s", maintain_order=True).agg("_c")
+        summaries = summary_at["s"].to_list()
+        self.groups = [(summaries[g], children) for g, children in
+                       zip(grouped["_s"].to_list(), grouped["_c"].to_list(), strict=True)]
+        if self.helper is not None:
+            self.helper.post(("g", self.groups))
+
     def extract_into(self, extracted: Extracted) -> None:
         """Every text's discriminators into ``extracted``: from the last text back
         until this process meets the helper, the helper's before that (all here when
-        there is no helper or it stops sending)."""
+        there is no helper or it stops sending).  Tells the helper where they met."""
         extracted.update(dict.fromkeys(self.empty, ()))
         texts, helper = self.texts, self.helper
         hi = len(texts)
@@ -319,56 +272,41 @@ class TextJobs:
                     extracted[t] = tuple(ext.extract(*t))
             hi = lo
         self._own_from = hi
-        if helper is None or hi == 0:
+        if helper is None:
             return
+        if hi < len(texts):  # the helper stops there, and gets what it needs of the rest
+            given = {c: th.encode(extracted[texts[c]]) for _, children in self.groups or ()
+                     for c in children if c >= hi}
+            helper.post(("k", hi, given))
         at = 0
         for chunk in list(helper.chunks):
             for encoded in chunk[:hi - at]:
-                extracted[texts[at]] = _decode(encoded)
+                extracted[texts[at]] = th.decode(encoded)
                 at += 1
             if at >= hi:
                 break
 
-    def survive_into(self, keys: list[tuple[TextKey, str]], extracted: Extracted,
-                     survived: Survived) -> None:
-        """:func:`survival_flags` of each ``(child key, summary text)`` of ``keys`` into
-        ``survived``: whole summaries, about half of the checks (a pair weighs one plus
-        its child's discriminators), go to the helper (those it did not deliver are
-        done here)."""
-        helper = self.helper
-        if helper is None or not keys:
-            survived.update(zip(keys, survival_flags([(extracted[c], s) for c, s in keys]),
+    def survive_into(self, extracted: Extracted, survived: Survived) -> None:
+        """The survival flags of every pair of :attr:`groups` into ``survived``: from
+        the last group back until this process meets the helper, the helper's before
+        that (all here when there is no helper or it stops sending)."""
+        texts, helper, groups = self.texts, self.helper, self.groups or []
+        hi = len(groups)
+        while hi > (len(helper.groups) if helper is not None else 0):
+            hi -= 1
+            summary, children = groups[hi]
+            keys = [(texts[c], summary) for c in children]
+            survived.update(zip(keys, th.group_flags(summary, [extracted[k] for k, _ in keys]),
                                 strict=True))
-            return
-        weight: dict[str, int] = {}
-        for c, s in keys:
-            weight[s] = weight.get(s, 0) + len(extracted[c]) + 1
-        # the helper takes the summaries (in order) whose middle falls in the first
-        # half of the checks
-        total, taken, theirs = sum(weight.values()), 0, set()
-        for s, w in weight.items():
-            if 2 * taken + w > total:
-                break
-            theirs.add(s)
-            taken += w
-        helper_keys = [k for k in keys if k[1] in theirs]
-        own_keys = [k for k in keys if k[1] not in theirs]
-        index = {t: i for i, t in enumerate(self.texts)}
-        sent = [(index[c], s) for c, s in helper_keys]
-        given = {i: _encode(extracted[self.texts[i]]) for i, _ in sent if i >= self._own_from}
-        ok = helper.survive(sent, given)
-        survived.update(zip(own_keys, survival_flags([(extracted[c], s) for c, s in own_keys]),
-                            strict=True))
-        if ok:
-            helper.finished.wait()
-        flags = helper.flags if ok else None
-        if flags is None or len(flags) != len(helper_keys):
-            flags = survival_flags([(extracted[c], s) for c, s in helper_keys])
-        survived.update(zip(helper_keys, flags, strict=True))
         self.close()
+        if helper is None:
+            return
+        for (summary, children), flags in zip(groups[:hi], helper.groups, strict=False):
+            survived.update(zip([(texts[c], summary) for c in children], flags, strict=True))
 
     def close(self) -> None:
         """Stop the helper, if any (idempotent)."""
         if self.helper is not None:
+            self.helper.post(("s",))
             self.helper.close()
             self.helper = None

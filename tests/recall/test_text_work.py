@@ -3,15 +3,17 @@ discriminator (issue 14): the same rows as one visit per edge, span and closure 
 
 from __future__ import annotations
 
+import io
+import marshal
+import os
 import time
-from types import SimpleNamespace
 from typing import Any
 
 import polars as pl
 import pytest
 
 from compaction_audit.io.native import read_native
-from compaction_audit.recall import analysis, textwork
+from compaction_audit.recall import analysis, texthelper, textwork
 from compaction_audit.recall import survival as surv
 from compaction_audit.recall.extract import extract
 from compaction_audit.series import build_series
@@ -67,49 +69,117 @@ def test_the_helper_starts_from_the_text_count(monkeypatch: pytest.MonkeyPatch) 
                                ("scope", "prod", "prod", 31, 35, 1))]]
 
 
+E0 = (("quantity", "45000 ms", "45000 ms", 19, 27, 1), ("scope", "prod", "prod", 31, 35, 1))
+E1 = (("quantity", "300 rps", "300 rps", 20, 27, 1),)
+
+
+class _Stub:
+    """A helper that has sent ``chunks`` and ``groups``, recording what it is sent."""
+
+    def __init__(self, chunks: list[Any], groups: list[Any]) -> None:
+        self.chunks, self.groups, self.posted = chunks, groups, list[Any]()
+        self.done = sum(len(c) for c in chunks)
+
+    def post(self, message: Any) -> None:
+        self.posted.append(message)
+
+    def close(self) -> None:
+        self.posted.append("closed")
+
+
+def test_group_flags_checks_each_discriminator_once_per_summary(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    d1, d2 = extract(T0[0])
+    calls: list[str] = []
+    real = surv.survives
+
+    def counted(d: Any, text: str) -> bool:
+        calls.append(d.norm)
+        return real(d, text)
+
+    monkeypatch.setattr(surv, "survives", counted)
+    assert texthelper.group_flags(S1, [(d1, d2), (d1,), ()]) == [(True, False), (True,), ()]
+    assert calls == ["45000 ms", "prod"]
+
+
 def test_this_process_takes_the_texts_after_those_the_helper_sent() -> None:
-    # a helper that has sent T0 only, with a made-up result: T0's discriminators are
-    # taken from it, T1 and T2 are extracted here (from the last one back)
+    # the helper has sent T0 only, with a made-up result: T0's discriminators are taken
+    # from it, T1 and T2 are extracted here (from the last one back); the helper is
+    # told to stop at 1 and given T1's, which a group it may check holds
     made_up = (("quantity", "7 ms", "7 ms", 0, 4, 1),)
-    helper = SimpleNamespace(done=1, chunks=[[made_up]])
+    helper = _Stub([[made_up]], [])
     jobs = _jobs([T0, T1, T2], helper)
+    jobs.groups = [(S2, [1, 0])]
     extracted = textwork.Extracted()
     jobs.extract_into(extracted)
     assert jobs._own_from == 1
     assert [(d.kind.value, d.norm) for d in extracted[T0]] == [("quantity", "7 ms")]
     assert [(d.kind.value, d.norm) for d in extracted[T1]] == [("quantity", "300 rps")]
     assert extracted[T2] == ()
+    assert helper.posted == [("k", 1, {1: E1})]
 
 
-def test_the_helper_extracts_and_checks_whole_summaries(monkeypatch: pytest.MonkeyPatch
-                                                        ) -> None:
+def test_this_process_checks_the_groups_after_those_the_helper_sent() -> None:
+    # the helper has sent the flags of the first group (made up: none survives); the
+    # second is checked here
+    helper = _Stub([], [[(False, False)]])
+    jobs = _jobs([T0, T1], helper)
+    jobs.groups = [(S1, [0]), (S2, [1, 0])]
+    extracted = textwork.Extracted({T0: texthelper.decode(E0), T1: texthelper.decode(E1)})
+    survived: textwork.Survived = {}
+    jobs.survive_into(extracted, survived)
+    assert survived == {(T0, S1): (False, False), (T1, S2): (True,), (T0, S2): (False, True)}
+    assert helper.posted == [("s",), "closed"] and jobs.helper is None
+
+
+def test_the_helper_program_stops_where_it_is_told(tmp_path: Any) -> None:
+    # everything is sent before it starts: it reads the groups and the stop at text 2
+    # (with T2's discriminators, none) before its first chunk, extracts T0 and T1, then
+    # checks both groups
+    messages = [[T0, T1, T2], ("g", [(S1, [0]), (S2, [1, 2, 0])]), ("k", 2, {2: ()})]
+    read, write = os.pipe()
+    out = io.BytesIO()
+    with os.fdopen(write, "wb") as sink:  # kept open: the end of input would stop it
+        for m in messages:
+            texthelper.send(sink, m)
+        texthelper.main(1, read, out)
+    os.close(read)
+    got, data = [], out.getvalue()
+    while data:
+        n = int.from_bytes(data[:8], "little")
+        got.append(marshal.loads(data[8:8 + n]))
+        data = data[8 + n:]
+    assert got == [("x", [E0]), ("x", [E1]),
+                   ("g", [(True, False)]), ("g", [(True,), (), (False, True)])]
+
+
+def test_the_helper_does_all_the_work_it_can(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(textwork, "PARALLEL_MIN_JOBS", 1)
     monkeypatch.setattr(textwork, "STEP", 1)
     texts = [T0, T1, T2]
     helper = textwork._Helper.start(texts)
     if helper is None:
         return
-    _wait(helper, 3)
     jobs = _jobs(texts, helper)
+    jobs.groups = [(S1, [0]), (S2, [1, 0])]
+    helper.post(("g", jobs.groups))
+    deadline = time.monotonic() + 60
+    while helper.done < 3 or len(helper.groups) < 2:
+        assert time.monotonic() < deadline, "the helper did not finish"
+        time.sleep(0.01)
+
+    def not_here(*args: Any) -> Any:
+        raise AssertionError("done here, not by the helper")
+
+    monkeypatch.setattr(textwork.ext, "extract", not_here)
+    monkeypatch.setattr(textwork.th, "group_flags", not_here)
     extracted = textwork.Extracted()
     jobs.extract_into(extracted)
-    assert jobs._own_from == 3  # none extracted here: all three from the helper
-    assert {t: tuple(extract(*t)) for t in texts} == dict(extracted)
-    here: list[list[Any]] = []
-    real = textwork.survival_flags
-
-    def counted(pairs: list[Any]) -> list[tuple[bool, ...]]:
-        here.append(pairs)
-        return real(pairs)
-
-    monkeypatch.setattr(textwork, "survival_flags", counted)
+    assert jobs._own_from == 3  # none extracted here
+    assert {t: texthelper.encode(extracted[t]) for t in texts} == {T0: E0, T1: E1, T2: ()}
     survived: textwork.Survived = {}
-    # weights: S1 3 (a pair and its two discriminators), S2 5 (2 + 3): S1's middle
-    # (1.5) is in the first half of 8, S2's (5.5) is not: the helper takes S1, this
-    # process S2
-    jobs.survive_into([(T0, S1), (T1, S2), (T0, S2)], extracted, survived)
+    jobs.survive_into(extracted, survived)
     assert survived == {(T0, S1): (True, False), (T1, S2): (True,), (T0, S2): (False, True)}
-    assert here == [[(extracted[T1], S2), (extracted[T0], S2)]]
     assert jobs.helper is None  # closed
 
 
@@ -122,10 +192,11 @@ def test_a_helper_that_died_leaves_its_work_to_this_process(
     helper.process.kill()
     helper.process.wait()
     jobs = _jobs([T0, T1], helper)
+    jobs.groups = [(S1, [0]), (S2, [1])]
     extracted = textwork.Extracted()
     jobs.extract_into(extracted)
     survived: textwork.Survived = {}
-    jobs.survive_into([(T0, S1), (T1, S2)], extracted, survived)
+    jobs.survive_into(extracted, survived)
     assert survived == {(T0, S1): (True, False), (T1, S2): (True,)}
 
 
@@ -158,3 +229,13 @@ def test_a_text_repeated_under_two_folds_gives_each_edge_its_own_rows(
         ("scope:prod", "a"), ("scope:prod", "b"), ("scope:prod", "c")]
     assert sorted(held.rows()) == [("quantity:45000 ms", "F"), ("quantity:45000 ms", "G"),
                                    ("scope:prod", "H")]
+
+
+def test_the_helper_program_stops_at_the_end_of_its_input() -> None:
+    read, write = os.pipe()
+    with os.fdopen(write, "wb") as sink:
+        texthelper.send(sink, [T0, T1])
+    out = io.BytesIO()
+    texthelper.main(1, read, out)  # the input ended before its first chunk
+    os.close(read)
+    assert out.getvalue() == b""
