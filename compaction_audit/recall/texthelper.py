@@ -45,11 +45,15 @@ BOOT = (
     "    pkg = types.ModuleType(name)\n"
     "    pkg.__path__ = [path]\n"
     "    sys.modules[name] = pkg\n"
-    "from compaction_audit.recall import texthelper\n"
-    "texthelper.main(int(sys.argv[3]))\n"
+    "try:\n"
+    "    from compaction_audit.recall import texthelper\n"
+    "    texthelper.main(int(sys.argv[3]))\n"
+    "except Exception:\n"
+    "    sys.exit(1)\n"
 )
 """The helper's ``python -c`` program after the prelude; arguments: the folder holding
-the ``compaction_audit`` package, the ``recall`` folder, the chunk size."""
+the ``compaction_audit`` package, the ``recall`` folder, the chunk size.  It fails
+quietly (exit 1, no traceback): the auditor does whatever it did not deliver."""
 
 _KIND_OF = {kind.value: kind for kind in ext.Kind}
 

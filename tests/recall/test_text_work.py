@@ -6,6 +6,8 @@ from __future__ import annotations
 import io
 import marshal
 import os
+import subprocess
+import sys
 import time
 from typing import Any
 
@@ -239,3 +241,12 @@ def test_the_helper_program_stops_at_the_end_of_its_input() -> None:
     texthelper.main(1, read, out)  # the input ended before its first chunk
     os.close(read)
     assert out.getvalue() == b""
+
+
+def test_the_helper_fails_quietly_on_bad_input() -> None:
+    # a length then bytes that are no marshal data: exit 1, nothing on stderr
+    recall = os.path.dirname(textwork.ext.__file__)
+    proc = subprocess.run([sys.executable, "-c", texthelper.BOOT, os.path.dirname(recall),
+                           recall, "1"], input=(4).to_bytes(8, "little") + b"\xff\xff\xff\xff",
+                          capture_output=True, timeout=60)
+    assert (proc.returncode, proc.stdout, proc.stderr) == (1, b"", b"")
