@@ -139,11 +139,9 @@ _CHUNK_ROWS = 512
 def _rows(frame: pl.DataFrame) -> Iterator[dict[str, Any]]:
     """``frame.iter_rows(named=True)``, converted a column and a chunk at a time.
 
-    Strings inside list and struct columns (the summaries of an ungrounded-summary
-    finding, one list per round; the kinds, tiers and keys of the facts a fold dropped)
-    are shared: an id listed at many rounds is one Python string, not one per round,
-    which keeps the findings of a long session to pointers (issue 14: the values of
-    a 250 MB trace's fold findings held 28 MB of strings, 6 MB of them distinct).
+    Strings inside list columns (the summaries of an ungrounded-summary finding, one
+    list per round) are shared: an id listed at many rounds is one Python string, not
+    one per round, which keeps the findings of a long session to pointers.
     """
     names = frame.columns
     shared: dict[str, str] = {}
@@ -156,26 +154,9 @@ def _rows(frame: pl.DataFrame) -> Iterator[dict[str, Any]]:
             if column.dtype == pl.List(pl.String):
                 share = shared.setdefault
                 values = [None if v is None else list(map(share, v, v)) for v in values]
-            elif column.dtype.is_nested():
-                _share_strings(values, shared.setdefault)
             columns.append(values)
         for row in zip(*columns, strict=True):
             yield dict(zip(names, row, strict=True))
-
-
-def _share_strings(values: list[Any], share: Any) -> None:
-    """Replace, in place, every string anywhere in ``values`` (lists and dicts as
-    ``to_list`` makes them) by ``share(s, s)`` (``dict.setdefault`` of a table of
-    shared strings)."""
-    stack: list[Any] = [values]
-    while stack:
-        node = stack.pop()
-        pairs = node.items() if isinstance(node, dict) else enumerate(node)
-        for key, value in pairs:
-            if isinstance(value, str):
-                node[key] = share(value, value)
-            elif isinstance(value, list | dict):
-                stack.append(value)
 
 
 def with_summary_text(compactions: list[dict[str, Any]], session: Session

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from compaction_audit.engine import _over_cap, _rows, capped
+from compaction_audit.engine import _over_cap, capped
 
 
 def test_over_cap_finds_long_lists_at_any_depth() -> None:
@@ -27,22 +27,3 @@ def test_over_cap_finds_long_lists_at_any_depth() -> None:
 def test_over_cap_without_lists() -> None:
     assert _over_cap(pl.DataFrame({"c": [1, 2]}), 50).to_list() == [False, False]
     assert _over_cap(pl.DataFrame({"c": []}), 50).to_list() == []
-
-
-def test_rows_share_the_strings_of_nested_columns() -> None:
-    # two findings naming the same fact in a list of structs, and a struct column:
-    # each distinct string is one object, the values as to_dicts gives them
-    frame = pl.DataFrame({
-        "children": [[{"child": "s1", "dropped": [{"kind": "quantity", "norm": "45 ms"}]}],
-                     [{"child": "s2", "dropped": [{"kind": "quantity", "norm": "45 ms"}]},
-                      {"child": "s1", "dropped": []}]],
-        "where": [{"fold": "f1", "n": 1}, {"fold": "f1", "n": 2}],
-        "plain": ["x", "x"],
-    })
-    rows = list(_rows(frame))
-    assert rows == frame.to_dicts()
-    first, second = rows[0]["children"], rows[1]["children"]
-    assert first[0]["dropped"][0]["norm"] is second[0]["dropped"][0]["norm"]
-    assert first[0]["dropped"][0]["kind"] is second[0]["dropped"][0]["kind"]
-    assert first[0]["child"] is second[1]["child"]
-    assert rows[0]["where"]["fold"] is rows[1]["where"]["fold"]
