@@ -12,7 +12,9 @@ from compaction_audit.cosine import Rebuilt, rebuild
 from compaction_audit.io.quiet_gc import paused_gc
 from compaction_audit.model import Session
 from compaction_audit.onset import onsets
+from compaction_audit.recall.analysis import typed_items
 from compaction_audit.recall.sections import compaction_view, recall_sections
+from compaction_audit.recall.textwork import TextJobs
 from compaction_audit.rehydrate import suggestions
 from compaction_audit.report.model import NotEvaluated, SessionReport
 from compaction_audit.rules import RULES, Context, Finding, Rule, Severity
@@ -178,28 +180,41 @@ def audit_session(session: Session, settings: Settings | None = None,
     """Build the series, run the rules and assemble the :class:`SessionReport`."""
     with paused_gc():  # the audit builds many small objects and no cycles
         settings = settings or Settings()
-        rebuilt = rebuild(session)
-        series = build_series(session, rebuilt.series)
-        ctx = Context(session, series, settings, rebuilt=rebuilt)
-        chosen = rules if rules is not None else select_rules()
-        findings, notes = run_rules(ctx, chosen, severity)
-        recall, ranked = recall_of(ctx), ranked_of(ctx)
-        return SessionReport(
-            path=session.path,
-            header=session.header,
-            settings=settings,
-            series=series.frame.join(recall.debt, on="ri", how="left").sort("ri").drop("ri"),
-            findings=findings,
-            conditions=conditions(session, series, settings, ctx.cosine),
-            onsets=onsets(ctx, findings),
-            not_evaluated=notes,
-            skipped=session.skipped,
-            dependent=session.dependent,
-            compactions=with_summary_text(compaction_view(session, recall, ranked), session),
-            source_format=source_format,
-            extra=recall_sections(recall, session, ranked),
-            cosine=cosine_section(ctx, rebuilt, chosen),
-        )
+        # the recall analysis's texts, listed now: on a large session a helper process
+        # extracts them (then checks the pairs planned once the series is built) while
+        # this one rebuilds the cosine, the series and runs the rules before the recall
+        # ones (issue 14)
+        items = typed_items(session)
+        jobs = TextJobs.start(session, items)
+        try:
+            rebuilt = rebuild(session)
+            series = build_series(session, rebuilt.series)
+            jobs.plan(session, items, series)  # the helper's survival checks, queued
+            ctx = Context(session, series, settings, rebuilt=rebuilt,
+                          cache={"typed_items": items, "text_jobs": jobs})
+            chosen = rules if rules is not None else select_rules()
+            findings, notes = run_rules(ctx, chosen, severity)
+            recall, ranked = recall_of(ctx), ranked_of(ctx)
+            return SessionReport(
+                path=session.path,
+                header=session.header,
+                settings=settings,
+                series=series.frame.join(recall.debt, on="ri", how="left").sort("ri")
+                .drop("ri"),
+                findings=findings,
+                conditions=conditions(session, series, settings, ctx.cosine),
+                onsets=onsets(ctx, findings),
+                not_evaluated=notes,
+                skipped=session.skipped,
+                dependent=session.dependent,
+                compactions=with_summary_text(compaction_view(session, recall, ranked),
+                                              session),
+                source_format=source_format,
+                extra=recall_sections(recall, session, ranked),
+                cosine=cosine_section(ctx, rebuilt, chosen),
+            )
+        finally:
+            jobs.close()
 
 
 def cosine_section(ctx: Context, rebuilt: Rebuilt, rules: list[Rule]) -> dict[str, Any]:

@@ -67,12 +67,13 @@ def analyse_alone_and_helped(session: Session,
     helper process (``PARALLEL_MIN_JOBS`` set out of reach, then to 0), after checking
     that their folds, debt, lost and floor tables are equal; returns (alone, helped)."""
     from compaction_audit.recall import analysis as recall
+    from compaction_audit.recall import textwork
     from compaction_audit.series import build_series
 
     series = build_series(session)
-    monkeypatch.setattr(recall, "PARALLEL_MIN_JOBS", 1 << 62)
+    monkeypatch.setattr(textwork, "PARALLEL_MIN_JOBS", 1 << 62)
     alone = recall.analyse(session, series)
-    monkeypatch.setattr(recall, "PARALLEL_MIN_JOBS", 0)
+    monkeypatch.setattr(textwork, "PARALLEL_MIN_JOBS", 0)
     helped = recall.analyse(session, series)
     for table in ("folds", "debt", "lost", "floor"):
         assert getattr(helped, table).equals(getattr(alone, table)), table

@@ -142,3 +142,28 @@ def test_the_corpus_is_covered_when_present() -> None:
     if not CORPUS.is_dir():
         pytest.skip("the shared corpus is not available")
     assert len(corpus_logs()) >= 4
+
+
+def test_detection_decodes_no_line_after_the_first_record_of_ours(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # issue 14: a round of 20,000 items is megabytes; the answer is "native" as soon as
+    # one line is a record of ours (a bad line before it changes nothing)
+    import orjson
+
+    import compaction_audit.io.detect as detect
+
+    decoded: list[bytes] = []
+
+    class Counting:
+        JSONDecodeError = orjson.JSONDecodeError
+
+        @staticmethod
+        def loads(raw: bytes) -> Any:
+            decoded.append(raw)
+            return orjson.loads(raw)
+
+    monkeypatch.setattr(detect, "orjson", Counting)
+    path = write(tmp_path, "a.jsonl", b"not json\n" + NATIVE + b'{"type":"round","round":1}\n' * 3)
+    assert detect_format(path) == "native"
+    assert [raw.strip() for raw in decoded] == [
+        b"not json", b'{"type":"session","schema":"compaction-audit/1"}']

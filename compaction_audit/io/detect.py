@@ -60,12 +60,16 @@ DOCUMENT_SNIFFERS: dict[str, Callable[[Any], bool]] = {
 """Formats stored as one JSON document, each with its test of the decoded document."""
 
 
+def _native(obj: dict[str, Any]) -> bool:
+    """A record of ours: a round, or the session header of our schema."""
+    kind = obj.get("type")
+    return kind == "round" or (kind == "session" and obj.get("schema") == SCHEMA_ID)
+
+
 def sniff_objects(first_objects: list[dict[str, Any]]) -> Format | None:
     """The format these first decoded lines look like, or None when none matches."""
-    for obj in first_objects:
-        kind = obj.get("type")
-        if kind == "round" or (kind == "session" and obj.get("schema") == SCHEMA_ID):
-            return "native"
+    if any(_native(obj) for obj in first_objects):
+        return "native"
     if codex.sniff(first_objects):
         return "codex"
     if gemini_cli.sniff(first_objects):
@@ -88,6 +92,10 @@ def _decide(path: str, head: list[tuple[int, bytes]],
             first_error = first_error or LogError(path, number, json_error(raw, exc.msg))
             continue
         if type(obj) is dict:
+            if _native(obj):  # what sniff_objects says of any list holding it: the
+                # lines after it are not decoded (issue 14: 50 rounds of 20,000 items
+                # took 0.9 s, a fifth of the audit of a 254 MB trace)
+                return "native"
             objects.append(obj)
     found = sniff_objects(objects)
     if found is None and head:

@@ -17,24 +17,23 @@ as for reachability.
 
 from __future__ import annotations
 
-import marshal
-import multiprocessing
-import os
-import subprocess
-import sys
 from dataclasses import dataclass, field
 from typing import Any
 
 import polars as pl
 
-from compaction_audit.childproc import prelude
 from compaction_audit.model import Session
 from compaction_audit.reachability import interval_sum, resolvable_end
 from compaction_audit.recall import extract as ext
-from compaction_audit.recall import survival as surv
 from compaction_audit.recall.harm import asked_again, reuse
-from compaction_audit.recall.prefilter import MAY_HOLD
 from compaction_audit.recall.spantypes import PLACEHOLDER_RE, span_type
+from compaction_audit.recall.textwork import (
+    Extracted,
+    Survived,
+    TextJobs,
+    TextKey,
+    survival_flags,
+)
 from compaction_audit.series import Series
 
 DROP_SCHEMA = pl.List(pl.Struct({"kind": pl.String, "text": pl.String, "norm": pl.String,
@@ -99,128 +98,6 @@ def _key(d: ext.Discriminator) -> str:
     return f"{_KIND_VALUE[d.kind]}:{d.norm}"
 
 
-_TextKey = tuple[str, str]
-"""(text, span type): what extraction reads (:func:`compaction_audit.recall.extract.extract`)."""
-
-
-class _Extracted(dict[_TextKey, tuple[ext.Discriminator, ...]]):
-    """Discriminators per distinct (text, span type), each extracted once per analysis.
-
-    :func:`compaction_audit.recall.extract.extract` keeps an LRU cache of 4,096 texts;
-    a long session has far more distinct span texts than that, and both the fold checks
-    and the occurrence table read every span's, so the analysis keeps its own table.
-    """
-
-    def __missing__(self, key: _TextKey) -> tuple[ext.Discriminator, ...]:
-        found = self[key] = tuple(ext.extract(*key))
-        return found
-
-
-PARALLEL_MIN_JOBS = 4000
-"""Distinct texts from which about half of the text work (extraction, then the
-survival checks of the leaves extracted there) goes to a helper process (see
-:class:`_Helper`); below it, starting the process costs more than it saves."""
-
-_TEXT_BOOT = (
-    "import gc, marshal, sys, types\n"
-    "gc.disable()\n"
-    "for name, path in (('compaction_audit', sys.argv[1]),\n"
-    "                   ('compaction_audit.recall', sys.argv[2])):\n"
-    "    pkg = types.ModuleType(name)\n"
-    "    pkg.__path__ = [path]\n"
-    "    sys.modules[name] = pkg\n"
-    "from compaction_audit.recall import extract as ext, survival as surv\n"
-    "texts, pairs = marshal.loads(sys.stdin.buffer.read())\n"
-    "found = {t: tuple(ext.extract(*t)) for t in texts}\n"
-    "enc = [tuple((x.kind.value, x.text, x.norm, x.start, x.end, x.line) for x in found[t])\n"
-    "       for t in texts]\n"
-    "memo = {}\n"
-    "def check(x, s):\n"
-    "    key = (x.kind, x.text, x.norm, s)\n"
-    "    kept = memo.get(key)\n"
-    "    if kept is None:\n"
-    "        kept = memo[key] = surv.survives(x, s)\n"
-    "    return kept\n"
-    "flags = [tuple([check(x, s) for x in found[c]]) for c, s in pairs]\n"
-    "sys.stdout.buffer.write(marshal.dumps((enc, flags)))\n"
-)
-"""The helper: :mod:`~compaction_audit.recall.extract` and
-:mod:`~compaction_audit.recall.survival` loaded under empty package modules, so that
-neither package's ``__init__`` (and with it Polars) is imported; both use only the
-standard library.  It starts with :func:`compaction_audit.childproc.prelude` (it ends
-with this process, quietly).  Reads ``(texts, pairs)`` (each text a ``(text, span type)`` pair);
-writes the discriminators of each as ``(kind, text, norm, start, end, line)`` tuples
-and, for each ``((child text, type), summary text)`` pair (child among ``texts``),
-``surv.survives`` of each of the child's discriminators in the summary text."""
-
-_Encoded = tuple[tuple[str, str, str, int, int, int], ...]
-_Survived = dict[tuple[_TextKey, str], tuple[bool, ...]]
-"""((child text, type), summary text) -> ``surv.survives`` of each of the child's
-discriminators; a fold of raw spans checks the same pairs as the occurrence table,
-computed once."""
-
-_KIND_OF = {kind.value: kind for kind in ext.Kind}
-
-
-def _decode(encoded: _Encoded) -> tuple[ext.Discriminator, ...]:
-    make, kind_of = ext.Discriminator, _KIND_OF
-    return tuple([make(kind_of[k], t, n, a, b, ln) for k, t, n, a, b, ln in encoded])
-
-
-class _Helper:
-    """A helper process (:data:`_TEXT_BOOT`) doing the text work of some texts while
-    this process does the rest.
-
-    Extraction and survival are pure functions of their texts, so where they run does
-    not change a result.  :meth:`start` returns None (do everything here) below
-    :data:`PARALLEL_MIN_JOBS` texts, on one CPU, inside a worker process, or when the
-    process cannot start.
-    """
-
-    def __init__(self, process: subprocess.Popen[bytes]) -> None:
-        self.process = process
-
-    @classmethod
-    def start(cls, texts: list[_TextKey], pairs: list[tuple[_TextKey, str]], jobs: int
-              ) -> _Helper | None:
-        """The helper doing ``texts`` and ``pairs``, ``jobs`` the distinct texts of the
-        whole analysis (compared with :data:`PARALLEL_MIN_JOBS`)."""
-        if (jobs < PARALLEL_MIN_JOBS or not texts or (os.cpu_count() or 1) < 2
-                or multiprocessing.parent_process() is not None):
-            return None
-        try:
-            package = os.path.dirname(os.path.dirname(ext.__file__))
-            process = subprocess.Popen([sys.executable, "-c",
-                                        prelude(os.getpid()) + _TEXT_BOOT, package,
-                                        os.path.dirname(ext.__file__)],
-                                       stdin=subprocess.PIPE, stdout=subprocess.PIPE)
-            assert process.stdin is not None
-            process.stdin.write(marshal.dumps((texts, pairs)))
-            process.stdin.close()
-        except OSError:
-            return None
-        return cls(process)
-
-    def results(self, texts: int, pairs: int
-                ) -> tuple[list[_Encoded], list[tuple[bool, ...]]] | None:
-        """The helper's ``(extractions, flags)``, None if it failed."""
-        assert self.process.stdout is not None
-        try:
-            data = self.process.stdout.read()
-        finally:
-            self.process.stdout.close()
-            self.process.wait()
-        if self.process.returncode != 0:
-            return None
-        try:
-            enc, flags = marshal.loads(data)
-        except (EOFError, ValueError, TypeError):
-            return None
-        if len(enc) != texts or len(flags) != pairs:
-            return None
-        return enc, flags
-
-
 def typed_items(session: Session) -> pl.DataFrame:
     """``session.items`` with ``stype``: the span type of each item
     (:func:`compaction_audit.recall.spantypes.span_type`, computed once per distinct
@@ -249,108 +126,38 @@ def typed_items(session: Session) -> pl.DataFrame:
 
 
 def _text_work(session: Session, items: pl.DataFrame, series: Series,
-               extracted: _Extracted, survived: _Survived) -> None:
+               extracted: Extracted, survived: Survived, jobs: TextJobs | None = None
+               ) -> None:
     """Extract every text the analysis reads and check every (child, summary) pair it
-    compares, about half of both in a helper process (see :class:`_Helper`).
+    compares, shared with a helper process on a large session
+    (:mod:`compaction_audit.recall.textwork`; ``jobs``: started by the caller as soon
+    as the session was read, else here).
 
     Texts: raw spans' and folded summaries', each with its span type.  Pairs: each fold
     edge (child, fold text) and each closure pair (leaf, summary text), each distinct
-    pair once.  The helper takes 40 % of the texts (this process also builds the jobs
-    and decodes the helper's results) and the pairs whose child is among them.
+    pair once.
     """
-    keyed = items.select("id", "kind", "text", "stype").filter(pl.col("text").is_not_null())
-    children = session.edges.select(pl.col("child").alias("id")).unique()
-    distinct = pl.concat([
-        keyed.filter(pl.col("kind") == "span").select("text", "stype"),
-        keyed.join(children, on="id").select("text", "stype"),
-    ]).unique(maintain_order=True)
-    # one vectorized pass: a text the pattern does not match holds no discriminator
-    # (recall/prefilter.py), and harness text is never read; only the others are
-    # extracted in Python
-    maybe = pl.col("text").str.contains(MAY_HOLD) & (pl.col("stype") != "harness")
-    empty = distinct.filter(~maybe)
-    extracted.update(dict.fromkeys(zip(empty["text"].to_list(), empty["stype"].to_list(),
-                                       strict=True), ()))
-    distinct = distinct.filter(maybe)
-    del empty
-    texts: list[_TextKey] = list(zip(distinct["text"].to_list(), distinct["stype"].to_list(),
-                                     strict=True))
-    if not texts:  # no text holds a discriminator: no pair to check either
-        return
-    closure = series.closure
-    cut = len(texts) * 8 // 20 if len(texts) >= PARALLEL_MIN_JOBS else 0
-    summary_text = items.filter(pl.col("kind") == "summary").select(
-        pl.col("id").alias("sid"), pl.col("text").alias("s")).filter(pl.col("s").is_not_null())
-    # texts named by index in the pairs: a 100 KB summary over 2,500 leaves was copied
-    # onto every pair (issue 11, class 5, the sixth adversarial pass's F1)
-    child_at = distinct.with_row_index("_c").with_columns(pl.col("_c").cast(pl.Int64))
-    summary_at = (summary_text.select("s").unique().with_row_index("_s")
-                  .with_columns(pl.col("_s").cast(pl.Int64)))
-    pairs = pl.concat([
-        session.edges.select(pl.col("child").alias("id"), pl.col("parent").alias("sid")),
-        closure.select(pl.col("leaf").alias("id"), pl.col("item").alias("sid")),
-    ]).join(keyed.select("id", "text", "stype").join(child_at, on=["text", "stype"])
-            .select("id", "_c"), on="id"  # a child without one: nothing to check
-    ).join(summary_text.join(summary_at, on="s").select("sid", "_s"), on="sid").select(
-        "_c", "_s").unique()
-    summaries_list = summary_at["s"].to_list()
-    pair_keys = [(texts[c], summaries_list[s_]) for c, s_ in
-                 zip(pairs["_c"].to_list(), pairs["_s"].to_list(), strict=True)]
-    del pairs, child_at, summary_at
-    theirs_set = set(texts[:cut])
-    helper_pairs = [p for p in pair_keys if p[0] in theirs_set]
-    our_pairs = [p for p in pair_keys if p[0] not in theirs_set]
-    helper = _Helper.start(texts[:cut], helper_pairs, len(texts))
-    mine = texts[cut:] if helper is not None else texts
-    for t in mine:
-        if t not in extracted:
-            extracted[t] = tuple(ext.extract(*t))
-    keys = our_pairs if helper is not None else our_pairs + helper_pairs
-    survived.update(zip(keys, _survival([(extracted[c], s) for c, s in keys]), strict=True))
-    if helper is None:
-        return
-    result = helper.results(cut, len(helper_pairs))
-    if result is None:  # do the helper's share here
-        for t in texts[:cut]:
-            extracted[t] = tuple(ext.extract(*t))
-        survived.update(zip(helper_pairs, _survival([(extracted[c], s) for c, s in helper_pairs]),
-                            strict=True))
-        return
-    enc, flags = result
-    extracted.update(zip(texts[:cut], map(_decode, enc), strict=True))
-    survived.update(zip(helper_pairs, flags, strict=True))
+    jobs = jobs if jobs is not None else TextJobs.start(session, items)
+    try:
+        jobs.plan(session, items, series)
+        jobs.extract_into(extracted)
+        jobs.survive_into(extracted, survived)
+    finally:
+        jobs.close()
 
 
-def _survival(pairs: list[tuple[tuple[ext.Discriminator, ...], str]]) -> list[tuple[bool, ...]]:
-    """``surv.survives(d, text)`` for each ``d`` of each ``(ds, text)`` pair, computed
-    once per distinct (kind, text, norm, summary text): survival reads nothing else of
-    a discriminator, and the same fact (a clause, a name) recurs in many spans."""
-    survives = surv.survives
-    memo: dict[tuple[ext.Kind, str, str, str], bool] = {}
-    out = []
-    for ds, text in pairs:
-        flags = []
-        for d in ds:
-            key = (d.kind, d.text, d.norm, text)
-            kept = memo.get(key)
-            if kept is None:
-                kept = memo[key] = survives(d, text)
-            flags.append(kept)
-        out.append(tuple(flags))
-    return out
-
-
-def fold_checks(session: Session, extracted: _Extracted | None = None,
-                survived: _Survived | None = None,
+def fold_checks(session: Session, extracted: Extracted | None = None,
+                survived: Survived | None = None,
                 items: pl.DataFrame | None = None) -> pl.DataFrame:
     """Compare every child of every fold with the fold's text (one row per edge).
 
     Python visits each distinct (child text, span type, fold text) once (the child's
-    discriminators that do not survive in the fold's text, :func:`_survival`); the
-    dropped discriminators are collected flat, joined to the edges and grouped into the
-    ``dropped`` list column by Polars.
+    discriminators that do not survive in the fold's text,
+    :func:`~compaction_audit.recall.textwork.survival_flags`); the dropped discriminators
+    are collected flat, joined to the edges and grouped into the ``dropped`` list column
+    by Polars.
     """
-    found_in = extracted if extracted is not None else _Extracted()
+    found_in = extracted if extracted is not None else Extracted()
     items = items if items is not None else typed_items(session)
     edges = session.edges
     # texts named by index on the edges ("ft", "ct"): a fold text of 100 KB over 2,500
@@ -379,16 +186,16 @@ def fold_checks(session: Session, extracted: _Extracted | None = None,
     # Python visits each distinct (child text, type, fold text) once: a child folded
     # again with the same fold text drops the same discriminators
     distinct = texted.select("ct", "stype", "ft").unique()
-    compared: list[tuple[_TextKey, str]] = []
+    compared: list[tuple[TextKey, str]] = []
     compared_at: list[tuple[int, str, int]] = []
     for ct, stype, ft in zip(distinct["ct"].to_list(), distinct["stype"].to_list(),
                              distinct["ft"].to_list(), strict=True):
         if found_in[(text_list[ct], stype)]:
             compared.append(((text_list[ct], stype), text_list[ft]))
             compared_at.append((ct, stype, ft))
-    memo: _Survived = survived if survived is not None else {}
+    memo: Survived = survived if survived is not None else {}
     todo = [key for key in compared if key not in memo]
-    memo.update(zip(todo, _survival([(found_in[c], f) for c, f in todo]), strict=True))
+    memo.update(zip(todo, survival_flags([(found_in[c], f) for c, f in todo]), strict=True))
     # one row per drop, keyed by the (child text, type, fold text) it came from by its
     # index in ``compared``: a child's text repeated on each of its drops took 650 MB
     # for one 130 KB text holding 5,000 facts (issue 11, class 5, fresh pass F3's class)
@@ -443,8 +250,8 @@ _NAME_KINDS = ("identifier", "link")
 
 
 def _occurrences(session: Session, series: Series,
-                 extracted: _Extracted | None = None,
-                 survived: _Survived | None = None,
+                 extracted: Extracted | None = None,
+                 survived: Survived | None = None,
                  items: pl.DataFrame | None = None
                  ) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
     """``(occ, held, names)``: (key, span) for discriminators of raw spans; (key,
@@ -459,7 +266,7 @@ def _occurrences(session: Session, series: Series,
     Python visits each distinct (text, type) once for ``occ`` and each distinct (leaf
     text, type, summary text) of the closure once for ``held``, only for leaves with a
     discriminator; Polars joins the results back to the spans and the closure pairs."""
-    found_in = extracted if extracted is not None else _Extracted()
+    found_in = extracted if extracted is not None else Extracted()
     items = items if items is not None else typed_items(session)
     spans = items.filter((pl.col("kind") == "span") & pl.col("text").is_not_null())
     # the discriminators of each distinct (text, type), made in Python once per text
@@ -518,13 +325,13 @@ def _occurrences(session: Session, series: Series,
     bodies_at = list(zip(texts_b["body"].to_list(), texts_b["stype"].to_list(), strict=True))
     summary_at = texts_s["s"].to_list()
     distinct_pairs = pairs.select("_b", "_s").unique()
-    memo: _Survived = survived if survived is not None else {}
+    memo: Survived = survived if survived is not None else {}
     index_pairs = list(zip(distinct_pairs["_b"].to_list(), distinct_pairs["_s"].to_list(),
                            strict=True))
     keys = [(bodies_at[b], summary_at[s]) for b, s in index_pairs]
     del distinct_pairs
     todo = [key for key in keys if key not in memo]
-    memo.update(zip(todo, _survival([(found_in[leaf_key], body) for leaf_key, body in todo]),
+    memo.update(zip(todo, survival_flags([(found_in[leaf_key], body) for leaf_key, body in todo]),
                     strict=True))
     kept: dict[str, list[Any]] = {"_b": [], "_s": [], "key": []}
     for (b, s), key in zip(index_pairs, keys, strict=True):
@@ -613,14 +420,17 @@ def _without_names(folds: pl.DataFrame, names: pl.DataFrame) -> pl.DataFrame:
             .select(folds.columns))
 
 
-def analyse(session: Session, series: Series, items: pl.DataFrame | None = None) -> Recall:
+def analyse(session: Session, series: Series, items: pl.DataFrame | None = None,
+            jobs: TextJobs | None = None) -> Recall:
     """Run the whole recall analysis of ``session`` (see :class:`Recall`); ``items``:
-    :func:`typed_items` of the session when the caller has it already."""
+    :func:`typed_items` of the session when the caller has it already; ``jobs``: its
+    text jobs (:meth:`~compaction_audit.recall.textwork.TextJobs.start` on the same
+    ``items``) when the caller started them early (they are closed here)."""
     n = session.n_rounds
     items = items if items is not None else typed_items(session)
-    extracted = _Extracted()
-    survived: _Survived = {}
-    _text_work(session, items, series, extracted, survived)
+    extracted = Extracted()
+    survived: Survived = {}
+    _text_work(session, items, series, extracted, survived, jobs)
     folds = fold_checks(session, extracted, survived, items)
     occ, held, names = _occurrences(session, series, extracted, survived, items)
     folds = _without_names(folds, names)

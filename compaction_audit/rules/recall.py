@@ -49,9 +49,11 @@ def typed_items_of(ctx: Context) -> pl.DataFrame:
 
 
 def recall_of(ctx: Context) -> Recall:
-    """The recall analysis of the context's session, computed once per audit."""
+    """The recall analysis of the context's session, computed once per audit (with
+    its text jobs when the engine started them early: ``text_jobs`` in the cache)."""
     if "recall" not in ctx.cache:
-        ctx.cache["recall"] = analyse(ctx.session, ctx.series, typed_items_of(ctx))
+        ctx.cache["recall"] = analyse(ctx.session, ctx.series, typed_items_of(ctx),
+                                      ctx.cache.pop("text_jobs", None))
     result: Recall = ctx.cache["recall"]
     return result
 

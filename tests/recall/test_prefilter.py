@@ -10,7 +10,7 @@ import polars as pl
 import pytest
 
 from compaction_audit.io.native import read_native
-from compaction_audit.recall import analysis
+from compaction_audit.recall import analysis, textwork
 from compaction_audit.recall.clauses import _MARKERS
 from compaction_audit.recall.extract import extract
 from compaction_audit.recall.prefilter import _PLAIN, MAY_HOLD, _literal, may_hold
@@ -120,7 +120,7 @@ def test_the_analysis_is_the_same_without_the_pre_filter(
     session = read_native(str(write_log(log)))
     series = build_series(session)
     filtered = analysis.analyse(session, series)
-    monkeypatch.setattr(analysis, "MAY_HOLD", "")  # every text a candidate
+    monkeypatch.setattr(textwork, "MAY_HOLD", "")  # every text a candidate
     unfiltered = analysis.analyse(session, series)
     for table in ("folds", "debt", "lost", "floor"):
         assert getattr(filtered, table).equals(getattr(unfiltered, table)), table

@@ -3,12 +3,19 @@ discriminator (issue 14): the same rows as one visit per edge, span and closure 
 
 from __future__ import annotations
 
+import io
+import marshal
+import os
+import subprocess
+import sys
+import time
 from typing import Any
 
+import polars as pl
 import pytest
 
 from compaction_audit.io.native import read_native
-from compaction_audit.recall import analysis
+from compaction_audit.recall import analysis, texthelper, textwork
 from compaction_audit.recall import survival as surv
 from compaction_audit.recall.extract import extract
 from compaction_audit.series import build_series
@@ -26,25 +33,173 @@ def test_survival_is_checked_once_per_discriminator_and_summary(
         return real(d, text)
 
     monkeypatch.setattr(surv, "survives", counted)
-    out = analysis._survival([((d1, d2), "timeout 45000 ms"), ((d1,), "timeout 45000 ms"),
-                              ((d1,), "a timeout"), ((), "a timeout")])
+    out = textwork.survival_flags([((d1, d2), "timeout 45000 ms"), ((d1,), "timeout 45000 ms"),
+                                   ((d1,), "a timeout"), ((), "a timeout")])
     assert out == [(True, False), (True,), (False,), ()]
     assert calls == [("45000 ms", "timeout 45000 ms"), ("prod", "timeout 45000 ms"),
                      ("45000 ms", "a timeout")]
 
 
-def test_the_helper_starts_from_the_analysis_text_count(monkeypatch: pytest.MonkeyPatch
-                                                        ) -> None:
-    texts = [("Set the timeout to 45000 ms.", "prose")]
-    pairs = [(texts[0], "the timeout is 45000 ms")]
-    monkeypatch.setattr(analysis, "PARALLEL_MIN_JOBS", 3)
-    assert analysis._Helper.start(texts, pairs, 2) is None  # the analysis has 2 texts
-    assert analysis._Helper.start([], [], 3) is None  # nothing for it to do
-    helper = analysis._Helper.start(texts, pairs, 3)
+T0 = ("Set the timeout to 45000 ms on prod.", "prose")  # 45000 ms, prod
+T1 = ("Raised the limit to 300 rps.", "prose")  # 300 rps
+T2 = ("Moved on to the next topic.", "prose")  # nothing
+S1, S2 = "Timeout set to 45000 ms.", "The limit is 300 rps on prod."
+
+
+def _jobs(texts: list[textwork.TextKey], helper: Any) -> textwork.TextJobs:
+    frame = pl.DataFrame({"text": [t for t, _ in texts], "stype": [k for _, k in texts]})
+    return textwork.TextJobs(frame, texts, [], helper)
+
+
+def _wait(helper: Any, done: int) -> None:
+    deadline = time.monotonic() + 60
+    while helper.done < done:
+        assert time.monotonic() < deadline, "the helper sent nothing"
+        time.sleep(0.01)
+
+
+def test_the_helper_starts_from_the_text_count(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(textwork, "PARALLEL_MIN_JOBS", 2)
+    assert textwork._Helper.start([T0]) is None  # one text: done here
+    monkeypatch.setattr(textwork, "PARALLEL_MIN_JOBS", 1)
+    helper = textwork._Helper.start([T0])
     if helper is None:  # one CPU, or inside a worker process: done here instead
         return
-    assert helper.results(1, 1) == ([(("quantity", "45000 ms", "45000 ms", 19, 27, 1),)],
-                                    [(True,)])
+    _wait(helper, 1)
+    helper.close()
+    assert helper.chunks == [[(("quantity", "45000 ms", "45000 ms", 19, 27, 1),
+                               ("scope", "prod", "prod", 31, 35, 1))]]
+
+
+E0 = (("quantity", "45000 ms", "45000 ms", 19, 27, 1), ("scope", "prod", "prod", 31, 35, 1))
+E1 = (("quantity", "300 rps", "300 rps", 20, 27, 1),)
+
+
+class _Stub:
+    """A helper that has sent ``chunks`` and ``groups``, recording what it is sent."""
+
+    def __init__(self, chunks: list[Any], groups: list[Any]) -> None:
+        self.chunks, self.groups, self.posted = chunks, groups, list[Any]()
+        self.done = sum(len(c) for c in chunks)
+
+    def post(self, message: Any) -> None:
+        self.posted.append(message)
+
+    def close(self) -> None:
+        self.posted.append("closed")
+
+
+def test_group_flags_checks_each_discriminator_once_per_summary(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    d1, d2 = extract(T0[0])
+    calls: list[str] = []
+    real = surv.survives
+
+    def counted(d: Any, text: str) -> bool:
+        calls.append(d.norm)
+        return real(d, text)
+
+    monkeypatch.setattr(surv, "survives", counted)
+    assert texthelper.group_flags(S1, [(d1, d2), (d1,), ()]) == [(True, False), (True,), ()]
+    assert calls == ["45000 ms", "prod"]
+
+
+def test_this_process_takes_the_texts_after_those_the_helper_sent() -> None:
+    # the helper has sent T0 only, with a made-up result: T0's discriminators are taken
+    # from it, T1 and T2 are extracted here (from the last one back); the helper is
+    # told to stop at 1 and given T1's, which a group it may check holds
+    made_up = (("quantity", "7 ms", "7 ms", 0, 4, 1),)
+    helper = _Stub([[made_up]], [])
+    jobs = _jobs([T0, T1, T2], helper)
+    jobs.groups = [(S2, [1, 0])]
+    extracted = textwork.Extracted()
+    jobs.extract_into(extracted)
+    assert jobs._own_from == 1
+    assert [(d.kind.value, d.norm) for d in extracted[T0]] == [("quantity", "7 ms")]
+    assert [(d.kind.value, d.norm) for d in extracted[T1]] == [("quantity", "300 rps")]
+    assert extracted[T2] == ()
+    assert helper.posted == [("k", 1, {1: E1})]
+
+
+def test_this_process_checks_the_groups_after_those_the_helper_sent() -> None:
+    # the helper has sent the flags of the first group (made up: none survives); the
+    # second is checked here
+    helper = _Stub([], [[(False, False)]])
+    jobs = _jobs([T0, T1], helper)
+    jobs.groups = [(S1, [0]), (S2, [1, 0])]
+    extracted = textwork.Extracted({T0: texthelper.decode(E0), T1: texthelper.decode(E1)})
+    survived: textwork.Survived = {}
+    jobs.survive_into(extracted, survived)
+    assert survived == {(T0, S1): (False, False), (T1, S2): (True,), (T0, S2): (False, True)}
+    assert helper.posted == [("s",), "closed"] and jobs.helper is None
+
+
+def test_the_helper_program_stops_where_it_is_told(tmp_path: Any) -> None:
+    # everything is sent before it starts: it reads the groups and the stop at text 2
+    # (with T2's discriminators, none) before its first chunk, extracts T0 and T1, then
+    # checks both groups
+    messages = [[T0, T1, T2], ("g", [(S1, [0]), (S2, [1, 2, 0])]), ("k", 2, {2: ()})]
+    read, write = os.pipe()
+    out = io.BytesIO()
+    with os.fdopen(write, "wb") as sink:  # kept open: the end of input would stop it
+        for m in messages:
+            texthelper.send(sink, m)
+        texthelper.main(1, read, out)
+    os.close(read)
+    got, data = [], out.getvalue()
+    while data:
+        n = int.from_bytes(data[:8], "little")
+        got.append(marshal.loads(data[8:8 + n]))
+        data = data[8 + n:]
+    assert got == [("x", [E0]), ("x", [E1]),
+                   ("g", [(True, False)]), ("g", [(True,), (), (False, True)])]
+
+
+def test_the_helper_does_all_the_work_it_can(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(textwork, "PARALLEL_MIN_JOBS", 1)
+    monkeypatch.setattr(textwork, "STEP", 1)
+    texts = [T0, T1, T2]
+    helper = textwork._Helper.start(texts)
+    if helper is None:
+        return
+    jobs = _jobs(texts, helper)
+    jobs.groups = [(S1, [0]), (S2, [1, 0])]
+    helper.post(("g", jobs.groups))
+    deadline = time.monotonic() + 60
+    while helper.done < 3 or len(helper.groups) < 2:
+        assert time.monotonic() < deadline, "the helper did not finish"
+        time.sleep(0.01)
+
+    def not_here(*args: Any) -> Any:
+        raise AssertionError("done here, not by the helper")
+
+    monkeypatch.setattr(textwork.ext, "extract", not_here)
+    monkeypatch.setattr(textwork.th, "group_flags", not_here)
+    extracted = textwork.Extracted()
+    jobs.extract_into(extracted)
+    assert jobs._own_from == 3  # none extracted here
+    assert {t: texthelper.encode(extracted[t]) for t in texts} == {T0: E0, T1: E1, T2: ()}
+    survived: textwork.Survived = {}
+    jobs.survive_into(extracted, survived)
+    assert survived == {(T0, S1): (True, False), (T1, S2): (True,), (T0, S2): (False, True)}
+    assert jobs.helper is None  # closed
+
+
+def test_a_helper_that_died_leaves_its_work_to_this_process(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(textwork, "PARALLEL_MIN_JOBS", 1)
+    helper = textwork._Helper.start([T0, T1])
+    if helper is None:
+        return
+    helper.process.kill()
+    helper.process.wait()
+    jobs = _jobs([T0, T1], helper)
+    jobs.groups = [(S1, [0]), (S2, [1])]
+    extracted = textwork.Extracted()
+    jobs.extract_into(extracted)
+    survived: textwork.Survived = {}
+    jobs.survive_into(extracted, survived)
+    assert survived == {(T0, S1): (True, False), (T1, S2): (True,)}
 
 
 def span(i: str, text: str) -> dict[str, object]:
@@ -76,3 +231,22 @@ def test_a_text_repeated_under_two_folds_gives_each_edge_its_own_rows(
         ("scope:prod", "a"), ("scope:prod", "b"), ("scope:prod", "c")]
     assert sorted(held.rows()) == [("quantity:45000 ms", "F"), ("quantity:45000 ms", "G"),
                                    ("scope:prod", "H")]
+
+
+def test_the_helper_program_stops_at_the_end_of_its_input() -> None:
+    read, write = os.pipe()
+    with os.fdopen(write, "wb") as sink:
+        texthelper.send(sink, [T0, T1])
+    out = io.BytesIO()
+    texthelper.main(1, read, out)  # the input ended before its first chunk
+    os.close(read)
+    assert out.getvalue() == b""
+
+
+def test_the_helper_fails_quietly_on_bad_input() -> None:
+    # a length then bytes that are no marshal data: exit 1, nothing on stderr
+    recall = os.path.dirname(textwork.ext.__file__)
+    proc = subprocess.run([sys.executable, "-c", texthelper.BOOT, os.path.dirname(recall),
+                           recall, "1"], input=(4).to_bytes(8, "little") + b"\xff\xff\xff\xff",
+                          capture_output=True, timeout=60)
+    assert (proc.returncode, proc.stdout, proc.stderr) == (1, b"", b"")

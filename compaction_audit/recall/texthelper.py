@@ -1,0 +1,153 @@
+"""The program of the text helper process (:mod:`compaction_audit.recall.textwork`).
+
+Standard library only, with :mod:`~compaction_audit.recall.extract` and
+:mod:`~compaction_audit.recall.survival`: the helper loads these modules under empty
+package modules, so that neither package's ``__init__`` (and with it Polars) is
+imported (:data:`BOOT`).
+
+Messages both ways are an 8-byte little-endian length and a :mod:`marshal` body, a
+tuple whose first item is its tag.  The helper reads the texts (a list of ``(text,
+span type)``), then works through two queues, front to back, while the auditor works
+through them back to front:
+
+1. extraction: it sends ``("x", discriminators)`` for each chunk of ``step`` texts, in
+   order, each discriminator as ``(kind, text, norm, start, end, line)``
+   (:func:`encode`);
+2. survival, once it has the groups: ``("g", flags)`` per group, in order: for each
+   child of the group, ``surv.survives`` of each of its discriminators in the group's
+   summary text.
+
+Between two chunks or groups it reads what the auditor sent, if anything:
+``("g", groups)``, the survival groups (``(summary text, [child text index, ...])``);
+``("k", k, given)``, the auditor has extracted the texts from index ``k`` on (the
+helper stops extracting there; ``given``: the discriminators of those that are
+children in a group, by index); ``("s",)``, stop.  End of input stops it too.
+"""
+
+from __future__ import annotations
+
+import marshal
+import os
+import select
+import sys
+from typing import IO, Any
+
+from compaction_audit.recall import extract as ext
+from compaction_audit.recall import survival as surv
+
+Encoded = tuple[tuple[str, str, str, int, int, int], ...]
+
+BOOT = (
+    "import gc, sys, types\n"
+    "gc.disable()\n"
+    "for name, path in (('compaction_audit', sys.argv[1]),\n"
+    "                   ('compaction_audit.recall', sys.argv[2])):\n"
+    "    pkg = types.ModuleType(name)\n"
+    "    pkg.__path__ = [path]\n"
+    "    sys.modules[name] = pkg\n"
+    "try:\n"
+    "    from compaction_audit.recall import texthelper\n"
+    "    texthelper.main(int(sys.argv[3]))\n"
+    "except Exception:\n"
+    "    sys.exit(1)\n"
+)
+"""The helper's ``python -c`` program after the prelude; arguments: the folder holding
+the ``compaction_audit`` package, the ``recall`` folder, the chunk size.  It fails
+quietly (exit 1, no traceback): the auditor does whatever it did not deliver."""
+
+_KIND_OF = {kind.value: kind for kind in ext.Kind}
+
+
+def encode(found: tuple[ext.Discriminator, ...]) -> Encoded:
+    """Discriminators as marshal-able tuples ``(kind, text, norm, start, end, line)``."""
+    return tuple((x.kind.value, x.text, x.norm, x.start, x.end, x.line) for x in found)
+
+
+def decode(encoded: Encoded) -> tuple[ext.Discriminator, ...]:
+    """The inverse of :func:`encode`."""
+    make, kind_of = ext.Discriminator, _KIND_OF
+    return tuple([make(kind_of[k], t, n, a, b, ln) for k, t, n, a, b, ln in encoded])
+
+
+def send(stream: IO[bytes], message: Any) -> None:
+    """Write one message (see the module docstring)."""
+    data = marshal.dumps(message)
+    stream.write(len(data).to_bytes(8, "little") + data)
+    stream.flush()
+
+
+def _read(fd: int, n: int) -> bytes | None:
+    parts = []
+    while n:
+        part = os.read(fd, n)
+        if not part:
+            return None
+        parts.append(part)
+        n -= len(part)
+    return b"".join(parts)
+
+
+def receive(fd: int) -> Any:
+    """Read one message from file descriptor ``fd``; None at the end of input."""
+    head = _read(fd, 8)
+    body = _read(fd, int.from_bytes(head, "little")) if head is not None else None
+    return marshal.loads(body) if body is not None else None
+
+
+def group_flags(summary: str, children: list[tuple[ext.Discriminator, ...]]
+                ) -> list[tuple[bool, ...]]:
+    """``surv.survives(d, summary)`` of each discriminator of each child, computed once
+    per distinct (kind, text, norm): survival reads nothing else of a discriminator."""
+    memo: dict[tuple[ext.Kind, str, str], bool] = {}
+    out = []
+    for ds in children:
+        flags = []
+        for d in ds:
+            key = (d.kind, d.text, d.norm)
+            kept = memo.get(key)
+            if kept is None:
+                kept = memo[key] = surv.survives(d, summary)
+            flags.append(kept)
+        out.append(tuple(flags))
+    return out
+
+
+def main(step: int, fd: int = 0, out: IO[bytes] | None = None) -> None:
+    """Run the helper on input ``fd`` and output ``out`` (standard output)."""
+    stream = out if out is not None else sys.stdout.buffer
+    texts = receive(fd)
+    if texts is None:
+        return
+    state: dict[str, Any] = {"groups": None, "skip": len(texts), "given": {}, "stop": False}
+
+    def poll(block: bool) -> None:
+        while block or select.select([fd], [], [], 0)[0]:
+            block = False
+            message = receive(fd)
+            if message is None or message[0] == "s":
+                state["stop"] = True
+                return
+            if message[0] == "g":
+                state["groups"] = message[1]
+            elif message[0] == "k":
+                state["skip"] = message[1]
+                state["given"].update({at: decode(enc) for at, enc in message[2].items()})
+
+    found: list[tuple[ext.Discriminator, ...]] = []
+    while True:
+        poll(False)
+        end = min(len(found) + step, state["skip"], len(texts))
+        if state["stop"] or end <= len(found):
+            break
+        chunk = [tuple(ext.extract(*t)) for t in texts[len(found):end]]
+        found.extend(chunk)
+        send(stream, ("x", [encode(ds) for ds in chunk]))
+    while state["groups"] is None and not state["stop"]:
+        poll(True)
+    given = state["given"]
+    for summary, children in state["groups"] or ():
+        poll(False)
+        if state["stop"]:
+            break
+        send(stream, ("g", group_flags(summary, [found[c] if c < len(found) else given[c]
+                                                 for c in children])))

@@ -1,0 +1,312 @@
+"""The text work of the recall analysis, shared with a helper process (issue 14).
+
+The recall analysis (:mod:`compaction_audit.recall.analysis`) extracts the
+discriminators of every distinct text it reads (:mod:`~compaction_audit.recall.extract`)
+and checks, for every distinct (child or leaf text, summary text) pair it compares,
+which of them survive (:mod:`~compaction_audit.recall.survival`).  Both are pure
+functions of their texts, so where they run does not change a result.
+
+:class:`TextJobs` lists the texts as soon as the session is read
+(:meth:`TextJobs.start`, called by the engine before the rebuilt cosine and the
+series) and, on a large session, starts a helper process (:data:`_TEXT_BOOT`) that
+extracts them from the first onwards, a chunk of :data:`STEP` texts at a time, while
+this process does the rest of the audit.  When the analysis needs them
+(:meth:`TextJobs.extract_into`) this process extracts from the last text backwards
+until it meets the helper: the split follows how far each got, not a fixed share.
+The survival checks are then split by summary text (:meth:`TextJobs.survive_into`):
+about half of the checks, whole summaries at a time, go to the helper, so that no
+summary's comparison index (``survival._index``) is built in both processes.
+
+The helper imports only :mod:`~compaction_audit.recall.extract` and
+:mod:`~compaction_audit.recall.survival` (standard library, no Polars); it ends with
+this process (:func:`compaction_audit.childproc.prelude`) and when its input is closed.
+Whatever it fails to deliver is done here.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import marshal
+import multiprocessing
+import os
+import subprocess
+import sys
+import threading
+from typing import Any
+
+import polars as pl
+
+from compaction_audit.childproc import prelude
+from compaction_audit.model import Session
+from compaction_audit.recall import extract as ext
+from compaction_audit.recall import survival as surv
+from compaction_audit.recall import texthelper as th
+from compaction_audit.recall.prefilter import MAY_HOLD
+from compaction_audit.series import Series
+
+PARALLEL_MIN_JOBS = 4000
+"""Distinct texts from which the text work is shared with a helper process; below it,
+starting the process costs more than it saves."""
+
+STEP = 64
+"""Texts per chunk: the helper sends its extractions this many at a time, and checks
+between chunks whether this process has taken over the rest (about 7 ms of work)."""
+
+TextKey = tuple[str, str]
+"""(text, span type): what extraction reads (:func:`compaction_audit.recall.extract.extract`)."""
+
+Survived = dict[tuple[TextKey, str], tuple[bool, ...]]
+"""((child text, type), summary text) -> ``surv.survives`` of each of the child's
+discriminators; a fold of raw spans checks the same pairs as the occurrence table,
+computed once."""
+
+
+class Extracted(dict[TextKey, tuple[ext.Discriminator, ...]]):
+    """Discriminators per distinct (text, span type), each extracted once per analysis.
+
+    :func:`compaction_audit.recall.extract.extract` keeps an LRU cache of 4,096 texts;
+    a long session has far more distinct span texts than that, and both the fold checks
+    and the occurrence table read every span's, so the analysis keeps its own table.
+    """
+
+    def __missing__(self, key: TextKey) -> tuple[ext.Discriminator, ...]:
+        found = self[key] = tuple(ext.extract(*key))
+        return found
+
+
+def survival_flags(pairs: list[tuple[tuple[ext.Discriminator, ...], str]]
+                   ) -> list[tuple[bool, ...]]:
+    """``surv.survives(d, text)`` for each ``d`` of each ``(ds, text)`` pair, computed
+    once per distinct (kind, text, norm, summary text): survival reads nothing else of
+    a discriminator, and the same fact (a clause, a name) recurs in many spans."""
+    survives = surv.survives
+    memo: dict[tuple[ext.Kind, str, str, str], bool] = {}
+    out = []
+    for ds, text in pairs:
+        flags = []
+        for d in ds:
+            key = (d.kind, d.text, d.norm, text)
+            kept = memo.get(key)
+            if kept is None:
+                kept = memo[key] = survives(d, text)
+            flags.append(kept)
+        out.append(tuple(flags))
+    return out
+
+
+class _Helper:
+    """The helper process (:mod:`~compaction_audit.recall.texthelper`), a thread that
+    collects what it sends and one that writes to it.
+
+    ``chunks``: its extractions so far, in text order, and ``done``: how many texts
+    they cover; ``groups``: its survival flags so far, one list per group, in group
+    order (both only grow).
+    """
+
+    def __init__(self, process: subprocess.Popen[bytes], texts: list[TextKey]) -> None:
+        self.process = process
+        self.chunks: list[list[th.Encoded]] = []
+        self.done = 0
+        self.groups: list[list[tuple[bool, ...]]] = []
+        self._writer: threading.Thread | None = None
+        self.post(texts)  # the first message: the texts, a bare list
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    @classmethod
+    def start(cls, texts: list[TextKey]) -> _Helper | None:
+        """The helper extracting ``texts``; None (do everything here) when there are
+        fewer than :data:`PARALLEL_MIN_JOBS`, on one CPU, without POSIX pipes that
+        ``select`` can watch, inside a worker process, or when it cannot start."""
+        if (len(texts) < PARALLEL_MIN_JOBS or (os.cpu_count() or 1) < 2 or os.name != "posix"
+                or multiprocessing.parent_process() is not None):
+            return None
+        package = os.path.dirname(os.path.dirname(ext.__file__))
+        try:
+            process = subprocess.Popen([sys.executable, "-c", prelude(os.getpid()) + th.BOOT,
+                                        package, os.path.dirname(ext.__file__), str(STEP)],
+                                       stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        except OSError:
+            return None
+        return cls(process, texts)
+
+    def post(self, message: Any) -> None:
+        """Send ``message`` in a thread, after the previous one (the pipe holds 64 KB
+        and the helper reads between two chunks of work)."""
+        if self._writer is not None:
+            self._writer.join()
+        self._writer = threading.Thread(target=self._write, args=(message,), daemon=True)
+        self._writer.start()
+
+    def _write(self, message: Any) -> None:
+        stream = self.process.stdin
+        if stream is None:
+            return
+        with contextlib.suppress(OSError, ValueError):  # the helper died, or was stopped
+            th.send(stream, message)
+
+    def _read(self) -> None:
+        stream = self.process.stdout
+        assert stream is not None
+        with contextlib.suppress(OSError, ValueError, EOFError, TypeError):
+            while True:
+                head = stream.read(8)
+                if len(head) < 8:
+                    break
+                tag, payload = marshal.loads(stream.read(int.from_bytes(head, "little")))
+                if tag == "x":
+                    self.chunks.append(payload)
+                    self.done += len(payload)
+                else:
+                    self.groups.append(payload)
+
+    def close(self) -> None:
+        """End the helper (if still running) and its threads."""
+        if self._writer is not None:
+            self._writer.join()
+        if self.process.stdin is not None:
+            with contextlib.suppress(OSError):
+                self.process.stdin.close()  # its input ends: it stops quietly
+        if self.process.poll() is None:  # done or not, it has nothing more to give
+            self.process.kill()
+        self.process.wait()
+        self._reader.join()
+        if self.process.stdout is not None:
+            self.process.stdout.close()
+
+
+def job_texts(session: Session, items: pl.DataFrame
+              ) -> tuple[pl.DataFrame, list[TextKey], list[TextKey]]:
+    """``(frame, texts, empty)``: the distinct (text, span type) keys the analysis
+    extracts (raw spans' texts and folded children's, each with its span type;
+    ``items``: :func:`~compaction_audit.recall.analysis.typed_items`), in order of first
+    occurrence, as a frame (``text``, ``stype``) and a list, and those known to hold no
+    discriminator without extracting them: one vectorized pass
+    (:data:`~compaction_audit.recall.prefilter.MAY_HOLD`) sets aside the texts the
+    pattern does not match, and harness text is never read."""
+    keyed = items.select("id", "kind", "text", "stype").filter(pl.col("text").is_not_null())
+    children = session.edges.select(pl.col("child").alias("id")).unique()
+    distinct = pl.concat([
+        keyed.filter(pl.col("kind") == "span").select("text", "stype"),
+        keyed.join(children, on="id").select("text", "stype"),
+    ]).unique(maintain_order=True)
+    maybe = pl.col("text").str.contains(MAY_HOLD) & (pl.col("stype") != "harness")
+    empty = distinct.filter(~maybe)
+    distinct = distinct.filter(maybe)
+    return (distinct,
+            list(zip(distinct["text"].to_list(), distinct["stype"].to_list(), strict=True)),
+            list(zip(empty["text"].to_list(), empty["stype"].to_list(), strict=True)))
+
+
+class TextJobs:
+    """The analysis's texts (:func:`job_texts`), the survival checks it will make, and
+    the helper sharing their work.
+
+    Use: :meth:`start` as soon as the session is read, :meth:`plan` once the series
+    is built, :meth:`extract_into` and :meth:`survive_into` in the analysis,
+    :meth:`close` in every case (it stops a helper still running).
+    """
+
+    def __init__(self, frame: pl.DataFrame, texts: list[TextKey], empty: list[TextKey],
+                 helper: _Helper | None) -> None:
+        self.frame = frame
+        """``texts`` as a frame: ``text``, ``stype``."""
+        self.texts = texts
+        self.empty = empty
+        self.helper = helper
+        self.groups: list[tuple[str, list[int]]] | None = None
+        """The survival checks: (summary text, indices in ``texts`` of the children or
+        leaves compared with it), each distinct pair once."""
+        self._own_from = len(texts)
+        """Texts from this index on were extracted here; those before by the helper."""
+
+    @classmethod
+    def start(cls, session: Session, items: pl.DataFrame) -> TextJobs:
+        """List the texts and start the helper on them (see :class:`_Helper`)."""
+        frame, texts, empty = job_texts(session, items)
+        return cls(frame, texts, empty, _Helper.start(texts))
+
+    def plan(self, session: Session, items: pl.DataFrame, series: Series) -> None:
+        """Make :attr:`groups` (once) and send them to the helper: each fold edge
+        (child, fold text) and each closure pair (leaf, summary text) whose child has a
+        text among :attr:`texts` and whose summary has a text."""
+        if self.groups is not None:
+            return
+        self.groups = []
+        if not self.texts:
+            return
+        keyed = items.select("id", "text", "stype").filter(pl.col("text").is_not_null())
+        summary_text = items.filter(pl.col("kind") == "summary").select(
+            pl.col("id").alias("sid"), pl.col("text").alias("s")).filter(
+            pl.col("s").is_not_null())
+        # texts named by index in the pairs: a 100 KB summary over 2,500 leaves was
+        # copied onto every pair (issue 11, class 5, the sixth adversarial pass's F1)
+        child_at = self.frame.with_row_index("_c").with_columns(pl.col("_c").cast(pl.Int64))
+        summary_at = (summary_text.select("s").unique(maintain_order=True)
+                      .with_row_index("_s").with_columns(pl.col("_s").cast(pl.Int64)))
+        pairs = pl.concat([
+            session.edges.select(pl.col("child").alias("id"), pl.col("parent").alias("sid")),
+            series.closure.select(pl.col("leaf").alias("id"), pl.col("item").alias("sid")),
+        ]).join(keyed.join(child_at, on=["text", "stype"]).select("id", "_c"),
+                on="id"  # a child without one: nothing to check
+                ).join(summary_text.join(summary_at, on="s").select("sid", "_s"),
+                       on="sid").select("_c", "_s").unique().sort("_s", "_c")
+        grouped = pairs.group_by("_s", maintain_order=True).agg("_c")
+        summaries = summary_at["s"].to_list()
+        self.groups = [(summaries[g], children) for g, children in
+                       zip(grouped["_s"].to_list(), grouped["_c"].to_list(), strict=True)]
+        if self.helper is not None:
+            self.helper.post(("g", self.groups))
+
+    def extract_into(self, extracted: Extracted) -> None:
+        """Every text's discriminators into ``extracted``: from the last text back
+        until this process meets the helper, the helper's before that (all here when
+        there is no helper or it stops sending).  Tells the helper where they met."""
+        extracted.update(dict.fromkeys(self.empty, ()))
+        texts, helper = self.texts, self.helper
+        hi = len(texts)
+        while hi > (helper.done if helper is not None else 0):
+            lo = max(hi - STEP, helper.done if helper is not None else 0)
+            for t in texts[lo:hi]:
+                if t not in extracted:
+                    extracted[t] = tuple(ext.extract(*t))
+            hi = lo
+        self._own_from = hi
+        if helper is None:
+            return
+        if hi < len(texts):  # the helper stops there, and gets what it needs of the rest
+            given = {c: th.encode(extracted[texts[c]]) for _, children in self.groups or ()
+                     for c in children if c >= hi}
+            helper.post(("k", hi, given))
+        at = 0
+        for chunk in list(helper.chunks):
+            for encoded in chunk[:hi - at]:
+                extracted[texts[at]] = th.decode(encoded)
+                at += 1
+            if at >= hi:
+                break
+
+    def survive_into(self, extracted: Extracted, survived: Survived) -> None:
+        """The survival flags of every pair of :attr:`groups` into ``survived``: from
+        the last group back until this process meets the helper, the helper's before
+        that (all here when there is no helper or it stops sending)."""
+        texts, helper, groups = self.texts, self.helper, self.groups or []
+        hi = len(groups)
+        while hi > (len(helper.groups) if helper is not None else 0):
+            hi -= 1
+            summary, children = groups[hi]
+            keys = [(texts[c], summary) for c in children]
+            survived.update(zip(keys, th.group_flags(summary, [extracted[k] for k, _ in keys]),
+                                strict=True))
+        self.close()
+        if helper is None:
+            return
+        for (summary, children), flags in zip(groups[:hi], helper.groups, strict=False):
+            survived.update(zip([(texts[c], summary) for c in children], flags, strict=True))
+
+    def close(self) -> None:
+        """Stop the helper, if any (idempotent)."""
+        if self.helper is not None:
+            self.helper.post(("s",))
+            self.helper.close()
+            self.helper = None
