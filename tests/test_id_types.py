@@ -100,10 +100,10 @@ def test_the_command_gives_one_line_and_exit_2(tmp_path: Path, value: Any) -> No
     path = dump(records, tmp_path / "t.jsonl")
     result = run("audit", str(path), "-q")
     assert result.exit_code == 2
+    kind = {float: "a number", bool: "a boolean", list: "a list", dict: "an object"}
     assert result.stderr.splitlines() == [
         f"compaction-audit: {path}:3: id must be a string or an integer, got "
-        f"{ {float: 'a number', bool: 'a boolean', list: 'a list', dict: 'an object'}[type(value)]} "
-        "(compaction.summary_id)"]
+        f"{kind[type(value)]} (compaction.summary_id)"]
     assert run("audit", str(path), "--lenient", "-q").exit_code in (0, 1)
 
 
