@@ -22,6 +22,7 @@ from compaction_audit.io.native import read_native
 from compaction_audit.limits import Limit
 from compaction_audit.recall import harm, stale
 from compaction_audit.recall.analysis import typed_items
+from tests.ci_commands import clean
 from tests.gate_app import run
 from tests.logs import LogWriter, rnd, session
 
@@ -175,3 +176,19 @@ def test_every_format_says_where_a_check_stopped(write_log: LogWriter, fmt: str,
         assert "stale-summary stopped early" in out and "S2" in out
     else:
         assert "stopped early at its cap of 27" in out and "S2" in out
+
+
+_EVIL = "S2\n::error title=x::owned\r##[add-mask]y\u202e"
+
+
+@pytest.mark.parametrize("fmt", ["text", "markdown", "sarif", "junit", "github"])
+def test_where_it_stopped_is_printed_inert(write_log: LogWriter, fmt: str,
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    path = _wide(write_log, 6)
+    path.write_text(path.read_text().replace('"S2"', json.dumps(_EVIL)))
+    monkeypatch.setattr(stale, "STALE_MAX_CHECKS", 27)
+    [limit] = audit(str(path)).limits
+    assert limit.at == f"summary {_EVIL!r}"
+    out = run("audit", str(path), "--format", fmt, "--jobs", "1")
+    assert "stopped early" in out.stdout
+    assert clean(out.stdout + out.stderr, own=fmt == "github") == []
