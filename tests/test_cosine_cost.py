@@ -136,3 +136,30 @@ def test_results_do_not_depend_on_the_early_load(tmp_path: Path,
     assert early.cosine == late.cosine
     assert (early.series["query_cosine_rebuilt"].to_list()
             == late.series["query_cosine_rebuilt"].to_list())
+
+
+_EXIT_EARLY = """
+import atexit, sys
+from compaction_audit.cosine import embed
+atexit.register(lambda: print("alive", embed._started is not None and embed._started.is_alive()))
+print("started", embed.start_loading())
+sys.exit(2)
+"""
+
+
+def test_an_early_exit_waits_for_the_background_load() -> None:
+    """An error right after the load started (a bad record on line 2) exited while the
+    loading thread was inside numpy's import: SIGSEGV now and then (issue 11).  The
+    exit now waits for it (the atexit handlers run last-registered first, so the
+    script's own handler sees the thread after the wait)."""
+    import subprocess
+    import sys
+
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    env.pop("COMPACTION_AUDIT_EMBED", None)
+    out = subprocess.run([sys.executable, "-c", _EXIT_EARLY], capture_output=True,
+                         text=True, env=env, timeout=60)
+    assert out.returncode == 2, out.stderr
+    if "started True" not in out.stdout:
+        pytest.skip("no background load here (the model is not installed)")
+    assert out.stdout.splitlines()[-1] == "alive False"

@@ -28,6 +28,7 @@ output is judged by its start).  An empty text has no cosine (null).
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import hashlib
 import importlib.util
@@ -251,7 +252,20 @@ def start_loading() -> bool:
         _started = threading.Thread(target=_load_quietly, name="compaction-audit-embed-load",
                                     daemon=True)
         _started.start()
+        atexit.register(_settle, _started)
     return True
+
+
+SETTLE_SECONDS = 10.0
+"""How long an exit waits for a model load still under way (it takes about 0.1 s)."""
+
+
+def _settle(thread: threading.Thread) -> None:
+    """Wait (at most :data:`SETTLE_SECONDS`) for the background load before the
+    interpreter shuts down: a daemon thread still inside numpy's or safetensors' import
+    when an early error ended the run made the exit crash now and then (SIGSEGV, exit
+    139, after the one-line error; about 1 run in 40; issue 11)."""
+    thread.join(SETTLE_SECONDS)
 
 
 PEEK_BYTES = 1 << 16

@@ -304,6 +304,15 @@ class SessionBuilder:
             if type(compaction) is not dict:
                 raise rec.FieldError("expected an object", "compaction")
             rec.as_json(compaction, "compaction")
+            # the one key of the extension the core looks summaries up by: an id like
+            # every other (a string, or an integer read as its decimal string), or null
+            # (no summary); a number or a list here was an internal error (issue 11)
+            sid = compaction.get("summary_id")
+            if sid is not None and type(sid) is not str:
+                compaction = {**compaction,
+                              "summary_id": rec.as_id(sid, "compaction.summary_id")}
+            elif sid == "":
+                rec.as_id(sid, "compaction.summary_id")
         return _Round(number, budget, spans, summaries, depths, evicted, offloaded, new_ws,
                       entering, leaving, reduced is not None or "retained" in obj, total,
                       count, silent, logged, compaction, table, None)

@@ -22,6 +22,7 @@ from typing import Any
 
 import polars as pl
 
+from compaction_audit.limits import Limit
 from compaction_audit.model import Session
 from compaction_audit.reachability import interval_sum, resolvable_end
 from compaction_audit.recall import extract as ext
@@ -66,6 +67,8 @@ class Recall:
     disagreements: list[dict[str, Any]] = field(default_factory=list)
     redacted_share: float = 0.0
     """Share of raw span characters inside redaction placeholders (``[REDACTED_…]``)."""
+    limits: list[Limit] = field(default_factory=list)
+    """Checks of the analysis that stopped at their cap (issue 11, class 5)."""
 
     @property
     def redacted(self) -> bool:
@@ -473,10 +476,11 @@ def analyse(session: Session, series: Series, items: pl.DataFrame | None = None,
     )
     losses = pl.concat([gaps.select("key", "start", "by_fold"),
                         _fold_losses(session, drops, occ, held, life)])
-    lost = _lost_table(session, items, occ, names, losses, drops)
+    limits: list[Limit] = []
+    lost = _lost_table(session, items, occ, names, losses, drops, limits)
     floor = _floor(session, series, occ, held, life)
     return Recall(folds, debt, lost, floor, _disagreements(session, occ),
-                  redacted_share(session))
+                  redacted_share(session), limits)
 
 
 def _fold_losses(session: Session, drops: pl.DataFrame, occ: pl.DataFrame,
@@ -506,7 +510,7 @@ def _fold_losses(session: Session, drops: pl.DataFrame, occ: pl.DataFrame,
 
 def _lost_table(session: Session, items: pl.DataFrame, occ: pl.DataFrame,
                 names: pl.DataFrame, losses: pl.DataFrame,
-                drops: pl.DataFrame) -> pl.DataFrame:
+                drops: pl.DataFrame, limits: list[Limit]) -> pl.DataFrame:
     """First loss of each discriminator (a gap in its recoverability, or a fold that
     dropped it with nothing else holding it), with source span, its type and the log
     line that stated it (``span_line``: the earliest span holding it; ``text_line``:
@@ -548,8 +552,9 @@ def _lost_table(session: Session, items: pl.DataFrame, occ: pl.DataFrame,
     again = (pl.concat([
         lost.select("key", "start").join(users, on="key").select("key", "start", "id", "ri",
                                                                  "round"),
-        asked_again(lost.select("key", "kind", "text", "start"),
-                    user_spans.select("id", "ri", "round", "text")),
+        # in a total order: past its cap the check stops at the same item every run
+        asked_again(lost.select("key", "kind", "text", "start").sort("start", "key"),
+                    user_spans.select("id", "ri", "round", "text"), limits),
     ]).filter(pl.col("ri") > pl.col("start")).sort("ri", "id")
         .group_by("key", maintain_order=True)
         .agg(pl.col("id").first().alias("asked_again_span"),

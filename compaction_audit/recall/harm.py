@@ -16,9 +16,11 @@ call (source ``tool_call:*``) or a span whose text reads as a destructive comman
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 
 import polars as pl
 
+from compaction_audit.limits import Limit
 from compaction_audit.recall.kinds import Discriminator, Kind
 from compaction_audit.recall.literals import Literals
 from compaction_audit.recall.survival import survives
@@ -26,8 +28,11 @@ from compaction_audit.recall.survival import survives
 __all__ = ["ASKED_AGAIN_MAX_CHECKS", "DESTRUCTIVE_RE", "asked_again", "reuse"]
 
 ASKED_AGAIN_MAX_CHECKS = 200_000
-"""Above this many (lost item, later user span) pairs, :func:`asked_again` checks none
-and the analysis keeps only exact key matches (a bound on Python work per session)."""
+"""Most (lost item, later user span) survival checks :func:`asked_again` makes in one
+session (a bound on Python work per session: lost items x later user messages grows
+with the square of the input).  Past it the check stops, the lost items not yet checked
+keep only exact key matches, and a :class:`~compaction_audit.limits.Limit` says where it
+stopped (issue 11, class 5: it used to check none, silently)."""
 
 DESTRUCTIVE_RE = (
     r"(?i)(?:^|[\s;&|(`'\"])(?:rm|rmdir|delete|del|drop|truncate|destroy|purge|wipe|erase"
@@ -71,7 +76,8 @@ def reuse(lost: pl.DataFrame, occurrences: pl.DataFrame, items: pl.DataFrame,
 _WORDS_RE = re.compile(r"[a-z_][\w.-]*[a-z0-9_]")
 
 
-def asked_again(lost: pl.DataFrame, users: pl.DataFrame) -> pl.DataFrame:
+def asked_again(lost: pl.DataFrame, users: pl.DataFrame,
+                limits: list[Limit] | None = None) -> pl.DataFrame:
     """Later user spans that state a lost item again, by the survival rules
     (:func:`compaction_audit.recall.survival.survives` with the user's text as the
     summary): "the verified order was ORD-5501", "remember: no route changes", "we are
@@ -84,16 +90,18 @@ def asked_again(lost: pl.DataFrame, users: pl.DataFrame) -> pl.DataFrame:
 
     ``lost``: ``key`` (``"<kind>:<norm>"``), ``kind``, ``text``, ``start`` (round index of
     the loss).  ``users``: ``id``, ``ri``, ``round``, ``text`` of user spans (not
-    harness).  Returns ``key``, ``start``, ``id``, ``ri``, ``round`` for every user span
-    after the loss that states it; empty when there are more than
-    :data:`ASKED_AGAIN_MAX_CHECKS` pairs to check.
+    harness).  Returns ``key``, ``start``, ``id``, ``ri``, ``round`` for the first user
+    span after the loss that states each lost item.  Lost items are checked in the
+    order of ``lost``, each against the user spans after its loss in order, until
+    :data:`ASKED_AGAIN_MAX_CHECKS` survival checks are made; the items not checked by
+    then are appended to ``limits`` as one :class:`~compaction_audit.limits.Limit`
+    (the first of them is where it stopped).
     """
     schema = {"key": pl.String, "start": pl.Int64, "id": pl.String, "ri": pl.Int64,
               "round": pl.Int64}
     rows: dict[str, list[object]] = {name: [] for name in schema}
-    if lost.height * users.height > ASKED_AGAIN_MAX_CHECKS:
-        return pl.DataFrame(rows, schema=schema)
     later = users.sort("ri").rows()
+    born = [ri for _, ri, _, _ in later]
     checks = []
     for key, kind, text, start in lost.rows():
         norm = key.split(":", 1)[1]
@@ -114,11 +122,28 @@ def asked_again(lost: pl.DataFrame, users: pl.DataFrame) -> pl.DataFrame:
             holds[at] = finder.found_in(body.lower())
         return holds[at]
 
-    for key, d, start, named in checks:
-        for at, (item, ri, number, body) in enumerate(later):
-            if ri > start and survives(d, body) and (not named
-                                                     or held(at, body).issuperset(named)):
+    left = ASKED_AGAIN_MAX_CHECKS
+    for pos, (key, d, start, named) in enumerate(checks):
+        first = bisect_right(born, start)  # the user spans after the loss
+        if left < len(later) - first:  # it might not finish: stop before it
+            _stopped(checks[pos:], limits)
+            break
+        for at in range(first, len(later)):
+            item, ri, number, body = later[at]
+            left -= 1
+            if survives(d, body) and (not named or held(at, body).issuperset(named)):
                 for name, value in zip(schema, (key, start, item, ri, number), strict=True):
                     rows[name].append(value)
                 break
     return pl.DataFrame(rows, schema=schema)
+
+
+def _stopped(rest: list[tuple[str, Discriminator, int, list[str]]],
+             limits: list[Limit] | None) -> None:
+    """Append to ``limits`` that :func:`asked_again` stopped before ``rest`` (lost items:
+    key, discriminator, loss round index, words)."""
+    if limits is not None:
+        limits.append(Limit("asked-again", ASKED_AGAIN_MAX_CHECKS,
+                            "(lost item, later user message) checks",
+                            f"lost item {rest[0][1].text!r}",
+                            None, None, len(rest), "lost item(s)"))

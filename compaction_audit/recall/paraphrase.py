@@ -96,14 +96,32 @@ def kept_by_complement(text: str, summary_low: str, stem: Stem) -> bool:
               if (other := _COMPLEMENTS.get(w)) and len(tokens[i + 1]) > 2]
     if not wanted:
         return False
+    acted = _acted_on(summary_low, stem)
+    return any(not acted.get(obj, _NONE).isdisjoint(others) for others, obj in wanted)
+
+
+_NONE: frozenset[str] = frozenset()
+_QUALIFIERS = frozenset(w for pair in _COMPLEMENTS.values() for w in pair)
+
+
+@lru_cache(maxsize=256)
+def _acted_on(summary_low: str, stem: Stem) -> dict[str, frozenset[str]]:
+    """For a lowercased summary: object stem -> the qualifiers (:data:`_COMPLEMENTS`)
+    that stand right before it, not first nor last in a positive sentence, after a
+    changing act (:data:`_CHANGING`) of that sentence ("closes all open annotations":
+    annotation -> {open}).  One pass over the summary; :func:`kept_by_complement`
+    looks its objects up here (it scanned every sentence per clause: issue 11,
+    class 5)."""
     changing = _stems(_CHANGING, stem)
+    found: dict[str, set[str]] = {}
     for words in _positive_sentences(summary_low):
         stems = [stem(w) for w in words]
+        acted = False
         for i, w in enumerate(words[1:-1], 1):
-            if (any(w in others and stems[i + 1] == obj for others, obj in wanted)
-                    and changing.intersection(stems[:i])):
-                return True
-    return False
+            acted = acted or stems[i - 1] in changing
+            if acted and w in _QUALIFIERS:
+                found.setdefault(stems[i + 1], set()).add(w)
+    return {obj: frozenset(ws) for obj, ws in found.items()}
 
 
 _STATE_NEG_RE = re.compile(
@@ -148,21 +166,47 @@ def kept_as_resolved(text: str, negative: bool, summary_low: str, stem: Stem) ->
     words = _state_words(text)
     if words is None:
         return False
-
-    def norm(w: str) -> str:
-        s = stem(w)
-        return _SAME_ACT.get(s, s)
-
-    need = {norm(w) for w in words if w not in NEGATION_WORDS}
+    need = {_norm(w, stem) for w in words if w not in NEGATION_WORDS}
     if len(need) < 2:
         return False
     allowed = 1 if len(need) >= 4 else 0
-    resolving = _stems(_RESOLVING, stem)
-    for cand in _positive_sentences(summary_low):
-        stems = {norm(w) for w in cand}
-        if resolving & stems and len(need - stems) <= allowed:
-            return True
+    sets, post = _resolved(summary_low, stem)
+    # a sentence missing at most ``allowed`` of ``need`` holds one of any
+    # ``allowed + 1`` of them: only the sentences that hold one of the rarest are tested
+    rarest = sorted(need, key=lambda w: (len(post.get(w, ())), w))[:allowed + 1]
+    seen: set[int] = set()
+    for w in rarest:
+        for i in post.get(w, ()):
+            if i not in seen:
+                seen.add(i)
+                if len(need - sets[i]) <= allowed:
+                    return True
     return False
+
+
+def _norm(word: str, stem: Stem) -> str:
+    """``word``'s stem, showing verbs as one (:data:`_SAME_ACT`)."""
+    s = stem(word)
+    return _SAME_ACT.get(s, s)
+
+
+@lru_cache(maxsize=256)
+def _resolved(summary_low: str, stem: Stem) -> tuple[list[frozenset[str]],
+                                                      dict[str, list[int]]]:
+    """The positive sentences of a lowercased summary that hold an act of
+    :data:`_RESOLVING`, as stem sets (:func:`_norm`), and stem -> the positions of
+    the sets that hold it.  Built once per summary: :func:`kept_as_resolved` tested
+    every sentence per clause (issue 11, class 5)."""
+    resolving = _stems(_RESOLVING, stem)
+    sets: list[frozenset[str]] = []
+    post: dict[str, list[int]] = {}
+    for cand in _positive_sentences(summary_low):
+        stems = frozenset(_norm(w, stem) for w in cand)
+        if resolving & stems:
+            for w in stems:
+                post.setdefault(w, []).append(len(sets))
+            sets.append(stems)
+    return sets, post
 
 
 _CHECK_VERBS = frozenset({"validate", "verify", "check", "ensure", "filter", "guard",

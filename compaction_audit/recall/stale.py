@@ -13,14 +13,15 @@ from typing import Any
 
 import polars as pl
 
+from compaction_audit.limits import Limit
 from compaction_audit.model import Session
 from compaction_audit.recall import extract as ext
 from compaction_audit.recall.claims import bag
 from compaction_audit.recall.clauses import content_words
 from compaction_audit.recall.survival import stem, survives
 
-__all__ = ["MIN_SENTENCES", "REPEAT_SHARE", "SAME_SENTENCE", "next_items", "repeat_share",
-           "stale"]
+__all__ = ["MIN_SENTENCES", "REPEAT_SHARE", "SAME_SENTENCE", "STALE_MAX_CHECKS", "next_items",
+           "repeat_share", "stale"]
 
 REPEAT_SHARE = 0.6
 """A summary is a repeat of its predecessor when at least this share of the
@@ -31,6 +32,14 @@ SAME_SENTENCE = 0.8
 """Two sentences are the same when the Jaccard index of their stem sets reaches this."""
 MIN_SENTENCES = 3
 """A predecessor with fewer judged sentences is too short to call repeated."""
+STALE_MAX_CHECKS = 1_000_000
+"""Most checks :func:`stale` makes in one session: (repeated summary, span born in its
+window) pairs, plus ("Next" item, newer span with a done word) pairs.  Windows of
+repeated summaries may overlap (n summaries of one round, each repeated at a later
+round, each window holding the spans of every round between: n x n / 2 pairs; issue 11,
+class 5).  Summaries are checked in order (round, id); the first whose checks would
+pass the cap and every later one are not checked, and a
+:class:`~compaction_audit.limits.Limit` says where it stopped."""
 _SPLIT_RE = re.compile(r"(?<=[.!?;])\s+|\n")
 _NEXT_RE = re.compile(
     r"(?im)^[ \t]*(?:[-*+#]+[ \t]*|\d+[.)][ \t]*)?(?:\*\*|__)?(?:optional[ \t]+)?"
@@ -181,7 +190,8 @@ def _newer(session: Session, items: pl.DataFrame, pairs: pl.DataFrame
     return groups
 
 
-def stale(session: Session, items: pl.DataFrame) -> pl.DataFrame:
+def stale(session: Session, items: pl.DataFrame,
+          limits: list[Limit] | None = None) -> pl.DataFrame:
     """Summaries that repeat their predecessor while newer raw work reaches them not
     (issue 12, point 3).
 
@@ -211,9 +221,12 @@ def stale(session: Session, items: pl.DataFrame) -> pl.DataFrame:
                                 pl.col("text").alias("p_text")), on="child")
              .sort("p_ri", "p_line", "e_pos").group_by("parent", maintain_order=True).last()
              .join(texts.select(pl.col("id").alias("parent"), pl.col("ri").alias("c_ri"),
+                                pl.col("round").alias("c_round"),
+                                pl.col("line").alias("c_line"),
                                 pl.col("text").alias("c_text")), on="parent")
              .sort("c_ri", "parent")
-             .select("child", "p_ri", "p_text", "parent", "c_ri", "c_text"))
+             .select("child", "p_ri", "p_text", "parent", "c_ri", "c_round", "c_line",
+                     "c_text"))
     shares = [repeat_share(p, c) for p, c in pairs.select("p_text", "c_text").iter_rows()]
     repeated = pairs.with_columns(pl.Series("share", [sh for sh, _ in shares],
                                             dtype=pl.Float64)).filter(pl.Series(
@@ -221,22 +234,63 @@ def stale(session: Session, items: pl.DataFrame) -> pl.DataFrame:
         dtype=pl.Boolean)).with_row_index("pair")
     if repeated.height == 0:
         return pl.DataFrame(rows, schema=schema)
-    newer = _newer(session, items, repeated)
-    for (prev, cur, c_ri, c_text, share), group in zip(
+    taken = _within_cap(items, repeated)
+    newer = _newer(session, items, repeated.head(taken))
+    found_in: dict[str, tuple[ext.Discriminator, ...]] = {}  # each span extracted once
+    left = STALE_MAX_CHECKS
+    for pos, ((prev, cur, c_ri, c_text, share), group) in enumerate(zip(
             repeated.select("child", "parent", "c_ri", "c_text", "share").iter_rows(),
-            newer, strict=True):
+            newer, strict=False)):
+        left -= len(group)
         judged, unreached = 0, []
         for span_id, text, stype in group:
-            found = ext.extract(text, stype)
+            if span_id not in found_in:
+                found_in[span_id] = ext.extract_cached(text, stype)
+            found = found_in[span_id]
             if not found:
                 continue
             judged += 1
-            if not any(survives(d, c_text) for d in found):
+            for d in found:
+                left -= 1
+                if survives(d, c_text):
+                    break
+            else:
                 unreached.append(span_id)
-        done = [{"item": item, "span": span} for item in next_items(c_text)
-                if (span := _done(item, [(s, t) for s, t, _ in group])) is not None]
+            if left < 0:
+                break
+        # the spans with a done word: the only ones an item is checked against
+        done_spans = [(sid, t) for sid, t, _ in group if _done_stems(t) is not None]
+        done = []
+        for item in next_items(c_text) if left >= 0 else ():
+            left -= len(done_spans)
+            if left < 0:
+                break
+            if (span := _done(item, done_spans)) is not None:
+                done.append({"item": item, "span": span})
+        if left < 0:  # this summary's checks passed the cap: it is not judged
+            taken = pos
+            break
         if (unreached and 2 * len(unreached) >= judged) or done:
             for name, value in zip(schema, (c_ri, cur, prev, round(share, 3), judged,
                                             unreached, done), strict=True):
                 rows[name].append(value)
+    if taken < repeated.height and limits is not None:
+        at = repeated.row(taken, named=True)
+        limits.append(Limit("stale-summary", STALE_MAX_CHECKS,
+                            "(repeated summary, newer span) checks",
+                            f"summary {at['parent']!r}", at["c_round"], at["c_line"],
+                            repeated.height - taken, "repeated summaries"))
     return pl.DataFrame(rows, schema=schema)
+
+
+def _within_cap(items: pl.DataFrame, repeated: pl.DataFrame) -> int:
+    """How many of ``repeated``'s pairs (in order) have windows of at most
+    :data:`STALE_MAX_CHECKS` spans in all (each window row is one check): the window of
+    a pair is the prose and spec spans born in ``[p_ri, c_ri]``, counted by a binary
+    search in their sorted rounds, before any join builds the rows."""
+    born = (items.filter((pl.col("kind") == "span") & pl.col("text").is_not_null()
+                         & pl.col("stype").is_in(["prose", "spec"]))
+            .get_column("ri").sort())
+    rows = (born.search_sorted(repeated.get_column("c_ri"), side="right")
+            - born.search_sorted(repeated.get_column("p_ri"), side="left"))
+    return int((rows.cum_sum() <= STALE_MAX_CHECKS).sum())

@@ -100,6 +100,9 @@ class _Lookup:
     memo: dict[tuple[object, ...], bool] = field(default_factory=dict)
     """Answers by what decides them (the query's words that occur in the summary at
     all): lost items that differ only in words the summary lacks get one look-up."""
+    starts: dict[str, list[int]] = field(default_factory=dict)
+    """Where each word (``\\w+`` run) of the lowercased summary starts, built on first
+    need by :func:`_raw_in`."""
 
     def remember(self, key: tuple[object, ...], answer: Callable[[], bool]) -> bool:
         """The memo's answer for ``key``, computed by ``answer`` the first time."""
@@ -521,18 +524,41 @@ def _raw_in(norm: str, idx: _Index) -> bool:
     """``norm`` occurs in the summary with a word boundary on both sides (issue 10, point
     3: a code-span identifier matched as a raw substring, quoted or not).  Such an
     occurrence has each word (``\\w+`` run) of ``norm`` as a whole word of the summary
-    (a word character is :meth:`str.isalnum` or "_" for both): that is checked first,
-    so the text is searched only when the search can succeed (issue 11, adv8 F4)."""
-    if any(w not in idx.lookup.words for w in _WORD_RE.findall(norm)):
+    (a word character is :meth:`str.isalnum` or "_" for both, as for ``\\w``): that is
+    checked first (issue 11, adv8 F4), then only the places where the rarest of those
+    words starts are compared, not the whole text (it was one search of the whole
+    summary per lost item: issue 11, class 5)."""
+    words = [(m.start(), m.group()) for m in _WORD_RE.finditer(norm)]
+    if any(w not in idx.lookup.words for _, w in words):
         return False
     low = idx.low
+    if not words:  # no word to anchor on (a norm of punctuation only): search it
+        return _bounded_at(low, norm, _found(low, norm))
+    starts = idx.lookup.starts
+    if not starts:
+        for m in _WORD_RE.finditer(low):
+            starts.setdefault(m.group(), []).append(m.start())
+    offset, word = min(words, key=lambda ow: len(starts.get(ow[1], ())))
+    return _bounded_at(low, norm, (p - offset for p in starts.get(word, ())
+                                   if p >= offset and low.startswith(norm, p - offset)))
+
+
+def _found(low: str, norm: str) -> Iterator[int]:
+    """Every place ``norm`` occurs in ``low``, overlapping ones included."""
     at = low.find(norm)
     while at >= 0:
+        yield at
+        at = low.find(norm, at + 1)
+
+
+def _bounded_at(low: str, norm: str, places: Iterable[int]) -> bool:
+    """Whether ``norm`` at one of ``places`` of ``low`` (where it occurs) has no word
+    character right before or after it."""
+    for at in places:
         before = low[at - 1] if at else " "
         after = low[at + len(norm)] if at + len(norm) < len(low) else " "
         if not (before.isalnum() or before == "_") and not (after.isalnum() or after == "_"):
             return True
-        at = low.find(norm, at + 1)
     return False
 
 

@@ -138,6 +138,9 @@ def render_github(report: Report, opts: RenderOptions) -> bytes:
             lines.append(command("warning", f"skipped (--lenient): {e.message}",
                                  file=trace_key(e.path), line=e.line,
                                  title="skipped record"))
+        for x in s.limits:  # a check that stopped at its cap (issue 11, class 5)
+            lines.append(command("warning", x.message(), file=trace_key(s.path),
+                                 line=x.line or 1, title="check stopped early"))
         if len(s.skipped) > PER_FILE:
             lines.append(command("warning", f"{len(s.skipped) - PER_FILE} more skipped "
                                  "record(s)", file=trace_key(s.path),

@@ -10,7 +10,9 @@ Shape (see docs/report-json.md): for one trace, a session object::
                    "entity", "entities", "values": {...}}, ...],
      "findings_omitted": [{"code", "rule", "episodes", "findings", "first_round",
                            "last_round"}, ...],
-     "not_evaluated": [...], "skipped": [...], "dependent": [...], "compactions": [...],
+     "not_evaluated": [...], "skipped": [...], "dependent": [...],
+     "limits": [{"check", "cap", "unit", "at", "round", "line", "left", "left_unit",
+                 "message"}, ...], "compactions": [...],
      "cosine": {...},
      "counts": {...}, "verdict": "..."}
 
@@ -110,6 +112,7 @@ def session_dict(r: SessionReport, show_all: bool = False) -> dict[str, Any]:
         "not_evaluated": [dataclasses.asdict(n) for n in r.not_evaluated],
         "skipped": [error_dict(e) for e in r.skipped],
         "dependent": [error_dict(e) for e in r.dependent],
+        "limits": [{**dataclasses.asdict(x), "message": x.message()} for x in r.limits],
         "compactions": r.compactions,
         "cosine": r.cosine,
         **r.extra,

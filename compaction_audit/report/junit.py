@@ -104,6 +104,9 @@ def _session_suite(root: ET.Element, s: SessionReport, rules: list[Rule], fail_o
         error = ET.SubElement(case, "error", type="skipped",
                               message=f"{len(s.skipped)} bad record(s) skipped")
         error.text = xml_lines(s.skipped)
+    if s.limits:  # checks that stopped at their cap (issue 11, class 5)
+        ET.SubElement(suite, "system-out").text = "\n".join(
+            xml_text(x.message()) for x in s.limits)
     suite.set("tests", str(len(cases) + bool(s.skipped)))
     suite.set("failures", str(failures))
     suite.set("errors", str(int(bool(s.skipped))))

@@ -134,6 +134,7 @@ def session_section(s: SessionReport, open_: bool, show_all: bool = False) -> li
         lines += [f"{len(s.skipped)} bad record(s) skipped (--lenient): "
                   + "; ".join(md(str(e)) for e in s.skipped[:10])
                   + (" ..." if len(s.skipped) > 10 else ""), ""]
+    lines += [f"Limit: {md(x.message())}" for x in s.limits] + ([""] if s.limits else [])
     if info and info["suppressed"]:
         lines += [f"{info['suppressed']} baselined finding(s) not shown.", ""]
     runs = list(episodes(s.findings))

@@ -15,6 +15,7 @@ import polars as pl
 
 from compaction_audit.conditions import Condition, can_invert
 from compaction_audit.errors import LogError
+from compaction_audit.limits import Limit
 from compaction_audit.model import SessionHeader
 from compaction_audit.rules.base import Finding, Severity
 from compaction_audit.settings import Settings
@@ -45,7 +46,8 @@ class SessionReport:
     at least a warning: :meth:`worst`); ``extra`` holds sections added
     by optional analyses (keyed by section name, JSON-able); ``cosine`` says how the
     rebuilt cosine was made and which series each salience rule read
-    (:func:`compaction_audit.engine.cosine_section`).
+    (:func:`compaction_audit.engine.cosine_section`); ``limits`` the checks that
+    stopped early at their cap, and where (issue 11, class 5: every format shows them).
     """
 
     path: str
@@ -62,6 +64,7 @@ class SessionReport:
     extra: dict[str, Any] = field(default_factory=dict)
     source_format: str = "native"
     cosine: dict[str, Any] = field(default_factory=dict)
+    limits: list[Limit] = field(default_factory=list)
 
     def cosine_line(self) -> str:
         """One line for reports: the rebuilt cosine's method and query, and the series

@@ -121,6 +121,9 @@ def render_sarif(report: Report, opts: RenderOptions) -> bytes:
                        "message": {"text": printable(f"skipped (--lenient): {e}")},
                        "locations": [location(e.path, e.line)]}
                       for s in report.sessions for e in s.skipped]
+    notifications += [{"level": "warning", "message": {"text": printable(x.message())},
+                       "locations": [location(s.path, x.line or 1)]}
+                      for s in report.sessions for x in s.limits]  # capped checks
     notifications += omitted_all  # episodes beyond EPISODES_PER_RULE, counted
     run = {
         "tool": {"driver": {"name": "compaction-audit", "version": __version__,

@@ -152,6 +152,8 @@ def header(r: SessionReport, config: str | None = None) -> RenderableType:
         parts.append(hang("skipped".ljust(LABEL), (f"{len(r.skipped)} bad record(s) skipped, "
                                                    f"{len(r.dependent)} dependent reject(s) "
                                                    "(--lenient)", "yellow")))
+    for limit in r.limits:  # a check that stopped at its cap (issue 11, class 5)
+        parts.append(hang("limit".ljust(LABEL), w(limit.message(), "yellow")))
     return Group(*parts)
 
 

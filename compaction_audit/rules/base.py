@@ -18,6 +18,7 @@ from typing import Any, ClassVar, TypeVar
 import polars as pl
 
 from compaction_audit.cosine import Rebuilt
+from compaction_audit.limits import Limit
 from compaction_audit.model import Session
 from compaction_audit.series import Series
 from compaction_audit.settings import Settings
@@ -70,6 +71,9 @@ class Context:
     settings: Settings
     cache: dict[str, Any] = field(default_factory=dict)
     rebuilt: Rebuilt | None = None
+    limits: list[Limit] = field(default_factory=list)
+    """Checks of the rules that stopped at their cap (issue 11, class 5); the report
+    shows each (:attr:`~compaction_audit.report.model.SessionReport.limits`)."""
 
     @cached_property
     def cosine(self) -> str | None:

@@ -185,7 +185,7 @@ class StaleSummary(Rule):
                "(u4, a5); Next item 'write the migration' was done in a5")
 
     def evaluate(self, ctx: Context) -> Outcome:
-        found = stale(ctx.session, typed_items_of(ctx))
+        found = stale(ctx.session, typed_items_of(ctx), ctx.limits)
         if found.height == 0:
             return Outcome(_EMPTY)
         return Outcome(found.with_columns(pl.col("summary").alias("entity")))

@@ -86,6 +86,7 @@ def session_section(r: SessionReport, index: int) -> tuple[str, dict[str, Any]]:
              else f"{n.code} {n.rule}: not evaluated at {n.rounds} of {r.n_rounds} round(s): "
                   f"{n.reason}" for n in r.not_evaluated]
     notes += [f"note: {n}" for n in reader_notes(r)]
+    notes += [f"limit: {x.message()}" for x in r.limits]
     notes += [f"skipped: {e}" for e in r.skipped[:data.MAX_ROWS]]
     if notes:
         html.append("<h2>Notes</h2><ul>" + "".join(f"<li>{esc(n)}</li>" for n in notes)

@@ -1,0 +1,194 @@
+"""Checks with a cap stop visibly (issue 11, class 5): stale-summary's (repeated
+summary, newer span) checks, whose windows overlap when many summaries of one round are
+repeated at later rounds (n x n / 2 pairs), and asked-again's (lost item, later user
+message) checks, which stopped silently (it checked none past its cap).
+
+Work is counted (survival checks made), never timed: under the cap it grows with the
+square of n, past it it stays at the cap; the report says where each check stopped,
+in every format.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import pytest
+
+from compaction_audit.api import audit
+from compaction_audit.io.native import read_native
+from compaction_audit.limits import Limit
+from compaction_audit.recall import harm, stale
+from compaction_audit.recall.analysis import typed_items
+from tests.ci_commands import clean
+from tests.gate_app import run
+from tests.logs import LogWriter, rnd, session
+
+_BASE = "The alpha service was moved. The beta queue was drained. The gamma cache was warmed."
+
+
+def _wide(write_log: LogWriter, n: int) -> Path:
+    """n summaries T_i of round 0 (each folding a span), each repeated at round i + 1 by
+    S_i; each round adds a user span: S_i's window is rounds 0..i + 1 (the shape of
+    /tmp/quad/gen_wide.py)."""
+    records: list[dict[str, Any]] = [
+        session(session_id="wide"),
+        rnd(0, spans=[{"id": f"a{i}", "tokens": 1, "text": f"port {i} is 45000 ms"}
+                      for i in range(n)],
+            summaries=[{"id": f"T{i}", "tokens": 1, "text": _BASE, "children": [f"a{i}"]}
+                       for i in range(n)],
+            evicted=[f"a{i}" for i in range(n)])]
+    for i in range(1, n + 1):
+        records.append(rnd(i, spans=[{"id": f"u{i}", "tokens": 1, "source": "user",
+                                      "text": f"set the timeout_{i} to {i}000 ms"}],
+                           summaries=[{"id": f"S{i}", "tokens": 1, "text": _BASE,
+                                       "children": [f"T{i - 1}"]}],
+                           evicted=[f"T{i - 1}", f"u{i}"]))
+    return write_log(records, name=f"wide-{n}.jsonl")
+
+
+def _counted(monkeypatch: pytest.MonkeyPatch, module: Any) -> list[int]:
+    """Count the survival checks ``module`` makes (a list holding one counter)."""
+    calls = [0]
+    real = module.survives
+
+    def counting(d: Any, text: str) -> bool:
+        calls[0] += 1
+        return bool(real(d, text))
+
+    monkeypatch.setattr(module, "survives", counting)
+    return calls
+
+
+def _run_stale(path: Path) -> tuple[pl.DataFrame, list[Limit]]:
+    s = read_native(str(path))
+    limits: list[Limit] = []
+    return stale.stale(s, typed_items(s), limits), limits
+
+
+def test_stale_checks_stop_at_the_cap(write_log: LogWriter,
+                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(stale, "STALE_MAX_CHECKS", 600)
+    work = {}
+    for n in (40, 80):
+        calls = _counted(monkeypatch, stale)
+        out, limits = _run_stale(_wide(write_log, n))
+        work[n] = calls[0]
+        # every summary checked before the stop is judged as without the cap: each
+        # S_i's window holds a span of every earlier round, none of them kept
+        [limit] = limits
+        checked = int(limit.at.split("'S")[1].rstrip("'")) - 1
+        assert out["summary"].to_list() == [f"S{i}" for i in range(1, checked + 1)]
+        assert limit.check == "stale-summary" and limit.cap == 600
+        assert limit.left == n - checked and limit.round == checked + 1
+        assert work[n] <= 600
+    # window rows at n: about n * n; the old loop made about 4x the checks at 2n
+    assert work[80] <= work[40] * 1.1
+
+
+def test_stale_under_the_cap_checks_everything(write_log: LogWriter) -> None:
+    out, limits = _run_stale(_wide(write_log, 12))
+    assert limits == []
+    assert out["summary"].to_list() == [f"S{i}" for i in range(1, 13)]
+    # S3 (round 3): the other T's spans a0..a11 but a2 (its predecessor's leaf), u1..u3
+    row = out.row(2, named=True)
+    assert row["newer"] == 11 + 3 and len(row["unreached"]) == 14
+
+
+def test_the_stop_is_where_the_cap_falls(write_log: LogWriter,
+                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    path = _wide(write_log, 6)
+    # S1 (round 1, line 3; predecessor T0): newer spans a1..a5 and u1 (a0 is T0's
+    # leaf): 6 checks, then a survival check per discriminator (each a_i has one,
+    # "45000 ms"; u1 two, "timeout_1" and "1000 ms"), none survives: 6 + 5 + 2 = 13.
+    # S2 (round 2, line 4): a0, a2..a5, u1, u2: 7 + 5 + 2 + 2 = 16; 29 for both
+    monkeypatch.setattr(stale, "STALE_MAX_CHECKS", 29)
+    out, limits = _run_stale(path)
+    assert out["summary"].to_list() == ["S1", "S2"] and limits[0].at == "summary 'S3'"
+    assert (limits[0].left, limits[0].round, limits[0].line) == (4, 3, 5)
+    monkeypatch.setattr(stale, "STALE_MAX_CHECKS", 28)
+    out, limits = _run_stale(path)
+    assert out["summary"].to_list() == ["S1"] and limits[0].at == "summary 'S2'"
+    assert (limits[0].left, limits[0].round, limits[0].line) == (5, 2, 4)
+
+
+def _lost(n: int) -> pl.DataFrame:
+    return pl.DataFrame({"key": [f"identifier:ord-{i}" for i in range(n)],
+                         "kind": ["identifier"] * n, "text": [f"ORD-{i}" for i in range(n)],
+                         "start": [0] * n})
+
+
+def _users(n: int) -> pl.DataFrame:
+    return pl.DataFrame({"id": [f"u{i}" for i in range(n)], "ri": list(range(1, n + 1)),
+                         "round": list(range(1, n + 1)),
+                         "text": [f"is ORD-{i} fine?" for i in range(n)]})
+
+
+def test_asked_again_checks_up_to_its_cap_and_says_where(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(harm, "ASKED_AGAIN_MAX_CHECKS", 500)
+    work = {}
+    for n in (40, 80):
+        calls = _counted(monkeypatch, harm)
+        limits: list[Limit] = []
+        got = harm.asked_again(_lost(n), _users(n), limits)
+        work[n] = calls[0]
+        # ORD-k is asked again at u_k: k + 1 checks, so 500 - k(k+1)/2 are left before
+        # ORD-k, which is checked while that covers all n users: k <= 29 at 40 (35
+        # left for ORD-30), k <= 28 at 80 (65 left for ORD-29)
+        checked = {40: 30, 80: 29}[n]
+        assert got["id"].to_list() == [f"u{i}" for i in range(checked)]
+        [limit] = limits
+        assert limit.at == f"lost item 'ORD-{checked}'"
+        assert limit.left == n - checked and limit.check == "asked-again"
+        assert work[n] == checked * (checked + 1) // 2
+    assert work[80] <= work[40]  # before: all pairs or (past the cap) none, silently
+
+
+def test_asked_again_past_the_cap_is_no_longer_silent(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(harm, "ASKED_AGAIN_MAX_CHECKS", 3)
+    limits: list[Limit] = []
+    got = harm.asked_again(_lost(3), _users(2), limits)
+    # ORD-0 (2 users to check, budget 3): u0 after 1; ORD-1: 2 left >= 2, u1 after 2;
+    # ORD-2: 0 left < 2: stops there
+    assert got["id"].to_list() == ["u0", "u1"]
+    assert [(x.at, x.left) for x in limits] == [("lost item 'ORD-2'", 1)]
+
+
+@pytest.mark.parametrize("fmt", ["text", "json", "markdown", "sarif", "junit", "github",
+                                 "html"])
+def test_every_format_says_where_a_check_stopped(write_log: LogWriter, fmt: str,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(stale, "STALE_MAX_CHECKS", 27)
+    path = _wide(write_log, 6)
+    [limit] = audit(str(path)).limits
+    assert limit.message() == ("stale-summary stopped early at its cap of 27 (repeated "
+                               "summary, newer span) checks, at summary 'S2' (round 2): 5 "
+                               "repeated summaries not checked")
+    monkeypatch.setenv("COLUMNS", "400")
+    out = run("audit", str(path), "--format", fmt, "--jobs", "1").stdout
+    if fmt == "json":
+        assert json.loads(out)["limits"][0]["at"] == "summary 'S2'"
+    elif fmt == "html":
+        assert "stale-summary stopped early" in out and "S2" in out
+    else:
+        assert "stopped early at its cap of 27" in out and "S2" in out
+
+
+_EVIL = "S2\n::error title=x::owned\r##[add-mask]y\u202e"
+
+
+@pytest.mark.parametrize("fmt", ["text", "markdown", "sarif", "junit", "github"])
+def test_where_it_stopped_is_printed_inert(write_log: LogWriter, fmt: str,
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    path = _wide(write_log, 6)
+    path.write_text(path.read_text().replace('"S2"', json.dumps(_EVIL)))
+    monkeypatch.setattr(stale, "STALE_MAX_CHECKS", 27)
+    [limit] = audit(str(path)).limits
+    assert limit.at == f"summary {_EVIL!r}"
+    out = run("audit", str(path), "--format", fmt, "--jobs", "1")
+    assert "stopped early" in out.stdout
+    assert clean(out.stdout + out.stderr, own=fmt == "github") == []
