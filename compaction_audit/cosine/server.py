@@ -46,11 +46,12 @@ from typing import IO, Any
 
 ENV = "COMPACTION_AUDIT_EMBED"
 """The environment variable choosing the embedding (``compaction_audit.cosine.embed``)."""
-READY_SECONDS = 30.0
-"""How long the audit waits for the helper's load (about 0.15 s on an idle core)."""
-SECONDS_PER_CHAR = 1e-5
-"""Allowance per character of text for the helper's answer (it embeds 3 MB/s or more:
-this is a hundred MB/s ... a tenth of that, 0.1 MB/s), above :data:`READY_SECONDS`."""
+READY_SECONDS = 10.0
+"""How long the audit waits for the helper's load (about 0.15 s of CPU; 0.2 to 0.7 s
+of wall time seen on 2 busy cores), and the base of :func:`result_seconds`."""
+SECONDS_PER_CHAR = 5e-6
+"""Allowance per character of text for the helper's answer, above
+:data:`READY_SECONDS`: 0.2 MB/s, where it embeds 3 MB/s or more."""
 
 BOOT = (
     "import gc, sys, types\n"
