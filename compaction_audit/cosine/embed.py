@@ -9,7 +9,9 @@ and converted row by row as texts use them: :class:`TokenTable`; the tokenizer w
 ``tokenizers``): wordllama's ``WordLlama.load`` is not called, because it looks for
 files in a cache and falls back to a download; nothing here can reach the network.
 Each distinct text is embedded once, :data:`BATCH` texts at a time.
-:func:`start_loading` loads the model in a background thread while the log is read.
+:func:`start_loading` loads the model in a background thread while the log is read, or
+hands the work to the helper process the ``audit`` command started before its imports
+(:mod:`~compaction_audit.cosine.server`: the same code, the same numbers).
 
 **Lexical fallback** (always available): TF-IDF cosine, computed in Polars.  Terms
 are lower-cased words (``\\w+``); a term's weight in a text is
@@ -209,9 +211,9 @@ _HELPER_LOCK = threading.Lock()
 _helper: server.Helper | None = None
 
 HELPER = True
-"""Whether :func:`start_loading` may load the model in a helper process
-(:mod:`~compaction_audit.cosine.server`) rather than a thread; tests that replace
-:func:`load_model` with a stand-in turn it off."""
+"""Whether the embedding may use the helper process the command started
+(:mod:`~compaction_audit.cosine.server`); False keeps every load and embedding in
+this process."""
 
 
 def load_model() -> tuple[Any, Any] | None:
@@ -473,6 +475,8 @@ def helper_waiting() -> bool:
 
 
 def _local_cosines(texts: list[str], query: str) -> list[float | None]:
+    """The model's cosines of ``texts`` to ``query``, computed in this process (the
+    helper process runs this too)."""
     import numpy as np
 
     if not texts:
