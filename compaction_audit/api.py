@@ -6,6 +6,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import as_completed
 
 from compaction_audit.cosine.embed import start_loading_for
+from compaction_audit.cosine.rebuild import prefetch
 from compaction_audit.engine import audit_session
 from compaction_audit.errors import LogError
 from compaction_audit.io.lines import Limits, reads_once
@@ -41,6 +42,7 @@ def audit(path: str, settings: Settings | None = None, lenient: bool = False,
     if session.n_rounds == 0:
         skipped = f" ({len(session.skipped)} bad record(s) skipped)" if session.skipped else ""
         raise LogError(path, 0, f"no round records{skipped}: nothing to audit")
+    prefetch(session)  # an embedding helper process, if any, embeds while we go on
     return audit_session(session, settings, rules, severity, source_format=fmt)
 
 

@@ -133,3 +133,35 @@ def _as_is(descriptor: Any, value: Any, ctx: Any, coerce_choice: Any) -> Any:
         except Exception:  # typer says why, through its adapter
             return _AS_TYPER
     return _AS_TYPER
+
+
+def embed_early(paths: list[str]) -> bool:
+    """In the command's own process, start the embedding helper process before the
+    auditor's modules load, when ``paths`` is one trace that looks as if it carries
+    texts (:func:`compaction_audit.cosine.server.start_early`; issue 14, item 4, and
+    issue 16, point 4): the model loads on the other core while this process imports
+    Polars and reads the log.  The helper's module is loaded by file path, so that the
+    ``cosine`` package (and with it Polars) is not imported for it; the package finds
+    it in ``sys.modules`` later.  Returns True when a helper was started."""
+    import sys
+
+    if not _command:
+        return False
+    name = "compaction_audit.cosine.server"
+    module = sys.modules.get(name)
+    if module is None:
+        import importlib.util
+        import os
+
+        here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "cosine", "server.py")
+        spec = importlib.util.spec_from_file_location(name, here)
+        if spec is None or spec.loader is None:
+            return False
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        try:
+            spec.loader.exec_module(module)
+        except Exception:
+            del sys.modules[name]
+            return False
+    return bool(module.start_early(paths))

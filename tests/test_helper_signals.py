@@ -1,7 +1,8 @@
-"""The helper processes that decode a large plain trace (io/parallel.py) end with the
-command and print nothing, and SIGTERM ends a single-trace audit with its one line and
-exit 143 (issue 11, third pass, F6: a helper printed a ``BrokenPipeError`` traceback,
-and the command died of SIGTERM without a word)."""
+"""The helper processes that decode a large plain trace (io/parallel.py), and the one
+that loads the embedding model (cosine/server.py), end with the command and print
+nothing, and SIGTERM ends a single-trace audit with its one line and exit 143 (issue 11,
+third pass, F6: a helper printed a ``BrokenPipeError`` traceback, and the command died
+of SIGTERM without a word)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from compaction_audit.cosine import server
 from compaction_audit.scale import write_scale_session
 from tests.logs import ROOT
 from tests.test_processes import _children, _gone, _running
@@ -81,7 +83,9 @@ def test_helpers_end_with_the_command_without_a_word(
             main.kill()
             pytest.skip("the helpers did not start in time (machine too busy)")
         helpers = [k for k in _children(main.pid) if _running(k)]
-        assert len(helpers) == 2
+        # the two decoding helpers, and the embedding helper the command starts before
+        # loading the auditor when the trace has texts (cosine/server.py)
+        assert len(helpers) == 2 + server.wanted()
         time.sleep(0.3)  # the helpers are blocked on their full pipes
         if group:
             os.killpg(main.pid, sig)

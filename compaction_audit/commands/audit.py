@@ -318,8 +318,10 @@ def audit_command(
 
     An unreadable trace is reported and counted, the others are still audited; exit 2.
     """
-    from compaction_audit.startup import loading
+    from compaction_audit.startup import embed_early, loading
 
+    if engine is Engine.local:
+        embed_early(paths)  # the embedding model loads in a helper while we import
     with loading():  # the auditor: Polars, the readers, the rules, the report
         from compaction_audit import api  # noqa: F401 - loaded here, used by run_audit
         from compaction_audit.discover import names_one_file

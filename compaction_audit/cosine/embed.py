@@ -9,7 +9,9 @@ and converted row by row as texts use them: :class:`TokenTable`; the tokenizer w
 ``tokenizers``): wordllama's ``WordLlama.load`` is not called, because it looks for
 files in a cache and falls back to a download; nothing here can reach the network.
 Each distinct text is embedded once, :data:`BATCH` texts at a time.
-:func:`start_loading` loads the model in a background thread while the log is read.
+:func:`start_loading` loads the model in a background thread while the log is read, or
+hands the work to the helper process the ``audit`` command started before its imports
+(:mod:`~compaction_audit.cosine.server`: the same code, the same numbers).
 
 **Lexical fallback** (always available): TF-IDF cosine, computed in Polars.  Terms
 are lower-cased words (``\\w+``); a term's weight in a text is
@@ -37,13 +39,16 @@ import threading
 from functools import lru_cache
 from itertools import pairwise
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import polars as pl
-
-from compaction_audit.cosine import pieces
+from compaction_audit.cosine import pieces, server
 from compaction_audit.errors import UsageError
-from compaction_audit.io.lines import open_binary, reads_once
+
+if TYPE_CHECKING:
+    import polars as pl
+
+# Polars and the line reader are imported where they are used: the embedding helper
+# process (cosine/server.py) loads this module without them.
 
 TEXT_CHARS = 16_000
 """Characters of each text that are embedded."""
@@ -53,7 +58,7 @@ CHUNK_ROWS = 65_536
 """Token vectors pooled at a time: 64 MB of float32 at most, whatever the texts (256
 texts of 16,000 characters are up to a million tokens)."""
 METHODS = ("auto", "model", "lexical")
-ENV = "COMPACTION_AUDIT_EMBED"
+ENV = server.ENV
 """Environment variable choosing the method: ``auto`` (default), ``model``, ``lexical``."""
 MODEL_NAME = "wordllama l2_supercat 256-d"
 LEXICAL_NAME = "lexical TF-IDF"
@@ -203,6 +208,13 @@ def _load() -> tuple[Any, Any] | None:
 _LOCK = threading.Lock()
 _START_LOCK = threading.Lock()
 _started: threading.Thread | None = None
+_HELPER_LOCK = threading.Lock()
+_helper: server.Helper | None = None
+
+HELPER = True
+"""Whether the embedding may use the helper process the command started
+(:mod:`~compaction_audit.cosine.server`); False keeps every load and embedding in
+this process."""
 
 
 def load_model() -> tuple[Any, Any] | None:
@@ -222,9 +234,33 @@ def load_model() -> tuple[Any, Any] | None:
 
 
 def forget_model() -> None:
-    """Drop the loaded model (tests: load again under other conditions)."""
+    """Drop the loaded model, and end the helper process if there is one (tests: load
+    again under other conditions)."""
     with _LOCK:
         _load.cache_clear()
+    _end_helper()
+
+
+def _end_helper() -> None:
+    global _helper
+    with _HELPER_LOCK:
+        helper, _helper = _helper, None
+    if helper is not None:
+        helper.close()
+
+
+def _helper_ready() -> bool:
+    """True when the helper process has the model loaded (waiting for it if it is
+    still loading); a helper that has not, or cannot, is ended and forgotten."""
+    global _helper
+    with _HELPER_LOCK:
+        helper = _helper
+        if helper is None or not HELPER:
+            return False
+        if helper.ready():
+            return True
+        _helper = None
+        return False
 
 
 def _load_quietly() -> None:
@@ -234,21 +270,33 @@ def _load_quietly() -> None:
 
 
 def start_loading() -> bool:
-    """Start loading the model in a background thread, so that the load overlaps with
-    reading the log (about 0.1 s of CPU: importing numpy, parsing the tokenizer,
-    mapping the weights); :func:`load_model` then waits for it, or finds it loaded.
+    """Start loading the model beside the audit, so that the load overlaps with reading
+    the log (about 0.13 s of CPU: importing numpy, parsing the tokenizer, mapping the
+    weights).  In a helper process when the command started one before the auditor's
+    modules loaded (:func:`compaction_audit.cosine.server.start_early`; and
+    :data:`HELPER`): :func:`method` and :func:`cosines` then use it, and do the work
+    here if it fails.  Else in a background thread, and :func:`load_model` waits for
+    it, or finds it loaded.  (A helper started here, after the imports, was measured
+    slower than the thread on logs under 1 MB: it is not ready before the rebuild.)
 
     Does nothing, and returns False, when the environment forces the lexical method
     (or holds a value the audit will reject), when the model is loaded already, or a
     load is under way.  Only *when* the model is loaded depends on it, never which
     method is used: that stays :func:`method`'s documented choice."""
-    global _started
+    global _started, _helper
     wanted = os.environ.get(ENV, "auto").strip().lower() or "auto"
     if wanted not in ("auto", "model") or _load.cache_info().currsize:
         return False
     with _START_LOCK:
         if _started is not None and _started.is_alive():
             return False
+        with _HELPER_LOCK:
+            if _helper is not None and _helper.status in (None, "model"):
+                return False  # loading, or loaded, there
+            if HELPER:
+                _helper = server.take_early()
+                if _helper is not None:
+                    return True
         _started = threading.Thread(target=_load_quietly, name="compaction-audit-embed-load",
                                     daemon=True)
         _started.start()
@@ -279,6 +327,8 @@ def start_loading_for(path: str) -> bool:
     (decompressed) hold a ``"text"`` key.  A hint only: a wrong guess costs a load
     nobody uses (in the background) or a load done when the rebuild asks for it, as
     without the hint; the audit's results do not depend on it.  Never raises."""
+    from compaction_audit.io.lines import open_binary, reads_once
+
     try:
         if reads_once(path):
             return False
@@ -297,7 +347,7 @@ def method() -> str:
         raise ModelUnavailable(f"{ENV} must be one of {', '.join(METHODS)}, got {wanted!r}")
     if wanted == "lexical":
         return LEXICAL_NAME
-    if load_model() is not None:
+    if _helper_ready() or load_model() is not None:
         return MODEL_NAME
     if wanted == "model":
         raise ModelUnavailable(f"{ENV}=model but the embedding model is not installed: "
@@ -394,6 +444,53 @@ def _pool(table: Any, ids: Any, owner: Any, n: int) -> Any:
 
 
 def _model_cosines(texts: list[str], query: str) -> list[float | None]:
+    """The model's cosines of ``texts`` (cut, none blank) to ``query``: from the helper
+    process when there is one and it delivers (it runs this function on the same texts:
+    the same floats), else computed here."""
+    global _helper
+    if not texts:
+        return []
+    with _HELPER_LOCK:
+        helper = _helper
+        if helper is not None and HELPER:
+            got = helper.cosines(texts, query)
+            if got is not None:
+                return got
+            _helper = None  # it failed: ended by cosines(); the work is done here
+    return _local_cosines(texts, query)
+
+
+def prefetch(texts: list[str], query: str) -> bool:
+    """Send ``texts`` and ``query`` to the helper process now, when there is one, so that
+    it embeds them while the audit goes on; :func:`cosines` on the same texts and query
+    then collects its answer (or does the work here, as always, if it fails).  Returns
+    True when they were sent.  The texts are cut and blanks left out as :func:`cosines`
+    does, so that the request is the one it makes."""
+    wanted = os.environ.get(ENV, "auto").strip().lower() or "auto"
+    if wanted not in ("auto", "model"):
+        return False
+    with _HELPER_LOCK:
+        helper = _helper
+        if helper is None or not HELPER:
+            return False
+        cut = [t[:TEXT_CHARS] for t in texts]
+        kept = [t for t in cut if t.strip()]
+        if not kept:
+            return False
+        helper.request(kept, query[:TEXT_CHARS])
+    return True
+
+
+def helper_waiting() -> bool:
+    """True when a helper process has been handed to the embedding (see
+    :func:`start_loading`) and has not failed."""
+    helper = _helper
+    return helper is not None and HELPER and helper.status in (None, "model")
+
+
+def _local_cosines(texts: list[str], query: str) -> list[float | None]:
+    """The model's cosines of ``texts`` to ``query``, computed in this process (the
+    helper process runs this too)."""
     import numpy as np
 
     if not texts:
@@ -415,6 +512,8 @@ def _model_cosines(texts: list[str], query: str) -> list[float | None]:
 
 def lexical_cosines(texts: list[str], query: str) -> list[float | None]:
     """TF-IDF cosine of each text to ``query`` (module docstring), vectorized in Polars."""
+    import polars as pl
+
     if not texts:
         return []
     n = len(texts)
@@ -450,6 +549,8 @@ def _ordered_sums(frame: pl.DataFrame, value: pl.Expr, name: str) -> pl.DataFram
     on Polars' threads in an order that changed from run to run, and with it the
     cosines' last bits (issue 11, class 8); here each doc's values are gathered in
     (doc, term) order, one list per doc, and each list is summed on its own."""
+    import polars as pl
+
     return (frame.select("doc", "term", value.alias(name)).sort("doc", "term")
             .group_by("doc", maintain_order=True).agg(pl.col(name))
             .with_columns(pl.col(name).list.sum()))

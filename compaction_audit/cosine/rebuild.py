@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
+from compaction_audit.cosine import embed
 from compaction_audit.cosine.embed import cosines, method
 from compaction_audit.cosine.query import TaskQuery, task_query
 from compaction_audit.model import Session
@@ -60,14 +61,13 @@ def rebuild(session: Session) -> Rebuilt:
     query = task_query(session)
     empty = pl.DataFrame({"ri": pl.int_range(0, n, eager=True, dtype=pl.Int64)}).with_columns(
         pl.lit(None, pl.Float64).alias("query_cosine_rebuilt"))
-    texted = session.items.filter(
-        pl.col("text").is_not_null() & (pl.col("text").str.strip_chars() != ""))
+    texted = _texted(session)
     if query.text is None:
         return Rebuilt(query, series=empty, reason="no task query")
     if texted.height == 0:
         return Rebuilt(query, series=empty, reason="no span or summary carries a text")
     # Polars work first: it runs while a model still loading in the background finishes
-    distinct = texted.select("text").unique(maintain_order=True)["text"].to_list()
+    distinct = _distinct(texted)
     how = method()
     table = pl.DataFrame({"text": distinct, "cosine": cosines(distinct, query.text, how)},
                          schema={"text": pl.String, "cosine": pl.Float64})
@@ -82,6 +82,30 @@ def rebuild(session: Session) -> Rebuilt:
                 .otherwise(None).alias("query_cosine_rebuilt"))
     )
     return Rebuilt(query, items, series, how, None, len(distinct))
+
+
+def _texted(session: Session) -> pl.DataFrame:
+    return session.items.filter(
+        pl.col("text").is_not_null() & (pl.col("text").str.strip_chars() != ""))
+
+
+def _distinct(texted: pl.DataFrame) -> list[str]:
+    return texted.select("text").unique(maintain_order=True)["text"].to_list()
+
+
+def prefetch(session: Session) -> bool:
+    """Hand the session's distinct texts and task query to the embedding helper process
+    as soon as the session is read, when the command started one
+    (:func:`~compaction_audit.cosine.embed.prefetch`): it embeds them while this process
+    goes on, and :func:`rebuild` collects the answer.  Only *where and when* the
+    cosines are computed depends on it, never their values.  Returns True when sent."""
+    if not embed.helper_waiting():
+        return False
+    query = task_query(session)
+    if query.text is None:
+        return False
+    texted = _texted(session)
+    return texted.height > 0 and embed.prefetch(_distinct(texted), query.text)
 
 
 def _cosine_sums(members: pl.DataFrame, n: int) -> pl.DataFrame:
