@@ -118,6 +118,22 @@ class SessionReport:
         return (sum(1 for c in self.compactions if c.get("lost_checked") is False)
                 + (len(unread) if isinstance(unread, list) else 0))
 
+    def incomplete_note(self) -> str:
+        """What the verdict could not cover, as a "; ..." suffix ("" for nothing): the
+        compactions that could not be checked (issue 10, point 8) and the checks that
+        stopped at their cap (issue 11, class 5: a capped check never passes silently),
+        e.g. "; 1 compaction could not be checked; 1 check stopped at its limit"."""
+        note = ""
+        unchecked = self.compactions_not_checked()
+        if unchecked:
+            note += (f"; {unchecked} compaction{'s' if unchecked > 1 else ''} could not "
+                     "be checked")
+        if self.limits:
+            n = len(self.limits)
+            note += (f"; {n} check{'s' if n > 1 else ''} stopped at "
+                     f"{'their' if n > 1 else 'its'} limit")
+        return note
+
     def verdict_head(self) -> str:
         """FAIL (an error), WARN (a warning, or skipped records: see :meth:`worst`) or
         PASS."""
@@ -132,11 +148,7 @@ class SessionReport:
         and the onsets."""
         c = self.counts()
         o = self.onsets
-        head = self.verdict_head()
-        unchecked = self.compactions_not_checked()
-        if unchecked:
-            head += (f"; {unchecked} compaction{'s' if unchecked > 1 else ''} could not "
-                     "be checked")
+        head = self.verdict_head() + self.incomplete_note()
         parts = [f"{c['error']} error(s), {c['warning']} warning(s), {c['info']} info"]
         if self.skipped or self.dependent:
             parts.append(f"{len(self.skipped)} bad record(s) skipped and "

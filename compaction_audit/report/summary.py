@@ -78,6 +78,9 @@ def gate_line(report: Report, fail_on: str) -> str:
     unchecked = sum(s.compactions_not_checked() for s in report.sessions)
     if unchecked:
         parts.append(f"{unchecked} compaction(s) could not be checked")
+    capped = sum(len(s.limits) for s in report.sessions)
+    if capped:
+        parts.append(f"{capped} check(s) stopped at a limit")
     return f"exit {report.exit_code(fail_on)}: " + ", ".join(parts)
 
 

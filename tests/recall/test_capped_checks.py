@@ -192,3 +192,22 @@ def test_where_it_stopped_is_printed_inert(write_log: LogWriter, fmt: str,
     out = run("audit", str(path), "--format", fmt, "--jobs", "1")
     assert "stopped early" in out.stdout
     assert clean(out.stdout + out.stderr, own=fmt == "github") == []
+
+
+def test_a_capped_check_is_named_in_the_verdict(write_log: LogWriter,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 11, class 2: a trace whose check stopped at its cap never passes silently:
+    the verdict and the gate line say so (the head word still follows the findings)."""
+    path = _wide(write_log, 6)
+    report = audit(str(path))
+    assert report.limits == [] and "stopped at" not in report.verdict()
+    monkeypatch.setattr(stale, "STALE_MAX_CHECKS", 27)
+    report = audit(str(path))
+    head = report.verdict().split(":")[0]
+    assert head == f"{report.verdict_head()}; 1 check stopped at its limit"
+    monkeypatch.setenv("COLUMNS", "400")
+    out = run("audit", str(path), "--jobs", "1").stdout
+    assert "FAIL; 1 check stopped at its limit: " in out
+    other = _wide(write_log, 2)  # a second trace: the summary's gate line counts stops
+    out = run("audit", str(path), str(other), "--jobs", "1").stdout
+    assert "1 check(s) stopped at a limit" in out
