@@ -14,7 +14,6 @@ from bisect import bisect_left
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any
 
 from compaction_audit.recall import paraphrase
 from compaction_audit.recall.clauses import NEGATION_WORDS, content_words
@@ -24,6 +23,14 @@ from compaction_audit.recall.extract import (
     Discriminator,
     Kind,
     extract_cached,
+)
+from compaction_audit.recall.versions import (
+    REQUIREMENT_RE,
+    RequirementTable,
+    admitted,
+    measure,
+    requirement_table,
+    vtuple,
 )
 
 __all__ = ["dropped", "flip_sentence", "flipped", "negative", "stem", "survives"]
@@ -96,7 +103,7 @@ class _Lookup:
     hashes: tuple[str, ...]  # the keys that are hex strings, sorted
     hash_set: frozenset[str]
     path_tails: dict[str, list[str]]  # last "/" part of a path -> paths
-    requirements: _RequirementTable
+    requirements: RequirementTable
     memo: dict[tuple[object, ...], bool] = field(default_factory=dict)
     """Answers by what decides them (the query's words that occur in the summary at
     all): lost items that differ only in words the summary lacks get one look-up."""
@@ -148,13 +155,7 @@ _LONG_RUN_RE = re.compile(r"[\w-]{257,}")
 patterns, which would otherwise rescan it from each of its positions (quadratic time
 on a summary that is one long word; issue 11, item 5)."""
 _CAMEL_RE = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
-_REQUIREMENT_RE = re.compile(r"(~>|\^|~=?|>=|<=|==|>|<)\s*v?(\d+(?:\.\d+){0,3})")
-_TO_BASE = {"ms": ("time", 1.0), "s": ("time", 1000.0), "min": ("time", 60000.0),
-            "h": ("time", 3600000.0), "d": ("time", 86400000.0), "week": ("time", 604800000.0),
-            "us": ("time", 0.001), "ns": ("time", 1e-6), "b": ("bytes", 1.0),
-            "kb": ("bytes", 1e3), "mb": ("bytes", 1e6), "gb": ("bytes", 1e9),
-            "tb": ("bytes", 1e12), "kib": ("bytes", 1024.0), "mib": ("bytes", 1024.0 ** 2),
-            "gib": ("bytes", 1024.0 ** 3), "tib": ("bytes", 1024.0 ** 4)}
+
 
 
 @lru_cache(maxsize=65536)
@@ -170,100 +171,6 @@ def _module_key(name: str) -> str:
     snake = _CAMEL_RE.sub("_", base).lower().replace("-", "_")
     snake = re.sub(r"^\d{6,}_", "", snake)  # a migration's timestamp
     return snake if "_" in snake or len(snake) >= 6 else ""
-
-
-def _measure(number: str, unit: str) -> tuple[str, float] | None:
-    """(dimension, value in the base unit) of a quantity whose unit converts."""
-    conv = _TO_BASE.get(unit)
-    if conv is None:
-        return None
-    try:
-        return conv[0], round(float(number) * conv[1], 6)
-    except ValueError:
-        return None
-
-
-def _vtuple(version: str) -> tuple[int, ...]:
-    return tuple(int(p) for p in re.findall(r"\d+", version)[:4])
-
-
-def _admits(op: str, req: tuple[int, ...], ver: tuple[int, ...]) -> bool:
-    """Whether a requirement ``op req`` admits version ``ver`` (~> and ~ pessimistic,
-    ^ caret, comparisons; == and bare by prefix)."""
-    pad = ver + (0,) * (len(req) - len(ver))
-    if op in ("==", "="):
-        return pad[:len(req)] == req
-    if op == ">=":
-        return pad >= req
-    if op == ">":
-        return pad > req
-    if op == "<=":
-        return pad[:len(req)] <= req
-    if op == "<":
-        return pad < req
-    if op in ("~>", "~="):  # all but the last given part fixed
-        fixed = max(1, len(req) - 1)
-        return pad >= req and pad[:fixed] == req[:fixed]
-    if op == "~":
-        return pad >= req and pad[:2] == req[:2] if len(req) >= 2 else pad[:1] == req[:1]
-    if op == "^":
-        return pad >= req and pad[:1] == req[:1]
-    return False
-
-
-_RequirementTable = dict[tuple[str, int], Any]
-
-
-def _requirement_table(requirements: Iterable[tuple[str, tuple[int, ...]]]
-                       ) -> _RequirementTable:
-    """The requirements of a summary folded per (operator class, version length) so that
-    :func:`_admitted` answers "does any admit this version" in constant time: the
-    versions of ``==``; the least of ``>=``/``>`` and the greatest of ``<=``/``<``; the
-    least per fixed prefix of ``~>``/``~=``, ``~`` and ``^`` (what :func:`_admits`
-    compares)."""
-    table: dict[tuple[str, int], Any] = {}
-    for op, req in requirements:
-        n = len(req)
-        if op in ("==", "="):
-            table.setdefault(("==", n), set()).add(req)
-        elif op in (">=", ">"):
-            table[op, n] = min(table.get((op, n), req), req)
-        elif op in ("<=", "<"):
-            table[op, n] = max(table.get((op, n), req), req)
-        elif op == "~" and n < 2:
-            table.setdefault(("~1", n), set()).add(req[:1])
-        elif op in ("~>", "~=", "~", "^"):
-            cls = "~>" if op == "~=" else op
-            fixed = max(1, n - 1) if cls == "~>" else 2 if cls == "~" else 1
-            group = table.setdefault((cls, n), {})
-            group[req[:fixed]] = min(group.get(req[:fixed], req), req)
-    return table
-
-
-def _admitted(ver: tuple[int, ...], table: _RequirementTable) -> bool:
-    """Whether any requirement folded into ``table`` (:func:`_requirement_table`) admits
-    ``ver``: the same answer as :func:`_admits` over each of them."""
-    for (cls, n), entry in table.items():
-        pad = ver + (0,) * (n - len(ver))
-        if cls == "==":
-            hit = pad[:n] in entry
-        elif cls == ">=":
-            hit = pad >= entry
-        elif cls == ">":
-            hit = pad > entry
-        elif cls == "<=":
-            hit = pad[:n] <= entry
-        elif cls == "<":
-            hit = pad < entry
-        elif cls == "~1":
-            hit = pad[:1] in entry
-        else:
-            fixed = max(1, n - 1) if cls == "~>" else 2 if cls == "~" else 1
-            least = entry.get(pad[:fixed])
-            hit = least is not None and pad >= least
-        if hit:
-            return True
-    return False
 
 
 _RULE_RE = re.compile(
@@ -324,8 +231,8 @@ def _index(summary: str) -> _Index:
         and (_RULE_RE.search(part) or words[0] in _IMPERATIVE_VERBS))
     modules = {_module_key(m) for m in _MODULE_RE.findall(summary)}
     modules.update(_module_key(f) for f in _FILE_RE.findall(_LONG_RUN_RE.sub(" ", summary)))
-    measures = {m for number, unit in quantities if (m := _measure(number, unit))}
-    requirements = tuple((op, _vtuple(v)) for op, v in _REQUIREMENT_RE.findall(low))
+    measures = {m for number, unit in quantities if (m := measure(number, unit))}
+    requirements = tuple((op, vtuple(v)) for op, v in REQUIREMENT_RE.findall(low))
     hashes = sorted(k for k in keys if _HEX_RE.fullmatch(k))
     tails: dict[str, list[str]] = {}
     for path in paths:  # a path ending another ends in the same last "/" part
@@ -338,7 +245,7 @@ def _index(summary: str) -> _Index:
          for key, cands in clauses.items()},
         word_set, tuple(hashes), frozenset(hashes),
         {tail: list(dict.fromkeys(ps)) for tail, ps in tails.items()},
-        _requirement_table(requirements))
+        requirement_table(requirements))
     return _Index(frozenset(keys), tuple(paths), frozenset(quantities), frozenset(scopes),
                   clauses, sentences, rules, frozenset(modules - {""}), frozenset(measures),
                   requirements, low, paraphrase.summary_names(summary, _stem), lookup)
@@ -583,13 +490,13 @@ def survives(d: Discriminator, summary_text: str) -> bool:
         number, _, unit = norm.partition(" ")
         if not unit:
             return number in idx.keys
-        measure = _measure(number, unit)
-        return (number, unit) in idx.quantities or (measure is not None
-                                                    and measure in idx.measures)
+        base = measure(number, unit)
+        return (number, unit) in idx.quantities or (base is not None
+                                                    and base in idx.measures)
     if d.kind is Kind.VERSION and norm[:1].isdigit():
         if norm in idx.keys:
             return True
-        return _admitted(_vtuple(norm), idx.lookup.requirements)
+        return admitted(vtuple(norm), idx.lookup.requirements)
     if d.kind is Kind.SCOPE:
         return norm in idx.scopes or norm in idx.keys
     if norm in idx.keys or _raw_in(norm, idx):

@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 from compaction_audit.recall import survival as sv
+from compaction_audit.recall import versions
 from compaction_audit.recall.extract import CLAUSE_KINDS, Discriminator, Kind, extract
 
 # ------------------------------------------------------------- the old scans (reference)
@@ -112,14 +113,14 @@ def old_survives(d: Discriminator, summary_text: str) -> bool:
         number, _, unit = norm.partition(" ")
         if not unit:
             return number in idx.keys
-        measure = sv._measure(number, unit)
+        measure = versions.measure(number, unit)
         return (number, unit) in idx.quantities or (measure is not None
                                                     and measure in idx.measures)
     if d.kind is Kind.VERSION and norm[:1].isdigit():
         if norm in idx.keys:
             return True
-        ver = sv._vtuple(norm)
-        return any(sv._admits(op, req, ver) for op, req in idx.requirements)
+        ver = versions.vtuple(norm)
+        return any(versions.admits(op, req, ver) for op, req in idx.requirements)
     if d.kind is Kind.SCOPE:
         return norm in idx.scopes or norm in idx.keys
     if norm in idx.keys or _old_raw_in(norm, idx.low):
@@ -252,10 +253,10 @@ def test_requirement_table_admits_what_some_requirement_admits() -> None:
     for _ in range(3000):
         reqs = [(rng.choice(ops), tuple(rng.randint(0, 3) for _ in range(rng.randint(1, 4))))
                 for _ in range(rng.randint(0, 4))]
-        table = sv._requirement_table(reqs)
+        table = versions.requirement_table(reqs)
         ver = tuple(rng.randint(0, 3) for _ in range(rng.randint(1, 4)))
-        expected = any(sv._admits(op, req, ver) for op, req in reqs)
-        assert sv._admitted(ver, table) == expected, (reqs, ver)
+        expected = any(versions.admits(op, req, ver) for op, req in reqs)
+        assert versions.admitted(ver, table) == expected, (reqs, ver)
 
 
 @pytest.mark.parametrize(("norm", "summary"), [
