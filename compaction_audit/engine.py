@@ -37,17 +37,22 @@ def select_rules(codes: Iterable[str] | None = None) -> list[Rule]:
 def run_rules(ctx: Context, rules: list[Rule],
               severity: dict[str, Severity] | None = None
               ) -> tuple[list[Finding], list[NotEvaluated]]:
-    """Evaluate ``rules``; returns findings (by round, then code) and skipped rounds.
+    """Evaluate ``rules``; returns findings (by round, then code) and skipped rounds
+    (in the order of ``rules``).
 
-    ``severity`` overrides a rule's default severity by rule name.
+    ``severity`` overrides a rule's default severity by rule name.  Rules that read the
+    recall analysis (``Rule.reads_recall``) are evaluated last: its text work runs in a
+    helper process meanwhile (issue 14); each rule's findings are its own, so the
+    order of evaluation changes nothing in the result.
     """
     frame = ctx.series.frame.select("ri", "round", "line")
     findings: list[Finding] = []
-    notes: list[NotEvaluated] = []
-    for rule in rules:
+    notes_of: list[list[NotEvaluated]] = [[] for _ in rules]
+    for at in sorted(range(len(rules)), key=lambda k: rules[k].reads_recall):
+        rule = rules[at]
         outcome = rule.evaluate(ctx)
         for reason, count in outcome.not_evaluated.items():
-            notes.append(NotEvaluated(rule.name, rule.code, reason, count))
+            notes_of[at].append(NotEvaluated(rule.name, rule.code, reason, count))
         rows = outcome.fired.join(frame, on="ri", how="left").sort("ri")
         del outcome  # a long session's fired rows can be large: keep one copy
         rehydrate: dict[int, dict[str, Any]] = {}
@@ -67,7 +72,7 @@ def run_rules(ctx: Context, rules: list[Rule],
             findings.append(Finding(rule.name, rule.code, sev, number, line, message,
                                     rule.action, capped(row) if over[k] else row, entity))
     findings.sort(key=lambda f: (f.round, f.code))
-    return findings, notes
+    return findings, [note for notes in notes_of for note in notes]
 
 
 VALUES_LIST_CAP = 50

@@ -1,0 +1,101 @@
+"""Costs of the text cells (issue 14, point 2) that change no result: the support
+vocabularies of unsupported-summary-claim are let go once no parent needs them, and
+the rules that read the recall analysis are evaluated last (its text work runs in a
+helper meanwhile) while notes keep the rules' order."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+from typing import Any
+
+import polars as pl
+
+from compaction_audit.engine import run_rules
+from compaction_audit.recall.claims import _Vocab, bag
+from compaction_audit.rules.base import Outcome, Rule, Severity
+
+
+def _dag() -> tuple[dict[str, tuple[Any, ...]], dict[str, list[str]]]:
+    """a, b folded into s1; s1 and c folded into s2 (kind, text, ri, line)."""
+    info = {"a": ("span", "alpha 10", 0, 1), "b": ("span", "beta 20", 0, 1),
+            "c": ("span", "gamma 30", 1, 2), "s1": ("summary", "x", 1, 2),
+            "s2": ("summary", "y", 2, 3)}
+    return info, {"s1": ["a", "b"], "s2": ["s1", "c"]}
+
+
+def test_a_vocabulary_is_held_until_its_parent_is_built_and_it_is_checked() -> None:
+    info, children = _dag()
+    vocab = _Vocab(info, children, {"s1", "s2"})
+    lower = vocab.of("s1")
+    assert lower is not None and lower[0] == bag("alpha 10")[0] | bag("beta 20")[0]
+    assert set(vocab.memo) == {"s1"}  # the leaves went once s1 held them
+    vocab.done("s1")
+    assert set(vocab.memo) == {"s1"}  # s2 still needs it
+    upper = vocab.of("s2")
+    assert upper is not None
+    assert upper[0] == lower[0] | bag("gamma 30")[0]
+    assert upper[1] == lower[1] | bag("gamma 30")[1]
+    assert set(vocab.memo) == {"s2"}  # s1 went with its one parent built
+    vocab.done("s2")
+    assert vocab.memo == {}
+
+
+def test_a_node_still_to_be_checked_is_kept_after_its_parent_is_built() -> None:
+    info, children = _dag()
+    vocab = _Vocab(info, children, {"s1", "s2"})
+    vocab.of("s2")  # builds s1 on the way
+    assert set(vocab.memo) == {"s1", "s2"}
+    assert vocab.of("s1") is vocab.memo["s1"]
+    vocab.done("s1")
+    assert set(vocab.memo) == {"s2"}
+
+
+def test_a_node_with_two_parents_stays_until_both_are_built() -> None:
+    info = {"a": ("span", "alpha", 0, 1), "p": ("summary", "x", 1, 2),
+            "q": ("summary", "y", 1, 2)}
+    vocab = _Vocab(info, {"p": ["a"], "q": ["a"]}, {"p", "q"})
+    vocab.of("p")
+    assert "a" in vocab.memo
+    vocab.of("q")
+    assert "a" not in vocab.memo
+
+
+def _rule(code: str, recall: bool, seen: list[str]) -> Rule:
+    class Probe(Rule):
+        name = f"probe-{code}"
+        severity = Severity.INFO
+        summary = action = example = ""
+        reads_recall = recall
+
+        def evaluate(self, ctx: Any) -> Outcome:
+            seen.append(self.code)
+            fired = pl.DataFrame({"ri": [0]}, schema={"ri": pl.Int64})
+            return Outcome(fired, {f"why {self.code}": 1})
+
+        def message(self, values: dict[str, Any], ctx: Any) -> str:
+            return self.code
+
+    Probe.code = code
+    return Probe()
+
+
+def test_recall_readers_run_last_and_notes_and_findings_keep_the_rules_order() -> None:
+    seen: list[str] = []
+    rules = [_rule("CA101", False, seen), _rule("CA301", True, seen),
+             _rule("CA302", True, seen), _rule("CA305", False, seen)]
+    frame = pl.DataFrame({"ri": [0], "round": [7], "line": [3]})
+    ctx = SimpleNamespace(series=SimpleNamespace(frame=frame), session=None,
+                          settings=None)
+    findings, notes = run_rules(ctx, rules)  # type: ignore[arg-type]
+    assert seen == ["CA101", "CA305", "CA301", "CA302"]
+    assert [n.code for n in notes] == ["CA101", "CA301", "CA302", "CA305"]
+    assert [(f.code, f.round, f.line, f.message) for f in findings] == [
+        ("CA101", 7, 3, "CA101"), ("CA301", 7, 3, "CA301"), ("CA302", 7, 3, "CA302"),
+        ("CA305", 7, 3, "CA305")]
+
+
+def test_the_rules_that_read_the_recall_analysis_say_so() -> None:
+    from compaction_audit.engine import select_rules
+
+    readers = sorted(r.code for r in select_rules() if r.reads_recall)
+    assert readers == ["CA301", "CA302", "CA303", "CA304", "CA307"]
