@@ -13,6 +13,7 @@ from compaction_audit.io.quiet_gc import paused_gc
 from compaction_audit.model import Session
 from compaction_audit.onset import onsets
 from compaction_audit.recall.analysis import typed_items
+from compaction_audit.recall.caches import forget as forget_text_caches
 from compaction_audit.recall.sections import compaction_view, recall_sections
 from compaction_audit.recall.textwork import TextJobs
 from compaction_audit.rehydrate import suggestions
@@ -51,6 +52,7 @@ def run_rules(ctx: Context, rules: list[Rule],
     for at in sorted(range(len(rules)), key=lambda k: rules[k].reads_recall):
         rule = rules[at]
         outcome = rule.evaluate(ctx)
+        forget_text_caches()  # the trace's texts, memoized by the rule's text work
         for reason, count in outcome.not_evaluated.items():
             notes_of[at].append(NotEvaluated(rule.name, rule.code, reason, count))
         rows = outcome.fired.join(frame, on="ri", how="left").sort("ri")

@@ -99,3 +99,33 @@ def test_the_rules_that_read_the_recall_analysis_say_so() -> None:
 
     readers = sorted(r.code for r in select_rules() if r.reads_recall)
     assert readers == ["CA301", "CA302", "CA303", "CA304", "CA307"]
+
+
+def test_forget_clears_the_recall_text_caches_and_results_stay_the_same() -> None:
+    from compaction_audit.recall import caches
+    from compaction_audit.recall.extract import extract, extract_cached
+    from compaction_audit.recall.spantypes import span_type
+
+    text = "Do not raise read_timeout_ms above 45000 ms on prod."
+    first = extract(text, "prose")
+    kind = span_type("user", text)
+    assert extract_cached.cache_info().currsize >= 1
+    assert span_type.cache_info().currsize >= 1
+    assert caches.forget() >= 2
+    assert extract_cached.cache_info().currsize == 0
+    assert span_type.cache_info().currsize == 0
+    assert extract(text, "prose") == first and span_type("user", text) == kind
+
+
+def test_person_spans_counts_every_span_of_a_repeated_text() -> None:
+    from compaction_audit.model import Session, SessionHeader
+    from compaction_audit.recall.sections import person_spans
+
+    items = pl.DataFrame({"id": ["u1", "u2", "u3", "a1", "h1"],
+                          "kind": ["span"] * 5,
+                          "source": ["user", "user", "user:queued", "assistant", "user"],
+                          "text": ["fix it", "fix it", "and the tests", "done",
+                                   "<command-name>/clear</command-name>"]})
+    empty = pl.DataFrame()
+    session = Session("x", SessionHeader(), empty, items, empty, empty, empty)
+    assert person_spans(session) == 3  # u1, u2 (same text), u3; not a1, not harness h1
