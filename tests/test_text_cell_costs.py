@@ -129,3 +129,21 @@ def test_person_spans_counts_every_span_of_a_repeated_text() -> None:
     empty = pl.DataFrame()
     session = Session("x", SessionHeader(), empty, items, empty, empty, empty)
     assert person_spans(session) == 3  # u1, u2 (same text), u3; not a1, not harness h1
+
+
+def test_clip_tree_clips_at_any_depth_and_keeps_plain_values() -> None:
+    from enum import StrEnum
+
+    from compaction_audit.report.safe import MAX_TEXT, clip, clip_tree, unsurrogate
+
+    class Tag(StrEnum):
+        LONG = "t" * (MAX_TEXT + 1)
+
+    long = "a" * (MAX_TEXT + 5)
+    out = clip_tree({"k": [long, "\u00e9\ud800", 1, 2.5, None, True, "ok", Tag.LONG],
+                     long: {"x": (long, "ok")}, 3: "y"})
+    assert out["k"] == [clip(long), unsurrogate("\u00e9\ud800"), 1, 2.5, None, True, "ok",
+                        clip(Tag.LONG)]
+    assert len(out["k"][0]) == MAX_TEXT and out["k"][1] == "\u00e9\\ud800"
+    assert out[clip(long)] == {"x": [clip(long), "ok"]}  # tuples become lists
+    assert out[3] == "y" and list(out) == ["k", clip(long), 3]
