@@ -147,3 +147,28 @@ def test_clip_tree_clips_at_any_depth_and_keeps_plain_values() -> None:
     assert len(out["k"][0]) == MAX_TEXT and out["k"][1] == "\u00e9\\ud800"
     assert out[clip(long)] == {"x": [clip(long), "ok"]}  # tuples become lists
     assert out[3] == "y" and list(out) == ["k", clip(long), 3]
+
+
+def test_struct_columns_read_through_json_give_the_values_of_to_list() -> None:
+    from compaction_audit.engine import _json_safe_structs, _rows, _via_json
+
+    inner = pl.Struct({"kind": pl.String, "rank": pl.Int64, "kept": pl.Boolean,
+                       "big": pl.UInt64})
+    children = pl.Series("children", [
+        [{"child": "s1", "dropped": [{"kind": "quantity", "rank": -5, "kept": True,
+                                      "big": 2**64 - 1}, None]},
+         {"child": "s\u2028\"2\\\n\x00\u00e9", "dropped": []}],
+        None, [], [None]],
+        dtype=pl.List(pl.Struct({"child": pl.String, "dropped": pl.List(inner)})))
+    assert _json_safe_structs(children.dtype)
+    assert _via_json(children) == children.to_list()
+    rows = _via_json(children)
+    first, second = rows[0]
+    assert next(iter(first)) is next(iter(second))  # keys shared, not one per dict
+    # floats, temporal types and lists without a struct keep to_list
+    assert not _json_safe_structs(pl.List(pl.Struct({"x": pl.Float64})))
+    assert not _json_safe_structs(pl.Struct({"x": pl.Date}))
+    assert not _json_safe_structs(pl.List(pl.String))
+    assert not _json_safe_structs(pl.Int64)
+    frame = pl.DataFrame({"ri": [1, 2, 3, 4], "children": children})
+    assert list(_rows(frame)) == frame.to_dicts()
