@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-import orjson
 import polars as pl
 
 from compaction_audit.conditions import conditions
@@ -13,6 +12,7 @@ from compaction_audit.cosine import Rebuilt, rebuild
 from compaction_audit.io.quiet_gc import paused_gc
 from compaction_audit.model import Session
 from compaction_audit.onset import onsets
+from compaction_audit.pyvalues import values as python_values
 from compaction_audit.recall.analysis import typed_items
 from compaction_audit.recall.caches import forget as forget_text_caches
 from compaction_audit.recall.sections import compaction_view, recall_sections
@@ -153,51 +153,18 @@ def _rows(frame: pl.DataFrame) -> Iterator[dict[str, Any]]:
     """
     names = frame.columns
     shared: dict[str, str] = {}
-    by_json = {name: _json_safe_structs(dtype) for name, dtype in frame.schema.items()}
     for start in range(0, frame.height, _CHUNK_ROWS):
         chunk = frame.slice(start, _CHUNK_ROWS)
         columns: list[list[Any]] = []
         for name in names:
             column = chunk[name]
-            values = _via_json(column) if by_json[name] else column.to_list()
+            values = python_values(column)  # dicts share their keys (issue 14)
             if column.dtype == pl.List(pl.String):
                 share = shared.setdefault
                 values = [None if v is None else list(map(share, v, v)) for v in values]
             columns.append(values)
         for row in zip(*columns, strict=True):
             yield dict(zip(names, row, strict=True))
-
-
-_JSON_LEAVES = (pl.String, pl.Boolean, pl.Null, pl.Int8, pl.Int16, pl.Int32, pl.Int64,
-                pl.UInt8, pl.UInt16, pl.UInt32, pl.UInt64)
-
-
-def _json_safe_structs(dtype: Any) -> bool:
-    """True for a nested type holding a struct whose every leaf is a string, a boolean
-    or an integer: its values read back from JSON exactly (no float, no temporal
-    type), so :func:`_via_json` gives the same Python values as ``to_list``."""
-    def leaves_ok(t: Any) -> bool:
-        if isinstance(t, pl.List | pl.Array):
-            return leaves_ok(t.inner)
-        if isinstance(t, pl.Struct):
-            return all(leaves_ok(f.dtype) for f in t.fields)
-        return any(t == leaf for leaf in _JSON_LEAVES)
-
-    def has_struct(t: Any) -> bool:
-        if isinstance(t, pl.List | pl.Array):
-            return has_struct(t.inner)
-        return isinstance(t, pl.Struct)
-
-    return has_struct(dtype) and leaves_ok(dtype)
-
-
-def _via_json(column: pl.Series) -> list[Any]:
-    """``column.to_list()`` read through NDJSON and orjson, which shares the keys of
-    the dicts it builds (its key cache) where ``to_list`` makes fresh key strings for
-    every struct value (issue 14: a fold finding's children and their dropped
-    discriminators).  Only for the types of :func:`_json_safe_structs`."""
-    text = column.alias("v").to_frame().write_ndjson()
-    return [orjson.loads(line)["v"] for line in text.split("\n") if line]
 
 
 def with_summary_text(compactions: list[dict[str, Any]], session: Session

@@ -150,7 +150,8 @@ def test_clip_tree_clips_at_any_depth_and_keeps_plain_values() -> None:
 
 
 def test_struct_columns_read_through_json_give_the_values_of_to_list() -> None:
-    from compaction_audit.engine import _json_safe_structs, _rows, _via_json
+    from compaction_audit.engine import _rows
+    from compaction_audit.pyvalues import exact_in_json, values
 
     inner = pl.Struct({"kind": pl.String, "rank": pl.Int64, "kept": pl.Boolean,
                        "big": pl.UInt64})
@@ -160,15 +161,16 @@ def test_struct_columns_read_through_json_give_the_values_of_to_list() -> None:
          {"child": "s\u2028\"2\\\n\x00\u00e9", "dropped": []}],
         None, [], [None]],
         dtype=pl.List(pl.Struct({"child": pl.String, "dropped": pl.List(inner)})))
-    assert _json_safe_structs(children.dtype)
-    assert _via_json(children) == children.to_list()
-    rows = _via_json(children)
+    assert exact_in_json(children.dtype)
+    rows = values(children)
+    assert rows == children.to_list()
     first, second = rows[0]
     assert next(iter(first)) is next(iter(second))  # keys shared, not one per dict
-    # floats, temporal types and lists without a struct keep to_list
-    assert not _json_safe_structs(pl.List(pl.Struct({"x": pl.Float64})))
-    assert not _json_safe_structs(pl.Struct({"x": pl.Date}))
-    assert not _json_safe_structs(pl.List(pl.String))
-    assert not _json_safe_structs(pl.Int64)
+    # floats and temporal types are not exact in JSON: to_list
+    assert not exact_in_json(pl.List(pl.Struct({"x": pl.Float64})))
+    assert not exact_in_json(pl.Struct({"x": pl.Date}))
+    floats = pl.Series("f", [{"x": float("nan")}], dtype=pl.Struct({"x": pl.Float64}))
+    got = values(floats)
+    assert len(got) == 1 and got[0]["x"] != got[0]["x"]  # NaN kept, not null
     frame = pl.DataFrame({"ri": [1, 2, 3, 4], "children": children})
     assert list(_rows(frame)) == frame.to_dicts()
