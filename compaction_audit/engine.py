@@ -12,7 +12,9 @@ from compaction_audit.cosine import Rebuilt, rebuild
 from compaction_audit.io.quiet_gc import paused_gc
 from compaction_audit.model import Session
 from compaction_audit.onset import onsets
+from compaction_audit.pyvalues import values as python_values
 from compaction_audit.recall.analysis import typed_items
+from compaction_audit.recall.caches import forget as forget_text_caches
 from compaction_audit.recall.sections import compaction_view, recall_sections
 from compaction_audit.recall.textwork import TextJobs
 from compaction_audit.rehydrate import suggestions
@@ -37,17 +39,23 @@ def select_rules(codes: Iterable[str] | None = None) -> list[Rule]:
 def run_rules(ctx: Context, rules: list[Rule],
               severity: dict[str, Severity] | None = None
               ) -> tuple[list[Finding], list[NotEvaluated]]:
-    """Evaluate ``rules``; returns findings (by round, then code) and skipped rounds.
+    """Evaluate ``rules``; returns findings (by round, then code) and skipped rounds
+    (in the order of ``rules``).
 
-    ``severity`` overrides a rule's default severity by rule name.
+    ``severity`` overrides a rule's default severity by rule name.  Rules that read the
+    recall analysis (``Rule.reads_recall``) are evaluated last: its text work runs in a
+    helper process meanwhile (issue 14); each rule's findings are its own, so the
+    order of evaluation changes nothing in the result.
     """
     frame = ctx.series.frame.select("ri", "round", "line")
     findings: list[Finding] = []
-    notes: list[NotEvaluated] = []
-    for rule in rules:
+    notes_of: list[list[NotEvaluated]] = [[] for _ in rules]
+    for at in sorted(range(len(rules)), key=lambda k: rules[k].reads_recall):
+        rule = rules[at]
         outcome = rule.evaluate(ctx)
+        forget_text_caches()  # the trace's texts, memoized by the rule's text work
         for reason, count in outcome.not_evaluated.items():
-            notes.append(NotEvaluated(rule.name, rule.code, reason, count))
+            notes_of[at].append(NotEvaluated(rule.name, rule.code, reason, count))
         rows = outcome.fired.join(frame, on="ri", how="left").sort("ri")
         del outcome  # a long session's fired rows can be large: keep one copy
         rehydrate: dict[int, dict[str, Any]] = {}
@@ -67,7 +75,7 @@ def run_rules(ctx: Context, rules: list[Rule],
             findings.append(Finding(rule.name, rule.code, sev, number, line, message,
                                     rule.action, capped(row) if over[k] else row, entity))
     findings.sort(key=lambda f: (f.round, f.code))
-    return findings, notes
+    return findings, [note for notes in notes_of for note in notes]
 
 
 VALUES_LIST_CAP = 50
@@ -150,7 +158,7 @@ def _rows(frame: pl.DataFrame) -> Iterator[dict[str, Any]]:
         columns: list[list[Any]] = []
         for name in names:
             column = chunk[name]
-            values = column.to_list()
+            values = python_values(column)  # dicts share their keys (issue 14)
             if column.dtype == pl.List(pl.String):
                 share = shared.setdefault
                 values = [None if v is None else list(map(share, v, v)) for v in values]

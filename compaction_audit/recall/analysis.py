@@ -640,11 +640,22 @@ def _floor(session: Session, series: Series, occ: pl.DataFrame, held: pl.DataFra
             pl.lit(-1).alias("ref")),
     ])
     n = session.n_rounds
+    # leaves numbered, and the running sums per leaf taken from one cumulative sum over
+    # the rows sorted by (leaf number, round) less its value where the leaf starts: no
+    # sort of strings and no window per leaf over every event (issue 14)
+    numbered = events.select(pl.col("leaf").unique()).with_row_index("_leaf")
+    first = (pl.col("_leaf") != pl.col("_leaf").shift(1)).fill_null(True)
+    same_next = (pl.col("_leaf").shift(-1) == pl.col("_leaf")).fill_null(False)
     state = (
-        events.group_by("leaf", "ri").agg(pl.col("cov", "ref").sum()).sort("leaf", "ri")
-        .with_columns(pl.col("cov", "ref").cum_sum().over("leaf"),
-                      pl.col("ri").shift(-1).over("leaf").fill_null(n).alias("end"))
+        events.join(numbered, on="leaf").group_by("_leaf", "ri")
+        .agg(pl.col("cov", "ref").sum()).sort("_leaf", "ri")
+        .with_columns([(pl.col(c).cum_sum()
+                        - pl.when(first).then(pl.col(c).cum_sum() - pl.col(c)).forward_fill())
+                       .alias(c) for c in ("cov", "ref")]
+                      + [pl.when(same_next).then(pl.col("ri").shift(-1)).otherwise(n)
+                         .alias("end")])
         .filter((pl.col("cov") > 0) & (pl.col("ref") < floor) & (pl.col("ri") < n))
+        .join(numbered, on="_leaf").drop("_leaf")
     )
     if state.height == 0:
         return empty

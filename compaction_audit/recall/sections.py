@@ -101,9 +101,9 @@ def person_spans(session: Session) -> int:
     """Spans a person typed (source "user", queued messages included; not harness
     text): "asked again" can only be judged when there is one (issue 12, point 5:
     where none is, the report says so instead of showing zero)."""
-    spans = session.items.filter((pl.col("kind") == "span")
-                                 & person_source(pl.col("source"))).select("source", "text")
-    return sum(1 for src, text in spans.iter_rows() if span_type(src, text) != "harness")
+    spans = (session.items.filter((pl.col("kind") == "span") & person_source(pl.col("source")))
+             .group_by("source", "text").len())  # each distinct (source, text) typed once
+    return sum(n for src, text, n in spans.iter_rows() if span_type(src, text) != "harness")
 
 
 def _span_file(line_file: Any, own_lines: set[Any], span: Any) -> dict[str, str | None]:

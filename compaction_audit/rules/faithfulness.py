@@ -50,6 +50,7 @@ class NegationFlipped(Rule):
     """
 
     code = "CA304"
+    reads_recall = True
     name = "negation-flipped"
     severity = Severity.ERROR
     family = "faithfulness"
@@ -218,6 +219,7 @@ class LostRuleViolated(Rule):
     """
 
     code = "CA307"
+    reads_recall = True
     name = "lost-rule-violated"
     severity = Severity.ERROR
     family = "faithfulness"

@@ -207,6 +207,7 @@ class SilentDiscriminatingFold(Rule):
     """
 
     code = "CA301"
+    reads_recall = True
     name = "silent-discriminating-fold"
     severity = Severity.ERROR
     family = "recall"
@@ -235,6 +236,7 @@ class TopicOnlyFold(Rule):
     """
 
     code = "CA302"
+    reads_recall = True
     name = "topic-only-fold"
     severity = Severity.WARNING
     family = "recall"
@@ -270,6 +272,7 @@ class RecallFloor(Rule):
     """
 
     code = "CA303"
+    reads_recall = True
     name = "recall-floor"
     severity = Severity.ERROR
     family = "recall"

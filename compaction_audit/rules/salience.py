@@ -149,17 +149,22 @@ class SalienceDisagreement(Rule):
         cos = rebuilt.items
         fixed = _fixed(sal)
         if fixed:  # cosine and salience joined per membership interval, not per round
+            # (intervals sorted by item: the rows come out in (id, ri) order, and a
+            # stable sort by round alone puts them in (round, id) order, without
+            # sorting every item-round by its id string; issue 14)
             members = (ctx.session.membership.join(cos, on="id")
-                       .join(_first_logged(sal), on="id"))
+                       .join(_first_logged(sal), on="id").sort("id", "start"))
             ws = (_at_rounds(members, rounds, ("cosine", "salience", "sal_ri"))
                   .filter(pl.col("sal_ri") <= pl.col("ri")).drop("sal_ri"))
+            in_order = ws.sort("ri", maintain_order=True)
         else:
             ws = (_logged_at(_at_rounds(ctx.session.membership, rounds), sal)
                   .join(cos, on="id").filter(pl.col("salience").is_not_null()))
+            in_order = ws.sort("ri", "id")
         ranked = (  # rows in (round, id) order: a join's output order varies with
             # Polars' threads, and the correlation's float sums with the row order
             # (issue 11, class 8: its last digits changed from run to run)
-            ws.sort("ri", "id").group_by("ri", maintain_order=True).agg(
+            in_order.group_by("ri", maintain_order=True).agg(
                 pl.len().alias("items_ranked"),
                 pl.corr("salience", "cosine", method="spearman").alias("rank_correlation"))
         )

@@ -1,0 +1,176 @@
+"""Costs of the text cells (issue 14, point 2) that change no result: the support
+vocabularies of unsupported-summary-claim are let go once no parent needs them, and
+the rules that read the recall analysis are evaluated last (its text work runs in a
+helper meanwhile) while notes keep the rules' order."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+from typing import Any
+
+import polars as pl
+
+from compaction_audit.engine import run_rules
+from compaction_audit.recall.claims import _Vocab, bag
+from compaction_audit.rules.base import Outcome, Rule, Severity
+
+
+def _dag() -> tuple[dict[str, tuple[Any, ...]], dict[str, list[str]]]:
+    """a, b folded into s1; s1 and c folded into s2 (kind, text, ri, line)."""
+    info = {"a": ("span", "alpha 10", 0, 1), "b": ("span", "beta 20", 0, 1),
+            "c": ("span", "gamma 30", 1, 2), "s1": ("summary", "x", 1, 2),
+            "s2": ("summary", "y", 2, 3)}
+    return info, {"s1": ["a", "b"], "s2": ["s1", "c"]}
+
+
+def test_a_vocabulary_is_held_until_its_parent_is_built_and_it_is_checked() -> None:
+    info, children = _dag()
+    vocab = _Vocab(info, children, {"s1", "s2"})
+    lower = vocab.of("s1")
+    assert lower is not None and lower[0] == bag("alpha 10")[0] | bag("beta 20")[0]
+    assert set(vocab.memo) == {"s1"}  # the leaves went once s1 held them
+    vocab.done("s1")
+    assert set(vocab.memo) == {"s1"}  # s2 still needs it
+    upper = vocab.of("s2")
+    assert upper is not None
+    assert upper[0] == lower[0] | bag("gamma 30")[0]
+    assert upper[1] == lower[1] | bag("gamma 30")[1]
+    assert set(vocab.memo) == {"s2"}  # s1 went with its one parent built
+    vocab.done("s2")
+    assert vocab.memo == {}
+
+
+def test_a_node_still_to_be_checked_is_kept_after_its_parent_is_built() -> None:
+    info, children = _dag()
+    vocab = _Vocab(info, children, {"s1", "s2"})
+    vocab.of("s2")  # builds s1 on the way
+    assert set(vocab.memo) == {"s1", "s2"}
+    assert vocab.of("s1") is vocab.memo["s1"]
+    vocab.done("s1")
+    assert set(vocab.memo) == {"s2"}
+
+
+def test_a_node_with_two_parents_stays_until_both_are_built() -> None:
+    info = {"a": ("span", "alpha", 0, 1), "p": ("summary", "x", 1, 2),
+            "q": ("summary", "y", 1, 2)}
+    vocab = _Vocab(info, {"p": ["a"], "q": ["a"]}, {"p", "q"})
+    vocab.of("p")
+    assert "a" in vocab.memo
+    vocab.of("q")
+    assert "a" not in vocab.memo
+
+
+def _rule(code: str, recall: bool, seen: list[str]) -> Rule:
+    class Probe(Rule):
+        name = f"probe-{code}"
+        severity = Severity.INFO
+        summary = action = example = ""
+        reads_recall = recall
+
+        def evaluate(self, ctx: Any) -> Outcome:
+            seen.append(self.code)
+            fired = pl.DataFrame({"ri": [0]}, schema={"ri": pl.Int64})
+            return Outcome(fired, {f"why {self.code}": 1})
+
+        def message(self, values: dict[str, Any], ctx: Any) -> str:
+            return self.code
+
+    Probe.code = code
+    return Probe()
+
+
+def test_recall_readers_run_last_and_notes_and_findings_keep_the_rules_order() -> None:
+    seen: list[str] = []
+    rules = [_rule("CA101", False, seen), _rule("CA301", True, seen),
+             _rule("CA302", True, seen), _rule("CA305", False, seen)]
+    frame = pl.DataFrame({"ri": [0], "round": [7], "line": [3]})
+    ctx = SimpleNamespace(series=SimpleNamespace(frame=frame), session=None,
+                          settings=None)
+    findings, notes = run_rules(ctx, rules)  # type: ignore[arg-type]
+    assert seen == ["CA101", "CA305", "CA301", "CA302"]
+    assert [n.code for n in notes] == ["CA101", "CA301", "CA302", "CA305"]
+    assert [(f.code, f.round, f.line, f.message) for f in findings] == [
+        ("CA101", 7, 3, "CA101"), ("CA301", 7, 3, "CA301"), ("CA302", 7, 3, "CA302"),
+        ("CA305", 7, 3, "CA305")]
+
+
+def test_the_rules_that_read_the_recall_analysis_say_so() -> None:
+    from compaction_audit.engine import select_rules
+
+    readers = sorted(r.code for r in select_rules() if r.reads_recall)
+    assert readers == ["CA301", "CA302", "CA303", "CA304", "CA307"]
+
+
+def test_forget_clears_the_recall_text_caches_and_results_stay_the_same() -> None:
+    from compaction_audit.recall import caches
+    from compaction_audit.recall.extract import extract, extract_cached
+    from compaction_audit.recall.spantypes import span_type
+
+    text = "Do not raise read_timeout_ms above 45000 ms on prod."
+    first = extract(text, "prose")
+    kind = span_type("user", text)
+    assert extract_cached.cache_info().currsize >= 1
+    assert span_type.cache_info().currsize >= 1
+    assert caches.forget() >= 2
+    assert extract_cached.cache_info().currsize == 0
+    assert span_type.cache_info().currsize == 0
+    assert extract(text, "prose") == first and span_type("user", text) == kind
+
+
+def test_person_spans_counts_every_span_of_a_repeated_text() -> None:
+    from compaction_audit.model import Session, SessionHeader
+    from compaction_audit.recall.sections import person_spans
+
+    items = pl.DataFrame({"id": ["u1", "u2", "u3", "a1", "h1"],
+                          "kind": ["span"] * 5,
+                          "source": ["user", "user", "user:queued", "assistant", "user"],
+                          "text": ["fix it", "fix it", "and the tests", "done",
+                                   "<command-name>/clear</command-name>"]})
+    empty = pl.DataFrame()
+    session = Session("x", SessionHeader(), empty, items, empty, empty, empty)
+    assert person_spans(session) == 3  # u1, u2 (same text), u3; not a1, not harness h1
+
+
+def test_clip_tree_clips_at_any_depth_and_keeps_plain_values() -> None:
+    from enum import StrEnum
+
+    from compaction_audit.report.safe import MAX_TEXT, clip, clip_tree, unsurrogate
+
+    class Tag(StrEnum):
+        LONG = "t" * (MAX_TEXT + 1)
+
+    long = "a" * (MAX_TEXT + 5)
+    out = clip_tree({"k": [long, "\u00e9\ud800", 1, 2.5, None, True, "ok", Tag.LONG],
+                     long: {"x": (long, "ok")}, 3: "y"})
+    assert out["k"] == [clip(long), unsurrogate("\u00e9\ud800"), 1, 2.5, None, True, "ok",
+                        clip(Tag.LONG)]
+    assert len(out["k"][0]) == MAX_TEXT and out["k"][1] == "\u00e9\\ud800"
+    assert out[clip(long)] == {"x": [clip(long), "ok"]}  # tuples become lists
+    assert out[3] == "y" and list(out) == ["k", clip(long), 3]
+
+
+def test_struct_columns_read_through_json_give_the_values_of_to_list() -> None:
+    from compaction_audit.engine import _rows
+    from compaction_audit.pyvalues import exact_in_json, values
+
+    inner = pl.Struct({"kind": pl.String, "rank": pl.Int64, "kept": pl.Boolean,
+                       "big": pl.UInt64})
+    children = pl.Series("children", [
+        [{"child": "s1", "dropped": [{"kind": "quantity", "rank": -5, "kept": True,
+                                      "big": 2**64 - 1}, None]},
+         {"child": "s\u2028\"2\\\n\x00\u00e9", "dropped": []}],
+        None, [], [None]],
+        dtype=pl.List(pl.Struct({"child": pl.String, "dropped": pl.List(inner)})))
+    assert exact_in_json(children.dtype)
+    rows = values(children)
+    assert rows == children.to_list()
+    first, second = rows[0]
+    assert next(iter(first)) is next(iter(second))  # keys shared, not one per dict
+    # floats and temporal types are not exact in JSON: to_list
+    assert not exact_in_json(pl.List(pl.Struct({"x": pl.Float64})))
+    assert not exact_in_json(pl.Struct({"x": pl.Date}))
+    floats = pl.Series("f", [{"x": float("nan")}], dtype=pl.Struct({"x": pl.Float64}))
+    got = values(floats)
+    assert len(got) == 1 and got[0]["x"] != got[0]["x"]  # NaN kept, not null
+    frame = pl.DataFrame({"ri": [1, 2, 3, 4], "children": children})
+    assert list(_rows(frame)) == frame.to_dicts()
