@@ -128,8 +128,9 @@ class SessionReport:
 
     def verdict(self) -> str:
         """A one-line verdict in plain words: the head word, what could not be checked
-        (issue 10, point 8: "PASS; 1 compaction could not be checked"), then the counts
-        and the onsets."""
+        (issue 10, point 8: "PASS; 1 compaction could not be checked"), the lines an
+        adapter did not read (``lines_not_read`` of the session record, explained in its
+        reader notes: issue 11, adv9 F5), then the counts and the onsets."""
         c = self.counts()
         o = self.onsets
         head = self.verdict_head()
@@ -137,6 +138,9 @@ class SessionReport:
         if unchecked:
             head += (f"; {unchecked} compaction{'s' if unchecked > 1 else ''} could not "
                      "be checked")
+        not_read = self.header.extra.get("lines_not_read")
+        if isinstance(not_read, int) and not_read > 0:
+            head += f"; {_count(not_read, 'line')} not read (see the notes)"
         parts = [f"{c['error']} error(s), {c['warning']} warning(s), {c['info']} info"]
         if self.skipped or self.dependent:
             parts.append(f"{len(self.skipped)} bad record(s) skipped and "
