@@ -32,6 +32,7 @@ from __future__ import annotations
 import fnmatch
 import os
 import stat
+import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
@@ -279,12 +280,13 @@ def discover(args: Sequence[str]) -> list[str]:
 
 
 def _unique(items: Iterable[str]) -> Iterable[str]:
-    """Items once each: by device and inode when the path exists, else by path."""
+    """Items once each: by device and inode when the path exists (``-``: standard
+    input's, so ``- /dev/stdin`` is one trace), else by path."""
     seen: set[object] = set()
     for item in items:
         try:
-            st = os.stat(item) if item != "-" else None
-        except (OSError, ValueError):
+            st = os.stat(item) if item != "-" else os.fstat(sys.stdin.fileno())
+        except (OSError, ValueError, AttributeError):  # no stdin, or not a descriptor
             st = None
         key: object = (st.st_dev, st.st_ino) if st is not None else item
         if key not in seen:

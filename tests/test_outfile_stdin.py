@@ -74,3 +74,15 @@ def test_hard_linked_output_is_written_in_place(tmp_path: Path,
     assert run("convert", str(bad), "-o", "report.txt").exit_code == 2
     assert other.read_bytes() == written == out.read_bytes()
     assert not [p for p in tmp_path.iterdir() if ".partial" in p.name]
+
+
+@pytest.mark.parametrize("names", [["-", "/dev/stdin"], ["/dev/stdin", "-"],
+                                   ["-", "t.jsonl"]])
+def test_stdin_named_twice_is_audited_once(tmp_path: Path, names: list[str]) -> None:
+    # docs/security.md: the same file named twice is audited once, by device and inode;
+    # '-' is standard input's (adv9, minor note)
+    trace = dump(drift_records(), tmp_path / "t.jsonl")
+    result = cli(["audit", *names, "-q"], trace, tmp_path)
+    out = result.stdout.decode()
+    assert result.returncode == 1, result.stderr
+    assert out.count("FAIL") == 1 and "trace(s)" not in out, out

@@ -6,7 +6,12 @@ in ``docs/adapters.md``; in short: a round per real user turn and per compaction
 a raw span per user message, assistant text block, tool call and tool result, and
 at each ``compact_boundary`` one summary folding the working set (the previous
 summary included).  A message re-appended with a ``uuid`` seen before (a second
-``/compact`` in one process writes the history again) is read once.  A queued message
+``/compact`` in one process writes the history again) is read once.  The main thread
+is the file's non-sidechain lines; a file of sidechain lines only (a subagent's own
+file) is read as its own thread.  Lines not read (sidechain lines of a main file,
+lines shown only in the transcript) are counted in the session record's
+``lines_not_read`` and explained in ``reader_notes``, so a trace never passes silently
+with lines left out (issue 11, adv9 F5).  A queued message
 (``queue-operation`` ``enqueue``) a person typed is a user turn; text the product
 injects in the user role gets a ``harness:*`` source (:mod:`compaction_audit.io.harness`)
 and never opens a round.  Other bookkeeping lines (``progress``,
@@ -25,6 +30,7 @@ import orjson
 
 from compaction_audit.errors import LogError
 from compaction_audit.io import harness
+from compaction_audit.io.documents import SHAPE_ERRORS
 from compaction_audit.io.tokens import (
     IMAGE_TOKENS,
     TOO_DEEP,
@@ -32,6 +38,7 @@ from compaction_audit.io.tokens import (
     estimate_tokens,
     feed,
     session_record,
+    shape_error,
     split_tokens,
     tool_input_text,
     tool_output_text,
@@ -80,7 +87,13 @@ def records(path: str, lines: Iterable[tuple[int, bytes]] | None = None
     conv = _Converter(path)
     first = feed(path, lines, conv.handle)
     rounds = conv.finish()
-    yield first or 1, session_record(SOURCE_FORMAT, conv.session_id, None)
+    record = session_record(SOURCE_FORMAT, conv.session_id, None)
+    notes = conv.notes()
+    if notes:
+        record["reader_notes"] = notes
+    if conv.not_read:
+        record["lines_not_read"] = sum(conv.not_read.values())
+    yield first or 1, record
     yield from rounds
 
 
@@ -107,6 +120,13 @@ class _Converter:
         self.awaiting_after: list[dict[str, Any]] = []
         self.boundary: tuple[int, dict[str, Any]] | None = None
         self.sidechain_file: bool | None = None
+        # sidechain lines met before any main-thread line: held (re-encoded) until the
+        # file shows whether it has a main thread (then they are not read) or not (a
+        # subagent's file: they are its thread); None when nothing is held
+        self.held: list[tuple[int, bytes]] | None = None
+        self.uuid_kind: dict[str, tuple[Any, Any, bool]] = {}
+        self.not_read: Counter[str] = Counter()  # reason -> lines not read
+        self.reused: Counter[str] = Counter()  # reason -> uuids seen before, read or not
         self.queued: deque[str] = deque()  # queued texts, oldest first
         self.waiting: Counter[str] = Counter()  # of those, not yet delivered
         self.by_line: Counter[str] = Counter()  # delivered as a line, still in queued
@@ -118,6 +138,31 @@ class _Converter:
 
     # -- dispatch --------------------------------------------------------------------
     def handle(self, line: int, obj: dict[str, Any]) -> None:
+        """Apply one decoded transcript line (held while the thread is undecided)."""
+        if self.held is None:
+            self.apply(line, obj)
+        elif obj.get("type") in _MESSAGE_TYPES and _get(obj, "isSidechain") is False:
+            self.sidechain_file = False  # a main thread: the held sidechain lines are not
+            self.replay()
+            self.apply(line, obj)
+        else:
+            self.held.append((line, orjson.dumps(obj)))
+
+    def replay(self) -> None:
+        """Apply the held lines now that :attr:`sidechain_file` is decided."""
+        held, self.held = self.held or [], None
+        for line, raw in held:
+            try:
+                self.apply(line, orjson.loads(raw))
+            except SHAPE_ERRORS as exc:
+                raise shape_error(self.path, line, exc) from None
+
+    def notes(self) -> list[str]:
+        """The reader notes: lines not read, and uuids seen before (why, how many)."""
+        return [f"{_lines(n)} {why}" for why, n in (*self.not_read.items(),
+                                                     *self.reused.items())]
+
+    def apply(self, line: int, obj: dict[str, Any]) -> None:
         """Apply one decoded transcript line."""
         kind = obj.get("type")
         if kind == "queue-operation":
@@ -128,14 +173,27 @@ class _Converter:
         side = _get(obj, "isSidechain")
         if isinstance(side, bool):  # a subagent's own file is sidechain throughout
             if self.sidechain_file is None:
-                self.sidechain_file = side
+                if side:  # never decides the thread: hold until a main line or the end
+                    self.held = [(line, orjson.dumps(obj))]
+                    return
+                self.sidechain_file = False
             if side != self.sidechain_file:
+                self.not_read["of a subagent (isSidechain) in a main transcript: not read"] += 1
                 return
         uuid = obj.get("uuid")
         if isinstance(uuid, str):
-            if uuid in self.uuid_line:  # re-appended history: read each message once
+            what = (kind, obj.get("subtype"), _get(obj, "isCompactSummary") is True)
+            seen = self.uuid_kind.get(uuid)
+            if seen == what:  # re-appended history: read each message once
+                self.reused["repeating an earlier line's uuid (history written twice): "
+                            "read once"] += 1
                 return
-            self.uuid_line[uuid] = line
+            if seen is not None:  # another kind of line: not a re-append, read it
+                self.reused["reusing the uuid of an earlier line of another kind: "
+                            "read as new lines"] += 1
+            else:
+                self.uuid_line[uuid] = line
+                self.uuid_kind[uuid] = what
         sid = _get(obj, "sessionId")
         if self.session_id is None and isinstance(sid, str):
             self.session_id = sid
@@ -192,6 +250,8 @@ class _Converter:
         only images on a line the product did not write.
         """
         if _get(obj, "isVisibleInTranscriptOnly") is True:
+            self.not_read["marked isVisibleInTranscriptOnly (not sent to the model): "
+                          "not read"] += 1
             return
         origin = obj.get("origin")
         flags = {"meta": _get(obj, "isMeta") is True,
@@ -434,6 +494,9 @@ class _Converter:
     # -- end -------------------------------------------------------------------------
     def finish(self) -> list[tuple[int, dict[str, Any]]]:
         """Settle the assistant spans' tokens and return the round records."""
+        if self.held is not None:  # sidechain lines only: a subagent's own file
+            self.sidechain_file = True
+            self.replay()
         self.flush_boundary(None)
         for call in self.calls.values():
             spans = [span for span, _ in call.parts if span is not None]
@@ -446,6 +509,10 @@ class _Converter:
                 for span in spans:
                     span["tokens"] = estimate_tokens(span.get("text", ""))
         return self.asm.finish()
+
+
+def _lines(n: int) -> str:
+    return f"{n:,} line{'' if n == 1 else 's'}"
 
 
 def _trigger(meta: dict[str, Any]) -> str | None:

@@ -118,14 +118,16 @@ class Conversion:
         self.asm = RoundAssembler()
         self.session_id: str | None = None
         self.budget: int | None = None
-        self.notes: list[str] = []
+        self.notes: dict[str, None] = {}  # in the order first said (a dict: linear dedupe)
         self.last_input: int | None = None
         self.awaiting_after: list[dict[str, Any]] = []
 
     def note(self, text: str | None) -> None:
-        """Add a reader note once (None: nothing to say)."""
-        if text and text not in self.notes:
-            self.notes.append(text)
+        """Add a reader note once (None: nothing to say).  A dict lookup, not a list
+        scan: an adapter says one note per distinct unknown value, so a log can ask for
+        one per message (issue 11, class 5; adv9 F9)."""
+        if text:
+            self.notes.setdefault(text)
 
     def measured(self, size: int | None) -> None:
         """A measured context size: the next compaction's ``tokens_before`` and the

@@ -120,14 +120,18 @@ class SessionReport:
 
     def incomplete_note(self) -> str:
         """What the verdict could not cover, as a "; ..." suffix ("" for nothing): the
-        compactions that could not be checked (issue 10, point 8) and the checks that
-        stopped at their cap (issue 11, class 5: a capped check never passes silently),
-        e.g. "; 1 compaction could not be checked; 1 check stopped at its limit"."""
+        compactions that could not be checked (issue 10, point 8), the lines an adapter
+        did not read (``lines_not_read`` of the session record, explained in its reader
+        notes: issue 11, adv9 F5) and the checks that stopped at their cap (issue 11,
+        class 5: a capped check never passes silently), e.g. "; 1 compaction could not be checked; 1 check stopped at its limit"."""
         note = ""
         unchecked = self.compactions_not_checked()
         if unchecked:
             note += (f"; {unchecked} compaction{'s' if unchecked > 1 else ''} could not "
                      "be checked")
+        not_read = self.header.extra.get("lines_not_read")  # issue 11, adv9 F5
+        if isinstance(not_read, int) and not_read > 0:
+            note += f"; {_count(not_read, 'line')} not read (see the notes)"
         if self.limits:
             n = len(self.limits)
             note += (f"; {n} check{'s' if n > 1 else ''} stopped at "
@@ -144,8 +148,8 @@ class SessionReport:
 
     def verdict(self) -> str:
         """A one-line verdict in plain words: the head word, what could not be checked
-        (issue 10, point 8: "PASS; 1 compaction could not be checked"), then the counts
-        and the onsets."""
+        (issue 10, point 8: "PASS; 1 compaction could not be checked"; see
+        :meth:`incomplete_note`), then the counts and the onsets."""
         c = self.counts()
         o = self.onsets
         head = self.verdict_head() + self.incomplete_note()

@@ -333,11 +333,14 @@ def _rehydrate_text(s: dict[str, Any]) -> str:
 
 
 def notes_section(r: SessionReport, show_all: bool = False) -> RenderableType | None:
-    """Rules a round could not be judged by, rules that do not apply (the salience
-    rules are already named by the header's inversion line when no salience is
-    recorded), and skipped records (capped)."""
+    """Reader notes (capped), rules a round could not be judged by, rules that do not
+    apply (the salience rules are already named by the header's inversion line when
+    no salience is recorded), and skipped records (capped)."""
     salience = has_salience(r)
-    lines: list[RenderableType] = [line(("note ", "yellow"), t(note)) for note in reader_notes(r)]
+    notes, hidden_notes = capped(reader_notes(r), show_all, 20)
+    lines: list[RenderableType] = [line(("note ", "yellow"), t(note)) for note in notes]
+    if hidden_notes:
+        lines.append(more_line(hidden_notes, "more reader notes"))
     for n in r.not_evaluated:
         if n.reason.startswith("not applicable"):
             if not salience and "salience" in n.reason:

@@ -85,12 +85,14 @@ def session_section(r: SessionReport, index: int) -> tuple[str, dict[str, Any]]:
     notes = [f"{n.code} {n.rule}: {n.reason}" if n.reason.startswith("not applicable")
              else f"{n.code} {n.rule}: not evaluated at {n.rounds} of {r.n_rounds} round(s): "
                   f"{n.reason}" for n in r.not_evaluated]
-    notes += [f"note: {n}" for n in reader_notes(r)]
+    said = reader_notes(r)
+    notes += [f"note: {n}" for n in said[:data.MAX_ROWS]]
     notes += [f"limit: {x.message()}" for x in r.limits]
     notes += [f"skipped: {e}" for e in r.skipped[:data.MAX_ROWS]]
     if notes:
         html.append("<h2>Notes</h2><ul>" + "".join(f"<li>{esc(n)}</li>" for n in notes)
-                    + "</ul>" + more(len(r.skipped) - data.MAX_ROWS, "skipped record"))
+                    + "</ul>" + more(len(said) - data.MAX_ROWS, "reader note")
+                    + more(len(r.skipped) - data.MAX_ROWS, "skipped record"))
     html.append("</section>")
     entry = {"id": sid, "charts": chart_specs,
              "rounds": data.table(points, points.height < r.n_rounds),

@@ -1,0 +1,119 @@
+"""Claude Code lines the adapter does not read, or reads despite an odd uuid (issue 11,
+adv9 F5): a few such lines never silently discard the rest of the transcript, and every
+line left out is counted in the session record and said in the verdict."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+from typer.testing import CliRunner
+
+from compaction_audit.cli import app
+from compaction_audit.errors import LogError
+from compaction_audit.io import claude_code
+from compaction_audit.io.native import read_records
+
+FIXTURE = Path(__file__).parent / "fixtures" / "adapters" / "claude-session.jsonl"
+STRAY = orjson.dumps({"isSidechain": True, "type": "user", "uuid": "side-1", "sessionId": "s",
+                      "message": {"role": "user", "content": "Subagent: list the files."}})
+
+
+def lines() -> list[dict[str, Any]]:
+    return [orjson.loads(raw) for raw in FIXTURE.read_bytes().splitlines()]
+
+
+def write(path: Path, objs: list[dict[str, Any]]) -> str:
+    path.write_bytes(b"".join(orjson.dumps(o) + b"\n" for o in objs))
+    return str(path)
+
+
+def convert(path: str) -> list[tuple[int, dict[str, Any]]]:
+    out = list(claude_code.records(path))
+    read_records(out, path)
+    return out
+
+
+def shape(out: list[tuple[int, dict[str, Any]]]) -> list[Any]:
+    """Rounds as (round, span ids, compaction or None), line numbers left out (a span
+    without a uuid is named after its line, which moves with a line added)."""
+    return [(r["round"], [re.sub(r"^line-\d+", "line-N", s["id"]) for s in r["spans"]],
+             r.get("compaction"))
+            for _, r in out[1:]]
+
+
+def audit(path: str) -> tuple[int, str]:
+    result = CliRunner().invoke(app, ["audit", path, "-q"])
+    return result.exit_code, result.output.strip()
+
+
+def test_a_sidechain_line_first_does_not_hide_the_main_thread(tmp_path: Path) -> None:
+    objs = lines()
+    path = write(tmp_path / "side.jsonl", [objs[0], orjson.loads(STRAY), *objs[1:]])
+    out = convert(path)
+    assert shape(out) == shape(convert(str(FIXTURE)))
+    assert out[0][1]["lines_not_read"] == 1
+    assert out[0][1]["reader_notes"] == [
+        "1 line of a subagent (isSidechain) in a main transcript: not read"]
+    code, verdict = audit(path)
+    assert code == 1
+    assert verdict.startswith("FAIL; 1 line not read (see the notes): 3 error(s)")
+    assert audit(str(FIXTURE))[1].startswith("FAIL: 3 error(s)")
+
+
+def test_a_file_of_sidechain_lines_only_is_read_as_its_own_thread(tmp_path: Path) -> None:
+    objs = [dict(o, isSidechain=True) if o.get("type") in ("user", "assistant", "system")
+            else o for o in lines()]
+    out = convert(write(tmp_path / "agent.jsonl", objs))
+    assert shape(out) == shape(convert(str(FIXTURE)))
+    assert "lines_not_read" not in out[0][1] and "reader_notes" not in out[0][1]
+
+
+def test_a_held_sidechain_line_names_its_own_line_in_an_error(tmp_path: Path) -> None:
+    bad = {"isSidechain": True, "type": "user", "uuid": "b", "message": {"content": 7}}
+    path = write(tmp_path / "agent.jsonl", [orjson.loads(STRAY), {"type": "progress"}, bad,
+                                            {"type": "progress"}])
+    with pytest.raises(LogError) as info:
+        list(claude_code.records(path))
+    assert (info.value.line, info.value.field) == (3, "message.content")
+
+
+def test_compaction_lines_reusing_an_earlier_uuid_are_still_read(tmp_path: Path) -> None:
+    objs = lines()
+    first = next(o["uuid"] for o in objs if o.get("type") == "user")
+    changed = [dict(o, uuid=first) if o.get("subtype") == "compact_boundary"
+               or o.get("isCompactSummary") else o for o in objs]
+    path = write(tmp_path / "dup.jsonl", changed)
+    out = convert(path)
+    assert len([r for _, r in out[1:] if "compaction" in r]) == 2
+    assert "lines_not_read" not in out[0][1]
+    assert out[0][1]["reader_notes"] == [
+        "4 lines reusing the uuid of an earlier line of another kind: read as new lines"]
+    assert audit(path)[0] == 1
+
+
+def test_history_written_twice_is_read_once_and_said(tmp_path: Path) -> None:
+    objs = lines()
+    again = [o for o in objs if o.get("type") == "user" and not o.get("isCompactSummary")]
+    out = convert(write(tmp_path / "twice.jsonl", [*objs, *again]))
+    assert shape(out) == shape(convert(str(FIXTURE)))
+    assert out[0][1]["reader_notes"] == [
+        f"{len(again)} lines repeating an earlier line's uuid (history written twice): "
+        "read once"]
+
+
+def test_lines_shown_only_in_the_transcript_are_counted(tmp_path: Path) -> None:
+    objs = [dict(o, isVisibleInTranscriptOnly=True)
+            if o.get("type") == "user" and not o.get("isCompactSummary") else o
+            for o in lines()]
+    hidden = sum(1 for o in objs if o.get("isVisibleInTranscriptOnly")
+                 and not o.get("isCompactSummary"))
+    path = write(tmp_path / "vis.jsonl", objs)
+    out = convert(path)
+    assert out[0][1]["lines_not_read"] == hidden
+    code, verdict = audit(path)
+    assert code == 0
+    assert verdict.startswith(f"PASS; {hidden} lines not read (see the notes): 0 error(s)")
