@@ -123,7 +123,8 @@ class SessionReport:
         compactions that could not be checked (issue 10, point 8), the lines an adapter
         did not read (``lines_not_read`` of the session record, explained in its reader
         notes: issue 11, adv9 F5) and the checks that stopped at their cap (issue 11,
-        class 5: a capped check never passes silently), e.g. "; 1 compaction could not be checked; 1 check stopped at its limit"."""
+        class 5: a capped check never passes silently), e.g. "; 1 compaction could not
+        be checked; 1 check stopped at its limit"."""
         note = ""
         unchecked = self.compactions_not_checked()
         if unchecked:
