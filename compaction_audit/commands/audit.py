@@ -85,8 +85,9 @@ EngineOpt = Annotated[Engine, typer.Option(
     "per task on long-lived workers, largest first (pip install 'compaction-audit[ray]'; "
     "docs/performance.md, Fleet).")]
 RayAddressOpt = Annotated[str | None, typer.Option(
-    "--ray-address", metavar="ADDRESS", help="The cluster for --engine ray: auto, "
-    "HOST:PORT or ray://HOST:PORT (default: start a local one).")]
+    "--ray-address", metavar="ADDRESS", help="The cluster for --engine ray: auto, local, "
+    "HOST:PORT or ray://HOST:PORT (default: start a local one); connecting may take "
+    "60 s, or COMPACTION_AUDIT_RAY_CONNECT_TIMEOUT seconds.")]
 
 
 def effective_options(config: Path | None = None, isolated: bool = False,

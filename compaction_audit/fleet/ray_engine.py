@@ -23,7 +23,9 @@ Scheduling (:func:`audit_on_ray`):
   died"), counted like any unreadable trace (exit 2), and the run goes on.
 
 Errors that stop the run (:class:`UsageError`, one line, exit 2): Ray not installed,
-a cluster that cannot be reached or started, workers that cannot start (the package
+an address that is not ``auto``, ``local``, ``HOST:PORT`` or ``ray://HOST:PORT``, a
+cluster that cannot be reached or started within the connect timeout
+(:mod:`~compaction_audit.fleet.connect`), workers that cannot start (the package
 missing on a node) or run another version of compaction-audit, no worker started
 within :data:`START_TIMEOUT` seconds.
 """
@@ -43,6 +45,7 @@ from typing import Any
 
 from compaction_audit import __version__
 from compaction_audit.errors import LogError, UsageError
+from compaction_audit.fleet.connect import connect_timeout, init_quietly
 from compaction_audit.fleet.plan import (
     BASE_MEMORY,
     largest_first,
@@ -91,21 +94,20 @@ def connect(ray: Any, address: str | None) -> bool:
     usage statistics unless ``RAY_USAGE_STATS_ENABLED`` says otherwise).  When this
     process is connected already (a test, a notebook), that connection is used.
     Returns True when this call connected (the caller then disconnects).  Raises
-    :class:`UsageError` when the cluster cannot be reached or started."""
+    :class:`UsageError` (one line naming the address) for an address of another
+    shape, and when the cluster cannot be reached or started within the connect
+    timeout (:mod:`~compaction_audit.fleet.connect`: bounded, Ray's own stderr kept
+    off the user's)."""
     if ray.is_initialized():
         return False
     quiet = {"logging_level": logging.ERROR, "log_to_driver": False}
-    try:
-        if address is None:
-            os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
-            ray.init(address="local", num_cpus=available_cores(), include_dashboard=False,
-                     **quiet)
-        else:
-            ray.init(address=address, **quiet)
-    except Exception as exc:  # Ray raises ConnectionError, RuntimeError, ValueError...
-        where = "start a local Ray" if address is None else \
-            f"connect to the Ray cluster at {address}"
-        raise UsageError(f"cannot {where}: {_first_line(exc)}") from None
+    if address is None:
+        os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+        kwargs = {"address": "local", "num_cpus": available_cores(),
+                  "include_dashboard": False, **quiet}
+    else:
+        kwargs = {"address": address, **quiet}
+    init_quietly(lambda: ray.init(**kwargs), address, connect_timeout(), _first_line)
     return True
 
 

@@ -12,8 +12,12 @@ URLs: ``s3://BUCKET/KEY``, ``gs://BUCKET/KEY``, ``az://CONTAINER/KEY`` (the Azur
 account from ``AZURE_STORAGE_ACCOUNT_NAME``).  Credentials, region and endpoint come
 from the environment the way obstore reads it (``AWS_*``, ``GOOGLE_*``, ``AZURE_*``
 variables, instance metadata); this module never reads, logs or forwards them.
-A failed request is retried at most :data:`MAX_RETRIES` times within
-:data:`RETRY_TIMEOUT`, so unreachable storage is an error in seconds, not minutes.
+A failed request is retried at most :data:`MAX_RETRIES` times within the retry
+budget (:func:`retry_timeout`: :data:`RETRY_TIMEOUT`, or :data:`TIMEOUT_ENV`), so
+unreachable storage is an error in seconds, not minutes; a store that did not answer
+(:func:`unanswered`) is not asked again for one more budget: every request to it
+meanwhile fails at once with that error (issue 11, ninth adversarial pass, F7: a URL
+made two requests, each with the whole budget, and every URL paid again).
 Error messages are the first line of obstore's, cut to :data:`MESSAGE_CHARS`.
 """
 
@@ -21,6 +25,8 @@ from __future__ import annotations
 
 import functools
 import io
+import os
+import time
 from collections.abc import Iterator
 from datetime import timedelta
 from typing import IO, Any
@@ -39,11 +45,21 @@ at the first-byte latency of object stores; 8 MiB of memory per open trace)."""
 
 MAX_RETRIES = 5
 RETRY_TIMEOUT = timedelta(seconds=60)
-"""Retries of a failed request (connection refused, 5xx, timeout), and the time they
-may take together (obstore's defaults: 10 and 3 minutes; its client's own: 5 s to
-connect, 30 s per request).  Client options are left to the environment (passing any
-would replace those obstore reads from it, e.g. ``AWS_ALLOW_HTTP``)."""
+"""Retries of a failed request (connection refused, 5xx, timeout), and the time
+within which they start (obstore's defaults: 10 and 3 minutes; its client's own: 5 s
+to connect, 30 s per request, so a request that does not answer is given up at most
+30 s after the budget).  Client options are left to the environment (passing any
+would replace those obstore reads from it, e.g. ``AWS_ALLOW_HTTP``; obstore reads the
+request timeout from ``AWS_TIMEOUT``, ``GOOGLE_TIMEOUT``, ``AZURE_TIMEOUT``)."""
+
+TIMEOUT_ENV = "COMPACTION_AUDIT_STORE_TIMEOUT"
+"""Environment variable: the retry budget in seconds (a positive number)."""
+
 MESSAGE_CHARS = 300
+
+_unanswered: dict[int, tuple[Any, str, float]] = {}
+"""Stores that did not answer (by ``id``): the store, the first error, and until when
+(``time.monotonic``; one retry budget after that error) requests to it fail at once."""
 
 
 def is_url(path: str) -> bool:
@@ -79,6 +95,50 @@ def _obstore() -> Any:
     return obstore
 
 
+def retry_timeout() -> timedelta:
+    """:data:`TIMEOUT_ENV` in seconds, else :data:`RETRY_TIMEOUT`.  Raises
+    :class:`UsageError` when it is set to something else than a positive number."""
+    text = os.environ.get(TIMEOUT_ENV, "").strip()
+    if not text:
+        return RETRY_TIMEOUT
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not 0 < value < 1e9:
+        raise UsageError(f"{TIMEOUT_ENV}={text}: expected a positive number of seconds")
+    return timedelta(seconds=value)
+
+
+def unanswered(exc: BaseException) -> bool:
+    """True when ``exc`` says the store did not answer: no connection or no response
+    (obstore: "error sending request"), or the retry budget spent ("retry_timeout");
+    not for an answer such as no such object, no permission."""
+    text = str(exc)
+    return "error sending request" in text or "retry_timeout" in text
+
+
+def _ask(store: Any, call: Any) -> Any:
+    """``call()``, a request to ``store``; an ``OSError`` at once, with the first
+    error, when ``store`` did not answer within the last retry budget."""
+    seen = _unanswered.get(id(store))
+    if seen is not None and time.monotonic() < seen[2]:
+        raise OSError(f"the store did not answer: {seen[1]}")
+    try:
+        return call()
+    except Exception as exc:
+        _note(store, exc)
+        raise
+
+
+def _note(store: Any, exc: BaseException) -> None:
+    """Remember ``store`` as not answering, for one retry budget, when ``exc`` says so
+    (the store is kept in the entry: its ``id`` is not reused meanwhile)."""
+    if unanswered(exc) and not isinstance(exc, OSError):  # OSError: ours, from _ask
+        until = time.monotonic() + retry_timeout().total_seconds()
+        _unanswered[id(store)] = (store, message(exc), until)
+
+
 @functools.lru_cache(maxsize=64)
 def store_for(scheme: str, bucket: str) -> Any:
     """The obstore store of one bucket (cached per process).  Raises
@@ -89,7 +149,9 @@ def store_for(scheme: str, bucket: str) -> Any:
 
     try:
         return from_url(f"{scheme}://{bucket}", retry_config={
-            "max_retries": MAX_RETRIES, "retry_timeout": RETRY_TIMEOUT})
+            "max_retries": MAX_RETRIES, "retry_timeout": retry_timeout()})
+    except UsageError:
+        raise
     except Exception as exc:  # obstore raises its own hierarchy and ValueError
         raise UsageError(f"{scheme}://{bucket}: cannot use this store: {message(exc)}"
                          ) from None
@@ -103,10 +165,11 @@ def list_objects(url: str) -> Iterator[tuple[str, int]]:
     scheme, bucket, key = split_url(url)
     store = store_for(scheme, bucket)
     try:
-        for batch in store.list(key or None, chunk_size=1000):
+        for batch in _ask(store, lambda: store.list(key or None, chunk_size=1000)):
             for meta in batch:
                 yield f"{scheme}://{bucket}/{meta['path']}", int(meta["size"])
     except Exception as exc:  # obstore's errors have no common base with OSError
+        _note(store, exc)  # a listing's requests are made as it is iterated
         raise UsageError(f"{url}: cannot list: {message(exc)}") from None
 
 
@@ -115,7 +178,8 @@ def object_size(url: str) -> int | None:
     cannot be had (the reader then reports why)."""
     try:
         scheme, bucket, key = split_url(url)
-        return int(store_for(scheme, bucket).head(key)["size"])
+        store = store_for(scheme, bucket)
+        return int(_ask(store, lambda: store.head(key))["size"])
     except Exception:  # any failure: the reader reports it, with its cause
         return None
 
@@ -124,15 +188,18 @@ class _ObjectRaw(io.RawIOBase):
     """An object read by ranged GETs through obstore's buffered reader; a failed
     request is an :class:`OSError` (which the line reader reports with its line)."""
 
-    def __init__(self, reader: Any) -> None:
+    def __init__(self, reader: Any, store: Any) -> None:
         self._reader = reader
+        self._store = store
 
     def readable(self) -> bool:
         return True
 
     def readinto(self, b: Any) -> int:
         try:
-            data = self._reader.read(len(b))
+            data = _ask(self._store, lambda: self._reader.read(len(b)))
+        except OSError:
+            raise
         except Exception as exc:
             raise OSError(message(exc)) from None
         n = len(data)
@@ -157,11 +224,12 @@ def open_url(url: str) -> IO[bytes]:
     except UsageError as exc:
         raise LogError(url, 0, f"cannot open: {exc}") from None
     try:
-        reader = obstore.open_reader(store, key, buffer_size=BUFFER_BYTES)
+        reader = _ask(store, lambda: obstore.open_reader(
+            store, key, buffer_size=BUFFER_BYTES))
     except FileNotFoundError:
         hint = "" if "." in key.rsplit("/", 1)[-1] else \
             " (a prefix? end the URL with '/' to audit the traces under it)"
         raise LogError(url, 0, f"cannot open: no such object{hint}") from None
     except Exception as exc:
         raise LogError(url, 0, f"cannot open: {message(exc)}") from None
-    return io.BufferedReader(_ObjectRaw(reader), buffer_size=1 << 20)
+    return io.BufferedReader(_ObjectRaw(reader, store), buffer_size=1 << 20)

@@ -1,0 +1,181 @@
+"""Connecting ``--engine ray`` to its cluster: bounded in time, quiet on stderr
+(issue 11, ninth adversarial pass, F3).
+
+``ray.init`` alone retries an unreachable cluster for ever, and Ray's core worker and
+gRPC write their own log lines straight to file descriptor 2 from C++ (the address
+given included, every few seconds), bypassing every writer of ours.  So:
+
+- the address is checked first (:func:`check_address`): ``auto``, ``local``,
+  ``HOST:PORT`` or ``ray://HOST:PORT`` with a host name, IPv4 or bracketed IPv6
+  address and a port 1-65535; anything else is a usage error before Ray sees it;
+- a ``HOST:PORT`` address gets one TCP connection first (:data:`PROBE_TIMEOUT`): a
+  closed port, an unknown host or a host that does not answer is an error at once;
+- ``ray.init`` runs in a helper thread that the command waits for at most
+  :func:`connect_timeout` seconds (:data:`CONNECT_TIMEOUT`, or the environment
+  variable :data:`TIMEOUT_ENV`); the wait can be stopped by SIGINT/SIGTERM like any
+  other phase of the command;
+- while it runs, file descriptor 2 points at a temporary file (:class:`NativeStderr`)
+  and ``sys.stderr`` at a copy of the real one, so what Ray and gRPC write natively is
+  kept off the user's stderr, while our own lines (the error, the stop line) still
+  reach it.  When the wait ends by the timeout or a signal the redirection stays for
+  the rest of the process (the thread still inside Ray keeps logging until it ends).
+
+Every failure is a :class:`UsageError`: one line naming the address, exit 2.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import socket
+import sys
+import tempfile
+import threading
+from collections.abc import Callable
+from typing import IO, Any
+
+from compaction_audit.errors import UsageError
+
+CONNECT_TIMEOUT = 60.0
+"""Seconds ``ray.init`` may take to connect to (or start) a cluster before the run
+ends with exit 2; :data:`TIMEOUT_ENV` overrides it."""
+
+TIMEOUT_ENV = "COMPACTION_AUDIT_RAY_CONNECT_TIMEOUT"
+"""Environment variable: the connect timeout in seconds (a positive number)."""
+
+PROBE_TIMEOUT = 5.0
+"""Seconds allowed for the TCP connection that tests a ``HOST:PORT`` address first
+(never more than the connect timeout)."""
+
+_HOST = r"\[[0-9A-Fa-f:.]{2,45}\]|[A-Za-z0-9](?:[A-Za-z0-9._-]{0,251}[A-Za-z0-9])?"
+_ADDRESS = re.compile(rf"(ray://)?({_HOST}):([0-9]{{1,5}})")
+WORDS = ("auto", "local")
+"""The addresses that are words, not ``HOST:PORT``."""
+
+
+def check_address(address: str) -> tuple[str, int] | None:
+    """``(host, port)`` of a ``HOST:PORT`` or ``ray://HOST:PORT`` address (brackets of
+    an IPv6 host removed), None for ``auto`` and ``local``.  Raises
+    :class:`UsageError` for anything else (the text is escaped by the writer)."""
+    if address in WORDS:
+        return None
+    match = _ADDRESS.fullmatch(address)
+    if match is None or not 1 <= int(match.group(3)) <= 65535:
+        raise UsageError(f"--ray-address {address}: expected auto, local, HOST:PORT or "
+                         "ray://HOST:PORT (a host name or IP address and a port 1-65535)")
+    return match.group(2).strip("[]"), int(match.group(3))
+
+
+def connect_timeout() -> float:
+    """:data:`TIMEOUT_ENV` as seconds, else :data:`CONNECT_TIMEOUT`.  Raises
+    :class:`UsageError` when it is set to something else than a positive number."""
+    text = os.environ.get(TIMEOUT_ENV, "").strip()
+    if not text:
+        return CONNECT_TIMEOUT
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not 0 < value < 1e9:
+        raise UsageError(f"{TIMEOUT_ENV}={text}: expected a positive number of seconds")
+    return value
+
+
+def probe(host: str, port: int, timeout: float) -> str | None:
+    """Why a TCP connection to ``host:port`` fails within ``timeout`` seconds (the
+    system's words), or None when it opens."""
+    try:
+        socket.create_connection((host, port), timeout=timeout).close()
+    except TimeoutError:
+        return f"no answer within {timeout:g} s"
+    except OSError as exc:
+        return exc.strerror or type(exc).__name__
+    return None
+
+
+class NativeStderr:
+    """File descriptor 2 pointed at a temporary file while ``sys.stderr`` writes to a
+    copy of the real one (:meth:`start`); :meth:`stop` puts both back."""
+
+    def __init__(self) -> None:
+        self.saved = -1
+        self.sink: IO[bytes] | None = None
+        self.stderr: Any = None
+
+    def start(self) -> None:
+        """Redirect (see the class docstring)."""
+        self.stderr = sys.stderr
+        with contextlib.suppress(OSError, ValueError, AttributeError):
+            self.stderr.flush()
+        self.saved = os.dup(2)
+        self.sink = tempfile.TemporaryFile()  # noqa: SIM115 - closed by stop()
+        encoding = getattr(self.stderr, "encoding", None) or "utf-8"
+        sys.stderr = open(os.dup(self.saved), "w", encoding=encoding,  # noqa: SIM115
+                          errors="backslashreplace", buffering=1)
+        os.dup2(self.sink.fileno(), 2)
+
+    def stop(self) -> None:
+        """Put file descriptor 2 and ``sys.stderr`` back; drop what was caught."""
+        if self.sink is None:
+            return
+        with contextlib.suppress(OSError, ValueError):
+            sys.stderr.flush()
+        os.dup2(self.saved, 2)
+        os.close(self.saved)
+        ours, sys.stderr = sys.stderr, self.stderr
+        ours.close()
+        self.sink.close()
+        self.sink = None
+
+
+def bounded(call: Callable[[], Any], timeout: float) -> bool:
+    """Run ``call`` in a daemon thread, wait for it at most ``timeout`` seconds.
+    True when it returned in time; re-raises what it raised; False when it is still
+    running (the thread is left to Ray: the caller ends the run)."""
+    outcome: list[BaseException | None] = []
+
+    def run() -> None:
+        try:
+            call()
+        except BaseException as exc:  # handed to the waiting thread
+            outcome.append(exc)
+        else:
+            outcome.append(None)
+
+    thread = threading.Thread(target=run, name="ray-connect", daemon=True)
+    thread.start()
+    thread.join(timeout)
+    if not outcome:
+        return False
+    if outcome[0] is not None:
+        raise outcome[0]
+    return True
+
+
+def init_quietly(init: Callable[[], Any], address: str | None, timeout: float,
+                 first_line: Callable[[BaseException], str]) -> None:
+    """``init()`` (a ``ray.init`` call for ``address``; None: a local cluster started
+    here) bounded by ``timeout`` seconds, with Ray's native stderr caught.  Raises
+    :class:`UsageError` naming the address when it fails or does not end in time."""
+    where = "start a local Ray" if address is None else \
+        f"connect to the Ray cluster at {address}"
+    target = check_address(address) if address is not None else None
+    if target is not None:
+        why = probe(*target, timeout=min(PROBE_TIMEOUT, timeout))
+        if why is not None:
+            raise UsageError(f"cannot {where}: {why}")
+    capture = NativeStderr()
+    capture.start()
+    done = False  # Ray is done (returned or raised): the redirection can end
+    try:
+        done = bounded(init, timeout)
+    except Exception as exc:  # Ray raises ConnectionError, RuntimeError, ValueError...
+        done = True
+        raise UsageError(f"cannot {where}: {first_line(exc)}") from None
+    finally:  # a timeout or a signal: the thread may still log; the run is ending
+        if done:
+            capture.stop()
+    if not done:
+        raise UsageError(f"cannot {where}: no connection within {timeout:g} s "
+                         f"(the limit: {TIMEOUT_ENV})")

@@ -1,0 +1,186 @@
+"""The Ray connect (compaction_audit/fleet/connect.py; issue 11, ninth adversarial
+pass, F3): the address's shape checked before Ray sees it, the connect bounded in
+time, Ray's native stderr kept off the user's, SIGTERM during the wait."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from compaction_audit.errors import UsageError
+from compaction_audit.fleet import connect
+from compaction_audit.fleet.connect import check_address, connect_timeout, init_quietly
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.mark.parametrize(("address", "expected"), [
+    ("auto", None), ("local", None),
+    ("127.0.0.1:6379", ("127.0.0.1", 6379)),
+    ("head-1.example.com:1", ("head-1.example.com", 1)),
+    ("ray://10.0.0.7:10001", ("10.0.0.7", 10001)),
+    ("[::1]:65535", ("::1", 65535)),
+])
+def test_addresses_of_the_documented_shapes_pass(address: str,
+                                                  expected: tuple[str, int] | None) -> None:
+    assert check_address(address) == expected
+
+
+@pytest.mark.parametrize("address", [
+    "x##[add-mask]y:1", "::error::x:1", "host", "host:0", "host:65536", "a b:1",
+    "h:1\n", "http://h:1", "ray://h", "-h:1", "h:1:2", "AUTO", "", "h:+1",
+])
+def test_other_addresses_are_refused_before_ray(address: str) -> None:
+    with pytest.raises(UsageError, match="expected auto, local, HOST:PORT or ray://"):
+        check_address(address)
+
+
+def test_connect_timeout_default_and_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(connect.TIMEOUT_ENV, raising=False)
+    assert connect_timeout() == 60.0
+    monkeypatch.setenv(connect.TIMEOUT_ENV, " 0.25 ")
+    assert connect_timeout() == 0.25
+    for bad in ("0", "-1", "abc", "nan", "inf"):
+        monkeypatch.setenv(connect.TIMEOUT_ENV, bad)
+        with pytest.raises(UsageError, match=connect.TIMEOUT_ENV):
+            connect_timeout()
+
+
+def _closed_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.fixture
+def silent_port() -> Iterator[int]:
+    """A port that accepts TCP connections (the kernel's backlog) and never answers."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        sock.listen(16)
+        yield int(sock.getsockname()[1])
+
+
+def test_closed_port_is_an_error_at_once_without_ray() -> None:
+    port = _closed_port()
+    calls: list[int] = []
+    start = time.monotonic()
+    with pytest.raises(UsageError) as caught:
+        init_quietly(lambda: calls.append(1), f"127.0.0.1:{port}", 30.0, str)
+    assert time.monotonic() - start < 5
+    assert str(caught.value).startswith(f"cannot connect to the Ray cluster at 127.0.0.1:{port}: ")
+    assert calls == []  # Ray never called
+
+
+def test_native_stderr_of_a_successful_connect_is_kept_off(
+        capfd: pytest.CaptureFixture[str], silent_port: int) -> None:
+    def noisy_init() -> None:  # what Ray's C++ and gRPC do: fd 2, also from a child
+        os.write(2, b"##[add-mask]native noise\n")
+        subprocess.run([sys.executable, "-c",
+                        "import os; os.write(2, b'::error::child noise\\n')"], check=True)
+        print("our own line", file=sys.stderr)
+
+    before = sys.stderr
+    init_quietly(noisy_init, f"127.0.0.1:{silent_port}", 30.0, str)
+    assert sys.stderr is before
+    os.write(2, b"after\n")
+    err = capfd.readouterr().err
+    assert err == "our own line\nafter\n"
+
+
+def test_a_failing_init_is_one_line_naming_the_address(
+        capfd: pytest.CaptureFixture[str], silent_port: int) -> None:
+    def failing_init() -> None:
+        os.write(2, b"##[add-mask]native noise\n")
+        raise ConnectionError("GCS said no\nsecond line")
+
+    with pytest.raises(UsageError) as caught:
+        init_quietly(failing_init, f"127.0.0.1:{silent_port}", 30.0,
+                     lambda exc: str(exc).split("\n")[0])
+    assert str(caught.value) == \
+        f"cannot connect to the Ray cluster at 127.0.0.1:{silent_port}: GCS said no"
+    os.write(2, b"after\n")
+    assert capfd.readouterr().err == "after\n"
+
+
+_HANGING = """
+import os, sys, threading
+from compaction_audit import stopline
+from compaction_audit.errors import UsageError
+from compaction_audit.fleet.connect import init_quietly
+stopline.announce_interrupts()
+def hang():
+    os.write(2, b"##[add-mask]native noise\\n")
+    print("waiting", flush=True)
+    threading.Event().wait()
+try:
+    init_quietly(hang, sys.argv[1], float(sys.argv[2]), str)
+except UsageError as exc:
+    print("compaction-audit: " + str(exc), file=sys.stderr)
+    sys.exit(2)
+except KeyboardInterrupt:
+    sys.exit(143)
+"""
+
+
+def _hanging(address: str, timeout: float) -> subprocess.Popen[str]:
+    return subprocess.Popen([sys.executable, "-c", _HANGING, address, str(timeout)],
+                            cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)},
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def test_a_connect_that_never_ends_is_cut_at_the_timeout(silent_port: int) -> None:
+    proc = _hanging(f"127.0.0.1:{silent_port}", 0.5)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 2
+    assert out == "waiting\n"
+    assert err == (f"compaction-audit: cannot connect to the Ray cluster at 127.0.0.1:"
+                   f"{silent_port}: no connection within 0.5 s (the limit: "
+                   f"{connect.TIMEOUT_ENV})\n")
+
+
+def test_sigterm_during_the_connect_says_so(silent_port: int) -> None:
+    proc = _hanging(f"127.0.0.1:{silent_port}", 60)
+    assert proc.stdout is not None
+    assert proc.stdout.readline() == "waiting\n"
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 143
+    assert err == "compaction-audit: terminated by signal 15\n"
+
+
+def test_ray_against_a_silent_cluster_ends_with_one_line(silent_port: int) -> None:
+    pytest.importorskip("ray")
+    env = {**os.environ, "PYTHONPATH": str(ROOT), connect.TIMEOUT_ENV: "3"}
+    start = time.monotonic()
+    run = subprocess.run(
+        [sys.executable, "-m", "compaction_audit", "audit", "sample_logs/handwritten.jsonl",
+         "--engine", "ray", "--ray-address", f"127.0.0.1:{silent_port}", "-q"],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    assert run.returncode == 2
+    assert run.stderr == (f"compaction-audit: cannot connect to the Ray cluster at "
+                          f"127.0.0.1:{silent_port}: no connection within 3 s (the limit: "
+                          f"{connect.TIMEOUT_ENV})\n")
+    assert time.monotonic() - start < 60
+
+
+def test_a_hostile_address_is_escaped_and_never_reaches_ray() -> None:
+    run = subprocess.run(
+        [sys.executable, "-m", "compaction_audit", "audit", "sample_logs/handwritten.jsonl",
+         "--engine", "ray", "--ray-address", "x##[add-mask]y:1", "-q"],
+        cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True,
+        text=True, timeout=120)
+    if "needs: pip install" in run.stderr:
+        pytest.skip("Ray is not installed")
+    assert run.returncode == 2
+    assert len(run.stderr.splitlines()) == 1
+    assert "##[" not in run.stderr
+    assert "expected auto, local, HOST:PORT" in run.stderr
