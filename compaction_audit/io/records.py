@@ -91,11 +91,14 @@ def as_int(value: Any, field: str, minimum: int, maximum: int = MAX_INT) -> int:
 
 def as_json(value: Any, field: str) -> str:
     """``value`` as JSON text; raises :class:`FieldError` when it is nested too deeply
-    to be written back (orjson's limit)."""
+    to be written back (orjson's limit) or cannot be written as JSON for another reason
+    (a string that is not UTF-8: orjson's words; was "nested too deeply" too, adv9 F6)."""
     try:
         return orjson.dumps(value).decode()
-    except orjson.JSONEncodeError:
-        raise FieldError("nested too deeply", field) from None
+    except orjson.JSONEncodeError as exc:
+        if "Recursion limit" in str(exc):
+            raise FieldError("nested too deeply", field) from None
+        raise FieldError(f"cannot be written as JSON: {exc}", field) from None
 
 
 def as_id(value: Any, field: str) -> str:
