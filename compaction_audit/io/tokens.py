@@ -22,7 +22,7 @@ import orjson
 from compaction_audit.errors import LogError
 from compaction_audit.io.harness import SUMMARY
 from compaction_audit.io.lines import iter_lines
-from compaction_audit.io.records import SPAN_LINE_KEY
+from compaction_audit.io.records import SPAN_LINE_KEY, json_error
 
 BYTES_PER_TOKEN = 4
 """The estimate's divisor: about four UTF-8 bytes per token for English text and code."""
@@ -69,9 +69,8 @@ def decode_object(path: str, number: int, raw: bytes) -> dict[str, Any]:
     """Decode one JSONL line that must hold an object; :class:`LogError` names the line."""
     try:
         obj = orjson.loads(raw)
-    except orjson.JSONDecodeError as exc:
-        what = "truncated last line" if not raw.endswith(b"\n") else "bad JSON"
-        raise LogError(path, number, f"{what}: {exc.msg}") from None
+    except orjson.JSONDecodeError as exc:  # "truncated last line" only when cut short
+        raise LogError(path, number, json_error(raw, exc.msg, exc.pos)) from None
     if type(obj) is not dict:
         raise LogError(path, number, "expected a JSON object on every line")
     return obj
