@@ -44,6 +44,7 @@ def source_records(path: str, source: str | None = None
     from compaction_audit.io.detect import ADAPTERS, peek_format
     from compaction_audit.io.lines import iter_lines
     from compaction_audit.io.load import FORMATS
+    from compaction_audit.io.records import json_error
 
     fmt: str
     if source is None:
@@ -60,8 +61,7 @@ def source_records(path: str, source: str | None = None
             try:
                 yield number, orjson.loads(raw)
             except orjson.JSONDecodeError as exc:
-                what = "truncated last line" if not raw.endswith(b"\n") else "bad JSON"
-                raise LogError(path, number, f"{what}: {exc.msg}") from None
+                raise LogError(path, number, json_error(raw, exc.msg, exc.pos)) from None
 
     return fmt, decoded()
 

@@ -23,6 +23,7 @@ folds what came before it.  The mapping is in ``docs/adapters.md`` (Cline sectio
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -48,6 +49,7 @@ from compaction_audit.io.tokens import (
     tool_input_text,
     utf8_len,
 )
+from compaction_audit.report.safe import unsurrogate
 
 SOURCE_FORMAT = "cline"
 
@@ -82,15 +84,18 @@ def records(path: str, lines: Iterable[tuple[int, bytes]] | None = None,
     a list: lenient, each malformed message is skipped and its error appended.
     """
     named = path
+    undecodable: list[str] = []  # names beside it skipped: not UTF-8 (escaped)
     given = read_document(path, lines)
     if isinstance(given.value, dict) and _is_manifest(given.value):
-        path, given = _from_manifest(given, path)
-    messages_doc, compaction_doc, note, unchecked, unread = _pair(given, path)
+        path, given = _from_manifest(given, path, undecodable)
+    messages_doc, compaction_doc, note, unchecked, unread = _pair(given, path, undecodable)
     conv = _Converter(path, skipped)
     conv.unchecked = unchecked
     conv.unread = unread
     if note:
         conv.note(note)
+    if undecodable:
+        conv.note(_undecodable_note(named, undecodable))
     for doc in (messages_doc, compaction_doc) if messages_doc is not None else (given,):
         if doc is not None:
             conv.note_version(doc)
@@ -118,9 +123,9 @@ def companions(path: str) -> list[str]:
     try:
         given = read_document(path, None)
         if isinstance(given.value, dict) and _is_manifest(given.value):
-            path, given = _from_manifest(given, path)
+            path, given = _from_manifest(given, path, [])
             out.append(path)
-        paired = _pair(given, path)[:2]
+        paired = _pair(given, path, [])[:2]
     except (LogError, OSError):
         return out
     return [*out, *(d.path for d in paired if d is not None and d is not given)]
@@ -129,18 +134,38 @@ def companions(path: str) -> list[str]:
 def _line_files(named: str, span_files: dict[str, str]) -> dict[str, Any]:
     """Session-record keys naming the file span lines count in when it is not the file
     the user gave (issue: Cline lines point into two files): ``span_line_file``, the
-    companion file most spans were read from (its name), and ``span_line_file_except``,
-    the ids of spans whose lines are in the file given.  Empty when every span line is
-    a line of the file given."""
-    others = [f for f in span_files.values() if f != named]
-    if not others:
+    companion file most spans were read from (its name; on a tie the file read first,
+    the messages file), ``span_line_file_except``, the ids of the spans whose lines are
+    in another file, and ``span_line_file_except_in``, that file's name when it is not
+    the file given either (a manifest given: spans from both the messages and the
+    compaction file).  Empty when every span line is a line of the file given.
+
+    ``span_files`` maps each span id to the file it was read from, in reading order;
+    the spans come from at most two files (the messages and the compaction file).
+    Names are escaped (:func:`file_name`).  Never by set order: the output was once
+    chosen by string hashes, so it changed with ``PYTHONHASHSEED`` (adv9, F2)."""
+    counts: dict[str, int] = {}  # in the order the files were read
+    for f in span_files.values():
+        if f != named:
+            counts[f] = counts.get(f, 0) + 1
+    if not counts:
         return {}
-    companion = max(set(others), key=others.count)
-    out: dict[str, Any] = {"span_line_file": Path(companion).name}
+    companion = max(counts, key=counts.__getitem__)  # max keeps the first of a tie
+    out: dict[str, Any] = {"span_line_file": file_name(companion)}
     own = [s for s, f in span_files.items() if f != companion]
     if own:
         out["span_line_file_except"] = own
+        other = span_files[own[0]]
+        if other != named:
+            out["span_line_file_except_in"] = file_name(other)
     return out
+
+
+def file_name(path: str | Path) -> str:
+    """The last part of ``path`` as the reports show it: a byte that was not UTF-8
+    (a lone surrogate, ``os`` reads names with ``surrogateescape``) written ``\\xNN``,
+    so a record holding it encodes as JSON (adv9, F6)."""
+    return unsurrogate(Path(path).name)
 
 
 class _Pairing(NamedTuple):
@@ -158,9 +183,10 @@ class _Pairing(NamedTuple):
     unread: tuple[str, ...] = ()
 
 
-def _pair(given: Document, path: str) -> _Pairing:
+def _pair(given: Document, path: str, undecodable: list[str]) -> _Pairing:
     """The messages and compaction documents of the session ``given`` belongs to (see
-    :class:`_Pairing`)."""
+    :class:`_Pairing`); names of the folder left unread because they are not UTF-8 are
+    added to ``undecodable`` (:func:`_same_session`)."""
     if not isinstance(given.value, dict):
         return _Pairing(None, None)
     here = Path(path)
@@ -176,19 +202,19 @@ def _pair(given: Document, path: str) -> _Pairing:
     if is_compaction:
         other = here.with_name(f"{stem}.messages.json")
         if not regular_file(other):
-            found = _same_session(here, sid, ".messages.json")
+            found = _same_session(here, sid, ".messages.json", undecodable)
             other = found[0] if found else other
     else:
         other = here.with_name(f"{stem}.compaction.json")
         if not regular_file(other):
-            found = [f for f in _same_session(here, sid, ".compaction.json")
+            found = [f for f in _same_session(here, sid, ".compaction.json", undecodable)
                      if f.resolve() != here.resolve()]
             if len(found) > 1:
-                names = ", ".join(f.name for f in found)
+                names = ", ".join(file_name(f) for f in found)
                 return _Pairing(None, None, (
-                    f"{len(found)} compaction files of this session beside {here.name} "
-                    f"are not read: {names}; give one of them to audit its compaction"),
-                    unread=tuple(f.name for f in found))
+                    f"{len(found)} compaction files of this session beside "
+                    f"{file_name(here)} are not read: {names}; give one of them to audit "
+                    "its compaction"), unread=tuple(file_name(f) for f in found))
             other = found[0] if found else other
     doc = None
     if regular_file(other) and other.resolve() != here.resolve():
@@ -199,8 +225,8 @@ def _pair(given: Document, path: str) -> _Pairing:
         if not is_compaction:
             return _Pairing(None, None)
         return _Pairing(None, None, (
-            f"{here.name}: the session's messages file was not found (looked for "
-            f"{stem}.messages.json and a *.messages.json with sessionId "
+            f"{file_name(here)}: the session's messages file was not found (looked for "
+            f"{unsurrogate(stem)}.messages.json and a *.messages.json with sessionId "
             f"{str(sid)[:80]!r} beside it), so its compaction is not checked"),
             "no messages file")
     return _Pairing(doc, given) if is_compaction else _Pairing(given, doc)
@@ -211,7 +237,8 @@ def _is_manifest(value: dict[str, Any]) -> bool:
     return "messages" not in value and "session_id" in value and "messages_path" in value
 
 
-def _from_manifest(doc: Document, path: str) -> tuple[str, Document]:
+def _from_manifest(doc: Document, path: str, undecodable: list[str]
+                   ) -> tuple[str, Document]:
     """The messages file a manifest names: the file of ``messages_path``'s name beside
     the manifest, else ``<session_id>.messages.json`` beside it, else the folder's
     messages file of the same session.  Raises :class:`LogError` when none is found."""
@@ -225,7 +252,7 @@ def _from_manifest(doc: Document, path: str) -> tuple[str, Document]:
     candidates = [here.with_name(n) for n in (named, f"{sid}.messages.json")
                   if n and "/" not in n and n not in (".", "..")]
     found = next((c for c in candidates if regular_file(c)), None) \
-        or next(iter(_same_session(here, sid, ".messages.json")), None)
+        or next(iter(_same_session(here, sid, ".messages.json", undecodable)), None)
     if found is None or path == "-":
         raise LogError(path, 1, "the session's messages file is not found beside its "
                        "manifest", "messages_path")
@@ -239,9 +266,15 @@ def _has_marker(value: dict[str, Any]) -> bool:
         and m["metadata"].get("kind") in MARKER_KINDS for m in messages)
 
 
-def _same_session(here: Path, session_id: Any, suffix: str) -> list[Path]:
+def _same_session(here: Path, session_id: Any, suffix: str, undecodable: list[str]
+                  ) -> list[Path]:
     """The folder's files ending in ``suffix`` (``.messages.json``,
-    ``.compaction.json``) with the same ``sessionId``, by name (corpus layout)."""
+    ``.compaction.json``) with the same ``sessionId``, by name (corpus layout).
+
+    A name that is not UTF-8 (its bytes read with ``surrogateescape``) is not read: it
+    is added to ``undecodable``, escaped (:func:`file_name`), for a reader note; such a
+    neighbour made the session record unwritable (adv9, F6).  Each file's ``sessionId``
+    is read once per process (:func:`_session_id`)."""
     if not isinstance(session_id, str):
         return []
     try:
@@ -252,16 +285,69 @@ def _same_session(here: Path, session_id: Any, suffix: str) -> list[Path]:
     for name in names:
         if not name.endswith(suffix):
             continue
+        if not _decodable(name):
+            shown = file_name(name)
+            if shown not in undecodable:
+                undecodable.append(shown)
+            continue
         candidate = here.with_name(name)
-        if not regular_file(candidate):  # a FIFO or a device is never opened
-            continue
-        try:  # through the bounded line reader: the input limits of a trace apply
-            value = read_document(str(candidate), None).value
-        except (OSError, LogError, RecursionError):
-            continue
-        if isinstance(value, dict) and value.get("sessionId") == session_id:
+        if _session_id(candidate) == session_id:
             found.append(candidate)
     return found
+
+
+def _decodable(name: str) -> bool:
+    """True when ``name`` (as ``os.listdir`` gives it) was valid UTF-8 on disk."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _undecodable_note(path: str, names: list[str]) -> str:
+    """The reader note for the names :func:`_same_session` skipped (at most
+    :data:`NOTE_NAMES` of them, then how many more)."""
+    shown = ", ".join(names[:NOTE_NAMES])
+    more = f" and {len(names) - NOTE_NAMES} more" if len(names) > NOTE_NAMES else ""
+    return (f"{len(names)} file(s) beside {file_name(path)} not read: their names are not "
+            f"UTF-8 ({shown}{more}); rename them to pair them with this session")
+
+
+NOTE_NAMES = 5
+"""The most file names one reader note lists."""
+
+_SESSION_IDS: dict[tuple[int, ...], str | None] = {}
+"""``sessionId`` of each file :func:`_session_id` read, by device, inode, size, mtime
+and ctime: the files of a folder are read once per process, not once per messages
+file audited beside them (adv9: N messages files x M compaction files x their size)."""
+
+_SESSION_IDS_MAX = 4096
+"""Entries of :data:`_SESSION_IDS` kept; the cache is emptied when it is full."""
+
+
+def _session_id(path: Path) -> str | None:
+    """The string ``sessionId`` of the document at ``path``; None when it is not a
+    regular file (a FIFO or a device is never opened), cannot be read through the
+    bounded line reader (the input limits of a trace apply), or has none."""
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    if not stat.S_ISREG(st.st_mode):
+        return None
+    key = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+    if key in _SESSION_IDS:
+        return _SESSION_IDS[key]
+    try:
+        value = read_document(str(path), None).value
+    except (OSError, LogError, RecursionError):
+        value = None
+    sid = value.get("sessionId") if isinstance(value, dict) else None
+    if len(_SESSION_IDS) >= _SESSION_IDS_MAX:
+        _SESSION_IDS.clear()
+    _SESSION_IDS[key] = sid if isinstance(sid, str) else None
+    return _SESSION_IDS[key]
 
 
 @dataclass

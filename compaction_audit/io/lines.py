@@ -394,7 +394,7 @@ def decode_lines(path: str, lines: Iterable[tuple[int, bytes]], lenient: bool,
         try:
             yield number, orjson.loads(raw)
         except orjson.JSONDecodeError as exc:
-            err = LogError(path, number, json_error(raw, exc.msg))
+            err = LogError(path, number, json_error(raw, exc.msg, exc.pos))
             if not lenient:
                 raise err from None
             skipped.append(err)
@@ -416,6 +416,6 @@ def valid_json_lines(path: str, lines: Iterable[tuple[int, bytes]],
         try:
             orjson.loads(raw)
         except orjson.JSONDecodeError as exc:
-            skipped.append(LogError(path, number, json_error(raw, exc.msg)))
+            skipped.append(LogError(path, number, json_error(raw, exc.msg, exc.pos)))
             continue
         yield number, raw

@@ -717,7 +717,7 @@ def read_lines_strict(path: str, lines: Iterable[tuple[int, bytes]]) -> Session:
             try:
                 obj = loads(raw)
             except orjson.JSONDecodeError as exc:
-                raise LogError(path, number, rec.json_error(raw, exc.msg)) from None
+                raise LogError(path, number, rec.json_error(raw, exc.msg, exc.pos)) from None
             builder.add(number, obj)
             if builder.retained_line == number:  # its list is the new working set
                 value = obj["retained"]

@@ -23,6 +23,7 @@ The part grew fields across versions: unknown part types and fields are ignored.
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from itertools import takewhile
@@ -195,6 +196,7 @@ class _Converter(Conversion):
         super().__init__(path)
         self.pending: dict[str, Any] | None = None  # compaction info awaiting its summary
         self.pruned: dict[float, list[str]] = {}  # prune time -> result span ids
+        self.prune_times: list[float] = []  # the keys of ``pruned``, a heap (heapq)
         self.since: list[tuple[str, list[str]]] = []  # messages since the last compaction
 
     def message(self, entry: _Entry) -> None:
@@ -294,7 +296,10 @@ class _Converter(Conversion):
         span = self.asm.span(line, f"{call}:result", f"tool_result:{name}", text)
         when = as_object(state.get("time")).get("compacted")
         if isinstance(when, (int, float)) and not isinstance(when, bool):
-            self.pruned.setdefault(float(when), []).append(str(span["id"]))
+            at = float(when)
+            if at not in self.pruned:
+                heapq.heappush(self.prune_times, at)
+            self.pruned.setdefault(at, []).append(str(span["id"]))
 
     def summary(self, line: int, base: str, parts: list[dict[str, Any]]) -> None:
         """The assistant summary message: fold everything before the compaction."""
@@ -310,11 +315,15 @@ class _Converter(Conversion):
 
     def prune_until(self, when: float | None, line: int) -> None:
         """Open a microcompact round at ``line`` for each prune time up to ``when``
-        (None: all that are left)."""
-        for t in sorted(self.pruned):
-            if when is not None and t > when:
-                break
-            gone = [s for s in self.pruned.pop(t) if s in self.asm.working]
+        (None: all that are left), earliest first.
+
+        The pending times are a heap: a message costs the times it reaches (log n
+        each), not a sort of every time still pending (was n messages x n times when
+        the prunes lie after every message; issue 11, class 5, adv9 F4)."""
+        times = self.prune_times
+        while times and (when is None or times[0] <= when):
+            gone = [s for s in self.pruned.pop(heapq.heappop(times))
+                    if s in self.asm.working]
             if gone:
                 self.asm.microcompact(line, gone, {
                     "trigger": "auto", "tokens_before": self.last_input, "tokens_after": None,

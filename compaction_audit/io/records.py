@@ -91,11 +91,14 @@ def as_int(value: Any, field: str, minimum: int, maximum: int = MAX_INT) -> int:
 
 def as_json(value: Any, field: str) -> str:
     """``value`` as JSON text; raises :class:`FieldError` when it is nested too deeply
-    to be written back (orjson's limit)."""
+    to be written back (orjson's limit) or cannot be written as JSON for another reason
+    (a string that is not UTF-8: orjson's words; was "nested too deeply" too, adv9 F6)."""
     try:
         return orjson.dumps(value).decode()
-    except orjson.JSONEncodeError:
-        raise FieldError("nested too deeply", field) from None
+    except orjson.JSONEncodeError as exc:
+        if "Recursion limit" in str(exc):
+            raise FieldError("nested too deeply", field) from None
+        raise FieldError(f"cannot be written as JSON: {exc}", field) from None
 
 
 def as_id(value: Any, field: str) -> str:
@@ -414,19 +417,38 @@ def logged(value: Any) -> dict[str, float | int | None]:
     return out
 
 
-def json_error(raw: bytes, message: str) -> str:
-    """The reader's wording for a line ``raw`` that orjson rejected with ``message``.
+def json_error(raw: bytes, message: str, pos: int | None = None) -> str:
+    """The reader's wording for a line ``raw`` that orjson rejected with ``message``
+    at ``pos`` (its character offset; None when the caller has not got it).
 
-    "truncated last line" when the line lacks its newline, else "bad JSON"; a line
-    holding a lone CR (classic Mac line endings, which make the whole file one line)
-    says so, since orjson's own message ("unexpected content after document") does
-    not point at the cause.
+    "truncated last line" when the line lacks its newline and is JSON cut short
+    (:func:`cut_short`), else "bad JSON": a complete last line that is malformed or
+    nested too deeply is not called truncated (adv9); a line holding a lone CR
+    (classic Mac line endings, which make the whole file one line) says so, since
+    orjson's own message ("unexpected content after document") does not point at the
+    cause.
     """
-    what = "truncated last line" if not raw.endswith(b"\n") else "bad JSON"
+    what = "truncated last line" if cut_short(raw, message, pos) else "bad JSON"
     if raw.count(b"\r") > raw.count(b"\r\n"):
         return (f"bad JSON: lines end with a lone CR (classic Mac line endings); "
                 f"use LF or CRLF ({message})")
     return f"{what}: {message}"
+
+
+def cut_short(raw: bytes, message: str, pos: int | None = None) -> bool:
+    """True when ``raw``, a line without its newline, is a prefix of JSON that ended
+    early: it ends inside a UTF-8 character, or the decoder stopped at the end of the
+    text (``pos`` at or past its last non-blank character; without ``pos``, orjson's
+    "unexpected end of data").  False for a line that ends with its newline."""
+    if raw.endswith(b"\n"):
+        return False
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return exc.reason == "unexpected end of data" and exc.end == len(raw)
+    if pos is None:
+        return message.startswith("unexpected end of data")
+    return pos >= len(text.rstrip())
 
 
 def _kind(value: Any) -> str:
@@ -559,7 +581,7 @@ def reduce_lines(path: str, write: Callable[[bytes], Any], start: int = 0, stop:
                 try:
                     obj = orjson.loads(raw)
                 except orjson.JSONDecodeError as exc:
-                    pending.append((number, MSG_BAD_JSON, json_error(raw, exc.msg)))
+                    pending.append((number, MSG_BAD_JSON, json_error(raw, exc.msg, exc.pos)))
                     continue
                 if type(obj) is dict and obj.get("type") == "round" and "retained" in obj:
                     value = obj["retained"]

@@ -22,7 +22,7 @@ import orjson
 from compaction_audit.errors import LogError
 from compaction_audit.io.harness import SUMMARY
 from compaction_audit.io.lines import iter_lines
-from compaction_audit.io.records import SPAN_LINE_KEY
+from compaction_audit.io.records import SPAN_LINE_KEY, json_error
 
 BYTES_PER_TOKEN = 4
 """The estimate's divisor: about four UTF-8 bytes per token for English text and code."""
@@ -69,12 +69,16 @@ def decode_object(path: str, number: int, raw: bytes) -> dict[str, Any]:
     """Decode one JSONL line that must hold an object; :class:`LogError` names the line."""
     try:
         obj = orjson.loads(raw)
-    except orjson.JSONDecodeError as exc:
-        what = "truncated last line" if not raw.endswith(b"\n") else "bad JSON"
-        raise LogError(path, number, f"{what}: {exc.msg}") from None
+    except orjson.JSONDecodeError as exc:  # "truncated last line" only when cut short
+        raise LogError(path, number, json_error(raw, exc.msg, exc.pos)) from None
     if type(obj) is not dict:
         raise LogError(path, number, "expected a JSON object on every line")
     return obj
+
+
+_FEW_DELETES = 8
+"""At most this many lines leave :class:`RoundAssembler`'s line index by a delete each
+(O(len) moves in C each); more are filtered out in one pass."""
 
 
 class RoundAssembler:
@@ -96,6 +100,7 @@ class RoundAssembler:
     def __init__(self) -> None:
         self.working: dict[str, int] = {}
         self._order: dict[str, int] = {}  # working-set id -> its entry number
+        self._entered = 0  # items that entered the working set so far
         self._at_line: dict[int, dict[str, None]] = {}  # line -> working-set ids there
         self._lines: list[int] = []  # the keys of _at_line, sorted
         self.visited = 0  # lines and ids fold_outside looked at (a work counter for tests)
@@ -145,7 +150,10 @@ class RoundAssembler:
 
     def _enter(self, item: str, line: int) -> None:
         self.working[item] = line
-        self._order[item] = len(self._order)
+        # a counter, not len(_order): that shrinks on eviction, and a later item got the
+        # number of one still in the working set (fold_outside then put it too early)
+        self._order[item] = self._entered
+        self._entered += 1
         here = self._at_line.get(line)
         if here is None:
             here = self._at_line[line] = {}
@@ -230,9 +238,14 @@ class RoundAssembler:
         rnd["compaction"] = info
 
     def _evict(self, rnd: dict[str, Any], ids: list[str]) -> None:
+        """Evict ``ids`` (those in the working set) in the round ``rnd``.  Lines left
+        without an item leave the line index in one pass when there are many of them
+        (a delete each moved the rest of the index: a fold of n lines was O(n²);
+        issue 11, class 5, adv9), by a delete each when there are few."""
         gone = [item for item in ids if item in self.working]
         if gone:
             rnd["evicted"] = gone
+        emptied: list[int] = []
         for item in gone:
             line = self.working.pop(item)
             del self._order[item]
@@ -240,7 +253,13 @@ class RoundAssembler:
             del here[item]
             if not here:
                 del self._at_line[line]
+                emptied.append(line)
+        if len(emptied) <= _FEW_DELETES:
+            for line in emptied:
                 del self._lines[bisect.bisect_left(self._lines, line)]
+        else:
+            empty = set(emptied)
+            self._lines[:] = [line for line in self._lines if line not in empty]
 
     def finish(self) -> list[tuple[int, dict[str, Any]]]:
         """Close the open round and return every ``(source_line, round_record)``."""

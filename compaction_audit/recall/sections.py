@@ -94,7 +94,8 @@ def _with_files(rows: list[dict[str, Any]], session: Session) -> list[dict[str, 
     if not isinstance(line_file, str):
         return rows
     own = set(session.header.extra.get("span_line_file_except") or ())
-    return [{**d, **_span_file(line_file, own, d.get("span"))} for d in rows]
+    other = session.header.extra.get("span_line_file_except_in")
+    return [{**d, **_span_file(line_file, own, d.get("span"), other)} for d in rows]
 
 
 def person_spans(session: Session) -> int:
@@ -106,14 +107,19 @@ def person_spans(session: Session) -> int:
     return sum(n for src, text, n in spans.iter_rows() if span_type(src, text) != "harness")
 
 
-def _span_file(line_file: Any, own_lines: set[Any], span: Any) -> dict[str, str | None]:
+def _span_file(line_file: Any, own_lines: set[Any], span: Any, other: Any = None
+               ) -> dict[str, str | None]:
     """``{"span_file": name}``: the file a span's line counts in when the adapter read
     spans from a companion file (its ``span_line_file``: a Cline messages file beside
-    the compaction file given), null for a span of the file given; ``{}`` (no key, the
-    output of other logs unchanged) when the adapter names no such file."""
+    the compaction file given); for a span of ``span_line_file_except`` (``own_lines``)
+    the file ``other`` names (``span_line_file_except_in``: a Cline manifest given, the
+    compaction file), else null (the file given); ``{}`` (no key, the output of other
+    logs unchanged) when the adapter names no such file."""
     if not isinstance(line_file, str):
         return {}
-    return {"span_file": None if span in own_lines else line_file[:200]}
+    if span in own_lines:
+        return {"span_file": other[:200] if isinstance(other, str) else None}
+    return {"span_file": line_file[:200]}
 
 
 def _lost_at(lost: pl.DataFrame, compactions: list[dict[str, Any]], redacted: bool
@@ -171,6 +177,7 @@ def compaction_view(session: Session, recall: Recall,
                  .select("id", "text").iter_rows())
     line_file = session.header.extra.get("span_line_file")
     own_lines = set(session.header.extra.get("span_line_file_except") or ())
+    other_file = session.header.extra.get("span_line_file_except_in")
     lost_at = _lost_at(lost, session.compactions, recall.redacted)
     for c, rows in zip(session.compactions, lost_at, strict=True):
         before, size = c.get("tokens_before"), c.get("summary_tokens")
@@ -182,7 +189,7 @@ def compaction_view(session: Session, recall: Recall,
         entries = [{"kind": d["kind"], "text": d["text"], "span": d["span"],
                     "source": d["span_source"], "span_type": d["span_type"],
                     "span_line": d["span_line"],
-                    **_span_file(line_file, own_lines, d["span"]),
+                    **_span_file(line_file, own_lines, d["span"], other_file),
                     "tier": d["tier"],
                     "tier_name": d["tier_name"], "tier_why": d["tier_why"],
                     "cause": d["cause"],
