@@ -58,6 +58,18 @@ def _stdin_stat() -> os.stat_result | None:
     return st if stat.S_ISREG(st.st_mode) else None
 
 
+def refuse_missing_folder(output: str) -> None:
+    """Raise :class:`UsageError` when ``output`` does not exist and the folder it would
+    be created in does not exist or is not a folder (the report is never written into
+    a folder this tool made up: the user names an existing one)."""
+    if _stat(output) is not None or os.path.islink(output):
+        return
+    folder = os.path.dirname(os.path.abspath(output))
+    if not os.path.isdir(folder):
+        raise UsageError(f"{output}: cannot open for writing: no folder {folder} "
+                         "(create it first)")
+
+
 def refuse_same_file(output: str, inputs: Iterable[str]) -> None:
     """Raise :class:`UsageError` when ``output`` is an existing regular file that is
     also one of ``inputs`` (compared by device and inode; ``-`` by the file standard
@@ -65,7 +77,10 @@ def refuse_same_file(output: str, inputs: Iterable[str]) -> None:
     the files an adapter reads with an input (a Cline messages or compaction file,
     Gemini CLI's ``telemetry.log``, an SQLite store's ``-wal``:
     :func:`~compaction_audit.io.companions.companion_files`, looked up only when
-    ``output`` exists).  Devices and FIFOs may be read and written (``/dev/null``)."""
+    ``output`` exists).  Devices and FIFOs may be read and written (``/dev/null``).
+    Also raises when ``output`` is new and its folder does not exist, so a run that
+    could not write its report stops before the work (:func:`refuse_missing_folder`)."""
+    refuse_missing_folder(output)
     out = _stat(output)
     if out is None or not stat.S_ISREG(out.st_mode):
         return

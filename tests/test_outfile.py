@@ -159,3 +159,20 @@ def test_devices_and_pseudo_paths_are_written_through() -> None:
     with output_target("/dev/null") as path:  # nothing is written
         assert path == "/dev/null"
     assert not writes_through("no-such-file.json")
+
+
+@pytest.mark.parametrize("command", [["audit", "{t}", "-f", "html"], ["convert", "{t}"],
+                                     ["baseline", "create", "{t}"],
+                                     ["diff", "{t}", "{t}", "-f", "json"]])
+def test_an_output_in_a_missing_folder_is_refused_before_the_work(
+        tmp_path: Path, command: list[str]) -> None:
+    """New user trial: `-o newdir/sub/report.html` ran the whole audit, then failed to
+    open the file. The missing folder is a usage error (exit 2), checked with the
+    other output checks before the audit, and nothing is created."""
+    trace = dump(drift_records(), tmp_path / "t.jsonl")
+    target = tmp_path / "newdir" / "sub" / "out.x"
+    result = run(*[a.replace("{t}", str(trace)) for a in command], "-o", str(target))
+    assert result.exit_code == 2, result.output
+    assert (f"{target}: cannot open for writing: no folder {target.parent} (create it "
+            "first)") in result.stderr
+    assert not (tmp_path / "newdir").exists()

@@ -36,7 +36,7 @@ baseline_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None,
 @baseline_app.command("create")
 def baseline_create(
     paths: Annotated[list[str], typer.Argument(
-        help="Trace files, directories or glob patterns, as given to 'audit'.",
+        metavar="PATH", help="Trace files, directories or glob patterns, as given to 'audit'.",
         show_default=False)],
     output: Annotated[Path, typer.Option("--output", "-o", metavar="FILE",
                                          help="Where to write the baseline (JSON).")],

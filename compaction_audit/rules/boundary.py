@@ -50,8 +50,9 @@ class BoundaryRule(Rule):
             checks.append(("the working set holds no tokens", _HAS_TOKENS))
         if self.reads_salience:
             w = ctx.settings.window
-            first = "the first round has" if w == 1 else f"the first {w} rounds have"
-            checks.append((f"{first} no round {w} earlier to compare with",
+            reason = ("the first round has no earlier round to compare with" if w == 1 else
+                      f"the first {w} rounds have no round {w} rounds earlier to compare with")
+            checks.append((reason,
                            pl.col("distinct_source_spans_before").is_not_null()))
             checks.append(("salience unknown at the round or the round compared with",
                            _SALIENCE_KNOWN | pl.col("distinct_source_spans_before").is_null()))

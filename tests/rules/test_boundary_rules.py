@@ -120,7 +120,7 @@ def test_inversion_not_evaluated_is_reported() -> None:
     assert out.fired["ri"].to_list() == []
     assert out.not_evaluated == {
         "the working set holds no tokens": 1,
-        "the first round has no round 1 earlier to compare with": 1,
+        "the first round has no earlier round to compare with": 1,
         "salience unknown at the round or the round compared with": 2,
     }
 
