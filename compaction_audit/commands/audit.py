@@ -271,7 +271,8 @@ def input_files(traces: list[str], *others: Path | None) -> list[str]:
 
 def audit_command(
     paths: Annotated[list[str], typer.Argument(
-        metavar="PATH", help="Trace files, directories (searched recursively for *.jsonl, *.jsonl.gz, "
+        metavar="PATH",
+        help="Trace files, directories (searched recursively for *.jsonl, *.jsonl.gz, "
              "*.jsonl.zst and Cline's *.messages.json), glob patterns, or s3://, gs://, "
              "az:// URLs (an object, a prefix ending in '/', or a pattern over keys: pip install "
              "'compaction-audit[cloud]'); '-' for stdin.", show_default=False)],

@@ -40,10 +40,11 @@ class NewSeverity(StrEnum):
 
 
 def diff_command(
-    baseline: Annotated[str, typer.Argument(metavar="BASELINE", help="The reference run's log ('-' for stdin).",
-                                            show_default=False)],
-    candidate: Annotated[str, typer.Argument(metavar="CANDIDATE", help="The run to compare with it.",
-                                             show_default=False)],
+    baseline: Annotated[str, typer.Argument(
+        metavar="BASELINE", help="The reference run's log ('-' for stdin).",
+        show_default=False)],
+    candidate: Annotated[str, typer.Argument(
+        metavar="CANDIDATE", help="The run to compare with it.", show_default=False)],
     fmt: Annotated[Format, typer.Option("--format", "-f", help="Report format.")]
     = Format.text,
     output: Annotated[Path | None, typer.Option("--output", "-o",

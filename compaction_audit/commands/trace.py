@@ -121,7 +121,8 @@ class _Cut:
 def trace_command(
     log: Annotated[str, typer.Argument(metavar="LOG", help="The log to read ('-' for stdin).")],
     query: Annotated[str, typer.Argument(
-        metavar="QUERY", help="A discriminator (45000, --force, v4.2.1), a span id or a summary id; "
+        metavar="QUERY",
+        help="A discriminator (45000, --force, v4.2.1), a span id or a summary id; "
              "another word is searched for in span texts.")],
     fmt: Annotated[TextOrJson, typer.Option("--format", "-f", help=FORMAT_HELP)]
     = TextOrJson.text,
