@@ -168,3 +168,26 @@ def test_compactions_show_their_summary_on_demand(tmp_path: Path) -> None:
     # query_cosine_retained is unknown at every round of a Claude Code log: not drawn
     spec = json.dumps(d["charts"]["s0-series"])
     assert "query_cosine_retained" not in spec and "raw_ratio" in spec
+
+
+def test_the_full_summary_is_the_whole_summary_up_to_its_bound() -> None:
+    """New user trial: the "Full summary" toggle held 1,024 characters and a hash (the
+    escaping's default cut) although docs/html.md bounds a summary at 50,000."""
+    import html as html_lib
+    import re
+
+    from compaction_audit.report.html.data import MAX_SUMMARY_CHARS
+    from compaction_audit.report.html.sections import compactions_section
+
+    def shown(text: str) -> tuple[str, str]:
+        page = compactions_section([{"round": 3, "line": 9, "summary_text": text}])
+        m = re.search(r"Full summary \(([0-9,]+) characters\)</summary><pre>(.*?)</pre>",
+                      page, re.S)
+        assert m is not None
+        return m.group(1), html_lib.unescape(m.group(2))
+
+    text = "".join(f"fact {i} keeps the <b>45000</b> ms timeout. " for i in range(80))
+    assert len(text) > 3000
+    assert shown(text) == (f"{len(text):,}", text)
+    total, body = shown("y" * (MAX_SUMMARY_CHARS + 7))
+    assert (total, body) == (f"{MAX_SUMMARY_CHARS + 7:,}", "y" * MAX_SUMMARY_CHARS)

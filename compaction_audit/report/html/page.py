@@ -20,17 +20,18 @@ from typing import Any
 import orjson
 
 from compaction_audit import __version__
-from compaction_audit.report.safe import clip_tree, json_safe, printable
+from compaction_audit.report.safe import MAX_TEXT, clip_tree, json_safe, printable
 
 _JSON_ESCAPES = {b"<": b"\\u003c", b">": b"\\u003e", b"&": b"\\u0026",
                  "\u2028".encode(): b"\\u2028", "\u2029".encode(): b"\\u2029"}
 
 
-def esc(text: object, newlines: bool = False) -> str:
+def esc(text: object, newlines: bool = False, limit: int = MAX_TEXT) -> str:
     """Untrusted text for an HTML element or attribute: controls made visible
     (:func:`~compaction_audit.report.safe.printable`; also U+2028/U+2029, which it
-    leaves), then ``&<>"'`` escaped."""
-    shown = printable("" if text is None else text, newlines)
+    leaves), cut past ``limit`` characters to a prefix and a hash, then ``&<>"'``
+    escaped."""
+    shown = printable("" if text is None else text, newlines, limit)
     shown = shown.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
     return html.escape(shown, quote=True)
 

@@ -6,7 +6,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from compaction_audit.report.html.data import MAX_ROWS, Episode, clip, rule_anchor
+from compaction_audit.report.html.data import (
+    MAX_ROWS,
+    MAX_SUMMARY_CHARS,
+    Episode,
+    clip,
+    rule_anchor,
+)
 from compaction_audit.report.html.page import esc
 from compaction_audit.report.model import compaction_kind
 from compaction_audit.rules import RULES
@@ -155,7 +161,7 @@ def compactions_section(compactions: list[dict[str, Any]]) -> str:
                    ", losses not checkable (opaque summary)"))
         text, cut = clip(c.get("summary_text"))
         summary = (f"<details><summary>Full summary ({len(text) + cut:,} characters)</summary>"
-                   f"<pre>{esc(text, newlines=True)}</pre>"
+                   f"<pre>{esc(text, newlines=True, limit=MAX_SUMMARY_CHARS)}</pre>"
                    + (f'<p class="dim">... {cut:,} more characters cut</p>' if cut else "")
                    + "</details>") if text else '<p class="dim">No summary text in the log.</p>'
         lost_html = ("<p>What the summary lost, facts that matter first:</p>"
