@@ -60,8 +60,10 @@ def records(path: str, lines: Iterable[tuple[int, bytes]] | None = None
             ) -> Iterator[tuple[int, dict[str, Any]]]:
     """The rollout as ``(source_line, record)`` pairs, session record first; the same
     contract as :func:`compaction_audit.io.claude_code.records`."""
+    from compaction_audit.io.detect import line_checker  # detect imports this module
+
     conv = _Converter(path)
-    first = feed(path, lines, conv.handle)
+    first = feed(path, lines, conv.handle, line_checker(path, SOURCE_FORMAT))
     rounds = conv.asm.finish()
     yield first or 1, session_record(SOURCE_FORMAT, conv.session_id, conv.budget)
     yield from rounds
