@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from compaction_audit.errors import LogError
 from compaction_audit.io import codex
 from compaction_audit.io.native import read_records
 from compaction_audit.recall.literals import Literals
@@ -178,3 +179,24 @@ def test_turns_beyond_the_budget_are_folded_oldest_first(
     # go, with the summary of line 6, in entry order
     assert second["summaries"][0]["children"] == ["line-3", "line-4", "line-6"]
     assert second["evicted"] == ["line-3", "line-4", "line-6"]
+
+
+def test_an_automaton_past_its_node_limit_is_a_clean_error(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # nine texts of 32 distinct letters each: 288 nodes below the root, all distinct
+    texts = [chr(65 + i) * 32 for i in range(9)]
+    lines = [{"type": "session_meta", "payload": {"id": "s"}},
+             {"type": "response_item", "payload": _user("Keep the port at 8080.")},
+             {"type": "compacted", "payload": {
+                 "message": "".join(texts), "replacement_history": [_user(t) for t in texts]}}]
+    path = _write(tmp_path / "nodes.jsonl", lines)
+    monkeypatch.setattr(codex, "CARRIER_SEARCH_MAX_NODES", 288)
+    compaction = list(codex.records(path))[-1][1]
+    assert "spans" not in compaction or compaction["spans"] == []  # all nine carry it
+    monkeypatch.setattr(codex, "CARRIER_SEARCH_MAX_NODES", 287)
+    with pytest.raises(LogError) as err:
+        list(codex.records(path))
+    assert str(err.value) == (
+        f"{path}:3: replacement history too large to search: its unmatched user messages "
+        "need more than 287 automaton nodes to be looked for in the compaction message; "
+        "see docs/performance.md (limits) (payload.replacement_history)")

@@ -45,6 +45,13 @@ _COUNT_KEYS = ("input_tokens", "cached_input_tokens", "output_tokens")
 SUMMARY_PREFIX = harness.CODEX_SUMMARY_PREFIX
 """How Codex opens the user message that carries a local compaction's summary."""
 
+CARRIER_SEARCH_MAX_NODES = 500_000
+"""The largest automaton (nodes: distinct prefixes, at most one per character) of the
+replacement-history user messages that match no working-set span, looked for inside one
+compaction's message: about 240 bytes a node, 120 MB.  Past it the rollout is an error,
+exit 2.  Codex carries over about :data:`KEEP_USER_TOKENS` of user messages (80,000
+bytes), and those match spans."""
+
 KEEP_USER_TOKENS = 20_000
 """Without ``replacement_history`` Codex rebuilds the context from the most recent
 user messages up to about this many tokens; the adapter keeps the same ones."""
@@ -315,6 +322,12 @@ class _Converter:
             else:
                 unmatched.append((i, source, body, size, key[:2] == ("message", "user")))
         carries = _Carriers(message, [body for *_, body, _, user in unmatched if user])
+        if carries.too_large:
+            raise self.fail(line, "replacement history too large to search: its unmatched "
+                            "user messages need more than "
+                            f"{CARRIER_SEARCH_MAX_NODES:,} automaton nodes to be looked for "
+                            "in the compaction message; see docs/performance.md (limits)",
+                            "payload.replacement_history")
         for i, source, body, size, user in unmatched:
             if user and carries(body):
                 carrier = carrier if carrier is not None else body
@@ -358,8 +371,14 @@ class _Carriers:
         inside = [t for t in (text.strip() for text in texts)
                   if _SUBSTRING_MIN <= len(t) <= len(self.m)]
         self.inside: set[str] | None = None
+        self.too_large = False
         if len(inside) > self.DIRECT:
-            self.inside = Literals(inside).found_in(self.m)
+            try:
+                literals = Literals(inside, CARRIER_SEARCH_MAX_NODES)
+            except OverflowError:
+                self.too_large = True
+            else:
+                self.inside = literals.found_in(self.m)
 
     def __call__(self, text: str) -> bool:
         t, m = text.strip(), self.m
