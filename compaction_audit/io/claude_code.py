@@ -84,8 +84,10 @@ def records(path: str, lines: Iterable[tuple[int, bytes]] | None = None
     :func:`~compaction_audit.io.lines.iter_lines` (read from ``path`` when None).
     Raises :class:`LogError` naming the line for malformed input.
     """
+    from compaction_audit.io.detect import line_checker  # detect imports this module
+
     conv = _Converter(path)
-    first = feed(path, lines, conv.handle)
+    first = feed(path, lines, conv.handle, line_checker(path, SOURCE_FORMAT))
     rounds = conv.finish()
     record = session_record(SOURCE_FORMAT, conv.session_id, None)
     notes = conv.notes()

@@ -10,6 +10,7 @@ summary folding every working-set item that the replacement history did not keep
 
 from __future__ import annotations
 
+import heapq
 from collections import deque
 from collections.abc import Iterable, Iterator
 from typing import Any
@@ -28,6 +29,7 @@ from compaction_audit.io.tokens import (
     tool_input_text,
     tool_output_text,
 )
+from compaction_audit.recall.literals import Literals
 
 SOURCE_FORMAT = "codex"
 
@@ -42,6 +44,13 @@ _COUNT_KEYS = ("input_tokens", "cached_input_tokens", "output_tokens")
 
 SUMMARY_PREFIX = harness.CODEX_SUMMARY_PREFIX
 """How Codex opens the user message that carries a local compaction's summary."""
+
+CARRIER_SEARCH_MAX_NODES = 500_000
+"""The largest automaton (nodes: distinct prefixes, at most one per character) of the
+replacement-history user messages that match no working-set span, looked for inside one
+compaction's message: about 240 bytes a node, 120 MB.  Past it the rollout is an error,
+exit 2.  Codex carries over about :data:`KEEP_USER_TOKENS` of user messages (80,000
+bytes), and those match spans."""
 
 KEEP_USER_TOKENS = 20_000
 """Without ``replacement_history`` Codex rebuilds the context from the most recent
@@ -58,8 +67,10 @@ def records(path: str, lines: Iterable[tuple[int, bytes]] | None = None
             ) -> Iterator[tuple[int, dict[str, Any]]]:
     """The rollout as ``(source_line, record)`` pairs, session record first; the same
     contract as :func:`compaction_audit.io.claude_code.records`."""
+    from compaction_audit.io.detect import line_checker  # detect imports this module
+
     conv = _Converter(path)
-    first = feed(path, lines, conv.handle)
+    first = feed(path, lines, conv.handle, line_checker(path, SOURCE_FORMAT))
     rounds = conv.asm.finish()
     yield first or 1, session_record(SOURCE_FORMAT, conv.session_id, conv.budget)
     yield from rounds
@@ -75,7 +86,13 @@ class _Converter:
         self.budget: int | None = None
         self.call_names: dict[str, str] = {}
         self.keys: dict[str, tuple[str, ...]] = {}
-        self.human: dict[str, int] = {}  # span id of a user turn -> its estimated tokens
+        # the working set in two parts, each in entry order (issue 11, class 5, adv9 F8):
+        # the user turns (id, estimated tokens, entry number) with their token total,
+        # and every other id -> its entry number
+        self.turns: deque[tuple[str, int, int]] = deque()
+        self.turn_tokens = 0
+        self.others: dict[str, int] = {}
+        self.entered = 0
         self.last_total: int | None = None
         self.last_seen: tuple[Any, ...] | None = None
         self.awaiting_after: list[dict[str, Any]] = []
@@ -121,13 +138,23 @@ class _Converter:
                 span = self.asm.span(line, base, source, text,
                                      estimate_tokens(text) + images * IMAGE_TOKENS)
                 self.keys[span["id"]] = ("message", role, text)
-                if human:
-                    self.human[span["id"]] = estimate_tokens(text)
+                self.enter(span["id"], estimate_tokens(text) if human else None)
         elif kind in _CALLS or kind in _OUTPUTS:
             key, source, text, size = self.tool_item(line, str(kind), p)
             base = key[1] if key[0] == "call" else f"{key[1]}:output"
             span = self.asm.span(line, base, source, text, size)
             self.keys[span["id"]] = key
+            self.enter(span["id"], None)
+
+    def enter(self, item: str, human_tokens: int | None) -> None:
+        """Note that ``item`` entered the working set: a user turn of ``human_tokens``
+        estimated tokens, or (None) any other item."""
+        self.entered += 1
+        if human_tokens is None:
+            self.others[item] = self.entered
+        else:
+            self.turns.append((item, human_tokens, self.entered))
+            self.turn_tokens += human_tokens
 
     def tool_item(self, line: int, kind: str, p: dict[str, Any]
                   ) -> tuple[tuple[str, str], str, str, int]:
@@ -224,9 +251,14 @@ class _Converter:
         history = p.get("replacement_history")
         if history is not None and type(history) is not list:
             raise self.fail(line, "expected a list", "payload.replacement_history")
-        kept, carrier, secret, extra = (self.match(line, history, message or "")
-                                        if history is not None
-                                        else (self.recent_user_messages(), None, None, []))
+        if history is not None:
+            kept, carrier, secret, extra = self.match(line, history, message or "")
+            keep = set(kept)
+            fold = [item for item in self.asm.working if item not in keep]
+        else:
+            fold = self.recent_user_messages()
+            carrier, secret, extra = None, None, []
+            kept = [] if fold else [item for item, _, _ in self.turns]
         # an encrypted item is the summary the model will read: whatever ``message``
         # says, the compaction's content is opaque and not checkable (issue 10, point 7)
         text = None if secret is not None else message or carrier
@@ -234,14 +266,20 @@ class _Converter:
             tokens = estimate_tokens(text)
         else:
             tokens = estimate_bytes(len(secret) * 3 // 4) if secret else 0
-        keep = set(kept)
-        fold = [item for item in self.asm.working if item not in keep]
         info = {"trigger": None, "tokens_before": self.last_total, "tokens_after": None,
                 "opaque": text is None, "kind": "compact"}
-        self.asm.compaction(line, fold=fold, fallback_children=kept, base_id=f"line-{line}",
-                            text=text, tokens=tokens, info=info)
+        summary_id = self.asm.compaction(line, fold=fold, fallback_children=kept,
+                                         base_id=f"line-{line}", text=text, tokens=tokens,
+                                         info=info)
+        if history is not None:  # what it dropped: as many as it folded, or kept
+            working = self.asm.working
+            self.turns = deque(turn for turn in self.turns if turn[0] in working)
+            self.turn_tokens = sum(size for _, size, _ in self.turns)
+            self.others = {item: n for item, n in self.others.items() if item in working}
+        self.enter(summary_id, None)
         for i, source, body, size in extra:
-            self.asm.span(line, f"line-{line}.{i}", source, body, size)
+            self.enter(str(self.asm.span(line, f"line-{line}.{i}", source, body, size)["id"]),
+                       None)
         self.awaiting_after.append(info)
 
     def match(self, line: int, history: list[Any], message: str
@@ -256,6 +294,7 @@ class _Converter:
         secret: str | None = None
         extra: list[tuple[int, str, str, int]] = []
         waiting: dict[tuple[str, ...], deque[str]] = {}  # key -> unmatched ids, in order
+        unmatched: list[tuple[int, str, str, int, bool]] = []  # i, source, body, size, user
         for span_id in self.asm.working:
             waiting.setdefault(self.keys.get(span_id, ("",)), deque()).append(span_id)
         for i, item in enumerate(history):
@@ -280,29 +319,78 @@ class _Converter:
             queue = waiting.get(key)
             if queue:
                 kept.append(queue.popleft())
-            elif key[:2] == ("message", "user") and _is_carrier(body, message):
+            else:
+                unmatched.append((i, source, body, size, key[:2] == ("message", "user")))
+        carries = _Carriers(message, [body for *_, body, _, user in unmatched if user])
+        if carries.too_large:
+            raise self.fail(line, "replacement history too large to search: its unmatched "
+                            "user messages need more than "
+                            f"{CARRIER_SEARCH_MAX_NODES:,} automaton nodes to be looked for "
+                            "in the compaction message; see docs/performance.md (limits)",
+                            "payload.replacement_history")
+        for i, source, body, size, user in unmatched:
+            if user and carries(body):
                 carrier = carrier if carrier is not None else body
             else:
                 extra.append((i, source, body, size))
         return kept, carrier, secret, extra
 
     def recent_user_messages(self) -> list[str]:
-        """The user turns Codex keeps when it rebuilds a context without a replacement.
+        """What a compaction without a replacement folds, in working-set order: every
+        item but the most recent user turns that fit in :data:`KEEP_USER_TOKENS` (the
+        ones Codex keeps when it rebuilds the context), which stay in :attr:`turns`.
 
-        Walks the working set from its end and stops at the budget, each turn's size
-        estimated once when it entered: not a copy of the working set and an estimate
-        per kept turn on every compaction (issue 11, class 5)."""
-        kept: list[str] = []
-        budget = KEEP_USER_TOKENS
-        for item in reversed(self.asm.working):
-            size = self.human.get(item)
-            if size is None:
-                continue
-            if size > budget:
-                break
-            budget -= size
-            kept.append(item)
-        return kept[::-1]
+        Walking back from the end, the first turn larger than what is left of the
+        budget stops the walk: the kept turns are the longest run of the latest turns
+        whose sizes sum to at most the budget, so the older turns are dropped from the
+        front until the total fits.  Only what is folded is visited, never the kept
+        turns, each turn's size estimated once when it entered (issue 11, class 5: a
+        walk of every kept turn at each compaction was C x N, adv9 F8)."""
+        dropped: list[tuple[int, str]] = []
+        while self.turn_tokens > KEEP_USER_TOKENS:
+            item, size, entered = self.turns.popleft()
+            self.turn_tokens -= size
+            dropped.append((entered, item))
+        others = [(entered, item) for item, entered in self.others.items()]
+        self.others = {}
+        return [item for _, item in heapq.merge(dropped, others)]
+
+
+class _Carriers:
+    """Which replacement-history user messages carry a compaction's ``message`` (see
+    :func:`_is_carrier`), for many messages at once: the texts that might lie inside
+    the message are found in one pass over it (:class:`Literals`), not one search of
+    the whole message per text (K x M; issue 11, class 5, adv9 F1).  Same answers as
+    :func:`_is_carrier`."""
+
+    DIRECT = 8
+    """Up to this many candidate texts, Python's own ``in`` is cheaper than an automaton."""
+
+    def __init__(self, message: str, texts: list[str]) -> None:
+        self.m = message.strip()
+        inside = [t for t in (text.strip() for text in texts)
+                  if _SUBSTRING_MIN <= len(t) <= len(self.m)]
+        self.inside: set[str] | None = None
+        self.too_large = False
+        if len(inside) > self.DIRECT:
+            try:
+                literals = Literals(inside, CARRIER_SEARCH_MAX_NODES)
+            except OverflowError:
+                self.too_large = True
+            else:
+                self.inside = literals.found_in(self.m)
+
+    def __call__(self, text: str) -> bool:
+        t, m = text.strip(), self.m
+        if self.inside is None or len(t) > len(m) or len(t) < _SUBSTRING_MIN:
+            return _is_carrier(text, m)
+        if t.startswith(SUMMARY_PREFIX) or (m and t == m):
+            return True
+        return bool(m) and t in self.inside
+
+
+_SUBSTRING_MIN = 32
+"""The shortest text (and message) that counts as carrying the other inside it."""
 
 
 def _is_carrier(text: str, message: str) -> bool:
@@ -310,7 +398,7 @@ def _is_carrier(text: str, message: str) -> bool:
     t, m = text.strip(), message.strip()
     if t.startswith(SUMMARY_PREFIX) or (m and t == m):
         return True
-    return bool(m) and min(len(t), len(m)) >= 32 and (t in m or m in t)
+    return bool(m) and min(len(t), len(m)) >= _SUBSTRING_MIN and (t in m or m in t)
 
 
 def _output_text(output: Any) -> tuple[str, int]:

@@ -4,7 +4,9 @@ Only the first :data:`SNIFF_LINES` non-blank lines are read.  ``native`` wins wh
 of them is a ``compaction-audit/1`` session record or a ``round`` record; then Codex
 (lines ``{"timestamp", "type", "payload"}``), then Claude Code.  For standard input,
 which can be read only once, use :func:`peek_format`: it hands back the lines it read
-followed by the rest, ready for the adapter's ``records(path, lines)``.
+followed by the rest, ready for the adapter's ``records(path, lines)``.  The line
+adapters then check every line with :func:`line_checker`: a file of two formats is an
+error, not one format read with the other's records skipped.
 """
 
 from __future__ import annotations
@@ -64,6 +66,53 @@ def _native(obj: dict[str, Any]) -> bool:
     """A record of ours: a round, or the session header of our schema."""
     kind = obj.get("type")
     return kind == "round" or (kind == "session" and obj.get("schema") == SCHEMA_ID)
+
+
+LINE_TESTS: dict[str, Callable[[dict[str, Any]], bool]] = {
+    "native": _native,
+    codex.SOURCE_FORMAT: lambda obj: codex.sniff([obj]),
+    gemini_cli.SOURCE_FORMAT: lambda obj: gemini_cli.sniff([obj]),
+    openhands.SOURCE_FORMAT: lambda obj: openhands.sniff([obj]),
+    claude_code.SOURCE_FORMAT: lambda obj: claude_code.sniff([obj]),
+}
+"""The formats stored one record a line, each with the test that one decoded line is
+unmistakably one of its records (the test :func:`sniff_objects` applies to the first
+lines)."""
+
+
+def line_checker(path: str, fmt: str) -> Callable[[int, dict[str, Any]], LogError | None]:
+    """A check for every decoded line of ``path`` read as ``fmt``: once the file has
+    shown both a record of ``fmt`` and a line that is not one but passes another
+    format's :data:`LINE_TESTS` test, it returns the :class:`LogError` to raise, naming
+    the first such line (``FILE:LINE``, field ``type``) and both formats; else None.
+    The caller raises it even in lenient mode: the file is not one log to skip in.
+
+    An adapter skips the lines it does not know, so a file of two formats was read as
+    the one its first lines showed, the other's records (a failing transcript's
+    compactions) dropped without a word: a PASS (issue 11, item 2; adv9 F10).  A file
+    with no record of ``fmt`` at all (``convert --from`` the wrong format) is left to
+    the caller's "no round found" message.  The adapters of the line formats call it
+    on each line (``feed``, Gemini CLI, OpenHands).
+    """
+    own = LINE_TESTS[fmt]
+    others = [(name, test) for name, test in LINE_TESTS.items() if name != fmt]
+    first: tuple[int, str] | None = None  # the first line of another format
+    seen_own = False
+
+    def check(number: int, obj: dict[str, Any]) -> LogError | None:
+        nonlocal first, seen_own
+        if own(obj):
+            seen_own = True
+        elif first is None:
+            other = next((name for name, test in others if test(obj)), None)
+            if other is not None:
+                first = (number, other)
+        if seen_own and first is not None:
+            return LogError(path, first[0], f"a {first[1]} record in a file read as {fmt}: "
+                            "one file holds two log formats", "type")
+        return None
+
+    return check
 
 
 def sniff_objects(first_objects: list[dict[str, Any]]) -> Format | None:

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import json
 from collections import deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -87,8 +87,13 @@ def records(path: str, lines: Iterable[tuple[int, bytes]] | None = None,
     if head is not None and _opens_document(head[1]):
         conv.legacy(read_document(path, chain_head(head, source)), el)
     else:
+        from compaction_audit.io.detect import line_checker  # detect imports this module
+
+        conv.check = line_checker(path, SOURCE_FORMAT)
         for number, raw in chain_head(head, source):
             el.run(number, conv.handle, number, raw)
+            if conv.mixed is not None:  # raised even in lenient mode: two formats
+                raise conv.mixed
     conv.apply_telemetry(path)
     yield from conv.output(SOURCE_FORMAT, head[0] if head else 1)
 
@@ -122,6 +127,8 @@ class _Converter(Conversion):
 
     def __init__(self, path: str) -> None:
         super().__init__(path)
+        self.check: Callable[[int, dict[str, Any]], LogError | None] | None = None
+        self.mixed: LogError | None = None  # what check found (detect.line_checker)
         self.made: dict[str, set[str]] = {}  # message id -> span keys made for it
         self.keys: dict[str, tuple[str, ...]] = {}  # span id -> content key
         self.live: dict[str, str] = {}  # content key -> the last span made for it
@@ -135,6 +142,10 @@ class _Converter(Conversion):
     def handle(self, line: int, raw: bytes) -> None:
         """Apply one line of the recording."""
         obj = decode_object(self.path, line, raw)
+        if self.check is not None:
+            self.mixed = self.check(line, obj)
+            if self.mixed is not None:
+                return
         if "$set" in obj:
             update = obj["$set"]
             if type(update) is not dict:

@@ -147,9 +147,21 @@ def records(path: str, lines: Iterable[tuple[int, bytes]] | None = None,
         for i, event in enumerate(doc.value):
             el.run(doc.line_of(None, i), conv.event, doc.line_of(None, i), event, f"[{i}]")
     elif head is not None:
+        from compaction_audit.io.detect import line_checker  # detect imports this module
+
+        check = line_checker(path, SOURCE_FORMAT)
+        mixed: list[LogError] = []  # raised even in lenient mode: two formats
+
+        def event(n: int, r: bytes) -> None:
+            obj = decode_object(path, n, r)
+            mixed.extend(filter(None, [check(n, obj)]))
+            if not mixed:
+                conv.event(n, obj, "")
+
         for number, raw in chain_head(head, source):
-            el.run(number, lambda n, r: conv.event(n, decode_object(path, n, r), ""),
-                   number, raw)
+            el.run(number, event, number, raw)
+            if mixed:
+                raise mixed[0]
     yield from conv.output(SOURCE_FORMAT, head[0] if head else 1)
 
 

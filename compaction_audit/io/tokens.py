@@ -290,13 +290,19 @@ def shape_error(path: str, number: int, exc: Exception) -> LogError:
 
 
 def feed(path: str, lines: Iterable[tuple[int, bytes]] | None,
-         handle: Callable[[int, dict[str, Any]], None]) -> int:
+         handle: Callable[[int, dict[str, Any]], None],
+         check: Callable[[int, dict[str, Any]], LogError | None] | None = None) -> int:
     """Decode every line (read from ``path`` when ``lines`` is None) and pass it to
-    ``handle(line_number, object)``; returns the first line number (0 when empty)."""
+    ``handle(line_number, object)``; returns the first line number (0 when empty).
+    ``check(line_number, object)`` runs first on each line; the :class:`LogError` it
+    returns is raised (a record of another format: ``detect.line_checker``)."""
     first = 0
     for number, raw in iter_lines(path) if lines is None else lines:
         first = first or number
         obj = decode_object(path, number, raw)
+        mixed = None if check is None else check(number, obj)
+        if mixed is not None:
+            raise mixed
         try:
             handle(number, obj)
         except (TypeError, AttributeError, KeyError, IndexError, ValueError,

@@ -25,7 +25,9 @@ class Literals:
     distinct prefix of the patterns.
     """
 
-    def __init__(self, patterns: Iterable[str]) -> None:
+    def __init__(self, patterns: Iterable[str], max_nodes: int | None = None) -> None:
+        """Raises OverflowError when the patterns need more than ``max_nodes`` nodes
+        (about 240 bytes each) and ``max_nodes`` is not None."""
         self.patterns: list[str] = list(dict.fromkeys(patterns))
         self._goto: list[dict[str, int]] = [{}]
         self._word: list[int] = [-1]  # the id of the pattern ending at a node, or -1
@@ -35,6 +37,8 @@ class Literals:
                 nxt = self._goto[node].get(ch)
                 if nxt is None:
                     nxt = len(self._goto)
+                    if max_nodes is not None and nxt > max_nodes:
+                        raise OverflowError(f"more than {max_nodes:,} automaton nodes")
                     self._goto[node][ch] = nxt
                     self._goto.append({})
                     self._word.append(-1)
