@@ -142,12 +142,27 @@ def submit_all(pool: ProcessPoolExecutor, fn: Callable[..., T],
     this process short while it writes a starting worker's start data (the worker then
     printed an ``EOFError`` traceback; :func:`_die_with_parent` unblocks SIGTERM in
     the worker).  A signal that arrives meanwhile is delivered to this process when
-    the mask is restored."""
+    the mask is restored.
+
+    The mask holds for this thread only: a signal sent to the process can land on
+    another thread (the embedding model's loader, the pool's manager), and Python then
+    runs the handler in the main thread anyway, between two bytecodes of a worker's
+    start.  So the main thread's Python handlers are deferred too: a SIGINT or SIGTERM
+    arriving meanwhile is recorded and raised again once the submissions are done."""
     block = getattr(signal, "pthread_sigmask", None)
     old = (block(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM}) if block is not None
            else None)
+    pending: list[int] = []
+    handlers: dict[int, Any] = {}
+    if threading.current_thread() is threading.main_thread():
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            handlers[sig] = signal.signal(sig, lambda n, _f: pending.append(n))
     try:
         return [pool.submit(fn, *args) for args in jobs]
     finally:
         if block is not None and old is not None:
             block(signal.SIG_SETMASK, old)
+        for num, handler in handlers.items():
+            signal.signal(num, handler)
+        for n in dict.fromkeys(pending):
+            signal.raise_signal(n)

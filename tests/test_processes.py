@@ -178,3 +178,36 @@ def test_the_stop_line_is_written_once(capsys: pytest.CaptureFixture[str]) -> No
     stopline.say_stopped()
     assert capsys.readouterr().err == "compaction-audit: interrupted\n"
     stopline._said.clear()
+
+
+@linux_only
+def test_a_signal_landing_on_another_thread_waits_for_the_submissions() -> None:
+    """The mask of submit_all holds for the main thread only: a SIGINT the kernel
+    hands to another thread (the model loader, the pool's manager) made Python raise
+    KeyboardInterrupt in the main thread in the middle of a worker's start (its
+    EOFError traceback under load). The submissions now all finish first, then the
+    signal is raised."""
+    import threading
+
+    go = threading.Event()
+
+    def other_thread() -> None:  # started before submit_all: SIGINT is not blocked here
+        go.wait(10)
+        os.kill(os.getpid(), signal.SIGINT)
+
+    sender = threading.Thread(target=other_thread)
+    sender.start()
+    submitted: list[int] = []
+
+    class Pool:
+        def submit(self, fn: object, n: int) -> int:
+            if n == 0:
+                go.set()
+                sender.join(10)
+                time.sleep(0.05)  # bytecodes run here: the handler would have fired
+            submitted.append(n)
+            return n
+
+    with pytest.raises(KeyboardInterrupt):
+        procs.submit_all(Pool(), print, [(0,), (1,), (2,)])  # type: ignore[arg-type]
+    assert submitted == [0, 1, 2]
