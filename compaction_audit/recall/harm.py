@@ -102,6 +102,11 @@ def asked_again(lost: pl.DataFrame, users: pl.DataFrame,
     rows: dict[str, list[object]] = {name: [] for name in schema}
     later = users.sort("ri").rows()
     born = [ri for _, ri, _, _ in later]
+    # the answer depends on the text alone: a text met again for the same lost item
+    # failed before (the first success ends the item), so it is counted, not checked
+    # ("continue", "yes", a pasted error: user texts repeat)
+    firsts: dict[str, int] = {}
+    text_of = [firsts.setdefault(body, len(firsts)) for *_, body in later]
     checks = []
     for key, kind, text, start in lost.rows():
         norm = key.split(":", 1)[1]
@@ -128,9 +133,13 @@ def asked_again(lost: pl.DataFrame, users: pl.DataFrame,
         if left < len(later) - first:  # it might not finish: stop before it
             _stopped(checks[pos:], limits)
             break
+        failed: set[int] = set()
         for at in range(first, len(later)):
-            item, ri, number, body = later[at]
             left -= 1
+            if text_of[at] in failed:
+                continue
+            item, ri, number, body = later[at]
+            failed.add(text_of[at])
             if survives(d, body) and (not named or held(at, body).issuperset(named)):
                 for name, value in zip(schema, (key, start, item, ri, number), strict=True):
                     rows[name].append(value)

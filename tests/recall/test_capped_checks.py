@@ -158,6 +158,31 @@ def test_asked_again_past_the_cap_is_no_longer_silent(
     assert [(x.at, x.left) for x in limits] == [("lost item 'ORD-2'", 1)]
 
 
+def test_a_user_text_met_again_is_counted_not_checked_again(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # u0..u3 say "ok, go on" (none states ORD-0 or ORD-1), u4 "ORD-0 is the one": a
+    # text is checked once per lost item, so each item checks two texts, but every
+    # user span still counts toward the cap
+    users = pl.DataFrame({"id": [f"u{i}" for i in range(6)], "ri": list(range(1, 7)),
+                          "round": list(range(1, 7)),
+                          "text": ["ok, go on"] * 4 + ["ORD-0 is the one"] * 2})
+    monkeypatch.setattr(harm, "ASKED_AGAIN_MAX_CHECKS", 10)
+    calls = _counted(monkeypatch, harm)
+    limits: list[Limit] = []
+    got = harm.asked_again(_lost(2), users, limits)
+    # ORD-0: u0..u4 (5 counted, 2 checked), found at u4, the first of the two
+    # "ORD-0 is the one"; ORD-1: 6 users to check, 5 left: stops there
+    assert got.rows() == [("identifier:ord-0", 0, "u4", 5, 5)]
+    assert calls[0] == 2
+    assert [(x.at, x.left) for x in limits] == [("lost item 'ORD-1'", 1)]
+    monkeypatch.setattr(harm, "ASKED_AGAIN_MAX_CHECKS", 11)
+    calls[0] = 0
+    limits = []
+    got = harm.asked_again(_lost(2), users, limits)
+    # ORD-1 now fits (6 left): checks "ok, go on" and "ORD-0 is the one" once each
+    assert got["id"].to_list() == ["u4"] and limits == [] and calls[0] == 4
+
+
 @pytest.mark.parametrize("fmt", ["text", "json", "markdown", "sarif", "junit", "github",
                                  "html"])
 def test_every_format_says_where_a_check_stopped(write_log: LogWriter, fmt: str,
