@@ -3,7 +3,8 @@
 - ``-`` is standard input, kept as is.
 - A directory is searched recursively for :data:`TRACE_SUFFIXES`, skipping hidden
   directories (``.git``, ``.venv``) and not following symlinks to directories; its
-  traces come sorted by path.
+  traces come sorted by path.  A Cline ``*.compaction.json`` found there is a trace of
+  its own when no ``*.messages.json`` found with it reads it (:data:`COMPACTION_SUFFIX`).
 - A pattern with ``*``, ``?`` or ``[`` is expanded like :func:`glob.glob` (``**``
   recursive, hidden names matched only by a pattern starting with ``.``), except that
   ``**`` never descends into a symlink to a directory (a link loop cannot make it run
@@ -41,6 +42,12 @@ from compaction_audit.errors import LogError, UsageError
 TRACE_SUFFIXES = (".jsonl", ".jsonl.gz", ".jsonl.zst", ".messages.json")
 """File name endings that directory search picks up (``.messages.json``: a Cline
 session folder, read with its ``.compaction.json``; issue 15)."""
+
+COMPACTION_SUFFIX = ".compaction.json"
+"""A Cline compaction file: a directory search audits it as its own trace when no
+``.messages.json`` found with it reads it (:func:`~compaction_audit.io.cline.
+unpaired_compactions`; issue 11, class 2), so a folder whose compaction files fail
+cannot pass."""
 
 _GLOB_CHARS = frozenset("*?[")
 
@@ -120,6 +127,7 @@ def _search(directory: str, found: Discovery, searched: set[str] | None = None) 
     OS's limit, ``ENAMETOOLONG``) reported in ``found.unreadable``.  Each directory
     listed is added to ``searched`` (normalized), when given."""
     files: list[str] = []
+    compactions: list[str] = []
     stack = [directory]
     while stack:
         root = stack.pop()
@@ -137,7 +145,16 @@ def _search(directory: str, found: Discovery, searched: set[str] | None = None) 
                     stack.append(os.path.join(root, e.name))
             elif is_trace_name(e.name):
                 files.append(os.path.join(root, e.name))
-    return _keep_regular(sorted(_normal(p) for p in files), found)
+            elif e.name.endswith(COMPACTION_SUFFIX):
+                compactions.append(os.path.join(root, e.name))
+    traces = _keep_regular(sorted(_normal(p) for p in files), found)
+    if compactions:
+        from compaction_audit.io.cline import unpaired_compactions
+
+        alone = _keep_regular(sorted(_normal(p) for p in compactions), found)
+        messages = [t for t in traces if t.endswith(".messages.json")]
+        traces = sorted([*traces, *unpaired_compactions(messages, alone)])
+    return traces
 
 
 def _is_dir(entry: os.DirEntry[str], follow_symlinks: bool = True) -> bool:

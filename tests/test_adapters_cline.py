@@ -279,15 +279,15 @@ def test_messages_file_names_the_compaction_files_it_leaves(tmp_path: Path) -> N
                  "agentic.compaction.json", "session.json"):
         shutil.copy(CLINE / name, tmp_path / name)
     note = ("2 compaction files of this session beside session.messages.json are not "
-            "read: agentic.compaction.json, basic.compaction.json; give one of them to "
-            "audit its compaction")
+            "read: agentic.compaction.json, basic.compaction.json; audit each of them "
+            "by name (or the folder) to check its compaction")
     for given in ("session.messages.json", "session.json"):
         out = run_adapter(cline.records, tmp_path / given)
         assert compaction_rounds(out) == []
         assert out[0][1]["reader_notes"] == [note]
         assert out[0][1]["compaction_files_unread"] == [
             "agentic.compaction.json", "basic.compaction.json"]
-    (report,) = api.audit_paths(discover([str(tmp_path)])).sessions
+    (report,) = api.audit_paths([str(tmp_path / "session.messages.json")]).sessions
     assert reader_notes(report) == [note]
     # the verdict line says it too, not only the note below the findings
     assert report.compactions_not_checked() == 2
@@ -341,3 +341,58 @@ def test_native_lost_facts_carry_no_file(tmp_path: Path) -> None:
     report = api.audit(str(tmp_path / "s1.messages.json"))
     assert "span_line_file" not in report.header.extra
     assert all("span_file" not in d for d in report.extra["lost_discriminators"])
+
+
+def _cline_folder(folder: Path, pairs: dict[str, str]) -> Path:
+    """Copy fixture files into ``folder`` under new names (``new name -> fixture``)."""
+    folder.mkdir(parents=True)
+    for name, fixture in pairs.items():
+        shutil.copy(CLINE / fixture, folder / name)
+    return folder
+
+
+def test_folder_audits_a_paired_compaction_file_once(tmp_path: Path) -> None:
+    # s2.compaction.json is read with s2.messages.json: not a second trace
+    folder = _cline_folder(tmp_path / "s2", {"s2.messages.json": "session.messages.json",
+                                             "s2.compaction.json": "basic.compaction.json"})
+    assert discover([str(folder)]) == [f"{folder}/s2.messages.json"]
+
+
+def test_folder_audits_each_unpaired_compaction_file(tmp_path: Path) -> None:
+    # two compaction files of one session: the messages file reads neither, so each is
+    # a trace of its own (issue 11, class 2: the folder must not pass on the messages file)
+    folder = _cline_folder(tmp_path / "s3", {
+        "session.messages.json": "session.messages.json",
+        "basic.compaction.json": "basic.compaction.json",
+        "agentic.compaction.json": "agentic.compaction.json"})
+    traces = discover([str(folder)])
+    assert traces == [f"{folder}/agentic.compaction.json",
+                      f"{folder}/basic.compaction.json", f"{folder}/session.messages.json"]
+    reports = api.audit_paths(traces).sessions
+    assert [[c["strategy"] for c in r.compactions] for r in reports] == [
+        ["agentic"], ["basic"], []]
+    # a glob over the folder finds the same traces
+    assert discover([f"{tmp_path}/s*"]) == traces
+
+
+def test_folder_with_a_failing_unpaired_compaction_fails_the_gate(tmp_path: Path) -> None:
+    folder = _cline_folder(tmp_path / "s4", {
+        "session.messages.json": "session.messages.json",
+        "basic.compaction.json": "basic.compaction.json",
+        "agentic.compaction.json": "agentic.compaction.json"})
+    result = CliRunner().invoke(app, ["audit", str(folder), "-q"])
+    assert result.exit_code == 1, result.output
+    # one of the two fails (the agentic summary drops what the later turn needs)
+    assert "agentic.compaction.json: FAIL" in result.output
+    assert "basic.compaction.json: WARN" in result.output
+    assert "session.messages.json: PASS" in result.output
+    # the messages file named alone keeps its verdict, and its note names the files
+    alone = CliRunner().invoke(app, ["audit", str(folder / "session.messages.json")])
+    assert alone.exit_code == 0, alone.output
+    assert "PASS; 2 compactions could not be checked" in alone.output
+    assert "agentic.compaction.json, basic.compaction.json; audit each" in alone.output
+
+
+def test_folder_of_a_compaction_file_alone_audits_it(tmp_path: Path) -> None:
+    folder = _cline_folder(tmp_path / "s5", {"s5.compaction.json": "basic.compaction.json"})
+    assert discover([str(folder)]) == [f"{folder}/s5.compaction.json"]

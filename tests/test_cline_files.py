@@ -130,12 +130,22 @@ def test_neighbours_whose_names_are_not_utf8_are_skipped_and_named(tmp_path: Pat
     out = run_adapter(cline.records, tmp_path / "s.messages.json")
     assert out[0][1]["reader_notes"] == [note]
     assert compaction_rounds(out) == []  # read alone
-    (report,) = api.audit_paths(discover([str(tmp_path)])).sessions
-    assert reader_notes(report) == [note]
-    # was: "s.messages.json:1: nested too deeply (session)", exit 2
+    # a folder search audits the two compaction files the messages file does not read
+    # as traces of their own (issue 11, class 2), each paired by its sessionId
+    traces = discover([str(tmp_path)])
+    assert [Path(t).name for t in traces] == [
+        "b\udcff.compaction.json", "c\udcfe.compaction.json", "s.messages.json"]
+    reports = api.audit_paths(traces).sessions
+    assert reader_notes(reports[2]) == [note]
+    assert [[c["strategy"] for c in r.compactions] for r in reports] == [
+        ["basic"], ["agentic"], []]
+    # was: "s.messages.json:1: nested too deeply (session)", exit 2; now exit 1: the
+    # agentic compaction file fails the gate
     result = CliRunner().invoke(app, ["audit", str(tmp_path)], env={"COLUMNS": "200"})
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 1, result.output
     assert "b\\xff.compaction.json, c\\xfe.compaction.json" in result.output
+    assert f"compaction-audit {tmp_path}/c\\xfe.compaction.json" in result.output
+    assert result.output.count("FAIL: 2 error(s), 1 warning(s)") == 1
 
 
 def test_a_string_that_cannot_be_json_is_not_called_nested() -> None:

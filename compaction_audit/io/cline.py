@@ -131,6 +131,26 @@ def companions(path: str) -> list[str]:
     return [*out, *(d.path for d in paired if d is not None and d is not given)]
 
 
+def unpaired_compactions(messages: Iterable[str], compactions: Iterable[str]) -> list[str]:
+    """The ``compactions`` (paths of ``*.compaction.json`` files a folder search found)
+    that none of the ``messages`` files found with them reads (:func:`companions`), in
+    the order given.  A folder search audits each of them as its own trace (paired with
+    its messages file there, else read alone), so its findings reach the gate; a
+    compaction file a messages file reads is audited once, with it (issue 11, class 2:
+    a folder whose compaction files fail must not pass).  Files are compared by
+    resolved path; only messages files in a folder holding a compaction file are read."""
+    pending = list(compactions)
+    folders = {os.path.dirname(os.path.realpath(c)) for c in pending}
+    claimed: set[str] = set()
+    for path in messages:
+        if folders and os.path.dirname(os.path.realpath(path)) in folders:
+            try:
+                claimed.update(os.path.realpath(c) for c in companions(path))
+            except RecursionError:  # too deep to read: it pairs with nothing
+                continue
+    return [c for c in pending if os.path.realpath(c) not in claimed]
+
+
 def _line_files(named: str, span_files: dict[str, str]) -> dict[str, Any]:
     """Session-record keys naming the file span lines count in when it is not the file
     the user gave (issue: Cline lines point into two files): ``span_line_file``, the
@@ -213,8 +233,9 @@ def _pair(given: Document, path: str, undecodable: list[str]) -> _Pairing:
                 names = ", ".join(file_name(f) for f in found)
                 return _Pairing(None, None, (
                     f"{len(found)} compaction files of this session beside "
-                    f"{file_name(here)} are not read: {names}; give one of them to audit "
-                    "its compaction"), unread=tuple(file_name(f) for f in found))
+                    f"{file_name(here)} are not read: {names}; audit each of them by "
+                    "name (or the folder) to check its compaction"),
+                    unread=tuple(file_name(f) for f in found))
             other = found[0] if found else other
     doc = None
     if regular_file(other) and other.resolve() != here.resolve():
