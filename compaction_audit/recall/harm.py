@@ -27,7 +27,7 @@ from compaction_audit.recall.survival import survives
 
 __all__ = ["ASKED_AGAIN_MAX_CHECKS", "DESTRUCTIVE_RE", "asked_again", "reuse"]
 
-ASKED_AGAIN_MAX_CHECKS = 200_000
+ASKED_AGAIN_MAX_CHECKS = 50_000
 """Most (lost item, later user span) survival checks :func:`asked_again` makes in one
 session (a bound on Python work per session: lost items x later user messages grows
 with the square of the input).  Past it the check stops, the lost items not yet checked
