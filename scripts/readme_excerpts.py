@@ -30,6 +30,11 @@ BLOCK = re.compile(r"(<!-- excerpt: (?P<spec>[^>]*?) -->\n```text\n)(?P<body>.*?
                    re.DOTALL)
 
 
+def verdict(lines: list[str]) -> list[str]:
+    """The verdict: the report's last paragraph (wrapped under a hanging indent)."""
+    return lines[len(lines) - lines[::-1].index(""):] if "" in lines else lines[-1:]
+
+
 def run(*args: str, cwd: Path = ROOT) -> list[str]:
     """The tool's stdout at 100 columns (run in ``cwd``), as lines without trailing
     spaces; with the lexical cosine, which is what the Quickstart's ``pip install .``
@@ -58,12 +63,12 @@ def excerpt(spec: str, current: str) -> str:
     if command[0] != "audit":
         return "\n".join(lines)
     if "compactions, verdict" in parts:
-        return "\n".join([*lines[:lines.index("Findings") - 1], "...", lines[-1]])
+        return "\n".join([*lines[:lines.index("Findings") - 1], "...", *verdict(lines)])
     heads = [i for i, line in enumerate(lines) if line.startswith(("ERROR ", "WARNING "))]
     first = heads[1] if len(heads) > 1 else len(lines) - 1  # through the first rule
     glance = next(i for i, line in enumerate(lines) if line.startswith("Series at a glance"))
     end = lines.index("", glance)
-    return "\n".join([*lines[:first], "...", *lines[glance:end], "...", lines[-1]])
+    return "\n".join([*lines[:first], "...", *lines[glance:end], "...", *verdict(lines)])
 
 
 def main(argv: list[str]) -> int:

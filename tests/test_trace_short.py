@@ -270,10 +270,13 @@ def test_a_summary_cut_by_the_width_says_full(write_log: LogWriter) -> None:
     wide = CliRunner().invoke(app, ["trace", path, "8443"], env={"COLUMNS": "120"}).output
     assert f"  F (depth 1, round 1, line 2; {len(text)} chars): {text}" in wide.splitlines()
     narrow = CliRunner().invoke(app, ["trace", path, "8443"], env={"COLUMNS": "60"}).output
-    (cut,) = [ln for ln in narrow.splitlines() if ln.startswith("  F ")]
-    assert cut.startswith(f"  F (depth 1, round 1, line 2; {len(text)} chars, --full): Kept")
-    head = f"  F (depth 1, round 1, line 2; {len(text)} chars, --full): "
-    assert cut.endswith("…") and len(cut) == len(head) + MIN_QUOTE  # the quote's floor
+    lines = narrow.splitlines()
+    at = lines.index(f"  F (depth 1, round 1, line 2; {len(text)} chars, --full):")
+    # fewer than MIN_QUOTE columns left beside the head: the quote takes the next line,
+    # under 6 spaces of ours, cut with … to the 60 columns
+    assert 60 - len(lines[at]) < MIN_QUOTE
+    assert lines[at + 1] == "      " + text[:60 - 6 - 1] + "…"
+    assert all(len(ln) <= 60 for ln in lines)
 
 
 def test_a_span_of_a_product_log_shows_the_line_that_stated_it() -> None:

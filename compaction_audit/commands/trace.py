@@ -18,42 +18,50 @@ from compaction_audit.commands.common import (
 )
 from compaction_audit.errors import AuditError
 from compaction_audit.report.safe import JSON, clip_tree, json_safe, printable
-from compaction_audit.report.terminal_text import LIST_LIMIT, block, capped, line, more_line
+from compaction_audit.report.terminal_text import (
+    LIST_LIMIT,
+    MIN_WRAP,
+    Hang,
+    block,
+    capped,
+    line,
+    more_line,
+)
 
 if TYPE_CHECKING:  # the tracer (Polars, the recall modules) loads when the command runs
     from compaction_audit.trace import Node
 
 MIN_QUOTE = 24
-"""Fewest columns a label's quote keeps when the line is cut to the width."""
+"""Fewest columns a label's quote keeps beside its head; with fewer left there it takes
+a line of its own (:func:`fit`)."""
 
 
 class TreeView:
-    """The tree, one line per node under guides of ours (``├── ``, ``│   ``), so no
-    untrusted text starts a line: each node's ids and our words are shown whole (the
-    line may run past the width), only its quote (``Node.cut`` on) is cut with ``…``
-    to fit.  Each node's children are capped at :data:`LIST_LIMIT` unless ``show_all``
-    ("N more (--all)")."""
+    """The tree, one node per entry under guides of ours (``├── ``, ``│   ``), so no
+    untrusted text starts a line: each node's ids and our words are shown whole,
+    wrapped to the width under the guides and 4 more spaces (:func:`fit`), only its
+    quote (``Node.cut`` on) is cut with ``…`` to fit.  Each node's children are capped
+    at :data:`LIST_LIMIT` unless ``show_all`` ("N more (--all)")."""
 
     def __init__(self, root: Node, show_all: bool) -> None:
         self.root, self.show_all = root, show_all
 
-    def _line(self, prefix: str, node: Node, width: int) -> Text:
+    def _lines(self, console: Console, prefix: str, cont: str, node: Node,
+               width: int) -> list[Text]:
         style = "bold red" if node.data.get("result") == "lost" or \
             node.data.get("fate") == "lost" else ""
-        label = printable(node.label)
         if node.cut is None:
-            return line(prefix, (label, style))
-        head = printable(node.label[:node.cut])
-        quote = Text(printable(node.label[node.cut:]))
-        room = max(width - len(prefix) - len(head), MIN_QUOTE)
-        quote.truncate(room, overflow="ellipsis")
-        return line(prefix, (head, style), quote)
+            return fit(console, width, prefix, cont, Text(printable(node.label), style))
+        return fit(console, width, prefix, cont,
+                   Text(printable(node.label[:node.cut]), style),
+                   Text(printable(node.label[node.cut:])))
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         width = options.max_width
-        yield self._line("", self.root, width)
+        yield from self._lines(console, "", "│   " if self.root.children else "    ",
+                               self.root, width)
         if note := self.root.data.get("note"):
-            yield line("note: ", printable(note))
+            yield Hang(Text("note: "), Text(printable(note)), 0)
         stack: list[tuple[str, Node | int, bool]] = []
 
         def push(prefix: str, children: list[Node]) -> None:
@@ -69,8 +77,10 @@ class TreeView:
             if isinstance(node, int):
                 yield Text(guide + f"... {node} more (--all)", style="dim")
                 continue
-            yield self._line(guide, node, width)
-            push(prefix + ("    " if last else "│   "), node.children)
+            below = prefix + ("    " if last else "│   ")
+            yield from self._lines(console, guide, below + ("│   " if node.children else
+                                                            "    "), node, width)
+            push(below, node.children)
 
 
 def _summaries(root: Node, show_all: bool, full: bool) -> list[RenderableType]:
@@ -84,12 +94,12 @@ def _summaries(root: Node, show_all: bool, full: bool) -> list[RenderableType]:
     out: list[RenderableType] = [Text(f"summaries ({len(items)})")]
     shown, hidden = capped(items, show_all, LIST_LIMIT)
     for sid, s in shown:
-        where = (f"  {printable(sid)} (depth {s['depth']}, round {s['round']}, "
+        where = (f"{printable(sid)} (depth {s['depth']}, round {s['round']}, "
                  f"line {s['line']}")
         if s["text"] is None:
-            out.append(line(where + "): no text"))
+            out.append(_Cut(where + "): no text"))
         elif full:
-            out.append(line(where + f"; {s['chars']:,} chars):"))
+            out.append(_Cut(where + f"; {s['chars']:,} chars):"))
             out.append(block(Text(printable(s["text"], newlines=True, limit=FULL_LIMIT),
                                   overflow="fold"), indent=4))
         else:
@@ -102,20 +112,57 @@ def _summaries(root: Node, show_all: bool, full: bool) -> list[RenderableType]:
     return out
 
 
-class _Cut:
-    """``head`` (ours, whole) then ``tail`` cut with ``…`` to the width; when the cut
-    hides part of it, ``cut_head`` (which says ``--full``) replaces ``head``."""
+def _rest(text: Text, first: Text) -> Text:
+    """What follows the wrapped line ``first`` in ``text``, leading spaces dropped."""
+    rest = text[len(first.plain):]
+    return rest[len(rest.plain) - len(rest.plain.lstrip(" ")):]
 
-    def __init__(self, head: str, tail: str, cut_head: str) -> None:
+
+def fit(console: Console, width: int, first: str, cont: str, head: Text,
+        quote: Text | None = None) -> list[Text]:
+    """``first`` then ``head`` (ids and our words, shown whole) wrapped to ``width``,
+    each continuation line under ``cont`` (spaces or guides of ours, never column 0),
+    then ``quote`` cut with ``…`` to fit: beside the head's last line when at least
+    :data:`MIN_QUOTE` columns are left there, else on a line of its own."""
+    head = head.copy()
+    head.no_wrap, head.overflow = False, "fold"
+    wrapped = list(head.wrap(console, max(width - len(first), MIN_WRAP), overflow="fold"))
+    lines = wrapped[:1] or [Text("")]
+    rest = _rest(head, lines[0]) if wrapped else Text("")
+    if rest.plain:
+        lines += list(rest.wrap(console, max(width - len(cont), MIN_WRAP), overflow="fold"))
+    out = [line(first if i == 0 else cont, part) for i, part in enumerate(lines)]
+    if quote is not None:
+        room = width - out[-1].cell_len
+        if quote.cell_len > room and room < MIN_QUOTE:
+            out.append(line(cont))
+            room = width - len(cont)
+        quote = quote.copy()
+        quote.truncate(max(room, MIN_QUOTE), overflow="ellipsis")
+        out[-1].append_text(quote)
+    for text in out:
+        text.rstrip()
+        text.end = "\n"
+    return out
+
+
+class _Cut:
+    """A summary's line: ``head`` (ours and its id, whole, wrapped) then ``tail`` cut
+    with ``…`` to the width (:func:`fit`); when the cut hides part of it, ``cut_head``
+    (which says ``--full``) replaces ``head``."""
+
+    def __init__(self, head: str, tail: str | None = None, cut_head: str = "") -> None:
         self.head, self.tail, self.cut_head = head, tail, cut_head
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        tail = Text(self.tail)
-        head = self.head
-        if tail.cell_len > options.max_width - len(head):
-            head = self.cut_head
-        tail.truncate(max(options.max_width - len(head), MIN_QUOTE), overflow="ellipsis")
-        yield line(head, tail)
+        width = options.max_width
+        if self.tail is None:
+            yield from fit(console, width, "  ", "      ", Text(self.head))
+            return
+        out = fit(console, width, "  ", "      ", Text(self.head), Text(self.tail))
+        if not out[-1].plain.endswith(self.tail):
+            out = fit(console, width, "  ", "      ", Text(self.cut_head), Text(self.tail))
+        yield from out
 
 
 def trace_command(

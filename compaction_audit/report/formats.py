@@ -72,14 +72,14 @@ def _text(report: Report, opts: RenderOptions) -> RenderableType:
         statistics_renderable,
         verdict_line,
     )
-    from compaction_audit.report.terminal_text import line
+    from compaction_audit.report.terminal_text import Hanging, line
 
     several = len(report.sessions) + len(report.errors) > 1
     if opts.quiet or opts.statistics:
         parts = [statistics_renderable(report)] if opts.statistics else []
         if opts.quiet or not several:
             parts.append(quiet_renderable(report) if opts.quiet or not report.sessions
-                         else verdict_line(report.sessions[0]))
+                         else Hanging(verdict_line(report.sessions[0])))
         if several:
             parts.append(line(gate_line(report, opts.fail_on)))
         return Group(*parts)

@@ -30,6 +30,8 @@ from compaction_audit.report.summary import baseline_info
 from compaction_audit.report.terminal_lost import compactions_section, recall_section
 from compaction_audit.report.terminal_text import (
     ByWidth,
+    Hang,
+    Hanging,
     block,
     capped,
     group,
@@ -338,7 +340,8 @@ def notes_section(r: SessionReport, show_all: bool = False) -> RenderableType | 
     no salience is recorded), and skipped records (capped)."""
     salience = has_salience(r)
     notes, hidden_notes = capped(reader_notes(r), show_all, 20)
-    lines: list[RenderableType] = [line(("note ", "yellow"), t(note)) for note in notes]
+    lines: list[RenderableType] = [Hang(Text("note ", style="yellow"), w(note), 0)
+                                   for note in notes]
     if hidden_notes:
         lines.append(more_line(hidden_notes, "more reader notes"))
     for n in r.not_evaluated:
@@ -359,7 +362,8 @@ def notes_section(r: SessionReport, show_all: bool = False) -> RenderableType | 
 
 
 def verdict_line(r: SessionReport) -> Text:
-    """The one-line verdict, coloured by its head word."""
+    """The one-line verdict, coloured by its head word (shown wrapped under a hanging
+    indent: :class:`~compaction_audit.report.terminal_text.Hanging`)."""
     v = r.verdict()
     style = {"FAIL": "bold red", "WARN": "bold yellow"}.get(r.verdict_head(), "bold green")
     return line((v, style))
@@ -383,7 +387,7 @@ def session_renderable(r: SessionReport, sections: Iterable[RenderableType] = ()
     configuration file, for the header."""
     short = _baselined(r, config)
     if short is not None:
-        return Group(short, Text(""), verdict_line(r))
+        return Group(short, Text(""), Hanging(verdict_line(r)))
     body = [compactions_section(r, show_all), findings_section(r, show_all),
             recall_section(r, show_all), *sections, glance(r), key_rounds(r),
             notes_section(r, show_all)]
@@ -391,7 +395,7 @@ def session_renderable(r: SessionReport, sections: Iterable[RenderableType] = ()
     for part in body:
         if part is not None:
             parts += [Text(""), part]
-    parts += [Text(""), verdict_line(r)]
+    parts += [Text(""), Hanging(verdict_line(r))]
     return Group(*parts)
 
 
@@ -417,7 +421,7 @@ def quiet_renderable(report: Report) -> RenderableType:
     parts: list[RenderableType] = []
     for s in report.sessions:
         v = verdict_line(s)
-        parts.append(line(t(s.path), ": ", v) if several else v)
+        parts.append(line(t(s.path), ": ", v) if several else Hanging(v))
     for e in report.errors:
         parts.append(line(("error: ", "bold red"), t(str(e))))
     return Group(*parts)

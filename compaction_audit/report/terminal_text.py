@@ -92,6 +92,33 @@ def block(*body: str | Text | tuple[str, str], indent: int = 4) -> RenderableTyp
     return Hang(Text(""), Text.assemble(*body), max(indent, MIN_INDENT))
 
 
+class Hanging:
+    """``body`` from column 0 (it starts with our own words), wrapped to the width with
+    every continuation line under ``indent`` spaces of ours (a verdict line)."""
+
+    def __init__(self, body: Text, indent: int = MIN_INDENT) -> None:
+        self.body, self.indent = body.copy(), max(indent, MIN_INDENT)
+        self.body.no_wrap, self.body.overflow = False, "fold"
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        first = list(self.body.wrap(console, max(options.max_width, MIN_WRAP),
+                                    overflow="fold"))[:1] or [Text("")]
+        head = first[0]
+        rest = self.body[len(head.plain):]
+        rest = rest[len(rest.plain) - len(rest.plain.lstrip(" ")):]
+        head.rstrip()
+        head.no_wrap, head.overflow, head.end = True, "ignore", "\n"
+        yield head
+        if rest.plain:
+            yield from Hang(Text(""), rest, self.indent).__rich_console__(console, options)
+
+
+def hanging(*body: str | Text | tuple[str, str], indent: int = MIN_INDENT) -> RenderableType:
+    """``body`` (starting with our words) wrapped to the width, continuation lines
+    under ``indent`` spaces (:class:`Hanging`)."""
+    return Hanging(Text.assemble(*body), indent)
+
+
 class ByWidth:
     """A table on a wide console, a list below :data:`WIDE` columns: the choice is
     made when the console renders it, from the width it offers."""

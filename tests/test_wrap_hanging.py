@@ -1,0 +1,89 @@
+"""Notes and the verdict wrap to the width under a hanging indent (README: text wraps
+"under an indent, never back to the first column"; docs/security.md): every line fits
+and no continuation line starts at column 0, where a runner could read a command."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rich.console import Console
+from rich.text import Text
+from typer.testing import CliRunner
+
+from compaction_audit.cli import app
+from compaction_audit.report.terminal_text import Hang, Hanging, w
+from tests.ci_commands import commands
+from tests.logs import LogWriter, rnd
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def render(renderable: object, width: int) -> list[str]:
+    console = Console(width=width, no_color=True, force_terminal=False)
+    with console.capture() as cap:
+        console.print(renderable, crop=False)
+    return cap.get().splitlines()
+
+
+def test_verdict_wraps_under_two_spaces() -> None:
+    verdict = Text("FAIL: 3 error(s), 0 warning(s), 0 info; inversion onset at round 8, "
+                   "inversion boundary crossed at round 16")
+    verdict.no_wrap = True  # as verdict_line() builds it
+    out = render(Hanging(verdict), 40)
+    assert out == ["FAIL: 3 error(s), 0 warning(s), 0 info;",
+                   "  inversion onset at round 8, inversion",
+                   "  boundary crossed at round 16"]
+
+
+def test_note_wraps_under_its_label_and_hostile_text_stays_indented() -> None:
+    note = "x" * 30 + " ::error::pwned " + "y" * 50
+    out = render(Hang(Text("note "), w(note), 0), 40)
+    assert out[0].startswith("note " + "x" * 30)
+    assert all(len(ln) <= 40 for ln in out)
+    # the continuation is ours-indented; the stream layer (report.safe.neutralize)
+    # then breaks a line a runner would trim and run
+    assert out[1] == "     ::error::pwned"
+
+
+def test_audit_at_60_columns_fits_the_verdict() -> None:
+    log = ROOT / "sample_logs" / "research-decay.jsonl"
+    out = CliRunner().invoke(app, ["audit", str(log)], env={"COLUMNS": "60"}).stdout
+    lines = out.rstrip("\n").split("\n")
+    verdict = lines[len(lines) - lines[::-1].index(""):]
+    assert verdict[0].startswith("FAIL: ") and len(verdict) > 1
+    assert all(len(ln) <= 60 for ln in verdict)
+    assert all(ln.startswith("  ") for ln in verdict[1:])
+    assert commands(out) == []
+
+
+def test_trace_fits_the_width_with_every_continuation_indented(write_log: LogWriter) -> None:
+    from tests.test_ci_injection import HOSTILE
+    from tests.test_trace_short import fold, span
+
+    long_id = "span-" + "0123456789" * 7  # 75 characters, no space: folded
+    plain = str(write_log([
+        rnd(0, spans=[span(long_id, "Set the timeout to 45000 ms for the slow mirror."),
+                      span("b", "Timeout 45000 is fine.")]),
+        rnd(1, summaries=[fold("F-" + "pad " * 20, [long_id, "b"], "Timeouts were tuned.")],
+            evicted=[long_id, "b"])]))
+    # the stream layer escapes a character of each line a runner would run (\x3a,
+    # \x23): the hostile log's lines may outgrow the width by those escapes
+    hostile = str(write_log([
+        rnd(0, spans=[span(long_id, f"Set the timeout to 45000 ms. {HOSTILE}"),
+                      span("b", "Timeout 45000 is fine.")]),
+        rnd(1, summaries=[fold("F-" + HOSTILE, [long_id, "b"], "Timeouts were tuned.")],
+            evicted=[long_id, "b"])]))
+    sample = str(ROOT / "sample_logs" / "handwritten.jsonl")
+    for width in (40, 60, 100):
+        for args in ((plain, "45000"), (plain, "45000", "--full"), (sample, "45000"),
+                     (hostile, "45000"), (hostile, "45000", "--full")):
+            out = CliRunner().invoke(app, ["trace", *args],
+                                     env={"COLUMNS": str(width)}).stdout
+            lines = out.splitlines()
+            assert len(lines) > 3, out
+            if args[0] != hostile:
+                assert all(len(ln) <= width for ln in lines), (width, out)
+            # only the first line and our own heads start at column 0
+            assert all(ln.startswith(("discriminator ", "summaries (", " ", "├── ", "└── ",
+                                      "│   ")) for ln in lines), out
+            assert commands(out) == [], out
