@@ -10,9 +10,7 @@ Each test checks values computed by hand and a deterministic count of work at n 
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
-from types import FrameType
 from typing import Any
 
 import pytest
@@ -21,6 +19,7 @@ from compaction_audit.errors import LogError
 from compaction_audit.io import codex
 from compaction_audit.io.native import read_records
 from compaction_audit.recall.literals import Literals
+from tests.workcount import lines_run
 
 
 def _user(text: str) -> dict[str, Any]:
@@ -115,32 +114,11 @@ def _keeps(tmp_path: Path, n: int) -> str:
     return _write(tmp_path / f"keeps-{n}.jsonl", lines)
 
 
-def _line_events(work: Any) -> tuple[Any, int]:
-    """``work()`` and the number of line events (sys.settrace) in the adapter's file."""
-    count = 0
-
-    def local(frame: FrameType, event: str, arg: Any) -> Any:
-        nonlocal count
-        count += event == "line"
-        return local
-
-    def calls(frame: FrameType, event: str, arg: Any) -> Any:
-        return local if frame.f_code.co_filename == codex.__file__ else None
-
-    before = sys.gettrace()
-    sys.settrace(calls)
-    try:
-        out = work()
-    finally:
-        sys.settrace(before)
-    return out, count
-
-
 def test_compactions_without_history_visit_only_what_they_fold(tmp_path: Path) -> None:
     events = {}
     for n in (200, 400):
         path = _keeps(tmp_path, n)
-        out, events[n] = _line_events(lambda p=path: list(codex.records(p)))
+        out, events[n] = lines_run(codex, lambda p=path: list(codex.records(p)))
         read_records(out, path)
         rounds = [r for _, r in out[1:]]
         assert len(rounds) == 2 * n

@@ -9,10 +9,7 @@ at n and 2n (linear work doubles, quadratic work quadruples); never a duration.
 from __future__ import annotations
 
 import json
-import sys
-from collections.abc import Callable
 from pathlib import Path
-from types import FrameType, ModuleType
 from typing import Any
 
 import polars as pl
@@ -25,6 +22,7 @@ from compaction_audit.rules.recall import RecallFloor
 from compaction_audit.series import build_series
 from compaction_audit.settings import Settings
 from tests.logs import LogWriter, rnd
+from tests.workcount import lines_run
 
 
 def _fold_all_then_quiet(write_log: LogWriter, n: int) -> Path:
@@ -98,30 +96,6 @@ def test_ids_per_round_copies_the_ids_of_one_round_once() -> None:
 
 # -- adapters: Python lines run in the adapter's own file, at n and 2n ---------------
 
-def _lines_run(module: ModuleType, work: Callable[[], Any]) -> tuple[Any, int]:
-    """``work()`` and the number of line events (sys.settrace) in ``module``'s file
-    while it ran: a count of the adapter's own Python work, comprehensions included
-    (each pass of a loop is a line event)."""
-    target = module.__file__
-    count = 0
-
-    def local(frame: FrameType, event: str, arg: Any) -> Any:
-        nonlocal count
-        count += event == "line"
-        return local
-
-    def calls(frame: FrameType, event: str, arg: Any) -> Any:
-        return local if frame.f_code.co_filename == target else None
-
-    before = sys.gettrace()
-    sys.settrace(calls)
-    try:
-        out = work()
-    finally:
-        sys.settrace(before)
-    return out, count
-
-
 def _cline_pair(tmp_path: Path, n: int) -> str:
     """n messages; the compaction file keeps the last n / 2 and adds n / 2 new ones."""
     folder = tmp_path / f"cline-{n}"
@@ -142,7 +116,7 @@ def _cline_pair(tmp_path: Path, n: int) -> str:
 def test_cline_pair_compares_the_files_in_linear_work(tmp_path: Path) -> None:
     lines = {}
     for n in (1000, 2000):
-        out, lines[n] = _lines_run(cline, lambda n=n: list(cline.records(_cline_pair(tmp_path, n))))
+        out, lines[n] = lines_run(cline, lambda n=n: list(cline.records(_cline_pair(tmp_path, n))))
         rounds = [r for _, r in out[1:]]
         assert len(rounds) == n // 2 + 1 + n // 2  # a user turn per 2 messages, compaction, new
         fold = rounds[n // 2]
@@ -201,7 +175,7 @@ def test_gemini_rewrites_match_the_working_set_in_linear_work(tmp_path: Path) ->
     lines = {}
     for n in (1000, 2000):
         path = _gemini_rewrites(tmp_path, n)
-        out, lines[n] = _lines_run(gemini_cli, lambda p=path: list(gemini_cli.records(p)))
+        out, lines[n] = lines_run(gemini_cli, lambda p=path: list(gemini_cli.records(p)))
         rounds = [r for _, r in out[1:]]
         # a turn per message; the restated ones are known by their text, the new ones
         # open turns; the compression folds the second half and the new ones
@@ -228,7 +202,7 @@ def test_openhands_event_id_reused_then_forgotten_often_in_linear_work(
                   "args": {"forgotten_event_ids": [1]}}
         path = tmp_path / f"oh-{n}.jsonl"
         path.write_text("".join(json.dumps(e) + "\n" for e in [say] * n + [forget] * n))
-        out, lines[n] = _lines_run(openhands, lambda p=path: list(openhands.records(str(p))))
+        out, lines[n] = lines_run(openhands, lambda p=path: list(openhands.records(str(p))))
         rounds = [r for _, r in out[1:]]
         # n spans of event 1 (ids 1, 1#2, ...); the first condensation evicts them all,
         # each later one names the same event and finds nothing left

@@ -35,6 +35,7 @@ import threading
 from collections.abc import Callable
 from typing import IO, Any
 
+from compaction_audit.envtime import env_seconds
 from compaction_audit.errors import UsageError
 
 CONNECT_TIMEOUT = 60.0
@@ -70,16 +71,7 @@ def check_address(address: str) -> tuple[str, int] | None:
 def connect_timeout() -> float:
     """:data:`TIMEOUT_ENV` as seconds, else :data:`CONNECT_TIMEOUT`.  Raises
     :class:`UsageError` when it is set to something else than a positive number."""
-    text = os.environ.get(TIMEOUT_ENV, "").strip()
-    if not text:
-        return CONNECT_TIMEOUT
-    try:
-        value = float(text)
-    except ValueError:
-        value = 0.0
-    if not 0 < value < 1e9:
-        raise UsageError(f"{TIMEOUT_ENV}={text}: expected a positive number of seconds")
-    return value
+    return env_seconds(TIMEOUT_ENV, CONNECT_TIMEOUT)
 
 
 def probe(host: str, port: int, timeout: float) -> str | None:

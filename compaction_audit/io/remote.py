@@ -25,12 +25,12 @@ from __future__ import annotations
 
 import functools
 import io
-import os
 import time
 from collections.abc import Iterator
 from datetime import timedelta
 from typing import IO, Any
 
+from compaction_audit.envtime import env_seconds
 from compaction_audit.errors import LogError, UsageError
 
 SCHEMES = ("s3", "gs", "az")
@@ -98,16 +98,7 @@ def _obstore() -> Any:
 def retry_timeout() -> timedelta:
     """:data:`TIMEOUT_ENV` in seconds, else :data:`RETRY_TIMEOUT`.  Raises
     :class:`UsageError` when it is set to something else than a positive number."""
-    text = os.environ.get(TIMEOUT_ENV, "").strip()
-    if not text:
-        return RETRY_TIMEOUT
-    try:
-        value = float(text)
-    except ValueError:
-        value = 0.0
-    if not 0 < value < 1e9:
-        raise UsageError(f"{TIMEOUT_ENV}={text}: expected a positive number of seconds")
-    return timedelta(seconds=value)
+    return timedelta(seconds=env_seconds(TIMEOUT_ENV, RETRY_TIMEOUT.total_seconds()))
 
 
 def unanswered(exc: BaseException) -> bool:

@@ -14,6 +14,7 @@ import random
 from typing import Any
 
 from compaction_audit.recall import survival
+from tests.recall.test_survival_index import _old_raw_in as _old_scan
 
 
 class _Low(str):
@@ -35,15 +36,7 @@ def _old_raw_in(norm: str, idx: Any) -> bool:
     """``_raw_in`` before the fix: a search of the whole summary."""
     if any(w not in idx.lookup.words for w in survival._WORD_RE.findall(norm)):
         return False
-    low = idx.low
-    at = low.find(norm)
-    while at >= 0:
-        before = low[at - 1] if at else " "
-        after = low[at + len(norm)] if at + len(norm) < len(low) else " "
-        if not (before.isalnum() or before == "_") and not (after.isalnum() or after == "_"):
-            return True
-        at = low.find(norm, at + 1)
-    return False
+    return _old_scan(norm, idx.low)
 
 
 def _read(n: int) -> int:
