@@ -19,7 +19,7 @@ from compaction_audit.io import opencode, openhands
 from compaction_audit.io.tokens import RoundAssembler
 from tests.foreign import run_adapter, without_lines, write_json
 from tests.test_adapters_opencode import build_store
-from tests.test_hostile_work import _lines_run
+from tests.workcount import lines_run
 
 
 class MovesList(list[Any]):
@@ -107,7 +107,7 @@ def test_opencode_pending_prune_times_cost_n_log_n_not_n_squared(
         doc = _export([_tool_message(i, 2000 + i, 10**12 + (i * 7) % n) for i in range(n)])
         path = write_json(tmp_path / f"prune-{n}.json", doc)
         sorted_items[0] = 0
-        out, lines = _lines_run(opencode, lambda p=path: list(opencode.records(str(p))))
+        out, lines = lines_run(opencode, lambda p=path: list(opencode.records(str(p))))
         by_time = sorted(range(n), key=lambda i: (i * 7) % n)
         assert _evictions(out) == [[f"c{i}:result"] for i in by_time]
         work[n] = lines + sorted_items[0]

@@ -12,7 +12,7 @@ from compaction_audit.io.native import read_native
 from compaction_audit.recall import claims
 from compaction_audit.recall.analysis import typed_items
 from tests.logs import LogWriter, rnd
-from tests.test_hostile_work import _lines_run
+from tests.workcount import lines_run
 
 
 def _two_folds(write_log: LogWriter, n: int) -> Path:
@@ -49,7 +49,7 @@ def test_the_carrier_walk_is_linear_in_claims_plus_leaves(write_log: LogWriter) 
     for n in (100, 200):
         session = read_native(str(_two_folds(write_log, n)))
         items = typed_items(session)
-        (out, _), lines[n] = _lines_run(claims, partial(claims.unsupported, session, items))
+        (out, _), lines[n] = lines_run(claims, partial(claims.unsupported, session, items))
         assert out.height == 2 * n
     # before: each of the 2n claims walked all n leaves (100 -> 200 took 3.5x the lines)
     assert lines[200] < 2.5 * lines[100], lines
