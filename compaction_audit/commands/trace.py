@@ -26,6 +26,7 @@ from compaction_audit.report.terminal_text import (
     capped,
     line,
     more_line,
+    rest_after,
 )
 
 if TYPE_CHECKING:  # the tracer (Polars, the recall modules) loads when the command runs
@@ -112,12 +113,6 @@ def _summaries(root: Node, show_all: bool, full: bool) -> list[RenderableType]:
     return out
 
 
-def _rest(text: Text, first: Text) -> Text:
-    """What follows the wrapped line ``first`` in ``text``, leading spaces dropped."""
-    rest = text[len(first.plain):]
-    return rest[len(rest.plain) - len(rest.plain.lstrip(" ")):]
-
-
 def fit(console: Console, width: int, first: str, cont: str, head: Text,
         quote: Text | None = None) -> list[Text]:
     """``first`` then ``head`` (ids and our words, shown whole) wrapped to ``width``,
@@ -128,7 +123,7 @@ def fit(console: Console, width: int, first: str, cont: str, head: Text,
     head.no_wrap, head.overflow = False, "fold"
     wrapped = list(head.wrap(console, max(width - len(first), MIN_WRAP), overflow="fold"))
     lines = wrapped[:1] or [Text("")]
-    rest = _rest(head, lines[0]) if wrapped else Text("")
+    rest = rest_after(head, lines[0]) if wrapped else Text("")
     if rest.plain:
         lines += list(rest.wrap(console, max(width - len(cont), MIN_WRAP), overflow="fold"))
     out = [line(first if i == 0 else cont, part) for i, part in enumerate(lines)]

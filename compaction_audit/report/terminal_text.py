@@ -92,6 +92,12 @@ def block(*body: str | Text | tuple[str, str], indent: int = 4) -> RenderableTyp
     return Hang(Text(""), Text.assemble(*body), max(indent, MIN_INDENT))
 
 
+def rest_after(text: Text, first: Text) -> Text:
+    """What follows the wrapped line ``first`` in ``text``, leading spaces dropped."""
+    rest = text[len(first.plain):]
+    return rest[len(rest.plain) - len(rest.plain.lstrip(" ")):]
+
+
 class Hanging:
     """``body`` from column 0 (it starts with our own words), wrapped to the width with
     every continuation line under ``indent`` spaces of ours (a verdict line)."""
@@ -104,8 +110,7 @@ class Hanging:
         first = list(self.body.wrap(console, max(options.max_width, MIN_WRAP),
                                     overflow="fold"))[:1] or [Text("")]
         head = first[0]
-        rest = self.body[len(head.plain):]
-        rest = rest[len(rest.plain) - len(rest.plain.lstrip(" ")):]
+        rest = rest_after(self.body, head)
         head.rstrip()
         head.no_wrap, head.overflow, head.end = True, "ignore", "\n"
         yield head
