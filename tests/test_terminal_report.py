@@ -47,13 +47,15 @@ def test_no_salience_log_takes_one_inversion_line_and_compactions_first(
     assert heads == ["Compactions (1)", "Findings", "Series at a glance",
                      "Rounds that matter"]
     assert lines[-1].startswith("FAIL: ")  # the verdict last, as in pytest
+    assert lines[1].startswith("  verdict    FAIL: ")  # and first, under the path
     assert len(max(lines[1:], key=len)) <= 80  # the first line: the path, never split
 
 
 def test_salience_log_keeps_the_conditions_and_findings_come_first(tmp_path: Path) -> None:
     out = invoke("audit", str(dump(drift_records(), tmp_path / "d.jsonl"))).stdout
     lines = [ln.rstrip() for ln in out.splitlines()]
-    assert lines[4].startswith("  conditions yes re-summarization depth >= 2: ")
+    assert lines[1] == "  verdict    FAIL: 4 error(s), 1 warning(s), 1 info"  # the answer first
+    assert lines[5].startswith("  conditions yes re-summarization depth >= 2: ")
     assert lines.index("Findings") < lines.index("Series at a glance")
     # errors first, then warnings, then info; each rule's action once
     heads = [ln.split()[:2] for ln in lines if ln.startswith(("ERROR", "WARNING", "INFO"))]

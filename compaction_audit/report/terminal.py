@@ -4,11 +4,12 @@ Log text only ever enters as ``rich.text.Text`` made :func:`printable`, never as
 markup.  Colour comes from rich's own detection: none when stdout is not a terminal or
 ``NO_COLOR`` is set.
 
-The report answers first (issue 13, section 2): the header (one line for the
-inversion when the log records no salience), the compactions and the facts they lost,
-the findings by rule (errors first, each rule's episodes capped), then the series and
-the rounds that matter, notes, and the verdict last, as pytest does.  Untrusted text
-wraps only under an indent of ours (:mod:`compaction_audit.report.terminal_text`).
+The report answers first (issue 13, section 2): the header (the verdict on its
+second line; one line for the inversion when the log records no salience), the
+compactions and the facts they lost, the findings by rule (errors first, each rule's
+episodes capped), then the series and the rounds that matter, notes, and the verdict
+again last, as pytest does.  Untrusted text wraps only under an indent of ours
+(:mod:`compaction_audit.report.terminal_text`).
 """
 
 from __future__ import annotations
@@ -110,6 +111,10 @@ FAILS_SHORT = {"re-summarization depth >= 2": "depth < {min_depth}",
 """A failing condition in two or three words, for the one inversion line."""
 
 
+VERDICT_STYLE = {"FAIL": "bold red", "WARN": "bold yellow"}
+"""The verdict's colour by its head word (any other head: bold green)."""
+
+
 def _inversion_line(r: SessionReport) -> Text:
     """The conditions of validity in one line (67 characters at most, so it fits 80
     columns beside its label) for a log without salience: "not applicable: no
@@ -123,7 +128,8 @@ def _inversion_line(r: SessionReport) -> Text:
 
 
 def header(r: SessionReport, config: str | None = None) -> RenderableType:
-    """Trace, session, rounds, budget, the configuration file (``config``, as shown;
+    """Trace, the verdict (the answer first; it is repeated last, where a scrolled
+    terminal ends), session, rounds, budget, the configuration file (``config``, as shown;
     None: none) and the conditions of validity (one line when the log records no
     salience: they cannot apply), as pytest's header names its config file."""
     h = r.header
@@ -133,6 +139,8 @@ def header(r: SessionReport, config: str | None = None) -> RenderableType:
     depth = str(h.max_depth) if h.max_depth else "not recorded"
     parts: list[RenderableType] = [
         line(("compaction-audit ", "bold underline"), t(r.path)),
+        hang("verdict".ljust(LABEL), w(r.verdict(), VERDICT_STYLE.get(r.verdict_head(),
+                                                                     "bold green"))),
         hang("session".ljust(LABEL), w(h.session_id or "(no session record)"),
              f" ({printable(r.source_format)})"),
         hang("rounds".ljust(LABEL), f"{r.n_rounds} ({span}); budget {budget}; "
@@ -365,8 +373,7 @@ def verdict_line(r: SessionReport) -> Text:
     """The one-line verdict, coloured by its head word (shown wrapped under a hanging
     indent: :class:`~compaction_audit.report.terminal_text.Hanging`)."""
     v = r.verdict()
-    style = {"FAIL": "bold red", "WARN": "bold yellow"}.get(r.verdict_head(), "bold green")
-    return line((v, style))
+    return line((v, VERDICT_STYLE.get(r.verdict_head(), "bold green")))
 
 
 def _baselined(r: SessionReport, config: str | None) -> RenderableType | None:
