@@ -212,6 +212,29 @@ def compaction_kind(c: dict[str, Any]) -> str:
     return f"{kind} ({', '.join(extra)})" if extra else kind
 
 
+def _tokens(value: object) -> str:
+    return f"{value:,}" if isinstance(value, int) else "unknown"
+
+
+def compaction_sizes(c: dict[str, Any]) -> str:
+    """The sizes of one compaction in words, e.g. ``context 231,900 -> 14,120 tokens;
+    summary 61 tokens for 98 folded (1.6x)``: the product's own measure of the prompt
+    before and after (``tokens_before``, ``tokens_after``), then the summary beside what
+    it folded on the audit's one scale, and their quotient ``compression_ratio``
+    (docs/adapters.md, "In the report"; two decimals below 1, where the summary is the
+    longer)."""
+    size, ratio, opaque = c.get("summary_tokens"), c.get("compression_ratio"), c.get("opaque")
+    summary = ("summary opaque" if size is None else
+               f"summary {_tokens(size)} tokens" + (" (opaque)" if opaque else ""))
+    folded = c.get("folded_tokens")
+    if isinstance(folded, int) and not opaque:
+        summary += f" for {_tokens(folded)} folded"
+    quotient = ("ratio unknown" if not isinstance(ratio, (int, float)) else
+                f"({ratio:.2f}x)" if ratio < 1 else f"({ratio:,.1f}x)")
+    return (f"context {_tokens(c.get('tokens_before'))} -> {_tokens(c.get('tokens_after'))} "
+            f"tokens; {summary}{',' if quotient == 'ratio unknown' else ''} {quotient}")
+
+
 def reader_notes(r: SessionReport) -> list[str]:
     """What the adapter said about the input (``reader_notes`` of the session record,
     e.g. "opencode format version 2.0.0 not seen before; read as 1.x"; issue 15)."""
