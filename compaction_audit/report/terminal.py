@@ -210,16 +210,36 @@ def _key_rows(r: SessionReport) -> tuple[list[dict[str, Any]], dict[int, list[st
         if f.code not in codes:
             codes.append(f.code)
     wanted |= set(firsts.values())
-    cols = tuple(c for c in KEY_COLUMNS if r.series[c].null_count() < r.n_rounds)
+    cols = tuple(c for c in KEY_COLUMNS if r.series[c].null_count() < r.n_rounds
+                 and not (c == "rounds_at_max_depth" and _no_depth_to_count(r)))
     rows = list(r.series.filter(pl.col("round").is_in(sorted(wanted))).sort("round")
                 .iter_rows(named=True))
     return rows, labels, cols
 
 
+def _no_depth_to_count(r: SessionReport) -> bool:
+    """True when ``rounds_at_max_depth`` says nothing: no cap recorded and no summary
+    in any working set (the column is 0 at every round)."""
+    return not r.header.max_depth and not (r.series["summary_depth_max"].max() or 0)
+
+
+def column_names(r: SessionReport, cols: tuple[str, ...]) -> tuple[dict[str, str], str]:
+    """Short headings of ``cols`` and the legend naming their series.  Without a
+    recorded ``max_depth`` the spec counts ``rounds_at_max_depth`` at the deepest
+    summary the session wrote, so its heading is "at max", not "at cap" (the header
+    says the cap is not recorded), and the legend says so."""
+    short, named = dict(SHORT), {c: c for c in cols}
+    if not r.header.max_depth:
+        short["rounds_at_max_depth"] = "at max"
+        named["rounds_at_max_depth"] = ("rounds_at_max_depth (no cap recorded: at the "
+                                        "deepest depth written)")
+    return short, ", ".join(f"{short[c]} = {named[c]}" for c in cols)
+
+
 def key_rounds(r: SessionReport) -> RenderableType:
     """The rounds that matter: a table on a wide terminal, a list on a narrow one."""
     rows, labels, cols = _key_rows(r)
-    legend = ", ".join(f"{SHORT[c]} = {c}" for c in cols)
+    short, legend = column_names(r, cols)
 
     def table() -> RenderableType:
         tab = Table(title="Rounds that matter", title_justify="left", show_edge=False,
@@ -227,7 +247,7 @@ def key_rounds(r: SessionReport) -> RenderableType:
         tab.add_column("round", justify="right")
         tab.add_column("line", justify="right")
         for col in cols:
-            tab.add_column(SHORT[col], justify="right")
+            tab.add_column(short[col], justify="right")
         tab.add_column("findings")
         for row in rows:
             tab.add_row(fmt(row["round"]), fmt(row["line"]), *(fmt(row[c]) for c in cols),
@@ -237,7 +257,7 @@ def key_rounds(r: SessionReport) -> RenderableType:
     def listing() -> RenderableType:
         parts: list[RenderableType] = [Text("Rounds that matter", style="bold")]
         for row in rows:
-            values = ", ".join(f"{SHORT[c]} {fmt(row[c])}" for c in cols)
+            values = ", ".join(f"{short[c]} {fmt(row[c])}" for c in cols)
             codes = " ".join(sorted(labels.get(row["round"], [])))
             parts.append(hang(f"round {row['round']} (line {row['line']}): ",
                               values + (f"; {codes}" if codes else "")))
