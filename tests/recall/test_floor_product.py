@@ -96,3 +96,15 @@ def test_a_later_eviction_of_a_kept_span_still_fires(write_log: LogWriter) -> No
                             ("CA303", 2, "error")]
     ca303 = next(f for f in api.audit(path).findings if f.code == "CA303")
     assert ca303.values["new_spans"] == ["k"] and ca303.values["below_floor"] == 1
+
+
+def test_ungrounded_product_summary_says_why_once(write_log: LogWriter) -> None:
+    # CA201 (info on a product's compaction) explains itself where it names the summary,
+    # and does not repeat the explanation at every later round of the episode
+    path = str(write_log(fold_then_turn(compaction=True)))
+    ca201 = [f for f in api.audit(path).findings if f.code == "CA201"]
+    assert [(f.round, f.severity.value) for f in ca201] == [(1, "info"), (2, "info")]
+    assert ca201[0].message == ("1 retained summary has no reachable leaf: F; a product's "
+                                "compaction keeps no raw leaf in the context, so this "
+                                "holds for every compaction summary")
+    assert ca201[1].message == "1 retained summary has no reachable leaf (all since earlier rounds)"
