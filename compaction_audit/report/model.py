@@ -7,6 +7,7 @@ prints; renderers turn them into text, JSON and the other formats.
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
@@ -197,6 +198,31 @@ class Report:
         if self.errors:
             return 2
         return 1 if any(s.fails(fail_on) for s in self.sessions) else 0
+
+
+def settle_unread(sessions: list[SessionReport]) -> None:
+    """Drop from each trace's ``compaction_files_unread`` (the compaction files an
+    adapter found beside it and did not read: a Cline messages file with several) the
+    files this same run audits as traces of their own, in place, with a reader note
+    naming them: auditing the folder checks every compaction, and the trace must not
+    say "could not be checked" of them.  A file is matched by its real path (a name
+    the adapter escaped, not UTF-8, stays unread)."""
+    audited = {os.path.realpath(s.path) for s in sessions if "://" not in s.path}
+    for s in sessions:
+        unread = s.header.extra.get("compaction_files_unread")
+        if not isinstance(unread, list) or not unread or "://" in s.path:
+            continue
+        folder = os.path.dirname(os.path.realpath(s.path))
+        checked = [n for n in unread if os.path.realpath(os.path.join(folder, str(n)))
+                   in audited]
+        if not checked:
+            continue
+        s.header.extra["compaction_files_unread"] = [n for n in unread if n not in checked]
+        notes = s.header.extra.get("reader_notes")
+        s.header.extra["reader_notes"] = [
+            *(notes if isinstance(notes, list) else []),
+            f"audited in this run as {'traces' if len(checked) > 1 else 'a trace'} of "
+            f"{'their' if len(checked) > 1 else 'its'} own: {', '.join(map(str, checked))}"]
 
 
 def compaction_kind(c: dict[str, Any]) -> str:

@@ -150,6 +150,9 @@ def header(r: SessionReport, config: str | None = None) -> RenderableType:
                                             "not invert", "bold")))
     if r.cosine:
         parts.append(hang("cosine".ljust(LABEL), w(r.cosine_line())))
+    unchecked = _unchecked(r)
+    if unchecked:  # the verdict says it last; a reader of the first screen needs it too
+        parts.append(hang("unchecked".ljust(LABEL), w(unchecked, "yellow")))
     if r.skipped:
         parts.append(hang("skipped".ljust(LABEL), (f"{len(r.skipped)} bad record(s) skipped, "
                                                    f"{len(r.dependent)} dependent reject(s) "
@@ -157,6 +160,35 @@ def header(r: SessionReport, config: str | None = None) -> RenderableType:
     for limit in r.limits:  # a check that stopped at its cap (issue 11, class 5)
         parts.append(hang("limit".ljust(LABEL), w(limit.message(), "yellow")))
     return Group(*parts)
+
+
+UNCHECKED = {"opaque": "opaque summary", "redacted": "redacted summary"}
+"""A compaction's ``not_checked_reason`` in words (an adapter's own reason as it is)."""
+
+
+def _unchecked(r: SessionReport) -> str:
+    """What the audit of this trace could not cover, for the header ("" for nothing):
+    the compactions whose loss could not be checked, with why, and the lines an
+    adapter did not read (the verdict's :meth:`~SessionReport.incomplete_note`; checks
+    stopped at a limit have their own "limit" lines)."""
+    parts = []
+    n = r.compactions_not_checked()
+    if n:
+        why = Counter(UNCHECKED.get(reason, reason) for c in r.compactions
+                      if c.get("lost_checked") is False
+                      for reason in [str(c.get("not_checked_reason") or "no summary text")])
+        reasons = [f"{k} ({v})" if v > 1 else k for k, v in why.items()]
+        unread = r.header.extra.get("compaction_files_unread")
+        if isinstance(unread, list) and unread:
+            reasons.append(f"{len(unread)} compaction file{'s' if len(unread) > 1 else ''} "
+                           "beside it not read (see the notes)")
+        parts.append(f"{n} compaction{'s' if n > 1 else ''} could not be checked: "
+                     + ", ".join(reasons))
+    not_read = r.header.extra.get("lines_not_read")
+    if isinstance(not_read, int) and not_read > 0:
+        parts.append(f"{not_read:,} line{'s' if not_read > 1 else ''} not read "
+                     "(see the notes)")
+    return "; ".join(parts)
 
 
 def glance(r: SessionReport) -> RenderableType:
