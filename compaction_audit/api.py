@@ -13,7 +13,7 @@ from compaction_audit.io.lines import Limits, reads_once
 from compaction_audit.io.load import load_session
 from compaction_audit.model import Session
 from compaction_audit.procs import available_cores, submit_all, worker_pool
-from compaction_audit.report.model import Report, SessionReport
+from compaction_audit.report.model import Report, SessionReport, settle_unread
 from compaction_audit.rules.base import Rule, Severity
 from compaction_audit.settings import Settings
 
@@ -115,4 +115,5 @@ def audit_paths(paths: Sequence[str], settings: Settings | None = None,
             done(i, _audit_or_error(p, settings, lenient, rules, severity))
     sessions = [r for r in results if isinstance(r, SessionReport)]
     errors = [r for r in results if isinstance(r, LogError)]
+    settle_unread(sessions)
     return Report(sessions, errors)

@@ -28,6 +28,7 @@ from compaction_audit.report.github import escape_data, escape_property
 from compaction_audit.report.markdown import md
 from compaction_audit.report.model import Report
 from compaction_audit.report.sarif import artifact_uri
+from compaction_audit.report.summary import worst_first
 from compaction_audit.rules import RULES
 from tests.gate_app import clean_records, drift_records, run
 from tests.logs import SAMPLES, dump, rnd, session, spans
@@ -81,10 +82,12 @@ def validate_sarif(doc: dict[str, Any], report: Report) -> None:
         assert r["fullDescription"]["text"] and "What to do: " in r["help"]["text"]
         assert r["defaultConfiguration"]["level"] == {"error": "error", "warning": "warning",
                                                       "info": "note"}[cls.severity.value]
-    # one result per episode (issue 14, section 3), at its first finding's line
-    episodes = [run for s in report.sessions for run in bounded_episodes(s.findings, False)[0]]
-    expected = [(artifact_uri(s.path), run[0].code, run[0].line) for s in report.sessions
-                for run in bounded_episodes(s.findings, False)[0]]
+    # one result per episode (issue 14, section 3), at its first finding's line; per
+    # trace, errors first
+    listed = [(s, run) for s in report.sessions
+              for run in worst_first(bounded_episodes(s.findings, False)[0])]
+    episodes = [run for _, run in listed]
+    expected = [(artifact_uri(s.path), run[0].code, run[0].line) for s, run in listed]
     assert [r["properties"]["count"] for r in run_["results"]] == [len(e) for e in episodes]
     located = [(res["locations"][0]["physicalLocation"]["artifactLocation"]["uri"],
                 res["ruleId"], res["locations"][0]["physicalLocation"]["region"]["startLine"])

@@ -55,7 +55,7 @@ from compaction_audit.fleet.plan import (
 from compaction_audit.fleet.worker import TraceAuditor
 from compaction_audit.io.lines import reads_once
 from compaction_audit.procs import Terminated, available_cores
-from compaction_audit.report.model import Report, SessionReport
+from compaction_audit.report.model import Report, SessionReport, settle_unread
 from compaction_audit.rules.base import Rule, Severity
 from compaction_audit.settings import Settings
 
@@ -204,6 +204,7 @@ class _Run:
                 signal.signal(signal.SIGTERM, previous)
         sessions = [r for r in self.results if isinstance(r, SessionReport)]
         errors = [r for r in self.results if isinstance(r, LogError)]
+        settle_unread(sessions)
         return Report(sessions, errors)
 
     def _audit_here(self, path: str) -> SessionReport | LogError:

@@ -151,13 +151,32 @@ def _lost_at(lost: pl.DataFrame, compactions: list[dict[str, Any]], redacted: bo
     return out
 
 
+def _folded_tokens(session: Session) -> dict[str, int]:
+    """Tokens of each compaction summary's children (their sum), by summary id: one
+    query for every compaction."""
+    ids = [c["summary_id"] for c in session.compactions if c.get("summary_id") is not None]
+    if not ids:
+        return {}
+    sums = (session.edges.filter(pl.col("parent").is_in(ids))
+            .join(session.items.select(pl.col("id").alias("child"), "tokens"), on="child")
+            .group_by("parent").agg(pl.col("tokens").sum()))
+    return {str(p): int(t) for p, t in sums.iter_rows()}
+
+
 def compaction_view(session: Session, recall: Recall,
                     ranked: pl.DataFrame | None = None) -> list[dict[str, Any]]:
     """Each compaction recorded by an adapter, with what its summary lost.
 
-    Adds to each ``compaction`` extension object: ``compression_ratio``
-    (tokens_before / summary_tokens, null when either is unknown or zero, or the summary
-    is opaque: an encrypted remote summary has a size only), ``lost_checked`` (false
+    Adds to each ``compaction`` extension object: ``folded_tokens`` (the tokens of the
+    items the summary folded, its children, as the audit counts them everywhere: the
+    log's count where it has one, else the estimate; null without a summary),
+    ``compression_ratio`` (folded_tokens / summary_tokens: how many times smaller the
+    summary is than what it replaced, both on that one scale; below 1 when the summary
+    is longer; null when either is unknown or zero, or the summary is opaque: an
+    encrypted remote summary has a size only.  Not tokens_before / summary_tokens:
+    tokens_before is the product's measure of the whole prompt, system prompt and tool
+    definitions included, so that quotient mixes two scales and grows with everything
+    the compaction did not touch; docs/adapters.md, "In the report"), ``lost_checked`` (false
     for an opaque summary, or a redacted one: the compaction marked so, or a log that is
     mostly redaction placeholders, or one an adapter marked ``unchecked``),
     ``not_checked_reason`` ("opaque", "redacted", the adapter's ``unchecked`` reason
@@ -179,13 +198,16 @@ def compaction_view(session: Session, recall: Recall,
     own_lines = set(session.header.extra.get("span_line_file_except") or ())
     other_file = session.header.extra.get("span_line_file_except_in")
     lost_at = _lost_at(lost, session.compactions, recall.redacted)
+    folded = _folded_tokens(session)
     for c, rows in zip(session.compactions, lost_at, strict=True):
-        before, size = c.get("tokens_before"), c.get("summary_tokens")
+        size = c.get("summary_tokens")
+        sid = c.get("summary_id")
+        into = folded.get(str(sid)) if sid is not None else None
         opaque = bool(c.get("opaque"))
         unchecked = c.get("unchecked")  # an adapter's reason (a Cline file read alone)
         redacted = bool(c.get("redacted")) or recall.redacted
-        ratio = before / size if isinstance(before, int) and isinstance(size, int) \
-            and size > 0 and before > 0 and not opaque else None
+        ratio = into / size if isinstance(into, int) and isinstance(size, int) \
+            and size > 0 and into > 0 and not opaque else None
         entries = [{"kind": d["kind"], "text": d["text"], "span": d["span"],
                     "source": d["span_source"], "span_type": d["span_type"],
                     "span_line": d["span_line"],
@@ -202,7 +224,7 @@ def compaction_view(session: Session, recall: Recall,
                    for d in rows]
         text = texts.get(c.get("summary_id")) or ""
         pointer = re.search(TRANSCRIPT_POINTER, text)
-        out.append({**c, "compression_ratio": ratio, "lost": entries,
+        out.append({**c, "folded_tokens": into, "compression_ratio": ratio, "lost": entries,
                     "lost_checked": not (opaque or redacted or unchecked),
                     "not_checked_reason": "opaque" if opaque else
                     str(unchecked) if unchecked else

@@ -97,7 +97,7 @@ them, such as its ``trigger``); ``--all`` keeps every key.  A 50,000-key object 
 copied whole: 4.4 MB of JSON from a 3 MB trace (issue 11, fresh pass, F11)."""
 
 COMPACTION_KEYS = frozenset({
-    "ri", "round", "line", "compression_ratio", "lost", "lost_checked",
+    "ri", "round", "line", "folded_tokens", "compression_ratio", "lost", "lost_checked",
     "not_checked_reason", "transcript_reference", "summary_id", "summary_text"})
 """The keys the auditor itself sets on a compaction (reader and
 :func:`compaction_audit.recall.sections.compaction_view`): always kept, not counted

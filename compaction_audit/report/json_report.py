@@ -1,6 +1,7 @@
 """The JSON report: the whole report model as one documented JSON document.
 
-Shape (see docs/report-json.md): for one trace, a session object::
+Shape (see docs/ci.md, "Output formats" and "Output size"): for one trace, a
+session object::
 
     {"tool": {...}, "config", "path", "format", "session": {...}, "settings": {...},
      "conditions": [...], "can_invert", "onsets": {...},
@@ -16,7 +17,9 @@ Shape (see docs/report-json.md): for one trace, a session object::
      "cosine": {...},
      "counts": {...}, "verdict": "..."}
 
-and for several traces ``{"tool", "config", "sessions": [<session object>...], "errors":
+``findings`` are in a fixed order, for scripts: by first round, then rule code
+(severity never reorders them; docs/ci.md, "Order"), and for several traces
+``{"tool", "config", "sessions": [<session object>...], "errors":
 [...], "summary": {...}}``. By default the report is bounded (issue 14, section 3: a
 tenth of the trace on every cell of the benchmark grid): a finding is an episode (one
 rule over consecutive rounds, with its count and rounds), the series keeps its key

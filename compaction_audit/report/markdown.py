@@ -2,7 +2,8 @@
 
 A heading with the gate's result, the summary table across traces, then one
 collapsible section per trace with its findings grouped into episodes (a rule firing
-on consecutive rounds is one row naming the rounds and lines).  Log text is escaped
+on consecutive rounds is one row naming the rounds and lines), errors first, then
+warnings, then info (within a severity by rule code, then round).  Log text is escaped
 by :func:`md`: control characters made visible, HTML and Markdown punctuation
 neutralized, ``@`` and ``#`` written as entities so that no one is mentioned and no
 issue is linked.
@@ -23,6 +24,7 @@ from compaction_audit.report.summary import (
     gate_line,
     stale_lines,
     summary_rows,
+    worst_first,
 )
 
 MAX_ROWS = 50
@@ -137,7 +139,7 @@ def session_section(s: SessionReport, open_: bool, show_all: bool = False) -> li
     lines += [f"Limit: {md(x.message())}" for x in s.limits] + ([""] if s.limits else [])
     if info and info["suppressed"]:
         lines += [f"{info['suppressed']} baselined finding(s) not shown.", ""]
-    runs = list(episodes(s.findings))
+    runs = worst_first(list(episodes(s.findings)))  # errors first, then by rule and round
     if not runs:
         lines += ["No findings.", "", "</details>", ""]
         return lines
@@ -156,9 +158,9 @@ def session_section(s: SessionReport, open_: bool, show_all: bool = False) -> li
     if len(runs) > MAX_ROWS:
         lines.append(f"\n{len(runs) - MAX_ROWS} more episode(s) not shown.")
     lines.append("")
-    actions = {f.code: (f.rule, f.action) for f in s.findings}
+    actions = {run[0].code: (run[0].rule, run[0].action) for run in runs}  # table order
     lines += [f"- **{code} {md(rule)}**: {md(action)}"
-              for code, (rule, action) in sorted(actions.items())]
+              for code, (rule, action) in actions.items()]
     lines += ["", "</details>", ""]
     return lines
 

@@ -7,6 +7,7 @@ prints; renderers turn them into text, JSON and the other formats.
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
@@ -199,6 +200,31 @@ class Report:
         return 1 if any(s.fails(fail_on) for s in self.sessions) else 0
 
 
+def settle_unread(sessions: list[SessionReport]) -> None:
+    """Drop from each trace's ``compaction_files_unread`` (the compaction files an
+    adapter found beside it and did not read: a Cline messages file with several) the
+    files this same run audits as traces of their own, in place, with a reader note
+    naming them: auditing the folder checks every compaction, and the trace must not
+    say "could not be checked" of them.  A file is matched by its real path (a name
+    the adapter escaped, not UTF-8, stays unread)."""
+    audited = {os.path.realpath(s.path) for s in sessions if "://" not in s.path}
+    for s in sessions:
+        unread = s.header.extra.get("compaction_files_unread")
+        if not isinstance(unread, list) or not unread or "://" in s.path:
+            continue
+        folder = os.path.dirname(os.path.realpath(s.path))
+        checked = [n for n in unread if os.path.realpath(os.path.join(folder, str(n)))
+                   in audited]
+        if not checked:
+            continue
+        s.header.extra["compaction_files_unread"] = [n for n in unread if n not in checked]
+        notes = s.header.extra.get("reader_notes")
+        s.header.extra["reader_notes"] = [
+            *(notes if isinstance(notes, list) else []),
+            f"audited in this run as {'traces' if len(checked) > 1 else 'a trace'} of "
+            f"{'their' if len(checked) > 1 else 'its'} own: {', '.join(map(str, checked))}"]
+
+
 def compaction_kind(c: dict[str, Any]) -> str:
     """``kind`` with what an adapter adds: the product's strategy, the messages it
     removed, and whether the compaction was inferred (issue 15), e.g.
@@ -210,6 +236,29 @@ def compaction_kind(c: dict[str, Any]) -> str:
         extra.append("inferred")
     kind = str(c.get("kind") or "")
     return f"{kind} ({', '.join(extra)})" if extra else kind
+
+
+def _tokens(value: object) -> str:
+    return f"{value:,}" if isinstance(value, int) else "unknown"
+
+
+def compaction_sizes(c: dict[str, Any]) -> str:
+    """The sizes of one compaction in words, e.g. ``context 231,900 -> 14,120 tokens;
+    summary 61 tokens for 98 folded (1.6x)``: the product's own measure of the prompt
+    before and after (``tokens_before``, ``tokens_after``), then the summary beside what
+    it folded on the audit's one scale, and their quotient ``compression_ratio``
+    (docs/adapters.md, "In the report"; two decimals below 1, where the summary is the
+    longer)."""
+    size, ratio, opaque = c.get("summary_tokens"), c.get("compression_ratio"), c.get("opaque")
+    summary = ("summary opaque" if size is None else
+               f"summary {_tokens(size)} tokens" + (" (opaque)" if opaque else ""))
+    folded = c.get("folded_tokens")
+    if isinstance(folded, int) and not opaque:
+        summary += f" for {_tokens(folded)} folded"
+    quotient = ("ratio unknown" if not isinstance(ratio, (int, float)) else
+                f"({ratio:.2f}x)" if ratio < 1 else f"({ratio:,.1f}x)")
+    return (f"context {_tokens(c.get('tokens_before'))} -> {_tokens(c.get('tokens_after'))} "
+            f"tokens; {summary}{',' if quotient == 'ratio unknown' else ''} {quotient}")
 
 
 def reader_notes(r: SessionReport) -> list[str]:

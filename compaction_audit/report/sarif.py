@@ -12,7 +12,9 @@ repeat round after round are one result (issue 14, section 3): an episode
 (:func:`~compaction_audit.report.bounded.episode_dict`) located at its first round,
 with ``count``, ``rounds`` and ``lastRound`` in ``properties``; at most
 :data:`~compaction_audit.report.bounded.EPISODES_PER_RULE` per rule and trace, the rest
-counted in a ``note`` notification of the invocation; ``--all``: one result per finding.  Unreadable
+counted in a ``note`` notification of the invocation; ``--all``: one result per finding.
+Results are ordered errors first, then warnings, then notes (within a level by first
+round, then rule code), as a reader of a viewer that keeps the file's order wants them.  Unreadable
 traces are error notifications of the invocation, which is then not successful.
 Severities map info -> ``note``.
 
@@ -36,6 +38,7 @@ from compaction_audit.report.bounded import bounded_episodes, episode_dict
 from compaction_audit.report.formats import RenderOptions, rules_of
 from compaction_audit.report.model import Report
 from compaction_audit.report.safe import clip_tree, json_safe, printable
+from compaction_audit.report.summary import worst_first
 from compaction_audit.ruledoc import help_text, rule_doc, rule_markdown
 from compaction_audit.rules.base import Rule
 
@@ -89,7 +92,7 @@ def render_sarif(report: Report, opts: RenderOptions) -> bytes:
             f"{o['episodes']} more episodes of {o['code']} {o['rule']} ({o['findings']} "
             f"findings, rounds {o['first_round']}-{o['last_round']}) not listed "
             "(--all lists them)")}, "locations": [location(s.path, 0)]} for o in omitted]
-        for found in listed:
+        for found in worst_first(listed):  # errors first, then by round and rule
             f, entry = found[0], entries[id(found[0])]
             ep = episode_dict(found, opts.show_all)
             where = ("" if ep["count"] == 1 else

@@ -153,6 +153,13 @@ def stale_lines(report: Report) -> list[str]:
     return out
 
 
+def worst_first(runs: list[list[Finding]]) -> list[list[Finding]]:
+    """Episodes ordered by their worst severity, errors first; a stable sort, so
+    episodes of one severity keep the order they came in (a reader of a pull-request
+    comment or a SARIF viewer sees the errors before the info)."""
+    return sorted(runs, key=lambda run: -max(f.severity.rank for f in run))
+
+
 def episodes(findings: list[Finding]) -> Iterator[list[Finding]]:
     """Findings grouped per rule (by code, then round) into episodes: runs of
     consecutive round numbers, however many items (folds, spans) the rule's findings

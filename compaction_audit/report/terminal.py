@@ -158,6 +158,9 @@ def header(r: SessionReport, config: str | None = None) -> RenderableType:
                                             "not invert", "bold")))
     if r.cosine:
         parts.append(hang("cosine".ljust(LABEL), w(r.cosine_line())))
+    unchecked = _unchecked(r)
+    if unchecked:  # the verdict says it last; a reader of the first screen needs it too
+        parts.append(hang("unchecked".ljust(LABEL), w(unchecked, "yellow")))
     if r.skipped:
         parts.append(hang("skipped".ljust(LABEL), (f"{len(r.skipped)} bad record(s) skipped, "
                                                    f"{len(r.dependent)} dependent reject(s) "
@@ -165,6 +168,35 @@ def header(r: SessionReport, config: str | None = None) -> RenderableType:
     for limit in r.limits:  # a check that stopped at its cap (issue 11, class 5)
         parts.append(hang("limit".ljust(LABEL), w(limit.message(), "yellow")))
     return Group(*parts)
+
+
+UNCHECKED = {"opaque": "opaque summary", "redacted": "redacted summary"}
+"""A compaction's ``not_checked_reason`` in words (an adapter's own reason as it is)."""
+
+
+def _unchecked(r: SessionReport) -> str:
+    """What the audit of this trace could not cover, for the header ("" for nothing):
+    the compactions whose loss could not be checked, with why, and the lines an
+    adapter did not read (the verdict's :meth:`~SessionReport.incomplete_note`; checks
+    stopped at a limit have their own "limit" lines)."""
+    parts = []
+    n = r.compactions_not_checked()
+    if n:
+        why = Counter(UNCHECKED.get(reason, reason) for c in r.compactions
+                      if c.get("lost_checked") is False
+                      for reason in [str(c.get("not_checked_reason") or "no summary text")])
+        reasons = [f"{k} ({v})" if v > 1 else k for k, v in why.items()]
+        unread = r.header.extra.get("compaction_files_unread")
+        if isinstance(unread, list) and unread:
+            reasons.append(f"{len(unread)} compaction file{'s' if len(unread) > 1 else ''} "
+                           "beside it not read (see the notes)")
+        parts.append(f"{n} compaction{'s' if n > 1 else ''} could not be checked: "
+                     + ", ".join(reasons))
+    not_read = r.header.extra.get("lines_not_read")
+    if isinstance(not_read, int) and not_read > 0:
+        parts.append(f"{not_read:,} line{'s' if not_read > 1 else ''} not read "
+                     "(see the notes)")
+    return "; ".join(parts)
 
 
 def glance(r: SessionReport) -> RenderableType:
@@ -218,16 +250,36 @@ def _key_rows(r: SessionReport) -> tuple[list[dict[str, Any]], dict[int, list[st
         if f.code not in codes:
             codes.append(f.code)
     wanted |= set(firsts.values())
-    cols = tuple(c for c in KEY_COLUMNS if r.series[c].null_count() < r.n_rounds)
+    cols = tuple(c for c in KEY_COLUMNS if r.series[c].null_count() < r.n_rounds
+                 and not (c == "rounds_at_max_depth" and _no_depth_to_count(r)))
     rows = list(r.series.filter(pl.col("round").is_in(sorted(wanted))).sort("round")
                 .iter_rows(named=True))
     return rows, labels, cols
 
 
+def _no_depth_to_count(r: SessionReport) -> bool:
+    """True when ``rounds_at_max_depth`` says nothing: no cap recorded and no summary
+    in any working set (the column is 0 at every round)."""
+    return not r.header.max_depth and not (r.series["summary_depth_max"].max() or 0)
+
+
+def column_names(r: SessionReport, cols: tuple[str, ...]) -> tuple[dict[str, str], str]:
+    """Short headings of ``cols`` and the legend naming their series.  Without a
+    recorded ``max_depth`` the spec counts ``rounds_at_max_depth`` at the deepest
+    summary the session wrote, so its heading is "at max", not "at cap" (the header
+    says the cap is not recorded), and the legend says so."""
+    short, named = dict(SHORT), {c: c for c in cols}
+    if not r.header.max_depth:
+        short["rounds_at_max_depth"] = "at max"
+        named["rounds_at_max_depth"] = ("rounds_at_max_depth (no cap recorded: at the "
+                                        "deepest depth written)")
+    return short, ", ".join(f"{short[c]} = {named[c]}" for c in cols)
+
+
 def key_rounds(r: SessionReport) -> RenderableType:
     """The rounds that matter: a table on a wide terminal, a list on a narrow one."""
     rows, labels, cols = _key_rows(r)
-    legend = ", ".join(f"{SHORT[c]} = {c}" for c in cols)
+    short, legend = column_names(r, cols)
 
     def table() -> RenderableType:
         tab = Table(title="Rounds that matter", title_justify="left", show_edge=False,
@@ -235,7 +287,7 @@ def key_rounds(r: SessionReport) -> RenderableType:
         tab.add_column("round", justify="right")
         tab.add_column("line", justify="right")
         for col in cols:
-            tab.add_column(SHORT[col], justify="right")
+            tab.add_column(short[col], justify="right")
         tab.add_column("findings")
         for row in rows:
             tab.add_row(fmt(row["round"]), fmt(row["line"]), *(fmt(row[c]) for c in cols),
@@ -245,7 +297,7 @@ def key_rounds(r: SessionReport) -> RenderableType:
     def listing() -> RenderableType:
         parts: list[RenderableType] = [Text("Rounds that matter", style="bold")]
         for row in rows:
-            values = ", ".join(f"{SHORT[c]} {fmt(row[c])}" for c in cols)
+            values = ", ".join(f"{short[c]} {fmt(row[c])}" for c in cols)
             codes = " ".join(sorted(labels.get(row["round"], [])))
             parts.append(hang(f"round {row['round']} (line {row['line']}): ",
                               values + (f"; {codes}" if codes else "")))

@@ -16,7 +16,7 @@ from rich.console import RenderableType
 from rich.text import Text
 
 from compaction_audit.recall.ranking import LOW_TIERS, TIER_NAMES
-from compaction_audit.report.model import SessionReport, compaction_kind
+from compaction_audit.report.model import SessionReport, compaction_kind, compaction_sizes
 from compaction_audit.report.safe import printable
 from compaction_audit.report.terminal_text import (
     LIST_LIMIT,
@@ -27,7 +27,6 @@ from compaction_audit.report.terminal_text import (
     more_line,
     w,
 )
-from compaction_audit.rules.base import fmt
 
 KIND_WIDTH = 11
 """Width of the kind column of a lost fact (``requirement``), a space after it."""
@@ -92,27 +91,16 @@ def _compaction_detail(d: dict[str, Any]) -> Text:
     return text
 
 
-def _n(value: object) -> str:
-    """A token count with thousands separators; ``unknown`` for None."""
-    return f"{value:,}" if isinstance(value, int) else fmt(value)
-
-
 def _compaction_head(c: dict[str, Any]) -> Text:
     """Kind, trigger, tokens and ratio of one compaction, in our words (its round and
     line are the head beside it)."""
-    ratio = c.get("compression_ratio")
-    size = c.get("summary_tokens")
-    summary = ("opaque" if size is None else f"{_n(size)} tokens") + \
-        (" (opaque)" if c.get("opaque") and size is not None else "")
     checked = c.get("lost_checked", True)
     lost = (f"{len(c.get('lost', []))} lost" if checked else
             f"loss not checkable ({c.get('not_checked_reason') or 'no text'})")
     text = w(compaction_kind(c))
     text.append(", trigger ")
     text.append_text(w(c.get("trigger") or "unknown"))
-    text.append(f"; tokens {_n(c.get('tokens_before'))} -> {_n(c.get('tokens_after'))}, "
-                f"summary {summary}, {f'{ratio:.1f}x' if ratio else 'ratio unknown'}; "
-                f"{lost}")
+    text.append(f"; {compaction_sizes(c)}; {lost}")
     return text
 
 

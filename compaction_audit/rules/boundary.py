@@ -16,6 +16,7 @@ from typing import Any, ClassVar
 
 import polars as pl
 
+from compaction_audit.recall.ranking import span_type_from_source
 from compaction_audit.rules.base import Context, Outcome, Rule, Severity, fmt, register, sustained
 
 _HAS_TOKENS = pl.col("retained_tokens") > 0
@@ -194,6 +195,27 @@ class DepthPin(BoundaryRule):
                 f"(> {ctx.settings.depth_pin_rounds})")
 
 
+BARE_COMPACTION = ("no work follows the compaction in its round: raw_ratio there "
+                   "measures what the compaction kept, not drift of the loop")
+"""compaction-drift's note for a product compaction round with no work after it."""
+
+
+def bare_compaction_rounds(ctx: Context) -> list[int]:
+    """Round indices of a product's compactions (an adapter's ``compaction`` record
+    with a summary) at which no raw span but harness text entered: nothing happened in
+    the log after the compaction within its round (adapters open the compaction's round
+    at the compaction; docs/adapters.md, "Rounds")."""
+    folds = {int(c["ri"]) for c in ctx.session.compactions
+             if c.get("summary_id") is not None and c.get("ri") is not None}
+    if not folds:
+        return []
+    items = ctx.session.items
+    worked = set(items.filter((pl.col("kind") == "span") & pl.col("ri").is_in(sorted(folds))
+                              & (span_type_from_source(pl.col("source")) != "harness"))
+                 ["ri"].unique().to_list())
+    return sorted(folds - worked)
+
+
 @register
 class CompactionDrift(BoundaryRule):
     """What it checks: ``raw_ratio`` < ``raw_ratio_floor`` at a round where
@@ -201,6 +223,15 @@ class CompactionDrift(BoundaryRule):
 
     Why it matters: seed 000 ("Decision Boundary"): a low raw share alone is drift,
     lossy paraphrase rather than inversion; it degrades gracefully but deserves watching.
+
+    Not judged at a product's compaction round (an adapter's ``compaction`` record with
+    a summary; Claude Code, Codex, Cline) that holds no work after the compaction: no
+    raw span but harness text (a ``/compact`` command wrapper) entered that round.  Its
+    working set is then the summary just written beside what the compaction kept, so
+    its raw_ratio is low by construction at every such compaction and measures the
+    compaction, not the loop: a session compacted by hand as its last act would end on
+    a drift warning no round of work supports.  The notes say so; the next round with
+    work is judged as usual.
     """
 
     code = "CA104"
@@ -224,9 +255,13 @@ class CompactionDrift(BoundaryRule):
         for _, expr in SalienceInversion().evaluable(ctx):
             judged = judged & expr
         shallow = pl.col("summary_depth_max") < ctx.settings.min_depth
-        return [*super().evaluable(ctx),
-                ("salience-inversion could not be judged there (see its notes)",
-                 judged.fill_null(False) | shallow)]
+        checks = [*super().evaluable(ctx),
+                  ("salience-inversion could not be judged there (see its notes)",
+                   judged.fill_null(False) | shallow)]
+        bare = bare_compaction_rounds(ctx)
+        if bare:
+            checks.append((BARE_COMPACTION, ~pl.col("ri").is_in(bare)))
+        return checks
 
     def condition(self, ctx: Context) -> pl.Expr:
         inversion = SalienceInversion().fires(ctx)

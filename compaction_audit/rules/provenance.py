@@ -81,8 +81,11 @@ class UngroundedSummary(Rule):
         named = (f": {_names(v['summaries'], new)}" if new == n
                  else f"; new at this round: {_names(v['summaries'], new)}" if new
                  else " (all since earlier rounds)")
+        # said where a summary is named (its first round), not again at every round
+        # it stays ungrounded: an episode's last line would repeat it word for word
         why = ("; a product's compaction keeps no raw leaf in the context, so this holds "
-               "for every compaction summary" if v.get("compaction_summaries") else "")
+               "for every compaction summary" if v.get("compaction_summaries") and new
+               else "")
         return f"{n} retained {noun} no reachable leaf{named}{why}"
 
 

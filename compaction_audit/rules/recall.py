@@ -252,6 +252,19 @@ class TopicOnlyFold(Rule):
         return f"{how} {v['fold']} kept the topic only: {_describe(v['children'])}"
 
 
+def _product_folds(ctx: Context) -> list[int]:
+    """Round indices at which a product's compaction (an adapter's ``compaction``
+    record with a summary) folded the working set, when the floor is the default 1:
+    a span falling under the floor there is a loss silent-discriminating-fold reports
+    at that fold (see :class:`RecallFloor`).  Empty for a native log, or a floor above
+    1 (a span a summary keeps whole is then under the floor too, and no fold rule says
+    so)."""
+    if ctx.session.header.recall_floor > 1:
+        return []
+    return sorted({int(c["ri"]) for c in ctx.session.compactions
+                   if c.get("summary_id") is not None and c.get("ri") is not None})
+
+
 @register
 class RecallFloor(Rule):
     """What it checks: a discriminating span covered by a working-set summary has
@@ -269,6 +282,18 @@ class RecallFloor(Rule):
     an opaque compaction summary folded are not judged (the verdict counts that
     compaction as not checked).  A summary that names the full transcript on disk adds
     no reference (docs/adapters.md, "A summary that points to the transcript").
+
+    Compactions read from a product's log (Claude Code, Codex, Cline): the adapter
+    evicts everything a compaction folds, so with the default floor of 1 a span falls
+    under the floor at that compaction exactly when the fold dropped one of its
+    discriminators, which silent-discriminating-fold already reports, naming what was
+    lost; and it stays under the floor at every later round.  A span that falls under
+    the floor at a product compaction's round is therefore left to that rule (one
+    finding per loss, not one per round after it).  The rule still fires where it adds
+    something: in a native log (offloads purged later, a ``recall_floor`` above 1, a
+    summary that keeps a span's facts until a later eviction), and in a product log
+    where a span falls under the floor at another round (a microcompact evicting what
+    an earlier summary only covered).
     """
 
     code = "CA303"
@@ -297,7 +322,8 @@ class RecallFloor(Rule):
         spans = (
             # what an opaque (encrypted) summary folded cannot be checked: the verdict
             # says so (issue 10, point 8); counting it under the floor would be a guess
-            floor.filter(~pl.col("leaf").is_in(unchecked.implode()))
+            floor.filter(~pl.col("leaf").is_in(unchecked.implode())
+                         & ~pl.col("start").is_in(_product_folds(ctx)))
             .join(_span_types(ctx).rename({"id": "leaf"}), on="leaf", how="left")
             .with_columns(pl.col("span_type").fill_null(span_type_from_source(pl.col("source"))))
             .filter(pl.col("span_type") != "harness")

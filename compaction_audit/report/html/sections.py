@@ -14,7 +14,7 @@ from compaction_audit.report.html.data import (
     rule_anchor,
 )
 from compaction_audit.report.html.page import esc
-from compaction_audit.report.model import compaction_kind
+from compaction_audit.report.model import compaction_kind, compaction_sizes
 from compaction_audit.rules import RULES
 from compaction_audit.rules.base import fmt
 
@@ -150,13 +150,10 @@ def compactions_section(compactions: list[dict[str, Any]]) -> str:
     """Each compaction: a summary line, its full summary on demand, its lost facts."""
     parts = []
     for c in compactions[:MAX_ROWS]:
-        ratio = c.get("compression_ratio")
         lost = c.get("lost") or []
         head = (f"round {fmt(c.get('round'))} (line {fmt(c.get('line'))}): "
-                f"{compaction_kind(c) or 'compaction'}, trigger {c.get('trigger') or 'unknown'}, "
-                f"tokens {fmt(c.get('tokens_before'))} -> {fmt(c.get('tokens_after'))}, "
-                f"summary {fmt(c.get('summary_tokens'))} tokens"
-                + (f", ratio {ratio:.1f}x" if ratio else "")
+                f"{compaction_kind(c) or 'compaction'}, trigger {c.get('trigger') or 'unknown'}; "
+                f"{compaction_sizes(c)}"
                 + (f", {len(lost)} lost" if c.get("lost_checked", True) else
                    ", losses not checkable (opaque summary)"))
         text, cut = clip(c.get("summary_text"))

@@ -1,0 +1,66 @@
+"""The "Nx" of a compaction: the summary against what it folded, on the audit's one
+token scale (docs/adapters.md, "In the report"), never the product's measured prompt
+against an estimate of the summary."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from typer.testing import CliRunner
+
+from compaction_audit import api
+from compaction_audit.cli import app
+from compaction_audit.report.model import compaction_sizes
+from tests.logs import LogWriter, rnd
+
+
+def folded(summary_tokens: int, opaque: bool = False) -> list[dict[str, Any]]:
+    """Spans of 30 and 90 tokens folded into one summary, recorded as a product's
+    compaction whose prompt measured 12,000 tokens before and 2,500 after."""
+    return [rnd(0, spans=[{"id": "a", "tokens": 30}, {"id": "b", "tokens": 90}]),
+            rnd(1, summaries=[{"id": "S", "tokens": summary_tokens, "children": ["a", "b"]}],
+                evicted=["a", "b"],
+                compaction={"kind": "compact", "summary_id": "S", "tokens_before": 12000,
+                            "tokens_after": 2500, "summary_tokens": summary_tokens,
+                            "opaque": opaque, "trigger": "manual"})]
+
+
+def view(write_log: LogWriter, records: list[dict[str, Any]]) -> dict[str, Any]:
+    (c,) = api.audit(str(write_log(records))).compactions
+    return c
+
+
+def test_a_summary_smaller_than_what_it_folded(write_log: LogWriter) -> None:
+    c = view(write_log, folded(8))
+    assert (c["folded_tokens"], c["compression_ratio"]) == (120, 15.0)  # 120 / 8
+    assert compaction_sizes(c) == ("context 12,000 -> 2,500 tokens; summary 8 tokens for "
+                                   "120 folded (15.0x)")
+
+
+def test_a_summary_longer_than_what_it_folded(write_log: LogWriter) -> None:
+    c = view(write_log, folded(480))
+    assert (c["folded_tokens"], c["compression_ratio"]) == (120, 0.25)  # 12,000 / 480 was 25x
+    assert compaction_sizes(c).endswith("summary 480 tokens for 120 folded (0.25x)")
+
+
+def test_an_opaque_summary_has_no_ratio(write_log: LogWriter) -> None:
+    c = view(write_log, folded(8, opaque=True))
+    assert c["compression_ratio"] is None and c["folded_tokens"] == 120
+    assert compaction_sizes(c) == ("context 12,000 -> 2,500 tokens; summary 8 tokens "
+                                   "(opaque), ratio unknown")
+
+
+def test_unknown_sizes_are_said(write_log: LogWriter) -> None:
+    c = {"summary_tokens": None, "tokens_before": None, "tokens_after": None,
+         "compression_ratio": None, "folded_tokens": None}
+    assert compaction_sizes(c) == "context unknown -> unknown tokens; summary opaque, ratio unknown"
+
+
+def test_text_and_json_show_the_same_ratio(write_log: LogWriter) -> None:
+    path = str(write_log(folded(8)))
+    text = CliRunner().invoke(app, ["audit", path, "--isolated"],
+                              env={"COLUMNS": "200"}).output
+    assert "summary 8 tokens for 120 folded (15.0x)" in text
+    json_out = CliRunner().invoke(app, ["audit", path, "--isolated", "-f", "json"]).output
+    assert '"compression_ratio":15.0' in json_out.replace(" ", "")
+    assert '"folded_tokens":120' in json_out.replace(" ", "")

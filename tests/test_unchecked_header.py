@@ -1,0 +1,76 @@
+"""What an audit could not check is said at the top of the text report (the verdict
+says it last), and a compaction file left unread beside one trace but audited in the
+same run as a trace of its own is not called unchecked."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from compaction_audit import api
+from compaction_audit.cli import app
+from compaction_audit.report.model import reader_notes
+from tests.foreign import FIXTURES
+from tests.logs import LogWriter, rnd
+
+CLINE = FIXTURES / "cline"  # our own synthetic session: one messages file, two compactions
+
+
+def header(path: str) -> list[str]:
+    out = CliRunner().invoke(app, ["audit", path, "--isolated", "--fail-on", "never"],
+                             env={"COLUMNS": "120"}).output.splitlines()
+    return out[:out.index("")]
+
+
+def opaque(records_opaque: bool) -> list[dict[str, object]]:
+    return [rnd(0, spans=[{"id": "a", "tokens": 40, "text": "Keep port 8080."}]),
+            rnd(1, summaries=[{"id": "S", "tokens": 5, "children": ["a"]}], evicted=["a"],
+                compaction={"kind": "compact", "summary_id": "S", "summary_tokens": 5,
+                            "opaque": records_opaque})]
+
+
+def test_an_opaque_compaction_is_said_in_the_header(write_log: LogWriter) -> None:
+    lines = header(str(write_log(opaque(True))))
+    assert "  unchecked  1 compaction could not be checked: opaque summary" in lines
+
+
+def test_a_checked_compaction_adds_no_line(write_log: LogWriter) -> None:
+    assert not any(ln.startswith("  unchecked") for ln in header(str(write_log(opaque(False)))))
+
+
+def copy_session(folder: Path) -> Path:
+    for name in ("session.messages.json", "basic.compaction.json", "agentic.compaction.json"):
+        shutil.copy(CLINE / name, folder / name)
+    return folder / "session.messages.json"
+
+
+def test_unread_compaction_files_are_said_in_the_header(tmp_path: Path) -> None:
+    lines = header(str(copy_session(tmp_path)))
+    assert ("  unchecked  2 compactions could not be checked: 2 compaction files beside it "
+            "not read (see the notes)") in lines
+
+
+def test_compaction_files_audited_in_the_same_run_are_not_unchecked(tmp_path: Path) -> None:
+    messages = copy_session(tmp_path)
+    alone = api.audit_paths([str(messages)], jobs=1).sessions[0]
+    assert alone.compactions_not_checked() == 2
+    # what auditing the folder runs: every file, each compaction file a trace of its own
+    report = api.audit_paths([str(tmp_path / n) for n in (
+        "agentic.compaction.json", "basic.compaction.json", "session.messages.json")], jobs=1)
+    both = report.sessions[2]
+    assert both.compactions_not_checked() == 0
+    assert both.header.extra["compaction_files_unread"] == []
+    assert reader_notes(both)[-1] == ("audited in this run as traces of their own: "
+                                      "agentic.compaction.json, basic.compaction.json")
+    assert "could not be checked" not in both.verdict()  # nothing left unchecked
+    folder = CliRunner().invoke(app, ["audit", str(tmp_path), "--isolated"]).output
+    assert "could not be checked" not in folder
+    # one of the two named with the messages file: the other stays unread
+    some = api.audit_paths([str(messages), str(tmp_path / "basic.compaction.json")], jobs=1)
+    first = some.sessions[0]
+    assert first.header.extra["compaction_files_unread"] == ["agentic.compaction.json"]
+    assert first.compactions_not_checked() == 1
+    assert reader_notes(first)[-1] == ("audited in this run as a trace of its own: "
+                                       "basic.compaction.json")
