@@ -184,3 +184,43 @@ def test_a_hostile_address_is_escaped_and_never_reaches_ray() -> None:
     assert len(run.stderr.splitlines()) == 1
     assert "##[" not in run.stderr
     assert "expected auto, local, HOST:PORT" in run.stderr
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux's")
+def test_processes_the_connect_starts_outlive_it() -> None:
+    """Ray starts its local cluster with PR_SET_PDEATHSIG, which fires when the
+    *thread* that started a process ends: the connect's thread must not end while the
+    cluster is used (adv10 F4: every local run lost its cluster and ended with exit 1).
+    The child here arms the same signal, as Ray's processes do."""
+    started: list[subprocess.Popen[bytes]] = []
+    program = ("import ctypes, signal, sys, time\n"
+               "ctypes.CDLL(None).prctl(1, signal.SIGKILL, 0, 0, 0)\n"
+               "sys.stdout.write('armed\\n'); sys.stdout.flush(); time.sleep(120)\n")
+
+    def init() -> None:
+        child = subprocess.Popen([sys.executable, "-c", program], stdout=subprocess.PIPE)
+        started.append(child)
+        assert child.stdout is not None
+        assert child.stdout.readline() == b"armed\n"
+
+    try:
+        init_quietly(init, None, 30.0, str)
+        time.sleep(1.0)  # a SIGKILL on the thread's end would have landed by now
+        assert started[0].poll() is None
+    finally:
+        connect.release()
+        for child in started:
+            child.kill()
+            child.wait()
+            if child.stdout is not None:
+                child.stdout.close()
+
+
+def test_release_ends_the_kept_thread() -> None:
+    assert connect.bounded(lambda: None, 10.0)
+    kept = [t for t in __import__("threading").enumerate() if t.name == "ray-connect"]
+    assert kept and all(t.is_alive() for t in kept)
+    connect.release()
+    for t in kept:
+        t.join(10.0)
+        assert not t.is_alive()

@@ -45,7 +45,7 @@ from typing import Any
 
 from compaction_audit import __version__
 from compaction_audit.errors import LogError, UsageError
-from compaction_audit.fleet.connect import connect_timeout, init_quietly
+from compaction_audit.fleet.connect import connect_timeout, init_quietly, release
 from compaction_audit.fleet.plan import (
     BASE_MEMORY,
     largest_first,
@@ -147,6 +147,7 @@ def audit_on_ray(paths: Sequence[str], settings: Settings | None = None,
     finally:
         if started:
             ray.shutdown()
+            release()  # the thread that started the cluster may end now
 
 
 def _sizes(paths: Sequence[str], known: Mapping[str, int]) -> dict[str, int]:
