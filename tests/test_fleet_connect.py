@@ -224,3 +224,50 @@ def test_release_ends_the_kept_thread() -> None:
     for t in kept:
         t.join(10.0)
         assert not t.is_alive()
+
+
+class _FakeRay:
+    """What ray_engine.connect asks of Ray; ``init`` notes the working directory."""
+
+    def __init__(self) -> None:
+        self.cwd: list[str] = []
+
+    def is_initialized(self) -> bool:
+        return False
+
+    def init(self, **kwargs: object) -> None:
+        self.cwd.append(os.getcwd())
+        assert os.listdir(".") == []  # nothing there to import
+
+
+def test_ray_starts_in_a_private_empty_folder(tmp_path: Path,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ray puts the driver's working directory first on every worker's sys.path and a
+    local cluster starts its workers in it: a polars.py in the checkout ran in every
+    worker (adv10 F7).  ray.init now runs from a new empty folder, removed after."""
+    from compaction_audit.fleet import ray_engine
+
+    (tmp_path / "polars.py").write_text("raise SystemExit('planted')\n")
+    monkeypatch.chdir(tmp_path)
+    fake = _FakeRay()
+    try:
+        assert ray_engine.connect(fake, None)
+    finally:
+        connect.release()
+    assert len(fake.cwd) == 1 and fake.cwd[0] != str(tmp_path)
+    assert os.getcwd() == str(tmp_path)  # back where the command runs
+    assert Path(fake.cwd[0]).is_dir()  # kept while the cluster may run in it
+    ray_engine._remove_folders()
+    assert not Path(fake.cwd[0]).exists()
+
+
+def test_a_worker_takes_the_drivers_directory(tmp_path: Path,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    # relative trace paths mean what they mean to the driver
+    from compaction_audit.fleet.worker import TraceAuditor
+
+    monkeypatch.chdir(ROOT)
+    TraceAuditor(None, False, None, None, str(tmp_path))
+    assert os.getcwd() == str(tmp_path)
+    TraceAuditor(None, False, None, None, str(tmp_path / "gone"))  # not on this node
+    assert os.getcwd() == str(tmp_path)
