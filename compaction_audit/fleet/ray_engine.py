@@ -128,13 +128,19 @@ def _private_cwd() -> Iterator[None]:
 
     folder = tempfile.mkdtemp(prefix="compaction-audit-ray-")
     _folders.append(folder)
-    back = os.open(".", os.O_RDONLY)
+    try:  # by descriptor: back even when the folder was renamed meanwhile
+        back: int | str = os.open(".", os.O_RDONLY)
+    except OSError:  # a folder we may enter but not read
+        back = os.getcwd()
     try:
         os.chdir(folder)
         yield
     finally:
-        os.fchdir(back)
-        os.close(back)
+        if isinstance(back, int):
+            os.fchdir(back)
+            os.close(back)
+        else:
+            os.chdir(back)
 
 
 def _remove_folders() -> None:
