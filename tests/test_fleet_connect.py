@@ -271,3 +271,19 @@ def test_a_worker_takes_the_drivers_directory(tmp_path: Path,
     assert os.getcwd() == str(tmp_path)
     TraceAuditor(None, False, None, None, str(tmp_path / "gone"))  # not on this node
     assert os.getcwd() == str(tmp_path)
+
+
+def test_a_failed_connect_leaves_no_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from compaction_audit.fleet import ray_engine
+
+    class Refused(_FakeRay):
+        def init(self, **kwargs: object) -> None:
+            super().init(**kwargs)
+            raise ConnectionError("no cluster here")
+
+    monkeypatch.chdir(tmp_path)
+    fake = Refused()
+    with pytest.raises(UsageError, match="cannot start a local Ray: no cluster here"):
+        ray_engine.connect(fake, None)
+    assert os.getcwd() == str(tmp_path)
+    assert not Path(fake.cwd[0]).exists()

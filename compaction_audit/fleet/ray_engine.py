@@ -107,8 +107,12 @@ def connect(ray: Any, address: str | None) -> bool:
                   "include_dashboard": False, **quiet}
     else:
         kwargs = {"address": address, **quiet}
-    with _private_cwd():
-        init_quietly(lambda: ray.init(**kwargs), address, connect_timeout(), _first_line)
+    try:
+        with _private_cwd():
+            init_quietly(lambda: ray.init(**kwargs), address, connect_timeout(), _first_line)
+    except BaseException:  # no cluster to keep the folder for: the run is ending
+        _remove_folders()
+        raise
     return True
 
 
