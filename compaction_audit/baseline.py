@@ -126,9 +126,11 @@ def load(path: Path) -> dict[str, Entry]:
         raise UsageError(f"baseline {str(path)!r}: findings must be a list")
     out: dict[str, Entry] = {}
     for i, item in enumerate(items):
-        try:
-            entry = Entry(**{k: str(item[k]) for k in ("trace", "code", "key", "rule",
-                                                       "fingerprint")})
+        try:  # text or a number each (str() of a 1,000-deep list raised RecursionError)
+            values = {k: item[k] for k in ("trace", "code", "key", "rule", "fingerprint")}
+            if not all(type(v) in (str, int) for v in values.values()):
+                raise TypeError
+            entry = Entry(**{k: str(v) for k, v in values.items()})
         except (KeyError, TypeError):
             raise UsageError(f"baseline {str(path)!r}: findings[{i}] needs trace, code, "
                              "key, rule and fingerprint") from None

@@ -15,9 +15,47 @@ started by :class:`subprocess.Popen` (the decoding helpers of
   (``prctl(PR_SET_PDEATHSIG)``, option 1 of <linux/prctl.h>), even when the command
   was killed with SIGKILL, and it ends at once if the command died before the signal
   was armed; elsewhere the closed pipe ends it on its next write.
+
+Every helper also starts with :func:`python_command` (``-P``), and the spawn pool's
+workers with :func:`safe_path_env`: ``python -c`` puts the current directory first on
+``sys.path``, and the prelude imports ``signal`` and ``ctypes`` (multiprocessing's own
+``-c`` programs import ``multiprocessing``) before anything else, so a ``signal.py`` in
+the directory the command runs in (in CI, the checkout of the repository under
+review) ran as code in every helper (issue 11, class 7, adv10 F1).
 """
 
 from __future__ import annotations
+
+import contextlib
+import os
+import sys
+from collections.abc import Iterator
+
+SAFE_PATH_ENV = "PYTHONSAFEPATH"
+"""Python 3.11's environment variable for ``-P``: no potentially unsafe path (the
+current directory for ``-c`` and ``-m``, the script's folder) is put on ``sys.path``."""
+
+
+def python_command(*flags: str) -> list[str]:
+    """The start of a helper's command line: this interpreter, ``-P`` (see
+    :data:`SAFE_PATH_ENV`), then ``flags``; the caller appends ``-c`` and its program."""
+    return [sys.executable, "-P", *flags]
+
+
+@contextlib.contextmanager
+def safe_path_env() -> Iterator[None]:
+    """:data:`SAFE_PATH_ENV` set in this process's environment for the block, as it
+    was after it: the interpreters multiprocessing starts meanwhile (spawn workers,
+    its resource tracker; their command lines are its own) inherit it."""
+    before = os.environ.get(SAFE_PATH_ENV)
+    os.environ[SAFE_PATH_ENV] = "1"
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(SAFE_PATH_ENV, None)
+        else:
+            os.environ[SAFE_PATH_ENV] = before
 
 _PRELUDE = (
     "import os as _os, signal as _signal, sys as _sys\n"

@@ -32,5 +32,14 @@ class LogError(AuditError):
         return f"{where}: {self.message}{suffix}"
 
 
+class MixedFormats(LogError):
+    """A line of another log format in a file read as one format: the file is not one
+    log, so this is an error even under ``--lenient`` (which skips bad records of the
+    file's own format; :func:`compaction_audit.io.detect.line_checker`)."""
+
+    def __reduce__(self) -> tuple[type[LogError], tuple[str, int, str, str]]:
+        return (MixedFormats, (self.path, self.line, self.message, self.field))
+
+
 class UsageError(AuditError):
     """A bad option value or combination given by the user."""

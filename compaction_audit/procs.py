@@ -12,7 +12,10 @@
   parent's pid;
 * Ctrl-C reaches the whole process group, workers included: :func:`submit_all` starts
   the workers with SIGINT blocked (a signal mask survives ``exec``), so one still
-  starting up never prints a ``KeyboardInterrupt`` traceback; the parent handles it.
+  starting up never prints a ``KeyboardInterrupt`` traceback; the parent handles it;
+* workers (and multiprocessing's resource tracker) start with ``PYTHONSAFEPATH`` set
+  (:func:`compaction_audit.childproc.safe_path_env`), so their ``python -c`` never
+  imports a module from the current directory (issue 11, class 7, adv10 F1).
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from multiprocessing import get_context
 from types import FrameType
 from typing import Any, NoReturn, TypeVar
 
+from compaction_audit.childproc import safe_path_env
 from compaction_audit.stopline import Terminated as Terminated  # re-exported
 
 T = TypeVar("T")
@@ -109,29 +113,30 @@ def worker_pool(workers: int) -> Iterator[ProcessPoolExecutor]:
     the block runs, and only when this is the main thread.
     """
     workers = max(1, min(workers, available_cores()))
-    pool = ProcessPoolExecutor(workers, mp_context=get_context("spawn"),
-                               initializer=_die_with_parent, initargs=(os.getpid(),))
-    previous = None
-    if threading.current_thread() is threading.main_thread():
-        previous = signal.signal(signal.SIGTERM, _raise_terminated)
-    try:
-        yield pool
-        pool.shutdown(wait=True)  # in the try: Ctrl-C while waiting tears down too
-    except BaseException:
-        _abandoned.append(True)
-        # the workers first: one still starting up reads its start data from a pipe
-        # that the shutdown closes, and printed an EOFError traceback in between
-        for pid in list(getattr(pool, "_processes", None) or {}):
-            with contextlib.suppress(OSError):
-                os.kill(pid, signal.SIGKILL)
-        call_queue = getattr(pool, "_call_queue", None)
-        if call_queue is not None:  # its feeder thread must not block the exit on a
-            call_queue.cancel_join_thread()  # pipe no worker reads any more
-        pool.shutdown(wait=False, cancel_futures=True)
-        raise
-    finally:
-        if previous is not None:
-            signal.signal(signal.SIGTERM, previous)
+    with safe_path_env():  # workers start while the block runs (at submit)
+        pool = ProcessPoolExecutor(workers, mp_context=get_context("spawn"),
+                                   initializer=_die_with_parent, initargs=(os.getpid(),))
+        previous = None
+        if threading.current_thread() is threading.main_thread():
+            previous = signal.signal(signal.SIGTERM, _raise_terminated)
+        try:
+            yield pool
+            pool.shutdown(wait=True)  # in the try: Ctrl-C while waiting tears down too
+        except BaseException:
+            _abandoned.append(True)
+            # the workers first: one still starting up reads its start data from a pipe
+            # that the shutdown closes, and printed an EOFError traceback in between
+            for pid in list(getattr(pool, "_processes", None) or {}):
+                with contextlib.suppress(OSError):
+                    os.kill(pid, signal.SIGKILL)
+            call_queue = getattr(pool, "_call_queue", None)
+            if call_queue is not None:  # its feeder thread must not block the exit on
+                call_queue.cancel_join_thread()  # a pipe no worker reads any more
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
+        finally:
+            if previous is not None:
+                signal.signal(signal.SIGTERM, previous)
 
 
 def submit_all(pool: ProcessPoolExecutor, fn: Callable[..., T],

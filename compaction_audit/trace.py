@@ -157,6 +157,30 @@ class _Log:
             self.events.setdefault(item, []).append((ri, line, action))
         last = session.membership.filter(pl.col("end") == self.n)["id"].to_list()
         self.retained = set(last)
+        self._answers: dict[tuple[Any, ...], tuple[str, str | None]] = {}
+        self._kept: dict[tuple[Any, ...], bool] = {}
+
+    def follow_at(self, follow: _Follow, fold: str) -> tuple[str, str | None]:
+        """``follow.at`` of ``fold``'s text, computed once per (query, fold): every span
+        under a fold asks the same question of the same text, and each answer reads the
+        whole text (a word search on a lowered copy), so n spans under one summary of L
+        characters cost n x L (issue 11, class 5, adv10 F5: 0.85 MB took 76 s)."""
+        d = follow.d
+        key = (follow.literal, follow.part, None if d is None else (d.kind, d.text, d.norm),
+               fold)
+        found = self._answers.get(key)
+        if found is None:
+            found = self._answers[key] = follow.at(self.rows[fold]["text"])
+        return found
+
+    def survives(self, d: ext.Discriminator, fold: str) -> bool:
+        """``surv.survives(d, text of fold)``, computed once per (kind, text, norm, fold)
+        (survival reads nothing else of ``d``; see :meth:`follow_at`)."""
+        key = (d.kind, d.text, d.norm, fold)
+        kept = self._kept.get(key)
+        if kept is None:
+            kept = self._kept[key] = surv.survives(d, self.rows[fold]["text"])
+        return kept
 
     def where(self, item: str) -> str:
         r = self.rows[item]
@@ -265,14 +289,14 @@ def _carry(log: _Log, item: str, follow: _Follow | None,
         kept: list[ext.Discriminator] = []
         lost_here: list[ext.Discriminator] = []
         for c in companions:
-            (kept if surv.survives(c, row["text"]) else lost_here).append(c)
+            (kept if log.survives(c, fold) else lost_here).append(c)
         data = {**base, "also_dropped": [c.text for c in lost_here]}
         accounted = " (accounted)" if row["accounting"] is not None else ""
         head = ""
         if follow is None:
             label, result = f"then folded into {fold}{accounted} {where}", "after"
         else:
-            result, detail = follow.at(row["text"])
+            result, detail = log.follow_at(follow, fold)
             if result == "carried":
                 label = f"carried by fold {fold}{accounted} {where}"
             elif result == "carried in part":

@@ -101,6 +101,12 @@ def test_trace_key_is_relative_and_normalized(traces: Path) -> None:
     ("{", "bad JSON"),
     ('{"findings": []}', "not a compaction-audit baseline"),
     ('{"baseline_format": 1, "findings": [{"trace": "t"}]}', "findings[0] needs trace"),
+    # adv10 F2: str() of a 1,000-deep array raised RecursionError ("internal error")
+    ('{"baseline_format": 1, "findings": [{"trace": ' + "[" * 1000 + "]" * 1000
+     + ', "code": "c", "key": "k", "rule": "r", "fingerprint": "f"}]}',
+     "findings[0] needs trace"),
+    ('{"baseline_format": 1, "findings": [{"trace": "t", "code": {"a": 1}, "key": "k", '
+     '"rule": "r", "fingerprint": "f"}]}', "findings[0] needs trace"),
 ])
 def test_bad_baseline_is_a_usage_error(traces: Path, content: str | None, message: str) -> None:
     if content is not None:

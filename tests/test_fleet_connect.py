@@ -184,3 +184,106 @@ def test_a_hostile_address_is_escaped_and_never_reaches_ray() -> None:
     assert len(run.stderr.splitlines()) == 1
     assert "##[" not in run.stderr
     assert "expected auto, local, HOST:PORT" in run.stderr
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux's")
+def test_processes_the_connect_starts_outlive_it() -> None:
+    """Ray starts its local cluster with PR_SET_PDEATHSIG, which fires when the
+    *thread* that started a process ends: the connect's thread must not end while the
+    cluster is used (adv10 F4: every local run lost its cluster and ended with exit 1).
+    The child here arms the same signal, as Ray's processes do."""
+    started: list[subprocess.Popen[bytes]] = []
+    program = ("import ctypes, signal, sys, time\n"
+               "ctypes.CDLL(None).prctl(1, signal.SIGKILL, 0, 0, 0)\n"
+               "sys.stdout.write('armed\\n'); sys.stdout.flush(); time.sleep(120)\n")
+
+    def init() -> None:
+        child = subprocess.Popen([sys.executable, "-c", program], stdout=subprocess.PIPE)
+        started.append(child)
+        assert child.stdout is not None
+        assert child.stdout.readline() == b"armed\n"
+
+    try:
+        init_quietly(init, None, 30.0, str)
+        time.sleep(1.0)  # a SIGKILL on the thread's end would have landed by now
+        assert started[0].poll() is None
+    finally:
+        connect.release()
+        for child in started:
+            child.kill()
+            child.wait()
+            if child.stdout is not None:
+                child.stdout.close()
+
+
+def test_release_ends_the_kept_thread() -> None:
+    assert connect.bounded(lambda: None, 10.0)
+    kept = [t for t in __import__("threading").enumerate() if t.name == "ray-connect"]
+    assert kept and all(t.is_alive() for t in kept)
+    connect.release()
+    for t in kept:
+        t.join(10.0)
+        assert not t.is_alive()
+
+
+class _FakeRay:
+    """What ray_engine.connect asks of Ray; ``init`` notes the working directory."""
+
+    def __init__(self) -> None:
+        self.cwd: list[str] = []
+
+    def is_initialized(self) -> bool:
+        return False
+
+    def init(self, **kwargs: object) -> None:
+        self.cwd.append(os.getcwd())
+        assert os.listdir(".") == []  # nothing there to import
+
+
+def test_ray_starts_in_a_private_empty_folder(tmp_path: Path,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ray puts the driver's working directory first on every worker's sys.path and a
+    local cluster starts its workers in it: a polars.py in the checkout ran in every
+    worker (adv10 F7).  ray.init now runs from a new empty folder, removed after."""
+    from compaction_audit.fleet import ray_engine
+
+    (tmp_path / "polars.py").write_text("raise SystemExit('planted')\n")
+    monkeypatch.chdir(tmp_path)
+    fake = _FakeRay()
+    try:
+        assert ray_engine.connect(fake, None)
+    finally:
+        connect.release()
+    assert len(fake.cwd) == 1 and fake.cwd[0] != str(tmp_path)
+    assert os.getcwd() == str(tmp_path)  # back where the command runs
+    assert Path(fake.cwd[0]).is_dir()  # kept while the cluster may run in it
+    ray_engine._remove_folders()
+    assert not Path(fake.cwd[0]).exists()
+
+
+def test_a_worker_takes_the_drivers_directory(tmp_path: Path,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    # relative trace paths mean what they mean to the driver
+    from compaction_audit.fleet.worker import TraceAuditor
+
+    monkeypatch.chdir(ROOT)
+    TraceAuditor(None, False, None, None, str(tmp_path))
+    assert os.getcwd() == str(tmp_path)
+    TraceAuditor(None, False, None, None, str(tmp_path / "gone"))  # not on this node
+    assert os.getcwd() == str(tmp_path)
+
+
+def test_a_failed_connect_leaves_no_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from compaction_audit.fleet import ray_engine
+
+    class Refused(_FakeRay):
+        def init(self, **kwargs: object) -> None:
+            super().init(**kwargs)
+            raise ConnectionError("no cluster here")
+
+    monkeypatch.chdir(tmp_path)
+    fake = Refused()
+    with pytest.raises(UsageError, match="cannot start a local Ray: no cluster here"):
+        ray_engine.connect(fake, None)
+    assert os.getcwd() == str(tmp_path)
+    assert not Path(fake.cwd[0]).exists()

@@ -129,3 +129,37 @@ def test_line_checker_names_the_first_foreign_line_once_both_are_seen() -> None:
     err = check(4, codex_line)
     assert err is not None and str(err) == ("f:1: a claude-code record in a file read as "
                                             "codex: one file holds two log formats (type)")
+
+
+NATIVE_HEAD = "".join(json.dumps(x) + "\n" for x in [
+    {"type": "session", "schema": "compaction-audit/1", "session_id": "ours"},
+    {"type": "round", "round": 0, "spans": [{"id": "a", "tokens": 5, "text": "hi"}]},
+])
+
+
+@pytest.mark.parametrize("lenient", [False, True])
+@pytest.mark.parametrize("where", ["front", "end"])
+def test_native_records_with_a_failing_transcript_are_an_error(
+        tmp_path: Path, lenient: bool, where: str) -> None:
+    # adv10 F3: a native record among the first 50 lines makes the file native; under
+    # --lenient every Claude Code line was then a bad record skipped: WARN, exit 0
+    body = NATIVE_HEAD + CLAUDE if where == "front" else CLAUDE + NATIVE_HEAD.splitlines()[1]
+    result, path = _audit(tmp_path, body + "\n", *(["--lenient"] if lenient else []))
+    assert result.exit_code == 2
+    line = (2 if where == "front" else 0) + _first_line(CLAUDE, "claude-code")
+    assert result.stderr == (f"compaction-audit: {path}:{line}: a claude-code record in a "
+                             "file read as native: one file holds two log formats (type)\n")
+
+
+@pytest.mark.parametrize("lenient", [False, True])
+def test_a_native_record_of_an_unknown_type_is_still_a_bad_record(
+        tmp_path: Path, lenient: bool) -> None:
+    # a type of no format: strict names it, lenient skips and counts it as before
+    result, path = _audit(tmp_path, NATIVE_HEAD + json.dumps({"type": "banana"}) + "\n",
+                          *(["--lenient"] if lenient else []))
+    if lenient:
+        assert result.exit_code == 0 and "1 bad record(s) skipped" in result.stdout
+    else:
+        assert result.exit_code == 2
+        assert result.stderr == (f"compaction-audit: {path}:3: unknown record type "
+                                 "'banana' (type)\n")

@@ -210,12 +210,12 @@ class Helper:
     def start(cls) -> Helper | None:
         """A helper loading the model; None when it cannot start (no pipes, no
         process)."""
-        from compaction_audit.childproc import prelude
+        from compaction_audit.childproc import prelude, python_command
 
         here = os.path.dirname(os.path.abspath(__file__))
         try:
             process = subprocess.Popen(
-                [sys.executable, "-S", "-c", prelude(os.getpid()) + BOOT,
+                [*python_command("-S"), "-c", prelude(os.getpid()) + BOOT,
                  os.path.dirname(here), here, *sys.path],
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
         except (OSError, ValueError):

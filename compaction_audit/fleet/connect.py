@@ -121,23 +121,46 @@ class NativeStderr:
         self.sink = None
 
 
+_held: list[threading.Event] = []
+"""One event per thread that ran a ``ray.init`` and is kept alive (:func:`bounded`)."""
+
+
+def release() -> None:
+    """Let the threads kept alive by :func:`bounded` end: call it once the cluster is
+    no longer used (after ``ray.shutdown()``)."""
+    while _held:
+        _held.pop().set()
+
+
 def bounded(call: Callable[[], Any], timeout: float) -> bool:
     """Run ``call`` in a daemon thread, wait for it at most ``timeout`` seconds.
     True when it returned in time; re-raises what it raised; False when it is still
-    running (the thread is left to Ray: the caller ends the run)."""
+    running (the thread is left to Ray: the caller ends the run).
+
+    A thread whose ``call`` returned is kept alive until :func:`release`: Ray starts
+    its local cluster's processes (GCS, raylet, ...) with ``PR_SET_PDEATHSIG``, which
+    on Linux fires when the *thread* that started them ends, so a thread that ended
+    after ``ray.init`` killed the cluster it had just started: every local run then
+    ended 60 s later with Ray's own fatal line and exit 1 (issue 11, adv10 F4)."""
     outcome: list[BaseException | None] = []
+    finished = threading.Event()
+    hold = threading.Event()
 
     def run() -> None:
         try:
             call()
         except BaseException as exc:  # handed to the waiting thread
             outcome.append(exc)
-        else:
-            outcome.append(None)
+            finished.set()
+            return
+        _held.append(hold)
+        outcome.append(None)
+        finished.set()
+        hold.wait()  # the processes it started live as long as this thread
 
     thread = threading.Thread(target=run, name="ray-connect", daemon=True)
     thread.start()
-    thread.join(timeout)
+    finished.wait(timeout)
     if not outcome:
         return False
     if outcome[0] is not None:

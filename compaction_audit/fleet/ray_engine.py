@@ -38,14 +38,14 @@ import os
 import signal
 import threading
 from collections import deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from types import FrameType
 from typing import Any
 
 from compaction_audit import __version__
 from compaction_audit.errors import LogError, UsageError
-from compaction_audit.fleet.connect import connect_timeout, init_quietly
+from compaction_audit.fleet.connect import connect_timeout, init_quietly, release
 from compaction_audit.fleet.plan import (
     BASE_MEMORY,
     largest_first,
@@ -107,8 +107,50 @@ def connect(ray: Any, address: str | None) -> bool:
                   "include_dashboard": False, **quiet}
     else:
         kwargs = {"address": address, **quiet}
-    init_quietly(lambda: ray.init(**kwargs), address, connect_timeout(), _first_line)
+    try:
+        with _private_cwd():
+            init_quietly(lambda: ray.init(**kwargs), address, connect_timeout(), _first_line)
+    except BaseException:  # no cluster to keep the folder for: the run is ending
+        _remove_folders()
+        raise
     return True
+
+
+_folders: list[str] = []
+"""The private folders :func:`_private_cwd` made, removed by :func:`_remove_folders`."""
+
+
+@contextlib.contextmanager
+def _private_cwd() -> Iterator[None]:
+    """Run the block (``ray.init``) with a new empty private folder as the working
+    directory, then go back.  Ray puts the driver's working directory first on every
+    worker's ``sys.path`` (``job_config._py_driver_sys_path``), and a local cluster's
+    processes (and so its workers) start in it: from the checkout under review, a
+    ``polars.py`` there ran as code in every worker (issue 11, class 7, adv10 F7).
+    The folder stays while the cluster may use it (:func:`_remove_folders`)."""
+    import tempfile
+
+    folder = tempfile.mkdtemp(prefix="compaction-audit-ray-")
+    _folders.append(folder)
+    try:  # by descriptor: back even when the folder was renamed meanwhile
+        back: int | str = os.open(".", os.O_RDONLY)
+    except OSError:  # a folder we may enter but not read
+        back = os.getcwd()
+    try:
+        os.chdir(folder)
+        yield
+    finally:
+        if isinstance(back, int):
+            os.fchdir(back)
+            os.close(back)
+        else:
+            os.chdir(back)
+
+
+def _remove_folders() -> None:
+    while _folders:
+        with contextlib.suppress(OSError):
+            os.rmdir(_folders.pop())
 
 
 @dataclass(eq=False)
@@ -142,11 +184,21 @@ def audit_on_ray(paths: Sequence[str], settings: Settings | None = None,
     ray = import_ray()
     started = connect(ray, address)
     try:
-        return _Run(ray, paths, (settings, lenient, rules, severity), jobs, progress,
-                    _sizes(paths, sizes or {})).run()
+        return _Run(ray, paths, (settings, lenient, rules, severity, _cwd()), jobs,
+                    progress, _sizes(paths, sizes or {})).run()
     finally:
         if started:
             ray.shutdown()
+            release()  # the thread that started the cluster may end now
+            _remove_folders()
+
+
+def _cwd() -> str | None:
+    """This process's working directory (None when it is gone)."""
+    try:
+        return os.getcwd()
+    except OSError:
+        return None
 
 
 def _sizes(paths: Sequence[str], known: Mapping[str, int]) -> dict[str, int]:

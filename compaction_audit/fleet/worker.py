@@ -24,7 +24,13 @@ class TraceAuditor:
     difference."""
 
     def __init__(self, settings: Settings | None, lenient: bool, rules: list[Rule] | None,
-                 severity: dict[str, Severity] | None) -> None:
+                 severity: dict[str, Severity] | None, cwd: str | None = None) -> None:
+        """``cwd``: the driver's working directory, made this worker's when it exists
+        here, so that relative trace paths mean what they mean to the driver (the
+        engine starts Ray from a private empty folder: :func:`~compaction_audit.fleet.
+        ray_engine.connect`)."""
+        if cwd is not None and os.path.isdir(cwd):
+            os.chdir(cwd)
         from compaction_audit import api  # the import a worker pays once
 
         self._audit = api.audit

@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 import orjson
 
-from compaction_audit.errors import LogError
+from compaction_audit.errors import LogError, MixedFormats
 from compaction_audit.io import (
     claude_code,
     cline,
@@ -80,6 +80,19 @@ unmistakably one of its records (the test :func:`sniff_objects` applies to the f
 lines)."""
 
 
+def other_format(obj: dict[str, Any], fmt: str) -> str | None:
+    """The first format of :data:`LINE_TESTS` other than ``fmt`` whose test ``obj``
+    passes, or None."""
+    return next((name for name, test in LINE_TESTS.items() if name != fmt and test(obj)),
+                None)
+
+
+def two_formats(path: str, line: int, other: str, fmt: str) -> MixedFormats:
+    """The error for a record of format ``other`` at ``line`` of a file read as ``fmt``."""
+    return MixedFormats(path, line, f"a {other} record in a file read as {fmt}: "
+                        "one file holds two log formats", "type")
+
+
 def line_checker(path: str, fmt: str) -> Callable[[int, dict[str, Any]], LogError | None]:
     """A check for every decoded line of ``path`` read as ``fmt``: once the file has
     shown both a record of ``fmt`` and a line that is not one but passes another
@@ -95,7 +108,6 @@ def line_checker(path: str, fmt: str) -> Callable[[int, dict[str, Any]], LogErro
     on each line (``feed``, Gemini CLI, OpenHands).
     """
     own = LINE_TESTS[fmt]
-    others = [(name, test) for name, test in LINE_TESTS.items() if name != fmt]
     first: tuple[int, str] | None = None  # the first line of another format
     seen_own = False
 
@@ -104,12 +116,11 @@ def line_checker(path: str, fmt: str) -> Callable[[int, dict[str, Any]], LogErro
         if own(obj):
             seen_own = True
         elif first is None:
-            other = next((name for name, test in others if test(obj)), None)
+            other = other_format(obj, fmt)
             if other is not None:
                 first = (number, other)
         if seen_own and first is not None:
-            return LogError(path, first[0], f"a {first[1]} record in a file read as {fmt}: "
-                            "one file holds two log formats", "type")
+            return two_formats(path, first[0], first[1], fmt)
         return None
 
     return check

@@ -145,9 +145,14 @@ class SessionBuilder:
                 self._apply(line, self._check_round(obj))
             elif kind == "session":
                 self._session(line, obj)
-            elif "type" not in obj:
-                raise rec.FieldError("missing field", "type")
-            else:
+            else:  # not ours: another format's record makes the file two logs (adv10 F3)
+                from compaction_audit.io.detect import other_format, two_formats
+
+                other = other_format(obj, "native")  # detect imports the adapters
+                if other is not None:
+                    raise two_formats(self.path, line, other, "native")
+                if "type" not in obj:
+                    raise rec.FieldError("missing field", "type")
                 raise rec.FieldError(f"unknown record type {kind!r}", "type")
         except rec.FieldError as exc:
             raise LogError(self.path, line, exc.message, exc.field) from None

@@ -12,14 +12,13 @@ import multiprocessing
 import os
 import queue
 import subprocess
-import sys
 import threading
 from collections.abc import Iterator
 from typing import IO, Any
 
 import orjson
 
-from compaction_audit.childproc import prelude
+from compaction_audit.childproc import prelude, python_command
 from compaction_audit.errors import LogError
 from compaction_audit.io import records as rec
 from compaction_audit.io import retained_bytes
@@ -152,7 +151,7 @@ def read_parallel(path: str, lenient: bool, limits: Limits = DEFAULT_LIMITS) -> 
     try:
         for start, stop in ranges:
             helpers.append(subprocess.Popen(
-                [sys.executable, "-c", prelude(os.getpid()) + _BOOT, rec.__file__, path,
+                [*python_command(), "-c", prelude(os.getpid()) + _BOOT, rec.__file__, path,
                  str(start), str(stop), str(limits.max_line_bytes), retained_bytes.__file__],
                 stdin=subprocess.DEVNULL, stdout=subprocess.PIPE))
     except OSError:  # no interpreter to start: read alone

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from compaction_audit.errors import LogError
+from compaction_audit.errors import LogError, MixedFormats
 
 if TYPE_CHECKING:
     from compaction_audit.io.native import SessionBuilder
@@ -84,6 +84,8 @@ class LenientFeed:
                 obj = self._strip(line, obj, dropped)
                 self._settle(obj)
             self.builder.add(line, obj)
+        except MixedFormats:  # not a bad record: the file is not one log
+            raise
         except LogError as exc:
             self.skipped.append(exc)
             self._quarantine(line, obj)

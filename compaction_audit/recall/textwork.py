@@ -30,13 +30,12 @@ import marshal
 import multiprocessing
 import os
 import subprocess
-import sys
 import threading
 from typing import Any
 
 import polars as pl
 
-from compaction_audit.childproc import prelude
+from compaction_audit.childproc import prelude, python_command
 from compaction_audit.model import Session
 from compaction_audit.recall import extract as ext
 from compaction_audit.recall import survival as surv
@@ -123,7 +122,7 @@ class _Helper:
             return None
         package = os.path.dirname(os.path.dirname(ext.__file__))
         try:
-            process = subprocess.Popen([sys.executable, "-c", prelude(os.getpid()) + th.BOOT,
+            process = subprocess.Popen([*python_command(), "-c", prelude(os.getpid()) + th.BOOT,
                                         package, os.path.dirname(ext.__file__), str(STEP)],
                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE)
         except OSError:
