@@ -28,8 +28,9 @@ from __future__ import annotations
 
 import contextlib
 import os
+import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
 SAFE_PATH_ENV = "PYTHONSAFEPATH"
 """Python 3.11's environment variable for ``-P``: no potentially unsafe path (the
@@ -56,6 +57,18 @@ def safe_path_env() -> Iterator[None]:
             os.environ.pop(SAFE_PATH_ENV, None)
         else:
             os.environ[SAFE_PATH_ENV] = before
+
+
+def reap(processes: Iterable[subprocess.Popen[bytes]]) -> None:
+    """End each helper: killed if still running, waited for (no zombie left), its
+    stdout pipe closed.  Safe on a process that has already ended."""
+    for process in processes:
+        if process.poll() is None:
+            process.kill()
+        process.wait()
+        if process.stdout is not None:
+            process.stdout.close()
+
 
 _PRELUDE = (
     "import os as _os, signal as _signal, sys as _sys\n"

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from compaction_audit.childproc import reap
 from compaction_audit.errors import UsageError
 from compaction_audit.fleet import connect
 from compaction_audit.fleet.connect import check_address, connect_timeout, init_quietly
@@ -114,6 +115,7 @@ def test_a_failing_init_is_one_line_naming_the_address(
 _HANGING = """
 import os, sys, threading
 from compaction_audit import stopline
+from compaction_audit.childproc import reap
 from compaction_audit.errors import UsageError
 from compaction_audit.fleet.connect import init_quietly
 stopline.announce_interrupts()
@@ -209,11 +211,7 @@ def test_processes_the_connect_starts_outlive_it() -> None:
         assert started[0].poll() is None
     finally:
         connect.release()
-        for child in started:
-            child.kill()
-            child.wait()
-            if child.stdout is not None:
-                child.stdout.close()
+        reap(started)
 
 
 def test_release_ends_the_kept_thread() -> None:

@@ -18,7 +18,7 @@ from typing import IO, Any
 
 import orjson
 
-from compaction_audit.childproc import prelude, python_command
+from compaction_audit.childproc import prelude, python_command, reap
 from compaction_audit.errors import LogError
 from compaction_audit.io import records as rec
 from compaction_audit.io import retained_bytes
@@ -156,11 +156,7 @@ def read_parallel(path: str, lenient: bool, limits: Limits = DEFAULT_LIMITS) -> 
                 stdin=subprocess.DEVNULL, stdout=subprocess.PIPE))
     except OSError:  # no interpreter to start: read alone
         source.close()
-        for helper in helpers:
-            helper.kill()
-            helper.wait()
-            if helper.stdout is not None:
-                helper.stdout.close()
+        reap(helpers)
         raise HelperFailed from None
     second: queue.SimpleQueue[bytes | None] | None = None
     if len(helpers) == 2:
@@ -190,12 +186,7 @@ def read_parallel(path: str, lenient: bool, limits: Limits = DEFAULT_LIMITS) -> 
                 else:
                     feed.bad_line(LogError(path, number, msg[2]))
     finally:
-        for helper in helpers:
-            if helper.poll() is None:
-                helper.kill()
-            helper.wait()
-            assert helper.stdout is not None
-            helper.stdout.close()
+        reap(helpers)
     session = builder.finish()
     if feed is not None:
         session.skipped = sorted(feed.skipped, key=lambda e: e.line)
