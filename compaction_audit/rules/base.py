@@ -173,6 +173,14 @@ def register(cls: R) -> R:
     return cls
 
 
+def product_fold_rounds(session: Session) -> list[int]:
+    """Sorted round indices (``ri``) of a product's compactions: an adapter's
+    ``compaction`` record with a summary (Claude Code, Codex, Cline; docs/adapters.md).
+    Empty for a native log, which records folds, not compactions."""
+    return sorted({int(c["ri"]) for c in session.compactions
+                   if c.get("summary_id") is not None and c.get("ri") is not None})
+
+
 def sustained(condition: pl.Expr, rounds: int) -> pl.Expr:
     """True where ``condition`` held (true, not null) on ``rounds`` consecutive rounds
     ending here: an alerting rule's ``for:`` (spec rules.md, ``sustain``)."""

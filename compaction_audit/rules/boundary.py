@@ -17,7 +17,16 @@ from typing import Any, ClassVar
 import polars as pl
 
 from compaction_audit.recall.ranking import span_type_from_source
-from compaction_audit.rules.base import Context, Outcome, Rule, Severity, fmt, register, sustained
+from compaction_audit.rules.base import (
+    Context,
+    Outcome,
+    Rule,
+    Severity,
+    fmt,
+    product_fold_rounds,
+    register,
+    sustained,
+)
 
 _HAS_TOKENS = pl.col("retained_tokens") > 0
 _SALIENCE_KNOWN = (pl.col("query_cosine").is_not_null()
@@ -205,15 +214,14 @@ def bare_compaction_rounds(ctx: Context) -> list[int]:
     with a summary) at which no raw span but harness text entered: nothing happened in
     the log after the compaction within its round (adapters open the compaction's round
     at the compaction; docs/adapters.md, "Rounds")."""
-    folds = {int(c["ri"]) for c in ctx.session.compactions
-             if c.get("summary_id") is not None and c.get("ri") is not None}
+    folds = product_fold_rounds(ctx.session)
     if not folds:
         return []
     items = ctx.session.items
-    worked = set(items.filter((pl.col("kind") == "span") & pl.col("ri").is_in(sorted(folds))
+    worked = set(items.filter((pl.col("kind") == "span") & pl.col("ri").is_in(folds)
                               & (span_type_from_source(pl.col("source")) != "harness"))
                  ["ri"].unique().to_list())
-    return sorted(folds - worked)
+    return sorted(set(folds) - worked)
 
 
 @register

@@ -29,6 +29,7 @@ from compaction_audit.rules.base import (
     Rule,
     Severity,
     ids_per_round,
+    product_fold_rounds,
     register,
 )
 
@@ -261,8 +262,7 @@ def _product_folds(ctx: Context) -> list[int]:
     so)."""
     if ctx.session.header.recall_floor > 1:
         return []
-    return sorted({int(c["ri"]) for c in ctx.session.compactions
-                   if c.get("summary_id") is not None and c.get("ri") is not None})
+    return product_fold_rounds(ctx.session)
 
 
 @register
