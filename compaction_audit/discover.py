@@ -56,7 +56,8 @@ _GLOB_CHARS = frozenset("*?[")
 class Discovery:
     """What :func:`find_traces` found: ``traces`` to audit (paths), ``skipped`` (one
     line per non-regular file left out, naming it and its kind) and ``unreadable``
-    (a :class:`LogError` per directory that could not be listed)."""
+    (a :class:`LogError` per directory that could not be listed, and per object key
+    selected in storage that obstore cannot read)."""
 
     traces: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
@@ -251,8 +252,10 @@ def _expand(arg: str, found: Discovery) -> list[str]:
         from compaction_audit.discover_urls import expand_url
 
         objects = expand_url(arg, TRACE_SUFFIXES)
-        found.sizes.update((url, size) for url, size in objects if size >= 0)
-        return [url for url, _ in objects]
+        found.sizes.update((url, size) for url, size in objects.found if size >= 0)
+        found.unreadable += [e for e in objects.unreadable  # a key listed twice: once
+                             if all(e.path != seen.path for seen in found.unreadable)]
+        return [url for url, _ in objects.found]
     if os.path.isdir(arg):
         before, skipped = len(found.unreadable), len(found.skipped)
         traces = _search(arg, found)

@@ -16,7 +16,12 @@ directory separator (issue 14, item 5):
   with a hint when it looks like a prefix).
 
 Keys come sorted, each once, with their sizes (from the listing, for the order in
-which a fleet audits them).  A prefix or pattern that yields nothing is a
+which a fleet audits them).  A selected key that obstore cannot read as itself (a
+control character, a ``.``, ``..`` or empty segment, a leading ``/``:
+:func:`~compaction_audit.io.object_keys.key_problem`) is an unreadable trace, named
+(escaped when printed) and counted, exit 2, while the others are audited (issue 11,
+class 6, adv10 F8); ``.`` and ``..`` segments are no hidden names, so they are
+selected and reported, not skipped without a word.  A prefix or pattern that yields nothing is a
 :class:`UsageError`, as for a directory; a store that cannot be listed is one too
 (one line, exit 2: unreachable storage, no such bucket, no permission).
 """
@@ -24,8 +29,10 @@ which a fleet audits them).  A prefix or pattern that yields nothing is a
 from __future__ import annotations
 
 import fnmatch
+from dataclasses import dataclass, field
 
-from compaction_audit.errors import UsageError
+from compaction_audit.errors import LogError, UsageError
+from compaction_audit.io.object_keys import key_problem, unnameable
 from compaction_audit.io.remote import is_url, list_objects, split_url
 
 _GLOB_CHARS = frozenset("*?[")
@@ -52,6 +59,13 @@ def names_one_object(url: str) -> bool:
     return is_url(url) and not is_prefix(url) and not is_url_pattern(url)
 
 
+def _hidden(segment: str) -> bool:
+    """A hidden name (``.git``): starts with ``.``, but is no ``.`` or ``..`` segment
+    (a key may hold those literally; they are selected, then reported as keys obstore
+    cannot read, never skipped without a word)."""
+    return segment.startswith(".") and segment not in (".", "..")
+
+
 def _ends(pattern: list[str], segments: list[str]) -> set[int]:
     """Every ``k`` such that ``pattern`` matches ``segments[:k]`` exactly."""
     ends: set[int] = set()
@@ -68,10 +82,10 @@ def _ends(pattern: list[str], segments: list[str]) -> set[int]:
         head = pattern[i]
         if head == "**":
             todo.append((i + 1, j))  # zero segments
-            if j < len(segments) and not segments[j].startswith("."):
+            if j < len(segments) and not _hidden(segments[j]):
                 todo.append((i, j + 1))
         elif j < len(segments) and fnmatch.fnmatchcase(segments[j], head) and not (
-                segments[j].startswith(".") and not head.startswith(".")):
+                _hidden(segments[j]) and not head.startswith(".")):
             todo.append((i + 1, j + 1))
     return ends
 
@@ -80,7 +94,7 @@ def _is_trace_below(segments: list[str], start: int, suffixes: tuple[str, ...]) 
     """A trace file under the "directory" ``segments[:start]``, through no hidden
     directory."""
     return segments[-1].endswith(suffixes) and not any(
-        s.startswith(".") for s in segments[start:-1])
+        _hidden(s) for s in segments[start:-1])
 
 
 def matches(pattern: str, key: str, suffixes: tuple[str, ...]) -> bool:
@@ -92,27 +106,52 @@ def matches(pattern: str, key: str, suffixes: tuple[str, ...]) -> bool:
         0 < k < len(segments) and _is_trace_below(segments, k, suffixes) for k in ends)
 
 
-def expand_url(url: str, suffixes: tuple[str, ...]) -> list[tuple[str, int]]:
-    """``(url, size)`` of the objects a prefix or pattern URL selects, sorted by URL;
-    a plain object URL is returned as is (size -1: not known).  Raises
-    :class:`UsageError` when the store cannot be listed or nothing is selected."""
+@dataclass
+class Objects:
+    """What a URL selects: ``found``, ``(url, size)`` of the objects to audit (size -1:
+    not known), and ``unreadable``, one :class:`LogError` per selected key that obstore
+    cannot read as itself (:func:`~compaction_audit.io.object_keys.key_problem`)."""
+
+    found: list[tuple[str, int]] = field(default_factory=list)
+    unreadable: list[LogError] = field(default_factory=list)
+
+
+def _sort(url: str, selected: list[tuple[str, int]]) -> Objects:
+    """``selected`` sorted by URL, the keys obstore cannot read split off."""
+    root_len = len("{}://{}/".format(*split_url(url)))
+    out = Objects()
+    for u, size in sorted(selected):
+        problem = key_problem(u[root_len:])
+        if problem:
+            out.unreadable.append(LogError(u, 0, f"cannot open: {unnameable(problem)}"))
+        else:
+            out.found.append((u, size))
+    return out
+
+
+def expand_url(url: str, suffixes: tuple[str, ...]) -> Objects:
+    """The objects a prefix or pattern URL selects, sorted by URL; a plain object URL
+    is returned as is (size -1: not known; the reader checks its key).  A selected key
+    obstore cannot read is an unreadable trace, never a reason to audit nothing.
+    Raises :class:`UsageError` when the store cannot be listed or nothing is
+    selected."""
     scheme, bucket, key = split_url(url)
     root = f"{scheme}://{bucket}/"
     if is_prefix(url):
-        found = [(u, size) for u, size in list_objects(url) if not u.endswith("/")
-                 and _is_trace_below(u[len(root):].split("/"), len(key.split("/")) - 1,
-                                     suffixes)]
-        if not found:
+        selected = [(u, size) for u, size in list_objects(url) if not u.endswith("/")
+                    and _is_trace_below(u[len(root):].split("/"), len(key.split("/")) - 1,
+                                        suffixes)]
+        if not selected:
             raise UsageError(f"no trace files ({', '.join('*' + s for s in suffixes)}) "
                              f"under prefix {url!r}")
-        return sorted(found)
+        return _sort(url, selected)
     if not is_url_pattern(url):
-        return [(url, -1)]
+        return Objects([(url, -1)])
     parts = key.split("/")
     literal = next(i for i, p in enumerate(parts) if _has_magic(p))
     prefix = "".join(p + "/" for p in parts[:literal])
-    found = [(u, size) for u, size in list_objects(root + prefix)
-             if not u.endswith("/") and matches(key, u[len(root):], suffixes)]
-    if not found:
+    selected = [(u, size) for u, size in list_objects(root + prefix)
+                if not u.endswith("/") and matches(key, u[len(root):], suffixes)]
+    if not selected:
         raise UsageError(f"no trace file matches {url!r}")
-    return sorted(found)
+    return _sort(url, selected)

@@ -19,6 +19,9 @@ unreachable storage is an error in seconds, not minutes; a store that did not an
 meanwhile fails at once with that error (issue 11, ninth adversarial pass, F7: a URL
 made two requests, each with the whole budget, and every URL paid again).
 Error messages are the first line of obstore's, cut to :data:`MESSAGE_CHARS`.
+A key obstore cannot name as itself is never read (it would refuse it, or strip a
+``/`` and read another object), and an S3 prefix where obstore's listing fails on such
+a key is listed through botocore (:mod:`compaction_audit.io.object_keys`).
 """
 
 from __future__ import annotations
@@ -26,12 +29,12 @@ from __future__ import annotations
 import functools
 import io
 import time
-from collections.abc import Iterator
 from datetime import timedelta
 from typing import IO, Any
 
 from compaction_audit.envtime import env_seconds
 from compaction_audit.errors import LogError, UsageError
+from compaction_audit.io.object_keys import key_problem, unnameable
 
 SCHEMES = ("s3", "gs", "az")
 """URL schemes read from object storage."""
@@ -148,20 +151,44 @@ def store_for(scheme: str, bucket: str) -> Any:
                          ) from None
 
 
-def list_objects(url: str) -> Iterator[tuple[str, int]]:
+def _invalid_key(exc: BaseException) -> bool:
+    """True when ``exc`` is obstore failing a listing page on a key it cannot parse
+    (``InvalidPathError``: "Encountered object with invalid path")."""
+    return type(exc).__name__ == "InvalidPathError"
+
+
+def list_objects(url: str) -> list[tuple[str, int]]:
     """``(url, size in bytes)`` of every object whose key starts with the key of
-    ``url`` (a plain prefix, not only whole path segments), in the store's order
-    (lexicographic for S3, GCS and Azure).  Raises :class:`UsageError` (one line)
-    when the store cannot be listed: unreachable, no such bucket, no permission."""
+    ``url`` (a prefix ending in ``/``, or empty), in the store's order (lexicographic
+    for S3, GCS and Azure), each key exactly as stored.  When obstore cannot list the
+    prefix because a key there is no path it can parse, or it strips a key's ``/``
+    into another's name (the same path twice), an ``s3://`` prefix is listed again
+    through botocore (:func:`~compaction_audit.io.object_keys.list_s3_keys`), which
+    sees every key; the keys obstore cannot read are then reported by the caller
+    (:func:`~compaction_audit.io.object_keys.key_problem`).  Raises
+    :class:`UsageError` (one line) when the store cannot be listed: unreachable, no
+    such bucket, no permission, or such a key under a ``gs://`` or ``az://`` prefix."""
     scheme, bucket, key = split_url(url)
     store = store_for(scheme, bucket)
-    try:
-        for batch in _ask(store, lambda: store.list(key or None, chunk_size=1000)):
-            for meta in batch:
-                yield f"{scheme}://{bucket}/{meta['path']}", int(meta["size"])
+    found: list[tuple[str, int]] | None
+    try:  # a listing's requests are made as it is iterated
+        found = [(meta["path"], int(meta["size"])) for batch in _ask(
+            store, lambda: store.list(key or None, chunk_size=1000)) for meta in batch]
     except Exception as exc:  # obstore's errors have no common base with OSError
-        _note(store, exc)  # a listing's requests are made as it is iterated
-        raise UsageError(f"{url}: cannot list: {message(exc)}") from None
+        _note(store, exc)
+        if not (_invalid_key(exc) and scheme == "s3"):
+            raise UsageError(f"{url}: cannot list: {message(exc)}") from None
+        found = None
+    if found is None or len({k for k, _ in found}) < len(found):
+        from compaction_audit.io.object_keys import list_s3_keys
+
+        try:
+            found = list_s3_keys(bucket, key, MAX_RETRIES)
+        except UsageError:
+            raise
+        except Exception as exc:  # botocore's hierarchy
+            raise UsageError(f"{url}: cannot list: {message(exc)}") from None
+    return [(f"{scheme}://{bucket}/{k}", size) for k, size in found]
 
 
 def object_size(url: str) -> int | None:
@@ -169,6 +196,8 @@ def object_size(url: str) -> int | None:
     cannot be had (the reader then reports why)."""
     try:
         scheme, bucket, key = split_url(url)
+        if key_problem(key):
+            return None
         store = store_for(scheme, bucket)
         return int(_ask(store, lambda: store.head(key))["size"])
     except Exception:  # any failure: the reader reports it, with its cause
@@ -207,10 +236,15 @@ def open_url(url: str) -> IO[bytes]:
     the magic bytes).  Its size comes from a HEAD request made here, never from an
     earlier listing: an object rewritten since would be cut short silently.  Raises
     :class:`LogError` (line 0) when it cannot be opened: obstore missing, no such
-    object (with a hint when the URL looks like a prefix), unreachable store."""
+    object (with a hint when the URL looks like a prefix), unreachable store, a key
+    obstore cannot name as itself (:func:`~compaction_audit.io.object_keys.key_problem`:
+    it would refuse it, or strip a ``/`` and read another object)."""
     try:
-        obstore = _obstore()
         scheme, bucket, key = split_url(url)
+        problem = key_problem(key)
+        if problem:
+            raise LogError(url, 0, f"cannot open: {unnameable(problem)}")
+        obstore = _obstore()
         store = store_for(scheme, bucket)
     except UsageError as exc:
         raise LogError(url, 0, f"cannot open: {exc}") from None
