@@ -9,6 +9,7 @@ obstore."""
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Iterator
 
 import pytest
@@ -137,3 +138,12 @@ def test_a_key_obstore_would_strip_is_reported(hostile: S3) -> None:
         "error: s3://root//x.jsonl: cannot open: its key has a leading '/', which obstore "
         "cannot read as this object (rename it)",
         "exit 2: 2 trace(s), 0 reach --fail-on error, 1 unreadable"]
+
+
+def test_without_botocore_the_listing_error_is_one_line(
+        hostile: S3, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "botocore.session", None)  # import raises ImportError
+    result = run("audit", "s3://keys/runs/")
+    assert result.exit_code == 2
+    assert result.stderr == ("compaction-audit: listing this prefix needs botocore: pip "
+                             "install 'compaction-audit[cloud]' (it installs botocore)\n")
