@@ -142,9 +142,7 @@ def test_sarif_and_github_locate_the_real_file(outputs: dict[str, str],
     assert where["CA301"]["artifactLocation"]["uri"].endswith("/s/t1.compaction.json")
     assert where["CA301"]["region"] == {"startLine": 2}
     github = [ln for ln in outputs["github"].splitlines() if "CA301" in ln]
-    assert len(github) == 1 and ",line=2," in github[0]
-    assert re.search(r"file=[^,]*%2Fs%2Ft1.compaction.json,|file=[^,]*/s/t1.compaction.json,",
-                     github[0]) or "t1.compaction.json" in github[0].split(",line=")[0]
+    assert len(github) == 1 and f"file={given},line=2," in github[0]
 
 
 def test_markdown_junit_html_name_the_file(outputs: dict[str, str]) -> None:
@@ -248,3 +246,26 @@ def test_a_partly_suppressed_fold_keeps_its_counts(given: Path, tmp_path: Path) 
     ca301 = next(f for f in doc["findings"] if f["code"] == "CA301")
     assert "5 lost facts (2 more still held" in ca301["message"]
     assert [(r["facts"], r["lost"]) for r in doc["folded_rounds"]] == [(7, 5)]
+
+
+def test_an_episode_over_two_files_is_located_at_its_first_line() -> None:
+    from compaction_audit.report import github, junit, sarif
+    from compaction_audit.report.model import line_path
+    from compaction_audit.rules.base import Finding, Severity
+
+    run = [Finding("compaction-drift", "CA104", Severity.WARNING, 4, 712, "m", "a",
+                   line_file="t1.messages.json"),
+           Finding("compaction-drift", "CA104", Severity.WARNING, 5, 7, "m", "a",
+                   line_file="t1.compaction.json")]
+    cmd = github._episode_command("d/t1.compaction.json", run)
+    # the first line's file; no endLine: line 7 is a line of the other file
+    assert "::warning file=d/t1.messages.json,line=712,title=" in cmd
+    assert "endLine" not in cmd
+    assert junit._episode_text(run).startswith(
+        "rounds 4-5 (line 712 of t1.messages.json to line 7 of t1.compaction.json, "
+        "2 findings)")
+    assert line_path("d/t1.compaction.json", "t1.compaction.json") == "d/t1.compaction.json"
+    assert line_path("d/t1.compaction.json", None) == "d/t1.compaction.json"
+    assert sarif.location(line_path("d/t1.compaction.json", "t1.messages.json"), 712) == {
+        "physicalLocation": {"artifactLocation": {"uri": "d/t1.messages.json"},
+                             "region": {"startLine": 712}}}
