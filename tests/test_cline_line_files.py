@@ -269,3 +269,14 @@ def test_an_episode_over_two_files_is_located_at_its_first_line() -> None:
     assert sarif.location(line_path("d/t1.compaction.json", "t1.messages.json"), 712) == {
         "physicalLocation": {"artifactLocation": {"uri": "d/t1.messages.json"},
                              "region": {"startLine": 712}}}
+
+
+def test_a_line_file_that_is_not_text_is_a_one_line_error(tmp_path: Path) -> None:
+    log = tmp_path / "bad.jsonl"
+    log.write_text(json.dumps({"type": "session", "schema": "compaction-audit/1",
+                               "source_format": "cline"}) + "\n"
+                   + json.dumps({"type": "round", "round": 0, "line_file": 5}) + "\n")
+    result = invoke("audit", str(log))
+    assert result.exit_code == 2
+    assert f"{log}:2: expected a string, got an integer (line_file)" in result.output
+    assert "Traceback" not in result.output
