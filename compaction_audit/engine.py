@@ -47,7 +47,9 @@ def run_rules(ctx: Context, rules: list[Rule],
     helper process meanwhile (issue 14); each rule's findings are its own, so the
     order of evaluation changes nothing in the result.
     """
-    frame = ctx.series.frame.select("ri", "round", "line", "line_file")
+    series = ctx.series.frame  # line_file: the file of each round's line (series.py)
+    frame = series.select("ri", "round", "line", *(["line_file"] if "line_file" in
+                                                    series.columns else []))
     findings: list[Finding] = []
     notes_of: list[list[NotEvaluated]] = [[] for _ in rules]
     for at in sorted(range(len(rules)), key=lambda k: rules[k].reads_recall):
@@ -66,7 +68,7 @@ def run_rules(ctx: Context, rules: list[Rule],
         over = _over_cap(rows, VALUES_LIST_CAP).to_list()  # rows with a list to cut
         for k, row in enumerate(_rows(rows)):
             ri, number, line = row.pop("ri"), row.pop("round"), row.pop("line")
-            line_file = row.pop("line_file")
+            line_file = row.pop("line_file", None)
             entity = row.pop("entity", None)
             own = row.pop("severity", None)
             sev = override or (Severity(own) if own else rule.severity)
