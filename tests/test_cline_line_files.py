@@ -280,3 +280,17 @@ def test_a_line_file_that_is_not_text_is_a_one_line_error(tmp_path: Path) -> Non
     assert result.exit_code == 2
     assert f"{log}:2: expected a string, got an integer (line_file)" in result.output
     assert "Traceback" not in result.output
+
+
+def test_trace_names_the_file_of_each_line(given: Path) -> None:
+    text = invoke("trace", str(given), "staging").stdout
+    assert "span u1 (round 0, line 2 of t1.messages.json; now evicted at round 2)" in text
+    assert "LOST at fold line-2 (depth 1, round 2, line 2 of t1.compaction.json)" in text
+    tree = json.loads(invoke("trace", str(given), "staging", "--format", "json").stdout)
+    (span,) = tree["children"]
+    assert (span["line"], span["line_file"]) == (2, "t1.messages.json")
+    assert (span["children"][0]["line"], span["children"][0]["line_file"]) == (
+        2, "t1.compaction.json")
+    summary = invoke("trace", str(given), "line-2").stdout
+    assert "span a1 (depth 0, round 0, line 3 of t1.messages.json): evicted at round 2" \
+        in summary
