@@ -294,3 +294,12 @@ def test_trace_names_the_file_of_each_line(given: Path) -> None:
     summary = invoke("trace", str(given), "line-2").stdout
     assert "span a1 (depth 0, round 0, line 3 of t1.messages.json): evicted at round 2" \
         in summary
+
+
+def test_diff_names_the_file_of_each_line(given: Path) -> None:
+    text = invoke("diff", str(given), str(given)).stdout
+    assert ("baseline round 2 (line 2 of t1.compaction.json), candidate round 2 (line 2 of "
+            "t1.compaction.json)") in " ".join(text.split())
+    doc = json.loads(invoke("diff", str(given), str(given), "--format", "json").stdout)
+    occurrences = [u["baseline"] for u in doc["findings"]["persisting"]]
+    assert occurrences and all(o["line_file"] == "t1.compaction.json" for o in occurrences)
