@@ -58,7 +58,9 @@ class OnsetDelta:
 @dataclass(frozen=True)
 class Occurrence:
     """A finding unit in one run: first and last round, number of rounds it fired at,
-    the line of its first round, the highest severity, the first message."""
+    the line of its first round, the highest severity, the first message; ``line_file``
+    the file that line is in when it is not the trace (a Cline trace read from several
+    files: :attr:`~compaction_audit.rules.base.Finding.line_file`)."""
 
     first_round: int
     last_round: int
@@ -66,6 +68,7 @@ class Occurrence:
     line: int
     severity: Severity
     message: str
+    line_file: str | None = None
 
 
 @dataclass(frozen=True)
@@ -297,7 +300,8 @@ def _occurrence(fs: list[Finding]) -> Occurrence:
     fs = sorted(fs, key=lambda f: f.round)
     rounds = sorted({f.round for f in fs})
     worst = max((f.severity for f in fs), key=lambda s: s.rank)
-    return Occurrence(rounds[0], rounds[-1], len(rounds), fs[0].line, worst, fs[0].message)
+    return Occurrence(rounds[0], rounds[-1], len(rounds), fs[0].line, worst, fs[0].message,
+                      fs[0].line_file)
 
 
 def compare_findings(base: SessionReport, cand: SessionReport) -> list[FindingDelta]:

@@ -20,7 +20,7 @@ from compaction_audit.recall.textwork import TextJobs
 from compaction_audit.rehydrate import suggestions
 from compaction_audit.report.model import NotEvaluated, SessionReport
 from compaction_audit.rules import RULES, Context, Finding, Rule, Severity
-from compaction_audit.rules.recall import ranked_of, recall_of
+from compaction_audit.rules.recall import fold_facts, ranked_of, recall_of
 from compaction_audit.series import build_series
 from compaction_audit.settings import Settings
 
@@ -47,7 +47,9 @@ def run_rules(ctx: Context, rules: list[Rule],
     helper process meanwhile (issue 14); each rule's findings are its own, so the
     order of evaluation changes nothing in the result.
     """
-    frame = ctx.series.frame.select("ri", "round", "line")
+    series = ctx.series.frame  # line_file: the file of each round's line (series.py)
+    frame = series.select("ri", "round", "line", *(["line_file"] if "line_file" in
+                                                    series.columns else []))
     findings: list[Finding] = []
     notes_of: list[list[NotEvaluated]] = [[] for _ in rules]
     for at in sorted(range(len(rules)), key=lambda k: rules[k].reads_recall):
@@ -66,6 +68,7 @@ def run_rules(ctx: Context, rules: list[Rule],
         over = _over_cap(rows, VALUES_LIST_CAP).to_list()  # rows with a list to cut
         for k, row in enumerate(_rows(rows)):
             ri, number, line = row.pop("ri"), row.pop("round"), row.pop("line")
+            line_file = row.pop("line_file", None)
             entity = row.pop("entity", None)
             own = row.pop("severity", None)
             sev = override or (Severity(own) if own else rule.severity)
@@ -73,7 +76,8 @@ def run_rules(ctx: Context, rules: list[Rule],
                 row["rehydrate"] = rehydrate[ri]
             message = row.pop("message", None) or rule.message(row, ctx)
             findings.append(Finding(rule.name, rule.code, sev, number, line, message,
-                                    rule.action, capped(row) if over[k] else row, entity))
+                                    rule.action, capped(row) if over[k] else row, entity,
+                                    line_file))
     findings.sort(key=lambda f: (f.round, f.code))
     return findings, [note for notes in notes_of for note in notes]
 
@@ -219,7 +223,7 @@ def audit_session(session: Session, settings: Settings | None = None,
                 compactions=with_summary_text(compaction_view(session, recall, ranked),
                                               session),
                 source_format=source_format,
-                extra=recall_sections(recall, session, ranked),
+                extra=recall_sections(recall, session, ranked, fold_facts(ctx)),
                 cosine=cosine_section(ctx, rebuilt, chosen),
             )
         finally:

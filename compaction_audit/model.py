@@ -35,8 +35,13 @@ ROUND_SCHEMA: dict[str, Any] = {
     "logged_distinct_source_spans": pl.Int64,
     "logged_query_cosine_retained": pl.Float64,
     "logged_summary_depth_max": pl.Int64,
+    "line_file": pl.String,
 }
-"""One row per round record (``rounds`` table)."""
+"""One row per round record (``rounds`` table).  ``line_file``: the name of the file
+``line`` is a line of, when an adapter read the trace from several files and it is not
+one file for every round (a Cline compaction file given: its rounds before the
+compaction are lines of the messages file); null for every round otherwise, the line
+then a line of the trace itself."""
 
 ITEM_SCHEMA: dict[str, Any] = {
     "id": pl.String,

@@ -154,4 +154,7 @@ def build_series(session: Session, rebuilt: pl.DataFrame | None = None) -> Serie
     )
     keep = ["ri", *SPEC_COLUMNS[:-4], "has_retained",
             *[c for c in session.rounds.columns if c.startswith("logged_")]]
-    return Series(frame.select(keep), links, ungrounded, cap)
+    # the file each round's line is in (model.ROUND_SCHEMA; null: the trace itself)
+    line_file = (pl.col("line_file") if "line_file" in frame.columns
+                 else pl.lit(None, pl.String).alias("line_file"))
+    return Series(frame.select(*keep, line_file), links, ungrounded, cap)

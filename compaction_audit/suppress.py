@@ -15,8 +15,9 @@ Each ``[[suppress]]`` entry (``[[tool.compaction-audit.suppress]]`` in
 - optionally ``reason``, shown by ``config show`` (for the reader of the file).
 
 The lost lists drop the facts a suppression covers too: a discriminator whose text
-matches an entry's pattern, a fact dropped by a suppressed fold.  Each session
-counts what was suppressed (``extra["suppressions"]``); an entry that matched nothing
+matches an entry's pattern, a fact dropped by a suppressed fold; the Folds section
+(``folded_rounds``) drops each fold whose fold finding was suppressed, with its counts.
+Each session counts what was suppressed (``extra["suppressions"]``); an entry that matched nothing
 in the whole run is returned so the command can say so (a stale entry, or a typo).
 ``audit``, ``baseline create`` and ``diff`` (both runs) apply them.
 """
@@ -125,6 +126,38 @@ def covers_fact(s: Suppression, d: dict[str, Any]) -> bool:
     return fnmatchcase(str(d.get("text", "")), s.discriminator or "")
 
 
+FOLD_RULES = ("CA301", "CA302")
+"""The rules with one finding per fold that dropped a fact (silent-discriminating-fold,
+topic-only-fold): the report's Folds section counts the same facts."""
+
+
+def _unfolded(rounds: list[dict[str, Any]], gone: list[Finding]) -> list[dict[str, Any]]:
+    """``folded_rounds`` without the folds whose finding a suppression removed: each
+    such fold leaves its round's ``folds`` and its ``facts``, ``facts_lost`` (``lost``
+    here) and drops (``lost`` of the finding, ``dropped`` here) leave its counts, so
+    that the Folds section counts what the findings say; a round left with no fold is
+    dropped."""
+    by_round: dict[int, list[Finding]] = {}
+    for f in gone:
+        by_round.setdefault(f.round, []).append(f)
+    out = []
+    for row in rounds:
+        mine = [f for f in by_round.get(row["round"], []) if _fold_of(f) in row["folds"]]
+        if not mine:
+            out.append(row)
+            continue
+        folds = [x for x in row["folds"] if x not in {_fold_of(f) for f in mine}]
+        if folds:
+            out.append({**row, "folds": folds,
+                        "dropped": row["dropped"] - sum(int(f.values.get("lost") or 0)
+                                                        for f in mine),
+                        "facts": row["facts"] - sum(int(f.values.get("facts") or 0)
+                                                    for f in mine),
+                        "lost": row["lost"] - sum(int(f.values.get("facts_lost") or 0)
+                                                  for f in mine)})
+    return out
+
+
 def _session(r: SessionReport, entries: tuple[Suppression, ...], used: set[int]
              ) -> SessionReport:
     kept: list[Finding] = []
@@ -146,6 +179,10 @@ def _session(r: SessionReport, entries: tuple[Suppression, ...], used: set[int]
     extra = dict(r.extra)
     if extra.get("lost_discriminators"):
         extra["lost_discriminators"] = facts(extra["lost_discriminators"])
+    if extra.get("folded_rounds"):
+        still = {id(f) for f in kept}
+        removed = [f for f in r.findings if f.code in FOLD_RULES and id(f) not in still]
+        extra["folded_rounds"] = _unfolded(extra["folded_rounds"], removed)
     compactions = [{**c, "lost": facts(c["lost"])} if c.get("lost") else c
                    for c in r.compactions]
     extra["suppressions"] = {"findings": len(r.findings) - len(kept)}

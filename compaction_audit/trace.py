@@ -24,6 +24,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import polars as pl
@@ -34,6 +35,8 @@ from compaction_audit.model import Session
 from compaction_audit.recall import extract as ext
 from compaction_audit.recall import survival as surv
 from compaction_audit.recall.spantypes import span_type
+from compaction_audit.report.model import line_at
+from compaction_audit.report.safe import unsurrogate
 
 _CLAUSES = ext.CLAUSE_KINDS
 
@@ -143,10 +146,19 @@ class _Log:
         if "source_line" in items.columns:  # the line that stated an item (adapters),
             items = items.with_columns(  # not the line of the round it entered with
                 pl.coalesce("source_line", "line").alias("line"))
+        files = line_files(session)
+        self.files = files is not None  # the trace's lines are in several files
+        if files is not None:
+            round_files, span_files = files
+            items = items.join(round_files, on="ri", how="left", maintain_order="left") \
+                .with_columns(pl.when(pl.col("kind") == "span").then(span_files)
+                              .otherwise(pl.col("_round_file")).alias("line_file"))
         self.n = session.n_rounds
         self.rows = {r["id"]: r for r in items.iter_rows(named=True)}
         self.round_of = dict(zip(session.rounds["ri"], session.rounds["round"], strict=True))
         self.line_of = dict(zip(session.rounds["ri"], session.rounds["line"], strict=True))
+        self.file_of = (dict(zip(session.rounds["ri"], session.rounds["line_file"],
+                                 strict=True)) if self.files else {})
         self.parents: dict[str, list[str]] = {}
         self.children: dict[str, list[str]] = {}
         for parent, child in session.edges.select("parent", "child").iter_rows():
@@ -184,7 +196,12 @@ class _Log:
 
     def where(self, item: str) -> str:
         r = self.rows[item]
-        return f"round {r['round']}, line {r['line']}"
+        return f"round {r['round']}, {line_at(r['line'], r.get('line_file'))}"
+
+    def at(self, item: str) -> dict[str, Any]:
+        """``{"line_file": name}`` of ``item`` for the JSON tree when the trace's lines
+        are in several files (:func:`line_files`); ``{}`` otherwise."""
+        return {"line_file": self.rows[item].get("line_file")} if self.files else {}
 
     def state(self, item: str) -> str:
         """State at the end of the log."""
@@ -197,9 +214,37 @@ class _Log:
         return "offloaded (resolvable)"
 
     def event_nodes(self, item: str) -> list[Node]:
-        return [Node(f"{action} at round {self.round_of[ri]} (line {line})",
-                     {"event": action, "round": self.round_of[ri], "line": line})
+        return [Node(f"{action} at round {self.round_of[ri]} "
+                     f"({line_at(line, self.file_of.get(ri))})",
+                     {"event": action, "round": self.round_of[ri], "line": line,
+                      **({"line_file": self.file_of.get(ri)} if self.files else {})})
                 for ri, line, action in self.events.get(item, [])]
+
+
+def line_files(session: Session) -> tuple[pl.DataFrame, pl.Expr] | None:
+    """Where each item's line is when the trace's lines are in several files (a Cline
+    compaction file or manifest given): ``(ri, _round_file)`` of each round (its
+    ``line_file``) for summaries, and an expression over the items giving a span's file
+    (the session record's ``span_line_file``, ``span_line_file_except`` and
+    ``span_line_file_except_in``: docs/adapters.md, Cline "Lines"), the trace's own name
+    where neither names one.  None for a trace read from one file."""
+    h = session.header.extra
+    rounds = session.rounds.get_column("line_file", default=None)
+    named = isinstance(h.get("span_line_file"), str)
+    if not named and (rounds is None or rounds.null_count() == len(rounds)):
+        return None
+    own = unsurrogate(Path(session.path).name)
+    round_files = session.rounds.select(
+        "ri", (rounds if rounds is not None else pl.lit(None, pl.String)).alias("_round_file")
+        .fill_null(own))
+    if not named:
+        return round_files, pl.lit(own)
+    except_ = [str(x) for x in h.get("span_line_file_except") or ()]
+    other = h.get("span_line_file_except_in")
+    span = (pl.when(pl.col("id").is_in(except_))
+            .then(pl.lit(other if isinstance(other, str) else own))
+            .otherwise(pl.lit(str(h["span_line_file"]))))
+    return round_files, span
 
 
 def _matches(norms: set[str], q: str, d: ext.Discriminator) -> bool:
@@ -279,7 +324,7 @@ def _carry(log: _Log, item: str, follow: _Follow | None,
     for fold in _folds_above(log, item, seen, level, budget, nodes):
         row = log.rows[fold]
         where = f"(depth {row['depth']}, {log.where(fold)})"
-        base = {"fold": fold, "round": row["round"], "line": row["line"],
+        base = {"fold": fold, "round": row["round"], "line": row["line"], **log.at(fold),
                 "depth": row["depth"]}
         if row["text"] is None:
             nodes.append(Node(f"fold {fold} {where}: no text, cannot check",
@@ -416,7 +461,7 @@ def trace_discriminator(session: Session, query: str) -> Node:
         stated = ", ".join(f"{d.kind.value} {d.text!r}" for d in hits)
         children.append(Node(
             head + (f"; {stated}" if stated else ""),
-            {"span": item, "round": row["round"], "line": row["line"],
+            {"span": item, "round": row["round"], "line": row["line"], **log.at(item),
              "state": log.state(item), "fate": fate,
              "matched": [{"kind": d.kind.value, "text": d.text, "norm": d.norm}
                          for d in hits]},
@@ -452,7 +497,8 @@ def _summaries_stating(log: _Log, norms: set[str], q: str) -> list[Node]:
                     f"{d.kind.value} {d.text!r} stated by summary {item} (depth "
                     f"{row['depth']}, {log.where(item)}) with no raw span holding it",
                     {"summary": item, "kind": d.kind.value, "text": d.text, "norm": d.norm,
-                     "round": row["round"], "line": row["line"], "result": "no raw source"}))
+                     "round": row["round"], "line": row["line"], **log.at(item),
+                     "result": "no raw source"}))
                 break
         if len(found) >= MAX_NODES:
             break
@@ -478,7 +524,8 @@ def trace_span(session: Session, item: str) -> Node:
                     f"dropped {len(lost)}: " if lost else "kept every discriminator")
             quote = ", ".join(map(repr, lost)) if lost else ""
             nodes.append(Node(head + what + quote, {"fold": fold, "round": row["round"],
-                                                    "line": row["line"], "dropped": lost},
+                                                    "line": row["line"], **log.at(fold),
+                                                    "dropped": lost},
                               up(fold, seen, level + 1),
                               cut=len(head + what) if quote else None))
         return nodes
@@ -488,7 +535,7 @@ def trace_span(session: Session, item: str) -> Node:
     n = sum(1 for f in folds if "fold" in f.data)
     return Node(f"span {item} ({log.where(item)}; now {log.state(item)}): folded into "
                 f"{n} summar{'y' if n == 1 else 'ies'}",
-                {"span": item, "round": row["round"], "line": row["line"],
+                {"span": item, "round": row["round"], "line": row["line"], **log.at(item),
                  "state": log.state(item), "text": row["text"]}, folds)
 
 
@@ -511,7 +558,7 @@ def trace_summary(session: Session, item: str) -> Node:
         node = Node(f"{kind} {node_id} (depth {row['depth']}, {log.where(node_id)}): "
                     f"{log.state(node_id)}",
                     {"id": node_id, "kind": kind, "depth": row["depth"],
-                     "round": row["round"], "line": row["line"],
+                     "round": row["round"], "line": row["line"], **log.at(node_id),
                      "state": log.state(node_id)})
         kids = log.children.get(node_id, [])
         if kids and level >= MAX_LEVELS:
@@ -556,9 +603,16 @@ def _leaves(log: _Log, item: str) -> list[str]:
 def _named_summaries(session: Session, root: Node, full: bool) -> dict[str, dict[str, Any]]:
     """Each summary the tree names (a fold, a stating summary, a summary node), once,
     in the order met: depth, round, line, chars and its text cut to one line
-    (:func:`one_line`), or whole with ``full``."""
-    rows = {r["id"]: r for r in session.items.filter(pl.col("kind") == "summary")
-            .select("id", "depth", "round", "line", "text").iter_rows(named=True)}
+    (:func:`one_line`), or whole with ``full``; ``line_file`` after ``line`` when the
+    trace's lines are in several files (:func:`line_files`)."""
+    summaries = session.items.filter(pl.col("kind") == "summary")
+    files = line_files(session)
+    where = ["line_file"] if files is not None else []
+    if files is not None:
+        summaries = summaries.join(files[0], on="ri", how="left", maintain_order="left") \
+            .rename({"_round_file": "line_file"})
+    rows = {r["id"]: r for r in summaries.select("id", "depth", "round", "line", *where,
+                                                 "text").iter_rows(named=True)}
     out: dict[str, dict[str, Any]] = {}
     stack = [root]
     while stack:
@@ -569,6 +623,7 @@ def _named_summaries(session: Session, root: Node, full: bool) -> dict[str, dict
                 r = rows[sid]
                 text = r["text"]
                 out[sid] = {"depth": r["depth"], "round": r["round"], "line": r["line"],
+                            **{k: r[k] for k in where},
                             "chars": None if text is None else len(text),
                             "text": None if text is None else
                             (text if full else one_line(text))}

@@ -261,15 +261,18 @@ def test_hang_keeps_every_line_under_its_indent_without_trailing_spaces() -> Non
     assert "".join(ln.strip() for ln in lines).count("x" * 32) == 1  # folded, not cut
 
 
-def test_drops_count_per_child_and_the_lost_list_counts_each_fact_once(
-        write_log: LogWriter) -> None:
-    # u0 and u1 state one fact: 3 drops (2 of it, 1 of a1's cli.py), 2 distinct facts
+def test_folds_and_the_lost_list_count_each_fact_once(write_log: LogWriter) -> None:
+    # u0 and u1 state one fact: 3 drops (2 of it, 1 of a1's cli.py), 2 distinct facts,
+    # both lost (no span still holds them); the Folds section said "3 drop(s)"
     records = [user("u1", "Never force-push to the release branch."),
                user("u0", "Never force-push to the release branch."),
                *claude_records()[1:]]
-    out = invoke("audit", str(write_log(records)), columns=200).stdout
+    log = write_log(records)
+    out = invoke("audit", str(log), columns=200).stdout
     lines = [ln.strip() for ln in out.splitlines()]
-    assert any(ln.startswith("round ") and " 3 drop(s) by " in ln for ln in lines)
+    assert "round 2 (line 4): 2 fact(s) dropped by s1: 2 lost, 0 still held" in lines
+    doc = json.loads(invoke("audit", str(log), "--format", "json").stdout)
+    assert [(r["dropped"], r["facts"], r["lost"]) for r in doc["folded_rounds"]] == [(3, 2, 2)]
     assert ("2 distinct lost discriminator(s) (a fact several children stated is one): "
             "listed under Compactions") in lines
 

@@ -101,6 +101,7 @@ def convert(path: str, output: str, source: str | None = None) -> Converted:
 
 def _convert(path: str, target: str | IO[bytes], output: str,
              source: str | None) -> Converted:
+    from compaction_audit.io.records import LINE_FILE_KEY
     from compaction_audit.io.writer import LogWriter
 
     rounds = 0
@@ -108,6 +109,9 @@ def _convert(path: str, target: str | IO[bytes], output: str,
         fmt, records = source_records(path, source)
         with LogWriter(target) as log:
             for line, record in records:
+                if record.get("type") == "round":
+                    # its line is now a line of the output: the source's file is stale
+                    record.pop(LINE_FILE_KEY, None)
                 try:
                     log.write(record)
                 except LogError as exc:

@@ -17,6 +17,7 @@ from compaction_audit.commands.common import (
     write_bytes,
 )
 from compaction_audit.errors import AuditError
+from compaction_audit.report.model import line_at
 from compaction_audit.report.safe import JSON, clip_tree, json_safe, printable
 from compaction_audit.report.terminal_text import (
     LIST_LIMIT,
@@ -96,7 +97,7 @@ def _summaries(root: Node, show_all: bool, full: bool) -> list[RenderableType]:
     shown, hidden = capped(items, show_all, LIST_LIMIT)
     for sid, s in shown:
         where = (f"{printable(sid)} (depth {s['depth']}, round {s['round']}, "
-                 f"line {s['line']}")
+                 f"{line_at(s['line'], s.get('line_file'))}")
         if s["text"] is None:
             out.append(_Cut(where + "): no text"))
         elif full:

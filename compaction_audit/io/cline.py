@@ -42,6 +42,7 @@ from compaction_audit.io.documents import (
 )
 from compaction_audit.io.harness import SUMMARY
 from compaction_audit.io.lines import regular_file
+from compaction_audit.io.records import LINE_FILE_KEY
 from compaction_audit.io.tokens import (
     IMAGE_TOKENS,
     estimate_tokens,
@@ -109,7 +110,21 @@ def records(path: str, lines: Iterable[tuple[int, bytes]] | None = None,
     if conv.unread:
         record["compaction_files_unread"] = list(conv.unread)
     yield first_line, {**record, **_line_files(named, conv.span_files)}
-    yield from out
+    yield from _round_files(named, list(out))
+
+
+def _round_files(named: str, rounds: list[tuple[int, dict[str, Any]]]
+                 ) -> list[tuple[int, dict[str, Any]]]:
+    """``rounds`` with each round's ``line_file`` (:data:`~compaction_audit.io.records.
+    LINE_FILE_KEY`: the name of the file its line is a line of) when some round's line
+    is not a line of the file given (``named``: a compaction file or a manifest given);
+    without the key on every round when all are (the messages file given, or a file
+    read alone), so such a trace reads as one file."""
+    own = file_name(named)
+    if all(r.get(LINE_FILE_KEY, own) == own for _, r in rounds):
+        for _, r in rounds:
+            r.pop(LINE_FILE_KEY, None)
+    return rounds
 
 
 def companions(path: str) -> list[str]:
@@ -407,10 +422,15 @@ class _Converter(Conversion):
                            "messages")
         return list(value["messages"])
 
+    def read_from(self, doc: Document) -> None:
+        """Lines from now on are lines of ``doc``: its spans and its rounds say so."""
+        self.reading = doc.path
+        self.asm.line_file = file_name(doc.path)
+
     # -- one file in order ---------------------------------------------------------
     def read(self, doc: Document) -> None:
         """Every message of ``doc`` in order; a marker message opens a compaction."""
-        self.reading = doc.path
+        self.read_from(doc)
         for i, msg in enumerate(self.messages(doc)):
             line = doc.line_of("messages", i)
             Elements(doc.path, self.skipped).run(line, self.message, doc, line, i, msg)
@@ -500,7 +520,7 @@ class _Converter(Conversion):
     def compare(self, doc: Document) -> None:
         """Open the compaction round: keep what the compaction file still holds."""
         msgs = self.messages(doc)
-        self.reading = doc.path
+        self.read_from(doc)
         el = Elements(doc.path, self.skipped)
         kept: list[str] = []
         summary: list[dict[str, Any]] = []

@@ -65,6 +65,7 @@ class _Round:
     compaction: dict[str, Any] | None
     saliences: dict[str, Any] | None  # the whole {id: salience} of ``retained``, or None
     changed: list[tuple[str, Any]] | None  # reduced: pairs not in the previous retained
+    line_file: str | None = None  # adapter output: the file the round's line is in
 
 
 class SessionBuilder:
@@ -318,9 +319,11 @@ class SessionBuilder:
                               "summary_id": rec.as_id(sid, "compaction.summary_id")}
             elif sid == "":
                 rec.as_id(sid, "compaction.summary_id")
+        # an empty name names no file: the line is then one of the trace itself
+        line_file = (rec.opt_str(obj, rec.LINE_FILE_KEY, "") or None) if lines else None
         return _Round(number, budget, spans, summaries, depths, evicted, offloaded, new_ws,
                       entering, leaving, reduced is not None or "retained" in obj, total,
-                      count, silent, logged, compaction, table, None)
+                      count, silent, logged, compaction, table, None, line_file)
 
     def _references_hold(self, evicted: list[str], offloaded: list[str],
                          new_ids: set[str]) -> bool:
@@ -505,13 +508,16 @@ class SessionBuilder:
                 ("has_retained", r.has_retained), ("salience_sum", r.salience_sum),
                 ("salience_known", r.salience_known), ("new_spans", len(r.spans.ids)),
                 ("folds", len(r.summaries)), ("evictions", len(r.evicted)),
-                ("offloads", len(r.offloaded)), ("silent_drops", len(r.silent))):
+                ("offloads", len(r.offloaded)), ("silent_drops", len(r.silent)),
+                ("line_file", r.line_file)):
             rounds[key].append(value)
         logged = r.logged
         for key, column in _LOGGED_COLUMNS:
             rounds[column].append(logged.get(key))
         if r.compaction is not None:
-            self.compactions.append({**r.compaction, "ri": ri, "round": r.number, "line": line})
+            where = {"line_file": r.line_file} if r.line_file is not None else {}
+            self.compactions.append({**r.compaction, "ri": ri, "round": r.number, "line": line,
+                                     **where})
 
     def _spans(self, spans: rec.SpanColumns, ri: int, number: int, line: int) -> None:
         """Add a round's new spans (depth 0) to the items table, a column at a time."""

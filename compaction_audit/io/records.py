@@ -58,6 +58,13 @@ write each span's own line in the foreign log.  Native logs keep it as an unknow
 (spec log-format.md: extra fields are ignored) unless the session record names a
 ``source_format``, as the adapters' does."""
 
+LINE_FILE_KEY = "line_file"
+"""The key under which an adapter that reads several files for one trace (Cline: the
+messages file and the compaction file) names, on a round record, the file its line is
+a line of (the file's name, escaped: :func:`compaction_audit.io.cline.file_name`).
+Read like :data:`SPAN_LINE_KEY`, only in adapter output; ``convert`` drops it, since
+the converted log's rounds are lines of the converted file."""
+
 
 @dataclass(slots=True)
 class SummaryRec:
@@ -113,11 +120,12 @@ def as_id(value: Any, field: str) -> str:
 
 
 def opt_str(obj: dict[str, Any], key: str, where: str) -> str | None:
-    """An optional string field."""
+    """An optional string field (its field path ``where.key``, ``key`` when ``where``
+    is empty)."""
     value = obj.get(key)
     if value is None or type(value) is str:
         return value
-    raise FieldError(f"expected a string, got {_kind(value)}", f"{where}.{key}")
+    raise FieldError(f"expected a string, got {_kind(value)}", f"{where}.{key}" if where else key)
 
 
 def as_list(value: Any, field: str) -> list[Any]:

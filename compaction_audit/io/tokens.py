@@ -22,7 +22,7 @@ import orjson
 from compaction_audit.errors import LogError
 from compaction_audit.io.harness import SUMMARY
 from compaction_audit.io.lines import iter_lines
-from compaction_audit.io.records import SPAN_LINE_KEY, json_error
+from compaction_audit.io.records import LINE_FILE_KEY, SPAN_LINE_KEY, json_error
 
 BYTES_PER_TOKEN = 4
 """The estimate's divisor: about four UTF-8 bytes per token for English text and code."""
@@ -92,6 +92,10 @@ class RoundAssembler:
     * :meth:`finish` returns ``[(source_line, record), ...]`` with rounds numbered
       0, 1, 2, ...
 
+    ``line_file``: when set (by an adapter that reads several files for one trace), each
+    round opened from then on names it under :data:`~compaction_audit.io.records.LINE_FILE_KEY`:
+    the file its line is a line of.
+
     ``working`` maps each id in the working set to the line that defined it, in the
     order the items entered.  Adapters read it but change it only through these
     methods, which also keep it indexed by line for :meth:`fold_outside`.
@@ -110,6 +114,7 @@ class RoundAssembler:
         self._current: dict[str, Any] | None = None
         self._current_line = 0
         self._pending: list[tuple[int, dict[str, Any]]] = []
+        self.line_file: str | None = None
 
     def new_id(self, base: str) -> str:
         """``base`` if unused, else ``base#2``, ``base#3``, ... (ids are unique per session).
@@ -196,6 +201,8 @@ class RoundAssembler:
             self._rounds.append((self._current_line, self._current))
         self._current = {"type": "round", "round": len(self._rounds),
                          "spans": [obj for _, obj in self._pending]}
+        if self.line_file is not None:
+            self._current[LINE_FILE_KEY] = self.line_file
         self._current_line = line
         self._pending = []
         return self._current

@@ -16,7 +16,6 @@ from compaction_audit.recall.analysis import Recall
 from compaction_audit.recall.ranking import (
     person_source,
     rank_lost,
-    span_type_from_source,
     tier_counts,
 )
 from compaction_audit.recall.spantypes import span_type
@@ -37,14 +36,20 @@ def ranked_lost(recall: Recall, session: Session) -> pl.DataFrame:
     return rank_lost(recall.lost, session.items.select("id", pl.col(line).alias("line")))
 
 
-def recall_sections(recall: Recall, session: Session,
-                    ranked: pl.DataFrame | None = None) -> dict[str, Any]:
+def recall_sections(recall: Recall, session: Session, ranked: pl.DataFrame | None = None,
+                    fold_facts: pl.DataFrame | None = None) -> dict[str, Any]:
     """``{"folded_rounds": [...], "lost_discriminators": [...], "lost_tiers": {...},
     "classification_disagreements": [...], "folds_not_checked": int, "person_spans":
     int, ...}``.
 
-    ``folded_rounds``: one entry per round with a fold that dropped something (harness
-    text left out): ``round``, ``line``, ``folds`` (ids), ``dropped`` (count).
+    ``folded_rounds``: one entry per round with a fold that dropped a fact of a child
+    (harness text left out), from ``fold_facts``
+    (:func:`compaction_audit.rules.recall.fold_facts`: the rows the fold findings count):
+    ``round``, ``line`` (``line_file`` beside it when the trace's lines are in several
+    files), ``folds`` (ids), ``dropped`` (drops: one per child and fact), ``facts``
+    (distinct facts dropped, summed over the round's folds, as each fold's finding
+    counts them) and ``lost`` (those of ``facts`` no span holds any more; the rest are
+    still held by another span).
     ``lost_discriminators``: in report order (:func:`ranked_lost`: tier, then later
     spans first), each with ``tier``, ``tier_name``, ``tier_why``, ``span_type`` and
     ``span_line`` (with ``span_file`` when the adapter read spans from a companion file:
@@ -56,25 +61,9 @@ def recall_sections(recall: Recall, session: Session,
     many spans a person typed (:func:`person_spans`).
     """
     ranked = ranked if ranked is not None else ranked_lost(recall, session)
-    rounds = session.rounds.select("ri", "round", "line")
-    # harness text (caveats, command wrappers) is never a lost fact: its drops are not
-    # counted either (the span type from the extraction when known, else the source)
-    known = (recall.lost.filter(pl.col("span_type").is_not_null())
-             .select(pl.col("span").alias("child"), pl.col("span_type").alias("_type"))
-             .unique("child") if "span_type" in recall.lost.columns
-             else pl.DataFrame(schema={"child": pl.String, "_type": pl.String}))
-    dropping = (recall.folds.filter(pl.col("dropped").list.len() > 0)
-                .join(known, on="child", how="left", maintain_order="left")
-                .filter(pl.col("_type").fill_null(span_type_from_source(pl.col("child_source")))
-                        != "harness"))
-    folded = (
-        dropping.group_by("ri").agg(pl.col("fold").unique().sort().alias("folds"),
-                                    pl.col("dropped").list.len().sum().alias("dropped"))
-        .join(rounds, on="ri").sort("ri").select("round", "line", "folds", "dropped")
-    )
     not_checked = recall.folds.filter(pl.col("check") != "text")
     return {
-        "folded_rounds": folded.to_dicts(),
+        "folded_rounds": _folded_rounds(fold_facts, session),
         "lost_discriminators": _with_files(ranked.drop("key").to_dicts(), session),
         "lost_tiers": {str(k): v for k, v in tier_counts(ranked).items()},
         "classification_disagreements": recall.disagreements,
@@ -85,6 +74,23 @@ def recall_sections(recall: Recall, session: Session,
             pl.col("check") == "salience_class").height,
         "person_spans": person_spans(session),
     }
+
+
+def _folded_rounds(fold_facts: pl.DataFrame | None, session: Session) -> list[dict[str, Any]]:
+    """The ``folded_rounds`` entries (see :func:`recall_sections`): ``fold_facts``
+    (``ri``, ``fold``, ``facts``, ``facts_lost``, ``drops``) summed per round."""
+    if fold_facts is None or fold_facts.height == 0:
+        return []
+    files = session.rounds.get_column("line_file", default=None)
+    where = ["line_file"] if files is not None and files.null_count() < len(files) else []
+    rounds = session.rounds.select("ri", "round", "line", *where)
+    return (fold_facts.group_by("ri")
+            .agg(pl.col("fold").unique().sort().alias("folds"),
+                 pl.col("drops").sum().cast(pl.Int64).alias("dropped"),
+                 pl.col("facts").sum().cast(pl.Int64),
+                 pl.col("facts_lost").sum().cast(pl.Int64).alias("lost"))
+            .join(rounds, on="ri").sort("ri")
+            .select("round", "line", *where, "folds", "dropped", "facts", "lost").to_dicts())
 
 
 def _with_files(rows: list[dict[str, Any]], session: Session) -> list[dict[str, Any]]:

@@ -97,8 +97,8 @@ them, such as its ``trigger``); ``--all`` keeps every key.  A 50,000-key object 
 copied whole: 4.4 MB of JSON from a 3 MB trace (issue 11, fresh pass, F11)."""
 
 COMPACTION_KEYS = frozenset({
-    "ri", "round", "line", "folded_tokens", "compression_ratio", "lost", "lost_checked",
-    "not_checked_reason", "transcript_reference", "summary_id", "summary_text"})
+    "ri", "round", "line", "line_file", "folded_tokens", "compression_ratio", "lost",
+    "lost_checked", "not_checked_reason", "transcript_reference", "summary_id", "summary_text"})
 """The keys the auditor itself sets on a compaction (reader and
 :func:`compaction_audit.recall.sections.compaction_view`): always kept, not counted
 against :data:`KEYS_CAP`."""
@@ -159,22 +159,28 @@ def runs(findings: list[Finding], show_all: bool) -> list[list[Finding]]:
     return list(episodes(findings))
 
 
-def episode_dict(run: list[Finding], show_all: bool = False) -> dict[str, Any]:
+def episode_dict(run: list[Finding], show_all: bool = False,
+                 files: bool = False) -> dict[str, Any]:
     """One episode as a JSON-able dict: the first finding's ``rule``, ``code``,
     ``round``, ``line``, ``message``, ``action``, ``entity`` and ``values`` (lists
     capped unless ``show_all``), the worst ``severity``, ``count`` (findings),
     ``rounds`` (distinct rounds), ``last_round``, ``last_line``, ``last_message`` (None
-    when it is the first's) and ``entities`` (distinct, in order; capped).  Unless
-    ``show_all``, lists are capped: :data:`LIST_CAP` for ``entities``,
+    when it is the first's) and ``entities`` (distinct, in order; capped).  With
+    ``files`` (the trace's lines are in several files:
+    :attr:`~compaction_audit.report.model.SessionReport.line_files`), ``line_file`` and
+    ``last_line_file`` after ``line`` and ``last_line``: the file each is a line of.
+    Unless ``show_all``, lists are capped: :data:`LIST_CAP` for ``entities``,
     :data:`VALUES_CAP` and :data:`VALUES_NESTED_CAP` inside ``values``."""
     first, last = run[0], run[-1]
     severity = max((f.severity for f in run), key=lambda s: s.rank)
     entities = list(dict.fromkeys(f.entity for f in run if f.entity is not None))
     doc: dict[str, Any] = {
         "rule": first.rule, "code": first.code, "severity": severity.value,
-        "round": first.round, "line": first.line, "count": len(run),
+        "round": first.round, "line": first.line,
+        **({"line_file": first.line_file} if files else {}), "count": len(run),
         "rounds": len({f.round for f in run}), "last_round": last.round,
-        "last_line": last.line, "message": first.message,
+        "last_line": last.line, **({"last_line_file": last.line_file} if files else {}),
+        "message": first.message,
         "last_message": None if last.message == first.message else last.message,
         "action": first.action, "entity": first.entity, "entities": entities,
         "values": first.values,

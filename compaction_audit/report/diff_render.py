@@ -32,7 +32,7 @@ from rich.text import Text
 
 from compaction_audit.diff import FindingDelta, Occurrence, OnsetDelta, RunDiff
 from compaction_audit.report.json_report import TOOL
-from compaction_audit.report.model import SessionReport
+from compaction_audit.report.model import SessionReport, line_at
 from compaction_audit.report.safe import clip_tree, json_safe
 from compaction_audit.report.terminal import SEVERITY_STYLE, SPARK, buckets, line, t
 from compaction_audit.report.terminal_text import ByWidth, hang
@@ -64,7 +64,10 @@ def _run(r: SessionReport) -> dict[str, Any]:
 def _occ(o: Occurrence | None) -> dict[str, Any] | None:
     if o is None:
         return None
-    return {**dataclasses.asdict(o), "severity": o.severity.value}
+    doc = {**dataclasses.asdict(o), "severity": o.severity.value}
+    if o.line_file is None:  # a trace read from one file: the line is the trace's
+        del doc["line_file"]
+    return doc
 
 
 def _unit(f: FindingDelta) -> dict[str, Any]:
@@ -226,8 +229,9 @@ def divergence_table(diff: RunDiff) -> RenderableType:
 
 def _where(o: Occurrence) -> str:
     if o.rounds == 1:
-        return f"round {o.first_round} (line {o.line})"
-    return f"rounds {o.first_round}-{o.last_round} ({o.rounds} rounds, line {o.line})"
+        return f"round {o.first_round} ({line_at(o.line, o.line_file)})"
+    return (f"rounds {o.first_round}-{o.last_round} ({o.rounds} rounds, "
+            f"{line_at(o.line, o.line_file)})")
 
 
 def _unit_lines(f: FindingDelta, with_message: bool) -> list[RenderableType]:

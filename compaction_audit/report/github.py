@@ -3,7 +3,9 @@
 One ``::error`` / ``::warning`` / ``::notice`` command per episode: a rule firing on
 consecutive rounds of one trace, whatever item each finding is about (a fold rule
 firing on ten folds over three rounds is one annotation), at ``file=`` the trace path
-and ``line=`` (``endLine=``) the lines of its first (last) round record.
+and ``line=`` (``endLine=``) the lines of its first (last) round record; when that line
+is one of another file read for the trace (a Cline compaction file given: ``line_file``),
+``file=`` is that file (no ``endLine=`` when the last line is in another file).
 
 GitHub shows at most 10 annotations of each kind (error, warning, notice) per step.
 So each file gets at most :data:`PER_FILE` of each kind: every rule's first episode
@@ -24,7 +26,7 @@ from collections import Counter
 
 from compaction_audit.baseline import trace_key
 from compaction_audit.report.formats import RenderOptions
-from compaction_audit.report.model import Report, SessionReport
+from compaction_audit.report.model import Report, SessionReport, line_path
 from compaction_audit.report.safe import printable
 from compaction_audit.report.summary import episodes, gate_line
 from compaction_audit.rules.base import Finding
@@ -78,8 +80,8 @@ def _episode_command(path: str, run: list[Finding]) -> str:
     where = (f"round {first.round}" if rounds == 1 else
              f"rounds {first.round}-{last.round}")
     items = f", {len(run)} findings" if len(run) > rounds else ""
-    props: dict[str, object] = {"file": path, "line": first.line}
-    if last.line != first.line:
+    props: dict[str, object] = {"file": line_path(path, first.line_file), "line": first.line}
+    if last.line != first.line and last.line_file == first.line_file:
         props["endLine"] = last.line
     props["title"] = f"{first.code} {first.rule} ({where}{items})"
     return command(worst(run), f"{first.message}. What to do: {first.action}", **props)
@@ -92,7 +94,7 @@ def _rest_command(kind: str, path: str, rest: list[list[Finding]]) -> str:
     first = min(rest, key=lambda run: run[0].round)[0]
     return command(kind, f"{len(rest)} more {kind} episode(s) in this trace: {counted}; "
                    "the job summary and the text, JSON or SARIF reports list them",
-                   file=path, line=first.line,
+                   file=line_path(path, first.line_file), line=first.line,
                    title=f"{len(rest)} more {kind} episode(s)")
 
 
@@ -109,7 +111,8 @@ def session_commands(s: SessionReport) -> list[str]:
         if c.get("lost_checked") is False:
             why = c.get("not_checked_reason") or "no summary text"
             notices.append(command("notice", f"compaction at round {c['round']} could not "
-                                   f"be checked: {why} summary", file=path,
+                                   f"be checked: {why} summary",
+                                   file=line_path(path, c.get("line_file")),
                                    line=c.get("line") or 1, title="compaction not checked"))
     lines: list[str] = []
     for kind, runs in by_kind.items():
@@ -139,7 +142,8 @@ def render_github(report: Report, opts: RenderOptions) -> bytes:
                                  file=trace_key(e.path), line=e.line,
                                  title="skipped record"))
         for x in s.limits:  # a check that stopped at its cap (issue 11, class 5)
-            lines.append(command("warning", x.message(), file=trace_key(s.path),
+            where = line_path(trace_key(s.path), s.file_of_round(x.round))
+            lines.append(command("warning", x.message(), file=where,
                                  line=x.line or 1, title="check stopped early"))
         if len(s.skipped) > PER_FILE:
             lines.append(command("warning", f"{len(s.skipped) - PER_FILE} more skipped "

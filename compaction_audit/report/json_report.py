@@ -9,6 +9,9 @@ session object::
      "findings": [{"rule", "code", "severity", "round", "line", "count", "rounds",
                    "last_round", "last_line", "message", "last_message", "action",
                    "entity", "entities", "values": {...}}, ...],
+     (a trace whose lines are in several files, a Cline compaction file given: a
+     ``line_file`` beside each ``line`` of the findings, series, compactions, folded
+     rounds and limits, and ``last_line_file`` beside ``last_line``)
      "findings_omitted": [{"code", "rule", "episodes", "findings", "first_round",
                            "last_round"}, ...],
      "not_evaluated": [...], "skipped": [...], "dependent": [...],
@@ -88,7 +91,9 @@ def session_dict(r: SessionReport, show_all: bool = False) -> dict[str, Any]:
     h = r.header
     rounds = r.series["round"]
     listed, omitted = bounded_episodes(r.findings, show_all)
-    series = r.series.select(SPEC_COLUMNS)
+    files = r.line_files  # the lines are in several files: say which beside each
+    series = r.series.select(*SPEC_COLUMNS[:2], *(["line_file"] if files else []),
+                             *SPEC_COLUMNS[2:])
     if not show_all:
         series = series.filter(pl.col("round").is_in(sorted(key_round_set(r, listed))))
     doc = {
@@ -110,12 +115,14 @@ def session_dict(r: SessionReport, show_all: bool = False) -> dict[str, Any]:
         "series_rounds": {"shown": series.height, "total": r.n_rounds,
                           "all": series.height == r.n_rounds},
         "series": series.to_dicts(),
-        "findings": [episode_dict(run, show_all) for run in listed],
+        "findings": [episode_dict(run, show_all, files) for run in listed],
         "findings_omitted": omitted,
         "not_evaluated": [dataclasses.asdict(n) for n in r.not_evaluated],
         "skipped": [error_dict(e) for e in r.skipped],
         "dependent": [error_dict(e) for e in r.dependent],
-        "limits": [{**dataclasses.asdict(x), "message": x.message()} for x in r.limits],
+        "limits": [{**dataclasses.asdict(x),
+                    **({"line_file": r.file_of_round(x.round)} if files else {}),
+                    "message": x.message()} for x in r.limits],
         "compactions": r.compactions,
         "cosine": r.cosine,
         **r.extra,

@@ -23,7 +23,7 @@ from collections.abc import Iterable
 from compaction_audit.errors import LogError
 from compaction_audit.report.bounded import EPISODES_PER_RULE
 from compaction_audit.report.formats import RenderOptions, rules_of
-from compaction_audit.report.model import Report, SessionReport, fails
+from compaction_audit.report.model import Report, SessionReport, fails, line_at, lines_span
 from compaction_audit.report.safe import printable
 from compaction_audit.report.summary import episodes
 from compaction_audit.rules.base import Finding, Rule
@@ -46,8 +46,9 @@ def _episode_text(run: list[Finding]) -> str:
     f, last = run[0], run[-1]
     rounds = len({x.round for x in run})
     several = f", {len(run)} findings" if len(run) > 1 else ""
-    where = (f"round {f.round} (line {f.line}{several})" if rounds == 1 else
-             f"rounds {f.round}-{last.round} (lines {f.line}-{last.line}{several})")
+    lines_of = lines_span(f.line, f.line_file, last.line, last.line_file, str)
+    where = (f"round {f.round} ({line_at(f.line, f.line_file, str)}{several})" if rounds == 1
+             else f"rounds {f.round}-{last.round} ({lines_of}{several})")
     lines = [f"{where} {f.severity.value}: {f.message}"]
     if last.message != f.message:
         lines.append(f"  last: {last.message}")

@@ -16,7 +16,7 @@ import re
 
 from compaction_audit.recall.ranking import LOW_TIERS, TIER_NAMES
 from compaction_audit.report.formats import RenderOptions
-from compaction_audit.report.model import Report, SessionReport
+from compaction_audit.report.model import Report, SessionReport, line_at
 from compaction_audit.report.safe import printable
 from compaction_audit.report.summary import (
     baseline_info,
@@ -85,7 +85,8 @@ def lost_lines(s: SessionReport, show_all: bool = False) -> list[str]:
     out: list[str] = []
     for c in s.compactions:
         if c.get("lost_checked") is False:
-            out += [f"Compaction at round {c['round']} (line {c['line']}): could not be "
+            where = line_at(c["line"], c.get("line_file"), md)
+            out += [f"Compaction at round {c['round']} ({where}): could not be "
                     f"checked ({md(c.get('not_checked_reason') or 'no summary text')}).", ""]
             continue
         lost = c.get("lost") or []
@@ -93,7 +94,8 @@ def lost_lines(s: SessionReport, show_all: bool = False) -> list[str]:
             continue
         top = [d for d in lost if d.get("tier") not in LOW_TIERS]
         shown = lost if show_all else top[:LOST_ROWS]
-        out.append(f"Lost at the compaction of round {c['round']} (line {c['line']}), "
+        out.append(f"Lost at the compaction of round {c['round']} "
+                   f"({line_at(c['line'], c.get('line_file'), md)}), "
                    "facts that matter first:")
         out.append("")
         for d in shown:
@@ -113,6 +115,16 @@ def lost_lines(s: SessionReport, show_all: bool = False) -> list[str]:
                 out.append(f"- not listed: {md(low)}")
         out.append("")
     return out
+
+
+def _lines(first: int, first_file: str | None, last: int, last_file: str | None) -> str:
+    """The lines column of an episode: ``7``, ``7\u201312``, and with the file each is
+    in when it is not the trace (``line_file``, escaped): ``7 of X``, ``712 of A \u2013
+    7 of B``."""
+    a = f"{first} of {md(first_file)}" if first_file and first_file != last_file else str(first)
+    if first == last and first_file == last_file:
+        return a + (f" of {md(last_file)}" if last_file else "")
+    return f"{a}\u2013{last}" + (f" of {md(last_file)}" if last_file else "")
 
 
 def _code(text: object) -> str:
@@ -148,7 +160,7 @@ def session_section(s: SessionReport, open_: bool, show_all: bool = False) -> li
         first, last = run[0], run[-1]
         rounds = (str(first.round) if first.round == last.round
                   else f"{first.round}\u2013{last.round}")
-        where = str(first.line) if first.line == last.line else f"{first.line}\u2013{last.line}"
+        where = _lines(first.line, first.line_file, last.line, last.line_file)
         n_rounds = len({f.round for f in run})
         if len(run) > n_rounds:
             rounds += f" ({len(run)} findings)"

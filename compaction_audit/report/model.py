@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import os
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import polars as pl
@@ -18,6 +20,7 @@ from compaction_audit.conditions import Condition, can_invert
 from compaction_audit.errors import LogError
 from compaction_audit.limits import Limit
 from compaction_audit.model import SessionHeader
+from compaction_audit.report.safe import printable, unsurrogate
 from compaction_audit.rules.base import Finding, Severity
 from compaction_audit.settings import Settings
 
@@ -91,6 +94,23 @@ class SessionReport:
     def n_rounds(self) -> int:
         """Number of round records audited."""
         return self.series.height
+
+    @property
+    def line_files(self) -> bool:
+        """True when the round lines of this trace are lines of several files (a Cline
+        compaction file or manifest given: the series' ``line_file`` is set); every
+        format then names the file of each line it shows, and the JSON report writes
+        ``line_file`` beside each ``line`` (docs/ci.md).  False for a trace read from
+        one file: the reports are then those of before ``line_file`` existed."""
+        col = self.series.get_column("line_file", default=None)
+        return col is not None and col.null_count() < len(col)
+
+    def file_of_round(self, number: int | None) -> str | None:
+        """The ``line_file`` of round ``number`` (None: unknown, or the trace itself)."""
+        if number is None or not self.line_files:
+            return None
+        rows = self.series.filter(pl.col("round") == number)["line_file"]
+        return rows[0] if len(rows) else None
 
     def counts(self) -> dict[str, int]:
         """Findings per severity (every severity present, zeros included)."""
@@ -175,6 +195,34 @@ class SessionReport:
         elif not invertible:
             parts.append("this loop can drift but not invert")
         return f"{head}: " + "; ".join(parts)
+
+
+def line_at(line: object, line_file: object = None,
+            esc: Callable[[object], str] = printable) -> str:
+    """``line 7``, or ``line 7 of session.messages.json`` when the line is one of
+    another file than the trace (``line_file``, log-derived: written through ``esc``,
+    the format's escaping)."""
+    return f"line {line}" if not line_file else f"line {line} of {esc(line_file)}"
+
+
+def lines_span(first: object, first_file: object, last: object, last_file: object,
+               esc: Callable[[object], str] = printable) -> str:
+    """The lines of a run of rounds: ``lines 7-12``, ``lines 7-12 of X`` (one file),
+    ``line 712 of A to line 7 of B`` (two files; names through ``esc``)."""
+    if first_file == last_file:
+        return f"lines {first}-{last}" + (f" of {esc(first_file)}" if first_file else "")
+    return f"{line_at(first, first_file, esc)} to {line_at(last, last_file, esc)}"
+
+
+def line_path(trace: str, line_file: str | None) -> str:
+    """The path of the file a line is in: ``trace`` when ``line_file`` is None or names
+    the trace itself, else the file of that name beside the trace (Cline's companion
+    files are found in the same folder: docs/adapters.md)."""
+    if not line_file or trace == "-":
+        return trace
+    if unsurrogate(Path(trace).name) == line_file:
+        return trace
+    return os.path.join(os.path.dirname(trace), line_file)
 
 
 def fails(worst: Severity | None, fail_on: str) -> bool:

@@ -4,7 +4,10 @@ One run.  The driver lists the rules that ran, each with its documentation from
 :mod:`compaction_audit.ruledoc` (id = code, name, short and full description, help in
 text and Markdown, default level).  Each finding is one result located at the trace
 file (``artifactLocation.uri``: the path as given, relative to the working directory,
-percent-encoded) and the line of its round record (``region.startLine``).  Its
+percent-encoded) and the line of its round record (``region.startLine``); when that
+line is one of another file read for the trace (``line_file``: a Cline compaction file
+given, its earlier rounds are lines of the messages file beside it), the location is
+that file (:func:`~compaction_audit.report.model.line_path`).  Its
 ``partialFingerprints["compactionAudit/v1"]`` hashes the baseline identity (trace, rule,
 entity or episode) with the round number, so that every result has its own; the
 baseline fingerprint, the round and the values are in ``properties``.  Findings that
@@ -36,7 +39,7 @@ from compaction_audit import __version__
 from compaction_audit.baseline import fingerprint, session_entries, trace_key
 from compaction_audit.report.bounded import bounded_episodes, episode_dict
 from compaction_audit.report.formats import RenderOptions, rules_of
-from compaction_audit.report.model import Report
+from compaction_audit.report.model import Report, line_path
 from compaction_audit.report.safe import clip_tree, json_safe, printable
 from compaction_audit.report.summary import worst_first
 from compaction_audit.ruledoc import help_text, rule_doc, rule_markdown
@@ -101,7 +104,7 @@ def render_sarif(report: Report, opts: RenderOptions) -> bytes:
                 "ruleId": f.code,
                 "level": LEVELS[ep["severity"]],
                 "message": {"text": printable(f"{f.message}{where}. What to do: {f.action}")},
-                "locations": [location(s.path, f.line)],
+                "locations": [location(line_path(s.path, f.line_file), f.line)],
                 "partialFingerprints": {FINGERPRINT_KEY: fingerprint(
                     entry.trace, f.code, f"{entry.key}@round:{f.round}")},
                 "properties": {"round": f.round, "rule": f.rule,
@@ -125,7 +128,8 @@ def render_sarif(report: Report, opts: RenderOptions) -> bytes:
                        "locations": [location(e.path, e.line)]}
                       for s in report.sessions for e in s.skipped]
     notifications += [{"level": "warning", "message": {"text": printable(x.message())},
-                       "locations": [location(s.path, x.line or 1)]}
+                       "locations": [location(line_path(s.path, s.file_of_round(x.round)),
+                                              x.line or 1)]}
                       for s in report.sessions for x in s.limits]  # capped checks
     notifications += omitted_all  # episodes beyond EPISODES_PER_RULE, counted
     run = {

@@ -25,7 +25,13 @@ from rich.table import Table
 from rich.text import Text
 
 from compaction_audit.conditions import can_invert
-from compaction_audit.report.model import Report, SessionReport, reader_notes
+from compaction_audit.report.model import (
+    Report,
+    SessionReport,
+    line_at,
+    lines_span,
+    reader_notes,
+)
 from compaction_audit.report.safe import printable
 from compaction_audit.report.summary import baseline_info
 from compaction_audit.report.terminal_lost import compactions_section, recall_section
@@ -280,17 +286,22 @@ def key_rounds(r: SessionReport) -> RenderableType:
     """The rounds that matter: a table on a wide terminal, a list on a narrow one."""
     rows, labels, cols = _key_rows(r)
     short, legend = column_names(r, cols)
+    files = r.line_files
 
     def table() -> RenderableType:
         tab = Table(title="Rounds that matter", title_justify="left", show_edge=False,
                     caption=legend, caption_justify="left")
         tab.add_column("round", justify="right")
         tab.add_column("line", justify="right")
+        if files:  # the file each line is in, when they are not all the trace's
+            tab.add_column("of file")
         for col in cols:
             tab.add_column(short[col], justify="right")
         tab.add_column("findings")
         for row in rows:
-            tab.add_row(fmt(row["round"]), fmt(row["line"]), *(fmt(row[c]) for c in cols),
+            where = [w(row["line_file"] or "")] if files else []
+            tab.add_row(fmt(row["round"]), fmt(row["line"]), *where,
+                        *(fmt(row[c]) for c in cols),
                         " ".join(sorted(labels.get(row["round"], []))))
         return tab
 
@@ -299,7 +310,7 @@ def key_rounds(r: SessionReport) -> RenderableType:
         for row in rows:
             values = ", ".join(f"{short[c]} {fmt(row[c])}" for c in cols)
             codes = " ".join(sorted(labels.get(row["round"], [])))
-            parts.append(hang(f"round {row['round']} (line {row['line']}): ",
+            parts.append(hang(f"round {row['round']} ({line_at(row['line'], row['line_file'])}): ",
                               values + (f"; {codes}" if codes else "")))
         parts.append(block((legend, "dim"), indent=2))
         return Group(*parts)
@@ -325,8 +336,9 @@ def _where(run: list[Finding]) -> str:
     first, last = run[0], run[-1]
     rounds = len({f.round for f in run})
     several = f", {len(run)} findings" if len(run) > rounds else ""
-    return (f"round {first.round} (line {first.line}{several})" if rounds == 1 else
-            f"rounds {first.round}-{last.round} (lines {first.line}-{last.line}{several})")
+    lines = lines_span(first.line, first.line_file, last.line, last.line_file)
+    return (f"round {first.round} ({line_at(first.line, first.line_file)}{several})"
+            if rounds == 1 else f"rounds {first.round}-{last.round} ({lines}{several})")
 
 
 def _episode(run: list[Finding]) -> list[RenderableType]:

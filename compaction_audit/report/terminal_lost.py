@@ -16,7 +16,12 @@ from rich.console import RenderableType
 from rich.text import Text
 
 from compaction_audit.recall.ranking import LOW_TIERS, TIER_NAMES
-from compaction_audit.report.model import SessionReport, compaction_kind, compaction_sizes
+from compaction_audit.report.model import (
+    SessionReport,
+    compaction_kind,
+    compaction_sizes,
+    line_at,
+)
 from compaction_audit.report.safe import printable
 from compaction_audit.report.terminal_text import (
     LIST_LIMIT,
@@ -115,7 +120,8 @@ def compactions_section(r: SessionReport, show_all: bool = False, limit: int = L
     parts: list[RenderableType | None] = [
         Text(f"Compactions ({len(r.compactions)})", style="bold")]
     for c in shown:
-        parts.append(hang(Text(f"round {c['round']} (line {c['line']}): ", style="bold"),
+        where = line_at(c["line"], c.get("line_file"))
+        parts.append(hang(Text(f"round {c['round']} ({where}): ", style="bold"),
                           _compaction_head(c), indent=2))
         lost = c.get("lost", [])
         rows = listed(lost, show_all, limit)
@@ -161,8 +167,10 @@ def recall_section(r: SessionReport, show_all: bool = False, limit: int = LIST_L
         folds = f["folds"]
         ids = " ".join(printable(x) for x in (folds if show_all else folds[:6]))
         more = "" if show_all or len(folds) <= 6 else f" and {len(folds) - 6} more"
-        parts.append(hang(f"round {f['round']} (line {f['line']}): ",
-                          f"{f['dropped']} drop(s) by ", w(ids), more, indent=2))
+        parts.append(hang(f"round {f['round']} ({line_at(f['line'], f.get('line_file'))}): ",
+                          f"{f['facts']} fact(s) dropped by ", w(ids), more,
+                          f": {f['lost']} lost, {f['facts'] - f['lost']} still held",
+                          indent=2))
     if hidden:
         parts.append(more_line(hidden, "more rounds"))
     if lost and r.compactions:

@@ -44,6 +44,8 @@ class Finding:
     ``values`` holds the numbers that made it fire (JSON-able); ``entity`` names the
     item the finding is about when there is one (a summary id, a span id), so findings
     have a stable identity across runs: (``code``, ``entity`` or ``round``).
+    ``line_file`` names the file ``line`` is a line of when it is not the trace itself
+    (the round's ``line_file``, :data:`~compaction_audit.model.ROUND_SCHEMA`).
     """
 
     rule: str
@@ -55,6 +57,7 @@ class Finding:
     action: str
     values: dict[str, Any] = field(default_factory=dict)
     entity: str | None = None
+    line_file: str | None = None
 
 
 @dataclass

@@ -86,15 +86,24 @@ def _severity(rank: int, low: bool, ceiling: Severity) -> str:
     return min(sev, ceiling, key=lambda s: s.rank).value
 
 
-def _fold_findings(ctx: Context, silent: bool, ceiling: Severity) -> pl.DataFrame:
-    """One row per (round, fold) with a loss: children (their dropped discriminators
-    with tiers; harness children left out: boilerplate is never a finding), worst kind
-    rank, best tier and severity."""
+def _dropped_facts(ctx: Context) -> pl.DataFrame | None:
+    """Every fact a fold dropped from a child, one row per (round ``ri``, ``fold``,
+    ``child``, fact ``key``), harness children left out (boilerplate is never a
+    finding), with its tier, ``pos`` (its place in the ranked lost table; null: another
+    span still holds it, so it is not lost) and ``_silent`` (the child is not resolvable
+    after the round and the fold is not accounted: silent-discriminating-fold, else
+    topic-only-fold).  None when no fold dropped anything.  Computed once per audit:
+    the fold findings and the report's Folds section (:func:`fold_facts`) count the
+    same rows."""
+    if "dropped_facts" in ctx.cache:
+        cached: pl.DataFrame | None = ctx.cache["dropped_facts"]
+        return cached
+    ctx.cache["dropped_facts"] = None
     folds = recall_of(ctx).folds.filter(pl.col("dropped").list.len() > 0)
-    hidden = ~pl.col("child_resolvable") & ~pl.col("accounted")
-    folds = folds.filter(hidden if silent else ~hidden)
     if folds.height == 0:
-        return pl.DataFrame(schema={"ri": pl.Int64})
+        return None
+    folds = folds.with_columns((~pl.col("child_resolvable") & ~pl.col("accounted"))
+                               .alias("_silent"))
     again = recall_of(ctx).lost.select("key", "asked_again_round")
     flat = (
         folds.explode("dropped").unnest("dropped")
@@ -119,7 +128,42 @@ def _fold_findings(ctx: Context, silent: bool, ceiling: Severity) -> pl.DataFram
                        | pl.col("_span").is_in(tagged.implode())).alias("declared"))
         .drop("_tier", "_span")
     )
-    if tiered.height == 0:
+    found = tiered if tiered.height else None
+    ctx.cache["dropped_facts"] = found
+    return found
+
+
+def _fact_counts(tiered: pl.DataFrame) -> pl.DataFrame:
+    """Per (``ri``, ``fold``) of :func:`_dropped_facts` rows: ``facts`` (distinct facts
+    dropped: a fact several children stated is one), ``facts_lost`` (those in the
+    ranked lost table; the rest are still held by another span) and ``drops`` (rows:
+    one per child and fact)."""
+    return tiered.group_by("ri", "fold").agg(
+        pl.col("key").n_unique().alias("facts"),
+        pl.col("key").filter(pl.col("pos").is_not_null()).n_unique().alias("facts_lost"),
+        pl.len().alias("drops"))
+
+
+def fold_facts(ctx: Context) -> pl.DataFrame:
+    """One row per (``ri``, ``fold``) that dropped a fact of a non-harness child:
+    ``facts``, ``facts_lost`` and ``drops`` (:func:`_fact_counts`), the numbers the fold
+    findings say (their values ``facts`` and ``facts_lost``); sorted by ``ri``, ``fold``."""
+    tiered = _dropped_facts(ctx)
+    if tiered is None:
+        return pl.DataFrame(schema={"ri": pl.Int64, "fold": pl.String, "facts": pl.UInt32,
+                                    "facts_lost": pl.UInt32, "drops": pl.UInt32})
+    return _fact_counts(tiered).sort("ri", "fold")
+
+
+def _fold_findings(ctx: Context, silent: bool, ceiling: Severity) -> pl.DataFrame:
+    """One row per (round, fold) with a loss: children (their dropped discriminators
+    with tiers; harness children left out: boilerplate is never a finding), worst kind
+    rank, best tier, ``lost`` (drops: one per child and fact), ``facts`` and
+    ``facts_lost`` (:func:`_fact_counts`) and severity."""
+    tiered = _dropped_facts(ctx)
+    if tiered is not None:
+        tiered = tiered.filter(pl.col("_silent") == silent).drop("_silent")
+    if tiered is None or tiered.height == 0:
         return pl.DataFrame(schema={"ri": pl.Int64})
     per_child = (
         tiered.group_by("ri", "fold", "child", maintain_order=True)
@@ -138,6 +182,8 @@ def _fold_findings(ctx: Context, silent: bool, ceiling: Severity) -> pl.DataFram
              pl.col("worst").max(), pl.col("best_tier").min(),
              pl.col("declared").any(), pl.col("accounted").first(),
              pl.col("dropped").list.len().sum().alias("lost"))
+        .join(_fact_counts(tiered).drop("drops"), on=["ri", "fold"], how="left",
+              maintain_order="left")
     )
     low = grouped["best_tier"].is_in(list(LOW_TIERS)) & ~grouped["declared"]
     grouped = grouped.drop("declared")
@@ -160,16 +206,17 @@ def _describe(children: list[dict[str, Any]], limit: int = 3) -> str:
     for c in children:
         for d in c["dropped"]:
             facts.setdefault(d["key"], (d, d.get("stated_in") or c["child"]))
+    # the counts of fold_facts: distinct facts, and those the lost list holds
     listed = {k: v for k, v in facts.items() if v[0].get("pos") is not None}
     total = len(facts)
     if total > _LISTED:
-        pool = listed or facts
+        pool = listed or facts  # the facts named first: lost ones, else held ones
         best = sorted(pool.values(), key=lambda dc: (
             dc[0]["pos"] is None, dc[0]["pos"] or 0, dc[0]["tier"], -dc[0]["rank"]))[:_SHOWN]
         shown = ", ".join(f"{d['kind']} {_cut(d['text'])!r} ({child})" for d, child in best)
-        held = total - len(pool)
+        held = total - len(listed)
         elsewhere = f" ({held} more still held by another span)" if held else ""
-        return (f"{len(pool)} lost facts{elsewhere} of {len(children)} "
+        return (f"{len(listed)} lost facts{elsewhere} of {len(children)} "
                 f"{'child' if len(children) == 1 else 'children'}, first {shown} "
                 f"and {len(pool) - len(best)} more")
     parts = []

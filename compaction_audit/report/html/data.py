@@ -18,7 +18,7 @@ from typing import Any
 import polars as pl
 import polars.selectors as cs
 
-from compaction_audit.report.model import SessionReport
+from compaction_audit.report.model import SessionReport, line_at, lines_span
 from compaction_audit.rules.base import Finding
 
 MAX_POINTS = 1000
@@ -51,21 +51,25 @@ def rule_anchor(code: str, rule: str) -> str:
 
 def downsample(frame: pl.DataFrame, cols: Iterable[str], max_points: int = MAX_POINTS
                ) -> pl.DataFrame:
-    """``round``, ``round_end``, ``line`` and ``cols`` (those present), one row per
+    """``round``, ``round_end``, ``line`` (then ``line_file`` when the lines are in
+    several files: :attr:`SessionReport.line_files`) and ``cols`` (those present), one row per
     round, or, past ``max_points`` rounds, one row per bucket of consecutive rounds
     (``round``/``line`` of its first round, ``round_end`` its last, each quantity the
     mean of its known values), floats to :data:`SIG_FIGS` significant digits.  Sorted
     by round."""
     cols = [c for c in cols if c in frame.columns]
-    base = frame.select("round", "line", *cols)
+    files = frame.get_column("line_file", default=None)
+    # the file each line is in, third after the line, when not every line is the trace's
+    where = ["line_file"] if files is not None and files.null_count() < len(files) else []
+    base = frame.select("round", "line", *where, *cols)
     if frame.height <= max_points:
-        out = base.select("round", pl.col("round").alias("round_end"), "line", *cols)
+        out = base.select("round", pl.col("round").alias("round_end"), "line", *where, *cols)
     else:
         bucket = (pl.int_range(pl.len(), dtype=pl.Int64) * max_points) // frame.height
         out = (base.with_columns(bucket.alias("_bucket"))
                .group_by("_bucket", maintain_order=True)
                .agg(pl.col("round").first(), pl.col("round").last().alias("round_end"),
-                    pl.col("line").first(),
+                    pl.col("line").first(), *(pl.col(c).first() for c in where),
                     *(pl.col(c).cast(pl.Float64).mean() for c in cols))
                .drop("_bucket"))
     # six significant digits are more than a chart or a reader can tell apart
@@ -117,8 +121,9 @@ def markers(r: SessionReport) -> tuple[list[dict[str, Any]], int]:
     if pin is not None:
         out.append({"round": pin, "kind": "depth pin", "label": f"depth pin (round {pin})"})
     for c in r.compactions:
+        where = line_at(c["line"], c.get("line_file"), str)
         out.append({"round": c["round"], "kind": "compaction",
-                    "label": f"compaction at round {c['round']} (line {c['line']})"})
+                    "label": f"compaction at round {c['round']} ({where})"})
     return out[:MAX_MARKERS], max(0, len(out) - MAX_MARKERS)
 
 
@@ -139,6 +144,8 @@ class Episode:
     message: str
     last_message: str
     action: str
+    first_file: str | None = None  # the file first_line is in, when not the trace's
+    last_file: str | None = None
 
     @property
     def anchor(self) -> str:
@@ -146,11 +153,13 @@ class Episode:
         return rule_anchor(self.code, self.rule)
 
     def where(self) -> str:
-        """``round 5 (line 6)`` or ``rounds 5-40 (lines 6-41, 36 rounds)``."""
+        """``round 5 (line 6)`` or ``rounds 5-40 (lines 6-41, 36 rounds)``; with the
+        file of each line when it is not the trace (``line 7 of X``)."""
         if self.rounds == 1:
-            return f"round {self.first_round} (line {self.first_line})"
-        return (f"rounds {self.first_round}-{self.last_round} (lines {self.first_line}-"
-                f"{self.last_line}, {self.rounds} rounds)")
+            return f"round {self.first_round} ({line_at(self.first_line, self.first_file, str)})"
+        lines = lines_span(self.first_line, self.first_file, self.last_line, self.last_file,
+                           str)
+        return f"rounds {self.first_round}-{self.last_round} ({lines}, {self.rounds} rounds)"
 
 
 def _runs(findings: list[Finding]) -> Iterator[list[Finding]]:
@@ -175,7 +184,8 @@ def episodes(findings: list[Finding]) -> list[Episode]:
         worst = max((f.severity for f in run), key=lambda s: s.rank)
         out.append(Episode(first.code, first.rule, worst.value, first.round, last.round,
                            first.line, last.line, len({f.round for f in run}), len(run),
-                           first.message, last.message, first.action))
+                           first.message, last.message, first.action, first.line_file,
+                           last.line_file))
     return out
 
 

@@ -17,6 +17,7 @@ from compaction_audit.report.html.sections import (
     rule_link,
     rules_reference,
 )
+from compaction_audit.report.model import line_at
 
 RUNS = ("baseline", "candidate")
 
@@ -51,8 +52,9 @@ def _occ(o: Occurrence | None) -> str:
     if o is None:
         return "-"
     if o.rounds == 1:
-        return f"round {o.first_round} (line {o.line})"
-    return f"rounds {o.first_round}-{o.last_round} ({o.rounds} rounds, line {o.line})"
+        return f"round {o.first_round} ({line_at(o.line, o.line_file, str)})"
+    return (f"rounds {o.first_round}-{o.last_round} ({o.rounds} rounds, "
+            f"{line_at(o.line, o.line_file, str)})")
 
 
 def _units_table(units: list[FindingDelta]) -> str:

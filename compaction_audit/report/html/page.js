@@ -43,12 +43,15 @@
     }
     var cols = section.rounds.columns;
     var start = row[0], end = row[1], line = row[2];
-    var at = line === null ? "" : " (line " + line + ")";
+    // the file the line is in, when the trace's lines are in several files (Cline)
+    var files = cols[3] === "line_file";
+    var of = files && row[3] !== null ? " of " + row[3] : "";
+    var at = line === null ? "" : " (line " + line + of + ")";
     var head = start === end ? "Round " + start + at
-      : "Rounds " + start + "-" + end + " (means" + (line === null ? "" : "; from line " + line) + ")";
+      : "Rounds " + start + "-" + end + " (means" + (line === null ? "" : "; from line " + line + of) + ")";
     panel.appendChild(el("h3", head));
     var values = el("p", null, "values");
-    for (var i = 3; i < cols.length; i++) {
+    for (var i = files ? 4 : 3; i < cols.length; i++) {
       var item = el("span");
       item.appendChild(el("b", cols[i] + " "));
       item.appendChild(document.createTextNode(fmt(row[i])));

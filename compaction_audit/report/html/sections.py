@@ -14,7 +14,7 @@ from compaction_audit.report.html.data import (
     rule_anchor,
 )
 from compaction_audit.report.html.page import esc
-from compaction_audit.report.model import compaction_kind, compaction_sizes
+from compaction_audit.report.model import compaction_kind, compaction_sizes, line_at
 from compaction_audit.rules import RULES
 from compaction_audit.rules.base import fmt
 
@@ -151,7 +151,8 @@ def compactions_section(compactions: list[dict[str, Any]]) -> str:
     parts = []
     for c in compactions[:MAX_ROWS]:
         lost = c.get("lost") or []
-        head = (f"round {fmt(c.get('round'))} (line {fmt(c.get('line'))}): "
+        where = line_at(fmt(c.get("line")), c.get("line_file"), str)
+        head = (f"round {fmt(c.get('round'))} ({where}): "
                 f"{compaction_kind(c) or 'compaction'}, trigger {c.get('trigger') or 'unknown'}; "
                 f"{compaction_sizes(c)}"
                 + (f", {len(lost)} lost" if c.get("lost_checked", True) else
