@@ -134,6 +134,24 @@ def main(step: int, fd: int = 0, out: IO[bytes] | None = None) -> None:
                 state["given"].update({at: decode(enc) for at, enc in message[2].items()})
 
     found: list[tuple[ext.Discriminator, ...]] = []
+    at = {t: i for i, t in enumerate(texts)}
+
+    def known(text: str, stype: str) -> tuple[ext.Discriminator, ...] | None:
+        i = at.get((text, stype))
+        if i is None:
+            return None
+        return found[i] if i < len(found) else state["given"].get(i)
+
+    ext.share(known)  # a summary that is also a text (folded again): not extracted twice
+    try:
+        _work(texts, step, found, state, poll, stream)
+    finally:
+        ext.share(None)
+
+
+def _work(texts: list[tuple[str, str]], step: int, found: list[tuple[ext.Discriminator, ...]],
+          state: dict[str, Any], poll: Any, stream: IO[bytes]) -> None:
+    """The two queues of :func:`main`: extraction into ``found``, then survival."""
     while True:
         poll(False)
         end = min(len(found) + step, state["skip"], len(texts))

@@ -31,6 +31,7 @@ import multiprocessing
 import os
 import subprocess
 import threading
+from bisect import bisect_right
 from typing import Any
 
 import polars as pl
@@ -218,12 +219,44 @@ class TextJobs:
         leaves compared with it), each distinct pair once."""
         self._own_from = len(texts)
         """Texts from this index on were extracted here; those before by the helper."""
+        self._extracted: Extracted | None = None
+        """Every text's discriminators, once :meth:`extract_into` has run."""
+        self._at: dict[TextKey, int] | None = None
+        """Index of each text in :attr:`texts` (-1: in :attr:`empty`), made on first
+        :meth:`lookup`."""
+        self._chunk_starts: list[int] = []
+        """Index in :attr:`texts` of the first text of each helper chunk read so far."""
 
     @classmethod
     def start(cls, session: Session, items: pl.DataFrame) -> TextJobs:
         """List the texts and start the helper on them (see :class:`_Helper`)."""
         frame, texts, empty = job_texts(session, items)
         return cls(frame, texts, empty, _Helper.start(texts))
+
+    def lookup(self, text: str, stype: str) -> tuple[ext.Discriminator, ...] | None:
+        """The discriminators of ``(text, stype)`` if one of :attr:`texts` (or
+        :attr:`empty`) and already extracted, here or by the helper; else None.  Given
+        to :func:`compaction_audit.recall.extract.share` for the audit, so that other
+        readers of the same texts do not extract them again."""
+        key = (text, stype)
+        if self._extracted is not None:
+            return self._extracted.get(key)
+        if self._at is None:
+            self._at = dict.fromkeys(self.empty, -1)
+            self._at.update((t, i) for i, t in enumerate(self.texts))
+        at = self._at.get(key)
+        if at is None:
+            return None
+        if at < 0:
+            return ()
+        helper = self.helper
+        if helper is None or at >= helper.done:
+            return None
+        starts, chunks = self._chunk_starts, helper.chunks
+        while len(starts) < len(chunks):
+            starts.append(starts[-1] + len(chunks[len(starts) - 1]) if starts else 0)
+        k = bisect_right(starts, at) - 1
+        return th.decode(chunks[k][at - starts[k]])
 
     def plan(self, session: Session, items: pl.DataFrame, series: Series) -> None:
         """Make :attr:`groups` (once) and send them to the helper: each fold edge
@@ -262,6 +295,7 @@ class TextJobs:
         until this process meets the helper, the helper's before that (all here when
         there is no helper or it stops sending).  Tells the helper where they met."""
         extracted.update(dict.fromkeys(self.empty, ()))
+        self._extracted = extracted
         texts, helper = self.texts, self.helper
         hi = len(texts)
         while hi > (helper.done if helper is not None else 0):

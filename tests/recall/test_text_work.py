@@ -250,3 +250,55 @@ def test_the_helper_fails_quietly_on_bad_input() -> None:
                            recall, "1"], input=(4).to_bytes(8, "little") + b"\xff\xff\xff\xff",
                           capture_output=True, timeout=60)
     assert (proc.returncode, proc.stdout, proc.stderr) == (1, b"", b"")
+
+
+def test_extraction_reads_the_shared_table_first() -> None:
+    # issue 14: texts the analysis (or its helper) extracted are not extracted again by
+    # the survival indexes, asked-again and the faithfulness rules; a text the table
+    # does not hold is extracted as before, and share(None) stops reading it
+    from compaction_audit.recall import extract as ext
+    made_up = texthelper.decode((("quantity", "7 ms", "7 ms", 0, 4, 1),))
+    ext.extract_cached.cache_clear()
+    ext.share(lambda text, stype: made_up if (text, stype) == T0 else None)
+    try:
+        assert ext.extract(*T0) == list(made_up)
+        assert [d.norm for d in ext.extract(*T1)] == ["300 rps"]
+        assert ext.extract(T0[0], "code") != list(made_up)  # another span type
+    finally:
+        ext.share(None)
+        ext.extract_cached.cache_clear()
+    assert [d.norm for d in ext.extract(*T0)] == ["45000 ms", "prod"]
+
+
+def test_lookup_gives_what_the_helper_or_this_process_extracted() -> None:
+    # the helper has sent T0 (made up) in one chunk and T1 in another; T2 not yet; T3
+    # was set aside by the pre-filter (no discriminator); a text not listed is unknown
+    t3 = ("Nothing at all here.", "prose")
+    made_up = (("quantity", "7 ms", "7 ms", 0, 4, 1),)
+    helper = _Stub([[made_up], [E1]], [])
+    frame = pl.DataFrame({"text": [T0[0], T1[0], T2[0]], "stype": ["prose"] * 3})
+    jobs = textwork.TextJobs(frame, [T0, T1, T2], [t3], helper)
+    assert jobs.lookup(*T0) == texthelper.decode(made_up)
+    assert jobs.lookup(*T1) == texthelper.decode(E1)
+    assert jobs.lookup(*T2) is None and jobs.lookup("Other text.", "prose") is None
+    assert jobs.lookup(*t3) == () and jobs.lookup(T0[0], "code") is None
+    jobs.extract_into(textwork.Extracted())  # then from the analysis's table
+    assert jobs.lookup(*T0) == texthelper.decode(made_up) and jobs.lookup(*T2) == ()
+    assert jobs.lookup(*t3) == () and jobs.lookup("Other text.", "prose") is None
+
+
+def test_the_audit_shares_its_extraction_only_while_it_runs(
+        monkeypatch: pytest.MonkeyPatch, write_log: LogWriter) -> None:
+    from compaction_audit import engine
+    from compaction_audit.recall import extract as ext
+    seen: list[Any] = []
+    real = engine.run_rules
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        seen.append(list(ext._known))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(engine, "run_rules", spy)
+    session = read_native(str(write_log([rnd(0, spans=[span("a", T0[0])])])))
+    engine.audit_session(session)
+    assert len(seen) == 1 and len(seen[0]) == 1 and ext._known == []
