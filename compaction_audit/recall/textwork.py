@@ -179,16 +179,20 @@ def job_texts(session: Session, items: pl.DataFrame
               ) -> tuple[pl.DataFrame, list[TextKey], list[TextKey]]:
     """``(frame, texts, empty)``: the distinct (text, span type) keys the analysis
     extracts (raw spans' texts and folded children's, each with its span type;
-    ``items``: :func:`~compaction_audit.recall.analysis.typed_items`), in order of first
-    occurrence, as a frame (``text``, ``stype``) and a list, and those known to hold no
-    discriminator without extracting them: one vectorized pass
+    ``items``: :func:`~compaction_audit.recall.analysis.typed_items`), folded summaries'
+    texts first (the helper extracts them first: unsupported-summary-claim, which runs
+    before the analysis, reads them through :meth:`TextJobs.lookup`), then in order of
+    first occurrence, as a frame (``text``, ``stype``) and a list, and those known to
+    hold no discriminator without extracting them: one vectorized pass
     (:data:`~compaction_audit.recall.prefilter.MAY_HOLD`) sets aside the texts the
     pattern does not match, and harness text is never read."""
     keyed = items.select("id", "kind", "text", "stype").filter(pl.col("text").is_not_null())
     children = session.edges.select(pl.col("child").alias("id")).unique()
-    distinct = pl.concat([
+    folded = keyed.join(children, on="id")
+    distinct = pl.concat([  # summaries first: CA305 reads them before the analysis
+        folded.filter(pl.col("kind") == "summary").select("text", "stype"),
         keyed.filter(pl.col("kind") == "span").select("text", "stype"),
-        keyed.join(children, on="id").select("text", "stype"),
+        folded.select("text", "stype"),
     ]).unique(maintain_order=True)
     maybe = pl.col("text").str.contains(MAY_HOLD) & (pl.col("stype") != "harness")
     empty = distinct.filter(~maybe)

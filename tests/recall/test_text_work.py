@@ -302,3 +302,16 @@ def test_the_audit_shares_its_extraction_only_while_it_runs(
     session = read_native(str(write_log([rnd(0, spans=[span("a", T0[0])])])))
     engine.audit_session(session)
     assert len(seen) == 1 and len(seen[0]) == 1 and ext._known == []
+
+
+def test_folded_summaries_texts_are_listed_first(write_log: LogWriter) -> None:
+    # F is folded again into G: its text is listed before the spans' (the helper
+    # extracts it first: unsupported-summary-claim reads it before the analysis)
+    log = [rnd(0, spans=[span("a", T0[0]), span("b", T1[0])]),
+           rnd(1, summaries=[{"id": "F", "tokens": 5, "children": ["a"], "text": S1}],
+               evicted=["a"]),
+           rnd(2, summaries=[{"id": "G", "tokens": 5, "children": ["F", "b"], "text": S2}],
+               evicted=["F", "b"])]
+    session = read_native(str(write_log(log)))
+    _, texts, _ = textwork.job_texts(session, analysis.typed_items(session))
+    assert texts == [(S1, "prose"), T0, T1]
