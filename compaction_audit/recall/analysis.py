@@ -437,7 +437,8 @@ def analyse(session: Session, series: Series, items: pl.DataFrame | None = None,
     folds = fold_checks(session, extracted, survived, items)
     occ, held, names = _occurrences(session, series, extracted, survived, items)
     folds = _without_names(folds, names)
-    del extracted, survived  # the text tables are not read again: free them early
+    del extracted, survived  # the text tables are not read again here: free them early
+    # (the engine's text jobs keep the discriminators until asked-again has run)
     life = session.items.select("id", pl.col("ri").alias("born"),
                                 resolvable_end(session).alias("gone"))
     recoverable = pl.concat([
@@ -478,6 +479,8 @@ def analyse(session: Session, series: Series, items: pl.DataFrame | None = None,
                         _fold_losses(session, drops, occ, held, life)])
     limits: list[Limit] = []
     lost = _lost_table(session, items, occ, names, losses, drops, limits)
+    if jobs is not None:  # its discriminators, read by asked-again (extract.share)
+        jobs.release()
     floor = _floor(session, series, occ, held, life)
     return Recall(folds, debt, lost, floor, _disagreements(session, occ),
                   redacted_share(session), limits)

@@ -230,6 +230,7 @@ class TextJobs:
         :meth:`lookup`."""
         self._chunk_starts: list[int] = []
         """Index in :attr:`texts` of the first text of each helper chunk read so far."""
+        self._released = False
 
     @classmethod
     def start(cls, session: Session, items: pl.DataFrame) -> TextJobs:
@@ -243,6 +244,8 @@ class TextJobs:
         to :func:`compaction_audit.recall.extract.share` for the audit, so that other
         readers of the same texts do not extract them again."""
         key = (text, stype)
+        if self._released:
+            return None
         if self._extracted is not None:
             return self._extracted.get(key)
         if self._at is None:
@@ -261,6 +264,13 @@ class TextJobs:
             starts.append(starts[-1] + len(chunks[len(starts) - 1]) if starts else 0)
         k = bisect_right(starts, at) - 1
         return th.decode(chunks[k][at - starts[k]])
+
+    def release(self) -> None:
+        """Let go of the discriminators (the analysis is done with them); :meth:`lookup`
+        then knows nothing and extraction happens again where needed."""
+        self._released = True
+        self._extracted = self._at = None
+        self._chunk_starts = []
 
     def plan(self, session: Session, items: pl.DataFrame, series: Series) -> None:
         """Make :attr:`groups` (once) and send them to the helper: each fold edge
