@@ -69,6 +69,28 @@ def decode(encoded: Encoded) -> tuple[ext.Discriminator, ...]:
     return tuple([make(kind_of[k], t, n, a, b, ln) for k, t, n, a, b, ln in encoded])
 
 
+class Decoder:
+    """:func:`decode` that makes one object per distinct encoded discriminator: texts
+    of one trace repeat the same fact at the same place ("prod", a path, a flag), and
+    each object is immutable.  On the 254 MB 10,000 x 2,000 full-text grid cell (issue
+    14): 45,250 objects for 138,939 discriminators, half the decoding time and about
+    16 MB less held by the analysis.  Holds what it made until dropped."""
+
+    def __init__(self) -> None:
+        self._made: dict[tuple[str, str, str, int, int, int], ext.Discriminator] = {}
+
+    def __call__(self, encoded: Encoded) -> tuple[ext.Discriminator, ...]:
+        made, make, kind_of = self._made, ext.Discriminator, _KIND_OF
+        out = []
+        for x in encoded:
+            d = made.get(x)
+            if d is None:
+                k, t, n, a, b, ln = x
+                d = made[x] = make(kind_of[k], t, n, a, b, ln)
+            out.append(d)
+        return tuple(out)
+
+
 def send(stream: IO[bytes], message: Any) -> None:
     """Write one message (see the module docstring)."""
     data = marshal.dumps(message)

@@ -231,6 +231,7 @@ class TextJobs:
         self._chunk_starts: list[int] = []
         """Index in :attr:`texts` of the first text of each helper chunk read so far."""
         self._released = False
+        self._decode = th.Decoder()
 
     @classmethod
     def start(cls, session: Session, items: pl.DataFrame) -> TextJobs:
@@ -263,7 +264,7 @@ class TextJobs:
         while len(starts) < len(chunks):
             starts.append(starts[-1] + len(chunks[len(starts) - 1]) if starts else 0)
         k = bisect_right(starts, at) - 1
-        return th.decode(chunks[k][at - starts[k]])
+        return self._decode(chunks[k][at - starts[k]])
 
     def release(self) -> None:
         """Let go of the discriminators (the analysis is done with them); :meth:`lookup`
@@ -271,6 +272,7 @@ class TextJobs:
         self._released = True
         self._extracted = self._at = None
         self._chunk_starts = []
+        self._decode = th.Decoder()
 
     def plan(self, session: Session, items: pl.DataFrame, series: Series) -> None:
         """Make :attr:`groups` (once) and send them to the helper: each fold edge
@@ -325,13 +327,14 @@ class TextJobs:
             given = {c: th.encode(extracted[texts[c]]) for _, children in self.groups or ()
                      for c in children if c >= hi}
             helper.post(("k", hi, given))
-        at = 0
+        at, decode = 0, self._decode
         for chunk in list(helper.chunks):
             for encoded in chunk[:hi - at]:
-                extracted[texts[at]] = th.decode(encoded)
+                extracted[texts[at]] = decode(encoded)
                 at += 1
             if at >= hi:
                 break
+        self._decode = th.Decoder()  # what it made is held by ``extracted`` now
 
     def survive_into(self, extracted: Extracted, survived: Survived) -> None:
         """The survival flags of every pair of :attr:`groups` into ``survived``: from

@@ -317,3 +317,12 @@ def test_folded_summaries_texts_are_listed_first(write_log: LogWriter) -> None:
     session = read_native(str(write_log(log)))
     _, texts, _ = textwork.job_texts(session, analysis.typed_items(session))
     assert texts == [(S1, "prose"), T0, T1]
+
+
+def test_the_decoder_makes_one_object_per_distinct_discriminator() -> None:
+    # T0 and a text stating the same 45000 ms at the same place: one object for both,
+    # equal to what decode makes
+    decoder = texthelper.Decoder()
+    first, second = decoder(E0), decoder(E0[:1] + E1)
+    assert first == texthelper.decode(E0) and second == texthelper.decode(E0[:1] + E1)
+    assert second[0] is first[0] and second[1] is not first[1]
