@@ -32,7 +32,9 @@ kinds (``"not enable --force prod migration"``, ``"max 3 replicas"``,
 ``key=value`` gives the key and the value as two discriminators.
 
 Speed: regexes are compiled once; both scans start with a character class so the C
-matcher skips word characters; results and summary indexes are LRU-cached.
+matcher skips word characters; results and summary indexes are LRU-cached; during an
+audit, :func:`extract_cached` first reads the table of texts the recall analysis and
+its helper process extracted (:func:`share`).
 """
 
 from __future__ import annotations

@@ -22,6 +22,8 @@ Between two chunks or groups it reads what the auditor sent, if anything:
 ``("k", k, given)``, the auditor has extracted the texts from index ``k`` on (the
 helper stops extracting there; ``given``: the discriminators of those that are
 children in a group, by index); ``("s",)``, stop.  End of input stops it too.
+A summary text that is also one of its texts (a summary folded again) is indexed for
+survival with the discriminators it already has (:func:`~compaction_audit.recall.extract.share`).
 """
 
 from __future__ import annotations
