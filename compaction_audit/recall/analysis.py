@@ -437,8 +437,11 @@ def analyse(session: Session, series: Series, items: pl.DataFrame | None = None,
     folds = fold_checks(session, extracted, survived, items)
     occ, held, names = _occurrences(session, series, extracted, survived, items)
     folds = _without_names(folds, names)
-    del extracted, survived  # the text tables are not read again here: free them early
-    # (the engine's text jobs keep the discriminators until asked-again has run)
+    if jobs is not None:  # asked-again and flips index user and summary texts (as prose)
+        jobs.narrow(items.filter(((pl.col("kind") == "span") & (pl.col("source") == "user"))
+                                 | (pl.col("kind") == "summary"))
+                    .select("text").drop_nulls().unique()["text"].to_list())
+    del extracted, survived  # the text tables are not read again: free them early
     life = session.items.select("id", pl.col("ri").alias("born"),
                                 resolvable_end(session).alias("gone"))
     recoverable = pl.concat([
@@ -479,8 +482,6 @@ def analyse(session: Session, series: Series, items: pl.DataFrame | None = None,
                         _fold_losses(session, drops, occ, held, life)])
     limits: list[Limit] = []
     lost = _lost_table(session, items, occ, names, losses, drops, limits)
-    if jobs is not None:  # its discriminators, read by asked-again (extract.share)
-        jobs.release()
     floor = _floor(session, series, occ, held, life)
     return Recall(folds, debt, lost, floor, _disagreements(session, occ),
                   redacted_share(session), limits)

@@ -230,7 +230,6 @@ class TextJobs:
         :meth:`lookup`."""
         self._chunk_starts: list[int] = []
         """Index in :attr:`texts` of the first text of each helper chunk read so far."""
-        self._released = False
         self._decode = th.Decoder()
 
     @classmethod
@@ -245,8 +244,6 @@ class TextJobs:
         to :func:`compaction_audit.recall.extract.share` for the audit, so that other
         readers of the same texts do not extract them again."""
         key = (text, stype)
-        if self._released:
-            return None
         if self._extracted is not None:
             return self._extracted.get(key)
         if self._at is None:
@@ -266,13 +263,12 @@ class TextJobs:
         k = bisect_right(starts, at) - 1
         return self._decode(chunks[k][at - starts[k]])
 
-    def release(self) -> None:
-        """Let go of the discriminators (the analysis is done with them); :meth:`lookup`
-        then knows nothing and extraction happens again where needed."""
-        self._released = True
-        self._extracted = self._at = None
-        self._chunk_starts = []
-        self._decode = th.Decoder()
+    def narrow(self, texts: list[str]) -> None:
+        """Keep only the discriminators of ``texts`` read as prose (what a survival
+        index of each reads): the analysis is done with the others."""
+        known = self._extracted if self._extracted is not None else Extracted()
+        self._extracted = Extracted({k: known[k] for t in texts
+                                     if (k := (t, "prose")) in known})
 
     def plan(self, session: Session, items: pl.DataFrame, series: Series) -> None:
         """Make :attr:`groups` (once) and send them to the helper: each fold edge

@@ -285,8 +285,9 @@ def test_lookup_gives_what_the_helper_or_this_process_extracted() -> None:
     jobs.extract_into(textwork.Extracted())  # then from the analysis's table
     assert jobs.lookup(*T0) == texthelper.decode(made_up) and jobs.lookup(*T2) == ()
     assert jobs.lookup(*t3) == () and jobs.lookup("Other text.", "prose") is None
-    jobs.release()  # the analysis is done with them: nothing is known any more
-    assert jobs.lookup(*T0) is None and jobs.lookup(*t3) is None
+    jobs.narrow([T1[0], t3[0]])  # only these, read as prose, are kept
+    assert jobs.lookup(*T1) == texthelper.decode(E1) and jobs.lookup(*t3) == ()
+    assert jobs.lookup(*T0) is None and jobs.lookup(*T2) is None
 
 
 def test_the_audit_shares_its_extraction_only_while_it_runs(
