@@ -15,6 +15,7 @@ from compaction_audit.onset import onsets
 from compaction_audit.pyvalues import values as python_values
 from compaction_audit.recall.analysis import typed_items
 from compaction_audit.recall.caches import forget as forget_text_caches
+from compaction_audit.recall.extract import share as share_extraction
 from compaction_audit.recall.sections import compaction_view, recall_sections
 from compaction_audit.recall.textwork import TextJobs
 from compaction_audit.rehydrate import suggestions
@@ -198,6 +199,7 @@ def audit_session(session: Session, settings: Settings | None = None,
         # ones (issue 14)
         items = typed_items(session)
         jobs = TextJobs.start(session, items)
+        share_extraction(jobs.lookup)  # the rules read these texts' discriminators too
         try:
             rebuilt = rebuild(session)
             series = build_series(session, rebuilt.series)
@@ -227,6 +229,7 @@ def audit_session(session: Session, settings: Settings | None = None,
                 cosine=cosine_section(ctx, rebuilt, chosen),
             )
         finally:
+            share_extraction(None)
             jobs.close()
 
 

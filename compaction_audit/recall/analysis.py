@@ -437,6 +437,10 @@ def analyse(session: Session, series: Series, items: pl.DataFrame | None = None,
     folds = fold_checks(session, extracted, survived, items)
     occ, held, names = _occurrences(session, series, extracted, survived, items)
     folds = _without_names(folds, names)
+    if jobs is not None:  # asked-again and flips index user and summary texts (as prose)
+        jobs.narrow(items.filter(((pl.col("kind") == "span") & (pl.col("source") == "user"))
+                                 | (pl.col("kind") == "summary"))
+                    .select("text").drop_nulls().unique()["text"].to_list())
     del extracted, survived  # the text tables are not read again: free them early
     life = session.items.select("id", pl.col("ri").alias("born"),
                                 resolvable_end(session).alias("gone"))

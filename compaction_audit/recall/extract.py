@@ -32,12 +32,15 @@ kinds (``"not enable --force prod migration"``, ``"max 3 replicas"``,
 ``key=value`` gives the key and the value as two discriminators.
 
 Speed: regexes are compiled once; both scans start with a character class so the C
-matcher skips word characters; results and summary indexes are LRU-cached.
+matcher skips word characters; results and summary indexes are LRU-cached; during an
+audit, :func:`extract_cached` first reads the table of texts the recall analysis and
+its helper process extracted (:func:`share`).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from functools import lru_cache
 
 from compaction_audit.recall.clauses import scan_clauses, scan_requirements
@@ -52,7 +55,7 @@ from compaction_audit.recall.ruledout import scan_ruled_out
 from compaction_audit.recall.spantypes import clean_text
 
 __all__ = ["CLAUSE_KINDS", "KIND_RANK", "SCOPE_CANON", "Discriminator", "Kind", "extract",
-           "extract_cached", "is_discriminating"]
+           "extract_cached", "is_discriminating", "share"]
 
 # --------------------------------------------------------------------- token kinds
 _SPACED_UNITS = (r"ms|msecs?|milliseconds?|secs?|seconds?|mins?|minutes?|hrs?|hours?|days?"
@@ -288,9 +291,39 @@ def _blank_fences(text: str) -> str:
     return _FENCE_RE.sub(lambda m: re.sub(r"[^\n]", " ", m.group()), text)
 
 
+Known = Callable[[str, str], tuple[Discriminator, ...] | None]
+"""``known(text, span_type)``: the discriminators of ``text`` already extracted
+elsewhere (:func:`extract_cached`'s own result), or None when not known."""
+_known: list[Known] = []
+
+
+def share(known: Known | None) -> None:
+    """Make :func:`extract_cached` read ``known`` before extracting (None: stop).
+
+    The recall analysis extracts every distinct span text once, partly in a helper
+    process (:mod:`compaction_audit.recall.textwork`); survival indexes, the
+    asked-again check and the faithfulness rules extract some of the same texts
+    again (summaries folded again, user texts: 0.5-1 s of the audit process on the
+    254 MB 10,000 x 2,000 text cell of the benchmark grid, issue 14).  ``known``
+    must return exactly what :func:`extract_cached` would."""
+    _known.clear()
+    if known is not None:
+        _known.append(known)
+
+
 @lru_cache(maxsize=4096)
 def extract_cached(text: str, span_type: str = "prose") -> tuple[Discriminator, ...]:
-    """Every discriminator of ``text`` read as ``span_type`` (see :func:`extract`)."""
+    """Every discriminator of ``text`` read as ``span_type`` (see :func:`extract`);
+    from the table given to :func:`share` when it holds them."""
+    if _known:
+        found = _known[0](text, span_type)
+        if found is not None:
+            return found
+    return _extract(text, span_type)
+
+
+def _extract(text: str, span_type: str) -> tuple[Discriminator, ...]:
+    """:func:`extract_cached` without the cache."""
     if span_type == "harness":
         return ()
     body = clean_text(text)

@@ -31,6 +31,7 @@ import multiprocessing
 import os
 import subprocess
 import threading
+from bisect import bisect_right
 from typing import Any
 
 import polars as pl
@@ -178,16 +179,20 @@ def job_texts(session: Session, items: pl.DataFrame
               ) -> tuple[pl.DataFrame, list[TextKey], list[TextKey]]:
     """``(frame, texts, empty)``: the distinct (text, span type) keys the analysis
     extracts (raw spans' texts and folded children's, each with its span type;
-    ``items``: :func:`~compaction_audit.recall.analysis.typed_items`), in order of first
-    occurrence, as a frame (``text``, ``stype``) and a list, and those known to hold no
-    discriminator without extracting them: one vectorized pass
+    ``items``: :func:`~compaction_audit.recall.analysis.typed_items`), folded summaries'
+    texts first (the helper extracts them first: unsupported-summary-claim, which runs
+    before the analysis, reads them through :meth:`TextJobs.lookup`), then in order of
+    first occurrence, as a frame (``text``, ``stype``) and a list, and those known to
+    hold no discriminator without extracting them: one vectorized pass
     (:data:`~compaction_audit.recall.prefilter.MAY_HOLD`) sets aside the texts the
     pattern does not match, and harness text is never read."""
     keyed = items.select("id", "kind", "text", "stype").filter(pl.col("text").is_not_null())
     children = session.edges.select(pl.col("child").alias("id")).unique()
-    distinct = pl.concat([
+    folded = keyed.join(children, on="id")
+    distinct = pl.concat([  # summaries first: CA305 reads them before the analysis
+        folded.filter(pl.col("kind") == "summary").select("text", "stype"),
         keyed.filter(pl.col("kind") == "span").select("text", "stype"),
-        keyed.join(children, on="id").select("text", "stype"),
+        folded.select("text", "stype"),
     ]).unique(maintain_order=True)
     maybe = pl.col("text").str.contains(MAY_HOLD) & (pl.col("stype") != "harness")
     empty = distinct.filter(~maybe)
@@ -218,12 +223,52 @@ class TextJobs:
         leaves compared with it), each distinct pair once."""
         self._own_from = len(texts)
         """Texts from this index on were extracted here; those before by the helper."""
+        self._extracted: Extracted | None = None
+        """Every text's discriminators, once :meth:`extract_into` has run."""
+        self._at: dict[TextKey, int] | None = None
+        """Index of each text in :attr:`texts` (-1: in :attr:`empty`), made on first
+        :meth:`lookup`."""
+        self._chunk_starts: list[int] = []
+        """Index in :attr:`texts` of the first text of each helper chunk read so far."""
+        self._decode = th.Decoder()
 
     @classmethod
     def start(cls, session: Session, items: pl.DataFrame) -> TextJobs:
         """List the texts and start the helper on them (see :class:`_Helper`)."""
         frame, texts, empty = job_texts(session, items)
         return cls(frame, texts, empty, _Helper.start(texts))
+
+    def lookup(self, text: str, stype: str) -> tuple[ext.Discriminator, ...] | None:
+        """The discriminators of ``(text, stype)`` if one of :attr:`texts` (or
+        :attr:`empty`) and already extracted, here or by the helper; else None.  Given
+        to :func:`compaction_audit.recall.extract.share` for the audit, so that other
+        readers of the same texts do not extract them again."""
+        key = (text, stype)
+        if self._extracted is not None:
+            return self._extracted.get(key)
+        if self._at is None:
+            self._at = dict.fromkeys(self.empty, -1)
+            self._at.update((t, i) for i, t in enumerate(self.texts))
+        at = self._at.get(key)
+        if at is None:
+            return None
+        if at < 0:
+            return ()
+        helper = self.helper
+        if helper is None or at >= helper.done:
+            return None
+        starts, chunks = self._chunk_starts, helper.chunks
+        while len(starts) < len(chunks):
+            starts.append(starts[-1] + len(chunks[len(starts) - 1]) if starts else 0)
+        k = bisect_right(starts, at) - 1
+        return self._decode(chunks[k][at - starts[k]])
+
+    def narrow(self, texts: list[str]) -> None:
+        """Keep only the discriminators of ``texts`` read as prose (what a survival
+        index of each reads): the analysis is done with the others."""
+        known = self._extracted if self._extracted is not None else Extracted()
+        self._extracted = Extracted({k: known[k] for t in texts
+                                     if (k := (t, "prose")) in known})
 
     def plan(self, session: Session, items: pl.DataFrame, series: Series) -> None:
         """Make :attr:`groups` (once) and send them to the helper: each fold edge
@@ -262,6 +307,7 @@ class TextJobs:
         until this process meets the helper, the helper's before that (all here when
         there is no helper or it stops sending).  Tells the helper where they met."""
         extracted.update(dict.fromkeys(self.empty, ()))
+        self._extracted = extracted
         texts, helper = self.texts, self.helper
         hi = len(texts)
         while hi > (helper.done if helper is not None else 0):
@@ -277,13 +323,14 @@ class TextJobs:
             given = {c: th.encode(extracted[texts[c]]) for _, children in self.groups or ()
                      for c in children if c >= hi}
             helper.post(("k", hi, given))
-        at = 0
+        at, decode = 0, self._decode
         for chunk in list(helper.chunks):
             for encoded in chunk[:hi - at]:
-                extracted[texts[at]] = th.decode(encoded)
+                extracted[texts[at]] = decode(encoded)
                 at += 1
             if at >= hi:
                 break
+        self._decode = th.Decoder()  # what it made is held by ``extracted`` now
 
     def survive_into(self, extracted: Extracted, survived: Survived) -> None:
         """The survival flags of every pair of :attr:`groups` into ``survived``: from

@@ -250,3 +250,80 @@ def test_the_helper_fails_quietly_on_bad_input() -> None:
                            recall, "1"], input=(4).to_bytes(8, "little") + b"\xff\xff\xff\xff",
                           capture_output=True, timeout=60)
     assert (proc.returncode, proc.stdout, proc.stderr) == (1, b"", b"")
+
+
+def test_extraction_reads_the_shared_table_first() -> None:
+    # issue 14: texts the analysis (or its helper) extracted are not extracted again by
+    # the survival indexes, asked-again and the faithfulness rules; a text the table
+    # does not hold is extracted as before, and share(None) stops reading it
+    from compaction_audit.recall import extract as ext
+    made_up = texthelper.decode((("quantity", "7 ms", "7 ms", 0, 4, 1),))
+    ext.extract_cached.cache_clear()
+    ext.share(lambda text, stype: made_up if (text, stype) == T0 else None)
+    try:
+        assert ext.extract(*T0) == list(made_up)
+        assert [d.norm for d in ext.extract(*T1)] == ["300 rps"]
+        assert ext.extract(T0[0], "code") != list(made_up)  # another span type
+    finally:
+        ext.share(None)
+        ext.extract_cached.cache_clear()
+    assert [d.norm for d in ext.extract(*T0)] == ["45000 ms", "prod"]
+
+
+def test_lookup_gives_what_the_helper_or_this_process_extracted() -> None:
+    # the helper has sent T0 (made up) in one chunk and T1 in another; T2 not yet; T3
+    # was set aside by the pre-filter (no discriminator); a text not listed is unknown
+    t3 = ("Nothing at all here.", "prose")
+    made_up = (("quantity", "7 ms", "7 ms", 0, 4, 1),)
+    helper = _Stub([[made_up], [E1]], [])
+    frame = pl.DataFrame({"text": [T0[0], T1[0], T2[0]], "stype": ["prose"] * 3})
+    jobs = textwork.TextJobs(frame, [T0, T1, T2], [t3], helper)
+    assert jobs.lookup(*T0) == texthelper.decode(made_up)
+    assert jobs.lookup(*T1) == texthelper.decode(E1)
+    assert jobs.lookup(*T2) is None and jobs.lookup("Other text.", "prose") is None
+    assert jobs.lookup(*t3) == () and jobs.lookup(T0[0], "code") is None
+    jobs.extract_into(textwork.Extracted())  # then from the analysis's table
+    assert jobs.lookup(*T0) == texthelper.decode(made_up) and jobs.lookup(*T2) == ()
+    assert jobs.lookup(*t3) == () and jobs.lookup("Other text.", "prose") is None
+    jobs.narrow([T1[0], t3[0]])  # only these, read as prose, are kept
+    assert jobs.lookup(*T1) == texthelper.decode(E1) and jobs.lookup(*t3) == ()
+    assert jobs.lookup(*T0) is None and jobs.lookup(*T2) is None
+
+
+def test_the_audit_shares_its_extraction_only_while_it_runs(
+        monkeypatch: pytest.MonkeyPatch, write_log: LogWriter) -> None:
+    from compaction_audit import engine
+    from compaction_audit.recall import extract as ext
+    seen: list[Any] = []
+    real = engine.run_rules
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        seen.append(list(ext._known))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(engine, "run_rules", spy)
+    session = read_native(str(write_log([rnd(0, spans=[span("a", T0[0])])])))
+    engine.audit_session(session)
+    assert len(seen) == 1 and len(seen[0]) == 1 and ext._known == []
+
+
+def test_folded_summaries_texts_are_listed_first(write_log: LogWriter) -> None:
+    # F is folded again into G: its text is listed before the spans' (the helper
+    # extracts it first: unsupported-summary-claim reads it before the analysis)
+    log = [rnd(0, spans=[span("a", T0[0]), span("b", T1[0])]),
+           rnd(1, summaries=[{"id": "F", "tokens": 5, "children": ["a"], "text": S1}],
+               evicted=["a"]),
+           rnd(2, summaries=[{"id": "G", "tokens": 5, "children": ["F", "b"], "text": S2}],
+               evicted=["F", "b"])]
+    session = read_native(str(write_log(log)))
+    _, texts, _ = textwork.job_texts(session, analysis.typed_items(session))
+    assert texts == [(S1, "prose"), T0, T1]
+
+
+def test_the_decoder_makes_one_object_per_distinct_discriminator() -> None:
+    # T0 and a text stating the same 45000 ms at the same place: one object for both,
+    # equal to what decode makes
+    decoder = texthelper.Decoder()
+    first, second = decoder(E0), decoder(E0[:1] + E1)
+    assert first == texthelper.decode(E0) and second == texthelper.decode(E0[:1] + E1)
+    assert second[0] is first[0] and second[1] is not first[1]
