@@ -15,6 +15,7 @@ from compaction_audit.onset import onsets
 from compaction_audit.pyvalues import values as python_values
 from compaction_audit.recall.analysis import typed_items
 from compaction_audit.recall.caches import forget as forget_text_caches
+from compaction_audit.recall.caches import keeps as keeps_text_caches
 from compaction_audit.recall.sections import compaction_view, recall_sections
 from compaction_audit.recall.textwork import TextJobs
 from compaction_audit.rehydrate import suggestions
@@ -37,7 +38,7 @@ def select_rules(codes: Iterable[str] | None = None) -> list[Rule]:
 
 
 def run_rules(ctx: Context, rules: list[Rule],
-              severity: dict[str, Severity] | None = None
+              severity: dict[str, Severity] | None = None, keep_caches: bool = False
               ) -> tuple[list[Finding], list[NotEvaluated]]:
     """Evaluate ``rules``; returns findings (by round, then code) and skipped rounds
     (in the order of ``rules``).
@@ -46,6 +47,9 @@ def run_rules(ctx: Context, rules: list[Rule],
     recall analysis (``Rule.reads_recall``) are evaluated last: its text work runs in a
     helper process meanwhile (issue 14); each rule's findings are its own, so the
     order of evaluation changes nothing in the result.
+
+    The recall modules' text caches are cleared after each rule, or with
+    ``keep_caches`` once after the last (:func:`compaction_audit.recall.caches.keeps`).
     """
     frame = ctx.series.frame.select("ri", "round", "line")
     findings: list[Finding] = []
@@ -53,7 +57,8 @@ def run_rules(ctx: Context, rules: list[Rule],
     for at in sorted(range(len(rules)), key=lambda k: rules[k].reads_recall):
         rule = rules[at]
         outcome = rule.evaluate(ctx)
-        forget_text_caches()  # the trace's texts, memoized by the rule's text work
+        if not keep_caches:
+            forget_text_caches()  # the trace's texts, memoized by the rule's text work
         for reason, count in outcome.not_evaluated.items():
             notes_of[at].append(NotEvaluated(rule.name, rule.code, reason, count))
         rows = outcome.fired.join(frame, on="ri", how="left").sort("ri")
@@ -74,6 +79,8 @@ def run_rules(ctx: Context, rules: list[Rule],
             message = row.pop("message", None) or rule.message(row, ctx)
             findings.append(Finding(rule.name, rule.code, sev, number, line, message,
                                     rule.action, capped(row) if over[k] else row, entity))
+    if keep_caches:
+        forget_text_caches()
     findings.sort(key=lambda f: (f.round, f.code))
     return findings, [note for notes in notes_of for note in notes]
 
@@ -201,7 +208,8 @@ def audit_session(session: Session, settings: Settings | None = None,
             ctx = Context(session, series, settings, rebuilt=rebuilt,
                           cache={"typed_items": items, "text_jobs": jobs})
             chosen = rules if rules is not None else select_rules()
-            findings, notes = run_rules(ctx, chosen, severity)
+            findings, notes = run_rules(ctx, chosen, severity, keeps_text_caches(
+                int(session.items["text"].str.len_chars().sum() or 0)))
             recall, ranked = recall_of(ctx), ranked_of(ctx)
             return SessionReport(
                 path=session.path,
