@@ -9,6 +9,7 @@ import polars as pl
 
 from compaction_audit.conditions import conditions
 from compaction_audit.cosine import Rebuilt, rebuild
+from compaction_audit.cosine.embed import answer_pending
 from compaction_audit.io.quiet_gc import paused_gc
 from compaction_audit.model import Session
 from compaction_audit.onset import onsets
@@ -202,6 +203,8 @@ def audit_session(session: Session, settings: Settings | None = None,
         items = typed_items(session)
         jobs = TextJobs.start(session, items)
         try:
+            # the wait for the embedding helper's answer, if any, spent extracting
+            jobs.extract_while(answer_pending)
             rebuilt = rebuild(session)
             series = build_series(session, rebuilt.series)
             jobs.plan(session, items, series)  # the helper's survival checks, queued

@@ -247,6 +247,24 @@ class Helper:
         writer.start()
         self._pending = (texts, query, writer)
 
+    def waiting(self) -> bool:
+        """True while a request is pending and nothing of its answer has arrived yet:
+        the audit may do other work meanwhile (issue 14, item 4).  Never blocks, but
+        reads the helper's ``ready`` message when that is what has arrived (as
+        :meth:`ready` would); False once the answer has begun, or the helper failed."""
+        stream = self.process.stdout
+        if self._pending is None or self.status not in (None, "model") or stream is None:
+            return False
+        try:
+            fd = stream.fileno()
+            if not select.select([fd], [], [], 0)[0]:
+                return True
+            if self.status is None:  # what arrived is the load's message (or the end)
+                return self.ready() and not select.select([fd], [], [], 0)[0]
+        except (OSError, ValueError):
+            return False
+        return False
+
     def cosines(self, texts: list[str], query: str) -> list[float | None] | None:
         """The helper's ``embed._local_cosines(texts, query)`` (asked for now, or by
         :meth:`request`); None (and the helper is ended) when it is not ready, dies,

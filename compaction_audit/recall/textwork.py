@@ -31,6 +31,7 @@ import multiprocessing
 import os
 import subprocess
 import threading
+from collections.abc import Callable
 from typing import Any
 
 import polars as pl
@@ -218,6 +219,9 @@ class TextJobs:
         leaves compared with it), each distinct pair once."""
         self._own_from = len(texts)
         """Texts from this index on were extracted here; those before by the helper."""
+        self._early: dict[TextKey, tuple[ext.Discriminator, ...]] = {}
+        """What :meth:`extract_while` extracted: the texts from :attr:`_back` on."""
+        self._back = len(texts)
 
     @classmethod
     def start(cls, session: Session, items: pl.DataFrame) -> TextJobs:
@@ -257,13 +261,28 @@ class TextJobs:
         if self.helper is not None:
             self.helper.post(("g", self.groups))
 
+    def extract_while(self, busy: Callable[[], bool]) -> int:
+        """Extract texts here, from the last back, while ``busy()`` says this process
+        would otherwise wait (for the embedding helper's answer: issue 14, item 4),
+        asking again after each text; :meth:`extract_into` takes them.  Returns how
+        many texts were extracted."""
+        texts, early, back = self.texts, self._early, self._back
+        floor = self.helper.done if self.helper is not None else 0
+        while back > floor and busy():
+            back -= 1
+            if texts[back] not in early:
+                early[texts[back]] = tuple(ext.extract(*texts[back]))
+        done, self._back = self._back - back, back
+        return done
+
     def extract_into(self, extracted: Extracted) -> None:
         """Every text's discriminators into ``extracted``: from the last text back
         until this process meets the helper, the helper's before that (all here when
         there is no helper or it stops sending).  Tells the helper where they met."""
         extracted.update(dict.fromkeys(self.empty, ()))
+        extracted.update(self._early)
         texts, helper = self.texts, self.helper
-        hi = len(texts)
+        hi = self._back
         while hi > (helper.done if helper is not None else 0):
             lo = max(hi - STEP, helper.done if helper is not None else 0)
             for t in texts[lo:hi]:

@@ -121,6 +121,45 @@ def test_this_process_takes_the_texts_after_those_the_helper_sent() -> None:
     assert helper.posted == [("k", 1, {1: E1})]
 
 
+def test_texts_extracted_while_waiting_are_taken_and_not_extracted_again(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # busy twice: T2 and T1 are extracted while waiting (from the last back), then T0
+    # by extract_into, each once; the result is extract's own
+    jobs = _jobs([T0, T1, T2], None)
+    answers = iter([True, True, False])
+    assert jobs.extract_while(lambda: next(answers)) == 2
+    assert jobs.extract_while(lambda: False) == 0
+    calls: list[str] = []
+    real = textwork.ext.extract
+
+    def counted(text: str, stype: str = "prose") -> Any:
+        calls.append(text)
+        return real(text, stype)
+
+    monkeypatch.setattr(textwork.ext, "extract", counted)
+    extracted = textwork.Extracted()
+    jobs.extract_into(extracted)
+    assert calls == [T0[0]]
+    assert {t: [d.norm for d in ds] for t, ds in extracted.items()} == {
+        T0: ["45000 ms", "prod"], T1: ["300 rps"], T2: []}
+    assert jobs._own_from == 0
+
+
+def test_extraction_while_waiting_stops_where_the_helper_is() -> None:
+    # the helper has sent T0 and T1: at most T2 is extracted while waiting, and the
+    # helper is told that this process took the texts from 2 on
+    made_up = (("quantity", "7 ms", "7 ms", 0, 4, 1),)
+    helper = _Stub([[made_up, ()]], [])
+    jobs = _jobs([T0, T1, T2], helper)
+    jobs.groups = [(S2, [2])]
+    assert jobs.extract_while(lambda: True) == 1
+    extracted = textwork.Extracted()
+    jobs.extract_into(extracted)
+    assert jobs._own_from == 2
+    assert [d.norm for d in extracted[T0]] == ["7 ms"] and extracted[T2] == ()
+    assert helper.posted == [("k", 2, {2: ()})]
+
+
 def test_this_process_checks_the_groups_after_those_the_helper_sent() -> None:
     # the helper has sent the flags of the first group (made up: none survives); the
     # second is checked here
