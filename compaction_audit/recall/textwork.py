@@ -18,7 +18,10 @@ about half of the checks, whole summaries at a time, go to the helper, so that n
 summary's comparison index (``survival._index``) is built in both processes.
 
 The helper imports only :mod:`~compaction_audit.recall.extract` and
-:mod:`~compaction_audit.recall.survival` (standard library, no Polars); it ends with
+:mod:`~compaction_audit.recall.survival` (standard library, no Polars; started with
+``-S``: :func:`~compaction_audit.recall.textearly.command`); on a small session it is
+the one the ``audit`` command started before its imports, at a lower priority
+(:mod:`~compaction_audit.recall.textearly`), else it starts here; it ends with
 this process (:func:`compaction_audit.childproc.prelude`) and when its input is closed.
 Whatever it fails to deliver is done here.
 """
@@ -36,10 +39,10 @@ from typing import Any
 
 import polars as pl
 
-from compaction_audit.childproc import prelude, python_command
 from compaction_audit.model import Session
 from compaction_audit.recall import extract as ext
 from compaction_audit.recall import survival as surv
+from compaction_audit.recall import textearly
 from compaction_audit.recall import texthelper as th
 from compaction_audit.recall.prefilter import MAY_HOLD
 from compaction_audit.series import Series
@@ -48,7 +51,7 @@ PARALLEL_MIN_JOBS = 4000
 """Distinct texts from which the text work is shared with a helper process; below it,
 starting the process costs more than it saves."""
 
-STEP = 64
+STEP = textearly.STEP
 """Texts per chunk: the helper sends its extractions this many at a time, and checks
 between chunks whether this process has taken over the rest (about 7 ms of work)."""
 
@@ -115,16 +118,21 @@ class _Helper:
 
     @classmethod
     def start(cls, texts: list[TextKey]) -> _Helper | None:
-        """The helper extracting ``texts``; None (do everything here) when there are
-        fewer than :data:`PARALLEL_MIN_JOBS`, on one CPU, without POSIX pipes that
-        ``select`` can watch, inside a worker process, or when it cannot start."""
+        """The helper extracting ``texts``: the one the command started early
+        (:mod:`~compaction_audit.recall.textearly`) whatever their number, else a new
+        one; None (do everything here) when there is no text, fewer than
+        :data:`PARALLEL_MIN_JOBS` and no early helper, on one CPU, without POSIX pipes
+        that ``select`` can watch, inside a worker process, or when it cannot start."""
+        early = textearly.take_early()
+        if early is not None:
+            if texts and early.poll() is None:
+                return cls(early, texts)
+            textearly.end(early)
         if (len(texts) < PARALLEL_MIN_JOBS or (os.cpu_count() or 1) < 2 or os.name != "posix"
                 or multiprocessing.parent_process() is not None):
             return None
-        package = os.path.dirname(os.path.dirname(ext.__file__))
         try:
-            process = subprocess.Popen([*python_command(), "-c", prelude(os.getpid()) + th.BOOT,
-                                        package, os.path.dirname(ext.__file__), str(STEP)],
+            process = subprocess.Popen(textearly.command(os.getpid(), STEP),
                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE)
         except OSError:
             return None
