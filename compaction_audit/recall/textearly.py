@@ -31,9 +31,8 @@ import atexit
 import contextlib
 import os
 import subprocess
-import sys
 
-from compaction_audit.childproc import prelude, python_command
+from compaction_audit.childproc import in_worker_process, prelude, python_command
 from compaction_audit.recall import texthelper as th
 
 STEP = 64
@@ -69,9 +68,7 @@ def _cores() -> int:
 def wanted() -> bool:
     """True when a helper can work beside this process: POSIX pipes, a second CPU for
     this process, and not a worker process of ``audit_paths``."""
-    mp = sys.modules.get("multiprocessing")
-    return (os.name == "posix" and _cores() >= 2
-            and (mp is None or mp.parent_process() is None))
+    return os.name == "posix" and _cores() >= 2 and not in_worker_process()
 
 
 def idle_core() -> bool:

@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import contextlib
 import marshal
-import multiprocessing
 import os
 import subprocess
 import threading
@@ -39,6 +38,7 @@ from typing import Any
 
 import polars as pl
 
+from compaction_audit.childproc import in_worker_process
 from compaction_audit.model import Session
 from compaction_audit.recall import extract as ext
 from compaction_audit.recall import survival as surv
@@ -129,7 +129,7 @@ class _Helper:
                 return cls(early, texts)
             textearly.end(early)
         if (len(texts) < PARALLEL_MIN_JOBS or (os.cpu_count() or 1) < 2 or os.name != "posix"
-                or multiprocessing.parent_process() is not None):
+                or in_worker_process()):
             return None
         try:
             process = subprocess.Popen(textearly.command(os.getpid(), STEP),
