@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from concurrent.futures import as_completed
 
 from compaction_audit.cosine.embed import start_loading_for
 from compaction_audit.cosine.rebuild import prefetch
@@ -99,6 +98,8 @@ def audit_paths(paths: Sequence[str], settings: Settings | None = None,
             progress(sum(r is not None for r in results), total, paths[i])
 
     if workers > 1:
+        from concurrent.futures import as_completed  # a pool's; one trace loads none
+
         with worker_pool(workers) as pool:
             here = [reads_once(p) for p in paths]  # a worker cannot open our stdin, FIFO
             indexes = [i for i, p in enumerate(paths) if not here[i]]

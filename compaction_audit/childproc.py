@@ -59,6 +59,14 @@ def safe_path_env() -> Iterator[None]:
             os.environ[SAFE_PATH_ENV] = before
 
 
+def in_worker_process() -> bool:
+    """True inside a worker process of a multiprocessing pool (``audit_paths``' spawn
+    workers), which has ``multiprocessing`` loaded; a process that has not loaded it
+    is not one, and does not load it to ask (about 7 ms of an audit's start-up)."""
+    mp = sys.modules.get("multiprocessing")
+    return mp is not None and mp.parent_process() is not None
+
+
 def reap(processes: Iterable[subprocess.Popen[bytes]]) -> None:
     """End each helper: killed if still running, waited for (no zombie left), its
     stdout pipe closed.  Safe on a process that has already ended."""

@@ -22,7 +22,6 @@ wins a tie), so ``ignore = ["ALL"]`` with ``extend-select = ["CA104"]`` runs CA1
 from __future__ import annotations
 
 import difflib
-import tomllib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -91,6 +90,8 @@ def display_path(path: Path, cwd: Path | None = None) -> str:
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
+    import tomllib  # here: a run without a configuration file does not load it
+
     data = read_bounded(str(path), str(path), MAX_CONFIG_BYTES)  # never /dev/zero whole
     try:
         return tomllib.loads(data.decode("utf-8"))

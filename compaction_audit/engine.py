@@ -9,12 +9,14 @@ import polars as pl
 
 from compaction_audit.conditions import conditions
 from compaction_audit.cosine import Rebuilt, rebuild
+from compaction_audit.cosine.embed import answer_pending
 from compaction_audit.io.quiet_gc import paused_gc
 from compaction_audit.model import Session
 from compaction_audit.onset import onsets
 from compaction_audit.pyvalues import values as python_values
 from compaction_audit.recall.analysis import typed_items
 from compaction_audit.recall.caches import forget as forget_text_caches
+from compaction_audit.recall.caches import keeps as keeps_text_caches
 from compaction_audit.recall.extract import share as share_extraction
 from compaction_audit.recall.sections import compaction_view, recall_sections
 from compaction_audit.recall.textwork import TextJobs
@@ -38,7 +40,7 @@ def select_rules(codes: Iterable[str] | None = None) -> list[Rule]:
 
 
 def run_rules(ctx: Context, rules: list[Rule],
-              severity: dict[str, Severity] | None = None
+              severity: dict[str, Severity] | None = None, keep_caches: bool = False
               ) -> tuple[list[Finding], list[NotEvaluated]]:
     """Evaluate ``rules``; returns findings (by round, then code) and skipped rounds
     (in the order of ``rules``).
@@ -47,6 +49,9 @@ def run_rules(ctx: Context, rules: list[Rule],
     recall analysis (``Rule.reads_recall``) are evaluated last: its text work runs in a
     helper process meanwhile (issue 14); each rule's findings are its own, so the
     order of evaluation changes nothing in the result.
+
+    The recall modules' text caches are cleared after each rule, or with
+    ``keep_caches`` once after the last (:func:`compaction_audit.recall.caches.keeps`).
     """
     series = ctx.series.frame  # line_file: the file of each round's line (series.py)
     frame = series.select("ri", "round", "line", *(["line_file"] if "line_file" in
@@ -56,7 +61,8 @@ def run_rules(ctx: Context, rules: list[Rule],
     for at in sorted(range(len(rules)), key=lambda k: rules[k].reads_recall):
         rule = rules[at]
         outcome = rule.evaluate(ctx)
-        forget_text_caches()  # the trace's texts, memoized by the rule's text work
+        if not keep_caches:
+            forget_text_caches()  # the trace's texts, memoized by the rule's text work
         for reason, count in outcome.not_evaluated.items():
             notes_of[at].append(NotEvaluated(rule.name, rule.code, reason, count))
         rows = outcome.fired.join(frame, on="ri", how="left").sort("ri")
@@ -79,6 +85,8 @@ def run_rules(ctx: Context, rules: list[Rule],
             findings.append(Finding(rule.name, rule.code, sev, number, line, message,
                                     rule.action, capped(row) if over[k] else row, entity,
                                     line_file))
+    if keep_caches:
+        forget_text_caches()
     findings.sort(key=lambda f: (f.round, f.code))
     return findings, [note for notes in notes_of for note in notes]
 
@@ -201,13 +209,16 @@ def audit_session(session: Session, settings: Settings | None = None,
         jobs = TextJobs.start(session, items)
         share_extraction(jobs.lookup)  # the rules read these texts' discriminators too
         try:
+            # the wait for the embedding helper's answer, if any, spent extracting
+            jobs.extract_while(answer_pending)
             rebuilt = rebuild(session)
             series = build_series(session, rebuilt.series)
             jobs.plan(session, items, series)  # the helper's survival checks, queued
             ctx = Context(session, series, settings, rebuilt=rebuilt,
                           cache={"typed_items": items, "text_jobs": jobs})
             chosen = rules if rules is not None else select_rules()
-            findings, notes = run_rules(ctx, chosen, severity)
+            findings, notes = run_rules(ctx, chosen, severity, keeps_text_caches(
+                int(session.items["text"].str.len_chars().sum() or 0)))
             recall, ranked = recall_of(ctx), ranked_of(ctx)
             return SessionReport(
                 path=session.path,

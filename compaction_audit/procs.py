@@ -28,13 +28,14 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
-from concurrent.futures import Future, ProcessPoolExecutor
-from multiprocessing import get_context
 from types import FrameType
-from typing import Any, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 from compaction_audit.childproc import safe_path_env
 from compaction_audit.stopline import Terminated as Terminated  # re-exported
+
+if TYPE_CHECKING:  # loaded by worker_pool: an audit of one trace starts no pool
+    from concurrent.futures import Future, ProcessPoolExecutor
 
 T = TypeVar("T")
 
@@ -112,6 +113,9 @@ def worker_pool(workers: int) -> Iterator[ProcessPoolExecutor]:
     and terminates the workers at once, then re-raises.  SIGTERM is handled only while
     the block runs, and only when this is the main thread.
     """
+    from concurrent.futures import ProcessPoolExecutor
+    from multiprocessing import get_context
+
     workers = max(1, min(workers, available_cores()))
     with safe_path_env():  # workers start while the block runs (at submit)
         pool = ProcessPoolExecutor(workers, mp_context=get_context("spawn"),

@@ -143,10 +143,37 @@ def embed_early(paths: list[str]) -> bool:
     Polars and reads the log.  The helper's module is loaded by file path, so that the
     ``cosine`` package (and with it Polars) is not imported for it; the package finds
     it in ``sys.modules`` later.  Returns True when a helper was started."""
-    import sys
-
     if not _command:
         return False
+    module = _server()
+    return module is not None and bool(module.start_early(paths))
+
+
+def text_early(paths: list[str]) -> bool:
+    """In the command's own process, start the recall analysis's text helper before
+    the auditor's modules load, at a lower priority, when ``paths`` is one trace that
+    looks as if it carries texts (:func:`compaction_audit.cosine.server.texted_file`;
+    :mod:`compaction_audit.recall.textearly`, issue 14, item 4): its interpreter and
+    regular expressions load on the other core while this process imports Polars and
+    reads the log.  Every audit of a trace with texts runs the analysis (its debt is
+    in the report's series), whatever the rules selected.  Loads the text modules
+    (``extract``, ``survival``: the audit needs them anyway).  Returns True when a
+    helper was started."""
+    if not _command:
+        return False
+    module = _server()
+    if module is None or not module.texted_file(paths):
+        return False
+    from compaction_audit.recall import textearly
+
+    return textearly.start_early()
+
+
+def _server() -> Any:
+    """:mod:`compaction_audit.cosine.server`, loaded by file path (see
+    :func:`embed_early`); None when it cannot be."""
+    import sys
+
     name = "compaction_audit.cosine.server"
     module = sys.modules.get(name)
     if module is None:
@@ -156,12 +183,12 @@ def embed_early(paths: list[str]) -> bool:
         here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "cosine", "server.py")
         spec = importlib.util.spec_from_file_location(name, here)
         if spec is None or spec.loader is None:
-            return False
+            return None
         module = importlib.util.module_from_spec(spec)
         sys.modules[name] = module
         try:
             spec.loader.exec_module(module)
         except Exception:
             del sys.modules[name]
-            return False
-    return bool(module.start_early(paths))
+            return None
+    return module

@@ -14,6 +14,7 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -138,6 +139,53 @@ def test_texts_sent_early_are_collected_by_the_rebuild(
     assert len(asked) == (1 if same else 2)
     assert asked[-1] == [t[:embed.TEXT_CHARS] for t in texts if t.strip()]
     assert embed._load.cache_info().currsize == 0
+
+
+def _until(check: Any, seconds: float = 60.0) -> None:
+    deadline = time.monotonic() + seconds
+    while not check():
+        assert time.monotonic() < deadline, "never happened"
+        time.sleep(0.01)
+
+
+def test_waiting_says_whether_the_answer_has_begun_without_blocking() -> None:
+    silent = _stub(READY_THEN_SILENT)
+    answering = _stub(WRONG)
+    try:
+        assert not silent.waiting()  # nothing asked: nothing to wait for
+        silent.request(TEXTS, QUERY)
+        answering.request(TEXTS, QUERY)
+        # its ready message is read by waiting(), which goes on saying True
+        _until(lambda: silent.waiting() and silent.status == "model")
+        started = time.monotonic()
+        assert silent.waiting() and silent.waiting()
+        assert time.monotonic() - started < 1.0
+        _until(lambda: not answering.waiting())  # its answer has arrived
+        assert answering.status == "model"
+        assert answering.cosines(TEXTS, QUERY) is None  # read there: the wrong length
+    finally:
+        silent.close()
+        answering.close()
+    assert not silent.waiting()  # ended
+
+
+def test_the_audit_works_while_the_helper_embeds_and_gets_the_same_cosines(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    needs_model()
+    monkeypatch.delenv(embed.ENV, raising=False)
+    here = embed.cosines(TEXTS, QUERY)
+    embed.forget_model()
+    assert not embed.answer_pending()  # no helper
+    helper = server.Helper.start()
+    assert helper is not None
+    monkeypatch.setattr(server, "_early", [helper])
+    assert embed.start_loading() is True
+    assert not embed.answer_pending()  # nothing asked yet
+    assert embed.prefetch(TEXTS, QUERY) is True
+    _until(lambda: not embed.answer_pending())
+    assert embed.method() == embed.MODEL_NAME
+    assert embed.cosines(TEXTS, QUERY) == here
+    assert embed._load.cache_info().currsize == 0  # the model never loaded here
 
 
 @pytest.mark.parametrize("case", ["dead", "silent", "ready-then-silent", "wrong"])

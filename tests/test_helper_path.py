@@ -61,6 +61,22 @@ def test_text_helper(planted: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     assert _imported(planted) == []
 
 
+def test_early_text_helper(planted: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from compaction_audit.recall import textearly
+
+    if not textearly.wanted():
+        pytest.skip("the text helper needs two CPUs")
+    monkeypatch.setattr(textearly, "_early", [])
+    monkeypatch.setattr(textearly, "idle_core", lambda: True)
+    assert textearly.start_early() is True
+    helper = textwork._Helper.start([("Set the port to 8080 in /etc/app.conf.", "tool")])
+    assert helper is not None
+    helper.post(("s",))
+    helper.process.wait(timeout=60)  # it read the texts and the stop: its start ran
+    helper.close()
+    assert _imported(planted) == []
+
+
 def test_embedding_helper(planted: Path) -> None:
     helper = server.Helper.start()
     assert helper is not None

@@ -143,6 +143,16 @@ def test_workers_start_with_ctrl_c_blocked_and_the_parent_keeps_it() -> None:
     assert signal.SIGINT not in before
 
 
+def test_a_pool_worker_knows_it_is_one_and_this_process_is_not() -> None:
+    from compaction_audit.childproc import in_worker_process
+    from compaction_audit.procs import submit_all, worker_pool
+
+    assert not in_worker_process()
+    with worker_pool(1) as pool:
+        (future,) = submit_all(pool, in_worker_process, [()])
+        assert future.result(timeout=60) is True
+
+
 def test_a_ctrl_c_anywhere_in_a_command_ends_with_one_line(
         capsys: pytest.CaptureFixture[str]) -> None:
     """Typer would turn a KeyboardInterrupt raised outside the pool (start-up, report

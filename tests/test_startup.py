@@ -103,6 +103,22 @@ def test_an_audit_loads_no_extra_it_does_not_use(tmp_path: Path) -> None:
         assert name not in loaded
 
 
+def test_an_audit_of_one_trace_without_a_config_file_loads_no_pool_nor_toml(
+        tmp_path: Path) -> None:
+    """multiprocessing and tomllib (about 15 ms of start-up, issue 14 item 4) load when
+    a pool starts or a configuration file is read, not for every audit."""
+    argv = ["compaction-audit", "audit", "--isolated", str(SAMPLES / "faithfulness.jsonl"),
+            "-o", str(tmp_path / "out.txt")]
+    code = (f"import sys\nsys.argv = {argv!r}\n"
+            "from compaction_audit.__main__ import run\n"
+            "try:\n    run()\nexcept SystemExit:\n    pass\n"
+            "print(sorted(m for m in ('polars', 'multiprocessing', 'tomllib') "
+            "if m in sys.modules), file=sys.stderr)\n")
+    done = _python(code)
+    assert done.stderr.strip().splitlines()[-1] == "['polars']"
+    assert (tmp_path / "out.txt").stat().st_size > 0
+
+
 def test_an_audit_of_a_session_without_text_loads_no_model(tmp_path: Path) -> None:
     from compaction_audit.scale import write_scale_session
 

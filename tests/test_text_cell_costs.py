@@ -94,6 +94,28 @@ def test_recall_readers_run_last_and_notes_and_findings_keep_the_rules_order() -
         ("CA305", 7, 3, "CA305")]
 
 
+def test_small_sessions_keep_the_text_caches_until_the_last_rule(monkeypatch: Any) -> None:
+    import compaction_audit.engine as engine
+    from compaction_audit.recall import caches
+
+    calls: list[int] = []
+    monkeypatch.setattr(engine, "forget_text_caches", lambda: calls.append(1) or 0)
+    frame = pl.DataFrame({"ri": [0], "round": [7], "line": [3]})
+    ctx = SimpleNamespace(series=SimpleNamespace(frame=frame), session=None,
+                          settings=None)
+    rules = [_rule(code, False, []) for code in ("CA101", "CA102", "CA301")]
+    kept = run_rules(ctx, rules, keep_caches=True)  # type: ignore[arg-type]
+    assert len(calls) == 1  # once, after the last rule
+    calls.clear()
+    cleared = run_rules(ctx, rules)  # type: ignore[arg-type]
+    assert len(calls) == 3  # after each rule
+    assert [f.code for f in kept[0]] == [f.code for f in cleared[0]] == [
+        "CA101", "CA102", "CA301"]
+    assert caches.keeps(caches.KEEP_CACHES_CHARS)
+    assert not caches.keeps(caches.KEEP_CACHES_CHARS + 1)
+    assert caches.keeps(468_783)  # the 2.8 MB transcript of benchmarks/startup.py
+
+
 def test_the_rules_that_read_the_recall_analysis_say_so() -> None:
     from compaction_audit.engine import select_rules
 

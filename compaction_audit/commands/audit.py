@@ -321,11 +321,13 @@ def audit_command(
 
     An unreadable trace is reported and counted, the others are still audited; exit 2.
     """
-    from compaction_audit.startup import embed_early, loading
+    from compaction_audit.startup import embed_early, loading, text_early
 
     if engine is Engine.local:
         embed_early(paths)  # the embedding model loads in a helper while we import
     with loading():  # the auditor: Polars, the readers, the rules, the report
+        if engine is Engine.local:
+            text_early(paths)  # and the recall analysis's text helper, at low priority
         from compaction_audit import api  # noqa: F401 - loaded here, used by run_audit
         from compaction_audit.discover import names_one_file
         from compaction_audit.outfile import refuse_same_file

@@ -488,6 +488,15 @@ def helper_waiting() -> bool:
     return helper is not None and HELPER and helper.status in (None, "model")
 
 
+def answer_pending() -> bool:
+    """True while the helper process embeds the texts :func:`prefetch` sent it and
+    nothing of its answer has arrived (:meth:`~compaction_audit.cosine.server.Helper.waiting`):
+    the audit does other work until then (issue 14, item 4).  Never blocks."""
+    with _HELPER_LOCK:
+        helper = _helper
+        return helper is not None and HELPER and helper.waiting()
+
+
 def _local_cosines(texts: list[str], query: str) -> list[float | None]:
     """The model's cosines of ``texts`` to ``query``, computed in this process (the
     helper process runs this too)."""

@@ -99,32 +99,39 @@ def wanted() -> bool:
 
 
 PEEK_BYTES = 1 << 16
-"""Bytes of a log's start that :func:`start_early` looks at."""
+"""Bytes of a log's start that :func:`texted_file` looks at."""
 
 _early: list[Helper] = []
 
 
-def start_early(paths: list[str]) -> bool:
-    """Start a helper before the auditor's modules load, when the command will audit
-    one trace in this process that looks as if it carries texts: ``paths`` is one
-    regular file (plain or ``.gz``) whose first :data:`PEEK_BYTES` hold a ``"text"``
-    key, and :func:`wanted`.  :func:`take_early` hands it to the embedding.  A hint
-    only: results never depend on it (an unused helper ends with the command).  Never
-    raises; returns True when a helper was started."""
-    import atexit
+def texted_file(paths: list[str]) -> bool:
+    """True when ``paths`` is one regular file (plain or ``.gz``) whose first
+    :data:`PEEK_BYTES` hold a ``"text"`` key: a trace that looks as if it carries
+    texts, for the helpers the command starts before its imports.  Never raises."""
     import gzip
     import stat
 
-    if len(paths) != 1 or _early or not wanted():
+    if len(paths) != 1:
         return False
     try:
         if not stat.S_ISREG(os.stat(paths[0]).st_mode):
             return False
         opener: Any = gzip.open if paths[0].endswith(".gz") else open
         with opener(paths[0], "rb") as handle:
-            if b'"text"' not in handle.read(PEEK_BYTES):
-                return False
+            return b'"text"' in handle.read(PEEK_BYTES)
     except Exception:  # the reader reports a bad file, not this hint
+        return False
+
+
+def start_early(paths: list[str]) -> bool:
+    """Start a helper before the auditor's modules load, when the command will audit
+    one trace in this process that looks as if it carries texts (:func:`texted_file`)
+    and :func:`wanted`.  :func:`take_early` hands it to the embedding.  A hint
+    only: results never depend on it (an unused helper ends with the command).  Never
+    raises; returns True when a helper was started."""
+    import atexit
+
+    if len(paths) != 1 or _early or not wanted() or not texted_file(paths):
         return False
     helper = Helper.start()
     if helper is None:
@@ -246,6 +253,24 @@ class Helper:
                                   daemon=True)
         writer.start()
         self._pending = (texts, query, writer)
+
+    def waiting(self) -> bool:
+        """True while a request is pending and nothing of its answer has arrived yet:
+        the audit may do other work meanwhile (issue 14, item 4).  Never blocks, but
+        reads the helper's ``ready`` message when that is what has arrived (as
+        :meth:`ready` would); False once the answer has begun, or the helper failed."""
+        stream = self.process.stdout
+        if self._pending is None or self.status not in (None, "model") or stream is None:
+            return False
+        try:
+            fd = stream.fileno()
+            if not select.select([fd], [], [], 0)[0]:
+                return True
+            if self.status is None:  # what arrived is the load's message (or the end)
+                return self.ready() and not select.select([fd], [], [], 0)[0]
+        except (OSError, ValueError):
+            return False
+        return False
 
     def cosines(self, texts: list[str], query: str) -> list[float | None] | None:
         """The helper's ``embed._local_cosines(texts, query)`` (asked for now, or by

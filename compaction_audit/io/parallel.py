@@ -8,7 +8,6 @@ a helper (:class:`HelperFailed`) sends it back to reading alone, with the same r
 from __future__ import annotations
 
 import marshal
-import multiprocessing
 import os
 import queue
 import subprocess
@@ -18,7 +17,7 @@ from typing import IO, Any
 
 import orjson
 
-from compaction_audit.childproc import prelude, python_command, reap
+from compaction_audit.childproc import in_worker_process, prelude, python_command, reap
 from compaction_audit.errors import LogError
 from compaction_audit.io import records as rec
 from compaction_audit.io import retained_bytes
@@ -63,7 +62,7 @@ def wanted(path: str) -> bool:
     already inside a worker process (``audit_paths`` runs one trace per CPU)."""
     if path == "-" or path.endswith((".gz", ".zst")) or (os.cpu_count() or 1) < 2:
         return False
-    if multiprocessing.parent_process() is not None:
+    if in_worker_process():
         return False
     try:
         return os.path.getsize(path) >= PARALLEL_MIN_BYTES

@@ -18,7 +18,10 @@ about half of the checks, whole summaries at a time, go to the helper, so that n
 summary's comparison index (``survival._index``) is built in both processes.
 
 The helper imports only :mod:`~compaction_audit.recall.extract` and
-:mod:`~compaction_audit.recall.survival` (standard library, no Polars); it ends with
+:mod:`~compaction_audit.recall.survival` (standard library, no Polars; started with
+``-S``: :func:`~compaction_audit.recall.textearly.command`); on a small session it is
+the one the ``audit`` command started before its imports, at a lower priority
+(:mod:`~compaction_audit.recall.textearly`), else it starts here; it ends with
 this process (:func:`compaction_audit.childproc.prelude`) and when its input is closed.
 Whatever it fails to deliver is done here.
 """
@@ -27,19 +30,20 @@ from __future__ import annotations
 
 import contextlib
 import marshal
-import multiprocessing
 import os
 import subprocess
 import threading
 from bisect import bisect_right
+from collections.abc import Callable
 from typing import Any
 
 import polars as pl
 
-from compaction_audit.childproc import prelude, python_command
+from compaction_audit.childproc import in_worker_process
 from compaction_audit.model import Session
 from compaction_audit.recall import extract as ext
 from compaction_audit.recall import survival as surv
+from compaction_audit.recall import textearly
 from compaction_audit.recall import texthelper as th
 from compaction_audit.recall.prefilter import MAY_HOLD
 from compaction_audit.series import Series
@@ -48,7 +52,7 @@ PARALLEL_MIN_JOBS = 4000
 """Distinct texts from which the text work is shared with a helper process; below it,
 starting the process costs more than it saves."""
 
-STEP = 64
+STEP = textearly.STEP
 """Texts per chunk: the helper sends its extractions this many at a time, and checks
 between chunks whether this process has taken over the rest (about 7 ms of work)."""
 
@@ -115,16 +119,21 @@ class _Helper:
 
     @classmethod
     def start(cls, texts: list[TextKey]) -> _Helper | None:
-        """The helper extracting ``texts``; None (do everything here) when there are
-        fewer than :data:`PARALLEL_MIN_JOBS`, on one CPU, without POSIX pipes that
-        ``select`` can watch, inside a worker process, or when it cannot start."""
+        """The helper extracting ``texts``: the one the command started early
+        (:mod:`~compaction_audit.recall.textearly`) whatever their number, else a new
+        one; None (do everything here) when there is no text, fewer than
+        :data:`PARALLEL_MIN_JOBS` and no early helper, on one CPU, without POSIX pipes
+        that ``select`` can watch, inside a worker process, or when it cannot start."""
+        early = textearly.take_early()
+        if early is not None:
+            if texts and early.poll() is None:
+                return cls(early, texts)
+            textearly.end(early)
         if (len(texts) < PARALLEL_MIN_JOBS or (os.cpu_count() or 1) < 2 or os.name != "posix"
-                or multiprocessing.parent_process() is not None):
+                or in_worker_process()):
             return None
-        package = os.path.dirname(os.path.dirname(ext.__file__))
         try:
-            process = subprocess.Popen([*python_command(), "-c", prelude(os.getpid()) + th.BOOT,
-                                        package, os.path.dirname(ext.__file__), str(STEP)],
+            process = subprocess.Popen(textearly.command(os.getpid(), STEP),
                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE)
         except OSError:
             return None
@@ -231,6 +240,9 @@ class TextJobs:
         self._chunk_starts: list[int] = []
         """Index in :attr:`texts` of the first text of each helper chunk read so far."""
         self._decode = th.Decoder()
+        self._early: dict[TextKey, tuple[ext.Discriminator, ...]] = {}
+        """What :meth:`extract_while` extracted: the texts from :attr:`_back` on."""
+        self._back = len(texts)
 
     @classmethod
     def start(cls, session: Session, items: pl.DataFrame) -> TextJobs:
@@ -246,6 +258,8 @@ class TextJobs:
         key = (text, stype)
         if self._extracted is not None:
             return self._extracted.get(key)
+        if (early := self._early.get(key)) is not None:  # by :meth:`extract_while`
+            return early
         if self._at is None:
             self._at = dict.fromkeys(self.empty, -1)
             self._at.update((t, i) for i, t in enumerate(self.texts))
@@ -302,14 +316,29 @@ class TextJobs:
         if self.helper is not None:
             self.helper.post(("g", self.groups))
 
+    def extract_while(self, busy: Callable[[], bool]) -> int:
+        """Extract texts here, from the last back, while ``busy()`` says this process
+        would otherwise wait (for the embedding helper's answer: issue 14, item 4),
+        asking again after each text; :meth:`extract_into` takes them.  Returns how
+        many texts were extracted."""
+        texts, early, back = self.texts, self._early, self._back
+        floor = self.helper.done if self.helper is not None else 0
+        while back > floor and busy():
+            back -= 1
+            if texts[back] not in early:
+                early[texts[back]] = tuple(ext.extract(*texts[back]))
+        done, self._back = self._back - back, back
+        return done
+
     def extract_into(self, extracted: Extracted) -> None:
         """Every text's discriminators into ``extracted``: from the last text back
         until this process meets the helper, the helper's before that (all here when
         there is no helper or it stops sending).  Tells the helper where they met."""
         extracted.update(dict.fromkeys(self.empty, ()))
+        extracted.update(self._early)
         self._extracted = extracted
         texts, helper = self.texts, self.helper
-        hi = len(texts)
+        hi = self._back
         while hi > (helper.done if helper is not None else 0):
             lo = max(hi - STEP, helper.done if helper is not None else 0)
             for t in texts[lo:hi]:

@@ -25,7 +25,6 @@ layers, all here so that every format and stream shares them:
 
 from __future__ import annotations
 
-import hashlib
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -74,6 +73,8 @@ def clip(text: str, limit: int = MAX_TEXT) -> str:
     so two long values that differ only past the prefix stay distinguishable."""
     if len(text) <= limit:
         return text
+    import hashlib  # here: OpenSSL's module, about 8 ms to load, for long values only
+
     digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:12]
     tail = f"...[{len(text)} chars, sha256 {digest}]"
     return text[:max(limit - len(tail), 0)] + tail

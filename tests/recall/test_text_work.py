@@ -71,6 +71,82 @@ def test_the_helper_starts_from_the_text_count(monkeypatch: pytest.MonkeyPatch) 
                                ("scope", "prod", "prod", 31, 35, 1))]]
 
 
+def test_the_early_helper_is_taken_whatever_the_text_count(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from compaction_audit.recall import textearly
+
+    if not textearly.wanted():
+        pytest.skip("no early helper with one CPU")
+    monkeypatch.setattr(textearly, "_early", [])
+    monkeypatch.setattr(textearly, "idle_core", lambda: True)
+    monkeypatch.setattr(textwork, "PARALLEL_MIN_JOBS", 4000)
+    assert textearly.start_early() is True
+    assert textearly.start_early() is False  # one at a time
+    process = textearly._early[0]
+    helper = textwork._Helper.start([T0, T1])  # 2 texts, far under PARALLEL_MIN_JOBS
+    assert helper is not None and helper.process is process
+    assert textearly.take_early() is None  # taken once
+    _wait(helper, 2)
+    helper.close()
+    assert helper.chunks == [[E0, E1]]  # one chunk of up to EARLY_STEP texts
+
+
+def test_an_early_helper_with_no_text_to_do_is_ended(monkeypatch: pytest.MonkeyPatch) -> None:
+    from compaction_audit.recall import textearly
+
+    if not textearly.wanted():
+        pytest.skip("no early helper with one CPU")
+    monkeypatch.setattr(textearly, "_early", [])
+    monkeypatch.setattr(textearly, "idle_core", lambda: True)
+    assert textearly.start_early() is True
+    process = textearly._early[0]
+    assert textwork._Helper.start([]) is None
+    assert process.poll() is not None and textearly.take_early() is None
+
+
+def test_the_command_starts_the_early_helper_for_one_file_with_texts(
+        tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    from compaction_audit import startup
+    from compaction_audit.recall import textearly
+
+    if not textearly.wanted():
+        pytest.skip("no early helper with one CPU")
+    monkeypatch.setattr(textearly, "_early", [])
+    monkeypatch.setattr(textearly, "idle_core", lambda: True)
+    texted, bare = tmp_path / "t.jsonl", tmp_path / "b.jsonl"
+    texted.write_text('{"type": "span", "text": "x"}\n')
+    bare.write_text('{"type": "round"}\n')
+    assert startup.text_early([str(texted)]) is False  # not the command's own process
+    monkeypatch.setattr(startup, "_command", [True])
+    assert startup.text_early([str(bare)]) is False
+    assert startup.text_early([str(texted), str(texted)]) is False  # several traces
+    assert startup.text_early([str(texted)]) is True
+    process = textearly.take_early()
+    assert process is not None
+    textearly.end(process)
+
+
+def test_no_early_helper_on_a_busy_machine(monkeypatch: pytest.MonkeyPatch) -> None:
+    from compaction_audit.recall import textearly
+
+    monkeypatch.setattr(textearly, "_early", [])
+    monkeypatch.setattr(textearly, "_cores", lambda: 2)
+    monkeypatch.setattr(os, "getloadavg", lambda: (1.0, 9.0, 9.0))
+    assert textearly.idle_core()
+    monkeypatch.setattr(os, "getloadavg", lambda: (1.2, 0.0, 0.0))
+    assert not textearly.idle_core()
+    assert textearly.start_early() is False and textearly._early == []
+
+
+def test_helpers_start_with_safe_path_no_site_and_the_early_one_lower() -> None:
+    from compaction_audit.recall import textearly
+
+    line = textearly.command(os.getpid(), 16, textearly.NICE)
+    assert line[1:3] == ["-P", "-S"] and line[3] == "-c"
+    assert f"_os.nice({textearly.NICE})" in line[4] and line[-1] == "16"
+    assert "_os.nice" not in textearly.command(os.getpid(), textwork.STEP)[4]
+
+
 E0 = (("quantity", "45000 ms", "45000 ms", 19, 27, 1), ("scope", "prod", "prod", 31, 35, 1))
 E1 = (("quantity", "300 rps", "300 rps", 20, 27, 1),)
 
@@ -119,6 +195,45 @@ def test_this_process_takes_the_texts_after_those_the_helper_sent() -> None:
     assert [(d.kind.value, d.norm) for d in extracted[T1]] == [("quantity", "300 rps")]
     assert extracted[T2] == ()
     assert helper.posted == [("k", 1, {1: E1})]
+
+
+def test_texts_extracted_while_waiting_are_taken_and_not_extracted_again(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # busy twice: T2 and T1 are extracted while waiting (from the last back), then T0
+    # by extract_into, each once; the result is extract's own
+    jobs = _jobs([T0, T1, T2], None)
+    answers = iter([True, True, False])
+    assert jobs.extract_while(lambda: next(answers)) == 2
+    assert jobs.extract_while(lambda: False) == 0
+    calls: list[str] = []
+    real = textwork.ext.extract
+
+    def counted(text: str, stype: str = "prose") -> Any:
+        calls.append(text)
+        return real(text, stype)
+
+    monkeypatch.setattr(textwork.ext, "extract", counted)
+    extracted = textwork.Extracted()
+    jobs.extract_into(extracted)
+    assert calls == [T0[0]]
+    assert {t: [d.norm for d in ds] for t, ds in extracted.items()} == {
+        T0: ["45000 ms", "prod"], T1: ["300 rps"], T2: []}
+    assert jobs._own_from == 0
+
+
+def test_extraction_while_waiting_stops_where_the_helper_is() -> None:
+    # the helper has sent T0 and T1: at most T2 is extracted while waiting, and the
+    # helper is told that this process took the texts from 2 on
+    made_up = (("quantity", "7 ms", "7 ms", 0, 4, 1),)
+    helper = _Stub([[made_up, ()]], [])
+    jobs = _jobs([T0, T1, T2], helper)
+    jobs.groups = [(S2, [2])]
+    assert jobs.extract_while(lambda: True) == 1
+    extracted = textwork.Extracted()
+    jobs.extract_into(extracted)
+    assert jobs._own_from == 2
+    assert [d.norm for d in extracted[T0]] == ["7 ms"] and extracted[T2] == ()
+    assert helper.posted == [("k", 2, {2: ()})]
 
 
 def test_this_process_checks_the_groups_after_those_the_helper_sent() -> None:
