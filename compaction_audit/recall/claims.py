@@ -266,7 +266,9 @@ checked); rows:
     ``ri``, ``summary``, ``kind`` (a discriminator kind, or "claim" for a sentence
     without one that the leaves barely hold, :data:`CLAIM_MAX_COVER`), ``text``,
     ``norm``, ``claim`` ("rule", "value", "claim"),
-    ``origin`` (the oldest summary of the chain, null when none), ``chain``.
+    ``origin`` (the oldest summary of the chain, null when none), ``chain``; both only on
+    the last row of each claim (``kind``, ``norm``), the latest summary stating it, which
+    the rule reports (``chain`` null on the earlier rows).
     """
     schema: dict[str, Any] = {"ri": pl.Int64, "summary": pl.String, "kind": pl.String,
                               "text": pl.String, "norm": pl.String, "claim": pl.String,
@@ -292,6 +294,7 @@ checked); rows:
     # summary over 5,000 spans with 70,000 claims took 150 s)
     folds = {p: [c for c in cs if info[c][0] == "summary"] for p, cs in children.items()}
     unchecked: set[int] = set()
+    rows_of: list[tuple[str, str, str, str, str, Callable[[Bag], bool]]] = []
     for summary in order:
         below = vocab.of(summary)
         vocab.done(summary)  # ``below`` is held here while this summary is checked
@@ -299,17 +302,30 @@ checked); rows:
             unchecked.add(info[summary][2])
             continue
         found = [d for d in claims(info[summary][1]) if not supports(d, *below)]
-        rows_of = [(d.kind.value, d.text, d.norm, _severity_class(d.kind.value),
-                    _carriers(summary, partial(_states_token, d), folds, info))
-                   for d in found]
-        rows_of += [("claim", sentence, "claim " + " ".join(sorted(content)), "claim",
-                     _carriers(summary, partial(_states_sentence, content), folds, info))
+        rows_of += [(summary, d.kind.value, d.text, d.norm, _severity_class(d.kind.value),
+                     partial(_states_token, d)) for d in found]
+        rows_of += [(summary, "claim", sentence, "claim " + " ".join(sorted(content)),
+                     "claim", partial(_states_sentence, content))
                     for sentence, content in _bare_claims(info[summary][1], found, *below)]
-        for kind, text, norm, claim, chain in rows_of:
-            for name, value in zip(schema, (info[summary][2], summary, kind, text, norm,
-                                            claim, chain[0] if chain else None,
-                                            [*chain, summary]), strict=True):
-                rows[name].append(value)
+    # the carriers of each claim at the latest summary stating it, the row the rule
+    # reports, one walk per such summary: every row's chain repeated the summaries below
+    # it (a chain of n folds carrying one claim walked and listed n x n / 2; issue 11,
+    # class 5)
+    last = {(row[1], row[3]): at for at, row in enumerate(rows_of)}
+    reported: dict[str, list[int]] = {}
+    for at in sorted(last.values()):
+        reported.setdefault(rows_of[at][0], []).append(at)
+    chains: dict[int, list[str]] = {}
+    for summary, ats in reported.items():
+        chains.update(zip(ats, _carriers(summary, [rows_of[at][5] for at in ats], folds,
+                                         info), strict=True))
+    for at, (summary, kind, text, norm, claim, _) in enumerate(rows_of):
+        chain = chains.get(at)
+        for name, value in zip(schema, (info[summary][2], summary, kind, text, norm, claim,
+                                        chain[0] if chain else None,
+                                        None if chain is None else [*chain, summary]),
+                               strict=True):
+            rows[name].append(value)
     return pl.DataFrame(rows, schema=schema), len(unchecked)
 
 
@@ -323,11 +339,15 @@ never speak of one; issue 12, point 2).  Measured on the corpus: the faithful
 summaries' sentences of five or more words cover 0.25 and more."""
 
 
-def _states_token(d: ext.Discriminator, bag: tuple[frozenset[str], frozenset[str]]) -> bool:
+Bag = tuple[frozenset[str], frozenset[str]]
+"""(words, stems) of one text (:func:`bag`)."""
+
+
+def _states_token(d: ext.Discriminator, bag: Bag) -> bool:
     return supports(d, *bag)
 
 
-def _states_sentence(content: frozenset[str], bag: tuple[frozenset[str], frozenset[str]]) -> bool:
+def _states_sentence(content: frozenset[str], bag: Bag) -> bool:
     return _covered(content, *bag) >= 0.5
 
 
@@ -379,18 +399,24 @@ def _bare_claims(text: str, found: list[ext.Discriminator], words: AbstractSet[s
             if not holds(sentence) and _covered(content, words, stems) < CLAIM_MAX_COVER]
 
 
-def _carriers(summary: str, states: Callable[[tuple[frozenset[str], frozenset[str]]], bool],
-              children: dict[str, list[str]], info: dict[str, tuple[Any, ...]]) -> list[str]:
-    """Summaries below ``summary`` whose text ``states`` the claim (given its words and
-    stems), oldest first.  ``children``: each node's children; only summaries are
-    walked (the caller passes the summary children alone)."""
-    found, stack, seen = [], list(children.get(summary, ())), set()
+def _carriers(summary: str, states: list[Callable[[Bag], bool]],
+              children: dict[str, list[str]], info: dict[str, tuple[Any, ...]]
+              ) -> list[list[str]]:
+    """Per claim (each given by whether a vocabulary ``states`` it), the summaries below
+    ``summary`` whose text states it, oldest first: one walk, each text's words read
+    once.  ``children``: each node's children; only summaries are walked (the caller
+    passes the summary children alone)."""
+    found: list[list[str]] = [[] for _ in states]
+    stack, seen = list(children.get(summary, ())), set()
     while stack:
         node = stack.pop()
         if node in seen or info[node][0] != "summary":
             continue
         seen.add(node)
-        if info[node][1] and states(bag(info[node][1])):
-            found.append(node)
+        if info[node][1]:
+            words = bag(info[node][1])
+            for out, test in zip(found, states, strict=True):
+                if test(words):
+                    out.append(node)
         stack.extend(children.get(node, ()))
-    return sorted(found, key=lambda s: (info[s][2], info[s][3]))
+    return [sorted(f, key=lambda s: (info[s][2], info[s][3])) for f in found]
