@@ -2,17 +2,15 @@
 (issue 11, class 5, adv10 F6: a chain of folds each over the previous summary and new
 spans of text holds a square number of (summary, leaf below it) checks).
 
-Hand-computed: which groups are cut at the exact boundary, what the helper checks
-past the cut, the recall debt and the ``recall-survival`` limit of a three-round log
-with the cap one check above and at the checks it needs; the words read into the
-vocabularies of a chain at n and 2n (linear; the old copy was quadratic).
+Hand-computed: which groups are cut at the exact boundary (the helper past the cut:
+tests/recall/test_text_work.py), the recall debt and the ``recall-survival`` limit of
+a three-round log with the cap one check below and at the checks it needs; the words
+read into the vocabularies of a chain at n and 2n (linear; the old copy was
+quadratic).
 """
 
 from __future__ import annotations
 
-import io
-import marshal
-import os
 from typing import Any
 
 import pytest
@@ -44,39 +42,16 @@ def test_the_cut_is_the_first_group_whose_deeper_checks_pass_the_cap() -> None:
     assert texthelper.checked([2, 0, 1], 1, 0, None) == [2, 0, 1]
 
 
-T0 = ("Set the timeout to 45000 ms.", "prose")
-T1 = ("Use port 8080 for the api.", "prose")
-S = "Timeout is 45000 ms; port 8080."
-
-
-def _helper_flags(messages: list[Any]) -> list[Any]:
-    read, write = os.pipe()
-    out = io.BytesIO()
-    with os.fdopen(write, "wb") as sink:  # kept open: the end of input would stop it
-        for m in messages:
-            texthelper.send(sink, m)
-        texthelper.main(8, read, out)
-    os.close(read)
-    got, data = [], out.getvalue()
-    while data:
-        n = int.from_bytes(data[:8], "little")
-        got.append(marshal.loads(data[8:8 + n]))
-        data = data[8 + n:]
-    return [flags for tag, flags in got if tag == "g"]
-
-
-def test_the_helper_checks_a_cut_group_against_its_own_children_only() -> None:
-    # one group: S folds T1 and has T0 below (one check each); cap 1 covers it, cap 0 cuts
-    groups = [(S, [1, 0])]
-    assert _helper_flags([[T0, T1], ("g", groups, [1], 1)]) == [[(True,), (True,)]]
-    assert _helper_flags([[T0, T1], ("g", groups, [1], 0)]) == [[(True,)]]
-
-
 # --- the analysis of a small log at the boundary -------------------------------------
 
 
 def _span(i: str, text: str) -> dict[str, object]:
     return {"id": i, "tokens": 20, "text": text, "source": "assistant"}
+
+
+T0 = ("Set the timeout to 45000 ms.", "prose")
+T1 = ("Use port 8080 for the api.", "prose")
+S = "Timeout is 45000 ms; port 8080."
 
 
 def _two_folds(write_log: LogWriter) -> Any:
