@@ -208,21 +208,25 @@ TEXT_CHAIN_SPANS = 100
 """New spans per round of ``text-chain``."""
 
 
+def fact_text(i: int, j: int) -> str:
+    """The text of span ``j`` of round ``i`` of ``text-chain``: a path, a version pin, a
+    port, a rule with its cause and a test name (8 discriminators)."""
+    return (f"Edited src/pkg{i}/mod{j}.py to pin requests=={i}.{j}.1 and serve on "
+            f"port {10000 + 100 * i + j}. Never deploy table_{i}_{j} without a backup "
+            f"because the nightly job reads it; checked with pytest -k test_{i}_{j}.")
+
+
 def text_chain(n: int) -> Iterator[dict[str, Any]]:
     """``n`` rounds, each of :data:`TEXT_CHAIN_SPANS` new spans with discriminators and
     a summary over them and the previous summary; the summary restates the first
     span's facts and one of the previous round's (issue 11, class 5, adv10 F6)."""
-    def fact(i: int, j: int) -> str:
-        return (f"Edited src/pkg{i}/mod{j}.py to pin requests=={i}.{j}.1 and serve on "
-                f"port {10000 + 100 * i + j}. Never deploy table_{i}_{j} without a backup "
-                f"because the nightly job reads it; checked with pytest -k test_{i}_{j}.")
-
     def rounds() -> Iterator[dict[str, Any]]:
         prev: str | None = None
         for i in range(n):
-            spans = [{"id": f"r{i}s{j}", "tokens": 40, "text": fact(i, j)}
+            spans = [{"id": f"r{i}s{j}", "tokens": 40, "text": fact_text(i, j)}
                      for j in range(TEXT_CHAIN_SPANS)]
-            text = f"Round {i}: " + fact(i, 0) + (f" Before: {fact(i - 1, 1)}" if i else "")
+            before = f" Before: {fact_text(i - 1, 1)}" if i else ""
+            text = f"Round {i}: {fact_text(i, 0)}{before}"
             children = [*(s["id"] for s in spans), *([prev] if prev else [])]
             fold = f"f{i}"
             yield {"type": "round", "round": i, "spans": spans,

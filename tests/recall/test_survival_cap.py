@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import polars as pl
 import pytest
 
 from compaction_audit.io.native import read_native
@@ -147,3 +148,48 @@ def test_a_shared_child_is_taken_over_by_its_last_parent_only() -> None:
                    "U": ["alpha", "beta", "gamma"]}
     # S reads a and b (3), T reads S and d (4), U b only (1)
     assert claims.SUPPORT_MAX_WORDS - vocab.left == 3 + 4 + 1
+
+
+# --- the recall floor's (summary, leaf, key) join along a chain ------------------------
+
+
+def _fact_chain(write_log: LogWriter, rounds: int, per: int) -> Any:
+    """``rounds`` rounds of ``per`` spans of 8 facts each (the ``text-chain`` shape of
+    benchmarks/shapes_hostile.py), each folded with the previous summary."""
+    from benchmarks.shapes_hostile import fact_text
+
+    log, prev = [], None
+    for i in range(rounds):
+        spans = [_span(f"r{i}s{j}", fact_text(i, j)) for j in range(per)]
+        kids = [str(s["id"]) for s in spans] + ([prev] if prev else [])
+        log.append(rnd(i, spans=spans, summaries=[
+            {"id": f"f{i}", "tokens": 5, "children": kids,
+             "text": f"Round {i}: {fact_text(i, 0)}"}], evicted=kids))
+        prev = f"f{i}"
+    return read_native(str(write_log(log, name=f"facts-{rounds}.jsonl")))
+
+
+def test_the_floor_joins_leaf_keys_on_codes(write_log: LogWriter,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    session = _fact_chain(write_log, 12, 10)
+    series = build_series(session)
+    sizes: list[int] = []
+    join = pl.DataFrame.join
+    floor = analysis._floor
+
+    def recorded(self: pl.DataFrame, *args: Any, **kwargs: Any) -> pl.DataFrame:
+        out = join(self, *args, **kwargs)
+        sizes.append(out.estimated_size())
+        return out
+
+    def measured(*args: Any) -> Any:
+        with monkeypatch.context() as patch:
+            patch.setattr(pl.DataFrame, "join", recorded)
+            return floor(*args)
+
+    monkeypatch.setattr(analysis, "_floor", measured)
+    recall = analysis.analyse(session, series)
+    assert (series.closure.height, recall.floor.height) == (900, 119)
+    # 780 (summary, leaf) pairs of 8 keys each: the largest join of the floor was 29.5
+    # times the closure's estimated size (three strings per pair and key), now 7.4
+    assert max(sizes) < 10 * series.closure.estimated_size()
