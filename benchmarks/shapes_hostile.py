@@ -24,6 +24,9 @@ oh-range      OpenHands: ``n`` user messages, each followed by a condensation wh
               range ``start .. end`` forgets only that message
 codex-compacts Codex: ``n`` user turns, each followed by a ``compacted`` line without
               ``replacement_history`` (Codex then keeps the recent user turns)
+text-chain    native: ``n`` rounds, each adding 100 spans of text (a path, a version
+              pin, a port, a rule) and a summary with text over them and the previous
+              summary (a single chain of depth ``n``: about 25 KB per round)
 ============  ==========================================================================
 
 Usage (from the repository root, with the project installed)::
@@ -201,12 +204,45 @@ def codex_compacts(n: int) -> Iterator[dict[str, Any]]:
         yield {"timestamp": "t", "type": "compacted", "payload": {"message": f"Summary {i}."}}
 
 
+TEXT_CHAIN_SPANS = 100
+"""New spans per round of ``text-chain``."""
+
+
+def fact_text(i: int, j: int) -> str:
+    """The text of span ``j`` of round ``i`` of ``text-chain``: a path, a version pin, a
+    port, a rule with its cause and a test name (8 discriminators)."""
+    return (f"Edited src/pkg{i}/mod{j}.py to pin requests=={i}.{j}.1 and serve on "
+            f"port {10000 + 100 * i + j}. Never deploy table_{i}_{j} without a backup "
+            f"because the nightly job reads it; checked with pytest -k test_{i}_{j}.")
+
+
+def text_chain(n: int) -> Iterator[dict[str, Any]]:
+    """``n`` rounds, each of :data:`TEXT_CHAIN_SPANS` new spans with discriminators and
+    a summary over them and the previous summary; the summary restates the first
+    span's facts and one of the previous round's (issue 11, class 5, adv10 F6)."""
+    def rounds() -> Iterator[dict[str, Any]]:
+        prev: str | None = None
+        for i in range(n):
+            spans = [{"id": f"r{i}s{j}", "tokens": 40, "text": fact_text(i, j)}
+                     for j in range(TEXT_CHAIN_SPANS)]
+            before = f" Before: {fact_text(i - 1, 1)}" if i else ""
+            text = f"Round {i}: {fact_text(i, 0)}{before}"
+            children = [*(s["id"] for s in spans), *([prev] if prev else [])]
+            fold = f"f{i}"
+            yield {"type": "round", "round": i, "spans": spans,
+                   "summaries": [{"id": fold, "tokens": 60, "text": text,
+                                  "children": children}],
+                   "evicted": children}
+            prev = fold
+    return _native(rounds())
+
+
 SHAPES: dict[str, Callable[[int], Iterator[dict[str, Any]]]] = {
     "fold-chain": fold_chain, "cc-compacts": cc_compacts, "codex-repeat": codex_repeat,
     "long-id": long_id, "long-word": long_word,
     "number-summary": number_summary, "ungrounded": ungrounded,
     "growing-delta": growing_delta, "cc-preserved": cc_preserved, "oh-range": oh_range,
-    "codex-compacts": codex_compacts,
+    "codex-compacts": codex_compacts, "text-chain": text_chain,
 }
 
 

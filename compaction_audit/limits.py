@@ -1,7 +1,8 @@
 """Checks that stopped early at a documented cap (issue 11, class 5).
 
 A few checks compare every item of one list with every item of another that the input
-may make both long (a stale summary's newer spans, a lost item's later user messages).
+may make both long (a stale summary's newer spans, a lost item's later user messages,
+a summary's leaves below its own children).
 Each has a cap on the comparisons it makes per session; past it the check stops, and a
 :class:`Limit` in the report says so and where (never silently).  The caps are listed
 in docs/security.md, "Limits".
@@ -18,8 +19,9 @@ __all__ = ["Limit"]
 class Limit:
     """One check that stopped at its cap.
 
-    ``check``: what stopped (a rule name, or ``asked-again`` for the lost table's
-    "asked again" column); ``cap``: the number of ``unit`` it may make per session;
+    ``check``: what stopped (a rule name, ``asked-again`` for the lost table's
+    "asked again" column, or ``recall-survival`` for the closure's survival checks);
+    ``cap``: the number of ``unit`` it may make per session;
     ``at``: where it stopped (the first item not checked, its text from the log);
     ``round`` and ``line``: that item's round number and log line (None when unknown);
     ``left``: how many ``left_unit`` were not checked, that one included.

@@ -26,6 +26,7 @@ from compaction_audit.limits import Limit
 from compaction_audit.model import Session
 from compaction_audit.reachability import interval_sum, resolvable_end
 from compaction_audit.recall import extract as ext
+from compaction_audit.recall import textwork
 from compaction_audit.recall.harm import asked_again, reuse
 from compaction_audit.recall.spantypes import PLACEHOLDER_RE, span_type
 from compaction_audit.recall.textwork import (
@@ -130,7 +131,7 @@ def typed_items(session: Session) -> pl.DataFrame:
 
 def _text_work(session: Session, items: pl.DataFrame, series: Series,
                extracted: Extracted, survived: Survived, jobs: TextJobs | None = None
-               ) -> None:
+               ) -> set[str]:
     """Extract every text the analysis reads and check every (child, summary) pair it
     compares, shared with a helper process on a large session
     (:mod:`compaction_audit.recall.textwork`; ``jobs``: started by the caller as soon
@@ -138,7 +139,9 @@ def _text_work(session: Session, items: pl.DataFrame, series: Series,
 
     Texts: raw spans' and folded summaries', each with its span type.  Pairs: each fold
     edge (child, fold text) and each closure pair (leaf, summary text), each distinct
-    pair once.
+    pair once, up to the cap on closure pairs
+    (:data:`~compaction_audit.recall.texthelper.SURVIVAL_MAX_CHECKS`).  Returns the
+    summary texts past that cap, checked against their own children only.
     """
     jobs = jobs if jobs is not None else TextJobs.start(session, items)
     try:
@@ -147,6 +150,7 @@ def _text_work(session: Session, items: pl.DataFrame, series: Series,
         jobs.survive_into(extracted, survived)
     finally:
         jobs.close()
+    return jobs.shallow()
 
 
 def fold_checks(session: Session, extracted: Extracted | None = None,
@@ -255,7 +259,8 @@ _NAME_KINDS = ("identifier", "link")
 def _occurrences(session: Session, series: Series,
                  extracted: Extracted | None = None,
                  survived: Survived | None = None,
-                 items: pl.DataFrame | None = None
+                 items: pl.DataFrame | None = None,
+                 shallow: set[str] | None = None
                  ) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
     """``(occ, held, names)``: (key, span) for discriminators of raw spans; (key,
     summary) for summaries whose text still states a discriminator of one of their
@@ -268,7 +273,9 @@ def _occurrences(session: Session, series: Series,
     the tool span stops being resolvable (any round while it stays resolvable).
     Python visits each distinct (text, type) once for ``occ`` and each distinct (leaf
     text, type, summary text) of the closure once for ``held``, only for leaves with a
-    discriminator; Polars joins the results back to the spans and the closure pairs."""
+    discriminator; Polars joins the results back to the spans and the closure pairs.
+    A summary whose text is in ``shallow`` (past the survival cap,
+    :func:`_text_work`) is compared with its own children only."""
     found_in = extracted if extracted is not None else Extracted()
     items = items if items is not None else typed_items(session)
     spans = items.filter((pl.col("kind") == "span") & pl.col("text").is_not_null())
@@ -318,9 +325,20 @@ def _occurrences(session: Session, series: Series,
     texts_s = (summaries.select(pl.col("text").alias("s")).unique().with_row_index("_s")
                .with_columns(pl.col("_s").cast(pl.Int64)))
     leaves = leaf_texts.join(texts_b, on=["body", "stype"]).select("leaf", "_b")
+    closure = series.closure.select("leaf", "item")
+    if shallow:  # past the cap: a summary's own children only
+        cut = summaries.filter(pl.col("text").is_in(list(shallow))).select(
+            pl.col("id").alias("item"))
+        closure = pl.concat([
+            closure.join(cut, on="item", how="anti"),
+            closure.join(cut, on="item").join(
+                session.edges.select(pl.col("parent").alias("item"),
+                                     pl.col("child").alias("leaf")).unique(),
+                on=["item", "leaf"], how="semi"),
+        ])
     pairs = (
         summaries.join(texts_s, left_on="text", right_on="s").select("id", "_s")
-        .join(series.closure.select("leaf", "item"), left_on="id", right_on="item")
+        .join(closure, left_on="id", right_on="item")
         .join(leaves, on="leaf")
         .select("id", "_s", "_b")
     )
@@ -433,9 +451,9 @@ def analyse(session: Session, series: Series, items: pl.DataFrame | None = None,
     items = items if items is not None else typed_items(session)
     extracted = Extracted()
     survived: Survived = {}
-    _text_work(session, items, series, extracted, survived, jobs)
+    shallow = _text_work(session, items, series, extracted, survived, jobs)
     folds = fold_checks(session, extracted, survived, items)
-    occ, held, names = _occurrences(session, series, extracted, survived, items)
+    occ, held, names = _occurrences(session, series, extracted, survived, items, shallow)
     folds = _without_names(folds, names)
     if jobs is not None:  # asked-again and flips index user and summary texts (as prose)
         jobs.narrow(items.filter(((pl.col("kind") == "span") & (pl.col("source") == "user"))
@@ -480,11 +498,23 @@ def analyse(session: Session, series: Series, items: pl.DataFrame | None = None,
     )
     losses = pl.concat([gaps.select("key", "start", "by_fold"),
                         _fold_losses(session, drops, occ, held, life)])
-    limits: list[Limit] = []
+    limits: list[Limit] = [] if not shallow else [_survival_limit(items, shallow)]
     lost = _lost_table(session, items, occ, names, losses, drops, limits)
     floor = _floor(session, series, occ, held, life)
     return Recall(folds, debt, lost, floor, _disagreements(session, occ),
                   redacted_share(session), limits)
+
+
+def _survival_limit(items: pl.DataFrame, shallow: set[str]) -> Limit:
+    """The survival checks stopped at their cap (:func:`_text_work`): at the first
+    summary (in log order) whose text is past it; ``left``: the summaries past it."""
+    past = (items.filter((pl.col("kind") == "summary") & pl.col("text").is_in(list(shallow)))
+            .sort("ri", "line", maintain_order=True))
+    first = past.row(0, named=True)
+    return Limit("recall-survival", textwork.SURVIVAL_MAX_CHECKS,
+                 "checks of a leaf's discriminators against a summary above its fold",
+                 f"summary {first['id']!r}", first["round"], first["line"], past.height,
+                 "summaries compared with their own children only, leaves below them")
 
 
 def _fold_losses(session: Session, drops: pl.DataFrame, occ: pl.DataFrame,
@@ -622,13 +652,8 @@ def _floor(session: Session, series: Series, occ: pl.DataFrame, held: pl.DataFra
     # (summary, leaf) pairs whose summary text keeps every key of the leaf; only pairs
     # of the closure are counted (joining held and occ on the key alone pairs every
     # summary with every span sharing a common key: quadratic in long sessions)
-    keeps = (covering.select(pl.col("item").alias("id"), "leaf").unique()
-             .join(occ.select("key", pl.col("id").alias("leaf")), on="leaf")
-             .join(held, on=["key", "id"])
-             .group_by("id", "leaf").agg(pl.len().alias("kept"))
-             .join(need, left_on="leaf", right_on="id")
-             .filter(pl.col("kept") >= pl.col("need")).select("id", "leaf"))
-    preserving = covering.join(keeps, left_on=["item", "leaf"], right_on=["id", "leaf"])
+    preserving = covering.join(_keeps(covering, occ, held, need),
+                               left_on=["item", "leaf"], right_on=["id", "leaf"])
     own = discriminating.join(life, on="id").select(
         pl.col("id").alias("leaf"), pl.col("born").alias("start"), pl.col("gone").alias("end"))
     events = pl.concat([
@@ -677,6 +702,34 @@ def _floor(session: Session, series: Series, occ: pl.DataFrame, held: pl.DataFra
         .join(session.items.select("id", "source"), left_on="leaf", right_on="id")
         .sort("start", "leaf")
     )
+
+
+def _keeps(covering: pl.DataFrame, occ: pl.DataFrame, held: pl.DataFrame,
+           need: pl.DataFrame) -> pl.DataFrame:
+    """The (summary ``id``, ``leaf``) pairs of ``covering`` whose summary keeps (``held``)
+    as many of the leaf's ``occ`` rows as the leaf has keys (``need``).
+
+    The join of the pairs with the leaves' keys has one row per (pair, key of the leaf):
+    it is made on integer codes, and only with keys some summary keeps (a row of another
+    key counts nothing), so that a closure of 1.4 million pairs over leaves of 8 keys
+    (the ``text-chain`` shape) does not hold 11 million rows of strings (1 GB; issue 11,
+    class 5)."""
+    keys = held.select("key").unique().with_row_index("_k")
+    codes = pl.concat([covering.select(pl.col("item").alias("id")),
+                       covering.select(pl.col("leaf").alias("id"))]).unique().with_row_index("_i")
+    pairs = (covering.select(pl.col("item").alias("id"), "leaf").unique()
+             .join(codes.rename({"_i": "_s"}), on="id")
+             .join(codes.rename({"id": "leaf", "_i": "_l"}), on="leaf"))
+    kept = (pairs.select("_s", "_l")
+            .join(occ.select("key", pl.col("id").alias("leaf")).join(keys, on="key")
+                  .join(codes.rename({"id": "leaf", "_i": "_l"}), on="leaf")
+                  .select("_l", "_k"), on="_l")
+            .join(held.join(keys, on="key").join(codes.rename({"_i": "_s"}), on="id")
+                  .select("_k", "_s"), on=["_k", "_s"])
+            .group_by("_s", "_l").agg(pl.len().alias("kept")))
+    return (pairs.join(kept, on=["_s", "_l"])
+            .join(need, left_on="leaf", right_on="id")
+            .filter(pl.col("kept") >= pl.col("need")).select("id", "leaf"))
 
 
 def _disagreements(session: Session, occ: pl.DataFrame) -> list[dict[str, Any]]:

@@ -18,7 +18,10 @@ through them back to front:
    summary text.
 
 Between two chunks or groups it reads what the auditor sent, if anything:
-``("g", groups)``, the survival groups (``(summary text, [child text index, ...])``);
+``("g", groups, direct, cap)``, the survival groups (``(summary text, [child text
+index, ...])``; ``direct``: per group, how many of its children come first as the
+summary's own children, the rest are leaves below them; ``cap``:
+:data:`SURVIVAL_MAX_CHECKS`), checked up to their cut (:func:`survival_cut`);
 ``("k", k, given)``, the auditor has extracted the texts from index ``k`` on (the
 helper stops extracting there; ``given``: the discriminators of those that are
 children in a group, by index); ``("s",)``, stop.  End of input stops it too.
@@ -32,6 +35,7 @@ import marshal
 import os
 import select
 import sys
+from collections.abc import Callable
 from typing import IO, Any
 
 from compaction_audit.recall import extract as ext
@@ -118,6 +122,38 @@ def receive(fd: int) -> Any:
     return marshal.loads(body) if body is not None else None
 
 
+SURVIVAL_MAX_CHECKS = 2_000_000
+"""Most survival checks of a leaf's discriminators against a summary above it that is
+not the leaf's own fold, per session (issue 11, class 5): each summary is compared with
+every leaf of its closure, which a chain of folds makes quadratic in the log (a 5 MB
+chain of 198 folds over 100 new spans each held 12 million such checks: 150 s).  A
+summary's own children are always checked (one check per edge and discriminator).
+About 12 µs per check: 25 s of CPU at the cap, in two processes."""
+
+
+def survival_cut(groups: list[tuple[str, list[int]]], direct: list[int] | None,
+                 size: Callable[[int], int], cap: int) -> int:
+    """Index of the first group whose checks of leaves below its summary's children
+    (``children[direct[g]:]``, each counted by ``size``: its discriminators) take the
+    total past ``cap``; ``len(groups)`` when none does or ``direct`` is None.  From it
+    on, each group is checked against its summary's own children only
+    (:func:`checked`).  Computed alike here and in the auditor (same groups, same
+    extraction), so both check the same pairs."""
+    if direct is None:
+        return len(groups)
+    left = cap
+    for g, ((_, children), n) in enumerate(zip(groups, direct, strict=True)):
+        left -= sum(size(c) for c in children[n:])
+        if left < 0:
+            return g
+    return len(groups)
+
+
+def checked(children: list[int], g: int, cut: int, direct: list[int] | None) -> list[int]:
+    """The children of group ``g`` that are checked (:func:`survival_cut`)."""
+    return children if direct is None or g < cut else children[:direct[g]]
+
+
 def group_flags(summary: str, children: list[tuple[ext.Discriminator, ...]]
                 ) -> list[tuple[bool, ...]]:
     """``surv.survives(d, summary)`` of each discriminator of each child, computed once
@@ -142,7 +178,8 @@ def main(step: int, fd: int = 0, out: IO[bytes] | None = None) -> None:
     texts = receive(fd)
     if texts is None:
         return
-    state: dict[str, Any] = {"groups": None, "skip": len(texts), "given": {}, "stop": False}
+    state: dict[str, Any] = {"groups": None, "direct": None, "cap": SURVIVAL_MAX_CHECKS,
+                             "skip": len(texts), "given": {}, "stop": False}
 
     def poll(block: bool) -> None:
         while block or select.select([fd], [], [], 0)[0]:
@@ -153,6 +190,8 @@ def main(step: int, fd: int = 0, out: IO[bytes] | None = None) -> None:
                 return
             if message[0] == "g":
                 state["groups"] = message[1]
+                if len(message) > 2:
+                    state["direct"], state["cap"] = message[2], message[3]
             elif message[0] == "k":
                 state["skip"] = message[1]
                 state["given"].update({at: decode(enc) for at, enc in message[2].items()})
@@ -186,10 +225,15 @@ def _work(texts: list[tuple[str, str]], step: int, found: list[tuple[ext.Discrim
         send(stream, ("x", [encode(ds) for ds in chunk]))
     while state["groups"] is None and not state["stop"]:
         poll(True)
-    given = state["given"]
-    for summary, children in state["groups"] or ():
+    given, groups, direct = state["given"], state["groups"] or [], state["direct"]
+
+    def of(c: int) -> tuple[ext.Discriminator, ...]:
+        return found[c] if c < len(found) else given[c]
+
+    cut = survival_cut(groups, direct, lambda c: len(of(c)), state["cap"])
+    for g, (summary, children) in enumerate(groups):
         poll(False)
         if state["stop"]:
             break
-        send(stream, ("g", group_flags(summary, [found[c] if c < len(found) else given[c]
-                                                 for c in children])))
+        send(stream, ("g", group_flags(summary, [of(c) for c in
+                                                 checked(children, g, cut, direct)])))

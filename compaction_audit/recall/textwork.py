@@ -52,6 +52,11 @@ PARALLEL_MIN_JOBS = 4000
 """Distinct texts from which the text work is shared with a helper process; below it,
 starting the process costs more than it saves."""
 
+SURVIVAL_MAX_CHECKS = th.SURVIVAL_MAX_CHECKS
+"""The survival checks of leaves below a summary's own children, per session
+(:data:`compaction_audit.recall.texthelper.SURVIVAL_MAX_CHECKS`; read here at
+:meth:`TextJobs.plan`, which also sends it to the helper)."""
+
 STEP = textearly.STEP
 """Texts per chunk: the helper sends its extractions this many at a time, and checks
 between chunks whether this process has taken over the rest (about 7 ms of work)."""
@@ -230,6 +235,12 @@ class TextJobs:
         self.groups: list[tuple[str, list[int]]] | None = None
         """The survival checks: (summary text, indices in ``texts`` of the children or
         leaves compared with it), each distinct pair once."""
+        self.direct: list[int] | None = None
+        """Per group, how many of its children (they come first) are its summary's own
+        children (fold edges); the others are leaves below them (closure pairs)."""
+        self.cut: int | None = None
+        """The first group checked against its own children only
+        (:func:`~compaction_audit.recall.texthelper.survival_cut`), once known."""
         self._own_from = len(texts)
         """Texts from this index on were extracted here; those before by the helper."""
         self._extracted: Extracted | None = None
@@ -302,19 +313,26 @@ class TextJobs:
         child_at = self.frame.with_row_index("_c").with_columns(pl.col("_c").cast(pl.Int64))
         summary_at = (summary_text.select("s").unique(maintain_order=True)
                       .with_row_index("_s").with_columns(pl.col("_s").cast(pl.Int64)))
+        # each summary's own children first ("_deep" false), then the leaves below
+        # them: past the cap only the first are checked (th.survival_cut)
         pairs = pl.concat([
-            session.edges.select(pl.col("child").alias("id"), pl.col("parent").alias("sid")),
-            series.closure.select(pl.col("leaf").alias("id"), pl.col("item").alias("sid")),
+            session.edges.select(pl.col("child").alias("id"), pl.col("parent").alias("sid"),
+                                 pl.lit(False).alias("_deep")),
+            series.closure.select(pl.col("leaf").alias("id"), pl.col("item").alias("sid"),
+                                  pl.lit(True).alias("_deep")),
         ]).join(keyed.join(child_at, on=["text", "stype"]).select("id", "_c"),
                 on="id"  # a child without one: nothing to check
                 ).join(summary_text.join(summary_at, on="s").select("sid", "_s"),
-                       on="sid").select("_c", "_s").unique().sort("_s", "_c")
-        grouped = pairs.group_by("_s", maintain_order=True).agg("_c")
+                       on="sid").group_by("_s", "_c").agg(pl.col("_deep").min()
+                                                          ).sort("_s", "_deep", "_c")
+        grouped = pairs.group_by("_s", maintain_order=True).agg(
+            "_c", (~pl.col("_deep")).sum().alias("_direct"))
         summaries = summary_at["s"].to_list()
         self.groups = [(summaries[g], children) for g, children in
                        zip(grouped["_s"].to_list(), grouped["_c"].to_list(), strict=True)]
+        self.direct = grouped["_direct"].to_list()
         if self.helper is not None:
-            self.helper.post(("g", self.groups))
+            self.helper.post(("g", self.groups, self.direct, SURVIVAL_MAX_CHECKS))
 
     def extract_while(self, busy: Callable[[], bool]) -> int:
         """Extract texts here, from the last back, while ``busy()`` says this process
@@ -365,19 +383,31 @@ class TextJobs:
         """The survival flags of every pair of :attr:`groups` into ``survived``: from
         the last group back until this process meets the helper, the helper's before
         that (all here when there is no helper or it stops sending)."""
-        texts, helper, groups = self.texts, self.helper, self.groups or []
+        texts, helper, groups, direct = self.texts, self.helper, self.groups or [], self.direct
+        cut = self.cut = th.survival_cut(groups, direct, lambda c: len(extracted[texts[c]]),
+                                         SURVIVAL_MAX_CHECKS)
         hi = len(groups)
         while hi > (len(helper.groups) if helper is not None else 0):
             hi -= 1
             summary, children = groups[hi]
-            keys = [(texts[c], summary) for c in children]
+            keys = [(texts[c], summary) for c in th.checked(children, hi, cut, direct)]
             survived.update(zip(keys, th.group_flags(summary, [extracted[k] for k, _ in keys]),
                                 strict=True))
         self.close()
         if helper is None:
             return
-        for (summary, children), flags in zip(groups[:hi], helper.groups, strict=False):
-            survived.update(zip([(texts[c], summary) for c in children], flags, strict=True))
+        for g, ((summary, children), flags) in enumerate(zip(groups[:hi], helper.groups,
+                                                             strict=False)):
+            survived.update(zip([(texts[c], summary)
+                                 for c in th.checked(children, g, cut, direct)], flags,
+                                strict=True))
+
+    def shallow(self) -> set[str]:
+        """The summary texts checked against their own children only (the groups from
+        :attr:`cut` on), after :meth:`survive_into`."""
+        if self.cut is None or self.groups is None:
+            return set()
+        return {summary for summary, _ in self.groups[self.cut:]}
 
     def close(self) -> None:
         """Stop the helper, if any (idempotent)."""

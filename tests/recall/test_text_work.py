@@ -254,20 +254,34 @@ def test_the_helper_program_stops_where_it_is_told(tmp_path: Any) -> None:
     # (with T2's discriminators, none) before its first chunk, extracts T0 and T1, then
     # checks both groups
     messages = [[T0, T1, T2], ("g", [(S1, [0]), (S2, [1, 2, 0])]), ("k", 2, {2: ()})]
+    assert _helper_run(messages, 1) == [("x", [E0]), ("x", [E1]), ("g", [(True, False)]),
+                                        ("g", [(True,), (), (False, True)])]
+
+
+def _helper_run(messages: list[Any], step: int) -> list[Any]:
+    """What the helper program sends when it is sent ``messages`` before it starts."""
     read, write = os.pipe()
     out = io.BytesIO()
     with os.fdopen(write, "wb") as sink:  # kept open: the end of input would stop it
         for m in messages:
             texthelper.send(sink, m)
-        texthelper.main(1, read, out)
+        texthelper.main(step, read, out)
     os.close(read)
     got, data = [], out.getvalue()
     while data:
         n = int.from_bytes(data[:8], "little")
         got.append(marshal.loads(data[8:8 + n]))
         data = data[8 + n:]
-    assert got == [("x", [E0]), ("x", [E1]),
-                   ("g", [(True, False)]), ("g", [(True,), (), (False, True)])]
+    return got
+
+
+def test_the_helper_checks_a_cut_group_against_its_own_children_only() -> None:
+    # S2 folds T1 and has T0 (2 discriminators) below: cap 2 covers it, 1 cuts it
+    # (issue 11, class 5; texthelper.survival_cut)
+    groups = [(S2, [1, 0])]
+    for cap, flags in ((2, [(True,), (False, True)]), (1, [(True,)])):
+        got = _helper_run([[T0, T1], ("g", groups, [1], cap)], 8)
+        assert [f for tag, f in got if tag == "g"] == [flags]
 
 
 def test_the_helper_does_all_the_work_it_can(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -1,0 +1,195 @@
+"""The cap on the closure survival checks, and CA305's leaf vocabularies along a chain
+(issue 11, class 5, adv10 F6: a chain of folds each over the previous summary and new
+spans of text holds a square number of (summary, leaf below it) checks).
+
+Hand-computed: which groups are cut at the exact boundary (the helper past the cut:
+tests/recall/test_text_work.py), the recall debt and the ``recall-survival`` limit of
+a three-round log with the cap one check below and at the checks it needs; the words
+read into the vocabularies of a chain at n and 2n (linear; the old copy was
+quadratic).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import polars as pl
+import pytest
+
+from compaction_audit.io.native import read_native
+from compaction_audit.recall import analysis, claims, texthelper, textwork
+from compaction_audit.series import build_series
+from tests.logs import LogWriter, rnd
+
+# --- the cut -------------------------------------------------------------------------
+
+GROUPS = [("A", [0, 1]), ("B", [2, 0, 1]), ("C", [3, 0])]
+DIRECT = [2, 1, 1]  # B folds text 2 and has 0 and 1 below; C folds 3 and has 0 below
+SIZES = [3, 2, 4, 5]  # discriminators of texts 0..3
+
+
+def _cut(cap: int) -> int:
+    return texthelper.survival_cut(GROUPS, DIRECT, SIZES.__getitem__, cap)
+
+
+def test_the_cut_is_the_first_group_whose_deeper_checks_pass_the_cap() -> None:
+    # deeper checks: A none, B 3 + 2 = 5, C 3: 8 in all
+    assert _cut(8) == 3  # exactly at the cap: nothing cut
+    assert _cut(7) == 2  # one below: C is cut
+    assert _cut(5) == 2 and _cut(4) == 1 and _cut(0) == 1
+    assert texthelper.survival_cut(GROUPS, None, SIZES.__getitem__, 0) == 3
+    assert texthelper.checked([2, 0, 1], 1, 1, DIRECT) == [2]  # past the cut: own child
+    assert texthelper.checked([2, 0, 1], 1, 2, DIRECT) == [2, 0, 1]
+    assert texthelper.checked([2, 0, 1], 1, 0, None) == [2, 0, 1]
+
+
+# --- the analysis of a small log at the boundary -------------------------------------
+
+
+def _span(i: str, text: str) -> dict[str, object]:
+    return {"id": i, "tokens": 20, "text": text, "source": "assistant"}
+
+
+T0 = ("Set the timeout to 45000 ms.", "prose")
+T1 = ("Use port 8080 for the api.", "prose")
+S = "Timeout is 45000 ms; port 8080."
+
+
+def _two_folds(write_log: LogWriter) -> Any:
+    """a (45000 ms) and c (8080) folded by S1, which keeps neither; S2 folds S1 and b (no
+    discriminator) and states both again: S2's checks of leaves below its own children
+    are a's and c's, one discriminator each (2 checks)."""
+    return read_native(str(write_log([
+        rnd(0, spans=[_span("a", T0[0]), _span("c", T1[0])]),
+        rnd(1, summaries=[{"id": "S1", "tokens": 5, "children": ["a", "c"],
+                           "text": "Timeout configured."}], evicted=["a", "c"]),
+        rnd(2, spans=[_span("b", "Reviewed the admin page.")],
+            summaries=[{"id": "S2", "tokens": 5, "children": ["S1", "b"], "text": S}],
+            evicted=["S1", "b"]),
+    ], name="two-folds.jsonl")))
+
+
+@pytest.mark.parametrize(("cap", "debt", "limited"), [(2, [0, 2, 0], False),
+                                                       (1, [0, 2, 2], True)])
+def test_the_cap_at_and_below_the_checks_a_log_needs(
+        write_log: LogWriter, monkeypatch: pytest.MonkeyPatch, cap: int, debt: list[int],
+        limited: bool) -> None:
+    monkeypatch.setattr(textwork, "SURVIVAL_MAX_CHECKS", cap)
+    session = _two_folds(write_log)
+    recall = analysis.analyse(session, build_series(session))
+    # S2 restates both facts: held when its leaves below S1 are checked, else lost
+    assert recall.debt.sort("ri")["recall_debt"].to_list() == debt
+    if not limited:
+        assert recall.limits == []
+        return
+    (limit,) = recall.limits
+    assert (limit.check, limit.cap, limit.at, limit.round, limit.line, limit.left) == (
+        "recall-survival", 1, "summary 'S2'", 2, 3, 1)  # the third line: round 2
+    assert limit.message().startswith(
+        "recall-survival stopped early at its cap of 1 checks of a leaf's discriminators "
+        "against a summary above its fold, at summary 'S2' (round 2): 1 summaries")
+
+
+# --- CA305's vocabularies along a chain -------------------------------------------------
+
+
+def _word(i: int) -> str:
+    """A distinct word of letters only (digits would add a number word to the bag)."""
+    out = ""
+    while True:
+        out += "abcdefghijklmnopqrstuvwxyz"[i % 26]
+        i //= 26
+        if not i:
+            return "w" + out
+
+
+def _chain(n: int, per: int = 10) -> tuple[dict[str, tuple[Any, ...]], dict[str, list[str]]]:
+    """Span s_i of ``per`` new words per round; f_0 folds s_0, f_i folds f_{i-1} and s_i."""
+    info: dict[str, tuple[Any, ...]] = {}
+    children: dict[str, list[str]] = {}
+    for i in range(n):
+        info[f"s{i}"] = ("span", " ".join(_word(i * per + j) for j in range(per)), i, i)
+        info[f"f{i}"] = ("summary", "Summary.", i, i)
+        children[f"f{i}"] = [f"f{i - 1}", f"s{i}"] if i else ["s0"]
+    return info, children
+
+
+def test_a_chain_reads_each_leaf_word_once() -> None:
+    read = {}
+    for n in (20, 40):
+        info, children = _chain(n)
+        order = [f"f{i}" for i in range(n)]
+        vocab = claims._Vocab(info, children, set(order))
+        for i, fold in enumerate(order):
+            below = vocab.of(fold)
+            vocab.done(fold)
+            assert below is not None
+            assert set(below[0]) == {_word(k) for k in range(10 * (i + 1))}
+        read[n] = claims.SUPPORT_MAX_WORDS - vocab.left
+    # 10 words per fold (the old copy: 10 (i + 1) for fold i, 2,100 and 8,200)
+    assert read == {20: 200, 40: 400}
+
+
+def test_a_shared_child_is_taken_over_by_its_last_parent_only() -> None:
+    # S folds a and b; T folds S and d, then U folds S and b: T copies S's words (U
+    # still reads them), U takes S's set over
+    info = {"a": ("span", "alpha beta", 0, 0), "b": ("span", "gamma", 0, 0),
+            "d": ("span", "delta", 0, 0), "S": ("summary", "x", 1, 1),
+            "T": ("summary", "x", 2, 2), "U": ("summary", "x", 2, 3)}
+    children = {"S": ["a", "b"], "T": ["S", "d"], "U": ["S", "b"]}
+    vocab = claims._Vocab(info, children, {"S", "T", "U"})
+    got = {}
+    for node in ("S", "T", "U"):
+        below = vocab.of(node)
+        assert below is not None
+        got[node] = sorted(below[0])
+        vocab.done(node)
+    assert got == {"S": ["alpha", "beta", "gamma"], "T": ["alpha", "beta", "delta", "gamma"],
+                   "U": ["alpha", "beta", "gamma"]}
+    # S reads a and b (3), T reads S and d (4), U b only (1)
+    assert claims.SUPPORT_MAX_WORDS - vocab.left == 3 + 4 + 1
+
+
+# --- the recall floor's (summary, leaf, key) join along a chain ------------------------
+
+
+def _fact_chain(write_log: LogWriter, rounds: int, per: int) -> Any:
+    """``rounds`` rounds of ``per`` spans of 8 facts each (the ``text-chain`` shape of
+    benchmarks/shapes_hostile.py), each folded with the previous summary."""
+    from benchmarks.shapes_hostile import fact_text
+
+    log, prev = [], None
+    for i in range(rounds):
+        spans = [_span(f"r{i}s{j}", fact_text(i, j)) for j in range(per)]
+        kids = [str(s["id"]) for s in spans] + ([prev] if prev else [])
+        log.append(rnd(i, spans=spans, summaries=[
+            {"id": f"f{i}", "tokens": 5, "children": kids,
+             "text": f"Round {i}: {fact_text(i, 0)}"}], evicted=kids))
+        prev = f"f{i}"
+    return read_native(str(write_log(log, name=f"facts-{rounds}.jsonl")))
+
+
+def test_the_floor_joins_leaf_keys_on_codes(write_log: LogWriter,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    session = _fact_chain(write_log, 12, 10)
+    series = build_series(session)
+    sizes: list[int] = []
+    join = pl.DataFrame.join
+    floor = analysis._floor
+
+    def recorded(self: pl.DataFrame, *args: Any, **kwargs: Any) -> pl.DataFrame:
+        out = join(self, *args, **kwargs)
+        sizes.append(out.estimated_size())
+        return out
+
+    def measured(*args: Any) -> Any:
+        with monkeypatch.context() as patch:
+            patch.setattr(pl.DataFrame, "join", recorded)
+            return floor(*args)
+
+    monkeypatch.setattr(analysis, "_floor", measured)
+    recall = analysis.analyse(session, series)
+    assert (series.closure.height, recall.floor.height) == (900, 119)
+    # 780 (summary, leaf) pairs of 8 keys each: the largest join of the floor was 29.5
+    # times the closure's estimated size (three strings per pair and key), now 7.4
+    assert max(sizes) < 10 * series.closure.estimated_size()
