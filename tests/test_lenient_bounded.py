@@ -1,0 +1,68 @@
+"""``--lenient`` keeps at most MAX_SKIPPED skipped records per trace; one more makes the
+trace unreadable, exit 2, with a one-line FILE:LINE error (issue 11, class 4, adv11 F1).
+
+Each skipped record kept its error (about 600 bytes) for the report, and a line of bad
+JSON can be two bytes: 8 MB of ``x`` lines took 2.5 GB and 39 s, and the memory grew
+with the file without a limit."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from compaction_audit.errors import LogError
+from compaction_audit.io.load import load_session
+from compaction_audit.io.native import read_native
+from tests.gate_app import drift_records, run
+
+FIXTURES = Path(__file__).parent / "fixtures" / "adapters"
+MAX_SKIPPED = 100_000  # compaction_audit.errors.MAX_SKIPPED, written out (see the last test)
+
+
+def native_with_bad_lines(path: Path, bad: int) -> Path:
+    """The drift session with ``bad`` lines of bad JSON after its session record."""
+    lines = [json.dumps(r) for r in drift_records()]
+    path.write_text("\n".join([lines[0], *["x"] * bad, *lines[1:]]) + "\n")
+    return path
+
+
+def claude_with_bad_lines(path: Path, bad: int) -> Path:
+    """The Claude Code fixture with ``bad`` lines of bad JSON after its third line."""
+    lines = (FIXTURES / "claude-session.jsonl").read_text().splitlines()
+    path.write_text("\n".join([*lines[:3], *["x"] * bad, *lines[3:]]) + "\n")
+    return path
+
+
+@pytest.mark.parametrize("make", [native_with_bad_lines, claude_with_bad_lines])
+def test_one_bad_record_past_the_cap_is_exit_2_at_its_line(
+        tmp_path: Path, make: Callable[[Path, int], Path]) -> None:
+    path = make(tmp_path / "t.jsonl", MAX_SKIPPED + 50)
+    first_bad = 2 if make is native_with_bad_lines else 4
+    result = run("audit", str(path), "--lenient")
+    assert result.exit_code == 2
+    assert result.stderr == (f"compaction-audit: {path}:{first_bad + MAX_SKIPPED}: more than "
+                             f"{MAX_SKIPPED:,} bad records (--lenient): too damaged to audit\n")
+
+
+def test_the_reader_stops_at_the_cap(tmp_path: Path) -> None:
+    path = native_with_bad_lines(tmp_path / "t.jsonl", MAX_SKIPPED + 50)
+    with pytest.raises(LogError) as info:
+        read_native(str(path), lenient=True)
+    assert type(info.value).__name__ == "TooDamaged" and info.value.line == MAX_SKIPPED + 2
+
+
+def test_at_the_cap_the_trace_is_read(tmp_path: Path) -> None:
+    """MAX_SKIPPED bad lines are still skipped and counted (the verdict says so)."""
+    path = native_with_bad_lines(tmp_path / "t.jsonl", MAX_SKIPPED)
+    session, fmt = load_session(str(path), lenient=True)
+    assert fmt == "native" and len(session.skipped) == MAX_SKIPPED
+    assert session.rounds["round"].to_list() == [0, 1, 2, 3, 4]
+
+
+def test_the_cap_is_the_documented_one() -> None:
+    from compaction_audit import errors
+
+    assert errors.MAX_SKIPPED == MAX_SKIPPED
