@@ -66,3 +66,33 @@ def test_the_cap_is_the_documented_one() -> None:
     from compaction_audit import errors
 
     assert errors.MAX_SKIPPED == MAX_SKIPPED
+
+
+def test_the_decoding_helper_sends_bad_lines_in_batches(tmp_path: Path) -> None:
+    """A large file is decoded by helper processes (io/parallel.py) that send their
+    messages in batches; a bad line added nothing to a batch's size, so a file of bad
+    lines went as one batch at the end of each half: 34 MB of ``x`` lines took more
+    than 300 s and 2 GB even in strict mode, where the error is at line 2."""
+    from compaction_audit.io import records
+
+    path = tmp_path / "bad.jsonl"
+    path.write_bytes(b"x\n" * 10_000)
+    frames: list[bytes] = []
+    records.reduce_lines(str(path), frames.append, batch_bytes=1 << 12)
+    assert len(frames) > 100  # about 66 bytes a bad line: a batch every ~62 lines
+
+
+@pytest.mark.parametrize("lenient", [False, True])
+def test_a_large_file_of_bad_lines_stops_early(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                               lenient: bool) -> None:
+    from compaction_audit.io import parallel
+
+    monkeypatch.setattr(parallel, "PARALLEL_MIN_BYTES", 1 << 10)  # read by the helpers
+    path = native_with_bad_lines(tmp_path / "t.jsonl", MAX_SKIPPED + 50)
+    assert parallel.wanted(str(path))
+    result = run("audit", str(path), *(["--lenient"] if lenient else []))
+    assert result.exit_code == 2
+    assert result.stderr == (
+        f"compaction-audit: {path}:{MAX_SKIPPED + 2}: more than {MAX_SKIPPED:,} bad "
+        "records (--lenient): too damaged to audit\n" if lenient else
+        f"compaction-audit: {path}:2: bad JSON: unexpected character, expected a JSON value\n")
