@@ -4,7 +4,8 @@ The file is ``compaction-audit.toml`` (keys at the top level) or the
 ``[tool.compaction-audit]`` table of ``pyproject.toml``, found by walking up from the
 working directory (the first directory holding either wins; in one directory
 ``compaction-audit.toml`` wins over ``pyproject.toml``, and a ``pyproject.toml`` without
-the table is passed over), or named with ``--config``.  Keys (kebab-case; the
+the table is passed over; so is a file owned by another user, see :func:`find_config`),
+or named with ``--config``.  Keys (kebab-case; the
 snake_case spelling of a threshold is accepted too): every threshold of
 :class:`~compaction_audit.settings.Settings`, ``fail-on``, ``select``, ``ignore``,
 ``extend-select`` (rule code, code prefix, name or ``ALL``), a ``severity`` table
@@ -21,7 +22,9 @@ wins a tie), so ``ignore = ["ALL"]`` with ``extend-select = ["CA104"]`` runs CA1
 
 from __future__ import annotations
 
+import contextlib
 import difflib
+import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -115,16 +118,55 @@ def _table(path: Path) -> dict[str, Any] | None:
     return table
 
 
-def find_config(start: Path | None = None) -> Path | None:
+def _foreign_owner(path: Path, trusted: frozenset[int]) -> int | None:
+    """The owner of ``path`` (of the link, then of the file it names) when it is not in
+    ``trusted``, else None.  None where the OS has no owners (no ``os.geteuid``)."""
+    for look in (os.lstat, os.stat):
+        try:
+            uid = look(path).st_uid
+        except OSError:
+            return None  # gone or unreadable: regular_file already said no
+        if uid not in trusted:
+            return uid
+    return None
+
+
+def _trusted_owners(here: Path) -> frozenset[int]:
+    """Who may own a configuration file found by the search: the effective user, root,
+    and the owner of the starting directory (a job run as root in a checkout owned by
+    the CI user reads the checkout's file)."""
+    owners = {os.geteuid(), 0}
+    with contextlib.suppress(OSError):
+        owners.add(os.stat(here).st_uid)
+    return frozenset(owners)
+
+
+def find_config(start: Path | None = None,
+                passed: list[str] | None = None) -> Path | None:
     """The config file for ``start`` (default: the working directory), walking up to the
-    file-system root; None when there is none."""
+    file-system root; None when there is none.
+
+    A file owned by another user (not the effective user, not root, not the owner of
+    ``start``) is passed over, unread, and its message appended to ``passed``: the
+    search climbs through directories others may write (``/tmp``), and a
+    ``compaction-audit.toml`` planted there with ``fail-on = "never"`` turned a failing
+    gate into exit 0 for every job run below it (issue 11, adv11 F3).  ``--config``
+    still reads any file."""
     here = (start or Path.cwd()).resolve()
+    trusted = _trusted_owners(here) if hasattr(os, "geteuid") else None
     for directory in (here, *here.parents):
-        if regular_file(directory / CONFIG_FILE):
-            return directory / CONFIG_FILE
-        pyproject = directory / PYPROJECT
-        if regular_file(pyproject) and _table(pyproject) is not None:
-            return pyproject
+        for name in (CONFIG_FILE, PYPROJECT):
+            path = directory / name
+            if not regular_file(path):
+                continue
+            owner = None if trusted is None else _foreign_owner(path, trusted)
+            if owner is not None:
+                if passed is not None:
+                    passed.append(f"ignoring {path}: owned by uid {owner}, not by you "
+                                  f"or root; pass --config {path} to use it")
+                continue
+            if name == CONFIG_FILE or _table(path) is not None:
+                return path
     return None
 
 
@@ -185,16 +227,18 @@ def read_config(path: Path, cwd: Path | None = None) -> Layer:
 
 
 def load_config(explicit: Path | None = None, isolated: bool = False,
-                cwd: Path | None = None) -> tuple[Layer | None, Path | None]:
+                cwd: Path | None = None, passed: list[str] | None = None
+                ) -> tuple[Layer | None, Path | None]:
     """The config layer and its path: ``explicit`` if given, else the file found from
-    ``cwd``; ``(None, None)`` when ``isolated`` or when there is none.  Raises
+    ``cwd`` (files of other users passed over, said in ``passed``: :func:`find_config`);
+    ``(None, None)`` when ``isolated`` or when there is none.  Raises
     :class:`UsageError` (a named file that does not exist is an error)."""
     if isolated:
         return None, None
     if explicit is not None:
         check_readable(str(explicit), f"config file {str(explicit)!r}")
         return read_config(explicit, cwd), explicit
-    found = find_config(cwd)
+    found = find_config(cwd, passed)
     return (read_config(found, cwd), found) if found is not None else (None, None)
 
 

@@ -41,5 +41,32 @@ class MixedFormats(LogError):
         return (MixedFormats, (self.path, self.line, self.message, self.field))
 
 
+MAX_SKIPPED = 100_000
+"""Most records ``--lenient`` skips in one trace (bad JSON lines and records bad in
+themselves) before the trace counts as unreadable, exit 2: each kept error costs about
+600 bytes, and a line of bad JSON can be 2 bytes (``x`` and its newline), so 8 MB of
+them took 2.5 GB and 39 s (issue 11, adv11 F1).  100,000 errors are about 60 MB."""
+
+
+class TooDamaged(LogError):
+    """More than :data:`MAX_SKIPPED` records skipped in one trace under ``--lenient``:
+    the trace is unreadable (raised even in lenient mode, like :class:`MixedFormats`)."""
+
+    def __reduce__(self) -> tuple[type[LogError], tuple[str, int, str, str]]:
+        return (TooDamaged, (self.path, self.line, self.message, self.field))
+
+
+class SkipList(list[LogError]):
+    """The records a lenient reader skipped, at most :data:`MAX_SKIPPED`: one more
+    raises :class:`TooDamaged` at its line, so what lenient reading keeps is bounded
+    by a constant, not by the number of lines."""
+
+    def append(self, err: LogError) -> None:
+        if len(self) >= MAX_SKIPPED:
+            raise TooDamaged(err.path, err.line, f"more than {MAX_SKIPPED:,} bad records "
+                             "(--lenient): too damaged to audit")
+        super().append(err)
+
+
 class UsageError(AuditError):
     """A bad option value or combination given by the user."""

@@ -31,10 +31,12 @@ HIDDEN_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Zl", "Zp"})
 """Unicode categories a terminal or a web log view draws as nothing, or acts on:
 controls, format characters (zero-width, joiners, bidi, tags), surrogates, private
 use, line and paragraph separators."""
-INVISIBLE_OTHERS = re.compile("[\u034f\u115f\u1160\u180b-\u180f\u3164\ufdd0-\ufdef"
-                              "\ufe00-\ufe0f\uffa0\U000e0000-\U000e0fff]")
+INVISIBLE_OTHERS = re.compile("[\u034f\u115f\u1160\u17b4\u17b5\u180b-\u180f\u2065\u3164"
+                              "\ufdd0-\ufdef\ufe00-\ufe0f\uffa0\ufff0-\ufff8"
+                              "\U000e0000-\U000e0fff]")
 """Invisible characters of other categories: the combining grapheme joiner, the
-Hangul fillers, variation selectors, unassigned tag code points, and the
+Hangul fillers, the Khmer inherent vowels, variation selectors, unassigned default
+ignorable code points (U+2065, U+FFF0-FFF8, tags), and the
 non-characters U+FDD0-FDEF (those ending in FFFE/FFFF are tested apart)."""
 
 

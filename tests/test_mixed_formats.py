@@ -163,3 +163,11 @@ def test_a_native_record_of_an_unknown_type_is_still_a_bad_record(
         assert result.exit_code == 2
         assert result.stderr == (f"compaction-audit: {path}:3: unknown record type "
                                  "'banana' (type)\n")
+
+
+def test_the_error_says_an_openhands_record() -> None:
+    """The article follows the format's name (it said "a openhands record")."""
+    assert str(detect.two_formats("f", 3, "openhands", "codex")) == (
+        "f:3: an openhands record in a file read as codex: one file holds two log formats "
+        "(type)")
+    assert str(detect.two_formats("f", 3, "codex", "openhands")).startswith("f:3: a codex ")

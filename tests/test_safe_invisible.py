@@ -43,6 +43,28 @@ def test_every_format_surrogate_and_private_use_character_is_escaped() -> None:
     assert [c for c in nonchars if not _CONTROL.fullmatch(c)] == []
 
 
+DEFAULT_IGNORABLE = ((0x00AD, 0x00AD), (0x034F, 0x034F), (0x061C, 0x061C),
+                     (0x115F, 0x1160), (0x17B4, 0x17B5), (0x180B, 0x180F),
+                     (0x200B, 0x200F), (0x202A, 0x202E), (0x2060, 0x206F),
+                     (0x3164, 0x3164), (0xFE00, 0xFE0F), (0xFEFF, 0xFEFF),
+                     (0xFFA0, 0xFFA0), (0xFFF0, 0xFFF8), (0x1BCA0, 0x1BCA3),
+                     (0x1D173, 0x1D17A), (0xE0000, 0xE0FFF))
+"""Default_Ignorable_Code_Point of Unicode's DerivedCoreProperties.txt, as ranges:
+code points a renderer draws as nothing (whatever their category: the Khmer inherent
+vowels U+17B4/17B5 are marks, U+FFF0-FFF8 unassigned) and that a culture-aware string
+search skips, so ``#``, one of them and ``#[`` could match ``##[``."""
+
+
+def test_every_default_ignorable_code_point_is_escaped() -> None:
+    """Two Khmer vowels and U+FFF0-FFF8 passed raw (issue 11, adv11 F2)."""
+    points = [chr(c) for low, high in DEFAULT_IGNORABLE for c in range(low, high + 1)]
+    assert [f"U+{ord(c):04X}" for c in points if not _CONTROL.fullmatch(c)] == []
+    assert [f"U+{ord(c):04X}" for c in points if not ci_commands.hidden(c)] == []
+    assert printable("#\u17b4#[add-mask]x") == "#\\u17b4#[add-mask]x"
+    data = json.dumps("a\u17b5\ufff0b", ensure_ascii=False).encode()
+    assert json_safe(data) == b'"a\\u17b5\\ufff0b"'
+
+
 def test_visible_text_is_unchanged() -> None:
     assert printable(VISIBLE) == VISIBLE
     data = json.dumps(VISIBLE, ensure_ascii=False).encode()

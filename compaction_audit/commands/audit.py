@@ -103,7 +103,10 @@ def effective_options(config: Path | None = None, isolated: bool = False,
     from compaction_audit.config import cli_layer, load_config, resolve
     from compaction_audit.settings import parse_assignments
 
-    file_layer, path = load_config(config, isolated)
+    passed: list[str] = []
+    file_layer, path = load_config(config, isolated, passed=passed)
+    for message in passed:  # a file another user could plant: said, never used quietly
+        say(message)
     values: dict[str, object] = dict(parse_assignments(set_ or []))
     if window is not None:
         values["window"] = window

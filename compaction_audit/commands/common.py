@@ -84,14 +84,16 @@ class NeutralWriter(io.TextIOBase):
         cut = max(text.rfind("\n"), text.rfind("\r")) + 1
         self._pending = text[cut:]
         if cut:
-            self._raw.write(neutralize(text[:cut], self._escapes))
+            with stdout_errors(self._raw):
+                self._raw.write(neutralize(text[:cut], self._escapes))
         return len(s)
 
     def flush(self) -> None:
-        if self._pending:
-            self._raw.write(neutralize(self._pending, self._escapes))
-            self._pending = ""
-        self._raw.flush()
+        with stdout_errors(self._raw):
+            if self._pending:
+                self._raw.write(neutralize(self._pending, self._escapes))
+                self._pending = ""
+            self._raw.flush()
 
     def isatty(self) -> bool:
         return self._raw.isatty()
@@ -134,6 +136,24 @@ def output_console(output: Path | None, inputs: Iterable[str] = ()) -> Iterator[
         fail(str(exc))
 
 
+@contextmanager
+def stdout_errors(stream: object) -> Iterator[None]:
+    """A failed write to standard output (a full disk: ``> /dev/full``) ends the command
+    with one line, exit 2, as a failed ``-o`` file does; it was an "internal error".
+    What is left in the stream's buffer goes nowhere (no second error at exit).  A
+    broken pipe passes on (``| head``: exit 1, quietly)."""
+    try:
+        yield
+    except BrokenPipeError:
+        raise
+    except OSError as exc:
+        if stream is not sys.stdout and stream is not getattr(sys.stdout, "buffer", None):
+            raise
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        fail(f"standard output: cannot write: {exc.strerror or exc}")
+
+
 def write_bytes(data: bytes, output: Path | None, escapes: Escapes = TEXT,
                 inputs: Iterable[str] = ()) -> None:
     """Write ``data`` (:func:`neutralize_bytes` with the format's ``escapes``) to stdout
@@ -142,8 +162,9 @@ def write_bytes(data: bytes, output: Path | None, escapes: Escapes = TEXT,
     cannot be written exits 2."""
     data = neutralize_bytes(data, escapes)
     if output is None:
-        sys.stdout.buffer.write(data)
-        sys.stdout.flush()
+        with stdout_errors(sys.stdout):
+            sys.stdout.buffer.write(data)
+            sys.stdout.flush()
         return
     try:
         with output_target(str(output), inputs) as path, open(path, "wb") as fh:

@@ -12,7 +12,7 @@ from typing import IO, Annotated, Any, NamedTuple
 
 import typer
 
-from compaction_audit.commands.common import fail, say
+from compaction_audit.commands.common import fail, say, stdout_errors
 from compaction_audit.errors import AuditError, LogError, UsageError
 
 # The readers, adapters and writer (Polars among them) load when a conversion runs,
@@ -90,8 +90,9 @@ def convert(path: str, output: str, source: str | None = None) -> Converted:
         with tempfile.TemporaryFile() as tmp:
             done = _convert(path, tmp, output, source)
             tmp.seek(0)
-            shutil.copyfileobj(tmp, sys.stdout.buffer)
-            sys.stdout.buffer.flush()
+            with stdout_errors(sys.stdout):
+                shutil.copyfileobj(tmp, sys.stdout.buffer)
+                sys.stdout.buffer.flush()
         return done
     from compaction_audit.outfile import output_target
 

@@ -161,8 +161,9 @@ def simulate_command(
             return
         with output_target(str(output)) as target:
             count = write_session(params, target)
-    except LogError as exc:
-        raise typer.BadParameter(exc.message, param_hint="--output") from None
+    except LogError as exc:  # a write that failed (a full disk, a closed pipe): one line,
+        # not click's usage block, which said the option's value was invalid
+        fail(f"{'standard output' if str(output) == '-' else output}: {exc.message}")
     except UsageError as exc:
         fail(f"--output: {exc}")
     say(f"simulated {params.rounds} rounds ({preset.value}, seed {params.seed}): "

@@ -89,7 +89,8 @@ def other_format(obj: dict[str, Any], fmt: str) -> str | None:
 
 def two_formats(path: str, line: int, other: str, fmt: str) -> MixedFormats:
     """The error for a record of format ``other`` at ``line`` of a file read as ``fmt``."""
-    return MixedFormats(path, line, f"a {other} record in a file read as {fmt}: "
+    article = "an" if other[:1] in tuple("aeiou") else "a"  # an openhands record
+    return MixedFormats(path, line, f"{article} {other} record in a file read as {fmt}: "
                         "one file holds two log formats", "type")
 
 

@@ -27,7 +27,7 @@ from typing import Any
 
 import orjson
 
-from compaction_audit.errors import LogError
+from compaction_audit.errors import LogError, TooDamaged
 from compaction_audit.io.lines import iter_lines
 from compaction_audit.io.tokens import RoundAssembler, session_record, shape_error
 
@@ -172,6 +172,8 @@ class Elements:
         """``handle(*args)``; True when it ran, False when it was skipped (lenient)."""
         try:
             handle(*args)
+        except TooDamaged:  # the skips of an element inside this one: the file is done
+            raise
         except LogError as exc:
             self._fail(exc)
             return False

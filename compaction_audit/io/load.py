@@ -8,7 +8,7 @@ logs, so every rule, report, diff and gate works on them.
 
 from __future__ import annotations
 
-from compaction_audit.errors import LogError, UsageError
+from compaction_audit.errors import LogError, SkipList, UsageError
 from compaction_audit.io.detect import ADAPTERS, TOLERANT, Format, peek_format
 from compaction_audit.io.lines import (
     DEFAULT_LIMITS,
@@ -53,12 +53,12 @@ def load_session(path: str, lenient: bool = False, source: str | None = None,
             if close is not None:
                 close()
             return read_native(path, lenient, limits), "native"
-        skipped: list[LogError] = []
+        skipped: list[LogError] = SkipList()
         session = read_records(decode_lines(path, lines, lenient, skipped), path, lenient,
                                skipped)
         session.skipped = sorted(skipped + read_errors + session.skipped, key=lambda e: e.line)
         return session, "native"
-    dropped: list[LogError] = []
+    dropped: list[LogError] = SkipList()
     if fmt in TOLERANT:  # malformed elements are skipped by the adapter when lenient
         records = ADAPTERS[fmt](path, lines, dropped if lenient else None)  # type: ignore[call-arg]
     elif lenient:  # a line that is not JSON is skipped here, for every such adapter

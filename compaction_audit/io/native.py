@@ -21,7 +21,7 @@ from typing import Any
 import orjson
 import polars as pl
 
-from compaction_audit.errors import LogError
+from compaction_audit.errors import LogError, SkipList
 from compaction_audit.io import records as rec
 from compaction_audit.io.lines import DEFAULT_LIMITS, Limits, decode_lines, iter_lines
 from compaction_audit.io.meter import count_round
@@ -696,7 +696,7 @@ def read_native(path: str, lenient: bool = False, limits: Limits = DEFAULT_LIMIT
             pass
     if not lenient:
         return read_lines_strict(path, iter_lines(path, limits))
-    skipped: list[LogError] = []
+    skipped: list[LogError] = SkipList()
     lines = iter_lines(path, limits, skipped)
     session = read_records(decode_lines(path, lines, lenient, skipped), path, lenient, skipped)
     session.skipped = sorted(skipped + session.skipped, key=lambda e: e.line)

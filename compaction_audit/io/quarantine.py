@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from compaction_audit.errors import LogError, MixedFormats
+from compaction_audit.errors import LogError, MixedFormats, SkipList, TooDamaged
 
 if TYPE_CHECKING:
     from compaction_audit.io.native import SessionBuilder
@@ -52,7 +52,7 @@ class LenientFeed:
 
     def __init__(self, builder: SessionBuilder) -> None:
         self.builder = builder
-        self.skipped: list[LogError] = []
+        self.skipped: list[LogError] = SkipList()  # bounded: MAX_SKIPPED
         self.dependent: list[LogError] = []
         self._origin: dict[str, int] = {}  # quarantined id -> line of the skipped record
         self._opaque = 0  # first skipped line whose ids are unknown (0: none)
@@ -84,7 +84,7 @@ class LenientFeed:
                 obj = self._strip(line, obj, dropped)
                 self._settle(obj)
             self.builder.add(line, obj)
-        except MixedFormats:  # not a bad record: the file is not one log
+        except (MixedFormats, TooDamaged):  # not a bad record: the file is not one log
             raise
         except LogError as exc:
             self.skipped.append(exc)

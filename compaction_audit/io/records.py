@@ -590,6 +590,9 @@ def reduce_lines(path: str, write: Callable[[bytes], Any], start: int = 0, stop:
                     obj = orjson.loads(raw)
                 except orjson.JSONDecodeError as exc:
                     pending.append((number, MSG_BAD_JSON, json_error(raw, exc.msg, exc.pos)))
+                    size += len(raw) + 64  # its message: a file of bad lines is sent in
+                    if size >= batch_bytes:  # batches too, and the reader stops early
+                        flush()
                     continue
                 if type(obj) is dict and obj.get("type") == "round" and "retained" in obj:
                     value = obj["retained"]

@@ -1,0 +1,91 @@
+"""A configuration file found by the upward search is used only when its owner is the
+user running the command, root, or the owner of the working directory (issue 11,
+class 2, adv11 F3).  The search climbs through directories other users may write: a
+``compaction-audit.toml`` with ``fail-on = "never"`` dropped into a shared parent
+(``/tmp``) made every failing gate run below it exit 0.
+
+Giving a file to another user needs root: without it these tests skip."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from compaction_audit.config import find_config
+from tests.gate_app import drift_records, run
+from tests.logs import dump
+
+OTHER_UID = 65534  # nobody
+CHECKOUT_UID = 1001  # the CI user of a container job run as root
+
+pytestmark = pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0,
+                                reason="giving a file to another user needs root")
+
+
+@pytest.fixture
+def shared(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """``shared/`` writable by everyone (sticky, like /tmp) holding a config that never
+    fails, owned by another user; the working directory is ``shared/job`` (ours), with
+    the drift trace (fail-on error: exit 1)."""
+    shared = tmp_path / "shared"
+    (shared / "job").mkdir(parents=True)
+    shared.chmod(0o1777)
+    planted = shared / "compaction-audit.toml"
+    planted.write_text('fail-on = "never"\n')
+    os.chown(planted, OTHER_UID, OTHER_UID)
+    dump(drift_records(), shared / "job" / "drift.jsonl")
+    monkeypatch.chdir(shared / "job")
+    return shared
+
+
+def test_a_file_planted_by_another_user_is_not_used(shared: Path) -> None:
+    result = run("audit", "drift.jsonl")
+    assert result.exit_code == 1, result.stdout
+    assert "config     none" in result.stdout
+    planted = shared / "compaction-audit.toml"
+    assert (f"compaction-audit: ignoring {planted}: owned by uid {OTHER_UID}, not by you "
+            f"or root; pass --config {planted} to use it") in result.stderr
+
+
+def test_the_planted_pyproject_is_not_even_parsed(shared: Path) -> None:
+    (shared / "compaction-audit.toml").unlink()
+    pyproject = shared / "pyproject.toml"
+    pyproject.write_text("[tool.compaction-audit\n")  # bad TOML: exit 2 if it were read
+    os.chown(pyproject, OTHER_UID, OTHER_UID)
+    passed: list[str] = []
+    assert find_config(shared / "job", passed) is None
+    assert passed == [f"ignoring {pyproject}: owned by uid {OTHER_UID}, not by you or "
+                      f"root; pass --config {pyproject} to use it"]
+    assert run("audit", "drift.jsonl").exit_code == 1
+
+
+def test_named_with_config_it_is_used(shared: Path) -> None:
+    result = run("audit", "drift.jsonl", "--config", str(shared / "compaction-audit.toml"))
+    assert result.exit_code == 0
+    assert "ignoring" not in result.stderr
+
+
+def test_a_file_of_root_is_used(shared: Path) -> None:
+    os.chown(shared / "compaction-audit.toml", 0, 0)
+    result = run("audit", "drift.jsonl")
+    assert result.exit_code == 0
+    assert "ignoring" not in result.stderr
+
+
+def test_the_checkout_owners_file_is_used_by_root(tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """A container job runs as root in a checkout owned by the CI user: its own config
+    (in the working directory or above it, in the checkout) is used."""
+    checkout = tmp_path / "repo"
+    (checkout / "sub").mkdir(parents=True)
+    config = checkout / "compaction-audit.toml"
+    config.write_text('fail-on = "never"\n')
+    for path in (checkout, checkout / "sub", config):
+        os.chown(path, CHECKOUT_UID, CHECKOUT_UID)
+    dump(drift_records(), checkout / "sub" / "drift.jsonl")
+    assert find_config(checkout) == config
+    assert find_config(checkout / "sub") == config
+    monkeypatch.chdir(checkout / "sub")
+    assert run("audit", "drift.jsonl").exit_code == 0

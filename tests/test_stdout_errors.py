@@ -1,0 +1,54 @@
+"""A standard output that cannot be written (a full disk, ``> /dev/full``) ends every
+command with one line and exit 2, as a failed ``-o`` file does (issue 11, class 9,
+adv11 F5 and F7): the report said "internal error: OSError: [Errno 28] ...", and
+``simulate`` printed click's usage block ("Invalid value for --output")."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.gate_app import drift_records
+from tests.logs import dump
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = ROOT / "tests" / "fixtures" / "adapters"
+FULL = "compaction-audit: standard output: cannot write: No space left on device\n"
+
+pytestmark = pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full")
+
+
+def _run(args: list[str], cwd: Path, stdout: int | None) -> subprocess.CompletedProcess[bytes]:
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    with open("/dev/full", "wb") as full:
+        return subprocess.run([sys.executable, "-m", "compaction_audit", *args], cwd=cwd,
+                              env=env, stdout=full if stdout is None else stdout,
+                              stderr=subprocess.PIPE, timeout=120)
+
+
+@pytest.mark.parametrize("args", [
+    ["audit", "drift.jsonl"],
+    ["audit", "drift.jsonl", "--format", "json"],
+    ["convert", str(FIXTURES / "claude-session.jsonl"), "-o", "-"],
+    ["simulate", "-o", "-", "--rounds", "3"],
+])
+def test_a_full_standard_output_is_one_line_and_exit_2(tmp_path: Path, args: list[str]) -> None:
+    dump(drift_records(), tmp_path / "drift.jsonl")
+    result = _run(args, tmp_path, None)
+    assert (result.returncode, result.stderr.decode()) == (2, FULL)
+
+
+def test_simulate_into_a_closed_pipe_is_one_line(tmp_path: Path) -> None:
+    reader, writer = os.pipe()
+    os.close(reader)  # nobody reads: the first write fails with EPIPE
+    try:
+        result = _run(["simulate", "-o", "-", "--rounds", "3"], tmp_path, writer)
+    finally:
+        os.close(writer)
+    assert result.returncode == 2
+    assert result.stderr.decode() == ("compaction-audit: standard output: cannot write: "
+                                      "Broken pipe\n")
