@@ -36,6 +36,8 @@ from __future__ import annotations
 
 import polars as pl
 
+from compaction_audit.emptyframes import when_empty
+
 TIER_NAMES: dict[int, str] = {
     1: "asked again", 2: "typed by a person", 3: "spec requirement",
     4: "assistant decision", 5: "other prose", 6: "tool output",
@@ -172,6 +174,7 @@ def tier_exprs(asked_again: str = "asked_again_round", source: str = "span_sourc
     return tier, why
 
 
+@when_empty
 def add_tiers(frame: pl.DataFrame, asked_again: str = "asked_again_round",
               source: str = "span_source") -> pl.DataFrame:
     """``frame`` (columns ``kind``, ``text``, ``source``, ``asked_again``, optional
