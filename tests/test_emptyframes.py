@@ -40,3 +40,18 @@ def test_add_tiers_on_empty_input_is_unchanged() -> None:
     assert kept.columns == ["kind", "text", "span_source", "span_type",
                             "asked_again_round", "reused_round", "tier", "tier_why",
                             "tier_name"]
+
+
+def test_interval_sums_without_intervals_match_the_full_pass() -> None:
+    from compaction_audit.reachability import interval_sums
+    schema = {"start": pl.Int64, "end": pl.Int64, "fold": pl.Boolean, "w": pl.Float64,
+              "i32": pl.Int32, "i8": pl.Int8}
+    values = {"value": pl.lit(1, pl.Int64), "f": pl.col("fold").cast(pl.Int64),
+              "w": pl.col("w"), "i32": pl.col("i32"), "i8": pl.col("i8")}
+    outside = pl.DataFrame({"start": [5], "end": [6], "fold": [True], "w": [1.0],
+                            "i32": [1], "i8": [1]}, schema=schema)  # past the rounds
+    for n in (0, 3):
+        got = interval_sums(pl.DataFrame(schema=schema), n, values)
+        assert_frame_equal(got, interval_sums(outside, n, values))
+        assert got["value"].to_list() == [0] * n
+        assert got.schema["i8"] == pl.Int64 and got.schema["i32"] == pl.Int32
