@@ -55,3 +55,18 @@ def test_interval_sums_without_intervals_match_the_full_pass() -> None:
         assert_frame_equal(got, interval_sums(outside, n, values))
         assert got["value"].to_list() == [0] * n
         assert got.schema["i8"] == pl.Int64 and got.schema["i32"] == pl.Int32
+
+
+def test_kept_for_schemas_computes_once_per_name_and_schemas() -> None:
+    from compaction_audit.emptyframes import kept_for_schemas
+    calls: list[str] = []
+    empty = pl.DataFrame(schema={"k": pl.String})
+
+    def compute() -> pl.DataFrame:
+        calls.append("x")
+        return empty.with_columns(pl.lit(1).alias("n"))
+
+    got = [kept_for_schemas("test-once", (empty,), compute) for _ in range(2)]
+    kept_for_schemas("test-once", (pl.DataFrame(schema={"k": pl.Int64}),), compute)
+    assert calls == ["x", "x"]
+    assert got[1].schema == {"k": pl.String, "n": pl.Int32} and got[1].height == 0
