@@ -114,12 +114,13 @@ def interval_sums(intervals: pl.DataFrame, n_rounds: int,
     names = list(values)
     if not intervals.height:  # no interval: zeros, typed as the pass below would type them
         return _zero_sums(intervals, n_rounds, values)
-    up = intervals.select(pl.col("start").cast(pl.Int64).alias("ri"),
-                          *(v.alias(k) for k, v in values.items()))
-    down = intervals.select(pl.col("end").cast(pl.Int64).alias("ri"),
-                            *((-v).alias(k) for k, v in values.items()))
+    lazy = intervals.lazy()  # one plan, one collect (a fixed cost per call: issue 14)
+    up = lazy.select(pl.col("start").cast(pl.Int64).alias("ri"),
+                     *(v.alias(k) for k, v in values.items()))
+    down = lazy.select(pl.col("end").cast(pl.Int64).alias("ri"),
+                       *((-v).alias(k) for k, v in values.items()))
     deltas = (pl.concat([up, down]).group_by("ri").agg(pl.col(names).sum())
-              .filter((pl.col("ri") >= 0) & (pl.col("ri") < n_rounds)))
+              .filter((pl.col("ri") >= 0) & (pl.col("ri") < n_rounds)).collect())
     at = deltas["ri"]
     columns = [pl.int_range(0, n_rounds, eager=True, dtype=pl.Int64).alias("ri")]
     for name in names:
