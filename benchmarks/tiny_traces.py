@@ -3,7 +3,7 @@ line audits a directory of many tiny traces, where nothing scales with size.
 
 Usage (from the repository root)::
 
-    python benchmarks/tiny_traces.py [--count 200] [--repeat 2] [--kind native|codex|all]
+    python benchmarks/tiny_traces.py [--count 200] [--repeat 3] [--kind native|codex|all]
 
 Writes ``--count`` copies of a tiny trace into a temporary directory (``native``: a
 2-round native log of about 260 bytes with no text work; ``codex``: the test suite's
@@ -75,7 +75,7 @@ def measure(kind: str, count: int, repeat: int) -> tuple[float, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--count", type=int, default=200)
-    parser.add_argument("--repeat", type=int, default=2)
+    parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--kind", choices=["native", "codex", "all"], default="all")
     args = parser.parse_args()
     if args.count < 2:
