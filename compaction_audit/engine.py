@@ -65,6 +65,8 @@ def run_rules(ctx: Context, rules: list[Rule],
             forget_text_caches()  # the trace's texts, memoized by the rule's text work
         for reason, count in outcome.not_evaluated.items():
             notes_of[at].append(NotEvaluated(rule.name, rule.code, reason, count))
+        if not outcome.fired.height:  # nothing fired: no join, no rows (issue 14, fleets)
+            continue
         rows = outcome.fired.join(frame, on="ri", how="left").sort("ri")
         del outcome  # a long session's fired rows can be large: keep one copy
         rehydrate: dict[int, dict[str, Any]] = {}

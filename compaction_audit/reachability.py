@@ -112,18 +112,34 @@ def interval_sums(intervals: pl.DataFrame, n_rounds: int,
     away at ``end``; the per-round changes are summed, scattered over the rounds and
     summed cumulatively."""
     names = list(values)
-    up = intervals.select(pl.col("start").cast(pl.Int64).alias("ri"),
-                          *(v.alias(k) for k, v in values.items()))
-    down = intervals.select(pl.col("end").cast(pl.Int64).alias("ri"),
-                            *((-v).alias(k) for k, v in values.items()))
+    if not intervals.height:  # no interval: zeros, typed as the pass below would type them
+        return _zero_sums(intervals, n_rounds, values)
+    lazy = intervals.lazy()  # one plan, one collect (a fixed cost per call: issue 14)
+    up = lazy.select(pl.col("start").cast(pl.Int64).alias("ri"),
+                     *(v.alias(k) for k, v in values.items()))
+    down = lazy.select(pl.col("end").cast(pl.Int64).alias("ri"),
+                       *((-v).alias(k) for k, v in values.items()))
     deltas = (pl.concat([up, down]).group_by("ri").agg(pl.col(names).sum())
-              .filter((pl.col("ri") >= 0) & (pl.col("ri") < n_rounds)))
+              .filter((pl.col("ri") >= 0) & (pl.col("ri") < n_rounds)).collect())
     at = deltas["ri"]
     columns = [pl.int_range(0, n_rounds, eager=True, dtype=pl.Int64).alias("ri")]
     for name in names:
         column = deltas[name]
         columns.append(pl.zeros(n_rounds, column.dtype, eager=True)
                        .scatter(at, column).cum_sum().alias(name))
+    return pl.DataFrame(columns)
+
+
+def _zero_sums(intervals: pl.DataFrame, n_rounds: int,
+               values: dict[str, pl.Expr]) -> pl.DataFrame:
+    """:func:`interval_sums` of intervals with no rows, without running its pass (a
+    small trace has many such: issue 14, fleet audits): the types are those of the
+    summed values, from the plan's schema."""
+    plan = intervals.lazy().select(*(v.alias(k) for k, v in values.items())).select(
+        pl.all().sum())
+    columns = [pl.int_range(0, n_rounds, eager=True, dtype=pl.Int64).alias("ri")]
+    columns += [pl.zeros(n_rounds, dtype, eager=True).cum_sum().alias(name)
+                for name, dtype in plan.collect_schema().items()]
     return pl.DataFrame(columns)
 
 

@@ -22,6 +22,7 @@ from typing import Any
 
 import polars as pl
 
+from compaction_audit.emptyframes import kept_for_schemas
 from compaction_audit.limits import Limit
 from compaction_audit.model import Session
 from compaction_audit.reachability import interval_sum, resolvable_end
@@ -164,9 +165,18 @@ def fold_checks(session: Session, extracted: Extracted | None = None,
     are collected flat, joined to the edges and grouped into the ``dropped`` list column
     by Polars.
     """
-    found_in = extracted if extracted is not None else Extracted()
     items = items if items is not None else typed_items(session)
     edges = session.edges
+    if not edges.height:  # no fold: no row, no text compared (issue 14, fleet audits)
+        return kept_for_schemas("fold_checks", (edges, items),
+                                lambda: _fold_rows(edges, items, Extracted(), {}))
+    return _fold_rows(edges, items, extracted if extracted is not None else Extracted(),
+                      survived)
+
+
+def _fold_rows(edges: pl.DataFrame, items: pl.DataFrame, found_in: Extracted,
+               survived: Survived | None) -> pl.DataFrame:
+    """:func:`fold_checks` of ``edges`` (``session.edges``) over ``items`` (typed)."""
     # texts named by index on the edges ("ft", "ct"): a fold text of 100 KB over 2,500
     # children was copied onto every edge (issue 11, class 5, sixth pass's F1)
     text_at = (items.select("text").drop_nulls().unique().with_row_index("_t")
@@ -519,6 +529,17 @@ def _survival_limit(items: pl.DataFrame, shallow: set[str]) -> Limit:
 
 def _fold_losses(session: Session, drops: pl.DataFrame, occ: pl.DataFrame,
                  held: pl.DataFrame, life: pl.DataFrame) -> pl.DataFrame:
+    """:func:`_fold_losses_of`; with no drops (no fold dropped anything: most small
+    traces), its empty result, kept per input schemas (issue 14, fleet audits)."""
+    if drops.height:
+        return _fold_losses_of(session, drops, occ, held, life)
+    return kept_for_schemas(
+        "fold_losses", (drops, occ, held, life, session.membership),
+        lambda: _fold_losses_of(session, drops, occ, held, life))
+
+
+def _fold_losses_of(session: Session, drops: pl.DataFrame, occ: pl.DataFrame,
+                    held: pl.DataFrame, life: pl.DataFrame) -> pl.DataFrame:
     """Keys a fold dropped at round index ``ri`` that nothing held at that fold: no raw
     span born before ``ri`` and still resolvable at ``ri``, no working-set summary at
     ``ri`` that keeps it.  A span born at ``ri`` (read again after the compaction, in
@@ -545,6 +566,18 @@ def _fold_losses(session: Session, drops: pl.DataFrame, occ: pl.DataFrame,
 def _lost_table(session: Session, items: pl.DataFrame, occ: pl.DataFrame,
                 names: pl.DataFrame, losses: pl.DataFrame,
                 drops: pl.DataFrame, limits: list[Limit]) -> pl.DataFrame:
+    """:func:`_lost_rows`; with no losses, its empty result (nothing is checked, no
+    limit is met), kept per input schemas (issue 14, fleet audits)."""
+    if losses.height:
+        return _lost_rows(session, items, occ, names, losses, drops, limits)
+    return kept_for_schemas(
+        "lost_table", (session.rounds, items, occ, names, losses, drops),
+        lambda: _lost_rows(session, items, occ, names, losses, drops, limits))
+
+
+def _lost_rows(session: Session, items: pl.DataFrame, occ: pl.DataFrame,
+               names: pl.DataFrame, losses: pl.DataFrame,
+               drops: pl.DataFrame, limits: list[Limit]) -> pl.DataFrame:
     """First loss of each discriminator (a gap in its recoverability, or a fold that
     dropped it with nothing else holding it), with source span, its type and the log
     line that stated it (``span_line``: the earliest span holding it; ``text_line``:

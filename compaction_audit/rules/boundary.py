@@ -83,10 +83,13 @@ class BoundaryRule(Rule):
                            {NO_SALIENCE: frame.height})
         if ctx.settings.sustain > frame.height:
             notes[f"sustain {ctx.settings.sustain} is longer than the session"] = frame.height
-        for reason, expr in self.evaluable(ctx):
-            skipped = int(frame.select((~expr.fill_null(False)).sum()).item())
-            if skipped:
-                notes[reason] = skipped
+        checks = self.evaluable(ctx)
+        if checks:  # every check's count in one pass (a fixed cost per trace: issue 14)
+            counts = frame.select((~expr.fill_null(False)).sum().alias(str(k))
+                                  for k, (_, expr) in enumerate(checks)).row(0)
+            for (reason, _), skipped in zip(checks, counts, strict=True):
+                if skipped:
+                    notes[reason] = int(skipped)
         fired = frame.filter(self.fires(ctx)).select("ri", *self.columns(ctx))
         return Outcome(fired, notes)
 

@@ -143,7 +143,7 @@ class LoggedMismatch(Rule):
 
     def evaluate(self, ctx: Context) -> Outcome:
         tol = ctx.settings.logged_tolerance
-        frame = ctx.series.frame
+        frame = ctx.series.frame.lazy()  # one plan for every field (issue 14)
         parts = []
         for key in (*LOGGED_FLOATS, *LOGGED_INTS):
             logged, rebuilt = pl.col(f"logged_{key}"), pl.col(key)
@@ -161,7 +161,7 @@ class LoggedMismatch(Rule):
             pl.concat(parts).sort("ri").group_by("ri", maintain_order=True)
             .agg(pl.struct("field", "logged", "rebuilt").alias("mismatches"))
         )
-        return Outcome(rows)
+        return Outcome(rows.collect())
 
     def message(self, v: dict[str, Any], ctx: Context) -> str:
         parts = [f"{m['field']} logged {fmt(_num(m['logged']))}, rebuilt "
