@@ -182,7 +182,10 @@ def test_convert_drops_the_stale_line_file(given: Path, tmp_path: Path) -> None:
     # its rounds are lines of the converted file, named as nothing else
     text = invoke("audit", str(out)).stdout
     assert "round 2 (line 4): compact (basic, 2 removed)" in text
-    assert " of t1." not in text.replace("(assistant, t1.", "").replace("(user, t1.", "")
+    # only the spans' own lines name the messages file (the lost list, CA301's facts)
+    assert " of t1." not in (text.replace("(assistant, t1.", "").replace("(user, t1.", "")
+                             .replace(" of t1.messages.json)", ")"))
+    assert "(line 2 of t1.messages.json)" in text
 
 
 def test_native_logs_gain_no_key(tmp_path: Path) -> None:
