@@ -306,3 +306,20 @@ def test_diff_names_the_file_of_each_line(given: Path) -> None:
     doc = json.loads(invoke("diff", str(given), str(given), "--format", "json").stdout)
     occurrences = [u["baseline"] for u in doc["findings"]["persisting"]]
     assert occurrences and all(o["line_file"] == "t1.compaction.json" for o in occurrences)
+
+
+def test_rounds_that_matter_never_split_a_file_name(tmp_path: Path) -> None:
+    """At 100 columns the table with an "of file" column split
+    'session.messages.json' over two rows ("session.message" / "s.json"): the table
+    is drawn only where its file names fit whole, the list below that."""
+    given = folder(tmp_path / "n", stem="a-long-session-name")
+    names = ("a-long-session-name.messages.json", "a-long-session-name.compaction.json")
+    for width in (100, 200):
+        text = CliRunner().invoke(app, ["audit", str(given)],
+                                  env={"COLUMNS": str(width)}).stdout
+        section = text[text.index("Rounds that matter"):text.index("Notes")]
+        assert all(n in section for n in names), (width, section)
+        if width == 100:  # the list: each round's line with its file, whole
+            assert "round 0 (line 2 of a-long-session-name.messages.json): raw " in section
+        else:
+            assert "┃ of file" in section
