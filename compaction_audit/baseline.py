@@ -143,8 +143,17 @@ def apply(report: Report, baseline: dict[str, Entry], source: str = "") -> Repor
 
     Each session gets ``extra["baseline"] = {"file", "suppressed": count, "stale":
     [entry dicts]}``: stale entries are those of this trace that no longer occur.
-    Entries of traces not in this run are neither used nor reported.
+    Entries of traces not in this run are neither used nor reported, except when a
+    trace has no entry under its own path and entries of traces not in this run have
+    its file name: those paths are listed under ``"other_path"`` (the same file named
+    another way, absolute against relative, another working directory: docs/ci.md).
     """
+    keys = {k for s in report.sessions
+            for k in (trace_key(s.path), clip_tree(trace_key(s.path)))}
+    by_name: dict[str, set[str]] = {}
+    for e in baseline.values():
+        if e.trace not in keys:
+            by_name.setdefault(e.trace.rsplit("/", 1)[-1], set()).add(e.trace)
     sessions = []
     for s in report.sessions:
         pairs = session_entries(s)
@@ -152,7 +161,11 @@ def apply(report: Report, baseline: dict[str, Entry], source: str = "") -> Repor
         seen = {e.fingerprint for _, e in pairs}
         shown = {trace_key(s.path), clip_tree(trace_key(s.path))}  # as dumps wrote it
         stale = sorted(e for fp, e in baseline.items() if e.trace in shown and fp not in seen)
-        info = {"file": source, "suppressed": len(pairs) - len(kept),
-                "stale": [asdict(e) for e in stale]}
+        info: dict[str, object] = {"file": source, "suppressed": len(pairs) - len(kept),
+                                   "stale": [asdict(e) for e in stale]}
+        if not stale and len(kept) == len(pairs):  # nothing of the baseline under its path
+            other = by_name.get(trace_key(s.path).rsplit("/", 1)[-1])
+            if other:
+                info["other_path"] = sorted(other)
         sessions.append(replace(s, findings=kept, extra={**s.extra, "baseline": info}))
     return Report(sessions, list(report.errors))

@@ -420,6 +420,9 @@ def trace_discriminator(session: Session, query: str) -> Node:
     """
     log = _Log(session)
     mode, norms, note = _reading(query)
+    # the root names what was followed: a word the extractor does not read as a
+    # discriminator is not called one (its note says what it was reduced to)
+    what = "discriminator" if mode == "discriminator" else "word"
     q = query.strip().lower()
     spans: list[tuple[str, list[ext.Discriminator], list[ext.Discriminator]]] = []
     for item, row in log.rows.items():
@@ -481,7 +484,7 @@ def trace_discriminator(session: Session, query: str) -> Node:
     if not children:
         raise UsageError(f"{query!r} is neither an item id nor a discriminator or word of any "
                          f"span text in {session.path}")
-    return Node(f"discriminator {query!r}: {counts}", data, children)
+    return Node(f"{what} {query!r}: {counts}", data, children)
 
 
 def _summaries_stating(log: _Log, norms: set[str], q: str) -> list[Node]:

@@ -71,6 +71,29 @@ def test_entries_that_no_longer_occur_are_reported(traces: Path) -> None:
     assert "baseline entry no longer occurs: traces/drift\\.jsonl CA104" in markdown
 
 
+def test_a_trace_named_by_another_path_than_in_the_baseline_is_pointed_out(
+        traces: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Created from the parent folder, audited from inside it: the same file is
+    'traces/drift.jsonl' in the baseline and 'drift.jsonl' in the run, so no entry
+    matches; the run says which path the baseline has for that file name."""
+    assert run("baseline", "create", "traces", "-o", "b.json", "--jobs", "1").exit_code == 0
+    monkeypatch.chdir(traces / "traces")
+    result = run("audit", "drift.jsonl", "clean.jsonl", "--baseline", "../b.json",
+                 "--jobs", "1")
+    assert result.exit_code == 1  # nothing baselined: the drift findings gate
+    assert ("baseline has no entry for drift.jsonl but has for traces/drift.jsonl: if "
+            "that is the same file, name it as when the baseline was made (docs/ci.md)"
+            ) in result.stdout
+    assert "for clean.jsonl" not in result.stdout  # it has no finding in the baseline
+    doc = json.loads(run("audit", "drift.jsonl", "--baseline", "../b.json", "-f", "json",
+                         "--jobs", "1").stdout)
+    assert doc["baseline"]["other_path"] == ["traces/drift.jsonl"]
+    # named as in the baseline: matched, no pointer
+    monkeypatch.chdir(traces)
+    same = run("audit", "traces/drift.jsonl", "--baseline", "b.json", "--jobs", "1")
+    assert same.exit_code == 0 and "baseline has no entry" not in same.stdout
+
+
 def test_fingerprints_ignore_line_numbers_and_values(traces: Path) -> None:
     before = entries(Report([audit("traces/drift.jsonl")]))
     text = (traces / "traces" / "drift.jsonl").read_text()

@@ -182,7 +182,10 @@ def test_convert_drops_the_stale_line_file(given: Path, tmp_path: Path) -> None:
     # its rounds are lines of the converted file, named as nothing else
     text = invoke("audit", str(out)).stdout
     assert "round 2 (line 4): compact (basic, 2 removed)" in text
-    assert " of t1." not in text.replace("(assistant, t1.", "").replace("(user, t1.", "")
+    # only the spans' own lines name the messages file (the lost list, CA301's facts)
+    assert " of t1." not in (text.replace("(assistant, t1.", "").replace("(user, t1.", "")
+                             .replace(" of t1.messages.json)", ")"))
+    assert "(line 2 of t1.messages.json)" in text
 
 
 def test_native_logs_gain_no_key(tmp_path: Path) -> None:
@@ -303,3 +306,20 @@ def test_diff_names_the_file_of_each_line(given: Path) -> None:
     doc = json.loads(invoke("diff", str(given), str(given), "--format", "json").stdout)
     occurrences = [u["baseline"] for u in doc["findings"]["persisting"]]
     assert occurrences and all(o["line_file"] == "t1.compaction.json" for o in occurrences)
+
+
+def test_rounds_that_matter_never_split_a_file_name(tmp_path: Path) -> None:
+    """At 100 columns the table with an "of file" column split
+    'session.messages.json' over two rows ("session.message" / "s.json"): the table
+    is drawn only where its file names fit whole, the list below that."""
+    given = folder(tmp_path / "n", stem="a-long-session-name")
+    names = ("a-long-session-name.messages.json", "a-long-session-name.compaction.json")
+    for width in (100, 200):
+        text = CliRunner().invoke(app, ["audit", str(given)],
+                                  env={"COLUMNS": str(width)}).stdout
+        section = text[text.index("Rounds that matter"):text.index("Notes")]
+        assert all(n in section for n in names), (width, section)
+        if width == 100:  # the list: each round's line with its file, whole
+            assert "round 0 (line 2 of a-long-session-name.messages.json): raw " in section
+        else:
+            assert "┃ of file" in section

@@ -416,3 +416,33 @@ def test_finding_units_wrap_under_their_indent_at_100_columns() -> None:
                                                           if not ln.startswith("  ")]
     assert any(ln.startswith("      rounds ") or ln.startswith("      round ")
                for ln in units)  # this sample does wrap one
+
+
+def test_a_round_that_diverges_below_three_decimals_shows_the_digits_that_differ() -> None:
+    """0.2001 and 0.1996 both print as 0.200: the round is listed as diverging (its
+    difference exceeds FLOAT_TOLERANCE), so it must show enough decimals to say how,
+    in the narrow listing and in the wide table; 0.5 vs 0.5 stays one cell."""
+    import io
+    from types import SimpleNamespace
+
+    import polars as pl
+    from rich.console import Console
+
+    from compaction_audit.report.diff_render import divergence_table
+
+    series = pl.DataFrame({
+        "round": [0, 1], "in_baseline": [True, True], "in_candidate": [True, True],
+        "q_baseline": [0.2001, 0.5], "q_candidate": [0.1996, 0.5],
+        "diverges": [True, False]})
+    fake = SimpleNamespace(series=series, quantities=["q"], diverging_rounds=[0])
+
+    def render(width: int) -> str:
+        out = io.StringIO()
+        Console(file=out, width=width, color_system=None).print(divergence_table(fake))
+        return out.getvalue()
+
+    narrow, wide = render(31), render(120)
+    assert "round 0: q 0.2001 -> 0.1996" in narrow
+    assert "equal where both have it" not in narrow
+    assert "0.2001 -> 0.1996" in wide
+    assert "0.500" not in wide  # round 1 does not diverge: not listed

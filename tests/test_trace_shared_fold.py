@@ -47,7 +47,7 @@ def test_a_word_is_looked_for_once_per_fold(write_log: LogWriter,
     kept = _count(monkeypatch, surv, "survives")
     root = tr.trace(session, "zebra")
     # every span: the word lost at fold S; the port, a companion, dropped there too
-    assert root.label.startswith(f"discriminator 'zebra': {n} spans: {n} lost")
+    assert root.label.startswith(f"word 'zebra': {n} spans: {n} lost")
     assert len(root.children) == n
     first = root.children[0]
     assert first.children[0].label.startswith("LOST at fold S (depth 1, round 1")
@@ -58,6 +58,6 @@ def test_a_word_is_looked_for_once_per_fold(write_log: LogWriter,
 def test_a_carried_word_is_carried_for_every_span(write_log: LogWriter) -> None:
     session = read_native(_log(write_log, 20, "Zebra pens on port 8080 were kept."))
     root = tr.trace(session, "zebra")
-    assert root.label.startswith("discriminator 'zebra': 20 spans: 20 carried")
+    assert root.label.startswith("word 'zebra': 20 spans: 20 carried")
     assert all(c.children[0].label.startswith("carried by fold S")
                for c in root.children if c.children)

@@ -135,7 +135,7 @@ def test_a_word_is_reduced_to_the_clauses_that_hold_it(write_log: LogWriter) -> 
         rnd(1, summaries=[fold("G", ["u"], "Preload guidance noted.")], evicted=["u"])]))
     lines = run(path, "temp-file").output.splitlines()
     assert lines[:3] == [
-        "discriminator 'temp-file': 1 span: 1 lost",
+        "word 'temp-file': 1 span: 1 lost",
         "note: 'temp-file' is not a discriminator; reduced to the clause(s) whose words "
         "hold it",
         # the ids and our words whole, the quote cut to the 100 columns
@@ -153,7 +153,7 @@ def test_a_word_in_no_clause_is_searched_for_literally(write_log: LogWriter) -> 
     assert root.data["reading"] == "plain"
     assert root.data["note"] == ("'spotter' is not a discriminator; span texts searched "
                                  "for it literally")
-    assert root.label == "discriminator 'spotter': 1 span: 1 lost"
+    assert root.label == "word 'spotter': 1 span: 1 lost"
     assert [c.data["span"] for c in root.children] == ["u"]
     assert root.children[0].children[0].data["result"] == "lost"
 

@@ -30,7 +30,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from compaction_audit.diff import FindingDelta, Occurrence, OnsetDelta, RunDiff
+from compaction_audit.diff import FLOAT_TOLERANCE, FindingDelta, Occurrence, OnsetDelta, RunDiff
 from compaction_audit.report.json_report import TOOL
 from compaction_audit.report.model import SessionReport, line_at
 from compaction_audit.report.safe import clip_tree, json_safe
@@ -188,6 +188,22 @@ def _cell(row: dict[str, Any], q: str, side: str) -> str:
     return fmt(row[f"{q}_{side}"]) if row[f"in_{side}"] else "-"
 
 
+def _cells(row: dict[str, Any], q: str) -> tuple[str, str]:
+    """Baseline and candidate cells of ``q``; two floats that differ (beyond
+    :data:`~compaction_audit.diff.FLOAT_TOLERANCE`) but print alike at 3 decimals get
+    the fewest decimals (up to 9) that tell them apart, so a round listed as diverging
+    always shows how."""
+    b, c = _cell(row, q, "baseline"), _cell(row, q, "candidate")
+    vb, vc = row[f"{q}_baseline"], row[f"{q}_candidate"]
+    if (b == c and isinstance(vb, float) and isinstance(vc, float)
+            and abs(vb - vc) > FLOAT_TOLERANCE):
+        for digits in range(4, 10):
+            b, c = f"{vb:.{digits}f}", f"{vc:.{digits}f}"
+            if b != c:
+                break
+    return b, c
+
+
 def divergence_table(diff: RunDiff) -> RenderableType:
     """The first :data:`MAX_ROWS` rounds at which the runs differ (baseline -> candidate;
     ``-``: the run has no such round)."""
@@ -200,7 +216,7 @@ def divergence_table(diff: RunDiff) -> RenderableType:
     for row in diff.series.filter("diverges").head(MAX_ROWS).iter_rows(named=True):
         cells = []
         for q in diff.quantities:
-            b, c = _cell(row, q, "baseline"), _cell(row, q, "candidate")
+            b, c = _cells(row, q)
             cells.append((q, b, c))
         rows.append((row["round"], cells))
 

@@ -103,7 +103,10 @@ def lost_lines(s: SessionReport, show_all: bool = False) -> list[str]:
                      f", {md(d['span_file'])}:{d['span_line']}" if d.get("span_file")
                      else f", line {d['span_line']}")
             again = (f", asked again at round {d['asked_again_round']}"
+                     f"{s.line_of_round(d['asked_again_round'], md)}"
                      if d.get("asked_again") else "")
+            if d.get("reread_line") is not None:  # as the text report says it
+                again += f", read again at line {d['reread_line']}"
             out.append(f"- {md(d.get('tier_name') or '')}: {md(d['kind'])} "
                        f"`{_code(d['text'])}` ({md(d.get('source') or '?')}{where}{again})")
         if not show_all:

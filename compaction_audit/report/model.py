@@ -112,6 +112,18 @@ class SessionReport:
         rows = self.series.filter(pl.col("round") == number)["line_file"]
         return rows[0] if len(rows) else None
 
+    def line_of_round(self, number: object, esc: Callable[[object], str] = printable
+                      ) -> str:
+        """``" (line 19)"`` (``" (line 7 of FILE)"``): the line of round record
+        ``number``, where an adapter opens a round at the person's turn that asked
+        again; "" for a round the series does not hold."""
+        if not isinstance(number, int):
+            return ""
+        rows = self.series.filter(pl.col("round") == number)["line"]
+        if not len(rows) or rows[0] is None:
+            return ""
+        return f" ({line_at(rows[0], self.file_of_round(number), esc)})"
+
     def counts(self) -> dict[str, int]:
         """Findings per severity (every severity present, zeros included)."""
         c = Counter(f.severity.value for f in self.findings)

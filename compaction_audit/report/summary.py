@@ -150,6 +150,10 @@ def stale_lines(report: Report) -> list[str]:
         for e in (info or {}).get("stale", []):
             out.append(f"baseline entry no longer occurs: {e['trace']} {e['code']} "
                        f"{e['rule']} {e['key']}")
+        for other in (info or {}).get("other_path", []):
+            out.append(f"baseline has no entry for {s.path} but has for {other}: if "
+                       "that is the same file, name it as when the baseline was made "
+                       "(docs/ci.md)")
     return out
 
 

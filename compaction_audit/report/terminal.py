@@ -20,7 +20,8 @@ from itertools import groupby
 from typing import Any
 
 import polars as pl
-from rich.console import Group, RenderableType
+from rich.console import Console, Group, RenderableType
+from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
@@ -36,6 +37,7 @@ from compaction_audit.report.safe import printable
 from compaction_audit.report.summary import baseline_info
 from compaction_audit.report.terminal_lost import compactions_section, recall_section
 from compaction_audit.report.terminal_text import (
+    WIDE,
     ByWidth,
     Hang,
     Hanging,
@@ -294,7 +296,7 @@ def key_rounds(r: SessionReport) -> RenderableType:
         tab.add_column("round", justify="right")
         tab.add_column("line", justify="right")
         if files:  # the file each line is in, when they are not all the trace's
-            tab.add_column("of file")
+            tab.add_column("of file", no_wrap=True)  # a name split mid-word reads as two
         for col in cols:
             tab.add_column(short[col], justify="right")
         tab.add_column("findings")
@@ -315,7 +317,15 @@ def key_rounds(r: SessionReport) -> RenderableType:
         parts.append(block((legend, "dim"), indent=2))
         return Group(*parts)
 
-    return ByWidth(table, listing)
+    return ByWidth(table, listing, _natural_width(table()) if files else WIDE)
+
+
+def _natural_width(table: RenderableType) -> int:
+    """The width ``table`` takes unwrapped (at least :data:`WIDE`): below it, the
+    list, rather than a table that splits its file names (a Cline trace read from
+    several files)."""
+    wide = Console(width=10_000)
+    return max(WIDE, Measurement.get(wide, wide.options, table).maximum)
 
 
 def _episodes(findings: Iterable[Finding]) -> Iterator[tuple[str, list[Finding]]]:

@@ -86,11 +86,13 @@ def _facts(items: list[dict[str, Any]], detail: Any, indent: int) -> list[Render
     return out
 
 
-def _compaction_detail(d: dict[str, Any]) -> Text:
+def _compaction_detail(d: dict[str, Any], r: SessionReport) -> Text:
     where = ", ".join(x for x in (printable(d.get("source") or "?"), stated(d)) if x)
     text = Text(f"  ({where})", style="dim")
     if d.get("asked_again"):
-        text.append(f"  <- asked again at round {d['asked_again_round']}", style="bold yellow")
+        again = d["asked_again_round"]
+        text.append(f"  <- asked again at round {again}{r.line_of_round(again)}",
+                    style="bold yellow")
     if d.get("reread_line") is not None:
         text.append(f"  (read again at line {d['reread_line']})", style="dim")
     return text
@@ -127,7 +129,7 @@ def compactions_section(r: SessionReport, show_all: bool = False, limit: int = L
         rows = listed(lost, show_all, limit)
         if rows:
             parts.append(hang("lost, facts that matter first:", "", indent=4))
-        parts += _facts(rows, _compaction_detail, indent=4)
+        parts += _facts(rows, lambda d: _compaction_detail(d, r), indent=4)
         parts += tier_counts(lost, len(rows), show_all, indent=4)
     if hidden:
         parts.append(more_line(hidden, "more compactions"))

@@ -22,7 +22,7 @@ from compaction_audit.recall.ranking import (
     person_source,
     span_type_from_source,
 )
-from compaction_audit.recall.sections import ranked_lost
+from compaction_audit.recall.sections import _span_file, ranked_lost
 from compaction_audit.rules.base import (
     Context,
     Outcome,
@@ -191,12 +191,42 @@ def _fold_findings(ctx: Context, silent: bool, ceiling: Severity) -> pl.DataFram
     return grouped.with_columns(pl.Series("severity", sev), pl.col("fold").alias("entity"))
 
 
-def _describe(children: list[dict[str, Any]], limit: int = 3) -> str:
+def _stated_at(ctx: Context, ids: set[str]) -> dict[str, str]:
+    """``"line 660"`` (``"line 451 of session.messages.json"`` for a span an adapter
+    read from a companion file) for each of ``ids`` that has a ``source_line``: a
+    product's span ids (tool-use ids, ``line-3``, message ids) say nothing to a reader,
+    its line does, as in the report's lost list.  A native log's ids are the logger's
+    own and several spans share a round's line: they stay (``{}``)."""
+    if ctx.session.header.extra.get("source_format") in (None, "native"):
+        return {}
+    if "stated_lines" not in ctx.cache:
+        ctx.cache["stated_lines"] = (
+            ctx.session.items.filter((pl.col("kind") == "span")
+                                     & pl.col("source_line").is_not_null())
+            .select("id", "source_line"))
+    lines: pl.DataFrame = ctx.cache["stated_lines"]
+    if lines.height == 0 or not ids:
+        return {}
+    extra = ctx.session.header.extra
+    own = set(extra.get("span_line_file_except") or ())
+    out = {}
+    for item, line in lines.filter(pl.col("id").is_in(list(ids))).iter_rows():
+        named = _span_file(extra.get("span_line_file"), own, item,
+                           extra.get("span_line_file_except_in"))
+        file = named.get("span_file")  # as report.model.line_at words it
+        out[item] = f"line {line}" + (f" of {file}" if file else "")
+    return out
+
+
+def _describe(children: list[dict[str, Any]], limit: int = 3,
+              at: dict[str, str] | None = None) -> str:
     """The children's losses, best tier first (then worst kind), at most ``limit``
     children (the finding's values keep every child).  A fold that lost more than
     :data:`_LISTED` distinct facts is said in counts with its first :data:`_SHOWN`
     facts in the order of the report's lost list, each cut to :data:`_CUT` characters:
-    that list has them all, and a finding line should fit on a screen (issue 10)."""
+    that list has them all, and a finding line should fit on a screen (issue 10).
+    ``at`` names a span by its line (:func:`_stated_at`) instead of its id."""
+    at = at or {}
     ordered = sorted(children, key=lambda c: (min(d["tier"] for d in c["dropped"]),
                                               -max(d["rank"] for d in c["dropped"])))
     # each fact once, in the order of the report's lost list (its position there),
@@ -213,7 +243,8 @@ def _describe(children: list[dict[str, Any]], limit: int = 3) -> str:
         pool = listed or facts  # the facts named first: lost ones, else held ones
         best = sorted(pool.values(), key=lambda dc: (
             dc[0]["pos"] is None, dc[0]["pos"] or 0, dc[0]["tier"], -dc[0]["rank"]))[:_SHOWN]
-        shown = ", ".join(f"{d['kind']} {_cut(d['text'])!r} ({child})" for d, child in best)
+        shown = ", ".join(f"{d['kind']} {_cut(d['text'])!r} ({at.get(child, child)})"
+                          for d, child in best)
         held = total - len(listed)
         elsewhere = f" ({held} more still held by another span)" if held else ""
         return (f"{len(listed)} lost facts{elsewhere} of {len(children)} "
@@ -223,9 +254,16 @@ def _describe(children: list[dict[str, Any]], limit: int = 3) -> str:
     for c in ordered[:limit]:
         kinds = c["dropped"]  # already in tier order
         lost = ", ".join(f"{d['kind']} {d['text']!r}" for d in kinds)
-        parts.append(f"{c['child']}: {lost}")
+        parts.append(f"{at.get(c['child'], c['child'])}: {lost}")
     rest = len(children) - limit
     return "; ".join(parts) + (f"; and {rest} more children" if rest > 0 else "")
+
+
+def _describe_at(children: list[dict[str, Any]], ctx: Context) -> str:
+    """:func:`_describe` with the spans named by their lines where the log has them."""
+    ids = {c["child"] for c in children} | {d.get("stated_in") for c in children
+                                             for d in c["dropped"]} - {None}
+    return _describe(children, at=_stated_at(ctx, ids))
 
 
 _LISTED = 4  # a fold that lost at most this many distinct facts lists them all
@@ -270,7 +308,7 @@ class SilentDiscriminatingFold(Rule):
         return Outcome(_fold_findings(ctx, True, self.severity))
 
     def message(self, v: dict[str, Any], ctx: Context) -> str:
-        return f"fold {v['fold']} silently dropped: {_describe(v['children'])}"
+        return f"fold {v['fold']} silently dropped: {_describe_at(v['children'], ctx)}"
 
 
 @register
@@ -297,7 +335,7 @@ class TopicOnlyFold(Rule):
 
     def message(self, v: dict[str, Any], ctx: Context) -> str:
         how = "accounted fold" if v["accounted"] else "fold"
-        return f"{how} {v['fold']} kept the topic only: {_describe(v['children'])}"
+        return f"{how} {v['fold']} kept the topic only: {_describe_at(v['children'], ctx)}"
 
 
 def _product_folds(ctx: Context) -> list[int]:

@@ -1,0 +1,45 @@
+"""A lost fact a person asked about again says where: the round and its line (an
+adapter opens a round at the person's turn), in text and markdown; markdown also says
+where the fact was read again, as text does."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from compaction_audit.cli import app
+
+
+def _line(kind: str, payload: dict[str, object]) -> str:
+    return json.dumps({"timestamp": "2026-01-01T00:00:00.000Z", "type": kind,
+                       "payload": payload})
+
+
+def _user(text: str) -> str:
+    return _line("response_item", {"type": "message", "role": "user",
+                                   "content": [{"type": "input_text", "text": text}]})
+
+
+def _rollout(path: Path) -> Path:
+    lines = [
+        _line("session_meta", {"id": "asked-again", "cwd": "/w"}),
+        _user("Set the cache_ttl_seconds of the edge proxy to 900."),  # line 2
+        _line("response_item", {"type": "message", "role": "assistant", "content": [
+            {"type": "output_text", "text": "Set cache_ttl_seconds = 900."}]}),
+        _line("compacted", {"message": "The proxy settings were adjusted.",
+                            "replacement_history": []}),  # line 4
+        _line("turn_context", {"cwd": "/w", "turn_id": "t2"}),
+        _user("What is cache_ttl_seconds set to now?"),  # line 6
+    ]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_asked_again_names_the_line_of_the_asking_turn(tmp_path: Path) -> None:
+    log = str(_rollout(tmp_path / "rollout.jsonl"))
+    text = CliRunner().invoke(app, ["audit", log], env={"COLUMNS": "200"}).stdout
+    assert "cache_ttl_seconds  (user, line 2)  <- asked again at round 2 (line 6)" in text
+    md = CliRunner().invoke(app, ["audit", log, "-f", "markdown"]).stdout
+    assert "(user, line 2, asked again at round 2 (line 6))" in md

@@ -1,0 +1,39 @@
+"""CA301/CA302 messages name a product's spans by the log line that stated them (as the
+report's lost list does), not by the adapter's ids (``line-11``, tool-use ids, message
+ids); a native log's ids, the logger's own, stay."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from compaction_audit import api
+
+ROOT = Path(__file__).resolve().parent.parent
+ADAPTERS = ROOT / "tests" / "fixtures" / "adapters"
+
+
+def _ca301(path: Path) -> str:
+    return next(f.message for f in api.audit(str(path)).findings if f.code == "CA301")
+
+
+def test_a_codex_fold_names_the_lines_of_the_facts_it_dropped() -> None:
+    # line 11: "Pinned FROM debian:12.5; the healthcheck stays at 15s."
+    # line 14: "Added USER app after the install step."
+    assert _ca301(ADAPTERS / "codex-local.jsonl") == (
+        "fold line-18 silently dropped: line 14: ordering 'Added USER app after the install "
+        "step'; line 11: quantity '12.5', quantity '15s'")
+
+
+def test_a_claude_code_fold_names_a_span_by_line_and_a_summary_by_id() -> None:
+    # c-s1 is the first compaction's summary: a summary has no line of its own
+    assert _ca301(ADAPTERS / "claude-session.jsonl") == (
+        "fold c-s2 silently dropped: c-s1: identifier 'worker.toml'; line 25: quantity "
+        "'0.8s'")
+
+
+def test_a_native_log_keeps_its_span_ids() -> None:
+    # span 3 (a numeric id, on purpose) is named by its id, not by its round's line
+    assert _ca301(ROOT / "sample_logs" / "handwritten.jsonl") == (
+        "fold m2 silently dropped: 5 lost facts (1 more still held by another span) of 2 "
+        "children, first negation 'Do NOT enable --force on the prod migration' (3), scope "
+        "'prod' (3) and 3 more")
