@@ -25,6 +25,7 @@ from __future__ import annotations
 import contextlib
 import difflib
 import os
+import stat
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -131,6 +132,17 @@ def _foreign_owner(path: Path, trusted: frozenset[int]) -> int | None:
     return None
 
 
+def _writable_by_all(path: Path) -> int | None:
+    """The permission bits of the file ``path`` names when every user may write it
+    (``o+w``), else None: its owner is then no guarantee of what it says (adv12 F2).
+    Group write is allowed (a checkout made under umask 002)."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return None
+    return stat.S_IMODE(mode) if mode & stat.S_IWOTH else None
+
+
 def _trusted_owners(here: Path) -> frozenset[int]:
     """Who may own a configuration file found by the search: the effective user, root,
     and the owner of the starting directory (a job run as root in a checkout owned by
@@ -150,7 +162,8 @@ def find_config(start: Path | None = None,
     ``start``) is passed over, unread, and its message appended to ``passed``: the
     search climbs through directories others may write (``/tmp``), and a
     ``compaction-audit.toml`` planted there with ``fail-on = "never"`` turned a failing
-    gate into exit 0 for every job run below it (issue 11, adv11 F3).  ``--config``
+    gate into exit 0 for every job run below it (issue 11, adv11 F3).  So is a file
+    every user may write (mode ``o+w``, whoever owns it: adv12 F2).  ``--config``
     still reads any file."""
     here = (start or Path.cwd()).resolve()
     trusted = _trusted_owners(here) if hasattr(os, "geteuid") else None
@@ -164,6 +177,12 @@ def find_config(start: Path | None = None,
                 if passed is not None:
                     passed.append(f"ignoring {path}: owned by uid {owner}, not by you "
                                   f"or root; pass --config {path} to use it")
+                continue
+            mode = None if trusted is None else _writable_by_all(path)
+            if mode is not None:
+                if passed is not None:
+                    passed.append(f"ignoring {path}: writable by every user (mode "
+                                  f"{mode:04o}); pass --config {path} to use it")
                 continue
             if name == CONFIG_FILE or _table(path) is not None:
                 return path

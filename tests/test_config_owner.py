@@ -89,3 +89,22 @@ def test_the_checkout_owners_file_is_used_by_root(tmp_path: Path,
     assert find_config(checkout / "sub") == config
     monkeypatch.chdir(checkout / "sub")
     assert run("audit", "drift.jsonl").exit_code == 0
+
+
+@pytest.mark.parametrize("owner", [0, None])  # root's, or ours (None: left as made)
+def test_a_file_every_user_may_write_is_not_used(shared: Path, owner: int | None) -> None:
+    """Owned by root or by us but writable by every user (mode 0666): anyone could have
+    written ``fail-on = "never"`` into it, as into a file they own (adv12 F2)."""
+    planted = shared / "compaction-audit.toml"
+    if owner is not None:
+        os.chown(planted, owner, owner)
+    else:
+        os.chown(planted, os.geteuid(), os.getegid())
+    planted.chmod(0o666)
+    result = run("audit", "drift.jsonl")
+    assert result.exit_code == 1, result.stdout
+    assert "config     none" in result.stdout
+    assert (f"compaction-audit: ignoring {planted}: writable by every user (mode 0666); "
+            f"pass --config {planted} to use it") in result.stderr
+    planted.chmod(0o644)
+    assert run("audit", "drift.jsonl").exit_code == 0  # the same file, not writable: used

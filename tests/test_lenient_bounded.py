@@ -96,3 +96,41 @@ def test_a_large_file_of_bad_lines_stops_early(tmp_path: Path, monkeypatch: pyte
         f"compaction-audit: {path}:{MAX_SKIPPED + 2}: more than {MAX_SKIPPED:,} bad "
         "records (--lenient): too damaged to audit\n" if lenient else
         f"compaction-audit: {path}:2: bad JSON: unexpected character, expected a JSON value\n")
+
+
+def dependent_rejects(path: Path, rounds: int) -> Path:
+    """One bad record (span X, tokens not a number) then ``rounds`` rounds retaining X:
+    each is one dependent reject (a 64-byte line, about 1 KB kept per reject)."""
+    session = {"type": "session", "schema": "compaction-audit/1", "session_id": "d",
+               "budget_tokens": 10 ** 8}
+    first = {"type": "round", "round": 0, "spans": [
+        {"id": "X", "tokens": "bad", "text": "a"}, {"id": "Y", "tokens": 5, "text": "b"}],
+        "retained": [["Y", 0.5]]}
+    lines = [json.dumps(session), json.dumps(first)] + [
+        json.dumps({"type": "round", "round": i, "retained": [["X", 0.5], ["Y", 0.5]]})
+        for i in range(1, rounds + 1)]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+@pytest.mark.parametrize("parallel_read", [False, True])
+def test_dependent_rejects_are_capped_too(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                          parallel_read: bool) -> None:
+    """Dependent rejects were kept without a limit: 200,000 of them (13 MB) took 424 MB
+    against 225 MB for the same trace without the bad record (adv12 F4).  One past the
+    cap is exit 2 at its line, as for bad records, from either reader."""
+    from compaction_audit import errors
+    from compaction_audit.io import parallel
+
+    monkeypatch.setattr(errors, "MAX_SKIPPED", 5)
+    if parallel_read:
+        monkeypatch.setattr(parallel, "PARALLEL_MIN_BYTES", 1 << 8)
+    path = dependent_rejects(tmp_path / "t.jsonl", 20)
+    assert parallel.wanted(str(path)) == parallel_read
+    result = run("audit", str(path), "--lenient")
+    assert result.exit_code == 2, result.stdout
+    assert result.stderr == (f"compaction-audit: {path}:8: more than 5 dependent rejects "
+                             "(--lenient): too damaged to audit\n")
+    at_cap = dependent_rejects(tmp_path / "u.jsonl", 5)
+    session, _ = load_session(str(at_cap), lenient=True)
+    assert len(session.skipped) == 1 and len(session.dependent) == 5

@@ -321,6 +321,9 @@ class SessionBuilder:
                 rec.as_id(sid, "compaction.summary_id")
         # an empty name names no file: the line is then one of the trace itself
         line_file = (rec.opt_str(obj, rec.LINE_FILE_KEY, "") or None) if lines else None
+        if line_file is not None and not rec.plain_file_name(line_file):
+            raise rec.FieldError("a file name beside the trace, not a path",
+                                 rec.LINE_FILE_KEY)
         return _Round(number, budget, spans, summaries, depths, evicted, offloaded, new_ws,
                       entering, leaving, reduced is not None or "retained" in obj, total,
                       count, silent, logged, compaction, table, None, line_file)

@@ -53,7 +53,7 @@ class LenientFeed:
     def __init__(self, builder: SessionBuilder) -> None:
         self.builder = builder
         self.skipped: list[LogError] = SkipList()  # bounded: MAX_SKIPPED
-        self.dependent: list[LogError] = []
+        self.dependent: list[LogError] = SkipList("dependent rejects")  # bounded too
         self._origin: dict[str, int] = {}  # quarantined id -> line of the skipped record
         self._opaque = 0  # first skipped line whose ids are unknown (0: none)
         self._record_lines: set[int] = set()  # lines of skipped records read as objects

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import marshal
+import os
 import re
 from collections.abc import Callable
 from collections.abc import Set as AbstractSet
@@ -64,6 +65,16 @@ messages file and the compaction file) names, on a round record, the file its li
 a line of (the file's name, escaped: :func:`compaction_audit.io.cline.file_name`).
 Read like :data:`SPAN_LINE_KEY`, only in adapter output; ``convert`` drops it, since
 the converted log's rounds are lines of the converted file."""
+
+
+def plain_file_name(name: str) -> bool:
+    """True when ``name`` names a file in the trace's own folder: no directory
+    separator (``/``, and the platform's other one), not ``.`` or ``..``.  The
+    reports join a round's :data:`LINE_FILE_KEY` to the trace's folder
+    (:func:`~compaction_audit.report.model.line_path`): a path there would point the
+    github and sarif annotations at any file (``../../.github/workflows/ci.yml``)."""
+    seps = ["/", *([os.altsep] if os.altsep else [])]
+    return name not in (".", "..") and not any(s in name for s in seps)
 
 
 @dataclass(slots=True)
