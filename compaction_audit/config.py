@@ -119,28 +119,22 @@ def _table(path: Path) -> dict[str, Any] | None:
     return table
 
 
-def _foreign_owner(path: Path, trusted: frozenset[int]) -> int | None:
-    """The owner of ``path`` (of the link, then of the file it names) when it is not in
-    ``trusted``, else None.  None where the OS has no owners (no ``os.geteuid``)."""
-    for look in (os.lstat, os.stat):
-        try:
-            uid = look(path).st_uid
-        except OSError:
-            return None  # gone or unreadable: regular_file already said no
-        if uid not in trusted:
-            return uid
-    return None
-
-
-def _writable_by_all(path: Path) -> int | None:
-    """The permission bits of the file ``path`` names when every user may write it
-    (``o+w``), else None: its owner is then no guarantee of what it says (adv12 F2).
-    Group write is allowed (a checkout made under umask 002)."""
+def _untrusted(path: Path, trusted: frozenset[int]) -> str | None:
+    """Why the file ``path`` is not read by the search, or None: its owner (of the link,
+    then of the file it names) is not in ``trusted`` (adv11 F3), or every user may
+    write it (``o+w``: its owner is then no guarantee of what it says; adv12 F2).
+    Group write is allowed (a checkout made under umask 002).  A file gone or
+    unreadable is None: :func:`regular_file` already said no."""
     try:
+        for look in (os.lstat, os.stat):
+            if (uid := look(path).st_uid) not in trusted:
+                return f"owned by uid {uid}, not by you or root"
         mode = os.stat(path).st_mode
     except OSError:
         return None
-    return stat.S_IMODE(mode) if mode & stat.S_IWOTH else None
+    if mode & stat.S_IWOTH:
+        return f"writable by every user (mode {stat.S_IMODE(mode):04o})"
+    return None
 
 
 def _trusted_owners(here: Path) -> frozenset[int]:
@@ -172,17 +166,10 @@ def find_config(start: Path | None = None,
             path = directory / name
             if not regular_file(path):
                 continue
-            owner = None if trusted is None else _foreign_owner(path, trusted)
-            if owner is not None:
+            why = None if trusted is None else _untrusted(path, trusted)
+            if why is not None:
                 if passed is not None:
-                    passed.append(f"ignoring {path}: owned by uid {owner}, not by you "
-                                  f"or root; pass --config {path} to use it")
-                continue
-            mode = None if trusted is None else _writable_by_all(path)
-            if mode is not None:
-                if passed is not None:
-                    passed.append(f"ignoring {path}: writable by every user (mode "
-                                  f"{mode:04o}); pass --config {path} to use it")
+                    passed.append(f"ignoring {path}: {why}; pass --config {path} to use it")
                 continue
             if name == CONFIG_FILE or _table(path) is not None:
                 return path

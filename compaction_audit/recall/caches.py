@@ -45,9 +45,8 @@ def forget() -> int:
     The engine calls it after each rule, or once per trace (:func:`keeps`): the recall
     modules and their caches are listed once (a module's functions are fixed at
     import) and only non-empty caches are cleared, so a call costs a look at each
-    cache.  Walking
-    ``sys.modules`` and every module's namespace each time cost about 1.5 ms a call,
-    25 ms of CPU per trace in the command line (issue 14, fleet audits).
+    cache.  Walking ``sys.modules`` and every module's namespace each time cost about
+    1.5 ms a call, 25 ms of CPU per trace in the command line (issue 14, fleet audits).
     """
     dropped = 0
     for name, module in _recall_modules():
