@@ -6,7 +6,7 @@ Usage (from the repository root)::
     python benchmarks/cosine_share.py TRACE.jsonl ... --runs 3
 
 A shape is ``ROUNDSxWORKING_SET`` (add ``:delta`` for a log without ``retained``
-lists): a session written by :func:`compaction_audit.scale.write_scale_session` with
+lists): a session written by :func:`compaction_audit.simulate.scale.write_scale_session` with
 texts, in a temporary folder (``--tmp``, default the system's) that is deleted after
 it is measured.  200x2000 is the benchmark grid's 1/100 size (about 10 MB), 2000x2000
 its 1/10 (about 100 MB), 20000x2000 its full size (about 1 GB).
@@ -188,7 +188,7 @@ def main() -> None:
     for trace in args.traces:
         rows.append({**measure(trace, args.runs), "name": Path(trace).name})
         print(table(rows[-1:]).splitlines()[-1], file=sys.stderr)
-    from compaction_audit.scale import write_scale_session
+    from compaction_audit.simulate.scale import write_scale_session
 
     for rounds, working_set, delta in shapes:
         name = f"{rounds}x{working_set}" + (" delta" if delta else "")

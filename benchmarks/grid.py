@@ -1,7 +1,7 @@
 """The benchmark grid of issue 14: ``python benchmarks/run.py --grid``.
 
 Rounds (100, 1,000, 10,000) x working set (100, 2,000, 20,000) x ``retained`` full or
-delta (:func:`compaction_audit.scale.write_scale_session`, ``retained=False``) x with
+delta (:func:`compaction_audit.simulate.scale.write_scale_session`, ``retained=False``) x with
 or without span text (``texts=``): 36 cells.  Each cell generates its trace under
 ``--data-dir`` (deleted after the cell unless ``--keep``) and measures, each step in a
 fresh subprocess (``run.py --step``): the parse floor (``orjson.loads`` over every

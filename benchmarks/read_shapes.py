@@ -2,7 +2,7 @@
 
 Shapes: ``full`` or ``delta`` (``retained`` every round or never) x with or without span
 text, at a working set of 2,000 and 20,000 items.  Each trace is written to a
-temporary directory (deleted at the end) by :func:`compaction_audit.scale`'s generator,
+temporary directory (deleted at the end) by :func:`compaction_audit.simulate.scale`'s generator,
 sized by ``--mb`` (about that many megabytes each: rounds are chosen from the shape's
 bytes per round).  Delta traces are written with the generator's rehydration turned
 off: an item taken back from the store is "retained again without being new", which
@@ -40,9 +40,9 @@ import orjson
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from compaction_audit import scale
 from compaction_audit.io.lines import decode_lines, iter_lines
 from compaction_audit.io.native import read_native, read_records
+from compaction_audit.simulate import scale
 
 SHAPES = [(mode, ws, texts) for ws in (2000, 20000) for mode in ("full", "delta")
           for texts in (False, True)]

@@ -5,7 +5,7 @@ Usage (from the repository root, with the project installed)::
     python benchmarks/run.py --sizes 1/100,1/10,1
 
 For each size it generates (or reuses) a scale session under ``benchmarks/data/``
-(:func:`compaction_audit.scale.write_scale_session`: a 2,000-item working set,
+(:func:`compaction_audit.simulate.scale.write_scale_session`: a 2,000-item working set,
 20,000 rounds at size 1, about 1 GB; 1/10 and 1/100 have fewer rounds) and measures,
 each step in a fresh subprocess:
 
@@ -53,7 +53,7 @@ WORKING_SET = 2_000
 
 def _step_generate(path: str, rounds: int, working_set: int, seed: int,
                    texts: bool = True, retained: bool = True) -> dict[str, Any]:
-    from compaction_audit.scale import write_scale_session
+    from compaction_audit.simulate.scale import write_scale_session
 
     t0 = time.perf_counter()
     write_scale_session(path, rounds, working_set, seed=seed, texts=texts,

@@ -150,7 +150,7 @@ def test_sarif_and_junit_list_five_episodes_per_rule_and_count_the_rest(tmp_path
 
     from compaction_audit.api import audit
     from compaction_audit.report.summary import episodes
-    from compaction_audit.scale import write_scale_session
+    from compaction_audit.simulate.scale import write_scale_session
 
     trace = tmp_path / "scale.jsonl"
     write_scale_session(trace, 100, 100, seed=0, retained=False)

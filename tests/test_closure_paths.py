@@ -17,7 +17,7 @@ from compaction_audit import closure as reach
 from compaction_audit.errors import LogError
 from compaction_audit.io.native import read_native
 from compaction_audit.model import Session
-from compaction_audit.scale import write_scale_session
+from compaction_audit.simulate.scale import write_scale_session
 from tests.logs import LogWriter, rnd, spans
 
 

@@ -279,7 +279,7 @@ def test_the_command_reports_the_same_with_or_without_the_helper(tmp_path: Path)
     needs_model()
     if not server.wanted():
         pytest.skip("no helper here (one CPU, or the fallback forced)")
-    from compaction_audit.scale import write_scale_session
+    from compaction_audit.simulate.scale import write_scale_session
 
     trace = tmp_path / "t.jsonl"
     write_scale_session(trace, rounds=30, working_set=40, seed=3)
@@ -322,7 +322,7 @@ def test_a_signal_ends_the_command_waiting_for_its_helper(
         tmp_path: Path, sig: int, code: int, group: bool) -> None:
     if not server.wanted():
         pytest.skip("no helper here (one CPU, the fallback forced, or no model)")
-    from compaction_audit.scale import write_scale_session
+    from compaction_audit.simulate.scale import write_scale_session
 
     trace = tmp_path / "t.jsonl"
     write_scale_session(trace, rounds=30, working_set=40, seed=3)

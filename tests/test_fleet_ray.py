@@ -23,9 +23,9 @@ from pathlib import Path
 import pytest
 import zstandard
 
-from compaction_audit.scale import write_scale_session
-from compaction_audit.sim_params import SimParams
 from compaction_audit.simulate import write_session
+from compaction_audit.simulate.params import SimParams
+from compaction_audit.simulate.scale import write_scale_session
 from tests.gate_app import run
 from tests.s3server import s3_server
 

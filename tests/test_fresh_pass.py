@@ -191,7 +191,7 @@ def test_simulate_option_out_of_range_names_the_option(tmp_path: Path, option: s
 
 
 def test_simulate_bounds_are_inclusive(tmp_path: Path) -> None:
-    from compaction_audit.sim_params import PRESETS
+    from compaction_audit.simulate.params import PRESETS
 
     out = tmp_path / "s.jsonl"
     seed = str(2**53 - 1)

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from compaction_audit.cosine import server
-from compaction_audit.scale import write_scale_session
+from compaction_audit.simulate.scale import write_scale_session
 from tests.logs import ROOT
 from tests.test_processes import _children, _gone, _running
 

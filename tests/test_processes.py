@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from compaction_audit import api, procs
-from compaction_audit.scale import write_scale_session
+from compaction_audit.simulate.scale import write_scale_session
 from tests.logs import ROOT
 
 linux_only = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc")

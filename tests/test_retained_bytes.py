@@ -25,8 +25,8 @@ from compaction_audit.io.lines import decode_lines, iter_lines
 from compaction_audit.io.native import read_lines_strict, read_native, read_records
 from compaction_audit.io.retained_bytes import RetainedBytes
 from compaction_audit.model import Session
-from compaction_audit.scale import write_scale_session
 from compaction_audit.series import build_series
+from compaction_audit.simulate.scale import write_scale_session
 from tests.logs import ROOT
 
 

@@ -15,8 +15,8 @@ from compaction_audit.errors import LogError
 from compaction_audit.io import parallel
 from compaction_audit.io.native import read_native
 from compaction_audit.model import Session
-from compaction_audit.scale import write_scale_session
 from compaction_audit.series import build_series
+from compaction_audit.simulate.scale import write_scale_session
 from tests.logs import analyse_alone_and_helped
 
 

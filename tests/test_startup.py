@@ -120,7 +120,7 @@ def test_an_audit_of_one_trace_without_a_config_file_loads_no_pool_nor_toml(
 
 
 def test_an_audit_of_a_session_without_text_loads_no_model(tmp_path: Path) -> None:
-    from compaction_audit.scale import write_scale_session
+    from compaction_audit.simulate.scale import write_scale_session
 
     log = tmp_path / "no-text.jsonl"
     write_scale_session(log, rounds=12, working_set=30, texts=False)

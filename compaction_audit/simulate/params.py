@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, fields, replace
 
-from compaction_audit.sim_texts import TOPICS
+from compaction_audit.simulate.texts import TOPICS
 
 
 @dataclass(frozen=True)

@@ -76,8 +76,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from compaction_audit.sim_params import PRESETS, SimParams, param_names, scale_params
-from compaction_audit.sim_texts import TOPICS, render
+from compaction_audit.simulate.params import PRESETS, SimParams, param_names, scale_params
+from compaction_audit.simulate.texts import TOPICS, render
 
 __all__ = ["PRESETS", "SimParams", "param_names", "scale_params", "simulate",
            "write_session"]
