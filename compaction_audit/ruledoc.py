@@ -1,8 +1,9 @@
 """Every rule's documentation, from one source: the rule class's docstring and attributes.
 
 ``compaction-audit rules``, the SARIF driver's rule descriptors and ``docs/rules.md``
-all read :func:`rule_doc`; the docstring's paragraphs starting "What it checks:" and
-"Why it matters:" are its two prose parts, ``example`` and ``action`` the other two.
+all read :func:`rule_doc`; the docstring's paragraphs starting "What it checks:",
+"Why it matters:" and "Known problems:" are its prose parts (after ruff's rule docs:
+what it does, why it is bad, known problems), ``example`` and ``action`` the other two.
 """
 
 from __future__ import annotations
@@ -21,8 +22,9 @@ DOCS_URL = "docs/rules.md"
 
 @dataclass(frozen=True)
 class RuleDoc:
-    """One rule's documentation: identity, default severity and the four prose parts.
+    """One rule's documentation: identity, default severity and the five prose parts.
 
+    ``known`` is where the rule is wrong or blind (its false positives and negatives);
     ``settings`` pairs each setting the rule reads with its default value.
     """
 
@@ -33,6 +35,7 @@ class RuleDoc:
     summary: str
     what: str
     why: str
+    known: str
     example: str
     action: str
     settings: tuple[tuple[str, object], ...]
@@ -40,6 +43,10 @@ class RuleDoc:
 
 _ROLE = re.compile(r":(?:mod|func|class|meth|data|attr):`~?([^`]+)`")
 """A Sphinx cross-reference (``:mod:`~a.b```): users read its target as code."""
+
+
+_LABELS = {"What it checks:": "what", "Why it matters:": "why", "Known problems:": "known"}
+"""A docstring paragraph's label and the part of :class:`RuleDoc` it starts."""
 
 
 def _paragraphs(doc: str | None) -> list[str]:
@@ -51,21 +58,20 @@ def _paragraphs(doc: str | None) -> list[str]:
 def rule_doc(cls: type[Rule]) -> RuleDoc:
     """The documentation of rule class ``cls``.
 
-    Paragraphs of the docstring labelled "What it checks:" / "Why it matters:" fill
-    ``what`` / ``why`` (label removed); unlabelled paragraphs join ``what``.
+    Paragraphs of the docstring labelled "What it checks:" / "Why it matters:" /
+    "Known problems:" fill ``what`` / ``why`` / ``known`` (label removed); unlabelled
+    paragraphs join ``what``.
     """
-    what: list[str] = []
-    why: list[str] = []
+    parts: dict[str, list[str]] = {name: [] for name in _LABELS.values()}
     for para in _paragraphs(cls.__doc__):
-        if para.startswith("Why it matters:"):
-            why.append(para.removeprefix("Why it matters:").strip())
-        else:
-            what.append(para.removeprefix("What it checks:").strip())
+        label = next((label for label in _LABELS if para.startswith(label)), "What it checks:")
+        parts[_LABELS[label]].append(para.removeprefix(label).strip())
     defaults = Settings()
     settings = tuple((s, getattr(defaults, s)) for s in cls.settings if hasattr(defaults, s))
     return RuleDoc(code=cls.code, name=cls.name, severity=cls.severity.value,
-                   family=cls.family, summary=cls.summary, what=_sentence(what),
-                   why=_sentence(why), example=cls.example, action=cls.action,
+                   family=cls.family, summary=cls.summary, what=_sentence(parts["what"]),
+                   why=_sentence(parts["why"]), known=_sentence(parts["known"]),
+                   example=cls.example, action=cls.action,
                    settings=settings)
 
 
@@ -89,9 +95,18 @@ def find_rule(key: str) -> RuleDoc:
 
 
 def help_text(doc: RuleDoc) -> str:
-    """Plain-text help: what, why, example, what to do (SARIF ``help.text``)."""
-    return (f"What it checks: {doc.what}\n\nWhy it matters: {doc.why}\n\n"
-            f"Example: {doc.example}\n\nWhat to do: {doc.action}")
+    """Plain-text help: what, why, known problems, example, what to do (SARIF
+    ``help.text``)."""
+    return "\n\n".join(f"{title}: {body}" for title, body in doc_parts(doc))
+
+
+def doc_parts(doc: RuleDoc) -> list[tuple[str, str]]:
+    """``(title, text)`` of each prose part in reading order; "Known problems" only
+    when the rule states some."""
+    parts = [("What it checks", doc.what), ("Why it matters", doc.why),
+             ("Known problems", doc.known), ("Example", doc.example),
+             ("What to do", doc.action)]
+    return [(title, body) for title, body in parts if body]
 
 
 def rule_markdown(doc: RuleDoc, level: int = 2) -> str:
@@ -102,10 +117,7 @@ def rule_markdown(doc: RuleDoc, level: int = 2) -> str:
         f"{'#' * level} {doc.code} {doc.name}", "",
         f"Default severity: **{doc.severity}**. Family: {doc.family}. "
         f"Settings read: {settings}.", "",
-        f"**What it checks.** {doc.what}", "",
-        f"**Why it matters.** {doc.why}", "",
-        f"**Example.** {doc.example}", "",
-        f"**What to do.** {doc.action}", "",
+        *(line for title, body in doc_parts(doc) for line in (f"**{title}.** {body}", "")),
     ])
 
 

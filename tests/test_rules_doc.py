@@ -23,11 +23,11 @@ def test_docs_rules_md_is_generated_from_the_rules() -> None:
     assert check.returncode == 0, check.stderr
 
 
-def test_every_registered_rule_is_documented_in_four_parts() -> None:
+def test_every_registered_rule_is_documented_in_five_parts() -> None:
     text = rules_markdown()
     for code, cls in RULES.items():
         doc = rule_doc(cls)
-        assert doc.what and doc.why and doc.example and doc.action, code
+        assert doc.what and doc.why and doc.known and doc.example and doc.action, code
         assert f"## {code} {cls.name}\n" in text
         assert f"| {cls.severity.value} | {cls.summary} |" in text
 
@@ -37,6 +37,8 @@ def test_rule_doc_parts_come_from_the_docstring() -> None:
     assert doc.name == "compaction-drift" and doc.severity == "warning"
     assert doc.what.startswith("`raw_ratio` < `raw_ratio_floor` at a round where")
     assert doc.why.startswith('Seed 000 ("Decision Boundary"): a low raw share alone')
+    assert doc.known.startswith("A low raw share is also what a faithful condensation")
+    assert "Not judged at a product's compaction round" in doc.what  # unlabelled: what
     assert ("raw_ratio_floor", 0.25) in doc.settings
     assert find_rule("compaction-drift") == doc == find_rule("ca104")
 
@@ -54,9 +56,10 @@ def test_rules_code_prints_the_documentation(key: str) -> None:
     result = run("rules", key)
     assert result.exit_code == 0
     out = result.stdout
-    for title in ("CA101 salience-inversion", "What it checks", "Why it matters", "Example",
-                  "What to do", "default severity: error"):
-        assert title in out
+    titles = ("What it checks", "Why it matters", "Known problems", "Example", "What to do")
+    assert [out.index(f"\n{t}\n") for t in titles] == sorted(out.index(f"\n{t}\n")
+                                                              for t in titles)
+    assert "CA101 salience-inversion" in out and "default severity: error" in out
     assert "halt compaction and rehydrate" in out
     assert "distinct_source_spans 88 -> 81" in out
 
@@ -65,6 +68,7 @@ def test_rules_markdown_option_is_the_reference() -> None:
     assert run("rules", "--markdown").stdout == rules_markdown()
     one = run("rules", "CA201", "--markdown").stdout
     assert one.startswith("# CA201 ungrounded-summary\n")
+    assert "\n**Known problems.** Grounding is reachability, not support" in one
 
 
 def test_unknown_rule_is_a_usage_error() -> None:

@@ -20,13 +20,19 @@ def rules_command(
         "output), or the one rule's section.")] = False,
 ) -> None:
     """List every rule (code, name, default severity, summary), or document one: what it
-    checks, why it matters, an example and what to do."""
+    checks, why it matters, its known problems, an example and what to do."""
     from rich.console import Group
     from rich.table import Table
     from rich.text import Text
 
     from compaction_audit.report.terminal_text import ByWidth, hang
-    from compaction_audit.ruledoc import all_docs, find_rule, rule_markdown, rules_markdown
+    from compaction_audit.ruledoc import (
+        all_docs,
+        doc_parts,
+        find_rule,
+        rule_markdown,
+        rules_markdown,
+    )
 
     if rule is None:
         if markdown:
@@ -58,8 +64,7 @@ def rules_command(
     console.print(Text(f"{doc.code} {doc.name}", style="bold"))
     console.print(f"default severity: {doc.severity}    family: {doc.family}    "
                   f"settings: {settings}", markup=False, highlight=False)
-    for title, body in (("What it checks", doc.what), ("Why it matters", doc.why),
-                        ("Example", doc.example), ("What to do", doc.action)):
+    for title, body in doc_parts(doc):
         console.print()
         console.print(Text(title, style="bold"))
         console.print(Text(body))

@@ -107,6 +107,13 @@ class SalienceInversion(BoundaryRule):
     reachable; the scorer now ranks by survivability and summaries become
     unfalsifiable.  Salience metrics that improve while reachability degrades are
     inverted, not healthy.
+
+    Known problems: each condition compares round t with round t - ``window`` only, so
+    with ``sustain`` 1 one noisy rise of the cosine is enough, and an inversion whose
+    salience rises more slowly than its noise between those two rounds is missed. A loop
+    that purges old offloads by design lowers ``distinct_source_spans`` at every purge.
+    With neither logged salience nor span texts to rebuild it, the rule is not
+    applicable, and the report says so.
     """
 
     code = "CA101"
@@ -147,6 +154,11 @@ class ProvenanceFloor(BoundaryRule):
     Why it matters: seed 000 ("Operational Effect"): the reachable-leaf count must not
     fall below a floor set at session start, or retained summaries rest on evidence
     the agent can no longer consult.
+
+    Known problems: the floor is relative to the session's start: without
+    ``start_spans`` in the session record, a log that begins mid-run (a resumed session)
+    takes its first round's count as the start, and a session that starts with few spans
+    gets a floor of 1.
     """
 
     code = "CA102"
@@ -185,6 +197,11 @@ class DepthPin(BoundaryRule):
 
     Why it matters: seed 000 ("Decision Boundary"): a hierarchy pinned at its cap for
     more than five consecutive rounds makes inversion structural; it will recur.
+
+    Known problems: depth is the height of the provenance DAG as logged: a summarizer
+    that writes each new summary over raw spans and its predecessor's text, without
+    listing the predecessor as a child, never raises the depth, and the rule cannot see
+    that its summaries are summaries of summaries.
     """
 
     code = "CA103"
@@ -243,6 +260,10 @@ class CompactionDrift(BoundaryRule):
     compaction, not the loop: a session compacted by hand as its last act would end on
     a drift warning no round of work supports.  The notes say so; the next round with
     work is judged as usual.
+
+    Known problems: a low raw share is also what a faithful condensation of many short
+    spans looks like; the rule cannot tell lossy paraphrase from a good summary. The
+    recall rules (CA301-CA303) judge what a fold kept.
     """
 
     code = "CA104"
@@ -290,6 +311,9 @@ class SummaryMajority(BoundaryRule):
 
     Why it matters: seed 000 ("Core Distinction"): once the scorer's input is
     majority-summary the signal can invert; this is the early structural signal.
+
+    Known problems: a session whose first round is already majority-summary (a resumed
+    run, or a log that starts after its first compaction) fires at its first round.
     """
 
     code = "CA105"

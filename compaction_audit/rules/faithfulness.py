@@ -47,6 +47,12 @@ class NegationFlipped(Rule):
     carried and the agent follows the opposite instruction.  Survival no longer counts a
     flipped rule as kept (``recall.survival.flipped``), and ``trace`` says "flipped at
     fold F".
+
+    Known problems: antonyms are a fixed list of pairs (enable/disable, allow/forbid,
+    add/remove, start/stop, ...); a reversal by a verb pair outside it ("always keep the
+    lock file" against "always drop the lock file") or by a change of scope ("only on
+    staging" against "on every host") is not seen, and the rule may then count as
+    carried.
     """
 
     code = "CA304"
@@ -102,6 +108,11 @@ class UnsupportedSummaryClaim(Rule):
     the third added to it; nothing checked a summary sentence against its sources, and
     the agent acted on the invention.  Summaries with a leaf that has no text are not
     checked.
+
+    Known problems: support is looked for among all the raw leaves below the summary,
+    not the sentence's own source, and half of a clause's content words are enough, so
+    an invention made of the sources' own words stays quiet. Summaries with a leaf that
+    has no text are not checked.
     """
 
     code = "CA305"
@@ -173,6 +184,11 @@ class StaleSummary(Rule):
     Why it matters: issue 12, point 3: a second compaction re-emitted the first summary
     nearly word for word while two days of newer work reached no summary at all, and
     its "Next:" proposed work the raw spans showed finished; the agent redid it.
+
+    Known problems: repetition is measured sentence by sentence, nearly word for word: a
+    summary that re-emits its predecessor reworded is not a repeat. Newer work counts
+    only in prose spans holding a discriminator, so work recorded only in tool output is
+    not seen.
     """
 
     code = "CA306"
@@ -216,6 +232,12 @@ class LostRuleViolated(Rule):
     in this repo" and two rounds later a tool call ran it; a fold dropped "never add a
     `Co-Authored-By:` trailer" and a later commit carried one.  A person asking again
     is one proof that a loss mattered; an action against the rule is the harm itself.
+
+    Known problems: the object is matched literally in later tool calls: a command run
+    through an alias, a script or a variable is not seen, and an object of one plain
+    word is matched only at a command's start. Only the run and write verbs listed in
+    :mod:`compaction_audit.recall.violations` are read ("do not delete X" is not checked
+    as an act; a lost identifier reused by a destructive command is).
     """
 
     code = "CA307"

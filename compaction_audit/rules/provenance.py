@@ -39,6 +39,10 @@ class UngroundedSummary(Rule):
     The finding then says nothing about the summary's quality (what it lost is judged
     per fact by silent-discriminating-fold), so it is info, not an error (issue 10,
     point 6).
+
+    Known problems: grounding is reachability, not support: one reachable leaf grounds a
+    summary even when the sentence that matters came from an evicted leaf
+    (unsupported-summary-claim judges sentences against their leaves).
     """
 
     code = "CA201"
@@ -97,6 +101,10 @@ class SilentDrop(Rule):
     Why it matters: log-format spec ("round"): the auditor cannot tell a silent drop
     from an eviction or an offload, so reachability after it is a guess; the auditor
     treats the item as gone, unless the store still holds it from an earlier offload.
+
+    Known problems: a logger that lists ``retained`` but forgets some ``evicted``
+    entries makes every forgotten eviction a finding: the auditor cannot tell a logging
+    slip from a real silent drop.
     """
 
     code = "CA202"
@@ -130,6 +138,11 @@ class LoggedMismatch(Rule):
     Why it matters: seed 000 ("Operational Effect") asks for a guard computing these
     signals at the compaction boundary; if the agent's own numbers are wrong, its guard
     is blind.
+
+    Known problems: the rebuilt value follows the log format's definitions; an agent
+    that computes an aggregate by another definition (another token weighting, a cosine
+    over other vectors) disagrees at every round, though its guard may be right by its
+    own definition.
     """
 
     code = "CA203"

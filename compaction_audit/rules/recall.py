@@ -290,6 +290,12 @@ class SilentDiscriminatingFold(Rule):
     warning (issue 10, point 6), unless the log marks a child ``salience_class:
     "discriminating"`` (the agent's own word that a decision hinges on it).  Harness
     text (caveats, skill documents, command wrappers) never yields a finding.
+
+    Known problems: discriminators are found by regex heuristics
+    (docs/discriminators.md, "Known limitations"): a number restated in words or a fact
+    kept in other words outside the paraphrase classes counts as lost; proper nouns with
+    an inner capital and IPv4 addresses count as discriminators; timings in tool output
+    are reported, in the lowest tier.
     """
 
     code = "CA301"
@@ -319,6 +325,10 @@ class TopicOnlyFold(Rule):
     Why it matters: seed 002 ("Condition of Validity"): the precision is still
     recoverable by reference, or the loss was recorded; the fold is topic-preserving
     only, which is acceptable but debits the recall budget.
+
+    Known problems: the same extraction as silent-discriminating-fold, with the same
+    limits; "resolvable" means the log says the child was offloaded or is retained, not
+    that the agent can or will fetch it again.
     """
 
     code = "CA302"
@@ -379,6 +389,10 @@ class RecallFloor(Rule):
     summary that keeps a span's facts until a later eviction), and in a product log
     where a span falls under the floor at another round (a microcompact evicting what
     an earlier summary only covered).
+
+    Known problems: a summary counts as a reference only while it keeps every
+    discriminator of the span, by the same word-overlap check as the fold rules, so a
+    summary that keeps a fact in other words does not count.
     """
 
     code = "CA303"

@@ -106,6 +106,11 @@ class SalienceDisagreement(Rule):
     agent's metric.  The floor 0.0 means no agreement at all: the scorer's order is
     unrelated, or opposite, to relevance (a low positive value is common: the rebuilt
     cosine is coarse, the lexical fallback more so).
+
+    Known problems: the rebuilt cosine is lexical or a small embedding model
+    (docs/cosine.md), not the agent's scorer: a scorer that weights recency or source on
+    purpose disagrees with it without being inverted. Sessions over 500,000 item-rounds
+    are judged at a stride, so a disagreement between judged rounds is missed.
     """
 
     code = "CA204"

@@ -307,3 +307,15 @@ def test_unsupported_claims_are_capped_per_summary(write_log: LogWriter) -> None
     assert len(found) == 20
     assert [f.values.get("more_in_summary") for f in found].count(5) == 1
     assert sum(1 for f in found if "5 more unsupported claim(s)" in f.message) == 1
+
+
+def test_negation_flipped_misses_a_verb_pair_outside_its_antonyms(write_log: LogWriter) -> None:
+    """The known problem its documentation states: keep/drop is not an antonym pair it
+    holds, so this reversal is not seen (a known false negative, kept as ruff keeps
+    them in its fixtures)."""
+    path = one_fold(write_log, [span("u1", "Always keep the lock file.")],
+                    "Always drop the lock file.")
+    assert findings(path, "CA304") == []
+    from compaction_audit.ruledoc import find_rule
+    assert '"always keep the lock file" against "always drop the lock file"' in (
+        find_rule("CA304").known)

@@ -183,6 +183,7 @@ def rules_reference(codes: Iterable[str]) -> str:
         parts.append(f'<h3 id="{esc(anchor)}">{esc(d.code)} {esc(d.name)} '
                      f'<span class="dim">({esc(d.severity)})</span></h3>'
                      f"<p>{esc(d.what)}</p><p><b>Why it matters:</b> {esc(d.why)}</p>"
+                     + (f"<p><b>Known problems:</b> {esc(d.known)}</p>" if d.known else "") +
                      f"<p><b>Action:</b> {esc(d.action)}</p>"
                      f'<p class="dim">{esc(DOCS_URL)}#{esc(anchor)}</p>')
     return "".join(parts)
