@@ -53,6 +53,19 @@ def _loaded_fail_on(cwd: Path, passed: list[str]) -> tuple[str | None, Path | No
     return (None if layer is None else layer.fail_on), path
 
 
+def _assert_passed_over(monkeypatch: pytest.MonkeyPatch, config: Path,
+                        swap: Callable[[], None], why: str) -> None:
+    """With ``swap()`` made as ``config`` is opened, the search does not use what was
+    swapped in (``fail-on = "never"``; the old code did) and says ``why``."""
+    done = _swap_at_open(monkeypatch, config, swap)
+    passed: list[str] = []
+    fail_on, path = _loaded_fail_on(config.parent, passed)
+    monkeypatch.undo()
+    assert done == [True]
+    assert fail_on != "never" and path != config  # old code: ("never", config)
+    assert passed == [f"ignoring {config}: {why}; pass --config {config} to use it"]
+
+
 def test_a_file_swapped_in_after_the_check_is_not_read(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Checked: ours, mode 0644, ``fail-on = "error"``.  Read: a file every user may
@@ -62,14 +75,8 @@ def test_a_file_swapped_in_after_the_check_is_not_read(
     planted = tmp_path / "planted"
     planted.write_text(NEVER)
     planted.chmod(0o666)
-    done = _swap_at_open(monkeypatch, config, lambda: os.replace(planted, config))
-    passed: list[str] = []
-    fail_on, path = _loaded_fail_on(tmp_path, passed)
-    monkeypatch.undo()
-    assert done == [True]
-    assert fail_on != "never" and path != config  # old code: ("never", config)
-    assert passed == [f"ignoring {config}: writable by every user (mode 0666); "
-                      f"pass --config {config} to use it"]
+    _assert_passed_over(monkeypatch, config, lambda: os.replace(planted, config),
+                        "writable by every user (mode 0666)")
 
 
 def test_a_symlink_swapped_after_the_check_is_not_read(
@@ -92,13 +99,7 @@ def test_a_symlink_swapped_after_the_check_is_not_read(
         (tmp_path / "new-link").symlink_to(other)
         os.replace(tmp_path / "new-link", config)
 
-    done = _swap_at_open(monkeypatch, config, relink)
-    fail_on, path = _loaded_fail_on(tmp_path, passed)
-    monkeypatch.undo()
-    assert done == [True]
-    assert fail_on != "never" and path != config  # old code: ("never", config)
-    assert passed == [f"ignoring {config}: changed while it was being checked; "
-                      f"pass --config {config} to use it"]
+    _assert_passed_over(monkeypatch, config, relink, "changed while it was being checked")
 
 
 def test_a_found_file_is_read_bounded(tmp_path: Path) -> None:
