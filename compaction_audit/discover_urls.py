@@ -116,6 +116,17 @@ class Objects:
     unreadable: list[LogError] = field(default_factory=list)
 
 
+def _selected_as(url: str, size: int) -> str | None:
+    """The name a listed object is selected by: ``url`` itself, or less its trailing
+    ``/`` when it holds data (``runs/m.jsonl/``: an object, which obstore cannot read;
+    selected like ``runs/m.jsonl``, then reported under its real key); None for an
+    empty folder marker (``runs/``, ``runs/m.jsonl/`` of 0 bytes, as S3 consoles
+    create: a "directory", no trace)."""
+    if not url.endswith("/"):
+        return url
+    return url.rstrip("/") if size > 0 else None
+
+
 def _sort(url: str, selected: list[tuple[str, int]]) -> Objects:
     """``selected`` sorted by URL, the keys obstore cannot read split off."""
     root_len = len("{}://{}/".format(*split_url(url)))
@@ -138,9 +149,10 @@ def expand_url(url: str, suffixes: tuple[str, ...]) -> Objects:
     scheme, bucket, key = split_url(url)
     root = f"{scheme}://{bucket}/"
     if is_prefix(url):
-        selected = [(u, size) for u, size in list_objects(url) if not u.endswith("/")
-                    and _is_trace_below(u[len(root):].split("/"), len(key.split("/")) - 1,
-                                        suffixes)]
+        selected = [(u, size) for u, size in list_objects(url)
+                    if (name := _selected_as(u, size)) is not None
+                    and _is_trace_below(name[len(root):].split("/"),
+                                        len(key.split("/")) - 1, suffixes)]
         if not selected:
             raise UsageError(f"no trace files ({', '.join('*' + s for s in suffixes)}) "
                              f"under prefix {url!r}")
@@ -151,7 +163,8 @@ def expand_url(url: str, suffixes: tuple[str, ...]) -> Objects:
     literal = next(i for i, p in enumerate(parts) if _has_magic(p))
     prefix = "".join(p + "/" for p in parts[:literal])
     selected = [(u, size) for u, size in list_objects(root + prefix)
-                if not u.endswith("/") and matches(key, u[len(root):], suffixes)]
+                if (name := _selected_as(u, size)) is not None
+                and matches(key, name[len(root):], suffixes)]
     if not selected:
         raise UsageError(f"no trace file matches {url!r}")
     return _sort(url, selected)
