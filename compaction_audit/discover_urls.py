@@ -21,7 +21,10 @@ control character, a ``.``, ``..`` or empty segment, a leading ``/``:
 :func:`~compaction_audit.io.object_keys.key_problem`) is an unreadable trace, named
 (escaped when printed) and counted, exit 2, while the others are audited (issue 11,
 class 6, adv10 F8); ``.`` and ``..`` segments are no hidden names, so they are
-selected and reported, not skipped without a word.  A prefix or pattern that yields nothing is a
+selected and reported, not skipped without a word.  A ``gs://`` listing that had to
+skip past such a key (:mod:`compaction_audit.io.key_gaps`) reports the key, and the
+range it could not list, as one unreadable trace whatever its suffix.  A prefix or
+pattern that yields nothing (and skipped no key) is a
 :class:`UsageError`, as for a directory; a store that cannot be listed is one too
 (one line, exit 2: unreachable storage, no such bucket, no permission).
 """
@@ -32,6 +35,7 @@ import fnmatch
 from dataclasses import dataclass, field
 
 from compaction_audit.errors import LogError, UsageError
+from compaction_audit.io.key_gaps import Gap
 from compaction_audit.io.object_keys import key_problem, unnameable
 from compaction_audit.io.remote import is_url, list_objects, split_url
 
@@ -140,6 +144,24 @@ def _sort(url: str, selected: list[tuple[str, int]]) -> Objects:
     return out
 
 
+def _with_gaps(url: str, objects: Objects, gaps: list[Gap]) -> Objects:
+    """``objects`` with one unreadable trace per gap of a ``gs://`` listing (each
+    replacing its key's own entry), whatever the key's suffix: the keys its failing
+    page held are unknown, and may be traces."""
+    if not gaps:
+        return objects
+    root = "{}://{}/".format(*split_url(url))
+    shown = {root + gap.key for gap in gaps}
+    errors = [e for e in objects.unreadable if e.path not in shown]
+    for gap in gaps:
+        since = f"after {gap.after!r} and " if gap.after is not None else ""
+        problem = key_problem(gap.key) or "a name obstore cannot parse"
+        errors.append(LogError(
+            root + gap.key, 0, f"cannot open: {unnameable(problem)}; obstore's listing "
+            f"failed on it, so no key {since}before {gap.resume!r} was listed"))
+    return Objects(objects.found, sorted(errors, key=lambda e: e.path))
+
+
 def expand_url(url: str, suffixes: tuple[str, ...]) -> Objects:
     """The objects a prefix or pattern URL selects, sorted by URL; a plain object URL
     is returned as is (size -1: not known; the reader checks its key).  A selected key
@@ -148,23 +170,24 @@ def expand_url(url: str, suffixes: tuple[str, ...]) -> Objects:
     selected."""
     scheme, bucket, key = split_url(url)
     root = f"{scheme}://{bucket}/"
+    gaps: list[Gap] = []
     if is_prefix(url):
-        selected = [(u, size) for u, size in list_objects(url)
+        selected = [(u, size) for u, size in list_objects(url, gaps)
                     if (name := _selected_as(u, size)) is not None
                     and _is_trace_below(name[len(root):].split("/"),
                                         len(key.split("/")) - 1, suffixes)]
-        if not selected:
+        if not selected and not gaps:
             raise UsageError(f"no trace files ({', '.join('*' + s for s in suffixes)}) "
                              f"under prefix {url!r}")
-        return _sort(url, selected)
+        return _with_gaps(url, _sort(url, selected), gaps)
     if not is_url_pattern(url):
         return Objects([(url, -1)])
     parts = key.split("/")
     literal = next(i for i, p in enumerate(parts) if _has_magic(p))
     prefix = "".join(p + "/" for p in parts[:literal])
-    selected = [(u, size) for u, size in list_objects(root + prefix)
+    selected = [(u, size) for u, size in list_objects(root + prefix, gaps)
                 if (name := _selected_as(u, size)) is not None
                 and matches(key, name[len(root):], suffixes)]
-    if not selected:
+    if not selected and not gaps:
         raise UsageError(f"no trace file matches {url!r}")
-    return _sort(url, selected)
+    return _with_gaps(url, _sort(url, selected), gaps)

@@ -145,3 +145,17 @@ def test_a_listing_without_answer_marks_the_store(monkeypatch: pytest.MonkeyPatc
         finally:
             remote.store_for.cache_clear()
             remote._unanswered.clear()
+
+
+def test_an_answer_whose_dump_names_the_budget_is_an_answer() -> None:
+    """obstore's ``Debug source`` dump names ``retry_timeout`` whatever the error: a 403
+    (as a HEAD of a name past a bad GCS key can get) is an answer, not silence."""
+    from compaction_audit.io import remote
+
+    answer = Exception("The operation lacked the necessary privileges to complete for path "
+                       "k: Server returned non-2xx status code: 403 Forbidden: \n\nDebug "
+                       "source:\nPermissionDenied { retry_timeout: 60s }")
+    assert not remote.unanswered(answer)
+    assert remote.unanswered(Exception("Error performing HEAD in 4s, max_retries: 5, "
+                                       "retry_timeout: 3s - HTTP error: error sending "
+                                       "request\n\nDebug source:\n..."))

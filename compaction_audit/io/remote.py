@@ -20,8 +20,9 @@ meanwhile fails at once with that error (issue 11, ninth adversarial pass, F7: a
 made two requests, each with the whole budget, and every URL paid again).
 Error messages are the first line of obstore's, cut to :data:`MESSAGE_CHARS`.
 A key obstore cannot name as itself is never read (it would refuse it, or strip a
-``/`` and read another object), and an S3 prefix is listed through botocore, which
-sees every key exactly (:mod:`compaction_audit.io.object_keys`).
+``/`` and read another object), an S3 prefix is listed through botocore, which
+sees every key exactly (:mod:`compaction_audit.io.object_keys`), and a GCS listing
+goes on past such a key (:mod:`compaction_audit.io.key_gaps`).
 """
 
 from __future__ import annotations
@@ -30,11 +31,14 @@ import functools
 import io
 import time
 from datetime import timedelta
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from compaction_audit.envtime import env_seconds
 from compaction_audit.errors import LogError, UsageError
 from compaction_audit.io.object_keys import key_problem, unnameable
+
+if TYPE_CHECKING:
+    from compaction_audit.io.key_gaps import Gap
 
 SCHEMES = ("s3", "gs", "az")
 """URL schemes read from object storage."""
@@ -114,7 +118,7 @@ def unanswered(exc: BaseException) -> bool:
     if any(c.__module__ == "botocore.exceptions" and c.__name__ in _BOTOCORE_UNANSWERED
            for c in type(exc).__mro__):
         return True
-    text = str(exc)
+    text = str(exc).split("Debug source:", 1)[0]  # the dump names retry_timeout always
     return not isinstance(exc, OSError) and (
         "error sending request" in text or "retry_timeout" in text)
 
@@ -172,7 +176,7 @@ def _invalid_key(exc: BaseException) -> bool:
     return type(exc).__name__ == "InvalidPathError"
 
 
-def list_objects(url: str) -> list[tuple[str, int]]:
+def list_objects(url: str, gaps: list[Gap] | None = None) -> list[tuple[str, int]]:
     """``(url, size in bytes)`` of every object whose key starts with the key of
     ``url`` (a prefix ending in ``/``, or empty), in the store's order (lexicographic
     for S3, GCS and Azure).  An ``s3://`` prefix is listed through botocore
@@ -181,14 +185,16 @@ def list_objects(url: str) -> list[tuple[str, int]]:
     as ``x.jsonl``, an object that exists under no such key) and fails a whole page on
     a key it cannot parse; the keys obstore cannot read are then reported by the
     caller (:func:`~compaction_audit.io.object_keys.key_problem`).  Without botocore,
-    and for ``gs://`` and ``az://``, obstore lists (keys as it parses them).  Raises
-    :class:`UsageError` (one line) when the store cannot be listed: unreachable, no
-    such bucket, no permission, such a key under a ``gs://`` or ``az://`` prefix, or
-    under an ``s3://`` prefix without botocore."""
+    and for ``gs://`` and ``az://``, obstore lists (keys as it parses them); a
+    ``gs://`` listing goes on past each key it fails on, and what it could not see is
+    appended to ``gaps`` (:func:`~compaction_audit.io.key_gaps.list_past_bad_keys`).
+    Raises :class:`UsageError` (one line) when the store cannot be listed:
+    unreachable, no such bucket, no permission, such a key under an ``az://`` prefix
+    or under an ``s3://`` prefix without botocore."""
     from compaction_audit.io.object_keys import botocore_missing
 
     scheme, bucket, key = split_url(url)
-    found = None if scheme == "s3" and not botocore_missing() else _obstore_list(url)
+    found = None if scheme == "s3" and not botocore_missing() else _obstore_list(url, gaps)
     if found is None or (scheme == "s3" and len({k for k, _ in found}) < len(found)):
         from compaction_audit.io.object_keys import list_s3_keys
 
@@ -202,15 +208,28 @@ def list_objects(url: str) -> list[tuple[str, int]]:
     return [(f"{scheme}://{bucket}/{k}", size) for k, size in found]
 
 
-def _obstore_list(url: str) -> list[tuple[str, int]] | None:
-    """``(key, size)`` of the objects under ``url`` as obstore lists them, or None for
+def _obstore_list(url: str, gaps: list[Gap] | None) -> list[tuple[str, int]] | None:
+    """``(key, size)`` of the objects under ``url`` as obstore lists them (past the
+    keys it cannot parse for ``gs://``, their gaps appended to ``gaps``), or None for
     an ``s3://`` prefix that obstore cannot list for a key it cannot parse.  Raises
     :class:`UsageError` when the listing fails otherwise."""
+    from compaction_audit.io.key_gaps import list_past_bad_keys
+
     scheme, bucket, key = split_url(url)
     store = store_for(scheme, bucket)
-    try:  # a listing's requests are made as it is iterated
-        return [(meta["path"], int(meta["size"])) for batch in _ask(
-            store, lambda: store.list(key or None, chunk_size=1000)) for meta in batch]
+
+    def listing(offset: str | None) -> Any:  # its requests are made as it is iterated
+        return _ask(store, lambda: store.list(key or None, offset=offset, chunk_size=1000))
+
+    try:
+        if scheme != "gs":
+            return [(meta["path"], int(meta["size"])) for batch in listing(None)
+                    for meta in batch]
+        found, seen = list_past_bad_keys(
+            listing, lambda name: object_size(f"{scheme}://{bucket}/{name}"), _invalid_key)
+        if gaps is not None:
+            gaps += seen
+        return found
     except Exception as exc:  # obstore's errors have no common base with OSError
         _note(store, exc)
         if not (_invalid_key(exc) and scheme == "s3"):
