@@ -35,7 +35,7 @@ import fnmatch
 from dataclasses import dataclass, field
 
 from compaction_audit.errors import LogError, UsageError
-from compaction_audit.io.key_gaps import Gap
+from compaction_audit.io.key_gaps import Gap, LostFolder
 from compaction_audit.io.object_keys import key_problem, unnameable
 from compaction_audit.io.remote import is_url, list_objects, split_url
 
@@ -144,21 +144,26 @@ def _sort(url: str, selected: list[tuple[str, int]]) -> Objects:
     return out
 
 
-def _with_gaps(url: str, objects: Objects, gaps: list[Gap]) -> Objects:
-    """``objects`` with one unreadable trace per gap of a ``gs://`` listing (each
-    replacing its key's own entry), whatever the key's suffix: the keys its failing
-    page held are unknown, and may be traces."""
+def _with_gaps(url: str, objects: Objects, gaps: list[Gap | LostFolder]) -> Objects:
+    """``objects`` with one unreadable trace per key a ``gs://`` or ``az://`` listing
+    failed on (:mod:`compaction_audit.io.key_gaps`; each replacing its key's own
+    entry), whatever the key's suffix: the keys that listing could not see are
+    unknown, and may be traces."""
     if not gaps:
         return objects
     root = "{}://{}/".format(*split_url(url))
     shown = {root + gap.key for gap in gaps}
     errors = [e for e in objects.unreadable if e.path not in shown]
     for gap in gaps:
-        since = f"after {gap.after!r} and " if gap.after is not None else ""
         problem = key_problem(gap.key) or "a name obstore cannot parse"
-        errors.append(LogError(
-            root + gap.key, 0, f"cannot open: {unnameable(problem)}; obstore's listing "
-            f"failed on it, so no key {since}before {gap.resume!r} was listed"))
+        if isinstance(gap, LostFolder):
+            unseen = (f"listing of the folder {gap.folder + '/'!r} failed on it, so no key "
+                      "in that folder was listed")
+        else:
+            since = f"after {gap.after!r} and " if gap.after is not None else ""
+            unseen = f"listing failed on it, so no key {since}before {gap.resume!r} was listed"
+        errors.append(LogError(root + gap.key, 0,
+                               f"cannot open: {unnameable(problem)}; obstore's {unseen}"))
     return Objects(objects.found, sorted(errors, key=lambda e: e.path))
 
 
@@ -170,7 +175,7 @@ def expand_url(url: str, suffixes: tuple[str, ...]) -> Objects:
     selected."""
     scheme, bucket, key = split_url(url)
     root = f"{scheme}://{bucket}/"
-    gaps: list[Gap] = []
+    gaps: list[Gap | LostFolder] = []
     if is_prefix(url):
         selected = [(u, size) for u, size in list_objects(url, gaps)
                     if (name := _selected_as(u, size)) is not None

@@ -14,6 +14,7 @@ from __future__ import annotations
 import itertools
 import json
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -108,3 +109,30 @@ def test_the_bad_keys_in_json(gcs: S3) -> None:
     assert [e["path"] for e in doc["errors"]] == ["gs://gcs/runs/c\x1b]0;t\x07.jsonl",
                                                   "gs://gcs/runs/n/../e.jsonl"]
     assert doc["summary"]["unreadable"] == 2
+
+
+def test_a_listing_without_offsets_goes_folder_by_folder(
+        gcs: S3, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """The way an ``az://`` listing goes on (Azure's list API takes no start key): when
+    the flat listing fails, each folder is listed alone and a bad key fails only its
+    own folder.  The store here is the GCS one on moto, named ``az://`` (no Azure
+    emulator in the test environment): the same obstore calls, ``list_with_delimiter``
+    per folder and its ``InvalidPathError``."""
+    from compaction_audit.io import remote
+
+    clean = dump(clean_records(), tmp_path / "c.jsonl").read_bytes()
+    for key in ["deep/a/x.jsonl", "deep/b/bad\x01.jsonl", "deep/b/y.jsonl", "deep/c/z.jsonl",
+                "deep/top.jsonl"]:
+        gcs.client.put_object(Bucket="gcs", Key=key, ACL="public-read", Body=clean)
+    real = remote.store_for
+    monkeypatch.setattr(remote, "store_for", lambda scheme, bucket: real("gs", bucket))
+    result = run("audit", "az://gcs/deep/", "-q", "-j", "1")
+    assert result.exit_code == 2, result.stderr
+    lines = result.stdout.splitlines()
+    assert [line.split(": ")[0] for line in lines[:3]] == [
+        "az://gcs/deep/a/x.jsonl", "az://gcs/deep/c/z.jsonl", "az://gcs/deep/top.jsonl"]
+    assert lines[3:] == [
+        "error: az://gcs/deep/b/bad\\x01.jsonl: cannot open: its key has a control "
+        "character, which obstore cannot read as this object (rename it); obstore's "
+        "listing of the folder 'deep/b/' failed on it, so no key in that folder was listed",
+        "exit 2: 4 trace(s), 0 reach --fail-on error, 1 unreadable"]

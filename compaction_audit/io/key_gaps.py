@@ -16,8 +16,11 @@ bad one and the next nameable string are not seen.  Each bad key is one
 the key's suffix.  The next nameable string itself is excluded by ``start-after``: it
 is looked up with one HEAD request.
 
-Azure has no such way: its list API takes no offset (object_store refuses one), so an
-``az://`` prefix with such a key still cannot be listed (docs/security.md).
+Azure's list API takes no start key (object_store refuses an offset there), so an
+``az://`` listing that fails is done again folder by folder (:func:`list_by_folder`,
+obstore's ``list_with_delimiter``): a bad key then fails the listing of its own folder
+only, which is reported (:class:`LostFolder`: the folder, the key), and the traces of
+every other folder are audited.
 """
 
 from __future__ import annotations
@@ -32,6 +35,10 @@ from compaction_audit.io.object_keys import key_problem
 MAX_GAPS = 1000
 """Bad keys skipped in one listing at most (one more list and one HEAD request each);
 past them the listing fails (``more than 1000 keys obstore cannot name``)."""
+
+MAX_FOLDERS = 10_000
+"""Folders listed one by one at most (a request each, where a flat listing makes one
+per 1,000 keys); past them the listing fails (``more than 10000 folders``)."""
 
 _DEBUG_PATH = re.compile(r'\bpath: "((?:[^"\\]|\\.)*)"')
 _ESCAPE = re.compile(r"\\(u\{([0-9a-fA-F]{1,6})\}|.)")
@@ -49,6 +56,16 @@ class Gap:
     after: str | None
     key: str
     resume: str
+
+
+@dataclass(frozen=True)
+class LostFolder:
+    """A folder (``folder``, a prefix without its last ``/``; empty: the bucket)
+    whose listing obstore failed on the key ``key``: none of its objects, nor its
+    subfolders on the failing page, are listed."""
+
+    folder: str
+    key: str
 
 
 def bad_key(exc: BaseException) -> str | None:
@@ -145,3 +162,34 @@ def list_past_bad_keys(listing: Callable[[str | None], Any], exists: Callable[[s
         if size is not None:
             found.append((resume, size))
         offset = resume
+
+
+def list_by_folder(list_level: Callable[[str | None], Any], prefix: str | None,
+                   is_bad_listing: Callable[[BaseException], bool]
+                   ) -> tuple[list[tuple[str, int]], list[LostFolder]]:
+    """``(key, size)`` of every object under ``prefix``, listed one folder at a time
+    (``list_level(folder)``: obstore's ``list_with_delimiter`` result, its
+    ``objects`` and ``common_prefixes``), and a :class:`LostFolder` for each folder
+    whose listing failed on a key obstore cannot parse.  Any other error, an error
+    whose key cannot be read back, or more than :data:`MAX_FOLDERS` folders,
+    propagate (the last as :class:`ValueError`)."""
+    found: list[tuple[str, int]] = []
+    lost: list[LostFolder] = []
+    todo = [prefix]
+    listed = 0
+    while todo:
+        folder = todo.pop()
+        listed += 1
+        if listed > MAX_FOLDERS:
+            raise ValueError(f"more than {MAX_FOLDERS} folders to list one by one")
+        try:
+            level = list_level(folder)
+        except Exception as exc:
+            key = bad_key(exc) if is_bad_listing(exc) else None
+            if key is None or not key_problem(key):
+                raise
+            lost.append(LostFolder(folder or "", key))
+            continue
+        found += [(meta["path"], int(meta["size"])) for meta in level["objects"]]
+        todo += sorted(level["common_prefixes"], reverse=True)
+    return sorted(found), lost

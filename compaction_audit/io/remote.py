@@ -21,8 +21,8 @@ made two requests, each with the whole budget, and every URL paid again).
 Error messages are the first line of obstore's, cut to :data:`MESSAGE_CHARS`.
 A key obstore cannot name as itself is never read (it would refuse it, or strip a
 ``/`` and read another object), an S3 prefix is listed through botocore, which
-sees every key exactly (:mod:`compaction_audit.io.object_keys`), and a GCS listing
-goes on past such a key (:mod:`compaction_audit.io.key_gaps`).
+sees every key exactly (:mod:`compaction_audit.io.object_keys`), and a GCS or Azure
+listing goes on past such a key (:mod:`compaction_audit.io.key_gaps`).
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ from compaction_audit.errors import LogError, UsageError
 from compaction_audit.io.object_keys import key_problem, unnameable
 
 if TYPE_CHECKING:
-    from compaction_audit.io.key_gaps import Gap
+    from compaction_audit.io.key_gaps import Gap, LostFolder
 
 SCHEMES = ("s3", "gs", "az")
 """URL schemes read from object storage."""
@@ -176,7 +176,8 @@ def _invalid_key(exc: BaseException) -> bool:
     return type(exc).__name__ == "InvalidPathError"
 
 
-def list_objects(url: str, gaps: list[Gap] | None = None) -> list[tuple[str, int]]:
+def list_objects(url: str, gaps: list[Gap | LostFolder] | None = None
+                 ) -> list[tuple[str, int]]:
     """``(url, size in bytes)`` of every object whose key starts with the key of
     ``url`` (a prefix ending in ``/``, or empty), in the store's order (lexicographic
     for S3, GCS and Azure).  An ``s3://`` prefix is listed through botocore
@@ -186,15 +187,17 @@ def list_objects(url: str, gaps: list[Gap] | None = None) -> list[tuple[str, int
     a key it cannot parse; the keys obstore cannot read are then reported by the
     caller (:func:`~compaction_audit.io.object_keys.key_problem`).  Without botocore,
     and for ``gs://`` and ``az://``, obstore lists (keys as it parses them); a
-    ``gs://`` listing goes on past each key it fails on, and what it could not see is
-    appended to ``gaps`` (:func:`~compaction_audit.io.key_gaps.list_past_bad_keys`).
-    Raises :class:`UsageError` (one line) when the store cannot be listed:
-    unreachable, no such bucket, no permission, such a key under an ``az://`` prefix
-    or under an ``s3://`` prefix without botocore."""
+    ``gs://`` listing goes on past each key it fails on, an ``az://`` one that fails
+    on such a key is done again folder by folder, and what they could not see is
+    appended to ``gaps`` (:mod:`compaction_audit.io.key_gaps`).  Raises
+    :class:`UsageError` (one line) when the store cannot be listed: unreachable, no
+    such bucket, no permission, such a key under an ``s3://`` prefix without
+    botocore."""
     from compaction_audit.io.object_keys import botocore_missing
 
     scheme, bucket, key = split_url(url)
-    found = None if scheme == "s3" and not botocore_missing() else _obstore_list(url, gaps)
+    found = None if scheme == "s3" and not botocore_missing() else _obstore_list(
+        url, [] if gaps is None else gaps)
     if found is None or (scheme == "s3" and len({k for k, _ in found}) < len(found)):
         from compaction_audit.io.object_keys import list_s3_keys
 
@@ -208,27 +211,39 @@ def list_objects(url: str, gaps: list[Gap] | None = None) -> list[tuple[str, int
     return [(f"{scheme}://{bucket}/{k}", size) for k, size in found]
 
 
-def _obstore_list(url: str, gaps: list[Gap] | None) -> list[tuple[str, int]] | None:
+def _obstore_list(url: str, gaps: list[Gap | LostFolder]) -> list[tuple[str, int]] | None:
     """``(key, size)`` of the objects under ``url`` as obstore lists them (past the
     keys it cannot parse for ``gs://``, their gaps appended to ``gaps``), or None for
     an ``s3://`` prefix that obstore cannot list for a key it cannot parse.  Raises
     :class:`UsageError` when the listing fails otherwise."""
-    from compaction_audit.io.key_gaps import list_past_bad_keys
+    from compaction_audit.io.key_gaps import list_by_folder, list_past_bad_keys
 
     scheme, bucket, key = split_url(url)
     store = store_for(scheme, bucket)
+    obstore = _obstore()
 
     def listing(offset: str | None) -> Any:  # its requests are made as it is iterated
         return _ask(store, lambda: store.list(key or None, offset=offset, chunk_size=1000))
 
     try:
-        if scheme != "gs":
+        if scheme == "gs":
+            found, seen = list_past_bad_keys(
+                listing, lambda name: object_size(f"{scheme}://{bucket}/{name}"),
+                _invalid_key)
+            gaps += seen
+            return found
+        try:
             return [(meta["path"], int(meta["size"])) for batch in listing(None)
                     for meta in batch]
-        found, seen = list_past_bad_keys(
-            listing, lambda name: object_size(f"{scheme}://{bucket}/{name}"), _invalid_key)
-        if gaps is not None:
-            gaps += seen
+        except Exception as exc:
+            if not (_invalid_key(exc) and scheme == "az"):
+                raise
+
+        def level(folder: str | None) -> Any:
+            return _ask(store, lambda: obstore.list_with_delimiter(store, folder))
+
+        found, lost = list_by_folder(level, key.rstrip("/") or None, _invalid_key)
+        gaps += lost
         return found
     except Exception as exc:  # obstore's errors have no common base with OSError
         _note(store, exc)
