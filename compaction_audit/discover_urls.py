@@ -131,15 +131,26 @@ def _selected_as(url: str, size: int) -> str | None:
     return url.rstrip("/") if size > 0 else None
 
 
+TWICE = ("cannot open: listed twice: obstore strips a leading or trailing '/' from "
+         "another key, which it names so (that object is not read)")
+"""Why a name obstore listed twice is unreadable once (``gs://``, ``az://``)."""
+
+
 def _sort(url: str, selected: list[tuple[str, int]]) -> Objects:
-    """``selected`` sorted by URL, the keys obstore cannot read split off."""
+    """``selected`` sorted by URL, the keys obstore cannot read split off, and a URL
+    listed twice (obstore stripped another key into it) audited once and reported
+    once as unreadable: the object behind the stripped key cannot be read."""
     root_len = len("{}://{}/".format(*split_url(url)))
     out = Objects()
+    seen: set[str] = set()
     for u, size in sorted(selected):
         problem = key_problem(u[root_len:])
         if problem:
             out.unreadable.append(LogError(u, 0, f"cannot open: {unnameable(problem)}"))
+        elif u in seen:
+            out.unreadable.append(LogError(u, 0, TWICE))
         else:
+            seen.add(u)
             out.found.append((u, size))
     return out
 

@@ -136,3 +136,21 @@ def test_a_listing_without_offsets_goes_folder_by_folder(
         "character, which obstore cannot read as this object (rename it); obstore's "
         "listing of the folder 'deep/b/' failed on it, so no key in that folder was listed",
         "exit 2: 4 trace(s), 0 reach --fail-on error, 1 unreadable"]
+
+
+def test_a_name_listed_twice_is_audited_once_and_reported_once(gcs: S3,
+                                                                tmp_path: Path) -> None:
+    """``dup/x.jsonl/`` (holding data) is listed by obstore as ``dup/x.jsonl``, beside
+    the real one: one is audited, the other cannot be read, and the run says so."""
+    drift = dump(drift_records(), tmp_path / "d.jsonl").read_bytes()
+    clean = dump(clean_records(), tmp_path / "c.jsonl").read_bytes()
+    gcs.client.put_object(Bucket="gcs", Key="dup/x.jsonl", ACL="public-read", Body=clean)
+    gcs.client.put_object(Bucket="gcs", Key="dup/x.jsonl/", ACL="public-read", Body=drift)
+    result = run("audit", "gs://gcs/dup/", "-q", "-j", "1")
+    assert result.exit_code == 2  # old: exit 0, the drift object never read, not a word
+    assert result.stdout.splitlines() == [
+        "gs://gcs/dup/x.jsonl: PASS: 0 error(s), 0 warning(s), 0 info; this loop can drift "
+        "but not invert",
+        "error: gs://gcs/dup/x.jsonl: cannot open: listed twice: obstore strips a leading or "
+        "trailing '/' from another key, which it names so (that object is not read)",
+        "exit 2: 2 trace(s), 0 reach --fail-on error, 1 unreadable"]

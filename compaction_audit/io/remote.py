@@ -213,7 +213,8 @@ def list_objects(url: str, gaps: list[Gap | LostFolder] | None = None
 
 def _obstore_list(url: str, gaps: list[Gap | LostFolder]) -> list[tuple[str, int]] | None:
     """``(key, size)`` of the objects under ``url`` as obstore lists them (past the
-    keys it cannot parse for ``gs://``, their gaps appended to ``gaps``), or None for
+    keys it cannot parse for ``gs://``, folder by folder for ``az://`` when such a key
+    fails the listing; what could not be seen appended to ``gaps``), or None for
     an ``s3://`` prefix that obstore cannot list for a key it cannot parse.  Raises
     :class:`UsageError` when the listing fails otherwise."""
     from compaction_audit.io.key_gaps import list_by_folder, list_past_bad_keys
