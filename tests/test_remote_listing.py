@@ -107,7 +107,8 @@ except Exception as exc:
 
 def test_the_botocore_listing_keeps_the_store_timeout(tmp_path: Path) -> None:
     """An endpoint that accepts the connection and never answers: with a budget of
-    1 s the listing gives up in seconds (old code: 30 s per attempt, 6 attempts)."""
+    1 s the listing gives up in seconds (old code: 30 s per attempt, 6 attempts; the
+    bound leaves room for importing botocore on a loaded machine)."""
     pytest.importorskip("botocore")
     with _silent_store("1") as store_env:
         env = {**os.environ, **store_env, "PYTHONPATH": str(Path(__file__).parents[1])}
@@ -118,7 +119,7 @@ def test_the_botocore_listing_keeps_the_store_timeout(tmp_path: Path) -> None:
         except subprocess.TimeoutExpired:
             out = f"{time.monotonic() - started:.0f} (still waiting)"
     seconds, _, error = out.strip().partition(" ")
-    assert error == "ReadTimeoutError" and float(seconds) < 8, out
+    assert error == "ReadTimeoutError" and float(seconds) < 12, out  # old: 25 s and still waiting
 
 
 def test_a_listing_without_answer_marks_the_store(monkeypatch: pytest.MonkeyPatch) -> None:
