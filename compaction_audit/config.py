@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import contextlib
 import difflib
+import errno
 import os
 import stat
 from collections.abc import Iterable, Sequence
@@ -93,48 +94,122 @@ def display_path(path: Path, cwd: Path | None = None) -> str:
     return str(resolved.relative_to(base)) if resolved.is_relative_to(base) else str(resolved)
 
 
-def _read_toml(path: Path) -> dict[str, Any]:
+def _read_toml(path: Path, data: bytes | None = None) -> dict[str, Any]:
+    """The TOML of ``data`` (the bytes read from ``path``), or of ``path`` read now,
+    bounded, when ``data`` is None."""
     import tomllib  # here: a run without a configuration file does not load it
 
-    data = read_bounded(str(path), str(path), MAX_CONFIG_BYTES)  # never /dev/zero whole
+    if data is None:
+        data = read_bounded(str(path), str(path), MAX_CONFIG_BYTES)  # never /dev/zero whole
     try:
         return tomllib.loads(data.decode("utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise UsageError(f"{path}: invalid TOML: {exc}") from None
     except (RecursionError, MemoryError):  # tomllib recurses once per nesting level
         raise UsageError(f"{path}: invalid TOML: nested too deeply") from None
-    except OSError as exc:
-        raise UsageError(f"{path}: cannot read config: {exc.strerror or exc}") from None
 
 
-def _table(path: Path) -> dict[str, Any] | None:
-    """The options table of ``path`` (None for a pyproject.toml without one)."""
-    data = _read_toml(path)
+def _table(path: Path, data: bytes | None = None) -> dict[str, Any] | None:
+    """The options table of ``path`` (None for a pyproject.toml without one); ``data``:
+    its bytes when already read (:func:`_read_toml`)."""
+    data_ = _read_toml(path, data)
     if path.name != PYPROJECT:
-        return data
-    tool = data.get("tool", {})
+        return data_
+    tool = data_.get("tool", {})
     table = tool.get(TOOL_TABLE) if isinstance(tool, dict) else None
     if table is not None and not isinstance(table, dict):
         raise UsageError(f"{path}: [tool.{TOOL_TABLE}] must be a table")
     return table
 
 
-def _untrusted(path: Path, trusted: frozenset[int]) -> str | None:
-    """Why the file ``path`` is not read by the search, or None: its owner (of the link,
-    then of the file it names) is not in ``trusted`` (adv11 F3), or every user may
-    write it (``o+w``: its owner is then no guarantee of what it says; adv12 F2).
-    Group write is allowed (a checkout made under umask 002).  A file gone or
-    unreadable is None: :func:`regular_file` already said no."""
+def _untrusted(link: os.stat_result, file: os.stat_result,
+               trusted: frozenset[int]) -> str | None:
+    """Why a file found by the search is not read, or None, from the status of its
+    name (``link``: :func:`os.lstat`) and of the file opened (``file``: :func:`os.fstat`
+    of the descriptor read next): an owner (of the link, then of the file it names)
+    not in ``trusted`` (adv11 F3), or every user may write it (``o+w``: its owner is
+    then no guarantee of what it says; adv12 F2).  Group write is allowed (a checkout
+    made under umask 002)."""
+    for st in (link, file):
+        if st.st_uid not in trusted:
+            return f"owned by uid {st.st_uid}, not by you or root"
+    if file.st_mode & stat.S_IWOTH:
+        return f"writable by every user (mode {stat.S_IMODE(file.st_mode):04o})"
+    return None
+
+
+_CHANGED = "changed while it was being checked"
+"""Why a found file is passed over when its name was swapped during the checks."""
+
+_OPEN_FLAGS = (os.O_RDONLY | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_NONBLOCK", 0)
+               | getattr(os, "O_CLOEXEC", 0))
+"""How a found file is opened: never as a controlling terminal, never blocking on a
+FIFO put there after the checks (its status then says it is no regular file)."""
+
+
+def _read_fd(fd: int, label: str, limit: int) -> bytes:
+    """At most ``limit`` bytes from ``fd``; :class:`UsageError` naming ``label`` when
+    there are more (the message of :func:`~compaction_audit.smallfile.read_bounded`)."""
+    chunks: list[bytes] = []
+    size = 0
+    while size <= limit and (chunk := os.read(fd, min(1 << 20, limit + 1 - size))):
+        chunks.append(chunk)
+        size += len(chunk)
+    if size > limit:
+        raise UsageError(f"{label}: larger than {limit} bytes; refusing to read it whole")
+    return b"".join(chunks)
+
+
+def _open_found(path: Path, trusted: frozenset[int] | None) -> bytes | str | None:
+    """The bytes of the file ``path`` found by the search (at most
+    :data:`MAX_CONFIG_BYTES`), why it is passed over (a ``str``), or None when it is
+    no regular file (or gone).
+
+    The file is opened once and everything is decided from that descriptor
+    (:func:`os.fstat`: regular, owner, mode) and read from it, so a user who owns a
+    directory on the path cannot swap the file between the checks and the read
+    (adv12 F3).  A name that is no symlink is opened with ``O_NOFOLLOW``.  A symlink
+    is followed (a config linked from a shared folder is common), its own owner
+    checked too; it must name the same link before and after the open, and that
+    link the very file opened, else the file is passed over (:data:`_CHANGED`).
+    ``trusted`` None (no user ids on this system): no owner or mode check.  Raises
+    :class:`UsageError` when the file cannot be read or is too large."""
     try:
-        for look in (os.lstat, os.stat):
-            if (uid := look(path).st_uid) not in trusted:
-                return f"owned by uid {uid}, not by you or root"
-        mode = os.stat(path).st_mode
+        link = os.lstat(path)
     except OSError:
         return None
-    if mode & stat.S_IWOTH:
-        return f"writable by every user (mode {stat.S_IMODE(mode):04o})"
-    return None
+    is_link = stat.S_ISLNK(link.st_mode)
+    if not (regular_file(path) if is_link else stat.S_ISREG(link.st_mode)):
+        return None  # decided before any open: a device is never opened here
+    flags = _OPEN_FLAGS | (0 if is_link else getattr(os, "O_NOFOLLOW", 0))
+    try:
+        fd = os.open(path, flags)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:  # a symlink now, where a file was checked
+            return _CHANGED
+        raise UsageError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    try:
+        file = os.fstat(fd)
+        if not stat.S_ISREG(file.st_mode):
+            return _CHANGED
+        if is_link:
+            try:
+                again, target = os.lstat(path), os.stat(path)
+            except OSError:
+                return _CHANGED
+            if ((again.st_dev, again.st_ino) != (link.st_dev, link.st_ino)
+                    or (target.st_dev, target.st_ino) != (file.st_dev, file.st_ino)):
+                return _CHANGED
+        why = None if trusted is None else _untrusted(link if is_link else file, file,
+                                                      trusted)
+        if why is not None:
+            return why
+        try:
+            return _read_fd(fd, str(path), MAX_CONFIG_BYTES)
+        except OSError as exc:
+            raise UsageError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    finally:
+        os.close(fd)
 
 
 def _trusted_owners(here: Path) -> frozenset[int]:
@@ -150,29 +225,37 @@ def _trusted_owners(here: Path) -> frozenset[int]:
 def find_config(start: Path | None = None,
                 passed: list[str] | None = None) -> Path | None:
     """The config file for ``start`` (default: the working directory), walking up to the
-    file-system root; None when there is none.
+    file-system root; None when there is none (:func:`search_config`)."""
+    found = search_config(start, passed)
+    return None if found is None else found[0]
+
+
+def search_config(start: Path | None = None, passed: list[str] | None = None
+                  ) -> tuple[Path, bytes] | None:
+    """The config file for ``start`` (default: the working directory), walking up to the
+    file-system root, and the bytes read from it; None when there is none.
 
     A file owned by another user (not the effective user, not root, not the owner of
     ``start``) is passed over, unread, and its message appended to ``passed``: the
     search climbs through directories others may write (``/tmp``), and a
     ``compaction-audit.toml`` planted there with ``fail-on = "never"`` turned a failing
     gate into exit 0 for every job run below it (issue 11, adv11 F3).  So is a file
-    every user may write (mode ``o+w``, whoever owns it: adv12 F2).  ``--config``
-    still reads any file."""
+    every user may write (mode ``o+w``, whoever owns it: adv12 F2), and one swapped
+    while it was checked (:func:`_open_found`: the bytes returned are those of the
+    file checked, read from the same descriptor).  ``--config`` still reads any
+    file."""
     here = (start or Path.cwd()).resolve()
     trusted = _trusted_owners(here) if hasattr(os, "geteuid") else None
     for directory in (here, *here.parents):
         for name in (CONFIG_FILE, PYPROJECT):
             path = directory / name
-            if not regular_file(path):
-                continue
-            why = None if trusted is None else _untrusted(path, trusted)
-            if why is not None:
+            got = _open_found(path, trusted)
+            if isinstance(got, str):
                 if passed is not None:
-                    passed.append(f"ignoring {path}: {why}; pass --config {path} to use it")
+                    passed.append(f"ignoring {path}: {got}; pass --config {path} to use it")
                 continue
-            if name == CONFIG_FILE or _table(path) is not None:
-                return path
+            if got is not None and (name == CONFIG_FILE or _table(path, got) is not None):
+                return path, got
     return None
 
 
@@ -188,13 +271,14 @@ def _suggest(key: str, known: Iterable[str]) -> str:
     return f" (did you mean {close[0]!r}?)" if close else ""
 
 
-def read_config(path: Path, cwd: Path | None = None) -> Layer:
-    """Read and validate the config file ``path`` into a :class:`Layer`.
+def read_config(path: Path, cwd: Path | None = None, data: bytes | None = None) -> Layer:
+    """Read and validate the config file ``path`` (or ``data``, its bytes when already
+    read) into a :class:`Layer`.
 
     Raises :class:`UsageError` for unreadable files, bad TOML, a pyproject.toml without
     ``[tool.compaction-audit]``, unknown keys and bad values.
     """
-    table = _table(path)
+    table = _table(path, data)
     shown = display_path(path, cwd)
     if table is None:
         raise UsageError(f"{shown}: no [tool.{TOOL_TABLE}] table")
@@ -244,8 +328,10 @@ def load_config(explicit: Path | None = None, isolated: bool = False,
     if explicit is not None:
         check_readable(str(explicit), f"config file {str(explicit)!r}")
         return read_config(explicit, cwd), explicit
-    found = find_config(cwd, passed)
-    return (read_config(found, cwd), found) if found is not None else (None, None)
+    found = search_config(cwd, passed)
+    if found is None:
+        return None, None
+    return read_config(found[0], cwd, found[1]), found[0]
 
 
 def match_rules(selectors: Iterable[str], where: str = "rule selector") -> set[str]:

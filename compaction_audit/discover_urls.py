@@ -21,7 +21,10 @@ control character, a ``.``, ``..`` or empty segment, a leading ``/``:
 :func:`~compaction_audit.io.object_keys.key_problem`) is an unreadable trace, named
 (escaped when printed) and counted, exit 2, while the others are audited (issue 11,
 class 6, adv10 F8); ``.`` and ``..`` segments are no hidden names, so they are
-selected and reported, not skipped without a word.  A prefix or pattern that yields nothing is a
+selected and reported, not skipped without a word.  A ``gs://`` listing that had to
+skip past such a key (:mod:`compaction_audit.io.key_gaps`) reports the key, and the
+range it could not list, as one unreadable trace whatever its suffix.  A prefix or
+pattern that yields nothing (and skipped no key) is a
 :class:`UsageError`, as for a directory; a store that cannot be listed is one too
 (one line, exit 2: unreachable storage, no such bucket, no permission).
 """
@@ -32,6 +35,7 @@ import fnmatch
 from dataclasses import dataclass, field
 
 from compaction_audit.errors import LogError, UsageError
+from compaction_audit.io.key_gaps import Gap, LostFolder
 from compaction_audit.io.object_keys import key_problem, unnameable
 from compaction_audit.io.remote import is_url, list_objects, split_url
 
@@ -116,17 +120,62 @@ class Objects:
     unreadable: list[LogError] = field(default_factory=list)
 
 
+def _selected_as(url: str, size: int) -> str | None:
+    """The name a listed object is selected by: ``url`` itself, or less its trailing
+    ``/`` when it holds data (``runs/m.jsonl/``: an object, which obstore cannot read;
+    selected like ``runs/m.jsonl``, then reported under its real key); None for an
+    empty folder marker (``runs/``, ``runs/m.jsonl/`` of 0 bytes, as S3 consoles
+    create: a "directory", no trace)."""
+    if not url.endswith("/"):
+        return url
+    return url.rstrip("/") if size > 0 else None
+
+
+TWICE = ("cannot open: listed twice: obstore strips a leading or trailing '/' from "
+         "another key, which it names so (that object is not read)")
+"""Why a name obstore listed twice is unreadable once (``gs://``, ``az://``)."""
+
+
 def _sort(url: str, selected: list[tuple[str, int]]) -> Objects:
-    """``selected`` sorted by URL, the keys obstore cannot read split off."""
+    """``selected`` sorted by URL, the keys obstore cannot read split off, and a URL
+    listed twice (obstore stripped another key into it) audited once and reported
+    once as unreadable: the object behind the stripped key cannot be read."""
     root_len = len("{}://{}/".format(*split_url(url)))
     out = Objects()
+    seen: set[str] = set()
     for u, size in sorted(selected):
         problem = key_problem(u[root_len:])
         if problem:
             out.unreadable.append(LogError(u, 0, f"cannot open: {unnameable(problem)}"))
+        elif u in seen:
+            out.unreadable.append(LogError(u, 0, TWICE))
         else:
+            seen.add(u)
             out.found.append((u, size))
     return out
+
+
+def _with_gaps(url: str, objects: Objects, gaps: list[Gap | LostFolder]) -> Objects:
+    """``objects`` with one unreadable trace per key a ``gs://`` or ``az://`` listing
+    failed on (:mod:`compaction_audit.io.key_gaps`; each replacing its key's own
+    entry), whatever the key's suffix: the keys that listing could not see are
+    unknown, and may be traces."""
+    if not gaps:
+        return objects
+    root = "{}://{}/".format(*split_url(url))
+    shown = {root + gap.key for gap in gaps}
+    errors = [e for e in objects.unreadable if e.path not in shown]
+    for gap in gaps:
+        problem = key_problem(gap.key) or "a name obstore cannot parse"
+        if isinstance(gap, LostFolder):
+            unseen = (f"listing of the folder {gap.folder + '/'!r} failed on it, so no key "
+                      "in that folder was listed")
+        else:
+            since = f"after {gap.after!r} and " if gap.after is not None else ""
+            unseen = f"listing failed on it, so no key {since}before {gap.resume!r} was listed"
+        errors.append(LogError(root + gap.key, 0,
+                               f"cannot open: {unnameable(problem)}; obstore's {unseen}"))
+    return Objects(objects.found, sorted(errors, key=lambda e: e.path))
 
 
 def expand_url(url: str, suffixes: tuple[str, ...]) -> Objects:
@@ -137,21 +186,24 @@ def expand_url(url: str, suffixes: tuple[str, ...]) -> Objects:
     selected."""
     scheme, bucket, key = split_url(url)
     root = f"{scheme}://{bucket}/"
+    gaps: list[Gap | LostFolder] = []
     if is_prefix(url):
-        selected = [(u, size) for u, size in list_objects(url) if not u.endswith("/")
-                    and _is_trace_below(u[len(root):].split("/"), len(key.split("/")) - 1,
-                                        suffixes)]
-        if not selected:
+        selected = [(u, size) for u, size in list_objects(url, gaps)
+                    if (name := _selected_as(u, size)) is not None
+                    and _is_trace_below(name[len(root):].split("/"),
+                                        len(key.split("/")) - 1, suffixes)]
+        if not selected and not gaps:
             raise UsageError(f"no trace files ({', '.join('*' + s for s in suffixes)}) "
                              f"under prefix {url!r}")
-        return _sort(url, selected)
+        return _with_gaps(url, _sort(url, selected), gaps)
     if not is_url_pattern(url):
         return Objects([(url, -1)])
     parts = key.split("/")
     literal = next(i for i, p in enumerate(parts) if _has_magic(p))
     prefix = "".join(p + "/" for p in parts[:literal])
-    selected = [(u, size) for u, size in list_objects(root + prefix)
-                if not u.endswith("/") and matches(key, u[len(root):], suffixes)]
-    if not selected:
+    selected = [(u, size) for u, size in list_objects(root + prefix, gaps)
+                if (name := _selected_as(u, size)) is not None
+                and matches(key, name[len(root):], suffixes)]
+    if not selected and not gaps:
         raise UsageError(f"no trace file matches {url!r}")
-    return _sort(url, selected)
+    return _with_gaps(url, _sort(url, selected), gaps)

@@ -29,9 +29,9 @@ HOSTILE = {  # key -> what key_problem says
     "runs/g\r::error title=x::y.jsonl": "a control character",
     "runs/h\x7f.jsonl": "a control character",
     "runs//empty.jsonl": "an empty segment ('//')",
-    "runs/marker.jsonl/": "a trailing '/'",  # a "directory marker": no trace
+    "runs/marker.jsonl/": "a trailing '/'",  # holds data: an object, not a folder marker
 }
-BAD = sorted(k for k in HOSTILE if k.endswith(".jsonl"))  # selected, unreadable
+BAD = sorted(k for k in HOSTILE if k.endswith((".jsonl", ".jsonl/")))  # selected, unreadable
 GOOD = ["runs/%2e%2e/drift.jsonl", "runs/clean.jsonl", "runs/z/drift.jsonl"]
 
 
@@ -91,7 +91,7 @@ def test_good_traces_are_audited_and_bad_keys_reported(hostile: S3, url: str) ->
         f"cannot open: its key has {HOSTILE[k]}, which obstore cannot read as this "
         "object (rename it)" for k in BAD]
     assert doc["summary"]["traces"] == len(GOOD) + len(BAD)
-    assert doc["summary"]["unreadable"] == len(BAD) == 7
+    assert doc["summary"]["unreadable"] == len(BAD) == 8
 
 
 def test_bad_keys_are_one_escaped_line_each(hostile: S3) -> None:
@@ -108,8 +108,8 @@ def test_bad_keys_are_one_escaped_line_each(hostile: S3) -> None:
         "error: s3://keys/runs/a/../clean.jsonl", "error: s3://keys/runs/c\\x01.jsonl",
         "error: s3://keys/runs/e\\x1b]0;title\\x07.jsonl",
         "error: s3://keys/runs/g\\x0d::error title=x::y.jsonl",  # CR escaped: no line start
-        "error: s3://keys/runs/h\\x7f.jsonl"]
-    assert out[-1] == "exit 2: 10 trace(s), 2 reach --fail-on error, 7 unreadable"
+        "error: s3://keys/runs/h\\x7f.jsonl", "error: s3://keys/runs/marker.jsonl/"]
+    assert out[-1] == "exit 2: 11 trace(s), 2 reach --fail-on error, 8 unreadable"
     assert ci_commands.clean(result.stdout) == []
     assert ci_commands.clean(result.stderr) == []
 

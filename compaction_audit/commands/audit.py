@@ -16,6 +16,7 @@ from compaction_audit.commands.common import (
     console_for,
     fail,
     output_console,
+    output_path,
     say,
     write_bytes,
 )
@@ -282,7 +283,7 @@ def audit_command(
              "'compaction-audit[cloud]'); '-' for stdin.", show_default=False)],
     fmt: Annotated[AuditFormat, typer.Option("--format", "-f", help="Report format.")]
     = AuditFormat.text,
-    output: Annotated[Path | None, typer.Option("--output", "-o",
+    output: Annotated[Path | None, typer.Option("--output", "-o", parser=output_path,
                                                 help="Write the report to this file.")] = None,
     summary: Annotated[bool, typer.Option(
         "--summary", help="Only the summary across traces (text and markdown).")] = False,

@@ -24,7 +24,7 @@ from compaction_audit.commands.audit import (
     input_files,
     run_audit,
 )
-from compaction_audit.commands.common import fail, say, write_bytes
+from compaction_audit.commands.common import fail, output_path, say, write_bytes
 from compaction_audit.errors import AuditError
 from compaction_audit.report.safe import JSON
 
@@ -38,7 +38,7 @@ def baseline_create(
     paths: Annotated[list[str], typer.Argument(
         metavar="PATH", help="Trace files, directories or glob patterns, as given to 'audit'.",
         show_default=False)],
-    output: Annotated[Path, typer.Option("--output", "-o", metavar="FILE",
+    output: Annotated[Path, typer.Option("--output", "-o", metavar="FILE", parser=output_path,
                                          help="Where to write the baseline (JSON).")],
     lenient: LenientOpt = False,
     window: WindowOpt = None,

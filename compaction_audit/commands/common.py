@@ -60,6 +60,16 @@ def fail(message: str) -> NoReturn:
     raise typer.Exit(2)
 
 
+def output_path(value: str) -> Path:
+    """The value of an ``-o``/``--output`` option as a path (typer's ``parser``).  An
+    empty value is a usage error, one line, exit 2: typer made ``-o ''`` (``-o "$OUT"``
+    with the variable unset) ``Path('')``, that is ``.``, and the command then wrote to
+    or refused the working directory under a name nobody typed (issue 11)."""
+    if not value:
+        fail("-o/--output: the path is empty; name a file to write")
+    return Path(value)
+
+
 def _width() -> int | None:
     """Columns for a console: ``COLUMNS`` when set, else rich's detection on a
     terminal, else 120 (a pipe or a file has no width of its own)."""

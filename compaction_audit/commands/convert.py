@@ -12,7 +12,7 @@ from typing import IO, Annotated, Any, NamedTuple
 
 import typer
 
-from compaction_audit.commands.common import fail, say, stdout_errors
+from compaction_audit.commands.common import fail, output_path, say, stdout_errors
 from compaction_audit.errors import AuditError, LogError, UsageError
 
 # The readers, adapters and writer (Polars among them) load when a conversion runs,
@@ -148,7 +148,8 @@ def convert_command(
     input: Annotated[str, typer.Argument(
         metavar="IN", help="The log to convert ('-' for stdin).")],
     output: Annotated[Path, typer.Option(
-        "-o", "--output", help="Where to write (.gz/.zst compress; '-' is stdout).")],
+        "-o", "--output", parser=output_path,
+        help="Where to write (.gz/.zst compress; '-' is stdout).")],
     from_: Annotated[SourceFormat | None, typer.Option(
         "--from", help="Input format (default: detected from the first lines).")] = None,
 ) -> None:

@@ -18,7 +18,7 @@ from compaction_audit.commands.audit import (
     effective_options,
     require_rules,
 )
-from compaction_audit.commands.common import fail, output_console, write_bytes
+from compaction_audit.commands.common import fail, output_console, output_path, write_bytes
 from compaction_audit.errors import AuditError, UsageError
 from compaction_audit.report.safe import JSON, XML
 
@@ -47,7 +47,7 @@ def diff_command(
         metavar="CANDIDATE", help="The run to compare with it.", show_default=False)],
     fmt: Annotated[Format, typer.Option("--format", "-f", help="Report format.")]
     = Format.text,
-    output: Annotated[Path | None, typer.Option("--output", "-o",
+    output: Annotated[Path | None, typer.Option("--output", "-o", parser=output_path,
                                                 help="Write the report to this file.")] = None,
     fail_if_onset_earlier: Annotated[int | None, typer.Option(
         min=0, metavar="N",

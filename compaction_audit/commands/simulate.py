@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from compaction_audit.commands.common import fail, say
+from compaction_audit.commands.common import fail, output_path, say
 from compaction_audit.errors import LogError, UsageError
 
 if TYPE_CHECKING:  # the simulator loads when the command runs (issue 14, item 4)
@@ -70,6 +70,7 @@ def simulate_command(
         typer.Option(
             "-o",
             "--output",
+            parser=output_path,
             help="Where to write the log (JSON Lines); - is stdout.",
             show_default=False,
         ),

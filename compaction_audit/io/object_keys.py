@@ -10,14 +10,19 @@ so keep every trace there from being audited.  :func:`key_problem` states the ru
 :func:`list_s3_keys` lists an S3 prefix through botocore, AWS's own request layer
 (signing, the credential chain, pagination; ``ListObjectsV2`` with
 ``encoding-type=url``, which botocore asks for and decodes, so that a key with a
-character XML 1.0 cannot carry arrives intact).  It is only used when obstore's
-listing fails that way (:func:`compaction_audit.io.remote.list_objects`).
+character XML 1.0 cannot carry arrives intact).  It lists every S3 prefix when botocore
+is installed (:func:`compaction_audit.io.remote.list_objects`): obstore strips a key's
+leading or trailing ``/`` without failing, so only a lister that sees keys exactly can
+name such an object by its key.  Its requests keep the store's time budget
+(:data:`~compaction_audit.io.remote.TIMEOUT_ENV`): each waits at most that long to
+connect and for an answer, and a failed one is retried only within it.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import time
 from typing import Any
 
 from compaction_audit.errors import UsageError
@@ -30,7 +35,15 @@ BOTOCORE_EXTRA = "pip install 'compaction-audit[cloud]' (it installs botocore)"
 
 CONNECT_SECONDS = 5
 READ_SECONDS = 30
-"""botocore's timeouts per request, in seconds: those obstore's client uses."""
+"""botocore's timeouts per request, in seconds: those obstore's client uses, or the
+retry budget when it is shorter (:func:`_client`)."""
+
+_STARTED = "compaction_audit_started"
+"""Key of a request's botocore context: ``time.monotonic()`` of its first attempt."""
+
+
+class RetryBudgetSpent(Exception):
+    """A request failed and its retry budget is spent: no more attempts."""
 
 
 def key_problem(key: str) -> str | None:
@@ -66,14 +79,26 @@ def _truthy(name: str) -> bool:
     return os.environ.get(name, "").strip().lower() in ("true", "1", "yes", "on")
 
 
-def _client(max_retries: int) -> Any:
+def botocore_missing() -> bool:
+    """True when botocore cannot be imported (the ``[cloud]`` extra installs it)."""
+    try:
+        import botocore.session  # noqa: F401
+    except ImportError:
+        return True
+    return False
+
+
+def _client(max_retries: int, budget: float) -> Any:
     """A botocore S3 client set up from the variables obstore reads: the endpoint
     (``AWS_ENDPOINT_URL``, ``AWS_ENDPOINT``), the region (``AWS_REGION``,
     ``AWS_DEFAULT_REGION``, else us-east-1), ``AWS_SKIP_SIGNATURE``,
     ``AWS_VIRTUAL_HOSTED_STYLE_REQUEST`` (path-style requests otherwise, as obstore
-    makes); ``max_retries`` retries of a failed request.  Credentials are botocore's
-    own chain (the ``AWS_*`` variables, web identity, container and instance
-    metadata): never read here."""
+    makes); ``max_retries`` retries of a failed request, started within ``budget``
+    seconds of its first attempt (obstore's ``retry_timeout``; :func:`_bound_retries`),
+    each attempt waiting at most :data:`CONNECT_SECONDS` to connect and
+    :data:`READ_SECONDS` for an answer, or ``budget`` when shorter.  Credentials are
+    botocore's own chain (the ``AWS_*`` variables, web identity, container and
+    instance metadata): never read here."""
     try:
         import botocore.session
         from botocore import UNSIGNED
@@ -82,24 +107,60 @@ def _client(max_retries: int) -> Any:
         raise UsageError(f"listing this prefix needs botocore: {BOTOCORE_EXTRA}") from None
     env = os.environ
     config = Config(
-        connect_timeout=CONNECT_SECONDS, read_timeout=READ_SECONDS,
+        connect_timeout=min(CONNECT_SECONDS, budget), read_timeout=min(READ_SECONDS, budget),
         retries={"total_max_attempts": max_retries + 1, "mode": "standard"},
         s3={"addressing_style": "virtual" if _truthy("AWS_VIRTUAL_HOSTED_STYLE_REQUEST")
             else "path"},
         **({"signature_version": UNSIGNED} if _truthy("AWS_SKIP_SIGNATURE") else {}))
     session = botocore.session.get_session()
-    return session.create_client(
+    client = session.create_client(
         "s3", endpoint_url=env.get("AWS_ENDPOINT_URL") or env.get("AWS_ENDPOINT") or None,
         region_name=env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION") or "us-east-1",
         config=config)
+    _bound_retries(client, budget)
+    return client
 
 
-def list_s3_keys(bucket: str, prefix: str, max_retries: int) -> list[tuple[str, int]]:
+def _bound_retries(client: Any, budget: float) -> None:
+    """Make ``client`` retry a failed request only within ``budget`` seconds of its
+    first attempt.  botocore has no such budget: a handler of the request's
+    ``before-call`` event notes when it starts, and one of ``needs-retry`` (run
+    before botocore's own, being more specific) raises :class:`RetryBudgetSpent`
+    once the budget is spent and the attempt failed (no answer, or a 5xx or 429
+    answer), so botocore makes no further attempt."""
+
+    def started(context: dict[str, Any], **_: Any) -> None:
+        context[_STARTED] = time.monotonic()
+
+    def needs_retry(request_dict: dict[str, Any], response: Any = None,
+                    caught_exception: BaseException | None = None, **_: Any) -> None:
+        status = None if response is None else response[0].status_code
+        failed = caught_exception is not None or (status is not None and (
+            status >= 500 or status == 429))
+        began = request_dict.get("context", {}).get(_STARTED)
+        if failed and began is not None and time.monotonic() - began >= budget:
+            if caught_exception is not None:
+                raise caught_exception
+            raise RetryBudgetSpent(f"HTTP {status} after {budget:g} s of retries")
+
+    events = client.meta.events
+    events.register("before-call.s3.ListObjectsV2", started)
+    events.register("needs-retry.s3.ListObjectsV2", needs_retry)
+
+
+def list_s3_keys(bucket: str, prefix: str, max_retries: int,
+                 budget: float | None = None) -> list[tuple[str, int]]:
     """``(key, size in bytes)`` of every object of ``bucket`` whose key starts with
     ``prefix``, keys exactly as stored, in the store's order; a failed request is
-    retried ``max_retries`` times.  Raises :class:`UsageError` when botocore is
-    missing; botocore's own errors propagate."""
-    client = _client(max_retries)
+    retried ``max_retries`` times within ``budget`` seconds (:func:`_client`; None:
+    the store's budget, :func:`~compaction_audit.io.remote.retry_timeout`).  Raises
+    :class:`UsageError` when botocore is missing or the budget is set wrong;
+    botocore's own errors propagate."""
+    if budget is None:
+        from compaction_audit.io.remote import retry_timeout
+
+        budget = retry_timeout().total_seconds()
+    client = _client(max_retries, budget)
     pages = client.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix)
     return [(str(item["Key"]), int(item["Size"]))
             for page in pages for item in page.get("Contents", ())]

@@ -20,8 +20,9 @@ meanwhile fails at once with that error (issue 11, ninth adversarial pass, F7: a
 made two requests, each with the whole budget, and every URL paid again).
 Error messages are the first line of obstore's, cut to :data:`MESSAGE_CHARS`.
 A key obstore cannot name as itself is never read (it would refuse it, or strip a
-``/`` and read another object), and an S3 prefix where obstore's listing fails on such
-a key is listed through botocore (:mod:`compaction_audit.io.object_keys`).
+``/`` and read another object), an S3 prefix is listed through botocore, which
+sees every key exactly (:mod:`compaction_audit.io.object_keys`), and a GCS or Azure
+listing goes on past such a key (:mod:`compaction_audit.io.key_gaps`).
 """
 
 from __future__ import annotations
@@ -30,11 +31,14 @@ import functools
 import io
 import time
 from datetime import timedelta
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from compaction_audit.envtime import env_seconds
 from compaction_audit.errors import LogError, UsageError
 from compaction_audit.io.object_keys import key_problem, unnameable
+
+if TYPE_CHECKING:
+    from compaction_audit.io.key_gaps import Gap, LostFolder
 
 SCHEMES = ("s3", "gs", "az")
 """URL schemes read from object storage."""
@@ -106,10 +110,25 @@ def retry_timeout() -> timedelta:
 
 def unanswered(exc: BaseException) -> bool:
     """True when ``exc`` says the store did not answer: no connection or no response
-    (obstore: "error sending request"), or the retry budget spent ("retry_timeout");
-    not for an answer such as no such object, no permission."""
-    text = str(exc)
-    return "error sending request" in text or "retry_timeout" in text
+    (obstore: "error sending request"; botocore, listing S3: its ``ConnectionError``
+    or ``HTTPClientError``, such as a connect or read timeout), or the retry budget
+    spent ("retry_timeout"); not for an answer such as no such object (obstore's
+    ``FileNotFoundError``, whose text can name the retry budget), no permission, and
+    not for the ``OSError`` of a request not made (:func:`_ask`)."""
+    if any(c.__module__ == "botocore.exceptions" and c.__name__ in _BOTOCORE_UNANSWERED
+           for c in type(exc).__mro__):
+        return True
+    text = str(exc).split("Debug source:", 1)[0]  # the dump names retry_timeout always
+    return not isinstance(exc, OSError) and (
+        "error sending request" in text or "retry_timeout" in text)
+
+
+_BOTOCORE_UNANSWERED = frozenset({"ConnectionError", "HTTPClientError"})
+"""botocore's bases of the errors of a request that got no answer."""
+
+
+class _NotAsked(OSError):
+    """A request not made: its store did not answer within the last retry budget."""
 
 
 def _ask(store: Any, call: Any) -> Any:
@@ -117,7 +136,7 @@ def _ask(store: Any, call: Any) -> Any:
     error, when ``store`` did not answer within the last retry budget."""
     seen = _unanswered.get(id(store))
     if seen is not None and time.monotonic() < seen[2]:
-        raise OSError(f"the store did not answer: {seen[1]}")
+        raise _NotAsked(f"the store did not answer: {seen[1]}")
     try:
         return call()
     except Exception as exc:
@@ -128,7 +147,7 @@ def _ask(store: Any, call: Any) -> Any:
 def _note(store: Any, exc: BaseException) -> None:
     """Remember ``store`` as not answering, for one retry budget, when ``exc`` says so
     (the store is kept in the entry: its ``id`` is not reused meanwhile)."""
-    if unanswered(exc) and not isinstance(exc, OSError):  # OSError: ours, from _ask
+    if unanswered(exc):
         until = time.monotonic() + retry_timeout().total_seconds()
         _unanswered[id(store)] = (store, message(exc), until)
 
@@ -157,38 +176,81 @@ def _invalid_key(exc: BaseException) -> bool:
     return type(exc).__name__ == "InvalidPathError"
 
 
-def list_objects(url: str) -> list[tuple[str, int]]:
+def list_objects(url: str, gaps: list[Gap | LostFolder] | None = None
+                 ) -> list[tuple[str, int]]:
     """``(url, size in bytes)`` of every object whose key starts with the key of
     ``url`` (a prefix ending in ``/``, or empty), in the store's order (lexicographic
-    for S3, GCS and Azure), each key exactly as stored.  When obstore cannot list the
-    prefix because a key there is no path it can parse, or it strips a key's ``/``
-    into another's name (the same path twice), an ``s3://`` prefix is listed again
-    through botocore (:func:`~compaction_audit.io.object_keys.list_s3_keys`), which
-    sees every key; the keys obstore cannot read are then reported by the caller
-    (:func:`~compaction_audit.io.object_keys.key_problem`).  Raises
+    for S3, GCS and Azure).  An ``s3://`` prefix is listed through botocore
+    (:func:`~compaction_audit.io.object_keys.list_s3_keys`), which sees every key
+    exactly: obstore strips a leading or trailing ``/`` (a lone ``/x.jsonl`` came back
+    as ``x.jsonl``, an object that exists under no such key) and fails a whole page on
+    a key it cannot parse; the keys obstore cannot read are then reported by the
+    caller (:func:`~compaction_audit.io.object_keys.key_problem`).  Without botocore,
+    and for ``gs://`` and ``az://``, obstore lists (keys as it parses them); a
+    ``gs://`` listing goes on past each key it fails on, an ``az://`` one that fails
+    on such a key is done again folder by folder, and what they could not see is
+    appended to ``gaps`` (:mod:`compaction_audit.io.key_gaps`).  Raises
     :class:`UsageError` (one line) when the store cannot be listed: unreachable, no
-    such bucket, no permission, or such a key under a ``gs://`` or ``az://`` prefix."""
+    such bucket, no permission, such a key under an ``s3://`` prefix without
+    botocore."""
+    from compaction_audit.io.object_keys import botocore_missing
+
     scheme, bucket, key = split_url(url)
-    store = store_for(scheme, bucket)
-    found: list[tuple[str, int]] | None
-    try:  # a listing's requests are made as it is iterated
-        found = [(meta["path"], int(meta["size"])) for batch in _ask(
-            store, lambda: store.list(key or None, chunk_size=1000)) for meta in batch]
-    except Exception as exc:  # obstore's errors have no common base with OSError
-        _note(store, exc)
-        if not (_invalid_key(exc) and scheme == "s3"):
-            raise UsageError(f"{url}: cannot list: {message(exc)}") from None
-        found = None
-    if found is None or len({k for k, _ in found}) < len(found):
+    found = None if scheme == "s3" and not botocore_missing() else _obstore_list(
+        url, [] if gaps is None else gaps)
+    if found is None or (scheme == "s3" and len({k for k, _ in found}) < len(found)):
         from compaction_audit.io.object_keys import list_s3_keys
 
+        store = store_for(scheme, bucket)  # whose silence the other requests keep
         try:
-            found = list_s3_keys(bucket, key, MAX_RETRIES)
+            found = _ask(store, lambda: list_s3_keys(bucket, key, MAX_RETRIES))
         except UsageError:
             raise
         except Exception as exc:  # botocore's hierarchy
             raise UsageError(f"{url}: cannot list: {message(exc)}") from None
     return [(f"{scheme}://{bucket}/{k}", size) for k, size in found]
+
+
+def _obstore_list(url: str, gaps: list[Gap | LostFolder]) -> list[tuple[str, int]] | None:
+    """``(key, size)`` of the objects under ``url`` as obstore lists them (past the
+    keys it cannot parse for ``gs://``, folder by folder for ``az://`` when such a key
+    fails the listing; what could not be seen appended to ``gaps``), or None for
+    an ``s3://`` prefix that obstore cannot list for a key it cannot parse.  Raises
+    :class:`UsageError` when the listing fails otherwise."""
+    from compaction_audit.io.key_gaps import list_by_folder, list_past_bad_keys
+
+    scheme, bucket, key = split_url(url)
+    store = store_for(scheme, bucket)
+    obstore = _obstore()
+
+    def listing(offset: str | None) -> Any:  # its requests are made as it is iterated
+        return _ask(store, lambda: store.list(key or None, offset=offset, chunk_size=1000))
+
+    try:
+        if scheme == "gs":
+            found, seen = list_past_bad_keys(
+                listing, lambda name: object_size(f"{scheme}://{bucket}/{name}"),
+                _invalid_key)
+            gaps += seen
+            return found
+        try:
+            return [(meta["path"], int(meta["size"])) for batch in listing(None)
+                    for meta in batch]
+        except Exception as exc:
+            if not (_invalid_key(exc) and scheme == "az"):
+                raise
+
+        def level(folder: str | None) -> Any:
+            return _ask(store, lambda: obstore.list_with_delimiter(store, folder))
+
+        found, lost = list_by_folder(level, key.rstrip("/") or None, _invalid_key)
+        gaps += lost
+        return found
+    except Exception as exc:  # obstore's errors have no common base with OSError
+        _note(store, exc)
+        if not (_invalid_key(exc) and scheme == "s3"):
+            raise UsageError(f"{url}: cannot list: {message(exc)}") from None
+        return None
 
 
 def object_size(url: str) -> int | None:
