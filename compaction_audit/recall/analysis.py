@@ -9,10 +9,10 @@ rules.md, "Discriminating spans and folds").
 
 Python touches each distinct text once (extraction, after one Polars pass has set aside
 the texts that cannot hold a discriminator: :mod:`compaction_audit.recall.prefilter`),
-each distinct (child or leaf text, summary text) pair once and each distinct
-(discriminator, summary text) once (survival); Polars joins the results back to the
-edges, spans and closure pairs.  All per-round work is interval arithmetic in Polars,
-as for reachability.
+each distinct (child or leaf text, summary text) pair once and compares each class of
+discriminators with a summary once (survival: :mod:`compaction_audit.recall.survclass`);
+Polars joins the results back to the edges, spans and closure pairs.  All per-round
+work is interval arithmetic in Polars, as for reachability.
 """
 
 from __future__ import annotations

@@ -2,11 +2,13 @@
 (issue 11, class 5, adv10 F6: a chain of folds each over the previous summary and new
 spans of text holds a square number of (summary, leaf below it) checks).
 
-Hand-computed: which groups are cut at the exact boundary (the helper past the cut:
+Hand-computed: which groups are cut at the exact boundary of either cap (clause
+classes compared, discriminators looked up; the helper past the cut:
 tests/recall/test_text_work.py), the recall debt and the ``recall-survival`` limit of
-a three-round log with the cap one check below and at the checks it needs; the words
-read into the vocabularies of a chain at n and 2n (linear; the old copy was
-quadratic).
+three-round logs with a cap one below and at what they need; the words read into the
+vocabularies of a chain at n and 2n (linear; the old copy was quadratic); the
+comparisons a chain makes with twice the leaves per round (the same: one per class of
+clauses below each summary), and the same analysis with one class per discriminator.
 """
 
 from __future__ import annotations
@@ -113,6 +115,38 @@ def test_the_cap_at_and_below_the_checks_a_log_needs(
     assert limit.message().startswith(
         "recall-survival stopped early at its cap of 1 checks of a leaf's discriminators "
         "against a summary above its fold, at summary 'S2' (round 2): 1 summaries")
+
+
+def _two_rules(write_log: LogWriter) -> Any:
+    """``_two_folds`` with a rule in each leaf (each also a name: table_a, table_c),
+    which S2 states again: S2 compares 2 clause classes with leaves below its own
+    children (both names are in S2: a class each) and looks up 4 discriminators."""
+    return read_native(str(write_log([
+        rnd(0, spans=[_span("a", "Never deploy table_a without a backup."),
+                      _span("c", "Never deploy table_c without a backup.")]),
+        rnd(1, summaries=[{"id": "S1", "tokens": 5, "children": ["a", "c"],
+                           "text": "Deploys configured."}], evicted=["a", "c"]),
+        rnd(2, spans=[_span("b", "Reviewed the admin page.")],
+            summaries=[{"id": "S2", "tokens": 5, "children": ["S1", "b"],
+                        "text": "Never deploy table_a or table_c without a backup."}],
+            evicted=["S1", "b"]),
+    ], name="two-rules.jsonl")))
+
+
+@pytest.mark.parametrize(("cap", "debt", "limited"), [(2, [0, 4, 0], False),
+                                                       (1, [0, 4, 4], True)])
+def test_the_cap_on_clause_classes(write_log: LogWriter, monkeypatch: pytest.MonkeyPatch,
+                                   cap: int, debt: list[int], limited: bool) -> None:
+    monkeypatch.setattr(textwork, "SURVIVAL_MAX_CHECKS", cap)
+    session = _two_rules(write_log)
+    recall = analysis.analyse(session, build_series(session))
+    assert recall.debt.sort("ri")["recall_debt"].to_list() == debt
+    assert [(limit.cap, limit.at, limit.left) for limit in recall.limits] == (
+        [(1, "summary 'S2'", 1)] if limited else [])
+    if limited:
+        assert recall.limits[0].message().startswith(
+            "recall-survival stopped early at its cap of 1 comparisons of a class of "
+            "clauses with a summary above its leaves' fold, at summary 'S2' (round 2)")
 
 
 # --- CA305's vocabularies along a chain -------------------------------------------------
