@@ -49,13 +49,15 @@ def _variants(text: str) -> tuple[str, ...]:
 class Absent:
     """Which words no summary text holds.
 
-    A word counts when it is made of ``[a-z0-9_]``, holds a letter and a digit or an
-    underscore (an identifier: never a stopword, negation, modal, antonym or other
-    listed word, and :func:`~compaction_audit.recall.survival.stem` leaves it as it is),
-    and is neither the start nor the end of a run of those characters in any of the
-    summaries (:func:`_variants`), nor inside a run longer than :data:`LONG_RUN`.  Every
-    word a summary's index holds is a token of it, or the start or end of one cut by a
-    window: such a word is never among them."""
+    A word counts when it is made of ``[a-z0-9_]``, begins and ends with a letter or
+    digit (never "v" and a digit: "v1.2" is read as "1.2"), holds a letter and a digit
+    or an underscore (an identifier: always a content word, never a stopword, negation,
+    modal, antonym or other listed word, and
+    :func:`~compaction_audit.recall.survival.stem` leaves it as it is), and is neither
+    the start nor the end of a run of those characters in any of the summaries
+    (:func:`_variants`), nor inside a run longer than :data:`LONG_RUN`.  Every word a
+    summary's index holds is a token of it, or the start or end of one cut by a window:
+    such a word is never among them."""
 
     def __init__(self, summaries: Iterable[str]) -> None:
         runs: set[str] = set()
@@ -73,15 +75,19 @@ class Absent:
         return at < len(table) and table[at].startswith(word)
 
     def __call__(self, word: str) -> bool:
-        if self.off or word.isdigit() or not any(c.isdigit() or c == "_" for c in word):
-            return False
-        if not any("a" <= c <= "z" for c in word):
+        if (self.off or not word[0].isalnum() or not word[-1].isalnum()
+                or (word[0] == "v" and word[1:2].isdigit())  # v1.2 is read as 1.2
+                or not any(c.isdigit() or c == "_" for c in word)
+                or not any("a" <= c <= "z" for c in word)):
             return False
         return not (self._begins(self.starts, word) or self._begins(self.ends, word[::-1])
                     or word in self.long)
 
 
 _RESTRICTING = frozenset(paraphrase._RESTRICTING)
+_JOINS = frozenset({"'", "\u2019", ","})
+"""Characters that join a word to the next or the previous one when a text is read
+(a contraction, a number with thousands separators)."""
 
 
 class Classes:
@@ -89,7 +95,8 @@ class Classes:
     equal numbers survive in the same ones of them.
 
     A clause's class is its kind, norm and lowercased text with each absent word
-    (:class:`Absent`) replaced by a mark numbered by first appearance; a clause keeps
+    (:class:`Absent`) replaced by a mark numbered by first appearance (not next to an
+    apostrophe or a comma, which join it to another word); a clause keeps
     its own class (kind, text, norm) when it holds none, when it keeps a set of objects
     as they are (a complement paraphrase reads the letters of its words) or restricts
     objects (a check-name paraphrase reads the parts of its words); any other
@@ -146,7 +153,9 @@ class Classes:
         marks: dict[str, str] = {}
 
         def mark(m: re.Match[str]) -> str:
-            word = m.group()
+            word, text, at, end = m.group(), m.string, m.start(), m.end()
+            if text[at - 1:at] in _JOINS or text[end:end + 1] in _JOINS:
+                return word  # part of a longer word ("don't", "45,000"): kept as it is
             if word in marks:
                 return marks[word]
             if not absent(word):

@@ -130,17 +130,21 @@ SURVIVAL_MAX_CHECKS = 2_000_000
 with a summary above its leaf's own fold, per session (issue 11, class 5): each summary is
 compared with every leaf of its closure, which a chain of folds makes quadratic in the log.
 Clauses that differ only in words no summary holds are one class, so a chain of folds
-over leaves stating the same kind of fact about their own objects stays far below it (a
-4.9 MB chain of 196 folds: 38,000 such comparisons, where it had 12 million checks of
-single discriminators).  A summary's own children are always checked.  About 12 µs per
+over leaves stating the same kind of fact about their own objects stays far below it
+(the ``text-chain`` of benchmarks/shapes_hostile.py at 98 folds, 2.4 MB: 9,700 such
+comparisons, where it had 475,000 of single clauses and 3.8 million checks of single
+discriminators).  A summary's own children are always checked.  About 12 µs per
 comparison: 25 s of CPU at the cap, in two processes."""
 
-SURVIVAL_MAX_PAIRS = 20_000_000
+SURVIVAL_MAX_PAIRS = 4_000_000
 """Most (discriminator, summary) pairs of leaves below a summary's own children looked up
-per session: each is a lookup of its class's answer, or a test of a token's anchors
-(:func:`~compaction_audit.recall.survival.anchors`), about 1 µs with what the analysis
-does with it; this bounds that work where leaves hold many discriminators.  The
-4.9 MB chain holds 15 million."""
+per session: each is a lookup of its class's answer or a test of a token's anchors
+(:func:`~compaction_audit.recall.survival.anchors`), and each fact a summary keeps is a
+row of the (key, summary) table the recall analysis joins with the closure (recall debt,
+fold losses, the recall floor): about 7 µs per pair over the audit where summaries keep
+a clause of every leaf below them (the ``text-chain`` shape: 29 s of CPU at 3.8 million
+pairs, 98 folds), where the survival checks alone took 12 µs per pair before the classes.
+The 4.9 MB chain of 196 folds holds 15.3 million."""
 
 
 def survival_cut(groups: list[tuple[str, list[int]]], direct: list[int] | None,
