@@ -250,7 +250,7 @@ def _index(summary: str) -> _Index:
         word_set, tuple(hashes), frozenset(hashes),
         {tail: list(dict.fromkeys(ps)) for tail, ps in tails.items()},
         table := requirement_table(requirements),
-        _vocabulary(keys, scopes, modules - {""}, tails, measures, hashes, table))
+        _vocabulary(keys, scopes, modules - {""}, tails, measures, table))
     return _Index(frozenset(keys), tuple(paths), frozenset(quantities), frozenset(scopes),
                   clauses, sentences, rules, frozenset(modules - {""}), frozenset(measures),
                   requirements, low, paraphrase.summary_names(summary, _stem), lookup)
@@ -272,19 +272,16 @@ def _measure_token(base: tuple[str, float]) -> str:
 
 
 def _vocabulary(keys: set[str], scopes: set[str], modules: set[str], tails: dict[str, list[str]],
-                measures: set[tuple[str, float]], hashes: list[str], table: RequirementTable
-                ) -> frozenset[str]:
+                measures: set[tuple[str, float]], table: RequirementTable) -> frozenset[str]:
     """What a summary offers a token discriminator (:func:`_anchors`): its keys (words,
     names, discriminator norms, path file names), scope terms, module keys, the last
-    parts of its paths, its quantities in base units, every prefix of 7 or more digits of
-    its hashes, its ``==`` requirements (:func:`_pinned`) and :data:`_RANGE` when it
-    states another requirement."""
+    parts of its paths, its quantities in base units, its ``==`` requirements
+    (:func:`_pinned`) and :data:`_RANGE` when it states another requirement."""
     out = set(keys)
     out.update(scopes)
     out.update(modules)
     out.update(tails)
     out.update(_measure_token(m) for m in measures)
-    out.update(h[:n] for h in hashes for n in range(7, len(h) + 1))
     for (cls, n), entry in table.items():
         if cls == "==":
             out.update(_pinned(n, v) for v in entry)
@@ -298,11 +295,11 @@ def _anchors(kind: Kind, text: str, norm: str) -> frozenset[str] | None:
     """Strings of which a summary's :func:`_vocabulary` holds at least one whenever the
     token discriminator ``(kind, text, norm)`` survives in it, one per way
     :func:`survives` can find it: the norm, the longest word :func:`_raw_in` needs,
-    the module key, the path's file name and last part, the hash's prefixes, the
-    quantity's number and value in base units, the version padded as each ``==``
-    requirement length compares it (:func:`_pinned`) and :data:`_RANGE`.  None for a
-    clause and for a token found by a substring search (a phrase, a norm without a
-    word): those are always compared.
+    the module key, the path's file name and last part, the quantity's number and value
+    in base units, the version padded as each ``==`` requirement length compares it
+    (:func:`_pinned`) and :data:`_RANGE`.  None for a clause, a hash (found by a prefix)
+    and a token found by a substring search (a phrase, a norm without a word): those are
+    always compared.
 
     A summary that holds none of them is not compared at all (:func:`survives`): on a
     chain of folds each leaf is compared with every summary above it, and most of its
@@ -320,7 +317,7 @@ def _anchors(kind: Kind, text: str, norm: str) -> frozenset[str] | None:
     if kind is Kind.SCOPE:
         return frozenset((norm,))
     words = _WORD_RE.findall(norm)
-    if " " in norm or not words:
+    if " " in norm or not words or _HEX_RE.fullmatch(norm):
         return None
     out = {norm, max(words, key=len)}  # _raw_in needs every word of the norm
     if kind is Kind.IDENTIFIER and (key := _module_key(text)):
@@ -328,8 +325,6 @@ def _anchors(kind: Kind, text: str, norm: str) -> frozenset[str] | None:
     if "/" in norm or "\\" in norm:
         path = norm.rstrip("/\\")
         out.update((_basename(path), path.rsplit("/", 1)[-1]))
-    if _HEX_RE.fullmatch(norm):
-        out.update(norm[:n] for n in range(7, len(norm) + 1))
     return frozenset(out)
 
 
