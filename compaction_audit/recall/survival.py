@@ -568,6 +568,12 @@ def survives(d: Discriminator, summary_text: str) -> bool:
     the same family in the summary whose words hold every identifier-like word of ``d``
     (or, when ``d`` has none, share two content words): a summary that drops or flips
     the negation loses it.
+
+    A clause's words are only looked up in what the summary offers (never compared by
+    prefix, substring or value; the complement and check-name paraphrases read parts of
+    words, and such clauses are never merged):
+    :class:`~compaction_audit.recall.survclass.Classes` relies on it to compare clauses
+    that differ only in names no summary holds once.
     """
     idx = _index(summary_text)
     norm = d.norm
