@@ -142,7 +142,7 @@ per session: each is a lookup of its class's answer or a test of a token's ancho
 (:func:`~compaction_audit.recall.survival.anchors`), and each fact a summary keeps is a
 row of the (key, summary) table the recall analysis joins with the closure (recall debt,
 fold losses, the recall floor): about 7 µs per pair over the audit where summaries keep
-a clause of every leaf below them (the ``text-chain`` shape: 29 s of CPU at 3.8 million
+a clause of every leaf below them (the ``text-chain`` shape: 28 s of CPU at 3.8 million
 pairs, 98 folds), where the survival checks alone took 12 µs per pair before the classes.
 The 4.9 MB chain of 196 folds holds 15.3 million."""
 
