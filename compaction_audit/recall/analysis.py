@@ -9,10 +9,10 @@ rules.md, "Discriminating spans and folds").
 
 Python touches each distinct text once (extraction, after one Polars pass has set aside
 the texts that cannot hold a discriminator: :mod:`compaction_audit.recall.prefilter`),
-each distinct (child or leaf text, summary text) pair once and each distinct
-(discriminator, summary text) once (survival); Polars joins the results back to the
-edges, spans and closure pairs.  All per-round work is interval arithmetic in Polars,
-as for reachability.
+each distinct (child or leaf text, summary text) pair once and compares each class of
+discriminators with a summary once (survival: :mod:`compaction_audit.recall.survclass`);
+Polars joins the results back to the edges, spans and closure pairs.  All per-round
+work is interval arithmetic in Polars, as for reachability.
 """
 
 from __future__ import annotations
@@ -132,7 +132,7 @@ def typed_items(session: Session) -> pl.DataFrame:
 
 def _text_work(session: Session, items: pl.DataFrame, series: Series,
                extracted: Extracted, survived: Survived, jobs: TextJobs | None = None
-               ) -> set[str]:
+               ) -> tuple[set[str], bool]:
     """Extract every text the analysis reads and check every (child, summary) pair it
     compares, shared with a helper process on a large session
     (:mod:`compaction_audit.recall.textwork`; ``jobs``: started by the caller as soon
@@ -140,9 +140,11 @@ def _text_work(session: Session, items: pl.DataFrame, series: Series,
 
     Texts: raw spans' and folded summaries', each with its span type.  Pairs: each fold
     edge (child, fold text) and each closure pair (leaf, summary text), each distinct
-    pair once, up to the cap on closure pairs
-    (:data:`~compaction_audit.recall.texthelper.SURVIVAL_MAX_CHECKS`).  Returns the
-    summary texts past that cap, checked against their own children only.
+    pair once, up to the caps on closure pairs
+    (:data:`~compaction_audit.recall.texthelper.SURVIVAL_MAX_CHECKS`, clause classes
+    compared, and :data:`~compaction_audit.recall.texthelper.SURVIVAL_MAX_PAIRS`,
+    discriminators looked up).  Returns the summary texts past them, checked against
+    their own children only, and whether the second stopped the checks there.
     """
     jobs = jobs if jobs is not None else TextJobs.start(session, items)
     try:
@@ -151,7 +153,7 @@ def _text_work(session: Session, items: pl.DataFrame, series: Series,
         jobs.survive_into(extracted, survived)
     finally:
         jobs.close()
-    return jobs.shallow()
+    return jobs.shallow(), jobs.by_pairs
 
 
 def fold_checks(session: Session, extracted: Extracted | None = None,
@@ -364,20 +366,41 @@ def _occurrences(session: Session, series: Series,
     todo = [key for key in keys if key not in memo]
     memo.update(zip(todo, survival_flags([(found_in[leaf_key], body) for leaf_key, body in todo]),
                     strict=True))
-    kept: dict[str, list[Any]] = {"_b": [], "_s": [], "key": []}
+    # each pair names the flags it got by number, and Polars joins them to the leaf's
+    # keys: the rows made in Python grow with the pairs, not with the facts each pair
+    # keeps (every summary of a chain keeps a clause of each leaf below it: issue 11,
+    # class 5)
+    shapes: dict[tuple[bool, ...], int] = {}
+    kept: dict[str, list[int]] = {"_b": [], "_s": [], "_f": []}
     for (b, s), key in zip(index_pairs, keys, strict=True):
         flags = memo[key]
-        if True not in flags:  # most summaries keep none of a leaf's discriminators
-            continue
-        for d, survives in zip(found_in[key[0]], flags, strict=True):
-            if survives:
-                kept["_b"].append(b)
-                kept["_s"].append(s)
-                kept["key"].append(_key(d))
-    held = (pairs.join(pl.DataFrame(kept, schema={"_b": pl.Int64, "_s": pl.Int64,
-                                                   "key": pl.String}),
-                       on=["_b", "_s"])
-            .select("key", "id").unique())
+        f = shapes.get(flags)
+        if f is None:
+            f = shapes[flags] = len(shapes) if True in flags else -1
+        if f >= 0:  # most summaries keep none of a leaf's discriminators
+            kept["_b"].append(b)
+            kept["_s"].append(s)
+            kept["_f"].append(f)
+    at: dict[str, list[int]] = {"_f": [], "pos": []}
+    for flags, f in shapes.items():
+        for pos, survives in enumerate(flags):
+            if survives and f >= 0:
+                at["_f"].append(f)
+                at["pos"].append(pos)
+    leaf_keys: dict[str, list[Any]] = {"_b": [], "pos": [], "key": []}
+    for b in set(kept["_b"]):
+        for pos, d in enumerate(found_in[bodies_at[b]]):
+            leaf_keys["_b"].append(b)
+            leaf_keys["pos"].append(pos)
+            leaf_keys["key"].append(_key(d))
+    surviving = (
+        pl.DataFrame(kept, schema={"_b": pl.Int64, "_s": pl.Int64, "_f": pl.Int64})
+        .join(pl.DataFrame(at, schema={"_f": pl.Int64, "pos": pl.Int64}), on="_f")
+        .join(pl.DataFrame(leaf_keys, schema={"_b": pl.Int64, "pos": pl.Int64,
+                                              "key": pl.String}), on=["_b", "pos"])
+        .select("_b", "_s", "key"))
+    del kept, leaf_keys
+    held = pairs.join(surviving, on=["_b", "_s"]).select("key", "id").unique()
     return occ, held, names
 
 
@@ -461,7 +484,7 @@ def analyse(session: Session, series: Series, items: pl.DataFrame | None = None,
     items = items if items is not None else typed_items(session)
     extracted = Extracted()
     survived: Survived = {}
-    shallow = _text_work(session, items, series, extracted, survived, jobs)
+    shallow, by_pairs = _text_work(session, items, series, extracted, survived, jobs)
     folds = fold_checks(session, extracted, survived, items)
     occ, held, names = _occurrences(session, series, extracted, survived, items, shallow)
     folds = _without_names(folds, names)
@@ -508,22 +531,28 @@ def analyse(session: Session, series: Series, items: pl.DataFrame | None = None,
     )
     losses = pl.concat([gaps.select("key", "start", "by_fold"),
                         _fold_losses(session, drops, occ, held, life)])
-    limits: list[Limit] = [] if not shallow else [_survival_limit(items, shallow)]
+    limits: list[Limit] = [] if not shallow else [_survival_limit(items, shallow, by_pairs)]
     lost = _lost_table(session, items, occ, names, losses, drops, limits)
     floor = _floor(session, series, occ, held, life)
     return Recall(folds, debt, lost, floor, _disagreements(session, occ),
                   redacted_share(session), limits)
 
 
-def _survival_limit(items: pl.DataFrame, shallow: set[str]) -> Limit:
-    """The survival checks stopped at their cap (:func:`_text_work`): at the first
-    summary (in log order) whose text is past it; ``left``: the summaries past it."""
+def _survival_limit(items: pl.DataFrame, shallow: set[str], by_pairs: bool) -> Limit:
+    """The survival checks stopped at their cap (:func:`_text_work`; ``by_pairs``: the
+    cap on discriminators looked up, else the one on clause classes compared): at the
+    first summary (in log order) whose text is past it; ``left``: the summaries past
+    it."""
     past = (items.filter((pl.col("kind") == "summary") & pl.col("text").is_in(list(shallow)))
             .sort("ri", "line", maintain_order=True))
     first = past.row(0, named=True)
-    return Limit("recall-survival", textwork.SURVIVAL_MAX_CHECKS,
-                 "checks of a leaf's discriminators against a summary above its fold",
-                 f"summary {first['id']!r}", first["round"], first["line"], past.height,
+    cap, unit = ((textwork.SURVIVAL_MAX_PAIRS,
+                  "checks of a leaf's discriminators against a summary above its fold")
+                 if by_pairs else
+                 (textwork.SURVIVAL_MAX_CHECKS,
+                  "comparisons of a class of clauses with a summary above its leaves' fold"))
+    return Limit("recall-survival", cap, unit, f"summary {first['id']!r}", first["round"],
+                 first["line"], past.height,
                  "summaries compared with their own children only, leaves below them")
 
 

@@ -33,7 +33,8 @@ from compaction_audit.recall.versions import (
     vtuple,
 )
 
-__all__ = ["dropped", "flip_sentence", "flipped", "negative", "stem", "survives"]
+__all__ = ["anchors", "dropped", "flip_sentence", "flipped", "negative", "stem", "survives",
+           "vocabulary"]
 
 _SCOPE_WORDS = frozenset({"prod", "staging", "dev", "qa", "uat", "preprod", "test-env"})
 _HEX_RE = re.compile(r"[0-9a-f]{7,64}")
@@ -104,6 +105,9 @@ class _Lookup:
     hash_set: frozenset[str]
     path_tails: dict[str, list[str]]  # last "/" part of a path -> paths
     requirements: RequirementTable
+    vocabulary: frozenset[str]
+    """Every string a token discriminator can be matched on here (:func:`_vocabulary`):
+    one that shares none of its :func:`_anchors` with it does not survive."""
     memo: dict[tuple[object, ...], bool] = field(default_factory=dict)
     """Answers by what decides them (the query's words that occur in the summary at
     all): lost items that differ only in words the summary lacks get one look-up."""
@@ -245,10 +249,94 @@ def _index(summary: str) -> _Index:
          for key, cands in clauses.items()},
         word_set, tuple(hashes), frozenset(hashes),
         {tail: list(dict.fromkeys(ps)) for tail, ps in tails.items()},
-        requirement_table(requirements))
+        table := requirement_table(requirements),
+        _vocabulary(keys, scopes, modules - {""}, tails, measures, table))
     return _Index(frozenset(keys), tuple(paths), frozenset(quantities), frozenset(scopes),
                   clauses, sentences, rules, frozenset(modules - {""}), frozenset(measures),
                   requirements, low, paraphrase.summary_names(summary, _stem), lookup)
+
+
+_RANGE = "\x00range"
+"""In a summary's vocabulary when it states a version requirement other than ``==``
+(``>=4.2``, ``~>1.4``): any version may then be admitted, whatever its text."""
+
+
+def _pinned(n: int, version: tuple[int, ...]) -> str:
+    """The vocabulary string of an ``==`` requirement on ``n`` version parts."""
+    return f"\x00== {n} {version!r}"
+
+
+def _measure_token(base: tuple[str, float]) -> str:
+    """A quantity's (dimension, value in the base unit) as one vocabulary string."""
+    return f"\x00measure {base[0]} {base[1]!r}"
+
+
+def _vocabulary(keys: set[str], scopes: set[str], modules: set[str], tails: dict[str, list[str]],
+                measures: set[tuple[str, float]], table: RequirementTable) -> frozenset[str]:
+    """What a summary offers a token discriminator (:func:`_anchors`): its keys (words,
+    names, discriminator norms, path file names), scope terms, module keys, the last
+    parts of its paths, its quantities in base units, its ``==`` requirements
+    (:func:`_pinned`) and :data:`_RANGE` when it states another requirement."""
+    out = set(keys)
+    out.update(scopes)
+    out.update(modules)
+    out.update(tails)
+    out.update(_measure_token(m) for m in measures)
+    for (cls, n), entry in table.items():
+        if cls == "==":
+            out.update(_pinned(n, v) for v in entry)
+        else:
+            out.add(_RANGE)
+    return frozenset(out)
+
+
+@lru_cache(maxsize=65536)
+def _anchors(kind: Kind, text: str, norm: str) -> frozenset[str] | None:
+    """Strings of which a summary's :func:`_vocabulary` holds at least one whenever the
+    token discriminator ``(kind, text, norm)`` survives in it, one per way
+    :func:`survives` can find it: the norm, the longest word :func:`_raw_in` needs,
+    the module key, the path's file name and last part, the quantity's number and value
+    in base units, the version padded as each ``==`` requirement length compares it
+    (:func:`_pinned`) and :data:`_RANGE`.  None for a clause, a hash (found by a prefix)
+    and a token found by a substring search (a phrase, a norm without a word): those are
+    always compared.
+
+    A summary that holds none of them is not compared at all (:func:`survives`): on a
+    chain of folds each leaf is compared with every summary above it, and most of its
+    tokens are in none (issue 11, class 5)."""
+    if kind in CLAUSE_KINDS:
+        return None
+    if kind is Kind.QUANTITY:  # (number, unit) in the quantities: number in the keys
+        number, _, unit = norm.partition(" ")
+        base = measure(number, unit) if unit else None
+        return frozenset((number,) if base is None else (number, _measure_token(base)))
+    if kind is Kind.VERSION and norm[:1].isdigit():  # admitted(): versions.admitted
+        ver = vtuple(norm)
+        return frozenset((norm, _RANGE, *(_pinned(n, (ver + (0,) * n)[:n])
+                                           for n in range(5))))
+    if kind is Kind.SCOPE:
+        return frozenset((norm,))
+    words = _WORD_RE.findall(norm)
+    if " " in norm or not words or _HEX_RE.fullmatch(norm):
+        return None
+    out = {norm, max(words, key=len)}  # _raw_in needs every word of the norm
+    if kind is Kind.IDENTIFIER and (key := _module_key(text)):
+        out.add(key)
+    if "/" in norm or "\\" in norm:
+        path = norm.rstrip("/\\")
+        out.update((_basename(path), path.rsplit("/", 1)[-1]))
+    return frozenset(out)
+
+
+def anchors(d: Discriminator) -> frozenset[str] | None:
+    """:func:`_anchors` of ``d``: a summary whose :func:`vocabulary` holds none of them
+    does not keep ``d``; None when that cannot be told without comparing."""
+    return _anchors(d.kind, d.text, d.norm)
+
+
+def vocabulary(summary_text: str) -> frozenset[str]:
+    """What ``summary_text`` offers a token discriminator (see :func:`anchors`)."""
+    return _index(summary_text).lookup.vocabulary
 
 
 _SUFFIXES = ("ations", "ation", "ingly", "ings", "ing", "edly", "ed", "ly", "ful", "ness",
@@ -480,9 +568,18 @@ def survives(d: Discriminator, summary_text: str) -> bool:
     the same family in the summary whose words hold every identifier-like word of ``d``
     (or, when ``d`` has none, share two content words): a summary that drops or flips
     the negation loses it.
+
+    A clause's words are only looked up in what the summary offers (never compared by
+    prefix, substring or value; the complement and check-name paraphrases read parts of
+    words, and such clauses are never merged):
+    :class:`~compaction_audit.recall.survclass.Classes` relies on it to compare clauses
+    that differ only in names no summary holds once.
     """
     idx = _index(summary_text)
     norm = d.norm
+    anchors = _anchors(d.kind, d.text, norm)
+    if anchors is not None and anchors.isdisjoint(idx.lookup.vocabulary):
+        return False
     if d.kind in CLAUSE_KINDS:  # a reversed rule is not kept (issue 12, point 1)
         return ((_clause_survives(d, idx) or _paraphrased(d, idx))
                 and (not _flip_evidence(d, idx) or _restated(d, idx)))

@@ -18,10 +18,12 @@ through them back to front:
    summary text.
 
 Between two chunks or groups it reads what the auditor sent, if anything:
-``("g", groups, direct, cap)``, the survival groups (``(summary text, [child text
-index, ...])``; ``direct``: per group, how many of its children come first as the
-summary's own children, the rest are leaves below them; ``cap``:
-:data:`SURVIVAL_MAX_CHECKS`), checked up to their cut (:func:`survival_cut`);
+``("g", groups, direct, cap, pairs)``, the survival groups (``(summary text, [child
+text index, ...])``; ``direct``: per group, how many of its children come first as the
+summary's own children, the rest are leaves below them; ``cap``, ``pairs``:
+:data:`SURVIVAL_MAX_CHECKS`, :data:`SURVIVAL_MAX_PAIRS`), checked up to their cut
+(:func:`survival_cut`) one class of discriminators at a time
+(:class:`~compaction_audit.recall.survclass.Classes`);
 ``("k", k, given)``, the auditor has extracted the texts from index ``k`` on (the
 helper stops extracting there; ``given``: the discriminators of those that are
 children in a group, by index); ``("s",)``, stop.  End of input stops it too.
@@ -40,6 +42,7 @@ from typing import IO, Any
 
 from compaction_audit.recall import extract as ext
 from compaction_audit.recall import survival as surv
+from compaction_audit.recall.survclass import Classes
 
 Encoded = tuple[tuple[str, str, str, int, int, int], ...]
 
@@ -123,30 +126,54 @@ def receive(fd: int) -> Any:
 
 
 SURVIVAL_MAX_CHECKS = 2_000_000
-"""Most survival checks of a leaf's discriminators against a summary above it that is
-not the leaf's own fold, per session (issue 11, class 5): each summary is compared with
-every leaf of its closure, which a chain of folds makes quadratic in the log (a 5 MB
-chain of 198 folds over 100 new spans each held 12 million such checks: 150 s).  A
-summary's own children are always checked (one check per edge and discriminator).
-About 12 µs per check: 25 s of CPU at the cap, in two processes."""
+"""Most comparisons of a clause class (:class:`~compaction_audit.recall.survclass.Classes`)
+with a summary above its leaf's own fold, per session (issue 11, class 5): each summary is
+compared with every leaf of its closure, which a chain of folds makes quadratic in the log.
+Clauses that differ only in words no summary holds are one class, so a chain of folds
+over leaves stating the same kind of fact about their own objects stays far below it
+(the ``text-chain`` of benchmarks/shapes_hostile.py at 98 folds, 2.4 MB: 9,700 such
+comparisons, where it had 475,000 of single clauses and 3.8 million checks of single
+discriminators).  A summary's own children are always checked.  About 12 µs per
+comparison: 25 s of CPU at the cap, in two processes."""
+
+SURVIVAL_MAX_PAIRS = 4_000_000
+"""Most (discriminator, summary) pairs of leaves below a summary's own children looked up
+per session: each is a lookup of its class's answer or a test of a token's anchors
+(:func:`~compaction_audit.recall.survival.anchors`), and each fact a summary keeps is a
+row of the (key, summary) table the recall analysis joins with the closure (recall debt,
+fold losses, the recall floor): about 7 µs per pair over the audit where summaries keep
+a clause of every leaf below them (the ``text-chain`` shape: 28 s of CPU at 3.8 million
+pairs, 98 folds), where the survival checks alone took 12 µs per pair before the classes.
+The 4.9 MB chain of 196 folds holds 15.3 million."""
 
 
 def survival_cut(groups: list[tuple[str, list[int]]], direct: list[int] | None,
-                 size: Callable[[int], int], cap: int) -> int:
+                 of: Callable[[int], tuple[ext.Discriminator, ...]], classes: Classes,
+                 cap: int = SURVIVAL_MAX_CHECKS, pairs: int = SURVIVAL_MAX_PAIRS
+                 ) -> tuple[int, bool]:
     """Index of the first group whose checks of leaves below its summary's children
-    (``children[direct[g]:]``, each counted by ``size``: its discriminators) take the
-    total past ``cap``; ``len(groups)`` when none does or ``direct`` is None.  From it
-    on, each group is checked against its summary's own children only
-    (:func:`checked`).  Computed alike here and in the auditor (same groups, same
-    extraction), so both check the same pairs."""
+    (``children[direct[g]:]``, each with its discriminators ``of(c)``) take the total of
+    clause classes compared past ``cap``, or of discriminators past ``pairs``;
+    ``len(groups)`` when none does or ``direct`` is None.  From it on, each group is
+    checked against its summary's own children only (:func:`checked`).  Computed alike
+    here and in the auditor (same groups, same extraction, same classes), so both
+    check the same pairs.  Returns it and whether ``pairs`` (not ``cap``) stopped there."""
     if direct is None:
-        return len(groups)
-    left = cap
+        return len(groups), False
+    left, left_pairs = cap, pairs
+    sizes: dict[int, int] = {}
+    clauses: dict[int, frozenset[int]] = {}
     for g, ((_, children), n) in enumerate(zip(groups, direct, strict=True)):
-        left -= sum(size(c) for c in children[n:])
-        if left < 0:
-            return g
-    return len(groups)
+        deep = children[n:]
+        for c in deep:
+            if c not in sizes:
+                ds = of(c)
+                sizes[c], clauses[c] = len(ds), classes.clause_ids(ds)
+        left_pairs -= sum([sizes[c] for c in deep])
+        left -= len(frozenset().union(*[clauses[c] for c in deep]))
+        if left < 0 or left_pairs < 0:
+            return g, left >= 0
+    return len(groups), False
 
 
 def checked(children: list[int], g: int, cut: int, direct: list[int] | None) -> list[int]:
@@ -154,19 +181,29 @@ def checked(children: list[int], g: int, cut: int, direct: list[int] | None) -> 
     return children if direct is None or g < cut else children[:direct[g]]
 
 
-def group_flags(summary: str, children: list[tuple[ext.Discriminator, ...]]
-                ) -> list[tuple[bool, ...]]:
+def group_flags(summary: str, children: list[tuple[ext.Discriminator, ...]],
+                classes: Classes | None = None) -> list[tuple[bool, ...]]:
     """``surv.survives(d, summary)`` of each discriminator of each child, computed once
-    per distinct (kind, text, norm): survival reads nothing else of a discriminator."""
-    memo: dict[tuple[ext.Kind, str, str], bool] = {}
+    per class of ``classes`` (:class:`~compaction_audit.recall.survclass.Classes`; by
+    default one per distinct (kind, text, norm): survival reads nothing else of a
+    discriminator).  A token whose anchors the summary does not hold is not compared
+    (:func:`~compaction_audit.recall.survival.anchors`)."""
+    classes = classes if classes is not None else Classes(None)
+    reps, anchors, survives = classes.reps, surv.anchors, surv.survives
+    vocabulary: frozenset[str] | None = None  # the summary's index: built on first need
+    memo: dict[int, bool] = {}
     out = []
     for ds in children:
         flags = []
-        for d in ds:
-            key = (d.kind, d.text, d.norm)
-            kept = memo.get(key)
+        for c in classes.ids(ds):
+            kept = memo.get(c)
             if kept is None:
-                kept = memo[key] = surv.survives(d, summary)
+                d = reps[c]
+                if vocabulary is None:
+                    vocabulary = surv.vocabulary(summary)
+                near = anchors(d)
+                kept = memo[c] = ((near is None or not near.isdisjoint(vocabulary))
+                                  and survives(d, summary))
             flags.append(kept)
         out.append(tuple(flags))
     return out
@@ -179,7 +216,8 @@ def main(step: int, fd: int = 0, out: IO[bytes] | None = None) -> None:
     if texts is None:
         return
     state: dict[str, Any] = {"groups": None, "direct": None, "cap": SURVIVAL_MAX_CHECKS,
-                             "skip": len(texts), "given": {}, "stop": False}
+                             "pairs": SURVIVAL_MAX_PAIRS, "skip": len(texts), "given": {},
+                             "stop": False}
 
     def poll(block: bool) -> None:
         while block or select.select([fd], [], [], 0)[0]:
@@ -192,6 +230,8 @@ def main(step: int, fd: int = 0, out: IO[bytes] | None = None) -> None:
                 state["groups"] = message[1]
                 if len(message) > 2:
                     state["direct"], state["cap"] = message[2], message[3]
+                if len(message) > 4:
+                    state["pairs"] = message[4]
             elif message[0] == "k":
                 state["skip"] = message[1]
                 state["given"].update({at: decode(enc) for at, enc in message[2].items()})
@@ -230,10 +270,12 @@ def _work(texts: list[tuple[str, str]], step: int, found: list[tuple[ext.Discrim
     def of(c: int) -> tuple[ext.Discriminator, ...]:
         return found[c] if c < len(found) else given[c]
 
-    cut = survival_cut(groups, direct, lambda c: len(of(c)), state["cap"])
+    classes = Classes(summary for summary, _ in groups)
+    cut, _ = survival_cut(groups, direct, of, classes, state["cap"], state["pairs"])
     for g, (summary, children) in enumerate(groups):
         poll(False)
         if state["stop"]:
             break
         send(stream, ("g", group_flags(summary, [of(c) for c in
-                                                 checked(children, g, cut, direct)])))
+                                                 checked(children, g, cut, direct)],
+                                       classes)))

@@ -46,6 +46,7 @@ from compaction_audit.recall import survival as surv
 from compaction_audit.recall import textearly
 from compaction_audit.recall import texthelper as th
 from compaction_audit.recall.prefilter import MAY_HOLD
+from compaction_audit.recall.survclass import Classes
 from compaction_audit.series import Series
 
 PARALLEL_MIN_JOBS = 4000
@@ -53,9 +54,14 @@ PARALLEL_MIN_JOBS = 4000
 starting the process costs more than it saves."""
 
 SURVIVAL_MAX_CHECKS = th.SURVIVAL_MAX_CHECKS
-"""The survival checks of leaves below a summary's own children, per session
+"""The clause classes compared with summaries above their leaves' own folds, per session
 (:data:`compaction_audit.recall.texthelper.SURVIVAL_MAX_CHECKS`; read here at
 :meth:`TextJobs.plan`, which also sends it to the helper)."""
+
+SURVIVAL_MAX_PAIRS = th.SURVIVAL_MAX_PAIRS
+"""The (discriminator, summary) pairs of those leaves looked up, per session
+(:data:`compaction_audit.recall.texthelper.SURVIVAL_MAX_PAIRS`; read and sent as
+:data:`SURVIVAL_MAX_CHECKS`)."""
 
 STEP = textearly.STEP
 """Texts per chunk: the helper sends its extractions this many at a time, and checks
@@ -241,6 +247,9 @@ class TextJobs:
         self.cut: int | None = None
         """The first group checked against its own children only
         (:func:`~compaction_audit.recall.texthelper.survival_cut`), once known."""
+        self.by_pairs = False
+        """Whether the cap on pairs (:data:`SURVIVAL_MAX_PAIRS`), not the one on clause
+        comparisons, set :attr:`cut`."""
         self._own_from = len(texts)
         """Texts from this index on were extracted here; those before by the helper."""
         self._extracted: Extracted | None = None
@@ -332,7 +341,8 @@ class TextJobs:
                        zip(grouped["_s"].to_list(), grouped["_c"].to_list(), strict=True)]
         self.direct = grouped["_direct"].to_list()
         if self.helper is not None:
-            self.helper.post(("g", self.groups, self.direct, SURVIVAL_MAX_CHECKS))
+            self.helper.post(("g", self.groups, self.direct, SURVIVAL_MAX_CHECKS,
+                              SURVIVAL_MAX_PAIRS))
 
     def extract_while(self, busy: Callable[[], bool]) -> int:
         """Extract texts here, from the last back, while ``busy()`` says this process
@@ -384,15 +394,17 @@ class TextJobs:
         the last group back until this process meets the helper, the helper's before
         that (all here when there is no helper or it stops sending)."""
         texts, helper, groups, direct = self.texts, self.helper, self.groups or [], self.direct
-        cut = self.cut = th.survival_cut(groups, direct, lambda c: len(extracted[texts[c]]),
-                                         SURVIVAL_MAX_CHECKS)
+        classes = Classes(summary for summary, _ in groups)
+        cut, self.by_pairs = th.survival_cut(groups, direct, lambda c: extracted[texts[c]],
+                                             classes, SURVIVAL_MAX_CHECKS, SURVIVAL_MAX_PAIRS)
+        self.cut = cut
         hi = len(groups)
         while hi > (len(helper.groups) if helper is not None else 0):
             hi -= 1
             summary, children = groups[hi]
             keys = [(texts[c], summary) for c in th.checked(children, hi, cut, direct)]
-            survived.update(zip(keys, th.group_flags(summary, [extracted[k] for k, _ in keys]),
-                                strict=True))
+            survived.update(zip(keys, th.group_flags(summary, [extracted[k] for k, _ in keys],
+                                                     classes), strict=True))
         self.close()
         if helper is None:
             return

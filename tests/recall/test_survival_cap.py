@@ -2,22 +2,28 @@
 (issue 11, class 5, adv10 F6: a chain of folds each over the previous summary and new
 spans of text holds a square number of (summary, leaf below it) checks).
 
-Hand-computed: which groups are cut at the exact boundary (the helper past the cut:
+Hand-computed: which groups are cut at the exact boundary of either cap (clause
+classes compared, discriminators looked up; the helper past the cut:
 tests/recall/test_text_work.py), the recall debt and the ``recall-survival`` limit of
-a three-round log with the cap one check below and at the checks it needs; the words
-read into the vocabularies of a chain at n and 2n (linear; the old copy was
-quadratic).
+three-round logs with a cap one below and at what they need; the words read into the
+vocabularies of a chain at n and 2n (linear; the old copy was quadratic); the
+comparisons a chain makes with twice the leaves per round (the same: one per class of
+clauses below each summary), and the same analysis with one class per discriminator.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 import polars as pl
 import pytest
 
 from compaction_audit.io.native import read_native
-from compaction_audit.recall import analysis, claims, texthelper, textwork
+from compaction_audit.recall import analysis, claims, survclass, texthelper, textwork
+from compaction_audit.recall import survival as surv
+from compaction_audit.recall.extract import CLAUSE_KINDS, Discriminator, Kind
+from compaction_audit.recall.survclass import Classes
 from compaction_audit.series import build_series
 from tests.logs import LogWriter, rnd
 
@@ -25,19 +31,39 @@ from tests.logs import LogWriter, rnd
 
 GROUPS = [("A", [0, 1]), ("B", [2, 0, 1]), ("C", [3, 0])]
 DIRECT = [2, 1, 1]  # B folds text 2 and has 0 and 1 below; C folds 3 and has 0 below
-SIZES = [3, 2, 4, 5]  # discriminators of texts 0..3
 
 
-def _cut(cap: int) -> int:
-    return texthelper.survival_cut(GROUPS, DIRECT, SIZES.__getitem__, cap)
+def _rule(obj: str) -> Discriminator:
+    return Discriminator(Kind.NEGATION, f"never deploy {obj} without a backup",
+                         f"not deploy {obj} backup", 0, 10)
 
 
-def test_the_cut_is_the_first_group_whose_deeper_checks_pass_the_cap() -> None:
-    # deeper checks: A none, B 3 + 2 = 5, C 3: 8 in all
-    assert _cut(8) == 3  # exactly at the cap: nothing cut
-    assert _cut(7) == 2  # one below: C is cut
-    assert _cut(5) == 2 and _cut(4) == 1 and _cut(0) == 1
-    assert texthelper.survival_cut(GROUPS, None, SIZES.__getitem__, 0) == 3
+def _name(obj: str) -> Discriminator:
+    return Discriminator(Kind.IDENTIFIER, obj, obj, 0, len(obj))
+
+
+# texts 0..3: 2, 1, 2 and 1 discriminators; the rules differ only in an object no
+# summary (A, B, C) names: one class
+OF = [(_rule("table_0"), _name("table_0")), (_rule("table_1"),),
+      (_rule("table_2"), _name("table_2")), (_name("table_3"),)]
+
+
+def _cut(cap: int, pairs: int, classes: Classes | None = None) -> tuple[int, bool]:
+    classes = classes or Classes(summary for summary, _ in GROUPS)
+    return texthelper.survival_cut(GROUPS, DIRECT, OF.__getitem__, classes, cap, pairs)
+
+
+def test_the_cut_is_the_first_group_whose_deeper_checks_pass_a_cap() -> None:
+    # deeper checks: A none; B texts 0 and 1, 3 discriminators, 1 clause class; C text
+    # 0, 2 discriminators, the same class: 2 comparisons and 5 pairs in all
+    assert _cut(2, 5) == (3, False)  # exactly at both caps: nothing cut
+    assert _cut(1, 5) == (2, False)  # one comparison below: C is cut
+    assert _cut(2, 4) == (2, True)  # one pair below: C is cut, by the pairs
+    assert _cut(0, 5) == (1, False) and _cut(2, 2) == (1, True)
+    # each rule its own class: B compares 2 classes, and a cap of 2 cuts C
+    assert _cut(2, 5, Classes(None)) == (2, False)
+    assert texthelper.survival_cut(GROUPS, None, OF.__getitem__, Classes(None), 0, 0) == (
+        3, False)
     assert texthelper.checked([2, 0, 1], 1, 1, DIRECT) == [2]  # past the cut: own child
     assert texthelper.checked([2, 0, 1], 1, 2, DIRECT) == [2, 0, 1]
     assert texthelper.checked([2, 0, 1], 1, 0, None) == [2, 0, 1]
@@ -74,7 +100,8 @@ def _two_folds(write_log: LogWriter) -> Any:
 def test_the_cap_at_and_below_the_checks_a_log_needs(
         write_log: LogWriter, monkeypatch: pytest.MonkeyPatch, cap: int, debt: list[int],
         limited: bool) -> None:
-    monkeypatch.setattr(textwork, "SURVIVAL_MAX_CHECKS", cap)
+    monkeypatch.setattr(textwork, "SURVIVAL_MAX_PAIRS", cap)
+    monkeypatch.setattr(textwork, "SURVIVAL_MAX_CHECKS", 0)  # no clause: never reached
     session = _two_folds(write_log)
     recall = analysis.analyse(session, build_series(session))
     # S2 restates both facts: held when its leaves below S1 are checked, else lost
@@ -88,6 +115,38 @@ def test_the_cap_at_and_below_the_checks_a_log_needs(
     assert limit.message().startswith(
         "recall-survival stopped early at its cap of 1 checks of a leaf's discriminators "
         "against a summary above its fold, at summary 'S2' (round 2): 1 summaries")
+
+
+def _two_rules(write_log: LogWriter) -> Any:
+    """``_two_folds`` with a rule in each leaf (each also a name: table_a, table_c),
+    which S2 states again: S2 compares 2 clause classes with leaves below its own
+    children (both names are in S2: a class each) and looks up 4 discriminators."""
+    return read_native(str(write_log([
+        rnd(0, spans=[_span("a", "Never deploy table_a without a backup."),
+                      _span("c", "Never deploy table_c without a backup.")]),
+        rnd(1, summaries=[{"id": "S1", "tokens": 5, "children": ["a", "c"],
+                           "text": "Deploys configured."}], evicted=["a", "c"]),
+        rnd(2, spans=[_span("b", "Reviewed the admin page.")],
+            summaries=[{"id": "S2", "tokens": 5, "children": ["S1", "b"],
+                        "text": "Never deploy table_a or table_c without a backup."}],
+            evicted=["S1", "b"]),
+    ], name="two-rules.jsonl")))
+
+
+@pytest.mark.parametrize(("cap", "debt", "limited"), [(2, [0, 4, 0], False),
+                                                       (1, [0, 4, 4], True)])
+def test_the_cap_on_clause_classes(write_log: LogWriter, monkeypatch: pytest.MonkeyPatch,
+                                   cap: int, debt: list[int], limited: bool) -> None:
+    monkeypatch.setattr(textwork, "SURVIVAL_MAX_CHECKS", cap)
+    session = _two_rules(write_log)
+    recall = analysis.analyse(session, build_series(session))
+    assert recall.debt.sort("ri")["recall_debt"].to_list() == debt
+    assert [(limit.cap, limit.at, limit.left) for limit in recall.limits] == (
+        [(1, "summary 'S2'", 1)] if limited else [])
+    if limited:
+        assert recall.limits[0].message().startswith(
+            "recall-survival stopped early at its cap of 1 comparisons of a class of "
+            "clauses with a summary above its leaves' fold, at summary 'S2' (round 2)")
 
 
 # --- CA305's vocabularies along a chain -------------------------------------------------
@@ -193,3 +252,53 @@ def test_the_floor_joins_leaf_keys_on_codes(write_log: LogWriter,
     # 780 (summary, leaf) pairs of 8 keys each: the largest join of the floor was 29.5
     # times the closure's estimated size (three strings per pair and key), now 7.4
     assert max(sizes) < 10 * series.closure.estimated_size()
+
+
+# --- a chain compares each summary with the classes of facts below it ------------------
+
+
+def _analysed(write_log: LogWriter, monkeypatch: pytest.MonkeyPatch, rounds: int,
+              per: int) -> tuple[Counter[str], Any]:
+    """The survival comparisons (clauses, tokens) and the recall analysis of a
+    ``_fact_chain``."""
+    calls: Counter[str] = Counter()
+    real = surv.survives
+
+    def counted(d: Discriminator, text: str) -> bool:
+        calls["clause" if d.kind in CLAUSE_KINDS else "token"] += 1
+        return real(d, text)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(surv, "survives", counted)
+        session = _fact_chain(write_log, rounds, per)
+        return calls, analysis.analyse(session, build_series(session))
+
+
+def test_a_chain_compares_each_summary_with_classes_not_leaves(
+        write_log: LogWriter, monkeypatch: pytest.MonkeyPatch) -> None:
+    # 12 rounds of 10 and of 20 spans: each summary restates its round's first span.
+    # Every rule below a summary ("never deploy table_I_J without a backup") but the
+    # restated ones differs from the others only in a name no summary holds: one
+    # comparison per summary for all of them; a path, version, port or test name no
+    # summary holds is not compared.  It was 792 and 1,572 clause comparisons, 3,913
+    # and 7,813 of tokens: each leaf's 8 facts with each summary above it
+    small, recall = _analysed(write_log, monkeypatch, 12, 10)
+    large, recall_large = _analysed(write_log, monkeypatch, 12, 20)
+    assert (small["clause"], small["token"]) == (102, 246)
+    assert (large["clause"], large["token"]) == (102, 266)
+    # the same recall: 264 debts over the rounds both times (each round loses the nine
+    # or nineteen unrestated spans' facts that no summary keeps: their names and values)
+    assert recall.debt["recall_debt"].sum() == recall_large.debt["recall_debt"].sum() == 264
+    assert recall.limits == recall_large.limits == []
+
+
+def test_classes_change_no_result(write_log: LogWriter,
+                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    # the analysis with one class per distinct discriminator (no word absent) is the
+    # same, frame for frame
+    _, merged = _analysed(write_log, monkeypatch, 12, 10)
+    monkeypatch.setattr(survclass.Absent, "__call__", lambda self, word: False)
+    calls, own = _analysed(write_log, monkeypatch, 12, 10)
+    assert calls["clause"] == 792  # as before the classes
+    for name in ("folds", "debt", "lost", "floor"):
+        assert getattr(merged, name).equals(getattr(own, name)), name

@@ -177,7 +177,10 @@ def test_group_flags_checks_each_discriminator_once_per_summary(
 
     monkeypatch.setattr(surv, "survives", counted)
     assert texthelper.group_flags(S1, [(d1, d2), (d1,), ()]) == [(True, False), (True,), ()]
-    assert calls == ["45000 ms", "prod"]
+    # "prod" is no word of S1 nor anything else it offers a scope: not compared
+    assert calls == ["45000 ms"]
+    assert texthelper.group_flags(S2, [(d1, d2), (d2,)]) == [(False, True), (True,)]
+    assert calls == ["45000 ms", "prod"]  # 45000 is not in S2 either
 
 
 def test_this_process_takes_the_texts_after_those_the_helper_sent() -> None:
@@ -276,11 +279,12 @@ def _helper_run(messages: list[Any], step: int) -> list[Any]:
 
 
 def test_the_helper_checks_a_cut_group_against_its_own_children_only() -> None:
-    # S2 folds T1 and has T0 (2 discriminators) below: cap 2 covers it, 1 cuts it
+    # S2 folds T1 and has T0 (2 discriminators, no clause) below: 2 pairs cover it, 1
+    # cuts it; no clause class to compare, so a cap of 0 comparisons does not
     # (issue 11, class 5; texthelper.survival_cut)
     groups = [(S2, [1, 0])]
-    for cap, flags in ((2, [(True,), (False, True)]), (1, [(True,)])):
-        got = _helper_run([[T0, T1], ("g", groups, [1], cap)], 8)
+    for pairs, flags in ((2, [(True,), (False, True)]), (1, [(True,)])):
+        got = _helper_run([[T0, T1], ("g", groups, [1], 0, pairs)], 8)
         assert [f for tag, f in got if tag == "g"] == [flags]
 
 
