@@ -142,6 +142,15 @@ def test_quiet_prints_the_verdict_only(tmp_path: Path) -> None:
     assert refused.exit_code == 2
 
 
+def test_quiet_verdict_of_one_trace_is_one_line_at_any_width(tmp_path: Path) -> None:
+    # narrower than the verdict: the report wraps it under an indent, -q never does
+    one = str(dump(drift_records(), tmp_path / "a.jsonl"))
+    assert invoke("audit", one, "-q", columns=20).stdout == \
+        "FAIL: 4 error(s), 1 warning(s), 1 info\n"
+    report = invoke("audit", one, columns=20).stdout.splitlines()
+    assert report[-2:] == ["FAIL: 4 error(s), 1", "  warning(s), 1 info"]
+
+
 def test_statistics_counts_findings_per_rule(tmp_path: Path) -> None:
     one = str(dump(drift_records(), tmp_path / "a.jsonl"))
     two = str(dump(drift_records(), tmp_path / "b.jsonl"))

@@ -496,13 +496,14 @@ def report_renderable(report: Report, show_all: bool = False) -> RenderableType:
 
 
 def quiet_renderable(report: Report) -> RenderableType:
-    """``audit -q``: the verdict only; one line per trace, prefixed by its path when
-    there are several (then the summary's gate line follows)."""
+    """``audit -q``: the verdict only; one line per trace, never wrapped (a script
+    reads it by lines), prefixed by its path when there are several (then the
+    summary's gate line follows)."""
     several = len(report.sessions) + len(report.errors) > 1
     parts: list[RenderableType] = []
     for s in report.sessions:
         v = verdict_line(s)
-        parts.append(line(t(s.path), ": ", v) if several else Hanging(v))
+        parts.append(line(t(s.path), ": ", v) if several else line(v))
     for e in report.errors:
         parts.append(line(("error: ", "bold red"), t(str(e))))
     return Group(*parts)
