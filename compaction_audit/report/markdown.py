@@ -16,7 +16,7 @@ import re
 
 from compaction_audit.recall.ranking import LOW_TIERS, TIER_NAMES
 from compaction_audit.report.formats import RenderOptions
-from compaction_audit.report.model import Report, SessionReport, line_at
+from compaction_audit.report.model import Report, SessionReport, fact_line, line_at
 from compaction_audit.report.safe import printable
 from compaction_audit.report.summary import (
     baseline_info,
@@ -99,14 +99,13 @@ def lost_lines(s: SessionReport, show_all: bool = False) -> list[str]:
                    "facts that matter first:")
         out.append("")
         for d in shown:
-            where = ("" if d.get("span_line") is None else
-                     f", {md(d['span_file'])}:{d['span_line']}" if d.get("span_file")
-                     else f", line {d['span_line']}")
+            where = (f", {fact_line(d['span_line'], d.get('span_file'), md)}"
+                     if d.get("span_line") is not None else "")
             again = (f", asked again at round {d['asked_again_round']}"
                      f"{s.line_of_round(d['asked_again_round'], md)}"
                      if d.get("asked_again") else "")
             if d.get("reread_line") is not None:  # as the text report says it
-                again += f", read again at line {d['reread_line']}"
+                again += f", read again at {fact_line(d['reread_line'], d.get('reread_file'), md)}"
             out.append(f"- {md(d.get('tier_name') or '')}: {md(d['kind'])} "
                        f"`{_code(d['text'])}` ({md(d.get('source') or '?')}{where}{again})")
         if not show_all:

@@ -104,6 +104,21 @@ def _asked(d: dict[str, Any]) -> str:
     return f'<td class="asked">round {esc(again)}</td>' if again is not None else "<td>no</td>"
 
 
+def _line_cell(line: object, line_file: object) -> str:
+    """A fact's line (stated, read again): ``660``, or ``FILE:660`` when the line is
+    one of another file than the trace (as the text report says it), "unknown" when
+    the report does not know it."""
+    return cell(f"{line_file}:{fmt(line)}" if line is not None and line_file else line, True)
+
+
+def _reread_cell(d: dict[str, Any]) -> str:
+    """Where the context got a lost fact back; "no" when nothing read it again (a
+    null ``reread_line`` is an answer, not an unknown)."""
+    if d.get("reread_line") is None:
+        return "<td>no</td>"
+    return _line_cell(d["reread_line"], d.get("reread_file"))
+
+
 def lost_table(lost: list[dict[str, Any]]) -> str:
     """The lost discriminators in the report model's order (most severe first): kind,
     text, tier when ranked, span and the line it was stated on (when the report gives
@@ -119,7 +134,8 @@ def lost_table(lost: list[dict[str, Any]]) -> str:
         by = f"fold {d['fold']}" if d.get("cause") == "fold" and d.get("fold") else "eviction"
         return ("<tr>" + cell(d.get("kind")) + f'<td class="mono">{esc(d.get("text"))}</td>'
                 + ((_tier(d) or "<td></td>") if tiered else "") + cell(d.get("span"))
-                + (cell(d.get("span_line"), True) if lined else "") + cell(by)
+                + (_line_cell(d.get("span_line"), d.get("span_file")) if lined else "")
+                + cell(by)
                 + cell(d.get("lost_round"), True) + cell(d.get("lost_line"), True)
                 + _asked(d) + "</tr>")
 
@@ -140,8 +156,8 @@ def compaction_lost(lost: list[dict[str, Any]]) -> str:
     def row(d: dict[str, Any]) -> str:
         return ("<tr>" + cell(d.get("kind")) + f'<td class="mono">{esc(d.get("text"))}</td>'
                 + ((_tier(d) or "<td></td>") if tiered else "") + cell(d.get("source") or "?")
-                + (cell(d.get("span_line"), True) if lined else "") + _asked(d)
-                + (cell(d.get("reread_line"), True) if reread else "") + "</tr>")
+                + (_line_cell(d.get("span_line"), d.get("span_file")) if lined else "")
+                + _asked(d) + (_reread_cell(d) if reread else "") + "</tr>")
 
     return _lost_rows(lost, head, row)
 
