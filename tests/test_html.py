@@ -191,3 +191,17 @@ def test_the_full_summary_is_the_whole_summary_up_to_its_bound() -> None:
     assert shown(text) == (f"{len(text):,}", text)
     total, body = shown("y" * (MAX_SUMMARY_CHARS + 7))
     assert (total, body) == (f"{MAX_SUMMARY_CHARS + 7:,}", "y" * MAX_SUMMARY_CHARS)
+
+
+def test_the_header_says_which_cosine_the_charts_draw() -> None:
+    """New user trial: the text and Markdown reports name the rebuilt cosine's method
+    and what each rule read; the HTML charted query_cosine_rebuilt without a word."""
+    page = html_of("audit", str(SAMPLES / "research-decay.jsonl"))
+    row = re.search(r"<tr><th>cosine</th><td>(.*?)</td></tr>", page)
+    assert row is not None
+    assert row.group(1).startswith("query_cosine_rebuilt by ")
+    assert row.group(1).endswith("; salience-inversion and compaction-drift read "
+                                 "query_cosine_retained; salience-disagreement read "
+                                 "logged salience vs query_cosine_rebuilt")
+    assert "against task_query of the session record (1,050 items, 571 distinct texts)" \
+        in row.group(1)

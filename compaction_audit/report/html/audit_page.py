@@ -29,6 +29,8 @@ def _header(r: SessionReport) -> str:
             ("format", r.source_format), ("rounds", f"{r.n_rounds} ({span})"),
             ("budget", f"{h.budget_tokens:,} tokens" if h.budget_tokens else "not recorded"),
             ("depth cap", str(h.max_depth) if h.max_depth else "not recorded")]
+    if r.cosine:  # which cosine the charts draw and each rule read, as every report says
+        rows.append(("cosine", r.cosine_line()))
     for c in r.conditions:
         rows.append((c.name, f"{c.status}: {c.detail}"))
     body = "".join(f"<tr><th>{esc(k)}</th><td>{esc(v)}</td></tr>" for k, v in rows)
