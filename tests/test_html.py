@@ -205,3 +205,13 @@ def test_the_header_says_which_cosine_the_charts_draw() -> None:
                                  "logged salience vs query_cosine_rebuilt")
     assert "against task_query of the session record (1,050 items, 571 distinct texts)" \
         in row.group(1)
+
+
+def test_findings_come_before_the_lost_facts_as_in_the_text_report() -> None:
+    """New user trial: on sample (a) the page opened on 15 rows of lost facts and put
+    the salience inversion (CA101, the answer) below them; the text report gives the
+    findings first."""
+    page = html_of("audit", str(SAMPLES / "research-decay.jsonl"))
+    heads = re.findall(r"<h2>([A-Z][a-z]+(?: [a-z]+)?)", page)
+    assert heads[:2] == ["Findings", "Lost discriminators"]
+    assert page.index("CA101 salience-inversion</a>") < page.index("<h2>Lost discriminators")
