@@ -215,3 +215,19 @@ def test_findings_come_before_the_lost_facts_as_in_the_text_report() -> None:
     heads = re.findall(r"<h2>([A-Z][a-z]+(?: [a-z]+)?)", page)
     assert heads[:2] == ["Findings", "Lost discriminators"]
     assert page.index("CA101 salience-inversion</a>") < page.index("<h2>Lost discriminators")
+
+
+def test_a_rules_action_is_said_once_per_run_of_its_episodes() -> None:
+    """New user trial: the six CA101 episodes of sample (a) repeated the same
+    four-line action six times on the first screen."""
+    page = html_of("audit", str(SAMPLES / "research-decay.jsonl"))
+    findings = page[page.index("<h2>Findings</h2>"):page.index("<h2>Lost discriminators")]
+    rows = re.findall(r"<tr><td class=\"sev-\w+\">.*?</tr>", findings)
+    ca101 = [r for r in rows if "CA101 salience-inversion</a>" in r]
+    assert len(ca101) == 6
+    assert ca101[0].endswith("<td>halt compaction and rehydrate: expand the lowest-depth "
+                             "summary with the highest provenance fan-out until raw_ratio "
+                             "&gt;= rehydrate_target</td></tr>")
+    assert all(r.endswith('<td><span class="dim">as above</span></td></tr>')
+               for r in ca101[1:])
+    assert sum("halt compaction and rehydrate" in r for r in rows) == 1

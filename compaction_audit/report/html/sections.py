@@ -56,16 +56,19 @@ def rule_link(code: str, rule: str) -> str:
 
 def episodes_table(eps: list[Episode]) -> str:
     """Finding episodes: severity, rule (linked), rounds and lines, first message,
-    action; at most :data:`MAX_ROWS`."""
+    action (once per run of one rule's episodes, as the text report says it once per
+    rule); at most :data:`MAX_ROWS`."""
     if not eps:
         return '<p class="PASS">No findings.</p>'
     rows = []
-    for e in eps[:MAX_ROWS]:
+    for i, e in enumerate(eps[:MAX_ROWS]):
         last = (f'<br><span class="dim">last: {esc(e.last_message)}</span>'
                 if e.rounds > 1 and e.last_message != e.message else "")
+        said = i > 0 and (eps[i - 1].code, eps[i - 1].action) == (e.code, e.action)
+        action = '<span class="dim">as above</span>' if said else esc(e.action)
         rows.append(f'<tr><td class="sev-{esc(e.severity)}">{esc(e.severity.upper())}</td>'
                     f"<td>{rule_link(e.code, e.rule)}</td><td>{esc(e.where())}</td>"
-                    f"<td>{esc(e.message)}{last}</td><td>{esc(e.action)}</td></tr>")
+                    f"<td>{esc(e.message)}{last}</td><td>{action}</td></tr>")
     return (html_table(("severity", "rule", "where", "message", "action"), rows)
             + more(len(eps) - MAX_ROWS, "episode"))
 
