@@ -241,6 +241,20 @@ def test_diff_divergence_is_a_list_at_80_columns(tmp_path: Path) -> None:
     assert "raw_ratio ┃ distinct_source_spans" in wide
 
 
+def test_diff_says_its_verdict_first_under_the_runs_and_last(tmp_path: Path) -> None:
+    # new user trial: the answer was only the 166th line of sample (a) against (b)
+    base = str(dump(drift_records(), tmp_path / "a.jsonl"))
+    records = drift_records()
+    records[-1]["summaries"][0]["tokens"] = 40
+    cand = str(dump(records, tmp_path / "b.jsonl"))
+    lines = invoke("diff", base, cand).stdout.splitlines()
+    assert lines[3:5] == ["verdict    inversion onset unchanged: none -> none; 0 new, 0 "
+                          "resolved, 3", "           persisting finding(s); series differ "
+                          "at 1 round(s)"]
+    assert lines[-1] == ("inversion onset unchanged: none -> none; 0 new, 0 resolved, 3 "
+                         "persisting finding(s); series differ at 1 round(s)")
+
+
 def test_native_lost_fact_names_its_span_the_line_it_was_stated_and_the_fold(
         write_log: LogWriter) -> None:
     from tests.recall.test_report_lists import many_facts_log

@@ -35,7 +35,7 @@ from compaction_audit.report.json_report import TOOL
 from compaction_audit.report.model import SessionReport, line_at
 from compaction_audit.report.safe import clip_tree, json_safe
 from compaction_audit.report.terminal import SEVERITY_STYLE, SPARK, buckets, line, t
-from compaction_audit.report.terminal_text import ByWidth, hang
+from compaction_audit.report.terminal_text import ByWidth, hang, hanging
 from compaction_audit.rules import RULES
 from compaction_audit.rules.base import fmt
 
@@ -309,9 +309,13 @@ def verdict_text(diff: RunDiff, reasons: list[str] | None = None) -> Text:
 
 def diff_renderable(diff: RunDiff, gates: dict[str, Any] | None = None,
                     reasons: list[str] | None = None) -> RenderableType:
-    """The terminal view of a diff, up to the gates; :func:`verdict_text` follows it."""
+    """The terminal view of a diff, up to the gates; :func:`verdict_text` follows it.
+    The verdict is said first too, under the runs, as the audit report says it under
+    the trace's name (the answer on the first screen, not only 100 lines down)."""
     return Group(
-        Text("compaction-audit diff", style="bold underline"), _runs(diff), Text(""),
+        Text("compaction-audit diff", style="bold underline"), _runs(diff),
+        hanging((f"{'verdict':<11}", "bold"), verdict_text(diff, reasons), indent=11),
+        Text(""),
         onsets_table(diff), Text(""),
         Text("Series (aligned by round, one scale per quantity)", style="bold"),
         sparklines(diff), Text(""), divergence_table(diff), Text(""),
