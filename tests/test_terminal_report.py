@@ -11,9 +11,11 @@ from typing import Any
 from typer.testing import CliRunner
 
 from compaction_audit.cli import app
+from compaction_audit.report.terminal import sparkline
 from tests.gate_app import drift_records
 from tests.logs import LogWriter, dump, rnd, session, spans
 from tests.recall.test_severity import assistant, boundary, user
+from tests.test_fact_lines import reread_records
 
 LONG_ID = "summary-" + "abcdef0123" * 5  # 58 characters, no space: never split
 
@@ -239,6 +241,16 @@ def test_diff_divergence_is_a_list_at_80_columns(tmp_path: Path) -> None:
     assert "  round 4: raw_ratio 0.143 -> " in part
     wide = invoke("diff", base, cand, columns=250).stdout
     assert "raw_ratio ┃ distinct_source_spans" in wide
+
+
+def test_raw_ratio_sparkline_spans_zero_to_one(write_log: LogWriter) -> None:
+    """New user trial: a compaction that kept most raw tokens (raw_ratio 1.000 -> 0.741)
+    drew its second mark on the bottom row, as if raw_ratio had collapsed."""
+    out = invoke("audit", str(write_log(reread_records()))).stdout
+    assert "  raw_ratio              █▆  1.000 -> 0.741" in out
+    assert "  distinct_source_spans  █▁  2 -> 1" in out  # the others: min to max
+    assert sparkline([1.0, 0.89, 0.5, 0.1, 0.0], scale=(0.0, 1.0)) == "█▇▄▁▁"
+    assert sparkline([1.0, 0.89]) == "█▁"
 
 
 def test_diff_says_its_verdict_first_under_the_runs_and_last(tmp_path: Path) -> None:
