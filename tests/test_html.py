@@ -191,3 +191,43 @@ def test_the_full_summary_is_the_whole_summary_up_to_its_bound() -> None:
     assert shown(text) == (f"{len(text):,}", text)
     total, body = shown("y" * (MAX_SUMMARY_CHARS + 7))
     assert (total, body) == (f"{MAX_SUMMARY_CHARS + 7:,}", "y" * MAX_SUMMARY_CHARS)
+
+
+def test_the_header_says_which_cosine_the_charts_draw() -> None:
+    """New user trial: the text and Markdown reports name the rebuilt cosine's method
+    and what each rule read; the HTML charted query_cosine_rebuilt without a word."""
+    page = html_of("audit", str(SAMPLES / "research-decay.jsonl"))
+    row = re.search(r"<tr><th>cosine</th><td>(.*?)</td></tr>", page)
+    assert row is not None
+    assert row.group(1).startswith("query_cosine_rebuilt by ")
+    assert row.group(1).endswith("; salience-inversion and compaction-drift read "
+                                 "query_cosine_retained; salience-disagreement read "
+                                 "logged salience vs query_cosine_rebuilt")
+    assert "against task_query of the session record (1,050 items, 571 distinct texts)" \
+        in row.group(1)
+
+
+def test_findings_come_before_the_lost_facts_as_in_the_text_report() -> None:
+    """New user trial: on sample (a) the page opened on 15 rows of lost facts and put
+    the salience inversion (CA101, the answer) below them; the text report gives the
+    findings first."""
+    page = html_of("audit", str(SAMPLES / "research-decay.jsonl"))
+    heads = re.findall(r"<h2>([A-Z][a-z]+(?: [a-z]+)?)", page)
+    assert heads[:2] == ["Findings", "Lost discriminators"]
+    assert page.index("CA101 salience-inversion</a>") < page.index("<h2>Lost discriminators")
+
+
+def test_a_rules_action_is_said_once_per_run_of_its_episodes() -> None:
+    """New user trial: the six CA101 episodes of sample (a) repeated the same
+    four-line action six times on the first screen."""
+    page = html_of("audit", str(SAMPLES / "research-decay.jsonl"))
+    findings = page[page.index("<h2>Findings</h2>"):page.index("<h2>Lost discriminators")]
+    rows = re.findall(r"<tr><td class=\"sev-\w+\">.*?</tr>", findings)
+    ca101 = [r for r in rows if "CA101 salience-inversion</a>" in r]
+    assert len(ca101) == 6
+    assert ca101[0].endswith("<td>halt compaction and rehydrate: expand the lowest-depth "
+                             "summary with the highest provenance fan-out until raw_ratio "
+                             "&gt;= rehydrate_target</td></tr>")
+    assert all(r.endswith('<td><span class="dim">as above</span></td></tr>')
+               for r in ca101[1:])
+    assert sum("halt compaction and rehydrate" in r for r in rows) == 1

@@ -11,9 +11,11 @@ from typing import Any
 from typer.testing import CliRunner
 
 from compaction_audit.cli import app
+from compaction_audit.report.terminal import sparkline
 from tests.gate_app import drift_records
 from tests.logs import LogWriter, dump, rnd, session, spans
 from tests.recall.test_severity import assistant, boundary, user
+from tests.test_fact_lines import reread_records
 
 LONG_ID = "summary-" + "abcdef0123" * 5  # 58 characters, no space: never split
 
@@ -142,6 +144,15 @@ def test_quiet_prints_the_verdict_only(tmp_path: Path) -> None:
     assert refused.exit_code == 2
 
 
+def test_quiet_verdict_of_one_trace_is_one_line_at_any_width(tmp_path: Path) -> None:
+    # narrower than the verdict: the report wraps it under an indent, -q never does
+    one = str(dump(drift_records(), tmp_path / "a.jsonl"))
+    assert invoke("audit", one, "-q", columns=20).stdout == \
+        "FAIL: 4 error(s), 1 warning(s), 1 info\n"
+    report = invoke("audit", one, columns=20).stdout.splitlines()
+    assert report[-2:] == ["FAIL: 4 error(s), 1", "  warning(s), 1 info"]
+
+
 def test_statistics_counts_findings_per_rule(tmp_path: Path) -> None:
     one = str(dump(drift_records(), tmp_path / "a.jsonl"))
     two = str(dump(drift_records(), tmp_path / "b.jsonl"))
@@ -230,6 +241,30 @@ def test_diff_divergence_is_a_list_at_80_columns(tmp_path: Path) -> None:
     assert "  round 4: raw_ratio 0.143 -> " in part
     wide = invoke("diff", base, cand, columns=250).stdout
     assert "raw_ratio ┃ distinct_source_spans" in wide
+
+
+def test_raw_ratio_sparkline_spans_zero_to_one(write_log: LogWriter) -> None:
+    """New user trial: a compaction that kept most raw tokens (raw_ratio 1.000 -> 0.741)
+    drew its second mark on the bottom row, as if raw_ratio had collapsed."""
+    out = invoke("audit", str(write_log(reread_records()))).stdout
+    assert "  raw_ratio              █▆  1.000 -> 0.741" in out
+    assert "  distinct_source_spans  █▁  2 -> 1" in out  # the others: min to max
+    assert sparkline([1.0, 0.89, 0.5, 0.1, 0.0], scale=(0.0, 1.0)) == "█▇▄▁▁"
+    assert sparkline([1.0, 0.89]) == "█▁"
+
+
+def test_diff_says_its_verdict_first_under_the_runs_and_last(tmp_path: Path) -> None:
+    # new user trial: the answer was only the 166th line of sample (a) against (b)
+    base = str(dump(drift_records(), tmp_path / "a.jsonl"))
+    records = drift_records()
+    records[-1]["summaries"][0]["tokens"] = 40
+    cand = str(dump(records, tmp_path / "b.jsonl"))
+    lines = invoke("diff", base, cand).stdout.splitlines()
+    assert lines[3:5] == ["verdict    inversion onset unchanged: none -> none; 0 new, 0 "
+                          "resolved, 3", "           persisting finding(s); series differ "
+                          "at 1 round(s)"]
+    assert lines[-1] == ("inversion onset unchanged: none -> none; 0 new, 0 resolved, 3 "
+                         "persisting finding(s); series differ at 1 round(s)")
 
 
 def test_native_lost_fact_names_its_span_the_line_it_was_stated_and_the_fold(

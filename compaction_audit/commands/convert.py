@@ -113,6 +113,8 @@ def _convert(path: str, target: str | IO[bytes], output: str,
                 if record.get("type") == "round":
                     # its line is now a line of the output: the source's file is stale
                     record.pop(LINE_FILE_KEY, None)
+                elif record.get("type") == "session" and fmt != "native":
+                    _name_span_lines(record, path)
                 try:
                     log.write(record)
                 except LogError as exc:
@@ -126,6 +128,28 @@ def _convert(path: str, target: str | IO[bytes], output: str,
         raise LogError(path, 0, f"no round found reading it as {fmt}{_looks_like(path, fmt)}: "
                        "nothing written")
     return Converted(fmt, log.lines, rounds)
+
+
+def _name_span_lines(session: dict[str, Any], path: str) -> None:
+    """Name the file the spans' lines count in on an adapter's ``session`` record: a
+    span keeps the line of the log it was read from (``source_line``), which the
+    output does not have, so its reports say ``spotter.jsonl:660``, not ``line 660`` of
+    a 6-line file.  The input's name becomes ``span_line_file`` (when the adapter named
+    none: the spans were read from the input) or ``span_line_file_except_in`` (the
+    spans the adapter left to the input, a Cline compaction file given); nothing for
+    standard input, which has no name (docs/adapters.md, "Each span keeps its line")."""
+    from compaction_audit.report.safe import unsurrogate
+
+    if path == "-":
+        return
+    name = unsurrogate(Path(path).name)
+    if not isinstance(session.get("span_line_file"), str):
+        session["span_line_file"] = name
+        session.pop("span_line_file_except", None)
+        session.pop("span_line_file_except_in", None)
+    elif session.get("span_line_file_except") and \
+            not isinstance(session.get("span_line_file_except_in"), str):
+        session["span_line_file_except_in"] = name
 
 
 def _looks_like(path: str, fmt: str) -> str:
@@ -162,7 +186,8 @@ def convert_command(
     compaction one summary folding what it replaced, which is evicted.  Each
     compaction round keeps its 'compaction' extension object (trigger, tokens before
     and after), so the converted file audits and reports like the original, with its
-    own line numbers.  A native log is re-written (validated, blank lines dropped).
+    own line numbers for rounds; a lost fact keeps the line it was stated at in IN,
+    named 'IN:LINE'.  A native log is re-written (validated, blank lines dropped).
     The full mapping is in docs/adapters.md.  Exit 0, or 2 for bad input (nothing
     is written then).
     """

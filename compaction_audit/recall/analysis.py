@@ -614,8 +614,8 @@ def _lost_rows(session: Session, items: pl.DataFrame, occ: pl.DataFrame,
     fold that lost it, the round, whether a user span stated it again afterwards, and
     whether a later action reused it (:func:`compaction_audit.recall.harm.reuse`).
 
-    ``reread_round``/``reread_line``: the first later span (born at the loss round or
-    after, in log order) that holds the fact again, e.g. the agent re-ran the command
+    ``reread_round``/``reread_line``/``reread_span``: the first later span (born at the
+    loss round or after, in log order) that holds the fact again, e.g. the agent re-ran the command
     that printed it: the fold still lost it (issue 10, point 4), but the context got it
     back there; null when nothing did.  A person's span is not a re-read: a person who
     names the fact again is asking about it (``asked_again_round``), and a question that
@@ -664,7 +664,8 @@ def _lost_rows(session: Session, items: pl.DataFrame, occ: pl.DataFrame,
         .sort("born", "source_line", "id")
         .group_by("key", maintain_order=True)
         .agg(pl.col("round").first().alias("reread_round"),
-             pl.col("source_line").first().alias("reread_line")))
+             pl.col("source_line").first().alias("reread_line"),
+             pl.col("id").first().alias("reread_span")))
     reused = reuse(lost.select("key", "start", pl.col("id").alias("span")),
                    pl.concat([occ.select("key", "id"), names.select("key", "id")]), items,
                    session.rounds)
@@ -677,7 +678,7 @@ def _lost_rows(session: Session, items: pl.DataFrame, occ: pl.DataFrame,
                 pl.when(pl.col("by_fold")).then(pl.lit("fold")).otherwise(pl.lit("eviction"))
                 .alias("cause"), "fold", "fold_round", "fold_line", "lost_round", "lost_line",
                 "asked_again_span", "asked_again_round", "reused_round", "reused_span",
-                "reused_destructive", "reread_round", "reread_line", "key")
+                "reused_destructive", "reread_round", "reread_line", "reread_span", "key")
         .sort(["rank", "lost_round", "key"], descending=[True, False, False])
     )
 

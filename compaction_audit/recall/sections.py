@@ -101,7 +101,8 @@ def _with_files(rows: list[dict[str, Any]], session: Session) -> list[dict[str, 
         return rows
     own = set(session.header.extra.get("span_line_file_except") or ())
     other = session.header.extra.get("span_line_file_except_in")
-    return [{**d, **_span_file(line_file, own, d.get("span"), other)} for d in rows]
+    return [{**d, **_span_file(line_file, own, d.get("span"), other),
+             **_reread_file(line_file, own, d.get("reread_span"), other)} for d in rows]
 
 
 def person_spans(session: Session) -> int:
@@ -126,6 +127,18 @@ def _span_file(line_file: Any, own_lines: set[Any], span: Any, other: Any = None
     if span in own_lines:
         return {"span_file": other[:200] if isinstance(other, str) else None}
     return {"span_file": line_file[:200]}
+
+
+def _reread_file(line_file: Any, own_lines: set[Any], span: Any, other: Any = None
+                 ) -> dict[str, str | None]:
+    """``{"reread_file": name}``: the file ``reread_line`` counts in, by the rule of
+    :func:`_span_file` applied to the span that read the fact again (null: the file
+    given, or nothing read it again); ``{}`` when the adapter names no such file."""
+    if not isinstance(line_file, str):
+        return {}
+    if span is None:
+        return {"reread_file": None}
+    return {"reread_file": _span_file(line_file, own_lines, span, other)["span_file"]}
 
 
 def _lost_at(lost: pl.DataFrame, compactions: list[dict[str, Any]], redacted: bool
@@ -192,8 +205,8 @@ def compaction_view(session: Session, recall: Recall,
     at that compaction in report order (:func:`ranked_lost`), each with ``tier``, ``tier_name``,
     ``tier_why``, ``span_type``, ``span_line``, ``span_file`` (only when the adapter
     read spans from a companion file: the file that line counts in, null for the file
-    given), ``asked_again`` (a later user message
-    states it again) and ``reused_round``/``reused_span`` (a later action reused it):
+    given; ``reread_file`` likewise for ``reread_line``), ``asked_again`` (a later user
+    message states it again) and ``reused_round``/``reused_span`` (a later action reused it):
     evidence the loss did harm.
     """
     out = []
@@ -226,6 +239,7 @@ def compaction_view(session: Session, recall: Recall,
                     "asked_again_span": d["asked_again_span"],
                     "reused_round": d["reused_round"], "reused_span": d["reused_span"],
                     "reread_round": d["reread_round"], "reread_line": d["reread_line"],
+                    **_reread_file(line_file, own_lines, d["reread_span"], other_file),
                     "reused_destructive": d.get("reused_destructive")}
                    for d in rows]
         text = texts.get(c.get("summary_id")) or ""

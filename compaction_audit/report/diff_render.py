@@ -34,8 +34,15 @@ from compaction_audit.diff import FLOAT_TOLERANCE, FindingDelta, Occurrence, Ons
 from compaction_audit.report.json_report import TOOL
 from compaction_audit.report.model import SessionReport, line_at
 from compaction_audit.report.safe import clip_tree, json_safe
-from compaction_audit.report.terminal import SEVERITY_STYLE, SPARK, buckets, line, t
-from compaction_audit.report.terminal_text import ByWidth, hang
+from compaction_audit.report.terminal import (
+    FIXED_SCALE,
+    SEVERITY_STYLE,
+    buckets,
+    line,
+    spark_marks,
+    t,
+)
+from compaction_audit.report.terminal_text import ByWidth, hang, hanging
 from compaction_audit.rules import RULES
 from compaction_audit.rules.base import fmt
 
@@ -149,25 +156,21 @@ def _bucket_means(values: list[float | None]) -> list[float | None]:
     return means
 
 
-def paired_sparklines(base: list[float | None], cand: list[float | None]
-                      ) -> tuple[str, str]:
+def paired_sparklines(base: list[float | None], cand: list[float | None],
+                      scale: tuple[float, float] | None = None) -> tuple[str, str]:
     """Two sparklines of the same rounds on one scale: each run bucketed on its own
     (at most :data:`~compaction_audit.report.terminal.SPARK_WIDTH` marks, bucket means),
-    scaled between the min and max over both; a space where a bucket has no value."""
+    scaled between ``scale`` or else the min and max over both; a space where a bucket
+    has no value."""
     means = (_bucket_means(base), _bucket_means(cand))
     present = [v for m in means for v in m if v is not None]
-    lo, hi = (min(present), max(present)) if present else (0.0, 1.0)
-    span = hi - lo or 1.0
-
-    def line(m: list[float | None]) -> str:
-        return "".join(" " if v is None else SPARK[int((v - lo) / span * (len(SPARK) - 1))]
-                       for v in m)
-
-    return line(means[0]), line(means[1])
+    both = scale or ((min(present), max(present)) if present else (0.0, 1.0))
+    return spark_marks(means[0], both), spark_marks(means[1], both)
 
 
 def sparklines(diff: RunDiff) -> RenderableType:
-    """Both runs' series as sparklines on one scale per quantity, aligned by round."""
+    """Both runs' series as sparklines on one scale per quantity (``raw_ratio`` from 0
+    to 1), aligned by round."""
     grid = Table.grid(padding=(0, 2))
     grid.add_column(style="bold")
     grid.add_column()
@@ -176,7 +179,8 @@ def sparklines(diff: RunDiff) -> RenderableType:
     frame = diff.series
     for q in diff.quantities:
         b, c = frame[f"{q}_baseline"].to_list(), frame[f"{q}_candidate"].to_list()
-        for label, part, values in zip(("baseline", "candidate"), paired_sparklines(b, c),
+        for label, part, values in zip(("baseline", "candidate"),
+                                       paired_sparklines(b, c, FIXED_SCALE.get(q)),
                                        (b, c), strict=True):
             known = [v for v in values if v is not None]
             ends = f"{fmt(known[0])} -> {fmt(known[-1])}" if known else "unknown"
@@ -309,9 +313,13 @@ def verdict_text(diff: RunDiff, reasons: list[str] | None = None) -> Text:
 
 def diff_renderable(diff: RunDiff, gates: dict[str, Any] | None = None,
                     reasons: list[str] | None = None) -> RenderableType:
-    """The terminal view of a diff, up to the gates; :func:`verdict_text` follows it."""
+    """The terminal view of a diff, up to the gates; :func:`verdict_text` follows it.
+    The verdict is said first too, under the runs, as the audit report says it under
+    the trace's name (the answer on the first screen, not only 100 lines down)."""
     return Group(
-        Text("compaction-audit diff", style="bold underline"), _runs(diff), Text(""),
+        Text("compaction-audit diff", style="bold underline"), _runs(diff),
+        hanging((f"{'verdict':<11}", "bold"), verdict_text(diff, reasons), indent=11),
+        Text(""),
         onsets_table(diff), Text(""),
         Text("Series (aligned by round, one scale per quantity)", style="bold"),
         sparklines(diff), Text(""), divergence_table(diff), Text(""),

@@ -16,7 +16,7 @@ import re
 
 from compaction_audit.recall.ranking import LOW_TIERS, TIER_NAMES
 from compaction_audit.report.formats import RenderOptions
-from compaction_audit.report.model import Report, SessionReport, line_at
+from compaction_audit.report.model import Report, SessionReport, fact_line, line_at
 from compaction_audit.report.safe import printable
 from compaction_audit.report.summary import (
     baseline_info,
@@ -99,16 +99,15 @@ def lost_lines(s: SessionReport, show_all: bool = False) -> list[str]:
                    "facts that matter first:")
         out.append("")
         for d in shown:
-            where = ("" if d.get("span_line") is None else
-                     f", {md(d['span_file'])}:{d['span_line']}" if d.get("span_file")
-                     else f", line {d['span_line']}")
+            where = (f", {fact_line(d['span_line'], d.get('span_file'), md)}"
+                     if d.get("span_line") is not None else "")
             again = (f", asked again at round {d['asked_again_round']}"
                      f"{s.line_of_round(d['asked_again_round'], md)}"
                      if d.get("asked_again") else "")
             if d.get("reread_line") is not None:  # as the text report says it
-                again += f", read again at line {d['reread_line']}"
+                again += f", read again at {fact_line(d['reread_line'], d.get('reread_file'), md)}"
             out.append(f"- {md(d.get('tier_name') or '')}: {md(d['kind'])} "
-                       f"`{_code(d['text'])}` ({md(d.get('source') or '?')}{where}{again})")
+                       f"{_code(d['text'])} ({md(d.get('source') or '?')}{where}{again})")
         if not show_all:
             if len(top) > len(shown):
                 out.append(rf"- {len(top) - len(shown)} more (\-\-all)")
@@ -131,8 +130,15 @@ def _lines(first: int, first_file: str | None, last: int, last_file: str | None)
 
 
 def _code(text: object) -> str:
-    """Untrusted text for inside a code span: printable, one line, no backticks."""
-    return printable(text).replace("`", "'").replace("\n", " ")[:200]
+    """Untrusted text as a whole code span: printable, one line, at most 200
+    characters, its backticks kept as the log has them (a lost fact is quoted, not
+    reworded): the fence is one backtick longer than the text's longest run of them,
+    with a space inside it when the text starts or ends with a backtick or a space
+    (CommonMark, "Code spans": one such space is stripped on each side)."""
+    body = printable(text)[:200]  # one line: printable writes a newline as two characters
+    fence = "`" * (max((len(run) for run in re.findall(r"`+", body)), default=0) + 1)
+    pad = " " if not body or body[:1] in "` " or body[-1:] in "` " else ""
+    return f"{fence}{pad}{body}{pad}{fence}"
 
 
 def session_section(s: SessionReport, open_: bool, show_all: bool = False) -> list[str]:

@@ -217,6 +217,17 @@ def line_at(line: object, line_file: object = None,
     return f"line {line}" if not line_file else f"line {line} of {esc(line_file)}"
 
 
+def fact_line(line: object, line_file: object = None,
+              esc: Callable[[object], str] = printable) -> str:
+    """Where a lost fact was stated or read again: ``line 660``, or ``FILE:660`` when
+    the line is one of another file than the trace (``span_file``/``reread_file``: a
+    Cline messages file beside the compaction file given, the log a converted trace
+    came from; log-derived, written through ``esc``); "" when the line is unknown."""
+    if line is None:
+        return ""
+    return f"{esc(line_file)}:{line}" if line_file else f"line {line}"
+
+
 def lines_span(first: object, first_file: object, last: object, last_file: object,
                esc: Callable[[object], str] = printable) -> str:
     """The lines of a run of rounds: ``lines 7-12``, ``lines 7-12 of X`` (one file),

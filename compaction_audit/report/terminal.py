@@ -89,20 +89,35 @@ def buckets(n: int, width: int = SPARK_WIDTH) -> list[range]:
     return [range(edges[i], edges[i + 1]) for i in range(width)]
 
 
-def sparkline(values: list[float | None], width: int = SPARK_WIDTH) -> str:
-    """Block characters scaled between min and max, one per bucket of rounds (the mean
-    of its known values); a space where a bucket has none."""
+FIXED_SCALE: dict[str, tuple[float, float]] = {"raw_ratio": (0.0, 1.0)}
+"""Series drawn on their whole range instead of their min to max: ``raw_ratio`` is a
+share (0 to 1, the floor at 0.25), so a fall from 1.000 to 0.890 is a small step, not
+a fall to the bottom row (a product log's compaction keeps most of its raw tokens)."""
+
+
+def spark_marks(means: list[float | None], scale: tuple[float, float] | None = None
+                ) -> str:
+    """One block character per value, scaled between ``scale`` (lo, hi; values outside
+    it clamped) or else the min and max of the known values; a space for None."""
+    present = [v for v in means if v is not None]
+    if not present:
+        return " " * len(means)
+    lo, hi = scale or (min(present), max(present))
+    span = hi - lo or 1.0
+    top = len(SPARK) - 1
+    return "".join(" " if v is None else SPARK[min(top, max(0, int((v - lo) / span * top)))]
+                   for v in means)
+
+
+def sparkline(values: list[float | None], width: int = SPARK_WIDTH,
+              scale: tuple[float, float] | None = None) -> str:
+    """Block characters (:func:`spark_marks`), one per bucket of rounds (the mean of
+    its known values); a space where a bucket has none."""
     means: list[float | None] = []
     for b in buckets(len(values), width):
         known = [v for v in values[b.start:b.stop] if v is not None]
         means.append(sum(known) / len(known) if known else None)
-    present = [v for v in means if v is not None]
-    if not present:
-        return " " * len(means)
-    lo, hi = min(present), max(present)
-    span = hi - lo or 1.0
-    return "".join(" " if v is None else SPARK[int((v - lo) / span * (len(SPARK) - 1))]
-                   for v in means)
+    return spark_marks(means, scale)
 
 
 def has_salience(r: SessionReport) -> bool:
@@ -208,8 +223,9 @@ def _unchecked(r: SessionReport) -> str:
 
 
 def glance(r: SessionReport) -> RenderableType:
-    """Sparklines of the key series (a series unknown at every round is left out) with
-    flagged rounds marked below them."""
+    """Sparklines of the key series (a series unknown at every round is left out;
+    ``raw_ratio`` from 0 to 1, the others from their min to max: :data:`FIXED_SCALE`)
+    with flagged rounds marked below them."""
     frame = r.series
     grid = Table.grid(padding=(0, 2))
     grid.add_column(style="bold", no_wrap=True)
@@ -220,7 +236,8 @@ def glance(r: SessionReport) -> RenderableType:
         if all(v is None for v in values):
             continue
         first, last = values[0] if values else None, values[-1] if values else None
-        grid.add_row("  " + col, sparkline(values), f"{fmt(first)} -> {fmt(last)}")
+        grid.add_row("  " + col, sparkline(values, scale=FIXED_SCALE.get(col)),
+                     f"{fmt(first)} -> {fmt(last)}")
     flagged = {(f.round, f.severity.value) for f in r.findings}
     rounds = frame["round"].to_list()
     marks = []
@@ -496,13 +513,14 @@ def report_renderable(report: Report, show_all: bool = False) -> RenderableType:
 
 
 def quiet_renderable(report: Report) -> RenderableType:
-    """``audit -q``: the verdict only; one line per trace, prefixed by its path when
-    there are several (then the summary's gate line follows)."""
+    """``audit -q``: the verdict only; one line per trace, never wrapped (a script
+    reads it by lines), prefixed by its path when there are several (then the
+    summary's gate line follows)."""
     several = len(report.sessions) + len(report.errors) > 1
     parts: list[RenderableType] = []
     for s in report.sessions:
         v = verdict_line(s)
-        parts.append(line(t(s.path), ": ", v) if several else Hanging(v))
+        parts.append(line(t(s.path), ": ", v) if several else line(v))
     for e in report.errors:
         parts.append(line(("error: ", "bold red"), t(str(e))))
     return Group(*parts)

@@ -20,6 +20,7 @@ from compaction_audit.report.model import (
     SessionReport,
     compaction_kind,
     compaction_sizes,
+    fact_line,
     line_at,
 )
 from compaction_audit.report.safe import printable
@@ -65,13 +66,10 @@ def tier_counts(items: list[dict[str, Any]], shown: int, show_all: bool,
 
 
 def stated(d: dict[str, Any]) -> str:
-    """``line N``, or ``FILE:N`` when the line is one of a companion file (a Cline
-    messages file beside the compaction file given): where the fact was stated, ""
-    when the report does not know."""
-    where = d.get("span_line")
-    if where is None:
-        return ""
-    return f"{printable(d['span_file'])}:{where}" if d.get("span_file") else f"line {where}"
+    """``line N``, or ``FILE:N`` when the line is one of another file (a Cline
+    messages file beside the compaction file given, the log a converted trace came
+    from): where the fact was stated, "" when the report does not know."""
+    return fact_line(d.get("span_line"), d.get("span_file"))
 
 
 def _facts(items: list[dict[str, Any]], detail: Any, indent: int) -> list[RenderableType]:
@@ -94,7 +92,8 @@ def _compaction_detail(d: dict[str, Any], r: SessionReport) -> Text:
         text.append(f"  <- asked again at round {again}{r.line_of_round(again)}",
                     style="bold yellow")
     if d.get("reread_line") is not None:
-        text.append(f"  (read again at line {d['reread_line']})", style="dim")
+        text.append(f"  (read again at {fact_line(d['reread_line'], d.get('reread_file'))})",
+                    style="dim")
     return text
 
 

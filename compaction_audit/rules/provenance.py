@@ -31,8 +31,9 @@ class UngroundedSummary(Rule):
     earlier; every retained summary must have at least one reachable leaf, or it is
     unfalsifiable from inside the context.
 
-    Compactions read from a product's log (Claude Code, Codex): the adapter folds and
-    evicts everything a compaction summarized, so every such summary has no reachable
+    Compactions read from a product's log (every adapter: Claude Code, Codex, Cline,
+    Gemini CLI, opencode, OpenHands): the adapter folds and evicts everything a
+    compaction summarized, so every such summary has no reachable
     leaf by construction, whatever it says; a summary that points to the full
     transcript on disk ("read the full transcript at <path>") is not counted as
     grounded either (docs/adapters.md, "A summary that points to the transcript").

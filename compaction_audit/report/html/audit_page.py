@@ -1,5 +1,6 @@
-"""``audit --format html``: one section per trace (header, compactions and lost facts,
-findings most severe first, round panel, charts, notes), then the rules reference."""
+"""``audit --format html``: one section per trace (header, compactions and their lost
+facts, findings most severe first, every lost fact, round panel, charts, notes), then
+the rules reference."""
 
 from __future__ import annotations
 
@@ -29,6 +30,8 @@ def _header(r: SessionReport) -> str:
             ("format", r.source_format), ("rounds", f"{r.n_rounds} ({span})"),
             ("budget", f"{h.budget_tokens:,} tokens" if h.budget_tokens else "not recorded"),
             ("depth cap", str(h.max_depth) if h.max_depth else "not recorded")]
+    if r.cosine:  # which cosine the charts draw and each rule read, as every report says
+        rows.append(("cosine", r.cosine_line()))
     for c in r.conditions:
         rows.append((c.name, f"{c.status}: {c.detail}"))
     body = "".join(f"<tr><th>{esc(k)}</th><td>{esc(v)}</td></tr>" for k, v in rows)
@@ -50,18 +53,19 @@ def session_section(r: SessionReport, index: int) -> tuple[str, dict[str, Any]]:
     marks, marks_cut = data.markers(r)
     eps = data.episodes(r.findings)
     chart_specs: dict[str, Any] = {}
-    # the answer first (issue 13: what the compactions lost, then the findings, most
-    # severe first), then the round panel and the charts it explains
+    # the answer first, in the text report's order (issue 13: what the compactions
+    # lost, then the findings, most severe first, then every lost fact), then the
+    # round panel and the charts it explains
     html = [f'<section id="{sid}"><h2>{esc(r.path)}</h2>', _header(r)]
     if r.compactions:
         html.append(f"<h2>Compactions ({len(r.compactions)})</h2>"
                     + compactions_section(r.compactions))
+    by_severity = sorted(eps, key=lambda e: (-Severity(e.severity).rank, e.code, e.first_round))
+    html.append(f"<h2>Findings</h2>{episodes_table(by_severity)}")
     lost = r.extra.get("lost_discriminators") or []
     if lost:
         html.append(f"<h2>Lost discriminators ({len(lost)}, facts that matter first)</h2>"
                     + lost_table(lost))
-    by_severity = sorted(eps, key=lambda e: (-Severity(e.severity).rank, e.code, e.first_round))
-    html.append(f"<h2>Findings</h2>{episodes_table(by_severity)}")
     html.append(round_panel(sid))
     if r.n_rounds:
         chart_specs[f"{sid}-series"] = charts.series_chart(

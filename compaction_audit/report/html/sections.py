@@ -56,16 +56,19 @@ def rule_link(code: str, rule: str) -> str:
 
 def episodes_table(eps: list[Episode]) -> str:
     """Finding episodes: severity, rule (linked), rounds and lines, first message,
-    action; at most :data:`MAX_ROWS`."""
+    action (once per run of one rule's episodes, as the text report says it once per
+    rule); at most :data:`MAX_ROWS`."""
     if not eps:
         return '<p class="PASS">No findings.</p>'
     rows = []
-    for e in eps[:MAX_ROWS]:
+    for i, e in enumerate(eps[:MAX_ROWS]):
         last = (f'<br><span class="dim">last: {esc(e.last_message)}</span>'
                 if e.rounds > 1 and e.last_message != e.message else "")
+        said = i > 0 and (eps[i - 1].code, eps[i - 1].action) == (e.code, e.action)
+        action = '<span class="dim">as above</span>' if said else esc(e.action)
         rows.append(f'<tr><td class="sev-{esc(e.severity)}">{esc(e.severity.upper())}</td>'
                     f"<td>{rule_link(e.code, e.rule)}</td><td>{esc(e.where())}</td>"
-                    f"<td>{esc(e.message)}{last}</td><td>{esc(e.action)}</td></tr>")
+                    f"<td>{esc(e.message)}{last}</td><td>{action}</td></tr>")
     return (html_table(("severity", "rule", "where", "message", "action"), rows)
             + more(len(eps) - MAX_ROWS, "episode"))
 
@@ -104,6 +107,21 @@ def _asked(d: dict[str, Any]) -> str:
     return f'<td class="asked">round {esc(again)}</td>' if again is not None else "<td>no</td>"
 
 
+def _line_cell(line: object, line_file: object) -> str:
+    """A fact's line (stated, read again): ``660``, or ``FILE:660`` when the line is
+    one of another file than the trace (as the text report says it), "unknown" when
+    the report does not know it."""
+    return cell(f"{line_file}:{fmt(line)}" if line is not None and line_file else line, True)
+
+
+def _reread_cell(d: dict[str, Any]) -> str:
+    """Where the context got a lost fact back; "no" when nothing read it again (a
+    null ``reread_line`` is an answer, not an unknown)."""
+    if d.get("reread_line") is None:
+        return "<td>no</td>"
+    return _line_cell(d["reread_line"], d.get("reread_file"))
+
+
 def lost_table(lost: list[dict[str, Any]]) -> str:
     """The lost discriminators in the report model's order (most severe first): kind,
     text, tier when ranked, span and the line it was stated on (when the report gives
@@ -119,7 +137,8 @@ def lost_table(lost: list[dict[str, Any]]) -> str:
         by = f"fold {d['fold']}" if d.get("cause") == "fold" and d.get("fold") else "eviction"
         return ("<tr>" + cell(d.get("kind")) + f'<td class="mono">{esc(d.get("text"))}</td>'
                 + ((_tier(d) or "<td></td>") if tiered else "") + cell(d.get("span"))
-                + (cell(d.get("span_line"), True) if lined else "") + cell(by)
+                + (_line_cell(d.get("span_line"), d.get("span_file")) if lined else "")
+                + cell(by)
                 + cell(d.get("lost_round"), True) + cell(d.get("lost_line"), True)
                 + _asked(d) + "</tr>")
 
@@ -140,8 +159,8 @@ def compaction_lost(lost: list[dict[str, Any]]) -> str:
     def row(d: dict[str, Any]) -> str:
         return ("<tr>" + cell(d.get("kind")) + f'<td class="mono">{esc(d.get("text"))}</td>'
                 + ((_tier(d) or "<td></td>") if tiered else "") + cell(d.get("source") or "?")
-                + (cell(d.get("span_line"), True) if lined else "") + _asked(d)
-                + (cell(d.get("reread_line"), True) if reread else "") + "</tr>")
+                + (_line_cell(d.get("span_line"), d.get("span_file")) if lined else "")
+                + _asked(d) + (_reread_cell(d) if reread else "") + "</tr>")
 
     return _lost_rows(lost, head, row)
 

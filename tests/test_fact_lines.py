@@ -1,0 +1,79 @@
+"""Where a lost fact was stated and read again, when that line is one of another file
+than the trace: a converted log (its facts keep the original's lines) and the HTML
+cells (the text report's ``FILE:N``; "no" when nothing read the fact again)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from typer.testing import CliRunner
+
+from compaction_audit import api
+from compaction_audit.cli import app
+from compaction_audit.commands.convert import convert
+from compaction_audit.io.native import read_native
+from compaction_audit.report.html.sections import compaction_lost
+from tests.logs import LogWriter
+from tests.recall.test_severity import assistant, boundary, user
+
+
+def reread_records() -> list[dict[str, Any]]:
+    """A Claude Code session: the assistant states a value (line 2), the compaction's
+    summary drops it, the assistant reads it again after (line 5)."""
+    return [user("u1", "Update the staging config."),
+            assistant("a1", "Set read_timeout_ms to 45000 in config/staging.toml."),
+            boundary("b1", "a1"),
+            user("s1", "Updated the staging config.", isCompactSummary=True),
+            assistant("a2", "Checked: read_timeout_ms is 45000 in config/staging.toml.")]
+
+
+def fact(report: Any, text: str) -> dict[str, Any]:
+    (lost,) = report.compactions
+    return next(d for d in lost["lost"] if d["text"] == text)
+
+
+def test_a_converted_log_names_the_original_for_the_lines_of_its_facts(
+        write_log: LogWriter, tmp_path: Path) -> None:
+    source = write_log(reread_records(), "claude.jsonl")
+    before = fact(api.audit(str(source)), "45000")
+    assert (before["span_line"], before["reread_line"]) == (2, 5)
+    assert "span_file" not in before and "reread_file" not in before  # the trace's own
+    out = tmp_path / "out.jsonl"
+    convert(str(source), str(out))
+    assert read_native(str(out)).header.extra["span_line_file"] == "claude.jsonl"
+    after = fact(api.audit(str(out)), "45000")
+    assert (after["span_line"], after["span_file"]) == (2, "claude.jsonl")
+    assert (after["reread_line"], after["reread_file"]) == (5, "claude.jsonl")
+    # other prose: a low tier, listed with --all
+    text = CliRunner().invoke(app, ["audit", str(out), "--all"], env={"COLUMNS": "200"}).stdout
+    assert "(assistant, claude.jsonl:2)  (read again at claude.jsonl:5)" in text
+    assert "silently dropped: line 2 of claude.jsonl: quantity '45000'" in text
+    plain = CliRunner().invoke(app, ["audit", str(source), "--all"],
+                               env={"COLUMNS": "200"}).stdout
+    assert "(assistant, line 2)  (read again at line 5)" in plain
+    markdown = CliRunner().invoke(app, ["audit", str(out), "-f", "markdown", "--all"]).stdout
+    assert r"(assistant, claude\.jsonl:2, read again at claude\.jsonl:5)" in markdown
+
+
+def test_standard_input_converts_without_a_file_name(write_log: LogWriter,
+                                                     tmp_path: Path) -> None:
+    source = write_log(reread_records(), "claude.jsonl")
+    out = tmp_path / "out.jsonl"
+    done = CliRunner().invoke(app, ["convert", "-", "-o", str(out)],
+                              input=source.read_bytes())
+    assert done.exit_code == 0
+    assert "span_line_file" not in read_native(str(out)).header.extra
+
+
+def test_html_cells_name_the_file_and_say_no_when_nothing_read_it_again() -> None:
+    lost = [{"kind": "ordering", "text": "text after icon+gap", "source": "assistant",
+             "span_line": 451, "span_file": "session.messages.json", "reread_line": 9,
+             "reread_file": None, "asked_again_round": None},
+            {"kind": "quantity", "text": "45000", "source": "assistant", "span_line": 2,
+             "reread_line": None, "asked_again_round": None}]
+    html = compaction_lost(lost)
+    assert '<td class="num">session.messages.json:451</td><td>no</td><td class="num">9</td>' \
+        in html
+    assert '<td class="num">2</td><td>no</td><td>no</td>' in html
+    assert "unknown" not in html
