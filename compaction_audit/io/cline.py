@@ -23,7 +23,6 @@ folds what came before it.  The mapping is in ``docs/adapters.md`` (Cline sectio
 from __future__ import annotations
 
 import os
-import stat
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,6 +31,7 @@ from typing import Any, NamedTuple
 import orjson
 
 from compaction_audit.errors import LogError
+from compaction_audit.io.cline_folder import Undecodable, file_name, names_note, same_session
 from compaction_audit.io.documents import (
     Conversion,
     Document,
@@ -85,18 +85,18 @@ def records(path: str, lines: Iterable[tuple[int, bytes]] | None = None,
     a list: lenient, each malformed message is skipped and its error appended.
     """
     named = path
-    undecodable: list[str] = []  # names beside it skipped: not UTF-8 (escaped)
+    undecodable = Undecodable()  # names beside it skipped: not UTF-8 (escaped)
     given = read_document(path, lines)
     if isinstance(given.value, dict) and _is_manifest(given.value):
         path, given = _from_manifest(given, path, undecodable)
-    messages_doc, compaction_doc, note, unchecked, unread = _pair(given, path, undecodable)
+    messages_doc, compaction_doc, note, unchecked, unread, unread_total = _pair(
+        given, path, undecodable)
     conv = _Converter(path, skipped)
     conv.unchecked = unchecked
-    conv.unread = unread
     if note:
         conv.note(note)
     if undecodable:
-        conv.note(_undecodable_note(named, undecodable))
+        conv.note(undecodable.note(named))
     for doc in (messages_doc, compaction_doc) if messages_doc is not None else (given,):
         if doc is not None:
             conv.note_version(doc)
@@ -107,8 +107,11 @@ def records(path: str, lines: Iterable[tuple[int, bytes]] | None = None,
         conv.read(given)
     out = conv.output(SOURCE_FORMAT, 1)
     first_line, record = next(out)
-    if conv.unread:
-        record["compaction_files_unread"] = list(conv.unread)
+    if unread:
+        record["compaction_files_unread"] = list(unread)
+        if unread_total > len(unread):
+            record["compaction_files_unread_truncated"] = {
+                "truncated": True, "shown": len(unread), "total": unread_total}
     yield first_line, {**record, **_line_files(named, conv.span_files)}
     yield from _round_files(named, list(out))
 
@@ -138,9 +141,9 @@ def companions(path: str) -> list[str]:
     try:
         given = read_document(path, None)
         if isinstance(given.value, dict) and _is_manifest(given.value):
-            path, given = _from_manifest(given, path, [])
+            path, given = _from_manifest(given, path, Undecodable())
             out.append(path)
-        paired = _pair(given, path, [])[:2]
+        paired = _pair(given, path, Undecodable())[:2]
     except (LogError, OSError):
         return out
     return [*out, *(d.path for d in paired if d is not None and d is not given)]
@@ -196,32 +199,30 @@ def _line_files(named: str, span_files: dict[str, str]) -> dict[str, Any]:
     return out
 
 
-def file_name(path: str | Path) -> str:
-    """The last part of ``path`` as the reports show it: a byte that was not UTF-8
-    (a lone surrogate, ``os`` reads names with ``surrogateescape``) written ``\\xNN``,
-    so a record holding it encodes as JSON (adv9, F6)."""
-    return unsurrogate(Path(path).name)
-
-
 class _Pairing(NamedTuple):
     """What :func:`_pair` found: either document may be None.  ``note`` says what was
     looked for and not found, or which compaction files of the session were left
     unread; ``unchecked`` is set when ``given`` is a compaction file whose messages file
     was not found (its compaction cannot be checked); ``unread`` names the compaction
     files of the session beside a messages file that were not read (several of them:
-    which one goes with it is not known), each a compaction this audit did not check."""
+    which one goes with it is not known), each a compaction this audit did not check:
+    the first :data:`~compaction_audit.io.cline_folder.NOTE_NAMES` of them, escaped;
+    ``unread_total`` says how many there are (the note counts the rest)."""
 
     messages: Document | None
     compaction: Document | None
     note: str | None = None
     unchecked: str | None = None
     unread: tuple[str, ...] = ()
+    unread_total: int = 0
 
 
-def _pair(given: Document, path: str, undecodable: list[str]) -> _Pairing:
+def _pair(given: Document, path: str, undecodable: Undecodable) -> _Pairing:
     """The messages and compaction documents of the session ``given`` belongs to (see
     :class:`_Pairing`); names of the folder left unread because they are not UTF-8 are
-    added to ``undecodable`` (:func:`_same_session`)."""
+    added to ``undecodable`` (:func:`~compaction_audit.io.cline_folder.same_session`:
+    the folder is listed and read once per process, so pairing costs the same beside
+    one file or thousands; issue 11, class 5, adv13 F1)."""
     if not isinstance(given.value, dict):
         return _Pairing(None, None)
     here = Path(path)
@@ -237,20 +238,20 @@ def _pair(given: Document, path: str, undecodable: list[str]) -> _Pairing:
     if is_compaction:
         other = here.with_name(f"{stem}.messages.json")
         if not regular_file(other):
-            found = _same_session(here, sid, ".messages.json", undecodable)
-            other = found[0] if found else other
+            other = same_session(here, sid, ".messages.json", undecodable).first(here) \
+                or other
     else:
         other = here.with_name(f"{stem}.compaction.json")
         if not regular_file(other):
-            found = [f for f in _same_session(here, sid, ".compaction.json", undecodable)
-                     if f.resolve() != here.resolve()]
-            if len(found) > 1:
-                names = ", ".join(file_name(f) for f in found)
+            count, found = same_session(here, sid, ".compaction.json", undecodable
+                                        ).others(here)
+            if count > 1:
+                names = [file_name(f) for f in found]
                 return _Pairing(None, None, (
-                    f"{len(found)} compaction files of this session beside "
-                    f"{file_name(here)} are not read: {names}; audit each of them by "
-                    "name (or the folder) to check its compaction"),
-                    unread=tuple(file_name(f) for f in found))
+                    f"{count} compaction files of this session beside "
+                    f"{file_name(here)} are not read: {names_note(names, count)}; audit "
+                    "each of them by name (or the folder) to check its compaction"),
+                    unread=tuple(names), unread_total=count)
             other = found[0] if found else other
     doc = None
     if regular_file(other) and other.resolve() != here.resolve():
@@ -273,7 +274,7 @@ def _is_manifest(value: dict[str, Any]) -> bool:
     return "messages" not in value and "session_id" in value and "messages_path" in value
 
 
-def _from_manifest(doc: Document, path: str, undecodable: list[str]
+def _from_manifest(doc: Document, path: str, undecodable: Undecodable
                    ) -> tuple[str, Document]:
     """The messages file a manifest names: the file of ``messages_path``'s name beside
     the manifest, else ``<session_id>.messages.json`` beside it, else the folder's
@@ -288,7 +289,7 @@ def _from_manifest(doc: Document, path: str, undecodable: list[str]
     candidates = [here.with_name(n) for n in (named, f"{sid}.messages.json")
                   if n and "/" not in n and n not in (".", "..")]
     found = next((c for c in candidates if regular_file(c)), None) \
-        or next(iter(_same_session(here, sid, ".messages.json", undecodable)), None)
+        or same_session(here, sid, ".messages.json", undecodable).first(here)
     if found is None or path == "-":
         raise LogError(path, 1, "the session's messages file is not found beside its "
                        "manifest", "messages_path")
@@ -300,90 +301,6 @@ def _has_marker(value: dict[str, Any]) -> bool:
     return isinstance(messages, list) and any(
         isinstance(m, dict) and isinstance(m.get("metadata"), dict)
         and m["metadata"].get("kind") in MARKER_KINDS for m in messages)
-
-
-def _same_session(here: Path, session_id: Any, suffix: str, undecodable: list[str]
-                  ) -> list[Path]:
-    """The folder's files ending in ``suffix`` (``.messages.json``,
-    ``.compaction.json``) with the same ``sessionId``, by name (corpus layout).
-
-    A name that is not UTF-8 (its bytes read with ``surrogateescape``) is not read: it
-    is added to ``undecodable``, escaped (:func:`file_name`), for a reader note; such a
-    neighbour made the session record unwritable (adv9, F6).  Each file's ``sessionId``
-    is read once per process (:func:`_session_id`)."""
-    if not isinstance(session_id, str):
-        return []
-    try:
-        names = sorted(os.listdir(here.parent or "."))
-    except OSError:
-        return []
-    found = []
-    for name in names:
-        if not name.endswith(suffix):
-            continue
-        if not _decodable(name):
-            shown = file_name(name)
-            if shown not in undecodable:
-                undecodable.append(shown)
-            continue
-        candidate = here.with_name(name)
-        if _session_id(candidate) == session_id:
-            found.append(candidate)
-    return found
-
-
-def _decodable(name: str) -> bool:
-    """True when ``name`` (as ``os.listdir`` gives it) was valid UTF-8 on disk."""
-    try:
-        name.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
-
-
-def _undecodable_note(path: str, names: list[str]) -> str:
-    """The reader note for the names :func:`_same_session` skipped (at most
-    :data:`NOTE_NAMES` of them, then how many more)."""
-    shown = ", ".join(names[:NOTE_NAMES])
-    more = f" and {len(names) - NOTE_NAMES} more" if len(names) > NOTE_NAMES else ""
-    return (f"{len(names)} file(s) beside {file_name(path)} not read: their names are not "
-            f"UTF-8 ({shown}{more}); rename them to pair them with this session")
-
-
-NOTE_NAMES = 5
-"""The most file names one reader note lists."""
-
-_SESSION_IDS: dict[tuple[int, ...], str | None] = {}
-"""``sessionId`` of each file :func:`_session_id` read, by device, inode, size, mtime
-and ctime: the files of a folder are read once per process, not once per messages
-file audited beside them (adv9: N messages files x M compaction files x their size)."""
-
-_SESSION_IDS_MAX = 4096
-"""Entries of :data:`_SESSION_IDS` kept; the cache is emptied when it is full."""
-
-
-def _session_id(path: Path) -> str | None:
-    """The string ``sessionId`` of the document at ``path``; None when it is not a
-    regular file (a FIFO or a device is never opened), cannot be read through the
-    bounded line reader (the input limits of a trace apply), or has none."""
-    try:
-        st = os.stat(path)
-    except (OSError, ValueError):
-        return None
-    if not stat.S_ISREG(st.st_mode):
-        return None
-    key = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
-    if key in _SESSION_IDS:
-        return _SESSION_IDS[key]
-    try:
-        value = read_document(str(path), None).value
-    except (OSError, LogError, RecursionError):
-        value = None
-    sid = value.get("sessionId") if isinstance(value, dict) else None
-    if len(_SESSION_IDS) >= _SESSION_IDS_MAX:
-        _SESSION_IDS.clear()
-    _SESSION_IDS[key] = sid if isinstance(sid, str) else None
-    return _SESSION_IDS[key]
 
 
 @dataclass
@@ -402,7 +319,6 @@ class _Converter(Conversion):
         self.seen: dict[str, _Message] = {}
         self.call_names: dict[str, str] = {}
         self.unchecked: str | None = None  # why a compaction cannot be checked
-        self.unread: tuple[str, ...] = ()  # compaction files beside it, not read
         self.reading = path  # the file whose lines are being read
         self.span_files: dict[str, str] = {}  # span id -> the file its line counts in
 

@@ -62,7 +62,7 @@ write each span's own line in the foreign log.  Native logs keep it as an unknow
 LINE_FILE_KEY = "line_file"
 """The key under which an adapter that reads several files for one trace (Cline: the
 messages file and the compaction file) names, on a round record, the file its line is
-a line of (the file's name, escaped: :func:`compaction_audit.io.cline.file_name`).
+a line of (the file's name, escaped: :func:`compaction_audit.io.cline_folder.file_name`).
 Read like :data:`SPAN_LINE_KEY`, only in adapter output; ``convert`` drops it, since
 the converted log's rounds are lines of the converted file."""
 

@@ -147,9 +147,8 @@ class SessionReport:
         encrypted summary, a redacted one), plus the compaction files an adapter found
         beside the input and did not read (``compaction_files_unread`` of the session
         record: a Cline messages file with several compaction files beside it)."""
-        unread = self.header.extra.get("compaction_files_unread")
         return (sum(1 for c in self.compactions if c.get("lost_checked") is False)
-                + (len(unread) if isinstance(unread, list) else 0))
+                + unread_count(self.header.extra))
 
     def incomplete_note(self) -> str:
         """What the verdict could not cover, as a "; ..." suffix ("" for nothing): the
@@ -271,29 +270,52 @@ class Report:
         return 1 if any(s.fails(fail_on) for s in self.sessions) else 0
 
 
+def unread_count(extra: dict[str, Any]) -> int:
+    """How many compaction files ``compaction_files_unread`` of a session record counts:
+    its ``compaction_files_unread_truncated`` ``total`` when the list names only the
+    first few (a Cline note lists at most five), else the list's length."""
+    cut = extra.get("compaction_files_unread_truncated")
+    if isinstance(cut, dict) and type(cut.get("total")) is int:
+        return int(cut["total"])
+    unread = extra.get("compaction_files_unread")
+    return len(unread) if isinstance(unread, list) else 0
+
+
 def settle_unread(sessions: list[SessionReport]) -> None:
     """Drop from each trace's ``compaction_files_unread`` (the compaction files an
     adapter found beside it and did not read: a Cline messages file with several) the
     files this same run audits as traces of their own, in place, with a reader note
     naming them: auditing the folder checks every compaction, and the trace must not
     say "could not be checked" of them.  A file is matched by its real path (a name
-    the adapter escaped, not UTF-8, stays unread)."""
+    the adapter escaped, not UTF-8, stays unread).  The folder's files are taken from
+    the adapter's index of the folder (:func:`compaction_audit.io.cline_folder.settle`),
+    split once per session: n messages files beside n compaction files of one session
+    cost n, not n x n (issue 11, class 5, adv13 F1); the list and the note name the
+    first five."""
+    from compaction_audit.io.cline_folder import names_note, settle
+
     audited = {os.path.realpath(s.path) for s in sessions if "://" not in s.path}
+    memo: dict[int, Any] = {}
     for s in sessions:
-        unread = s.header.extra.get("compaction_files_unread")
+        extra = s.header.extra
+        unread = extra.get("compaction_files_unread")
         if not isinstance(unread, list) or not unread or "://" in s.path:
             continue
-        folder = os.path.dirname(os.path.realpath(s.path))
-        checked = [n for n in unread if os.path.realpath(os.path.join(folder, str(n)))
-                   in audited]
-        if not checked:
+        settled = settle(s.path, s.header.session_id, audited, memo)
+        if settled is None or not settled.checked:
             continue
-        s.header.extra["compaction_files_unread"] = [n for n in unread if n not in checked]
-        notes = s.header.extra.get("reader_notes")
-        s.header.extra["reader_notes"] = [
+        extra["compaction_files_unread"] = settled.left_names
+        extra.pop("compaction_files_unread_truncated", None)
+        if settled.left > len(settled.left_names):
+            extra["compaction_files_unread_truncated"] = {
+                "truncated": True, "shown": len(settled.left_names), "total": settled.left}
+        notes = extra.get("reader_notes")
+        many = settled.checked > 1
+        extra["reader_notes"] = [
             *(notes if isinstance(notes, list) else []),
-            f"audited in this run as {'traces' if len(checked) > 1 else 'a trace'} of "
-            f"{'their' if len(checked) > 1 else 'its'} own: {', '.join(map(str, checked))}"]
+            f"audited in this run as {'traces' if many else 'a trace'} of "
+            f"{'their' if many else 'its'} own: "
+            f"{names_note(settled.checked_names, settled.checked)}"]
 
 
 def compaction_kind(c: dict[str, Any]) -> str:

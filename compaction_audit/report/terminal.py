@@ -32,6 +32,7 @@ from compaction_audit.report.model import (
     line_at,
     lines_span,
     reader_notes,
+    unread_count,
 )
 from compaction_audit.report.safe import printable
 from compaction_audit.report.summary import baseline_info
@@ -209,9 +210,9 @@ def _unchecked(r: SessionReport) -> str:
                       if c.get("lost_checked") is False
                       for reason in [str(c.get("not_checked_reason") or "no summary text")])
         reasons = [f"{k} ({v})" if v > 1 else k for k, v in why.items()]
-        unread = r.header.extra.get("compaction_files_unread")
-        if isinstance(unread, list) and unread:
-            reasons.append(f"{len(unread)} compaction file{'s' if len(unread) > 1 else ''} "
+        unread = unread_count(r.header.extra)
+        if unread:
+            reasons.append(f"{unread} compaction file{'s' if unread > 1 else ''} "
                            "beside it not read (see the notes)")
         parts.append(f"{n} compaction{'s' if n > 1 else ''} could not be checked: "
                      + ", ".join(reasons))

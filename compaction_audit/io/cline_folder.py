@@ -1,0 +1,242 @@
+"""The Cline session files of a folder by ``sessionId``, listed and read once per run.
+
+The Cline adapter pairs a session file with the folder's other file of the same
+``sessionId`` when the names do not share an ``<id>`` prefix
+(:func:`~compaction_audit.io.cline.records`).  A folder is listed once and each of its
+``*.messages.json`` / ``*.compaction.json`` files read once (for its ``sessionId``) per
+process, the first time a file beside them looks for its partner: a folder of n
+sessions that all carry one ``sessionId`` made discovery and the audit list the folder,
+read every compaction file and resolve every path once per messages file, n x n (n =
+1,000: 96 s of CPU before a trace was audited; issue 11, class 5, adv13 F1).  What a
+lookup costs then depends on what it returns (a count and at most :data:`NOTE_NAMES`
+names), not on the folder's size.
+
+A folder is known by its device and inode and stays valid while its modification and
+change times stay the same (a file added, removed or renamed changes them); a file
+rewritten in place with another ``sessionId`` is seen by the next run.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections import Counter
+from dataclasses import dataclass, field
+from itertools import chain, islice
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from compaction_audit.errors import LogError
+from compaction_audit.io.documents import read_document
+from compaction_audit.report.safe import unsurrogate
+
+NOTE_NAMES = 5
+"""The most file names one reader note (or ``compaction_files_unread``) lists; the rest
+are counted ("and N more")."""
+
+SUFFIXES = (".messages.json", ".compaction.json")
+"""The file names a folder is indexed by."""
+
+FOLDERS_KEPT = 16
+"""Folders :data:`_FOLDERS` keeps; the oldest is dropped past it (each costs a few
+hundred bytes per session file in it)."""
+
+
+def file_name(path: str | Path) -> str:
+    """The last part of ``path`` as the reports show it: a byte that was not UTF-8
+    (a lone surrogate, ``os`` reads names with ``surrogateescape``) written ``\\xNN``,
+    so a record holding it encodes as JSON (adv9, F6)."""
+    return unsurrogate(Path(path).name)
+
+
+def names_note(names: list[str], total: int) -> str:
+    """``a, b, c`` or, past the :data:`NOTE_NAMES` shown, ``a, b, c, d, e and 7 more``
+    (``total``: how many there are in all)."""
+    shown = ", ".join(names[:NOTE_NAMES])
+    more = total - min(len(names), NOTE_NAMES)
+    return f"{shown} and {more} more" if more > 0 else shown
+
+
+@dataclass
+class Undecodable:
+    """The names of a folder's files left unread as neighbours because they are not
+    UTF-8, escaped (:func:`file_name`), by the suffix looked for (a suffix looked for
+    twice, by a manifest and then by its messages file, counts once)."""
+
+    by_suffix: dict[str, list[str]] = field(default_factory=dict)
+
+    def __bool__(self) -> bool:
+        return bool(self.by_suffix)
+
+    def add(self, suffix: str, names: list[str]) -> None:
+        if names:
+            self.by_suffix.setdefault(suffix, names)
+
+    def note(self, path: str) -> str:
+        """The reader note: how many, at most :data:`NOTE_NAMES` of them, then how many
+        more."""
+        total = sum(map(len, self.by_suffix.values()))
+        first = list(islice(chain.from_iterable(self.by_suffix.values()), NOTE_NAMES))
+        return (f"{total} file(s) beside {file_name(path)} not read: their names are not "
+                f"UTF-8 ({names_note(first, total)}); rename them to pair them with this "
+                "session")
+
+
+@dataclass
+class Group:
+    """A folder's files of one suffix and one ``sessionId``: their names, sorted as
+    :func:`os.listdir` gives them, and (once asked for) their resolved paths."""
+
+    names: list[str] = field(default_factory=list)
+    reals: list[str] | None = None
+    real_counts: Counter[str] = field(default_factory=Counter)
+
+    def first(self, here: Path) -> Path | None:
+        """The first file of the group, beside ``here``."""
+        return here.with_name(self.names[0]) if self.names else None
+
+    def resolve(self, here: Path) -> list[str]:
+        """The resolved path of each file (resolved once per group)."""
+        if self.reals is None:
+            self.reals = [os.path.realpath(here.with_name(n)) for n in self.names]
+            self.real_counts = Counter(self.reals)
+        return self.reals
+
+    def others(self, here: Path, limit: int = NOTE_NAMES) -> tuple[int, list[Path]]:
+        """How many files of the group are not ``here`` (compared by resolved path, so
+        a link to it is it), and the first ``limit`` of them."""
+        if not self.names:
+            return 0, []
+        mine = os.path.realpath(here)
+        reals = self.resolve(here)
+        count = len(self.names) - self.real_counts[mine]
+        kept = (here.with_name(n) for n, r in zip(self.names, reals, strict=True)
+                if r != mine)
+        return count, list(islice(kept, limit))
+
+
+@dataclass
+class _Folder:
+    """One folder's index: its session files by suffix, each by ``sessionId``."""
+
+    key: tuple[int, ...]
+    names: dict[str, list[str]]  # suffix -> decodable names
+    undecodable: dict[str, list[str]]  # suffix -> escaped names
+    groups: dict[str, dict[str, Group]] = field(default_factory=dict)
+
+
+_FOLDERS: dict[tuple[int, int], _Folder] = {}
+"""Each folder indexed in this process, by device and inode (:func:`same_session`)."""
+
+
+def same_session(here: Path, session_id: Any, suffix: str, undecodable: Undecodable
+                 ) -> Group:
+    """The files of ``here``'s folder ending in ``suffix`` (``.messages.json``,
+    ``.compaction.json``) with the ``sessionId`` ``session_id`` (a string; else none).
+
+    A name that is not UTF-8 (its bytes read with ``surrogateescape``) is not read: it
+    is added to ``undecodable``, escaped, for a reader note; such a neighbour made the
+    session record unwritable (adv9, F6).  A folder that cannot be listed has none."""
+    if not isinstance(session_id, str):
+        return Group()
+    folder = _folder(here.parent)
+    if folder is None:
+        return Group()
+    undecodable.add(suffix, folder.undecodable[suffix])
+    if suffix not in folder.groups:
+        groups: dict[str, Group] = {}
+        for name in folder.names[suffix]:
+            sid = _session_id(here.with_name(name))
+            if sid is not None:
+                groups.setdefault(sid, Group()).names.append(name)
+        folder.groups[suffix] = groups
+    return folder.groups[suffix].get(session_id, Group())
+
+
+def _folder(path: Path) -> _Folder | None:
+    """The index of the folder at ``path``, listed now or earlier in this process."""
+    try:
+        st = os.stat(path)
+        ident = (st.st_dev, st.st_ino)
+        key = (st.st_mtime_ns, st.st_ctime_ns, st.st_size)
+        cached = _FOLDERS.get(ident)
+        if cached is not None and cached.key == key:
+            return cached
+        names = sorted(os.listdir(path))
+    except (OSError, ValueError):
+        return None
+    by_suffix: dict[str, list[str]] = {s: [] for s in SUFFIXES}
+    undecodable: dict[str, list[str]] = {s: [] for s in SUFFIXES}
+    for name in names:
+        suffix = next((s for s in SUFFIXES if name.endswith(s)), None)
+        if suffix is not None:
+            (by_suffix if _decodable(name) else undecodable)[suffix].append(name)
+    for suffix, raw in undecodable.items():  # escaped, each once
+        undecodable[suffix] = list(dict.fromkeys(map(file_name, raw)))
+    _FOLDERS.pop(ident, None)
+    while len(_FOLDERS) >= FOLDERS_KEPT:
+        del _FOLDERS[next(iter(_FOLDERS))]
+    _FOLDERS[ident] = _Folder(key, by_suffix, undecodable)
+    return _FOLDERS[ident]
+
+
+def _decodable(name: str) -> bool:
+    """True when ``name`` (as ``os.listdir`` gives it) was valid UTF-8 on disk."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _session_id(path: Path) -> str | None:
+    """The string ``sessionId`` of the document at ``path``; None when it is not a
+    regular file (a FIFO or a device is never opened), cannot be read through the
+    bounded line reader (the input limits of a trace apply), or has none."""
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return None
+        value = read_document(str(path), None).value
+    except (OSError, ValueError, LogError, RecursionError):
+        return None
+    sid = value.get("sessionId") if isinstance(value, dict) else None
+    return sid if isinstance(sid, str) else None
+
+
+class Settled(NamedTuple):
+    """The compaction files of a session beside a messages file that it did not read,
+    split by whether this run audits them as traces of their own: how many of each,
+    and the names of the first :data:`NOTE_NAMES` of each (escaped)."""
+
+    checked: int
+    checked_names: list[str]
+    left: int
+    left_names: list[str]
+
+
+def settle(path: str, session_id: Any, audited: set[str],
+           memo: dict[int, tuple[Group, list[int], list[int]]]) -> Settled | None:
+    """:class:`Settled` for the messages file ``path`` (its session's compaction files
+    beside it, less itself), ``audited`` holding the resolved path of each trace of
+    the run; None when it has no such files.  ``memo`` (empty at first, then kept
+    across the run's traces) splits each group once: a folder of n messages files of
+    one session costs n, not n x n."""
+    here = Path(path)
+    group = same_session(here, session_id, SUFFIXES[1], Undecodable())
+    if not group.names:
+        return None
+    reals = group.resolve(here)
+    if id(group) not in memo:
+        done = [i for i, r in enumerate(reals) if r in audited]
+        memo[id(group)] = group, done, [i for i, r in enumerate(reals) if r not in audited]
+    _, done, left = memo[id(group)]
+    mine = os.path.realpath(path)
+    own = group.real_counts[mine]
+
+    def first(indexes: list[int]) -> list[str]:
+        return [file_name(group.names[i]) for i in islice(
+            (i for i in indexes if reals[i] != mine), NOTE_NAMES)]
+
+    mine_done = mine in audited
+    return Settled(len(done) - (own if mine_done else 0), first(done),
+                   len(left) - (0 if mine_done else own), first(left))
