@@ -64,12 +64,27 @@ class Discovery:
     unreadable: list[LogError] = field(default_factory=list)
     sizes: dict[str, int] = field(default_factory=dict)
     """Bytes of each object found by listing object storage (URL -> size)."""
+    _seen: set[str] = field(default_factory=set, repr=False)
+    """Every ``skipped`` line and ``unreadable`` path so far: each is added once, in
+    constant time (a list search per addition made a folder of k FIFOs or k
+    unreadable directories cost k^2; issue 11, class 5)."""
+
+    def skip(self, note: str) -> None:
+        """Add ``note`` to ``skipped`` unless it is there ('dir/**' meets a file of dir
+        twice)."""
+        if note not in self._seen:
+            self._seen.add(note)
+            self.skipped.append(note)
+
+    def add_unreadable(self, err: LogError) -> None:
+        """Add ``err`` to ``unreadable`` unless an error for its path is there."""
+        if (key := "\0" + err.path) not in self._seen:
+            self._seen.add(key)
+            self.unreadable.append(err)
 
     def _listing_failed(self, exc: OSError) -> None:
         name = _normal(exc.filename if isinstance(exc.filename, str) else "?")
-        if all(e.path != name for e in self.unreadable):
-            self.unreadable.append(LogError(name, 0, "cannot list directory: "
-                                            f"{exc.strerror or exc}"))
+        self.add_unreadable(LogError(name, 0, f"cannot list directory: {exc.strerror or exc}"))
 
 
 def is_pattern(arg: str) -> bool:
@@ -112,10 +127,8 @@ def _keep_regular(paths: Iterable[str], found: Discovery) -> list[str]:
         if kind is None:
             kept.append(path)
         else:
-            note = (f"{path}: skipped, {kind} (only regular files are searched; name "
-                    "it explicitly to read it)")
-            if note not in found.skipped:  # 'dir/**' meets a file of dir twice
-                found.skipped.append(note)
+            found.skip(f"{path}: skipped, {kind} (only regular files are searched; name "
+                       "it explicitly to read it)")
     return kept
 
 
@@ -253,8 +266,8 @@ def _expand(arg: str, found: Discovery) -> list[str]:
 
         objects = expand_url(arg, TRACE_SUFFIXES)
         found.sizes.update((url, size) for url, size in objects.found if size >= 0)
-        found.unreadable += [e for e in objects.unreadable  # a key listed twice: once
-                             if all(e.path != seen.path for seen in found.unreadable)]
+        for err in objects.unreadable:  # a key listed twice: once
+            found.add_unreadable(err)
         return [url for url, _ in objects.found]
     if os.path.isdir(arg):
         before, skipped = len(found.unreadable), len(found.skipped)

@@ -88,6 +88,35 @@ def test_fifo_under_a_directory_or_pattern_is_skipped_and_reported(tree: Path) -
     assert "compaction-audit: logs/pipe.jsonl: skipped, a FIFO" in result.stderr
 
 
+def test_many_fifos_are_noted_once_each_and_listed_on_one_screen(tree: Path) -> None:
+    """A folder of k FIFOs: each skipped once, no list search per note (k^2 before), and
+    stderr names 20 of them, then counts the rest."""
+    for i in range(45):
+        os.mkfifo(tree / "logs" / f"p{i:02d}.jsonl")
+    found = find_traces(["logs/**"])  # '**' meets each FIFO twice: noted once
+    assert len(found.skipped) == 45 and len(set(found.skipped)) == 45
+
+    class Scanned(list[str]):
+        items = 0
+
+        def __contains__(self, x: object) -> bool:
+            Scanned.items += len(self)
+            return super().__contains__(x)
+
+    from compaction_audit import discover as disc
+    again = disc.Discovery(skipped=Scanned())
+    fifos = sorted(str(p) for p in (tree / "logs").glob("p*.jsonl"))
+    assert disc._keep_regular(fifos + fifos, again) == []
+    assert len(again.skipped) == 45 and Scanned.items == 0  # no scan of the notes per note
+    dump(drift_records(), tree / "logs" / "b.jsonl")
+    result = run("audit", "logs", "--jobs", "1", "--format", "json")
+    lines = [x for x in result.stderr.splitlines() if "skipped" in x]
+    assert len(lines) == 21 and lines[0].endswith("logs/p00.jsonl: skipped, a FIFO (only "
+                                                  "regular files are searched; name it "
+                                                  "explicitly to read it)")
+    assert lines[-1] == "compaction-audit: ... and 25 more non-regular files skipped"
+
+
 def test_double_star_does_not_follow_directory_symlinks(tree: Path) -> None:
     (tree / "logs" / "loop").symlink_to(tree / "logs")
     assert discover(["logs/**/*.jsonl"]) == ["logs/b.jsonl"]

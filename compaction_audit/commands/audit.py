@@ -137,14 +137,22 @@ def require_rules(eff: Effective) -> None:
                      "check nothing; select at least one rule")
 
 
+SKIPPED_LINES = 20
+"""Most stderr lines naming skipped non-regular files; the rest are counted in one
+line (a folder of 100,000 FIFOs is one screen, not 100,000 lines; issue 14, point 3)."""
+
+
 def found_traces(paths: list[str]) -> Discovery:
     """:func:`~compaction_audit.discover.find_traces`, with one stderr line per
-    non-regular file it skipped.  Raises :class:`UsageError` as it does."""
+    non-regular file it skipped (at most :data:`SKIPPED_LINES`, then a count).  Raises
+    :class:`UsageError` as it does."""
     from compaction_audit.discover import find_traces
 
     found = find_traces(paths)
-    for line in found.skipped:
+    for line in found.skipped[:SKIPPED_LINES]:
         say(line)
+    if (more := len(found.skipped) - SKIPPED_LINES) > 0:
+        say(f"... and {more:,} more non-regular files skipped")
     return found
 
 
