@@ -25,7 +25,8 @@ import polars as pl
 from compaction_audit.emptyframes import kept_for_schemas
 from compaction_audit.limits import Limit
 from compaction_audit.model import Session
-from compaction_audit.reachability import interval_sum, resolvable_end
+from compaction_audit.plans import collect, one
+from compaction_audit.reachability import interval_sum, interval_sums, resolvable_end
 from compaction_audit.recall import extract as ext
 from compaction_audit.recall import textwork
 from compaction_audit.recall.harm import asked_again, reuse
@@ -472,19 +473,13 @@ def analyse(session: Session, series: Series, items: pl.DataFrame | None = None,
     del extracted, survived  # the text tables are not read again: free them early
     life = session.items.select("id", pl.col("ri").alias("born"),
                                 resolvable_end(session).alias("gone"))
-    recoverable = pl.concat([
-        occ.select("key", "id").unique().join(life, on="id")
+    recoverable = one(pl.concat([  # one plan (issue 14, fleet audits)
+        occ.lazy().select("key", "id").unique().join(life.lazy(), on="id")
         .select("key", pl.col("born").alias("start"), pl.col("gone").alias("end")),
-        held.join(session.membership, on="id").select("key", "start", "end"),
-    ]).filter(pl.col("start") < pl.col("end"))
-    merged = _merge(recoverable, "key")
-    gaps = (
-        merged.with_columns(pl.col("start").shift(-1).over("key").fill_null(n).alias("next"))
-        .select("key", pl.col("end").alias("start"), pl.col("next").alias("end"))
-        .filter(pl.col("start") < pl.col("end"))
-    )
-    drops = (
-        folds.filter(pl.col("dropped").list.len() > 0).explode("dropped")
+        held.lazy().join(session.membership.lazy(), on="id").select("key", "start", "end"),
+    ]).filter(pl.col("start") < pl.col("end")))
+    drops_plan = (
+        folds.lazy().filter(pl.col("dropped").list.len() > 0).explode("dropped")
         .select(pl.col("dropped").struct.field("kind").alias("k"),
                 pl.col("dropped").struct.field("norm").alias("norm"), "fold", "ri", "line",
                 "child")
@@ -492,16 +487,23 @@ def analyse(session: Session, series: Series, items: pl.DataFrame | None = None,
                 "child")
         .sort("ri")
     )
-    dropped_keys = drops.group_by("key", maintain_order=True).first()
-    gaps = gaps.join(dropped_keys.select("key", pl.lit(True).alias("by_fold")), on="key",
-                     how="left").with_columns(pl.col("by_fold").fill_null(False))
-    first_seen = occ.join(life, on="id").group_by("key").agg(
+    dropped_keys = drops_plan.group_by("key", maintain_order=True).first()
+    gaps_plan = (
+        _merge(recoverable, "key").lazy()
+        .with_columns(pl.col("start").shift(-1).over("key").fill_null(n).alias("next"))
+        .select("key", pl.col("end").alias("start"), pl.col("next").alias("end"))
+        .filter(pl.col("start") < pl.col("end"))
+        .join(dropped_keys.select("key", pl.lit(True).alias("by_fold")), on="key", how="left")
+        .with_columns(pl.col("by_fold").fill_null(False))
+    )
+    first_seen_plan = occ.lazy().join(life.lazy(), on="id").group_by("key").agg(
         pl.col("born").min().alias("start")).with_columns(pl.lit(n, pl.Int64).alias("end"))
-    debt = (
-        interval_sum(first_seen, n).rename({"value": "discriminators_seen"})
-        .join(interval_sum(gaps, n).rename({"value": "recall_debt"}), on="ri")
-        .join(interval_sum(gaps, n, pl.col("by_fold").cast(pl.Int64))
-              .rename({"value": "recall_debt_fold"}), on="ri")
+    drops, gaps, first_seen = collect(drops_plan, gaps_plan, first_seen_plan)
+    debt = one(
+        interval_sum(first_seen, n).lazy().rename({"value": "discriminators_seen"})
+        .join(interval_sums(gaps, n, {"recall_debt": pl.lit(1, pl.Int64),
+                                      "recall_debt_fold": pl.col("by_fold").cast(pl.Int64)})
+              .lazy(), on="ri")
         .with_columns((pl.col("recall_debt") - pl.col("recall_debt_fold"))
                       .alias("recall_debt_eviction"))
         .sort("ri")
