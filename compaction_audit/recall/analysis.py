@@ -289,7 +289,10 @@ def _occurrences(session: Session, series: Series,
     :func:`_text_work`) is compared with its own children only."""
     found_in = extracted if extracted is not None else Extracted()
     items = items if items is not None else typed_items(session)
-    spans = items.filter((pl.col("kind") == "span") & pl.col("text").is_not_null())
+    spans, summaries = collect(  # plans.collect: a few queries, not one per step
+        items.lazy().filter((pl.col("kind") == "span") & pl.col("text").is_not_null()),
+        items.lazy().filter((pl.col("kind") == "summary") & pl.col("text").is_not_null())
+        .select("id", "text"))
     # the discriminators of each distinct (text, type), made in Python once per text
     # and joined to the spans that hold it
     # (rows name their (text, type) by its index in ``distinct``: a text repeated on
@@ -297,8 +300,8 @@ def _occurrences(session: Session, series: Series,
     # issue 11, class 5, fresh pass F3's class)
     rows: dict[str, list[Any]] = {"_d": [], "pos": [], "key": [], "kind": [],
                                   "text": [], "rank": [], "line": []}
-    distinct = spans.select("text", "stype").unique().with_row_index("_d").with_columns(
-        pl.col("_d").cast(pl.Int64))
+    distinct = one(spans.lazy().select("text", "stype").unique().with_row_index("_d")
+                   .with_columns(pl.col("_d").cast(pl.Int64)))
     for index, body, stype in zip(distinct["_d"].to_list(), distinct["text"].to_list(),
                                   distinct["stype"].to_list(), strict=True):
         for pos, d in enumerate(found_in[(body, stype)]):
@@ -314,21 +317,21 @@ def _occurrences(session: Session, series: Series,
                                        "key": pl.String, "kind": pl.String, "text": pl.String,
                                        "rank": pl.Int64, "line": pl.Int64})
     del rows
-    held_by = (spans.select("id", pl.col("text").alias("body"), "stype").with_row_index("_row")
-               .join(distinct.rename({"text": "body"}), on=["body", "stype"])
-               .select("_row", "id", "_d").join(table, on="_d").sort("_row", "pos"))
+    held_plan = (spans.lazy().select("id", pl.col("text").alias("body"), "stype")
+                 .with_row_index("_row")
+                 .join(distinct.lazy().rename({"text": "body"}), on=["body", "stype"])
+                 .select("_row", "id", "_d").join(table.lazy(), on="_d").sort("_row", "pos"))
     del distinct
-    bodies = spans.select(pl.col("id"), pl.col("text").alias("body"), "stype")
-    occ = held_by.select("key", "id", "kind", "text", "rank", "line").join(
-        items.select("id", "stype"), on="id", how="left")
+    held_by, occ = collect(held_plan, held_plan.select(
+        "key", "id", "kind", "text", "rank", "line").join(
+        items.lazy().select("id", "stype"), on="id", how="left"))
     occ, names = _prose_names(session, items, occ)
-    summaries = items.filter((pl.col("kind") == "summary")
-                             & pl.col("text").is_not_null()).select("id", "text")
     if held_by.height == 0 or summaries.height == 0:  # no (summary text, leaf) pair
         return occ, pl.DataFrame(schema={"key": pl.String, "id": pl.String}), names
     # texts are named by index in every pair (a summary of 200 KB over 5,000 leaves
     # copied its text onto each pair and aborted the process: issue 11, class 5, the
     # sixth adversarial pass's F1); Python reads each distinct text once
+    bodies = spans.select(pl.col("id"), pl.col("text").alias("body"), "stype")
     leaf_texts = (held_by.select(pl.col("id").alias("leaf")).unique()
                   .join(bodies.rename({"id": "leaf"}), on="leaf"))
     texts_b = (leaf_texts.select("body", "stype").unique().with_row_index("_b")

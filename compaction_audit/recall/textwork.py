@@ -41,6 +41,7 @@ import polars as pl
 
 from compaction_audit.childproc import in_worker_process
 from compaction_audit.model import Session
+from compaction_audit.plans import collect
 from compaction_audit.recall import extract as ext
 from compaction_audit.recall import survival as surv
 from compaction_audit.recall import textearly
@@ -200,17 +201,17 @@ def job_texts(session: Session, items: pl.DataFrame
     hold no discriminator without extracting them: one vectorized pass
     (:data:`~compaction_audit.recall.prefilter.MAY_HOLD`) sets aside the texts the
     pattern does not match, and harness text is never read."""
-    keyed = items.select("id", "kind", "text", "stype").filter(pl.col("text").is_not_null())
-    children = session.edges.select(pl.col("child").alias("id")).unique()
-    folded = keyed.join(children, on="id")
-    distinct = pl.concat([  # summaries first: CA305 reads them before the analysis
+    keyed, children = collect(  # plans.collect: a few queries, not one per step
+        items.lazy().select("id", "kind", "text", "stype").filter(pl.col("text").is_not_null()),
+        session.edges.lazy().select(pl.col("child").alias("id")).unique())
+    folded = keyed.join(children, on="id").lazy()
+    every = pl.concat([  # summaries first: CA305 reads them before the analysis
         folded.filter(pl.col("kind") == "summary").select("text", "stype"),
-        keyed.filter(pl.col("kind") == "span").select("text", "stype"),
+        keyed.lazy().filter(pl.col("kind") == "span").select("text", "stype"),
         folded.select("text", "stype"),
     ]).unique(maintain_order=True)
     maybe = pl.col("text").str.contains(MAY_HOLD) & (pl.col("stype") != "harness")
-    empty = distinct.filter(~maybe)
-    distinct = distinct.filter(maybe)
+    distinct, empty = collect(every.filter(maybe), every.filter(~maybe))
     return (distinct,
             list(zip(distinct["text"].to_list(), distinct["stype"].to_list(), strict=True)),
             list(zip(empty["text"].to_list(), empty["stype"].to_list(), strict=True)))
