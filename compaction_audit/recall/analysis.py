@@ -118,16 +118,16 @@ def typed_items(session: Session) -> pl.DataFrame:
     null = "\x00"  # joins on (source, text) with nulls as a value no log text holds
     keys = [pl.col("source").fill_null(null).alias("_src"),
             pl.col("text").fill_null(null).alias("_txt")]
-    spans = items.filter(pl.col("kind") == "span").select(*keys, "source", "text").unique(
-        subset=["_src", "_txt"])
+    spans = one(items.lazy().filter(pl.col("kind") == "span").select(*keys, "source", "text")
+                .unique(subset=["_src", "_txt"]))  # plans.one: one query, not three
     types = [span_type(src, text) for src, text in zip(spans["source"].to_list(),
                                                         spans["text"].to_list(), strict=True)]
     table = spans.select("_src", "_txt").with_columns(pl.Series("stype", types, pl.String))
     del spans, types
-    stype = (items.select(pl.col("kind"), *keys).with_row_index("_row")
-             .join(table, on=["_src", "_txt"], how="left").sort("_row")
-             .select(pl.when(pl.col("kind") == "span").then(pl.col("stype"))
-                     .otherwise(pl.lit("prose")).alias("stype")))
+    stype = one(items.lazy().select(pl.col("kind"), *keys).with_row_index("_row")
+                .join(table.lazy(), on=["_src", "_txt"], how="left").sort("_row")
+                .select(pl.when(pl.col("kind") == "span").then(pl.col("stype"))
+                        .otherwise(pl.lit("prose")).alias("stype")))
     return items.with_columns(stype.to_series())
 
 
