@@ -673,14 +673,17 @@ def _floor(session: Session, series: Series, occ: pl.DataFrame, held: pl.DataFra
     floor = session.header.recall_floor
     empty = pl.DataFrame(schema={"leaf": pl.String, "start": pl.Int64, "end": pl.Int64,
                                  "rank": pl.Int64, "source": pl.String})
-    accounted = session.items.filter(pl.col("accounting").is_not_null()).select("id")
-    accounted_children = session.edges.join(accounted, left_on="parent", right_on="id")
-    discriminating = pl.concat([
-        occ.select("id").unique(),
-        session.items.filter((pl.col("kind") == "span")
-                             & (pl.col("salience_class") == "discriminating")).select("id"),
-    ]).unique().join(accounted_children, left_on="id", right_on="child", how="anti")
-    if floor == 0 or discriminating.height == 0:
+    if floor == 0:
+        return empty
+    accounted = session.items.lazy().filter(pl.col("accounting").is_not_null()).select("id")
+    accounted_children = session.edges.lazy().join(accounted, left_on="parent", right_on="id")
+    discriminating = one(pl.concat([  # one plan (issue 14, fleet audits)
+        occ.lazy().select("id").unique(),
+        session.items.lazy().filter((pl.col("kind") == "span")
+                                    & (pl.col("salience_class") == "discriminating"))
+        .select("id"),
+    ]).unique().join(accounted_children, left_on="id", right_on="child", how="anti"))
+    if discriminating.height == 0:
         return empty
     need = occ.group_by("id").agg(pl.col("key").n_unique().alias("need"))
     summaries = session.items.filter(pl.col("kind") == "summary").select("id")
