@@ -596,44 +596,48 @@ def _lost_rows(session: Session, items: pl.DataFrame, occ: pl.DataFrame,
     back there; null when nothing did.  A person's span is not a re-read: a person who
     names the fact again is asking about it (``asked_again_round``), and a question that
     names an identifier does not bring back the value it stood for."""
-    rounds = session.rounds.select("ri", "round", "line")
-    first = losses.sort("start", descending=False).group_by("key", maintain_order=True).agg(
-        pl.col("start").first(), pl.col("by_fold").any())
-    spans = items.select("id", pl.col("ri").alias("born"), "source", "source_line")
-    source = (occ.rename({"line": "text_line"}).join(spans, on="id").sort("born")
+    # a few plans, each collected once (issue 14, fleet audits): the lost rows and the
+    # user spans, which asked_again and reuse read as frames, then the table
+    rounds = session.rounds.lazy().select("ri", "round", "line")
+    first = losses.lazy().sort("start", descending=False).group_by(
+        "key", maintain_order=True).agg(pl.col("start").first(), pl.col("by_fold").any())
+    spans = items.lazy().select("id", pl.col("ri").alias("born"), "source", "source_line")
+    source = (occ.lazy().rename({"line": "text_line"}).join(spans, on="id").sort("born")
               .group_by("key", maintain_order=True).first())
-    fold_at = (first.select("key", "start").join(drops, on="key")
+    fold_at = (first.select("key", "start").join(drops.lazy(), on="key")
                .filter(pl.col("ri") <= pl.col("start")).sort("ri", descending=True)
                .group_by("key", maintain_order=True).first()
                .join(rounds.select("ri", "round"), on="ri")
                .select("key", "fold", pl.col("round").alias("fold_round"),
                        pl.col("line").alias("fold_line")))
-    lost = (
+    lost_plan = (
         first.join(source, on="key")
         .join(rounds.rename({"ri": "start", "round": "lost_round", "line": "lost_line"}),
               on="start")
         .join(fold_at, on="key", how="left")
     )
-    user_spans = items.filter((pl.col("kind") == "span") & (pl.col("source") == "user")
-                              & (pl.col("stype") != "harness") & pl.col("text").is_not_null())
+    user_plan = items.lazy().filter(
+        (pl.col("kind") == "span") & (pl.col("source") == "user")
+        & (pl.col("stype") != "harness") & pl.col("text").is_not_null())
+    lost, user_spans = collect(lost_plan, user_plan)
     # a bare number (a quantity without a unit) never counts alone (issue 12, point 5):
     # only asked_again judges it, with the words stated with it
-    users = occ.filter(~(pl.col("key").str.starts_with("quantity:")
-                         & ~pl.col("key").str.contains(" "))).join(
-        user_spans.select("id", "ri", "round"), on="id")
+    users = occ.lazy().filter(~(pl.col("key").str.starts_with("quantity:")
+                                & ~pl.col("key").str.contains(" "))).join(
+        user_spans.lazy().select("id", "ri", "round"), on="id")
     again = (pl.concat([
-        lost.select("key", "start").join(users, on="key").select("key", "start", "id", "ri",
-                                                                 "round"),
+        lost.lazy().select("key", "start").join(users, on="key").select(
+            "key", "start", "id", "ri", "round"),
         # in a total order: past its cap the check stops at the same item every run
         asked_again(lost.select("key", "kind", "text", "start").sort("start", "key"),
-                    user_spans.select("id", "ri", "round", "text"), limits),
+                    user_spans.select("id", "ri", "round", "text"), limits).lazy(),
     ]).filter(pl.col("ri") > pl.col("start")).sort("ri", "id")
         .group_by("key", maintain_order=True)
         .agg(pl.col("id").first().alias("asked_again_span"),
              pl.col("round").first().alias("asked_again_round")))
     reread = (
-        lost.select("key", "start", pl.col("id").alias("src"))
-        .join(occ.select("key", "id").join(spans, on="id"), on="key")
+        lost.lazy().select("key", "start", pl.col("id").alias("src"))
+        .join(occ.lazy().select("key", "id").join(spans, on="id"), on="key")
         .filter((pl.col("born") >= pl.col("start")) & (pl.col("id") != pl.col("src"))
                 & (pl.col("source") != "user"))
         .join(rounds.select(pl.col("ri").alias("born"), "round"), on="born")
@@ -644,8 +648,8 @@ def _lost_rows(session: Session, items: pl.DataFrame, occ: pl.DataFrame,
     reused = reuse(lost.select("key", "start", pl.col("id").alias("span")),
                    pl.concat([occ.select("key", "id"), names.select("key", "id")]), items,
                    session.rounds)
-    return (
-        lost.join(again, on="key", how="left").join(reused, on="key", how="left")
+    return one(
+        lost.lazy().join(again, on="key", how="left").join(reused.lazy(), on="key", how="left")
         .join(reread, on="key", how="left")
         .select("kind", "text", "rank", pl.col("id").alias("span"),
                 pl.col("source").alias("span_source"), pl.col("stype").alias("span_type"),
