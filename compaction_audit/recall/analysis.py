@@ -180,12 +180,15 @@ def _fold_rows(edges: pl.DataFrame, items: pl.DataFrame, found_in: Extracted,
     """:func:`fold_checks` of ``edges`` (``session.edges``) over ``items`` (typed)."""
     # texts named by index on the edges ("ft", "ct"): a fold text of 100 KB over 2,500
     # children was copied onto every edge (issue 11, class 5, sixth pass's F1)
-    text_at = (items.select("text").drop_nulls().unique().with_row_index("_t")
-               .with_columns(pl.col("_t").cast(pl.Int64)))
+    # (each frame below is one plan, collected once: issue 14, fleet audits; the text
+    # numbers first, so that every join reads the same numbers)
+    text_at = one(items.lazy().select("text").drop_nulls().unique().with_row_index("_t")
+                  .with_columns(pl.col("_t").cast(pl.Int64)))
     text_list = text_at["text"].to_list()
-    indexed = items.join(text_at, on="text", how="left").drop("text").rename({"_t": "text"})
-    texts = (  # every edge with what the checks and the result read, in one join each
-        edges.select("parent", "child", "ri", "line").with_row_index("_edge")
+    indexed = (items.lazy().join(text_at.lazy(), on="text", how="left").drop("text")
+               .rename({"_t": "text"}))
+    texts = one(  # every edge with what the checks and the result read, in one join each
+        edges.lazy().select("parent", "child", "ri", "line").with_row_index("_edge")
         .with_columns(pl.col("_edge").cast(pl.Int64))
         .join(indexed.select(pl.col("id").alias("parent"), pl.col("text").alias("ft"),
                              pl.col("accounting").is_not_null().alias("acc")),
@@ -200,10 +203,10 @@ def _fold_rows(edges: pl.DataFrame, items: pl.DataFrame, found_in: Extracted,
                             .then(pl.lit("salience_class")).otherwise(pl.lit("not-possible")))
                       .otherwise(pl.lit("text")).alias("check"))
     )
-    texted = texts.filter(pl.col("check") == "text")
+    texted = texts.lazy().filter(pl.col("check") == "text")
     # Python visits each distinct (child text, type, fold text) once: a child folded
     # again with the same fold text drops the same discriminators
-    distinct = texted.select("ct", "stype", "ft").unique()
+    distinct = one(texted.select("ct", "stype", "ft").unique())
     compared: list[tuple[TextKey, str]] = []
     compared_at: list[tuple[int, str, int]] = []
     for ct, stype, ft in zip(distinct["ct"].to_list(), distinct["stype"].to_list(),
@@ -237,8 +240,8 @@ def _fold_rows(edges: pl.DataFrame, items: pl.DataFrame, found_in: Extracted,
                         schema={"ct": pl.Int64, "stype": pl.String, "ft": pl.Int64}
                         ).with_row_index("_key").with_columns(pl.col("_key").cast(pl.Int64))
     lost = (
-        texted.select("_edge", "ct", "stype", "ft").join(keys, on=["ct", "stype", "ft"])
-        .select("_edge", "_key").join(dropped, on="_key")
+        texted.select("_edge", "ct", "stype", "ft").join(keys.lazy(), on=["ct", "stype", "ft"])
+        .select("_edge", "_key").join(dropped.lazy(), on="_key")
         .sort("_edge", "pos")
         .group_by("_edge", maintain_order=True)
         .agg(pl.struct("kind", "text", "norm", "rank").alias("dropped"))
@@ -246,10 +249,10 @@ def _fold_rows(edges: pl.DataFrame, items: pl.DataFrame, found_in: Extracted,
     # matched rows joined, the others added with a null list: a left join copies the
     # list of a one-row ``lost`` into every edge, matched or not (Polars 2.1; 10,000 lost
     # facts of one fold over 10,000 edges asked for 5.7 GB: issue 11, class 5, F3)
-    unmatched = texts.join(lost, on="_edge", how="anti").with_columns(
-        pl.lit(None, lost.schema["dropped"]).alias("dropped"))
-    return (
-        pl.concat([texts.join(lost, on="_edge", how="inner"), unmatched])
+    unmatched = texts.lazy().join(lost, on="_edge", how="anti").with_columns(
+        pl.lit(None, lost.collect_schema()["dropped"]).alias("dropped"))
+    return one(
+        pl.concat([texts.lazy().join(lost, on="_edge", how="inner"), unmatched])
         .sort("_edge")
         .select(
             pl.col("parent").alias("fold"), "child", "ri", "line",
@@ -418,17 +421,17 @@ def _merge(intervals: pl.DataFrame, by: str) -> pl.DataFrame:
     low = int(intervals["start"].min())  # type: ignore[arg-type]
     width = int(intervals["end"].max()) - low + 1  # type: ignore[arg-type]
     lead = pl.col("_code").cast(pl.Int64) * width - low
-    keyed = (
-        intervals.select(by, "start", "end",
-                         pl.col(by).cast(pl.Categorical).to_physical().alias("_code"))
+    keyed = one(  # collected once, so that the starts and the ends read the same codes
+        intervals.lazy().select(by, "start", "end",
+                                pl.col(by).cast(pl.Categorical).to_physical().alias("_code"))
         .with_columns((lead + pl.col("start")).alias("_key"), (lead + pl.col("end")).alias("_to"))
         .sort("_key")
         .with_columns(pl.col("_to").cum_max())
-    )
+    ).lazy()
     new = (pl.col("_key") > pl.col("_to").shift(1)).fill_null(True)
-    flags = keyed.select(new.alias("new"), new.shift(-1).fill_null(True).alias("last"))
-    starts = keyed.filter(flags["new"]).select(by, "start")
-    ends = keyed.filter(flags["last"]).select((pl.col("_to") - lead).alias("end"))
+    flagged = keyed.with_columns(new.alias("_new"), new.shift(-1).fill_null(True).alias("_last"))
+    starts, ends = collect(flagged.filter("_new").select(by, "start"),
+                           flagged.filter("_last").select((pl.col("_to") - lead).alias("end")))
     return starts.hstack(ends).sort(by, "start")
 
 
