@@ -397,15 +397,17 @@ def _prose_names(session: Session, items: pl.DataFrame, occ: pl.DataFrame
     names = occ.filter(is_name)
     if names.height == 0:
         return occ, names
-    life = items.select("id", pl.col("ri").alias("born"),
-                        resolvable_end(session).alias("gone"))
-    prose = (occ.filter(pl.col("stype").is_in(("prose", "spec")))
+    life = items.lazy().select("id", pl.col("ri").alias("born"),
+                               resolvable_end(session).alias("gone"))
+    prose = (occ.lazy().filter(pl.col("stype").is_in(("prose", "spec")))
              .join(life, on="id").group_by("key").agg(pl.col("born").min().alias("said")))
-    used = (names.join(life, on="id").join(prose, on="key")
+    named = names.lazy()
+    used = (named.join(life, on="id").join(prose, on="key")
             .filter(pl.col("said") <= pl.col("gone")).select("key", "id").unique())
-    kept_names = names.join(used, on=["key", "id"], how="semi")
-    left_out = names.join(used, on=["key", "id"], how="anti")
-    return pl.concat([occ.filter(~is_name), kept_names]), left_out
+    kept_names = named.join(used, on=["key", "id"], how="semi")
+    left_out = named.join(used, on=["key", "id"], how="anti")
+    kept, out = collect(pl.concat([occ.lazy().filter(~is_name), kept_names]), left_out)
+    return kept, out
 
 
 def _merge(intervals: pl.DataFrame, by: str) -> pl.DataFrame:
@@ -440,18 +442,18 @@ def _without_names(folds: pl.DataFrame, names: pl.DataFrame) -> pl.DataFrame:
     left out of each ``dropped`` list: a fold does not lose what was never a fact."""
     if names.height == 0 or folds.filter(pl.col("dropped").list.len() > 0).height == 0:
         return folds
-    rows = (folds.with_row_index("_row").explode("dropped")
+    rows = (folds.lazy().with_row_index("_row").explode("dropped")  # one plan (issue 14)
             .with_columns((pl.col("dropped").struct.field("kind") + ":"
                            + pl.col("dropped").struct.field("norm")).alias("_key"))
-            .join(names.select(pl.col("key").alias("_key"), pl.col("id").alias("child"),
-                               pl.lit(True).alias("_name")).unique(),
+            .join(names.lazy().select(pl.col("key").alias("_key"), pl.col("id").alias("child"),
+                                      pl.lit(True).alias("_name")).unique(),
                   on=["_key", "child"], how="left"))
     kept = (rows.filter(pl.col("dropped").is_not_null() & pl.col("_name").is_null())
             .group_by("_row").agg(pl.col("dropped")))
-    indexed = folds.with_row_index("_row").drop("dropped")
+    indexed = folds.lazy().with_row_index("_row").drop("dropped")
     unmatched = indexed.join(kept, on="_row", how="anti").with_columns(  # as in _lost_by_fold
-        pl.lit(None, kept.schema["dropped"]).alias("dropped"))
-    return (pl.concat([indexed.join(kept, on="_row", how="inner"), unmatched])
+        pl.lit(None, kept.collect_schema()["dropped"]).alias("dropped"))
+    return one(pl.concat([indexed.join(kept, on="_row", how="inner"), unmatched])
             .sort("_row").drop("_row")
             .with_columns(pl.col("dropped").fill_null(pl.lit([], DROP_SCHEMA))
                           .cast(DROP_SCHEMA))
@@ -557,18 +559,18 @@ def _fold_losses_of(session: Session, drops: pl.DataFrame, occ: pl.DataFrame,
     keeping summary over its membership; a drop is a loss when ``ri`` falls in no merged
     interval of its key.  Columns ``key``, ``start`` (= ``ri``), ``by_fold`` (true)."""
     at = drops.select("key", "ri").unique()
-    keys = at.select("key").unique()
-    strict = pl.concat([
-        occ.select("key", "id").unique().join(keys, on="key").join(life, on="id")
+    keys = at.lazy().select("key").unique()
+    strict = one(pl.concat([  # one plan (issue 14, fleet audits)
+        occ.lazy().select("key", "id").unique().join(keys, on="key").join(life.lazy(), on="id")
         .select("key", (pl.col("born") + 1).alias("start"), pl.col("gone").alias("end")),
-        held.join(keys, on="key").join(session.membership, on="id")
+        held.lazy().join(keys, on="key").join(session.membership.lazy(), on="id")
         .select("key", "start", "end"),
-    ]).filter(pl.col("start") < pl.col("end"))
-    covered = (at.join(_merge(strict, "key"), on="key")
+    ]).filter(pl.col("start") < pl.col("end")))
+    covered = (at.lazy().join(_merge(strict, "key").lazy(), on="key")
                .filter((pl.col("start") <= pl.col("ri")) & (pl.col("ri") < pl.col("end")))
                .select("key", "ri"))
-    return (at.join(covered, on=["key", "ri"], how="anti")
-            .select("key", pl.col("ri").alias("start"), pl.lit(True).alias("by_fold")))
+    return one(at.lazy().join(covered, on=["key", "ri"], how="anti")
+               .select("key", pl.col("ri").alias("start"), pl.lit(True).alias("by_fold")))
 
 
 def _lost_table(session: Session, items: pl.DataFrame, occ: pl.DataFrame,
