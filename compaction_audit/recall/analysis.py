@@ -180,15 +180,12 @@ def _fold_rows(edges: pl.DataFrame, items: pl.DataFrame, found_in: Extracted,
     """:func:`fold_checks` of ``edges`` (``session.edges``) over ``items`` (typed)."""
     # texts named by index on the edges ("ft", "ct"): a fold text of 100 KB over 2,500
     # children was copied onto every edge (issue 11, class 5, sixth pass's F1)
-    # (each frame below is one plan, collected once: issue 14, fleet audits; the text
-    # numbers first, so that every join reads the same numbers)
-    text_at = one(items.lazy().select("text").drop_nulls().unique().with_row_index("_t")
-                  .with_columns(pl.col("_t").cast(pl.Int64)))
+    text_at = (items.select("text").drop_nulls().unique().with_row_index("_t")
+               .with_columns(pl.col("_t").cast(pl.Int64)))
     text_list = text_at["text"].to_list()
-    indexed = (items.lazy().join(text_at.lazy(), on="text", how="left").drop("text")
-               .rename({"_t": "text"}))
-    texts = one(  # every edge with what the checks and the result read, in one join each
-        edges.lazy().select("parent", "child", "ri", "line").with_row_index("_edge")
+    indexed = items.join(text_at, on="text", how="left").drop("text").rename({"_t": "text"})
+    texts = (  # every edge with what the checks and the result read, in one join each
+        edges.select("parent", "child", "ri", "line").with_row_index("_edge")
         .with_columns(pl.col("_edge").cast(pl.Int64))
         .join(indexed.select(pl.col("id").alias("parent"), pl.col("text").alias("ft"),
                              pl.col("accounting").is_not_null().alias("acc")),
@@ -203,10 +200,10 @@ def _fold_rows(edges: pl.DataFrame, items: pl.DataFrame, found_in: Extracted,
                             .then(pl.lit("salience_class")).otherwise(pl.lit("not-possible")))
                       .otherwise(pl.lit("text")).alias("check"))
     )
-    texted = texts.lazy().filter(pl.col("check") == "text")
+    texted = texts.filter(pl.col("check") == "text")
     # Python visits each distinct (child text, type, fold text) once: a child folded
     # again with the same fold text drops the same discriminators
-    distinct = one(texted.select("ct", "stype", "ft").unique())
+    distinct = texted.select("ct", "stype", "ft").unique()
     compared: list[tuple[TextKey, str]] = []
     compared_at: list[tuple[int, str, int]] = []
     for ct, stype, ft in zip(distinct["ct"].to_list(), distinct["stype"].to_list(),
@@ -240,8 +237,8 @@ def _fold_rows(edges: pl.DataFrame, items: pl.DataFrame, found_in: Extracted,
                         schema={"ct": pl.Int64, "stype": pl.String, "ft": pl.Int64}
                         ).with_row_index("_key").with_columns(pl.col("_key").cast(pl.Int64))
     lost = (
-        texted.select("_edge", "ct", "stype", "ft").join(keys.lazy(), on=["ct", "stype", "ft"])
-        .select("_edge", "_key").join(dropped.lazy(), on="_key")
+        texted.select("_edge", "ct", "stype", "ft").join(keys, on=["ct", "stype", "ft"])
+        .select("_edge", "_key").join(dropped, on="_key")
         .sort("_edge", "pos")
         .group_by("_edge", maintain_order=True)
         .agg(pl.struct("kind", "text", "norm", "rank").alias("dropped"))
@@ -249,10 +246,10 @@ def _fold_rows(edges: pl.DataFrame, items: pl.DataFrame, found_in: Extracted,
     # matched rows joined, the others added with a null list: a left join copies the
     # list of a one-row ``lost`` into every edge, matched or not (Polars 2.1; 10,000 lost
     # facts of one fold over 10,000 edges asked for 5.7 GB: issue 11, class 5, F3)
-    unmatched = texts.lazy().join(lost, on="_edge", how="anti").with_columns(
-        pl.lit(None, lost.collect_schema()["dropped"]).alias("dropped"))
-    return one(
-        pl.concat([texts.lazy().join(lost, on="_edge", how="inner"), unmatched])
+    unmatched = texts.join(lost, on="_edge", how="anti").with_columns(
+        pl.lit(None, lost.schema["dropped"]).alias("dropped"))
+    return (
+        pl.concat([texts.join(lost, on="_edge", how="inner"), unmatched])
         .sort("_edge")
         .select(
             pl.col("parent").alias("fold"), "child", "ri", "line",
@@ -767,27 +764,26 @@ def _keeps(covering: pl.DataFrame, occ: pl.DataFrame, held: pl.DataFrame,
     key counts nothing), so that a closure of 1.4 million pairs over leaves of 8 keys
     (the ``text-chain`` shape) does not hold 11 million rows of strings (1 GB; issue 11,
     class 5)."""
-    # the codes collected first, once: every join below must read the same numbers
-    keys, codes = collect(
+    keys, codes = collect(  # the codes in one collect (issue 14, fleet audits)
         held.lazy().select("key").unique().with_row_index("_k"),
         pl.concat([covering.lazy().select(pl.col("item").alias("id")),
                    covering.lazy().select(pl.col("leaf").alias("id"))])
         .unique().with_row_index("_i"))
-    key_codes, item_codes = keys.lazy(), codes.lazy()
-    pairs = (covering.lazy().select(pl.col("item").alias("id"), "leaf").unique()
-             .join(item_codes.rename({"_i": "_s"}), on="id")
-             .join(item_codes.rename({"id": "leaf", "_i": "_l"}), on="leaf"))
+    # the joins below stay eager: their sizes are what class 5 bounds (measured in
+    # tests/recall/test_survival_cap.py)
+    pairs = (covering.select(pl.col("item").alias("id"), "leaf").unique()
+             .join(codes.rename({"_i": "_s"}), on="id")
+             .join(codes.rename({"id": "leaf", "_i": "_l"}), on="leaf"))
     kept = (pairs.select("_s", "_l")
-            .join(occ.lazy().select("key", pl.col("id").alias("leaf")).join(key_codes, on="key")
-                  .join(item_codes.rename({"id": "leaf", "_i": "_l"}), on="leaf")
+            .join(occ.select("key", pl.col("id").alias("leaf")).join(keys, on="key")
+                  .join(codes.rename({"id": "leaf", "_i": "_l"}), on="leaf")
                   .select("_l", "_k"), on="_l")
-            .join(held.lazy().join(key_codes, on="key")
-                  .join(item_codes.rename({"_i": "_s"}), on="id")
+            .join(held.join(keys, on="key").join(codes.rename({"_i": "_s"}), on="id")
                   .select("_k", "_s"), on=["_k", "_s"])
             .group_by("_s", "_l").agg(pl.len().alias("kept")))
-    return one(pairs.join(kept, on=["_s", "_l"])
-               .join(need.lazy(), left_on="leaf", right_on="id")
-               .filter(pl.col("kept") >= pl.col("need")).select("id", "leaf"))
+    return (pairs.join(kept, on=["_s", "_l"])
+            .join(need, left_on="leaf", right_on="id")
+            .filter(pl.col("kept") >= pl.col("need")).select("id", "leaf"))
 
 
 def _disagreements(session: Session, occ: pl.DataFrame) -> list[dict[str, Any]]:
