@@ -186,20 +186,19 @@ def interval_max(intervals: pl.DataFrame, n_rounds: int, value: str) -> pl.DataF
     ``value`` for the rounds that some interval covers.
     """
     size = 1 << max(n_rounds - 1, 1).bit_length()
-    level = intervals.select((pl.col("start") + size).cast(pl.Int64).alias("l"),
-                             (pl.col("end") + size).cast(pl.Int64).alias("r"),
-                             pl.col(value).alias("value"))
+    level = one(intervals.lazy().select((pl.col("start") + size).cast(pl.Int64).alias("l"),
+                                        (pl.col("end") + size).cast(pl.Int64).alias("r"),
+                                        pl.col(value).alias("value"))
+                .filter(pl.col("l") < pl.col("r")))
     blocks = []
-    while True:
-        level = level.filter(pl.col("l") < pl.col("r"))
-        if level.height == 0:
-            break
-        blocks.append(level.filter(pl.col("l") % 2 == 1).select(
-            pl.col("l").alias("node"), "value"))
-        blocks.append(level.filter(pl.col("r") % 2 == 1).select(
-            (pl.col("r") - 1).alias("node"), "value"))
-        level = level.select(((pl.col("l") + 1) // 2).alias("l"), (pl.col("r") // 2).alias("r"),
-                             "value")
+    while level.height:  # one collect per level (issue 14, fleet audits)
+        here = level.lazy()
+        left, right, level = collect(
+            here.filter(pl.col("l") % 2 == 1).select(pl.col("l").alias("node"), "value"),
+            here.filter(pl.col("r") % 2 == 1).select((pl.col("r") - 1).alias("node"), "value"),
+            here.select(((pl.col("l") + 1) // 2).alias("l"), (pl.col("r") // 2).alias("r"),
+                        "value").filter(pl.col("l") < pl.col("r")))
+        blocks += [left, right]
     if not blocks:
         return pl.DataFrame(schema={"ri": pl.Int64, "value": intervals.schema[value]})
     best = pl.concat(blocks).group_by("node").agg(pl.col("value").max())
