@@ -42,8 +42,8 @@ def test_a_tiny_trace_runs_few_queries(tmp_path: Path,
     log = tmp_path / "tiny.jsonl"
     log.write_text(TINY, encoding="utf-8")
     # counted this way (filter, join, select, with_columns, sort, head, to_dicts and
-    # collects): 212 before the plans, 79 with them (263 and 88 counting every eager
-    # operation); the Codex fixture 548 and 324
+    # collects): 212 before the plans, 78 with them (263 and 87 counting every eager
+    # operation); the Codex fixture 548 and 313
     assert _queries(monkeypatch, log) <= 90
 
 
