@@ -78,6 +78,8 @@ def defer(name: str) -> bool:
         return False
     stub = _Deferred(name)
     stub.__spec__ = spec
+    if spec.submodule_search_locations is not None:  # a package: its submodules load
+        stub.__path__ = list(spec.submodule_search_locations)  # without it, then once
     sys.modules[name] = stub
     if parent:
         setattr(sys.modules[parent], child, stub)

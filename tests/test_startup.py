@@ -149,6 +149,15 @@ def test_a_deferred_module_loads_on_first_use_and_is_left_alone_when_loaded() ->
             "print(tomllib.loads('a = 1'), type(sys.modules['tomllib']).__name__)\n")
     done = _python(code)
     assert done.stdout.strip() == "{'a': 1} module", done.stderr
+    # a submodule imported first loads once, and the real package then uses it
+    code = ("import sys\nfrom compaction_audit import startup\n"
+            "assert startup.defer('tomllib') is True\n"
+            "import tomllib._parser as parser\n"
+            "print(type(sys.modules['tomllib']).__name__)\n"
+            "import tomllib\n"
+            "print(tomllib.loads('a = 1'), tomllib.loads is parser.loads)\n")
+    done = _python(code)
+    assert done.stdout.split("\n")[:2] == ["_Deferred", "{'a': 1} True"], done.stderr
 
 
 def test_an_audit_of_a_session_without_text_loads_no_model(tmp_path: Path) -> None:
