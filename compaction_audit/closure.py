@@ -16,6 +16,7 @@ import polars as pl
 
 from compaction_audit.errors import LogError
 from compaction_audit.model import Session
+from compaction_audit.plans import one
 
 MAX_CLOSURE_PAIRS = 2_000_000
 """Most (item, leaf) provenance pairs an audit builds (issue 11, item 5; documented in
@@ -139,9 +140,9 @@ def _edge_rows(session: Session) -> pl.DataFrame:
     child's ``cd`` (0 for a span) and ``span`` (the child is a raw span).  Edges whose
     parent is not a summary of the items table, or whose child is not an item, are
     left out (as the walk skips them)."""
-    idx = session.items.select("id", "kind", "depth").with_row_index("i")
-    return (
-        session.edges.select("parent", "child")
+    idx = session.items.lazy().select("id", "kind", "depth").with_row_index("i")
+    return one(  # one plan (issue 14, fleet audits)
+        session.edges.lazy().select("parent", "child")
         .join(idx.filter(pl.col("kind") == "summary")
               .select(pl.col("id").alias("parent"), pl.col("i").alias("p"),
                       pl.col("depth").alias("d")), on="parent")

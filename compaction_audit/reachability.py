@@ -24,6 +24,7 @@ import polars as pl
 
 from compaction_audit.closure import MAX_CLOSURE_PAIRS, Closure, closure, leaves
 from compaction_audit.model import Session
+from compaction_audit.plans import collect, one
 
 __all__ = ["MAX_CLOSURE_PAIRS", "Closure", "closure", "interval_max", "interval_sum",
            "interval_sums", "leaves", "max_int", "reachable_intervals", "resolvable_end",
@@ -55,27 +56,29 @@ def reachable_intervals(session: Session, links: Closure, members: pl.DataFrame
     """
     n = session.n_rounds
     is_span = pl.col("kind") == "span"
-    covered = pl.concat([  # a raw span is its own only leaf: no join for those rows
-        members.filter(is_span).select(pl.col("i").alias("leaf"), "start", "end"),
-        members.filter(~is_span).select("i", "start", "end")
-        .join(links.summary_pairs, left_on="i", right_on="item").select("leaf", "start", "end"),
-    ])
+    parts = [members.lazy().filter(is_span).select(pl.col("i").alias("leaf"), "start", "end")]
+    if links.summary_pairs.height:  # a raw span is its own only leaf: no join for those
+        parts.append(members.lazy().filter(~is_span).select("i", "start", "end")
+                     .join(links.summary_pairs.lazy(), left_on="i", right_on="item")
+                     .select("leaf", "start", "end"))
+    covered = one(pl.concat(parts))
     leaf = covered["leaf"]
-    born = session.items["ri"].gather(leaf)
-    gone = session.items["gone_ri"].fill_null(n).gather(leaf)
+    bounds = session.items.select(pl.col("ri").gather(leaf).alias("born"),
+                                  pl.col("gone_ri").fill_null(n).gather(leaf).alias("gone"))
     lead = pl.col("leaf").cast(pl.Int64) * (n + 1)
-    cut = (
-        covered.with_columns(pl.max_horizontal(pl.col("start"), born).alias("start"),
-                             pl.min_horizontal(pl.col("end"), gone).alias("end"))
+    cut = (  # one plan (issue 14, fleet audits): the starts and the ends are run together
+        covered.lazy()
+        .with_columns(pl.max_horizontal(pl.col("start"), bounds["born"]).alias("start"),
+                      pl.min_horizontal(pl.col("end"), bounds["gone"]).alias("end"))
         .filter(pl.col("start") < pl.col("end"))
         .with_columns((lead + pl.col("start")).alias("key"), (lead + pl.col("end")).alias("to"))
         .sort("key")
         .with_columns(pl.col("to").cum_max().alias("to"))
     )
     new = (pl.col("key") > pl.col("to").shift(1)).fill_null(True)
-    flags = cut.select(new.alias("new"), new.shift(-1).fill_null(True).alias("last"))
-    starts = cut.filter(flags["new"]).select("leaf", "start")
-    ends = cut.filter(flags["last"]).select((pl.col("to") - lead).alias("end"))
+    flagged = cut.with_columns(new.alias("_new"), new.shift(-1).fill_null(True).alias("_last"))
+    starts, ends = collect(flagged.filter("_new").select("leaf", "start"),
+                           flagged.filter("_last").select((pl.col("to") - lead).alias("end")))
     return starts.hstack(ends)
 
 
@@ -89,11 +92,12 @@ def ungrounded_intervals(session: Session, links: Closure, members: pl.DataFrame
     Shape: columns ``id``, ``start``, ``end`` (round indices, half-open).
     """
     pairs = links.summary_pairs
-    gone = session.items["gone_ri"].fill_null(session.n_rounds).gather(pairs["leaf"])
-    last_leaf = (pairs.select("item").with_columns(gone.alias("gone"))
+    gone = session.items.select(pl.col("gone_ri").fill_null(session.n_rounds)
+                                .gather(pairs["leaf"]).alias("gone"))["gone"]
+    last_leaf = (pairs.lazy().select("item").with_columns(gone)
                  .group_by("item").agg(pl.col("gone").max().alias("grounded_until")))
-    return (
-        members.filter(pl.col("kind") == "summary")
+    return one(  # one plan (issue 14, fleet audits)
+        members.lazy().filter(pl.col("kind") == "summary")
         .join(last_leaf, left_on="i", right_on="item", how="left")
         .select(
             "id",
@@ -119,15 +123,19 @@ def interval_sums(intervals: pl.DataFrame, n_rounds: int,
                      *(v.alias(k) for k, v in values.items()))
     down = lazy.select(pl.col("end").cast(pl.Int64).alias("ri"),
                        *((-v).alias(k) for k, v in values.items()))
-    deltas = (pl.concat([up, down]).group_by("ri").agg(pl.col(names).sum())
-              .filter((pl.col("ri") >= 0) & (pl.col("ri") < n_rounds)).collect())
+    deltas = one(pl.concat([up, down]).group_by("ri").agg(pl.col(names).sum())
+                 .filter((pl.col("ri") >= 0) & (pl.col("ri") < n_rounds)))
     at = deltas["ri"]
     columns = [pl.int_range(0, n_rounds, eager=True, dtype=pl.Int64).alias("ri")]
-    for name in names:
+    for name in names:  # scattered on zeros, then one cumulative sum for every column
         column = deltas[name]
-        columns.append(pl.zeros(n_rounds, column.dtype, eager=True)
-                       .scatter(at, column).cum_sum().alias(name))
-    return pl.DataFrame(columns)
+        columns.append(_zeros(name, column.dtype, n_rounds).scatter(at, column))
+    return pl.DataFrame(columns).with_columns(pl.col(names).cum_sum())
+
+
+def _zeros(name: str, dtype: pl.DataType, n: int) -> pl.Series:
+    """``n`` zeros of ``dtype`` without a query (``pl.zeros(eager=True)`` runs one)."""
+    return pl.Series(name, [0], dtype).new_from_index(0, n)
 
 
 def _zero_sums(intervals: pl.DataFrame, n_rounds: int,
@@ -136,10 +144,9 @@ def _zero_sums(intervals: pl.DataFrame, n_rounds: int,
     small trace has many such: issue 14, fleet audits): the types are those of the
     summed values, from the plan's schema."""
     plan = intervals.lazy().select(*(v.alias(k) for k, v in values.items())).select(
-        pl.all().sum())
+        pl.all().sum().cum_sum())  # typed as the pass above: summed, then summed along
     columns = [pl.int_range(0, n_rounds, eager=True, dtype=pl.Int64).alias("ri")]
-    columns += [pl.zeros(n_rounds, dtype, eager=True).cum_sum().alias(name)
-                for name, dtype in plan.collect_schema().items()]
+    columns += [_zeros(name, dtype, n_rounds) for name, dtype in plan.collect_schema().items()]
     return pl.DataFrame(columns)
 
 
@@ -179,20 +186,19 @@ def interval_max(intervals: pl.DataFrame, n_rounds: int, value: str) -> pl.DataF
     ``value`` for the rounds that some interval covers.
     """
     size = 1 << max(n_rounds - 1, 1).bit_length()
-    level = intervals.select((pl.col("start") + size).cast(pl.Int64).alias("l"),
-                             (pl.col("end") + size).cast(pl.Int64).alias("r"),
-                             pl.col(value).alias("value"))
+    level = one(intervals.lazy().select((pl.col("start") + size).cast(pl.Int64).alias("l"),
+                                        (pl.col("end") + size).cast(pl.Int64).alias("r"),
+                                        pl.col(value).alias("value"))
+                .filter(pl.col("l") < pl.col("r")))
     blocks = []
-    while True:
-        level = level.filter(pl.col("l") < pl.col("r"))
-        if level.height == 0:
-            break
-        blocks.append(level.filter(pl.col("l") % 2 == 1).select(
-            pl.col("l").alias("node"), "value"))
-        blocks.append(level.filter(pl.col("r") % 2 == 1).select(
-            (pl.col("r") - 1).alias("node"), "value"))
-        level = level.select(((pl.col("l") + 1) // 2).alias("l"), (pl.col("r") // 2).alias("r"),
-                             "value")
+    while level.height:  # one collect per level (issue 14, fleet audits)
+        here = level.lazy()
+        left, right, level = collect(
+            here.filter(pl.col("l") % 2 == 1).select(pl.col("l").alias("node"), "value"),
+            here.filter(pl.col("r") % 2 == 1).select((pl.col("r") - 1).alias("node"), "value"),
+            here.select(((pl.col("l") + 1) // 2).alias("l"), (pl.col("r") // 2).alias("r"),
+                        "value").filter(pl.col("l") < pl.col("r")))
+        blocks += [left, right]
     if not blocks:
         return pl.DataFrame(schema={"ri": pl.Int64, "value": intervals.schema[value]})
     best = pl.concat(blocks).group_by("node").agg(pl.col("value").max())

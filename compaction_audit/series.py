@@ -46,6 +46,7 @@ import polars as pl
 
 from compaction_audit.closure import Closure, closure
 from compaction_audit.model import Session
+from compaction_audit.plans import one
 from compaction_audit.reachability import (
     interval_max,
     interval_sum,
@@ -112,15 +113,17 @@ def build_series(session: Session, rebuilt: pl.DataFrame | None = None) -> Serie
     reach = reachable_intervals(session, links, members)
     ungrounded = ungrounded_intervals(session, links, members)
     depth = interval_max(members.filter(~is_raw), n, "depth")
-    frame = session.rounds.sort("ri").with_columns(  # ri is 0 .. n-1, as in sums
+    # one plan from here to the series (issue 14, fleet audits: one collect, not ten)
+    frame = session.rounds.lazy().sort("ri").with_columns(  # ri is 0 .. n-1, as in sums
         *sums.drop("ri").get_columns(),
         interval_sum(reach, n)["value"].alias("distinct_source_spans"),
         interval_sum(ungrounded, n)["value"].alias("ungrounded_summaries"),
-    ).join(depth.rename({"value": "summary_depth_max"}), on="ri", how="left")
+    ).join(depth.lazy().rename({"value": "summary_depth_max"}), on="ri", how="left")
     if rebuilt is None:
         frame = frame.with_columns(pl.lit(None, pl.Float64).alias("query_cosine_rebuilt"))
     else:
-        frame = frame.join(rebuilt.select("ri", "query_cosine_rebuilt"), on="ri", how="left")
+        frame = frame.join(rebuilt.lazy().select("ri", "query_cosine_rebuilt"), on="ri",
+                           how="left")
     cap = session.header.max_depth
     if cap is None:  # the largest depth seen in the whole session (spec, log-format)
         cap = max_int(session.items["depth"])
@@ -155,6 +158,6 @@ def build_series(session: Session, rebuilt: pl.DataFrame | None = None) -> Serie
     keep = ["ri", *SPEC_COLUMNS[:-4], "has_retained",
             *[c for c in session.rounds.columns if c.startswith("logged_")]]
     # the file each round's line is in (model.ROUND_SCHEMA; null: the trace itself)
-    line_file = (pl.col("line_file") if "line_file" in frame.columns
+    line_file = (pl.col("line_file") if "line_file" in session.rounds.columns
                  else pl.lit(None, pl.String).alias("line_file"))
-    return Series(frame.select(*keep, line_file), links, ungrounded, cap)
+    return Series(one(frame.select(*keep, line_file)), links, ungrounded, cap)

@@ -22,16 +22,68 @@ given need no conversion; the values and errors are typer's own.
 from __future__ import annotations
 
 import gc
+import importlib
+import importlib.util
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from types import ModuleType
 from typing import Any, get_args
 
 _command: list[bool] = []
 
 
 def as_command() -> None:
-    """This process is the ``compaction-audit`` command: :func:`loading` acts."""
+    """This process is the ``compaction-audit`` command: :func:`loading` acts, and
+    the modules of :data:`DEFERRED` load when first used (:func:`defer`)."""
     _command.append(True)
+    for name in DEFERRED:
+        defer(name)
+
+
+DEFERRED = ("importlib.metadata",)
+"""Modules imported at start-up by a dependency that no command uses: Polars imports
+``importlib.metadata`` (and with it ``email``, ``zipfile``, ``csv``) for its Iceberg
+reader only, about 10 % of ``import polars`` (15-40 ms of CPU on the machine of
+docs/performance.md; issue 14, item 4)."""
+
+
+class _Deferred(ModuleType):
+    """A module in ``sys.modules`` that imports the real one on first attribute use
+    (:func:`defer`); the import system itself reads only ``__spec__`` and ``__name__``,
+    which it has."""
+
+    def __getattr__(self, attr: str) -> Any:
+        name = self.__name__
+        if sys.modules.get(name) is self:
+            del sys.modules[name]
+        real = importlib.import_module(name)  # sets the parent package's attribute too
+        return getattr(real, attr)
+
+
+def defer(name: str) -> bool:
+    """Put a :class:`_Deferred` stand-in for the module ``name`` (of a package that is
+    already loaded) in ``sys.modules``, unless it is loaded already: ``import name``
+    then costs nothing, and the first attribute read (``name.version``, ``from name
+    import x``) imports the real module, which every later import gets.  Only in the
+    command's own process (:func:`as_command`).  Returns True when deferred."""
+    parent, _, child = name.rpartition(".")
+    if name in sys.modules or (parent and parent not in sys.modules):
+        return False  # (find_spec would import the parent)
+    try:
+        spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError):
+        return False
+    if spec is None:
+        return False
+    stub = _Deferred(name)
+    stub.__spec__ = spec
+    if spec.submodule_search_locations is not None:  # a package: its submodules load
+        stub.__path__ = list(spec.submodule_search_locations)  # without it, then once
+    sys.modules[name] = stub
+    if parent:
+        setattr(sys.modules[parent], child, stub)
+    return True
 
 
 @contextmanager

@@ -119,6 +119,47 @@ def test_an_audit_of_one_trace_without_a_config_file_loads_no_pool_nor_toml(
     assert (tmp_path / "out.txt").stat().st_size > 0
 
 
+def test_an_audit_does_not_load_what_polars_imports_for_iceberg_only() -> None:
+    """Polars imports importlib.metadata (with email, zipfile, csv) for its Iceberg
+    reader; the command defers it (startup.DEFERRED): loaded on first use only (a path
+    option, coerced by typer through pydantic, uses it)."""
+    argv = ["compaction-audit", "audit", "--isolated", str(SAMPLES / "faithfulness.jsonl")]
+    code = (f"import sys\nsys.argv = {argv!r}\n"
+            "from compaction_audit.__main__ import run\n"
+            "try:\n    run()\nexcept SystemExit:\n    pass\n"
+            "meta = sys.modules['importlib.metadata']\n"
+            "print(type(meta).__name__, 'email' in sys.modules, file=sys.stderr)\n"
+            "import importlib.metadata\n"
+            "from importlib.metadata import version\n"
+            "print(version('polars') == importlib.metadata.version('polars'), "
+            "type(sys.modules['importlib.metadata']).__name__, file=sys.stderr)\n")
+    done = _python(code)
+    assert done.stderr.strip().splitlines()[-2:] == ["_Deferred False", "True module"]
+    assert "faithfulness.jsonl" in done.stdout
+
+
+def test_a_deferred_module_loads_on_first_use_and_is_left_alone_when_loaded() -> None:
+    code = ("import sys\nfrom compaction_audit import startup\n"
+            "assert startup.defer('os') is False\n"  # loaded already: left alone
+            "assert startup.defer('no_such_module_anywhere') is False\n"
+            "assert startup.defer('xml.dom.minidom') is False\n"  # parent not loaded
+            "assert startup.defer('tomllib') is True\n"
+            "import tomllib\n"
+            "assert type(sys.modules['tomllib']).__name__ == '_Deferred'\n"
+            "print(tomllib.loads('a = 1'), type(sys.modules['tomllib']).__name__)\n")
+    done = _python(code)
+    assert done.stdout.strip() == "{'a': 1} module", done.stderr
+    # a submodule imported first loads once, and the real package then uses it
+    code = ("import sys\nfrom compaction_audit import startup\n"
+            "assert startup.defer('tomllib') is True\n"
+            "import tomllib._parser as parser\n"
+            "print(type(sys.modules['tomllib']).__name__)\n"
+            "import tomllib\n"
+            "print(tomllib.loads('a = 1'), tomllib.loads is parser.loads)\n")
+    done = _python(code)
+    assert done.stdout.split("\n")[:2] == ["_Deferred", "{'a': 1} True"], done.stderr
+
+
 def test_an_audit_of_a_session_without_text_loads_no_model(tmp_path: Path) -> None:
     from compaction_audit.simulate.scale import write_scale_session
 

@@ -25,7 +25,8 @@ import polars as pl
 from compaction_audit.emptyframes import kept_for_schemas
 from compaction_audit.limits import Limit
 from compaction_audit.model import Session
-from compaction_audit.reachability import interval_sum, resolvable_end
+from compaction_audit.plans import collect, one
+from compaction_audit.reachability import interval_sum, interval_sums, resolvable_end
 from compaction_audit.recall import extract as ext
 from compaction_audit.recall import textwork
 from compaction_audit.recall.harm import asked_again, reuse
@@ -117,16 +118,16 @@ def typed_items(session: Session) -> pl.DataFrame:
     null = "\x00"  # joins on (source, text) with nulls as a value no log text holds
     keys = [pl.col("source").fill_null(null).alias("_src"),
             pl.col("text").fill_null(null).alias("_txt")]
-    spans = items.filter(pl.col("kind") == "span").select(*keys, "source", "text").unique(
-        subset=["_src", "_txt"])
+    spans = one(items.lazy().filter(pl.col("kind") == "span").select(*keys, "source", "text")
+                .unique(subset=["_src", "_txt"]))  # plans.one: one query, not three
     types = [span_type(src, text) for src, text in zip(spans["source"].to_list(),
                                                         spans["text"].to_list(), strict=True)]
     table = spans.select("_src", "_txt").with_columns(pl.Series("stype", types, pl.String))
     del spans, types
-    stype = (items.select(pl.col("kind"), *keys).with_row_index("_row")
-             .join(table, on=["_src", "_txt"], how="left").sort("_row")
-             .select(pl.when(pl.col("kind") == "span").then(pl.col("stype"))
-                     .otherwise(pl.lit("prose")).alias("stype")))
+    stype = one(items.lazy().select(pl.col("kind"), *keys).with_row_index("_row")
+                .join(table.lazy(), on=["_src", "_txt"], how="left").sort("_row")
+                .select(pl.when(pl.col("kind") == "span").then(pl.col("stype"))
+                        .otherwise(pl.lit("prose")).alias("stype")))
     return items.with_columns(stype.to_series())
 
 
@@ -290,7 +291,10 @@ def _occurrences(session: Session, series: Series,
     :func:`_text_work`) is compared with its own children only."""
     found_in = extracted if extracted is not None else Extracted()
     items = items if items is not None else typed_items(session)
-    spans = items.filter((pl.col("kind") == "span") & pl.col("text").is_not_null())
+    spans, summaries = collect(  # plans.collect: a few queries, not one per step
+        items.lazy().filter((pl.col("kind") == "span") & pl.col("text").is_not_null()),
+        items.lazy().filter((pl.col("kind") == "summary") & pl.col("text").is_not_null())
+        .select("id", "text"))
     # the discriminators of each distinct (text, type), made in Python once per text
     # and joined to the spans that hold it
     # (rows name their (text, type) by its index in ``distinct``: a text repeated on
@@ -298,8 +302,8 @@ def _occurrences(session: Session, series: Series,
     # issue 11, class 5, fresh pass F3's class)
     rows: dict[str, list[Any]] = {"_d": [], "pos": [], "key": [], "kind": [],
                                   "text": [], "rank": [], "line": []}
-    distinct = spans.select("text", "stype").unique().with_row_index("_d").with_columns(
-        pl.col("_d").cast(pl.Int64))
+    distinct = one(spans.lazy().select("text", "stype").unique().with_row_index("_d")
+                   .with_columns(pl.col("_d").cast(pl.Int64)))
     for index, body, stype in zip(distinct["_d"].to_list(), distinct["text"].to_list(),
                                   distinct["stype"].to_list(), strict=True):
         for pos, d in enumerate(found_in[(body, stype)]):
@@ -315,21 +319,21 @@ def _occurrences(session: Session, series: Series,
                                        "key": pl.String, "kind": pl.String, "text": pl.String,
                                        "rank": pl.Int64, "line": pl.Int64})
     del rows
-    held_by = (spans.select("id", pl.col("text").alias("body"), "stype").with_row_index("_row")
-               .join(distinct.rename({"text": "body"}), on=["body", "stype"])
-               .select("_row", "id", "_d").join(table, on="_d").sort("_row", "pos"))
+    held_plan = (spans.lazy().select("id", pl.col("text").alias("body"), "stype")
+                 .with_row_index("_row")
+                 .join(distinct.lazy().rename({"text": "body"}), on=["body", "stype"])
+                 .select("_row", "id", "_d").join(table.lazy(), on="_d").sort("_row", "pos"))
     del distinct
-    bodies = spans.select(pl.col("id"), pl.col("text").alias("body"), "stype")
-    occ = held_by.select("key", "id", "kind", "text", "rank", "line").join(
-        items.select("id", "stype"), on="id", how="left")
+    held_by, occ = collect(held_plan, held_plan.select(
+        "key", "id", "kind", "text", "rank", "line").join(
+        items.lazy().select("id", "stype"), on="id", how="left"))
     occ, names = _prose_names(session, items, occ)
-    summaries = items.filter((pl.col("kind") == "summary")
-                             & pl.col("text").is_not_null()).select("id", "text")
     if held_by.height == 0 or summaries.height == 0:  # no (summary text, leaf) pair
         return occ, pl.DataFrame(schema={"key": pl.String, "id": pl.String}), names
     # texts are named by index in every pair (a summary of 200 KB over 5,000 leaves
     # copied its text onto each pair and aborted the process: issue 11, class 5, the
     # sixth adversarial pass's F1); Python reads each distinct text once
+    bodies = spans.select(pl.col("id"), pl.col("text").alias("body"), "stype")
     leaf_texts = (held_by.select(pl.col("id").alias("leaf")).unique()
                   .join(bodies.rename({"id": "leaf"}), on="leaf"))
     texts_b = (leaf_texts.select("body", "stype").unique().with_row_index("_b")
@@ -413,15 +417,17 @@ def _prose_names(session: Session, items: pl.DataFrame, occ: pl.DataFrame
     names = occ.filter(is_name)
     if names.height == 0:
         return occ, names
-    life = items.select("id", pl.col("ri").alias("born"),
-                        resolvable_end(session).alias("gone"))
-    prose = (occ.filter(pl.col("stype").is_in(("prose", "spec")))
+    life = items.lazy().select("id", pl.col("ri").alias("born"),
+                               resolvable_end(session).alias("gone"))
+    prose = (occ.lazy().filter(pl.col("stype").is_in(("prose", "spec")))
              .join(life, on="id").group_by("key").agg(pl.col("born").min().alias("said")))
-    used = (names.join(life, on="id").join(prose, on="key")
+    named = names.lazy()
+    used = (named.join(life, on="id").join(prose, on="key")
             .filter(pl.col("said") <= pl.col("gone")).select("key", "id").unique())
-    kept_names = names.join(used, on=["key", "id"], how="semi")
-    left_out = names.join(used, on=["key", "id"], how="anti")
-    return pl.concat([occ.filter(~is_name), kept_names]), left_out
+    kept_names = named.join(used, on=["key", "id"], how="semi")
+    left_out = named.join(used, on=["key", "id"], how="anti")
+    kept, out = collect(pl.concat([occ.lazy().filter(~is_name), kept_names]), left_out)
+    return kept, out
 
 
 def _merge(intervals: pl.DataFrame, by: str) -> pl.DataFrame:
@@ -437,17 +443,17 @@ def _merge(intervals: pl.DataFrame, by: str) -> pl.DataFrame:
     low = int(intervals["start"].min())  # type: ignore[arg-type]
     width = int(intervals["end"].max()) - low + 1  # type: ignore[arg-type]
     lead = pl.col("_code").cast(pl.Int64) * width - low
-    keyed = (
-        intervals.select(by, "start", "end",
-                         pl.col(by).cast(pl.Categorical).to_physical().alias("_code"))
+    keyed = one(  # collected once, so that the starts and the ends read the same codes
+        intervals.lazy().select(by, "start", "end",
+                                pl.col(by).cast(pl.Categorical).to_physical().alias("_code"))
         .with_columns((lead + pl.col("start")).alias("_key"), (lead + pl.col("end")).alias("_to"))
         .sort("_key")
         .with_columns(pl.col("_to").cum_max())
-    )
+    ).lazy()
     new = (pl.col("_key") > pl.col("_to").shift(1)).fill_null(True)
-    flags = keyed.select(new.alias("new"), new.shift(-1).fill_null(True).alias("last"))
-    starts = keyed.filter(flags["new"]).select(by, "start")
-    ends = keyed.filter(flags["last"]).select((pl.col("_to") - lead).alias("end"))
+    flagged = keyed.with_columns(new.alias("_new"), new.shift(-1).fill_null(True).alias("_last"))
+    starts, ends = collect(flagged.filter("_new").select(by, "start"),
+                           flagged.filter("_last").select((pl.col("_to") - lead).alias("end")))
     return starts.hstack(ends).sort(by, "start")
 
 
@@ -456,18 +462,18 @@ def _without_names(folds: pl.DataFrame, names: pl.DataFrame) -> pl.DataFrame:
     left out of each ``dropped`` list: a fold does not lose what was never a fact."""
     if names.height == 0 or folds.filter(pl.col("dropped").list.len() > 0).height == 0:
         return folds
-    rows = (folds.with_row_index("_row").explode("dropped")
+    rows = (folds.lazy().with_row_index("_row").explode("dropped")  # one plan (issue 14)
             .with_columns((pl.col("dropped").struct.field("kind") + ":"
                            + pl.col("dropped").struct.field("norm")).alias("_key"))
-            .join(names.select(pl.col("key").alias("_key"), pl.col("id").alias("child"),
-                               pl.lit(True).alias("_name")).unique(),
+            .join(names.lazy().select(pl.col("key").alias("_key"), pl.col("id").alias("child"),
+                                      pl.lit(True).alias("_name")).unique(),
                   on=["_key", "child"], how="left"))
     kept = (rows.filter(pl.col("dropped").is_not_null() & pl.col("_name").is_null())
             .group_by("_row").agg(pl.col("dropped")))
-    indexed = folds.with_row_index("_row").drop("dropped")
+    indexed = folds.lazy().with_row_index("_row").drop("dropped")
     unmatched = indexed.join(kept, on="_row", how="anti").with_columns(  # as in _lost_by_fold
-        pl.lit(None, kept.schema["dropped"]).alias("dropped"))
-    return (pl.concat([indexed.join(kept, on="_row", how="inner"), unmatched])
+        pl.lit(None, kept.collect_schema()["dropped"]).alias("dropped"))
+    return one(pl.concat([indexed.join(kept, on="_row", how="inner"), unmatched])
             .sort("_row").drop("_row")
             .with_columns(pl.col("dropped").fill_null(pl.lit([], DROP_SCHEMA))
                           .cast(DROP_SCHEMA))
@@ -495,19 +501,13 @@ def analyse(session: Session, series: Series, items: pl.DataFrame | None = None,
     del extracted, survived  # the text tables are not read again: free them early
     life = session.items.select("id", pl.col("ri").alias("born"),
                                 resolvable_end(session).alias("gone"))
-    recoverable = pl.concat([
-        occ.select("key", "id").unique().join(life, on="id")
+    recoverable = one(pl.concat([  # one plan (issue 14, fleet audits)
+        occ.lazy().select("key", "id").unique().join(life.lazy(), on="id")
         .select("key", pl.col("born").alias("start"), pl.col("gone").alias("end")),
-        held.join(session.membership, on="id").select("key", "start", "end"),
-    ]).filter(pl.col("start") < pl.col("end"))
-    merged = _merge(recoverable, "key")
-    gaps = (
-        merged.with_columns(pl.col("start").shift(-1).over("key").fill_null(n).alias("next"))
-        .select("key", pl.col("end").alias("start"), pl.col("next").alias("end"))
-        .filter(pl.col("start") < pl.col("end"))
-    )
-    drops = (
-        folds.filter(pl.col("dropped").list.len() > 0).explode("dropped")
+        held.lazy().join(session.membership.lazy(), on="id").select("key", "start", "end"),
+    ]).filter(pl.col("start") < pl.col("end")))
+    drops_plan = (
+        folds.lazy().filter(pl.col("dropped").list.len() > 0).explode("dropped")
         .select(pl.col("dropped").struct.field("kind").alias("k"),
                 pl.col("dropped").struct.field("norm").alias("norm"), "fold", "ri", "line",
                 "child")
@@ -515,16 +515,23 @@ def analyse(session: Session, series: Series, items: pl.DataFrame | None = None,
                 "child")
         .sort("ri")
     )
-    dropped_keys = drops.group_by("key", maintain_order=True).first()
-    gaps = gaps.join(dropped_keys.select("key", pl.lit(True).alias("by_fold")), on="key",
-                     how="left").with_columns(pl.col("by_fold").fill_null(False))
-    first_seen = occ.join(life, on="id").group_by("key").agg(
+    dropped_keys = drops_plan.group_by("key", maintain_order=True).first()
+    gaps_plan = (
+        _merge(recoverable, "key").lazy()
+        .with_columns(pl.col("start").shift(-1).over("key").fill_null(n).alias("next"))
+        .select("key", pl.col("end").alias("start"), pl.col("next").alias("end"))
+        .filter(pl.col("start") < pl.col("end"))
+        .join(dropped_keys.select("key", pl.lit(True).alias("by_fold")), on="key", how="left")
+        .with_columns(pl.col("by_fold").fill_null(False))
+    )
+    first_seen_plan = occ.lazy().join(life.lazy(), on="id").group_by("key").agg(
         pl.col("born").min().alias("start")).with_columns(pl.lit(n, pl.Int64).alias("end"))
-    debt = (
-        interval_sum(first_seen, n).rename({"value": "discriminators_seen"})
-        .join(interval_sum(gaps, n).rename({"value": "recall_debt"}), on="ri")
-        .join(interval_sum(gaps, n, pl.col("by_fold").cast(pl.Int64))
-              .rename({"value": "recall_debt_fold"}), on="ri")
+    drops, gaps, first_seen = collect(drops_plan, gaps_plan, first_seen_plan)
+    debt = one(
+        interval_sum(first_seen, n).lazy().rename({"value": "discriminators_seen"})
+        .join(interval_sums(gaps, n, {"recall_debt": pl.lit(1, pl.Int64),
+                                      "recall_debt_fold": pl.col("by_fold").cast(pl.Int64)})
+              .lazy(), on="ri")
         .with_columns((pl.col("recall_debt") - pl.col("recall_debt_fold"))
                       .alias("recall_debt_eviction"))
         .sort("ri")
@@ -578,18 +585,18 @@ def _fold_losses_of(session: Session, drops: pl.DataFrame, occ: pl.DataFrame,
     keeping summary over its membership; a drop is a loss when ``ri`` falls in no merged
     interval of its key.  Columns ``key``, ``start`` (= ``ri``), ``by_fold`` (true)."""
     at = drops.select("key", "ri").unique()
-    keys = at.select("key").unique()
-    strict = pl.concat([
-        occ.select("key", "id").unique().join(keys, on="key").join(life, on="id")
+    keys = at.lazy().select("key").unique()
+    strict = one(pl.concat([  # one plan (issue 14, fleet audits)
+        occ.lazy().select("key", "id").unique().join(keys, on="key").join(life.lazy(), on="id")
         .select("key", (pl.col("born") + 1).alias("start"), pl.col("gone").alias("end")),
-        held.join(keys, on="key").join(session.membership, on="id")
+        held.lazy().join(keys, on="key").join(session.membership.lazy(), on="id")
         .select("key", "start", "end"),
-    ]).filter(pl.col("start") < pl.col("end"))
-    covered = (at.join(_merge(strict, "key"), on="key")
+    ]).filter(pl.col("start") < pl.col("end")))
+    covered = (at.lazy().join(_merge(strict, "key").lazy(), on="key")
                .filter((pl.col("start") <= pl.col("ri")) & (pl.col("ri") < pl.col("end")))
                .select("key", "ri"))
-    return (at.join(covered, on=["key", "ri"], how="anti")
-            .select("key", pl.col("ri").alias("start"), pl.lit(True).alias("by_fold")))
+    return one(at.lazy().join(covered, on=["key", "ri"], how="anti")
+               .select("key", pl.col("ri").alias("start"), pl.lit(True).alias("by_fold")))
 
 
 def _lost_table(session: Session, items: pl.DataFrame, occ: pl.DataFrame,
@@ -620,44 +627,48 @@ def _lost_rows(session: Session, items: pl.DataFrame, occ: pl.DataFrame,
     back there; null when nothing did.  A person's span is not a re-read: a person who
     names the fact again is asking about it (``asked_again_round``), and a question that
     names an identifier does not bring back the value it stood for."""
-    rounds = session.rounds.select("ri", "round", "line")
-    first = losses.sort("start", descending=False).group_by("key", maintain_order=True).agg(
-        pl.col("start").first(), pl.col("by_fold").any())
-    spans = items.select("id", pl.col("ri").alias("born"), "source", "source_line")
-    source = (occ.rename({"line": "text_line"}).join(spans, on="id").sort("born")
+    # a few plans, each collected once (issue 14, fleet audits): the lost rows and the
+    # user spans, which asked_again and reuse read as frames, then the table
+    rounds = session.rounds.lazy().select("ri", "round", "line")
+    first = losses.lazy().sort("start", descending=False).group_by(
+        "key", maintain_order=True).agg(pl.col("start").first(), pl.col("by_fold").any())
+    spans = items.lazy().select("id", pl.col("ri").alias("born"), "source", "source_line")
+    source = (occ.lazy().rename({"line": "text_line"}).join(spans, on="id").sort("born")
               .group_by("key", maintain_order=True).first())
-    fold_at = (first.select("key", "start").join(drops, on="key")
+    fold_at = (first.select("key", "start").join(drops.lazy(), on="key")
                .filter(pl.col("ri") <= pl.col("start")).sort("ri", descending=True)
                .group_by("key", maintain_order=True).first()
                .join(rounds.select("ri", "round"), on="ri")
                .select("key", "fold", pl.col("round").alias("fold_round"),
                        pl.col("line").alias("fold_line")))
-    lost = (
+    lost_plan = (
         first.join(source, on="key")
         .join(rounds.rename({"ri": "start", "round": "lost_round", "line": "lost_line"}),
               on="start")
         .join(fold_at, on="key", how="left")
     )
-    user_spans = items.filter((pl.col("kind") == "span") & (pl.col("source") == "user")
-                              & (pl.col("stype") != "harness") & pl.col("text").is_not_null())
+    user_plan = items.lazy().filter(
+        (pl.col("kind") == "span") & (pl.col("source") == "user")
+        & (pl.col("stype") != "harness") & pl.col("text").is_not_null())
+    lost, user_spans = collect(lost_plan, user_plan)
     # a bare number (a quantity without a unit) never counts alone (issue 12, point 5):
     # only asked_again judges it, with the words stated with it
-    users = occ.filter(~(pl.col("key").str.starts_with("quantity:")
-                         & ~pl.col("key").str.contains(" "))).join(
-        user_spans.select("id", "ri", "round"), on="id")
+    users = occ.lazy().filter(~(pl.col("key").str.starts_with("quantity:")
+                                & ~pl.col("key").str.contains(" "))).join(
+        user_spans.lazy().select("id", "ri", "round"), on="id")
     again = (pl.concat([
-        lost.select("key", "start").join(users, on="key").select("key", "start", "id", "ri",
-                                                                 "round"),
+        lost.lazy().select("key", "start").join(users, on="key").select(
+            "key", "start", "id", "ri", "round"),
         # in a total order: past its cap the check stops at the same item every run
         asked_again(lost.select("key", "kind", "text", "start").sort("start", "key"),
-                    user_spans.select("id", "ri", "round", "text"), limits),
+                    user_spans.select("id", "ri", "round", "text"), limits).lazy(),
     ]).filter(pl.col("ri") > pl.col("start")).sort("ri", "id")
         .group_by("key", maintain_order=True)
         .agg(pl.col("id").first().alias("asked_again_span"),
              pl.col("round").first().alias("asked_again_round")))
     reread = (
-        lost.select("key", "start", pl.col("id").alias("src"))
-        .join(occ.select("key", "id").join(spans, on="id"), on="key")
+        lost.lazy().select("key", "start", pl.col("id").alias("src"))
+        .join(occ.lazy().select("key", "id").join(spans, on="id"), on="key")
         .filter((pl.col("born") >= pl.col("start")) & (pl.col("id") != pl.col("src"))
                 & (pl.col("source") != "user"))
         .join(rounds.select(pl.col("ri").alias("born"), "round"), on="born")
@@ -669,8 +680,8 @@ def _lost_rows(session: Session, items: pl.DataFrame, occ: pl.DataFrame,
     reused = reuse(lost.select("key", "start", pl.col("id").alias("span")),
                    pl.concat([occ.select("key", "id"), names.select("key", "id")]), items,
                    session.rounds)
-    return (
-        lost.join(again, on="key", how="left").join(reused, on="key", how="left")
+    return one(
+        lost.lazy().join(again, on="key", how="left").join(reused.lazy(), on="key", how="left")
         .join(reread, on="key", how="left")
         .select("kind", "text", "rank", pl.col("id").alias("span"),
                 pl.col("source").alias("span_source"), pl.col("stype").alias("span_type"),
@@ -698,32 +709,37 @@ def _floor(session: Session, series: Series, occ: pl.DataFrame, held: pl.DataFra
     floor = session.header.recall_floor
     empty = pl.DataFrame(schema={"leaf": pl.String, "start": pl.Int64, "end": pl.Int64,
                                  "rank": pl.Int64, "source": pl.String})
-    accounted = session.items.filter(pl.col("accounting").is_not_null()).select("id")
-    accounted_children = session.edges.join(accounted, left_on="parent", right_on="id")
-    discriminating = pl.concat([
-        occ.select("id").unique(),
-        session.items.filter((pl.col("kind") == "span")
-                             & (pl.col("salience_class") == "discriminating")).select("id"),
-    ]).unique().join(accounted_children, left_on="id", right_on="child", how="anti")
-    if floor == 0 or discriminating.height == 0:
+    if floor == 0:
         return empty
-    need = occ.group_by("id").agg(pl.col("key").n_unique().alias("need"))
-    summaries = session.items.filter(pl.col("kind") == "summary").select("id")
-    covering = (series.closure.join(summaries, left_on="item", right_on="id")
-                .join(discriminating, left_on="leaf", right_on="id")
-                .join(session.membership, left_on="item", right_on="id"))
+    accounted = session.items.lazy().filter(pl.col("accounting").is_not_null()).select("id")
+    accounted_children = session.edges.lazy().join(accounted, left_on="parent", right_on="id")
+    discriminating = one(pl.concat([  # one plan (issue 14, fleet audits)
+        occ.lazy().select("id").unique(),
+        session.items.lazy().filter((pl.col("kind") == "span")
+                                    & (pl.col("salience_class") == "discriminating"))
+        .select("id"),
+    ]).unique().join(accounted_children, left_on="id", right_on="child", how="anti"))
+    if discriminating.height == 0:
+        return empty
+    summaries = session.items.lazy().filter(pl.col("kind") == "summary").select("id")
+    need, covering = collect(  # plans.collect (issue 14, fleet audits)
+        occ.lazy().group_by("id").agg(pl.col("key").n_unique().alias("need")),
+        series.closure.lazy().join(summaries, left_on="item", right_on="id")
+        .join(discriminating.lazy(), left_on="leaf", right_on="id")
+        .join(session.membership.lazy(), left_on="item", right_on="id"))
     # (summary, leaf) pairs whose summary text keeps every key of the leaf; only pairs
     # of the closure are counted (joining held and occ on the key alone pairs every
     # summary with every span sharing a common key: quadratic in long sessions)
-    preserving = covering.join(_keeps(covering, occ, held, need),
-                               left_on=["item", "leaf"], right_on=["id", "leaf"])
-    own = discriminating.join(life, on="id").select(
+    preserving = covering.lazy().join(_keeps(covering, occ, held, need).lazy(),
+                                      left_on=["item", "leaf"], right_on=["id", "leaf"])
+    own = discriminating.lazy().join(life.lazy(), on="id").select(
         pl.col("id").alias("leaf"), pl.col("born").alias("start"), pl.col("gone").alias("end"))
-    events = pl.concat([
-        covering.select("leaf", pl.col("start").alias("ri"), pl.lit(1).alias("cov"),
-                        pl.lit(0).alias("ref")),
-        covering.select("leaf", pl.col("end").alias("ri"), pl.lit(-1).alias("cov"),
-                        pl.lit(0).alias("ref")),
+    covering_plan = covering.lazy()
+    events_plan = pl.concat([
+        covering_plan.select("leaf", pl.col("start").alias("ri"), pl.lit(1).alias("cov"),
+                             pl.lit(0).alias("ref")),
+        covering_plan.select("leaf", pl.col("end").alias("ri"), pl.lit(-1).alias("cov"),
+                             pl.lit(0).alias("ref")),
         pl.concat([own, preserving.select("leaf", "start", "end")]).select(
             "leaf", pl.col("start").alias("ri"), pl.lit(0).alias("cov"),
             pl.lit(1).alias("ref")),
@@ -735,11 +751,12 @@ def _floor(session: Session, series: Series, occ: pl.DataFrame, held: pl.DataFra
     # leaves numbered, and the running sums per leaf taken from one cumulative sum over
     # the rows sorted by (leaf number, round) less its value where the leaf starts: no
     # sort of strings and no window per leaf over every event (issue 14)
-    numbered = events.select(pl.col("leaf").unique()).with_row_index("_leaf")
+    events, numbered = collect(  # numbered once: both joins below read the same numbers
+        events_plan, events_plan.select(pl.col("leaf").unique()).with_row_index("_leaf"))
     first = (pl.col("_leaf") != pl.col("_leaf").shift(1)).fill_null(True)
     same_next = (pl.col("_leaf").shift(-1) == pl.col("_leaf")).fill_null(False)
-    state = (
-        events.join(numbered, on="leaf").group_by("_leaf", "ri")
+    state = one(
+        events.lazy().join(numbered.lazy(), on="leaf").group_by("_leaf", "ri")
         .agg(pl.col("cov", "ref").sum()).sort("_leaf", "ri")
         .with_columns([(pl.col(c).cum_sum()
                         - pl.when(first).then(pl.col(c).cum_sum() - pl.col(c)).forward_fill())
@@ -747,22 +764,22 @@ def _floor(session: Session, series: Series, occ: pl.DataFrame, held: pl.DataFra
                       + [pl.when(same_next).then(pl.col("ri").shift(-1)).otherwise(n)
                          .alias("end")])
         .filter((pl.col("cov") > 0) & (pl.col("ref") < floor) & (pl.col("ri") < n))
-        .join(numbered, on="_leaf").drop("_leaf")
+        .join(numbered.lazy(), on="_leaf").drop("_leaf")
     )
     if state.height == 0:
         return empty
-    worst = occ.group_by("id").agg(pl.col("rank").max().alias("rank"))
+    worst = occ.lazy().group_by("id").agg(pl.col("rank").max().alias("rank"))
     # adjacent segments of one leaf become one interval: a span is "new" below the floor
     # only at the start of an interval
     prev_end = pl.col("end").shift(1).over("leaf")
-    return (
-        state.select("leaf", "ri", "end").sort("leaf", "ri")
+    return one(
+        state.lazy().select("leaf", "ri", "end").sort("leaf", "ri")
         .with_columns((prev_end.is_null() | (pl.col("ri") != prev_end)).cast(pl.Int64)
                       .cum_sum().alias("_run"))
         .group_by("leaf", "_run").agg(pl.col("ri").min().alias("start"), pl.col("end").max())
         .drop("_run")
         .join(worst, left_on="leaf", right_on="id", how="left")
-        .join(session.items.select("id", "source"), left_on="leaf", right_on="id")
+        .join(session.items.lazy().select("id", "source"), left_on="leaf", right_on="id")
         .sort("start", "leaf")
     )
 
@@ -777,9 +794,13 @@ def _keeps(covering: pl.DataFrame, occ: pl.DataFrame, held: pl.DataFrame,
     key counts nothing), so that a closure of 1.4 million pairs over leaves of 8 keys
     (the ``text-chain`` shape) does not hold 11 million rows of strings (1 GB; issue 11,
     class 5)."""
-    keys = held.select("key").unique().with_row_index("_k")
-    codes = pl.concat([covering.select(pl.col("item").alias("id")),
-                       covering.select(pl.col("leaf").alias("id"))]).unique().with_row_index("_i")
+    keys, codes = collect(  # the codes in one collect (issue 14, fleet audits)
+        held.lazy().select("key").unique().with_row_index("_k"),
+        pl.concat([covering.lazy().select(pl.col("item").alias("id")),
+                   covering.lazy().select(pl.col("leaf").alias("id"))])
+        .unique().with_row_index("_i"))
+    # the joins below stay eager: their sizes are what class 5 bounds (measured in
+    # tests/recall/test_survival_cap.py)
     pairs = (covering.select(pl.col("item").alias("id"), "leaf").unique()
              .join(codes.rename({"_i": "_s"}), on="id")
              .join(codes.rename({"id": "leaf", "_i": "_l"}), on="leaf"))

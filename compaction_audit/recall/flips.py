@@ -27,13 +27,15 @@ def flips(folds: pl.DataFrame, items: pl.DataFrame) -> pl.DataFrame:
     """
     schema = {"ri": pl.Int64, "fold": pl.String, "child": pl.String, "kind": pl.String,
               "text": pl.String, "sentence": pl.String}
+    rows: dict[str, list[Any]] = {name: [] for name in schema}
+    if not folds.height:  # no fold (most small traces): no row, without a query
+        return pl.DataFrame(rows, schema=schema)
     cand = (folds.filter((pl.col("dropped").list.len() > 0)
                          & (pl.col("child_type") != "harness"))
             .explode("dropped").unnest("dropped")
             .filter(pl.col("kind").is_in(_FLIP_KINDS))
             .join(items.select(pl.col("id").alias("fold"), pl.col("text").alias("ft")),
                   on="fold"))
-    rows: dict[str, list[Any]] = {name: [] for name in schema}
     for ri, fold, child, kind, text, norm, fold_text in cand.select(
             "ri", "fold", "child", "kind", "text", "norm", "ft").iter_rows():
         d = ext.Discriminator(ext.Kind(kind), text, norm, 0, len(text))

@@ -37,6 +37,7 @@ from __future__ import annotations
 import polars as pl
 
 from compaction_audit.emptyframes import when_empty
+from compaction_audit.plans import one
 
 TIER_NAMES: dict[int, str] = {
     1: "asked again", 2: "typed by a person", 3: "spec requirement",
@@ -224,23 +225,25 @@ def rank_lost(lost: pl.DataFrame, items: pl.DataFrame | None = None) -> pl.DataF
     holds several task specs ends with the latest), then the kind's rank (worst
     first), then the text.
     """
-    ranked = add_tiers(lost).filter(pl.col("span_type") != "harness")
-    if "span_line" not in ranked.columns:
+    tiered = add_tiers(lost)
+    columns = tiered.columns
+    ranked = tiered.lazy().filter(pl.col("span_type") != "harness")  # one plan (issue 14)
+    if "span_line" not in columns:
         ranked = ranked.with_columns(pl.lit(None, pl.Int64).alias("span_line"))
     if items is not None:
-        where = items.select(pl.col("id").alias("span"), pl.col("line").alias("_line"),
-                             pl.int_range(pl.len(), dtype=pl.Int64).alias("_order"))
+        where = items.lazy().select(pl.col("id").alias("span"), pl.col("line").alias("_line"),
+                                    pl.int_range(pl.len(), dtype=pl.Int64).alias("_order"))
         ranked = (ranked.join(where, on="span", how="left", maintain_order="left")
                   .with_columns(pl.col("span_line").fill_null(pl.col("_line"))
                                 .cast(pl.Int64)))
     else:
         ranked = ranked.with_columns(pl.lit(None, pl.Int64).alias("_order"))
-    if "text_line" not in ranked.columns:
+    if "text_line" not in columns:
         ranked = ranked.with_columns(pl.lit(None, pl.Int64).alias("text_line"))
-    return (ranked.sort(["tier", "span_line", "_order", "text_line", "rank", "text"],
-                        descending=[False, True, True, True, True, False], nulls_last=True,
-                        maintain_order=True)
-            .drop("_line", "_order", strict=False))
+    return one(ranked.sort(["tier", "span_line", "_order", "text_line", "rank", "text"],
+                           descending=[False, True, True, True, True, False], nulls_last=True,
+                           maintain_order=True)
+               .drop("_line", "_order", strict=False))
 
 
 def tier_counts(ranked: pl.DataFrame) -> dict[int, int]:

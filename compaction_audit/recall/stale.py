@@ -213,6 +213,8 @@ def stale(session: Session, items: pl.DataFrame,
         "done_next": pl.List(pl.Struct({"item": pl.String, "span": pl.String}))}
     rows: dict[str, list[Any]] = {name: [] for name in schema}
     texts = items.filter((pl.col("kind") == "summary") & pl.col("text").is_not_null())
+    if not texts.height:  # no summary text: no predecessor to repeat
+        return pl.DataFrame(rows, schema=schema)
     # each summary with its latest summary child (its predecessor), by round, line,
     # then order in the summary's children (two summaries of one record share a line)
     pairs = (session.edges.with_row_index("e_pos")

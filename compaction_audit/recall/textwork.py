@@ -41,6 +41,7 @@ import polars as pl
 
 from compaction_audit.childproc import in_worker_process
 from compaction_audit.model import Session
+from compaction_audit.plans import collect
 from compaction_audit.recall import extract as ext
 from compaction_audit.recall import survival as surv
 from compaction_audit.recall import textearly
@@ -206,17 +207,17 @@ def job_texts(session: Session, items: pl.DataFrame
     hold no discriminator without extracting them: one vectorized pass
     (:data:`~compaction_audit.recall.prefilter.MAY_HOLD`) sets aside the texts the
     pattern does not match, and harness text is never read."""
-    keyed = items.select("id", "kind", "text", "stype").filter(pl.col("text").is_not_null())
-    children = session.edges.select(pl.col("child").alias("id")).unique()
-    folded = keyed.join(children, on="id")
-    distinct = pl.concat([  # summaries first: CA305 reads them before the analysis
+    keyed, children = collect(  # plans.collect: a few queries, not one per step
+        items.lazy().select("id", "kind", "text", "stype").filter(pl.col("text").is_not_null()),
+        session.edges.lazy().select(pl.col("child").alias("id")).unique())
+    folded = keyed.join(children, on="id").lazy()
+    every = pl.concat([  # summaries first: CA305 reads them before the analysis
         folded.filter(pl.col("kind") == "summary").select("text", "stype"),
-        keyed.filter(pl.col("kind") == "span").select("text", "stype"),
+        keyed.lazy().filter(pl.col("kind") == "span").select("text", "stype"),
         folded.select("text", "stype"),
     ]).unique(maintain_order=True)
     maybe = pl.col("text").str.contains(MAY_HOLD) & (pl.col("stype") != "harness")
-    empty = distinct.filter(~maybe)
-    distinct = distinct.filter(maybe)
+    distinct, empty = collect(every.filter(maybe), every.filter(~maybe))
     return (distinct,
             list(zip(distinct["text"].to_list(), distinct["stype"].to_list(), strict=True)),
             list(zip(empty["text"].to_list(), empty["stype"].to_list(), strict=True)))
@@ -313,29 +314,33 @@ class TextJobs:
         self.groups = []
         if not self.texts:
             return
-        keyed = items.select("id", "text", "stype").filter(pl.col("text").is_not_null())
-        summary_text = items.filter(pl.col("kind") == "summary").select(
+        # one plan for the numbered summary texts and one for the groups, collected
+        # together (issue 14, fleet audits); every step is in a total order
+        keyed = items.lazy().select("id", "text", "stype").filter(pl.col("text").is_not_null())
+        summary_text = items.lazy().filter(pl.col("kind") == "summary").select(
             pl.col("id").alias("sid"), pl.col("text").alias("s")).filter(
             pl.col("s").is_not_null())
         # texts named by index in the pairs: a 100 KB summary over 2,500 leaves was
         # copied onto every pair (issue 11, class 5, the sixth adversarial pass's F1)
-        child_at = self.frame.with_row_index("_c").with_columns(pl.col("_c").cast(pl.Int64))
-        summary_at = (summary_text.select("s").unique(maintain_order=True)
-                      .with_row_index("_s").with_columns(pl.col("_s").cast(pl.Int64)))
+        child_at = (self.frame.lazy().with_row_index("_c")
+                    .with_columns(pl.col("_c").cast(pl.Int64)))
+        summary_plan = (summary_text.select("s").unique(maintain_order=True)
+                        .with_row_index("_s").with_columns(pl.col("_s").cast(pl.Int64)))
         # each summary's own children first ("_deep" false), then the leaves below
         # them: past the cap only the first are checked (th.survival_cut)
         pairs = pl.concat([
-            session.edges.select(pl.col("child").alias("id"), pl.col("parent").alias("sid"),
-                                 pl.lit(False).alias("_deep")),
-            series.closure.select(pl.col("leaf").alias("id"), pl.col("item").alias("sid"),
-                                  pl.lit(True).alias("_deep")),
+            session.edges.lazy().select(pl.col("child").alias("id"),
+                                        pl.col("parent").alias("sid"),
+                                        pl.lit(False).alias("_deep")),
+            series.closure.lazy().select(pl.col("leaf").alias("id"), pl.col("item").alias("sid"),
+                                         pl.lit(True).alias("_deep")),
         ]).join(keyed.join(child_at, on=["text", "stype"]).select("id", "_c"),
                 on="id"  # a child without one: nothing to check
-                ).join(summary_text.join(summary_at, on="s").select("sid", "_s"),
+                ).join(summary_text.join(summary_plan, on="s").select("sid", "_s"),
                        on="sid").group_by("_s", "_c").agg(pl.col("_deep").min()
                                                           ).sort("_s", "_deep", "_c")
-        grouped = pairs.group_by("_s", maintain_order=True).agg(
-            "_c", (~pl.col("_deep")).sum().alias("_direct"))
+        summary_at, grouped = collect(summary_plan, pairs.group_by(
+            "_s", maintain_order=True).agg("_c", (~pl.col("_deep")).sum().alias("_direct")))
         summaries = summary_at["s"].to_list()
         self.groups = [(summaries[g], children) for g, children in
                        zip(grouped["_s"].to_list(), grouped["_c"].to_list(), strict=True)]

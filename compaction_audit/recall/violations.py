@@ -180,6 +180,8 @@ def violations(lost: pl.DataFrame, items: pl.DataFrame, rounds: pl.DataFrame
         "span": pl.String, "fold": pl.String, "lost_round": pl.Int64, "how": pl.String,
         "object": pl.String, "violated_span": pl.String, "violated_round": pl.Int64,
         "violated_source": pl.String}
+    if not lost.height:  # nothing lost (most traces): no row, without a query
+        return pl.DataFrame(schema=schema)
     by_fold = lost.filter(pl.col("cause") == "fold")
     calls = items.filter((pl.col("kind") == "span")
                          & pl.col("source").fill_null("").str.starts_with("tool_call:")

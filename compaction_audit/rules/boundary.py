@@ -16,6 +16,7 @@ from typing import Any, ClassVar
 
 import polars as pl
 
+from compaction_audit.plans import collect
 from compaction_audit.recall.ranking import span_type_from_source
 from compaction_audit.rules.base import (
     Context,
@@ -84,13 +85,16 @@ class BoundaryRule(Rule):
         if ctx.settings.sustain > frame.height:
             notes[f"sustain {ctx.settings.sustain} is longer than the session"] = frame.height
         checks = self.evaluable(ctx)
-        if checks:  # every check's count in one pass (a fixed cost per trace: issue 14)
-            counts = frame.select((~expr.fill_null(False)).sum().alias(str(k))
-                                  for k, (_, expr) in enumerate(checks)).row(0)
-            for (reason, _), skipped in zip(checks, counts, strict=True):
+        lazy = frame.lazy()  # the counts and the rows in one collect (issue 14, fleets)
+        plans = [lazy.filter(self.fires(ctx)).select("ri", *self.columns(ctx))]
+        if checks:  # every check's count in one pass
+            plans.append(lazy.select((~expr.fill_null(False)).sum().alias(str(k))
+                                     for k, (_, expr) in enumerate(checks)))
+        fired, *counted = collect(*plans)
+        if counted:
+            for (reason, _), skipped in zip(checks, counted[0].row(0), strict=True):
                 if skipped:
                     notes[reason] = int(skipped)
-        fired = frame.filter(self.fires(ctx)).select("ri", *self.columns(ctx))
         return Outcome(fired, notes)
 
 

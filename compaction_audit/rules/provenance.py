@@ -6,6 +6,7 @@ from typing import Any
 
 import polars as pl
 
+from compaction_audit.emptyframes import kept_for_schemas
 from compaction_audit.io.records import LOGGED_FLOATS, LOGGED_INTS
 from compaction_audit.reachability import interval_sum
 from compaction_audit.rules.base import Context, Outcome, Rule, Severity, fmt, register
@@ -57,17 +58,10 @@ class UngroundedSummary(Rule):
 
     def evaluate(self, ctx: Context) -> Outcome:
         ungrounded = ctx.series.ungrounded
-        count = (interval_sum(ungrounded, ctx.session.n_rounds)
-                 .filter(pl.col("value") > 0).rename({"value": "ungrounded_summaries"}))
-        new = (ungrounded.sort("start", "id").group_by("start", maintain_order=True)
-               .agg(pl.col("id").head(LIST_CAP).alias("summaries"),
-                    pl.len().cast(pl.Int64).alias("new_summaries"))
-               .rename({"start": "ri"}))
-        rows = (count.join(new, on="ri", how="left")
-                .with_columns(pl.col("summaries").fill_null(pl.lit([], pl.List(pl.String))),
-                              pl.col("new_summaries").fill_null(0))
-                .select("ri", "summaries", "ungrounded_summaries", "new_summaries")
-                .sort("ri"))
+        if not ungrounded.height:  # most traces: no rows, typed once per process
+            return Outcome(kept_for_schemas("ungrounded_rows", (ungrounded,),
+                                            lambda: _rows(ungrounded, 0)))
+        rows = _rows(ungrounded, ctx.session.n_rounds)
         compacted = [c["summary_id"] for c in ctx.session.compactions
                      if c.get("summary_id") is not None]
         if not compacted or rows.height == 0:
@@ -92,6 +86,22 @@ class UngroundedSummary(Rule):
                "for every compaction summary" if v.get("compaction_summaries") and new
                else "")
         return f"{n} retained {noun} no reachable leaf{named}{why}"
+
+
+def _rows(ungrounded: pl.DataFrame, n_rounds: int) -> pl.DataFrame:
+    """:class:`UngroundedSummary`'s rows before the compaction check: per round index
+    ``ri`` with an ungrounded summary, the count and the summaries new there."""
+    count = (interval_sum(ungrounded, n_rounds)
+             .filter(pl.col("value") > 0).rename({"value": "ungrounded_summaries"}))
+    new = (ungrounded.sort("start", "id").group_by("start", maintain_order=True)
+           .agg(pl.col("id").head(LIST_CAP).alias("summaries"),
+                pl.len().cast(pl.Int64).alias("new_summaries"))
+           .rename({"start": "ri"}))
+    return (count.join(new, on="ri", how="left")
+            .with_columns(pl.col("summaries").fill_null(pl.lit([], pl.List(pl.String))),
+                          pl.col("new_summaries").fill_null(0))
+            .select("ri", "summaries", "ungrounded_summaries", "new_summaries")
+            .sort("ri"))
 
 
 @register

@@ -13,6 +13,7 @@ from typing import Any
 
 import polars as pl
 
+from compaction_audit.plans import one
 from compaction_audit.reachability import interval_sum
 from compaction_audit.recall.analysis import Recall, analyse, typed_items
 from compaction_audit.recall.extract import KIND_RANK, Kind
@@ -102,26 +103,26 @@ def _dropped_facts(ctx: Context) -> pl.DataFrame | None:
     folds = recall_of(ctx).folds.filter(pl.col("dropped").list.len() > 0)
     if folds.height == 0:
         return None
-    folds = folds.with_columns((~pl.col("child_resolvable") & ~pl.col("accounted"))
-                               .alias("_silent"))
-    again = recall_of(ctx).lost.select("key", "asked_again_round")
-    flat = (
-        folds.explode("dropped").unnest("dropped")
+    again = recall_of(ctx).lost.lazy().select("key", "asked_again_round")
+    flat = one(  # one plan (issue 14, fleet audits)
+        folds.lazy().with_columns((~pl.col("child_resolvable") & ~pl.col("accounted"))
+                                  .alias("_silent"))
+        .explode("dropped").unnest("dropped")
         .with_columns((pl.col("kind") + ":" + pl.col("norm")).alias("key"))
         .join(again, on="key", how="left", maintain_order="left")
+        # the child's own span type (recall/spantypes.py), which the fold checks carry
+        .rename({"child_type": "span_type"})
     )
-    # the child's own span type (recall/spantypes.py), which the fold checks carry
-    flat = flat.rename({"child_type": "span_type"})
     # a fact's tier is where it was first stated (its row of the ranked lost table),
     # else where this child states it; the agent's own salience_class "discriminating"
     # on either span says a decision hinges on it (seed 002, "Decision Boundary")
-    stated = ranked_of(ctx).select("key", pl.col("tier").alias("_tier"),
-                                   pl.col("span").alias("_span"),
-                                   pl.int_range(pl.len()).alias("pos"))
+    stated = ranked_of(ctx).lazy().select("key", pl.col("tier").alias("_tier"),
+                                          pl.col("span").alias("_span"),
+                                          pl.int_range(pl.len()).alias("pos"))
     stated = stated.with_columns(pl.col("_span").alias("stated_in"))
     tagged = ctx.session.items.filter(pl.col("salience_class") == "discriminating")["id"]
-    tiered = (
-        add_tiers(flat, source="child_source").filter(pl.col("span_type") != "harness")
+    tiered = one(
+        add_tiers(flat, source="child_source").lazy().filter(pl.col("span_type") != "harness")
         .join(stated, on="key", how="left", maintain_order="left")
         .with_columns(pl.coalesce("_tier", "tier").alias("tier"),
                       (pl.col("child").is_in(tagged.implode())
