@@ -30,6 +30,8 @@ __all__ = ["CLAIM_MAX_COVER", "CLAIM_MIN_WORDS", "SUPPORT_MAX_WORDS", "bag", "cl
 
 _SPLIT_RE = re.compile(r"(?<=[.!?;])\s+|\n")
 _WORD_RE = re.compile(r"[a-z0-9_]+")
+_DIGITS_RE = re.compile(r"\d+")
+_THOUSANDS_RE = re.compile(r"(?<=\d),(?=\d{3})")
 _RULE_KINDS = frozenset({"negation", "constraint", "requirement", "condition"})
 _VALUE_KINDS = frozenset({"identifier", "quantity", "version"})
 SUPPORT_MAX_WORDS = 20_000_000
@@ -67,9 +69,10 @@ def _drop_pointer(text: str) -> str:
 def bag(text: str) -> tuple[frozenset[str], frozenset[str]]:
     """(words, their stems) of ``text`` lowercased, thousands separators removed; the
     digits of a number glued to a unit ("96k", "45000ms") are a word too."""
-    plain = re.sub(r"(?<=\d),(?=\d{3})", "", text.lower())
-    words = frozenset(_WORD_RE.findall(plain)) | frozenset(re.findall(r"\d+", plain))
-    return words, frozenset(stem(w) for w in words)
+    low = text.lower()
+    plain = _THOUSANDS_RE.sub("", low) if "," in low else low
+    words = frozenset(_WORD_RE.findall(plain)).union(_DIGITS_RE.findall(plain))
+    return words, frozenset(map(stem, words))
 
 
 def supports(d: ext.Discriminator, words: AbstractSet[str], stems: AbstractSet[str]) -> bool:
