@@ -13,8 +13,8 @@ from __future__ import annotations
 import pytest
 
 from compaction_audit.recall import survival as sv
-from compaction_audit.recall.extract import Discriminator, Kind, extract
-from tests.recall.test_survival_index import _pairs, old_survives
+from compaction_audit.recall.extract import Kind
+from tests.recall.test_survival_index import _one, _pairs, old_survives
 
 
 @pytest.mark.parametrize(("shape", "seed"), [
@@ -34,12 +34,6 @@ def test_decided_answers_as_the_index_does(shape: str, seed: int) -> None:
     if shape != "path":  # the random texts exercise both answers, by both kinds
         assert decided[True] > 0 and decided[False] > 0, decided
         assert {Kind.QUANTITY, Kind.CAUSAL} <= kinds or {Kind.QUANTITY, Kind.ORDERING} <= kinds
-
-
-def _one(text: str, kind: Kind) -> Discriminator:
-    hits = [d for d in extract(text) if d.kind is kind]
-    assert len(hits) == 1, hits
-    return hits[0]
 
 
 def test_quantity_with_a_unit_by_the_summary_quantities_only() -> None:
