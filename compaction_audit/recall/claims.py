@@ -23,7 +23,7 @@ from compaction_audit.recall import extract as ext
 from compaction_audit.recall.clauses import NEGATION_WORDS, content_words
 from compaction_audit.recall.literals import Literals
 from compaction_audit.recall.spantypes import clean_text
-from compaction_audit.recall.survival import stem
+from compaction_audit.recall.survival import _stem, stem
 
 __all__ = ["CLAIM_MAX_COVER", "CLAIM_MIN_WORDS", "SUPPORT_MAX_WORDS", "bag", "claims",
            "supports", "unsupported"]
@@ -72,7 +72,7 @@ def bag(text: str) -> tuple[frozenset[str], frozenset[str]]:
     low = text.lower()
     plain = _THOUSANDS_RE.sub("", low) if "," in low else low
     words = frozenset(_WORD_RE.findall(plain)).union(_DIGITS_RE.findall(plain))
-    return words, frozenset(map(stem, words))
+    return words, frozenset(map(_stem, words))  # stem() without its call
 
 
 def supports(d: ext.Discriminator, words: AbstractSet[str], stems: AbstractSet[str]) -> bool:
