@@ -23,13 +23,15 @@ from compaction_audit.recall import extract as ext
 from compaction_audit.recall.clauses import NEGATION_WORDS, content_words
 from compaction_audit.recall.literals import Literals
 from compaction_audit.recall.spantypes import clean_text
-from compaction_audit.recall.survival import stem
+from compaction_audit.recall.survival import _stem, stem
 
 __all__ = ["CLAIM_MAX_COVER", "CLAIM_MIN_WORDS", "SUPPORT_MAX_WORDS", "bag", "claims",
            "supports", "unsupported"]
 
 _SPLIT_RE = re.compile(r"(?<=[.!?;])\s+|\n")
 _WORD_RE = re.compile(r"[a-z0-9_]+")
+_DIGITS_RE = re.compile(r"\d+")
+_THOUSANDS_RE = re.compile(r"(?<=\d),(?=\d{3})")
 _RULE_KINDS = frozenset({"negation", "constraint", "requirement", "condition"})
 _VALUE_KINDS = frozenset({"identifier", "quantity", "version"})
 SUPPORT_MAX_WORDS = 20_000_000
@@ -67,9 +69,10 @@ def _drop_pointer(text: str) -> str:
 def bag(text: str) -> tuple[frozenset[str], frozenset[str]]:
     """(words, their stems) of ``text`` lowercased, thousands separators removed; the
     digits of a number glued to a unit ("96k", "45000ms") are a word too."""
-    plain = re.sub(r"(?<=\d),(?=\d{3})", "", text.lower())
-    words = frozenset(_WORD_RE.findall(plain)) | frozenset(re.findall(r"\d+", plain))
-    return words, frozenset(stem(w) for w in words)
+    low = text.lower()
+    plain = _THOUSANDS_RE.sub("", low) if "," in low else low
+    words = frozenset(_WORD_RE.findall(plain)).union(_DIGITS_RE.findall(plain))
+    return words, frozenset(map(_stem, words))  # stem() without its call
 
 
 def supports(d: ext.Discriminator, words: AbstractSet[str], stems: AbstractSet[str]) -> bool:
