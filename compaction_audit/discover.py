@@ -19,7 +19,10 @@
 What a directory or pattern yields must be a regular file (a symlink to one is): a
 FIFO, socket or device found there is skipped and reported (:attr:`Discovery.skipped`),
 never opened (a FIFO would block forever).  A directory that cannot be listed is an
-unreadable trace (:attr:`Discovery.unreadable`, exit 2), never skipped silently.
+unreadable trace (:attr:`Discovery.unreadable`, exit 2), never skipped silently; so is
+one a pattern looks a name up in that cannot be searched (``d/*/x.jsonl`` with ``d/b``
+mode 700 of another owner: ``d/b: cannot search directory``), and a name whose lookup
+fails for another reason than its absence (:func:`_look_up`).
 
 Paths are returned as given (joined with what was found under them, normalized with
 ``/``) in argument order, each file once: two paths of the same file (a symlink, a hard
@@ -30,6 +33,7 @@ silently.
 
 from __future__ import annotations
 
+import errno
 import fnmatch
 import os
 import stat
@@ -225,23 +229,80 @@ def _match(base: str, parts: list[str], found: Discovery, out: list[str]) -> Non
             continue
         if not _has_magic(head):
             path = join(head) if head else "/"
-            if rest:
-                if os.path.isdir(path):
-                    work.append((path, rest))
-            elif os.path.lexists(path):
-                out.append(path)
+            st = _look_up(base, path, found, follow=bool(rest))
+            if st is not None and (not rest or stat.S_ISDIR(st.st_mode)):
+                work.append((path, rest))
             continue
         for e in _entries(base or ".", found):
             if e.name.startswith(".") and not head.startswith("."):
                 continue
-            if fnmatch.fnmatchcase(e.name, head) and (not rest or _is_dir(e)):
+            if fnmatch.fnmatchcase(e.name, head) and (
+                    not rest or _is_dir(e) or _is_link_to_dir(base, join(e.name), e, found)):
                 work.append((join(e.name), rest))
+
+
+_ABSENT = (errno.ENOENT, errno.ENOTDIR, errno.ELOOP)
+"""Lookup errors that mean "no such name" below a directory (``ELOOP``: a link loop,
+which is no directory and holds no trace; glob and directory search pass over it too);
+any other one (``EACCES``: the directory cannot be searched) is reported, never taken
+as no match."""
+
+NAME_MAX = 255
+"""Bytes in one file name on Linux, macOS and Windows: a longer name names no file."""
+
+
+def _look_up(base: str, path: str, found: Discovery, *, follow: bool
+             ) -> os.stat_result | None:
+    """The status of ``path``, a name in the directory ``base`` (``follow``: through a
+    symlink); None when there is no such name (:data:`_ABSENT`, or a name of more than
+    :data:`NAME_MAX` bytes).  Any other failure goes to ``found.unreadable``: ``base``
+    when the name cannot be reached at all (``EACCES``: ``base`` cannot be searched,
+    mode 700 of another owner), else ``path`` (a symlink whose target cannot be
+    reached, a path grown past the OS's limit).  ``os.path.isdir`` and
+    ``lexists`` return False for all of these, so ``d/*/x.jsonl`` audited
+    ``d/a/x.jsonl``, passed, and never named ``d/b`` (issue 11, class 2, adv14 F1)."""
+    try:
+        return os.stat(path) if follow else os.lstat(path)
+    except ValueError:  # a NUL byte: no file has that name
+        return None
+    except OSError as exc:
+        if exc.errno in _ABSENT or (exc.errno == errno.ENAMETOOLONG and len(
+                os.fsencode(os.path.basename(path))) > NAME_MAX):
+            return None
+        _lookup_failed(base, path, exc, found)
+        return None
+
+
+def _is_link_to_dir(base: str, path: str, entry: os.DirEntry[str], found: Discovery) -> bool:
+    """False for an entry that :func:`_is_dir` found no directory; a symlink whose
+    target cannot be looked up for another reason than its absence is reported as
+    :func:`_look_up` does (``d/*/x.jsonl`` through ``d/link``, a link into a directory
+    that cannot be searched)."""
+    if not entry.is_symlink():
+        return False
+    st = _look_up(base, path, found, follow=True)
+    return st is not None and stat.S_ISDIR(st.st_mode)
+
+
+def _lookup_failed(base: str, path: str, exc: OSError, found: Discovery) -> None:
+    """Report a lookup of ``path`` (in ``base``) that failed with ``exc``: ``base``
+    cannot be searched when ``path`` itself cannot be reached either, else ``path``."""
+    reason = exc.strerror or str(exc)
+    try:
+        os.lstat(path)
+    except OSError as again:
+        if again.errno == exc.errno == errno.EACCES:
+            found.add_unreadable(LogError(_normal(base or "."), 0,
+                                          f"cannot search directory: {reason}"))
+            return
+    found.add_unreadable(LogError(_normal(path), 0, f"cannot look up: {reason}"))
 
 
 def expand_pattern(pattern: str, found: Discovery | None = None) -> list[str]:
     """The paths matching ``pattern`` (sorted, each once), as :func:`glob.glob` with
     ``recursive=True`` except that ``**`` does not descend into symlinked directories;
-    directories that cannot be listed go to ``found.unreadable``."""
+    directories that cannot be listed or searched go to ``found.unreadable`` (glob
+    takes them as empty)."""
     found = found if found is not None else Discovery()
     parts = pattern.replace(os.sep, "/").split("/")
     out: list[str] = []

@@ -11,7 +11,14 @@ from typing import Any
 
 import pytest
 
-from compaction_audit.discover import discover, find_traces, names_one_file, search_dir
+from compaction_audit.discover import (
+    Discovery,
+    discover,
+    expand_pattern,
+    find_traces,
+    names_one_file,
+    search_dir,
+)
 from compaction_audit.errors import UsageError
 from tests.gate_app import drift_records, run
 from tests.logs import dump
@@ -177,3 +184,88 @@ def test_a_directory_of_only_fifos_is_no_trace(tmp_path: Path) -> None:
     for arg in (str(tmp_path / "fe"), str(tmp_path / "fe" / "*.jsonl")):
         with pytest.raises(UsageError, match=r"\(1 skipped: not regular files\)"):
             find_traces([arg])
+
+
+# adv14 F1: a name a pattern gives literally below a directory it matched, where that
+# directory cannot be searched (mode 700 of another owner), was taken as "no such name"
+# (os.path.isdir/lexists return False on EACCES): 'runs/*/x.jsonl' passed on runs/a alone
+SEARCH_PATTERNS = ["runs/*/x.jsonl", "runs/[as]*/x.jsonl", "runs/*/sub/*.jsonl", "runs/*/sub"]
+
+
+def _runs(tree: Path) -> Path:
+    """runs/{a,secret}/x.jsonl and runs/{a,secret}/sub/t.jsonl."""
+    for name in ("a/x.jsonl", "a/sub/t.jsonl", "secret/x.jsonl", "secret/sub/t.jsonl"):
+        (tree / "runs" / name).parent.mkdir(parents=True, exist_ok=True)
+        dump(drift_records(), tree / "runs" / name)
+    return tree / "runs"
+
+
+def _unsearchable(monkeypatch: pytest.MonkeyPatch, *dirs: Path) -> None:
+    """Make a lookup of any name in ``dirs`` fail as in a directory the user may not
+    search (root may search anything, so the test simulates it)."""
+    blocked = {os.path.abspath(d) for d in dirs}
+    for name in ("stat", "lstat"):
+        real = getattr(os, name)
+
+        def look(path: Any, *args: Any, _real: Any = real, **kwargs: Any) -> Any:
+            if isinstance(path, (str, os.PathLike)) and \
+                    os.path.dirname(os.path.abspath(os.fspath(path))) in blocked:
+                raise PermissionError(13, "Permission denied", os.fspath(path))
+            return _real(path, *args, **kwargs)
+
+        monkeypatch.setattr(os, name, look)
+
+
+@pytest.mark.parametrize("pattern", SEARCH_PATTERNS)
+def test_a_pattern_through_an_unsearchable_directory_reports_it(
+        tree: Path, monkeypatch: pytest.MonkeyPatch, pattern: str) -> None:
+    runs = _runs(tree)
+    _unsearchable(monkeypatch, runs / "secret")
+    found = find_traces([pattern])
+    assert found.traces == ["runs/a/sub/t.jsonl" if "sub" in pattern else "runs/a/x.jsonl"]
+    assert [str(e) for e in found.unreadable] == [
+        "runs/secret: cannot search directory: Permission denied"]
+    result = run("audit", pattern, "--jobs", "1", "--format", "json")
+    assert result.exit_code == 2, result.stdout
+    assert [e["text"] for e in json.loads(result.stdout)["errors"]] == [
+        "runs/secret: cannot search directory: Permission denied"]
+
+
+def test_a_pattern_through_links_reports_what_it_cannot_look_up(
+        tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A wildcard matching a symlink into a directory that cannot be searched reports
+    that directory as the link names it; a link whose target cannot be looked up at
+    all (a target name past the OS's limit) reports the link; a link loop holds no
+    trace and is passed over, as glob does; a missing name, a loop and a name longer
+    than any file's are no match, not an error."""
+    runs = _runs(tree)
+    (runs / "in").symlink_to("secret")
+    (runs / "long").symlink_to("x" * 300)
+    (runs / "loop").symlink_to("loop")
+    _unsearchable(monkeypatch, runs / "in")
+    found = find_traces(["runs/*/x.jsonl"])
+    assert found.traces == ["runs/a/x.jsonl", "runs/secret/x.jsonl"]
+    assert [str(e) for e in found.unreadable] == [
+        "runs/long: cannot look up: File name too long",
+        "runs/in: cannot search directory: Permission denied"]
+    (runs / "a" / "loop").symlink_to("loop")
+    none = Discovery()
+    for pattern in ("runs/[as]*/missing/x.jsonl", "runs/[a]/loop/x.jsonl",
+                    "runs/[as]*/" + "y" * 300):  # a name no file can have
+        assert expand_pattern(pattern, none) == []
+    assert none.unreadable == []
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() == 0,
+                    reason="root may search any directory")
+@pytest.mark.parametrize("mode", [0o000, 0o600])
+def test_a_pattern_through_a_real_unsearchable_directory(tree: Path, mode: int) -> None:
+    runs = _runs(tree)
+    (runs / "secret").chmod(mode)
+    try:
+        found = find_traces(["runs/*/x.jsonl"])
+    finally:
+        (runs / "secret").chmod(0o755)
+    assert found.traces == ["runs/a/x.jsonl"]
+    assert [str(e) for e in found.unreadable] == [
+        "runs/secret: cannot search directory: Permission denied"]

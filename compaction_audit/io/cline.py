@@ -222,7 +222,9 @@ def _pair(given: Document, path: str, undecodable: Undecodable) -> _Pairing:
     :class:`_Pairing`); names of the folder left unread because they are not UTF-8 are
     added to ``undecodable`` (:func:`~compaction_audit.io.cline_folder.same_session`:
     the folder is listed and read once per process, so pairing costs the same beside
-    one file or thousands; issue 11, class 5, adv13 F1)."""
+    one file or thousands; issue 11, class 5, adv13 F1).  Raises :class:`LogError`
+    when the folder must be searched and cannot be listed, or holds a file of the
+    suffix looked for that cannot be opened (adv14 F2)."""
     if not isinstance(given.value, dict):
         return _Pairing(None, None)
     here = Path(path)

@@ -14,6 +14,10 @@ names), not on the folder's size.
 A folder is known by its device and inode and stays valid while its modification and
 change times stay the same (a file added, removed or renamed changes them); a file
 rewritten in place with another ``sessionId`` is seen by the next run.
+
+A folder that cannot be listed, or a session file in it that cannot be opened, is a
+:class:`~compaction_audit.errors.LogError` for the file looking for its partner: that
+partner may be the one not seen (issue 11, class 2, adv14 F2).
 """
 
 from __future__ import annotations
@@ -123,6 +127,9 @@ class _Folder:
     names: dict[str, list[str]]  # suffix -> decodable names
     undecodable: dict[str, list[str]]  # suffix -> escaped names
     groups: dict[str, dict[str, Group]] = field(default_factory=dict)
+    unopened: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
+    """suffix -> (name, why) of each file that could not be opened to read its
+    ``sessionId`` (filled with ``groups``)."""
 
 
 _FOLDERS: dict[tuple[int, int], _Folder] = {}
@@ -136,25 +143,45 @@ def same_session(here: Path, session_id: Any, suffix: str, undecodable: Undecoda
 
     A name that is not UTF-8 (its bytes read with ``surrogateescape``) is not read: it
     is added to ``undecodable``, escaped, for a reader note; such a neighbour made the
-    session record unwritable (adv9, F6).  A folder that cannot be listed has none."""
+    session record unwritable (adv9, F6).
+
+    Raises :class:`LogError` when the folder cannot be listed (mode 711: searchable,
+    not listable) or a file of ``suffix`` in it cannot be opened (mode 600 of another
+    owner): the file looked for may be that one, and a session whose compaction is
+    not checked must not pass (issue 11, class 2, adv14 F2).  A file that is opened
+    and holds no ``sessionId`` (not a Cline file, not JSON) is of no session."""
     if not isinstance(session_id, str):
         return Group()
-    folder = _folder(here.parent)
-    if folder is None:
-        return Group()
+    folder = _folder(here)
     undecodable.add(suffix, folder.undecodable[suffix])
     if suffix not in folder.groups:
         groups: dict[str, Group] = {}
+        unopened: list[tuple[str, str]] = []
         for name in folder.names[suffix]:
-            sid = _session_id(here.with_name(name))
+            try:
+                sid = _session_id(here.with_name(name))
+            except OSError as exc:
+                unopened.append((name, exc.strerror or str(exc)))
+                continue
             if sid is not None:
                 groups.setdefault(sid, Group()).names.append(name)
         folder.groups[suffix] = groups
+        folder.unopened[suffix] = unopened
+    if unopened := folder.unopened[suffix]:
+        name, why = unopened[0]
+        more = f" (and {len(unopened) - 1} more such files)" if len(unopened) > 1 else ""
+        raise LogError(str(here.with_name(name)), 0, (
+            f"cannot open: {why}; a {suffix} file beside {file_name(here)} that may be "
+            f"of its session, which is then not checked{more}"))
     return folder.groups[suffix].get(session_id, Group())
 
 
-def _folder(path: Path) -> _Folder | None:
-    """The index of the folder at ``path``, listed now or earlier in this process."""
+def _folder(here: Path) -> _Folder:
+    """The index of the folder holding ``here``, listed now or earlier in this process;
+    an empty one when there is no such folder (``here`` is an object storage URL, or
+    the folder is gone); :class:`LogError` (naming the folder) when it cannot be
+    listed."""
+    path = here.parent
     try:
         st = os.stat(path)
         ident = (st.st_dev, st.st_ino)
@@ -163,8 +190,13 @@ def _folder(path: Path) -> _Folder | None:
         if cached is not None and cached.key == key:
             return cached
         names = sorted(os.listdir(path))
-    except (OSError, ValueError):
-        return None
+    except (FileNotFoundError, NotADirectoryError, ValueError):
+        return _Folder((), {s: [] for s in SUFFIXES}, {s: [] for s in SUFFIXES})
+    except OSError as exc:
+        raise LogError(str(path), 0, (
+            f"cannot list directory: {exc.strerror or exc}; the files of "
+            f"{file_name(here)}'s session in it cannot be looked for, so its compaction "
+            "is not checked")) from None
     by_suffix: dict[str, list[str]] = {s: [] for s in SUFFIXES}
     undecodable: dict[str, list[str]] = {s: [] for s in SUFFIXES}
     for name in names:
@@ -190,12 +222,19 @@ def _decodable(name: str) -> bool:
 
 
 def _session_id(path: Path) -> str | None:
-    """The string ``sessionId`` of the document at ``path``; None when it is not a
-    regular file (a FIFO or a device is never opened), cannot be read through the
-    bounded line reader (the input limits of a trace apply), or has none."""
+    """The string ``sessionId`` of the document at ``path``; None when it is gone, is
+    not a regular file (a FIFO or a device is never opened), cannot be read through
+    the bounded line reader (the input limits of a trace apply), or has none.  Raises
+    :class:`OSError` when it cannot be looked at or opened (``EACCES``, a link loop):
+    what it holds is not known."""
     try:
         if not stat.S_ISREG(os.stat(path).st_mode):
             return None
+        with open(path, "rb"):  # an open that fails is not "no sessionId"
+            pass
+    except FileNotFoundError:
+        return None
+    try:
         value = read_document(str(path), None).value
     except (OSError, ValueError, LogError, RecursionError):
         return None
@@ -220,9 +259,13 @@ def settle(path: str, session_id: Any, audited: set[str],
     beside it, less itself), ``audited`` holding the resolved path of each trace of
     the run; None when it has no such files.  ``memo`` (empty at first, then kept
     across the run's traces) splits each group once: a folder of n messages files of
-    one session costs n, not n x n."""
+    one session costs n, not n x n.  (A folder or file that could not be read, which
+    made the trace unreadable, settles nothing.)"""
     here = Path(path)
-    group = same_session(here, session_id, SUFFIXES[1], Undecodable())
+    try:
+        group = same_session(here, session_id, SUFFIXES[1], Undecodable())
+    except LogError:
+        return None
     if not group.names:
         return None
     reals = group.resolve(here)

@@ -1,0 +1,111 @@
+"""A Cline session file named alone whose partner is looked for in its folder by
+``sessionId`` (issue 11, class 2, adv14 F2): a folder that cannot be listed, or a file
+of the suffix looked for that cannot be opened, makes the trace unreadable (exit 2),
+never a PASS that did not check the session's compaction."""
+
+from __future__ import annotations
+
+import builtins
+import json
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from compaction_audit.io import cline_folder
+from tests.gate_app import run
+
+FIXTURE = Path(__file__).parent / "fixtures" / "adapters" / "cline"
+UNOPENED = ("a/agentic.compaction.json: cannot open: Permission denied; a .compaction.json "
+            "file beside session.messages.json that may be of its session, which is then "
+            "not checked")
+UNLISTED = ("a: cannot list directory: Permission denied; the files of "
+            "session.messages.json's session in it cannot be looked for, so its "
+            "compaction is not checked")
+AS_ROOT = pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0,
+                             reason="root may open and list anything")
+NOT_ROOT = pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() == 0,
+                              reason="root may open and list anything")
+
+
+@pytest.fixture
+def folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """a/: the session's messages file, manifest and one compaction file
+    (agentic.compaction.json, another stem: found by ``sessionId``), which fails."""
+    shutil.copytree(FIXTURE, tmp_path / "a")
+    for name in ("README.md", "basic.compaction.json"):
+        (tmp_path / "a" / name).unlink()
+    monkeypatch.chdir(tmp_path)
+    return tmp_path / "a"
+
+
+def _errors(given: str) -> tuple[int, list[str]]:
+    """The exit code and the one-line errors of auditing ``given`` alone."""
+    result = run("audit", given, "--jobs", "1", "--format", "json")
+    if result.exit_code != 2:  # the compaction file was read with it and checked
+        doc = json.loads(result.stdout)
+        assert (len(doc["compactions"]), doc["compactions_not_checked"]) == (1, 0)
+    return result.exit_code, [line.removeprefix("compaction-audit: ")
+                              for line in result.stderr.splitlines()]
+
+
+def test_the_session_is_checked_when_its_files_can_be_read(folder: Path) -> None:
+    assert _errors("a/session.messages.json") == (1, [])
+    # a file of the suffix that opens but is not a Cline file is of no session
+    (folder / "notes.compaction.json").write_text("not json")
+    (folder / "empty.compaction.json").write_text("{}")
+    assert _errors("a/session.messages.json") == (1, [])
+
+
+@pytest.mark.parametrize("given", ["a/session.messages.json", "a/session.json"])
+def test_an_unopened_compaction_file_beside_it_is_an_error(
+        folder: Path, monkeypatch: pytest.MonkeyPatch, given: str) -> None:
+    real = builtins.open
+
+    def fake(path: Any, *args: Any, **kwargs: Any) -> Any:
+        if os.fspath(path).endswith("agentic.compaction.json"):
+            raise PermissionError(13, "Permission denied", os.fspath(path))
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(cline_folder, "open", fake, raising=False)
+    assert _errors(given) == (2, [UNOPENED])
+
+
+def test_a_folder_that_cannot_be_listed_is_an_error(
+        folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    real = os.listdir
+
+    def listdir(path: Any = ".") -> Any:
+        if os.path.basename(os.fspath(path)) == "a":
+            raise PermissionError(13, "Permission denied", os.fspath(path))
+        return real(path)
+
+    monkeypatch.setattr(os, "listdir", listdir)
+    assert _errors("a/session.messages.json") == (2, [UNLISTED])
+    # its partner of the same stem needs no listing: the session is checked
+    (folder / "agentic.compaction.json").rename(folder / "session.compaction.json")
+    assert _errors("a/session.messages.json") == (1, [])
+
+
+@NOT_ROOT
+def test_real_permissions(folder: Path) -> None:
+    compaction = folder / "agentic.compaction.json"
+    compaction.chmod(0o000)
+    try:
+        assert _errors("a/session.messages.json") == (2, [UNOPENED])
+    finally:
+        compaction.chmod(0o644)
+    folder.chmod(0o311)  # searchable, not listable
+    try:
+        assert _errors("a/session.messages.json") == (2, [UNLISTED])
+    finally:
+        folder.chmod(0o755)
+
+
+@AS_ROOT
+def test_root_reads_them(folder: Path) -> None:
+    (folder / "agentic.compaction.json").chmod(0o000)
+    folder.chmod(0o311)
+    assert _errors("a/session.messages.json") == (1, [])
