@@ -15,13 +15,16 @@ is installed (:func:`compaction_audit.io.remote.list_objects`): obstore strips a
 leading or trailing ``/`` without failing, so only a lister that sees keys exactly can
 name such an object by its key.  Its requests keep the store's time budget
 (:data:`~compaction_audit.io.remote.TIMEOUT_ENV`): each waits at most that long to
-connect and for an answer, and a failed one is retried only within it.
+connect and for an answer, and a failed one is retried only within it; the listing
+as a whole ends within :func:`listing_seconds` and at :data:`MAX_LISTED_KEYS` keys
+(issue 11, adv14 F4, F5).
 """
 
 from __future__ import annotations
 
 import os
 import re
+import threading
 import time
 from typing import Any
 
@@ -38,12 +41,30 @@ READ_SECONDS = 30
 """botocore's timeouts per request, in seconds: those obstore's client uses, or the
 retry budget when it is shorter (:func:`_client`)."""
 
+MAX_LISTED_KEYS = 1_000_000
+"""Keys one prefix may list (about 1,000 requests and 200 MB of ``(key, size)``);
+past it the listing fails (:class:`ListingTooLong`): an endpoint that answers every
+page as truncated, with a fresh token, was listed forever (adv14 F5)."""
+
 _STARTED = "compaction_audit_started"
 """Key of a request's botocore context: ``time.monotonic()`` of its first attempt."""
 
 
 class RetryBudgetSpent(Exception):
     """A request failed and its retry budget is spent: no more attempts."""
+
+
+class ListingTooLong(Exception):
+    """A listing past :data:`MAX_LISTED_KEYS` keys or :func:`listing_seconds`."""
+
+
+def listing_seconds(budget: float) -> float:
+    """Seconds within which a whole listing must end, for a store budget of ``budget``
+    seconds: the budget and one request's wait for an answer (``min(READ_SECONDS,
+    budget)``), the longest one request takes when its retries keep the budget.
+    botocore's read timeout is per socket read, so an answer trickled one byte at a
+    time never ends without it (adv14 F4)."""
+    return budget + min(READ_SECONDS, budget)
 
 
 def key_problem(key: str) -> str | None:
@@ -153,14 +174,44 @@ def list_s3_keys(bucket: str, prefix: str, max_retries: int,
     """``(key, size in bytes)`` of every object of ``bucket`` whose key starts with
     ``prefix``, keys exactly as stored, in the store's order; a failed request is
     retried ``max_retries`` times within ``budget`` seconds (:func:`_client`; None:
-    the store's budget, :func:`~compaction_audit.io.remote.retry_timeout`).  Raises
-    :class:`UsageError` when botocore is missing or the budget is set wrong;
+    the store's budget, :func:`~compaction_audit.io.remote.retry_timeout`).  The
+    pages are fetched in a daemon thread, waited for :func:`listing_seconds`.
+    Raises :class:`UsageError` when botocore is missing or the budget is set wrong,
+    :class:`ListingTooLong` past that time or :data:`MAX_LISTED_KEYS` keys;
     botocore's own errors propagate."""
     if budget is None:
         from compaction_audit.io.remote import retry_timeout
 
         budget = retry_timeout().total_seconds()
     client = _client(max_retries, budget)
-    pages = client.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix)
-    return [(str(item["Key"]), int(item["Size"]))
-            for page in pages for item in page.get("Contents", ())]
+    seconds = listing_seconds(budget)
+    found: list[tuple[str, int]] = []
+    failed: list[BaseException] = []
+    stop = threading.Event()
+
+    def pages() -> None:  # in a daemon thread: one request may never end
+        try:
+            for page in client.get_paginator("list_objects_v2").paginate(
+                    Bucket=bucket, Prefix=prefix):
+                if stop.is_set():
+                    return
+                found.extend((str(item["Key"]), int(item["Size"]))
+                             for item in page.get("Contents", ()))
+                if len(found) > MAX_LISTED_KEYS:
+                    raise ListingTooLong(
+                        f"more than {MAX_LISTED_KEYS:,} keys under this prefix "
+                        "(MAX_LISTED_KEYS): list a narrower prefix")
+        except BaseException as exc:  # handed to the caller's thread
+            failed.append(exc)
+
+    lister = threading.Thread(target=pages, name="s3-listing", daemon=True)
+    lister.start()
+    lister.join(seconds)
+    if lister.is_alive():  # left behind, blocked in a read; the process exits anyway
+        stop.set()
+        raise ListingTooLong(
+            f"not done within {seconds:g} s ({len(found):,} keys listed; the store's budget "
+            "is set by COMPACTION_AUDIT_STORE_TIMEOUT): list a narrower prefix")
+    if failed:
+        raise failed[0]
+    return found
