@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import http.server
 import socketserver
+import sys
 import threading
 import time
 import uuid
@@ -34,7 +35,8 @@ ENV = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
 def _page(keys: int) -> bytes:
     """A ListObjectsV2 page of ``keys`` keys, truncated, with a fresh token."""
     token = uuid.uuid4().hex
-    contents = "".join(f"<Contents><Key>p/{token}-{i}.jsonl</Key><Size>10</Size></Contents>"
+    contents = "".join(f"<Contents><Key>p/{token}-{i}.jsonl</Key><Size>10</Size>"
+                       "<LastModified>2026-01-01T00:00:00.000Z</LastModified></Contents>"
                        for i in range(keys))
     return ('<?xml version="1.0" encoding="UTF-8"?><ListBucketResult xmlns="http://s3.'
             'amazonaws.com/doc/2006-03-01/"><Name>b</Name><Prefix>p/</Prefix>'
@@ -141,6 +143,24 @@ def test_a_listing_stops_at_its_key_cap(hostile: str, monkeypatch: pytest.Monkey
     assert (result.stdout + result.stderr).strip().splitlines() == [
         "compaction-audit: s3://b/p/: cannot list: more than 2,500 keys under this prefix "
         "(MAX_LISTED_KEYS): list a narrower prefix"]
+
+
+def test_the_obstore_listing_is_bounded_alike(hostile: str, monkeypatch: pytest.MonkeyPatch
+                                              ) -> None:
+    """Without botocore obstore lists (so it does ``gs://`` and ``az://``): the same
+    cap on keys, and the same time checked between pages (its own request timeout
+    bounds one page); old code: listed forever."""
+    if hostile == "trickle":
+        pytest.skip("obstore's request timeout bounds one page (AWS_TIMEOUT)")
+    monkeypatch.setitem(sys.modules, "botocore.session", None)  # import raises ImportError
+    monkeypatch.setattr(object_keys, "MAX_LISTED_KEYS", 2500)
+    error = _within(15, lambda: remote.list_objects("s3://b/p/"))
+    assert isinstance(error, UsageError), error
+    assert str(error) == (
+        "s3://b/p/: cannot list: more than 2,500 keys under this prefix (MAX_LISTED_KEYS): "
+        "list a narrower prefix" if hostile == "endless" else
+        "s3://b/p/: cannot list: not done within 2 s (0 keys listed; the store's budget is "
+        "set by COMPACTION_AUDIT_STORE_TIMEOUT): list a narrower prefix")
 
 
 @pytest.fixture(scope="module")

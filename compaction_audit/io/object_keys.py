@@ -26,6 +26,7 @@ import os
 import re
 import threading
 import time
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from compaction_audit.errors import UsageError
@@ -65,6 +66,58 @@ def listing_seconds(budget: float) -> float:
     botocore's read timeout is per socket read, so an answer trickled one byte at a
     time never ends without it (adv14 F4)."""
     return budget + min(READ_SECONDS, budget)
+
+
+def too_many_keys() -> ListingTooLong:
+    """The error of a listing past :data:`MAX_LISTED_KEYS` keys."""
+    return ListingTooLong(f"more than {MAX_LISTED_KEYS:,} keys under this prefix "
+                          "(MAX_LISTED_KEYS): list a narrower prefix")
+
+
+def too_slow(seconds: float, listed: int) -> ListingTooLong:
+    """The error of a listing not done within ``seconds`` (:func:`listing_seconds`),
+    ``listed`` keys so far."""
+    return ListingTooLong(f"not done within {seconds:g} s ({listed:,} keys listed; the "
+                          "store's budget is set by COMPACTION_AUDIT_STORE_TIMEOUT): list "
+                          "a narrower prefix")
+
+
+def _pull(pages: Iterator[Any], box: list[tuple[bool, Any]]) -> None:
+    """Append ``(True, next page)`` to ``box``, or ``(False, the exception)``
+    (``StopIteration`` too), for the thread that waits on it."""
+    try:
+        box.append((True, next(pages)))
+    except BaseException as exc:
+        box.append((False, exc))
+
+
+def bounded(batches: Iterable[Sequence[Any]], listed: list[int], started: float,
+            seconds: float) -> Iterator[Sequence[Any]]:
+    """``batches`` (obstore's listing pages) as they come, counting their keys in
+    ``listed[0]`` (shared by every listing of one URL, begun at ``started``,
+    ``time.monotonic()``); raises :class:`ListingTooLong` past
+    :data:`MAX_LISTED_KEYS` keys or ``seconds`` since ``started``.  Each page is
+    fetched in a daemon thread (obstore's stream hands over no empty page, so
+    endless empty pages are one call that never returns), left behind when the time
+    is up."""
+    pages = iter(batches)
+    while True:
+        box: list[tuple[bool, Any]] = []
+        puller = threading.Thread(target=_pull, args=(pages, box), name="listing-page",
+                                  daemon=True)
+        puller.start()
+        puller.join(max(0.0, seconds - (time.monotonic() - started)))
+        if puller.is_alive():
+            raise too_slow(seconds, listed[0])
+        ok, value = box[0]
+        if not ok:
+            if isinstance(value, StopIteration):
+                return
+            raise value
+        listed[0] += len(value)
+        if listed[0] > MAX_LISTED_KEYS:
+            raise too_many_keys()
+        yield value
 
 
 def key_problem(key: str) -> str | None:
@@ -174,8 +227,8 @@ def list_s3_keys(bucket: str, prefix: str, max_retries: int,
     """``(key, size in bytes)`` of every object of ``bucket`` whose key starts with
     ``prefix``, keys exactly as stored, in the store's order; a failed request is
     retried ``max_retries`` times within ``budget`` seconds (:func:`_client`; None:
-    the store's budget, :func:`~compaction_audit.io.remote.retry_timeout`).  The
-    pages are fetched in a daemon thread, waited for :func:`listing_seconds`.
+    the store's budget, :func:`~compaction_audit.io.remote.retry_timeout`); the
+    listing ends within :func:`listing_seconds` (:func:`bounded`).
     Raises :class:`UsageError` when botocore is missing or the budget is set wrong,
     :class:`ListingTooLong` past that time or :data:`MAX_LISTED_KEYS` keys;
     botocore's own errors propagate."""
@@ -184,34 +237,8 @@ def list_s3_keys(bucket: str, prefix: str, max_retries: int,
 
         budget = retry_timeout().total_seconds()
     client = _client(max_retries, budget)
-    seconds = listing_seconds(budget)
-    found: list[tuple[str, int]] = []
-    failed: list[BaseException] = []
-    stop = threading.Event()
-
-    def pages() -> None:  # in a daemon thread: one request may never end
-        try:
-            for page in client.get_paginator("list_objects_v2").paginate(
-                    Bucket=bucket, Prefix=prefix):
-                if stop.is_set():
-                    return
-                found.extend((str(item["Key"]), int(item["Size"]))
-                             for item in page.get("Contents", ()))
-                if len(found) > MAX_LISTED_KEYS:
-                    raise ListingTooLong(
-                        f"more than {MAX_LISTED_KEYS:,} keys under this prefix "
-                        "(MAX_LISTED_KEYS): list a narrower prefix")
-        except BaseException as exc:  # handed to the caller's thread
-            failed.append(exc)
-
-    lister = threading.Thread(target=pages, name="s3-listing", daemon=True)
-    lister.start()
-    lister.join(seconds)
-    if lister.is_alive():  # left behind, blocked in a read; the process exits anyway
-        stop.set()
-        raise ListingTooLong(
-            f"not done within {seconds:g} s ({len(found):,} keys listed; the store's budget "
-            "is set by COMPACTION_AUDIT_STORE_TIMEOUT): list a narrower prefix")
-    if failed:
-        raise failed[0]
-    return found
+    pages = client.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix)
+    return [(str(item["Key"]), int(item["Size"]))
+            for batch in bounded((page.get("Contents", ()) for page in pages), [0],
+                                 time.monotonic(), listing_seconds(budget))
+            for item in batch]
