@@ -192,7 +192,8 @@ def list_objects(url: str, gaps: list[Gap | LostFolder] | None = None
     appended to ``gaps`` (:mod:`compaction_audit.io.key_gaps`).  Raises
     :class:`UsageError` (one line) when the store cannot be listed: unreachable, no
     such bucket, no permission, such a key under an ``s3://`` prefix without
-    botocore."""
+    botocore, more than :data:`~compaction_audit.io.object_keys.MAX_LISTED_KEYS` keys,
+    not done within :func:`~compaction_audit.io.object_keys.listing_seconds`."""
     from compaction_audit.io.object_keys import botocore_missing
 
     scheme, bucket, key = split_url(url)
