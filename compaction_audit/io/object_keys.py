@@ -15,14 +15,18 @@ is installed (:func:`compaction_audit.io.remote.list_objects`): obstore strips a
 leading or trailing ``/`` without failing, so only a lister that sees keys exactly can
 name such an object by its key.  Its requests keep the store's time budget
 (:data:`~compaction_audit.io.remote.TIMEOUT_ENV`): each waits at most that long to
-connect and for an answer, and a failed one is retried only within it.
+connect and for an answer, and a failed one is retried only within it; the listing
+as a whole ends within :func:`listing_seconds` and at :data:`MAX_LISTED_KEYS` keys
+(issue 11, adv14 F4, F5).
 """
 
 from __future__ import annotations
 
 import os
 import re
+import threading
 import time
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from compaction_audit.errors import UsageError
@@ -38,12 +42,82 @@ READ_SECONDS = 30
 """botocore's timeouts per request, in seconds: those obstore's client uses, or the
 retry budget when it is shorter (:func:`_client`)."""
 
+MAX_LISTED_KEYS = 1_000_000
+"""Keys one prefix may list (about 1,000 requests and 200 MB of ``(key, size)``);
+past it the listing fails (:class:`ListingTooLong`): an endpoint that answers every
+page as truncated, with a fresh token, was listed forever (adv14 F5)."""
+
 _STARTED = "compaction_audit_started"
 """Key of a request's botocore context: ``time.monotonic()`` of its first attempt."""
 
 
 class RetryBudgetSpent(Exception):
     """A request failed and its retry budget is spent: no more attempts."""
+
+
+class ListingTooLong(Exception):
+    """A listing past :data:`MAX_LISTED_KEYS` keys or :func:`listing_seconds`."""
+
+
+def listing_seconds(budget: float) -> float:
+    """Seconds within which a whole listing must end, for a store budget of ``budget``
+    seconds: the budget and one request's wait for an answer (``min(READ_SECONDS,
+    budget)``), the longest one request takes when its retries keep the budget.
+    botocore's read timeout is per socket read, so an answer trickled one byte at a
+    time never ends without it (adv14 F4)."""
+    return budget + min(READ_SECONDS, budget)
+
+
+def too_many_keys() -> ListingTooLong:
+    """The error of a listing past :data:`MAX_LISTED_KEYS` keys."""
+    return ListingTooLong(f"more than {MAX_LISTED_KEYS:,} keys under this prefix "
+                          "(MAX_LISTED_KEYS): list a narrower prefix")
+
+
+def too_slow(seconds: float, listed: int) -> ListingTooLong:
+    """The error of a listing not done within ``seconds`` (:func:`listing_seconds`),
+    ``listed`` keys so far."""
+    return ListingTooLong(f"not done within {seconds:g} s ({listed:,} keys listed; the "
+                          "store's budget is set by COMPACTION_AUDIT_STORE_TIMEOUT): list "
+                          "a narrower prefix")
+
+
+def _pull(pages: Iterator[Any], box: list[tuple[bool, Any]]) -> None:
+    """Append ``(True, next page)`` to ``box``, or ``(False, the exception)``
+    (``StopIteration`` too), for the thread that waits on it."""
+    try:
+        box.append((True, next(pages)))
+    except BaseException as exc:
+        box.append((False, exc))
+
+
+def bounded(batches: Iterable[Sequence[Any]], listed: list[int], started: float,
+            seconds: float) -> Iterator[Sequence[Any]]:
+    """``batches`` (obstore's listing pages) as they come, counting their keys in
+    ``listed[0]`` (shared by every listing of one URL, begun at ``started``,
+    ``time.monotonic()``); raises :class:`ListingTooLong` past
+    :data:`MAX_LISTED_KEYS` keys or ``seconds`` since ``started``.  Each page is
+    fetched in a daemon thread (obstore's stream hands over no empty page, so
+    endless empty pages are one call that never returns), left behind when the time
+    is up."""
+    pages = iter(batches)
+    while True:
+        box: list[tuple[bool, Any]] = []
+        puller = threading.Thread(target=_pull, args=(pages, box), name="listing-page",
+                                  daemon=True)
+        puller.start()
+        puller.join(max(0.0, seconds - (time.monotonic() - started)))
+        if puller.is_alive():
+            raise too_slow(seconds, listed[0])
+        ok, value = box[0]
+        if not ok:
+            if isinstance(value, StopIteration):
+                return
+            raise value
+        listed[0] += len(value)
+        if listed[0] > MAX_LISTED_KEYS:
+            raise too_many_keys()
+        yield value
 
 
 def key_problem(key: str) -> str | None:
@@ -153,8 +227,10 @@ def list_s3_keys(bucket: str, prefix: str, max_retries: int,
     """``(key, size in bytes)`` of every object of ``bucket`` whose key starts with
     ``prefix``, keys exactly as stored, in the store's order; a failed request is
     retried ``max_retries`` times within ``budget`` seconds (:func:`_client`; None:
-    the store's budget, :func:`~compaction_audit.io.remote.retry_timeout`).  Raises
-    :class:`UsageError` when botocore is missing or the budget is set wrong;
+    the store's budget, :func:`~compaction_audit.io.remote.retry_timeout`); the
+    listing ends within :func:`listing_seconds` (:func:`bounded`).
+    Raises :class:`UsageError` when botocore is missing or the budget is set wrong,
+    :class:`ListingTooLong` past that time or :data:`MAX_LISTED_KEYS` keys;
     botocore's own errors propagate."""
     if budget is None:
         from compaction_audit.io.remote import retry_timeout
@@ -163,4 +239,6 @@ def list_s3_keys(bucket: str, prefix: str, max_retries: int,
     client = _client(max_retries, budget)
     pages = client.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix)
     return [(str(item["Key"]), int(item["Size"]))
-            for page in pages for item in page.get("Contents", ())]
+            for batch in bounded((page.get("Contents", ()) for page in pages), [0],
+                                 time.monotonic(), listing_seconds(budget))
+            for item in batch]

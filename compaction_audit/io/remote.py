@@ -192,7 +192,8 @@ def list_objects(url: str, gaps: list[Gap | LostFolder] | None = None
     appended to ``gaps`` (:mod:`compaction_audit.io.key_gaps`).  Raises
     :class:`UsageError` (one line) when the store cannot be listed: unreachable, no
     such bucket, no permission, such a key under an ``s3://`` prefix without
-    botocore."""
+    botocore, more than :data:`~compaction_audit.io.object_keys.MAX_LISTED_KEYS` keys,
+    not done within :func:`~compaction_audit.io.object_keys.listing_seconds`."""
     from compaction_audit.io.object_keys import botocore_missing
 
     scheme, bucket, key = split_url(url)
@@ -218,13 +219,18 @@ def _obstore_list(url: str, gaps: list[Gap | LostFolder]) -> list[tuple[str, int
     an ``s3://`` prefix that obstore cannot list for a key it cannot parse.  Raises
     :class:`UsageError` when the listing fails otherwise."""
     from compaction_audit.io.key_gaps import list_by_folder, list_past_bad_keys
+    from compaction_audit.io.object_keys import bounded, listing_seconds
 
     scheme, bucket, key = split_url(url)
     store = store_for(scheme, bucket)
     obstore = _obstore()
 
+    listed, started = [0], time.monotonic()
+    seconds = listing_seconds(retry_timeout().total_seconds())
+
     def listing(offset: str | None) -> Any:  # its requests are made as it is iterated
-        return _ask(store, lambda: store.list(key or None, offset=offset, chunk_size=1000))
+        return bounded(_ask(store, lambda: store.list(
+            key or None, offset=offset, chunk_size=1000)), listed, started, seconds)
 
     try:
         if scheme == "gs":
