@@ -3,8 +3,8 @@
 A condensation given as ``forgotten_events_start_id .. forgotten_events_end_id``
 forgets the indexed ids inside that inclusive range (:meth:`EventRanges.take`).  The
 ids live in a sorted list cut into blocks of :data:`LOAD` to ``2 * LOAD`` keys (fewer
-once a range has taken some), with the last key of each block in ``_maxes``: an
-add or a take bisects ``_maxes``, then moves at most ``2 * LOAD`` keys inside one or
+once a range has taken some), with the last key of each block in ``_maxes``: an add
+or a take bisects ``_maxes``, then moves at most ``2 * LOAD`` keys in each of one or
 two blocks.  The list of blocks changes only when a block splits (``LOAD`` adds into
 it at least) or a range empties it, so each operation costs O(log n + LOAD) plus
 O(blocks / LOAD) amortized, whatever order the ids come in.  One sorted list cost
