@@ -22,6 +22,9 @@ cc-preserved  Claude Code: ``n`` turns, each followed by a ``compact_boundary`` 
               whole working set is kept at every compaction)
 oh-range      OpenHands: ``n`` user messages, each followed by a condensation whose
               range ``start .. end`` forgets only that message
+oh-below      OpenHands: ``n`` observations with large ids (they stay live), then ``n``
+              times an observation with a small id and a condensation whose range
+              forgets only that id (each id lands below every live one)
 codex-compacts Codex: ``n`` user turns, each followed by a ``compacted`` line without
               ``replacement_history`` (Codex then keeps the recent user turns)
 text-chain    native: ``n`` rounds, each adding 100 spans of text (a path, a version
@@ -194,6 +197,21 @@ def oh_range(n: int) -> Iterator[dict[str, Any]]:
                         "forgotten_events_end_id": 2 * i, "summary": f"Summary {i}."}}
 
 
+def oh_below(n: int) -> Iterator[dict[str, Any]]:
+    """OpenHands events: ``n`` observations with ids from 10^7 that stay live, then ``n``
+    times an observation with the small id ``i`` and a range condensation of ``i .. i``
+    (issue 11, adv14 F3)."""
+    yield {"id": 0, "source": "user", "action": "message", "args": {"content": "Start."}}
+    for i in range(n):
+        yield {"id": 10**7 + i, "source": "environment", "observation": "run",
+               "content": f"out {i}", "cause": 0}
+    for i in range(1, n + 1):
+        yield {"id": i, "source": "environment", "observation": "run",
+               "content": f"small {i}", "cause": 0}
+        yield {"id": 2 * 10**7 + i, "source": "agent", "action": "condensation",
+               "args": {"forgotten_events_start_id": i, "forgotten_events_end_id": i}}
+
+
 def codex_compacts(n: int) -> Iterator[dict[str, Any]]:
     """A Codex rollout of ``n`` user turns, each followed by a message-only compaction."""
     yield {"timestamp": "t", "type": "session_meta", "payload": {"id": "codex-cmp"}}
@@ -242,7 +260,7 @@ SHAPES: dict[str, Callable[[int], Iterator[dict[str, Any]]]] = {
     "long-id": long_id, "long-word": long_word,
     "number-summary": number_summary, "ungrounded": ungrounded,
     "growing-delta": growing_delta, "cc-preserved": cc_preserved, "oh-range": oh_range,
-    "codex-compacts": codex_compacts, "text-chain": text_chain,
+    "oh-below": oh_below, "codex-compacts": codex_compacts, "text-chain": text_chain,
 }
 
 

@@ -307,6 +307,17 @@ def test_openhands_range_condensations_visit_each_event_once(
     assert visited == {500: 500, 1000: 1000}
 
 
+def test_openhands_ranges_below_every_live_id_take_only_that_id(tmp_path: Path) -> None:
+    out = list(openhands.records(shape(tmp_path, "oh-below", 300)))
+    rounds = [r for _, r in out[1:]]
+    forgets = [r["compaction"] for r in rounds if "compaction" in r]
+    assert [f["kind"] for f in forgets] == ["forget"] * 300
+    assert [f["messages_removed"] for f in forgets] == [1] * 300
+    # each condensation evicts the small-id event before it; the 300 large ids stay
+    assert [r["evicted"] for r in rounds if "compaction" in r] == [
+        [str(i)] for i in range(1, 301)]
+
+
 def test_event_ranges_take_in_first_seen_order() -> None:
     ranges = openhands.EventRanges()
     for eid in ("10", "3", "x", "7", "²", "03", "12"):

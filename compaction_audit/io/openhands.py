@@ -25,7 +25,6 @@ Tokens are estimated; ``llm_metrics.accumulated_token_usage`` gives the budget
 
 from __future__ import annotations
 
-import bisect
 from collections.abc import Iterable, Iterator
 from typing import Any
 
@@ -39,6 +38,7 @@ from compaction_audit.io.documents import (
     text_of,
     version_note,
 )
+from compaction_audit.io.event_ranges import EventRanges
 from compaction_audit.io.harness import META
 from compaction_audit.io.lines import iter_lines
 from compaction_audit.io.tokens import (
@@ -265,54 +265,6 @@ class _Converter(Conversion):
             info["kind"] = "forget"
             self.asm.microcompact(line, fold, info)
         self.awaiting_after.append(info)
-
-
-class EventRanges:
-    """The numeric event ids with spans, for condensations given as a range.
-
-    A range ``start .. end`` takes the ids inside it out of the index (their spans are
-    folded or evicted by that condensation, so a later range would find none of them in
-    the working set); an id comes back when its event gets a new span.  Each id is
-    visited once per span it gets, so n condensations over n events cost O(n log n),
-    not O(n²) (issue 11, class 5).  An id is appended and the list sorted at the next
-    :meth:`take`: ids arriving in decreasing order cost one sort, not an insert each at
-    the front (adv9).  ``visited`` counts the ids :meth:`take` returned.
-    """
-
-    def __init__(self) -> None:
-        self._keys: list[tuple[int, int, str]] = []  # (int id, first-seen order, id)
-        self._unsorted = False  # keys were appended out of order since the last sort
-        self._live: set[str] = set()
-        self._order: dict[str, int] = {}
-        self.visited = 0
-
-    def add(self, eid: str) -> None:
-        """Index ``eid`` if it is a non-negative integer's digits and not indexed yet."""
-        if eid in self._live or not eid.isdigit():
-            return
-        try:
-            number = int(eid)
-        except ValueError:  # digits int() does not read (e.g. superscripts): never inside
-            return
-        key = (number, self._order.setdefault(eid, len(self._order)), eid)
-        if self._keys and key < self._keys[-1]:
-            self._unsorted = True
-        self._keys.append(key)
-        self._live.add(eid)
-
-    def take(self, start: int, end: int) -> list[str]:
-        """The indexed ids ``start <= int(id) <= end`` in first-seen order, removed."""
-        if self._unsorted:  # sorted here, once for all the adds since the last take:
-            # an insort each moved the whole list when ids came in decreasing order
-            self._keys.sort()
-            self._unsorted = False
-        lo = bisect.bisect_left(self._keys, (start,))
-        hi = bisect.bisect_left(self._keys, (end + 1,))
-        inside = self._keys[lo:hi]
-        del self._keys[lo:hi]
-        self.visited += len(inside)
-        self._live.difference_update(eid for _, _, eid in inside)
-        return [eid for _, _, eid in sorted(inside, key=lambda key: key[1])]
 
 
 def forgotten_ids(args: dict[str, Any], known: EventRanges, path: str, line: int,
