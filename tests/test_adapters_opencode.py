@@ -197,3 +197,27 @@ def test_a_compaction_that_keeps_a_tail(tmp_path: Path) -> None:
     assert rnd["compaction"]["messages_removed"] == 2
     assert rnd["compaction"]["tail_start_id"] == "msg_03"
     assert working_set(out)[:3] == ["msg_03", "call_edit1", "call_edit1:result"]
+
+
+@pytest.mark.parametrize(("table", "data", "error"), [
+    ("part", "{not json", "bad JSON: unexpected character, expected a string key: line 1 "
+     "column 2 (char 1) (message 1.parts[0].data)"),
+    ("part", "[1,2]", "expected a JSON object (message 1.parts[0].data)"),
+    ("message", "[1,2]", "expected a JSON object (message 1.info.data)"),
+])
+def test_a_store_row_whose_data_cannot_be_read_is_a_bad_record(
+        tmp_path: Path, table: str, data: str, error: str) -> None:
+    """adv14 F9: the row was kept without its content, so the user's first part ("The
+    staging port is 8443 ...") vanished and the failing session passed (exit 0)."""
+    import shutil
+
+    path = tmp_path / "opencode.db"
+    shutil.copy(REAL / "opencode.db", path)
+    db = sqlite3.connect(path)
+    first = db.execute(f"SELECT id FROM {table} ORDER BY time_created LIMIT 1").fetchone()[0]
+    db.execute(f"UPDATE {table} SET data = ? WHERE id = ?", (data, first))
+    db.commit()
+    db.close()
+    with pytest.raises(LogError) as info:
+        list(opencode.records(str(path)))
+    assert str(info.value) == f"{path}:1: {error}"

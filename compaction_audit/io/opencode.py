@@ -153,6 +153,7 @@ def _from_store(path: str, notes: list[str]) -> tuple[dict[str, Any], list[_Entr
             raise LogError(path, 0, "the store holds no session", "session")
         top.sort(key=lambda s: (_sort_time(s.get("time_updated")), str(s.get("id"))))
         session = top[-1]
+        _bad_data(path, 0, session, "session")
         if len(top) > 1:
             notes.append(f"opencode store: read session {str(session.get('id'))[:60]}, the "
                          f"latest of {len(top)} (use `opencode export` for another)")
@@ -176,17 +177,33 @@ def _sort_time(value: Any) -> float:
         else 0.0
 
 
+_BAD_DATA = "\x00bad data"
+"""The key under which :func:`_row` keeps why a row's ``data`` could not be read."""
+
+
 def _row(out: dict[str, Any]) -> dict[str, Any]:
-    """A row (a dict, consumed), its ``data`` JSON merged in (columns win: ids, times)."""
+    """A row (a dict, consumed), its ``data`` JSON merged in (columns win: ids, times).
+    A ``data`` that is not JSON, or not a JSON object, is kept as why under
+    :data:`_BAD_DATA`: the row's message is then a bad record (:func:`_bad_data`), not a
+    row read without its content (adv14 F9: a user's part dropped that way let a
+    failing session pass)."""
     data = out.pop("data", None)
     if isinstance(data, (str, bytes)):
         try:
             decoded = orjson.loads(data)
-        except orjson.JSONDecodeError:
-            decoded = None
-        if isinstance(decoded, dict):
-            out = {**decoded, **{k: v for k, v in out.items() if v is not None}}
+        except orjson.JSONDecodeError as exc:
+            return {**out, _BAD_DATA: f"bad JSON: {exc}"}
+        if not isinstance(decoded, dict):
+            return {**out, _BAD_DATA: "expected a JSON object"}
+        out = {**decoded, **{k: v for k, v in out.items() if v is not None}}
     return out
+
+
+def _bad_data(path: str, line: int, row: dict[str, Any], where: str) -> None:
+    """Raise :class:`LogError` naming ``where`` when :func:`_row` could not read the
+    row's ``data``."""
+    if _BAD_DATA in row:
+        raise LogError(path, line, str(row[_BAD_DATA]), f"{where}.data")
 
 
 class _Converter(Conversion):
@@ -206,10 +223,12 @@ class _Converter(Conversion):
             raise LogError(self.path, line, "expected an object", f"{entry.where}.info")
         if type(parts) is not list:
             raise LogError(self.path, line, "expected a list", f"{entry.where}.parts")
+        _bad_data(self.path, line, info, f"{entry.where}.info")
         for j, part in enumerate(parts):
             if type(part) is not dict:
                 raise LogError(self.path, line, "expected an object",
                                f"{entry.where}.parts[{j}]")
+            _bad_data(self.path, line, part, f"{entry.where}.parts[{j}]")
         self.prune_until(_time(info, "created"), line)
         role = info.get("role")
         last = next(reversed(self.asm.working), None)  # new spans come after it
