@@ -72,6 +72,17 @@ def test_an_entry_that_matched_nothing_is_named_on_stderr(folds: Path) -> None:
     assert result.exit_code == 1
 
 
+def test_many_entries_that_matched_nothing_are_one_screen(folds: Path) -> None:
+    """adv14: 60,000 unmatched entries printed 60,000 lines; 20 are named, then counted."""
+    config = "".join(f'[[suppress]]\nfold = "F9.{i}"\n' for i in range(23))
+    lines = audit(folds, config).stderr.splitlines()
+    assert len(lines) == 21
+    assert lines[19] == ("compaction-audit: compaction-audit.toml suppress[19] (fold 'F9.19') "
+                         "matched nothing in this run")
+    assert lines[20] == ("compaction-audit: ... and 3 more suppress entries matched nothing in "
+                         "this run")
+
+
 @pytest.mark.parametrize(("config", "message"), [
     ('suppress = "F1.0"\n', "suppress must be an array of tables"),
     ('[[suppress]]\nrule = "CA301"\n', "give either discriminator (with rule) or fold"),

@@ -18,6 +18,7 @@ from compaction_audit.commands.common import (
     output_console,
     output_path,
     say,
+    say_some,
     write_bytes,
 )
 from compaction_audit.errors import AuditError, LogError, UsageError
@@ -137,22 +138,14 @@ def require_rules(eff: Effective) -> None:
                      "check nothing; select at least one rule")
 
 
-SKIPPED_LINES = 20
-"""Most stderr lines naming skipped non-regular files; the rest are counted in one
-line (a folder of 100,000 FIFOs is one screen, not 100,000 lines; issue 14, point 3)."""
-
-
 def found_traces(paths: list[str]) -> Discovery:
     """:func:`~compaction_audit.discover.find_traces`, with one stderr line per
-    non-regular file it skipped (at most :data:`SKIPPED_LINES`, then a count).  Raises
+    non-regular file it skipped (:func:`say_some`: at most 20, then a count).  Raises
     :class:`UsageError` as it does."""
     from compaction_audit.discover import find_traces
 
     found = find_traces(paths)
-    for line in found.skipped[:SKIPPED_LINES]:
-        say(line)
-    if (more := len(found.skipped) - SKIPPED_LINES) > 0:
-        say(f"... and {more:,} more non-regular files skipped")
+    say_some(found.skipped, "non-regular files skipped")
     return found
 
 
@@ -209,12 +202,12 @@ def run_audit(traces: list[str], eff: Effective, lenient: bool, jobs: int | None
 def suppressed(report: Report, eff: Effective) -> Report:
     """``report`` without what the configuration's ``suppress`` entries silence
     (:mod:`compaction_audit.suppress`), with one stderr line per entry that matched
-    nothing in the run."""
+    nothing in the run (:func:`say_some`: at most 20, then a count)."""
     from compaction_audit.suppress import apply
 
     report, unmatched = apply(report, eff.suppressions)
-    for entry in unmatched:
-        say(f"{entry.where} ({entry.describe()}) matched nothing in this run")
+    say_some([f"{e.where} ({e.describe()}) matched nothing in this run" for e in unmatched],
+             "suppress entries matched nothing in this run")
     return report
 
 

@@ -9,7 +9,7 @@ import functools
 import io
 import os
 import sys
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from enum import StrEnum
 from pathlib import Path
@@ -52,6 +52,21 @@ def say(message: str) -> None:
         sys.stderr.flush()
     except (OSError, ValueError, AttributeError):
         pass
+
+
+SAY_LINES = 20
+"""Most stderr lines one kind of note prints in a run; the rest are counted in one
+more line (a folder of 100,000 FIFOs, or 60,000 suppress entries that matched
+nothing, is one screen, not a line each; issue 14, point 3)."""
+
+
+def say_some(lines: Sequence[str], more: str) -> None:
+    """:func:`say` the first :data:`SAY_LINES` of ``lines``, then "... and N more
+    ``more``" for the rest."""
+    for line in lines[:SAY_LINES]:
+        say(line)
+    if (rest := len(lines) - SAY_LINES) > 0:
+        say(f"... and {rest:,} more {more}")
 
 
 def fail(message: str) -> NoReturn:
