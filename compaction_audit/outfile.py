@@ -20,8 +20,12 @@ Every command that writes ``-o`` goes through :func:`output_target`:
   opening it for writing: the node is never replaced by a regular file;
 - a directory is a usage error.
 
-If no temporary file can be created next to an existing regular file (a directory the
-user may not write), the file is written in place, as a plain ``open`` would.
+An existing regular file the user may not write (:func:`os.access`) is refused before
+anything is written, as a plain ``open`` would refuse it, even where a rename could
+replace it (a folder the user may write).  If no temporary file can be created next
+to a file that may be written (a directory the user may not write), or the rename is
+refused (a sticky folder such as ``/tmp`` lets only a file's owner replace it), the
+file is written in place, as a plain ``open`` would (issue 11, F6).
 """
 
 from __future__ import annotations
@@ -78,8 +82,10 @@ def refuse_same_file(output: str, inputs: Iterable[str]) -> None:
     Gemini CLI's ``telemetry.log``, an SQLite store's ``-wal``:
     :func:`~compaction_audit.io.companions.companion_files`, looked up only when
     ``output`` exists).  Devices and FIFOs may be read and written (``/dev/null``).
-    Also raises when ``output`` is new and its folder does not exist, so a run that
-    could not write its report stops before the work (:func:`refuse_missing_folder`)."""
+    Also raises, so that a run that could not write its report stops before the work,
+    when ``output`` is new and its folder does not exist (:func:`refuse_missing_folder`)
+    and when it is a regular file the user may not write (``FILE: cannot write:
+    Permission denied``: :func:`os.access`, so root may)."""
     refuse_missing_folder(output)
     out = _stat(output)
     if out is None or not stat.S_ISREG(out.st_mode):
@@ -100,6 +106,8 @@ def refuse_same_file(output: str, inputs: Iterable[str]) -> None:
             if st is not None and (st.st_dev, st.st_ino) == same:
                 raise UsageError(f"{output}: is {other}, read along with the input {name}; "
                                  "refusing to overwrite it (choose another output)")
+    if not os.access(output, os.W_OK):
+        raise UsageError(f"{output}: cannot write: Permission denied")
 
 
 def writes_through(output: str) -> bool:
@@ -147,12 +155,19 @@ def output_target(output: str, inputs: Iterable[str] = ()) -> Iterator[str]:
 
 def _commit(tmp: str, real: str) -> None:
     """Put the complete temporary file ``tmp`` in place of ``real``: rename it over
-    ``real``, or, when ``real`` is a regular file with more than one hard link, copy
-    its bytes into ``real`` (same inode: every name sees the new content)."""
+    ``real``, or copy its bytes into ``real`` (same inode: every name sees the new
+    content) when ``real`` is a regular file with more than one hard link, or one the
+    rename may not replace (EPERM, EACCES: another user's file in a sticky folder)
+    but the user may write."""
     st = _stat(real)
-    if st is None or not stat.S_ISREG(st.st_mode) or st.st_nlink < 2:
-        os.replace(tmp, real)
-        return
+    regular = st is not None and stat.S_ISREG(st.st_mode)
+    if not regular or st is None or st.st_nlink < 2:
+        try:
+            os.replace(tmp, real)
+            return
+        except PermissionError:
+            if not regular or not os.access(real, os.W_OK):
+                raise
     with open(tmp, "rb") as src, open(real, "r+b") as dst:
         shutil.copyfileobj(src, dst, 1 << 20)
         dst.truncate()
