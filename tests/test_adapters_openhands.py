@@ -6,7 +6,11 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+from typer.testing import CliRunner
+
 from compaction_audit import api
+from compaction_audit.cli import app
 from compaction_audit.io import openhands
 from compaction_audit.io.detect import detect_format
 from tests.foreign import (
@@ -77,14 +81,36 @@ def test_events_one_per_line_read_the_same(tmp_path: Path) -> None:
     assert [line for line, _ in compaction_rounds(as_lines)] == [8, 13]
 
 
-def test_a_huge_range_is_bounded_by_the_events_seen(tmp_path: Path) -> None:
+@pytest.mark.parametrize("start, end, first", [(2, 10**15, []), (0, 2**63 - 1, ["0", "1"]),
+                                               (1, 6, ["1"])])
+def test_a_range_counts_the_events_it_took_not_its_width(
+        tmp_path: Path, start: int, end: int, first: list[str]) -> None:
+    # 0 .. 2^63-1 was messages_removed 2^63, which no report could write (adv14 F10)
     evs = events()
-    evs[7]["args"]["forgotten_events_end_id"] = 10**15
+    evs[7]["args"].update(forgotten_events_start_id=start, forgotten_events_end_id=end)
     path = tmp_path / "t.json"
     path.write_text(json.dumps(evs))
     (_, rnd), _ = compaction_rounds(run_adapter(openhands.records, path))
-    assert rnd["compaction"]["messages_removed"] == 10**15 - 1
-    assert rnd["evicted"] == ["2.thought", "2", "3", "4", "5", "6"]  # only what came before
+    assert rnd["evicted"] == [*first, "2.thought", "2", "3", "4", "5", "6"]  # seen before
+    assert rnd["compaction"]["messages_removed"] == len(first) + 5  # events 2 .. 6
+    result = CliRunner().invoke(app, ["audit", "-f", "json", str(path)])
+    assert result.exit_code == 1, result.output  # a failing trace's report, not exit 2
+
+
+@pytest.mark.parametrize("start, end, field", [
+    (-2**63, 2**63 - 1, "start"), (-1, 6, "start"), (2, 2**63, "end"),
+    (-10**30, 10**30, "start"), (2, 10**30, "end")])
+def test_an_event_id_outside_0_to_int64_is_a_file_line_error(
+        tmp_path: Path, start: int, end: int, field: str) -> None:
+    # -10^30 .. 10^30 said "expected integers start <= end" (orjson reads them as floats)
+    evs = events()
+    evs[7]["args"].update(forgotten_events_start_id=start, forgotten_events_end_id=end)
+    path = tmp_path / "t.jsonl"
+    path.write_text("".join(json.dumps(e) + "\n" for e in evs))
+    error, _out, skipped = strict_then_lenient(openhands.records, path)
+    assert error == (f"{path}:8: event id out of range (0 .. 2^63-1) "
+                     f"(args.forgotten_events_{field}_id)")
+    assert skipped == [8]
 
 
 def test_bad_event_is_a_file_line_error_or_a_counted_skip(tmp_path: Path) -> None:

@@ -146,11 +146,13 @@ def _decide(path: str, head: list[tuple[int, bytes]],
             rest: Iterator[tuple[int, bytes]] | None = None) -> Format:
     objects: list[dict[str, Any]] = []
     first_error: LogError | None = None
-    for number, raw in head:
+    bad = 0  # the lines not JSON on their own (of the first two, see _sniff_document)
+    for i, (number, raw) in enumerate(head):
         try:
             obj = orjson.loads(raw)
         except orjson.JSONDecodeError as exc:
             first_error = first_error or LogError(path, number, json_error(raw, exc.msg))
+            bad += i < 2
             continue
         if type(obj) is dict:
             if _native(obj):  # what sniff_objects says of any list holding it: the
@@ -160,7 +162,7 @@ def _decide(path: str, head: list[tuple[int, bytes]],
             objects.append(obj)
     found = sniff_objects(objects)
     if found is None and head:
-        found = _sniff_document(path, head, rest)  # type: ignore[assignment]
+        found = _sniff_document(path, head, rest, bad == 2)  # type: ignore[assignment]
     if found is not None:
         return found
     if not head:
@@ -209,9 +211,15 @@ def peek_format(path: str, limits: Limits = DEFAULT_LIMITS, errors: list[LogErro
 
 
 def _sniff_document(path: str, head: list[tuple[int, bytes]],
-                    rest: Iterator[tuple[int, bytes]] | None) -> str | None:
+                    rest: Iterator[tuple[int, bytes]] | None, multiline: bool) -> str | None:
     """An SQLite store (opencode) by its header, or a whole JSON document that one of
-    :data:`DOCUMENT_SNIFFERS` accepts; the rest of the input is read into ``head``."""
+    :data:`DOCUMENT_SNIFFERS` accepts; the rest of the input is read into ``head``.
+
+    When neither of the first two lines is JSON on its own (``multiline``: ``[`` then
+    ``  {`` of an indented document, not JSON Lines) and the whole is no JSON document
+    either, the document's own error is raised, at its line: the first line's
+    ("unexpected end of data", line 1) named the wrong place and called a whole file
+    cut (adv14 F8)."""
     if head[0][1].startswith(documents.SQLITE_MAGIC):
         return opencode.SOURCE_FORMAT
     if head[0][1].lstrip()[:1] not in (b"{", b"["):
@@ -221,6 +229,8 @@ def _sniff_document(path: str, head: list[tuple[int, bytes]],
     try:
         value = documents.read_document(path, head).value
     except LogError:
+        if multiline:
+            raise
         return None
     found = next((fmt for fmt, test in DOCUMENT_SNIFFERS.items() if test(value)), None)
     if found is None and len(head) > 1:

@@ -29,6 +29,7 @@ import orjson
 
 from compaction_audit.errors import LogError, TooDamaged
 from compaction_audit.io.lines import iter_lines
+from compaction_audit.io.records import encoding_error
 from compaction_audit.io.tokens import RoundAssembler, session_record, shape_error
 
 SHAPE_ERRORS = (TypeError, AttributeError, KeyError, IndexError, ValueError, RecursionError)
@@ -74,13 +75,24 @@ def read_document(path: str, lines: Iterable[tuple[int, bytes]] | None) -> Docum
     try:
         value = orjson.loads(data)
     except orjson.JSONDecodeError as exc:
-        line = numbers[bisect.bisect_right(offsets, exc.pos) - 1] if numbers else 1
+        unsupported = encoding_error(data)
+        if unsupported is not None:
+            raise LogError(path, numbers[0] if numbers else 1, unsupported) from None
+        at = _byte_offset(data, exc.pos)
+        line = numbers[bisect.bisect_right(offsets, at) - 1] if numbers else 1
         raise LogError(path, line, f"not a JSON document: {exc.msg}") from None
     doc = Document(path, value)
     if isinstance(value, (dict, list)) and len(numbers) > 1:
         for key, positions in _element_starts(data).items():
             doc.starts[key] = [numbers[bisect.bisect_right(offsets, p) - 1] for p in positions]
     return doc
+
+
+def _byte_offset(data: bytes, pos: int) -> int:
+    """The byte offset in ``data`` of character ``pos``: orjson's error position counts
+    characters, so a line found by bytes was early after non-ASCII text (adv14 F8)."""
+    head = data[:4 * pos + 4].decode("utf-8", "surrogateescape")  # <= 4 bytes a char
+    return len(head[:pos].encode("utf-8", "surrogateescape"))
 
 
 def _element_starts(data: bytes) -> dict[str | None, list[int]]:

@@ -267,11 +267,19 @@ class _Converter(Conversion):
         self.awaiting_after.append(info)
 
 
+ID_MAX = 2**63 - 1
+"""The largest event id a range may name.  OpenHands numbers the events of a stream
+0, 1, 2, ... (-1 is its "no id yet"), in a 64-bit integer."""
+
+
 def forgotten_ids(args: dict[str, Any], known: EventRanges, path: str, line: int,
                   at: str) -> tuple[list[str], int]:
-    """The ids of events a condensation forgot, and how many it names: the explicit
-    ``forgotten_event_ids``, else the ``known`` ids in the inclusive range
-    ``forgotten_events_start_id .. forgotten_events_end_id`` (taken out of ``known``)."""
+    """The ids of events a condensation forgot, and how many (events): the explicit
+    ``forgotten_event_ids`` (each id once), else the ``known`` ids in the inclusive range
+    ``forgotten_events_start_id .. forgotten_events_end_id``, taken out of ``known``.
+    A range counts the events it took, not its width: ``0 .. 2^63-1`` over five events
+    is 5 (its width, 2^63, could not be written as JSON: adv14 F10).  An id outside
+    ``0 .. 2^63-1`` (orjson reads an integer past 2^64 as a float) is an error."""
     listed = args.get("forgotten_event_ids")
     if listed is not None:
         if type(listed) is not list:
@@ -281,7 +289,12 @@ def forgotten_ids(args: dict[str, Any], known: EventRanges, path: str, line: int
     start, end = args.get("forgotten_events_start_id"), args.get("forgotten_events_end_id")
     if start is None and end is None:
         return [], 0
+    for name, value in (("start", start), ("end", end)):
+        if isinstance(value, (int, float)) and not -1 < value <= ID_MAX:
+            raise LogError(path, line, "event id out of range (0 .. 2^63-1)",
+                           f"{at}.forgotten_events_{name}_id")
     if type(start) is not int or type(end) is not int or end < start:
         raise LogError(path, line, "expected integers start <= end",
                        f"{at}.forgotten_events_start_id")
-    return known.take(start, end), end - start + 1
+    taken = known.take(start, end)
+    return taken, len(taken)

@@ -447,11 +447,28 @@ def json_error(raw: bytes, message: str, pos: int | None = None) -> str:
     orjson's own message ("unexpected content after document") does not point at the
     cause.
     """
+    unsupported = encoding_error(raw)
+    if unsupported is not None:
+        return unsupported
     what = "truncated last line" if cut_short(raw, message, pos) else "bad JSON"
     if raw.count(b"\r") > raw.count(b"\r\n"):
         return (f"bad JSON: lines end with a lone CR (classic Mac line endings); "
                 f"use LF or CRLF ({message})")
     return f"{what}: {message}"
+
+
+BOMS = ((b"\xff\xfe\x00\x00", "UTF-32"), (b"\x00\x00\xfe\xff", "UTF-32"),
+        (b"\xff\xfe", "UTF-16"), (b"\xfe\xff", "UTF-16"))
+"""The byte order marks of UTF-32 and UTF-16 (little and big endian), longest first."""
+
+
+def encoding_error(data: bytes) -> str | None:
+    """``"UTF-16 is not supported (convert to UTF-8)"`` (or UTF-32) when ``data`` starts
+    with that encoding's byte order mark, else None.  orjson's own words for such a
+    file ("str is not valid UTF-8: surrogates not allowed") did not say what to do
+    (adv14 F8); FF and FE never occur in UTF-8."""
+    name = next((name for bom, name in BOMS if data.startswith(bom)), None)
+    return None if name is None else f"{name} is not supported (convert to UTF-8)"
 
 
 def cut_short(raw: bytes, message: str, pos: int | None = None) -> bool:

@@ -1,0 +1,113 @@
+"""A JSON document that does not decode names its own error and line, and a UTF-16 or
+UTF-32 file says so (adv14 F8, issue 11 class 9): an indented OpenHands trajectory or
+opencode export with one bad escape said "FILE:1: bad JSON: unexpected end of data"
+(the lone ``[`` of line 1: wrong line, and "cut" though it is not), and a UTF-16 file
+"str is not valid UTF-8: surrogates not allowed"."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from compaction_audit import api
+from compaction_audit.cli import app
+from compaction_audit.errors import LogError
+from compaction_audit.io import opencode, openhands
+from compaction_audit.io.detect import detect_format
+from tests.foreign import FIXTURES, Adapter, run_adapter
+
+OPENHANDS = FIXTURES / "openhands" / "condensation.json"
+OPENCODE = FIXTURES / "opencode" / "export.json"
+SDK_EVENTS = FIXTURES / "openhands" / "sdk-events.jsonl"
+NATIVE = (b'{"type": "session", "schema": "compaction-audit/1"}\n'
+          b'{"type": "round", "round": 0, "spans": [{"id": "a", "tokens": 1}]}\n')
+
+
+def audit_error(path: Path) -> str:
+    """The one line ``audit`` prints for ``path`` (exit code 2)."""
+    result = CliRunner().invoke(app, ["audit", "-q", str(path)])
+    assert result.exit_code == 2, result.output
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert len(lines) == 1, result.output
+    return lines[0]
+
+
+@pytest.mark.parametrize(("fixture", "key", "line"), [
+    (OPENHANDS, '"content": "', 9), (OPENCODE, '"text": "', 33)])
+def test_a_bad_escape_in_a_document_is_its_own_error_at_its_line(
+        tmp_path: Path, fixture: Path, key: str, line: int) -> None:
+    text = fixture.read_text()
+    assert text.splitlines()[line - 1].lstrip().startswith(key)  # the first such line
+    path = tmp_path / fixture.name
+    path.write_text(text.replace(key, key + "\\ud800 lone ", 1))  # valid JSON to Python
+    with pytest.raises(LogError) as err:
+        detect_format(str(path))
+    assert (err.value.line, err.value.message) == (
+        line, "not a JSON document: no low surrogate in string")
+    assert audit_error(path).endswith(
+        f"{path.name}:{line}: not a JSON document: no low surrogate in string")
+
+
+def test_the_line_is_right_after_non_ascii_text(tmp_path: Path) -> None:
+    # orjson's position counts characters, not bytes: 400 bytes of "é" named line 9
+    text = OPENHANDS.read_text().replace('"content": "', '"content": "' + "é" * 200, 1)
+    path = tmp_path / "t.json"
+    path.write_text(text.replace('"content": "Move', '"content": "\\ud800 Move', 1))
+    assert text.splitlines()[19].lstrip().startswith('"content": "Move')
+    for read in (lambda: detect_format(str(path)),
+                 lambda: run_adapter(openhands.records, path)):  # the adapter: line 9
+        with pytest.raises(LogError) as err:
+            read()
+        assert (err.value.line, err.value.message) == (
+            20, "not a JSON document: no low surrogate in string")
+
+
+def test_a_cut_indented_document_is_cut_at_its_last_line(tmp_path: Path) -> None:
+    lines = OPENHANDS.read_text().splitlines(keepends=True)
+    path = tmp_path / "cut.json"
+    path.write_text("".join(lines[:40]))
+    with pytest.raises(LogError) as err:
+        detect_format(str(path))
+    assert (err.value.line, err.value.message) == (
+        40, "not a JSON document: unexpected end of data")
+
+
+def test_json_lines_with_a_bad_first_line_still_name_that_line(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"  # lines of no known format: the first bad line is the error
+    path.write_bytes(b'{"a": 1\n{"b": 2}\n{"c": 3}\n')
+    with pytest.raises(LogError) as err:
+        detect_format(str(path))
+    assert err.value.line == 1 and err.value.message.startswith("bad JSON: ")
+
+
+@pytest.mark.parametrize(("encoding", "name"), [
+    ("utf-16", "UTF-16"), ("utf-16-be", "UTF-16"), ("utf-32", "UTF-32"),
+    ("utf-32-be", "UTF-32")])
+@pytest.mark.parametrize("source", ["openhands", "opencode", "sdk-events", "native"])
+def test_a_utf16_or_utf32_file_says_so(tmp_path: Path, encoding: str, name: str,
+                                       source: str) -> None:
+    text = {"openhands": OPENHANDS.read_text(), "opencode": OPENCODE.read_text(),
+            "sdk-events": SDK_EVENTS.read_text(), "native": NATIVE.decode()}[source]
+    data = text.encode(encoding)
+    if encoding.endswith("-be"):  # Python writes a BOM only for the native byte order
+        data = "\ufeff".encode(encoding) + data
+    path = tmp_path / "t.json"
+    path.write_bytes(data)
+    expected = f"{name} is not supported (convert to UTF-8)"
+    with pytest.raises(LogError) as err:
+        api.audit(str(path))
+    assert (err.value.line, err.value.message) == (1, expected)
+    assert audit_error(path).endswith(f"t.json:1: {expected}")
+
+
+@pytest.mark.parametrize("records", [openhands.records, opencode.records])
+def test_an_adapter_read_directly_says_utf16(tmp_path: Path, records: Adapter) -> None:
+    # opencode decodes the whole file as one document (read_document), OpenHands a line
+    path = tmp_path / "t.json"
+    path.write_bytes(OPENCODE.read_text().encode("utf-16"))
+    with pytest.raises(LogError) as err:
+        run_adapter(records, path)
+    assert (err.value.line, err.value.message) == (
+        1, "UTF-16 is not supported (convert to UTF-8)")
