@@ -53,10 +53,25 @@ def _errors(given: str) -> tuple[int, list[str]]:
 
 def test_the_session_is_checked_when_its_files_can_be_read(folder: Path) -> None:
     assert _errors("a/session.messages.json") == (1, [])
-    # a file of the suffix that opens but is not a Cline file is of no session
-    (folder / "notes.compaction.json").write_text("not json")
+    # a JSON document of the suffix without a sessionId is not a Cline file: no session
     (folder / "empty.compaction.json").write_text("{}")
+    (folder / "other.compaction.json").write_text('{"sessionId": "another"}')
     assert _errors("a/session.messages.json") == (1, [])
+
+
+def test_a_compaction_file_cut_short_beside_it_fails_the_trace(folder: Path) -> None:
+    """adv15 F1: the session's compaction file cut 40 bytes before its end (a crashed
+    writer) was read as 'of no session': the messages file passed, exit 0."""
+    path = folder / "agentic.compaction.json"
+    path.write_bytes(path.read_bytes()[:-40])
+    lines = path.read_text().count("\n") + 1
+    assert _errors("a/session.messages.json") == (2, [
+        f"a/agentic.compaction.json: cannot read: line {lines}: not a JSON document: "
+        "unexpected end of data; a .compaction.json file beside session.messages.json "
+        "that may be of its session, which is then not checked"])
+    path.write_text("not json")  # any file of the suffix that is no JSON document
+    code, [line] = _errors("a/session.messages.json")
+    assert code == 2 and line.startswith("a/agentic.compaction.json: cannot read: ")
 
 
 @pytest.mark.parametrize("given", ["a/session.messages.json", "a/session.json"])

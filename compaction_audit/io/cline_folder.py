@@ -147,9 +147,10 @@ def same_session(here: Path, session_id: Any, suffix: str, undecodable: Undecoda
 
     Raises :class:`LogError` when the folder cannot be listed (mode 711: searchable,
     not listable) or a file of ``suffix`` in it cannot be opened (mode 600 of another
-    owner): the file looked for may be that one, and a session whose compaction is
-    not checked must not pass (issue 11, class 2, adv14 F2).  A file that is opened
-    and holds no ``sessionId`` (not a Cline file, not JSON) is of no session."""
+    owner) or read as a JSON document (cut short by a crashed writer, past the input
+    limits): the file looked for may be that one, and a session whose compaction is
+    not checked must not pass (issue 11, class 2, adv14 F2, adv15 F1).  A JSON
+    document without a string ``sessionId`` (not a Cline file) is of no session."""
     if not isinstance(session_id, str):
         return Group()
     folder = _folder(here)
@@ -161,7 +162,10 @@ def same_session(here: Path, session_id: Any, suffix: str, undecodable: Undecoda
             try:
                 sid = _session_id(here.with_name(name))
             except OSError as exc:
-                unopened.append((name, exc.strerror or str(exc)))
+                unopened.append((name, f"cannot open: {exc.strerror or exc}"))
+                continue
+            except _Unreadable as exc:
+                unopened.append((name, f"cannot read: {exc}"))
                 continue
             if sid is not None:
                 groups.setdefault(sid, Group()).names.append(name)
@@ -171,7 +175,7 @@ def same_session(here: Path, session_id: Any, suffix: str, undecodable: Undecoda
         name, why = unopened[0]
         more = f" (and {len(unopened) - 1} more such files)" if len(unopened) > 1 else ""
         raise LogError(str(here.with_name(name)), 0, (
-            f"cannot open: {why}; a {suffix} file beside {file_name(here)} that may be "
+            f"{why}; a {suffix} file beside {file_name(here)} that may be "
             f"of its session, which is then not checked{more}"))
     return folder.groups[suffix].get(session_id, Group())
 
@@ -221,12 +225,18 @@ def _decodable(name: str) -> bool:
     return True
 
 
+class _Unreadable(Exception):
+    """A file beside a trace that opens but cannot be read as a JSON document; the
+    message says why."""
+
+
 def _session_id(path: Path) -> str | None:
     """The string ``sessionId`` of the document at ``path``; None when it is gone, is
-    not a regular file (a FIFO or a device is never opened), cannot be read through
-    the bounded line reader (the input limits of a trace apply), or has none.  Raises
-    :class:`OSError` when it cannot be looked at or opened (``EACCES``, a link loop):
-    what it holds is not known."""
+    not a regular file (a FIFO or a device is never opened), or has none.  Raises
+    :class:`OSError` when it cannot be looked at or opened (``EACCES``, a link loop),
+    and :class:`_Unreadable` when it cannot be read through the bounded line reader
+    as a JSON document (cut short, not JSON, past the input limits of a trace): what
+    it holds is not known."""
     try:
         if not stat.S_ISREG(os.stat(path).st_mode):
             return None
@@ -236,8 +246,10 @@ def _session_id(path: Path) -> str | None:
         return None
     try:
         value = read_document(str(path), None).value
-    except (OSError, ValueError, LogError, RecursionError):
-        return None
+    except LogError as exc:
+        raise _Unreadable(f"line {exc.line}: {exc.message}" if exc.line else exc.message) from None
+    except (OSError, ValueError, RecursionError) as exc:
+        raise _Unreadable(str(exc) or type(exc).__name__) from None
     sid = value.get("sessionId") if isinstance(value, dict) else None
     return sid if isinstance(sid, str) else None
 
