@@ -30,11 +30,14 @@ file is written in place, as a plain ``open`` would (issue 11, F6).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
+import signal
 import stat
 import sys
 import tempfile
+import threading
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 
@@ -168,9 +171,34 @@ def _commit(tmp: str, real: str) -> None:
         except PermissionError:
             if not regular or not os.access(real, os.W_OK):
                 raise
-    with open(tmp, "rb") as src, open(real, "r+b") as dst:
+    with _signals_held(), open(tmp, "rb") as src, open(real, "r+b") as dst:
         shutil.copyfileobj(src, dst, 1 << 20)
         dst.truncate()
+
+
+@contextlib.contextmanager
+def _signals_held() -> Iterator[None]:
+    """SIGINT and SIGTERM held back while the block runs, then raised again on
+    leaving it, in the main thread: an interrupt during the copy into a hard-linked
+    output left the new report's head over the old file's tail, neither file (adv15
+    F2).  A Python-level handler records them (a signal mask would not do: the kernel
+    may deliver the signal to another thread, and Python still raises in the main
+    one).  The copy is as long as the report is; a rename needs no such care."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    got: list[int] = []
+    held = {s: old for s in (signal.SIGINT, signal.SIGTERM)
+            if (old := signal.getsignal(s)) is not None}
+    for sig in held:
+        signal.signal(sig, lambda signum, _frame: got.append(signum))
+    try:
+        yield
+    finally:
+        for sig, old in held.items():
+            signal.signal(sig, old)
+        for signum in dict.fromkeys(got):
+            signal.raise_signal(signum)
 
 
 def _temporary(output: str) -> str | None:

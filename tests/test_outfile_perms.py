@@ -135,3 +135,30 @@ def test_as_another_user(shared: Path) -> None:
     assert (st.st_uid, oct(st.st_mode & 0o7777)) == (0, "0o666")
     assert (shared / "sticky" / "f").read_bytes() != OLD
     assert sorted(p.name for p in (shared / "sticky").iterdir()) == ["f"]
+
+
+def test_an_interrupt_during_the_copy_into_a_hard_link_waits_for_the_copy(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """adv15 F2: SIGINT between two chunks of the copy into a hard-linked output left
+    the new head over the old tail.  Now the copy ends, then the interrupt is raised:
+    both names hold the whole new report."""
+    import signal
+
+    from compaction_audit import outfile
+
+    real, other = tmp_path / "out.json", tmp_path / "link.json"
+    real.write_bytes(b"old " * 5000)
+    os.link(real, other)
+    new = tmp_path / "new.partial"
+    new.write_bytes(b"new report " * 300)
+    copy = shutil.copyfileobj
+
+    def interrupted(src: Any, dst: Any, length: int = 0) -> None:
+        dst.write(src.read(100))
+        os.kill(os.getpid(), signal.SIGINT)  # the user presses Ctrl-C mid-copy
+        copy(src, dst, length)
+
+    monkeypatch.setattr(shutil, "copyfileobj", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        outfile._commit(str(new), str(real))
+    assert real.read_bytes() == other.read_bytes() == b"new report " * 300
