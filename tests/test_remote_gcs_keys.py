@@ -154,3 +154,22 @@ def test_a_name_listed_twice_is_audited_once_and_reported_once(gcs: S3,
         "error: gs://gcs/dup/x.jsonl: cannot open: listed twice: obstore strips a leading or "
         "trailing '/' from another key, which it names so (that object is not read)",
         "exit 2: 2 trace(s), 0 reach --fail-on error, 1 unreadable"]
+
+
+def test_the_folder_by_folder_listing_keeps_the_key_cap(
+        gcs: S3, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """adv15 F3: the folder-by-folder listing (an ``az://`` prefix past a bad key) had
+    no key cap nor deadline; it now counts keys with the flat listing's."""
+    from compaction_audit.io import object_keys, remote
+
+    clean = dump(clean_records(), tmp_path / "c.jsonl").read_bytes()
+    for key in ["deep/a/x.jsonl", "deep/b/bad\x01.jsonl", "deep/b/y.jsonl",
+                "deep/c/z.jsonl", "deep/c/w.jsonl"]:
+        gcs.client.put_object(Bucket="gcs", Key=key, ACL="public-read", Body=clean)
+    real = remote.store_for
+    monkeypatch.setattr(remote, "store_for", lambda scheme, bucket: real("gs", bucket))
+    monkeypatch.setattr(object_keys, "MAX_LISTED_KEYS", 2)
+    result = run("audit", "az://gcs/deep/", "-q", "-j", "1")
+    assert result.exit_code == 2
+    assert result.stderr.splitlines()[-1].startswith(
+        "compaction-audit: az://gcs/deep/: cannot list: more than 2 keys under this prefix")

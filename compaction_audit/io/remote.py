@@ -30,6 +30,7 @@ from __future__ import annotations
 import functools
 import io
 import time
+from collections.abc import Iterator
 from datetime import timedelta
 from typing import IO, TYPE_CHECKING, Any
 
@@ -247,7 +248,17 @@ def _obstore_list(url: str, gaps: list[Gap | LostFolder]) -> list[tuple[str, int
                 raise
 
         def level(folder: str | None) -> Any:
-            return _ask(store, lambda: obstore.list_with_delimiter(store, folder))
+            """One folder's listing, under the bounds of the flat one (its deadline,
+            :data:`MAX_LISTED_KEYS` counted across folders; adv15 F3)."""
+            got: list[Any] = []
+
+            def page() -> Iterator[Any]:
+                got.append(_ask(store, lambda: obstore.list_with_delimiter(store, folder)))
+                yield got[0]["objects"]
+
+            for _ in bounded(page(), listed, started, seconds):
+                pass
+            return got[0]
 
         found, lost = list_by_folder(level, key.rstrip("/") or None, _invalid_key)
         gaps += lost
