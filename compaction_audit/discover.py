@@ -68,22 +68,23 @@ class Discovery:
     unreadable: list[LogError] = field(default_factory=list)
     sizes: dict[str, int] = field(default_factory=dict)
     """Bytes of each object found by listing object storage (URL -> size)."""
-    _seen: set[str] = field(default_factory=set, repr=False)
-    """Every ``skipped`` line and ``unreadable`` path so far: each is added once, in
+    _skipped_set: set[str] = field(default_factory=set, repr=False)
+    _unreadable_paths: set[str] = field(default_factory=set, repr=False)
+    """``skipped`` and the paths of ``unreadable`` as sets: each is added once, in
     constant time (a list search per addition made a folder of k FIFOs or k
     unreadable directories cost k^2; issue 11, class 5)."""
 
     def skip(self, note: str) -> None:
         """Add ``note`` to ``skipped`` unless it is there ('dir/**' meets a file of dir
         twice)."""
-        if note not in self._seen:
-            self._seen.add(note)
+        if note not in self._skipped_set:
+            self._skipped_set.add(note)
             self.skipped.append(note)
 
     def add_unreadable(self, err: LogError) -> None:
         """Add ``err`` to ``unreadable`` unless an error for its path is there."""
-        if (key := "\0" + err.path) not in self._seen:
-            self._seen.add(key)
+        if err.path not in self._unreadable_paths:
+            self._unreadable_paths.add(err.path)
             self.unreadable.append(err)
 
     def _listing_failed(self, exc: OSError) -> None:
