@@ -98,7 +98,7 @@ def audit_paths(paths: Sequence[str], settings: Settings | None = None,
             progress(sum(r is not None for r in results), total, paths[i])
 
     if workers > 1:
-        from concurrent.futures import as_completed  # a pool's; one trace loads none
+        from compaction_audit import waits  # a pool's; one trace loads none
 
         with worker_pool(workers) as pool:
             here = [reads_once(p) for p in paths]  # a worker cannot open our stdin, FIFO
@@ -109,7 +109,7 @@ def audit_paths(paths: Sequence[str], settings: Settings | None = None,
             for i, p in enumerate(paths):
                 if here[i]:
                     done(i, _audit_or_error(p, settings, lenient, rules, severity))
-            for future in as_completed(futures):
+            for future in waits.completed(futures):
                 done(futures[future], future.result())
     else:
         for i, p in enumerate(paths):

@@ -159,6 +159,35 @@ def test_sigterm_during_the_connect_says_so(silent_port: int) -> None:
     assert err == "compaction-audit: terminated by signal 15\n"
 
 
+_SIGNAL_ON_THE_THREAD = """
+import signal, sys, threading, time
+from compaction_audit import stopline
+from compaction_audit.fleet.connect import init_quietly
+stopline.announce_interrupts()
+def hang():  # the kernel may give a process-directed signal to any thread
+    time.sleep(1)  # the main thread is waiting by now
+    signal.pthread_kill(threading.get_ident(), signal.SIGTERM)
+    threading.Event().wait()
+try:
+    init_quietly(hang, None, 40.0, str)
+except KeyboardInterrupt:
+    sys.exit(143)
+"""
+
+
+def test_sigterm_taken_by_the_connect_thread_still_stops_the_wait_at_once() -> None:
+    """A signal delivered to another thread does not interrupt the main thread's
+    wait; Python runs the handler when the main thread wakes, so the wait is sliced
+    (compaction_audit.waits).  One 40 s wait made this take 40 s."""
+    start = time.monotonic()
+    run = subprocess.run([sys.executable, "-c", _SIGNAL_ON_THE_THREAD], cwd=ROOT,
+                         env={**os.environ, "PYTHONPATH": str(ROOT)},
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 143
+    assert run.stderr == "compaction-audit: terminated by signal 15\n"
+    assert time.monotonic() - start < 30
+
+
 def test_ray_against_a_silent_cluster_ends_with_one_line(silent_port: int) -> None:
     pytest.importorskip("ray")
     env = {**os.environ, "PYTHONPATH": str(ROOT), connect.TIMEOUT_ENV: "3"}

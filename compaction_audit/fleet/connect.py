@@ -35,6 +35,7 @@ import threading
 from collections.abc import Callable
 from typing import IO, Any
 
+from compaction_audit import waits
 from compaction_audit.envtime import env_seconds
 from compaction_audit.errors import UsageError
 
@@ -160,7 +161,7 @@ def bounded(call: Callable[[], Any], timeout: float) -> bool:
 
     thread = threading.Thread(target=run, name="ray-connect", daemon=True)
     thread.start()
-    finished.wait(timeout)
+    waits.event(finished, timeout)  # in slices: a signal may land on Ray's threads
     if not outcome:
         return False
     if outcome[0] is not None:

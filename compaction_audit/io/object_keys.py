@@ -29,6 +29,7 @@ import time
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
+from compaction_audit import waits
 from compaction_audit.errors import UsageError
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
@@ -106,7 +107,7 @@ def bounded(batches: Iterable[Sequence[Any]], listed: list[int], started: float,
         puller = threading.Thread(target=_pull, args=(pages, box), name="listing-page",
                                   daemon=True)
         puller.start()
-        puller.join(max(0.0, seconds - (time.monotonic() - started)))
+        waits.join(puller, max(0.0, seconds - (time.monotonic() - started)))
         if puller.is_alive():
             raise too_slow(seconds, listed[0])
         ok, value = box[0]
