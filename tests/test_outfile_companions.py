@@ -114,3 +114,23 @@ def test_an_sqlite_stores_wal_file_is_an_input(tmp_path: Path) -> None:
             refuse_same_file(str(wal), [str(store)])
     finally:
         db.close()
+
+
+def test_every_compaction_file_of_the_session_is_refused_when_none_pairs(
+        folder: Path) -> None:
+    """Two compaction files of the session beside a messages file: neither is paired
+    (the report names both as unread), yet each is opened for its ``sessionId``; -o
+    onto either replaced it (adv16 F1)."""
+    (folder / "s1.compaction.json").rename(folder / "a.compaction.json")
+    (folder / "b.compaction.json").write_bytes((folder / "a.compaction.json").read_bytes())
+    assert companion_files("s1.messages.json") == ["a.compaction.json", "b.compaction.json"]
+    assert companion_files("s1.json") == [
+        "s1.messages.json", "a.compaction.json", "b.compaction.json"]
+    before = {p.name: p.read_bytes() for p in folder.iterdir()}
+    for command in (["audit", "s1.messages.json", "-o", "b.compaction.json"],
+                    ["convert", "s1.messages.json", "-o", "a.compaction.json"],
+                    ["baseline", "create", "s1.json", "-o", "b.compaction.json"]):
+        result = run(*command)
+        assert result.exit_code == 2, command
+        assert "compaction.json, read along with the input " in result.stderr
+    assert {p.name: p.read_bytes() for p in folder.iterdir()} == before

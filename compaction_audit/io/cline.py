@@ -132,9 +132,17 @@ def _round_files(named: str, rounds: list[tuple[int, dict[str, Any]]]
 
 def companions(path: str) -> list[str]:
     """The files other than ``path`` that :func:`records` reads for it: the messages
-    file a manifest leads to and the file paired with the session file (``[]`` for
-    standard input, or when ``path`` cannot be read).  ``-o`` may not name them
-    (:func:`~compaction_audit.outfile.refuse_same_file`)."""
+    file a manifest leads to, the file paired with the session file, and, when several
+    compaction files of the session lie beside a messages file (none is paired, each
+    is named as unread, yet each is opened for its ``sessionId``), all of them
+    (``[]`` for standard input, or when ``path`` cannot be read).  ``-o`` may not name
+    them (:func:`~compaction_audit.outfile.refuse_same_file`; adv16 F1)."""
+    return _companions(path, unread=True)
+
+
+def _companions(path: str, *, unread: bool) -> list[str]:
+    """:func:`companions`; with ``unread`` False, without the unread compaction files
+    (:func:`unpaired_compactions` audits them on their own)."""
     if path == "-":
         return []
     out: list[str] = []
@@ -143,9 +151,14 @@ def companions(path: str) -> list[str]:
         if isinstance(given.value, dict) and _is_manifest(given.value):
             path, given = _from_manifest(given, path, Undecodable())
             out.append(path)
-        paired = _pair(given, path, Undecodable())[:2]
+        pairing = _pair(given, path, Undecodable())
+        if unread and pairing.unread_total:
+            group = same_session(Path(path), given.value.get("sessionId"),
+                                 ".compaction.json", Undecodable())
+            out.extend(str(p) for p in group.others(Path(path), len(group.names))[1])
     except (LogError, OSError):
         return out
+    paired = (pairing.messages, pairing.compaction)
     return [*out, *(d.path for d in paired if d is not None and d is not given)]
 
 
@@ -163,7 +176,7 @@ def unpaired_compactions(messages: Iterable[str], compactions: Iterable[str]) ->
     for path in messages:
         if folders and os.path.dirname(os.path.realpath(path)) in folders:
             try:
-                claimed.update(os.path.realpath(c) for c in companions(path))
+                claimed.update(os.path.realpath(c) for c in _companions(path, unread=False))
             except RecursionError:  # too deep to read: it pairs with nothing
                 continue
     return [c for c in pending if os.path.realpath(c) not in claimed]
