@@ -173,7 +173,8 @@ def _open_found(path: Path, trusted: frozenset[int] | None) -> bytes | str | Non
     checked too; it must name the same link before and after the open, and that
     link the very file opened, else the file is passed over (:data:`_CHANGED`).
     ``trusted`` None (no user ids on this system): no owner or mode check.  Raises
-    :class:`UsageError` when the file cannot be read or is too large."""
+    :class:`UsageError` when the file cannot be read or is too large, unless it is
+    another user's (:func:`_unopened_owner`: passed over)."""
     try:
         link = os.lstat(path)
     except OSError:
@@ -187,6 +188,9 @@ def _open_found(path: Path, trusted: frozenset[int] | None) -> bytes | str | Non
     except OSError as exc:
         if exc.errno == errno.ELOOP:  # a symlink now, where a file was checked
             return _CHANGED
+        why = _unopened_owner(path, link, trusted)
+        if why is not None:  # another user's file we may not read: not ours to read
+            return why
         raise UsageError(f"{path}: cannot read: {exc.strerror or exc}") from None
     try:
         file = os.fstat(fd)
@@ -210,6 +214,25 @@ def _open_found(path: Path, trusted: frozenset[int] | None) -> bytes | str | Non
             raise UsageError(f"{path}: cannot read: {exc.strerror or exc}") from None
     finally:
         os.close(fd)
+
+
+def _unopened_owner(path: Path, link: os.stat_result,
+                    trusted: frozenset[int] | None) -> str | None:
+    """Why a found file that could not be opened is passed over, or None (its failure
+    is then an error): its name or the file it names belongs to a user not in
+    ``trusted``.  Another user's unreadable file in a shared parent (mode 000 in
+    ``/tmp``, a link to ``/etc/shadow``) made every run below it exit 2 (adv16b F1);
+    it is passed over as a readable one of theirs is."""
+    if trusted is None:
+        return None
+    try:
+        file = os.stat(path)
+    except OSError:
+        file = link
+    for st in (link, file):
+        if st.st_uid not in trusted:
+            return f"owned by uid {st.st_uid}, not by you or root"
+    return None
 
 
 def _trusted_owners(here: Path) -> frozenset[int]:

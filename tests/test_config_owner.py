@@ -108,3 +108,58 @@ def test_a_file_every_user_may_write_is_not_used(shared: Path, owner: int | None
             f"pass --config {planted} to use it") in result.stderr
     planted.chmod(0o644)
     assert run("audit", "drift.jsonl").exit_code == 0  # the same file, not writable: used
+
+
+
+@pytest.mark.parametrize("plant", ["mode-000", "link-to-unreadable"])
+def test_another_users_unreadable_file_is_passed_over_not_an_error(
+        plant: str, shared: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Another user's config in a shared parent that the runner may not open (mode
+    000, or a link of theirs to a file only root reads): every run below it ended
+    ``cannot read: Permission denied``, exit 2 (adv16b F1).  Passed over with its
+    line, as a readable file of theirs is.  Root opens anything, so the refusal a
+    user meets is made here (``os.open`` of that name fails with EACCES)."""
+    import errno
+
+    from compaction_audit import config
+
+    planted = shared / "compaction-audit.toml"
+    if plant == "link-to-unreadable":
+        secret = shared.parent / "secret"
+        planted.rename(secret)
+        secret.chmod(0o600)
+        planted.symlink_to(secret)
+        os.chown(planted, OTHER_UID, OTHER_UID, follow_symlinks=False)
+        os.chown(secret, 0, 0)
+    real_open = os.open
+
+    def refusing(path: str | os.PathLike[str], flags: int, *args: int) -> int:
+        if Path(path) == planted:
+            raise PermissionError(errno.EACCES, "Permission denied")
+        return real_open(path, flags, *args)
+
+    monkeypatch.setattr(config.os, "open", refusing)
+    passed: list[str] = []
+    assert find_config(shared / "job", passed) is None
+    assert passed == [f"ignoring {planted}: owned by uid {OTHER_UID}, not by you or "
+                      f"root; pass --config {planted} to use it"]
+    result = run("audit", "drift.jsonl")
+    assert result.exit_code == 1, result.stderr
+
+
+def test_our_own_unreadable_file_is_still_an_error(
+        shared: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import errno
+
+    from compaction_audit import config
+
+    planted = shared / "compaction-audit.toml"
+    os.chown(planted, 0, 0)
+
+    def refusing(path: str | os.PathLike[str], flags: int, *args: int) -> int:
+        raise PermissionError(errno.EACCES, "Permission denied")
+
+    monkeypatch.setattr(config.os, "open", refusing)
+    result = run("audit", "drift.jsonl")
+    assert result.exit_code == 2
+    assert result.stderr == f"compaction-audit: {planted}: cannot read: Permission denied\n"
