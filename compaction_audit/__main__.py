@@ -28,9 +28,9 @@ def run() -> None:
         sys.stderr = open(os.devnull, "w")  # noqa: SIM115 - lives as long as the process
     try:
         _run()
-    except SystemExit as stop:
+    except SystemExit:
         if stopline.stopped():
-            stopline.exit_now(stop.code if isinstance(stop.code, int) else stopline.STOPPED)
+            stopline.exit_now(stopline.status())
         raise
 
 
@@ -54,7 +54,7 @@ def _run() -> None:
     except KeyboardInterrupt as exc:
         signum = exc.signum if isinstance(exc, stopline.Terminated) else 2
         stopline.say_stopped(signum)
-        sys.exit(128 + signum)
+        sys.exit(stopline.status())
     main()
 
 

@@ -73,11 +73,10 @@ def main() -> None:
         sys.exit(_invoke())
     except KeyboardInterrupt as exc:
         from compaction_audit.procs import exit_process
-        from compaction_audit.stopline import Terminated, say_stopped
+        from compaction_audit.stopline import Terminated, say_stopped, status
 
-        signum = exc.signum if isinstance(exc, Terminated) else 2
-        say_stopped(signum)
-        exit_process(128 + signum)
+        say_stopped(exc.signum if isinstance(exc, Terminated) else 2)
+        exit_process(status())
     except (SystemExit, GeneratorExit):
         raise
     except BaseException as exc:  # a bug, not bad input; still no traceback for the user

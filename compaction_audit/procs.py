@@ -28,11 +28,11 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
-from types import FrameType
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 from compaction_audit.childproc import safe_path_env
 from compaction_audit.stopline import Terminated as Terminated  # re-exported
+from compaction_audit.stopline import on_sigterm
 
 if TYPE_CHECKING:  # loaded by worker_pool: an audit of one trace starts no pool
     from concurrent.futures import Future, ProcessPoolExecutor
@@ -99,10 +99,6 @@ def exit_process(code: int) -> NoReturn:
     sys.exit(code)
 
 
-def _raise_terminated(signum: int, _frame: FrameType | None) -> None:
-    raise Terminated(signum)
-
-
 @contextlib.contextmanager
 def worker_pool(workers: int) -> Iterator[ProcessPoolExecutor]:
     """A spawn-context :class:`ProcessPoolExecutor` of ``workers`` processes (capped at
@@ -122,7 +118,7 @@ def worker_pool(workers: int) -> Iterator[ProcessPoolExecutor]:
                                    initializer=_die_with_parent, initargs=(os.getpid(),))
         previous = None
         if threading.current_thread() is threading.main_thread():
-            previous = signal.signal(signal.SIGTERM, _raise_terminated)
+            previous = signal.signal(signal.SIGTERM, on_sigterm)
         try:
             yield pool
             pool.shutdown(wait=True)  # in the try: Ctrl-C while waiting tears down too

@@ -33,8 +33,8 @@ class Terminated(KeyboardInterrupt):
         self.signum = signum
 
 
-_said: list[str] = []
-"""The stop line already written (:func:`say_stopped` writes it once)."""
+_said: list[int] = []
+"""The signal whose stop line was written (:func:`say_stopped` writes it once)."""
 
 
 def say_stopped(signum: int = _signal.SIGINT) -> None:
@@ -43,13 +43,22 @@ def say_stopped(signum: int = _signal.SIGINT) -> None:
     if _said:
         return
     what = "interrupted" if signum == _signal.SIGINT else f"terminated by signal {signum}"
-    _said.append(what)
+    _said.append(signum)
     _write(f"compaction-audit: {what}\n")
 
 
 def stopped() -> bool:
     """True once the stop line was written: the run is ending on a signal."""
     return bool(_said)
+
+
+def status() -> int:
+    """The exit status of a stopped run: 128 + the signal its line named (130 for
+    Ctrl-C, 143 for SIGTERM), :data:`STOPPED` when none was named yet.  Whoever
+    catches the ``KeyboardInterrupt`` last (typer while it parses, Ray's core worker,
+    which turns whatever a handler raised into a plain ``KeyboardInterrupt``), the
+    status agrees with the line: a SIGTERM once ended with exit 130 (adv16b F3)."""
+    return 128 + _said[0] if _said else STOPPED
 
 
 def exit_now(code: int) -> None:
@@ -82,7 +91,8 @@ def _on_sigint(_signum: int, _frame: FrameType | None) -> None:
     raise KeyboardInterrupt
 
 
-def _on_sigterm(signum: int, _frame: FrameType | None) -> None:
+def on_sigterm(signum: int, _frame: FrameType | None) -> None:
+    """The SIGTERM handler: write the line, raise :class:`Terminated`."""
     say_stopped(signum)
     raise Terminated(signum)
 
@@ -112,4 +122,4 @@ def announce_interrupts() -> None:
     (:mod:`compaction_audit.io.parallel`) ended killed, with no line (issue 11, third
     pass, F6)."""
     _install(_signal.SIGINT, _on_sigint)
-    _install(_signal.SIGTERM, _on_sigterm)
+    _install(_signal.SIGTERM, on_sigterm)

@@ -177,6 +177,41 @@ def test_a_ctrl_c_anywhere_in_a_command_ends_with_one_line(
 
 
 
+_CAUGHT_ELSEWHERE = """
+import os, signal, sys, time
+import compaction_audit.__main__ as entry
+from compaction_audit import stopline
+def caught_by_others():
+    try:  # SIGTERM while typer parses (it exits 130), or inside Ray, whose core
+        os.kill(os.getpid(), signal.SIGTERM)  # worker re-raises a plain
+        time.sleep(30)  # KeyboardInterrupt
+    except KeyboardInterrupt:
+        raise {exit} from None
+def cli_main():
+    if sys.argv[1] == "interruptible":
+        from compaction_audit.commands.common import interruptible
+        interruptible(caught_by_others)()
+    caught_by_others()
+entry._run = lambda: (stopline.announce_interrupts(), cli_main())
+entry.run()
+"""
+
+
+@pytest.mark.parametrize(("where", "exit"), [
+    ("typer", "SystemExit(130)"),
+    ("interruptible", "KeyboardInterrupt()"),
+])
+def test_a_sigterm_caught_as_something_else_still_ends_143(where: str, exit: str) -> None:
+    """The status follows the signal whose line was written, whoever catches the
+    interrupt last: a SIGTERM during typer's parsing, or under ``--engine ray``
+    (whose core worker turns a handler's exception into a plain KeyboardInterrupt),
+    ended with exit 130, and under Ray with the line "interrupted" (adv16b F3)."""
+    run = subprocess.run([sys.executable, "-c", _CAUGHT_ELSEWHERE.format(exit=exit), where],
+                         cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)},
+                         capture_output=True, text=True, timeout=120)
+    assert (run.returncode, run.stderr) == (143, "compaction-audit: terminated by signal 15\n")
+
+
 def test_the_stop_line_is_written_once(capsys: pytest.CaptureFixture[str]) -> None:
     """The SIGINT handler writes the line as the signal arrives (typer would exit 130
     silently while parsing); the handlers that unwind later do not repeat it."""

@@ -212,7 +212,7 @@ def interruptible(command: Callable[P, R]) -> Callable[P, R]:
 
     @functools.wraps(command)
     def run(*args: P.args, **kwargs: P.kwargs) -> R:
-        from compaction_audit.stopline import say_stopped
+        from compaction_audit.stopline import say_stopped, status
 
         try:
             return command(*args, **kwargs)
@@ -220,8 +220,7 @@ def interruptible(command: Callable[P, R]) -> Callable[P, R]:
             # procs (multiprocessing, ctypes) loads only when a command stops
             from compaction_audit.procs import Terminated, exit_process
 
-            signum = exc.signum if isinstance(exc, Terminated) else 2
-            say_stopped(signum)
-            exit_process(128 + signum)
+            say_stopped(exc.signum if isinstance(exc, Terminated) else 2)
+            exit_process(status())
 
     return run

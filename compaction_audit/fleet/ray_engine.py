@@ -40,7 +40,6 @@ import threading
 from collections import deque
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from types import FrameType
 from typing import Any
 
 from compaction_audit import __version__
@@ -54,10 +53,11 @@ from compaction_audit.fleet.plan import (
 )
 from compaction_audit.fleet.worker import TraceAuditor
 from compaction_audit.io.lines import reads_once
-from compaction_audit.procs import Terminated, available_cores
+from compaction_audit.procs import available_cores
 from compaction_audit.report.model import Report, SessionReport, settle_unread
 from compaction_audit.rules.base import Rule, Severity
 from compaction_audit.settings import Settings
+from compaction_audit.stopline import on_sigterm
 
 RAY_EXTRA = "pip install 'compaction-audit[ray]'"
 """What to run when Ray is missing."""
@@ -216,10 +216,6 @@ def _sizes(paths: Sequence[str], known: Mapping[str, int]) -> dict[str, int]:
     return sizes
 
 
-def _raise_terminated(signum: int, _frame: FrameType | None) -> None:
-    raise Terminated(signum)
-
-
 class _Run:
     """One fleet run: the queue of traces, the workers, the results."""
 
@@ -242,7 +238,8 @@ class _Run:
     def run(self) -> Report:
         previous = None
         if threading.current_thread() is threading.main_thread():
-            previous = signal.signal(signal.SIGTERM, _raise_terminated)
+            previous = signal.signal(signal.SIGTERM, on_sigterm)  # its line first: Ray turns
+            # what a handler raised into a plain KeyboardInterrupt (adv16b F3)
         try:
             if self.pending:
                 self._start_workers()
