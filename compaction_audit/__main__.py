@@ -14,11 +14,19 @@ load (issue 14, item 4: import only what the command needs).
 
 import sys
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # the idiom that spares loading typing at start-up
+    import io
+
+    from _typeshed import ReadableBuffer
+
 
 def run() -> None:
     """Run the command line; a run stopped by a signal ends with its exit status."""
     from compaction_audit import stopline
 
+    if sys.stdout is None:  # started with stdout closed (>&-), before stderr: fd 1
+        sys.stdout = _closed_stdout()
     if sys.stderr is None:  # started with stderr closed (2>&-): Python leaves it None
         import os  # loaded at interpreter start
 
@@ -34,6 +42,42 @@ def run() -> None:
         raise
 
 
+def _closed_stdout() -> "io.TextIOWrapper":
+    """A ``sys.stdout`` for a process started with file descriptor 1 closed: the
+    descriptor is taken by ``/dev/null`` (a file opened later would get it, and
+    helpers inherit it), and the first write fails with ``EBADF``, so a command that
+    has a report to print says ``standard output: cannot write: Bad file descriptor``,
+    exit 2, as for a full disk, where it was an "internal error: AttributeError"
+    (adv16 F2); later writes go nowhere.  A command writing to ``-o FILE`` only is
+    not affected."""
+    import errno
+    import io
+    import os
+
+    class Closed(io.RawIOBase):
+        failed = False
+
+        def __init__(self, fd: int) -> None:
+            super().__init__()
+            self.fd = fd
+
+        def writable(self) -> bool:
+            return True
+
+        def fileno(self) -> int:
+            return self.fd
+
+        def write(self, data: "ReadableBuffer", /) -> int:
+            if not Closed.failed:
+                Closed.failed = True
+                raise OSError(errno.EBADF, os.strerror(errno.EBADF))
+            return memoryview(data).nbytes
+
+    raw = Closed(os.open(os.devnull, os.O_WRONLY))  # the lowest free descriptor: 1
+    return io.TextIOWrapper(io.BufferedWriter(raw), encoding="utf-8",
+                            errors="backslashreplace")
+
+
 def _run() -> None:
     from compaction_audit import stopline
 
@@ -42,9 +86,13 @@ def _run() -> None:
         if sys.argv[1:] == ["--version"]:  # what the typer option prints, without typer
             from compaction_audit import __version__
 
-            if sys.stdout is not None:  # stdout closed: nothing, as typer.echo does
+            try:
                 sys.stdout.write(f"compaction-audit {__version__}\n")
                 sys.stdout.flush()
+            except OSError as exc:  # > /dev/full, >&-
+                sys.stderr.write(f"compaction-audit: standard output: cannot write: "
+                                 f"{exc.strerror or exc}\n")
+                sys.exit(2)
             return
         from compaction_audit import startup
 

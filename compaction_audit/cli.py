@@ -15,7 +15,7 @@ import typer
 from compaction_audit import __version__
 from compaction_audit.commands.audit import audit_command, thresholds_command
 from compaction_audit.commands.baseline_cmd import baseline_app
-from compaction_audit.commands.common import interruptible, say
+from compaction_audit.commands.common import interruptible, say, stdout_errors
 from compaction_audit.commands.config_cmd import config_app
 from compaction_audit.commands.convert import convert_command
 from compaction_audit.commands.diff import diff_command
@@ -34,7 +34,8 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_
 
 def _version(value: bool) -> None:
     if value:
-        typer.echo(f"compaction-audit {__version__}")
+        with stdout_errors(sys.stdout):  # > /dev/full, >&-: one line, exit 2
+            typer.echo(f"compaction-audit {__version__}")
         raise typer.Exit(0)
 
 

@@ -52,3 +52,33 @@ def test_simulate_into_a_closed_pipe_is_one_line(tmp_path: Path) -> None:
     assert result.returncode == 2
     assert result.stderr.decode() == ("compaction-audit: standard output: cannot write: "
                                       "Broken pipe\n")
+
+
+CLOSED = "compaction-audit: standard output: cannot write: Bad file descriptor\n"
+
+
+@pytest.mark.parametrize("args", [
+    "audit drift.jsonl", "audit drift.jsonl -q", "audit drift.jsonl --format json",
+    "audit drift.jsonl --format sarif", "trace drift.jsonl s1", "rules",
+    "config show", "thresholds", "--version",
+])
+def test_a_closed_standard_output_is_one_line_and_exit_2(tmp_path: Path, args: str) -> None:
+    """Started with file descriptor 1 closed (``>&-``), Python leaves ``sys.stdout``
+    None: every command ended "internal error: AttributeError" (adv16 F2)."""
+    dump(drift_records(), tmp_path / "drift.jsonl")
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    result = subprocess.run(["sh", "-c", f"'{sys.executable}' -m compaction_audit {args} >&-"],
+                            cwd=tmp_path, env=env, capture_output=True, text=True,
+                            timeout=120)
+    assert (result.returncode, result.stderr) == (2, CLOSED)
+
+
+def test_a_closed_standard_output_is_not_needed_with_an_output_file(tmp_path: Path) -> None:
+    dump(drift_records(), tmp_path / "drift.jsonl")
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    result = subprocess.run(["sh", "-c", f"'{sys.executable}' -m compaction_audit audit "
+                             "drift.jsonl --format json -o report.json >&-"],
+                            cwd=tmp_path, env=env, capture_output=True, text=True,
+                            timeout=120)
+    assert (result.returncode, result.stderr) == (1, "")  # the drift trace fails its gate
+    assert (tmp_path / "report.json").read_bytes().startswith(b"{")
