@@ -139,6 +139,18 @@ def test_bad_baseline_is_a_usage_error(traces: Path, content: str | None, messag
     assert message in result.stderr
 
 
+def test_create_to_standard_output(traces: Path) -> None:
+    """``-o -`` is standard output, as for convert and simulate; it wrote a file
+    named ``-`` in the working directory (adv16)."""
+    result = run("baseline", "create", "traces", "-o", "-", "--jobs", "1")
+    assert result.exit_code == 0
+    assert result.stderr == ("compaction-audit: baseline (standard output): 3 entries for "
+                             "6 finding(s) in 2 trace(s)\n")
+    doc = json.loads(result.stdout)
+    assert [e["code"] for e in doc["findings"]] == ["CA104", "CA105", "CA201"]
+    assert not (traces / "-").exists()
+
+
 def test_create_refuses_an_incomplete_run(traces: Path) -> None:
     result = run("baseline", "create", "traces", "traces/missing.jsonl", "-o", "b.json",
                  "--jobs", "1")

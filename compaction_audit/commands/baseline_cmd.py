@@ -39,7 +39,8 @@ def baseline_create(
         metavar="PATH", help="Trace files, directories or glob patterns, as given to 'audit'.",
         show_default=False)],
     output: Annotated[Path, typer.Option("--output", "-o", metavar="FILE", parser=output_path,
-                                         help="Where to write the baseline (JSON).")],
+                                         help="Where to write the baseline (JSON); - for "
+                                              "standard output.")],
     lenient: LenientOpt = False,
     window: WindowOpt = None,
     sustain: SustainOpt = None,
@@ -53,7 +54,8 @@ def baseline_create(
     jobs: JobsOpt = None,
 ) -> None:
     """Audit the traces with the same options as 'audit' and write every finding's
-    fingerprint (trace path as given + rule code + entity or episode index) to FILE.
+    fingerprint (trace path as given + rule code + entity or episode index) to FILE
+    (``-``: standard output).
 
     Name the traces as CI will (same paths, same directory): the path is fingerprinted.
 
@@ -67,7 +69,8 @@ def baseline_create(
                                 ignore, extend_select, severity)
         traces = found_traces(paths)
         inputs = input_files(traces.traces, eff.config_path)
-        refuse_same_file(str(output), inputs)
+        if str(output) != "-":
+            refuse_same_file(str(output), inputs)
         report = run_audit(traces.traces, eff, lenient, jobs, traces.unreadable)
     except AuditError as exc:
         fail(str(exc))
@@ -75,7 +78,9 @@ def baseline_create(
         fail(f"{report.errors[0]} (baseline not written; {len(report.errors)} unreadable "
              "trace(s))")
     entries = bl.entries(report)
-    write_bytes(bl.dumps(entries), output, JSON, inputs)
+    to_stdout = str(output) == "-"  # as for convert and simulate (adv16: a file named -)
+    write_bytes(bl.dumps(entries), None if to_stdout else output, JSON, inputs)
     findings = sum(len(s.findings) for s in report.sessions)
-    say(f"baseline {output}: {len(entries)} entries for {findings} finding(s) in "
+    shown = "(standard output)" if to_stdout else output
+    say(f"baseline {shown}: {len(entries)} entries for {findings} finding(s) in "
         f"{len(report.sessions)} trace(s)")
