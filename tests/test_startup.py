@@ -119,6 +119,38 @@ def test_an_audit_of_one_trace_without_a_config_file_loads_no_pool_nor_toml(
     assert (tmp_path / "out.txt").stat().st_size > 0
 
 
+def test_an_audit_of_a_line_format_loads_no_document_adapter(tmp_path: Path) -> None:
+    """The Cline and opencode adapters (with sqlite3) and Cline's folder module load for
+    a file of theirs only: about 12 ms of every audit's start (issue 14, item 4), with
+    ``-o`` too (the check of the adapters' companion files)."""
+    lazy = ("compaction_audit.io.cline", "compaction_audit.io.cline_folder",
+            "compaction_audit.io.opencode", "compaction_audit.io.sqlite_store", "sqlite3")
+    argv = ["compaction-audit", "audit", "--isolated",
+            str(ROOT / "tests" / "fixtures" / "adapters" / "claude-session.jsonl"),
+            "-o", str(tmp_path / "out.txt")]
+    code = (f"import sys\nsys.argv = {argv!r}\n"
+            "from compaction_audit.__main__ import run\n"
+            "try:\n    run()\nexcept SystemExit:\n    pass\n"
+            f"print(sorted(m for m in {lazy!r} if m in sys.modules), "
+            "'compaction_audit.io.claude_code' in sys.modules, file=sys.stderr)\n")
+    done = _python(code)
+    assert done.stderr.strip().splitlines()[-1] == "[] True"
+    assert "claude-session.jsonl" in (tmp_path / "out.txt").read_text()
+
+
+def test_each_adapter_is_found_by_its_format_name() -> None:
+    import importlib
+
+    from compaction_audit.io import detect
+
+    for fmt, module in detect.ADAPTER_MODULES.items():
+        adapter = importlib.import_module(f"compaction_audit.io.{module}")
+        assert fmt == adapter.SOURCE_FORMAT
+        assert detect.ADAPTERS[fmt] is adapter.records
+    assert set(detect.TOLERANT) <= set(detect.ADAPTERS)
+    assert sorted(detect.document_sniffers()) == sorted(detect.TOLERANT)
+
+
 def test_an_audit_does_not_load_what_polars_imports_for_iceberg_only() -> None:
     """Polars imports importlib.metadata (with email, zipfile, csv) for its Iceberg
     reader; the command defers it (startup.DEFERRED): loaded on first use only (a path
