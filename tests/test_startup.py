@@ -93,6 +93,21 @@ def test_help_loads_no_auditor() -> None:
     assert _loaded_after(["audit", "--help"]) == []
 
 
+@pytest.mark.parametrize("argv", [["rules"], ["rules", "CA101"], ["rules", "--markdown"],
+                                  ["rules", "no-such-rule"]])
+def test_rules_loads_no_rule_module_nor_polars(argv: list[str]) -> None:
+    """``rules`` reads the generated catalog (``rulecatalog.py``); the rule modules
+    import Polars and the recall analysis (0.3-0.4 s of CPU; issue 14, item 4)."""
+    code = (f"import sys\nsys.argv = {['compaction-audit', *argv]!r}\n"
+            "from compaction_audit.__main__ import run\n"
+            "try:\n    run()\nexcept SystemExit:\n    pass\n"
+            f"print([m for m in ('compaction_audit.rules', *{HEAVY!r}) if m in sys.modules],"
+            " file=sys.stderr)\n")
+    done = _python(code)
+    assert done.stderr.strip().splitlines()[-1] == "[]"
+    assert done.stdout or "unknown rule" in done.stderr
+
+
 def test_an_audit_loads_no_extra_it_does_not_use(tmp_path: Path) -> None:
     loaded = _loaded_after(["audit", str(SAMPLES / "handwritten.jsonl"), "-f", "json",
                             "-o", str(tmp_path / "report.json")])
