@@ -153,6 +153,23 @@ def test_an_audit_of_a_line_format_loads_no_document_adapter(tmp_path: Path) -> 
     assert "claude-session.jsonl" in (tmp_path / "out.txt").read_text()
 
 
+def test_a_text_report_loads_no_emoji_table(tmp_path: Path) -> None:
+    """The consoles replace no ``:name:`` emoji codes: rich loaded its table of 3,600
+    names for that on the first plain string of a report (issue 14, item 4)."""
+    argv = ["compaction-audit", "audit", "--isolated", str(SAMPLES / "faithfulness.jsonl"),
+            "-o", str(tmp_path / "out.txt")]
+    code = (f"import sys\nsys.argv = {argv!r}\n"
+            "from compaction_audit.__main__ import run\n"
+            "try:\n    run()\nexcept SystemExit:\n    pass\n"
+            "print('rich._emoji_codes' in sys.modules, file=sys.stderr)\n"
+            "from compaction_audit.commands.common import console_for\n"
+            "console_for().print('a :smile: b', markup=False)\n")
+    done = _python(code)
+    assert done.stderr.strip().splitlines()[-1] == "False"
+    assert done.stdout.endswith("a :smile: b\n")
+    assert "faithfulness.jsonl" in (tmp_path / "out.txt").read_text()
+
+
 def test_each_adapter_is_found_by_its_format_name() -> None:
     import importlib
 
