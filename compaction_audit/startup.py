@@ -41,11 +41,14 @@ def as_command() -> None:
         defer(name)
 
 
-DEFERRED = ("importlib.metadata",)
+DEFERRED = ("importlib.metadata", "hashlib", "socket")
 """Modules imported at start-up by a dependency that no command uses: Polars imports
 ``importlib.metadata`` (and with it ``email``, ``zipfile``, ``csv``) for its Iceberg
 reader only, about 10 % of ``import polars`` (15-40 ms of CPU on the machine of
-docs/performance.md; issue 14, item 4)."""
+docs/performance.md; issue 14, item 4); ``hashlib`` (OpenSSL's module, 3.4 ms) and
+``socket`` (4.6 ms; best of 7, 2026-12-01) are imported by Polars' modules and by
+``cosine.embed`` but used only in functions that an audit of a local trace does not
+call (a long value's hash, the model's checksum in a process that loads it)."""
 
 
 class _Deferred(ModuleType):

@@ -185,20 +185,27 @@ def test_each_adapter_is_found_by_its_format_name() -> None:
 
 def test_an_audit_does_not_load_what_polars_imports_for_iceberg_only() -> None:
     """Polars imports importlib.metadata (with email, zipfile, csv) for its Iceberg
-    reader; the command defers it (startup.DEFERRED): loaded on first use only (a path
-    option, coerced by typer through pydantic, uses it)."""
+    reader, and hashlib and socket; the command defers them (startup.DEFERRED): loaded
+    on first use only (a path option, coerced by typer through pydantic, uses the
+    first)."""
     argv = ["compaction-audit", "audit", "--isolated", str(SAMPLES / "faithfulness.jsonl")]
     code = (f"import sys\nsys.argv = {argv!r}\n"
             "from compaction_audit.__main__ import run\n"
             "try:\n    run()\nexcept SystemExit:\n    pass\n"
             "meta = sys.modules['importlib.metadata']\n"
             "print(type(meta).__name__, 'email' in sys.modules, file=sys.stderr)\n"
+            "print(type(sys.modules['hashlib']).__name__, "
+            "type(sys.modules['socket']).__name__, file=sys.stderr)\n"
+            "import hashlib\n"
+            "print(hashlib.sha256(b'').hexdigest()[:8], "
+            "type(sys.modules['hashlib']).__name__, file=sys.stderr)\n"
             "import importlib.metadata\n"
             "from importlib.metadata import version\n"
             "print(version('polars') == importlib.metadata.version('polars'), "
             "type(sys.modules['importlib.metadata']).__name__, file=sys.stderr)\n")
     done = _python(code)
-    assert done.stderr.strip().splitlines()[-2:] == ["_Deferred False", "True module"]
+    assert done.stderr.strip().splitlines()[-4:] == ["_Deferred False", "_Deferred _Deferred",
+                                                     "e3b0c442 module", "True module"]
     assert "faithfulness.jsonl" in done.stdout
 
 
