@@ -55,6 +55,14 @@ def _loaded_after(argv: list[str]) -> list[str]:
     return done.stderr.strip().split()
 
 
+def _run_then(argv: list[str], after: str) -> subprocess.CompletedProcess[str]:
+    """Run the command ``argv`` (without the program name) in a fresh interpreter through
+    the console script's entry point, then the code ``after`` there."""
+    return _python(f"import sys\nsys.argv = {['compaction-audit', *argv]!r}\n"
+                   "from compaction_audit.__main__ import run\n"
+                   f"try:\n    run()\nexcept SystemExit:\n    pass\n{after}")
+
+
 def test_the_command_line_loads_without_the_auditor() -> None:
     code = ("import sys\nimport compaction_audit.cli\n"
             f"print(' '.join(m for m in {HEAVY!r} if m in sys.modules))")
@@ -98,12 +106,8 @@ def test_help_loads_no_auditor() -> None:
 def test_rules_loads_no_rule_module_nor_polars(argv: list[str]) -> None:
     """``rules`` reads the generated catalog (``rulecatalog.py``); the rule modules
     import Polars and the recall analysis (0.3-0.4 s of CPU; issue 14, item 4)."""
-    code = (f"import sys\nsys.argv = {['compaction-audit', *argv]!r}\n"
-            "from compaction_audit.__main__ import run\n"
-            "try:\n    run()\nexcept SystemExit:\n    pass\n"
-            f"print([m for m in ('compaction_audit.rules', *{HEAVY!r}) if m in sys.modules],"
-            " file=sys.stderr)\n")
-    done = _python(code)
+    done = _run_then(argv, f"print([m for m in ('compaction_audit.rules', *{HEAVY!r}) "
+                           "if m in sys.modules], file=sys.stderr)\n")
     assert done.stderr.strip().splitlines()[-1] == "[]"
     assert done.stdout or "unknown rule" in done.stderr
 
@@ -140,15 +144,11 @@ def test_an_audit_of_a_line_format_loads_no_document_adapter(tmp_path: Path) -> 
     ``-o`` too (the check of the adapters' companion files)."""
     lazy = ("compaction_audit.io.cline", "compaction_audit.io.cline_folder",
             "compaction_audit.io.opencode", "compaction_audit.io.sqlite_store", "sqlite3")
-    argv = ["compaction-audit", "audit", "--isolated",
+    argv = ["audit", "--isolated",
             str(ROOT / "tests" / "fixtures" / "adapters" / "claude-session.jsonl"),
             "-o", str(tmp_path / "out.txt")]
-    code = (f"import sys\nsys.argv = {argv!r}\n"
-            "from compaction_audit.__main__ import run\n"
-            "try:\n    run()\nexcept SystemExit:\n    pass\n"
-            f"print(sorted(m for m in {lazy!r} if m in sys.modules), "
-            "'compaction_audit.io.claude_code' in sys.modules, file=sys.stderr)\n")
-    done = _python(code)
+    done = _run_then(argv, f"print(sorted(m for m in {lazy!r} if m in sys.modules), "
+                           "'compaction_audit.io.claude_code' in sys.modules, file=sys.stderr)\n")
     assert done.stderr.strip().splitlines()[-1] == "[] True"
     assert "claude-session.jsonl" in (tmp_path / "out.txt").read_text()
 
@@ -156,15 +156,11 @@ def test_an_audit_of_a_line_format_loads_no_document_adapter(tmp_path: Path) -> 
 def test_a_text_report_loads_no_emoji_table(tmp_path: Path) -> None:
     """The consoles replace no ``:name:`` emoji codes: rich loaded its table of 3,600
     names for that on the first plain string of a report (issue 14, item 4)."""
-    argv = ["compaction-audit", "audit", "--isolated", str(SAMPLES / "faithfulness.jsonl"),
+    argv = ["audit", "--isolated", str(SAMPLES / "faithfulness.jsonl"),
             "-o", str(tmp_path / "out.txt")]
-    code = (f"import sys\nsys.argv = {argv!r}\n"
-            "from compaction_audit.__main__ import run\n"
-            "try:\n    run()\nexcept SystemExit:\n    pass\n"
-            "print('rich._emoji_codes' in sys.modules, file=sys.stderr)\n"
-            "from compaction_audit.commands.common import console_for\n"
-            "console_for().print('a :smile: b', markup=False)\n")
-    done = _python(code)
+    done = _run_then(argv, "print('rich._emoji_codes' in sys.modules, file=sys.stderr)\n"
+                           "from compaction_audit.commands.common import console_for\n"
+                           "console_for().print('a :smile: b', markup=False)\n")
     assert done.stderr.strip().splitlines()[-1] == "False"
     assert done.stdout.endswith("a :smile: b\n")
     assert "faithfulness.jsonl" in (tmp_path / "out.txt").read_text()
