@@ -89,7 +89,7 @@ def app_for(args: list[str]) -> typer.Typer:
     texts, parameter types) each time the app runs: 25 ms of CPU for the nine,
     5 ms for ``audit`` alone (best of 5, 2026-12-01).  An app of the root callback and
     one command parses, runs, prints help and usage errors for that command as the
-    whole app does (``tests/test_startup.py`` compares them); anything else (no
+    whole app does (``tests/test_startup_apps.py`` compares them); anything else (no
     command, ``--help``, ``--version``, a misspelt command) goes to the whole app.
     """
     if not args or args[0] not in COMMANDS:
