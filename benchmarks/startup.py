@@ -12,9 +12,10 @@ CPU time (user + system of that child, from ``os.wait4``), in milliseconds.  The
 floors (``python -c pass``, ``import polars`` ...) say what part of a case is not ours
 to remove.  The transcript defaults to the corpus's Claude Code session
 (``../shared/corpus/claude-code/spotter-auto-compact.jsonl``, 2.8 MB); without it the
-audit rows are skipped.  ``--imports`` adds where the audit's import time goes: the
-self times of ``python -X importtime`` summed per group of packages (the best of
-``--repeat`` runs per group).
+audit rows are skipped (``-o FILE`` writes a file in the temporary folder, the same
+each run).  ``--imports`` adds where the audit's import time goes: the self times of
+``python -X importtime`` summed per group of packages (the best of ``--repeat`` runs
+per group).
 
 The package is byte-compiled first (``compileall``, as an installed wheel is), so that
 ``PYTHONDONTWRITEBYTECODE`` in the environment does not make every run compile our
@@ -29,6 +30,7 @@ import compileall
 import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -53,13 +55,17 @@ def cases(transcript: Path | None) -> list[tuple[str, list[str], dict[str, str]]
         ("compaction-audit --version", [*cli, "--version"], {}),
         ("compaction-audit --help", [*cli, "--help"], {}),
         ("compaction-audit audit --help", [*cli, "audit", "--help"], {}),
+        ("compaction-audit rules", [*cli, "rules"], {}),
     ]
     if transcript is not None:
         size = f"{transcript.stat().st_size / 1e6:.1f} MB"
+        report = os.path.join(tempfile.gettempdir(), f"startup-report-{os.getpid()}.txt")
         out += [
             (f"audit {size} transcript (text report)", [*cli, "audit", str(transcript)], {}),
             (f"audit {size} transcript, lexical cosine", [*cli, "audit", str(transcript)],
              {"COMPACTION_AUDIT_EMBED": "lexical"}),
+            (f"audit {size} transcript -o FILE", [*cli, "audit", str(transcript), "-o", report],
+             {}),
         ]
     return out
 

@@ -41,11 +41,14 @@ def as_command() -> None:
         defer(name)
 
 
-DEFERRED = ("importlib.metadata",)
+DEFERRED = ("importlib.metadata", "hashlib", "socket")
 """Modules imported at start-up by a dependency that no command uses: Polars imports
 ``importlib.metadata`` (and with it ``email``, ``zipfile``, ``csv``) for its Iceberg
 reader only, about 10 % of ``import polars`` (15-40 ms of CPU on the machine of
-docs/performance.md; issue 14, item 4)."""
+docs/performance.md; issue 14, item 4); ``hashlib`` (OpenSSL's module, 3.4 ms) and
+``socket`` (4.6 ms; best of 7, 2026-12-01) are imported by Polars' modules and by
+``cosine.embed`` but used only in functions that an audit of a local trace does not
+call (a long value's hash, the model's checksum in a process that loads it)."""
 
 
 class _Deferred(ModuleType):
@@ -117,7 +120,9 @@ def light_coercion() -> bool:
     runtime parameter that answers alone where the answer is plain (None: typer's
     own check before any adapter; a ``str`` parameter given a ``str``; a ``list[str]``
     given strings; an Enum or Literal choice, through typer's own
-    ``coerce_cli_choice``), with what typer's adapter would return, and otherwise
+    ``coerce_cli_choice``; a parameter with a ``parser``, such as ``-o FILE``: what the
+    parser returns, where typer's adapter imported pydantic and ``importlib.metadata``
+    to call it, 0.1-0.15 s of CPU), with what typer's adapter would return, and otherwise
     builds typer's runtime parameter and hands it the value (paths, numbers, a choice
     that does not match: the same value or the same error as typer's).
     ``tests/test_startup_coercion.py`` compares both on every parameter of every
@@ -169,8 +174,16 @@ def _as_is(descriptor: Any, value: Any, ctx: Any, coerce_choice: Any) -> Any:
         case_sensitive = descriptor.case_sensitive
     except AttributeError:  # another typer's descriptor: typer decides
         return _AS_TYPER
-    if getattr(info, "parser", None) is not None or getattr(info, "click_type", None):
+    if getattr(info, "click_type", None):
         return _AS_TYPER
+    parser = getattr(info, "parser", None)
+    if parser is not None:  # typer's adapter: parser(value), its ValueError a message
+        if is_list or getattr(descriptor, "is_tuple", True):
+            return _AS_TYPER
+        try:
+            return parser(value)  # (-o FILE: output_path, issue 14 item 4)
+        except (ValueError, AssertionError):  # typer's adapter words it (and calls
+            return _AS_TYPER  # the parser again: ours have no side effect before)
     if annotation is str and type(value) is str:
         return value  # typer's _parse_cli_str: str(value), the same string
     if is_list:

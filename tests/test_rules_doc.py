@@ -7,7 +7,14 @@ import sys
 
 import pytest
 
-from compaction_audit.ruledoc import all_docs, find_rule, rule_doc, rules_markdown
+from compaction_audit.ruledoc import (
+    all_docs,
+    catalog_source,
+    class_docs,
+    find_rule,
+    rule_doc,
+    rules_markdown,
+)
 from compaction_audit.rules import RULES
 from tests.gate_app import run
 from tests.logs import ROOT
@@ -21,6 +28,28 @@ def test_docs_rules_md_is_generated_from_the_rules() -> None:
     check = subprocess.run([sys.executable, str(ROOT / "scripts" / "gen_rules_doc.py"),
                             "--check"], capture_output=True, text=True)
     assert check.returncode == 0, check.stderr
+
+
+def test_the_catalog_that_rules_reads_is_generated_from_the_rule_classes() -> None:
+    """``compaction-audit rules`` reads ``rulecatalog.py``, not the rule classes (which
+    load Polars: issue 14, item 4); it must say what the classes say."""
+    assert all_docs() == class_docs(), (
+        "compaction_audit/rulecatalog.py is out of date: run python scripts/gen_rules_doc.py")
+    catalog = ROOT / "compaction_audit" / "rulecatalog.py"
+    assert catalog.read_text(encoding="utf-8") == catalog_source(class_docs())
+    assert [d.code for d in all_docs()] == sorted(RULES)
+
+
+@pytest.mark.parametrize("text", ["a  b", " lead", "trail ", "x " * 60, "é\n" + "word " * 40,
+                                  "\"quotes' and \\"])
+def test_a_catalog_string_reads_back_the_same(text: str) -> None:
+    doc = class_docs()[0]
+    fields = dict(doc.__dict__, summary=text, settings=(("a", 1.5),) * 12)
+    source = catalog_source([type(doc)(**fields)])
+    namespace: dict[str, object] = {}
+    exec(compile(source, "rulecatalog", "exec"), namespace)
+    assert namespace["DOCS"] == ((*fields.values(),),)
+    assert max(len(line) for line in source.splitlines()) <= 100
 
 
 def test_every_registered_rule_is_documented_in_five_parts() -> None:

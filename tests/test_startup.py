@@ -55,6 +55,14 @@ def _loaded_after(argv: list[str]) -> list[str]:
     return done.stderr.strip().split()
 
 
+def _run_then(argv: list[str], after: str) -> subprocess.CompletedProcess[str]:
+    """Run the command ``argv`` (without the program name) in a fresh interpreter through
+    the console script's entry point, then the code ``after`` there."""
+    return _python(f"import sys\nsys.argv = {['compaction-audit', *argv]!r}\n"
+                   "from compaction_audit.__main__ import run\n"
+                   f"try:\n    run()\nexcept SystemExit:\n    pass\n{after}")
+
+
 def test_the_command_line_loads_without_the_auditor() -> None:
     code = ("import sys\nimport compaction_audit.cli\n"
             f"print(' '.join(m for m in {HEAVY!r} if m in sys.modules))")
@@ -97,6 +105,17 @@ def test_help_loads_no_auditor() -> None:
     assert _loaded_after(["audit", "--help"]) == []
 
 
+@pytest.mark.parametrize("argv", [["rules"], ["rules", "CA101"], ["rules", "--markdown"],
+                                  ["rules", "no-such-rule"]])
+def test_rules_loads_no_rule_module_nor_polars(argv: list[str]) -> None:
+    """``rules`` reads the generated catalog (``rulecatalog.py``); the rule modules
+    import Polars and the recall analysis (0.3-0.4 s of CPU; issue 14, item 4)."""
+    done = _run_then(argv, f"print([m for m in ('compaction_audit.rules', *{HEAVY!r}) "
+                           "if m in sys.modules], file=sys.stderr)\n")
+    assert done.stderr.strip().splitlines()[-1] == "[]"
+    assert done.stdout or "unknown rule" in done.stderr
+
+
 def test_an_audit_loads_no_extra_it_does_not_use(tmp_path: Path) -> None:
     loaded = _loaded_after(["audit", str(SAMPLES / "handwritten.jsonl"), "-f", "json",
                             "-o", str(tmp_path / "report.json")])
@@ -123,22 +142,70 @@ def test_an_audit_of_one_trace_without_a_config_file_loads_no_pool_nor_toml(
     assert (tmp_path / "out.txt").stat().st_size > 0
 
 
+def test_an_audit_of_a_line_format_loads_no_document_adapter(tmp_path: Path) -> None:
+    """The Cline and opencode adapters (with sqlite3) and Cline's folder module load for
+    a file of theirs only: about 12 ms of every audit's start (issue 14, item 4), with
+    ``-o`` too (the check of the adapters' companion files)."""
+    lazy = ("compaction_audit.io.cline", "compaction_audit.io.cline_folder",
+            "compaction_audit.io.opencode", "compaction_audit.io.sqlite_store", "sqlite3")
+    argv = ["audit", "--isolated",
+            str(ROOT / "tests" / "fixtures" / "adapters" / "claude-session.jsonl"),
+            "-o", str(tmp_path / "out.txt")]
+    done = _run_then(argv, f"print(sorted(m for m in {lazy!r} if m in sys.modules), "
+                           "'compaction_audit.io.claude_code' in sys.modules, file=sys.stderr)\n")
+    assert done.stderr.strip().splitlines()[-1] == "[] True"
+    assert "claude-session.jsonl" in (tmp_path / "out.txt").read_text()
+
+
+def test_a_text_report_loads_no_emoji_table(tmp_path: Path) -> None:
+    """The consoles replace no ``:name:`` emoji codes: rich loaded its table of 3,600
+    names for that on the first plain string of a report (issue 14, item 4)."""
+    argv = ["audit", "--isolated", str(SAMPLES / "faithfulness.jsonl"),
+            "-o", str(tmp_path / "out.txt")]
+    done = _run_then(argv, "print('rich._emoji_codes' in sys.modules, file=sys.stderr)\n"
+                           "from compaction_audit.commands.common import console_for\n"
+                           "console_for().print('a :smile: b', markup=False)\n")
+    assert done.stderr.strip().splitlines()[-1] == "False"
+    assert done.stdout.endswith("a :smile: b\n")
+    assert "faithfulness.jsonl" in (tmp_path / "out.txt").read_text()
+
+
+def test_each_adapter_is_found_by_its_format_name() -> None:
+    import importlib
+
+    from compaction_audit.io import detect
+
+    for fmt, module in detect.ADAPTER_MODULES.items():
+        adapter = importlib.import_module(f"compaction_audit.io.{module}")
+        assert fmt == adapter.SOURCE_FORMAT
+        assert detect.ADAPTERS[fmt] is adapter.records
+    assert set(detect.TOLERANT) <= set(detect.ADAPTERS)
+    assert sorted(detect.document_sniffers()) == sorted(detect.TOLERANT)
+
+
 def test_an_audit_does_not_load_what_polars_imports_for_iceberg_only() -> None:
     """Polars imports importlib.metadata (with email, zipfile, csv) for its Iceberg
-    reader; the command defers it (startup.DEFERRED): loaded on first use only (a path
-    option, coerced by typer through pydantic, uses it)."""
+    reader, and hashlib and socket; the command defers them (startup.DEFERRED): loaded
+    on first use only (a path option, coerced by typer through pydantic, uses the
+    first)."""
     argv = ["compaction-audit", "audit", "--isolated", str(SAMPLES / "faithfulness.jsonl")]
     code = (f"import sys\nsys.argv = {argv!r}\n"
             "from compaction_audit.__main__ import run\n"
             "try:\n    run()\nexcept SystemExit:\n    pass\n"
             "meta = sys.modules['importlib.metadata']\n"
             "print(type(meta).__name__, 'email' in sys.modules, file=sys.stderr)\n"
+            "print(type(sys.modules['hashlib']).__name__, "
+            "type(sys.modules['socket']).__name__, file=sys.stderr)\n"
+            "import hashlib\n"
+            "print(hashlib.sha256(b'').hexdigest()[:8], "
+            "type(sys.modules['hashlib']).__name__, file=sys.stderr)\n"
             "import importlib.metadata\n"
             "from importlib.metadata import version\n"
             "print(version('polars') == importlib.metadata.version('polars'), "
             "type(sys.modules['importlib.metadata']).__name__, file=sys.stderr)\n")
     done = _python(code)
-    assert done.stderr.strip().splitlines()[-2:] == ["_Deferred False", "True module"]
+    assert done.stderr.strip().splitlines()[-4:] == ["_Deferred False", "_Deferred _Deferred",
+                                                     "e3b0c442 module", "True module"]
     assert "faithfulness.jsonl" in done.stdout
 
 

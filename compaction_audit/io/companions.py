@@ -11,18 +11,16 @@ that opens another file must add itself to :data:`COMPANIONS`.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import importlib
 
 from compaction_audit.errors import LogError
-from compaction_audit.io import cline, gemini_cli, opencode
 from compaction_audit.io.lines import reads_once
 
-COMPANIONS: dict[str, Callable[[str], list[str]]] = {
-    cline.SOURCE_FORMAT: cline.companions,
-    gemini_cli.SOURCE_FORMAT: gemini_cli.companions,
-    opencode.SOURCE_FORMAT: opencode.companions,
-}
-"""``companions(path)`` of each format whose adapter reads files besides ``path``."""
+COMPANIONS = {"cline": "cline", "gemini-cli": "gemini_cli", "opencode": "opencode"}
+"""The module of ``compaction_audit.io`` whose ``companions(path)`` lists the files its
+adapter reads besides ``path``, for each format that has such files; imported only for
+a trace of that format (issue 14, item 4: the Cline and opencode adapters, with
+``sqlite3``, are not loaded for an audit of another format written with ``-o``)."""
 
 
 def companion_files(path: str, source: str | None = None) -> list[str]:
@@ -39,5 +37,8 @@ def companion_files(path: str, source: str | None = None) -> list[str]:
             source = detect_format(path)
         except (LogError, OSError, ValueError):
             return []
-    find = COMPANIONS.get(source)
-    return [] if find is None else find(path)
+    module = COMPANIONS.get(source)
+    if module is None:
+        return []
+    found: list[str] = importlib.import_module(f"compaction_audit.io.{module}").companions(path)
+    return found

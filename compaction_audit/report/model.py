@@ -291,9 +291,8 @@ def settle_unread(sessions: list[SessionReport]) -> None:
     the adapter's index of the folder (:func:`compaction_audit.io.cline_folder.settle`),
     split once per session: n messages files beside n compaction files of one session
     cost n, not n x n (issue 11, class 5, adv13 F1); the list and the note name the
-    first five."""
-    from compaction_audit.io.cline_folder import names_note, settle
-
+    first five.  The Cline adapter's folder module loads only when a trace has such
+    files (issue 14, item 4)."""
     audited = {os.path.realpath(s.path) for s in sessions if "://" not in s.path}
     memo: dict[int, Any] = {}
     for s in sessions:
@@ -301,6 +300,8 @@ def settle_unread(sessions: list[SessionReport]) -> None:
         unread = extra.get("compaction_files_unread")
         if not isinstance(unread, list) or not unread or "://" in s.path:
             continue
+        from compaction_audit.io.cline_folder import names_note, settle
+
         settled = settle(s.path, s.header.session_id, audited, memo)
         if settled is None or not settled.checked:
             continue
