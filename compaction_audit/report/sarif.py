@@ -131,6 +131,10 @@ def render_sarif(report: Report, opts: RenderOptions) -> bytes:
                        "locations": [location(line_path(s.path, s.file_of_round(x.round)),
                                               x.line or 1)]}
                       for s in report.sessions for x in s.limits]  # capped checks
+    notifications += [{"level": "note", "message": {"text": printable(message)},
+                       "locations": [location(line_path(s.path, line_file), line)]}
+                      for s in report.sessions  # never a pass in disguise (docs/ci.md)
+                      for message, line_file, line in s.unchecked()]
     notifications += omitted_all  # episodes beyond EPISODES_PER_RULE, counted
     run = {
         "tool": {"driver": {"name": "compaction-audit", "version": __version__,

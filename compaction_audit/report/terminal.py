@@ -27,6 +27,7 @@ from rich.text import Text
 
 from compaction_audit.conditions import can_invert
 from compaction_audit.report.model import (
+    UNCHECKED,
     Report,
     SessionReport,
     line_at,
@@ -192,10 +193,6 @@ def header(r: SessionReport, config: str | None = None) -> RenderableType:
     for limit in r.limits:  # a check that stopped at its cap (issue 11, class 5)
         parts.append(hang("limit".ljust(LABEL), w(limit.message(), "yellow")))
     return Group(*parts)
-
-
-UNCHECKED = {"opaque": "opaque summary", "redacted": "redacted summary"}
-"""A compaction's ``not_checked_reason`` in words (an adapter's own reason as it is)."""
 
 
 def _unchecked(r: SessionReport) -> str:
