@@ -412,7 +412,9 @@ def findings_section(r: SessionReport, show_all: bool = False) -> RenderableType
         if hidden:
             rest = ", ".join(_span(run) for run in runs[len(shown):][:8])
             more = ", ..." if hidden > 8 else ""
-            parts.append(more_line(hidden, f"more episodes of {code} (rounds {rest}{more})"))
+            one = hidden == 1 and "-" not in rest  # one episode of one round
+            parts.append(more_line(hidden, f"more episode{'' if hidden == 1 else 's'} of "
+                                           f"{code} (round{'' if one else 's'} {rest}{more})"))
         parts.append(hang(Text("action: ", style="dim"), w(first.action)))
     return Group(*parts)
 
