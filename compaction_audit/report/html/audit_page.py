@@ -39,7 +39,7 @@ def _header(r: SessionReport) -> str:
     note = ("" if can_invert(r.conditions)
             else '<p><b>A condition fails: this loop can drift but not invert.</b></p>')
     verdict = r.verdict()
-    head = verdict.split(":")[0]
+    head = r.verdict_head()  # the class that colours it: PASS, WARN or FAIL alone
     # the answer first, under the trace's name (as in the text report), then the facts
     # it rests on
     return (f'<p class="verdict {esc(head)}" id="verdict">{esc(verdict)}</p>'
