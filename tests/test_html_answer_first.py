@@ -35,3 +35,17 @@ def test_the_verdict_is_coloured_by_its_head_word_alone(write_log: LogWriter) ->
     page = CliRunner().invoke(app, ["audit", str(opaque), "--isolated", "-f", "html"]).stdout
     assert ('<p class="verdict PASS" id="verdict">PASS; 1 compaction could not be '
             "checked: ") in page
+
+
+def test_a_compaction_s_lost_facts_are_listed_once(write_log: LogWriter) -> None:
+    log = write_log([
+        rnd(0, spans=[{"id": "a", "tokens": 40, "text": "Keep port 8080 because 80 is taken."}]),
+        rnd(1, summaries=[{"id": "S", "tokens": 5, "children": ["a"], "text": "Ports."}],
+            evicted=["a"], compaction={"kind": "compact", "summary_id": "S",
+                                       "summary_tokens": 5})])
+    page = CliRunner().invoke(app, ["audit", str(log), "--isolated", "-f", "html"]).stdout
+    assert "<h2>Compactions (1)</h2>" in page
+    assert "<h2>Lost discriminators" not in page
+    assert page.count('<td class="mono">8080</td>') == 1  # once, under its compaction
+    assert ("distinct lost discriminator(s) (a fact several children stated is one): "
+            "listed under Compactions</p>") in page

@@ -66,7 +66,10 @@ def session_section(r: SessionReport, index: int) -> tuple[str, dict[str, Any]]:
     by_severity = sorted(eps, key=lambda e: (-Severity(e.severity).rank, e.code, e.first_round))
     html.append(f"<h2>Findings</h2>{episodes_table(by_severity)}")
     lost = r.extra.get("lost_discriminators") or []
-    if lost:
+    if lost and r.compactions:  # each compaction lists its own, as the text report says
+        html.append(f'<p class="dim">{len(lost)} distinct lost discriminator(s) (a fact '
+                    "several children stated is one): listed under Compactions</p>")
+    elif lost:
         html.append(f"<h2>Lost discriminators ({len(lost)}, facts that matter first)</h2>"
                     + lost_table(lost))
     html.append(round_panel(sid))
