@@ -153,6 +153,7 @@ def render_junit(report: Report, opts: RenderOptions) -> bytes:
     root.set("tests", str(tests + len(report.errors)))
     root.set("failures", str(failures))
     root.set("errors", str(errors + len(report.errors)))
+    root.set("skipped", str(len(root.findall("testsuite/testcase/skipped"))))
     ET.indent(root)
     data: bytes = ET.tostring(root, encoding="utf-8", xml_declaration=True)
     return data + b"\n"
