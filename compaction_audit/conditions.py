@@ -31,9 +31,11 @@ def conditions(session: Session, series: Series, settings: Settings,
     """Evaluate the three conditions for ``session``.
 
     Depth comes from the series; the scorer from ``scorer.depth_penalty`` in the
-    session record (unknown when absent); eviction from the session's ``eviction``,
-    else inferred: continuous when items leave the working set (evicted or offloaded)
-    in more than half of the rounds after the first.  ``cosine`` is the series the
+    session record (unknown when absent); eviction from the session's ``eviction``
+    (said to be set by the adapter when one of ours wrote the session record, its
+    ``source_format``; else declared by the log), else inferred: continuous when
+    items leave the working set (evicted or offloaded) in more than half of the
+    rounds after the first.  ``cosine`` is the series the
     inversion signature read (:attr:`compaction_audit.rules.Context.cosine`): when it
     is the rebuilt cosine, the scorer's detail says so (issue 16).
     """
@@ -59,10 +61,17 @@ def conditions(session: Session, series: Series, settings: Settings,
         score = Condition("scorer does not penalize depth", "unknown",
                           "scorer.depth_penalty not recorded" + rebuilt)
     declared = session.header.eviction
+    adapter = session.header.extra.get("source_format")
     if declared is not None:
+        # an adapter writes the eviction of a product (it compacts when its context
+        # fills): the log itself declares nothing, so the detail says who set it
+        from compaction_audit.io.load import FORMATS
+
+        said = (f"set by the {adapter} adapter (the product compacts when its context "
+                "fills)" if adapter in FORMATS and adapter != "native" else "declared")
         evict = Condition("eviction is continuous",
                           "holds" if declared == "continuous" else "fails",
-                          f"declared: eviction = {declared}"
+                          f"{said}: eviction = {declared}"
                           + ("" if declared == "continuous" else " (event-driven)"))
     else:
         later = frame.slice(1)

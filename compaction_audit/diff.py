@@ -135,6 +135,19 @@ class RunDiff:
                 or any(f.status != "persisting" for f in self.findings)
                 or bool(self.diverging_rounds))
 
+    def last_debt(self) -> tuple[int, int] | None:
+        """``recall_debt`` at each run's last round (baseline, candidate), in
+        discriminators nothing in the context can recover (seed 002); None when a run
+        has no such value."""
+        ends = []
+        for r in (self.baseline, self.candidate):
+            col = r.series.get_column("recall_debt", default=None)
+            value = col.drop_nulls().tail(1).to_list() if col is not None else []
+            if not value:
+                return None
+            ends.append(int(value[0]))
+        return ends[0], ends[1]
+
     def headline(self) -> str:
         """A one-line plain verdict: ``no change``, or the inversion onset's move and
         the finding counts."""
@@ -144,6 +157,11 @@ class RunDiff:
         parts = [f"inversion onset {o.verdict}: {describe(o)}"]
         counts = {s: len(self.by_status(s)) for s in ("new", "resolved", "persisting")}
         parts.append(", ".join(f"{n} {s}" for s, n in counts.items()) + " finding(s)")
+        debt = self.last_debt()
+        if debt is not None and debt[0] != debt[1]:
+            # what a loop that cannot invert still loses (a product's compactions)
+            parts.append(f"recall debt at the last round {debt[0]:,} -> {debt[1]:,} "
+                         f"({debt[1] - debt[0]:+,})")
         if self.diverging_rounds:
             parts.append(f"series differ at {len(self.diverging_rounds)} round(s)")
         return "; ".join(parts)

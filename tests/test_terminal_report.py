@@ -323,3 +323,16 @@ def test_a_fact_dropped_by_a_fold_and_lost_at_a_later_eviction_names_both_rounds
     out = invoke("audit", str(write_log(log)), columns=200).stdout
     assert ("(span a, stated at line 1; dropped by fold F at round 1, lost at round 2)"
             in out)
+
+
+def test_one_more_episode_is_said_in_the_singular(tmp_path: Path) -> None:
+    # 4 episodes of one round each: the text report lists 3, SARIF 5 of 6
+    path = str(dump(episodes_records(4), tmp_path / "e.jsonl"))
+    text = invoke("audit", path).stdout
+    assert "  ... 1 more episode of CA104 (round 7) (--all)" in text
+    six = str(dump(episodes_records(6), tmp_path / "six.jsonl"))
+    sarif = json.loads(invoke("audit", six, "-f", "sarif").stdout)
+    notes = [n["message"]["text"]
+             for n in sarif["runs"][0]["invocations"][0]["toolExecutionNotifications"]]
+    assert notes == ["1 more episode of CA104 compaction-drift (1 finding, round 11) not "
+                     "listed (--all lists them)"]

@@ -12,7 +12,7 @@ from typing import IO, Annotated, Any, NamedTuple
 
 import typer
 
-from compaction_audit.commands.common import fail, output_path, say, stdout_errors
+from compaction_audit.commands.common import fail, output_path, say, say_some, stdout_errors
 from compaction_audit.errors import AuditError, LogError, UsageError
 
 # The readers, adapters and writer (Polars among them) load when a conversion runs,
@@ -74,8 +74,12 @@ class Converted(NamedTuple):
     rounds: int
 
 
-def convert(path: str, output: str, source: str | None = None) -> Converted:
+def convert(path: str, output: str, source: str | None = None,
+            notes: list[str] | None = None) -> Converted:
     """Convert ``path`` to a ``compaction-audit/1`` log at ``output`` (``-``: stdout).
+    ``notes``, when given, receives the notes the adapter wrote on the session record
+    (``reader_notes``: what it did not read, e.g. a Cline compaction file left unread
+    beside its messages file).
 
     Every record goes through :class:`~compaction_audit.io.writer.LogWriter`, so the
     output is checked by the reader's rules; an error names the *input* line the bad
@@ -88,7 +92,7 @@ def convert(path: str, output: str, source: str | None = None) -> Converted:
     """
     if output == "-":
         with tempfile.TemporaryFile() as tmp:
-            done = _convert(path, tmp, output, source)
+            done = _convert(path, tmp, output, source, notes)
             tmp.seek(0)
             with stdout_errors(sys.stdout):
                 shutil.copyfileobj(tmp, sys.stdout.buffer)
@@ -97,11 +101,11 @@ def convert(path: str, output: str, source: str | None = None) -> Converted:
     from compaction_audit.outfile import output_target
 
     with output_target(output, [path]) as target:
-        return _convert(path, target, output, source)
+        return _convert(path, target, output, source, notes)
 
 
 def _convert(path: str, target: str | IO[bytes], output: str,
-             source: str | None) -> Converted:
+             source: str | None, notes: list[str] | None = None) -> Converted:
     from compaction_audit.io.records import LINE_FILE_KEY
     from compaction_audit.io.writer import LogWriter
 
@@ -113,8 +117,12 @@ def _convert(path: str, target: str | IO[bytes], output: str,
                 if record.get("type") == "round":
                     # its line is now a line of the output: the source's file is stale
                     record.pop(LINE_FILE_KEY, None)
-                elif record.get("type") == "session" and fmt != "native":
-                    _name_span_lines(record, path)
+                elif record.get("type") == "session":
+                    said = record.get("reader_notes")
+                    if notes is not None and isinstance(said, list):
+                        notes += [str(n) for n in said]
+                    if fmt != "native":
+                        _name_span_lines(record, path)
                 try:
                     log.write(record)
                 except LogError as exc:
@@ -191,8 +199,11 @@ def convert_command(
     The full mapping is in docs/adapters.md.  Exit 0, or 2 for bad input (nothing
     is written then).
     """
+    notes: list[str] = []
     try:
-        done = convert(input, str(output), None if from_ is None else from_.value)
+        done = convert(input, str(output), None if from_ is None else from_.value, notes)
     except AuditError as exc:
         fail(str(exc))
     say(f"converted {input} ({done.format}): {done.rounds} rounds -> {output}")
+    # what the adapter did not read is said here too, not only inside the output
+    say_some([f"note: {n}" for n in notes], "notes (in the output's session record)")

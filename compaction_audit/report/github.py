@@ -106,14 +106,10 @@ def session_commands(s: SessionReport) -> list[str]:
     by_kind: dict[str, list[list[Finding]]] = {k: [] for k in COMMANDS.values()}
     for run in _priority(list(episodes(s.findings))):
         by_kind[worst(run)].append(run)
-    notices = []
-    for c in s.compactions:
-        if c.get("lost_checked") is False:
-            why = c.get("not_checked_reason") or "no summary text"
-            notices.append(command("notice", f"compaction at round {c['round']} could not "
-                                   f"be checked: {why} summary",
-                                   file=line_path(path, c.get("line_file")),
-                                   line=c.get("line") or 1, title="compaction not checked"))
+    notices = [command("notice", message, file=line_path(path, line_file),
+                       **({"line": line} if line > 0 else {}),
+                       title="compaction not checked")
+               for message, line_file, line in s.unchecked()]
     lines: list[str] = []
     for kind, runs in by_kind.items():
         extra = notices if kind == "notice" else []

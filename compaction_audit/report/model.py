@@ -24,6 +24,9 @@ from compaction_audit.report.safe import printable, unsurrogate
 from compaction_audit.rules.base import Finding, Severity
 from compaction_audit.settings import Settings
 
+UNCHECKED = {"opaque": "opaque summary", "redacted": "redacted summary"}
+"""A compaction's ``not_checked_reason`` in words (an adapter's own reason as it is)."""
+
 FAIL_ON = ("error", "warning", "info", "never")
 """Accepted ``--fail-on`` values: the lowest severity that fails, or never."""
 
@@ -149,6 +152,33 @@ class SessionReport:
         record: a Cline messages file with several compaction files beside it)."""
         return (sum(1 for c in self.compactions if c.get("lost_checked") is False)
                 + unread_count(self.header.extra))
+
+    def unchecked(self) -> list[tuple[str, str | None, int]]:
+        """Each compaction whose loss could not be checked, as ``(message, line_file,
+        line)``, for the formats that annotate it (``github`` notices, SARIF
+        notifications, a skipped JUnit case: never a pass in disguise, docs/ci.md): an
+        opaque or redacted summary at its compaction's line ("compaction at round 1
+        could not be checked: opaque summary"; an adapter's own reason, e.g. "no
+        messages file", as it is), then the compaction files an adapter found beside
+        the input and did not read, as one entry of no line (0) naming the first five."""
+        out = []
+        for c in self.compactions:
+            if c.get("lost_checked") is False:
+                reason = str(c.get("not_checked_reason") or "no summary text")
+                out.append((f"compaction at round {c.get('round')} could not be checked: "
+                            f"{UNCHECKED.get(reason, reason)}", c.get("line_file"),
+                            c.get("line") or 1))
+        unread = unread_count(self.header.extra)
+        if unread:
+            from compaction_audit.io.cline_folder import names_note
+
+            names = self.header.extra.get("compaction_files_unread")
+            named = names_note([str(n) for n in names], unread) if isinstance(
+                names, list) else ""
+            out.append((f"{_count(unread, 'compaction file')} beside the trace not read, "
+                        f"so not checked{': ' + named if named else ''}; audit each by "
+                        "name (or the folder)", None, 0))
+        return out
 
     def incomplete_note(self) -> str:
         """What the verdict could not cover, as a "; ..." suffix ("" for nothing): the

@@ -59,6 +59,16 @@ def artifact_uri(path: str) -> str:
     return quote(os.fsencode(key), safe="/")  # a name's undecodable bytes as themselves
 
 
+def _n(count: int, noun: str) -> str:
+    """``1 more episode``, ``2 more episodes``: a count with its noun in its number."""
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
+def _rounds(first: object, last: object) -> str:
+    """``round 38`` or ``rounds 31-38``."""
+    return f"round {first}" if first == last else f"rounds {first}-{last}"
+
+
 def location(path: str, line: int) -> dict[str, Any]:
     """A SARIF location: the trace file and, when known (> 0), the line."""
     physical: dict[str, Any] = {"artifactLocation": {"uri": artifact_uri(path)}}
@@ -92,9 +102,10 @@ def render_sarif(report: Report, opts: RenderOptions) -> bytes:
         entries = {id(f): entry for f, entry in session_entries(s)}
         listed, omitted = bounded_episodes(s.findings, opts.show_all)
         omitted_all += [{"level": "note", "message": {"text": printable(
-            f"{o['episodes']} more episodes of {o['code']} {o['rule']} ({o['findings']} "
-            f"findings, rounds {o['first_round']}-{o['last_round']}) not listed "
-            "(--all lists them)")}, "locations": [location(s.path, 0)]} for o in omitted]
+            f"{_n(o['episodes'], 'more episode')} of {o['code']} {o['rule']} "
+            f"({_n(o['findings'], 'finding')}, {_rounds(o['first_round'], o['last_round'])})"
+            " not listed (--all lists them)")}, "locations": [location(s.path, 0)]}
+            for o in omitted]
         for found in worst_first(listed):  # errors first, then by round and rule
             f, entry = found[0], entries[id(found[0])]
             ep = episode_dict(found, opts.show_all)
@@ -131,6 +142,10 @@ def render_sarif(report: Report, opts: RenderOptions) -> bytes:
                        "locations": [location(line_path(s.path, s.file_of_round(x.round)),
                                               x.line or 1)]}
                       for s in report.sessions for x in s.limits]  # capped checks
+    notifications += [{"level": "note", "message": {"text": printable(message)},
+                       "locations": [location(line_path(s.path, line_file), line)]}
+                      for s in report.sessions  # never a pass in disguise (docs/ci.md)
+                      for message, line_file, line in s.unchecked()]
     notifications += omitted_all  # episodes beyond EPISODES_PER_RULE, counted
     run = {
         "tool": {"driver": {"name": "compaction-audit", "version": __version__,

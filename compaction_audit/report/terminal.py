@@ -27,6 +27,7 @@ from rich.text import Text
 
 from compaction_audit.conditions import can_invert
 from compaction_audit.report.model import (
+    UNCHECKED,
     Report,
     SessionReport,
     line_at,
@@ -192,10 +193,6 @@ def header(r: SessionReport, config: str | None = None) -> RenderableType:
     for limit in r.limits:  # a check that stopped at its cap (issue 11, class 5)
         parts.append(hang("limit".ljust(LABEL), w(limit.message(), "yellow")))
     return Group(*parts)
-
-
-UNCHECKED = {"opaque": "opaque summary", "redacted": "redacted summary"}
-"""A compaction's ``not_checked_reason`` in words (an adapter's own reason as it is)."""
 
 
 def _unchecked(r: SessionReport) -> str:
@@ -415,7 +412,9 @@ def findings_section(r: SessionReport, show_all: bool = False) -> RenderableType
         if hidden:
             rest = ", ".join(_span(run) for run in runs[len(shown):][:8])
             more = ", ..." if hidden > 8 else ""
-            parts.append(more_line(hidden, f"more episodes of {code} (rounds {rest}{more})"))
+            one = hidden == 1 and "-" not in rest  # one episode of one round
+            parts.append(more_line(hidden, f"more episode{'' if hidden == 1 else 's'} of "
+                                           f"{code} (round{'' if one else 's'} {rest}{more})"))
         parts.append(hang(Text("action: ", style="dim"), w(first.action)))
     return Group(*parts)
 

@@ -19,6 +19,7 @@ from compaction_audit.report.html.sections import (
     rules_reference,
 )
 from compaction_audit.report.model import Report, SessionReport, reader_notes
+from compaction_audit.report.summary import gate_line
 from compaction_audit.rules.base import Severity, fmt
 
 
@@ -38,9 +39,11 @@ def _header(r: SessionReport) -> str:
     note = ("" if can_invert(r.conditions)
             else '<p><b>A condition fails: this loop can drift but not invert.</b></p>')
     verdict = r.verdict()
-    head = verdict.split(":")[0]
-    return (f"<table>{body}</table>{note}"
-            f'<p class="verdict {esc(head)}" id="verdict">{esc(verdict)}</p>')
+    head = r.verdict_head()  # the class that colours it: PASS, WARN or FAIL alone
+    # the answer first, under the trace's name (as in the text report), then the facts
+    # it rests on
+    return (f'<p class="verdict {esc(head)}" id="verdict">{esc(verdict)}</p>'
+            f"<table>{body}</table>{note}")
 
 
 def session_section(r: SessionReport, index: int) -> tuple[str, dict[str, Any]]:
@@ -63,7 +66,10 @@ def session_section(r: SessionReport, index: int) -> tuple[str, dict[str, Any]]:
     by_severity = sorted(eps, key=lambda e: (-Severity(e.severity).rank, e.code, e.first_round))
     html.append(f"<h2>Findings</h2>{episodes_table(by_severity)}")
     lost = r.extra.get("lost_discriminators") or []
-    if lost:
+    if lost and r.compactions:  # each compaction lists its own, as the text report says
+        html.append(f'<p class="dim">{len(lost)} distinct lost discriminator(s) (a fact '
+                    "several children stated is one): listed under Compactions</p>")
+    elif lost:
         html.append(f"<h2>Lost discriminators ({len(lost)}, facts that matter first)</h2>"
                     + lost_table(lost))
     html.append(round_panel(sid))
@@ -116,10 +122,11 @@ def render_html(report: Report, opts: RenderOptions) -> bytes:
     for s in report.sessions:
         for k, v in s.counts().items():
             totals[k] += v
-    summary = (f"<p>{len(report.sessions) + len(report.errors)} trace(s), "
+    # the gate's line, as the text and Markdown reports end: the exit code, what
+    # reaches --fail-on, what could not be read or checked
+    summary = (f"<p>{esc(gate_line(report, opts.fail_on))}; "
                f"{fmt(totals['error'])} error(s), {fmt(totals['warning'])} warning(s), "
-               f"{fmt(totals['info'])} info; fails at {esc(opts.fail_on)}: "
-               f"{'yes' if report.exit_code(opts.fail_on) else 'no'}</p>")
+               f"{fmt(totals['info'])} info in all</p>")
     codes = {f.code for s in report.sessions for f in s.findings}
     body = ("<h1>compaction-audit report</h1>" + summary
             + (f"<h2>Unreadable traces</h2><ul>{errors}</ul>" if errors else "")

@@ -67,7 +67,7 @@ def _units_table(units: list[FindingDelta]) -> str:
                     f'<td class="mono">{esc(f.key)}</td><td>{esc(_occ(f.baseline))}</td>'
                     f"<td>{esc(_occ(f.candidate))}</td><td>{esc(message)}</td></tr>")
     return (html_table(("severity", "rule", "unit", "baseline", "candidate", "message"), rows)
-            + more(len(units) - data.MAX_ROWS, "unit"))
+            + more(len(units) - data.MAX_ROWS, "unit", "--format json"))
 
 
 def _panel_items(diff: RunDiff) -> list[dict[str, Any]]:

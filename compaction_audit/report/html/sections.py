@@ -32,11 +32,13 @@ def html_table(head: Sequence[str], rows: Iterable[str], caption: str = "") -> s
     return f"<table>{cap}<thead><tr>{heads}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
 
 
-def more(n: int, what: str = "row") -> str:
-    """The "N more" note under a capped list (empty when nothing was cut)."""
+def more(n: int, what: str = "row", lister: str = "--format json --all") -> str:
+    """The "N more" note under a capped list (empty when nothing was cut), naming the
+    options that list every one: ``audit``'s JSON report is bounded unless ``--all``
+    (docs/ci.md, "Output size"); ``diff`` passes its own (``--format json``)."""
     if n <= 0:
         return ""
-    return f'<p class="dim">... and {n} more {what}(s) (--format json lists every one)</p>'
+    return f'<p class="dim">... and {n} more {what}(s) ({lister} lists every one)</p>'
 
 
 def round_panel(section_id: str) -> str:
@@ -189,7 +191,9 @@ def compactions_section(compactions: list[dict[str, Any]]) -> str:
 
 def rules_reference(codes: Iterable[str]) -> str:
     """The documentation of the rules with these codes, each under the anchor that
-    docs/rules.md gives its heading."""
+    docs/rules.md gives its heading, with its default severity said as such (a
+    finding's own can differ: ``--severity``, or a rule that lowers it, as
+    ungrounded-summary does for a product's compaction)."""
     from compaction_audit.ruledoc import DOCS_URL, rule_doc
 
     parts = []
@@ -200,7 +204,7 @@ def rules_reference(codes: Iterable[str]) -> str:
         d = rule_doc(cls)
         anchor = rule_anchor(d.code, d.name)
         parts.append(f'<h3 id="{esc(anchor)}">{esc(d.code)} {esc(d.name)} '
-                     f'<span class="dim">({esc(d.severity)})</span></h3>'
+                     f'<span class="dim">(default severity: {esc(d.severity)})</span></h3>'
                      f"<p>{esc(d.what)}</p><p><b>Why it matters:</b> {esc(d.why)}</p>"
                      + (f"<p><b>Known problems:</b> {esc(d.known)}</p>" if d.known else "") +
                      f"<p><b>Action:</b> {esc(d.action)}</p>"

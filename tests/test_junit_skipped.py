@@ -1,0 +1,43 @@
+"""A JUnit case of a rule that could judge no round of the trace is skipped with the
+reason, not passed: a log without salience and without a task query to rebuild it
+cannot show salience-inversion or salience-disagreement, and a test viewer showed them
+green. Before, every case without a finding passed and ``skipped`` was always 0."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+
+from typer.testing import CliRunner
+
+from compaction_audit.cli import app
+from tests.logs import LogWriter, rnd, session
+
+LOSSY = [rnd(0, spans=[{"id": "a", "tokens": 40, "text": "Keep port 8080 because 80 is taken."}]),
+         rnd(1, summaries=[{"id": "S", "tokens": 5, "children": ["a"], "text": "Ports."}],
+             evicted=["a"])]
+
+
+def cases(path: str) -> tuple[ET.Element, dict[str, ET.Element]]:
+    out = CliRunner().invoke(app, ["audit", path, "--isolated", "-f", "junit"]).stdout
+    root = ET.fromstring(out)
+    suite = root.find("testsuite")
+    assert suite is not None
+    assert root.get("skipped") == suite.get("skipped")  # one trace: the totals are its
+    return suite, {c.get("name", ""): c for c in suite.iter("testcase")}
+
+
+def test_rules_with_nothing_to_read_are_skipped_with_why(write_log: LogWriter) -> None:
+    suite, by_name = cases(str(write_log(LOSSY)))
+    skipped = {name: s.get("message") for name, c in by_name.items()
+               if (s := c.find("skipped")) is not None}
+    assert skipped == {
+        "CA101 salience-inversion": "not applicable: no salience recorded",
+        "CA204 salience-disagreement": "not applicable: no rebuilt cosine (no task query)"}
+    assert (suite.get("tests"), suite.get("failures"), suite.get("skipped")) == ("16", "1", "2")
+
+
+def test_a_rule_that_could_read_its_series_is_not_skipped(write_log: LogWriter) -> None:
+    path = write_log([session(task_query="Which port does the service keep?"), *LOSSY])
+    suite, by_name = cases(str(path))
+    assert by_name["CA101 salience-inversion"].find("skipped") is None
+    assert suite.get("skipped") == str(len(suite.findall("testcase/skipped")))

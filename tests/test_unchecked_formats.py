@@ -1,0 +1,98 @@
+"""A compaction that could not be checked is said in every format that gates CI: a
+SARIF notification, a skipped JUnit case and a ``github`` notice, never a silent pass
+(docs/ci.md). Before, SARIF and JUnit said nothing of it (16 green JUnit cases over an
+opaque summary), the ``github`` format said nothing of compaction files left unread
+beside a Cline messages file, and an adapter's own reason read "no messages file
+summary"."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from compaction_audit.cli import app
+from tests.foreign import FIXTURES
+from tests.logs import LogWriter, rnd
+
+CLINE = FIXTURES / "cline"  # our own synthetic session: one messages file, two compactions
+
+
+def run(path: str, fmt: str) -> str:
+    out = CliRunner().invoke(app, ["audit", path, "--isolated", "-f", fmt])
+    assert out.exit_code == 0, out.output
+    return out.output
+
+
+def opaque_log(write_log: LogWriter) -> str:
+    return str(write_log([
+        rnd(0, spans=[{"id": "a", "tokens": 40, "text": "Keep port 8080."}]),
+        rnd(1, summaries=[{"id": "S", "tokens": 5, "children": ["a"]}], evicted=["a"],
+            compaction={"kind": "compact", "summary_id": "S", "summary_tokens": 5,
+                        "opaque": True})]))
+
+
+def unread_session(folder: Path) -> str:
+    for name in ("session.messages.json", "basic.compaction.json", "agentic.compaction.json"):
+        shutil.copy(CLINE / name, folder / name)
+    return str(folder / "session.messages.json")
+
+
+def test_sarif_notes_an_opaque_compaction_at_its_line(write_log: LogWriter) -> None:
+    path = opaque_log(write_log)
+    doc = json.loads(run(path, "sarif"))
+    [note] = doc["runs"][0]["invocations"][0]["toolExecutionNotifications"]
+    assert note["level"] == "note"
+    assert note["message"]["text"] == "compaction at round 1 could not be checked: opaque summary"
+    assert note["locations"][0]["physicalLocation"]["region"] == {"startLine": 2}  # round 1
+
+
+def test_junit_skips_a_case_for_an_opaque_compaction(write_log: LogWriter) -> None:
+    suite = ET.fromstring(run(opaque_log(write_log), "junit")).find("testsuite")
+    assert suite is not None
+    [case] = [c for c in suite.iter("testcase") if c.get("name") == "compactions checked"]
+    skipped = case.find("skipped")
+    assert skipped is not None
+    assert skipped.get("message") == "1 compaction could not be checked"
+    assert skipped.text == "compaction at round 1 could not be checked: opaque summary (line 2)"
+    assert suite.get("failures") == "0"
+    assert suite.get("skipped") == str(len(suite.findall("testcase/skipped")))
+    assert suite.get("tests") == str(len(list(suite.iter("testcase"))))
+
+
+def test_a_checked_trace_has_no_skipped_case(write_log: LogWriter) -> None:
+    path = str(write_log([rnd(0, spans=[{"id": "a", "tokens": 40, "text": "Port 8080."}])]))
+    suite = ET.fromstring(run(path, "junit")).find("testsuite")
+    assert suite is not None
+    assert not [c for c in suite.iter("testcase") if c.get("name") == "compactions checked"]
+    doc = json.loads(run(path, "sarif"))
+    assert doc["runs"][0]["invocations"][0]["toolExecutionNotifications"] == []
+
+
+def test_unread_compaction_files_are_said_in_github_sarif_and_junit(tmp_path: Path) -> None:
+    path = unread_session(tmp_path)
+    said = ("2 compaction files beside the trace not read, so not checked: "
+            "agentic.compaction.json, basic.compaction.json; audit each by name (or the "
+            "folder)")
+    gh = run(path, "github").splitlines()
+    assert gh[0] == f"::notice file={path},title=compaction not checked::{said}"
+    doc = json.loads(run(path, "sarif"))
+    [note] = doc["runs"][0]["invocations"][0]["toolExecutionNotifications"]
+    assert note["message"]["text"] == said
+    assert "region" not in note["locations"][0]["physicalLocation"]
+    suite = ET.fromstring(run(path, "junit")).find("testsuite")
+    assert suite is not None
+    skipped = [c.find("skipped") for c in suite.iter("testcase")
+               if c.get("name") == "compactions checked"]
+    assert [(s.get("message"), s.text) for s in skipped if s is not None] == [
+        ("2 compactions could not be checked", said)]
+
+
+def test_an_adapter_reason_is_not_called_a_summary(tmp_path: Path) -> None:
+    shutil.copy(CLINE / "agentic.compaction.json", tmp_path / "agentic.compaction.json")
+    gh = run(str(tmp_path / "agentic.compaction.json"), "github").splitlines()
+    [notice] = [g for g in gh if g.startswith("::notice ")]
+    assert notice.endswith("could not be checked: no messages file")
