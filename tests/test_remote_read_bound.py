@@ -12,14 +12,16 @@ from __future__ import annotations
 
 import http.server
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
 
+from compaction_audit.io import remote
 from tests.gate_app import run
-from tests.hostile_store import serve
+from tests.hostile_store import serve, within
 
 pytest.importorskip("obstore", reason="obstore is not installed (the [cloud] extra)")
 
@@ -75,6 +77,12 @@ class _Hostile(http.server.BaseHTTPRequestHandler):
             pass
 
 
+@pytest.fixture(params=["trickle", "stall", "head"])
+def hostile(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+            ) -> Iterator[list[str]]:
+    yield from _serve(request.param, monkeypatch)
+
+
 @pytest.fixture
 def honest(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
     yield from _serve("ok", monkeypatch)
@@ -96,3 +104,59 @@ def test_an_object_is_read_with_one_head_and_one_get(honest: list[str]) -> None:
     result = run("audit", "s3://b/p/t.jsonl", "-q", "-j", "1")
     assert result.exit_code == 1, result.stdout  # the whole trace read: it FAILs
     assert honest == ["HEAD /b/p/t.jsonl", "GET /b/p/t.jsonl"]
+
+
+def test_a_store_that_does_not_answer_an_object_costs_one_wait(hostile: list[str]
+                                                                ) -> None:
+    """Budget 1 s: the first object is given up after 2 s (``answer_seconds``), the
+    store marked, the other two fail at once; one line each, exit 2.  Old code: 30 s
+    (obstore's request timeout) per request, two per object, the store never marked
+    for a trickled or stalled body (about 3 minutes here)."""
+    urls = [f"s3://b/p/t{i}.jsonl" for i in range(3)]
+    started = time.monotonic()
+    result = within(15, lambda: run("audit", *urls, "-q", "-j", "1"))
+    took = time.monotonic() - started
+    assert result.exit_code == 2, result.stdout
+    lines = result.stdout.splitlines()
+    first = "cannot read" if "GET /b/p/t0.jsonl" in hostile else "cannot open"
+    assert lines[0] == (f"error: {urls[0]}: {first}: no answer within 2 s (the store's "
+                        "budget is set by COMPACTION_AUDIT_STORE_TIMEOUT)")
+    assert lines[1:] == [
+        f"error: {url}: cannot open: the store did not answer: no answer within 2 s "
+        "(the store's budget is set by COMPACTION_AUDIT_STORE_TIMEOUT)" for url in urls[1:]
+    ] + ["exit 2: 3 trace(s), 0 reach --fail-on error, 3 unreadable"]
+    assert 1.9 < took < 8, took
+    assert hostile in (["HEAD /b/p/t0.jsonl"], ["HEAD /b/p/t0.jsonl", "GET /b/p/t0.jsonl"])
+
+
+def test_a_body_error_marks_the_store(monkeypatch: pytest.MonkeyPatch) -> None:
+    """obstore's own request timeout (``AWS_TIMEOUT``, 0.5 s) ends a trickled body first
+    when the budget is long: its "request or response body error" marks the store
+    too (old code: each object paid the request timeout again)."""
+    gen = _serve("trickle", monkeypatch)
+    seen = next(gen)
+    monkeypatch.setenv(remote.TIMEOUT_ENV, "20")
+    monkeypatch.setenv("AWS_TIMEOUT", "500ms")
+    try:
+        result = within(15, lambda: run("audit", "s3://b/p/a.jsonl", "s3://b/p/b.jsonl",
+                                         "-q", "-j", "1"))
+    finally:
+        next(gen, None)
+    assert result.exit_code == 2, result.stdout
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("error: s3://b/p/a.jsonl: cannot read: Generic S3 error: ")
+    assert lines[0].endswith("request or response body error")
+    assert lines[1].startswith("error: s3://b/p/b.jsonl: cannot open: the store did not "
+                               "answer: Generic S3 error: ")
+    assert seen[0] == "HEAD /b/p/a.jsonl"  # then obstore's GET and its retries
+    assert set(seen[1:]) == {"GET /b/p/a.jsonl"}, seen  # b is never asked
+
+
+def test_what_counts_as_not_answering_a_read() -> None:
+    assert remote.unanswered(OSError("Generic S3 error: HTTP error: request or response "
+                                     "body error"))
+    assert remote.unanswered(remote.NoAnswer("no answer within 2 s"))
+    assert not remote.unanswered(remote._NotAsked("the store did not answer: error "
+                                                  "sending request"))
+    assert not remote.unanswered(FileNotFoundError("Object at location k not found: "
+                                                   "retry_timeout: 60s"))
