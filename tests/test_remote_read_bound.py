@@ -125,7 +125,7 @@ def test_a_store_that_does_not_answer_an_object_costs_one_wait(hostile: list[str
         f"error: {url}: cannot open: the store did not answer: no answer within 2 s "
         "(the store's budget is set by COMPACTION_AUDIT_STORE_TIMEOUT)" for url in urls[1:]
     ] + ["exit 2: 3 trace(s), 0 reach --fail-on error, 3 unreadable"]
-    assert 1.9 < took < 8, took
+    assert 1.9 < took < 10, took  # one wait of 2 s, then none
     assert hostile in (["HEAD /b/p/t0.jsonl"], ["HEAD /b/p/t0.jsonl", "GET /b/p/t0.jsonl"])
 
 
