@@ -155,11 +155,19 @@ def _sort(url: str, selected: list[tuple[str, int]]) -> Objects:
     return out
 
 
+_EOL_NOTE = ("; its name is as obstore's XML parser read it, which turns a CR or CR LF "
+             "into LF: the stored key may hold \\r or \\r\\n where \\n is shown")
+"""Said of a key read back from a failed listing (XML, where end-of-line handling, XML
+1.0 section 2.11, makes every CR and CR LF an LF before obstore sees the key) that
+shows an LF: it may name no key of the store (adv16b F4)."""
+
+
 def _with_gaps(url: str, objects: Objects, gaps: list[Gap | LostFolder]) -> Objects:
     """``objects`` with one unreadable trace per key a ``gs://`` or ``az://`` listing
     failed on (:mod:`compaction_audit.io.key_gaps`; each replacing its key's own
     entry), whatever the key's suffix: the keys that listing could not see are
-    unknown, and may be traces."""
+    unknown, and may be traces.  A key with an LF says that it may have been a CR
+    (:data:`_EOL_NOTE`)."""
     if not gaps:
         return objects
     root = "{}://{}/".format(*split_url(url))
@@ -173,8 +181,8 @@ def _with_gaps(url: str, objects: Objects, gaps: list[Gap | LostFolder]) -> Obje
         else:
             since = f"after {gap.after!r} and " if gap.after is not None else ""
             unseen = f"listing failed on it, so no key {since}before {gap.resume!r} was listed"
-        errors.append(LogError(root + gap.key, 0,
-                               f"cannot open: {unnameable(problem)}; obstore's {unseen}"))
+        errors.append(LogError(root + gap.key, 0, f"cannot open: {unnameable(problem)}; "
+                               f"obstore's {unseen}{_EOL_NOTE if chr(10) in gap.key else ''}"))
     return Objects(objects.found, sorted(errors, key=lambda e: e.path))
 
 

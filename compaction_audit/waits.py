@@ -17,7 +17,7 @@ import time
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import threading
-    from collections.abc import Iterable, Iterator
+    from collections.abc import Callable, Iterable, Iterator
     from concurrent.futures import Future
     from typing import Any
 
@@ -49,3 +49,29 @@ def completed(futures: Iterable[Future[Any]]) -> Iterator[Future[Any]]:
     while pending:
         done, pending = wait(pending, timeout=SLICE, return_when=FIRST_COMPLETED)
         yield from done
+
+
+def call(work: Callable[[], Any], seconds: float, name: str) -> tuple[bool, Any]:
+    """``(True, work())`` when ``work`` returns within ``seconds``, run in a daemon
+    thread named ``name`` and waited for in slices; re-raises what it raised;
+    ``(False, None)`` when it is still running then (the thread is left behind,
+    blocked in its call: give it nothing it must finish)."""
+    import threading
+
+    outcome: list[tuple[bool, Any]] = []
+
+    def run() -> None:
+        try:
+            outcome.append((True, work()))
+        except BaseException as exc:  # handed to the waiting thread
+            outcome.append((False, exc))
+
+    thread = threading.Thread(target=run, name=name, daemon=True)
+    thread.start()
+    join(thread, seconds)
+    if not outcome:
+        return False, None
+    ok, value = outcome[0]
+    if not ok:
+        raise value
+    return True, value

@@ -314,3 +314,34 @@ def test_a_failed_connect_leaves_no_folder(tmp_path: Path, monkeypatch: pytest.M
         ray_engine.connect(fake, None)
     assert os.getcwd() == str(tmp_path)
     assert not Path(fake.cwd[0]).exists()
+
+
+def test_the_clusters_messages_never_reach_stdout(tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """Ray's driver prints the cluster's error messages (a worker that died) from its
+    listener thread through ``ray._private.worker.print_to_stdstream``, on stdout with
+    a coloured ``(raylet)`` prefix: a ``-f json`` report there was no JSON any more
+    (adv16b F5).  After the connect, a message as the listener hands it over is one
+    escaped line on stderr (old code: two lines of ~1 KB on stdout, raw ESC)."""
+    pytest.importorskip("ray")
+    from ray._private import worker as ray_worker
+
+    from compaction_audit.fleet import ray_engine
+
+    monkeypatch.setattr(ray_worker, "print_to_stdstream", ray_worker.print_to_stdstream)
+    monkeypatch.chdir(tmp_path)
+    try:
+        assert ray_engine.connect(_FakeRay(), None)
+    finally:
+        connect.release()
+        ray_engine._remove_folders()
+    capsys.readouterr()
+    ray_worker.print_to_stdstream({  # what listen_error_messages does with one message
+        "lines": ["A worker died or was killed while executing a task by an unexpected "
+                  "system error. ::error::x \x1b[31m\nRayTaskError: Worker PID: 6011"],
+        "pid": "raylet", "is_err": False}, ignore_prefix=False)
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err == ("compaction-audit: ray: A worker died or was killed while executing a "
+                   "task by an unexpected system error. ::error::x \\x1b[31m\n")

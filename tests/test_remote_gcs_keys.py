@@ -81,6 +81,24 @@ def test_a_bad_key_without_a_trace_suffix_still_fails_the_run(gcs: S3) -> None:
         "it, so no key before 'only/notes ' was listed"]
 
 
+def test_a_key_with_a_cr_says_it_may_have_been_read_as_lf(gcs: S3) -> None:
+    """XML reads a CR (and a CR LF) in a key as LF, end-of-line handling, before
+    obstore sees it: the line names the key as read, and says so (adv16b F4; old code:
+    the name of a key that does not exist, without a word).  moto's server cannot
+    store a key with CR LF."""
+    gcs.client.put_object(Bucket="gcs", Key="cr/x\r::stop-commands::t.jsonl",
+                          ACL="public-read", Body=b"{}")
+    result = run("audit", "gs://gcs/cr/", "-q", "-j", "1")
+    assert result.exit_code == 2
+    assert result.stdout.splitlines() == [
+        "error: gs://gcs/cr/x\\n::stop-commands::t.jsonl: cannot open: its key has a "
+        "control character, which obstore cannot read as this object (rename it); "
+        "obstore's listing failed on it, so no key before 'cr/x ' was listed; its name is "
+        "as obstore's XML parser read it, which turns a CR or CR LF into LF: the stored "
+        "key may hold \\r or \\r\\n where \\n is shown"]
+    assert ci_commands.clean(result.stdout) == []
+
+
 def test_the_key_is_read_back_from_obstores_error() -> None:
     text = ('Encountered object with invalid path: Error parsing Path "a/b": ...\n\n'
             'Debug source:\nInvalidPath {\n    source: BadSegment {\n        path: '

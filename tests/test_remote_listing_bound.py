@@ -9,12 +9,10 @@ this process) and moto's S3 server (tests/s3server.py); skips without botocore."
 from __future__ import annotations
 
 import http.server
-import socketserver
 import sys
-import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -22,14 +20,11 @@ import pytest
 from compaction_audit.errors import UsageError
 from compaction_audit.io import object_keys, remote
 from tests.gate_app import run
+from tests.hostile_store import serve, within
 from tests.s3server import S3, s3_server
 
 pytest.importorskip("botocore", reason="botocore is not installed (the [cloud] extra)")
 pytest.importorskip("obstore", reason="obstore is not installed (the [cloud] extra)")
-
-ENV = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
-       "AWS_REGION": "us-east-1", "AWS_ALLOW_HTTP": "true",
-       "AWS_EC2_METADATA_DISABLED": "true", remote.TIMEOUT_ENV: "1"}
 
 
 def _page(keys: int) -> bytes:
@@ -74,44 +69,12 @@ class _Hostile(http.server.BaseHTTPRequestHandler):
             pass
 
 
-class _Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
-    daemon_threads = True
-
-
 @pytest.fixture(params=["trickle", "endless", "empty"])
 def hostile(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
             ) -> Iterator[str]:
     handler = type("Handler", (_Hostile,), {"mode": request.param})
-    server = _Server(("127.0.0.1", 0), handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    for key, value in ENV.items():
-        monkeypatch.setenv(key, value)
-    monkeypatch.setenv("AWS_ENDPOINT_URL", f"http://127.0.0.1:{server.server_address[1]}")
-    remote.store_for.cache_clear()
-    remote._unanswered.clear()
-    yield request.param
-    server.shutdown()
-    server.server_close()
-    remote.store_for.cache_clear()
-    remote._unanswered.clear()
-
-
-def _within(seconds: float, call: Callable[[], Any]) -> Any:
-    """``call()``'s result or exception, failing the test when it takes longer than
-    ``seconds`` (the old code never ended: the call is left in a daemon thread)."""
-    out: list[Any] = []
-
-    def target() -> None:
-        try:
-            out.append(call())
-        except BaseException as exc:
-            out.append(exc)
-
-    worker = threading.Thread(target=target, daemon=True)
-    worker.start()
-    worker.join(seconds)
-    assert not worker.is_alive(), f"still running after {seconds} s"
-    return out[0]
+    for _ in serve(handler, monkeypatch):
+        yield request.param
 
 
 def test_a_listing_ends_within_its_budget(hostile: str) -> None:
@@ -119,7 +82,7 @@ def test_a_listing_ends_within_its_budget(hostile: str) -> None:
     endpoint; old code: never ended (trickle: each read within the read timeout;
     endless, empty: a fresh token each page).  The cap is out of reach here."""
     started = time.monotonic()
-    error = _within(15, lambda: remote.list_objects("s3://b/p/"))
+    error = within(15, lambda: remote.list_objects("s3://b/p/"))
     took = time.monotonic() - started
     assert isinstance(error, UsageError), error
     assert str(error).startswith("s3://b/p/: cannot list: not done within 2 s ("), error
@@ -138,7 +101,7 @@ def test_a_listing_stops_at_its_key_cap(hostile: str, monkeypatch: pytest.Monkey
         pytest.skip("only the endless endpoint lists keys")
     monkeypatch.setattr(object_keys, "MAX_LISTED_KEYS", 2500)
     monkeypatch.setenv(remote.TIMEOUT_ENV, "20")
-    result = _within(15, lambda: run("audit", "s3://b/p/", "-q", "-j", "1"))
+    result = within(15, lambda: run("audit", "s3://b/p/", "-q", "-j", "1"))
     assert result.exit_code == 2, result.stdout
     assert (result.stdout + result.stderr).strip().splitlines() == [
         "compaction-audit: s3://b/p/: cannot list: more than 2,500 keys under this prefix "
@@ -154,7 +117,7 @@ def test_the_obstore_listing_is_bounded_alike(hostile: str, monkeypatch: pytest.
         pytest.skip("obstore's request timeout bounds one page (AWS_TIMEOUT)")
     monkeypatch.setitem(sys.modules, "botocore.session", None)  # import raises ImportError
     monkeypatch.setattr(object_keys, "MAX_LISTED_KEYS", 2500)
-    error = _within(15, lambda: remote.list_objects("s3://b/p/"))
+    error = within(15, lambda: remote.list_objects("s3://b/p/"))
     assert isinstance(error, UsageError), error
     assert str(error) == (
         "s3://b/p/: cannot list: more than 2,500 keys under this prefix (MAX_LISTED_KEYS): "

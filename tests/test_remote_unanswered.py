@@ -112,8 +112,10 @@ def test_a_silent_store_is_asked_once_for_all_its_urls(silent: Silent) -> None:
     lines = result.stdout.splitlines()
     assert [line.split(": cannot open: ")[0] for line in lines[:3]] == \
         [f"error: {url}" for url in urls]
-    assert all("the store did not answer: " in line and "error sending request" in line
-               for line in lines[:3])
+    # the first URL's open gives up after 2 x the budget (adv16b F2), the others at once
+    why = "no answer within 0.6 s (the store's budget is set by COMPACTION_AUDIT_STORE_TIMEOUT)"
+    assert lines[0].endswith(f": cannot open: {why}")
+    assert all(line.endswith(f": the store did not answer: {why}") for line in lines[1:3])
     assert lines[3] == "exit 2: 3 trace(s), 0 reach --fail-on error, 3 unreadable"
 
 
@@ -124,12 +126,15 @@ def test_the_store_is_asked_again_after_one_budget(silent: Silent) -> None:
         remote.open_url("s3://bucket/b.jsonl")
     assert silent.count(1) == 1  # failed at once, nothing asked
     time.sleep(0.4)  # the budget (0.3 s) has passed since the first error
-    with pytest.raises(LogError, match="cannot open: Generic S3 error"):
-        remote.open_url("s3://bucket/b.jsonl")
+    with pytest.raises(LogError, match=r"cannot open: no answer within 0\.6 s"):
+        remote.open_url("s3://bucket/b.jsonl")  # 2 x the budget (adv16b F2)
     assert silent.count(2) == 2
 
 
 def test_a_closed_port_marks_the_store_too(store_env: pytest.MonkeyPatch) -> None:
+    from compaction_audit.io.object_keys import botocore_missing
+
+    botocore_missing()  # its first import (1 s and more under load) outlasted the mark
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = int(sock.getsockname()[1])

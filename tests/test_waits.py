@@ -65,3 +65,14 @@ def test_the_waits_return_what_they_waited_for() -> None:
     waits.join(thread, 5.0)
     assert not thread.is_alive()
     assert list(waits.completed([])) == []
+
+
+def test_call_hands_over_a_result_an_error_or_gives_up() -> None:
+    assert waits.call(lambda: 42, 5, "t") == (True, 42)
+    with pytest.raises(KeyError, match="gone"):
+        waits.call(lambda: {}["gone"], 5, "t")
+    release = threading.Event()
+    started = time.monotonic()
+    assert waits.call(lambda: release.wait(30), 0.3, "t") == (False, None)
+    assert time.monotonic() - started < 2  # left behind in its thread, not waited for
+    release.set()

@@ -324,13 +324,17 @@ def start_loading_for(path: str) -> bool:
     """:func:`start_loading` when ``path`` looks as if it carries texts: a file that
     can be read twice (not ``-`` or a FIFO: see
     :func:`~compaction_audit.io.lines.reads_once`) whose first :data:`PEEK_BYTES`
-    (decompressed) hold a ``"text"`` key.  A hint only: a wrong guess costs a load
+    (decompressed) hold a ``"text"`` key.  Never an object storage URL: its peek
+    would be a second HEAD and ranged GET of the object, each waiting out a store
+    that does not answer, before the read (adv16b F2: every trickled object cost two
+    request timeouts).  A hint only: a wrong guess costs a load
     nobody uses (in the background) or a load done when the rebuild asks for it, as
     without the hint; the audit's results do not depend on it.  Never raises."""
     from compaction_audit.io.lines import open_binary, reads_once
+    from compaction_audit.io.remote import is_url
 
     try:
-        if reads_once(path):
+        if reads_once(path) or ("://" in path and is_url(path)):
             return False
         with open_binary(path) as handle:
             head = handle.read(PEEK_BYTES)

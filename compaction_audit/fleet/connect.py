@@ -18,7 +18,11 @@ given included, every few seconds), bypassing every writer of ours.  So:
   and ``sys.stderr`` at a copy of the real one, so what Ray and gRPC write natively is
   kept off the user's stderr, while our own lines (the error, the stop line) still
   reach it.  When the wait ends by the timeout or a signal the redirection stays for
-  the rest of the process (the thread still inside Ray keeps logging until it ends).
+  the rest of the process (the thread still inside Ray keeps logging until it ends);
+- once connected, the error messages of the cluster that Ray's driver prints from a
+  thread of its own (a worker that died: "A worker died or was killed ...") go to
+  stderr as one escaped line each (:func:`cluster_messages_to_stderr`), never to
+  standard output, where they came before the report (adv16b F5).
 
 Every failure is a :class:`UsageError`: one line naming the address, exit 2.
 """
@@ -195,3 +199,38 @@ def init_quietly(init: Callable[[], Any], address: str | None, timeout: float,
     if not done:
         raise UsageError(f"cannot {where}: no connection within {timeout:g} s "
                          f"(the limit: {TIMEOUT_ENV})")
+
+
+def cluster_messages_to_stderr() -> None:
+    """Make Ray's driver print the cluster's error messages for this job on stderr,
+    the first line of each, escaped (:func:`_say_cluster_message`).  Its listener
+    thread (``ray._private.worker.listen_error_messages``, started by every
+    ``ray.init`` of a driver, ``log_to_driver`` or not) wrote them to ``sys.stdout``
+    with a coloured ``(raylet)`` prefix: a ``-f json`` report there was no JSON any
+    more, and raw ESC bytes reached the CI log (adv16b F5).  The listener looks the
+    printer up by name at each message, so replacing it works before or after
+    ``ray.init``.  Without Ray, or with a Ray that has no such printer, nothing."""
+    try:
+        from ray._private import worker as ray_worker
+    except ImportError:
+        return
+    if hasattr(ray_worker, "print_to_stdstream"):
+        ray_worker.print_to_stdstream = _say_cluster_message
+
+
+def _say_cluster_message(data: dict[str, Any], ignore_prefix: bool = False) -> None:
+    """``compaction-audit: ray: FIRST LINE`` on stderr for Ray's message ``data``
+    (``lines``: the message's text), made printable and neutralized like our own
+    lines (the rest of a message: Ray's advice, ids and PIDs).  A closed stderr is
+    ignored."""
+    from compaction_audit.report.safe import neutralize, printable
+
+    text = "\n".join(str(line) for line in data.get("lines", ()))
+    first = next((line.strip() for line in text.splitlines() if line.strip()), "")
+    if not first:
+        return
+    try:
+        sys.stderr.write(neutralize(f"compaction-audit: ray: {printable(first)}\n"))
+        sys.stderr.flush()
+    except (OSError, ValueError, AttributeError):
+        pass

@@ -20,7 +20,9 @@ Scheduling (:func:`audit_on_ray`):
   and replaced by one that asks for less, so memory held matches the traces left;
 - a worker that dies (out of memory, a lost node) has its traces retried once on a
   new worker; a second death makes the trace unreadable ("the Ray worker auditing it
-  died"), counted like any unreadable trace (exit 2), and the run goes on.
+  died"), counted like any unreadable trace (exit 2), and the run goes on; Ray's own
+  message of the death is one escaped line on stderr, never on standard output
+  (:func:`~compaction_audit.fleet.connect.cluster_messages_to_stderr`).
 
 Errors that stop the run (:class:`UsageError`, one line, exit 2): Ray not installed,
 an address that is not ``auto``, ``local``, ``HOST:PORT`` or ``ray://HOST:PORT``, a
@@ -44,7 +46,12 @@ from typing import Any
 
 from compaction_audit import __version__
 from compaction_audit.errors import LogError, UsageError
-from compaction_audit.fleet.connect import connect_timeout, init_quietly, release
+from compaction_audit.fleet.connect import (
+    cluster_messages_to_stderr,
+    connect_timeout,
+    init_quietly,
+    release,
+)
 from compaction_audit.fleet.plan import (
     BASE_MEMORY,
     largest_first,
@@ -98,6 +105,7 @@ def connect(ray: Any, address: str | None) -> bool:
     shape, and when the cluster cannot be reached or started within the connect
     timeout (:mod:`~compaction_audit.fleet.connect`: bounded, Ray's own stderr kept
     off the user's)."""
+    cluster_messages_to_stderr()  # its driver's listener printed them on stdout
     if ray.is_initialized():
         return False
     quiet = {"logging_level": logging.ERROR, "log_to_driver": False}

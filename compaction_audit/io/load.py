@@ -17,7 +17,8 @@ from compaction_audit.io.lines import (
     reads_once,
     valid_json_lines,
 )
-from compaction_audit.io.native import read_native, read_records
+from compaction_audit.io.native import read_lines_strict, read_native, read_records
+from compaction_audit.io.remote import is_url
 from compaction_audit.model import Session
 
 FORMATS = ("native", "claude-code", "codex", "cline", "gemini-cli", "opencode", "openhands")
@@ -28,8 +29,10 @@ def load_session(path: str, lenient: bool = False, source: str | None = None,
     """Read ``path`` in its detected format (or ``source`` when given).
 
     Input that can be read only once (``-``, a FIFO, ``/dev/stdin``: see
-    :func:`~compaction_audit.io.lines.reads_once`) is opened once: the lines read to
-    detect the format are the start of the lines read.
+    :func:`~compaction_audit.io.lines.reads_once`), and an object in storage (each
+    open is a HEAD and a ranged GET, each waiting out a store that does not answer),
+    is opened once: the lines read to detect the format are the start of the lines
+    read.
     Returns the session and the format name.  Raises :class:`LogError` for unreadable
     or malformed input (and input beyond ``limits``) and :class:`UsageError` for an
     unknown ``source``.
@@ -48,11 +51,13 @@ def load_session(path: str, lenient: bool = False, source: str | None = None,
         return read_native(path, lenient, limits), "native"  # nothing recognizable: skip it all
     fmt = detected if source is None else source  # type: ignore[assignment]
     if fmt == "native":
-        if not reads_once(path):  # a regular file: read again, in parallel when large
-            close = getattr(lines, "close", None)
+        if not reads_once(path) and not is_url(path):  # a local file: read again, in
+            close = getattr(lines, "close", None)      # parallel when large
             if close is not None:
                 close()
             return read_native(path, lenient, limits), "native"
+        if not lenient:  # an object is not fetched twice (adv16b F2)
+            return read_lines_strict(path, lines), "native"
         skipped: list[LogError] = SkipList()
         session = read_records(decode_lines(path, lines, lenient, skipped), path, lenient,
                                skipped)

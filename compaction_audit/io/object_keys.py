@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import os
 import re
-import threading
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
@@ -83,15 +82,6 @@ def too_slow(seconds: float, listed: int) -> ListingTooLong:
                           "a narrower prefix")
 
 
-def _pull(pages: Iterator[Any], box: list[tuple[bool, Any]]) -> None:
-    """Append ``(True, next page)`` to ``box``, or ``(False, the exception)``
-    (``StopIteration`` too), for the thread that waits on it."""
-    try:
-        box.append((True, next(pages)))
-    except BaseException as exc:
-        box.append((False, exc))
-
-
 def bounded(batches: Iterable[Sequence[Any]], listed: list[int], started: float,
             seconds: float) -> Iterator[Sequence[Any]]:
     """``batches`` (obstore's listing pages) as they come, counting their keys in
@@ -100,21 +90,17 @@ def bounded(batches: Iterable[Sequence[Any]], listed: list[int], started: float,
     :data:`MAX_LISTED_KEYS` keys or ``seconds`` since ``started``.  Each page is
     fetched in a daemon thread (obstore's stream hands over no empty page, so
     endless empty pages are one call that never returns), left behind when the time
-    is up."""
+    is up (:func:`~compaction_audit.waits.call`)."""
     pages = iter(batches)
+    end = object()
     while True:
-        box: list[tuple[bool, Any]] = []
-        puller = threading.Thread(target=_pull, args=(pages, box), name="listing-page",
-                                  daemon=True)
-        puller.start()
-        waits.join(puller, max(0.0, seconds - (time.monotonic() - started)))
-        if puller.is_alive():
+        done, value = waits.call(lambda: next(pages, end),
+                                 max(0.0, seconds - (time.monotonic() - started)),
+                                 "listing-page")
+        if not done:
             raise too_slow(seconds, listed[0])
-        ok, value = box[0]
-        if not ok:
-            if isinstance(value, StopIteration):
-                return
-            raise value
+        if value is end:
+            return
         listed[0] += len(value)
         if listed[0] > MAX_LISTED_KEYS:
             raise too_many_keys()

@@ -17,7 +17,11 @@ budget (:func:`retry_timeout`: :data:`RETRY_TIMEOUT`, or :data:`TIMEOUT_ENV`), s
 unreachable storage is an error in seconds, not minutes; a store that did not answer
 (:func:`unanswered`) is not asked again for one more budget: every request to it
 meanwhile fails at once with that error (issue 11, ninth adversarial pass, F7: a URL
-made two requests, each with the whole budget, and every URL paid again).
+made two requests, each with the whole budget, and every URL paid again).  Each
+request that reads an object (its HEAD, each read of its body) ends within
+:func:`answer_seconds` or is given up as not answered (:class:`NoAnswer`): obstore's
+own limit is per request and its retries, so an answer trickled one byte every 2 s
+cost 30 s, 60 s with a retry, per object (adv16b F2).
 Error messages are the first line of obstore's, cut to :data:`MESSAGE_CHARS`.
 A key obstore cannot name as itself is never read (it would refuse it, or strip a
 ``/`` and read another object), an S3 prefix is listed through botocore, which
@@ -34,9 +38,10 @@ from collections.abc import Iterator
 from datetime import timedelta
 from typing import IO, TYPE_CHECKING, Any
 
+from compaction_audit import waits
 from compaction_audit.envtime import env_seconds
 from compaction_audit.errors import LogError, UsageError
-from compaction_audit.io.object_keys import key_problem, unnameable
+from compaction_audit.io.object_keys import key_problem, listing_seconds, unnameable
 
 if TYPE_CHECKING:
     from compaction_audit.io.key_gaps import Gap, LostFolder
@@ -56,7 +61,8 @@ RETRY_TIMEOUT = timedelta(seconds=60)
 """Retries of a failed request (connection refused, 5xx, timeout), and the time
 within which they start (obstore's defaults: 10 and 3 minutes; its client's own: 5 s
 to connect, 30 s per request, so a request that does not answer is given up at most
-30 s after the budget).  Client options are left to the environment (passing any
+30 s after the budget; one that reads an object, besides, after :func:`answer_seconds`
+whatever the environment sets).  Client options are left to the environment (passing any
 would replace those obstore reads from it, e.g. ``AWS_ALLOW_HTTP``; obstore reads the
 request timeout from ``AWS_TIMEOUT``, ``GOOGLE_TIMEOUT``, ``AZURE_TIMEOUT``)."""
 
@@ -109,19 +115,37 @@ def retry_timeout() -> timedelta:
     return timedelta(seconds=env_seconds(TIMEOUT_ENV, RETRY_TIMEOUT.total_seconds()))
 
 
+def answer_seconds() -> float:
+    """Seconds a request that reads an object (a HEAD, one read of its body: one
+    ranged GET of :data:`BUFFER_BYTES`, or the end of one and the start of the next)
+    may take, its retries included: the retry budget and one request's wait
+    (:func:`~compaction_audit.io.object_keys.listing_seconds`: 2 x the budget, at
+    most the budget + 30 s), as a whole listing."""
+    return listing_seconds(retry_timeout().total_seconds())
+
+
+class NoAnswer(Exception):
+    """A request not done within :func:`answer_seconds` (left behind, in its thread)."""
+
+
 def unanswered(exc: BaseException) -> bool:
     """True when ``exc`` says the store did not answer: no connection or no response
     (obstore: "error sending request"; botocore, listing S3: its ``ConnectionError``
-    or ``HTTPClientError``, such as a connect or read timeout), or the retry budget
-    spent ("retry_timeout"); not for an answer such as no such object (obstore's
-    ``FileNotFoundError``, whose text can name the retry budget), no permission, and
-    not for the ``OSError`` of a request not made (:func:`_ask`)."""
-    if any(c.__module__ == "botocore.exceptions" and c.__name__ in _BOTOCORE_UNANSWERED
-           for c in type(exc).__mro__):
+    or ``HTTPClientError``, such as a connect or read timeout), a response whose body
+    stalled, trickled past obstore's request timeout or was cut (obstore's reader: an
+    ``OSError``, "request or response body error"), a request not done in time
+    (:class:`NoAnswer`), or the retry budget spent ("retry_timeout"); not for an
+    answer such as no such object (obstore's ``FileNotFoundError``, whose text can name
+    the retry budget), no permission, and not for a request not made (:func:`_ask`)."""
+    if isinstance(exc, NoAnswer) or any(
+            c.__module__ == "botocore.exceptions" and c.__name__ in _BOTOCORE_UNANSWERED
+            for c in type(exc).__mro__):
         return True
+    if isinstance(exc, _NotAsked):
+        return False
     text = str(exc).split("Debug source:", 1)[0]  # the dump names retry_timeout always
-    return not isinstance(exc, OSError) and (
-        "error sending request" in text or "retry_timeout" in text)
+    return "error sending request" in text or "response body error" in text or (
+        not isinstance(exc, OSError) and "retry_timeout" in text)
 
 
 _BOTOCORE_UNANSWERED = frozenset({"ConnectionError", "HTTPClientError"})
@@ -132,14 +156,22 @@ class _NotAsked(OSError):
     """A request not made: its store did not answer within the last retry budget."""
 
 
-def _ask(store: Any, call: Any) -> Any:
+def _ask(store: Any, call: Any, timed: bool = False) -> Any:
     """``call()``, a request to ``store``; an ``OSError`` at once, with the first
-    error, when ``store`` did not answer within the last retry budget."""
+    error, when ``store`` did not answer within the last retry budget.  ``timed``:
+    run it in a thread, given up after :func:`answer_seconds` (:class:`NoAnswer`)."""
     seen = _unanswered.get(id(store))
     if seen is not None and time.monotonic() < seen[2]:
         raise _NotAsked(f"the store did not answer: {seen[1]}")
     try:
-        return call()
+        if not timed:
+            return call()
+        seconds = answer_seconds()
+        done, value = waits.call(call, seconds, "store-request")
+        if not done:
+            raise NoAnswer(f"no answer within {seconds:g} s (the store's budget is set "
+                           f"by {TIMEOUT_ENV})")
+        return value
     except Exception as exc:
         _note(store, exc)
         raise
@@ -278,7 +310,7 @@ def object_size(url: str) -> int | None:
         if key_problem(key):
             return None
         store = store_for(scheme, bucket)
-        return int(_ask(store, lambda: store.head(key))["size"])
+        return int(_ask(store, lambda: store.head(key), timed=True)["size"])
     except Exception:  # any failure: the reader reports it, with its cause
         return None
 
@@ -295,11 +327,11 @@ class _ObjectRaw(io.RawIOBase):
         return True
 
     def readinto(self, b: Any) -> int:
+        """At most :data:`BUFFER_BYTES`, one request (or two), timed (:func:`_ask`)."""
+        size = min(len(b), BUFFER_BYTES)
         try:
-            data = _ask(self._store, lambda: self._reader.read(len(b)))
-        except OSError:
-            raise
-        except Exception as exc:
+            data = _ask(self._store, lambda: self._reader.read(size), timed=True)
+        except Exception as exc:  # obstore's, ours: one line, an OSError for the reader
             raise OSError(message(exc)) from None
         n = len(data)
         memoryview(b).cast("B")[:n] = memoryview(data)
@@ -329,7 +361,7 @@ def open_url(url: str) -> IO[bytes]:
         raise LogError(url, 0, f"cannot open: {exc}") from None
     try:
         reader = _ask(store, lambda: obstore.open_reader(
-            store, key, buffer_size=BUFFER_BYTES))
+            store, key, buffer_size=BUFFER_BYTES), timed=True)
     except FileNotFoundError:
         hint = "" if "." in key.rsplit("/", 1)[-1] else \
             " (a prefix? end the URL with '/' to audit the traces under it)"
