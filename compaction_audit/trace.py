@@ -480,11 +480,28 @@ def trace_discriminator(session: Session, query: str) -> Node:
     else:
         fates = [n.data["fate"] for n in children]
         data["counts"] = {o: fates.count(o) for o in OUTCOMES if o in fates}
-        counts = counts_label(fates)
+        counts = counts_label(fates) + _still_held(children)
     if not children:
         raise UsageError(f"{query!r} is neither an item id nor a discriminator or word of any "
                          f"span text in {session.path}")
     return Node(f"{what} {query!r}: {counts}", data, children)
+
+
+HELD = ("carried", "recoverable", "in context")
+"""Span fates under which the value can still be read (:data:`OUTCOMES`)."""
+
+
+def _still_held(spans: list[Node]) -> str:
+    """``; still held by span X`` (``and N more``) when some spans lost the value and
+    another still holds it: each lost span's "LOST at fold" is true of that span
+    alone, and a reader of the tree took the value for lost (ux4 F11).  The first
+    holding span in the tree's order is named (its fate is on its own line).  Empty
+    otherwise."""
+    held = [n for n in spans if n.data["fate"] in HELD]
+    if not held or len(held) == len(spans):
+        return ""
+    more = f" and {len(held) - 1} more" if len(held) > 1 else ""
+    return f"; still held by span {held[0].data['span']}{more}"
 
 
 def _summaries_stating(log: _Log, norms: set[str], q: str) -> list[Node]:

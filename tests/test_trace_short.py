@@ -53,7 +53,9 @@ def test_counts_come_first_and_each_span_is_one_node(write_log: LogWriter) -> No
     result = run(path, "8443")
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()
-    assert lines[0] == "discriminator '8443': 5 spans: 2 lost, 1 recoverable, 2 in context"
+    # each "LOST at fold" is true of its span only: the head says who still holds it
+    assert lines[0] == ("discriminator '8443': 5 spans: 2 lost, 1 recoverable, 2 in context; "
+                        "still held by span c and 2 more")
     span_lines = [ln for ln in lines if ln.startswith(("├── span", "└── span"))]
     assert [ln.split()[2] for ln in span_lines] == ["a", "b", "c", "d", "e"]
     root = trace(read_native(path), "8443")
@@ -65,6 +67,20 @@ def test_counts_come_first_and_each_span_is_one_node(write_log: LogWriter) -> No
     assert [c.label for c in root.children[0].children] == [
         "LOST at fold F (depth 1, round 1, line 2); also dropped: quantity '12'"]
     assert sum("span d " in ln for ln in lines) == 1
+
+
+def test_still_held_is_said_only_beside_a_loss(
+        write_log: LogWriter) -> None:
+    """ux4 F11: span line-12 held v4.2.1 in context, yet the head read only "2 lost,
+    1 in context" above two "LOST at fold" nodes; a reader took the pin for lost."""
+    one = [rnd(0, spans=[span("a", "Port 8443."), span("b", "Port 8443 too.")]),
+           rnd(1, summaries=[{"id": "F", "tokens": 5, "children": ["a"], "text": "Work."}],
+               evicted=["a"])]
+    out = run(str(write_log(one)), "8443").output.splitlines()
+    assert out[0] == "discriminator '8443': 2 spans: 1 lost, 1 in context; still held by span b"
+    held = [rnd(0, spans=[span("h", "Port 8443 only.")])]
+    assert run(str(write_log(held)), "8443").output.splitlines()[0] == \
+        "discriminator '8443': 1 span: 1 in context"
 
 
 def test_summary_is_listed_once_cut_to_one_line(write_log: LogWriter) -> None:
