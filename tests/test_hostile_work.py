@@ -269,3 +269,45 @@ def test_a_long_summary_is_never_copied_onto_each_leaf(
         assert dropped == [1] * k  # each leaf's number, dropped by the fold
     assert largest[1000] < 2.5 * largest[500]
 
+
+def _one_fact_dropped_every_few_rounds(write_log: LogWriter, n: int) -> Path:
+    """A span stating the same fact at round 3k, folded at round 3k + 2 (k < n) by a
+    summary that keeps nothing, and evicted there; span "b" states it from round 0 to
+    its eviction at round 4.  The fact's key is dropped at n rounds and held over
+    intervals between them (the shape of adv15 F4's trace, where a key dropped at
+    1,200 rounds was joined with each of its 80 intervals)."""
+    fact = "Set the limit to 42 MB."
+    records: list[dict[str, Any]] = []
+    for k in range(n):
+        spans = [{"id": f"a{k}", "tokens": 1, "text": fact}]
+        if k == 0:
+            spans.append({"id": "b", "tokens": 1, "text": fact})
+        records.append(rnd(3 * k, spans=spans))
+        records.append(rnd(3 * k + 1, **({"evicted": ["b"]} if k == 1 else {})))
+        records.append(rnd(3 * k + 2, summaries=[{"id": f"S{k}", "tokens": 1,
+                                                  "children": [f"a{k}"], "text": "done"}],
+                           evicted=[f"a{k}"]))
+    return write_log(records, name=f"dropped-{n}.jsonl")
+
+
+def test_a_fact_dropped_at_many_rounds_is_looked_up_once_per_drop(
+        write_log: LogWriter, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each drop of a key was joined with every interval over which something held
+    the key, then filtered: drops x intervals rows, growing with rounds squared (1.4
+    million rows on an 18 MB trace, an abort in Rust on 73 MB under a 4 GB address
+    space: adv15 F4, issue 11 class 5)."""
+    from compaction_audit.recall.analysis import analyse
+
+    largest = {}
+    for n in (100, 200):
+        session = read_native(str(_one_fact_dropped_every_few_rounds(write_log, n)))
+        with monkeypatch.context() as patch:
+            sizes = joined_sizes(patch)
+            recall = analyse(session, build_series(session))
+        largest[n] = max(sizes)
+        lost = recall.lost.filter(pl.col("key") == "quantity:42 mb")
+        # the fold at round 2 drops it while "b" (born at 0) still holds it; the one at
+        # round 5 drops it with nothing left: the first loss, by the fold S1
+        assert lost.select("cause", "fold", "fold_round", "lost_round").rows() == [
+            ("fold", "S1", 5, 5)]
+    assert largest[200] < 2.5 * largest[100]
