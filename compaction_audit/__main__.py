@@ -46,8 +46,9 @@ def _run() -> None:
                 sys.stdout.write(f"compaction-audit {__version__}\n")
                 sys.stdout.flush()
             return
-        from compaction_audit import startup
+        from compaction_audit import addrspace, startup
 
+        addrspace.cap_arenas()  # before Polars' threads and ours start
         startup.as_command()
         with startup.loading():
             from compaction_audit.cli import main
