@@ -599,12 +599,12 @@ def _fold_losses_of(session: Session, drops: pl.DataFrame, occ: pl.DataFrame,
         held.lazy().join(keys, on="key").join(session.membership.lazy(), on="id")
         .select("key", "start", "end"),
     ]).filter(pl.col("start") < pl.col("end")))
-    merged = _merge(strict, "key").sort("start")
-    lost = (at.sort("ri")
-            .join_asof(merged, left_on="ri", right_on="start", by="key",
-                       strategy="backward", check_sortedness=False)
-            .filter(pl.col("end").is_null() | (pl.col("end") <= pl.col("ri"))))
-    return lost.select("key", pl.col("ri").alias("start"), pl.lit(True).alias("by_fold"))
+    return one(at.lazy().sort("ri")  # one plan (issue 14, fleet audits)
+               .join_asof(_merge(strict, "key").lazy().sort("start"), left_on="ri",
+                          right_on="start", by="key", strategy="backward",
+                          check_sortedness=False)
+               .filter(pl.col("end").is_null() | (pl.col("end") <= pl.col("ri")))
+               .select("key", pl.col("ri").alias("start"), pl.lit(True).alias("by_fold")))
 
 
 def _lost_table(session: Session, items: pl.DataFrame, occ: pl.DataFrame,
