@@ -22,9 +22,12 @@ def load(path: str, lenient: bool = False,
          settings: Settings | None = None) -> tuple[Session, str]:
     """Read one trace into a :class:`Session`; returns it with its format name.
 
-    Raises :class:`LogError` for unreadable or (in strict mode) malformed input, and
-    for input beyond the limits of ``settings`` (``max_line_bytes`` and the others).
+    Raises :class:`LogError` for unreadable or (in strict mode) malformed input, for
+    input beyond the limits of ``settings`` (``max_line_bytes`` and the others), and
+    for a trace too large for the address-space limit
+    (:func:`compaction_audit.addrspace.check`).
     """
+    addrspace.check(path)  # before Polars can abort on a failed allocation (adv15 F4)
     return load_session(path, lenient=lenient, limits=Limits.of(settings))
 
 
@@ -33,12 +36,10 @@ def audit(path: str, settings: Settings | None = None, lenient: bool = False,
           severity: dict[str, Severity] | None = None) -> SessionReport:
     """Audit one trace: read it, rebuild the series, run the rules.
 
-    Raises :class:`LogError` for bad input (strict mode), for a trace too large for the
-    address-space limit (:func:`compaction_audit.addrspace.check`), and for a trace without a
-    single round record (empty, or every record skipped): a gate must not pass on a
-    trace it could not audit.
+    Raises :class:`LogError` as :func:`load` does, and for a trace without a single
+    round record (empty, or every record skipped): a gate must not pass on a trace it
+    could not audit.
     """
-    addrspace.check(path)  # before Polars can abort on a failed allocation (adv15 F4)
     start_loading_for(path)  # the embedding model loads in the background while we read
     session, fmt = load(path, lenient, settings)
     if session.n_rounds == 0:
