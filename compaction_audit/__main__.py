@@ -94,8 +94,9 @@ def _run() -> None:
                                  f"{exc.strerror or exc}\n")
                 sys.exit(2)
             return
-        from compaction_audit import startup
+        from compaction_audit import addrspace, startup
 
+        addrspace.cap_arenas()  # before Polars' threads and ours start
         startup.as_command()
         with startup.loading():
             from compaction_audit.cli import main

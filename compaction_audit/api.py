@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from compaction_audit import addrspace
 from compaction_audit.cosine.embed import start_loading_for
 from compaction_audit.cosine.rebuild import prefetch
 from compaction_audit.engine import audit_session
@@ -21,9 +22,12 @@ def load(path: str, lenient: bool = False,
          settings: Settings | None = None) -> tuple[Session, str]:
     """Read one trace into a :class:`Session`; returns it with its format name.
 
-    Raises :class:`LogError` for unreadable or (in strict mode) malformed input, and
-    for input beyond the limits of ``settings`` (``max_line_bytes`` and the others).
+    Raises :class:`LogError` for unreadable or (in strict mode) malformed input, for
+    input beyond the limits of ``settings`` (``max_line_bytes`` and the others), and
+    for a trace too large for the address-space limit
+    (:func:`compaction_audit.addrspace.check`).
     """
+    addrspace.check(path)  # before Polars can abort on a failed allocation (adv15 F4)
     return load_session(path, lenient=lenient, limits=Limits.of(settings))
 
 
@@ -32,9 +36,9 @@ def audit(path: str, settings: Settings | None = None, lenient: bool = False,
           severity: dict[str, Severity] | None = None) -> SessionReport:
     """Audit one trace: read it, rebuild the series, run the rules.
 
-    Raises :class:`LogError` for bad input (strict mode), and for a trace without a
-    single round record (empty, or every record skipped): a gate must not pass on a
-    trace it could not audit.
+    Raises :class:`LogError` as :func:`load` does, and for a trace without a single
+    round record (empty, or every record skipped): a gate must not pass on a trace it
+    could not audit.
     """
     start_loading_for(path)  # the embedding model loads in the background while we read
     session, fmt = load(path, lenient, settings)
@@ -59,6 +63,8 @@ def _audit_or_error(path: str, settings: Settings | None, lenient: bool,
         return audit(path, settings, lenient, rules, severity)
     except LogError as exc:
         return exc
+    except MemoryError:  # one line naming the trace and the limit, as every bad trace
+        return addrspace.out_of_memory(path)
 
 
 def default_jobs(n_traces: int) -> int:

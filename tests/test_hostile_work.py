@@ -21,6 +21,7 @@ from compaction_audit.rules.base import Context, ids_per_round
 from compaction_audit.rules.recall import RecallFloor
 from compaction_audit.series import build_series
 from compaction_audit.settings import Settings
+from tests.joinsize import joined_sizes
 from tests.logs import LogWriter, rnd
 from tests.workcount import lines_run
 
@@ -37,21 +38,6 @@ def _fold_all_then_quiet(write_log: LogWriter, n: int) -> Path:
     return write_log(records, name=f"fold-all-{n}.jsonl")
 
 
-def _largest_join(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """Record the estimated size (bytes) of every frame a DataFrame.join makes; the
-    size of an intermediate frame is what a later sort or fill hides from the result."""
-    sizes: list[int] = []
-    join = pl.DataFrame.join
-
-    def recorded(self: pl.DataFrame, *args: Any, **kwargs: Any) -> pl.DataFrame:
-        out = join(self, *args, **kwargs)
-        sizes.append(out.estimated_size())
-        return out
-
-    monkeypatch.setattr(pl.DataFrame, "join", recorded)
-    return sizes
-
-
 def test_recall_floor_names_new_spans_once_not_once_per_round(
         write_log: LogWriter, monkeypatch: pytest.MonkeyPatch) -> None:
     largest = {}
@@ -60,7 +46,7 @@ def test_recall_floor_names_new_spans_once_not_once_per_round(
         ctx = Context(session, build_series(session), Settings())
         RecallFloor().evaluate(ctx)  # the analysis it reads is cached on the context
         with monkeypatch.context() as patch:
-            sizes = _largest_join(patch)
+            sizes = joined_sizes(patch)
             fired = RecallFloor().evaluate(ctx).fired
         # every span is under the floor from round 1 (folded and evicted: the summary
         # "S" keeps none of their text) to the last round; they are new at round 1 only
@@ -217,13 +203,13 @@ def test_openhands_event_id_reused_then_forgotten_often_in_linear_work(
 
 def _analysed(path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Any, int]:
     """The recall analysis of the log at ``path``, and the largest frame (estimated
-    bytes) any of its joins made."""
+    bytes) any of its joins made, eager or in a lazy plan."""
     from compaction_audit.recall.analysis import analyse
 
     session = read_native(str(path))
     series = build_series(session)
     with monkeypatch.context() as patch:
-        sizes = _largest_join(patch)
+        sizes = joined_sizes(patch)
         recall = analyse(session, series)
     return recall, max(sizes)
 
@@ -282,3 +268,46 @@ def test_a_long_summary_is_never_copied_onto_each_leaf(
         dropped = recall.folds["dropped"].list.len().to_list()
         assert dropped == [1] * k  # each leaf's number, dropped by the fold
     assert largest[1000] < 2.5 * largest[500]
+
+
+def _one_fact_dropped_every_few_rounds(write_log: LogWriter, n: int) -> Path:
+    """A span stating the same fact at round 3k, folded at round 3k + 2 (k < n) by a
+    summary that keeps nothing, and evicted there; span "b" states it from round 0 to
+    its eviction at round 4.  The fact's key is dropped at n rounds and held over
+    intervals between them (the shape of adv15 F4's trace, where a key dropped at
+    1,200 rounds was joined with each of its 80 intervals)."""
+    fact = "Set the limit to 42 MB."
+    records: list[dict[str, Any]] = []
+    for k in range(n):
+        spans = [{"id": f"a{k}", "tokens": 1, "text": fact}]
+        if k == 0:
+            spans.append({"id": "b", "tokens": 1, "text": fact})
+        records.append(rnd(3 * k, spans=spans))
+        records.append(rnd(3 * k + 1, **({"evicted": ["b"]} if k == 1 else {})))
+        records.append(rnd(3 * k + 2, summaries=[{"id": f"S{k}", "tokens": 1,
+                                                  "children": [f"a{k}"], "text": "done"}],
+                           evicted=[f"a{k}"]))
+    return write_log(records, name=f"dropped-{n}.jsonl")
+
+
+def test_a_fact_dropped_at_many_rounds_is_looked_up_once_per_drop(
+        write_log: LogWriter, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each drop of a key was joined with every interval over which something held
+    the key, then filtered: drops x intervals rows, growing with rounds squared (1.4
+    million rows on an 18 MB trace, an abort in Rust on 73 MB under a 4 GB address
+    space: adv15 F4, issue 11 class 5)."""
+    from compaction_audit.recall.analysis import analyse
+
+    largest = {}
+    for n in (100, 200):
+        session = read_native(str(_one_fact_dropped_every_few_rounds(write_log, n)))
+        with monkeypatch.context() as patch:
+            sizes = joined_sizes(patch)
+            recall = analyse(session, build_series(session))
+        largest[n] = max(sizes)
+        lost = recall.lost.filter(pl.col("key") == "quantity:42 mb")
+        # the fold at round 2 drops it while "b" (born at 0) still holds it; the one at
+        # round 5 drops it with nothing left: the first loss, by the fold S1
+        assert lost.select("cause", "fold", "fold_round", "lost_round").rows() == [
+            ("fold", "S1", 5, 5)]
+    assert largest[200] < 2.5 * largest[100]

@@ -1,0 +1,102 @@
+"""The address space an audit needs, and a clean stop when a limit leaves too little
+(adv15 F4, issue 11 class 5: never an abort or a MemoryError).
+
+Polars allocates through its own jemalloc and aborts the process (a Rust backtrace,
+exit 134) when an allocation fails; nothing can catch that.  So under an address-space
+limit (``ulimit -v``, ``RLIMIT_AS``) a trace is checked before it is read: when the
+audit would need more address space than the limit leaves (:func:`needed`, the figures
+measured in docs/performance.md), it is an unreadable trace with one line naming the
+file, the need and the limit, exit 2.  A Python ``MemoryError`` that still happens is
+the same one line (:func:`out_of_memory`).
+
+Address space is not resident memory: glibc's malloc reserves 64 MiB of address space
+for each arena, one per thread that allocates, up to 8 per core, which under a limit of
+a few GiB is more than the trace's tables.  :func:`cap_arenas` caps them at
+:data:`ARENAS` when a limit is set (and for the helper processes started later).
+"""
+
+from __future__ import annotations
+
+import os
+
+from compaction_audit.errors import LogError
+
+BASE_BYTES = 512 << 20
+"""Address space of an audit of a tiny trace (bytes): the interpreter, Polars' code and
+thread pool, jemalloc's and glibc's reservations; 455 MB measured on a 2.4 MB trace
+with :data:`ARENAS` arenas (docs/performance.md, "Memory")."""
+
+BYTES_PER_INPUT_BYTE = 28
+"""Address space per byte of trace beyond :data:`BASE_BYTES`, on the heaviest shape
+measured (docs/performance.md, "Memory": span text rich in facts, folds dropping them;
+21 to 25 measured there): a 73 MB trace needs about 2.5 GiB.  Resident memory is
+about half of it."""
+
+ARENAS = 2
+"""glibc malloc arenas when an address-space limit is set (``M_ARENA_MAX``)."""
+
+_M_ARENA_MAX = -8  # glibc's malloc.h
+
+
+def address_space_limit() -> int | None:
+    """The soft ``RLIMIT_AS`` of this process in bytes; None when there is none."""
+    try:
+        import resource
+    except ImportError:  # not POSIX
+        return None
+    soft = resource.getrlimit(resource.RLIMIT_AS)[0]
+    return None if soft == resource.RLIM_INFINITY else soft
+
+
+def cap_arenas() -> None:
+    """Under an address-space limit, at most :data:`ARENAS` glibc malloc arenas in
+    this process (``mallopt``) and in the processes it starts (``MALLOC_ARENA_MAX``,
+    unless set).  Call before threads start; a no-op without a limit or without glibc."""
+    if address_space_limit() is None:
+        return
+    os.environ.setdefault("MALLOC_ARENA_MAX", str(ARENAS))
+    try:
+        import ctypes
+
+        ctypes.CDLL(None).mallopt(_M_ARENA_MAX, ARENAS)
+    except (OSError, AttributeError):  # not glibc
+        pass
+
+
+def needed(size: int) -> int:
+    """Address space (bytes) the audit of a trace of ``size`` bytes needs, at most, on
+    the shapes measured."""
+    return BASE_BYTES + BYTES_PER_INPUT_BYTE * size
+
+
+def check(path: str) -> None:
+    """Raise :class:`LogError` (line 0) when the address-space limit is below
+    :func:`needed` for the file at ``path`` (its size on disk: a compressed trace is
+    checked by its compressed size, a lower bound).  Nothing for standard input, a
+    path that is not a regular file, or no limit."""
+    limit = address_space_limit()
+    if limit is None or path == "-":
+        return
+    try:
+        size = os.stat(path).st_size
+    except (OSError, ValueError):  # the reader reports it
+        return
+    need = needed(size)
+    if need > limit:
+        raise LogError(path, 0, (
+            f"needs about {_mib(need)} of address space to audit ({_mib(size)} trace: "
+            f"{_mib(BASE_BYTES)} + {BYTES_PER_INPUT_BYTE} bytes per trace byte), over "
+            f"the address-space limit of {_mib(limit)} (ulimit -v, RLIMIT_AS): raise "
+            "the limit or audit a shorter trace"))
+
+
+def out_of_memory(path: str) -> LogError:
+    """The one-line error for a ``MemoryError`` raised while auditing ``path``."""
+    limit = address_space_limit()
+    where = (f"the address-space limit of {_mib(limit)} (ulimit -v, RLIMIT_AS)"
+             if limit is not None else "the memory available")
+    return LogError(path, 0, f"out of memory: auditing this trace needs more than {where}")
+
+
+def _mib(n: int) -> str:
+    return f"{n / (1 << 20):,.0f} MiB"

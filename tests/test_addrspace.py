@@ -1,0 +1,99 @@
+"""Under an address-space limit (``ulimit -v``) an audit runs to its end or stops with
+one line, exit 2: never a Rust abort (exit 134) or a traceback (adv15 F4, issue 11
+class 5).  The command runs in a subprocess under ``RLIMIT_AS``."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from compaction_audit import addrspace, api
+from compaction_audit.errors import LogError
+
+pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="RLIMIT_AS as on Linux")
+
+TIMEOUT = 120
+
+
+def _under(limit: int, *args: str) -> subprocess.CompletedProcess[bytes]:
+    """``python -m compaction_audit ARGS`` with an address-space limit of ``limit``."""
+    import resource
+
+    def cap() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+    return subprocess.run([sys.executable, "-m", "compaction_audit", *args],
+                          preexec_fn=cap, capture_output=True, timeout=TIMEOUT, check=False)
+
+
+@pytest.fixture(scope="module")
+def trace(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A 2.4 MB simulated trace of adv15 F4's shape (fact-rich span text, folds that
+    drop facts), 200 rounds."""
+    path = tmp_path_factory.mktemp("addrspace") / "provenance.jsonl"
+    done = subprocess.run([sys.executable, "-m", "compaction_audit", "simulate", "--preset",
+                           "research-provenance", "--rounds", "200", "--spans-per-round",
+                           "40", "-o", str(path)], capture_output=True, timeout=TIMEOUT,
+                          check=False)
+    assert done.returncode == 0, done.stderr
+    return path
+
+
+def test_an_audit_within_its_budget_runs_to_the_end(trace: Path) -> None:
+    """At the limit the budget asks for, the audit completes.  Before: glibc reserved
+    64 MiB of address space per thread's malloc arena (about 1 GB at 12 threads), and
+    this audit aborted in Polars under 800 MB (exit 134, ``memory allocation of
+    400128 bytes failed`` and a backtrace)."""
+    size = trace.stat().st_size
+    assert 2_000_000 < size < 3_000_000
+    limit = addrspace.needed(size)
+    assert limit < 800 << 20
+    done = _under(limit, "audit", "-f", "json", str(trace))
+    assert done.returncode == 0, done.stderr[-2000:]  # warnings only: not a crash
+    assert done.stderr == b""
+    report = json.loads(done.stdout)
+    assert report["path"] == str(trace)
+    assert report["verdict"].startswith("WARN: 0 error(s)")
+
+
+def test_an_audit_past_its_budget_is_one_line_naming_the_file_and_limit(
+        trace: Path) -> None:
+    limit = addrspace.needed(trace.stat().st_size) - 1
+    done = _under(limit, "audit", "-f", "json", str(trace))
+    assert done.returncode == 2
+    lines = done.stderr.decode().splitlines()
+    assert len(lines) == 1, lines
+    assert lines[0].startswith(f"compaction-audit: {trace}: needs about ")
+    assert f"over the address-space limit of {limit / (1 << 20):,.0f} MiB" in lines[0]
+    assert "Traceback" not in lines[0] and done.stdout == b""
+
+
+def test_no_limit_no_check(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(addrspace, "address_space_limit", lambda: None)
+    addrspace.check(str(tmp_path))  # nothing to refuse
+    monkeypatch.setattr(addrspace, "address_space_limit", lambda: 1 << 20)
+    with pytest.raises(LogError) as info:
+        addrspace.check(str(tmp_path))
+    assert info.value.path == str(tmp_path) and info.value.line == 0
+    addrspace.check("-")  # standard input: its size is not known before it is read
+
+
+def test_a_memory_error_is_the_traces_one_line_error(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A MemoryError while auditing a trace was ``internal error: MemoryError:``: now
+    the trace is unreadable, with the limit named, and the other traces are audited."""
+    path = str(tmp_path / "t.jsonl")
+
+    def exhausted(*_args: object, **_kwargs: object) -> None:
+        raise MemoryError
+
+    monkeypatch.setattr(api, "audit", exhausted)
+    monkeypatch.setattr(addrspace, "address_space_limit", lambda: 3 << 30)
+    report = api.audit_paths([path], jobs=1)
+    assert [str(e) for e in report.errors] == [
+        f"{path}: out of memory: auditing this trace needs more than the address-space "
+        "limit of 3,072 MiB (ulimit -v, RLIMIT_AS)"]
