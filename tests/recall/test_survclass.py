@@ -56,3 +56,32 @@ def test_clauses_a_paraphrase_reads_by_letters_keep_their_own_class() -> None:
         assert classes.key(d) == (d.kind, d.text, d.norm), d.text
     assert Classes(None).key(_rule("never x_1", "not x_1")) == (Kind.NEGATION, "never x_1",
                                                                "not x_1")
+
+
+def test_a_class_is_decided_once_per_kind_text_and_norm() -> None:
+    """The same fact at another place of another text is the same class, without a
+    second reading of its words (the texts of a trace repeat the same facts)."""
+    classes = Classes(SUMMARIES)
+    read: list[str] = []
+    key = classes.key
+
+    def counted(d: Discriminator) -> tuple[object, ...]:
+        read.append(d.text)
+        return key(d)
+
+    classes.key = counted  # type: ignore[method-assign]
+    text, norm = "never deploy table_3_5 without a backup", "not deploy table_3_5 backup"
+    here = Discriminator(Kind.NEGATION, text, norm, 0, len(text))
+    there = Discriminator(Kind.NEGATION, text, norm, 40, 40 + len(text), line=3)
+    other = _rule("never deploy table_4_4 without a backup", "not deploy table_4_4 backup")
+    assert classes.ids((here,)) == (0,)
+    assert classes.ids((there, other)) == (0, 0)  # table_4_4: absent too, same class
+    assert read == [text, other.text]  # ``there`` was not read again
+    assert classes.reps == [here] and classes.clause == [True]
+
+
+def test_absent_answers_each_word_once() -> None:
+    absent = Absent(SUMMARIES)
+    assert absent("table_3_5") is True and absent("table_9_0") is False
+    assert absent._seen == {"table_3_5": True, "table_9_0": False}
+    assert absent("table_3_5") is True and len(absent._seen) == 2

@@ -69,6 +69,17 @@ def test_the_cut_is_the_first_group_whose_deeper_checks_pass_a_cap() -> None:
     assert texthelper.checked([2, 0, 1], 1, 0, None) == [2, 0, 1]
 
 
+def test_no_class_is_computed_when_every_deeper_discriminator_fits_under_both_caps() -> None:
+    # B's and C's deeper children hold 3 + 2 = 5 discriminators: at most 5 classes
+    classes = Classes(summary for summary, _ in GROUPS)
+    assert _cut(5, 5, classes) == (3, False) and classes.reps == []
+    classes = Classes(summary for summary, _ in GROUPS)
+    assert _cut(4, 5, classes) == (3, False)  # 4 < 5: the classes are counted
+    # texts 0 and 1: the rules (one class, objects no summary names) and table_0
+    assert classes.reps == [OF[0][0], OF[0][1]]
+    assert _cut(5, 4) == (2, True)  # pairs still cut exactly
+
+
 # --- the analysis of a small log at the boundary -------------------------------------
 
 
