@@ -217,3 +217,28 @@ def test_a_missing_round_says_so(browser: Any, tmp_path: Path) -> None:
     page = write_html(tmp_path, "audit", str(log))
     open_page(browser, page)
     assert "No round 2 in this trace." in select_round(browser, "s0", 2)
+
+
+@pytest.mark.parametrize("command", [
+    ["audit", str(SAMPLES / "research-decay.jsonl")],
+    ["diff", str(SAMPLES / "research-decay.jsonl"), str(SAMPLES / "research-no-decay.jsonl")],
+])
+def test_a_narrow_window_never_scrolls_the_page_sideways(
+        browser: Any, tmp_path: Path, command: list[str]) -> None:
+    """At 700 px the 720 px charts (vega-embed's box is an inline-block that grows to
+    its chart) made the whole page scroll sideways (ux4 F10); a chart now scrolls
+    inside its own box."""
+    page = write_html(tmp_path, *command)
+    browser.set_window_size(700, 1400)
+    try:
+        open_page(browser, page)
+        inner, scroll = browser.execute_script(
+            "return [document.documentElement.clientWidth,"
+            " document.documentElement.scrollWidth]")
+        assert scroll <= inner
+        widest = browser.execute_script(
+            "return Math.max(...Array.from(document.querySelectorAll('div.chart'))"
+            ".map(e => e.getBoundingClientRect().right))")
+        assert widest <= inner
+    finally:
+        browser.set_window_size(1200, 1800)

@@ -86,7 +86,8 @@ background:#fafafa}
 main{max-width:1100px;margin:0 auto;padding:16px 24px 48px}
 h1{font-size:20px;margin:8px 0 4px}h2{font-size:17px;margin:28px 0 8px;
 border-bottom:1px solid #ddd;padding-bottom:4px}h3{font-size:15px;margin:16px 0 6px}
-table{border-collapse:collapse;margin:6px 0;font-size:13px}
+table{border-collapse:collapse;margin:6px 0;font-size:13px;display:block;max-width:100%;
+overflow-x:auto}
 th,td{border-bottom:1px solid #e4e4e4;padding:3px 8px;text-align:left;vertical-align:top}
 th{background:#f0f0f0}td.num{text-align:right;font-variant-numeric:tabular-nums}
 .verdict{font-weight:600;padding:6px 10px;border-radius:4px;display:inline-block;margin:6px 0}
@@ -94,6 +95,7 @@ th{background:#f0f0f0}td.num{text-align:right;font-variant-numeric:tabular-nums}
 .sev-info{color:#0b6f8a}.dim{color:#666}.mono{font-family:ui-monospace,monospace}
 .chart{background:#fff;border:1px solid #e4e4e4;border-radius:4px;padding:8px;
 margin:6px 0;overflow-x:auto}
+div.chart{display:block;max-width:100%;box-sizing:border-box}
 .panel{position:sticky;top:0;background:#fffbe6;border:1px solid #e6d88a;border-radius:4px;
 padding:8px 12px;margin:10px 0;z-index:2;max-height:40vh;overflow:auto}
 .panel form{display:inline}.panel input{width:7em}
