@@ -135,6 +135,9 @@ def test_tier_fields_are_shown_when_present() -> None:
                           "tier_why": "the user said it", "span_line": 12}])
     assert "<th>tier</th>" in tiered and "user constraint" in tiered
     assert 'title="the user said it"' in tiered and '<td class="num">12</td>' in tiered
+    same = lost_table([{**row, "tier": 2, "tier_name": "typed by a person",
+                        "tier_why": "typed by a person"}])
+    assert same.count("typed by a person") == 1 and "title=" not in same
 
 
 def test_missing_extra_is_a_one_line_usage_error(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -80,6 +80,8 @@ def _tier(d: dict[str, Any]) -> str:
     if name is None:
         return ""
     why = d.get("tier_why")
+    if why == name:  # "typed by a person" twice in one cell said nothing more
+        why = None
     title = f' title="{esc(why)}"' if why else ""
     note = f'<br><span class="dim">{esc(why)}</span>' if why else ""
     return f"<td{title}>{esc(name)}{note}</td>"
