@@ -75,5 +75,8 @@ def test_a_cut_or_corrupt_file_is_an_error_after_the_lines_before_it(tmp_path: P
         list(lines.iter_lines(str(path)))
     path.write_bytes(member(BODY) + b"garbage")
     errors: list[LogError] = []
-    assert len(list(lines.iter_lines(str(path), errors=errors))) == 2  # lenient keeps them
-    assert errors[0].line == 3 and "cannot read" in errors[0].message
+    read: list[bytes] = []
+    with pytest.raises(LogError) as caught:  # corrupt, not cut: an error even lenient
+        read.extend(raw for _, raw in lines.iter_lines(str(path), errors=errors))
+    assert len(read) == 2 and errors == []  # the lines before it came first
+    assert caught.value.line == 3 and "cannot read" in caught.value.message

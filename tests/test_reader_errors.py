@@ -228,3 +228,49 @@ def test_truncated_zstd_is_an_input_error(tmp_path: Path) -> None:
     frames.write_bytes(zstandard.ZstdCompressor().compress(text[:half])
                        + zstandard.ZstdCompressor().compress(text[half:]))
     assert read_native(str(frames)).n_rounds == 2
+
+
+def _corrupt_trailer(kind: str, tmp_path: Path) -> Path:
+    """The drift trace in two members (frames): the second's gzip CRC (or zstd
+    checksum) has one bit flipped; its data decompresses, its trailer does not check."""
+    from tests.gate_app import drift_records
+
+    lines = [json.dumps(r).encode() + b"\n" for r in drift_records()]
+    head, tail = b"".join(lines[:2]), b"".join(lines[2:])
+    if kind == "gz":
+        second = bytearray(gzip.compress(tail))
+        second[-8] ^= 1  # the CRC32 trailer
+        data = gzip.compress(head) + bytes(second)
+    else:
+        zc = zstandard.ZstdCompressor(write_checksum=True)
+        second = bytearray(zc.compress(tail))
+        second[-1] ^= 1  # the frame's content checksum
+        data = zc.compress(head) + bytes(second)
+    path = tmp_path / f"drift.jsonl.{'gz' if kind == 'gz' else 'zst'}"
+    path.write_bytes(data)
+    return path
+
+
+@pytest.mark.parametrize("kind", ["gz", "zst"])
+def test_a_corrupt_member_is_an_error_even_lenient(tmp_path: Path, kind: str) -> None:
+    """adv17 F2: the decoder drops a member whose trailer does not check, so under
+    --lenient the drift trace's failing rounds vanished as "1 bad record(s) skipped":
+    WARN, exit 0.  Corrupt is not cut short: exit 2, strict or lenient."""
+    path = _corrupt_trailer(kind, tmp_path)
+    for lenient in ([], ["--lenient"]):
+        result = CliRunner().invoke(app, ["audit", str(path), *lenient])
+        assert result.exit_code == 2, (lenient, result.output)
+        assert f"{path}:3: cannot read: " in result.output
+
+
+def test_a_cut_member_is_still_kept_and_counted_lenient(tmp_path: Path) -> None:
+    from tests.gate_app import drift_records
+
+    data = b"".join(json.dumps(r).encode() + b"\n" for r in drift_records())
+    cut = tmp_path / "cut.jsonl.gz"
+    cut.write_bytes(gzip.compress(data)[:-6])
+    assert CliRunner().invoke(app, ["audit", str(cut)]).exit_code == 2
+    result = CliRunner().invoke(app, ["audit", str(cut), "--lenient", "-f", "json"])
+    assert result.exit_code in (0, 1)
+    doc = json.loads(result.output)
+    assert "1 bad record(s) skipped" in doc["verdict"] and len(doc["skipped"]) == 1
