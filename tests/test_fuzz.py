@@ -20,7 +20,6 @@ from __future__ import annotations
 import gzip
 import json
 import os
-import re
 import resource
 import tempfile
 import time
@@ -34,6 +33,7 @@ from typer.testing import CliRunner
 
 from compaction_audit.cli import app
 from compaction_audit.config import KEYS
+from tests import ci_commands
 from tests.logs import ROOT
 
 FIXTURES = ROOT / "tests" / "fixtures" / "adapters"
@@ -53,13 +53,14 @@ a shared machine; a superlinear path or a hang takes far longer."""
 RSS_GROWTH_MB = 300
 """Bound of the growth of the peak resident memory during one example (MB), plus 1 KB
 per input byte."""
-_WORKFLOW_COMMAND = re.compile(r"^\s*::\w", re.MULTILINE)
-
-
-def injected(text: str) -> bool:
-    """True when ``text`` holds a line the GitHub Actions runner would execute: ``::name``
-    at a line start after whitespace, or the legacy ``##[name]`` anywhere."""
-    return bool(_WORKFLOW_COMMAND.search(text)) or "##[" in text
+def injected(text: str, own: bool = False) -> bool:
+    """True when ``text`` holds a line a CI runner would execute (the independent
+    checker :mod:`tests.ci_commands`: ``::name`` at a line start after whitespace,
+    ``##[name]`` anywhere, Azure's and TeamCity's forms).  ``own``: ``text`` is the
+    ``github`` format, whose own annotation lines are meant to run; with every
+    ``::`` line flagged, the long fuzz run failed on the first github draw with a
+    finding (adv17 F1)."""
+    return bool(ci_commands.commands(text, own))
 
 
 def _peak_mb() -> float:
@@ -336,7 +337,7 @@ def test_fuzz_no_output_carries_a_workflow_command(log: tuple[bytes, str],
                                                    opts: tuple[str, bool]) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         _, out, err = _audit(Path(tmp), *log, _options(opts))
-    assert not injected(out), out
+    assert not injected(out, own=opts[0] == "github"), out
     assert not injected(err), err
 
 
@@ -347,3 +348,6 @@ def test_the_injection_checker_applies_the_runners_two_rules() -> None:
     assert not injected("a ::error::x")
     assert not injected('  "::error"')
     assert not injected("## [not a command]")
+    ours = "::warning file=t.jsonl,line=7,title=skipped record::skipped: bad JSON"
+    assert injected(ours) and not injected(ours, own=True)
+    assert injected(ours + "\n::stop-commands::tok", own=True)
