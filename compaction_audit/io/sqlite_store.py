@@ -6,8 +6,10 @@ a value at every read.  :class:`BoundedStore` reads only plain tables, the way t
 file stores them, and stops any query that goes beyond budgets proportional to the
 bytes on disk (the database plus its ``-wal`` file):
 
-- the file is opened read-only (``mode=ro``), with ``trusted_schema`` off and
-  ``cell_size_check`` on;
+- the file is opened read-only (``mode=ro``; ``immutable`` without a ``-wal``,
+  ``readonly_shm`` with one: nothing is written or created beside it; a ``-wal``
+  without its ``-shm`` is read from a private copy),
+  with ``trusted_schema`` off and ``cell_size_check`` on;
 - each table a reader names must be a real ``CREATE TABLE`` (``type = 'table'`` in
   ``sqlite_master``, not ``CREATE VIRTUAL TABLE``) with no generated column: a view,
   a virtual table or a generated column is a one-line :class:`LogError`;
@@ -63,6 +65,50 @@ def input_bytes(path: str) -> int:
     return total
 
 
+def _open_untouched(path: str, private: bool = False) -> sqlite3.Connection:
+    """A read-only connection to ``path`` that writes nothing beside it, checked by
+    reading the schema.  ``mode=ro`` alone still opens the ``-shm`` file read-write
+    (SQLite's wal-index: rewritten, and every hard link to it), and creates ``-shm``
+    and ``-wal`` beside a WAL-mode store closed cleanly (adv17 F3).  So: without a
+    ``-wal`` file the store is read as ``immutable`` (nothing else to read, no file
+    created); with one, ``readonly_shm`` maps the existing ``-shm`` read-only (a
+    stale one is not trusted: SQLite keeps the index in memory).  ``private``: the
+    store is our own copy (:func:`_private_copy`), read as SQLite likes.  Raises
+    :class:`sqlite3.Error` when the store cannot be read (a ``-wal`` without its
+    ``-shm`` cannot be read in place)."""
+    if private:
+        query = "?mode=ro"
+    elif os.path.lexists(f"{path}-wal"):
+        query = "?mode=ro&readonly_shm=1"
+    else:
+        query = "?mode=ro&immutable=1"
+    db = sqlite3.connect(Path(path).resolve().as_uri() + query, uri=True)
+    try:
+        db.execute("SELECT count(*) FROM sqlite_master").fetchone()
+    except sqlite3.Error:
+        db.close()
+        raise
+    return db
+
+
+def _private_copy(path: str) -> Any:
+    """A temporary folder holding ``store.db`` and ``store.db-wal``, copies of
+    ``path`` and its ``-wal`` file, for a store SQLite cannot read without creating
+    its ``-shm`` (the copy's is created there).  Raises :class:`LogError` when they
+    cannot be copied."""
+    import shutil
+    import tempfile
+
+    folder = tempfile.TemporaryDirectory(prefix="compaction-audit-store-")
+    try:
+        shutil.copyfile(path, os.path.join(folder.name, "store.db"))
+        shutil.copyfile(f"{path}-wal", os.path.join(folder.name, "store.db-wal"))
+    except OSError as exc:
+        folder.cleanup()
+        raise LogError(path, 0, f"cannot read the store: {exc.strerror or exc}") from None
+    return folder
+
+
 MAX_LENGTH = (1 << 31) - 1
 """SQLite's largest string or blob limit (a C int): :class:`BoundedStore` never asks
 for more."""
@@ -89,10 +135,19 @@ class BoundedStore:
             if os.path.lexists(other) and not regular_file(other):
                 raise LogError(path, 0, f"cannot open the {what}: its {side} file is not "
                                "a regular file")
+        self._copy: Any = None
         try:
-            self.db = sqlite3.connect(Path(path).resolve().as_uri() + "?mode=ro", uri=True)
+            self.db = _open_untouched(path)
         except sqlite3.Error as exc:
-            raise LogError(path, 0, f"cannot open the {what}: {exc}") from None
+            if not (os.path.lexists(f"{path}-wal") and not os.path.lexists(f"{path}-shm")):
+                raise LogError(path, 0, f"cannot open the {what}: {exc}") from None
+            self._copy = _private_copy(path)  # a -wal without its -shm: read a copy
+            try:
+                self.db = _open_untouched(os.path.join(self._copy.name, "store.db"),
+                                          private=True)
+            except sqlite3.Error as exc:
+                self._copy.cleanup()
+                raise LogError(path, 0, f"cannot open the {what}: {exc}") from None
         self.db.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, min(max(size, 1 << 16), MAX_LENGTH))
         self.db.set_progress_handler(self._tick, _PROGRESS_EVERY)
         self.db.row_factory = sqlite3.Row
@@ -110,8 +165,10 @@ class BoundedStore:
         self.close()
 
     def close(self) -> None:
-        """Close the connection."""
+        """Close the connection (and remove the private copy, if one was made)."""
         self.db.close()
+        if self._copy is not None:
+            self._copy.cleanup()
 
     def _tick(self) -> int:
         self.steps += _PROGRESS_EVERY
