@@ -274,3 +274,33 @@ def test_a_cut_member_is_still_kept_and_counted_lenient(tmp_path: Path) -> None:
     assert result.exit_code in (0, 1)
     doc = json.loads(result.output)
     assert "1 bad record(s) skipped" in doc["verdict"] and len(doc["skipped"]) == 1
+
+
+@pytest.mark.parametrize("kind", ["gz", "zst", "zst-skippable"])
+def test_compressed_without_its_suffix_is_told_by_its_bytes(tmp_path: Path, kind: str
+                                                            ) -> None:
+    """A gzip file named ``t.jsonl`` said "lines end with a lone CR", and a zstd
+    stream opening with a skippable frame failed as bad JSON from standard input,
+    where a file named ``.zst`` read (adv17 F4): the bytes decide, as for stdin."""
+    import os
+    import subprocess
+    import sys
+
+    from tests.gate_app import drift_records
+    from tests.logs import ROOT
+
+    data = b"".join(json.dumps(r).encode() + b"\n" for r in drift_records())
+    if kind == "gz":
+        packed = gzip.compress(data)
+    else:
+        packed = zstandard.ZstdCompressor().compress(data)
+        if kind == "zst-skippable":  # magic 0x184D2A50, little-endian; length; payload
+            packed = b"\x50\x2a\x4d\x18" + (3).to_bytes(4, "little") + b"abc" + packed
+    named = tmp_path / "t.jsonl"
+    named.write_bytes(packed)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    for args, stdin in (([str(named)], None), (["-"], packed)):
+        run = subprocess.run([sys.executable, "-m", "compaction_audit", "audit", "-q", *args],
+                             input=stdin, capture_output=True, env=env, timeout=120)
+        assert (run.returncode, run.stdout) == (
+            1, b"FAIL: 4 error(s), 1 warning(s), 1 info\n"), run.stderr

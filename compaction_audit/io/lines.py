@@ -95,7 +95,9 @@ def _magic(raw: IO[bytes]) -> str:
     consumed)."""
     peek = getattr(raw, "peek", None)
     head = peek(4)[:4] if peek is not None else b""
-    return "gz" if head[:2] == _GZIP_MAGIC else "zst" if head == _ZSTD_MAGIC else ""
+    skippable = len(head) == 4 and head[1:] == b"\x2a\x4d\x18" and head[0] & 0xF0 == 0x50
+    return "gz" if head[:2] == _GZIP_MAGIC else \
+        "zst" if head == _ZSTD_MAGIC or skippable else ""
 
 
 _UNSUPPORTED = ((b"BZh", "bzip2"), (b"\xfd7zXZ\x00", "xz"), (b"\x04\x22\x4d\x18", "lz4"),
@@ -131,10 +133,11 @@ def _suffix_kind(path: str) -> str:
 def open_binary(path: str) -> IO[bytes]:
     """Open ``path`` for binary reading, decompressing ``.gz`` and ``.zst`` transparently.
 
-    ``-`` is standard input; it, and any input that :func:`reads_once` (a FIFO,
-    ``/dev/stdin``), is decompressed when it starts with the gzip or zstd magic bytes
-    (a regular file: by its ``.gz``/``.zst`` suffix).  Raises :class:`LogError` (line
-    0) when the file cannot be opened.
+    ``-`` is standard input; it, any input that :func:`reads_once` (a FIFO,
+    ``/dev/stdin``) and a file without a ``.gz``/``.zst`` suffix are decompressed when
+    they start with the gzip or zstd magic bytes (a zstd skippable frame included; a
+    gzip file named ``t.jsonl`` said "lines end with a lone CR", adv17 F4).  Raises
+    :class:`LogError` (line 0) when the file cannot be opened.
     """
     return _open(path)[0]
 
@@ -160,7 +163,7 @@ def _open(path: str) -> tuple[IO[bytes], _Counted | None]:
         except OSError as exc:
             raise LogError(path, 0, f"cannot open: {exc.strerror or exc}") from None
         kind = _suffix_kind(path)
-        if reads_once(path):
+        if reads_once(path) or not kind:  # no suffix: told by its bytes, as stdin is
             try:
                 kind = _magic(raw) or kind
             except OSError as exc:
