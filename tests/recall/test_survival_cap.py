@@ -20,9 +20,9 @@ import pytest
 
 from compaction_audit.io.native import read_native
 from compaction_audit.recall import analysis, claims, survclass, texthelper, textwork
-from compaction_audit.recall import survival as surv
 from compaction_audit.recall.extract import CLAUSE_KINDS, Discriminator, Kind
 from compaction_audit.recall.survclass import Classes
+from compaction_audit.recall.survival import check as surv  # survives' home
 from compaction_audit.series import build_series
 from tests.joinsize import joined_sizes
 from tests.logs import LogWriter, rnd

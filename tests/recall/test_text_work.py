@@ -16,8 +16,8 @@ import pytest
 
 from compaction_audit.io.native import read_native
 from compaction_audit.recall import analysis, texthelper, textwork
-from compaction_audit.recall import survival as surv
 from compaction_audit.recall.extract import extract
+from compaction_audit.recall.survival import check as surv  # survives' home
 from compaction_audit.series import build_series
 from tests.logs import LogWriter, rnd
 
