@@ -53,15 +53,17 @@ def _vocabulary(keys: set[str], scopes: set[str], modules: set[str], tails: dict
 def _anchors(kind: Kind, text: str, norm: str) -> frozenset[str] | None:
     """Strings of which a summary's :func:`_vocabulary` holds at least one whenever the
     token discriminator ``(kind, text, norm)`` survives in it, one per way
-    :func:`survives` can find it: the norm, the longest word :func:`_raw_in` needs,
-    the module key, the path's file name and last part, the quantity's number and value
+    :func:`~compaction_audit.recall.survival.check.survives` can find it: the norm, the
+    longest word :func:`~compaction_audit.recall.survival.check._raw_in` needs, the
+    module key, the path's file name and last part, the quantity's number and value
     in base units, the version padded as each ``==`` requirement length compares it
     (:func:`_pinned`) and :data:`_RANGE`.  None for a clause, a hash (found by a prefix)
     and a token found by a substring search (a phrase, a norm without a word): those are
     always compared.
 
-    A summary that holds none of them is not compared at all (:func:`survives`): on a
-    chain of folds each leaf is compared with every summary above it, and most of its
+    A summary that holds none of them is not compared at all
+    (:func:`~compaction_audit.recall.survival.check.survives`): on a chain of folds each
+    leaf is compared with every summary above it, and most of its
     tokens are in none (issue 11, class 5)."""
     if kind in CLAUSE_KINDS:
         return None
@@ -88,6 +90,7 @@ def _anchors(kind: Kind, text: str, norm: str) -> frozenset[str] | None:
 
 
 def anchors(d: Discriminator) -> frozenset[str] | None:
-    """:func:`_anchors` of ``d``: a summary whose :func:`vocabulary` holds none of them
-    does not keep ``d``; None when that cannot be told without comparing."""
+    """:func:`_anchors` of ``d``: a summary whose
+    :func:`~compaction_audit.recall.survival.index.vocabulary` holds none of them does
+    not keep ``d``; None when that cannot be told without comparing."""
     return _anchors(d.kind, d.text, d.norm)

@@ -42,16 +42,18 @@ from compaction_audit.recall.versions import admitted, measure, vtuple
 
 def _decided(d: Discriminator, summary_text: str) -> bool | None:
     """:func:`survives` of ``d`` when the summary's own discriminators decide it
-    (:func:`_offered`), None when it needs the summary's :class:`_Index` (issue 14:
-    a summary or user text compared only with such items is never indexed; the
+    (:func:`~compaction_audit.recall.survival.index._offered`), None when it needs the
+    summary's :class:`~compaction_audit.recall.survival.index._Index` (issue 14: a
+    summary or user text compared only with such items is never indexed; the
     asked-again check built about 2,600 indexes of user texts for two lost items on
     the 254 MB 10,000 x 2,000 text cell of the benchmark grid).
 
     * A quantity with a unit survives exactly when the summary has the same (number,
       unit) or the same measure: both come from the summary's quantities only.
     * A clause of a kind never paraphrased nor flipped (:data:`_SELF_DECIDED`: causal,
-      ordering, ruled-out) whose marker is its fact (:data:`_MARKER_IS_CONTENT`:
-      because, sequence, revert, ruled) survives exactly when :func:`_clause_survives`
+      ordering, ruled-out) whose marker is its fact
+      (:data:`~compaction_audit.recall.survival.words._MARKER_IS_CONTENT`: because,
+      sequence, revert, ruled) survives exactly when :func:`_clause_survives`
       says so, which then skips its sentence test and reads only the summary's clauses
       (:func:`_by_clause`).
     """
@@ -75,8 +77,9 @@ def _decided(d: Discriminator, summary_text: str) -> bool | None:
 def _sentence_survives(words: list[str], idx: _Index, negative: bool) -> bool:
     """Most (more than half) of the stemmed content words in one summary sentence of the
     same polarity, whatever its marker (issue 10, point 3).  A long one (more than
-    :data:`_HEAD` distinct stems) also survives when most of its first five stems are
-    in one such sentence: a spec bullet leads with its fact and trails qualifications
+    :data:`~compaction_audit.recall.survival.words._HEAD` distinct stems) also survives
+    when most of its first five stems are in one such sentence: a spec bullet leads with
+    its fact and trails qualifications
     ("Flash reports accurate closure count for both non-empty and empty cases" is kept
     by "flash ... showing closure count")."""
     ordered = _content_stems(tuple(words))
@@ -121,8 +124,9 @@ def _by_clause(kind: Kind, family: str, words: list[str],
                clause_stems: dict[tuple[Kind, str], _Postings],
                remember: Callable[[tuple[object, ...], Callable[[], bool]], bool]) -> bool:
     """A summary clause of ``(kind, family)`` (``clause_words``, ``clause_stems``:
-    :class:`_Offered`) that holds every identifier-like word of ``words`` (a path also
-    by its file name) or, when there is none, shares two of their stems (or one, when
+    :class:`~compaction_audit.recall.survival.index._Offered`) that holds every
+    identifier-like word of ``words`` (a path also by its file name) or, when there is
+    none, shares two of their stems (or one, when
     there is one; any clause of the family when there is none)."""
     keys = [w for w in words if _is_key(w)]
     if keys:  # every identifier-like word, a path also by its file name
@@ -289,8 +293,8 @@ def dropped(child_text: str, summary_text: str, span_type: str = "prose"
 
 _SELF_DECIDED = CLAUSE_KINDS - _PARAPHRASE_KINDS - _FLIP_KINDS
 """Clause kinds that are neither paraphrased (:data:`_PARAPHRASE_KINDS`) nor flipped
-(:data:`_FLIP_KINDS`): causal, ordering, ruled-out.  :func:`survives` of one is
-:func:`_clause_survives` alone."""
+(:data:`~compaction_audit.recall.survival.flips._FLIP_KINDS`): causal, ordering,
+ruled-out.  :func:`survives` of one is :func:`_clause_survives` alone."""
 
 
 def flipped(d: Discriminator, summary_text: str) -> bool:

@@ -36,7 +36,7 @@ _FLIP_KINDS = frozenset({Kind.NEGATION, Kind.CONSTRAINT, Kind.CONDITION, Kind.RE
 
 def _flip_evidence(d: Discriminator, idx: _Index) -> bool:
     """A rule sentence (or bound) of ``idx`` that states clause ``d`` reversed (see
-    :func:`flipped`)."""
+    :func:`~compaction_audit.recall.survival.check.flipped`)."""
     return next(_flip_tags(d, idx.lookup.rules, idx.lookup.clause_words), None) is not None
 
 
@@ -84,8 +84,9 @@ _SPLIT_RE = re.compile(r"(?<=[.!?;])\s+|\n")
 def _sentence_lookup(summary_text: str) -> tuple[
         tuple[str, ...], dict[bool, _Postings], dict[tuple[Kind, str], _Postings]]:
     """The sentences of ``summary_text`` and the rule parts and clauses of each (as its
-    own :func:`_index` has them), tagged with the sentence's position: one lookup
-    finds the first sentence that reverses a clause, where indexing the sentences one
+    own :func:`~compaction_audit.recall.survival.index._index` has them), tagged with
+    the sentence's position: one lookup finds the first sentence that reverses a clause,
+    where indexing the sentences one
     by one per flipped clause was quadratic (issue 11, item 5)."""
     sentences = tuple(s for s in _SPLIT_RE.split(summary_text) if s.strip())
     rules: dict[bool, tuple[list[frozenset[str]], list[int]]] = {False: ([], []),

@@ -44,8 +44,9 @@ from compaction_audit.recall.versions import (
 
 @dataclass(frozen=True, slots=True)
 class _Lookup:
-    """The inverted indexes :func:`survives` looks candidates up in (built once per
-    summary with :class:`_Index`); each answers exactly what a scan of the lists of
+    """The inverted indexes :func:`~compaction_audit.recall.survival.check.survives`
+    looks candidates up in (built once per summary with :class:`_Index`); each answers
+    exactly what a scan of the lists of
     :class:`_Index` answers."""
 
     sentences: dict[bool, _Postings]  # negative -> sentence stems
@@ -58,14 +59,16 @@ class _Lookup:
     path_tails: dict[str, list[str]]  # last "/" part of a path -> paths
     requirements: RequirementTable
     vocabulary: frozenset[str]
-    """Every string a token discriminator can be matched on here (:func:`_vocabulary`):
-    one that shares none of its :func:`_anchors` with it does not survive."""
+    """Every string a token discriminator can be matched on here
+    (:func:`~compaction_audit.recall.survival.anchors._vocabulary`): one that shares
+    none of its :func:`~compaction_audit.recall.survival.anchors._anchors` with it does
+    not survive."""
     memo: dict[tuple[object, ...], bool] = field(default_factory=dict)
     """Answers by what decides them (the query's words that occur in the summary at
     all): lost items that differ only in words the summary lacks get one look-up."""
     starts: dict[str, list[int]] = field(default_factory=dict)
     """Where each word (``\\w+`` run) of the lowercased summary starts, built on first
-    need by :func:`_raw_in`."""
+    need by :func:`~compaction_audit.recall.survival.check._raw_in`."""
 
     def remember(self, key: tuple[object, ...], answer: Callable[[], bool]) -> bool:
         """The memo's answer for ``key``, computed by ``answer`` the first time."""
@@ -171,7 +174,8 @@ def _index(summary: str) -> _Index:
 
 
 def vocabulary(summary_text: str) -> frozenset[str]:
-    """What ``summary_text`` offers a token discriminator (see :func:`anchors`)."""
+    """What ``summary_text`` offers a token discriminator (see
+    :func:`~compaction_audit.recall.survival.anchors.anchors`)."""
     return _index(summary_text).lookup.vocabulary
 
 def _clause_key(d: Discriminator) -> tuple[Kind, str, list[str]]:
@@ -194,7 +198,8 @@ class _Offered:
     quantities: frozenset[tuple[str, str]]  # (number, canonical unit or "")
     measures: frozenset[tuple[str, float]]  # (dimension, value in the base unit)
     memo: dict[tuple[object, ...], bool] = field(default_factory=dict)
-    """Answers of :func:`_decided` by what decides them (as :attr:`_Lookup.memo`)."""
+    """Answers of :func:`~compaction_audit.recall.survival.check._decided` by what
+    decides them (as :attr:`_Lookup.memo`)."""
 
     def remember(self, key: tuple[object, ...], answer: Callable[[], bool]) -> bool:
         """The memo's answer for ``key``, computed by ``answer`` the first time."""
