@@ -33,8 +33,8 @@ from compaction_audit.errors import UsageError
 from compaction_audit.io.quiet_gc import paused_gc
 from compaction_audit.model import Session
 from compaction_audit.recall import extract as ext
-from compaction_audit.recall import survival as surv
 from compaction_audit.recall.spantypes import span_type
+from compaction_audit.recall.survival import check as surv  # where tests patch survives
 from compaction_audit.report.model import line_at
 from compaction_audit.report.safe import unsurrogate
 

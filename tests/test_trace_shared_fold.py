@@ -14,7 +14,7 @@ import pytest
 
 from compaction_audit import trace as tr
 from compaction_audit.io.native import read_native
-from compaction_audit.recall import survival as surv
+from compaction_audit.recall.survival import check as surv  # survives' home
 from tests.logs import LogWriter, rnd, spans
 
 

@@ -23,7 +23,7 @@ from compaction_audit.recall import extract as ext
 from compaction_audit.recall.clauses import NEGATION_WORDS, content_words
 from compaction_audit.recall.literals import Literals
 from compaction_audit.recall.spantypes import clean_text
-from compaction_audit.recall.survival import _stem, stem
+from compaction_audit.recall.survival.words import _stem, stem
 
 __all__ = ["CLAIM_MAX_COVER", "CLAIM_MIN_WORDS", "SUPPORT_MAX_WORDS", "bag", "claims",
            "supports", "unsupported"]

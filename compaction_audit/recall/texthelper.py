@@ -43,6 +43,7 @@ from typing import IO, Any
 from compaction_audit.recall import extract as ext
 from compaction_audit.recall import survival as surv
 from compaction_audit.recall.survclass import Classes
+from compaction_audit.recall.survival import check  # where tests patch survives
 
 Encoded = tuple[tuple[str, str, str, int, int, int], ...]
 
@@ -201,7 +202,7 @@ def group_flags(summary: str, children: list[tuple[ext.Discriminator, ...]],
     discriminator).  A token whose anchors the summary does not hold is not compared
     (:func:`~compaction_audit.recall.survival.anchors`)."""
     classes = classes if classes is not None else Classes(None)
-    reps, anchors, survives = classes.reps, surv.anchors, surv.survives
+    reps, anchors, survives = classes.reps, surv.anchors, check.survives
     vocabulary: frozenset[str] | None = None  # the summary's index: built on first need
     memo: dict[int, bool] = {}
     out = []

@@ -15,7 +15,7 @@ this process does the rest of the audit.  When the analysis needs them
 until it meets the helper: the split follows how far each got, not a fixed share.
 The survival checks are then split by summary text (:meth:`TextJobs.survive_into`):
 about half of the checks, whole summaries at a time, go to the helper, so that no
-summary's comparison index (``survival._index``) is built in both processes.
+summary's comparison index (``survival.index._index``) is built in both processes.
 
 The helper imports only :mod:`~compaction_audit.recall.extract` and
 :mod:`~compaction_audit.recall.survival` (standard library, no Polars; started with
@@ -43,11 +43,11 @@ from compaction_audit.childproc import in_worker_process
 from compaction_audit.model import Session
 from compaction_audit.plans import collect
 from compaction_audit.recall import extract as ext
-from compaction_audit.recall import survival as surv
 from compaction_audit.recall import textearly
 from compaction_audit.recall import texthelper as th
 from compaction_audit.recall.prefilter import MAY_HOLD
 from compaction_audit.recall.survclass import Classes
+from compaction_audit.recall.survival import check as surv  # where tests patch survives
 from compaction_audit.series import Series
 
 PARALLEL_MIN_JOBS = 4000

@@ -7,7 +7,7 @@ import random
 
 import polars as pl
 
-from compaction_audit.recall.analysis import _merge
+from compaction_audit.recall.analysis.intervals import _merge
 
 
 def _runs(points: set[int]) -> list[tuple[int, int]]:

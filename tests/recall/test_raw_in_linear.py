@@ -1,4 +1,4 @@
-"""``survival._raw_in`` compares only where the rarest word of a lost item starts
+"""``scheck._raw_in`` compares only where the rarest word of a lost item starts
 (issue 11, class 5): it searched the whole summary once per lost item whose words all
 occur in it, so n hyphenated identifiers ("alpha7-beta7") against a summary stating
 each word alone ("alpha7 and beta7") cost n x the summary (28 s at 696 KB).
@@ -13,7 +13,9 @@ import dataclasses
 import random
 from typing import Any
 
-from compaction_audit.recall import survival
+from compaction_audit.recall.survival import check as scheck
+from compaction_audit.recall.survival import index as sindex
+from compaction_audit.recall.survival import words as swords
 from tests.recall.test_survival_index import _old_raw_in as _old_scan
 
 
@@ -34,19 +36,19 @@ class _Low(str):
 
 def _old_raw_in(norm: str, idx: Any) -> bool:
     """``_raw_in`` before the fix: a search of the whole summary."""
-    if any(w not in idx.lookup.words for w in survival._WORD_RE.findall(norm)):
+    if any(w not in idx.lookup.words for w in swords._WORD_RE.findall(norm)):
         return False
     return _old_scan(norm, idx.low)
 
 
 def _read(n: int) -> int:
     summary = " ".join(f"alpha{i} and beta{i} done." for i in range(n))
-    idx = survival._index(summary)
+    idx = sindex._index(summary)
     idx = dataclasses.replace(idx, low=_Low(idx.low),
                               lookup=dataclasses.replace(idx.lookup, starts={}))
     _Low.read = 0
-    assert not any(survival._raw_in(f"alpha{i}-beta{i}", idx) for i in range(n))
-    assert survival._raw_in(f"beta{n - 1} done", idx)
+    assert not any(scheck._raw_in(f"alpha{i}-beta{i}", idx) for i in range(n))
+    assert scheck._raw_in(f"beta{n - 1} done", idx)
     return _Low.read
 
 
@@ -65,10 +67,10 @@ def test_same_answers_as_the_old_search() -> None:
     rng = random.Random(11)
     for _ in range(3000):
         summary = "".join(rng.choice(_ALPHABET) for _ in range(rng.randint(0, 40)))
-        idx = survival._index(summary)
+        idx = sindex._index(summary)
         for _ in range(5):
             norm = "".join(rng.choice(_ALPHABET) for _ in range(rng.randint(1, 6)))
             if rng.random() < 0.5 and len(idx.low) > 2:  # a piece of the summary
                 i = rng.randrange(len(idx.low) - 1)
                 norm = idx.low[i:i + rng.randint(1, 6)]
-            assert survival._raw_in(norm, idx) == _old_raw_in(norm, idx), (summary, norm)
+            assert scheck._raw_in(norm, idx) == _old_raw_in(norm, idx), (summary, norm)

@@ -20,9 +20,11 @@ import pytest
 
 from compaction_audit.io.native import read_native
 from compaction_audit.recall import analysis, claims, survclass, texthelper, textwork
-from compaction_audit.recall import survival as surv
+from compaction_audit.recall.analysis import floor as floor_module
+from compaction_audit.recall.analysis import run as analysis_run
 from compaction_audit.recall.extract import CLAUSE_KINDS, Discriminator, Kind
 from compaction_audit.recall.survclass import Classes
+from compaction_audit.recall.survival import check as surv  # survives' home
 from compaction_audit.series import build_series
 from tests.joinsize import joined_sizes
 from tests.logs import LogWriter, rnd
@@ -244,14 +246,14 @@ def test_the_floor_joins_leaf_keys_on_codes(write_log: LogWriter,
     session = _fact_chain(write_log, 12, 10)
     series = build_series(session)
     runs: list[list[int]] = []
-    floor = analysis._floor
+    floor = floor_module._floor
 
     def measured(*args: Any) -> Any:
         with monkeypatch.context() as patch:
             runs.append(joined_sizes(patch))  # eager joins and those of lazy plans
             return floor(*args)
 
-    monkeypatch.setattr(analysis, "_floor", measured)
+    monkeypatch.setattr(analysis_run, "_floor", measured)  # where analyse reads it
     recall = analysis.analyse(session, series)
     assert (series.closure.height, recall.floor.height) == (900, 119)
     # 780 (summary, leaf) pairs of 8 keys each: the largest join of the floor was 29.5

@@ -14,6 +14,8 @@ import pytest
 
 from compaction_audit.recall import survival as sv
 from compaction_audit.recall.extract import Kind
+from compaction_audit.recall.survival import check as scheck
+from compaction_audit.recall.survival import index as sindex
 from tests.recall.test_survival_index import _one, _pairs, old_survives
 
 
@@ -23,8 +25,8 @@ def test_decided_answers_as_the_index_does(shape: str, seed: int) -> None:
     decided = {True: 0, False: 0}
     kinds = set()
     for d, summary in _pairs(shape, 400, seed):
-        quick = sv._decided(d, summary)
-        full = sv._survives_in(d, sv._index(summary))
+        quick = scheck._decided(d, summary)
+        full = scheck._survives_in(d, sindex._index(summary))
         assert full == old_survives(d, summary), (d, summary)
         assert sv.survives(d, summary) == full, (d, summary)
         if quick is not None:
@@ -39,34 +41,34 @@ def test_decided_answers_as_the_index_does(shape: str, seed: int) -> None:
 def test_quantity_with_a_unit_by_the_summary_quantities_only() -> None:
     q = _one("the timeout is 45 s now", Kind.QUANTITY)
     assert q.norm == "45 s"
-    assert sv._decided(q, "raised the timeout to 45000 ms") is True  # the same measure
-    assert sv._decided(q, "the timeout is 45 seconds") is True  # the same unit
-    assert sv._decided(q, "the timeout is 45 ms") is False
-    assert sv._decided(q, "the timeout is 45") is False  # a bare number: not a unit
+    assert scheck._decided(q, "raised the timeout to 45000 ms") is True  # the same measure
+    assert scheck._decided(q, "the timeout is 45 seconds") is True  # the same unit
+    assert scheck._decided(q, "the timeout is 45 ms") is False
+    assert scheck._decided(q, "the timeout is 45") is False  # a bare number: not a unit
     bare = _one("retry 4500 times", Kind.QUANTITY)
-    assert bare.norm == "4500" and sv._decided(bare, "retry 4500 times") is None
+    assert bare.norm == "4500" and scheck._decided(bare, "retry 4500 times") is None
 
 
 def test_causal_and_ordering_by_the_summary_clauses_only() -> None:
     cause = _one("the job failed because the quota hit 725 GB", Kind.CAUSAL)
-    assert sv._decided(cause, "It failed because the quota hit 725 GB.") is True
-    assert sv._decided(cause, "The quota hit 725 GB and the job failed.") is False
-    assert sv._decided(cause, "It failed because the disk hit 725 GB.") is True  # the keys
-    assert sv._decided(cause, "It failed because the quota hit 800 GB.") is False
+    assert scheck._decided(cause, "It failed because the quota hit 725 GB.") is True
+    assert scheck._decided(cause, "The quota hit 725 GB and the job failed.") is False
+    assert scheck._decided(cause, "It failed because the disk hit 725 GB.") is True  # the keys
+    assert scheck._decided(cause, "It failed because the quota hit 800 GB.") is False
     order = _one("Paint the wall before the door.", Kind.ORDERING)
-    assert sv._decided(order, "Paint the wall, then the door.") is True
-    assert sv._decided(order, "Paint the wall and the door.") is False
+    assert scheck._decided(order, "Paint the wall, then the door.") is True
+    assert scheck._decided(order, "Paint the wall and the door.") is False
     # kinds that may be paraphrased or flipped still need the index
     neg = _one("Do not run the migration on prod.", Kind.NEGATION)
-    assert sv._decided(neg, "Ran nothing.") is None
+    assert scheck._decided(neg, "Ran nothing.") is None
 
 
 def test_a_text_compared_only_with_decided_items_is_not_indexed() -> None:
     cause = _one("the job failed because the quota hit 725 GB", Kind.CAUSAL)
     size = _one("the quota hit 725 GB", Kind.QUANTITY)
-    sv._index.cache_clear()
+    sindex._index.cache_clear()
     users = [f"Please look at shard {i} again, the dashboard shows 725 GB." for i in range(50)]
     answers = [(sv.survives(cause, u), sv.survives(size, u)) for u in users]
     assert answers == [(False, True)] * 50
-    assert sv._index.cache_info().currsize == 0  # was 50: one index per user text
+    assert sindex._index.cache_info().currsize == 0  # was 50: one index per user text
     assert [(old_survives(cause, u), old_survives(size, u)) for u in users] == answers

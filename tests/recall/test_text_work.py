@@ -16,8 +16,9 @@ import pytest
 
 from compaction_audit.io.native import read_native
 from compaction_audit.recall import analysis, texthelper, textwork
-from compaction_audit.recall import survival as surv
+from compaction_audit.recall.analysis import occurrences
 from compaction_audit.recall.extract import extract
+from compaction_audit.recall.survival import check as surv  # survives' home
 from compaction_audit.series import build_series
 from tests.logs import LogWriter, rnd
 
@@ -358,7 +359,7 @@ def test_a_text_repeated_under_two_folds_gives_each_edge_its_own_rows(
     rows = {(r["fold"], r["child"]): [d["text"] for d in r["dropped"]]
             for r in result.folds.iter_rows(named=True)}
     assert rows == {("F", "a"): ["prod"], ("G", "b"): ["prod"], ("H", "c"): ["45000 ms"]}
-    occ, held, _ = analysis._occurrences(session, build_series(session))
+    occ, held, _ = occurrences._occurrences(session, build_series(session))
     assert sorted(occ.select("key", "id").rows()) == [
         ("quantity:45000 ms", "a"), ("quantity:45000 ms", "b"), ("quantity:45000 ms", "c"),
         ("scope:prod", "a"), ("scope:prod", "b"), ("scope:prod", "c")]

@@ -1,0 +1,180 @@
+"""The fold checks: every child of every fold compared with the fold's text.
+
+:func:`_text_work` extracts every text the analysis reads and checks every pair it
+compares (shared with a helper process: :mod:`compaction_audit.recall.textwork`);
+:func:`fold_checks` turns the dropped discriminators into one row per fold edge
+(:data:`~compaction_audit.recall.analysis.model.FOLD_SCHEMA`), and :func:`_without_names`
+leaves out the names no prose used.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import polars as pl
+
+from compaction_audit.emptyframes import kept_for_schemas
+from compaction_audit.model import Session
+from compaction_audit.plans import one
+from compaction_audit.recall import extract as ext
+from compaction_audit.recall.analysis.items import typed_items
+from compaction_audit.recall.analysis.model import DROP_SCHEMA
+from compaction_audit.recall.textwork import Extracted, Survived, TextJobs, TextKey, survival_flags
+from compaction_audit.series import Series
+
+
+def _text_work(session: Session, items: pl.DataFrame, series: Series,
+               extracted: Extracted, survived: Survived, jobs: TextJobs | None = None
+               ) -> tuple[set[str], bool]:
+    """Extract every text the analysis reads and check every (child, summary) pair it
+    compares, shared with a helper process on a large session
+    (:mod:`compaction_audit.recall.textwork`; ``jobs``: started by the caller as soon
+    as the session was read, else here).
+
+    Texts: raw spans' and folded summaries', each with its span type.  Pairs: each fold
+    edge (child, fold text) and each closure pair (leaf, summary text), each distinct
+    pair once, up to the caps on closure pairs
+    (:data:`~compaction_audit.recall.texthelper.SURVIVAL_MAX_CHECKS`, clause classes
+    compared, and :data:`~compaction_audit.recall.texthelper.SURVIVAL_MAX_PAIRS`,
+    discriminators looked up).  Returns the summary texts past them, checked against
+    their own children only, and whether the second stopped the checks there.
+    """
+    jobs = jobs if jobs is not None else TextJobs.start(session, items)
+    try:
+        jobs.plan(session, items, series)
+        jobs.extract_into(extracted)
+        jobs.survive_into(extracted, survived)
+    finally:
+        jobs.close()
+    return jobs.shallow(), jobs.by_pairs
+
+
+def fold_checks(session: Session, extracted: Extracted | None = None,
+                survived: Survived | None = None,
+                items: pl.DataFrame | None = None) -> pl.DataFrame:
+    """Compare every child of every fold with the fold's text (one row per edge).
+
+    Python visits each distinct (child text, span type, fold text) once (the child's
+    discriminators that do not survive in the fold's text,
+    :func:`~compaction_audit.recall.textwork.survival_flags`); the dropped discriminators
+    are collected flat, joined to the edges and grouped into the ``dropped`` list column
+    by Polars.
+    """
+    items = items if items is not None else typed_items(session)
+    edges = session.edges
+    if not edges.height:  # no fold: no row, no text compared (issue 14, fleet audits)
+        return kept_for_schemas("fold_checks", (edges, items),
+                                lambda: _fold_rows(edges, items, Extracted(), {}))
+    return _fold_rows(edges, items, extracted if extracted is not None else Extracted(),
+                      survived)
+
+
+def _fold_rows(edges: pl.DataFrame, items: pl.DataFrame, found_in: Extracted,
+               survived: Survived | None) -> pl.DataFrame:
+    """:func:`fold_checks` of ``edges`` (``session.edges``) over ``items`` (typed)."""
+    # texts named by index on the edges ("ft", "ct"): a fold text of 100 KB over 2,500
+    # children was copied onto every edge (issue 11, class 5, sixth pass's F1)
+    text_at = (items.select("text").drop_nulls().unique().with_row_index("_t")
+               .with_columns(pl.col("_t").cast(pl.Int64)))
+    text_list = text_at["text"].to_list()
+    indexed = items.join(text_at, on="text", how="left").drop("text").rename({"_t": "text"})
+    texts = (  # every edge with what the checks and the result read, in one join each
+        edges.select("parent", "child", "ri", "line").with_row_index("_edge")
+        .with_columns(pl.col("_edge").cast(pl.Int64))
+        .join(indexed.select(pl.col("id").alias("parent"), pl.col("text").alias("ft"),
+                             pl.col("accounting").is_not_null().alias("acc")),
+              on="parent", how="left")
+        .join(indexed.select(pl.col("id").alias("child"), pl.col("text").alias("ct"),
+                           pl.col("salience_class").alias("cls"), "stype", "gone_ri",
+                           "source"),
+              on="child", how="left")
+        .sort("_edge")
+        .with_columns(pl.when(pl.col("ft").is_null() | pl.col("ct").is_null())
+                      .then(pl.when(pl.col("cls") == "discriminating")
+                            .then(pl.lit("salience_class")).otherwise(pl.lit("not-possible")))
+                      .otherwise(pl.lit("text")).alias("check"))
+    )
+    texted = texts.filter(pl.col("check") == "text")
+    # Python visits each distinct (child text, type, fold text) once: a child folded
+    # again with the same fold text drops the same discriminators
+    distinct = texted.select("ct", "stype", "ft").unique()
+    compared: list[tuple[TextKey, str]] = []
+    compared_at: list[tuple[int, str, int]] = []
+    for ct, stype, ft in zip(distinct["ct"].to_list(), distinct["stype"].to_list(),
+                             distinct["ft"].to_list(), strict=True):
+        if found_in[(text_list[ct], stype)]:
+            compared.append(((text_list[ct], stype), text_list[ft]))
+            compared_at.append((ct, stype, ft))
+    memo: Survived = survived if survived is not None else {}
+    todo = [key for key in compared if key not in memo]
+    memo.update(zip(todo, survival_flags([(found_in[c], f) for c, f in todo]), strict=True))
+    # one row per drop, keyed by the (child text, type, fold text) it came from by its
+    # index in ``compared``: a child's text repeated on each of its drops took 650 MB
+    # for one 130 KB text holding 5,000 facts (issue 11, class 5, fresh pass F3's class)
+    drops: dict[str, list[Any]] = {"_key": [], "pos": [], "kind": [], "text": [],
+                                   "norm": [], "rank": []}
+    for index, key in enumerate(compared):
+        for pos, (d, kept) in enumerate(zip(found_in[key[0]], memo[key], strict=True)):
+            if not kept:
+                drops["_key"].append(index)
+                drops["pos"].append(pos)
+                drops["kind"].append(d.kind.value)
+                drops["text"].append(d.text)
+                drops["norm"].append(d.norm)
+                drops["rank"].append(ext.KIND_RANK[d.kind])
+    dropped = pl.DataFrame(drops, schema={"_key": pl.Int64, "pos": pl.Int64,
+                                          "kind": pl.String, "text": pl.String,
+                                          "norm": pl.String, "rank": pl.Int64})
+    keys = pl.DataFrame({"ct": [c for c, _, _ in compared_at],
+                         "stype": [t for _, t, _ in compared_at],
+                         "ft": [f for _, _, f in compared_at]},
+                        schema={"ct": pl.Int64, "stype": pl.String, "ft": pl.Int64}
+                        ).with_row_index("_key").with_columns(pl.col("_key").cast(pl.Int64))
+    lost = (
+        texted.select("_edge", "ct", "stype", "ft").join(keys, on=["ct", "stype", "ft"])
+        .select("_edge", "_key").join(dropped, on="_key")
+        .sort("_edge", "pos")
+        .group_by("_edge", maintain_order=True)
+        .agg(pl.struct("kind", "text", "norm", "rank").alias("dropped"))
+    )
+    # matched rows joined, the others added with a null list: a left join copies the
+    # list of a one-row ``lost`` into every edge, matched or not (Polars 2.1; 10,000 lost
+    # facts of one fold over 10,000 edges asked for 5.7 GB: issue 11, class 5, F3)
+    unmatched = texts.join(lost, on="_edge", how="anti").with_columns(
+        pl.lit(None, lost.schema["dropped"]).alias("dropped"))
+    return (
+        pl.concat([texts.join(lost, on="_edge", how="inner"), unmatched])
+        .sort("_edge")
+        .select(
+            pl.col("parent").alias("fold"), "child", "ri", "line",
+            pl.col("acc").alias("accounted"),
+            (pl.col("gone_ri").is_null() | (pl.col("gone_ri") > pl.col("ri")))
+            .alias("child_resolvable"),
+            "check", pl.col("source").alias("child_source"),
+            pl.col("stype").alias("child_type"),
+            pl.col("dropped").fill_null(pl.lit([], DROP_SCHEMA)).cast(DROP_SCHEMA),
+        )
+    )
+
+
+def _without_names(folds: pl.DataFrame, names: pl.DataFrame) -> pl.DataFrame:
+    """``folds`` with the identifiers and links no prose used (``names``, per child span)
+    left out of each ``dropped`` list: a fold does not lose what was never a fact."""
+    if names.height == 0 or folds.filter(pl.col("dropped").list.len() > 0).height == 0:
+        return folds
+    rows = (folds.lazy().with_row_index("_row").explode("dropped")  # one plan (issue 14)
+            .with_columns((pl.col("dropped").struct.field("kind") + ":"
+                           + pl.col("dropped").struct.field("norm")).alias("_key"))
+            .join(names.lazy().select(pl.col("key").alias("_key"), pl.col("id").alias("child"),
+                                      pl.lit(True).alias("_name")).unique(),
+                  on=["_key", "child"], how="left"))
+    kept = (rows.filter(pl.col("dropped").is_not_null() & pl.col("_name").is_null())
+            .group_by("_row").agg(pl.col("dropped")))
+    indexed = folds.lazy().with_row_index("_row").drop("dropped")
+    unmatched = indexed.join(kept, on="_row", how="anti").with_columns(  # as in _lost_by_fold
+        pl.lit(None, kept.collect_schema()["dropped"]).alias("dropped"))
+    return one(pl.concat([indexed.join(kept, on="_row", how="inner"), unmatched])
+            .sort("_row").drop("_row")
+            .with_columns(pl.col("dropped").fill_null(pl.lit([], DROP_SCHEMA))
+                          .cast(DROP_SCHEMA))
+            .select(folds.columns))

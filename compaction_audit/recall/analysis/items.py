@@ -1,0 +1,47 @@
+"""The session's items as the recall analysis reads them: each with its span type.
+
+:func:`typed_items` adds the span type of each item (computed once per distinct (source,
+text)); :func:`_key` is the ``kind:norm`` key a discriminator is tracked by.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from compaction_audit.model import Session
+from compaction_audit.plans import one
+from compaction_audit.recall import extract as ext
+from compaction_audit.recall.spantypes import span_type
+
+_KIND_VALUE = {kind: kind.value for kind in ext.Kind}
+
+
+def _key(d: ext.Discriminator) -> str:
+    return f"{_KIND_VALUE[d.kind]}:{d.norm}"
+
+
+def typed_items(session: Session) -> pl.DataFrame:
+    """``session.items`` with ``stype``: the span type of each item
+    (:func:`compaction_audit.recall.spantypes.span_type`, computed once per distinct
+    (source, text)); a summary's text is read as prose.  ``source_line`` (the log line
+    that stated the item) is the round's ``line`` where the table has none.
+
+    The item columns are shared with ``session.items``, not copied (the texts are held
+    once): only the ``stype`` column is new."""
+    items = session.items
+    if "source_line" not in items.columns:
+        items = items.with_columns(pl.col("line").alias("source_line"))
+    null = "\x00"  # joins on (source, text) with nulls as a value no log text holds
+    keys = [pl.col("source").fill_null(null).alias("_src"),
+            pl.col("text").fill_null(null).alias("_txt")]
+    spans = one(items.lazy().filter(pl.col("kind") == "span").select(*keys, "source", "text")
+                .unique(subset=["_src", "_txt"]))  # plans.one: one query, not three
+    types = [span_type(src, text) for src, text in zip(spans["source"].to_list(),
+                                                        spans["text"].to_list(), strict=True)]
+    table = spans.select("_src", "_txt").with_columns(pl.Series("stype", types, pl.String))
+    del spans, types
+    stype = one(items.lazy().select(pl.col("kind"), *keys).with_row_index("_row")
+                .join(table.lazy(), on=["_src", "_txt"], how="left").sort("_row")
+                .select(pl.when(pl.col("kind") == "span").then(pl.col("stype"))
+                        .otherwise(pl.lit("prose")).alias("stype")))
+    return items.with_columns(stype.to_series())

@@ -1,0 +1,112 @@
+"""The whole recall analysis of a session: :func:`analyse`, and its survival limit.
+
+Runs the text work, the fold checks, the occurrences, the recall debt (interval
+arithmetic in Polars), the losses and the floor, and reports the survival checks that
+stopped at their cap (:func:`_survival_limit`).  A test that replaces a step (such as
+``_floor``) patches it here, where :func:`analyse` reads it.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from compaction_audit.limits import Limit
+from compaction_audit.model import Session
+from compaction_audit.plans import collect, one
+from compaction_audit.reachability import interval_sum, interval_sums, resolvable_end
+from compaction_audit.recall import textwork
+from compaction_audit.recall.analysis.floor import _floor
+from compaction_audit.recall.analysis.folds import _text_work, _without_names, fold_checks
+from compaction_audit.recall.analysis.intervals import _merge
+from compaction_audit.recall.analysis.items import typed_items
+from compaction_audit.recall.analysis.losses import _fold_losses, _lost_table
+from compaction_audit.recall.analysis.model import Recall, redacted_share
+from compaction_audit.recall.analysis.occurrences import _disagreements, _occurrences
+from compaction_audit.recall.textwork import Extracted, Survived, TextJobs
+from compaction_audit.series import Series
+
+
+def analyse(session: Session, series: Series, items: pl.DataFrame | None = None,
+            jobs: TextJobs | None = None) -> Recall:
+    """Run the whole recall analysis of ``session`` (see
+    :class:`~compaction_audit.recall.analysis.model.Recall`); ``items``:
+    :func:`~compaction_audit.recall.analysis.items.typed_items` of the session when the
+    caller has it already; ``jobs``: its
+    text jobs (:meth:`~compaction_audit.recall.textwork.TextJobs.start` on the same
+    ``items``) when the caller started them early (they are closed here)."""
+    n = session.n_rounds
+    items = items if items is not None else typed_items(session)
+    extracted = Extracted()
+    survived: Survived = {}
+    shallow, by_pairs = _text_work(session, items, series, extracted, survived, jobs)
+    folds = fold_checks(session, extracted, survived, items)
+    occ, held, names = _occurrences(session, series, extracted, survived, items, shallow)
+    folds = _without_names(folds, names)
+    if jobs is not None:  # asked-again and flips index user and summary texts (as prose)
+        jobs.narrow(items.filter(((pl.col("kind") == "span") & (pl.col("source") == "user"))
+                                 | (pl.col("kind") == "summary"))
+                    .select("text").drop_nulls().unique()["text"].to_list())
+    del extracted, survived  # the text tables are not read again: free them early
+    life = session.items.select("id", pl.col("ri").alias("born"),
+                                resolvable_end(session).alias("gone"))
+    recoverable = one(pl.concat([  # one plan (issue 14, fleet audits)
+        occ.lazy().select("key", "id").unique().join(life.lazy(), on="id")
+        .select("key", pl.col("born").alias("start"), pl.col("gone").alias("end")),
+        held.lazy().join(session.membership.lazy(), on="id").select("key", "start", "end"),
+    ]).filter(pl.col("start") < pl.col("end")))
+    drops_plan = (
+        folds.lazy().filter(pl.col("dropped").list.len() > 0).explode("dropped")
+        .select(pl.col("dropped").struct.field("kind").alias("k"),
+                pl.col("dropped").struct.field("norm").alias("norm"), "fold", "ri", "line",
+                "child")
+        .select((pl.col("k") + ":" + pl.col("norm")).alias("key"), "fold", "ri", "line",
+                "child")
+        .sort("ri")
+    )
+    dropped_keys = drops_plan.group_by("key", maintain_order=True).first()
+    gaps_plan = (
+        _merge(recoverable, "key").lazy()
+        .with_columns(pl.col("start").shift(-1).over("key").fill_null(n).alias("next"))
+        .select("key", pl.col("end").alias("start"), pl.col("next").alias("end"))
+        .filter(pl.col("start") < pl.col("end"))
+        .join(dropped_keys.select("key", pl.lit(True).alias("by_fold")), on="key", how="left")
+        .with_columns(pl.col("by_fold").fill_null(False))
+    )
+    first_seen_plan = occ.lazy().join(life.lazy(), on="id").group_by("key").agg(
+        pl.col("born").min().alias("start")).with_columns(pl.lit(n, pl.Int64).alias("end"))
+    drops, gaps, first_seen = collect(drops_plan, gaps_plan, first_seen_plan)
+    debt = one(
+        interval_sum(first_seen, n).lazy().rename({"value": "discriminators_seen"})
+        .join(interval_sums(gaps, n, {"recall_debt": pl.lit(1, pl.Int64),
+                                      "recall_debt_fold": pl.col("by_fold").cast(pl.Int64)})
+              .lazy(), on="ri")
+        .with_columns((pl.col("recall_debt") - pl.col("recall_debt_fold"))
+                      .alias("recall_debt_eviction"))
+        .sort("ri")
+    )
+    losses = pl.concat([gaps.select("key", "start", "by_fold"),
+                        _fold_losses(session, drops, occ, held, life)])
+    limits: list[Limit] = [] if not shallow else [_survival_limit(items, shallow, by_pairs)]
+    lost = _lost_table(session, items, occ, names, losses, drops, limits)
+    floor = _floor(session, series, occ, held, life)
+    return Recall(folds, debt, lost, floor, _disagreements(session, occ),
+                  redacted_share(session), limits)
+
+
+def _survival_limit(items: pl.DataFrame, shallow: set[str], by_pairs: bool) -> Limit:
+    """The survival checks stopped at their cap
+    (:func:`~compaction_audit.recall.analysis.folds._text_work`; ``by_pairs``: the cap
+    on discriminators looked up, else the one on clause classes compared): at the
+    first summary (in log order) whose text is past it; ``left``: the summaries past
+    it."""
+    past = (items.filter((pl.col("kind") == "summary") & pl.col("text").is_in(list(shallow)))
+            .sort("ri", "line", maintain_order=True))
+    first = past.row(0, named=True)
+    cap, unit = ((textwork.SURVIVAL_MAX_PAIRS,
+                  "checks of a leaf's discriminators against a summary above its fold")
+                 if by_pairs else
+                 (textwork.SURVIVAL_MAX_CHECKS,
+                  "comparisons of a class of clauses with a summary above its leaves' fold"))
+    return Limit("recall-survival", cap, unit, f"summary {first['id']!r}", first["round"],
+                 first["line"], past.height,
+                 "summaries compared with their own children only, leaves below them")

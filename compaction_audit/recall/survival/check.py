@@ -1,0 +1,332 @@
+"""Survival's checks: whether a summary still states, drops or flips a discriminator.
+
+:func:`survives`, :func:`dropped`, :func:`flipped` and :func:`flip_sentence` compare a
+discriminator found in a child span with a summary's index
+(:mod:`~compaction_audit.recall.survival.index`).  Callers that count or replace
+``survives`` (tests) patch it here: :func:`dropped` and :func:`flipped` read it from this
+module.  Pure standard library.
+"""
+
+from __future__ import annotations
+
+import itertools
+from bisect import bisect_left
+from collections.abc import Callable, Iterable, Iterator
+
+from compaction_audit.recall import paraphrase
+from compaction_audit.recall.extract import CLAUSE_KINDS, Discriminator, Kind, extract_cached
+from compaction_audit.recall.survival.anchors import _anchors
+from compaction_audit.recall.survival.flips import (
+    _FLIP_KINDS,
+    _flip_evidence,
+    _flip_tags,
+    _restated,
+    _sentence_lookup,
+)
+from compaction_audit.recall.survival.index import _Index, _index, _offered
+from compaction_audit.recall.survival.postings import _Postings
+from compaction_audit.recall.survival.words import (
+    _HEAD,
+    _HEX_RE,
+    _MARKER_IS_CONTENT,
+    _WORD_RE,
+    _basename,
+    _content_stems,
+    _is_key,
+    _module_key,
+    _polarity,
+    _stem,
+)
+from compaction_audit.recall.versions import admitted, measure, vtuple
+
+
+def _decided(d: Discriminator, summary_text: str) -> bool | None:
+    """:func:`survives` of ``d`` when the summary's own discriminators decide it
+    (:func:`~compaction_audit.recall.survival.index._offered`), None when it needs the
+    summary's :class:`~compaction_audit.recall.survival.index._Index` (issue 14: a
+    summary or user text compared only with such items is never indexed; the
+    asked-again check built about 2,600 indexes of user texts for two lost items on
+    the 254 MB 10,000 x 2,000 text cell of the benchmark grid).
+
+    * A quantity with a unit survives exactly when the summary has the same (number,
+      unit) or the same measure: both come from the summary's quantities only.
+    * A clause of a kind never paraphrased nor flipped (:data:`_SELF_DECIDED`: causal,
+      ordering, ruled-out) whose marker is its fact
+      (:data:`~compaction_audit.recall.survival.words._MARKER_IS_CONTENT`: because,
+      sequence, revert, ruled) survives exactly when :func:`_clause_survives`
+      says so, which then skips its sentence test and reads only the summary's clauses
+      (:func:`_by_clause`).
+    """
+    if d.kind is Kind.QUANTITY:
+        number, _, unit = d.norm.partition(" ")
+        if not unit:
+            return None
+        offered = _offered(summary_text)
+        base = measure(number, unit)
+        return (number, unit) in offered.quantities or (base is not None
+                                                       and base in offered.measures)
+    if d.kind in _SELF_DECIDED:
+        family, *words = d.norm.split()
+        if family in _MARKER_IS_CONTENT:
+            offered = _offered(summary_text)
+            return _by_clause(d.kind, family, words, offered.clause_words,
+                              offered.clause_stems, offered.remember)
+    return None
+
+
+def _sentence_survives(words: list[str], idx: _Index, negative: bool) -> bool:
+    """Most (more than half) of the stemmed content words in one summary sentence of the
+    same polarity, whatever its marker (issue 10, point 3).  A long one (more than
+    :data:`~compaction_audit.recall.survival.words._HEAD` distinct stems) also survives
+    when most of its first five stems are in one such sentence: a spec bullet leads with
+    its fact and trails qualifications
+    ("Flash reports accurate closure count for both non-empty and empty cases" is kept
+    by "flash ... showing closure count")."""
+    ordered = _content_stems(tuple(words))
+    if len(ordered) < 2:
+        return False
+    stems = set(ordered)
+    need = len(stems) // 2 + 1
+    head = set(ordered[:_HEAD]) if len(ordered) > _HEAD else None
+    sentences = idx.lookup.sentences[negative]
+
+    def answer() -> bool:
+        # a match shares `need` stems (or 3 of the head): it holds one of the rarest
+        cands = sentences.holding(stems, len(stems) - need + 1)
+        if head is not None:
+            cands = itertools.chain(cands, sentences.holding(head, len(head) - _HEAD // 2))
+        return any(len(stems & cand) >= need
+                   or (head is not None and len(head & cand) > _HEAD // 2) for cand in cands)
+
+    # only the stems some sentence holds can be shared: they decide the answer
+    post = sentences.post
+    return idx.lookup.remember(
+        ("sentence", negative, need, frozenset(w for w in stems if w in post),
+         None if head is None else frozenset(w for w in head if w in post)), answer)
+
+
+def _clause_survives(d: Discriminator, idx: _Index) -> bool:
+    family, *words = d.norm.split()
+    negative, kind = _polarity(d), d.kind
+    if family == "not" and not negative:  # "never X without Y": compare as "must Y"
+        kind, family = Kind.CONSTRAINT, "must"
+        words = [w for w in words if w != "not"]
+    if family not in _MARKER_IS_CONTENT and _sentence_survives(words, idx, negative):
+        return True
+    if d.kind is Kind.REQUIREMENT:
+        return False
+    return _by_clause(kind, family, words, idx.lookup.clause_words, idx.lookup.clause_stems,
+                      idx.lookup.remember)
+
+
+def _by_clause(kind: Kind, family: str, words: list[str],
+               clause_words: dict[tuple[Kind, str], _Postings],
+               clause_stems: dict[tuple[Kind, str], _Postings],
+               remember: Callable[[tuple[object, ...], Callable[[], bool]], bool]) -> bool:
+    """A summary clause of ``(kind, family)`` (``clause_words``, ``clause_stems``:
+    :class:`~compaction_audit.recall.survival.index._Offered`) that holds every
+    identifier-like word of ``words`` (a path also by its file name) or, when there is
+    none, shares two of their stems (or one, when
+    there is one; any clause of the family when there is none)."""
+    keys = [w for w in words if _is_key(w)]
+    if keys:  # every identifier-like word, a path also by its file name
+        clauses = clause_words.get((kind, family))
+        if clauses is None:
+            return False
+        return remember(("keys", kind, family, frozenset(keys)), lambda: any(
+            all(k in cand or ("/" in k and _basename(k) in cand) for k in keys)
+            for cand in _holding_key(clauses, keys)))
+    stems = {_stem(w) for w in words if w != ">"}
+    by_stem = clause_stems.get((kind, family))
+    if by_stem is None:
+        return False
+    if not stems:  # nothing to share: any clause of the family
+        return bool(by_stem.sets)
+    need = min(2, len(stems))
+    return remember(
+        ("clause", kind, family, need, frozenset(w for w in stems if w in by_stem.post)),
+        lambda: any(len(stems & cand) >= need
+                    for cand in by_stem.holding(stems, len(stems) - need + 1)))
+
+
+def _holding_key(clauses: _Postings, keys: list[str]) -> Iterator[frozenset[str]]:
+    """The clauses that hold the rarest key of ``keys`` (or, for a path, its file
+    name): every clause that holds all of them is among these."""
+    def options(k: str) -> list[str]:
+        return [k, _basename(k)] if "/" in k else [k]
+    post = clauses.post
+    best = min(keys, key=lambda k: sum(len(post.get(o, ())) for o in options(k)))
+    seen: set[int] = set()
+    for o in options(best):
+        for i in post.get(o, ()):
+            if i not in seen:
+                seen.add(i)
+                yield clauses.sets[i]
+
+
+_PARAPHRASE_KINDS = frozenset({Kind.NEGATION, Kind.CONSTRAINT, Kind.REQUIREMENT})
+
+
+def _paraphrased(d: Discriminator, idx: _Index) -> bool:
+    """A rule kept in other words (:mod:`compaction_audit.recall.paraphrase`): the
+    changing act restricted to the complementary set, the missing thing reported
+    supplied, or a check name over the rule's objects."""
+    if d.kind not in _PARAPHRASE_KINDS:
+        return False
+    _, *words = d.norm.split()
+    return (paraphrase.kept_by_complement(d.text, idx.low, _stem)
+            or paraphrase.kept_as_resolved(d.text, _polarity(d), idx.low, _stem)
+            or paraphrase.kept_by_check_name(words, idx.names, _stem))
+
+
+def _raw_in(norm: str, idx: _Index) -> bool:
+    """``norm`` occurs in the summary with a word boundary on both sides (issue 10, point
+    3: a code-span identifier matched as a raw substring, quoted or not).  Such an
+    occurrence has each word (``\\w+`` run) of ``norm`` as a whole word of the summary
+    (a word character is :meth:`str.isalnum` or "_" for both, as for ``\\w``): that is
+    checked first (issue 11, adv8 F4), then only the places where the rarest of those
+    words starts are compared, not the whole text (it was one search of the whole
+    summary per lost item: issue 11, class 5)."""
+    words = [(m.start(), m.group()) for m in _WORD_RE.finditer(norm)]
+    if any(w not in idx.lookup.words for _, w in words):
+        return False
+    low = idx.low
+    if not words:  # no word to anchor on (a norm of punctuation only): search it
+        return _bounded_at(low, norm, _found(low, norm))
+    starts = idx.lookup.starts
+    if not starts:
+        for m in _WORD_RE.finditer(low):
+            starts.setdefault(m.group(), []).append(m.start())
+    offset, word = min(words, key=lambda ow: len(starts.get(ow[1], ())))
+    return _bounded_at(low, norm, (p - offset for p in starts.get(word, ())
+                                   if p >= offset and low.startswith(norm, p - offset)))
+
+
+def _found(low: str, norm: str) -> Iterator[int]:
+    """Every place ``norm`` occurs in ``low``, overlapping ones included."""
+    at = low.find(norm)
+    while at >= 0:
+        yield at
+        at = low.find(norm, at + 1)
+
+
+def _bounded_at(low: str, norm: str, places: Iterable[int]) -> bool:
+    """Whether ``norm`` at one of ``places`` of ``low`` (where it occurs) has no word
+    character right before or after it."""
+    for at in places:
+        before = low[at - 1] if at else " "
+        after = low[at + len(norm)] if at + len(norm) < len(low) else " "
+        if not (before.isalnum() or before == "_") and not (after.isalnum() or after == "_"):
+            return True
+    return False
+
+
+def survives(d: Discriminator, summary_text: str) -> bool:
+    """Whether ``d`` (found in a child span) is still stated by ``summary_text``.
+
+    Token kinds compare normalized forms: a quantity needs the same number (and the same
+    unit when ``d`` has one: "45000" survives as "45,000" or "45000 ms", "412 ms" does not
+    survive as "412"); a version the same version (``v4.2.1`` == ``4.2.1``); a scope the
+    same term; an identifier or link the same token (a path also by its file name or a
+    relative form, a hash also by a prefix of 7+ digits).  Clause kinds need a marker of
+    the same family in the summary whose words hold every identifier-like word of ``d``
+    (or, when ``d`` has none, share two content words): a summary that drops or flips
+    the negation loses it.
+
+    A clause's words are only looked up in what the summary offers (never compared by
+    prefix, substring or value; the complement and check-name paraphrases read parts of
+    words, and such clauses are never merged):
+    :class:`~compaction_audit.recall.survclass.Classes` relies on it to compare clauses
+    that differ only in names no summary holds once.
+    """
+    decided = _decided(d, summary_text)
+    return _survives_in(d, _index(summary_text)) if decided is None else decided
+
+
+def _survives_in(d: Discriminator, idx: _Index) -> bool:
+    """:func:`survives` by the summary's index (what :func:`_decided` decides without
+    it is decided alike here)."""
+    norm = d.norm
+    anchors = _anchors(d.kind, d.text, norm)
+    if anchors is not None and anchors.isdisjoint(idx.lookup.vocabulary):
+        return False
+    if d.kind in CLAUSE_KINDS:  # a reversed rule is not kept (issue 12, point 1)
+        return ((_clause_survives(d, idx) or _paraphrased(d, idx))
+                and (not _flip_evidence(d, idx) or _restated(d, idx)))
+    if d.kind is Kind.QUANTITY:
+        number, _, unit = norm.partition(" ")
+        if not unit:
+            return number in idx.keys
+        base = measure(number, unit)
+        return (number, unit) in idx.quantities or (base is not None
+                                                    and base in idx.measures)
+    if d.kind is Kind.VERSION and norm[:1].isdigit():
+        if norm in idx.keys:
+            return True
+        return admitted(vtuple(norm), idx.lookup.requirements)
+    if d.kind is Kind.SCOPE:
+        return norm in idx.scopes or norm in idx.keys
+    if norm in idx.keys or _raw_in(norm, idx):
+        return True
+    if d.kind is Kind.IDENTIFIER and (key := _module_key(d.text)) and key in idx.modules:
+        return True
+    if "/" in norm or "\\" in norm:
+        path = norm.rstrip("/\\")
+        return _basename(path) in idx.keys or any(
+            path.endswith("/" + p.lstrip("/")) or p.endswith("/" + path)
+            for p in idx.lookup.path_tails.get(path.rsplit("/", 1)[-1], ()))
+    if norm.startswith("migration "):
+        return norm.removeprefix("migration ") in idx.keys
+    if _HEX_RE.fullmatch(norm):  # a hash by a prefix: a sorted neighbour, a key prefix
+        hashes, at = idx.lookup.hashes, bisect_left(idx.lookup.hashes, norm)
+        return ((at < len(hashes) and hashes[at].startswith(norm))
+                or any(norm[:n] in idx.lookup.hash_set for n in range(7, len(norm) + 1)))
+    return " " in norm and norm in idx.low
+
+
+def dropped(child_text: str, summary_text: str, span_type: str = "prose"
+            ) -> list[Discriminator]:
+    """The discriminators of ``child_text`` (read as ``span_type``) that do not survive
+    in ``summary_text``."""
+    return [d for d in extract_cached(child_text, span_type) if not survives(d, summary_text)]
+
+
+_SELF_DECIDED = CLAUSE_KINDS - _PARAPHRASE_KINDS - _FLIP_KINDS
+"""Clause kinds that are neither paraphrased (:data:`_PARAPHRASE_KINDS`) nor flipped
+(:data:`~compaction_audit.recall.survival.flips._FLIP_KINDS`): causal, ordering,
+ruled-out.  :func:`survives` of one is :func:`_clause_survives` alone."""
+
+
+def flipped(d: Discriminator, summary_text: str) -> bool:
+    """Whether ``summary_text`` states clause ``d`` with the opposite polarity (issue 12,
+    point 1; rule ``negation-flipped``).
+
+    False whenever ``d`` survives (:func:`survives`).  Otherwise true when one summary
+    sentence of the opposite polarity holds *every* stemmed content word of ``d`` (at
+    least two; of a long clause, every one of its first five): a "not" dropped or added
+    on the same verb and object, or a double negation ("never release without a
+    confirmation step" flips "no confirmation step"); when one of the same polarity
+    holds them with one word replaced by its antonym (enable/disable, allow/forbid,
+    add/remove, ...); or, for a bound, when the summary has the opposite bound on the
+    same identifier-like words ("at most 3 replicas" against "at least 3 replicas").
+    Requiring every word keeps a summary that merely speaks of the same object ("do not
+    touch the config file" against "updated the config file") from counting as a flip.
+    """
+    return d.kind in _FLIP_KINDS and not survives(d, summary_text) and _flip_evidence(
+        d, _index(summary_text))
+
+
+def flip_sentence(d: Discriminator, summary_text: str) -> str | None:
+    """The sentence of ``summary_text`` that states clause ``d`` reversed (at most
+    :data:`SENTENCE_MAX` characters), None when the summary does not flip it
+    (:func:`flipped`): the first sentence whose own rules (or bounds) reverse it."""
+    if not flipped(d, summary_text):
+        return None
+    sentences, rules, clauses = _sentence_lookup(summary_text)
+    at = min(_flip_tags(d, rules, clauses), default=None)
+    return (sentences[at] if at is not None else summary_text).strip()[:SENTENCE_MAX]
+
+
+SENTENCE_MAX = 300
+"""Most characters of a summary sentence a finding quotes (log text is untrusted:
+bounded in every output)."""

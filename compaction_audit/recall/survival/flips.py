@@ -1,0 +1,105 @@
+"""Survival's flip evidence: a summary rule that states a child's clause reversed.
+
+The antonyms and opposite bounds a flip is judged on (issue 12, point 1), the rule parts
+of a summary that reverse a clause (:func:`_flip_tags`), and the per-sentence lookup
+:func:`~compaction_audit.recall.survival.check.flip_sentence` quotes from.  Pure standard
+library.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from functools import lru_cache
+
+from compaction_audit.recall.extract import Discriminator, Kind
+from compaction_audit.recall.survival.index import _Index, _index
+from compaction_audit.recall.survival.postings import _Postings
+from compaction_audit.recall.survival.words import (
+    _MARKER_IS_CONTENT,
+    _flip_stems,
+    _is_key,
+    _polarity,
+)
+
+_ANTONYMS: dict[str, tuple[str, ...]] = {}
+for _a, _b in (("enabl", "disabl"), ("allow", "deny"), ("allow", "forbid"),
+               ("allow", "block"), ("allow", "prohibit"), ("includ", "exclud"),
+               ("add", "remov"), ("accept", "reject"), ("start", "stop"),
+               ("increas", "decreas"), ("rais", "lower"), ("lock", "unlock"),
+               ("requir", "optional"), ("publ", "privat"), ("safe", "unsafe")):
+    _ANTONYMS[_a] = (*_ANTONYMS.get(_a, ()), _b)
+    _ANTONYMS[_b] = (*_ANTONYMS.get(_b, ()), _a)
+_FLIP_FAMILIES = {"max": "min", "min": "max"}
+_FLIP_KINDS = frozenset({Kind.NEGATION, Kind.CONSTRAINT, Kind.CONDITION, Kind.REQUIREMENT})
+
+
+def _flip_evidence(d: Discriminator, idx: _Index) -> bool:
+    """A rule sentence (or bound) of ``idx`` that states clause ``d`` reversed (see
+    :func:`~compaction_audit.recall.survival.check.flipped`)."""
+    return next(_flip_tags(d, idx.lookup.rules, idx.lookup.clause_words), None) is not None
+
+
+def _flip_tags(d: Discriminator, rules: dict[bool, _Postings],
+               clauses: dict[tuple[Kind, str], _Postings]) -> Iterator[int]:
+    """The tags of the rule parts (or bounds) in ``rules`` (``clauses``) that state
+    clause ``d`` reversed: a bound needs the opposite bound on all its identifier-like
+    words; a rule needs a rule part of the opposite polarity holding all its stems, or
+    one of the same polarity holding them with one swapped for its antonym."""
+    if d.kind not in _FLIP_KINDS:
+        return
+    family, *words = d.norm.split()
+    neg = _polarity(d)
+    other = _FLIP_FAMILIES.get(family)
+    if other is not None:
+        keys = [w for w in words if _is_key(w)]
+        bounds = clauses.get((d.kind, other))
+        if keys and bounds is not None:
+            yield from (tag for tag, cand in bounds.tagged(keys, 1)
+                        if all(k in cand for k in keys))
+        return
+    if family in _MARKER_IS_CONTENT:
+        return
+    stems = _flip_stems(words)
+    if not stems:
+        return
+    yield from (tag for tag, cand in rules[not neg].tagged(stems, 1) if stems <= cand)
+    for swapped in (stems - {w} | {a} for w in stems for a in _ANTONYMS.get(w, ())):
+        yield from (tag for tag, cand in rules[neg].tagged(swapped, 1) if swapped <= cand)
+
+
+def _restated(d: Discriminator, idx: _Index) -> bool:
+    """One sentence of the same polarity holds every stem of clause ``d``."""
+    _, *words = d.norm.split()
+    stems, neg = _flip_stems(words), _polarity(d)
+    lookup = idx.lookup
+    return bool(stems) and any(stems <= cand for table in (lookup.sentences, lookup.rules)
+                               for cand in table[neg].holding(stems, 1))
+
+
+_SPLIT_RE = re.compile(r"(?<=[.!?;])\s+|\n")
+
+
+@lru_cache(maxsize=256)
+def _sentence_lookup(summary_text: str) -> tuple[
+        tuple[str, ...], dict[bool, _Postings], dict[tuple[Kind, str], _Postings]]:
+    """The sentences of ``summary_text`` and the rule parts and clauses of each (as its
+    own :func:`~compaction_audit.recall.survival.index._index` has them), tagged with
+    the sentence's position: one lookup finds the first sentence that reverses a clause,
+    where indexing the sentences one
+    by one per flipped clause was quadratic (issue 11, item 5)."""
+    sentences = tuple(s for s in _SPLIT_RE.split(summary_text) if s.strip())
+    rules: dict[bool, tuple[list[frozenset[str]], list[int]]] = {False: ([], []),
+                                                                 True: ([], [])}
+    clauses: dict[tuple[Kind, str], tuple[list[frozenset[str]], list[int]]] = {}
+    for at, sentence in enumerate(sentences):
+        lookup = _index.__wrapped__(sentence).lookup  # not cached: once per sentence
+        for neg, part in lookup.rules.items():
+            rules[neg][0].extend(part.sets)
+            rules[neg][1].extend([at] * len(part.sets))
+        for key, part in lookup.clause_words.items():
+            sets, tags = clauses.setdefault(key, ([], []))
+            sets.extend(part.sets)
+            tags.extend([at] * len(part.sets))
+    return (sentences, {neg: _Postings(*pair) for neg, pair in rules.items()},
+            {key: _Postings(*pair) for key, pair in clauses.items()})

@@ -1,0 +1,228 @@
+"""Survival's summary index: what a summary offers for comparison, built once per text.
+
+:func:`_index` reads a summary's keys, paths, quantities, scopes, clauses, sentences,
+rule parts, module keys and version requirements into an :class:`_Index` (cached);
+:func:`_offered` reads only what the summary's own discriminators offer.  Pure standard
+library.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+from compaction_audit.recall import paraphrase
+from compaction_audit.recall.clauses import NEGATION_WORDS, content_words
+from compaction_audit.recall.extract import (
+    CLAUSE_KINDS,
+    SCOPE_CANON,
+    Discriminator,
+    Kind,
+    extract_cached,
+)
+from compaction_audit.recall.survival.anchors import _vocabulary
+from compaction_audit.recall.survival.postings import _Postings, _remember
+from compaction_audit.recall.survival.words import (
+    _HEX_RE,
+    _WORD_RE,
+    _basename,
+    _double_negative,
+    _module_key,
+    _stem,
+    negative,
+)
+from compaction_audit.recall.versions import (
+    REQUIREMENT_RE,
+    RequirementTable,
+    measure,
+    requirement_table,
+    vtuple,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class _Lookup:
+    """The inverted indexes :func:`~compaction_audit.recall.survival.check.survives`
+    looks candidates up in (built once per summary with :class:`_Index`); each answers
+    exactly what a scan of the lists of
+    :class:`_Index` answers."""
+
+    sentences: dict[bool, _Postings]  # negative -> sentence stems
+    rules: dict[bool, _Postings]  # negative -> rule-part stems
+    clause_words: dict[tuple[Kind, str], _Postings]  # (kind, family) -> clause words
+    clause_stems: dict[tuple[Kind, str], _Postings]  # the same clauses' stems
+    words: frozenset[str]  # every word (\w+ run) of the lowercased summary
+    hashes: tuple[str, ...]  # the keys that are hex strings, sorted
+    hash_set: frozenset[str]
+    path_tails: dict[str, list[str]]  # last "/" part of a path -> paths
+    requirements: RequirementTable
+    vocabulary: frozenset[str]
+    """Every string a token discriminator can be matched on here
+    (:func:`~compaction_audit.recall.survival.anchors._vocabulary`): one that shares
+    none of its :func:`~compaction_audit.recall.survival.anchors._anchors` with it does
+    not survive."""
+    memo: dict[tuple[object, ...], bool] = field(default_factory=dict)
+    """Answers by what decides them (the query's words that occur in the summary at
+    all): lost items that differ only in words the summary lacks get one look-up."""
+    starts: dict[str, list[int]] = field(default_factory=dict)
+    """Where each word (``\\w+`` run) of the lowercased summary starts, built on first
+    need by :func:`~compaction_audit.recall.survival.check._raw_in`."""
+
+    def remember(self, key: tuple[object, ...], answer: Callable[[], bool]) -> bool:
+        """The memo's answer for ``key``, computed by ``answer`` the first time."""
+        return _remember(self.memo, key, answer)
+
+
+@dataclass(frozen=True, slots=True)
+class _Index:
+    """What a summary offers for comparison (built once per summary text, cached)."""
+
+    keys: frozenset[str]  # token norms, plain words, bare numbers, path file names
+    paths: tuple[str, ...]
+    quantities: frozenset[tuple[str, str]]  # (number, canonical unit or "")
+    scopes: frozenset[str]  # scope norms and every scope term inside words
+    clauses: dict[tuple[Kind, str], list[frozenset[str]]]  # (kind, family) -> words
+    sentences: tuple[tuple[frozenset[str], bool], ...]  # (stems, negative) per sentence
+    rules: tuple[tuple[frozenset[str], bool], ...]  # sentence parts that state a rule
+    modules: frozenset[str]  # module and file names as snake_case stems
+    measures: frozenset[tuple[str, float]]  # (dimension, value in the base unit)
+    requirements: tuple[tuple[str, tuple[int, ...]], ...]  # (operator, version)
+    low: str
+    names: paraphrase.SummaryNames  # check names (validate_session_message_ids)
+    lookup: _Lookup
+
+
+_NAME_RE = re.compile(r"\w+(?:[.-]\w+)+")
+_SENTENCE_RE = re.compile(r"[.!?;](?=\s)|\n")
+_MODULE_RE = re.compile(r"\b[A-Z][A-Za-z0-9]*(?:\.[A-Z][A-Za-z0-9]*)+\b"
+                        r"|\b[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]+)+\b")
+_FILE_RE = re.compile(r"[\w-]+(?:\.[A-Za-z][\w]{0,7})+\b")
+_LONG_RUN_RE = re.compile(r"[\w-]{257,}")
+"""A run of word characters too long to be a name: blanked before the name and file
+patterns, which would otherwise rescan it from each of its positions (quadratic time
+on a summary that is one long word; issue 11, item 5)."""
+
+
+_RULE_RE = re.compile(
+    r"\b(?:must|should|shall|always|never|only|required|requires?|need(?:s)?\s+to"
+    r"|ha(?:ve|s)\s+to|cannot|can't|don't|do\s+not|mustn't|shouldn't|avoid|ensure"
+    r"|make\s+sure|no\s+\w+\s+(?:step|needed|required))\b")
+"""A sentence that states a rule (a modal, a prohibition, a requirement); a summary
+sentence flips a child's rule only when it is one (narrative "ran the migrations" does
+not flip "do not run the migrations"; issue 12, point 1)."""
+_PART_RE = re.compile(r",|\b(?:but|while|whereas|although)\b")
+"""Where a sentence splits into the parts a flip is judged on: "run migrations on
+staging only, not on prod" negates prod, not the rule."""
+_IMPERATIVE_VERBS = frozenset({
+    "run", "use", "add", "release", "deploy", "push", "merge", "commit", "enable",
+    "disable", "delete", "remove", "skip", "ask", "write", "build", "keep", "drop",
+    "include", "exclude", "allow", "block", "start", "stop", "call", "install", "set"})
+"""Verbs that open an imperative sentence (a rule without a modal: "Run the release
+right away")."""
+
+
+@lru_cache(maxsize=4096)
+def _index(summary: str) -> _Index:
+    low = summary.lower()
+    word_set = frozenset(_WORD_RE.findall(low))
+    keys, paths = set(word_set), []
+    short = _LONG_RUN_RE.sub(" ", low)
+    keys.update(_NAME_RE.findall(short))  # hyphenated and dotted names: spotter-gqc, a.ex
+    scopes = {SCOPE_CANON.get(w, w) for w in re.findall(r"[a-z]+(?:-(?:prod|env))?", low)}
+    offered = _offered(summary)
+    for d in extract_cached(summary):
+        if d.kind in CLAUSE_KINDS:
+            continue
+        keys.add(d.norm)
+        if d.kind is Kind.QUANTITY:
+            keys.add(d.norm.partition(" ")[0])
+        elif d.kind is Kind.SCOPE:
+            scopes.add(d.norm)
+        elif "/" in d.norm or "\\" in d.norm:
+            paths.append(d.norm.rstrip("/\\"))
+            keys.add(_basename(d.norm))
+    split = [(sent, words) for sent in _SENTENCE_RE.split(low)
+             if (words := content_words(sent, 400))]
+    sentences = tuple(
+        (frozenset(_stem(w) for w in words if w not in NEGATION_WORDS), negative(words))
+        for _, words in split)
+    rules = tuple(
+        (frozenset(_stem(w) for w in words if w not in NEGATION_WORDS), negative(words))
+        for sent, _ in split for part in _PART_RE.split(sent)
+        if (words := content_words(part, 400))
+        and (_RULE_RE.search(part) or words[0] in _IMPERATIVE_VERBS))
+    modules = {_module_key(m) for m in _MODULE_RE.findall(summary)}
+    modules.update(_module_key(f) for f in _FILE_RE.findall(_LONG_RUN_RE.sub(" ", summary)))
+    requirements = tuple((op, vtuple(v)) for op, v in REQUIREMENT_RE.findall(low))
+    hashes = sorted(k for k in keys if _HEX_RE.fullmatch(k))
+    tails: dict[str, list[str]] = {}
+    for path in paths:  # a path ending another ends in the same last "/" part
+        tails.setdefault(path.rsplit("/", 1)[-1], []).append(path)
+    lookup = _Lookup(
+        {neg: _Postings(c for c, n in sentences if n == neg) for neg in (False, True)},
+        {neg: _Postings(c for c, n in rules if n == neg) for neg in (False, True)},
+        offered.clause_words, offered.clause_stems, word_set, tuple(hashes), frozenset(hashes),
+        {tail: list(dict.fromkeys(ps)) for tail, ps in tails.items()},
+        table := requirement_table(requirements),
+        _vocabulary(keys, scopes, modules - {""}, tails, offered.measures, table))
+    return _Index(frozenset(keys), tuple(paths), offered.quantities, frozenset(scopes),
+                  offered.clauses, sentences, rules, frozenset(modules - {""}),
+                  offered.measures,
+                  requirements, low, paraphrase.summary_names(summary, _stem), lookup)
+
+
+def vocabulary(summary_text: str) -> frozenset[str]:
+    """What ``summary_text`` offers a token discriminator (see
+    :func:`~compaction_audit.recall.survival.anchors.anchors`)."""
+    return _index(summary_text).lookup.vocabulary
+
+def _clause_key(d: Discriminator) -> tuple[Kind, str, list[str]]:
+    """(kind, family, words) of a summary's clause ``d`` as its index files it: a
+    double negation ("never X without Y") is the constraint ``must``."""
+    family, *words = d.norm.split()
+    if family == "not" and _double_negative(d.text):
+        return Kind.CONSTRAINT, "must", words
+    return d.kind, family, words
+
+
+@dataclass(frozen=True, slots=True)
+class _Offered:
+    """What a summary's own discriminators offer, as its :class:`_Index` has it, built
+    from them alone (:func:`_offered`)."""
+
+    clauses: dict[tuple[Kind, str], list[frozenset[str]]]  # (kind, family) -> words
+    clause_words: dict[tuple[Kind, str], _Postings]  # the same, indexed
+    clause_stems: dict[tuple[Kind, str], _Postings]  # their stems, indexed
+    quantities: frozenset[tuple[str, str]]  # (number, canonical unit or "")
+    measures: frozenset[tuple[str, float]]  # (dimension, value in the base unit)
+    memo: dict[tuple[object, ...], bool] = field(default_factory=dict)
+    """Answers of :func:`~compaction_audit.recall.survival.check._decided` by what
+    decides them (as :attr:`_Lookup.memo`)."""
+
+    def remember(self, key: tuple[object, ...], answer: Callable[[], bool]) -> bool:
+        """The memo's answer for ``key``, computed by ``answer`` the first time."""
+        return _remember(self.memo, key, answer)
+
+
+@lru_cache(maxsize=4096)
+def _offered(summary: str) -> _Offered:
+    """:class:`_Offered` of ``summary``, from :func:`extract_cached` alone; its
+    :class:`_Index` takes these parts over."""
+    clauses: dict[tuple[Kind, str], list[frozenset[str]]] = {}
+    quantities = set()
+    for d in extract_cached(summary):
+        if d.kind in CLAUSE_KINDS:
+            kind, family, words = _clause_key(d)
+            clauses.setdefault((kind, family), []).append(
+                frozenset(words) - {">", "not"} if family == "must" else frozenset(words) - {">"})
+        elif d.kind is Kind.QUANTITY:
+            number, _, unit = d.norm.partition(" ")
+            quantities.add((number, unit))
+    return _Offered(
+        clauses, {key: _Postings(cands) for key, cands in clauses.items()},
+        {key: _Postings(frozenset(_stem(w) for w in c) for c in cands)
+         for key, cands in clauses.items()},
+        frozenset(quantities),
+        frozenset(m for number, unit in quantities if (m := measure(number, unit))))

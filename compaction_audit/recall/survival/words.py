@@ -1,0 +1,149 @@
+"""Survival's words: stems, identifier-like keys, module keys and polarity.
+
+The word-level comparison forms every survival check reads (``docs/discriminators.md``):
+suffix stripping and synonyms (:func:`stem`), identifier-like words, the snake_case key
+of a module or file name, and whether a clause or sentence is negative.  Pure standard
+library.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from compaction_audit.recall.clauses import NEGATION_WORDS
+from compaction_audit.recall.extract import Discriminator
+
+_SCOPE_WORDS = frozenset({"prod", "staging", "dev", "qa", "uat", "preprod", "test-env"})
+_HEX_RE = re.compile(r"[0-9a-f]{7,64}")
+
+
+def _basename(path: str) -> str:
+    return re.split(r"[/\\]", path.rstrip("/\\"))[-1]
+
+
+_WORD_RE = re.compile(r"\w+")
+
+
+_CAMEL_RE = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+
+
+@lru_cache(maxsize=65536)
+def _module_key(name: str) -> str:
+    """One form for a module and its file (issue 10, point 3): the last dotted part of
+    ``Spotter.Repo.Migrations.AddState`` or the file name of ``20260211_add_state.exs``
+    without extension and timestamp, snake_case: ``add_state``."""
+    base = re.split(r"[/\\]", name)[-1]
+    if "." in base and not base.rsplit(".", 1)[-1][:1].isupper():  # a file: no extension
+        base = base.split(".")[0]
+    elif "." in base:  # a dotted module: its last part
+        base = base.rsplit(".", 1)[-1]
+    snake = _CAMEL_RE.sub("_", base).lower().replace("-", "_")
+    snake = re.sub(r"^\d{6,}_", "", snake)  # a migration's timestamp
+    return snake if "_" in snake or len(snake) >= 6 else ""
+
+
+_SUFFIXES = ("ations", "ation", "ingly", "ings", "ing", "edly", "ed", "ly", "ful", "ness",
+             "ment", "es", "s", "e")
+
+
+@lru_cache(maxsize=65536)
+def _stem(w: str) -> str:
+    """Crude suffix stripping so "migrations"/"migration", "enabled"/"enable",
+    "gracefully"/"graceful", "degradation"/"degrade" compare (up to two passes)."""
+    for _ in range(2):
+        if len(w) > 3 and w.replace("-", "").isalpha() and not w.endswith("ss"):
+            for suffix in _SUFFIXES:
+                if w.endswith(suffix) and len(w) - len(suffix) >= 3:
+                    w = w[: -len(suffix)]
+                    break
+    return _SYNONYMS.get(w, w)
+
+
+_SYNONYMS = {"writ": "build", "creat": "build", "implement": "build", "mak": "build",
+             "execut": "run", "invok": "run", "delet": "remov", "eras": "remov",
+             "launch": "start"}
+"""Stems that name the same act, compared as one ("we are not writing a UI" states
+"we are not building a UI"; issue 12, point 5)."""
+
+
+@lru_cache(maxsize=65536)
+def _is_key(w: str) -> bool:
+    """Identifier-like object words (numbers, flags, paths, names) and scope terms."""
+    return (w in _SCOPE_WORDS or w.startswith("-")
+            or any(c.isdigit() or c in "_./#\\" for c in w))
+
+
+_MARKER_IS_CONTENT = frozenset({"max", "min", "because", "sequence", "revert", "ruled"})
+"""Families whose marker is itself the fact (a bound's direction, a cause, an order):
+these still need a same-family marker in the summary."""
+_MODALS = frozenset({"must", "should", "shall", "only", "always", "required", "need", "needs"})
+
+
+_NOT_BEFORE_WITHOUT = re.compile(
+    r"(?:\b(?:not|never|no|cannot|nothing|none)\b|n['\u2019]t\b)[^.;!?\n]*?\b(?:without|unless)\b")
+
+
+@lru_cache(maxsize=65536)
+def _double_negative(text: str) -> bool:
+    """True for a double negation: a negation, then "without" or "unless" in the same
+    sentence ("never run the release without a confirmation step" says "always a
+    confirmation step"; issue 12, point 1)."""
+    return _NOT_BEFORE_WITHOUT.search(text.lower()) is not None
+
+
+def negative(words: list[str]) -> bool:
+    """The polarity of a sentence or clause given its normalized content words
+    (:func:`~compaction_audit.recall.clauses.content_words`): negative when it holds a
+    negation word (:data:`~compaction_audit.recall.clauses.NEGATION_WORDS`), except a
+    double negation, a negation followed by "without" or "unless" ("never X without
+    Y", "cannot X unless Y": both mean "always Y"; issue 12, point 1).  "no longer" is
+    one negation."""
+    negs = [w for i, w in enumerate(words) if w in NEGATION_WORDS
+            and not (w == "longer" and i and words[i - 1] == "no")]
+    if not negs:
+        return False
+    if len(negs) == 2 and negs[1] == "without" and negs[0] != "without":
+        return False
+    return not (len(negs) == 1 and "unless" in words[words.index(negs[0]):])
+
+
+_HEAD = 5
+"""A long clause or requirement (more than this many distinct stems) also survives by
+its head: most of its first five stems in one sentence."""
+
+
+def _polarity(d: Discriminator) -> bool:
+    """True when clause ``d`` is negative (a double negation is not)."""
+    return _polarity_of(d.norm, d.text)
+
+
+@lru_cache(maxsize=65536)
+def _polarity_of(norm: str, text: str) -> bool:
+    """:func:`_polarity` of a clause with this norm and text, once per clause (a clause
+    is compared with every summary above its span)."""
+    family, *words = norm.split()
+    if _double_negative(text):
+        return False
+    return family == "not" or any(w in NEGATION_WORDS for w in words)
+
+
+def _flip_stems(words: list[str]) -> frozenset[str]:
+    """The stems a flip must hold: every content stem (the first five of a long
+    clause); empty when fewer than two."""
+    ordered = _content_stems(tuple(words))
+    return frozenset(ordered[:_HEAD]) if len(ordered) >= 2 else frozenset()
+
+
+@lru_cache(maxsize=65536)
+def _content_stems(words: tuple[str, ...]) -> tuple[str, ...]:
+    """The distinct stems of a clause's words in order, without ">", negation words
+    and modals; once per clause."""
+    return tuple(dict.fromkeys(_stem(w) for w in words
+                               if w != ">" and w not in NEGATION_WORDS and w not in _MODALS))
+
+
+def stem(word: str) -> str:
+    """The comparison form of one lowercased word (suffixes stripped, acts that mean the
+    same compared as one), as survival compares words."""
+    return _stem(word)
