@@ -73,3 +73,54 @@ def test_a_wal_without_its_shm_is_read_from_a_private_copy(tmp_path: Path) -> No
     before = listing(tmp_path / "run")
     assert rows(tmp_path / "run" / "w.db") == 300
     assert listing(tmp_path / "run") == before  # no -shm created beside it
+
+
+def test_a_hot_journal_is_not_read_past(tmp_path: Path) -> None:
+    """A writer that died mid-transaction left its changes in the file and a hot
+    ``-journal``; ``immutable`` skipped SQLite's check and read them, so a failing
+    store passed (adv18 F4).  Opened plainly, read-only, SQLite refuses it."""
+    import pytest
+
+    from compaction_audit.errors import LogError
+
+    path = tmp_path / "j.db"
+    db = sqlite3.connect(path)
+    db.execute("CREATE TABLE t (x INT)")
+    db.executemany("INSERT INTO t VALUES (?)", [(i,) for i in range(300)])
+    db.commit()
+    db.close()
+    pid = os.fork()
+    if pid == 0:  # the writer: its pages reach the file, then it dies uncommitted
+        child = sqlite3.connect(path, isolation_level=None)
+        child.execute("PRAGMA cache_size = 2")
+        child.execute("BEGIN")
+        child.execute("DELETE FROM t")
+        child.execute("CREATE TABLE pad (x BLOB)")
+        for _ in range(200):
+            child.execute("INSERT INTO pad VALUES (randomblob(4000))")
+        os._exit(0)
+    os.waitpid(pid, 0)
+    assert (tmp_path / "j.db-journal").exists()
+    before = listing(tmp_path)
+    with pytest.raises(LogError, match="cannot open the SQLite store: attempt to write a "
+                       "readonly database"):
+        rows(path)
+    assert listing(tmp_path) == before
+
+
+def test_a_sparse_wal_is_not_copied(tmp_path: Path) -> None:
+    """A -wal without its -shm is read from a copy; a -wal extended to 200 MB of
+    holes made the copy write 200 MB into TMPDIR (adv18 F5)."""
+    import pytest
+
+    from compaction_audit.errors import LogError
+
+    source, db = wal_store(tmp_path / "src" if (tmp_path / "src").mkdir() is None else tmp_path)
+    (tmp_path / "run").mkdir()
+    for side in ("", "-wal"):
+        shutil.copyfile(f"{source}{side}", tmp_path / "run" / f"w.db{side}")
+    db.close()
+    with open(tmp_path / "run" / "w.db-wal", "r+b") as wal:
+        wal.truncate(200 << 20)
+    with pytest.raises(LogError, match=r"w\.db-wal is a sparse file"):
+        rows(tmp_path / "run" / "w.db")

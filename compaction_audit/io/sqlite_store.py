@@ -72,12 +72,15 @@ def _open_untouched(path: str, private: bool = False) -> sqlite3.Connection:
     and ``-wal`` beside a WAL-mode store closed cleanly (adv17 F3).  So: without a
     ``-wal`` file the store is read as ``immutable`` (nothing else to read, no file
     created); with one, ``readonly_shm`` maps the existing ``-shm`` read-only (a
-    stale one is not trusted: SQLite keeps the index in memory).  ``private``: the
+    stale one is not trusted: SQLite keeps the index in memory).  Beside a
+    ``-journal`` the store is opened plainly: ``immutable`` skips the hot-journal
+    check and read what a writer that died mid-transaction left, so a failing store
+    passed (adv18 F4); SQLite then refuses it, read-only.  ``private``: the
     store is our own copy (:func:`_private_copy`), read as SQLite likes.  Raises
     :class:`sqlite3.Error` when the store cannot be read (a ``-wal`` without its
     ``-shm`` cannot be read in place)."""
-    if private:
-        query = "?mode=ro"
+    if private or os.path.lexists(f"{path}-journal"):
+        query = "?mode=ro"  # a hot journal: SQLite's own check refuses to read past it
     elif os.path.lexists(f"{path}-wal"):
         query = "?mode=ro&readonly_shm=1"
     else:
@@ -95,10 +98,19 @@ def _private_copy(path: str) -> Any:
     """A temporary folder holding ``store.db`` and ``store.db-wal``, copies of
     ``path`` and its ``-wal`` file, for a store SQLite cannot read without creating
     its ``-shm`` (the copy's is created there).  Raises :class:`LogError` when they
-    cannot be copied."""
+    cannot be copied, or when either is sparse: a 68 KB store with a -wal extended
+    to 200 MB of holes wrote 200 MB into TMPDIR (adv18 F5); the copy is then at most
+    the bytes on disk that the work budget counts (:func:`input_bytes`)."""
     import shutil
     import tempfile
 
+    for name in (path, f"{path}-wal"):  # holes would be written out as zeros
+        st = os.stat(name)
+        blocks = getattr(st, "st_blocks", None)
+        if blocks is not None and st.st_size > blocks * 512 + (1 << 16):
+            raise LogError(path, 0, f"cannot read the store: {os.path.basename(name)} is "
+                           "a sparse file (its size is not on disk); a -wal without its "
+                           "-shm is read from a copy, which would write the holes out")
     folder = tempfile.TemporaryDirectory(prefix="compaction-audit-store-")
     try:
         shutil.copyfile(path, os.path.join(folder.name, "store.db"))
