@@ -6,7 +6,10 @@ import json
 import shutil
 from pathlib import Path
 
+import pytest
+
 from compaction_audit import api
+from compaction_audit.errors import LogError
 from compaction_audit.io import gemini_cli
 from compaction_audit.io.detect import detect_format
 from tests.foreign import (
@@ -143,3 +146,24 @@ def test_a_second_compression_folds_the_first_snapshot() -> None:
     assert info["messages_removed"] == 5
     report = api.audit(str(GEMINI / "two-compressions" / "session.jsonl"))
     assert report.series["summary_depth_max"].to_list()[-1] == 2
+
+
+@pytest.mark.parametrize(("value", "why"), [
+    ("-257", "attributes.tokens_after: must be >= 0, got -257"),
+    ("18446744073709551616", "attributes.tokens_after: must be <= 1000000000000, got "
+                             "18446744073709551616"),
+    ("257.5", "attributes.tokens_after: expected an integer, got a number"),
+])
+def test_a_bad_token_count_in_telemetry_names_telemetry_log(tmp_path: Path, value: str,
+                                                            why: str) -> None:
+    """adv18 F3: a negative count was shown ("120,000 -> -257 tokens"), 2**64 was
+    blamed on the recording's line 25, and a float was dropped without a word."""
+    shutil.copy(SESSION, tmp_path / "compression.jsonl")
+    log = (GEMINI / "telemetry.log").read_text()
+    assert log.count('"tokens_after": 257') == 1
+    (tmp_path / "telemetry.log").write_text(log.replace('"tokens_after": 257',
+                                                        f'"tokens_after": {value}'))
+    with pytest.raises(LogError) as caught:
+        run_adapter(gemini_cli.records, tmp_path / "compression.jsonl")
+    assert caught.value.path == str(tmp_path / "telemetry.log")
+    assert caught.value.message == why

@@ -41,6 +41,7 @@ from compaction_audit.io.documents import (
 )
 from compaction_audit.io.harness import META
 from compaction_audit.io.lines import iter_lines, regular_file
+from compaction_audit.io.records import MAX_TOKENS, FieldError, as_int
 from compaction_audit.io.tokens import (
     decode_object,
     estimate_tokens,
@@ -399,10 +400,25 @@ def read_telemetry(path: str, session_id: str | None) -> list[tuple[int | None, 
             continue
         if session_id is not None and attrs.get("session.id") not in (None, session_id):
             continue
-        before, after = attrs.get("tokens_before"), attrs.get("tokens_after")
-        out.append((before if type(before) is int else None,
-                    after if type(after) is int else None))
+        line = text.count("\n", 0, end) + 1
+        out.append((_telemetry_tokens(path, line, attrs, "tokens_before"),
+                    _telemetry_tokens(path, line, attrs, "tokens_after")))
     return out
+
+
+def _telemetry_tokens(path: str, line: int, attrs: dict[str, Any], key: str) -> int | None:
+    """``attrs[key]``: None when absent or null, else a whole number of tokens from 0
+    to :data:`~compaction_audit.io.records.MAX_TOKENS`.  Anything else is a
+    :class:`LogError` naming ``telemetry.log`` and the line its event ends on: a
+    negative count was shown as "120,000 -> -257 tokens", 2**64 was blamed on the
+    recording, and a float was dropped without a word (adv18 F3)."""
+    value = attrs.get(key)
+    if value is None:
+        return None
+    try:
+        return as_int(value, f"attributes.{key}", 0, MAX_TOKENS)
+    except FieldError as exc:
+        raise LogError(path, line, f"{exc.field}: {exc.message}") from None
 
 
 def _texts(msg: dict[str, Any]) -> list[str]:
