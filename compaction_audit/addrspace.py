@@ -63,6 +63,33 @@ def cap_arenas() -> None:
         pass
 
 
+BYTES_PER_CLOSURE_PAIR = 800
+"""Address space per (summary, leaf) pair of the provenance closure, beyond
+:func:`needed`: a chain of compactions (each summary carries the one before) holds
+pairs quadratic in the trace, and the recall work over them took about 630 bytes of
+RSS per pair (1,003,000 pairs from a 1.2 MB Claude Code transcript of 1,000
+compactions: 732 MB; it aborted under 977 MiB and ran under 1.43 GiB; adv18 F1)."""
+
+
+def check_closure(path: str, size: int, pairs: int) -> None:
+    """Raise :class:`LogError` (line 0) when the address-space limit is below
+    :data:`BASE_BYTES` plus :data:`BYTES_PER_CLOSURE_PAIR` for each of the trace's
+    ``pairs`` closure pairs, and that is more than :func:`needed` for its ``size``
+    (which the check at the start allowed; on the shapes it was measured on it
+    covers their closures): checked once the closure is known, before the work that
+    grows with it.  Nothing without a limit."""
+    limit = address_space_limit()
+    if limit is None:
+        return
+    need = BASE_BYTES + BYTES_PER_CLOSURE_PAIR * pairs
+    if need > max(limit, needed(size)):
+        raise LogError(path, 0, (
+            f"needs about {_mib(need)} of address space to audit ({_mib(BASE_BYTES)} + "
+            f"{pairs:,} provenance pairs at {BYTES_PER_CLOSURE_PAIR} bytes each), over "
+            f"the address-space limit of {_mib(limit)} (ulimit -v, RLIMIT_AS): raise the "
+            "limit or audit a shorter trace"))
+
+
 def needed(size: int) -> int:
     """Address space (bytes) the audit of a trace of ``size`` bytes needs, at most, on
     the shapes measured."""

@@ -97,3 +97,48 @@ def test_a_memory_error_is_the_traces_one_line_error(
     assert [str(e) for e in report.errors] == [
         f"{path}: out of memory: auditing this trace needs more than the address-space "
         "limit of 3,072 MiB (ulimit -v, RLIMIT_AS)"]
+
+
+def _chain(folds: int) -> list[dict[str, object]]:
+    """A native trace of ``folds`` chained folds, each over the one before and a new
+    span: the closure holds about folds**2 / 2 (summary, leaf) pairs."""
+    from tests.logs import rnd, session, spans
+
+    records: list[dict[str, object]] = [session(session_id="chain", budget_tokens=10**6,
+                                                max_depth=10**6)]
+    records.append(rnd(0, spans=spans(("s0", 10))))
+    below = "s0"
+    for k in range(1, folds + 1):
+        records.append(rnd(k, spans=spans((f"s{k}", 10)),
+                           summaries=[{"id": f"f{k}", "tokens": 5,
+                                       "children": [below, f"s{k}"]}],
+                           evicted=[below]))
+        below = f"f{k}"
+    return records
+
+
+def test_a_closure_past_the_limit_is_refused_before_the_work_it_would_take(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """adv18 F1: a 1.2 MB transcript of 1,000 chained compactions passed the check at
+    the start (546 MiB) and then aborted under 977 MiB (exit 134, or a pyo3 panic):
+    its closure's pairs grow with the square of the chain.  Once the closure is known
+    it is checked too, at BYTES_PER_CLOSURE_PAIR per pair."""
+    from compaction_audit import api
+    from compaction_audit.closure import closure
+    from compaction_audit.errors import LogError
+    from tests.logs import dump
+
+    path = dump(_chain(60), tmp_path / "chain.jsonl")
+    session, _ = api.load(str(path))
+    pairs = closure(session).frame.height - session.items.filter(
+        session.items["kind"] == "span").height
+    need = addrspace.BASE_BYTES + addrspace.BYTES_PER_CLOSURE_PAIR * pairs
+    assert pairs == sum(k + 1 for k in range(1, 61))  # f_k reaches s0..s_k
+    monkeypatch.setattr(addrspace, "BYTES_PER_INPUT_BYTE", 0)  # what the start allowed
+    monkeypatch.setattr(addrspace, "address_space_limit", lambda: need)
+    closure(session)  # exactly at the limit: not over it
+    monkeypatch.setattr(addrspace, "address_space_limit", lambda: need - 1)
+    with pytest.raises(LogError, match=f"{pairs:,} provenance pairs at 800 bytes each"):
+        closure(session)
+    monkeypatch.setattr(addrspace, "BYTES_PER_INPUT_BYTE", 10**6)  # the start's estimate
+    closure(session)  # covers it: the closure is not checked twice over
