@@ -83,11 +83,8 @@ def check_closure(path: str, size: int, pairs: int) -> None:
         return
     need = BASE_BYTES + BYTES_PER_CLOSURE_PAIR * pairs
     if need > max(limit, needed(size)):
-        raise LogError(path, 0, (
-            f"needs about {_mib(need)} of address space to audit ({_mib(BASE_BYTES)} + "
-            f"{pairs:,} provenance pairs at {BYTES_PER_CLOSURE_PAIR} bytes each), over "
-            f"the address-space limit of {_mib(limit)} (ulimit -v, RLIMIT_AS): raise the "
-            "limit or audit a shorter trace"))
+        raise _over(path, need, limit, f"{_mib(BASE_BYTES)} + {pairs:,} provenance pairs "
+                    f"at {BYTES_PER_CLOSURE_PAIR} bytes each")
 
 
 def needed(size: int) -> int:
@@ -110,11 +107,17 @@ def check(path: str) -> None:
         return
     need = needed(size)
     if need > limit:
-        raise LogError(path, 0, (
-            f"needs about {_mib(need)} of address space to audit ({_mib(size)} trace: "
-            f"{_mib(BASE_BYTES)} + {BYTES_PER_INPUT_BYTE} bytes per trace byte), over "
-            f"the address-space limit of {_mib(limit)} (ulimit -v, RLIMIT_AS): raise "
-            "the limit or audit a shorter trace"))
+        raise _over(path, need, limit, f"{_mib(size)} trace: {_mib(BASE_BYTES)} + "
+                    f"{BYTES_PER_INPUT_BYTE} bytes per trace byte")
+
+
+def _over(path: str, need: int, limit: int, how: str) -> LogError:
+    """The one-line error of a trace that needs ``need`` bytes of address space
+    (``how``: the estimate's terms) over ``limit``."""
+    return LogError(path, 0, (
+        f"needs about {_mib(need)} of address space to audit ({how}), over the "
+        f"address-space limit of {_mib(limit)} (ulimit -v, RLIMIT_AS): raise the limit "
+        "or audit a shorter trace"))
 
 
 def out_of_memory(path: str) -> LogError:

@@ -29,6 +29,17 @@ def wal_store(folder: Path, name: str = "w.db") -> tuple[Path, sqlite3.Connectio
     return path, db
 
 
+def copied_without_shm(tmp_path: Path) -> None:
+    """``run/w.db`` and ``run/w.db-wal``: a WAL store copied while open (300 rows in
+    its ``-wal``), without its ``-shm``."""
+    (tmp_path / "src").mkdir()
+    source, db = wal_store(tmp_path / "src")
+    (tmp_path / "run").mkdir()
+    for side in ("", "-wal"):
+        shutil.copyfile(f"{source}{side}", tmp_path / "run" / f"w.db{side}")
+    db.close()
+
+
 def rows(path: Path) -> int:
     with BoundedStore(str(path)) as store:
         return int(store.db.execute("SELECT count(*) FROM t").fetchone()[0])
@@ -43,11 +54,7 @@ def listing(folder: Path) -> dict[str, str]:
 
 
 def test_a_hard_linked_shm_is_not_rewritten(tmp_path: Path) -> None:
-    source, db = wal_store(tmp_path / "src" if (tmp_path / "src").mkdir() is None else tmp_path)
-    (tmp_path / "run").mkdir()
-    for side in ("", "-wal"):
-        shutil.copyfile(f"{source}{side}", tmp_path / "run" / f"w.db{side}")
-    db.close()
+    copied_without_shm(tmp_path)
     shm = tmp_path / "run" / "w.db-shm"
     shm.write_bytes(os.urandom(40_000))  # stale: the index SQLite would rebuild in it
     os.link(shm, tmp_path / "run" / "other-name.bin")
@@ -65,11 +72,7 @@ def test_a_clean_wal_store_gets_no_new_files(tmp_path: Path) -> None:
 
 
 def test_a_wal_without_its_shm_is_read_from_a_private_copy(tmp_path: Path) -> None:
-    source, db = wal_store(tmp_path / "src" if (tmp_path / "src").mkdir() is None else tmp_path)
-    (tmp_path / "run").mkdir()
-    for side in ("", "-wal"):
-        shutil.copyfile(f"{source}{side}", tmp_path / "run" / f"w.db{side}")
-    db.close()
+    copied_without_shm(tmp_path)
     before = listing(tmp_path / "run")
     assert rows(tmp_path / "run" / "w.db") == 300
     assert listing(tmp_path / "run") == before  # no -shm created beside it
@@ -115,11 +118,7 @@ def test_a_sparse_wal_is_not_copied(tmp_path: Path) -> None:
 
     from compaction_audit.errors import LogError
 
-    source, db = wal_store(tmp_path / "src" if (tmp_path / "src").mkdir() is None else tmp_path)
-    (tmp_path / "run").mkdir()
-    for side in ("", "-wal"):
-        shutil.copyfile(f"{source}{side}", tmp_path / "run" / f"w.db{side}")
-    db.close()
+    copied_without_shm(tmp_path)
     with open(tmp_path / "run" / "w.db-wal", "r+b") as wal:
         wal.truncate(200 << 20)
     with pytest.raises(LogError, match=r"w\.db-wal is a sparse file"):
