@@ -101,9 +101,7 @@ def _run() -> None:
         with startup.loading():
             from compaction_audit.cli import main
     except KeyboardInterrupt as exc:
-        signum = exc.signum if isinstance(exc, stopline.Terminated) else 2
-        stopline.say_stopped(signum)
-        sys.exit(stopline.status())
+        sys.exit(stopline.stop_status(exc))
     main()
 
 

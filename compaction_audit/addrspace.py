@@ -71,15 +71,15 @@ RSS per pair (1,003,000 pairs from a 1.2 MB Claude Code transcript of 1,000
 compactions: 732 MB; it aborted under 977 MiB and ran under 1.43 GiB; adv18 F1)."""
 
 
-def check_closure(path: str, size: int, pairs: int) -> None:
+def check_closure(path: str, pairs: int) -> None:
     """Raise :class:`LogError` (line 0) when the address-space limit is below
     :data:`BASE_BYTES` plus :data:`BYTES_PER_CLOSURE_PAIR` for each of the trace's
-    ``pairs`` closure pairs, and that is more than :func:`needed` for its ``size``
-    (which the check at the start allowed; on the shapes it was measured on it
-    covers their closures): checked once the closure is known, before the work that
-    grows with it.  Nothing without a limit."""
-    limit = address_space_limit()
-    if limit is None:
+    ``pairs`` closure pairs, and that is more than :func:`needed` for the file at
+    ``path`` (which :func:`check` allowed at the start; on the shapes it was measured
+    on it covers their closures): checked once the closure is known, before the work
+    that grows with it.  Nothing where :func:`check` does nothing."""
+    limit, size = _limit_and_size(path)
+    if limit is None or size is None:
         return
     need = BASE_BYTES + BYTES_PER_CLOSURE_PAIR * pairs
     if need > max(limit, needed(size)):
@@ -98,17 +98,26 @@ def check(path: str) -> None:
     :func:`needed` for the file at ``path`` (its size on disk: a compressed trace is
     checked by its compressed size, a lower bound).  Nothing for standard input, a
     path that is not a regular file, or no limit."""
-    limit = address_space_limit()
-    if limit is None or path == "-":
-        return
-    try:
-        size = os.stat(path).st_size
-    except (OSError, ValueError):  # the reader reports it
+    limit, size = _limit_and_size(path)
+    if limit is None or size is None:
         return
     need = needed(size)
     if need > limit:
         raise _over(path, need, limit, f"{_mib(size)} trace: {_mib(BASE_BYTES)} + "
                     f"{BYTES_PER_INPUT_BYTE} bytes per trace byte")
+
+
+def _limit_and_size(path: str) -> tuple[int | None, int | None]:
+    """The address-space limit (None: no limit, nothing to check) and the size of the
+    file at ``path`` on disk (None for standard input, a URL, or a path that cannot
+    be looked at: the reader reports it)."""
+    limit = address_space_limit()
+    if limit is None or path == "-" or "://" in path:
+        return limit, None
+    try:
+        return limit, os.stat(path).st_size
+    except (OSError, ValueError):
+        return limit, None
 
 
 def _over(path: str, need: int, limit: int, how: str) -> LogError:

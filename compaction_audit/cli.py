@@ -113,10 +113,9 @@ def main() -> None:
         sys.exit(_invoke())
     except KeyboardInterrupt as exc:
         from compaction_audit.procs import exit_process
-        from compaction_audit.stopline import Terminated, say_stopped, status
+        from compaction_audit.stopline import stop_status
 
-        say_stopped(exc.signum if isinstance(exc, Terminated) else 2)
-        exit_process(status())
+        exit_process(stop_status(exc))
     except (SystemExit, GeneratorExit):
         raise
     except BaseException as exc:  # a bug, not bad input; still no traceback for the user

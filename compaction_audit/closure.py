@@ -9,12 +9,12 @@ are named by their row (UInt32) so that its joins and sorts are on integers (iss
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from itertools import chain
 
 import polars as pl
 
+from compaction_audit import addrspace
 from compaction_audit.errors import LogError
 from compaction_audit.model import Session
 from compaction_audit.plans import one
@@ -106,23 +106,8 @@ def closure(session: Session, limit: int = MAX_CLOSURE_PAIRS) -> Closure:
     if built is None:
         built = _walk(session, span_rows.len(), limit)
     _check_id_bytes(session, built, MAX_CLOSURE_ID_BYTES)
-    _check_address_space(session, built.height)
+    addrspace.check_closure(session.path, built.height)  # before the work it grows
     return Closure(pl.concat([spans, built]), span_rows.len(), ids)
-
-
-def _check_address_space(session: Session, pairs: int) -> None:
-    """:func:`compaction_audit.addrspace.check_closure` for a trace read from a file
-    (its size on disk; standard input and URLs are not checked, as at the start)."""
-    from compaction_audit import addrspace
-
-    path = session.path
-    if addrspace.address_space_limit() is None or path == "-" or "://" in path:
-        return
-    try:
-        size = os.stat(path).st_size
-    except (OSError, ValueError):
-        return
-    addrspace.check_closure(path, size, pairs)
 
 
 def _short(item: str, keep: int = 80) -> str:

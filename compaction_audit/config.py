@@ -130,11 +130,21 @@ def _untrusted(link: os.stat_result, file: os.stat_result,
     not in ``trusted`` (adv11 F3), or every user may write it (``o+w``: its owner is
     then no guarantee of what it says; adv12 F2).  Group write is allowed (a checkout
     made under umask 002)."""
+    why = _stranger(link, file, trusted)
+    if why is not None:
+        return why
+    if file.st_mode & stat.S_IWOTH:
+        return f"writable by every user (mode {stat.S_IMODE(file.st_mode):04o})"
+    return None
+
+
+def _stranger(link: os.stat_result, file: os.stat_result,
+              trusted: frozenset[int]) -> str | None:
+    """``owned by uid N, ...`` when the name (``link``) or the file it names is owned
+    by a user not in ``trusted``; else None."""
     for st in (link, file):
         if st.st_uid not in trusted:
             return f"owned by uid {st.st_uid}, not by you or root"
-    if file.st_mode & stat.S_IWOTH:
-        return f"writable by every user (mode {stat.S_IMODE(file.st_mode):04o})"
     return None
 
 
@@ -229,10 +239,7 @@ def _unopened_owner(path: Path, link: os.stat_result,
         file = os.stat(path)
     except OSError:
         file = link
-    for st in (link, file):
-        if st.st_uid not in trusted:
-            return f"owned by uid {st.st_uid}, not by you or root"
-    return None
+    return _stranger(link, file, trusted)
 
 
 def _trusted_owners(here: Path) -> frozenset[int]:

@@ -91,6 +91,14 @@ def _on_sigint(_signum: int, _frame: FrameType | None) -> None:
     raise KeyboardInterrupt
 
 
+def stop_status(exc: KeyboardInterrupt) -> int:
+    """Write the stop line for ``exc`` (:class:`Terminated`: its signal, else
+    SIGINT) unless one was written, and return the run's exit status
+    (:func:`status`): what every command's last catch of an interrupt does."""
+    say_stopped(exc.signum if isinstance(exc, Terminated) else _signal.SIGINT)
+    return status()
+
+
 def on_sigterm(signum: int, _frame: FrameType | None) -> None:
     """The SIGTERM handler: write the line, raise :class:`Terminated`."""
     say_stopped(signum)

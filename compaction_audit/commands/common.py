@@ -214,15 +214,14 @@ def interruptible(command: Callable[P, R]) -> Callable[P, R]:
 
     @functools.wraps(command)
     def run(*args: P.args, **kwargs: P.kwargs) -> R:
-        from compaction_audit.stopline import say_stopped, status
+        from compaction_audit.stopline import stop_status
 
         try:
             return command(*args, **kwargs)
         except KeyboardInterrupt as exc:
             # procs (multiprocessing, ctypes) loads only when a command stops
-            from compaction_audit.procs import Terminated, exit_process
+            from compaction_audit.procs import exit_process
 
-            say_stopped(exc.signum if isinstance(exc, Terminated) else 2)
-            exit_process(status())
+            exit_process(stop_status(exc))
 
     return run
