@@ -62,7 +62,7 @@ def test_a_sidechain_line_first_does_not_hide_the_main_thread(tmp_path: Path) ->
     assert code == 1
     # 2 errors: CA102 and the second compaction's fold (CA301); recall-floor leaves the
     # spans a product's compaction folded to CA301
-    assert verdict.startswith("FAIL; 1 line not read (see the notes): 2 error(s)")
+    assert verdict.startswith("FAIL (1 line not read, see the notes): 2 error(s)")
     assert audit(str(FIXTURE))[1].startswith("FAIL: 2 error(s)")
 
 
@@ -118,4 +118,4 @@ def test_lines_shown_only_in_the_transcript_are_counted(tmp_path: Path) -> None:
     assert out[0][1]["lines_not_read"] == hidden
     code, verdict = audit(path)
     assert code == 0
-    assert verdict.startswith(f"PASS; {hidden} lines not read (see the notes): 0 error(s)")
+    assert verdict.startswith(f"PASS ({hidden} lines not read, see the notes): 0 error(s)")

@@ -292,7 +292,7 @@ def test_messages_file_names_the_compaction_files_it_leaves(tmp_path: Path) -> N
     assert reader_notes(report) == [note]
     # the verdict line says it too, not only the note below the findings
     assert report.compactions_not_checked() == 2
-    assert report.verdict().startswith("PASS; 2 compactions could not be checked: ")
+    assert report.verdict().startswith("PASS (2 compactions could not be checked): ")
 
 
 def test_messages_file_with_its_one_compaction_file_leaves_none_unread(
@@ -393,7 +393,7 @@ def test_folder_with_a_failing_unpaired_compaction_fails_the_gate(tmp_path: Path
     # the messages file named alone keeps its verdict, and its note names the files
     alone = CliRunner().invoke(app, ["audit", str(folder / "session.messages.json")])
     assert alone.exit_code == 0, alone.output
-    assert "PASS; 2 compactions could not be checked" in alone.output
+    assert "PASS (2 compactions could not be checked)" in alone.output
     words = " ".join(alone.output.split())  # the note wraps to the width, indented
     assert "agentic.compaction.json, basic.compaction.json; audit each" in words
 

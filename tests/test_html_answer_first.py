@@ -26,15 +26,15 @@ def test_the_gate_line_then_each_verdict_above_its_table(write_log: LogWriter) -
 
 
 def test_the_verdict_is_coloured_by_its_head_word_alone(write_log: LogWriter) -> None:
-    # an opaque summary makes the verdict "PASS; 1 compaction could not be checked: ..."
+    # an opaque summary makes the verdict "PASS (1 compaction could not be checked): ..."
     opaque = write_log([
         rnd(0, spans=[{"id": "a", "tokens": 40, "text": "Keep port 8080."}]),
         rnd(1, summaries=[{"id": "S", "tokens": 5, "children": ["a"]}], evicted=["a"],
             compaction={"kind": "compact", "summary_id": "S", "summary_tokens": 5,
                         "opaque": True})])
     page = CliRunner().invoke(app, ["audit", str(opaque), "--isolated", "-f", "html"]).stdout
-    assert ('<p class="verdict PASS" id="verdict">PASS; 1 compaction could not be '
-            "checked: ") in page
+    assert ('<p class="verdict PASS" id="verdict">PASS (1 compaction could not be '
+            "checked): ") in page
 
 
 def test_a_compaction_s_lost_facts_are_listed_once(write_log: LogWriter) -> None:

@@ -191,9 +191,10 @@ def render_markdown(report: Report, opts: RenderOptions) -> bytes:
     failing = report.exit_code(opts.fail_on) != 0
     unchecked = sum(s.compactions_not_checked() for s in report.sessions)
     capped = sum(len(s.limits) for s in report.sessions)
-    note = (f"; {unchecked} compaction{'s' if unchecked > 1 else ''} could not be checked"
-            if unchecked else "") + (f"; {capped} check(s) stopped at a limit"
-                                     if capped else "")
+    notes = ([f"{unchecked} compaction{'s' if unchecked > 1 else ''} could not be checked"]
+             if unchecked else []) + ([f"{capped} check(s) stopped at a limit"]
+                                      if capped else [])
+    note = f" ({'; '.join(notes)})" if notes else ""
     lines = [f"## compaction-audit: {'FAIL' if failing else 'PASS'}{note}", "",
              md(gate_line(report, opts.fail_on)), ""]
     lines += summary_table(report)

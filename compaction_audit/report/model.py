@@ -194,7 +194,7 @@ class SessionReport:
                      "be checked")
         not_read = self.header.extra.get("lines_not_read")  # issue 11, adv9 F5
         if isinstance(not_read, int) and not_read > 0:
-            note += f"; {_count(not_read, 'line')} not read (see the notes)"
+            note += f"; {_count(not_read, 'line')} not read, see the notes"
         if self.limits:
             n = len(self.limits)
             note += (f"; {n} check{'s' if n > 1 else ''} stopped at "
@@ -211,11 +211,12 @@ class SessionReport:
 
     def verdict(self) -> str:
         """A one-line verdict in plain words: the head word, what could not be checked
-        (issue 10, point 8: "PASS; 1 compaction could not be checked"; see
-        :meth:`incomplete_note`), then the counts and the onsets."""
+        in parentheses (issue 10, point 8: "PASS (1 compaction could not be checked):
+        ..."; see :meth:`incomplete_note`), then the counts and the onsets."""
         c = self.counts()
         o = self.onsets
-        head = self.verdict_head() + self.incomplete_note()
+        note = self.incomplete_note()
+        head = self.verdict_head() + (f" ({note.removeprefix('; ')})" if note else "")
         parts = [f"{c['error']} error(s), {c['warning']} warning(s), {c['info']} info"]
         if self.skipped or self.dependent:
             parts.append(f"{len(self.skipped)} bad record(s) skipped and "

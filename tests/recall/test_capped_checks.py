@@ -229,10 +229,10 @@ def test_a_capped_check_is_named_in_the_verdict(write_log: LogWriter,
     monkeypatch.setattr(stale, "STALE_MAX_CHECKS", 27)
     report = audit(str(path))
     head = report.verdict().split(":")[0]
-    assert head == f"{report.verdict_head()}; 1 check stopped at its limit"
+    assert head == f"{report.verdict_head()} (1 check stopped at its limit)"
     monkeypatch.setenv("COLUMNS", "400")
     out = run("audit", str(path), "--jobs", "1").stdout
-    assert "FAIL; 1 check stopped at its limit: " in out
+    assert "FAIL (1 check stopped at its limit): " in out
     other = _wide(write_log, 2)  # a second trace: the summary's gate line counts stops
     out = run("audit", str(path), str(other), "--jobs", "1").stdout
     assert "1 check(s) stopped at a limit" in out

@@ -172,7 +172,7 @@ def test_verdict_says_a_compaction_could_not_be_checked(write_log: LogWriter) ->
     # nothing under the opaque summary is judged (CA303 left it out); CA201 is info
     assert [(f.code, f.severity.value) for f in report.findings] == [
         ("CA201", "info"), ("CA201", "info")]
-    head = "PASS; 1 compaction could not be checked"
+    head = "PASS (1 compaction could not be checked)"
     assert report.verdict().startswith(head + ": 0 error(s)")
     runner = CliRunner()
     text = runner.invoke(app, ["audit", path])
@@ -197,7 +197,7 @@ def test_verdict_without_unchecked_compactions_is_unchanged(write_log: LogWriter
 @pytest.mark.skipif(not CORPUS.is_dir(), reason="../shared/corpus is absent")
 def test_shared_codex_remote_compaction_passes_unchecked() -> None:
     report = api.audit(str(CORPUS / "codex" / "synthetic-remote-compaction.jsonl"))
-    assert report.verdict().startswith("PASS; 1 compaction could not be checked: ")
+    assert report.verdict().startswith("PASS (1 compaction could not be checked): ")
 
 
 @pytest.mark.skipif(not CORPUS.is_dir(), reason="../shared/corpus is absent")
