@@ -9,8 +9,10 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from typer.testing import CliRunner
 
+from compaction_audit import trace as tracer
 from compaction_audit.cli import app
 from compaction_audit.commands.trace import MIN_QUOTE
 from compaction_audit.io.native import read_native
@@ -318,3 +320,26 @@ def test_a_path_cut_short_is_found_as_part_of_a_word(write_log: LogWriter) -> No
                                       "a word")
     assert root.label == "discriminator '/srv/app/frontend/comp': 1 span: 1 carried"
     assert [c.data["span"] for c in root.children] == ["k"]
+
+
+def test_full_shows_a_node_s_dropped_list_whole(write_log: LogWriter,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """ux4 F12: a fold's "also dropped" list was cut at the width even with --full;
+    with it the list wraps whole under the guides (never at column 0), up to
+    ``trace.FULL_LIMIT`` characters."""
+    many = ", ".join(f"port {8000 + k}" for k in range(12))
+    path = str(write_log([
+        rnd(0, spans=[{"id": "a", "tokens": 40, "text": f"Open {many}."}]),
+        rnd(1, summaries=[{"id": "F", "tokens": 5, "children": ["a"], "text": "Ports."}],
+            evicted=["a"])]))
+    cut = run(path, "8011").output
+    whole = run(path, "8011", "--full").output
+    assert "'8010'" not in cut and "…" in cut
+    lost = [ln for ln in whole.splitlines() if "also dropped" in ln or ln.startswith(" ")
+            or ln.startswith("│")]
+    joined = " ".join(ln.strip("│ └├─") for ln in lost)
+    assert all(f"'{8000 + k}'" in joined for k in range(11))
+    assert all(len(ln) <= 100 and not ln.startswith("'") for ln in whole.splitlines())
+    monkeypatch.setattr(tracer, "FULL_LIMIT", 30)
+    bounded = run(path, "8011", "--full").output
+    assert "quantity '8000', quantity '80…\n" in bounded and "'8001'" not in bounded

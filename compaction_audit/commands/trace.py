@@ -41,11 +41,13 @@ class TreeView:
     """The tree, one node per entry under guides of ours (``├── ``, ``│   ``), so no
     untrusted text starts a line: each node's ids and our words are shown whole,
     wrapped to the width under the guides and 4 more spaces (:func:`fit`), only its
-    quote (``Node.cut`` on) is cut with ``…`` to fit.  Each node's children are capped
-    at :data:`LIST_LIMIT` unless ``show_all`` ("N more (--all)")."""
+    quote (``Node.cut`` on) is cut with ``…`` to fit, unless ``full`` is a number of
+    characters (``--full``: the quote is wrapped under the guides too, as the ids are,
+    and cut with ``…`` at that many characters).  Each node's children are capped at
+    :data:`LIST_LIMIT` unless ``show_all`` ("N more (--all)")."""
 
-    def __init__(self, root: Node, show_all: bool) -> None:
-        self.root, self.show_all = root, show_all
+    def __init__(self, root: Node, show_all: bool, full: int | None = None) -> None:
+        self.root, self.show_all, self.full = root, show_all, full
 
     def _lines(self, console: Console, prefix: str, cont: str, node: Node,
                width: int) -> list[Text]:
@@ -53,9 +55,12 @@ class TreeView:
             node.data.get("fate") == "lost" else ""
         if node.cut is None:
             return fit(console, width, prefix, cont, Text(printable(node.label), style))
-        return fit(console, width, prefix, cont,
-                   Text(printable(node.label[:node.cut]), style),
-                   Text(printable(node.label[node.cut:])))
+        head = Text(printable(node.label[:node.cut]), style)
+        quote = Text(printable(node.label[node.cut:]))
+        if self.full is not None:  # wrapped under the guides, as the ids are
+            quote.truncate(self.full, overflow="ellipsis")
+            return fit(console, width, prefix, cont, Text.assemble(head, quote))
+        return fit(console, width, prefix, cont, head, quote)
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         width = options.max_width
@@ -172,7 +177,8 @@ def trace_command(
     json: Annotated[bool, typer.Option("--json", hidden=True,
                                        help="Write the tree as JSON.")] = False,
     full: Annotated[bool, typer.Option(
-        "--full", help="Show each summary whole (else its first line, cut).")] = False,
+        "--full", help="Show each summary whole (else its first line, cut), and each "
+                       "node's quote whole (else cut to the width).")] = False,
     show_all: Annotated[bool, typer.Option(
         "--all", help=f"List every node (else {LIST_LIMIT} per level, in JSON too)."
     )] = False,
@@ -185,7 +191,8 @@ def trace_command(
     carried it, and the fold or eviction that lost it, with rounds and lines; a query
     that is not a discriminator says what it was reduced to.  For a summary: its
     provenance tree with each leaf's state (retained, offloaded, evicted at round N).
-    The summaries named are listed once at the end, cut to one line (--full: whole).
+    The summaries named are listed once at the end, cut to one line, and a node's
+    quote is cut to the width (--full: both whole).
     Exit 0, or 2 when the log is bad or nothing matches QUERY.
     """
     from compaction_audit.startup import loading
@@ -206,6 +213,6 @@ def trace_command(
                     None, JSON)
         return
     console = console_for()
-    console.print(TreeView(root, show_all), crop=False)
+    console.print(TreeView(root, show_all, FULL_LIMIT if full else None), crop=False)
     # a Group renders each line() unwrapped (console.print of a bare Text would wrap it)
     console.print(Group(*_summaries(root, show_all, full)), crop=False)
