@@ -27,6 +27,7 @@ import difflib
 import errno
 import os
 import stat
+import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -105,6 +106,9 @@ def _read_toml(path: Path, data: bytes | None = None) -> dict[str, Any]:
         return tomllib.loads(data.decode("utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise UsageError(f"{path}: invalid TOML: {exc}") from None
+    except ValueError:  # tomllib lets int()'s own limit through (adv19a F3)
+        raise UsageError(f"{path}: invalid TOML: an integer of more than "
+                         f"{sys.get_int_max_str_digits():,} digits") from None
     except (RecursionError, MemoryError):  # tomllib recurses once per nesting level
         raise UsageError(f"{path}: invalid TOML: nested too deeply") from None
 

@@ -215,3 +215,19 @@ def test_the_helper_reader_keeps_the_limits(tmp_path: Path,
         read_native(str(path), limits=Limits(max_line_bytes=4096))
     with pytest.raises(LogError, match=r"input longer than 2048 bytes \(max_input_bytes\)"):
         read_native(str(path), limits=Limits(max_input_bytes=2048))
+
+
+def test_an_integer_too_long_for_python_is_invalid_toml(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """adv19a F3: tomllib lets int()'s digit limit (4,300) through as a bare ValueError,
+    which was "internal error", from any table of a pyproject.toml found by the search."""
+    (tmp_path / "pyproject.toml").write_text("[tool.other]\nx = " + "7" * 4301 + "\n")
+    log = dump([OK0], tmp_path / "t.jsonl")
+    monkeypatch.chdir(tmp_path)  # the search starts here
+    for args in (["audit", str(log)], ["config", "show"]):
+        result = CliRunner().invoke(app, args)
+        assert result.exit_code == 2, result.output
+        assert result.output == (f"compaction-audit: {tmp_path / 'pyproject.toml'}: invalid "
+                                 "TOML: an integer of more than 4,300 digits\n")
+    (tmp_path / "pyproject.toml").write_text("[tool.other]\nx = " + "7" * 4300 + "\n")
+    assert CliRunner().invoke(app, ["audit", str(log)]).exit_code == 0
