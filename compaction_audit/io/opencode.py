@@ -24,6 +24,7 @@ The part grew fields across versions: unknown part types and fields are ignored.
 from __future__ import annotations
 
 import heapq
+import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from itertools import takewhile
@@ -70,8 +71,9 @@ def sniff_document(value: Any) -> bool:
 
 def companions(path: str) -> list[str]:
     """The files other than ``path`` that SQLite reads with a store: its ``-wal``,
-    ``-shm`` and ``-journal`` files (``[]`` for an export, or standard input).
-    ``-o`` may not name them."""
+    ``-shm`` and ``-journal`` files (``[]`` for an export, or standard input), beside
+    the name given and, for a symbolic link, beside the file it names, where SQLite
+    reads them (adv19a F2).  ``-o`` may not name them."""
     if path == "-":
         return []
     try:
@@ -80,7 +82,8 @@ def companions(path: str) -> list[str]:
                 return []
     except OSError:
         return []
-    return [f"{path}-{end}" for end in ("wal", "shm", "journal")]
+    names = dict.fromkeys([path, os.path.realpath(path)])
+    return [f"{name}-{end}" for name in names for end in ("wal", "shm", "journal")]
 
 
 @dataclass

@@ -94,13 +94,14 @@ def _open_untouched(path: str, private: bool = False) -> sqlite3.Connection:
     return db
 
 
-def _private_copy(path: str) -> Any:
+def _private_copy(path: str, shown: str) -> Any:
     """A temporary folder holding ``store.db`` and ``store.db-wal``, copies of
     ``path`` and its ``-wal`` file, for a store SQLite cannot read without creating
     its ``-shm`` (the copy's is created there).  Raises :class:`LogError` when they
     cannot be copied, or when either is sparse: a 68 KB store with a -wal extended
     to 200 MB of holes wrote 200 MB into TMPDIR (adv18 F5); the copy is then at most
-    the bytes on disk that the work budget counts (:func:`input_bytes`)."""
+    the bytes on disk that the work budget counts (:func:`input_bytes`).  ``shown``:
+    the name the user gave, for messages (``path`` is the file it names)."""
     import shutil
     import tempfile
 
@@ -108,7 +109,7 @@ def _private_copy(path: str) -> Any:
         st = os.stat(name)
         blocks = getattr(st, "st_blocks", None)
         if blocks is not None and st.st_size > blocks * 512 + (1 << 16):
-            raise LogError(path, 0, f"cannot read the store: {os.path.basename(name)} is "
+            raise LogError(shown, 0, f"cannot read the store: {os.path.basename(name)} is "
                            "a sparse file (its size is not on disk); a -wal without its "
                            "-shm is read from a copy, which would write the holes out")
     folder = tempfile.TemporaryDirectory(prefix="compaction-audit-store-")
@@ -117,7 +118,7 @@ def _private_copy(path: str) -> Any:
         shutil.copyfile(f"{path}-wal", os.path.join(folder.name, "store.db-wal"))
     except OSError as exc:
         folder.cleanup()
-        raise LogError(path, 0, f"cannot read the store: {exc.strerror or exc}") from None
+        raise LogError(shown, 0, f"cannot read the store: {exc.strerror or exc}") from None
     return folder
 
 
@@ -132,11 +133,15 @@ class BoundedStore:
 
     Raises :class:`LogError` (``FILE: ...``, line 0) when the file cannot be opened,
     a table is not plain, or a budget is exceeded; ``what`` names the file's kind in
-    messages ("SQLite store")."""
+    messages ("SQLite store").  A name that is a symbolic link is read as the file it
+    names, with the ``-wal``, ``-shm`` and ``-journal`` beside that file, where SQLite
+    looks for them (those beside the link's name were checked, so a link read its
+    target's hot journal as ``immutable``: adv19a F1)."""
 
     def __init__(self, path: str, what: str = "SQLite store") -> None:
         self.path = path
         self.what = what
+        shown, path = path, os.path.realpath(path)
         size = input_bytes(path)
         self.max_steps = max(MIN_STEPS, STEPS_PER_BYTE * size)
         self.max_text = TEXT_PER_BYTE * size + (1 << 16)
@@ -145,21 +150,21 @@ class BoundedStore:
         for side in ("-journal", "-wal", "-shm"):  # SQLite opens them before any check:
             other = f"{path}{side}"  # a FIFO there blocks the open past any signal
             if os.path.lexists(other) and not regular_file(other):
-                raise LogError(path, 0, f"cannot open the {what}: its {side} file is not "
+                raise LogError(shown, 0, f"cannot open the {what}: its {side} file is not "
                                "a regular file")
         self._copy: Any = None
         try:
             self.db = _open_untouched(path)
         except sqlite3.Error as exc:
             if not (os.path.lexists(f"{path}-wal") and not os.path.lexists(f"{path}-shm")):
-                raise LogError(path, 0, f"cannot open the {what}: {exc}") from None
-            self._copy = _private_copy(path)  # a -wal without its -shm: read a copy
+                raise LogError(shown, 0, f"cannot open the {what}: {exc}") from None
+            self._copy = _private_copy(path, shown)  # a -wal without its -shm: a copy
             try:
                 self.db = _open_untouched(os.path.join(self._copy.name, "store.db"),
                                           private=True)
             except sqlite3.Error as exc:
                 self._copy.cleanup()
-                raise LogError(path, 0, f"cannot open the {what}: {exc}") from None
+                raise LogError(shown, 0, f"cannot open the {what}: {exc}") from None
         self.db.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, min(max(size, 1 << 16), MAX_LENGTH))
         self.db.set_progress_handler(self._tick, _PROGRESS_EVERY)
         self.db.row_factory = sqlite3.Row
