@@ -77,12 +77,13 @@ def check_closure(path: str, pairs: int) -> None:
     ``pairs`` closure pairs, and that is more than :func:`needed` for the file at
     ``path`` (which :func:`check` allowed at the start; on the shapes it was measured
     on it covers their closures): checked once the closure is known, before the work
-    that grows with it.  Nothing where :func:`check` does nothing."""
+    that grows with it.  Standard input and URLs, whose size :func:`check` cannot see,
+    are checked against the limit alone (adv19b F1).  Nothing without a limit."""
     limit, size = _limit_and_size(path)
-    if limit is None or size is None:
+    if limit is None:
         return
     need = BASE_BYTES + BYTES_PER_CLOSURE_PAIR * pairs
-    if need > max(limit, needed(size)):
+    if need > (limit if size is None else max(limit, needed(size))):
         raise _over(path, need, limit, f"{_mib(BASE_BYTES)} + {pairs:,} provenance pairs "
                     f"at {BYTES_PER_CLOSURE_PAIR} bytes each")
 

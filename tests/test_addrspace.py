@@ -142,3 +142,9 @@ def test_a_closure_past_the_limit_is_refused_before_the_work_it_would_take(
         closure(session)
     monkeypatch.setattr(addrspace, "BYTES_PER_INPUT_BYTE", 10**6)  # the start's estimate
     closure(session)  # covers it: the closure is not checked twice over
+    # standard input has no size for the start to check: the closure is (adv19b F1)
+    monkeypatch.setattr(session, "path", "-")
+    with pytest.raises(LogError, match=f"^-: needs about .* {pairs:,} provenance pairs"):
+        closure(session)
+    monkeypatch.setattr(addrspace, "address_space_limit", lambda: need)
+    closure(session)
