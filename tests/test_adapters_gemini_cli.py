@@ -167,3 +167,25 @@ def test_a_bad_token_count_in_telemetry_names_telemetry_log(tmp_path: Path, valu
         run_adapter(gemini_cli.records, tmp_path / "compression.jsonl")
     assert caught.value.path == str(tmp_path / "telemetry.log")
     assert caught.value.message == why
+
+
+def test_telemetry_events_name_their_own_lines(tmp_path: Path) -> None:
+    """An event's line was counted from the start of the file for each event (25,000
+    events: 27 s; adv19b F2), over lines joined with a second newline and without the
+    blank ones, so the line named was wrong (25 for line 14 here).  It is the line the
+    event ends on, looked up from the lines read, after pretty-printed, one-line and
+    blank lines alike."""
+    shutil.copy(SESSION, tmp_path / "compression.jsonl")
+    event = ('{"attributes": {"event.name": "gemini_cli.chat_compression", '
+             '"tokens_before": 120000, "tokens_after": %s}}')
+    other = '{\n  "attributes": {\n    "event.name": "gemini_cli.api_request"\n  }\n}'
+    # lines 1-5, a blank 6, then 7, 8-12, 13 and 14
+    lines = [other, "", event % 9000, other, event % 8000, event % -1]
+    (tmp_path / "telemetry.log").write_text("\n".join(lines) + "\n")
+    with pytest.raises(LogError) as caught:
+        run_adapter(gemini_cli.records, tmp_path / "compression.jsonl")
+    assert (caught.value.path, caught.value.line) == (str(tmp_path / "telemetry.log"), 14)
+    assert caught.value.message == "attributes.tokens_after: must be >= 0, got -1"
+    (tmp_path / "telemetry.log").write_text("\n".join(lines[:5]) + "\n")
+    assert gemini_cli.read_telemetry(str(tmp_path / "telemetry.log"), None) == [
+        (120000, 9000), (120000, 8000)]

@@ -22,6 +22,7 @@ Gemini CLI telemetry log (``gemini_cli.chat_compression`` events, ``tokens_befor
 
 from __future__ import annotations
 
+import bisect
 import json
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
@@ -379,10 +380,24 @@ def read_telemetry(path: str, session_id: str | None) -> list[tuple[int | None, 
     input beyond those limits and for a value nested too deeply to decode."""
     if not regular_file(path):
         return []
+    numbers: list[int] = []  # the file's line number of each non-blank line read
+    starts: list[int] = []  # where that line starts in ``text``
+    pieces: list[str] = []
+    at = 0
     try:
-        text = b"\n".join(raw for _, raw in iter_lines(path)).decode("utf-8", "replace")
+        for number, raw in iter_lines(path):
+            piece = raw.decode("utf-8", "replace").rstrip("\n") + "\n"
+            numbers.append(number)
+            starts.append(at)
+            pieces.append(piece)
+            at += len(piece)
     except OSError:
         return []
+    text = "".join(pieces)
+
+    def line_at(pos: int) -> int:  # blank lines are not read: each line keeps its number
+        return numbers[bisect.bisect_right(starts, pos) - 1]
+
     decoder = json.JSONDecoder()
     out: list[tuple[int | None, int | None]] = []
     pos = 0
@@ -390,8 +405,8 @@ def read_telemetry(path: str, session_id: str | None) -> list[tuple[int | None, 
         try:
             obj, end = decoder.raw_decode(text, pos)
         except RecursionError:
-            raise LogError(path, text.count("\n", 0, pos) + 1,
-                           "a value is nested too deeply to decode") from None
+            raise LogError(path, line_at(pos), "a value is nested too deeply to decode"
+                           ) from None
         except ValueError:
             break
         pos = end
@@ -400,7 +415,7 @@ def read_telemetry(path: str, session_id: str | None) -> list[tuple[int | None, 
             continue
         if session_id is not None and attrs.get("session.id") not in (None, session_id):
             continue
-        line = text.count("\n", 0, end) + 1
+        line = line_at(end - 1)  # its closing brace's: not counted from the start (adv19b F2)
         out.append((_telemetry_tokens(path, line, attrs, "tokens_before"),
                     _telemetry_tokens(path, line, attrs, "tokens_after")))
     return out
