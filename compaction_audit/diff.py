@@ -148,9 +148,24 @@ class RunDiff:
             ends.append(int(value[0]))
         return ends[0], ends[1]
 
+    def lenient_note(self) -> str:
+        """What ``--lenient`` left out of either run, e.g. ``candidate: 1 bad record(s)
+        skipped and 4 dependent reject(s) (--lenient)``; "" when nothing was.  A run
+        with skipped records never compares silently (issue 11, class 2: a damaged
+        candidate passed ``--fail-on-new error`` without a word; adv19a F4)."""
+        return "; ".join(
+            f"{label}: {len(r.skipped)} bad record(s) skipped and {len(r.dependent)} "
+            "dependent reject(s) (--lenient)"
+            for label, r in (("baseline", self.baseline), ("candidate", self.candidate))
+            if r.skipped or r.dependent)
+
     def headline(self) -> str:
         """A one-line plain verdict: ``no change``, or the inversion onset's move and
-        the finding counts."""
+        the finding counts; then :meth:`lenient_note` when a run skipped records."""
+        note = self.lenient_note()
+        return self._changes() + (f"; {note}" if note else "")
+
+    def _changes(self) -> str:
         if not self.changed:
             return "no change"
         o = self.onset("inversion_onset")
@@ -369,7 +384,9 @@ def gate(diff: RunDiff, fail_if_onset_earlier: int | None,
     ``fail_if_onset_earlier`` (rounds, >= 0): fail when the candidate's inversion onset
     is earlier than the baseline's by more than that many rounds, or appears where the
     baseline had none.  ``fail_on_new`` (error, warning or info): fail when a new
-    finding unit is at or above that severity.
+    finding unit is at or above that severity, and, at warning or info, when the
+    candidate skipped records under ``--lenient`` (a warning, as in ``audit``: its
+    findings are incomplete; adv19a F4).
     """
     reasons = []
     o = diff.onset("inversion_onset")
@@ -388,4 +405,9 @@ def gate(diff: RunDiff, fail_if_onset_earlier: int | None,
             per_rule = Counter(f"{f.code} {f.rule}" for f in new)
             shown = ", ".join(f"{name} x{n}" for name, n in per_rule.items())
             reasons.append(f"{len(new)} new finding(s) at or above {fail_on_new}: {shown}")
+        cand = diff.candidate
+        if (cand.skipped or cand.dependent) and floor <= Severity.WARNING.rank:
+            reasons.append(f"the candidate's findings are incomplete: {len(cand.skipped)} "
+                           f"bad record(s) skipped and {len(cand.dependent)} dependent "
+                           "reject(s) (--lenient)")
     return reasons

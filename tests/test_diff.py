@@ -446,3 +446,34 @@ def test_a_round_that_diverges_below_three_decimals_shows_the_digits_that_differ
     assert "equal where both have it" not in narrow
     assert "0.2001 -> 0.1996" in wide
     assert "0.500" not in wide  # round 1 does not diverge: not listed
+
+
+def test_a_run_with_skipped_records_says_so_and_fails_a_warning_gate(tmp_path: Path) -> None:
+    """adv19a F4: under --lenient the candidate's failing round (its line cut short)
+    was skipped, the diff passed --fail-on-new error and said nothing of it.  Now the
+    verdict and the JSON name what each run skipped, and a warning gate fails on it."""
+    lines = (SAMPLES / "handwritten.jsonl").read_text(encoding="utf-8").splitlines()
+    base = tmp_path / "base.jsonl"
+    base.write_text("\n".join(lines[:3]) + "\n", encoding="utf-8")  # rounds 0 and 1
+    lines[3] = lines[3][:-5]  # round 2, the fold that drops the facts: bad JSON
+    cand = tmp_path / "cand.jsonl"
+    cand.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    note = "candidate: 1 bad record(s) skipped and 4 dependent reject(s) (--lenient)"
+    text = run(str(base), str(cand), "--lenient", "--fail-on-new", "error")
+    assert text.exit_code == 0 and note in text.output
+    doc = json.loads(run(str(base), str(cand), "--lenient", "-f", "json").stdout)
+    assert doc["verdict"].endswith("; " + note)
+    assert (doc["candidate"]["skipped_records"], doc["candidate"]["dependent_rejects"]) == (1, 4)
+    assert (doc["baseline"]["skipped_records"], doc["baseline"]["dependent_rejects"]) == (0, 0)
+    gated = json.loads(run(str(base), str(cand), "--lenient", "--fail-on-new", "warning",
+                           "-f", "json").stdout)
+    assert ("the candidate's findings are incomplete: 1 bad record(s) skipped and 4 "
+            "dependent reject(s) (--lenient)") in gated["gates"]["reasons"]
+    # the damaged run on both sides: each is named, the baseline first
+    swapped = json.loads(run(str(cand), str(cand), "--lenient", "--fail-on-new", "info",
+                             "-f", "json").stdout)
+    assert swapped["verdict"] == ("no change; baseline: 1 bad record(s) skipped and 4 "
+                                  "dependent reject(s) (--lenient); " + note)
+    clean = json.loads(run(str(base), str(base), "--lenient", "--fail-on-new", "info",
+                           "-f", "json").stdout)
+    assert clean["verdict"] == "no change" and clean["gates"]["passed"]

@@ -65,7 +65,8 @@ def _run(r: SessionReport) -> dict[str, Any]:
     rounds = r.series["round"]
     return {"path": r.path, "session_id": r.header.session_id, "rounds": r.n_rounds,
             "first_round": int(rounds[0]) if len(rounds) else None,
-            "last_round": int(rounds[-1]) if len(rounds) else None}
+            "last_round": int(rounds[-1]) if len(rounds) else None,
+            "skipped_records": len(r.skipped), "dependent_rejects": len(r.dependent)}
 
 
 def _occ(o: Occurrence | None) -> dict[str, Any] | None:
