@@ -46,9 +46,14 @@ class Entry:
 
 
 def trace_key(path: str) -> str:
-    """``path`` normalized with ``/``, relative to the working directory when under it."""
+    """``path`` normalized with ``/``, relative to the working directory when under it.
+    A path with a ``..`` component is resolved first: ``link/../t.jsonl`` is beside
+    the folder ``link`` names, not ``t.jsonl``, and normalizing it by its letters made
+    the baseline of one file apply to another (adv19a F5)."""
     if path == "-":
         return path
+    if ".." in path.replace(os.sep, "/").split("/"):
+        path = os.path.realpath(path)
     if os.path.isabs(path):
         with contextlib.suppress(ValueError):  # another drive (Windows)
             path = os.path.relpath(path)

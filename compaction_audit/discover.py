@@ -106,7 +106,13 @@ def is_trace_name(name: str) -> bool:
 
 
 def _normal(path: str) -> str:
-    return os.path.normpath(path).replace(os.sep, "/")
+    """``path`` without ``.`` components and repeated slashes.  ``..`` is kept:
+    ``link/..`` is the parent of the folder ``link`` names, which ``os.path.normpath``
+    made the current folder, so another file than the one opened was audited and
+    named (adv19a F5), and ``-o`` onto the trace was not refused (F6)."""
+    path = path.replace(os.sep, "/")
+    parts = [p for p in path.split("/") if p not in ("", ".")]
+    return ("/" if path.startswith("/") else "") + "/".join(parts) or "."
 
 
 _KINDS = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"),

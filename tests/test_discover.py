@@ -269,3 +269,30 @@ def test_a_pattern_through_a_real_unsearchable_directory(tree: Path, mode: int) 
     assert found.traces == ["runs/a/x.jsonl"]
     assert [str(e) for e in found.unreadable] == [
         "runs/secret: cannot search directory: Permission denied"]
+
+
+def test_dotdot_after_a_symlink_is_the_file_the_kernel_opens(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """adv19a F5/F6: ``link/../t.jsonl`` was made ``t.jsonl`` by its letters, but
+    ``link/..`` is the parent of the folder ``link`` names: another file was audited
+    under the name given, ``-o`` onto it was not refused, and the baseline of one file
+    applied to the other.  ``..`` is kept; a baseline key resolves it."""
+    from compaction_audit.baseline import trace_key
+
+    (tmp_path / "job").mkdir()
+    (tmp_path / "other" / "dir").mkdir(parents=True)
+    dump(drift_records(), tmp_path / "other" / "t.jsonl")  # fails
+    (tmp_path / "job" / "t.jsonl").write_text("")
+    (tmp_path / "job" / "link").symlink_to("../other/dir")
+    monkeypatch.chdir(tmp_path / "job")
+    assert discover(["link/../t.jsonl"]) == ["link/../t.jsonl"]
+    assert discover(["link/..//./t.jsonl"]) == ["link/../t.jsonl"]
+    assert discover(["link/.."]) == ["link/../t.jsonl"]
+    assert discover(["./t.jsonl"]) == ["t.jsonl"]
+    assert trace_key("link/../t.jsonl") == str(tmp_path / "other" / "t.jsonl")
+    assert trace_key("./t.jsonl") == "t.jsonl"
+    before = (tmp_path / "other" / "t.jsonl").read_bytes()
+    result = run("audit", "link/../t.jsonl", "-o", "link/../t.jsonl")
+    assert result.exit_code == 2, result.output
+    assert (tmp_path / "other" / "t.jsonl").read_bytes() == before
+    assert run("audit", "-q", "link/../t.jsonl").exit_code == 1
