@@ -67,6 +67,26 @@ def _audit_or_error(path: str, settings: Settings | None, lenient: bool,
         return addrspace.out_of_memory(path)
 
 
+def audit_or_isolated(path: str, settings: Settings | None = None, lenient: bool = False,
+                      rules: list[Rule] | None = None,
+                      severity: dict[str, Severity] | None = None) -> SessionReport | LogError:
+    """The report of ``path``, or its :class:`LogError`: audited in this process, or,
+    under an address-space limit, in a child of its own
+    (:mod:`compaction_audit.isolated`: an abort there is the trace's one line)."""
+    from compaction_audit import isolated
+
+    if isolated.wanted(path):
+        return isolated.audit_in_child(path, settings, lenient, rules, severity)
+    return _audit_or_error(path, settings, lenient, rules, severity)
+
+
+def audited(result: SessionReport | LogError) -> SessionReport:
+    """``result`` when it is a report; raises it when it is the trace's error."""
+    if isinstance(result, LogError):
+        raise result
+    return result
+
+
 def default_jobs(n_traces: int) -> int:
     """Workers used when ``jobs`` is None: min(2, traces, cores available)."""
     return max(1, min(DEFAULT_JOBS, n_traces, available_cores()))
@@ -86,11 +106,13 @@ def audit_paths(paths: Sequence[str], settings: Settings | None = None,
     """Audit several traces; an unreadable trace is recorded in ``Report.errors`` and
     does not hide the others.  Sessions and errors keep the order of ``paths``.
 
-    With more than one trace and ``jobs`` > 1 (default :func:`default_jobs`), traces
-    are audited in a process pool (spawned workers: forking a process that runs
-    Polars' thread pool can deadlock; :func:`~compaction_audit.procs.worker_pool`:
-    capped at the cores available, torn down on SIGTERM/SIGINT, workers die with this
-    process); standard input (``-``), FIFOs and ``/dev/fd`` paths are always read here
+    Under an address-space limit each trace is audited in a child process of its own,
+    one at a time (:func:`audit_or_isolated`).  Otherwise, with more than one trace
+    and ``jobs`` > 1 (default :func:`default_jobs`), traces are audited in a process
+    pool (spawned workers: forking a process that runs Polars' thread pool can
+    deadlock; :func:`~compaction_audit.procs.worker_pool`: capped at the cores
+    available, torn down on SIGTERM/SIGINT, workers die with this process).  Standard
+    input (``-``), FIFOs and ``/dev/fd`` paths are always read here
     (:func:`~compaction_audit.io.lines.reads_once`).
     ``progress`` is called in this process as each trace completes.
     """
@@ -103,7 +125,8 @@ def audit_paths(paths: Sequence[str], settings: Settings | None = None,
         if progress is not None:
             progress(sum(r is not None for r in results), total, paths[i])
 
-    if workers > 1:
+    isolate = addrspace.address_space_limit() is not None
+    if workers > 1 and not isolate:
         from compaction_audit import waits  # a pool's; one trace loads none
 
         with worker_pool(workers) as pool:
@@ -119,7 +142,7 @@ def audit_paths(paths: Sequence[str], settings: Settings | None = None,
                 done(futures[future], future.result())
     else:
         for i, p in enumerate(paths):
-            done(i, _audit_or_error(p, settings, lenient, rules, severity))
+            done(i, audit_or_isolated(p, settings, lenient, rules, severity))
     sessions = [r for r in results if isinstance(r, SessionReport)]
     errors = [r for r in results if isinstance(r, LogError)]
     settle_unread(sessions)

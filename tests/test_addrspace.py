@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from compaction_audit import addrspace, api
+from compaction_audit import addrspace, api, isolated
 from compaction_audit.errors import LogError
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="RLIMIT_AS as on Linux")
@@ -93,6 +93,7 @@ def test_a_memory_error_is_the_traces_one_line_error(
 
     monkeypatch.setattr(api, "audit", exhausted)
     monkeypatch.setattr(addrspace, "address_space_limit", lambda: 3 << 30)
+    monkeypatch.setattr(isolated, "wanted", lambda _path: False)  # in this process
     report = api.audit_paths([path], jobs=1)
     assert [str(e) for e in report.errors] == [
         f"{path}: out of memory: auditing this trace needs more than the address-space "

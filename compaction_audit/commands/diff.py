@@ -70,7 +70,7 @@ def diff_command(
     from compaction_audit.startup import loading
 
     with loading():  # the auditor (compaction_audit.startup)
-        from compaction_audit.api import audit
+        from compaction_audit.api import audit_or_isolated, audited
         from compaction_audit.diff import diff_reports, gate
         from compaction_audit.outfile import refuse_same_file
 
@@ -86,8 +86,9 @@ def diff_command(
         inputs = [baseline, candidate, *([str(eff.config_path)] if eff.config_path else [])]
         if output is not None:
             refuse_same_file(str(output), inputs)
-        base = audit(baseline, eff.settings, lenient, eff.rules, eff.severity)
-        cand = audit(candidate, eff.settings, lenient, eff.rules, eff.severity)
+        base, cand = (audited(audit_or_isolated(path, eff.settings, lenient, eff.rules,
+                                                eff.severity))
+                      for path in (baseline, candidate))  # a child each under ulimit -v
     except AuditError as exc:
         fail(str(exc))
     if eff.suppressions:  # the configuration's [[suppress]] entries hold in both runs

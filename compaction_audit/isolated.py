@@ -1,0 +1,118 @@
+"""Under an address-space limit, each trace is audited in a process of its own.
+
+Polars allocates through jemalloc, which aborts the process when an allocation fails
+(exit 134, a Rust backtrace); no handler can catch that (:mod:`compaction_audit.addrspace`).
+The checks there refuse a trace whose estimate is over the limit, but an estimate is
+measured on the shapes known, and one process keeps what earlier traces took: two
+copies of a trace that passes alone, audited one after the other (``-j 1``, ``diff``),
+aborted on the second (adv19b F5), and a text-rich chain of folds passed both checks
+and aborted (adv19b F4).  So under a limit (``ulimit -v``, ``RLIMIT_AS``) each trace is
+audited in a spawned child with the whole limit to itself; a child that dies (an
+abort, a kill by the kernel) is that trace's one-line "out of memory" error, exit 2,
+and the other traces are still audited.  The child's standard error goes to a file
+of ours: the Rust runtime's "memory allocation of N bytes failed" and its backtrace
+are not passed on; anything else the child wrote is, after it ends.
+
+Without a limit nothing changes: the traces are audited in this process (or the pool
+of ``-j``).  Standard input, FIFOs and ``/dev/fd`` paths are always read here (a child
+cannot open them: :func:`~compaction_audit.io.lines.reads_once`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import sys
+import tempfile
+from typing import TYPE_CHECKING, Any
+
+from compaction_audit import addrspace
+from compaction_audit.errors import LogError
+
+if TYPE_CHECKING:
+    from multiprocessing.connection import Connection
+
+    from compaction_audit.report.model import SessionReport
+
+_RUST_ALLOC = b"memory allocation of "
+"""How the line the Rust runtime prints before it aborts on a failed allocation starts."""
+
+
+def wanted(path: str) -> bool:
+    """True when ``path`` should be audited in a child: an address-space limit is set
+    and the trace can be opened again by another process."""
+    from compaction_audit.io.lines import reads_once
+
+    return addrspace.address_space_limit() is not None and not reads_once(path)
+
+
+def _child(send: Connection, err_path: str, parent: int, args: tuple[Any, ...]) -> None:
+    from compaction_audit.api import _audit_or_error
+    from compaction_audit.procs import _die_with_parent
+
+    _die_with_parent(parent)
+    fd = os.open(err_path, os.O_WRONLY | os.O_APPEND)
+    os.dup2(fd, 2)
+    os.close(fd)
+    send.send(_audit_or_error(*args))
+    send.close()
+
+
+def audit_in_child(path: str, *args: Any) -> SessionReport | LogError:
+    """``api._audit_or_error(path, *args)`` run in a spawned child process.  A child
+    that ends without a result is :func:`addrspace.out_of_memory` for ``path`` when it
+    aborted (SIGABRT) or was killed (SIGKILL, the kernel's OOM killer), else a
+    :class:`LogError` giving its exit status.  An exception here (Ctrl-C, SIGTERM as
+    :class:`~compaction_audit.stopline.Terminated`) kills the child first."""
+    from multiprocessing import get_context
+
+    from compaction_audit.childproc import safe_path_env
+
+    ctx = get_context("spawn")
+    recv, send = ctx.Pipe(duplex=False)
+    fd, err_path = tempfile.mkstemp(prefix="compaction-audit-child-")
+    os.close(fd)
+    proc = ctx.Process(target=_child, args=(send, err_path, os.getpid(), (path, *args)),
+                       daemon=True)
+    try:
+        block = getattr(signal, "pthread_sigmask", None)  # the child starts with
+        old = block(signal.SIG_BLOCK, {signal.SIGINT}) if block else None  # Ctrl-C ours
+        try:
+            with safe_path_env():
+                proc.start()
+        finally:
+            if block is not None and old is not None:
+                block(signal.SIG_SETMASK, old)
+        send.close()
+        try:
+            result: SessionReport | LogError | None = recv.recv()
+        except EOFError:
+            result = None
+        proc.join()
+        with open(err_path, "rb") as fh:
+            err = fh.read()
+    except BaseException:
+        with contextlib.suppress(OSError, ValueError, AttributeError):
+            proc.kill()
+        raise
+    finally:
+        recv.close()
+        with contextlib.suppress(OSError):
+            os.unlink(err_path)
+    if result is not None:
+        if err:
+            sys.stderr.buffer.write(err)
+            sys.stderr.flush()
+        return result
+    return _died(path, proc.exitcode, err)
+
+
+def _died(path: str, code: int | None, err: bytes) -> LogError:
+    """The one line of a child that ended without a result (exit status ``code``;
+    ``err``: what it wrote on standard error)."""
+    rust_abort = any(line.startswith(_RUST_ALLOC) for line in err.splitlines())
+    if code in (-signal.SIGABRT, -signal.SIGKILL, 134, 137) or rust_abort:
+        return addrspace.out_of_memory(path)
+    return LogError(path, 0, f"the process auditing this trace ended without a result "
+                    f"(exit status {code})")

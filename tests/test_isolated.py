@@ -1,0 +1,67 @@
+"""Under an address-space limit each trace is audited in a child of its own
+(compaction_audit.isolated; adv19b F4, F5): two traces that fit one at a time aborted
+the process that audited both (exit 134), and a shape heavier than the estimates
+passed the checks and aborted."""
+
+from __future__ import annotations
+
+import signal
+from pathlib import Path
+
+import pytest
+
+from compaction_audit import addrspace, api, isolated
+from compaction_audit.errors import LogError
+from tests.gate_app import drift_records
+from tests.logs import dump
+
+
+def test_each_trace_is_audited_in_a_child_under_a_limit(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    a = dump(drift_records(), tmp_path / "a.jsonl")
+    b = dump(drift_records(), tmp_path / "b.jsonl")
+    (tmp_path / "bad.jsonl").write_text("{\n")
+    paths = [str(a), str(tmp_path / "bad.jsonl"), str(b)]
+    here = api.audit_paths(paths, jobs=1)
+    started: list[str] = []
+    real = isolated.audit_in_child
+
+    def spy(path: str, *args: object) -> object:
+        started.append(path)
+        return real(path, *args)
+
+    monkeypatch.setattr(addrspace, "address_space_limit", lambda: 1 << 40)
+    monkeypatch.setattr(isolated, "audit_in_child", spy)
+    apart = api.audit_paths(paths, jobs=2)  # one child at a time, whatever -j says
+    assert started == paths
+    assert [s.verdict() for s in apart.sessions] == [s.verdict() for s in here.sessions]
+    assert [s.path for s in apart.sessions] == [str(a), str(b)]
+    assert [str(e) for e in apart.errors] == [str(e) for e in here.errors]
+    assert "bad.jsonl:1" in str(apart.errors[0])
+
+
+@pytest.mark.parametrize(("code", "err", "message"), [
+    (-signal.SIGABRT, b"memory allocation of 25690128 bytes failed\nstack backtrace:\n",
+     "out of memory: auditing this trace needs more than the address-space limit of "
+     "1,024 MiB (ulimit -v, RLIMIT_AS)"),
+    (-signal.SIGKILL, b"", "out of memory: auditing this trace needs more than the "
+     "address-space limit of 1,024 MiB (ulimit -v, RLIMIT_AS)"),
+    (1, b"memory allocation of 8 bytes failed\n", "out of memory: auditing this trace "
+     "needs more than the address-space limit of 1,024 MiB (ulimit -v, RLIMIT_AS)"),
+    (1, b"Traceback (most recent call last):\n", "the process auditing this trace ended "
+     "without a result (exit status 1)"),
+])
+def test_a_child_that_died_is_the_trace_s_one_line(
+        code: int, err: bytes, message: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(addrspace, "address_space_limit", lambda: 1 << 30)
+    died = isolated._died("t.jsonl", code, err)
+    assert isinstance(died, LogError) and str(died) == f"t.jsonl: {message}"
+
+
+def test_without_a_limit_or_for_standard_input_nothing_is_isolated(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    a = dump(drift_records(), tmp_path / "a.jsonl")
+    monkeypatch.setattr(addrspace, "address_space_limit", lambda: None)
+    assert not isolated.wanted(str(a))
+    monkeypatch.setattr(addrspace, "address_space_limit", lambda: 1 << 40)
+    assert isolated.wanted(str(a)) and not isolated.wanted("-")
