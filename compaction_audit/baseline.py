@@ -156,16 +156,20 @@ def apply(report: Report, baseline: dict[str, Entry], source: str = "") -> Repor
     keys = {k for s in report.sessions
             for k in (trace_key(s.path), clip_tree(trace_key(s.path)))}
     by_name: dict[str, set[str]] = {}
-    for e in baseline.values():
+    by_trace: dict[str, list[tuple[str, Entry]]] = {}  # one pass: each trace looks up
+    for fp, e in baseline.items():  # its own (adv19b F6: traces x entries)
         if e.trace not in keys:
             by_name.setdefault(e.trace.rsplit("/", 1)[-1], set()).add(e.trace)
+        else:
+            by_trace.setdefault(e.trace, []).append((fp, e))
     sessions = []
     for s in report.sessions:
         pairs = session_entries(s)
         kept = [f for f, e in pairs if e.fingerprint not in baseline]
         seen = {e.fingerprint for _, e in pairs}
         shown = {trace_key(s.path), clip_tree(trace_key(s.path))}  # as dumps wrote it
-        stale = sorted(e for fp, e in baseline.items() if e.trace in shown and fp not in seen)
+        stale = sorted(e for name in shown for fp, e in by_trace.get(name, [])
+                       if fp not in seen)
         info: dict[str, object] = {"file": source, "suppressed": len(pairs) - len(kept),
                                    "stale": [asdict(e) for e in stale]}
         if not stale and len(kept) == len(pairs):  # nothing of the baseline under its path
