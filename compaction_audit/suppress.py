@@ -5,7 +5,7 @@ Each ``[[suppress]]`` entry (``[[tool.compaction-audit.suppress]]`` in
 ``pyproject.toml``) names:
 
 - ``rule`` (a code such as ``CA301`` or a name) and ``discriminator``, a glob pattern
-  (:func:`fnmatch.fnmatchcase`: ``*``, ``?``, ``[...]``; case-sensitive) over the text
+  (as :func:`fnmatch.fnmatchcase`: ``*``, ``?``, ``[...]``; case-sensitive) over the text
   of a lost discriminator; a finding of that rule is suppressed when every
   discriminator it names matches one of the rule's patterns (a fold that also dropped
   a fact no pattern covers still fires; a finding that names none is not
@@ -24,8 +24,9 @@ in the whole run is returned so the command can say so (a stale entry, or a typo
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, replace
-from fnmatch import fnmatchcase
+from fnmatch import translate
 from typing import Any
 
 from compaction_audit.errors import UsageError
@@ -34,6 +35,12 @@ from compaction_audit.rules import RULES
 from compaction_audit.rules.base import Finding
 
 KEYS = ("rule", "discriminator", "fold", "reason")
+
+MAX_SUPPRESSIONS = 1000
+"""Most ``[[suppress]]`` entries a configuration may hold: each lost fact a pattern
+covers is compared with every pattern of its rule, so their number multiplies the
+work (4,000 entries added 45 s to a 0.34 MB trace; adv19b F3).  A team silences a few
+judged items, not thousands."""
 
 
 @dataclass(frozen=True)
@@ -64,6 +71,9 @@ def parse(value: Any, where: str) -> tuple[Suppression, ...]:
     missing or doubled target, or a discriminator without its rule."""
     if not isinstance(value, list):
         raise UsageError(f"{where}: suppress must be an array of tables ([[suppress]])")
+    if len(value) > MAX_SUPPRESSIONS:
+        raise UsageError(f"{where}: suppress has {len(value):,} entries, more than "
+                         f"{MAX_SUPPRESSIONS:,} (MAX_SUPPRESSIONS)")
     codes = {**{c: c for c in RULES}, **{cls.name: c for c, cls in RULES.items()}}
     out = []
     for i, entry in enumerate(value):
@@ -107,23 +117,60 @@ def _fold_of(f: Finding) -> str | None:
     return str(fold) if fold is not None else f.entity
 
 
-def covering(entries: tuple[Suppression, ...], f: Finding) -> tuple[bool, set[int]]:
-    """Whether ``entries`` suppress finding ``f``, and the indexes of the entries that
+class Patterns:
+    """The discriminator patterns of ``entries``, compiled once (:func:`fnmatch.translate`)
+    and joined per rule into one expression, so that a text no pattern covers (the
+    common case) costs one match in C, and a text's entries are looked up once
+    (adv19b F3: ``fnmatchcase`` for every entry and every lost fact)."""
+
+    def __init__(self, entries: tuple[Suppression, ...]) -> None:
+        self.entries = entries
+        self.compiled = {i: re.compile(translate(s.discriminator))
+                         for i, s in enumerate(entries) if s.discriminator is not None}
+        self.any: dict[str | None, re.Pattern[str] | None] = {
+            rule: _joined([s.discriminator for i, s in enumerate(entries)
+                           if i in self.compiled and (rule is None or s.rule == rule)])
+            for rule in {None, *(s.rule for s in entries)}}
+        self._hits: dict[tuple[str | None, str], frozenset[int]] = {}
+
+    def hits(self, rule: str | None, text: str) -> frozenset[int]:
+        """The entries whose pattern matches ``text``, of ``rule`` (None: any rule)."""
+        key = (rule, text)
+        found = self._hits.get(key)
+        if found is None:
+            joined = self.any.get(rule)
+            found = frozenset() if joined is None or not joined.match(text) else frozenset(
+                i for i, rx in self.compiled.items()
+                if (rule is None or self.entries[i].rule == rule) and rx.match(text))
+            self._hits[key] = found
+        return found
+
+
+def _joined(patterns: list[str | None]) -> re.Pattern[str] | None:
+    """One expression matching what any of ``patterns`` (globs) matches; None for none."""
+    parts = sorted({translate(p) for p in patterns if p is not None})
+    return re.compile("|".join(f"(?:{p})" for p in parts)) if parts else None
+
+
+def covering(patterns: Patterns, f: Finding) -> tuple[bool, set[int]]:
+    """Whether the entries suppress finding ``f``, and the indexes of the entries that
     matched it or one of its discriminators (see the module docstring)."""
-    mine = [(i, s) for i, s in enumerate(entries) if s.rule is None or s.rule == f.code]
-    folds = {i for i, s in mine if s.fold is not None and _fold_of(f) == s.fold}
+    folds = {i for i, s in enumerate(patterns.entries)
+             if s.fold is not None and (s.rule is None or s.rule == f.code)
+             and _fold_of(f) == s.fold}
     texts = named_discriminators(f)
-    patterns = [(i, s.discriminator) for i, s in mine if s.discriminator is not None]
-    hits = [{i for i, p in patterns if fnmatchcase(t, p or "")} for t in texts]
+    hits = [patterns.hits(f.code, t) for t in texts]
     used = folds.union(*hits) if hits else set(folds)
     return bool(folds) or (bool(texts) and all(hits)), used
 
 
-def covers_fact(s: Suppression, d: dict[str, Any]) -> bool:
-    """True when ``s`` hides the lost fact ``d`` from the lost lists."""
-    if s.fold is not None:
-        return d.get("fold") is not None and str(d.get("fold")) == s.fold
-    return fnmatchcase(str(d.get("text", "")), s.discriminator or "")
+def covered_fact(patterns: Patterns, d: dict[str, Any]) -> set[int]:
+    """The entries that hide the lost fact ``d`` from the lost lists: a fold entry
+    naming its fold, a pattern (of any rule) matching its text."""
+    fold = d.get("fold")
+    hit = {i for i, s in enumerate(patterns.entries)
+           if s.fold is not None and fold is not None and str(fold) == s.fold}
+    return hit | patterns.hits(None, str(d.get("text", "")))
 
 
 FOLD_RULES = ("CA301", "CA302")
@@ -158,11 +205,10 @@ def _unfolded(rounds: list[dict[str, Any]], gone: list[Finding]) -> list[dict[st
     return out
 
 
-def _session(r: SessionReport, entries: tuple[Suppression, ...], used: set[int]
-             ) -> SessionReport:
+def _session(r: SessionReport, patterns: Patterns, used: set[int]) -> SessionReport:
     kept: list[Finding] = []
     for f in r.findings:
-        gone, hit = covering(entries, f)
+        gone, hit = covering(patterns, f)
         used.update(hit)
         if not gone:
             kept.append(f)
@@ -170,7 +216,7 @@ def _session(r: SessionReport, entries: tuple[Suppression, ...], used: set[int]
     def facts(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
         out = []
         for d in items:
-            hit = [i for i, s in enumerate(entries) if covers_fact(s, d)]
+            hit = covered_fact(patterns, d)
             used.update(hit)
             if not hit:
                 out.append(d)
@@ -196,6 +242,7 @@ def apply(report: Report, entries: tuple[Suppression, ...]
     if not entries:
         return report, []
     used: set[int] = set()
-    sessions = [_session(s, entries, used) for s in report.sessions]
+    patterns = Patterns(entries)
+    sessions = [_session(s, patterns, used) for s in report.sessions]
     unmatched = [s for i, s in enumerate(entries) if i not in used]
     return replace(report, sessions=sessions), unmatched

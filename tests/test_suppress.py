@@ -123,3 +123,36 @@ def test_diff_applies_them_to_both_runs(folds: Path, tmp_path: Path) -> None:
                                             "--isolated"])
     assert [u["code"] for u in json.loads(unsuppressed.stdout)["findings"]["new"]
             ].count("CA301") == 4  # units by lost fact: a negation and a number per fold
+
+
+def test_at_most_max_suppressions_entries(folds: Path) -> None:
+    """adv19b F3: every covered fact is compared with every pattern of its rule, so
+    4,000 entries added 45 s to a 0.34 MB trace; a configuration holds at most 1,000."""
+    entry = '[[suppress]]\nrule = "CA301"\ndiscriminator = "zz{}*"\n'
+    at_cap = "".join(entry.format(i) for i in range(998)) + (
+        '[[suppress]]\nrule = "CA301"\ndiscriminator = "Do not restart worker 1*"\n'
+        '[[suppress]]\nrule = "CA301"\ndiscriminator = "1?"\n')
+    result = audit(folds, at_cap)
+    assert result.exit_code == 1  # F2.0 and F2.1 still fire; 998 entries matched nothing
+    assert ca301(result) == ["F2.0", "F2.1"]
+    over = audit(folds, at_cap + entry.format("x"))
+    assert over.exit_code == 2
+    assert over.stderr == ("compaction-audit: compaction-audit.toml: suppress has 1,001 "
+                           "entries, more than 1,000 (MAX_SUPPRESSIONS)\n")
+
+
+def test_a_pattern_is_matched_as_fnmatchcase_would(folds: Path) -> None:
+    """The patterns run as compiled expressions joined per rule, not fnmatchcase per
+    pair: the same globs, whole-text, case-sensitive, ``[...]`` sets and ``?``."""
+    from fnmatch import fnmatchcase
+
+    from compaction_audit.suppress import Patterns, Suppression
+
+    globs = ["Do not*", "do not*", "*worker 1?*", "*[12]0 on*", "Do not restart", "*\n*"]
+    patterns = Patterns(tuple(Suppression(f"s[{i}]", "CA301", g) for i, g in
+                              enumerate(globs)))
+    for text in ["Do not restart worker 10 on Fridays", "do not x", "Do not restart",
+                 "worker 2", "a\nb", ""]:
+        assert patterns.hits("CA301", text) == {
+            i for i, g in enumerate(globs) if fnmatchcase(text, g)}, text
+        assert patterns.hits("CA302", text) == set()
