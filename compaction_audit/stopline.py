@@ -128,6 +128,10 @@ def announce_interrupts() -> None:
     same way, as :class:`Terminated` (exit 143), in every phase of the command, not
     only while a worker pool runs: a single large trace decoded by helper processes
     (:mod:`compaction_audit.io.parallel`) ended killed, with no line (issue 11, third
-    pass, F6)."""
+    pass, F6).  SIGHUP too, unless it is ignored (``nohup``): it ended the run with
+    no line and multiprocessing's warning of leaked semaphores (adv19b O1)."""
     _install(_signal.SIGINT, _on_sigint)
     _install(_signal.SIGTERM, on_sigterm)
+    hangup = getattr(_signal, "SIGHUP", None)  # a closed terminal, a CI job cancelled:
+    if hangup is not None and _signal.getsignal(hangup) == _signal.SIG_DFL:  # as SIGTERM,
+        _install(hangup, on_sigterm)  # exit 129 (not under nohup: ignored there)

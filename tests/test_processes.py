@@ -91,7 +91,8 @@ def _gone(pids: list[int], seconds: float = 15.0) -> bool:
 @linux_only
 @pytest.mark.parametrize(("sig", "code", "group"), [
     (signal.SIGTERM, 143, False), (signal.SIGKILL, -9, False),
-    (signal.SIGINT, 130, True)])  # Ctrl-C reaches the whole process group
+    (signal.SIGINT, 130, True),  # Ctrl-C reaches the whole process group
+    (signal.SIGHUP, 129, False)])  # as SIGTERM (adv19b O1)
 def test_the_workers_end_with_the_main_process(traces: list[str], sig: int,
                                                code: int, group: bool) -> None:
     main, kids = _start_with_workers(traces)
@@ -111,8 +112,8 @@ def test_the_workers_end_with_the_main_process(traces: list[str], sig: int,
             # with its own traceback on a loaded machine: not an output of ours
             err = b""
         assert b"Traceback" not in err
-        if sig == signal.SIGTERM:
-            assert err == b"compaction-audit: terminated by signal 15\n"
+        if sig in (signal.SIGTERM, signal.SIGHUP):
+            assert err == f"compaction-audit: terminated by signal {int(sig)}\n".encode()
     finally:
         for pid in kids:  # only our own children, should the test fail
             if _running(pid):
