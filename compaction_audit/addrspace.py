@@ -6,8 +6,8 @@ exit 134) when an allocation fails; nothing can catch that.  So under an address
 limit (``ulimit -v``, ``RLIMIT_AS``) a trace is checked before it is read: when the
 audit would need more address space than the limit leaves (:func:`needed`, the figures
 measured in docs/performance.md), it is an unreadable trace with one line naming the
-file, the need and the limit, exit 2.  A Python ``MemoryError`` that still happens is
-the same one line (:func:`out_of_memory`).
+file, the need and the limit, exit 2.  A Python ``MemoryError`` that still happens, or
+pyo3's panic after one, is the same one line (:func:`guarded`, :func:`out_of_memory`).
 
 Address space is not resident memory: glibc's malloc reserves 64 MiB of address space
 for each arena, one per thread that allocates, up to 8 per core, which under a limit of
@@ -18,8 +18,16 @@ a few GiB is more than the trace's tables.  :func:`cap_arenas` caps them at
 from __future__ import annotations
 
 import os
+import sys
 
 from compaction_audit.errors import LogError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # the idiom that spares loading typing at start-up
+    from collections.abc import Callable
+    from typing import Any, TypeVar
+
+    T = TypeVar("T")
 
 BASE_BYTES = 512 << 20
 """Address space of an audit of a tiny trace (bytes): the interpreter, Polars' code and
@@ -131,10 +139,77 @@ def _over(path: str, need: int, limit: int, how: str) -> LogError:
 
 def out_of_memory(path: str) -> LogError:
     """The one-line error for a ``MemoryError`` raised while auditing ``path``."""
+    return LogError(path, 0, f"out of memory: auditing this trace needs more than "
+                             f"{_available()}")
+
+
+def out_of_memory_line() -> str:
+    """The one line (without the program's name) of a command that ran out of memory
+    outside the reading and audit of a trace (rendering a report)."""
+    return f"out of memory: this command needs more than {_available()}"
+
+
+def _available() -> str:
     limit = address_space_limit()
-    where = (f"the address-space limit of {_mib(limit)} (ulimit -v, RLIMIT_AS)"
-             if limit is not None else "the memory available")
-    return LogError(path, 0, f"out of memory: auditing this trace needs more than {where}")
+    return (f"the address-space limit of {_mib(limit)} (ulimit -v, RLIMIT_AS)"
+            if limit is not None else "the memory available")
+
+
+NULL_OBJECT_PANIC = "PyObject pointer is null"
+"""The message of pyo3's panic when a Python object it builds is NULL: what
+``Series.to_list()`` does when the object's allocation fails (pyo3 0.29,
+``instance.rs``; adv18 F1)."""
+
+
+def ran_out(exc: BaseException, memory_error_reported: bool = False) -> bool:
+    """True when ``exc`` means the process ran out of memory: a ``MemoryError``, or
+    pyo3's ``PanicException`` (a BaseException of module ``pyo3_runtime``) raised after
+    a failed allocation: pyo3 reports the MemoryError as unraisable
+    (``memory_error_reported``, see :func:`guarded`) and then panics on the NULL object
+    (:data:`NULL_OBJECT_PANIC`), the panic being all that is left when the report
+    itself failed for want of memory, which is taken as out of memory under an
+    address-space limit only.  Any other panic is a bug (the command line's
+    "internal error")."""
+    if isinstance(exc, MemoryError):
+        return True
+    kind = type(exc)
+    if (kind.__name__, kind.__module__) != ("PanicException", "pyo3_runtime"):
+        return False
+    return memory_error_reported or (
+        NULL_OBJECT_PANIC in str(exc) and address_space_limit() is not None)
+
+
+def guarded(path: str, work: Callable[[], T]) -> T:
+    """``work()``, the reading or audit of the trace at ``path``; running out of memory
+    there (:func:`ran_out`) raises :func:`out_of_memory` instead, one line, not the
+    ``MemoryError`` or pyo3's panic after one (adv18 F1: "internal error:
+    PanicException", exit 2, after a traceback).  Meanwhile a ``MemoryError`` that
+    pyo3 reports as unraisable (``sys.unraisablehook``) is noted, not printed: it was
+    a Python traceback on stderr before the panic.  The Rust panic's own lines
+    (``thread '<unnamed>' panicked at ...``) are still written: Rust's panic hook
+    writes them to file descriptor 2 before any Python code runs, and only moving
+    that descriptor could hide them, which would also hide the one line Rust writes
+    before an abort (``memory allocation of N bytes failed``).  The error raised has
+    no ``__context__``: the failed work's frames are not kept alive by it."""
+    before = sys.unraisablehook
+    reported = False
+
+    def note(unraisable: Any) -> None:  # allocates nothing: memory is short
+        nonlocal reported
+        if isinstance(unraisable.exc_value, MemoryError):
+            reported = True
+        else:
+            before(unraisable)
+
+    sys.unraisablehook = note
+    try:
+        return work()
+    except BaseException as exc:
+        if not ran_out(exc, reported):
+            raise
+    finally:
+        sys.unraisablehook = before
+    raise out_of_memory(path)  # out of the except clause: no context
 
 
 def _mib(n: int) -> str:

@@ -7,7 +7,9 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from types import TracebackType
 
 import pytest
 
@@ -91,7 +93,8 @@ def test_a_memory_error_is_the_traces_one_line_error(
     def exhausted(*_args: object, **_kwargs: object) -> None:
         raise MemoryError
 
-    monkeypatch.setattr(api, "audit", exhausted)
+    monkeypatch.setattr(api, "start_loading_for", lambda _path: False)
+    monkeypatch.setattr(api, "load_session", exhausted)
     monkeypatch.setattr(addrspace, "address_space_limit", lambda: 3 << 30)
     report = api.audit_paths([path], jobs=1)
     assert [str(e) for e in report.errors] == [
@@ -142,3 +145,137 @@ def test_a_closure_past_the_limit_is_refused_before_the_work_it_would_take(
         closure(session)
     monkeypatch.setattr(addrspace, "BYTES_PER_INPUT_BYTE", 10**6)  # the start's estimate
     closure(session)  # covers it: the closure is not checked twice over
+
+
+_PANIC_PROGRAM = """
+import resource, sys
+import polars as pl
+from compaction_audit import api
+strings = pl.Series([f"x{i}" for i in range(3_000_000)])  # 3 million Python str to build
+def exhausting(*_args, **_kwargs):
+    vm = next(int(line.split()[1]) << 10 for line in open("/proc/self/status")
+              if line.startswith("VmSize"))
+    hard = resource.getrlimit(resource.RLIMIT_AS)[1]
+    resource.setrlimit(resource.RLIMIT_AS, (vm + (60 << 20), hard))  # too little for them
+    strings.to_list()
+api.start_loading_for = lambda _path: False
+api.load_session = exhausting
+print(*map(str, api.audit_paths([sys.argv[1]], jobs=1).errors), sep="\\n")
+"""
+
+
+def test_a_pyo3_panic_after_a_failed_allocation_is_the_traces_out_of_memory_line(
+        tmp_path: Path) -> None:
+    """adv18 F1: a MemoryError inside ``Series.to_list()`` makes pyo3 print it as
+    unraisable (a traceback on stderr) and then panic ("PyObject pointer is null"): a
+    ``PanicException``, a BaseException, which was "internal error: PanicException".
+    It is the trace's one-line out of memory error now, and the traceback is not
+    printed (the Rust panic's own lines are: they are written by Rust's panic hook to
+    file descriptor 2 before any handler runs).  A real panic of the installed pyo3."""
+    path = str(tmp_path / "t.jsonl")
+    done = subprocess.run([sys.executable, "-c", _PANIC_PROGRAM, path],
+                          capture_output=True, timeout=TIMEOUT, check=False)
+    err = done.stderr.decode(errors="replace")
+    assert "PyObject pointer is null" in err  # the panic did happen (Rust's hook says so)
+    assert done.returncode == 0, err
+    line = done.stdout.decode()
+    assert line.startswith(f"{path}: out of memory: auditing this trace needs more than "
+                           "the address-space limit of "), (line, err)
+    assert line.endswith(" MiB (ulimit -v, RLIMIT_AS)\n") and line.count("\n") == 1
+    assert "Traceback" not in err and "MemoryError" not in err, err
+
+
+class _FakePanic(BaseException):
+    """Stands for ``pyo3_runtime.PanicException`` (a BaseException of that module)."""
+
+
+_FakePanic.__name__ = _FakePanic.__qualname__ = "PanicException"
+_FakePanic.__module__ = "pyo3_runtime"
+
+
+def _panicking(unraisable: BaseException | None, message: str = "PyObject pointer is null"
+               ) -> Callable[..., None]:
+    """A ``load_session`` that reports ``unraisable`` as pyo3 does
+    (``sys.unraisablehook``), then panics with ``message``."""
+    def load_session(*_args: object, **_kwargs: object) -> None:
+        if unraisable is not None:
+            sys.unraisablehook(_Unraisable(type(unraisable), unraisable))
+        raise _FakePanic(message)
+    return load_session
+
+
+class _Unraisable:
+    """What ``sys.unraisablehook`` is given (``UnraisableHookArgs``)."""
+
+    def __init__(self, exc_type: type[BaseException], exc_value: BaseException) -> None:
+        self.exc_type = exc_type
+        self.exc_value: BaseException | None = exc_value
+        self.exc_traceback: TracebackType | None = None
+        self.err_msg: str | None = None
+        self.object: object = None
+
+
+@pytest.mark.parametrize("call", ["audit", "load"])
+def test_a_panic_after_a_memory_error_is_out_of_memory_wherever_the_trace_is_read(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+        call: str) -> None:
+    """``api.audit`` and ``api.load`` (diff, trace, the fleet's workers call them):
+    a panic after a MemoryError is the trace's out of memory line, with or without a
+    limit, and the MemoryError's traceback is not printed."""
+    path = str(tmp_path / "t.jsonl")
+    monkeypatch.setattr(api, "start_loading_for", lambda _path: False)
+    monkeypatch.setattr(api, "load_session", _panicking(MemoryError()))
+    monkeypatch.setattr(addrspace, "address_space_limit", lambda: None)
+    printed: list[object] = []
+    monkeypatch.setattr(sys, "unraisablehook", printed.append)  # what prints them
+    with pytest.raises(LogError) as info:
+        getattr(api, call)(path)
+    assert str(info.value) == (f"{path}: out of memory: auditing this trace needs more "
+                               "than the memory available")
+    assert info.value.__context__ is None  # nothing of the failed work is kept alive
+    assert sys.unraisablehook == printed.append and printed == []
+    assert capsys.readouterr().err == ""
+
+
+def test_another_panic_is_not_called_out_of_memory(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A panic with no MemoryError before it is a bug, not a full address space: it is
+    raised as it is (the command line's "internal error"), and an unraisable error of
+    another kind is printed as before.  Under a limit, pyo3's panic on a null object
+    pointer is out of memory even when the MemoryError could not be reported."""
+    path = str(tmp_path / "t.jsonl")
+    monkeypatch.setattr(api, "start_loading_for", lambda _path: False)
+    monkeypatch.setattr(addrspace, "address_space_limit", lambda: None)
+    other = ValueError("other")
+    monkeypatch.setattr(api, "load_session", _panicking(other))
+    printed: list[_Unraisable] = []
+    monkeypatch.setattr(sys, "unraisablehook", printed.append)  # what prints them
+    with pytest.raises(_FakePanic):
+        api.audit(path)
+    assert [u.exc_value for u in printed] == [other]
+    monkeypatch.setattr(api, "load_session", _panicking(None, "index out of bounds"))
+    monkeypatch.setattr(addrspace, "address_space_limit", lambda: 3 << 30)
+    with pytest.raises(_FakePanic):
+        api.audit(path)
+    monkeypatch.setattr(api, "load_session", _panicking(None))
+    with pytest.raises(LogError, match=r"out of memory: .* limit of 3,072 MiB"):
+        api.audit(path)
+
+
+def test_out_of_memory_past_the_trace_is_one_line_of_the_command(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """A MemoryError (or the panic after one) outside a trace's reading and audit (a
+    report being rendered) was "internal error: MemoryError"."""
+    from compaction_audit import cli
+
+    def exhausted() -> int:
+        raise MemoryError
+
+    monkeypatch.setattr(cli, "_invoke", exhausted)
+    monkeypatch.setattr(addrspace, "address_space_limit", lambda: 3 << 30)
+    with pytest.raises(SystemExit) as info:
+        cli.main()
+    assert info.value.code == 2
+    assert capsys.readouterr().err == (
+        "compaction-audit: out of memory: this command needs more than the address-space "
+        "limit of 3,072 MiB (ulimit -v, RLIMIT_AS)\n")
