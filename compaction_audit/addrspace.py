@@ -29,16 +29,34 @@ if TYPE_CHECKING:  # the idiom that spares loading typing at start-up
 
     T = TypeVar("T")
 
-BASE_BYTES = 512 << 20
+BASE_BYTES = 640 << 20
 """Address space of an audit of a tiny trace (bytes): the interpreter, Polars' code and
-thread pool, jemalloc's and glibc's reservations; 455 MB measured on a 2.4 MB trace
-with :data:`ARENAS` arenas (docs/performance.md, "Memory")."""
+thread pool, jemalloc's and glibc's reservations (340 MiB on 2 cores with
+:data:`ARENAS` arenas), and the embedding model when it is loaded in this process
+rather than in a helper (553 MiB for a 0.12 MB OpenHands trace; docs/security.md,
+"Memory": 512 MiB, the figure before, was measured with the model in a helper)."""
 
-BYTES_PER_INPUT_BYTE = 28
-"""Address space per byte of trace beyond :data:`BASE_BYTES`, on the heaviest shape
-measured (docs/performance.md, "Memory": span text rich in facts, folds dropping them;
-21 to 25 measured there): a 73 MB trace needs about 2.5 GiB.  Resident memory is
-about half of it."""
+BYTES_PER_INPUT_BYTE = 36
+"""Address space per byte of a ``compaction-audit/1`` trace beyond :data:`BASE_BYTES`,
+on the heaviest shapes measured: span text rich in facts, folds dropping them (21 to
+25, docs/performance.md, "Memory"), the benchmark grid's cells with span text in delta
+mode (704 MiB for 12.2 MB) and a chain of single-child folds, which grows by 33 bytes
+per byte from 4.1 to 16.8 MB (892 MiB; docs/security.md, "Memory").  Also what a
+trace is checked against before its format is known (the least of
+:data:`FORMAT_BYTES_PER_INPUT_BYTE`)."""
+
+FORMAT_BYTES_PER_INPUT_BYTE: dict[str, int] = {
+    "native": BYTES_PER_INPUT_BYTE, "claude-code": 80, "codex": 80, "gemini-cli": 120,
+    "openhands": 120, "cline": 160, "opencode": 160}
+"""Address space per trace byte beyond :data:`BASE_BYTES`, by format: an adapter
+builds every record of the product's log as Python objects before the tables, and its
+spans carry the log's text.  Measured on 1 to 5.5 MB traces (docs/security.md,
+"Memory"), the growth per byte: about 135 for Cline messages files, 75 for OpenHands
+events, 85 for Gemini CLI recordings, 25 for Claude Code transcripts; each figure
+leaves at least 14 % above every peak measured.  opencode, not measured, takes the
+highest.  A trace is checked against it once its format is detected
+(:func:`compaction_audit.io.load.load_session`), and a Cline session file with the
+file paired with it (:mod:`compaction_audit.io.cline`)."""
 
 ARENAS = 2
 """glibc malloc arenas when an address-space limit is set (``M_ARENA_MAX``)."""
@@ -71,12 +89,14 @@ def cap_arenas() -> None:
         pass
 
 
-BYTES_PER_CLOSURE_PAIR = 800
+BYTES_PER_CLOSURE_PAIR = 1_000
 """Address space per (summary, leaf) pair of the provenance closure, beyond
-:func:`needed`: a chain of compactions (each summary carries the one before) holds
-pairs quadratic in the trace, and the recall work over them took about 630 bytes of
-RSS per pair (1,003,000 pairs from a 1.2 MB Claude Code transcript of 1,000
-compactions: 732 MB; it aborted under 977 MiB and ran under 1.43 GiB; adv18 F1)."""
+:data:`BASE_BYTES`: a chain of compactions (each summary carries the one before) holds
+pairs quadratic in the trace, and the work over them grows with the pairs.  Measured
+(docs/security.md, "Memory"): 700 to 880 bytes of address space per pair on chains of
+Claude Code, Codex and Gemini CLI compactions and native folds of fact-rich text
+(1 to 4 MB traces of 360,000 to 1,440,000 pairs; 800, the figure of adv18 F1, was
+under the 870 of a Codex rollout of 4,400 compactions and its 1,502 MiB)."""
 
 
 def check_closure(path: str, pairs: int) -> None:
@@ -92,27 +112,34 @@ def check_closure(path: str, pairs: int) -> None:
     need = BASE_BYTES + BYTES_PER_CLOSURE_PAIR * pairs
     if need > max(limit, needed(size)):
         raise _over(path, need, limit, f"{_mib(BASE_BYTES)} + {pairs:,} provenance pairs "
-                    f"at {BYTES_PER_CLOSURE_PAIR} bytes each")
+                    f"at {BYTES_PER_CLOSURE_PAIR:,} bytes each")
 
 
-def needed(size: int) -> int:
-    """Address space (bytes) the audit of a trace of ``size`` bytes needs, at most, on
-    the shapes measured."""
-    return BASE_BYTES + BYTES_PER_INPUT_BYTE * size
+def needed(size: int, fmt: str = "native") -> int:
+    """Address space (bytes) the audit of a trace of ``size`` bytes in format ``fmt``
+    needs, at most, on the shapes measured (:data:`FORMAT_BYTES_PER_INPUT_BYTE`)."""
+    return BASE_BYTES + _per_byte(fmt) * size
 
 
-def check(path: str) -> None:
+def _per_byte(fmt: str) -> int:
+    return FORMAT_BYTES_PER_INPUT_BYTE.get(fmt, max(FORMAT_BYTES_PER_INPUT_BYTE.values()))
+
+
+def check(path: str, fmt: str = "native", also: tuple[str, ...] = ()) -> None:
     """Raise :class:`LogError` (line 0) when the address-space limit is below
-    :func:`needed` for the file at ``path`` (its size on disk: a compressed trace is
-    checked by its compressed size, a lower bound).  Nothing for standard input, a
-    path that is not a regular file, or no limit."""
+    :func:`needed` for the file at ``path`` read as ``fmt``, with the files ``also``
+    read with it (their sizes on disk: a compressed trace is checked by its
+    compressed size, a lower bound).  Nothing for standard input, a path that is not
+    a regular file, or no limit."""
     limit, size = _limit_and_size(path)
     if limit is None or size is None:
         return
-    need = needed(size)
+    size += sum(_size(other) or 0 for other in also)
+    need = needed(size, fmt)
     if need > limit:
-        raise _over(path, need, limit, f"{_mib(size)} trace: {_mib(BASE_BYTES)} + "
-                    f"{BYTES_PER_INPUT_BYTE} bytes per trace byte")
+        beside = " and the file read with it" if also else ""
+        raise _over(path, need, limit, f"{_mib(size)} trace{beside}: {_mib(BASE_BYTES)} + "
+                    f"{_per_byte(fmt)} bytes per trace byte, {fmt}")
 
 
 def _limit_and_size(path: str) -> tuple[int | None, int | None]:
@@ -120,12 +147,18 @@ def _limit_and_size(path: str) -> tuple[int | None, int | None]:
     file at ``path`` on disk (None for standard input, a URL, or a path that cannot
     be looked at: the reader reports it)."""
     limit = address_space_limit()
-    if limit is None or path == "-" or "://" in path:
-        return limit, None
+    return limit, None if limit is None else _size(path)
+
+
+def _size(path: str) -> int | None:
+    """The size of the file at ``path`` on disk; None for standard input, a URL, or a
+    path that cannot be looked at."""
+    if path == "-" or "://" in path:
+        return None
     try:
-        return limit, os.stat(path).st_size
+        return os.stat(path).st_size
     except (OSError, ValueError):
-        return limit, None
+        return None
 
 
 def _over(path: str, need: int, limit: int, how: str) -> LogError:

@@ -30,6 +30,7 @@ from typing import Any, NamedTuple
 
 import orjson
 
+from compaction_audit import addrspace
 from compaction_audit.errors import LogError
 from compaction_audit.io.cline_folder import Undecodable, file_name, names_note, same_session
 from compaction_audit.io.documents import (
@@ -270,6 +271,7 @@ def _pair(given: Document, path: str, undecodable: Undecodable) -> _Pairing:
             other = found[0] if found else other
     doc = None
     if regular_file(other) and other.resolve() != here.resolve():
+        addrspace.check(path, SOURCE_FORMAT, (str(other),))  # the pair is what is read
         doc = read_document(str(other), None)
         if not isinstance(doc.value, dict) or not sniff_document(doc.value):
             doc = None
@@ -308,6 +310,7 @@ def _from_manifest(doc: Document, path: str, undecodable: Undecodable
     if found is None or path == "-":
         raise LogError(path, 1, "the session's messages file is not found beside its "
                        "manifest", "messages_path")
+    addrspace.check(str(found), SOURCE_FORMAT)
     return str(found), read_document(str(found), None)
 
 
