@@ -29,15 +29,30 @@ if TYPE_CHECKING:  # the idiom that spares loading typing at start-up
 
     T = TypeVar("T")
 
-BASE_BYTES = 640 << 20
-"""Address space of an audit of a tiny trace (bytes): the interpreter, Polars' code and
-thread pool, jemalloc's and glibc's reservations (340 MiB on 2 cores with
-:data:`ARENAS` arenas), and the embedding model when it is loaded in this process
-rather than in a helper (553 MiB for a 0.12 MB OpenHands trace; docs/security.md,
-"Memory": 512 MiB, the figure before, was measured with the model in a helper)."""
+BASE_BYTES = 624 << 20
+"""Address space of an audit of a tiny trace (bytes), beside :data:`THREAD_BYTES` for
+each thread of Polars' pool (:func:`base_bytes`): the interpreter, Polars' code,
+jemalloc's and glibc's reservations (340 MiB in all on 2 cores with :data:`ARENAS`
+arenas), and the embedding model when it is loaded in this process rather than in a
+helper (553 MiB for a 0.12 MB OpenHands trace; docs/security.md, "Memory": 512 MiB,
+the figure before, was measured with the model in a helper)."""
+
+THREAD_BYTES = 8 << 20
+"""Address space per thread of Polars' pool (a thread's stack and its allocator's
+reservations): about 6 MiB measured, a 0.12 MB OpenHands trace taking 557, 665 and
+932 MiB with ``POLARS_MAX_THREADS`` 2, 16 and 64 (docs/security.md, "Memory")."""
+
+
+def base_bytes() -> int:
+    """:data:`BASE_BYTES` plus :data:`THREAD_BYTES` for each thread of Polars' pool
+    (``polars.thread_pool_size()``: the cores this process may use, or
+    ``POLARS_MAX_THREADS``; 640 MiB on 2 cores)."""
+    import polars
+
+    return BASE_BYTES + THREAD_BYTES * polars.thread_pool_size()
 
 BYTES_PER_INPUT_BYTE = 36
-"""Address space per byte of a ``compaction-audit/1`` trace beyond :data:`BASE_BYTES`,
+"""Address space per byte of a ``compaction-audit/1`` trace beyond :func:`base_bytes`,
 on the heaviest shapes measured: span text rich in facts, folds dropping them (21 to
 25, docs/performance.md, "Memory"), the benchmark grid's cells with span text in delta
 mode (704 MiB for 12.2 MB) and a chain of single-child folds, which grows by 33 bytes
@@ -48,7 +63,7 @@ trace is checked against before its format is known (the least of
 FORMAT_BYTES_PER_INPUT_BYTE: dict[str, int] = {
     "native": BYTES_PER_INPUT_BYTE, "claude-code": 80, "codex": 80, "gemini-cli": 120,
     "openhands": 120, "cline": 160, "opencode": 160}
-"""Address space per trace byte beyond :data:`BASE_BYTES`, by format: an adapter
+"""Address space per trace byte beyond :func:`base_bytes`, by format: an adapter
 builds every record of the product's log as Python objects before the tables, and its
 spans carry the log's text.  Measured on 1 to 5.5 MB traces (docs/security.md,
 "Memory"), the growth per byte: about 135 for Cline messages files, 75 for OpenHands
@@ -91,7 +106,7 @@ def cap_arenas() -> None:
 
 BYTES_PER_CLOSURE_PAIR = 1_000
 """Address space per (summary, leaf) pair of the provenance closure, beyond
-:data:`BASE_BYTES`: a chain of compactions (each summary carries the one before) holds
+:func:`base_bytes`: a chain of compactions (each summary carries the one before) holds
 pairs quadratic in the trace, and the work over them grows with the pairs.  Measured
 (docs/security.md, "Memory"): 700 to 880 bytes of address space per pair on chains of
 Claude Code, Codex and Gemini CLI compactions and native folds of fact-rich text
@@ -101,7 +116,7 @@ under the 870 of a Codex rollout of 4,400 compactions and its 1,502 MiB)."""
 
 def check_closure(path: str, pairs: int) -> None:
     """Raise :class:`LogError` (line 0) when the address-space limit is below
-    :data:`BASE_BYTES` plus :data:`BYTES_PER_CLOSURE_PAIR` for each of the trace's
+    :func:`base_bytes` plus :data:`BYTES_PER_CLOSURE_PAIR` for each of the trace's
     ``pairs`` closure pairs, and that is more than :func:`needed` for the file at
     ``path`` (which :func:`check` allowed at the start; on the shapes it was measured
     on it covers their closures): checked once the closure is known, before the work
@@ -109,16 +124,17 @@ def check_closure(path: str, pairs: int) -> None:
     limit, size = _limit_and_size(path)
     if limit is None or size is None:
         return
-    need = BASE_BYTES + BYTES_PER_CLOSURE_PAIR * pairs
+    base = base_bytes()
+    need = base + BYTES_PER_CLOSURE_PAIR * pairs
     if need > max(limit, needed(size)):
-        raise _over(path, need, limit, f"{_mib(BASE_BYTES)} + {pairs:,} provenance pairs "
+        raise _over(path, need, limit, f"{_mib(base)} + {pairs:,} provenance pairs "
                     f"at {BYTES_PER_CLOSURE_PAIR:,} bytes each")
 
 
 def needed(size: int, fmt: str = "native") -> int:
     """Address space (bytes) the audit of a trace of ``size`` bytes in format ``fmt``
     needs, at most, on the shapes measured (:data:`FORMAT_BYTES_PER_INPUT_BYTE`)."""
-    return BASE_BYTES + _per_byte(fmt) * size
+    return base_bytes() + _per_byte(fmt) * size
 
 
 def _per_byte(fmt: str) -> int:
@@ -138,8 +154,8 @@ def check(path: str, fmt: str = "native", also: tuple[str, ...] = ()) -> None:
     need = needed(size, fmt)
     if need > limit:
         beside = " and the file read with it" if also else ""
-        raise _over(path, need, limit, f"{_mib(size)} trace{beside}: {_mib(BASE_BYTES)} + "
-                    f"{_per_byte(fmt)} bytes per trace byte, {fmt}")
+        raise _over(path, need, limit, f"{_mib(size)} trace{beside}: "
+                    f"{_mib(base_bytes())} + {_per_byte(fmt)} bytes per trace byte, {fmt}")
 
 
 def _limit_and_size(path: str) -> tuple[int | None, int | None]:
