@@ -6,8 +6,8 @@ exit 134) when an allocation fails; nothing can catch that.  So under an address
 limit (``ulimit -v``, ``RLIMIT_AS``) a trace is checked before it is read: when the
 audit would need more address space than the limit leaves (:func:`needed`, the figures
 measured in docs/performance.md), it is an unreadable trace with one line naming the
-file, the need and the limit, exit 2.  A Python ``MemoryError`` that still happens is
-the same one line (:func:`out_of_memory`).
+file, the need and the limit, exit 2.  A Python ``MemoryError`` that still happens, or
+pyo3's panic after one, is the same one line (:func:`guarded`, :func:`out_of_memory`).
 
 Address space is not resident memory: glibc's malloc reserves 64 MiB of address space
 for each arena, one per thread that allocates, up to 8 per core, which under a limit of
@@ -18,19 +18,60 @@ a few GiB is more than the trace's tables.  :func:`cap_arenas` caps them at
 from __future__ import annotations
 
 import os
+import sys
 
 from compaction_audit.errors import LogError
 
-BASE_BYTES = 512 << 20
-"""Address space of an audit of a tiny trace (bytes): the interpreter, Polars' code and
-thread pool, jemalloc's and glibc's reservations; 455 MB measured on a 2.4 MB trace
-with :data:`ARENAS` arenas (docs/performance.md, "Memory")."""
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # the idiom that spares loading typing at start-up
+    from collections.abc import Callable
+    from typing import Any, TypeVar
 
-BYTES_PER_INPUT_BYTE = 28
-"""Address space per byte of trace beyond :data:`BASE_BYTES`, on the heaviest shape
-measured (docs/performance.md, "Memory": span text rich in facts, folds dropping them;
-21 to 25 measured there): a 73 MB trace needs about 2.5 GiB.  Resident memory is
-about half of it."""
+    T = TypeVar("T")
+
+BASE_BYTES = 624 << 20
+"""Address space of an audit of a tiny trace (bytes), beside :data:`THREAD_BYTES` for
+each thread of Polars' pool (:func:`base_bytes`): the interpreter, Polars' code,
+jemalloc's and glibc's reservations (340 MiB in all on 2 cores with :data:`ARENAS`
+arenas), and the embedding model when it is loaded in this process rather than in a
+helper (553 MiB for a 0.12 MB OpenHands trace; docs/security.md, "Memory": 512 MiB,
+the figure before, was measured with the model in a helper)."""
+
+THREAD_BYTES = 8 << 20
+"""Address space per thread of Polars' pool (a thread's stack and its allocator's
+reservations): about 6 MiB measured, a 0.12 MB OpenHands trace taking 557, 665 and
+932 MiB with ``POLARS_MAX_THREADS`` 2, 16 and 64 (docs/security.md, "Memory")."""
+
+
+def base_bytes() -> int:
+    """:data:`BASE_BYTES` plus :data:`THREAD_BYTES` for each thread of Polars' pool
+    (``polars.thread_pool_size()``: the cores this process may use, or
+    ``POLARS_MAX_THREADS``; 640 MiB on 2 cores)."""
+    import polars
+
+    return BASE_BYTES + THREAD_BYTES * polars.thread_pool_size()
+
+BYTES_PER_INPUT_BYTE = 36
+"""Address space per byte of a ``compaction-audit/1`` trace beyond :func:`base_bytes`,
+on the heaviest shapes measured: span text rich in facts, folds dropping them (21 to
+25, docs/performance.md, "Memory"), the benchmark grid's cells with span text in delta
+mode (704 MiB for 12.2 MB) and a chain of single-child folds, which grows by 33 bytes
+per byte from 4.1 to 16.8 MB (892 MiB; docs/security.md, "Memory").  Also what a
+trace is checked against before its format is known (the least of
+:data:`FORMAT_BYTES_PER_INPUT_BYTE`)."""
+
+FORMAT_BYTES_PER_INPUT_BYTE: dict[str, int] = {
+    "native": BYTES_PER_INPUT_BYTE, "claude-code": 80, "codex": 80, "gemini-cli": 120,
+    "openhands": 120, "cline": 160, "opencode": 160}
+"""Address space per trace byte beyond :func:`base_bytes`, by format: an adapter
+builds every record of the product's log as Python objects before the tables, and its
+spans carry the log's text.  Measured on 1 to 5.5 MB traces (docs/security.md,
+"Memory"), the growth per byte: about 135 for Cline messages files, 75 for OpenHands
+events, 85 for Gemini CLI recordings, 25 for Claude Code transcripts; each figure
+leaves at least 14 % above every peak measured.  opencode, not measured, takes the
+highest.  A trace is checked against it once its format is detected
+(:func:`compaction_audit.io.load.load_session`), and a Cline session file with the
+file paired with it (:mod:`compaction_audit.io.cline`)."""
 
 ARENAS = 2
 """glibc malloc arenas when an address-space limit is set (``M_ARENA_MAX``)."""
@@ -63,17 +104,19 @@ def cap_arenas() -> None:
         pass
 
 
-BYTES_PER_CLOSURE_PAIR = 800
+BYTES_PER_CLOSURE_PAIR = 1_000
 """Address space per (summary, leaf) pair of the provenance closure, beyond
-:func:`needed`: a chain of compactions (each summary carries the one before) holds
-pairs quadratic in the trace, and the recall work over them took about 630 bytes of
-RSS per pair (1,003,000 pairs from a 1.2 MB Claude Code transcript of 1,000
-compactions: 732 MB; it aborted under 977 MiB and ran under 1.43 GiB; adv18 F1)."""
+:func:`base_bytes`: a chain of compactions (each summary carries the one before) holds
+pairs quadratic in the trace, and the work over them grows with the pairs.  Measured
+(docs/security.md, "Memory"): 700 to 880 bytes of address space per pair on chains of
+Claude Code, Codex and Gemini CLI compactions and native folds of fact-rich text
+(1 to 4 MB traces of 360,000 to 1,440,000 pairs; 800, the figure of adv18 F1, was
+under the 870 of a Codex rollout of 4,400 compactions and its 1,502 MiB)."""
 
 
 def check_closure(path: str, pairs: int) -> None:
     """Raise :class:`LogError` (line 0) when the address-space limit is below
-    :data:`BASE_BYTES` plus :data:`BYTES_PER_CLOSURE_PAIR` for each of the trace's
+    :func:`base_bytes` plus :data:`BYTES_PER_CLOSURE_PAIR` for each of the trace's
     ``pairs`` closure pairs, and that is more than :func:`needed` for the file at
     ``path`` (which :func:`check` allowed at the start; on the shapes it was measured
     on it covers their closures): checked once the closure is known, before the work
@@ -82,30 +125,38 @@ def check_closure(path: str, pairs: int) -> None:
     limit, size = _limit_and_size(path)
     if limit is None:
         return
-    need = BASE_BYTES + BYTES_PER_CLOSURE_PAIR * pairs
+    base = base_bytes()
+    need = base + BYTES_PER_CLOSURE_PAIR * pairs
     if need > (limit if size is None else max(limit, needed(size))):
-        raise _over(path, need, limit, f"{_mib(BASE_BYTES)} + {pairs:,} provenance pairs "
-                    f"at {BYTES_PER_CLOSURE_PAIR} bytes each")
+        raise _over(path, need, limit, f"{_mib(base)} + {pairs:,} provenance pairs "
+                    f"at {BYTES_PER_CLOSURE_PAIR:,} bytes each")
 
 
-def needed(size: int) -> int:
-    """Address space (bytes) the audit of a trace of ``size`` bytes needs, at most, on
-    the shapes measured."""
-    return BASE_BYTES + BYTES_PER_INPUT_BYTE * size
+def needed(size: int, fmt: str = "native") -> int:
+    """Address space (bytes) the audit of a trace of ``size`` bytes in format ``fmt``
+    needs, at most, on the shapes measured (:data:`FORMAT_BYTES_PER_INPUT_BYTE`)."""
+    return base_bytes() + _per_byte(fmt) * size
 
 
-def check(path: str) -> None:
+def _per_byte(fmt: str) -> int:
+    return FORMAT_BYTES_PER_INPUT_BYTE.get(fmt, max(FORMAT_BYTES_PER_INPUT_BYTE.values()))
+
+
+def check(path: str, fmt: str = "native", also: tuple[str, ...] = ()) -> None:
     """Raise :class:`LogError` (line 0) when the address-space limit is below
-    :func:`needed` for the file at ``path`` (its size on disk: a compressed trace is
-    checked by its compressed size, a lower bound).  Nothing for standard input, a
-    path that is not a regular file, or no limit."""
+    :func:`needed` for the file at ``path`` read as ``fmt``, with the files ``also``
+    read with it (their sizes on disk: a compressed trace is checked by its
+    compressed size, a lower bound).  Nothing for standard input, a path that is not
+    a regular file, or no limit."""
     limit, size = _limit_and_size(path)
     if limit is None or size is None:
         return
-    need = needed(size)
+    size += sum(_size(other) or 0 for other in also)
+    need = needed(size, fmt)
     if need > limit:
-        raise _over(path, need, limit, f"{_mib(size)} trace: {_mib(BASE_BYTES)} + "
-                    f"{BYTES_PER_INPUT_BYTE} bytes per trace byte")
+        beside = " and the file read with it" if also else ""
+        raise _over(path, need, limit, f"{_mib(size)} trace{beside}: "
+                    f"{_mib(base_bytes())} + {_per_byte(fmt)} bytes per trace byte, {fmt}")
 
 
 def _limit_and_size(path: str) -> tuple[int | None, int | None]:
@@ -113,12 +164,18 @@ def _limit_and_size(path: str) -> tuple[int | None, int | None]:
     file at ``path`` on disk (None for standard input, a URL, or a path that cannot
     be looked at: the reader reports it)."""
     limit = address_space_limit()
-    if limit is None or path == "-" or "://" in path:
-        return limit, None
+    return limit, None if limit is None else _size(path)
+
+
+def _size(path: str) -> int | None:
+    """The size of the file at ``path`` on disk; None for standard input, a URL, or a
+    path that cannot be looked at."""
+    if path == "-" or "://" in path:
+        return None
     try:
-        return limit, os.stat(path).st_size
+        return os.stat(path).st_size
     except (OSError, ValueError):
-        return limit, None
+        return None
 
 
 def _over(path: str, need: int, limit: int, how: str) -> LogError:
@@ -132,10 +189,77 @@ def _over(path: str, need: int, limit: int, how: str) -> LogError:
 
 def out_of_memory(path: str) -> LogError:
     """The one-line error for a ``MemoryError`` raised while auditing ``path``."""
+    return LogError(path, 0, f"out of memory: auditing this trace needs more than "
+                             f"{_available()}")
+
+
+def out_of_memory_line() -> str:
+    """The one line (without the program's name) of a command that ran out of memory
+    outside the reading and audit of a trace (rendering a report)."""
+    return f"out of memory: this command needs more than {_available()}"
+
+
+def _available() -> str:
     limit = address_space_limit()
-    where = (f"the address-space limit of {_mib(limit)} (ulimit -v, RLIMIT_AS)"
-             if limit is not None else "the memory available")
-    return LogError(path, 0, f"out of memory: auditing this trace needs more than {where}")
+    return (f"the address-space limit of {_mib(limit)} (ulimit -v, RLIMIT_AS)"
+            if limit is not None else "the memory available")
+
+
+NULL_OBJECT_PANIC = "PyObject pointer is null"
+"""The message of pyo3's panic when a Python object it builds is NULL: what
+``Series.to_list()`` does when the object's allocation fails (pyo3 0.29,
+``instance.rs``; adv18 F1)."""
+
+
+def ran_out(exc: BaseException, memory_error_reported: bool = False) -> bool:
+    """True when ``exc`` means the process ran out of memory: a ``MemoryError``, or
+    pyo3's ``PanicException`` (a BaseException of module ``pyo3_runtime``) raised after
+    a failed allocation: pyo3 reports the MemoryError as unraisable
+    (``memory_error_reported``, see :func:`guarded`) and then panics on the NULL object
+    (:data:`NULL_OBJECT_PANIC`), the panic being all that is left when the report
+    itself failed for want of memory, which is taken as out of memory under an
+    address-space limit only.  Any other panic is a bug (the command line's
+    "internal error")."""
+    if isinstance(exc, MemoryError):
+        return True
+    kind = type(exc)
+    if (kind.__name__, kind.__module__) != ("PanicException", "pyo3_runtime"):
+        return False
+    return memory_error_reported or (
+        NULL_OBJECT_PANIC in str(exc) and address_space_limit() is not None)
+
+
+def guarded(path: str, work: Callable[[], T]) -> T:
+    """``work()``, the reading or audit of the trace at ``path``; running out of memory
+    there (:func:`ran_out`) raises :func:`out_of_memory` instead, one line, not the
+    ``MemoryError`` or pyo3's panic after one (adv18 F1: "internal error:
+    PanicException", exit 2, after a traceback).  Meanwhile a ``MemoryError`` that
+    pyo3 reports as unraisable (``sys.unraisablehook``) is noted, not printed: it was
+    a Python traceback on stderr before the panic.  The Rust panic's own lines
+    (``thread '<unnamed>' panicked at ...``) are still written: Rust's panic hook
+    writes them to file descriptor 2 before any Python code runs, and only moving
+    that descriptor could hide them, which would also hide the one line Rust writes
+    before an abort (``memory allocation of N bytes failed``).  The error raised has
+    no ``__context__``: the failed work's frames are not kept alive by it."""
+    before = sys.unraisablehook
+    reported = False
+
+    def note(unraisable: Any) -> None:  # allocates nothing: memory is short
+        nonlocal reported
+        if isinstance(unraisable.exc_value, MemoryError):
+            reported = True
+        else:
+            before(unraisable)
+
+    sys.unraisablehook = note
+    try:
+        return work()
+    except BaseException as exc:
+        if not ran_out(exc, reported):
+            raise
+    finally:
+        sys.unraisablehook = before
+    raise out_of_memory(path)  # out of the except clause: no context
 
 
 def _mib(n: int) -> str:

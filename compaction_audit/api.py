@@ -23,12 +23,14 @@ def load(path: str, lenient: bool = False,
     """Read one trace into a :class:`Session`; returns it with its format name.
 
     Raises :class:`LogError` for unreadable or (in strict mode) malformed input, for
-    input beyond the limits of ``settings`` (``max_line_bytes`` and the others), and
-    for a trace too large for the address-space limit
-    (:func:`compaction_audit.addrspace.check`).
+    input beyond the limits of ``settings`` (``max_line_bytes`` and the others), for
+    a trace too large for the address-space limit
+    (:func:`compaction_audit.addrspace.check`), and for running out of memory while
+    reading it (:func:`compaction_audit.addrspace.guarded`).
     """
     addrspace.check(path)  # before Polars can abort on a failed allocation (adv15 F4)
-    return load_session(path, lenient=lenient, limits=Limits.of(settings))
+    return addrspace.guarded(path, lambda: load_session(path, lenient=lenient,
+                                                        limits=Limits.of(settings)))
 
 
 def audit(path: str, settings: Settings | None = None, lenient: bool = False,
@@ -36,10 +38,16 @@ def audit(path: str, settings: Settings | None = None, lenient: bool = False,
           severity: dict[str, Severity] | None = None) -> SessionReport:
     """Audit one trace: read it, rebuild the series, run the rules.
 
-    Raises :class:`LogError` as :func:`load` does, and for a trace without a single
+    Raises :class:`LogError` as :func:`load` does, for a trace without a single
     round record (empty, or every record skipped): a gate must not pass on a trace it
-    could not audit.
+    could not audit, and for running out of memory
+    (:func:`compaction_audit.addrspace.guarded`).
     """
+    return addrspace.guarded(path, lambda: _audit(path, settings, lenient, rules, severity))
+
+
+def _audit(path: str, settings: Settings | None, lenient: bool, rules: list[Rule] | None,
+           severity: dict[str, Severity] | None) -> SessionReport:
     start_loading_for(path)  # the embedding model loads in the background while we read
     session, fmt = load(path, lenient, settings)
     if session.n_rounds == 0:
@@ -59,12 +67,10 @@ DEFAULT_JOBS = 2
 def _audit_or_error(path: str, settings: Settings | None, lenient: bool,
                     rules: list[Rule] | None, severity: dict[str, Severity] | None
                     ) -> SessionReport | LogError:
-    try:
+    try:  # running out of memory is the trace's one line too (addrspace.guarded)
         return audit(path, settings, lenient, rules, severity)
     except LogError as exc:
         return exc
-    except MemoryError:  # one line naming the trace and the limit, as every bad trace
-        return addrspace.out_of_memory(path)
 
 
 def audit_or_isolated(path: str, settings: Settings | None = None, lenient: bool = False,

@@ -121,6 +121,11 @@ def main() -> None:
     except BaseException as exc:  # a bug, not bad input; still no traceback for the user
         # (BaseException: a Rust panic inside Polars is pyo3's PanicException, which is
         # not an Exception; it printed a traceback and exited 1, a "finding" code)
+        from compaction_audit import addrspace
+
+        if addrspace.ran_out(exc):  # past a trace's audit (rendering a report): one line
+            say(addrspace.out_of_memory_line())
+            sys.exit(2)
         if os.environ.get("COMPACTION_AUDIT_DEBUG"):
             raise
         say(f"internal error: {type(exc).__name__}: {exc} "

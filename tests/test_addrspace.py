@@ -7,7 +7,9 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from types import TracebackType
 
 import pytest
 
@@ -51,7 +53,7 @@ def test_an_audit_within_its_budget_runs_to_the_end(trace: Path) -> None:
     size = trace.stat().st_size
     assert 2_000_000 < size < 3_000_000
     limit = addrspace.needed(size)
-    assert limit < 800 << 20
+    assert limit < 1 << 30
     done = _under(limit, "audit", "-f", "json", str(trace))
     assert done.returncode == 0, done.stderr[-2000:]  # warnings only: not a crash
     assert done.stderr == b""
@@ -91,7 +93,8 @@ def test_a_memory_error_is_the_traces_one_line_error(
     def exhausted(*_args: object, **_kwargs: object) -> None:
         raise MemoryError
 
-    monkeypatch.setattr(api, "audit", exhausted)
+    monkeypatch.setattr(api, "start_loading_for", lambda _path: False)
+    monkeypatch.setattr(api, "load_session", exhausted)
     monkeypatch.setattr(addrspace, "address_space_limit", lambda: 3 << 30)
     monkeypatch.setattr(isolated, "wanted", lambda _path: False)  # in this process
     report = api.audit_paths([path], jobs=1)
@@ -133,15 +136,16 @@ def test_a_closure_past_the_limit_is_refused_before_the_work_it_would_take(
     session, _ = api.load(str(path))
     pairs = closure(session).frame.height - session.items.filter(
         session.items["kind"] == "span").height
-    need = addrspace.BASE_BYTES + addrspace.BYTES_PER_CLOSURE_PAIR * pairs
+    need = addrspace.base_bytes() + addrspace.BYTES_PER_CLOSURE_PAIR * pairs
     assert pairs == sum(k + 1 for k in range(1, 61))  # f_k reaches s0..s_k
-    monkeypatch.setattr(addrspace, "BYTES_PER_INPUT_BYTE", 0)  # what the start allowed
+    figures = addrspace.FORMAT_BYTES_PER_INPUT_BYTE
+    monkeypatch.setitem(figures, "native", 0)  # what the start allowed
     monkeypatch.setattr(addrspace, "address_space_limit", lambda: need)
     closure(session)  # exactly at the limit: not over it
     monkeypatch.setattr(addrspace, "address_space_limit", lambda: need - 1)
-    with pytest.raises(LogError, match=f"{pairs:,} provenance pairs at 800 bytes each"):
+    with pytest.raises(LogError, match=f"{pairs:,} provenance pairs at 1,000 bytes each"):
         closure(session)
-    monkeypatch.setattr(addrspace, "BYTES_PER_INPUT_BYTE", 10**6)  # the start's estimate
+    monkeypatch.setitem(figures, "native", 10**6)  # the start's estimate
     closure(session)  # covers it: the closure is not checked twice over
     # standard input has no size for the start to check: the closure is (adv19b F1)
     monkeypatch.setattr(session, "path", "-")
@@ -149,3 +153,235 @@ def test_a_closure_past_the_limit_is_refused_before_the_work_it_would_take(
         closure(session)
     monkeypatch.setattr(addrspace, "address_space_limit", lambda: need)
     closure(session)
+
+
+_PANIC_PROGRAM = """
+import resource, sys
+import polars as pl
+from compaction_audit import api
+strings = pl.Series([f"x{i}" for i in range(3_000_000)])  # 3 million Python str to build
+def exhausting(*_args, **_kwargs):
+    vm = next(int(line.split()[1]) << 10 for line in open("/proc/self/status")
+              if line.startswith("VmSize"))
+    hard = resource.getrlimit(resource.RLIMIT_AS)[1]
+    resource.setrlimit(resource.RLIMIT_AS, (vm + (60 << 20), hard))  # too little for them
+    strings.to_list()
+api.start_loading_for = lambda _path: False
+api.load_session = exhausting
+print(*map(str, api.audit_paths([sys.argv[1]], jobs=1).errors), sep="\\n")
+"""
+
+
+def test_a_pyo3_panic_after_a_failed_allocation_is_the_traces_out_of_memory_line(
+        tmp_path: Path) -> None:
+    """adv18 F1: a MemoryError inside ``Series.to_list()`` makes pyo3 print it as
+    unraisable (a traceback on stderr) and then panic ("PyObject pointer is null"): a
+    ``PanicException``, a BaseException, which was "internal error: PanicException".
+    It is the trace's one-line out of memory error now, and the traceback is not
+    printed (the Rust panic's own lines are: they are written by Rust's panic hook to
+    file descriptor 2 before any handler runs).  A real panic of the installed pyo3."""
+    path = str(tmp_path / "t.jsonl")
+    done = subprocess.run([sys.executable, "-c", _PANIC_PROGRAM, path],
+                          capture_output=True, timeout=TIMEOUT, check=False)
+    err = done.stderr.decode(errors="replace")
+    assert "PyObject pointer is null" in err  # the panic did happen (Rust's hook says so)
+    assert done.returncode == 0, err
+    line = done.stdout.decode()
+    assert line.startswith(f"{path}: out of memory: auditing this trace needs more than "
+                           "the address-space limit of "), (line, err)
+    assert line.endswith(" MiB (ulimit -v, RLIMIT_AS)\n") and line.count("\n") == 1
+    assert "Traceback" not in err and "MemoryError" not in err, err
+
+
+class _FakePanic(BaseException):
+    """Stands for ``pyo3_runtime.PanicException`` (a BaseException of that module)."""
+
+
+_FakePanic.__name__ = _FakePanic.__qualname__ = "PanicException"
+_FakePanic.__module__ = "pyo3_runtime"
+
+
+def _panicking(unraisable: BaseException | None, message: str = "PyObject pointer is null"
+               ) -> Callable[..., None]:
+    """A ``load_session`` that reports ``unraisable`` as pyo3 does
+    (``sys.unraisablehook``), then panics with ``message``."""
+    def load_session(*_args: object, **_kwargs: object) -> None:
+        if unraisable is not None:
+            sys.unraisablehook(_Unraisable(type(unraisable), unraisable))
+        raise _FakePanic(message)
+    return load_session
+
+
+class _Unraisable:
+    """What ``sys.unraisablehook`` is given (``UnraisableHookArgs``)."""
+
+    def __init__(self, exc_type: type[BaseException], exc_value: BaseException) -> None:
+        self.exc_type = exc_type
+        self.exc_value: BaseException | None = exc_value
+        self.exc_traceback: TracebackType | None = None
+        self.err_msg: str | None = None
+        self.object: object = None
+
+
+@pytest.mark.parametrize("call", ["audit", "load"])
+def test_a_panic_after_a_memory_error_is_out_of_memory_wherever_the_trace_is_read(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+        call: str) -> None:
+    """``api.audit`` and ``api.load`` (diff, trace, the fleet's workers call them):
+    a panic after a MemoryError is the trace's out of memory line, with or without a
+    limit, and the MemoryError's traceback is not printed."""
+    path = str(tmp_path / "t.jsonl")
+    monkeypatch.setattr(api, "start_loading_for", lambda _path: False)
+    monkeypatch.setattr(api, "load_session", _panicking(MemoryError()))
+    monkeypatch.setattr(addrspace, "address_space_limit", lambda: None)
+    printed: list[object] = []
+    monkeypatch.setattr(sys, "unraisablehook", printed.append)  # what prints them
+    with pytest.raises(LogError) as info:
+        getattr(api, call)(path)
+    assert str(info.value) == (f"{path}: out of memory: auditing this trace needs more "
+                               "than the memory available")
+    assert info.value.__context__ is None  # nothing of the failed work is kept alive
+    assert sys.unraisablehook == printed.append and printed == []
+    assert capsys.readouterr().err == ""
+
+
+def test_another_panic_is_not_called_out_of_memory(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A panic with no MemoryError before it is a bug, not a full address space: it is
+    raised as it is (the command line's "internal error"), and an unraisable error of
+    another kind is printed as before.  Under a limit, pyo3's panic on a null object
+    pointer is out of memory even when the MemoryError could not be reported."""
+    path = str(tmp_path / "t.jsonl")
+    monkeypatch.setattr(api, "start_loading_for", lambda _path: False)
+    monkeypatch.setattr(addrspace, "address_space_limit", lambda: None)
+    other = ValueError("other")
+    monkeypatch.setattr(api, "load_session", _panicking(other))
+    printed: list[_Unraisable] = []
+    monkeypatch.setattr(sys, "unraisablehook", printed.append)  # what prints them
+    with pytest.raises(_FakePanic):
+        api.audit(path)
+    assert [u.exc_value for u in printed] == [other]
+    monkeypatch.setattr(api, "load_session", _panicking(None, "index out of bounds"))
+    monkeypatch.setattr(addrspace, "address_space_limit", lambda: 3 << 30)
+    with pytest.raises(_FakePanic):
+        api.audit(path)
+    monkeypatch.setattr(api, "load_session", _panicking(None))
+    with pytest.raises(LogError, match=r"out of memory: .* limit of 3,072 MiB"):
+        api.audit(path)
+
+
+def test_out_of_memory_past_the_trace_is_one_line_of_the_command(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """A MemoryError (or the panic after one) outside a trace's reading and audit (a
+    report being rendered) was "internal error: MemoryError"."""
+    from compaction_audit import cli
+
+    def exhausted() -> int:
+        raise MemoryError
+
+    monkeypatch.setattr(cli, "_invoke", exhausted)
+    monkeypatch.setattr(addrspace, "address_space_limit", lambda: 3 << 30)
+    with pytest.raises(SystemExit) as info:
+        cli.main()
+    assert info.value.code == 2
+    assert capsys.readouterr().err == (
+        "compaction-audit: out of memory: this command needs more than the address-space "
+        "limit of 3,072 MiB (ulimit -v, RLIMIT_AS)\n")
+
+
+ADAPTER_TRACES = Path(__file__).parent / "fixtures" / "adapters"
+
+
+@pytest.mark.parametrize(("name", "fmt"), [
+    ("openhands/sdk-events.jsonl", "openhands"), ("claude-session.jsonl", "claude-code"),
+    ("codex-local.jsonl", "codex"), ("gemini-cli/compression.jsonl", "gemini-cli")])
+def test_an_adapters_trace_is_checked_against_its_formats_figure(
+        monkeypatch: pytest.MonkeyPatch, name: str, fmt: str) -> None:
+    """An adapter's trace takes more address space per byte than a native one (an
+    OpenHands trace of 4 MB: 875 MiB against the 621 MiB the native figure allowed;
+    docs/security.md, "Memory"): once the format is detected, the trace is checked
+    against its format's figure, at the limit and one byte below it."""
+    path = str(ADAPTER_TRACES / name)
+    size = Path(path).stat().st_size
+    need = addrspace.needed(size, fmt)
+    assert need > addrspace.needed(size)  # what the first check allowed
+    monkeypatch.setattr(addrspace, "address_space_limit", lambda: need)
+    assert api.load(path)[1] == fmt
+    monkeypatch.setattr(addrspace, "address_space_limit", lambda: need - 1)
+    per_byte = addrspace.FORMAT_BYTES_PER_INPUT_BYTE[fmt]
+    with pytest.raises(LogError, match=f"{per_byte} bytes per trace byte, {fmt}\\)"):
+        api.load(path)
+
+
+@pytest.mark.parametrize("given", ["session.messages.json", "agentic.compaction.json",
+                                   "session.json"])
+def test_a_cline_file_is_checked_with_the_file_read_with_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, given: str) -> None:
+    """A Cline compaction file of 1 KB read with a messages file of 5.5 MB took
+    1,099 MiB of address space, and the check saw only the 1 KB (517 MiB): the pair
+    is what is read, and what is checked, whichever file of it (or the manifest) is
+    named."""
+    import shutil
+
+    folder = tmp_path / "cline"
+    shutil.copytree(ADAPTER_TRACES / "cline", folder)
+    (folder / "basic.compaction.json").unlink()  # one compaction file: it is paired
+    pair = ["session.messages.json", "agentic.compaction.json"]
+    size = sum((folder / n).stat().st_size for n in pair)
+    need = addrspace.needed(size, "cline")
+    monkeypatch.setattr(addrspace, "address_space_limit", lambda: need)
+    session, fmt = api.load(str(folder / given))
+    assert fmt == "cline" and session.compactions  # the pair was read
+    monkeypatch.setattr(addrspace, "address_space_limit", lambda: need - 1)
+    base = addrspace.base_bytes() >> 20
+    with pytest.raises(LogError, match=rf"and the file read with it: {base} MiB \+ 160 bytes"):
+        api.load(str(folder / given))
+    from compaction_audit.io.companions import companion_files
+
+    others = {Path(p).name for p in companion_files(str(folder / given), "cline")}
+    assert set(pair) - {given} <= others  # -o may still not name them (issue 11, class 3)
+
+
+MEASURED = [  # (format, trace bytes, closure pairs, VmPeak in MiB) on 2 cores: docs/security.md
+    ("native", 2_894, 8, 340), ("native", 12_224_128, 91_459, 704),
+    ("native", 11_176_115, 75_882, 646), ("native", 16_835_705, 144_000, 892),
+    ("native", 3_977_435, 1_288_000, 1_590), ("openhands", 120_060, 500, 552),
+    ("openhands", 4_010_560, 16_000, 874), ("openhands", 3_981_912, 15_200, 655),
+    ("cline", 5_534_634, 23_998, 1_098), ("gemini-cli", 3_952_621, 17_599, 686),
+    ("gemini-cli", 995_798, 362_710, 726), ("claude-code", 4_047_360, 0, 583),
+    ("claude-code", 1_010_367, 1_441_200, 1_582), ("codex", 1_005_449, 1_193_374, 1_502)]
+
+
+@pytest.mark.parametrize(("fmt", "size", "pairs", "peak_mib"), MEASURED)
+def test_the_checks_cover_every_peak_measured(
+        monkeypatch: pytest.MonkeyPatch, fmt: str, size: int, pairs: int,
+        peak_mib: int) -> None:
+    """The least limit both checks accept (the trace's figure, the closure's) is
+    above the address space the audit was measured to take, by 14 % or more.  Before:
+    an OpenHands trace of 4 MB took 874 MiB where the checks accepted 619, a Codex
+    chain of 1,193,374 pairs 1,502 MiB where they accepted 1,422 (an abort or "out of
+    memory" under such a limit)."""
+    _polars_threads(monkeypatch, 2)  # where they were measured
+    assert _accepted(fmt, size, pairs) >= 1.14 * (peak_mib << 20)
+
+
+@pytest.mark.parametrize(("threads", "peak_mib"), [(2, 557), (16, 665), (64, 932)])
+def test_the_base_grows_with_polars_threads(
+        monkeypatch: pytest.MonkeyPatch, threads: int, peak_mib: int) -> None:
+    """A 0.12 MB OpenHands trace under ``POLARS_MAX_THREADS`` 2, 16 and 64: each thread
+    of Polars' pool takes about 6 MiB of address space (with 16, more than the 640 MiB
+    a base without threads would give)."""
+    _polars_threads(monkeypatch, threads)
+    assert _accepted("openhands", 120_060, 500) >= 1.09 * (peak_mib << 20)
+
+
+def _polars_threads(monkeypatch: pytest.MonkeyPatch, threads: int) -> None:
+    import polars
+
+    monkeypatch.setattr(polars, "thread_pool_size", lambda: threads)
+
+
+def _accepted(fmt: str, size: int, pairs: int) -> int:
+    """The least address-space limit both checks accept for such a trace."""
+    return max(addrspace.needed(size, fmt),
+               addrspace.base_bytes() + addrspace.BYTES_PER_CLOSURE_PAIR * pairs)

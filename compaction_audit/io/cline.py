@@ -30,6 +30,7 @@ from typing import Any, NamedTuple
 
 import orjson
 
+from compaction_audit import addrspace
 from compaction_audit.errors import LogError
 from compaction_audit.io.cline_folder import Undecodable, file_name, names_note, same_session
 from compaction_audit.io.documents import (
@@ -149,9 +150,9 @@ def _companions(path: str, *, unread: bool) -> list[str]:
     try:
         given = read_document(path, None)
         if isinstance(given.value, dict) and _is_manifest(given.value):
-            path, given = _from_manifest(given, path, Undecodable())
+            path, given = _from_manifest(given, path, Undecodable(), check=False)
             out.append(path)
-        pairing = _pair(given, path, Undecodable())
+        pairing = _pair(given, path, Undecodable(), check=False)
         if unread and pairing.unread_total:
             group = same_session(Path(path), given.value.get("sessionId"),
                                  ".compaction.json", Undecodable())
@@ -230,14 +231,17 @@ class _Pairing(NamedTuple):
     unread_total: int = 0
 
 
-def _pair(given: Document, path: str, undecodable: Undecodable) -> _Pairing:
+def _pair(given: Document, path: str, undecodable: Undecodable, *, check: bool = True
+          ) -> _Pairing:
     """The messages and compaction documents of the session ``given`` belongs to (see
     :class:`_Pairing`); names of the folder left unread because they are not UTF-8 are
     added to ``undecodable`` (:func:`~compaction_audit.io.cline_folder.same_session`:
     the folder is listed and read once per process, so pairing costs the same beside
     one file or thousands; issue 11, class 5, adv13 F1).  Raises :class:`LogError`
     when the folder must be searched and cannot be listed, or holds a file of the
-    suffix looked for that cannot be opened (adv14 F2)."""
+    suffix looked for that cannot be opened (adv14 F2), and (``check``) when the
+    address-space limit is too low for the pair (:func:`compaction_audit.addrspace.check`;
+    :func:`companions` lists the files whatever the limit: ``-o`` may not name them)."""
     if not isinstance(given.value, dict):
         return _Pairing(None, None)
     here = Path(path)
@@ -270,6 +274,8 @@ def _pair(given: Document, path: str, undecodable: Undecodable) -> _Pairing:
             other = found[0] if found else other
     doc = None
     if regular_file(other) and other.resolve() != here.resolve():
+        if check:  # the pair is what is read
+            addrspace.check(path, SOURCE_FORMAT, (str(other),))
         doc = read_document(str(other), None)
         if not isinstance(doc.value, dict) or not sniff_document(doc.value):
             doc = None
@@ -289,11 +295,12 @@ def _is_manifest(value: dict[str, Any]) -> bool:
     return "messages" not in value and "session_id" in value and "messages_path" in value
 
 
-def _from_manifest(doc: Document, path: str, undecodable: Undecodable
-                   ) -> tuple[str, Document]:
+def _from_manifest(doc: Document, path: str, undecodable: Undecodable, *,
+                   check: bool = True) -> tuple[str, Document]:
     """The messages file a manifest names: the file of ``messages_path``'s name beside
     the manifest, else ``<session_id>.messages.json`` beside it, else the folder's
-    messages file of the same session.  Raises :class:`LogError` when none is found."""
+    messages file of the same session.  Raises :class:`LogError` when none is found,
+    and (``check``) when the address-space limit is too low for it."""
     value = doc.value
     sid = value.get("session_id")
     here = Path(path)
@@ -308,6 +315,8 @@ def _from_manifest(doc: Document, path: str, undecodable: Undecodable
     if found is None or path == "-":
         raise LogError(path, 1, "the session's messages file is not found beside its "
                        "manifest", "messages_path")
+    if check:
+        addrspace.check(str(found), SOURCE_FORMAT)
     return str(found), read_document(str(found), None)
 
 

@@ -8,6 +8,7 @@ logs, so every rule, report, diff and gate works on them.
 
 from __future__ import annotations
 
+from compaction_audit import addrspace
 from compaction_audit.errors import LogError, SkipList, UsageError
 from compaction_audit.io.detect import ADAPTERS, TOLERANT, Format, peek_format
 from compaction_audit.io.lines import (
@@ -50,6 +51,7 @@ def load_session(path: str, lenient: bool = False, source: str | None = None,
             raise
         return read_native(path, lenient, limits), "native"  # nothing recognizable: skip it all
     fmt = detected if source is None else source  # type: ignore[assignment]
+    addrspace.check(path, fmt)  # an adapter's figure is higher than the first check's
     if fmt == "native":
         if not reads_once(path) and not is_url(path):  # a local file: read again, in
             close = getattr(lines, "close", None)      # parallel when large
