@@ -12,6 +12,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import Any, Generic, TypeVar, cast
 
 from compaction_audit.recall import paraphrase
 from compaction_audit.recall.clauses import NEGATION_WORDS, content_words
@@ -101,6 +102,25 @@ class _Halves:
         return half
 
 
+_T = TypeVar("_T")
+
+
+class _Field(Generic[_T]):
+    """An attribute read from one half of a summary's index (:class:`_Halves`): the
+    half is built when one of its attributes is first read."""
+
+    __slots__ = ("half", "name")
+
+    def __init__(self, half: str, name: str = "") -> None:
+        self.half, self.name = half, name
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = self.name or name
+
+    def __get__(self, obj: Any, owner: type | None = None) -> _T:
+        return cast(_T, getattr(getattr(obj._halves, self.half), self.name))
+
+
 class _Lookup:
     """The inverted indexes :func:`~compaction_audit.recall.survival.check.survives`
     looks candidates up in (built once per summary with :class:`_Index`, each half on
@@ -131,37 +151,14 @@ class _Lookup:
         """Where each word (``\\w+`` run) of the lowercased summary starts, built on
         first need by :func:`~compaction_audit.recall.survival.check._raw_in`."""
 
-    @property
-    def sentences(self) -> dict[bool, _Postings]:
-        return self._halves.clause_half.sentence_post
-
-    @property
-    def rules(self) -> dict[bool, _Postings]:
-        return self._halves.clause_half.rule_post
-
-    @property
-    def words(self) -> frozenset[str]:
-        return self._halves.tokens.words
-
-    @property
-    def hashes(self) -> tuple[str, ...]:
-        return self._halves.tokens.hashes
-
-    @property
-    def hash_set(self) -> frozenset[str]:
-        return self._halves.tokens.hash_set
-
-    @property
-    def path_tails(self) -> dict[str, list[str]]:
-        return self._halves.tokens.path_tails
-
-    @property
-    def requirements(self) -> RequirementTable:
-        return self._halves.tokens.table
-
-    @property
-    def vocabulary(self) -> frozenset[str]:
-        return self._halves.tokens.vocabulary
+    sentences: _Field[dict[bool, _Postings]] = _Field("clause_half", "sentence_post")
+    rules: _Field[dict[bool, _Postings]] = _Field("clause_half", "rule_post")
+    words: _Field[frozenset[str]] = _Field("tokens")
+    hashes: _Field[tuple[str, ...]] = _Field("tokens")
+    hash_set: _Field[frozenset[str]] = _Field("tokens")
+    path_tails: _Field[dict[str, list[str]]] = _Field("tokens")
+    requirements: _Field[RequirementTable] = _Field("tokens", "table")
+    vocabulary: _Field[frozenset[str]] = _Field("tokens")
 
     def remember(self, key: tuple[object, ...], answer: Callable[[], bool]) -> bool:
         """The memo's answer for ``key``, computed by ``answer`` the first time."""
@@ -187,49 +184,17 @@ class _Index:
         self._halves = _Halves(summary, self.low, _offered(summary))
         self.lookup = _Lookup(self._halves)
 
-    @property
-    def keys(self) -> frozenset[str]:
-        return self._halves.tokens.keys
-
-    @property
-    def paths(self) -> tuple[str, ...]:
-        return self._halves.tokens.paths
-
-    @property
-    def quantities(self) -> frozenset[tuple[str, str]]:
-        return self._halves.offered.quantities
-
-    @property
-    def scopes(self) -> frozenset[str]:
-        return self._halves.tokens.scopes
-
-    @property
-    def clauses(self) -> dict[tuple[Kind, str], list[frozenset[str]]]:
-        return self._halves.offered.clauses
-
-    @property
-    def sentences(self) -> tuple[tuple[frozenset[str], bool], ...]:
-        return self._halves.clause_half.sentences
-
-    @property
-    def rules(self) -> tuple[tuple[frozenset[str], bool], ...]:
-        return self._halves.clause_half.rules
-
-    @property
-    def modules(self) -> frozenset[str]:
-        return self._halves.tokens.modules
-
-    @property
-    def measures(self) -> frozenset[tuple[str, float]]:
-        return self._halves.offered.measures
-
-    @property
-    def requirements(self) -> tuple[tuple[str, tuple[int, ...]], ...]:
-        return self._halves.tokens.requirements
-
-    @property
-    def names(self) -> paraphrase.SummaryNames:
-        return self._halves.clause_half.names
+    keys: _Field[frozenset[str]] = _Field("tokens")
+    paths: _Field[tuple[str, ...]] = _Field("tokens")
+    quantities: _Field[frozenset[tuple[str, str]]] = _Field("offered")
+    scopes: _Field[frozenset[str]] = _Field("tokens")
+    clauses: _Field[dict[tuple[Kind, str], list[frozenset[str]]]] = _Field("offered")
+    sentences: _Field[tuple[tuple[frozenset[str], bool], ...]] = _Field("clause_half")
+    rules: _Field[tuple[tuple[frozenset[str], bool], ...]] = _Field("clause_half")
+    modules: _Field[frozenset[str]] = _Field("tokens")
+    measures: _Field[frozenset[tuple[str, float]]] = _Field("offered")
+    requirements: _Field[tuple[tuple[str, tuple[int, ...]], ...]] = _Field("tokens")
+    names: _Field[paraphrase.SummaryNames] = _Field("clause_half")
 
 
 _NAME_RE = re.compile(r"\w+(?:[.-]\w+)+")
