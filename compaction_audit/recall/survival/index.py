@@ -12,7 +12,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any, Generic, TypeVar, cast
+from typing import Any
 
 from compaction_audit.recall import paraphrase
 from compaction_audit.recall.clauses import NEGATION_WORDS, content_words
@@ -102,25 +102,6 @@ class _Halves:
         return half
 
 
-_T = TypeVar("_T")
-
-
-class _Field(Generic[_T]):
-    """An attribute read from one half of a summary's index (:class:`_Halves`): the
-    half is built when one of its attributes is first read."""
-
-    __slots__ = ("half", "name")
-
-    def __init__(self, half: str, name: str = "") -> None:
-        self.half, self.name = half, name
-
-    def __set_name__(self, owner: type, name: str) -> None:
-        self.name = self.name or name
-
-    def __get__(self, obj: Any, owner: type | None = None) -> _T:
-        return cast(_T, getattr(getattr(obj._halves, self.half), self.name))
-
-
 class _Lookup:
     """The inverted indexes :func:`~compaction_audit.recall.survival.check.survives`
     looks candidates up in (built once per summary with :class:`_Index`, each half on
@@ -138,7 +119,17 @@ class _Lookup:
     :func:`~compaction_audit.recall.survival.anchors._anchors` with it does not
     survive."""
 
-    __slots__ = ("_halves", "clause_stems", "clause_words", "memo", "starts")
+    __slots__ = ("_halves", "clause_stems", "clause_words", "hash_set", "hashes", "memo",
+                 "path_tails", "requirements", "rules", "sentences", "starts", "vocabulary",
+                 "words")
+    sentences: dict[bool, _Postings]
+    rules: dict[bool, _Postings]
+    words: frozenset[str]
+    hashes: tuple[str, ...]
+    hash_set: frozenset[str]
+    path_tails: dict[str, list[str]]
+    requirements: RequirementTable
+    vocabulary: frozenset[str]
 
     def __init__(self, halves: _Halves) -> None:
         self._halves = halves
@@ -151,14 +142,21 @@ class _Lookup:
         """Where each word (``\\w+`` run) of the lowercased summary starts, built on
         first need by :func:`~compaction_audit.recall.survival.check._raw_in`."""
 
-    sentences: _Field[dict[bool, _Postings]] = _Field("clause_half", "sentence_post")
-    rules: _Field[dict[bool, _Postings]] = _Field("clause_half", "rule_post")
-    words: _Field[frozenset[str]] = _Field("tokens")
-    hashes: _Field[tuple[str, ...]] = _Field("tokens")
-    hash_set: _Field[frozenset[str]] = _Field("tokens")
-    path_tails: _Field[dict[str, list[str]]] = _Field("tokens")
-    requirements: _Field[RequirementTable] = _Field("tokens", "table")
-    vocabulary: _Field[frozenset[str]] = _Field("tokens")
+    def __getattr__(self, name: str) -> Any:
+        """An attribute of a half not built yet (Python asks only for an empty slot):
+        build the half, fill its slots (read at C speed from then on)."""
+        if name in ("sentences", "rules"):
+            half = self._halves.clause_half
+            self.sentences, self.rules = half.sentence_post, half.rule_post
+        elif name in ("words", "hashes", "hash_set", "path_tails", "requirements",
+                      "vocabulary"):
+            t = self._halves.tokens
+            self.words, self.hashes, self.hash_set = t.words, t.hashes, t.hash_set
+            self.path_tails, self.requirements, self.vocabulary = (t.path_tails, t.table,
+                                                                   t.vocabulary)
+        else:
+            raise AttributeError(name)
+        return object.__getattribute__(self, name)
 
     def remember(self, key: tuple[object, ...], answer: Callable[[], bool]) -> bool:
         """The memo's answer for ``key``, computed by ``answer`` the first time."""
@@ -177,24 +175,38 @@ class _Index:
     value in the base unit); ``requirements``: (operator, version); ``low``: the
     lowercased summary; ``names``: its check names (validate_session_message_ids)."""
 
-    __slots__ = ("_halves", "lookup", "low")
+    __slots__ = ("_halves", "clauses", "keys", "lookup", "low", "measures", "modules", "names",
+                 "paths", "quantities", "requirements", "rules", "scopes", "sentences")
+    keys: frozenset[str]
+    paths: tuple[str, ...]
+    scopes: frozenset[str]
+    sentences: tuple[tuple[frozenset[str], bool], ...]
+    rules: tuple[tuple[frozenset[str], bool], ...]
+    modules: frozenset[str]
+    requirements: tuple[tuple[str, tuple[int, ...]], ...]
+    names: paraphrase.SummaryNames
 
     def __init__(self, summary: str) -> None:
         self.low = summary.lower()
-        self._halves = _Halves(summary, self.low, _offered(summary))
+        offered = _offered(summary)
+        self._halves = _Halves(summary, self.low, offered)
+        self.quantities: frozenset[tuple[str, str]] = offered.quantities
+        self.clauses: dict[tuple[Kind, str], list[frozenset[str]]] = offered.clauses
+        self.measures: frozenset[tuple[str, float]] = offered.measures
         self.lookup = _Lookup(self._halves)
 
-    keys: _Field[frozenset[str]] = _Field("tokens")
-    paths: _Field[tuple[str, ...]] = _Field("tokens")
-    quantities: _Field[frozenset[tuple[str, str]]] = _Field("offered")
-    scopes: _Field[frozenset[str]] = _Field("tokens")
-    clauses: _Field[dict[tuple[Kind, str], list[frozenset[str]]]] = _Field("offered")
-    sentences: _Field[tuple[tuple[frozenset[str], bool], ...]] = _Field("clause_half")
-    rules: _Field[tuple[tuple[frozenset[str], bool], ...]] = _Field("clause_half")
-    modules: _Field[frozenset[str]] = _Field("tokens")
-    measures: _Field[frozenset[tuple[str, float]]] = _Field("offered")
-    requirements: _Field[tuple[tuple[str, tuple[int, ...]], ...]] = _Field("tokens")
-    names: _Field[paraphrase.SummaryNames] = _Field("clause_half")
+    def __getattr__(self, name: str) -> Any:
+        """As :meth:`_Lookup.__getattr__`."""
+        if name in ("sentences", "rules", "names"):
+            half = self._halves.clause_half
+            self.sentences, self.rules, self.names = half.sentences, half.rules, half.names
+        elif name in ("keys", "paths", "scopes", "modules", "requirements"):
+            t = self._halves.tokens
+            self.keys, self.paths, self.scopes = t.keys, t.paths, t.scopes
+            self.modules, self.requirements = t.modules, t.requirements
+        else:
+            raise AttributeError(name)
+        return object.__getattribute__(self, name)
 
 
 _NAME_RE = re.compile(r"\w+(?:[.-]\w+)+")
