@@ -212,10 +212,10 @@ def group_flags(summary: str, children: list[tuple[ext.Discriminator, ...]],
             kept = memo.get(c)
             if kept is None:
                 d = reps[c]
-                if vocabulary is None:
+                near = anchors(d)  # None for a clause: its checks read no vocabulary
+                if near is not None and vocabulary is None:
                     vocabulary = surv.vocabulary(summary)
-                near = anchors(d)
-                kept = memo[c] = ((near is None or not near.isdisjoint(vocabulary))
+                kept = memo[c] = ((near is None or not near.isdisjoint(vocabulary or ()))
                                   and survives(d, summary))
             flags.append(kept)
         out.append(tuple(flags))

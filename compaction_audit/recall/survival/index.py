@@ -12,6 +12,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import Any
 
 from compaction_audit.recall import paraphrase
 from compaction_audit.recall.clauses import NEGATION_WORDS, content_words
@@ -43,55 +44,169 @@ from compaction_audit.recall.versions import (
 
 
 @dataclass(frozen=True, slots=True)
-class _Lookup:
-    """The inverted indexes :func:`~compaction_audit.recall.survival.check.survives`
-    looks candidates up in (built once per summary with :class:`_Index`); each answers
-    exactly what a scan of the lists of
-    :class:`_Index` answers."""
+class _TokenHalf:
+    """What a summary offers a token discriminator (built on first need: the clause
+    checks never read it)."""
 
-    sentences: dict[bool, _Postings]  # negative -> sentence stems
-    rules: dict[bool, _Postings]  # negative -> rule-part stems
-    clause_words: dict[tuple[Kind, str], _Postings]  # (kind, family) -> clause words
-    clause_stems: dict[tuple[Kind, str], _Postings]  # the same clauses' stems
+    keys: frozenset[str]  # token norms, plain words, bare numbers, path file names
+    paths: tuple[str, ...]
+    scopes: frozenset[str]  # scope norms and every scope term inside words
+    modules: frozenset[str]  # module and file names as snake_case stems
+    requirements: tuple[tuple[str, tuple[int, ...]], ...]  # (operator, version)
     words: frozenset[str]  # every word (\w+ run) of the lowercased summary
     hashes: tuple[str, ...]  # the keys that are hex strings, sorted
     hash_set: frozenset[str]
     path_tails: dict[str, list[str]]  # last "/" part of a path -> paths
+    table: RequirementTable
+    vocabulary: frozenset[str]
+
+
+@dataclass(frozen=True, slots=True)
+class _ClauseHalf:
+    """What a summary offers a clause beyond its own clauses (built on first need: the
+    token checks never read it)."""
+
+    sentences: tuple[tuple[frozenset[str], bool], ...]  # (stems, negative) per sentence
+    rules: tuple[tuple[frozenset[str], bool], ...]  # sentence parts that state a rule
+    names: paraphrase.SummaryNames  # check names (validate_session_message_ids)
+    sentence_post: dict[bool, _Postings]  # negative -> sentence stems
+    rule_post: dict[bool, _Postings]  # negative -> rule-part stems
+
+
+class _Halves:
+    """The two halves of a summary's index, each built on first read (issue 14: the
+    asked-again check compares identifiers with user texts and needs only the token
+    half; the clause checks of the folds and the flips need only the clause half;
+    building both took twice the time on the benchmark grid's text cells).  Either
+    half is the same whenever it is built: a pure function of the summary text."""
+
+    __slots__ = ("_clauses", "_tokens", "low", "offered", "summary")
+
+    def __init__(self, summary: str, low: str, offered: _Offered) -> None:
+        self.summary, self.low, self.offered = summary, low, offered
+        self._tokens: _TokenHalf | None = None
+        self._clauses: _ClauseHalf | None = None
+
+    @property
+    def tokens(self) -> _TokenHalf:
+        half = self._tokens
+        if half is None:
+            half = self._tokens = _token_half(self.summary, self.low, self.offered)
+        return half
+
+    @property
+    def clause_half(self) -> _ClauseHalf:
+        half = self._clauses
+        if half is None:
+            half = self._clauses = _clause_half(self.summary, self.low)
+        return half
+
+
+class _Lookup:
+    """The inverted indexes :func:`~compaction_audit.recall.survival.check.survives`
+    looks candidates up in (built once per summary with :class:`_Index`, each half on
+    first need: :class:`_Halves`); each answers exactly what a scan of the lists of
+    :class:`_Index` answers.
+
+    ``sentences``, ``rules``: negative -> sentence stems, rule-part stems;
+    ``clause_words``, ``clause_stems``: (kind, family) -> clause words, their stems;
+    ``words``: every word (``\\w+`` run) of the lowercased summary; ``hashes``: the
+    keys that are hex strings, sorted (``hash_set``: the same as a set);
+    ``path_tails``: last "/" part of a path -> paths; ``requirements``: the version
+    requirement table; ``vocabulary``: every string a token discriminator can be
+    matched on here (:func:`~compaction_audit.recall.survival.anchors._vocabulary`):
+    one that shares none of its
+    :func:`~compaction_audit.recall.survival.anchors._anchors` with it does not
+    survive."""
+
+    __slots__ = ("_halves", "clause_stems", "clause_words", "hash_set", "hashes", "memo",
+                 "path_tails", "requirements", "rules", "sentences", "starts", "vocabulary",
+                 "words")
+    sentences: dict[bool, _Postings]
+    rules: dict[bool, _Postings]
+    words: frozenset[str]
+    hashes: tuple[str, ...]
+    hash_set: frozenset[str]
+    path_tails: dict[str, list[str]]
     requirements: RequirementTable
     vocabulary: frozenset[str]
-    """Every string a token discriminator can be matched on here
-    (:func:`~compaction_audit.recall.survival.anchors._vocabulary`): one that shares
-    none of its :func:`~compaction_audit.recall.survival.anchors._anchors` with it does
-    not survive."""
-    memo: dict[tuple[object, ...], bool] = field(default_factory=dict)
-    """Answers by what decides them (the query's words that occur in the summary at
-    all): lost items that differ only in words the summary lacks get one look-up."""
-    starts: dict[str, list[int]] = field(default_factory=dict)
-    """Where each word (``\\w+`` run) of the lowercased summary starts, built on first
-    need by :func:`~compaction_audit.recall.survival.check._raw_in`."""
+
+    def __init__(self, halves: _Halves) -> None:
+        self._halves = halves
+        self.clause_words: dict[tuple[Kind, str], _Postings] = halves.offered.clause_words
+        self.clause_stems: dict[tuple[Kind, str], _Postings] = halves.offered.clause_stems
+        self.memo: dict[tuple[object, ...], bool] = {}
+        """Answers by what decides them (the query's words that occur in the summary at
+        all): lost items that differ only in words the summary lacks get one look-up."""
+        self.starts: dict[str, list[int]] = {}
+        """Where each word (``\\w+`` run) of the lowercased summary starts, built on
+        first need by :func:`~compaction_audit.recall.survival.check._raw_in`."""
+
+    def __getattr__(self, name: str) -> Any:
+        """An attribute of a half not built yet (Python asks only for an empty slot):
+        build the half, fill its slots (read at C speed from then on)."""
+        if name in ("sentences", "rules"):
+            half = self._halves.clause_half
+            self.sentences, self.rules = half.sentence_post, half.rule_post
+        elif name in ("words", "hashes", "hash_set", "path_tails", "requirements",
+                      "vocabulary"):
+            t = self._halves.tokens
+            self.words, self.hashes, self.hash_set = t.words, t.hashes, t.hash_set
+            self.path_tails, self.requirements, self.vocabulary = (t.path_tails, t.table,
+                                                                   t.vocabulary)
+        else:
+            raise AttributeError(name)
+        return object.__getattribute__(self, name)
 
     def remember(self, key: tuple[object, ...], answer: Callable[[], bool]) -> bool:
         """The memo's answer for ``key``, computed by ``answer`` the first time."""
         return _remember(self.memo, key, answer)
 
 
-@dataclass(frozen=True, slots=True)
 class _Index:
-    """What a summary offers for comparison (built once per summary text, cached)."""
+    """What a summary offers for comparison (built once per summary text, cached; each
+    half on first read, :class:`_Halves`).
 
-    keys: frozenset[str]  # token norms, plain words, bare numbers, path file names
+    ``keys``: token norms, plain words, bare numbers, path file names; ``paths``;
+    ``quantities``: (number, canonical unit or ""); ``scopes``: scope norms and every
+    scope term inside words; ``clauses``: (kind, family) -> words; ``sentences``:
+    (stems, negative) per sentence; ``rules``: the sentence parts that state a rule;
+    ``modules``: module and file names as snake_case stems; ``measures``: (dimension,
+    value in the base unit); ``requirements``: (operator, version); ``low``: the
+    lowercased summary; ``names``: its check names (validate_session_message_ids)."""
+
+    __slots__ = ("_halves", "clauses", "keys", "lookup", "low", "measures", "modules", "names",
+                 "paths", "quantities", "requirements", "rules", "scopes", "sentences")
+    keys: frozenset[str]
     paths: tuple[str, ...]
-    quantities: frozenset[tuple[str, str]]  # (number, canonical unit or "")
-    scopes: frozenset[str]  # scope norms and every scope term inside words
-    clauses: dict[tuple[Kind, str], list[frozenset[str]]]  # (kind, family) -> words
-    sentences: tuple[tuple[frozenset[str], bool], ...]  # (stems, negative) per sentence
-    rules: tuple[tuple[frozenset[str], bool], ...]  # sentence parts that state a rule
-    modules: frozenset[str]  # module and file names as snake_case stems
-    measures: frozenset[tuple[str, float]]  # (dimension, value in the base unit)
-    requirements: tuple[tuple[str, tuple[int, ...]], ...]  # (operator, version)
-    low: str
-    names: paraphrase.SummaryNames  # check names (validate_session_message_ids)
-    lookup: _Lookup
+    scopes: frozenset[str]
+    sentences: tuple[tuple[frozenset[str], bool], ...]
+    rules: tuple[tuple[frozenset[str], bool], ...]
+    modules: frozenset[str]
+    requirements: tuple[tuple[str, tuple[int, ...]], ...]
+    names: paraphrase.SummaryNames
+
+    def __init__(self, summary: str) -> None:
+        self.low = summary.lower()
+        offered = _offered(summary)
+        self._halves = _Halves(summary, self.low, offered)
+        self.quantities: frozenset[tuple[str, str]] = offered.quantities
+        self.clauses: dict[tuple[Kind, str], list[frozenset[str]]] = offered.clauses
+        self.measures: frozenset[tuple[str, float]] = offered.measures
+        self.lookup = _Lookup(self._halves)
+
+    def __getattr__(self, name: str) -> Any:
+        """As :meth:`_Lookup.__getattr__`."""
+        if name in ("sentences", "rules", "names"):
+            half = self._halves.clause_half
+            self.sentences, self.rules, self.names = half.sentences, half.rules, half.names
+        elif name in ("keys", "paths", "scopes", "modules", "requirements"):
+            t = self._halves.tokens
+            self.keys, self.paths, self.scopes = t.keys, t.paths, t.scopes
+            self.modules, self.requirements = t.modules, t.requirements
+        else:
+            raise AttributeError(name)
+        return object.__getattribute__(self, name)
 
 
 _NAME_RE = re.compile(r"\w+(?:[.-]\w+)+")
@@ -125,13 +240,15 @@ right away")."""
 
 @lru_cache(maxsize=4096)
 def _index(summary: str) -> _Index:
-    low = summary.lower()
+    return _Index(summary)
+
+
+def _token_half(summary: str, low: str, offered: _Offered) -> _TokenHalf:
     word_set = frozenset(_WORD_RE.findall(low))
     keys, paths = set(word_set), []
     short = _LONG_RUN_RE.sub(" ", low)
     keys.update(_NAME_RE.findall(short))  # hyphenated and dotted names: spotter-gqc, a.ex
     scopes = {SCOPE_CANON.get(w, w) for w in re.findall(r"[a-z]+(?:-(?:prod|env))?", low)}
-    offered = _offered(summary)
     for d in extract_cached(summary):
         if d.kind in CLAUSE_KINDS:
             continue
@@ -143,6 +260,22 @@ def _index(summary: str) -> _Index:
         elif "/" in d.norm or "\\" in d.norm:
             paths.append(d.norm.rstrip("/\\"))
             keys.add(_basename(d.norm))
+    modules = {_module_key(m) for m in _MODULE_RE.findall(summary)}
+    modules.update(_module_key(f) for f in _FILE_RE.findall(_LONG_RUN_RE.sub(" ", summary)))
+    modules.discard("")
+    requirements = tuple((op, vtuple(v)) for op, v in REQUIREMENT_RE.findall(low))
+    hashes = sorted(k for k in keys if _HEX_RE.fullmatch(k))
+    tails: dict[str, list[str]] = {}
+    for path in paths:  # a path ending another ends in the same last "/" part
+        tails.setdefault(path.rsplit("/", 1)[-1], []).append(path)
+    table = requirement_table(requirements)
+    return _TokenHalf(frozenset(keys), tuple(paths), frozenset(scopes), frozenset(modules),
+                      requirements, word_set, tuple(hashes), frozenset(hashes),
+                      {tail: list(dict.fromkeys(ps)) for tail, ps in tails.items()}, table,
+                      _vocabulary(keys, scopes, modules, tails, offered.measures, table))
+
+
+def _clause_half(summary: str, low: str) -> _ClauseHalf:
     split = [(sent, words) for sent in _SENTENCE_RE.split(low)
              if (words := content_words(sent, 400))]
     sentences = tuple(
@@ -153,24 +286,10 @@ def _index(summary: str) -> _Index:
         for sent, _ in split for part in _PART_RE.split(sent)
         if (words := content_words(part, 400))
         and (_RULE_RE.search(part) or words[0] in _IMPERATIVE_VERBS))
-    modules = {_module_key(m) for m in _MODULE_RE.findall(summary)}
-    modules.update(_module_key(f) for f in _FILE_RE.findall(_LONG_RUN_RE.sub(" ", summary)))
-    requirements = tuple((op, vtuple(v)) for op, v in REQUIREMENT_RE.findall(low))
-    hashes = sorted(k for k in keys if _HEX_RE.fullmatch(k))
-    tails: dict[str, list[str]] = {}
-    for path in paths:  # a path ending another ends in the same last "/" part
-        tails.setdefault(path.rsplit("/", 1)[-1], []).append(path)
-    lookup = _Lookup(
+    return _ClauseHalf(
+        sentences, rules, paraphrase.summary_names(summary, _stem),
         {neg: _Postings(c for c, n in sentences if n == neg) for neg in (False, True)},
-        {neg: _Postings(c for c, n in rules if n == neg) for neg in (False, True)},
-        offered.clause_words, offered.clause_stems, word_set, tuple(hashes), frozenset(hashes),
-        {tail: list(dict.fromkeys(ps)) for tail, ps in tails.items()},
-        table := requirement_table(requirements),
-        _vocabulary(keys, scopes, modules - {""}, tails, offered.measures, table))
-    return _Index(frozenset(keys), tuple(paths), offered.quantities, frozenset(scopes),
-                  offered.clauses, sentences, rules, frozenset(modules - {""}),
-                  offered.measures,
-                  requirements, low, paraphrase.summary_names(summary, _stem), lookup)
+        {neg: _Postings(c for c, n in rules if n == neg) for neg in (False, True)})
 
 
 def vocabulary(summary_text: str) -> frozenset[str]:
