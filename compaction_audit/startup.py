@@ -34,11 +34,15 @@ _command: list[bool] = []
 
 
 def as_command() -> None:
-    """This process is the ``compaction-audit`` command: :func:`loading` acts, and
-    the modules of :data:`DEFERRED` load when first used (:func:`defer`)."""
+    """This process is the ``compaction-audit`` command: :func:`loading` acts, the
+    modules of :data:`DEFERRED` load when first used (:func:`defer`), and the regular
+    expressions compiled ahead of time are ready (:func:`compaction_audit.regexcache.preload`)."""
+    from compaction_audit import regexcache
+
     _command.append(True)
     for name in DEFERRED:
         defer(name)
+    regexcache.preload()
 
 
 DEFERRED = ("importlib.metadata", "hashlib", "socket")

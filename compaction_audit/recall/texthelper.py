@@ -56,13 +56,17 @@ BOOT = (
     "    pkg.__path__ = [path]\n"
     "    sys.modules[name] = pkg\n"
     "try:\n"
+    "    from compaction_audit import regexcache\n"
+    "    regexcache.preload()\n"
     "    from compaction_audit.recall import texthelper\n"
     "    texthelper.main(int(sys.argv[3]))\n"
     "except Exception:\n"
     "    sys.exit(1)\n"
 )
 """The helper's ``python -c`` program after the prelude; arguments: the folder holding
-the ``compaction_audit`` package, the ``recall`` folder, the chunk size.  It fails
+the ``compaction_audit`` package, the ``recall`` folder, the chunk size.  The regular
+expressions compiled ahead of time are loaded first
+(:func:`compaction_audit.regexcache.preload`).  It fails
 quietly (exit 1, no traceback): the auditor does whatever it did not deliver."""
 
 _KIND_OF = {kind.value: kind for kind in ext.Kind}
