@@ -11,7 +11,7 @@ import polars as pl
 from compaction_audit.model import Session
 from compaction_audit.plans import one
 from compaction_audit.recall import extract as ext
-from compaction_audit.recall.spantypes import span_type
+from compaction_audit.recall.spantypes import SPEC_WORDS, span_type
 
 _KIND_VALUE = {kind: kind.value for kind in ext.Kind}
 
@@ -23,7 +23,9 @@ def _key(d: ext.Discriminator) -> str:
 def typed_items(session: Session) -> pl.DataFrame:
     """``session.items`` with ``stype``: the span type of each item
     (:func:`compaction_audit.recall.spantypes.span_type`, computed once per distinct
-    (source, text)); a summary's text is read as prose.  ``source_line`` (the log line
+    (source, text); the spec test only on the texts that hold a requirement word,
+    :data:`~compaction_audit.recall.spantypes.SPEC_WORDS`, found with Polars); a
+    summary's text is read as prose.  ``source_line`` (the log line
     that stated the item) is the round's ``line`` where the table has none.
 
     The item columns are shared with ``session.items``, not copied (the texts are held
@@ -35,9 +37,12 @@ def typed_items(session: Session) -> pl.DataFrame:
     keys = [pl.col("source").fill_null(null).alias("_src"),
             pl.col("text").fill_null(null).alias("_txt")]
     spans = one(items.lazy().filter(pl.col("kind") == "span").select(*keys, "source", "text")
-                .unique(subset=["_src", "_txt"]))  # plans.one: one query, not three
-    types = [span_type(src, text) for src, text in zip(spans["source"].to_list(),
-                                                        spans["text"].to_list(), strict=True)]
+                .unique(subset=["_src", "_txt"])  # plans.one: one query, not three
+                .with_columns(pl.col("text").str.contains(SPEC_WORDS).fill_null(True)
+                              .alias("_spec")))  # the spec test only where it can hold
+    types = [span_type(src, text, spec) for src, text, spec in zip(
+        spans["source"].to_list(), spans["text"].to_list(), spans["_spec"].to_list(),
+        strict=True)]
     table = spans.select("_src", "_txt").with_columns(pl.Series("stype", types, pl.String))
     del spans, types
     stype = one(items.lazy().select(pl.col("kind"), *keys).with_row_index("_row")
