@@ -60,21 +60,21 @@ def _occurrences(session: Session, series: Series,
                    .with_columns(pl.col("_d").cast(pl.Int64)))
     # built a column at a time (one comprehension each, not seven appends per fact)
     owner: list[int] = []
-    at: list[int] = []
+    places: list[int] = []
     flat: list[ext.Discriminator] = []
     for index, body, stype in zip(distinct["_d"].to_list(), distinct["text"].to_list(),
                                   distinct["stype"].to_list(), strict=True):
         found = found_in[(body, stype)]
         owner += [index] * len(found)
-        at += range(len(found))
+        places += range(len(found))
         flat += found
     kinds, rank_of = [_KIND_VALUE[d.kind] for d in flat], ext.KIND_RANK
     rows: dict[str, list[Any]] = {
-        "_d": owner, "pos": at,
+        "_d": owner, "pos": places,
         "key": [f"{kind}:{d.norm}" for kind, d in zip(kinds, flat, strict=True)],
         "kind": kinds, "text": [d.text for d in flat],
         "rank": [rank_of[d.kind] for d in flat], "line": [d.line for d in flat]}
-    del flat, owner, at, kinds
+    del flat, owner, places, kinds
     table = pl.DataFrame(rows, schema={"_d": pl.Int64, "pos": pl.Int64,
                                        "key": pl.String, "kind": pl.String, "text": pl.String,
                                        "rank": pl.Int64, "line": pl.Int64})
