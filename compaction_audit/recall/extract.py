@@ -205,6 +205,20 @@ def _token_norm(name: str, m: re.Match[str], raw: str) -> str | None:
     return low
 
 
+_PLAIN_NORM = frozenset(_GROUP_NAME.values()) - {"spanref", "date", "version", "path",
+                                                  "migration", "dotted", "scope", "kebab",
+                                                  "quantity"}
+"""Token names whose normalized form is the lowercased text (:func:`_token_norm` has
+nothing more to do for them)."""
+_GROUP_INFO = {group: (name, int(group in ("version3", "version4")), name in _PLAIN_NORM,
+                       _TOKEN_KIND.get(name, Kind.IDENTIFIER))
+               for group, name in _GROUP_NAME.items()}
+"""Per group of :data:`_TOKEN_RE`: its token name, how far its operator lead reaches
+back (1 for a version pin's operator), whether :func:`_token_norm` is only a
+lowercasing, and its kind: looked up once per match (issue 14, item 4: the Python work
+per match was about half of the token scan)."""
+
+
 def _scan_tokens(text: str, offset: int, out: list[Discriminator],
                  values_of: str | None = None) -> int:
     """Append the token discriminators of ``text`` (found at ``offset`` in the source)
@@ -214,13 +228,15 @@ def _scan_tokens(text: str, offset: int, out: list[Discriminator],
     :func:`_values_only` would drop it, and a tool output of bare numbers would build
     an object for each (issue 11, adv8 F7)."""
     offset -= 1  # the prepended lead space
-    names = _GROUP_NAME
+    info_of = _GROUP_INFO
+    append = out.append
+    source = " " + text
     found = 0
-    for m in _TOKEN_RE.finditer(" " + text):
+    for m in _TOKEN_RE.finditer(source):
         group = m.lastgroup or ""
-        name = names[group]
-        start = m.start(group) - (group in ("version3", "version4"))  # the operator lead
-        raw = m.string[start:m.end()]
+        name, back, plain, kind = info_of[group]
+        start = m.start(group) - back  # the operator lead
+        raw = source[start:m.end()]
         if (values_of is not None and name == "quantity" and not m.group("unit")
                 and not m.group("sunit")):  # a bare number: "12", "1,024", "3.25"
             if len(raw) - raw.count(",") - raw.count(".") < 2:
@@ -239,14 +255,19 @@ def _scan_tokens(text: str, offset: int, out: list[Discriminator],
                 out.append(Discriminator(Kind.IDENTIFIER, inner.strip(), inner.strip().lower(),
                                          at, at + len(inner.strip())))
             continue
-        if name in ("url", "path"):
-            raw = raw.rstrip(".,;:!?)'\"") if name == "url" else raw.rstrip(".")
-        norm = _token_norm(name, m, raw)
+        if name == "url":
+            raw = raw.rstrip(".,;:!?)'\"")
+            norm: str | None = raw.lower().rstrip("/")
+        elif plain:
+            norm = raw.lower()
+        else:
+            if name == "path":
+                raw = raw.rstrip(".")
+            norm = _token_norm(name, m, raw)
         if norm:
             found += 1
-            norm = norm.rstrip("/") if name == "url" else norm
-            out.append(Discriminator(_TOKEN_KIND.get(name, Kind.IDENTIFIER), raw, norm,
-                                     offset + start, offset + start + len(raw)))
+            at = offset + start
+            append(Discriminator(kind, raw, norm, at, at + len(raw)))
     return found
 
 
@@ -322,6 +343,14 @@ def extract_cached(text: str, span_type: str = "prose") -> tuple[Discriminator, 
     return _extract(text, span_type)
 
 
+_NEG_RANK = {kind: -rank for kind, rank in KIND_RANK.items()}
+
+
+def _order(d: Discriminator) -> tuple[int, int]:
+    """Sort key of :func:`_extract`: by start, the higher-ranked kind first."""
+    return d.start, _NEG_RANK[d.kind]
+
+
 def _extract(text: str, span_type: str) -> tuple[Discriminator, ...]:
     """:func:`extract_cached` without the cache."""
     if span_type == "harness":
@@ -337,7 +366,7 @@ def _extract(text: str, span_type: str) -> tuple[Discriminator, ...]:
         units = scan_requirements(prose, found) if span_type == "spec" else []
         scan_clauses(prose, found, units)
         scan_ruled_out(prose, found)
-    found.sort(key=lambda d: (d.start, -KIND_RANK[d.kind]))
+    found.sort(key=_order)
     seen: set[tuple[Kind, str]] = set()
     unique = []
     line, pos = 1, 0

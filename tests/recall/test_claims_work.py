@@ -88,3 +88,14 @@ def test_a_chain_carrying_one_claim_is_walked_once(write_log: LogWriter) -> None
             [f"f{i}" for i in range(1, n + 1)]]
     # before: each of the n summaries walked every summary below it (n x n / 2)
     assert lines[400] < 2.5 * lines[200], lines
+
+
+def test_a_bag_reads_digit_runs_from_its_words_and_unicode_digits_from_the_text() -> None:
+    """The support vocabulary (issue 14, item 4: digit runs are read from the words of
+    an ASCII text, not the whole text again): thousands separators go, a number glued
+    to a unit or inside a name gives its digits, and digits outside 0-9 are found."""
+    words, _ = claims.bag("Set 45,000ms and 1,234,567 rows; v2_3b, 12,34")
+    assert sorted(words) == ["12", "1234567", "2", "3", "34", "45000", "45000ms", "and",
+                             "rows", "set", "v2_3b"]
+    words, _ = claims.bag("Seen \u0663\u0664 items, 7,000 ms, run_42x")
+    assert sorted(words) == ["42", "7000", "items", "ms", "run_42x", "seen", "\u0663\u0664"]

@@ -11,7 +11,7 @@ import polars as pl
 from compaction_audit.model import Session
 from compaction_audit.plans import one
 from compaction_audit.recall import extract as ext
-from compaction_audit.recall.spantypes import TEXT_MATTERS, span_type
+from compaction_audit.recall.spantypes import SPEC_WORDS, TEXT_MATTERS, span_type
 
 _KIND_VALUE = {kind: kind.value for kind in ext.Kind}
 
@@ -24,8 +24,10 @@ def typed_items(session: Session) -> pl.DataFrame:
     """``session.items`` with ``stype``: the span type of each item
     (:func:`compaction_audit.recall.spantypes.span_type`, computed once per distinct
     (source, text), or once per source for the texts whose type their source alone
-    decides: :data:`~compaction_audit.recall.spantypes.TEXT_MATTERS`); a summary's text
-    is read as prose.  ``source_line`` (the log line
+    decides: :data:`~compaction_audit.recall.spantypes.TEXT_MATTERS`; the spec test
+    only on the texts that hold a requirement word,
+    :data:`~compaction_audit.recall.spantypes.SPEC_WORDS`, found with Polars); a
+    summary's text is read as prose.  ``source_line`` (the log line
     that stated the item) is the round's ``line`` where the table has none.
 
     The item columns are shared with ``session.items``, not copied (the texts are held
@@ -39,10 +41,13 @@ def typed_items(session: Session) -> pl.DataFrame:
     matters = pl.col("text").fill_null("").str.contains_any(list(TEXT_MATTERS))
     spans = one(items.lazy().filter(pl.col("kind") == "span").select(*keys, "source", "text")
                 .unique(subset=["_src", "_txt"])  # plans.one: one query, not three
-                .with_columns(matters.alias("_read")))
+                .with_columns(matters.alias("_read"),
+                              pl.col("text").str.contains(SPEC_WORDS).fill_null(True)
+                              .alias("_spec")))  # the spec test only where it can hold
     read = spans.filter(pl.col("_read"))  # the others are typed by their source alone
-    types = [span_type(src, text) for src, text in zip(read["source"].to_list(),
-                                                        read["text"].to_list(), strict=True)]
+    types = [span_type(src, text, spec) for src, text, spec in zip(
+        read["source"].to_list(), read["text"].to_list(), read["_spec"].to_list(),
+        strict=True)]
     by_source = spans.filter(~pl.col("_read")).select("_src", "source").unique()
     of_source = {filled: span_type(src, None) for filled, src in
                  zip(by_source["_src"].to_list(), by_source["source"].to_list(), strict=True)}

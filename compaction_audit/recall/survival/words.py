@@ -52,11 +52,15 @@ def _stem(w: str) -> str:
     """Crude suffix stripping so "migrations"/"migration", "enabled"/"enable",
     "gracefully"/"graceful", "degradation"/"degrade" compare (up to two passes)."""
     for _ in range(2):
-        if len(w) > 3 and w.replace("-", "").isalpha() and not w.endswith("ss"):
-            for suffix in _SUFFIXES:
-                if w.endswith(suffix) and len(w) - len(suffix) >= 3:
-                    w = w[: -len(suffix)]
-                    break
+        if (len(w) <= 3 or not w.endswith(_SUFFIXES) or w.endswith("ss")
+                or not w.replace("-", "").isalpha()):
+            break  # no suffix to strip (one C call for the 14 suffixes)
+        for suffix in _SUFFIXES:
+            if w.endswith(suffix) and len(w) - len(suffix) >= 3:
+                w = w[: -len(suffix)]
+                break
+        else:
+            break  # nothing stripped: a second pass would strip nothing either
     return _SYNONYMS.get(w, w)
 
 
