@@ -218,9 +218,14 @@ def ran_out(exc: BaseException, memory_error_reported: bool = False) -> bool:
     (``memory_error_reported``, see :func:`guarded`) and then panics on the NULL object
     (:data:`NULL_OBJECT_PANIC`), the panic being all that is left when the report
     itself failed for want of memory, which is taken as out of memory under an
-    address-space limit only.  Any other panic is a bug (the command line's
+    address-space limit only.  A ``SystemError`` whose cause is a ``MemoryError`` is
+    one too: orjson's ``loads`` reports its own that way ("returned a result with an
+    exception set": adv20 F1).  Any other panic is a bug (the command line's
     "internal error")."""
     if isinstance(exc, MemoryError):
+        return True
+    if isinstance(exc, SystemError) and isinstance(
+            exc.__cause__ or exc.__context__, MemoryError):
         return True
     kind = type(exc)
     if (kind.__name__, kind.__module__) != ("PanicException", "pyo3_runtime"):

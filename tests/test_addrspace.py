@@ -385,3 +385,27 @@ def _accepted(fmt: str, size: int, pairs: int) -> int:
     """The least address-space limit both checks accept for such a trace."""
     return max(addrspace.needed(size, fmt),
                addrspace.base_bytes() + addrspace.BYTES_PER_CLOSURE_PAIR * pairs)
+
+
+def test_a_system_error_caused_by_a_memory_error_is_out_of_memory(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """adv20 F1: orjson's ``loads`` reports its MemoryError as "SystemError: <built-in
+    function loads> returned a result with an exception set", the MemoryError its
+    cause; it was "internal error" from the sequential reader.  Another SystemError
+    is still a bug."""
+    path = str(tmp_path / "t.jsonl")
+    monkeypatch.setattr(api, "start_loading_for", lambda _path: False)
+    monkeypatch.setattr(addrspace, "address_space_limit", lambda: 3 << 30)
+
+    def failing(cause: BaseException | None) -> Callable[..., None]:
+        def load(*_args: object, **_kwargs: object) -> None:
+            raise SystemError("<built-in function loads> returned a result with an "
+                              "exception set") from cause
+        return load
+
+    monkeypatch.setattr(api, "load_session", failing(MemoryError()))
+    with pytest.raises(LogError, match=r"out of memory: .* limit of 3,072 MiB"):
+        api.audit(path)
+    monkeypatch.setattr(api, "load_session", failing(ValueError("other")))
+    with pytest.raises(SystemError):
+        api.audit(path)
