@@ -73,8 +73,9 @@ LenientOpt = Annotated[bool, typer.Option(
     "--lenient", help="Skip bad records (counted and reported) instead of stopping.")]
 JobsOpt = Annotated[int | None, typer.Option(
     "--jobs", "-j", min=1, help="Worker processes when auditing several traces "
-    "(default: 2; never more than the traces or the cores available; with --engine "
-    "ray: workers on the cluster, default one per CPU).")]
+    "(default: 2; never more than the traces or the cores available; under ulimit -v "
+    "one at a time, each in its own process; with --engine ray: workers on the "
+    "cluster, default one per CPU).")]
 
 
 class Engine(StrEnum):
