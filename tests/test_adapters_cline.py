@@ -401,3 +401,27 @@ def test_folder_with_a_failing_unpaired_compaction_fails_the_gate(tmp_path: Path
 def test_folder_of_a_compaction_file_alone_audits_it(tmp_path: Path) -> None:
     folder = _cline_folder(tmp_path / "s5", {"s5.compaction.json": "basic.compaction.json"})
     assert discover([str(folder)]) == [f"{folder}/s5.compaction.json"]
+
+
+def test_a_linked_messages_file_is_paired_beside_the_file_it_names(tmp_path: Path) -> None:
+    """adv20 F2: a messages file named through a symbolic link in another folder lost
+    the compaction file beside its target (where Cline writes it): no compaction, PASS.
+    Beside the link nothing is found, so the target's folder is searched; -o may not
+    name the compaction file found there."""
+    from compaction_audit.io.companions import companion_files
+
+    (tmp_path / "real").mkdir()
+    (tmp_path / "job").mkdir()
+    for name in ("session.messages.json", "basic.compaction.json"):
+        shutil.copy(CLINE / name, tmp_path / "real" / name)
+    link = tmp_path / "job" / "m.messages.json"
+    link.symlink_to("../real/session.messages.json")
+    direct = run_adapter(cline.records, tmp_path / "real" / "session.messages.json")
+    linked = run_adapter(cline.records, link)
+    assert len(compaction_rounds(linked)) == len(compaction_rounds(direct)) == 1
+    target = str(tmp_path / "real" / "basic.compaction.json")
+    assert target in companion_files(str(link))
+    before = (tmp_path / "real" / "basic.compaction.json").read_bytes()
+    result = CliRunner().invoke(app, ["audit", str(link), "-o", target])
+    assert result.exit_code == 2 and "read along with the input" in result.output
+    assert (tmp_path / "real" / "basic.compaction.json").read_bytes() == before

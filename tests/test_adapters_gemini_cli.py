@@ -189,3 +189,31 @@ def test_telemetry_events_name_their_own_lines(tmp_path: Path) -> None:
     (tmp_path / "telemetry.log").write_text("\n".join(lines[:5]) + "\n")
     assert gemini_cli.read_telemetry(str(tmp_path / "telemetry.log"), None) == [
         (120000, 9000), (120000, 8000)]
+
+
+def test_a_linked_recording_reads_the_telemetry_beside_the_file_it_names(
+        tmp_path: Path) -> None:
+    """adv20 F2: a recording named through a symbolic link read no telemetry.log (its
+    tokens_after went from 257, the product's, to an inferred 9000), and -o onto the
+    target's telemetry.log replaced it.  Beside the link there is none, so the one
+    beside the target is read, and -o may not name it."""
+    from typer.testing import CliRunner
+
+    from compaction_audit.cli import app
+    from compaction_audit.io.companions import companion_files
+
+    (tmp_path / "real").mkdir()
+    (tmp_path / "job").mkdir()
+    shutil.copy(SESSION, tmp_path / "real" / "compression.jsonl")
+    shutil.copy(GEMINI / "telemetry.log", tmp_path / "real" / "telemetry.log")
+    link = tmp_path / "job" / "r.jsonl"
+    link.symlink_to("../real/compression.jsonl")
+    for path in (tmp_path / "real" / "compression.jsonl", link):
+        (_line, rnd), = compaction_rounds(run_adapter(gemini_cli.records, path))
+        assert rnd["compaction"]["tokens_after"] == 257, path
+    target = str(tmp_path / "real" / "telemetry.log")
+    assert target in companion_files(str(link))
+    before = (tmp_path / "real" / "telemetry.log").read_bytes()
+    result = CliRunner().invoke(app, ["audit", str(link), "-o", target])
+    assert result.exit_code == 2 and "read along with the input" in result.output
+    assert (tmp_path / "real" / "telemetry.log").read_bytes() == before

@@ -154,9 +154,12 @@ def _companions(path: str, *, unread: bool) -> list[str]:
             out.append(path)
         pairing = _pair(given, path, Undecodable(), check=False)
         if unread and pairing.unread_total:
-            group = same_session(Path(path), given.value.get("sessionId"),
-                                 ".compaction.json", Undecodable())
-            out.extend(str(p) for p in group.others(Path(path), len(group.names))[1])
+            real = os.path.realpath(path)
+            for here in [Path(path)] + ([Path(real)] if real != os.path.abspath(path)
+                                        else []):
+                group = same_session(here, given.value.get("sessionId"),
+                                     ".compaction.json", Undecodable())
+                out.extend(str(p) for p in group.others(here, len(group.names))[1])
     except (LogError, OSError):
         return out
     paired = (pairing.messages, pairing.compaction)
@@ -233,6 +236,22 @@ class _Pairing(NamedTuple):
 
 def _pair(given: Document, path: str, undecodable: Undecodable, *, check: bool = True
           ) -> _Pairing:
+    """:func:`_pair_beside` the name given, else, when that name is a symbolic link
+    (or in a linked folder) and nothing was found beside it, beside the file it names,
+    where Cline wrote its pair: a linked messages file lost its compaction file, and a
+    failing session passed (adv20 F2)."""
+    first = _pair_beside(given, path, Path(path), undecodable, check=check)
+    if path == "-" or first.messages is not None or first.unread_total:
+        return first
+    real = os.path.realpath(path)
+    if real == os.path.abspath(path):
+        return first
+    second = _pair_beside(given, path, Path(real), undecodable, check=check)
+    return second if second.messages is not None or second.unread_total else first
+
+
+def _pair_beside(given: Document, path: str, here: Path, undecodable: Undecodable, *,
+                 check: bool = True) -> _Pairing:
     """The messages and compaction documents of the session ``given`` belongs to (see
     :class:`_Pairing`); names of the folder left unread because they are not UTF-8 are
     added to ``undecodable`` (:func:`~compaction_audit.io.cline_folder.same_session`:
@@ -241,10 +260,10 @@ def _pair(given: Document, path: str, undecodable: Undecodable, *, check: bool =
     when the folder must be searched and cannot be listed, or holds a file of the
     suffix looked for that cannot be opened (adv14 F2), and (``check``) when the
     address-space limit is too low for the pair (:func:`compaction_audit.addrspace.check`;
-    :func:`companions` lists the files whatever the limit: ``-o`` may not name them)."""
+    :func:`companions` lists the files whatever the limit: ``-o`` may not name them).
+    ``here``: ``path``, or the file it names, whose folder is searched."""
     if not isinstance(given.value, dict):
         return _Pairing(None, None)
-    here = Path(path)
     sid = given.value.get("sessionId")
     is_compaction = here.name.endswith(".compaction.json") or _has_marker(given.value)
     if path == "-":

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import bisect
 import json
+import os
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
@@ -101,9 +102,24 @@ def records(path: str, lines: Iterable[tuple[int, bytes]] | None = None,
 
 
 def companions(path: str) -> list[str]:
-    """The file other than ``path`` that :func:`records` reads for it: the telemetry
-    log beside it (``[]`` for standard input).  ``-o`` may not name it."""
-    return [] if path == "-" else [str(Path(path).with_name(TELEMETRY_NAME))]
+    """The files other than ``path`` that :func:`records` may read for it: the
+    telemetry log beside it, and beside the file it names when it is a symbolic link
+    (:func:`telemetry_path`; ``[]`` for standard input).  ``-o`` may not name them."""
+    if path == "-":
+        return []
+    real = os.path.realpath(path)
+    names = [path] if real == os.path.abspath(path) else [path, real]
+    return [str(Path(name).with_name(TELEMETRY_NAME)) for name in names]
+
+
+def telemetry_path(path: str) -> str:
+    """The ``telemetry.log`` read with the recording ``path``: beside the name given,
+    else beside the file a symbolic link names, where Gemini CLI wrote both (a linked
+    recording read no telemetry: adv20 F2)."""
+    beside = str(Path(path).with_name(TELEMETRY_NAME))
+    if os.path.lexists(beside):
+        return beside
+    return str(Path(os.path.realpath(path)).with_name(TELEMETRY_NAME))
 
 
 def sniff_document(value: Any) -> bool:
@@ -366,7 +382,7 @@ class _Converter(Conversion):
         """Take tokens before/after from ``telemetry.log`` next to the recording."""
         if path == "-" or not self.compactions:
             return
-        events = read_telemetry(str(Path(path).with_name(TELEMETRY_NAME)), self.session_id)
+        events = read_telemetry(telemetry_path(path), self.session_id)
         for info, (before, after) in zip(self.compactions, events, strict=False):
             info.update(tokens_before=before, tokens_after=after, tokens_from="telemetry")
 
