@@ -155,7 +155,9 @@ def test_an_interrupt_during_the_copy_into_a_hard_link_waits_for_the_copy(
 
     def interrupted(src: Any, dst: Any, length: int = 0) -> None:
         dst.write(src.read(100))
-        os.kill(os.getpid(), signal.SIGINT)  # the user presses Ctrl-C mid-copy
+        # the user presses Ctrl-C mid-copy; raised in this thread: os.kill let the
+        # kernel pick another thread, which under load tripped it after the copy ended
+        signal.raise_signal(signal.SIGINT)
         copy(src, dst, length)
 
     monkeypatch.setattr(shutil, "copyfileobj", interrupted)
