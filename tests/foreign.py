@@ -77,3 +77,18 @@ def without_lines(out: Records) -> list[dict[str, Any]]:
     return [{**r, "spans": [{k: v for k, v in s.items() if k != SPAN_LINE_KEY}
                             for s in r.get("spans", [])]} if "spans" in r else r
             for _, r in out]
+
+
+def assert_output_refused(given: Path, companion: Path) -> None:
+    """``companion`` is a file read with the trace ``given`` (an adapter's companion):
+    ``audit GIVEN -o COMPANION`` is refused, exit 2, and leaves it as it was."""
+    from typer.testing import CliRunner
+
+    from compaction_audit.cli import app
+    from compaction_audit.io.companions import companion_files
+
+    assert str(companion) in companion_files(str(given))
+    before = companion.read_bytes()
+    result = CliRunner().invoke(app, ["audit", str(given), "-o", str(companion)])
+    assert result.exit_code == 2 and "read along with the input" in result.output
+    assert companion.read_bytes() == before
