@@ -81,3 +81,41 @@ def test_topic_only_then_silent_is_the_same_loss(write_log: LogWriter) -> None:
     assert [f.code for f in base.findings if f.code.startswith("CA30")][:1] == ["CA302"]
     assert units((base, cand)) == [("persisting", "CA301", k) for k in NEGATION_LOST]
     assert units((cand, base)) == [("persisting", "CA302", k) for k in NEGATION_LOST]
+
+
+def test_every_fact_a_fold_lost_is_a_unit_not_only_the_first_50_children(
+        write_log: LogWriter) -> None:
+    """ux5 F1b: the units came from the fold finding's children, capped at 50, so a
+    fold over 60 spans lost 60 facts and the diff saw 50 (on a real session 103 of
+    210, and a newly lost spec requirement could pass --fail-on-new)."""
+    ports = [f"p{k}" for k in range(60)]
+    records: list[dict[str, Any]] = [
+        rnd(0, spans=[{"id": p, "tokens": 5, "text": f"Open port {9000 + k}."}
+                      for k, p in enumerate(ports)]),
+        rnd(1, summaries=[{"id": "F", "tokens": 5, "children": ports,
+                           "text": "Ports were opened."}], evicted=ports)]
+    cand = audit(write_log(records, "cand.jsonl"))
+    base = audit(write_log(records[:1], "base.jsonl"))
+    (fold,) = [f for f in cand.findings if f.code == "CA301"]
+    assert len(fold.values["children"]) == 50 and fold.values.get("children_more") == 10
+    new = diff_reports(base, cand).by_status("new")
+    assert sorted(u.key for u in new if u.code == "CA301") == sorted(
+        f"lost:quantity:{9000 + k}" for k in range(60))
+
+
+def test_a_fact_another_span_still_holds_is_not_a_lost_unit(write_log: LogWriter) -> None:
+    """ux5 F1: the units counted every fact a fold's children dropped, facts another
+    span still held included, so the diff of two real Cline compactions called 9 held
+    facts "resolved".  A fold's units are what it lost."""
+    records: list[dict[str, Any]] = [
+        rnd(0, spans=[{"id": "a", "tokens": 5, "text": "Open port 9001 and port 9002."},
+                      {"id": "b", "tokens": 5, "text": "Port 9002 stays open."}]),
+        rnd(1, summaries=[{"id": "F", "tokens": 5, "children": ["a"],
+                           "text": "Ports were opened."}], evicted=["a"])]
+    report = audit(write_log(records, "held.jsonl"))
+    (fold,) = [f for f in report.findings if f.code == "CA301"]
+    dropped = {d["text"] for c in fold.values["children"] for d in c["dropped"]}
+    assert dropped == {"9001", "9002"}
+    units = [u.key for u in diff_reports(report, report).by_status("persisting")
+             if u.code == "CA301"]
+    assert units == ["lost:quantity:9001"]
