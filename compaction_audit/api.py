@@ -28,7 +28,6 @@ def load(path: str, lenient: bool = False,
     (:func:`compaction_audit.addrspace.check`), and for running out of memory while
     reading it (:func:`compaction_audit.addrspace.guarded`).
     """
-    addrspace.check(path)  # before Polars can abort on a failed allocation (adv15 F4)
     return addrspace.guarded(path, lambda: load_session(path, lenient=lenient,
                                                         limits=Limits.of(settings)))
 

@@ -409,3 +409,24 @@ def test_a_system_error_caused_by_a_memory_error_is_out_of_memory(
     monkeypatch.setattr(api, "load_session", failing(ValueError("other")))
     with pytest.raises(SystemError):
         api.audit(path)
+
+
+def test_the_need_named_is_the_format_s_whatever_the_limit(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """ux5 F2: a check before the format was known took every trace for native, so
+    under a low limit a Claude Code transcript was said to need the native figure,
+    and with the limit raised to it, the claude-code one.  It is checked once, with
+    its format's figure."""
+    from tests.foreign import FIXTURES
+
+    path = FIXTURES / "claude-session.jsonl"
+    size = path.stat().st_size
+    native, claude = addrspace.needed(size, "native"), addrspace.needed(size, "claude-code")
+    assert native < claude
+    for limit in (native - 1, claude - 1):
+        monkeypatch.setattr(addrspace, "address_space_limit", lambda limit=limit: limit)
+        with pytest.raises(LogError, match=f"needs about {claude / (1 << 20):,.0f} MiB .* "
+                           "80 bytes per trace byte, claude-code"):
+            api.load(str(path))
+    monkeypatch.setattr(addrspace, "address_space_limit", lambda: claude)
+    api.load(str(path))

@@ -41,6 +41,7 @@ def load_session(path: str, lenient: bool = False, source: str | None = None,
     if source is not None and source not in FORMATS:
         raise UsageError(f"unknown format {source!r} (known: {', '.join(FORMATS)})")
     if source == "native" and path != "-":
+        addrspace.check(path, "native")  # before Polars can abort (adv15 F4)
         return read_native(path, lenient, limits), "native"
     fmt: Format
     read_errors: list[LogError] = []
@@ -49,9 +50,14 @@ def load_session(path: str, lenient: bool = False, source: str | None = None,
     except LogError:
         if not lenient or reads_once(path):
             raise
+        addrspace.check(path, "native")
         return read_native(path, lenient, limits), "native"  # nothing recognizable: skip it all
     fmt = detected if source is None else source  # type: ignore[assignment]
-    addrspace.check(path, fmt)  # an adapter's figure is higher than the first check's
+    # checked once the format is known, with its figure: a check before it took every
+    # trace for native, so a Claude Code transcript was first said to need 735 MiB,
+    # then, the limit raised to that, 851 (ux5 F2); the lines read to detect it are
+    # a few, without Polars
+    addrspace.check(path, fmt)
     if fmt == "native":
         if not reads_once(path) and not is_url(path):  # a local file: read again, in
             close = getattr(lines, "close", None)      # parallel when large
