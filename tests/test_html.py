@@ -153,7 +153,9 @@ def test_missing_extra_is_a_one_line_usage_error(monkeypatch: pytest.MonkeyPatch
     monkeypatch.setattr(builtins, "__import__", no_altair)
     result = RUNNER.invoke(app, ["audit", str(SAMPLES / "handwritten.jsonl"), "-f", "html"])
     assert result.exit_code == 2
-    assert "--format html needs the [html] extra (altair is missing)" in result.output
+    assert result.output == ("compaction-audit: --format html needs the [html] extra "
+                             "(altair is missing): pip install 'compaction-audit[html]' "
+                             "(in a clone: pip install '.[html]')\n")
     result = RUNNER.invoke(app, ["diff", str(SAMPLES / "handwritten.jsonl"),
                                  str(SAMPLES / "handwritten.jsonl"), "-f", "html"])
     assert result.exit_code == 2 and "[html] extra" in result.output

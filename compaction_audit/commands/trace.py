@@ -178,7 +178,9 @@ def trace_command(
                                        help="Write the tree as JSON.")] = False,
     full: Annotated[bool, typer.Option(
         "--full", help="Show each summary whole (else its first line, cut), and each "
-                       "node's quote whole (else cut to the width).")] = False,
+                       "node's quote wrapped, not cut to the width (a string of log text "
+                       "is still cut at 1,024 characters; --format json has it all).")
+    ] = False,
     show_all: Annotated[bool, typer.Option(
         "--all", help=f"List every node (else {LIST_LIMIT} per level, in JSON too)."
     )] = False,
@@ -192,7 +194,7 @@ def trace_command(
     that is not a discriminator says what it was reduced to.  For a summary: its
     provenance tree with each leaf's state (retained, offloaded, evicted at round N).
     The summaries named are listed once at the end, cut to one line, and a node's
-    quote is cut to the width (--full: both whole).
+    quote is cut to the width (--full: summaries whole, quotes wrapped).
     Exit 0, or 2 when the log is bad or nothing matches QUERY.
     """
     from compaction_audit.startup import loading

@@ -14,7 +14,9 @@ from __future__ import annotations
 
 from compaction_audit.errors import UsageError
 
-EXTRA_HINT = "pip install 'compaction-audit[html]'"
+EXTRA_HINT = "pip install 'compaction-audit[html]' (in a clone: pip install '.[html]')"
+"""How to install the extra: from the package index, or from a clone of the repository,
+where the README installs it (ux5 F7: the first alone failed there)."""
 
 
 def require_extra() -> None:
