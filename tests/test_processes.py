@@ -64,10 +64,17 @@ def traces(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
     return paths
 
 
+def _hangup_default() -> None:
+    """SIGHUP as a terminal leaves it: a test suite started under ``nohup`` passes its
+    ignored SIGHUP on, and the command then leaves it ignored, as it should."""
+    signal.signal(signal.SIGHUP, signal.SIG_DFL)
+
+
 def _start_with_workers(traces: list[str]) -> tuple[subprocess.Popen[bytes], list[int]]:
     main = subprocess.Popen([sys.executable, "-m", "compaction_audit", "audit", "-j", "2",
                              *traces, *traces], cwd=ROOT, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, start_new_session=True)
+                            stderr=subprocess.PIPE, start_new_session=True,
+                            preexec_fn=_hangup_default)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and main.poll() is None:
         kids = [k for k in _children(main.pid) if _running(k)]
