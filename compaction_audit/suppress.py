@@ -42,6 +42,12 @@ covers is compared with every pattern of its rule, so their number multiplies th
 work (4,000 entries added 45 s to a 0.34 MB trace; adv19b F3).  A team silences a few
 judged items, not thousands."""
 
+MAX_PATTERN_CHARS = 200
+"""Longest ``discriminator`` pattern (characters): compiling a glob costs about 16 µs
+of CPU and 500 bytes of memory per character, twice (alone and joined), and 1,000
+entries of 4 KB each took 114 s and 2.2 GB (adv21 F1).  A lost fact's glob is a few
+words."""
+
 
 @dataclass(frozen=True)
 class Suppression:
@@ -96,6 +102,9 @@ def parse(value: Any, where: str) -> tuple[Suppression, ...]:
             raise UsageError(f"{at}: give either discriminator (with rule) or fold")
         if pattern is not None and code is None:
             raise UsageError(f"{at}: a discriminator pattern needs its rule")
+        if pattern is not None and len(pattern) > MAX_PATTERN_CHARS:
+            raise UsageError(f"{at}: discriminator pattern of {len(pattern):,} characters, "
+                             f"more than {MAX_PATTERN_CHARS} (MAX_PATTERN_CHARS)")
         out.append(Suppression(f"{where} suppress[{i}]", code, pattern, fold,
                                entry.get("reason", "")))
     return tuple(out)

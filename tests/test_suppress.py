@@ -91,6 +91,8 @@ def test_many_entries_that_matched_nothing_are_one_screen(folds: Path) -> None:
     ('[[suppress]]\nrule = "CA999"\nfold = "a"\n', "unknown rule 'CA999'"),
     ('[[suppress]]\nfold = "a"\nfolds = "b"\n', "unknown key 'folds'"),
     ('[[suppress]]\nfold = ""\n', "values must be non-empty strings"),
+    ('[[suppress]]\nrule = "CA301"\ndiscriminator = "' + "x" * 201 + '"\n',
+     "discriminator pattern of 201 characters, more than 200 (MAX_PATTERN_CHARS)"),
 ])
 def test_bad_entries_are_usage_errors(folds: Path, config: str, message: str) -> None:
     result = audit(folds, config)
@@ -129,6 +131,8 @@ def test_at_most_max_suppressions_entries(folds: Path) -> None:
     """adv19b F3: every covered fact is compared with every pattern of its rule, so
     4,000 entries added 45 s to a 0.34 MB trace; a configuration holds at most 1,000."""
     entry = '[[suppress]]\nrule = "CA301"\ndiscriminator = "zz{}*"\n'
+    longest = audit(folds, entry.format("y" * 197))  # 200 characters: allowed
+    assert longest.exit_code == 1 and "matched nothing in this run" in longest.stderr
     at_cap = "".join(entry.format(i) for i in range(998)) + (
         '[[suppress]]\nrule = "CA301"\ndiscriminator = "Do not restart worker 1*"\n'
         '[[suppress]]\nrule = "CA301"\ndiscriminator = "1?"\n')
