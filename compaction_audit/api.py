@@ -63,9 +63,11 @@ DEFAULT_JOBS = 2
 """Worker processes by default (at most; never more than traces or cores)."""
 
 
-def _audit_or_error(path: str, settings: Settings | None, lenient: bool,
-                    rules: list[Rule] | None, severity: dict[str, Severity] | None
-                    ) -> SessionReport | LogError:
+def audit_or_error(path: str, settings: Settings | None, lenient: bool,
+                   rules: list[Rule] | None, severity: dict[str, Severity] | None
+                   ) -> SessionReport | LogError:
+    """:func:`audit`, with the trace's :class:`LogError` returned rather than raised
+    (what a pool worker and an isolated child send back)."""
     try:  # running out of memory is the trace's one line too (addrspace.guarded)
         return audit(path, settings, lenient, rules, severity)
     except LogError as exc:
@@ -82,7 +84,7 @@ def audit_or_isolated(path: str, settings: Settings | None = None, lenient: bool
 
     if isolated.wanted(path):
         return isolated.audit_in_child(path, settings, lenient, rules, severity)
-    return _audit_or_error(path, settings, lenient, rules, severity)
+    return audit_or_error(path, settings, lenient, rules, severity)
 
 
 def audited(result: SessionReport | LogError) -> SessionReport:
@@ -137,12 +139,12 @@ def audit_paths(paths: Sequence[str], settings: Settings | None = None,
         with worker_pool(workers) as pool:
             here = [reads_once(p) for p in paths]  # a worker cannot open our stdin, FIFO
             indexes = [i for i, p in enumerate(paths) if not here[i]]
-            submitted = submit_all(pool, _audit_or_error, [
+            submitted = submit_all(pool, audit_or_error, [
                 (paths[i], settings, lenient, rules, severity) for i in indexes])
             futures = dict(zip(submitted, indexes, strict=True))
             for i, p in enumerate(paths):
                 if here[i]:
-                    done(i, _audit_or_error(p, settings, lenient, rules, severity))
+                    done(i, audit_or_error(p, settings, lenient, rules, severity))
             for future in waits.completed(futures):
                 done(futures[future], future.result())
     else:

@@ -330,7 +330,7 @@ def _lost_by_fold(r: SessionReport) -> dict[str, list[str]]:
     return out
 
 
-def lost_keys(f: Finding, lost_by_fold: dict[str, list[str]] | None = None) -> list[str]:
+def lost_keys(f: Finding, lost_by_fold: dict[str, list[str]]) -> list[str]:
     """``lost:<kind>:<text>`` for each discriminator a fold finding (one with
     ``values["children"]``) lost, without repeats; empty for any other finding.
 
@@ -338,14 +338,14 @@ def lost_keys(f: Finding, lost_by_fold: dict[str, list[str]] | None = None) -> l
     :func:`_lost_by_fold`): the finding's own ``children`` are capped at 50 and list
     what each child dropped, facts another span still holds included, so on a real
     Claude Code session the diff's units missed 107 of 210 lost facts (11 of the 12
-    labelled ones) and counted held facts as lost (ux5 F1).  Without a lost list
-    for the fold (none given, or every fact it dropped is held elsewhere), the
-    dropped facts of its children, as before."""
+    labelled ones) and counted held facts as lost (ux5 F1).  A fold with no fact in
+    the lost list (every fact it dropped is held elsewhere) keeps the dropped facts
+    of its children."""
     children = f.values.get("children")
     if not isinstance(children, list):
         return []
     fold = f.values.get("fold")
-    if lost_by_fold is not None and fold is not None and str(fold) in lost_by_fold:
+    if fold is not None and str(fold) in lost_by_fold:
         return list(dict.fromkeys(lost_by_fold[str(fold)]))
     keys = [f"lost:{d['kind']}:{d['text']}" for c in children if isinstance(c, dict)
             for d in c.get("dropped") or () if isinstance(d, dict) and "kind" in d]

@@ -48,19 +48,19 @@ def wanted(path: str) -> bool:
 
 
 def _child(send: Connection, err_path: str, parent: int, args: tuple[Any, ...]) -> None:
-    from compaction_audit.api import _audit_or_error
-    from compaction_audit.procs import _die_with_parent
+    from compaction_audit.api import audit_or_error
+    from compaction_audit.procs import die_with_parent
 
-    _die_with_parent(parent)
+    die_with_parent(parent)
     fd = os.open(err_path, os.O_WRONLY | os.O_APPEND)
     os.dup2(fd, 2)
     os.close(fd)
-    send.send(_audit_or_error(*args))
+    send.send(audit_or_error(*args))
     send.close()
 
 
 def audit_in_child(path: str, *args: Any) -> SessionReport | LogError:
-    """``api._audit_or_error(path, *args)`` run in a spawned child process.  A child
+    """``api.audit_or_error(path, *args)`` run in a spawned child process.  A child
     that ends without a result is :func:`addrspace.out_of_memory` for ``path`` when it
     aborted (SIGABRT) or was killed (SIGKILL, the kernel's OOM killer), else a
     :class:`LogError` giving its exit status.  An exception here (Ctrl-C, SIGTERM as

@@ -52,7 +52,7 @@ def available_cores() -> int:
     return max(1, os.cpu_count() or 1)
 
 
-def _die_with_parent(parent: int) -> None:
+def die_with_parent(parent: int) -> None:
     """Pool initializer: end this worker when process ``parent`` ends, and leave
     Ctrl-C to the parent (which then ends the pool) instead of printing a traceback."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -115,7 +115,7 @@ def worker_pool(workers: int) -> Iterator[ProcessPoolExecutor]:
     workers = max(1, min(workers, available_cores()))
     with safe_path_env():  # workers start while the block runs (at submit)
         pool = ProcessPoolExecutor(workers, mp_context=get_context("spawn"),
-                                   initializer=_die_with_parent, initargs=(os.getpid(),))
+                                   initializer=die_with_parent, initargs=(os.getpid(),))
         previous = None
         if threading.current_thread() is threading.main_thread():
             previous = signal.signal(signal.SIGTERM, on_sigterm)
@@ -145,7 +145,7 @@ def submit_all(pool: ProcessPoolExecutor, fn: Callable[..., T],
     and SIGTERM blocked meanwhile (where the platform has signal masks), so that the
     workers the submissions start inherit SIGINT blocked, and a SIGTERM cannot cut
     this process short while it writes a starting worker's start data (the worker then
-    printed an ``EOFError`` traceback; :func:`_die_with_parent` unblocks SIGTERM in
+    printed an ``EOFError`` traceback; :func:`die_with_parent` unblocks SIGTERM in
     the worker).  A signal that arrives meanwhile is delivered to this process when
     the mask is restored.
 
