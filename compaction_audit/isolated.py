@@ -37,6 +37,9 @@ if TYPE_CHECKING:
 
 _RUST_ALLOC = b"memory allocation of "
 """How the line the Rust runtime prints before it aborts on a failed allocation starts."""
+MAX_CHILD_STDERR = 64 * 1024
+"""Most bytes of a child's standard error read back and passed on (the first ones); the
+rest is left out with a line that says how many bytes were."""
 
 
 def wanted(path: str) -> bool:
@@ -91,7 +94,8 @@ def audit_in_child(path: str, *args: Any) -> SessionReport | LogError:
             result = None
         proc.join()
         with open(err_path, "rb") as fh:
-            err = fh.read()
+            err = fh.read(MAX_CHILD_STDERR)
+            left_out = os.fstat(fh.fileno()).st_size - len(err)
     except BaseException:
         with contextlib.suppress(OSError, ValueError, AttributeError):
             proc.kill()
@@ -102,10 +106,27 @@ def audit_in_child(path: str, *args: Any) -> SessionReport | LogError:
             os.unlink(err_path)
     if result is not None:
         if err:
-            sys.stderr.buffer.write(err)
-            sys.stderr.flush()
+            _pass_on(err, left_out)
         return result
     return _died(path, proc.exitcode, err)
+
+
+def _pass_on(err: bytes, left_out: int) -> None:
+    """Write what a child wrote on standard error (``err``, its first bytes) to ours,
+    each line made printable (:func:`~compaction_audit.report.safe.printable`: control
+    characters shown, at most 1,024 characters) and neutralized for CI runners, then
+    one line for the ``left_out`` bytes past :data:`MAX_CHILD_STDERR`.  The child can
+    echo log text (a library's warning quoting a value), so it is output like any."""
+    from compaction_audit.report.safe import neutralize, printable
+
+    lines = [neutralize(printable(line)) for line in
+             err.decode("utf-8", "replace").splitlines()]
+    if left_out > 0:
+        lines.append(f"compaction-audit: {left_out:,} more byte(s) of the child's "
+                     f"standard error left out")
+    with contextlib.suppress(OSError, ValueError):
+        sys.stderr.write("".join(line + "\n" for line in lines))
+        sys.stderr.flush()
 
 
 def _died(path: str, code: int | None, err: bytes) -> LogError:

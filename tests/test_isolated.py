@@ -65,3 +65,14 @@ def test_without_a_limit_or_for_standard_input_nothing_is_isolated(
     assert not isolated.wanted(str(a))
     monkeypatch.setattr(addrspace, "address_space_limit", lambda: 1 << 40)
     assert isolated.wanted(str(a)) and not isolated.wanted("-")
+
+
+def test_what_a_child_wrote_on_standard_error_is_passed_on_escaped_and_bounded(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    err = b"  ::error title=x::y\n\x1b[31mred\xff ##[add-mask]s\n"
+    isolated._pass_on(err, 0)
+    assert capsys.readouterr().err == ("  \\x3a:error title=x::y\n"
+                                       "\\x1b[31mred\ufffd \\x23#[add-mask]s\n")
+    isolated._pass_on(b"w\n", 70_000)
+    assert capsys.readouterr().err == ("w\ncompaction-audit: 70,000 more byte(s) of the "
+                                       "child's standard error left out\n")
