@@ -101,3 +101,20 @@ def test_pool_workers(planted: Path) -> None:
     assert pids and os.getpid() not in pids
     assert _imported(planted) == []
     assert os.environ.get(childproc.SAFE_PATH_ENV) == before  # as it was
+
+
+def test_a_decoding_helper_that_fails_prints_nothing_and_the_file_is_read_alone(
+        monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]) -> None:
+    """adv20: the helper's standard error was ours, so an exception in it printed a
+    raw traceback; its failure is HelperFailed, and the caller reads alone."""
+    from compaction_audit.io.native import read_native
+
+    monkeypatch.setattr(parallel, "_BOOT", "raise RuntimeError('helper broke')\n")
+    path = str(REPO / "sample_logs" / "handwritten.jsonl")
+    with pytest.raises(parallel.HelperFailed):
+        parallel.read_parallel(path, False)
+    assert capfd.readouterr().err == ""
+    alone = read_native(path)
+    monkeypatch.setattr(parallel, "wanted", lambda _path: True)
+    assert read_native(path).rounds.equals(alone.rounds)  # tried the helpers, then alone
+    assert capfd.readouterr().err == ""

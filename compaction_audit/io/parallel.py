@@ -50,7 +50,8 @@ _BOOT = (
 :mod:`compaction_audit.io.retained_bytes` loaded by file path, so that it imports only
 the standard library and orjson, running ``reduce_lines`` with a ``RetainedBytes``.  It
 starts with :func:`compaction_audit.childproc.prelude`: it ends with this process,
-quietly."""
+quietly.  Its standard error goes nowhere: whatever it would say there (a traceback),
+its stream ends short, which is :class:`HelperFailed`, and the file is read alone."""
 
 
 class HelperFailed(Exception):
@@ -152,7 +153,7 @@ def read_parallel(path: str, lenient: bool, limits: Limits = DEFAULT_LIMITS) -> 
             helpers.append(subprocess.Popen(
                 [*python_command(), "-c", prelude(os.getpid()) + _BOOT, rec.__file__, path,
                  str(start), str(stop), str(limits.max_line_bytes), retained_bytes.__file__],
-                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE))
+                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL))
     except OSError:  # no interpreter to start: read alone
         source.close()
         reap(helpers)

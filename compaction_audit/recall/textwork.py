@@ -145,8 +145,9 @@ class _Helper:
                 or in_worker_process()):
             return None
         try:
-            process = subprocess.Popen(textearly.command(os.getpid(), STEP),
-                                       stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+            process = subprocess.Popen(textearly.command(os.getpid(), STEP),  # a failure
+                                       stdin=subprocess.PIPE, stdout=subprocess.PIPE,  # is
+                                       stderr=subprocess.DEVNULL)  # its stream ending short
         except OSError:
             return None
         return cls(process, texts)
