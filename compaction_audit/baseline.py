@@ -8,10 +8,18 @@ fired in that trace.  No line number and no float enters it, so re-recording a t
 or nudging a threshold does not churn the baseline; every finding of one episode
 shares its fingerprint.
 
+A finding about a fold that lost discriminators also records what it lost, as
+``facts``: the first 16 hex digits of the SHA-256 of each ``lost:<kind>:<text>`` unit
+(:func:`compaction_audit.diff.lost_keys`).  Such a finding is in the baseline only
+while what it loses is among those facts: a fold of the baseline that now loses one
+more fact is new (ux5 F3: the fold's id alone hid a newly lost negation, exit 0).  An
+entry without ``facts`` (a baseline written before they were recorded) matches on the
+fingerprint alone.
+
 The file (JSON, sorted, one entry per fingerprint)::
 
     {"baseline_format": 1, "tool": "compaction-audit",
-     "findings": [{"fingerprint", "trace", "code", "rule", "key"}, ...]}
+     "findings": [{"fingerprint", "trace", "code", "rule", "key", "facts"?}, ...]}
 """
 
 from __future__ import annotations
@@ -19,7 +27,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -32,17 +40,28 @@ from compaction_audit.rules.base import Finding
 from compaction_audit.smallfile import MAX_BASELINE_BYTES, read_bounded
 
 BASELINE_FORMAT = 1
+FACT_DIGITS = 16
+"""Hex digits of a lost fact's digest in an entry's ``facts`` (64 bits: two facts of
+one fold share a digest with odds of about one in 10^19 per pair)."""
 
 
 @dataclass(frozen=True, order=True)
 class Entry:
-    """One baselined finding (episode or entity) of one trace."""
+    """One baselined finding (episode or entity) of one trace; ``facts``: the digests
+    of what a fold finding lost (sorted, see the module docstring), None for any other
+    finding or an entry that did not record them.  Equality and order ignore it."""
 
     trace: str
     code: str
     key: str
     rule: str
     fingerprint: str
+    facts: tuple[str, ...] | None = field(default=None, compare=False)
+
+    def holds(self, facts: tuple[str, ...] | None) -> bool:
+        """Whether a finding of this fingerprint that lost ``facts`` is this entry:
+        each of them is among :attr:`facts` (always when either is None)."""
+        return self.facts is None or facts is None or set(facts) <= set(self.facts)
 
 
 def trace_key(path: str) -> str:
@@ -92,23 +111,53 @@ def finding_keys(findings: list[Finding]) -> list[str]:
     return keys
 
 
+def _digest(unit: str) -> str:
+    return hashlib.sha256(unit.encode("utf-8", "surrogatepass")).hexdigest()[:FACT_DIGITS]
+
+
 def session_entries(s: SessionReport) -> list[tuple[Finding, Entry]]:
-    """Each finding of ``s`` with its baseline entry."""
+    """Each finding of ``s`` with its baseline entry (with the digests of what it
+    lost, for a finding about a fold)."""
+    from compaction_audit.diff import fold_lost_units, lost_keys
+
     trace = trace_key(s.path)
-    return [(f, Entry(trace, f.code, key, f.rule, fingerprint(trace, f.code, key)))
-            for f, key in zip(s.findings, finding_keys(s.findings), strict=True)]
+    by_fold = fold_lost_units(s)
+    out = []
+    for f, key in zip(s.findings, finding_keys(s.findings), strict=True):
+        units = lost_keys(f, by_fold)
+        facts = tuple(sorted({_digest(u) for u in units})) if "children" in f.values \
+            else None
+        out.append((f, Entry(trace, f.code, key, f.rule, fingerprint(trace, f.code, key),
+                             facts)))
+    return out
+
+
+def _merged(items: list[Entry]) -> list[Entry]:
+    """``items`` with one entry per fingerprint, sorted: the facts of entries that
+    share it are joined (None when one of them has none)."""
+    by_fp: dict[str, Entry] = {}
+    for e in items:
+        had = by_fp.get(e.fingerprint)
+        if had is not None and had.facts is not None and e.facts is not None:
+            e = replace(e, facts=tuple(sorted({*had.facts, *e.facts})))
+        elif had is not None:
+            e = replace(e, facts=None)
+        by_fp[e.fingerprint] = e
+    return sorted(by_fp.values())
 
 
 def entries(report: Report) -> list[Entry]:
     """The distinct baseline entries of every finding in ``report``, sorted."""
-    return sorted({e for s in report.sessions for _, e in session_entries(s)})
+    return _merged([e for s in report.sessions for _, e in session_entries(s)])
 
 
 def dumps(items: list[Entry]) -> bytes:
     """The baseline file's bytes (see the module docstring)."""
     doc = {"baseline_format": BASELINE_FORMAT, "tool": "compaction-audit",
            "findings": [{"fingerprint": e.fingerprint, "trace": e.trace, "code": e.code,
-                         "rule": e.rule, "key": e.key} for e in sorted(items)]}
+                         "rule": e.rule, "key": e.key,
+                         **({} if e.facts is None else {"facts": list(e.facts)})}
+                        for e in _merged(items)]}
     # traces and keys are shown escaped and bounded; matching uses the fingerprint
     return json_safe(orjson.dumps(clip_tree(doc), option=orjson.OPT_INDENT_2) + b"\n")
 
@@ -132,22 +181,37 @@ def load(path: Path) -> dict[str, Entry]:
     out: dict[str, Entry] = {}
     for i, item in enumerate(items):
         try:  # text or a number each (str() of a 1,000-deep list raised RecursionError)
-            values = {k: item[k] for k in ("trace", "code", "key", "rule", "fingerprint")}
-            if not all(type(v) in (str, int) for v in values.values()):
+            values = [item[k] for k in ("trace", "code", "key", "rule", "fingerprint")]
+            if not all(type(v) in (str, int) for v in values):
                 raise TypeError
-            entry = Entry(**{k: str(v) for k, v in values.items()})
+            entry = Entry(*(str(v) for v in values))
         except (KeyError, TypeError):
             raise UsageError(f"baseline {str(path)!r}: findings[{i}] needs trace, code, "
                              "key, rule and fingerprint") from None
-        out[entry.fingerprint] = entry
+        facts = item.get("facts")
+        if facts is not None:
+            if not isinstance(facts, list) or not all(isinstance(d, str) for d in facts):
+                raise UsageError(f"baseline {str(path)!r}: findings[{i}].facts must be a "
+                                 "list of strings")
+            entry = replace(entry, facts=tuple(facts))
+        had = out.get(entry.fingerprint)
+        out[entry.fingerprint] = entry if had is None else _merged([had, entry])[0]
     return out
+
+
+def _shown(e: Entry) -> dict[str, str]:
+    """An entry as a report lists it: without its facts' digests."""
+    return {k: v for k, v in asdict(e).items() if k != "facts"}
 
 
 def apply(report: Report, baseline: dict[str, Entry], source: str = "") -> Report:
     """``report`` without the findings ``baseline`` holds.
 
     Each session gets ``extra["baseline"] = {"file", "suppressed": count, "stale":
-    [entry dicts]}``: stale entries are those of this trace that no longer occur.
+    [entry dicts], "grown": [{"code", "rule", "key", "new_facts"}]}``: stale entries
+    are those of this trace that no longer occur; grown ones, the fold findings of the
+    baseline that now lose facts it does not hold (:meth:`Entry.holds`), with how many:
+    those findings are kept, as new.
     Entries of traces not in this run are neither used nor reported, except when a
     trace has no entry under its own path and entries of traces not in this run have
     its file name: those paths are listed under ``"other_path"`` (the same file named
@@ -165,13 +229,20 @@ def apply(report: Report, baseline: dict[str, Entry], source: str = "") -> Repor
     sessions = []
     for s in report.sessions:
         pairs = session_entries(s)
-        kept = [f for f, e in pairs if e.fingerprint not in baseline]
+        kept, grown = [], []
+        for f, e in pairs:
+            b = baseline.get(e.fingerprint)
+            if b is None or not b.holds(e.facts):
+                kept.append(f)
+            if b is not None and not b.holds(e.facts):
+                grown.append({"code": e.code, "rule": e.rule, "key": e.key,
+                              "new_facts": len(set(e.facts or ()) - set(b.facts or ()))})
         seen = {e.fingerprint for _, e in pairs}
         shown = {trace_key(s.path), clip_tree(trace_key(s.path))}  # as dumps wrote it
         stale = sorted(e for name in shown for fp, e in by_trace.get(name, [])
                        if fp not in seen)
         info: dict[str, object] = {"file": source, "suppressed": len(pairs) - len(kept),
-                                   "stale": [asdict(e) for e in stale]}
+                                   "stale": [_shown(e) for e in stale], "grown": grown}
         if not stale and len(kept) == len(pairs):  # nothing of the baseline under its path
             other = by_name.get(trace_key(s.path).rsplit("/", 1)[-1])
             if other:

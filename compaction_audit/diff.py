@@ -289,7 +289,7 @@ def finding_units(r: SessionReport) -> dict[tuple[str, str], Occurrence]:
     by_entity: dict[tuple[str, str], list[Finding]] = {}
     plain: dict[str, list[Finding]] = {}
     by_lost: dict[str, list[Finding]] = {}
-    lost_by_fold = _lost_by_fold(r)
+    lost_by_fold = fold_lost_units(r)
     keys_of = {id(f): lost_keys(f, lost_by_fold) for f in r.findings}
     for f in r.findings:
         for key in keys_of[id(f)]:
@@ -319,7 +319,7 @@ def finding_units(r: SessionReport) -> dict[tuple[str, str], Occurrence]:
     return units
 
 
-def _lost_by_fold(r: SessionReport) -> dict[str, list[str]]:
+def fold_lost_units(r: SessionReport) -> dict[str, list[str]]:
     """``lost:<kind>:<text>`` of each fact a fold lost, by the fold's id, from the
     session's whole lost list (``extra["lost_discriminators"]``: facts no span or
     summary in context still holds, uncapped)."""
@@ -335,7 +335,7 @@ def lost_keys(f: Finding, lost_by_fold: dict[str, list[str]]) -> list[str]:
     ``values["children"]``) lost, without repeats; empty for any other finding.
 
     Taken from the session's lost list for the finding's fold (``lost_by_fold``, see
-    :func:`_lost_by_fold`): the finding's own ``children`` are capped at 50 and list
+    :func:`fold_lost_units`): the finding's own ``children`` are capped at 50 and list
     what each child dropped, facts another span still holds included, so on a real
     Claude Code session the diff's units missed 107 of 210 lost facts (11 of the 12
     labelled ones) and counted held facts as lost (ux5 F1).  A fold with no fact in

@@ -50,7 +50,8 @@ def test_create_then_gate(traces: Path) -> None:
     doc = json.loads(result.stdout)
     drift = doc["sessions"][1]
     assert [(f["code"], f["round"], f["line"]) for f in drift["findings"]] == [("CA201", 6, 8)]
-    assert drift["baseline"] == {"file": "baseline.json", "suppressed": 6, "stale": []}
+    assert drift["baseline"] == {"file": "baseline.json", "suppressed": 6, "stale": [],
+                                 "grown": []}
     sarif = json.loads(run("audit", "traces", "--baseline", "baseline.json", "--format",
                            "sarif", "--jobs", "1").stdout)
     assert [(r["ruleId"], r["properties"]["round"], r["baselineState"])

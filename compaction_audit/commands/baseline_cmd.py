@@ -55,7 +55,8 @@ def baseline_create(
 ) -> None:
     """Audit the traces with the same options as 'audit' and write every finding's
     fingerprint (trace path as given + rule code + entity or episode index) to FILE
-    (``-``: standard output).
+    (``-``: standard output), with, for a fold, a digest of each fact it lost: the fold
+    stays baselined only while it loses no other fact.
 
     Name the traces as CI will (same paths, same directory): the path is fingerprinted.
 

@@ -143,13 +143,18 @@ def _table(rows: list[Row]) -> RenderableType:
 
 
 def stale_lines(report: Report) -> list[str]:
-    """One line per baseline entry that no longer occurs, naming trace, rule and key."""
+    """One line per baseline entry that no longer occurs, naming trace, rule and key,
+    and one per fold finding of the baseline that now loses facts the baseline does
+    not hold (reported as new: :func:`compaction_audit.baseline.apply`)."""
     out = []
     for s in report.sessions:
         info = baseline_info(s)
         for e in (info or {}).get("stale", []):
             out.append(f"baseline entry no longer occurs: {e['trace']} {e['code']} "
                        f"{e['rule']} {e['key']}")
+        for g in (info or {}).get("grown", []):
+            out.append(f"baseline entry {s.path} {g['code']} {g['rule']} {g['key']} now "
+                       f"loses {g['new_facts']} more fact(s): reported as new")
         for other in (info or {}).get("other_path", []):
             out.append(f"baseline has no entry for {s.path} but has for {other}: if "
                        "that is the same file, name it as when the baseline was made "

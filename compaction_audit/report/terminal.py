@@ -192,7 +192,26 @@ def header(r: SessionReport, config: str | None = None) -> RenderableType:
                                                    "(--lenient)", "yellow")))
     for limit in r.limits:  # a check that stopped at its cap (issue 11, class 5)
         parts.append(hang("limit".ljust(LABEL), w(limit.message(), "yellow")))
+    held = _baseline_line(r)
+    if held:  # the counts above leave these out: say so where they are read
+        parts.append(hang("baseline".ljust(LABEL), w(held)))
     return Group(*parts)
+
+
+def _baseline_line(r: SessionReport) -> str:
+    """What ``--baseline`` left out of this trace's verdict, for the header ("" when
+    no baseline was given): how many findings it holds, and the fold findings it held
+    that now lose more facts (reported as new; ux5 F3)."""
+    info = baseline_info(r)
+    if info is None:
+        return ""
+    out = f"{info['suppressed']} finding(s) in {info['file'] or 'the baseline'}, not shown"
+    grown = info.get("grown") or []
+    if grown:
+        out += (f"; {len(grown)} fold finding(s) of it now lose more facts, shown as new: "
+                + ", ".join(f"{g['code']} {g['key']}" for g in grown[:3])
+                + (f" and {len(grown) - 3} more" if len(grown) > 3 else ""))
+    return out
 
 
 def _unchecked(r: SessionReport) -> str:

@@ -1,0 +1,98 @@
+"""A fold finding of the baseline that now loses more facts is new (ux5 F3).
+
+A fold finding's fingerprint is its fold id; the baseline also records the digests of
+what the fold lost, and the finding stays baselined only while what it loses is among
+them.  Each log: round 0 brings the spans, round 1 folds them into summary ``F1``,
+whose text keeps none of their discriminators, and evicts them (CA301, error).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.gate_app import run
+from tests.logs import dump, rnd, session
+
+NEGATION = "Do NOT enable `--force` on the prod migration."
+TIMEOUT = "Raised read_timeout_ms from 30000 to 45000 on staging."
+
+
+def fold_log(path: Path, *texts: str) -> Path:
+    ids = [f"s{i}" for i in range(len(texts))]
+    records: list[dict[str, Any]] = [
+        session(session_id="facts"),
+        rnd(0, spans=[{"id": i, "tokens": 20, "text": t, "source": "user"}
+                      for i, t in zip(ids, texts, strict=True)]),
+        rnd(1, summaries=[{"id": "F1", "tokens": 5, "children": ids,
+                           "text": "Guidance was noted."}], evicted=ids)]
+    return dump(records, path)
+
+
+@pytest.fixture
+def base(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A baseline of the fold that loses NEGATION's facts (three: the flag, the
+    negation and the scope ``prod``)."""
+    monkeypatch.chdir(tmp_path)
+    fold_log(tmp_path / "t.jsonl", NEGATION)
+    assert run("baseline", "create", "t.jsonl", "-o", "b.json").exit_code == 0
+    return tmp_path / "b.json"
+
+
+def test_the_baseline_records_the_digests_of_what_a_fold_lost(base: Path) -> None:
+    [ca301] = [e for e in json.loads(base.read_text())["findings"] if e["code"] == "CA301"]
+    assert ca301["key"] == "entity:F1"
+    assert len(ca301["facts"]) == 3 and all(len(d) == 16 for d in ca301["facts"])
+    assert ca301["facts"] == sorted(ca301["facts"])
+
+
+def test_the_same_loss_is_baselined(base: Path) -> None:
+    result = run("audit", "t.jsonl", "--baseline", str(base), "--format", "json")
+    assert result.exit_code == 0
+    doc = json.loads(result.stdout)
+    assert [f["code"] for f in doc["findings"]] == []
+    assert doc["baseline"]["grown"] == []
+
+
+def test_a_fold_that_loses_one_more_fact_is_new(base: Path) -> None:
+    fold_log(base.parent / "t.jsonl", NEGATION, TIMEOUT)  # F1 also loses four more
+    result = run("audit", "t.jsonl", "--baseline", str(base), "--format", "json")
+    assert result.exit_code == 1
+    doc = json.loads(result.stdout)
+    assert [f["code"] for f in doc["findings"]] == ["CA301"]
+    assert doc["baseline"]["grown"] == [{"code": "CA301", "rule": "silent-discriminating-fold",
+                                         "key": "entity:F1", "new_facts": 4}]
+    text = run("audit", "t.jsonl", "--baseline", str(base)).stdout
+    assert ("baseline entry t.jsonl CA301 silent-discriminating-fold entity:F1 now loses "
+            "4 more fact(s): reported as new") in text
+
+
+def test_a_fold_that_loses_fewer_facts_stays_baselined(tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    fold_log(tmp_path / "t.jsonl", NEGATION, TIMEOUT)
+    assert run("baseline", "create", "t.jsonl", "-o", "b.json").exit_code == 0
+    fold_log(tmp_path / "t.jsonl", NEGATION)
+    assert run("audit", "t.jsonl", "--baseline", "b.json").exit_code == 0
+
+
+def test_an_entry_without_facts_matches_on_its_fingerprint(base: Path) -> None:
+    """A baseline written before facts were recorded keeps its meaning."""
+    doc = json.loads(base.read_text())
+    for e in doc["findings"]:
+        e.pop("facts", None)
+    base.write_text(json.dumps(doc))
+    fold_log(base.parent / "t.jsonl", NEGATION, TIMEOUT)
+    assert run("audit", "t.jsonl", "--baseline", str(base)).exit_code == 0
+
+
+def test_facts_that_are_not_a_list_of_strings_are_a_usage_error(base: Path) -> None:
+    doc = json.loads(base.read_text())
+    doc["findings"][0]["facts"] = [1]
+    base.write_text(json.dumps(doc))
+    result = run("audit", "t.jsonl", "--baseline", str(base))
+    assert result.exit_code == 2
+    assert "findings[0].facts must be a list of strings" in result.stderr
