@@ -184,7 +184,8 @@ def load(path: Path) -> dict[str, Entry]:
             values = [item[k] for k in ("trace", "code", "key", "rule", "fingerprint")]
             if not all(type(v) in (str, int) for v in values):
                 raise TypeError
-            entry = Entry(*(str(v) for v in values))
+            trace, code, key, rule, fp = (str(v) for v in values)
+            entry = Entry(trace, code, key, rule, fp)
         except (KeyError, TypeError):
             raise UsageError(f"baseline {str(path)!r}: findings[{i}] needs trace, code, "
                              "key, rule and fingerprint") from None
