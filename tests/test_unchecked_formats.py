@@ -96,3 +96,35 @@ def test_an_adapter_reason_is_not_called_a_summary(tmp_path: Path) -> None:
     gh = run(str(tmp_path / "agentic.compaction.json"), "github").splitlines()
     [notice] = [g for g in gh if g.startswith("::notice ")]
     assert notice.endswith("could not be checked: no messages file")
+
+
+def _skipped(suite: ET.Element) -> dict[str, str | None]:
+    return {str(c.get("name")).split()[0]: s.get("message") for c in suite.iter("testcase")
+            for s in c.findall("skipped")}
+
+
+def test_the_rules_that_judge_folds_are_skipped_when_no_compaction_was_checked(
+        write_log: LogWriter) -> None:
+    """ux5 F4: CA301-CA307 were green for a trace whose only compaction is opaque."""
+    suite = ET.fromstring(run(opaque_log(write_log), "junit")).find("testsuite")
+    assert suite is not None
+    why = "not applicable: no compaction of this trace could be checked"
+    skipped = _skipped(suite)
+    assert {c: m for c, m in skipped.items() if m == why} == {
+        f"CA30{i}": why for i in range(1, 8)}
+    assert "CA201" not in skipped  # it judges what is there: a summary with no source
+
+
+def test_one_checked_compaction_keeps_the_fold_rules_judged(write_log: LogWriter) -> None:
+    path = str(write_log([
+        rnd(0, spans=[{"id": "a", "tokens": 40, "text": "Keep port 8080."},
+                      {"id": "b", "tokens": 40, "text": "Keep port 9090."}]),
+        rnd(1, summaries=[{"id": "S", "tokens": 5, "children": ["a"]}], evicted=["a"],
+            compaction={"kind": "compact", "summary_id": "S", "summary_tokens": 5,
+                        "opaque": True}),
+        rnd(2, summaries=[{"id": "T", "tokens": 5, "children": ["b"], "text": "Port 9090."}],
+            evicted=["b"], compaction={"kind": "compact", "summary_id": "T",
+                                       "summary_tokens": 5})]))
+    suite = ET.fromstring(run(path, "junit")).find("testsuite")
+    assert suite is not None
+    assert not [c for c, m in _skipped(suite).items() if c.startswith("CA30")]

@@ -153,6 +153,13 @@ class SessionReport:
         return (sum(1 for c in self.compactions if c.get("lost_checked") is False)
                 + unread_count(self.header.extra))
 
+    def none_checked(self) -> bool:
+        """True when the trace has compactions and not one of them could be checked
+        (:meth:`compactions_not_checked`): the rules that judge what a fold lost or
+        claims had nothing to judge, which is no pass (ux5 F4)."""
+        checked = sum(1 for c in self.compactions if c.get("lost_checked") is not False)
+        return checked == 0 and self.compactions_not_checked() > 0
+
     def unchecked(self) -> list[tuple[str, str | None, int]]:
         """Each compaction whose loss could not be checked, as ``(message, line_file,
         line)``, for the formats that annotate it (``github`` notices, SARIF
