@@ -477,3 +477,22 @@ def test_a_run_with_skipped_records_says_so_and_fails_a_warning_gate(tmp_path: P
     clean = json.loads(run(str(base), str(base), "--lenient", "--fail-on-new", "info",
                            "-f", "json").stdout)
     assert clean["verdict"] == "no change" and clean["gates"]["passed"]
+
+
+def test_each_skipped_record_is_named_under_the_verdict(tmp_path: Path) -> None:
+    """ux5 F5: the verdict counted the skipped records and named none."""
+    lines = (SAMPLES / "handwritten.jsonl").read_text(encoding="utf-8").splitlines()
+    base = tmp_path / "base.jsonl"
+    base.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    lines[3] = lines[3][:-5]  # bad JSON at line 4
+    cand = tmp_path / "cand.jsonl"
+    cand.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    doc = json.loads(run(str(base), str(cand), "--lenient", "-f", "json").stdout)
+    [why] = doc["candidate"]["skipped"]
+    assert why.startswith(f"{cand}:4: bad JSON: ")
+    assert doc["baseline"]["skipped"] == []
+    text = run(str(base), str(cand), "--lenient").output.splitlines()
+    said = [i for i, x in enumerate(text) if x.startswith("  skipped  ")]
+    assert len(said) == 1 and why.startswith(text[said[0]][len("  skipped  candidate  "):])
+    assert text[said[0]].startswith(f"  skipped  candidate  {cand}:4: bad JSON: ")
+    assert said[0] < text.index(next(x for x in text if x.startswith("Onsets")))

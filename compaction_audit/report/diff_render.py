@@ -3,7 +3,8 @@
 JSON shape (see docs/diff.md)::
 
     {"tool": {...}, "kind": "diff",
-     "baseline": {"path", "session_id", "rounds", "first_round", "last_round"},
+     "baseline": {"path", "session_id", "rounds", "first_round", "last_round",
+                  "skipped_records", "dependent_rejects", "skipped": ["FILE:LINE: why"]},
      "candidate": {...}, "settings": {...},
      "verdict": "no change" | "<headline>", "changed": bool,
      "onsets": [{"name", "kind", "baseline", "candidate", "delta", "verdict"}, ...],
@@ -57,6 +58,8 @@ HEADLINE_STYLE = {"earlier": "bold red", "appeared": "bold red", "later": "bold 
                   "disappeared": "bold green", "unchanged": "bold yellow"}
 STATUSES = ("new", "resolved", "persisting")
 _CODES = {cls.name: code for code, cls in RULES.items()}
+SKIPPED_SHOWN = 20
+"""Skipped records named per run (text and JSON); the count says the rest."""
 
 
 # ---------------------------------------------------------------------------- JSON
@@ -66,7 +69,8 @@ def _run(r: SessionReport) -> dict[str, Any]:
     return {"path": r.path, "session_id": r.header.session_id, "rounds": r.n_rounds,
             "first_round": int(rounds[0]) if len(rounds) else None,
             "last_round": int(rounds[-1]) if len(rounds) else None,
-            "skipped_records": len(r.skipped), "dependent_rejects": len(r.dependent)}
+            "skipped_records": len(r.skipped), "dependent_rejects": len(r.dependent),
+            "skipped": [str(e) for e in r.skipped[:SKIPPED_SHOWN]]}
 
 
 def _occ(o: Occurrence | None) -> dict[str, Any] | None:
@@ -123,6 +127,20 @@ def _runs(diff: RunDiff) -> RenderableType:
         rows.append(line((f"{label:<11}", "bold"), t(r.path),
                          f"  ({info['rounds']} rounds, {span})"))
     return Group(*rows)  # one line each, never wrapped (a path is log text)
+
+
+def _skipped(diff: RunDiff) -> RenderableType | None:
+    """The records each run skipped under ``--lenient``, as ``audit`` names them
+    (``FILE:LINE: reason``; the first :data:`SKIPPED_SHOWN` of each run, then a count;
+    ux5 F5: the verdict counted them and named none)."""
+    rows: list[RenderableType] = []
+    for label, r in (("baseline", diff.baseline), ("candidate", diff.candidate)):
+        for e in r.skipped[:SKIPPED_SHOWN]:
+            rows.append(hanging((f"  skipped  {label:<10} ", "yellow"), t(str(e)), indent=22))
+        if len(r.skipped) > SKIPPED_SHOWN:
+            rows.append(Text(f"  and {len(r.skipped) - SKIPPED_SHOWN} more skipped record(s) "
+                             f"of the {label}", style="yellow"))
+    return Group(*rows) if rows else None
 
 
 def _onset_label(o: OnsetDelta) -> str:
@@ -317,10 +335,11 @@ def diff_renderable(diff: RunDiff, gates: dict[str, Any] | None = None,
     """The terminal view of a diff, up to the gates; :func:`verdict_text` follows it.
     The verdict is said first too, under the runs, as the audit report says it under
     the trace's name (the answer on the first screen, not only 100 lines down)."""
+    skipped = _skipped(diff)
     return Group(
         Text("compaction-audit diff", style="bold underline"), _runs(diff),
         hanging((f"{'verdict':<11}", "bold"), verdict_text(diff, reasons), indent=11),
-        Text(""),
+        *([skipped] if skipped is not None else []), Text(""),
         onsets_table(diff), Text(""),
         Text("Series (aligned by round, one scale per quantity)", style="bold"),
         sparklines(diff), Text(""), divergence_table(diff), Text(""),
