@@ -24,6 +24,13 @@ one a pattern looks a name up in that cannot be searched (``d/*/x.jsonl`` with `
 mode 700 of another owner: ``d/b: cannot search directory``), and a name whose lookup
 fails for another reason than its absence (:func:`_look_up`).
 
+``--exclude PATTERN`` leaves out what a directory or pattern yields when PATTERN
+matches one component of its path (a file or directory name: ``labels``,
+``*.items.jsonl``; below the directory searched, for a directory) or, when PATTERN
+holds a ``/``, the whole path as found
+(``corpus/labels/*``; ``*`` crosses ``/`` there, as in :func:`fnmatch.fnmatch`).  A
+file named on the command line is audited whatever the patterns say.
+
 Paths are returned as given (joined with what was found under them, normalized with
 ``/``) in argument order, each file once: two paths of the same file (a symlink, a hard
 link, ``./a`` and ``a``) count once, by device and inode.  A directory or pattern that
@@ -68,6 +75,10 @@ class Discovery:
     unreadable: list[LogError] = field(default_factory=list)
     sizes: dict[str, int] = field(default_factory=dict)
     """Bytes of each object found by listing object storage (URL -> size)."""
+    exclude: tuple[str, ...] = ()
+    """``--exclude`` patterns (see the module docstring)."""
+    excluded: int = 0
+    """Traces a directory or pattern yielded that :attr:`exclude` left out."""
     _skipped_set: set[str] = field(default_factory=set, repr=False)
     _unreadable_paths: set[str] = field(default_factory=set, repr=False)
     """``skipped`` and the paths of ``unreadable`` as sets: each is added once, in
@@ -90,6 +101,31 @@ class Discovery:
     def _listing_failed(self, exc: OSError) -> None:
         name = _normal(exc.filename if isinstance(exc.filename, str) else "?")
         self.add_unreadable(LogError(name, 0, f"cannot list directory: {exc.strerror or exc}"))
+
+
+def _kept(paths: list[str], found: Discovery, under: str = "") -> list[str]:
+    """``paths`` without those :attr:`Discovery.exclude` matches (counted in
+    :attr:`Discovery.excluded`); ``under``: the directory searched, whose own path's
+    names are not matched (``--exclude tmp`` leaves the traces of ``/tmp/run/`` in)."""
+    if not found.exclude:
+        return paths
+    whole = [p for p in found.exclude if "/" in p]
+    parts = [p for p in found.exclude if "/" not in p]
+
+    def out(path: str) -> bool:
+        below = os.path.relpath(path, under) if under else path
+        names = below.replace(os.sep, "/").split("/")
+        return (any(fnmatch.fnmatchcase(path, p) for p in whole)
+                or any(fnmatch.fnmatchcase(n, p) for n in names for p in parts))
+
+    kept = [p for p in paths if not out(p)]
+    found.excluded += len(paths) - len(kept)
+    return kept
+
+
+def _excluded(found: Discovery, since: int) -> str:
+    n = found.excluded - since
+    return f" ({n} left out by --exclude)" if n else ""
 
 
 def is_pattern(arg: str) -> bool:
@@ -338,15 +374,16 @@ def _expand(arg: str, found: Discovery) -> list[str]:
             found.add_unreadable(err)
         return [url for url, _ in objects.found]
     if os.path.isdir(arg):
-        before, skipped = len(found.unreadable), len(found.skipped)
-        traces = _search(arg, found)
+        before, skipped, excluded = len(found.unreadable), len(found.skipped), found.excluded
+        traces = _kept(_search(arg, found), found, arg)
         # skipped non-regular files are no trace: a gate must not pass on nothing
         if not traces and len(found.unreadable) == before:
             raise UsageError(f"no trace files ({', '.join('*' + s for s in TRACE_SUFFIXES)}) "
-                             f"under directory {arg!r}{_skipped(found, skipped)}")
+                             f"under directory {arg!r}{_skipped(found, skipped)}"
+                             f"{_excluded(found, excluded)}")
         return traces
     if is_pattern(arg):
-        before, skipped = len(found.unreadable), len(found.skipped)
+        before, skipped, excluded = len(found.unreadable), len(found.skipped), found.excluded
         matched: list[str] = []
         searched: set[str] = set()
         for match in expand_pattern(arg, found):  # sorted: a directory before its own
@@ -354,20 +391,23 @@ def _expand(arg: str, found: Discovery) -> list[str]:
                 matched += _keep_regular([match], found)
             elif match not in searched:  # 'd/**' matches every directory under d: each
                 matched += _search(match, found, searched)  # is searched once, not per level
+        matched = _kept(matched, found)
         if not matched and len(found.unreadable) == before:
-            raise UsageError(f"no trace file matches {arg!r}{_skipped(found, skipped)}")
+            raise UsageError(f"no trace file matches {arg!r}{_skipped(found, skipped)}"
+                             f"{_excluded(found, excluded)}")
         return matched
     return [_normal(arg)]
 
 
-def find_traces(args: Sequence[str]) -> Discovery:
+def find_traces(args: Sequence[str], exclude: Sequence[str] = ()) -> Discovery:
     """The trace files named by ``args`` (files, directories, glob patterns), in
-    argument order, each file once, with what was skipped and what could not be listed
-    (see the module docstring).  Raises :class:`UsageError` when ``args`` is empty or
-    a directory or pattern yields nothing at all."""
+    argument order, each file once, with what was skipped and what could not be listed,
+    leaving out what ``exclude`` matches among what directories and patterns yield (see
+    the module docstring).  Raises :class:`UsageError` when ``args`` is empty or a
+    directory or pattern yields nothing at all (or nothing ``exclude`` keeps)."""
     if not args:
         raise UsageError("no trace given: name files, directories or glob patterns")
-    found = Discovery()
+    found = Discovery(exclude=tuple(exclude))
     found.traces = list(_unique(t for arg in args for t in _expand(arg, found)))
     return found
 

@@ -85,6 +85,10 @@ class Engine(StrEnum):
     ray = "ray"
 
 
+ExcludeOpt = Annotated[list[str] | None, typer.Option(
+    "--exclude", metavar="PATTERN", help="Leave out what a directory or glob yields when "
+    "PATTERN matches a file or directory name in its path ('labels', '*.items.jsonl'), "
+    "or the whole path when PATTERN has a '/'. Repeatable; files named are kept.")]
 EngineOpt = Annotated[Engine, typer.Option(
     "--engine", help="local: a pool of -j processes here; ray: a Ray cluster, one trace "
     "per task on long-lived workers, largest first (pip install 'compaction-audit[ray]'; "
@@ -141,13 +145,13 @@ def require_rules(eff: Effective) -> None:
                      "check nothing; select at least one rule")
 
 
-def found_traces(paths: list[str]) -> Discovery:
-    """:func:`~compaction_audit.discover.find_traces`, with one stderr line per
-    non-regular file it skipped (:func:`say_some`: at most 20, then a count).  Raises
-    :class:`UsageError` as it does."""
+def found_traces(paths: list[str], exclude: list[str] | None = None) -> Discovery:
+    """:func:`~compaction_audit.discover.find_traces` (``exclude``: the ``--exclude``
+    patterns), with one stderr line per non-regular file it skipped (:func:`say_some`:
+    at most 20, then a count).  Raises :class:`UsageError` as it does."""
     from compaction_audit.discover import find_traces
 
-    found = find_traces(paths)
+    found = find_traces(paths, exclude or ())
     say_some(found.skipped, "non-regular files skipped")
     return found
 
@@ -320,6 +324,7 @@ def audit_command(
     extend_select: ExtendSelectOpt = None,
     severity: SeverityOpt = None,
     jobs: JobsOpt = None,
+    exclude: ExcludeOpt = None,
     engine: EngineOpt = Engine.local,
     ray_address: RayAddressOpt = None,
 ) -> None:
@@ -356,7 +361,7 @@ def audit_command(
             import_ray()  # a missing extra is a usage error before any work
         eff = effective_options(config, isolated, fail_on, window, sustain, set_, select,
                                 ignore, extend_select, severity)
-        traces = found_traces(paths)
+        traces = found_traces(paths, exclude)
         inputs = input_files(traces.traces, baseline, eff.config_path)
         if output is not None:  # before the work, so a refused run costs nothing
             refuse_same_file(str(output), inputs)

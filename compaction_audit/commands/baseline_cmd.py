@@ -9,6 +9,7 @@ import typer
 
 from compaction_audit.commands.audit import (
     ConfigOpt,
+    ExcludeOpt,
     ExtendSelectOpt,
     IgnoreOpt,
     IsolatedOpt,
@@ -52,6 +53,7 @@ def baseline_create(
     extend_select: ExtendSelectOpt = None,
     severity: SeverityOpt = None,
     jobs: JobsOpt = None,
+    exclude: ExcludeOpt = None,
 ) -> None:
     """Audit the traces with the same options as 'audit' and write every finding's
     fingerprint (trace path as given + rule code + entity or episode index) to FILE
@@ -68,7 +70,7 @@ def baseline_create(
     try:
         eff = effective_options(config, isolated, None, window, sustain, set_, select,
                                 ignore, extend_select, severity)
-        traces = found_traces(paths)
+        traces = found_traces(paths, exclude)
         inputs = input_files(traces.traces, eff.config_path)
         if str(output) != "-":
             refuse_same_file(str(output), inputs)

@@ -1,0 +1,58 @@
+"""``--exclude PATTERN`` leaves out what a directory or glob yields (ux5 F13: a folder
+holding one `.jsonl` that is no trace failed the whole run, and nothing could leave it
+out but rewriting the command as globs)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from compaction_audit.discover import find_traces
+from compaction_audit.errors import UsageError
+from tests.gate_app import clean_records, run
+from tests.logs import dump
+
+
+@pytest.fixture
+def tree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """``runs/a.jsonl``, ``runs/b.jsonl``, ``runs/labels/x.items.jsonl`` (no trace)."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "runs" / "labels").mkdir(parents=True)
+    for name in ("a", "b"):
+        dump(clean_records(), tmp_path / "runs" / f"{name}.jsonl")
+    (tmp_path / "runs" / "labels" / "x.items.jsonl").write_text('{"fact": "port 8080"}\n')
+    return tmp_path
+
+
+@pytest.mark.parametrize(("args", "exclude", "traces", "excluded"), [
+    (["runs"], [], ["runs/a.jsonl", "runs/b.jsonl", "runs/labels/x.items.jsonl"], 0),
+    (["runs"], ["labels"], ["runs/a.jsonl", "runs/b.jsonl"], 1),
+    (["runs"], ["*.items.jsonl"], ["runs/a.jsonl", "runs/b.jsonl"], 1),
+    (["runs"], ["runs/labels/*"], ["runs/a.jsonl", "runs/b.jsonl"], 1),
+    (["runs"], ["runs"], ["runs/a.jsonl", "runs/b.jsonl", "runs/labels/x.items.jsonl"], 0),
+    (["runs/**/*.jsonl"], ["labels", "b.jsonl"], ["runs/a.jsonl"], 2),
+    (["runs/labels/x.items.jsonl"], ["labels"], ["runs/labels/x.items.jsonl"], 0),
+])
+def test_what_exclude_leaves_out(tree: Path, args: list[str], exclude: list[str],
+                                 traces: list[str], excluded: int) -> None:
+    """A name pattern matches a name below the directory searched (``runs`` itself is
+    not matched); a pattern with ``/`` the whole path; a file named is kept."""
+    found = find_traces(args, exclude)
+    assert (found.traces, found.excluded) == (traces, excluded)
+
+
+def test_a_directory_left_empty_by_exclude_is_a_usage_error(tree: Path) -> None:
+    with pytest.raises(UsageError, match=r"under directory 'runs/labels' \(1 left out by "
+                                         r"--exclude\)"):
+        find_traces(["runs/labels"], ["*.items.jsonl"])
+
+
+def test_the_run_that_failed_on_a_label_file_passes_with_exclude(tree: Path) -> None:
+    failed = run("audit", "runs", "-q", "--jobs", "1")
+    assert failed.exit_code == 2 and "x.items.jsonl:1" in failed.output
+    passed = run("audit", "runs", "-q", "--jobs", "1", "--exclude", "labels")
+    assert passed.exit_code == 0, passed.output
+    assert "exit 0: 2 trace(s)" in passed.output
+    made = run("baseline", "create", "runs", "-o", "b.json", "--exclude", "labels")
+    assert made.exit_code == 0 and "in 2 trace(s)" in made.stderr
