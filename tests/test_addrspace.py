@@ -430,3 +430,45 @@ def test_the_need_named_is_the_format_s_whatever_the_limit(
             api.load(str(path))
     monkeypatch.setattr(addrspace, "address_space_limit", lambda: claude)
     api.load(str(path))
+
+
+def test_a_data_limit_is_checked_as_an_address_space_limit(trace: Path) -> None:
+    """adv22b F3: under ``ulimit -d`` (RLIMIT_DATA, which since Linux 4.7 counts every
+    private writable mapping) no check ran and Polars aborted, exit 134."""
+    import resource
+
+    limit = 400 << 20
+
+    def cap() -> None:
+        resource.setrlimit(resource.RLIMIT_DATA, (limit, limit))
+
+    done = subprocess.run([sys.executable, "-m", "compaction_audit", "audit", str(trace)],
+                          preexec_fn=cap, capture_output=True, timeout=TIMEOUT, check=False)
+    assert done.returncode == 2 and done.stdout == b""
+    [line] = done.stderr.decode().splitlines()
+    assert line.startswith(f"compaction-audit: {trace}: needs about ")
+    assert line.endswith("over the data limit of 400 MiB (ulimit -d, RLIMIT_DATA): raise the "
+                         "limit or audit a shorter trace")
+
+
+@pytest.mark.parametrize(("as_", "data", "limit", "phrase"), [
+    (None, None, None, "the memory available"),
+    (2 << 30, None, 2 << 30, "the address-space limit of 2,048 MiB (ulimit -v, RLIMIT_AS)"),
+    (2 << 30, 1 << 30, 1 << 30, "the data limit of 1,024 MiB (ulimit -d, RLIMIT_DATA)"),
+    (1 << 30, 1 << 30, 1 << 30, "the address-space limit of 1,024 MiB (ulimit -v, RLIMIT_AS)"),
+    (1 << 30, 2 << 30, 1 << 30, "the address-space limit of 1,024 MiB (ulimit -v, RLIMIT_AS)"),
+])
+def test_the_limit_is_the_least_of_the_two_and_named_as_it_is(
+        monkeypatch: pytest.MonkeyPatch, as_: int | None, data: int | None, limit: int | None,
+        phrase: str) -> None:
+    import resource
+
+    values = {resource.RLIMIT_AS: as_, resource.RLIMIT_DATA: data}
+
+    def getrlimit(which: int) -> tuple[int, int]:
+        v = values.get(which)
+        return (resource.RLIM_INFINITY, resource.RLIM_INFINITY) if v is None else (v, v)
+
+    monkeypatch.setattr(resource, "getrlimit", getrlimit)
+    assert addrspace.address_space_limit() == limit
+    assert addrspace.limit_phrase() == phrase
