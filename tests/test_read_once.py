@@ -135,3 +135,24 @@ def test_reads_once(tmp_path: Path, trace: Path) -> None:
     os.mkfifo(fifo)
     assert [reads_once(p) for p in ("-", "/dev/stdin", "/dev/fd/0", str(fifo))] == [True] * 4
     assert [reads_once(p) for p in (str(trace), str(tmp_path / "missing"))] == [False] * 2
+
+
+def test_a_link_into_dev_or_proc_reads_once(tmp_path: Path, trace: Path) -> None:
+    """adv22b F1: ``x.jsonl -> /dev/stdin`` with standard input a regular file was
+    re-openable by its name, and the parallel reader's helpers read their own
+    standard input (/dev/null): "no round records", where reading alone passed."""
+    links = {"stdin.jsonl": "/dev/stdin", "fd.jsonl": "/proc/self/fd/0",
+             "chain.jsonl": "stdin.jsonl", "plain.jsonl": str(trace)}
+    for name, target in links.items():
+        (tmp_path / name).symlink_to(target)
+    (tmp_path / "fds").symlink_to("/proc/self/fd")
+    with open(trace, "rb") as fh:  # standard input a regular file, as in the report
+        saved = os.dup(0)
+        os.dup2(fh.fileno(), 0)
+        try:
+            got = {n: reads_once(str(tmp_path / n)) for n in [*links, "fds/0"]}
+        finally:
+            os.dup2(saved, 0)
+            os.close(saved)
+    assert got == {"stdin.jsonl": True, "fd.jsonl": True, "chain.jsonl": True,
+                   "plain.jsonl": False, "fds/0": True}

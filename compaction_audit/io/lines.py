@@ -83,14 +83,39 @@ class Limits:
 DEFAULT_LIMITS = Limits()
 
 
+_SPECIAL = ("/dev/", "/proc/")
+
+
+def _names_special(path: str) -> bool:
+    """True when ``path``, or a link on the way from it to a file, is under ``/dev`` or
+    ``/proc``: each step is checked with its directory resolved, before the link is
+    followed (the target of ``/proc/self/fd/0`` is the file standard input is, not a
+    name under ``/proc``).  At most 40 links, as the kernel."""
+    try:
+        at = os.path.abspath(path)
+        for _ in range(40):
+            at = os.path.join(os.path.realpath(os.path.dirname(at)), os.path.basename(at))
+            if at.startswith(_SPECIAL):
+                return True
+            if not os.path.islink(at):
+                return False
+            at = os.path.join(os.path.dirname(at), os.readlink(at))
+    except (OSError, ValueError):
+        pass
+    return False
+
+
 def reads_once(path: str) -> bool:
     """True when ``path`` can be read only once, from where it was given, so a reader
     must read it a single time and in this process: ``-`` (standard input), a path
     under ``/dev`` or ``/proc`` (``/dev/stdin``, ``/dev/fd/63`` of ``<(zcat ...)``,
     which name this process's descriptors), and anything that is not a regular file
-    (a FIFO, a character device, a socket).  A path that does not exist is False (its
-    open fails with the OS's reason)."""
-    if path == "-" or os.path.abspath(path).startswith(("/dev/", "/proc/")):
+    (a FIFO, a character device, a socket).  A symbolic link into ``/dev`` or ``/proc``
+    counts as its target (``x.jsonl -> /dev/stdin`` with standard input a file: the
+    parallel reader's helpers, opening it again, read their own standard input;
+    adv22b F1).  A path that does not exist is False (its open fails with the OS's
+    reason)."""
+    if path == "-" or _names_special(path):
         return True
     try:
         return not stat.S_ISREG(os.stat(path).st_mode)
