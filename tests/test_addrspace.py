@@ -19,6 +19,7 @@ from compaction_audit.errors import LogError
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="RLIMIT_AS as on Linux")
 
 TIMEOUT = 120
+REPO = Path(__file__).resolve().parent.parent
 
 
 def _under(limit: int, *args: str) -> subprocess.CompletedProcess[bytes]:
@@ -472,3 +473,39 @@ def test_the_limit_is_the_least_of_the_two_and_named_as_it_is(
     monkeypatch.setattr(resource, "getrlimit", getrlimit)
     assert addrspace.address_space_limit() == limit
     assert addrspace.limit_phrase() == phrase
+
+
+def test_orjson_s_own_allocation_failure_is_out_of_memory_not_bad_json(
+        tmp_path: Path) -> None:
+    """adv22b F2: orjson reports a failed allocation of its parse buffer as a
+    JSONDecodeError; a valid 60 MiB line read under a limit was "bad JSON", and
+    under --lenient it was skipped as a bad record (3 of 6 errors vanished, exit 1)."""
+    import orjson
+
+    from compaction_audit.io import records
+
+    with pytest.raises(MemoryError):
+        records.json_error(b"{}", records.ORJSON_OUT_OF_MEMORY, 0)
+    assert records.json_error(b"{", "unexpected end of data", 1).startswith("truncated")
+    lines = (REPO / "sample_logs" / "handwritten.jsonl").read_bytes().splitlines()
+    record = orjson.loads(lines[4])
+    record["pad"] = "a" * (60 << 20)
+    lines[4] = orjson.dumps(record)
+    path = tmp_path / "pad.jsonl"
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    for lenient in ((), ("--lenient",)):
+        with path.open("rb") as stdin:
+            done = subprocess.run(
+                [sys.executable, "-m", "compaction_audit", "audit", "-", "-q", *lenient],
+                stdin=stdin, preexec_fn=lambda: _cap(800_000 << 10), capture_output=True,
+                timeout=TIMEOUT, check=False)
+        assert done.returncode == 2, (lenient, done.stdout, done.stderr)
+        assert done.stderr.decode().splitlines()[-1] == (
+            "compaction-audit: -: out of memory: auditing this trace needs more than the "
+            "address-space limit of 781 MiB (ulimit -v, RLIMIT_AS)")
+
+
+def _cap(limit: int) -> None:
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))

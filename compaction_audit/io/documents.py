@@ -29,7 +29,7 @@ import orjson
 
 from compaction_audit.errors import LogError, TooDamaged
 from compaction_audit.io.lines import iter_lines
-from compaction_audit.io.records import encoding_error
+from compaction_audit.io.records import encoding_error, not_out_of_memory
 from compaction_audit.io.tokens import RoundAssembler, session_record, shape_error
 
 SHAPE_ERRORS = (TypeError, AttributeError, KeyError, IndexError, ValueError, RecursionError)
@@ -75,6 +75,7 @@ def read_document(path: str, lines: Iterable[tuple[int, bytes]] | None) -> Docum
     try:
         value = orjson.loads(data)
     except orjson.JSONDecodeError as exc:
+        not_out_of_memory(exc.msg)
         unsupported = encoding_error(data)
         if unsupported is not None:
             raise LogError(path, numbers[0] if numbers else 1, unsupported) from None

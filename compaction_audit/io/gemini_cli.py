@@ -43,7 +43,7 @@ from compaction_audit.io.documents import (
 )
 from compaction_audit.io.harness import META
 from compaction_audit.io.lines import iter_lines, regular_file
-from compaction_audit.io.records import MAX_TOKENS, FieldError, as_int
+from compaction_audit.io.records import MAX_TOKENS, FieldError, as_int, not_out_of_memory
 from compaction_audit.io.tokens import (
     decode_object,
     estimate_tokens,
@@ -135,7 +135,8 @@ def _opens_document(raw: bytes) -> bool:
         return False
     try:
         orjson.loads(raw)
-    except orjson.JSONDecodeError:
+    except orjson.JSONDecodeError as exc:
+        not_out_of_memory(exc.msg)
         return True
     return False
 

@@ -44,6 +44,7 @@ from compaction_audit.io.documents import (
 )
 from compaction_audit.io.harness import META
 from compaction_audit.io.lines import iter_lines, reads_once
+from compaction_audit.io.records import not_out_of_memory
 from compaction_audit.io.sqlite_store import BoundedStore
 from compaction_audit.io.tokens import (
     estimate_tokens,
@@ -195,6 +196,7 @@ def _row(out: dict[str, Any]) -> dict[str, Any]:
         try:
             decoded = orjson.loads(data)
         except orjson.JSONDecodeError as exc:
+            not_out_of_memory(exc.msg)
             return {**out, _BAD_DATA: f"bad JSON: {exc}"}
         if not isinstance(decoded, dict):
             return {**out, _BAD_DATA: "expected a JSON object"}

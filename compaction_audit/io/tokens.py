@@ -22,7 +22,7 @@ import orjson
 from compaction_audit.errors import LogError
 from compaction_audit.io.harness import SUMMARY
 from compaction_audit.io.lines import iter_lines
-from compaction_audit.io.records import LINE_FILE_KEY, SPAN_LINE_KEY, json_error
+from compaction_audit.io.records import LINE_FILE_KEY, SPAN_LINE_KEY, json_error, not_out_of_memory
 
 BYTES_PER_TOKEN = 4
 """The estimate's divisor: about four UTF-8 bytes per token for English text and code."""
@@ -340,7 +340,8 @@ def tool_input_text(value: Any) -> str:
         if stripped[:1] in ("{", "["):
             try:
                 return tool_input_text(orjson.loads(stripped))
-            except orjson.JSONDecodeError:
+            except orjson.JSONDecodeError as exc:
+                not_out_of_memory(exc.msg)
                 return value
         return value
     if isinstance(value, dict):
