@@ -118,9 +118,9 @@ def audit_paths(paths: Sequence[str], settings: Settings | None = None,
     and ``jobs`` > 1 (default :func:`default_jobs`), traces are audited in a process
     pool (spawned workers: forking a process that runs Polars' thread pool can
     deadlock; :func:`~compaction_audit.procs.worker_pool`: capped at the cores
-    available, torn down on SIGTERM/SIGINT, workers die with this process).  Standard
-    input (``-``), FIFOs and ``/dev/fd`` paths are always read here
-    (:func:`~compaction_audit.io.lines.reads_once`).
+    available, torn down on SIGTERM/SIGINT, workers die with this process); standard
+    input (``-``), FIFOs and ``/dev/fd`` paths are then read here
+    (:func:`~compaction_audit.io.lines.reads_once`: a worker cannot open them).
     ``progress`` is called in this process as each trace completes.
     """
     total = len(paths)

@@ -14,14 +14,19 @@ of ours: the Rust runtime's "memory allocation of N bytes failed" and its backtr
 are not passed on; anything else the child wrote is, after it ends.
 
 Without a limit nothing changes: the traces are audited in this process (or the pool
-of ``-j``).  Standard input, FIFOs and ``/dev/fd`` paths are always read here (a child
-cannot open them: :func:`~compaction_audit.io.lines.reads_once`).
+of ``-j``).  Under a limit standard input, FIFOs and ``/dev/fd`` paths are audited in
+a child too (adv22b F4: orjson, failing to allocate a decoded string, ended the
+command with SIGSEGV and no line at all): the child is given this process's standard
+input as its own, and the descriptor a ``/dev/fd/N`` or ``/proc/self/fd/N`` path
+names as the same number, so it reads them as this process would have, once
+(:func:`~compaction_audit.io.lines.reads_once`).
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import re
 import signal
 import sys
 import tempfile
@@ -43,14 +48,57 @@ rest is left out with a line that says how many bytes were."""
 
 
 def wanted(path: str) -> bool:
-    """True when ``path`` should be audited in a child: an address-space limit is set
-    and the trace can be opened again by another process."""
-    from compaction_audit.io.lines import reads_once
-
-    return addrspace.address_space_limit() is not None and not reads_once(path)
+    """True when ``path`` should be audited in a child: an address-space (or data)
+    limit is set (:func:`addrspace.address_space_limit`)."""
+    return addrspace.address_space_limit() is not None
 
 
-def _child(send: Connection, err_path: str, parent: int, args: tuple[Any, ...]) -> None:
+_FD_PATH = re.compile(r"/(?:dev|proc/self)/fd/(\d+)")
+"""A path naming one of this process's descriptors by number."""
+
+
+class _Fd:
+    """A descriptor of this process handed to the spawned child under the same number
+    (multiprocessing's ``DupFd``, resolved while the child's arguments are written)."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        from multiprocessing.reduction import DupFd
+
+        return (_fd_number, (DupFd(self.fd),))
+
+
+def _fd_number(dup: Any) -> int:
+    return int(dup.detach())
+
+
+def _inherited(path: str) -> tuple[_Fd | None, _Fd | None]:
+    """This process's standard input (a duplicate) and, for a ``/dev/fd/N`` path,
+    descriptor N, to hand to the child that audits ``path``; None where there is none."""
+    stdin = None
+    with contextlib.suppress(OSError, ValueError):
+        stdin = _Fd(os.dup(0))
+    named = _FD_PATH.fullmatch(path)
+    fd = int(named.group(1)) if named else -1
+    return stdin, (_Fd(fd) if fd > 2 and _is_open(fd) else None)
+
+
+def _is_open(fd: int) -> bool:
+    try:
+        os.fstat(fd)
+    except OSError:
+        return False
+    return True
+
+
+def _child(send: Connection, err_path: str, parent: int, stdin: int | None,
+           args: tuple[Any, ...], named: int | None = None) -> None:
+    """The child's work: ``api.audit_or_error(*args)`` sent back on ``send``, with its
+    standard error to ``err_path``, dying with ``parent``; ``stdin``: the parent's
+    standard input to read as its own; ``named``: the descriptor a ``/dev/fd/N`` path
+    names, open under that number (nothing to do with it here)."""
     from compaction_audit.api import audit_or_error
     from compaction_audit.procs import die_with_parent
 
@@ -58,6 +106,10 @@ def _child(send: Connection, err_path: str, parent: int, args: tuple[Any, ...]) 
     fd = os.open(err_path, os.O_WRONLY | os.O_APPEND)
     os.dup2(fd, 2)
     os.close(fd)
+    if stdin is not None:  # the parent's standard input, closed by multiprocessing's start
+        os.dup2(stdin, 0)
+        os.close(stdin)
+        sys.stdin = open(0, closefd=False)  # noqa: SIM115 - the process's own, kept open
     send.send(audit_or_error(*args))
     send.close()
 
@@ -65,7 +117,8 @@ def _child(send: Connection, err_path: str, parent: int, args: tuple[Any, ...]) 
 def audit_in_child(path: str, *args: Any) -> SessionReport | LogError:
     """``api.audit_or_error(path, *args)`` run in a spawned child process.  A child
     that ends without a result is :func:`addrspace.out_of_memory` for ``path`` when it
-    aborted (SIGABRT) or was killed (SIGKILL, the kernel's OOM killer), else a
+    aborted (SIGABRT), was killed (SIGKILL, the kernel's OOM killer) or faulted
+    (SIGSEGV: orjson's unchecked allocation of a decoded string, adv22b F4), else a
     :class:`LogError` giving its exit status.  An exception here (Ctrl-C, SIGTERM as
     :class:`~compaction_audit.stopline.Terminated`) kills the child first."""
     from multiprocessing import get_context
@@ -76,8 +129,9 @@ def audit_in_child(path: str, *args: Any) -> SessionReport | LogError:
     recv, send = ctx.Pipe(duplex=False)
     fd, err_path = tempfile.mkstemp(prefix="compaction-audit-child-")
     os.close(fd)
-    proc = ctx.Process(target=_child, args=(send, err_path, os.getpid(), (path, *args)),
-                       daemon=True)
+    stdin, named = _inherited(path)
+    proc = ctx.Process(target=_child, args=(send, err_path, os.getpid(), stdin,
+                                            (path, *args), named), daemon=True)
     try:
         block = getattr(signal, "pthread_sigmask", None)  # the child starts with
         old = block(signal.SIG_BLOCK, {signal.SIGINT}) if block else None  # Ctrl-C ours
@@ -102,6 +156,8 @@ def audit_in_child(path: str, *args: Any) -> SessionReport | LogError:
         raise
     finally:
         recv.close()
+        if stdin is not None:
+            os.close(stdin.fd)
         with contextlib.suppress(OSError):
             os.unlink(err_path)
     if result is not None:
@@ -133,7 +189,8 @@ def _died(path: str, code: int | None, err: bytes) -> LogError:
     """The one line of a child that ended without a result (exit status ``code``;
     ``err``: what it wrote on standard error)."""
     rust_abort = any(line.startswith(_RUST_ALLOC) for line in err.splitlines())
-    if code in (-signal.SIGABRT, -signal.SIGKILL, 134, 137) or rust_abort:
+    if code in (-signal.SIGABRT, -signal.SIGKILL, -signal.SIGSEGV, 134, 137, 139) \
+            or rust_abort:
         return addrspace.out_of_memory(path)
     return LogError(path, 0, f"the process auditing this trace ended without a result "
                     f"(exit status {code})")

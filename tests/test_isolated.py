@@ -5,6 +5,7 @@ passed the checks and aborted."""
 
 from __future__ import annotations
 
+import os
 import signal
 from pathlib import Path
 
@@ -50,6 +51,8 @@ def test_each_trace_is_audited_in_a_child_under_a_limit(
      "needs more than the address-space limit of 1,024 MiB (ulimit -v, RLIMIT_AS)"),
     (1, b"Traceback (most recent call last):\n", "the process auditing this trace ended "
      "without a result (exit status 1)"),
+    (-signal.SIGSEGV, b"", "out of memory: auditing this trace needs more than the "  # adv22b F4
+     "address-space limit of 1,024 MiB (ulimit -v, RLIMIT_AS)"),
 ])
 def test_a_child_that_died_is_the_trace_s_one_line(
         code: int, err: bytes, message: str, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -58,13 +61,40 @@ def test_a_child_that_died_is_the_trace_s_one_line(
     assert isinstance(died, LogError) and str(died) == f"t.jsonl: {message}"
 
 
-def test_without_a_limit_or_for_standard_input_nothing_is_isolated(
+def test_without_a_limit_nothing_is_isolated(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     a = dump(drift_records(), tmp_path / "a.jsonl")
     monkeypatch.setattr(addrspace, "address_space_limit", lambda: None)
-    assert not isolated.wanted(str(a))
+    assert not isolated.wanted(str(a)) and not isolated.wanted("-")
     monkeypatch.setattr(addrspace, "address_space_limit", lambda: 1 << 40)
-    assert isolated.wanted(str(a)) and not isolated.wanted("-")
+    assert isolated.wanted(str(a)) and isolated.wanted("-")
+
+
+def test_standard_input_and_dev_fd_paths_are_read_by_the_child(tmp_path: Path) -> None:
+    """adv22b F4: they were read in the command's own process, where orjson's fault on
+    a failed allocation ended the command with SIGSEGV and no line.  The child is
+    given this process's standard input, and the descriptor /dev/fd/N names."""
+    a = dump(drift_records(), tmp_path / "a.jsonl")
+    args = (None, False, None, None)  # settings, lenient, rules, severity
+    here = api.audit_or_error(str(a), *args)
+    assert not isinstance(here, LogError)
+    with open(a, "rb") as fh:
+        saved = os.dup(0)
+        os.dup2(fh.fileno(), 0)
+        try:
+            piped = isolated.audit_in_child("-", *args)
+        finally:
+            os.dup2(saved, 0)
+            os.close(saved)
+    with open(a, "rb") as fh:
+        by_number = f"/dev/fd/{fh.fileno()}"
+        named = isolated.audit_in_child(by_number, *args)
+    for got, path in ((piped, "-"), (named, by_number)):
+        assert not isinstance(got, LogError), got
+        assert got.path == path
+        assert [(f.code, f.round) for f in got.findings] == [
+            (f.code, f.round) for f in here.findings]
+        assert got.verdict() == here.verdict()
 
 
 def test_what_a_child_wrote_on_standard_error_is_passed_on_escaped_and_bounded(
