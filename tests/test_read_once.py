@@ -156,3 +156,17 @@ def test_a_link_into_dev_or_proc_reads_once(tmp_path: Path, trace: Path) -> None
             os.close(saved)
     assert got == {"stdin.jsonl": True, "fd.jsonl": True, "chain.jsonl": True,
                    "plain.jsonl": False, "fds/0": True}
+
+
+@pytest.mark.parametrize("args", [("audit", "-", "-q"), ("trace", "-", "s1"),
+                                  ("baseline", "create", "-", "-o", "-")])
+def test_standard_input_that_cannot_be_read_is_one_line(tmp_path: Path,
+                                                        args: tuple[str, ...]) -> None:
+    """adv22b F8: standard input open for writing only failed at the first peek of its
+    bytes with "internal error: OSError"."""
+    with open(tmp_path / "w.txt", "wb") as wo:
+        done = subprocess.run([sys.executable, "-m", "compaction_audit", *args], stdin=wo,
+                              capture_output=True, timeout=TIMEOUT, check=False)
+    assert done.returncode == 2
+    assert done.stderr.decode().splitlines()[-1].startswith(
+        "compaction-audit: -: cannot read: Bad file descriptor")

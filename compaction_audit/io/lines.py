@@ -182,7 +182,10 @@ def _open(path: str) -> tuple[IO[bytes], _Counted | None]:
         if sys.stdin is None:
             raise LogError(path, 0, "cannot open: standard input is closed")
         raw: IO[bytes] = sys.stdin.buffer
-        kind = _magic(raw)
+        try:  # a descriptor open for writing only, a terminal lost: EBADF, EIO
+            kind = _magic(raw)
+        except OSError as exc:  # adv22b F8: was "internal error: OSError"
+            raise LogError(path, 0, f"cannot read: {exc.strerror or exc}") from None
     elif "://" in path and _remote().is_url(path):  # object storage: same reader, limits
         raw = _remote().open_url(path)
         try:
