@@ -121,8 +121,12 @@ def main() -> None:
     except BaseException as exc:  # a bug, not bad input; still no traceback for the user
         # (BaseException: a Rust panic inside Polars is pyo3's PanicException, which is
         # not an Exception; it printed a traceback and exited 1, a "finding" code)
-        from compaction_audit import addrspace
+        from compaction_audit import addrspace, stopline
 
+        if stopline.stopped():  # a signal's exception, wrapped on the way (Python 3.11
+            from compaction_audit.procs import exit_process  # wraps one raised in
+
+            exit_process(stopline.status())  # __set_name__ in RuntimeError: adv22b F5)
         if addrspace.ran_out(exc):  # past a trace's audit (rendering a report): one line
             say(addrspace.out_of_memory_line())
             sys.exit(2)

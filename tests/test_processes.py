@@ -264,3 +264,37 @@ def test_a_signal_landing_on_another_thread_waits_for_the_submissions() -> None:
     with pytest.raises(KeyboardInterrupt):
         procs.submit_all(Pool(), print, [(0,), (1,), (2,)])  # type: ignore[arg-type]
     assert submitted == [0, 1, 2]
+
+
+_IN_CLASS_CREATION = """
+import os, signal, sys
+import compaction_audit.__main__ as entry
+from compaction_audit import stopline
+SIG = getattr(signal, sys.argv[1])
+def make_a_class():  # the signal lands while a class's descriptors get their names
+    class Named:
+        def __set_name__(self, owner, name):
+            os.kill(os.getpid(), SIG)
+    class Owner:
+        field = Named()
+def cli_main():
+    from compaction_audit.cli import main
+    sys.argv[1:] = ["rules"]
+    import compaction_audit.cli as cli
+    cli._invoke = make_a_class
+    main()
+entry._run = lambda: (stopline.announce_interrupts(), cli_main())
+entry.run()
+"""
+
+
+@pytest.mark.parametrize(("sig", "code", "line"), [
+    ("SIGTERM", 143, "terminated by signal 15"), ("SIGINT", 130, "interrupted")])
+def test_a_signal_during_class_creation_ends_with_its_line_only(sig: str, code: int,
+                                                                 line: str) -> None:
+    """adv22b F5: Python 3.11 wraps an exception raised in ``__set_name__`` in a
+    RuntimeError, so the stop line was followed by "internal error: RuntimeError"."""
+    run = subprocess.run([sys.executable, "-c", _IN_CLASS_CREATION, sig], cwd=ROOT,
+                         env={**os.environ, "PYTHONPATH": str(ROOT)},
+                         capture_output=True, text=True, timeout=120)
+    assert (run.returncode, run.stderr) == (code, f"compaction-audit: {line}\n")
