@@ -43,20 +43,31 @@ def python_command(*flags: str) -> list[str]:
     return [sys.executable, "-P", *flags]
 
 
+QUIET_TRACKER = "ignore::UserWarning:multiprocessing.resource_tracker"
+"""A ``PYTHONWARNINGS`` entry: multiprocessing's resource tracker, which outlives a
+command killed with SIGKILL (a CI runner's last word, the OOM killer), then warns of
+"leaked semaphore objects" in two raw lines on the command's standard error (adv22b
+F6); the semaphores are the pool's, and the tracker frees them all the same."""
+
+
 @contextlib.contextmanager
 def safe_path_env() -> Iterator[None]:
-    """:data:`SAFE_PATH_ENV` set in this process's environment for the block, as it
-    was after it: the interpreters multiprocessing starts meanwhile (spawn workers,
-    its resource tracker; their command lines are its own) inherit it."""
-    before = os.environ.get(SAFE_PATH_ENV)
+    """:data:`SAFE_PATH_ENV` set in this process's environment for the block, and
+    :data:`QUIET_TRACKER` added to ``PYTHONWARNINGS``, each as it was after it: the
+    interpreters multiprocessing starts meanwhile (spawn workers, its resource
+    tracker; their command lines are its own) inherit them."""
+    warnings = os.environ.get("PYTHONWARNINGS")
+    before = {SAFE_PATH_ENV: os.environ.get(SAFE_PATH_ENV), "PYTHONWARNINGS": warnings}
     os.environ[SAFE_PATH_ENV] = "1"
+    os.environ["PYTHONWARNINGS"] = f"{warnings},{QUIET_TRACKER}" if warnings else QUIET_TRACKER
     try:
         yield
     finally:
-        if before is None:
-            os.environ.pop(SAFE_PATH_ENV, None)
-        else:
-            os.environ[SAFE_PATH_ENV] = before
+        for name, value in before.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
 
 
 def in_worker_process() -> bool:

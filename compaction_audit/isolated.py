@@ -10,8 +10,9 @@ and aborted (adv19b F4).  So under a limit (``ulimit -v``, ``RLIMIT_AS``) each t
 audited in a spawned child with the whole limit to itself; a child that dies (an
 abort, a kill by the kernel) is that trace's one-line "out of memory" error, exit 2,
 and the other traces are still audited.  The child's standard error goes to a file
-of ours: the Rust runtime's "memory allocation of N bytes failed" and its backtrace
-are not passed on; anything else the child wrote is, after it ends.
+of ours, unlinked as it is made: the Rust runtime's "memory allocation of N bytes
+failed" and its backtrace are not passed on; anything else the child wrote is, after
+it ends.
 
 Without a limit nothing changes: the traces are audited in this process (or the pool
 of ``-j``).  Under a limit standard input, FIFOs and ``/dev/fd`` paths are audited in
@@ -93,19 +94,19 @@ def _is_open(fd: int) -> bool:
     return True
 
 
-def _child(send: Connection, err_path: str, parent: int, stdin: int | None,
+def _child(send: Connection, err: int, parent: int, stdin: int | None,
            args: tuple[Any, ...], named: int | None = None) -> None:
     """The child's work: ``api.audit_or_error(*args)`` sent back on ``send``, with its
-    standard error to ``err_path``, dying with ``parent``; ``stdin``: the parent's
+    standard error to descriptor ``err`` (a file already unlinked), dying with
+    ``parent``; ``stdin``: the parent's
     standard input to read as its own; ``named``: the descriptor a ``/dev/fd/N`` path
     names, open under that number (nothing to do with it here)."""
     from compaction_audit.api import audit_or_error
     from compaction_audit.procs import die_with_parent
 
     die_with_parent(parent)
-    fd = os.open(err_path, os.O_WRONLY | os.O_APPEND)
-    os.dup2(fd, 2)
-    os.close(fd)
+    os.dup2(err, 2)
+    os.close(err)
     if stdin is not None:  # the parent's standard input, closed by multiprocessing's start
         os.dup2(stdin, 0)
         os.close(stdin)
@@ -127,10 +128,10 @@ def audit_in_child(path: str, *args: Any) -> SessionReport | LogError:
 
     ctx = get_context("spawn")
     recv, send = ctx.Pipe(duplex=False)
-    fd, err_path = tempfile.mkstemp(prefix="compaction-audit-child-")
-    os.close(fd)
+    errors = tempfile.TemporaryFile(prefix="compaction-audit-child-")  # noqa: SIM115
+    # unlinked as it is made: a command killed with SIGKILL leaves no file (adv22b F6)
     stdin, named = _inherited(path)
-    proc = ctx.Process(target=_child, args=(send, err_path, os.getpid(), stdin,
+    proc = ctx.Process(target=_child, args=(send, _Fd(errors.fileno()), os.getpid(), stdin,
                                             (path, *args), named), daemon=True)
     try:
         block = getattr(signal, "pthread_sigmask", None)  # the child starts with
@@ -147,9 +148,9 @@ def audit_in_child(path: str, *args: Any) -> SessionReport | LogError:
         except EOFError:
             result = None
         proc.join()
-        with open(err_path, "rb") as fh:
-            err = fh.read(MAX_CHILD_STDERR)
-            left_out = os.fstat(fh.fileno()).st_size - len(err)
+        errors.seek(0)
+        err = errors.read(MAX_CHILD_STDERR)
+        left_out = os.fstat(errors.fileno()).st_size - len(err)
     except BaseException:
         with contextlib.suppress(OSError, ValueError, AttributeError):
             proc.kill()
@@ -158,8 +159,7 @@ def audit_in_child(path: str, *args: Any) -> SessionReport | LogError:
         recv.close()
         if stdin is not None:
             os.close(stdin.fd)
-        with contextlib.suppress(OSError):
-            os.unlink(err_path)
+        errors.close()
     if result is not None:
         if err:
             _pass_on(err, left_out)

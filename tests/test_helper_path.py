@@ -118,3 +118,20 @@ def test_a_decoding_helper_that_fails_prints_nothing_and_the_file_is_read_alone(
     monkeypatch.setattr(parallel, "wanted", lambda _path: True)
     assert read_native(path).rounds.equals(alone.rounds)  # tried the helpers, then alone
     assert capfd.readouterr().err == ""
+
+
+@pytest.mark.parametrize("before", [None, "error::DeprecationWarning"])
+def test_the_resource_tracker_is_started_quiet(monkeypatch: pytest.MonkeyPatch,
+                                               before: str | None) -> None:
+    """adv22b F6: multiprocessing's resource tracker outlives a command killed with
+    SIGKILL and printed two raw lines of "leaked semaphore objects"; the processes
+    started in the block get an ignore entry for it, and the variable is restored."""
+    if before is None:
+        monkeypatch.delenv("PYTHONWARNINGS", raising=False)
+    else:
+        monkeypatch.setenv("PYTHONWARNINGS", before)
+    with childproc.safe_path_env():
+        inside = os.environ["PYTHONWARNINGS"]
+    assert inside == (childproc.QUIET_TRACKER if before is None
+                      else f"{before},{childproc.QUIET_TRACKER}")
+    assert os.environ.get("PYTHONWARNINGS") == before

@@ -106,3 +106,28 @@ def test_what_a_child_wrote_on_standard_error_is_passed_on_escaped_and_bounded(
     isolated._pass_on(b"w\n", 70_000)
     assert capsys.readouterr().err == ("w\ncompaction-audit: 70,000 more byte(s) of the "
                                        "child's standard error left out\n")
+
+
+def test_the_child_s_standard_error_file_has_no_name_while_it_runs(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """adv22b F6: the file was named in the temporary folder until the child ended, so
+    a command killed with SIGKILL (a CI runner's last word) left it behind."""
+    import tempfile
+
+    a = dump(drift_records(), tmp_path / "a.jsonl")
+    spool = tmp_path / "tmp"
+    spool.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(spool))
+    seen: list[list[str]] = []
+    from multiprocessing.context import SpawnProcess
+
+    start = SpawnProcess.start
+
+    def spy(self: SpawnProcess) -> None:
+        seen.append(os.listdir(spool))
+        start(self)
+
+    monkeypatch.setattr(SpawnProcess, "start", spy)
+    got = isolated.audit_in_child(str(a), None, False, None, None)
+    assert not isinstance(got, LogError)
+    assert seen == [[]] and os.listdir(spool) == []
