@@ -97,6 +97,10 @@ def _run() -> None:
         from compaction_audit import addrspace, startup
 
         addrspace.cap_arenas()  # before Polars' threads and ours start
+        short = addrspace.too_little_for(sys.argv[1:])
+        if short:  # before Polars is loaded: under it, Polars cannot load (adv22b F7)
+            sys.stderr.write(f"compaction-audit: {short}\n")
+            sys.exit(2)
         startup.as_command()
         with startup.loading():
             from compaction_audit.cli import main

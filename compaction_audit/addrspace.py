@@ -123,6 +123,25 @@ def limit_phrase(limit: int | None = None) -> str:
     return "the " + name.format(_mib(limit))
 
 
+POLARS_COMMANDS = frozenset({"audit", "baseline", "diff", "simulate", "trace"})
+"""The commands that load Polars (``convert``, ``rules`` and ``config`` do not)."""
+
+
+def too_little_for(args: list[str]) -> str:
+    """The one line (without the program's name) of a command line ``args`` that needs
+    Polars under a limit below :data:`BASE_BYTES`, else "".  Under about 400 MiB
+    Polars cannot even load: its binary could not be mapped ("Polars binary is
+    missing!" and "internal error: NameError"), or a thread of its own could not start
+    (a Rust panic); no audit fits under :data:`BASE_BYTES` (adv22b F7).  ``--help``
+    needs no Polars."""
+    limit = address_space_limit()
+    if limit is None or limit >= BASE_BYTES or not args or args[0] not in POLARS_COMMANDS \
+            or "--help" in args:
+        return ""
+    return (f"out of memory: this command needs at least {_mib(BASE_BYTES)} of address "
+            f"space, over {limit_phrase(limit)}: raise the limit")
+
+
 def cap_arenas() -> None:
     """Under an address-space limit, at most :data:`ARENAS` glibc malloc arenas in
     this process (``mallopt``) and in the processes it starts (``MALLOC_ARENA_MAX``,

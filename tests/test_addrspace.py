@@ -509,3 +509,29 @@ def _cap(limit: int) -> None:
     import resource
 
     resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+
+@pytest.mark.parametrize("args", [("audit", "sample_logs/handwritten.jsonl", "-q"),
+                                  ("trace", "sample_logs/handwritten.jsonl", "s1")])
+def test_a_limit_under_which_polars_cannot_load_is_one_line(args: tuple[str, ...]) -> None:
+    """adv22b F7: under about 400 MiB Polars' binary cannot be mapped ("Polars binary
+    is missing!", then "internal error: NameError") or its threads cannot start (a
+    Rust panic); no audit fits under BASE_BYTES, so that is said before it loads."""
+    import resource
+
+    limit = 150 << 20
+
+    def cap() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+    done = subprocess.run([sys.executable, "-m", "compaction_audit", *args], cwd=REPO,
+                          preexec_fn=cap, capture_output=True, timeout=TIMEOUT, check=False)
+    assert (done.returncode, done.stdout) == (2, b"")
+    assert done.stderr.decode() == (
+        "compaction-audit: out of memory: this command needs at least 624 MiB of address "
+        "space, over the address-space limit of 150 MiB (ulimit -v, RLIMIT_AS): raise the "
+        "limit\n")
+    helped = subprocess.run([sys.executable, "-m", "compaction_audit", args[0], "--help"],
+                            cwd=REPO, preexec_fn=cap, capture_output=True, timeout=TIMEOUT,
+                            check=False)
+    assert helped.returncode == 0
