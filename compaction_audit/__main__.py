@@ -27,6 +27,15 @@ def run() -> None:
 
     if sys.stdout is None:  # started with stdout closed (>&-), before stderr: fd 1
         sys.stdout = _closed_stdout()
+    # a stream that cannot encode all of the log's text (PYTHONIOENCODING=cp1252, a
+    # Windows runner's pipe) shows it escaped, as stderr does: it was "internal error:
+    # UnicodeEncodeError" (adv22a F1)
+    reconfigure = getattr(sys.stdout, "reconfigure", None)
+    if reconfigure is not None:
+        try:  # noqa: SIM105 - contextlib need not be loaded at start-up
+            reconfigure(errors="backslashreplace")
+        except (OSError, ValueError):
+            pass
     if sys.stderr is None:  # started with stderr closed (2>&-): Python leaves it None
         import os  # loaded at interpreter start
 
