@@ -399,7 +399,7 @@ class _Converter(Conversion):
         if type(msg) is not dict:
             raise LogError(doc.path, line, "expected an object", f"messages[{i}]")
         meta = as_object(msg.get("metadata"))
-        kind = meta.get("kind")
+        kind = _marker_kind(doc.path, line, i, meta)
         parts = _parts(doc.path, line, i, msg)
         if kind in MARKER_KINDS:
             notice = [p for p in parts if _is_notice(p)]
@@ -493,7 +493,7 @@ class _Converter(Conversion):
                 el.run(line, _bad, doc.path, line, f"messages[{i}]")
                 continue
             meta = as_object(msg.get("metadata"))
-            kind = meta.get("kind")
+            kind = _marker_kind(doc.path, line, i, meta)
             if kind in MARKER_KINDS and marker is None:
                 marker = (line, meta)
             ok = el.run(line, self.match, doc.path, line, i, msg, kept, summary)
@@ -581,6 +581,17 @@ def _str_id(msg: Any) -> str | None:
     spans by); None otherwise, a list or an object id included (never hashed)."""
     mid = msg.get("id") if isinstance(msg, dict) else None
     return mid if isinstance(mid, str) else None
+
+
+def _marker_kind(path: str, line: int, i: int, meta: dict[str, Any]) -> str | None:
+    """A message's ``metadata.kind``: a string or None; :class:`LogError` for another
+    value (an object or a list was hashed against :data:`MARKER_KINDS`: "internal
+    error: TypeError: unhashable type", adv22a F4)."""
+    kind = meta.get("kind")
+    if kind is None or isinstance(kind, str):
+        return kind
+    raise LogError(path, line, f"expected a string, got {type(kind).__name__}",
+                   f"messages[{i}].metadata.kind")
 
 
 def _bad(path: str, line: int, where: str) -> None:

@@ -205,8 +205,11 @@ def version_note(product: str, version: object, seen: Iterable[object], read_as:
                  what: str = "format version", then: str = "read as") -> str | None:
     """``"<product> <what> X not seen before; <then> Y"`` (by default "format version
     ... read as ..."), or None when ``version`` is missing or one of ``seen``.  X is
-    cut to 40 characters: it comes from the log."""
-    if version is None or version in set(seen):
+    cut to 40 characters: it comes from the log.  A value that is no string, number or
+    boolean (an object, a list) is not one of ``seen``: it was hashed, and "internal
+    error: TypeError: unhashable type" ended the whole run (adv22a F4)."""
+    if version is None or (isinstance(version, (str, int, float, bool))
+                           and version in set(seen)):
         return None
     shown = str(version)[:40]
     return f"{product} {what} {shown} not seen before; {then} {read_as}"
