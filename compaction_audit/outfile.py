@@ -93,24 +93,44 @@ def refuse_same_file(output: str, inputs: Iterable[str]) -> None:
     out = _stat(output)
     if out is None or not stat.S_ISREG(out.st_mode):
         return
+    _refuse_input(out, output, "choose another output", inputs)
+    if not os.access(output, os.W_OK):
+        raise UsageError(f"{output}: cannot write: Permission denied")
+
+
+def _refuse_input(out: os.stat_result, shown_as: str, instead: str,
+                  inputs: Iterable[str]) -> None:
+    """:class:`UsageError` when the regular file ``out`` is one of ``inputs`` or a file
+    an adapter reads with one (see :func:`refuse_same_file`)."""
     inputs = list(inputs)
     same = (out.st_dev, out.st_ino)
     for name in inputs:
         st = _stdin_stat() if name == "-" else _stat(name)
         if st is not None and (st.st_dev, st.st_ino) == same:
             shown = "- (standard input)" if name == "-" else name
-            raise UsageError(f"{output}: is the input {shown}; refusing to overwrite it "
-                             "(choose another output)")
+            raise UsageError(f"{shown_as}: is the input {shown}; refusing to overwrite it "
+                             f"({instead})")
     from compaction_audit.io.companions import companion_files
 
     for name in inputs:
         for other in companion_files(name):
             st = _stat(other)
             if st is not None and (st.st_dev, st.st_ino) == same:
-                raise UsageError(f"{output}: is {other}, read along with the input {name}; "
-                                 "refusing to overwrite it (choose another output)")
-    if not os.access(output, os.W_OK):
-        raise UsageError(f"{output}: cannot write: Permission denied")
+                raise UsageError(f"{shown_as}: is {other}, read along with the input "
+                                 f"{name}; refusing to overwrite it ({instead})")
+
+
+def refuse_same_stdout(inputs: Iterable[str]) -> None:
+    """:class:`UsageError` when standard output is a regular file that is one of
+    ``inputs`` or read with one: ``audit t.jsonl -f json >> t.jsonl`` appended the
+    report to the trace it audits (adv22a observation 2).  Nothing when standard
+    output is a terminal, pipe or device, or cannot be looked at."""
+    try:
+        out = os.fstat(1)
+    except (OSError, ValueError):
+        return
+    if stat.S_ISREG(out.st_mode):
+        _refuse_input(out, "standard output", "redirect it elsewhere", inputs)
 
 
 def writes_through(output: str) -> bool:

@@ -438,7 +438,7 @@ def test_a_data_limit_is_checked_as_an_address_space_limit(trace: Path) -> None:
     private writable mapping) no check ran and Polars aborted, exit 134."""
     import resource
 
-    limit = 400 << 20
+    limit = 680 << 20  # over BASE_BYTES (624 MiB), under this trace's need (about 726)
 
     def cap() -> None:
         resource.setrlimit(resource.RLIMIT_DATA, (limit, limit))
@@ -448,7 +448,7 @@ def test_a_data_limit_is_checked_as_an_address_space_limit(trace: Path) -> None:
     assert done.returncode == 2 and done.stdout == b""
     [line] = done.stderr.decode().splitlines()
     assert line.startswith(f"compaction-audit: {trace}: needs about ")
-    assert line.endswith("over the data limit of 400 MiB (ulimit -d, RLIMIT_DATA): raise the "
+    assert line.endswith("over the data limit of 680 MiB (ulimit -d, RLIMIT_DATA): raise the "
                          "limit or audit a shorter trace")
 
 

@@ -91,6 +91,9 @@ def convert(path: str, output: str, source: str | None = None,
     output that is the input, a directory, or not writable).
     """
     if output == "-":
+        from compaction_audit.outfile import refuse_same_stdout
+
+        refuse_same_stdout([path])  # '> t.jsonl' of t.jsonl: the shell emptied it already
         with tempfile.TemporaryFile() as tmp:
             done = _convert(path, tmp, output, source, notes)
             tmp.seek(0)

@@ -72,7 +72,7 @@ def diff_command(
     with loading():  # the auditor (compaction_audit.startup)
         from compaction_audit.api import audit_or_isolated, audited
         from compaction_audit.diff import diff_reports, gate
-        from compaction_audit.outfile import refuse_same_file
+        from compaction_audit.outfile import refuse_same_file, refuse_same_stdout
 
     try:
         if baseline == "-" and candidate == "-":
@@ -84,8 +84,10 @@ def diff_command(
         eff = effective_options(config, isolated, None, window, sustain, set_)
         require_rules(eff)
         inputs = [baseline, candidate, *([str(eff.config_path)] if eff.config_path else [])]
-        if output is not None:
+        if output is not None and str(output) != "-":
             refuse_same_file(str(output), inputs)
+        else:
+            refuse_same_stdout(inputs)
         base, cand = (audited(audit_or_isolated(path, eff.settings, lenient, eff.rules,
                                                 eff.severity))
                       for path in (baseline, candidate))  # a child each under ulimit -v

@@ -204,6 +204,9 @@ def trace_command(
         from compaction_audit.trace import FULL_LIMIT, trace
 
     try:
+        from compaction_audit.outfile import refuse_same_stdout
+
+        refuse_same_stdout([log])
         session, _ = load(log, lenient)
         root = trace(session, query, full)
     except AuditError as exc:
