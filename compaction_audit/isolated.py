@@ -31,15 +31,18 @@ import re
 import signal
 import sys
 import tempfile
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from compaction_audit import addrspace
 from compaction_audit.errors import LogError
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from multiprocessing.connection import Connection
 
     from compaction_audit.report.model import SessionReport
+
+T = TypeVar("T")
 
 _RUST_ALLOC = b"memory allocation of "
 """How the line the Rust runtime prints before it aborts on a failed allocation starts."""
@@ -95,13 +98,11 @@ def _is_open(fd: int) -> bool:
 
 
 def _child(send: Connection, err: int, parent: int, stdin: int | None,
-           args: tuple[Any, ...], named: int | None = None) -> None:
-    """The child's work: ``api.audit_or_error(*args)`` sent back on ``send``, with its
-    standard error to descriptor ``err`` (a file already unlinked), dying with
-    ``parent``; ``stdin``: the parent's
-    standard input to read as its own; ``named``: the descriptor a ``/dev/fd/N`` path
-    names, open under that number (nothing to do with it here)."""
-    from compaction_audit.api import audit_or_error
+           work: Callable[..., Any], args: tuple[Any, ...], named: int | None = None) -> None:
+    """The child's work: ``work(*args)`` sent back on ``send``, with its standard error
+    to descriptor ``err`` (a file already unlinked), dying with ``parent``; ``stdin``:
+    the parent's standard input to read as its own; ``named``: the descriptor a
+    ``/dev/fd/N`` path names, open under that number (nothing to do with it here)."""
     from compaction_audit.procs import die_with_parent
 
     die_with_parent(parent)
@@ -111,16 +112,26 @@ def _child(send: Connection, err: int, parent: int, stdin: int | None,
         os.dup2(stdin, 0)
         os.close(stdin)
         sys.stdin = open(0, closefd=False)  # noqa: SIM115 - the process's own, kept open
-    send.send(audit_or_error(*args))
+    send.send(work(*args))
     send.close()
 
 
-def audit_in_child(path: str, *args: Any) -> SessionReport | LogError:
-    """``api.audit_or_error(path, *args)`` run in a spawned child process.  A child
-    that ends without a result is :func:`addrspace.out_of_memory` for ``path`` when it
-    aborted (SIGABRT), was killed (SIGKILL, the kernel's OOM killer) or faulted
-    (SIGSEGV: orjson's unchecked allocation of a decoded string, adv22b F4), else a
-    :class:`LogError` giving its exit status.  An exception here (Ctrl-C, SIGTERM as
+class ChildDied(Exception):
+    """The child ended without a result: ``code`` its exit status (negative: the
+    signal), ``err`` the first bytes it wrote on standard error."""
+
+    def __init__(self, code: int | None, err: bytes) -> None:
+        super().__init__(f"exit status {code}")
+        self.code, self.err = code, err
+
+
+def call_in_child(work: Callable[..., T], *args: Any, path: str = "") -> T:
+    """``work(*args)`` run in a spawned child process and its result (``work`` a
+    module-level function; its arguments and result are pickled).  ``path``: a trace
+    the child reads (its standard input, the descriptor a ``/dev/fd/N`` path names are
+    handed over).  What the child wrote on standard error is passed on
+    (:func:`_pass_on`).  Raises :class:`ChildDied` when the child ends without a
+    result; an exception here (Ctrl-C, SIGTERM as
     :class:`~compaction_audit.stopline.Terminated`) kills the child first."""
     from multiprocessing import get_context
 
@@ -132,7 +143,7 @@ def audit_in_child(path: str, *args: Any) -> SessionReport | LogError:
     # unlinked as it is made: a command killed with SIGKILL leaves no file (adv22b F6)
     stdin, named = _inherited(path)
     proc = ctx.Process(target=_child, args=(send, _Fd(errors.fileno()), os.getpid(), stdin,
-                                            (path, *args), named), daemon=True)
+                                            work, args, named), daemon=True)
     try:
         block = getattr(signal, "pthread_sigmask", None)  # the child starts with
         old = block(signal.SIG_BLOCK, {signal.SIGINT}) if block else None  # Ctrl-C ours
@@ -144,7 +155,7 @@ def audit_in_child(path: str, *args: Any) -> SessionReport | LogError:
                 block(signal.SIG_SETMASK, old)
         send.close()
         try:
-            result: SessionReport | LogError | None = recv.recv()
+            result: tuple[T] | None = (recv.recv(),)
         except EOFError:
             result = None
         proc.join()
@@ -160,11 +171,43 @@ def audit_in_child(path: str, *args: Any) -> SessionReport | LogError:
         if stdin is not None:
             os.close(stdin.fd)
         errors.close()
-    if result is not None:
-        if err:
-            _pass_on(err, left_out)
-        return result
-    return _died(path, proc.exitcode, err)
+    if result is None:
+        raise ChildDied(proc.exitcode, err)
+    if err:
+        _pass_on(err, left_out)
+    return result[0]
+
+
+def audit_in_child(path: str, *args: Any) -> SessionReport | LogError:
+    """``api.audit_or_error(path, *args)`` run in a spawned child process
+    (:func:`call_in_child`).  A child that ends without a result is
+    :func:`addrspace.out_of_memory` for ``path`` when it aborted (SIGABRT), was killed
+    (SIGKILL, the kernel's OOM killer) or faulted (SIGSEGV: orjson's unchecked
+    allocation of a decoded string, adv22b F4), else a :class:`LogError` giving its
+    exit status."""
+    from compaction_audit.api import audit_or_error
+
+    try:
+        return call_in_child(audit_or_error, path, *args, path=path)
+    except ChildDied as died:
+        return _died(path, died.code, died.err)
+
+
+def render_in_child(render: Callable[..., bytes], *args: Any) -> bytes:
+    """``render(*args)`` (a report format's bytes) in a spawned child under a limit
+    (:func:`wanted`), else here.  Raises ``MemoryError`` when the child ended without
+    them (the command's out of memory line): orjson 3.13 faults on a failed
+    allocation, and the JSON report of four 0.7 MB traces with ``--all`` under
+    ``ulimit -v`` ended the command with SIGSEGV and no line (adv22b F10)."""
+    if addrspace.address_space_limit() is None:
+        return render(*args)
+    try:
+        return call_in_child(render, *args)
+    except ChildDied as died:
+        if _ran_out(died.code, died.err):
+            raise MemoryError from None
+        raise RuntimeError(f"the process rendering the report ended without it "
+                           f"({died})") from None
 
 
 def _pass_on(err: bytes, left_out: int) -> None:
@@ -185,12 +228,18 @@ def _pass_on(err: bytes, left_out: int) -> None:
         sys.stderr.flush()
 
 
+def _ran_out(code: int | None, err: bytes) -> bool:
+    """Whether a child that ended with status ``code``, having written ``err``, ran
+    out of memory: it aborted, was killed or faulted, or Rust said so."""
+    rust_abort = any(line.startswith(_RUST_ALLOC) for line in err.splitlines())
+    return code in (-signal.SIGABRT, -signal.SIGKILL, -signal.SIGSEGV, 134, 137, 139) \
+        or rust_abort
+
+
 def _died(path: str, code: int | None, err: bytes) -> LogError:
     """The one line of a child that ended without a result (exit status ``code``;
     ``err``: what it wrote on standard error)."""
-    rust_abort = any(line.startswith(_RUST_ALLOC) for line in err.splitlines())
-    if code in (-signal.SIGABRT, -signal.SIGKILL, -signal.SIGSEGV, 134, 137, 139) \
-            or rust_abort:
+    if _ran_out(code, err):
         return addrspace.out_of_memory(path)
     return LogError(path, 0, f"the process auditing this trace ended without a result "
                     f"(exit status {code})")

@@ -131,3 +131,24 @@ def test_the_child_s_standard_error_file_has_no_name_while_it_runs(
     got = isolated.audit_in_child(str(a), None, False, None, None)
     assert not isinstance(got, LogError)
     assert seen == [[]] and os.listdir(spool) == []
+
+
+def test_a_report_is_rendered_in_a_child_under_a_limit(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """adv22b F10: orjson 3.13 faults on a failed allocation, and the JSON report of
+    four 0.7 MB traces with --all under ulimit -v ended the command with SIGSEGV and
+    no line; the bytes are now made in a child, whose death is out of memory."""
+    from compaction_audit.report.formats import FORMATS, RenderOptions
+
+    a = dump(drift_records(), tmp_path / "a.jsonl")
+    report = api.audit_paths([str(a)], jobs=1)
+    render = FORMATS["json"].render
+    assert render is not None
+    opts = RenderOptions()
+    here = render(report, opts)
+    monkeypatch.setattr(addrspace, "address_space_limit", lambda: 1 << 40)
+    assert isolated.render_in_child(render, report, opts) == here
+    with pytest.raises(MemoryError):
+        isolated.render_in_child(os.abort)  # SIGABRT: what an allocation failure ends in
+    with pytest.raises(RuntimeError, match=r"ended without it \(exit status 3\)"):
+        isolated.render_in_child(os._exit, 3)

@@ -223,11 +223,13 @@ def emit(report: Report, fmt: str, output: Path | None, opts: RenderOptions,
     """Render ``report`` in format ``fmt`` (a :data:`FORMATS` name) to stdout or
     ``output``, which must not be one of ``inputs`` (the traces, baseline and config
     file read: see :mod:`compaction_audit.outfile`)."""
+    from compaction_audit.isolated import render_in_child
     from compaction_audit.report.formats import FORMATS
 
     spec = FORMATS[fmt]
-    if spec.render is not None:
-        write_bytes(spec.render(report, opts), output, spec.escapes, inputs)
+    if spec.render is not None:  # in a child under a limit (adv22b F10)
+        data = render_in_child(spec.render, report, opts)
+        write_bytes(data, output, spec.escapes, inputs)
         return
     assert spec.rich is not None
     with output_console(output, inputs) as console:
@@ -244,6 +246,7 @@ def step_summary(report: Report, opts: RenderOptions,
     written, gets a line on stderr and the gate goes on."""
     import os
 
+    from compaction_audit.isolated import render_in_child
     from compaction_audit.outfile import refuse_same_file
     from compaction_audit.report.formats import FORMATS
     from compaction_audit.report.github import STEP_SUMMARY
@@ -256,7 +259,7 @@ def step_summary(report: Report, opts: RenderOptions,
     assert spec.render is not None
     try:
         refuse_same_file(target, inputs)
-        data = neutralize_bytes(spec.render(report, opts), spec.escapes)
+        data = neutralize_bytes(render_in_child(spec.render, report, opts), spec.escapes)
         with open(target, "ab") as fh:
             fh.write(data)
     except AuditError as exc:

@@ -20,6 +20,7 @@ from compaction_audit.commands.audit import (
 )
 from compaction_audit.commands.common import fail, output_console, output_path, write_bytes
 from compaction_audit.errors import AuditError, UsageError
+from compaction_audit.isolated import render_in_child
 from compaction_audit.report.safe import JSON, XML
 
 
@@ -105,11 +106,13 @@ def diff_command(
     if fmt is Format.json:
         from compaction_audit.report.diff_render import render_diff_json
 
-        write_bytes(render_diff_json(diff, gates, reasons), output, JSON, inputs)
+        write_bytes(render_in_child(render_diff_json, diff, gates, reasons), output, JSON,
+                    inputs)
     elif fmt is Format.html:
         from compaction_audit.report.html.diff_page import render_diff_html
 
-        write_bytes(render_diff_html(diff, gates, reasons), output, XML, inputs)
+        write_bytes(render_in_child(render_diff_html, diff, gates, reasons), output, XML,
+                    inputs)
     else:
         from compaction_audit.report.diff_render import diff_renderable, verdict_text
 
