@@ -240,6 +240,7 @@ def audit_session(session: Session, settings: Settings | None = None,
                 source_format=source_format,
                 extra=recall_sections(recall, session, ranked, fold_facts(ctx)),
                 cosine=cosine_section(ctx, rebuilt, chosen),
+                rules_run=[r.code for r in chosen],
             )
         finally:
             share_extraction(None)

@@ -70,11 +70,11 @@ _UNIT_CANON = {"msec": "ms", "msecs": "ms", "millisecond": "ms", "milliseconds":
 _DIR = r"(?:north|south|east|west|central|northeast|northwest|southeast|southwest)"
 _NUM = r"(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?"
 _VSUFFIX = r"(?:[-+][0-9A-Za-z]+(?:\.[0-9A-Za-z]+)*)?(?!\w)"
-_PATH_REL = (r"(?<![\w/.-])(?=[\w.@-]*+/)[\w@-][\w.@-]*(?:/[\w.@-]+)*/[\w@-]*"
+_PATH_REL = (r"(?<![\w/.-])(?=[\w.@-]*+/)[\w@-][\w.@-]*+(?:/[\w.@-]++(?=/))*+/[\w@-]*"
              r"(?:\.[\w@-]+)*?\.[A-Za-z][A-Za-z0-9]{0,7}(?![\w/]|\.\w)")  # needs an extension;
 # x.test.ts keeps its last extension (issue 10, point 2)
 # a path without an extension needs two slashes and a letter first: kv/app/nas-02
-_PATH_BARE = r"(?<![\w/.-])[A-Za-z][\w@-]*(?:/[\w.@-]+){2,}/?(?![\w/])"
+_PATH_BARE = r"(?<![\w/.-])[A-Za-z][\w@-]*+(?:/[\w.@-]++){2,}+/?(?![\w/])"
 # a scope word counts only in an environment context (issue 10, point 2): "on prod",
 # "ENV=prod", ":prod", "prod/staging", "the prod environment"
 _ENV_BEFORE = "(?:" + "|".join(
@@ -137,7 +137,7 @@ _SYMBOL_START = [
     ("code", r"`(?P<inner>[^`\n]+)`"),
     ("spanref2", r"\[(?P<bref>[sS]\d+)\]"),
     ("version3", r"(?<=[=~<>!])=\s?\d+(?:\.\d+)+"),  # "==1.2", ">=1.0": see _LEAD
-    ("path3", r"(?<![\w/.~:<-])/(?:[\w.@-]+/)*[\w.@-]+/?|(?<![\w/.-])(?:\.{1,2}|~)/[\w.@+/-]+"),
+    ("path3", r"(?<![\w/.~:<-])/[\w.@-]++(?:/[\w.@-]++)*+/?|(?<![\w/.-])(?:\.{1,2}|~)/[\w.@+/-]+"),
     ("flag", r"(?<![\w/-])--?[A-Za-z](?:[\w-]*[A-Za-z0-9])?"),
     ("ticket2", r"(?<![\w&#])#\d+\b"),
 ]

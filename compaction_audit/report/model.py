@@ -72,6 +72,19 @@ class SessionReport:
     source_format: str = "native"
     cosine: dict[str, Any] = field(default_factory=dict)
     limits: list[Limit] = field(default_factory=list)
+    rules_run: list[str] = field(default_factory=list)
+    """Codes of the rules the audit ran (the selection)."""
+
+    def judged_nothing(self) -> bool:
+        """True when rules ran, none fired, and each judged no round of the trace (its
+        :attr:`not_evaluated` rounds cover them all): a selection such as ``select =
+        ["CA204"]`` on a log without salience passed as if checked (adv22a F2)."""
+        if not self.rules_run or self.findings or not self.n_rounds:
+            return False
+        unjudged: dict[str, int] = {}
+        for n in self.not_evaluated:
+            unjudged[n.code] = unjudged.get(n.code, 0) + n.rounds
+        return all(unjudged.get(code, 0) >= self.n_rounds for code in self.rules_run)
 
     def cosine_line(self) -> str:
         """One line for reports: the rebuilt cosine's method and query, and the series
@@ -193,8 +206,9 @@ class SessionReport:
         did not read (``lines_not_read`` of the session record, explained in its reader
         notes: issue 11, adv9 F5) and the checks that stopped at their cap (issue 11,
         class 5: a capped check never passes silently), e.g. "; 1 compaction could not
-        be checked; 1 check stopped at its limit"."""
-        note = ""
+        be checked; 1 check stopped at its limit"; first, when no rule of the selection
+        could judge the trace (:meth:`judged_nothing`)."""
+        note = "; no selected rule could judge this trace" if self.judged_nothing() else ""
         unchecked = self.compactions_not_checked()
         if unchecked:
             note += (f"; {unchecked} compaction{'s' if unchecked > 1 else ''} could not "

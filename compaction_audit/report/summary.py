@@ -75,6 +75,9 @@ def gate_line(report: Report, fail_on: str) -> str:
     parts = [f"{total} trace(s)", f"{failing} reach --fail-on {fail_on}"]
     if report.errors:
         parts.append(f"{len(report.errors)} unreadable")
+    unjudged = sum(s.judged_nothing() for s in report.sessions)
+    if unjudged:
+        parts.append(f"{unjudged} no selected rule could judge")
     unchecked = sum(s.compactions_not_checked() for s in report.sessions)
     if unchecked:
         parts.append(f"{unchecked} compaction(s) could not be checked")

@@ -1,0 +1,38 @@
+"""A selection none of whose rules can judge the trace is said in the verdict, never a
+plain PASS (adv22a F2: ``select = ["CA204"]`` in a checkout's pyproject.toml, on a log
+that records no salience, passed as if checked, while all rules fail it)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.gate_app import run
+from tests.logs import SAMPLES
+
+TRACE = str(SAMPLES / "handwritten.jsonl")  # no salience: CA204 judges no round
+
+
+def test_a_selection_that_judges_nothing_is_said_in_the_verdict() -> None:
+    quiet = run("audit", TRACE, "-q", "--select", "CA204")
+    assert quiet.exit_code == 0
+    assert quiet.output.startswith("PASS (no selected rule could judge this trace): 0 error(s)")
+    doc = json.loads(run("audit", TRACE, "-f", "json", "--select", "CA204").output)
+    assert doc["verdict"].startswith("PASS (no selected rule could judge this trace)")
+    many = run("audit", TRACE, TRACE.replace("handwritten", "faithfulness"), "-q",
+               "--select", "CA204", "--jobs", "1")
+    assert many.output.splitlines()[-1].startswith(
+        "exit 0: 2 trace(s), 0 reach --fail-on error, 2 no selected rule could judge")
+
+
+@pytest.mark.parametrize("select", ["CA204,CA201", "CA301"])
+def test_a_selection_with_a_rule_that_judges_is_a_plain_verdict(select: str) -> None:
+    out = run("audit", TRACE, "-q", "--select", select).output
+    assert "no selected rule could judge" not in out
+    assert out.startswith(("PASS: ", "FAIL: ", "WARN: "))
+
+
+def test_the_default_selection_judges(tmp_path: Path) -> None:
+    assert "could judge" not in run("audit", TRACE, "-q").output
