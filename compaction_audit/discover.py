@@ -75,6 +75,10 @@ class Discovery:
     unreadable: list[LogError] = field(default_factory=list)
     sizes: dict[str, int] = field(default_factory=dict)
     """Bytes of each object found by listing object storage (URL -> size)."""
+    links: list[str] = field(default_factory=list)
+    """One line per symbolic link to a directory that a directory search met and did
+    not follow (a failing trace behind one was never read, and the run passed without
+    a word: adv22a, observation 4)."""
     exclude: tuple[str, ...] = ()
     """``--exclude`` patterns (see the module docstring)."""
     excluded: int = 0
@@ -202,8 +206,14 @@ def _search(directory: str, found: Discovery, searched: set[str] | None = None) 
             continue
         for e in entries:
             if _is_dir(e):
-                if not e.name.startswith(".") and not e.is_symlink():
+                if e.name.startswith("."):
+                    continue
+                if not e.is_symlink():
                     stack.append(os.path.join(root, e.name))
+                else:
+                    found.links.append(f"{_normal(os.path.join(root, e.name))}: a symbolic "
+                                       "link to a directory, not followed (name it to "
+                                       "audit what it holds)")
             elif is_trace_name(e.name):
                 files.append(os.path.join(root, e.name))
             elif e.name.endswith(COMPACTION_SUFFIX):
@@ -356,10 +366,13 @@ def expand_pattern(pattern: str, found: Discovery | None = None) -> list[str]:
     return sorted({_normal(p) for p in out if p})
 
 
-def _skipped(found: Discovery, since: int) -> str:
-    """``" (N skipped: not regular files)"`` for what the argument skipped, else ""."""
+def _skipped(found: Discovery, since: int, links: int | None = None) -> str:
+    """``" (N skipped: not regular files)"`` for what the argument skipped, and the
+    links to directories it did not follow since ``links``, else ""."""
     n = len(found.skipped) - since
-    return f" ({n} skipped: not regular files)" if n else ""
+    out = f" ({n} skipped: not regular files)" if n else ""
+    m = len(found.links) - links if links is not None else 0
+    return out + (f" ({m} link(s) to directories not followed)" if m else "")
 
 
 def _expand(arg: str, found: Discovery) -> list[str]:
@@ -375,11 +388,12 @@ def _expand(arg: str, found: Discovery) -> list[str]:
         return [url for url, _ in objects.found]
     if os.path.isdir(arg):
         before, skipped, excluded = len(found.unreadable), len(found.skipped), found.excluded
+        links = len(found.links)
         traces = _kept(_search(arg, found), found, arg)
         # skipped non-regular files are no trace: a gate must not pass on nothing
         if not traces and len(found.unreadable) == before:
             raise UsageError(f"no trace files ({', '.join('*' + s for s in TRACE_SUFFIXES)}) "
-                             f"under directory {arg!r}{_skipped(found, skipped)}"
+                             f"under directory {arg!r}{_skipped(found, skipped, links)}"
                              f"{_excluded(found, excluded)}")
         return traces
     if is_pattern(arg):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -21,7 +22,7 @@ from compaction_audit.discover import (
 )
 from compaction_audit.errors import UsageError
 from tests.gate_app import drift_records, run
-from tests.logs import dump
+from tests.logs import SAMPLES, dump
 
 
 @pytest.fixture
@@ -296,3 +297,26 @@ def test_dotdot_after_a_symlink_is_the_file_the_kernel_opens(
     assert result.exit_code == 2, result.output
     assert (tmp_path / "other" / "t.jsonl").read_bytes() == before
     assert run("audit", "-q", "link/../t.jsonl").exit_code == 1
+
+
+def test_a_link_to_a_directory_is_said_not_followed(tmp_path: Path) -> None:
+    """adv22a observation 4: a failing trace behind a linked folder was never read and
+    the run passed without a word; the link is still not followed (loops)."""
+    from compaction_audit.discover import find_traces
+    from compaction_audit.errors import UsageError
+    from tests.gate_app import run
+
+    (tmp_path / "real").mkdir()
+    (tmp_path / "top").mkdir()
+    shutil.copy(SAMPLES / "handwritten.jsonl", tmp_path / "real" / "t.jsonl")
+    (tmp_path / "top" / "linked").symlink_to(tmp_path / "real")
+    (tmp_path / "top" / ".hidden").symlink_to(tmp_path / "real")  # hidden: skipped quietly
+    with pytest.raises(UsageError, match=r"\(1 link\(s\) to directories not followed\)"):
+        find_traces([str(tmp_path / "top")])
+    shutil.copy(SAMPLES / "handwritten.jsonl", tmp_path / "top" / "a.jsonl")
+    found = find_traces([str(tmp_path / "top")])
+    assert found.traces == [f"{tmp_path}/top/a.jsonl"]
+    assert found.links == [f"{tmp_path}/top/linked: a symbolic link to a directory, not "
+                           "followed (name it to audit what it holds)"]
+    said = run("audit", "-q", str(tmp_path / "top")).stderr
+    assert said == f"compaction-audit: {found.links[0]}\n"
