@@ -368,8 +368,8 @@ def audit_command(
                                 ignore, extend_select, severity)
         traces = found_traces(paths, exclude)
         inputs = input_files(traces.traces, baseline, eff.config_path)
-        if output is not None and str(output) != "-":  # before the work, so a refused
-            refuse_same_file(str(output), inputs)  # run costs nothing
+        if output is not None:  # before the work, so a refused run costs nothing
+            refuse_same_file(str(output), inputs)
         else:
             refuse_same_stdout(inputs)
         report = run_audit(traces.traces, eff, lenient, jobs, traces.unreadable,

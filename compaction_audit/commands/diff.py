@@ -85,7 +85,7 @@ def diff_command(
         eff = effective_options(config, isolated, None, window, sustain, set_)
         require_rules(eff)
         inputs = [baseline, candidate, *([str(eff.config_path)] if eff.config_path else [])]
-        if output is not None and str(output) != "-":
+        if output is not None:
             refuse_same_file(str(output), inputs)
         else:
             refuse_same_stdout(inputs)
