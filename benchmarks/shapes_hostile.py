@@ -13,6 +13,7 @@ cc-compacts   Claude Code: ``n`` turns, each followed by a ``/compact`` (boundar
 codex-repeat  Codex: ``n`` copies of the same user message line (same id, same text),
               then a compaction whose replacement history holds the ``n`` of them
 long-id       native: an ungrounded summary whose id is ``n`` bytes long
+path-token    native: a span holding a path of ``n`` bytes, folded
 ungrounded    native: ``n`` summaries whose only leaf is evicted at once, then ``n``
               more rounds with them still in the working set (n x n ungrounded pairs)
 growing-delta native, delta mode: ``n`` rounds each adding one span, nothing evicted
@@ -139,6 +140,21 @@ def long_word(n: int) -> Iterator[dict[str, Any]]:
     ]))
 
 
+def path_token(n: int) -> Iterator[dict[str, Any]]:
+    """A span holding one path of ``n`` bytes (``/ab/ab/...``) and a span with a port,
+    folded into a short summary: the path group, repeated per segment, kept a
+    regular-expression state per segment, 390 bytes of memory per byte (an 8 KB
+    ``.gz`` took 3.3 GB; adv22b F9)."""
+    return _native(iter([
+        {"type": "round", "round": 0, "spans": [
+            {"id": "a", "tokens": 100, "text": "see " + "/ab" * (n // 3)},
+            {"id": "b", "tokens": 10, "text": "Set port 9090 in /etc/x.conf."}]},
+        {"type": "round", "round": 1, "summaries": [
+            {"id": "f", "tokens": 10, "children": ["a", "b"], "text": "Work went on."}],
+         "evicted": ["a", "b"]},
+    ]))
+
+
 def number_summary(n: int) -> Iterator[dict[str, Any]]:
     """A span with a quantity folded into a summary that is one sentence of ``n``
     numbers: each number is a claim, all in one sentence."""
@@ -257,7 +273,7 @@ def text_chain(n: int) -> Iterator[dict[str, Any]]:
 
 SHAPES: dict[str, Callable[[int], Iterator[dict[str, Any]]]] = {
     "fold-chain": fold_chain, "cc-compacts": cc_compacts, "codex-repeat": codex_repeat,
-    "long-id": long_id, "long-word": long_word,
+    "long-id": long_id, "long-word": long_word, "path-token": path_token,
     "number-summary": number_summary, "ungrounded": ungrounded,
     "growing-delta": growing_delta, "cc-preserved": cc_preserved, "oh-range": oh_range,
     "oh-below": oh_below, "codex-compacts": codex_compacts, "text-chain": text_chain,
