@@ -298,3 +298,25 @@ def test_a_signal_during_class_creation_ends_with_its_line_only(sig: str, code: 
                          env={**os.environ, "PYTHONPATH": str(ROOT)},
                          capture_output=True, text=True, timeout=120)
     assert (run.returncode, run.stderr) == (code, f"compaction-audit: {line}\n")
+
+
+@pytest.mark.parametrize(("files", "cpus"), [
+    ({"cpu.max": "200000 100000\n"}, 2),
+    ({"cpu.max": "150000 100000\n"}, 2),  # 1.5 CPUs: rounded up
+    ({"cpu.max": "50000 100000\n"}, 1),
+    ({"cpu.max": "max 100000\n"}, None),
+    ({"cpu/cpu.cfs_quota_us": "100000\n", "cpu/cpu.cfs_period_us": "100000\n"}, 1),
+    ({"cpu/cpu.cfs_quota_us": "-1\n", "cpu/cpu.cfs_period_us": "100000\n"}, None),
+    ({"cpu.max": "garbage"}, None),
+    ({}, None),
+])
+def test_the_cgroup_quota_caps_the_cores(tmp_path: Path, files: dict[str, str],
+                                         cpus: int | None) -> None:
+    """adv22b O4: -j looked at the affinity mask only, so a pod limited to one CPU on a
+    64-core node started 64 workers."""
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    assert procs.cgroup_cpus(str(tmp_path)) == cpus
+    cores = procs.available_cores(str(tmp_path / "none"))  # no quota: the mask
+    assert procs.available_cores(str(tmp_path)) == (cores if cpus is None else min(cores, cpus))
