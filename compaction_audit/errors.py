@@ -29,9 +29,20 @@ class LogError(AuditError):
         return (LogError, (self.path, self.line, self.message, self.field))
 
     def __str__(self) -> str:
-        where = f"{self.path}:{self.line}" if self.line else self.path
+        path = self.path
+        if len(path) > MAX_PATH_SHOWN:  # the line is cut at 1,024 characters: keep the
+            from compaction_audit.report.safe import clip  # reason, not a path's middle
+
+            path = clip(path, MAX_PATH_SHOWN)
+        where = f"{path}:{self.line}" if self.line else path
         suffix = f" ({self.field})" if self.field else ""
         return f"{where}: {self.message}{suffix}"
+
+
+MAX_PATH_SHOWN = 512
+"""Characters of a file name an error line shows (then ``...[N chars, sha256 H]``):
+error lines are cut at 1,024 characters, and behind a 3,000-character path the reason
+("cannot open: ...") was lost (adv22a, observation 3)."""
 
 
 class MixedFormats(LogError):

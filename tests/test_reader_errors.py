@@ -304,3 +304,15 @@ def test_compressed_without_its_suffix_is_told_by_its_bytes(tmp_path: Path, kind
                              input=stdin, capture_output=True, env=env, timeout=120)
         assert (run.returncode, run.stdout) == (
             1, b"FAIL: 4 error(s), 1 warning(s), 1 info\n"), run.stderr
+
+
+def test_an_error_behind_a_long_path_keeps_its_reason() -> None:
+    """adv22a observation 3: lines are cut at 1,024 characters, and a 3,000-character
+    path left no room for the reason."""
+    from compaction_audit.errors import LogError
+    from compaction_audit.report.safe import printable
+
+    err = LogError("/" + "d" * 3000 + "/t.jsonl", 7, "cannot open: No such file or directory")
+    line = printable(str(err))
+    assert line.endswith(":7: cannot open: No such file or directory")
+    assert "...[3009 chars, sha256 " in line and len(line) < 1024

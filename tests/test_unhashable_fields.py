@@ -45,3 +45,4 @@ def test_a_marker_kind_that_is_an_object_is_the_file_s_line(tmp_path: Path) -> N
             "(messages[0].metadata.kind)") in result.output
     assert "internal error" not in result.output
     assert f"{other}: FAIL" in result.output  # the other trace is still reported
+
