@@ -396,8 +396,12 @@ def compaction_sizes(c: dict[str, Any]) -> str:
     (docs/adapters.md, "In the report"; two decimals below 1, where the summary is the
     longer)."""
     size, ratio, opaque = c.get("summary_tokens"), c.get("compression_ratio"), c.get("opaque")
-    summary = ("summary opaque" if size is None else  # an opaque size is the adapter's
-               f"summary about {_tokens(size)} tokens, an estimate (opaque)" if opaque else f"summary {_tokens(size)} tokens")  # proxy (ux5 F12)
+    if size is None:
+        summary = "summary opaque"
+    elif opaque:  # the adapter's proxy (a Codex blob's length), not a measure: ux5 F12
+        summary = f"summary about {_tokens(size)} tokens, an estimate (opaque)"
+    else:
+        summary = f"summary {_tokens(size)} tokens"
     folded = c.get("folded_tokens")
     if isinstance(folded, int) and not opaque:
         summary += f" for {_tokens(folded)} folded"
