@@ -76,11 +76,22 @@ def supports(d: ext.Discriminator, words: AbstractSet[str], stems: AbstractSet[s
     """
     content = _content(d)
     if content is not None:
-        held = sum(1 for w in content if stem(w) in stems
-                   or ((pieces := WORD_RE.findall(w)) and all(p in words for p in pieces)))
-        return not content or 2 * held >= len(content)
+        return not content or 2 * _held(content, words, stems) >= len(content)
     found = _parts(d)
     return not found or all(p in words for p in found)
+
+
+@lru_cache(maxsize=65536)
+def _terms(word: str) -> tuple[str, tuple[str, ...]]:
+    """(stem, word parts) of one content word: what a vocabulary is asked about it
+    (cached: the same words recur in every summary's claims)."""
+    return stem(word), tuple(WORD_RE.findall(word))
+
+
+def _held(content: AbstractSet[str], words: AbstractSet[str], stems: AbstractSet[str]) -> int:
+    """How many ``content`` words a vocabulary holds: by stem, or every word part."""
+    return sum(1 for w in content if (terms := _terms(w))[0] in stems
+               or (terms[1] and all(p in words for p in terms[1])))
 
 
 def _content(d: ext.Discriminator) -> set[str] | None:
@@ -109,8 +120,9 @@ def _asked(found: Sequence[ext.Discriminator],
     contents += [content for _, content in sentences]
     for content in contents:
         for w in content:
-            stems.add(stem(w))
-            words.update(WORD_RE.findall(w))
+            root, parts = _terms(w)
+            stems.add(root)
+            words.update(parts)
     for d in found:
         if d.kind not in ext.CLAUSE_KINDS:
             words.update(_parts(d))
@@ -450,9 +462,7 @@ def _states_sentence(content: frozenset[str], bag: Bag) -> bool:
 
 def _covered(content: frozenset[str], words: AbstractSet[str], stems: AbstractSet[str]) -> float:
     """Share of ``content`` words a vocabulary holds (by stem, or every word part)."""
-    held = sum(1 for w in content if stem(w) in stems
-               or ((pieces := WORD_RE.findall(w)) and all(p in words for p in pieces)))
-    return held / len(content) if content else 1.0
+    return _held(content, words, stems) / len(content) if content else 1.0
 
 
 @lru_cache(maxsize=4096)
