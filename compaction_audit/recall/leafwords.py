@@ -49,11 +49,23 @@ def bag(text: str) -> tuple[frozenset[str], frozenset[str]]:
     return words, frozenset(map(_stem, words))  # stem() without its call
 
 
-JOIN_MAX_WORDS = 4_000_000
+JOIN_MAX_WORDS = 8_000_000
 """Most words (each distinct leaf text's words, once per summary above it) that
-:func:`held` joins in Polars; past it :func:`below` leaves the check to the walk over
-Python sets, which takes a child's set over along a chain (its join would hold up to
-twice this many rows)."""
+:func:`held` joins in Polars (its join holds at most one row of two integers per such
+word, after the words are cut to the asked terms); past it :func:`below` leaves the
+check to the walk over Python sets, which takes a child's set over along a chain."""
+JOIN_MAX_PAIRS = 1_000_000
+"""Most (summary, raw leaf) pairs of the closure for which :func:`below` builds its
+tables: past it the walk runs without them (a chain of 198 folds over 100 new spans
+each, 1.97 million pairs, spent 2 s of Polars before the words bound sent it to the
+walk, whose own cost there is 1.1 s)."""
+JOIN_MAX_ABOVE = 4
+"""Most summaries above a raw leaf, on average over the closure, for which
+:func:`below` builds its tables.  The join reads a leaf's words once per summary above
+it; the walk about once, since a summary takes its child's set over along a chain.  In
+fold trees of the benchmark's depth 3 both read them a few times; along a chain of n
+folds the join reads them about n / 2 times (text-chain at 60 folds: 0.53 s of CPU
+against 0.29 s for the walk)."""
 
 _MARK = "\x00"
 """Stands for a thousands separator between the two passes of :func:`leaf_words` (a
@@ -159,17 +171,20 @@ def below(session: Session, items: pl.DataFrame, links: Closure, budget: int
                                 pl.col("kind").alias("ckind")), on="child")
              .sort("e"))
     leaves = links.summary_pairs
-    text = pl.Series(items["text"]).gather(leaves["leaf"])
-    texts = text.unique(maintain_order=True).drop_nulls()
+    if (leaves.height > JOIN_MAX_PAIRS
+            or leaves.height > JOIN_MAX_ABOVE * leaves["leaf"].n_unique()):
+        return None
+    leaf_rows = leaves["leaf"].unique()
+    leaf_text = pl.DataFrame({"leaf": leaf_rows,
+                              "text": pl.Series(items["text"]).gather(leaf_rows)})
+    texts = leaf_text["text"].unique(maintain_order=True).drop_nulls()
+    leaf_t = (leaf_text.join(pl.DataFrame({"text": texts}).with_row_index("t"), on="text",
+                             how="left").select("leaf", "t"))
     words = leaf_words(texts)
     counts = words.group_by("t").len("n").with_columns(pl.col("n").cast(pl.Int64))
-    per_leaf = (pl.DataFrame({"s": leaves["item"], "leaf": leaves["leaf"], "text": text})
-                .join(pl.DataFrame({"text": texts}).with_row_index("t"), on="text",
-                      how="left").drop("text"))
-    pairs = per_leaf.select("s", "t").unique()
+    pairs = leaves.join(leaf_t, on="leaf").select(pl.col("item").alias("s"), "t").unique()
     size = (pairs.drop_nulls("t").join(counts, on="t").group_by("s").agg(pl.col("n").sum())
-            .vstack(per_leaf.select(pl.col("leaf").alias("s"), "t").unique()
-                    .join(counts, on="t").select("s", "n")))
+            .vstack(leaf_t.join(counts, on="t").select(pl.col("leaf").alias("s"), "n")))
     parents = (edges.group_by("parent").agg(pl.col("e").min())
                .join(nodes.rename({"id": "parent"}), on="parent")
                .filter(pl.col("text").is_not_null() & (pl.col("text") != ""))

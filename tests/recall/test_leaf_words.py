@@ -56,6 +56,8 @@ def _sessions(tmp: Path) -> list[Session]:
 
 def test_the_join_gives_the_rows_of_the_walk(tmp_path: Path,
                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    # the join wherever the budget allows it (chains too), against the walk forced
+    monkeypatch.setattr(leafwords, "JOIN_MAX_ABOVE", 10**9)
     for session in _sessions(tmp_path):
         items = typed_items(session)
         links = closure(session)
@@ -67,6 +69,24 @@ def test_the_join_gives_the_rows_of_the_walk(tmp_path: Path,
             walked = claims.unsupported(session, items, links)
         assert joined[1] == walked[1]
         assert joined[0].equals(walked[0]), session.path
+
+
+def test_a_chain_is_left_to_the_walk(write_log: LogWriter) -> None:
+    """Along a chain of folds the join would read each leaf's words once per summary
+    above it, the walk about once (:data:`leafwords.JOIN_MAX_ABOVE`)."""
+    log = [rnd(0, spans=[{"id": "s0", "tokens": 1, "text": "port 8443"}])]
+    for i in range(1, 12):
+        log.append(rnd(i, spans=[{"id": f"s{i}", "tokens": 1, "text": f"port {i}"}],
+                       summaries=[{"id": f"f{i}", "tokens": 1, "text": f"Ports up to {i}.",
+                                   "children": [f"f{i - 1}" if i > 1 else "s0", f"s{i}"]}],
+                       evicted=[f"f{i - 1}" if i > 1 else "s0", f"s{i}"]))
+    session = read_native(str(write_log(log, name="port-chain.jsonl")))
+    items, links = typed_items(session), closure(session)
+    # 11 folds over 12 leaves: 77 (summary, leaf) pairs, 6.4 a leaf
+    assert links.summary_pairs.height == 77
+    assert leafwords.below(session, items, links, claims.SUPPORT_MAX_WORDS) is None
+    out, unchecked = claims.unsupported(session, items, links)
+    assert unchecked == 0 and out.height == 0
 
 
 def _uneven(write_log: LogWriter) -> Session:
