@@ -18,23 +18,19 @@ from typing import Any
 
 import polars as pl
 
+from compaction_audit.closure import Closure, closure
 from compaction_audit.model import Session
 from compaction_audit.recall import extract as ext
 from compaction_audit.recall.clauses import NEGATION_WORDS, content_words
+from compaction_audit.recall.leafwords import WORD_RE, Below, bag, below, held
 from compaction_audit.recall.literals import Literals
 from compaction_audit.recall.spantypes import clean_text
-from compaction_audit.recall.survival.words import _stem, stem
+from compaction_audit.recall.survival.words import stem
 
 __all__ = ["CLAIM_MAX_COVER", "CLAIM_MIN_WORDS", "SUPPORT_MAX_WORDS", "bag", "claims",
            "supports", "unsupported"]
 
 _SPLIT_RE = re.compile(r"(?<=[.!?;])\s+|\n")
-_WORD_RE = re.compile(r"[a-z0-9_]+")
-_DIGITS_RE = re.compile(r"\d+")
-_THOUSANDS_RE = re.compile(r",(?<=\d,)(?=\d{3})")
-"""A thousands separator: a comma between a digit and three more.  It starts with the
-comma, so the engine looks for commas only (it tried its look-behind at every
-character: 12 ms over the 2.8 MB transcript's leaves)."""
 _RULE_KINDS = frozenset({"negation", "constraint", "requirement", "condition"})
 _VALUE_KINDS = frozenset({"identifier", "quantity", "version"})
 SUPPORT_MAX_WORDS = 20_000_000
@@ -68,22 +64,6 @@ def _drop_pointer(text: str) -> str:
     return "".join(out)
 
 
-@lru_cache(maxsize=8192)
-def bag(text: str) -> tuple[frozenset[str], frozenset[str]]:
-    """(words, their stems) of ``text`` lowercased, thousands separators removed; the
-    digits of a number glued to a unit ("96k", "45000ms") are a word too."""
-    low = text.lower()
-    plain = _THOUSANDS_RE.sub("", low) if "," in low else low
-    found = frozenset(_WORD_RE.findall(plain))
-    if plain.isascii():  # each run of digits lies in one word: read the words, not the text
-        digits = [run for word in found if not word.isalpha()
-                  for run in _DIGITS_RE.findall(word)]
-    else:  # digits other than 0-9 (Unicode \d) are in no word: read the text
-        digits = _DIGITS_RE.findall(plain)
-    words = found.union(digits)
-    return words, frozenset(map(_stem, words))  # stem() without its call
-
-
 def supports(d: ext.Discriminator, words: AbstractSet[str], stems: AbstractSet[str]) -> bool:
     """Whether a vocabulary (the words of a summary's raw leaves, or of an earlier
     summary, and their stems) supports claim ``d``: leniently, so that a summary in
@@ -91,17 +71,62 @@ def supports(d: ext.Discriminator, words: AbstractSet[str], stems: AbstractSet[s
 
     A clause is supported when at least half of its content stems occur; a token
     (number, identifier, version, scope, link) when every word part of its normalized
-    form does ("45,000" and "45000 ms" both hold "45000").
+    form does ("45,000" and "45000 ms" both hold "45000").  It reads ``words`` and
+    ``stems`` only for the terms :func:`_asked` lists.
     """
-    if d.kind in ext.CLAUSE_KINDS:
-        _, *parts = d.norm.split()
-        content = {w for w in parts if w != ">" and w not in NEGATION_WORDS}
-        held = sum(1 for w in content if stem(w) in stems
-                   or ((pieces := _WORD_RE.findall(w)) and all(p in words for p in pieces)))
-        return not content or 2 * held >= len(content)
-    norm = d.norm.split(" ", 1)[0] if d.kind is ext.Kind.QUANTITY else d.norm
-    found = _WORD_RE.findall(norm)
+    content = _content(d)
+    if content is not None:
+        return not content or 2 * _held(content, words, stems) >= len(content)
+    found = _parts(d)
     return not found or all(p in words for p in found)
+
+
+@lru_cache(maxsize=65536)
+def _terms(word: str) -> tuple[str, tuple[str, ...]]:
+    """(stem, word parts) of one content word: what a vocabulary is asked about it
+    (cached: the same words recur in every summary's claims)."""
+    return stem(word), tuple(WORD_RE.findall(word))
+
+
+def _held(content: AbstractSet[str], words: AbstractSet[str], stems: AbstractSet[str]) -> int:
+    """How many ``content`` words a vocabulary holds: by stem, or every word part."""
+    return sum(1 for w in content if (terms := _terms(w))[0] in stems
+               or (terms[1] and all(p in words for p in terms[1])))
+
+
+def _content(d: ext.Discriminator) -> set[str] | None:
+    """A clause's content words (its normalized words but the kind, ">" and negation
+    words); None for a token."""
+    if d.kind not in ext.CLAUSE_KINDS:
+        return None
+    _, *parts = d.norm.split()
+    return {w for w in parts if w != ">" and w not in NEGATION_WORDS}
+
+
+def _parts(d: ext.Discriminator) -> list[str]:
+    """The word parts of a token's normalized form (a quantity's number, not its unit)."""
+    norm = d.norm.split(" ", 1)[0] if d.kind is ext.Kind.QUANTITY else d.norm
+    return WORD_RE.findall(norm)
+
+
+def _asked(found: Sequence[ext.Discriminator],
+           sentences: Sequence[tuple[str, frozenset[str]]]) -> tuple[set[str], set[str]]:
+    """(words, stems) that :func:`supports` and :func:`_covered` may look up for these
+    claims and claim sentences: the word parts and the stem of each content word, and
+    each token's word parts."""
+    words: set[str] = set()
+    stems: set[str] = set()
+    contents: list[AbstractSet[str]] = [c for c in map(_content, found) if c is not None]
+    contents += [content for _, content in sentences]
+    for content in contents:
+        for w in content:
+            root, parts = _terms(w)
+            stems.add(root)
+            words.update(parts)
+    for d in found:
+        if d.kind not in ext.CLAUSE_KINDS:
+            words.update(_parts(d))
+    return words, stems
 
 
 @lru_cache(maxsize=4096)
@@ -265,7 +290,8 @@ class _Vocab:
         return words, stems
 
 
-def unsupported(session: Session, items: pl.DataFrame) -> tuple[pl.DataFrame, int]:
+def unsupported(session: Session, items: pl.DataFrame, links: Closure | None = None
+                ) -> tuple[pl.DataFrame, int]:
     """Claims of each summary (:func:`claims`) that no raw leaf supports (issue 12,
     point 2).
 
@@ -281,44 +307,23 @@ checked); rows:
     ``origin`` (the oldest summary of the chain, null when none), ``chain``; both only on
     the last row of each claim (``kind``, ``norm``), the latest summary stating it, which
     the rule reports (``chain`` null on the earlier rows).
+
+    ``links``: the session's closure (built here when not given).  The vocabulary is
+    looked up in Polars (:func:`~compaction_audit.recall.leafwords.below`, for the terms
+    the claims ask about); where the walk over Python sets (:class:`_Vocab`) could
+    spend its budget, that walk runs as before.
     """
     schema: dict[str, Any] = {"ri": pl.Int64, "summary": pl.String, "kind": pl.String,
                               "text": pl.String, "norm": pl.String, "claim": pl.String,
                               "origin": pl.String, "chain": pl.List(pl.String)}
     rows: dict[str, list[Any]] = {name: [] for name in schema}
-    edges = session.edges.select("parent", "child")
-    # only items of the provenance DAG are read: a session's unfolded spans are not
-    nodes = items.filter(pl.col("id").is_in(pl.concat([edges["parent"], edges["child"]])
-                                           .implode())).select("id", "kind", "text", "ri", "line")
-    info = dict(zip(nodes["id"].to_list(),
-                    zip(nodes["kind"].to_list(), nodes["text"].to_list(), nodes["ri"].to_list(),
-                        nodes["line"].to_list(), strict=True), strict=True))
-    del nodes
-    children: dict[str, list[str]] = {}
-    for parent, child in zip(edges["parent"].to_list(), edges["child"].to_list(), strict=True):
-        if child in info:
-            children.setdefault(parent, []).append(child)
-    order = sorted((s for s in children if s in info and info[s][1]),
-                   key=lambda s: (info[s][2], info[s][3]))
-    vocab = _Vocab(info, children, set(order))
-    # the summaries among each node's children, in order: a claim's carriers are walked
-    # over these alone, not over every raw leaf once per claim (issue 11, class 5: one
-    # summary over 5,000 spans with 70,000 claims took 150 s)
-    folds = {p: [c for c in cs if info[c][0] == "summary"] for p, cs in children.items()}
-    unchecked: set[int] = set()
-    rows_of: list[tuple[str, str, str, str, str, Callable[[Bag], bool]]] = []
-    for summary in order:
-        below = vocab.of(summary)
-        vocab.done(summary)  # ``below`` is held here while this summary is checked
-        if below is None:
-            unchecked.add(info[summary][2])
-            continue
-        found = [d for d in claims(info[summary][1]) if not supports(d, *below)]
-        rows_of += [(summary, d.kind.value, d.text, d.norm, _severity_class(d.kind.value),
-                     partial(_states_token, d)) for d in found]
-        rows_of += [(summary, "claim", sentence, "claim " + " ".join(sorted(content)),
-                     "claim", partial(_states_sentence, content))
-                    for sentence, content in _bare_claims(info[summary][1], found, *below)]
+    dag = below(session, items, links if links is not None else closure(session),
+                SUPPORT_MAX_WORDS)
+    if dag is None:
+        info, folds, rows_of, unchecked = _walked(session, items)
+    else:
+        info, folds = dag.info, dag.folds
+        rows_of, unchecked = _joined(dag)
     # the carriers of each claim at the latest summary stating it, the row the rule
     # reports, one walk per such summary: every row's chain repeated the summaries below
     # it (a chain of n folds carrying one claim walked and listed n x n / 2; issue 11,
@@ -341,6 +346,102 @@ checked); rows:
     return pl.DataFrame(rows, schema=schema), len(unchecked)
 
 
+Bag = tuple[frozenset[str], frozenset[str]]
+"""(words, stems) of one text (:func:`bag`)."""
+
+
+_Row = tuple[str, str, str, str, str, Callable[[Bag], bool]]
+"""(summary, kind, text, norm, claim class, whether a vocabulary states it)."""
+
+
+def _judged(summary: str, text: str, found: Sequence[ext.Discriminator],
+            sentences: Sequence[tuple[str, frozenset[str]]],
+            words: AbstractSet[str], stems: AbstractSet[str]) -> list[_Row]:
+    """The rows of ``summary``'s claims (``found``: :func:`claims` of its ``text``) and
+    claim sentences that its leaves' vocabulary (``words``, ``stems``) does not
+    support."""
+    lost = [d for d in found if not supports(d, words, stems)]
+    out: list[_Row] = [(summary, d.kind.value, d.text, d.norm, _severity_class(d.kind.value),
+                        partial(_states_token, d)) for d in lost]
+    out += [(summary, "claim", sentence, "claim " + " ".join(sorted(content)),
+             "claim", partial(_states_sentence, content))
+            for sentence, content in _bare_claims(text, lost, words, stems, sentences)]
+    return out
+
+
+def _joined(dag: Below) -> tuple[list[_Row], set[int]]:
+    """The rows of every summary of ``dag.order`` and the rounds of those not checked,
+    the vocabulary looked up in Polars for the terms the claims ask about
+    (:func:`~compaction_audit.recall.leafwords.held`): Python reads each summary's
+    text, not its leaves' words."""
+    info = dag.info
+    todo = [(s, info[s][1], claims(info[s][1]), _claim_sentences(info[s][1]))
+            for s in dag.order if s not in dag.lacking]
+    # the terms asked once per distinct text (summaries repeat their texts), then
+    # given to each summary that states it by a join
+    number: dict[str, int] = {}
+    asked: dict[str, list[Any]] = {"u": [], "term": [], "stem": []}
+    for _, text, found, sentences in todo:
+        if text not in number:
+            words, stems = _asked(found, sentences)
+            asked["u"] += [len(number)] * (len(words) + len(stems))
+            asked["term"] += [*words, *stems]
+            asked["stem"] += [False] * len(words) + [True] * len(stems)
+            number[text] = len(number)
+    stating = pl.DataFrame({"s": [dag.rows[s] for s, *_ in todo],
+                            "u": [number[text] for _, text, *_ in todo]},
+                           schema={"s": pl.UInt32, "u": pl.Int64})
+    hits = held(dag.pairs, dag.words, stating.join(pl.DataFrame(
+        asked, schema={"u": pl.Int64, "term": pl.String, "stem": pl.Boolean}), on="u")
+        .drop("u")).group_by("s", "stem").agg("term")
+    del asked, stating
+    vocab: dict[int, tuple[set[str], set[str]]] = {}
+    for s, is_stem, terms in zip(hits["s"].to_list(), hits["stem"].to_list(),
+                                 hits["term"].to_list(), strict=True):
+        vocab.setdefault(s, (set(), set()))[is_stem].update(terms)
+    none: tuple[set[str], set[str]] = (set(), set())
+    rows_of: list[_Row] = []
+    for s, text, found, sentences in todo:
+        rows_of += _judged(s, text, found, sentences, *vocab.get(dag.rows[s], none))
+    return rows_of, {info[s][2] for s in dag.order if s in dag.lacking}
+
+
+def _walked(session: Session, items: pl.DataFrame
+            ) -> tuple[dict[str, tuple[Any, ...]], dict[str, list[str]], list[_Row], set[int]]:
+    """(info, folds, rows, rounds not checked) with each summary's vocabulary built as
+    Python sets up the DAG (:class:`_Vocab`), within :data:`SUPPORT_MAX_WORDS`."""
+    edges = session.edges.select("parent", "child")
+    # only items of the provenance DAG are read: a session's unfolded spans are not
+    nodes = items.filter(pl.col("id").is_in(pl.concat([edges["parent"], edges["child"]])
+                                           .implode())).select("id", "kind", "text", "ri", "line")
+    info = dict(zip(nodes["id"].to_list(),
+                    zip(nodes["kind"].to_list(), nodes["text"].to_list(), nodes["ri"].to_list(),
+                        nodes["line"].to_list(), strict=True), strict=True))
+    del nodes
+    children: dict[str, list[str]] = {}
+    for parent, child in zip(edges["parent"].to_list(), edges["child"].to_list(), strict=True):
+        if child in info:
+            children.setdefault(parent, []).append(child)
+    order = sorted((s for s in children if s in info and info[s][1]),
+                   key=lambda s: (info[s][2], info[s][3]))
+    vocab = _Vocab(info, children, set(order))
+    # the summaries among each node's children, in order: a claim's carriers are walked
+    # over these alone, not over every raw leaf once per claim (issue 11, class 5: one
+    # summary over 5,000 spans with 70,000 claims took 150 s)
+    folds = {p: [c for c in cs if info[c][0] == "summary"] for p, cs in children.items()}
+    unchecked: set[int] = set()
+    rows_of: list[_Row] = []
+    for summary in order:
+        vocabulary = vocab.of(summary)
+        vocab.done(summary)  # ``vocabulary`` is held here while this summary is checked
+        if vocabulary is None:
+            unchecked.add(info[summary][2])
+            continue
+        text = info[summary][1]
+        rows_of += _judged(summary, text, claims(text), _claim_sentences(text), *vocabulary)
+    return info, folds, rows_of, unchecked
+
+
 CLAIM_MIN_WORDS = 5
 """A sentence without a discriminator is judged as a claim only with at least this many
 distinct content stems (shorter ones are headings and connective phrases)."""
@@ -349,10 +450,6 @@ CLAIM_MAX_COVER = 0.2
 among the raw leaves ("A tool result carried an injected instruction" over leaves that
 never speak of one; issue 12, point 2).  Measured on the corpus: the faithful
 summaries' sentences of five or more words cover 0.25 and more."""
-
-
-Bag = tuple[frozenset[str], frozenset[str]]
-"""(words, stems) of one text (:func:`bag`)."""
 
 
 def _states_token(d: ext.Discriminator, bag: Bag) -> bool:
@@ -365,9 +462,7 @@ def _states_sentence(content: frozenset[str], bag: Bag) -> bool:
 
 def _covered(content: frozenset[str], words: AbstractSet[str], stems: AbstractSet[str]) -> float:
     """Share of ``content`` words a vocabulary holds (by stem, or every word part)."""
-    held = sum(1 for w in content if stem(w) in stems
-               or ((pieces := _WORD_RE.findall(w)) and all(p in words for p in pieces)))
-    return held / len(content) if content else 1.0
+    return _held(content, words, stems) / len(content) if content else 1.0
 
 
 @lru_cache(maxsize=4096)
@@ -392,12 +487,15 @@ _DIRECT_TEXTS = 32
 ``in`` per text (cheaper than the automaton for a few; bounded per sentence)."""
 
 
-def _bare_claims(text: str, found: list[ext.Discriminator], words: AbstractSet[str],
-                 stems: AbstractSet[str]) -> list[tuple[str, frozenset[str]]]:
+def _bare_claims(text: str, found: Sequence[ext.Discriminator], words: AbstractSet[str],
+                 stems: AbstractSet[str],
+                 sentences: Sequence[tuple[str, frozenset[str]]] | None = None
+                 ) -> list[tuple[str, frozenset[str]]]:
     """Sentences of a summary (:func:`_claim_sentences`; holding no unsupported
     discriminator already) whose content words the leaves barely hold
-    (:data:`CLAIM_MAX_COVER`): ``(sentence, content words)``."""
-    sentences = _claim_sentences(text)
+    (:data:`CLAIM_MAX_COVER`): ``(sentence, content words)``.  ``sentences``: the
+    text's :func:`_claim_sentences`, when the caller has them."""
+    sentences = _claim_sentences(text) if sentences is None else sentences
     if not sentences:
         return []
     texts = list(dict.fromkeys(d.text for d in found))

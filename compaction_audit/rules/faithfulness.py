@@ -15,6 +15,7 @@ from typing import Any
 
 import polars as pl
 
+from compaction_audit.closure import Closure
 from compaction_audit.recall.claims import unsupported
 from compaction_audit.recall.flips import flips
 from compaction_audit.recall.stale import stale
@@ -134,7 +135,9 @@ class UnsupportedSummaryClaim(Rule):
         if not items.select(((pl.col("kind") == "summary") & (pl.col("text") != "")).any()
                             ).item():  # no summary states anything: nothing to check
             return Outcome(_EMPTY)
-        found, unchecked = unsupported(ctx.session, items)
+        links = ctx.series.provenance  # the series' closure, not built again
+        found, unchecked = unsupported(ctx.session, items,
+                                       links if isinstance(links, Closure) else None)
         notes = {"a summary there has a leaf without text (or the check budget was spent)":
                  unchecked} if unchecked else {}
         if found.height == 0:

@@ -1,7 +1,7 @@
 """The session's items as the recall analysis reads them: each with its span type.
 
 :func:`typed_items` adds the span type of each item (computed once per distinct (source,
-text)); :func:`_key` is the ``kind:norm`` key a discriminator is tracked by.
+text)).
 """
 
 from __future__ import annotations
@@ -10,14 +10,7 @@ import polars as pl
 
 from compaction_audit.model import Session
 from compaction_audit.plans import one
-from compaction_audit.recall import extract as ext
 from compaction_audit.recall.spantypes import SPEC_WORDS, TEXT_MATTERS, span_type
-
-_KIND_VALUE = {kind: kind.value for kind in ext.Kind}
-
-
-def _key(d: ext.Discriminator) -> str:
-    return f"{_KIND_VALUE[d.kind]}:{d.norm}"
 
 
 def typed_items(session: Session) -> pl.DataFrame:

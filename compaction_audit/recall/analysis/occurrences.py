@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+from itertools import chain, filterfalse
 from typing import Any
 
 import polars as pl
@@ -16,7 +17,7 @@ from compaction_audit.model import Session
 from compaction_audit.plans import collect, one
 from compaction_audit.reachability import resolvable_end
 from compaction_audit.recall import extract as ext
-from compaction_audit.recall.analysis.items import _KIND_VALUE, _key, typed_items
+from compaction_audit.recall.analysis.items import typed_items
 from compaction_audit.recall.textwork import Extracted, Survived, survival_flags
 from compaction_audit.series import Series
 
@@ -58,32 +59,11 @@ def _occurrences(session: Session, series: Series,
     # issue 11, class 5, fresh pass F3's class)
     distinct = one(spans.lazy().select("text", "stype").unique().with_row_index("_d")
                    .with_columns(pl.col("_d").cast(pl.Int64)))
-    # built a column at a time (one comprehension each, not seven appends per fact)
-    owner: list[int] = []
-    places: list[int] = []
-    flat: list[ext.Discriminator] = []
-    for index, body, stype in zip(distinct["_d"].to_list(), distinct["text"].to_list(),
-                                  distinct["stype"].to_list(), strict=True):
-        found = found_in[(body, stype)]
-        owner += [index] * len(found)
-        places += range(len(found))
-        flat += found
-    kinds, rank_of = [_KIND_VALUE[d.kind] for d in flat], ext.KIND_RANK
-    rows: dict[str, list[Any]] = {
-        "_d": owner, "pos": places,
-        "key": [f"{kind}:{d.norm}" for kind, d in zip(kinds, flat, strict=True)],
-        "kind": kinds, "text": [d.text for d in flat],
-        "rank": [rank_of[d.kind] for d in flat], "line": [d.line for d in flat]}
-    del flat, owner, places, kinds
-    table = pl.DataFrame(rows, schema={"_d": pl.Int64, "pos": pl.Int64,
-                                       "key": pl.String, "kind": pl.String, "text": pl.String,
-                                       "rank": pl.Int64, "line": pl.Int64})
-    del rows
+    table = _discriminator_rows(distinct, found_in)
     held_plan = (spans.lazy().select("id", pl.col("text").alias("body"), "stype")
                  .with_row_index("_row")
                  .join(distinct.lazy().rename({"text": "body"}), on=["body", "stype"])
                  .select("_row", "id", "_d").join(table.lazy(), on="_d").sort("_row", "pos"))
-    del distinct
     held_by, occ = collect(held_plan, held_plan.select(
         "key", "id", "kind", "text", "rank", "line").join(
         items.lazy().select("id", "stype"), on="id", how="left"))
@@ -119,53 +99,75 @@ def _occurrences(session: Session, series: Series,
         .select("id", "_s", "_b")
     )
     del leaf_texts
-    bodies_at = list(zip(texts_b["body"].to_list(), texts_b["stype"].to_list(), strict=True))
-    summary_at = texts_s["s"].to_list()
-    distinct_pairs = pairs.select("_b", "_s").unique()
     memo: Survived = survived if survived is not None else {}
-    index_pairs = list(zip(distinct_pairs["_b"].to_list(), distinct_pairs["_s"].to_list(),
-                           strict=True))
-    keys = [(bodies_at[b], summary_at[s]) for b, s in index_pairs]
-    del distinct_pairs
-    todo = [key for key in keys if key not in memo]
-    memo.update(zip(todo, survival_flags([(found_in[leaf_key], body) for leaf_key, body in todo]),
-                    strict=True))
-    # each pair names the flags it got by number, and Polars joins them to the leaf's
-    # keys: the rows made in Python grow with the pairs, not with the facts each pair
-    # keeps (every summary of a chain keeps a clause of each leaf below it: issue 11,
-    # class 5)
-    shapes: dict[tuple[bool, ...], int] = {}
-    kept: dict[str, list[int]] = {"_b": [], "_s": [], "_f": []}
-    for (b, s), key in zip(index_pairs, keys, strict=True):
-        flags = memo[key]
-        f = shapes.get(flags)
-        if f is None:
-            f = shapes[flags] = len(shapes) if True in flags else -1
-        if f >= 0:  # most summaries keep none of a leaf's discriminators
-            kept["_b"].append(b)
-            kept["_s"].append(s)
-            kept["_f"].append(f)
-    at: dict[str, list[int]] = {"_f": [], "pos": []}
-    for flags, f in shapes.items():
-        for pos, survives in enumerate(flags):
-            if survives and f >= 0:
-                at["_f"].append(f)
-                at["pos"].append(pos)
-    leaf_keys: dict[str, list[Any]] = {"_b": [], "pos": [], "key": []}
-    for b in set(kept["_b"]):
-        for pos, d in enumerate(found_in[bodies_at[b]]):
-            leaf_keys["_b"].append(b)
-            leaf_keys["pos"].append(pos)
-            leaf_keys["key"].append(_key(d))
-    surviving = (
-        pl.DataFrame(kept, schema={"_b": pl.Int64, "_s": pl.Int64, "_f": pl.Int64})
-        .join(pl.DataFrame(at, schema={"_f": pl.Int64, "pos": pl.Int64}), on="_f")
-        .join(pl.DataFrame(leaf_keys, schema={"_b": pl.Int64, "pos": pl.Int64,
-                                              "key": pl.String}), on=["_b", "pos"])
-        .select("_b", "_s", "key"))
-    del kept, leaf_keys
+    surviving = _surviving(pairs.select("_b", "_s").unique(), texts_b, texts_s, memo, found_in,
+                           distinct.join(texts_b.rename({"body": "text"}), on=["text", "stype"])
+                           .select("_b", "_d").join(table.select("_d", "pos", "key"), on="_d")
+                           .drop("_d"))
     held = pairs.join(surviving, on=["_b", "_s"]).select("key", "id").unique()
     return occ, held, names
+
+
+_RANK = {kind.value: rank for kind, rank in ext.KIND_RANK.items()}
+
+
+def _discriminator_rows(distinct: pl.DataFrame, found_in: Extracted) -> pl.DataFrame:
+    """One row per discriminator of each distinct (``text``, ``stype``) of ``distinct``
+    (numbered ``_d``): ``_d``, ``pos`` (its place among the text's), ``key``, ``kind``,
+    ``text``, ``rank`` (:data:`~compaction_audit.recall.extract.KIND_RANK`), ``line``.
+    Python reads four fields of each discriminator, by C-level maps where it can; the
+    numbering, keys and ranks are Polars' (a kind is a ``StrEnum``: its string is its
+    value)."""
+    found = list(map(found_in.__getitem__, zip(distinct["text"].to_list(),
+                                               distinct["stype"].to_list(), strict=True)))
+    flat = list(chain.from_iterable(found))
+    places = (pl.DataFrame({"_d": distinct["_d"], "n": list(map(len, found))},
+                           schema={"_d": pl.Int64, "n": pl.Int64})
+              .filter(pl.col("n") > 0)
+              .select(pl.col("_d").repeat_by("n"), pl.int_ranges("n").alias("pos"))
+              .explode("_d", "pos"))
+    del found
+    fields = pl.DataFrame({"kind": [d.kind for d in flat], "norm": [d.norm for d in flat],
+                           "text": [d.text for d in flat], "line": [d.line for d in flat]},
+                          schema={"kind": pl.String, "norm": pl.String, "text": pl.String,
+                                  "line": pl.Int64})
+    return pl.concat([places, fields], how="horizontal").select(
+        "_d", pl.col("pos").cast(pl.Int64), pl.concat_str("kind", pl.lit(":"), "norm").alias("key"),
+        "kind", "text", pl.col("kind").replace_strict(_RANK, return_dtype=pl.Int64).alias("rank"),
+        "line")
+
+
+def _surviving(distinct_pairs: pl.DataFrame, texts_b: pl.DataFrame, texts_s: pl.DataFrame,
+               memo: Survived, found_in: Extracted, leaf_keys: pl.DataFrame) -> pl.DataFrame:
+    """(``_b``, ``_s``, ``key``): for each distinct (leaf text ``_b``, summary text
+    ``_s``) pair, the keys of the leaf's discriminators the summary keeps.  The flags of
+    a pair come from ``memo`` (computed here for the pairs it lacks,
+    :func:`~compaction_audit.recall.textwork.survival_flags`); the pairs name their
+    flags by number, and Polars joins each number to the places it keeps and
+    ``leaf_keys`` (``_b``, ``pos``, ``key``) to the keys: the rows made in Python grow
+    with the distinct flags, not with the facts each pair keeps (every summary of a
+    chain keeps a clause of each leaf below it: issue 11, class 5).  Keys and flags are
+    looked up by C-level maps, no bytecode per pair."""
+    bodies_at = list(zip(texts_b["body"].to_list(), texts_b["stype"].to_list(), strict=True))
+    keys = list(zip(map(bodies_at.__getitem__, distinct_pairs["_b"].to_list()),
+                    map(texts_s["s"].to_list().__getitem__, distinct_pairs["_s"].to_list()),
+                    strict=True))
+    todo = list(filterfalse(memo.__contains__, keys))
+    memo.update(zip(todo, survival_flags([(found_in[leaf_key], body) for leaf_key, body in todo]),
+                    strict=True))
+    got = list(map(memo.__getitem__, keys))
+    del keys, todo
+    number = {flags: n for n, flags in enumerate(dict.fromkeys(got))}
+    at: dict[str, list[int]] = {"_f": [], "pos": []}
+    for flags, n in number.items():  # most summaries keep none of a leaf's discriminators
+        for pos, survives in enumerate(flags):
+            if survives:
+                at["_f"].append(n)
+                at["pos"].append(pos)
+    return (distinct_pairs.with_columns(pl.Series("_f", list(map(number.__getitem__, got)),
+                                                  pl.Int64))
+            .join(pl.DataFrame(at, schema={"_f": pl.Int64, "pos": pl.Int64}), on="_f")
+            .join(leaf_keys, on=["_b", "pos"]).select("_b", "_s", "key"))
 
 
 def _prose_names(session: Session, items: pl.DataFrame, occ: pl.DataFrame

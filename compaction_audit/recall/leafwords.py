@@ -1,0 +1,212 @@
+"""The words of raw leaf texts, and which of them lie below each summary, for rule
+unsupported-summary-claim (CA305; :mod:`compaction_audit.recall.claims`).
+
+:func:`bag` is one text's vocabulary (words and their stems).  :func:`leaf_words` is the
+same for many texts at once, as a Polars table, and :func:`held` answers, for each
+summary, which of the words and stems its claims ask about occur among the raw leaves
+below it: a join of the closure's (summary, leaf text) pairs with that table on the
+asked terms only.  Issue 14: building each summary's vocabulary as Python sets up the
+provenance DAG (``claims._Vocab``) was 1.2-1.4 s of the audit process's CPU on the
+254 MB 10,000 x 2,000 text cell of the benchmark grid.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+import polars as pl
+
+from compaction_audit.closure import Closure
+from compaction_audit.model import Session
+from compaction_audit.recall.survival.words import _stem
+
+__all__ = ["WORD_RE", "Below", "bag", "below", "held", "leaf_words"]
+
+WORD_RE = re.compile(r"[a-z0-9_]+")
+_DIGITS_RE = re.compile(r"\d+")
+_THOUSANDS_RE = re.compile(r",(?<=\d,)(?=\d{3})")
+"""A thousands separator: a comma between a digit and three more.  It starts with the
+comma, so the engine looks for commas only (it tried its look-behind at every
+character: 12 ms over the 2.8 MB transcript's leaves)."""
+
+
+@lru_cache(maxsize=8192)
+def bag(text: str) -> tuple[frozenset[str], frozenset[str]]:
+    """(words, their stems) of ``text`` lowercased, thousands separators removed; the
+    digits of a number glued to a unit ("96k", "45000ms") are a word too."""
+    low = text.lower()
+    plain = _THOUSANDS_RE.sub("", low) if "," in low else low
+    found = frozenset(WORD_RE.findall(plain))
+    if plain.isascii():  # each run of digits lies in one word: read the words, not the text
+        digits = [run for word in found if not word.isalpha()
+                  for run in _DIGITS_RE.findall(word)]
+    else:  # digits other than 0-9 (Unicode \d) are in no word: read the text
+        digits = _DIGITS_RE.findall(plain)
+    words = found.union(digits)
+    return words, frozenset(map(_stem, words))  # stem() without its call
+
+
+JOIN_MAX_WORDS = 8_000_000
+"""Most words (each distinct leaf text's words, once per summary above it) that
+:func:`held` joins in Polars (its join holds at most one row of two integers per such
+word, after the words are cut to the asked terms); past it :func:`below` leaves the
+check to the walk over Python sets, which takes a child's set over along a chain."""
+JOIN_MAX_PAIRS = 1_000_000
+"""Most (summary, raw leaf) pairs of the closure for which :func:`below` builds its
+tables: past it the walk runs without them (a chain of 198 folds over 100 new spans
+each, 1.97 million pairs, spent 2 s of Polars before the words bound sent it to the
+walk, whose own cost there is 1.1 s)."""
+JOIN_MAX_ABOVE = 4
+"""Most summaries above a raw leaf, on average over the closure, for which
+:func:`below` builds its tables.  The join reads a leaf's words once per summary above
+it; the walk about once, since a summary takes its child's set over along a chain.  In
+fold trees of the benchmark's depth 3 both read them a few times; along a chain of n
+folds the join reads them about n / 2 times (text-chain at 60 folds: 0.53 s of CPU
+against 0.29 s for the walk)."""
+
+_MARK = "\x00"
+"""Stands for a thousands separator between the two passes of :func:`leaf_words` (a
+text holding it is read by :func:`bag`)."""
+_SEPARATOR = r"([0-9]),([0-9]{3})"
+"""A thousands separator with the digit before it and the three after (Polars' engine
+has no look-around).  One pass misses a separator whose digit before it ended the
+previous match ("1,234,567"); those are never next to each other, so a second pass
+finds them all.  Each is first replaced by :data:`_MARK`, not removed, so that the
+second pass sees the text's own characters around a comma (removing "1,23,456"'s
+second comma first would make its first one a separator)."""
+
+
+def leaf_words(texts: pl.Series) -> pl.DataFrame:
+    """Columns ``t`` (UInt32: the text's index in ``texts``) and ``w``: the words of
+    :func:`bag` (its first set) of each text, one row each, or two for a run of digits
+    inside a word that is also a word of the text ("v12" and "12").
+
+    ASCII texts are read by Polars: lowercased, thousands separators removed, the
+    distinct runs of ``[a-z0-9_]``, then the runs of digits of those words holding a
+    digit and another character (in ASCII every run of digits of the text lies in one
+    word).  Any other text (or one holding :data:`_MARK`) is read by :func:`bag`
+    itself, since Python's and Polars' lowercasing and ``\\d`` may differ outside
+    ASCII.  Null texts give no row."""
+    frame = pl.DataFrame({"text": texts}).with_row_index("t").drop_nulls("text")
+    ascii_ = ((pl.col("text").str.len_bytes() == pl.col("text").str.len_chars())
+              & ~pl.col("text").str.contains(_MARK, literal=True))
+    plain = (pl.col("text").str.to_lowercase()
+             .str.replace_all(_SEPARATOR, f"${{1}}{_MARK}${{2}}")
+             .str.replace_all(_SEPARATOR, f"${{1}}{_MARK}${{2}}")
+             .str.replace_all(_MARK, "", literal=True))
+    words = (frame.lazy().filter(ascii_)
+             .select("t", plain.str.extract_all(r"[a-z0-9_]+").list.unique().alias("w"))
+             .explode("w").drop_nulls("w"))
+    digits = (words.filter(pl.col("w").str.contains(r"[0-9][a-z_]|[a-z_][0-9]"))
+              .select("t", pl.col("w").str.extract_all(r"[0-9]+")).explode("w"))
+    other = frame.filter(~ascii_)
+    slow_t: list[int] = []
+    slow_w: list[str] = []
+    for t, text in zip(other["t"].to_list(), other["text"].to_list(), strict=True):
+        found = bag(text)[0]
+        slow_t += [t] * len(found)
+        slow_w += found
+    slow = pl.DataFrame({"t": slow_t, "w": slow_w}, schema={"t": pl.UInt32, "w": pl.String})
+    return pl.concat([*pl.collect_all([words, digits]), slow])
+
+
+def held(pairs: pl.DataFrame, words: pl.DataFrame, asked: pl.DataFrame) -> pl.DataFrame:
+    """The asked terms that occur below each summary: the distinct rows of ``asked``
+    (``s``, ``term``, ``stem``: whether ``term`` is a stem) for which a text ``t`` of
+    ``pairs`` (``s``, ``t``: the summary's raw leaf texts) holds the word ``term``
+    (``stem`` false) or a word whose :func:`_stem` is ``term`` (``stem`` true).
+    ``words``: :func:`leaf_words` of the texts.  Python stems each distinct word once;
+    the leaf words are cut to the asked terms, numbered, before they meet the pairs."""
+    distinct = words.select("w").unique()
+    stems = distinct.with_columns(pl.Series("term", [_stem(w) for w in distinct["w"].to_list()],
+                                            pl.String))
+    wanted = (asked.select("term", "stem").unique().with_row_index("k")
+              .with_columns(pl.col("k").cast(pl.UInt32)))
+    by_word = wanted.lazy().filter(~pl.col("stem")).select(pl.col("term").alias("w"), "k")
+    by_stem = (stems.lazy().join(wanted.lazy().filter(pl.col("stem")), on="term")
+               .select("w", "k"))
+    found = (words.lazy().join(pl.concat([by_word, by_stem]), on="w").select("t", "k")
+             .unique())
+    numbered = asked.lazy().join(wanted.lazy(), on=["term", "stem"])
+    return (numbered.join(pairs.lazy().join(found, on="t").select("s", "k"), on=["s", "k"],
+                          how="semi").select("s", "term", "stem").collect())
+
+
+@dataclass
+class Below:
+    """What :func:`~compaction_audit.recall.claims.unsupported` reads of the provenance
+    DAG, built in Polars (:func:`below`).
+
+    ``order``: the summaries to check (parents with text), by (round, line, first edge);
+    ``info``: id -> (kind, text, round index, line) of every summary of the DAG;
+    ``folds``: each parent's summary children, in edge order; ``lacking``: summaries of
+    ``order`` with a raw leaf without text (not checked); ``rows``: each summary's row
+    in the items; ``pairs``: (``s``: a summary's row, ``t``) for each distinct text
+    ``texts[t]`` of its raw leaves; ``words``: :func:`leaf_words` of ``texts``."""
+
+    order: list[str]
+    info: dict[str, tuple[Any, ...]]
+    folds: dict[str, list[str]]
+    lacking: set[str]
+    rows: dict[str, int]
+    pairs: pl.DataFrame
+    words: pl.DataFrame
+
+
+def below(session: Session, items: pl.DataFrame, links: Closure, budget: int
+          ) -> Below | None:
+    """The DAG and leaf words of ``session`` for the claim check; None when the words
+    the set-building walk (``claims._Vocab``) would read could pass ``budget``: an upper
+    bound, the words of every raw leaf text below each child summed over the edges
+    (each edge's child vocabulary read in full, none taken over), is more than it.
+    There the caller walks as before, so the budget is spent where it was.
+    ``items``: the session's items (or the same rows with more columns);
+    ``links``: the session's closure (its rows are the items' rows)."""
+    nodes = items.select("id", "kind", "text", "ri", "line").with_row_index("row")
+    edges = (session.edges.select("parent", "child").with_row_index("e")
+             .join(nodes.select(pl.col("id").alias("child"), pl.col("row").alias("crow"),
+                                pl.col("kind").alias("ckind")), on="child")
+             .sort("e"))
+    leaves = links.summary_pairs
+    if (leaves.height > JOIN_MAX_PAIRS
+            or leaves.height > JOIN_MAX_ABOVE * leaves["leaf"].n_unique()):
+        return None
+    leaf_rows = leaves["leaf"].unique()
+    leaf_text = pl.DataFrame({"leaf": leaf_rows,
+                              "text": pl.Series(items["text"]).gather(leaf_rows)})
+    texts = leaf_text["text"].unique(maintain_order=True).drop_nulls()
+    leaf_t = (leaf_text.join(pl.DataFrame({"text": texts}).with_row_index("t"), on="text",
+                             how="left").select("leaf", "t"))
+    words = leaf_words(texts)
+    counts = words.group_by("t").len("n").with_columns(pl.col("n").cast(pl.Int64))
+    pairs = leaves.join(leaf_t, on="leaf").select(pl.col("item").alias("s"), "t").unique()
+    size = (pairs.drop_nulls("t").join(counts, on="t").group_by("s").agg(pl.col("n").sum())
+            .vstack(leaf_t.join(counts, on="t").select(pl.col("leaf").alias("s"), "n")))
+    parents = (edges.group_by("parent").agg(pl.col("e").min())
+               .join(nodes.rename({"id": "parent"}), on="parent")
+               .filter(pl.col("text").is_not_null() & (pl.col("text") != ""))
+               .sort("ri", "line", "e"))
+    pairs = pairs.join(parents.select(pl.col("row").alias("s")), on="s")
+    joined = pairs.join(counts, on="t")["n"].sum()
+    walked = edges.join(size, left_on="crow", right_on="s")["n"].sum()
+    if walked > budget or joined > JOIN_MAX_WORDS:
+        return None
+    order = parents["parent"].to_list()
+    lacking = set(pairs.filter(pl.col("t").is_null())["s"].to_list())
+    in_dag = pl.concat([edges["parent"], edges["child"]]).implode()
+    summaries = nodes.filter((pl.col("kind") == "summary") & pl.col("id").is_in(in_dag))
+    info = dict(zip(summaries["id"].to_list(),
+                    zip(summaries["kind"].to_list(), summaries["text"].to_list(),
+                        summaries["ri"].to_list(), summaries["line"].to_list(), strict=True),
+                    strict=True))
+    rows = dict(zip(parents["parent"].to_list(), parents["row"].to_list(), strict=True))
+    folds: dict[str, list[str]] = {}
+    inner = edges.filter(pl.col("ckind") == "summary")
+    for parent, child in zip(inner["parent"].to_list(), inner["child"].to_list(), strict=True):
+        folds.setdefault(parent, []).append(child)
+    ids_of = {row: s for s, row in rows.items()}
+    return Below(order, info, folds, {ids_of[r] for r in lacking}, rows,
+                 pairs.drop_nulls("t"), words)
