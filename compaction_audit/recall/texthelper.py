@@ -38,11 +38,12 @@ import os
 import select
 import sys
 from collections.abc import Callable
+from itertools import chain
 from typing import IO, Any
 
 from compaction_audit.recall import extract as ext
 from compaction_audit.recall import survival as surv
-from compaction_audit.recall.survclass import Classes
+from compaction_audit.recall.survclass import UNASKED, Classes
 from compaction_audit.recall.survival import check  # where tests patch survives
 
 Encoded = tuple[tuple[str, str, str, int, int, int], ...]
@@ -202,24 +203,24 @@ def group_flags(summary: str, children: list[tuple[ext.Discriminator, ...]],
     discriminator).  A token whose anchors the summary does not hold is not compared
     (:func:`~compaction_audit.recall.survival.anchors`)."""
     classes = classes if classes is not None else Classes(None)
-    reps, anchors, survives = classes.reps, surv.anchors, check.survives
+    reps, nears, survives = classes.reps, classes.nears, check.survives
+    ids = [classes.ids(ds) for ds in children]
+    # each class once, in order of first appearance; the flags are then read at C speed
+    memo = dict.fromkeys(chain.from_iterable(ids), False)
     vocabulary: frozenset[str] | None = None  # the summary's index: built on first need
-    memo: dict[int, bool] = {}
-    out = []
-    for ds in children:
-        flags = []
-        for c in classes.ids(ds):
-            kept = memo.get(c)
-            if kept is None:
-                d = reps[c]
-                near = anchors(d)  # None for a clause: its checks read no vocabulary
-                if near is not None and vocabulary is None:
-                    vocabulary = surv.vocabulary(summary)
-                kept = memo[c] = ((near is None or not near.isdisjoint(vocabulary or ()))
-                                  and survives(d, summary))
-            flags.append(kept)
-        out.append(tuple(flags))
-    return out
+    for c in memo:
+        d = reps[c]
+        near = nears[c]
+        if near is UNASKED:
+            near = classes.near(c)  # None for a clause: its checks read no vocabulary
+        if near is not None:
+            if vocabulary is None:
+                vocabulary = surv.vocabulary(summary)
+            if near.isdisjoint(vocabulary):
+                continue
+        memo[c] = survives(d, summary)
+    get = memo.__getitem__
+    return [tuple(map(get, i)) for i in ids]
 
 
 def main(step: int, fd: int = 0, out: IO[bytes] | None = None) -> None:
