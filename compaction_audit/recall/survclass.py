@@ -72,6 +72,18 @@ class Absent:
         self.off = len(self.long) > LONG_TEXT_MAX
         self._seen: dict[str, bool] = {}
         """The answer for each word asked (clauses of a trace name the same objects)."""
+        self.found: set[str] = set()
+        """The words of :attr:`_seen` found absent."""
+
+    def any_of(self, words: set[str]) -> bool:
+        """Whether one of ``words`` is absent: set operations at C speed, and a call
+        per word only for the words never asked before."""
+        seen = self._seen
+        if not words <= seen.keys():
+            for word in words:
+                if word not in seen:
+                    self(word)
+        return not words.isdisjoint(self.found)
 
     @staticmethod
     def _begins(table: list[str], word: str) -> bool:
@@ -82,6 +94,8 @@ class Absent:
         held = self._seen.get(word)
         if held is None:
             held = self._seen[word] = self._absent(word)
+            if held:
+                self.found.add(word)
         return held
 
     def _absent(self, word: str) -> bool:
@@ -93,6 +107,10 @@ class Absent:
         return not (self._begins(self.starts, word) or self._begins(self.ends, word[::-1])
                     or word in self.long)
 
+
+UNASKED: frozenset[str] = frozenset({"\x00unasked"})
+"""In :attr:`Classes.nears` for a class whose anchors were not asked yet (told apart by
+identity)."""
 
 _RESTRICTING = frozenset(paraphrase._RESTRICTING)
 _JOINS = frozenset({"'", "\u2019", ","})
@@ -119,6 +137,8 @@ class Classes:
         """A discriminator of each class, by number."""
         self.clause: list[bool] = []
         """Whether each class is of a clause."""
+        self.nears: list[frozenset[str] | None] = []
+        """:meth:`near` of each class by number, :data:`UNASKED` until asked."""
         self._number: dict[tuple[object, ...], int] = {}
         self._own: dict[tuple[object, ...], int] = {}
         """(kind, text, norm) -> class number: :meth:`key` reads nothing else of a
@@ -157,8 +177,17 @@ class Classes:
             number = self._number[key] = len(self.reps)
             self.reps.append(d)
             self.clause.append(d.kind in CLAUSE_KINDS)
+            self.nears.append(UNASKED)
         self._own[own] = number
         return number
+
+    def near(self, number: int) -> frozenset[str] | None:
+        """:func:`~compaction_audit.recall.survival.anchors` of class ``number``'s
+        discriminator (:attr:`reps`), computed once per class."""
+        near = self.nears[number]
+        if near is UNASKED:
+            near = self.nears[number] = surv.anchors(self.reps[number])
+        return near
 
     def key(self, d: Discriminator) -> tuple[object, ...]:
         """What decides the class of ``d`` (see the class docstring)."""
@@ -167,6 +196,10 @@ class Classes:
         if absent is None or d.kind not in CLAUSE_KINDS:
             return own
         low = d.text.lower()
+        words = set(_RUN_RE.findall(low))
+        words.update(_RUN_RE.findall(d.norm))
+        if not absent.any_of(words):  # no word to mark (most clauses): decided at C speed
+            return own
         if paraphrase._PRESERVED_RE.search(low) or self._restricts(d.norm):
             return own
         marks: dict[str, str] = {}

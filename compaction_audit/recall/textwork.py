@@ -35,6 +35,7 @@ import subprocess
 import threading
 from bisect import bisect_right
 from collections.abc import Callable
+from operator import itemgetter
 from typing import Any
 
 import polars as pl
@@ -114,14 +115,15 @@ class _Helper:
     """The helper process (:mod:`~compaction_audit.recall.texthelper`), a thread that
     collects what it sends and one that writes to it.
 
-    ``chunks``: its extractions so far, in text order, and ``done``: how many texts
-    they cover; ``groups``: its survival flags so far, one list per group, in group
-    order (both only grow).
+    ``chunks``: its extractions so far, in text order, each as (index of its first
+    text, its packed discriminators: :func:`~compaction_audit.recall.texthelper.unpack`),
+    and ``done``: how many texts they cover; ``groups``: its survival flags so far, one
+    list per group, in group order (both only grow).
     """
 
     def __init__(self, process: subprocess.Popen[bytes], texts: list[TextKey]) -> None:
         self.process = process
-        self.chunks: list[list[th.Encoded]] = []
+        self.chunks: list[tuple[int, bytes]] = []
         self.done = 0
         self.groups: list[list[tuple[bool, ...]]] = []
         self._writer: threading.Thread | None = None
@@ -175,12 +177,13 @@ class _Helper:
                 head = stream.read(8)
                 if len(head) < 8:
                     break
-                tag, payload = marshal.loads(stream.read(int.from_bytes(head, "little")))
-                if tag == "x":
-                    self.chunks.append(payload)
-                    self.done += len(payload)
+                message = marshal.loads(stream.read(int.from_bytes(head, "little")))
+                if message[0] == "x":
+                    _, n, packed = message
+                    self.chunks.append((self.done, packed))  # read when needed
+                    self.done += n
                 else:
-                    self.groups.append(payload)
+                    self.groups.append(message[1])
 
     def close(self) -> None:
         """End the helper (if still running) and its threads."""
@@ -259,8 +262,8 @@ class TextJobs:
         self._at: dict[TextKey, int] | None = None
         """Index of each text in :attr:`texts` (-1: in :attr:`empty`), made on first
         :meth:`lookup`."""
-        self._chunk_starts: list[int] = []
-        """Index in :attr:`texts` of the first text of each helper chunk read so far."""
+        self._unpacked: tuple[int, list[th.Encoded]] = (-1, [])
+        """The helper chunk :meth:`lookup` read last (its number, unpacked)."""
         self._decode = th.Decoder()
         self._early: dict[TextKey, tuple[ext.Discriminator, ...]] = {}
         """What :meth:`extract_while` extracted: the texts from :attr:`_back` on."""
@@ -293,11 +296,11 @@ class TextJobs:
         helper = self.helper
         if helper is None or at >= helper.done:
             return None
-        starts, chunks = self._chunk_starts, helper.chunks
-        while len(starts) < len(chunks):
-            starts.append(starts[-1] + len(chunks[len(starts) - 1]) if starts else 0)
-        k = bisect_right(starts, at) - 1
-        return self._decode(chunks[k][at - starts[k]])
+        chunks = helper.chunks
+        k = bisect_right(chunks, at, key=itemgetter(0)) - 1
+        if self._unpacked[0] != k:  # summaries come first: read in order, a chunk each
+            self._unpacked = (k, th.unpack(chunks[k][1]))
+        return self._decode(self._unpacked[1][at - chunks[k][0]])
 
     def narrow(self, texts: list[str]) -> None:
         """Keep only the discriminators of ``texts`` read as prose (what a survival
@@ -386,14 +389,15 @@ class TextJobs:
             given = {c: th.encode(extracted[texts[c]]) for _, children in self.groups or ()
                      for c in children if c >= hi}
             helper.post(("k", hi, given))
-        at, decode = 0, self._decode
-        for chunk in list(helper.chunks):
-            for encoded in chunk[:hi - at]:
+        decode = self._decode
+        for at, packed in list(helper.chunks):
+            if at >= hi:  # extracted here: never read
+                break
+            for encoded in th.unpack(packed)[:hi - at]:
                 extracted[texts[at]] = decode(encoded)
                 at += 1
-            if at >= hi:
-                break
         self._decode = th.Decoder()  # what it made is held by ``extracted`` now
+        self._unpacked = (-1, [])
 
     def survive_into(self, extracted: Extracted, survived: Survived) -> None:
         """The survival flags of every pair of :attr:`groups` into ``survived``: from

@@ -12,6 +12,7 @@ from __future__ import annotations
 import itertools
 from bisect import bisect_left
 from collections.abc import Callable, Iterable, Iterator
+from functools import lru_cache
 
 from compaction_audit.recall import paraphrase
 from compaction_audit.recall.extract import CLAUSE_KINDS, Discriminator, Kind, extract_cached
@@ -66,7 +67,7 @@ def _decided(d: Discriminator, summary_text: str) -> bool | None:
         return (number, unit) in offered.quantities or (base is not None
                                                        and base in offered.measures)
     if d.kind in _SELF_DECIDED:
-        family, *words = d.norm.split()
+        family, words = _split_norm(d.norm)
         if family in _MARKER_IS_CONTENT:
             offered = _offered(summary_text)
             return _by_clause(d.kind, family, words, offered.clause_words,
@@ -74,7 +75,7 @@ def _decided(d: Discriminator, summary_text: str) -> bool | None:
     return None
 
 
-def _sentence_survives(words: list[str], idx: _Index, negative: bool) -> bool:
+def _sentence_survives(words: tuple[str, ...], idx: _Index, negative: bool) -> bool:
     """Most (more than half) of the stemmed content words in one summary sentence of the
     same polarity, whatever its marker (issue 10, point 3).  A long one (more than
     :data:`~compaction_audit.recall.survival.words._HEAD` distinct stems) also survives
@@ -105,12 +106,29 @@ def _sentence_survives(words: list[str], idx: _Index, negative: bool) -> bool:
          None if head is None else frozenset(w for w in head if w in post)), answer)
 
 
+@lru_cache(maxsize=1 << 16)
+def _split_norm(norm: str) -> tuple[str, tuple[str, ...]]:
+    """A clause's norm as (family, words): read once per norm, not once per summary
+    it is compared with (issue 14)."""
+    family, *words = norm.split()
+    return family, tuple(words)
+
+
+@lru_cache(maxsize=1 << 16)
+def _parts(words: tuple[str, ...]) -> tuple[tuple[str, ...], frozenset[str], frozenset[str]]:
+    """(identifier-like words, the same as a set, stems of every word but ">") of a
+    clause's ``words``, as :func:`_by_clause` reads them: once per clause, not once per
+    summary it is compared with (issue 14)."""
+    keys = tuple(w for w in words if _is_key(w))
+    return keys, frozenset(keys), frozenset({_stem(w) for w in words if w != ">"})
+
+
 def _clause_survives(d: Discriminator, idx: _Index) -> bool:
-    family, *words = d.norm.split()
+    family, words = _split_norm(d.norm)
     negative, kind = _polarity(d), d.kind
     if family == "not" and not negative:  # "never X without Y": compare as "must Y"
         kind, family = Kind.CONSTRAINT, "must"
-        words = [w for w in words if w != "not"]
+        words = tuple(w for w in words if w != "not")
     if family not in _MARKER_IS_CONTENT and _sentence_survives(words, idx, negative):
         return True
     if d.kind is Kind.REQUIREMENT:
@@ -119,7 +137,7 @@ def _clause_survives(d: Discriminator, idx: _Index) -> bool:
                       idx.lookup.remember)
 
 
-def _by_clause(kind: Kind, family: str, words: list[str],
+def _by_clause(kind: Kind, family: str, words: tuple[str, ...],
                clause_words: dict[tuple[Kind, str], _Postings],
                clause_stems: dict[tuple[Kind, str], _Postings],
                remember: Callable[[tuple[object, ...], Callable[[], bool]], bool]) -> bool:
@@ -128,15 +146,14 @@ def _by_clause(kind: Kind, family: str, words: list[str],
     identifier-like word of ``words`` (a path also by its file name) or, when there is
     none, shares two of their stems (or one, when
     there is one; any clause of the family when there is none)."""
-    keys = [w for w in words if _is_key(w)]
+    keys, key_set, stems = _parts(words)
     if keys:  # every identifier-like word, a path also by its file name
         clauses = clause_words.get((kind, family))
         if clauses is None:
             return False
-        return remember(("keys", kind, family, frozenset(keys)), lambda: any(
+        return remember(("keys", kind, family, key_set), lambda: any(
             all(k in cand or ("/" in k and _basename(k) in cand) for k in keys)
             for cand in _holding_key(clauses, keys)))
-    stems = {_stem(w) for w in words if w != ">"}
     by_stem = clause_stems.get((kind, family))
     if by_stem is None:
         return False
@@ -149,7 +166,7 @@ def _by_clause(kind: Kind, family: str, words: list[str],
                     for cand in by_stem.holding(stems, len(stems) - need + 1)))
 
 
-def _holding_key(clauses: _Postings, keys: list[str]) -> Iterator[frozenset[str]]:
+def _holding_key(clauses: _Postings, keys: tuple[str, ...]) -> Iterator[frozenset[str]]:
     """The clauses that hold the rarest key of ``keys`` (or, for a path, its file
     name): every clause that holds all of them is among these."""
     def options(k: str) -> list[str]:
