@@ -13,13 +13,18 @@ A finding about a fold that lost discriminators also records what it lost, as
 (:func:`compaction_audit.diff.lost_keys`).  Such a finding is in the baseline only
 while what it loses is among those facts: a fold of the baseline that now loses one
 more fact is new (ux5 F3: the fold's id alone hid a newly lost negation, exit 0).  An
+entry also records the trace's session id (``session``, when the log has one): a
+baseline of one session never hides the findings of another session written to the
+same path (adv22a F3: a job auditing ``logs/latest.jsonl``, a new session each run, had
+245 to 318 findings of unrelated sessions hidden).  An
 entry without ``facts`` (a baseline written before they were recorded) matches on the
 fingerprint alone.
 
 The file (JSON, sorted, one entry per fingerprint)::
 
     {"baseline_format": 1, "tool": "compaction-audit",
-     "findings": [{"fingerprint", "trace", "code", "rule", "key", "facts"?}, ...]}
+     "findings": [{"fingerprint", "trace", "code", "rule", "key", "facts"?,
+                   "session"?}, ...]}
 """
 
 from __future__ import annotations
@@ -57,10 +62,14 @@ class Entry:
     rule: str
     fingerprint: str
     facts: tuple[str, ...] | None = field(default=None, compare=False)
+    session: str | None = field(default=None, compare=False)
 
-    def holds(self, facts: tuple[str, ...] | None) -> bool:
-        """Whether a finding of this fingerprint that lost ``facts`` is this entry:
-        each of them is among :attr:`facts` (always when either is None)."""
+    def holds(self, facts: tuple[str, ...] | None, session: str | None = None) -> bool:
+        """Whether a finding of this fingerprint, in a trace of ``session``, that lost
+        ``facts`` is this entry: the same session (when both are known) and each fact
+        among :attr:`facts` (always when either is None)."""
+        if self.session is not None and session is not None and self.session != session:
+            return False
         return self.facts is None or facts is None or set(facts) <= set(self.facts)
 
 
@@ -121,6 +130,7 @@ def session_entries(s: SessionReport) -> list[tuple[Finding, Entry]]:
     from compaction_audit.diff import fold_lost_units, lost_keys
 
     trace = trace_key(s.path)
+    session = s.header.session_id if isinstance(s.header.session_id, str) else None
     by_fold = fold_lost_units(s)
     out = []
     for f, key in zip(s.findings, finding_keys(s.findings), strict=True):
@@ -128,7 +138,7 @@ def session_entries(s: SessionReport) -> list[tuple[Finding, Entry]]:
         facts = tuple(sorted({_digest(u) for u in units})) if "children" in f.values \
             else None
         out.append((f, Entry(trace, f.code, key, f.rule, fingerprint(trace, f.code, key),
-                             facts)))
+                             facts, session)))
     return out
 
 
@@ -156,7 +166,8 @@ def dumps(items: list[Entry]) -> bytes:
     doc = {"baseline_format": BASELINE_FORMAT, "tool": "compaction-audit",
            "findings": [{"fingerprint": e.fingerprint, "trace": e.trace, "code": e.code,
                          "rule": e.rule, "key": e.key,
-                         **({} if e.facts is None else {"facts": list(e.facts)})}
+                         **({} if e.facts is None else {"facts": list(e.facts)}),
+                         **({} if e.session is None else {"session": e.session})}
                         for e in _merged(items)]}
     # traces and keys are shown escaped and bounded; matching uses the fingerprint
     return json_safe(orjson.dumps(clip_tree(doc), option=orjson.OPT_INDENT_2) + b"\n")
@@ -195,24 +206,33 @@ def load(path: Path) -> dict[str, Entry]:
                 raise UsageError(f"baseline {str(path)!r}: findings[{i}].facts must be a "
                                  "list of strings")
             entry = replace(entry, facts=tuple(facts))
+        session = item.get("session")
+        if session is not None:
+            if not isinstance(session, str):
+                raise UsageError(f"baseline {str(path)!r}: findings[{i}].session must be "
+                                 "a string")
+            entry = replace(entry, session=session)
         had = out.get(entry.fingerprint)
         out[entry.fingerprint] = entry if had is None else _merged([had, entry])[0]
     return out
 
 
 def _shown(e: Entry) -> dict[str, str]:
-    """An entry as a report lists it: without its facts' digests."""
-    return {k: v for k, v in asdict(e).items() if k != "facts"}
+    """An entry as a report lists it: without its facts' digests and session."""
+    return {k: v for k, v in asdict(e).items() if k not in ("facts", "session")}
 
 
 def apply(report: Report, baseline: dict[str, Entry], source: str = "") -> Report:
     """``report`` without the findings ``baseline`` holds.
 
     Each session gets ``extra["baseline"] = {"file", "suppressed": count, "stale":
-    [entry dicts], "grown": [{"code", "rule", "key", "new_facts"}]}``: stale entries
+    [entry dicts], "grown": [{"code", "rule", "key", "new_facts"}], "other_session"?:
+    [ids]}``: stale entries
     are those of this trace that no longer occur; grown ones, the fold findings of the
     baseline that now lose facts it does not hold (:meth:`Entry.holds`), with how many:
-    those findings are kept, as new.
+    those findings are kept, as new; ``other_session``, the sessions of entries that
+    match a finding's fingerprint but were recorded for another session at this path
+    (those findings are kept, as new).
     Entries of traces not in this run are neither used nor reported, except when a
     trace has no entry under its own path and entries of traces not in this run have
     its file name: those paths are listed under ``"other_path"`` (the same file named
@@ -230,12 +250,16 @@ def apply(report: Report, baseline: dict[str, Entry], source: str = "") -> Repor
     sessions = []
     for s in report.sessions:
         pairs = session_entries(s)
-        kept, grown = [], []
+        kept, grown, other_session = [], [], set()
         for f, e in pairs:
             b = baseline.get(e.fingerprint)
-            if b is None or not b.holds(e.facts):
+            if b is None or not b.holds(e.facts, e.session):
                 kept.append(f)
-            if b is not None and not b.holds(e.facts):
+            if b is None:
+                continue
+            if not b.holds(None, e.session):
+                other_session.add(str(b.session))
+            elif not b.holds(e.facts, e.session):
                 grown.append({"code": e.code, "rule": e.rule, "key": e.key,
                               "new_facts": len(set(e.facts or ()) - set(b.facts or ()))})
         seen = {e.fingerprint for _, e in pairs}
@@ -244,6 +268,8 @@ def apply(report: Report, baseline: dict[str, Entry], source: str = "") -> Repor
                        if fp not in seen)
         info: dict[str, object] = {"file": source, "suppressed": len(pairs) - len(kept),
                                    "stale": [_shown(e) for e in stale], "grown": grown}
+        if other_session:  # the baseline is of another session at this path
+            info["other_session"] = sorted(other_session)
         if not stale and len(kept) == len(pairs):  # nothing of the baseline under its path
             other = by_name.get(trace_key(s.path).rsplit("/", 1)[-1])
             if other:

@@ -21,10 +21,10 @@ NEGATION = "Do NOT enable `--force` on the prod migration."
 TIMEOUT = "Raised read_timeout_ms from 30000 to 45000 on staging."
 
 
-def fold_log(path: Path, *texts: str) -> Path:
+def fold_log(path: Path, *texts: str, session_id: str = "facts") -> Path:
     ids = [f"s{i}" for i in range(len(texts))]
     records: list[dict[str, Any]] = [
-        session(session_id="facts"),
+        session(session_id=session_id),
         rnd(0, spans=[{"id": i, "tokens": 20, "text": t, "source": "user"}
                       for i, t in zip(ids, texts, strict=True)]),
         rnd(1, summaries=[{"id": "F1", "tokens": 5, "children": ids,
@@ -96,3 +96,24 @@ def test_facts_that_are_not_a_list_of_strings_are_a_usage_error(base: Path) -> N
     result = run("audit", "t.jsonl", "--baseline", str(base))
     assert result.exit_code == 2
     assert "findings[0].facts must be a list of strings" in result.stderr
+
+
+def test_a_baseline_of_another_session_at_the_same_path_is_not_applied(base: Path) -> None:
+    """adv22a F3: a job auditing one path, a new session each run, had the findings of
+    unrelated sessions hidden by a baseline of an old one."""
+    [ca301] = [e for e in json.loads(base.read_text())["findings"] if e["code"] == "CA301"]
+    assert ca301["session"] == "facts"
+    fold_log(base.parent / "t.jsonl", NEGATION, session_id="next-run")
+    result = run("audit", "t.jsonl", "--baseline", str(base), "--format", "json")
+    assert result.exit_code == 1
+    doc = json.loads(result.stdout)
+    assert "CA301" in [f["code"] for f in doc["findings"]]
+    assert doc["baseline"]["other_session"] == ["facts"]
+    assert doc["baseline"]["suppressed"] == 0
+    text = run("audit", "t.jsonl", "--baseline", str(base)).stdout
+    assert ("baseline entries for t.jsonl are of session facts, not of this trace's "
+            "session next-run: not applied") in text
+    for e in (doc := json.loads(base.read_text()))["findings"]:  # a baseline without
+        e.pop("session", None)  # sessions keeps its meaning
+    base.write_text(json.dumps(doc))
+    assert run("audit", "t.jsonl", "--baseline", str(base)).exit_code == 0

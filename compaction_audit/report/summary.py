@@ -155,6 +155,10 @@ def stale_lines(report: Report) -> list[str]:
         for e in (info or {}).get("stale", []):
             out.append(f"baseline entry no longer occurs: {e['trace']} {e['code']} "
                        f"{e['rule']} {e['key']}")
+        for other in (info or {}).get("other_session", []):
+            out.append(f"baseline entries for {s.path} are of session {other}, not of this "
+                       f"trace's session {s.header.session_id}: not applied (make the "
+                       "baseline of this session)")
         for g in (info or {}).get("grown", []):
             out.append(f"baseline entry {s.path} {g['code']} {g['rule']} {g['key']} now "
                        f"loses {g['new_facts']} more fact(s): reported as new")
