@@ -143,17 +143,25 @@ def session_entries(s: SessionReport) -> list[tuple[Finding, Entry]]:
 
 
 def _merged(items: list[Entry]) -> list[Entry]:
-    """``items`` with one entry per fingerprint, sorted: the facts of entries that
-    share it are joined (None when one of them has none)."""
-    by_fp: dict[str, Entry] = {}
+    """``items`` with one entry per fingerprint (the first), sorted: the facts of
+    entries that share it are joined (None when one of them has none).  One pass with a
+    set per fingerprint: merging pairwise made 20,000 entries of one fingerprint in a
+    hostile baseline cost 77 s (adv23 F1)."""
+    first: dict[str, Entry] = {}
+    facts: dict[str, set[str] | None] = {}
     for e in items:
-        had = by_fp.get(e.fingerprint)
-        if had is not None and had.facts is not None and e.facts is not None:
-            e = replace(e, facts=tuple(sorted({*had.facts, *e.facts})))
-        elif had is not None:
-            e = replace(e, facts=None)
-        by_fp[e.fingerprint] = e
-    return sorted(by_fp.values())
+        fp = e.fingerprint
+        if fp not in first:
+            first[fp] = e
+            facts[fp] = None if e.facts is None else set(e.facts)
+            continue
+        have = facts[fp]
+        if have is None or e.facts is None:
+            facts[fp] = None
+        else:
+            have.update(e.facts)
+    return sorted(replace(e, facts=None if (f := facts[fp]) is None else tuple(sorted(f)))
+                  for fp, e in first.items())
 
 
 def entries(report: Report) -> list[Entry]:
@@ -189,7 +197,7 @@ def load(path: Path) -> dict[str, Entry]:
     items = doc.get("findings", [])
     if not isinstance(items, list):
         raise UsageError(f"baseline {str(path)!r}: findings must be a list")
-    out: dict[str, Entry] = {}
+    read: list[Entry] = []
     for i, item in enumerate(items):
         try:  # text or a number each (str() of a 1,000-deep list raised RecursionError)
             values = [item[k] for k in ("trace", "code", "key", "rule", "fingerprint")]
@@ -212,9 +220,8 @@ def load(path: Path) -> dict[str, Entry]:
                 raise UsageError(f"baseline {str(path)!r}: findings[{i}].session must be "
                                  "a string")
             entry = replace(entry, session=session)
-        had = out.get(entry.fingerprint)
-        out[entry.fingerprint] = entry if had is None else _merged([had, entry])[0]
-    return out
+        read.append(entry)
+    return {e.fingerprint: e for e in _merged(read)}
 
 
 def _shown(e: Entry) -> dict[str, str]:

@@ -117,3 +117,22 @@ def test_a_baseline_of_another_session_at_the_same_path_is_not_applied(base: Pat
         e.pop("session", None)  # sessions keeps its meaning
     base.write_text(json.dumps(doc))
     assert run("audit", "t.jsonl", "--baseline", str(base)).exit_code == 0
+
+
+@pytest.mark.parametrize(("facts", "merged"), [
+    ([["a"], ["b"], ["a", "c"]], ["a", "b", "c"]),
+    ([["a"], None, ["c"]], None),
+])
+def test_entries_of_one_fingerprint_are_merged_once(tmp_path: Path, facts: list[Any],
+                                                    merged: list[str] | None) -> None:
+    """A baseline may repeat a fingerprint; its facts are joined (adv23 F1: pairwise
+    merging made 20,000 such entries cost 77 s)."""
+    from compaction_audit.baseline import load
+
+    entry = {"trace": "t.jsonl", "code": "CA301", "key": "entity:F1",
+             "rule": "silent-discriminating-fold", "fingerprint": "f" * 64}
+    doc = {"baseline_format": 1, "findings": [
+        {**entry, **({} if f is None else {"facts": f})} for f in facts]}
+    (tmp_path / "b.json").write_text(json.dumps(doc))
+    [got] = load(tmp_path / "b.json").values()
+    assert got.facts == (None if merged is None else tuple(merged))
