@@ -110,6 +110,10 @@ def _run() -> None:
         if short:  # before Polars is loaded: under it, Polars cannot load (adv22b F7)
             sys.stderr.write(f"compaction-audit: {short}\n")
             sys.exit(2)
+        if addrspace.polars_may_not_load():  # convert imports Polars and needs none of
+            import warnings  # its binary: its raw two-line warning said nothing (adv23)
+
+            warnings.filterwarnings("ignore", "Polars binary is missing")
         startup.as_command()
         with startup.loading():
             from compaction_audit.cli import main

@@ -142,6 +142,13 @@ def too_little_for(args: list[str]) -> str:
             f"space, over {limit_phrase(limit)}: raise the limit")
 
 
+def polars_may_not_load() -> bool:
+    """True under a limit below :data:`BASE_BYTES`, where Polars' binary may not map:
+    the commands that run there (``convert``, ``rules``, ``config``) need none of it."""
+    limit = address_space_limit()
+    return limit is not None and limit < BASE_BYTES
+
+
 def cap_arenas() -> None:
     """Under an address-space limit, at most :data:`ARENAS` glibc malloc arenas in
     this process (``mallopt``) and in the processes it starts (``MALLOC_ARENA_MAX``,

@@ -535,3 +535,15 @@ def test_a_limit_under_which_polars_cannot_load_is_one_line(args: tuple[str, ...
                             cwd=REPO, preexec_fn=cap, capture_output=True, timeout=TIMEOUT,
                             check=False)
     assert helped.returncode == 0
+
+
+def test_convert_under_a_limit_polars_cannot_load_in_says_nothing_raw(tmp_path: Path) -> None:
+    """adv23: convert needs none of Polars' binary and succeeded under 150 MiB, after
+    Polars' raw two-line "binary is missing" warning."""
+    done = subprocess.run([sys.executable, "-m", "compaction_audit", "convert",
+                           "sample_logs/handwritten.jsonl", "-o", str(tmp_path / "c.jsonl")],
+                          cwd=REPO, preexec_fn=lambda: _cap(150 << 20), capture_output=True,
+                          timeout=TIMEOUT, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.decode().startswith("compaction-audit: converted ")
+    assert b"Polars binary" not in done.stderr
