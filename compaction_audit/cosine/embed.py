@@ -378,6 +378,26 @@ def cosines(texts: list[str], query: str, how: str | None = None) -> list[float 
     return lexical_cosines(cut, query[:TEXT_CHARS])
 
 
+def cosine_column(texts: pl.Series, query: str, how: str | None = None) -> pl.Series:
+    """:func:`cosines` of a column of distinct texts: a Float64 column in their order,
+    null where :func:`cosines` gives None.  With the model in this process (no helper
+    process), computed on columns (:mod:`~compaction_audit.cosine.columns`: the same
+    floats, without Python per text); else by :func:`cosines`."""
+    import polars as pl
+
+    how = how or method()
+    if how == MODEL_NAME and (_helper is None or not HELPER):
+        loaded = load_model()
+        if loaded is not None:
+            from compaction_audit.cosine import columns
+
+            if columns.applies(*loaded):
+                got = columns.cosines(texts, query, *loaded)
+                if got is not None:
+                    return got
+    return pl.Series("cosine", cosines(texts.to_list(), query, how), dtype=pl.Float64)
+
+
 def embed(texts: list[str]) -> Any:
     """Model embeddings of ``texts`` (numpy array, len(texts) x 256, not normalized):
     the mean of the texts' token embeddings, as wordllama pools them, computed on the
