@@ -70,6 +70,7 @@ def test_the_same_floats_on_generated_texts_in_small_chunks(
     texts = list(dict.fromkeys(_random_texts(2_000, seed=11)))
     whole = _same(texts, "the queried text, 日本")
     monkeypatch.setattr(columns, "CHUNK_TEXTS", 37)
+    monkeypatch.setattr(columns, "CHUNK_CHARS", 500)  # and some chunks end on size
     monkeypatch.setattr(columns, "GATHER_ROWS", 3)  # long segments added in chunks
     assert _bits(_same(texts, "the queried text, 日本")) == _bits(whole)
 
@@ -89,6 +90,15 @@ def test_a_sum_that_could_round_falls_back_to_the_loop(
     assert columns.cosines(pl.Series(texts), "parser", table, tokenizer) is None
     column = embed.cosine_column(pl.Series(texts), "parser", embed.MODEL_NAME)
     assert _bits(column.to_list()) == _bits(embed.cosines(texts, "parser", embed.MODEL_NAME))
+
+
+def test_chunks_hold_texts_up_to_a_count_and_a_size(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(columns, "CHUNK_TEXTS", 3)
+    monkeypatch.setattr(columns, "CHUNK_CHARS", 10)
+    sizes = np.array([4, 4, 4, 30, 1, 1, 1, 1, 9, 2])
+    assert columns._chunks(sizes) == [(0, 2), (2, 3), (3, 4), (4, 7), (7, 9), (9, 10)]
+    assert columns._chunks(np.array([], dtype=np.int64)) == []
 
 
 def test_python_whitespace_is_every_character_str_strip_removes() -> None:

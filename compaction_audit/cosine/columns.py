@@ -44,7 +44,12 @@ from compaction_audit.cosine.embed import BATCH, TEXT_CHARS, TokenTable
 
 CHUNK_TEXTS = 4_096
 """Texts embedded at a time: their vectors (4,096 x 256 float64, 8 MB) and their
-pieces' are held together, then only the cosines are kept."""
+pieces' are held together, then only the cosines are kept (1,024 to 16,384 measured on
+the 254 MB text cell: 4,096 the fastest)."""
+CHUNK_CHARS = 4_000_000
+"""Characters embedded at a time, at most (but one text): their pieces' table (about a
+piece per 5 characters, each a string and its row numbers) stays in tens of MB when
+the texts are long (each up to ``embed.TEXT_CHARS``)."""
 GATHER_ROWS = 1_024
 """Rows gathered at a time by :func:`segment_sums` (1 MB of float32 or 2 MB of float64:
 within the cache; on the 254 MB text cell's 306,306 pieces 512 and 2,048 rows took
@@ -94,22 +99,37 @@ def cosines(texts: pl.Series, query: str, table: TokenTable,
         return None
     qv = q[0]
     qn = float(np.linalg.norm(qv))
-    values = np.full(kept.height, np.nan)
-    for start in range(0, kept.height, CHUNK_TEXTS):
-        emb = _vectors(kept["text"].slice(start, CHUNK_TEXTS), table, tokenizer)
+    values = np.full(kept.height, np.nan)  # null (a zero query: every one)
+    for start, end in _chunks(kept["text"].str.len_chars().to_numpy()) if qn else ():
+        emb = _vectors(kept["text"].slice(start, end - start), table, tokenizer)
         if emb is None:
             return None
-        if qn == 0.0:
-            continue
         norms = np.concatenate([np.linalg.norm(emb[at:at + BATCH], axis=1)
                                 for at in range(0, len(emb), BATCH)])
         with np.errstate(invalid="ignore", divide="ignore"):
             cos = np.einsum("ij,j->i", emb, qv) / (norms * qn)
         cos[(norms == 0.0) | ~np.isfinite(cos)] = np.nan
-        values[start:start + len(emb)] = cos
+        values[start:end] = cos
     found = kept.select("i", pl.Series("cosine", values, dtype=pl.Float64).fill_nan(None))
     return (cut.select("i").join(found, on="i", how="left", maintain_order="left")
             ["cosine"])
+
+
+def _chunks(sizes: Any) -> list[tuple[int, int]]:
+    """``(start, end)`` of consecutive runs of texts of ``sizes`` characters: at most
+    :data:`CHUNK_TEXTS` texts and, past the first, :data:`CHUNK_CHARS` characters."""
+    import numpy as np
+
+    ends = np.cumsum(sizes, dtype=np.int64)
+    out: list[tuple[int, int]] = []
+    start = 0
+    while start < len(ends):
+        before = int(ends[start - 1]) if start else 0
+        end = int(np.searchsorted(ends, before + CHUNK_CHARS, side="right"))
+        end = min(max(end, start + 1), start + CHUNK_TEXTS, len(ends))
+        out.append((start, end))
+        start = end
+    return out
 
 
 def _vectors(texts: pl.Series, table: TokenTable, tokenizer: pieces.PieceTokenizer
