@@ -8,7 +8,8 @@ They are opened from the installed package's own folder directly (the weights ma
 and converted row by row as texts use them: :class:`TokenTable`; the tokenizer with
 ``tokenizers``): wordllama's ``WordLlama.load`` is not called, because it looks for
 files in a cache and falls back to a download; nothing here can reach the network.
-Each distinct text is embedded once, :data:`BATCH` texts at a time.
+Each distinct text is embedded once, :data:`BATCH` texts at a time (in the audit's
+own process, on columns: :func:`cosine_column`, :mod:`~compaction_audit.cosine.columns`).
 :func:`start_loading` loads the model in a background thread while the log is read, or
 hands the work to the helper process the ``audit`` command started before its imports
 (:mod:`~compaction_audit.cosine.server`: the same code, the same numbers).
