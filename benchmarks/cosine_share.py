@@ -68,7 +68,8 @@ def _child(trace: str, variant: str) -> None:
         stage_module = sys.modules["compaction_audit.cosine.rebuild"]
         _patch(embed, cosines=constant, method=lambda: embed.LEXICAL_NAME,
                start_loading=lambda: False)
-        _patch(stage_module, cosines=constant, method=lambda: embed.LEXICAL_NAME)
+        # the rebuild's cosine_column hands the lexical method to embed.cosines
+        _patch(stage_module, method=lambda: embed.LEXICAL_NAME)
     stage: dict[str, Any] = {"wait": 0.0}
     original = engine.rebuild  # type: ignore[attr-defined]
     load_model = embed.load_model

@@ -198,6 +198,13 @@ def test_the_same_ids_on_the_corpus_texts() -> None:
     _, tokenizer = _shipped()
     if not isinstance(tokenizer, PieceTokenizer):
         pytest.skip("wordllama ships another tokenizer file than the verified one")
+    cut = sorted(t[:embed.TEXT_CHARS] for t in corpus_strings())
+    assert len(cut) > 100
+    _same_ids(PieceTokenizer(tokenizer.tokenizer), cut)
+
+
+def corpus_strings() -> set[str]:
+    """Every string of the corpus's agent logs (a skip when the corpus is absent)."""
     logs = corpus_logs()
     if not logs:
         pytest.skip("the corpus is absent")
@@ -205,9 +212,7 @@ def test_the_same_ids_on_the_corpus_texts() -> None:
     for log in logs:
         for line in log.read_bytes().splitlines():
             _strings(orjson.loads(line), texts)
-    cut = sorted(t[:embed.TEXT_CHARS] for t in texts)
-    assert len(cut) > 100
-    _same_ids(PieceTokenizer(tokenizer.tokenizer), cut)
+    return texts
 
 
 def _strings(value: Any, into: set[str]) -> None:

@@ -9,6 +9,8 @@ that ranks by survivability instead of relevance can be caught (CA204).
   prompts in an agent product's session);
 - :mod:`.embed`: the two ways to embed: the wordllama model shipped inside its wheel
   (the ``[embed]`` extra, never the network), else a TF-IDF cosine in Polars;
+- :mod:`.columns`: the model's cosines computed on columns in the audit's own process
+  (each distinct piece of text embedded once; the same floats as the per-text loop);
 - :mod:`.rebuild`: per-item cosines and the per-round ``query_cosine_rebuilt``.
 """
 

@@ -8,7 +8,8 @@ They are opened from the installed package's own folder directly (the weights ma
 and converted row by row as texts use them: :class:`TokenTable`; the tokenizer with
 ``tokenizers``): wordllama's ``WordLlama.load`` is not called, because it looks for
 files in a cache and falls back to a download; nothing here can reach the network.
-Each distinct text is embedded once, :data:`BATCH` texts at a time.
+Each distinct text is embedded once, :data:`BATCH` texts at a time (in the audit's
+own process, on columns: :func:`cosine_column`, :mod:`~compaction_audit.cosine.columns`).
 :func:`start_loading` loads the model in a background thread while the log is read, or
 hands the work to the helper process the ``audit`` command started before its imports
 (:mod:`~compaction_audit.cosine.server`: the same code, the same numbers).
@@ -376,6 +377,26 @@ def cosines(texts: list[str], query: str, how: str | None = None) -> list[float 
     if how == MODEL_NAME:
         return _model_cosines(cut, query[:TEXT_CHARS])
     return lexical_cosines(cut, query[:TEXT_CHARS])
+
+
+def cosine_column(texts: pl.Series, query: str, how: str | None = None) -> pl.Series:
+    """:func:`cosines` of a column of distinct texts: a Float64 column in their order,
+    null where :func:`cosines` gives None.  With the model in this process (no helper
+    process), computed on columns (:mod:`~compaction_audit.cosine.columns`: the same
+    floats, without Python per text); else by :func:`cosines`."""
+    import polars as pl
+
+    how = how or method()
+    if how == MODEL_NAME and (_helper is None or not HELPER):
+        loaded = load_model()
+        if loaded is not None:
+            from compaction_audit.cosine import columns
+
+            if columns.applies(*loaded):
+                got = columns.cosines(texts, query, *loaded)
+                if got is not None:
+                    return got
+    return pl.Series("cosine", cosines(texts.to_list(), query, how), dtype=pl.Float64)
 
 
 def embed(texts: list[str]) -> Any:

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from itertools import chain
 from typing import Any
 
 VERIFIED_SHA256 = "93248f2a9ec36c7b35f700a033d5f36228aae48db61aee31007fa49062cdeb68"
@@ -103,19 +104,33 @@ class PieceTokenizer:
             done = self._whole([texts[i] for i in whole], add_special_tokens=False)
             for i, encoding in zip(whole, done, strict=True):
                 out[i] = encoding
-        known, tokenize = self._known, self._tokenize
         for i, text in enumerate(texts):
-            if out[i] is not None:
-                continue
-            ids: list[int] = []
-            for piece in PIECE.findall(normalized(text)):
-                got = known.get(piece)
-                if got is None:
-                    got = [token.id for token in tokenize(piece)]
-                    if len(piece) <= CACHE_CHARS:
-                        if len(known) >= CACHE_PIECES:
-                            known.clear()
-                        known[piece] = got
-                ids += got
-            out[i] = Ids(ids)
+            if out[i] is None:
+                out[i] = Ids(list(chain.from_iterable(
+                    self.piece_ids(PIECE.findall(normalized(text))))))
         return out
+
+    def piece_ids(self, found: Sequence[str]) -> list[list[int]]:
+        """The ids of each of ``found`` (pieces of normalized text, :data:`PIECE`): from
+        the memory, else from the BPE model, remembered when short (at most
+        :data:`CACHE_PIECES` of at most :data:`CACHE_CHARS` characters)."""
+        known, tokenize = self._known, self._tokenize
+        out: list[list[int]] = []
+        for piece in found:
+            got = known.get(piece)
+            if got is None:
+                got = [token.id for token in tokenize(piece)]
+                if len(piece) <= CACHE_CHARS:
+                    if len(known) >= CACHE_PIECES:
+                        known.clear()
+                    known[piece] = got
+            out.append(got)
+        return out
+
+    def whole_ids(self, texts: Sequence[str]) -> list[list[int]]:
+        """The ids of each of ``texts`` (raw: not normalized) by the whole-text
+        tokenizer, as :meth:`encode_batch_fast` encodes a text holding a special
+        token's string."""
+        if not texts:
+            return []
+        return [list(e.ids) for e in self._whole(list(texts), add_special_tokens=False)]

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import polars as pl
 
 from compaction_audit.cosine import embed
-from compaction_audit.cosine.embed import cosines, method
+from compaction_audit.cosine.embed import cosine_column, method
 from compaction_audit.cosine.query import TaskQuery, task_query
 from compaction_audit.model import Session
 from compaction_audit.reachability import interval_sum
@@ -69,8 +69,8 @@ def rebuild(session: Session) -> Rebuilt:
     # Polars work first: it runs while a model still loading in the background finishes
     distinct = _distinct(texted)
     how = method()
-    table = pl.DataFrame({"text": distinct, "cosine": cosines(distinct, query.text, how)},
-                         schema={"text": pl.String, "cosine": pl.Float64})
+    table = pl.DataFrame({"text": distinct,
+                          "cosine": cosine_column(distinct, query.text, how)})
     items = (texted.select("id", "text").join(table, on="text", how="left")
              .filter(pl.col("cosine").is_not_null()).select("id", "cosine"))
     members = session.membership.join(items, on="id")
@@ -89,8 +89,8 @@ def _texted(session: Session) -> pl.DataFrame:
         pl.col("text").is_not_null() & (pl.col("text").str.strip_chars() != ""))
 
 
-def _distinct(texted: pl.DataFrame) -> list[str]:
-    return texted.select("text").unique(maintain_order=True)["text"].to_list()
+def _distinct(texted: pl.DataFrame) -> pl.Series:
+    return texted.select("text").unique(maintain_order=True)["text"]
 
 
 def prefetch(session: Session) -> bool:
@@ -105,7 +105,7 @@ def prefetch(session: Session) -> bool:
     if query.text is None:
         return False
     texted = _texted(session)
-    return texted.height > 0 and embed.prefetch(_distinct(texted), query.text)
+    return texted.height > 0 and embed.prefetch(_distinct(texted).to_list(), query.text)
 
 
 def _cosine_sums(members: pl.DataFrame, n: int) -> pl.DataFrame:
