@@ -57,8 +57,10 @@ def wanted(path: str) -> bool:
     return addrspace.address_space_limit() is not None
 
 
-_FD_PATH = re.compile(r"/(?:dev|proc/self)/fd/(\d+)")
-"""A path naming one of this process's descriptors by number."""
+_FD_PATH = re.compile(r"/(?:dev|proc/(?:self|thread-self|(?P<pid>\d+)(?:/task/\d+)?))"
+                      r"/fd/(?P<fd>\d+)")
+"""A name of a process's descriptor by number: ``/dev/fd/N``, ``/proc/self/fd/N``,
+``/proc/thread-self/fd/N``, ``/proc/PID/fd/N``, ``/proc/PID/task/TID/fd/N``."""
 
 
 class _Fd:
@@ -79,13 +81,20 @@ def _fd_number(dup: Any) -> int:
 
 
 def _inherited(path: str) -> tuple[_Fd | None, _Fd | None]:
-    """This process's standard input (a duplicate) and, for a ``/dev/fd/N`` path,
-    descriptor N, to hand to the child that audits ``path``; None where there is none."""
+    """This process's standard input (a duplicate) and, for a path that is or links to
+    ``/dev/fd/N`` (``/proc/self/fd/N``, ``/proc/thread-self/fd/N``), descriptor N, to
+    hand to the child that audits ``path``; None where there is none."""
     stdin = None
     with contextlib.suppress(OSError, ValueError):
         stdin = _Fd(os.dup(0))
-    named = _FD_PATH.fullmatch(path)
-    fd = int(named.group(1)) if named else -1
+    from compaction_audit.io.lines import special_name
+
+    fd = -1
+    for name in (path, special_name(path) or ""):  # a link to /dev/fd/5, or to
+        named = _FD_PATH.fullmatch(name)  # /proc/thread-self/fd/5: its descriptor too
+        if named and named.group("pid") in (None, str(os.getpid())):  # (adv23 F2)
+            fd = int(named.group("fd"))
+            break
     return stdin, (_Fd(fd) if fd > 2 and _is_open(fd) else None)
 
 

@@ -89,7 +89,11 @@ def test_standard_input_and_dev_fd_paths_are_read_by_the_child(tmp_path: Path) -
     with open(a, "rb") as fh:
         by_number = f"/dev/fd/{fh.fileno()}"
         named = isolated.audit_in_child(by_number, *args)
-    for got, path in ((piped, "-"), (named, by_number)):
+    link = tmp_path / "link.jsonl"  # adv23 F2: a link to /proc/thread-self/fd/N
+    with open(a, "rb") as fh:
+        link.symlink_to(f"/proc/thread-self/fd/{fh.fileno()}")
+        linked = isolated.audit_in_child(str(link), *args)
+    for got, path in ((piped, "-"), (named, by_number), (linked, str(link))):
         assert not isinstance(got, LogError), got
         assert got.path == path
         assert [(f.code, f.round) for f in got.findings] == [

@@ -86,23 +86,29 @@ DEFAULT_LIMITS = Limits()
 _SPECIAL = ("/dev/", "/proc/")
 
 
-def _names_special(path: str) -> bool:
-    """True when ``path``, or a link on the way from it to a file, is under ``/dev`` or
-    ``/proc``: each step is checked with its directory resolved, before the link is
-    followed (the target of ``/proc/self/fd/0`` is the file standard input is, not a
-    name under ``/proc``).  At most 40 links, as the kernel."""
+def special_name(path: str) -> str | None:
+    """The first name under ``/dev`` or ``/proc`` that ``path`` is, or that a link on
+    the way from it to a file names (normalized, its directory resolved), else None:
+    each step is checked before the link is followed (the target of
+    ``/proc/self/fd/0`` is the file standard input is, not a name under ``/proc``).
+    At most 40 links, as the kernel."""
     try:
         at = os.path.abspath(path)
         for _ in range(40):
             at = os.path.join(os.path.realpath(os.path.dirname(at)), os.path.basename(at))
             if at.startswith(_SPECIAL):
-                return True
+                return at
             if not os.path.islink(at):
-                return False
+                return None
             at = os.path.join(os.path.dirname(at), os.readlink(at))
     except (OSError, ValueError):
         pass
-    return False
+    return None
+
+
+def _names_special(path: str) -> bool:
+    """True when :func:`special_name` finds a name under ``/dev`` or ``/proc``."""
+    return special_name(path) is not None
 
 
 def reads_once(path: str) -> bool:
