@@ -54,5 +54,6 @@ def test_the_run_that_failed_on_a_label_file_passes_with_exclude(tree: Path) -> 
     passed = run("audit", "runs", "-q", "--jobs", "1", "--exclude", "labels")
     assert passed.exit_code == 0, passed.output
     assert "exit 0: 2 trace(s)" in passed.output
+    assert passed.stderr == "compaction-audit: 1 trace(s) left out by --exclude\n"  # adv23
     made = run("baseline", "create", "runs", "-o", "b.json", "--exclude", "labels")
     assert made.exit_code == 0 and "in 2 trace(s)" in made.stderr

@@ -148,13 +148,16 @@ def require_rules(eff: Effective) -> None:
 def found_traces(paths: list[str], exclude: list[str] | None = None) -> Discovery:
     """:func:`~compaction_audit.discover.find_traces` (``exclude``: the ``--exclude``
     patterns), with one stderr line per non-regular file it skipped and per link to a
-    directory it did not follow (:func:`say_some`: at most 20 each, then a count).
+    directory it did not follow (:func:`say_some`: at most 20 each, then a count), and
+    the count of traces ``--exclude`` left out.
     Raises :class:`UsageError` as it does."""
     from compaction_audit.discover import find_traces
 
     found = find_traces(paths, exclude or ())
     say_some(found.skipped, "non-regular files skipped")
     say_some(found.links, "links to directories not followed")
+    if found.excluded:  # chosen once in CI, matched against names the checkout brings
+        say(f"{found.excluded:,} trace(s) left out by --exclude")  # (adv23 F3)
     return found
 
 
