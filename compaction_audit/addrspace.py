@@ -198,7 +198,26 @@ def needed(size: int, fmt: str = "native") -> int:
     return base_bytes() + _per_byte(fmt) * size
 
 
+DOCUMENT = "a JSON document"
+"""What :func:`check` is told of a file whose format is known only once the whole JSON
+document is decoded (Cline, opencode exports, Gemini CLI recordings): the least figure
+of those formats, checked before the decoding (adv23 F5: a 63 MB Cline messages file
+was decoded by the format detection in the command's own process, where orjson
+faulted, exit 139, no line)."""
+
+
+ANY_FORMAT = "before its format is known"
+"""What :func:`check` is told of a file whose format is not detected yet: the least
+figure of every format (its first line, which detection decodes, may be the whole
+file: a one-line 63 MB Cline document faulted in the command's own process, adv23
+F5).  A trace refused by it is refused by its own format's figure too."""
+
+
 def _per_byte(fmt: str) -> int:
+    if fmt == ANY_FORMAT:
+        return min(FORMAT_BYTES_PER_INPUT_BYTE.values())
+    if fmt == DOCUMENT:
+        return min(FORMAT_BYTES_PER_INPUT_BYTE[f] for f in ("cline", "opencode", "gemini-cli"))
     return FORMAT_BYTES_PER_INPUT_BYTE.get(fmt, max(FORMAT_BYTES_PER_INPUT_BYTE.values()))
 
 

@@ -44,6 +44,10 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
+OUT_OF_MEMORY_EXIT = 71
+"""The exit status of a child whose work ran out of memory in Python (a MemoryError,
+or pyo3's panic after one: :func:`addrspace.ran_out`)."""
+
 _RUST_ALLOC = b"memory allocation of "
 """How the line the Rust runtime prints before it aborts on a failed allocation starts."""
 MAX_CHILD_STDERR = 64 * 1024
@@ -121,7 +125,13 @@ def _child(send: Connection, err: int, parent: int, stdin: int | None,
         os.dup2(stdin, 0)
         os.close(stdin)
         sys.stdin = open(0, closefd=False)  # noqa: SIM115 - the process's own, kept open
-    send.send(work(*args))
+    try:
+        result = work(*args)
+    except BaseException as exc:
+        if addrspace.ran_out(exc):  # rendering: no handler of its own (adv23 F7)
+            os._exit(OUT_OF_MEMORY_EXIT)
+        raise
+    send.send(result)
     send.close()
 
 
@@ -241,8 +251,8 @@ def _ran_out(code: int | None, err: bytes) -> bool:
     """Whether a child that ended with status ``code``, having written ``err``, ran
     out of memory: it aborted, was killed or faulted, or Rust said so."""
     rust_abort = any(line.startswith(_RUST_ALLOC) for line in err.splitlines())
-    return code in (-signal.SIGABRT, -signal.SIGKILL, -signal.SIGSEGV, 134, 137, 139) \
-        or rust_abort
+    return code in (-signal.SIGABRT, -signal.SIGKILL, -signal.SIGSEGV, 134, 137, 139,
+                    OUT_OF_MEMORY_EXIT) or rust_abort
 
 
 def _died(path: str, code: int | None, err: bytes) -> LogError:

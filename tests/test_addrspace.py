@@ -547,3 +547,26 @@ def test_convert_under_a_limit_polars_cannot_load_in_says_nothing_raw(tmp_path: 
     assert done.returncode == 0, done.stderr
     assert done.stderr.decode().startswith("compaction-audit: converted ")
     assert b"Polars binary" not in done.stderr
+
+
+def test_a_trace_is_checked_before_its_format_is_decoded(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """adv23 F5: detection decodes a whole JSON document (a one-line one is its first
+    line) in the command's own process, where orjson faulted on a 63 MB Cline file
+    (exit 139, no line); it is checked first, with the least figure of any format, and
+    a document again with the least of the document formats (120 bytes per byte)."""
+    from compaction_audit.io.detect import detect_format
+
+    doc = tmp_path / "s.messages.json"
+    doc.write_text('{\n  "messages": []\n}\n' + " " * 100_000)
+    size = doc.stat().st_size
+    base = addrspace.base_bytes()
+    monkeypatch.setattr(addrspace, "address_space_limit", lambda: base + 36 * size - 1)
+    with pytest.raises(LogError, match="36 bytes per trace byte, before its format is known"):
+        detect_format(str(doc))
+    monkeypatch.setattr(addrspace, "address_space_limit", lambda: base + 120 * size - 1)
+    with pytest.raises(LogError, match="120 bytes per trace byte, a JSON document"):
+        detect_format(str(doc))
+    monkeypatch.setattr(addrspace, "address_space_limit", lambda: base + 120 * size)
+    with pytest.raises(LogError, match="unrecognized log format"):  # decoded: not a log
+        detect_format(str(doc))

@@ -154,5 +154,7 @@ def test_a_report_is_rendered_in_a_child_under_a_limit(
     assert isolated.render_in_child(render, report, opts) == here
     with pytest.raises(MemoryError):
         isolated.render_in_child(os.abort)  # SIGABRT: what an allocation failure ends in
+    with pytest.raises(MemoryError):  # adv23 F7: a MemoryError raised in the child was
+        isolated.render_in_child(bytearray, 1 << 62)  # "internal error: RuntimeError"
     with pytest.raises(RuntimeError, match=r"ended without it \(exit status 3\)"):
         isolated.render_in_child(os._exit, 3)

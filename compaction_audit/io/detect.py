@@ -198,6 +198,9 @@ def detect_format(path: str, limits: Limits = DEFAULT_LIMITS) -> Format:
     JSON line, if any, else the first line) or when the file cannot be read.  An
     empty file is ``native``.
     """
+    from compaction_audit import addrspace
+
+    addrspace.check(path, addrspace.ANY_FORMAT)  # under a limit: its first line may be all
     lines = iter_lines(path, limits)
     try:
         head = list(islice(lines, SNIFF_LINES))
@@ -214,6 +217,9 @@ def peek_format(path: str, limits: Limits = DEFAULT_LIMITS, errors: list[LogErro
     to ``ADAPTERS[fmt](path, lines)``.  Works for ``-`` (standard input).  ``limits``
     and ``errors`` as for :func:`~compaction_audit.io.lines.iter_lines`.
     """
+    from compaction_audit import addrspace
+
+    addrspace.check(path, addrspace.ANY_FORMAT)  # as detect_format
     lines = iter_lines(path, limits, errors)
     try:
         head = list(islice(lines, SNIFF_LINES))
@@ -238,6 +244,9 @@ def _sniff_document(path: str, head: list[tuple[int, bytes]],
         return "opencode"
     if head[0][1].lstrip()[:1] not in (b"{", b"["):
         return None
+    from compaction_audit import addrspace
+
+    addrspace.check(path, addrspace.DOCUMENT)  # under a limit, before decoding it whole
     if rest is not None:
         head.extend(rest)
     try:
