@@ -36,3 +36,12 @@ def test_a_selection_with_a_rule_that_judges_is_a_plain_verdict(select: str) -> 
 
 def test_the_default_selection_judges(tmp_path: Path) -> None:
     assert "could judge" not in run("audit", TRACE, "-q").output
+
+
+def test_sarif_says_it_too() -> None:
+    """adv23 F6: SARIF was the one format with no word of it."""
+    doc = json.loads(run("audit", TRACE, "-f", "sarif", "--select", "CA204").output)
+    notes = doc["runs"][0]["invocations"][0]["toolExecutionNotifications"]
+    assert [n["message"]["text"] for n in notes] == ["no selected rule could judge this trace"]
+    plain = json.loads(run("audit", TRACE, "-f", "sarif", "--select", "CA301").output)
+    assert plain["runs"][0]["invocations"][0]["toolExecutionNotifications"] == []

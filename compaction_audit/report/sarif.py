@@ -146,6 +146,10 @@ def render_sarif(report: Report, opts: RenderOptions) -> bytes:
                        "locations": [location(line_path(s.path, line_file), line)]}
                       for s in report.sessions  # never a pass in disguise (docs/ci.md)
                       for message, line_file, line in s.unchecked()]
+    notifications += [{"level": "note",  # adv23 F6: the one format that said nothing
+                       "message": {"text": "no selected rule could judge this trace"},
+                       "locations": [location(s.path, 0)]}
+                      for s in report.sessions if s.judged_nothing()]
     notifications += omitted_all  # episodes beyond EPISODES_PER_RULE, counted
     run = {
         "tool": {"driver": {"name": "compaction-audit", "version": __version__,
