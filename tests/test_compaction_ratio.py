@@ -46,8 +46,8 @@ def test_a_summary_longer_than_what_it_folded(write_log: LogWriter) -> None:
 def test_an_opaque_summary_has_no_ratio(write_log: LogWriter) -> None:
     c = view(write_log, folded(8, opaque=True))
     assert c["compression_ratio"] is None and c["folded_tokens"] == 120
-    assert compaction_sizes(c) == ("context 12,000 -> 2,500 tokens; summary 8 tokens "
-                                   "(opaque), ratio unknown")
+    assert compaction_sizes(c) == ("context 12,000 -> 2,500 tokens; summary about 8 tokens, "
+                                   "an estimate (opaque), ratio unknown")
 
 
 def test_unknown_sizes_are_said(write_log: LogWriter) -> None:
