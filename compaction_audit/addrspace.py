@@ -47,9 +47,14 @@ def base_bytes() -> int:
     """:data:`BASE_BYTES` plus :data:`THREAD_BYTES` for each thread of Polars' pool
     (``polars.thread_pool_size()``: the cores this process may use, or
     ``POLARS_MAX_THREADS``; 640 MiB on 2 cores)."""
-    import polars
+    try:
+        import polars
 
-    return BASE_BYTES + THREAD_BYTES * polars.thread_pool_size()
+        threads = polars.thread_pool_size()
+    except Exception:  # Polars' binary could not load under the limit (adv23): its
+        env = os.environ.get("POLARS_MAX_THREADS", "")  # count, as it makes it
+        threads = int(env) if env.isdigit() and int(env) > 0 else (os.cpu_count() or 1)
+    return BASE_BYTES + THREAD_BYTES * threads
 
 BYTES_PER_INPUT_BYTE = 36
 """Address space per byte of a ``compaction-audit/1`` trace beyond :func:`base_bytes`,
@@ -206,16 +211,21 @@ was decoded by the format detection in the command's own process, where orjson
 faulted, exit 139, no line)."""
 
 
-ANY_FORMAT = "before its format is known"
-"""What :func:`check` is told of a file whose format is not detected yet: the least
-figure of every format (its first line, which detection decodes, may be the whole
-file: a one-line 63 MB Cline document faulted in the command's own process, adv23
-F5).  A trace refused by it is refused by its own format's figure too."""
+ANY_FORMAT = "decoding before its format is known"
+"""What :func:`check_bytes` is told of the lines format detection decodes (the first
+line may be the whole file: a one-line 63 MB Cline document faulted in the command's
+own process, adv23 F5): :data:`DECODE_BYTES_PER_BYTE` per byte.  A trace refused by it
+is refused by its own format's figure too."""
+
+DECODE_BYTES_PER_BYTE = 8
+"""Address space per byte of JSON that ``orjson.loads`` decodes, at most: the line
+(1), orjson's parse buffer (1), a decoded string of 4-byte characters (4) and the
+objects around it."""
 
 
 def _per_byte(fmt: str) -> int:
     if fmt == ANY_FORMAT:
-        return min(FORMAT_BYTES_PER_INPUT_BYTE.values())
+        return DECODE_BYTES_PER_BYTE
     if fmt == DOCUMENT:
         return min(FORMAT_BYTES_PER_INPUT_BYTE[f] for f in ("cline", "opencode", "gemini-cli"))
     return FORMAT_BYTES_PER_INPUT_BYTE.get(fmt, max(FORMAT_BYTES_PER_INPUT_BYTE.values()))
@@ -236,6 +246,18 @@ def check(path: str, fmt: str = "native", also: tuple[str, ...] = ()) -> None:
         beside = " and the file read with it" if also else ""
         raise _over(path, need, limit, f"{_mib(size)} trace{beside}: "
                     f"{_mib(base_bytes())} + {_per_byte(fmt)} bytes per trace byte, {fmt}")
+
+
+def check_bytes(path: str, size: int, fmt: str) -> None:
+    """:func:`check` for ``size`` bytes of ``path`` about to be decoded (the lines format
+    detection reads), rather than its size on disk; also for standard input."""
+    limit = address_space_limit()
+    if limit is None:
+        return
+    need = needed(size, fmt)
+    if need > limit:
+        raise _over(path, need, limit, f"{_mib(size)} to decode: {_mib(base_bytes())} + "
+                    f"{_per_byte(fmt)} bytes per byte, {fmt}")
 
 
 def _limit_and_size(path: str) -> tuple[int | None, int | None]:

@@ -34,7 +34,7 @@ def companion_files(path: str, source: str | None = None) -> list[str]:
         from compaction_audit.io.detect import detect_format
 
         try:
-            source = detect_format(path)
+            source = detect_format(path, checked=True)
         except (LogError, OSError, ValueError):
             return []
     module = COMPANIONS.get(source)

@@ -46,7 +46,8 @@ def load_session(path: str, lenient: bool = False, source: str | None = None,
     fmt: Format
     read_errors: list[LogError] = []
     try:
-        detected, lines = peek_format(path, limits, read_errors if lenient else None)
+        detected, lines = peek_format(path, limits, read_errors if lenient else None,
+                                      checked=True)
     except LogError:
         if not lenient or reads_once(path):
             raise
