@@ -290,17 +290,13 @@ def _over(path: str, need: int, limit: int, how: str) -> LogError:
 def out_of_memory(path: str) -> LogError:
     """The one-line error for a ``MemoryError`` raised while auditing ``path``."""
     return LogError(path, 0, f"out of memory: auditing this trace needs more than "
-                             f"{_available()}")
+                             f"{limit_phrase()}")
 
 
 def out_of_memory_line() -> str:
     """The one line (without the program's name) of a command that ran out of memory
     outside the reading and audit of a trace (rendering a report)."""
-    return f"out of memory: this command needs more than {_available()}"
-
-
-def _available() -> str:
-    return limit_phrase()
+    return f"out of memory: this command needs more than {limit_phrase()}"
 
 
 NULL_OBJECT_PANIC = "PyObject pointer is null"

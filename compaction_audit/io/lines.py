@@ -106,11 +106,6 @@ def special_name(path: str) -> str | None:
     return None
 
 
-def _names_special(path: str) -> bool:
-    """True when :func:`special_name` finds a name under ``/dev`` or ``/proc``."""
-    return special_name(path) is not None
-
-
 def reads_once(path: str) -> bool:
     """True when ``path`` can be read only once, from where it was given, so a reader
     must read it a single time and in this process: ``-`` (standard input), a path
@@ -121,7 +116,7 @@ def reads_once(path: str) -> bool:
     parallel reader's helpers, opening it again, read their own standard input;
     adv22b F1).  A path that does not exist is False (its open fails with the OS's
     reason)."""
-    if path == "-" or _names_special(path):
+    if path == "-" or special_name(path) is not None:
         return True
     try:
         return not stat.S_ISREG(os.stat(path).st_mode)
