@@ -23,6 +23,7 @@ from compaction_audit.recall.textwork import TextJobs
 from compaction_audit.rehydrate import suggestions
 from compaction_audit.report.model import NotEvaluated, SessionReport
 from compaction_audit.rules import RULES, Context, Finding, Rule, Severity
+from compaction_audit.rules.applies import not_applicable
 from compaction_audit.rules.recall import fold_facts, ranked_of, recall_of
 from compaction_audit.series import build_series
 from compaction_audit.settings import Settings
@@ -41,9 +42,12 @@ def select_rules(codes: Iterable[str] | None = None) -> list[Rule]:
 
 def run_rules(ctx: Context, rules: list[Rule],
               severity: dict[str, Severity] | None = None, keep_caches: bool = False
-              ) -> tuple[list[Finding], list[NotEvaluated]]:
-    """Evaluate ``rules``; returns findings (by round, then code) and skipped rounds
-    (in the order of ``rules``).
+              ) -> tuple[list[Finding], list[NotEvaluated], dict[str, str]]:
+    """Evaluate ``rules``; returns findings (by round, then code), skipped rounds (in
+    the order of ``rules``) and the rules that judged no round, code -> reason.
+
+    A rule whose kind of input the trace lacks (:func:`~compaction_audit.rules.applies.
+    not_applicable`) is not evaluated: one note covers every round.
 
     ``severity`` overrides a rule's default severity by rule name.  Rules that read the
     recall analysis (``Rule.reads_recall``) are evaluated last: its text work runs in a
@@ -58,13 +62,24 @@ def run_rules(ctx: Context, rules: list[Rule],
                                                     series.columns else []))
     findings: list[Finding] = []
     notes_of: list[list[NotEvaluated]] = [[] for _ in rules]
+    unjudged: dict[str, str] = {}
+    n = frame.height  # one row per round
     for at in sorted(range(len(rules)), key=lambda k: rules[k].reads_recall):
         rule = rules[at]
+        lacking = not_applicable(rule.judges, ctx.session)
+        if lacking is not None and n:
+            notes_of[at].append(NotEvaluated(rule.name, rule.code, lacking, n))
+            unjudged[rule.code] = lacking
+            continue
         outcome = rule.evaluate(ctx)
         if not keep_caches:
             forget_text_caches()  # the trace's texts, memoized by the rule's text work
         for reason, count in outcome.not_evaluated.items():
             notes_of[at].append(NotEvaluated(rule.name, rule.code, reason, count))
+        skipped = sum(outcome.not_evaluated.values())
+        if n and outcome.not_evaluated and (
+                outcome.judged == 0 if outcome.judged is not None else skipped >= n):
+            unjudged[rule.code] = max(outcome.not_evaluated.items(), key=lambda x: x[1])[0]
         if not outcome.fired.height:  # nothing fired: no join, no rows (issue 14, fleets)
             continue
         rows = outcome.fired.join(frame, on="ri", how="left").sort("ri")
@@ -90,7 +105,7 @@ def run_rules(ctx: Context, rules: list[Rule],
     if keep_caches:
         forget_text_caches()
     findings.sort(key=lambda f: (f.round, f.code))
-    return findings, [note for notes in notes_of for note in notes]
+    return findings, [note for notes in notes_of for note in notes], unjudged
 
 
 VALUES_LIST_CAP = 50
@@ -219,7 +234,7 @@ def audit_session(session: Session, settings: Settings | None = None,
             ctx = Context(session, series, settings, rebuilt=rebuilt,
                           cache={"typed_items": items, "text_jobs": jobs})
             chosen = rules if rules is not None else select_rules()
-            findings, notes = run_rules(ctx, chosen, severity, keeps_text_caches(
+            findings, notes, unjudged = run_rules(ctx, chosen, severity, keeps_text_caches(
                 int(session.items["text"].str.len_chars().sum() or 0)))
             recall, ranked = recall_of(ctx), ranked_of(ctx)
             return SessionReport(
@@ -241,6 +256,7 @@ def audit_session(session: Session, settings: Settings | None = None,
                 extra=recall_sections(recall, session, ranked, fold_facts(ctx)),
                 cosine=cosine_section(ctx, rebuilt, chosen),
                 rules_run=[r.code for r in chosen],
+                unjudged=unjudged,
             )
         finally:
             share_extraction(None)

@@ -86,7 +86,7 @@ def test_recall_readers_run_last_and_notes_and_findings_keep_the_rules_order() -
     frame = pl.DataFrame({"ri": [0], "round": [7], "line": [3]})
     ctx = SimpleNamespace(series=SimpleNamespace(frame=frame), session=None,
                           settings=None)
-    findings, notes = run_rules(ctx, rules)  # type: ignore[arg-type]
+    findings, notes, _ = run_rules(ctx, rules)  # type: ignore[arg-type]
     assert seen == ["CA101", "CA305", "CA301", "CA302"]
     assert [n.code for n in notes] == ["CA101", "CA301", "CA302", "CA305"]
     assert [(f.code, f.round, f.line, f.message) for f in findings] == [

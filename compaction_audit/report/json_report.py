@@ -14,7 +14,8 @@ session object::
      rounds and limits, and ``last_line_file`` beside ``last_line``)
      "findings_omitted": [{"code", "rule", "episodes", "findings", "first_round",
                            "last_round"}, ...],
-     "not_evaluated": [...], "skipped": [...], "dependent": [...],
+     "not_evaluated": [...], "unjudged": {"CA203": "not applicable: ..."},
+     "skipped": [...], "dependent": [...],
      "limits": [{"check", "cap", "unit", "at", "round", "line", "left", "left_unit",
                  "message"}, ...], "compactions": [...],
      "cosine": {...},
@@ -118,6 +119,7 @@ def session_dict(r: SessionReport, show_all: bool = False) -> dict[str, Any]:
         "findings": [episode_dict(run, show_all, files) for run in listed],
         "findings_omitted": omitted,
         "not_evaluated": [dataclasses.asdict(n) for n in r.not_evaluated],
+        "unjudged": r.unjudged_rules(),  # rules that judged no round: skipped, not passed
         "skipped": [error_dict(e) for e in r.skipped],
         "dependent": [error_dict(e) for e in r.dependent],
         "limits": [{**dataclasses.asdict(x),

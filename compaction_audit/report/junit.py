@@ -66,16 +66,11 @@ def _episodes_text(found: list[Finding], show_all: bool) -> str:
     return "\n".join(text)
 
 
-JUDGE_FOLDS = ("recall", "faithfulness")
-"""Rule families that judge what a fold lost or what its summary claims: skipped, not
-passed, in a trace none of whose compactions could be checked."""
-
-
 def _case(parent: ET.Element, s: SessionReport, code: str, name: str, fail_on: str,
           show_all: bool, unjudged: str | None = None) -> bool:
     """The test case of rule ``code`` in trace ``s``: a failure for its findings at or
-    above ``fail_on``, skipped when it judged nothing (a reason in its notes, or
-    ``unjudged``), else passed.  Returns whether it failed."""
+    above ``fail_on``, skipped when it judged nothing (``unjudged``, the reason:
+    :meth:`SessionReport.unjudged_rules`), else passed.  Returns whether it failed."""
     found = [f for f in s.findings if f.code == code]
     path = xml_text(s.path)
     case = ET.SubElement(parent, "testcase", classname=path, name=f"{code} {name}",
@@ -93,13 +88,8 @@ def _case(parent: ET.Element, s: SessionReport, code: str, name: str, fail_on: s
     rest = [f for f in found if f not in failing]
     if rest:
         ET.SubElement(case, "system-out").text = _episodes_text(rest, show_all)
-    if not found:  # a rule that judged no round is skipped, not passed
-        why = [n.reason for n in s.not_evaluated
-               if n.code == code and n.reason.startswith("not applicable")]
-        if unjudged:
-            why.insert(0, unjudged)
-        if why:
-            ET.SubElement(case, "skipped", message=xml_text(why[0]))
+    if not found and unjudged:  # a rule that judged no round is skipped, not passed
+        ET.SubElement(case, "skipped", message=xml_text(unjudged))
     return bool(failing)
 
 
@@ -112,10 +102,8 @@ def _session_suite(root: ET.Element, s: SessionReport, rules: list[Rule], fail_o
     cases = {r.code: r.name for r in rules}
     for f in s.findings:  # a finding of a rule not listed still gets its case
         cases.setdefault(f.code, f.rule)
-    judge = {r.code for r in rules if r.family in JUDGE_FOLDS} if s.none_checked() else set()
-    unjudged = "not applicable: no compaction of this trace could be checked"
-    failures = sum(_case(suite, s, code, name, fail_on, show_all,
-                         unjudged if code in judge else None)
+    unjudged = s.unjudged_rules()
+    failures = sum(_case(suite, s, code, name, fail_on, show_all, unjudged.get(code))
                    for code, name in cases.items())
     if s.skipped:  # --lenient: the records it skipped, as one errored case
         case = ET.SubElement(suite, "testcase", classname=xml_text(s.path),

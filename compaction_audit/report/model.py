@@ -21,11 +21,18 @@ from compaction_audit.errors import LogError
 from compaction_audit.limits import Limit
 from compaction_audit.model import SessionHeader
 from compaction_audit.report.safe import printable, unsurrogate
-from compaction_audit.rules.base import Finding, Severity
+from compaction_audit.rules.base import RULES, Finding, Severity
 from compaction_audit.settings import Settings
 
 UNCHECKED = {"opaque": "opaque summary", "redacted": "redacted summary"}
 """A compaction's ``not_checked_reason`` in words (an adapter's own reason as it is)."""
+
+JUDGE_FOLDS = ("recall", "faithfulness")
+"""Rule families that judge what a fold lost or what its summary claims: they judged
+nothing in a trace none of whose compactions could be checked."""
+
+NONE_CHECKED = "not applicable: no compaction of this trace could be checked"
+"""Why a rule of :data:`JUDGE_FOLDS` judged nothing in such a trace."""
 
 FAIL_ON = ("error", "warning", "info", "never")
 """Accepted ``--fail-on`` values: the lowest severity that fails, or never."""
@@ -74,17 +81,53 @@ class SessionReport:
     limits: list[Limit] = field(default_factory=list)
     rules_run: list[str] = field(default_factory=list)
     """Codes of the rules the audit ran (the selection)."""
+    unjudged: dict[str, str] = field(default_factory=dict)
+    """The rules of :attr:`rules_run` that judged no round, code -> why (the engine's
+    :func:`~compaction_audit.engine.run_rules`); see :meth:`unjudged_rules`."""
+
+    def unjudged_rules(self) -> dict[str, str]:
+        """Rules that judged nothing in this trace, code -> why, each without a
+        finding: :attr:`unjudged`, plus the rules that judge what a fold lost or
+        claims (families :data:`JUDGE_FOLDS`) when no compaction of the trace could be
+        checked (:meth:`none_checked`, ux5 F4).  JUnit skips their cases; when every
+        rule run is here the verdict says so (:meth:`judged_nothing`)."""
+        found = {f.code for f in self.findings}
+        out = {code: why for code, why in self.unjudged.items() if code not in found}
+        if self.none_checked():
+            for code in self.rules_run:
+                cls = RULES.get(code)
+                if cls is not None and cls.family in JUDGE_FOLDS and code not in found:
+                    out.setdefault(code, NONE_CHECKED)
+        return out
+
+    def rule_notes(self, salience_named: bool = False) -> list[str]:
+        """One line per rule and reason it could not judge rounds ("CA101
+        salience-inversion: not evaluated at 1 of 5 round(s): ..."), and one per
+        reason the trace is not applicable to rules, naming them all ("CA201
+        ungrounded-summary, CA305 unsupported-summary-claim: not applicable: no summary
+        in this trace").  ``salience_named`` leaves out the salience rules' "not
+        applicable" lines (a header that already says no salience is recorded)."""
+        lines: list[str] = []
+        grouped: dict[str, list[str]] = {}
+        for n in self.not_evaluated:
+            if not n.reason.startswith("not applicable"):
+                lines.append(f"{n.code} {n.rule}: not evaluated at {n.rounds} of "
+                             f"{self.n_rounds} round(s): {n.reason}")
+            elif not (salience_named and "salience" in n.reason):
+                if n.reason not in grouped:
+                    lines.append(n.reason)  # the place of the group's line
+                grouped.setdefault(n.reason, []).append(f"{n.code} {n.rule}")
+        return [f"{', '.join(grouped[x])}: {x}" if x in grouped else x for x in lines]
 
     def judged_nothing(self) -> bool:
-        """True when rules ran, none fired, and each judged no round of the trace (its
-        :attr:`not_evaluated` rounds cover them all): a selection such as ``select =
-        ["CA204"]`` on a log without salience passed as if checked (adv22a F2)."""
+        """True when rules ran, none fired, and each judged no round of the trace
+        (:meth:`unjudged_rules`): a selection such as ``select = ["CA204"]`` on a log
+        without salience (adv22a F2), or ``["CA203"]`` on a product's transcript, which
+        logs no aggregate (adv23 F4), passed as if checked."""
         if not self.rules_run or self.findings or not self.n_rounds:
             return False
-        unjudged: dict[str, int] = {}
-        for n in self.not_evaluated:
-            unjudged[n.code] = unjudged.get(n.code, 0) + n.rounds
-        return all(unjudged.get(code, 0) >= self.n_rounds for code in self.rules_run)
+        unjudged = self.unjudged_rules()
+        return all(code in unjudged for code in self.rules_run)
 
     def cosine_line(self) -> str:
         """One line for reports: the rebuilt cosine's method and query, and the series

@@ -462,14 +462,7 @@ def notes_section(r: SessionReport, show_all: bool = False) -> RenderableType | 
                                    for note in notes]
     if hidden_notes:
         lines.append(more_line(hidden_notes, "more reader notes"))
-    for n in r.not_evaluated:
-        if n.reason.startswith("not applicable"):
-            if not salience and "salience" in n.reason:
-                continue
-            lines.append(hang("", (f"{n.code} {n.rule}: {n.reason}", "dim")))
-            continue
-        lines.append(hang("", (f"{n.code} {n.rule}: not evaluated at {n.rounds} of "
-                               f"{r.n_rounds} round(s): {n.reason}", "dim")))
+    lines += [hang("", (line, "dim")) for line in r.rule_notes(salience_named=not salience)]
     for label, records in (("skipped ", r.skipped), ("dependent ", r.dependent)):
         shown, hidden = capped(records, show_all, 20)
         for e in shown:

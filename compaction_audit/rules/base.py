@@ -125,11 +125,14 @@ class Outcome:
 
     ``fired`` has at least ``ri``; other columns become the finding's values (and
     ``entity``/``message`` when present).  ``not_evaluated`` maps a reason to a count
-    of rounds.
+    of rounds.  ``judged`` is the number of rounds the rule judged, where the rule
+    counts it exactly (None: every round not in ``not_evaluated``; the reasons'
+    rounds may overlap, so their sum can exceed the rounds not judged).
     """
 
     fired: pl.DataFrame
     not_evaluated: dict[str, int] = field(default_factory=dict)
+    judged: int | None = None
 
 
 class Rule:
@@ -149,6 +152,10 @@ class Rule:
     """True for rules that read the recall analysis (``rules.recall.recall_of``): the
     engine evaluates them after the others, so that the text helper process has the
     longest time to do the analysis's text work (issue 14); it changes no result."""
+    judges: ClassVar[str] = "rounds"
+    """What the rule judges, one of :data:`compaction_audit.rules.applies.JUDGES`
+    (``rounds``, ``summaries``, ``folds``, ``logged``): a trace with none of it is not
+    applicable to the rule, a note and never a silent pass (issue 11, class 2)."""
 
     def cosine_used(self, ctx: Context) -> str | None:
         """The series this rule read its salience from (None: no salience read, or none

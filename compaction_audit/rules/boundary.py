@@ -90,12 +90,21 @@ class BoundaryRule(Rule):
         if checks:  # every check's count in one pass
             plans.append(lazy.select((~expr.fill_null(False)).sum().alias(str(k))
                                      for k, (_, expr) in enumerate(checks)))
+        if checks:  # the rounds every check lets through: the rounds judged
+            ok = pl.lit(True)
+            for _, expr in checks:
+                ok = ok & expr.fill_null(False)
+            plans.append(lazy.select(ok.sum().alias("judged")))
         fired, *counted = collect(*plans)
+        judged = frame.height
         if counted:
             for (reason, _), skipped in zip(checks, counted[0].row(0), strict=True):
                 if skipped:
                     notes[reason] = int(skipped)
-        return Outcome(fired, notes)
+            judged = int(counted[1].item())
+        if ctx.settings.sustain > frame.height:
+            judged = 0
+        return Outcome(fired, notes, judged)
 
 
 @register

@@ -57,6 +57,7 @@ class NegationFlipped(Rule):
     """
 
     code = "CA304"
+    judges = "folds"
     reads_recall = True
     name = "negation-flipped"
     severity = Severity.ERROR
@@ -117,6 +118,7 @@ class UnsupportedSummaryClaim(Rule):
     """
 
     code = "CA305"
+    judges = "summaries"
     name = "unsupported-summary-claim"
     severity = Severity.WARNING
     family = "faithfulness"
@@ -195,6 +197,7 @@ class StaleSummary(Rule):
     """
 
     code = "CA306"
+    judges = "summaries"
     name = "stale-summary"
     severity = Severity.WARNING
     family = "faithfulness"
@@ -244,6 +247,7 @@ class LostRuleViolated(Rule):
     """
 
     code = "CA307"
+    judges = "folds"
     reads_recall = True
     name = "lost-rule-violated"
     severity = Severity.ERROR

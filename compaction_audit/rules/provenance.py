@@ -48,6 +48,7 @@ class UngroundedSummary(Rule):
     """
 
     code = "CA201"
+    judges = "summaries"
     name = "ungrounded-summary"
     severity = Severity.ERROR
     family = "provenance"
@@ -157,6 +158,7 @@ class LoggedMismatch(Rule):
     """
 
     code = "CA203"
+    judges = "logged"
     name = "logged-mismatch"
     severity = Severity.WARNING
     family = "provenance"

@@ -300,6 +300,7 @@ class SilentDiscriminatingFold(Rule):
     """
 
     code = "CA301"
+    judges = "folds"
     reads_recall = True
     name = "silent-discriminating-fold"
     severity = Severity.ERROR
@@ -333,6 +334,7 @@ class TopicOnlyFold(Rule):
     """
 
     code = "CA302"
+    judges = "folds"
     reads_recall = True
     name = "topic-only-fold"
     severity = Severity.WARNING
@@ -397,6 +399,7 @@ class RecallFloor(Rule):
     """
 
     code = "CA303"
+    judges = "folds"
     reads_recall = True
     name = "recall-floor"
     severity = Severity.ERROR

@@ -92,9 +92,7 @@ def session_section(r: SessionReport, index: int) -> tuple[str, dict[str, Any]]:
         html.append(f"<h3>Recall debt</h3><p class=\"dim\">Discriminators stated so far that "
                     f"nothing in the context can recover (seed 002).</p>"
                     f'<div class="chart" id="{sid}-debt"></div>')
-    notes = [f"{n.code} {n.rule}: {n.reason}" if n.reason.startswith("not applicable")
-             else f"{n.code} {n.rule}: not evaluated at {n.rounds} of {r.n_rounds} round(s): "
-                  f"{n.reason}" for n in r.not_evaluated]
+    notes = r.rule_notes()
     said = reader_notes(r)
     notes += [f"note: {n}" for n in said[:data.MAX_ROWS]]
     notes += [f"limit: {x.message()}" for x in r.limits]
