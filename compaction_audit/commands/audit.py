@@ -351,7 +351,11 @@ def audit_command(
             text_early(paths)  # and the recall analysis's text helper, at low priority
         from compaction_audit import api  # noqa: F401 - loaded here, used by run_audit
         from compaction_audit.discover import names_one_file
-        from compaction_audit.outfile import refuse_same_file, refuse_same_stdout
+        from compaction_audit.outfile import (
+            refuse_same_file,
+            refuse_same_stderr,
+            refuse_same_stdout,
+        )
         from compaction_audit.report.formats import RenderOptions
 
     try:
@@ -373,6 +377,7 @@ def audit_command(
         inputs = input_files(traces.traces, baseline, eff.config_path)
         if output is not None:  # before the work, so a refused run costs nothing
             refuse_same_file(str(output), inputs)
+            refuse_same_stderr(inputs)
         else:
             refuse_same_stdout(inputs)
         report = run_audit(traces.traces, eff, lenient, jobs, traces.unreadable,

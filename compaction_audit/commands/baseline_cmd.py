@@ -65,7 +65,7 @@ def baseline_create(
     Exit 0 when written; 2 when a trace is unreadable, and nothing is written.
     """
     from compaction_audit import baseline as bl
-    from compaction_audit.outfile import refuse_same_file, refuse_same_stdout
+    from compaction_audit.outfile import refuse_same_file, refuse_same_stderr, refuse_same_stdout
 
     try:
         eff = effective_options(config, isolated, None, window, sustain, set_, select,
@@ -74,6 +74,7 @@ def baseline_create(
         inputs = input_files(traces.traces, eff.config_path)
         if str(output) != "-":
             refuse_same_file(str(output), inputs)
+            refuse_same_stderr(inputs)
         else:
             refuse_same_stdout(inputs)
         report = run_audit(traces.traces, eff, lenient, jobs, traces.unreadable)

@@ -62,10 +62,13 @@ def config_show(
     overrides), its value and its source: default, the config file, or the command line
     (the same options as 'audit' may be given to preview their effect)."""
     from compaction_audit.config import display_path
+    from compaction_audit.outfile import refuse_same_stdout
 
     try:
         eff = effective_options(config, isolated, fail_on, window, sustain, set_, select,
                                 ignore, extend_select, severity)
+        if eff.config_path is not None:  # 'config show >> pyproject.toml' (adv23)
+            refuse_same_stdout([str(eff.config_path)])
     except AuditError as exc:
         fail(str(exc))
     path = display_path(eff.config_path) if eff.config_path is not None else None

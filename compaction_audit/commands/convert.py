@@ -101,8 +101,9 @@ def convert(path: str, output: str, source: str | None = None,
                 shutil.copyfileobj(tmp, sys.stdout.buffer)
                 sys.stdout.buffer.flush()
         return done
-    from compaction_audit.outfile import output_target
+    from compaction_audit.outfile import output_target, refuse_same_stderr
 
+    refuse_same_stderr([path])  # a note or an error line appended onto the input
     with output_target(output, [path]) as target:
         return _convert(path, target, output, source, notes)
 

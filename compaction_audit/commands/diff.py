@@ -73,7 +73,11 @@ def diff_command(
     with loading():  # the auditor (compaction_audit.startup)
         from compaction_audit.api import audit_or_isolated, audited
         from compaction_audit.diff import diff_reports, gate
-        from compaction_audit.outfile import refuse_same_file, refuse_same_stdout
+        from compaction_audit.outfile import (
+            refuse_same_file,
+            refuse_same_stderr,
+            refuse_same_stdout,
+        )
 
     try:
         if baseline == "-" and candidate == "-":
@@ -87,6 +91,7 @@ def diff_command(
         inputs = [baseline, candidate, *([str(eff.config_path)] if eff.config_path else [])]
         if output is not None:
             refuse_same_file(str(output), inputs)
+            refuse_same_stderr(inputs)
         else:
             refuse_same_stdout(inputs)
         base, cand = (audited(audit_or_isolated(path, eff.settings, lenient, eff.rules,

@@ -1,0 +1,92 @@
+"""Standard error that is a file the command reads is refused, before anything is
+written onto it (adv23, left open: ``audit t.jsonl 2>> t.jsonl`` appended an error
+line or a note to the trace, and ``config show >> pyproject.toml`` the table of options
+to the configuration).  The refusal is the one line the run prints, on standard
+output, exit 2."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.logs import ROOT, SAMPLES
+
+TIMEOUT = 120
+CONFIG = b"[tool.compaction-audit]\nwindow = 2\n"
+
+
+def run_into(target: Path, args: list[str], cwd: Path, fd: int = 2
+             ) -> subprocess.CompletedProcess[bytes]:
+    """Run the command with standard error (``fd`` 2) or output (1) appended onto
+    ``target``, with the repository on the path."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    with target.open("ab") as sink:
+        streams = ({"stderr": sink, "stdout": subprocess.PIPE} if fd == 2
+                   else {"stdout": sink, "stderr": subprocess.PIPE})
+        return subprocess.run([sys.executable, "-m", "compaction_audit", *args], cwd=cwd,
+                              env=env, timeout=TIMEOUT, check=False, **streams)
+
+
+@pytest.fixture
+def folder(tmp_path: Path) -> Path:
+    shutil.copy(SAMPLES / "handwritten.jsonl", tmp_path / "t.jsonl")
+    (tmp_path / "pyproject.toml").write_bytes(CONFIG)
+    return tmp_path
+
+
+@pytest.mark.parametrize("args", [
+    ["audit", "t.jsonl"], ["audit", "t.jsonl", "--select", "CA999"],
+    ["audit", "t.jsonl", "--no-such-option"], ["audit", "t.jsonl", "-o", "r.json"],
+    ["diff", "t.jsonl", "t.jsonl"], ["trace", "t.jsonl", "s1"],
+    ["convert", "t.jsonl", "-o", "c.jsonl"], ["baseline", "create", "t.jsonl", "-o", "b.json"],
+])
+def test_standard_error_onto_the_trace_is_refused(folder: Path, args: list[str]) -> None:
+    trace = folder / "t.jsonl"
+    before = trace.read_bytes()
+    done = run_into(trace, args, folder)
+    assert done.returncode == 2
+    assert done.stdout.decode() == (
+        "compaction-audit: standard error: is t.jsonl, which this command reads; "
+        "refusing to write onto it (redirect it elsewhere)\n")
+    assert trace.read_bytes() == before
+    assert not (folder / "r.json").exists() and not (folder / "c.jsonl").exists()
+
+
+def test_a_trace_found_in_a_folder_is_checked_too(folder: Path) -> None:
+    """The folder is named, not the trace: the audit's own check, once traces are
+    found, refuses it."""
+    (folder / "pyproject.toml").unlink()
+    trace = folder / "t.jsonl"
+    before = trace.read_bytes()
+    done = run_into(trace, ["audit", "."], folder)
+    assert done.returncode == 2
+    assert done.stdout.decode() == (
+        "compaction-audit: standard error: is the input t.jsonl; refusing to overwrite "
+        "it (redirect it elsewhere)\n")
+    assert trace.read_bytes() == before
+
+
+@pytest.mark.parametrize("fd", [1, 2])
+def test_config_show_onto_the_configuration_is_refused(folder: Path, fd: int) -> None:
+    config = folder / "pyproject.toml"
+    done = run_into(config, ["config", "show", *(["--select", "CA999"] if fd == 2 else [])],
+                    folder, fd)
+    assert done.returncode == 2
+    said = done.stdout if fd == 2 else done.stderr
+    assert said.decode().startswith(
+        f"compaction-audit: standard {'error' if fd == 2 else 'output'}: is ")
+    assert config.read_bytes() == CONFIG
+
+
+def test_standard_error_to_another_file_is_used(folder: Path) -> None:
+    errors = folder / "errors.txt"
+    done = run_into(errors, ["audit", "t.jsonl", "--select", "CA999"], folder)
+    assert done.returncode == 2 and done.stdout == b""
+    assert errors.read_text().startswith("compaction-audit: --select: 'CA999' matches no rule")
+    shown = run_into(folder / "config.txt", ["config", "show"], folder, fd=1)
+    assert shown.returncode == 0 and b"window" in (folder / "config.txt").read_bytes()
