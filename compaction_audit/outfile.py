@@ -42,17 +42,12 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 
 from compaction_audit.errors import UsageError
+from compaction_audit.streams import fd_stat, stderr_to_stdout
+from compaction_audit.streams import path_stat as _stat
 
 _PSEUDO = ("/dev/", "/proc/")
 """Paths under these are written through even when they resolve to a regular file
 (``/dev/stdout`` redirected to a file is the shell's file, opened by the shell)."""
-
-
-def _stat(path: str) -> os.stat_result | None:
-    try:
-        return os.stat(path)
-    except (OSError, ValueError):
-        return None
 
 
 def _stdin_stat() -> os.stat_result | None:
@@ -127,7 +122,7 @@ def refuse_same_stdout(inputs: Iterable[str]) -> None:
     :func:`refuse_same_stderr`.  Nothing when standard output is a terminal, pipe or
     device, or cannot be looked at."""
     inputs = list(inputs)
-    out = _fd_stat(1)
+    out = fd_stat(1)
     if out is not None:
         _refuse_input(out, "standard output", "redirect it elsewhere", inputs)
     refuse_same_stderr(inputs)
@@ -139,71 +134,14 @@ def refuse_same_stderr(inputs: Iterable[str]) -> None:
     or a note to the trace; adv23, left open).  Standard error is then first pointed
     at ``/dev/null`` and ``sys.stderr`` at standard output, so that the refusal
     reaches the user and nothing is written onto the input."""
-    err = _fd_stat(2)
+    err = fd_stat(2)
     if err is None:
         return
     try:
         _refuse_input(err, "standard error", "redirect it elsewhere", inputs)
     except UsageError:
-        _stderr_to_stdout()
+        stderr_to_stdout()
         raise
-
-
-def stderr_named(args: Iterable[str]) -> str | None:
-    """The first of the command-line ``args`` (``--opt=FILE`` read as ``FILE``), or
-    of the configuration files the search looks at (``compaction-audit.toml`` and
-    ``pyproject.toml`` in the working directory and above:
-    :func:`compaction_audit.config.search_config`), that is the regular file standard
-    error is; None when there is none.  When there is one, standard error is first
-    pointed at standard output as :func:`refuse_same_stderr` does.  The console script
-    checks it before any command runs: a usage error, or a configuration error, was
-    appended onto the trace or the config named with ``2>>`` (adv23, left open)."""
-    err = _fd_stat(2)
-    if err is None:
-        return None
-    same = (err.st_dev, err.st_ino)
-    names = [arg.split("=", 1)[1] if arg.startswith("--") and "=" in arg else arg
-             for arg in args]
-    try:
-        here = os.getcwd()
-    except OSError:  # a working directory removed: no configuration is found there
-        here = ""
-    for folder in (here, *_parents(here)) if here else ():  # where a config is looked for
-        names += [os.path.join(folder, n) for n in ("compaction-audit.toml", "pyproject.toml")]
-    for name in names:
-        st = _stat(name) if name and name != "-" else None
-        if st is not None and (st.st_dev, st.st_ino) == same:
-            _stderr_to_stdout()
-            return name
-    return None
-
-
-def _parents(path: str) -> Iterator[str]:
-    """The folders above ``path``, nearest first, up to the root."""
-    while (parent := os.path.dirname(path)) != path:
-        yield parent
-        path = parent
-
-
-def _fd_stat(fd: int) -> os.stat_result | None:
-    """The status of file descriptor ``fd`` when it is a regular file, else None
-    (a terminal, pipe or device, closed, or not to be looked at)."""
-    try:
-        st = os.fstat(fd)
-    except (OSError, ValueError):
-        return None
-    return st if stat.S_ISREG(st.st_mode) else None
-
-
-def _stderr_to_stdout() -> None:
-    """Point file descriptor 2 at ``/dev/null`` and ``sys.stderr`` at standard
-    output (see :func:`refuse_same_stdout`)."""
-    null = os.open(os.devnull, os.O_WRONLY)
-    try:
-        os.dup2(null, 2)
-    finally:
-        os.close(null)
-    sys.stderr = sys.stdout
 
 
 def writes_through(output: str) -> bool:

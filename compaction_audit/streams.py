@@ -1,0 +1,83 @@
+"""Standard output and standard error as files: what the console script checks
+before any command runs (kept small: it loads at every start, ``--version`` too).
+
+:func:`stderr_named` finds a standard error that is a file the command reads, so
+that nothing is appended onto it (issue 11, class 3; adv23, left open: ``audit
+t.jsonl 2>> t.jsonl`` appended an error line onto the trace).
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import sys
+from collections.abc import Iterable, Iterator
+
+CONFIG_NAMES = ("compaction-audit.toml", "pyproject.toml")
+"""The configuration files the search looks at in each folder
+(:func:`compaction_audit.config.search_config`)."""
+
+
+def stderr_named(args: Iterable[str]) -> str | None:
+    """The first of the command-line ``args`` (``--opt=FILE`` read as ``FILE``), or
+    of the configuration files the search looks at (``compaction-audit.toml`` and
+    ``pyproject.toml`` in the working directory and above:
+    :func:`compaction_audit.config.search_config`), that is the regular file standard
+    error is; None when there is none.  When there is one, standard error is first
+    pointed at standard output (:func:`stderr_to_stdout`).  The console script
+    checks it before any command runs: a usage error, or a configuration error, was
+    appended onto the trace or the config named with ``2>>`` (adv23, left open)."""
+    err = fd_stat(2)
+    if err is None:
+        return None
+    same = (err.st_dev, err.st_ino)
+    names = [arg.split("=", 1)[1] if arg.startswith("--") and "=" in arg else arg
+             for arg in args]
+    try:
+        here = os.getcwd()
+    except OSError:  # a working directory removed: no configuration is found there
+        here = ""
+    for folder in (here, *_parents(here)) if here else ():  # where a config is looked for
+        names += [os.path.join(folder, n) for n in CONFIG_NAMES]
+    for name in names:
+        st = path_stat(name) if name and name != "-" else None
+        if st is not None and (st.st_dev, st.st_ino) == same:
+            stderr_to_stdout()
+            return name
+    return None
+
+
+def _parents(path: str) -> Iterator[str]:
+    """The folders above ``path``, nearest first, up to the root."""
+    while (parent := os.path.dirname(path)) != path:
+        yield parent
+        path = parent
+
+
+def fd_stat(fd: int) -> os.stat_result | None:
+    """The status of file descriptor ``fd`` when it is a regular file, else None
+    (a terminal, pipe or device, closed, or not to be looked at)."""
+    try:
+        st = os.fstat(fd)
+    except (OSError, ValueError):
+        return None
+    return st if stat.S_ISREG(st.st_mode) else None
+
+
+def stderr_to_stdout() -> None:
+    """Point file descriptor 2 at ``/dev/null`` and ``sys.stderr`` at standard
+    output: the refusal (and nothing else) reaches the user, nothing the input."""
+    null = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(null, 2)
+    finally:
+        os.close(null)
+    sys.stderr = sys.stdout
+
+
+def path_stat(path: str) -> os.stat_result | None:
+    """``os.stat(path)`` (links followed), None when it cannot be looked at."""
+    try:
+        return os.stat(path)
+    except (OSError, ValueError):
+        return None
