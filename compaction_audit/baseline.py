@@ -16,15 +16,18 @@ more fact is new (ux5 F3: the fold's id alone hid a newly lost negation, exit 0)
 entry also records the trace's session id (``session``, when the log has one): a
 baseline of one session never hides the findings of another session written to the
 same path (adv22a F3: a job auditing ``logs/latest.jsonl``, a new session each run, had
-245 to 318 findings of unrelated sessions hidden).  An
-entry without ``facts`` (a baseline written before they were recorded) matches on the
-fingerprint alone.
+245 to 318 findings of unrelated sessions hidden).  An ``episode:K`` entry records the
+episode's first and last round (``rounds``): a finding of that key is the entry's only
+while its episode overlaps those rounds, so a new episode before a fixed one (which
+takes index 0 while the fixed one frees its index) is new, and the entry stale (adv22a
+F3, "related").  An entry without ``facts``, ``session`` or ``rounds`` (a baseline
+written before they were recorded) matches on the fingerprint alone.
 
 The file (JSON, sorted, one entry per fingerprint)::
 
     {"baseline_format": 1, "tool": "compaction-audit",
      "findings": [{"fingerprint", "trace", "code", "rule", "key", "facts"?,
-                   "session"?}, ...]}
+                   "session"?, "rounds"?: [first, last]}, ...]}
 """
 
 from __future__ import annotations
@@ -54,7 +57,9 @@ one fold share a digest with odds of about one in 10^19 per pair)."""
 class Entry:
     """One baselined finding (episode or entity) of one trace; ``facts``: the digests
     of what a fold finding lost (sorted, see the module docstring), None for any other
-    finding or an entry that did not record them.  Equality and order ignore it."""
+    finding or an entry that did not record them; ``session``: the trace's session id;
+    ``rounds``: an episode's first and last round numbers.  Equality and order ignore
+    those three."""
 
     trace: str
     code: str
@@ -63,12 +68,18 @@ class Entry:
     fingerprint: str
     facts: tuple[str, ...] | None = field(default=None, compare=False)
     session: str | None = field(default=None, compare=False)
+    rounds: tuple[int, int] | None = field(default=None, compare=False)
 
-    def holds(self, facts: tuple[str, ...] | None, session: str | None = None) -> bool:
+    def holds(self, facts: tuple[str, ...] | None, session: str | None = None,
+              rounds: tuple[int, int] | None = None) -> bool:
         """Whether a finding of this fingerprint, in a trace of ``session``, that lost
-        ``facts`` is this entry: the same session (when both are known) and each fact
-        among :attr:`facts` (always when either is None)."""
+        ``facts``, in an episode over ``rounds`` (first, last), is this entry: the same
+        session (when both are known), each fact among :attr:`facts` and the rounds
+        overlapping :attr:`rounds` (each always when either side is None)."""
         if self.session is not None and session is not None and self.session != session:
+            return False
+        if self.rounds is not None and rounds is not None and (
+                rounds[1] < self.rounds[0] or rounds[0] > self.rounds[1]):
             return False
         return self.facts is None or facts is None or set(facts) <= set(self.facts)
 
@@ -132,35 +143,47 @@ def session_entries(s: SessionReport) -> list[tuple[Finding, Entry]]:
     trace = trace_key(s.path)
     session = s.header.session_id if isinstance(s.header.session_id, str) else None
     by_fold = fold_lost_units(s)
+    keys = finding_keys(s.findings)
+    spans: dict[tuple[str, str], tuple[int, int]] = {}  # an episode's first, last round
+    for f, key in zip(s.findings, keys, strict=True):
+        if key.startswith("episode:"):
+            first, last = spans.get((f.code, key), (f.round, f.round))
+            spans[(f.code, key)] = (min(first, f.round), max(last, f.round))
     out = []
-    for f, key in zip(s.findings, finding_keys(s.findings), strict=True):
+    for f, key in zip(s.findings, keys, strict=True):
         units = lost_keys(f, by_fold)
         facts = tuple(sorted({_digest(u) for u in units})) if "children" in f.values \
             else None
         out.append((f, Entry(trace, f.code, key, f.rule, fingerprint(trace, f.code, key),
-                             facts, session)))
+                             facts, session, spans.get((f.code, key)))))
     return out
 
 
 def _merged(items: list[Entry]) -> list[Entry]:
     """``items`` with one entry per fingerprint (the first), sorted: the facts of
-    entries that share it are joined (None when one of them has none).  One pass with a
-    set per fingerprint: merging pairwise made 20,000 entries of one fingerprint in a
-    hostile baseline cost 77 s (adv23 F1)."""
+    entries that share it are joined, and their rounds spanned (None when one of them
+    has none).  One pass with a set per fingerprint: merging pairwise made 20,000
+    entries of one fingerprint in a hostile baseline cost 77 s (adv23 F1)."""
     first: dict[str, Entry] = {}
     facts: dict[str, set[str] | None] = {}
+    rounds: dict[str, tuple[int, int] | None] = {}
     for e in items:
         fp = e.fingerprint
         if fp not in first:
             first[fp] = e
             facts[fp] = None if e.facts is None else set(e.facts)
+            rounds[fp] = e.rounds
             continue
         have = facts[fp]
         if have is None or e.facts is None:
             facts[fp] = None
         else:
             have.update(e.facts)
-    return sorted(replace(e, facts=None if (f := facts[fp]) is None else tuple(sorted(f)))
+        span = rounds[fp]
+        rounds[fp] = (None if span is None or e.rounds is None else
+                      (min(span[0], e.rounds[0]), max(span[1], e.rounds[1])))
+    return sorted(replace(e, facts=None if (f := facts[fp]) is None else tuple(sorted(f)),
+                          rounds=rounds[fp])
                   for fp, e in first.items())
 
 
@@ -175,7 +198,8 @@ def dumps(items: list[Entry]) -> bytes:
            "findings": [{"fingerprint": e.fingerprint, "trace": e.trace, "code": e.code,
                          "rule": e.rule, "key": e.key,
                          **({} if e.facts is None else {"facts": list(e.facts)}),
-                         **({} if e.session is None else {"session": e.session})}
+                         **({} if e.session is None else {"session": e.session}),
+                         **({} if e.rounds is None else {"rounds": list(e.rounds)})}
                         for e in _merged(items)]}
     # traces and keys are shown escaped and bounded; matching uses the fingerprint
     return json_safe(orjson.dumps(clip_tree(doc), option=orjson.OPT_INDENT_2) + b"\n")
@@ -220,13 +244,20 @@ def load(path: Path) -> dict[str, Entry]:
                 raise UsageError(f"baseline {str(path)!r}: findings[{i}].session must be "
                                  "a string")
             entry = replace(entry, session=session)
+        rounds = item.get("rounds")
+        if rounds is not None:
+            if not (isinstance(rounds, list) and len(rounds) == 2
+                    and all(type(r) is int for r in rounds)):
+                raise UsageError(f"baseline {str(path)!r}: findings[{i}].rounds must be "
+                                 "[first, last], two whole numbers")
+            entry = replace(entry, rounds=(rounds[0], rounds[1]))
         read.append(entry)
     return {e.fingerprint: e for e in _merged(read)}
 
 
 def _shown(e: Entry) -> dict[str, str]:
-    """An entry as a report lists it: without its facts' digests and session."""
-    return {k: v for k, v in asdict(e).items() if k not in ("facts", "session")}
+    """An entry as a report lists it: without its facts' digests, session and rounds."""
+    return {k: v for k, v in asdict(e).items() if k not in ("facts", "session", "rounds")}
 
 
 def apply(report: Report, baseline: dict[str, Entry], source: str = "") -> Report:
@@ -235,7 +266,8 @@ def apply(report: Report, baseline: dict[str, Entry], source: str = "") -> Repor
     Each session gets ``extra["baseline"] = {"file", "suppressed": count, "stale":
     [entry dicts], "grown": [{"code", "rule", "key", "new_facts"}], "other_session"?:
     [ids]}``: stale entries
-    are those of this trace that no longer occur; grown ones, the fold findings of the
+    are those of this trace that no longer occur (an episode's entry too when no
+    episode of its key overlaps its rounds: that episode is new); grown ones, the fold findings of the
     baseline that now lose facts it does not hold (:meth:`Entry.holds`), with how many:
     those findings are kept, as new; ``other_session``, the sessions of entries that
     match a finding's fingerprint but were recorded for another session at this path
@@ -258,21 +290,23 @@ def apply(report: Report, baseline: dict[str, Entry], source: str = "") -> Repor
     for s in report.sessions:
         pairs = session_entries(s)
         kept, grown, other_session = [], [], set()
+        held: set[str] = set()  # fingerprints a finding of this run is (stale if not)
         for f, e in pairs:
             b = baseline.get(e.fingerprint)
-            if b is None or not b.holds(e.facts, e.session):
+            if b is None or not b.holds(e.facts, e.session, e.rounds):
                 kept.append(f)
             if b is None:
                 continue
+            if b.holds(None, None, e.rounds):  # another session's: said, not stale
+                held.add(e.fingerprint)
             if not b.holds(None, e.session):
                 other_session.add(str(b.session))
             elif not b.holds(e.facts, e.session):
                 grown.append({"code": e.code, "rule": e.rule, "key": e.key,
                               "new_facts": len(set(e.facts or ()) - set(b.facts or ()))})
-        seen = {e.fingerprint for _, e in pairs}
         shown = {trace_key(s.path), clip_tree(trace_key(s.path))}  # as dumps wrote it
         stale = sorted(e for name in shown for fp, e in by_trace.get(name, [])
-                       if fp not in seen)
+                       if fp not in held)
         info: dict[str, object] = {"file": source, "suppressed": len(pairs) - len(kept),
                                    "stale": [_shown(e) for e in stale], "grown": grown}
         if other_session:  # the baseline is of another session at this path

@@ -1,0 +1,89 @@
+"""An episode's baseline entry holds only the episode it recorded (adv22a F3,
+"related"): ``episode:K`` is an index, so a new episode before a fixed one took index
+0 and passed as baselined, with no stale entry.  An entry now records the episode's
+first and last round (``rounds``) and holds a finding of its key only while their
+episodes overlap.
+
+Each log: spans ``a`` and ``b`` at round 0, both retained until ``b`` leaves the
+retained list without being evicted at round ``drop``: one silent-drop (CA202, no
+entity) episode there.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.gate_app import run
+from tests.logs import dump, rnd
+
+
+def drop_log(path: Path, drop: int, rounds: int = 8) -> Path:
+    records: list[dict[str, Any]] = [rnd(0, spans=[{"id": "a", "tokens": 20},
+                                                   {"id": "b", "tokens": 20}])]
+    for t in range(1, rounds):
+        records.append(rnd(t, retained=[["a", 0.5]] + ([["b", 0.4]] if t < drop else [])))
+    return dump(records, path)
+
+
+@pytest.fixture
+def base(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(tmp_path)
+    drop_log(tmp_path / "t.jsonl", drop=5)
+    assert run("baseline", "create", "t.jsonl", "-o", "b.json").exit_code == 0
+    return tmp_path / "b.json"
+
+
+def audit_json(base: Path) -> dict[str, Any]:
+    out = run("audit", "t.jsonl", "--baseline", str(base), "-f", "json", "--fail-on",
+              "warning")
+    doc: dict[str, Any] = json.loads(out.stdout)
+    doc["exit"] = out.exit_code
+    return doc
+
+
+def test_the_entry_records_the_episode_rounds(base: Path) -> None:
+    [entry] = json.loads(base.read_text())["findings"]
+    assert (entry["code"], entry["key"], entry["rounds"]) == ("CA202", "episode:0", [5, 5])
+
+
+def test_the_same_episode_is_baselined(base: Path) -> None:
+    doc = audit_json(base)
+    assert (doc["exit"], doc["findings"], doc["baseline"]["stale"]) == (0, [], [])
+
+
+def test_a_new_earlier_episode_is_new_and_the_fixed_one_stale(base: Path) -> None:
+    drop_log(base.parent / "t.jsonl", drop=2)
+    doc = audit_json(base)
+    assert doc["exit"] == 1
+    assert [(f["code"], f["round"]) for f in doc["findings"]] == [("CA202", 2)]
+    assert [(e["code"], e["key"]) for e in doc["baseline"]["stale"]] == [("CA202", "episode:0")]
+
+
+@pytest.mark.parametrize("rounds", [[4, 5], [5, 9]])
+def test_an_overlapping_episode_is_the_same(base: Path, rounds: list[int]) -> None:
+    doc = json.loads(base.read_text())
+    doc["findings"][0]["rounds"] = rounds
+    base.write_text(json.dumps(doc))
+    assert audit_json(base)["findings"] == []
+
+
+def test_an_entry_without_rounds_matches_on_its_fingerprint(base: Path) -> None:
+    doc = json.loads(base.read_text())
+    del doc["findings"][0]["rounds"]
+    base.write_text(json.dumps(doc))
+    drop_log(base.parent / "t.jsonl", drop=2)
+    assert audit_json(base)["findings"] == []
+
+
+@pytest.mark.parametrize("rounds", [[5], "5-5", [5, "6"], [5.0, 6]])
+def test_bad_rounds_are_a_usage_error(base: Path, rounds: Any) -> None:
+    doc = json.loads(base.read_text())
+    doc["findings"][0]["rounds"] = rounds
+    base.write_text(json.dumps(doc))
+    out = run("audit", "t.jsonl", "--baseline", str(base))
+    assert out.exit_code == 2
+    assert "findings[0].rounds must be [first, last], two whole numbers" in out.output
