@@ -265,12 +265,12 @@ def apply(report: Report, baseline: dict[str, Entry], source: str = "") -> Repor
 
     Each session gets ``extra["baseline"] = {"file", "suppressed": count, "stale":
     [entry dicts], "grown": [{"code", "rule", "key", "new_facts"}], "other_session"?:
-    [ids]}``: stale entries
-    are those of this trace that no longer occur (an episode's entry too when no
-    episode of its key overlaps its rounds: that episode is new); grown ones, the fold findings of the
-    baseline that now lose facts it does not hold (:meth:`Entry.holds`), with how many:
-    those findings are kept, as new; ``other_session``, the sessions of entries that
-    match a finding's fingerprint but were recorded for another session at this path
+    [ids]}``: stale entries are those of this trace that no longer occur (an
+    episode's entry too when no episode of its key overlaps its rounds: that episode is
+    new); grown ones, the fold findings of the baseline that now lose facts it does not
+    hold (:meth:`Entry.holds`), with how many: those findings are kept, as new;
+    ``other_session``, the sessions of entries that match a finding's fingerprint but
+    were recorded for another session at this path
     (those findings are kept, as new).
     Entries of traces not in this run are neither used nor reported, except when a
     trace has no entry under its own path and entries of traces not in this run have

@@ -58,6 +58,7 @@ from compaction_audit.fleet.plan import (
     local_size,
     memory_needed,
 )
+from compaction_audit.fleet.ray_temp import new_root, remove_root
 from compaction_audit.fleet.worker import TraceAuditor
 from compaction_audit.io.lines import reads_once
 from compaction_audit.procs import available_cores
@@ -111,8 +112,9 @@ def connect(ray: Any, address: str | None) -> bool:
     quiet = {"logging_level": logging.ERROR, "log_to_driver": False}
     if address is None:
         os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+        _roots.append(new_root())  # its session folder, removed with the run
         kwargs = {"address": "local", "num_cpus": available_cores(),
-                  "include_dashboard": False, **quiet}
+                  "include_dashboard": False, "_temp_dir": _roots[-1], **quiet}
     else:
         kwargs = {"address": address, **quiet}
     try:
@@ -126,6 +128,9 @@ def connect(ray: Any, address: str | None) -> bool:
 
 _folders: list[str] = []
 """The private folders :func:`_private_cwd` made, removed by :func:`_remove_folders`."""
+_roots: list[str] = []
+"""The session roots of local clusters this process started (:mod:`.ray_temp`),
+removed by :func:`_remove_folders` with the processes still running from them."""
 
 
 @contextlib.contextmanager
@@ -159,6 +164,8 @@ def _remove_folders() -> None:
     while _folders:
         with contextlib.suppress(OSError):
             os.rmdir(_folders.pop())
+    while _roots:
+        remove_root(_roots.pop())
 
 
 @dataclass(eq=False)
