@@ -87,7 +87,7 @@ def _text(report: Report, opts: RenderOptions) -> RenderableType:
     if not opts.summary_only:
         parts.append(report_renderable(report, opts.show_all))
     if opts.shows_summary(report):
-        parts.append(summary_renderable(report, opts.fail_on))
+        parts.append(summary_renderable(report, opts.fail_on, opts.show_all))
     return Group(*parts)
 
 

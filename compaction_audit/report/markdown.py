@@ -199,7 +199,7 @@ def render_markdown(report: Report, opts: RenderOptions) -> bytes:
              md(gate_line(report, opts.fail_on)), ""]
     lines += summary_table(report)
     lines.append("")
-    stale = stale_lines(report)
+    stale = stale_lines(report, opts.show_all)
     lines += [f"- {md(line)}" for line in stale] + ([""] if stale else [])
     if not opts.summary_only:
         single = len(report.sessions) == 1

@@ -91,15 +91,17 @@ def _cell(value: int | None) -> str:
     return "-" if value is None else str(value)
 
 
-def summary_renderable(report: Report, fail_on: str) -> RenderableType:
-    """The rich summary table, the stale baseline entries and the gate line."""
+def summary_renderable(report: Report, fail_on: str, show_all: bool = False
+                       ) -> RenderableType:
+    """The rich summary table, the baseline's lines (:func:`stale_lines`, capped
+    unless ``show_all``) and the gate line."""
     from compaction_audit.report.terminal_text import WIDE, ByWidth
 
     rows = summary_rows(report)
     longest = max((len(printable(r.trace)) for r in rows), default=0)
     parts: list[RenderableType] = [ByWidth(lambda: _table(rows), lambda: _listing(rows),
                                            max(WIDE, longest + TABLE_COLUMNS))]
-    for line in stale_lines(report):
+    for line in stale_lines(report, show_all):
         parts.append(Text(printable(line), style="yellow", no_wrap=True, overflow="ignore"))
     failing = report.exit_code(fail_on) != 0
     parts.append(Text(gate_line(report, fail_on), style="bold red" if failing else "bold green",
@@ -145,10 +147,19 @@ def _table(rows: list[Row]) -> RenderableType:
     return table
 
 
-def stale_lines(report: Report) -> list[str]:
+BASELINE_LINES = 20
+"""Most baseline lines (:func:`stale_lines`) a report shows without ``--all``: a
+baseline is a file of the checkout, and one that went stale by the thousands after a
+fix printed 50,000 lines, and in Markdown pushed every trace section out of the pull
+request comment (adv24 F1)."""
+
+
+def stale_lines(report: Report, show_all: bool = False) -> list[str]:
     """One line per baseline entry that no longer occurs, naming trace, rule and key,
     and one per fold finding of the baseline that now loses facts the baseline does
-    not hold (reported as new: :func:`compaction_audit.baseline.apply`)."""
+    not hold (reported as new: :func:`compaction_audit.baseline.apply`), the sessions
+    and paths the baseline was made for instead; at most :data:`BASELINE_LINES` of
+    them unless ``show_all``, then one line counting the rest."""
     out = []
     for s in report.sessions:
         info = baseline_info(s)
@@ -166,7 +177,11 @@ def stale_lines(report: Report) -> list[str]:
             out.append(f"baseline has no entry for {s.path} but has for {other}: if "
                        "that is the same file, name it as when the baseline was made "
                        "(docs/ci.md)")
-    return out
+    if show_all or len(out) <= BASELINE_LINES:
+        return out
+    rest = len(out) - BASELINE_LINES
+    return [*out[:BASELINE_LINES], f"... and {rest:,} more baseline line(s) (--all lists "
+                                   "them; so does the JSON report with --all)"]
 
 
 def worst_first(runs: list[list[Finding]]) -> list[list[Finding]]:
