@@ -79,11 +79,16 @@ class Discovery:
     """One line per symbolic link to a directory that a directory search met and did
     not follow (a failing trace behind one was never read, and the run passed without
     a word: adv22a, observation 4)."""
+    hidden: list[str] = field(default_factory=list)
+    """Hidden directories (a name starting with ``.``) a directory search or ``**``
+    passed over, each once: ``.git``, but also ``.claude`` and ``.codex``, where agents
+    keep their sessions (adv24 F4: a failing session there passed without a word)."""
     exclude: tuple[str, ...] = ()
     """``--exclude`` patterns (see the module docstring)."""
     excluded: int = 0
     """Traces a directory or pattern yielded that :attr:`exclude` left out."""
     _skipped_set: set[str] = field(default_factory=set, repr=False)
+    _hidden_set: set[str] = field(default_factory=set, repr=False)
     _unreadable_paths: set[str] = field(default_factory=set, repr=False)
     """``skipped`` and the paths of ``unreadable`` as sets: each is added once, in
     constant time (a list search per addition made a folder of k FIFOs or k
@@ -95,6 +100,13 @@ class Discovery:
         if note not in self._skipped_set:
             self._skipped_set.add(note)
             self.skipped.append(note)
+
+    def pass_hidden(self, path: str) -> None:
+        """Record the hidden directory ``path`` as not searched (once)."""
+        path = _normal(path)
+        if path not in self._hidden_set:
+            self._hidden_set.add(path)
+            self.hidden.append(path)
 
     def add_unreadable(self, err: LogError) -> None:
         """Add ``err`` to ``unreadable`` unless an error for its path is there."""
@@ -207,6 +219,7 @@ def _search(directory: str, found: Discovery, searched: set[str] | None = None) 
         for e in entries:
             if _is_dir(e):
                 if e.name.startswith("."):
+                    found.pass_hidden(os.path.join(root, e.name))
                     continue
                 if not e.is_symlink():
                     stack.append(os.path.join(root, e.name))
@@ -274,6 +287,8 @@ def _match(base: str, parts: list[str], found: Discovery, out: list[str]) -> Non
             work.append((base, rest))  # zero directories
             for e in _entries(base or ".", found):
                 if e.name.startswith("."):
+                    if _is_dir(e, follow_symlinks=False):
+                        found.pass_hidden(join(e.name))
                     continue
                 if _is_dir(e, follow_symlinks=False):
                     work.append((join(e.name), parts))
@@ -366,13 +381,33 @@ def expand_pattern(pattern: str, found: Discovery | None = None) -> list[str]:
     return sorted({_normal(p) for p in out if p})
 
 
-def _skipped(found: Discovery, since: int, links: int | None = None) -> str:
-    """``" (N skipped: not regular files)"`` for what the argument skipped, and the
-    links to directories it did not follow since ``links``, else ""."""
+def _skipped(found: Discovery, since: int, links: int | None = None,
+             hidden: int | None = None) -> str:
+    """``" (N skipped: not regular files)"`` for what the argument skipped, the links
+    to directories it did not follow since ``links`` and the hidden directories it
+    passed over since ``hidden``, else ""."""
     n = len(found.skipped) - since
     out = f" ({n} skipped: not regular files)" if n else ""
     m = len(found.links) - links if links is not None else 0
-    return out + (f" ({m} link(s) to directories not followed)" if m else "")
+    out += f" ({m} link(s) to directories not followed)" if m else ""
+    h = found.hidden[hidden:] if hidden is not None else []
+    return out + (f" ({hidden_phrase(h)})" if h else "")
+
+
+HIDDEN_NAMED = 5
+"""Hidden directories a line names; the rest are counted."""
+
+
+def hidden_phrase(paths: list[str]) -> str:
+    """``"2 hidden directories not searched: a/.claude, a/.git; name one to audit
+    what it holds"`` for the hidden directories ``paths`` (sorted; the first
+    :data:`HIDDEN_NAMED` named, the rest counted)."""
+    paths = sorted(paths)  # the order of a listing is the file system's
+    named = ", ".join(paths[:HIDDEN_NAMED])
+    more = f" and {len(paths) - HIDDEN_NAMED:,} more" if len(paths) > HIDDEN_NAMED else ""
+    noun = "directory" if len(paths) == 1 else "directories"
+    return (f"{len(paths):,} hidden {noun} not searched: {named}{more}; name one to audit "
+            "what it holds")
 
 
 def _expand(arg: str, found: Discovery) -> list[str]:
@@ -388,16 +423,17 @@ def _expand(arg: str, found: Discovery) -> list[str]:
         return [url for url, _ in objects.found]
     if os.path.isdir(arg):
         before, skipped, excluded = len(found.unreadable), len(found.skipped), found.excluded
-        links = len(found.links)
+        links, hidden = len(found.links), len(found.hidden)
         traces = _kept(_search(arg, found), found, arg)
         # skipped non-regular files are no trace: a gate must not pass on nothing
         if not traces and len(found.unreadable) == before:
             raise UsageError(f"no trace files ({', '.join('*' + s for s in TRACE_SUFFIXES)}) "
-                             f"under directory {arg!r}{_skipped(found, skipped, links)}"
+                             f"under directory {arg!r}{_skipped(found, skipped, links, hidden)}"
                              f"{_excluded(found, excluded)}")
         return traces
     if is_pattern(arg):
         before, skipped, excluded = len(found.unreadable), len(found.skipped), found.excluded
+        hidden = len(found.hidden)
         matched: list[str] = []
         searched: set[str] = set()
         for match in expand_pattern(arg, found):  # sorted: a directory before its own
@@ -407,7 +443,8 @@ def _expand(arg: str, found: Discovery) -> list[str]:
                 matched += _search(match, found, searched)  # is searched once, not per level
         matched = _kept(matched, found)
         if not matched and len(found.unreadable) == before:
-            raise UsageError(f"no trace file matches {arg!r}{_skipped(found, skipped)}"
+            raise UsageError(f"no trace file matches {arg!r}"
+                             f"{_skipped(found, skipped, hidden=hidden)}"
                              f"{_excluded(found, excluded)}")
         return matched
     return [_normal(arg)]

@@ -310,7 +310,7 @@ def test_a_link_to_a_directory_is_said_not_followed(tmp_path: Path) -> None:
     (tmp_path / "top").mkdir()
     shutil.copy(SAMPLES / "handwritten.jsonl", tmp_path / "real" / "t.jsonl")
     (tmp_path / "top" / "linked").symlink_to(tmp_path / "real")
-    (tmp_path / "top" / ".hidden").symlink_to(tmp_path / "real")  # hidden: skipped quietly
+    (tmp_path / "top" / ".hidden").symlink_to(tmp_path / "real")  # hidden: named as such
     with pytest.raises(UsageError, match=r"\(1 link\(s\) to directories not followed\)"):
         find_traces([str(tmp_path / "top")])
     shutil.copy(SAMPLES / "handwritten.jsonl", tmp_path / "top" / "a.jsonl")
@@ -319,4 +319,30 @@ def test_a_link_to_a_directory_is_said_not_followed(tmp_path: Path) -> None:
     assert found.links == [f"{tmp_path}/top/linked: a symbolic link to a directory, not "
                            "followed (name it to audit what it holds)"]
     said = run("audit", "-q", str(tmp_path / "top")).stderr
-    assert said == f"compaction-audit: {found.links[0]}\n"
+    assert said == (f"compaction-audit: {found.links[0]}\ncompaction-audit: 1 hidden "
+                    f"directory not searched: {tmp_path}/top/.hidden; name one to audit what "
+                    "it holds\n")
+
+
+def test_hidden_directories_are_named_not_searched(tree: Path) -> None:
+    """adv24 F4: agents keep their sessions in hidden folders (``~/.claude/projects``,
+    ``~/.codex/sessions``); a failing session there passed without a word.  They are
+    still not searched (``.git``), but named: sorted, one line."""
+    (tree / "logs" / ".claude" / "p").mkdir(parents=True)
+    shutil.copy(SAMPLES / "handwritten.jsonl", tree / "logs" / ".claude" / "p" / "s.jsonl")
+    for args in (["logs"], ["logs/**/*.jsonl"]):
+        found = find_traces(args)
+        assert found.hidden in (["logs/.hidden", "logs/.claude"],
+                                ["logs/.claude", "logs/.hidden"])
+        assert "logs/.claude/p/s.jsonl" not in found.traces
+    said = run("audit", "-q", "logs/deep").stderr
+    assert said == ""  # nothing hidden there
+    out = run("audit", "-q", "logs/b.jsonl", "logs")
+    assert out.stderr.splitlines()[-1] == (
+        "compaction-audit: 2 hidden directories not searched: logs/.claude, logs/.hidden; "
+        "name one to audit what it holds")
+    assert run("audit", "-q", "logs/.claude").exit_code == 1  # named: audited, it fails
+    with pytest.raises(UsageError, match=r"under directory 'only' \(1 hidden directory not "
+                                         r"searched: only/\.claude; name one"):
+        shutil.copytree(tree / "logs" / ".claude", tree / "only" / ".claude")
+        find_traces(["only"])

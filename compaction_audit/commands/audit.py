@@ -148,14 +148,19 @@ def require_rules(eff: Effective) -> None:
 def found_traces(paths: list[str], exclude: list[str] | None = None) -> Discovery:
     """:func:`~compaction_audit.discover.find_traces` (``exclude``: the ``--exclude``
     patterns), with one stderr line per non-regular file it skipped and per link to a
-    directory it did not follow (:func:`say_some`: at most 20 each, then a count), and
-    the count of traces ``--exclude`` left out.
+    directory it did not follow (:func:`say_some`: at most 20 each, then a count), one
+    naming the hidden directories it did not search, and the count of traces
+    ``--exclude`` left out.
     Raises :class:`UsageError` as it does."""
     from compaction_audit.discover import find_traces
 
     found = find_traces(paths, exclude or ())
     say_some(found.skipped, "non-regular files skipped")
     say_some(found.links, "links to directories not followed")
+    if found.hidden:  # .claude, .codex: where agents keep their sessions (adv24 F4)
+        from compaction_audit.discover import hidden_phrase
+
+        say(hidden_phrase(found.hidden))
     if found.excluded:  # chosen once in CI, matched against names the checkout brings
         say(f"{found.excluded:,} trace(s) left out by --exclude")  # (adv23 F3)
     return found
