@@ -194,8 +194,8 @@ def compactions_section(compactions: list[dict[str, Any]]) -> str:
 def rules_reference(codes: Iterable[str]) -> str:
     """The documentation of the rules with these codes, each under the anchor that
     docs/rules.md gives its heading, with its default severity said as such (a
-    finding's own can differ: ``--severity``, or a rule that lowers it, as
-    ungrounded-summary does for a product's compaction)."""
+    finding's own can differ: ``--severity``, or a rule that lowers it, as the
+    recall rules do for a loss only in the low tiers)."""
     from compaction_audit.ruledoc import DOCS_URL, rule_doc
 
     parts = []
