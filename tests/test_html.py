@@ -119,7 +119,7 @@ def test_episodes_group_consecutive_rounds_as_the_terminal_does() -> None:
     eps = data.episodes([f("CA2", 3), f("CA1", 5), f("CA1", 6), f("CA1", 9), f("CA1", 6)])
     assert [(e.code, e.first_round, e.last_round, e.rounds, e.findings) for e in eps] == [
         ("CA1", 5, 6, 2, 3), ("CA1", 9, 9, 1, 1), ("CA2", 3, 3, 1, 1)]
-    assert eps[0].where() == "rounds 5-6 (lines 6-7, 2 rounds)"
+    assert eps[0].where() == "rounds 5-6 (lines 6-7, 3 findings)"  # as the verdict counts
     assert eps[1].where() == "round 9 (line 10)"
 
 

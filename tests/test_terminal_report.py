@@ -120,10 +120,26 @@ def episodes_records(n: int) -> list[dict[str, Any]]:
     return records
 
 
+def test_a_rule_head_counts_the_findings_the_verdict_counts() -> None:
+    # ux5 F8: the verdict counted "2 info" under a head line that said "1 episode, 2
+    # rounds"; the head now says the findings, by severity when they differ
+    from compaction_audit.report.terminal import rule_count
+    from compaction_audit.rules.base import Finding, Severity
+
+    def f(n: int, sev: Severity = Severity.ERROR) -> Finding:
+        return Finding("silent-discriminating-fold", "CA301", sev, n, n + 1, "m", "act")
+
+    assert rule_count([[f(3), f(4)]]) == "2 findings in 1 episode"
+    assert rule_count([[f(3)]]) == "1 finding in 1 episode"
+    # two folds at round 3: three findings over two rounds, one of them a warning
+    assert rule_count([[f(3), f(3, Severity.WARNING), f(4)], [f(9)]]) == (
+        "4 findings (3 error, 1 warning) in 2 episodes, 3 rounds")
+
+
 def test_episodes_are_capped_with_n_more_and_all_lists_them(tmp_path: Path) -> None:
     path = str(dump(episodes_records(5), tmp_path / "e.jsonl"))
     capped = invoke("audit", path, "--set", "raw_ratio_floor=0.25").stdout
-    assert "WARNING CA104 compaction-drift  5 episodes, 5 rounds" in capped
+    assert "WARNING CA104 compaction-drift  5 findings in 5 episodes" in capped
     assert "  ... 2 more episodes of CA104 (rounds 7, 9) (--all)" in capped
     every = invoke("audit", path, "--all").stdout
     assert "more episodes of CA104" not in every

@@ -170,8 +170,7 @@ def session_section(s: SessionReport, open_: bool, show_all: bool = False) -> li
         rounds = (str(first.round) if first.round == last.round
                   else f"{first.round}\u2013{last.round}")
         where = _lines(first.line, first.line_file, last.line, last.line_file)
-        n_rounds = len({f.round for f in run})
-        if len(run) > n_rounds:
+        if len(run) > 1:  # the findings the verdict counts (ux5 F8)
             rounds += f" ({len(run)} findings)"
         sev = max((f.severity for f in run), key=lambda v: v.rank)
         lines.append(f"| {sev.value} | {first.code} {md(first.rule)} | {rounds} | "

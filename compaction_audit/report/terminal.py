@@ -403,7 +403,7 @@ def _episode(run: list[Finding]) -> list[RenderableType]:
 
 def findings_section(r: SessionReport, show_all: bool = False) -> RenderableType:
     """Findings by rule, errors first: a head line per rule (severity, code, name, how
-    many episodes over how many rounds), its episodes (at most
+    many findings in how many episodes: :func:`rule_count`), its episodes (at most
     :data:`EPISODES_PER_RULE` unless ``show_all``) with line and message, and the
     rule's action once."""
     if not r.findings:
@@ -420,11 +420,8 @@ def findings_section(r: SessionReport, show_all: bool = False) -> RenderableType
         runs = by_rule[code]
         sev = worst(code).value
         first = runs[0][0]
-        n_rounds = len({f.round for run in runs for f in run})
         parts.append(line((f"{sev.upper():<8}", SEVERITY_STYLE[sev]),
-                          (f"{code} {first.rule}", "bold"),
-                          f"  {len(runs)} episode{'s' if len(runs) > 1 else ''}, "
-                          f"{n_rounds} round{'s' if n_rounds > 1 else ''}"))
+                          (f"{code} {first.rule}", "bold"), f"  {rule_count(runs)}"))
         shown, hidden = capped(runs, show_all, EPISODES_PER_RULE)
         for run in shown:
             parts += _episode(run)
@@ -436,6 +433,22 @@ def findings_section(r: SessionReport, show_all: bool = False) -> RenderableType
                                            f"{code} (round{'' if one else 's'} {rest}{more})"))
         parts.append(hang(Text("action: ", style="dim"), w(first.action)))
     return Group(*parts)
+
+
+def rule_count(runs: list[list[Finding]]) -> str:
+    """``11 findings in 6 episodes`` (``3 findings in 1 episode, 2 rounds`` when a
+    round holds several; ``40 findings (26 error, 14 warning) in ...`` when the rule's
+    findings differ in severity): the findings the verdict counts by severity (one per
+    rule and round, or per fold: spec rules.md), grouped as the report lists them (ux5
+    F8: "2 info" under a head line that said "1 episode")."""
+    n = sum(len(run) for run in runs)
+    rounds = len({f.round for run in runs for f in run})
+    where = f", {rounds} round{'s' if rounds > 1 else ''}" if rounds != n else ""
+    by = Counter(f.severity for run in runs for f in run)
+    mixed = (" (" + ", ".join(f"{by[s]} {s.value}" for s in sorted(by, key=lambda s: -s.rank))
+             + ")" if len(by) > 1 else "")
+    return (f"{n} finding{'s' if n > 1 else ''}{mixed} in {len(runs)} "
+            f"episode{'s' if len(runs) > 1 else ''}{where}")
 
 
 def _span(run: list[Finding]) -> str:
