@@ -352,3 +352,35 @@ def test_one_more_episode_is_said_in_the_singular(tmp_path: Path) -> None:
              for n in sarif["runs"][0]["invocations"][0]["toolExecutionNotifications"]]
     assert notes == ["1 more episode of CA104 compaction-drift (1 finding, round 11) not "
                      "listed (--all lists them)"]
+
+
+def test_no_line_of_a_chart_or_table_ends_in_spaces(tmp_path: Path) -> None:
+    # ux6: a grid or table pads its cells, and every line of "Series at a glance",
+    # "Rounds that matter" and diff's onsets and series ended in spaces
+    path = str(dump(drift_records(), tmp_path / "d.jsonl"))
+    other = str(dump(episodes_records(3), tmp_path / "e.jsonl"))
+    for args in (("audit", path), ("audit", path, other), ("diff", path, other)):
+        for columns in (100, 60):
+            out = invoke(*args, "--isolated", columns=columns).stdout
+            assert "  flagged  " in out or args[0] == "diff"
+            assert [ln for ln in out.splitlines() if ln != ln.rstrip()] == []
+    glance = invoke("audit", path, "--isolated", columns=100).stdout.splitlines()
+    assert "  raw_ratio              \u2588\u2586\u2586\u2586\u2582  1.000 -> 0.143" in glance
+
+
+def test_trimmed_keeps_styles_and_lines() -> None:
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
+    from compaction_audit.report.terminal_text import Trimmed
+
+    grid = Table.grid(padding=(0, 2))
+    grid.add_column()
+    grid.add_column()
+    grid.add_row("a", Text("red", style="red"))
+    grid.add_row("long cell", "")
+    console = Console(width=40, force_terminal=True, color_system="standard")
+    with console.capture() as cap:
+        console.print(Trimmed(grid))
+    assert cap.get() == "a          \x1b[31mred\x1b[0m\nlong cell\n"

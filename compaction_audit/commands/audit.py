@@ -314,7 +314,8 @@ def audit_command(
         "docs/ci.md, Output size).")] = False,
     quiet: Annotated[bool, typer.Option(
         "--quiet", "-q", help="Print the verdict only (text format): one line per trace, "
-        "then the gate's line when there are several.")] = False,
+        "then the gate's line when there are several, or when the verdict's word does "
+        "not say the exit (FAIL with --fail-on never).")] = False,
     statistics: Annotated[bool, typer.Option(
         "--statistics", help="Print the number of findings per rule (and episodes), "
         "most first, instead of the reports (text format).")] = False,

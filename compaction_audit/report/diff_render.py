@@ -43,7 +43,7 @@ from compaction_audit.report.terminal import (
     spark_marks,
     t,
 )
-from compaction_audit.report.terminal_text import ByWidth, hang, hanging
+from compaction_audit.report.terminal_text import ByWidth, Trimmed, hang, hanging
 from compaction_audit.rules import RULES
 from compaction_audit.rules.base import fmt
 
@@ -164,7 +164,7 @@ def onsets_table(diff: RunDiff) -> RenderableType:
         delta = "" if o.delta is None else f"{o.delta:+d}"
         table.add_row(t(_onset_label(o)), _round(o.baseline), _round(o.candidate), delta,
                       Text(o.verdict, style=VERDICT_STYLE[o.verdict]))
-    return table
+    return Trimmed(table)
 
 
 def _bucket_means(values: list[float | None]) -> list[float | None]:
@@ -204,7 +204,7 @@ def sparklines(diff: RunDiff) -> RenderableType:
             known = [v for v in values if v is not None]
             ends = f"{fmt(known[0])} -> {fmt(known[-1])}" if known else "unknown"
             grid.add_row(q if label == "baseline" else "", label, part, ends)
-    return grid
+    return Trimmed(grid)
 
 
 def _cell(row: dict[str, Any], q: str, side: str) -> str:

@@ -41,8 +41,8 @@ from compaction_audit.report.terminal_lost import compactions_section, recall_se
 from compaction_audit.report.terminal_text import (
     WIDE,
     ByWidth,
-    Hang,
     Hanging,
+    Trimmed,
     block,
     capped,
     group,
@@ -269,7 +269,7 @@ def glance(r: SessionReport) -> RenderableType:
     per = ("" if len(rounds) <= SPARK_WIDTH
            else f" ({len(rounds)} rounds in {SPARK_WIDTH} marks)")
     grid.add_row("  flagged", Text("".join(marks), style="red"), "E error, w warning")
-    return Group(Text("Series at a glance" + per, style="bold"), grid)
+    return Group(Text("Series at a glance" + per, style="bold"), Trimmed(grid))
 
 
 def _key_rows(r: SessionReport) -> tuple[list[dict[str, Any]], dict[int, list[str]],
@@ -471,7 +471,8 @@ def notes_section(r: SessionReport, show_all: bool = False) -> RenderableType | 
     no salience is recorded), and skipped records (capped)."""
     salience = has_salience(r)
     notes, hidden_notes = capped(reader_notes(r), show_all, 20)
-    lines: list[RenderableType] = [Hang(Text("note ", style="yellow"), w(note), 0)
+    # indented as the section's other lines (ux5 F11: "note ..." at column 0)
+    lines: list[RenderableType] = [hang(Text("note: ", style="yellow"), w(note))
                                    for note in notes]
     if hidden_notes:
         lines.append(more_line(hidden_notes, "more reader notes"))
