@@ -384,3 +384,20 @@ def test_trimmed_keeps_styles_and_lines() -> None:
     with console.capture() as cap:
         console.print(Trimmed(grid))
     assert cap.get() == "a          \x1b[31mred\x1b[0m\nlong cell\n"
+
+
+def test_legends_are_said_where_needed_and_at_the_screens_width(tmp_path: Path) -> None:
+    # ux6: "flagged" printed "E error, w warning" beside no mark, and the legend of
+    # "Rounds that matter" wrapped at the table's width (78 of 100 columns)
+    quiet = [session(session_id="q", budget_tokens=10_000),
+             rnd(0, spans=spans(("a", 100))), rnd(1, spans=spans(("b", 100)))]
+    out = invoke("audit", str(dump(quiet, tmp_path / "q.jsonl")), "--isolated",
+                 columns=100).stdout.splitlines()
+    [flagged] = [ln for ln in out if ln.startswith("  flagged")]
+    assert flagged.split() == ["flagged", "none"]
+    drift = invoke("audit", str(dump(drift_records(), tmp_path / "d.jsonl")), "--isolated",
+                   columns=100).stdout.splitlines()
+    assert next(ln for ln in drift if ln.startswith("  flagged")).endswith("E error, w warning")
+    at = next(i for i, ln in enumerate(drift) if ln.startswith("  raw = raw_ratio"))
+    legend = drift[at:at + 3]
+    assert max(len(ln) for ln in legend) > 80 and all(len(ln) <= 100 for ln in legend)

@@ -268,7 +268,9 @@ def glance(r: SessionReport) -> RenderableType:
             marks.append(" ")
     per = ("" if len(rounds) <= SPARK_WIDTH
            else f" ({len(rounds)} rounds in {SPARK_WIDTH} marks)")
-    grid.add_row("  flagged", Text("".join(marks), style="red"), "E error, w warning")
+    # the legend only where a mark needs it (ux6: "E error, w warning" beside no mark)
+    grid.add_row("  flagged", Text("".join(marks), style="red"),
+                 "E error, w warning" if marks.count(" ") < len(marks) else "none")
     return Group(Text("Series at a glance" + per, style="bold"), Trimmed(grid))
 
 
@@ -325,8 +327,7 @@ def key_rounds(r: SessionReport) -> RenderableType:
     files = r.line_files
 
     def table() -> RenderableType:
-        tab = Table(title="Rounds that matter", title_justify="left", show_edge=False,
-                    caption=legend, caption_justify="left")
+        tab = Table(title="Rounds that matter", title_justify="left", show_edge=False)
         tab.add_column("round", justify="right")
         tab.add_column("line", justify="right")
         if files:  # the file each line is in, when they are not all the trace's
@@ -351,7 +352,12 @@ def key_rounds(r: SessionReport) -> RenderableType:
         parts.append(block((legend, "dim"), indent=2))
         return Group(*parts)
 
-    return ByWidth(table, listing, _natural_width(table()) if files else WIDE)
+    def wide() -> RenderableType:
+        # the legend under the table at the screen's width, not as its caption (that
+        # wrapped at the table's width, ~78 columns of 100: ux6)
+        return Group(table(), block((legend, "dim"), indent=2))
+
+    return ByWidth(wide, listing, _natural_width(table()) if files else WIDE)
 
 
 def _natural_width(table: RenderableType) -> int:
