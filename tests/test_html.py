@@ -236,3 +236,19 @@ def test_a_rules_action_is_said_once_per_run_of_its_episodes() -> None:
     assert all(r.endswith('<td><span class="dim">as above</span></td></tr>')
                for r in ca101[1:])
     assert sum("halt compaction and rehydrate" in r for r in rows) == 1
+
+
+def test_lost_rows_say_how_many_of_the_rest_the_page_holds() -> None:
+    # ux6: "185 more" (a toggle) then "... and 10 more" read as two lists
+    from compaction_audit.report.html.data import MAX_ROWS
+    from compaction_audit.report.html.sections import LOST_SHOWN, _lost_rows
+
+    def rows(n: int) -> str:
+        return _lost_rows([{"t": str(i)} for i in range(n)], ["t"],
+                          lambda d: f"<tr><td>{d['t']}</td></tr>")
+
+    page = rows(MAX_ROWS + 10)
+    rest = MAX_ROWS + 10 - LOST_SHOWN
+    assert f"<summary>{MAX_ROWS - LOST_SHOWN} more of {rest}</summary>" in page
+    assert "... and 10 more lost discriminator(s)" in page
+    assert f"<summary>{20 - LOST_SHOWN} more</summary>" in rows(20)
