@@ -131,16 +131,15 @@ DOCS: tuple[tuple[Any, ...], ...] = (
         ('A summary in the working set whose leaves are all unresolvable (evicted, or '
          'dropped without being offloaded). Fires once per round with the count, naming '
          'the summaries that became ungrounded at that round (at most 20, the rest '
-         'counted): a summary that stays ungrounded for many rounds is named once. '
-         "Compactions read from a product's log (every adapter: Claude Code, Codex, "
-         'Cline, Gemini CLI, opencode, OpenHands): the adapter folds and evicts '
-         'everything a compaction summarized, so every such summary has no reachable '
-         'leaf by construction, whatever it says; a summary that points to the full '
-         'transcript on disk ("read the full transcript at <path>") is not counted as '
-         'grounded either (docs/adapters.md, "A summary that points to the transcript"). '
-         "The finding then says nothing about the summary's quality (what it lost is "
-         'judged per fact by silent-discriminating-fold), so it is info, not an error '
-         '(issue 10, point 6).'),
+         'counted): a summary that stays ungrounded for many rounds is named once. A '
+         "compaction's summary (a compaction record, as every product's log gives: "
+         'Claude Code, Codex, Cline, Gemini CLI, opencode, OpenHands) whose compaction '
+         'evicted every leaf it summarized is not judged at that compaction: it has no '
+         'reachable leaf by construction, whatever it says (a pointer to the full '
+         'transcript on disk does not ground it either: docs/adapters.md, "A summary '
+         'that points to the transcript"), and what it lost is judged per fact by '
+         'silent-discriminating-fold. It is judged when it had a reachable leaf and lost '
+         'it later (a microcompact evicting a span it only covered).'),
         ('Seed 000 ("What Was Observed", "Operational Effect"): the agent cited a '
          'summary-of-a-summary whose leaf source had been evicted eight rounds earlier; '
          'every retained summary must have at least one reachable leaf, or it is '

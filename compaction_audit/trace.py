@@ -62,10 +62,18 @@ text), ``carried`` (a retained or offloaded summary states it), ``recoverable`` 
 raw span is offloaded: resolvable), ``in context`` (the raw span is retained)."""
 
 
+_TAG_ALONE = re.compile(r"\s*<[^<>]{1,80}>\s*")
+"""A line that is one markup tag alone (``<SYSTEM_NOTICE>``)."""
+
+
 def one_line(text: str, limit: int = ONE_LINE) -> str:
-    """The first non-blank line of ``text`` with runs of white space made one space,
-    cut to ``limit`` characters with ``…`` when longer (or when more lines follow)."""
+    """The first line of ``text`` that says something (not blank, not a markup tag
+    alone: a Cline notice opens with ``<SYSTEM_NOTICE>`` on a line of its own, and the
+    one line was that tag, ux5 F11) with runs of white space made one space, cut to
+    ``limit`` characters with ``…`` when longer (or when more lines follow)."""
     lines = [ln for ln in text.splitlines() if ln.strip()]
+    while len(lines) > 1 and _TAG_ALONE.fullmatch(lines[0]):
+        lines.pop(0)
     first = " ".join(lines[0].split()) if lines else ""
     if len(first) > limit:
         return first[:limit - 1] + "…"
@@ -421,8 +429,10 @@ def trace_discriminator(session: Session, query: str) -> Node:
     log = _Log(session)
     mode, norms, note = _reading(query)
     # the root names what was followed: a word the extractor does not read as a
-    # discriminator is not called one (its note says what it was reduced to)
-    what = "discriminator" if mode == "discriminator" else "word"
+    # discriminator is not called one (its note says what it was reduced to), and a
+    # query of several words is no word (ux5 F9)
+    what = ("discriminator" if mode == "discriminator"
+            else "text" if len(query.split()) > 1 else "word")
     q = query.strip().lower()
     spans: list[tuple[str, list[ext.Discriminator], list[ext.Discriminator]]] = []
     for item, row in log.rows.items():

@@ -307,26 +307,30 @@ def test_messages_file_with_its_one_compaction_file_leaves_none_unread(
 
 
 def test_lines_of_the_messages_file_name_it(tmp_path: Path) -> None:
-    # the compaction file given: a2 ("500 ms") opens on line 77 of the messages file,
-    # so the lost fact names that file; given the messages file, lines are its own
+    # the compaction file given: a2 opens on line 77 of the messages file and its text
+    # part ("500 ms") is on line 83, so the lost fact names that file and that line (the
+    # line that holds it, not the message's "{": ux6); given the messages file, lines
+    # are its own
     out = run_adapter(cline.records, CLINE / "basic.compaction.json")
     assert out[0][1]["span_line_file"] == "session.messages.json"
     assert "span_line_file_except" not in out[0][1]
     report = api.audit(str(CLINE / "basic.compaction.json"))
     lost = {d["text"]: (d["span_line"], d["span_file"]) for d in report.compactions[0]["lost"]}
-    assert lost["500 ms"] == (77, "session.messages.json")
+    assert lost["500 ms"] == (83, "session.messages.json")
+    held = (CLINE / "session.messages.json").read_text().splitlines()[83 - 1]
+    assert held.lstrip().startswith('"text": ') and "500 ms" in held
     assert {d["span_file"] for d in report.extra["lost_discriminators"]} == {
         "session.messages.json"}
     result = CliRunner().invoke(app, ["audit", "--all", str(CLINE / "basic.compaction.json")],
                                 env={"COLUMNS": "120"})
-    assert "(assistant, session.messages.json:77)" in result.output
+    assert "(assistant, session.messages.json:83)" in result.output
     # a line of the messages file is never shown as if it were the trace's own line
     flat = " ".join(result.output.split())
-    assert "line 77 of session.messages.json" in flat
-    assert re.search(r"line 77(?! of session\.messages\.json)", flat) is None
+    assert "line 83 of session.messages.json" in flat
+    assert re.search(r"line 83(?! of session\.messages\.json)", flat) is None
     result = CliRunner().invoke(app, ["audit", "--all", "--format", "markdown",
                                       str(CLINE / "basic.compaction.json")])
-    assert r"(assistant, session\.messages\.json:77)" in result.output
+    assert r"(assistant, session\.messages\.json:83)" in result.output
     run_adapter_out = run_adapter(cline.records, CLINE / "session.messages.json")
     assert "span_line_file" not in run_adapter_out[0][1]
     # a message the compaction file adds after the last kept one is a line of its own

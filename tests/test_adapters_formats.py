@@ -69,7 +69,7 @@ def test_reader_notes_appear_in_the_report(tmp_path: Path) -> None:
     path = tmp_path / "e.json"
     path.write_text(json.dumps(doc, indent=2))
     result = RUNNER.invoke(app, ["audit", str(path)], env={"COLUMNS": "200"})
-    assert "note opencode format version 9.1.0 not seen before; read as 1.x" in result.output
+    assert "  note: opencode format version 9.1.0 not seen before; read as 1.x" in result.output
     result = RUNNER.invoke(app, ["audit", str(path), "--format", "json"])
     assert json.loads(result.output)["session"]["extra"]["reader_notes"] == [
         "opencode format version 9.1.0 not seen before; read as 1.x"]

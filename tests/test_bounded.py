@@ -42,6 +42,18 @@ def test_a_list_of_exactly_the_cap_is_whole_and_one_more_is_truncated() -> None:
                    "ids_truncated": {"truncated": True, "shown": 10, "total": 11}}
 
 
+def test_total_counts_what_a_findings_values_left_out_already() -> None:
+    # ux5 F10: a fold of 105 children keeps 50 in its values ("children_more": 55);
+    # cut again to 3, "total" said 50
+    from compaction_audit.engine import capped
+
+    values = capped({"fold": "F", "children": [{"id": i} for i in range(105)]})
+    assert len(values["children"]) == 50 and values["children_more"] == 55
+    doc = cap_lists(values, 3, 3)
+    assert doc["children_truncated"] == {"truncated": True, "shown": 3, "total": 105}
+    assert [c["id"] for c in doc["children"]] == [0, 1, 2]
+
+
 def test_lost_facts_cut_are_counted_per_tier_and_nested_lists_get_the_nested_cap() -> None:
     facts = [{"text": f"f{i}", "tier": 1 if i < 8 else 2 if i < 12 else 5,
               "children": list(range(6))} for i in range(14)]

@@ -302,6 +302,27 @@ def test_text_output_names_rounds_and_delta(tmp_path: Path) -> None:
         "0 persisting finding(s); series differ at 5 round(s)")
 
 
+def test_rules_that_fired_in_neither_run_are_one_line(tmp_path: Path) -> None:
+    # ux6: 13 rows of "none none unchanged" put the findings off the first screen
+    from tests.gate_app import drift_records
+    from tests.logs import dump
+
+    early = make_log(tmp_path / "early.jsonl", n=12, signature=(3, 4, 5))
+    late = str(dump(drift_records(), tmp_path / "drift.jsonl"))  # CA104, CA105, CA201
+    lines = RUNNER.invoke(APP, ["diff", early, late], env={"COLUMNS": "200"}
+                          ).stdout.splitlines()
+    rule_rows = [[c.strip() for c in x.split("\u2502")] for x in lines
+                 if x.strip().startswith("first CA")]
+    assert rule_rows and all(r[1:3] != ["none", "none"] for r in rule_rows)
+    [line] = [x for x in lines if x.startswith("  in neither run: ")]
+    codes = line.split(": ", 1)[1].split()
+    doc = json.loads(run(early, late, "--format", "json").stdout)
+    rules = [o for o in doc["onsets"] if o["kind"] == "rule"]
+    assert len(codes) == sum(o["baseline"] is None and o["candidate"] is None
+                             for o in rules) == len(rules) - len(rule_rows)
+    assert all(c.startswith("CA") for c in codes) and codes == sorted(codes)
+
+
 def test_settings_apply_to_both_runs(tmp_path: Path) -> None:
     a = make_log(tmp_path / "a.jsonl", signature=(5, 6))
     b = make_log(tmp_path / "b.jsonl", signature=(2, 3))

@@ -183,8 +183,8 @@ def test_markdown(traces: Path) -> None:
     assert out.startswith("## compaction-audit: FAIL\n")
     assert "| traces/clean\\.jsonl | 2 | 0 | 0 | 0 | - | **PASS** |" in out
     assert "| traces/drift\\.jsonl | 5 | 4 | 1 | 1 | - | **FAIL** |" in out
-    assert ("| error | CA201 ungrounded\\-summary | 1\u20134 | 3\u20136 | 1 retained summary "
-            "has no reachable leaf: s1 |") in out
+    assert ("| error | CA201 ungrounded\\-summary | 1\u20134 (4 findings) | 3\u20136 | 1 "
+            "retained summary has no reachable leaf: s1 |") in out
     assert "- **CA104 compaction\\-drift**: drift, not inversion: continue and monitor" in out
     # hostile text is inert: no raw markup, control characters, mentions or pipes
     assert "\x1b" not in out and "<b>" not in out and "@me" not in out
@@ -215,7 +215,7 @@ def test_github(traces: Path) -> None:
     # errors first in a file (GitHub shows 10 of each kind per step)
     assert lines[0].startswith(
         "::error file=traces/drift.jsonl,line=3,endLine=6,title=CA201 ungrounded-summary "
-        "(rounds 1-4)::1 retained summary has no reachable leaf: s1. What to do: ")
+        "(rounds 1-4%2C 4 findings)::1 retained summary has no reachable leaf: s1. What to do: ")
     assert lines[1] == ("::warning file=traces/drift.jsonl,line=6,title=CA104 "
                         "compaction-drift (round 4)::compaction drift: raw_ratio 0.143 < 0.25 "
                         "without the inversion signature. What to do: drift, not inversion: "

@@ -119,7 +119,7 @@ def test_episodes_group_consecutive_rounds_as_the_terminal_does() -> None:
     eps = data.episodes([f("CA2", 3), f("CA1", 5), f("CA1", 6), f("CA1", 9), f("CA1", 6)])
     assert [(e.code, e.first_round, e.last_round, e.rounds, e.findings) for e in eps] == [
         ("CA1", 5, 6, 2, 3), ("CA1", 9, 9, 1, 1), ("CA2", 3, 3, 1, 1)]
-    assert eps[0].where() == "rounds 5-6 (lines 6-7, 2 rounds)"
+    assert eps[0].where() == "rounds 5-6 (lines 6-7, 3 findings)"  # as the verdict counts
     assert eps[1].where() == "round 9 (line 10)"
 
 
@@ -236,3 +236,19 @@ def test_a_rules_action_is_said_once_per_run_of_its_episodes() -> None:
     assert all(r.endswith('<td><span class="dim">as above</span></td></tr>')
                for r in ca101[1:])
     assert sum("halt compaction and rehydrate" in r for r in rows) == 1
+
+
+def test_lost_rows_say_how_many_of_the_rest_the_page_holds() -> None:
+    # ux6: "185 more" (a toggle) then "... and 10 more" read as two lists
+    from compaction_audit.report.html.data import MAX_ROWS
+    from compaction_audit.report.html.sections import LOST_SHOWN, _lost_rows
+
+    def rows(n: int) -> str:
+        return _lost_rows([{"t": str(i)} for i in range(n)], ["t"],
+                          lambda d: f"<tr><td>{d['t']}</td></tr>")
+
+    page = rows(MAX_ROWS + 10)
+    rest = MAX_ROWS + 10 - LOST_SHOWN
+    assert f"<summary>{MAX_ROWS - LOST_SHOWN} more of {rest}</summary>" in page
+    assert "... and 10 more lost discriminator(s)" in page
+    assert f"<summary>{20 - LOST_SHOWN} more</summary>" in rows(20)

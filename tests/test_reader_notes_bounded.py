@@ -59,7 +59,7 @@ def cline_with_roles(tmp_path: Path, n: int) -> Path:
 
 
 def note_lines(text: str) -> list[str]:
-    return re.findall(r"^note Cline message role odd\d+", text, flags=re.M)
+    return re.findall(r"^  note: Cline message role odd\d+", text, flags=re.M)
 
 
 def test_terminal_shows_twenty_notes_and_counts_the_rest(tmp_path: Path) -> None:

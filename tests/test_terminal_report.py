@@ -120,10 +120,26 @@ def episodes_records(n: int) -> list[dict[str, Any]]:
     return records
 
 
+def test_a_rule_head_counts_the_findings_the_verdict_counts() -> None:
+    # ux5 F8: the verdict counted "2 info" under a head line that said "1 episode, 2
+    # rounds"; the head now says the findings, by severity when they differ
+    from compaction_audit.report.terminal import rule_count
+    from compaction_audit.rules.base import Finding, Severity
+
+    def f(n: int, sev: Severity = Severity.ERROR) -> Finding:
+        return Finding("silent-discriminating-fold", "CA301", sev, n, n + 1, "m", "act")
+
+    assert rule_count([[f(3), f(4)]]) == "2 findings in 1 episode"
+    assert rule_count([[f(3)]]) == "1 finding in 1 episode"
+    # two folds at round 3: three findings over two rounds, one of them a warning
+    assert rule_count([[f(3), f(3, Severity.WARNING), f(4)], [f(9)]]) == (
+        "4 findings (3 error, 1 warning) in 2 episodes, 3 rounds")
+
+
 def test_episodes_are_capped_with_n_more_and_all_lists_them(tmp_path: Path) -> None:
     path = str(dump(episodes_records(5), tmp_path / "e.jsonl"))
     capped = invoke("audit", path, "--set", "raw_ratio_floor=0.25").stdout
-    assert "WARNING CA104 compaction-drift  5 episodes, 5 rounds" in capped
+    assert "WARNING CA104 compaction-drift  5 findings in 5 episodes" in capped
     assert "  ... 2 more episodes of CA104 (rounds 7, 9) (--all)" in capped
     every = invoke("audit", path, "--all").stdout
     assert "more episodes of CA104" not in every
@@ -336,3 +352,52 @@ def test_one_more_episode_is_said_in_the_singular(tmp_path: Path) -> None:
              for n in sarif["runs"][0]["invocations"][0]["toolExecutionNotifications"]]
     assert notes == ["1 more episode of CA104 compaction-drift (1 finding, round 11) not "
                      "listed (--all lists them)"]
+
+
+def test_no_line_of_a_chart_or_table_ends_in_spaces(tmp_path: Path) -> None:
+    # ux6: a grid or table pads its cells, and every line of "Series at a glance",
+    # "Rounds that matter" and diff's onsets and series ended in spaces
+    path = str(dump(drift_records(), tmp_path / "d.jsonl"))
+    other = str(dump(episodes_records(3), tmp_path / "e.jsonl"))
+    for args in (("audit", path), ("audit", path, other), ("diff", path, other)):
+        for columns in (100, 60):
+            out = invoke(*args, "--isolated", columns=columns).stdout
+            assert "  flagged  " in out or args[0] == "diff"
+            assert [ln for ln in out.splitlines() if ln != ln.rstrip()] == []
+    glance = invoke("audit", path, "--isolated", columns=100).stdout.splitlines()
+    assert "  raw_ratio              \u2588\u2586\u2586\u2586\u2582  1.000 -> 0.143" in glance
+
+
+def test_trimmed_keeps_styles_and_lines() -> None:
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
+    from compaction_audit.report.terminal_text import Trimmed
+
+    grid = Table.grid(padding=(0, 2))
+    grid.add_column()
+    grid.add_column()
+    grid.add_row("a", Text("red", style="red"))
+    grid.add_row("long cell", "")
+    console = Console(width=40, force_terminal=True, color_system="standard")
+    with console.capture() as cap:
+        console.print(Trimmed(grid))
+    assert cap.get() == "a          \x1b[31mred\x1b[0m\nlong cell\n"
+
+
+def test_legends_are_said_where_needed_and_at_the_screens_width(tmp_path: Path) -> None:
+    # ux6: "flagged" printed "E error, w warning" beside no mark, and the legend of
+    # "Rounds that matter" wrapped at the table's width (78 of 100 columns)
+    quiet = [session(session_id="q", budget_tokens=10_000),
+             rnd(0, spans=spans(("a", 100))), rnd(1, spans=spans(("b", 100)))]
+    out = invoke("audit", str(dump(quiet, tmp_path / "q.jsonl")), "--isolated",
+                 columns=100).stdout.splitlines()
+    [flagged] = [ln for ln in out if ln.startswith("  flagged")]
+    assert flagged.split() == ["flagged", "none"]
+    drift = invoke("audit", str(dump(drift_records(), tmp_path / "d.jsonl")), "--isolated",
+                   columns=100).stdout.splitlines()
+    assert next(ln for ln in drift if ln.startswith("  flagged")).endswith("E error, w warning")
+    at = next(i for i, ln in enumerate(drift) if ln.startswith("  raw = raw_ratio"))
+    legend = drift[at:at + 3]
+    assert max(len(ln) for ln in legend) > 80 and all(len(ln) <= 100 for ln in legend)

@@ -176,6 +176,24 @@ def test_a_word_in_no_clause_is_searched_for_literally(write_log: LogWriter) -> 
     assert root.children[0].children[0].data["result"] == "lost"
 
 
+def test_a_phrase_is_text_and_its_head_wraps_under_spaces(write_log: LogWriter) -> None:
+    # ux5 F9: a five-word query was called a "word", and the head's second line began
+    # with a tree bar, drawing the note under it into the tree
+    held = "k" * 60  # a long id, so that the head wraps
+    path = str(write_log([
+        rnd(0, spans=[span("u", "The token is one-time and expires by TTL."),
+                      span(held, "Again: one-time and expires by TTL.")]),
+        rnd(1, summaries=[fold("G", ["u"], "Token notes kept.")], evicted=["u"])]))
+    lines = run(path, "one-time and expires by TTL").output.splitlines()
+    assert lines[:3] == [
+        "text 'one-time and expires by TTL': 2 spans: 1 lost, 1 in context; still held by "
+        "span",
+        f"    {held}",
+        "note: 'one-time and expires by TTL' is not a discriminator; span texts searched "
+        "for it literally"]
+    assert lines[3].startswith("├── span u ")
+
+
 NAS = [
     rnd(0, spans=[span("k", "Secrets live under kv/app/nas-02 in the vault."),
                   span("n", "Host nas-02 rebooted.")]),
@@ -343,3 +361,13 @@ def test_full_shows_a_node_s_dropped_list_whole(write_log: LogWriter,
     monkeypatch.setattr(tracer, "FULL_LIMIT", 30)
     bounded = run(path, "8011", "--full").output
     assert "quantity '8000', quantity '80…\n" in bounded and "'8001'" not in bounded
+
+
+def test_a_summarys_one_line_skips_a_tag_alone_on_its_line() -> None:
+    # ux5 F11: a Cline notice's one line was "<SYSTEM_NOTICE> …", the tag and nothing
+    notice = "<SYSTEM_NOTICE>\nEarlier context was compacted.\nFiles read: a.py"
+    assert tracer.one_line(notice) == "Earlier context was compacted. …"
+    assert tracer.one_line("\n  <note kind='x'>  \n\nKept v4.2.1.") == "Kept v4.2.1."
+    # a tag with words after it on its line, or alone in the text, is the line
+    assert tracer.one_line("<b>Kept</b> v4.2.1.\nmore") == "<b>Kept</b> v4.2.1. …"
+    assert tracer.one_line("<SYSTEM_NOTICE>") == "<SYSTEM_NOTICE>"

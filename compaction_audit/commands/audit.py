@@ -314,11 +314,13 @@ def audit_command(
         "compaction and folded round, where lists otherwise stop at 'N more (--all)'. "
         "JSON, SARIF and JUnit: every finding on its own (else one episode per rule and "
         "run of rounds, with its count; at most 5 per rule), every round of the series "
-        "(else the key rounds) and every list item (else the first 10, with a "
-        "'<key>_truncated' count).")] = False,
+        "(else the key rounds) and every list item (else the first 10, 5 in a list's "
+        "item, 3 in a finding's values, with a '<key>_truncated' count of all: "
+        "docs/ci.md, Output size).")] = False,
     quiet: Annotated[bool, typer.Option(
         "--quiet", "-q", help="Print the verdict only (text format): one line per trace, "
-        "then the gate's line when there are several.")] = False,
+        "then the gate's line when there are several, or when the verdict's word does "
+        "not say the exit (FAIL with --fail-on never).")] = False,
     statistics: Annotated[bool, typer.Option(
         "--statistics", help="Print the number of findings per rule (and episodes), "
         "most first, instead of the reports (text format).")] = False,

@@ -56,9 +56,10 @@ def baseline_create(
     exclude: ExcludeOpt = None,
 ) -> None:
     """Audit the traces with the same options as 'audit' and write every finding's
-    fingerprint (trace path as given + rule code + entity or episode index) to FILE
-    (``-``: standard output), with, for a fold, a digest of each fact it lost: the fold
-    stays baselined only while it loses no other fact.
+    fingerprint (trace path as given + rule code + entity or episode index) to the
+    --output FILE ('-': standard output), with, for a fold, a digest of each fact it
+    lost: the fold stays baselined only while it loses no other fact; one line on
+    standard error says how many entries were written.
 
     Name the traces as CI will (same paths, same directory): the path is fingerprinted.
 

@@ -64,8 +64,9 @@ class TreeView:
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         width = options.max_width
-        yield from self._lines(console, "", "│   " if self.root.children else "    ",
-                               self.root, width)
+        # the head wraps under spaces: a tree bar there, above its note, drew the note
+        # into the tree (ux5 F9)
+        yield from self._lines(console, "", "    ", self.root, width)
         if note := self.root.data.get("note"):
             yield Hang(Text("note: "), Text(printable(note)), 0)
         stack: list[tuple[str, Node | int, bool]] = []

@@ -43,7 +43,7 @@ from compaction_audit.io.documents import (
 )
 from compaction_audit.io.harness import SUMMARY
 from compaction_audit.io.lines import regular_file
-from compaction_audit.io.records import LINE_FILE_KEY
+from compaction_audit.io.records import LINE_FILE_KEY, SPAN_LINE_KEY
 from compaction_audit.io.tokens import (
     IMAGE_TOKENS,
     estimate_tokens,
@@ -401,6 +401,9 @@ class _Converter(Conversion):
         meta = as_object(msg.get("metadata"))
         kind = _marker_kind(doc.path, line, i, meta)
         parts = _parts(doc.path, line, i, msg)
+        # where each part's text is: the line a fact stated in it names (not the line of
+        # the message's "{"); a part of no known line (a string content) keeps the message's
+        at = {id(p): doc.part_line("messages", i, "content", j) for j, p in enumerate(parts)}
         if kind in MARKER_KINDS:
             notice = [p for p in parts if _is_notice(p)]
             summary = _text(notice) if kind == "compaction" else _text(parts)
@@ -409,10 +412,12 @@ class _Converter(Conversion):
             if kind == "compaction_summary":
                 return
             parts = [p for p in parts if not _is_notice(p)]
-        self.add(line, msg, parts)
+        self.add(line, msg, parts, at)
 
-    def add(self, line: int, msg: dict[str, Any], parts: list[dict[str, Any]]) -> None:
-        """The spans of one message; a user message with typed text opens a round."""
+    def add(self, line: int, msg: dict[str, Any], parts: list[dict[str, Any]],
+            at: dict[int, int | None]) -> None:
+        """The spans of one message; a user message with typed text opens a round.
+        ``at``: the line of each part (by ``id``), where its span says it was stated."""
         role = msg.get("role")
         if not isinstance(role, str):
             raise TypeError("a message's 'role' is not a string")
@@ -427,8 +432,12 @@ class _Converter(Conversion):
         record = self.seen.setdefault(base, _Message())
         sizes = self.output_shares(msg, parts) if role == "assistant" else [None] * len(parts)
         for part, size in zip(parts, sizes, strict=True):
-            made = self.span(line, base, str(role), part, size)
-            if made is not None:
+            span = self.span(line, base, str(role), part, size)
+            if span is not None:
+                stated = at.get(id(part))
+                if stated is not None:
+                    span[SPAN_LINE_KEY] = stated
+                made = str(span["id"])
                 self.span_files[made] = self.reading
                 record.parts[orjson.dumps(part, option=orjson.OPT_SORT_KEYS)] = made
 
@@ -446,8 +455,9 @@ class _Converter(Conversion):
         return list(split_tokens(out, [utf8_len(_part_text(p)) for p in parts]))
 
     def span(self, line: int, base: str, role: str, part: dict[str, Any],
-             size: int | None) -> str | None:
-        """One part as a raw span; None for parts that are not spans (thinking, empty)."""
+             size: int | None) -> dict[str, Any] | None:
+        """One part as a raw span (the span object); None for parts that are not spans
+        (thinking, empty)."""
         kind = part.get("type")
         if kind == "text":
             text = part.get("text")
@@ -456,23 +466,23 @@ class _Converter(Conversion):
             if not text.strip():
                 return None
             source = SUMMARY if _is_notice(part) else role
-            return str(self.asm.span(line, base, source, text, size)["id"])
+            return self.asm.span(line, base, source, text, size)
         if kind == "tool_use":
             name = str(part.get("name") or "unknown")
             call = str(part.get("id") or f"line-{line}")
             self.call_names[call] = name
             text = tool_input_text(part.get("input"))
-            return str(self.asm.span(line, call, f"tool_call:{name}", text, size)["id"])
+            return self.asm.span(line, call, f"tool_call:{name}", text, size)
         if kind == "tool_result":
             call = str(part.get("tool_use_id") or f"line-{line}")
             name = str(part.get("name") or self.call_names.get(call, "unknown"))
             text = _part_text(part)
-            return str(self.asm.span(line, f"{call}:result", f"tool_result:{name}", text)["id"])
+            return self.asm.span(line, f"{call}:result", f"tool_result:{name}", text)
         if kind == "file":
             text = _part_text(part)
-            return str(self.asm.span(line, f"{base}:file", "tool_result:file", text)["id"])
+            return self.asm.span(line, f"{base}:file", "tool_result:file", text)
         if kind in ("image", "document"):
-            return str(self.asm.span(line, f"{base}:{kind}", role, None, IMAGE_TOKENS)["id"])
+            return self.asm.span(line, f"{base}:{kind}", role, None, IMAGE_TOKENS)
         return None  # thinking, redacted thinking, parts not sent back
 
     # -- the compaction file against the messages file -------------------------------

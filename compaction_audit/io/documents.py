@@ -5,7 +5,9 @@ pretty-printed over many lines), not JSON Lines.  :func:`read_document` decodes 
 document from the ``(line_number, raw_line)`` pairs every reader gets, and finds the
 line where each object element of a top-level array (``[{...}, ...]``) or of an array
 under a top-level key (``{"messages": [{...}, ...]}``) starts, so that an error names
-``FILE:LINE`` of the element.
+``FILE:LINE`` of the element, and the line of each object in an array directly inside
+such an element (a message's content parts: :meth:`Document.part_line`), so that a fact
+stated in a part names the line that holds it.
 
 :class:`Elements` runs an adapter's handler over elements with one policy: an unforeseen
 shape (a ``TypeError``, ``KeyError``, ... or a :class:`LogError` of the handler) is a
@@ -39,6 +41,18 @@ SQLITE_MAGIC = b"SQLite format 3\x00"
 """The first 16 bytes of every SQLite 3 database file (opencode's store)."""
 
 _TOKEN = re.compile(rb'"(?:[^"\\]|\\.)*"|[\[\]{}]')
+_KEY = re.compile(rb"\s*:")
+"""What follows a string that is an object's key."""
+
+PartsAt = tuple[str | None, int, str]
+"""An array inside an element: (the key of the element's array, the element's index,
+the array's key in the element), e.g. ``("messages", 12, "content")``."""
+
+PART_TEXT_KEYS = frozenset({b'"text"', b'"content"', b'"input"'})
+"""Keys of a part whose value holds what the part says (its text, a tool's result or
+input): a part's line is the line of the first of these, else of its ``{``.  A
+pretty-printed document writes a string on one line (its newlines escaped), so the line
+of ``"text"`` is the line of every fact of that text."""
 
 
 @dataclass
@@ -50,11 +64,20 @@ class Document:
     path: str
     value: Any
     starts: dict[str | None, list[int]] = field(default_factory=dict)
+    parts: dict[PartsAt, list[int]] = field(default_factory=dict)
 
     def line_of(self, key: str | None, index: int) -> int:
         """Line where element ``index`` of the array at ``key`` starts (1 when unknown)."""
         lines = self.starts.get(key) or []
         return lines[index] if 0 <= index < len(lines) else (lines[-1] if lines else 1)
+
+    def part_line(self, key: str | None, index: int, inner: str, part: int) -> int | None:
+        """Line of object ``part`` of the array at key ``inner`` of element ``index`` of
+        the array at ``key`` (``("messages", i, "content", j)``: a message's content
+        part): the line of its first key of :data:`PART_TEXT_KEYS`, else of its ``{``;
+        None when unknown (a one-line document, a part that is no object)."""
+        lines = self.parts.get((key, index, inner)) or []
+        return lines[part] if 0 <= part < len(lines) else None
 
 
 def read_document(path: str, lines: Iterable[tuple[int, bytes]] | None) -> Document:
@@ -84,8 +107,13 @@ def read_document(path: str, lines: Iterable[tuple[int, bytes]] | None) -> Docum
         raise LogError(path, line, f"not a JSON document: {exc.msg}") from None
     doc = Document(path, value)
     if isinstance(value, (dict, list)) and len(numbers) > 1:
-        for key, positions in _element_starts(data).items():
-            doc.starts[key] = [numbers[bisect.bisect_right(offsets, p) - 1] for p in positions]
+        starts, parts = _element_starts(data)
+
+        def line_numbers(positions: list[int]) -> list[int]:
+            return [numbers[bisect.bisect_right(offsets, p) - 1] for p in positions]
+
+        doc.starts = {key: line_numbers(positions) for key, positions in starts.items()}
+        doc.parts = {at: line_numbers(positions) for at, positions in parts.items()}
     return doc
 
 
@@ -96,28 +124,53 @@ def _byte_offset(data: bytes, pos: int) -> int:
     return len(head[:pos].encode("utf-8", "surrogateescape"))
 
 
-def _element_starts(data: bytes) -> dict[str | None, list[int]]:
-    """Byte offsets of the object elements of depth-1 and depth-2 arrays (see module)."""
+def _element_starts(data: bytes) -> tuple[dict[str | None, list[int]], dict[PartsAt, list[int]]]:
+    """Byte offsets of the object elements of depth-1 and depth-2 arrays (see module),
+    and per array directly inside such an element (``(array key, element index, key in
+    the element)``) those of its objects (:meth:`Document.part_line`)."""
     starts: dict[str | None, list[int]] = {}
+    parts: dict[PartsAt, list[int]] = {}
     stack: list[bytes] = []
     key: str | None = None
     array_key: list[str | None] = []
+    element = 0  # the stack's depth inside an element (0: outside every element)
+    inner = b""  # the last string at the element's own depth: the key of its next array
+    at: PartsAt = (None, 0, "")
+    index = 0
+    found = False  # the current part's offset is that of a key of PART_TEXT_KEYS
     for match in _TOKEN.finditer(data):
         tok = match.group()
         if tok[:1] == b'"':
-            if stack == [b"{"]:
+            depth = len(stack)
+            if depth == 1 and stack[0] == b"{":
                 key = orjson.loads(tok)
+            elif element and depth == element:
+                inner = tok
+            elif (element and depth == element + 2 and not found
+                  and tok in PART_TEXT_KEYS and _KEY.match(data, match.end())):
+                parts[at][-1] = match.start()
+                found = True
             continue
         if tok in (b"{", b"["):
             if tok == b"{" and stack in ([b"["], [b"{", b"["]):
                 starts.setdefault(array_key[-1], []).append(match.start())
+                element = len(stack) + 1
+                index = len(starts[array_key[-1]]) - 1
+            elif tok == b"[" and element and len(stack) == element:
+                at = (array_key[-1], index, orjson.loads(inner) if inner else "")
+            elif (tok == b"{" and element and len(stack) == element + 1
+                  and stack[-1] == b"["):
+                parts.setdefault(at, []).append(match.start())
+                found = False
             if tok == b"[":
                 array_key.append(key if stack == [b"{"] else None)
             stack.append(tok)
         else:
             if stack and stack.pop() == b"[":
                 array_key.pop()
-    return starts
+            if len(stack) < element:
+                element, inner = 0, b""
+    return starts, parts
 
 
 class Conversion:

@@ -50,10 +50,14 @@ TIER_KEY = "tier"
 """The key of a lost fact's tier (:mod:`compaction_audit.recall.ranking`)."""
 
 
-def _truncation(items: list[Any], cap: int) -> dict[str, Any]:
+def _truncation(items: list[Any], cap: int, more: object = None) -> dict[str, Any]:
     """``{"truncated": true, "shown", "total"}`` plus, when the items are ranked lost
-    facts, ``"rest_by_tier"``: how many of the items cut fall in each tier."""
-    info: dict[str, Any] = {"truncated": True, "shown": cap, "total": len(items)}
+    facts, ``"rest_by_tier"``: how many of the items cut fall in each tier.  ``more``:
+    the ``<key>_more`` beside the list, the items a finding's values left out already
+    (:func:`compaction_audit.engine.capped`): ``total`` counts them (ux5 F10: a fold of
+    105 children said ``total: 50``)."""
+    extra = more if type(more) is int and more > 0 else 0
+    info: dict[str, Any] = {"truncated": True, "shown": cap, "total": len(items) + extra}
     rest = items[cap:]
     if rest and all(isinstance(d, dict) and TIER_KEY in d for d in rest):
         tiers = Counter(d[TIER_KEY] for d in rest)
@@ -74,7 +78,7 @@ def cap_lists(value: Any, cap: int = LIST_CAP, nested: int = NESTED_CAP) -> Any:
             for k, x in v.items():
                 if isinstance(x, list) and len(x) > limit:
                     out[k] = [walk(y, nested) for y in x[:limit]]
-                    out[f"{k}_truncated"] = _truncation(x, limit)
+                    out[f"{k}_truncated"] = _truncation(x, limit, v.get(f"{k}_more"))
                 elif isinstance(x, list):
                     out[k] = [walk(y, nested) for y in x]
                 else:

@@ -43,7 +43,7 @@ from compaction_audit.report.terminal import (
     spark_marks,
     t,
 )
-from compaction_audit.report.terminal_text import ByWidth, hang, hanging
+from compaction_audit.report.terminal_text import ByWidth, Trimmed, hang, hanging
 from compaction_audit.rules import RULES
 from compaction_audit.rules.base import fmt
 
@@ -155,16 +155,26 @@ def _round(value: int | None) -> str:
 
 
 def onsets_table(diff: RunDiff) -> RenderableType:
-    """Onsets and first rounds side by side with delta (rounds) and verdict."""
+    """Onsets and first rounds side by side with delta (rounds) and verdict; the rules
+    that fired in neither run are one line under the table, by code (ux6: 13 rows of
+    "none none unchanged" put the findings off the first screen)."""
     table = Table(title="Onsets (round; none = never, later than any round)",
                   title_justify="left", show_edge=False)
     for col in ("", "baseline", "candidate", "delta", "verdict"):
         table.add_column(col, justify="left" if col in ("", "verdict") else "right")
+    neither = [o for o in diff.onsets
+               if o.kind == "rule" and o.baseline is None and o.candidate is None]
     for o in diff.onsets:
+        if o in neither:
+            continue
         delta = "" if o.delta is None else f"{o.delta:+d}"
         table.add_row(t(_onset_label(o)), _round(o.baseline), _round(o.candidate), delta,
                       Text(o.verdict, style=VERDICT_STYLE[o.verdict]))
-    return table
+    if not neither:
+        return Trimmed(table)
+    codes = " ".join(_CODES.get(o.name) or o.name for o in neither)
+    return Group(Trimmed(table), hang(Text("in neither run: ", style="dim"),
+                                      (codes, "dim"), indent=1))
 
 
 def _bucket_means(values: list[float | None]) -> list[float | None]:
@@ -204,7 +214,7 @@ def sparklines(diff: RunDiff) -> RenderableType:
             known = [v for v in values if v is not None]
             ends = f"{fmt(known[0])} -> {fmt(known[-1])}" if known else "unknown"
             grid.add_row(q if label == "baseline" else "", label, part, ends)
-    return grid
+    return Trimmed(grid)
 
 
 def _cell(row: dict[str, Any], q: str, side: str) -> str:

@@ -80,7 +80,7 @@ def _text(report: Report, opts: RenderOptions) -> RenderableType:
         if opts.quiet or not several:
             parts.append(quiet_renderable(report) if opts.quiet or not report.sessions
                          else Hanging(verdict_line(report.sessions[0])))
-        if several:
+        if several or gate_differs(report, opts.fail_on):
             parts.append(line(gate_line(report, opts.fail_on)))
         return Group(*parts)
     parts = []
@@ -88,7 +88,18 @@ def _text(report: Report, opts: RenderOptions) -> RenderableType:
         parts.append(report_renderable(report, opts.show_all))
     if opts.shows_summary(report):
         parts.append(summary_renderable(report, opts.fail_on, opts.show_all))
+    elif gate_differs(report, opts.fail_on):
+        parts.append(line(gate_line(report, opts.fail_on)))
     return Group(*parts)
+
+
+def gate_differs(report: Report, fail_on: str) -> bool:
+    """True when a trace's verdict word does not say its exit: FAIL where ``fail_on``
+    lets it pass (``--fail-on never``), or PASS/WARN where it fails it (``--fail-on
+    info``).  The text report then ends with the gate's line (``exit 0: 1 trace(s), 0
+    reach --fail-on never``), as it does for several traces: a CI log showed FAIL
+    beside a green step and said nothing more (ux5 F11)."""
+    return any((s.verdict_head() == "FAIL") != s.fails(fail_on) for s in report.sessions)
 
 
 def _json(report: Report, opts: RenderOptions) -> bytes:

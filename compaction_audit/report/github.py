@@ -79,7 +79,7 @@ def _episode_command(path: str, run: list[Finding]) -> str:
     rounds = len({f.round for f in run})
     where = (f"round {first.round}" if rounds == 1 else
              f"rounds {first.round}-{last.round}")
-    items = f", {len(run)} findings" if len(run) > rounds else ""
+    items = f", {len(run)} findings" if len(run) > 1 else ""  # as the verdict counts
     props: dict[str, object] = {"file": line_path(path, first.line_file), "line": first.line}
     if last.line != first.line and last.line_file == first.line_file:
         props["endLine"] = last.line

@@ -41,8 +41,8 @@ from compaction_audit.report.terminal_lost import compactions_section, recall_se
 from compaction_audit.report.terminal_text import (
     WIDE,
     ByWidth,
-    Hang,
     Hanging,
+    Trimmed,
     block,
     capped,
     group,
@@ -268,8 +268,10 @@ def glance(r: SessionReport) -> RenderableType:
             marks.append(" ")
     per = ("" if len(rounds) <= SPARK_WIDTH
            else f" ({len(rounds)} rounds in {SPARK_WIDTH} marks)")
-    grid.add_row("  flagged", Text("".join(marks), style="red"), "E error, w warning")
-    return Group(Text("Series at a glance" + per, style="bold"), grid)
+    # the legend only where a mark needs it (ux6: "E error, w warning" beside no mark)
+    grid.add_row("  flagged", Text("".join(marks), style="red"),
+                 "E error, w warning" if marks.count(" ") < len(marks) else "none")
+    return Group(Text("Series at a glance" + per, style="bold"), Trimmed(grid))
 
 
 def _key_rows(r: SessionReport) -> tuple[list[dict[str, Any]], dict[int, list[str]],
@@ -325,8 +327,7 @@ def key_rounds(r: SessionReport) -> RenderableType:
     files = r.line_files
 
     def table() -> RenderableType:
-        tab = Table(title="Rounds that matter", title_justify="left", show_edge=False,
-                    caption=legend, caption_justify="left")
+        tab = Table(title="Rounds that matter", title_justify="left", show_edge=False)
         tab.add_column("round", justify="right")
         tab.add_column("line", justify="right")
         if files:  # the file each line is in, when they are not all the trace's
@@ -351,7 +352,12 @@ def key_rounds(r: SessionReport) -> RenderableType:
         parts.append(block((legend, "dim"), indent=2))
         return Group(*parts)
 
-    return ByWidth(table, listing, _natural_width(table()) if files else WIDE)
+    def wide() -> RenderableType:
+        # the legend under the table at the screen's width, not as its caption (that
+        # wrapped at the table's width, ~78 columns of 100: ux6)
+        return Group(table(), block((legend, "dim"), indent=2))
+
+    return ByWidth(wide, listing, _natural_width(table()) if files else WIDE)
 
 
 def _natural_width(table: RenderableType) -> int:
@@ -403,7 +409,7 @@ def _episode(run: list[Finding]) -> list[RenderableType]:
 
 def findings_section(r: SessionReport, show_all: bool = False) -> RenderableType:
     """Findings by rule, errors first: a head line per rule (severity, code, name, how
-    many episodes over how many rounds), its episodes (at most
+    many findings in how many episodes: :func:`rule_count`), its episodes (at most
     :data:`EPISODES_PER_RULE` unless ``show_all``) with line and message, and the
     rule's action once."""
     if not r.findings:
@@ -420,11 +426,8 @@ def findings_section(r: SessionReport, show_all: bool = False) -> RenderableType
         runs = by_rule[code]
         sev = worst(code).value
         first = runs[0][0]
-        n_rounds = len({f.round for run in runs for f in run})
         parts.append(line((f"{sev.upper():<8}", SEVERITY_STYLE[sev]),
-                          (f"{code} {first.rule}", "bold"),
-                          f"  {len(runs)} episode{'s' if len(runs) > 1 else ''}, "
-                          f"{n_rounds} round{'s' if n_rounds > 1 else ''}"))
+                          (f"{code} {first.rule}", "bold"), f"  {rule_count(runs)}"))
         shown, hidden = capped(runs, show_all, EPISODES_PER_RULE)
         for run in shown:
             parts += _episode(run)
@@ -436,6 +439,22 @@ def findings_section(r: SessionReport, show_all: bool = False) -> RenderableType
                                            f"{code} (round{'' if one else 's'} {rest}{more})"))
         parts.append(hang(Text("action: ", style="dim"), w(first.action)))
     return Group(*parts)
+
+
+def rule_count(runs: list[list[Finding]]) -> str:
+    """``11 findings in 6 episodes`` (``3 findings in 1 episode, 2 rounds`` when a
+    round holds several; ``40 findings (26 error, 14 warning) in ...`` when the rule's
+    findings differ in severity): the findings the verdict counts by severity (one per
+    rule and round, or per fold: spec rules.md), grouped as the report lists them (ux5
+    F8: "2 info" under a head line that said "1 episode")."""
+    n = sum(len(run) for run in runs)
+    rounds = len({f.round for run in runs for f in run})
+    where = f", {rounds} round{'s' if rounds > 1 else ''}" if rounds != n else ""
+    by = Counter(f.severity for run in runs for f in run)
+    mixed = (" (" + ", ".join(f"{by[s]} {s.value}" for s in sorted(by, key=lambda s: -s.rank))
+             + ")" if len(by) > 1 else "")
+    return (f"{n} finding{'s' if n > 1 else ''}{mixed} in {len(runs)} "
+            f"episode{'s' if len(runs) > 1 else ''}{where}")
 
 
 def _span(run: list[Finding]) -> str:
@@ -458,7 +477,8 @@ def notes_section(r: SessionReport, show_all: bool = False) -> RenderableType | 
     no salience is recorded), and skipped records (capped)."""
     salience = has_salience(r)
     notes, hidden_notes = capped(reader_notes(r), show_all, 20)
-    lines: list[RenderableType] = [Hang(Text("note ", style="yellow"), w(note), 0)
+    # indented as the section's other lines (ux5 F11: "note ..." at column 0)
+    lines: list[RenderableType] = [hang(Text("note: ", style="yellow"), w(note))
                                    for note in notes]
     if hidden_notes:
         lines.append(more_line(hidden_notes, "more reader notes"))

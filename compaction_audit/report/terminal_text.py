@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
+from rich.segment import Segment
 from rich.text import Text
 
 from compaction_audit.report.safe import printable
@@ -124,16 +125,37 @@ def hanging(*body: str | Text | tuple[str, str], indent: int = MIN_INDENT) -> Re
     return Hanging(Text.assemble(*body), indent)
 
 
+class Trimmed:
+    """``body`` with the white space that ends each of its lines left out: a table or
+    grid pads every cell to its column's width, so each line of a chart or a table
+    ended in spaces, up to the width (ux6).  Nothing else changes: no line is cut or
+    wrapped here."""
+
+    def __init__(self, body: RenderableType) -> None:
+        self.body = body
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        for segments in Segment.split_lines(console.render(self.body, options)):
+            while segments and not segments[-1].control and not segments[-1].text.strip():
+                segments.pop()
+            if segments and not segments[-1].control:
+                last = segments[-1]
+                segments[-1] = Segment(last.text.rstrip(), last.style)
+            yield from segments
+            yield Segment.line()
+
+
 class ByWidth:
     """A table on a wide console, a list below :data:`WIDE` columns: the choice is
-    made when the console renders it, from the width it offers."""
+    made when the console renders it, from the width it offers; either without the
+    spaces that end its lines (:class:`Trimmed`)."""
 
     def __init__(self, wide: Callable[[], RenderableType],
                  narrow: Callable[[], RenderableType], min_width: int = WIDE) -> None:
         self.wide, self.narrow, self.min_width = wide, narrow, min_width
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        yield self.wide() if options.max_width >= self.min_width else self.narrow()
+        yield Trimmed(self.wide() if options.max_width >= self.min_width else self.narrow())
 
 
 def more_line(hidden: int, what: str = "more", indent: int = MIN_INDENT) -> Text:

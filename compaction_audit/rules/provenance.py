@@ -32,15 +32,14 @@ class UngroundedSummary(Rule):
     earlier; every retained summary must have at least one reachable leaf, or it is
     unfalsifiable from inside the context.
 
-    Compactions read from a product's log (every adapter: Claude Code, Codex, Cline,
-    Gemini CLI, opencode, OpenHands): the adapter folds and evicts everything a
-    compaction summarized, so every such summary has no reachable
-    leaf by construction, whatever it says; a summary that points to the full
-    transcript on disk ("read the full transcript at <path>") is not counted as
-    grounded either (docs/adapters.md, "A summary that points to the transcript").
-    The finding then says nothing about the summary's quality (what it lost is judged
-    per fact by silent-discriminating-fold), so it is info, not an error (issue 10,
-    point 6).
+    A compaction's summary (a compaction record, as every product's log gives: Claude
+    Code, Codex, Cline, Gemini CLI, opencode, OpenHands) whose compaction evicted every
+    leaf it summarized is not judged at that compaction: it has no reachable leaf by
+    construction, whatever it says (a pointer to the full transcript on disk does not
+    ground it either: docs/adapters.md, "A summary that points to the transcript"),
+    and what it lost is judged per fact by silent-discriminating-fold.  It is judged
+    when it had a reachable leaf and lost it later (a microcompact evicting a span it
+    only covered).
 
     Known problems: grounding is reachability, not support: one reachable leaf grounds a
     summary even when the sentence that matters came from an evicted leaf
@@ -58,22 +57,11 @@ class UngroundedSummary(Rule):
     settings = ()
 
     def evaluate(self, ctx: Context) -> Outcome:
-        ungrounded = ctx.series.ungrounded
+        ungrounded = _not_born_so(ctx.series.ungrounded, ctx.session.compactions)
         if not ungrounded.height:  # most traces: no rows, typed once per process
             return Outcome(kept_for_schemas("ungrounded_rows", (ungrounded,),
                                             lambda: _rows(ungrounded, 0)))
-        rows = _rows(ungrounded, ctx.session.n_rounds)
-        compacted = [c["summary_id"] for c in ctx.session.compactions
-                     if c.get("summary_id") is not None]
-        if not compacted or rows.height == 0:
-            return Outcome(rows)
-        native = (interval_sum(ungrounded.filter(~pl.col("id").is_in(compacted)),
-                               ctx.session.n_rounds).rename({"value": "native"}))
-        product = pl.col("native").fill_null(0) == 0
-        return Outcome(rows.join(native, on="ri", how="left").with_columns(
-            product.alias("compaction_summaries"),
-            pl.when(product).then(pl.lit(Severity.INFO.value))
-            .otherwise(pl.lit(self.severity.value)).alias("severity")).drop("native"))
+        return Outcome(_rows(ungrounded, ctx.session.n_rounds))
 
     def message(self, v: dict[str, Any], ctx: Context) -> str:
         n, new = v["ungrounded_summaries"], v["new_summaries"]
@@ -81,12 +69,27 @@ class UngroundedSummary(Rule):
         named = (f": {_names(v['summaries'], new)}" if new == n
                  else f"; new at this round: {_names(v['summaries'], new)}" if new
                  else " (all since earlier rounds)")
-        # said where a summary is named (its first round), not again at every round
-        # it stays ungrounded: an episode's last line would repeat it word for word
-        why = ("; a product's compaction keeps no raw leaf in the context, so this holds "
-               "for every compaction summary" if v.get("compaction_summaries") and new
-               else "")
-        return f"{n} retained {noun} no reachable leaf{named}{why}"
+        return f"{n} retained {noun} no reachable leaf{named}"
+
+
+def _not_born_so(ungrounded: pl.DataFrame, compactions: list[dict[str, Any]]
+                 ) -> pl.DataFrame:
+    """``ungrounded`` (columns ``id``, ``start``, ``end``: round indices) without the
+    intervals of a compaction's summary that start at its compaction's round index
+    (``summary_id`` and ``ri`` of a compaction record): that compaction evicted every
+    leaf it summarized, so its summary is ungrounded from the round it is made, by
+    construction, whatever it says (every product's compaction: docs/adapters.md),
+    and what it lost is judged per fact by silent-discriminating-fold.  A summary that
+    had a reachable leaf and lost it later (seed 000's case) is kept, whatever made
+    it."""
+    born = [(c["summary_id"], c["ri"]) for c in compactions
+            if isinstance(c.get("summary_id"), str) and isinstance(c.get("ri"), int)]
+    if not born or not ungrounded.height:
+        return ungrounded
+    made = pl.DataFrame({"id": [b[0] for b in born], "start": [b[1] for b in born]},
+                        schema={"id": ungrounded.schema["id"],
+                                "start": ungrounded.schema["start"]})
+    return ungrounded.join(made, on=["id", "start"], how="anti")
 
 
 def _rows(ungrounded: pl.DataFrame, n_rounds: int) -> pl.DataFrame:

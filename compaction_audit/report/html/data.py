@@ -153,13 +153,16 @@ class Episode:
         return rule_anchor(self.code, self.rule)
 
     def where(self) -> str:
-        """``round 5 (line 6)`` or ``rounds 5-40 (lines 6-41, 36 rounds)``; with the
-        file of each line when it is not the trace (``line 7 of X``)."""
+        """``round 5 (line 6)`` or ``rounds 5-40 (lines 6-41, 36 findings)``: the
+        findings the verdict counts (ux5 F8), one per round unless a round holds
+        several; with the file of each line when it is not the trace (``line 7 of X``)."""
+        many = f", {self.findings} findings" if self.findings > 1 else ""
         if self.rounds == 1:
-            return f"round {self.first_round} ({line_at(self.first_line, self.first_file, str)})"
+            return (f"round {self.first_round} "
+                    f"({line_at(self.first_line, self.first_file, str)}{many})")
         lines = lines_span(self.first_line, self.first_file, self.last_line, self.last_file,
                            str)
-        return f"rounds {self.first_round}-{self.last_round} ({lines}, {self.rounds} rounds)"
+        return f"rounds {self.first_round}-{self.last_round} ({lines}{many})"
 
 
 def _runs(findings: list[Finding]) -> Iterator[list[Finding]]:

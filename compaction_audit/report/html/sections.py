@@ -101,7 +101,11 @@ def _lost_rows(rows: list[dict[str, Any]], head: list[str], row_html: Any) -> st
     shown = html_table(head, (row_html(d) for d in rows[:LOST_SHOWN]))
     extra = rows[LOST_SHOWN:MAX_ROWS]
     if extra:
-        shown += (f"<details><summary>{len(extra)} more</summary>"
+        # "185 more of 195" where the page holds only some of the rest: "185 more" then
+        # "... and 10 more" read as two lists (ux6)
+        rest = len(rows) - LOST_SHOWN
+        of = f" of {rest:,}" if rest > len(extra) else ""
+        shown += (f"<details><summary>{len(extra):,} more{of}</summary>"
                   + html_table(head, (row_html(d) for d in extra)) + "</details>")
     return shown + more(len(rows) - MAX_ROWS, "lost discriminator")
 
@@ -194,8 +198,8 @@ def compactions_section(compactions: list[dict[str, Any]]) -> str:
 def rules_reference(codes: Iterable[str]) -> str:
     """The documentation of the rules with these codes, each under the anchor that
     docs/rules.md gives its heading, with its default severity said as such (a
-    finding's own can differ: ``--severity``, or a rule that lowers it, as
-    ungrounded-summary does for a product's compaction)."""
+    finding's own can differ: ``--severity``, or a rule that lowers it, as the
+    recall rules do for a loss only in the low tiers)."""
     from compaction_audit.ruledoc import DOCS_URL, rule_doc
 
     parts = []
