@@ -38,6 +38,7 @@ DOCS: tuple[tuple[Any, ...], ...] = (
          ('window', 1),
          ('sustain', 1),
          ('rehydrate_target', 0.3),),
+        'rounds',
     ),
     (
         'CA102',
@@ -61,6 +62,7 @@ DOCS: tuple[tuple[Any, ...], ...] = (
          ('span_floor_fraction', 0.2),
          ('sustain', 1),
          ('rehydrate_target', 0.3),),
+        'rounds',
     ),
     (
         'CA103',
@@ -79,6 +81,7 @@ DOCS: tuple[tuple[Any, ...], ...] = (
         'round 18: summary_depth_max 3 at the cap for 6 consecutive rounds (> 5)',
         'cap the hierarchy at depth 2, or accept the token cost',
         (('min_depth', 2), ('depth_pin_rounds', 5), ('sustain', 1)),
+        'rounds',
     ),
     (
         'CA104',
@@ -105,6 +108,7 @@ DOCS: tuple[tuple[Any, ...], ...] = (
         'round 25: raw_ratio 0.21 < 0.25, distinct_source_spans stable at 120',
         'drift, not inversion: continue and monitor',
         (('raw_ratio_floor', 0.25), ('sustain', 1)),
+        'rounds',
     ),
     (
         'CA105',
@@ -121,6 +125,7 @@ DOCS: tuple[tuple[Any, ...], ...] = (
         'round 9: summary_tokens 91,000 > raw_tokens 88,000 (raw_ratio 0.49)',
         'the early structural signal: start watching reachability',
         (('summary_majority_ratio', 0.5), ('sustain', 1)),
+        'rounds',
     ),
     (
         'CA201',
@@ -150,6 +155,7 @@ DOCS: tuple[tuple[Any, ...], ...] = (
         'round 31: summary s-3-0007 (depth 3) has no reachable leaf',
         'the summary is unfalsifiable: rehydrate its sources or drop it',
         (),
+        'summaries',
     ),
     (
         'CA202',
@@ -169,6 +175,7 @@ DOCS: tuple[tuple[Any, ...], ...] = (
         'round 7: s-0031 left the working set but is in neither evicted nor offloaded',
         'fix the logger: every eviction and offload must be recorded',
         (),
+        'rounds',
     ),
     (
         'CA203',
@@ -189,6 +196,7 @@ DOCS: tuple[tuple[Any, ...], ...] = (
         'round 4: logged distinct_source_spans 120, rebuilt 97',
         "the agent's own instrumentation is wrong: fix how it computes the aggregate",
         (('logged_tolerance', 0.01),),
+        'logged',
     ),
     (
         'CA204',
@@ -221,6 +229,7 @@ DOCS: tuple[tuple[Any, ...], ...] = (
          '(survivability, recency, depth); penalize summary depth or rescore summaries '
          'from their sources'),
         (('salience_agreement_floor', 0.0), ('disagreement_rounds', 3)),
+        'rounds',
     ),
     (
         'CA301',
@@ -251,6 +260,7 @@ DOCS: tuple[tuple[Any, ...], ...] = (
          'discriminator in the summary, or record the surrendered precision as '
          'accounting'),
         (),
+        'folds',
     ),
     (
         'CA302',
@@ -269,6 +279,7 @@ DOCS: tuple[tuple[Any, ...], ...] = (
         "round 6: fold m1 (accounted) dropped version 'v4.2.1' of s1 (offloaded)",
         'keep the reference resolvable for as long as an open task may need it',
         (),
+        'folds',
     ),
     (
         'CA303',
@@ -308,6 +319,7 @@ DOCS: tuple[tuple[Any, ...], ...] = (
         "round 9: s-0031 ('Do NOT enable --force') has 0 references (floor 1)",
         'rehydrate the span from its source or restate its discriminators',
         (),
+        'folds',
     ),
     (
         'CA304',
@@ -339,6 +351,7 @@ DOCS: tuple[tuple[Any, ...], ...] = (
         ('restate the rule with its original polarity in the summary, or rehydrate the '
          'span that states it'),
         (),
+        'folds',
     ),
     (
         'CA305',
@@ -374,6 +387,7 @@ DOCS: tuple[tuple[Any, ...], ...] = (
          'raw support'),
         'drop the claim or cite its source; check the summaries it was carried from',
         (),
+        'summaries',
     ),
     (
         'CA306',
@@ -398,6 +412,7 @@ DOCS: tuple[tuple[Any, ...], ...] = (
          "a5); Next item 'write the migration' was done in a5"),
         'regenerate the summary from the newer spans; drop "Next" items that are done',
         (),
+        'summaries',
     ),
     (
         'CA307',
@@ -425,5 +440,6 @@ DOCS: tuple[tuple[Any, ...], ...] = (
         ('restore the rule to the working set (restate it in the summary or pin its '
          'span) and check the action that broke it'),
         (),
+        'folds',
     ),
 )

@@ -28,7 +28,8 @@ class RuleDoc:
     """One rule's documentation: identity, default severity and the five prose parts.
 
     ``known`` is where the rule is wrong or blind (its false positives and negatives);
-    ``settings`` pairs each setting the rule reads with its default value.
+    ``settings`` pairs each setting the rule reads with its default value; ``judges``
+    names the input it judges (a trace without it is not applicable to the rule).
     """
 
     code: str
@@ -42,6 +43,8 @@ class RuleDoc:
     example: str
     action: str
     settings: tuple[tuple[str, object], ...]
+    judges: str = "rounds"
+    """What the rule judges (:attr:`compaction_audit.rules.base.Rule.judges`)."""
 
 
 _ROLE = re.compile(r":(?:mod|func|class|meth|data|attr):`~?([^`]+)`")
@@ -75,7 +78,7 @@ def rule_doc(cls: type[Rule]) -> RuleDoc:
                    family=cls.family, summary=cls.summary, what=_sentence(parts["what"]),
                    why=_sentence(parts["why"]), known=_sentence(parts["known"]),
                    example=cls.example, action=cls.action,
-                   settings=settings)
+                   settings=settings, judges=cls.judges)
 
 
 def _sentence(parts: list[str]) -> str:
@@ -172,6 +175,16 @@ def doc_parts(doc: RuleDoc) -> list[tuple[str, str]]:
     return [(title, body) for title, body in parts if body]
 
 
+JUDGES_WORDS = {
+    "rounds": "every round",
+    "summaries": "the summaries (not applicable to a trace without one)",
+    "folds": "the folds (not applicable to a trace without one)",
+    "logged": "the aggregates the agent logged itself, `logged` (not applicable to a "
+              "trace that logs none: every product's transcript)",
+}
+"""How the rules reference says what a rule judges (:attr:`RuleDoc.judges`)."""
+
+
 def rule_markdown(doc: RuleDoc, level: int = 2) -> str:
     """One rule's section in Markdown, headed ``CODE name`` at heading ``level``."""
     settings = ", ".join(f"`{name.replace('_', '-')}` (default {value})"
@@ -179,7 +192,7 @@ def rule_markdown(doc: RuleDoc, level: int = 2) -> str:
     return "\n".join([
         f"{'#' * level} {doc.code} {doc.name}", "",
         f"Default severity: **{doc.severity}**. Family: {doc.family}. "
-        f"Settings read: {settings}.", "",
+        f"Judges: {JUDGES_WORDS.get(doc.judges, doc.judges)}. Settings read: {settings}.", "",
         *(line for title, body in doc_parts(doc) for line in (f"**{title}.** {body}", "")),
     ])
 

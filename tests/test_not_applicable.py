@@ -123,3 +123,9 @@ def test_applicability_by_kind(write_log: LogWriter) -> None:
     assert [not_applicable(k, folded) for k in JUDGES] == [None, None, None, None]
     with pytest.raises(ValueError, match="unknown kind of input 'spans'"):
         not_applicable("spans", flat)
+
+
+def test_the_rules_reference_says_what_each_rule_judges() -> None:
+    assert "judges: logged" in run("rules", "CA203").output
+    markdown = run("rules", "CA301", "--markdown").output
+    assert "Judges: the folds (not applicable to a trace without one)." in markdown

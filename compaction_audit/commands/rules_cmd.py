@@ -63,7 +63,8 @@ def rules_command(
     console = console_for()
     console.print(Text(f"{doc.code} {doc.name}", style="bold"))
     console.print(f"default severity: {doc.severity}    family: {doc.family}    "
-                  f"settings: {settings}", markup=False, highlight=False)
+                  f"judges: {doc.judges}    settings: {settings}", markup=False,
+                  highlight=False)
     for title, body in doc_parts(doc):
         console.print()
         console.print(Text(title, style="bold"))
