@@ -19,10 +19,14 @@ each step in a fresh subprocess:
 Times are wall-clock seconds inside the subprocess (imports excluded), the best of
 ``--repeat`` runs.  Peak memory is the subprocess's peak resident set size as
 reported by ``os.wait4`` for that one child (imports included: an idle
-``import compaction_audit, polars`` holds about 100 MB), the largest of the runs; the
-helper processes the audit starts are not counted (they hold about 20 MB each while
-reading and about 150 MB for the text work of the 1 GB trace: measure them alone,
-since a forked child's peak RSS counts the parent's pages).
+``import compaction_audit, polars`` holds about 100 MB), the largest of the runs.
+The helper processes the audit starts count as Linux counts a child's descendants:
+``ru_maxrss`` is the largest of the child's own peak and the peak of each helper it
+waited for, never their sum (checked: a child of 100 MB that waits for one of 300 MB
+reads 310 MB).  The helpers are new interpreters, not forks, and hold less than the
+audit (about 20 MB each while reading, 93 MB for the text work of the 254 MB
+10,000 x 2,000 text cell of the grid), so the figure is the audit process's own peak;
+the machine also holds the helpers alive at that moment (measure them alone).
 The table gives, per size: file size, parse floor, audit time, pure-Python time,
 audit / parse floor, pure Python / audit and audit peak memory / file size.
 ``--json FILE`` also writes every measurement.
