@@ -109,7 +109,10 @@ def main() -> None:
     so it goes through :func:`compaction_audit.report.safe.printable` and
     ``neutralize`` (issue 11, class 1), then exit 2.
     """
+    from compaction_audit.cores import cap_polars_threads
     from compaction_audit.streams import stderr_named
+
+    cap_polars_threads()  # before Polars loads: its pool is sized once
 
     if (named := stderr_named(sys.argv[1:])) is not None:
         say(f"standard error: is {named}, which this command reads; refusing to write "

@@ -31,6 +31,8 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 from compaction_audit.childproc import safe_path_env
+from compaction_audit.cores import available_cores as available_cores  # re-exported
+from compaction_audit.cores import cgroup_cpus as cgroup_cpus  # re-exported
 from compaction_audit.stopline import Terminated as Terminated  # re-exported
 from compaction_audit.stopline import on_sigterm
 
@@ -41,51 +43,6 @@ T = TypeVar("T")
 
 _PR_SET_PDEATHSIG = 1
 """From <linux/prctl.h>."""
-
-
-def available_cores(cgroup_root: str = "/sys/fs/cgroup") -> int:
-    """CPUs this process may run on: its affinity mask where the OS has one, and no
-    more than its cgroup's CPU quota allows (:func:`cgroup_cpus`): a pod limited to one
-    CPU on a 64-core node started 64 workers (adv22b O4)."""
-    cores = max(1, os.cpu_count() or 1)
-    getaffinity = getattr(os, "sched_getaffinity", None)
-    if getaffinity is not None:
-        with contextlib.suppress(OSError):
-            cores = max(1, len(getaffinity(0)))
-    quota = cgroup_cpus(cgroup_root)
-    return cores if quota is None else max(1, min(cores, quota))
-
-
-def cgroup_cpus(root: str = "/sys/fs/cgroup") -> int | None:
-    """The CPUs the cgroup quota of this process allows, rounded up, or None without a
-    quota: cgroup v2's ``cpu.max`` (``"200000 100000"``: 2; ``"max 100000"``: none),
-    else v1's ``cpu/cpu.cfs_quota_us`` over ``cpu/cpu.cfs_period_us`` (-1: none), read
-    under ``root`` as a container sees its own cgroup."""
-    def read(name: str) -> str | None:
-        try:
-            with open(os.path.join(root, name), encoding="ascii") as fh:
-                return fh.read(64).strip()
-        except (OSError, ValueError, UnicodeDecodeError):
-            return None
-
-    pair: tuple[str, str | None] | None = None
-    v2 = read("cpu.max")
-    if v2 is not None:
-        quota, _, period = v2.partition(" ")
-        pair = (quota, period or None)
-    else:
-        v1 = read("cpu/cpu.cfs_quota_us")
-        if v1 is not None:
-            pair = (v1, read("cpu/cpu.cfs_period_us"))
-    if pair is None or pair[1] is None:
-        return None
-    try:
-        quota_us, period_us = int(pair[0]), int(pair[1])
-    except ValueError:  # "max": no quota
-        return None
-    if quota_us <= 0 or period_us <= 0:
-        return None
-    return -(-quota_us // period_us)
 
 
 def die_with_parent(parent: int) -> None:
