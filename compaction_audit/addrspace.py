@@ -218,9 +218,12 @@ own process, adv23 F5): :data:`DECODE_BYTES_PER_BYTE` per byte.  A trace refused
 is refused by its own format's figure too."""
 
 DECODE_BYTES_PER_BYTE = 8
-"""Address space per byte of JSON that ``orjson.loads`` decodes, at most: the line
-(1), orjson's parse buffer (1), a decoded string of 4-byte characters (4) and the
-objects around it."""
+"""Address space per byte of JSON that ``orjson.loads`` decodes for text: the line (1),
+orjson's parse buffer (1), a decoded string of 4-byte characters (4) and the objects
+around it.  No upper bound: a document of empty objects (``[{},{},...]``) takes about
+33 (adv24 F2), so under a limit no whole document is decoded in the command's own
+process (:func:`compaction_audit.io.companions.companion_lookup`, ``trace`` and
+``convert`` in a child)."""
 
 
 def _per_byte(fmt: str) -> int:

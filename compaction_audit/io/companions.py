@@ -6,7 +6,8 @@ CLI takes token counts from ``telemetry.log`` beside the recording, and SQLite r
 an opencode store's ``-wal``, ``-shm`` and ``-journal`` files.  Those are inputs too:
 :func:`~compaction_audit.outfile.refuse_same_file` refuses an ``-o`` that is one of
 them.  Each adapter with such files has ``companions(path) -> list[str]``; an adapter
-that opens another file must add itself to :data:`COMPANIONS`.
+that opens another file must add itself to :data:`COMPANIONS` (and, when its files
+are found by what the input holds, to :func:`possible_companions`).
 """
 
 from __future__ import annotations
@@ -70,12 +71,33 @@ def companion_lookup(path: str, source: str | None = None) -> tuple[list[str], b
             return [], True
     if source is not None and source != "cline":  # by name or header: nothing to decode
         return _lookup(path, source), True
+    key = _identity(path, source)
+    if key is not None and key in _LOOKED_UP:
+        return _LOOKED_UP[key]
     from compaction_audit import isolated
 
     try:
-        return isolated.call_in_child(_lookup, path, source), True
+        got = isolated.call_in_child(_lookup, path, source), True
     except isolated.ChildDied:
-        return possible_companions(path), False
+        got = possible_companions(path), False
+    if key is not None:
+        _LOOKED_UP[key] = got
+    return got
+
+
+_LOOKED_UP: dict[tuple[object, ...], tuple[list[str], bool]] = {}
+"""What a child looked up, by :func:`_identity`: the output, standard output and
+standard error are each checked against the same inputs, a child each time."""
+
+
+def _identity(path: str, source: str | None) -> tuple[object, ...] | None:
+    """``path`` (absolute), ``source`` and the file's device, inode, size and time of
+    change; None when it cannot be looked at."""
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return os.path.abspath(path), source, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns
 
 
 def _detect(path: str) -> str:
