@@ -15,6 +15,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import IO
 
 import pytest
 
@@ -36,7 +37,8 @@ def dicts(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return doc
 
 
-def _under_check(doc: Path, args: list[str], stdout: object) -> subprocess.CompletedProcess[bytes]:
+def _under_check(doc: Path, args: list[str], stdout: IO[bytes] | int
+                 ) -> subprocess.CompletedProcess[bytes]:
     """The command under the limit the pre-detection check allows ``doc`` plus 2 MiB."""
     limit = addrspace.base_bytes() + 8 * doc.stat().st_size + (2 << 20)
 
@@ -101,13 +103,13 @@ def test_trace_under_a_limit_writes_what_it_writes_without(
         assert free.returncode == 0 and free.stdout
 
 
-def _limited(monkeypatch: pytest.MonkeyPatch, dies: bool = False) -> list[str]:
+def _limited(monkeypatch: pytest.MonkeyPatch, dies: bool = False) -> list[object]:
     """A limit set (as far as the lookup can tell) and the child calls recorded; with
     ``dies`` each child dies as of a fault."""
-    called: list[str] = []
+    called: list[object] = []
     real = isolated.call_in_child
 
-    def spy(work: object, path: str, *args: object, **kwargs: object) -> object:
+    def spy(work: object, path: object, *args: object, **kwargs: object) -> object:
         called.append(path)
         if dies:
             raise isolated.ChildDied(-11, b"")
@@ -158,3 +160,27 @@ def test_companions_not_looked_up_are_those_that_may_be_and_said_so(
             "looked up within the address-space limit of 1,048,576 MiB (ulimit -v, "
             "RLIMIT_AS)); refusing to overwrite it (choose another output)")
     refuse_same_file("report.txt", ["s1.json"])
+
+
+def test_a_folder_search_pairs_cline_files_in_a_child_under_a_limit(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Which compaction files a messages file reads was found by decoding every
+    messages file of the folder in the command's own process; under a limit it is
+    found in a child, and when that child dies each compaction file is a trace of its
+    own (none left out)."""
+    import shutil
+
+    from compaction_audit.discover import discover
+
+    fixtures = REPO / "tests" / "fixtures" / "adapters" / "cline"
+    folder = tmp_path / "s2"
+    folder.mkdir()
+    shutil.copy(fixtures / "session.messages.json", folder / "s2.messages.json")
+    shutil.copy(fixtures / "basic.compaction.json", folder / "s2.compaction.json")
+    free = discover([str(folder)])
+    assert free == [f"{folder}/s2.messages.json"]
+    called = _limited(monkeypatch)
+    assert discover([str(folder)]) == free
+    assert called == [[f"{folder}/s2.messages.json"]]
+    _limited(monkeypatch, dies=True)
+    assert discover([str(folder)]) == [f"{folder}/s2.compaction.json", *free]
