@@ -218,9 +218,12 @@ own process, adv23 F5): :data:`DECODE_BYTES_PER_BYTE` per byte.  A trace refused
 is refused by its own format's figure too."""
 
 DECODE_BYTES_PER_BYTE = 8
-"""Address space per byte of JSON that ``orjson.loads`` decodes, at most: the line
-(1), orjson's parse buffer (1), a decoded string of 4-byte characters (4) and the
-objects around it."""
+"""Address space per byte of JSON that ``orjson.loads`` decodes for text: the line (1),
+orjson's parse buffer (1), a decoded string of 4-byte characters (4) and the objects
+around it.  No upper bound: a document of empty objects (``[{},{},...]``) takes about
+33 (adv24 F2), so under a limit no whole document is decoded in the command's own
+process (:func:`compaction_audit.io.companions.companion_lookup`, ``trace`` and
+``convert`` in a child)."""
 
 
 def _per_byte(fmt: str) -> int:
@@ -299,6 +302,14 @@ def out_of_memory_line() -> str:
     return f"out of memory: this command needs more than {limit_phrase()}"
 
 
+ORJSON_OUT_OF_MEMORY = "Not enough memory to allocate buffer for parsing"
+"""The message of the ``JSONDecodeError`` orjson raises when it cannot allocate its
+parse buffer (yyjson's allocation failure; orjson 3.x): no fault of the line."""
+
+NO_EXCEPTION_SET = "error return without exception set"
+"""The ``SystemError`` of C code that failed without setting an exception: what
+importing Polars' modules under a limit too low for them raised (adv24 F3)."""
+
 NULL_OBJECT_PANIC = "PyObject pointer is null"
 """The message of pyo3's panic when a Python object it builds is NULL: what
 ``Series.to_list()`` does when the object's allocation fails (pyo3 0.29,
@@ -314,10 +325,19 @@ def ran_out(exc: BaseException, memory_error_reported: bool = False) -> bool:
     itself failed for want of memory, which is taken as out of memory under an
     address-space limit only.  A ``SystemError`` whose cause is a ``MemoryError`` is
     one too: orjson's ``loads`` reports its own that way ("returned a result with an
-    exception set": adv20 F1).  Any other panic is a bug (the command line's
+    exception set": adv20 F1); under an address-space limit, one raised without an
+    exception (:data:`NO_EXCEPTION_SET`: importing Polars' modules short of memory,
+    adv24 F3); so is orjson's ``JSONDecodeError`` for a parse
+    buffer it could not allocate (:data:`~compaction_audit.io.records.ORJSON_OUT_OF_MEMORY`:
+    ``convert`` wrote "internal error: JSONDecodeError: Not enough memory", adv24 F3),
+    wherever it was not mapped.  Any other panic is a bug (the command line's
     "internal error")."""
     if isinstance(exc, MemoryError):
         return True
+    if isinstance(exc, ValueError) and getattr(exc, "msg", None) == ORJSON_OUT_OF_MEMORY:
+        return True
+    if isinstance(exc, SystemError) and str(exc) == NO_EXCEPTION_SET:
+        return address_space_limit() is not None
     if isinstance(exc, SystemError) and isinstance(
             exc.__cause__ or exc.__context__, MemoryError):
         return True

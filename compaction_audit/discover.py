@@ -233,12 +233,29 @@ def _search(directory: str, found: Discovery, searched: set[str] | None = None) 
                 compactions.append(os.path.join(root, e.name))
     traces = _keep_regular(sorted(_normal(p) for p in files), found)
     if compactions:
-        from compaction_audit.io.cline import unpaired_compactions
-
         alone = _keep_regular(sorted(_normal(p) for p in compactions), found)
         messages = [t for t in traces if t.endswith(".messages.json")]
-        traces = sorted([*traces, *unpaired_compactions(messages, alone)])
+        traces = sorted([*traces, *_unpaired(messages, alone)])
     return traces
+
+
+def _unpaired(messages: list[str], compactions: list[str]) -> list[str]:
+    """:func:`~compaction_audit.io.cline.unpaired_compactions`; under an address-space
+    limit in a spawned child with the whole limit, since it decodes the messages files
+    whole (in the command's own process orjson faults on an allocation that fails,
+    adv24 F2).  When that child dies every compaction file is audited on its own: none
+    is left out (one a messages file reads is then audited twice)."""
+    from compaction_audit import addrspace
+    from compaction_audit.io.cline import unpaired_compactions
+
+    if not messages or addrspace.address_space_limit() is None:
+        return unpaired_compactions(messages, compactions)
+    from compaction_audit import isolated
+
+    try:
+        return isolated.call_in_child(unpaired_compactions, messages, compactions)
+    except isolated.ChildDied:
+        return compactions
 
 
 def _is_dir(entry: os.DirEntry[str], follow_symlinks: bool = True) -> bool:

@@ -50,6 +50,9 @@ or pyo3's panic after one: :func:`addrspace.ran_out`)."""
 
 _RUST_ALLOC = b"memory allocation of "
 """How the line the Rust runtime prints before it aborts on a failed allocation starts."""
+_PYTHON_OUT_OF_MEMORY = (b"MemoryError", b"SystemError: " + addrspace.NO_EXCEPTION_SET.encode())
+"""How the last line of a Python traceback that means out of memory starts
+(:func:`addrspace.ran_out`)."""
 MAX_CHILD_STDERR = 64 * 1024
 """Most bytes of a child's standard error read back and passed on (the first ones); the
 rest is left out with a line that says how many bytes were."""
@@ -82,6 +85,12 @@ class _Fd:
 
 def _fd_number(dup: Any) -> int:
     return int(dup.detach())
+
+
+def handed_over(fd: int) -> Any:
+    """Descriptor ``fd`` of this process as an argument of :func:`call_in_child`: the
+    child gets a duplicate (an ``int``), the same open file (its offset shared)."""
+    return _Fd(fd)
 
 
 def _inherited(path: str) -> tuple[_Fd | None, _Fd | None]:
@@ -247,12 +256,21 @@ def _pass_on(err: bytes, left_out: int) -> None:
         sys.stderr.flush()
 
 
+def ran_out(died: ChildDied) -> bool:
+    """Whether the child that ended without a result (``died``) ran out of memory."""
+    return _ran_out(died.code, died.err)
+
+
 def _ran_out(code: int | None, err: bytes) -> bool:
     """Whether a child that ended with status ``code``, having written ``err``, ran
-    out of memory: it aborted, was killed or faulted, or Rust said so."""
-    rust_abort = any(line.startswith(_RUST_ALLOC) for line in err.splitlines())
+    out of memory: it aborted, was killed or faulted, or Rust said so, or the last
+    line of a Python traceback does (:data:`_PYTHON_OUT_OF_MEMORY`: the child ran out
+    while it started, importing the work's module, before its handler: adv24 F3)."""
+    lines = err.splitlines()
+    rust_abort = any(line.startswith(_RUST_ALLOC) for line in lines)
+    python = bool(lines) and lines[-1].startswith(_PYTHON_OUT_OF_MEMORY)
     return code in (-signal.SIGABRT, -signal.SIGKILL, -signal.SIGSEGV, 134, 137, 139,
-                    OUT_OF_MEMORY_EXIT) or rust_abort
+                    OUT_OF_MEMORY_EXIT) or rust_abort or python
 
 
 def _died(path: str, code: int | None, err: bytes) -> LogError:

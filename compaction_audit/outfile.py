@@ -105,14 +105,22 @@ def _refuse_input(out: os.stat_result, shown_as: str, instead: str,
             shown = "- (standard input)" if name == "-" else name
             raise UsageError(f"{shown_as}: is the input {shown}; refusing to overwrite it "
                              f"({instead})")
-    from compaction_audit.io.companions import companion_files
+    from compaction_audit.io.companions import companion_lookup
 
     for name in inputs:
-        for other in companion_files(name):
+        found, known = companion_lookup(name)
+        for other in found:
             st = _stat(other)
-            if st is not None and (st.st_dev, st.st_ino) == same:
+            if st is None or (st.st_dev, st.st_ino) != same:
+                continue
+            if known:
                 raise UsageError(f"{shown_as}: is {other}, read along with the input "
                                  f"{name}; refusing to overwrite it ({instead})")
+            from compaction_audit.addrspace import limit_phrase
+
+            raise UsageError(f"{shown_as}: is {other}, which may be read along with the "
+                             f"input {name} (its files could not be looked up within "
+                             f"{limit_phrase()}); refusing to overwrite it ({instead})")
 
 
 def refuse_same_stdout(inputs: Iterable[str]) -> None:

@@ -95,7 +95,7 @@ def convert(path: str, output: str, source: str | None = None,
 
         refuse_same_stdout([path])  # '> t.jsonl' of t.jsonl: the shell emptied it already
         with tempfile.TemporaryFile() as tmp:
-            done = _convert(path, tmp, output, source, notes)
+            done = _convert_bounded(path, tmp, output, source, notes)
             tmp.seek(0)
             with stdout_errors(sys.stdout):
                 shutil.copyfileobj(tmp, sys.stdout.buffer)
@@ -105,7 +105,61 @@ def convert(path: str, output: str, source: str | None = None,
 
     refuse_same_stderr([path])  # a note or an error line appended onto the input
     with output_target(output, [path]) as target:
+        return _convert_bounded(path, target, output, source, notes)
+
+
+def _convert_bounded(path: str, target: str | IO[bytes], output: str,
+                     source: str | None, notes: list[str] | None) -> Converted:
+    """:func:`_convert`; under an address-space limit in a spawned child that has the
+    whole limit (:func:`compaction_audit.isolated.call_in_child`), as the audit of a
+    trace is: orjson faults on an allocation that fails, and a valid 63 MB line read or
+    written under ``ulimit -v`` ended ``convert`` with SIGSEGV and no line (adv24 F3).
+    A child that dies so raises ``MemoryError`` (the command's out of memory line,
+    exit 2); the output is then not written (``target``: the temporary file of
+    :func:`~compaction_audit.outfile.output_target`, or the one for standard output,
+    handed to the child as a descriptor)."""
+    from compaction_audit import addrspace
+
+    if addrspace.address_space_limit() is None:
         return _convert(path, target, output, source, notes)
+    from compaction_audit import isolated
+
+    sink = target if isinstance(target, str) else isolated.handed_over(target.fileno())
+    try:
+        got = isolated.call_in_child(_convert_apart, path, sink, output, source, path=path)
+    except isolated.ChildDied as died:
+        if isolated.ran_out(died):
+            raise MemoryError from None
+        raise RuntimeError(f"the process converting the log ended without a result "
+                           f"({died})") from None
+    if isinstance(got, AuditError):
+        raise got
+    done, said = got
+    if notes is not None:
+        notes += said
+    return done
+
+
+def _convert_apart(path: str, sink: str | int, output: str, source: str | None
+                   ) -> tuple[Converted, list[str]] | AuditError:
+    """The child's :func:`_convert` (``sink``: a path, or a descriptor of the parent's
+    temporary file): the result and the notes, or the error to raise."""
+    from compaction_audit import addrspace
+
+    if addrspace.polars_may_not_load():  # as __main__ does: convert needs no Polars
+        import warnings
+
+        warnings.filterwarnings("ignore", "Polars binary is missing")
+    notes: list[str] = []
+    try:
+        if isinstance(sink, int):
+            with open(sink, "wb") as fh:
+                done = _convert(path, fh, output, source, notes)
+        else:
+            done = _convert(path, sink, output, source, notes)
+    except AuditError as exc:
+        return exc
+    return done, notes
 
 
 def _convert(path: str, target: str | IO[bytes], output: str,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import orjson
 import typer
@@ -198,27 +198,62 @@ def trace_command(
     quote is cut to the width (--full: summaries whole, quotes wrapped).
     Exit 0, or 2 when the log is bad or nothing matches QUERY.
     """
+    from compaction_audit import addrspace
     from compaction_audit.startup import loading
 
     with loading():  # the reader and the tracer (compaction_audit.startup)
-        from compaction_audit.api import load
-        from compaction_audit.trace import FULL_LIMIT, trace
+        import compaction_audit.api
+        import compaction_audit.trace  # noqa: F401
 
     try:
         from compaction_audit.outfile import refuse_same_stdout
 
         refuse_same_stdout([log])
+    except AuditError as exc:
+        fail(str(exc))
+    args = (log, query, json or fmt is TextOrJson.json, full, show_all, lenient)
+    error = _show(*args) if addrspace.address_space_limit() is None else _show_apart(*args)
+    if error is not None:
+        fail(str(error))
+
+
+def _show_apart(log: str, *args: Any) -> AuditError | None:
+    """:func:`_show` in a spawned child that has the whole address-space limit, as an
+    audit is (:mod:`compaction_audit.isolated`): the log was read in this process,
+    where orjson faulted decoding a 63 MB one-line Cline file (SIGSEGV, no line; adv24
+    F2).  A child that died is the log's out of memory line."""
+    from compaction_audit import addrspace, isolated
+    from compaction_audit.errors import LogError
+
+    try:
+        return isolated.call_in_child(_show, log, *args, path=log)
+    except isolated.ChildDied as died:
+        if isolated.ran_out(died):
+            return addrspace.out_of_memory(log)
+        return LogError(log, 0, f"the process tracing this log ended without a result "
+                        f"({died})")
+
+
+def _show(log: str, query: str, as_json: bool, full: bool, show_all: bool,
+          lenient: bool) -> AuditError | None:
+    """Read ``log``, trace ``query`` and write the tree to standard output (JSON with
+    ``as_json``); the error that stopped it, if any."""
+    from compaction_audit.api import load
+    from compaction_audit.trace import FULL_LIMIT, trace
+
+    try:
         session, _ = load(log, lenient)
         root = trace(session, query, full)
     except AuditError as exc:
-        fail(str(exc))
-    if json or fmt is TextOrJson.json:
+        return exc
+    if as_json:
         tree = clip_tree(root.to_dict(None if show_all else LIST_LIMIT),
                          FULL_LIMIT if full else 1024)
         write_bytes(json_safe(orjson.dumps(tree, option=orjson.OPT_INDENT_2) + b"\n"),
                     None, JSON)
-        return
+        return None
     console = console_for()
     console.print(TreeView(root, show_all, FULL_LIMIT if full else None), crop=False)
     # a Group renders each line() unwrapped (console.print of a bare Text would wrap it)
     console.print(Group(*_summaries(root, show_all, full)), crop=False)
+    return None

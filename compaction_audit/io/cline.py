@@ -320,16 +320,9 @@ def _from_manifest(doc: Document, path: str, undecodable: Undecodable, *,
     the manifest, else ``<session_id>.messages.json`` beside it, else the folder's
     messages file of the same session.  Raises :class:`LogError` when none is found,
     and (``check``) when the address-space limit is too low for it."""
-    value = doc.value
-    sid = value.get("session_id")
+    sid = doc.value.get("session_id")
     here = Path(path)
-    # only a file beside the manifest: a path written in a log is not followed elsewhere
-    named = Path(str(value.get("messages_path"))).name
-    # a name from the log may be empty ('/', '.') or hold a '/' (the session id):
-    # with_name refuses both, and neither names a file beside the manifest
-    candidates = [here.with_name(n) for n in (named, f"{sid}.messages.json")
-                  if n and "/" not in n and n not in (".", "..")]
-    found = next((c for c in candidates if regular_file(c)), None) \
+    found = next((c for c in _manifest_names(doc.value, here) if regular_file(c)), None) \
         or same_session(here, sid, ".messages.json", undecodable).first(here)
     if found is None or path == "-":
         raise LogError(path, 1, "the session's messages file is not found beside its "
@@ -337,6 +330,30 @@ def _from_manifest(doc: Document, path: str, undecodable: Undecodable, *,
     if check:
         addrspace.check(str(found), SOURCE_FORMAT)
     return str(found), read_document(str(found), None)
+
+
+def _manifest_names(value: dict[str, Any], here: Path) -> list[Path]:
+    """The files a manifest (``value``, read from ``here``) names as its messages file,
+    first found first: ``messages_path``'s name beside it, then
+    ``<session_id>.messages.json``."""
+    # only a file beside the manifest: a path written in a log is not followed elsewhere
+    named = Path(str(value.get("messages_path"))).name
+    # a name from the log may be empty ('/', '.') or hold a '/' (the session id):
+    # with_name refuses both, and neither names a file beside the manifest
+    return [here.with_name(n) for n in (named, f"{value.get('session_id')}.messages.json")
+            if n and "/" not in n and n not in (".", "..")]
+
+
+def manifest_names(path: str) -> list[str]:
+    """The files the manifest at ``path`` names as its messages file (see
+    :func:`_manifest_names`); ``[]`` when ``path`` is no manifest or cannot be read."""
+    try:
+        value = read_document(path, None).value
+    except (LogError, OSError):
+        return []
+    if not isinstance(value, dict) or not _is_manifest(value):
+        return []
+    return [str(p) for p in _manifest_names(value, Path(path))]
 
 
 def _has_marker(value: dict[str, Any]) -> bool:

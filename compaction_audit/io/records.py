@@ -22,6 +22,8 @@ from typing import Any
 
 import orjson
 
+from compaction_audit import addrspace
+
 SALIENCE_CLASSES = frozenset({"discriminating", "narrative"})
 EVICTION_MODES = frozenset({"continuous", "on-overflow"})
 LOGGED_FLOATS = ("raw_ratio", "query_cosine_retained")
@@ -436,9 +438,7 @@ def logged(value: Any) -> dict[str, float | int | None]:
     return out
 
 
-ORJSON_OUT_OF_MEMORY = "Not enough memory to allocate buffer for parsing"
-"""The message of the ``JSONDecodeError`` orjson raises when it cannot allocate its
-parse buffer (yyjson's allocation failure; orjson 3.x): no fault of the line."""
+ORJSON_OUT_OF_MEMORY = addrspace.ORJSON_OUT_OF_MEMORY
 
 
 def not_out_of_memory(message: str) -> None:
