@@ -167,7 +167,9 @@ def _lost_by_edge(texted: pl.DataFrame, text_at: pl.DataFrame, text_list: list[s
               on=["ct", "stype", "ft"])
         .select("_edge", "_d", "_f")
         .join(pl.DataFrame(places, schema={"_f": pl.Int64, "pos": pl.Int64}), on="_f")
-        .join(table.select("_d", "pos", "kind", "text", "norm", "rank"), on=["_d", "pos"])
+        .join(table.select("_d", "pos", "kind", "text",
+                           pl.col("key").str.splitn(":", 2).struct.field("field_1")
+                           .alias("norm"), "rank"), on=["_d", "pos"])
         .sort("_edge", "pos")
         .group_by("_edge", maintain_order=True)
         .agg(pl.struct("kind", "text", "norm", "rank").alias("dropped"))

@@ -149,9 +149,10 @@ _FIELD_TYPES = {"kind": pl.String, "norm": pl.String, "text": pl.String, "line":
 """The discriminator fields :func:`_discriminator_rows` reads, with their Polars types."""
 
 
-ROW_COLUMNS = ("key", "kind", "text", "norm", "rank", "line")
+ROW_COLUMNS = ("key", "kind", "text", "rank", "line")
 """The columns of :class:`DiscriminatorRows`' table: what the fold checks and the
-occurrence table read."""
+occurrence table read (the fold checks' ``norm`` is the ``key`` after its kind and
+``:``: no column of its own, held while the occurrence table is made)."""
 
 
 class DiscriminatorRows:
