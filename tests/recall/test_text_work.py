@@ -478,3 +478,35 @@ def test_the_decoder_makes_one_object_per_distinct_discriminator() -> None:
     first, second = decoder(E0), decoder(E0[:1] + E1)
     assert first == texthelper.decode(E0) and second == texthelper.decode(E0[:1] + E1)
     assert second[0] is first[0] and second[1] is not first[1]
+
+
+def test_the_analysis_reads_each_texts_discriminators_once(
+        write_log: LogWriter, monkeypatch: pytest.MonkeyPatch) -> None:
+    # the fold checks (children's texts) and the occurrence table (spans' texts) share
+    # the rows read from the discriminator objects (issue 14): a span that is a child
+    # is read once, not once by each; a folded summary (F under G) is read too
+    log = [rnd(0, spans=[span("a", SAME), span("b", "Use port 8443 on staging."),
+                         span("c", "Pinned numpy==1.26.4 in the lock file.")]),
+           rnd(1, summaries=[{"id": "F", "tokens": 5, "children": ["a"],
+                              "text": "Timeout set to 45000 ms."}],
+               evicted=["a"]),
+           rnd(2, summaries=[{"id": "G", "tokens": 5, "children": ["F", "b"],
+                              "text": "Timeout and port changed."}],
+               evicted=["F", "b"])]
+    session = read_native(str(write_log(log)))
+    read: list[str] = []
+    real = occurrences._discriminator_rows
+
+    def counting(distinct: pl.DataFrame, *args: Any) -> pl.DataFrame:
+        read.extend(distinct["text"].to_list())
+        return real(distinct, *args)
+
+    monkeypatch.setattr(occurrences, "_discriminator_rows", counting)
+    result = analysis.analyse(session, build_series(session))
+    assert sorted(read) == sorted([SAME, "Use port 8443 on staging.",
+                                   "Pinned numpy==1.26.4 in the lock file.",
+                                   "Timeout set to 45000 ms."])
+    rows = {(r["fold"], r["child"]): [d["text"] for d in r["dropped"]]
+            for r in result.folds.iter_rows(named=True)}
+    assert rows == {("F", "a"): ["prod"], ("G", "F"): ["45000 ms"],
+                    ("G", "b"): ["8443", "staging"]}

@@ -9,17 +9,17 @@ leaves out the names no prose used.
 
 from __future__ import annotations
 
-from typing import Any
+from itertools import filterfalse
 
 import polars as pl
 
 from compaction_audit.emptyframes import kept_for_schemas
 from compaction_audit.model import Session
 from compaction_audit.plans import one
-from compaction_audit.recall import extract as ext
 from compaction_audit.recall.analysis.items import typed_items
 from compaction_audit.recall.analysis.model import DROP_SCHEMA
-from compaction_audit.recall.textwork import Extracted, Survived, TextJobs, TextKey, survival_flags
+from compaction_audit.recall.analysis.occurrences import DiscriminatorRows
+from compaction_audit.recall.textwork import Extracted, Survived, TextJobs, survival_flags
 from compaction_audit.series import Series
 
 
@@ -51,14 +51,17 @@ def _text_work(session: Session, items: pl.DataFrame, series: Series,
 
 def fold_checks(session: Session, extracted: Extracted | None = None,
                 survived: Survived | None = None,
-                items: pl.DataFrame | None = None) -> pl.DataFrame:
+                items: pl.DataFrame | None = None,
+                rows: DiscriminatorRows | None = None) -> pl.DataFrame:
     """Compare every child of every fold with the fold's text (one row per edge).
 
     Python visits each distinct (child text, span type, fold text) once (the child's
     discriminators that do not survive in the fold's text,
     :func:`~compaction_audit.recall.textwork.survival_flags`); the dropped discriminators
     are collected flat, joined to the edges and grouped into the ``dropped`` list column
-    by Polars.
+    by Polars.  ``rows``: the analysis's
+    :class:`~compaction_audit.recall.analysis.occurrences.DiscriminatorRows`, else
+    read here.
     """
     items = items if items is not None else typed_items(session)
     edges = session.edges
@@ -66,11 +69,12 @@ def fold_checks(session: Session, extracted: Extracted | None = None,
         return kept_for_schemas("fold_checks", (edges, items),
                                 lambda: _fold_rows(edges, items, Extracted(), {}))
     return _fold_rows(edges, items, extracted if extracted is not None else Extracted(),
-                      survived)
+                      survived, rows)
 
 
 def _fold_rows(edges: pl.DataFrame, items: pl.DataFrame, found_in: Extracted,
-               survived: Survived | None) -> pl.DataFrame:
+               survived: Survived | None, rows: DiscriminatorRows | None = None
+               ) -> pl.DataFrame:
     """:func:`fold_checks` of ``edges`` (``session.edges``) over ``items`` (typed)."""
     # texts named by index on the edges ("ft", "ct"): a fold text of 100 KB over 2,500
     # children was copied onto every edge (issue 11, class 5, sixth pass's F1)
@@ -95,48 +99,9 @@ def _fold_rows(edges: pl.DataFrame, items: pl.DataFrame, found_in: Extracted,
                       .otherwise(pl.lit("text")).alias("check"))
     )
     texted = texts.filter(pl.col("check") == "text")
-    # Python visits each distinct (child text, type, fold text) once: a child folded
-    # again with the same fold text drops the same discriminators
-    distinct = texted.select("ct", "stype", "ft").unique()
-    compared: list[tuple[TextKey, str]] = []
-    compared_at: list[tuple[int, str, int]] = []
-    for ct, stype, ft in zip(distinct["ct"].to_list(), distinct["stype"].to_list(),
-                             distinct["ft"].to_list(), strict=True):
-        if found_in[(text_list[ct], stype)]:
-            compared.append(((text_list[ct], stype), text_list[ft]))
-            compared_at.append((ct, stype, ft))
-    memo: Survived = survived if survived is not None else {}
-    todo = [key for key in compared if key not in memo]
-    memo.update(zip(todo, survival_flags([(found_in[c], f) for c, f in todo]), strict=True))
-    # one row per drop, keyed by the (child text, type, fold text) it came from by its
-    # index in ``compared``: a child's text repeated on each of its drops took 650 MB
-    # for one 130 KB text holding 5,000 facts (issue 11, class 5, fresh pass F3's class)
-    drops: dict[str, list[Any]] = {"_key": [], "pos": [], "kind": [], "text": [],
-                                   "norm": [], "rank": []}
-    for index, key in enumerate(compared):
-        for pos, (d, kept) in enumerate(zip(found_in[key[0]], memo[key], strict=True)):
-            if not kept:
-                drops["_key"].append(index)
-                drops["pos"].append(pos)
-                drops["kind"].append(d.kind.value)
-                drops["text"].append(d.text)
-                drops["norm"].append(d.norm)
-                drops["rank"].append(ext.KIND_RANK[d.kind])
-    dropped = pl.DataFrame(drops, schema={"_key": pl.Int64, "pos": pl.Int64,
-                                          "kind": pl.String, "text": pl.String,
-                                          "norm": pl.String, "rank": pl.Int64})
-    keys = pl.DataFrame({"ct": [c for c, _, _ in compared_at],
-                         "stype": [t for _, t, _ in compared_at],
-                         "ft": [f for _, _, f in compared_at]},
-                        schema={"ct": pl.Int64, "stype": pl.String, "ft": pl.Int64}
-                        ).with_row_index("_key").with_columns(pl.col("_key").cast(pl.Int64))
-    lost = (
-        texted.select("_edge", "ct", "stype", "ft").join(keys, on=["ct", "stype", "ft"])
-        .select("_edge", "_key").join(dropped, on="_key")
-        .sort("_edge", "pos")
-        .group_by("_edge", maintain_order=True)
-        .agg(pl.struct("kind", "text", "norm", "rank").alias("dropped"))
-    )
+    lost = _lost_by_edge(texted, text_at, text_list, found_in,
+                         survived if survived is not None else {},
+                         rows if rows is not None else DiscriminatorRows(found_in))
     # matched rows joined, the others added with a null list: a left join copies the
     # list of a one-row ``lost`` into every edge, matched or not (Polars 2.1; 10,000 lost
     # facts of one fold over 10,000 edges asked for 5.7 GB: issue 11, class 5, F3)
@@ -154,6 +119,60 @@ def _fold_rows(edges: pl.DataFrame, items: pl.DataFrame, found_in: Extracted,
             pl.col("stype").alias("child_type"),
             pl.col("dropped").fill_null(pl.lit([], DROP_SCHEMA)).cast(DROP_SCHEMA),
         )
+    )
+
+
+def _lost_by_edge(texted: pl.DataFrame, text_at: pl.DataFrame, text_list: list[str],
+                  found_in: Extracted, memo: Survived, rows: DiscriminatorRows
+                  ) -> pl.DataFrame:
+    """``_edge``, ``dropped`` (the list of its child's discriminators its fold's text does
+    not keep, in the child's order) for each edge of ``texted`` (``_edge``, ``ct``,
+    ``stype``, ``ft``: texts by their index ``_t`` in ``text_at``, ``text_list``) that
+    drops any.
+
+    Python reads each distinct child (text, type)'s discriminators once (``rows``,
+    shared with the occurrence table), the
+    flags of each distinct (child, type, fold text) from ``memo`` (computed for those it
+    lacks, :func:`~compaction_audit.recall.textwork.survival_flags`) by C-level maps,
+    and the places each distinct tuple of flags drops; Polars joins the places to the
+    discriminators and the edges (issue 14: a loop over every discriminator of every
+    pair was 60 % of the fold checks on the benchmark grid's 254 MB text cell)."""
+    distinct = texted.select("ct", "stype", "ft").unique()
+    children = (distinct.select("ct", "stype").unique()
+                .join(text_at.select(pl.col("_t").alias("ct"), "text"), on="ct"))
+    children = children.join(rows.of(children), on=["text", "stype"], nulls_equal=True)
+    table = rows.table
+    held = table.select("_d").unique()  # a child with no discriminator drops none
+    pairs = distinct.join(children.join(held, on="_d").select("ct", "stype", "_d"),
+                          on=["ct", "stype"])
+    child_keys = list(zip(rows.numbered["text"].to_list(), rows.numbered["stype"].to_list(),
+                          strict=True))  # by number: _d
+    keys = list(zip(map(child_keys.__getitem__, pairs["_d"].to_list()),
+                    map(text_list.__getitem__, pairs["ft"].to_list()), strict=True))
+    todo = list(filterfalse(memo.__contains__, keys))
+    memo.update(zip(todo, survival_flags([(found_in[c], f) for c, f in todo]), strict=True))
+    got = list(map(memo.__getitem__, keys))
+    del keys, todo
+    number = {flags: n for n, flags in enumerate(dict.fromkeys(got))}
+    places: dict[str, list[int]] = {"_f": [], "pos": []}
+    for flags, n in number.items():  # the distinct tuples of flags only
+        for pos, kept in enumerate(flags):
+            if not kept:
+                places["_f"].append(n)
+                places["pos"].append(pos)
+    return (
+        texted.select("_edge", "ct", "stype", "ft")
+        .join(pairs.with_columns(pl.Series("_f", list(map(number.__getitem__, got)),
+                                           pl.Int64)),
+              on=["ct", "stype", "ft"])
+        .select("_edge", "_d", "_f")
+        .join(pl.DataFrame(places, schema={"_f": pl.Int64, "pos": pl.Int64}), on="_f")
+        .join(table.select("_d", "pos", "kind", "text",
+                           pl.col("key").str.splitn(":", 2).struct.field("field_1")
+                           .alias("norm"), "rank"), on=["_d", "pos"])
+        .sort("_edge", "pos")
+        .group_by("_edge", maintain_order=True)
+        .agg(pl.struct("kind", "text", "norm", "rank").alias("dropped"))
     )
 
 

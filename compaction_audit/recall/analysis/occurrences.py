@@ -9,12 +9,13 @@
 from __future__ import annotations
 
 from itertools import chain, filterfalse
+from operator import attrgetter
 from typing import Any
 
 import polars as pl
 
 from compaction_audit.model import Session
-from compaction_audit.plans import collect, one
+from compaction_audit.plans import collect
 from compaction_audit.reachability import resolvable_end
 from compaction_audit.recall import extract as ext
 from compaction_audit.recall.analysis.items import typed_items
@@ -29,7 +30,8 @@ def _occurrences(session: Session, series: Series,
                  extracted: Extracted | None = None,
                  survived: Survived | None = None,
                  items: pl.DataFrame | None = None,
-                 shallow: set[str] | None = None
+                 shallow: set[str] | None = None,
+                 rows: DiscriminatorRows | None = None,
                  ) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
     """``(occ, held, names)``: (key, span) for discriminators of raw spans; (key,
     summary) for summaries whose text still states a discriminator of one of their
@@ -45,7 +47,8 @@ def _occurrences(session: Session, series: Series,
     discriminator; Polars joins the results back to the spans and the closure pairs.
     A summary whose text is in ``shallow`` (past the survival cap,
     :func:`~compaction_audit.recall.analysis.folds._text_work`) is compared with its own
-    children only."""
+    children only.  ``rows``: the analysis's :class:`DiscriminatorRows` (shared with
+    the fold checks), else the rows are read here."""
     found_in = extracted if extracted is not None else Extracted()
     items = items if items is not None else typed_items(session)
     spans, summaries = collect(  # plans.collect: a few queries, not one per step
@@ -57,9 +60,9 @@ def _occurrences(session: Session, series: Series,
     # (rows name their (text, type) by its index in ``distinct``: a text repeated on
     # each of its discriminators took 650 MB for one 130 KB text holding 5,000 facts;
     # issue 11, class 5, fresh pass F3's class)
-    distinct = one(spans.lazy().select("text", "stype").unique().with_row_index("_d")
-                   .with_columns(pl.col("_d").cast(pl.Int64)))
-    table = _discriminator_rows(distinct, found_in)
+    shared = rows if rows is not None else DiscriminatorRows(found_in)
+    distinct = shared.of(spans)
+    table = shared.table
     held_plan = (spans.lazy().select("id", pl.col("text").alias("body"), "stype")
                  .with_row_index("_row")
                  .join(distinct.lazy().rename({"text": "body"}), on=["body", "stype"])
@@ -111,13 +114,16 @@ def _occurrences(session: Session, series: Series,
 _RANK = {kind.value: rank for kind, rank in ext.KIND_RANK.items()}
 
 
-def _discriminator_rows(distinct: pl.DataFrame, found_in: Extracted) -> pl.DataFrame:
+def _discriminator_rows(distinct: pl.DataFrame, found_in: Extracted,
+                        columns: tuple[str, ...] = ("key", "kind", "text", "rank", "line")
+                        ) -> pl.DataFrame:
     """One row per discriminator of each distinct (``text``, ``stype``) of ``distinct``
-    (numbered ``_d``): ``_d``, ``pos`` (its place among the text's), ``key``, ``kind``,
-    ``text``, ``rank`` (:data:`~compaction_audit.recall.extract.KIND_RANK`), ``line``.
-    Python reads four fields of each discriminator, by C-level maps where it can; the
-    numbering, keys and ranks are Polars' (a kind is a ``StrEnum``: its string is its
-    value)."""
+    (numbered ``_d``): ``_d``, ``pos`` (its place among the text's), then ``columns``
+    of ``key`` (``kind:norm``), ``kind``, ``text``, ``norm``, ``rank``
+    (:data:`~compaction_audit.recall.extract.KIND_RANK`) and ``line``.
+    Python reads the fields these need of each discriminator, by C-level maps where it
+    can; the numbering, keys and ranks are Polars' (a kind is a ``StrEnum``: its string
+    is its value)."""
     found = list(map(found_in.__getitem__, zip(distinct["text"].to_list(),
                                                distinct["stype"].to_list(), strict=True)))
     flat = list(chain.from_iterable(found))
@@ -127,14 +133,56 @@ def _discriminator_rows(distinct: pl.DataFrame, found_in: Extracted) -> pl.DataF
               .select(pl.col("_d").repeat_by("n"), pl.int_ranges("n").alias("pos"))
               .explode("_d", "pos"))
     del found
-    fields = pl.DataFrame({"kind": [d.kind for d in flat], "norm": [d.norm for d in flat],
-                           "text": [d.text for d in flat], "line": [d.line for d in flat]},
-                          schema={"kind": pl.String, "norm": pl.String, "text": pl.String,
-                                  "line": pl.Int64})
+    read = {"kind", "norm"} if "key" in columns else set()
+    read.update(c for c in columns if c in ("kind", "norm", "text", "line"))
+    if "rank" in columns:
+        read.add("kind")
+    fields = pl.DataFrame({name: list(map(attrgetter(name), flat)) for name in sorted(read)},
+                          schema={name: _FIELD_TYPES[name] for name in sorted(read)})
+    made = {"key": pl.concat_str("kind", pl.lit(":"), "norm").alias("key"),
+            "rank": pl.col("kind").replace_strict(_RANK, return_dtype=pl.Int64).alias("rank")}
     return pl.concat([places, fields], how="horizontal").select(
-        "_d", pl.col("pos").cast(pl.Int64), pl.concat_str("kind", pl.lit(":"), "norm").alias("key"),
-        "kind", "text", pl.col("kind").replace_strict(_RANK, return_dtype=pl.Int64).alias("rank"),
-        "line")
+        "_d", pl.col("pos").cast(pl.Int64), *(made.get(c, pl.col(c)) for c in columns))
+
+
+_FIELD_TYPES = {"kind": pl.String, "norm": pl.String, "text": pl.String, "line": pl.Int64}
+"""The discriminator fields :func:`_discriminator_rows` reads, with their Polars types."""
+
+
+ROW_COLUMNS = ("key", "kind", "text", "rank", "line")
+"""The columns of :class:`DiscriminatorRows`' table: what the fold checks and the
+occurrence table read (the fold checks' ``norm`` is the ``key`` after its kind and
+``:``: no column of its own, held while the occurrence table is made)."""
+
+
+class DiscriminatorRows:
+    """The rows of :func:`_discriminator_rows` of every distinct (text, span type) asked
+    for, each text's read from its Python objects once per analysis: the fold checks
+    (children's texts) and the occurrence table (spans' texts) share them (issue 14:
+    reading the fields of 119,000 discriminators was about a third of each of the two
+    on the benchmark grid's 254 MB text cell).  ``numbered``: ``text``, ``stype``, ``_d``
+    (their number, from 0 in order); ``table``: :data:`ROW_COLUMNS` rows."""
+
+    def __init__(self, found_in: Extracted) -> None:
+        self.found_in = found_in
+        self.numbered = pl.DataFrame(schema={"text": pl.String, "stype": pl.String,
+                                             "_d": pl.Int64})
+        self.table = _discriminator_rows(self.numbered, found_in, ROW_COLUMNS)
+
+    def of(self, keys: pl.DataFrame) -> pl.DataFrame:
+        """The distinct (``text``, ``stype``) of ``keys`` with their number ``_d`` (the
+        texts not met yet are read and added to :attr:`table`)."""
+        keys = keys.select("text", "stype").unique()
+        have = keys.join(self.numbered, on=["text", "stype"], how="left", nulls_equal=True)
+        missing = have.filter(pl.col("_d").is_null()).drop("_d")
+        if missing.height == 0:
+            return have
+        extra = (missing.with_row_index("_d", offset=self.numbered.height)
+                 .select("text", "stype", pl.col("_d").cast(pl.Int64)))
+        self.numbered = pl.concat([self.numbered, extra])
+        self.table = pl.concat([self.table, _discriminator_rows(extra, self.found_in,
+                                                                ROW_COLUMNS)])
+        return pl.concat([have.filter(pl.col("_d").is_not_null()), extra])
 
 
 def _surviving(distinct_pairs: pl.DataFrame, texts_b: pl.DataFrame, texts_s: pl.DataFrame,

@@ -21,7 +21,11 @@ from compaction_audit.recall.analysis.intervals import _merge
 from compaction_audit.recall.analysis.items import typed_items
 from compaction_audit.recall.analysis.losses import _fold_losses, _lost_table
 from compaction_audit.recall.analysis.model import Recall, redacted_share
-from compaction_audit.recall.analysis.occurrences import _disagreements, _occurrences
+from compaction_audit.recall.analysis.occurrences import (
+    DiscriminatorRows,
+    _disagreements,
+    _occurrences,
+)
 from compaction_audit.recall.textwork import Extracted, Survived, TextJobs
 from compaction_audit.series import Series
 
@@ -39,8 +43,10 @@ def analyse(session: Session, series: Series, items: pl.DataFrame | None = None,
     extracted = Extracted()
     survived: Survived = {}
     shallow, by_pairs = _text_work(session, items, series, extracted, survived, jobs)
-    folds = fold_checks(session, extracted, survived, items)
-    occ, held, names = _occurrences(session, series, extracted, survived, items, shallow)
+    rows = DiscriminatorRows(extracted)  # each text's fields read once for both
+    folds = fold_checks(session, extracted, survived, items, rows)
+    occ, held, names = _occurrences(session, series, extracted, survived, items, shallow, rows)
+    del rows
     folds = _without_names(folds, names)
     if jobs is not None:  # asked-again and flips index user and summary texts (as prose)
         jobs.narrow(items.filter(((pl.col("kind") == "span") & (pl.col("source") == "user"))
