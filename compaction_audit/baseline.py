@@ -141,7 +141,10 @@ def session_entries(s: SessionReport) -> list[tuple[Finding, Entry]]:
     from compaction_audit.diff import fold_lost_units, lost_keys
 
     trace = trace_key(s.path)
-    session = s.header.session_id if isinstance(s.header.session_id, str) else None
+    # as the baseline file holds it: clipped (a 2,000-character id was stored clipped
+    # and never matched again, so the baseline of a trace never applied to it: adv24 F6)
+    session = clip_tree(s.header.session_id) if isinstance(s.header.session_id, str) \
+        else None
     by_fold = fold_lost_units(s)
     keys = finding_keys(s.findings)
     spans: dict[tuple[str, str], tuple[int, int]] = {}  # an episode's first, last round

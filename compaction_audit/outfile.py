@@ -126,14 +126,14 @@ def _refuse_input(out: os.stat_result, shown_as: str, instead: str,
 def refuse_same_stdout(inputs: Iterable[str]) -> None:
     """:class:`UsageError` when standard output is a regular file that is one of
     ``inputs`` or read with one: ``audit t.jsonl -f json >> t.jsonl`` appended the
-    report to the trace it audits (adv22a observation 2); then
-    :func:`refuse_same_stderr`.  Nothing when standard output is a terminal, pipe or
-    device, or cannot be looked at."""
+    report to the trace it audits (adv22a observation 2); :func:`refuse_same_stderr`
+    first, so that the refusal is never written onto an input.  Nothing when standard
+    output is a terminal, pipe or device, or cannot be looked at."""
     inputs = list(inputs)
+    refuse_same_stderr(inputs)  # first: the refusal must not be written onto an input
     out = fd_stat(1)
     if out is not None:
         _refuse_input(out, "standard output", "redirect it elsewhere", inputs)
-    refuse_same_stderr(inputs)
 
 
 def refuse_same_stderr(inputs: Iterable[str]) -> None:
@@ -141,13 +141,23 @@ def refuse_same_stderr(inputs: Iterable[str]) -> None:
     ``inputs`` or read with one (``audit t.jsonl 2>> t.jsonl`` appended an error line
     or a note to the trace; adv23, left open).  Standard error is then first pointed
     at ``/dev/null`` and ``sys.stderr`` at standard output, so that the refusal
-    reaches the user and nothing is written onto the input."""
+    reaches the user and nothing is written onto the input; when standard output is an
+    input too, both go to ``/dev/null`` (:func:`~compaction_audit.streams.
+    stderr_to_stdout`)."""
+    inputs = list(inputs)
     err = fd_stat(2)
     if err is None:
         return
     try:
         _refuse_input(err, "standard error", "redirect it elsewhere", inputs)
     except UsageError:
+        out = fd_stat(1)
+        try:  # standard output an input too ('&>> t.jsonl'): silenced as well
+            if out is not None:
+                _refuse_input(out, "standard output", "", inputs)
+        except UsageError:
+            stderr_to_stdout(stdout_safe=False)
+            raise
         stderr_to_stdout()
         raise
 

@@ -39,12 +39,13 @@ def stderr_named(args: Iterable[str]) -> str | None:
         here = ""
     for folder in (here, *_parents(here)) if here else ():  # where a config is looked for
         names += [os.path.join(folder, n) for n in CONFIG_NAMES]
-    for name in names:
-        st = path_stat(name) if name and name != "-" else None
-        if st is not None and (st.st_dev, st.st_ino) == same:
-            stderr_to_stdout()
-            return name
-    return None
+    found = {(st.st_dev, st.st_ino): name for name in reversed(names)
+             if name and name != "-" and (st := path_stat(name)) is not None}
+    if same not in found:
+        return None
+    out = fd_stat(1)  # '&>> t.jsonl': standard output is the same file, or another input
+    stderr_to_stdout(out is None or (out.st_dev, out.st_ino) not in found)
+    return found[same]
 
 
 def _parents(path: str) -> Iterator[str]:
@@ -64,12 +65,18 @@ def fd_stat(fd: int) -> os.stat_result | None:
     return st if stat.S_ISREG(st.st_mode) else None
 
 
-def stderr_to_stdout() -> None:
+def stderr_to_stdout(stdout_safe: bool = True) -> None:
     """Point file descriptor 2 at ``/dev/null`` and ``sys.stderr`` at standard
-    output: the refusal (and nothing else) reaches the user, nothing the input."""
+    output: the refusal (and nothing else) reaches the user, nothing the input.  When
+    standard output is an input too (``&>> t.jsonl``, ``>> t.jsonl 2>&1``: not
+    ``stdout_safe``), it goes to ``/dev/null`` as well, and the refusal nowhere: the
+    exit status (2) is all that is left to say it (adv24 F8: the refusal was appended
+    onto the trace, and onto a ``pyproject.toml``, which then broke every command)."""
     null = os.open(os.devnull, os.O_WRONLY)
     try:
         os.dup2(null, 2)
+        if not stdout_safe:
+            os.dup2(null, 1)
     finally:
         os.close(null)
     sys.stderr = sys.stdout

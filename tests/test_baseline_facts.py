@@ -136,3 +136,22 @@ def test_entries_of_one_fingerprint_are_merged_once(tmp_path: Path, facts: list[
     (tmp_path / "b.json").write_text(json.dumps(doc))
     [got] = load(tmp_path / "b.json").values()
     assert got.facts == (None if merged is None else tuple(merged))
+
+
+def test_a_long_session_id_still_matches_its_own_baseline(tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch
+                                                         ) -> None:
+    """adv24 F6: the baseline stores a session id over 1,024 characters clipped (with a
+    digest), and compared it with the whole id: the baseline of this very trace never
+    applied (every finding new)."""
+    monkeypatch.chdir(tmp_path)
+    fold_log(tmp_path / "t.jsonl", NEGATION, session_id="S" * 2000)
+    assert run("baseline", "create", "t.jsonl", "-o", "b.json").exit_code == 0
+    result = run("audit", "t.jsonl", "--baseline", "b.json", "--format", "json")
+    doc = json.loads(result.stdout)
+    assert (result.exit_code, doc["findings"]) == (0, [])
+    assert "other_session" not in doc["baseline"]
+    fold_log(tmp_path / "t.jsonl", NEGATION, session_id="S" * 1999 + "T")
+    other = json.loads(run("audit", "t.jsonl", "--baseline", "b.json", "--format",
+                           "json").stdout)
+    assert other["findings"] and other["baseline"]["other_session"]

@@ -90,3 +90,25 @@ def test_standard_error_to_another_file_is_used(folder: Path) -> None:
     assert errors.read_text().startswith("compaction-audit: --select: 'CA999' matches no rule")
     shown = run_into(folder / "config.txt", ["config", "show"], folder, fd=1)
     assert shown.returncode == 0 and b"window" in (folder / "config.txt").read_bytes()
+
+
+@pytest.mark.parametrize(("args", "target"), [
+    (["audit", "t.jsonl"], "t.jsonl"), (["audit", "."], "t.jsonl"),
+    (["config", "show", "--select", "CA999"], "pyproject.toml"),
+    (["config", "show"], "pyproject.toml"),
+])
+def test_both_streams_onto_an_input_write_nothing(folder: Path, args: list[str],
+                                                  target: str) -> None:
+    """adv24 F8: with ``&>> t.jsonl`` the refusal went to standard output, which was
+    the trace too (after a pyproject.toml, every command there failed on bad TOML).
+    Both are silenced: exit 2 is all that is said."""
+    if args == ["audit", "."]:
+        (folder / "pyproject.toml").unlink()
+    path = folder / target
+    before = path.read_bytes()
+    with path.open("ab") as sink:
+        done = subprocess.run([sys.executable, "-m", "compaction_audit", *args], cwd=folder,
+                              env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=sink,
+                              stderr=subprocess.STDOUT, timeout=TIMEOUT, check=False)
+    assert done.returncode == 2
+    assert path.read_bytes() == before

@@ -145,5 +145,7 @@ def render_github(report: Report, opts: RenderOptions) -> bytes:
             lines.append(command("warning", f"{len(s.skipped) - PER_FILE} more skipped "
                                  "record(s)", file=trace_key(s.path),
                                  title="skipped records"))
+    if report.config is not None:  # a checkout's fail-on = "never" is said (adv24 F5)
+        lines.append(f"config: {printable(report.config)}")
     lines.append(gate_line(report, opts.fail_on))
     return ("\n".join(lines) + "\n").encode("utf-8")

@@ -94,11 +94,14 @@ def _case(parent: ET.Element, s: SessionReport, code: str, name: str, fail_on: s
 
 
 def _session_suite(root: ET.Element, s: SessionReport, rules: list[Rule], fail_on: str,
-                   show_all: bool) -> tuple[int, int, int]:
+                   show_all: bool, config: str | None = None) -> tuple[int, int, int]:
     suite = ET.SubElement(root, "testsuite", name=xml_text(s.path))
-    if s.cosine:  # which salience series each rule read (issue 16)
-        ET.SubElement(ET.SubElement(suite, "properties"), "property", name="cosine",
-                      value=xml_text(s.cosine_line()))
+    if s.cosine or config is not None:
+        props = ET.SubElement(suite, "properties")
+        if config is not None:  # the configuration file used (adv24 F5)
+            ET.SubElement(props, "property", name="config", value=xml_text(config))
+        if s.cosine:  # which salience series each rule read (issue 16)
+            ET.SubElement(props, "property", name="cosine", value=xml_text(s.cosine_line()))
     cases = {r.code: r.name for r in rules}
     for f in s.findings:  # a finding of a rule not listed still gets its case
         cases.setdefault(f.code, f.rule)
@@ -147,7 +150,8 @@ def render_junit(report: Report, opts: RenderOptions) -> bytes:
     rules = rules_of(opts)
     tests = failures = errors = 0
     for s in report.sessions:
-        n, f, e = _session_suite(root, s, rules, opts.fail_on, opts.show_all)
+        n, f, e = _session_suite(root, s, rules, opts.fail_on, opts.show_all,
+                                 report.config)
         tests, failures, errors = tests + n, failures + f, errors + e
     for err in report.errors:
         _error_suite(root, err)

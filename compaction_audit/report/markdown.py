@@ -198,6 +198,8 @@ def render_markdown(report: Report, opts: RenderOptions) -> bytes:
     # reads the same in a CI log as rendered (ux5 F11: "1 trace\(s\), 1 reach \-\-fail\-on")
     lines = [f"## compaction-audit: {'FAIL' if failing else 'PASS'}{note}", "",
              gate_line(report, opts.fail_on), ""]
+    if report.config is not None:  # a checkout's fail-on = "never" is said (adv24 F5)
+        lines += [f"config: {md(report.config)}", ""]
     lines += summary_table(report)
     lines.append("")
     stale = stale_lines(report, opts.show_all)

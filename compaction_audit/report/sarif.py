@@ -155,7 +155,10 @@ def render_sarif(report: Report, opts: RenderOptions) -> bytes:
         "tool": {"driver": {"name": "compaction-audit", "version": __version__,
                             "rules": [descriptor(cls) for cls in rules]}},
         "invocations": [{"executionSuccessful": not report.errors,
-                         "toolExecutionNotifications": notifications}],
+                         "toolExecutionNotifications": notifications,
+                         # the configuration file used (adv24 F5)
+                         **({"properties": {"config": clip_tree(report.config)}}
+                            if report.config is not None else {})}],
         "results": results,
     }
     doc = {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [run]}
