@@ -192,8 +192,27 @@ def episode_dict(run: list[Finding], show_all: bool = False,
     if show_all:
         return doc
     bounded: dict[str, Any] = cap_lists({**doc, "values": None})
-    bounded["values"] = cap_lists(first.values, VALUES_CAP, VALUES_NESTED_CAP)
+    bounded["values"] = without_derived_keys(cap_lists(first.values, VALUES_CAP,
+                                                       VALUES_NESTED_CAP))
     return bounded
+
+
+def without_derived_keys(value: Any) -> Any:
+    """``value`` (JSON-able) with the ``key`` of each object left out where it is its
+    ``kind`` and ``norm`` joined by ``:`` (a dropped fact's, which a reader rebuilds
+    from the two): a finding's values repeat it for every fact (1.7 KB of the 40.6 KB
+    bounded JSON report of the grid's 0.4 MB delta-mode text cell, which went over a
+    tenth of its trace: issue 14, section 3).  ``--all`` keeps it.  Returns new
+    containers."""
+    if isinstance(value, list):
+        return [without_derived_keys(v) for v in value]
+    if not isinstance(value, dict):
+        return value
+    out = {k: without_derived_keys(v) for k, v in value.items()}
+    kind, norm, key = out.get("kind"), out.get("norm"), out.get("key")
+    if isinstance(kind, str) and isinstance(norm, str) and key == f"{kind}:{norm}":
+        del out["key"]
+    return out
 
 
 def bounded_episodes(findings: list[Finding], show_all: bool
