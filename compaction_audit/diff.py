@@ -114,6 +114,8 @@ class RunDiff:
     quantities: list[str]
     series: pl.DataFrame
     findings: list[FindingDelta]
+    config: str | None = None
+    """The configuration file both runs were audited with, as shown (None: none)."""
 
     def onset(self, name: str) -> OnsetDelta:
         """The row named ``name`` (e.g. ``"inversion_onset"`` or a rule name)."""
@@ -163,7 +165,18 @@ class RunDiff:
         """A one-line plain verdict: ``no change``, or the inversion onset's move and
         the finding counts; then :meth:`lenient_note` when a run skipped records."""
         note = self.lenient_note()
-        return self._changes() + (f"; {note}" if note else "")
+        return self._changes() + self.judged_note() + (f"; {note}" if note else "")
+
+    def judged_note(self) -> str:
+        """``"; no selected rule could judge either run"`` (or the one run it could not
+        judge), "" when the selection judged both: a configuration whose rules judge
+        nothing turned a diff gate green with no word (adv25 N2)."""
+        base, cand = self.baseline.judged_nothing(), self.candidate.judged_nothing()
+        if base and cand:
+            return "; no selected rule could judge either run"
+        if base or cand:
+            return f"; no selected rule could judge the {'baseline' if base else 'candidate'}"
+        return ""
 
     def _changes(self) -> str:
         if not self.changed:

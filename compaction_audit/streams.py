@@ -41,11 +41,48 @@ def stderr_named(args: Iterable[str]) -> str | None:
         names += [os.path.join(folder, n) for n in CONFIG_NAMES]
     found = {(st.st_dev, st.st_ino): name for name in reversed(names)
              if name and name != "-" and (st := path_stat(name)) is not None}
-    if same not in found:
+    stdin = fd_stat(0)  # '- < t.jsonl 2>> t.jsonl'
+    if stdin is not None:
+        found.setdefault((stdin.st_dev, stdin.st_ino), "- (standard input)")
+    searched = None if same in found else _under_searched(2, names)
+    if same not in found and searched is None:
         return None
     out = fd_stat(1)  # '&>> t.jsonl': standard output is the same file, or another input
-    stderr_to_stdout(out is None or (out.st_dev, out.st_ino) not in found)
-    return found[same]
+    stderr_to_stdout(out is None or ((out.st_dev, out.st_ino) not in found
+                                     and (out.st_dev, out.st_ino) != same
+                                     and _under_searched(1, names) is None))
+    return found.get(same) or searched
+
+
+TRACE_LIKE = (".jsonl", ".jsonl.gz", ".jsonl.zst", ".json")
+"""Names a folder search or pattern may audit (``discover.TRACE_SUFFIXES``, and a
+Cline ``.json``), for :func:`_under_searched`."""
+
+
+def _under_searched(fd: int, names: list[str]) -> str | None:
+    """The path of the file descriptor ``fd`` writes to, when it has a trace's name
+    and lies under a folder the command line names, or under a pattern's folder
+    (``d/**/*.jsonl``: ``d``): a trace the search will find (adv25 N1: a note of the
+    search, or a usage error, was appended onto ``d/t.jsonl`` by ``audit d 2>>
+    d/t.jsonl`` before the command looked at its traces).  None elsewhere, or where
+    ``/proc/self/fd`` cannot say."""
+    try:
+        target = os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:
+        return None
+    if not os.path.isabs(target) or not target.endswith(TRACE_LIKE):
+        return None
+    for name in names:
+        magic = min((i for i in (name.find(c) for c in "*?[") if i >= 0), default=-1)
+        if magic >= 0:  # a pattern: the folder before its first wildcard
+            folder = os.path.dirname(name[:magic]) or "."
+        elif name and os.path.isdir(name):
+            folder = name
+        else:
+            continue
+        if target.startswith(os.path.realpath(folder).rstrip(os.sep) + os.sep):
+            return target
+    return None
 
 
 def _parents(path: str) -> Iterator[str]:

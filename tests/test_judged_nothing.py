@@ -45,3 +45,18 @@ def test_sarif_says_it_too() -> None:
     assert [n["message"]["text"] for n in notes] == ["no selected rule could judge this trace"]
     plain = json.loads(run("audit", TRACE, "-f", "sarif", "--select", "CA301").output)
     assert plain["runs"][0]["invocations"][0]["toolExecutionNotifications"] == []
+
+
+def test_the_summary_row_says_it(tmp_path: Path) -> None:
+    """adv25 N3: the summary table read PASS for the trace no selected rule could judge;
+    only an unnamed count in the gate line said it."""
+    one = tmp_path / "one.jsonl"
+    one.write_text("".join(Path(TRACE).read_text().splitlines(keepends=True)[:2]))
+    other = str(SAMPLES / "research-provenance.jsonl")
+    text = run("audit", str(one), other, "--isolated", "--select", "CA301", "--summary",
+               "--jobs", "1").output
+    assert "0 info (no selected rule could judge it)" in text
+    assert text.count("could judge it") == 1
+    markdown = run("audit", str(one), other, "--isolated", "--select", "CA301", "-f",
+                   "markdown", "--jobs", "1").output
+    assert r"| **PASS** \(no selected rule could judge it\) |" in markdown

@@ -58,16 +58,16 @@ def test_standard_error_onto_the_trace_is_refused(folder: Path, args: list[str])
 
 
 def test_a_trace_found_in_a_folder_is_checked_too(folder: Path) -> None:
-    """The folder is named, not the trace: the audit's own check, once traces are
-    found, refuses it."""
+    """The folder is named, not the trace: the check at start finds the trace under
+    it (adv25 N1)."""
     (folder / "pyproject.toml").unlink()
     trace = folder / "t.jsonl"
     before = trace.read_bytes()
     done = run_into(trace, ["audit", "."], folder)
     assert done.returncode == 2
     assert done.stdout.decode() == (
-        "compaction-audit: standard error: is the input t.jsonl; refusing to overwrite "
-        "it (redirect it elsewhere)\n")
+        f"compaction-audit: standard error: is {os.path.realpath(trace)}, which this "
+        "command reads; refusing to write onto it (redirect it elsewhere)\n")
     assert trace.read_bytes() == before
 
 
@@ -112,3 +112,37 @@ def test_both_streams_onto_an_input_write_nothing(folder: Path, args: list[str],
                               stderr=subprocess.STDOUT, timeout=TIMEOUT, check=False)
     assert done.returncode == 2
     assert path.read_bytes() == before
+
+
+@pytest.mark.parametrize("args", [
+    ["audit", "d", "-q"], ["audit", "d/**/*.jsonl", "-q"], ["audit", "d", "--window", "abc"],
+    ["audit", "d", "--select", "NOPE"], ["baseline", "create", "d", "-o", "b.json"],
+])
+def test_a_trace_a_search_will_find_is_checked_before_anything_is_said(
+        folder: Path, args: list[str]) -> None:
+    """adv25 N1: the search's note of a hidden directory, or a usage error, was
+    appended onto ``d/t.jsonl`` before the command looked at what the folder holds."""
+    (folder / "d" / ".hidden").mkdir(parents=True)
+    shutil.copy(SAMPLES / "handwritten.jsonl", folder / "d" / "t.jsonl")
+    trace = folder / "d" / "t.jsonl"
+    before = trace.read_bytes()
+    done = run_into(trace, args, folder)
+    assert done.returncode == 2
+    assert done.stdout.decode().startswith("compaction-audit: standard error: is ")
+    assert trace.read_bytes() == before
+
+
+@pytest.mark.parametrize("args", [["audit", "-", "-q"], ["convert", "-", "--from", "bogus"]])
+def test_standard_input_s_file_is_checked_too(folder: Path, args: list[str]) -> None:
+    trace = folder / "t.jsonl"
+    before = trace.read_bytes()
+    with trace.open("rb") as stdin, trace.open("ab") as sink:
+        done = subprocess.run([sys.executable, "-m", "compaction_audit", *args], cwd=folder,
+                              env={**os.environ, "PYTHONPATH": str(ROOT)}, stdin=stdin,
+                              stderr=sink, stdout=subprocess.PIPE, timeout=TIMEOUT,
+                              check=False)
+    assert done.returncode == 2
+    assert done.stdout.decode() == (
+        "compaction-audit: standard error: is - (standard input), which this command "
+        "reads; refusing to write onto it (redirect it elsewhere)\n")
+    assert trace.read_bytes() == before

@@ -105,6 +105,9 @@ def diff_command(
 
         base, cand = suppressed(Report([base, cand]), eff).sessions
     diff = diff_reports(base, cand)
+    from compaction_audit.commands.audit import config_shown
+
+    diff.config = config_shown(eff)  # named, as audit's reports name it (adv25 N2)
     new = fail_on_new.value if fail_on_new is not None else None
     reasons = gate(diff, fail_if_onset_earlier, new)
     gates = {"fail_if_onset_earlier": fail_if_onset_earlier, "fail_on_new": new}

@@ -96,7 +96,7 @@ def diff_dict(diff: RunDiff, gates: dict[str, Any] | None = None,
     for s in STATUSES:
         findings[s] = [_unit(f) for f in diff.by_status(s)]
     return {
-        "tool": TOOL, "kind": "diff",
+        "tool": TOOL, "kind": "diff", "config": diff.config,
         "baseline": _run(diff.baseline), "candidate": _run(diff.candidate),
         "settings": dataclasses.asdict(diff.baseline.settings),
         "verdict": diff.headline(), "changed": diff.changed,
@@ -126,6 +126,7 @@ def _runs(diff: RunDiff) -> RenderableType:
                 else "no rounds")
         rows.append(line((f"{label:<11}", "bold"), t(r.path),
                          f"  ({info['rounds']} rounds, {span})"))
+    rows.append(line((f"{'config':<11}", "bold"), t(diff.config or "none")))
     return Group(*rows)  # one line each, never wrapped (a path is log text)
 
 

@@ -49,7 +49,8 @@ def baseline_info(s: SessionReport) -> dict[str, Any] | None:
 
 def summary_rows(report: Report) -> list[Row]:
     """One :class:`Row` per audited trace, then one per unreadable trace; an audited
-    trace's ``detail`` says how many compactions could not be checked."""
+    trace's ``detail`` says when no selected rule could judge it (a PASS that is not
+    one: adv25 N3) and how many compactions could not be checked."""
     rows = []
     for s in report.sessions:
         c, b = s.counts(), baseline_info(s)
@@ -58,7 +59,9 @@ def summary_rows(report: Report) -> list[Row]:
                         baselined=None if b is None else b["suppressed"],
                         stale=None if b is None else len(b["stale"]),
                         boundary=s.onsets.get("inversion_boundary"),
-                        detail=_not_checked(s.compactions_not_checked())))
+                        detail=" ".join(filter(None, (
+                            "(no selected rule could judge it)" if s.judged_nothing() else "",
+                            _not_checked(s.compactions_not_checked()))))))
     rows += [Row(trace=e.path, verdict="UNREADABLE", detail=str(e)) for e in report.errors]
     return rows
 
