@@ -64,9 +64,11 @@ def run_rules(ctx: Context, rules: list[Rule],
     notes_of: list[list[NotEvaluated]] = [[] for _ in rules]
     unjudged: dict[str, str] = {}
     n = frame.height  # one row per round
+    lacks = {kind: not_applicable(kind, ctx.session)  # once per kind, not per rule
+             for kind in dict.fromkeys(rule.judges for rule in rules)}
     for at in sorted(range(len(rules)), key=lambda k: rules[k].reads_recall):
         rule = rules[at]
-        lacking = not_applicable(rule.judges, ctx.session)
+        lacking = lacks[rule.judges]
         if lacking is not None and n:
             notes_of[at].append(NotEvaluated(rule.name, rule.code, lacking, n))
             unjudged[rule.code] = lacking

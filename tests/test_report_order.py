@@ -41,8 +41,8 @@ def test_markdown_lists_errors_first(log: Path) -> None:
     rows = [row.split(" | ") for row in out if row.startswith(("| error", "| warning",
                                                                "| info"))]
     assert [(r[0], r[1].split()[0], r[2]) for r in rows] == [
-        ("| error", "CA201", "1\u20132"), ("| warning", "CA104", "1\u20132"),
-        ("| info", "CA105", "1")]
+        ("| error", "CA201", "1\u20132 (2 findings)"),
+        ("| warning", "CA104", "1\u20132 (2 findings)"), ("| info", "CA105", "1")]
     actions = [line.split()[1].strip("*") for line in out if line.startswith("- **CA")]
     assert actions == EXPECTED_WORST_FIRST  # in the table's order
 

@@ -18,6 +18,7 @@ import shutil
 import signal
 import sys
 import tempfile
+import time
 
 PREFIX = "ca-ray-"
 """The root's name prefix, short: Ray's socket paths under it must stay within the
@@ -49,10 +50,21 @@ def remove_root(root: str) -> None:
     in it (the cluster's agents, after ``ray.shutdown()``; read from ``/proc``, nothing
     where it is missing), then remove ``root`` and everything under it.  Errors are
     ignored: the run is ending, and its result does not depend on them."""
-    for pid in _processes_naming(root):
-        with contextlib.suppress(OSError):
-            os.kill(pid, signal.SIGKILL)
-    shutil.rmtree(root, ignore_errors=True)
+    for _ in range(ROUNDS):  # a raylet may start a process, or write a file, meanwhile
+        for pid in _processes_naming(root):
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+        shutil.rmtree(root, ignore_errors=True)
+        if not os.path.lexists(root) and not _processes_naming(root):
+            return
+        time.sleep(PAUSE)
+
+
+ROUNDS = 20
+PAUSE = 0.1
+""":func:`remove_root` kills and removes again up to :data:`ROUNDS` times, :data:`PAUSE`
+seconds apart, while a process of the cluster still runs or writes in the folder (a
+SIGTERM while the cluster started left it behind on a loaded machine)."""
 
 
 def _processes_naming(root: str) -> list[int]:
@@ -70,6 +82,9 @@ def _processes_naming(root: str) -> list[int]:
         try:
             if os.stat(f"/proc/{entry}").st_uid != uid:
                 continue
+            with open(f"/proc/{entry}/stat", "rb") as fh:
+                if fh.read().rpartition(b")")[2].split()[:1] == [b"Z"]:
+                    continue  # a zombie: it runs and writes no more
             with open(f"/proc/{entry}/cmdline", "rb") as fh:
                 line = fh.read()
             if needle + b"/" in line or needle + b"\0" in line:  # the folder, or in it

@@ -87,21 +87,21 @@ class BoundaryRule(Rule):
         checks = self.evaluable(ctx)
         lazy = frame.lazy()  # the counts and the rows in one collect (issue 14, fleets)
         plans = [lazy.filter(self.fires(ctx)).select("ri", *self.columns(ctx))]
-        if checks:  # every check's count in one pass
-            plans.append(lazy.select((~expr.fill_null(False)).sum().alias(str(k))
-                                     for k, (_, expr) in enumerate(checks)))
-        if checks:  # the rounds every check lets through: the rounds judged
-            ok = pl.lit(True)
+        if checks:  # every check's count, and the rounds all of them let through (the
+            ok = pl.lit(True)  # rounds judged), in one pass
             for _, expr in checks:
                 ok = ok & expr.fill_null(False)
-            plans.append(lazy.select(ok.sum().alias("judged")))
+            plans.append(lazy.select(*((~expr.fill_null(False)).sum().alias(str(k))
+                                       for k, (_, expr) in enumerate(checks)),
+                                     ok.sum().alias("judged")))
         fired, *counted = collect(*plans)
         judged = frame.height
         if counted:
-            for (reason, _), skipped in zip(checks, counted[0].row(0), strict=True):
+            *skips, judged_here = counted[0].row(0)
+            for (reason, _), skipped in zip(checks, skips, strict=True):
                 if skipped:
                     notes[reason] = int(skipped)
-            judged = int(counted[1].item())
+            judged = int(judged_here)
         if ctx.settings.sustain > frame.height:
             judged = 0
         return Outcome(fired, notes, judged)
