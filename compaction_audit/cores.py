@@ -71,7 +71,9 @@ def cap_polars_threads(environ: MutableMapping[str, str] | None = None,
     env = os.environ if environ is None else environ
     cores = available_cores(cgroup_root)
     value = env.get(POLARS_THREADS, "").strip()
-    if value.isdigit() and 0 < int(value) <= cores:
+    # ASCII digits only, at most 6 ('²' passes isdigit and fails int; 5,000 digits
+    # exceed int's limit; an Arabic-Indic one passes int and fails Polars: adv25 N4)
+    if value.isascii() and value.isdigit() and len(value) <= 6 and 0 < int(value) <= cores:
         return
     if value or cores < (os.cpu_count() or 1):
         env[POLARS_THREADS] = str(cores)

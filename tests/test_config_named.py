@@ -43,3 +43,25 @@ def test_without_a_config_nothing_is_added(checkout: Path) -> None:
     assert "config:" not in run("audit", "t.jsonl", "-f", "markdown", "--isolated").stdout
     sarif = json.loads(run("audit", "t.jsonl", "-f", "sarif", "--isolated").stdout)
     assert "properties" not in sarif["runs"][0]["invocations"][0]
+
+
+def test_a_config_in_a_folder_not_named_in_utf8_reaches_json(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """adv25 N6: ``-f json`` ended in "internal error: TypeError ... surrogates not
+    allowed" when the config's folder name was not UTF-8."""
+    import os
+
+    folder = os.path.join(os.fsencode(str(tmp_path)), b"cfg\xff")
+    os.makedirs(os.path.join(folder, b"sub"))
+    Path(os.fsdecode(os.path.join(folder, b"pyproject.toml"))).write_text(
+        '[tool.compaction-audit]\nwindow = 2\n')
+    monkeypatch.chdir(os.path.join(folder, b"sub"))  # the config is found above
+    shutil.copy(SAMPLES / "handwritten.jsonl", "t.jsonl")
+    for args in (["-f", "json"], ["-f", "sarif"]):
+        out = run("audit", "t.jsonl", *args)
+        assert out.exit_code == 1
+        assert out.exception is None or isinstance(out.exception, SystemExit), out.exception
+        doc = json.loads(out.stdout)
+        shown = doc["config"] if args[1] == "json" else \
+            doc["runs"][0]["invocations"][0]["properties"]["config"]
+        assert shown.endswith("/cfg\\xff/pyproject.toml")

@@ -19,7 +19,7 @@ NO_QUOTA = "/nonexistent-cgroup"
 
 @pytest.mark.parametrize(("value", "expected"), [
     ("100000", "cores"), ("0", "cores"), ("-3", "cores"), ("many", "cores"), ("", None),
-    ("1", "1"),
+    ("1", "1"), ("\u00b2", "cores"), ("9" * 5000, "cores"), ("\u0661", "cores"),
 ])
 def test_the_value_is_held_to_the_cores(value: str, expected: str | None) -> None:
     env = {"POLARS_MAX_THREADS": value} if value else {}

@@ -178,12 +178,12 @@ def render_json(report: Report, single: bool, show_all: bool = False) -> bytes:
     """
     with paused_gc():
         if single and len(report.sessions) == 1 and not report.errors:
-            doc: dict[str, Any] = {"tool": TOOL, "config": report.config,
+            doc: dict[str, Any] = {"tool": TOOL, "config": clip_tree(report.config),
                                    **session_dict(report.sessions[0], show_all)}
         else:
             doc = {
                 "tool": TOOL,
-                "config": report.config,
+                "config": clip_tree(report.config),  # a folder's name may not be UTF-8
                 "sessions": [session_dict(s, show_all) for s in report.sessions],
                 "errors": [error_dict(e) for e in report.errors],
                 "summary": summary_dict(report),
