@@ -126,7 +126,6 @@ def _runs(diff: RunDiff) -> RenderableType:
                 else "no rounds")
         rows.append(line((f"{label:<11}", "bold"), t(r.path),
                          f"  ({info['rounds']} rounds, {span})"))
-    rows.append(line((f"{'config':<11}", "bold"), t(diff.config or "none")))
     return Group(*rows)  # one line each, never wrapped (a path is log text)
 
 
@@ -350,6 +349,7 @@ def diff_renderable(diff: RunDiff, gates: dict[str, Any] | None = None,
     return Group(
         Text("compaction-audit diff", style="bold underline"), _runs(diff),
         hanging((f"{'verdict':<11}", "bold"), verdict_text(diff, reasons), indent=11),
+        line((f"{'config':<11}", "bold"), t(diff.config or "none")),  # (adv25 N2)
         *([skipped] if skipped is not None else []), Text(""),
         onsets_table(diff), Text(""),
         Text("Series (aligned by round, one scale per quantity)", style="bold"),
