@@ -52,9 +52,10 @@ def base_bytes() -> int:
 
         threads = polars.thread_pool_size()
     except Exception:  # Polars' binary could not load under the limit (adv23): its
-        env = os.environ.get("POLARS_MAX_THREADS", "")  # count, as it makes it
-        threads = (int(env) if env.isascii() and env.isdigit() and len(env) <= 6
-                   and int(env) > 0 else (os.cpu_count() or 1))
+        from compaction_audit.cores import POLARS_THREADS, thread_count
+
+        threads = (thread_count(os.environ.get(POLARS_THREADS, ""))  # its count, as it
+                   or os.cpu_count() or 1)  # makes it
     return BASE_BYTES + THREAD_BYTES * threads
 
 BYTES_PER_INPUT_BYTE = 36

@@ -71,9 +71,19 @@ def cap_polars_threads(environ: MutableMapping[str, str] | None = None,
     env = os.environ if environ is None else environ
     cores = available_cores(cgroup_root)
     value = env.get(POLARS_THREADS, "").strip()
-    # ASCII digits only, at most 6 ('²' passes isdigit and fails int; 5,000 digits
-    # exceed int's limit; an Arabic-Indic one passes int and fails Polars: adv25 N4)
-    if value.isascii() and value.isdigit() and len(value) <= 6 and 0 < int(value) <= cores:
+    threads = thread_count(value)
+    if threads is not None and threads <= cores:
         return
     if value or cores < (os.cpu_count() or 1):
         env[POLARS_THREADS] = str(cores)
+
+
+def thread_count(value: str) -> int | None:
+    """``value`` of ``POLARS_MAX_THREADS`` as a positive count of threads, None when it
+    is not one: ASCII digits only, at most 6 ('²' passes ``isdigit`` and fails
+    ``int``; 5,000 digits exceed ``int``'s limit; an Arabic-Indic one passes ``int``
+    and fails Polars: adv25 N4)."""
+    value = value.strip()
+    if value.isascii() and value.isdigit() and len(value) <= 6 and int(value) > 0:
+        return int(value)
+    return None
