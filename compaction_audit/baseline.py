@@ -212,11 +212,37 @@ def load(path: Path) -> dict[str, Entry]:
     """Read a baseline file: fingerprint -> entry.  Raises :class:`UsageError` for a
     missing, unreadable or malformed file, a directory or device, or one over
     :data:`~compaction_audit.smallfile.MAX_BASELINE_BYTES` (a FIFO is read, bounded:
-    ``--baseline <(git show main:baseline.json)``; issue 11, fresh pass F7)."""
+    ``--baseline <(git show main:baseline.json)``; issue 11, fresh pass F7), and for
+    one this process has not the memory to read.
+
+    Under an address-space limit (``ulimit -v``) the file is decoded in a spawned
+    child (:func:`~compaction_audit.isolated.call_in_child`): orjson faults (SIGSEGV)
+    when it cannot allocate a decoded string, which ended the command with no line at
+    all on a valid 72 MB baseline under 1.5 GiB (issue 11, class 5, adv25 N5); a
+    child that dies so is the baseline's one out-of-memory line, exit 2."""
+    from compaction_audit import addrspace, isolated
+
+    if addrspace.address_space_limit() is None:
+        return _load(path)
+    try:
+        return isolated.call_in_child(_load, path, path=str(path))
+    except isolated.ChildDied as died:
+        if isolated.ran_out(died):
+            raise UsageError(f"baseline {str(path)!r}: out of memory: reading it needs "
+                             f"more than {addrspace.limit_phrase()}") from None
+        raise UsageError(f"baseline {str(path)!r}: the process reading it ended "
+                         f"without a result ({died})") from None
+
+
+def _load(path: Path) -> dict[str, Entry]:
+    """:func:`load`'s work, in this process."""
+    from compaction_audit.io.records import not_out_of_memory
+
     data = read_bounded(str(path), f"baseline {str(path)!r}", MAX_BASELINE_BYTES, fifo_ok=True)
     try:
         doc: Any = orjson.loads(data)
     except orjson.JSONDecodeError as exc:
+        not_out_of_memory(exc.msg)  # no memory to parse: never "bad JSON" (adv25 N5)
         raise UsageError(f"baseline {str(path)!r}: bad JSON: {exc.msg}") from None
     if not isinstance(doc, dict) or doc.get("baseline_format") != BASELINE_FORMAT:
         raise UsageError(f"baseline {str(path)!r}: not a compaction-audit baseline "
