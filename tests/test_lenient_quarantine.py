@@ -146,3 +146,39 @@ def test_what_an_unreadable_line_may_have_removed_is_quarantined_too(
     assert [e.line for e in s.skipped] == [2]
     assert s.events.height == 0
     assert [(e.line, e.field) for e in s.dependent] == [(4, "evicted[0]")]
+
+
+def test_rounds_without_retained_leave_a_skipped_round_pending(write_log: LogWriter) -> None:
+    """adv25 O1: the skipped round 1 may have offloaded b; round 2 has no ``retained``
+    list (delta mode) and cannot tell, so round 3, which no longer lists b, settles
+    it: b is quarantined, not a silent drop, and its eviction from the store at round
+    4 is a dependent reject, not a second skipped record ("no longer resolvable")."""
+    path = write_log([A_B, rnd(1, retained=[["a", "high"]], offloaded=["b"]),
+                      rnd(2, spans=spans(("e", 4))),
+                      rnd(3, retained=[["a", 0.5], ["e", 0.2]]), rnd(4, evicted=["b"])])
+    s = read_native(str(path), lenient=True)
+    assert [e.line for e in s.skipped] == [2]
+    assert s.events.height == 0  # no silent drop of b at round 3
+    assert [(e.line, e.field) for e in s.dependent] == [(5, "evicted[0]")]
+    assert s.dependent[0].message == (
+        "1 reference(s) dropped from evicted (dependent reject): 'b', defined by the "
+        "skipped record at line 2")
+    assert s.rounds["round"].to_list() == [0, 2, 3, 4]
+
+
+def test_an_offload_of_what_a_skipped_round_may_have_brought_back_is_dependent(
+        write_log: LogWriter) -> None:
+    """adv25 O1: round 1 offloads b to the store; the skipped round 2 lists b in
+    ``retained`` (a rehydration); round 3 offloads b again.  That offload may be
+    right: a dependent reject, not "offloaded id 'b' is not in the working set"."""
+    path = write_log([A_B, rnd(1, retained=[["a", 0.5]], offloaded=["b"]),
+                      rnd(2, retained=[["a", "high"], ["b", 0.4]]),
+                      rnd(3, retained=[["a", 0.5]], offloaded=["b"])])
+    s = read_native(str(path), lenient=True)
+    assert [(e.line, e.field) for e in s.skipped] == [(3, "retained[0].salience")]
+    assert [(e.line, e.field) for e in s.dependent] == [(4, "offloaded[0]")]
+    assert s.dependent[0].message == (
+        "1 reference(s) dropped from offloaded (dependent reject): 'b', in the store: "
+        "the skipped round at line 3 may have brought them back")
+    assert s.events.select("id", "action").rows() == [("b", "offloaded")]
+    assert s.rounds["round"].to_list() == [0, 1, 3]

@@ -104,6 +104,14 @@ class SessionBuilder:
         """True when a record added so far defined the id ``item``."""
         return item in self._depth
 
+    def in_working_set(self, item: str) -> bool:
+        """True when ``item`` is in the working set after the last round added."""
+        return item in self._ws
+
+    def stored(self, item: str) -> bool:
+        """True when ``item`` is in the external store (offloaded, not evicted since)."""
+        return item in self._store
+
     def forgotten(self, item: str) -> bool:
         """True when ``item`` was taken out by :meth:`forget`."""
         return item in self._forgotten

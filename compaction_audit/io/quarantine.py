@@ -17,6 +17,11 @@ keeps the skip to the bad record:
   dropped whole (its depth and provenance are unknown) and its id is quarantined in
   turn.  If the record is then bad in itself it is skipped, and its dependent
   rejects are not reported (the skip says it all).
+* What a skipped round may have changed in the working set is settled by the next
+  round with a ``retained`` list: ids it leaves out without an event are
+  quarantined (:meth:`LenientFeed._settle`), and until then an ``offloaded`` id
+  that is only in the store is a dependent reject (the skipped round may have
+  brought it back: :meth:`LenientFeed._brought_back`).
 * Only records bad in themselves count as skipped.
 
 Why this rule: it is the least lossy one that never invents state.  What a skipped
@@ -90,7 +95,8 @@ class LenientFeed:
             self.skipped.append(exc)
             self._quarantine(line, obj)
             return
-        self._uncertain = None
+        if _settles(obj):
+            self._uncertain = None
         self.dependent.extend(dropped)
 
     def _settle(self, obj: dict[str, Any]) -> None:
@@ -101,14 +107,17 @@ class LenientFeed:
         evicting or offloading it, may be right (the skipped round removed it) or not:
         the id leaves the working set without an event and is quarantined, instead of
         being read as a silent drop (which would make it unresolvable, and a later
-        eviction of it from the store an error).
+        eviction of it from the store an error).  Only a round with a ``retained`` list
+        settles this: rounds without one (delta mode) and other records in between
+        leave it pending, since they cannot tell what left (adv25 O1: a delta round
+        right after the skipped one settled nothing, the next full round read the ids
+        the skipped round had offloaded as silent drops, and each later eviction of
+        them from the store was one more skipped record).
         """
-        if self._uncertain is None or obj.get("type") != "round":
+        if self._uncertain is None or not _settles(obj):
             return
         origin, candidates = self._uncertain
-        retained = obj.get("retained")
-        if type(retained) is not list:
-            return
+        retained = obj["retained"]
         named = {_as_id(_element_id(v)) for v in retained}
         for key in ("evicted", "offloaded"):
             values = obj.get(key)
@@ -141,6 +150,22 @@ class LenientFeed:
         if self.builder.defines(key):
             return self._origin.get(key) if self.builder.forgotten(key) else None
         return self._origin.get(key) or self._opaque or None
+
+    def _brought_back(self, item: Any) -> int | None:
+        """The line of the skipped round that may have brought ``item`` (an id in the
+        store, not in the working set) back into the working set, while that round
+        is not settled (:meth:`_settle`), else None.
+
+        A rehydration is a store id listed in ``retained``; when the round listing it
+        is skipped, a later ``offloaded`` naming it may be right, and is a dependent
+        reject, not an error of the record (adv25 O1: it was "offloaded id is not in
+        the working set", one more skipped record)."""
+        if self._uncertain is None:
+            return None
+        key = _as_id(item)
+        if key is None or not self.builder.stored(key) or self.builder.in_working_set(key):
+            return None
+        return self._uncertain[0]
 
     def _why(self, origin: int) -> str:
         if origin == self._opaque and origin not in self._record_lines:
@@ -193,28 +218,40 @@ class LenientFeed:
         reject per skipped record they come from, and the ids dropped.  A list naming
         an id twice is kept whole: the builder rejects it for that ("listed twice")."""
         kept = []
-        hits: dict[int, list[tuple[int, str]]] = {}
+        hits: dict[tuple[int, bool], list[tuple[int, str]]] = {}
         for i, value in enumerate(values):
             item = ident(value)
-            origin = self._source(item, own)
+            origin, back = self._source(item, own), False
+            if origin is None and key == "offloaded":
+                origin = self._brought_back(item)
+                back = origin is not None
             if origin is None:
                 kept.append(value)
             else:
-                hits.setdefault(origin, []).append((i, str(_as_id(item))))
+                hits.setdefault((origin, back), []).append((i, str(_as_id(item))))
         if not hits:
             return values, []
         ids = [_as_id(ident(v)) for v in values]
         if len(set(ids)) != len(ids):
             return values, []
-        for origin, found in hits.items():
+        for (origin, back), found in hits.items():
             i = found[0][0]
             where = f"{key}[{i}].id" if type(values[i]) is dict else f"{key}[{i}]"
             names = ", ".join(repr(name) for _, name in found[:3])
             more = f" and {len(found) - 3} more" if len(found) > 3 else ""
             dropped.append(LogError(self.builder.path, line, (
                 f"{len(found)} reference(s) dropped from {key} (dependent reject): "
-                f"{names}{more}, {self._why(origin)}"), where))
+                f"{names}{more}, " + (f"in the store: the skipped round at line {origin} "
+                                      "may have brought them back" if back
+                                      else self._why(origin))), where))
         return kept, [name for found in hits.values() for _, name in found]
+
+
+def _settles(obj: Any) -> bool:
+    """True for a round record with a ``retained`` list: the working set it names
+    settles what a skipped round before it may have removed."""
+    return (type(obj) is dict and obj.get("type") == "round"
+            and type(obj.get("retained")) is list)
 
 
 def _as_id(value: Any) -> str | None:
