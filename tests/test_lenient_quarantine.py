@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
@@ -182,3 +183,34 @@ def test_an_offload_of_what_a_skipped_round_may_have_brought_back_is_dependent(
         "the skipped round at line 3 may have brought them back")
     assert s.events.select("id", "action").rows() == [("b", "offloaded")]
     assert s.rounds["round"].to_list() == [0, 1, 3]
+
+
+def _corrupted(record: dict[str, Any], how: int) -> dict[str, Any]:
+    """``record`` made bad in itself in one of four ways, keeping every id it defines."""
+    out = json.loads(json.dumps(record))
+    if how == 0 and out.get("spans"):
+        out["spans"][0]["tokens"] = -1
+    elif how == 1:
+        out["round"] = "x"
+    elif how == 2 and out.get("retained"):
+        out["retained"] = [{"id": None}, *out["retained"]]
+    else:
+        out["evicted"] = [*(out.get("evicted") or []), None]
+    return out
+
+
+@pytest.mark.parametrize("sample", sorted(p.name for p in SAMPLES.glob("*.jsonl")))
+def test_one_bad_round_anywhere_is_one_skipped_record(tmp_path: Path, sample: str) -> None:
+    """adv25 O1, as a class: each round of each sample log, made bad in itself (each
+    round in turn one of four ways), is exactly one skipped record; what follows from
+    it is dependent rejects, never more skips."""
+    lines = (SAMPLES / sample).read_text().splitlines()
+    path = tmp_path / sample
+    for i, line in enumerate(lines):
+        record = json.loads(line)
+        if record.get("type") != "round":
+            continue
+        path.write_text("\n".join([*lines[:i], json.dumps(_corrupted(record, i % 4)),
+                                   *lines[i + 1:]]) + "\n")
+        s = read_native(str(path), lenient=True)
+        assert [e.line for e in s.skipped] == [i + 1], (i, [str(e) for e in s.skipped])
