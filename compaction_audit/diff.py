@@ -218,12 +218,16 @@ def verdict(baseline: int | None, candidate: int | None) -> str:
     return "earlier" if candidate < baseline else "later"
 
 
-def compare_onsets(base: dict[str, Any], cand: dict[str, Any]) -> list[OnsetDelta]:
+def compare_onsets(base: dict[str, Any], cand: dict[str, Any],
+                   run: set[str] | None = None) -> list[OnsetDelta]:
     """Onset rows from two ``SessionReport.onsets`` dicts (spec rules.md, "Onsets"):
     :data:`ONSET_KEYS` first, then the first round of every registered rule (by code)
-    and of any other rule that fired in either run."""
+    that either run ran (``run``, rule codes; None: every registered rule) and of any
+    other rule that fired in either run.  A rule neither run selected is no row: it
+    was not "in neither run" (the diff listed all 20 rules under ``--select CA101``)."""
     names = [(k, "onset") for k in ONSET_KEYS]
-    rule_names = [cls.name for _, cls in sorted(RULES.items())]
+    rule_names = [cls.name for code, cls in sorted(RULES.items())
+                  if run is None or code in run]
     fired = set(base.get("first_round", {})) | set(cand.get("first_round", {}))
     rule_names += sorted(fired - set(rule_names))
     names += [(n, "rule") for n in rule_names]
@@ -409,7 +413,8 @@ def compare_findings(base: SessionReport, cand: SessionReport) -> list[FindingDe
 def diff_reports(base: SessionReport, cand: SessionReport) -> RunDiff:
     """Compare ``cand`` with ``base`` (both audited with the same settings)."""
     cols = quantities(base, cand)
-    return RunDiff(base, cand, compare_onsets(base.onsets, cand.onsets), cols,
+    run = set(base.rules_run) | set(cand.rules_run) or None  # None: a report without it
+    return RunDiff(base, cand, compare_onsets(base.onsets, cand.onsets, run), cols,
                    align_series(base, cand, cols), compare_findings(base, cand))
 
 

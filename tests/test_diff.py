@@ -323,6 +323,25 @@ def test_rules_that_fired_in_neither_run_are_one_line(tmp_path: Path) -> None:
     assert all(c.startswith("CA") for c in codes) and codes == sorted(codes)
 
 
+def test_only_the_rules_either_run_ran_are_compared(tmp_path: Path) -> None:
+    """A rule neither run selected is no row and not "in neither run" (with ``select
+    = ["CA101", "CA104"]`` the diff listed the 18 other rules as firing in neither)."""
+    from tests.gate_app import drift_records
+    from tests.logs import dump
+
+    early = make_log(tmp_path / "early.jsonl", n=12, signature=(3, 4, 5))
+    late = str(dump(drift_records(), tmp_path / "drift.jsonl"))  # CA104, CA105, CA201
+    config = tmp_path / "ca.toml"
+    config.write_text('select = ["CA101", "CA104"]\n')
+    doc = json.loads(run(early, late, "--format", "json", "--config", str(config)).stdout)
+    assert [(o["name"], o["baseline"], o["candidate"]) for o in doc["onsets"]
+            if o["kind"] == "rule"] == [("salience-inversion", None, None),
+                                        ("compaction-drift", None, 4)]
+    lines = RUNNER.invoke(APP, ["diff", early, late, "--config", str(config)],
+                          env={"COLUMNS": "200"}).stdout.splitlines()
+    assert [x for x in lines if "in neither run" in x] == ["  in neither run: CA101"]
+
+
 def test_settings_apply_to_both_runs(tmp_path: Path) -> None:
     a = make_log(tmp_path / "a.jsonl", signature=(5, 6))
     b = make_log(tmp_path / "b.jsonl", signature=(2, 3))
