@@ -156,8 +156,7 @@ class RunDiff:
         with skipped records never compares silently (issue 11, class 2: a damaged
         candidate passed ``--fail-on-new error`` without a word; adv19a F4)."""
         return "; ".join(
-            f"{label}: {len(r.skipped)} bad record(s) skipped and {len(r.dependent)} "
-            "dependent reject(s) (--lenient)"
+            f"{label}: {r.lenient_phrase()}"
             for label, r in (("baseline", self.baseline), ("candidate", self.candidate))
             if r.skipped or r.dependent)
 
@@ -448,7 +447,6 @@ def gate(diff: RunDiff, fail_if_onset_earlier: int | None,
             reasons.append(f"{len(new)} new finding(s) at or above {fail_on_new}: {shown}")
         cand = diff.candidate
         if (cand.skipped or cand.dependent) and floor <= Severity.WARNING.rank:
-            reasons.append(f"the candidate's findings are incomplete: {len(cand.skipped)} "
-                           f"bad record(s) skipped and {len(cand.dependent)} dependent "
-                           "reject(s) (--lenient)")
+            reasons.append(f"the candidate's findings are incomplete: "
+                           f"{cand.lenient_phrase()}")
     return reasons

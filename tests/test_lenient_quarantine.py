@@ -214,3 +214,17 @@ def test_one_bad_round_anywhere_is_one_skipped_record(tmp_path: Path, sample: st
                                    *lines[i + 1:]]) + "\n")
         s = read_native(str(path), lenient=True)
         assert [e.line for e in s.skipped] == [i + 1], (i, [str(e) for e in s.skipped])
+
+
+def test_the_verdict_counts_no_dependent_reject_when_there_is_none(tmp_path: Path) -> None:
+    # ux7: "1 bad record(s) skipped and 0 dependent reject(s)" was noise
+    lines = (SAMPLES / "handwritten.jsonl").read_text().splitlines()
+    path = tmp_path / "cut.jsonl"
+    path.write_text("\n".join(lines) + "\n" + lines[-1][:40])  # a truncated last line
+    doc = json.loads(CliRunner().invoke(app, ["audit", str(path), "--lenient", "-f", "json"]
+                                        ).stdout)
+    assert len(doc["skipped"]) == 1 and doc["dependent"] == []
+    assert doc["verdict"] == "FAIL: 6 error(s), 3 warning(s), 0 info; 1 bad record(s) " \
+        "skipped (--lenient)"
+    text = CliRunner().invoke(app, ["audit", str(path), "--lenient"]).output
+    assert "  skipped    1 bad record(s) skipped (--lenient)" in text.splitlines()

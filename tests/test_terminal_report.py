@@ -401,3 +401,34 @@ def test_legends_are_said_where_needed_and_at_the_screens_width(tmp_path: Path) 
     at = next(i for i, ln in enumerate(drift) if ln.startswith("  raw = raw_ratio"))
     legend = drift[at:at + 3]
     assert max(len(ln) for ln in legend) > 80 and all(len(ln) <= 100 for ln in legend)
+
+
+def test_statistics_name_each_severity_of_a_rule_that_has_several() -> None:
+    # ux7: CA301's severity follows what a fold lost; "(8 episodes, error)" hid that 14
+    # of its 40 findings on research-decay are warnings
+    from tests.logs import SAMPLES
+
+    result = invoke("audit", str(SAMPLES / "research-decay.jsonl"), "--statistics")
+    assert " 40  CA301  silent-discriminating-fold  (8 episodes, 26 error, 14 warning)" \
+        in result.stdout.splitlines()
+    assert " 24  CA103  depth-pin  (1 episode, error)" in result.stdout.splitlines()
+
+
+def test_our_own_lists_wrap_under_an_indent_with_no_trailing_space() -> None:
+    # ux7: the diff's gate reason, config show's rule list and a rule's documentation
+    # went back to column 0 or ended lines in spaces
+    from tests.logs import SAMPLES
+
+    gated = invoke("diff", str(SAMPLES / "research-no-decay.jsonl"),
+                   str(SAMPLES / "research-decay.jsonl"), "--fail-on-new", "error",
+                   columns=60).stdout.splitlines()
+    start = gated.index("Gates FAILED (--fail-on-new error):")
+    reason = gated[start + 1:gated.index("", start)]
+    assert reason[0].startswith("  73 new finding(s) at or above error: ")
+    assert len(reason) > 1 and all(x.startswith("    ") for x in reason[1:])
+    shown = invoke("config", "show", "--isolated", columns=40).stdout.splitlines()
+    i = next(i for i, x in enumerate(shown) if x.startswith("rules run: CA101, "))
+    assert shown[i + 1].startswith("           CA")
+    doc = invoke("rules", "CA301", columns=60).stdout.splitlines()
+    assert len(doc) > 20 and all(x == x.rstrip() for x in doc)
+    assert all(len(x) <= 60 for x in doc)

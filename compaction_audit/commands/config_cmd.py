@@ -85,10 +85,12 @@ def config_show(
     from rich.table import Table
     from rich.text import Text
 
+    from compaction_audit.report.terminal_text import hanging
+
     console = console_for()
     where = path or ("none (--isolated)" if isolated else "none found; defaults apply")
     console.print(Text(f"config file: {printable(where)}"), crop=False)
-    console.print(Text(f"rules run: {', '.join(rules) or '(none)'}"))
+    console.print(hanging("rules run: ", ", ".join(rules) or "(none)", indent=11))
     table = Table("key", "value", "source")
     for key, value in eff.values.items():
         table.add_row(Text(printable(key)), Text(printable(_value(value))),

@@ -25,7 +25,7 @@ def rules_command(
     from rich.table import Table
     from rich.text import Text
 
-    from compaction_audit.report.terminal_text import ByWidth, hang
+    from compaction_audit.report.terminal_text import ByWidth, Trimmed, hang, hanging
     from compaction_audit.ruledoc import (
         all_docs,
         doc_parts,
@@ -62,10 +62,9 @@ def rules_command(
     settings = ", ".join(f"{name}={value}" for name, value in doc.settings) or "none"
     console = console_for()
     console.print(Text(f"{doc.code} {doc.name}", style="bold"))
-    console.print(f"default severity: {doc.severity}    family: {doc.family}    "
-                  f"judges: {doc.judges}    settings: {settings}", markup=False,
-                  highlight=False)
+    console.print(hanging(f"default severity: {doc.severity}    family: {doc.family}    "
+                          f"judges: {doc.judges}    settings: {settings}", indent=18))
     for title, body in doc_parts(doc):
         console.print()
         console.print(Text(title, style="bold"))
-        console.print(Text(body))
+        console.print(Trimmed(Text(body)))  # wrapped lines without trailing spaces (ux7)

@@ -327,7 +327,7 @@ def gates_section(gates: dict[str, Any] | None, reasons: list[str]) -> Renderabl
     if not reasons:
         return Text(f"Gates passed ({given}).", style="green")
     lines: list[RenderableType] = [Text(f"Gates FAILED ({given}):", style="bold red")]
-    lines += [Text.assemble("  ", t(r)) for r in reasons]
+    lines += [hanging("  ", t(r), indent=4) for r in reasons]  # never back to column 0
     return Group(*lines)
 
 

@@ -119,6 +119,15 @@ class SessionReport:
                 grouped.setdefault(n.reason, []).append(f"{n.code} {n.rule}")
         return [f"{', '.join(grouped[x])}: {x}" if x in grouped else x for x in lines]
 
+    def lenient_phrase(self) -> str:
+        """What ``--lenient`` left out: ``"1 bad record(s) skipped and 4 dependent
+        reject(s) (--lenient)"``, without a count of 0 ("and 0 dependent reject(s)"
+        was noise, ux7)."""
+        parts = [f"{n} {what}" for n, what in (
+            (len(self.skipped), "bad record(s) skipped"),
+            (len(self.dependent), "dependent reject(s)")) if n]
+        return " and ".join(parts) + " (--lenient)"
+
     def judged_nothing(self) -> bool:
         """True when rules ran, none fired, and each judged no round of the trace
         (:meth:`unjudged_rules`): a selection such as ``select = ["CA204"]`` on a log
@@ -283,8 +292,7 @@ class SessionReport:
         head = self.verdict_head() + (f" ({note.removeprefix('; ')})" if note else "")
         parts = [f"{c['error']} error(s), {c['warning']} warning(s), {c['info']} info"]
         if self.skipped or self.dependent:
-            parts.append(f"{len(self.skipped)} bad record(s) skipped and "
-                         f"{len(self.dependent)} dependent reject(s) (--lenient)")
+            parts.append(self.lenient_phrase())
         invertible = can_invert(self.conditions)
         # where a condition of validity fails (seed 000) the signature is not read as an
         # inversion: the verdict says what fired and why it is not called one

@@ -187,9 +187,7 @@ def header(r: SessionReport, config: str | None = None) -> RenderableType:
     if unchecked:  # the verdict says it last; a reader of the first screen needs it too
         parts.append(hang("unchecked".ljust(LABEL), w(unchecked, "yellow")))
     if r.skipped:
-        parts.append(hang("skipped".ljust(LABEL), (f"{len(r.skipped)} bad record(s) skipped, "
-                                                   f"{len(r.dependent)} dependent reject(s) "
-                                                   "(--lenient)", "yellow")))
+        parts.append(hang("skipped".ljust(LABEL), (r.lenient_phrase(), "yellow")))
     for limit in r.limits:  # a check that stopped at its cap (issue 11, class 5)
         parts.append(hang("limit".ljust(LABEL), w(limit.message(), "yellow")))
     held = _baseline_line(r)
@@ -558,23 +556,30 @@ def quiet_renderable(report: Report) -> RenderableType:
     return Group(*parts)
 
 
-def rule_statistics(report: Report) -> list[tuple[int, int, str, str, str]]:
-    """Per rule over every trace: (findings, episodes, code, name, worst severity),
-    most findings first, then by code (``audit --statistics``, as ruff's)."""
+def rule_statistics(report: Report) -> list[tuple[int, int, str, str, str, str]]:
+    """Per rule over every trace: (findings, episodes, code, name, worst severity,
+    severities), most findings first, then by code (``audit --statistics``, as
+    ruff's).  ``severities`` is the worst severity's name when every finding has it,
+    else the count of each, worst first (``"26 error, 14 warning"``: a rule whose
+    severity follows what it found said "error" for 40 findings of which 14 were
+    warnings, ux7)."""
     counts: Counter[str] = Counter()
     runs: Counter[str] = Counter()
     names: dict[str, str] = {}
-    worst: dict[str, Severity] = {}
+    by_severity: dict[str, Counter[Severity]] = {}
     for s in report.sessions:
         for code, run in _episodes(s.findings):
             runs[code] += 1
             counts[code] += len(run)
             names[code] = run[0].rule
-            for f in run:
-                if code not in worst or f.severity.rank > worst[code].rank:
-                    worst[code] = f.severity
-    return sorted(((counts[c], runs[c], c, names[c], worst[c].value) for c in counts),
-                  key=lambda x: (-x[0], x[2]))
+            by_severity.setdefault(code, Counter()).update(f.severity for f in run)
+    out = []
+    for code, n in counts.items():
+        mix = sorted(by_severity[code].items(), key=lambda kv: -kv[0].rank)
+        worst = mix[0][0].value
+        said = worst if len(mix) == 1 else ", ".join(f"{k} {sev.value}" for sev, k in mix)
+        out.append((n, runs[code], code, names[code], worst, said))
+    return sorted(out, key=lambda x: (-x[0], x[2]))
 
 
 def statistics_renderable(report: Report) -> RenderableType:
@@ -585,5 +590,5 @@ def statistics_renderable(report: Report) -> RenderableType:
         return Text("No findings.", style="green")
     width = len(str(stats[0][0]))
     return group(line(f"{n:>{width}}  ", (code, SEVERITY_STYLE[sev]), f"  {name}",
-                      (f"  ({e} episode{'s' if e > 1 else ''}, {sev})", "dim"))
-                 for n, e, code, name, sev in stats)
+                      (f"  ({e} episode{'s' if e > 1 else ''}, {said})", "dim"))
+                 for n, e, code, name, sev, said in stats)
