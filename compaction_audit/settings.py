@@ -88,7 +88,11 @@ class Settings:
         for raw_name, value in values.items():
             name = raw_name.replace("-", "_")
             if name not in known:
-                raise UsageError(f"unknown threshold {raw_name!r} (known: "
+                import difflib
+
+                close = difflib.get_close_matches(name, list(known), n=1)
+                hint = f"did you mean {close[0]!r}? " if close else ""
+                raise UsageError(f"unknown threshold {raw_name!r} ({hint}known: "
                                  f"{', '.join(sorted(known))})")
             f = known[name]
             clean[name] = coerce(name, value, type(f.default), f.metadata["minimum"],

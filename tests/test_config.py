@@ -125,6 +125,15 @@ def test_bad_config_is_a_clear_usage_error(project: Path, text: str, message: st
     assert "Traceback" not in result.stderr
 
 
+def test_a_misspelt_threshold_in_set_gets_the_config_file_s_hint(project: Path) -> None:
+    # ux7: the same typo in a config file said "did you mean", in --set it did not
+    result = run("audit", "drift.jsonl", "--set", "raw_ratio_flor=0.2")
+    assert result.exit_code == 2
+    assert result.stderr.startswith("compaction-audit: unknown threshold 'raw_ratio_flor' "
+                                    "(did you mean 'raw_ratio_floor'? known: depth_pin_rounds, ")
+    assert "did you mean" not in run("audit", "drift.jsonl", "--set", "zzz=1").stderr
+
+
 def test_bad_command_line_selection_is_a_usage_error(project: Path) -> None:
     for args in (["--select", "nope"], ["--severity", "CA101"], ["--severity", "CA101=big"],
                  ["--config", "missing.toml"]):
