@@ -62,8 +62,9 @@ def test_compaction_files_audited_in_the_same_run_are_not_unchecked(tmp_path: Pa
     both = report.sessions[2]
     assert both.compactions_not_checked() == 0
     assert both.header.extra["compaction_files_unread"] == []
-    assert reader_notes(both)[-1] == ("audited in this run as traces of their own: "
-                                      "agentic.compaction.json, basic.compaction.json")
+    # ux7: the reader's "not read ...; audit each of them by name" is gone with them
+    assert reader_notes(both) == ["audited in this run as traces of their own: "
+                                  "agentic.compaction.json, basic.compaction.json"]
     assert "could not be checked" not in both.verdict()  # nothing left unchecked
     folder = CliRunner().invoke(app, ["audit", str(tmp_path), "--isolated"]).output
     assert "could not be checked" not in folder
@@ -72,5 +73,7 @@ def test_compaction_files_audited_in_the_same_run_are_not_unchecked(tmp_path: Pa
     first = some.sessions[0]
     assert first.header.extra["compaction_files_unread"] == ["agentic.compaction.json"]
     assert first.compactions_not_checked() == 1
-    assert reader_notes(first)[-1] == ("audited in this run as a trace of its own: "
-                                       "basic.compaction.json")
+    assert reader_notes(first) == [
+        "1 compaction file of this session beside session.messages.json is not read: "
+        "agentic.compaction.json; audit each of them by name (or the folder) to check its "
+        "compaction", "audited in this run as a trace of its own: basic.compaction.json"]

@@ -32,7 +32,12 @@ import orjson
 
 from compaction_audit import addrspace
 from compaction_audit.errors import LogError
-from compaction_audit.io.cline_folder import Undecodable, file_name, names_note, same_session
+from compaction_audit.io.cline_folder import (
+    Undecodable,
+    file_name,
+    same_session,
+    unread_note,
+)
 from compaction_audit.io.documents import (
     Conversion,
     Document,
@@ -285,11 +290,8 @@ def _pair_beside(given: Document, path: str, here: Path, undecodable: Undecodabl
                                         ).others(here)
             if count > 1:
                 names = [file_name(f) for f in found]
-                return _Pairing(None, None, (
-                    f"{count} compaction files of this session beside "
-                    f"{file_name(here)} are not read: {names_note(names, count)}; audit "
-                    "each of them by name (or the folder) to check its compaction"),
-                    unread=tuple(names), unread_total=count)
+                return _Pairing(None, None, unread_note(count, file_name(here), names),
+                                unread=tuple(names), unread_total=count)
             other = found[0] if found else other
     doc = None
     if regular_file(other) and other.resolve() != here.resolve():

@@ -53,6 +53,30 @@ def file_name(path: str | Path) -> str:
     return unsurrogate(Path(path).name)
 
 
+_UNREAD_BESIDE = " of this session beside "
+_UNREAD_END = "; audit each of them by name (or the folder) to check its compaction"
+
+
+def unread_note(count: int, here: str, names: list[str]) -> str:
+    """The reader note of a messages file ``here`` (its escaped name) beside ``count``
+    compaction files of its session that it does not read (``names``: the first)."""
+    files = "compaction file" if count == 1 else "compaction files"
+    return (f"{count} {files}{_UNREAD_BESIDE}{here} "
+            f"{'is' if count == 1 else 'are'} not read: {names_note(names, count)}"
+            f"{_UNREAD_END}")
+
+
+def unread_of(note: Any) -> str | None:
+    """The messages file's name in ``note`` when it is an :func:`unread_note`, else None."""
+    if not isinstance(note, str) or not note.endswith(_UNREAD_END) or _UNREAD_BESIDE not in note:
+        return None
+    head = note.split(_UNREAD_BESIDE, 1)[1]
+    for verb in (" are not read: ", " is not read: "):
+        if verb in head:
+            return head.split(verb, 1)[0]
+    return None
+
+
 def names_note(names: list[str], total: int) -> str:
     """``a, b, c`` or, past the :data:`NOTE_NAMES` shown, ``a, b, c, d, e and 7 more``
     (``total``: how many there are in all)."""

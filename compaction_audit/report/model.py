@@ -403,7 +403,7 @@ def settle_unread(sessions: list[SessionReport]) -> None:
         unread = extra.get("compaction_files_unread")
         if not isinstance(unread, list) or not unread or "://" in s.path:
             continue
-        from compaction_audit.io.cline_folder import names_note, settle
+        from compaction_audit.io.cline_folder import names_note, settle, unread_note, unread_of
 
         settled = settle(s.path, s.header.session_id, audited, memo)
         if settled is None or not settled.checked:
@@ -415,8 +415,11 @@ def settle_unread(sessions: list[SessionReport]) -> None:
                 "truncated": True, "shown": len(settled.left_names), "total": settled.left}
         notes = extra.get("reader_notes")
         many = settled.checked > 1
-        extra["reader_notes"] = [
-            *(notes if isinstance(notes, list) else []),
+        extra["reader_notes"] = [  # the reader's note of the files not read, restated
+            *(unread_note(settled.left, here, settled.left_names)  # for those still not
+              if (here := unread_of(note)) else note  # read, or left out (ux7: it said
+              for note in (notes if isinstance(notes, list) else [])  # "audit each by
+              if settled.left or not unread_of(note)),  # name" of files audited here)
             f"audited in this run as {'traces' if many else 'a trace'} of "
             f"{'their' if many else 'its'} own: "
             f"{names_note(settled.checked_names, settled.checked)}"]
