@@ -450,3 +450,23 @@ def gate(diff: RunDiff, fail_if_onset_earlier: int | None,
             reasons.append(f"the candidate's findings are incomplete: "
                            f"{cand.lenient_phrase()}")
     return reasons
+
+
+def split_onsets(diff: RunDiff) -> tuple[list[OnsetDelta], list[str]]:
+    """The onset rows to show, and the codes (names where a rule has none) of the rules
+    that fired in neither run, which every format says in one line rather than as
+    rows of "none none unchanged" (ux6 for the text report, ux7 for HTML)."""
+    neither = [o for o in diff.onsets
+               if o.kind == "rule" and o.baseline is None and o.candidate is None]
+    codes = {cls.name: code for code, cls in RULES.items()}
+    return ([o for o in diff.onsets if o not in neither],
+            [codes.get(o.name) or o.name for o in neither])
+
+
+def onset_label(o: OnsetDelta) -> str:
+    """An onset row's name: ``inversion onset``, or ``first CA101 salience-inversion``
+    (a rule's code where it is registered)."""
+    if o.kind == "onset":
+        return o.name.replace("_", " ")
+    code = next((c for c, cls in RULES.items() if cls.name == o.name), None)
+    return f"first {code} {o.name}" if code else f"first {o.name}"

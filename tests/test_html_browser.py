@@ -22,7 +22,7 @@ from typer.testing import CliRunner
 
 from compaction_audit.api import audit
 from compaction_audit.cli import app
-from compaction_audit.diff import diff_reports
+from compaction_audit.diff import diff_reports, split_onsets
 from tests.logs import SAMPLES, LogWriter, dump, rnd, session
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -191,6 +191,20 @@ def test_diff_page_overlays_both_runs(browser: Any, tmp_path: Path) -> None:
                      spanning or (s, "candidate") in spanning)
     listed = text.split("this round (first 50 shown):\n")[1].splitlines()
     assert f" {first_new} " in listed[0]
+    # ux7: the onsets name each rule by code, and the rules that fired in neither run
+    # are one line, as in the text report, not rows of "none -> none"
+    onsets = browser.execute_script(
+        "const h = [...document.querySelectorAll('h2')].find("
+        "  e => e.textContent.startsWith('Onsets'));"
+        "const t = h.nextElementSibling;"
+        "return [[...t.querySelectorAll('tr')].map(r => r.innerText),"
+        "        t.nextElementSibling.innerText];")
+    rows, neither = onsets
+    assert "first CA101 salience-inversion\tround 16 -> none\tdisappeared" in rows
+    assert not any("none -> none" in r for r in rows)
+    shown, codes = split_onsets(d)
+    assert neither == "In neither run: " + " ".join(codes) and codes
+    assert len(rows) == 1 + len(shown)  # the header row, then one per onset shown
     shoot(browser, tmp_path, "diff-research")
 
 

@@ -31,7 +31,14 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from compaction_audit.diff import FLOAT_TOLERANCE, FindingDelta, Occurrence, OnsetDelta, RunDiff
+from compaction_audit.diff import (
+    FLOAT_TOLERANCE,
+    FindingDelta,
+    Occurrence,
+    RunDiff,
+    onset_label,
+    split_onsets,
+)
 from compaction_audit.report.json_report import TOOL
 from compaction_audit.report.model import SessionReport, line_at
 from compaction_audit.report.safe import clip_tree, json_safe
@@ -44,7 +51,6 @@ from compaction_audit.report.terminal import (
     t,
 )
 from compaction_audit.report.terminal_text import ByWidth, Trimmed, hang, hanging
-from compaction_audit.rules import RULES
 from compaction_audit.rules.base import fmt
 
 MAX_ROWS = 15
@@ -57,7 +63,6 @@ VERDICT_STYLE = {"earlier": "bold red", "appeared": "bold red", "later": "green"
 HEADLINE_STYLE = {"earlier": "bold red", "appeared": "bold red", "later": "bold green",
                   "disappeared": "bold green", "unchanged": "bold yellow"}
 STATUSES = ("new", "resolved", "persisting")
-_CODES = {cls.name: code for code, cls in RULES.items()}
 SKIPPED_SHOWN = 20
 """Skipped records named per run (text and JSON); the count says the rest."""
 
@@ -143,13 +148,6 @@ def _skipped(diff: RunDiff) -> RenderableType | None:
     return Group(*rows) if rows else None
 
 
-def _onset_label(o: OnsetDelta) -> str:
-    if o.kind == "onset":
-        return o.name.replace("_", " ")
-    code = _CODES.get(o.name)
-    return f"first {code} {o.name}" if code else f"first {o.name}"
-
-
 def _round(value: int | None) -> str:
     return "none" if value is None else str(value)
 
@@ -162,17 +160,14 @@ def onsets_table(diff: RunDiff) -> RenderableType:
                   title_justify="left", show_edge=False)
     for col in ("", "baseline", "candidate", "delta", "verdict"):
         table.add_column(col, justify="left" if col in ("", "verdict") else "right")
-    neither = [o for o in diff.onsets
-               if o.kind == "rule" and o.baseline is None and o.candidate is None]
-    for o in diff.onsets:
-        if o in neither:
-            continue
+    shown, neither = split_onsets(diff)
+    for o in shown:
         delta = "" if o.delta is None else f"{o.delta:+d}"
-        table.add_row(t(_onset_label(o)), _round(o.baseline), _round(o.candidate), delta,
+        table.add_row(t(onset_label(o)), _round(o.baseline), _round(o.candidate), delta,
                       Text(o.verdict, style=VERDICT_STYLE[o.verdict]))
     if not neither:
         return Trimmed(table)
-    codes = " ".join(_CODES.get(o.name) or o.name for o in neither)
+    codes = " ".join(neither)
     return Group(Trimmed(table), hang(Text("in neither run: ", style="dim"),
                                       (codes, "dim"), indent=1))
 

@@ -7,7 +7,14 @@ from typing import Any
 
 import polars as pl
 
-from compaction_audit.diff import FindingDelta, Occurrence, RunDiff, describe
+from compaction_audit.diff import (
+    FindingDelta,
+    Occurrence,
+    RunDiff,
+    describe,
+    onset_label,
+    split_onsets,
+)
 from compaction_audit.report.html import charts, data
 from compaction_audit.report.html.page import esc, page
 from compaction_audit.report.html.sections import (
@@ -97,9 +104,11 @@ def render_diff_html(diff: RunDiff, gates: dict[str, Any] | None = None,
     spec = charts.diff_chart(long, drawn, _markers(diff))
     runs = "".join(f"<tr><th>{run}</th><td>{esc(r.path)}</td><td>{r.n_rounds} rounds</td></tr>"
                    for run, r in zip(RUNS, (diff.baseline, diff.candidate), strict=True))
-    onset_rows = [f"<tr><td>{esc(o.name.replace('_', ' ') if o.kind == 'onset' else o.name)}"
-                  f"</td><td>{esc(describe(o))}</td><td>{esc(o.verdict)}</td></tr>"
-                  for o in diff.onsets]
+    shown, neither = split_onsets(diff)
+    onset_rows = [f"<tr><td>{esc(onset_label(o))}</td><td>{esc(describe(o))}</td>"
+                  f"<td>{esc(o.verdict)}</td></tr>" for o in shown]
+    neither_html = (f'<p class="dim">In neither run: {esc(" ".join(neither))}</p>'
+                    if neither else "")
     set_ = {k: v for k, v in (gates or {}).items() if v is not None}
     given = ", ".join(f"--{k.replace('_', '-')} {v}" for k, v in set_.items())
     if not set_:
@@ -124,6 +133,7 @@ def render_diff_html(diff: RunDiff, gates: dict[str, Any] | None = None,
             '<div class="chart" id="d0-series"></div>'
             + "<h2>Onsets (none = never, later than any round)</h2>"
             + html_table(("onset", "baseline -> candidate", "verdict"), onset_rows)
+            + neither_html
             + "<h2>Findings</h2>" + status_html + "<h2>Gates</h2>" + gate_html
             + "<h2>Rules</h2>" + rules_reference(f.code for f in diff.findings))
     entry = {"id": "d0", "charts": {"d0-series": spec},
