@@ -91,6 +91,8 @@ def run_rules(ctx: Context, rules: list[Rule],
             rehydrate = suggestions(ctx.session, ctx.series, rows["ri"].to_list(),
                                     ctx.settings.rehydrate_target)
         override = (severity or {}).get(rule.name)
+        action = (rule.product_action if rule.product_action and ctx.session.compactions
+                  else rule.action)
         over = _over_cap(rows, VALUES_LIST_CAP).to_list()  # rows with a list to cut
         for k, row in enumerate(_rows(rows)):
             ri, number, line = row.pop("ri"), row.pop("round"), row.pop("line")
@@ -102,7 +104,7 @@ def run_rules(ctx: Context, rules: list[Rule],
                 row["rehydrate"] = rehydrate[ri]
             message = row.pop("message", None) or rule.message(row, ctx)
             findings.append(Finding(rule.name, rule.code, sev, number, line, message,
-                                    rule.action, capped(row) if over[k] else row, entity,
+                                    action, capped(row) if over[k] else row, entity,
                                     line_file))
     if keep_caches:
         forget_text_caches()

@@ -123,7 +123,10 @@ DOCS: tuple[tuple[Any, ...], ...] = (
         ('A session whose first round is already majority-summary (a resumed run, or a '
          'log that starts after its first compaction) fires at its first round.'),
         'round 9: summary_tokens 91,000 > raw_tokens 88,000 (raw_ratio 0.49)',
-        'the early structural signal: start watching reachability',
+        ('the early structural signal: start watching reachability; in an agent '
+         "product's log (Claude Code, Codex, Cline): expected at a product's compaction, "
+         'which replaces the transcript with its summary: see what the summary lost (the '
+         'fold rules)'),
         (('summary_majority_ratio', 0.5), ('sustain', 1)),
         'rounds',
     ),
@@ -258,7 +261,11 @@ DOCS: tuple[tuple[Any, ...], ...] = (
          's-0213 (evicted)'),
         ('retain a reference to the raw span (offload instead of evict), restate the '
          'discriminator in the summary, or record the surrendered precision as '
-         'accounting'),
+         "accounting; in an agent product's log (Claude Code, Codex, Cline): before a "
+         'decision rests on a lost fact, read it again at the line shown; to keep such '
+         'facts, say what to keep when compacting (Claude Code: /compact followed by '
+         'instructions) and put standing rules in a file the agent reads again '
+         '(CLAUDE.md, AGENTS.md)'),
         (),
         'folds',
     ),

@@ -77,7 +77,9 @@ def rule_doc(cls: type[Rule]) -> RuleDoc:
     return RuleDoc(code=cls.code, name=cls.name, severity=cls.severity.value,
                    family=cls.family, summary=cls.summary, what=_sentence(parts["what"]),
                    why=_sentence(parts["why"]), known=_sentence(parts["known"]),
-                   example=cls.example, action=cls.action,
+                   example=cls.example, action=cls.action + (
+                       f"; in an agent product's log (Claude Code, Codex, Cline): "
+                       f"{cls.product_action}" if cls.product_action else ""),
                    settings=settings, judges=cls.judges)
 
 

@@ -432,3 +432,22 @@ def test_our_own_lists_wrap_under_an_indent_with_no_trailing_space() -> None:
     doc = invoke("rules", "CA301", columns=60).stdout.splitlines()
     assert len(doc) > 20 and all(x == x.rstrip() for x in doc)
     assert all(len(x) <= 60 for x in doc)
+
+
+def test_a_product_log_s_findings_say_what_its_user_can_do(tmp_path: Path) -> None:
+    # ux7: "offload instead of evict" and "start watching reachability" are a logger
+    # author's actions; a Claude Code user can re-read, instruct /compact, pin rules
+    from compaction_audit.api import audit
+    from compaction_audit.rules import RULES
+    from tests.logs import SAMPLES
+
+    product = audit(str(dump(claude_records(), tmp_path / "c.jsonl")))
+    native = audit(str(SAMPLES / "research-decay.jsonl"))
+    for code in ("CA301", "CA105"):
+        cls = RULES[code]
+        assert cls.product_action and cls.product_action != cls.action
+        assert {f.action for f in product.findings if f.code == code} == {cls.product_action}
+        assert {f.action for f in native.findings if f.code == code} == {cls.action}
+    text = invoke("audit", str(tmp_path / "c.jsonl"), columns=200).stdout
+    assert "  action: before a decision rests on a lost fact, read it again at the line shown" \
+        in text

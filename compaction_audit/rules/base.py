@@ -143,6 +143,10 @@ class Rule:
     severity: ClassVar[Severity]
     summary: ClassVar[str]
     action: ClassVar[str]
+    product_action: ClassVar[str | None] = None
+    """What to do instead of :attr:`action` when the trace is an agent product's log (a
+    Claude Code, Codex or Cline session read by an adapter: it records compactions),
+    whose user cannot offload, evict or record accounting (ux7); None: ``action``."""
     example: ClassVar[str]
     settings: ClassVar[tuple[str, ...]] = ()
     family: ClassVar[str] = "boundary"

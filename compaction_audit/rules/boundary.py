@@ -334,6 +334,8 @@ class SummaryMajority(BoundaryRule):
     severity = Severity.INFO
     summary = "summary tokens exceed raw tokens for the first time"
     action = "the early structural signal: start watching reachability"
+    product_action = ("expected at a product's compaction, which replaces the transcript "
+                      "with its summary: see what the summary lost (the fold rules)")
     example = "round 9: summary_tokens 91,000 > raw_tokens 88,000 (raw_ratio 0.49)"
     settings = ("summary_majority_ratio", "sustain")
     values = ("raw_ratio", "raw_tokens", "summary_tokens")

@@ -309,6 +309,10 @@ class SilentDiscriminatingFold(Rule):
     action = ("retain a reference to the raw span (offload instead of evict), restate the "
               "discriminator in the summary, or record the surrendered precision as "
               "accounting")
+    product_action = ("before a decision rests on a lost fact, read it again at the line "
+                      "shown; to keep such facts, say what to keep when compacting (Claude "
+                      "Code: /compact followed by instructions) and put standing rules in "
+                      "a file the agent reads again (CLAUDE.md, AGENTS.md)")
     example = ("round 14: fold L3 dropped quantity '45000' and identifier "
                "'read_timeout_ms' of s-0213 (evicted)")
 
