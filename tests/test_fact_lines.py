@@ -77,3 +77,25 @@ def test_html_cells_name_the_file_and_say_no_when_nothing_read_it_again() -> Non
         in html
     assert '<td class="num">2</td><td>no</td><td>no</td>' in html
     assert "unknown" not in html
+
+
+def test_a_value_said_by_a_clause_listed_above_is_not_listed_again() -> None:
+    # ux7: one user rule was four lines of the first screen (the clause, then 'prod',
+    # '--force' and 'migration 0047' on their own)
+    from compaction_audit.report.terminal_lost import listed
+
+    rule = {"tier": 2, "kind": "negation", "span": "u1", "span_line": 3,
+            "text": "do NOT run the prod migration 0047 with --force"}
+    prod = {"tier": 2, "kind": "scope", "span": "u1", "span_line": 3, "text": "prod"}
+    value = {"tier": 2, "kind": "quantity", "span": "u1", "span_line": 3, "text": "45000"}
+    elsewhere = {"tier": 2, "kind": "identifier", "span": "u2", "span_line": 5,
+                 "text": "--force"}
+    cased = {"tier": 4, "kind": "identifier", "span": "u1", "span_line": 3,
+             "text": "Migration 0047"}
+    low = {"tier": 5, "kind": "quantity", "span": "u3", "span_line": 7, "text": "12"}
+    items = [rule, prod, value, elsewhere, cased, low]
+    assert listed(items, False) == [rule, value, elsewhere]
+    assert listed(items, False, limit=2) == [rule, value]
+    assert listed(items, True) == items
+    # a value ranked above its clause is listed: only a clause above folds it
+    assert listed([prod, rule], False) == [prod, rule]

@@ -15,7 +15,7 @@ from typing import Any
 from rich.console import RenderableType
 from rich.text import Text
 
-from compaction_audit.recall.ranking import LOW_TIERS, TIER_NAMES
+from compaction_audit.recall.ranking import LOW_TIERS, TIER_NAMES, VALUE_KINDS
 from compaction_audit.report.model import (
     SessionReport,
     compaction_kind,
@@ -41,10 +41,30 @@ KIND_WIDTH = 11
 def listed(items: list[dict[str, Any]], show_all: bool, limit: int = LIST_LIMIT
            ) -> list[dict[str, Any]]:
     """The lost items a text report lists: all with ``show_all``, else the first
-    ``limit`` of the top tiers (1-4; items are already in tier order)."""
+    ``limit`` of the top tiers (1-4; items are already in tier order), leaving out a
+    value or identifier (:data:`~compaction_audit.recall.ranking.VALUE_KINDS`) whose
+    text is part of a clause of the same span listed above it: "do NOT run the prod
+    migration 0047 with --force" says ``prod``, ``--force`` and ``migration 0047``,
+    which were three more lines of the first screen (ux7).  They are still counted in
+    the "N more" line, and ``--all`` lists every item."""
     if show_all:
         return items
-    return [d for d in items if d.get("tier") not in LOW_TIERS][:limit]
+    out: list[dict[str, Any]] = []
+    clauses: dict[tuple[Any, ...], list[str]] = {}  # span -> its listed clauses, lowercased
+    for d in items:
+        if d.get("tier") in LOW_TIERS:
+            continue
+        where = (d.get("span"), d.get("span_line"), d.get("span_file"))
+        text = str(d.get("text") or "").casefold()
+        if d.get("kind") in VALUE_KINDS:
+            if text and any(text in clause for clause in clauses.get(where, ())):
+                continue
+        else:
+            clauses.setdefault(where, []).append(text)
+        out.append(d)
+        if len(out) == limit:
+            break
+    return out
 
 
 def tier_counts(items: list[dict[str, Any]], shown: int, show_all: bool,
