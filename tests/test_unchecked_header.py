@@ -56,6 +56,9 @@ def test_compaction_files_audited_in_the_same_run_are_not_unchecked(tmp_path: Pa
     messages = copy_session(tmp_path)
     alone = api.audit_paths([str(messages)], jobs=1).sessions[0]
     assert alone.compactions_not_checked() == 2
+    # no compaction checked: the verdict cannot say what they lost (ux7)
+    assert alone.compaction_loss() == ""
+    assert alone.verdict().endswith("; this loop can drift but not invert")
     # what auditing the folder runs: every file, each compaction file a trace of its own
     report = api.audit_paths([str(tmp_path / n) for n in (
         "agentic.compaction.json", "basic.compaction.json", "session.messages.json")], jobs=1)

@@ -306,9 +306,29 @@ class SessionReport:
         elif onset is not None:
             parts.append(f"inversion onset at round {onset} (the signature; no boundary)"
                          + caveat)
+        elif self.compactions and (loss := self.compaction_loss()):
+            parts.append(loss)  # an agent product's log: what its compactions lost (ux7)
         elif not invertible:
             parts.append("this loop can drift but not invert")
         return f"{head}: " + "; ".join(parts)
+
+    def compaction_loss(self) -> str:
+        """What the checked compactions of an agent product's log lost, for the verdict:
+        ``"1 compaction lost 210 fact(s), 81 that matter"`` (tiers 1-4 of
+        :mod:`compaction_audit.recall.ranking`, the facts the report lists first); ""
+        when no compaction could be checked.  For such a log the question is what
+        compaction lost, not inversion, which it cannot show (ux7: its verdict said
+        "this loop can drift but not invert" and never how much was lost)."""
+        from compaction_audit.recall.ranking import LOW_TIERS
+
+        checked = [c for c in self.compactions if c.get("lost_checked") is not False]
+        if not checked:
+            return ""
+        lost = [d for c in checked for d in (c.get("lost") or []) if isinstance(d, dict)]
+        matter = sum(1 for d in lost if d.get("tier") not in LOW_TIERS)
+        n = len(checked)
+        return (f"{n} compaction{'s' if n > 1 else ''} lost {len(lost)} fact(s)"
+                + (f", {matter} that matter{'s' if matter == 1 else ''}" if lost else ""))
 
 
 def line_at(line: object, line_file: object = None,
