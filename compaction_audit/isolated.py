@@ -53,6 +53,7 @@ _RUST_ALLOC = b"memory allocation of "
 _PYTHON_OUT_OF_MEMORY = (b"MemoryError", b"SystemError: " + addrspace.NO_EXCEPTION_SET.encode())
 """How the last line of a Python traceback that means out of memory starts
 (:func:`addrspace.ran_out`)."""
+_NULL_OBJECT = addrspace.NULL_OBJECT_PANIC.encode()
 MAX_CHILD_STDERR = 64 * 1024
 """Most bytes of a child's standard error read back and passed on (the first ones); the
 rest is left out with a line that says how many bytes were."""
@@ -146,11 +147,31 @@ def _child(send: Connection, err: int, parent: int, stdin: int | None,
 
 class ChildDied(Exception):
     """The child ended without a result: ``code`` its exit status (negative: the
-    signal), ``err`` the first bytes it wrote on standard error."""
+    signal), ``err`` the first bytes it wrote on standard error; ``stuck``: it was
+    killed because it had deadlocked (:mod:`compaction_audit.stuck`)."""
 
-    def __init__(self, code: int | None, err: bytes) -> None:
+    def __init__(self, code: int | None, err: bytes, stuck: bool = False) -> None:
         super().__init__(f"exit status {code}")
-        self.code, self.err = code, err
+        self.code, self.err, self.stuck = code, err, stuck
+
+
+def _wait(recv: Connection, proc: Any) -> tuple[tuple[Any] | None, bool]:
+    """The child's result (a 1-tuple; None when it ended without one) and whether it
+    was killed for being stuck: a deadlocked child (a failed allocation while a thread
+    prints a panic waits forever for the lock the printing holds) is killed once
+    :class:`~compaction_audit.stuck.Watch` says so, instead of being waited for
+    forever (adv27 F3: 2 runs of 6 at ``ulimit -v 1100000`` never ended)."""
+    from compaction_audit.stuck import Watch
+
+    watch = Watch(proc.pid)
+    while not recv.poll(1.0):
+        if watch.stuck():
+            proc.kill()
+            return None, True
+    try:
+        return (recv.recv(),), False
+    except EOFError:
+        return None, False
 
 
 def call_in_child(work: Callable[..., T], *args: Any, path: str = "") -> T:
@@ -182,10 +203,7 @@ def call_in_child(work: Callable[..., T], *args: Any, path: str = "") -> T:
             if block is not None and old is not None:
                 block(signal.SIG_SETMASK, old)
         send.close()
-        try:
-            result: tuple[T] | None = (recv.recv(),)
-        except EOFError:
-            result = None
+        result, stuck = _wait(recv, proc)
         proc.join()
         errors.seek(0)
         err = errors.read(MAX_CHILD_STDERR)
@@ -200,10 +218,11 @@ def call_in_child(work: Callable[..., T], *args: Any, path: str = "") -> T:
             os.close(stdin.fd)
         errors.close()
     if result is None:
-        raise ChildDied(proc.exitcode, err)
+        raise ChildDied(proc.exitcode, err, stuck)
     if err:
         _pass_on(err, left_out)
-    return result[0]
+    value: T = result[0]
+    return value
 
 
 def audit_in_child(path: str, *args: Any) -> SessionReport | LogError:
@@ -218,7 +237,7 @@ def audit_in_child(path: str, *args: Any) -> SessionReport | LogError:
     try:
         return call_in_child(audit_or_error, path, *args, path=path)
     except ChildDied as died:
-        return _died(path, died.code, died.err)
+        return _died(path, died.code, died.err, died.stuck)
 
 
 def render_in_child(render: Callable[..., bytes], *args: Any) -> bytes:
@@ -232,7 +251,7 @@ def render_in_child(render: Callable[..., bytes], *args: Any) -> bytes:
     try:
         return call_in_child(render, *args)
     except ChildDied as died:
-        if _ran_out(died.code, died.err):
+        if ran_out(died):
             raise MemoryError from None
         raise RuntimeError(f"the process rendering the report ended without it "
                            f"({died})") from None
@@ -257,8 +276,9 @@ def _pass_on(err: bytes, left_out: int) -> None:
 
 
 def ran_out(died: ChildDied) -> bool:
-    """Whether the child that ended without a result (``died``) ran out of memory."""
-    return _ran_out(died.code, died.err)
+    """Whether the child that ended without a result (``died``) ran out of memory (or
+    deadlocked on a failed allocation: ``stuck``)."""
+    return died.stuck or _ran_out(died.code, died.err)
 
 
 def _ran_out(code: int | None, err: bytes) -> bool:
@@ -269,14 +289,27 @@ def _ran_out(code: int | None, err: bytes) -> bool:
     lines = err.splitlines()
     rust_abort = any(line.startswith(_RUST_ALLOC) for line in lines)
     python = bool(lines) and lines[-1].startswith(_PYTHON_OUT_OF_MEMORY)
+    # pyo3's panic on a NULL object its failed allocation left (adv18 F1), raised in
+    # a thread of Polars where no handler of ours runs: the child then exits 1 (adv27 F3)
+    null_object = any(_NULL_OBJECT in line for line in lines)
     return code in (-signal.SIGABRT, -signal.SIGKILL, -signal.SIGSEGV, 134, 137, 139,
-                    OUT_OF_MEMORY_EXIT) or rust_abort or python
+                    OUT_OF_MEMORY_EXIT) or rust_abort or python or null_object
 
 
-def _died(path: str, code: int | None, err: bytes) -> LogError:
+def _died(path: str, code: int | None, err: bytes, stuck: bool = False) -> LogError:
     """The one line of a child that ended without a result (exit status ``code``;
-    ``err``: what it wrote on standard error)."""
+    ``err``: what it wrote on standard error; ``stuck``: killed, deadlocked), with the
+    last line it wrote when that is not out of memory (adv27 F3: "exit status 1" alone
+    hid the cause)."""
+    if stuck:
+        return LogError(path, 0, f"out of memory: auditing this trace needs more than "
+                        f"{addrspace.limit_phrase()} (the process auditing it deadlocked "
+                        f"on a failed allocation and was stopped)")
     if _ran_out(code, err):
         return addrspace.out_of_memory(path)
+    from compaction_audit.report.safe import printable
+
+    last = next((line for line in reversed(err.splitlines()) if line.strip()), b"")
+    said = f": {printable(last.decode('utf-8', 'replace').strip())[:200]}" if last else ""
     return LogError(path, 0, f"the process auditing this trace ended without a result "
-                    f"(exit status {code})")
+                    f"(exit status {code}{said})")
