@@ -137,8 +137,9 @@ def _digest(unit: str) -> str:
 
 def session_entries(s: SessionReport) -> list[tuple[Finding, Entry]]:
     """Each finding of ``s`` with its baseline entry (with the digests of what it
-    lost, for a finding about a fold)."""
-    from compaction_audit.diff import fold_lost_units, lost_keys
+    lost, for a finding about a fold, or of the claim or flip it is about, for one
+    about what a summary states: :func:`~compaction_audit.diff.stated_units`)."""
+    from compaction_audit.diff import fold_lost_units, lost_keys, stated_units
 
     trace = trace_key(s.path)
     # as the baseline file holds it: clipped (a 2,000-character id was stored clipped
@@ -154,9 +155,10 @@ def session_entries(s: SessionReport) -> list[tuple[Finding, Entry]]:
             spans[(f.code, key)] = (min(first, f.round), max(last, f.round))
     out = []
     for f, key in zip(s.findings, keys, strict=True):
-        units = lost_keys(f, by_fold)
-        facts = tuple(sorted({_digest(u) for u in units})) if "children" in f.values \
-            else None
+        stated = stated_units(f)  # a claim or flip of a summary (adv27 F1)
+        units = lost_keys(f, by_fold) or stated
+        facts = tuple(sorted({_digest(u) for u in units})) \
+            if "children" in f.values or stated else None
         out.append((f, Entry(trace, f.code, key, f.rule, fingerprint(trace, f.code, key),
                              facts, session, spans.get((f.code, key)))))
     return out
@@ -225,13 +227,24 @@ def load(path: Path) -> dict[str, Entry]:
     if addrspace.address_space_limit() is None:
         return _load(path)
     try:
-        return isolated.call_in_child(_load, path, path=str(path))
+        read = isolated.call_in_child(_load_or_error, path, path=str(path))
     except isolated.ChildDied as died:
         if isolated.ran_out(died):
             raise UsageError(f"baseline {str(path)!r}: out of memory: reading it needs "
                              f"more than {addrspace.limit_phrase()}") from None
         raise UsageError(f"baseline {str(path)!r}: the process reading it ended "
                          f"without a result ({died})") from None
+    if isinstance(read, UsageError):  # the file's own fault, said as without a limit
+        raise read  # (adv26 E1: every one was "ended without a result (exit status 1)")
+    return read
+
+
+def _load_or_error(path: Path) -> dict[str, Entry] | UsageError:
+    """:func:`_load`, its :class:`UsageError` returned (the child's result)."""
+    try:
+        return _load(path)
+    except UsageError as exc:
+        return exc
 
 
 def _load(path: Path) -> dict[str, Entry]:
@@ -293,7 +306,8 @@ def apply(report: Report, baseline: dict[str, Entry], source: str = "") -> Repor
     """``report`` without the findings ``baseline`` holds.
 
     Each session gets ``extra["baseline"] = {"file", "suppressed": count, "stale":
-    [entry dicts], "grown": [{"code", "rule", "key", "new_facts"}], "other_session"?:
+    [entry dicts], "grown": [{"code", "rule", "key", "new_facts", "verb"}],
+    "other_session"?:
     [ids]}``: stale entries are those of this trace that no longer occur (an
     episode's entry too when no episode of its key overlaps its rounds: that episode is
     new); grown ones, the fold findings of the baseline that now lose facts it does not
@@ -315,6 +329,8 @@ def apply(report: Report, baseline: dict[str, Entry], source: str = "") -> Repor
             by_name.setdefault(e.trace.rsplit("/", 1)[-1], set()).add(e.trace)
         else:
             by_trace.setdefault(e.trace, []).append((fp, e))
+    from compaction_audit.diff import stated_units
+
     sessions = []
     for s in report.sessions:
         pairs = session_entries(s)
@@ -332,7 +348,8 @@ def apply(report: Report, baseline: dict[str, Entry], source: str = "") -> Repor
                 other_session.add(str(b.session))
             elif not b.holds(e.facts, e.session):
                 grown.append({"code": e.code, "rule": e.rule, "key": e.key,
-                              "new_facts": len(set(e.facts or ()) - set(b.facts or ()))})
+                              "new_facts": len(set(e.facts or ()) - set(b.facts or ())),
+                              "verb": "states" if stated_units(f) else "loses"})
         shown = {trace_key(s.path), clip_tree(trace_key(s.path))}  # as dumps wrote it
         stale = sorted(e for name in shown for fp, e in by_trace.get(name, [])
                        if fp not in held)

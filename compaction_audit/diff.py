@@ -291,7 +291,8 @@ def finding_units(r: SessionReport) -> dict[tuple[str, str], Occurrence]:
       unit, under the code of its most severe finding (ties: the lowest code).
     - Any other finding with an ``entity`` belongs to the unit
       ``(code, "entity:<entity>")``: every round at which that rule fired about that
-      item.
+      item; one about what a summary states, to one unit per claim or flip
+      (``entity:<summary>#claim:<kind>:<text>``, :func:`stated_units`).
     - Otherwise to ``(code, "episode:<n>")``: the n-th (1-based) episode of that rule,
       an episode being a run of findings of the rule at consecutive round records
       (consecutive in the log, so skipped round numbers do not split an episode).
@@ -312,7 +313,9 @@ def finding_units(r: SessionReport) -> dict[tuple[str, str], Occurrence]:
             by_lost.setdefault(key, []).append(f)
     for f in r.findings:
         if f.entity is not None and not keys_of[id(f)]:
-            by_entity.setdefault((f.code, f"entity:{f.entity}"), []).append(f)
+            for unit in stated_units(f) or [""]:  # each claim or flip a unit (adv27 F1)
+                key = f"entity:{f.entity}" + (f"#{unit}" if unit else "")
+                by_entity.setdefault((f.code, key), []).append(f)
         elif f.entity is None:
             plain.setdefault(f.code, []).append(f)
     units = {key: _occurrence(fs) for key, fs in by_entity.items()}
@@ -333,6 +336,23 @@ def finding_units(r: SessionReport) -> dict[tuple[str, str], Occurrence]:
         for n, episode in enumerate(episodes, 1):
             units[(code, f"episode:{n}")] = _occurrence(episode)
     return units
+
+
+def stated_units(f: Finding) -> list[str]:
+    """What an entity finding about a summary says the summary states, as units:
+    ``flip:<kind>:<text>`` for each rule a fold states reversed (``flipped``, CA304),
+    ``claim:<kind>:<text>`` for an unsupported claim (CA305); empty for any other
+    finding.  Keyed by the summary alone, a second claim or flip in a summary that
+    already had one baselined was hidden from ``--baseline`` and ``diff --fail-on-new``
+    (adv27 F1: two invented identifiers, exit 0)."""
+    v = f.values
+    flipped = v.get("flipped")
+    if isinstance(flipped, list):
+        return list(dict.fromkeys(f"flip:{d.get('kind')}:{d.get('text')}" for d in flipped
+                                  if isinstance(d, dict)))
+    if isinstance(v.get("claim"), str) and "text" in v and "kind" in v:
+        return [f"claim:{v['kind']}:{v['text']}"]
+    return []
 
 
 def fold_lost_units(r: SessionReport) -> dict[str, list[str]]:

@@ -64,7 +64,7 @@ def test_a_fold_that_loses_one_more_fact_is_new(base: Path) -> None:
     doc = json.loads(result.stdout)
     assert [f["code"] for f in doc["findings"]] == ["CA301"]
     assert doc["baseline"]["grown"] == [{"code": "CA301", "rule": "silent-discriminating-fold",
-                                         "key": "entity:F1", "new_facts": 4}]
+                                         "key": "entity:F1", "new_facts": 4, "verb": "loses"}]
     text = run("audit", "t.jsonl", "--baseline", str(base)).stdout
     assert ("baseline entry t.jsonl CA301 silent-discriminating-fold entity:F1 now loses "
             "4 more fact(s): reported as new") in text
@@ -155,3 +155,38 @@ def test_a_long_session_id_still_matches_its_own_baseline(tmp_path: Path,
     other = json.loads(run("audit", "t.jsonl", "--baseline", "b.json", "--format",
                            "json").stdout)
     assert other["findings"] and other["baseline"]["other_session"]
+
+
+def test_a_new_claim_in_a_summary_with_a_baselined_claim_is_new(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """adv27 F1: entity findings about what a summary states (CA305 claims, CA304
+    flips) were keyed by the summary alone, so the baseline of one claim hid every later
+    claim of that summary, whatever its severity, and ``diff --fail-on-new`` too."""
+    import json
+
+    from compaction_audit.api import audit_paths
+    from compaction_audit.baseline import apply, entries
+    from compaction_audit.diff import diff_reports
+    from tests.logs import SAMPLES
+
+    monkeypatch.chdir(tmp_path)
+    Path("t.jsonl").write_text((SAMPLES / "faithfulness.jsonl").read_text())
+    before = audit_paths(["t.jsonl"], jobs=1)
+    held = {e.fingerprint: e for e in entries(before)}
+    records = [json.loads(x) for x in Path("t.jsonl").read_text().splitlines()]
+    c2 = records[4]["summaries"][0]
+    assert c2["id"] == "c2" and "which is still open." in c2["text"]
+    c2["text"] = c2["text"].replace("which is still open.", "which is still open. Payment "
+                                    "token PAYTOK-88231 was rotated.")
+    Path("t.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    after = audit_paths(["t.jsonl"], jobs=1)
+    claims = [f for f in after.sessions[0].findings if f.code == "CA305"]
+    assert sorted(f.values["text"] for f in claims) == ["INC-0042", "PAYTOK-88231"]
+    kept = apply(after, held, "b.json")
+    assert [(f.code, f.values.get("text")) for f in kept.sessions[0].findings] == [
+        ("CA305", "PAYTOK-88231")]
+    grown = kept.sessions[0].extra["baseline"]["grown"]
+    assert [(g["code"], g["new_facts"], g["verb"]) for g in grown] == [("CA305", 1, "states")]
+    d = diff_reports(before.sessions[0], after.sessions[0])
+    assert [(x.code, x.key) for x in d.by_status("new")] == [
+        ("CA305", "entity:c2#claim:identifier:PAYTOK-88231")]

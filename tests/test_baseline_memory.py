@@ -44,7 +44,7 @@ def test_under_a_limit_the_baseline_is_read_in_a_child(
     assert baseline.load(saved) == here and calls == []  # no limit: read here
     monkeypatch.setattr(addrspace, "address_space_limit", lambda: 1 << 40)
     assert baseline.load(saved) == here
-    assert calls == [(baseline._load, (saved,), str(saved))]
+    assert calls == [(baseline._load_or_error, (saved,), str(saved))]
 
 
 @pytest.mark.parametrize(("code", "err", "message"), [
@@ -74,3 +74,22 @@ def test_no_memory_to_parse_is_not_bad_json(saved: Path, monkeypatch: pytest.Mon
     monkeypatch.setattr(baseline.orjson, "loads", short)
     with pytest.raises(MemoryError):  # the child's out-of-memory exit, or the command's line
         baseline.load(saved)
+
+
+@pytest.mark.parametrize(("content", "message"), [
+    (None, "cannot read: No such file or directory"),
+    ("{bad", "bad JSON: unexpected character, expected a string key"),
+    ("[]", "not a compaction-audit baseline (baseline_format 1 expected)"),
+])
+def test_under_a_limit_a_bad_baseline_says_why(
+        tmp_path: Path, content: str | None, message: str,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """adv26 E1: the child's usage error was its death, "the process reading it ended
+    without a result (exit status 1)", for a missing file, bad JSON, a directory..."""
+    path = tmp_path / "b.json"
+    if content is not None:
+        path.write_text(content)
+    monkeypatch.setattr(addrspace, "address_space_limit", lambda: 1 << 40)
+    with pytest.raises(UsageError) as caught:
+        baseline.load(path)
+    assert str(caught.value) == f"baseline {str(path)!r}: {message}"

@@ -175,7 +175,8 @@ def stale_lines(report: Report, show_all: bool = False) -> list[str]:
                        "baseline of this session)")
         for g in (info or {}).get("grown", []):
             out.append(f"baseline entry {s.path} {g['code']} {g['rule']} {g['key']} now "
-                       f"loses {g['new_facts']} more fact(s): reported as new")
+                       f"{g.get('verb', 'loses')} {g['new_facts']} more fact(s): reported "
+                       "as new")
         for other in (info or {}).get("other_path", []):
             out.append(f"baseline has no entry for {s.path} but has for {other}: if "
                        "that is the same file, name it as when the baseline was made "
