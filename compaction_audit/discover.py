@@ -83,6 +83,11 @@ class Discovery:
     """Hidden directories (a name starting with ``.``) a directory search or ``**``
     passed over, each once: ``.git``, but also ``.claude`` and ``.codex``, where agents
     keep their sessions (adv24 F4: a failing session there passed without a word)."""
+    hidden_files: list[str] = field(default_factory=list)
+    """Hidden trace files (a name starting with ``.``) a pattern would have matched but
+    for the leading dot (``*.jsonl`` and ``.failing.jsonl``), each once: a directory
+    search audits them, so ``audit '**/*.jsonl'`` passed where ``audit .`` failed,
+    without a word (adv26 E2)."""
     exclude: tuple[str, ...] = ()
     """``--exclude`` patterns (see the module docstring)."""
     excluded: int = 0
@@ -107,6 +112,17 @@ class Discovery:
         if path not in self._hidden_set:
             self._hidden_set.add(path)
             self.hidden.append(path)
+
+    def pass_hidden_file(self, path: str) -> None:
+        """Record the hidden file ``path`` as not matched (once), when its name is a
+        trace's (``.gitignore`` is no news)."""
+        name = os.path.basename(path)
+        if not (is_trace_name(name) or name.endswith(COMPACTION_SUFFIX)):
+            return
+        path = _normal(path)
+        if path not in self._hidden_set:
+            self._hidden_set.add(path)
+            self.hidden_files.append(path)
 
     def add_unreadable(self, err: LogError) -> None:
         """Add ``err`` to ``unreadable`` unless an error for its path is there."""
@@ -306,6 +322,8 @@ def _match(base: str, parts: list[str], found: Discovery, out: list[str]) -> Non
                 if e.name.startswith("."):
                     if _is_dir(e, follow_symlinks=False):
                         found.pass_hidden(join(e.name))
+                    elif not rest and not _is_dir(e):  # '**' would have matched it
+                        found.pass_hidden_file(join(e.name))
                     continue
                 if _is_dir(e, follow_symlinks=False):
                     work.append((join(e.name), parts))
@@ -320,6 +338,11 @@ def _match(base: str, parts: list[str], found: Discovery, out: list[str]) -> Non
             continue
         for e in _entries(base or ".", found):
             if e.name.startswith(".") and not head.startswith("."):
+                if not rest and fnmatch.fnmatchcase(e.name, head):  # but for the dot
+                    if _is_dir(e):
+                        found.pass_hidden(join(e.name))
+                    else:
+                        found.pass_hidden_file(join(e.name))
                 continue
             if fnmatch.fnmatchcase(e.name, head) and (
                     not rest or _is_dir(e) or _is_link_to_dir(base, join(e.name), e, found)):
@@ -427,6 +450,18 @@ def hidden_phrase(paths: list[str]) -> str:
             "what it holds")
 
 
+def hidden_files_phrase(paths: list[str]) -> str:
+    """``"2 hidden files not matched: .a.jsonl, d/.b.jsonl; name one to audit it"`` for
+    the hidden files ``paths`` a pattern passed over (sorted; the first
+    :data:`HIDDEN_NAMED` named, the rest counted)."""
+    paths = sorted(paths)
+    named = ", ".join(paths[:HIDDEN_NAMED])
+    more = f" and {len(paths) - HIDDEN_NAMED:,} more" if len(paths) > HIDDEN_NAMED else ""
+    noun = "file" if len(paths) == 1 else "files"
+    return (f"{len(paths):,} hidden {noun} not matched (a pattern's * leaves out a "
+            f"leading dot): {named}{more}; name one to audit it")
+
+
 def _expand(arg: str, found: Discovery) -> list[str]:
     if arg == "-":
         return ["-"]
@@ -477,6 +512,12 @@ def find_traces(args: Sequence[str], exclude: Sequence[str] = ()) -> Discovery:
         raise UsageError("no trace given: name files, directories or glob patterns")
     found = Discovery(exclude=tuple(exclude))
     found.traces = list(_unique(t for arg in args for t in _expand(arg, found)))
+    if found.hidden_files:  # those audited after all ('**' matched their directory)
+        audited = {_normal(t) for t in found.traces}  # or left out by choice are no news
+        count = found.excluded
+        found.hidden_files = _kept([p for p in found.hidden_files if p not in audited],
+                                   found)
+        found.excluded = count
     return found
 
 

@@ -346,3 +346,32 @@ def test_hidden_directories_are_named_not_searched(tree: Path) -> None:
                                          r"searched: only/\.claude; name one"):
         shutil.copytree(tree / "logs" / ".claude", tree / "only" / ".claude")
         find_traces(["only"])
+
+
+def test_hidden_trace_files_a_pattern_leaves_out_are_named(tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch
+                                                          ) -> None:
+    """adv26 E2: ``*`` does not match a leading dot, so ``audit '**/*.jsonl'`` passed
+    where ``audit .`` (which searches every file) failed on ``.failing.jsonl``, and said
+    nothing of it.  The files are still not matched, but named, as hidden directories
+    are; a hidden file that is no trace's (``.gitignore``), or that the run audits
+    anyway (``**`` searches the directories it matches), is no news."""
+    monkeypatch.chdir(tmp_path)
+    shutil.copy(SAMPLES / "handwritten.jsonl", "ok.jsonl")
+    shutil.copy(SAMPLES / "research-decay.jsonl", ".failing.jsonl")
+    Path(".gitignore").write_text("x\n")
+    Path("sub").mkdir()
+    shutil.copy(SAMPLES / "handwritten.jsonl", "sub/.x.jsonl")
+    assert find_traces(["."]).hidden_files == []  # a directory search audits them
+    assert ".failing.jsonl" in find_traces(["."]).traces
+    assert find_traces(["*"]).hidden_files == [".failing.jsonl"]
+    assert sorted(find_traces(["**/*.jsonl"]).hidden_files) == [".failing.jsonl",
+                                                               "sub/.x.jsonl"]
+    doublestar = find_traces(["**"])
+    assert "sub/.x.jsonl" in doublestar.traces and doublestar.hidden_files == [".failing.jsonl"]
+    assert find_traces(["**"], exclude=[".fail*"]).hidden_files == []
+    said = run("audit", "-q", "**/*.jsonl")
+    assert said.stderr.splitlines() == [
+        "compaction-audit: 2 hidden files not matched (a pattern's * leaves out a leading "
+        "dot): .failing.jsonl, sub/.x.jsonl; name one to audit it"]
+    assert run("audit", "-q", ".*.jsonl").exit_code == 1  # named: audited, it fails

@@ -161,6 +161,10 @@ def found_traces(paths: list[str], exclude: list[str] | None = None) -> Discover
         from compaction_audit.discover import hidden_phrase
 
         say(hidden_phrase(found.hidden))
+    if found.hidden_files:  # '**/*.jsonl' and .failing.jsonl (adv26 E2)
+        from compaction_audit.discover import hidden_files_phrase
+
+        say(hidden_files_phrase(found.hidden_files))
     if found.excluded:  # chosen once in CI, matched against names the checkout brings
         say(f"{found.excluded:,} trace(s) left out by --exclude")  # (adv23 F3)
     return found
