@@ -119,3 +119,19 @@ def test_lines_shown_only_in_the_transcript_are_counted(tmp_path: Path) -> None:
     code, verdict = audit(path)
     assert code == 0
     assert verdict.startswith(f"PASS ({hidden} lines not read, see the notes): 0 error(s)")
+
+
+def test_lines_of_a_type_not_known_are_counted_not_dropped(tmp_path: Path) -> None:
+    """adv27 F2: a compaction's two lines with their ``type`` renamed ('system2',
+    'user2') were dropped without a word, and the failing transcript passed, exit 0."""
+    objs = lines()
+    renamed = [dict(o, type=o["type"] + "2") if o.get("subtype") == "compact_boundary"
+               or o.get("isCompactSummary") is True else o for o in objs]
+    assert sum(o is not p for o, p in zip(renamed, objs, strict=True)) == 4  # 2 compactions
+    path = write(tmp_path / "renamed.jsonl", [*renamed, {"type": "progress", "uuid": "p"}])
+    out = convert(path)
+    assert out[0][1]["lines_not_read"] == 4  # the bookkeeping 'progress' line is no news
+    assert sorted(out[0][1]["reader_notes"]) == [
+        "2 lines of a type this reader does not know ('system2'): not read",
+        "2 lines of a type this reader does not know ('user2'): not read"]
+    assert audit(path)[1].startswith("PASS (4 lines not read, see the notes): ")

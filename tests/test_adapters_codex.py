@@ -252,3 +252,20 @@ def test_encrypted_compaction_is_opaque_whatever_the_message_says(tmp_path: Path
     assert summary["tokens"] == 15  # 80 base64 chars -> 60 bytes -> 15 tokens
     assert rnd["compaction"]["opaque"] is True
     assert summary["children"] == ["line-3"]
+
+
+def test_lines_of_a_type_not_known_are_counted_not_dropped(tmp_path: Path) -> None:
+    """adv27 F2: the ``compacted`` line renamed 'compacted2' was dropped without a
+    word, and the failing rollout passed, exit 0."""
+    lines = (FIXTURES / "codex-local.jsonl").read_bytes().splitlines()
+    objs = [orjson.loads(x) for x in lines if x.strip()]
+    assert sum(o.get("type") == "compacted" for o in objs) == 2
+    renamed = [dict(o, type="compacted2") if o.get("type") == "compacted" else o
+               for o in objs]
+    path = tmp_path / "renamed.jsonl"
+    path.write_bytes(b"".join(orjson.dumps(o) + b"\n" for o in renamed))
+    head = convert(path)[0][1]
+    assert head["lines_not_read"] == 2
+    assert head["reader_notes"] == [
+        "2 lines of a type this reader does not know ('compacted2'): not read"]
+    assert "lines_not_read" not in fixture("codex-local.jsonl")[0][1]

@@ -15,7 +15,8 @@ with lines left out (issue 11, adv9 F5).  A queued message
 (``queue-operation`` ``enqueue``) a person typed is a user turn; text the product
 injects in the user role gets a ``harness:*`` source (:mod:`compaction_audit.io.harness`)
 and never opens a round.  Other bookkeeping lines (``progress``,
-``file-history-snapshot``, ``summary`` titles, ...) are ignored.
+``file-history-snapshot``, ``summary`` titles, ...) are ignored; a line of any other
+``type`` is counted as not read, by type (adv27 F2).
 """
 
 from __future__ import annotations
@@ -54,6 +55,13 @@ _ID_KEYS = ("uuid", "sessionId", "session_id", "leafUuid", "messageId")
 
 
 _CAMEL = re.compile(r"(?<!^)(?=[A-Z])")
+
+
+def _unknown_type(kind: Any) -> str:
+    """The reader note's reason for a line whose ``type`` is neither a message's nor a
+    bookkeeping line's: the type named (shown escaped and cut by the report)."""
+    shown = repr(kind)[:40] if not isinstance(kind, str) else repr(kind[:40])
+    return f"of a type this reader does not know ({shown}): not read"
 
 
 def _get(obj: dict[str, Any], name: str) -> Any:
@@ -171,7 +179,9 @@ class _Converter:
             self.queue_operation(line, obj)
             return
         if kind not in _MESSAGE_TYPES:
-            return
+            if kind not in _BOOKKEEPING:  # counted, never dropped silently (adv27 F2: a
+                self.not_read[_unknown_type(kind)] += 1  # compaction's lines renamed
+            return  # 'system2'/'user2' made a failing transcript pass, exit 0)
         side = _get(obj, "isSidechain")
         if isinstance(side, bool):  # a subagent's own file is sidechain throughout
             if self.sidechain_file is None:

@@ -11,7 +11,7 @@ summary folding every working-set item that the replacement history did not keep
 from __future__ import annotations
 
 import heapq
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Iterable, Iterator
 from typing import Any
 
@@ -72,7 +72,12 @@ def records(path: str, lines: Iterable[tuple[int, bytes]] | None = None
     conv = _Converter(path)
     first = feed(path, lines, conv.handle, line_checker(path, SOURCE_FORMAT))
     rounds = conv.asm.finish()
-    yield first or 1, session_record(SOURCE_FORMAT, conv.session_id, conv.budget)
+    record = session_record(SOURCE_FORMAT, conv.session_id, conv.budget)
+    if conv.not_read:  # counted, as the Claude Code reader counts its (adv27 F2)
+        record["reader_notes"] = [f"{n:,} line{'s' if n != 1 else ''} {why}"
+                                  for why, n in conv.not_read.items()]
+        record["lines_not_read"] = sum(conv.not_read.values())
+    yield first or 1, record
     yield from rounds
 
 
@@ -96,15 +101,20 @@ class _Converter:
         self.last_total: int | None = None
         self.last_seen: tuple[Any, ...] | None = None
         self.awaiting_after: list[dict[str, Any]] = []
+        self.not_read: Counter[str] = Counter()  # why -> lines (a type not known)
 
     def fail(self, line: int, message: str, where: str) -> LogError:
         """A :class:`LogError` for this file."""
         return LogError(self.path, line, message, where)
 
     def handle(self, line: int, obj: dict[str, Any]) -> None:
-        """Apply one decoded rollout line; unknown line types are ignored."""
+        """Apply one decoded rollout line; a line of a type not known is counted in
+        :attr:`not_read` (a ``compacted`` line renamed made a failing rollout pass
+        without a word: adv27 F2)."""
         kind = obj.get("type")
         if kind not in _LINE_TYPES:
+            shown = repr(kind[:40]) if isinstance(kind, str) else repr(kind)[:40]
+            self.not_read[f"of a type this reader does not know ({shown}): not read"] += 1
             return
         payload = obj.get("payload")
         if type(payload) is not dict:
