@@ -165,3 +165,25 @@ def test_a_dead_worker_is_replaced_and_its_trace_retried_once(traces: list[str])
     assert [str(e) for e in errors] == [
         f"{a}: the Ray worker auditing it died: The actor died unexpectedly"]
     assert sum(isinstance(r, SessionReport) for r in results) == 4
+
+
+def test_a_cluster_that_stops_answering_is_one_line(traces: list[str]) -> None:
+    """adv27 F5: the local raylet died (under ulimit -v), ``ray.wait`` raised
+    ``OSError: Connection reset by peer``, and the command ended in "internal error"."""
+    from compaction_audit.errors import UsageError
+
+    class Lost(FakeRay):
+        def wait(self, refs: list[Ref], num_returns: int, timeout: float
+                 ) -> tuple[list[Ref], list]:
+            raise OSError("Connection reset by peer")
+
+    fake = Lost(cpus=1, memory=3 * GIB)
+    with pytest.raises(UsageError) as caught:
+        _Run(fake, traces[:2], (None, False, None, None), None, None,
+             dict.fromkeys(traces[:2], 100)).run()
+    assert str(caught.value) == (
+        "the Ray cluster stopped answering (Connection reset by peer); under a memory "
+        "limit (ulimit -v) Ray's object store may not fit: raise it, or audit without "
+        "--engine ray")
+    assert fake.killed == [0]  # the worker started is still killed
+

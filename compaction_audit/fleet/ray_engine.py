@@ -29,7 +29,8 @@ an address that is not ``auto``, ``local``, ``HOST:PORT`` or ``ray://HOST:PORT``
 cluster that cannot be reached or started within the connect timeout
 (:mod:`~compaction_audit.fleet.connect`), workers that cannot start (the package
 missing on a node) or run another version of compaction-audit, no worker started
-within :data:`START_TIMEOUT` seconds.
+within :data:`START_TIMEOUT` seconds, a cluster that stops answering during the run
+(:func:`lost_cluster`).
 """
 
 from __future__ import annotations
@@ -93,6 +94,15 @@ def import_ray() -> Any:
 def _first_line(exc: BaseException) -> str:
     text = str(exc).strip().split("\n", 1)[0].strip() or type(exc).__name__
     return text[:300]
+
+
+def lost_cluster(exc: BaseException) -> str:
+    """The one line of a run whose cluster stopped answering (``exc``: what Ray's
+    client raised, an ``OSError`` "Connection reset by peer" when the local raylet
+    died), in place of "internal error: OSError" and no report (adv27 F5)."""
+    return (f"the Ray cluster stopped answering ({_first_line(exc)}); under a memory "
+            "limit (ulimit -v) Ray's object store may not fit: raise it, or audit "
+            "without --engine ray")
 
 
 def connect(ray: Any, address: str | None) -> bool:
@@ -261,6 +271,8 @@ class _Run:
             for i in self.here:  # standard input, a FIFO: only this process can read it
                 self._done(i, self._audit_here(self.paths[i]))
             self._loop()
+        except (OSError, getattr(self.ray.exceptions, "RaySystemError", OSError)) as exc:
+            raise UsageError(lost_cluster(exc)) from None
         finally:
             for worker in self.workers:
                 self._kill(worker)
