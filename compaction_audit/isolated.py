@@ -311,5 +311,7 @@ def _died(path: str, code: int | None, err: bytes, stuck: bool = False) -> LogEr
 
     last = next((line for line in reversed(err.splitlines()) if line.strip()), b"")
     said = f": {printable(last.decode('utf-8', 'replace').strip())[:200]}" if last else ""
+    limit = addrspace.address_space_limit()  # a child exists only under one: a failure
+    under = f" under {addrspace.limit_phrase(limit)}" if limit is not None else ""  # there
     return LogError(path, 0, f"the process auditing this trace ended without a result "
-                    f"(exit status {code}{said})")
+                    f"(exit status {code}{said}){under}")

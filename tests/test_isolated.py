@@ -51,7 +51,8 @@ def test_each_trace_is_audited_in_a_child_under_a_limit(
      "needs more than the address-space limit of 1,024 MiB (ulimit -v, RLIMIT_AS)"),
     (1, b"Traceback (most recent call last):\n  File \"x.py\", line 1\nRuntimeError: boom\n",
      "the process auditing this trace ended without a result (exit status 1: "
-     "RuntimeError: boom)"),  # adv27 F3: the cause was hidden
+     "RuntimeError: boom) under the address-space limit of 1,024 MiB (ulimit -v, "
+     "RLIMIT_AS)"),  # adv27 F3: the cause was hidden
     (1, b"thread 'tokio-rt-worker' panicked at instance.rs:347:60:\nPyObject pointer is "
      b"null\nstack backtrace:\n", "out of memory: auditing this trace needs more than the "
      "address-space limit of 1,024 MiB (ulimit -v, RLIMIT_AS)"),  # adv27 F3
