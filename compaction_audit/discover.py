@@ -107,8 +107,9 @@ class Discovery:
             self.skipped.append(note)
 
     def pass_hidden(self, path: str) -> None:
-        """Record the hidden directory ``path`` as not searched (once)."""
-        path = _normal(path)
+        """Record the hidden directory ``path`` (or "directory" of object storage) as
+        not searched (once)."""
+        path = path if _is_url(path) else _normal(path)
         if path not in self._hidden_set:
             self._hidden_set.add(path)
             self.hidden.append(path)
@@ -472,6 +473,8 @@ def _expand(arg: str, found: Discovery) -> list[str]:
         found.sizes.update((url, size) for url, size in objects.found if size >= 0)
         for err in objects.unreadable:  # a key listed twice: once
             found.add_unreadable(err)
+        for folder in objects.hidden:  # said as a directory search says them (adv27 F4)
+            found.pass_hidden(folder)
         return [url for url, _ in objects.found]
     if os.path.isdir(arg):
         before, skipped, excluded = len(found.unreadable), len(found.skipped), found.excluded

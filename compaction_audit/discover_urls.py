@@ -5,7 +5,8 @@ directory separator (issue 14, item 5):
 
 - ``s3://bucket/runs/`` (a key ending in ``/``, or no key): a prefix, searched like a
   directory: every object under it ending in a trace suffix, skipping "hidden
-  directories" (a segment below the prefix starting with ``.``).
+  directories" (a segment below the prefix starting with ``.``), which are named on
+  standard error when they hold traces, as a directory search names its own.
 - ``s3://bucket/runs/**/*.jsonl`` (``*``, ``?`` or ``[`` in the key): a pattern.  The
   store lists the literal prefix before the first wildcard segment once; the keys
   are matched segment by segment as :func:`~compaction_audit.discover.expand_pattern`
@@ -34,6 +35,7 @@ from __future__ import annotations
 import fnmatch
 from dataclasses import dataclass, field
 
+from compaction_audit.discover import hidden_phrase
 from compaction_audit.errors import LogError, UsageError
 from compaction_audit.io.key_gaps import Gap, LostFolder
 from compaction_audit.io.object_keys import key_problem, unnameable
@@ -118,6 +120,26 @@ class Objects:
 
     found: list[tuple[str, int]] = field(default_factory=list)
     unreadable: list[LogError] = field(default_factory=list)
+    hidden: list[str] = field(default_factory=list)
+    """The hidden "directories" (``s3://b/runs/.agent``) holding traces the prefix or
+    pattern passed over, each once: said as a directory search says them (adv27 F4: a
+    failing trace there passed without a word, where a local folder names them)."""
+
+
+def _hidden_folders(root: str, listed: list[tuple[str, int]], start: int,
+                    selected: list[tuple[str, int]], suffixes: tuple[str, ...]) -> list[str]:
+    """The first hidden folder (segment ``start`` or later, the last excluded) of each
+    listed trace-named key that was not selected, sorted, each once."""
+    chosen = {u for u, _ in selected}
+    out: set[str] = set()
+    for u, _size in listed:
+        if u in chosen or not u.endswith(suffixes):
+            continue
+        segments = u[len(root):].split("/")
+        j = next((j for j in range(start, len(segments) - 1) if _hidden(segments[j])), None)
+        if j is not None:
+            out.add(root + "/".join(segments[:j + 1]))
+    return sorted(out)
 
 
 def _selected_as(url: str, size: int) -> str | None:
@@ -196,22 +218,32 @@ def expand_url(url: str, suffixes: tuple[str, ...]) -> Objects:
     root = f"{scheme}://{bucket}/"
     gaps: list[Gap | LostFolder] = []
     if is_prefix(url):
-        selected = [(u, size) for u, size in list_objects(url, gaps)
+        listed = list(list_objects(url, gaps))
+        start = len(key.split("/")) - 1
+        selected = [(u, size) for u, size in listed
                     if (name := _selected_as(u, size)) is not None
-                    and _is_trace_below(name[len(root):].split("/"),
-                                        len(key.split("/")) - 1, suffixes)]
+                    and _is_trace_below(name[len(root):].split("/"), start, suffixes)]
+        hidden = _hidden_folders(root, listed, start, selected, suffixes)
         if not selected and not gaps:
+            said = f" ({hidden_phrase(hidden)})" if hidden else ""
             raise UsageError(f"no trace files ({', '.join('*' + s for s in suffixes)}) "
-                             f"under prefix {url!r}")
-        return _with_gaps(url, _sort(url, selected), gaps)
+                             f"under prefix {url!r}{said}")
+        out = _with_gaps(url, _sort(url, selected), gaps)
+        out.hidden = hidden
+        return out
     if not is_url_pattern(url):
         return Objects([(url, -1)])
     parts = key.split("/")
     literal = next(i for i, p in enumerate(parts) if _has_magic(p))
     prefix = "".join(p + "/" for p in parts[:literal])
-    selected = [(u, size) for u, size in list_objects(root + prefix, gaps)
+    listed = list(list_objects(root + prefix, gaps))
+    selected = [(u, size) for u, size in listed
                 if (name := _selected_as(u, size)) is not None
                 and matches(key, name[len(root):], suffixes)]
+    hidden = _hidden_folders(root, listed, literal, selected, suffixes)
     if not selected and not gaps:
-        raise UsageError(f"no trace file matches {url!r}")
-    return _with_gaps(url, _sort(url, selected), gaps)
+        said = f" ({hidden_phrase(hidden)})" if hidden else ""
+        raise UsageError(f"no trace file matches {url!r}{said}")
+    out = _with_gaps(url, _sort(url, selected), gaps)
+    out.hidden = hidden
+    return out

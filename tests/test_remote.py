@@ -125,6 +125,12 @@ def test_urls_select_what_the_same_local_paths_select(
     remote = find_traces(["s3://traces/" + arg])
     assert [_local(root, p) for p in local] == remote.traces
     assert remote.traces and not any(".tmp" in t for t in remote.traces)
+    # the hidden "directory" passed over is said, as a directory search says it
+    # (adv27 F4: a failing trace there passed without a word)
+    said = find_traces(["s3__/traces/" + arg.rstrip("/")]).hidden
+    assert remote.hidden == [_local(root, p) for p in said]
+    if arg in ("runs/", "runs/**/*.jsonl*"):
+        assert remote.hidden == ["s3://traces/runs/.tmp"]
     if arg == "runs/*":
         assert "s3://traces/runs/notes.txt" in remote.traces
     if arg != "runs/a/drift.jsonl":  # listed: sizes known
