@@ -104,13 +104,40 @@ def _read_toml(path: Path, data: bytes | None = None) -> dict[str, Any]:
         data = read_bounded(str(path), str(path), MAX_CONFIG_BYTES)  # never /dev/zero whole
     try:
         return tomllib.loads(data.decode("utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise UsageError(f"{path}: invalid TOML: {exc}") from None
+    except UnicodeDecodeError as exc:  # the line, not Python's codec and byte offset
+        line = data[:exc.start].count(b"\n") + 1
+        raise UsageError(f"{path}: invalid TOML: not UTF-8 (byte 0x{data[exc.start]:02x} "
+                         f"at line {line})") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise UsageError(f"{path}: invalid TOML: {exc}{_toml_hint(data)}") from None
     except ValueError:  # tomllib lets int()'s own limit through (adv19a F3)
         raise UsageError(f"{path}: invalid TOML: an integer of more than "
                          f"{sys.get_int_max_str_digits():,} digits") from None
     except (RecursionError, MemoryError):  # tomllib recurses once per nesting level
         raise UsageError(f"{path}: invalid TOML: nested too deeply") from None
+
+
+def _toml_hint(data: bytes) -> str:
+    """What tomllib's message does not say of a file it rejected: a byte order mark
+    at its start, or lines ended by a lone CR (adv26 E5: "Invalid statement (at line 1,
+    column 1)")."""
+    if data.startswith(b"\xef\xbb\xbf"):
+        return " (the file starts with a byte order mark, which TOML does not allow)"
+    if b"\r" in data and b"\n" not in data.replace(b"\r\n", b""):
+        return " (lines end with a lone CR, classic Mac line endings: TOML needs LF)"
+    return ""
+
+
+def _toml_value(value: Any) -> str:
+    """A TOML value in a message: a string or number as written, anything else (a
+    date-time, an array, a table) named by its TOML type, not as Python's repr
+    (adv26 E5: "got datetime.datetime(1979, 5, 27, ...)")."""
+    if isinstance(value, str | int | float):
+        return repr(value)
+    kind = ("a date-time" if hasattr(value, "isoformat") else "an array"
+            if isinstance(value, list) else "a table" if isinstance(value, dict)
+            else "a value of another type")
+    return kind
 
 
 def _table(path: Path, data: bytes | None = None) -> dict[str, Any] | None:
@@ -328,7 +355,7 @@ def read_config(path: Path, cwd: Path | None = None, data: bytes | None = None) 
             if name in values:
                 raise UsageError(f"{where}: {key} is given twice")
             if isinstance(value, bool) or not isinstance(value, int | float):
-                raise UsageError(f"{where}: {key} must be a number, got {value!r}")
+                raise UsageError(f"{where}: {key} must be a number, got {_toml_value(value)}")
             values[name] = value
         elif key == "fail-on":
             if value not in FAIL_ON:

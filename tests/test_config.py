@@ -125,6 +125,28 @@ def test_bad_config_is_a_clear_usage_error(project: Path, text: str, message: st
     assert "Traceback" not in result.stderr
 
 
+@pytest.mark.parametrize(("data", "message"), [
+    (b"\xef\xbb\xbfwindow = 2\n", "invalid TOML: Invalid statement (at line 1, column 1) "
+     "(the file starts with a byte order mark, which TOML does not allow)"),
+    (b"window = 2\rsustain = 1\r", "(lines end with a lone CR, classic Mac line endings: "
+     "TOML needs LF)"),
+    (b"window = 2\n# \xff\n", "invalid TOML: not UTF-8 (byte 0xff at line 2)"),
+    (b"window = 1979-05-27T07:32:00Z\n", "window must be a number, got a date-time"),
+    (b"window = [1, 2]\n", "window must be a number, got an array"),
+])
+def test_a_config_file_s_own_fault_is_said_in_its_terms(project: Path, data: bytes,
+                                                        message: str) -> None:
+    # adv26 E5: a BOM, CR-only lines and a stray byte gave tomllib's or Python's
+    # words ("Invalid statement", "'utf-8' codec can't decode byte 0xff in position
+    # 11"), and a date-time threshold Python's repr
+    (project / "compaction-audit.toml").write_bytes(data)
+    result = run("audit", "drift.jsonl")
+    assert result.exit_code == 2
+    [line] = result.stderr.splitlines()
+    assert line.startswith("compaction-audit: ") and "compaction-audit.toml" in line
+    assert line.endswith(message)
+
+
 def test_a_misspelt_threshold_in_set_gets_the_config_file_s_hint(project: Path) -> None:
     # ux7: the same typo in a config file said "did you mean", in --set it did not
     result = run("audit", "drift.jsonl", "--set", "raw_ratio_flor=0.2")
