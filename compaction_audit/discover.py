@@ -492,6 +492,8 @@ def _expand(arg: str, found: Discovery) -> list[str]:
         matched: list[str] = []
         searched: set[str] = set()
         for match in expand_pattern(arg, found):  # sorted: a directory before its own
+            if _normal(match) in found._unreadable_paths:  # said already: a directory
+                continue  # that could not be listed is no file too (adv26 E3)
             if not os.path.isdir(match):
                 matched += _keep_regular([match], found)
             elif match not in searched:  # 'd/**' matches every directory under d: each

@@ -375,3 +375,35 @@ def test_hidden_trace_files_a_pattern_leaves_out_are_named(tmp_path: Path,
         "compaction-audit: 2 hidden files not matched (a pattern's * leaves out a leading "
         "dot): .failing.jsonl, sub/.x.jsonl; name one to audit it"]
     assert run("audit", "-q", ".*.jsonl").exit_code == 1  # named: audited, it fails
+
+
+def test_a_directory_doublestar_cannot_list_is_reported_once(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """adv26 E3: ``f`` listable but not searchable (mode 744 of another owner): ``**``
+    met ``f/sub`` as a directory it could not list and, its status unknown, as a file
+    it could not open, two unreadable traces for one folder.  Root may search anything,
+    so the lookups and the listing under ``f`` fail as they would."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "f" / "sub").mkdir(parents=True)
+    (tmp_path / "ok").mkdir()
+    shutil.copy(SAMPLES / "handwritten.jsonl", tmp_path / "ok" / "t.jsonl")
+    shutil.copy(SAMPLES / "handwritten.jsonl", tmp_path / "f" / "sub" / "t.jsonl")
+    blocked = os.path.abspath("f")
+
+    def inside(path: Any) -> bool:
+        return isinstance(path, (str, os.PathLike)) and os.path.abspath(
+            os.fspath(path)).startswith(blocked + os.sep)
+
+    for name in ("stat", "lstat", "scandir"):
+        real = getattr(os, name)
+
+        def call(path: Any = ".", *args: Any, _real: Any = real, **kwargs: Any) -> Any:
+            if inside(path):
+                raise PermissionError(13, "Permission denied", os.fspath(path))
+            return _real(path, *args, **kwargs)
+
+        monkeypatch.setattr(os, name, call)
+    found = find_traces(["**"])
+    assert found.traces == ["ok/t.jsonl"]
+    assert [str(e) for e in found.unreadable] == [
+        "f/sub: cannot list directory: Permission denied"]
