@@ -128,7 +128,13 @@ def _magic(raw: IO[bytes]) -> str:
     """``"gz"``, ``"zst"`` or ``""`` from the first bytes of ``raw`` (peeked, not
     consumed)."""
     peek = getattr(raw, "peek", None)
-    head = peek(4)[:4] if peek is not None else b""
+    return compression_of(peek(4)[:4] if peek is not None else b"")
+
+
+def compression_of(head: bytes) -> str:
+    """``"gz"``, ``"zst"`` (a frame or a skippable frame) or ``""`` from a file's first
+    four bytes ``head``."""
+    head = head[:4]
     skippable = len(head) == 4 and head[1:] == b"\x2a\x4d\x18" and head[0] & 0xF0 == 0x50
     return "gz" if head[:2] == _GZIP_MAGIC else \
         "zst" if head == _ZSTD_MAGIC or skippable else ""
