@@ -197,8 +197,8 @@ def _token_norm(name: str, m: re.Match[str], raw: str) -> str | None:
     if name == "quantity":
         unit = m.group("unit") or m.group("sunit")
         number = raw[: len(raw) - len(unit)].strip() if unit else raw
-        if not unit and sum(c.isdigit() for c in number) < 2:
-            return None
+        if not unit and len(number) - number.count(",") - number.count(".") < 2:
+            return None  # fewer than two digits (_NUM: digits, "," and "." only)
         number = number.replace(",", "")
         return f"{number} {_UNIT_CANON.get(unit) or _UNIT_CANON.get(unit.lower(), unit.lower())}" \
             if unit else number
@@ -368,11 +368,18 @@ def _extract(text: str, span_type: str) -> tuple[Discriminator, ...]:
         scan_ruled_out(prose, found)
     found.sort(key=_order)
     seen: set[tuple[Kind, str]] = set()
+    add = seen.add
     unique = []
+    if "\n" not in body:  # every discriminator on line 1
+        for d in found:
+            if (key := (d.kind, d.norm)) not in seen:
+                add(key)
+                unique.append(d)
+        return tuple(unique)
     line, pos = 1, 0
     for d in found:
-        if (d.kind, d.norm) not in seen:
-            seen.add((d.kind, d.norm))
+        if (key := (d.kind, d.norm)) not in seen:
+            add(key)
             line += body.count("\n", pos, d.start)
             pos = d.start
             unique.append(d if line == 1 else

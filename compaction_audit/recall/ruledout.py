@@ -39,9 +39,13 @@ _START_RE = re.compile(r"[.;!?\n:,]|\b(?:but|so|because|since|then|while|when|if
 _PRONOUNS = frozenset({"everything", "something", "nothing", "things", "which", "what",
                        "who", "rest", "both", "else", "now", "still", "fine", "not"})
 _MAX_WORDS = 6
-_GATE_RE = re.compile("rule|cause|culprit|issue|problem|bottleneck|reason|fine|ok|healthy"
-                      "|related|involved|fault")
-"""A word every form above needs (as a substring): most texts have none."""
+_GATE_RE = re.compile(r"\s(?:out|cause|culprit|issue|problem|bottleneck|reason|fine|ok|okay"
+                      r"|healthy|unrelated|related|involved|fault)(?![\w-])")
+"""The last word of every form above, whole and after a space (as :data:`_OBJECT_RE`
+and :data:`_SUBJECT_RE` have it: each match holds one): most texts have none.  Was
+each word as a substring, which every "because" ("cause"), "tokens" or "broke" ("ok")
+passed: on the 254 MB 10,000 x 2,000 full-text grid cell (issue 14) 19,934 of 25,676
+texts then ran both scans (about 6 us each) for no finding; this gate passes 6."""
 
 
 def _subject(low: str, at: int) -> tuple[int, list[str]]:
