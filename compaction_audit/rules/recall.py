@@ -84,7 +84,11 @@ def _severity(rank: int, low: bool, ceiling: Severity) -> str:
     info below a version pin (issue 10, point 6)."""
     sev = (Severity.ERROR if rank >= _ERROR_RANK and not low
            else Severity.INFO if low and rank < _ERROR_RANK else Severity.WARNING)
-    return min(sev, ceiling, key=lambda s: s.rank).value
+    return (ceiling if _RANK[ceiling] < _RANK[sev] else sev).value  # min(sev, ceiling)
+
+
+_RANK = {s: s.rank for s in Severity}
+"""``Severity.rank`` of each severity, read from a dict (the property searches a tuple)."""
 
 
 def _dropped_facts(ctx: Context) -> pl.DataFrame | None:
@@ -228,8 +232,6 @@ def _describe(children: list[dict[str, Any]], limit: int = 3,
     that list has them all, and a finding line should fit on a screen (issue 10).
     ``at`` names a span by its line (:func:`_stated_at`) instead of its id."""
     at = at or {}
-    ordered = sorted(children, key=lambda c: (min(d["tier"] for d in c["dropped"]),
-                                              -max(d["rank"] for d in c["dropped"])))
     # each fact once, in the order of the report's lost list (its position there),
     # named by the span that list names; a fact the list does not hold (another span
     # still holds it) is counted apart
@@ -251,6 +253,11 @@ def _describe(children: list[dict[str, Any]], limit: int = 3,
         return (f"{len(listed)} lost facts{elsewhere} of {len(children)} "
                 f"{'child' if len(children) == 1 else 'children'}, first {shown} "
                 f"and {len(pool) - len(best)} more")
+    # the children in order only here (a fold of more facts is said in counts): the sort
+    # key read every dropped fact of every child of each of 5,842 fold findings on the
+    # 254 MB 10,000 x 2,000 full-text grid cell (issue 14)
+    ordered = sorted(children, key=lambda c: (min(d["tier"] for d in c["dropped"]),
+                                              -max(d["rank"] for d in c["dropped"])))
     parts = []
     for c in ordered[:limit]:
         kinds = c["dropped"]  # already in tier order
@@ -262,6 +269,8 @@ def _describe(children: list[dict[str, Any]], limit: int = 3,
 
 def _describe_at(children: list[dict[str, Any]], ctx: Context) -> str:
     """:func:`_describe` with the spans named by their lines where the log has them."""
+    if ctx.session.header.extra.get("source_format") in (None, "native"):
+        return _describe(children)  # its ids stay (:func:`_stated_at`): none to gather
     ids = {c["child"] for c in children} | {d.get("stated_in") for c in children
                                              for d in c["dropped"]} - {None}
     return _describe(children, at=_stated_at(ctx, ids))
