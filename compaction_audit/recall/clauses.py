@@ -94,6 +94,10 @@ def _marker_regex() -> re.Pattern[str]:
 
 
 _CLAUSE_RE = _marker_regex()
+_MARK_OF = {f"m{i}": (kind, family) for i, (kind, family, _) in enumerate(_MARKERS)}
+"""(kind, family) of each group of :data:`_CLAUSE_RE`, looked up by its name."""
+_CHECKED = frozenset({"->", "→", "since", "required"})
+"""Markers :func:`_keep_marker` may reject; every other marker is kept."""
 _IMPERATIVE_RE = re.compile(  # sentence-initial (or after ", and"), after a bullet or emphasis
     r"(?:^|(?<=[.!?:;\n])|(?<=, and)|(?<=, then)|(?<=, but))[ \t]*(?:[-*+•>][ \t]+|\d+[.)][ \t]+)?"
     r"(?:\*\*|__)?"
@@ -101,7 +105,6 @@ _IMPERATIVE_RE = re.compile(  # sentence-initial (or after ", and"), after a bul
 _IMPERATIVE = {"keep": (Kind.CONSTRAINT, "must"), "preserve": (Kind.CONSTRAINT, "must"),
                "retain": (Kind.CONSTRAINT, "must"), "ensure": (Kind.CONSTRAINT, "must"),
                "avoid": (Kind.NEGATION, "not"), "prefer": (Kind.CONSTRAINT, "prefer")}
-_IMPERATIVE_GATE = re.compile("|".join(_IMPERATIVE))  # any of them, anywhere
 _CONTRACTION_RE = re.compile(r"\b[a-z]+n['\u2019]t\b")  # don't, isn't, won't: negations
 _AUX_RE = re.compile(r"\b(?:do|does|did|must|should|shall|will|would|could|can|may|might|is"
                      r"|are|was|were|has|have|had)\s+$")  # "do" of "do not", kept in text
@@ -221,13 +224,14 @@ def _masked(low: str) -> str:
 
 def _marks(low: str) -> list[tuple[Kind, str, int, int]]:
     """Every marker of ``low`` as (kind, family, start, end), sorted by start."""
-    marks = [(*_MARKERS[int((m.lastgroup or "m0")[1:])][:2], m.start(), m.end() - 1)
+    mark_of = _MARK_OF
+    marks = [(*mark_of[m.lastgroup or "m0"], m.start(), m.end() - 1)
              for m in _CLAUSE_RE.finditer(" " + low)]
     n = len(marks)  # in order of start: the matches of one scan
     if "n't" in low or "n\u2019t" in low:
         marks += [(Kind.NEGATION, "not", m.start(), m.end())
                   for m in _CONTRACTION_RE.finditer(low)]
-    if _IMPERATIVE_GATE.search(low):
+    if any(map(low.__contains__, _IMPERATIVE)):  # one of them, anywhere
         marks += [(*_IMPERATIVE[m.group(1)], m.start(1), m.end(1))
                   for m in _IMPERATIVE_RE.finditer(low)]
     if len(marks) > n:
@@ -319,7 +323,7 @@ def scan_clauses(text: str, out: list[Discriminator],
     marks = _marks(low)
     lines = (_code_lines(low) if ("->" in low or "→" in low)
              and any(low[m[2]:m[3]] in ("->", "→") for m in marks) else None)
-    marks = [m for m in marks if _keep_marker(low, *m, lines)]
+    marks = [m for m in marks if low[m[2]:m[3]] not in _CHECKED or _keep_marker(low, *m, lines)]
     if skip:
         starts = [a for a, _ in skip]
         marks = [m for m in marks
