@@ -17,13 +17,9 @@ from tests.gate_app import drift_records
 from tests.logs import dump
 
 
-def test_each_trace_is_audited_in_a_child_under_a_limit(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    a = dump(drift_records(), tmp_path / "a.jsonl")
-    b = dump(drift_records(), tmp_path / "b.jsonl")
-    (tmp_path / "bad.jsonl").write_text("{\n")
-    paths = [str(a), str(tmp_path / "bad.jsonl"), str(b)]
-    here = api.audit_paths(paths, jobs=1)
+def _children_under_a_limit(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Set an address-space limit (as seen by the code) and return the list the path
+    of each trace audited in a child is appended to."""
     started: list[str] = []
     real = isolated.audit_in_child
 
@@ -33,6 +29,17 @@ def test_each_trace_is_audited_in_a_child_under_a_limit(
 
     monkeypatch.setattr(addrspace, "address_space_limit", lambda: 1 << 40)
     monkeypatch.setattr(isolated, "audit_in_child", spy)
+    return started
+
+
+def test_each_trace_is_audited_in_a_child_under_a_limit(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    a = dump(drift_records(), tmp_path / "a.jsonl")
+    b = dump(drift_records(), tmp_path / "b.jsonl")
+    (tmp_path / "bad.jsonl").write_text("{\n")
+    paths = [str(a), str(tmp_path / "bad.jsonl"), str(b)]
+    here = api.audit_paths(paths, jobs=1)
+    started = _children_under_a_limit(monkeypatch)
     apart = api.audit_paths(paths, jobs=2)  # one child at a time, whatever -j says
     assert started == paths
     assert [s.verdict() for s in apart.sessions] == [s.verdict() for s in here.sessions]
@@ -177,15 +184,7 @@ def test_a_file_that_plainly_holds_no_log_is_told_without_a_child(
     good = dump(drift_records(), tmp_path / "a.jsonl")
     paths = [str(tmp_path / n) for n in ("empty.jsonl", "blank.jsonl", "notes.txt")]
     here = api.audit_paths([*paths, str(good)], jobs=1)
-    started: list[str] = []
-    real = isolated.audit_in_child
-
-    def spy(path: str, *args: object) -> object:
-        started.append(path)
-        return real(path, *args)
-
-    monkeypatch.setattr(addrspace, "address_space_limit", lambda: 1 << 40)
-    monkeypatch.setattr(isolated, "audit_in_child", spy)
+    started = _children_under_a_limit(monkeypatch)
     apart = api.audit_paths([*paths, str(good)], jobs=1)
     assert started == [str(good)]
     assert [str(e) for e in apart.errors] == [str(e) for e in here.errors]
