@@ -11,6 +11,7 @@ import random
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 import zstandard
@@ -256,3 +257,60 @@ def test_a_gzip_of_short_lines_weighs_each_line(
     weighed = 1_000_000 * (3 + lines_mod.LINE_WEIGHT)
     assert sum(1 for _ in iter_lines(str(short), Limits(
         max_decompression_ratio=weighed // packed + 1))) == 1_000_000
+
+
+@pytest.mark.parametrize("kind", ["gz", "zst"])
+def test_empty_members_are_bounded(tmp_path: Path, kind: str) -> None:
+    """adv27 F6: empty gzip members or zstd frames decompress to nothing, so no ratio
+    weighs them, and each cost about 30 us: 10 MB of them took 13 s for a 6-line
+    trace.  At most ``MAX_EMPTY_MEMBERS`` (10,000) are read; one more is an error."""
+    cap = lines_mod.MAX_EMPTY_MEMBERS
+    assert cap == 10_000
+    trace = dump([rnd(0, spans=spans(("a", 1)))], tmp_path / "t.jsonl").read_bytes()
+    pack = ((lambda b: gzip.compress(b, mtime=0)) if kind == "gz"
+            else zstandard.ZstdCompressor().compress)
+    for extra, fails in ((cap, False), (cap + 1, True)):
+        path = tmp_path / f"t{extra}.jsonl.{kind}"
+        path.write_bytes(pack(trace) + pack(b"") * extra)
+        if not fails:
+            assert [n for n, _ in iter_lines(str(path))] == [1]
+            continue
+        with pytest.raises(LogError) as caught:
+            list(iter_lines(str(path)))
+        assert str(caught.value) == (f"{path}:2: cannot read: more than 10,000 empty gzip "
+                                     "members or zstd frames: no log is written so")
+
+
+def test_the_early_text_peek_reads_a_bounded_start_of_a_gz(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """adv27 F6: ``gzip.open(...).read(64 KB)`` went on through every empty member
+    until 64 KB came out: the hint that starts the embedding helper early read 10 MB
+    of empty members (20 s) before the audit began.  It now reads 64 KB of the file."""
+    import builtins
+
+    from compaction_audit.cosine import server
+
+    texted = b'{"type": "round", "round": 0, "spans": [{"id": "a", "text": "x"}]}\n'
+    path = tmp_path / "t.jsonl.gz"
+    path.write_bytes(gzip.compress(b"\n", mtime=0) * 3 + gzip.compress(texted, mtime=0))
+    assert server.texted_file([str(path)])
+    path.write_bytes(gzip.compress(b"", mtime=0) * 200_000 + gzip.compress(texted, mtime=0))
+    read: list[int] = []
+    real_open = builtins.open
+
+    def counting_open(*args: Any, **kwargs: Any) -> Any:
+        handle = real_open(*args, **kwargs)
+        real_read = handle.read
+
+        def counted(*a: Any) -> Any:
+            data = real_read(*a)
+            read.append(len(data))
+            return data
+
+        handle.read = counted
+        return handle
+
+    monkeypatch.setattr(builtins, "open", counting_open)
+    assert not server.texted_file([str(path)])  # the text is past the peek
+    monkeypatch.undo()
+    assert 0 < sum(read) <= server.PEEK_BYTES
