@@ -155,17 +155,20 @@ class ChildDied(Exception):
         self.code, self.err, self.stuck = code, err, stuck
 
 
-def _wait(recv: Connection, proc: Any) -> tuple[tuple[Any] | None, bool]:
+def _wait(recv: Connection, proc: Any, watch: bool = True
+          ) -> tuple[tuple[Any] | None, bool]:
     """The child's result (a 1-tuple; None when it ended without one) and whether it
     was killed for being stuck: a deadlocked child (a failed allocation while a thread
     prints a panic waits forever for the lock the printing holds) is killed once
     :class:`~compaction_audit.stuck.Watch` says so, instead of being waited for
-    forever (adv27 F3: 2 runs of 6 at ``ulimit -v 1100000`` never ended)."""
+    forever (adv27 F3: 2 runs of 6 at ``ulimit -v 1100000`` never ended).  Not for a
+    child reading object storage (``watch`` False): its network wait sleeps in an
+    event loop, as a deadlocked child's idle threads do."""
     from compaction_audit.stuck import Watch
 
-    watch = Watch(proc.pid)
+    watcher = Watch(proc.pid if watch else None)
     while not recv.poll(1.0):
-        if watch.stuck():
+        if watcher.stuck():
             proc.kill()
             return None, True
     try:
@@ -203,7 +206,7 @@ def call_in_child(work: Callable[..., T], *args: Any, path: str = "") -> T:
             if block is not None and old is not None:
                 block(signal.SIG_SETMASK, old)
         send.close()
-        result, stuck = _wait(recv, proc)
+        result, stuck = _wait(recv, proc, watch="://" not in path)
         proc.join()
         errors.seek(0)
         err = errors.read(MAX_CHILD_STDERR)

@@ -67,3 +67,19 @@ def test_a_stuck_child_is_killed_and_is_the_trace_s_out_of_memory_line(
         "t.jsonl: out of memory: auditing this trace needs more than the address-space "
         "limit of 1,024 MiB (ulimit -v, RLIMIT_AS) (the process auditing it deadlocked on "
         "a failed allocation and was stopped)")
+
+
+def test_a_child_reading_object_storage_is_not_watched(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Its network wait sleeps in an event loop, as a deadlocked child's idle threads
+    do: a slow store must not be taken for a deadlock."""
+    watched: list[int | None] = []
+
+    class Recorder(stuck.Watch):
+        def __init__(self, pid: int | None, seconds: float | None = None) -> None:
+            watched.append(pid)
+            super().__init__(pid, seconds)
+
+    monkeypatch.setattr(stuck, "Watch", Recorder)
+    assert isolated.call_in_child(int, "5", path="s3://bucket/t.jsonl") == 5
+    assert isolated.call_in_child(int, "6", path="t.jsonl") == 6
+    assert watched[0] is None and isinstance(watched[1], int)
