@@ -48,7 +48,8 @@ def test_no_salience_log_takes_one_inversion_line_and_compactions_first(
                                           "Series at a glance", "Rounds that matter")]
     assert heads == ["Compactions (1)", "Findings", "Series at a glance",
                      "Rounds that matter"]
-    assert lines[-1].startswith("FAIL: ")  # the verdict last, as in pytest
+    last = lines[len(lines) - lines[::-1].index(""):]  # the last paragraph
+    assert last[0].startswith("FAIL: ")  # the verdict last, as in pytest
     assert lines[1].startswith("  verdict    FAIL: ")  # and first, under the path
     assert len(max(lines[1:], key=len)) <= 80  # the first line: the path, never split
 
