@@ -346,12 +346,13 @@ def stated_units(f: Finding) -> list[str]:
     already had one baselined was hidden from ``--baseline`` and ``diff --fail-on-new``
     (adv27 F1: two invented identifiers, exit 0)."""
     v = f.values
+    more = [f"more:{v['more_digest']}"] if isinstance(v.get("more_digest"), str) else []
     flipped = v.get("flipped")
-    if isinstance(flipped, list):
+    if isinstance(flipped, list):  # the flips a finding lists, and a digest of the rest
         return list(dict.fromkeys(f"flip:{d.get('kind')}:{d.get('text')}" for d in flipped
-                                  if isinstance(d, dict)))
+                                  if isinstance(d, dict))) + more  # (adv28 F4b)
     if isinstance(v.get("claim"), str) and "text" in v and "kind" in v:
-        return [f"claim:{v['kind']}:{v['text']}"]
+        return [f"claim:{v['kind']}:{v['text']}", *more]  # the claims past the cap (F4)
     return []
 
 

@@ -190,3 +190,51 @@ def test_a_new_claim_in_a_summary_with_a_baselined_claim_is_new(
     d = diff_reports(before.sessions[0], after.sessions[0])
     assert [(x.code, x.key) for x in d.by_status("new")] == [
         ("CA305", "entity:c2#claim:identifier:PAYTOK-88231")]
+
+
+def _claims_log(path: Path, extra: list[str]) -> Path:
+    """A summary stating 25 invented ticket ids (CA305 lists 20 per summary), and
+    ``extra`` sentences."""
+    import json
+
+    claims = [f"Ticket INC-{1000 + i} blocks the release." for i in range(25)] + extra
+    records = [
+        {"type": "session", "schema": "compaction-audit/1", "session_id": "claims",
+         "eviction": "on-overflow", "task_query": "Ship the orders release"},
+        {"type": "round", "round": 0, "spans": [
+            {"id": "u1", "tokens": 40, "text": "Ship the orders release today.",
+             "source": "user"},
+            {"id": "a1", "tokens": 40, "text": "Looked at the orders table.",
+             "source": "assistant"}]},
+        {"type": "round", "round": 1, "summaries": [
+            {"id": "c1", "tokens": 60, "children": ["u1", "a1"],
+             "text": "The user wants the orders release shipped. " + " ".join(claims)}],
+         "evicted": ["u1", "a1"]}]
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    return path
+
+
+def test_a_new_claim_past_the_listed_ones_is_new(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """adv28 F4: the digests were taken from the findings, and a summary's claims past
+    the 20 listed have none: a 26th invented claim passed a baseline and diff --fail-on-new,
+    exit 0.  The 20th finding carries a digest of the rest (``more_digest``)."""
+    from compaction_audit.api import audit_paths
+    from compaction_audit.baseline import apply, entries
+    from compaction_audit.diff import diff_reports
+
+    monkeypatch.chdir(tmp_path)
+    before = audit_paths([str(_claims_log(Path("t.jsonl"), []))], jobs=1)
+    claims = [f for f in before.sessions[0].findings if f.code == "CA305"]
+    assert len(claims) == 20 and claims[-1].values["more_in_summary"] == 5
+    assert isinstance(claims[-1].values["more_digest"], str)
+    assert all(f.values["more_digest"] is None for f in claims[:-1])
+    held = {e.fingerprint: e for e in entries(before)}
+    same = audit_paths([str(_claims_log(Path("t.jsonl"), []))], jobs=1)
+    assert apply(same, held, "b.json").sessions[0].findings == []  # re-run: all held
+    after = audit_paths([str(_claims_log(Path("t.jsonl"),
+                                         ["Ticket INC-9999 must never be closed."]))], jobs=1)
+    kept = apply(after, held, "b.json").sessions[0].findings
+    assert [(f.code, f.values["more_in_summary"]) for f in kept] == [("CA305", 6)]
+    d = diff_reports(before.sessions[0], after.sessions[0])
+    assert [x.code for x in d.by_status("new")] == ["CA305"]
