@@ -228,3 +228,41 @@ def test_the_verdict_counts_no_dependent_reject_when_there_is_none(tmp_path: Pat
         "skipped (--lenient)"
     text = CliRunner().invoke(app, ["audit", str(path), "--lenient"]).output
     assert "  skipped    1 bad record(s) skipped (--lenient)" in text.splitlines()
+
+
+@pytest.mark.parametrize(("how", "skipped"), [
+    # adv28 F1: a summary bad in itself, with a quarantined child, was only a
+    # "dependent reject": two bad records counted as one
+    ("two_bad", [3, 5]),
+    # adv28 F2: a bad or missing "type" did not leave the working set pending
+    ("type_number", [3]), ("type_missing", [3]), ("type_unknown", [3]),
+    # adv28 F3: a span whose id cannot be read may have defined anything
+    ("span_id_null", [2]),
+    # a span that repeats an id defined before: its own id is unknown too
+    ("span_id_again", [2]),
+    # a summary that names itself as a child, after a skipped record: a cycle
+    ("self_child", [3, 5]),
+])
+def test_one_bad_record_is_one_skip_whatever_is_wrong_with_it(
+        tmp_path: Path, how: str, skipped: list[int]) -> None:
+    records = [json.loads(x) for x in (SAMPLES / "handwritten.jsonl").read_text().splitlines()]
+    if how == "two_bad":
+        records[2]["round"] = "x"
+        records[4]["summaries"][0]["text"] = 5
+    elif how == "type_number":
+        records[2]["type"] = 5
+    elif how == "type_missing":
+        del records[2]["type"]
+    elif how == "type_unknown":
+        records[2]["type"] = "rounds"
+    elif how == "span_id_null":
+        records[1]["spans"][0]["id"] = None
+    elif how == "self_child":
+        records[2]["round"] = "x"
+        records[4]["summaries"][0]["children"].append("r1")
+    else:
+        records[1]["spans"][1]["id"] = records[1]["spans"][0]["id"]
+    path = tmp_path / "t.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    s = read_native(str(path), lenient=True)
+    assert [e.line for e in s.skipped] == skipped, [str(e) for e in s.skipped]

@@ -132,12 +132,18 @@ class LenientFeed:
     # -- quarantine --------------------------------------------------------------------
     def _quarantine(self, line: int, obj: Any) -> None:
         self._record_lines.add(line)
-        if self._uncertain is None and type(obj) is dict and obj.get("type") == "round":
+        if self._uncertain is None and not (type(obj) is dict
+                                            and obj.get("type") == "session"):
+            # any record but a session's may have been a round: a bad or missing
+            # "type" cascaded as a skipped round did before (adv28 F2)
             self._uncertain = (line, self.builder.working_set)
         ids = _defined(obj)
-        if ids is None:
+        if ids is None or any(self.builder.defines(item) for item in ids):
+            # an element whose id cannot be read, or that names an id defined before
+            # (a duplicate: its own id is unknown), may have defined anything (adv28)
             self._opaque = self._opaque or line
-            return
+            if ids is None:
+                return
         for item in ids:
             if not self.builder.defines(item):
                 self._origin.setdefault(item, line)
@@ -193,6 +199,7 @@ class LenientFeed:
                         own.add(fid)
                     continue
                 k, child, origin = hit
+                _check_own_fields(path, line, fold, j)  # bad in itself: skipped (adv28 F1)
                 if fid and not self.builder.defines(fid):
                     self._origin.setdefault(fid, origin)
                 dropped.append(LogError(path, line, f"summary {fid!r} dropped (dependent "
@@ -247,6 +254,23 @@ class LenientFeed:
         return kept, [name for found in hits.values() for _, name in found]
 
 
+def _check_own_fields(path: str, line: int, fold: Any, j: int) -> None:
+    """Raise the :class:`LogError` of summary ``j`` of the record at ``line`` when it is
+    bad in itself (a field of the wrong type, no children, a negative depth...), its
+    children's ids aside: such a record is skipped, not reported as a dependent
+    reject for a quarantined child (adv28 F1: two bad records counted as one)."""
+    from compaction_audit.io import records as rec
+
+    try:  # the fields' own shapes: whether the children are defined is not asked
+        s = rec.summary(fold, f"summaries[{j}]")
+    except rec.FieldError as exc:
+        raise LogError(path, line, exc.message, exc.field) from None
+    if s.id in s.children:  # itself as its child: a cycle, whatever else is unknown
+        k = s.children.index(s.id)
+        raise LogError(path, line, f"provenance cycle through {s.id!r}",
+                       f"summaries[{j}].children[{k}]")
+
+
 def _settles(obj: Any) -> bool:
     """True for a round record with a ``retained`` list: the working set it names
     settles what a skipped round before it may have removed."""
@@ -277,7 +301,8 @@ def _dicts(value: Any) -> list[dict[str, Any]]:
 
 def _defined(obj: Any) -> set[str] | None:
     """The ids ``obj`` would define, or None when that cannot be told (not an object,
-    or ``spans``/``summaries`` present but not lists)."""
+    ``spans``/``summaries`` present but not lists, or an element of them without a
+    readable id)."""
     if type(obj) is not dict:
         return None
     ids: set[str] = set()
@@ -285,5 +310,9 @@ def _defined(obj: Any) -> set[str] | None:
         value = obj.get(key)
         if value is not None and type(value) is not list:
             return None
-        ids |= {k for k in (_as_id(v.get("id")) for v in _dicts(value)) if k}
+        for element in value or ():  # an element whose id cannot be read may have
+            item = _as_id(element.get("id")) if type(element) is dict else None
+            if item is None or item in ids:  # defined anything (adv28 F3: `"id": null`
+                return None  # made every later reference to that span a skipped
+            ids.add(item)  # record; a repeated id hides the element's own)
     return ids
