@@ -339,10 +339,10 @@ def _match(base: str, parts: list[str], found: Discovery, out: list[str]) -> Non
             continue
         for e in _entries(base or ".", found):
             if e.name.startswith(".") and not head.startswith("."):
-                if not rest and fnmatch.fnmatchcase(e.name, head):  # but for the dot
-                    if _is_dir(e):
+                if fnmatch.fnmatchcase(e.name, head):  # matched but for the dot: said
+                    if _is_dir(e):  # ('runs/*/t.jsonl' and runs/.agent: adv28 F5)
                         found.pass_hidden(join(e.name))
-                    else:
+                    elif not rest:
                         found.pass_hidden_file(join(e.name))
                 continue
             if fnmatch.fnmatchcase(e.name, head) and (

@@ -407,3 +407,16 @@ def test_a_directory_doublestar_cannot_list_is_reported_once(
     assert found.traces == ["ok/t.jsonl"]
     assert [str(e) for e in found.unreadable] == [
         "f/sub: cannot list directory: Permission denied"]
+
+
+def test_a_wildcard_level_names_the_hidden_directories_it_passes_over(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """adv28 F5: ``runs/*/t.jsonl`` passed over ``runs/.agent/t.jsonl`` (failing)
+    without a word, where ``runs/**/t.jsonl`` named the folder."""
+    monkeypatch.chdir(tmp_path)
+    for d in ("runs/a", "runs/.agent"):
+        Path(d).mkdir(parents=True)
+        shutil.copy(SAMPLES / "handwritten.jsonl", Path(d) / "t.jsonl")
+    for pattern in ("runs/*/t.jsonl", "runs/*/*.jsonl", "runs/**/t.jsonl"):
+        found = find_traces([pattern])
+        assert found.traces == ["runs/a/t.jsonl"] and found.hidden == ["runs/.agent"]
