@@ -135,3 +135,20 @@ def test_lines_of_a_type_not_known_are_counted_not_dropped(tmp_path: Path) -> No
         "2 lines of a type this reader does not know ('system2'): not read",
         "2 lines of a type this reader does not know ('user2'): not read"]
     assert audit(path)[1].startswith("PASS (4 lines not read, see the notes): ")
+
+
+def test_a_compaction_given_a_bookkeeping_type_is_counted(tmp_path: Path) -> None:
+    """adv28 F6: the compaction's lines given the type 'progress' were ignored as
+    bookkeeping, and the failing transcript passed without a word.  A bookkeeping
+    line that carries a message or a compaction is counted as not read; a list as a
+    type is a type not known, not 'unhashable type' (adv28 F8)."""
+    objs = lines()
+    renamed = [dict(o, type="progress") if o.get("subtype") == "compact_boundary"
+               or o.get("isCompactSummary") is True else o for o in objs]
+    path = write(tmp_path / "renamed.jsonl", [*renamed, {"type": ["system"], "uuid": "x"}])
+    out = convert(path)
+    assert out[0][1]["lines_not_read"] == 5
+    assert sorted(out[0][1]["reader_notes"]) == [
+        "1 line of a type this reader does not know (['system']): not read",
+        "4 lines of the bookkeeping type 'progress' but carrying a message or a "
+        "compaction: not read"]

@@ -57,6 +57,12 @@ _ID_KEYS = ("uuid", "sessionId", "session_id", "leafUuid", "messageId")
 _CAMEL = re.compile(r"(?<!^)(?=[A-Z])")
 
 
+def _text_type(obj: dict[str, Any]) -> str | None:
+    """``obj["type"]`` when it is a string, else None (a list is unhashable)."""
+    kind = obj.get("type")
+    return kind if isinstance(kind, str) else None
+
+
 def _unknown_type(kind: Any) -> str:
     """The reader note's reason for a line whose ``type`` is neither a message's nor a
     bookkeeping line's: the type named (shown escaped and cut by the report)."""
@@ -151,7 +157,7 @@ class _Converter:
         """Apply one decoded transcript line (held while the thread is undecided)."""
         if self.held is None:
             self.apply(line, obj)
-        elif obj.get("type") in _MESSAGE_TYPES and _get(obj, "isSidechain") is False:
+        elif _text_type(obj) in _MESSAGE_TYPES and _get(obj, "isSidechain") is False:
             self.sidechain_file = False  # a main thread: the held sidechain lines are not
             self.replay()
             self.apply(line, obj)
@@ -174,14 +180,18 @@ class _Converter:
 
     def apply(self, line: int, obj: dict[str, Any]) -> None:
         """Apply one decoded transcript line."""
-        kind = obj.get("type")
+        kind = _text_type(obj)  # a list or an object as a type is no type (adv28 F8)
         if kind == "queue-operation":
             self.queue_operation(line, obj)
             return
         if kind not in _MESSAGE_TYPES:
-            if kind not in _BOOKKEEPING:  # counted, never dropped silently (adv27 F2: a
-                self.not_read[_unknown_type(kind)] += 1  # compaction's lines renamed
-            return  # 'system2'/'user2' made a failing transcript pass, exit 0)
+            if kind is None or kind not in _BOOKKEEPING:  # counted, never dropped
+                self.not_read[_unknown_type(obj.get("type"))] += 1  # silently (adv27 F2)
+            elif (isinstance(obj.get("message"), dict) or obj.get("subtype") ==
+                  "compact_boundary" or _get(obj, "isCompactSummary") is True):
+                self.not_read[f"of the bookkeeping type {kind!r} but carrying a message "
+                              "or a compaction: not read"] += 1  # (adv28 F6)
+            return
         side = _get(obj, "isSidechain")
         if isinstance(side, bool):  # a subagent's own file is sidechain throughout
             if self.sidechain_file is None:

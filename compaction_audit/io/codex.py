@@ -112,7 +112,7 @@ class _Converter:
         :attr:`not_read` (a ``compacted`` line renamed made a failing rollout pass
         without a word: adv27 F2)."""
         kind = obj.get("type")
-        if kind not in _LINE_TYPES:
+        if not isinstance(kind, str) or kind not in _LINE_TYPES:
             shown = repr(kind[:40]) if isinstance(kind, str) else repr(kind)[:40]
             self.not_read[f"of a type this reader does not know ({shown}): not read"] += 1
             return
