@@ -132,12 +132,15 @@ def _toml_value(value: Any) -> str:
     """A TOML value in a message: a string or number as written, anything else (a
     date-time, an array, a table) named by its TOML type, not as Python's repr
     (adv26 E5: "got datetime.datetime(1979, 5, 27, ...)")."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
     if isinstance(value, str | int | float):
         return repr(value)
-    kind = ("a date-time" if hasattr(value, "isoformat") else "an array"
-            if isinstance(value, list) else "a table" if isinstance(value, dict)
-            else "a value of another type")
-    return kind
+    if hasattr(value, "isoformat"):  # datetime, date, time
+        return ("a date-time" if hasattr(value, "hour") and hasattr(value, "year")
+                else "a date" if hasattr(value, "year") else "a time")
+    return ("an array" if isinstance(value, list) else "a table"
+            if isinstance(value, dict) else "a value of another type")
 
 
 def _table(path: Path, data: bytes | None = None) -> dict[str, Any] | None:
@@ -360,7 +363,7 @@ def read_config(path: Path, cwd: Path | None = None, data: bytes | None = None) 
         elif key == "fail-on":
             if value not in FAIL_ON:
                 raise UsageError(f"{where}: fail-on must be one of {', '.join(FAIL_ON)}, "
-                                 f"got {value!r}")
+                                 f"got {_toml_value(value)}")
             kw["fail_on"] = value
         elif key == "suppress":
             kw["suppress"] = parse(value, where)
@@ -446,8 +449,9 @@ def severity_overrides(pairs: Iterable[tuple[str, Any]], where: str) -> dict[str
         name = by_key.get(key.upper() if key.upper() in RULES else key)
         if name is None:
             raise UsageError(f"{where}: unknown rule {key!r}{_suggest(key, by_key)}")
-        if level not in {s.value for s in Severity}:
-            raise UsageError(f"{where}: {key} must be error, warning or info, got {level!r}")
+        if not isinstance(level, str) or level not in {s.value for s in Severity}:
+            raise UsageError(f"{where}: {key} must be error, warning or info, got "
+                             f"{_toml_value(level)}")
         out[name] = Severity(level)
     return out
 

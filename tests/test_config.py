@@ -133,6 +133,12 @@ def test_bad_config_is_a_clear_usage_error(project: Path, text: str, message: st
     (b"window = 2\n# \xff\n", "invalid TOML: not UTF-8 (byte 0xff at line 2)"),
     (b"window = 1979-05-27T07:32:00Z\n", "window must be a number, got a date-time"),
     (b"window = [1, 2]\n", "window must be a number, got an array"),
+    # adv28 F7: the other keys and TOML types too
+    (b"window = true\n", "window must be a number, got true"),
+    (b"raw-ratio-floor = 07:32:00\n", "raw-ratio-floor must be a number, got a time"),
+    (b"fail-on = 1979-05-27\n", "fail-on must be one of error, warning, info, never, "
+     "got a date"),
+    (b"[severity]\nCA101 = {a = 1}\n", "CA101 must be error, warning or info, got a table"),
 ])
 def test_a_config_file_s_own_fault_is_said_in_its_terms(project: Path, data: bytes,
                                                         message: str) -> None:
