@@ -452,3 +452,14 @@ def test_a_product_log_s_findings_say_what_its_user_can_do(tmp_path: Path) -> No
     text = invoke("audit", str(tmp_path / "c.jsonl"), columns=200).stdout
     assert "  action: before a decision rests on a lost fact, read it again at the line shown" \
         in text
+
+
+def test_statistics_name_each_unreadable_trace(tmp_path: Path) -> None:
+    # adv28 F8: "exit 2: ... 1 unreadable" and nothing named the file or the reason
+    one = str(dump(drift_records(), tmp_path / "a.jsonl"))
+    (tmp_path / "b.jsonl").write_text("{bad\n")
+    out = invoke("audit", one, str(tmp_path / "b.jsonl"), "--statistics", "-j", "1",
+                 columns=200).stdout.splitlines()
+    assert out[-2:] == [
+        f"error: {tmp_path}/b.jsonl:1: bad JSON: unexpected character, expected a string key",
+        "exit 2: 2 trace(s), 1 reach --fail-on error, 1 unreadable"]

@@ -70,6 +70,7 @@ def _text(report: Report, opts: RenderOptions) -> RenderableType:
         quiet_renderable,
         report_renderable,
         statistics_renderable,
+        t,
         verdict_line,
     )
     from compaction_audit.report.terminal_text import Hanging, line
@@ -77,6 +78,9 @@ def _text(report: Report, opts: RenderOptions) -> RenderableType:
     several = len(report.sessions) + len(report.errors) > 1
     if opts.quiet or opts.statistics:
         parts = [statistics_renderable(report)] if opts.statistics else []
+        if opts.statistics and not opts.quiet:  # each unreadable trace named, as -q
+            parts += [line(("error: ", "bold red"), t(str(e)))  # does (adv28 F8)
+                      for e in report.errors]
         if opts.quiet or not several:
             parts.append(quiet_renderable(report) if opts.quiet or not report.sessions
                          else Hanging(verdict_line(report.sessions[0])))
