@@ -269,3 +269,27 @@ def test_lines_of_a_type_not_known_are_counted_not_dropped(tmp_path: Path) -> No
     assert head["reader_notes"] == [
         "2 lines of a type this reader does not know ('compacted2'): not read"]
     assert "lines_not_read" not in fixture("codex-local.jsonl")[0][1]
+
+
+def test_a_compaction_event_without_its_compacted_line_is_not_checked(tmp_path: Path) -> None:
+    """adv28 F6: the ``compacted`` line removed (or renamed ``event_msg``) while its
+    ``context_compacted`` event stays made a failing rollout a plain PASS; the event
+    now stands for a compaction that could not be checked."""
+    from compaction_audit.api import audit
+
+    objs = [orjson.loads(x) for x in (FIXTURES / "codex-local.jsonl").read_bytes().splitlines()
+            if x.strip()]
+    events = sum(o.get("type") == "event_msg" and o["payload"].get("type") ==
+                 "context_compacted" for o in objs)
+    kept = [o for o in objs if o.get("type") != "compacted"]
+    path = tmp_path / "lost.jsonl"
+    path.write_bytes(b"".join(orjson.dumps(o) + b"\n" for o in kept))
+    out = convert(path)
+    lost = compactions(out)
+    assert len(lost) == events > 0
+    assert all(r["compaction"]["unchecked"] == "the rollout records the compaction's event "
+               "but not its compacted line" for _, r in lost)
+    report = audit(str(path))
+    assert report.compactions_not_checked() == events
+    assert report.verdict().startswith(f"PASS ({events} compaction")
+    assert len(compactions(fixture("codex-local.jsonl"))) == 2  # with them: as before

@@ -102,6 +102,7 @@ class _Converter:
         self.last_seen: tuple[Any, ...] | None = None
         self.awaiting_after: list[dict[str, Any]] = []
         self.not_read: Counter[str] = Counter()  # why -> lines (a type not known)
+        self.compacted_since_event = False  # a compacted line since the last event
 
     def fail(self, line: int, message: str, where: str) -> LogError:
         """A :class:`LogError` for this file."""
@@ -127,6 +128,11 @@ class _Converter:
             self.item(line, payload)
         elif kind == "compacted":
             self.compacted(line, payload)
+            self.compacted_since_event = True
+        elif kind == "event_msg" and payload.get("type") == "context_compacted":
+            if not self.compacted_since_event:
+                self.lost_compaction(line)
+            self.compacted_since_event = False
         elif kind == "event_msg" and payload.get("type") == "token_count":
             self.token_count(line, payload)
         elif kind == "event_msg" and payload.get("type") == "task_started":
@@ -253,6 +259,20 @@ class _Converter:
             self.budget = value
 
     # -- compaction ------------------------------------------------------------------
+    def lost_compaction(self, line: int) -> None:
+        """A ``context_compacted`` event with no ``compacted`` line before it: Codex
+        says a compaction happened, but its summary is not in the rollout.  Recorded
+        as a compaction that could not be checked, never a silent pass (adv28 F6: the
+        ``compacted`` line removed, or renamed ``event_msg``, made a failing rollout a
+        plain PASS)."""
+        info = {"trigger": None, "tokens_before": self.last_total, "tokens_after": None,
+                "opaque": False, "kind": "compact",
+                "unchecked": "the rollout records the compaction's event but not its "
+                             "compacted line"}
+        self.asm.compaction(line, fold=[], fallback_children=[], base_id=f"line-{line}",
+                            text=None, tokens=0, info=info)
+        self.awaiting_after.append(info)
+
     def compacted(self, line: int, p: dict[str, Any]) -> None:
         """A ``compacted`` line: a summary folds what the replacement history dropped."""
         message = p.get("message")
