@@ -443,24 +443,27 @@ def hidden_phrase(paths: list[str]) -> str:
     """``"2 hidden directories not searched: a/.claude, a/.git; name one to audit
     what it holds"`` for the hidden directories ``paths`` (sorted; the first
     :data:`HIDDEN_NAMED` named, the rest counted)."""
-    paths = sorted(paths)  # the order of a listing is the file system's
-    named = ", ".join(paths[:HIDDEN_NAMED])
-    more = f" and {len(paths) - HIDDEN_NAMED:,} more" if len(paths) > HIDDEN_NAMED else ""
-    noun = "directory" if len(paths) == 1 else "directories"
-    return (f"{len(paths):,} hidden {noun} not searched: {named}{more}; name one to audit "
-            "what it holds")
+    return _named(paths, ("directory", "directories"), "not searched",
+                  "name one to audit what it holds")
 
 
 def hidden_files_phrase(paths: list[str]) -> str:
     """``"2 hidden files not matched: .a.jsonl, d/.b.jsonl; name one to audit it"`` for
     the hidden files ``paths`` a pattern passed over (sorted; the first
     :data:`HIDDEN_NAMED` named, the rest counted)."""
+    return _named(paths, ("file", "files"), "not matched (a pattern's * leaves out a "
+                  "leading dot)", "name one to audit it")
+
+
+def _named(paths: list[str], nouns: tuple[str, str], what: str, hint: str) -> str:
+    """``"N hidden NOUN WHAT: a, b and 3 more; HINT"``: ``paths`` sorted (a listing's
+    order is the file system's), the first :data:`HIDDEN_NAMED` named, the rest
+    counted."""
     paths = sorted(paths)
     named = ", ".join(paths[:HIDDEN_NAMED])
     more = f" and {len(paths) - HIDDEN_NAMED:,} more" if len(paths) > HIDDEN_NAMED else ""
-    noun = "file" if len(paths) == 1 else "files"
-    return (f"{len(paths):,} hidden {noun} not matched (a pattern's * leaves out a "
-            f"leading dot): {named}{more}; name one to audit it")
+    noun = nouns[0] if len(paths) == 1 else nouns[1]
+    return f"{len(paths):,} hidden {noun} {what}: {named}{more}; {hint}"
 
 
 def _expand(arg: str, found: Discovery) -> list[str]:

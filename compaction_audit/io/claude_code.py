@@ -38,11 +38,13 @@ from compaction_audit.io.tokens import (
     RoundAssembler,
     estimate_tokens,
     feed,
+    lines_phrase,
     session_record,
     shape_error,
     split_tokens,
     tool_input_text,
     tool_output_text,
+    unknown_type_note,
     utf8_len,
 )
 
@@ -61,13 +63,6 @@ def _text_type(obj: dict[str, Any]) -> str | None:
     """``obj["type"]`` when it is a string, else None (a list is unhashable)."""
     kind = obj.get("type")
     return kind if isinstance(kind, str) else None
-
-
-def _unknown_type(kind: Any) -> str:
-    """The reader note's reason for a line whose ``type`` is neither a message's nor a
-    bookkeeping line's: the type named (shown escaped and cut by the report)."""
-    shown = repr(kind)[:40] if not isinstance(kind, str) else repr(kind[:40])
-    return f"of a type this reader does not know ({shown}): not read"
 
 
 def _get(obj: dict[str, Any], name: str) -> Any:
@@ -175,7 +170,7 @@ class _Converter:
 
     def notes(self) -> list[str]:
         """The reader notes: lines not read, and uuids seen before (why, how many)."""
-        return [f"{_lines(n)} {why}" for why, n in (*self.not_read.items(),
+        return [f"{lines_phrase(n)} {why}" for why, n in (*self.not_read.items(),
                                                      *self.reused.items())]
 
     def apply(self, line: int, obj: dict[str, Any]) -> None:
@@ -186,7 +181,7 @@ class _Converter:
             return
         if kind not in _MESSAGE_TYPES:
             if kind is None or kind not in _BOOKKEEPING:  # counted, never dropped
-                self.not_read[_unknown_type(obj.get("type"))] += 1  # silently (adv27 F2)
+                self.not_read[unknown_type_note(obj.get("type"))] += 1  # silently (adv27 F2)
             elif (isinstance(obj.get("message"), dict) or obj.get("subtype") ==
                   "compact_boundary" or _get(obj, "isCompactSummary") is True):
                 self.not_read[f"of the bookkeeping type {kind!r} but carrying a message "
@@ -531,10 +526,6 @@ class _Converter:
                 for span in spans:
                     span["tokens"] = estimate_tokens(span.get("text", ""))
         return self.asm.finish()
-
-
-def _lines(n: int) -> str:
-    return f"{n:,} line{'' if n == 1 else 's'}"
 
 
 def _trigger(meta: dict[str, Any]) -> str | None:

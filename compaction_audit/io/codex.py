@@ -25,9 +25,11 @@ from compaction_audit.io.tokens import (
     estimate_bytes,
     estimate_tokens,
     feed,
+    lines_phrase,
     session_record,
     tool_input_text,
     tool_output_text,
+    unknown_type_note,
 )
 from compaction_audit.recall.literals import Literals
 
@@ -74,7 +76,7 @@ def records(path: str, lines: Iterable[tuple[int, bytes]] | None = None
     rounds = conv.asm.finish()
     record = session_record(SOURCE_FORMAT, conv.session_id, conv.budget)
     if conv.not_read:  # counted, as the Claude Code reader counts its (adv27 F2)
-        record["reader_notes"] = [f"{n:,} line{'s' if n != 1 else ''} {why}"
+        record["reader_notes"] = [f"{lines_phrase(n)} {why}"
                                   for why, n in conv.not_read.items()]
         record["lines_not_read"] = sum(conv.not_read.values())
     yield first or 1, record
@@ -114,8 +116,7 @@ class _Converter:
         without a word: adv27 F2)."""
         kind = obj.get("type")
         if not isinstance(kind, str) or kind not in _LINE_TYPES:
-            shown = repr(kind[:40]) if isinstance(kind, str) else repr(kind)[:40]
-            self.not_read[f"of a type this reader does not know ({shown}): not read"] += 1
+            self.not_read[unknown_type_note(kind)] += 1
             return
         payload = obj.get("payload")
         if type(payload) is not dict:
