@@ -152,3 +152,48 @@ def test_a_compaction_given_a_bookkeeping_type_is_counted(tmp_path: Path) -> Non
         "1 line of a type this reader does not know (['system']): not read",
         "4 lines of the bookkeeping type 'progress' but carrying a message or a "
         "compaction: not read"]
+
+
+def test_history_with_its_compaction_written_twice_is_read_once(tmp_path: Path) -> None:
+    """The first compaction's history (lines 2-19, the boundary and summary with it)
+    written again after the end: each line is read once, the compactions are unchanged."""
+    objs = lines()
+    again = [o for o in objs[1:19] if o.get("type") in ("user", "assistant", "system")]
+    out = convert(write(tmp_path / "twice.jsonl", [*objs, *again]))
+    assert shape(out) == shape(convert(str(FIXTURE)))
+    assert out[0][1]["reader_notes"] == [
+        "15 lines repeating an earlier line's uuid (history written twice): read once"]
+
+
+def _second_compaction_first(change: dict[str, Any]) -> list[dict[str, Any]]:
+    """The fixture with a copy of its second compaction's two lines (same uuids) put
+    first, the summary's message replaced by ``change`` when given."""
+    objs = lines()
+    boundary, summary = objs[25], objs[26]
+    assert (boundary.get("subtype"), summary.get("isCompactSummary")) == (
+        "compact_boundary", True)
+    return [boundary, dict(summary, **change), *objs]
+
+
+EARLY = "repeating the uuid of an earlier copy that came before its parent line"
+OTHER = "reusing the uuid of an earlier line with other content or parents"
+
+
+@pytest.mark.parametrize(("change", "notes"), [
+    ({}, [f"2 lines {EARLY}: read as new lines"]),
+    ({"message": {"role": "user", "content": "Summary: nothing happened yet."}},
+     [f"1 line {EARLY}: read as new lines", f"1 line {OTHER}: read as new lines"]),
+])
+def test_a_compaction_copied_to_the_top_does_not_hide_the_real_one(
+        tmp_path: Path, change: dict[str, Any], notes: list[str]) -> None:
+    """adv29 F1: a harmless copy of a compaction's lines with the same uuids, put first,
+    made the real (lossy) compaction read as history written twice and skipped: the
+    transcript passed.  Now both are read: three compactions, the real loss kept."""
+    path = write(tmp_path / "copy.jsonl", _second_compaction_first(change))
+    out = convert(path)
+    assert len([r for _, r in out[1:] if "compaction" in r]) == 3
+    assert out[0][1]["reader_notes"] == notes
+    code, verdict = audit(path)
+    assert (code, verdict) == (
+        1, "FAIL: 1 error(s), 0 warning(s), 1 info; 3 compactions lost 2 fact(s), "
+        "1 that matters")

@@ -6,7 +6,9 @@ in ``docs/adapters.md``; in short: a round per real user turn and per compaction
 a raw span per user message, assistant text block, tool call and tool result, and
 at each ``compact_boundary`` one summary folding the working set (the previous
 summary included).  A message re-appended with a ``uuid`` seen before (a second
-``/compact`` in one process writes the history again) is read once.  The main thread
+``/compact`` in one process writes the history again) is read once, when it is the
+same line: same kind, content and parents, the earlier copy after its parents
+(adv29 F1).  The main thread
 is the file's non-sidechain lines; a file of sidechain lines only (a subagent's own
 file) is read as its own thread.  Lines not read (sidechain lines of a main file,
 lines shown only in the transcript) are counted in the session record's
@@ -72,6 +74,25 @@ def _get(obj: dict[str, Any], name: str) -> Any:
     return obj.get(_CAMEL.sub("_", name).lower())
 
 
+_IDENTITY_KEYS = ("message", "content", "compactMetadata", "parentUuid", "logicalParentUuid")
+
+
+def _identity(kind: str, obj: dict[str, Any]) -> tuple[Any, Any, bool, int]:
+    """What makes two lines with one ``uuid`` the same line written twice.
+
+    The kind (type, subtype, summary or not) and a hash of the content and parent
+    fields (:data:`_IDENTITY_KEYS`, either spelling); timestamps and other metadata may
+    differ between a line and its re-append.  Raises nothing: an unencodable value
+    (a float too large for JSON was read as one) is part of the hash by its repr.
+    """
+    body = {key: _get(obj, key) for key in _IDENTITY_KEYS}
+    try:
+        digest = hash(orjson.dumps(body, option=orjson.OPT_SORT_KEYS))
+    except orjson.JSONEncodeError:
+        digest = hash(repr(body))
+    return (kind, obj.get("subtype"), _get(obj, "isCompactSummary") is True, digest)
+
+
 def sniff(first_objects: list[dict[str, Any]]) -> bool:
     """True when these first decoded lines look like a Claude Code transcript."""
     for obj in first_objects:
@@ -135,7 +156,9 @@ class _Converter:
         # file shows whether it has a main thread (then they are not read) or not (a
         # subagent's file: they are its thread); None when nothing is held
         self.held: list[tuple[int, bytes]] | None = None
-        self.uuid_kind: dict[str, tuple[Any, Any, bool]] = {}
+        self.uuid_kind: dict[str, tuple[Any, Any, bool, int]] = {}
+        self.seen_uuids: set[str] = set()  # every line's uuid so far, bookkeeping too
+        self.early: set[str] = set()  # uuids first met before a parent line (adv29 F1)
         self.not_read: Counter[str] = Counter()  # reason -> lines not read
         self.reused: Counter[str] = Counter()  # reason -> uuids seen before, read or not
         self.queued: deque[str] = deque()  # queued texts, oldest first
@@ -176,6 +199,9 @@ class _Converter:
     def apply(self, line: int, obj: dict[str, Any]) -> None:
         """Apply one decoded transcript line."""
         kind = _text_type(obj)  # a list or an object as a type is no type (adv28 F8)
+        own = obj.get("uuid")
+        if isinstance(own, str):
+            self.seen_uuids.add(own)
         if kind == "queue-operation":
             self.queue_operation(line, obj)
             return
@@ -198,19 +224,8 @@ class _Converter:
                 self.not_read["of a subagent (isSidechain) in a main transcript: not read"] += 1
                 return
         uuid = obj.get("uuid")
-        if isinstance(uuid, str):
-            what = (kind, obj.get("subtype"), _get(obj, "isCompactSummary") is True)
-            seen = self.uuid_kind.get(uuid)
-            if seen == what:  # re-appended history: read each message once
-                self.reused["repeating an earlier line's uuid (history written twice): "
-                            "read once"] += 1
-                return
-            if seen is not None:  # another kind of line: not a re-append, read it
-                self.reused["reusing the uuid of an earlier line of another kind: "
-                            "read as new lines"] += 1
-            else:
-                self.uuid_line[uuid] = line
-                self.uuid_kind[uuid] = what
+        if isinstance(uuid, str) and self.reappended(line, uuid, kind, obj):
+            return
         sid = _get(obj, "sessionId")
         if self.session_id is None and isinstance(sid, str):
             self.session_id = sid
@@ -232,6 +247,39 @@ class _Converter:
             self.user(line, obj, content)
         else:
             self.assistant(line, obj, content)
+
+    def reappended(self, line: int, uuid: str, kind: str, obj: dict[str, Any]) -> bool:
+        """True when this message line is history written again: skip it (noted).
+
+        A line is a re-append only when an earlier line has its ``uuid``, the same kind
+        (type, subtype, summary or not) and the same content and parents
+        (:func:`_identity`), and that earlier line came after its parent lines.  A copy
+        put *before* its parents (a compaction copied to the top of the file, adv29 F1)
+        or with other content is no re-append: both are read, and a note counts them,
+        so a copied harmless compaction cannot make the real one be skipped.
+        """
+        what = _identity(kind, obj)
+        seen = self.uuid_kind.get(uuid)
+        if seen is None:
+            self.uuid_line[uuid] = line
+            self.uuid_kind[uuid] = what
+            parents = [_get(obj, "parentUuid"), _get(obj, "logicalParentUuid")]
+            if any(isinstance(p, str) and (p not in self.seen_uuids or p in self.early)
+                   for p in parents):
+                self.early.add(uuid)
+            return False
+        if seen == what and uuid not in self.early:  # read each message once
+            self.reused["repeating an earlier line's uuid (history written twice): "
+                        "read once"] += 1
+            return True
+        if seen[:3] != what[:3]:
+            why = "reusing the uuid of an earlier line of another kind"
+        elif seen != what:
+            why = "reusing the uuid of an earlier line with other content or parents"
+        else:
+            why = "repeating the uuid of an earlier copy that came before its parent line"
+        self.reused[f"{why}: read as new lines"] += 1
+        return False
 
     def content(self, line: int, obj: dict[str, Any]) -> list[dict[str, Any]]:
         """``message.content`` as a list of block objects."""
