@@ -206,8 +206,8 @@ def _read_fd(fd: int, label: str, limit: int) -> bytes:
 
 def _open_found(path: Path, trusted: frozenset[int] | None) -> bytes | str | None:
     """The bytes of the file ``path`` found by the search (at most
-    :data:`MAX_CONFIG_BYTES`), why it is passed over (a ``str``), or None when it is
-    no regular file (or gone).
+    :data:`MAX_CONFIG_BYTES`), why it is passed over (a ``str``), or None when there is
+    no such name (:func:`_not_regular` for a name that is no regular file).
 
     The file is opened once and everything is decided from that descriptor
     (:func:`os.fstat`: regular, owner, mode) and read from it, so a user who owns a
@@ -225,7 +225,7 @@ def _open_found(path: Path, trusted: frozenset[int] | None) -> bytes | str | Non
         return None
     is_link = stat.S_ISLNK(link.st_mode)
     if not (regular_file(path) if is_link else stat.S_ISREG(link.st_mode)):
-        return None  # decided before any open: a device is never opened here
+        return _not_regular(path, link, trusted)  # decided before any open: no device opened
     flags = _OPEN_FLAGS | (0 if is_link else getattr(os, "O_NOFOLLOW", 0))
     try:
         fd = os.open(path, flags)
@@ -258,6 +258,28 @@ def _open_found(path: Path, trusted: frozenset[int] | None) -> bytes | str | Non
             raise UsageError(f"{path}: cannot read: {exc.strerror or exc}") from None
     finally:
         os.close(fd)
+
+
+def _not_regular(path: Path, link: os.stat_result, trusted: frozenset[int] | None) -> str:
+    """Why a found name that is no regular file (a dangling link, a directory, a FIFO,
+    a device) is passed over; raises :class:`UsageError` when it is the user's own.
+
+    Passed over silently, a project's ``compaction-audit.toml`` linked to an unmounted
+    shared file let a parent folder's ``fail-on = "never"`` apply without a word
+    (adv29 F7).  One of the user's own is an error (``PATH (a symbolic link to
+    'TARGET'): cannot read: No such file or directory``, ``PATH: is a directory``,
+    ``PATH: is a FIFO, not a regular file``); another user's (a directory named so
+    in ``/tmp``) is passed over with a line, as their unreadable file is, so they
+    cannot stop every run below it."""
+    why = _unopened_owner(path, link, trusted)
+    if why is not None:
+        return why
+    label = str(path)
+    if stat.S_ISLNK(link.st_mode):
+        with contextlib.suppress(OSError, ValueError):
+            label = f"{path} (a symbolic link to {os.readlink(path)!r})"
+    check_readable(str(path), label)
+    return _CHANGED  # a regular file by now: it changed while it was being checked
 
 
 def _unopened_owner(path: Path, link: os.stat_result,

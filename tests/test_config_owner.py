@@ -163,3 +163,45 @@ def test_our_own_unreadable_file_is_still_an_error(
     result = run("audit", "drift.jsonl")
     assert result.exit_code == 2
     assert result.stderr == f"compaction-audit: {planted}: cannot read: Permission denied\n"
+
+
+# adv29 F7: a found name that is no regular file -------------------------------------
+def _no_regular_file(where: Path, kind: str) -> None:
+    """``where/compaction-audit.toml`` as a dangling link, a directory or a FIFO."""
+    path = where / "compaction-audit.toml"
+    if kind == "dangling link":
+        path.symlink_to(where / "unmounted" / "shared.toml")
+    elif kind == "directory":
+        path.mkdir()
+    else:
+        os.mkfifo(path)
+
+
+@pytest.mark.parametrize(("kind", "why"), [
+    ("dangling link", " (a symbolic link to '{job}/unmounted/shared.toml'): cannot read: "
+                      "No such file or directory"),
+    ("directory", ": is a directory"),
+    ("FIFO", ": is a FIFO, not a regular file"),
+])
+def test_our_project_config_that_is_no_file_is_an_error(shared: Path, kind: str,
+                                                        why: str) -> None:
+    """Passed over without a word, it let the parent's ``fail-on = "never"`` (here
+    another user's, so passed over too) or the defaults apply: now exit 2, one line."""
+    job = shared / "job"
+    _no_regular_file(job, kind)
+    result = run("audit", "drift.jsonl")
+    assert (result.exit_code, result.stdout) == (2, "")
+    assert result.stderr == (f"compaction-audit: {job}/compaction-audit.toml"
+                             f"{why.format(job=job)}\n")
+
+
+def test_another_users_name_that_is_no_file_is_passed_over(shared: Path) -> None:
+    """Another user's directory named so in the shared parent cannot stop every run
+    below it: passed over with a line, as their unreadable file is."""
+    (shared / "compaction-audit.toml").unlink()
+    _no_regular_file(shared, "directory")
+    os.chown(shared / "compaction-audit.toml", OTHER_UID, OTHER_UID)
+    result = run("audit", "drift.jsonl")
+    assert result.exit_code == 1, result.stdout
+    assert (f"compaction-audit: ignoring {shared}/compaction-audit.toml: owned by uid "
+            f"{OTHER_UID}, not by you or root") in result.stderr
