@@ -169,9 +169,19 @@ def is_pattern(arg: str) -> bool:
     return any(c in _GLOB_CHARS for c in arg) and not os.path.exists(arg)
 
 
+def has_suffix(name: str, suffixes: tuple[str, ...]) -> bool:
+    """True when ``name`` ends with one of ``suffixes``; the JSON Lines ones
+    (``.jsonl``, ``.jsonl.gz``, ``.jsonl.zst``) in any letter case.  A failing
+    ``B.JSONL`` beside a passing trace was never audited and never named (adv29 F9);
+    Cline's fixed names (``.messages.json``) are matched as written."""
+    return name.endswith(suffixes) or name.lower().endswith(
+        tuple(s for s in suffixes if s.startswith(".jsonl")))
+
+
 def is_trace_name(name: str) -> bool:
-    """True when a file name ends with one of :data:`TRACE_SUFFIXES`."""
-    return name.endswith(TRACE_SUFFIXES)
+    """True when a file name ends with one of :data:`TRACE_SUFFIXES` (the JSON Lines
+    ones in any letter case: the rule of :func:`has_suffix`)."""
+    return has_suffix(name, TRACE_SUFFIXES)
 
 
 def _normal(path: str) -> str:

@@ -35,7 +35,7 @@ from __future__ import annotations
 import fnmatch
 from dataclasses import dataclass, field
 
-from compaction_audit.discover import hidden_phrase
+from compaction_audit.discover import has_suffix, hidden_phrase
 from compaction_audit.errors import LogError, UsageError
 from compaction_audit.io.key_gaps import Gap, LostFolder
 from compaction_audit.io.object_keys import key_problem, unnameable
@@ -99,7 +99,7 @@ def _ends(pattern: list[str], segments: list[str]) -> set[int]:
 def _is_trace_below(segments: list[str], start: int, suffixes: tuple[str, ...]) -> bool:
     """A trace file under the "directory" ``segments[:start]``, through no hidden
     directory."""
-    return segments[-1].endswith(suffixes) and not any(
+    return has_suffix(segments[-1], suffixes) and not any(
         _hidden(s) for s in segments[start:-1])
 
 
@@ -133,7 +133,7 @@ def _hidden_folders(root: str, listed: list[tuple[str, int]], start: int,
     chosen = {u for u, _ in selected}
     out: set[str] = set()
     for u, _size in listed:
-        if u in chosen or not u.endswith(suffixes):
+        if u in chosen or not has_suffix(u, suffixes):
             continue
         segments = u[len(root):].split("/")
         j = next((j for j in range(start, len(segments) - 1) if _hidden(segments[j])), None)

@@ -70,7 +70,7 @@ def _under_searched(fd: int, names: list[str]) -> str | None:
         target = os.readlink(f"/proc/self/fd/{fd}")
     except OSError:
         return None
-    if not os.path.isabs(target) or not target.endswith(TRACE_LIKE):
+    if not os.path.isabs(target) or not target.lower().endswith(TRACE_LIKE):
         return None
     for name in names:
         magic = min((i for i in (name.find(c) for c in "*?[") if i >= 0), default=-1)

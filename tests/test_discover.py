@@ -420,3 +420,18 @@ def test_a_wildcard_level_names_the_hidden_directories_it_passes_over(
     for pattern in ("runs/*/t.jsonl", "runs/*/*.jsonl", "runs/**/t.jsonl"):
         found = find_traces([pattern])
         assert found.traces == ["runs/a/t.jsonl"] and found.hidden == ["runs/.agent"]
+
+
+def test_trace_suffixes_match_in_any_letter_case(tmp_path: Path) -> None:
+    """adv29 F9: a failing ``B.JSONL`` beside a passing trace was never audited and never
+    named; a folder search, and a prefix in object storage, now take the JSON Lines
+    suffixes in any letter case.  Cline's fixed names are matched as written."""
+    from compaction_audit.discover import TRACE_SUFFIXES
+    from compaction_audit.discover_urls import matches
+    for name in ("a.jsonl", "B.JSONL", "c.Jsonl.GZ", "d.JSONL.ZST", "e.MESSAGES.JSON",
+                 "f.json"):
+        (tmp_path / name).write_bytes(b"")
+    assert search_dir(str(tmp_path)) == [
+        f"{tmp_path}/{n}" for n in ("B.JSONL", "a.jsonl", "c.Jsonl.GZ", "d.JSONL.ZST")]
+    assert [matches("runs/", f"runs/{n}", TRACE_SUFFIXES)
+            for n in ("x.JSONL", "x.jsonl.Zst", "x.MESSAGES.JSON")] == [True, True, False]

@@ -302,8 +302,8 @@ def audit_command(
     paths: Annotated[list[str], typer.Argument(
         metavar="PATH",
         help="Trace files, directories (searched recursively for *.jsonl, *.jsonl.gz, "
-             "*.jsonl.zst, Cline's *.messages.json and any *.compaction.json no messages "
-             "file there reads), glob patterns, or s3://, gs://, "
+             "*.jsonl.zst in any letter case, Cline's *.messages.json and any "
+             "*.compaction.json no messages file there reads), glob patterns, or s3://, gs://, "
              "az:// URLs (an object, a prefix ending in '/', or a pattern over keys: pip install "
              "'compaction-audit[cloud]'); '-' for stdin.", show_default=False)],
     fmt: Annotated[AuditFormat, typer.Option("--format", "-f", help="Report format.")]
