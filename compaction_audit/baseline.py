@@ -249,14 +249,16 @@ def _load_or_error(path: Path) -> dict[str, Entry] | UsageError:
 
 def _load(path: Path) -> dict[str, Entry]:
     """:func:`load`'s work, in this process."""
-    from compaction_audit.io.records import not_out_of_memory
+    from compaction_audit.io.records import encoding_error, not_out_of_memory, not_utf8
 
     data = read_bounded(str(path), f"baseline {str(path)!r}", MAX_BASELINE_BYTES, fifo_ok=True)
     try:
         doc: Any = orjson.loads(data)
     except orjson.JSONDecodeError as exc:
         not_out_of_memory(exc.msg)  # no memory to parse: never "bad JSON" (adv25 N5)
-        raise UsageError(f"baseline {str(path)!r}: bad JSON: {exc.msg}") from None
+        why = encoding_error(data) or (
+            not_utf8(data) if "not valid UTF-8" in exc.msg else None) or exc.msg
+        raise UsageError(f"baseline {str(path)!r}: bad JSON: {why}") from None
     if not isinstance(doc, dict) or doc.get("baseline_format") != BASELINE_FORMAT:
         raise UsageError(f"baseline {str(path)!r}: not a compaction-audit baseline "
                          f"(baseline_format {BASELINE_FORMAT} expected)")

@@ -123,6 +123,10 @@ def test_trace_key_is_relative_and_normalized(traces: Path) -> None:
 @pytest.mark.parametrize(("content", "message"), [
     (None, "cannot read"),
     ("{", "bad JSON"),
+    # orjson's "str is not valid UTF-8: surrogates not allowed" named no byte, no place
+    (b'{"baseline_format": 1,\n "findings": ["\xff"]}',
+     "bad JSON: not UTF-8 (byte 0xff at line 2, byte 16)"),
+    (b"\xff\xfe{\x00}\x00", "bad JSON: UTF-16 is not supported (convert to UTF-8)"),
     ('{"findings": []}', "not a compaction-audit baseline"),
     ('{"baseline_format": 1, "findings": [{"trace": "t"}]}', "findings[0] needs trace"),
     # adv10 F2: str() of a 1,000-deep array raised RecursionError ("internal error")
@@ -132,8 +136,11 @@ def test_trace_key_is_relative_and_normalized(traces: Path) -> None:
     ('{"baseline_format": 1, "findings": [{"trace": "t", "code": {"a": 1}, "key": "k", '
      '"rule": "r", "fingerprint": "f"}]}', "findings[0] needs trace"),
 ])
-def test_bad_baseline_is_a_usage_error(traces: Path, content: str | None, message: str) -> None:
-    if content is not None:
+def test_bad_baseline_is_a_usage_error(traces: Path, content: str | bytes | None,
+                                      message: str) -> None:
+    if isinstance(content, bytes):
+        (traces / "b.json").write_bytes(content)
+    elif content is not None:
         (traces / "b.json").write_text(content)
     result = run("audit", "traces", "--baseline", "b.json", "--jobs", "1")
     assert result.exit_code == 2

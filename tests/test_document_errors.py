@@ -111,3 +111,11 @@ def test_an_adapter_read_directly_says_utf16(tmp_path: Path, records: Adapter) -
         run_adapter(records, path)
     assert (err.value.line, err.value.message) == (
         1, "UTF-16 is not supported (convert to UTF-8)")
+
+
+def test_a_line_that_is_not_utf8_names_the_byte_and_where(tmp_path: Path) -> None:
+    """orjson's words were "str is not valid UTF-8: surrogates not allowed"."""
+    path = tmp_path / "latin1.jsonl"
+    path.write_bytes(NATIVE + b'{"type": "round", "round": 1, "spans": [{"id": "caf\xe9"}]}\n')
+    assert audit_error(path) == (f"compaction-audit: {path}:3: bad JSON: not UTF-8 "
+                                 "(byte 0xe9 at byte 52 of the line)")

@@ -468,10 +468,30 @@ def json_error(raw: bytes, message: str, pos: int | None = None) -> str:
     if unsupported is not None:
         return unsupported
     what = "truncated last line" if cut_short(raw, message, pos) else "bad JSON"
+    if what == "bad JSON" and "not valid UTF-8" in message:
+        bad = not_utf8(raw, lines=False)
+        message = message if bad is None else bad
     if raw.count(b"\r") > raw.count(b"\r\n"):
         return (f"bad JSON: lines end with a lone CR (classic Mac line endings); "
                 f"use LF or CRLF ({message})")
     return f"{what}: {message}"
+
+
+def not_utf8(data: bytes, lines: bool = True) -> str | None:
+    """``"not UTF-8 (byte 0xff at line 3, byte 7)"`` for the first byte of ``data``
+    that is not UTF-8 (``lines`` False, for one line of a trace: ``"not UTF-8 (byte
+    0xff at byte 7 of the line)"``), else None.  orjson's words ("str is not valid
+    UTF-8: surrogates not allowed") named neither the byte nor where it is."""
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        byte = f"byte 0x{data[exc.start]:02x}"
+        if not lines:
+            return f"not UTF-8 ({byte} at byte {exc.start + 1:,} of the line)"
+        start = data.rfind(b"\n", 0, exc.start) + 1
+        line = data.count(b"\n", 0, exc.start) + 1
+        return f"not UTF-8 ({byte} at line {line:,}, byte {exc.start - start + 1:,})"
+    return None
 
 
 BOMS = ((b"\xff\xfe\x00\x00", "UTF-32"), (b"\x00\x00\xfe\xff", "UTF-32"),
