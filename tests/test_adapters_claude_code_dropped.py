@@ -154,13 +154,18 @@ def test_a_compaction_given_a_bookkeeping_type_is_counted(tmp_path: Path) -> Non
         "compaction: not read"]
 
 
-def test_history_with_its_compaction_written_twice_is_read_once(tmp_path: Path) -> None:
+@pytest.mark.parametrize("logical_parent", ["c-a6", "not-in-this-file"])
+def test_history_with_its_compaction_written_twice_is_read_once(
+        tmp_path: Path, logical_parent: str) -> None:
     """The first compaction's history (lines 2-19, the boundary and summary with it)
-    written again after the end: each line is read once, the compactions are unchanged."""
-    objs = lines()
+    written again after the end: each line is read once, the compactions are unchanged;
+    also when the boundary's logical parent is not in the file (after a resume)."""
+    objs = [dict(o, logicalParentUuid=logical_parent) if o.get("uuid") == "c-b1" else o
+            for o in lines()]
     again = [o for o in objs[1:19] if o.get("type") in ("user", "assistant", "system")]
     out = convert(write(tmp_path / "twice.jsonl", [*objs, *again]))
-    assert shape(out) == shape(convert(str(FIXTURE)))
+    assert shape(out) == shape(convert(write(tmp_path / "once.jsonl", objs)))
+    assert len([r for _, r in out[1:] if "compaction" in r]) == 2
     assert out[0][1]["reader_notes"] == [
         "15 lines repeating an earlier line's uuid (history written twice): read once"]
 

@@ -158,7 +158,8 @@ class _Converter:
         self.held: list[tuple[int, bytes]] | None = None
         self.uuid_kind: dict[str, tuple[Any, Any, bool, int]] = {}
         self.seen_uuids: set[str] = set()  # every line's uuid so far, bookkeeping too
-        self.early: set[str] = set()  # uuids first met before a parent line (adv29 F1)
+        # uuid -> the parent uuids not yet seen when it (or an ancestor) was first met
+        self.early: dict[str, frozenset[str]] = {}  # (adv29 F1)
         self.not_read: Counter[str] = Counter()  # reason -> lines not read
         self.reused: Counter[str] = Counter()  # reason -> uuids seen before, read or not
         self.queued: deque[str] = deque()  # queued texts, oldest first
@@ -253,8 +254,9 @@ class _Converter:
 
         A line is a re-append only when an earlier line has its ``uuid``, the same kind
         (type, subtype, summary or not) and the same content and parents
-        (:func:`_identity`), and that earlier line came after its parent lines.  A copy
-        put *before* its parents (a compaction copied to the top of the file, adv29 F1)
+        (:func:`_identity`), and no parent the earlier line named before it was in the
+        file has come since (:meth:`note_early`).  A copy put *before* its parents (a
+        compaction copied to the top of the file, adv29 F1)
         or with other content is no re-append: both are read, and a note counts them,
         so a copied harmless compaction cannot make the real one be skipped.
         """
@@ -263,12 +265,11 @@ class _Converter:
         if seen is None:
             self.uuid_line[uuid] = line
             self.uuid_kind[uuid] = what
-            parents = [_get(obj, "parentUuid"), _get(obj, "logicalParentUuid")]
-            if any(isinstance(p, str) and (p not in self.seen_uuids or p in self.early)
-                   for p in parents):
-                self.early.add(uuid)
+            if what[1] == "compact_boundary" or what[2]:
+                self.note_early(uuid, obj)
             return False
-        if seen == what and uuid not in self.early:  # read each message once
+        early = self.early.get(uuid, frozenset())
+        if seen == what and self.seen_uuids.isdisjoint(early):  # read each message once
             self.reused["repeating an earlier line's uuid (history written twice): "
                         "read once"] += 1
             return True
@@ -280,6 +281,24 @@ class _Converter:
             why = "repeating the uuid of an earlier copy that came before its parent line"
         self.reused[f"{why}: read as new lines"] += 1
         return False
+
+    def note_early(self, uuid: str, obj: dict[str, Any]) -> None:
+        """Record the parents of the compaction line ``uuid`` (its ``parentUuid`` and
+        ``logicalParentUuid``, and a summary's boundary's) that are not in the file
+        yet.  A parent missing from the whole file is common (the compaction's logical
+        parent, after a resume); one that comes *later* marks a copy put before its
+        history.  Kept for compaction lines only, each set of at most a few uuids: a
+        message line's copy moves no compaction, and carrying the sets down every
+        message would cost (lines x compactions)."""
+        missing: set[str] = set()
+        for key in ("parentUuid", "logicalParentUuid"):
+            parent = _get(obj, key)
+            if isinstance(parent, str):
+                if parent not in self.seen_uuids:
+                    missing.add(parent)
+                missing.update(self.early.get(parent, ()))
+        if missing:
+            self.early[uuid] = frozenset(missing)
 
     def content(self, line: int, obj: dict[str, Any]) -> list[dict[str, Any]]:
         """``message.content`` as a list of block objects."""
