@@ -318,9 +318,10 @@ def feed(path: str, lines: Iterable[tuple[int, bytes]] | None,
     return first
 
 
-def lines_phrase(n: int) -> str:
-    """``"1 line"``, ``"2,345 lines"``: how a reader note counts lines."""
-    return f"{n:,} line{'' if n == 1 else 's'}"
+def lines_phrase(n: int, unit: str = "line") -> str:
+    """``"1 line"``, ``"2,345 lines"``: how a reader note counts lines (or the records
+    of a document, ``unit`` ``"event"``, ``"part"``)."""
+    return f"{n:,} {unit}{'' if n == 1 else 's'}"
 
 
 def unknown_type_note(kind: Any, what: str = "a type") -> str:
