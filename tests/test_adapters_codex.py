@@ -293,3 +293,55 @@ def test_a_compaction_event_without_its_compacted_line_is_not_checked(tmp_path: 
     assert report.compactions_not_checked() == events
     assert report.verdict().startswith(f"PASS ({events} compaction")
     assert len(compactions(fixture("codex-local.jsonl"))) == 2  # with them: as before
+
+
+def test_payloads_of_a_type_not_known_are_counted_not_dropped(tmp_path: Path) -> None:
+    """adv29 F5: every ``response_item`` message retyped ``Message`` turned a failing
+    rollout into exit 0 with no word: the payload's type was not the line's, so it was
+    never counted.  Unknown ``response_item`` payload and ``event_msg`` types are now
+    counted as not read; the bookkeeping Codex writes (``reasoning``, ``ghost_snapshot``,
+    ``user_message``, ``turn_aborted``, ...) is not."""
+    out = rollout(tmp_path, [
+        message("user", "Set the retry limit to 7."),
+        ("response_item", {"type": "Message", "role": "user",
+                           "content": [{"type": "input_text", "text": "hidden"}]}),
+        ("response_item", {"type": "Message", "role": "assistant",
+                           "content": [{"type": "output_text", "text": "hidden too"}]}),
+        ("response_item", {"type": "reasoning", "summary": [], "encrypted_content": "x"}),
+        ("response_item", {"type": "ghost_snapshot", "ghost_commit": {"id": "abc"}}),
+        ("event_msg", {"type": "user_message", "message": "Set the retry limit to 7."}),
+        ("event_msg", {"type": "turn_aborted", "reason": "interrupted"}),
+        ("event_msg", {"type": "Context_Compacted"}),
+        ("response_item", {"role": "user", "content": "no type at all"}),
+    ])
+    head = out[0][1]
+    assert head["lines_not_read"] == 4
+    assert head["reader_notes"] == [
+        "2 lines of a response_item payload type this reader does not know ('Message'): "
+        "not read",
+        "1 line of an event_msg type this reader does not know ('Context_Compacted'): "
+        "not read",
+        "1 line of a response_item payload type this reader does not know (None): "
+        "not read"]
+    for name in ("codex-local.jsonl", "codex-remote.jsonl", "codex-legacy.jsonl"):
+        assert "lines_not_read" not in fixture(name)[0][1], name
+
+
+def test_a_compacted_line_pairs_only_with_the_event_right_after_it(tmp_path: Path) -> None:
+    """adv29 F6: a ``compacted`` line whose own ``context_compacted`` event was removed
+    "paid for" a later event that had no compacted line, and that second compaction
+    vanished without a word.  An event pairs only with a compacted line not yet paired
+    and with no rollout item (a response item, a turn context) between them."""
+    compacted = ("compacted", {"message": "Summary: retry limit is 7."})
+    event = ("event_msg", {"type": "context_compacted"})
+    head = [message("user", "Set the retry limit to 7."), message("assistant", "Done.")]
+    later = [("turn_context", {"cwd": "/w"}), message("user", "Now the timeout.")]
+    paired = rollout(tmp_path, [*head, compacted, usage(10, 0, 1), event, *later])
+    assert [r["compaction"].get("unchecked") for _, r in compactions(paired)] == [None]
+    # the first compaction's event removed, a second event with no compacted line added
+    attack = rollout(tmp_path, [*head, compacted, *later, event])
+    assert [r["compaction"].get("unchecked") for _, r in compactions(attack)] == [
+        None, "the rollout records the compaction's event but not its compacted line"]
+    # one compacted line, two events after it: the second has no line of its own
+    twice = rollout(tmp_path, [*head, compacted, event, event])
+    assert len(compactions(twice)) == 2

@@ -102,7 +102,8 @@ def test_unseen_kind_is_said(tmp_path: Path) -> None:
                               {"id": "g", "type": "tool_group", "content": "?"}]))
     assert notes_and_spans(gemini_cli.records, path) == ([
         "Gemini CLI format version robot not seen before; read as kind main",
-        "Gemini CLI message type tool_group not seen before; its records skipped"], ["u"])
+        "1 message of a message type this reader does not know ('tool_group'): not read"],
+        ["u"])
 
 
 def test_bad_line_is_a_file_line_error_or_a_counted_skip(tmp_path: Path) -> None:
@@ -208,3 +209,38 @@ def test_a_linked_recording_reads_the_telemetry_beside_the_file_it_names(
         (_line, rnd), = compaction_rounds(run_adapter(gemini_cli.records, path))
         assert rnd["compaction"]["tokens_after"] == 257, path
     assert_output_refused(link, tmp_path / "real" / "telemetry.log")
+
+
+def test_records_of_a_shape_not_known_are_counted_not_dropped(tmp_path: Path) -> None:
+    """adv29 F4: the compression's ``$set`` key renamed ``$Set`` made a failing session a
+    plain PASS with no word.  An object line that is none of Gemini CLI's records, a
+    ``$set`` key that is no field of its conversation record, and a message of a type
+    it does not write (once per message id) are counted as not read."""
+    lines = SESSION.read_text().splitlines()
+    assert '"$set":{"messages"' in lines[24] and gemini_cli.SNAPSHOT_TAG in lines[24]
+    renamed = tmp_path / "session-renamed.jsonl"
+    renamed.write_text("\n".join([*lines[:24], lines[24].replace('"$set"', '"$Set"', 1),
+                                  *lines[25:]]) + "\n")
+    out = run_adapter(gemini_cli.records, renamed)
+    assert compaction_rounds(out) == []
+    assert out[0][1]["lines_not_read"] == 1
+    assert out[0][1]["reader_notes"] == [
+        "1 line of a record shape (its keys) this reader does not know ('$Set'): not read"]
+    report = api.audit(str(renamed))
+    assert report.verdict().startswith("PASS (1 line not read, see the notes)")
+    assert "lines_not_read" not in run_adapter(gemini_cli.records, SESSION)[0][1]
+
+    path = tmp_path / "session-z.jsonl"
+    path.write_text(lines_of([
+        META, {"id": "u", "type": "user", "content": [{"text": "hi"}]},
+        {"$set": {"Messages": [{"id": "u", "type": "user", "content": "hi"}],
+                  "lastUpdated": "t2"}},
+        {"id": "g", "type": "Gemini", "content": "hidden"},
+        {"id": "g", "type": "Gemini", "content": "hidden, written again"},
+        {"id": "n"}, {"$rewindTo": "u"}]))
+    out = run_adapter(gemini_cli.records, path)
+    assert out[0][1]["lines_not_read"] == 3
+    assert out[0][1]["reader_notes"] == [
+        "1 line of a $set key this reader does not know ('Messages'): not read",
+        "1 message of a message type this reader does not know ('Gemini'): not read",
+        "1 line of a record shape (its keys) this reader does not know ('id'): not read"]

@@ -133,9 +133,12 @@ def test_part_fields_of_other_versions_are_read_tolerantly(tmp_path: Path) -> No
     out = run_adapter(opencode.records, write_json(tmp_path / "e.json", exp))
     (_, rnd) = compaction_rounds(out)[1]
     assert rnd["compaction"]["trigger"] is None and "overflow" not in rnd["compaction"]
+    # a part type and a message role not known are counted as not read (adv29 F4)
     assert out[0][1]["reader_notes"] == [
         "opencode format version 2.0.0 not seen before; read as 1.x",
-        "opencode message role system not seen before; its messages skipped"]
+        "1 message of a message role this reader does not know ('system'): not read",
+        "1 part of a part type this reader does not know ('a-new-part'): not read"]
+    assert out[0][1]["lines_not_read"] == 2
     assert rnd["compaction"]["messages_removed"] == 3  # the skipped one is not counted
 
 
@@ -221,3 +224,26 @@ def test_a_store_row_whose_data_cannot_be_read_is_a_bad_record(
     with pytest.raises(LogError) as info:
         list(opencode.records(str(path)))
     assert str(info.value) == f"{path}:1: {error}"
+
+
+def test_a_part_of_a_type_not_known_is_counted_not_dropped(tmp_path: Path) -> None:
+    """adv29 F4: the ``compaction`` part retyped ``Compaction`` made a failing session a
+    plain PASS with no word (unknown part types were ignored).  Each part of a type
+    not in opencode's schema is counted as not read; the schema's bookkeeping parts
+    (``step-start``, ``step-finish``, ``reasoning``, ...) are not."""
+    exp = export()
+    marker = exp["messages"][3]["parts"][0]
+    assert marker["type"] == "compaction"
+    marker["type"] = "Compaction"
+    exp["messages"][1]["parts"] += [{"id": "prt_r", "type": "reasoning", "text": "hm"},
+                                    {"id": "prt_p", "type": "patch", "hash": "h",
+                                     "files": []}]
+    path = write_json(tmp_path / "renamed.json", exp)
+    out = run_adapter(opencode.records, path)
+    assert out[0][1]["lines_not_read"] == 1
+    assert out[0][1]["reader_notes"] == [
+        "1 part of a part type this reader does not know ('Compaction'): not read"]
+    assert "1 line not read, see the notes" in api.audit(str(path)).verdict()
+    for name in ("export.json", "real/export.json", "real/opencode.db"):
+        head = run_adapter(opencode.records, FIXTURES / "opencode" / name)[0][1]
+        assert "lines_not_read" not in head, name

@@ -149,5 +149,38 @@ def test_sdk_request_reason_and_unknown_kinds(tmp_path: Path) -> None:
     out = run_adapter(openhands.records, path)
     (_, rnd), = compaction_rounds(out)
     assert rnd["compaction"]["trigger"] == "auto"
+    # counted as not read, not only noted (adv29 F4)
     assert out[0][1]["reader_notes"] == [
-        "OpenHands SDK event kind SomeFutureEvent not seen before; its event skipped"]
+        "1 event of an SDK event kind this reader does not know ('SomeFutureEvent'): "
+        "not read"]
+    assert out[0][1]["lines_not_read"] == 1
+
+
+def test_a_renamed_condensation_is_counted_not_read_not_a_tool_call(tmp_path: Path) -> None:
+    """adv29 F4: the condensation actions renamed ``Condensation`` became
+    ``tool_call:Condensation`` spans, the forgotten events were never folded, and the
+    failing trajectory passed with no word.  An action whose name folds to a known one
+    (letter case, punctuation), or an unknown action carrying a condensation's args,
+    is counted as not read; other unknown actions are still tool calls."""
+    evs = events()
+    named = [e for e in evs if e.get("action") == "condensation"]
+    assert len(named) == 2
+    for e in named:
+        e["action"] = "Condensation"
+    evs.append({"id": 90, "source": "agent", "action": "forget_things",
+                "args": {"forgotten_event_ids": [1, 2], "summary": "x"}})
+    evs.append({"id": 91, "source": "agent", "action": "deploy_tool",
+                "args": {"summary": "a tool may well take a summary"}})
+    path = tmp_path / "renamed.json"
+    path.write_text(json.dumps(evs, indent=1))
+    out = run_adapter(openhands.records, path)
+    assert compaction_rounds(out) == []
+    assert out[0][1]["lines_not_read"] == 3
+    assert out[0][1]["reader_notes"] == [
+        "2 events of an action name this reader does not know ('Condensation'): not read",
+        "1 event of an action (with a condensation's args) this reader does not know "
+        "('forget_things'): not read"]
+    assert all_spans(out)["91"]["source"] == "tool_call:deploy_tool"
+    assert api.audit(str(path)).verdict().startswith("PASS (3 lines not read")
+    for fixture in (TRAJECTORY, SDK_EVENTS):
+        assert "lines_not_read" not in run_adapter(openhands.records, fixture)[0][1]

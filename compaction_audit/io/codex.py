@@ -19,6 +19,7 @@ import orjson
 
 from compaction_audit.errors import LogError
 from compaction_audit.io import harness
+from compaction_audit.io.codex_types import BOOKKEEPING_EVENTS, BOOKKEEPING_ITEMS
 from compaction_audit.io.tokens import (
     IMAGE_TOKENS,
     RoundAssembler,
@@ -104,7 +105,9 @@ class _Converter:
         self.last_seen: tuple[Any, ...] | None = None
         self.awaiting_after: list[dict[str, Any]] = []
         self.not_read: Counter[str] = Counter()  # why -> lines (a type not known)
-        self.compacted_since_event = False  # a compacted line since the last event
+        # a compacted line not yet paired with its context_compacted event, and no
+        # rollout item since it: the only line an event may pair with (adv29 F6)
+        self.unpaired_compacted = False
 
     def fail(self, line: int, message: str, where: str) -> LogError:
         """A :class:`LogError` for this file."""
@@ -113,7 +116,14 @@ class _Converter:
     def handle(self, line: int, obj: dict[str, Any]) -> None:
         """Apply one decoded rollout line; a line of a type not known is counted in
         :attr:`not_read` (a ``compacted`` line renamed made a failing rollout pass
-        without a word: adv27 F2)."""
+        without a word: adv27 F2), and so is an ``event_msg`` of a type neither read
+        nor in :data:`~compaction_audit.io.codex_types.BOOKKEEPING_EVENTS` (adv29 F5).
+
+        A ``context_compacted`` event pairs with the ``compacted`` line before it only
+        when nothing but events lies between them (Codex writes the event right after
+        the line) and that line is not paired yet; any other event is a compaction
+        that could not be checked (adv29 F6: a line whose own event was removed paid
+        for a later event with no line)."""
         kind = obj.get("type")
         if not isinstance(kind, str) or kind not in _LINE_TYPES:
             self.not_read[unknown_type_note(kind)] += 1
@@ -121,6 +131,8 @@ class _Converter:
         payload = obj.get("payload")
         if type(payload) is not dict:
             raise self.fail(line, "expected an object", "payload")
+        if kind != "event_msg":
+            self.unpaired_compacted = kind == "compacted"
         if kind == "session_meta":
             sid = payload.get("id")
             if self.session_id is None and isinstance(sid, str):
@@ -129,19 +141,30 @@ class _Converter:
             self.item(line, payload)
         elif kind == "compacted":
             self.compacted(line, payload)
-            self.compacted_since_event = True
-        elif kind == "event_msg" and payload.get("type") == "context_compacted":
-            if not self.compacted_since_event:
+        elif kind == "event_msg":
+            self.event(line, payload)
+
+    def event(self, line: int, p: dict[str, Any]) -> None:
+        """An ``event_msg``: a compaction's event, a token count, a turn's start (the
+        context window), known bookkeeping, or a type not known (counted)."""
+        kind = p.get("type")
+        if kind == "context_compacted":
+            if not self.unpaired_compacted:
                 self.lost_compaction(line)
-            self.compacted_since_event = False
-        elif kind == "event_msg" and payload.get("type") == "token_count":
-            self.token_count(line, payload)
-        elif kind == "event_msg" and payload.get("type") == "task_started":
-            self.window(payload.get("model_context_window"))
+            self.unpaired_compacted = False
+        elif kind == "token_count":
+            self.token_count(line, p)
+        elif kind == "task_started":
+            self.window(p.get("model_context_window"))
+        elif not isinstance(kind, str) or kind not in BOOKKEEPING_EVENTS:
+            self.not_read[unknown_type_note(kind, "an event_msg type")] += 1
 
     # -- items -----------------------------------------------------------------------
     def item(self, line: int, p: dict[str, Any]) -> None:
-        """A ``response_item``: a message, a tool call or a tool output become spans."""
+        """A ``response_item``: a message, a tool call or a tool output become spans;
+        a payload type neither read nor in
+        :data:`~compaction_audit.io.codex_types.BOOKKEEPING_ITEMS` is counted as not
+        read (adv29 F5)."""
         kind = p.get("type")
         if kind == "message":
             role = str(p.get("role"))
@@ -162,6 +185,8 @@ class _Converter:
             span = self.asm.span(line, base, source, text, size)
             self.keys[span["id"]] = key
             self.enter(span["id"], None)
+        elif not isinstance(kind, str) or kind not in BOOKKEEPING_ITEMS:
+            self.not_read[unknown_type_note(kind, "a response_item payload type")] += 1
 
     def enter(self, item: str, human_tokens: int | None) -> None:
         """Note that ``item`` entered the working set: a user turn of ``human_tokens``

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import bisect
 import re
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -32,7 +33,12 @@ import orjson
 from compaction_audit.errors import LogError, TooDamaged
 from compaction_audit.io.lines import iter_lines
 from compaction_audit.io.records import encoding_error, not_out_of_memory
-from compaction_audit.io.tokens import RoundAssembler, session_record, shape_error
+from compaction_audit.io.tokens import (
+    RoundAssembler,
+    lines_phrase,
+    session_record,
+    shape_error,
+)
 
 SHAPE_ERRORS = (TypeError, AttributeError, KeyError, IndexError, ValueError, RecursionError)
 """What a handler raises on a shape it did not foresee (as :func:`tokens.feed` catches)."""
@@ -175,9 +181,10 @@ def _element_starts(data: bytes) -> tuple[dict[str | None, list[int]], dict[Part
 
 class Conversion:
     """What every converter of these adapters keeps: the input ``path``, the
-    :class:`RoundAssembler`, the session's id, budget and reader ``notes``, the last
-    measured context size (``last_input``, tokens) and the compaction infos that wait
-    for the first measurement after them (their ``tokens_after``)."""
+    :class:`RoundAssembler`, the session's id, budget and reader ``notes``, the records
+    not read (``not_read``: :meth:`unread`), the last measured context size
+    (``last_input``, tokens) and the compaction infos that wait for the first
+    measurement after them (their ``tokens_after``)."""
 
     def __init__(self, path: str) -> None:
         self.path = path
@@ -185,6 +192,7 @@ class Conversion:
         self.session_id: str | None = None
         self.budget: int | None = None
         self.notes: dict[str, None] = {}  # in the order first said (a dict: linear dedupe)
+        self.not_read: Counter[tuple[str, str]] = Counter()  # (unit, why) -> records
         self.last_input: int | None = None
         self.awaiting_after: list[dict[str, Any]] = []
 
@@ -194,6 +202,15 @@ class Conversion:
         one per message (issue 11, class 5; adv9 F9)."""
         if text:
             self.notes.setdefault(text)
+
+    def unread(self, why: str, unit: str = "line") -> None:
+        """Count one record not read (a line, or a document's ``unit``: ``"event"``,
+        ``"part"``), for ``why`` (e.g. :func:`~compaction_audit.io.tokens.unknown_type_note`).
+        The session record counts them all in ``lines_not_read`` and a reader note
+        says how many of each and why, so the verdict says "N lines not read": a
+        record of a type or shape the reader does not know is never dropped without a
+        word (issue 11 class 2; adv29 F4)."""
+        self.not_read[unit, why] += 1
 
     def measured(self, size: int | None) -> None:
         """A measured context size: the next compaction's ``tokens_before`` and the
@@ -207,11 +224,16 @@ class Conversion:
 
     def output(self, source_format: str, first_line: int
                ) -> Iterator[tuple[int, dict[str, Any]]]:
-        """The session record (at ``first_line``, with the notes) and every round."""
+        """The session record (at ``first_line``, with the notes and the count of
+        records not read) and every round."""
         rounds = self.asm.finish()
         record = session_record(source_format, self.session_id, self.budget)
-        if self.notes:
-            record["reader_notes"] = list(self.notes)
+        notes = [*self.notes, *(f"{lines_phrase(n, unit)} {why}"
+                                for (unit, why), n in self.not_read.items())]
+        if notes:
+            record["reader_notes"] = notes
+        if self.not_read:
+            record["lines_not_read"] = sum(self.not_read.values())
         yield first_line, record
         yield from rounds
 

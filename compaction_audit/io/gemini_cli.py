@@ -18,6 +18,12 @@ Tokens: a ``gemini`` record's ``tokens.output`` is split over its text and tool 
 the compression's ``tokens_before``; ``tokens_after`` is the next measured prompt.  A
 Gemini CLI telemetry log (``gemini_cli.chat_compression`` events, ``tokens_before`` /
 ``tokens_after``) named ``telemetry.log`` next to the session file overrides both.
+
+Not read, and counted (``lines_not_read``, a reader note: adv29 F4): an object line
+that is none of Gemini CLI's four records (``chatRecordingService.ts`` knows a
+``$rewindTo`` string, a ``$set`` object, a metadata line with ``sessionId`` and
+``projectHash``, a message with an ``id``), a ``$set`` key not in :data:`SET_KEYS`,
+and a message of a ``type`` not in :data:`MESSAGE_TYPES` (once per message id).
 """
 
 from __future__ import annotations
@@ -49,6 +55,7 @@ from compaction_audit.io.tokens import (
     estimate_tokens,
     split_tokens,
     tool_input_text,
+    unknown_type_note,
     utf8_len,
 )
 
@@ -61,6 +68,12 @@ HARNESS_PREFIXES = ("<session_context>", SNAPSHOT_TAG)
 """User-role text Gemini CLI writes itself: spans, never a person's turn."""
 
 MESSAGE_TYPES = frozenset({"user", "gemini", "info", "error", "warning"})
+"""The message ``type`` values of Gemini CLI's chat recording (``chatRecordingTypes.ts``,
+``ConversationRecordExtra``)."""
+SET_KEYS = frozenset({"sessionId", "projectHash", "startTime", "lastUpdated", "messages",
+                      "summary", "memoryScratchpad", "directories", "kind"})
+"""The keys a ``$set`` line may update: the fields of Gemini CLI's ``ConversationRecord``
+(``chatRecordingTypes.ts``).  Another key is counted as not read."""
 SEEN_KINDS = ("main", "subagent")
 """``kind`` values of the metadata line this adapter was written against (0.61)."""
 
@@ -154,12 +167,15 @@ class _Converter(Conversion):
         self.owner: dict[str, str] = {}  # span id -> id of the message it came from
         self.snapshots: set[str] = set()
         self.compactions: list[dict[str, Any]] = []
+        self.unread_ids: set[str] = set()  # messages counted as not read (their ids)
         # the content keys of the working set's spans; None: rebuild (a compression
         # changed the working set), else kept up to date as spans are added
         self.working_keys: set[str] | None = None
 
     def handle(self, line: int, raw: bytes) -> None:
-        """Apply one line of the recording."""
+        """Apply one line of the recording; a line of a shape the reader does not know
+        is counted as not read (adv29 F4: the compression's ``$set`` key renamed
+        ``$Set`` made a failing session a plain PASS)."""
         obj = decode_object(self.path, line, raw)
         if self.check is not None:
             self.mixed = self.check(line, obj)
@@ -169,6 +185,8 @@ class _Converter(Conversion):
             update = obj["$set"]
             if type(update) is not dict:
                 raise LogError(self.path, line, "expected an object", "$set")
+            for key in sorted(update.keys() - SET_KEYS):  # a renamed "messages": not read
+                self.unread(unknown_type_note(key, "a $set key"))
             if "messages" in update:
                 self.rewrite(line, update["messages"])
         elif "$rewindTo" in obj:
@@ -179,6 +197,9 @@ class _Converter(Conversion):
             self.note(version_note("Gemini CLI", obj.get("kind"), SEEN_KINDS, "kind main"))
         elif "id" in obj and "type" in obj:
             self.message(line, obj, "")
+        else:
+            keys = ",".join(sorted(obj))
+            self.unread(unknown_type_note(keys, "a record shape (its keys)"))
 
     def legacy(self, doc: Document, el: Elements) -> None:
         """A whole-JSON session (before JSON Lines): its messages in order.  The file is
@@ -210,9 +231,11 @@ class _Converter(Conversion):
         kind = msg.get("type")
         if not isinstance(kind, str):
             raise LogError(self.path, line, "expected a string", f"{where}type")
-        if kind not in MESSAGE_TYPES:
-            self.note(version_note("Gemini CLI", kind, MESSAGE_TYPES, "skipped",
-                                   what="message type", then="its records"))
+        if kind not in MESSAGE_TYPES:  # counted, never dropped without a word (adv29 F4)
+            mid = msg.get("id")
+            if not isinstance(mid, str) or mid not in self.unread_ids:  # once a message
+                self.unread_ids.add(str(mid))
+                self.unread(unknown_type_note(kind, "a message type"), "message")
             return
         if kind not in ("user", "gemini"):
             return  # info, error and warning lines are shown to the person, not sent

@@ -18,7 +18,10 @@ most recently updated top-level session is read, and the report says so).
 * Tokens: an assistant message's ``tokens.output`` is split over its text and tool
   calls; ``tokens.input + tokens.cache.read`` is the measured context size.
 
-The part grew fields across versions: unknown part types and fields are ignored.
+The part grew fields across versions: unknown fields are ignored.  A part of a type
+not in :data:`PART_TYPES` and a message of a role other than ``user`` and
+``assistant`` are counted as not read (``lines_not_read``, a reader note: adv29 F4, the
+``compaction`` part retyped ``Compaction`` made a failing session a plain PASS).
 """
 
 from __future__ import annotations
@@ -50,10 +53,19 @@ from compaction_audit.io.tokens import (
     estimate_tokens,
     split_tokens,
     tool_input_text,
+    unknown_type_note,
     utf8_len,
 )
 
 SOURCE_FORMAT = "opencode"
+
+PART_TYPES = frozenset({"text", "subtask", "reasoning", "file", "tool", "step-start",
+                        "step-finish", "snapshot", "patch", "agent", "retry", "compaction"})
+"""The part types of opencode's message schema (``Part`` in
+``packages/opencode/src/session/message-v2.ts``).  ``text``, ``file``, ``tool`` and
+``compaction`` are read; the others hold no span (reasoning, step and snapshot
+bookkeeping, retries, an agent or subtask mention); any other type is counted as not
+read."""
 
 SEEN_MAJOR = ("0", "1")
 """Major ``info.version`` values whose message and part schema this adapter follows."""
@@ -222,7 +234,8 @@ class _Converter(Conversion):
         self.since: list[tuple[str, list[str]]] = []  # messages since the last compaction
 
     def message(self, entry: _Entry) -> None:
-        """One message and its parts."""
+        """One message and its parts; a message of a role, or a part of a type, the
+        reader does not know is counted as not read."""
         info, parts, line = entry.info, entry.parts, entry.line
         if type(info) is not dict:
             raise LogError(self.path, line, "expected an object", f"{entry.where}.info")
@@ -236,17 +249,21 @@ class _Converter(Conversion):
             _bad_data(self.path, line, part, f"{entry.where}.parts[{j}]")
         self.prune_until(_time(info, "created"), line)
         role = info.get("role")
+        if role not in ("user", "assistant"):
+            if not isinstance(role, str):
+                raise LogError(self.path, line, "expected a string",
+                               f"{entry.where}.info.role")
+            self.unread(unknown_type_note(role, "a message role"), "message")
+            return
+        for part in parts:  # counted, never dropped without a word (adv29 F4)
+            kind = part.get("type")
+            if not isinstance(kind, str) or kind not in PART_TYPES:
+                self.unread(unknown_type_note(kind, "a part type"), "part")
         last = next(reversed(self.asm.working), None)  # new spans come after it
         if role == "user":
             self.user(line, info, parts)
-        elif role == "assistant":
-            self.assistant(line, info, parts)
-        elif isinstance(role, str):
-            self.note(version_note("opencode", role, (), "skipped", what="message role",
-                                   then="its messages"))
-            return
         else:
-            raise LogError(self.path, line, "expected a string", f"{entry.where}.info.role")
+            self.assistant(line, info, parts)
         added = list(takewhile(lambda item: item != last, reversed(self.asm.working)))
         self.since.append((str(info.get("id")), added[::-1]))
 

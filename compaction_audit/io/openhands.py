@@ -21,10 +21,18 @@ flags; its ``thought`` is an ``assistant`` span) and any other observation
 ``tool_result:<observation>``.  State changes and ``null`` events are bookkeeping.
 Tokens are estimated; ``llm_metrics.accumulated_token_usage`` gives the budget
 (``context_window``) and the last call's size (``per_turn_token``) for ``tokens_before``.
+
+Not read, and counted (``lines_not_read``, a reader note: adv29 F4, the condensation
+actions renamed ``Condensation`` became tool calls and a failing trajectory passed):
+an SDK event of a ``kind`` not in :data:`SDK_KINDS`; an action or observation whose
+name is not one the reader knows but equals one once letter case and punctuation are
+set aside (:func:`_folded`); and an action the reader does not know whose ``args``
+carry a condensation's fields (:data:`CONDENSATION_ARGS`).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator
 from typing import Any
 
@@ -36,7 +44,6 @@ from compaction_audit.io.documents import (
     chain_head,
     read_document,
     text_of,
-    version_note,
 )
 from compaction_audit.io.event_ranges import EventRanges
 from compaction_audit.io.harness import META
@@ -45,6 +52,7 @@ from compaction_audit.io.tokens import (
     decode_object,
     estimate_tokens,
     tool_input_text,
+    unknown_type_note,
 )
 
 SOURCE_FORMAT = "openhands"
@@ -56,6 +64,13 @@ HARNESS = frozenset({"system", "recall"})
 REQUEST_REASONS = {"manual": "manual", "context_limit": "auto"}
 """An SDK ``CondensationRequest.reason`` -> the trigger."""
 
+CONDENSATION = "condensation"
+KNOWN_NAMES = frozenset({*BOOKKEEPING, *ASSISTANT_ACTIONS, *HARNESS, CONDENSATION})
+"""The action and observation names the reader treats by name; any other is a tool."""
+CONDENSATION_ARGS = frozenset({"forgotten_event_ids", "forgotten_events_start_id",
+                               "forgotten_events_end_id", "summary_offset"})
+"""``args`` fields only a condensation carries (OpenHands' ``CondensationAction``)."""
+
 
 SDK_KINDS = frozenset({"MessageEvent", "ActionEvent", "ObservationEvent", "SystemPromptEvent",
                        "UserRejectObservation", "AgentErrorEvent", "Condensation",
@@ -63,6 +78,16 @@ SDK_KINDS = frozenset({"MessageEvent", "ActionEvent", "ObservationEvent", "Syste
                        "ConversationStateUpdateEvent", "PauseEvent", "TokenEvent",
                        "LLMCompletionLogEvent", "ConversationErrorEvent"})
 """``kind`` values of the OpenHands SDK (V1) events this adapter was written against."""
+
+
+def _folded(name: str) -> str:
+    """``name`` without letter case and punctuation: ``"Condensation"``,
+    ``"CONDENSATION"`` and ``"condensation-request"`` fold to the same as the names
+    OpenHands writes (``"condensation"``, ``"condensation_request"``)."""
+    return re.sub(r"[\W_]+", "", name.casefold())
+
+
+_FOLDED_KNOWN = frozenset(_folded(name) for name in KNOWN_NAMES)
 
 
 def _is_event(obj: Any) -> bool:
@@ -180,20 +205,24 @@ class _Converter(Conversion):
             raise LogError(self.path, line, "expected an event object with 'id' and "
                            "'action' or 'observation'", where or "id")
         if "kind" in event:
-            if event["kind"] not in SDK_KINDS:
-                self.note(version_note("OpenHands SDK", event["kind"], SDK_KINDS, "skipped",
-                                       what="event kind", then="its event"))
+            if event["kind"] not in SDK_KINDS:  # counted, not only noted (adv29 F4)
+                self.unread(unknown_type_note(event["kind"], "an SDK event kind"), "event")
+                return
             event = from_sdk(event)
         self.metrics(event.get("llm_metrics"))
         eid = str(event["id"])
         action, observation = event.get("action"), event.get("observation")
         kind = str(action if action is not None else observation)
+        why = self.unknown(kind, action is not None, event.get("args"))
+        if why is not None:
+            self.unread(why, "event")
+            return
         if kind in BOOKKEEPING:
             if kind == "condensation_request":
                 reason = as_object(event.get("args")).get("reason")
                 self.requested = REQUEST_REASONS.get(str(reason), "requested")
             return
-        if action == "condensation":
+        if action == CONDENSATION:
             self.condensation(line, event, where)
             return
         args = event.get("args")
@@ -218,6 +247,22 @@ class _Converter(Conversion):
             self.add(line, eid, f"tool_call:{kind}", tool_input_text(values))
         else:
             self.add(line, eid, f"tool_result:{kind}", text_of(event.get("content")))
+
+    @staticmethod
+    def unknown(kind: str, is_action: bool, args: Any) -> str | None:
+        """Why an event is not read (a reader note's reason), or None to read it: a
+        name not known that folds to a known one (a renamed condensation), or an
+        action not known whose ``args`` carry a condensation's fields (adv29 F4: they
+        became a ``tool_call`` span and the forgotten events were never folded)."""
+        if kind in KNOWN_NAMES:
+            return None
+        what = "an action" if is_action else "an observation"
+        if _folded(kind) in _FOLDED_KNOWN:
+            return unknown_type_note(kind, f"{what} name")
+        if is_action and isinstance(args, dict) and not args.keys().isdisjoint(
+                CONDENSATION_ARGS):
+            return unknown_type_note(kind, "an action (with a condensation's args)")
+        return None
 
     def add(self, line: int, eid: str, source: str, text: str, suffix: str = "") -> None:
         """A span of event ``eid`` (id: the event id, plus ``suffix``), unless empty."""

@@ -318,17 +318,19 @@ def feed(path: str, lines: Iterable[tuple[int, bytes]] | None,
     return first
 
 
-def lines_phrase(n: int) -> str:
-    """``"1 line"``, ``"2,345 lines"``: how a reader note counts lines."""
-    return f"{n:,} line{'' if n == 1 else 's'}"
+def lines_phrase(n: int, unit: str = "line") -> str:
+    """``"1 line"``, ``"2,345 lines"``: how a reader note counts lines (or the records
+    of a document, ``unit`` ``"event"``, ``"part"``)."""
+    return f"{n:,} {unit}{'' if n == 1 else 's'}"
 
 
-def unknown_type_note(kind: Any) -> str:
-    """A reader note's reason for a line whose ``type`` the reader does not know (a
-    Claude Code or Codex line; adv27 F2): the type named, cut to 40 characters (the
-    report escapes it)."""
+def unknown_type_note(kind: Any, what: str = "a type") -> str:
+    """A reader note's reason for a line (or record) whose ``type`` the reader does not
+    know (a Claude Code or Codex line, adv27 F2; a Codex payload, a Gemini CLI record,
+    an opencode part, adv29 F4/F5): "of <what> this reader does not know (X): not
+    read", the type X named, cut to 40 characters (the report escapes it)."""
     shown = repr(kind[:40]) if isinstance(kind, str) else repr(kind)[:40]
-    return f"of a type this reader does not know ({shown}): not read"
+    return f"of {what} this reader does not know ({shown}): not read"
 
 
 def session_record(source_format: str, session_id: str | None,
