@@ -68,3 +68,31 @@ def test_no_summary_and_no_cap_leaves_the_column_out(write_log: LogWriter) -> No
                              rnd(1, spans=[{"id": "b", "tokens": 5}])]))
     assert "at max" not in " ".join(lines) and "at cap" not in " ".join(lines)
     assert "rounds_at_max_depth" not in " ".join(lines)
+
+
+FIXTURES = Path(__file__).parent / "fixtures" / "adapters"
+
+
+def test_a_compactions_own_ungrounded_summary_is_explained() -> None:
+    """ux7: the column counted 1 ungrounded summary at each compaction of a product's
+    log, and CA201 (which does not judge a compaction's own summary there) named
+    none: the legend says why."""
+    lines = table(FIXTURES / "claude-session.jsonl")
+    assert "ungr" in lines[1]
+    assert "1" in column(lines, "ungr")
+    assert ("ungr = ungrounded_summaries (a compaction's own summary, whose leaves it "
+            "evicted: CA201 judges it only if it loses a leaf it kept, its facts are "
+            "judged per fold)") in " ".join(line.strip() for line in lines)
+
+
+def test_an_ungrounded_summary_ca201_names_keeps_the_plain_legend(
+        write_log: LogWriter) -> None:
+    """A summary whose only leaf is evicted later is CA201's: no explanation added."""
+    lines = table(write_log([
+        rnd(0, spans=[{"id": "a", "tokens": 50}, {"id": "b", "tokens": 50}]),
+        rnd(1, summaries=[{"id": "m1", "tokens": 10, "children": ["a"]}]),
+        rnd(2, evicted=["a"])]))
+    assert column(lines, "ungr")[-1] == "1"
+    text = " ".join(line.strip() for line in lines)
+    assert "ungr = ungrounded_summaries" in text
+    assert "compaction's own summary" not in text

@@ -305,6 +305,17 @@ def _no_depth_to_count(r: SessionReport) -> bool:
     return not r.header.max_depth and not (r.series["summary_depth_max"].max() or 0)
 
 
+def _compactions_own_ungrounded(r: SessionReport) -> bool:
+    """True when the series counts ungrounded summaries at some round but CA201 found
+    none: the compactions' own summaries, ungrounded by construction
+    (:class:`~compaction_audit.rules.provenance.UngroundedSummary`); a count of 1 over
+    no finding read as a missed one (ux7)."""
+    counts = r.series["ungrounded_summaries"] if "ungrounded_summaries" in r.series.columns \
+        else None
+    return (bool(r.compactions) and counts is not None and bool(counts.max() or 0)
+            and not any(f.code == "CA201" for f in r.findings))
+
+
 def column_names(r: SessionReport, cols: tuple[str, ...]) -> tuple[dict[str, str], str]:
     """Short headings of ``cols`` and the legend naming their series.  Without a
     recorded ``max_depth`` the spec counts ``rounds_at_max_depth`` at the deepest
@@ -315,6 +326,11 @@ def column_names(r: SessionReport, cols: tuple[str, ...]) -> tuple[dict[str, str
         short["rounds_at_max_depth"] = "at max"
         named["rounds_at_max_depth"] = ("rounds_at_max_depth (no cap recorded: at the "
                                         "deepest depth written)")
+    if "ungrounded_summaries" in cols and _compactions_own_ungrounded(r):
+        named["ungrounded_summaries"] = (
+            "ungrounded_summaries (a compaction's own summary, whose leaves it evicted: "
+            "CA201 judges it only if it loses a leaf it kept, its facts are judged per "
+            "fold)")
     return short, ", ".join(f"{short[c]} = {named[c]}" for c in cols)
 
 
