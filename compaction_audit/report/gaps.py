@@ -13,9 +13,10 @@ Two kinds, each a :class:`Gap` per entry:
 
 The ``github`` format writes each as a ``::notice`` (its :attr:`Gap.title`), SARIF as
 a ``note`` notification, JUnit as a skipped case per kind (:func:`gap_cases`); the gate
-line (:func:`gate_phrases`) and the summary table's verdict (:func:`row_note`) count
-them.  Text here is log text (the reader notes name types as written): every format
-makes it printable and escapes it as its other messages.
+line (:func:`gate_phrases`), the summary table's verdict (:func:`row_note`) and
+``diff`` (:func:`coverage_phrases`, :func:`checked_less`) count them.  Text here is
+log text (the reader notes name types as written): every format makes it printable
+and escapes it as its other messages.
 """
 
 from __future__ import annotations
@@ -93,13 +94,19 @@ def gap_cases(s: SessionReport) -> list[tuple[str, str, list[Gap]]]:
             if (mine := [g for g in found if g.case == case])]
 
 
+def coverage_phrases(s: SessionReport) -> list[str]:
+    """What ``s``'s audit could not cover, counted: ``["1 compaction could not be
+    checked", "2 lines not read"]``, a phrase only for a count above zero."""
+    unchecked, not_read = s.compactions_not_checked(), s.lines_not_read()
+    return ([f"{_n(unchecked, 'compaction')} could not be checked"] if unchecked else []) + (
+        [f"{_n(not_read, 'line')} not read"] if not_read else [])
+
+
 def row_note(s: SessionReport) -> str:
     """What the summary table adds to a trace's verdict, e.g. ``(1 compaction could
-    not be checked; 2 lines not read)``; "" when it covered everything (issue 10,
-    point 8; adv29 F2)."""
-    unchecked, not_read = s.compactions_not_checked(), s.lines_not_read()
-    said = ([f"{_n(unchecked, 'compaction')} could not be checked"] if unchecked else []) + (
-        [f"{_n(not_read, 'line')} not read"] if not_read else [])
+    not be checked; 2 lines not read)`` (:func:`coverage_phrases`); "" when it covered
+    everything (issue 10, point 8; adv29 F2)."""
+    said = coverage_phrases(s)
     return f"({'; '.join(said)})" if said else ""
 
 
@@ -113,3 +120,19 @@ def gate_phrases(sessions: Iterable[SessionReport]) -> list[str]:
         not_read += s.lines_not_read()
     return ([f"{unchecked} compaction(s) could not be checked"] if unchecked else []) + (
         [f"{not_read} line(s) not read"] if not_read else [])
+
+
+def checked_less(baseline: SessionReport, candidate: SessionReport) -> list[str]:
+    """How ``candidate`` was checked less than ``baseline``, for ``diff``'s gates: e.g.
+    ``["4 lines not read (the baseline: 0)"]`` when it has more compactions that could
+    not be checked or more lines not read; empty when it was checked as fully (adv29
+    F3: a candidate that stopped reading its compaction "resolved" 210 findings and
+    passed ``--fail-on-new error``)."""
+    out = []
+    for what, count in (("compaction", SessionReport.compactions_not_checked),
+                        ("line", SessionReport.lines_not_read)):
+        base, cand = count(baseline), count(candidate)
+        if cand > base:
+            verb = "could not be checked" if what == "compaction" else "not read"
+            out.append(f"{_n(cand, what)} {verb} (the baseline: {base:,})")
+    return out
