@@ -18,6 +18,7 @@ from typer.testing import CliRunner
 
 from compaction_audit.cli import app
 from compaction_audit.report.github import escape_property
+from tests.logs import LogWriter, rnd, session
 
 FIXTURE = Path(__file__).parent / "fixtures" / "adapters" / "claude-session.jsonl"
 HOSTILE = "a%0A::error::b"
@@ -102,3 +103,29 @@ def test_lines_shown_only_in_the_transcript_are_noticed(tmp_path: Path) -> None:
     assert [n.split("::")[-1] for n in notices] == [
         "1 line not read, so not checked: 1 line marked isVisibleInTranscriptOnly (not "
         "sent to the model)"]
+
+
+def test_many_unchecked_compactions_keep_the_lines_not_read_notice(
+        write_log: LogWriter) -> None:
+    """Twelve opaque compactions took every notice slot: the lines-not-read notice was
+    cut and the notice episode's summary made an eleventh notice (GitHub shows 10)."""
+    note = "3 lines of a type this reader does not know ('x'): not read"
+    records: list[Any] = [
+        session(session_id="s", lines_not_read=3, reader_notes=[note]),
+        rnd(0, spans=[{"id": f"a{i}", "tokens": 40, "text": f"Keep port {8000 + i}."}
+                      for i in range(12)])]
+    records += [rnd(i + 1, summaries=[{"id": f"S{i}", "tokens": 5, "children": [f"a{i}"]}],
+                    evicted=[f"a{i}"], compaction={"kind": "compact", "summary_id": f"S{i}",
+                                                   "summary_tokens": 5, "opaque": True})
+                for i in range(12)]
+    path = str(write_log(records))
+    out = run([path, "-f", "github"]).splitlines()
+    notices = [ln for ln in out if ln.startswith("::notice ")]
+    titles = [n.split("title=")[1].split("::")[0] for n in notices]
+    assert titles == ["CA105 summary-majority (round 11)", "lines not read",
+                      *["compaction not checked"] * 7, "5 more compaction(s) not checked"]
+    assert notices[1].endswith("::3 lines not read, so not checked: 3 lines of a type "
+                               "this reader does not know ('x')")
+    assert notices[-1].split(",")[1] == "line=10"  # round 8, the first not listed
+    assert out[-1] == ("exit 0: 1 trace(s), 0 reach --fail-on error, 12 compaction(s) "
+                       "could not be checked, 3 line(s) not read")
