@@ -63,9 +63,16 @@ def test_runs_checked_alike_pass_the_gate_but_the_verdict_says_it(tmp_path: Path
     a, b = retyped(tmp_path, "a.jsonl"), retyped(tmp_path, "b.jsonl")
     result = run("diff", a, b, "--fail-on-new", "error")
     assert result.exit_code == 0, result.output
+    assert ("Gates passed (--fail-on-new error), but the candidate was not fully checked "
+            "(4 lines not read, as the baseline): see the verdict.") in " ".join(
+                result.output.split())
     assert result.output.rstrip().splitlines()[-1] == (
         "no change; baseline not fully checked: 4 lines not read; candidate not fully "
         "checked: 4 lines not read")
+    page = run("diff", a, b, "--fail-on-new", "error", "-f", "html").stdout
+    assert '<p class="verdict WARN" id="verdict">no change; baseline not fully' in page
+    assert ('<p class="WARN">Gates passed (--fail-on-new error), but the candidate was not '
+            "fully checked (4 lines not read, as the baseline): see the verdict.</p>") in page
 
 
 def test_an_opaque_compaction_in_the_candidate_is_not_a_fix(write_log: LogWriter) -> None:

@@ -318,12 +318,19 @@ def findings_section(diff: RunDiff) -> RenderableType:
     return Group(*parts)
 
 
-def gates_section(gates: dict[str, Any] | None, reasons: list[str]) -> RenderableType:
-    """Which gates were set, and why they failed."""
+def gates_section(gates: dict[str, Any] | None, reasons: list[str],
+                  unchecked: list[str] | None = None) -> RenderableType:
+    """Which gates were set, and why they failed; a pass over a candidate that could
+    not be fully checked (``unchecked``: :func:`~compaction_audit.report.gaps.
+    coverage_phrases`, as much as the baseline) says so (adv29 F3)."""
     set_ = {k: v for k, v in (gates or {}).items() if v is not None}
     if not set_:
         return Text("No gates set (--fail-if-onset-earlier, --fail-on-new).", style="dim")
     given = ", ".join(f"--{k.replace('_', '-')} {v}" for k, v in set_.items())
+    if not reasons and unchecked:
+        return Text(f"Gates passed ({given}), but the candidate was not fully checked "
+                    f"({', '.join(unchecked)}, as the baseline): see the verdict.",
+                    style="yellow")
     if not reasons:
         return Text(f"Gates passed ({given}).", style="green")
     lines: list[RenderableType] = [Text(f"Gates FAILED ({given}):", style="bold red")]
@@ -355,4 +362,4 @@ def diff_renderable(diff: RunDiff, gates: dict[str, Any] | None = None,
         Text("Series (aligned by round, one scale per quantity)", style="bold"),
         sparklines(diff), Text(""), divergence_table(diff), Text(""),
         Text("Findings", style="bold"), findings_section(diff), Text(""),
-        gates_section(gates, reasons or []), Text(""))
+        gates_section(gates, reasons or [], coverage_phrases(diff.candidate)), Text(""))

@@ -118,6 +118,10 @@ def render_diff_html(diff: RunDiff, gates: dict[str, Any] | None = None,
     elif reasons:
         gate_html = (f'<p class="FAIL">Gates FAILED ({esc(given)}):</p><ul>'
                      + "".join(f"<li>{esc(r)}</li>" for r in reasons) + "</ul>")
+    elif unchecked := coverage_phrases(diff.candidate):  # as the baseline (adv29 F3)
+        gate_html = (f'<p class="WARN">Gates passed ({esc(given)}), but the candidate was '
+                     f'not fully checked ({esc(", ".join(unchecked))}, as the baseline): '
+                     "see the verdict.</p>")
     else:
         gate_html = f'<p class="PASS">Gates passed ({esc(given)}).</p>'
     status_html = "".join(
