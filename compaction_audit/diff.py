@@ -22,6 +22,7 @@ from typing import Any
 
 import polars as pl
 
+from compaction_audit.report.gaps import checked_less, coverage_phrases
 from compaction_audit.report.model import SessionReport
 from compaction_audit.rules import RULES, Finding, Severity
 
@@ -162,9 +163,28 @@ class RunDiff:
 
     def headline(self) -> str:
         """A one-line plain verdict: ``no change``, or the inversion onset's move and
-        the finding counts; then :meth:`lenient_note` when a run skipped records."""
+        the finding counts; then :meth:`lenient_note` when a run skipped records and
+        :meth:`coverage_note` when a run could not be fully checked."""
         note = self.lenient_note()
-        return self._changes() + self.judged_note() + (f"; {note}" if note else "")
+        return (self._changes() + self.judged_note() + (f"; {note}" if note else "")
+                + self.coverage_note())
+
+    def coverage_note(self) -> str:
+        """What either run's audit could not cover (compactions that could not be
+        checked, lines its reader did not read: :mod:`compaction_audit.report.gaps`),
+        e.g. ``"; candidate not fully checked: 2 lines not read, so its 210 resolved
+        finding(s) may be unread, not fixed"``; "" when both were fully checked.  A
+        candidate that stopped reading its compaction showed as 210 findings resolved,
+        with no word (adv29 F3)."""
+        parts = []
+        for label, r in (("baseline", self.baseline), ("candidate", self.candidate)):
+            said = coverage_phrases(r)
+            if said:
+                parts.append(f"{label} not fully checked: {', '.join(said)}")
+        resolved = len(self.by_status("resolved"))
+        if resolved and coverage_phrases(self.candidate):
+            parts[-1] += f", so its {resolved} resolved finding(s) may be unread, not fixed"
+        return "".join(f"; {p}" for p in parts)
 
     def judged_note(self) -> str:
         """``"; no selected rule could judge either run"`` (or the one run it could not
@@ -447,7 +467,10 @@ def gate(diff: RunDiff, fail_if_onset_earlier: int | None,
     baseline had none.  ``fail_on_new`` (error, warning or info): fail when a new
     finding unit is at or above that severity, and, at warning or info, when the
     candidate skipped records under ``--lenient`` (a warning, as in ``audit``: its
-    findings are incomplete; adv19a F4).
+    findings are incomplete; adv19a F4).  Either gate set also fails when the
+    candidate was checked less than the baseline (more compactions that could not be
+    checked, or more lines not read: :func:`~compaction_audit.report.gaps.checked_less`):
+    what it "resolves" or moves later may only be unread (adv29 F3).
     """
     reasons = []
     o = diff.onset("inversion_onset")
@@ -470,6 +493,11 @@ def gate(diff: RunDiff, fail_if_onset_earlier: int | None,
         if (cand.skipped or cand.dependent) and floor <= Severity.WARNING.rank:
             reasons.append(f"the candidate's findings are incomplete: "
                            f"{cand.lenient_phrase()}")
+    less = checked_less(diff.baseline, diff.candidate)
+    if less and (fail_if_onset_earlier is not None or fail_on_new is not None):
+        reasons.append("the candidate could not be checked as fully as the baseline: "
+                       + ", ".join(less) + "; what it resolves may be unread, not fixed "
+                       "(audit the candidate: its notes say why)")
     return reasons
 
 

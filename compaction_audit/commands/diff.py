@@ -53,9 +53,14 @@ def diff_command(
     fail_if_onset_earlier: Annotated[int | None, typer.Option(
         min=0, metavar="N",
         help="Exit 1 when the candidate's inversion onset is earlier than the baseline's "
-             "by more than N rounds, or appears where the baseline had none.")] = None,
+             "by more than N rounds, or appears where the baseline had none; also when "
+             "the candidate was checked less than the baseline (see --fail-on-new).")
+    ] = None,
     fail_on_new: Annotated[NewSeverity | None, typer.Option(
-        help="Exit 1 when a new finding is at or above this severity.")] = None,
+        help="Exit 1 when a new finding is at or above this severity; also when the "
+             "candidate was checked less than the baseline (more compactions that could "
+             "not be checked, or more lines not read): what it resolves may be unread.")
+    ] = None,
     lenient: LenientOpt = False,
     window: WindowOpt = None,
     sustain: SustainOpt = None,
@@ -66,7 +71,8 @@ def diff_command(
     """Compare two runs: onsets side by side, the series aligned by round, and the
     findings that are new, resolved or persisting.
 
-    Exit 0 when no gate fails, 1 when one does, 2 for bad input or usage.
+    Exit 0 when no gate fails, 1 when one does, 2 for bad input or usage.  The
+    verdict says when either run could not be fully checked.
     """
     from compaction_audit.startup import loading
 

@@ -4,7 +4,8 @@ JSON shape (see docs/diff.md)::
 
     {"tool": {...}, "kind": "diff",
      "baseline": {"path", "session_id", "rounds", "first_round", "last_round",
-                  "skipped_records", "dependent_rejects", "skipped": ["FILE:LINE: why"]},
+                  "skipped_records", "dependent_rejects", "skipped": ["FILE:LINE: why"],
+                  "compactions_not_checked", "lines_not_read"},
      "candidate": {...}, "settings": {...},
      "verdict": "no change" | "<headline>", "changed": bool,
      "onsets": [{"name", "kind", "baseline", "candidate", "delta", "verdict"}, ...],
@@ -39,6 +40,7 @@ from compaction_audit.diff import (
     onset_label,
     split_onsets,
 )
+from compaction_audit.report.gaps import coverage_phrases
 from compaction_audit.report.json_report import TOOL
 from compaction_audit.report.model import SessionReport, line_at
 from compaction_audit.report.safe import clip_tree, json_safe
@@ -75,7 +77,9 @@ def _run(r: SessionReport) -> dict[str, Any]:
             "first_round": int(rounds[0]) if len(rounds) else None,
             "last_round": int(rounds[-1]) if len(rounds) else None,
             "skipped_records": len(r.skipped), "dependent_rejects": len(r.dependent),
-            "skipped": [str(e) for e in r.skipped[:SKIPPED_SHOWN]]}
+            "skipped": [str(e) for e in r.skipped[:SKIPPED_SHOWN]],
+            "compactions_not_checked": r.compactions_not_checked(),  # adv29 F3
+            "lines_not_read": r.lines_not_read()}
 
 
 def _occ(o: Occurrence | None) -> dict[str, Any] | None:
@@ -129,8 +133,9 @@ def _runs(diff: RunDiff) -> RenderableType:
         info = _run(r)
         span = (f"round {info['first_round']}..{info['last_round']}" if info["rounds"]
                 else "no rounds")
+        gaps = "".join(f", {p}" for p in coverage_phrases(r))  # adv29 F3
         rows.append(line((f"{label:<11}", "bold"), t(r.path),
-                         f"  ({info['rounds']} rounds, {span})"))
+                         f"  ({info['rounds']} rounds, {span}{gaps})"))
     return Group(*rows)  # one line each, never wrapped (a path is log text)
 
 
@@ -313,12 +318,19 @@ def findings_section(diff: RunDiff) -> RenderableType:
     return Group(*parts)
 
 
-def gates_section(gates: dict[str, Any] | None, reasons: list[str]) -> RenderableType:
-    """Which gates were set, and why they failed."""
+def gates_section(gates: dict[str, Any] | None, reasons: list[str],
+                  unchecked: list[str] | None = None) -> RenderableType:
+    """Which gates were set, and why they failed; a pass over a candidate that could
+    not be fully checked (``unchecked``: :func:`~compaction_audit.report.gaps.
+    coverage_phrases`, as much as the baseline) says so (adv29 F3)."""
     set_ = {k: v for k, v in (gates or {}).items() if v is not None}
     if not set_:
         return Text("No gates set (--fail-if-onset-earlier, --fail-on-new).", style="dim")
     given = ", ".join(f"--{k.replace('_', '-')} {v}" for k, v in set_.items())
+    if not reasons and unchecked:
+        return Text(f"Gates passed ({given}), but the candidate was not fully checked "
+                    f"({', '.join(unchecked)}, as the baseline): see the verdict.",
+                    style="yellow")
     if not reasons:
         return Text(f"Gates passed ({given}).", style="green")
     lines: list[RenderableType] = [Text(f"Gates FAILED ({given}):", style="bold red")]
@@ -350,4 +362,4 @@ def diff_renderable(diff: RunDiff, gates: dict[str, Any] | None = None,
         Text("Series (aligned by round, one scale per quantity)", style="bold"),
         sparklines(diff), Text(""), divergence_table(diff), Text(""),
         Text("Findings", style="bold"), findings_section(diff), Text(""),
-        gates_section(gates, reasons or []), Text(""))
+        gates_section(gates, reasons or [], coverage_phrases(diff.candidate)), Text(""))

@@ -12,8 +12,10 @@ So each file gets at most :data:`PER_FILE` of each kind: every rule's first epis
 before any rule's second (the most severe rules first), and when more remain, the
 last slot is one summary annotation counting the rest by rule.  The whole report
 goes to the job summary (:func:`step_summary`).  An unreadable trace is an
-``::error`` at its file (and line, when known).  The last line is the gate's result
-as plain log text.
+``::error`` at its file (and line, when known).  A compaction that could not be checked
+is a ``::notice`` titled ``compaction not checked`` at its line, and lines the reader did
+not read one titled ``lines not read`` at the trace (:mod:`compaction_audit.report.gaps`).
+The last line is the gate's result as plain log text.
 
 Escaping follows GitHub's rules: in the message ``%`` -> ``%25``, CR -> ``%0D``,
 LF -> ``%0A``; in properties also ``:`` -> ``%3A`` and ``,`` -> ``%2C``.  Text is made
@@ -26,6 +28,7 @@ from collections import Counter
 
 from compaction_audit.baseline import trace_key
 from compaction_audit.report.formats import RenderOptions
+from compaction_audit.report.gaps import LINES, gaps
 from compaction_audit.report.model import Report, SessionReport, line_path
 from compaction_audit.report.safe import printable
 from compaction_audit.report.summary import episodes, gate_line
@@ -98,28 +101,49 @@ def _rest_command(kind: str, path: str, rest: list[list[Finding]]) -> str:
                    title=f"{len(rest)} more {kind} episode(s)")
 
 
+def _gap_notices(path: str, s: SessionReport, cap: int) -> list[str]:
+    """The notices of what the audit of ``s`` could not cover
+    (:func:`~compaction_audit.report.gaps.gaps`), at most ``cap``: the lines not read
+    first (one notice at the trace, never cut), then each compaction that could not be
+    checked, the last slot counting the rest (12 opaque compactions cut the notice of
+    lines not read, and took an episode's slot: adv29 F2)."""
+    found = sorted(gaps(s), key=lambda g: g.case != LINES[1])  # a stable sort
+    if len(found) > cap:
+        rest = found[cap - 1:]
+        first = rest[0]
+        summary = command("notice", f"{len(rest)} more compaction(s) in this trace could "
+                          "not be checked; the job summary and the text, JSON or SARIF "
+                          "reports list them", file=line_path(path, first.line_file),
+                          **({"line": first.line} if first.line > 0 else {}),
+                          title=f"{len(rest)} more compaction(s) not checked")
+        found = found[:cap - 1]
+    else:
+        summary = None
+    return [command("notice", g.message, file=line_path(path, g.line_file),
+                    **({"line": g.line} if g.line > 0 else {}), title=g.title)
+            for g in found] + ([summary] if summary else [])
+
+
 def session_commands(s: SessionReport) -> list[str]:
     """The annotations of one trace: its episodes, at most :data:`PER_FILE` of each
-    kind (the last slot summarizing the rest), then its unchecked compactions (as
-    notices, within the same limit)."""
+    kind (the last slot summarizing the rest), then what could not be covered (its
+    lines not read and unchecked compactions: :func:`_gap_notices`), as notices within
+    the same limit, one slot left for the notice episodes when there are any."""
     path = trace_key(s.path)
     by_kind: dict[str, list[list[Finding]]] = {k: [] for k in COMMANDS.values()}
     for run in _priority(list(episodes(s.findings))):
         by_kind[worst(run)].append(run)
-    notices = [command("notice", message, file=line_path(path, line_file),
-                       **({"line": line} if line > 0 else {}),
-                       title="compaction not checked")
-               for message, line_file, line in s.unchecked()]
+    notices = _gap_notices(path, s, PER_FILE - bool(by_kind["notice"]))
     lines: list[str] = []
     for kind, runs in by_kind.items():
         extra = notices if kind == "notice" else []
-        room = PER_FILE - len(extra[:PER_FILE])
+        room = PER_FILE - len(extra)
         if len(runs) > room:
             lines += [_episode_command(path, run) for run in runs[:room - 1]]
             lines.append(_rest_command(kind, path, runs[room - 1:]))
         else:
             lines += [_episode_command(path, run) for run in runs]
-        lines += extra[:PER_FILE]
+        lines += extra
     return lines
 
 

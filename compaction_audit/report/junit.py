@@ -6,8 +6,11 @@ consecutive rounds is one entry with its rounds, lines and count; at most
 :data:`~compaction_audit.report.bounded.EPISODES_PER_RULE`, then "and N more episodes";
 ``--all``: every finding).  Findings below the threshold go to the case's
 ``<system-out>``, the same way.  An unreadable trace
-is a suite with one ``read`` case in error.  Test case names are ``CODE name``,
-class names the trace path, and ``file`` the trace path (GitLab shows it).
+is a suite with one ``read`` case in error.  A trace with compactions that could not
+be checked has a skipped case ``compactions checked``, one whose reader left lines
+unread a skipped case ``lines read`` (:mod:`compaction_audit.report.gaps`).  Test case
+names are ``CODE name``, class names the trace path, and ``file`` the trace path (GitLab
+shows it).
 
 Text goes through :func:`printable` (XML 1.0 cannot carry most control characters,
 even escaped) and then ElementTree, which escapes markup.  Untrusted text never keeps a
@@ -23,6 +26,7 @@ from collections.abc import Iterable
 from compaction_audit.errors import LogError
 from compaction_audit.report.bounded import EPISODES_PER_RULE
 from compaction_audit.report.formats import RenderOptions, rules_of
+from compaction_audit.report.gaps import gap_cases
 from compaction_audit.report.model import Report, SessionReport, fails, line_at, lines_span
 from compaction_audit.report.safe import printable
 from compaction_audit.report.summary import episodes
@@ -114,20 +118,18 @@ def _session_suite(root: ET.Element, s: SessionReport, rules: list[Rule], fail_o
         error = ET.SubElement(case, "error", type="skipped",
                               message=f"{len(s.skipped)} bad record(s) skipped")
         error.text = xml_lines(s.skipped)
-    unchecked = s.unchecked()
-    if unchecked:  # a skipped case, never a green one (docs/ci.md)
-        case = ET.SubElement(suite, "testcase", classname=xml_text(s.path),
-                             name="compactions checked", file=xml_text(s.path))
-        n = s.compactions_not_checked()
-        skip = ET.SubElement(case, "skipped", message=f"{n} compaction"
-                             f"{'s' if n > 1 else ''} could not be checked")
-        skip.text = "\n".join(xml_text(message + (f" ({line_at(line, line_file)})"
-                                                  if line > 0 else ""))
-                              for message, line_file, line in unchecked)
+    cases_of_gaps = gap_cases(s)
+    for name, said, found in cases_of_gaps:  # a skipped case, never a green one
+        case = ET.SubElement(suite, "testcase", classname=xml_text(s.path),  # (docs/ci.md;
+                             name=name, file=xml_text(s.path))  # lines not read: adv29 F2)
+        skip = ET.SubElement(case, "skipped", message=said)
+        skip.text = "\n".join(xml_text(g.message + (f" ({line_at(g.line, g.line_file)})"
+                                                    if g.line > 0 else ""))
+                              for g in found)
     if s.limits:  # checks that stopped at their cap (issue 11, class 5)
         ET.SubElement(suite, "system-out").text = "\n".join(
             xml_text(x.message()) for x in s.limits)
-    tests = len(cases) + bool(s.skipped) + bool(unchecked)
+    tests = len(cases) + bool(s.skipped) + len(cases_of_gaps)
     suite.set("tests", str(tests))
     suite.set("failures", str(failures))
     suite.set("errors", str(int(bool(s.skipped))))

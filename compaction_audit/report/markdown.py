@@ -189,10 +189,12 @@ def render_markdown(report: Report, opts: RenderOptions) -> bytes:
     """The report as a Markdown document (UTF-8 bytes, newline-terminated)."""
     failing = report.exit_code(opts.fail_on) != 0
     unchecked = sum(s.compactions_not_checked() for s in report.sessions)
+    not_read = sum(s.lines_not_read() for s in report.sessions)  # adv29 F2
     capped = sum(len(s.limits) for s in report.sessions)
     notes = ([f"{unchecked} compaction{'s' if unchecked > 1 else ''} could not be checked"]
-             if unchecked else []) + ([f"{capped} check(s) stopped at a limit"]
-                                      if capped else [])
+             if unchecked else []) + ([f"{not_read} line{'s' if not_read > 1 else ''} "
+                                       "not read"] if not_read else []) + (
+        [f"{capped} check(s) stopped at a limit"] if capped else [])
     note = f" ({'; '.join(notes)})" if notes else ""
     # the gate's line is our words and numbers only: written as it is, so that it
     # reads the same in a CI log as rendered (ux5 F11: "1 trace\(s\), 1 reach \-\-fail\-on")

@@ -218,6 +218,13 @@ class SessionReport:
         return (sum(1 for c in self.compactions if c.get("lost_checked") is False)
                 + unread_count(self.header.extra))
 
+    def lines_not_read(self) -> int:
+        """Lines of the trace its adapter did not read (``lines_not_read`` of the
+        session record, explained in its reader notes; 0 when it read every line):
+        issue 11, adv9 F5, adv27 F2."""
+        n = self.header.extra.get("lines_not_read")
+        return n if type(n) is int and n > 0 else 0
+
     def none_checked(self) -> bool:
         """True when the trace has compactions and not one of them could be checked
         (:meth:`compactions_not_checked`): the rules that judge what a fold lost or
@@ -265,8 +272,8 @@ class SessionReport:
         if unchecked:
             note += (f"; {unchecked} compaction{'s' if unchecked > 1 else ''} could not "
                      "be checked")
-        not_read = self.header.extra.get("lines_not_read")  # issue 11, adv9 F5
-        if isinstance(not_read, int) and not_read > 0:
+        not_read = self.lines_not_read()  # issue 11, adv9 F5
+        if not_read:
             note += f"; {_count(not_read, 'line')} not read, see the notes"
         if self.limits:
             n = len(self.limits)

@@ -18,7 +18,9 @@ with ``count``, ``rounds`` and ``lastRound`` in ``properties``; at most
 counted in a ``note`` notification of the invocation; ``--all``: one result per finding.
 Results are ordered errors first, then warnings, then notes (within a level by first
 round, then rule code), as a reader of a viewer that keeps the file's order wants them.  Unreadable
-traces are error notifications of the invocation, which is then not successful.
+traces are error notifications of the invocation, which is then not successful; a
+compaction that could not be checked, and lines the reader did not read, are ``note``
+notifications (:mod:`compaction_audit.report.gaps`).
 Severities map info -> ``note``.
 
 Log text is made :func:`printable` (bounded, invisible characters escaped) or
@@ -39,6 +41,7 @@ from compaction_audit import __version__
 from compaction_audit.baseline import fingerprint, session_entries, trace_key
 from compaction_audit.report.bounded import bounded_episodes, episode_dict
 from compaction_audit.report.formats import RenderOptions, rules_of
+from compaction_audit.report.gaps import gaps
 from compaction_audit.report.model import Report, line_path
 from compaction_audit.report.safe import clip_tree, json_safe, printable
 from compaction_audit.report.summary import worst_first
@@ -142,10 +145,10 @@ def render_sarif(report: Report, opts: RenderOptions) -> bytes:
                        "locations": [location(line_path(s.path, s.file_of_round(x.round)),
                                               x.line or 1)]}
                       for s in report.sessions for x in s.limits]  # capped checks
-    notifications += [{"level": "note", "message": {"text": printable(message)},
-                       "locations": [location(line_path(s.path, line_file), line)]}
-                      for s in report.sessions  # never a pass in disguise (docs/ci.md)
-                      for message, line_file, line in s.unchecked()]
+    notifications += [{"level": "note", "message": {"text": printable(g.message)},
+                       "locations": [location(line_path(s.path, g.line_file), g.line)]}
+                      for s in report.sessions  # never a pass in disguise (docs/ci.md):
+                      for g in gaps(s)]  # unchecked compactions, lines not read (adv29 F2)
     notifications += [{"level": "note",  # adv23 F6: the one format that said nothing
                        "message": {"text": "no selected rule could judge this trace"},
                        "locations": [location(s.path, 0)]}

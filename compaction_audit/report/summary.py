@@ -13,6 +13,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from compaction_audit.report.gaps import gate_phrases, row_note
 from compaction_audit.report.model import Report, SessionReport
 from compaction_audit.report.safe import printable
 from compaction_audit.rules.base import Finding
@@ -50,7 +51,8 @@ def baseline_info(s: SessionReport) -> dict[str, Any] | None:
 def summary_rows(report: Report) -> list[Row]:
     """One :class:`Row` per audited trace, then one per unreadable trace; an audited
     trace's ``detail`` says when no selected rule could judge it (a PASS that is not
-    one: adv25 N3) and how many compactions could not be checked."""
+    one: adv25 N3), how many compactions could not be checked and how many lines were
+    not read (:func:`~compaction_audit.report.gaps.row_note`; adv29 F2)."""
     rows = []
     for s in report.sessions:
         c, b = s.counts(), baseline_info(s)
@@ -61,18 +63,14 @@ def summary_rows(report: Report) -> list[Row]:
                         boundary=s.onsets.get("inversion_boundary"),
                         detail=" ".join(filter(None, (
                             "(no selected rule could judge it)" if s.judged_nothing() else "",
-                            _not_checked(s.compactions_not_checked()))))))
+                            row_note(s))))))
     rows += [Row(trace=e.path, verdict="UNREADABLE", detail=str(e)) for e in report.errors]
     return rows
 
 
-def _not_checked(n: int) -> str:
-    """"(1 compaction could not be checked)" (issue 10, point 8), "" for none."""
-    return f"({n} compaction{'s' if n > 1 else ''} could not be checked)" if n else ""
-
-
 def gate_line(report: Report, fail_on: str) -> str:
-    """One line: traces, how many reach ``fail_on``, unreadable ones, the exit code."""
+    """One line: traces, how many reach ``fail_on``, unreadable ones, what could not be
+    covered (:func:`~compaction_audit.report.gaps.gate_phrases`), the exit code."""
     failing = sum(s.fails(fail_on) for s in report.sessions)
     total = len(report.sessions) + len(report.errors)
     parts = [f"{total} trace(s)", f"{failing} reach --fail-on {fail_on}"]
@@ -81,9 +79,7 @@ def gate_line(report: Report, fail_on: str) -> str:
     unjudged = sum(s.judged_nothing() for s in report.sessions)
     if unjudged:
         parts.append(f"{unjudged} no selected rule could judge")
-    unchecked = sum(s.compactions_not_checked() for s in report.sessions)
-    if unchecked:
-        parts.append(f"{unchecked} compaction(s) could not be checked")
+    parts += gate_phrases(report.sessions)  # unchecked compactions, lines not read
     capped = sum(len(s.limits) for s in report.sessions)
     if capped:
         parts.append(f"{capped} check(s) stopped at a limit")

@@ -230,8 +230,8 @@ def _unchecked(r: SessionReport) -> str:
                            "beside it not read (see the notes)")
         parts.append(f"{n} compaction{'s' if n > 1 else ''} could not be checked: "
                      + ", ".join(reasons))
-    not_read = r.header.extra.get("lines_not_read")
-    if isinstance(not_read, int) and not_read > 0:
+    not_read = r.lines_not_read()
+    if not_read:
         parts.append(f"{not_read:,} line{'s' if not_read > 1 else ''} not read "
                      "(see the notes)")
     return "; ".join(parts)

@@ -15,6 +15,7 @@ from compaction_audit.diff import (
     onset_label,
     split_onsets,
 )
+from compaction_audit.report.gaps import coverage_phrases
 from compaction_audit.report.html import charts, data
 from compaction_audit.report.html.page import esc, page
 from compaction_audit.report.html.sections import (
@@ -102,7 +103,8 @@ def render_diff_html(diff: RunDiff, gates: dict[str, Any] | None = None,
     drawn = [q for q in diff.quantities
              if data.known_columns(wide, [f"{q}_{run}" for run in RUNS])]
     spec = charts.diff_chart(long, drawn, _markers(diff))
-    runs = "".join(f"<tr><th>{run}</th><td>{esc(r.path)}</td><td>{r.n_rounds} rounds</td></tr>"
+    runs = "".join(f"<tr><th>{run}</th><td>{esc(r.path)}</td><td>{r.n_rounds} rounds"
+                   + "".join(f", {esc(p)}" for p in coverage_phrases(r)) + "</td></tr>"
                    for run, r in zip(RUNS, (diff.baseline, diff.candidate), strict=True))
     shown, neither = split_onsets(diff)
     onset_rows = [f"<tr><td>{esc(onset_label(o))}</td><td>{esc(describe(o))}</td>"
@@ -116,6 +118,10 @@ def render_diff_html(diff: RunDiff, gates: dict[str, Any] | None = None,
     elif reasons:
         gate_html = (f'<p class="FAIL">Gates FAILED ({esc(given)}):</p><ul>'
                      + "".join(f"<li>{esc(r)}</li>" for r in reasons) + "</ul>")
+    elif unchecked := coverage_phrases(diff.candidate):  # as the baseline (adv29 F3)
+        gate_html = (f'<p class="WARN">Gates passed ({esc(given)}), but the candidate was '
+                     f'not fully checked ({esc(", ".join(unchecked))}, as the baseline): '
+                     "see the verdict.</p>")
     else:
         gate_html = f'<p class="PASS">Gates passed ({esc(given)}).</p>'
     status_html = "".join(
@@ -123,6 +129,7 @@ def render_diff_html(diff: RunDiff, gates: dict[str, Any] | None = None,
         + _units_table(diff.by_status(status)) for status in ("new", "resolved", "persisting"))
     moved = diff.onset("inversion_onset").verdict
     head = ("FAIL" if reasons or moved in ("earlier", "appeared")
+            else "WARN" if coverage_phrases(diff.candidate)  # not fully checked (adv29 F3)
             else "PASS" if not diff.changed or moved in ("later", "disappeared") else "WARN")
     body = ("<h1>compaction-audit diff</h1>"
             f"<table>{runs}</table>"

@@ -1,0 +1,138 @@
+"""What the audit of a trace could not cover, said the same way in every format a CI
+gate reads (issue 11, class 2: a failing trace never passes silently; adv29 F2).
+
+Two kinds, each a :class:`Gap` per entry:
+
+- compactions that could not be checked (:meth:`SessionReport.unchecked
+  <compaction_audit.report.model.SessionReport.unchecked>`: an opaque or redacted
+  summary at its compaction's line, compaction files left unread beside the trace);
+- lines an adapter did not read (``lines_not_read`` of the session record, e.g. a
+  Claude Code line of a type the reader does not know, or one marked
+  ``isVisibleInTranscriptOnly``): one entry at the trace, no line, explained by the
+  reader notes that end in ``not read``.
+
+The ``github`` format writes each as a ``::notice`` (its :attr:`Gap.title`), SARIF as
+a ``note`` notification, JUnit as a skipped case per kind (:func:`gap_cases`); the gate
+line (:func:`gate_phrases`), the summary table's verdict (:func:`row_note`) and
+``diff`` (:func:`coverage_phrases`, :func:`checked_less`) count them.  Text here is
+log text (the reader notes name types as written): every format makes it printable
+and escapes it as its other messages.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from compaction_audit.report.model import SessionReport, reader_notes
+
+COMPACTIONS = ("compaction not checked", "compactions checked")
+"""The ``github`` title and the JUnit case of a compaction that could not be checked."""
+LINES = ("lines not read", "lines read")
+"""The ``github`` title and the JUnit case of lines an adapter did not read."""
+NOTES_SHOWN = 5
+"""Reader notes a lines-not-read message names; it counts the rest."""
+_NOT_READ = ": not read"
+"""How the Claude Code and Codex readers end a note about lines they did not read
+(:mod:`compaction_audit.io.claude_code`, :mod:`compaction_audit.io.codex`)."""
+
+
+@dataclass(frozen=True)
+class Gap:
+    """One thing the audit could not cover: ``title`` (the ``github`` title), ``case``
+    (the JUnit case), ``message`` (log text), and where: ``line_file`` (None: the
+    trace) and ``line`` (0: no line)."""
+
+    title: str
+    case: str
+    message: str
+    line_file: str | None = None
+    line: int = 0
+
+
+def _n(count: int, noun: str) -> str:
+    return f"{count:,} {noun}{'' if count == 1 else 's'}"
+
+
+def not_read_message(s: SessionReport) -> str:
+    """The lines ``s``'s adapter did not read, in words ("" for none), e.g. ``2 lines
+    not read, so not checked: 1 line of a type this reader does not know ('system2');
+    1 line of a type this reader does not know ('user2')``: the count, then the first
+    :data:`NOTES_SHOWN` reader notes about them (their ``: not read`` left off)."""
+    n = s.lines_not_read()
+    if not n:
+        return ""
+    notes = [note.removesuffix(_NOT_READ) for note in reader_notes(s)
+             if note.endswith(_NOT_READ)]
+    said = "; ".join(notes[:NOTES_SHOWN])
+    if len(notes) > NOTES_SHOWN:
+        said += f"; and {_n(len(notes) - NOTES_SHOWN, 'more reason')} (see the notes)"
+    return f"{_n(n, 'line')} not read, so not checked" + (
+        f": {said}" if said else " (see the notes of the text or JSON report)")
+
+
+def gaps(s: SessionReport) -> list[Gap]:
+    """Every :class:`Gap` of ``s``: its compactions that could not be checked, in the
+    order :meth:`~compaction_audit.report.model.SessionReport.unchecked` gives them,
+    then its lines not read (one entry)."""
+    out = [Gap(*COMPACTIONS, message, line_file, line)
+           for message, line_file, line in s.unchecked()]
+    said = not_read_message(s)
+    if said:
+        out.append(Gap(*LINES, said))
+    return out
+
+
+def gap_cases(s: SessionReport) -> list[tuple[str, str, list[Gap]]]:
+    """The JUnit cases of ``s``'s gaps, as ``(case name, skipped message, gaps)``: one
+    per kind present, e.g. ``("lines read", "2 lines not read", [...])``."""
+    found = gaps(s)
+    counted = ((COMPACTIONS[1], _n(s.compactions_not_checked(), "compaction")
+                + " could not be checked"),
+               (LINES[1], _n(s.lines_not_read(), "line") + " not read"))
+    return [(case, said, mine) for case, said in counted
+            if (mine := [g for g in found if g.case == case])]
+
+
+def coverage_phrases(s: SessionReport) -> list[str]:
+    """What ``s``'s audit could not cover, counted: ``["1 compaction could not be
+    checked", "2 lines not read"]``, a phrase only for a count above zero."""
+    unchecked, not_read = s.compactions_not_checked(), s.lines_not_read()
+    return ([f"{_n(unchecked, 'compaction')} could not be checked"] if unchecked else []) + (
+        [f"{_n(not_read, 'line')} not read"] if not_read else [])
+
+
+def row_note(s: SessionReport) -> str:
+    """What the summary table adds to a trace's verdict, e.g. ``(1 compaction could
+    not be checked; 2 lines not read)`` (:func:`coverage_phrases`); "" when it covered
+    everything (issue 10, point 8; adv29 F2)."""
+    said = coverage_phrases(s)
+    return f"({'; '.join(said)})" if said else ""
+
+
+def gate_phrases(sessions: Iterable[SessionReport]) -> list[str]:
+    """The gate line's counts of what could not be covered across ``sessions``:
+    ``["1 compaction(s) could not be checked", "2 line(s) not read"]``, a phrase only
+    for a count above zero."""
+    unchecked = not_read = 0
+    for s in sessions:
+        unchecked += s.compactions_not_checked()
+        not_read += s.lines_not_read()
+    return ([f"{unchecked} compaction(s) could not be checked"] if unchecked else []) + (
+        [f"{not_read} line(s) not read"] if not_read else [])
+
+
+def checked_less(baseline: SessionReport, candidate: SessionReport) -> list[str]:
+    """How ``candidate`` was checked less than ``baseline``, for ``diff``'s gates: e.g.
+    ``["4 lines not read (the baseline: 0)"]`` when it has more compactions that could
+    not be checked or more lines not read; empty when it was checked as fully (adv29
+    F3: a candidate that stopped reading its compaction "resolved" 210 findings and
+    passed ``--fail-on-new error``)."""
+    out = []
+    for what, count in (("compaction", SessionReport.compactions_not_checked),
+                        ("line", SessionReport.lines_not_read)):
+        base, cand = count(baseline), count(candidate)
+        if cand > base:
+            verb = "could not be checked" if what == "compaction" else "not read"
+            out.append(f"{_n(cand, what)} {verb} (the baseline: {base:,})")
+    return out

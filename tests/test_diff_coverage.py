@@ -1,0 +1,94 @@
+"""``diff`` says when a run could not be fully checked, and its gates fail a candidate
+checked less than the baseline (adv29 F3).  Before, a Claude Code transcript whose
+compaction lines were retyped (lines not read), or whose summary became opaque (a
+compaction that could not be checked), showed as findings "resolved" and passed
+``--fail-on-new error`` with "Gates passed" and no word of either."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from tests.gate_app import run
+from tests.logs import ROOT, LogWriter, rnd
+
+CLAUDE = ROOT / "tests" / "fixtures" / "adapters" / "claude-session.jsonl"
+"""Our Claude Code session: 2 compactions that lose 2 facts, FAIL (2 errors)."""
+
+
+def retyped(tmp_path: Path, name: str = "retyped.jsonl") -> str:
+    """The session with each compaction's two lines retyped: 4 lines not read."""
+    objs: list[dict[str, Any]] = [orjson.loads(raw)
+                                  for raw in CLAUDE.read_bytes().splitlines()]
+    objs = [dict(o, type=o["type"] + "2") if o.get("subtype") == "compact_boundary"
+            or o.get("isCompactSummary") is True else o for o in objs]
+    path = tmp_path / name
+    path.write_bytes(b"".join(orjson.dumps(o) + b"\n" for o in objs))
+    return str(path)
+
+
+def test_a_candidate_with_lines_not_read_fails_the_gate_and_says_so(tmp_path: Path) -> None:
+    cand = retyped(tmp_path)
+    result = run("diff", str(CLAUDE), cand, "--fail-on-new", "error")
+    assert result.exit_code == 1, result.output
+    verdict = result.output.rstrip().splitlines()[-1]
+    resolved = json.loads(run("diff", str(CLAUDE), cand, "-f", "json").stdout)[
+        "findings"]["counts"]["resolved"]
+    assert resolved > 0  # what the retyped lines hid
+    assert verdict.endswith("; candidate not fully checked: 4 lines not read, so its "
+                            f"{resolved} resolved finding(s) may be unread, not fixed")
+    assert "Gates FAILED (--fail-on-new error):" in result.output
+    assert "Gates passed" not in result.output
+    assert ("the candidate could not be checked as fully as the baseline: 4 lines not "
+            "read (the baseline: 0)") in " ".join(result.output.split())
+    assert "(4 rounds, round 0..3, 4 lines not read)" in result.output  # the run's line
+
+
+def test_the_json_counts_each_run_and_gives_the_reason(tmp_path: Path) -> None:
+    doc = json.loads(run("diff", str(CLAUDE), retyped(tmp_path), "-f", "json",
+                         "--fail-if-onset-earlier", "0").stdout)
+    assert (doc["baseline"]["lines_not_read"], doc["candidate"]["lines_not_read"]) == (0, 4)
+    assert doc["candidate"]["compactions_not_checked"] == 0
+    assert doc["gates"]["passed"] is False
+    assert doc["gates"]["reasons"] == [
+        "the candidate could not be checked as fully as the baseline: 4 lines not read "
+        "(the baseline: 0); what it resolves may be unread, not fixed (audit the "
+        "candidate: its notes say why)"]
+
+
+def test_runs_checked_alike_pass_the_gate_but_the_verdict_says_it(tmp_path: Path) -> None:
+    a, b = retyped(tmp_path, "a.jsonl"), retyped(tmp_path, "b.jsonl")
+    result = run("diff", a, b, "--fail-on-new", "error")
+    assert result.exit_code == 0, result.output
+    assert ("Gates passed (--fail-on-new error), but the candidate was not fully checked "
+            "(4 lines not read, as the baseline): see the verdict.") in " ".join(
+                result.output.split())
+    assert result.output.rstrip().splitlines()[-1] == (
+        "no change; baseline not fully checked: 4 lines not read; candidate not fully "
+        "checked: 4 lines not read")
+    page = run("diff", a, b, "--fail-on-new", "error", "-f", "html").stdout
+    assert '<p class="verdict WARN" id="verdict">no change; baseline not fully' in page
+    assert ('<p class="WARN">Gates passed (--fail-on-new error), but the candidate was not '
+            "fully checked (4 lines not read, as the baseline): see the verdict.</p>") in page
+
+
+def test_an_opaque_compaction_in_the_candidate_is_not_a_fix(write_log: LogWriter) -> None:
+    spans = [{"id": "a", "tokens": 40, "text": "Keep port 8080 because 80 is taken."}]
+    compaction = {"kind": "compact", "summary_id": "S", "summary_tokens": 5}
+    base = write_log([rnd(0, spans=spans), rnd(
+        1, summaries=[{"id": "S", "tokens": 5, "children": ["a"], "text": "Ports."}],
+        evicted=["a"], compaction=compaction)], name="base.jsonl")
+    cand = write_log([rnd(0, spans=spans), rnd(
+        1, summaries=[{"id": "S", "tokens": 5, "children": ["a"]}], evicted=["a"],
+        compaction={**compaction, "opaque": True})], name="cand.jsonl")
+    doc = json.loads(run("diff", str(base), str(cand), "-f", "json", "--fail-on-new",
+                         "error").stdout)
+    assert doc["findings"]["counts"]["new"] == 0
+    assert doc["candidate"]["compactions_not_checked"] == 1
+    assert "candidate not fully checked: 1 compaction could not be checked" in doc["verdict"]
+    assert doc["gates"]["reasons"][-1].startswith(
+        "the candidate could not be checked as fully as the baseline: 1 compaction could "
+        "not be checked (the baseline: 0)")
