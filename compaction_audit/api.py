@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
 
 from compaction_audit import addrspace
 from compaction_audit.cosine.embed import start_loading_for
 from compaction_audit.cosine.rebuild import prefetch
 from compaction_audit.engine import audit_session
-from compaction_audit.errors import LogError
+from compaction_audit.errors import LogError, UsageError
 from compaction_audit.io.lines import Limits, reads_once
 from compaction_audit.io.load import load_session
 from compaction_audit.model import Session
@@ -67,11 +68,43 @@ def audit_or_error(path: str, settings: Settings | None, lenient: bool,
                    rules: list[Rule] | None, severity: dict[str, Severity] | None
                    ) -> SessionReport | LogError:
     """:func:`audit`, with the trace's :class:`LogError` returned rather than raised
-    (what a pool worker and an isolated child send back)."""
+    (what a pool worker and an isolated child send back).
+
+    A bug met on this trace (any other exception, a Rust panic of Polars included) is
+    its one line too, ``FILE: internal error: KeyError: ... (a bug of
+    compaction-audit, ...)``, and the run's other traces are still audited: a
+    document shape one reader did not expect ended a whole folder's run with one
+    "internal error" line and no verdict for the rest (adv30 F2).  Out of memory, a
+    signal's stop, a usage error, and every exception under
+    ``COMPACTION_AUDIT_DEBUG=1`` are raised as they are."""
     try:  # running out of memory is the trace's one line too (addrspace.guarded)
         return audit(path, settings, lenient, rules, severity)
     except LogError as exc:
         return exc
+    except (UsageError, KeyboardInterrupt, SystemExit, GeneratorExit):
+        raise
+    except BaseException as exc:
+        from compaction_audit import stopline
+
+        if (stopline.stopped() or addrspace.ran_out(exc)
+                or os.environ.get("COMPACTION_AUDIT_DEBUG")):
+            raise
+        return LogError(path, 0, internal_error_line(exc))
+
+
+MAX_BUG_TEXT = 200
+"""Characters of an exception's text an internal error line of a trace shows."""
+
+
+def internal_error_line(exc: BaseException) -> str:
+    """``"internal error: KeyError: (None, 0, '') (a bug of compaction-audit, not of
+    this trace; set COMPACTION_AUDIT_DEBUG=1 for a traceback)"``, the exception's text
+    cut to :data:`MAX_BUG_TEXT` characters (it may quote the log)."""
+    from compaction_audit.report.safe import clip
+
+    said = clip(str(exc), MAX_BUG_TEXT)
+    return (f"internal error: {type(exc).__name__}: {said} (a bug of compaction-audit, "
+            "not of this trace; set COMPACTION_AUDIT_DEBUG=1 for a traceback)")
 
 
 def audit_or_isolated(path: str, settings: Settings | None = None, lenient: bool = False,

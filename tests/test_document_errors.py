@@ -119,3 +119,57 @@ def test_a_line_that_is_not_utf8_names_the_byte_and_where(tmp_path: Path) -> Non
     path.write_bytes(NATIVE + b'{"type": "round", "round": 1, "spans": [{"id": "caf\xe9"}]}\n')
     assert audit_error(path) == (f"compaction-audit: {path}:3: bad JSON: not UTF-8 "
                                  "(byte 0xe9 at byte 52 of the line)")
+
+
+def test_an_object_two_levels_down_in_an_element_is_no_part(tmp_path: Path) -> None:
+    """adv30 F2: a ``"text"`` key two objects deep in an element (OpenHands
+    ``extras.metadata.text``) was taken for a part's, before any parts array: the line
+    finder raised KeyError, "internal error", and every other trace of the run was
+    lost.  Now the trajectory is read as without that key."""
+    import json
+
+    events = json.loads(OPENHANDS.read_text())
+    events[0]["extras"] = {"metadata": {"text": "a note"}}
+    path = tmp_path / "noted.json"
+    path.write_text(json.dumps(events, indent=2))
+    plain = tmp_path / "plain.json"
+    plain.write_text(OPENHANDS.read_text())
+    for p in (path, plain):
+        result = CliRunner().invoke(app, ["audit", "-q", str(p)])
+        assert (result.exit_code, result.output) == (
+            1, "FAIL: 1 error(s), 1 warning(s), 0 info; 2 compactions lost 2 fact(s), "
+               "0 that matter\n")
+    tiny = tmp_path / "tiny.json"
+    tiny.write_text('[\n{"a": {"b": {"text": 1}}}\n]\n')
+    assert audit_error(tiny).endswith(
+        "tiny.json:1: unrecognized log format: a JSON document, but not a Cline or Gemini "
+        "CLI session, an opencode export or an OpenHands trajectory")
+
+
+def test_a_bug_on_one_trace_is_its_line_and_the_others_are_audited(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """adv30 F2: an exception the code did not expect on one trace (a bug) ended the
+    run with one "internal error" line and no verdict for the others; it is that
+    trace's line now, and the run goes on."""
+    from compaction_audit.io import load
+
+    real = load.load_session
+
+    def buggy(path: str, *args: object, **kwargs: object) -> object:
+        if path.endswith("bad.jsonl"):
+            raise KeyError(("messages", 0, "##[add-mask]parts"))
+        return real(path, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(api, "load_session", buggy)
+    monkeypatch.delenv("COMPACTION_AUDIT_DEBUG", raising=False)
+    bad, good = tmp_path / "bad.jsonl", tmp_path / "good.jsonl"
+    bad.write_bytes(NATIVE)
+    good.write_bytes(NATIVE)
+    report = api.audit_paths([str(bad), str(good)], jobs=1)
+    assert [s.path for s in report.sessions] == [str(good)]
+    assert [str(e) for e in report.errors] == [
+        f"{bad}: internal error: KeyError: ('messages', 0, '##[add-mask]parts') (a bug of "
+        "compaction-audit, not of this trace; set COMPACTION_AUDIT_DEBUG=1 for a traceback)"]
+    monkeypatch.setenv("COMPACTION_AUDIT_DEBUG", "1")
+    with pytest.raises(KeyError):
+        api.audit_paths([str(bad)], jobs=1)

@@ -153,7 +153,10 @@ def _element_starts(data: bytes) -> tuple[dict[str | None, list[int]], dict[Part
             elif element and depth == element:
                 inner = tok
             elif (element and depth == element + 2 and not found
+                  and stack[element] == b"[" and stack[element + 1] == b"{"
                   and tok in PART_TEXT_KEYS and _KEY.match(data, match.end())):
+                # a part's key: inside an object of an array of the element, never an
+                # object two levels down in the element (adv30 F2: KeyError)
                 parts[at][-1] = match.start()
                 found = True
             continue
