@@ -188,10 +188,13 @@ def _normal(path: str) -> str:
     """``path`` without ``.`` components and repeated slashes.  ``..`` is kept:
     ``link/..`` is the parent of the folder ``link`` names, which ``os.path.normpath``
     made the current folder, so another file than the one opened was audited and
-    named (adv19a F5), and ``-o`` onto the trace was not refused (F6)."""
+    named (adv19a F5), and ``-o`` onto the trace was not refused (F6).  A file named
+    ``-`` (``./-``, or a pattern's match) stays ``./-``: the bare ``-`` is standard
+    input, which was read in its place, and ``-o ./-`` wrote over it (adv30 F4)."""
     path = path.replace(os.sep, "/")
     parts = [p for p in path.split("/") if p not in ("", ".")]
-    return ("/" if path.startswith("/") else "") + "/".join(parts) or "."
+    out = ("/" if path.startswith("/") else "") + "/".join(parts) or "."
+    return "./-" if out == "-" else out  # a file named '-', never standard input
 
 
 _KINDS = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"),

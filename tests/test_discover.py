@@ -435,3 +435,22 @@ def test_trace_suffixes_match_in_any_letter_case(tmp_path: Path) -> None:
         f"{tmp_path}/{n}" for n in ("B.JSONL", "a.jsonl", "c.Jsonl.GZ", "d.JSONL.ZST")]
     assert [matches("runs/", f"runs/{n}", TRACE_SUFFIXES)
             for n in ("x.JSONL", "x.jsonl.Zst", "x.MESSAGES.JSON")] == [True, True, False]
+
+
+def test_a_file_named_dash_is_that_file_never_standard_input(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """adv30 F4: ``./-`` and a pattern's match of a file named ``-`` became ``-``, so
+    standard input was audited in its place, and ``-o ./-`` wrote over the file (or
+    was standard output, for ``convert``)."""
+    monkeypatch.chdir(tmp_path)
+    dump(drift_records(), tmp_path / "-")
+    before = (tmp_path / "-").read_bytes()
+    assert discover(["./-"]) == discover(["[-]"]) == ["./-"]
+    assert discover(["-"]) == ["-"]
+    for args in (["audit", "./-", "-o", "./-"], ["convert", "./-", "-o", "./-"]):
+        result = run(*args)
+        assert result.exit_code == 2, result.stdout
+        assert result.stderr == (f"compaction-audit: {tmp_path}/-: is the input ./-; "
+                                 "refusing to overwrite it (choose another output)\n")
+    assert (tmp_path / "-").read_bytes() == before
+    assert run("audit", "./-", "-q").exit_code == 1  # the drift trace, not empty stdin

@@ -79,9 +79,13 @@ def output_path(value: str) -> Path:
     """The value of an ``-o``/``--output`` option as a path (typer's ``parser``).  An
     empty value is a usage error, one line, exit 2: typer made ``-o ''`` (``-o "$OUT"``
     with the variable unset) ``Path('')``, that is ``.``, and the command then wrote to
-    or refused the working directory under a name nobody typed (issue 11)."""
+    or refused the working directory under a name nobody typed (issue 11).  A file
+    named ``-`` given as ``./-`` is that file, made absolute: ``Path('./-')`` is
+    ``Path('-')``, which ``convert`` took for standard output (adv30 F4)."""
     if not value:
         fail("-o/--output: the path is empty; name a file to write")
+    if value != "-" and Path(value) == Path("-"):
+        return Path.cwd() / "-"
     return Path(value)
 
 
