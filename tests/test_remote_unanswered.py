@@ -142,7 +142,11 @@ def test_a_closed_port_marks_the_store_too(store_env: pytest.MonkeyPatch) -> Non
     assert remote.object_size("s3://bucket/a.jsonl") is None
     with pytest.raises(LogError) as caught:
         remote.open_url("s3://bucket/a.jsonl")
-    assert str(caught.value).startswith(
-        "s3://bucket/a.jsonl: cannot open: the store did not answer: Generic S3 error")
+    # the mark's reason is the refused connection, or, on a loaded machine where the
+    # first request outlasted the store's budget, that budget (CI, 2026-12-02)
+    said = str(caught.value)
+    assert said.startswith("s3://bucket/a.jsonl: cannot open: the store did not answer: ")
+    assert said.split(": the store did not answer: ")[1].startswith(
+        ("Generic S3 error", "no answer within 0.6 s")), said
     with pytest.raises(UsageError, match="cannot list: the store did not answer"):
         list(remote.list_objects("s3://bucket/runs/"))
