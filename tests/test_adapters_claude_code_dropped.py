@@ -159,15 +159,19 @@ def test_history_with_its_compaction_written_twice_is_read_once(
         tmp_path: Path, logical_parent: str) -> None:
     """The first compaction's history (lines 2-19, the boundary and summary with it)
     written again after the end: each line is read once, the compactions are unchanged;
-    also when the boundary's logical parent is not in the file (after a resume)."""
+    also when the boundary's logical parent is not in the file (after a resume).  The
+    compaction's two lines read once are counted as not read (adv31 N1: which copy is
+    the compaction cannot always be told)."""
     objs = [dict(o, logicalParentUuid=logical_parent) if o.get("uuid") == "c-b1" else o
             for o in lines()]
     again = [o for o in objs[1:19] if o.get("type") in ("user", "assistant", "system")]
     out = convert(write(tmp_path / "twice.jsonl", [*objs, *again]))
     assert shape(out) == shape(convert(write(tmp_path / "once.jsonl", objs)))
     assert len([r for _, r in out[1:] if "compaction" in r]) == 2
+    assert out[0][1]["lines_not_read"] == 2
     assert out[0][1]["reader_notes"] == [
-        "15 lines repeating an earlier line's uuid (history written twice): read once"]
+        f"2 lines {claude_code.REPEATED_COMPACTION}",
+        "13 lines repeating an earlier line's uuid (history written twice): read once"]
 
 
 def _second_compaction_first(change: dict[str, Any]) -> list[dict[str, Any]]:
@@ -202,3 +206,21 @@ def test_a_compaction_copied_to_the_top_does_not_hide_the_real_one(
     assert (code, verdict) == (
         1, "FAIL: 1 error(s), 0 warning(s), 1 info; 3 compactions lost 2 fact(s), "
         "1 that matters")
+
+
+@pytest.mark.parametrize("logical_parent", [None, "not-in-this-file"])
+def test_a_copy_first_of_a_compaction_without_parents_is_said(
+        tmp_path: Path, logical_parent: str | None) -> None:
+    """adv31 N1: with the boundary's logical parent null, or absent from the file, an
+    identical copy of the compaction put first was read as the compaction and the real
+    one skipped as history written twice, in a note only: a plain PASS.  Which is the
+    copy cannot be told; the lines read once are counted, and the verdict says so."""
+    objs = [dict(o, logicalParentUuid=logical_parent) if o.get("uuid") == "c-b2" else o
+            for o in lines()]
+    boundary, summary = objs[25], objs[26]
+    path = write(tmp_path / "copy.jsonl", [boundary, summary, *objs])
+    out = convert(path)
+    assert out[0][1]["lines_not_read"] == 2
+    code, verdict = audit(path)
+    assert code == 0
+    assert verdict.startswith("PASS (2 lines not read, see the notes): ")

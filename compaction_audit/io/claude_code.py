@@ -74,6 +74,11 @@ def _get(obj: dict[str, Any], name: str) -> Any:
     return obj.get(_CAMEL.sub("_", name).lower())
 
 
+REPEATED_COMPACTION = ("of a compaction repeating an earlier line's uuid, content and "
+                       "parents (history written twice, or a copy put first; the first "
+                       "was read): not read")
+"""The reason counted for a compaction line read once (:meth:`_Converter.reappended`)."""
+
 _IDENTITY_KEYS = ("message", "content", "compactMetadata", "parentUuid", "logicalParentUuid")
 
 
@@ -258,7 +263,11 @@ class _Converter:
         file has come since (:meth:`note_early`).  A copy put *before* its parents (a
         compaction copied to the top of the file, adv29 F1)
         or with other content is no re-append: both are read, and a note counts them,
-        so a copied harmless compaction cannot make the real one be skipped.
+        so a copied harmless compaction cannot make the real one be skipped.  A
+        compaction line (boundary or summary) read once this way is counted in
+        ``lines_not_read`` (:data:`REPEATED_COMPACTION`), so the verdict says it: with
+        its parents absent from the file, an identical copy put first cannot be told
+        from the compaction (adv31 N1), and the one read may be the copy.
         """
         what = _identity(kind, obj)
         seen = self.uuid_kind.get(uuid)
@@ -270,8 +279,11 @@ class _Converter:
             return False
         early = self.early.get(uuid, frozenset())
         if seen == what and self.seen_uuids.isdisjoint(early):  # read each message once
-            self.reused["repeating an earlier line's uuid (history written twice): "
-                        "read once"] += 1
+            if what[1] == "compact_boundary" or what[2]:  # which copy is the compaction
+                self.not_read[REPEATED_COMPACTION] += 1  # cannot be told: said (adv31 N1)
+            else:
+                self.reused["repeating an earlier line's uuid (history written twice): "
+                            "read once"] += 1
             return True
         if seen[:3] != what[:3]:
             why = "reusing the uuid of an earlier line of another kind"
