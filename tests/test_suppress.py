@@ -160,3 +160,31 @@ def test_a_pattern_is_matched_as_fnmatchcase_would(folds: Path) -> None:
         assert patterns.hits("CA301", text) == {
             i for i, g in enumerate(globs) if fnmatchcase(text, g)}, text
         assert patterns.hits("CA302", text) == set()
+
+
+def test_what_was_suppressed_is_said_where_ci_reads(folds: Path) -> None:
+    """adv31 N6: a fold suppressed by its id holds for every trace, and a log chooses
+    its ids; only the JSON report said a finding was silenced.  The verdict, the gate
+    line, JUnit and SARIF say it now; with nothing suppressed they say nothing."""
+    config = '[[suppress]]\nfold = "F2.1"\n'
+
+    def audit(path: Path, config: str, *args: str) -> Any:  # this format, not JSON
+        Path("compaction-audit.toml").write_text(config)
+        return CliRunner().invoke(app, ["audit", str(path), *args])
+
+    quiet = audit(folds, config, "-q")
+    assert quiet.stdout.startswith(
+        "FAIL: 7 error(s), 1 warning(s), 1 info (1 suppressed by [[suppress]]); ")
+    github = audit(folds, config, "-f", "github").stdout.splitlines()[-1]
+    assert github == ("exit 1: 1 trace(s), 1 reach --fail-on error, 1 finding(s) "
+                      "suppressed by [[suppress]]")
+    junit = audit(folds, config, "-f", "junit").stdout
+    assert '<property name="suppressed" value="1 finding(s) suppressed by [[suppress]]" />' \
+        in junit
+    sarif = json.loads(audit(folds, config, "-f", "sarif").stdout)
+    notes = sarif["runs"][0]["invocations"][0]["toolExecutionNotifications"]
+    assert [n["message"]["text"] for n in notes] == [
+        "1 finding(s) suppressed by [[suppress]] of the configuration"]
+    for fmt in ("github", "junit", "sarif"):
+        assert "suppressed by" not in audit(folds, "", "-f", fmt).stdout
+    assert "suppressed by" not in audit(folds, "", "-q").stdout

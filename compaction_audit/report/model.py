@@ -281,6 +281,14 @@ class SessionReport:
                      f"{'their' if n > 1 else 'its'} limit")
         return note
 
+    def suppressed(self) -> int:
+        """Findings the configuration's ``[[suppress]]`` entries silenced in this trace
+        (:mod:`compaction_audit.suppress`); said in the verdict and the gate line, since
+        a fold suppressed by its id holds for every trace, and a log chooses its own
+        ids (adv31 N6: only the JSON report said it)."""
+        info = self.extra.get("suppressions")
+        return int(info.get("findings", 0)) if isinstance(info, dict) else 0
+
     def verdict_head(self) -> str:
         """FAIL (an error), WARN (a warning, or skipped records: see :meth:`worst`) or
         PASS."""
@@ -297,7 +305,8 @@ class SessionReport:
         o = self.onsets
         note = self.incomplete_note()
         head = self.verdict_head() + (f" ({note.removeprefix('; ')})" if note else "")
-        parts = [f"{c['error']} error(s), {c['warning']} warning(s), {c['info']} info"]
+        parts = [f"{c['error']} error(s), {c['warning']} warning(s), {c['info']} info"
+                 + (f" ({n} suppressed by [[suppress]])" if (n := self.suppressed()) else "")]
         if self.skipped or self.dependent:
             parts.append(self.lenient_phrase())
         invertible = can_invert(self.conditions)

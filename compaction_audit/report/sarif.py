@@ -153,6 +153,11 @@ def render_sarif(report: Report, opts: RenderOptions) -> bytes:
                        "message": {"text": "no selected rule could judge this trace"},
                        "locations": [location(s.path, 0)]}
                       for s in report.sessions if s.judged_nothing()]
+    notifications += [{"level": "note",  # silenced by [[suppress]] (adv31 N6)
+                       "message": {"text": f"{s.suppressed()} finding(s) suppressed by "
+                                           "[[suppress]] of the configuration"},
+                       "locations": [location(s.path, 0)]}
+                      for s in report.sessions if s.suppressed()]
     notifications += omitted_all  # episodes beyond EPISODES_PER_RULE, counted
     run = {
         "tool": {"driver": {"name": "compaction-audit", "version": __version__,

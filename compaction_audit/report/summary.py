@@ -83,6 +83,9 @@ def gate_line(report: Report, fail_on: str) -> str:
     capped = sum(len(s.limits) for s in report.sessions)
     if capped:
         parts.append(f"{capped} check(s) stopped at a limit")
+    suppressed = sum(s.suppressed() for s in report.sessions)
+    if suppressed:
+        parts.append(f"{suppressed} finding(s) suppressed by [[suppress]]")
     return f"exit {report.exit_code(fail_on)}: " + ", ".join(parts)
 
 
