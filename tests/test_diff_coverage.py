@@ -92,3 +92,19 @@ def test_an_opaque_compaction_in_the_candidate_is_not_a_fix(write_log: LogWriter
     assert doc["gates"]["reasons"][-1].startswith(
         "the candidate could not be checked as fully as the baseline: 1 compaction could "
         "not be checked (the baseline: 0)")
+
+
+def test_as_many_lines_not_read_for_another_reason_fail_the_gate(tmp_path: Path) -> None:
+    """adv31 N8: the gate compared counts only, so a candidate whose compaction lines
+    were not read passed beside a baseline with as many unrelated lines not read."""
+    objs = [orjson.loads(raw) for raw in CLAUDE.read_bytes().splitlines()]
+    base = tmp_path / "base.jsonl"
+    base.write_bytes(b"".join(orjson.dumps(o) + b"\n" for o in objs)
+                     + b'{"type": "x-telemetry"}\n' * 4)
+    result = run("diff", str(base), retyped(tmp_path), "--fail-on-new", "error")
+    assert result.exit_code == 1, result.output
+    assert ("the candidate could not be checked as fully as the baseline: lines not read "
+            "for a reason the baseline has not: of a type this reader does not know "
+            "('system2') and 1 more;") in " ".join(result.output.split())
+    same = run("diff", str(base), str(base), "--fail-on-new", "error")
+    assert same.exit_code == 0, same.output

@@ -135,4 +135,16 @@ def checked_less(baseline: SessionReport, candidate: SessionReport) -> list[str]
         if cand > base:
             verb = "could not be checked" if what == "compaction" else "not read"
             out.append(f"{_n(cand, what)} {verb} (the baseline: {base:,})")
+    if not out:  # as many lines not read, but for another reason (adv31 N8)
+        new = sorted(_reasons(candidate) - _reasons(baseline))
+        if new:
+            out.append(f"lines not read for a reason the baseline has not: {new[0]}"
+                       + (f" and {_n(len(new) - 1, 'more')}" if len(new) > 1 else ""))
     return out
+
+
+def _reasons(s: SessionReport) -> set[str]:
+    """Why ``s``'s adapter did not read lines, each reader note about them without its
+    count (``of a type this reader does not know ('system2')``)."""
+    return {note.removesuffix(_NOT_READ).split(" ", 2)[-1] for note in reader_notes(s)
+            if note.endswith(_NOT_READ) and note[:1].isdigit()}
