@@ -13,7 +13,7 @@ from compaction_audit.errors import LogError, UsageError
 from compaction_audit.io.lines import Limits, reads_once
 from compaction_audit.io.load import load_session
 from compaction_audit.model import Session
-from compaction_audit.procs import available_cores, submit_all, worker_pool
+from compaction_audit.procs import available_cores
 from compaction_audit.report.model import Report, SessionReport, settle_unread
 from compaction_audit.rules.base import Rule, Severity
 from compaction_audit.settings import Settings
@@ -199,7 +199,11 @@ def audit_paths(paths: Sequence[str], settings: Settings | None = None,
     available, torn down on SIGTERM/SIGINT, workers die with this process); standard
     input (``-``), FIFOs and ``/dev/fd`` paths are then read here
     (:func:`~compaction_audit.io.lines.reads_once`: a worker cannot open them).
-    ``progress`` is called in this process as each trace completes.
+    A pool worker killed from outside (an OOM kill) costs at most the trace it was
+    auditing, that trace's one line when it is killed again alone
+    (:func:`~compaction_audit.pooled.run_pooled`, :func:`~compaction_audit.isolated.
+    killed`); the others are audited in a new pool (adv30 F3).  ``progress`` is
+    called in this process as each trace completes.
     """
     total = len(paths)
     workers = worker_count(jobs, total)
@@ -212,19 +216,21 @@ def audit_paths(paths: Sequence[str], settings: Settings | None = None,
 
     isolate = addrspace.address_space_limit() is not None
     if workers > 1 and not isolate:
-        from compaction_audit import waits  # a pool's; one trace loads none
+        from compaction_audit import isolated
+        from compaction_audit.pooled import run_pooled  # a pool's; one trace loads none
 
-        with worker_pool(workers) as pool:
-            here = [reads_once(p) for p in paths]  # a worker cannot open our stdin, FIFO
-            indexes = [i for i, p in enumerate(paths) if not here[i]]
-            submitted = submit_all(pool, audit_or_error, [
-                (paths[i], settings, lenient, rules, severity) for i in indexes])
-            futures = dict(zip(submitted, indexes, strict=True))
+        here = [reads_once(p) for p in paths]  # a worker cannot open our stdin, FIFO
+        indexes = [i for i, p in enumerate(paths) if not here[i]]
+
+        def meanwhile() -> None:
             for i, p in enumerate(paths):
                 if here[i]:
                     done(i, audit_or_error(p, settings, lenient, rules, severity))
-            for future in waits.completed(futures):
-                done(futures[future], future.result())
+
+        run_pooled(workers, audit_or_error,
+                   [(paths[i], settings, lenient, rules, severity) for i in indexes],
+                   lambda j, result: done(indexes[j], result),
+                   lambda j, exc: isolated.killed(paths[indexes[j]], exc), meanwhile)
     else:
         for i, p in enumerate(paths):
             done(i, audit_or_isolated(p, settings, lenient, rules, severity))

@@ -299,6 +299,24 @@ def _ran_out(code: int | None, err: bytes) -> bool:
                     OUT_OF_MEMORY_EXIT) or rust_abort or python or null_object
 
 
+def killed(path: str, died: ChildDied) -> LogError:
+    """The one line of a trace whose pool worker was killed and whose child, auditing
+    it again alone, ended without a result too (:func:`compaction_audit.pooled.
+    run_pooled`; adv30 F3): killed by a signal, ``FILE: the process auditing this
+    trace was killed (signal 9, SIGKILL); out of memory?`` (the kernel's OOM killer
+    sends SIGKILL: a cgroup ``memory.max`` in a CI container), else :func:`_died`'s."""
+    code = died.code
+    if died.stuck or code is None or code >= 0:
+        return _died(path, code, died.err, died.stuck)
+    try:
+        name = f", {signal.Signals(-code).name}"
+    except ValueError:
+        name = ""
+    guess = "; out of memory?" if -code == signal.SIGKILL else ""
+    return LogError(path, 0, f"the process auditing this trace was killed "
+                    f"(signal {-code}{name}){guess}")
+
+
 def _died(path: str, code: int | None, err: bytes, stuck: bool = False) -> LogError:
     """The one line of a child that ended without a result (exit status ``code``;
     ``err``: what it wrote on standard error; ``stuck``: killed, deadlocked), with the

@@ -79,7 +79,8 @@ def refuse_same_file(output: str, inputs: Iterable[str]) -> None:
     the files an adapter reads with an input (a Cline messages or compaction file,
     Gemini CLI's ``telemetry.log``, an SQLite store's ``-wal``:
     :func:`~compaction_audit.io.companions.companion_files`, looked up only when
-    ``output`` exists).  Devices and FIFOs may be read and written (``/dev/null``).
+    ``output`` exists; for an input read once, such as a FIFO, every file of those
+    names beside it: adv30 F1).  Devices and FIFOs may be read and written (``/dev/null``).
     Also raises, so that a run that could not write its report stops before the work,
     when ``output`` is new and its folder does not exist (:func:`refuse_missing_folder`)
     and when it is a regular file the user may not write (``FILE: cannot write:
@@ -116,11 +117,16 @@ def _refuse_input(out: os.stat_result, shown_as: str, instead: str,
             if known:
                 raise UsageError(f"{shown_as}: is {other}, read along with the input "
                                  f"{name}; refusing to overwrite it ({instead})")
-            from compaction_audit.addrspace import limit_phrase
+            from compaction_audit.io.lines import reads_once
 
+            if reads_once(name):
+                why = "it is read once, so what it holds is not looked at first"
+            else:
+                from compaction_audit.addrspace import limit_phrase
+
+                why = f"its files could not be looked up within {limit_phrase()}"
             raise UsageError(f"{shown_as}: is {other}, which may be read along with the "
-                             f"input {name} (its files could not be looked up within "
-                             f"{limit_phrase()}); refusing to overwrite it ({instead})")
+                             f"input {name} ({why}); refusing to overwrite it ({instead})")
 
 
 def refuse_same_stdout(inputs: Iterable[str]) -> None:

@@ -7,6 +7,8 @@
 * SIGTERM (like SIGINT) in the main process stops the pool: the workers are
   terminated, the main process exits (143 for SIGTERM, 130 for SIGINT, via
   :class:`Terminated` and the CLI) instead of leaving them blocked forever;
+* a worker killed from outside (an OOM kill) costs at most its trace, not the run
+  (:mod:`compaction_audit.pooled`, adv30 F3);
 * each worker dies with its parent, even one killed with SIGKILL: on Linux through
   ``prctl(PR_SET_PDEATHSIG, SIGKILL)``, elsewhere through a thread that watches the
   parent's pid;
@@ -93,9 +95,12 @@ def exit_process(code: int) -> NoReturn:
 
 
 @contextlib.contextmanager
-def worker_pool(workers: int) -> Iterator[ProcessPoolExecutor]:
+def worker_pool(workers: int, started: Any = None) -> Iterator[ProcessPoolExecutor]:
     """A spawn-context :class:`ProcessPoolExecutor` of ``workers`` processes (capped at
-    :func:`available_cores`) that is torn down on any exit from the block.
+    :func:`available_cores`) that is torn down on any exit from the block.  Each
+    worker starts with :func:`compaction_audit.pooled.start_worker` (``started``: the
+    shared bytes in which :func:`compaction_audit.pooled.run_pooled` is told which
+    jobs a worker began, or None).
 
     Leaving normally waits for the workers as usual.  Leaving by an exception
     (Ctrl-C, SIGTERM turned into :class:`Terminated`, an error) cancels pending work
@@ -107,8 +112,10 @@ def worker_pool(workers: int) -> Iterator[ProcessPoolExecutor]:
 
     workers = max(1, min(workers, available_cores()))
     with safe_path_env():  # workers start while the block runs (at submit)
+        from compaction_audit.pooled import start_worker
+
         pool = ProcessPoolExecutor(workers, mp_context=get_context("spawn"),
-                                   initializer=die_with_parent, initargs=(os.getpid(),))
+                                   initializer=start_worker, initargs=(os.getpid(), started))
         previous = None
         if threading.current_thread() is threading.main_thread():
             previous = signal.signal(signal.SIGTERM, on_sigterm)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import threading
 from pathlib import Path
 
 import pytest
@@ -134,3 +135,88 @@ def test_every_compaction_file_of_the_session_is_refused_when_none_pairs(
         assert result.exit_code == 2, command
         assert "compaction.json, read along with the input " in result.stderr
     assert {p.name: p.read_bytes() for p in folder.iterdir()} == before
+
+
+def _fed_fifo(fifo: Path, data: bytes) -> threading.Thread:
+    """A writer thread feeding ``data`` to the new FIFO ``fifo`` once it is opened."""
+    os.mkfifo(fifo)
+
+    def write() -> None:
+        try:
+            with open(fifo, "wb") as fh:  # blocks until a reader opens it
+                fh.write(data)
+        except BrokenPipeError:
+            pass
+
+    writer = threading.Thread(target=write, daemon=True)
+    writer.start()
+    return writer
+
+
+def _unblock(fifo: Path, writer: threading.Thread) -> None:
+    """Never leave the writer blocked in open(): the FIFO was not read."""
+    if writer.is_alive():
+        fd = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+        writer.join(5)
+        os.close(fd)
+
+
+@pytest.mark.parametrize(("command", "fed", "read"), [
+    (["audit", "rec.jsonl", "-o", "telemetry.log"], "chat.jsonl", "telemetry.log"),
+    (["convert", "rec.jsonl", "-o", "telemetry.log"], "chat.jsonl", "telemetry.log"),
+    (["baseline", "create", "rec.jsonl", "-o", "telemetry.log"], "chat.jsonl",
+     "telemetry.log"),
+    (["diff", "rec.jsonl", "s1.json", "-o", "telemetry.log"], "chat.jsonl", "telemetry.log"),
+    (["audit", "x.compaction.json", "-o", "s1.messages.json"], "s1.compaction.json",
+     "s1.messages.json"),
+])
+def test_a_companion_of_a_fifo_input_is_refused(folder: Path, command: list[str], fed: str,
+                                                read: str) -> None:
+    """A FIFO input is read once, so its format is not detected before the run; its
+    readers still open the files beside it (the recording's telemetry, the compaction
+    file's messages file), and -o replaced them (adv30 F1): every file of those names
+    is refused, and the FIFO is never opened for it."""
+    fifo = folder / ("rec.jsonl" if "rec.jsonl" in command else "x.compaction.json")
+    writer = _fed_fifo(fifo, (folder / fed).read_bytes())
+    before = {p.name: p.read_bytes() for p in folder.iterdir() if p != fifo}
+    try:
+        result = run(*command)
+    finally:
+        _unblock(fifo, writer)
+    assert result.exit_code == 2
+    assert result.stderr == (
+        f"compaction-audit: {read}: is {read}, which may be read along with the input "
+        f"{fifo.name} (it is read once, so what it holds is not looked at first); "
+        "refusing to overwrite it (choose another output)\n")
+    assert {p.name: p.read_bytes() for p in folder.iterdir() if p != fifo} == before
+
+
+def test_a_companion_of_a_dev_fd_input_is_refused(folder: Path) -> None:
+    """``/dev/fd/N`` of a regular file is read once too; the Gemini reader takes the
+    telemetry beside the file it names (its link target)."""
+    fd = os.open(folder / "chat.jsonl", os.O_RDONLY)
+    try:
+        with pytest.raises(UsageError, match=r"is .*telemetry\.log, which may be read "
+                                             r"along with the input /dev/fd/"):
+            refuse_same_file("telemetry.log", [f"/dev/fd/{fd}"])
+    finally:
+        os.close(fd)
+    refuse_same_file("report.txt", [f"/dev/fd/{fd}"])  # a new file: nothing to destroy
+
+
+def test_a_fifo_manifest_is_followed_only_to_a_messages_file(folder: Path) -> None:
+    """A manifest read from a FIFO that names ``notes.txt`` beside it: that name is
+    no companion -o would refuse, so the reader does not open it (adv30 F1)."""
+    from compaction_audit.errors import LogError
+    from compaction_audit.io import cline
+
+    (folder / "notes.txt").write_bytes((folder / "s1.messages.json").read_bytes())
+    (folder / "s1.messages.json").unlink()
+    fifo = folder / "m.json"
+    writer = _fed_fifo(fifo, json.dumps(
+        {"session_id": "other", "messages_path": "notes.txt"}).encode())
+    try:
+        with pytest.raises(LogError, match="messages file is not found beside its manifest"):
+            list(cline.records(str(fifo)))
+    finally:
+        _unblock(fifo, writer)

@@ -47,7 +47,7 @@ from compaction_audit.io.documents import (
     version_note,
 )
 from compaction_audit.io.harness import SUMMARY
-from compaction_audit.io.lines import regular_file
+from compaction_audit.io.lines import reads_once, regular_file
 from compaction_audit.io.records import LINE_FILE_KEY, SPAN_LINE_KEY
 from compaction_audit.io.tokens import (
     IMAGE_TOKENS,
@@ -320,11 +320,17 @@ def _from_manifest(doc: Document, path: str, undecodable: Undecodable, *,
                    check: bool = True) -> tuple[str, Document]:
     """The messages file a manifest names: the file of ``messages_path``'s name beside
     the manifest, else ``<session_id>.messages.json`` beside it, else the folder's
-    messages file of the same session.  Raises :class:`LogError` when none is found,
-    and (``check``) when the address-space limit is too low for it."""
+    messages file of the same session.  A manifest read once (a FIFO: ``-o`` cannot
+    look at it first) is followed only to a ``*.messages.json``, the names
+    :func:`~compaction_audit.io.companions.named_companions` protects (adv30 F1).
+    Raises :class:`LogError` when none is found, and (``check``) when the
+    address-space limit is too low for it."""
     sid = doc.value.get("session_id")
     here = Path(path)
-    found = next((c for c in _manifest_names(doc.value, here) if regular_file(c)), None) \
+    names = _manifest_names(doc.value, here)
+    if reads_once(path):
+        names = [n for n in names if n.name.endswith(".messages.json")]
+    found = next((c for c in names if regular_file(c)), None) \
         or same_session(here, sid, ".messages.json", undecodable).first(here)
     if found is None or path == "-":
         raise LogError(path, 1, "the session's messages file is not found beside its "

@@ -39,9 +39,9 @@ def companion_files(path: str, source: str | None = None) -> list[str]:
     """The files other than ``path`` that reading it as ``source`` (None: the detected
     format) opens; ``[]`` for standard input, a pipe, a device, a URL, a file that
     cannot be read or detected, or a format that reads only ``path``.  Detection reads
-    the first lines (the whole of a JSON document).  Under an address-space limit,
-    what :func:`companion_lookup` gives (the files that may be companions when they
-    could not be looked up)."""
+    the first lines (the whole of a JSON document).  Under an address-space limit, or
+    for an input read once, what :func:`companion_lookup` gives (the files that may be
+    companions when they could not be looked up)."""
     return companion_lookup(path, source)[0]
 
 
@@ -57,9 +57,18 @@ def companion_lookup(path: str, source: str | None = None) -> tuple[list[str], b
     looked up in a spawned child that has the whole limit
     (:func:`compaction_audit.isolated.call_in_child`).  When that child dies (out of
     memory: the trace is then its audit's out of memory line too), the companions are
-    not known: ``(possible_companions(path), False)``."""
-    if path == "-" or "://" in path or reads_once(path):
+    not known: ``(possible_companions(path), False)``.
+
+    An input read once (a FIFO, ``/dev/fd/N``, a path under ``/proc``:
+    :func:`~compaction_audit.io.lines.reads_once`) cannot be looked at before it is
+    audited, yet the readers still open files beside it (a FIFO recording's
+    ``telemetry.log``, the messages file of a FIFO compaction file): ``-o`` replaced
+    them (adv30 F1).  For it: ``(named_companions(path), False)``, found without
+    opening it."""
+    if path == "-" or "://" in path:
         return [], True
+    if reads_once(path):
+        return named_companions(path), False
     from compaction_audit import addrspace
 
     if addrspace.address_space_limit() is None:
@@ -147,16 +156,31 @@ def possible_companions(path: str) -> list[str]:
     :data:`IN_PROCESS_BYTES`, the messages file it names.  A larger manifest that
     names a file of another name is not followed: it is read first, so under this
     limit the adapter reads nothing past it."""
-    from compaction_audit.io import cline, gemini_cli, opencode
+    from compaction_audit.io import cline, opencode
 
-    out = [*gemini_cli.companions(path), *opencode.companions(path)]
-    for folder in dict.fromkeys(os.path.dirname(p) or "." for p in
-                                (path, os.path.realpath(path))):
-        try:
-            with os.scandir(folder) as entries:
-                out += [entry.path for entry in entries if entry.name.endswith(CLINE_SUFFIXES)]
-        except OSError:
-            continue
+    out = [*named_companions(path), *opencode.companions(path)]
     if _small(path):
         out += cline.manifest_names(path)
+    return list(dict.fromkeys(out))
+
+
+def named_companions(path: str) -> list[str]:
+    """The files that may be companions of ``path`` by their names alone, found
+    without opening ``path`` (a FIFO would block, and what it holds is read once, by
+    the audit): Gemini CLI's ``telemetry.log`` beside it, and every ``*.messages.json``
+    and ``*.compaction.json`` in its folder and in the folder of the file it names (a
+    symbolic link, ``/dev/fd/N`` of a file), where the Cline adapter looks for a pair
+    and, for a manifest read once, for its messages file
+    (:func:`compaction_audit.io.cline.records` follows such a manifest only to a
+    ``*.messages.json``).  An SQLite store cannot be read once: no ``-wal``."""
+    from compaction_audit.io import gemini_cli
+
+    out = list(gemini_cli.companions(path))
+    for folder in dict.fromkeys(os.path.dirname(p) for p in (path, os.path.realpath(path))):
+        try:
+            with os.scandir(folder or ".") as entries:
+                out += [os.path.join(folder, entry.name) for entry in entries
+                        if entry.name.endswith(CLINE_SUFFIXES)]
+        except OSError:
+            continue
     return list(dict.fromkeys(out))
