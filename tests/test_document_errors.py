@@ -173,3 +173,32 @@ def test_a_bug_on_one_trace_is_its_line_and_the_others_are_audited(
     monkeypatch.setenv("COMPACTION_AUDIT_DEBUG", "1")
     with pytest.raises(KeyError):
         api.audit_paths([str(bad)], jobs=1)
+
+
+def test_a_bug_in_detecting_one_trace_before_the_audit_does_not_end_the_run(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """adv30 F2: the command's own process detects each trace's format to look up the
+    files read beside it (the ``-o`` and redirection checks); a bug there ended the
+    run with one "internal error" line.  The look-up falls back to every file that
+    may be a companion, and the trace's own audit names the bug."""
+    from compaction_audit.io import companions, load
+
+    def bug(path: str, *args: object, **kwargs: object) -> object:
+        if path.endswith("bad.jsonl"):
+            raise KeyError((None, 0, ""))
+        return real(path, *args, **kwargs)  # type: ignore[arg-type]
+
+    real = load.load_session
+    monkeypatch.setattr(api, "load_session", bug)
+    monkeypatch.setattr(companions, "_detect", lambda path: bug(path) and "native")
+    monkeypatch.delenv("COMPACTION_AUDIT_DEBUG", raising=False)
+    bad, good = tmp_path / "bad.jsonl", tmp_path / "good.jsonl"
+    bad.write_bytes(NATIVE)
+    good.write_bytes(NATIVE)
+    (tmp_path / "x.messages.json").write_text("[]")
+    found, known = companions.companion_lookup(str(bad))
+    assert known and str(tmp_path / "x.messages.json") in found
+    result = CliRunner().invoke(app, ["audit", "-q", "-j", "1", str(bad), str(good)])
+    assert result.exit_code == 2, result.output
+    assert f"{bad}: internal error: KeyError: (None, 0, '')" in result.output
+    assert f"{good}: PASS" in result.output

@@ -77,7 +77,11 @@ def companion_lookup(path: str, source: str | None = None) -> tuple[list[str], b
         try:
             source = _detect(path)
         except (LogError, OSError, ValueError):
-            return [], True
+            return []
+        except MemoryError:
+            raise
+        except Exception:  # a bug in detecting this trace: the audit names it for this
+            return possible_companions(path)  # trace; the others still run (adv30 F2), True
     if source is not None and source != "cline":  # by name or header: nothing to decode
         return _lookup(path, source), True
     key = _identity(path, source)
@@ -122,6 +126,10 @@ def _lookup(path: str, source: str | None) -> list[str]:
             source = _detect(path)
         except (LogError, OSError, ValueError):
             return []
+        except MemoryError:
+            raise
+        except Exception:  # a bug in detecting this trace: the audit names it for this
+            return possible_companions(path)  # trace; the others still run (adv30 F2)
     module = COMPANIONS.get(source)
     if module is None:
         return []
