@@ -77,11 +77,11 @@ def companion_lookup(path: str, source: str | None = None) -> tuple[list[str], b
         try:
             source = _detect(path)
         except (LogError, OSError, ValueError):
-            return []
+            return [], True
         except MemoryError:
             raise
         except Exception:  # a bug in detecting this trace: the audit names it for this
-            return possible_companions(path)  # trace; the others still run (adv30 F2), True
+            return possible_companions(path), True  # trace; the others run (adv30 F2)
     if source is not None and source != "cline":  # by name or header: nothing to decode
         return _lookup(path, source), True
     key = _identity(path, source)
