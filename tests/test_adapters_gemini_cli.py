@@ -244,3 +244,78 @@ def test_records_of_a_shape_not_known_are_counted_not_dropped(tmp_path: Path) ->
         "1 line of a $set key this reader does not know ('Messages'): not read",
         "1 message of a message type this reader does not know ('Gemini'): not read",
         "1 line of a record shape (its keys) this reader does not know ('id'): not read"]
+
+
+def _compression_line(lines: list[str]) -> int:
+    """The index of the fixture's compression rewrite (the `$set.messages` holding the
+    snapshot)."""
+    return next(i for i, raw in enumerate(lines)
+                if '"$set":{"messages"' in raw and gemini_cli.SNAPSHOT_TAG in raw)
+
+
+def test_an_early_copy_of_the_compression_cannot_hide_it(tmp_path: Path) -> None:
+    # adv30 F5: the compression record copied right after the session header made the
+    # real one (snapshot text seen before) a sync: nothing folded, a plain PASS
+    lines = SESSION.read_text().splitlines()
+    at = _compression_line(lines)
+    path = tmp_path / "session.jsonl"
+    path.write_text("\n".join([lines[0], lines[at], *lines[1:]]) + "\n")
+    out = run_adapter(gemini_cli.records, path)
+    (copy_line, copy), (real_line, real) = compaction_rounds(out)
+    assert (copy_line, real_line) == (2, at + 2)
+    assert copy["compaction"]["messages_removed"] == 0  # nothing before it to fold
+    # the real one folds the two exchanges (4 messages, as without the copy), the copy's
+    # snapshot, and the listing reply, whose call the copy already held (its result only)
+    assert real["compaction"]["messages_removed"] == 6
+    report = api.audit(str(path))
+    lost = {d["text"] for c in report.compactions for d in c["lost"]}
+    assert {"8443", "ops-7731"} <= lost
+    assert report.verdict().startswith("FAIL")
+
+
+def test_a_second_compression_reusing_a_snapshot_text_is_a_compaction(
+        tmp_path: Path) -> None:
+    # adv30 F5: the same snapshot written again over new messages drops them: read as a
+    # second compaction, not a sync that folds nothing
+    lines = SESSION.read_text().splitlines()
+    at = _compression_line(lines)
+    turn = [{"id": "n1", "timestamp": "t", "type": "user",
+             "content": [{"text": "Cache nodes now live on port 7150."}]},
+            {"id": "n2", "timestamp": "t", "type": "gemini",
+             "content": "Noted: cache nodes on port 7150."}]
+    path = tmp_path / "session.jsonl"
+    path.write_text("\n".join([*lines, *map(json.dumps, turn), lines[at]]) + "\n")
+    out = run_adapter(gemini_cli.records, path)
+    (first, _), (second, rnd) = compaction_rounds(out)
+    assert (first, second) == (at + 1, len(lines) + 3)
+    # dropped: the first snapshot (its summary), the function response and the reply
+    # after it, and the new turn (two messages)
+    assert rnd["compaction"]["messages_removed"] == 5
+    folded = {all_spans(out)[s].get("text") for s in rnd["summaries"][0]["children"]
+              if s in all_spans(out)}
+    assert {"Cache nodes now live on port 7150.", "Noted: cache nodes on port 7150."} <= folded
+
+
+def test_a_resume_writing_a_seen_snapshot_again_is_a_sync() -> None:
+    # the real recording: the resume after the first compression (line 33) writes the
+    # first snapshot again with every message since; it drops nothing, so no compaction
+    out = run_adapter(gemini_cli.records, GEMINI / "two-compressions" / "session.jsonl")
+    assert [line for line, _ in compaction_rounds(out)] == [25, 40]
+
+
+def test_a_copied_snapshot_in_a_single_json_session_cannot_hide_the_real_one(
+        tmp_path: Path) -> None:
+    snapshot = f"{gemini_cli.SNAPSHOT_TAG}\n<overall_goal>Ship v2.</overall_goal>\n"
+    doc = {"sessionId": "old", "projectHash": "p", "startTime": "t", "lastUpdated": "t",
+           "messages": [
+               {"id": "x", "type": "user", "content": [{"text": snapshot}]},
+               {"id": "a", "type": "user", "content": [{"text": "The key is in vault 42."}]},
+               {"id": "b", "type": "gemini", "content": "Vault 42, noted."},
+               {"id": "c", "type": "user", "content": [{"text": snapshot}]}]}
+    path = tmp_path / "session-old.json"
+    path.write_text(json.dumps(doc, indent=2))
+    out = run_adapter(gemini_cli.records, path)
+    (_, first), (_, second) = compaction_rounds(out)
+    assert first["compaction"]["messages_removed"] == 0
+    # the second copy of the snapshot drops the exchange before it: folded, with the first
+    assert second["compaction"]["messages_removed"] == 3

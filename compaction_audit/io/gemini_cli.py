@@ -9,8 +9,10 @@ tokens?}`` (a record appended again with the same ``id`` updates it) and ``{"$se
 Gemini CLI writes no compression marker.  A compression rewrites the history with a
 ``$set.messages`` line whose user message holds the ``<state_snapshot>`` summary;
 ``$set.messages`` is written for other rewrites too (session start, resume), so a
-compression is *inferred* from a snapshot not seen before (``inferred: true`` on the
-round).  The rewritten history is matched against the working set by content (the
+compression is *inferred* (``inferred: true`` on the round) from a snapshot not seen
+before, or from one seen before in a rewrite that drops a message of the working set
+(a copy of the compression record put early must not make the real one a resume:
+adv30 F5).  The rewritten history is matched against the working set by content (the
 kept messages get new ids): what it kept stays, the rest is folded into the snapshot.
 
 Tokens: a ``gemini`` record's ``tokens.output`` is split over its text and tool calls;
@@ -220,7 +222,8 @@ class _Converter(Conversion):
         if type(msg) is not dict:
             raise LogError(self.path, line, "expected an object", where.rstrip("."))
         snapshot = next((t for t in _texts(msg) if SNAPSHOT_TAG in t), None)
-        if snapshot is not None and snapshot not in self.snapshots:
+        if snapshot is not None and (snapshot not in self.snapshots  # or drops (adv30 F5)
+                                     or self.match([msg], None)[2]):
             self.compress(line, [msg], snapshot)
         else:
             self.message(line, msg, where)
@@ -318,16 +321,30 @@ class _Converter(Conversion):
 
     # -- rewrites --------------------------------------------------------------------
     def rewrite(self, line: int, messages: Any) -> None:
-        """``$set.messages``: a compression when it holds a new snapshot, else a sync."""
+        """``$set.messages``: a compression when it holds a snapshot not seen before, or
+        a snapshot seen before and drops a message of the working set; else a sync.
+
+        Gemini CLI writes ``$set.messages`` (``updateMessagesFromHistory``) whenever its
+        history changes: on start and resume (the same messages again) and on a
+        compression.  A snapshot seen before is a sync only when nothing live is
+        dropped (a resume after a compression writes the snapshot again): a copy of
+        the compression record put early in the file had made the real one a sync, so
+        what it dropped was never folded, a plain PASS (adv30 F5)."""
         if type(messages) is not list:
             raise LogError(self.path, line, "expected a list", "$set.messages")
         snapshot: str | None = None
+        seen: str | None = None
         for i, msg in enumerate(messages):
             if type(msg) is not dict:
                 raise LogError(self.path, line, "expected an object", f"$set.messages[{i}]")
             for text in _texts(msg):
-                if SNAPSHOT_TAG in text and text not in self.snapshots:
-                    snapshot = snapshot or text
+                if SNAPSHOT_TAG in text:
+                    if text not in self.snapshots:
+                        snapshot = snapshot or text
+                    else:
+                        seen = seen or text
+        if snapshot is None and seen is not None and self.match(messages, None)[2]:
+            snapshot = seen  # drops live messages: a compaction, the text notwithstanding
         if snapshot is None:
             for i, msg in enumerate(messages):
                 if not self.known(msg):
@@ -360,22 +377,7 @@ class _Converter(Conversion):
     def compress(self, line: int, messages: list[dict[str, Any]], snapshot: str) -> None:
         """Open an inferred compaction round: keep the matched items, fold the rest."""
         self.snapshots.add(snapshot)
-        by_key: dict[str, deque[str]] = {}
-        for span_id in self.asm.working:
-            if span_id in self.keys:
-                by_key.setdefault(self.keys[span_id][1], deque()).append(span_id)
-        kept: list[str] = []
-        extra: list[tuple[str, str, str, str]] = []
-        for msg in messages:
-            if snapshot in _texts(msg):
-                continue
-            for src, base, text, key in self.content_keys(msg):
-                if by_key.get(key):
-                    kept.append(by_key[key].popleft())
-                else:
-                    extra.append((src, base, text, key))
-        still = set(kept)
-        fold = [s for s in self.asm.working if s not in still]
+        kept, extra, fold = self.match(messages, snapshot)
         info: dict[str, Any] = {"trigger": None, "tokens_before": self.last_input,
                                 "tokens_after": None, "opaque": False, "kind": "compact",
                                 "strategy": "state_snapshot", "inferred": True,
@@ -396,6 +398,29 @@ class _Converter(Conversion):
         self.working_keys = None  # folded spans left the working set
         self.compactions.append(info)
         self.awaiting_after.append(info)
+
+    def match(self, messages: list[dict[str, Any]], snapshot: str | None
+              ) -> tuple[list[str], list[tuple[str, str, str, str]], list[str]]:
+        """Match a rewrite against the working set by content: ``(kept, extra, fold)``,
+        the span ids it keeps, the ``(source, base, text, key)`` of its items the
+        working set does not hold, and the span ids it drops, in working-set order.
+        The message holding ``snapshot`` (the new summary) is not matched."""
+        by_key: dict[str, deque[str]] = {}
+        for span_id in self.asm.working:
+            if span_id in self.keys:
+                by_key.setdefault(self.keys[span_id][1], deque()).append(span_id)
+        kept: list[str] = []
+        extra: list[tuple[str, str, str, str]] = []
+        for msg in messages:
+            if snapshot is not None and snapshot in _texts(msg):
+                continue
+            for src, base, text, key in self.content_keys(msg):
+                if by_key.get(key):
+                    kept.append(by_key[key].popleft())
+                else:
+                    extra.append((src, base, text, key))
+        still = set(kept)
+        return kept, extra, [s for s in self.asm.working if s not in still]
 
     def owners(self, spans: list[str]) -> set[str]:
         """The messages ``spans`` came from."""
