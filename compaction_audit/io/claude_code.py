@@ -77,6 +77,11 @@ def _get(obj: dict[str, Any], name: str) -> Any:
 _IDENTITY_KEYS = ("message", "content", "compactMetadata", "parentUuid", "logicalParentUuid")
 
 
+_BOUNDARIES = ("compact_boundary", "microcompact_boundary")
+"""The ``system`` subtypes that open a compaction: a copy of one put before its parent
+line is no re-append (adv29 F1; the microcompact's, adv30 F5's survey)."""
+
+
 def _identity(kind: str, obj: dict[str, Any]) -> tuple[Any, Any, bool, int]:
     """What makes two lines with one ``uuid`` the same line written twice.
 
@@ -256,7 +261,8 @@ class _Converter:
         (type, subtype, summary or not) and the same content and parents
         (:func:`_identity`), and no parent the earlier line named before it was in the
         file has come since (:meth:`note_early`).  A copy put *before* its parents (a
-        compaction copied to the top of the file, adv29 F1)
+        compaction or microcompact boundary copied to the top of the file, adv29 F1,
+        adv30)
         or with other content is no re-append: both are read, and a note counts them,
         so a copied harmless compaction cannot make the real one be skipped.
         """
@@ -265,7 +271,7 @@ class _Converter:
         if seen is None:
             self.uuid_line[uuid] = line
             self.uuid_kind[uuid] = what
-            if what[1] == "compact_boundary" or what[2]:
+            if what[1] in _BOUNDARIES or what[2]:
                 self.note_early(uuid, obj)
             return False
         early = self.early.get(uuid, frozenset())
