@@ -319,3 +319,32 @@ def test_a_copied_snapshot_in_a_single_json_session_cannot_hide_the_real_one(
     assert first["compaction"]["messages_removed"] == 0
     # the second copy of the snapshot drops the exchange before it: folded, with the first
     assert second["compaction"]["messages_removed"] == 3
+
+
+def test_a_rewrite_that_drops_messages_without_a_snapshot_is_counted(
+        tmp_path: Path) -> None:
+    # the compression record with its summary tag renamed (a later version, or an
+    # edit): no snapshot, yet it drops the two exchanges and nothing writes them back.
+    # It was a sync, a plain PASS; now it is counted as not read, and the verdict says so
+    lines = SESSION.read_text().splitlines()
+    at = _compression_line(lines)
+    renamed = lines[at].replace("state_snapshot>", "state_summary>")
+    path = tmp_path / "session.jsonl"
+    path.write_text("\n".join([*lines[:at], renamed, *lines[at + 1:]]) + "\n")
+    out = run_adapter(gemini_cli.records, path)
+    assert compaction_rounds(out) == []
+    session = out[0][1]
+    assert session["lines_not_read"] == 1
+    assert session["reader_notes"] == [f"1 line {gemini_cli.DROPPED_NOTE}"]
+    assert api.audit(str(path)).verdict().startswith("PASS (1 line not read, see the notes)")
+    # the same cut as the last line of the file: counted too
+    path.write_text("\n".join([*lines[:at], renamed]) + "\n")
+    assert run_adapter(gemini_cli.records, path)[0][1]["lines_not_read"] == 1
+
+
+def test_a_resume_writing_the_context_alone_then_the_history_is_no_loss() -> None:
+    # Gemini CLI on resume: the session context alone (lines 8, 16), then the whole
+    # history (lines 10, 18): the first drops the earlier messages, the next writes them
+    # back, so nothing is counted
+    out = run_adapter(gemini_cli.records, SESSION)
+    assert "lines_not_read" not in out[0][1] and "reader_notes" not in out[0][1]

@@ -79,6 +79,11 @@ SET_KEYS = frozenset({"sessionId", "projectHash", "startTime", "lastUpdated", "m
 SEEN_KINDS = ("main", "subagent")
 """``kind`` values of the metadata line this adapter was written against (0.61)."""
 
+DROPPED_NOTE = ("of a $set.messages rewrite without a snapshot that leaves out messages "
+                "of the working set, not written back by the next rewrite: not read as a "
+                "compaction")
+"""Why a rewrite that cut the history with no snapshot is counted as not read."""
+
 TELEMETRY_NAME = "telemetry.log"
 TELEMETRY_EVENT = "gemini_cli.chat_compression"
 
@@ -112,6 +117,7 @@ def records(path: str, lines: Iterable[tuple[int, bytes]] | None = None,
             el.run(number, conv.handle, number, raw)
             if conv.mixed is not None:  # raised even in lenient mode: two formats
                 raise conv.mixed
+    conv.settle(restored=False)
     conv.apply_telemetry(path)
     yield from conv.output(SOURCE_FORMAT, head[0] if head else 1)
 
@@ -173,6 +179,7 @@ class _Converter(Conversion):
         # the content keys of the working set's spans; None: rebuild (a compression
         # changed the working set), else kept up to date as spans are added
         self.working_keys: set[str] | None = None
+        self.dropped_at: int | None = None  # a rewrite without a snapshot that dropped
 
     def handle(self, line: int, raw: bytes) -> None:
         """Apply one line of the recording; a line of a shape the reader does not know
@@ -223,7 +230,7 @@ class _Converter(Conversion):
             raise LogError(self.path, line, "expected an object", where.rstrip("."))
         snapshot = next((t for t in _texts(msg) if SNAPSHOT_TAG in t), None)
         if snapshot is not None and (snapshot not in self.snapshots  # or drops (adv30 F5)
-                                     or self.match([msg], None)[2]):
+                                     or self.match([msg], None, line)[2]):
             self.compress(line, [msg], snapshot)
         else:
             self.message(line, msg, where)
@@ -343,14 +350,37 @@ class _Converter(Conversion):
                         snapshot = snapshot or text
                     else:
                         seen = seen or text
-        if snapshot is None and seen is not None and self.match(messages, None)[2]:
+        dropping = snapshot is None and self.drops(line, messages)
+        if dropping and seen is not None:
             snapshot = seen  # drops live messages: a compaction, the text notwithstanding
+        self.settle(restored=not dropping and snapshot is None)
         if snapshot is None:
+            if dropping:  # a start or resume writes the session context alone first
+                self.dropped_at = line
             for i, msg in enumerate(messages):
                 if not self.known(msg):
                     self.message(line, msg, f"$set.messages[{i}].")
             return
         self.compress(line, messages, snapshot)
+
+    def drops(self, line: int, messages: list[dict[str, Any]]) -> bool:
+        """True when the rewrite leaves out a span of the working set (matched by
+        content, :meth:`match`).  Linear in the rewrite: a working set of more spans
+        than the rewrite has items drops one, so it is not matched item by item (one
+        small rewrite after another over a large working set would be quadratic)."""
+        items = sum(len(self.content_keys(msg, line, f"$set.messages[{i}]."))
+                    for i, msg in enumerate(messages))
+        return len(self.asm.working) > items or bool(self.match(messages, None, line)[2])
+
+    def settle(self, *, restored: bool) -> None:
+        """Close the rewrite without a snapshot that dropped messages (:attr:`dropped_at`):
+        the next rewrite (``restored``: it drops nothing) writes them back, as Gemini CLI
+        does on start and resume (the session context alone, then the whole history).
+        Else, or at the end of the file, it is counted as not read: a history cut with
+        no snapshot is a loss this reader cannot judge, never a silent sync (adv30 F5)."""
+        if self.dropped_at is not None and not restored:
+            self.unread(DROPPED_NOTE)
+        self.dropped_at = None
 
     def known(self, msg: dict[str, Any]) -> bool:
         """True when a rewritten message is already in the working set (id or content).
@@ -370,14 +400,17 @@ class _Converter(Conversion):
         if self.working_keys is not None:
             self.working_keys.add(key)
 
-    def content_keys(self, msg: dict[str, Any]) -> list[tuple[str, str, str, str]]:
-        items = list(self.items(0, msg, ""))
+    def content_keys(self, msg: dict[str, Any], line: int = 0, where: str = ""
+                     ) -> list[tuple[str, str, str, str]]:
+        """``(source, base, text, key)`` of each span ``msg`` holds; ``line`` and
+        ``where`` name it in a :class:`LogError`."""
+        items = list(self.items(line, msg, where))
         return [(src, base, text, key) for key, src, base, text in items]
 
     def compress(self, line: int, messages: list[dict[str, Any]], snapshot: str) -> None:
         """Open an inferred compaction round: keep the matched items, fold the rest."""
         self.snapshots.add(snapshot)
-        kept, extra, fold = self.match(messages, snapshot)
+        kept, extra, fold = self.match(messages, snapshot, line)
         info: dict[str, Any] = {"trigger": None, "tokens_before": self.last_input,
                                 "tokens_after": None, "opaque": False, "kind": "compact",
                                 "strategy": "state_snapshot", "inferred": True,
@@ -399,7 +432,7 @@ class _Converter(Conversion):
         self.compactions.append(info)
         self.awaiting_after.append(info)
 
-    def match(self, messages: list[dict[str, Any]], snapshot: str | None
+    def match(self, messages: list[dict[str, Any]], snapshot: str | None, line: int
               ) -> tuple[list[str], list[tuple[str, str, str, str]], list[str]]:
         """Match a rewrite against the working set by content: ``(kept, extra, fold)``,
         the span ids it keeps, the ``(source, base, text, key)`` of its items the
@@ -411,10 +444,10 @@ class _Converter(Conversion):
                 by_key.setdefault(self.keys[span_id][1], deque()).append(span_id)
         kept: list[str] = []
         extra: list[tuple[str, str, str, str]] = []
-        for msg in messages:
+        for i, msg in enumerate(messages):
             if snapshot is not None and snapshot in _texts(msg):
                 continue
-            for src, base, text, key in self.content_keys(msg):
+            for src, base, text, key in self.content_keys(msg, line, f"$set.messages[{i}]."):
                 if by_key.get(key):
                     kept.append(by_key[key].popleft())
                 else:
