@@ -348,3 +348,21 @@ def test_a_resume_writing_the_context_alone_then_the_history_is_no_loss() -> Non
     # back, so nothing is counted
     out = run_adapter(gemini_cli.records, SESSION)
     assert "lines_not_read" not in out[0][1] and "reader_notes" not in out[0][1]
+
+
+def test_a_resume_that_does_not_write_the_history_back_is_counted_once(
+        tmp_path: Path) -> None:
+    # a rewind the reader does not apply: the resume writes the session context alone,
+    # then a history without the rewound turn; the cut is counted once, never silent
+    context = {"id": "ctx", "type": "user", "content": [{"text": "<session_context>c"}]}
+    turns = [{"id": "u1", "type": "user", "content": [{"text": "Use region eu-west-2."}]},
+             {"id": "g1", "type": "gemini", "content": "Region eu-west-2, noted."},
+             {"id": "u2", "type": "user", "content": [{"text": "Bucket is logs-7."}]},
+             {"id": "g2", "type": "gemini", "content": "Bucket logs-7, noted."}]
+    path = tmp_path / "session-r.jsonl"
+    path.write_text(lines_of([META, {"$set": {"messages": [context]}}, *turns,
+                              {"$rewindTo": "u2"}, META, {"$set": {"messages": [context]}},
+                              {"$set": {"messages": [context, *turns[:2]]}}]))
+    session = run_adapter(gemini_cli.records, path)[0][1]
+    assert session["lines_not_read"] == 1
+    assert session["reader_notes"] == [f"1 line {gemini_cli.DROPPED_NOTE}"]

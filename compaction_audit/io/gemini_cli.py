@@ -80,8 +80,7 @@ SEEN_KINDS = ("main", "subagent")
 """``kind`` values of the metadata line this adapter was written against (0.61)."""
 
 DROPPED_NOTE = ("of a $set.messages rewrite without a snapshot that leaves out messages "
-                "of the working set, not written back by the next rewrite: not read as a "
-                "compaction")
+                "of the working set: not read as a compaction")
 """Why a rewrite that cut the history with no snapshot is counted as not read."""
 
 TELEMETRY_NAME = "telemetry.log"
@@ -179,7 +178,7 @@ class _Converter(Conversion):
         # the content keys of the working set's spans; None: rebuild (a compression
         # changed the working set), else kept up to date as spans are added
         self.working_keys: set[str] | None = None
-        self.dropped_at: int | None = None  # a rewrite without a snapshot that dropped
+        self.dropped_at: int | None = None  # a reset awaiting its history (:meth:`cut`)
 
     def handle(self, line: int, raw: bytes) -> None:
         """Apply one line of the recording; a line of a shape the reader does not know
@@ -353,14 +352,13 @@ class _Converter(Conversion):
         dropping = snapshot is None and self.drops(line, messages)
         if dropping and seen is not None:
             snapshot = seen  # drops live messages: a compaction, the text notwithstanding
-        self.settle(restored=not dropping and snapshot is None)
         if snapshot is None:
-            if dropping:  # a start or resume writes the session context alone first
-                self.dropped_at = line
+            self.cut(line, messages, dropping)
             for i, msg in enumerate(messages):
                 if not self.known(msg):
                     self.message(line, msg, f"$set.messages[{i}].")
             return
+        self.settle(restored=False)
         self.compress(line, messages, snapshot)
 
     def drops(self, line: int, messages: list[dict[str, Any]]) -> bool:
@@ -372,12 +370,26 @@ class _Converter(Conversion):
                     for i, msg in enumerate(messages))
         return len(self.asm.working) > items or bool(self.match(messages, None, line)[2])
 
+    def cut(self, line: int, messages: list[dict[str, Any]], dropping: bool) -> None:
+        """Account for a rewrite without a snapshot that leaves out messages of the
+        working set (``dropping``).  Gemini CLI does so on start and resume only: the
+        session context alone (a *reset*, its messages all harness text), then the whole
+        history, which drops nothing.  A reset waits for that next rewrite
+        (:attr:`dropped_at`); any other cut, and a reset the next rewrite does not undo,
+        is counted once as not read: a history cut with no snapshot is a loss this
+        reader cannot judge, never a silent sync (adv30 F5)."""
+        if self.dropped_at is not None:
+            self.settle(restored=not dropping)
+        elif dropping and all(src == META for i, msg in enumerate(messages)
+                              for src, *_ in self.content_keys(msg, line,
+                                                               f"$set.messages[{i}].")):
+            self.dropped_at = line
+        elif dropping:
+            self.unread(DROPPED_NOTE)
+
     def settle(self, *, restored: bool) -> None:
-        """Close the rewrite without a snapshot that dropped messages (:attr:`dropped_at`):
-        the next rewrite (``restored``: it drops nothing) writes them back, as Gemini CLI
-        does on start and resume (the session context alone, then the whole history).
-        Else, or at the end of the file, it is counted as not read: a history cut with
-        no snapshot is a loss this reader cannot judge, never a silent sync (adv30 F5)."""
+        """Close a reset (:meth:`cut`): counted as not read unless ``restored`` (the
+        next rewrite drops nothing)."""
         if self.dropped_at is not None and not restored:
             self.unread(DROPPED_NOTE)
         self.dropped_at = None
