@@ -25,7 +25,9 @@ Not read, and counted (``lines_not_read``, a reader note: adv29 F4): an object l
 that is none of Gemini CLI's four records (``chatRecordingService.ts`` knows a
 ``$rewindTo`` string, a ``$set`` object, a metadata line with ``sessionId`` and
 ``projectHash``, a message with an ``id``), a ``$set`` key not in :data:`SET_KEYS`,
-and a message of a ``type`` not in :data:`MESSAGE_TYPES` (once per message id).
+a message of a ``type`` not in :data:`MESSAGE_TYPES` (once per message id), and a
+``$set.messages`` without a snapshot that drops messages of the working set (but the
+session-context reset of a start or resume that the next rewrite undoes; adv30 F5).
 """
 
 from __future__ import annotations
