@@ -224,3 +224,25 @@ def test_a_copy_first_of_a_compaction_without_parents_is_said(
     code, verdict = audit(path)
     assert code == 0
     assert verdict.startswith("PASS (2 lines not read, see the notes): ")
+
+
+MICRO = Path(__file__).parent / "fixtures" / "adapters" / "claude-microcompact.jsonl"
+
+
+def test_a_microcompact_copied_to_the_top_does_not_hide_the_real_one(
+        tmp_path: Path) -> None:
+    """adv30 (F5's class, survey): a copy of the microcompact boundary (same uuid) put
+    first made the real one read as history written twice and skipped: the results it
+    cleared stayed in the working set, so its 2 lost facts vanished.  Now both are
+    read: the copy clears nothing (no result yet), the real one the same as alone."""
+    objs = [orjson.loads(raw) for raw in MICRO.read_bytes().splitlines()]
+    (at,) = [i for i, o in enumerate(objs) if o.get("subtype") == "microcompact_boundary"]
+    out = convert(write(tmp_path / "copy.jsonl", [objs[at], *objs]))
+    micro = [r for _, r in out[1:] if "compaction" in r]
+    assert [r.get("evicted") for r in micro] == [None, ["toolu_k1:result", "toolu_k2:result"]]
+    assert micro[1]["compaction"]["tokens_after"] == 60000  # 90,000 before, 30,000 saved
+    assert out[0][1]["reader_notes"] == [f"1 line {EARLY}: read as new lines"]
+    code, verdict = audit(str(tmp_path / "copy.jsonl"))
+    assert (code, verdict) == (
+        0, "PASS: 0 error(s), 0 warning(s), 0 info; 2 compactions lost 2 fact(s), "
+        "0 that matter")

@@ -244,3 +244,125 @@ def test_records_of_a_shape_not_known_are_counted_not_dropped(tmp_path: Path) ->
         "1 line of a $set key this reader does not know ('Messages'): not read",
         "1 message of a message type this reader does not know ('Gemini'): not read",
         "1 line of a record shape (its keys) this reader does not know ('id'): not read"]
+
+
+def _compression_line(lines: list[str]) -> int:
+    """The index of the fixture's compression rewrite (the `$set.messages` holding the
+    snapshot)."""
+    return next(i for i, raw in enumerate(lines)
+                if '"$set":{"messages"' in raw and gemini_cli.SNAPSHOT_TAG in raw)
+
+
+def test_an_early_copy_of_the_compression_cannot_hide_it(tmp_path: Path) -> None:
+    # adv30 F5: the compression record copied right after the session header made the
+    # real one (snapshot text seen before) a sync: nothing folded, a plain PASS
+    lines = SESSION.read_text().splitlines()
+    at = _compression_line(lines)
+    path = tmp_path / "session.jsonl"
+    path.write_text("\n".join([lines[0], lines[at], *lines[1:]]) + "\n")
+    out = run_adapter(gemini_cli.records, path)
+    (copy_line, copy), (real_line, real) = compaction_rounds(out)
+    assert (copy_line, real_line) == (2, at + 2)
+    assert copy["compaction"]["messages_removed"] == 0  # nothing before it to fold
+    # the real one folds the two exchanges (4 messages, as without the copy), the copy's
+    # snapshot, and the listing reply, whose call the copy already held (its result only)
+    assert real["compaction"]["messages_removed"] == 6
+    report = api.audit(str(path))
+    lost = {d["text"] for c in report.compactions for d in c["lost"]}
+    assert {"8443", "ops-7731"} <= lost
+    assert report.verdict().startswith("FAIL")
+
+
+def test_a_second_compression_reusing_a_snapshot_text_is_a_compaction(
+        tmp_path: Path) -> None:
+    # adv30 F5: the same snapshot written again over new messages drops them: read as a
+    # second compaction, not a sync that folds nothing
+    lines = SESSION.read_text().splitlines()
+    at = _compression_line(lines)
+    turn = [{"id": "n1", "timestamp": "t", "type": "user",
+             "content": [{"text": "Cache nodes now live on port 7150."}]},
+            {"id": "n2", "timestamp": "t", "type": "gemini",
+             "content": "Noted: cache nodes on port 7150."}]
+    path = tmp_path / "session.jsonl"
+    path.write_text("\n".join([*lines, *map(json.dumps, turn), lines[at]]) + "\n")
+    out = run_adapter(gemini_cli.records, path)
+    (first, _), (second, rnd) = compaction_rounds(out)
+    assert (first, second) == (at + 1, len(lines) + 3)
+    # dropped: the first snapshot (its summary), the function response and the reply
+    # after it, and the new turn (two messages)
+    assert rnd["compaction"]["messages_removed"] == 5
+    folded = {all_spans(out)[s].get("text") for s in rnd["summaries"][0]["children"]
+              if s in all_spans(out)}
+    assert {"Cache nodes now live on port 7150.", "Noted: cache nodes on port 7150."} <= folded
+
+
+def test_a_resume_writing_a_seen_snapshot_again_is_a_sync() -> None:
+    # the real recording: the resume after the first compression (line 33) writes the
+    # first snapshot again with every message since; it drops nothing, so no compaction
+    out = run_adapter(gemini_cli.records, GEMINI / "two-compressions" / "session.jsonl")
+    assert [line for line, _ in compaction_rounds(out)] == [25, 40]
+
+
+def test_a_copied_snapshot_in_a_single_json_session_cannot_hide_the_real_one(
+        tmp_path: Path) -> None:
+    snapshot = f"{gemini_cli.SNAPSHOT_TAG}\n<overall_goal>Ship v2.</overall_goal>\n"
+    doc = {"sessionId": "old", "projectHash": "p", "startTime": "t", "lastUpdated": "t",
+           "messages": [
+               {"id": "x", "type": "user", "content": [{"text": snapshot}]},
+               {"id": "a", "type": "user", "content": [{"text": "The key is in vault 42."}]},
+               {"id": "b", "type": "gemini", "content": "Vault 42, noted."},
+               {"id": "c", "type": "user", "content": [{"text": snapshot}]}]}
+    path = tmp_path / "session-old.json"
+    path.write_text(json.dumps(doc, indent=2))
+    out = run_adapter(gemini_cli.records, path)
+    (_, first), (_, second) = compaction_rounds(out)
+    assert first["compaction"]["messages_removed"] == 0
+    # the second copy of the snapshot drops the exchange before it: folded, with the first
+    assert second["compaction"]["messages_removed"] == 3
+
+
+def test_a_rewrite_that_drops_messages_without_a_snapshot_is_counted(
+        tmp_path: Path) -> None:
+    # the compression record with its summary tag renamed (a later version, or an
+    # edit): no snapshot, yet it drops the two exchanges and nothing writes them back.
+    # It was a sync, a plain PASS; now it is counted as not read, and the verdict says so
+    lines = SESSION.read_text().splitlines()
+    at = _compression_line(lines)
+    renamed = lines[at].replace("state_snapshot>", "state_summary>")
+    path = tmp_path / "session.jsonl"
+    path.write_text("\n".join([*lines[:at], renamed, *lines[at + 1:]]) + "\n")
+    out = run_adapter(gemini_cli.records, path)
+    assert compaction_rounds(out) == []
+    session = out[0][1]
+    assert session["lines_not_read"] == 1
+    assert session["reader_notes"] == [f"1 line {gemini_cli.DROPPED_NOTE}"]
+    assert api.audit(str(path)).verdict().startswith("PASS (1 line not read, see the notes)")
+    # the same cut as the last line of the file: counted too
+    path.write_text("\n".join([*lines[:at], renamed]) + "\n")
+    assert run_adapter(gemini_cli.records, path)[0][1]["lines_not_read"] == 1
+
+
+def test_a_resume_writing_the_context_alone_then_the_history_is_no_loss() -> None:
+    # Gemini CLI on resume: the session context alone (lines 8, 16), then the whole
+    # history (lines 10, 18): the first drops the earlier messages, the next writes them
+    # back, so nothing is counted
+    out = run_adapter(gemini_cli.records, SESSION)
+    assert "lines_not_read" not in out[0][1] and "reader_notes" not in out[0][1]
+
+
+def test_a_resume_that_does_not_write_the_history_back_is_counted_once(
+        tmp_path: Path) -> None:
+    # a rewind the reader does not apply: the resume writes the session context alone,
+    # then a history without the rewound turn; the cut is counted once, never silent
+    context = {"id": "ctx", "type": "user", "content": [{"text": "<session_context>c"}]}
+    turns = [{"id": "u1", "type": "user", "content": [{"text": "Use region eu-west-2."}]},
+             {"id": "g1", "type": "gemini", "content": "Region eu-west-2, noted."},
+             {"id": "u2", "type": "user", "content": [{"text": "Bucket is logs-7."}]},
+             {"id": "g2", "type": "gemini", "content": "Bucket logs-7, noted."}]
+    path = tmp_path / "session-r.jsonl"
+    path.write_text(lines_of([META, {"$set": {"messages": [context]}}, *turns,
+                              {"$rewindTo": "u2"}, META, {"$set": {"messages": [context]}},
+                              {"$set": {"messages": [context, *turns[:2]]}}]))
+    session = run_adapter(gemini_cli.records, path)[0][1]
+    assert session["lines_not_read"] == 1
+    assert session["reader_notes"] == [f"1 line {gemini_cli.DROPPED_NOTE}"]

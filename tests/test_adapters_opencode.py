@@ -202,6 +202,23 @@ def test_a_compaction_that_keeps_a_tail(tmp_path: Path) -> None:
     assert working_set(out)[:3] == ["msg_03", "call_edit1", "call_edit1:result"]
 
 
+def test_an_early_copy_of_the_tail_message_keeps_no_more(tmp_path: Path) -> None:
+    # adv30 (survey of F5's class): the tail was found by the first message with its id,
+    # so a copy of msg_03 put first kept everything since it: nothing folded, a PASS
+    exp = export()
+    exp["messages"][3]["parts"][0]["tail_start_id"] = "msg_03"
+    planted = json.loads(json.dumps(exp["messages"][2]))
+    exp["messages"].insert(0, planted)
+    path = tmp_path / "tail.json"  # one line: indented, the copy meets adv30 F2's KeyError
+    path.write_text(json.dumps(exp), encoding="utf-8")
+    (_, rnd) = compaction_rounds(run_adapter(opencode.records, path))[1]
+    # the copy (msg_03 and its edit), msg_01 and msg_02 fold; the real msg_03 stays
+    assert rnd["summaries"][0]["children"] == ["msg_03", "call_edit1", "call_edit1:result",
+                                               "msg_01", "msg_02", "call_read1"]
+    assert rnd["compaction"]["messages_removed"] == 3
+    assert api.audit(str(path)).verdict().startswith("FAIL")
+
+
 @pytest.mark.parametrize(("table", "data", "error"), [
     ("part", "{not json", "bad JSON: unexpected character, expected a string key: line 1 "
      "column 2 (char 1) (message 1.parts[0].data)"),

@@ -82,6 +82,11 @@ REPEATED_COMPACTION = ("of a compaction repeating an earlier line's uuid, conten
 _IDENTITY_KEYS = ("message", "content", "compactMetadata", "parentUuid", "logicalParentUuid")
 
 
+_BOUNDARIES = ("compact_boundary", "microcompact_boundary")
+"""The ``system`` subtypes that open a compaction: a copy of one put before its parent
+line is no re-append (adv29 F1; the microcompact's, adv30 F5's survey)."""
+
+
 def _identity(kind: str, obj: dict[str, Any]) -> tuple[Any, Any, bool, int]:
     """What makes two lines with one ``uuid`` the same line written twice.
 
@@ -261,10 +266,11 @@ class _Converter:
         (type, subtype, summary or not) and the same content and parents
         (:func:`_identity`), and no parent the earlier line named before it was in the
         file has come since (:meth:`note_early`).  A copy put *before* its parents (a
-        compaction copied to the top of the file, adv29 F1)
+        compaction or microcompact boundary copied to the top of the file, adv29 F1,
+        adv30)
         or with other content is no re-append: both are read, and a note counts them,
         so a copied harmless compaction cannot make the real one be skipped.  A
-        compaction line (boundary or summary) read once this way is counted in
+        compaction line (boundary, summary, microcompact) read once is counted in
         ``lines_not_read`` (:data:`REPEATED_COMPACTION`), so the verdict says it: with
         its parents absent from the file, an identical copy put first cannot be told
         from the compaction (adv31 N1), and the one read may be the copy.
@@ -274,12 +280,12 @@ class _Converter:
         if seen is None:
             self.uuid_line[uuid] = line
             self.uuid_kind[uuid] = what
-            if what[1] == "compact_boundary" or what[2]:
+            if what[1] in _BOUNDARIES or what[2]:
                 self.note_early(uuid, obj)
             return False
         early = self.early.get(uuid, frozenset())
         if seen == what and self.seen_uuids.isdisjoint(early):  # read each message once
-            if what[1] == "compact_boundary" or what[2]:  # which copy is the compaction
+            if what[1] in _BOUNDARIES or what[2]:  # which copy is the compaction
                 self.not_read[REPEATED_COMPACTION] += 1  # cannot be told: said (adv31 N1)
             else:
                 self.reused["repeating an earlier line's uuid (history written twice): "

@@ -9,8 +9,10 @@ tokens?}`` (a record appended again with the same ``id`` updates it) and ``{"$se
 Gemini CLI writes no compression marker.  A compression rewrites the history with a
 ``$set.messages`` line whose user message holds the ``<state_snapshot>`` summary;
 ``$set.messages`` is written for other rewrites too (session start, resume), so a
-compression is *inferred* from a snapshot not seen before (``inferred: true`` on the
-round).  The rewritten history is matched against the working set by content (the
+compression is *inferred* (``inferred: true`` on the round) from a snapshot not seen
+before, or from one seen before in a rewrite that drops a message of the working set
+(a copy of the compression record put early must not make the real one a resume:
+adv30 F5).  The rewritten history is matched against the working set by content (the
 kept messages get new ids): what it kept stays, the rest is folded into the snapshot.
 
 Tokens: a ``gemini`` record's ``tokens.output`` is split over its text and tool calls;
@@ -23,7 +25,9 @@ Not read, and counted (``lines_not_read``, a reader note: adv29 F4): an object l
 that is none of Gemini CLI's four records (``chatRecordingService.ts`` knows a
 ``$rewindTo`` string, a ``$set`` object, a metadata line with ``sessionId`` and
 ``projectHash``, a message with an ``id``), a ``$set`` key not in :data:`SET_KEYS`,
-and a message of a ``type`` not in :data:`MESSAGE_TYPES` (once per message id).
+a message of a ``type`` not in :data:`MESSAGE_TYPES` (once per message id), and a
+``$set.messages`` without a snapshot that drops messages of the working set (but the
+session-context reset of a start or resume that the next rewrite undoes; adv30 F5).
 """
 
 from __future__ import annotations
@@ -77,6 +81,10 @@ SET_KEYS = frozenset({"sessionId", "projectHash", "startTime", "lastUpdated", "m
 SEEN_KINDS = ("main", "subagent")
 """``kind`` values of the metadata line this adapter was written against (0.61)."""
 
+DROPPED_NOTE = ("of a $set.messages rewrite without a snapshot that leaves out messages "
+                "of the working set: not read as a compaction")
+"""Why a rewrite that cut the history with no snapshot is counted as not read."""
+
 TELEMETRY_NAME = "telemetry.log"
 TELEMETRY_EVENT = "gemini_cli.chat_compression"
 
@@ -110,6 +118,7 @@ def records(path: str, lines: Iterable[tuple[int, bytes]] | None = None,
             el.run(number, conv.handle, number, raw)
             if conv.mixed is not None:  # raised even in lenient mode: two formats
                 raise conv.mixed
+    conv.settle(restored=False)
     conv.apply_telemetry(path)
     yield from conv.output(SOURCE_FORMAT, head[0] if head else 1)
 
@@ -171,6 +180,7 @@ class _Converter(Conversion):
         # the content keys of the working set's spans; None: rebuild (a compression
         # changed the working set), else kept up to date as spans are added
         self.working_keys: set[str] | None = None
+        self.dropped_at: int | None = None  # a reset awaiting its history (:meth:`cut`)
 
     def handle(self, line: int, raw: bytes) -> None:
         """Apply one line of the recording; a line of a shape the reader does not know
@@ -220,7 +230,8 @@ class _Converter(Conversion):
         if type(msg) is not dict:
             raise LogError(self.path, line, "expected an object", where.rstrip("."))
         snapshot = next((t for t in _texts(msg) if SNAPSHOT_TAG in t), None)
-        if snapshot is not None and snapshot not in self.snapshots:
+        if snapshot is not None and (snapshot not in self.snapshots  # or drops (adv30 F5)
+                                     or self.match([msg], None, line)[2]):
             self.compress(line, [msg], snapshot)
         else:
             self.message(line, msg, where)
@@ -318,22 +329,72 @@ class _Converter(Conversion):
 
     # -- rewrites --------------------------------------------------------------------
     def rewrite(self, line: int, messages: Any) -> None:
-        """``$set.messages``: a compression when it holds a new snapshot, else a sync."""
+        """``$set.messages``: a compression when it holds a snapshot not seen before, or
+        a snapshot seen before and drops a message of the working set; else a sync.
+
+        Gemini CLI writes ``$set.messages`` (``updateMessagesFromHistory``) whenever its
+        history changes: on start and resume (the same messages again) and on a
+        compression.  A snapshot seen before is a sync only when nothing live is
+        dropped (a resume after a compression writes the snapshot again): a copy of
+        the compression record put early in the file had made the real one a sync, so
+        what it dropped was never folded, a plain PASS (adv30 F5)."""
         if type(messages) is not list:
             raise LogError(self.path, line, "expected a list", "$set.messages")
         snapshot: str | None = None
+        seen: str | None = None
         for i, msg in enumerate(messages):
             if type(msg) is not dict:
                 raise LogError(self.path, line, "expected an object", f"$set.messages[{i}]")
             for text in _texts(msg):
-                if SNAPSHOT_TAG in text and text not in self.snapshots:
-                    snapshot = snapshot or text
+                if SNAPSHOT_TAG in text:
+                    if text not in self.snapshots:
+                        snapshot = snapshot or text
+                    else:
+                        seen = seen or text
+        dropping = snapshot is None and self.drops(line, messages)
+        if dropping and seen is not None:
+            snapshot = seen  # drops live messages: a compaction, the text notwithstanding
         if snapshot is None:
+            self.cut(line, messages, dropping)
             for i, msg in enumerate(messages):
                 if not self.known(msg):
                     self.message(line, msg, f"$set.messages[{i}].")
             return
+        self.settle(restored=False)
         self.compress(line, messages, snapshot)
+
+    def drops(self, line: int, messages: list[dict[str, Any]]) -> bool:
+        """True when the rewrite leaves out a span of the working set (matched by
+        content, :meth:`match`).  Linear in the rewrite: a working set of more spans
+        than the rewrite has items drops one, so it is not matched item by item (one
+        small rewrite after another over a large working set would be quadratic)."""
+        items = sum(len(self.content_keys(msg, line, f"$set.messages[{i}]."))
+                    for i, msg in enumerate(messages))
+        return len(self.asm.working) > items or bool(self.match(messages, None, line)[2])
+
+    def cut(self, line: int, messages: list[dict[str, Any]], dropping: bool) -> None:
+        """Account for a rewrite without a snapshot that leaves out messages of the
+        working set (``dropping``).  Gemini CLI does so on start and resume only: the
+        session context alone (a *reset*, its messages all harness text), then the whole
+        history, which drops nothing.  A reset waits for that next rewrite
+        (:attr:`dropped_at`); any other cut, and a reset the next rewrite does not undo,
+        is counted once as not read: a history cut with no snapshot is a loss this
+        reader cannot judge, never a silent sync (adv30 F5)."""
+        if self.dropped_at is not None:
+            self.settle(restored=not dropping)
+        elif dropping and all(src == META for i, msg in enumerate(messages)
+                              for src, *_ in self.content_keys(msg, line,
+                                                               f"$set.messages[{i}].")):
+            self.dropped_at = line
+        elif dropping:
+            self.unread(DROPPED_NOTE)
+
+    def settle(self, *, restored: bool) -> None:
+        """Close a reset (:meth:`cut`): counted as not read unless ``restored`` (the
+        next rewrite drops nothing)."""
+        if self.dropped_at is not None and not restored:
+            self.unread(DROPPED_NOTE)
+        self.dropped_at = None
 
     def known(self, msg: dict[str, Any]) -> bool:
         """True when a rewritten message is already in the working set (id or content).
@@ -353,29 +414,17 @@ class _Converter(Conversion):
         if self.working_keys is not None:
             self.working_keys.add(key)
 
-    def content_keys(self, msg: dict[str, Any]) -> list[tuple[str, str, str, str]]:
-        items = list(self.items(0, msg, ""))
+    def content_keys(self, msg: dict[str, Any], line: int = 0, where: str = ""
+                     ) -> list[tuple[str, str, str, str]]:
+        """``(source, base, text, key)`` of each span ``msg`` holds; ``line`` and
+        ``where`` name it in a :class:`LogError`."""
+        items = list(self.items(line, msg, where))
         return [(src, base, text, key) for key, src, base, text in items]
 
     def compress(self, line: int, messages: list[dict[str, Any]], snapshot: str) -> None:
         """Open an inferred compaction round: keep the matched items, fold the rest."""
         self.snapshots.add(snapshot)
-        by_key: dict[str, deque[str]] = {}
-        for span_id in self.asm.working:
-            if span_id in self.keys:
-                by_key.setdefault(self.keys[span_id][1], deque()).append(span_id)
-        kept: list[str] = []
-        extra: list[tuple[str, str, str, str]] = []
-        for msg in messages:
-            if snapshot in _texts(msg):
-                continue
-            for src, base, text, key in self.content_keys(msg):
-                if by_key.get(key):
-                    kept.append(by_key[key].popleft())
-                else:
-                    extra.append((src, base, text, key))
-        still = set(kept)
-        fold = [s for s in self.asm.working if s not in still]
+        kept, extra, fold = self.match(messages, snapshot, line)
         info: dict[str, Any] = {"trigger": None, "tokens_before": self.last_input,
                                 "tokens_after": None, "opaque": False, "kind": "compact",
                                 "strategy": "state_snapshot", "inferred": True,
@@ -396,6 +445,29 @@ class _Converter(Conversion):
         self.working_keys = None  # folded spans left the working set
         self.compactions.append(info)
         self.awaiting_after.append(info)
+
+    def match(self, messages: list[dict[str, Any]], snapshot: str | None, line: int
+              ) -> tuple[list[str], list[tuple[str, str, str, str]], list[str]]:
+        """Match a rewrite against the working set by content: ``(kept, extra, fold)``,
+        the span ids it keeps, the ``(source, base, text, key)`` of its items the
+        working set does not hold, and the span ids it drops, in working-set order.
+        The message holding ``snapshot`` (the new summary) is not matched."""
+        by_key: dict[str, deque[str]] = {}
+        for span_id in self.asm.working:
+            if span_id in self.keys:
+                by_key.setdefault(self.keys[span_id][1], deque()).append(span_id)
+        kept: list[str] = []
+        extra: list[tuple[str, str, str, str]] = []
+        for i, msg in enumerate(messages):
+            if snapshot is not None and snapshot in _texts(msg):
+                continue
+            for src, base, text, key in self.content_keys(msg, line, f"$set.messages[{i}]."):
+                if by_key.get(key):
+                    kept.append(by_key[key].popleft())
+                else:
+                    extra.append((src, base, text, key))
+        still = set(kept)
+        return kept, extra, [s for s in self.asm.working if s not in still]
 
     def owners(self, spans: list[str]) -> set[str]:
         """The messages ``spans`` came from."""

@@ -282,7 +282,9 @@ class _Converter(Conversion):
             tail = marker.get("tail_start_id")
             ids = [mid for mid, _ in self.since]
             if isinstance(tail, str) and tail in ids:  # newer: a tail of messages is kept
-                kept = self.since[ids.index(tail):]
+                # from the *last* message with that id: a copy of the tail's first
+                # message put early had kept everything since it, a plain PASS (adv30)
+                kept = self.since[len(ids) - 1 - ids[::-1].index(tail):]
                 self.pending["kept"] = [s for _, spans in kept for s in spans]
                 self.pending["messages_removed"] = len(self.since) - len(kept)
                 self.pending["tail_start_id"] = tail
