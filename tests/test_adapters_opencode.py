@@ -247,3 +247,26 @@ def test_a_part_of_a_type_not_known_is_counted_not_dropped(tmp_path: Path) -> No
     for name in ("export.json", "real/export.json", "real/opencode.db"):
         head = run_adapter(opencode.records, FIXTURES / "opencode" / name)[0][1]
         assert "lines_not_read" not in head, name
+
+
+def test_a_compaction_whose_summary_message_is_not_flagged_is_not_checked(
+        tmp_path: Path) -> None:
+    """adv31 N4: msg_05's ``summary`` flag renamed ``Summary`` dropped the pending
+    compaction without a word (msg_05 was read as a reply, nothing was folded) and the
+    failing session was a plain PASS.  The compaction is now recorded at its marker's
+    line (msg_04), folds nothing, and is a compaction that could not be checked; so is
+    a marker at the end of the session, with no message after it."""
+    exp = export()
+    exp["messages"][4]["info"]["Summary"] = exp["messages"][4]["info"].pop("summary")
+    path = write_json(tmp_path / "flag.json", exp)
+    _, (line, rnd) = compaction_rounds(run_adapter(opencode.records, path))
+    assert line == 159 and "summaries" not in rnd
+    assert rnd["compaction"]["unchecked"].startswith("the compaction part is not followed")
+    assert rnd["compaction"]["tokens_after"] == 10400  # msg_05: input 10400, cache.read 0
+    report = api.audit(str(path))
+    assert "1 compaction could not be checked" in report.verdict()
+    exp = export()
+    exp["messages"] = exp["messages"][:4]  # the marker is the last message
+    path = write_json(tmp_path / "last.json", exp)
+    _, (line, rnd) = compaction_rounds(run_adapter(opencode.records, path))
+    assert line == 159 and "unchecked" in rnd["compaction"]

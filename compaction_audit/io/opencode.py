@@ -12,6 +12,8 @@ most recently updated top-level session is read, and the report says so).
   summary.  opencode then sends nothing from before the compaction message but the
   tail from ``tail_start_id`` (newer versions), so the summary folds the rest of the
   working set.  ``auto`` gives the trigger; ``overflow`` is kept when present.
+  A marker whose summary message does not come next is a compaction that could not be
+  checked (:meth:`_Converter.unsummarized`).
 * Pruned tool results carry ``state.time.compacted``: their output is replaced by a
   placeholder.  Each prune time becomes a ``microcompact`` round (before the first
   message created after it) that evicts those results.
@@ -144,6 +146,7 @@ def records(path: str, lines: Iterable[tuple[int, bytes]] | None = None,
     el = Elements(path, skipped)
     for entry in entries:
         el.run(entry.line, conv.message, entry)
+    conv.unsummarized()
     conv.prune_until(None, entries[-1].line if entries else 1)
     yield from conv.output(SOURCE_FORMAT, 1)
 
@@ -247,8 +250,10 @@ class _Converter(Conversion):
                 raise LogError(self.path, line, "expected an object",
                                f"{entry.where}.parts[{j}]")
             _bad_data(self.path, line, part, f"{entry.where}.parts[{j}]")
-        self.prune_until(_time(info, "created"), line)
         role = info.get("role")
+        if not (role == "assistant" and info.get("summary") is True):
+            self.unsummarized()
+        self.prune_until(_time(info, "created"), line)
         if role not in ("user", "assistant"):
             if not isinstance(role, str):
                 raise LogError(self.path, line, "expected a string",
@@ -352,6 +357,25 @@ class _Converter(Conversion):
         fold = [s for s in self.asm.working if s not in kept]
         self.asm.compaction(start, fold=fold, fallback_children=[], base_id=base,
                             text=text or None, tokens=estimate_tokens(text), info=info)
+        self.awaiting_after.append(info)
+
+    def unsummarized(self) -> None:
+        """The pending compaction, when its summary message did not come next (a
+        message other than an assistant one with ``summary: true``, or the end of the
+        session): a compaction at its marker's line that could not be checked (its
+        ``unchecked`` reason), which folds nothing.  adv31 N4: the summary message's
+        ``summary`` flag renamed dropped the compaction without a word and a failing
+        session passed; Codex's event without its ``compacted`` line is recorded so too.
+        """
+        info, self.pending = self.pending, None
+        if info is None:
+            return
+        line = info.pop("line")
+        info.pop("kept", None)
+        info["unchecked"] = ("the compaction part is not followed by its summary message "
+                             "(an assistant message with summary: true)")
+        self.asm.compaction(line, fold=[], fallback_children=[], base_id=f"line-{line}",
+                            text=None, tokens=0, info=info)
         self.awaiting_after.append(info)
 
     def prune_until(self, when: float | None, line: int) -> None:
