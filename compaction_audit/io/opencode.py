@@ -3,7 +3,8 @@
 Reads the JSON that ``opencode export <session>`` prints (``{info, messages: [{info,
 parts}]}``) or opencode's SQLite store (tables ``session``, ``message``, ``part``, each
 row's fields in a ``data`` JSON column; read with the standard library, read-only; the
-most recently updated top-level session is read, and the report says so).
+most recently updated top-level session is read, and the report says so; the
+other sessions are counted as not read, :func:`_from_store`).
 
 * A user message opens a round when it has a text part a person typed (``synthetic``
   text parts are ``harness:meta``).
@@ -122,9 +123,10 @@ def records(path: str, lines: Iterable[tuple[int, bytes]] | None = None,
     source = iter_lines(path) if lines is None else lines
     first = next(iter(source), None)
     notes: list[str] = []
+    unread: list[tuple[str, str]] = []  # (unit, why) of each record not read
     if first is not None and first[1].startswith(SQLITE_MAGIC):
         _close(source)
-        session, entries = _from_store(path, notes)
+        session, entries = _from_store(path, notes, unread)
     else:
         doc = read_document(path, chain_head(first, source))
         if not sniff_document(doc.value):
@@ -141,6 +143,8 @@ def records(path: str, lines: Iterable[tuple[int, bytes]] | None = None,
     conv = _Converter(path)
     for text in [*notes, note]:
         conv.note(text)
+    for unit, why in unread:
+        conv.unread(why, unit)
     sid = as_object(session).get("id")
     conv.session_id = sid if isinstance(sid, str) else None
     el = Elements(path, skipped)
@@ -157,37 +161,68 @@ def _close(lines: Iterable[tuple[int, bytes]]) -> None:
         close()
 
 
-def _from_store(path: str, notes: list[str]) -> tuple[dict[str, Any], list[_Entry]]:
+def _from_store(path: str, notes: list[str], unread: list[tuple[str, str]]
+                ) -> tuple[dict[str, Any], list[_Entry]]:
     """The latest top-level session of an SQLite store and its messages, read through
     :class:`~compaction_audit.io.sqlite_store.BoundedStore`: ``session``, ``message``
-    and ``part`` must be plain tables, and the work is bounded by the file's size."""
+    and ``part`` must be plain tables, and the work is bounded by the file's size.
+
+    What is not read is appended to ``unread`` as ``(unit, why)`` (adv31 N3: a failing
+    session beside a later one, or marked a subagent, passed with no word in the CI
+    formats): each other session that holds a message, top-level or subagent, as one
+    ``session``; each part of the session whose message is not one of its rows as one
+    ``part``.  A part whose ``message_id`` names a message of the session is read
+    whatever its ``session_id`` column says."""
     if reads_once(path):
         raise LogError(path, 0, "an opencode SQLite store cannot be read from standard "
                        "input or a pipe")
     with BoundedStore(path) as db:
         db.require_tables("session", "message", "part")
         sessions = [_row(r) for r in db.rows("SELECT * FROM session")]
-        top = [s for s in sessions if not s.get("parent_id") and not s.get("parentID")]
+        top = [s for s in sessions if not _parent(s)]
         if not top:
             raise LogError(path, 0, "the store holds no session", "session")
         top.sort(key=lambda s: (_sort_time(s.get("time_updated")), str(s.get("id"))))
         session = top[-1]
         _bad_data(path, 0, session, "session")
+        sid = session.get("id")
         if len(top) > 1:
-            notes.append(f"opencode store: read session {str(session.get('id'))[:60]}, the "
+            notes.append(f"opencode store: read session {str(sid)[:60]}, the "
                          f"latest of {len(top)} (use `opencode export` for another)")
+        held = {str(r["session_id"]) for r in db.rows(
+            "SELECT DISTINCT session_id FROM message WHERE session_id IS NOT ?", (sid,))}
+        for other in sessions:
+            if other is not session and str(other.get("id")) in held:
+                unread.append(("session", _OTHER_SUBAGENT if _parent(other) else _OTHER_TOP))
         rows = [_row(r) for r in db.rows(
-            "SELECT * FROM message WHERE session_id = ? ORDER BY time_created, id",
-            (session.get("id"),))]
+            "SELECT * FROM message WHERE session_id = ? ORDER BY time_created, id", (sid,))]
+        by_message = any(r["name"] == "message_id" for r in db.rows(
+            "SELECT name FROM pragma_table_info('part')"))
+        query = ("SELECT * FROM part WHERE session_id = ? OR message_id IN (SELECT id FROM "
+                 "message WHERE session_id = ?) ORDER BY id" if by_message
+                 else "SELECT * FROM part WHERE session_id = ? ORDER BY id")
         parts: dict[str, list[dict[str, Any]]] = {}
-        for r in db.rows("SELECT * FROM part WHERE session_id = ? ORDER BY id",
-                         (session.get("id"),)):
+        for r in db.rows(query, (sid, sid) if by_message else (sid,)):
             part = _row(r)
             parts.setdefault(str(part.get("message_id") or part.get("messageID")), []
                              ).append(part)
-    entries = [_Entry(i + 1, f"message {i + 1}", m, parts.get(str(m.get("id")), []))
+    entries = [_Entry(i + 1, f"message {i + 1}", m, parts.pop(str(m.get("id")), []))
                for i, m in enumerate(rows)]
+    for orphans in parts.values():
+        unread.extend([("part", _ORPHAN_PART)] * len(orphans))
     return session, entries
+
+
+_OTHER_TOP = ("of the store other than the one read, not audited (audit one with "
+              "`opencode export <id>`)")
+_OTHER_SUBAGENT = ("of the store marked a subagent session (parent_id), not audited "
+                   "(audit one with `opencode export <id>`)")
+_ORPHAN_PART = "of the session whose message is not in the store: not read"
+
+
+def _parent(session: dict[str, Any]) -> Any:
+    """A session's parent id (``parent_id`` column or ``parentID`` in its data)."""
+    return session.get("parent_id") or session.get("parentID")
 
 
 def _sort_time(value: Any) -> float:
