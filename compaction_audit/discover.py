@@ -3,8 +3,10 @@
 - ``-`` is standard input, kept as is.
 - A directory is searched recursively for :data:`TRACE_SUFFIXES`, skipping hidden
   directories (``.git``, ``.venv``) and not following symlinks to directories; its
-  traces come sorted by path.  A Cline ``*.compaction.json`` found there is a trace of
-  its own when no ``*.messages.json`` found with it reads it (:data:`COMPACTION_SUFFIX`).
+  traces come sorted by path; the files of :data:`OTHER_SUFFIXES` it meets are named,
+  not audited (:attr:`Discovery.not_searched`).  A Cline ``*.compaction.json`` found
+  there is a trace of its own when no ``*.messages.json`` found with it reads it
+  (:data:`COMPACTION_SUFFIX`).
 - A pattern with ``*``, ``?`` or ``[`` is expanded like :func:`glob.glob` (``**``
   recursive, hidden names matched only by a pattern starting with ``.``), except that
   ``**`` never descends into a symlink to a directory (a link loop cannot make it run
@@ -265,6 +267,7 @@ def _search(directory: str, found: Discovery, searched: set[str] | None = None) 
         except OSError as exc:
             found._listing_failed(exc)
             continue
+        names = {e.name for e in entries}
         for e in entries:
             if _is_dir(e):
                 if e.name.startswith("."):
@@ -280,7 +283,7 @@ def _search(directory: str, found: Discovery, searched: set[str] | None = None) 
                 files.append(os.path.join(root, e.name))
             elif e.name.endswith(COMPACTION_SUFFIX):
                 compactions.append(os.path.join(root, e.name))
-            elif e.name.lower().endswith(OTHER_SUFFIXES):
+            elif e.name.lower().endswith(OTHER_SUFFIXES) and not _manifest(e.name, names):
                 found.pass_other(os.path.join(root, e.name))
     traces = _keep_regular(sorted(_normal(p) for p in files), found)
     if compactions:
@@ -288,6 +291,12 @@ def _search(directory: str, found: Discovery, searched: set[str] | None = None) 
         messages = [t for t in traces if t.endswith(".messages.json")]
         traces = sorted([*traces, *_unpaired(messages, alone)])
     return traces
+
+
+def _manifest(name: str, names: set[str]) -> bool:
+    """True for a Cline session's manifest ``<id>.json``: ``<id>.messages.json`` is
+    among ``names`` (the directory's; read with it, so no news)."""
+    return name.endswith(".json") and name[:-len(".json")] + ".messages.json" in names
 
 
 def _unpaired(messages: list[str], compactions: list[str]) -> list[str]:

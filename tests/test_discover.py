@@ -468,7 +468,7 @@ def test_json_and_db_files_a_folder_search_leaves_out_are_named(
     shutil.copy(SAMPLES / "handwritten.jsonl", "a.jsonl")
     Path("d").mkdir()
     for name in ("export.json", "d/opencode.DB", "d/s.messages.json",
-                 "d/s.compaction.json", "notes.txt"):
+                 "d/s.compaction.json", "d/s.json", "notes.txt"):  # d/s.json: Cline's
         Path(name).write_text("{}\n")
     found = find_traces(["."])
     assert found.traces == ["a.jsonl", "d/s.compaction.json", "d/s.messages.json"]
@@ -482,8 +482,9 @@ def test_json_and_db_files_a_folder_search_leaves_out_are_named(
         "audit it (an opencode export or store, an OpenHands trajectory, a Gemini CLI "
         "session)", "compaction-audit: 2 trace(s) left out by --exclude"]
     Path("a.jsonl").unlink()
-    with pytest.raises(UsageError, match=r"under directory 'd'.*\(1 file not searched "
-                                         r"\(\.json, \.db.*\): d/opencode\.DB; name one"):
+    with pytest.raises(UsageError, match=r"under directory 'd'.*\(2 files not searched "
+                                         r"\(\.json, \.db.*\): d/opencode\.DB, d/s\.json; "
+                                         r"name one"):  # no messages file: s.json named
         Path("d/s.messages.json").unlink()
         Path("d/s.compaction.json").unlink()
         find_traces(["d"])
