@@ -3,8 +3,10 @@
 - ``-`` is standard input, kept as is.
 - A directory is searched recursively for :data:`TRACE_SUFFIXES`, skipping hidden
   directories (``.git``, ``.venv``) and not following symlinks to directories; its
-  traces come sorted by path.  A Cline ``*.compaction.json`` found there is a trace of
-  its own when no ``*.messages.json`` found with it reads it (:data:`COMPACTION_SUFFIX`).
+  traces come sorted by path; the files of :data:`OTHER_SUFFIXES` it meets are named,
+  not audited (:attr:`Discovery.not_searched`).  A Cline ``*.compaction.json`` found
+  there is a trace of its own when no ``*.messages.json`` found with it reads it
+  (:data:`COMPACTION_SUFFIX`).
 - A pattern with ``*``, ``?`` or ``[`` is expanded like :func:`glob.glob` (``**``
   recursive, hidden names matched only by a pattern starting with ``.``), except that
   ``**`` never descends into a symlink to a directory (a link loop cannot make it run
@@ -60,6 +62,12 @@ COMPACTION_SUFFIX = ".compaction.json"
 unpaired_compactions`; issue 11, class 2), so a folder whose compaction files fail
 cannot pass."""
 
+OTHER_SUFFIXES = (".json", ".db")
+"""Endings of traces the tool reads that a directory search does not take (an opencode
+export or an OpenHands trajectory or a Gemini CLI session ``.json``, an opencode store
+``.db``): each file so named is named on stderr instead (:func:`others_phrase`), never
+opened, as a folder of JSON is mostly not traces (``package.json``); adv31 N9."""
+
 _GLOB_CHARS = frozenset("*?[")
 
 
@@ -88,12 +96,18 @@ class Discovery:
     for the leading dot (``*.jsonl`` and ``.failing.jsonl``), each once: a directory
     search audits them, so ``audit '**/*.jsonl'`` passed where ``audit .`` failed,
     without a word (adv26 E2)."""
+    not_searched: list[str] = field(default_factory=list)
+    """Files a directory search met whose names end with one of :data:`OTHER_SUFFIXES`
+    (not a Cline ``.messages.json`` or ``.compaction.json``), each once: traces of a
+    format the tool reads that it did not audit (adv31 N9: a failing opencode export
+    beside a passing ``.jsonl`` made ``audit DIR`` pass without a word)."""
     exclude: tuple[str, ...] = ()
     """``--exclude`` patterns (see the module docstring)."""
     excluded: int = 0
     """Traces a directory or pattern yielded that :attr:`exclude` left out."""
     _skipped_set: set[str] = field(default_factory=set, repr=False)
     _hidden_set: set[str] = field(default_factory=set, repr=False)
+    _other_set: set[str] = field(default_factory=set, repr=False)
     _unreadable_paths: set[str] = field(default_factory=set, repr=False)
     """``skipped`` and the paths of ``unreadable`` as sets: each is added once, in
     constant time (a list search per addition made a folder of k FIFOs or k
@@ -124,6 +138,13 @@ class Discovery:
         if path not in self._hidden_set:
             self._hidden_set.add(path)
             self.hidden_files.append(path)
+
+    def pass_other(self, path: str) -> None:
+        """Record ``path`` (a name of :data:`OTHER_SUFFIXES`) as not searched (once)."""
+        path = _normal(path)
+        if path not in self._other_set:
+            self._other_set.add(path)
+            self.not_searched.append(path)
 
     def add_unreadable(self, err: LogError) -> None:
         """Add ``err`` to ``unreadable`` unless an error for its path is there."""
@@ -246,6 +267,7 @@ def _search(directory: str, found: Discovery, searched: set[str] | None = None) 
         except OSError as exc:
             found._listing_failed(exc)
             continue
+        names = {e.name for e in entries}
         for e in entries:
             if _is_dir(e):
                 if e.name.startswith("."):
@@ -261,12 +283,20 @@ def _search(directory: str, found: Discovery, searched: set[str] | None = None) 
                 files.append(os.path.join(root, e.name))
             elif e.name.endswith(COMPACTION_SUFFIX):
                 compactions.append(os.path.join(root, e.name))
+            elif e.name.lower().endswith(OTHER_SUFFIXES) and not _manifest(e.name, names):
+                found.pass_other(os.path.join(root, e.name))
     traces = _keep_regular(sorted(_normal(p) for p in files), found)
     if compactions:
         alone = _keep_regular(sorted(_normal(p) for p in compactions), found)
         messages = [t for t in traces if t.endswith(".messages.json")]
         traces = sorted([*traces, *_unpaired(messages, alone)])
     return traces
+
+
+def _manifest(name: str, names: set[str]) -> bool:
+    """True for a Cline session's manifest ``<id>.json``: ``<id>.messages.json`` is
+    among ``names`` (the directory's; read with it, so no news)."""
+    return name.endswith(".json") and name[:-len(".json")] + ".messages.json" in names
 
 
 def _unpaired(messages: list[str], compactions: list[str]) -> list[str]:
@@ -468,15 +498,28 @@ def hidden_files_phrase(paths: list[str]) -> str:
                   "leading dot)", "name one to audit it")
 
 
-def _named(paths: list[str], nouns: tuple[str, str], what: str, hint: str) -> str:
-    """``"N hidden NOUN WHAT: a, b and 3 more; HINT"``: ``paths`` sorted (a listing's
-    order is the file system's), the first :data:`HIDDEN_NAMED` named, the rest
-    counted."""
+def others_phrase(paths: list[str]) -> str:
+    """``"2 files not searched (.json, .db: a folder search takes .jsonl, .jsonl.gz,
+    .jsonl.zst and Cline's .messages.json): d/export.json, d/opencode.db; name one to
+    audit it (an opencode export or store, an OpenHands trajectory, a Gemini CLI
+    session)"`` for the files ``paths`` of :data:`OTHER_SUFFIXES` a directory search
+    left out (sorted; the first :data:`HIDDEN_NAMED` named, the rest counted)."""
+    return _named(paths, ("file", "files"), "not searched (.json, .db: a folder search "
+                  "takes .jsonl, .jsonl.gz, .jsonl.zst and Cline's .messages.json)",
+                  "name one to audit it (an opencode export or store, an OpenHands "
+                  "trajectory, a Gemini CLI session)", adjective="")
+
+
+def _named(paths: list[str], nouns: tuple[str, str], what: str, hint: str,
+           adjective: str = "hidden ") -> str:
+    """``"N hidden NOUN WHAT: a, b and 3 more; HINT"`` (``adjective`` for "hidden "):
+    ``paths`` sorted (a listing's order is the file system's), the first
+    :data:`HIDDEN_NAMED` named, the rest counted."""
     paths = sorted(paths)
     named = ", ".join(paths[:HIDDEN_NAMED])
     more = f" and {len(paths) - HIDDEN_NAMED:,} more" if len(paths) > HIDDEN_NAMED else ""
     noun = nouns[0] if len(paths) == 1 else nouns[1]
-    return f"{len(paths):,} hidden {noun} {what}: {named}{more}; {hint}"
+    return f"{len(paths):,} {adjective}{noun} {what}: {named}{more}; {hint}"
 
 
 def _expand(arg: str, found: Discovery) -> list[str]:
@@ -494,13 +537,15 @@ def _expand(arg: str, found: Discovery) -> list[str]:
         return [url for url, _ in objects.found]
     if os.path.isdir(arg):
         before, skipped, excluded = len(found.unreadable), len(found.skipped), found.excluded
-        links, hidden = len(found.links), len(found.hidden)
+        links, hidden, other = len(found.links), len(found.hidden), len(found.not_searched)
         traces = _kept(_search(arg, found), found, arg)
         # skipped non-regular files are no trace: a gate must not pass on nothing
         if not traces and len(found.unreadable) == before:
+            others = found.not_searched[other:]
             raise UsageError(f"no trace files ({', '.join('*' + s for s in TRACE_SUFFIXES)}) "
                              f"under directory {arg!r}{_skipped(found, skipped, links, hidden)}"
-                             f"{_excluded(found, excluded)}")
+                             f"{_excluded(found, excluded)}"
+                             f"{f' ({others_phrase(others)})' if others else ''}")
         return traces
     if is_pattern(arg):
         before, skipped, excluded = len(found.unreadable), len(found.skipped), found.excluded
@@ -537,6 +582,12 @@ def find_traces(args: Sequence[str], exclude: Sequence[str] = ()) -> Discovery:
         audited = {_normal(t) for t in found.traces}  # or left out by choice are no news
         count = found.excluded
         found.hidden_files = _kept([p for p in found.hidden_files if p not in audited],
+                                   found)
+        found.excluded = count
+    if found.not_searched:  # those named (or matched) after all, or left out by choice
+        audited = {_normal(t) for t in found.traces}
+        count = found.excluded
+        found.not_searched = _kept([p for p in found.not_searched if p not in audited],
                                    found)
         found.excluded = count
     return found

@@ -208,7 +208,22 @@ def test_unseen_version_is_said(tmp_path: Path) -> None:
         [user("u1", "hi"), {**user("s1", "note"), "role": "system"}], version=7))
     assert notes_and_spans(cline.records, path) == ([
         "Cline format version 7 not seen before; read as version 1",
-        "Cline message role system not seen before; its messages skipped"], ["u1"])
+        "1 message of a message role this reader does not know ('system'): not read"],
+        ["u1"])
+
+
+def test_a_message_of_a_role_not_known_is_counted_not_read(tmp_path: Path) -> None:
+    """adv31 N7: a message whose role ``user`` became ``User`` was skipped with a note
+    only: not counted in ``lines_not_read``, the verdict or the CI formats.  It is
+    counted now, one line per message."""
+    path = write_json(tmp_path / "r.messages.json", session(
+        [user("u1", "Use port 8080."), {**user("u2", "and 9090"), "role": "User"},
+         {**user("u3", "x"), "role": "User"}]))
+    out = run_adapter(cline.records, path)
+    assert out[0][1]["lines_not_read"] == 2
+    assert out[0][1]["reader_notes"] == [
+        "2 messages of a message role this reader does not know ('User'): not read"]
+    assert "2 lines not read, see the notes" in api.audit(str(path)).verdict()
 
 
 def test_bad_message_is_a_file_line_error_or_a_counted_skip(tmp_path: Path) -> None:

@@ -118,7 +118,10 @@ def test_store_with_several_sessions_reads_the_latest_and_says_so(tmp_path: Path
     assert out[0][1]["session_id"] == "ses_demo"
     assert out[0][1]["reader_notes"] == [
         "opencode store: read session ses_demo, the latest of 2 "
-        "(use `opencode export` for another)"]
+        "(use `opencode export` for another)",
+        "1 session of the store other than the one read, not audited (audit one with "
+        "`opencode export <id>`)"]
+    assert out[0][1]["lines_not_read"] == 1  # adv31 N3: said in the verdict and CI
 
 
 def test_part_fields_of_other_versions_are_read_tolerantly(tmp_path: Path) -> None:
@@ -264,3 +267,70 @@ def test_a_part_of_a_type_not_known_is_counted_not_dropped(tmp_path: Path) -> No
     for name in ("export.json", "real/export.json", "real/opencode.db"):
         head = run_adapter(opencode.records, FIXTURES / "opencode" / name)[0][1]
         assert "lines_not_read" not in head, name
+
+
+def test_a_compaction_whose_summary_message_is_not_flagged_is_not_checked(
+        tmp_path: Path) -> None:
+    """adv31 N4: msg_05's ``summary`` flag renamed ``Summary`` dropped the pending
+    compaction without a word (msg_05 was read as a reply, nothing was folded) and the
+    failing session was a plain PASS.  The compaction is now recorded at its marker's
+    line (msg_04), folds nothing, and is a compaction that could not be checked; so is
+    a marker at the end of the session, with no message after it."""
+    exp = export()
+    exp["messages"][4]["info"]["Summary"] = exp["messages"][4]["info"].pop("summary")
+    path = write_json(tmp_path / "flag.json", exp)
+    _, (line, rnd) = compaction_rounds(run_adapter(opencode.records, path))
+    assert line == 159 and "summaries" not in rnd
+    assert rnd["compaction"]["unchecked"].startswith("the compaction part is not followed")
+    assert rnd["compaction"]["tokens_after"] == 10400  # msg_05: input 10400, cache.read 0
+    report = api.audit(str(path))
+    assert "1 compaction could not be checked" in report.verdict()
+    exp = export()
+    exp["messages"] = exp["messages"][:4]  # the marker is the last message
+    path = write_json(tmp_path / "last.json", exp)
+    _, (line, rnd) = compaction_rounds(run_adapter(opencode.records, path))
+    assert line == 159 and "unchecked" in rnd["compaction"]
+
+
+def test_every_session_of_a_store_not_audited_is_counted(tmp_path: Path) -> None:
+    """adv31 N3: a failing session beside a later-updated one, or marked a subagent of
+    it, passed with no word in -q, github or junit (only the full report noted the
+    first, nothing the second); parts whose message is in no row were dropped without a
+    word.  Each other session that holds a message is counted as not read (an empty
+    one is not), each orphan part too, and a part whose session_id column differs but
+    whose message is in the session is read."""
+    failing = export()
+    harmless = export()
+    harmless["info"] = {**harmless["info"], "id": "ses_b",
+                        "time": {"created": 1, "updated": 99_999_999}}
+    harmless["messages"] = [
+        {"info": {**m["info"], "id": f"b_{m['info']['id']}"},
+         "parts": [{**p, "id": f"b_{p['id']}"} for p in m["parts"]]}
+        for m in harmless["messages"][:2]]
+    empty = {"info": {**harmless["info"], "id": "ses_empty",
+                      "time": {"created": 1, "updated": 2}}, "messages": []}
+    store = build_store(tmp_path / "child.db", [failing, harmless, empty])
+    db = sqlite3.connect(store)
+    db.execute("UPDATE session SET parent_id = 'ses_b' WHERE id = 'ses_demo'")
+    db.commit()
+    db.close()
+    head = run_adapter(opencode.records, store)[0][1]
+    assert head["session_id"] == "ses_b" and head["lines_not_read"] == 1
+    assert head["reader_notes"] == [
+        "opencode store: read session ses_b, the latest of 2 (use `opencode export` "
+        "for another)",
+        "1 session of the store marked a subagent session (parent_id), not audited "
+        "(audit one with `opencode export <id>`)"]
+    assert "1 line not read" in api.audit(str(store)).verdict()
+    store = build_store(tmp_path / "orphans.db", [export()])
+    db = sqlite3.connect(store)
+    db.execute("UPDATE part SET message_id = 'msg_gone' WHERE message_id = 'msg_03'")
+    db.execute("UPDATE part SET session_id = 'ses_other' WHERE message_id = 'msg_05'")
+    db.commit()
+    db.close()
+    out = run_adapter(opencode.records, store)
+    assert out[0][1]["lines_not_read"] == 2  # msg_03's text and tool parts
+    assert out[0][1]["reader_notes"] == [
+        "2 parts of the session whose message is not in the store: not read"]
+    _, (_, rnd) = compaction_rounds(out)
+    assert rnd["summaries"][0]["text"].startswith("We are adding rate")  # msg_05 read

@@ -184,3 +184,50 @@ def test_a_renamed_condensation_is_counted_not_read_not_a_tool_call(tmp_path: Pa
     assert api.audit(str(path)).verdict().startswith("PASS (3 lines not read")
     for fixture in (TRAJECTORY, SDK_EVENTS):
         assert "lines_not_read" not in run_adapter(openhands.records, fixture)[0][1]
+
+
+def test_a_condensation_that_forgets_nothing_it_can_find_is_not_checked(
+        tmp_path: Path) -> None:
+    """adv31 N5: with the forgotten-event fields renamed (``dropped_*``), or ids that
+    name no event of the log (+1000), both condensations were read as forgetting
+    nothing and the failing trajectory was a plain PASS.  Each is now a compaction that
+    could not be checked, and the renamed fields are noted; ids of which only some are
+    in the log are noted."""
+    renamed = events()
+    for e in renamed:
+        if e.get("action") == "condensation":
+            e["args"] = {k.replace("forgotten", "dropped"): v for k, v in e["args"].items()}
+    unknown = events()
+    for e in unknown:
+        args = e.get("args") or {}
+        if e.get("action") == "condensation":
+            for key in ("forgotten_events_start_id", "forgotten_events_end_id"):
+                if args[key] is not None:
+                    args[key] += 1000
+            if args["forgotten_event_ids"] is not None:
+                args["forgotten_event_ids"] = [i + 1000 for i in args["forgotten_event_ids"]]
+    for evs, why, notes in (
+            (renamed, "the condensation names no event it forgot", 3),
+            (unknown, "the condensation names no event it forgot", 0)):
+        path = tmp_path / "t.json"
+        path.write_text(json.dumps(evs, indent=1))
+        out = run_adapter(openhands.records, path)
+        first, second = compaction_rounds(out)
+        assert first[1]["compaction"]["unchecked"] == why  # a range takes known ids only
+        assert second[1]["compaction"]["unchecked"] == (
+            "the condensation names no event it forgot" if evs is renamed
+            else "the events the condensation forgot are not in the log")
+        assert len(out[0][1].get("reader_notes", [])) == notes
+        assert "2 compactions could not be checked" in api.audit(str(path)).verdict()
+    partial = events()
+    partial[12]["args"]["forgotten_event_ids"] = [9, 10, 1009]
+    path = tmp_path / "partial.json"
+    path.write_text(json.dumps(partial, indent=1))
+    out = run_adapter(openhands.records, path)
+    assert out[0][1]["reader_notes"] == [
+        "a condensation names forgotten events that are not in the log: what they held "
+        "is not checked"]
+    assert all("unchecked" not in rnd["compaction"] for _, rnd in compaction_rounds(out))
+    for fixture in (TRAJECTORY, SDK_EVENTS):
+        assert all("unchecked" not in rnd["compaction"]
+                   for _, rnd in compaction_rounds(run_adapter(openhands.records, fixture)))

@@ -336,9 +336,10 @@ def test_hidden_directories_are_named_not_searched(tree: Path) -> None:
                                 ["logs/.claude", "logs/.hidden"])
         assert "logs/.claude/p/s.jsonl" not in found.traces
     said = run("audit", "-q", "logs/deep").stderr
-    assert said == ""  # nothing hidden there
+    assert said.startswith("compaction-audit: 1 file not searched (.json, .db")  # adv31 N9
+    assert "hidden" not in said  # nothing hidden there
     out = run("audit", "-q", "logs/b.jsonl", "logs")
-    assert out.stderr.splitlines()[-1] == (
+    assert out.stderr.splitlines()[-2] == (
         "compaction-audit: 2 hidden directories not searched: logs/.claude, logs/.hidden; "
         "name one to audit what it holds")
     assert run("audit", "-q", "logs/.claude").exit_code == 1  # named: audited, it fails
@@ -454,3 +455,36 @@ def test_a_file_named_dash_is_that_file_never_standard_input(
                                  "refusing to overwrite it (choose another output)\n")
     assert (tmp_path / "-").read_bytes() == before
     assert run("audit", "./-", "-q").exit_code == 1  # the drift trace, not empty stdin
+
+
+def test_json_and_db_files_a_folder_search_leaves_out_are_named(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """adv31 N9: ``audit DIR`` audited only ``a.jsonl`` and passed, leaving a failing
+    opencode export, an OpenHands trajectory and an opencode store beside it unaudited
+    without a word (a pattern over them audits them all).  The search still takes
+    only its suffixes, but names each ``.json`` (not Cline's) and ``.db`` it left out
+    in one stderr line; those a pattern audits or ``--exclude`` leaves out are no news."""
+    monkeypatch.chdir(tmp_path)
+    shutil.copy(SAMPLES / "handwritten.jsonl", "a.jsonl")
+    Path("d").mkdir()
+    for name in ("export.json", "d/opencode.DB", "d/s.messages.json",
+                 "d/s.compaction.json", "d/s.json", "notes.txt"):  # d/s.json: Cline's
+        Path(name).write_text("{}\n")
+    found = find_traces(["."])
+    assert found.traces == ["a.jsonl", "d/s.compaction.json", "d/s.messages.json"]
+    assert found.not_searched == ["export.json", "d/opencode.DB"]
+    assert find_traces(["."], exclude=["*.DB"]).not_searched == ["export.json"]
+    assert find_traces([".", "*.json"]).not_searched == ["d/opencode.DB"]
+    said = run("audit", "-q", ".", "--exclude", "d")
+    assert said.stderr.splitlines() == [
+        "compaction-audit: 1 file not searched (.json, .db: a folder search takes .jsonl, "
+        ".jsonl.gz, .jsonl.zst and Cline's .messages.json): export.json; name one to "
+        "audit it (an opencode export or store, an OpenHands trajectory, a Gemini CLI "
+        "session)", "compaction-audit: 2 trace(s) left out by --exclude"]
+    Path("a.jsonl").unlink()
+    with pytest.raises(UsageError, match=r"under directory 'd'.*\(2 files not searched "
+                                         r"\(\.json, \.db.*\): d/opencode\.DB, d/s\.json; "
+                                         r"name one"):  # no messages file: s.json named
+        Path("d/s.messages.json").unlink()
+        Path("d/s.compaction.json").unlink()
+        find_traces(["d"])

@@ -59,7 +59,8 @@ def cline_with_roles(tmp_path: Path, n: int) -> Path:
 
 
 def note_lines(text: str) -> list[str]:
-    return re.findall(r"^  note: Cline message role odd\d+", text, flags=re.M)
+    return re.findall(r"^  note: 1 message of a message role this reader does not know "
+                      r"\('odd\d+'\)", text, flags=re.M)
 
 
 def test_terminal_shows_twenty_notes_and_counts_the_rest(tmp_path: Path) -> None:
@@ -79,7 +80,8 @@ def test_html_shows_max_rows_notes_and_counts_the_rest(tmp_path: Path) -> None:
     page = tmp_path / "r.html"
     RUNNER.invoke(app, ["audit", path, "--format", "html", "-o", str(page)])
     text = page.read_text()
-    assert text.count("<li>note: Cline message role odd") == data.MAX_ROWS
+    assert text.count("<li>note: 1 message of a message role this reader does not know "
+                      "(&#x27;odd") == data.MAX_ROWS
     assert "... and 3 more reader note(s)" in text
 
 

@@ -165,6 +165,10 @@ def found_traces(paths: list[str], exclude: list[str] | None = None) -> Discover
         from compaction_audit.discover import hidden_files_phrase
 
         say(hidden_files_phrase(found.hidden_files))
+    if found.not_searched:  # an opencode export.json beside a .jsonl (adv31 N9)
+        from compaction_audit.discover import others_phrase
+
+        say(others_phrase(found.not_searched))
     if found.excluded:  # chosen once in CI, matched against names the checkout brings
         say(f"{found.excluded:,} trace(s) left out by --exclude")  # (adv23 F3)
     return found

@@ -54,6 +54,7 @@ from compaction_audit.io.tokens import (
     estimate_tokens,
     split_tokens,
     tool_input_text,
+    unknown_type_note,
     utf8_len,
 )
 from compaction_audit.report.safe import unsurrogate
@@ -446,9 +447,8 @@ class _Converter(Conversion):
         role = msg.get("role")
         if not isinstance(role, str):
             raise TypeError("a message's 'role' is not a string")
-        if role not in ("user", "assistant"):
-            self.note(version_note("Cline", role, (), "skipped", what="message role",
-                                   then="its messages"))
+        if role not in ("user", "assistant"):  # counted, not only noted (adv31 N7)
+            self.unread(unknown_type_note(role, "a message role"), "message")
             return
         if role == "user" and any(p.get("type") == "text" and not _is_notice(p)
                                   for p in parts):

@@ -3,7 +3,8 @@
 Reads the JSON that ``opencode export <session>`` prints (``{info, messages: [{info,
 parts}]}``) or opencode's SQLite store (tables ``session``, ``message``, ``part``, each
 row's fields in a ``data`` JSON column; read with the standard library, read-only; the
-most recently updated top-level session is read, and the report says so).
+most recently updated top-level session is read, and the report says so; the
+other sessions are counted as not read, :func:`_from_store`).
 
 * A user message opens a round when it has a text part a person typed (``synthetic``
   text parts are ``harness:meta``).
@@ -12,6 +13,8 @@ most recently updated top-level session is read, and the report says so).
   summary.  opencode then sends nothing from before the compaction message but the
   tail from ``tail_start_id`` (newer versions), so the summary folds the rest of the
   working set.  ``auto`` gives the trigger; ``overflow`` is kept when present.
+  A marker whose summary message does not come next is a compaction that could not be
+  checked (:meth:`_Converter.unsummarized`).
 * Pruned tool results carry ``state.time.compacted``: their output is replaced by a
   placeholder.  Each prune time becomes a ``microcompact`` round (before the first
   message created after it) that evicts those results.
@@ -120,9 +123,10 @@ def records(path: str, lines: Iterable[tuple[int, bytes]] | None = None,
     source = iter_lines(path) if lines is None else lines
     first = next(iter(source), None)
     notes: list[str] = []
+    unread: list[tuple[str, str]] = []  # (unit, why) of each record not read
     if first is not None and first[1].startswith(SQLITE_MAGIC):
         _close(source)
-        session, entries = _from_store(path, notes)
+        session, entries = _from_store(path, notes, unread)
     else:
         doc = read_document(path, chain_head(first, source))
         if not sniff_document(doc.value):
@@ -139,11 +143,14 @@ def records(path: str, lines: Iterable[tuple[int, bytes]] | None = None,
     conv = _Converter(path)
     for text in [*notes, note]:
         conv.note(text)
+    for unit, why in unread:
+        conv.unread(why, unit)
     sid = as_object(session).get("id")
     conv.session_id = sid if isinstance(sid, str) else None
     el = Elements(path, skipped)
     for entry in entries:
         el.run(entry.line, conv.message, entry)
+    conv.unsummarized()
     conv.prune_until(None, entries[-1].line if entries else 1)
     yield from conv.output(SOURCE_FORMAT, 1)
 
@@ -154,37 +161,68 @@ def _close(lines: Iterable[tuple[int, bytes]]) -> None:
         close()
 
 
-def _from_store(path: str, notes: list[str]) -> tuple[dict[str, Any], list[_Entry]]:
+def _from_store(path: str, notes: list[str], unread: list[tuple[str, str]]
+                ) -> tuple[dict[str, Any], list[_Entry]]:
     """The latest top-level session of an SQLite store and its messages, read through
     :class:`~compaction_audit.io.sqlite_store.BoundedStore`: ``session``, ``message``
-    and ``part`` must be plain tables, and the work is bounded by the file's size."""
+    and ``part`` must be plain tables, and the work is bounded by the file's size.
+
+    What is not read is appended to ``unread`` as ``(unit, why)`` (adv31 N3: a failing
+    session beside a later one, or marked a subagent, passed with no word in the CI
+    formats): each other session that holds a message, top-level or subagent, as one
+    ``session``; each part of the session whose message is not one of its rows as one
+    ``part``.  A part whose ``message_id`` names a message of the session is read
+    whatever its ``session_id`` column says."""
     if reads_once(path):
         raise LogError(path, 0, "an opencode SQLite store cannot be read from standard "
                        "input or a pipe")
     with BoundedStore(path) as db:
         db.require_tables("session", "message", "part")
         sessions = [_row(r) for r in db.rows("SELECT * FROM session")]
-        top = [s for s in sessions if not s.get("parent_id") and not s.get("parentID")]
+        top = [s for s in sessions if not _parent(s)]
         if not top:
             raise LogError(path, 0, "the store holds no session", "session")
         top.sort(key=lambda s: (_sort_time(s.get("time_updated")), str(s.get("id"))))
         session = top[-1]
         _bad_data(path, 0, session, "session")
+        sid = session.get("id")
         if len(top) > 1:
-            notes.append(f"opencode store: read session {str(session.get('id'))[:60]}, the "
+            notes.append(f"opencode store: read session {str(sid)[:60]}, the "
                          f"latest of {len(top)} (use `opencode export` for another)")
+        held = {str(r["session_id"]) for r in db.rows(
+            "SELECT DISTINCT session_id FROM message WHERE session_id IS NOT ?", (sid,))}
+        for other in sessions:
+            if other is not session and str(other.get("id")) in held:
+                unread.append(("session", _OTHER_SUBAGENT if _parent(other) else _OTHER_TOP))
         rows = [_row(r) for r in db.rows(
-            "SELECT * FROM message WHERE session_id = ? ORDER BY time_created, id",
-            (session.get("id"),))]
+            "SELECT * FROM message WHERE session_id = ? ORDER BY time_created, id", (sid,))]
+        by_message = any(r["name"] == "message_id" for r in db.rows(
+            "SELECT name FROM pragma_table_info('part')"))
+        query = ("SELECT * FROM part WHERE session_id = ? OR message_id IN (SELECT id FROM "
+                 "message WHERE session_id = ?) ORDER BY id" if by_message
+                 else "SELECT * FROM part WHERE session_id = ? ORDER BY id")
         parts: dict[str, list[dict[str, Any]]] = {}
-        for r in db.rows("SELECT * FROM part WHERE session_id = ? ORDER BY id",
-                         (session.get("id"),)):
+        for r in db.rows(query, (sid, sid) if by_message else (sid,)):
             part = _row(r)
             parts.setdefault(str(part.get("message_id") or part.get("messageID")), []
                              ).append(part)
-    entries = [_Entry(i + 1, f"message {i + 1}", m, parts.get(str(m.get("id")), []))
+    entries = [_Entry(i + 1, f"message {i + 1}", m, parts.pop(str(m.get("id")), []))
                for i, m in enumerate(rows)]
+    for orphans in parts.values():
+        unread.extend([("part", _ORPHAN_PART)] * len(orphans))
     return session, entries
+
+
+_OTHER_TOP = ("of the store other than the one read, not audited (audit one with "
+              "`opencode export <id>`)")
+_OTHER_SUBAGENT = ("of the store marked a subagent session (parent_id), not audited "
+                   "(audit one with `opencode export <id>`)")
+_ORPHAN_PART = "of the session whose message is not in the store: not read"
+
+
+def _parent(session: dict[str, Any]) -> Any:
+    """A session's parent id (``parent_id`` column or ``parentID`` in its data)."""
+    return session.get("parent_id") or session.get("parentID")
 
 
 def _sort_time(value: Any) -> float:
@@ -247,8 +285,10 @@ class _Converter(Conversion):
                 raise LogError(self.path, line, "expected an object",
                                f"{entry.where}.parts[{j}]")
             _bad_data(self.path, line, part, f"{entry.where}.parts[{j}]")
-        self.prune_until(_time(info, "created"), line)
         role = info.get("role")
+        if not (role == "assistant" and info.get("summary") is True):
+            self.unsummarized()
+        self.prune_until(_time(info, "created"), line)
         if role not in ("user", "assistant"):
             if not isinstance(role, str):
                 raise LogError(self.path, line, "expected a string",
@@ -354,6 +394,25 @@ class _Converter(Conversion):
         fold = [s for s in self.asm.working if s not in kept]
         self.asm.compaction(start, fold=fold, fallback_children=[], base_id=base,
                             text=text or None, tokens=estimate_tokens(text), info=info)
+        self.awaiting_after.append(info)
+
+    def unsummarized(self) -> None:
+        """The pending compaction, when its summary message did not come next (a
+        message other than an assistant one with ``summary: true``, or the end of the
+        session): a compaction at its marker's line that could not be checked (its
+        ``unchecked`` reason), which folds nothing.  adv31 N4: the summary message's
+        ``summary`` flag renamed dropped the compaction without a word and a failing
+        session passed; Codex's event without its ``compacted`` line is recorded so too.
+        """
+        info, self.pending = self.pending, None
+        if info is None:
+            return
+        line = info.pop("line")
+        info.pop("kept", None)
+        info["unchecked"] = ("the compaction part is not followed by its summary message "
+                             "(an assistant message with summary: true)")
+        self.asm.compaction(line, fold=[], fallback_children=[], base_id=f"line-{line}",
+                            text=None, tokens=0, info=info)
         self.awaiting_after.append(info)
 
     def prune_until(self, when: float | None, line: int) -> None:

@@ -13,6 +13,8 @@ provenance is the product's own, not reconstructed): with a ``summary`` they bec
 the summary's children; without one they are only evicted (``kind: "forget"``).
 A ``condensation_request`` before it makes the trigger ``requested`` (an SDK request
 with ``reason`` ``manual``: ``manual``; ``context_limit``: ``auto``), else ``auto``.
+A condensation that names no forgotten event, or none that is in the log, is a
+compaction that could not be checked (:meth:`_Converter.unresolved`).
 
 Spans: a user ``message`` opens a round (source ``user``); agent messages, ``think``
 and ``finish`` are ``assistant``; the ``system`` prompt and ``recall`` observations are
@@ -70,6 +72,8 @@ KNOWN_NAMES = frozenset({*BOOKKEEPING, *ASSISTANT_ACTIONS, *HARNESS, CONDENSATIO
 CONDENSATION_ARGS = frozenset({"forgotten_event_ids", "forgotten_events_start_id",
                                "forgotten_events_end_id", "summary_offset"})
 """``args`` fields only a condensation carries (OpenHands' ``CondensationAction``)."""
+CONDENSATION_KEYS = frozenset({*CONDENSATION_ARGS, "summary"})
+"""Every ``args`` field of OpenHands' ``CondensationAction``; another is noted."""
 
 
 SDK_KINDS = frozenset({"MessageEvent", "ActionEvent", "ObservationEvent", "SystemPromptEvent",
@@ -198,6 +202,7 @@ class _Converter(Conversion):
         self.spans: dict[str, list[str]] = {}  # event id -> its spans not yet forgotten
         self.ranges = EventRanges()  # the numeric event ids a range may still name
         self.requested: str | None = None  # the trigger a condensation request named
+        self.seen: set[str] = set()  # the id of every event read so far
 
     def event(self, line: int, event: Any, where: str) -> None:
         """Apply one event."""
@@ -211,6 +216,7 @@ class _Converter(Conversion):
             event = from_sdk(event)
         self.metrics(event.get("llm_metrics"))
         eid = str(event["id"])
+        self.seen.add(eid)
         action, observation = event.get("action"), event.get("observation")
         kind = str(action if action is not None else observation)
         why = self.unknown(kind, action is not None, event.get("args"))
@@ -300,6 +306,9 @@ class _Converter(Conversion):
                                 "tokens_before": self.last_input, "tokens_after": None,
                                 "opaque": False, "strategy": "condensation",
                                 "messages_removed": count}
+        why = self.unresolved(args, forgotten, fold)
+        if why is not None:
+            info["unchecked"] = why
         self.requested = None
         if summary and summary.strip():
             info["kind"] = "compact"
@@ -310,6 +319,31 @@ class _Converter(Conversion):
             info["kind"] = "forget"
             self.asm.microcompact(line, fold, info)
         self.awaiting_after.append(info)
+
+
+    def unresolved(self, args: dict[str, Any], forgotten: list[str], fold: list[str]
+                   ) -> str | None:
+        """Why a condensation's loss cannot be checked (its ``unchecked`` reason), or
+        None: it names no forgotten event (no ``forgotten_event_ids`` and no range, as
+        when those fields are renamed), or not one of the events it names is an event
+        of the log (ids from another stream, or a log cut before them) and it folds
+        nothing.  Fields of ``args`` a ``CondensationAction`` does not have are noted,
+        and ids named that no event of the log has are noted (adv31 N5: either way a
+        condensation was read as one that forgot nothing, and a failing trajectory
+        passed with no word)."""
+        for key in args:
+            if key not in CONDENSATION_KEYS:
+                self.note(f"a condensation's args field {str(key)[:40]!r} is not one "
+                          "this reader knows: ignored")
+        if not forgotten and not fold:
+            return "the condensation names no event it forgot"
+        missing = sum(1 for eid in forgotten if eid not in self.seen)
+        if missing and not fold:
+            return "the events the condensation forgot are not in the log"
+        if missing:
+            self.note("a condensation names forgotten events that are not in the log: "
+                      "what they held is not checked")
+        return None
 
 
 ID_MAX = 2**63 - 1
