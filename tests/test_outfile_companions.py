@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
-import threading
 from pathlib import Path
 
 import pytest
@@ -20,6 +19,7 @@ import pytest
 from compaction_audit.errors import UsageError
 from compaction_audit.io.companions import companion_files
 from compaction_audit.outfile import refuse_same_file
+from tests.fifos import fed_fifo, unblock
 from tests.gate_app import run
 
 SID = "ses-fold-check"
@@ -137,30 +137,6 @@ def test_every_compaction_file_of_the_session_is_refused_when_none_pairs(
     assert {p.name: p.read_bytes() for p in folder.iterdir()} == before
 
 
-def _fed_fifo(fifo: Path, data: bytes) -> threading.Thread:
-    """A writer thread feeding ``data`` to the new FIFO ``fifo`` once it is opened."""
-    os.mkfifo(fifo)
-
-    def write() -> None:
-        try:
-            with open(fifo, "wb") as fh:  # blocks until a reader opens it
-                fh.write(data)
-        except BrokenPipeError:
-            pass
-
-    writer = threading.Thread(target=write, daemon=True)
-    writer.start()
-    return writer
-
-
-def _unblock(fifo: Path, writer: threading.Thread) -> None:
-    """Never leave the writer blocked in open(): the FIFO was not read."""
-    if writer.is_alive():
-        fd = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
-        writer.join(5)
-        os.close(fd)
-
-
 @pytest.mark.parametrize(("command", "fed", "read"), [
     (["audit", "rec.jsonl", "-o", "telemetry.log"], "chat.jsonl", "telemetry.log"),
     (["convert", "rec.jsonl", "-o", "telemetry.log"], "chat.jsonl", "telemetry.log"),
@@ -177,12 +153,12 @@ def test_a_companion_of_a_fifo_input_is_refused(folder: Path, command: list[str]
     file's messages file), and -o replaced them (adv30 F1): every file of those names
     is refused, and the FIFO is never opened for it."""
     fifo = folder / ("rec.jsonl" if "rec.jsonl" in command else "x.compaction.json")
-    writer = _fed_fifo(fifo, (folder / fed).read_bytes())
+    writer = fed_fifo(fifo, (folder / fed).read_bytes())
     before = {p.name: p.read_bytes() for p in folder.iterdir() if p != fifo}
     try:
         result = run(*command)
     finally:
-        _unblock(fifo, writer)
+        unblock(fifo, writer)
     assert result.exit_code == 2
     assert result.stderr == (
         f"compaction-audit: {read}: is {read}, which may be read along with the input "
@@ -213,10 +189,10 @@ def test_a_fifo_manifest_is_followed_only_to_a_messages_file(folder: Path) -> No
     (folder / "notes.txt").write_bytes((folder / "s1.messages.json").read_bytes())
     (folder / "s1.messages.json").unlink()
     fifo = folder / "m.json"
-    writer = _fed_fifo(fifo, json.dumps(
+    writer = fed_fifo(fifo, json.dumps(
         {"session_id": "other", "messages_path": "notes.txt"}).encode())
     try:
         with pytest.raises(LogError, match="messages file is not found beside its manifest"):
             list(cline.records(str(fifo)))
     finally:
-        _unblock(fifo, writer)
+        unblock(fifo, writer)

@@ -11,13 +11,13 @@ import gzip
 import os
 import subprocess
 import sys
-import threading
 from pathlib import Path
 
 import pytest
 import zstandard
 
 from compaction_audit.io.lines import reads_once
+from tests.fifos import fed_fifo, unblock
 from tests.gate_app import drift_records
 from tests.logs import dump
 
@@ -81,25 +81,11 @@ def test_dev_stdin_pipe(trace: Path, expected: subprocess.CompletedProcess[bytes
 def test_named_fifo(tmp_path: Path, trace: Path,
                     expected: subprocess.CompletedProcess[bytes]) -> None:
     fifo = tmp_path / "f.jsonl"
-    os.mkfifo(fifo)
-    data = trace.read_bytes()
-
-    def write() -> None:
-        try:
-            with open(fifo, "wb") as fh:  # blocks until the audit opens it
-                fh.write(data)
-        except BrokenPipeError:
-            pass
-
-    writer = threading.Thread(target=write, daemon=True)
-    writer.start()
+    writer = fed_fifo(fifo, trace.read_bytes())
     try:
         done = cli("audit", str(fifo), "-q")
     finally:
-        if writer.is_alive():  # never leave the writer blocked in open()
-            fd = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
-            writer.join(5)
-            os.close(fd)
+        unblock(fifo, writer)
     assert (done.returncode, done.stdout, done.stderr) == (1, expected.stdout, b"")
 
 
