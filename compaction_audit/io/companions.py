@@ -65,8 +65,8 @@ def companion_lookup(path: str, source: str | None = None) -> tuple[list[str], b
     ``telemetry.log``, the messages file of a FIFO compaction file): ``-o`` replaced
     them (adv30 F1).  For it: ``(named_companions(path), False)``, found without
     opening it."""
-    if path == "-" or "://" in path:
-        return [], True
+    if path == "-" or "://" in path or os.path.isdir(path):  # a folder: no companions
+        return [], True  # (a --baseline '.' raised ValueError in the Cline look-up)
     if reads_once(path):
         return named_companions(path), False
     from compaction_audit import addrspace
