@@ -3,6 +3,7 @@ and the real session files of the corpus when it is present."""
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 from pathlib import Path
@@ -438,3 +439,25 @@ def test_a_linked_messages_file_is_paired_beside_the_file_it_names(tmp_path: Pat
     linked = run_adapter(cline.records, link)
     assert len(compaction_rounds(linked)) == len(compaction_rounds(direct)) == 1
     assert_output_refused(link, tmp_path / "real" / "basic.compaction.json")
+
+
+@pytest.mark.parametrize("change", ["other kind", "no metadata", "no summary message"])
+def test_a_compaction_file_without_its_summary_marker_is_judged(
+        tmp_path: Path, change: str) -> None:
+    """adv32 A1: a compaction file whose summary message lost its marker (its kind
+    renamed, its metadata removed, or the message removed) made a fold without a
+    summary text, which no fold rule judges: the failing session was a plain PASS.
+    The fold is judged with an empty summary: what it dropped is lost."""
+    shutil.copy(CLINE / "session.messages.json", tmp_path)
+    doc = json.loads((CLINE / "agentic.compaction.json").read_text())
+    if change == "other kind":
+        doc["messages"][0]["metadata"] = {"kind": "note"}
+    elif change == "no metadata":
+        del doc["messages"][0]["metadata"]
+    else:
+        del doc["messages"][0]
+    path = tmp_path / "agentic.compaction.json"
+    path.write_text(json.dumps(doc, indent=1))
+    verdict = api.audit(str(path)).verdict()
+    assert verdict.startswith("FAIL: 1 error(s), 0 warning(s), 0 info; 1 compaction "
+                              "lost 6 fact(s), 3 that matter"), verdict

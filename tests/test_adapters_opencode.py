@@ -334,3 +334,22 @@ def test_every_session_of_a_store_not_audited_is_counted(tmp_path: Path) -> None
         "2 parts of the session whose message is not in the store: not read"]
     _, (_, rnd) = compaction_rounds(out)
     assert rnd["summaries"][0]["text"].startswith("We are adding rate")  # msg_05 read
+
+
+@pytest.mark.parametrize("change", ["empty text", "retyped part", "no parts"])
+def test_an_empty_summary_is_judged_as_one(tmp_path: Path, change: str) -> None:
+    """adv32 A2: a summary message whose text was empty, whose text part was retyped
+    or that had no parts made a fold without a summary text, which no fold rule
+    judges: the failing session was a plain PASS.  It is an empty summary, judged."""
+    exp = export()
+    parts = exp["messages"][4]["parts"]
+    if change == "empty text":
+        parts[0]["text"] = ""
+    elif change == "retyped part":
+        parts[0]["type"] = "reasoning"
+    else:
+        parts.clear()
+    path = write_json(tmp_path / "empty.json", exp)
+    verdict = api.audit(str(path)).verdict()
+    assert verdict.startswith("FAIL: 1 error(s), 0 warning(s), 0 info; 2 compactions "
+                              "lost 3 fact(s)"), verdict

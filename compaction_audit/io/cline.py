@@ -594,7 +594,7 @@ class _Converter(Conversion):
             if isinstance(details.get(key), list):
                 info[name] = [str(f) for f in details[key]]
         self.asm.compaction(line, fold=fold, fallback_children=kept, base_id=f"line-{line}",
-                            text=text or None, tokens=estimate_tokens(text), info=info)
+                            text=text, tokens=estimate_tokens(text), info=info)
         self.awaiting_after.append(info)
 
 

@@ -393,7 +393,7 @@ class _Converter(Conversion):
         kept = set(info.pop("kept", []))
         fold = [s for s in self.asm.working if s not in kept]
         self.asm.compaction(start, fold=fold, fallback_children=[], base_id=base,
-                            text=text or None, tokens=estimate_tokens(text), info=info)
+                            text=text, tokens=estimate_tokens(text), info=info)
         self.awaiting_after.append(info)
 
     def unsummarized(self) -> None:
