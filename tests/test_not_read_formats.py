@@ -129,3 +129,25 @@ def test_many_unchecked_compactions_keep_the_lines_not_read_notice(
     assert notices[-1].split(",")[1] == "line=10"  # round 8, the first not listed
     assert out[-1] == ("exit 0: 1 trace(s), 0 reach --fail-on error, 12 compaction(s) "
                        "could not be checked, 3 line(s) not read")
+
+
+def test_a_trace_not_fully_checked_fails_a_warning_gate(
+        tmp_path: Path, write_log: LogWriter) -> None:
+    """adv32 A4: no --fail-on value could fail a trace whose compaction lines were not
+    read (the copy-first attack stayed exit 0 under --fail-on info), while --lenient
+    skips counted as a warning.  Lines not read and compactions that could not be
+    checked count as a warning for the gate now; the default gate (error) passes them,
+    and the verdict keeps its head."""
+    path = retyped(tmp_path)
+    assert run([path, "-q"]).startswith("PASS (5 lines not read, see the notes)")
+    for fail_on in ("warning", "info"):
+        last = run([path, "-f", "github", "--fail-on", fail_on], code=1).splitlines()[-1]
+        assert last == (f"exit 1: 1 trace(s), 1 reach --fail-on {fail_on}, "
+                        "5 line(s) not read")
+    opaque = write_log([session(), rnd(0, spans=[{"id": "a", "tokens": 40}]), rnd(
+        1, summaries=[{"id": "S", "tokens": 5, "children": ["a"]}], evicted=["a"],
+        compaction={"kind": "compact", "summary_id": "S", "summary_tokens": 5,
+                    "opaque": True})])
+    run([str(opaque), "-q", "--fail-on", "warning"], code=1)
+    run([str(opaque), "-q"], code=0)
+    run([str(FIXTURE), "-q", "--fail-on", "never"], code=0)

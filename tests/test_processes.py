@@ -113,10 +113,13 @@ def test_the_workers_end_with_the_main_process(traces: list[str], sig: int,
         assert _gone(kids), [k for k in kids if _running(k)]
         assert main.stderr is not None
         err = main.stderr.read()
-        if sig == signal.SIGKILL and b"resource_tracker" in err:
+        if sig == signal.SIGKILL and (b"resource_tracker" in err or err.rstrip().endswith(
+                b"EOFError: Ran out of input")):
             # after a SIGKILL nothing of ours runs; multiprocessing's resource tracker
             # (stdlib, sharing the stderr) may still report the pool's semaphores,
-            # with its own traceback on a loaded machine: not an output of ours
+            # with its own traceback on a loaded machine, and a worker still reading
+            # its start data from the killed parent (spawn's bootstrap, before any code
+            # of ours) ends with EOFError: not outputs of ours (CI under load)
             err = b""
         assert b"Traceback" not in err
         if sig in (signal.SIGTERM, signal.SIGHUP):

@@ -51,7 +51,9 @@ ConfigOpt = Annotated[Path | None, typer.Option(
 IsolatedOpt = Annotated[bool, typer.Option(
     "--isolated", help="Ignore every configuration file.")]
 FailOnOpt = Annotated[FailOn | None, typer.Option(
-    help="Lowest severity that exits 1 (default: error, or the config file's).")]
+    help="Lowest severity that exits 1 (default: error, or the config file's). "
+         "Lines not read, compactions not checked and --lenient skips count as "
+         "warning: use 'warning' to gate untrusted logs.")]
 WindowOpt = Annotated[int | None, typer.Option(
     help="Compare round t with t-WINDOW for 'fell' and 'rose' (default: 1).")]
 SustainOpt = Annotated[int | None, typer.Option(

@@ -207,8 +207,17 @@ class SessionReport:
         return max(severities, key=lambda s: s.rank) if severities else None
 
     def fails(self, fail_on: str) -> bool:
-        """True when a finding reaches ``fail_on`` (one of :data:`FAIL_ON`)."""
-        return fails(self.worst(), fail_on)
+        """True when a finding reaches ``fail_on`` (one of :data:`FAIL_ON`).  A trace
+        not fully checked (compactions that could not be checked, lines not read)
+        counts as a warning for the gate, as ``--lenient`` skips do: ``--fail-on
+        warning`` (or ``info``) fails it, the default ``error`` does not.  Without this
+        no gate setting could fail a trace whose compaction was hidden from its reader
+        (adv32 A4); the verdict keeps its head and says what was not checked."""
+        worst = self.worst()
+        if self.compactions_not_checked() or self.lines_not_read():
+            worst = max((w for w in (worst, Severity.WARNING) if w is not None),
+                        key=lambda w: w.rank)
+        return fails(worst, fail_on)
 
     def compactions_not_checked(self) -> int:
         """Compactions whose loss could not be checked: ``lost_checked`` false (an opaque
