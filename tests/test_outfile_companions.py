@@ -57,8 +57,9 @@ def folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def test_each_adapter_names_the_files_it_reads(folder: Path) -> None:
     assert companion_files("s1.json") == ["s1.messages.json", "s1.compaction.json"]
-    assert companion_files("s1.compaction.json") == ["s1.messages.json"]
-    assert companion_files("s1.messages.json") == ["s1.compaction.json"]
+    # and the manifest s1.json beside s1.messages.json (adv32 A5)
+    assert companion_files("s1.compaction.json") == ["s1.messages.json", "s1.json"]
+    assert companion_files("s1.messages.json") == ["s1.compaction.json", "s1.json"]
     assert companion_files("chat.jsonl") == ["telemetry.log"]
     assert companion_files("-") == []
     assert companion_files("missing.jsonl") == []
@@ -124,7 +125,8 @@ def test_every_compaction_file_of_the_session_is_refused_when_none_pairs(
     onto either replaced it (adv16 F1)."""
     (folder / "s1.compaction.json").rename(folder / "a.compaction.json")
     (folder / "b.compaction.json").write_bytes((folder / "a.compaction.json").read_bytes())
-    assert companion_files("s1.messages.json") == ["a.compaction.json", "b.compaction.json"]
+    assert companion_files("s1.messages.json") == ["a.compaction.json", "b.compaction.json",
+                                                  "s1.json"]
     assert companion_files("s1.json") == [
         "s1.messages.json", "a.compaction.json", "b.compaction.json"]
     before = {p.name: p.read_bytes() for p in folder.iterdir()}
@@ -196,3 +198,22 @@ def test_a_fifo_manifest_is_followed_only_to_a_messages_file(folder: Path) -> No
             list(cline.records(str(fifo)))
     finally:
         unblock(fifo, writer)
+
+
+def test_a_cline_manifest_beside_its_messages_file_is_not_overwritten(
+        tmp_path: Path) -> None:
+    """adv32 A5: a folder search counts a session's manifest ``<id>.json`` as read with
+    its ``<id>.messages.json``, but ``-o`` could replace it, from the folder or the
+    messages file."""
+    fixtures = Path(__file__).parent / "fixtures" / "adapters" / "cline"
+    for name in ("session.messages.json", "session.json"):
+        (tmp_path / name).write_bytes((fixtures / name).read_bytes())
+    before = (tmp_path / "session.json").read_bytes()
+    for given in (tmp_path, tmp_path / "session.messages.json"):
+        result = run("audit", str(given), "-q", "-o", str(tmp_path / "session.json"))
+        assert result.exit_code == 2, result.stdout
+        assert result.stderr == (
+            f"compaction-audit: {tmp_path}/session.json: is {tmp_path}/session.json, read "
+            f"along with the input {tmp_path}/session.messages.json; refusing to "
+            "overwrite it (choose another output)\n")
+    assert (tmp_path / "session.json").read_bytes() == before

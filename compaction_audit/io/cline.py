@@ -143,8 +143,16 @@ def companions(path: str) -> list[str]:
     compaction files of the session lie beside a messages file (none is paired, each
     is named as unread, yet each is opened for its ``sessionId``), all of them
     (``[]`` for standard input, or when ``path`` cannot be read).  ``-o`` may not name
-    them (:func:`~compaction_audit.outfile.refuse_same_file`; adv16 F1)."""
-    return _companions(path, unread=True)
+    them (:func:`~compaction_audit.outfile.refuse_same_file`; adv16 F1); nor the
+    session's manifest ``<id>.json`` beside a ``<id>.messages.json``, which a folder
+    search counts as read with it (adv32 A5: ``-o`` replaced it)."""
+    out = _companions(path, unread=True)
+    for messages in [path, *out]:
+        if messages.endswith(".messages.json"):
+            manifest = messages.removesuffix(".messages.json") + ".json"
+            if os.path.isfile(manifest) and manifest not in out and manifest != path:
+                out.append(manifest)
+    return out
 
 
 def _companions(path: str, *, unread: bool) -> list[str]:
