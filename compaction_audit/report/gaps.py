@@ -97,7 +97,15 @@ def gap_cases(s: SessionReport) -> list[tuple[str, str, list[Gap]]]:
 def coverage_phrases(s: SessionReport) -> list[str]:
     """What ``s``'s audit could not cover, counted: ``["1 compaction could not be
     checked", "2 lines not read"]``, a phrase only for a count above zero."""
-    unchecked, not_read = s.compactions_not_checked(), s.lines_not_read()
+    return total_phrases([s])
+
+
+def total_phrases(sessions: Iterable[SessionReport]) -> list[str]:
+    """:func:`coverage_phrases` summed over ``sessions`` (the Markdown heading)."""
+    unchecked = not_read = 0
+    for s in sessions:
+        unchecked += s.compactions_not_checked()
+        not_read += s.lines_not_read()
     return ([f"{_n(unchecked, 'compaction')} could not be checked"] if unchecked else []) + (
         [f"{_n(not_read, 'line')} not read"] if not_read else [])
 

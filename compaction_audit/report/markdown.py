@@ -16,6 +16,7 @@ import re
 
 from compaction_audit.recall.ranking import LOW_TIERS, TIER_NAMES
 from compaction_audit.report.formats import RenderOptions
+from compaction_audit.report.gaps import total_phrases
 from compaction_audit.report.model import Report, SessionReport, fact_line, line_at
 from compaction_audit.report.safe import printable
 from compaction_audit.report.summary import (
@@ -188,12 +189,8 @@ def session_section(s: SessionReport, open_: bool, show_all: bool = False) -> li
 def render_markdown(report: Report, opts: RenderOptions) -> bytes:
     """The report as a Markdown document (UTF-8 bytes, newline-terminated)."""
     failing = report.exit_code(opts.fail_on) != 0
-    unchecked = sum(s.compactions_not_checked() for s in report.sessions)
-    not_read = sum(s.lines_not_read() for s in report.sessions)  # adv29 F2
     capped = sum(len(s.limits) for s in report.sessions)
-    notes = ([f"{unchecked} compaction{'s' if unchecked > 1 else ''} could not be checked"]
-             if unchecked else []) + ([f"{not_read} line{'s' if not_read > 1 else ''} "
-                                       "not read"] if not_read else []) + (
+    notes = total_phrases(report.sessions) + (  # adv29 F2
         [f"{capped} check(s) stopped at a limit"] if capped else [])
     note = f" ({'; '.join(notes)})" if notes else ""
     # the gate's line is our words and numbers only: written as it is, so that it

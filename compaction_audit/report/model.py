@@ -214,9 +214,9 @@ class SessionReport:
         no gate setting could fail a trace whose compaction was hidden from its reader
         (adv32 A4); the verdict keeps its head and says what was not checked."""
         worst = self.worst()
-        if self.compactions_not_checked() or self.lines_not_read():
-            worst = max((w for w in (worst, Severity.WARNING) if w is not None),
-                        key=lambda w: w.rank)
+        if (self.compactions_not_checked() or self.lines_not_read()) and (
+                worst is None or worst.rank < Severity.WARNING.rank):
+            worst = Severity.WARNING
         return fails(worst, fail_on)
 
     def compactions_not_checked(self) -> int:
