@@ -100,12 +100,18 @@ def coverage_phrases(s: SessionReport) -> list[str]:
     return total_phrases([s])
 
 
-def total_phrases(sessions: Iterable[SessionReport]) -> list[str]:
-    """:func:`coverage_phrases` summed over ``sessions`` (the Markdown heading)."""
+def _totals(sessions: Iterable[SessionReport]) -> tuple[int, int]:
+    """Compactions that could not be checked and lines not read, over ``sessions``."""
     unchecked = not_read = 0
     for s in sessions:
         unchecked += s.compactions_not_checked()
         not_read += s.lines_not_read()
+    return unchecked, not_read
+
+
+def total_phrases(sessions: Iterable[SessionReport]) -> list[str]:
+    """:func:`coverage_phrases` summed over ``sessions`` (the Markdown heading)."""
+    unchecked, not_read = _totals(sessions)
     return ([f"{_n(unchecked, 'compaction')} could not be checked"] if unchecked else []) + (
         [f"{_n(not_read, 'line')} not read"] if not_read else [])
 
@@ -122,10 +128,7 @@ def gate_phrases(sessions: Iterable[SessionReport]) -> list[str]:
     """The gate line's counts of what could not be covered across ``sessions``:
     ``["1 compaction(s) could not be checked", "2 line(s) not read"]``, a phrase only
     for a count above zero."""
-    unchecked = not_read = 0
-    for s in sessions:
-        unchecked += s.compactions_not_checked()
-        not_read += s.lines_not_read()
+    unchecked, not_read = _totals(sessions)
     return ([f"{unchecked} compaction(s) could not be checked"] if unchecked else []) + (
         [f"{not_read} line(s) not read"] if not_read else [])
 
