@@ -54,6 +54,18 @@ class MixedFormats(LogError):
         return (MixedFormats, (self.path, self.line, self.message, self.field))
 
 
+class InputLimit(LogError):
+    """Input beyond a limit of :class:`~compaction_audit.io.lines.Limits`: a line longer
+    than ``max_line_bytes``, a stream longer than ``max_input_bytes``, a compressed
+    stream expanding more than ``max_decompression_ratio``.  The trace is unreadable
+    even under ``--lenient`` (like :class:`MixedFormats`): no reader may take it as
+    "nothing recognizable" and try another (adv32 A3: an over-long line among the
+    first lines was reported as "one file holds two log formats")."""
+
+    def __reduce__(self) -> tuple[type[LogError], tuple[str, int, str, str]]:
+        return (InputLimit, (self.path, self.line, self.message, self.field))
+
+
 MAX_SKIPPED = 100_000
 """Most records ``--lenient`` skips in one trace (bad JSON lines and records bad in
 themselves) before the trace counts as unreadable, exit 2: each kept error costs about

@@ -314,3 +314,19 @@ def test_the_early_text_peek_reads_a_bounded_start_of_a_gz(
     assert not server.texted_file([str(path)])  # the text is past the peek
     monkeypatch.undo()
     assert 0 < sum(read) <= server.PEEK_BYTES
+
+
+@pytest.mark.parametrize("fixture", ["claude-session.jsonl", "codex-local.jsonl"])
+def test_lenient_names_an_over_long_line_among_the_first_lines_of_a_foreign_log(
+        tmp_path: Path, fixture: str) -> None:
+    """adv32 A3: the line limit met while the format was being told made --lenient
+    fall back to the native reader, which said "one file holds two log formats"."""
+    lines = (Path(__file__).parent / "fixtures" / "adapters" / fixture).read_bytes()
+    first, rest = lines.split(b"\n", 1)
+    path = tmp_path / fixture
+    path.write_bytes(first + b"\n" + b'{"note": "' + b"x" * 5000 + b'"}\n' + rest)
+    result = CliRunner().invoke(app, ["audit", str(path), "--lenient",
+                                      "--set", "max_line_bytes=4096"])
+    assert result.exit_code == 2
+    assert result.output.strip().splitlines() == [
+        f"compaction-audit: {path}:2: line longer than 4096 bytes (max_line_bytes)"]

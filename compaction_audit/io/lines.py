@@ -28,7 +28,7 @@ from typing import IO, Any, cast
 import orjson
 import zstandard
 
-from compaction_audit.errors import LogError
+from compaction_audit.errors import InputLimit, LogError
 from compaction_audit.io.records import json_error
 from compaction_audit.smallfile import regular_file as regular_file  # re-exported
 
@@ -461,7 +461,7 @@ def _split(path: str, stream: IO[bytes], raw: _Counted | None, limits: Limits,
         total += len(chunk)
         if total > limits.max_input_bytes:
             over = len(chunk) - (total - limits.max_input_bytes)
-            raise LogError(path, number + chunk.count(b"\n", 0, over) + 1,
+            raise InputLimit(path, number + chunk.count(b"\n", 0, over) + 1,
                            f"input longer than {limits.max_input_bytes} bytes (max_input_bytes)")
         if raw is not None and total + LINE_WEIGHT * read_lines > RATIO_FLOOR:
             _check_ratio(path, number + 1, total, read_lines, raw,
@@ -517,7 +517,7 @@ def _split(path: str, stream: IO[bytes], raw: _Counted | None, limits: Limits,
 
 
 def _too_long(path: str, line: int, limit: int) -> LogError:
-    return LogError(path, line, f"line longer than {limit} bytes (max_line_bytes)")
+    return InputLimit(path, line, f"line longer than {limit} bytes (max_line_bytes)")
 
 
 def _check_ratio(path: str, line: int, total: int, read_lines: int, raw: _Counted,
@@ -526,10 +526,10 @@ def _check_ratio(path: str, line: int, total: int, read_lines: int, raw: _Counte
     ``read_lines`` lines, are more than ``ratio`` times the compressed bytes read."""
     allowed = ratio * max(raw.tell(), 1)
     if total > allowed:
-        raise LogError(path, line, f"the compressed input expands more than {ratio}x "
+        raise InputLimit(path, line, f"the compressed input expands more than {ratio}x "
                        "(max_decompression_ratio): a decompression bomb?")
     if total + LINE_WEIGHT * read_lines > allowed:
-        raise LogError(path, line, f"the compressed input expands more than {ratio}x, "
+        raise InputLimit(path, line, f"the compressed input expands more than {ratio}x, "
                        f"each line weighing {LINE_WEIGHT} bytes (max_decompression_ratio): "
                        f"{total:,} bytes in {read_lines:,} lines so far, a decompression "
                        "bomb?")

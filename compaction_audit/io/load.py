@@ -9,7 +9,7 @@ logs, so every rule, report, diff and gate works on them.
 from __future__ import annotations
 
 from compaction_audit import addrspace
-from compaction_audit.errors import LogError, SkipList, UsageError
+from compaction_audit.errors import InputLimit, LogError, SkipList, UsageError
 from compaction_audit.io.detect import ADAPTERS, TOLERANT, Format, peek_format
 from compaction_audit.io.lines import (
     DEFAULT_LIMITS,
@@ -48,9 +48,9 @@ def load_session(path: str, lenient: bool = False, source: str | None = None,
     try:
         detected, lines = peek_format(path, limits, read_errors if lenient else None,
                                       checked=True)
-    except LogError:
-        if not lenient or reads_once(path):
-            raise
+    except LogError as exc:
+        if not lenient or reads_once(path) or isinstance(exc, InputLimit):
+            raise  # a limit is not "nothing recognizable" (adv32 A3)
         addrspace.check(path, "native")
         return read_native(path, lenient, limits), "native"  # nothing recognizable: skip it all
     fmt = detected if source is None else source  # type: ignore[assignment]
