@@ -189,8 +189,10 @@ def test_compaction_files_beside_many_messages_files_are_read_once(
     for i in range(n):
         out = run_adapter(cline.records, tmp_path / f"m{i}.messages.json")
         assert len(compaction_rounds(out)) == (1 if i == 0 else 0)
-    # each messages file read once; each compaction file once for its sessionId, and
-    # zz once more as m0's partner (was: every compaction file once per messages file)
-    assert reads == {**{f"m{i}.messages.json": 1 for i in range(n)},
+    # each messages file read once as a trace and once for the folder's index (the
+    # compaction files no messages file pairs with, adv32 A6); each compaction file once
+    # for its sessionId, and zz once more as m0's partner (was: every compaction file
+    # once per messages file)
+    assert reads == {**{f"m{i}.messages.json": 2 for i in range(n)},
                      **{f"c{i}.compaction.json": 1 for i in range(n)},
                      "zz.compaction.json": 2}

@@ -35,7 +35,9 @@ from compaction_audit.errors import LogError
 from compaction_audit.io.cline_folder import (
     Undecodable,
     file_name,
+    orphans,
     same_session,
+    unread_group,
     unread_note,
 )
 from compaction_audit.io.documents import (
@@ -171,8 +173,7 @@ def _companions(path: str, *, unread: bool) -> list[str]:
             real = os.path.realpath(path)
             for here in [Path(path)] + ([Path(real)] if real != os.path.abspath(path)
                                         else []):
-                group = same_session(here, given.value.get("sessionId"),
-                                     ".compaction.json", Undecodable())
+                group = unread_group(here, given.value.get("sessionId"), Undecodable())[0]
                 out.extend(str(p) for p in group.others(here, len(group.names))[1])
     except (LogError, OSError):
         return out
@@ -297,9 +298,13 @@ def _pair_beside(given: Document, path: str, here: Path, undecodable: Undecodabl
         if not regular_file(other):
             count, found = same_session(here, sid, ".compaction.json", undecodable
                                         ).others(here)
-            if count > 1:
+            orphan = False
+            if not count:  # none of its session: the folder's unpaired ones (adv32 A6)
+                count, found = orphans(here, undecodable).others(here)
+                orphan = True
+            if count > 1 or (orphan and count):
                 names = [file_name(f) for f in found]
-                return _Pairing(None, None, unread_note(count, file_name(here), names),
+                return _Pairing(None, None, unread_note(count, file_name(here), names, orphan),
                                 unread=tuple(names), unread_total=count)
             other = found[0] if found else other
     doc = None

@@ -54,23 +54,28 @@ def file_name(path: str | Path) -> str:
 
 
 _UNREAD_BESIDE = " of this session beside "
+_ORPHAN_BESIDE = " paired with no messages file (it may be this session's) beside "
 _UNREAD_END = "; audit each of them by name (or the folder) to check its compaction"
 
 
-def unread_note(count: int, here: str, names: list[str]) -> str:
+def unread_note(count: int, here: str, names: list[str], orphan: bool = False) -> str:
     """The reader note of a messages file ``here`` (its escaped name) beside ``count``
-    compaction files of its session that it does not read (``names``: the first)."""
+    compaction files of its session that it does not read (``names``: the first); with
+    ``orphan``, beside the folder's :func:`orphans` (it found none of its session)."""
     files = "compaction file" if count == 1 else "compaction files"
-    return (f"{count} {files}{_UNREAD_BESIDE}{here} "
+    return (f"{count} {files}{_ORPHAN_BESIDE if orphan else _UNREAD_BESIDE}{here} "
             f"{'is' if count == 1 else 'are'} not read: {names_note(names, count)}"
             f"{_UNREAD_END}")
 
 
 def unread_of(note: Any) -> str | None:
     """The messages file's name in ``note`` when it is an :func:`unread_note`, else None."""
-    if not isinstance(note, str) or not note.endswith(_UNREAD_END) or _UNREAD_BESIDE not in note:
+    if not isinstance(note, str) or not note.endswith(_UNREAD_END):
         return None
-    head = note.split(_UNREAD_BESIDE, 1)[1]
+    beside = next((b for b in (_UNREAD_BESIDE, _ORPHAN_BESIDE) if b in note), None)
+    if beside is None:
+        return None
+    head = note.split(beside, 1)[1]
     for verb in (" are not read: ", " is not read: "):
         if verb in head:
             return head.split(verb, 1)[0]
@@ -154,6 +159,8 @@ class _Folder:
     unopened: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
     """suffix -> (name, why) of each file that could not be opened to read its
     ``sessionId`` (filled with ``groups``)."""
+    orphans: Group | None = None
+    """The compaction files no messages file pairs with (:func:`orphans`)."""
 
 
 _FOLDERS: dict[tuple[int, int], _Folder] = {}
@@ -177,6 +184,12 @@ def same_session(here: Path, session_id: Any, suffix: str, undecodable: Undecoda
     document without a string ``sessionId`` (not a Cline file) is of no session."""
     if not isinstance(session_id, str):
         return Group()
+    return _groups(here, suffix, undecodable).get(session_id, Group())
+
+
+def _groups(here: Path, suffix: str, undecodable: Undecodable) -> dict[str, Group]:
+    """The files of ``here``'s folder ending in ``suffix``, by ``sessionId`` (read once
+    per folder); raises as :func:`same_session`."""
     folder = _folder(here)
     undecodable.add(suffix, folder.undecodable[suffix])
     if suffix not in folder.groups:
@@ -201,7 +214,41 @@ def same_session(here: Path, session_id: Any, suffix: str, undecodable: Undecoda
         raise LogError(str(here.with_name(name)), 0, (
             f"{why}; a {suffix} file beside {file_name(here)} that may be "
             f"of its session, which is then not checked{more}"))
-    return folder.groups[suffix].get(session_id, Group())
+    return folder.groups[suffix]
+
+
+def orphans(here: Path, undecodable: Undecodable) -> Group:
+    """The ``*.compaction.json`` files of ``here``'s folder that no messages file there
+    pairs with: of a ``sessionId`` no ``*.messages.json`` of the folder has (or of
+    none), and without a ``<id>.messages.json`` of their own name.  A messages file
+    that finds no compaction file of its session names them as compaction files it did
+    not read: which session such a file is of cannot be told, and a compaction file
+    whose ``sessionId`` was changed left its messages file a plain PASS (adv32 A6).
+    Found once per folder (the two suffixes' indexes of :func:`same_session`); raises
+    as :func:`same_session`, for either suffix.  Files of another session with their
+    own messages file are not named."""
+    folder = _folder(here)
+    if folder.orphans is None:
+        names = folder.names[SUFFIXES[1]]
+        if names:
+            messages = _groups(here, SUFFIXES[0], undecodable)
+            paired = {name for sid, group in _groups(here, SUFFIXES[1], undecodable).items()
+                      if sid in messages for name in group.names}
+            partners = set(folder.names[SUFFIXES[0]])
+            names = [n for n in names if n not in paired
+                     and n.removesuffix(SUFFIXES[1]) + SUFFIXES[0] not in partners]
+        folder.orphans = Group(list(names))
+    return folder.orphans
+
+
+def unread_group(here: Path, session_id: Any, undecodable: Undecodable) -> tuple[Group, bool]:
+    """The compaction files a messages file ``here`` may leave unread: its session's
+    (:func:`same_session`) when it has any, else the folder's :func:`orphans`; and
+    whether they are the orphans."""
+    group = same_session(here, session_id, SUFFIXES[1], undecodable)
+    if group.names:
+        return group, False
+    return orphans(here, undecodable), True
 
 
 def _folder(here: Path) -> _Folder:
@@ -287,6 +334,8 @@ class Settled(NamedTuple):
     checked_names: list[str]
     left: int
     left_names: list[str]
+    orphan: bool = False
+    """They are the folder's :func:`orphans`, not files of the session."""
 
 
 def settle(path: str, session_id: Any, audited: set[str],
@@ -299,7 +348,7 @@ def settle(path: str, session_id: Any, audited: set[str],
     made the trace unreadable, settles nothing.)"""
     here = Path(path)
     try:
-        group = same_session(here, session_id, SUFFIXES[1], Undecodable())
+        group, orphan = unread_group(here, session_id, Undecodable())
     except LogError:
         return None
     if not group.names:
@@ -318,4 +367,4 @@ def settle(path: str, session_id: Any, audited: set[str],
 
     mine_done = mine in audited
     return Settled(len(done) - (own if mine_done else 0), first(done),
-                   len(left) - (0 if mine_done else own), first(left))
+                   len(left) - (0 if mine_done else own), first(left), orphan)

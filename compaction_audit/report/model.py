@@ -460,8 +460,9 @@ def settle_unread(sessions: list[SessionReport]) -> None:
                 "truncated": True, "shown": len(settled.left_names), "total": settled.left}
         notes = extra.get("reader_notes")
         many = settled.checked > 1
+        left, orphan = settled.left, settled.orphan
         extra["reader_notes"] = [  # the reader's note of the files not read, restated
-            *(unread_note(settled.left, here, settled.left_names)  # for those still not
+            *(unread_note(left, here, settled.left_names, orphan)  # for those still not
               if (here := unread_of(note)) else note  # read, or left out (ux7: it said
               for note in (notes if isinstance(notes, list) else [])  # "audit each by
               if settled.left or not unread_of(note)),  # name" of files audited here)
