@@ -246,3 +246,34 @@ def test_a_microcompact_copied_to_the_top_does_not_hide_the_real_one(
     assert (code, verdict) == (
         0, "PASS: 0 error(s), 0 warning(s), 0 info; 2 compactions lost 2 fact(s), "
         "0 that matter")
+
+
+def test_a_chain_of_compactions_keeps_a_bounded_set_of_early_parents(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """adv33 B1: each compaction line inherited its parent's whole set of parents not
+    yet seen, so a chain of n boundaries, each naming a logical parent absent from the
+    file, kept n^2/2 uuids (3.3 GB for 2.4 MB).  Each keeps its own first, then its
+    ancestors', nearest first, at most EARLY_KEPT."""
+    objs: list[dict[str, Any]] = [{"type": "user", "uuid": "u0", "parentUuid": None,
+                                   "sessionId": "s", "message": {"role": "user",
+                                                                 "content": "Start."}}]
+    for k in range(100):
+        objs.append({"type": "system", "subtype": "compact_boundary", "uuid": f"b{k}",
+                     "parentUuid": objs[-1]["uuid"], "logicalParentUuid": f"ghost{k}",
+                     "sessionId": "s", "compactMetadata": {"trigger": "auto",
+                                                           "preTokens": 100}})
+    made: list[Any] = []
+    real = claude_code._Converter
+
+    def keep(path: str) -> Any:
+        made.append(real(path))
+        return made[-1]
+
+    monkeypatch.setattr(claude_code, "_Converter", keep)
+    convert(write(tmp_path / "chain.jsonl", objs))
+    early = made[0].early
+    assert claude_code.EARLY_KEPT == 16
+    assert early["b0"] == ("ghost0",)
+    assert early["b1"] == ("ghost1", "ghost0")
+    assert early["b99"] == tuple(f"ghost{k}" for k in range(99, 83, -1))
+    assert max(map(len, early.values())) == 16

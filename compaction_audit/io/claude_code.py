@@ -83,6 +83,14 @@ _IDENTITY_KEYS = ("message", "content", "compactMetadata", "parentUuid", "logica
 
 
 _BOUNDARIES = ("compact_boundary", "microcompact_boundary")
+EARLY_KEPT = 16
+"""The most early parents kept for one compaction line (:meth:`_Converter.note_early`):
+its own first, then its compaction ancestors', nearest first.  Each inherited its
+parent's whole set, so a chain of n boundaries, each naming a logical parent absent
+from the file, kept n^2/2 uuids: 3.3 GB for a 2.4 MB transcript (adv33 B1).  A parent
+dropped past the cap can make a copy of a compaction line pass for history written
+twice; that line is then counted as not read (:data:`REPEATED_COMPACTION`) all the
+same, so the verdict still says it."""
 """The ``system`` subtypes that open a compaction: a copy of one put before its parent
 line is no re-append (adv29 F1; the microcompact's, adv30 F5's survey)."""
 
@@ -169,7 +177,7 @@ class _Converter:
         self.uuid_kind: dict[str, tuple[Any, Any, bool, int]] = {}
         self.seen_uuids: set[str] = set()  # every line's uuid so far, bookkeeping too
         # uuid -> the parent uuids not yet seen when it (or an ancestor) was first met
-        self.early: dict[str, frozenset[str]] = {}  # (adv29 F1)
+        self.early: dict[str, tuple[str, ...]] = {}  # (adv29 F1), nearest first
         self.not_read: Counter[str] = Counter()  # reason -> lines not read
         self.reused: Counter[str] = Counter()  # reason -> uuids seen before, read or not
         self.queued: deque[str] = deque()  # queued texts, oldest first
@@ -283,7 +291,7 @@ class _Converter:
             if what[1] in _BOUNDARIES or what[2]:
                 self.note_early(uuid, obj)
             return False
-        early = self.early.get(uuid, frozenset())
+        early = self.early.get(uuid, ())
         if seen == what and self.seen_uuids.isdisjoint(early):  # read each message once
             if what[1] in _BOUNDARIES or what[2]:  # which copy is the compaction
                 self.not_read[REPEATED_COMPACTION] += 1  # cannot be told: said (adv31 N1)
@@ -305,18 +313,17 @@ class _Converter:
         ``logicalParentUuid``, and a summary's boundary's) that are not in the file
         yet.  A parent missing from the whole file is common (the compaction's logical
         parent, after a resume); one that comes *later* marks a copy put before its
-        history.  Kept for compaction lines only, each set of at most a few uuids: a
-        message line's copy moves no compaction, and carrying the sets down every
-        message would cost (lines x compactions)."""
-        missing: set[str] = set()
-        for key in ("parentUuid", "logicalParentUuid"):
-            parent = _get(obj, key)
-            if isinstance(parent, str):
-                if parent not in self.seen_uuids:
-                    missing.add(parent)
-                missing.update(self.early.get(parent, ()))
+        history.  Kept for compaction lines only, at most :data:`EARLY_KEPT` uuids each
+        (its own missing parents first, then its parents' sets, in file order, so the
+        result does not depend on hashing): a message line's copy moves no compaction,
+        and carrying the sets down every message would cost (lines x compactions)."""
+        parents = [p for key in ("parentUuid", "logicalParentUuid")
+                   if isinstance(p := _get(obj, key), str)]
+        missing = [p for p in parents if p not in self.seen_uuids]
+        for parent in parents:
+            missing.extend(self.early.get(parent, ()))
         if missing:
-            self.early[uuid] = frozenset(missing)
+            self.early[uuid] = tuple(dict.fromkeys(missing))[:EARLY_KEPT]
 
     def content(self, line: int, obj: dict[str, Any]) -> list[dict[str, Any]]:
         """``message.content`` as a list of block objects."""
