@@ -72,7 +72,7 @@ def refuse_missing_folder(output: str) -> None:
                          "(create it first)")
 
 
-def refuse_same_file(output: str, inputs: Iterable[str]) -> None:
+def refuse_same_file(output: str, inputs: Iterable[str], source: str | None = None) -> None:
     """Raise :class:`UsageError` when ``output`` is an existing regular file that is
     also one of ``inputs`` (compared by device and inode; ``-`` by the file standard
     input reads, see :func:`_stdin_stat`; unreadable inputs are ignored), or one of
@@ -84,18 +84,20 @@ def refuse_same_file(output: str, inputs: Iterable[str]) -> None:
     Also raises, so that a run that could not write its report stops before the work,
     when ``output`` is new and its folder does not exist (:func:`refuse_missing_folder`)
     and when it is a regular file the user may not write (``FILE: cannot write:
-    Permission denied``: :func:`os.access`, so root may)."""
+    Permission denied``: :func:`os.access`, so root may).  ``source``: the format the
+    inputs are read as (``convert --from``), else each one's detected format: a forced
+    reader opens its companions even where detection fails (adv33 B2)."""
     refuse_missing_folder(output)
     out = _stat(output)
     if out is None or not stat.S_ISREG(out.st_mode):
         return
-    _refuse_input(out, output, "choose another output", inputs)
+    _refuse_input(out, output, "choose another output", inputs, source)
     if not os.access(output, os.W_OK):
         raise UsageError(f"{output}: cannot write: Permission denied")
 
 
 def _refuse_input(out: os.stat_result, shown_as: str, instead: str,
-                  inputs: Iterable[str]) -> None:
+                  inputs: Iterable[str], source: str | None = None) -> None:
     """:class:`UsageError` when the regular file ``out`` is one of ``inputs`` or a file
     an adapter reads with one (see :func:`refuse_same_file`)."""
     inputs = list(inputs)
@@ -109,7 +111,7 @@ def _refuse_input(out: os.stat_result, shown_as: str, instead: str,
     from compaction_audit.io.companions import companion_lookup
 
     for name in inputs:
-        found, known = companion_lookup(name)
+        found, known = companion_lookup(name, source)
         for other in found:
             st = _stat(other)
             if st is None or (st.st_dev, st.st_ino) != same:
@@ -129,38 +131,39 @@ def _refuse_input(out: os.stat_result, shown_as: str, instead: str,
                              f"input {name} ({why}); refusing to overwrite it ({instead})")
 
 
-def refuse_same_stdout(inputs: Iterable[str]) -> None:
+def refuse_same_stdout(inputs: Iterable[str], source: str | None = None) -> None:
     """:class:`UsageError` when standard output is a regular file that is one of
     ``inputs`` or read with one: ``audit t.jsonl -f json >> t.jsonl`` appended the
     report to the trace it audits (adv22a observation 2); :func:`refuse_same_stderr`
     first, so that the refusal is never written onto an input.  Nothing when standard
-    output is a terminal, pipe or device, or cannot be looked at."""
+    output is a terminal, pipe or device, or cannot be looked at.  ``source`` as for
+    :func:`refuse_same_file`."""
     inputs = list(inputs)
-    refuse_same_stderr(inputs)  # first: the refusal must not be written onto an input
+    refuse_same_stderr(inputs, source)  # first: the refusal must not be written onto an input
     out = fd_stat(1)
     if out is not None:
-        _refuse_input(out, "standard output", "redirect it elsewhere", inputs)
+        _refuse_input(out, "standard output", "redirect it elsewhere", inputs, source)
 
 
-def refuse_same_stderr(inputs: Iterable[str]) -> None:
+def refuse_same_stderr(inputs: Iterable[str], source: str | None = None) -> None:
     """:class:`UsageError` when standard error is a regular file that is one of
     ``inputs`` or read with one (``audit t.jsonl 2>> t.jsonl`` appended an error line
     or a note to the trace; adv23, left open).  Standard error is then first pointed
     at ``/dev/null`` and ``sys.stderr`` at standard output, so that the refusal
     reaches the user and nothing is written onto the input; when standard output is an
     input too, both go to ``/dev/null`` (:func:`~compaction_audit.streams.
-    stderr_to_stdout`)."""
+    stderr_to_stdout`).  ``source`` as for :func:`refuse_same_file`."""
     inputs = list(inputs)
     err = fd_stat(2)
     if err is None:
         return
     try:
-        _refuse_input(err, "standard error", "redirect it elsewhere", inputs)
+        _refuse_input(err, "standard error", "redirect it elsewhere", inputs, source)
     except UsageError:
         out = fd_stat(1)
         try:  # standard output an input too ('&>> t.jsonl'): silenced as well
             if out is not None:
-                _refuse_input(out, "standard output", "", inputs)
+                _refuse_input(out, "standard output", "", inputs, source)
         except UsageError:
             stderr_to_stdout(stdout_safe=False)
             raise
@@ -185,7 +188,8 @@ def _umask() -> int:
 
 
 @contextmanager
-def output_target(output: str, inputs: Iterable[str] = ()) -> Iterator[str]:
+def output_target(output: str, inputs: Iterable[str] = (), source: str | None = None
+                  ) -> Iterator[str]:
     """The path to write ``output`` through (see the module docstring).
 
     Use as ``with output_target(out, inputs) as path: write(path)``; when the block
@@ -194,9 +198,9 @@ def output_target(output: str, inputs: Iterable[str] = ()) -> Iterator[str]:
     place), else it is removed.  The temporary file keeps ``output``'s
     compression suffix (``.gz``, ``.zst``), so a writer choosing by name still does.
     Raises :class:`UsageError` for an output that is an input or a directory, or that
-    cannot be written (the OS's reason).
+    cannot be written (the OS's reason).  ``source`` as for :func:`refuse_same_file`.
     """
-    refuse_same_file(output, inputs)
+    refuse_same_file(output, inputs, source)
     if os.path.isdir(output):
         raise UsageError(f"{output}: is a directory, not a file to write")
     tmp = None if writes_through(output) else _temporary(output)

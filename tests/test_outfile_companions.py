@@ -12,6 +12,8 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -217,3 +219,31 @@ def test_a_cline_manifest_beside_its_messages_file_is_not_overwritten(
             f"along with the input {tmp_path}/session.messages.json; refusing to "
             "overwrite it (choose another output)\n")
     assert (tmp_path / "session.json").read_bytes() == before
+
+
+def test_convert_from_protects_what_the_forced_reader_reads(folder: Path) -> None:
+    """adv33 B2: the files -o may not name were those of the detected format; a
+    recording detection does not know (its first lines Gemini CLI's ``$set``
+    bookkeeping) read as ``--from gemini-cli`` still reads telemetry.log, which -o then
+    replaced."""
+    bookkeeping = json.dumps({"$set": {"lastUpdated": "2026-11-30T14:57:36.552Z"}}) + "\n"
+    (folder / "rec.jsonl").write_text(bookkeeping * 60
+                                      + (folder / "chat.jsonl").read_text())
+    assert companion_files("rec.jsonl") == []  # not detected
+    assert companion_files("rec.jsonl", "gemini-cli") == ["telemetry.log"]
+    before = (folder / "telemetry.log").read_bytes()
+    result = run("convert", "--from", "gemini-cli", "rec.jsonl", "-o", "telemetry.log")
+    assert result.exit_code == 2
+    assert result.stderr == ("compaction-audit: telemetry.log: is telemetry.log, read along "
+                             "with the input rec.jsonl; refusing to overwrite it (choose "
+                             "another output)\n")
+    assert (folder / "telemetry.log").read_bytes() == before
+    # and standard output appended to it ('>> telemetry.log')
+    with open(folder / "telemetry.log", "ab") as out:
+        appended = subprocess.run(
+            [sys.executable, "-m", "compaction_audit", "convert", "--from", "gemini-cli",
+             "rec.jsonl", "-o", "-"], stdout=out, stderr=subprocess.PIPE, check=False,
+            env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[1])})
+    assert appended.returncode == 2
+    assert b"standard output: is telemetry.log, read along with" in appended.stderr
+    assert (folder / "telemetry.log").read_bytes() == before

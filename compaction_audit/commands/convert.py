@@ -93,7 +93,7 @@ def convert(path: str, output: str, source: str | None = None,
     if output == "-":
         from compaction_audit.outfile import refuse_same_stdout
 
-        refuse_same_stdout([path])  # '> t.jsonl' of t.jsonl: the shell emptied it already
+        refuse_same_stdout([path], source)  # '> t.jsonl' of t.jsonl: the shell emptied it already
         with tempfile.TemporaryFile() as tmp:
             done = _convert_bounded(path, tmp, output, source, notes)
             tmp.seek(0)
@@ -103,8 +103,8 @@ def convert(path: str, output: str, source: str | None = None,
         return done
     from compaction_audit.outfile import output_target, refuse_same_stderr
 
-    refuse_same_stderr([path])  # a note or an error line appended onto the input
-    with output_target(output, [path]) as target:
+    refuse_same_stderr([path], source)  # a note or an error line appended onto the input
+    with output_target(output, [path], source) as target:
         return _convert_bounded(path, target, output, source, notes)
 
 
