@@ -231,3 +231,26 @@ def test_a_condensation_that_forgets_nothing_it_can_find_is_not_checked(
     for fixture in (TRAJECTORY, SDK_EVENTS):
         assert all("unchecked" not in rnd["compaction"]
                    for _, rnd in compaction_rounds(run_adapter(openhands.records, fixture)))
+
+
+@pytest.mark.parametrize("summary", ["", "  \n", None])
+def test_a_summarizing_condensation_with_its_summary_emptied_is_judged(
+        tmp_path: Path, summary: str | None) -> None:
+    """adv33 B3: the fixture's first condensation (summary_offset 2) with its summary
+    emptied, blank or null was read as a forget, which no rule judges: a failing
+    trajectory passed, exit 0 even with --fail-on warning.  It is a fold into an empty
+    summary: the facts of the events it forgot are lost (CA301)."""
+    evs = events()
+    first = next(e for e in evs if e.get("action") == "condensation")
+    assert first["args"]["summary_offset"] == 2
+    first["args"]["summary"] = summary
+    path = tmp_path / "trajectory.json"
+    path.write_text(json.dumps(evs, indent=2))
+    (_line, rnd), _ = compaction_rounds(run_adapter(openhands.records, path))
+    assert rnd["compaction"]["kind"] == "compact"
+    assert rnd["summaries"][0]["children"] == ["2.thought", "2", "3", "4", "5", "6"]
+    assert rnd["summaries"][0]["tokens"] == (1 if summary == "  \n" else 0)
+    result = CliRunner().invoke(app, ["audit", str(path), "-q", "--fail-on", "warning"])
+    assert result.exit_code == 1, result.output
+    assert result.output.startswith("WARN: 0 error(s), 1 warning(s), 0 info; 2 compactions "
+                                    "lost 2 fact(s)")

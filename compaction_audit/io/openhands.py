@@ -9,8 +9,9 @@ line) are first put in that shape (:func:`from_sdk`).
 A condensation is an action ``{"action": "condensation", "args": {forgotten_event_ids
 | forgotten_events_start_id .. forgotten_events_end_id, summary, summary_offset}}``.
 It names exactly the events it forgot, so the adapter folds exactly those (the
-provenance is the product's own, not reconstructed): with a ``summary`` they become
-the summary's children; without one they are only evicted (``kind: "forget"``).
+provenance is the product's own, not reconstructed): with a ``summary`` (a string,
+even empty, or a ``summary_offset``) they become the summary's children; without
+either they are only evicted (``kind: "forget"``).
 A ``condensation_request`` before it makes the trigger ``requested`` (an SDK request
 with ``reason`` ``manual``: ``manual``; ``context_limit``: ``auto``), else ``auto``.
 A condensation that names no forgotten event, or none that is in the log, is a
@@ -310,11 +311,13 @@ class _Converter(Conversion):
         if why is not None:
             info["unchecked"] = why
         self.requested = None
-        if summary and summary.strip():
+        if summary is not None or args.get("summary_offset") is not None:
+            # a summarizing condenser's: an empty or missing text is an empty summary,
+            # judged as one (adv33 B3: it was a forget that no rule judges, a PASS)
             info["kind"] = "compact"
             self.asm.compaction(line, fold=fold, fallback_children=[],
-                                base_id=f"{event['id']}", text=summary,
-                                tokens=estimate_tokens(summary), info=info)
+                                base_id=f"{event['id']}", text=summary or "",
+                                tokens=estimate_tokens(summary or ""), info=info)
         else:
             info["kind"] = "forget"
             self.asm.microcompact(line, fold, info)
