@@ -12,10 +12,12 @@ case-insensitive Rust regexes (``_pattern`` there):
 Compiling one such regex costs milliseconds (Unicode ``\\w`` under ``(?i)``), so each
 is rewritten as plain substrings of a transformed text, with the same answer:
 
-1. *fold*: ASCII letters to lower case, KELVIN SIGN to ``k``, LONG S to ``s`` (the only
-   characters outside ASCII that ``(?i)`` matches to an ASCII letter; checked over all
-   of Unicode with Polars' regex engine, see the tests); the private-use characters the
-   markers below use are escaped first, so a text cannot forge a marker;
+1. *fold*: each character of a case-insensitive class of the regex engine to the first
+   of its class (``A``, ``a`` to ``A``; KELVIN SIGN to ``K``; the three Greek sigmas to
+   the capital: :data:`~compaction_audit.recall.casefold_table.CLASSES`, checked over all of
+   Unicode with Polars' regex engine, see the tests); the control characters the
+   markers below use are moved to private-use characters first, so a text cannot forge
+   a marker;
 2. *word* form: every whitespace run becomes one space, every maximal ``[\\w-]`` run r
    becomes ``A r B`` and every other character x becomes ``P x Q``, the whole wrapped
    in ``Q ... P``.  The object, transformed the same way, is a substring of the text's
@@ -27,14 +29,20 @@ is rewritten as plain substrings of a transformed text, with the same answer:
    spellings ``d + word + e``, d one of START, newline, ``;&|(`` with or without one
    space, e one of space, newline, END.
 
-An object with a cased letter outside ASCII after folding (``ключ``) has no exact fold
-here: it keeps its regex, tried against every text, one compile per distinct object
-(the limit that stays: a trace of many distinct such objects is slow, not wrong).
+An object holding one of the private-use characters the markers move to (U+E001 ..
+U+E006, which a text's marker characters fold to as well) is found the same way and
+its pairs then checked with its regex; the empty object, whose matches depend on the
+whitespace runs the forms shorten, is tried with its regex against every text.  Every
+other object is found exactly by the forms: objects with cased letters outside ASCII
+(``ключ``) kept their regex, tried against every text, so n such objects and n calls
+cost n x n rows (3.3 GB at n = 8,000; adv33 B4).
 """
 
 from __future__ import annotations
 
 import polars as pl
+
+from compaction_audit.recall.casefold_table import CLASSES
 
 __all__ = ["matches"]
 
@@ -42,9 +50,8 @@ _A, _B, _P, _Q, _START, _END = (chr(i) for i in range(1, 7))
 """The markers: control characters U+0001..U+0006 (one byte each, non-word, not
 whitespace); in a text each becomes U+E001..U+E006 (private use, non-word, not
 whitespace either), so a text cannot forge one."""
-_FOLD = {**{chr(c): chr(c + 32) for c in range(ord("A"), ord("Z") + 1)},
-         "\u212a": "k", "\u017f": "s", **{chr(c): chr(0xE000 + c) for c in range(1, 7)}}
-_TABLE = {ord(k): v for k, v in _FOLD.items()}
+_FOLD = {**{c: klass[0] for klass in CLASSES for c in klass[1:]},
+         **{chr(c): chr(0xE000 + c) for c in range(1, 7)}}
 _BEFORE = (_START, "\n", ";", "&", "|", "(", "; ", "& ", "| ", "( ")
 _AFTER = (" ", "\n", _END)
 
@@ -70,25 +77,18 @@ def _command_form(text: pl.Expr) -> pl.Expr:
     return pl.lit(_START) + reduced + pl.lit(_END)
 
 
-def _exact(body: str) -> bool:
-    """True when the forms find ``body`` exactly: it is not empty (whitespace runs,
-    which the forms shorten, decide where an empty object matches), and every character
-    of it, folded, matches under ``(?i)`` only the characters the fold maps to it
-    (ASCII, or no case mapping at all) and is no marker nor a character markers move to
-    (U+E001..U+E006)."""
-    folded = body.translate(_TABLE)
-    return bool(body) and all(
-        c < "\x80" or (c.lower() == c and c.upper() == c and c.casefold() == c
-                        and not "\ue001" <= c <= "\ue006") for c in folded)
+_MOVED = "[\x01-\x06\ue001-\ue006]"
+"""The characters that fold to U+E001..U+E006: an object holding one may be found in a
+text that holds the other (its pairs are checked with its regex)."""
 
 
-def _keys(objects: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """``(keys, rest)``: ``pid``, ``form`` ("word"/"command"), ``key`` for the objects
-    with an exact fold, and the others (``pid``, ``pattern``)."""
+def _keys(objects: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
+    """``(keys, checked, blank)``: ``pid``, ``form`` ("word"/"command"), ``key`` for
+    every object but the empty one; the objects whose pairs the regex must confirm
+    (holding a character of :data:`_MOVED`) and the empty objects (``pid``,
+    ``pattern``)."""
     folded = objects.with_columns(_fold(pl.col("body")).alias("_f"))
-    exact = pl.Series([_exact(b) for b in objects["body"]], dtype=pl.Boolean)
-    folded = folded.with_columns(exact.alias("_exact"))
-    plain = folded.filter(pl.col("_exact"))
+    plain = folded.filter(pl.col("body") != "")
     word = plain.filter(~pl.col("at_start")).select(
         "pid", pl.lit("word").alias("form"), _word_form(pl.col("body")).alias("key"))
     ends = pl.DataFrame({"_d": list(_BEFORE)}).join(
@@ -96,8 +96,9 @@ def _keys(objects: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
     command = (plain.filter(pl.col("at_start")).join(ends, how="cross").select(
         "pid", pl.lit("command").alias("form"),
         (pl.col("_d") + pl.col("_f") + pl.col("_e")).alias("key")))
-    rest = folded.filter(~pl.col("_exact")).select("pid", "pattern")
-    return pl.concat([word, command]), rest
+    checked = plain.filter(pl.col("body").str.contains(_MOVED)).select("pid", "pattern")
+    blank = folded.filter(pl.col("body") == "").select("pid", "pattern")
+    return pl.concat([word, command]), checked, blank
 
 
 def matches(texts: pl.DataFrame, objects: pl.DataFrame) -> pl.DataFrame:
@@ -106,16 +107,18 @@ def matches(texts: pl.DataFrame, objects: pl.DataFrame) -> pl.DataFrame:
     ``texts``: ``tid`` (UInt32 or Int64, unique), ``text`` (String, no nulls).
     ``objects``: ``pid`` (unique), ``body`` (the object's words joined by one space:
     ``" ".join(object.split())``), ``at_start`` (Boolean: the
-    command-start form), ``pattern`` (the regex, used only for objects without an exact
-    fold).  Returns ``pid``, ``tid``, one row per matching pair, in no set order.
-    Work: one Aho-Corasick pass per form over the texts (linear in their length plus
-    the matches), plus one regex compile per object without an exact fold.
+    command-start form), ``pattern`` (the regex, used only for the empty object and to
+    confirm the pairs of objects holding a private-use marker character).  Returns
+    ``pid``, ``tid``, one row per matching pair, in no set order.  Work: one
+    Aho-Corasick pass per form over the texts (linear in their length plus the
+    matches), plus one regex per pair of an object holding a marker character and per
+    text for the empty object.
     """
     out: list[pl.DataFrame] = []
     empty = pl.DataFrame(schema={"pid": objects.schema["pid"], "tid": texts.schema["tid"]})
     if texts.height == 0 or objects.height == 0:
         return empty
-    keys, rest = _keys(objects)
+    keys, checked, blank = _keys(objects)
     for form, transform in (("word", _word_form), ("command", _command_form)):
         wanted = keys.filter(pl.col("form") == form)
         if wanted.height == 0:
@@ -124,9 +127,15 @@ def matches(texts: pl.DataFrame, objects: pl.DataFrame) -> pl.DataFrame:
             wanted["key"].unique().to_list(), overlapping=True).list.unique().alias("key"))
             .explode("key").drop_nulls("key"))
         out.append(found.join(wanted.select("pid", "key"), on="key").select("pid", "tid"))
-    if rest.height:
-        # objects without an exact fold: their regex, sorted so each compiles once
-        out.append(rest.join(texts, how="cross")
-                   .filter(pl.col("text").str.contains(pl.col("pattern")))
-                   .select("pid", "tid"))
-    return pl.concat([o.cast(empty.schema) for o in out]).unique() if out else empty
+    pairs = pl.concat([o.cast(empty.schema) for o in out]).unique() if out else empty
+    if checked.height:  # a marker character folds with a text's: the regex decides
+        suspect = pairs.join(checked, on="pid").join(texts, on="tid").sort("pattern")
+        pairs = pl.concat([
+            pairs.join(checked, on="pid", how="anti"),
+            suspect.filter(pl.col("text").str.contains(pl.col("pattern"))).select(
+                "pid", "tid")])
+    if blank.height:  # the empty object: its regex, sorted so each compiles once
+        pairs = pl.concat([pairs, blank.join(texts, how="cross").sort("pattern")
+                           .filter(pl.col("text").str.contains(pl.col("pattern")))
+                           .select("pid", "tid").cast(empty.schema)]).unique()
+    return pairs

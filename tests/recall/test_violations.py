@@ -174,13 +174,17 @@ def test_matches_equal_the_regexes_on_seeded_random_texts() -> None:
     parts = ["sudo", "rm", "--force", "lint-tool", "Co-Authored-By:", "./run.sh", "KILL",
              "\u017fudo", "\u212aill", "kill", "a.b", "x=1", "$(", "(", ";", "&&", "|",
              "\n", " ", "\t", "\xa0", "\x1f", "\u03a3udo", "-", "_", "\u65e5",
-             "\x01", "\x04", "\ue001", "\ue012", "\u00c9", "\u0130"]
+             "\x01", "\x04", "\ue001", "\ue012", "\u00c9", "\u0130",
+             # cased letters outside ASCII (adv33 B4: they kept a cross join)
+             "\u043a\u043b\u044e\u0447", "\u041a\u041b\u042e\u0427", "stra\u00dfe",
+             "STRA\u1e9eE", "\u03c2", "\u03c3", "\u03a3", "\u0131", "I", "\u1fd3",
+             "\u0390", "\ufb05", "\ufb06", "\u00e9t\u00e9"]
 
     def some(n: int) -> str:
         return "".join(rng.choice(parts) + rng.choice(["", " ", "\n ", ";", "."])
                        for _ in range(n))
 
-    for _ in range(25):
+    for _ in range(60):
         texts = [some(rng.randint(0, 6)) for _ in range(30)]
         objects = list(dict.fromkeys(
             (("".join(o.split()) or "sudo") if at else o, at)
@@ -209,3 +213,24 @@ def test_a_character_without_a_case_mapping_matches_only_itself() -> None:
     series = pl.Series(everything)
     reached = set(series.filter(series.str.contains(f"(?i)^[{klass}]$")).to_list())
     assert reached == set(cased)
+
+
+def test_objects_with_cased_letters_outside_ascii_are_not_tried_against_every_text(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """adv33 B4: such objects kept their regex, tried against every text through a
+    cross join of objects and texts (3.3 GB at 8,000 of each).  They are found by the
+    forms now; only the empty object is tried against every text."""
+    crossed: list[tuple[int, int]] = []
+    join = pl.DataFrame.join
+
+    def spy(self: pl.DataFrame, other: pl.DataFrame, *args: Any, **kwargs: Any) -> Any:
+        if kwargs.get("how") == "cross":
+            crossed.append((self.height, other.height))
+        return join(self, other, *args, **kwargs)
+
+    monkeypatch.setattr(pl.DataFrame, "join", spy)
+    objects = [(f"\u043a\u043b\u044e\u0447{i}x", False) for i in range(40)]
+    texts = [f"run \u041a\u041b\u042e\u0427{i}X now" for i in range(40)]
+    assert _match(objects, texts) == {(i, i) for i in range(40)}
+    # the command form's delimiters (10 x 3) with the objects (none here), no texts
+    assert sorted(crossed) == [(0, 30), (10, 3)]
