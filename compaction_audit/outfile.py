@@ -108,6 +108,13 @@ def _refuse_input(out: os.stat_result, shown_as: str, instead: str,
             shown = "- (standard input)" if name == "-" else name
             raise UsageError(f"{shown_as}: is the input {shown}; refusing to overwrite it "
                              f"({instead})")
+    from compaction_audit.streams import config_candidates
+
+    for name in config_candidates():  # read by every command (adv33 B5: -o replaced a
+        st = _stat(name)               # pyproject.toml without our table)
+        if st is not None and (st.st_dev, st.st_ino) == same:
+            raise UsageError(f"{shown_as}: is {name}, which the configuration search "
+                             f"reads; refusing to overwrite it ({instead})")
     from compaction_audit.io.companions import companion_lookup
 
     for name in inputs:

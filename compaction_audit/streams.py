@@ -33,12 +33,7 @@ def stderr_named(args: Iterable[str]) -> str | None:
     same = (err.st_dev, err.st_ino)
     names = [arg.split("=", 1)[1] if arg.startswith("--") and "=" in arg else arg
              for arg in args]
-    try:
-        here = os.getcwd()
-    except OSError:  # a working directory removed: no configuration is found there
-        here = ""
-    for folder in (here, *_parents(here)) if here else ():  # where a config is looked for
-        names += [os.path.join(folder, n) for n in CONFIG_NAMES]
+    names += config_candidates()
     found = {(st.st_dev, st.st_ino): name for name in reversed(names)
              if name and name != "-" and (st := path_stat(name)) is not None}
     stdin = fd_stat(0)  # '- < t.jsonl 2>> t.jsonl'
@@ -83,6 +78,18 @@ def _under_searched(fd: int, names: list[str]) -> str | None:
         if target.startswith(os.path.realpath(folder).rstrip(os.sep) + os.sep):
             return target
     return None
+
+
+def config_candidates() -> list[str]:
+    """Every path the configuration search looks at (:data:`CONFIG_NAMES` in the
+    working directory and each folder above it, nearest first), whether it exists or
+    not: each is read when it does, a ``pyproject.toml`` without our table too."""
+    try:
+        here = os.getcwd()
+    except OSError:  # a working directory removed: no configuration is found there
+        return []
+    return [os.path.join(folder, n) for folder in (here, *_parents(here))
+            for n in CONFIG_NAMES]
 
 
 def _parents(path: str) -> Iterator[str]:

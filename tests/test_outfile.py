@@ -46,6 +46,36 @@ def test_output_that_is_the_input_is_refused(trace: Path, command: list[str]) ->
     assert sorted(p.name for p in trace.parent.iterdir()) == ["t.jsonl"]  # no temp left
 
 
+@pytest.mark.parametrize("output", ["pyproject.toml", "../pyproject.toml",
+                                    "compaction-audit.toml"])
+@pytest.mark.parametrize("command", [
+    ["audit", "t.jsonl"], ["baseline", "create", "t.jsonl"], ["convert", "t.jsonl"],
+    ["diff", "t.jsonl", "t.jsonl"]])
+def test_output_onto_a_file_the_config_search_reads_is_refused(
+        trace: Path, monkeypatch: pytest.MonkeyPatch, output: str, command: list[str]) -> None:
+    """adv33 B5: the search reads every pyproject.toml from here up, one without our
+    table too (the project's packaging file); -o replaced it."""
+    work = trace.parent / "work"
+    work.mkdir()
+    os.replace(trace, work / "t.jsonl")
+    monkeypatch.chdir(work)
+    (trace.parent / "pyproject.toml").write_text('[project]\nname = "x"\n')
+    for name in ("pyproject.toml", "compaction-audit.toml"):  # no table: read, not used
+        (work / name).write_text("# nothing for us\n" if name.endswith("audit.toml")
+                                 else '[project]\nname = "x"\n')
+    target = (work / output).resolve()
+    before = target.read_bytes()
+    result = run(*command, "-o", output)
+    assert result.exit_code == 2
+    said = (f"compaction-audit: {output}: is {target}, which the configuration search "
+            "reads; refusing to overwrite it (choose another output)\n")
+    if output == "compaction-audit.toml" and command[0] != "convert":  # the config used:
+        said = (f"compaction-audit: {output}: is the input {target}; refusing to "  # an input
+                "overwrite it (choose another output)\n")
+    assert result.stderr == said
+    assert unchanged(target, before)
+
+
 def test_same_file_by_symlink_hard_link_and_other_inputs(trace: Path) -> None:
     before = trace.read_bytes()
     (trace.parent / "link.jsonl").symlink_to(trace)
