@@ -276,9 +276,7 @@ def _search(directory: str, found: Discovery, searched: set[str] | None = None) 
                 if not e.is_symlink():
                     stack.append(os.path.join(root, e.name))
                 else:
-                    found.links.append(f"{_normal(os.path.join(root, e.name))}: a symbolic "
-                                       "link to a directory, not followed (name it to "
-                                       "audit what it holds)")
+                    _not_followed(os.path.join(root, e.name), found)
             elif is_trace_name(e.name):
                 files.append(os.path.join(root, e.name))
             elif e.name.endswith(COMPACTION_SUFFIX):
@@ -291,6 +289,12 @@ def _search(directory: str, found: Discovery, searched: set[str] | None = None) 
         messages = [t for t in traces if t.endswith(".messages.json")]
         traces = sorted([*traces, *_unpaired(messages, alone)])
     return traces
+
+
+def _not_followed(path: str, found: Discovery) -> None:
+    """Say that the symbolic link to a directory ``path`` is not followed."""
+    found.links.append(f"{_normal(path)}: a symbolic link to a directory, not followed "
+                       "(name it to audit what it holds)")
 
 
 def _manifest(name: str, names: set[str]) -> bool:
@@ -371,7 +375,9 @@ def _match(base: str, parts: list[str], found: Discovery, out: list[str]) -> Non
                     continue
                 if _is_dir(e, follow_symlinks=False):
                     work.append((join(e.name), parts))
-                elif not rest and not _is_dir(e):
+                elif _is_dir(e):  # a link to a directory: said, as a folder search says it
+                    _not_followed(join(e.name), found)
+                elif not rest:
                     out.append(join(e.name))
             continue
         if not _has_magic(head):
@@ -388,8 +394,11 @@ def _match(base: str, parts: list[str], found: Discovery, out: list[str]) -> Non
                     elif not rest:
                         found.pass_hidden_file(join(e.name))
                 continue
-            if fnmatch.fnmatchcase(e.name, head) and (
-                    not rest or _is_dir(e) or _is_link_to_dir(base, join(e.name), e, found)):
+            if not fnmatch.fnmatchcase(e.name, head):
+                continue
+            if _is_link_to_dir(base, join(e.name), e, found):  # only a name typed out is
+                _not_followed(join(e.name), found)  # followed: 'traces/*' over a link to
+            elif not rest or _is_dir(e):           # '/' searched the machine (adv33 B6)
                 work.append((join(e.name), rest))
 
 
@@ -549,7 +558,7 @@ def _expand(arg: str, found: Discovery) -> list[str]:
         return traces
     if is_pattern(arg):
         before, skipped, excluded = len(found.unreadable), len(found.skipped), found.excluded
-        hidden = len(found.hidden)
+        hidden, links = len(found.hidden), len(found.links)
         matched: list[str] = []
         searched: set[str] = set()
         for match in expand_pattern(arg, found):  # sorted: a directory before its own
@@ -562,7 +571,7 @@ def _expand(arg: str, found: Discovery) -> list[str]:
         matched = _kept(matched, found)
         if not matched and len(found.unreadable) == before:
             raise UsageError(f"no trace file matches {arg!r}"
-                             f"{_skipped(found, skipped, hidden=hidden)}"
+                             f"{_skipped(found, skipped, links, hidden)}"
                              f"{_excluded(found, excluded)}")
         return matched
     return [_normal(arg)]

@@ -234,11 +234,11 @@ def test_a_pattern_through_an_unsearchable_directory_reports_it(
 
 def test_a_pattern_through_links_reports_what_it_cannot_look_up(
         tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A wildcard matching a symlink into a directory that cannot be searched reports
-    that directory as the link names it; a link whose target cannot be looked up at
-    all (a target name past the OS's limit) reports the link; a link loop holds no
-    trace and is passed over, as glob does; a missing name, a loop and a name longer
-    than any file's are no match, not an error."""
+    """A wildcard matching a symlink to a directory does not follow it (adv33 B6: only
+    a name typed out is followed) and says so; a link whose target cannot be looked
+    up at all (a target name past the OS's limit) reports the link; a link loop holds
+    no trace and is passed over, as glob does; a missing name, a loop and a name
+    longer than any file's are no match, not an error."""
     runs = _runs(tree)
     (runs / "in").symlink_to("secret")
     (runs / "long").symlink_to("x" * 300)
@@ -247,8 +247,9 @@ def test_a_pattern_through_links_reports_what_it_cannot_look_up(
     found = find_traces(["runs/*/x.jsonl"])
     assert found.traces == ["runs/a/x.jsonl", "runs/secret/x.jsonl"]
     assert [str(e) for e in found.unreadable] == [
-        "runs/long: cannot look up: File name too long",
-        "runs/in: cannot search directory: Permission denied"]
+        "runs/long: cannot look up: File name too long"]
+    assert found.links == ["runs/in: a symbolic link to a directory, not followed (name "
+                           "it to audit what it holds)"]
     (runs / "a" / "loop").symlink_to("loop")
     none = Discovery()
     for pattern in ("runs/[as]*/missing/x.jsonl", "runs/[a]/loop/x.jsonl",
@@ -488,3 +489,30 @@ def test_json_and_db_files_a_folder_search_leaves_out_are_named(
         Path("d/s.messages.json").unlink()
         Path("d/s.compaction.json").unlink()
         find_traces(["d"])
+
+
+@pytest.mark.parametrize("pattern", ["traces/*", "traces/**/*.jsonl", "traces/*/*.jsonl",
+                                     "traces/[x]"])
+def test_a_pattern_does_not_follow_a_link_to_a_directory(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, pattern: str) -> None:
+    """adv33 B6: 'traces/*' matched a committed link to a directory anywhere (``/``,
+    ``~/.claude``) and searched it, printing other sessions' facts into the CI log;
+    a folder search and '**' did not follow it (and '**' said nothing).  Every
+    spelling now names the link and leaves it; the link typed out is followed."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "traces").mkdir()
+    (tmp_path / "elsewhere").mkdir()
+    dump(drift_records(), tmp_path / "traces" / "t.jsonl")
+    dump(drift_records(), tmp_path / "elsewhere" / "private.jsonl")
+    (tmp_path / "traces" / "x").symlink_to(tmp_path / "elsewhere")
+    if pattern in ("traces/*/*.jsonl", "traces/[x]"):  # nothing else matches
+        with pytest.raises(UsageError) as info:
+            find_traces([pattern])
+        assert str(info.value) == (f"no trace file matches {pattern!r} (1 link(s) to "
+                                   "directories not followed)")
+        return
+    found = find_traces([pattern])
+    assert found.traces == ["traces/t.jsonl"]
+    assert found.links == ["traces/x: a symbolic link to a directory, not followed (name "
+                           "it to audit what it holds)"]
+    assert find_traces(["traces/x"]).traces == ["traces/x/private.jsonl"]
