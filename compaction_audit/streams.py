@@ -71,13 +71,27 @@ def _under_searched(fd: int, names: list[str]) -> str | None:
         magic = min((i for i in (name.find(c) for c in "*?[") if i >= 0), default=-1)
         if magic >= 0:  # a pattern: the folder before its first wildcard
             folder = os.path.dirname(name[:magic]) or "."
-        elif name and os.path.isdir(name):
+        elif name and os.path.isdir(name) and _searched_name(target):
             folder = name
         else:
             continue
         if target.startswith(os.path.realpath(folder).rstrip(os.sep) + os.sep):
             return target
     return None
+
+
+FOLDER_READS = (".jsonl", ".jsonl.gz", ".jsonl.zst", ".messages.json", ".compaction.json")
+"""Names a folder search reads (``discover.TRACE_SUFFIXES`` and Cline's compaction
+files); of the other ``.json`` files only a Cline manifest beside its messages file."""
+
+
+def _searched_name(path: str) -> bool:
+    """True when a folder search reads the file ``path``: another ``.json`` it names as
+    not searched (adv33 B7: ``audit . 2> err.json`` was refused as writing onto a file
+    the command reads, and ``> report.json 2> errors.json`` exited 2 without a word)."""
+    low = path.lower()
+    return low.endswith(FOLDER_READS) or (
+        low.endswith(".json") and os.path.exists(path[:-5] + ".messages.json"))
 
 
 def config_candidates() -> list[str]:

@@ -146,3 +146,27 @@ def test_standard_input_s_file_is_checked_too(folder: Path, args: list[str]) -> 
         "compaction-audit: standard error: is - (standard input), which this command "
         "reads; refusing to write onto it (redirect it elsewhere)\n")
     assert trace.read_bytes() == before
+
+
+@pytest.mark.parametrize(("name", "refused"), [
+    ("err.json", False), ("s.json", True), ("s.messages.json", True),
+    ("x.compaction.json", True), ("err.jsonl", True)])
+def test_standard_error_onto_a_json_file_a_folder_search_does_not_read(
+        folder: Path, name: str, refused: bool) -> None:
+    """adv33 B7: every ``.json`` under a folder named counted as read, though a folder
+    search names the ones it does not read: ``audit d 2> d/err.json`` was refused as
+    writing onto an input.  Only the names a folder search reads are refused: traces,
+    Cline's messages and compaction files, and the manifest ``s.json`` beside
+    ``s.messages.json``."""
+    (folder / "d").mkdir()
+    shutil.copy(SAMPLES / "handwritten.jsonl", folder / "d" / "t.jsonl")
+    (folder / "d" / "s.messages.json").write_bytes(b"")  # the manifest's partner
+    target = folder / "d" / name
+    done = run_into(target, ["audit", "d", "-q"], folder)
+    said = done.stdout.decode()
+    if refused:
+        assert done.returncode == 2
+        assert said.startswith("compaction-audit: standard error: is ")
+    else:
+        assert said.startswith("d/t.jsonl: "), said
+        assert "standard error" not in target.read_text()
