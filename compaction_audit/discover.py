@@ -62,11 +62,15 @@ COMPACTION_SUFFIX = ".compaction.json"
 unpaired_compactions`; issue 11, class 2), so a folder whose compaction files fail
 cannot pass."""
 
-OTHER_SUFFIXES = (".json", ".db")
+OTHER_SUFFIXES = (".json", ".db", ".ndjson")
 """Endings of traces the tool reads that a directory search does not take (an opencode
 export or an OpenHands trajectory or a Gemini CLI session ``.json``, an opencode store
-``.db``): each file so named is named on stderr instead (:func:`others_phrase`), never
-opened, as a folder of JSON is mostly not traces (``package.json``); adv31 N9."""
+``.db``, JSON Lines named ``.ndjson``): each file so named is named on stderr instead
+(:func:`others_phrase`), never opened, as a folder of JSON is mostly not traces
+(``package.json``); adv31 N9.  So is a ``.jsonl`` or ``.ndjson`` under another
+compression or suffix (``t.jsonl.xz``, ``t.jsonl.bz2``): a failing one beside a
+passing trace was a plain exit 0 (adv33)."""
+OTHER_INFIXES = (".jsonl.", ".ndjson.")
 
 _GLOB_CHARS = frozenset("*?[")
 
@@ -281,7 +285,7 @@ def _search(directory: str, found: Discovery, searched: set[str] | None = None) 
                 files.append(os.path.join(root, e.name))
             elif e.name.endswith(COMPACTION_SUFFIX):
                 compactions.append(os.path.join(root, e.name))
-            elif e.name.lower().endswith(OTHER_SUFFIXES) and not _manifest(e.name, names):
+            elif _other(e.name) and not _manifest(e.name, names):
                 found.pass_other(os.path.join(root, e.name))
     traces = _keep_regular(sorted(_normal(p) for p in files), found)
     if compactions:
@@ -295,6 +299,13 @@ def _not_followed(path: str, found: Discovery) -> None:
     """Say that the symbolic link to a directory ``path`` is not followed."""
     found.links.append(f"{_normal(path)}: a symbolic link to a directory, not followed "
                        "(name it to audit what it holds)")
+
+
+def _other(name: str) -> bool:
+    """True for a name of :data:`OTHER_SUFFIXES` (or :data:`OTHER_INFIXES`) that a
+    folder search names as not searched."""
+    low = name.lower()
+    return low.endswith(OTHER_SUFFIXES) or any(i in low for i in OTHER_INFIXES)
 
 
 def _manifest(name: str, names: set[str]) -> bool:
@@ -508,13 +519,15 @@ def hidden_files_phrase(paths: list[str]) -> str:
 
 
 def others_phrase(paths: list[str]) -> str:
-    """``"2 files not searched (.json, .db: a folder search takes .jsonl, .jsonl.gz,
-    .jsonl.zst and Cline's .messages.json): d/export.json, d/opencode.db; name one to
+    """``"2 files not searched (.json, .db, .ndjson and other .jsonl names: a folder
+    search takes .jsonl, .jsonl.gz, .jsonl.zst and Cline's .messages.json):
+    d/export.json, d/opencode.db; name one to
     audit it (an opencode export or store, an OpenHands trajectory, a Gemini CLI
     session)"`` for the files ``paths`` of :data:`OTHER_SUFFIXES` a directory search
     left out (sorted; the first :data:`HIDDEN_NAMED` named, the rest counted)."""
-    return _named(paths, ("file", "files"), "not searched (.json, .db: a folder search "
-                  "takes .jsonl, .jsonl.gz, .jsonl.zst and Cline's .messages.json)",
+    return _named(paths, ("file", "files"), "not searched (.json, .db, .ndjson and other "
+                  ".jsonl names: a folder search takes .jsonl, .jsonl.gz, .jsonl.zst and "
+                  "Cline's .messages.json)",
                   "name one to audit it (an opencode export or store, an OpenHands "
                   "trajectory, a Gemini CLI session)", adjective="")
 

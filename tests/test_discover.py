@@ -478,8 +478,9 @@ def test_json_and_db_files_a_folder_search_leaves_out_are_named(
     assert find_traces([".", "*.json"]).not_searched == ["d/opencode.DB"]
     said = run("audit", "-q", ".", "--exclude", "d")
     assert said.stderr.splitlines() == [
-        "compaction-audit: 1 file not searched (.json, .db: a folder search takes .jsonl, "
-        ".jsonl.gz, .jsonl.zst and Cline's .messages.json): export.json; name one to "
+        "compaction-audit: 1 file not searched (.json, .db, .ndjson and other .jsonl "
+        "names: a folder search takes .jsonl, .jsonl.gz, .jsonl.zst and Cline's "
+        ".messages.json): export.json; name one to "
         "audit it (an opencode export or store, an OpenHands trajectory, a Gemini CLI "
         "session)", "compaction-audit: 2 trace(s) left out by --exclude"]
     Path("a.jsonl").unlink()
@@ -516,3 +517,15 @@ def test_a_pattern_does_not_follow_a_link_to_a_directory(
     assert found.links == ["traces/x: a symbolic link to a directory, not followed (name "
                            "it to audit what it holds)"]
     assert find_traces(["traces/x"]).traces == ["traces/x/private.jsonl"]
+
+
+def test_json_lines_under_other_names_a_folder_search_leaves_out_are_named(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """adv33: a failing ``t.jsonl.xz`` (or ``.ndjson``) beside a passing trace was left
+    out without a word: a plain exit 0.  Each is named as not searched."""
+    monkeypatch.chdir(tmp_path)
+    shutil.copy(SAMPLES / "handwritten.jsonl", "a.jsonl")
+    for name in ("t.jsonl.xz", "u.ndjson", "v.NDJSON.gz", "w.jsonl.bz2", "notes.jsonlx"):
+        Path(name).write_text("{}\n")
+    assert sorted(find_traces(["."]).not_searched) == [
+        "t.jsonl.xz", "u.ndjson", "v.NDJSON.gz", "w.jsonl.bz2"]
