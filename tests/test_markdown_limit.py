@@ -32,7 +32,7 @@ def test_markdown_for_many_traces_fits_a_comment(tmp_path: Path) -> None:
     assert "`--format json -o FILE`" in out and out.endswith("upload FILE.\n")
     shown = out.count("<details")
     assert f"{400 - shown} trace section(s)" in out
-    assert ("the rest of the last section shown" in out) == ("(cut here)" in out)
+    assert ("; the end of the section cut above." in out) == ("(cut here)" in out)
 
 
 def test_a_summary_too_long_for_a_comment_is_cut_in_the_table(tmp_path: Path) -> None:
@@ -40,7 +40,8 @@ def test_a_summary_too_long_for_a_comment_is_cut_in_the_table(tmp_path: Path) ->
     out = render_markdown(many(tmp_path, 1500), opts).decode()
     assert len(out) <= MAX_CHARS and "<details" not in out
     rows = out.count("| traces/run\\-")
-    assert f"{1500 - rows} summary row(s), 0 trace section(s) not shown" in out
+    assert (f"Not shown: {1500 - rows} summary row(s) (passing traces last); 0 trace "
+            "section(s).") in out
 
 
 def test_a_short_report_is_not_cut(tmp_path: Path) -> None:
@@ -54,3 +55,20 @@ def test_fit_boundary() -> None:
     cut = fit(["a" * 9, "b" * 10, *(["c" * 500] * 4)], limit=1_500)
     assert cut[:1] == ["a" * 9] and "cut to fit" in cut[-1]
     assert sum(len(line) + 1 for line in cut) <= 1_500
+
+
+def test_the_summary_table_names_failing_traces_first(tmp_path: Path) -> None:
+    """adv33: rows came in trace order, so a failing trace sorted last was cut from a
+    table of many passing ones and named nowhere in the comment."""
+    report = many(tmp_path, 1500)
+    passing = audit_paths([str(dump(drift_records()[:2], tmp_path / "p.jsonl"))], jobs=1)
+    ok = passing.sessions[0]
+    assert ok.verdict_head() == "PASS"
+    sessions = [replace(ok, path=s.path) for s in report.sessions]
+    sessions[-1] = report.sessions[-1]  # the last trace fails
+    out = render_markdown(Report(sessions), RenderOptions(fail_on="error",
+                                                          summary_only=True)).decode()
+    rows = [line for line in out.splitlines() if line.startswith("| traces/")]
+    assert rows[0].startswith("| traces/run\\-1499/") and "**FAIL**" in rows[0]
+    assert all("**PASS**" in row for row in rows[1:])
+    assert "cut to fit" in out

@@ -57,9 +57,16 @@ def _num(value: int | None) -> str:
     return "-" if value is None else str(value)
 
 
+WORST_FIRST = {"UNREADABLE": 0, "FAIL": 1, "WARN": 2}
+"""The order of the summary table's rows by verdict (PASS last), each in trace order:
+a comment cut to fit still names the traces that fail (adv33: a failing trace sorted
+last was cut from a table of 400)."""
+
+
 def summary_table(report: Report) -> list[str]:
-    """The summary across traces as Markdown table lines."""
-    rows = summary_rows(report)
+    """The summary across traces as Markdown table lines, the worst verdicts first
+    (:data:`WORST_FIRST`)."""
+    rows = sorted(summary_rows(report), key=lambda r: WORST_FIRST.get(r.verdict, 3))
     with_baseline = any(r.baselined is not None for r in rows)
     extra = ["baselined", "stale"] if with_baseline else []
     head = ["trace", "rounds", "errors", "warnings", "info", *extra, "inversion boundary",
@@ -232,13 +239,14 @@ def fit(lines: list[str], limit: int = MAX_CHARS) -> list[str]:
     first = next((i for i, line in enumerate(rest) if line.startswith("<details")), len(rest))
     parts = []
     if not any(line.startswith("<details") for line in kept):  # cut in the summary table
-        parts.append(f"{sum(line.startswith('| ') for line in rest[:first])} summary row(s)")
+        parts.append(f"{sum(line.startswith('| ') for line in rest[:first])} summary row(s) "
+                     "(passing traces last)")
     parts.append(f"{sum(line.startswith('<details') for line in rest)} trace section(s)")
     if inside:
         kept += ["", "(cut here)", "", "</details>"]
-        parts.append("the rest of the last section shown")
-    what = ", ".join(parts)
+        parts.append("the end of the section cut above")
+    what = "; ".join(parts)
     kept += ["", f"**Report cut to fit a pull-request comment** ({limit:,} of {total:,} "
-             f"characters): {what} not shown. The full report is the job's artifact: "
+             f"characters). Not shown: {what}. The full report is the job's artifact: "
              "write it with `--format json -o FILE` (or sarif, junit) and upload FILE."]
     return kept
