@@ -84,15 +84,18 @@ def test_json_lines_with_a_bad_first_line_still_name_that_line(tmp_path: Path) -
 
 @pytest.mark.parametrize(("encoding", "name"), [
     ("utf-16", "UTF-16"), ("utf-16-be", "UTF-16"), ("utf-32", "UTF-32"),
-    ("utf-32-be", "UTF-32")])
+    ("utf-32-be", "UTF-32"), ("utf-16-le/no-bom", "UTF-16"), ("utf-16-be/no-bom", "UTF-16"),
+    ("utf-32-le/no-bom", "UTF-32"), ("utf-32-be/no-bom", "UTF-32")])
 @pytest.mark.parametrize("source", ["openhands", "opencode", "sdk-events", "native"])
 def test_a_utf16_or_utf32_file_says_so(tmp_path: Path, encoding: str, name: str,
                                        source: str) -> None:
+    """Without a byte order mark too (adv33: "bad JSON: unexpected character")."""
     text = {"openhands": OPENHANDS.read_text(), "opencode": OPENCODE.read_text(),
             "sdk-events": SDK_EVENTS.read_text(), "native": NATIVE.decode()}[source]
-    data = text.encode(encoding)
-    if encoding.endswith("-be"):  # Python writes a BOM only for the native byte order
-        data = "\ufeff".encode(encoding) + data
+    codec, _, bom = encoding.partition("/")
+    data = text.encode(codec)
+    if codec.endswith("-be") and not bom:  # Python writes a BOM only for the native
+        data = "\ufeff".encode(codec) + data  # byte order
     path = tmp_path / "t.json"
     path.write_bytes(data)
     expected = f"{name} is not supported (convert to UTF-8)"

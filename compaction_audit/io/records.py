@@ -504,8 +504,28 @@ def encoding_error(data: bytes) -> str | None:
     with that encoding's byte order mark, else None.  orjson's own words for such a
     file ("str is not valid UTF-8: surrogates not allowed") did not say what to do
     (adv14 F8); FF and FE never occur in UTF-8."""
-    name = next((name for bom, name in BOMS if data.startswith(bom)), None)
+    name = next((name for bom, name in BOMS if data.startswith(bom)), None) \
+        or _without_bom(data)
     return None if name is None else f"{name} is not supported (convert to UTF-8)"
+
+
+def _without_bom(data: bytes) -> str | None:
+    """"UTF-16" or "UTF-32" when the first bytes are ASCII characters in that
+    encoding without a byte order mark (a NUL byte beside each, or three beside each:
+    ``{\x00"\x00``), else None: such a file was "bad JSON: unexpected character"
+    (adv33).  No UTF-8 JSON starts so: a NUL byte is no JSON text's."""
+    head = data[:16]
+    n = len(head) - len(head) % 4
+    if n < 4 or 0 not in head[:4]:
+        return None
+    quads = [head[i:i + 4] for i in range(0, n, 4)]
+    if all(q[1:] == b"\0\0\0" and q[0] for q in quads) or \
+            all(q[:3] == b"\0\0\0" and q[3] for q in quads):
+        return "UTF-32"
+    pairs = [head[i:i + 2] for i in range(0, n, 2)]
+    if all(p[1] == 0 and p[0] for p in pairs) or all(p[0] == 0 and p[1] for p in pairs):
+        return "UTF-16"
+    return None
 
 
 def cut_short(raw: bytes, message: str, pos: int | None = None) -> bool:
