@@ -12,6 +12,7 @@ from compaction_audit.engine import audit_session
 from compaction_audit.errors import LogError, UsageError
 from compaction_audit.io.lines import Limits, reads_once
 from compaction_audit.io.load import load_session
+from compaction_audit.malloctune import tune_for
 from compaction_audit.model import Session
 from compaction_audit.procs import available_cores
 from compaction_audit.report.model import Report, SessionReport, settle_unread
@@ -48,6 +49,7 @@ def audit(path: str, settings: Settings | None = None, lenient: bool = False,
 
 def _audit(path: str, settings: Settings | None, lenient: bool, rules: list[Rule] | None,
            severity: dict[str, Severity] | None) -> SessionReport:
+    tune_for(path)  # a large trace: glibc's allocator set before the threads start
     start_loading_for(path)  # the embedding model loads in the background while we read
     session, fmt = load(path, lenient, settings)
     if session.n_rounds == 0:
