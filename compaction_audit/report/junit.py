@@ -70,16 +70,18 @@ def _episodes_text(found: list[Finding], show_all: bool) -> str:
     return "\n".join(text)
 
 
-def _case(parent: ET.Element, s: SessionReport, code: str, name: str, fail_on: str,
-          show_all: bool, unjudged: str | None = None) -> bool:
-    """The test case of rule ``code`` in trace ``s``: a failure for its findings at or
-    above ``fail_on``, skipped when it judged nothing (``unjudged``, the reason:
-    :meth:`SessionReport.unjudged_rules`), else passed.  Returns whether it failed."""
-    found = [f for f in s.findings if f.code == code]
+def _case(parent: ET.Element, s: SessionReport, code: str, name: str, found: list[Finding],
+          fail_on: str, show_all: bool, unjudged: str | None = None) -> bool:
+    """The test case of rule ``code`` in trace ``s``: a failure for its findings
+    ``found`` at or above ``fail_on``, skipped when it judged nothing (``unjudged``, the
+    reason: :meth:`SessionReport.unjudged_rules`), else passed.  Returns whether it
+    failed.  Linear in ``found`` (adv33: the findings below ``fail_on`` were those not
+    in the list of failing ones, found x failing comparisons: 104 s for 10,000)."""
     path = xml_text(s.path)
     case = ET.SubElement(parent, "testcase", classname=path, name=f"{code} {name}",
                          file=path)
     failing = [f for f in found if fails(f.severity, fail_on)]
+    rest = [f for f in found if not fails(f.severity, fail_on)]
     if failing:
         runs = [run[0].round if len(run) == 1 else f"{run[0].round}-{run[-1].round}"
                 for run in episodes(failing)]
@@ -89,7 +91,6 @@ def _case(parent: ET.Element, s: SessionReport, code: str, name: str, fail_on: s
                                 message=f"{len(failing)} finding(s) of {name} at "
                                         f"round(s) {rounds}{more}")
         failure.text = _episodes_text(failing, show_all)
-    rest = [f for f in found if f not in failing]
     if rest:
         ET.SubElement(case, "system-out").text = _episodes_text(rest, show_all)
     if not found and unjudged:  # a rule that judged no round is skipped, not passed
@@ -113,7 +114,11 @@ def _session_suite(root: ET.Element, s: SessionReport, rules: list[Rule], fail_o
     for f in s.findings:  # a finding of a rule not listed still gets its case
         cases.setdefault(f.code, f.rule)
     unjudged = s.unjudged_rules()
-    failures = sum(_case(suite, s, code, name, fail_on, show_all, unjudged.get(code))
+    by_code: dict[str, list[Finding]] = {}
+    for f in s.findings:
+        by_code.setdefault(f.code, []).append(f)
+    failures = sum(_case(suite, s, code, name, by_code.get(code, []), fail_on, show_all,
+                         unjudged.get(code))
                    for code, name in cases.items())
     if s.skipped:  # --lenient: the records it skipped, as one errored case
         case = ET.SubElement(suite, "testcase", classname=xml_text(s.path),
