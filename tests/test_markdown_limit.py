@@ -72,3 +72,14 @@ def test_the_summary_table_names_failing_traces_first(tmp_path: Path) -> None:
     assert rows[0].startswith("| traces/run\\-1499/") and "**FAIL**" in rows[0]
     assert all("**PASS**" in row for row in rows[1:])
     assert "cut to fit" in out
+
+
+def test_fit_counts_utf16_units_as_github_does() -> None:
+    """adv35: the cap counted code points; GitHub counts a comment's length as a
+    browser does, in UTF-16 units, where an emoji is two: a report of emoji fit the
+    cap and not the comment."""
+    emoji = ["\U0001f600" * 9, "b" * 9]  # 19 + 10 units, 10 + 10 code points
+    assert fit(emoji, limit=29) == emoji
+    cut = fit(["\U0001f600" * 400] * 5, limit=2_500)  # 801 units a line
+    assert cut[0] == "\U0001f600" * 400 and cut[1] != cut[0]  # one line, then the note
+    assert sum(len(line.encode("utf-16-le")) // 2 + 1 for line in cut) <= 2_500

@@ -32,8 +32,15 @@ MAX_ROWS = 50
 """Episodes listed per trace; the rest are counted (a comment has a size limit)."""
 
 MAX_CHARS = 60_000
-"""Longest Markdown report (characters, the newline included): below GitHub's 65,536
-characters for a pull-request comment; :func:`fit` cuts a longer one and says so."""
+"""Longest Markdown report (UTF-16 code units, the newline included): below GitHub's
+65,536 characters for a pull-request comment; :func:`fit` cuts a longer one and says
+so.  Counted in UTF-16 units, as a browser counts a string's length: a character past
+U+FFFF (an emoji) is two, so 60,000 code points of them were 120,000 (adv35)."""
+
+
+def _units(line: str) -> int:
+    """The length of ``line`` and its newline in UTF-16 code units."""
+    return len(line.encode("utf-16-le", "surrogatepass")) // 2 + 1
 
 _PUNCT = re.compile(r"([\\`*_{}\[\]()|~!+\-.])")
 _ENTITIES = {"&": "&amp;", "<": "&lt;", ">": "&gt;", "@": "&#64;", "#": "&#35;",
@@ -219,21 +226,22 @@ def render_markdown(report: Report, opts: RenderOptions) -> bytes:
 
 
 def fit(lines: list[str], limit: int = MAX_CHARS) -> list[str]:
-    """``lines`` when they total at most ``limit`` characters (with newlines), else
+    """``lines`` when they total at most ``limit`` UTF-16 code units (with newlines,
+    :func:`_units`), else
     the first ones that leave room for a note, a ``</details>`` closing a cut section,
     and the note: how many summary rows and trace sections were left out and where the
     full report is.
     """
-    total = sum(len(line) + 1 for line in lines)
+    total = sum(map(_units, lines))
     if total <= limit:
         return lines
     budget, used, inside = limit - 1_000, 0, False
     kept: list[str] = []
     for line in lines:
-        if used + len(line) + 1 > budget:
+        if used + (size := _units(line)) > budget:
             break
         kept.append(line)
-        used += len(line) + 1
+        used += size
         inside = line.startswith("<details") or (inside and line != "</details>")
     rest = lines[len(kept):]
     first = next((i for i, line in enumerate(rest) if line.startswith("<details")), len(rest))
