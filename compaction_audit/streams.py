@@ -80,17 +80,16 @@ def _under_searched(fd: int, names: list[str]) -> str | None:
     return None
 
 
-FOLDER_READS = (".jsonl", ".jsonl.gz", ".jsonl.zst", ".messages.json", ".compaction.json")
-"""Names a folder search reads (``discover.TRACE_SUFFIXES`` and Cline's compaction
-files); of the other ``.json`` files only a Cline manifest beside its messages file."""
-
-
 def _searched_name(path: str) -> bool:
-    """True when a folder search reads the file ``path``: another ``.json`` it names as
-    not searched (adv33 B7: ``audit . 2> err.json`` was refused as writing onto a file
-    the command reads, and ``> report.json 2> errors.json`` exited 2 without a word)."""
+    """True when a folder search reads the file ``path`` (a name of
+    ``discover.TRACE_SUFFIXES``, a Cline compaction file, a manifest beside its messages
+    file); False for another ``.json``, which the search names as not searched (adv33
+    B7: ``audit . 2> err.json`` was refused as writing onto a file the command reads,
+    and ``> report.json 2> errors.json`` exited 2 without a word)."""
+    from compaction_audit.discover import COMPACTION_SUFFIX, TRACE_SUFFIXES
+
     low = path.lower()
-    return low.endswith(FOLDER_READS) or (
+    return low.endswith((*TRACE_SUFFIXES, COMPACTION_SUFFIX)) or (
         low.endswith(".json") and os.path.exists(path[:-5] + ".messages.json"))
 
 
