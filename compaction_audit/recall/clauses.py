@@ -96,7 +96,7 @@ def _marker_regex() -> re.Pattern[str]:
 _CLAUSE_RE = _marker_regex()
 _MARK_OF = {f"m{i}": (kind, family) for i, (kind, family, _) in enumerate(_MARKERS)}
 """(kind, family) of each group of :data:`_CLAUSE_RE`, looked up by its name."""
-_CHECKED = frozenset({"->", "→", "since", "required"})
+_CHECKED = frozenset({"->", "→", "since", "required", "if"})
 """Markers :func:`_keep_marker` may reject; every other marker is kept."""
 _IMPERATIVE_RE = re.compile(  # sentence-initial (or after ", and"), after a bullet or emphasis
     r"(?:^|(?<=[.!?:;\n])|(?<=, and)|(?<=, then)|(?<=, but))[ \t]*(?:[-*+•>][ \t]+|\d+[.)][ \t]+)?"
@@ -123,6 +123,11 @@ _SINCE_CLAUSE_RE = re.compile(  # "since" followed by a clause: a subject pronou
 _REQUIRED_BEFORE_RE = re.compile(r"(?:\b(?:is|are|be|was|were|been|not|also)|[+&])\s+$")
 _REQUIRED_AFTER_RE = re.compile(r"\s*(?:$|[.,;:)!?\n]|(?:for|to|by|when|if|in|on|unless|before"
                                 r"|after)\b)")
+_ASKED_IF_RE = re.compile(  # "check if X", "not sure if X": an indirect question
+    r"\b(?:check(?:s|ed|ing)?|see(?:s|ing)?|verif(?:y|ies|ied|ying)|confirm(?:s|ed|ing)?"
+    r"|test(?:s|ed|ing)?|wonder(?:s|ed|ing)?|ask(?:s|ed|ing)?|determin(?:e|es|ed|ing)"
+    r"|(?:find|found|finding|figure[sd]?|figuring)\s+out|sure)"
+    r"(?:\s+(?:again|first|also|quickly|now))?\s+$")
 _ARROW_CODE_RE = re.compile(r"[(){}\[\];=<>\"'|&$#`]|::|\bfn\b|\bdef\b|\bfunction\b")
 _OBJ_CHARS = r"[^\s,;:!?()\[\]{}\"'`“”=]+"
 _OBJ_TOKEN_RE = re.compile(  # a word; "45,000" and "don't" stay one word
@@ -275,7 +280,8 @@ def _alpha_before(low: str, line_start: int, start: int) -> bool:
 
 def _keep_marker(low: str, kind: Kind, family: str, start: int, end: int,
                  lines: list[tuple[int, bool]] | None = None) -> bool:
-    """False for a marker that is not one here: a code arrow, a temporal "since".
+    """False for a marker that is not one here: a code arrow, a temporal "since", the
+    "if" of an indirect question ("check if", "see if", "not sure if").
     ``lines``: :func:`_code_lines` of ``low`` (computed here when not given)."""
     if low[start:end] in ("->", "→"):
         if lines is None:
@@ -285,6 +291,8 @@ def _keep_marker(low: str, kind: Kind, family: str, start: int, end: int,
         return not code and _alpha_before(low, line_start, start) and after.isalpha()
     if low[start:end] == "since":
         return _SINCE_CLAUSE_RE.match(low, end) is not None
+    if low[start:end] == "if":  # "let me check if X" asks X, it sets no condition
+        return _ASKED_IF_RE.search(low, max(0, start - 24), start) is None
     if low[start:end] == "required":  # a predicate, not "passes required env vars"
         return (_REQUIRED_BEFORE_RE.search(low, max(0, start - 12), start) is not None
                 or _REQUIRED_AFTER_RE.match(low, end) is not None)

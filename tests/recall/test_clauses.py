@@ -73,6 +73,21 @@ def test_condition_kind() -> None:
     assert clauses("Use it if.") == []  # nothing after it
 
 
+def test_if_after_a_verb_of_checking_asks_and_sets_no_condition() -> None:
+    # "check if X" (an indirect question: the assistant is about to look) states no
+    # condition; the same "if" after anything else does
+    assert clauses("Let me check if the layout handles flash already.") == []
+    assert clauses("We verified again if the index rebuilt cleanly.") == []
+    assert clauses("First find out if the quota resets nightly.") == []
+    assert clauses("The migration will fail on SQLite if rows exist.") == [
+        ("condition", "if rows exist")]
+    assert clauses("Run the backfill only if the quota is below 80 GB.") == [
+        ("condition", "Run the backfill only if the quota is below 80 GB")]
+    # the verb must stand right before it (a word between makes it a condition again)
+    assert clauses("Check the logs if the deploy fails twice.") == [
+        ("condition", "if the deploy fails twice")]
+
+
 def test_since_is_causal_only_before_a_clause() -> None:
     assert ("causal", "because cache stale") in {
         (d.kind.value, d.norm) for d in extract("Rebuild it since the cache is stale.")}
