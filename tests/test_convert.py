@@ -150,6 +150,19 @@ def test_command_converts_and_says_what_it_did(tmp_path: Path) -> None:
     assert_audits_alike(CODEX_FILE, out)
 
 
+def test_a_folder_is_named_as_one_with_what_to_give_instead(tmp_path: Path) -> None:
+    # audit takes folders; convert reads one log: the error says so, not the OS's
+    # "Is a directory", and nothing is written
+    (tmp_path / "task").mkdir()
+    out = tmp_path / "out.jsonl"
+    result = run(str(tmp_path / "task"), "-o", str(out))
+    assert result.exit_code == 2
+    assert result.stderr == (f"compaction-audit: {tmp_path / 'task'}: is a folder: convert "
+                             "reads one log file (of a Cline task, its messages file); "
+                             "'audit' takes folders\n")
+    assert not out.exists()
+
+
 def test_command_reads_stdin_and_writes_stdout(tmp_path: Path) -> None:
     result = run("-", "-o", "-", input=CODEX_FILE.read_bytes())
     assert result.exit_code == 0, result.stderr

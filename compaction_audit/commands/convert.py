@@ -258,6 +258,9 @@ def convert_command(
     is written then).
     """
     notes: list[str] = []
+    if input != "-" and Path(input).is_dir():  # audit reads folders; convert one log
+        fail(f"{input}: is a folder: convert reads one log file (of a Cline task, its "
+             "messages file); 'audit' takes folders")
     try:
         done = convert(input, str(output), None if from_ is None else from_.value, notes)
     except AuditError as exc:
