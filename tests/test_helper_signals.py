@@ -53,6 +53,13 @@ run()
 """
 
 
+def _cmdline(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:  # it ended since it was listed
+        return b""
+
+
 @pytest.fixture(scope="module")
 def trace(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("helpers") / "t.jsonl"
@@ -84,8 +91,12 @@ def test_helpers_end_with_the_command_without_a_word(
             pytest.skip("the helpers did not start in time (machine too busy)")
         helpers = [k for k in _children(main.pid) if _running(k)]
         # the two decoding helpers, and the embedding helper the command starts before
-        # loading the auditor when the trace has texts (cosine/server.py)
-        assert len(helpers) == 2 + server.wanted()
+        # loading the auditor when the trace has texts (cosine/server.py); the early
+        # text helper too when a core looked idle then (recall/textearly.py: it
+        # depends on the machine's load, so it is told apart, not counted)
+        text = [k for k in helpers if b"texthelper" in _cmdline(k)]
+        assert len(text) <= 1
+        assert len(helpers) - len(text) == 2 + server.wanted()
         time.sleep(0.3)  # the helpers are blocked on their full pipes
         if group:
             os.killpg(main.pid, sig)

@@ -249,6 +249,7 @@ def test_lost_rows_say_how_many_of_the_rest_the_page_holds() -> None:
 
     page = rows(MAX_ROWS + 10)
     rest = MAX_ROWS + 10 - LOST_SHOWN
-    assert f"<summary>{MAX_ROWS - LOST_SHOWN} more of {rest}</summary>" in page
+    assert (f"<summary>{MAX_ROWS - LOST_SHOWN} more (of {rest}: the page holds {MAX_ROWS} "
+            "rows)</summary>") in page
     assert "... and 10 more lost discriminator(s)" in page
     assert f"<summary>{20 - LOST_SHOWN} more</summary>" in rows(20)

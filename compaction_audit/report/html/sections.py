@@ -101,10 +101,12 @@ def _lost_rows(rows: list[dict[str, Any]], head: list[str], row_html: Any) -> st
     shown = html_table(head, (row_html(d) for d in rows[:LOST_SHOWN]))
     extra = rows[LOST_SHOWN:MAX_ROWS]
     if extra:
-        # "185 more of 195" where the page holds only some of the rest: "185 more" then
-        # "... and 10 more" read as two lists (ux6)
+        # "185 more (of 195; ...)" where the page holds only some of the rest: "185
+        # more" then "... and 10 more" read as two lists (ux6), and "185 more of 195"
+        # as a count of something else (the user test after ux7)
         rest = len(rows) - LOST_SHOWN
-        of = f" of {rest:,}" if rest > len(extra) else ""
+        of = (f" (of {rest:,}: the page holds {MAX_ROWS:,} rows)" if rest > len(extra)
+              else "")
         shown += (f"<details><summary>{len(extra):,} more{of}</summary>"
                   + html_table(head, (row_html(d) for d in extra)) + "</details>")
     return shown + more(len(rows) - MAX_ROWS, "lost discriminator")
