@@ -43,3 +43,22 @@ def test_asked_again_names_the_line_of_the_asking_turn(tmp_path: Path) -> None:
     assert "cache_ttl_seconds  (user, line 2)  <- asked again at round 2 (line 6)" in text
     md = CliRunner().invoke(app, ["audit", log, "-f", "markdown"]).stdout
     assert "(user, line 2, asked again at round 2 (line 6))" in md
+
+
+def test_an_answer_without_reading_the_fact_again_is_pointed_at(tmp_path: Path) -> None:
+    # the assistant's reply to the question (line 7) came from the summary: nothing
+    # between brought cache_ttl_seconds back
+    log = _rollout(tmp_path / "rollout.jsonl")
+    with log.open("a") as out:
+        out.write(_line("response_item", {"type": "message", "role": "assistant", "content": [
+            {"type": "output_text", "text": "It uses the default of 300."}]}) + "\n")
+    text = CliRunner().invoke(app, ["audit", str(log)], env={"COLUMNS": "200"}).stdout
+    assert ("<- asked again at round 2 (line 6), answered at line 7 without reading it "
+            "again") in text, text
+    md = CliRunner().invoke(app, ["audit", str(log), "-f", "markdown"]).stdout
+    assert ("(user, line 2, asked again at round 2 (line 6), answered at line 7 without "
+            "reading it again)") in md, md
+    page = tmp_path / "r.html"
+    CliRunner().invoke(app, ["audit", str(log), "-f", "html", "-o", str(page)])
+    assert ('<td class="asked">round 2<br><span class="dim">answered at line 7 without '
+            "reading it again</span></td>") in page.read_text()

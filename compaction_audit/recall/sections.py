@@ -129,16 +129,18 @@ def _span_file(line_file: Any, own_lines: set[Any], span: Any, other: Any = None
     return {"span_file": line_file[:200]}
 
 
-def _reread_file(line_file: Any, own_lines: set[Any], span: Any, other: Any = None
-                 ) -> dict[str, str | None]:
+def _reread_file(line_file: Any, own_lines: set[Any], span: Any, other: Any = None,
+                 key: str = "reread_file") -> dict[str, str | None]:
     """``{"reread_file": name}``: the file ``reread_line`` counts in, by the rule of
     :func:`_span_file` applied to the span that read the fact again (null: the file
-    given, or nothing read it again); ``{}`` when the adapter names no such file."""
+    given, or nothing read it again); ``{}`` when the adapter names no such file.
+    ``key``: another name for the same rule (``answered_file``, for
+    ``answered_line``)."""
     if not isinstance(line_file, str):
         return {}
     if span is None:
-        return {"reread_file": None}
-    return {"reread_file": _span_file(line_file, own_lines, span, other)["span_file"]}
+        return {key: None}
+    return {key: _span_file(line_file, own_lines, span, other)["span_file"]}
 
 
 def _lost_at(lost: pl.DataFrame, compactions: list[dict[str, Any]], redacted: bool
@@ -205,9 +207,12 @@ def compaction_view(session: Session, recall: Recall,
     at that compaction in report order (:func:`ranked_lost`), each with ``tier``, ``tier_name``,
     ``tier_why``, ``span_type``, ``span_line``, ``span_file`` (only when the adapter
     read spans from a companion file: the file that line counts in, null for the file
-    given; ``reread_file`` likewise for ``reread_line``), ``asked_again`` (a later user
-    message states it again) and ``reused_round``/``reused_span`` (a later action reused it):
-    evidence the loss did harm.
+    given; ``reread_file`` likewise for ``reread_line``, ``answered_file`` for
+    ``answered_line``), ``asked_again`` (a later user message states it again),
+    ``answered_line`` (the assistant's first text after that, when nothing read the
+    fact again before it: an answer from the summary) and
+    ``reused_round``/``reused_span`` (a later action reused it): evidence the loss did
+    harm.
     """
     out = []
     lost = ranked if ranked is not None else ranked_lost(recall, session)
@@ -240,6 +245,9 @@ def compaction_view(session: Session, recall: Recall,
                     "reused_round": d["reused_round"], "reused_span": d["reused_span"],
                     "reread_round": d["reread_round"], "reread_line": d["reread_line"],
                     **_reread_file(line_file, own_lines, d["reread_span"], other_file),
+                    "answered_line": d.get("answered_line"),
+                    **_reread_file(line_file, own_lines, d.get("answered_span"), other_file,
+                                   "answered_file"),
                     "reused_destructive": d.get("reused_destructive")}
                    for d in rows]
         text = texts.get(c.get("summary_id")) or ""

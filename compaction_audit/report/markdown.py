@@ -119,7 +119,10 @@ def lost_lines(s: SessionReport, show_all: bool = False) -> list[str]:
             again = (f", asked again at round {d['asked_again_round']}"
                      f"{s.line_of_round(d['asked_again_round'], md)}"
                      if d.get("asked_again") else "")
-            if d.get("reread_line") is not None:  # as the text report says it
+            if d.get("answered_line") is not None:  # as the text report says it
+                answer = fact_line(d["answered_line"], d.get("answered_file"), md)
+                again += f", answered at {answer} without reading it again"
+            if d.get("reread_line") is not None:
                 again += f", read again at {fact_line(d['reread_line'], d.get('reread_file'), md)}"
             out.append(f"- {md(d.get('tier_name') or '')}: {md(d['kind'])} "
                        f"{_code(d['text'])} ({md(d.get('source') or '?')}{where}{again})")

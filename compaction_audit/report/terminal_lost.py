@@ -111,6 +111,7 @@ def _compaction_detail(d: dict[str, Any], r: SessionReport) -> Text:
         again = d["asked_again_round"]
         text.append(f"  <- asked again at round {again}{r.line_of_round(again)}",
                     style="bold yellow")
+        _answered(text, d)
     if d.get("reread_line") is not None:
         text.append(f"  (read again at {fact_line(d['reread_line'], d.get('reread_file'))})",
                     style="dim")
@@ -168,7 +169,16 @@ def _discriminator_detail(d: dict[str, Any]) -> Text:
                 f"{when})", style="dim")
     if d.get("asked_again_round") is not None:
         text.append(f"  <- asked again at round {d['asked_again_round']}", style="bold yellow")
+        _answered(text, d)
     return text
+
+
+def _answered(text: Text, d: dict[str, Any]) -> None:
+    """", answered at line N without reading it again" after "asked again": the
+    assistant answered from the summary (``answered_line`` of the lost table)."""
+    if d.get("answered_line") is not None:
+        text.append(f", answered at {fact_line(d['answered_line'], d.get('answered_file'))}"
+                    " without reading it again", style="bold yellow")
 
 
 def recall_section(r: SessionReport, show_all: bool = False, limit: int = LIST_LIMIT

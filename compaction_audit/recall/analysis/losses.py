@@ -72,6 +72,29 @@ def _lost_table(session: Session, items: pl.DataFrame, occ: pl.DataFrame,
         lambda: _lost_rows(session, items, occ, names, losses, drops, limits))
 
 
+def _answered(again: pl.LazyFrame, items: pl.DataFrame) -> pl.LazyFrame:
+    """Per key asked again, the assistant's first text after the person's span that
+    asked (``answered_line``, its ``source_line``; ``answered_span``): a later line of
+    the log, so that the spans of the asking round in a native log (one line) do not
+    count.  Absent when no assistant text follows."""
+    asked = again.join(items.lazy().select(pl.col("id").alias("asked_again_span"),
+                                           pl.col("source_line").alias("asked_line")),
+                       on="asked_again_span").select("key", "asked_line")
+    source = pl.col("source").fill_null("")
+    answers = (items.lazy().filter(
+        (pl.col("kind") == "span") & pl.col("text").is_not_null()
+        & ((source == "assistant") | source.str.starts_with("assistant:"))
+        & (pl.col("stype") != "harness"))
+        .select(pl.col("source_line").cast(pl.Int64).alias("answered_line"),
+                pl.col("id").alias("answered_span"))
+        .sort("answered_line", maintain_order=True))
+    return (asked.with_columns(pl.col("asked_line").cast(pl.Int64)).drop_nulls("asked_line")
+            .sort("asked_line")
+            .join_asof(answers, left_on="asked_line", right_on="answered_line",
+                       strategy="forward", allow_exact_matches=False)
+            .select("key", "answered_line", "answered_span"))
+
+
 def _lost_rows(session: Session, items: pl.DataFrame, occ: pl.DataFrame,
                names: pl.DataFrame, losses: pl.DataFrame,
                drops: pl.DataFrame, limits: list[Limit]) -> pl.DataFrame:
@@ -87,7 +110,12 @@ def _lost_rows(session: Session, items: pl.DataFrame, occ: pl.DataFrame,
     that printed it: the fold still lost it (issue 10, point 4), but the context got it
     back there; null when nothing did.  A person's span is not a re-read: a person who
     names the fact again is asking about it (``asked_again_round``), and a question that
-    names an identifier does not bring back the value it stood for."""
+    names an identifier does not bring back the value it stood for.
+
+    ``answered_line``/``answered_span``: the assistant's first text after the person
+    asked again (:func:`_answered`), when nothing read the fact again before it: an
+    answer given from the summary (seed 002: the agent answers confidently from the
+    summary and is wrong); null otherwise."""
     # a few plans, each collected once (issue 14, fleet audits): the lost rows and the
     # user spans, which asked_again and reuse read as frames, then the table
     rounds = session.rounds.lazy().select("ri", "round", "line")
@@ -138,18 +166,24 @@ def _lost_rows(session: Session, items: pl.DataFrame, occ: pl.DataFrame,
         .agg(pl.col("round").first().alias("reread_round"),
              pl.col("source_line").first().alias("reread_line"),
              pl.col("id").first().alias("reread_span")))
+    answered = _answered(again, items)
     reused = reuse(lost.select("key", "start", pl.col("id").alias("span")),
                    pl.concat([occ.select("key", "id"), names.select("key", "id")]), items,
                    session.rounds)
     return one(
         lost.lazy().join(again, on="key", how="left").join(reused.lazy(), on="key", how="left")
-        .join(reread, on="key", how="left")
+        .join(reread, on="key", how="left").join(answered, on="key", how="left")
+        .with_columns(  # an answer the context had the fact for is no answer from memory
+            *(pl.when(pl.col("reread_line").is_null()
+                      | (pl.col("reread_line") > pl.col("answered_line")))
+              .then(pl.col(name)) for name in ("answered_line", "answered_span")))
         .select("kind", "text", "rank", pl.col("id").alias("span"),
                 pl.col("source").alias("span_source"), pl.col("stype").alias("span_type"),
                 pl.col("source_line").alias("span_line"), "text_line",
                 pl.when(pl.col("by_fold")).then(pl.lit("fold")).otherwise(pl.lit("eviction"))
                 .alias("cause"), "fold", "fold_round", "fold_line", "lost_round", "lost_line",
                 "asked_again_span", "asked_again_round", "reused_round", "reused_span",
-                "reused_destructive", "reread_round", "reread_line", "reread_span", "key")
+                "reused_destructive", "reread_round", "reread_line", "reread_span",
+                "answered_line", "answered_span", "key")
         .sort(["rank", "lost_round", "key"], descending=[True, False, False])
     )

@@ -113,8 +113,17 @@ def _lost_rows(rows: list[dict[str, Any]], head: list[str], row_html: Any) -> st
 
 
 def _asked(d: dict[str, Any]) -> str:
+    """When a person asked again, and where the assistant then answered without
+    reading the fact again (``answered_line``: an answer from the summary)."""
     again = d.get("asked_again_round")
-    return f'<td class="asked">round {esc(again)}</td>' if again is not None else "<td>no</td>"
+    if again is None:
+        return "<td>no</td>"
+    answered = d.get("answered_line")
+    where = d.get("answered_file")
+    note = ("" if answered is None else
+            f'<br><span class="dim">answered at {esc(f"{where}:" if where else "line ")}'
+            f"{esc(fmt(answered))} without reading it again</span>")
+    return f'<td class="asked">round {esc(again)}{note}</td>'
 
 
 def _line_cell(line: object, line_file: object) -> str:

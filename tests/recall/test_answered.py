@@ -1,0 +1,115 @@
+"""Where the assistant answered a question about a lost fact without reading it again:
+``answered_line`` of the lost table, and the line the reports write for it.
+
+Seed 002's failure: the agent later answers confidently from the summary and is
+wrong.  The auditor cannot judge the answer; it points at it: the assistant's first
+text after the person asked again, when nothing brought the fact back before it.
+Small native logs in our own words, one round per line.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from compaction_audit import api
+from compaction_audit.report.json_report import render_json
+from compaction_audit.report.model import Report
+
+SESSION = {"type": "session", "schema": "compaction-audit/1", "session_id": "answered"}
+SET = "Set read_timeout_ms to 45000 on staging after the soak test."
+ASK = "Was read_timeout_ms on staging ever raised?"
+
+
+def span(sid: str, source: str, text: str) -> dict[str, Any]:
+    return {"id": sid, "tokens": 20, "text": text, "source": source}
+
+
+def fold_round(number: int) -> dict[str, Any]:
+    """Round ``number`` folds the setting and its reply into a summary without it."""
+    return {"type": "round", "round": number,
+            "summaries": [{"id": "m1", "tokens": 5, "children": ["u1", "a1"],
+                           "text": "Tuned the staging settings."}],
+            "evicted": ["u1", "a1"]}
+
+
+def write(path: Path, *later: dict[str, Any]) -> str:
+    """Line 1 the session, line 2 round 0 (the setting), line 3 round 1 (the fold),
+    then ``later`` rounds from line 4 on."""
+    records = [SESSION,
+               {"type": "round", "round": 0,
+                "spans": [span("u1", "user", SET), span("a1", "assistant", "Done.")]},
+               fold_round(1), *later]
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    return str(path)
+
+
+def lost_row(path: str, text: str = "read_timeout_ms") -> dict[str, Any]:
+    doc = orjson.loads(render_json(Report([api.audit(path)], []), single=True))
+    rows = [d for d in doc["lost_discriminators"] if d["text"] == text]
+    assert len(rows) == 1, doc["lost_discriminators"]
+    return rows[0]
+
+
+def test_the_first_assistant_text_after_the_question_is_the_answer(tmp_path: Path) -> None:
+    path = write(tmp_path / "t.jsonl",
+                 {"type": "round", "round": 2, "spans": [span("u2", "user", ASK)]},
+                 {"type": "round", "round": 3,
+                  "spans": [span("c3", "tool_call:Bash", "git log --oneline"),
+                            span("a3", "assistant", "No, it stayed at 30000.")]},
+                 {"type": "round", "round": 4,
+                  "spans": [span("a4", "assistant", "Anything else?")]})
+    row = lost_row(path)
+    assert (row["asked_again_span"], row["asked_again_round"]) == ("u2", 2)
+    # line 5 holds round 3: its tool call is no answer, its assistant text is
+    assert (row["answered_line"], row["answered_span"]) == (5, "a3")
+    # the other facts of the setting were not asked about: no answer to point at
+    assert lost_row(path, "45000")["answered_line"] is None
+
+
+def test_an_answer_after_the_fact_was_read_again_is_no_answer_from_memory(
+        tmp_path: Path) -> None:
+    reread = span("r3", "tool_result:Read", "config/staging.toml: read_timeout_ms = 45000")
+    path = write(tmp_path / "t.jsonl",
+                 {"type": "round", "round": 2, "spans": [span("u2", "user", ASK)]},
+                 {"type": "round", "round": 3, "spans": [reread]},
+                 {"type": "round", "round": 4, "spans": [span("a4", "assistant", "Yes: 45000.")]})
+    row = lost_row(path)
+    assert (row["reread_line"], row["answered_line"], row["answered_span"]) == (5, None, None)
+    # read again only after the answer: the answer still came from the summary
+    path = write(tmp_path / "u.jsonl",
+                 {"type": "round", "round": 2, "spans": [span("u2", "user", ASK)]},
+                 {"type": "round", "round": 3, "spans": [span("a3", "assistant", "No.")]},
+                 {"type": "round", "round": 4, "spans": [reread]})
+    row = lost_row(path)
+    assert (row["answered_line"], row["reread_line"]) == (5, 6)
+
+
+@pytest.mark.parametrize("later", [
+    # the question's own line (a native round's spans share it) holds no answer
+    [{"type": "round", "round": 2,
+      "spans": [span("u2", "user", ASK), span("a2", "assistant", "No.")]}],
+    # nothing asked: nothing answered, whatever the assistant says next
+    [{"type": "round", "round": 2, "spans": [span("a2", "assistant", "No raise.")]}],
+])
+def test_no_later_line_or_no_question_is_no_answer(tmp_path: Path,
+                                                   later: list[dict[str, Any]]) -> None:
+    assert lost_row(write(tmp_path / "t.jsonl", *later))["answered_line"] is None
+
+
+def test_the_text_report_points_at_the_answer(tmp_path: Path) -> None:
+    # an agent product's log: tests/test_asked_again_line.py
+    from typer.testing import CliRunner
+
+    from compaction_audit.cli import app
+
+    path = write(tmp_path / "t.jsonl",
+                 {"type": "round", "round": 2, "spans": [span("u2", "user", ASK)]},
+                 {"type": "round", "round": 3, "spans": [span("a3", "assistant", "No.")]})
+    text = CliRunner().invoke(app, ["audit", path, "--all"], env={"COLUMNS": "200"}).stdout
+    assert ("<- asked again at round 2, answered at line 5 without reading it again"
+            in text), text
