@@ -28,3 +28,23 @@ def test_code_span_fences_and_pads() -> None:
     assert _code(" spaced ") == "`  spaced  `"  # one space of each side is stripped
     assert _code("a\nb") == "`a\\nb`"
     assert _code("q" * 300) == "`" + "q" * 200 + "`"
+
+
+def test_a_lost_fact_names_its_kind_once() -> None:
+    # "spec requirement: requirement `...`" said the kind twice (user test); a kind
+    # the tier's name does not end with stays
+    from types import SimpleNamespace
+
+    from compaction_audit.report.markdown import lost_lines
+
+    def fact(tier: str, kind: str, text: str) -> dict[str, object]:
+        return {"tier": 3, "tier_name": tier, "kind": kind, "text": text,
+                "source": "tool_result:Bash", "span_line": 660}
+
+    session = SimpleNamespace(compactions=[{"round": 3, "line": 1256, "lost": [
+        fact("spec requirement", "requirement", "Token is one-time"),
+        fact("spec requirement", "negation", "Do not use temp files")]}])
+    lines = lost_lines(session)  # type: ignore[arg-type]
+    assert lines[2:4] == [
+        r"- spec requirement: `Token is one-time` (tool\_result&#58;Bash, line 660)",
+        r"- spec requirement: negation `Do not use temp files` (tool\_result&#58;Bash, line 660)"]

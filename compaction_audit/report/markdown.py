@@ -124,7 +124,9 @@ def lost_lines(s: SessionReport, show_all: bool = False) -> list[str]:
                 again += f", answered at {answer} without reading it again"
             if d.get("reread_line") is not None:
                 again += f", read again at {fact_line(d['reread_line'], d.get('reread_file'), md)}"
-            out.append(f"- {md(d.get('tier_name') or '')}: {md(d['kind'])} "
+            tier = d.get("tier_name") or ""
+            kind = "" if tier.endswith(d["kind"]) else f"{md(d['kind'])} "  # not twice
+            out.append(f"- {md(tier)}: {kind}"
                        f"{_code(d['text'])} ({md(d.get('source') or '?')}{where}{again})")
         if not show_all:
             if len(top) > len(shown):
