@@ -203,7 +203,8 @@ class RunDiff:
         o = self.onset("inversion_onset")
         parts = [f"inversion onset {o.verdict}: {describe(o)}"]
         counts = {s: len(self.by_status(s)) for s in ("new", "resolved", "persisting")}
-        parts.append(", ".join(f"{n} {s}" for s, n in counts.items()) + " finding(s)")
+        # units, not findings: a fold finding is one unit per fact it lost (docs/diff.md)
+        parts.append(", ".join(f"{n} {s}" for s, n in counts.items()) + " finding unit(s)")
         debt = self.last_debt()
         if debt is not None and debt[0] != debt[1]:
             # what a loop that cannot invert still loses (a product's compactions)

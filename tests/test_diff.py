@@ -219,7 +219,7 @@ def test_runs_of_different_lengths(tmp_path: Path) -> None:
     assert d.diverging_rounds == [8, 9, 10, 11]
     assert all(o.verdict == "unchanged" for o in d.onsets)
     assert d.headline() == ("inversion onset unchanged: none -> none; 0 new, 0 resolved, "
-                            "0 persisting finding(s); series differ at 4 round(s)")
+                            "0 persisting finding unit(s); series differ at 4 round(s)")
     assert run(short, long, "--fail-if-onset-earlier", "0", "--fail-on-new", "info"
                ).exit_code == 0
 
@@ -299,7 +299,7 @@ def test_text_output_names_rounds_and_delta(tmp_path: Path) -> None:
     assert [c.strip() for c in line.split("│")[1:]] == ["3", "6", "+3", "later"]
     assert result.stdout.strip().splitlines()[-1] == (
         "inversion onset later: round 3 -> round 6 (+3 rounds); 0 new, 0 resolved, "
-        "0 persisting finding(s); series differ at 5 round(s)")
+        "0 persisting finding unit(s); series differ at 5 round(s)")
 
 
 def test_rules_that_fired_in_neither_run_are_one_line(tmp_path: Path) -> None:

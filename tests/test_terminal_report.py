@@ -278,10 +278,10 @@ def test_diff_says_its_verdict_first_under_the_runs_and_last(tmp_path: Path) -> 
     cand = str(dump(records, tmp_path / "b.jsonl"))
     lines = invoke("diff", base, cand).stdout.splitlines()
     assert lines[3:5] == ["verdict    inversion onset unchanged: none -> none; 0 new, 0 "
-                          "resolved, 3", "           persisting finding(s); series differ "
-                          "at 1 round(s)"]
+                          "resolved, 3", "           persisting finding unit(s); series "
+                          "differ at 1 round(s)"]
     assert lines[-1] == ("inversion onset unchanged: none -> none; 0 new, 0 resolved, 3 "
-                         "persisting finding(s); series differ at 1 round(s)")
+                         "persisting finding unit(s); series differ at 1 round(s)")
 
 
 def test_native_lost_fact_names_its_span_the_line_it_was_stated_and_the_fold(
