@@ -118,6 +118,12 @@ FRAGMENT = (r"(?i)^[^`]*(?:`[^`]*`[^`]*)*`[^`]*$"
 """A clause cut short: an open code span (an odd number of backticks), or a dangling
 conjunction, article or opening punctuation at the end (issue 10, point 2)."""
 
+ONE_SIDED = (r"(?i)^\W*(?:then|before|after(?:wards)?|subsequently|followed\s+by|prior\s+to"
+             r"|preceded\s+by)\b|\b(?:then|before|after(?:wards)?|subsequently)\W*$")
+"""An ordering with one side only: it starts or ends with its marker ("Then the
+wrapper", "the filter comes after"): the other side is in the sentence before, so the
+clause alone states no order (a fragment, never a decision)."""
+
 CODE_ARROW = r"(?:->|=>|\|>|→).*|.*(?:->|=>|\|>|→)"
 CODE_CHARS = r"[.`_(){}\[\]=:@%/]"
 """An ordering is code (a function arrow, a git range, a log line), not a sequence of
@@ -139,11 +145,13 @@ def tier_parts(source: str = "span_source") -> dict[str, pl.Expr]:
     words = content_words(text)
     code_arrow = (kind == "ordering") & text.str.contains(CODE_ARROW) & text.str.contains(
         CODE_CHARS)
+    one_sided = (kind == "ordering") & text.str.contains(ONE_SIDED)
     return {f"{_PART}clause": ~kind.is_in(VALUE_KINDS),
             f"{_PART}person": person_source(pl.col(source)),
             f"{_PART}chatter": text.str.contains(CHATTER),
             f"{_PART}code_arrow": code_arrow,
-            f"{_PART}cut": (words < 2) | text.str.contains(FRAGMENT) | code_arrow}
+            f"{_PART}cut": (words < 2) | text.str.contains(FRAGMENT) | code_arrow
+            | one_sided}
 
 
 def tier_exprs(asked_again: str = "asked_again_round") -> tuple[pl.Expr, pl.Expr]:

@@ -91,6 +91,21 @@ def test_fragments_and_code_arrows_are_never_decisions() -> None:
     assert [t for _, t, _ in tiers(tool)] == [6] * 6
 
 
+def test_an_ordering_with_one_side_is_a_fragment() -> None:
+    # its marker starts or ends it: the other side was in the sentence before
+    one = ["Then the `ThreadSection` wrapper", "the filter comes after",
+           "run the migration afterwards", "Before the deploy window"]
+    both = ["restart the db before the backup", "build staging, then deploy prod",
+            "Reverted read_timeout_ms to 30000"]
+    frame = lost_table([row("ordering", t, "assistant") for t in one + both])
+    assert [t for _, t, _ in tiers(frame)] == [5] * 4 + [4] * 3
+    assert set(add_tiers(frame)["tier_why"].to_list()[:4]) == {
+        "a fragment: cut short or fewer than two content words"}
+    # another kind may end in the same word: only an ordering is judged so
+    other = lost_table([row("negation", "do not deploy the service before", "assistant")])
+    assert [t for _, t, _ in tiers(other)] == [4]
+
+
 def test_reuse_by_a_later_span_is_named_in_why() -> None:
     frame = lost_table([row("identifier", "ORD-5501", "tool_result:Bash", reused_round=1),
                         row("identifier", "ORD-7", "tool_result:Bash")],
