@@ -87,7 +87,7 @@ def _answered(again: pl.LazyFrame, items: pl.DataFrame) -> pl.LazyFrame:
         & (pl.col("stype") != "harness"))
         .select(pl.col("source_line").cast(pl.Int64).alias("answered_line"),
                 pl.col("id").alias("answered_span"))
-        .sort("answered_line", maintain_order=True))
+        .drop_nulls("answered_line").sort("answered_line", maintain_order=True))
     return (asked.with_columns(pl.col("asked_line").cast(pl.Int64)).drop_nulls("asked_line")
             .sort("asked_line")
             .join_asof(answers, left_on="asked_line", right_on="answered_line",
