@@ -56,7 +56,7 @@ def findings(report: SessionReport, named: str = "") -> list[tuple[Any, ...]]:
             for f in report.findings]
 
 
-LINE_KEYS = {"span_line", "span_file", "reread_file"}
+LINE_KEYS = {"span_line", "span_file", "reread_file", "answered_file"}
 
 
 def without_lines(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -161,6 +161,16 @@ def test_a_folder_is_named_as_one_with_what_to_give_instead(tmp_path: Path) -> N
                              "reads one log file (of a Cline task, its messages file); "
                              "'audit' takes folders\n")
     assert not out.exists()
+
+
+def test_a_name_too_long_to_look_up_is_the_open_error_not_an_internal_one(
+        tmp_path: Path) -> None:
+    # telling a folder apart must not turn the OS's error into "internal error"
+    name = str(tmp_path / ("x" * 300))
+    result = run(name, "-o", str(tmp_path / "out.jsonl"))
+    assert result.exit_code == 2
+    assert result.stderr.startswith(f"compaction-audit: {name}: cannot open: ")
+    assert "internal error" not in result.stderr
 
 
 def test_command_reads_stdin_and_writes_stdout(tmp_path: Path) -> None:

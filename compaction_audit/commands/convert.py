@@ -234,6 +234,15 @@ def _looks_like(path: str, fmt: str) -> str:
     return "" if detected == fmt else f" (it looks like {detected}: try --from {detected})"
 
 
+def _is_dir(path: str) -> bool:
+    """Whether ``path`` is a folder; False when it cannot be told (a name too long, a
+    folder not searchable: opening it then says why, as for any file)."""
+    try:
+        return Path(path).is_dir()
+    except (OSError, ValueError):
+        return False
+
+
 def convert_command(
     input: Annotated[str, typer.Argument(
         metavar="IN", help="The log to convert ('-' for stdin).")],
@@ -258,7 +267,7 @@ def convert_command(
     is written then).
     """
     notes: list[str] = []
-    if input != "-" and Path(input).is_dir():  # audit reads folders; convert one log
+    if input != "-" and _is_dir(input):  # audit reads folders; convert one log
         fail(f"{input}: is a folder: convert reads one log file (of a Cline task, its "
              "messages file); 'audit' takes folders")
     try:

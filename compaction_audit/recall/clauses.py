@@ -123,11 +123,18 @@ _SINCE_CLAUSE_RE = re.compile(  # "since" followed by a clause: a subject pronou
 _REQUIRED_BEFORE_RE = re.compile(r"(?:\b(?:is|are|be|was|were|been|not|also)|[+&])\s+$")
 _REQUIRED_AFTER_RE = re.compile(r"\s*(?:$|[.,;:)!?\n]|(?:for|to|by|when|if|in|on|unless|before"
                                 r"|after)\b)")
-_ASKED_IF_RE = re.compile(  # "check if X", "not sure if X": an indirect question
-    r"\b(?:check(?:s|ed|ing)?|see(?:s|ing)?|verif(?:y|ies|ied|ying)|confirm(?:s|ed|ing)?"
+_ASKED_IF_RE = re.compile(  # "let me check if X", "not sure if X": an indirect question
+    r"(?:(?:^|[.!?;:\n]\s*|\b(?:let\s+me|let's|to|i|we|you|i'll|we'll|i'd|we'd|please|and"
+    r"|then|can|could|will|would|should|must|need\s+to|want\s+to|going\s+to|try\s+to)\s+)"
+    r"(?:(?:also|first|just|quickly|now|then)\s+)?"
+    r"(?:check(?:s|ed|ing)?|see|verif(?:y|ies|ied|ying)|confirm(?:s|ed|ing)?"
     r"|test(?:s|ed|ing)?|wonder(?:s|ed|ing)?|ask(?:s|ed|ing)?|determin(?:e|es|ed|ing)"
-    r"|(?:find|found|finding|figure[sd]?|figuring)\s+out|sure)"
+    r"|(?:find|found|figure[sd]?|figuring)\s+out)|\bnot\s+sure|\bunsure)"
     r"(?:\s+(?:again|first|also|quickly|now))?\s+$")
+"""The words before an "if" that make it an indirect question: a verb of checking or
+asking as a verb (after a subject, a modal, "to", "let me", or at a sentence start:
+"Let me check if", "we verified again if", "Check if"), or "not sure": not a noun ("Run
+the smoke test if staging is down" keeps its condition)."""
 _ARROW_CODE_RE = re.compile(r"[(){}\[\];=<>\"'|&$#`]|::|\bfn\b|\bdef\b|\bfunction\b")
 _OBJ_CHARS = r"[^\s,;:!?()\[\]{}\"'`“”=]+"
 _OBJ_TOKEN_RE = re.compile(  # a word; "45,000" and "don't" stay one word
@@ -292,7 +299,7 @@ def _keep_marker(low: str, kind: Kind, family: str, start: int, end: int,
     if low[start:end] == "since":
         return _SINCE_CLAUSE_RE.match(low, end) is not None
     if low[start:end] == "if":  # "let me check if X" asks X, it sets no condition
-        return _ASKED_IF_RE.search(low, max(0, start - 24), start) is None
+        return _ASKED_IF_RE.search(low, max(0, start - 40), start) is None
     if low[start:end] == "required":  # a predicate, not "passes required env vars"
         return (_REQUIRED_BEFORE_RE.search(low, max(0, start - 12), start) is not None
                 or _REQUIRED_AFTER_RE.match(low, end) is not None)

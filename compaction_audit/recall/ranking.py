@@ -118,11 +118,14 @@ FRAGMENT = (r"(?i)^[^`]*(?:`[^`]*`[^`]*)*`[^`]*$"
 """A clause cut short: an open code span (an odd number of backticks), or a dangling
 conjunction, article or opening punctuation at the end (issue 10, point 2)."""
 
-ONE_SIDED = (r"(?i)^\W*(?:then|before|after(?:wards)?|subsequently|followed\s+by|prior\s+to"
-             r"|preceded\s+by)\b|\b(?:then|before|after(?:wards)?|subsequently)\W*$")
-"""An ordering with one side only: it starts or ends with its marker ("Then the
-wrapper", "the filter comes after"): the other side is in the sentence before, so the
-clause alone states no order (a fragment, never a decision)."""
+ONE_SIDED = (r"(?i)^\W*(?:then|afterwards|subsequently)\b"
+             r"|^\W*(?:before|after|prior\s+to|followed\s+by|preceded\s+by)\b[^,;]*$"
+             r"|\b(?:then|before|after(?:wards)?|subsequently)\W*$")
+"""An ordering with one side only: it ends with its marker ("the filter comes
+after"), or starts with one that points back ("Then the wrapper"), or with "before" or
+"after" and no comma to open the other side ("Before the deploy window"; "Before
+deploying, run the migrations" has both): the other side is in the sentence before,
+so the clause alone states no order (a fragment, never a decision)."""
 
 CODE_ARROW = r"(?:->|=>|\|>|→).*|.*(?:->|=>|\|>|→)"
 CODE_CHARS = r"[.`_(){}\[\]=:@%/]"

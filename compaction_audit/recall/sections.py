@@ -94,15 +94,18 @@ def _folded_rounds(fold_facts: pl.DataFrame | None, session: Session) -> list[di
 
 
 def _with_files(rows: list[dict[str, Any]], session: Session) -> list[dict[str, Any]]:
-    """``rows`` each with ``span_file`` (:func:`_span_file`) when the adapter read
-    spans from a companion file; as they are otherwise."""
+    """``rows`` each with ``span_file`` (:func:`_span_file`), ``reread_file`` and
+    ``answered_file`` when the adapter read spans from a companion file; as they are
+    otherwise."""
     line_file = session.header.extra.get("span_line_file")
     if not isinstance(line_file, str):
         return rows
     own = set(session.header.extra.get("span_line_file_except") or ())
     other = session.header.extra.get("span_line_file_except_in")
     return [{**d, **_span_file(line_file, own, d.get("span"), other),
-             **_reread_file(line_file, own, d.get("reread_span"), other)} for d in rows]
+             **_reread_file(line_file, own, d.get("reread_span"), other),
+             **_reread_file(line_file, own, d.get("answered_span"), other, "answered_file")}
+            for d in rows]
 
 
 def person_spans(session: Session) -> int:

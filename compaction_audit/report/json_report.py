@@ -76,6 +76,18 @@ def error_dict(err: LogError) -> dict[str, Any]:
     return doc
 
 
+def _capped_compaction(c: dict[str, Any]) -> dict[str, Any]:
+    """One compaction with its free-form keys capped (:func:`cap_keys`, the auditor's
+    own kept) and its ``lost`` entries whole: the auditor writes those, with a fixed
+    set of keys (22 with the file names), which the cap of a log's objects cut."""
+    lost = c.get("lost")
+    capped: dict[str, Any] = cap_keys(c if not isinstance(lost, list) else {**c, "lost": []},
+                                      keep=COMPACTION_KEYS)
+    if isinstance(lost, list):
+        capped["lost"] = lost
+    return capped
+
+
 def session_dict(r: SessionReport, show_all: bool = False) -> dict[str, Any]:
     """One session report as a JSON-able dict (see the module docstring); every
     part but the numeric ``series`` is :func:`clip_tree` d.
@@ -142,7 +154,7 @@ def session_dict(r: SessionReport, show_all: bool = False) -> dict[str, Any]:
             if f"{k}_truncated" in free:
                 session[f"{k}_truncated"] = free[f"{k}_truncated"]
         doc["session"] = session
-        doc["compactions"] = [cap_keys(c, keep=COMPACTION_KEYS) for c in r.compactions]
+        doc["compactions"] = [_capped_compaction(c) for c in r.compactions]
     rest = clip_tree(doc)
     if not show_all:
         rest = cap_lists(rest)  # adds a "<key>_truncated" after each list it cuts

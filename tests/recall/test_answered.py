@@ -89,15 +89,28 @@ def test_an_answer_after_the_fact_was_read_again_is_no_answer_from_memory(
     assert (row["answered_line"], row["reread_line"]) == (5, 6)
 
 
+def test_a_reply_in_the_question_s_own_round_answers_it(tmp_path: Path) -> None:
+    # a native round lists its spans in order: the reply after the question answers it
+    path = write(tmp_path / "t.jsonl",
+                 {"type": "round", "round": 2,
+                  "spans": [span("u2", "user", ASK), span("a2", "assistant", "No.")]})
+    assert (lost_row(path)["answered_line"], lost_row(path)["answered_span"]) == (4, "a2")
+
+
 @pytest.mark.parametrize("later", [
-    # the question's own line (a native round's spans share it) holds no answer
+    # the assistant spoke before the question, in its round: no answer to it
     [{"type": "round", "round": 2,
-      "spans": [span("u2", "user", ASK), span("a2", "assistant", "No.")]}],
+      "spans": [span("a2", "assistant", "Ready."), span("u2", "user", ASK)]}],
+    # the person moved on before any reply: the reply answers the new request
+    [{"type": "round", "round": 2, "spans": [span("u2", "user", ASK)]},
+     {"type": "round", "round": 3,
+      "spans": [span("u3", "user", "Never mind; please format the README instead.")]},
+     {"type": "round", "round": 4, "spans": [span("a4", "assistant", "Formatted it.")]}],
     # nothing asked: nothing answered, whatever the assistant says next
     [{"type": "round", "round": 2, "spans": [span("a2", "assistant", "No raise.")]}],
 ])
-def test_no_later_line_or_no_question_is_no_answer(tmp_path: Path,
-                                                   later: list[dict[str, Any]]) -> None:
+def test_no_reply_to_the_question_is_no_answer(tmp_path: Path,
+                                               later: list[dict[str, Any]]) -> None:
     assert lost_row(write(tmp_path / "t.jsonl", *later))["answered_line"] is None
 
 
@@ -113,3 +126,37 @@ def test_the_text_report_points_at_the_answer(tmp_path: Path) -> None:
     text = CliRunner().invoke(app, ["audit", path, "--all"], env={"COLUMNS": "200"}).stdout
     assert ("<- asked again at round 2, answered at line 5 without reading it again"
             in text), text
+
+
+def test_in_a_cline_task_the_answer_is_the_reply_after_the_question_in_its_own_file(
+        tmp_path: Path) -> None:
+    # the fact and many replies are in the messages file, the question and its answer
+    # only in the compaction file: lines of two files are no order, the rounds are
+    def message(i: int, role: str, text: str) -> dict[str, Any]:
+        return {"id": f"m{i}", "role": role, "ts": 1_700_000_000_000 + i,
+                "content": [{"type": "text", "text": text}]}
+
+    chat = [message(0, "user", SET), message(1, "assistant", "Will do.")]
+    for k in range(5):
+        chat += [message(2 + 2 * k, "user", f"Please tidy module {k}."),
+                 message(3 + 2 * k, "assistant", f"Tidied module {k}.")]
+    task = {"version": 1, "sessionId": "T1", "messages": chat}
+    (tmp_path / "t.messages.json").write_text(json.dumps(task, indent="\t"))
+    summary = {"id": "sum", "role": "user",
+               "content": [{"type": "text", "text": "Context summary:\n\nTidied modules."}],
+               "metadata": {"kind": "compaction_summary", "summary": "Tidied modules."}}
+    after = [message(900, "user", ASK), message(901, "assistant", "No, it stayed at 30000.")]
+    compaction = {"version": 1, "sessionId": "T1", "messages": [summary, chat[-1], *after]}
+    (tmp_path / "t.compaction.json").write_text(json.dumps(compaction, indent="\t"))
+    doc = orjson.loads(render_json(Report([api.audit(str(tmp_path / "t.messages.json"))], []),
+                                   single=True))
+    ask_line = next(n for n, text in enumerate(
+        (tmp_path / "t.compaction.json").read_text().splitlines(), 1) if "ever raised" in text)
+    answer_line = next(n for n, text in enumerate(
+        (tmp_path / "t.compaction.json").read_text().splitlines(), 1) if "stayed at" in text)
+    assert ask_line < answer_line
+    rows = [d for d in doc["lost_discriminators"] if d["text"] == "read_timeout_ms"]
+    listed = [d for c in doc["compactions"] for d in c["lost"] if d["text"] == "read_timeout_ms"]
+    for row in (rows[0], listed[0]):  # the JSON's two lists, each with the file
+        assert (row["answered_line"], row["answered_file"]) == (
+            answer_line, "t.compaction.json"), row

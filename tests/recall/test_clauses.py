@@ -86,6 +86,15 @@ def test_if_after_a_verb_of_checking_asks_and_sets_no_condition() -> None:
     # the verb must stand right before it (a word between makes it a condition again)
     assert clauses("Check the logs if the deploy fails twice.") == [
         ("condition", "if the deploy fails twice")]
+    # as a verb: a noun of checking keeps the condition, "sure" only when not sure
+    assert clauses("Skip the smoke test if staging is down.") == [
+        ("condition", "if staging is down")]
+    assert ("condition", "if the lock table is empty") in clauses(
+        "Only run the migration check if the lock table is empty.")
+    assert clauses("Check if the lock is still held.") == []
+    assert clauses("I want to see if the retry budget holds.") == []
+    assert clauses("I am sure if we deploy now the cache warms.") == [
+        ("condition", "if we deploy now the cache warms")]
 
 
 def test_since_is_causal_only_before_a_clause() -> None:

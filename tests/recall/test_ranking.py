@@ -96,9 +96,11 @@ def test_an_ordering_with_one_side_is_a_fragment() -> None:
     one = ["Then the `ThreadSection` wrapper", "the filter comes after",
            "run the migration afterwards", "Before the deploy window"]
     both = ["restart the db before the backup", "build staging, then deploy prod",
-            "Reverted read_timeout_ms to 30000"]
+            "Reverted read_timeout_ms to 30000",
+            "Before deploying, run the database migrations on staging",
+            "After the build passes, tag the release"]
     frame = lost_table([row("ordering", t, "assistant") for t in one + both])
-    assert [t for _, t, _ in tiers(frame)] == [5] * 4 + [4] * 3
+    assert [t for _, t, _ in tiers(frame)] == [5] * 4 + [4] * 5
     assert set(add_tiers(frame)["tier_why"].to_list()[:4]) == {
         "a fragment: cut short or fewer than two content words"}
     # another kind may end in the same word: only an ordering is judged so

@@ -14,6 +14,7 @@ from compaction_audit.model import Session
 from compaction_audit.plans import collect, one
 from compaction_audit.recall.analysis.intervals import _merge
 from compaction_audit.recall.harm import asked_again, reuse
+from compaction_audit.recall.ranking import person_source
 
 
 def _fold_losses(session: Session, drops: pl.DataFrame, occ: pl.DataFrame,
@@ -73,26 +74,33 @@ def _lost_table(session: Session, items: pl.DataFrame, occ: pl.DataFrame,
 
 
 def _answered(again: pl.LazyFrame, items: pl.DataFrame) -> pl.LazyFrame:
-    """Per key asked again, the assistant's first text after the person's span that
-    asked (``answered_line``, its ``source_line``; ``answered_span``): a later line of
-    the log, so that the spans of the asking round in a native log (one line) do not
-    count.  Absent when no assistant text follows."""
-    asked = again.join(items.lazy().select(pl.col("id").alias("asked_again_span"),
-                                           pl.col("source_line").alias("asked_line")),
-                       on="asked_again_span").select("key", "asked_line")
+    """Per key asked again, the assistant's answer: its first text after the person's
+    span that asked, in the log's order (the items table's: by round, then as each
+    record lists them; lines alone are not an order when spans come from two files),
+    and before the next span a person typed (a reply to that, not to the question).
+    Columns ``key``, ``answered_line`` (its ``source_line``), ``answered_span``,
+    ``answered_pos`` (its place in that order); no row when nothing answered."""
+    spans = (items.lazy().with_row_index("_pos").filter(pl.col("kind") == "span")
+             .filter(pl.col("stype") != "harness"))
     source = pl.col("source").fill_null("")
-    answers = (items.lazy().filter(
-        (pl.col("kind") == "span") & pl.col("text").is_not_null()
-        & ((source == "assistant") | source.str.starts_with("assistant:"))
-        & (pl.col("stype") != "harness"))
-        .select(pl.col("source_line").cast(pl.Int64).alias("answered_line"),
-                pl.col("id").alias("answered_span"))
-        .drop_nulls("answered_line").sort("answered_line", maintain_order=True))
-    return (asked.with_columns(pl.col("asked_line").cast(pl.Int64)).drop_nulls("asked_line")
-            .sort("asked_line")
-            .join_asof(answers, left_on="asked_line", right_on="answered_line",
-                       strategy="forward", allow_exact_matches=False)
-            .select("key", "answered_line", "answered_span"))
+    asked = (again.join(spans.select(pl.col("id").alias("asked_again_span"),
+                                     pl.col("_pos").alias("asked_pos")),
+                        on="asked_again_span").select("key", "asked_pos").sort("asked_pos"))
+    answers = (spans.filter(pl.col("text").is_not_null()
+                            & ((source == "assistant") | source.str.starts_with("assistant:")))
+               .select(pl.col("_pos").alias("answered_pos"),
+                       pl.col("source_line").alias("answered_line"),
+                       pl.col("id").alias("answered_span")))
+    people = spans.filter(person_source(pl.col("source"))).select(
+        pl.col("_pos").alias("next_pos"))
+    return (asked.join_asof(answers, left_on="asked_pos", right_on="answered_pos",
+                            strategy="forward", allow_exact_matches=False)
+            .join_asof(people, left_on="asked_pos", right_on="next_pos", strategy="forward",
+                       allow_exact_matches=False)
+            .filter(pl.col("answered_pos").is_not_null()
+                    & (pl.col("next_pos").is_null()
+                       | (pl.col("answered_pos") < pl.col("next_pos"))))
+            .select("key", "answered_line", "answered_span", "answered_pos"))
 
 
 def _lost_rows(session: Session, items: pl.DataFrame, occ: pl.DataFrame,
@@ -173,9 +181,12 @@ def _lost_rows(session: Session, items: pl.DataFrame, occ: pl.DataFrame,
     return one(
         lost.lazy().join(again, on="key", how="left").join(reused.lazy(), on="key", how="left")
         .join(reread, on="key", how="left").join(answered, on="key", how="left")
+        .join(items.lazy().with_row_index("_pos").select(
+            pl.col("id").alias("reread_span"), pl.col("_pos").alias("reread_pos")),
+            on="reread_span", how="left")
         .with_columns(  # an answer the context had the fact for is no answer from memory
-            *(pl.when(pl.col("reread_line").is_null()
-                      | (pl.col("reread_line") > pl.col("answered_line")))
+            *(pl.when(pl.col("reread_pos").is_null()
+                      | (pl.col("reread_pos") > pl.col("answered_pos")))
               .then(pl.col(name)) for name in ("answered_line", "answered_span")))
         .select("kind", "text", "rank", pl.col("id").alias("span"),
                 pl.col("source").alias("span_source"), pl.col("stype").alias("span_type"),
