@@ -160,3 +160,5 @@ def test_in_a_cline_task_the_answer_is_the_reply_after_the_question_in_its_own_f
     for row in (rows[0], listed[0]):  # the JSON's two lists, each with the file
         assert (row["answered_line"], row["answered_file"]) == (
             answer_line, "t.compaction.json"), row
+    # the auditor's own entries are whole: the cap on a log's objects does not cut them
+    assert "_truncated" not in listed[0] and "reused_destructive" in listed[0]
