@@ -71,6 +71,24 @@ def test_the_first_assistant_text_after_the_question_is_the_answer(tmp_path: Pat
     assert lost_row(path, "45000")["answered_line"] is None
 
 
+def test_narration_is_no_answer_and_the_step_it_announces_may_read_the_fact(
+        tmp_path: Path) -> None:
+    reread = span("r4", "tool_result:Read", "config/staging.toml: read_timeout_ms = 45000")
+    path = write(tmp_path / "t.jsonl",
+                 {"type": "round", "round": 2, "spans": [span("u2", "user", ASK)]},
+                 {"type": "round", "round": 3,
+                  "spans": [span("a3", "assistant", "Let me check the staging config.")]},
+                 {"type": "round", "round": 4, "spans": [reread]},
+                 {"type": "round", "round": 5, "spans": [span("a5", "assistant", "Yes: 45000.")]})
+    assert lost_row(path)["answered_line"] is None  # read again before the answer
+    path = write(tmp_path / "u.jsonl",
+                 {"type": "round", "round": 2, "spans": [span("u2", "user", ASK)]},
+                 {"type": "round", "round": 3,
+                  "spans": [span("a3", "assistant", "Let me check the staging config.")]},
+                 {"type": "round", "round": 4, "spans": [span("a4", "assistant", "No.")]})
+    assert (lost_row(path)["answered_line"], lost_row(path)["answered_span"]) == (6, "a4")
+
+
 def test_an_answer_after_the_fact_was_read_again_is_no_answer_from_memory(
         tmp_path: Path) -> None:
     reread = span("r3", "tool_result:Read", "config/staging.toml: read_timeout_ms = 45000")

@@ -14,7 +14,7 @@ from compaction_audit.model import Session
 from compaction_audit.plans import collect, one
 from compaction_audit.recall.analysis.intervals import _merge
 from compaction_audit.recall.harm import asked_again, reuse
-from compaction_audit.recall.ranking import person_source
+from compaction_audit.recall.ranking import CHATTER, person_source
 
 
 def _fold_losses(session: Session, drops: pl.DataFrame, occ: pl.DataFrame,
@@ -77,7 +77,10 @@ def _answered(again: pl.LazyFrame, items: pl.DataFrame) -> pl.LazyFrame:
     """Per key asked again, the assistant's answer: its first text after the person's
     span that asked, in the log's order (the items table's: by round, then as each
     record lists them; lines alone are not an order when spans come from two files),
-    and before the next span a person typed (a reply to that, not to the question).
+    and before the next span a person typed (a reply to that, not to the question);
+    narration that announces a step ("Let me check the config.",
+    :data:`~compaction_audit.recall.ranking.CHATTER`) is no answer: the step may read
+    the fact again.
     Columns ``key``, ``answered_line`` (its ``source_line``), ``answered_span``,
     ``answered_pos`` (its place in that order); no row when nothing answered."""
     spans = (items.lazy().with_row_index("_pos").filter(pl.col("kind") == "span")
@@ -87,7 +90,8 @@ def _answered(again: pl.LazyFrame, items: pl.DataFrame) -> pl.LazyFrame:
                                      pl.col("_pos").alias("asked_pos")),
                         on="asked_again_span").select("key", "asked_pos").sort("asked_pos"))
     answers = (spans.filter(pl.col("text").is_not_null()
-                            & ((source == "assistant") | source.str.starts_with("assistant:")))
+                            & ((source == "assistant") | source.str.starts_with("assistant:"))
+                            & ~pl.col("text").str.contains(CHATTER))
                .select(pl.col("_pos").alias("answered_pos"),
                        pl.col("source_line").alias("answered_line"),
                        pl.col("id").alias("answered_span")))
