@@ -15,17 +15,25 @@ from compaction_audit.commands.convert import convert
 from compaction_audit.io.native import read_native
 from compaction_audit.report.html.sections import compaction_lost
 from tests.logs import LogWriter
-from tests.recall.test_severity import assistant, boundary, user
+from tests.recall.test_severity import assistant, boundary, line, user
 
 
 def reread_records() -> list[dict[str, Any]]:
     """A Claude Code session: the assistant states a value (line 2), the compaction's
-    summary drops it, the assistant reads it again after (line 5)."""
+    summary drops it, the agent reads the file again after it (the call at line 5, its
+    result at line 6: the result is the re-read; the assistant's own prose never is)."""
+    usage = {"input_tokens": 900, "output_tokens": 20}
     return [user("u1", "Update the staging config."),
             assistant("a1", "Set read_timeout_ms to 45000 in config/staging.toml."),
             boundary("b1", "a1"),
             user("s1", "Updated the staging config.", isCompactSummary=True),
-            assistant("a2", "Checked: read_timeout_ms is 45000 in config/staging.toml.")]
+            line("assistant", "a2", requestId="req-a2", message={
+                "id": "msg-a2", "role": "assistant", "usage": usage, "content": [
+                    {"type": "tool_use", "id": "tu1", "name": "Read",
+                     "input": {"file_path": "config/staging.toml"}}]}),
+            line("user", "r2", message={"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": "tu1",
+                 "content": "read_timeout_ms = 45000"}]})]
 
 
 def fact(report: Any, text: str) -> dict[str, Any]:
@@ -37,23 +45,23 @@ def test_a_converted_log_names_the_original_for_the_lines_of_its_facts(
         write_log: LogWriter, tmp_path: Path) -> None:
     source = write_log(reread_records(), "claude.jsonl")
     before = fact(api.audit(str(source)), "45000")
-    assert (before["span_line"], before["reread_line"]) == (2, 5)
+    assert (before["span_line"], before["reread_line"]) == (2, 6)
     assert "span_file" not in before and "reread_file" not in before  # the trace's own
     out = tmp_path / "out.jsonl"
     convert(str(source), str(out))
     assert read_native(str(out)).header.extra["span_line_file"] == "claude.jsonl"
     after = fact(api.audit(str(out)), "45000")
     assert (after["span_line"], after["span_file"]) == (2, "claude.jsonl")
-    assert (after["reread_line"], after["reread_file"]) == (5, "claude.jsonl")
+    assert (after["reread_line"], after["reread_file"]) == (6, "claude.jsonl")
     # other prose: a low tier, listed with --all
     text = CliRunner().invoke(app, ["audit", str(out), "--all"], env={"COLUMNS": "200"}).stdout
-    assert "(assistant, claude.jsonl:2)  (read again at claude.jsonl:5)" in text
+    assert "(assistant, claude.jsonl:2)  (read again at claude.jsonl:6)" in text
     assert "silently dropped: line 2 of claude.jsonl: quantity '45000'" in text
     plain = CliRunner().invoke(app, ["audit", str(source), "--all"],
                                env={"COLUMNS": "200"}).stdout
-    assert "(assistant, line 2)  (read again at line 5)" in plain
+    assert "(assistant, line 2)  (read again at line 6)" in plain
     markdown = CliRunner().invoke(app, ["audit", str(out), "-f", "markdown", "--all"]).stdout
-    assert r"(assistant, claude\.jsonl:2, read again at claude\.jsonl:5)" in markdown
+    assert r"(assistant, claude\.jsonl:2, read again at claude\.jsonl:6)" in markdown
 
 
 def test_standard_input_converts_without_a_file_name(write_log: LogWriter,

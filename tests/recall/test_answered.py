@@ -180,3 +180,25 @@ def test_in_a_cline_task_the_answer_is_the_reply_after_the_question_in_its_own_f
             answer_line, "t.compaction.json"), row
     # the auditor's own entries are whole: the cap on a log's objects does not cut them
     assert "_truncated" not in listed[0] and "reused_destructive" in listed[0]
+
+
+def test_an_answer_that_names_the_fact_is_no_re_read(tmp_path: Path) -> None:
+    # the assistant's own prose brings nothing back: naming the identifier with the
+    # wrong value is the failure, not a recovery (a CI engineer's test)
+    path = write(tmp_path / "t.jsonl",
+                 {"type": "round", "round": 2, "spans": [span("u2", "user", ASK)]},
+                 {"type": "round", "round": 3, "spans": [span(
+                     "a3", "assistant", "No: read_timeout_ms stayed at 30000.")]})
+    row = lost_row(path)
+    assert (row["reread_line"], row["answered_line"], row["answered_span"]) == (None, 5, "a3")
+
+
+def test_a_person_who_restates_the_fact_asked_nothing_to_answer(tmp_path: Path) -> None:
+    # "asked again" (the person had to say it again) but no question: no answer
+    path = write(tmp_path / "t.jsonl",
+                 {"type": "round", "round": 2, "spans": [span(
+                     "u2", "user", "Set read_timeout_ms on staging to 45000 again, please.")]},
+                 {"type": "round", "round": 3,
+                  "spans": [span("a3", "assistant", "Updated the staging config.")]})
+    row = lost_row(path)
+    assert (row["asked_again_span"], row["answered_line"]) == ("u2", None)

@@ -73,10 +73,24 @@ def _lost_table(session: Session, items: pl.DataFrame, occ: pl.DataFrame,
         lambda: _lost_rows(session, items, occ, names, losses, drops, limits))
 
 
+QUESTION = (r"\?|(?i)^\W*(?:was|were|is|are|what|which|did|do|does|how|why|when|where|who"
+            r"|whose|can|could|should|would|will|have|has|had)\b")
+"""A person's span that asks (a question mark, or an interrogative first word): only a
+question has an answer to point at ("Set it to 45000 again, please." restates the fact,
+and the reply to it is no answer from the summary)."""
+
+
+def _assistant(source: pl.Expr) -> pl.Expr:
+    """True for the assistant's own prose: ``source`` "assistant" or "assistant:..."."""
+    s = source.fill_null("")
+    return (s == "assistant") | s.str.starts_with("assistant:")
+
+
 def _answered(again: pl.LazyFrame, items: pl.DataFrame) -> pl.LazyFrame:
-    """Per key asked again, the assistant's answer: its first text after the person's
-    span that asked, in the log's order (the items table's: by round, then as each
-    record lists them; lines alone are not an order when spans come from two files),
+    """Per key asked again by a question (:data:`QUESTION`), the assistant's answer:
+    its first text after the person's span that asked, in the log's order (the items
+    table's: by round, then as each record lists them; lines alone are not an order
+    when spans come from two files),
     and before the next span a person typed (a reply to that, not to the question);
     narration that announces a step ("Let me check the config.",
     :data:`~compaction_audit.recall.ranking.CHATTER`) is no answer: the step may read
@@ -85,12 +99,11 @@ def _answered(again: pl.LazyFrame, items: pl.DataFrame) -> pl.LazyFrame:
     ``answered_pos`` (its place in that order); no row when nothing answered."""
     spans = (items.lazy().with_row_index("_pos").filter(pl.col("kind") == "span")
              .filter(pl.col("stype") != "harness"))
-    source = pl.col("source").fill_null("")
-    asked = (again.join(spans.select(pl.col("id").alias("asked_again_span"),
-                                     pl.col("_pos").alias("asked_pos")),
+    asked = (again.join(spans.filter(pl.col("text").fill_null("").str.contains(QUESTION))
+                        .select(pl.col("id").alias("asked_again_span"),
+                                pl.col("_pos").alias("asked_pos")),
                         on="asked_again_span").select("key", "asked_pos").sort("asked_pos"))
-    answers = (spans.filter(pl.col("text").is_not_null()
-                            & ((source == "assistant") | source.str.starts_with("assistant:"))
+    answers = (spans.filter(pl.col("text").is_not_null() & _assistant(pl.col("source"))
                             & ~pl.col("text").str.contains(CHATTER))
                .select(pl.col("_pos").alias("answered_pos"),
                        pl.col("source_line").alias("answered_line"),
@@ -122,7 +135,10 @@ def _lost_rows(session: Session, items: pl.DataFrame, occ: pl.DataFrame,
     that printed it: the fold still lost it (issue 10, point 4), but the context got it
     back there; null when nothing did.  A person's span is not a re-read: a person who
     names the fact again is asking about it (``asked_again_round``), and a question that
-    names an identifier does not bring back the value it stood for.
+    names an identifier does not bring back the value it stood for; nor is the
+    assistant's own prose: stating a fact from memory brings back nothing the log did
+    not already say, and an answer that names the identifier with the wrong value is
+    the failure to point at, not a recovery.
 
     ``answered_line``/``answered_span``: the assistant's first text after the person
     asked again (:func:`_answered`), when nothing read the fact again before it: an
@@ -171,7 +187,7 @@ def _lost_rows(session: Session, items: pl.DataFrame, occ: pl.DataFrame,
         lost.lazy().select("key", "start", pl.col("id").alias("src"))
         .join(occ.lazy().select("key", "id").join(spans, on="id"), on="key")
         .filter((pl.col("born") >= pl.col("start")) & (pl.col("id") != pl.col("src"))
-                & (pl.col("source") != "user"))
+                & (pl.col("source") != "user") & ~_assistant(pl.col("source")))
         .join(rounds.select(pl.col("ri").alias("born"), "round"), on="born")
         .sort("born", "source_line", "id")
         .group_by("key", maintain_order=True)
