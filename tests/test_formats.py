@@ -212,11 +212,14 @@ def test_github(traces: Path) -> None:
     lines = out.splitlines()
     assert lines[-1] == "exit 1: 3 trace(s), 2 reach --fail-on error"
     assert all(line.startswith("::") for line in lines[:-1])
-    # errors first in a file (GitHub shows 10 of each kind per step)
+    # errors first, of every trace (GitHub shows 10 of each kind per step)
+    assert [ln.split(" ", 1)[0] for ln in lines[:-1]] == [
+        "::error", "::error", "::warning", "::notice"]
     assert lines[0].startswith(
         "::error file=traces/drift.jsonl,line=3,endLine=6,title=CA201 ungrounded-summary "
         "(rounds 1-4%2C 4 findings)::1 retained summary has no reachable leaf: s1. What to do: ")
-    assert lines[1] == ("::warning file=traces/drift.jsonl,line=6,title=CA104 "
+    assert lines[1].startswith("::error file=traces/evil.jsonl,")
+    assert lines[2] == ("::warning file=traces/drift.jsonl,line=6,title=CA104 "
                         "compaction-drift (round 4)::compaction drift: raw_ratio 0.143 < 0.25 "
                         "without the inversion signature. What to do: drift, not inversion: "
                         "continue and monitor")

@@ -83,3 +83,25 @@ def test_job_summary_that_is_an_input_is_left_alone(tmp_path: Path) -> None:
     result = CliRunner().invoke(app, ["audit", str(path), "-f", "github"], env=env)
     assert result.exit_code == 1 and path.read_bytes() == before
     assert "GITHUB_STEP_SUMMARY" in result.stderr and "refusing" in result.stderr
+
+
+def test_a_run_of_many_traces_shares_each_kind_s_ten_slots(tmp_path: Path) -> None:
+    # GitHub shows 10 annotations of a kind per step, not per trace: 12 failing traces
+    # each get their worst episode in turn, and the tenth slot counts the rest (a
+    # per-trace cap gave the first traces every slot: a CI engineer's test)
+    folder = tmp_path / "traces"
+    folder.mkdir()
+    for k in range(12):
+        dump(fold_records(3, 2), folder / f"t{k:02d}.jsonl")
+    out = CliRunner().invoke(app, ["audit", str(folder), "-f", "github"]).stdout
+    errors = annotations(out, "error")
+    assert len(errors) == 10
+    files = [re.search(r"file=[^,]*/(t\d+)\.jsonl", ln) for ln in errors[:-1]]
+    assert [m.group(1) for m in files if m] == [f"t{k:02d}" for k in range(9)]
+    # each trace has 3 error episodes (CA201, CA301, CA303, in that order): 36; the 9
+    # shown are the CA201 of t00-t08, the rest 3 CA201, 12 CA301 and 12 CA303
+    assert all("title=CA201 " in ln for ln in errors[:-1])
+    assert errors[-1].endswith(
+        "::27 more error episode(s) in 12 traces: CA201 x3, CA301 x12, CA303 x12; the job "
+        "summary and the text, JSON or SARIF reports list them")
+    assert "file=" in errors[-1] and "/t09.jsonl," in errors[-1]  # the first left out

@@ -122,10 +122,13 @@ def test_many_unchecked_compactions_keep_the_lines_not_read_notice(
     out = run([path, "-f", "github"]).splitlines()
     notices = [ln for ln in out if ln.startswith("::notice ")]
     titles = [n.split("title=")[1].split("::")[0] for n in notices]
-    assert titles == ["CA105 summary-majority (round 11)", "lines not read",
-                      *["compaction not checked"] * 7, "5 more compaction(s) not checked"]
-    assert notices[1].endswith("::3 lines not read, so not checked: 3 lines of a type "
+    assert titles == ["lines not read", "CA105 summary-majority (round 11)",
+                      *["compaction not checked"] * 7, "5 more notice annotation(s)"]
+    assert notices[0].endswith("::3 lines not read, so not checked: 3 lines of a type "
                                "this reader does not know ('x')")
+    assert notices[-1].endswith("::5 more notice annotation(s) in this trace: compaction "
+                                "not checked x5; the job summary and the text, JSON or "
+                                "SARIF reports list them")
     assert notices[-1].split(",")[1] == "line=10"  # round 8, the first not listed
     assert out[-1] == ("exit 0: 1 trace(s), 0 reach --fail-on error, 12 compaction(s) "
                        "could not be checked, 3 line(s) not read")

@@ -8,9 +8,11 @@ is one of another file read for the trace (a Cline compaction file given: ``line
 ``file=`` is that file (no ``endLine=`` when the last line is in another file).
 
 GitHub shows at most 10 annotations of each kind (error, warning, notice) per step.
-So each file gets at most :data:`PER_FILE` of each kind: every rule's first episode
-before any rule's second (the most severe rules first), and when more remain, the
-last slot is one summary annotation counting the rest by rule.  The whole report
+So a run writes at most :data:`PER_STEP` of each kind, all traces together
+(:func:`_allotted`): each trace's first in turn, then each one's second (within a
+trace every rule's first episode before any rule's second, the most severe rules
+first), and when more remain, the last slot is one summary annotation counting the
+rest by rule.  The whole report
 goes to the job summary (:func:`step_summary`).  An unreadable trace is an
 ``::error`` at its file (and line, when known).  A compaction that could not be checked
 is a ``::notice`` titled ``compaction not checked`` at its line, and lines the reader did
@@ -25,6 +27,7 @@ LF -> ``%0A``; in properties also ``:`` -> ``%3A`` and ``,`` -> ``%2C``.  Text i
 from __future__ import annotations
 
 from collections import Counter
+from typing import NamedTuple
 
 from compaction_audit.baseline import trace_key
 from compaction_audit.report.formats import RenderOptions
@@ -35,9 +38,12 @@ from compaction_audit.report.summary import episodes, gate_line
 from compaction_audit.rules.base import Finding
 
 COMMANDS = {"error": "error", "warning": "warning", "info": "notice"}
-PER_FILE = 10
-"""Annotations of one kind per trace file: GitHub displays 10 errors, 10 warnings and
-10 notices per step (docs.github.com, "Workflow commands", annotation limits)."""
+PER_STEP = 10
+"""Annotations of one kind per step, all traces together: GitHub displays 10 errors,
+10 warnings and 10 notices per step (docs.github.com, "Workflow commands", annotation
+limits)."""
+PER_FILE = PER_STEP
+"""Skipped records (``--lenient``) annotated per trace; the rest are counted."""
 STEP_SUMMARY = "GITHUB_STEP_SUMMARY"
 """The environment variable naming the job-summary file the runner renders."""
 
@@ -90,72 +96,89 @@ def _episode_command(path: str, run: list[Finding]) -> str:
     return command(worst(run), f"{first.message}. What to do: {first.action}", **props)
 
 
-def _rest_command(kind: str, path: str, rest: list[list[Finding]]) -> str:
-    """The summary annotation of the episodes of one kind that got no slot."""
-    by_rule = Counter(run[0].code for run in rest)
-    counted = ", ".join(f"{code} x{n}" for code, n in sorted(by_rule.items()))
-    first = min(rest, key=lambda run: run[0].round)[0]
-    return command(kind, f"{len(rest)} more {kind} episode(s) in this trace: {counted}; "
-                   "the job summary and the text, JSON or SARIF reports list them",
-                   file=line_path(path, first.line_file), line=first.line,
-                   title=f"{len(rest)} more {kind} episode(s)")
+class _Note(NamedTuple):
+    """One annotation that may get a slot: its command line, what the summary of the
+    rest counts it as (a rule code, or a gap's title), whether it is an episode, and
+    where it points (the summary annotation points at the first one left out)."""
+
+    line: str
+    counted: str
+    episode: bool
+    file: str
+    at: int
 
 
-def _gap_notices(path: str, s: SessionReport, cap: int) -> list[str]:
+def _rest_command(kind: str, rest: list[_Note], traces: int) -> str:
+    """The summary annotation of the annotations of one kind that got no slot."""
+    by_what = Counter(n.counted for n in rest)
+    counted = ", ".join(f"{what} x{n}" for what, n in sorted(by_what.items()))
+    noun = "episode(s)" if all(n.episode for n in rest) else "annotation(s)"
+    where = "this trace" if traces == 1 else f"{traces} traces"
+    first = rest[0]
+    return command(kind, f"{len(rest)} more {kind} {noun} in {where}: {counted}; the job "
+                   "summary and the text, JSON or SARIF reports list them",
+                   file=first.file, **({"line": first.at} if first.at > 0 else {}),
+                   title=f"{len(rest)} more {kind} {noun}")
+
+
+def _gap_notes(path: str, s: SessionReport) -> list[_Note]:
     """The notices of what the audit of ``s`` could not cover
-    (:func:`~compaction_audit.report.gaps.gaps`), at most ``cap``: the lines not read
-    first (one notice at the trace, never cut), then each compaction that could not be
-    checked, the last slot counting the rest (12 opaque compactions cut the notice of
-    lines not read, and took an episode's slot: adv29 F2)."""
+    (:func:`~compaction_audit.report.gaps.gaps`): the lines not read first (adv29 F2),
+    then each compaction that could not be checked."""
     found = sorted(gaps(s), key=lambda g: g.case != LINES[1])  # a stable sort
-    if len(found) > cap:
-        rest = found[cap - 1:]
-        first = rest[0]
-        summary = command("notice", f"{len(rest)} more compaction(s) in this trace could "
-                          "not be checked; the job summary and the text, JSON or SARIF "
-                          "reports list them", file=line_path(path, first.line_file),
-                          **({"line": first.line} if first.line > 0 else {}),
-                          title=f"{len(rest)} more compaction(s) not checked")
-        found = found[:cap - 1]
-    else:
-        summary = None
-    return [command("notice", g.message, file=line_path(path, g.line_file),
-                    **({"line": g.line} if g.line > 0 else {}), title=g.title)
-            for g in found] + ([summary] if summary else [])
+    return [_Note(command("notice", g.message, file=line_path(path, g.line_file),
+                          **({"line": g.line} if g.line > 0 else {}), title=g.title),
+                  g.title, False, line_path(path, g.line_file), g.line) for g in found]
 
 
-def session_commands(s: SessionReport) -> list[str]:
-    """The annotations of one trace: its episodes, at most :data:`PER_FILE` of each
-    kind (the last slot summarizing the rest), then what could not be covered (its
-    lines not read and unchecked compactions: :func:`_gap_notices`), as notices within
-    the same limit, one slot left for the notice episodes when there are any."""
+def session_notes(s: SessionReport) -> dict[str, list[_Note]]:
+    """The annotations of one trace by kind, each kind in the order its slots go: every
+    rule's first episode before any rule's second (the most severe first); the
+    notices what could not be covered (its lines not read, then its first notice
+    episode, then its unchecked compactions, then the other notice episodes)."""
     path = trace_key(s.path)
-    by_kind: dict[str, list[list[Finding]]] = {k: [] for k in COMMANDS.values()}
+    out: dict[str, list[_Note]] = {k: [] for k in COMMANDS.values()}
     for run in _priority(list(episodes(s.findings))):
-        by_kind[worst(run)].append(run)
-    notices = _gap_notices(path, s, PER_FILE - bool(by_kind["notice"]))
-    lines: list[str] = []
-    for kind, runs in by_kind.items():
-        extra = notices if kind == "notice" else []
-        room = PER_FILE - len(extra)
-        if len(runs) > room:
-            lines += [_episode_command(path, run) for run in runs[:room - 1]]
-            lines.append(_rest_command(kind, path, runs[room - 1:]))
-        else:
-            lines += [_episode_command(path, run) for run in runs]
-        lines += extra
-    return lines
+        first = run[0]
+        out[worst(run)].append(_Note(_episode_command(path, run), first.code, True,
+                                     line_path(path, first.line_file), first.line))
+    gap = _gap_notes(path, s)
+    lines = [n for n in gap if n.counted == LINES[0]]
+    out["notice"] = (lines + out["notice"][:1] + [n for n in gap if n.counted != LINES[0]]
+                     + out["notice"][1:])
+    return out
+
+
+def _allotted(kind: str, groups: list[list[_Note]], cap: int = PER_STEP) -> list[str]:
+    """At most ``cap`` annotations of ``kind`` for the whole step, shared across the
+    traces (``groups``, one list each, in report order): each trace's first, then each
+    one's second, and so on; when more remain, the last slot counts them."""
+    order = [n for rank in range(max(map(len, groups), default=0))
+             for group in groups if rank < len(group) for n in group[rank:rank + 1]]
+    if len(order) <= cap:
+        return [n.line for n in order]
+    shown, rest = order[:cap - 1], order[cap - 1:]
+    left = set(map(id, rest))
+    traces = sum(1 for group in groups if any(id(n) in left for n in group))
+    # shown in each trace's own order: a trace's annotations stay together
+    kept = set(map(id, shown))
+    lines = [n.line for group in groups for n in group if id(n) in kept]
+    return [*lines, _rest_command(kind, rest, traces)]
 
 
 def render_github(report: Report, opts: RenderOptions) -> bytes:
-    """The report as workflow command lines (UTF-8 bytes)."""
+    """The report as workflow command lines (UTF-8 bytes): each kind's annotations
+    shared across the traces (:func:`_allotted`), an unreadable trace's error first."""
+    unreadable = [[_Note(command("error", str(e), file=trace_key(e.path),
+                                 **({"line": e.line} if e.line else {}),
+                                 title="unreadable trace"),
+                         "unreadable trace", False, trace_key(e.path), e.line)]
+                  for e in report.errors]
+    notes = [session_notes(s) for s in report.sessions]
     lines: list[str] = []
-    for s in report.sessions:
-        lines += session_commands(s)
-    for e in report.errors:
-        props = {"file": trace_key(e.path), **({"line": e.line} if e.line else {}),
-                 "title": "unreadable trace"}
-        lines.append(command("error", str(e), **props))
+    for kind in COMMANDS.values():
+        lines += _allotted(kind, (unreadable if kind == "error" else [])
+                           + [n[kind] for n in notes])
     for s in report.sessions:
         for e in s.skipped[:PER_FILE]:
             lines.append(command("warning", f"skipped (--lenient): {e.message}",
