@@ -119,13 +119,12 @@ FRAGMENT = (r"(?i)^[^`]*(?:`[^`]*`[^`]*)*`[^`]*$"
 conjunction, article or opening punctuation at the end (issue 10, point 2)."""
 
 ONE_SIDED = (r"(?i)^\W*(?:then|afterwards|subsequently)\b"
-             r"|^\W*(?:before|after|prior\s+to|followed\s+by|preceded\s+by)\b[^,;]*$"
              r"|\b(?:then|before|after(?:wards)?|subsequently)\W*$")
 """An ordering with one side only: it ends with its marker ("the filter comes
-after"), or starts with one that points back ("Then the wrapper"), or with "before" or
-"after" and no comma to open the other side ("Before the deploy window"; "Before
-deploying, run the migrations" has both): the other side is in the sentence before,
-so the clause alone states no order (a fragment, never a decision)."""
+after"), or starts with one that points back to the sentence before ("Then the
+wrapper", "Afterwards ..."): the clause alone states no order (a fragment, never a
+decision).  "before X" and "after X" name what they are ordered against ("after a
+failed migration", "Before deploying, run the migrations"): not fragments."""
 
 CODE_ARROW = r"(?:->|=>|\|>|→).*|.*(?:->|=>|\|>|→)"
 CODE_CHARS = r"[.`_(){}\[\]=:@%/]"
