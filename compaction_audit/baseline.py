@@ -310,13 +310,13 @@ def apply(report: Report, baseline: dict[str, Entry], source: str = "") -> Repor
     Each session gets ``extra["baseline"] = {"file", "suppressed": count, "stale":
     [entry dicts], "grown": [{"code", "rule", "key", "new_facts", "verb"}],
     "other_session"?:
-    [ids]}``: stale entries are those of this trace that no longer occur (an
-    episode's entry too when no episode of its key overlaps its rounds: that episode is
-    new); grown ones, the fold findings of the baseline that now lose facts it does not
+    [ids]}``: stale entries are those of this trace and its session that no longer
+    occur (an episode's entry too when no episode of its key overlaps its rounds: that
+    episode is new); grown ones, the fold findings of the baseline that now lose facts it does not
     hold (:meth:`Entry.holds`), with how many: those findings are kept, as new;
-    ``other_session``, the sessions of entries that match a finding's fingerprint but
-    were recorded for another session at this path
-    (those findings are kept, as new).
+    ``other_session``, the sessions of the entries recorded for another session at
+    this path (not applied: the findings they match are kept, as new, and they are not
+    stale).
     Entries of traces not in this run are neither used nor reported, except when a
     trace has no entry under its own path and entries of traces not in this run have
     its file name: those paths are listed under ``"other_path"`` (the same file named
@@ -353,8 +353,15 @@ def apply(report: Report, baseline: dict[str, Entry], source: str = "") -> Repor
                               "new_facts": len(set(e.facts or ()) - set(b.facts or ())),
                               "verb": "states" if stated_units(f) else "loses"})
         shown = {trace_key(s.path), clip_tree(trace_key(s.path))}  # as dumps wrote it
-        stale = sorted(e for name in shown for fp, e in by_trace.get(name, [])
-                       if fp not in held)
+        sid = (clip_tree(s.header.session_id) if isinstance(s.header.session_id, str)
+               else None)
+        mine = [(fp, e) for name in shown for fp, e in by_trace.get(name, [])]
+        # an entry of another session at this path is not applied, not stale: it says
+        # nothing of whether this session's findings were fixed (a CI engineer's test)
+        other_session.update(str(e.session) for _, e in mine
+                             if e.session is not None and sid is not None and e.session != sid)
+        stale = sorted(e for fp, e in mine if fp not in held
+                       and (e.session is None or sid is None or e.session == sid))
         info: dict[str, object] = {"file": source, "suppressed": len(pairs) - len(kept),
                                    "stale": [_shown(e) for e in stale], "grown": grown}
         if other_session:  # the baseline is of another session at this path

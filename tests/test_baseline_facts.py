@@ -119,6 +119,22 @@ def test_a_baseline_of_another_session_at_the_same_path_is_not_applied(base: Pat
     assert run("audit", "t.jsonl", "--baseline", str(base)).exit_code == 0
 
 
+def test_another_session_s_entries_are_not_stale_even_when_no_finding_matches(
+        base: Path) -> None:
+    """A CI engineer's test: another session at the path whose findings share no
+    fingerprint with the baseline read as "baseline entry no longer occurs" (the
+    findings fixed) and never said the baseline was of another session."""
+    dump([session(session_id="next-run"), rnd(0, spans=[{"id": "a", "tokens": 5}])],
+         base.parent / "t.jsonl")
+    doc = json.loads(run("audit", "t.jsonl", "--baseline", str(base), "--format",
+                         "json").stdout)
+    assert (doc["baseline"]["stale"], doc["baseline"]["other_session"]) == ([], ["facts"])
+    text = run("audit", "t.jsonl", "--baseline", str(base)).stdout
+    assert "no longer occurs" not in text
+    assert ("baseline entries for t.jsonl are of session facts, not of this trace's "
+            "session next-run: not applied") in text
+
+
 @pytest.mark.parametrize(("facts", "merged"), [
     ([["a"], ["b"], ["a", "c"]], ["a", "b", "c"]),
     ([["a"], None, ["c"]], None),
