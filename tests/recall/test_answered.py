@@ -202,3 +202,16 @@ def test_a_person_who_restates_the_fact_asked_nothing_to_answer(tmp_path: Path) 
                   "spans": [span("a3", "assistant", "Updated the staging config.")]})
     row = lost_row(path)
     assert (row["asked_again_span"], row["answered_line"]) == ("u2", None)
+
+
+def test_a_tool_call_names_what_it_looks_for_its_result_is_the_re_read(
+        tmp_path: Path) -> None:
+    # the call (line 4) names read_timeout_ms; its result (line 5) shows the identifier
+    # again but not the lost 45000 (a CI engineer's test: "read again" at the call)
+    path = write(tmp_path / "t.jsonl",
+                 {"type": "round", "round": 2, "spans": [span(
+                     "c2", "tool_call:Bash", "grep -n read_timeout_ms config/staging.toml")]},
+                 {"type": "round", "round": 3, "spans": [span(
+                     "r3", "tool_result:Bash", "3: read_timeout_ms = 30000")]})
+    assert lost_row(path)["reread_line"] == 5
+    assert lost_row(path, "45000")["reread_line"] is None

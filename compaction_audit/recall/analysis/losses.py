@@ -136,9 +136,10 @@ def _lost_rows(session: Session, items: pl.DataFrame, occ: pl.DataFrame,
     back there; null when nothing did.  A person's span is not a re-read: a person who
     names the fact again is asking about it (``asked_again_round``), and a question that
     names an identifier does not bring back the value it stood for; nor is the
-    assistant's own prose: stating a fact from memory brings back nothing the log did
-    not already say, and an answer that names the identifier with the wrong value is
-    the failure to point at, not a recovery.
+    assistant's own prose or tool call: stating a fact from memory brings back nothing
+    the log did not already say (an answer that names the identifier with the wrong
+    value is the failure to point at, and ``grep -n read_timeout_ms`` names what it
+    looks for, its result says what it found).
 
     ``answered_line``/``answered_span``: the assistant's first text after the person
     asked again (:func:`_answered`), when nothing read the fact again before it: an
@@ -187,7 +188,8 @@ def _lost_rows(session: Session, items: pl.DataFrame, occ: pl.DataFrame,
         lost.lazy().select("key", "start", pl.col("id").alias("src"))
         .join(occ.lazy().select("key", "id").join(spans, on="id"), on="key")
         .filter((pl.col("born") >= pl.col("start")) & (pl.col("id") != pl.col("src"))
-                & (pl.col("source") != "user") & ~_assistant(pl.col("source")))
+                & (pl.col("source") != "user") & ~_assistant(pl.col("source"))
+                & ~pl.col("source").fill_null("").str.starts_with("tool_call:"))
         .join(rounds.select(pl.col("ri").alias("born"), "round"), on="born")
         .sort("born", "source_line", "id")
         .group_by("key", maintain_order=True)
