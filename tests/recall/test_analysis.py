@@ -48,9 +48,10 @@ def test_loss_is_judged_at_the_fold_even_when_read_again_in_that_round(
         "span_line": 1, "cause": "fold", "fold": "F", "fold_round": 1, "lost_round": 1}
     assert (row["asked_again_round"], row["asked_again_span"]) == (2, "u")
     assert (row["reused_round"], row["reused_span"]) == (1, "b")
-    # the command in the fold's own round holds the value again: round 1, line 2 (the
-    # log's second line); lost at the fold all the same
-    assert (row["reread_round"], row["reread_line"]) == (1, 2)
+    # the command in the fold's own round names the value: a reuse (above), not a
+    # re-read: a tool call says what the agent remembered, only a result brings a fact
+    # back; lost at the fold all the same
+    assert (row["reread_round"], row["reread_line"]) == (None, None)
 
 
 def test_nothing_holds_the_value_again(write_log: LogWriter) -> None:
