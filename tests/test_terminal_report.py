@@ -15,7 +15,6 @@ from compaction_audit.report.terminal import sparkline
 from tests.gate_app import drift_records
 from tests.logs import LogWriter, dump, rnd, session, spans
 from tests.recall.test_severity import assistant, boundary, user
-from tests.test_fact_lines import reread_records
 
 LONG_ID = "summary-" + "abcdef0123" * 5  # 58 characters, no space: never split
 
@@ -263,7 +262,14 @@ def test_diff_divergence_is_a_list_at_80_columns(tmp_path: Path) -> None:
 def test_raw_ratio_sparkline_spans_zero_to_one(write_log: LogWriter) -> None:
     """New user trial: a compaction that kept most raw tokens (raw_ratio 1.000 -> 0.741)
     drew its second mark on the bottom row, as if raw_ratio had collapsed."""
-    out = invoke("audit", str(write_log(reread_records()))).stdout
+    from tests.recall.test_severity import assistant, boundary, user
+
+    records = [user("u1", "Update the staging config."),
+               assistant("a1", "Set read_timeout_ms to 45000 in config/staging.toml."),
+               boundary("b1", "a1"),
+               user("s1", "Updated the staging config.", isCompactSummary=True),
+               assistant("a2", "Checked: read_timeout_ms is 45000 in config/staging.toml.")]
+    out = invoke("audit", str(write_log(records))).stdout
     assert "  raw_ratio              █▆  1.000 -> 0.741" in out
     assert "  distinct_source_spans  █▁  2 -> 1" in out  # the others: min to max
     assert sparkline([1.0, 0.89, 0.5, 0.1, 0.0], scale=(0.0, 1.0)) == "█▇▄▁▁"
