@@ -153,16 +153,23 @@ def _allotted(kind: str, groups: list[list[_Note]], cap: int = PER_STEP) -> list
     """At most ``cap`` annotations of ``kind`` for the whole step, shared across the
     traces (``groups``, one list each, in report order): each trace's first, then each
     one's second, and so on; when more remain, the last slot counts them."""
-    order = [n for rank in range(max(map(len, groups), default=0))
-             for group in groups if rank < len(group) for n in group[rank:rank + 1]]
-    if len(order) <= cap:
-        return [n.line for n in order]
-    shown, rest = order[:cap - 1], order[cap - 1:]
-    left = set(map(id, rest))
-    traces = sum(1 for group in groups if any(id(n) in left for n in group))
-    # shown in each trace's own order: a trace's annotations stay together
+    total = sum(map(len, groups))
+    room = cap if total <= cap else cap - 1
+    shown: list[_Note] = []  # the first ``room`` of the turn order: at most ``cap`` turns
+    for rank in range(cap):
+        shown += [group[rank] for group in groups if rank < len(group)][:room - len(shown)]
+        if len(shown) == room:
+            break
     kept = set(map(id, shown))
-    lines = [n.line for group in groups for n in group if id(n) in kept]
+    # shown in each trace's own order: a trace's annotations stay together
+    lines = [n.line for group in groups for n in group[:cap] if id(n) in kept]
+    if total <= cap:
+        return lines
+    rest = [n for rank in range(cap) for group in groups if rank < len(group)
+            for n in group[rank:rank + 1] if id(n) not in kept]
+    rest += [n for group in groups for n in group[cap:]]  # past every trace's first cap
+    traces = sum(1 for group in groups if any(id(n) not in kept for n in group[:cap])
+                 or len(group) > cap)
     return [*lines, _rest_command(kind, rest, traces)]
 
 
