@@ -57,3 +57,25 @@ def test_the_run_that_failed_on_a_label_file_passes_with_exclude(tree: Path) -> 
     assert passed.stderr == "compaction-audit: 1 trace(s) left out by --exclude\n"  # adv23
     made = run("baseline", "create", "runs", "-o", "b.json", "--exclude", "labels")
     assert made.exit_code == 0 and "in 2 trace(s)" in made.stderr
+
+
+def test_a_file_a_folder_search_found_that_is_not_a_log_suggests_exclude(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # hand labels beside the traces: the run fails on them (exit 2) and now says how
+    # to leave them out (a CI engineer's test); a file named directly gets no hint
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "traces" / "labels").mkdir(parents=True)
+    dump(clean_records(), tmp_path / "traces" / "t.jsonl")
+    (tmp_path / "traces" / "labels" / "x.items.jsonl").write_text('{"key": "a"}\n')
+    result = run("audit", "traces", "-q")
+    assert result.exit_code == 2
+    assert ("compaction-audit: 1 file(s) a folder or pattern search found are not logs "
+            "(first: traces/labels/x.items.jsonl): leave such files out with --exclude, a "
+            "file or folder name (--exclude 'labels'); the run fails on them otherwise"
+            ) in result.stderr
+    assert run("audit", "traces", "-q", "--exclude", "labels").exit_code == 0
+    named = run("audit", "traces/labels/x.items.jsonl", "-q")
+    assert named.exit_code == 2 and "--exclude" not in named.stderr
+    made = run("baseline", "create", "traces", "-o", "b.json")
+    assert made.exit_code == 2 and "(--exclude 'labels')" in made.stderr
+    assert not (tmp_path / "b.json").exists()

@@ -176,6 +176,22 @@ def found_traces(paths: list[str], exclude: list[str] | None = None) -> Discover
     return found
 
 
+def say_not_logs(errors: list[LogError], paths: list[str]) -> None:
+    """One stderr line when files a folder or pattern search found (not ``paths``
+    themselves) are not logs at all: labels or notes beside the traces make the run
+    exit 2, and ``--exclude`` leaves them out (a CI engineer's test)."""
+    not_logs = [e.path for e in errors
+                if e.message.startswith("unrecognized log format") and e.path not in paths]
+    if not_logs:
+        from pathlib import PurePath
+
+        folder = PurePath(not_logs[0]).parent.name
+        example = f"--exclude '{folder}'" if folder else "--exclude NAME"
+        say(f"{len(not_logs):,} file(s) a folder or pattern search found are not logs "
+            f"(first: {not_logs[0]}): leave such files out with --exclude, a file or "
+            f"folder name ({example}); the run fails on them otherwise")
+
+
 def run_audit(traces: list[str], eff: Effective, lenient: bool, jobs: int | None,
               unreadable: list[LogError] | None = None,
               engine: Callable[..., Report] | None = None) -> Report:
@@ -409,6 +425,7 @@ def audit_command(
     single = names_one_file(paths)
     if report.errors and single:
         fail(str(report.errors[0]))
+    say_not_logs(report.errors, paths)
     opts = RenderOptions(single, summary, eff.fail_on, tuple(eff.rules), show_all=all_,
                          quiet=quiet, statistics=statistics)
     emit(report, fmt.value, output, opts, inputs)

@@ -24,6 +24,7 @@ from compaction_audit.commands.audit import (
     found_traces,
     input_files,
     run_audit,
+    say_not_logs,
 )
 from compaction_audit.commands.common import fail, output_path, say, write_bytes
 from compaction_audit.errors import AuditError
@@ -82,6 +83,7 @@ def baseline_create(
     except AuditError as exc:
         fail(str(exc))
     if report.errors:
+        say_not_logs(report.errors, paths)
         fail(f"{report.errors[0]} (baseline not written; {len(report.errors)} unreadable "
              "trace(s))")
     entries = bl.entries(report)
