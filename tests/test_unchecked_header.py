@@ -69,6 +69,9 @@ def test_compaction_files_audited_in_the_same_run_are_not_unchecked(tmp_path: Pa
     assert reader_notes(both) == ["audited in this run as traces of their own: "
                                   "agentic.compaction.json, basic.compaction.json"]
     assert "could not be checked" not in both.verdict()  # nothing left unchecked
+    # its own file holds no compaction: said in the product's terms, not as a loop
+    # that "can drift but not invert" (a PASS row beside its compactions' FAIL rows)
+    assert both.verdict() == "PASS: 0 error(s), 0 warning(s), 0 info; no compaction in this log"
     folder = CliRunner().invoke(app, ["audit", str(tmp_path), "--isolated"]).output
     assert "could not be checked" not in folder
     # one of the two named with the messages file: the other stays unread
@@ -80,3 +83,15 @@ def test_compaction_files_audited_in_the_same_run_are_not_unchecked(tmp_path: Pa
         "1 compaction file of this session beside session.messages.json is not read: "
         "agentic.compaction.json; audit each of them by name (or the folder) to check its "
         "compaction", "audited in this run as a trace of its own: basic.compaction.json"]
+
+
+def test_a_product_log_that_never_compacted_says_so(write_log: LogWriter) -> None:
+    from tests.recall.test_severity import assistant, user
+
+    transcript = write_log([user("u1", "Rename the flag to --dry-run."),
+                            assistant("a1", "Renamed it in cli.py.")], "t.jsonl")
+    assert api.audit(str(transcript)).verdict() == (
+        "PASS: 0 error(s), 0 warning(s), 0 info; no compaction in this log")
+    # a native log keeps the conditions' words: its loop is the auditor's to judge
+    native = write_log([rnd(0, spans=[{"id": "a", "tokens": 5}])], "n.jsonl")
+    assert "no compaction" not in api.audit(str(native)).verdict()

@@ -333,6 +333,12 @@ class SessionReport:
                          + caveat)
         elif self.compactions and (loss := self.compaction_loss()):
             parts.append(loss)  # an agent product's log: what its compactions lost (ux7)
+        elif (self.source_format != "native" and not self.compactions
+              and not self.compactions_not_checked()):
+            # an agent product's log that never compacted: why it passes, in its terms
+            # (a Cline messages file beside its compaction files read a PASS of "this
+            # loop can drift but not invert": a CI engineer's test)
+            parts.append("no compaction in this log")
         elif not invertible:
             parts.append("this loop can drift but not invert")
         return f"{head}: " + "; ".join(parts)
