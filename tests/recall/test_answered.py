@@ -215,3 +215,30 @@ def test_a_tool_call_names_what_it_looks_for_its_result_is_the_re_read(
                      "r3", "tool_result:Bash", "3: read_timeout_ms = 30000")]})
     assert lost_row(path)["reread_line"] == 5
     assert lost_row(path, "45000")["reread_line"] is None
+
+
+def test_a_reply_that_opens_with_a_word_of_assent_answers(tmp_path: Path) -> None:
+    # only narration that announces a step is skipped (adv37)
+    path = write(tmp_path / "t.jsonl",
+                 {"type": "round", "round": 2, "spans": [span("u2", "user", ASK)]},
+                 {"type": "round", "round": 3,
+                  "spans": [span("a3", "assistant", "Sure: it stayed at 30000, never raised."),
+                            span("a4", "assistant", "Anything else?")]})
+    assert lost_row(path)["answered_span"] == "a3"
+
+
+@pytest.mark.parametrize(("source", "reread"), [
+    ("user:alice", None),  # a person's words (queued, named): asked, not read again
+    ("Assistant", None), ("assistant:thinking", None),  # the assistant's own words
+    ("tool_use:Bash", None), ("function_call", None),  # a call says what it looks for
+    ("tool_result:Read", 4), ("deploy-log", 4),  # a result, a log: they bring it back
+])
+def test_what_reads_a_fact_again(tmp_path: Path, source: str, reread: int | None) -> None:
+    text = "read_timeout_ms on staging: is it 45000?" if source == "user:alice" else \
+        "config/staging.toml: read_timeout_ms = 45000"
+    path = write(tmp_path / "t.jsonl",
+                 {"type": "round", "round": 2, "spans": [span("x2", source, text)]})
+    row = lost_row(path)
+    assert row["reread_line"] == reread
+    if source == "user:alice":
+        assert row["asked_again_span"] == "x2"

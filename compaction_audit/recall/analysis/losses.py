@@ -14,7 +14,7 @@ from compaction_audit.model import Session
 from compaction_audit.plans import collect, one
 from compaction_audit.recall.analysis.intervals import _merge
 from compaction_audit.recall.harm import asked_again, reuse
-from compaction_audit.recall.ranking import CHATTER, person_source
+from compaction_audit.recall.ranking import person_source
 
 
 def _fold_losses(session: Session, drops: pl.DataFrame, occ: pl.DataFrame,
@@ -80,10 +80,30 @@ question has an answer to point at ("Set it to 45000 again, please." restates th
 and the reply to it is no answer from the summary)."""
 
 
+NARRATION = (r"(?i)^\W*(?:let\s+me|let's|i'll|i\s+will|i'm\s+going\s+to|i\s+am\s+going\s+to"
+             r"|(?:now|first|then|next),?\s+(?:let|i)\b)")
+"""Assistant text that announces a step ("Let me check the config.", "I'll look at
+it", "Now let me ..."): no answer, the step may read the fact again.  Narrower than
+:data:`~compaction_audit.recall.ranking.CHATTER`: "Sure: it stayed at 30000." answers."""
+
+
 def _assistant(source: pl.Expr) -> pl.Expr:
-    """True for the assistant's own prose: ``source`` "assistant" or "assistant:..."."""
-    s = source.fill_null("")
+    """True for the assistant's own words: ``source`` "assistant" or "assistant:..."
+    (thinking included), in any case."""
+    s = source.fill_null("").str.to_lowercase()
     return (s == "assistant") | s.str.starts_with("assistant:")
+
+
+def _reads(source: pl.Expr) -> pl.Expr:
+    """True for a span that can bring a fact back into the context: known, and not a
+    person's (:func:`~compaction_audit.recall.ranking.person_source`), not the
+    assistant's own words, not a tool call (``tool_call``, ``tool_use``,
+    ``function_call``, with or without ``:NAME``): a tool's result, a file, a log a
+    tool printed.  A span without a source is not counted: nothing says it is one."""
+    low = source.fill_null("").str.to_lowercase()
+    call = low.str.contains(r"^(?:tool_call|tool_use|function_call)(?::|$)")
+    return (source.is_not_null() & (low != "") & ~person_source(low) & ~_assistant(source)
+            & ~call)
 
 
 def _answered(again: pl.LazyFrame, items: pl.DataFrame) -> pl.LazyFrame:
@@ -92,9 +112,9 @@ def _answered(again: pl.LazyFrame, items: pl.DataFrame) -> pl.LazyFrame:
     table's: by round, then as each record lists them; lines alone are not an order
     when spans come from two files),
     and before the next span a person typed (a reply to that, not to the question);
-    narration that announces a step ("Let me check the config.",
-    :data:`~compaction_audit.recall.ranking.CHATTER`) is no answer: the step may read
-    the fact again.
+    narration that announces a step (:data:`NARRATION`) is no answer: the step may
+    read the fact again; only the assistant's visible text (``source`` "assistant",
+    not its thinking) answers.
     Columns ``key``, ``answered_line`` (its ``source_line``), ``answered_span``,
     ``answered_pos`` (its place in that order); no row when nothing answered."""
     spans = (items.lazy().with_row_index("_pos").filter(pl.col("kind") == "span")
@@ -103,8 +123,9 @@ def _answered(again: pl.LazyFrame, items: pl.DataFrame) -> pl.LazyFrame:
                         .select(pl.col("id").alias("asked_again_span"),
                                 pl.col("_pos").alias("asked_pos")),
                         on="asked_again_span").select("key", "asked_pos").sort("asked_pos"))
-    answers = (spans.filter(pl.col("text").is_not_null() & _assistant(pl.col("source"))
-                            & ~pl.col("text").str.contains(CHATTER))
+    answers = (spans.filter(pl.col("text").is_not_null()
+                            & (pl.col("source").fill_null("").str.to_lowercase() == "assistant")
+                            & ~pl.col("text").str.contains(NARRATION))
                .select(pl.col("_pos").alias("answered_pos"),
                        pl.col("source_line").alias("answered_line"),
                        pl.col("id").alias("answered_span")))
@@ -166,7 +187,7 @@ def _lost_rows(session: Session, items: pl.DataFrame, occ: pl.DataFrame,
         .join(fold_at, on="key", how="left")
     )
     user_plan = items.lazy().filter(
-        (pl.col("kind") == "span") & (pl.col("source") == "user")
+        (pl.col("kind") == "span") & person_source(pl.col("source"))
         & (pl.col("stype") != "harness") & pl.col("text").is_not_null())
     lost, user_spans = collect(lost_plan, user_plan)
     # a bare number (a quantity without a unit) never counts alone (issue 12, point 5):
@@ -188,8 +209,7 @@ def _lost_rows(session: Session, items: pl.DataFrame, occ: pl.DataFrame,
         lost.lazy().select("key", "start", pl.col("id").alias("src"))
         .join(occ.lazy().select("key", "id").join(spans, on="id"), on="key")
         .filter((pl.col("born") >= pl.col("start")) & (pl.col("id") != pl.col("src"))
-                & (pl.col("source") != "user") & ~_assistant(pl.col("source"))
-                & ~pl.col("source").fill_null("").str.starts_with("tool_call:"))
+                & _reads(pl.col("source")))
         .join(rounds.select(pl.col("ri").alias("born"), "round"), on="born")
         .sort("born", "source_line", "id")
         .group_by("key", maintain_order=True)
