@@ -296,7 +296,25 @@ def _load(path: Path) -> dict[str, Entry]:
                                  "[first, last], two whole numbers")
             entry = replace(entry, rounds=(rounds[0], rounds[1]))
         read.append(entry)
+    _one_session_per_trace(read, path)
     return {e.fingerprint: e for e in _merged(read)}
+
+
+def _one_session_per_trace(read: list[Entry], path: Path) -> None:
+    """Raise :class:`UsageError` when the entries of one trace path record two sessions:
+    two runs' baselines joined into one file.  Merged by fingerprint (which leaves the
+    session out), one session's entry took the other's facts and hid its new losses
+    (adv37: a failing trace passed, exit 0)."""
+    seen: dict[str, str] = {}
+    for e in read:
+        if e.session is None:
+            continue
+        first = seen.setdefault(e.trace, e.session)
+        if first != e.session:
+            raise UsageError(
+                f"baseline {str(path)!r}: the entries for trace {e.trace!r} are of two "
+                f"sessions ({first!r} and {e.session!r}): a baseline holds one run of each "
+                "trace; make it again with 'compaction-audit baseline create'")
 
 
 def _shown(e: Entry) -> dict[str, str]:

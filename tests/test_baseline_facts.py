@@ -254,3 +254,19 @@ def test_a_new_claim_past_the_listed_ones_is_new(
     assert [(f.code, f.values["more_in_summary"]) for f in kept] == [("CA305", 6)]
     d = diff_reports(before.sessions[0], after.sessions[0])
     assert [x.code for x in d.by_status("new")] == ["CA305"]
+
+
+def test_a_baseline_joining_two_sessions_of_one_trace_is_refused(base: Path) -> None:
+    """adv37: two runs' baselines joined into one file merged by fingerprint: session
+    A's entry took session B's lost facts, and a session-A trace that lost B's facts
+    passed (exit 0)."""
+    doc = json.loads(base.read_text())
+    other = [{**e, "session": "next-run"} for e in doc["findings"]]
+    joined = base.parent / "joined.json"
+    joined.write_text(json.dumps({**doc, "findings": doc["findings"] + other}))
+    result = run("audit", "t.jsonl", "--baseline", str(joined))
+    assert result.exit_code == 2
+    assert result.stderr == (
+        f"compaction-audit: baseline '{joined}': the entries for trace 't.jsonl' are of two "
+        "sessions ('facts' and 'next-run'): a baseline holds one run of each trace; make "
+        "it again with 'compaction-audit baseline create'\n")
