@@ -105,3 +105,30 @@ def test_a_run_of_many_traces_shares_each_kind_s_ten_slots(tmp_path: Path) -> No
         "::27 more error episode(s) in 12 traces: CA201 x3, CA301 x12, CA303 x12; the job "
         "summary and the text, JSON or SARIF reports list them")
     assert "file=" in errors[-1] and "/t09.jsonl," in errors[-1]  # the first left out
+    # the failing traces no slot was left for are named, plainly (adv37)
+    lines = out.splitlines()
+    assert lines[-2] == (
+        f"not annotated (GitHub shows 10 of each kind per step): 3 failing trace(s): "
+        f"{folder}/t09.jsonl, {folder}/t10.jsonl, {folder}/t11.jsonl; the job summary "
+        "lists every one")
+
+
+def test_skipped_records_share_the_warning_slots(tmp_path: Path) -> None:
+    # --lenient: each trace's skipped records were 10 more warnings of its own (adv37:
+    # 48 warnings for four traces)
+    folder = tmp_path / "traces"
+    folder.mkdir()
+    for k in range(4):
+        path = dump(fold_records(3, 2), folder / f"t{k}.jsonl")
+        with path.open("a") as out:
+            out.write("{bad\n" * 12)
+    out = CliRunner().invoke(app, ["audit", str(folder), "-f", "github", "--lenient"]).stdout
+    warnings = annotations(out, "warning")
+    assert len(warnings) == 10
+    # 4 drift episodes and 48 skipped records; in turns: the 4 episodes, the 4 traces'
+    # first skipped records, t0's second: 9 shown, 43 skipped records counted
+    assert sum("title=CA104 " in ln for ln in warnings) == 4
+    assert sum("title=skipped record" in ln for ln in warnings) == 5
+    assert warnings[-1].endswith(
+        "::43 more warning annotation(s) in 4 traces: skipped record x43; the job summary "
+        "and the text, JSON or SARIF reports list them")

@@ -12,7 +12,9 @@ So a run writes at most :data:`PER_STEP` of each kind, all traces together
 (:func:`_allotted`): each trace's first in turn, then each one's second (within a
 trace every rule's first episode before any rule's second, the most severe rules
 first), and when more remain, the last slot is one summary annotation counting the
-rest by rule.  The whole report
+rest by rule; the failing traces left with no annotation are named in one plain line.
+Skipped records (``--lenient``) and checks stopped at their cap are warnings within
+the same budget.  The whole report
 goes to the job summary (:func:`step_summary`).  An unreadable trace is an
 ``::error`` at its file (and line, when known).  A compaction that could not be checked
 is a ``::notice`` titled ``compaction not checked`` at its line, and lines the reader did
@@ -33,7 +35,7 @@ from compaction_audit.baseline import trace_key
 from compaction_audit.report.formats import RenderOptions
 from compaction_audit.report.gaps import LINES, gaps
 from compaction_audit.report.model import Report, SessionReport, line_path
-from compaction_audit.report.safe import printable
+from compaction_audit.report.safe import neutralize, printable
 from compaction_audit.report.summary import episodes, gate_line
 from compaction_audit.rules.base import Finding
 
@@ -42,8 +44,8 @@ PER_STEP = 10
 """Annotations of one kind per step, all traces together: GitHub displays 10 errors,
 10 warnings and 10 notices per step (docs.github.com, "Workflow commands", annotation
 limits)."""
-PER_FILE = PER_STEP
-"""Skipped records (``--lenient``) annotated per trace; the rest are counted."""
+NAMED = 20
+"""Failing traces without an annotation named in the plain line under them."""
 STEP_SUMMARY = "GITHUB_STEP_SUMMARY"
 """The environment variable naming the job-summary file the runner renders."""
 
@@ -146,13 +148,37 @@ def session_notes(s: SessionReport) -> dict[str, list[_Note]]:
     lines = [n for n in gap if n.counted == LINES[0]]
     out["notice"] = (lines + out["notice"][:1] + [n for n in gap if n.counted != LINES[0]]
                      + out["notice"][1:])
+    out["warning"] = (_limit_notes(path, s) + out["warning"][:1] + _skipped_notes(s)
+                      + out["warning"][1:])
     return out
 
 
-def _allotted(kind: str, groups: list[list[_Note]], cap: int = PER_STEP) -> list[str]:
+def _limit_notes(path: str, s: SessionReport) -> list[_Note]:
+    """A warning per check that stopped at its cap (issue 11, class 5)."""
+    out = []
+    for x in s.limits:
+        where = line_path(path, s.file_of_round(x.round))
+        out.append(_Note(command("warning", x.message(), file=where, line=x.line or 1,
+                                 title="check stopped early"),
+                         "check stopped early", False, where, x.line or 1))
+    return out
+
+
+def _skipped_notes(s: SessionReport) -> list[_Note]:
+    """A warning per record ``--lenient`` skipped; past :data:`PER_STEP` (no trace
+    gets more slots) only counted, without a command line."""
+    return [_Note(command("warning", f"skipped (--lenient): {e.message}",
+                          file=trace_key(e.path), line=e.line, title="skipped record")
+                  if k < PER_STEP else "", "skipped record", False, trace_key(e.path), e.line)
+            for k, e in enumerate(s.skipped)]
+
+
+def _allotted(kind: str, groups: list[list[_Note]], cap: int = PER_STEP
+              ) -> tuple[list[str], set[int]]:
     """At most ``cap`` annotations of ``kind`` for the whole step, shared across the
     traces (``groups``, one list each, in report order): each trace's first, then each
-    one's second, and so on; when more remain, the last slot counts them."""
+    one's second, and so on; when more remain, the last slot counts them.  Also the
+    indices of the groups that got a slot."""
     total = sum(map(len, groups))
     room = cap if total <= cap else cap - 1
     shown: list[_Note] = []  # the first ``room`` of the turn order: at most ``cap`` turns
@@ -163,14 +189,15 @@ def _allotted(kind: str, groups: list[list[_Note]], cap: int = PER_STEP) -> list
     kept = set(map(id, shown))
     # shown in each trace's own order: a trace's annotations stay together
     lines = [n.line for group in groups for n in group[:cap] if id(n) in kept]
+    got = {i for i, group in enumerate(groups) if any(id(n) in kept for n in group[:cap])}
     if total <= cap:
-        return lines
+        return lines, got
     rest = [n for rank in range(cap) for group in groups if rank < len(group)
             for n in group[rank:rank + 1] if id(n) not in kept]
     rest += [n for group in groups for n in group[cap:]]  # past every trace's first cap
     traces = sum(1 for group in groups if any(id(n) not in kept for n in group[:cap])
                  or len(group) > cap)
-    return [*lines, _rest_command(kind, rest, traces)]
+    return [*lines, _rest_command(kind, rest, traces)], got
 
 
 def render_github(report: Report, opts: RenderOptions) -> bytes:
@@ -183,22 +210,21 @@ def render_github(report: Report, opts: RenderOptions) -> bytes:
                   for e in report.errors]
     notes = [session_notes(s) for s in report.sessions]
     lines: list[str] = []
+    seen: set[int] = set()  # traces with an annotation: unreadable ones, then sessions
     for kind in COMMANDS.values():
-        lines += _allotted(kind, (unreadable if kind == "error" else [])
-                           + [n[kind] for n in notes])
-    for s in report.sessions:
-        for e in s.skipped[:PER_FILE]:
-            lines.append(command("warning", f"skipped (--lenient): {e.message}",
-                                 file=trace_key(e.path), line=e.line,
-                                 title="skipped record"))
-        for x in s.limits:  # a check that stopped at its cap (issue 11, class 5)
-            where = line_path(trace_key(s.path), s.file_of_round(x.round))
-            lines.append(command("warning", x.message(), file=where,
-                                 line=x.line or 1, title="check stopped early"))
-        if len(s.skipped) > PER_FILE:
-            lines.append(command("warning", f"{len(s.skipped) - PER_FILE} more skipped "
-                                 "record(s)", file=trace_key(s.path),
-                                 title="skipped records"))
+        first = unreadable if kind == "error" else [[] for _ in unreadable]
+        shown, got = _allotted(kind, first + [n[kind] for n in notes])
+        lines += shown
+        seen |= got
+    failing = [trace_key(e.path) for i, e in enumerate(report.errors) if i not in seen]
+    failing += [trace_key(s.path) for i, s in enumerate(report.sessions, len(unreadable))
+                if i not in seen and s.fails(opts.fail_on)]
+    if failing:  # named in the log, plainly: no annotation slot was left for them
+        lines.append(neutralize(printable(
+            f"not annotated (GitHub shows 10 of each kind per step): {len(failing)} "
+            f"failing trace(s): {', '.join(failing[:NAMED])}"
+            + (f" and {len(failing) - NAMED} more" if len(failing) > NAMED else "")
+            + "; the job summary lists every one")))
     if report.config is not None:  # a checkout's fail-on = "never" is said (adv24 F5)
         lines.append(f"config: {printable(report.config)}")
     lines.append(gate_line(report, opts.fail_on))
