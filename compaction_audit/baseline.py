@@ -135,6 +135,12 @@ def _digest(unit: str) -> str:
     return hashlib.sha256(unit.encode("utf-8", "surrogatepass")).hexdigest()[:FACT_DIGITS]
 
 
+def session_key(s: SessionReport) -> str | None:
+    """The session id of ``s`` as a baseline file holds it (clipped: a 2,000-character
+    id was stored clipped and never matched again: adv24 F6); None without one."""
+    return clip_tree(s.header.session_id) if isinstance(s.header.session_id, str) else None
+
+
 def session_entries(s: SessionReport) -> list[tuple[Finding, Entry]]:
     """Each finding of ``s`` with its baseline entry (with the digests of what it
     lost, for a finding about a fold, or of the claim or flip it is about, for one
@@ -142,10 +148,7 @@ def session_entries(s: SessionReport) -> list[tuple[Finding, Entry]]:
     from compaction_audit.diff import fold_lost_units, lost_keys, stated_units
 
     trace = trace_key(s.path)
-    # as the baseline file holds it: clipped (a 2,000-character id was stored clipped
-    # and never matched again, so the baseline of a trace never applied to it: adv24 F6)
-    session = clip_tree(s.header.session_id) if isinstance(s.header.session_id, str) \
-        else None
+    session = session_key(s)
     by_fold = fold_lost_units(s)
     keys = finding_keys(s.findings)
     spans: dict[tuple[str, str], tuple[int, int]] = {}  # an episode's first, last round
@@ -371,8 +374,7 @@ def apply(report: Report, baseline: dict[str, Entry], source: str = "") -> Repor
                               "new_facts": len(set(e.facts or ()) - set(b.facts or ())),
                               "verb": "states" if stated_units(f) else "loses"})
         shown = {trace_key(s.path), clip_tree(trace_key(s.path))}  # as dumps wrote it
-        sid = (clip_tree(s.header.session_id) if isinstance(s.header.session_id, str)
-               else None)
+        sid = session_key(s)
         mine = [(fp, e) for name in shown for fp, e in by_trace.get(name, [])]
         # an entry of another session at this path is not applied, not stale: it says
         # nothing of whether this session's findings were fixed (a CI engineer's test)

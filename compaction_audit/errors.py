@@ -9,6 +9,12 @@ class AuditError(Exception):
     """Base class of every error the CLI reports as a one-line message (exit 2)."""
 
 
+NOT_A_LOG = "unrecognized log format"
+"""How a :class:`LogError` for a file that is no log of a known format begins (the
+readers' detection); ``audit`` reads it to suggest ``--exclude`` (the message survives
+the pickling that parallel audits send errors back by)."""
+
+
 class LogError(AuditError):
     """Malformed input in a log file.
 

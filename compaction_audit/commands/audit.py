@@ -21,7 +21,7 @@ from compaction_audit.commands.common import (
     say_some,
     write_bytes,
 )
-from compaction_audit.errors import AuditError, LogError, UsageError
+from compaction_audit.errors import NOT_A_LOG, AuditError, LogError, UsageError
 
 if TYPE_CHECKING:  # the auditor (Polars, the readers, the rules) loads when a run needs it
     from compaction_audit.config import Effective
@@ -181,7 +181,7 @@ def say_not_logs(errors: list[LogError], paths: list[str]) -> None:
     themselves) are not logs at all: labels or notes beside the traces make the run
     exit 2, and ``--exclude`` leaves them out (a CI engineer's test)."""
     not_logs = [e.path for e in errors
-                if e.message.startswith("unrecognized log format") and e.path not in paths]
+                if e.message.startswith(NOT_A_LOG) and e.path not in paths]
     if not_logs:
         from pathlib import PurePath
 

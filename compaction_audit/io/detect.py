@@ -18,7 +18,7 @@ from typing import Any, Literal
 
 import orjson
 
-from compaction_audit.errors import LogError, MixedFormats
+from compaction_audit.errors import NOT_A_LOG, LogError, MixedFormats
 from compaction_audit.io import claude_code, codex, documents, gemini_cli, openhands
 from compaction_audit.io.lines import DEFAULT_LIMITS, Limits, iter_lines
 from compaction_audit.io.records import json_error
@@ -199,7 +199,7 @@ def _decide(path: str, head: list[tuple[int, bytes]],
         raise first_error
     if any("type" in obj for obj in objects):
         return "native"  # records of ours gone wrong: the native reader names the field
-    raise LogError(path, head[0][0], "unrecognized log format: not compaction-audit/1, Claude "
+    raise LogError(path, head[0][0], f"{NOT_A_LOG}: not compaction-audit/1, Claude "
                    "Code, Codex, Cline, Gemini CLI, opencode or OpenHands "
                    f"(first {SNIFF_LINES} lines)",
                    "type")
@@ -272,7 +272,7 @@ def _sniff_document(path: str, head: list[tuple[int, bytes]],
         return None
     found = next((fmt for fmt, test in document_sniffers().items() if test(value)), None)
     if found is None and len(head) > 1:
-        raise LogError(path, head[0][0], "unrecognized log format: a JSON document, but "
+        raise LogError(path, head[0][0], f"{NOT_A_LOG}: a JSON document, but "
                        "not a Cline or Gemini CLI session, an opencode export or an "
                        "OpenHands trajectory")
     return found

@@ -103,8 +103,8 @@ def _with_files(rows: list[dict[str, Any]], session: Session) -> list[dict[str, 
     own = set(session.header.extra.get("span_line_file_except") or ())
     other = session.header.extra.get("span_line_file_except_in")
     return [{**d, **_span_file(line_file, own, d.get("span"), other),
-             **_reread_file(line_file, own, d.get("reread_span"), other),
-             **_reread_file(line_file, own, d.get("answered_span"), other, "answered_file")}
+             **_file_of("reread_file", line_file, own, d.get("reread_span"), other),
+             **_file_of("answered_file", line_file, own, d.get("answered_span"), other)}
             for d in rows]
 
 
@@ -132,13 +132,12 @@ def _span_file(line_file: Any, own_lines: set[Any], span: Any, other: Any = None
     return {"span_file": line_file[:200]}
 
 
-def _reread_file(line_file: Any, own_lines: set[Any], span: Any, other: Any = None,
-                 key: str = "reread_file") -> dict[str, str | None]:
-    """``{"reread_file": name}``: the file ``reread_line`` counts in, by the rule of
-    :func:`_span_file` applied to the span that read the fact again (null: the file
-    given, or nothing read it again); ``{}`` when the adapter names no such file.
-    ``key``: another name for the same rule (``answered_file``, for
-    ``answered_line``)."""
+def _file_of(key: str, line_file: Any, own_lines: set[Any], span: Any, other: Any = None
+             ) -> dict[str, str | None]:
+    """``{key: name}``: the file the line of ``span`` counts in, by the rule of
+    :func:`_span_file` (``reread_file`` for the span that read the fact again,
+    ``answered_file`` for the answer; null: the file given, or no such span); ``{}``
+    when the adapter names no such file."""
     if not isinstance(line_file, str):
         return {}
     if span is None:
@@ -247,10 +246,10 @@ def compaction_view(session: Session, recall: Recall,
                     "asked_again_span": d["asked_again_span"],
                     "reused_round": d["reused_round"], "reused_span": d["reused_span"],
                     "reread_round": d["reread_round"], "reread_line": d["reread_line"],
-                    **_reread_file(line_file, own_lines, d["reread_span"], other_file),
+                    **_file_of("reread_file", line_file, own_lines, d["reread_span"], other_file),
                     "answered_line": d.get("answered_line"),
-                    **_reread_file(line_file, own_lines, d.get("answered_span"), other_file,
-                                   "answered_file"),
+                    **_file_of("answered_file", line_file, own_lines, d.get("answered_span"),
+                               other_file),
                     "reused_destructive": d.get("reused_destructive")}
                    for d in rows]
         text = texts.get(c.get("summary_id")) or ""

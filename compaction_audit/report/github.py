@@ -110,13 +110,13 @@ class _Note(NamedTuple):
     at: int
 
 
-def _rest_command(kind: str, rest: list[_Note], traces: int) -> str:
-    """The summary annotation of the annotations of one kind that got no slot."""
+def _rest_command(kind: str, first: _Note, rest: list[_Note], traces: int) -> str:
+    """The summary annotation of the annotations of one kind that got no slot, at
+    ``first``, the first of them in the turn order."""
     by_what = Counter(n.counted for n in rest)
     counted = ", ".join(f"{what} x{n}" for what, n in sorted(by_what.items()))
     noun = "episode(s)" if all(n.episode for n in rest) else "annotation(s)"
     where = "this trace" if traces == 1 else f"{traces} traces"
-    first = rest[0]
     return command(kind, f"{len(rest)} more {kind} {noun} in {where}: {counted}; the job "
                    "summary and the text, JSON or SARIF reports list them",
                    file=first.file, **({"line": first.at} if first.at > 0 else {}),
@@ -178,26 +178,22 @@ def _allotted(kind: str, groups: list[list[_Note]], cap: int = PER_STEP
     """At most ``cap`` annotations of ``kind`` for the whole step, shared across the
     traces (``groups``, one list each, in report order): each trace's first, then each
     one's second, and so on; when more remain, the last slot counts them.  Also the
-    indices of the groups that got a slot."""
-    total = sum(map(len, groups))
-    room = cap if total <= cap else cap - 1
-    shown: list[_Note] = []  # the first ``room`` of the turn order: at most ``cap`` turns
+    indices of the groups that got a slot (those whose first one is shown)."""
+    room = cap if sum(map(len, groups)) <= cap else cap - 1
+    turns: list[_Note] = []  # the turn order, as far as the first one left out
     for rank in range(cap):
-        shown += [group[rank] for group in groups if rank < len(group)][:room - len(shown)]
-        if len(shown) == room:
+        turns += [group[rank] for group in groups if rank < len(group)]
+        if len(turns) > room:
             break
-    kept = set(map(id, shown))
+    kept = set(map(id, turns[:room]))
     # shown in each trace's own order: a trace's annotations stay together
     lines = [n.line for group in groups for n in group[:cap] if id(n) in kept]
-    got = {i for i, group in enumerate(groups) if any(id(n) in kept for n in group[:cap])}
-    if total <= cap:
+    got = {i for i, group in enumerate(groups) if group and id(group[0]) in kept}
+    if len(turns) <= room:
         return lines, got
-    rest = [n for rank in range(cap) for group in groups if rank < len(group)
-            for n in group[rank:rank + 1] if id(n) not in kept]
-    rest += [n for group in groups for n in group[cap:]]  # past every trace's first cap
-    traces = sum(1 for group in groups if any(id(n) not in kept for n in group[:cap])
-                 or len(group) > cap)
-    return [*lines, _rest_command(kind, rest, traces)], got
+    left = [[n for n in group if id(n) not in kept] for group in groups]
+    rest = [n for group in left for n in group]
+    return [*lines, _rest_command(kind, turns[room], rest, sum(map(bool, left)))], got
 
 
 def render_github(report: Report, opts: RenderOptions) -> bytes:

@@ -106,7 +106,7 @@ def _reads(source: pl.Expr) -> pl.Expr:
             & ~call)
 
 
-def _answered(again: pl.LazyFrame, items: pl.DataFrame) -> pl.LazyFrame:
+def _answered(again: pl.LazyFrame, placed: pl.LazyFrame) -> pl.LazyFrame:
     """Per key asked again by a question (:data:`QUESTION`), the assistant's answer:
     its first text after the person's span that asked, in the log's order (the items
     table's: by round, then as each record lists them; lines alone are not an order
@@ -115,10 +115,10 @@ def _answered(again: pl.LazyFrame, items: pl.DataFrame) -> pl.LazyFrame:
     narration that announces a step (:data:`NARRATION`) is no answer: the step may
     read the fact again; only the assistant's visible text (``source`` "assistant",
     not its thinking) answers.
-    Columns ``key``, ``answered_line`` (its ``source_line``), ``answered_span``,
-    ``answered_pos`` (its place in that order); no row when nothing answered."""
-    spans = (items.lazy().with_row_index("_pos").filter(pl.col("kind") == "span")
-             .filter(pl.col("stype") != "harness"))
+    ``placed``: the items with ``_pos``, their place in that order.  Columns ``key``,
+    ``answered_line`` (its ``source_line``), ``answered_span``, ``answered_pos``; no row
+    when nothing answered."""
+    spans = placed.filter((pl.col("kind") == "span") & (pl.col("stype") != "harness"))
     asked = (again.join(spans.filter(pl.col("text").fill_null("").str.contains(QUESTION))
                         .select(pl.col("id").alias("asked_again_span"),
                                 pl.col("_pos").alias("asked_pos")),
@@ -216,16 +216,16 @@ def _lost_rows(session: Session, items: pl.DataFrame, occ: pl.DataFrame,
         .agg(pl.col("round").first().alias("reread_round"),
              pl.col("source_line").first().alias("reread_line"),
              pl.col("id").first().alias("reread_span")))
-    answered = _answered(again, items)
+    placed = items.lazy().with_row_index("_pos")  # the log's order (_answered)
+    answered = _answered(again, placed)
     reused = reuse(lost.select("key", "start", pl.col("id").alias("span")),
                    pl.concat([occ.select("key", "id"), names.select("key", "id")]), items,
                    session.rounds)
     return one(
         lost.lazy().join(again, on="key", how="left").join(reused.lazy(), on="key", how="left")
         .join(reread, on="key", how="left").join(answered, on="key", how="left")
-        .join(items.lazy().with_row_index("_pos").select(
-            pl.col("id").alias("reread_span"), pl.col("_pos").alias("reread_pos")),
-            on="reread_span", how="left")
+        .join(placed.select(pl.col("id").alias("reread_span"),
+                            pl.col("_pos").alias("reread_pos")), on="reread_span", how="left")
         .with_columns(  # an answer the context had the fact for is no answer from memory
             *(pl.when(pl.col("reread_pos").is_null()
                       | (pl.col("reread_pos") > pl.col("answered_pos")))

@@ -14,7 +14,12 @@ from compaction_audit.report.html.data import (
     rule_anchor,
 )
 from compaction_audit.report.html.page import esc
-from compaction_audit.report.model import compaction_kind, compaction_sizes, line_at
+from compaction_audit.report.model import (
+    compaction_kind,
+    compaction_sizes,
+    fact_line,
+    line_at,
+)
 from compaction_audit.rules import RULES
 from compaction_audit.rules.base import fmt
 
@@ -118,11 +123,9 @@ def _asked(d: dict[str, Any]) -> str:
     again = d.get("asked_again_round")
     if again is None:
         return "<td>no</td>"
-    answered = d.get("answered_line")
-    where = d.get("answered_file")
-    note = ("" if answered is None else
-            f'<br><span class="dim">answered at {esc(f"{where}:" if where else "line ")}'
-            f"{esc(fmt(answered))} without reading it again</span>")
+    answered = fact_line(d.get("answered_line"), d.get("answered_file"), esc)
+    note = (f'<br><span class="dim">answered at {answered} without reading it again'
+            "</span>" if answered else "")
     return f'<td class="asked">round {esc(again)}{note}</td>'
 
 
