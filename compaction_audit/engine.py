@@ -181,9 +181,11 @@ _CHUNK_ROWS = 512
 def _rows(frame: pl.DataFrame) -> Iterator[dict[str, Any]]:
     """``frame.iter_rows(named=True)``, converted a column and a chunk at a time.
 
-    Strings inside list columns (the summaries of an ungrounded-summary finding, one
-    list per round) are shared: an id listed at many rounds is one Python string, not
-    one per round, which keeps the findings of a long session to pointers.
+    Strings inside list and struct columns (the summaries of an ungrounded-summary
+    finding, one list per round; a fold finding's children and their dropped
+    discriminators) are shared across the frame: an id listed at many rounds is one
+    Python string, not one per round, which keeps the findings of a long session to
+    pointers.
     """
     names = frame.columns
     shared: dict[str, str] = {}
@@ -192,7 +194,7 @@ def _rows(frame: pl.DataFrame) -> Iterator[dict[str, Any]]:
         columns: list[list[Any]] = []
         for name in names:
             column = chunk[name]
-            values = python_values(column)  # dicts share their keys (issue 14)
+            values = python_values(column, shared)  # keys and strings shared (issue 14)
             if column.dtype == pl.List(pl.String):
                 share = shared.setdefault
                 values = [None if v is None else list(map(share, v, v)) for v in values]

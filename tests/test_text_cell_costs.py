@@ -196,3 +196,31 @@ def test_struct_columns_read_through_json_give_the_values_of_to_list() -> None:
     assert len(got) == 1 and got[0]["x"] != got[0]["x"]  # NaN kept, not null
     frame = pl.DataFrame({"ri": [1, 2, 3, 4], "children": children})
     assert list(_rows(frame)) == frame.to_dicts()
+
+
+def test_findings_share_equal_strings_across_rows_at_any_depth() -> None:
+    from compaction_audit.engine import _rows
+    from compaction_audit.pyvalues import values
+
+    dropped = pl.Struct({"kind": pl.String, "norm": pl.String})
+    column = pl.Series("children", [
+        [{"child": "span-1", "dropped": [{"kind": "quantity", "norm": "63000"}]}],
+        [{"child": "span-1", "dropped": [{"kind": "quantity", "norm": "63000"}]},
+         {"child": "span-2", "dropped": [{"kind": "identifier", "norm": "63000"}]}],
+    ], dtype=pl.List(pl.Struct({"child": pl.String, "dropped": pl.List(dropped)})))
+    shared: dict[str, str] = {}
+    first, second = values(column, shared)
+    assert [first, second] == column.to_list()
+    a, b, c = first[0], second[0], second[1]
+    assert a["child"] is b["child"] and a["child"] is not c["child"]
+    assert a["dropped"][0]["kind"] is b["dropped"][0]["kind"]
+    assert a["dropped"][0]["norm"] is c["dropped"][0]["norm"]  # across fields too
+    assert set(shared) == {"span-1", "span-2", "quantity", "identifier", "63000"}
+    # without ``shared`` each value is its own string, as orjson makes it
+    one, two = values(column)
+    assert one == first and one[0]["child"] is not two[0]["child"]
+    # _rows shares across its chunks of rows (512 each)
+    frame = pl.DataFrame({"ri": list(range(600)), "children": [column[0]] * 600},
+                         schema={"ri": pl.Int64, "children": column.dtype})
+    rows = list(_rows(frame))
+    assert rows[0]["children"][0]["child"] is rows[599]["children"][0]["child"]
