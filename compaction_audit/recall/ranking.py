@@ -1,8 +1,9 @@
 """Ranking lost discriminators: the facts that matter first (issue 10, point 5).
 
-Every lost item gets a *tier*; reports order by tier, and within a tier later spans
-first, and within a span later lines first (the most recent statement of the task is
-the one a later decision builds on):
+Every lost item gets a *tier*; reports order by tier, within a tier the facts nothing
+read again first (the others the context got back), then later spans first, and
+within a span later lines first (the most recent statement of the task is the one a
+later decision builds on):
 
 ====  ==================  ===========================================================
 tier  name                which items
@@ -16,10 +17,14 @@ tier  name                which items
                           words and not chatter ("let me", "I'll", "now", ...)
 5     other prose         anything else from prose (values in prose, fragments)
 6     tool output         values and identifiers from tool output or code
+7     finished work       stated under a work item the log closed before the fold,
+                          or in a commit message
+                          (:mod:`compaction_audit.recall.finished`); a person's
+                          facts (tiers 1 and 2) keep their tier
 ====  ==================  ===========================================================
 
 Harness text (caveats, skill documents, command wrappers, compact summaries) is never
-a fact: :func:`rank_lost` drops those rows.  Tiers 5 and 6 are :data:`LOW_TIERS`: a
+a fact: :func:`rank_lost` drops those rows.  Tiers 5 to 7 are :data:`LOW_TIERS`: a
 compaction that lost only those is at most a warning (point 6, rules/recall.py).
 
 Span types (``prose|spec|code|tool_output|harness``) come from the lost table's
@@ -41,11 +46,11 @@ from compaction_audit.plans import one
 
 TIER_NAMES: dict[int, str] = {
     1: "asked again", 2: "typed by a person", 3: "spec requirement",
-    4: "assistant decision", 5: "other prose", 6: "tool output",
+    4: "assistant decision", 5: "other prose", 6: "tool output", 7: "finished work",
 }
 """Tier number -> the name reports print (issue 10, point 5)."""
 
-LOW_TIERS = frozenset({5, 6})
+LOW_TIERS = frozenset({5, 6, 7})
 """Tiers whose loss alone is at most a warning (issue 10, point 6)."""
 
 VALUE_KINDS = ("quantity", "version", "identifier", "scope", "link")
@@ -171,10 +176,12 @@ def tier_exprs(asked_again: str = "asked_again_round") -> tuple[pl.Expr, pl.Expr
                   & (kind != "ordering"))
     decision = clause & (stype == "prose") & ~cut & ~chatter
     again = pl.col(asked_again)
+    finished = pl.col("finished_item").is_not_null()
     article = pl.when(kind.str.contains("^[aeiou]")).then(pl.lit("an")).otherwise(pl.lit("a"))
     tier = (
         pl.when(again.is_not_null()).then(1)
         .when(person & (stype != "harness")).then(2)
+        .when(finished).then(7)
         .when(clause & (stype == "spec") & ~cut).then(3)
         .when(decision).then(4)
         .when(tool & ~maybe_spec).then(6)
@@ -184,6 +191,12 @@ def tier_exprs(asked_again: str = "asked_again_round") -> tuple[pl.Expr, pl.Expr
         pl.when(again.is_not_null())
         .then(pl.format("a person stated it again at round {}", again))
         .when(person & (stype != "harness")).then(pl.lit("typed by a person"))
+        .when(finished & (pl.col("finished_item") == "git commit"))
+        .then(pl.format("in a commit message (line {}): work done and recorded",
+                        pl.col("finished_line")))
+        .when(finished).then(pl.format("under {}, which a call closed at line {} before "
+                                       "the compaction", pl.col("finished_item"),
+                                       pl.col("finished_line")))
         .when(clause & (stype == "spec") & ~cut).then(pl.lit("a requirement from spec text"))
         .when(decision).then(pl.lit("a decision in the assistant's prose"))
         .when(code_arrow).then(pl.lit("an arrow in code or a log line, not an ordering"))
@@ -209,6 +222,9 @@ def add_tiers(frame: pl.DataFrame, asked_again: str = "asked_again_round",
     ``span_type``) with ``span_type`` filled and ``tier`` (Int64), ``tier_name``,
     ``tier_why`` added; rows are kept as they are (harness rows included)."""
     parts = tier_parts(source)
+    if "finished_item" not in frame.columns:  # a fold's child, a table of a test
+        frame = frame.with_columns(pl.lit(None, pl.String).alias("finished_item"),
+                                   pl.lit(None, pl.Int64).alias("finished_line"))
     typed = with_span_type(frame, source).with_columns(**parts)
     tier, why = tier_exprs(asked_again)
     if "reused_round" in typed.columns:  # recall-core: a later span reused the value
@@ -229,7 +245,9 @@ def rank_lost(lost: pl.DataFrame, items: pl.DataFrame | None = None) -> pl.DataF
     Adds ``span_type`` (filled), ``tier``, ``tier_name``, ``tier_why`` and ``span_line``
     (kept when the table has it, else the ``line`` of the span in ``items``, the
     session's ``items`` table with ``id`` and ``line``; null when neither).  Order:
-    tier, then later spans first (``span_line`` descending, then the span's position
+    tier, then the facts nothing read again before those something did
+    (``reread_line`` set: the context got them back, the others still need reading),
+    then later spans first (``span_line`` descending, then the span's position
     in ``items``: a native round's spans share its line), then later lines of one span
     first (``text_line`` descending when the table has it: a long tool result that
     holds several task specs ends with the latest), then the kind's rank (worst
@@ -250,10 +268,14 @@ def rank_lost(lost: pl.DataFrame, items: pl.DataFrame | None = None) -> pl.DataF
         ranked = ranked.with_columns(pl.lit(None, pl.Int64).alias("_order"))
     if "text_line" not in columns:
         ranked = ranked.with_columns(pl.lit(None, pl.Int64).alias("text_line"))
-    return one(ranked.sort(["tier", "span_line", "_order", "text_line", "rank", "text"],
-                           descending=[False, True, True, True, True, False], nulls_last=True,
-                           maintain_order=True)
-               .drop("_line", "_order", strict=False))
+    if "reread_line" not in columns:
+        ranked = ranked.with_columns(pl.lit(None, pl.Int64).alias("reread_line"))
+    back = pl.col("reread_line").is_not_null().alias("_back")  # read again: last
+    return one(ranked.with_columns(back)
+               .sort(["tier", "_back", "span_line", "_order", "text_line", "rank", "text"],
+                     descending=[False, False, True, True, True, True, False],
+                     nulls_last=True, maintain_order=True)
+               .drop("_line", "_order", "_back", strict=False))
 
 
 def tier_counts(ranked: pl.DataFrame) -> dict[int, int]:

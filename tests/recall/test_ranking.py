@@ -180,7 +180,7 @@ def test_rank_lost_orders_by_tier_then_later_spans_and_drops_harness() -> None:
         ("do not rotate the signing keys", 4, 8),
         ("12", 6, 10),
     ]
-    assert tier_counts(ranked) == {1: 0, 2: 1, 3: 0, 4: 2, 5: 0, 6: 1}
+    assert tier_counts(ranked) == {1: 0, 2: 1, 3: 0, 4: 2, 5: 0, 6: 1, 7: 0}
 
 
 def test_rank_lost_keeps_a_span_line_the_table_has() -> None:
@@ -228,7 +228,8 @@ def test_report_lists_lost_facts_in_tier_order(write_log: LogWriter) -> None:
     ]
     # the log line that stated each (round 0 is line 2, after the session record)
     assert all(d["span_line"] == 2 for d in lost)
-    assert report.extra["lost_tiers"] == {"1": 0, "2": 1, "3": 0, "4": 1, "5": 1, "6": 1}
+    assert report.extra["lost_tiers"] == {"1": 0, "2": 1, "3": 0, "4": 1, "5": 1, "6": 1,
+                                           "7": 0}
 
 
 def test_within_one_span_later_lines_first() -> None:

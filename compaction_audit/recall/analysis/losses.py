@@ -13,6 +13,7 @@ from compaction_audit.limits import Limit
 from compaction_audit.model import Session
 from compaction_audit.plans import collect, one
 from compaction_audit.recall.analysis.intervals import _merge
+from compaction_audit.recall.finished import finished_work
 from compaction_audit.recall.harm import asked_again, reuse
 from compaction_audit.recall.ranking import person_source
 
@@ -165,7 +166,11 @@ def _lost_rows(session: Session, items: pl.DataFrame, occ: pl.DataFrame,
     ``answered_line``/``answered_span``: the assistant's first text after the person
     asked again (:func:`_answered`), when nothing read the fact again before it: an
     answer given from the summary (seed 002: the agent answers confidently from the
-    summary and is wrong); null otherwise."""
+    summary and is wrong); null otherwise.
+
+    ``finished_item``/``finished_line``: the work item the log closed before the fold
+    whose section states the fact, or "git commit" for a commit message, and the
+    closing call's line (:func:`~compaction_audit.recall.finished.finished_work`)."""
     # a few plans, each collected once (issue 14, fleet audits): the lost rows and the
     # user spans, which asked_again and reuse read as frames, then the table
     rounds = session.rounds.lazy().select("ri", "round", "line")
@@ -221,7 +226,7 @@ def _lost_rows(session: Session, items: pl.DataFrame, occ: pl.DataFrame,
     reused = reuse(lost.select("key", "start", pl.col("id").alias("span")),
                    pl.concat([occ.select("key", "id"), names.select("key", "id")]), items,
                    session.rounds)
-    return one(
+    return finished_work(one(
         lost.lazy().join(again, on="key", how="left").join(reused.lazy(), on="key", how="left")
         .join(reread, on="key", how="left").join(answered, on="key", how="left")
         .join(placed.select(pl.col("id").alias("reread_span"),
@@ -239,4 +244,4 @@ def _lost_rows(session: Session, items: pl.DataFrame, occ: pl.DataFrame,
                 "reused_destructive", "reread_round", "reread_line", "reread_span",
                 "answered_line", "answered_span", "key")
         .sort(["rank", "lost_round", "key"], descending=[True, False, False])
-    )
+    ), items)

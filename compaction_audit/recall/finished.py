@@ -1,0 +1,131 @@
+"""Finished work: lost facts of a work item the log closed before the compaction.
+
+An agent working through a tracker's tasks reads each task's spec (``bd show X``, an
+issue, a ticket), implements it, closes it, and moves on.  A compaction after that
+drops the finished tasks' specs, and rightly so: a later decision hinges on the spec
+of the task in progress, not on the edge cases of one that is done and committed
+(the corpus labels' rule, ``labels/README.md``: "spec details of a subtask that was
+already finished and committed" do not matter).  Listed with the others, they pushed
+the pending task's requirements off the first screen.
+
+What this module reads, all from the log itself (never the summary's own account):
+
+* **Closing calls**: a tool call (source ``tool_call``, ``tool_use`` or
+  ``function_call``, with or without ``:NAME``) with a line that says close, done,
+  complete, resolve, finish or merge and names work items (:data:`WORK_ITEM`: ids
+  such as ``spotter-gqc.5``, ``PROJ-123``, ``gqc.4``).  ``bd close spotter-gqc.4``,
+  ``jira issue move PROJ-7 Done``.  The item is closed at that call's line.
+* **Sections**: in a span's text, an unindented line that starts (after bullets and
+  marks) with a work item followed by a title separator (``·``, ``:``, ``|``, a
+  dash, ``[``) heads a section, which runs to the next such line (an indented one
+  lists a dependency inside the section: ``  → ○ spotter-gqc.4: ...``).  A lost fact on a line of a section
+  whose item a closing call closed before the fold that lost it is finished work.
+* **Commit messages**: a fact stated in a tool call that runs ``git commit`` is work
+  done and recorded.
+
+The ranking puts these facts in tier 7, "finished work", after the others and out of
+the count of facts that matter (:mod:`compaction_audit.recall.ranking`); a fact a
+person typed or asked about again keeps its tier.  A log without closing calls or
+commits costs one Polars filter.
+"""
+
+from __future__ import annotations
+
+import re
+
+import polars as pl
+
+from compaction_audit.recall.spantypes import clean_text
+
+__all__ = ["WORK_ITEM", "finished_work"]
+
+WORK_ITEM = (r"[A-Za-z][A-Za-z0-9_]*(?:(?:-[A-Za-z0-9_]+)+(?:\.[0-9]+)*|(?:\.[0-9]+)+)"
+             r"(?![\w/]|[.\-]\w)")
+"""A work item's id: a word joined to more by hyphens (``spotter-gqc``, ``PROJ-123``)
+or dotted numbers (``gqc.5``), not followed by more of a path or file name
+(``app-main.ts``, ``src/x``)."""
+
+_CLOSE = (r"(?i)\b(?:close[sd]?|closing|done|complete[sd]?|resolve[sd]?|finish(?:e[sd])?"
+          r"|merge[sd]?)\b")
+_CLOSE_RE = re.compile(_CLOSE)
+_ITEM_RE = re.compile(WORK_ITEM)
+_HEADER_RE = re.compile(rf"(?![ \t])[^\w\n]*({WORK_ITEM})[ \t]*(?:[·:|\[—–]|--?\s)")
+_COMMIT = r"\bgit\s+(?:-\S+\s+)*commit\b"
+_COMMIT_RE = re.compile(_COMMIT)
+_CALL = r"^(?:tool_call|tool_use|function_call)(?::|$)"
+
+SCHEMA = {"finished_item": pl.String, "finished_line": pl.Int64}
+"""The columns :func:`finished_work` adds: the closed work item (``"git commit"`` for
+a commit message) and the log line of the call that closed it; null when the fact is
+not finished work."""
+
+
+def finished_work(lost: pl.DataFrame, items: pl.DataFrame) -> pl.DataFrame:
+    """``lost`` (the lost table: ``span``, ``text_line``, ``fold_round``,
+    ``fold_line``) with :data:`SCHEMA`'s columns added, row order kept.
+
+    ``items``: the session's items (``id``, ``kind``, ``source``, ``text``,
+    ``round``, ``source_line``).  A call closes an item for a fold when it comes
+    before it: an earlier round, or the same round and an earlier log line.  Python
+    reads only the closing calls and the texts of lost facts' spans that name a
+    closed item; the rest is Polars."""
+    calls = items.filter(
+        (pl.col("kind") == "span")
+        & pl.col("source").fill_null("").str.to_lowercase().str.contains(_CALL)
+        & pl.col("text").fill_null("").str.contains(f"{_CLOSE}|{_COMMIT}")
+    ).select("id", "text", "round", "source_line")
+    if lost.height == 0 or calls.height == 0:
+        return lost.with_columns(pl.lit(None, t).alias(c) for c, t in SCHEMA.items())
+    closed: dict[str, tuple[int, int]] = {}  # item -> (round, line) of its first closing
+    commits: dict[str, int] = {}  # span id of a commit call -> its line
+    for span, text, number, line in calls.iter_rows():
+        at = (number if number is not None else -1, line if line is not None else -1)
+        if _COMMIT_RE.search(text):
+            commits[span] = at[1]
+        for row in text.splitlines():
+            if _CLOSE_RE.search(row):
+                for item in _ITEM_RE.findall(row):
+                    closed[item] = min(closed.get(item, at), at)
+    sections = _sections(lost, items, list(closed))
+    found: list[str | None] = []
+    lines: list[int | None] = []
+    for span, text_line, number, fold_line in lost.select(
+            "span", "text_line", "fold_round", "fold_line").iter_rows():
+        item = sections.get(span, {}).get(text_line or 1)
+        when = closed.get(item) if item is not None else None
+        fold = (number if number is not None else 1 << 62,
+                fold_line if fold_line is not None else 1 << 62)
+        if span in commits:
+            found.append("git commit")
+            lines.append(commits[span])
+        elif when is not None and when < fold:
+            found.append(item)
+            lines.append(when[1])
+        else:
+            found.append(None)
+            lines.append(None)
+    return lost.with_columns(pl.Series("finished_item", found, pl.String),
+                             pl.Series("finished_line", lines, pl.Int64))
+
+
+def _sections(lost: pl.DataFrame, items: pl.DataFrame, closed: list[str]
+              ) -> dict[str, dict[int, str]]:
+    """Span id -> {1-based line of its cleaned text: the work item whose section holds
+    it}, for the lost facts' spans whose text names a closed item."""
+    if not closed:
+        return {}
+    texts = (items.filter(pl.col("id").is_in(lost["span"].unique().implode())
+                          & pl.col("text").fill_null("").str.contains_any(closed))
+             .select("id", "text").unique("id"))
+    out: dict[str, dict[int, str]] = {}
+    for span, text in texts.iter_rows():
+        current: str | None = None
+        of_line: dict[int, str] = {}
+        for number, row in enumerate(clean_text(text).split("\n"), start=1):
+            header = _HEADER_RE.match(row)
+            if header:
+                current = header.group(1)
+            if current is not None:
+                of_line[number] = current
+        out[span] = of_line
+    return out

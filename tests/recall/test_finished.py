@@ -1,0 +1,175 @@
+"""Finished work: lost facts stated under a work item the log closed before the fold,
+or in a commit message, rank in tier 7 and are not facts that matter
+(:mod:`compaction_audit.recall.finished`).
+
+Small native logs in our own words: round 0 reads two task specs (one tool result,
+two sections), round 1 holds the calls, the fold comes after.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import orjson
+import polars as pl
+
+from compaction_audit import api
+from compaction_audit.recall.finished import finished_work
+from compaction_audit.recall.ranking import LOW_TIERS, TIER_NAMES, add_tiers, rank_lost
+from compaction_audit.report.json_report import render_json
+from compaction_audit.report.model import Report
+
+SESSION = {"type": "session", "schema": "compaction-audit/1", "session_id": "finished"}
+SPECS = "\n".join([
+    "* acme-ui.1 · Cache the avatar thumbnails   [open]",
+    "Requirements:",
+    "- Thumbnails must never exceed 48 KB on disk.",
+    "",
+    "* acme-ui.2 · Retry the upload queue   [open]",
+    "Depends on:",
+    "  -> acme-ui.1: Cache the avatar thumbnails",
+    "Requirements:",
+    "- Retries must stop after 7 attempts per upload.",
+])
+
+
+def span(sid: str, source: str, text: str) -> dict[str, Any]:
+    return {"id": sid, "tokens": 20, "text": text, "source": source}
+
+
+def write(path: Path, calls: list[dict[str, Any]], fold_round: int = 2,
+          late: list[dict[str, Any]] | None = None) -> str:
+    """Line 2: round 0 reads the specs (span ``r1``); line 3: round 1 with ``calls``;
+    line 4: the fold of ``r1`` into a summary that keeps neither requirement (round
+    ``fold_round``); ``late`` calls at the round after it (line 5)."""
+    records: list[dict[str, Any]] = [
+        SESSION,
+        {"type": "round", "round": 0, "spans": [span("r1", "tool_result:Bash", SPECS)]},
+        {"type": "round", "round": 1, "spans": calls},
+        {"type": "round", "round": fold_round,
+         "summaries": [{"id": "m1", "tokens": 5, "children": ["r1"],
+                        "text": "Worked through the acme tasks."}],
+         "evicted": ["r1"]},
+    ]
+    if late is not None:
+        records.append({"type": "round", "round": fold_round + 1, "spans": late})
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    return str(path)
+
+
+def lost(path: str) -> dict[str, dict[str, Any]]:
+    doc = orjson.loads(render_json(Report([api.audit(path)], []), single=True))
+    return {d["text"]: d for d in doc["lost_discriminators"]}
+
+
+AVATAR = "Thumbnails must never exceed 48 KB on disk"
+RETRY = "Retries must stop after 7 attempts per upload"
+
+
+def test_a_closed_items_spec_is_finished_work_and_an_open_ones_is_not(
+        tmp_path: Path) -> None:
+    rows = lost(write(tmp_path / "t.jsonl", [
+        span("c1", "tool_call:Bash", "tracker close acme-ui.1\nClose the avatar task")]))
+    avatar, retry = rows[AVATAR], rows[RETRY]
+    assert (avatar["tier"], avatar["tier_name"]) == (7, "finished work")
+    assert avatar["finished_item"] == "acme-ui.1" and avatar["finished_line"] == 3
+    assert avatar["tier_why"] == ("under acme-ui.1, which a call closed at line 3 before "
+                                  "the compaction")
+    # acme-ui.2's section holds an indented line naming acme-ui.1 (a dependency): it
+    # does not start a section, so the retry requirement stays acme-ui.2's
+    assert retry["tier"] == 3 and retry["finished_item"] is None
+    doc = orjson.loads(render_json(Report([api.audit(str(tmp_path / "t.jsonl"))], []),
+                                   single=True))
+    assert doc["lost_tiers"]["7"] >= 1
+
+
+def test_nothing_is_finished_without_a_call_that_closes_before_the_fold(
+        tmp_path: Path) -> None:
+    # a call that only shows or updates the item closes nothing
+    rows = lost(write(tmp_path / "a.jsonl", [
+        span("c1", "tool_call:Bash", "tracker show acme-ui.1"),
+        span("c2", "tool_call:Bash", "tracker update acme-ui.1 --status in_progress")]))
+    assert rows[AVATAR]["tier"] == 3 and rows[AVATAR]["finished_item"] is None
+    # the tool's result saying "closed" is no call: only what the agent ran counts
+    rows = lost(write(tmp_path / "b.jsonl", [
+        span("c1", "tool_result:Bash", "acme-ui.1 closed by someone else")]))
+    assert rows[AVATAR]["finished_item"] is None
+    # closed after the fold: the task was still open when the compaction dropped it
+    rows = lost(write(tmp_path / "c.jsonl", [], late=[
+        span("c1", "tool_call:Bash", "tracker close acme-ui.1")]))
+    assert rows[AVATAR]["tier"] == 3 and rows[AVATAR]["finished_item"] is None
+
+
+def test_a_file_name_on_a_closing_line_is_no_work_item(tmp_path: Path) -> None:
+    specs = SPECS.replace("acme-ui.1", "cache-avatars.ts")
+    path = Path(write(tmp_path / "t.jsonl", [
+        span("c1", "tool_call:Edit", "close the handle in cache-avatars.ts")]))
+    path.write_text(path.read_text().replace(json.dumps(SPECS)[1:-1],
+                                             json.dumps(specs)[1:-1]))
+    assert lost(str(path))[AVATAR]["finished_item"] is None
+
+
+def test_a_commit_message_is_finished_work(tmp_path: Path) -> None:
+    message = ("git commit -m \"$(cat <<'EOF'\nfeat: upload queue\n\nConstraints:\n"
+               "- Retries must stop after 9 attempts per upload\n"
+               "- Never retry a 4xx response\nEOF\n)\"")
+    path = tmp_path / "t.jsonl"
+    records = [SESSION,
+               {"type": "round", "round": 0, "spans": [span("g1", "tool_call:Bash", message)]},
+               {"type": "round", "round": 1,
+                "summaries": [{"id": "m1", "tokens": 5, "children": ["g1"],
+                               "text": "Committed the queue work."}],
+                "evicted": ["g1"]}]
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    rows = [d for d in lost(str(path)).values() if d["span"] == "g1"]
+    assert {d["text"] for d in rows} >= {"Never retry a 4xx response",
+                                         "Retries must stop after 9 attempts per upload"}
+    assert {d["tier"] for d in rows} == {7}
+    assert {d["finished_item"] for d in rows} == {"git commit"}
+    assert rows[0]["tier_why"] == "in a commit message (line 2): work done and recorded"
+
+
+def test_finished_work_is_a_low_tier_after_the_others() -> None:
+    assert TIER_NAMES[7] == "finished work" and 7 in LOW_TIERS
+    frame = pl.DataFrame({
+        "kind": ["requirement"] * 4, "text": ["Keep the cache warm at all times"] * 4,
+        "span_source": ["user", "tool_result:Bash", "tool_result:Bash", "tool_result:Bash"],
+        "span_type": ["prose", "spec", "spec", "spec"],
+        "asked_again_round": [None, 5, None, None],
+        "finished_item": ["x-1", "x-1", "x-1", None],
+        "finished_line": [3, 3, 3, None]},
+        schema_overrides={"asked_again_round": pl.Int64})
+    # a person's fact and one asked again keep their tier; the others are tier 7
+    assert add_tiers(frame)["tier"].to_list() == [2, 1, 7, 3]
+    # a frame without the columns (a fold's child) ranks as before
+    assert add_tiers(frame.drop("finished_item", "finished_line"))["tier"].to_list() == [
+        2, 1, 3, 3]
+
+
+def test_within_a_tier_facts_not_read_again_come_first() -> None:
+    frame = pl.DataFrame({
+        "kind": ["requirement"] * 3,
+        "text": ["Keep the cache warm always", "Never retry twice per upload",
+                 "Stop after seven attempts"],
+        "span_source": ["tool_result:Bash"] * 3, "span_type": ["spec"] * 3,
+        "asked_again_round": [None] * 3, "rank": [1, 1, 1],
+        "span": ["a", "b", "c"], "span_line": [30, 20, 10],
+        "reread_line": [40, None, None]},
+        schema_overrides={"asked_again_round": pl.Int64, "reread_line": pl.Int64})
+    # later spans first, but the one read again at line 40 goes after the others
+    assert rank_lost(frame)["span"].to_list() == ["b", "c", "a"]
+
+
+def test_without_calls_the_columns_are_null_and_the_rows_kept() -> None:
+    lost_rows = pl.DataFrame({"span": ["r1", "r2"], "text_line": [1, 2],
+                              "fold_round": [2, 2], "fold_line": [4, 4]})
+    items = pl.DataFrame({"id": ["r1", "r2"], "kind": ["span", "span"],
+                          "source": ["tool_result:Bash", "user"],
+                          "text": ["* a-1 · x\ny", "close a-1"], "round": [0, 1],
+                          "source_line": [2, 3]})
+    out = finished_work(lost_rows, items)
+    assert out.columns == [*lost_rows.columns, "finished_item", "finished_line"]
+    assert out["finished_item"].to_list() == [None, None]  # a person's words close nothing
+    assert out.schema["finished_line"] == pl.Int64
