@@ -18,8 +18,9 @@ What this module reads, all from the log itself (never the summary's own account
 * **Sections**: in a span's text, an unindented line that starts (after bullets and
   marks) with a work item followed by a title separator (``·``, ``:``, ``|``, a
   dash, ``[``) heads a section, which runs to the next such line (an indented one
-  lists a dependency inside the section: ``  → ○ spotter-gqc.4: ...``).  A lost fact on a line of a section
-  whose item a closing call closed before the fold that lost it is finished work.
+  lists a dependency inside the section: ``  → ○ spotter-gqc.4: ...``).  A lost
+  fact on a line of a section whose item a closing call closed before the fold that
+  lost it is finished work.
 * **Commit messages**: a fact stated in a tool call that runs ``git commit`` is work
   done and recorded.
 
@@ -32,6 +33,7 @@ commits costs one Polars filter.
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import polars as pl
 
@@ -49,7 +51,7 @@ _CLOSE = (r"(?i)\b(?:close[sd]?|closing|done|complete[sd]?|resolve[sd]?|finish(?
           r"|merge[sd]?)\b")
 _CLOSE_RE = re.compile(_CLOSE)
 _ITEM_RE = re.compile(WORK_ITEM)
-_HEADER_RE = re.compile(rf"(?![ \t])[^\w\n]*({WORK_ITEM})[ \t]*(?:[·:|\[—–]|--?\s)")
+_HEADER_RE = re.compile(rf"(?![ \t])[^\w\n]*({WORK_ITEM})[ \t]*(?:[·:|\[\u2014\u2013]|--?\s)")
 _COMMIT = r"\bgit\s+(?:-\S+\s+)*commit\b"
 _COMMIT_RE = re.compile(_COMMIT)
 _CALL = r"^(?:tool_call|tool_use|function_call)(?::|$)"
@@ -68,7 +70,7 @@ def finished_work(lost: pl.DataFrame, items: pl.DataFrame) -> pl.DataFrame:
     ``round``, ``source_line``).  A call closes an item for a fold when it comes
     before it: an earlier round, or the same round and an earlier log line.  Python
     reads only the closing calls and the texts of lost facts' spans that name a
-    closed item; the rest is Polars."""
+    closed item (a row per line of those); the rest is Polars."""
     calls = items.filter(
         (pl.col("kind") == "span")
         & pl.col("source").fill_null("").str.to_lowercase().str.contains(_CALL)
@@ -78,7 +80,7 @@ def finished_work(lost: pl.DataFrame, items: pl.DataFrame) -> pl.DataFrame:
         return lost.with_columns(pl.lit(None, t).alias(c) for c, t in SCHEMA.items())
     closed: dict[str, tuple[int, int]] = {}  # item -> (round, line) of its first closing
     commits: dict[str, int] = {}  # span id of a commit call -> its line
-    for span, text, number, line in calls.iter_rows():
+    for span, text, number, line in calls.iter_rows():  # the closing calls only
         at = (number if number is not None else -1, line if line is not None else -1)
         if _COMMIT_RE.search(text):
             commits[span] = at[1]
@@ -86,46 +88,53 @@ def finished_work(lost: pl.DataFrame, items: pl.DataFrame) -> pl.DataFrame:
             if _CLOSE_RE.search(row):
                 for item in _ITEM_RE.findall(row):
                     closed[item] = min(closed.get(item, at), at)
-    sections = _sections(lost, items, list(closed))
-    found: list[str | None] = []
-    lines: list[int | None] = []
-    for span, text_line, number, fold_line in lost.select(
-            "span", "text_line", "fold_round", "fold_line").iter_rows():
-        item = sections.get(span, {}).get(text_line or 1)
-        when = closed.get(item) if item is not None else None
-        fold = (number if number is not None else 1 << 62,
-                fold_line if fold_line is not None else 1 << 62)
-        if span in commits:
-            found.append("git commit")
-            lines.append(commits[span])
-        elif when is not None and when < fold:
-            found.append(item)
-            lines.append(when[1])
-        else:
-            found.append(None)
-            lines.append(None)
-    return lost.with_columns(pl.Series("finished_item", found, pl.String),
-                             pl.Series("finished_line", lines, pl.Int64))
+    big = 1 << 62  # a fold without a round or a line: after every call
+    fold_round = pl.col("fold_round").fill_null(big)
+    before = ((pl.col("_closed_round") < fold_round)
+              | ((pl.col("_closed_round") == fold_round)
+                 & (pl.col("_closed_line") < pl.col("fold_line").fill_null(big))))
+    return (
+        lost.lazy().with_row_index("_row")
+        .with_columns(pl.col("text_line").fill_null(1).alias("_text_line"))
+        .join(_sections(lost, items, list(closed)).lazy(), on=["span", "_text_line"],
+              how="left")
+        .join(pl.LazyFrame({"_item": list(closed),
+                            "_closed_round": [at[0] for at in closed.values()],
+                            "_closed_line": [at[1] for at in closed.values()]},
+                           schema={"_item": pl.String, "_closed_round": pl.Int64,
+                                   "_closed_line": pl.Int64}), on="_item", how="left")
+        .join(pl.LazyFrame({"span": list(commits), "_commit": list(commits.values())},
+                           schema={"span": pl.String, "_commit": pl.Int64}),
+              on="span", how="left")
+        .sort("_row")
+        .with_columns(
+            pl.when(pl.col("_commit").is_not_null()).then(pl.lit("git commit"))
+            .when(before).then(pl.col("_item")).alias("finished_item"),
+            pl.when(pl.col("_commit").is_not_null()).then(pl.col("_commit"))
+            .when(before).then(pl.col("_closed_line")).alias("finished_line"))
+        .drop("_row", "_text_line", "_item", "_closed_round", "_closed_line", "_commit")
+        .collect())
 
 
-def _sections(lost: pl.DataFrame, items: pl.DataFrame, closed: list[str]
-              ) -> dict[str, dict[int, str]]:
-    """Span id -> {1-based line of its cleaned text: the work item whose section holds
-    it}, for the lost facts' spans whose text names a closed item."""
+def _sections(lost: pl.DataFrame, items: pl.DataFrame, closed: list[str]) -> pl.DataFrame:
+    """(``span``, ``_text_line``, ``_item``): for each line of the cleaned text of a
+    lost fact's span that names a closed item, the work item whose section holds it
+    (lines before the first section are left out)."""
+    out: dict[str, list[Any]] = {"span": [], "_text_line": [], "_item": []}
+    schema = {"span": pl.String, "_text_line": pl.Int64, "_item": pl.String}
     if not closed:
-        return {}
+        return pl.DataFrame(out, schema=schema)
     texts = (items.filter(pl.col("id").is_in(lost["span"].unique().implode())
                           & pl.col("text").fill_null("").str.contains_any(closed))
              .select("id", "text").unique("id"))
-    out: dict[str, dict[int, str]] = {}
-    for span, text in texts.iter_rows():
+    for span, text in texts.iter_rows():  # per line of the few texts that name one
         current: str | None = None
-        of_line: dict[int, str] = {}
         for number, row in enumerate(clean_text(text).split("\n"), start=1):
             header = _HEADER_RE.match(row)
             if header:
                 current = header.group(1)
             if current is not None:
-                of_line[number] = current
-        out[span] = of_line
-    return out
+                out["span"].append(span)
+                out["_text_line"].append(number)
+                out["_item"].append(current)
+    return pl.DataFrame(out, schema=schema)
