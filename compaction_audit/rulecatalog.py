@@ -247,11 +247,11 @@ DOCS: tuple[tuple[Any, ...], ...] = (
          'is the failure; the agent will later answer a precision query from a '
          'topic-level summary, confidently and wrongly. Severity follows the worst kind '
          'lost, and a fold whose lost items are all in the low tiers (other prose, '
-         'values and identifiers from tool output; `compaction_audit.recall.ranking`) is '
-         'at most a warning (issue 10, point 6), unless the log marks a child '
-         '`salience_class: "discriminating"` (the agent\'s own word that a decision '
-         'hinges on it). Harness text (caveats, skill documents, command wrappers) never '
-         'yields a finding.'),
+         'values and identifiers from tool output, finished work; '
+         '`compaction_audit.recall.ranking`) is at most a warning (issue 10, point 6), '
+         'unless the log marks a child `salience_class: "discriminating"` (the agent\'s '
+         'own word that a decision hinges on it). Harness text (caveats, skill '
+         'documents, command wrappers) never yields a finding.'),
         ('Discriminators are found by regex heuristics (docs/discriminators.md, "Known '
          'limitations"): a number restated in words or a fact kept in other words '
          'outside the paraphrase classes counts as lost; proper nouns with an inner '
@@ -314,12 +314,12 @@ DOCS: tuple[tuple[Any, ...], ...] = (
          'was accounted are left to topic-only-fold; harness text (caveats, skill '
          'documents, command wrappers) is never counted. Severity follows the worst kind '
          'among the spans, like the fold rules, and is at most a warning when every '
-         "span's lost facts are in the low tiers (other prose, values from tool output; "
-         'issue 10, point 6) and none is marked `salience_class: "discriminating"`. '
-         'Spans an opaque compaction summary folded are not judged (the verdict counts '
-         'that compaction as not checked). A summary that names the full transcript on '
-         'disk adds no reference (docs/adapters.md, "A summary that points to the '
-         'transcript").'),
+         "span's lost facts are in the low tiers (other prose, values from tool output, "
+         'finished work; issue 10, point 6) and none is marked `salience_class: '
+         '"discriminating"`. Spans an opaque compaction summary folded are not judged '
+         '(the verdict counts that compaction as not checked). A summary that names the '
+         'full transcript on disk adds no reference (docs/adapters.md, "A summary that '
+         'points to the transcript").'),
         ('A summary counts as a reference only while it keeps every discriminator of the '
          'span, by the same word-overlap check as the fold rules, so a summary that '
          'keeps a fact in other words does not count.'),

@@ -296,7 +296,8 @@ class SilentDiscriminatingFold(Rule):
     predicate is the failure; the agent will later answer a precision query from a
     topic-level summary, confidently and wrongly.  Severity follows the worst kind lost,
     and a fold whose lost items are all in the low tiers (other prose, values and
-    identifiers from tool output; :mod:`compaction_audit.recall.ranking`) is at most a
+    identifiers from tool output, finished work;
+    :mod:`compaction_audit.recall.ranking`) is at most a
     warning (issue 10, point 6), unless the log marks a child ``salience_class:
     "discriminating"`` (the agent's own word that a decision hinges on it).  Harness
     text (caveats, skill documents, command wrappers) never yields a finding.
@@ -388,11 +389,12 @@ class RecallFloor(Rule):
     whose fold was accounted are left to topic-only-fold; harness text (caveats,
     skill documents, command wrappers) is never counted.  Severity follows the worst
     kind among the spans, like the fold rules, and is at most a warning when every
-    span's lost facts are in the low tiers (other prose, values from tool output;
-    issue 10, point 6) and none is marked ``salience_class: "discriminating"``.  Spans
-    an opaque compaction summary folded are not judged (the verdict counts that
-    compaction as not checked).  A summary that names the full transcript on disk adds
-    no reference (docs/adapters.md, "A summary that points to the transcript").
+    span's lost facts are in the low tiers (other prose, values from tool output,
+    finished work; issue 10, point 6) and none is marked ``salience_class:
+    "discriminating"``.  Spans an opaque compaction summary folded are not judged (the
+    verdict counts that compaction as not checked).  A summary that names the full
+    transcript on disk adds no reference (docs/adapters.md, "A summary that points to
+    the transcript").
 
     Compactions read from a product's log (Claude Code, Codex, Cline): the adapter
     evicts everything a compaction folds, so with the default floor of 1 a span falls
