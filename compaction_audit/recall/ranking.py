@@ -222,7 +222,8 @@ def add_tiers(frame: pl.DataFrame, asked_again: str = "asked_again_round",
     ``span_type``) with ``span_type`` filled and ``tier`` (Int64), ``tier_name``,
     ``tier_why`` added; rows are kept as they are (harness rows included)."""
     parts = tier_parts(source)
-    if "finished_item" not in frame.columns:  # a fold's child, a table of a test
+    added = [] if "finished_item" in frame.columns else ["finished_item", "finished_line"]
+    if added:  # a fold's child, a table of a test: not finished work (read, then dropped)
         frame = frame.with_columns(pl.lit(None, pl.String).alias("finished_item"),
                                    pl.lit(None, pl.Int64).alias("finished_line"))
     typed = with_span_type(frame, source).with_columns(**parts)
@@ -235,7 +236,7 @@ def add_tiers(frame: pl.DataFrame, asked_again: str = "asked_again_round",
                          schema={"tier": pl.Int64, "tier_name": pl.String})
     return (typed.with_columns(tier.alias("tier"), why.alias("tier_why"))
             .join(names, on="tier", how="left", maintain_order="left")
-            .drop("span_type_known", *parts))
+            .drop("span_type_known", *parts, *added))
 
 
 def rank_lost(lost: pl.DataFrame, items: pl.DataFrame | None = None) -> pl.DataFrame:
