@@ -14,7 +14,9 @@ What this module reads, all from the log itself (never the summary's own account
   ``function_call``, with or without ``:NAME``) with a line that says close, done,
   complete, resolve, finish or merge and names work items (:data:`WORK_ITEM`: ids
   such as ``spotter-gqc.5``, ``PROJ-123``, ``gqc.4``).  ``bd close spotter-gqc.4``,
-  ``jira issue move PROJ-7 Done``.  The item is closed at that call's line.
+  ``jira issue move PROJ-7 Done`` (an argument list one argument per line, as a Codex
+  rollout writes it, counts the words on the lines around the item).  The item is
+  closed at that call's line.
 * **Sections**: in a span's text, an unindented line that starts (after bullets and
   marks) with a work item followed by a title separator (``·``, ``:``, ``|``, a
   dash, ``[``) heads a section, which runs to the next such line (an indented one
@@ -84,10 +86,8 @@ def finished_work(lost: pl.DataFrame, items: pl.DataFrame) -> pl.DataFrame:
         at = (number if number is not None else -1, line if line is not None else -1)
         if _COMMIT_RE.search(text):
             commits[span] = at[1]
-        for row in text.splitlines():
-            if _CLOSE_RE.search(row):
-                for item in _ITEM_RE.findall(row):
-                    closed[item] = min(closed.get(item, at), at)
+        for item in _closed_in(text.splitlines()):
+            closed[item] = min(closed.get(item, at), at)
     big = 1 << 62  # a fold without a round or a line: after every call
     fold_round = pl.col("fold_round").fill_null(big)
     before = ((pl.col("_closed_round") < fold_round)
@@ -114,6 +114,23 @@ def finished_work(lost: pl.DataFrame, items: pl.DataFrame) -> pl.DataFrame:
             .when(before).then(pl.col("_closed_line")).alias("finished_line"))
         .drop("_row", "_text_line", "_item", "_closed_round", "_closed_line", "_commit")
         .collect())
+
+
+def _closed_in(rows: list[str]) -> list[str]:
+    """The work items a call's text closes: those named on a line that says close (or
+    done, ...), and in an argument list written one argument per line (a Codex
+    ``["bd", "close", "PROJ-7"]``) an item alone on its line with such a word on one of
+    the two lines before it or the line after it."""
+    out: list[str] = []
+    for at, row in enumerate(rows):
+        items = _ITEM_RE.findall(row)
+        if not items:
+            continue
+        alone = row.strip() == items[0] and len(items) == 1
+        near = rows[max(0, at - 2):at + 2] if alone else [row]
+        if any(_CLOSE_RE.search(line) for line in near):
+            out += items
+    return out
 
 
 def _sections(lost: pl.DataFrame, items: pl.DataFrame, closed: list[str]) -> pl.DataFrame:

@@ -85,6 +85,17 @@ def test_a_closed_items_spec_is_finished_work_and_an_open_ones_is_not(
     assert doc["lost_tiers"]["7"] >= 1
 
 
+def test_an_argument_list_one_per_line_closes_its_item(tmp_path: Path) -> None:
+    # a Codex rollout writes ["tracker", "close", "acme-ui.1"] one argument per line
+    rows = lost(write(tmp_path / "t.jsonl", [
+        span("c1", "tool_call:shell", "tracker\nclose\nacme-ui.1\n/work/repo")]))
+    assert rows[AVATAR]["finished_item"] == "acme-ui.1"
+    # an item on a line of its own far from any closing word closes nothing
+    rows = lost(write(tmp_path / "u.jsonl", [
+        span("c1", "tool_call:shell", "close\nthe\nlog\nfirst\nacme-ui.1")]))
+    assert rows[AVATAR]["finished_item"] is None
+
+
 def test_nothing_is_finished_without_a_call_that_closes_before_the_fold(
         tmp_path: Path) -> None:
     # a call that only shows or updates the item closes nothing
