@@ -16,7 +16,9 @@ What this module reads, all from the log itself (never the summary's own account
   such as ``spotter-gqc.5``, ``PROJ-123``, ``gqc.4``).  ``bd close spotter-gqc.4``,
   ``jira issue move PROJ-7 Done`` (an argument list one argument per line, as a Codex
   rollout writes it, counts the words on the lines around the item).  The item is
-  closed at that call's line.
+  closed at that call's line; "not done", "don't close" close nothing, and a later
+  call that reopens it (``reopen``, ``--status open``) undoes the close: the item's
+  state at a fold is the last call naming it before the fold.
 * **Sections**: in a span's text, an unindented line that starts (after bullets and
   marks) with a work item followed by a title separator (``·``, ``:``, ``|``, a
   dash, ``[``) heads a section, which runs to the next such line (an indented one
@@ -49,9 +51,17 @@ WORK_ITEM = (r"[A-Za-z][A-Za-z0-9_]*(?:(?:-[A-Za-z0-9_]+)+(?:\.[0-9]+)*|(?:\.[0-
 or dotted numbers (``gqc.5``), not followed by more of a path or file name
 (``app-main.ts``, ``src/x``)."""
 
-_CLOSE = (r"(?i)\b(?:close[sd]?|closing|done|complete[sd]?|resolve[sd]?|finish(?:e[sd])?"
-          r"|merge[sd]?)\b")
+_CLOSE_WORDS = (r"(?:close[sd]?|closing|done|complete[sd]?|resolve[sd]?|finish(?:e[sd])?"
+                r"|merge[sd]?)")
+_CLOSE = rf"(?i)\b{_CLOSE_WORDS}\b"
 _CLOSE_RE = re.compile(_CLOSE)
+_NOT_CLOSE_RE = re.compile(rf"(?i)\b(?:not|never|no|\w+n't)\W+(?:\w+\W+){{0,2}}"
+                           rf"{_CLOSE_WORDS}\b")
+"""A closing word negated within three words: "don't close PROJ-7 yet", "PROJ-7 is
+not done"."""
+_REOPEN_RE = re.compile(r"(?i)\bre-?open(?:s|ed|ing)?\b|--status[= ]+(?:open|in_progress"
+                        r"|in-progress|todo)\b")
+"""A call that opens an item again (after it closed it, the task is not finished)."""
 _ITEM_RE = re.compile(WORK_ITEM)
 _HEADER_RE = re.compile(rf"(?![ \t])[^\w\n]*({WORK_ITEM})[ \t]*(?:[·:|\[\u2014\u2013]|--?\s)")
 _COMMIT = r"\bgit\s+(?:-\S+\s+)*commit\b"
@@ -76,60 +86,77 @@ def finished_work(lost: pl.DataFrame, items: pl.DataFrame) -> pl.DataFrame:
     calls = items.filter(
         (pl.col("kind") == "span")
         & pl.col("source").fill_null("").str.to_lowercase().str.contains(_CALL)
-        & pl.col("text").fill_null("").str.contains(f"{_CLOSE}|{_COMMIT}")
+        & pl.col("text").fill_null("").str.contains(f"{_CLOSE}|{_COMMIT}|(?i)re-?open|--status")
     ).select("id", "text", "round", "source_line")
     if lost.height == 0 or calls.height == 0:
         return lost.with_columns(pl.lit(None, t).alias(c) for c, t in SCHEMA.items())
-    closed: dict[str, tuple[int, int]] = {}  # item -> (round, line) of its first closing
+    events: dict[str, list[Any]] = {"_item": [], "_at": [], "_closes": [], "_line": []}
     commits: dict[str, int] = {}  # span id of a commit call -> its line
     for span, text, number, line in calls.iter_rows():  # the closing calls only
-        at = (number if number is not None else -1, line if line is not None else -1)
         if _COMMIT_RE.search(text):
-            commits[span] = at[1]
-        for item in _closed_in(text.splitlines()):
-            closed[item] = min(closed.get(item, at), at)
-    big = 1 << 62  # a fold without a round or a line: after every call
-    fold_round = pl.col("fold_round").fill_null(big)
-    before = ((pl.col("_closed_round") < fold_round)
-              | ((pl.col("_closed_round") == fold_round)
-                 & (pl.col("_closed_line") < pl.col("fold_line").fill_null(big))))
+            commits[span] = line if line is not None else -1
+        for item, closes in _closed_in(text.splitlines()):
+            events["_item"].append(item)
+            events["_at"].append(_order(number, line))
+            events["_closes"].append(closes)
+            events["_line"].append(line)
+    # each fact's item as the fold found it: the last call naming it before the fold
+    state = pl.LazyFrame(events, schema={"_item": pl.String, "_at": pl.Int64,
+                                         "_closes": pl.Boolean, "_line": pl.Int64})
     return (
         lost.lazy().with_row_index("_row")
-        .with_columns(pl.col("text_line").fill_null(1).alias("_text_line"))
-        .join(_sections(lost, items, list(closed)).lazy(), on=["span", "_text_line"],
-              how="left")
-        .join(pl.LazyFrame({"_item": list(closed),
-                            "_closed_round": [at[0] for at in closed.values()],
-                            "_closed_line": [at[1] for at in closed.values()]},
-                           schema={"_item": pl.String, "_closed_round": pl.Int64,
-                                   "_closed_line": pl.Int64}), on="_item", how="left")
+        .with_columns(pl.col("text_line").fill_null(1).alias("_text_line"),
+                      (pl.col("fold_round").fill_null(_BIG) * _LINES
+                       + pl.col("fold_line").fill_null(_LINES - 1)).alias("_fold_at"))
+        .join(_sections(lost, items, sorted(set(events["_item"]))).lazy(),
+              on=["span", "_text_line"], how="left")
+        .sort("_fold_at")
+        .join_asof(state.sort("_at", maintain_order=True), left_on="_fold_at",
+                   right_on="_at", by="_item", strategy="backward",
+                   allow_exact_matches=False, check_sortedness=False)
         .join(pl.LazyFrame({"span": list(commits), "_commit": list(commits.values())},
                            schema={"span": pl.String, "_commit": pl.Int64}),
               on="span", how="left")
         .sort("_row")
         .with_columns(
             pl.when(pl.col("_commit").is_not_null()).then(pl.lit("git commit"))
-            .when(before).then(pl.col("_item")).alias("finished_item"),
+            .when(pl.col("_closes")).then(pl.col("_item")).alias("finished_item"),
             pl.when(pl.col("_commit").is_not_null()).then(pl.col("_commit"))
-            .when(before).then(pl.col("_closed_line")).alias("finished_line"))
-        .drop("_row", "_text_line", "_item", "_closed_round", "_closed_line", "_commit")
+            .when(pl.col("_closes")).then(pl.col("_line")).alias("finished_line"))
+        .drop("_row", "_text_line", "_fold_at", "_item", "_at", "_closes", "_line",
+              "_commit")
         .collect())
 
 
-def _closed_in(rows: list[str]) -> list[str]:
-    """The work items a call's text closes: those named on a line that says close (or
-    done, ...), and in an argument list written one argument per line (a Codex
-    ``["bd", "close", "PROJ-7"]``) an item alone on its line with such a word on one of
-    the two lines before it or the line after it."""
-    out: list[str] = []
+_LINES = 1 << 31
+_BIG = 1 << 30
+
+
+def _order(number: int | None, line: int | None) -> int:
+    """A call's place in the log as one integer: its round, then its line (a missing
+    round or line first)."""
+    return (number if number is not None else -1) * _LINES + (line if line is not None
+                                                              else -1)
+
+
+def _closed_in(rows: list[str]) -> list[tuple[str, bool]]:
+    """The work items a call's text closes (``True``) or opens again (``False``): those
+    named on a line that says close (or done, ...) and not "not done", "don't close";
+    those named on a line that says reopen or ``--status open`` (or in progress).  In
+    an argument list written one argument per line (a Codex ``["bd", "close",
+    "PROJ-7"]``) an item alone on its line reads the two lines before it and the line
+    after it."""
+    out: list[tuple[str, bool]] = []
     for at, row in enumerate(rows):
         items = _ITEM_RE.findall(row)
         if not items:
             continue
         alone = row.strip() == items[0] and len(items) == 1
-        near = rows[max(0, at - 2):at + 2] if alone else [row]
-        if any(_CLOSE_RE.search(line) for line in near):
-            out += items
+        near = "\n".join(rows[max(0, at - 2):at + 2] if alone else [row])
+        if _REOPEN_RE.search(near) or _NOT_CLOSE_RE.search(near):
+            out += [(item, False) for item in items]
+        elif _CLOSE_RE.search(near):
+            out += [(item, True) for item in items]
     return out
 
 

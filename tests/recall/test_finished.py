@@ -113,6 +113,30 @@ def test_nothing_is_finished_without_a_call_that_closes_before_the_fold(
     assert rows[AVATAR]["tier"] == 3 and rows[AVATAR]["finished_item"] is None
 
 
+def test_a_negated_close_or_a_reopen_leaves_the_task_open(tmp_path: Path) -> None:
+    for n, calls in enumerate([
+        ["git commit -m 'acme-ui.1 is not done yet'"],
+        ["echo \"don't close acme-ui.1 yet\""],
+        ["tracker close acme-ui.1", "tracker reopen acme-ui.1"],
+        ["tracker close acme-ui.1", "tracker update acme-ui.1 --status in_progress"],
+    ]):
+        rows = lost(write(tmp_path / f"t{n}.jsonl", [
+            span(f"c{k}", "tool_call:Bash", text) for k, text in enumerate(calls)]))
+        assert rows[AVATAR]["finished_item"] is None, calls
+        assert rows[AVATAR]["tier"] == 3
+    # opened again, then closed again (in the record's order): finished
+    rows = lost(write(tmp_path / "again.jsonl", [
+        span("c1", "tool_call:Bash", "tracker close acme-ui.1"),
+        span("c2", "tool_call:Bash", "tracker reopen acme-ui.1"),
+        span("c3", "tool_call:Bash", "tracker close acme-ui.1")]))
+    assert rows[AVATAR]["finished_item"] == "acme-ui.1"
+    # closed before the fold, opened again after it: it was finished when it was lost
+    rows = lost(write(tmp_path / "late.jsonl", [
+        span("c1", "tool_call:Bash", "tracker close acme-ui.1")], late=[
+        span("c2", "tool_call:Bash", "tracker reopen acme-ui.1")]))
+    assert rows[AVATAR]["finished_item"] == "acme-ui.1"
+
+
 def test_a_file_name_on_a_closing_line_is_no_work_item(tmp_path: Path) -> None:
     specs = SPECS.replace("acme-ui.1", "cache-avatars.ts")
     path = Path(write(tmp_path / "t.jsonl", [
