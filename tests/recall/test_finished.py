@@ -23,13 +23,14 @@ from compaction_audit.report.model import Report
 
 SESSION = {"type": "session", "schema": "compaction-audit/1", "session_id": "finished"}
 SPECS = "\n".join([
-    "* acme-ui.1 · Cache the avatar thumbnails   [open]",
+    "\u25cb acme-ui.1 \u00b7 Cache the avatar thumbnails   [open]",
     "Requirements:",
     "- Thumbnails must never exceed 48 KB on disk.",
     "",
-    "* acme-ui.2 · Retry the upload queue   [open]",
+    "\u25cb acme-ui.2 \u00b7 Retry the upload queue   [open]",
     "Depends on:",
     "  -> acme-ui.1: Cache the avatar thumbnails",
+    "- acme-ui.1: Cache the avatar thumbnails",
     "Requirements:",
     "- Retries must stop after 7 attempts per upload.",
 ])
@@ -77,8 +78,8 @@ def test_a_closed_items_spec_is_finished_work_and_an_open_ones_is_not(
     assert avatar["finished_item"] == "acme-ui.1" and avatar["finished_line"] == 3
     assert avatar["tier_why"] == ("under acme-ui.1, which a call closed at line 3 before "
                                   "the compaction")
-    # acme-ui.2's section holds an indented line naming acme-ui.1 (a dependency): it
-    # does not start a section, so the retry requirement stays acme-ui.2's
+    # acme-ui.2's section lists acme-ui.1 as a dependency, indented and as a list
+    # item: neither starts a section, so the retry requirement stays acme-ui.2's
     assert retry["tier"] == 3 and retry["finished_item"] is None
     doc = orjson.loads(render_json(Report([api.audit(str(tmp_path / "t.jsonl"))], []),
                                    single=True))
@@ -208,3 +209,73 @@ def test_without_calls_the_columns_are_null_and_the_rows_kept() -> None:
     assert out.columns == [*lost_rows.columns, "finished_item", "finished_line"]
     assert out["finished_item"].to_list() == [None, None]  # a person's words close nothing
     assert out.schema["finished_line"] == pl.Int64
+
+
+def test_only_a_closing_command_closes_and_only_its_own_arguments(tmp_path: Path) -> None:
+    # adv39: closing one task while claiming the next; a loop's "done"; code and prose
+    for n, text in enumerate([
+        "tracker close acme-ui.1 && tracker update acme-ui.2 --status in_progress",
+        "tracker close acme-ui.1 --reason \"done; acme-ui.2 next\"",
+        "for id in acme-ui.1 acme-ui.2; do tracker show $id; done",
+        "// TODO(acme-ui.2): close the socket once acme-ui.2 lands",
+        "echo 'acme-ui.2 is not done' && echo \"don't close acme-ui.2 yet\"",
+    ]):
+        rows = lost(write(tmp_path / f"t{n}.jsonl", [span("c1", "tool_call:Bash", text)]))
+        assert rows[RETRY]["finished_item"] is None, text
+        want = "acme-ui.1" if n < 2 else None
+        assert rows[AVATAR]["finished_item"] == want, text
+
+
+def test_a_plan_that_mentions_git_commit_is_no_commit(tmp_path: Path) -> None:
+    plan = ("Requirements:\n- Retries must stop after 9 attempts per upload\n\n"
+            "When tests pass: git commit and open a PR.")
+    path = tmp_path / "t.jsonl"
+    records = [SESSION,
+               {"type": "round", "round": 0, "spans": [span("w1", "tool_call:Write", plan)]},
+               {"type": "round", "round": 1,
+                "summaries": [{"id": "m1", "tokens": 5, "children": ["w1"],
+                               "text": "Planned the queue work."}],
+                "evicted": ["w1"]}]
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    rows = [d for d in lost(str(path)).values() if d["span"] == "w1"]
+    assert rows and all(d["finished_item"] is None for d in rows)
+
+
+EPIC = "\n".join([
+    "\u25cb acme-ui \u00b7 Media pipeline   [epic]",
+    "Constraints:",
+    "- Uploads must never block the interface thread.",
+    "",
+    "## Upload queue (acme-ui.2)",
+    "Requirements:",
+    "- Retries must stop after 7 attempts per upload.",
+])
+BLOCK = "Uploads must never block the interface thread"
+
+
+def test_an_epic_is_finished_only_when_every_item_below_it_is(tmp_path: Path) -> None:
+    def epic(name: str, closes: str) -> dict[str, dict[str, Any]]:
+        path = Path(write(tmp_path / name, [span("c1", "tool_call:Bash", closes)]))
+        path.write_text(path.read_text().replace(json.dumps(SPECS)[1:-1],
+                                                 json.dumps(EPIC)[1:-1]))
+        return lost(str(path))
+    # acme-ui.2 (named by a Markdown heading, its own section) is still open
+    rows = epic("open.jsonl", "tracker close acme-ui")
+    assert rows[BLOCK]["finished_item"] is None and rows[BLOCK]["tier"] == 3
+    assert rows[RETRY]["finished_item"] is None  # its section, not the epic's
+    rows = epic("done.jsonl", "tracker close acme-ui.2 acme-ui")
+    assert rows[BLOCK]["finished_item"] == "acme-ui"
+    assert rows[RETRY]["finished_item"] == "acme-ui.2"
+
+
+def test_a_loss_without_a_fold_is_judged_where_it_was_lost(tmp_path: Path) -> None:
+    # round 1 evicts the spec with no summary; the task closes at round 2, afterwards
+    path = tmp_path / "t.jsonl"
+    records = [SESSION,
+               {"type": "round", "round": 0, "spans": [span("r1", "tool_result:Bash", SPECS)]},
+               {"type": "round", "round": 1, "evicted": ["r1"]},
+               {"type": "round", "round": 2,
+                "spans": [span("c1", "tool_call:Bash", "tracker close acme-ui.1")]}]
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    rows = lost(str(path))
+    assert rows[AVATAR]["cause"] == "eviction" and rows[AVATAR]["finished_item"] is None
