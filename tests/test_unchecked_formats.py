@@ -128,3 +128,59 @@ def test_one_checked_compaction_keeps_the_fold_rules_judged(write_log: LogWriter
     suite = ET.fromstring(run(path, "junit")).find("testsuite")
     assert suite is not None
     assert not [c for c, m in _skipped(suite).items() if c.startswith("CA30")]
+
+
+def test_under_fail_on_warning_junit_fails_and_sarif_warns_as_the_exit_does(
+        write_log: LogWriter) -> None:
+    # adv38: exit 1 while JUnit said failures="0" and SARIF held a note only
+    path = opaque_log(write_log)
+    out = CliRunner().invoke(app, ["audit", path, "--isolated", "-f", "junit",
+                                   "--fail-on", "warning"])
+    assert out.exit_code == 1
+    suite = ET.fromstring(out.output).find("testsuite")
+    assert suite is not None and suite.get("failures") == "1"
+    [case] = [c for c in suite.iter("testcase") if c.get("name") == "compactions checked"]
+    failure = case.find("failure")
+    assert failure is not None and case.find("skipped") is None
+    assert failure.get("message") == "1 compaction could not be checked"
+    out = CliRunner().invoke(app, ["audit", path, "--isolated", "-f", "sarif",
+                                   "--fail-on", "warning"])
+    assert out.exit_code == 1
+    [note] = json.loads(out.output)["runs"][0]["invocations"][0]["toolExecutionNotifications"]
+    assert note["level"] == "warning"
+
+
+def test_a_logs_reason_for_an_unchecked_compaction_is_escaped_and_cut(
+        write_log: LogWriter) -> None:
+    reason = "x\n\x1b]0;owned\x07\x1b[2J" + "A" * 50_000
+    path = str(write_log([
+        rnd(0, spans=[{"id": "a", "tokens": 40, "text": "Keep port 8080."}]),
+        rnd(1, summaries=[{"id": "S", "tokens": 5, "children": ["a"], "text": "x"}],
+            evicted=["a"], compaction={"kind": "compact", "summary_id": "S",
+                                       "unchecked": reason})]))
+    text = CliRunner().invoke(app, ["audit", path, "--isolated"]).output
+    assert "\x1b" not in text and "\x07" not in text and len(text) < 20_000
+    assert "loss not checkable" in text and "(x\\n\\x1b]0;owned\\x07\\x1b[2J" in text
+    page = CliRunner().invoke(app, ["audit", path, "--isolated", "-f", "html"]).output
+    assert "losses not checkable (x\\n\\x1b]0;owned" in page  # its reason, not another
+    assert "opaque summary" not in page and "A" * 2_000 not in page
+
+
+def test_the_session_records_line_file_keys_are_checked(write_log: LogWriter,
+                                                          tmp_path: Path) -> None:
+    # adv38: a number in span_line_file_except was an internal error in every command;
+    # a path in span_line_file was printed as the file of a line
+    rounds = [rnd(0, spans=[{"id": "a", "tokens": 40, "text": "Keep port 8080."}])]
+    for key, value, said in [
+            ("span_line_file_except", 5, "expected a list of span ids"),
+            ("span_line_file_except", [{}], "span_line_file_except"),
+            ("span_line_file", "../../.github/workflows/ci.yml", "not a path"),
+            ("span_line_file_except_in", "/etc/passwd", "not a path")]:
+        path = tmp_path / "t.jsonl"
+        session = {"type": "session", "schema": "compaction-audit/1", key: value}
+        path.write_text(json.dumps(session) + "\n" + "".join(
+            json.dumps(r) + "\n" for r in rounds))
+        out = CliRunner().invoke(app, ["audit", str(path), "--isolated"])
+        assert out.exit_code == 2, (key, value, out.output)
+        assert "internal error" not in out.output and said in out.output
+        assert "t.jsonl:1: " in out.output and f"({key})" in out.output

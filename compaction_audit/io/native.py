@@ -68,6 +68,25 @@ class _Round:
     line_file: str | None = None  # adapter output: the file the round's line is in
 
 
+def _check_line_files(extra: dict[str, Any]) -> None:
+    """The session record's keys that name where spans' lines are (an adapter's
+    output, docs/adapters.md, Cline "Lines"): ``span_line_file`` and
+    ``span_line_file_except_in`` file names beside the trace, not paths (as a round's
+    ``line_file``); ``span_line_file_except`` a list of span ids, made strings in place.
+    Raises :class:`~compaction_audit.io.records.FieldError` (adv38: a number there was
+    an internal error in every command, a path was printed as the file of a line)."""
+    for key in ("span_line_file", "span_line_file_except_in"):
+        name = extra.get(key)
+        if name is not None and (type(name) is not str or not rec.plain_file_name(name)):
+            raise rec.FieldError("a file name beside the trace, not a path", key)
+    ids = extra.get("span_line_file_except")
+    if ids is not None:
+        if type(ids) is not list:
+            raise rec.FieldError("expected a list of span ids", "span_line_file_except")
+        extra["span_line_file_except"] = [rec.as_id(i, "span_line_file_except")
+                                          for i in ids]
+
+
 class SessionBuilder:
     """Check records one by one and accumulate the session's tables.
 
@@ -227,6 +246,7 @@ class SessionBuilder:
         known = {"type", "schema", "session_id", "budget_tokens", "max_depth", "eviction",
                  "scorer", "recall_floor", "start_spans", "task_query"}
         h.extra = {k: v for k, v in obj.items() if k not in known}
+        _check_line_files(h.extra)
         self.header = h
 
     # -- round: check ------------------------------------------------------------------

@@ -12,7 +12,9 @@ Two kinds, each a :class:`Gap` per entry:
   reader notes that end in ``not read``.
 
 The ``github`` format writes each as a ``::notice`` (its :attr:`Gap.title`), SARIF as
-a ``note`` notification, JUnit as a skipped case per kind (:func:`gap_cases`); the gate
+a ``note`` notification, JUnit as a skipped case per kind (:func:`gap_cases`; both a
+failure, and a ``warning``, when ``--fail-on`` reaches a warning, as the gate counts
+them); the gate
 line (:func:`gate_phrases`), the summary table's verdict (:func:`row_note`) and
 ``diff`` (:func:`coverage_phrases`, :func:`checked_less`) count them.  Text here is
 log text (the reader notes name types as written): every format makes it printable

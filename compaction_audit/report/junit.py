@@ -8,7 +8,8 @@ consecutive rounds is one entry with its rounds, lines and count; at most
 ``<system-out>``, the same way.  An unreadable trace
 is a suite with one ``read`` case in error.  A trace with compactions that could not
 be checked has a skipped case ``compactions checked``, one whose reader left lines
-unread a skipped case ``lines read`` (:mod:`compaction_audit.report.gaps`).  Test case
+unread a skipped case ``lines read`` (:mod:`compaction_audit.report.gaps`), failed
+cases when ``--fail-on`` reaches a warning (the gate counts them as one).  Test case
 names are ``CODE name``, class names the trace path, and ``file`` the trace path (GitLab
 shows it).
 
@@ -30,7 +31,7 @@ from compaction_audit.report.gaps import gap_cases
 from compaction_audit.report.model import Report, SessionReport, fails, line_at, lines_span
 from compaction_audit.report.safe import printable
 from compaction_audit.report.summary import episodes
-from compaction_audit.rules.base import Finding, Rule
+from compaction_audit.rules.base import Finding, Rule, Severity
 
 
 def xml_text(text: object) -> str:
@@ -127,10 +128,15 @@ def _session_suite(root: ET.Element, s: SessionReport, rules: list[Rule], fail_o
                               message=f"{len(s.skipped)} bad record(s) skipped")
         error.text = xml_lines(s.skipped)
     cases_of_gaps = gap_cases(s)
-    for name, said, found in cases_of_gaps:  # a skipped case, never a green one
+    # a gap counts as a warning for the gate (SessionReport.fails): a failed case when
+    # --fail-on reaches it, as the exit code says (adv38), else skipped, never green
+    gap_fails = fails(Severity.WARNING, fail_on)
+    for name, said, found in cases_of_gaps:
         case = ET.SubElement(suite, "testcase", classname=xml_text(s.path),  # (docs/ci.md;
                              name=name, file=xml_text(s.path))  # lines not read: adv29 F2)
-        skip = ET.SubElement(case, "skipped", message=said)
+        skip = (ET.SubElement(case, "failure", type="not checked", message=said) if gap_fails
+                else ET.SubElement(case, "skipped", message=said))
+        failures += gap_fails
         skip.text = "\n".join(xml_text(g.message + (f" ({line_at(g.line, g.line_file)})"
                                                     if g.line > 0 else ""))
                               for g in found)

@@ -121,13 +121,16 @@ def _compaction_detail(d: dict[str, Any], r: SessionReport) -> Text:
 def _compaction_head(c: dict[str, Any]) -> Text:
     """Kind, trigger, tokens and ratio of one compaction, in our words (its round and
     line are the head beside it)."""
-    checked = c.get("lost_checked", True)
-    lost = (f"{len(c.get('lost', []))} lost" if checked else
-            f"loss not checkable ({c.get('not_checked_reason') or 'no text'})")
     text = w(compaction_kind(c))
     text.append(", trigger ")
     text.append_text(w(c.get("trigger") or "unknown"))
-    text.append(f"; {compaction_sizes(c)}; {lost}")
+    text.append(f"; {compaction_sizes(c)}; ")
+    if c.get("lost_checked", True):
+        text.append(f"{len(c.get('lost', []))} lost")
+    else:  # the log's reason: untrusted (adv38: raw escapes and 50,000 characters)
+        text.append("loss not checkable (")
+        text.append_text(w(c.get("not_checked_reason") or "no text"))
+        text.append(")")
     return text
 
 

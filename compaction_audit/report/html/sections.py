@@ -197,7 +197,7 @@ def compactions_section(compactions: list[dict[str, Any]]) -> str:
                 f"{compaction_kind(c) or 'compaction'}, trigger {c.get('trigger') or 'unknown'}; "
                 f"{compaction_sizes(c)}"
                 + (f", {len(lost)} lost" if c.get("lost_checked", True) else
-                   ", losses not checkable (opaque summary)"))
+                   f", losses not checkable ({c.get('not_checked_reason') or 'no text'})"))
         text, cut = clip(c.get("summary_text"))
         summary = (f"<details><summary>Full summary ({len(text) + cut:,} characters)</summary>"
                    f"<pre>{esc(text, newlines=True, limit=MAX_SUMMARY_CHARS)}</pre>"
