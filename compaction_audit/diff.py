@@ -22,6 +22,7 @@ from typing import Any
 
 import polars as pl
 
+from compaction_audit.cosine.embed import LEXICAL_NAME
 from compaction_audit.report.gaps import checked_less, coverage_phrases
 from compaction_audit.report.model import SessionReport
 from compaction_audit.rules import RULES, Finding, Severity
@@ -285,15 +286,29 @@ def _differs(a: pl.Expr, b: pl.Expr) -> pl.Expr:
     return one_null | far.fill_null(False)
 
 
+def _fitted(r: SessionReport) -> bool:
+    """True when ``r``'s ``query_cosine_rebuilt`` came from the lexical TF-IDF, whose
+    weights are fitted on the session's own texts: two runs with the same working set
+    at a round get different values when their other rounds differ (the two Cline
+    compactions of one task differed at every round by 0.001), so the rebuilt cosine
+    makes no round diverge; the shipped model's cosine depends on the texts alone."""
+    return str((r.cosine or {}).get("method") or "").startswith(LEXICAL_NAME)
+
+
 def align_series(base: SessionReport, cand: SessionReport, cols: list[str]) -> pl.DataFrame:
     """The two series joined on ``round`` (full outer join, sorted by round); see
-    :class:`RunDiff` for the columns.  A round missing on one side is null there."""
+    :class:`RunDiff` for the columns.  A round missing on one side is null there.
+    ``diverges``: a round one run lacks, or where a quantity differs (floats beyond
+    :data:`FLOAT_TOLERANCE`; ``query_cosine_rebuilt`` not when a run's is the lexical
+    TF-IDF's: :func:`_fitted`)."""
     joined = (_side(base, cols, "_baseline")
               .join(_side(cand, cols, "_candidate"), on="round", how="full", coalesce=True)
               .sort("round"))
     present = [pl.col(f"in{s}").fill_null(False) for s in ("_baseline", "_candidate")]
     diverges = ~(present[0] & present[1])
     for c in cols:
+        if c == "query_cosine_rebuilt" and (_fitted(base) or _fitted(cand)):
+            continue  # shown, not compared (see _fitted)
         diverges = diverges | _differs(pl.col(f"{c}_baseline"), pl.col(f"{c}_candidate"))
     return joined.with_columns(present[0].alias("in_baseline"),
                                present[1].alias("in_candidate"),

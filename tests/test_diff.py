@@ -26,6 +26,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import polars as pl
 import pytest
 import typer
 from typer.testing import CliRunner
@@ -536,3 +537,23 @@ def test_each_skipped_record_is_named_under_the_verdict(tmp_path: Path) -> None:
     assert len(said) == 1 and why.startswith(text[said[0]][len("  skipped  candidate  "):])
     assert text[said[0]].startswith(f"  skipped  candidate  {cand}:4: bad JSON: ")
     assert said[0] < text.index(next(x for x in text if x.startswith("Onsets")))
+
+
+def test_a_lexical_rebuilt_cosine_alone_makes_no_round_diverge(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # the two compactions of one Cline task (our fixture): rounds 0-2 hold the same
+    # messages; the TF-IDF is fitted on each run's own texts, so its cosine moved at
+    # every round (user test: "series differ at 4 round(s)" where one round differs)
+    from tests.foreign import FIXTURES
+
+    monkeypatch.setenv("COMPACTION_AUDIT_EMBED", "lexical")
+    folder = FIXTURES / "cline"
+    base = audit(str(folder / "basic.compaction.json"))
+    cand = audit(str(folder / "agentic.compaction.json"))
+    assert base.cosine["method"].startswith("lexical TF-IDF")
+    d = diff_reports(base, cand)
+    assert d.diverging_rounds == [3]  # the round of the compaction
+    series = d.series.filter(pl.col("round") < 3)
+    assert (series["query_cosine_rebuilt_baseline"]
+            != series["query_cosine_rebuilt_candidate"]).any()  # shown as they are
+    assert "series differ at 1 round(s)" in d.headline()
