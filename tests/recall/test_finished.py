@@ -65,6 +65,19 @@ def lost(path: str) -> dict[str, dict[str, Any]]:
     return {d["text"]: d for d in doc["lost_discriminators"]}
 
 
+def lost_of_call(tmp_path: Path, source: str, text: str) -> list[dict[str, Any]]:
+    """The lost facts of one call (span ``g1``, round 0) that round 1 folds away."""
+    path = tmp_path / "call.jsonl"
+    records = [SESSION,
+               {"type": "round", "round": 0, "spans": [span("g1", source, text)]},
+               {"type": "round", "round": 1,
+                "summaries": [{"id": "m1", "tokens": 5, "children": ["g1"],
+                               "text": "Worked on the queue."}],
+                "evicted": ["g1"]}]
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    return [d for d in lost(str(path)).values() if d["span"] == "g1"]
+
+
 AVATAR = "Thumbnails must never exceed 48 KB on disk"
 RETRY = "Retries must stop after 7 attempts per upload"
 
@@ -151,15 +164,7 @@ def test_a_commit_message_is_finished_work(tmp_path: Path) -> None:
     message = ("git commit -m \"$(cat <<'EOF'\nfeat: upload queue\n\nConstraints:\n"
                "- Retries must stop after 9 attempts per upload\n"
                "- Never retry a 4xx response\nEOF\n)\"")
-    path = tmp_path / "t.jsonl"
-    records = [SESSION,
-               {"type": "round", "round": 0, "spans": [span("g1", "tool_call:Bash", message)]},
-               {"type": "round", "round": 1,
-                "summaries": [{"id": "m1", "tokens": 5, "children": ["g1"],
-                               "text": "Committed the queue work."}],
-                "evicted": ["g1"]}]
-    path.write_text("".join(json.dumps(r) + "\n" for r in records))
-    rows = [d for d in lost(str(path)).values() if d["span"] == "g1"]
+    rows = lost_of_call(tmp_path, "tool_call:Bash", message)
     assert {d["text"] for d in rows} >= {"Never retry a 4xx response",
                                          "Retries must stop after 9 attempts per upload"}
     assert {d["tier"] for d in rows} == {7}
@@ -229,15 +234,7 @@ def test_only_a_closing_command_closes_and_only_its_own_arguments(tmp_path: Path
 def test_a_plan_that_mentions_git_commit_is_no_commit(tmp_path: Path) -> None:
     plan = ("Requirements:\n- Retries must stop after 9 attempts per upload\n\n"
             "When tests pass: git commit and open a PR.")
-    path = tmp_path / "t.jsonl"
-    records = [SESSION,
-               {"type": "round", "round": 0, "spans": [span("w1", "tool_call:Write", plan)]},
-               {"type": "round", "round": 1,
-                "summaries": [{"id": "m1", "tokens": 5, "children": ["w1"],
-                               "text": "Planned the queue work."}],
-                "evicted": ["w1"]}]
-    path.write_text("".join(json.dumps(r) + "\n" for r in records))
-    rows = [d for d in lost(str(path)).values() if d["span"] == "w1"]
+    rows = lost_of_call(tmp_path, "tool_call:Write", plan)
     assert rows and all(d["finished_item"] is None for d in rows)
 
 
