@@ -243,7 +243,7 @@ EPIC = "\n".join([
     "Constraints:",
     "- Uploads must never block the interface thread.",
     "",
-    "## Upload queue (acme-ui.2)",
+    "\u25cb acme-ui.2 \u00b7 Upload queue   [open]",
     "Requirements:",
     "- Retries must stop after 7 attempts per upload.",
 ])
@@ -256,7 +256,7 @@ def test_an_epic_is_finished_only_when_every_item_below_it_is(tmp_path: Path) ->
         path.write_text(path.read_text().replace(json.dumps(SPECS)[1:-1],
                                                  json.dumps(EPIC)[1:-1]))
         return lost(str(path))
-    # acme-ui.2 (named by a Markdown heading, its own section) is still open
+    # acme-ui.2, below the epic, is still open
     rows = epic("open.jsonl", "tracker close acme-ui")
     assert rows[BLOCK]["finished_item"] is None and rows[BLOCK]["tier"] == 3
     assert rows[RETRY]["finished_item"] is None  # its section, not the epic's
@@ -276,3 +276,75 @@ def test_a_loss_without_a_fold_is_judged_where_it_was_lost(tmp_path: Path) -> No
     path.write_text("".join(json.dumps(r) + "\n" for r in records))
     rows = lost(str(path))
     assert rows[AVATAR]["cause"] == "eviction" and rows[AVATAR]["finished_item"] is None
+
+
+def test_quoted_text_prose_and_dry_runs_close_nothing(tmp_path: Path) -> None:
+    # adv40: each of these closed the open acme-ui.2 (its requirement went to tier 7)
+    for n, (source, text) in enumerate([
+        ("tool_call:Bash", 'bd comment acme-ui.2 "blocked; cannot close acme-ui.2 yet"'),
+        ("tool_call:Bash", "cat >> NOTES.md <<'EOF'\nclose acme-ui.2\nEOF"),
+        ("tool_call:Bash", 'git commit -m "WIP; will close acme-ui.2 after review"'),
+        ("tool_call:Bash", 'echo "tests pass; ready to close acme-ui.2 tomorrow"'),
+        ("tool_call:Write", "Next we close acme-ui.2 once retries are capped."),
+        ("tool_call:TodoWrite", "Then close acme-ui.2 when CI is green [pending]"),
+        ("tool_call:Bash", "bd close acme-ui.2 --dry-run"),
+        ("tool_call:Bash", "bd close acme-ui.2 --help"),
+    ]):
+        rows = lost(write(tmp_path / f"t{n}.jsonl", [span("c1", source, text)]))
+        assert rows[RETRY]["finished_item"] is None, text
+
+
+def test_the_closing_commands_trackers_write(tmp_path: Path) -> None:
+    for n, text in enumerate([
+        'bd close --reason "shipped" acme-ui.2',
+        "BEADS_DIR=/work/.beads bd --no-daemon close acme-ui.2 2>&1",
+        "bd close acme-ui.1,acme-ui.2",
+        "bd update acme-ui.2 --status closed",
+        "jira issue resolve acme-ui.2",
+    ]):
+        rows = lost(write(tmp_path / f"t{n}.jsonl", [span("c1", "tool_call:Bash", text)]))
+        assert rows[RETRY]["finished_item"] == "acme-ui.2", text
+    # -s in_progress after a close opens it again
+    rows = lost(write(tmp_path / "again.jsonl", [
+        span("c1", "tool_call:Bash", "bd close acme-ui.2"),
+        span("c2", "tool_call:Bash", "bd update acme-ui.2 -s in_progress")]))
+    assert rows[RETRY]["finished_item"] is None
+
+
+def test_only_a_header_starts_a_section(tmp_path: Path) -> None:
+    # adv40: a heading that mentions an item, a reference line, a table row, an arrow
+    # or a bullet inside acme-ui.2's spec took its requirement into acme-ui.1's section
+    for n, line in enumerate([
+        "## Unblocked now that acme-ui.1 is closed",
+        "acme-ui.1: the thumbnail cache (closed).",
+        "\n| acme-ui.1 | closed |\n",
+        "\u2192 acme-ui.1: Thumbnail cache",
+        "\u2022 acme-ui.1 \u00b7 dep",
+    ]):
+        specs = SPECS.replace("Depends on:", "Depends on:\n" + line)
+        path = Path(write(tmp_path / f"t{n}.jsonl", [
+            span("c1", "tool_call:Bash", "bd close acme-ui.1")]))
+        path.write_text(path.read_text().replace(json.dumps(SPECS)[1:-1],
+                                                 json.dumps(specs)[1:-1]))
+        rows = lost(str(path))
+        assert rows[RETRY]["finished_item"] is None, line
+        assert rows[AVATAR]["finished_item"] == "acme-ui.1", line
+    # a heading no item leads ends the section before it
+    specs = SPECS.replace("\n\n\u25cb acme-ui.2", "\n## Constraints for all work\n"
+                          "- Every upload must stay under 5 MB.\n\n\u25cb acme-ui.2")
+    path = Path(write(tmp_path / "h.jsonl", [span("c1", "tool_call:Bash",
+                                                  "bd close acme-ui.1")]))
+    path.write_text(path.read_text().replace(json.dumps(SPECS)[1:-1],
+                                             json.dumps(specs)[1:-1]))
+    rows = lost(str(path))
+    assert rows["Every upload must stay under 5 MB"]["finished_item"] is None
+    assert rows[AVATAR]["finished_item"] == "acme-ui.1"
+
+
+def test_a_commit_call_demotes_its_message_only(tmp_path: Path) -> None:
+    script = ("cat > RULES.md <<'EOF'\nConstraints:\n"
+              "- Retries must stop after 9 attempts per upload\n"
+              "- Never retry a 4xx response\nEOF\ngit add RULES.md && git commit -m 'add rules'")
+    rows = {d["text"]: d for d in lost_of_call(tmp_path, "tool_call:Bash", script)}
+    for text in ("Never retry a 4xx response", "Retries must stop after 9 attempts per upload"):
+        assert rows[text]["finished_item"] is None  # the file's text, not the message

@@ -1,0 +1,186 @@
+"""Finished work: lost facts of a work item the log closed before the compaction.
+
+An agent working through a tracker's tasks reads each task's spec (``bd show X``, an
+issue, a ticket), implements it, closes it, and moves on.  A compaction after that
+drops the finished tasks' specs, and rightly so: a later decision hinges on the spec
+of the task in progress, not on the edge cases of one that is done and committed
+(the corpus labels' rule, ``labels/README.md``: "spec details of a subtask that was
+already finished and committed" do not matter).  Listed with the others, they pushed
+the pending task's requirements off the first screen.
+
+What this package reads, all from the log itself (never the summary's account).  A
+wrong "finished" hides a fact that matters, so each rule is narrow:
+
+* **Closing commands** (:mod:`.commands`): in a tool call (source ``tool_call``,
+  ``tool_use`` or ``function_call``), a shell command that closes work items
+  (``bd close spotter-gqc.4 spotter-gqc.5``, ``bd update X --status closed``, ``jira
+  issue resolve PROJ-7``), read as a shell reads it: quoted strings and
+  here-documents are data, and prose that goes on after the item is no command.  A
+  later command that opens the item again (``reopen``, ``--status in_progress``)
+  undoes the close: an item's state at a loss is the last command naming it before.
+* **Sections** (:mod:`.sections`): in a document a tool returned or a file (not a
+  person's or the assistant's words, not a tool call), a header line that starts with
+  the item heads its section.
+* **Epics**: an item with items below it (``spotter-gqc`` over ``spotter-gqc.6``,
+  anywhere in the log) is finished only when every one of them is closed at the loss.
+* **Commit messages**: a fact on the lines of a ``git commit`` command's message (a
+  command of its own, not a mention in a plan or a string).
+
+The ranking puts these facts in tier 7, "finished work", after the others and out of
+the count of facts that matter (:mod:`compaction_audit.recall.ranking`); a fact a
+person typed or asked about again keeps its tier.  A log without such calls costs
+one Polars filter.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import polars as pl
+
+from compaction_audit.recall.finished.commands import (
+    closings,
+    commands,
+    commit_lines,
+    item_tokens,
+)
+from compaction_audit.recall.finished.sections import items_of_lines
+from compaction_audit.recall.ranking import person_source
+from compaction_audit.recall.spantypes import clean_text
+
+__all__ = ["SCHEMA", "finished_work"]
+
+SCHEMA = {"finished_item": pl.String, "finished_line": pl.Int64}
+"""The columns :func:`finished_work` adds: the closed work item (``"git commit"`` for
+a commit message) and the log line of the call that closed it; null when the fact is
+not finished work."""
+
+_CALL = r"^(?:tool_call|tool_use|function_call)(?::|$)"
+_LINES = 1 << 31
+_BIG = 1 << 30
+
+
+def finished_work(lost: pl.DataFrame, items: pl.DataFrame) -> pl.DataFrame:
+    """``lost`` (the lost table: ``span``, ``text_line``, ``fold_round``,
+    ``fold_line``, ``lost_round``, ``lost_line``) with :data:`SCHEMA`'s columns added,
+    row order kept.
+
+    ``items``: the session's items (``id``, ``kind``, ``source``, ``text``,
+    ``round``, ``source_line``).  A fact is judged where it was lost: at its fold, or
+    where it became unrecoverable when no fold dropped it; a command counts when it
+    comes before that (an earlier round, or the same round and an earlier log line).
+    Python reads only the calls that hold a closing, state or commit command and the
+    lines of lost facts' documents that name a closed item; the rest is Polars."""
+    calls = items.filter(
+        (pl.col("kind") == "span")
+        & pl.col("source").fill_null("").str.to_lowercase().str.contains(_CALL)
+        & pl.col("text").fill_null("").str.contains(
+            r"(?i)\b(?:close|resolve|complete|finish|done|re-?open|update|edit|set|move"
+            r"|transition|commit)\b")
+    ).select("id", "text", "round", "source_line")
+    if lost.height == 0 or calls.height == 0:
+        return lost.with_columns(pl.lit(None, t).alias(c) for c, t in SCHEMA.items())
+    events: dict[str, list[Any]] = {"_item": [], "_at": [], "_closes": [], "_line": []}
+    commit: dict[str, list[Any]] = {"span": [], "_text_line": [], "_commit": []}
+    for span, text, number, line in calls.iter_rows():
+        for item, closes in closings(commands(text)):
+            events["_item"].append(item)
+            events["_at"].append(_order(number, line))
+            events["_closes"].append(closes)
+            events["_line"].append(line)
+        for text_line in commit_lines(clean_text(text)):
+            commit["span"].append(span)
+            commit["_text_line"].append(text_line)
+            commit["_commit"].append(line if line is not None else -1)
+    state = pl.LazyFrame(events, schema={"_item": pl.String, "_at": pl.Int64,
+                                         "_closes": pl.Boolean, "_line": pl.Int64}
+                         ).sort("_at", maintain_order=True)
+    closed = sorted({i for i, c in zip(events["_item"], events["_closes"], strict=True)
+                     if c})
+    at_loss = (pl.col("fold_round").fill_null(pl.col("lost_round")).fill_null(_BIG) * _LINES
+               + pl.when(pl.col("fold_round").is_not_null()).then(pl.col("fold_line"))
+               .otherwise(pl.col("lost_line")).fill_null(_LINES - 1))
+    rows = (
+        lost.lazy().with_row_index("_row")
+        .with_columns(pl.col("text_line").fill_null(1).alias("_text_line"),
+                      at_loss.alias("_loss_at"))
+        .join(_sections(lost, items, closed).lazy(), on=["span", "_text_line"], how="left")
+        .sort("_loss_at")
+        .join_asof(state, left_on="_loss_at", right_on="_at", by="_item",
+                   strategy="backward", allow_exact_matches=False, check_sortedness=False)
+    )
+    # an epic is finished only when each item below it is closed at the same loss
+    open_below = (
+        rows.filter(pl.col("_closes").fill_null(False)).select("_row", "_item", "_loss_at")
+        .join(_children(items, closed).lazy(), on="_item").drop("_item")
+        .rename({"_child": "_item"}).sort("_loss_at")
+        .join_asof(state.select("_item", "_at", pl.col("_closes").alias("_child_closes")),
+                   left_on="_loss_at", right_on="_at", by="_item", strategy="backward",
+                   allow_exact_matches=False, check_sortedness=False)
+        .filter(~pl.col("_child_closes").fill_null(False))
+        .select("_row").unique().with_columns(pl.lit(True).alias("_open_below"))
+    )
+    finished = pl.col("_closes").fill_null(False) & pl.col("_open_below").is_null()
+    committed = pl.col("_commit").is_not_null()
+    return (
+        rows.join(open_below, on="_row", how="left")
+        .join(pl.LazyFrame(commit, schema={"span": pl.String, "_text_line": pl.Int64,
+                                           "_commit": pl.Int64}).unique(),
+              on=["span", "_text_line"], how="left")
+        .sort("_row")
+        .with_columns(
+            pl.when(committed).then(pl.lit("git commit"))
+            .when(finished).then(pl.col("_item")).alias("finished_item"),
+            pl.when(committed).then(pl.col("_commit"))
+            .when(finished).then(pl.col("_line")).alias("finished_line"))
+        .select(*lost.columns, "finished_item", "finished_line")
+        .collect())
+
+
+def _order(number: int | None, line: int | None) -> int:
+    """A call's place in the log as one integer: its round, then its line (a missing
+    round or line first)."""
+    return ((number if number is not None else -1) * _LINES
+            + (line if line is not None else -1))
+
+
+def _children(items: pl.DataFrame, closed: list[str]) -> pl.DataFrame:
+    """(``_item``, ``_child``): each closed item and every work item the log names
+    anywhere whose id extends it (``spotter-gqc`` -> ``spotter-gqc.6``, ``PROJ`` ->
+    ``PROJ-7``): each of a text's items is looked up by its prefixes, not compared
+    with every closed item."""
+    out: dict[str, list[str]] = {"_item": [], "_child": []}
+    if closed:
+        parents = set(closed)
+        texts = items.select("text").drop_nulls().unique().filter(
+            pl.col("text").str.contains_any(closed))
+        found = {item for text in texts["text"].to_list() for item in item_tokens(text)}
+        for child in found:
+            for cut, char in enumerate(child):
+                if char in ".-" and child[:cut] in parents:
+                    out["_item"].append(child[:cut])
+                    out["_child"].append(child)
+    return pl.DataFrame(out, schema={"_item": pl.String, "_child": pl.String})
+
+
+def _sections(lost: pl.DataFrame, items: pl.DataFrame, closed: list[str]) -> pl.DataFrame:
+    """(``span``, ``_text_line``, ``_item``): for each line of the cleaned text of a
+    lost fact's document span that names a closed item, the work item whose section
+    holds it (:func:`~compaction_audit.recall.finished.sections.items_of_lines`)."""
+    out: dict[str, list[Any]] = {"span": [], "_text_line": [], "_item": []}
+    if closed:
+        source = pl.col("source").fill_null("").str.to_lowercase()
+        document = (pl.col("source").is_not_null() & ~person_source(source)
+                    & ~source.str.contains(r"^assistant(?::|$)")
+                    & ~source.str.contains(_CALL))
+        texts = (items.filter(pl.col("id").is_in(lost["span"].unique().implode())
+                              & document
+                              & pl.col("text").fill_null("").str.contains_any(closed))
+                 .select("id", "text").unique("id"))
+        for span, text in texts.iter_rows():  # the few documents that name one
+            for number, item in items_of_lines(clean_text(text)).items():
+                out["span"].append(span)
+                out["_text_line"].append(number)
+                out["_item"].append(item)
+    return pl.DataFrame(out, schema={"span": pl.String, "_text_line": pl.Int64,
+                                     "_item": pl.String})
