@@ -14,9 +14,11 @@ from typing import Any
 
 import orjson
 import polars as pl
+import pytest
 
 from compaction_audit import api
 from compaction_audit.recall.finished import finished_work
+from compaction_audit.recall.finished.commands import closings, commands
 from compaction_audit.recall.ranking import LOW_TIERS, TIER_NAMES, add_tiers, rank_lost
 from compaction_audit.report.json_report import render_json
 from compaction_audit.report.model import Report
@@ -41,13 +43,13 @@ def span(sid: str, source: str, text: str) -> dict[str, Any]:
 
 
 def write(path: Path, calls: list[dict[str, Any]], fold_round: int = 2,
-          late: list[dict[str, Any]] | None = None) -> str:
+          late: list[dict[str, Any]] | None = None, specs: str = SPECS) -> str:
     """Line 2: round 0 reads the specs (span ``r1``); line 3: round 1 with ``calls``;
     line 4: the fold of ``r1`` into a summary that keeps neither requirement (round
     ``fold_round``); ``late`` calls at the round after it (line 5)."""
     records: list[dict[str, Any]] = [
         SESSION,
-        {"type": "round", "round": 0, "spans": [span("r1", "tool_result:Bash", SPECS)]},
+        {"type": "round", "round": 0, "spans": [span("r1", "tool_result:Bash", specs)]},
         {"type": "round", "round": 1, "spans": calls},
         {"type": "round", "round": fold_round,
          "summaries": [{"id": "m1", "tokens": 5, "children": ["r1"],
@@ -153,11 +155,9 @@ def test_a_negated_close_or_a_reopen_leaves_the_task_open(tmp_path: Path) -> Non
 
 def test_a_file_name_on_a_closing_line_is_no_work_item(tmp_path: Path) -> None:
     specs = SPECS.replace("acme-ui.1", "cache-avatars.ts")
-    path = Path(write(tmp_path / "t.jsonl", [
-        span("c1", "tool_call:Edit", "close the handle in cache-avatars.ts")]))
-    path.write_text(path.read_text().replace(json.dumps(SPECS)[1:-1],
-                                             json.dumps(specs)[1:-1]))
-    assert lost(str(path))[AVATAR]["finished_item"] is None
+    path = write(tmp_path / "t.jsonl", [
+        span("c1", "tool_call:Edit", "close the handle in cache-avatars.ts")], specs=specs)
+    assert lost(path)[AVATAR]["finished_item"] is None
 
 
 def test_a_commit_message_is_finished_work(tmp_path: Path) -> None:
@@ -216,21 +216,6 @@ def test_without_calls_the_columns_are_null_and_the_rows_kept() -> None:
     assert out.schema["finished_line"] == pl.Int64
 
 
-def test_only_a_closing_command_closes_and_only_its_own_arguments(tmp_path: Path) -> None:
-    # adv39: closing one task while claiming the next; a loop's "done"; code and prose
-    for n, text in enumerate([
-        "tracker close acme-ui.1 && tracker update acme-ui.2 --status in_progress",
-        "tracker close acme-ui.1 --reason \"done; acme-ui.2 next\"",
-        "for id in acme-ui.1 acme-ui.2; do tracker show $id; done",
-        "// TODO(acme-ui.2): close the socket once acme-ui.2 lands",
-        "echo 'acme-ui.2 is not done' && echo \"don't close acme-ui.2 yet\"",
-    ]):
-        rows = lost(write(tmp_path / f"t{n}.jsonl", [span("c1", "tool_call:Bash", text)]))
-        assert rows[RETRY]["finished_item"] is None, text
-        want = "acme-ui.1" if n < 2 else None
-        assert rows[AVATAR]["finished_item"] == want, text
-
-
 def test_a_plan_that_mentions_git_commit_is_no_commit(tmp_path: Path) -> None:
     plan = ("Requirements:\n- Retries must stop after 9 attempts per upload\n\n"
             "When tests pass: git commit and open a PR.")
@@ -252,10 +237,8 @@ BLOCK = "Uploads must never block the interface thread"
 
 def test_an_epic_is_finished_only_when_every_item_below_it_is(tmp_path: Path) -> None:
     def epic(name: str, closes: str) -> dict[str, dict[str, Any]]:
-        path = Path(write(tmp_path / name, [span("c1", "tool_call:Bash", closes)]))
-        path.write_text(path.read_text().replace(json.dumps(SPECS)[1:-1],
-                                                 json.dumps(EPIC)[1:-1]))
-        return lost(str(path))
+        return lost(write(tmp_path / name, [span("c1", "tool_call:Bash", closes)],
+                          specs=EPIC))
     # acme-ui.2, below the epic, is still open
     rows = epic("open.jsonl", "tracker close acme-ui")
     assert rows[BLOCK]["finished_item"] is None and rows[BLOCK]["tier"] == 3
@@ -278,37 +261,45 @@ def test_a_loss_without_a_fold_is_judged_where_it_was_lost(tmp_path: Path) -> No
     assert rows[AVATAR]["cause"] == "eviction" and rows[AVATAR]["finished_item"] is None
 
 
-def test_quoted_text_prose_and_dry_runs_close_nothing(tmp_path: Path) -> None:
-    # adv40: each of these closed the open acme-ui.2 (its requirement went to tier 7)
-    for n, (source, text) in enumerate([
-        ("tool_call:Bash", 'bd comment acme-ui.2 "blocked; cannot close acme-ui.2 yet"'),
-        ("tool_call:Bash", "cat >> NOTES.md <<'EOF'\nclose acme-ui.2\nEOF"),
-        ("tool_call:Bash", 'git commit -m "WIP; will close acme-ui.2 after review"'),
-        ("tool_call:Bash", 'echo "tests pass; ready to close acme-ui.2 tomorrow"'),
-        ("tool_call:Write", "Next we close acme-ui.2 once retries are capped."),
-        ("tool_call:TodoWrite", "Then close acme-ui.2 when CI is green [pending]"),
-        ("tool_call:Bash", "bd close acme-ui.2 --dry-run"),
-        ("tool_call:Bash", "bd close acme-ui.2 --help"),
-    ]):
-        rows = lost(write(tmp_path / f"t{n}.jsonl", [span("c1", source, text)]))
-        assert rows[RETRY]["finished_item"] is None, text
+CLOSINGS = [
+    # (a call's text, what it closes (True) or opens again (False), in order)
+    ("bd close spotter-gqc.1 spotter-gqc.2 spotter-gqc 2>&1\nClose all epic tasks",
+     [("spotter-gqc.1", True), ("spotter-gqc.2", True), ("spotter-gqc", True)]),
+    ('bd close --reason "shipped" acme-ui.2', [("acme-ui.2", True)]),
+    ("BEADS_DIR=/work/.beads bd --no-daemon close acme-ui.2 2>&1", [("acme-ui.2", True)]),
+    ("bd close acme-ui.1,acme-ui.2", [("acme-ui.1", True), ("acme-ui.2", True)]),
+    ("bd update acme-ui.2 --status closed", [("acme-ui.2", True)]),
+    ("jira issue resolve acme-ui.2", [("acme-ui.2", True)]),
+    ("bd reopen acme-ui.2", [("acme-ui.2", False)]),
+    ("bd update acme-ui.2 -s in_progress", [("acme-ui.2", False)]),
+    ("tracker\nclose\nacme-ui.1\n/work/repo", [("acme-ui.1", True)]),  # Codex argv
+    # adv39: closing one task while claiming the next; a loop's "done"; code, prose
+    ("tracker close acme-ui.1 && tracker update acme-ui.2 --status in_progress",
+     [("acme-ui.1", True), ("acme-ui.2", False)]),
+    ('tracker close acme-ui.1 --reason "done; acme-ui.2 next"', [("acme-ui.1", True)]),
+    ("for id in acme-ui.1 acme-ui.2; do tracker show $id; done", []),
+    ("// TODO(acme-ui.2): close the socket once acme-ui.2 lands", []),
+    ("echo 'acme-ui.2 is not done' && echo \"don't close acme-ui.2 yet\"", []),
+    # adv40: quoted text, here-documents, prose, dry runs
+    ('bd comment acme-ui.2 "blocked; cannot close acme-ui.2 yet"', []),
+    ("cat >> NOTES.md <<'EOF'\nbd close acme-ui.2\nEOF", []),
+    ('git commit -m "WIP; will close acme-ui.2 after review"', []),
+    ('echo "tests pass; ready to close acme-ui.2 tomorrow"', []),
+    ("Next we close acme-ui.2 once retries are capped.", []),
+    ("Then close acme-ui.2 when CI is green [pending]", []),
+    ("bd close acme-ui.2 --dry-run", []),
+    ("bd close acme-ui.2 --help", []),
+    ("close\nthe\nlog\nfirst\nacme-ui.1", []),
+]
 
 
-def test_the_closing_commands_trackers_write(tmp_path: Path) -> None:
-    for n, text in enumerate([
-        'bd close --reason "shipped" acme-ui.2',
-        "BEADS_DIR=/work/.beads bd --no-daemon close acme-ui.2 2>&1",
-        "bd close acme-ui.1,acme-ui.2",
-        "bd update acme-ui.2 --status closed",
-        "jira issue resolve acme-ui.2",
-    ]):
-        rows = lost(write(tmp_path / f"t{n}.jsonl", [span("c1", "tool_call:Bash", text)]))
-        assert rows[RETRY]["finished_item"] == "acme-ui.2", text
-    # -s in_progress after a close opens it again
-    rows = lost(write(tmp_path / "again.jsonl", [
-        span("c1", "tool_call:Bash", "bd close acme-ui.2"),
-        span("c2", "tool_call:Bash", "bd update acme-ui.2 -s in_progress")]))
-    assert rows[RETRY]["finished_item"] is None
+@pytest.mark.parametrize(("text", "want"), CLOSINGS)
+def test_what_a_calls_commands_close_or_open(text: str, want: list[tuple[str, bool]]
+                                              ) -> None:
+    assert closings(commands(text)) == want
+
+
+CLOSE_1 = span("c1", "tool_call:Bash", "bd close acme-ui.1")
 
 
 def test_only_a_header_starts_a_section(tmp_path: Path) -> None:
@@ -321,22 +312,14 @@ def test_only_a_header_starts_a_section(tmp_path: Path) -> None:
         "\u2192 acme-ui.1: Thumbnail cache",
         "\u2022 acme-ui.1 \u00b7 dep",
     ]):
-        specs = SPECS.replace("Depends on:", "Depends on:\n" + line)
-        path = Path(write(tmp_path / f"t{n}.jsonl", [
-            span("c1", "tool_call:Bash", "bd close acme-ui.1")]))
-        path.write_text(path.read_text().replace(json.dumps(SPECS)[1:-1],
-                                                 json.dumps(specs)[1:-1]))
-        rows = lost(str(path))
+        rows = lost(write(tmp_path / f"t{n}.jsonl", [CLOSE_1],
+                          specs=SPECS.replace("Depends on:", "Depends on:\n" + line)))
         assert rows[RETRY]["finished_item"] is None, line
         assert rows[AVATAR]["finished_item"] == "acme-ui.1", line
     # a heading no item leads ends the section before it
     specs = SPECS.replace("\n\n\u25cb acme-ui.2", "\n## Constraints for all work\n"
                           "- Every upload must stay under 5 MB.\n\n\u25cb acme-ui.2")
-    path = Path(write(tmp_path / "h.jsonl", [span("c1", "tool_call:Bash",
-                                                  "bd close acme-ui.1")]))
-    path.write_text(path.read_text().replace(json.dumps(SPECS)[1:-1],
-                                             json.dumps(specs)[1:-1]))
-    rows = lost(str(path))
+    rows = lost(write(tmp_path / "h.jsonl", [CLOSE_1], specs=specs))
     assert rows["Every upload must stay under 5 MB"]["finished_item"] is None
     assert rows[AVATAR]["finished_item"] == "acme-ui.1"
 
