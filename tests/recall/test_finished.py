@@ -273,6 +273,7 @@ CLOSINGS = [
     ("bd reopen acme-ui.2", [("acme-ui.2", False)]),
     ("bd update acme-ui.2 -s in_progress", [("acme-ui.2", False)]),
     ("tracker\nclose\nacme-ui.1\n/work/repo", [("acme-ui.1", True)]),  # Codex argv
+    ("(cd repo && bd close acme-ui.2) # done with acme-ui.1", [("acme-ui.2", True)]),
     # adv39: closing one task while claiming the next; a loop's "done"; code, prose
     ("tracker close acme-ui.1 && tracker update acme-ui.2 --status in_progress",
      [("acme-ui.1", True), ("acme-ui.2", False)]),

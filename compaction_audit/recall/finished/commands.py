@@ -1,9 +1,10 @@
 """What a tool call's shell commands close, open again, or commit
 (:mod:`compaction_audit.recall.finished`).
 
-A call's text is read as a shell script: quoted strings and here-document bodies are
-data, not commands (``echo "ready to close PROJ-7"``, ``cat > NOTES.md <<'EOF'``), and
-each line or part of one between ``&&``, ``||``, ``;`` and ``|`` is a command.  A
+A call's text is read as a shell script: quoted strings, here-document bodies and
+comments are data, not commands (``echo "ready to close PROJ-7"``, ``cat > NOTES.md
+<<'EOF'``, ``# done``), and each line or part of one between ``&&``, ``||``, ``;``,
+``|`` and parentheses or braces is a command.  A
 command closes its items only when it is a command through to its end: a program, up
 to three words or flags, the verb, flags, the items, then only flags, redirections and
 quoted values (``bd close PROJ-7 2>&1``; prose that goes on after the item, "close
@@ -35,7 +36,8 @@ OPEN_STATES = frozenset({"open", "opened", "reopened", "in_progress", "in-progre
 _Q = "\x00"  # a quoted string or a here-document, read as one opaque word
 _QUOTED_RE = re.compile(r"'[^']*'|\"(?:[^\"\\]|\\.)*\"")
 _HEREDOC_RE = re.compile(r"<<-?[ \t]*(['\"]?)([A-Za-z_]\w*)\1")
-_SPLIT_RE = re.compile(r"&&|\|\||[;|\n]")
+_SPLIT_RE = re.compile(r"&&|\|\||[;|\n(){}]")
+_COMMENT_RE = re.compile(r"(?:^|(?<=[ \t]))#.*$", re.MULTILINE)
 _PREFIX = (r"^(?:\w+=\S*[ \t]+)*(?:\./)?[A-Za-z@][\w./@-]*"
            rf"(?:[ \t]+(?:[\w./@-]+|{_Q})){{0,3}}?[ \t]+")
 _ITEMS = rf"{WORK_ITEM}(?:(?:[ \t]*,[ \t]*|[ \t]+){WORK_ITEM})*"
@@ -71,7 +73,7 @@ def _unquoted(text: str) -> str:
             ending = heredoc.group(2)
             row = row[:heredoc.start()] + f" {_Q}"
         kept.append(row[:LINE_CAP])
-    return _QUOTED_RE.sub(f" {_Q} ", "\n".join(kept))
+    return _COMMENT_RE.sub("", _QUOTED_RE.sub(f" {_Q} ", "\n".join(kept)))
 
 
 def commands(text: str) -> list[str]:
