@@ -291,6 +291,18 @@ CLOSINGS = [
     ("bd close acme-ui.2 --dry-run", []),
     ("bd close acme-ui.2 --help", []),
     ("close\nthe\nlog\nfirst\nacme-ui.1", []),
+    # adv41: a quoted or unknown state opens; printing, git, shell keywords, prose
+    ('bd update acme-ui.1 --status "in_progress"', [("acme-ui.1", False)]),
+    ("bd update acme-ui.1 --status=in_review", [("acme-ui.1", False)]),
+    ('linear issue update acme-ui.1 --state "In Progress"', [("acme-ui.1", False)]),
+    ('bd update acme-ui.1 --status "closed"', [("acme-ui.1", True)]),
+    ("bd close acme-ui.2 --reason shipped", [("acme-ui.2", True)]),
+    ("echo done acme-ui.1", []),
+    ("echo bd close acme-ui.1", []),
+    ("git checkout -b close acme-ui.1", []),
+    ("if false; then bd close acme-ui.1; fi", []),
+    ("Let me close acme-ui.1", []),
+    ("We can now close acme-ui.1", []),
 ]
 
 
@@ -312,6 +324,7 @@ def test_only_a_header_starts_a_section(tmp_path: Path) -> None:
         "\n| acme-ui.1 | closed |\n",
         "\u2192 acme-ui.1: Thumbnail cache",
         "\u2022 acme-ui.1 \u00b7 dep",
+        "\nacme-ui.1: the avatar cache this builds on is done.\n",  # adv41: no mark
     ]):
         rows = lost(write(tmp_path / f"t{n}.jsonl", [CLOSE_1],
                           specs=SPECS.replace("Depends on:", "Depends on:\n" + line)))
@@ -332,3 +345,26 @@ def test_a_commit_call_demotes_its_message_only(tmp_path: Path) -> None:
     rows = {d["text"]: d for d in lost_of_call(tmp_path, "tool_call:Bash", script)}
     for text in ("Never retry a 4xx response", "Retries must stop after 9 attempts per upload"):
         assert rows[text]["finished_item"] is None  # the file's text, not the message
+
+
+def test_only_a_shell_tools_commands_close(tmp_path: Path) -> None:
+    # adv41: a pending todo "Commit and close acme-ui.1" took a session from FAIL to
+    # WARN; a plan step, a subagent's prompt close nothing either
+    for n, source in enumerate(["tool_call:TodoWrite", "tool_call:update_plan",
+                                "tool_call:Task"]):
+        rows = lost(write(tmp_path / f"t{n}.jsonl", [
+            span("c1", source, "bd close acme-ui.1")]))
+        assert rows[AVATAR]["finished_item"] is None, source
+    for n, source in enumerate(["tool_call:shell", "tool_call:exec_command",
+                                "tool_call:execute_command", "tool_call:run_shell_command"]):
+        rows = lost(write(tmp_path / f"s{n}.jsonl", [
+            span("c1", source, "bd close acme-ui.1")]))
+        assert rows[AVATAR]["finished_item"] == "acme-ui.1", source
+
+
+def test_a_document_with_crlf_line_ends_keeps_its_sections() -> None:
+    from compaction_audit.recall.finished.sections import items_of_lines
+
+    want = {**{n: "acme-ui.1" for n in range(1, 5)}, **{n: "acme-ui.2" for n in range(5, 11)}}
+    assert items_of_lines(SPECS) == want
+    assert items_of_lines(SPECS.replace("\n", "\r\n")) == want  # adv41: "\r" lines

@@ -11,8 +11,8 @@ the pending task's requirements off the first screen.
 What this package reads, all from the log itself (never the summary's account).  A
 wrong "finished" hides a fact that matters, so each rule is narrow:
 
-* **Closing commands** (:mod:`.commands`): in a tool call (source ``tool_call``,
-  ``tool_use`` or ``function_call``), a shell command that closes work items
+* **Closing commands** (:mod:`.commands`): in a call of a shell tool (``Bash``,
+  ``shell``, ``exec_command``, ``execute_command``...), a shell command that closes work items
   (``bd close spotter-gqc.4 spotter-gqc.5``, ``bd update X --status closed``, ``jira
   issue resolve PROJ-7``), read as a shell reads it: quoted strings and
   here-documents are data, and prose that goes on after the item is no command.  A
@@ -56,6 +56,12 @@ a commit message) and the log line of the call that closed it; null when the fac
 not finished work."""
 
 _CALL = r"^(?:tool_call|tool_use|function_call)(?::|$)"
+_SHELL = (r"(?i)^(?:tool_call|tool_use|function_call):(?:[\w.-]*(?:bash|shell|exec|command"
+          r"|terminal|cmd|zsh|powershell)[\w.-]*|sh)$")
+"""A call of a shell tool (Claude Code's ``Bash``, Codex's ``shell`` and
+``exec_command``, Cline's ``execute_command``, Gemini's ``run_shell_command``): the
+only calls whose text is read as commands; a todo list, a plan or a file a call writes
+("Commit and close PROJ-7" as a pending todo) closes nothing."""
 _LINES = 1 << 31
 _BIG = 1 << 30
 
@@ -73,7 +79,7 @@ def finished_work(lost: pl.DataFrame, items: pl.DataFrame) -> pl.DataFrame:
     lines of lost facts' documents that name a closed item; the rest is Polars."""
     calls = items.filter(
         (pl.col("kind") == "span")
-        & pl.col("source").fill_null("").str.to_lowercase().str.contains(_CALL)
+        & pl.col("source").fill_null("").str.contains(_SHELL)
         & pl.col("text").fill_null("").str.contains(
             r"(?i)\b(?:close|resolve|complete|finish|done|re-?open|update|edit|set|move"
             r"|transition|commit)\b")
@@ -109,21 +115,24 @@ def finished_work(lost: pl.DataFrame, items: pl.DataFrame) -> pl.DataFrame:
         .join_asof(state, left_on="_loss_at", right_on="_at", by="_item",
                    strategy="backward", allow_exact_matches=False, check_sortedness=False)
     )
-    # an epic is finished only when each item below it is closed at the same loss
+    # an epic is finished only when each item below it is closed at the same loss:
+    # judged once per (epic, loss), then given to its rows (adv41: per row, the join
+    # of 4,000 facts with 4,000 items below took 2.3 GB)
     open_below = (
-        rows.filter(pl.col("_closes").fill_null(False)).select("_row", "_item", "_loss_at")
-        .join(_children(items, closed).lazy(), on="_item").drop("_item")
-        .rename({"_child": "_item"}).sort("_loss_at")
+        rows.filter(pl.col("_closes").fill_null(False)).select("_item", "_loss_at").unique()
+        .join(_children(items, closed).lazy(), on="_item")
+        .rename({"_item": "_epic", "_child": "_item"}).sort("_loss_at")
         .join_asof(state.select("_item", "_at", pl.col("_closes").alias("_child_closes")),
                    left_on="_loss_at", right_on="_at", by="_item", strategy="backward",
                    allow_exact_matches=False, check_sortedness=False)
         .filter(~pl.col("_child_closes").fill_null(False))
-        .select("_row").unique().with_columns(pl.lit(True).alias("_open_below"))
+        .select(pl.col("_epic").alias("_item"), "_loss_at").unique()
+        .with_columns(pl.lit(True).alias("_open_below"))
     )
     finished = pl.col("_closes").fill_null(False) & pl.col("_open_below").is_null()
     committed = pl.col("_commit").is_not_null()
     return (
-        rows.join(open_below, on="_row", how="left")
+        rows.join(open_below, on=["_item", "_loss_at"], how="left")
         .join(pl.LazyFrame(commit, schema={"span": pl.String, "_text_line": pl.Int64,
                                            "_commit": pl.Int64}).unique(),
               on=["span", "_text_line"], how="left")

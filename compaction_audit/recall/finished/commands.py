@@ -30,27 +30,37 @@ linear in the text (a line of 128 KB is read in its first 2,000)."""
 
 CLOSED_STATES = frozenset({"closed", "close", "done", "resolved", "completed", "complete",
                            "finished"})
-OPEN_STATES = frozenset({"open", "opened", "reopened", "in_progress", "in-progress",
-                         "todo", "started", "backlog", "blocked"})
+"""States that close an item (``--status closed``); any other state opens it again
+(``in_progress``, ``"In Progress"``, ``in_review``)."""
 
 _Q = "\x00"  # a quoted string or a here-document, read as one opaque word
 _QUOTED_RE = re.compile(r"'[^']*'|\"(?:[^\"\\]|\\.)*\"")
 _HEREDOC_RE = re.compile(r"<<-?[ \t]*(['\"]?)([A-Za-z_]\w*)\1")
 _SPLIT_RE = re.compile(r"&&|\|\||[;|\n(){}]")
+_WORD_RE = re.compile(r"[\w.-]{1,64}")
+_NOT_TRACKERS = frozenset({
+    "echo", "printf", "print", "git", "cat", "tee", "grep", "rg", "sed", "awk", "test",
+    "if", "then", "else", "elif", "fi", "for", "while", "until", "do", "case", "esac",
+    "let", "we", "i", "will", "can", "now", "next", "run", "and", "or", "to", "please"})
+"""Programs and words that start a command but close no work item: printing and
+text tools, git (whose ``checkout -b close X`` names a branch), shell keywords, and
+the words prose starts with ("Let me close X", "We can now close X")."""
 _COMMENT_RE = re.compile(r"(?:^|(?<=[ \t]))#.*$", re.MULTILINE)
 _PREFIX = (r"^(?:\w+=\S*[ \t]+)*(?:\./)?[A-Za-z@][\w./@-]*"
            rf"(?:[ \t]+(?:[\w./@-]+|{_Q})){{0,3}}?[ \t]+")
 _ITEMS = rf"{WORK_ITEM}(?:(?:[ \t]*,[ \t]*|[ \t]+){WORK_ITEM})*"
-_TAIL = rf"(?:[ \t]+(?:-\S+|\d*[<>]&?\S*|/\S*|{_Q}))*[ \t]*$"
+_FLAG = rf"(?:-\S+(?:[ \t]+(?!{WORK_ITEM})[^\s-]\S*)?|{_Q})"
+"""A flag, with the value after it (``--reason shipped``), or a quoted value."""
+_TAIL = rf"(?:[ \t]+(?:{_FLAG}|\d*[<>]&?\S*|/\S*))*[ \t]*$"
 """After the items: flags, redirections, a path (a Codex call's working folder, which
 its argument list ends with) and quoted values; nothing else."""
 _CLOSE_RE = re.compile(
     rf"{_PREFIX}(?:close|resolve|complete|finish|done)"
-    rf"((?:[ \t]+(?:-\S+|{_Q}))*[ \t]+{_ITEMS}){_TAIL}", re.IGNORECASE)
+    rf"((?:[ \t]+{_FLAG})*[ \t]+{_ITEMS}){_TAIL}", re.IGNORECASE)
 _UPDATE_RE = re.compile(
     rf"{_PREFIX}(?:re-?open|update|edit|set|move|transition)"
-    rf"((?:[ \t]+(?:-\S+|{_Q}))*[ \t]+{_ITEMS})((?:[ \t]+\S+)*)[ \t]*$", re.IGNORECASE)
-_STATE_RE = re.compile(r"(?:--status|--state|-s)(?:=|[ \t]+)([\w-]+)")
+    rf"((?:[ \t]+{_FLAG})*[ \t]+{_ITEMS})((?:[ \t]+\S+)*)[ \t]*$", re.IGNORECASE)
+_STATE_RE = re.compile(rf"(?:--status|--state|-s)(?:=|[ \t]+)([\w-]+|{_Q})")
 _NOT_RUN_RE = re.compile(r"(?:^|[ \t])(?:--dry-run|--help|-h)(?=[ \t=]|$)")
 _COMMIT_RE = re.compile(r"(?:^|&&|\|\||[;|(])[ \t]*(?:\w+=\S*[ \t]+)*"
                         r"git(?:[ \t]+-\S+(?:[ \t]+[^-\s]\S*)?)*[ \t]+commit\b")
@@ -73,7 +83,14 @@ def _unquoted(text: str) -> str:
             ending = heredoc.group(2)
             row = row[:heredoc.start()] + f" {_Q}"
         kept.append(row[:LINE_CAP])
-    return _COMMENT_RE.sub("", _QUOTED_RE.sub(f" {_Q} ", "\n".join(kept)))
+    return _COMMENT_RE.sub("", _QUOTED_RE.sub(_opaque, "\n".join(kept)))
+
+
+def _opaque(quoted: re.Match[str]) -> str:
+    """A quoted string as one word: its text when it is one plain word (``"closed"``,
+    ``'in_progress'``: a value a command reads), else the opaque word."""
+    inner = quoted.group(0)[1:-1]
+    return f" {inner} " if _WORD_RE.fullmatch(inner) else f" {_Q} "
 
 
 def commands(text: str) -> list[str]:
@@ -95,7 +112,9 @@ def closings(parts: list[str]) -> list[tuple[str, bool]]:
     change nothing."""
     out: list[tuple[str, bool]] = []
     for command in parts:
-        if _NOT_RUN_RE.search(command):
+        words = command.split()
+        program = next((w for w in words if "=" not in w), "").rsplit("/", 1)[-1]
+        if _NOT_RUN_RE.search(command) or program.lower() in _NOT_TRACKERS:
             continue
         closing = _CLOSE_RE.match(command)
         if closing:
@@ -106,9 +125,9 @@ def closings(parts: list[str]) -> list[tuple[str, bool]]:
             continue
         verb = command[:update.start(1)].split()[-1].lower()
         state = _STATE_RE.search(update.group(2) or "")
-        value = state.group(1).lower() if state else ""
-        closes = (False if verb in ("reopen", "re-open") or value in OPEN_STATES
-                  else True if value in CLOSED_STATES else None)
+        closes = (False if verb in ("reopen", "re-open")
+                  else None if state is None
+                  else state.group(1).lower() in CLOSED_STATES)  # any other state opens
         if closes is not None:
             out += [(item, closes) for item in ITEM_RE.findall(update.group(1))]
     return out
@@ -121,26 +140,28 @@ def commit_lines(text: str) -> list[int]:
     ``--dry-run`` or a commit mentioned inside a string or a here-document."""
     out: list[int] = []
     rows = text.split("\n")
-    for at, row in enumerate(rows):
-        match = _COMMIT_RE.search(row[:LINE_CAP])
-        if (not match or _COMMIT_RE.search(_QUOTED_RE.sub(_Q, row[:LINE_CAP])) is None
-                or _NOT_RUN_RE.search(row[match.end():LINE_CAP])):
+    at = 0
+    while at < len(rows):  # one pass: a message's lines are not read again
+        row = rows[at][:LINE_CAP]
+        match = _COMMIT_RE.search(row)
+        if (not match or _COMMIT_RE.search(_QUOTED_RE.sub(_Q, row)) is None
+                or _NOT_RUN_RE.search(row[match.end():])):
+            at += 1
             continue
         end = at
         heredoc = _HEREDOC_RE.search(row, match.end())
+        quote = None if heredoc else re.search(r"['\"]", row[match.end():])
         if heredoc:
-            end = next((k for k in range(at + 1, len(rows))
-                        if rows[k].strip() == heredoc.group(2)), len(rows) - 1)
-        else:
-            quote = re.search(r"['\"]", row[match.end():])
-            if quote:
-                mark = quote.group(0)
-                start = match.end() + quote.end()
-                rest = "\n".join(rows[at:])[start:]
-                close = rest.find(mark)
-                end = at + (rest.count("\n", 0, close) if close >= 0 else 0)
+            while end + 1 < len(rows) and rows[end + 1].strip() != heredoc.group(2):
+                end += 1
+            end = min(end + 1, len(rows) - 1)
+        elif quote and quote.group(0) not in row[match.end() + quote.end():]:
+            while end + 1 < len(rows) and quote.group(0) not in rows[end + 1]:
+                end += 1
+            end = min(end + 1, len(rows) - 1)
         out += range(at + 1, end + 2)
-    return sorted(set(out))
+        at = end + 1
+    return out
 
 
 def item_tokens(text: str) -> list[str]:
