@@ -148,5 +148,9 @@ def test_a_closed_port_marks_the_store_too(store_env: pytest.MonkeyPatch) -> Non
     assert said.startswith("s3://bucket/a.jsonl: cannot open: the store did not answer: ")
     assert said.split(": the store did not answer: ")[1].startswith(
         ("Generic S3 error", "no answer within 0.6 s")), said
-    with pytest.raises(UsageError, match="cannot list: the store did not answer"):
+    # the listing finds the mark, or, when the load made the steps above outlast the
+    # budget (the mark is kept that long), asks again and is refused again (a
+    # Quickstart run beside CI, 2026-12-02)
+    with pytest.raises(UsageError, match=r"cannot list: (?:the store did not answer"
+                                         r"|Could not connect)"):
         list(remote.list_objects("s3://bucket/runs/"))
