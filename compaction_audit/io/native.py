@@ -76,9 +76,8 @@ def _check_line_files(extra: dict[str, Any]) -> None:
     Raises :class:`~compaction_audit.io.records.FieldError` (adv38: a number there was
     an internal error in every command, a path was printed as the file of a line)."""
     for key in ("span_line_file", "span_line_file_except_in"):
-        name = extra.get(key)
-        if name is not None and (type(name) is not str or not rec.plain_file_name(name)):
-            raise rec.FieldError("a file name beside the trace, not a path", key)
+        if extra.get(key) is not None:
+            rec.check_file_name(extra[key], key)
     ids = extra.get("span_line_file_except")
     if ids is not None:
         if type(ids) is not list:
@@ -349,9 +348,8 @@ class SessionBuilder:
                 rec.as_id(sid, "compaction.summary_id")
         # an empty name names no file: the line is then one of the trace itself
         line_file = (rec.opt_str(obj, rec.LINE_FILE_KEY, "") or None) if lines else None
-        if line_file is not None and not rec.plain_file_name(line_file):
-            raise rec.FieldError("a file name beside the trace, not a path",
-                                 rec.LINE_FILE_KEY)
+        if line_file is not None:
+            rec.check_file_name(line_file, rec.LINE_FILE_KEY)
         return _Round(number, budget, spans, summaries, depths, evicted, offloaded, new_ws,
                       entering, leaving, reduced is not None or "retained" in obj, total,
                       count, silent, logged, compaction, table, None, line_file)

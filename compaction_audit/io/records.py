@@ -79,6 +79,14 @@ def plain_file_name(name: str) -> bool:
     return name not in (".", "..") and not any(s in name for s in seps)
 
 
+def check_file_name(name: object, field: str) -> None:
+    """Raise :class:`FieldError` on ``field`` unless ``name`` is a string that
+    :func:`plain_file_name` allows (a round's :data:`LINE_FILE_KEY`, the session
+    record's ``span_line_file``)."""
+    if type(name) is not str or not plain_file_name(name):
+        raise FieldError("a file name beside the trace, not a path", field)
+
+
 @dataclass(slots=True)
 class SummaryRec:
     """A summary (fold) as written; ``depth`` is the declared depth, if any."""

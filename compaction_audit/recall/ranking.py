@@ -118,6 +118,18 @@ def person_source(source: pl.Expr) -> pl.Expr:
     return (s == "user") | (s.str.starts_with("user:") & (s != "user:meta"))
 
 
+def document_source(source: pl.Expr) -> pl.Expr:
+    """True for a span that can bring a fact back into the context, a document: a
+    known source that is not a person's (:func:`person_source`), not the assistant's
+    own words (``assistant``, ``assistant:...``, thinking included, in any case) and
+    not a tool call (``tool_call``, ``tool_use``, ``function_call``, with or without
+    ``:NAME``): a tool's result, a file, a log a tool printed.  A span without a source
+    is not counted: nothing says it is one."""
+    low = source.fill_null("").str.to_lowercase()
+    return (source.is_not_null() & (low != "") & ~person_source(low)
+            & ~low.str.contains(r"^(?:assistant|tool_call|tool_use|function_call)(?::|$)"))
+
+
 FRAGMENT = (r"(?i)^[^`]*(?:`[^`]*`[^`]*)*`[^`]*$"
             r"|(?:\b(?:and|or|to|of|the|a|an)|[:,(\[{=-]|->|=>|→)\s*$")
 """A clause cut short: an open code span (an odd number of backticks), or a dangling

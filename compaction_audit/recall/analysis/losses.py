@@ -15,7 +15,7 @@ from compaction_audit.plans import collect, one
 from compaction_audit.recall.analysis.intervals import _merge
 from compaction_audit.recall.finished import finished_work
 from compaction_audit.recall.harm import asked_again, reuse
-from compaction_audit.recall.ranking import person_source
+from compaction_audit.recall.ranking import document_source, person_source
 
 
 def _fold_losses(session: Session, drops: pl.DataFrame, occ: pl.DataFrame,
@@ -86,25 +86,6 @@ NARRATION = (r"(?i)^\W*(?:let\s+me|let's|i'll|i\s+will|i'm\s+going\s+to|i\s+am\s
 """Assistant text that announces a step ("Let me check the config.", "I'll look at
 it", "Now let me ..."): no answer, the step may read the fact again.  Narrower than
 :data:`~compaction_audit.recall.ranking.CHATTER`: "Sure: it stayed at 30000." answers."""
-
-
-def _assistant(source: pl.Expr) -> pl.Expr:
-    """True for the assistant's own words: ``source`` "assistant" or "assistant:..."
-    (thinking included), in any case."""
-    s = source.fill_null("").str.to_lowercase()
-    return (s == "assistant") | s.str.starts_with("assistant:")
-
-
-def _reads(source: pl.Expr) -> pl.Expr:
-    """True for a span that can bring a fact back into the context: known, and not a
-    person's (:func:`~compaction_audit.recall.ranking.person_source`), not the
-    assistant's own words, not a tool call (``tool_call``, ``tool_use``,
-    ``function_call``, with or without ``:NAME``): a tool's result, a file, a log a
-    tool printed.  A span without a source is not counted: nothing says it is one."""
-    low = source.fill_null("").str.to_lowercase()
-    call = low.str.contains(r"^(?:tool_call|tool_use|function_call)(?::|$)")
-    return (source.is_not_null() & (low != "") & ~person_source(low) & ~_assistant(source)
-            & ~call)
 
 
 def _answered(again: pl.LazyFrame, placed: pl.LazyFrame) -> pl.LazyFrame:
@@ -214,7 +195,7 @@ def _lost_rows(session: Session, items: pl.DataFrame, occ: pl.DataFrame,
         lost.lazy().select("key", "start", pl.col("id").alias("src"))
         .join(occ.lazy().select("key", "id").join(spans, on="id"), on="key")
         .filter((pl.col("born") >= pl.col("start")) & (pl.col("id") != pl.col("src"))
-                & _reads(pl.col("source")))
+                & document_source(pl.col("source")))
         .join(rounds.select(pl.col("ri").alias("born"), "round"), on="born")
         .sort("born", "source_line", "id")
         .group_by("key", maintain_order=True)

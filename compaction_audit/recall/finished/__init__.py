@@ -45,7 +45,7 @@ from compaction_audit.recall.finished.commands import (
     item_tokens,
 )
 from compaction_audit.recall.finished.sections import items_of_lines
-from compaction_audit.recall.ranking import person_source
+from compaction_audit.recall.ranking import document_source
 from compaction_audit.recall.spantypes import clean_text
 
 __all__ = ["SCHEMA", "finished_work"]
@@ -55,7 +55,6 @@ SCHEMA = {"finished_item": pl.String, "finished_line": pl.Int64}
 a commit message) and the log line of the call that closed it; null when the fact is
 not finished work."""
 
-_CALL = r"^(?:tool_call|tool_use|function_call)(?::|$)"
 _SHELL = (r"(?i)^(?:tool_call|tool_use|function_call):(?:[\w.-]*(?:bash|shell|exec|command"
           r"|terminal|cmd|zsh|powershell)[\w.-]*|sh)$")
 """A call of a shell tool (Claude Code's ``Bash``, Codex's ``shell`` and
@@ -178,12 +177,8 @@ def _sections(lost: pl.DataFrame, items: pl.DataFrame, closed: list[str]) -> pl.
     holds it (:func:`~compaction_audit.recall.finished.sections.items_of_lines`)."""
     out: dict[str, list[Any]] = {"span": [], "_text_line": [], "_item": []}
     if closed:
-        source = pl.col("source").fill_null("").str.to_lowercase()
-        document = (pl.col("source").is_not_null() & ~person_source(source)
-                    & ~source.str.contains(r"^assistant(?::|$)")
-                    & ~source.str.contains(_CALL))
         texts = (items.filter(pl.col("id").is_in(lost["span"].unique().implode())
-                              & document
+                              & document_source(pl.col("source"))
                               & pl.col("text").fill_null("").str.contains_any(closed))
                  .select("id", "text").unique("id"))
         for span, text in texts.iter_rows():  # the few documents that name one
