@@ -209,3 +209,31 @@ def test_rule_selection_layers_like_ruff(tmp_path: Path) -> None:
     assert eff.fail_on == "never" and eff.sources["fail-on"] == "command line"
     assert eff.sources["select"] == "t.toml"
 
+
+
+def _doc_example(doc: str) -> tuple[str, list[str]]:
+    """(the TOML, the output lines) of the ``config show`` example in
+    docs/configuration.md: the TOML block just before the console block."""
+    head, _, rest = doc.partition("$ compaction-audit config show\n")
+    toml = head.rsplit("```toml\n", 1)[1].split("```", 1)[0]
+    return toml, rest.split("```", 1)[0].splitlines()
+
+
+def _cells(line: str) -> list[str]:
+    return [cell.strip() for cell in line.strip("│ \n").split("│")]
+
+
+def test_the_config_show_example_in_the_docs_is_current(project: Path) -> None:
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "configuration.md").read_text(
+        encoding="utf-8")
+    toml, lines = _doc_example(doc)
+    (project / "traces" / "pyproject.toml").write_text(toml)
+    out = run("config", "show").stdout
+    rows = [_cells(line) for line in out.splitlines() if line.startswith("│")]
+    assert lines[0] == "config file: pyproject.toml" and out.startswith(lines[0] + "\n")
+    shown = [line for line in lines if line.startswith("│")]
+    assert len(shown) >= 5
+    assert [_cells(line) for line in shown] == rows[:len(shown)]
+    rules_doc = " ".join(line for line in lines if line.startswith(("rules run:", " ")))
+    rules_out = out.split("\n┏", 1)[0].split("\n", 1)[1]
+    assert rules_doc.split() == rules_out.split()

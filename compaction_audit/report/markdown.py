@@ -134,7 +134,7 @@ def lost_lines(s: SessionReport, show_all: bool = False) -> list[str]:
             low = ", ".join(f"{n} {TIER_NAMES[t]}" for t in sorted(LOW_TIERS)
                             if (n := sum(1 for d in lost if d.get("tier") == t)))
             if low:
-                out.append(f"- not listed: {md(low)}")
+                out.append(rf"- not listed: {md(low)} (\-\-all lists them)")
         out.append("")
     return out
 

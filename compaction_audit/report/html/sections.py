@@ -106,12 +106,12 @@ def _lost_rows(rows: list[dict[str, Any]], head: list[str], row_html: Any) -> st
     shown = html_table(head, (row_html(d) for d in rows[:LOST_SHOWN]))
     extra = rows[LOST_SHOWN:MAX_ROWS]
     if extra:
-        # "185 more (of 195; ...)" where the page holds only some of the rest: "185
-        # more" then "... and 10 more" read as two lists (ux6), and "185 more of 195"
-        # as a count of something else (the user test after ux7)
-        rest = len(rows) - LOST_SHOWN
-        of = (f" (of {rest:,}: the page holds {MAX_ROWS:,} rows)" if rest > len(extra)
-              else "")
+        # "185 more (the page holds the first 200 of 210)" where the page holds only
+        # some of the rest: "185 more" then "... and 10 more" read as two lists (ux6),
+        # "185 more of 195" as a count of something else (the user test after ux7) and
+        # "185 more (of 193: the page holds 200 rows)" was hard to parse (usertest5)
+        of = (f" (the page holds the first {MAX_ROWS:,} of {len(rows):,})"
+              if len(rows) > MAX_ROWS else "")
         shown += (f"<details><summary>{len(extra):,} more{of}</summary>"
                   + html_table(head, (row_html(d) for d in extra)) + "</details>")
     return shown + more(len(rows) - MAX_ROWS, "lost discriminator")
