@@ -184,6 +184,29 @@ def test_sdk_snake_case_metadata_and_preserved_segment() -> None:
     (b'{"type":"user","uuid":"x","message":"hi"}\n', "expected an object (message)"),
     (b'{"type":"user","uuid":"x","message":{"content":7}}\n', "(message.content)"),
     (b'[1, 2]\n', "expected a JSON object"),
+    # adv42: identity fields and flags of a wrong type were read as absent, with no word
+    (b'{"type":"user","uuid":12,"message":{"role":"user","content":"hi"}}\n',
+     "expected a string (uuid)"),
+    (b'{"type":"user","uuid":"x","parentUuid":7,"message":{"role":"user","content":"hi"}}\n',
+     "expected a string (parentUuid)"),
+    (b'{"type":"user","uuid":"x","logicalParentUuid":[],"message":{"content":"hi"}}\n',
+     "expected a string (logicalParentUuid)"),
+    (b'{"type":"user","uuid":"x","sessionId":[1],"message":{"content":"hi"}}\n',
+     "expected a string (sessionId)"),
+    (b'{"type":"user","uuid":"x","session_id":5,"message":{"content":"hi"}}\n',
+     "expected a string (sessionId)"),
+    (b'{"type":"user","uuid":"x","isSidechain":"false","message":{"content":"hi"}}\n',
+     "expected true or false (isSidechain)"),
+    (b'{"type":"user","uuid":"x","isCompactSummary":1,"message":{"content":"hi"}}\n',
+     "expected true or false (isCompactSummary)"),
+    (b'{"type":"assistant","uuid":"x","message":{"id":5,"role":"assistant","content":[]}}\n',
+     "expected a string (message.id)"),
+    (b'{"type":"user","uuid":"x","message":{"role":5,"content":"hi"}}\n',
+     "expected a string (message.role)"),
+    (b'{"type":"system","subtype":"compact_boundary","uuid":"b",'
+     b'"compactMetadata":{"trigger":3,"preTokens":9}}\n'
+     b'{"type":"user","uuid":"s","isCompactSummary":true,"message":{"content":"S"}}\n',
+     "expected a string (compactMetadata.trigger)"),
 ])
 def test_malformed_lines_raise_a_log_error_naming_the_line(
         tmp_path: Path, text: bytes, message: str) -> None:

@@ -130,6 +130,12 @@ def test_compaction_without_replacement_history_keeps_user_turns() -> None:
     (b'{"type":"compacted","payload":{"message":"s","replacement_history":{}}}\n',
      "(payload.replacement_history)"),
     (b'{"type":"event_msg","payload":{"type":"token_count"', "truncated last line"),
+    # adv42: a window written as a string left the budget unknown, with no word
+    (b'{"type":"event_msg","payload":{"type":"task_started","model_context_window":"9"}}\n',
+     "expected an integer (payload.model_context_window)"),
+    (b'{"type":"event_msg","payload":{"type":"token_count","info":'
+     b'{"model_context_window":1.5}}}\n',
+     "expected an integer (payload.info.model_context_window)"),
 ])
 def test_malformed_lines_raise_a_log_error_naming_the_line(
         tmp_path: Path, text: bytes, message: str) -> None:
@@ -345,3 +351,46 @@ def test_a_compacted_line_pairs_only_with_the_event_right_after_it(tmp_path: Pat
     # one compacted line, two events after it: the second has no line of its own
     twice = rollout(tmp_path, [*head, compacted, event, event])
     assert len(compactions(twice)) == 2
+
+
+@pytest.mark.parametrize(("role", "field"), [
+    (7, "(payload.role)"), (None, "(payload.role)"), (["user"], "(payload.role)")])
+def test_a_message_role_that_is_not_a_string_is_an_error(
+        tmp_path: Path, role: Any, field: str) -> None:
+    """adv42: a role 7 (or none) was read as the source "7" ("None"): the person's
+    requirements were no longer "typed by a person", and the verdict moved with no word."""
+    payload: dict[str, Any] = {"type": "message", "content": [
+        {"type": "input_text", "text": "Set the retry limit to 7."}]}
+    if role is not None:
+        payload["role"] = role
+    text = orjson.dumps({"type": "response_item", "payload": payload}) + b"\n"
+    assert_log_error(codex.records, tmp_path / "bad.jsonl",
+                     b'{"type":"session_meta","payload":{"id":"x"}}\n' + text, 2, field)
+
+
+def test_a_message_role_not_known_is_counted_not_read(tmp_path: Path) -> None:
+    """adv42: roles "User" and "root" became sources of their own (a round went missing,
+    "that matter" fell from 8 to 4) where the Cline reader counts such a message as not
+    read; now the Codex reader does too, in the history a compaction keeps as well."""
+    out = rollout(tmp_path, [
+        message("user", "Set the retry limit to 7."),
+        message("User", "Never raise it above 9."),
+        message("root", "hidden"),
+        message("developer", "Be brief."),
+        ("compacted", {"message": "Summary: retry limit is 7.", "replacement_history": [
+            {"type": "message", "role": "user",
+             "content": [{"type": "input_text", "text": "Set the retry limit to 7."}]},
+            {"type": "message", "role": "Root",
+             "content": [{"type": "input_text", "text": "kept?"}]}]}),
+        ("event_msg", {"type": "context_compacted"}),
+    ])
+    head = out[0][1]
+    assert head["lines_not_read"] == 3
+    assert head["reader_notes"] == [
+        "1 line of a message role this reader does not know ('User'): not read",
+        "1 line of a message role this reader does not know ('root'): not read",
+        "1 line of a message role this reader does not know ('Root'): not read"]
+    texts = [s.get("text") for _, r in out if r.get("type") == "round"
+             for s in r.get("spans", [])]
+    assert "Never raise it above 9." not in texts and "hidden" not in texts
+    assert "Set the retry limit to 7." in texts and "Be brief." in texts

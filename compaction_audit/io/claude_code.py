@@ -53,6 +53,10 @@ from compaction_audit.io.tokens import (
 SOURCE_FORMAT = "claude-code"
 
 _MESSAGE_TYPES = frozenset({"user", "assistant", "system"})
+_STRING_FIELDS = ("uuid", "parentUuid", "logicalParentUuid", "sessionId")
+"""A message line's identity fields: a string or null (:meth:`_Converter.check_fields`)."""
+_FLAG_FIELDS = ("isSidechain", "isCompactSummary")
+"""A message line's flags: true, false or null (:meth:`_Converter.check_fields`)."""
 _BOOKKEEPING = frozenset({"summary", "file-history-snapshot", "progress", "queue-operation",
                           "attachment", "result", "last-prompt", "custom-title", "ai-title"})
 _ID_KEYS = ("uuid", "sessionId", "session_id", "leafUuid", "messageId")
@@ -232,6 +236,7 @@ class _Converter:
                 self.not_read[f"of the bookkeeping type {kind!r} but carrying a message "
                               "or a compaction: not read"] += 1  # (adv28 F6)
             return
+        self.check_fields(line, obj)
         side = _get(obj, "isSidechain")
         if isinstance(side, bool):  # a subagent's own file is sidechain throughout
             if self.sidechain_file is None:
@@ -266,6 +271,27 @@ class _Converter:
             self.user(line, obj, content)
         else:
             self.assistant(line, obj, content)
+
+    def check_fields(self, line: int, obj: dict[str, Any]) -> None:
+        """Raise :class:`LogError` for a message line whose identity fields
+        (:data:`_STRING_FIELDS`, either spelling) are not strings or null, or whose
+        flags (:data:`_FLAG_FIELDS`) are not booleans or null: they decide which lines
+        are copies, parents and subagents' (docs/security.md), and a ``uuid`` 12 or an
+        ``isSidechain`` "false" was read as absent with no word (adv42)."""
+        for name in _STRING_FIELDS:
+            value = _get(obj, name)
+            if value is not None and type(value) is not str:
+                raise self.fail(line, "expected a string", name)
+        for name in _FLAG_FIELDS:
+            value = _get(obj, name)
+            if value is not None and type(value) is not bool:
+                raise self.fail(line, "expected true or false", name)
+        message = obj.get("message")
+        if type(message) is dict:
+            for name in ("id", "role"):
+                value = message.get(name)
+                if value is not None and type(value) is not str:
+                    raise self.fail(line, "expected a string", f"message.{name}")
 
     def reappended(self, line: int, uuid: str, kind: str, obj: dict[str, Any]) -> bool:
         """True when this message line is history written again: skip it (noted).
@@ -538,7 +564,7 @@ class _Converter:
         source = summary[1] if summary is not None else obj
         uuid = source.get("uuid")
         base = uuid if isinstance(uuid, str) else f"line-{line}"
-        info = {"trigger": _trigger(meta), "tokens_before": pre if pre is not None
+        info = {"trigger": self.trigger(line, meta), "tokens_before": pre if pre is not None
                 else self.last_context, "tokens_after": post, "opaque": text is None,
                 "kind": "compact"}
         self.asm.compaction(line, fold=fold, fallback_children=[], base_id=base, text=text,
@@ -558,7 +584,7 @@ class _Converter:
         evict = [self.result_ids[i] for i in ids if isinstance(i, str) and i in self.result_ids
                  ] if isinstance(ids, list) else []
         after = pre - saved if pre is not None and saved is not None else None
-        info = {"trigger": _trigger(meta), "tokens_before": pre if pre is not None
+        info = {"trigger": self.trigger(line, meta), "tokens_before": pre if pre is not None
                 else self.last_context, "tokens_after": after, "opaque": False,
                 "kind": "microcompact"}
         self.asm.microcompact(line, evict, info)
@@ -573,6 +599,14 @@ class _Converter:
         if type(meta) is not dict:
             raise self.fail(line, "expected an object", name)
         return meta
+
+    def trigger(self, line: int, meta: dict[str, Any]) -> str | None:
+        """The compaction's ``trigger`` (``auto``, ``manual``), None when not given;
+        :class:`LogError` when it is not a string (adv42: a 3 read as unknown)."""
+        value = _get(meta, "trigger")
+        if value is not None and type(value) is not str:
+            raise self.fail(line, "expected a string", "compactMetadata.trigger")
+        return value
 
     def count(self, line: int, meta: dict[str, Any], name: str) -> int | None:
         """An optional token count of the metadata."""
@@ -618,11 +652,6 @@ class _Converter:
                 for span in spans:
                     span["tokens"] = estimate_tokens(span.get("text", ""))
         return self.asm.finish()
-
-
-def _trigger(meta: dict[str, Any]) -> str | None:
-    value = _get(meta, "trigger")
-    return value if isinstance(value, str) else None
 
 
 def _result_text(content: Any) -> tuple[str, int]:

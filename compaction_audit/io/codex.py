@@ -42,6 +42,10 @@ _CALLS = {"function_call": "arguments", "custom_tool_call": "input",
           "local_shell_call": "action", "web_search_call": "action"}
 _OUTPUTS = frozenset({"function_call_output", "custom_tool_call_output"})
 _OPAQUE_ITEMS = frozenset({"compaction", "compaction_summary"})
+ROLES = frozenset({"user", "assistant", "developer", "system"})
+"""The message roles a rollout writes: a person (or text Codex injects in the user
+role), the model, and the product's instructions; a message of any other role is
+counted as not read (:meth:`_Converter.role`)."""
 _COUNT_KEYS = ("input_tokens", "cached_input_tokens", "output_tokens")
 """The counts of a ``token_count`` usage that are all 0 in an event that measured nothing."""
 
@@ -155,7 +159,7 @@ class _Converter:
         elif kind == "token_count":
             self.token_count(line, p)
         elif kind == "task_started":
-            self.window(p.get("model_context_window"))
+            self.window(line, p.get("model_context_window"), "payload.model_context_window")
         elif not isinstance(kind, str) or kind not in BOOKKEEPING_EVENTS:
             self.not_read[unknown_type_note(kind, "an event_msg type")] += 1
 
@@ -167,7 +171,9 @@ class _Converter:
         read (adv29 F5)."""
         kind = p.get("type")
         if kind == "message":
-            role = str(p.get("role"))
+            role = self.role(line, p, "payload.role")
+            if role is None:
+                return
             text, images = self.message_text(line, p.get("content"), "payload.content")
             source = harness.codex_message_source(role, text)
             human = source == harness.USER and bool(text.strip())
@@ -187,6 +193,21 @@ class _Converter:
             self.enter(span["id"], None)
         elif not isinstance(kind, str) or kind not in BOOKKEEPING_ITEMS:
             self.not_read[unknown_type_note(kind, "a response_item payload type")] += 1
+
+    def role(self, line: int, message: dict[str, Any], where: str) -> str | None:
+        """A message's ``role`` (:data:`ROLES`); None, counted as not read, for a role
+        this reader does not know (as the Cline reader does, docs/adapters.md "Reader
+        robustness": a role ``"User"`` or ``"root"`` was read as a source of its own and
+        took a person's requirements out of "typed by a person", adv42).  Raises
+        :class:`LogError` at ``where`` when it is missing or not a string."""
+        role = message.get("role")
+        if not isinstance(role, str):
+            raise self.fail(line, "missing field" if role is None else "expected a string",
+                            where)
+        if role not in ROLES:
+            self.not_read[unknown_type_note(role, "a message role")] += 1
+            return None
+        return role
 
     def enter(self, item: str, human_tokens: int | None) -> None:
         """Note that ``item`` entered the working set: a user turn of ``human_tokens``
@@ -255,7 +276,8 @@ class _Converter:
         info = p.get("info")
         if type(info) is not dict:
             return
-        self.window(info.get("model_context_window"))
+        self.window(line, info.get("model_context_window"),
+                    "payload.info.model_context_window")
         last, cumulative = info.get("last_token_usage"), info.get("total_token_usage")
         if type(last) is not dict:
             return
@@ -279,9 +301,13 @@ class _Converter:
             pending["tokens_after"] = total
         self.awaiting_after.clear()
 
-    def window(self, value: Any) -> None:
-        """Take the first positive ``model_context_window`` as the session budget."""
-        if self.budget is None and type(value) is int and value > 0:
+    def window(self, line: int, value: Any, where: str) -> None:
+        """Take the first positive ``model_context_window`` as the session budget.
+        Raises :class:`LogError` at ``where`` for a value that is neither null nor a
+        whole number (a string ``"258400"`` left the budget unknown with no word: adv42)."""
+        if value is not None and type(value) is not int:
+            raise self.fail(line, "expected an integer", where)
+        if self.budget is None and value is not None and value > 0:
             self.budget = value
 
     # -- compaction ------------------------------------------------------------------
@@ -363,7 +389,9 @@ class _Converter:
                 secret = blob if isinstance(blob, str) else secret or ""
                 continue
             if kind == "message":
-                role = str(item.get("role"))
+                role = self.role(line, item, f"{where}.role")
+                if role is None:
+                    continue
                 body, images = self.message_text(line, item.get("content"), f"{where}.content")
                 key: tuple[str, ...] = ("message", role, body)
                 source = harness.codex_message_source(role, body)
