@@ -15,6 +15,7 @@ from typer.testing import CliRunner
 from compaction_audit import api
 from compaction_audit.cli import app
 from compaction_audit.discover import discover
+from compaction_audit.errors import LogError
 from compaction_audit.io import cline
 from compaction_audit.report.model import reader_notes
 from tests.foreign import (
@@ -461,3 +462,19 @@ def test_a_compaction_file_without_its_summary_marker_is_judged(
     verdict = api.audit(str(path)).verdict()
     assert verdict.startswith("FAIL: 1 error(s), 0 warning(s), 0 info; 1 compaction "
                               "lost 6 fact(s), 3 that matter"), verdict
+
+
+def test_a_message_id_that_is_not_a_string_is_an_error(tmp_path: Path) -> None:
+    """adv42's class (a field the reader reads, of a wrong type, read as absent): a
+    message id 5 was keyed by its line, and the same message kept by a compaction file
+    was then never matched, so what the compaction kept counted as folded."""
+    path = write_json(tmp_path / "i.messages.json", session([
+        user("u1", "first"), {**user("u2", "Use port 8080."), "id": 5}]))
+    error, out, skipped = strict_then_lenient(cline.records, path)
+    assert error.startswith(f"{path}:16: ") and error.endswith("(messages[1].id)"), error
+    assert skipped == [16] and sorted(all_spans(out)) == ["u1"]
+    write_json(tmp_path / "i.messages.json", session([user("u1", "first")]))
+    kept = {**user("u1", "first"), "id": ["u1"]}
+    write_json(tmp_path / "i.compaction.json", session([kept]))
+    with pytest.raises(LogError, match=r"expected a string \(messages\[0\]\.id\)"):
+        run_adapter(cline.records, tmp_path / "i.messages.json")

@@ -437,6 +437,9 @@ class _Converter(Conversion):
         """One message: a compaction when it carries a marker, then its spans."""
         if type(msg) is not dict:
             raise LogError(doc.path, line, "expected an object", f"messages[{i}]")
+        mid = msg.get("id")
+        if mid is not None and not isinstance(mid, str):  # adv42's class: never "absent"
+            raise LogError(doc.path, line, "expected a string", f"messages[{i}].id")
         meta = as_object(msg.get("metadata"))
         kind = _marker_kind(doc.path, line, i, meta)
         parts = _parts(doc.path, line, i, msg)
@@ -466,7 +469,8 @@ class _Converter(Conversion):
         if role == "user" and any(p.get("type") == "text" and not _is_notice(p)
                                   for p in parts):
             self.asm.turn(line)
-        base = msg["id"] if isinstance(msg.get("id"), str) else f"line-{line}"
+        mid = msg.get("id")
+        base = mid if isinstance(mid, str) else f"line-{line}"
         record = self.seen.setdefault(base, _Message())
         sizes = self.output_shares(msg, parts) if role == "assistant" else [None] * len(parts)
         for part, size in zip(parts, sizes, strict=True):
@@ -567,6 +571,8 @@ class _Converter(Conversion):
             summary.extend(p for p in parts if p.get("type") == "text")
             return
         mid = msg.get("id")
+        if mid is not None and not isinstance(mid, str):  # a kept message read as folded
+            raise LogError(path, line, "expected a string", f"messages[{i}].id")
         known = self.seen.get(mid) if isinstance(mid, str) else None
         if known is None:
             return
