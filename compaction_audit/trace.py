@@ -474,8 +474,8 @@ def trace_discriminator(session: Session, query: str) -> Node:
         stated = ", ".join(f"{d.kind.value} {d.text!r}" for d in hits)
         children.append(Node(
             head + (f"; {stated}" if stated else ""),
-            {"span": item, "round": row["round"], "line": row["line"], **log.at(item),
-             "state": log.state(item), "fate": fate,
+            {"span": item, "source": row["source"], "round": row["round"],
+             "line": row["line"], **log.at(item), "state": log.state(item), "fate": fate,
              "matched": [{"kind": d.kind.value, "text": d.text, "norm": d.norm}
                          for d in hits]},
             up, cut=len(head) + 2 if stated else None))
@@ -505,13 +505,16 @@ def _still_held(spans: list[Node]) -> str:
     """``; still held by span X`` (``and N more``) when some spans lost the value and
     another still holds it: each lost span's "LOST at fold" is true of that span
     alone, and a reader of the tree took the value for lost (ux4 F11).  The first
-    holding span in the tree's order is named (its fate is on its own line).  Empty
-    otherwise."""
+    holding span in the tree's order is named (its fate is on its own line), with its
+    source when the log gives one: "line-19 (user)" is the person's own later message,
+    which a reader took for the fact kept (usertest5).  Empty otherwise."""
     held = [n for n in spans if n.data["fate"] in HELD]
     if not held or len(held) == len(spans):
         return ""
     more = f" and {len(held) - 1} more" if len(held) > 1 else ""
-    return f"; still held by span {held[0].data['span']}{more}"
+    source = held[0].data.get("source")
+    who = f" ({source})" if source else ""
+    return f"; still held by span {held[0].data['span']}{who}{more}"
 
 
 def _summaries_stating(log: _Log, norms: set[str], q: str) -> list[Node]:

@@ -57,7 +57,8 @@ def test_counts_come_first_and_each_span_is_one_node(write_log: LogWriter) -> No
     lines = result.output.splitlines()
     # each "LOST at fold" is true of its span only: the head says who still holds it
     assert lines[0] == ("discriminator '8443': 5 spans: 2 lost, 1 recoverable, 2 in context; "
-                        "still held by span c and 2 more")
+                        "still held by span c (user) and")
+    assert lines[1] == "    2 more"  # the head wraps under itself, not as a tree line
     span_lines = [ln for ln in lines if ln.startswith(("├── span", "└── span"))]
     assert [ln.split()[2] for ln in span_lines] == ["a", "b", "c", "d", "e"]
     root = trace(read_native(path), "8443")
@@ -79,7 +80,9 @@ def test_still_held_is_said_only_beside_a_loss(
            rnd(1, summaries=[{"id": "F", "tokens": 5, "children": ["a"], "text": "Work."}],
                evicted=["a"])]
     out = run(str(write_log(one)), "8443").output.splitlines()
-    assert out[0] == "discriminator '8443': 2 spans: 1 lost, 1 in context; still held by span b"
+    # usertest5: "still held by span line-19" was the person's own question: its source
+    assert out[0] == ("discriminator '8443': 2 spans: 1 lost, 1 in context; "
+                      "still held by span b (user)")
     held = [rnd(0, spans=[span("h", "Port 8443 only.")])]
     assert run(str(write_log(held)), "8443").output.splitlines()[0] == \
         "discriminator '8443': 1 span: 1 in context"
@@ -188,7 +191,7 @@ def test_a_phrase_is_text_and_its_head_wraps_under_spaces(write_log: LogWriter) 
     assert lines[:3] == [
         "text 'one-time and expires by TTL': 2 spans: 1 lost, 1 in context; still held by "
         "span",
-        f"    {held}",
+        f"    {held} (user)",
         "note: 'one-time and expires by TTL' is not a discriminator; span texts searched "
         "for it literally"]
     assert lines[3].startswith("├── span u ")
