@@ -265,7 +265,9 @@ DOCS: tuple[tuple[Any, ...], ...] = (
          'decision rests on a lost fact, read it again at the line shown; to keep such '
          'facts, say what to keep when compacting (Claude Code: /compact followed by '
          'instructions) and put standing rules in a file the agent reads again '
-         '(CLAUDE.md, AGENTS.md)'),
+         "(CLAUDE.md, AGENTS.md) (the report names the product's own: claude-code: "
+         'CLAUDE.md; codex: AGENTS.md; opencode: AGENTS.md; cline: .clinerules; '
+         'gemini-cli: GEMINI.md)'),
         (),
         'folds',
     ),

@@ -79,7 +79,11 @@ def rule_doc(cls: type[Rule]) -> RuleDoc:
                    why=_sentence(parts["why"]), known=_sentence(parts["known"]),
                    example=cls.example, action=cls.action + (
                        f"; in an agent product's log (Claude Code, Codex, Cline): "
-                       f"{cls.product_action}" if cls.product_action else ""),
+                       f"{cls.product_action}" if cls.product_action else "") + (
+                       " (the report names the product's own: "
+                       + "; ".join(f"{p}: {a.rsplit('(', 1)[-1].rstrip(')')}"
+                                   for p, a in cls.product_actions.items()) + ")"
+                       if cls.product_actions else ""),
                    settings=settings, judges=cls.judges)
 
 

@@ -8,12 +8,13 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from typer.testing import CliRunner
 
 from compaction_audit.cli import app
 from compaction_audit.report.terminal import sparkline
 from tests.gate_app import drift_records
-from tests.logs import LogWriter, dump, rnd, session, spans
+from tests.logs import CORPUS, LogWriter, dump, rnd, session, spans
 from tests.recall.test_severity import assistant, boundary, user
 
 LONG_ID = "summary-" + "abcdef0123" * 5  # 58 characters, no space: never split
@@ -453,11 +454,29 @@ def test_a_product_log_s_findings_say_what_its_user_can_do(tmp_path: Path) -> No
     for code in ("CA301", "CA105"):
         cls = RULES[code]
         assert cls.product_action and cls.product_action != cls.action
-        assert {f.action for f in product.findings if f.code == code} == {cls.product_action}
+        own = cls.product_actions.get("claude-code", cls.product_action)
+        assert {f.action for f in product.findings if f.code == code} == {own}
         assert {f.action for f in native.findings if f.code == code} == {cls.action}
     text = invoke("audit", str(tmp_path / "c.jsonl"), columns=200).stdout
     assert "  action: before a decision rests on a lost fact, read it again at the line shown" \
         in text
+
+
+@pytest.mark.skipif(not CORPUS.is_dir(), reason="../shared/corpus is absent")
+@pytest.mark.parametrize(("name", "own", "other"), [
+    ("claude-code/spotter-auto-compact.jsonl", "(CLAUDE.md)", "AGENTS.md"),
+    ("codex/synthetic-local-compaction.jsonl", "(AGENTS.md)", "CLAUDE.md"),
+    ("cline", "(.clinerules)", "CLAUDE.md")])
+def test_a_product_s_fold_action_names_its_own_file(name: str, own: str, other: str) -> None:
+    # usertest5: the CA301 action of a Cline or Codex report advised Claude Code's
+    # /compact and CLAUDE.md
+    from compaction_audit.api import audit_paths
+    from compaction_audit.discover import discover
+
+    (report, *_) = audit_paths(discover([str(CORPUS / name)])).sessions
+    (action,) = {f.action for f in report.findings if f.code == "CA301"}
+    assert action.endswith(own) and other not in action
+    assert ("/compact" in action) == (own == "(CLAUDE.md)")
 
 
 def test_statistics_name_each_unreadable_trace(tmp_path: Path) -> None:

@@ -148,6 +148,11 @@ class Rule:
     Claude Code, Codex or Cline session read by an adapter: it records compactions),
     whose user cannot offload, evict or record accounting (ux7); None: ``action``."""
     example: ClassVar[str]
+    product_actions: ClassVar[dict[str, str]] = {}
+    """:attr:`product_action` as it reads for one product, by ``source_format``
+    (``claude-code``, ``codex``...): advice naming another product's command or file is
+    noise in a Cline report (usertest5); a product not named here gets
+    :attr:`product_action`."""
     settings: ClassVar[tuple[str, ...]] = ()
     family: ClassVar[str] = "boundary"
     reads_salience: ClassVar[bool] = False

@@ -9,7 +9,7 @@ item is in a low tier (issue 10, point 6).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import polars as pl
 
@@ -323,6 +323,17 @@ class SilentDiscriminatingFold(Rule):
                       "shown; to keep such facts, say what to keep when compacting (Claude "
                       "Code: /compact followed by instructions) and put standing rules in "
                       "a file the agent reads again (CLAUDE.md, AGENTS.md)")
+    product_actions: ClassVar[dict[str, str]] = {
+        "claude-code": ("before a decision rests on a lost fact, read it again at the line "
+                        "shown; to keep such facts, say what to keep when compacting "
+                        "(/compact followed by instructions) and put standing rules in a "
+                        "file the agent reads again (CLAUDE.md)"),
+        **{product: ("before a decision rests on a lost fact, read it again at the line "
+                     "shown; to keep such facts, put standing rules in a file the agent "
+                     f"reads again ({name})")
+           for product, name in (("codex", "AGENTS.md"), ("opencode", "AGENTS.md"),
+                                 ("cline", ".clinerules"), ("gemini-cli", "GEMINI.md"))},
+    }
     example = ("round 14: fold L3 dropped quantity '45000' and identifier "
                "'read_timeout_ms' of s-0213 (evicted)")
 
