@@ -83,3 +83,13 @@ def test_system_reminders_are_never_read() -> None:
     assert span_type("user", reminder + "\nplease keep the API stable") == "prose"
     assert clean_text("     1→x = 1\n" + reminder) == "x = 1\n"
     assert clean_text("fix it " + reminder + " now") == "fix it  now"
+
+
+def test_colour_codes_never_join_a_sentence_to_the_next_word() -> None:
+    # adv42: "release.ESC[31mRED" was read as the identifier 'release.RED', which the
+    # log does not hold; a code inside a token still goes without a trace
+    assert clean_text("Ship release.\x1b[31mRED now") == "Ship release. RED now"
+    assert clean_text("done.\x1b[0m\x1b[31mNext") == "done. Next"  # a run of codes
+    assert clean_text("file\x1b[2m.py\x1b[0m ok") == "file.py ok"
+    assert clean_text("\x1b[32mPASS\x1b[0m tests, v\x1b[1m1.2.3") == "PASS tests, v1.2.3"
+    assert clean_text("ok.\x1b[0m") == "ok." and clean_text("\x1b[0m.x") == ".x"
