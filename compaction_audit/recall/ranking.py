@@ -206,11 +206,6 @@ def tier_exprs(asked_again: str = "asked_again_round") -> tuple[pl.Expr, pl.Expr
         .when(finished & (pl.col("finished_item") == "git commit"))
         .then(pl.format("in a commit message (line {}): work done and recorded",
                         pl.col("finished_line")))
-        .when(finished & pl.col("finished_start").is_not_null())
-        .then(pl.format("the assistant's words while {} was in progress (from line {}), "
-                        "which a call closed at line {} before the compaction",
-                        pl.col("finished_item"), pl.col("finished_start"),
-                        pl.col("finished_line")))
         .when(finished).then(pl.format("under {}, which a call closed at line {} before "
                                        "the compaction", pl.col("finished_item"),
                                        pl.col("finished_line")))
@@ -239,11 +234,10 @@ def add_tiers(frame: pl.DataFrame, asked_again: str = "asked_again_round",
     ``span_type``) with ``span_type`` filled and ``tier`` (Int64), ``tier_name``,
     ``tier_why`` added; rows are kept as they are (harness rows included)."""
     parts = tier_parts(source)
-    added = [c for c in ("finished_item", "finished_line", "finished_start")
-             if c not in frame.columns]
+    added = [] if "finished_item" in frame.columns else ["finished_item", "finished_line"]
     if added:  # a fold's child, a table of a test: not finished work (read, then dropped)
-        frame = frame.with_columns(pl.lit(None, pl.String if c == "finished_item"
-                                          else pl.Int64).alias(c) for c in added)
+        frame = frame.with_columns(pl.lit(None, pl.String).alias("finished_item"),
+                                   pl.lit(None, pl.Int64).alias("finished_line"))
     typed = with_span_type(frame, source).with_columns(**parts)
     tier, why = tier_exprs(asked_again)
     if "reused_round" in typed.columns:  # recall-core: a later span reused the value

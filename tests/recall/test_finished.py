@@ -18,7 +18,7 @@ import pytest
 
 from compaction_audit import api
 from compaction_audit.recall.finished import finished_work
-from compaction_audit.recall.finished.commands import closings, commands, transitions
+from compaction_audit.recall.finished.commands import closings, commands
 from compaction_audit.recall.ranking import LOW_TIERS, TIER_NAMES, add_tiers, rank_lost
 from compaction_audit.report.json_report import render_json
 from compaction_audit.report.model import Report
@@ -211,10 +211,9 @@ def test_without_calls_the_columns_are_null_and_the_rows_kept() -> None:
                           "text": ["* a-1 · x\ny", "close a-1"], "round": [0, 1],
                           "source_line": [2, 3]})
     out = finished_work(lost_rows, items)
-    assert out.columns == [*lost_rows.columns, "finished_item", "finished_line",
-                           "finished_start"]
+    assert out.columns == [*lost_rows.columns, "finished_item", "finished_line"]
     assert out["finished_item"].to_list() == [None, None]  # a person's words close nothing
-    assert out.schema["finished_line"] == out.schema["finished_start"] == pl.Int64
+    assert out.schema["finished_line"] == pl.Int64
 
 
 def test_a_plan_that_mentions_git_commit_is_no_commit(tmp_path: Path) -> None:
@@ -369,95 +368,3 @@ def test_a_document_with_crlf_line_ends_keeps_its_sections() -> None:
     want = {**{n: "acme-ui.1" for n in range(1, 5)}, **{n: "acme-ui.2" for n in range(5, 11)}}
     assert items_of_lines(SPECS) == want
     assert items_of_lines(SPECS.replace("\n", "\r\n")) == want  # adv41: "\r" lines
-
-
-# -- work windows (recall/finished/windows.py) ---------------------------------------
-NOTE = "The cache must never exceed 48 KB because the CDN rejects larger files."
-START_1 = span("w1", "tool_call:Bash", "bd update acme-ui.1 --status in_progress")
-
-
-def windowed(tmp_path: Path, before: list[list[dict[str, Any]]],
-             after: list[list[dict[str, Any]]] | None = None) -> dict[str, dict[str, Any]]:
-    """The lost facts of ``a1`` (the assistant's ``NOTE``) in a log of rounds: the
-    ``before`` rounds (one line each from line 2; ``a1`` wherever a round names it),
-    then the fold of ``a1`` (a summary that keeps none of it), then the ``after``
-    rounds."""
-    records: list[dict[str, Any]] = [SESSION]
-    records += [{"type": "round", "round": r, "spans": spans}
-                for r, spans in enumerate(before)]
-    records.append({"type": "round", "round": len(before),
-                    "summaries": [{"id": "m1", "tokens": 5, "children": ["a1"],
-                                   "text": "Worked on the cache."}], "evicted": ["a1"]})
-    records += [{"type": "round", "round": len(before) + 1 + r, "spans": spans}
-                for r, spans in enumerate(after or [])]
-    path = tmp_path / "w.jsonl"
-    path.write_text("".join(json.dumps(r) + "\n" for r in records))
-    return {k: d for k, d in lost(str(path)).items() if d["span"] == "a1"}
-
-
-def test_the_assistants_words_while_a_closed_item_was_in_progress_are_finished_work(
-        tmp_path: Path) -> None:
-    """usertest5: five of the spotter session's six "assistant decisions" were notes of
-    subtasks closed before the compaction (``bd update X --status in_progress``, then
-    ``bd close X``); the one of the task in progress stayed, and must."""
-    note = span("a1", "assistant", NOTE)
-    rows = windowed(tmp_path, [[START_1], [note], [CLOSE_1]])
-    assert rows and {d["tier"] for d in rows.values()} == {7}
-    first = next(iter(rows.values()))
-    assert (first["finished_item"], first["finished_start"], first["finished_line"]) == (
-        "acme-ui.1", 2, 4)
-    assert first["tier_why"] == ("the assistant's words while acme-ui.1 was in progress "
-                                 "(from line 2), which a call closed at line 4 before the "
-                                 "compaction")
-    # not closed before the fold: the task in progress keeps its notes
-    rows = windowed(tmp_path, [[START_1], [note]], after=[[CLOSE_1]])
-    assert rows and all(d["tier"] < 7 and d["finished_item"] is None for d in rows.values())
-
-
-@pytest.mark.parametrize("log", [
-    # no command started the work: a close alone opens no window
-    [[], [span("a1", "assistant", NOTE)], [CLOSE_1]],
-    # said before the work started
-    [[span("a1", "assistant", NOTE)], [START_1], [CLOSE_1]],
-    # said in the round of the start (one line: which came first is not known)
-    [[START_1, span("a1", "assistant", NOTE)], [CLOSE_1]],
-    # another task also in progress, and still open at the fold
-    [[START_1, span("w2", "tool_call:Bash", "bd update acme-ui.2 --status in_progress")],
-     [span("a1", "assistant", NOTE)], [CLOSE_1]],
-    # closed, then opened again before the fold
-    [[START_1], [span("a1", "assistant", NOTE)], [CLOSE_1],
-     [span("r1", "tool_call:Bash", "bd reopen acme-ui.1")]],
-    # the next state is not closed (in review), the close comes only after it
-    [[START_1], [span("a1", "assistant", NOTE)],
-     [span("v1", "tool_call:Bash", "bd update acme-ui.1 --status in_review")]],
-    # a person's words in the window are not working notes
-    [[START_1], [span("a1", "user", NOTE)], [CLOSE_1]],
-    # a quoted state with a space is not read: no window
-    [[span("w3", "tool_call:Bash", 'linear issue update acme-ui.1 --state "In Progress"')],
-     [span("a1", "assistant", NOTE)], [CLOSE_1]],
-])
-def test_the_assistants_words_keep_their_tier_outside_a_finished_window(
-        tmp_path: Path, log: list[list[dict[str, Any]]]) -> None:
-    rows = windowed(tmp_path, log)
-    assert rows and all(d["tier"] < 7 and d["finished_item"] is None
-                        and d["finished_start"] is None for d in rows.values())
-
-
-def test_past_the_windows_cap_no_window_demotes(tmp_path: Path,
-                                                monkeypatch: pytest.MonkeyPatch) -> None:
-    from compaction_audit.recall.finished import windows
-
-    log = [[START_1], [span("a1", "assistant", NOTE)], [CLOSE_1]]
-    assert {d["tier"] for d in windowed(tmp_path, log).values()} == {7}
-    monkeypatch.setattr(windows, "WINDOWS_MAX", 0)
-    assert all(d["tier"] < 7 for d in windowed(tmp_path, log).values())
-
-
-def test_what_a_command_starts() -> None:
-    assert transitions(commands("bd update acme-ui.1 --status in_progress")) == [
-        ("acme-ui.1", False, True)]
-    assert transitions(commands("bd update acme-ui.1 --status=wip && bd close acme-ui.2")) == [
-        ("acme-ui.1", False, True), ("acme-ui.2", True, False)]
-    assert transitions(commands("bd update acme-ui.1 --status blocked")) == [
-        ("acme-ui.1", False, False)]
-    assert transitions(commands("bd reopen acme-ui.1")) == [("acme-ui.1", False, False)]

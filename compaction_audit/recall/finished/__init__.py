@@ -25,9 +25,6 @@ wrong "finished" hides a fact that matters, so each rule is narrow:
   anywhere in the log) is finished only when every one of them is closed at the loss.
 * **Commit messages**: a fact on the lines of a ``git commit`` command's message (a
   command of its own, not a mention in a plan or a string).
-* **Work windows** (:mod:`.windows`): the assistant's own words between a command
-  that starts work on an item (``--status in_progress``) and the item's close, when
-  every window holding them is finished at the loss.
 
 The ranking puts these facts in tier 7, "finished work", after the others and out of
 the count of facts that matter (:mod:`compaction_audit.recall.ranking`); a fact a
@@ -42,24 +39,21 @@ from typing import Any
 import polars as pl
 
 from compaction_audit.recall.finished.commands import (
+    closings,
     commands,
     commit_lines,
     item_tokens,
-    transitions,
 )
 from compaction_audit.recall.finished.sections import items_of_lines
-from compaction_audit.recall.finished.windows import in_finished_windows
 from compaction_audit.recall.ranking import document_source
 from compaction_audit.recall.spantypes import clean_text
 
 __all__ = ["SCHEMA", "finished_work"]
 
-SCHEMA = {"finished_item": pl.String, "finished_line": pl.Int64,
-          "finished_start": pl.Int64}
+SCHEMA = {"finished_item": pl.String, "finished_line": pl.Int64}
 """The columns :func:`finished_work` adds: the closed work item (``"git commit"`` for
-a commit message), the log line of the call that closed it and, for the assistant's
-words in a work window, the line of the call that started the work; null when the
-fact is not finished work (``finished_start`` also for a section or a commit)."""
+a commit message) and the log line of the call that closed it; null when the fact is
+not finished work."""
 
 _SHELL = (r"(?i)^(?:tool_call|tool_use|function_call):(?:[\w.-]*(?:bash|shell|exec|command"
           r"|terminal|cmd|zsh|powershell)[\w.-]*|sh)$")
@@ -91,25 +85,21 @@ def finished_work(lost: pl.DataFrame, items: pl.DataFrame) -> pl.DataFrame:
     ).select("id", "text", "round", "source_line")
     if lost.height == 0 or calls.height == 0:
         return lost.with_columns(pl.lit(None, t).alias(c) for c, t in SCHEMA.items())
-    events: dict[str, list[Any]] = {"_item": [], "_at": [], "_closes": [], "_starts": [],
-                                    "_line": []}
+    events: dict[str, list[Any]] = {"_item": [], "_at": [], "_closes": [], "_line": []}
     commit: dict[str, list[Any]] = {"span": [], "_text_line": [], "_commit": []}
     for span, text, number, line in calls.iter_rows():
-        for item, closes, starts in transitions(commands(text)):
+        for item, closes in closings(commands(text)):
             events["_item"].append(item)
             events["_at"].append(_order(number, line))
             events["_closes"].append(closes)
-            events["_starts"].append(starts)
             events["_line"].append(line)
         for text_line in commit_lines(clean_text(text)):
             commit["span"].append(span)
             commit["_text_line"].append(text_line)
             commit["_commit"].append(line if line is not None else -1)
     state = pl.LazyFrame(events, schema={"_item": pl.String, "_at": pl.Int64,
-                                         "_closes": pl.Boolean, "_starts": pl.Boolean,
-                                         "_line": pl.Int64}
+                                         "_closes": pl.Boolean, "_line": pl.Int64}
                          ).sort("_at", maintain_order=True)
-
     closed = sorted({i for i, c in zip(events["_item"], events["_closes"], strict=True)
                      if c})
     at_loss = (pl.col("fold_round").fill_null(pl.col("lost_round")).fill_null(_BIG) * _LINES
@@ -119,7 +109,6 @@ def finished_work(lost: pl.DataFrame, items: pl.DataFrame) -> pl.DataFrame:
         lost.lazy().with_row_index("_row")
         .with_columns(pl.col("text_line").fill_null(1).alias("_text_line"),
                       at_loss.alias("_loss_at"))
-
         .join(_sections(lost, items, closed).lazy(), on=["span", "_text_line"], how="left")
         .sort("_loss_at")
         .join_asof(state, left_on="_loss_at", right_on="_at", by="_item",
@@ -141,43 +130,19 @@ def finished_work(lost: pl.DataFrame, items: pl.DataFrame) -> pl.DataFrame:
     )
     finished = pl.col("_closes").fill_null(False) & pl.col("_open_below").is_null()
     committed = pl.col("_commit").is_not_null()
-    worked = pl.col("_witem").is_not_null()
     return (
         rows.join(open_below, on=["_item", "_loss_at"], how="left")
-        .join(_worked(lost, at_loss, items, state).lazy(), on=["span", "_loss_at"],
-              how="left")
         .join(pl.LazyFrame(commit, schema={"span": pl.String, "_text_line": pl.Int64,
                                            "_commit": pl.Int64}).unique(),
               on=["span", "_text_line"], how="left")
         .sort("_row")
         .with_columns(
             pl.when(committed).then(pl.lit("git commit"))
-            .when(finished).then(pl.col("_item"))
-            .when(worked).then(pl.col("_witem")).alias("finished_item"),
+            .when(finished).then(pl.col("_item")).alias("finished_item"),
             pl.when(committed).then(pl.col("_commit"))
-            .when(finished).then(pl.col("_line"))
-            .when(worked).then(pl.col("_wline")).alias("finished_line"),
-            pl.when(~committed & ~finished & worked).then(pl.col("_wstart"))
-            .alias("finished_start"))
-        .select(*lost.columns, *SCHEMA)
+            .when(finished).then(pl.col("_line")).alias("finished_line"))
+        .select(*lost.columns, "finished_item", "finished_line")
         .collect())
-
-
-def _worked(lost: pl.DataFrame, at_loss: pl.Expr, items: pl.DataFrame,
-            state: pl.LazyFrame) -> pl.DataFrame:
-    """:func:`~compaction_audit.recall.finished.windows.in_finished_windows` of the lost
-    facts (``span``, ``_loss_at``, ``_witem``, ``_wline``, ``_wstart``), each span
-    placed where the log stated it (its round and line, as :func:`_order` does)."""
-    if "span_source" not in lost.columns:  # a table of a test: no source, no window
-        return in_finished_windows(pl.LazyFrame(schema={
-            "span": pl.String, "span_source": pl.String, "_p": pl.Int64,
-            "_loss_at": pl.Int64}), state, _BIG * _LINES)
-    stated = items.lazy().select(pl.col("id").alias("span"),
-                                 (pl.col("round").fill_null(-1) * _LINES
-                                  + pl.col("source_line").fill_null(-1)).alias("_p"))
-    placed = (lost.lazy().select("span", "span_source", at_loss.alias("_loss_at"))
-              .join(stated.unique("span", keep="first"), on="span", how="left"))
-    return in_finished_windows(placed, state, _BIG * _LINES)
 
 
 def _order(number: int | None, line: int | None) -> int:

@@ -33,12 +33,6 @@ CLOSED_STATES = frozenset({"closed", "close", "done", "resolved", "completed", "
 """States that close an item (``--status closed``); any other state opens it again
 (``in_progress``, ``"In Progress"``, ``in_review``)."""
 
-WORK_STATES = frozenset({"in_progress", "in-progress", "inprogress", "started", "doing",
-                         "active", "wip"})
-"""States that start work on an item (``--status in_progress``): the assistant's words
-from there to the item's close are that item's work (:mod:`.windows`).  A state in
-quotes with a space (``"In Progress"``) is not read, and starts nothing."""
-
 _Q = "\x00"  # a quoted string or a here-document, read as one opaque word
 _QUOTED_RE = re.compile(r"'[^']*'|\"(?:[^\"\\]|\\.)*\"")
 _HEREDOC_RE = re.compile(r"<<-?[ \t]*(['\"]?)([A-Za-z_]\w*)\1")
@@ -116,13 +110,7 @@ def closings(parts: list[str]) -> list[tuple[str, bool]]:
     ``bd update X --status closed``) or opens again (``False``: ``bd reopen X``,
     ``--status in_progress``), in the commands' order; ``--dry-run`` and ``--help``
     change nothing."""
-    return [(item, closes) for item, closes, _ in transitions(parts)]
-
-
-def transitions(parts: list[str]) -> list[tuple[str, bool, bool]]:
-    """:func:`closings` with a third value: the command starts work on the item, its
-    new state one of :data:`WORK_STATES` (``bd update X --status in_progress``)."""
-    out: list[tuple[str, bool, bool]] = []
+    out: list[tuple[str, bool]] = []
     for command in parts:
         words = command.split()
         program = next((w for w in words if "=" not in w), "").rsplit("/", 1)[-1]
@@ -130,7 +118,7 @@ def transitions(parts: list[str]) -> list[tuple[str, bool, bool]]:
             continue
         closing = _CLOSE_RE.match(command)
         if closing:
-            out += [(item, True, False) for item in ITEM_RE.findall(closing.group(1))]
+            out += [(item, True) for item in ITEM_RE.findall(closing.group(1))]
             continue
         update = _UPDATE_RE.match(command)
         if not update:
@@ -141,8 +129,7 @@ def transitions(parts: list[str]) -> list[tuple[str, bool, bool]]:
                   else None if state is None
                   else state.group(1).lower() in CLOSED_STATES)  # any other state opens
         if closes is not None:
-            starts = not closes and state is not None and state.group(1).lower() in WORK_STATES
-            out += [(item, closes, starts) for item in ITEM_RE.findall(update.group(1))]
+            out += [(item, closes) for item in ITEM_RE.findall(update.group(1))]
     return out
 
 
