@@ -303,6 +303,13 @@ CLOSINGS = [
     ("if false; then bd close acme-ui.1; fi", []),
     ("Let me close acme-ui.1", []),
     ("We can now close acme-ui.1", []),
+    # adv43: an argument list's lines are arguments, read as commands only in a shell's
+    # script: a commit message or an echo that names a close closes nothing
+    ("echo\nbd close acme-ui.1", []),
+    ("git\ncommit\n-m\nbd close acme-ui.1", []),
+    ("bash\n-lc\necho bd close acme-ui.1", []),
+    ("bash\n-lc\nbd close acme-ui.1\n/work/repo", [("acme-ui.1", True)]),
+    ("/bin/sh\n-c\nmake test && bd close acme-ui.2", [("acme-ui.2", True)]),
 ]
 
 

@@ -45,6 +45,9 @@ _NOT_TRACKERS = frozenset({
 """Programs and words that start a command but close no work item: printing and
 text tools, git (whose ``checkout -b close X`` names a branch), shell keywords, and
 the words prose starts with ("Let me close X", "We can now close X")."""
+_SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh", "fish", "pwsh", "powershell"})
+"""Programs whose ``-c`` argument is a script (an argument list's script is read by its
+lines; any other argument list only as one command)."""
 _COMMENT_RE = re.compile(r"(?:^|(?<=[ \t]))#.*$", re.MULTILINE)
 _PREFIX = (r"^(?:\w+=\S*[ \t]+)*(?:\./)?[A-Za-z@][\w./@-]*"
            rf"(?:[ \t]+(?:[\w./@-]+|{_Q})){{0,3}}?[ \t]+")
@@ -95,13 +98,21 @@ def _opaque(quoted: re.Match[str]) -> str:
 
 def commands(text: str) -> list[str]:
     """The shell commands of a call's text (see the module's doc), stripped; when the
-    first line is one word, also the lines joined as one argument list (a Codex
-    ``["bd", "close", "PROJ-7"]``; ``["bash", "-lc", "bd close PROJ-7"]`` is read by
-    its lines)."""
+    first line is one word, the text is an argument list, one argument per line (a Codex
+    ``["bd", "close", "PROJ-7"]``): the lines joined as one command, or for a shell's
+    script (``["bash", "-lc", "bd close PROJ-7"]``) the script's lines as commands;
+    the other arguments never (``["bash", "-lc", "echo bd close X"]`` joined would read
+    as a close)."""
     rows = [row.strip() for row in text.split("\n") if row.strip()]
     script = _unquoted(text)
     if len(rows) > 1 and not any(c in rows[0] for c in " \t"):
-        script += "\n" + " ".join(_unquoted(row) for row in rows)[:LINE_CAP]
+        # an argument list: its lines are arguments, not commands (adv43: the message
+        # of ["git", "commit", "-m", "bd close X"] and the text ["echo", "bd close X"]
+        # prints closed X), but for a shell's script (["bash", "-lc", SCRIPT])
+        joined = " ".join(_unquoted(row) for row in rows)[:LINE_CAP]
+        shell = (rows[0].rsplit("/", 1)[-1] in _SHELLS
+                 and re.fullmatch(r"-[a-z]*c", rows[1]) is not None)
+        script = _unquoted("\n".join(rows[2:])) if shell else joined
     return [part.strip() for part in _SPLIT_RE.split(script) if part.strip()]
 
 
