@@ -375,3 +375,47 @@ def test_a_document_with_crlf_line_ends_keeps_its_sections() -> None:
     want = {**{n: "acme-ui.1" for n in range(1, 5)}, **{n: "acme-ui.2" for n in range(5, 11)}}
     assert items_of_lines(SPECS) == want
     assert items_of_lines(SPECS.replace("\n", "\r\n")) == want  # adv41: "\r" lines
+
+
+@pytest.mark.parametrize(("result", "finished"), [
+    ("\u2713 Closed acme-ui.1: Closed", True),
+    ("Error: acme-ui.1 has open blockers; not closed", False),
+    ("Exit code 1\nbd: no such issue", False),
+    ('{"output": "", "metadata": {"exit_code": 2}}', False),
+    ("The user doesn't want to proceed with this tool use.", False),
+])
+def test_a_close_whose_result_says_it_failed_closes_nothing(
+        tmp_path: Path, result: str, finished: bool) -> None:
+    """adv43: a close whose result was an error still made the task's spec finished
+    work; the result is the span an adapter names after the call (``c1:result``)."""
+    rows = lost(write(tmp_path / "t.jsonl", [
+        CLOSE_1, span("c1:result", "tool_result:Bash", result)]))
+    assert (rows[AVATAR]["finished_item"] == "acme-ui.1") is finished
+    assert (rows[AVATAR]["tier"] == 7) is finished
+
+
+def test_a_failed_commit_commits_nothing_and_a_failed_reopen_still_opens(
+        tmp_path: Path) -> None:
+    message = ("git commit -m \"$(cat <<'EOF'\nfeat: upload queue\n\nConstraints:\n"
+               "- Retries must stop after 9 attempts per upload\nEOF\n)\"")
+
+    def commit_facts(result: str) -> set[str | None]:
+        path = tmp_path / "g.jsonl"
+        records = [SESSION,
+                   {"type": "round", "round": 0, "spans": [
+                       span("g1", "tool_call:Bash", message),
+                       span("g1:result", "tool_result:Bash", result)]},
+                   {"type": "round", "round": 1,
+                    "summaries": [{"id": "m1", "tokens": 5, "children": ["g1"],
+                                   "text": "Worked on the queue."}], "evicted": ["g1"]}]
+        path.write_text("".join(json.dumps(r) + "\n" for r in records))
+        return {d["finished_item"] for d in lost(str(path)).values() if d["span"] == "g1"}
+
+    assert commit_facts("[main 1a2b3c4] feat: upload queue") == {"git commit"}
+    assert commit_facts("Exit code 128\nfatal: not a git repository") == {None}
+    # a reopen whose result is an error is still taken as opening: the safe reading
+    assert lost(write(tmp_path / "r.jsonl", [CLOSE_1]))[AVATAR]["tier"] == 7
+    rows = lost(write(tmp_path / "r.jsonl", [
+        CLOSE_1, span("o1", "tool_call:Bash", "bd reopen acme-ui.1"),
+        span("o1:result", "tool_result:Bash", "Error: cannot reopen")]))
+    assert rows[AVATAR]["finished_item"] is None

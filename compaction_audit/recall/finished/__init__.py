@@ -25,6 +25,8 @@ wrong "finished" hides a fact that matters, so each rule is narrow:
   anywhere in the log) is finished only when every one of them is closed at the loss.
 * **Commit messages**: a fact on the lines of a ``git commit`` command's message (a
   command of its own, not a mention in a plan or a string).
+* **Failed calls** (:func:`failed_calls`): a call whose result says it failed closes
+  nothing and commits nothing.
 
 The ranking puts these facts in tier 7, "finished work", after the others and out of
 the count of facts that matter (:mod:`compaction_audit.recall.ranking`); a fact a
@@ -87,7 +89,16 @@ def finished_work(lost: pl.DataFrame, items: pl.DataFrame) -> pl.DataFrame:
         return lost.with_columns(pl.lit(None, t).alias(c) for c, t in SCHEMA.items())
     events: dict[str, list[Any]] = {"_item": [], "_at": [], "_closes": [], "_line": []}
     commit: dict[str, list[Any]] = {"span": [], "_text_line": [], "_commit": []}
+    failed = failed_calls(calls["id"], items)
     for span, text, number, line in calls.iter_rows():
+        if span in failed:  # it closed nothing and committed nothing (adv43)
+            for item, closes in closings(commands(text)):
+                if not closes:  # an opening that failed still leaves the item open
+                    events["_item"].append(item)
+                    events["_at"].append(_order(number, line))
+                    events["_closes"].append(False)
+                    events["_line"].append(line)
+            continue
         for item, closes in closings(commands(text)):
             events["_item"].append(item)
             events["_at"].append(_order(number, line))
@@ -143,6 +154,33 @@ def finished_work(lost: pl.DataFrame, items: pl.DataFrame) -> pl.DataFrame:
             .when(finished).then(pl.col("_line")).alias("finished_line"))
         .select(*lost.columns, "finished_item", "finished_line")
         .collect())
+
+
+def failed_calls(calls: pl.Series, items: pl.DataFrame) -> set[str]:
+    """The ids of ``calls`` whose result says they failed (:data:`FAILED`): a result is
+    the span an adapter names after its call (``<call>:result``, Claude Code;
+    ``<call>:output``, Codex); a call with no such span is taken as it reads."""
+    results = (pl.DataFrame({"call": calls}).lazy()
+               .join(pl.concat([items.lazy()
+                                .filter(pl.col("id").str.ends_with(suffix))
+                                .select(pl.col("id").str.strip_suffix(suffix).alias("call"),
+                                        pl.col("text").str.slice(0, 2000).alias("result"))
+                                for suffix in (":result", ":output")]), on="call")
+               .filter(pl.col("result").fill_null("").str.contains(FAILED))
+               .collect())
+    return set(results["call"].to_list())
+
+
+FAILED = (r"(?i)\A\s*(?:error\b|fatal\b|exit code:? *[1-9]|process exited with code [1-9])"
+          r"|exit_code\W{0,3}[1-9]|\b(?:not closed|cannot close|can't close|could not close"
+          r"|failed to close|doesn't want to proceed|rejected)\b")
+"""A call's result that says it failed, in its first 2,000 characters: an error or a
+non-zero exit first ("Error: ...", "Exit code 1", Codex's ``"exit_code": 1``), or a
+tracker's or the product's refusal anywhere ("not closed", "cannot close", Claude
+Code's "The user doesn't want to proceed" when a call is rejected).  A success whose
+text holds one of these words is taken for a failure: its item stays open, which
+keeps its facts in their tier (adv43: a close whose result was "Error: acme-ui.1 has
+open blockers; not closed" still demoted the task's spec)."""
 
 
 def _order(number: int | None, line: int | None) -> int:
