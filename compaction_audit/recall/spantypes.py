@@ -162,7 +162,7 @@ _COLON_GUTTER_RE = re.compile(r"(?m)^[ \t]*\d+:(?=[ \t]|$)")
 _ESCAPE_RE = re.compile(r"\\(?:u[0-9a-fA-F]{4}|[nrt\"\\/])")
 _ANSI_RE = re.compile(r"(?:\x1b\[[0-9;?]*[A-Za-z]|(?:\\e|\\x1b|\\033)?\[[0-9;]{1,12}m)+")
 """A run of terminal colour codes, escaped or not."""
-_SENTENCE_END = frozenset(".!?;:,")
+_SENTENCE_END = frozenset(".!?;")
 _ESCAPES = {"\\n": "\n", "\\r": "", "\\t": "\t", '\\"': '"', "\\\\": "\\", "\\/": "/"}
 PLACEHOLDER_RE = re.compile(r"\[REDACTED_[^\]\n]{0,120}\]")
 """A redaction placeholder such as ``[REDACTED_EMAIL len=17 sha=3f2a]`` (issue 10, point 1)."""
@@ -205,13 +205,14 @@ def clean_text(text: str) -> str:
 
 
 def _uncoloured(code: re.Match[str], text: str) -> str:
-    """What a run of colour codes becomes: nothing (``file\x1b[2m.py`` is ``file.py``),
-    or a space between a sentence's end and the word after it, which never formed one
-    token on the screen (``release.\x1b[31mRED`` was read as the identifier
-    ``release.RED``, a text the log does not hold: adv42)."""
+    """What a run of colour codes becomes: nothing (``fileESC[2m.py`` is ``file.py``;
+    ``0.ESC[31m45s``, ``^4.ESC[32m18.2`` and a coloured ``grep -n`` gutter keep their
+    digits joined: adv44), or a space between a sentence's end (``.!?;``) and a letter,
+    which never formed one token on the screen (``release.ESC[31mRED`` was read as the
+    identifier ``release.RED``, a text the log does not hold: adv42)."""
     start, end = code.start(), code.end()
     if (start and text[start - 1] in _SENTENCE_END and end < len(text)
-            and text[end].isalnum()):
+            and text[end].isalpha()):
         return " "
     return ""
 

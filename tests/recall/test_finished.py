@@ -303,6 +303,12 @@ CLOSINGS = [
     ("if false; then bd close acme-ui.1; fi", []),
     ("Let me close acme-ui.1", []),
     ("We can now close acme-ui.1", []),
+    # adv44: a script whose first line is one word is a script, read by its lines
+    ("date\nnpm run lint\nbd reopen acme-ui.1", [("acme-ui.1", False)]),
+    ("pwd\ngit add -A\nbd close acme-ui.1", [("acme-ui.1", True)]),
+]
+
+ARGV = [
     # adv43: an argument list's lines are arguments, read as commands only in a shell's
     # script: a commit message or an echo that names a close closes nothing
     ("echo\nbd close acme-ui.1", []),
@@ -310,7 +316,18 @@ CLOSINGS = [
     ("bash\n-lc\necho bd close acme-ui.1", []),
     ("bash\n-lc\nbd close acme-ui.1\n/work/repo", [("acme-ui.1", True)]),
     ("/bin/sh\n-c\nmake test && bd close acme-ui.2", [("acme-ui.2", True)]),
+    ("tracker\nclose\nacme-ui.1\n/work/repo", [("acme-ui.1", True)]),
+    # adv44: Windows shells
+    ("powershell.exe\n-Command\nbd close acme-ui.1", [("acme-ui.1", True)]),
+    ("pwsh\n-Command\nbd reopen acme-ui.1", [("acme-ui.1", False)]),
+    ("C:\\Windows\\System32\\cmd.exe\n/c\nbd close acme-ui.2", [("acme-ui.2", True)]),
 ]
+
+
+@pytest.mark.parametrize(("text", "want"), ARGV)
+def test_what_an_argument_list_closes_or_opens(text: str, want: list[tuple[str, bool]]
+                                                ) -> None:
+    assert closings(commands(text, argv=True)) == want
 
 
 @pytest.mark.parametrize(("text", "want"), CLOSINGS)
@@ -383,6 +400,20 @@ def test_a_document_with_crlf_line_ends_keeps_its_sections() -> None:
     ("Exit code 1\nbd: no such issue", False),
     ('{"output": "", "metadata": {"exit_code": 2}}', False),
     ("The user doesn't want to proceed with this tool use.", False),
+    # adv44: Codex's exec_command, Gemini CLI, Claude Code's other refusals, Cline's,
+    # and bd closing several items and failing on one
+    ("Chunk ID: 7\nWall time: 0.2 seconds\nProcess exited with code 1\nOutput:", False),
+    ("Command: bd close acme-ui.1\nStdout: \nStderr: Error: no such issue\nExit Code: 1",
+     False),
+    ('{"error": "[Operation Cancelled] Reason: user cancelled"}', False),
+    ("<tool_use_error>Error: No such tool available: Bash</tool_use_error>", False),
+    ("The user doesn't want to take this action right now. STOP what you are doing.",
+     False),
+    ("Claude requested permissions to use Bash, but you haven't granted it yet.", False),
+    ("The user denied this operation.", False),
+    ("\u2713 Closed acme-ui.2: Closed\nError closing acme-ui.1: database is locked", False),
+    ("Chunk ID: 7\nWall time: 0.2 seconds\nProcess exited with code 0\nOutput:\n"
+     "\u2713 Closed acme-ui.1", True),
 ])
 def test_a_close_whose_result_says_it_failed_closes_nothing(
         tmp_path: Path, result: str, finished: bool) -> None:
@@ -419,3 +450,13 @@ def test_a_failed_commit_commits_nothing_and_a_failed_reopen_still_opens(
         CLOSE_1, span("o1", "tool_call:Bash", "bd reopen acme-ui.1"),
         span("o1:result", "tool_result:Bash", "Error: cannot reopen")]))
     assert rows[AVATAR]["finished_item"] is None
+
+
+def test_only_codex_shell_calls_are_argument_lists(tmp_path: Path) -> None:
+    """adv43/adv44: ``["echo", "bd close X"]`` (Codex's ``shell``, one argument per
+    line) closes nothing, where the same two lines in a Bash script are two commands."""
+    two_lines = "echo\nbd close acme-ui.1"
+    rows = lost(write(tmp_path / "a.jsonl", [span("c1", "tool_call:shell", two_lines)]))
+    assert rows[AVATAR]["finished_item"] is None
+    rows = lost(write(tmp_path / "b.jsonl", [span("c1", "tool_call:Bash", two_lines)]))
+    assert rows[AVATAR]["finished_item"] == "acme-ui.1"

@@ -93,3 +93,10 @@ def test_colour_codes_never_join_a_sentence_to_the_next_word() -> None:
     assert clean_text("file\x1b[2m.py\x1b[0m ok") == "file.py ok"
     assert clean_text("\x1b[32mPASS\x1b[0m tests, v\x1b[1m1.2.3") == "PASS tests, v1.2.3"
     assert clean_text("ok.\x1b[0m") == "ok." and clean_text("\x1b[0m.x") == ".x"
+    # adv44: digits after a dot or a colon stay joined: a version, a duration, a time
+    # and a coloured grep -n gutter (which became 'staging.toml: 12', a quantity)
+    assert clean_text("^4.\x1b[32m18.2, 0.\x1b[31m45s at 02:\x1b[33m30") == \
+        "^4.18.2, 0.45s at 02:30"
+    assert clean_text("\x1b[35mstaging.toml\x1b[m\x1b[36m:\x1b[m\x1b[32m12\x1b[m"
+                      "\x1b[36m:\x1b[mread_timeout_ms = 30000") == \
+        "staging.toml:12:read_timeout_ms = 30000"

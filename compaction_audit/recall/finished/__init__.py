@@ -41,6 +41,7 @@ from typing import Any
 import polars as pl
 
 from compaction_audit.recall.finished.commands import (
+    ARGV_TOOLS,
     closings,
     commands,
     commit_lines,
@@ -84,22 +85,23 @@ def finished_work(lost: pl.DataFrame, items: pl.DataFrame) -> pl.DataFrame:
         & pl.col("text").fill_null("").str.contains(
             r"(?i)\b(?:close|resolve|complete|finish|done|re-?open|update|edit|set|move"
             r"|transition|commit)\b")
-    ).select("id", "text", "round", "source_line")
+    ).select("id", "text", "round", "source_line",
+             pl.col("source").str.contains(ARGV_TOOLS).alias("argv"))
     if lost.height == 0 or calls.height == 0:
         return lost.with_columns(pl.lit(None, t).alias(c) for c, t in SCHEMA.items())
     events: dict[str, list[Any]] = {"_item": [], "_at": [], "_closes": [], "_line": []}
     commit: dict[str, list[Any]] = {"span": [], "_text_line": [], "_commit": []}
     failed = failed_calls(calls["id"], items)
-    for span, text, number, line in calls.iter_rows():
+    for span, text, number, line, argv in calls.iter_rows():
         if span in failed:  # it closed nothing and committed nothing (adv43)
-            for item, closes in closings(commands(text)):
+            for item, closes in closings(commands(text, argv)):
                 if not closes:  # an opening that failed still leaves the item open
                     events["_item"].append(item)
                     events["_at"].append(_order(number, line))
                     events["_closes"].append(False)
                     events["_line"].append(line)
             continue
-        for item, closes in closings(commands(text)):
+        for item, closes in closings(commands(text, argv)):
             events["_item"].append(item)
             events["_at"].append(_order(number, line))
             events["_closes"].append(closes)
@@ -171,16 +173,23 @@ def failed_calls(calls: pl.Series, items: pl.DataFrame) -> set[str]:
     return set(results["call"].to_list())
 
 
-FAILED = (r"(?i)\A\s*(?:error\b|fatal\b|exit code:? *[1-9]|process exited with code [1-9])"
-          r"|exit_code\W{0,3}[1-9]|\b(?:not closed|cannot close|can't close|could not close"
-          r"|failed to close|doesn't want to proceed|rejected)\b")
-"""A call's result that says it failed, in its first 2,000 characters: an error or a
-non-zero exit first ("Error: ...", "Exit code 1", Codex's ``"exit_code": 1``), or a
-tracker's or the product's refusal anywhere ("not closed", "cannot close", Claude
-Code's "The user doesn't want to proceed" when a call is rejected).  A success whose
-text holds one of these words is taken for a failure: its item stays open, which
-keeps its facts in their tier (adv43: a close whose result was "Error: acme-ui.1 has
-open blockers; not closed" still demoted the task's spec)."""
+FAILED = (r"(?im)^\s*(?:error\b|fatal\b|exit code:?\s*[1-9]|process exited with code [1-9]"
+          r"|stderr:\s*error\b)"
+          r"|exit_code\W{0,3}[1-9]|\"error\"\s*:|<tool_use_error>"
+          r"|\b(?:not closed|cannot close|can't close|could not close|failed to close"
+          r"|doesn't want to (?:proceed|take this action)|requested permissions"
+          r"|user denied|rejected)\b")
+"""A call's result that says it failed, in its first 2,000 characters: a line that
+starts with an error or a non-zero exit ("Error: ...", bd's "Error closing B: ..." after
+"✓ Closed A", "Exit code 1" from Claude Code, Gemini's "Exit Code: 1" and "Stderr:
+Error", "Process exited with code 1" from Codex's ``exec_command``), Codex's
+``"exit_code": 1``, a JSON ``"error":`` (a cancelled Gemini call), Claude Code's
+``<tool_use_error>``, or a tracker's or the product's refusal anywhere ("not closed",
+"cannot close", "The user doesn't want to proceed" or "to take this action", "requested
+permissions", Cline's "The user denied this operation").  A call that closed several
+items and failed on one closed none here; a success whose text holds one of these
+(a close reason "Rejected: ...") is taken for a failure: its items stay open, which
+keeps their facts in their tier (adv43, adv44)."""
 
 
 def _order(number: int | None, line: int | None) -> int:

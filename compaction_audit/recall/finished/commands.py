@@ -45,9 +45,17 @@ _NOT_TRACKERS = frozenset({
 """Programs and words that start a command but close no work item: printing and
 text tools, git (whose ``checkout -b close X`` names a branch), shell keywords, and
 the words prose starts with ("Let me close X", "We can now close X")."""
-_SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh", "fish", "pwsh", "powershell"})
-"""Programs whose ``-c`` argument is a script (an argument list's script is read by its
-lines; any other argument list only as one command)."""
+_SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh", "fish", "pwsh", "powershell",
+                     "cmd"})
+"""Programs whose script argument (:data:`_SCRIPT_FLAG`) an argument list's lines hold
+(read by its lines; any other argument list only as one command)."""
+_SCRIPT_FLAG = re.compile(r"(?i)-[a-z]*c|-command|/c")
+"""The flag before a shell's script: ``-c``, ``-lc``, ``-Command``, ``/c``."""
+ARGV_TOOLS = r"(?i):(?:shell|local_shell|container\.exec)$"
+"""Calls whose text is an argument list, one argument per line (Codex's ``shell`` tool
+writes ``{"command": ["bd", "close", "PROJ-7"], "workdir": ...}``); every other shell
+tool's text is a script (Claude Code's ``Bash``, Codex's ``exec_command``, Gemini's
+``run_shell_command``, Cline's ``execute_command``)."""
 _COMMENT_RE = re.compile(r"(?:^|(?<=[ \t]))#.*$", re.MULTILINE)
 _PREFIX = (r"^(?:\w+=\S*[ \t]+)*(?:\./)?[A-Za-z@][\w./@-]*"
            rf"(?:[ \t]+(?:[\w./@-]+|{_Q})){{0,3}}?[ \t]+")
@@ -96,23 +104,26 @@ def _opaque(quoted: re.Match[str]) -> str:
     return f" {inner} " if _WORD_RE.fullmatch(inner) else f" {_Q} "
 
 
-def commands(text: str) -> list[str]:
-    """The shell commands of a call's text (see the module's doc), stripped; when the
-    first line is one word, the text is an argument list, one argument per line (a Codex
-    ``["bd", "close", "PROJ-7"]``): the lines joined as one command, or for a shell's
-    script (``["bash", "-lc", "bd close PROJ-7"]``) the script's lines as commands;
-    the other arguments never (``["bash", "-lc", "echo bd close X"]`` joined would read
-    as a close)."""
+def commands(text: str, argv: bool = False) -> list[str]:
+    """The shell commands of a call's text (see the module's doc), stripped: each line
+    and each part of one between ``&&``, ``;``, ``|``... is a command, and when the
+    first line is one word, also the lines joined (``bd\\nclose\\nPROJ-7``).
+
+    ``argv``: the call is an argument list written one argument per line (Codex's
+    ``shell`` tool, :data:`ARGV_TOOLS`): the lines joined are the one command, or for a
+    shell's script (``["bash", "-lc", "bd close PROJ-7"]``, ``["pwsh", "-Command",
+    S]``, ``["cmd", "/c", S]``) the script's lines are the commands; no other argument
+    is read as a command (adv43: the lines of ``["echo", "bd close X"]`` closed X; a
+    script of another tool whose first line is one word, ``date``, is a script: adv44)."""
     rows = [row.strip() for row in text.split("\n") if row.strip()]
-    script = _unquoted(text)
-    if len(rows) > 1 and not any(c in rows[0] for c in " \t"):
-        # an argument list: its lines are arguments, not commands (adv43: the message
-        # of ["git", "commit", "-m", "bd close X"] and the text ["echo", "bd close X"]
-        # prints closed X), but for a shell's script (["bash", "-lc", SCRIPT])
-        joined = " ".join(_unquoted(row) for row in rows)[:LINE_CAP]
-        shell = (rows[0].rsplit("/", 1)[-1] in _SHELLS
-                 and re.fullmatch(r"-[a-z]*c", rows[1]) is not None)
+    one_word = len(rows) > 1 and not any(c in rows[0] for c in " \t")
+    joined = " ".join(_unquoted(row) for row in rows)[:LINE_CAP] if one_word else ""
+    if argv and one_word:
+        program = rows[0].replace("\\", "/").rsplit("/", 1)[-1].lower().removesuffix(".exe")
+        shell = program in _SHELLS and _SCRIPT_FLAG.fullmatch(rows[1]) is not None
         script = _unquoted("\n".join(rows[2:])) if shell else joined
+    else:
+        script = _unquoted(text) + ("\n" + joined if joined else "")
     return [part.strip() for part in _SPLIT_RE.split(script) if part.strip()]
 
 
