@@ -263,11 +263,10 @@ DOCS: tuple[tuple[Any, ...], ...] = (
          'discriminator in the summary, or record the surrendered precision as '
          "accounting; in an agent product's log (Claude Code, Codex, Cline): before a "
          'decision rests on a lost fact, read it again at the line shown; to keep such '
-         'facts, say what to keep when compacting (Claude Code: /compact followed by '
-         'instructions) and put standing rules in a file the agent reads again '
-         "(CLAUDE.md, AGENTS.md) (the report names the product's own: claude-code: "
-         'CLAUDE.md; codex: AGENTS.md; opencode: AGENTS.md; cline: .clinerules; '
-         'gemini-cli: GEMINI.md)'),
+         'facts, say what to keep when compacting where the product allows it, and put '
+         'standing rules in a file the agent reads again (its project instructions) (the '
+         "report names the product's own: claude-code: CLAUDE.md; codex: AGENTS.md; "
+         'opencode: AGENTS.md; cline: .clinerules; gemini-cli: GEMINI.md)'),
         (),
         'folds',
     ),

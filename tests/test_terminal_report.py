@@ -488,3 +488,16 @@ def test_statistics_name_each_unreadable_trace(tmp_path: Path) -> None:
     assert out[-2:] == [
         f"error: {tmp_path}/b.jsonl:1: bad JSON: unexpected character, expected a string key",
         "exit 2: 2 trace(s), 1 reach --fail-on error, 1 unreadable"]
+
+
+def test_a_product_without_its_own_advice_gets_no_other_product_s() -> None:
+    # adv44: OpenHands' CA301 action named Claude Code's /compact and CLAUDE.md
+    from compaction_audit.api import audit
+    from compaction_audit.rules import RULES
+    from tests.logs import ROOT
+
+    report = audit(str(ROOT / "tests" / "fixtures" / "adapters" / "openhands"
+                       / "condensation.json"))
+    actions = {f.action for f in report.findings if f.code == "CA301"}
+    assert actions == {RULES["CA301"].product_action}
+    assert not any(word in a for a in actions for word in ("Claude", "CLAUDE", "AGENTS"))

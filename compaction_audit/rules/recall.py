@@ -320,9 +320,9 @@ class SilentDiscriminatingFold(Rule):
               "discriminator in the summary, or record the surrendered precision as "
               "accounting")
     product_action = ("before a decision rests on a lost fact, read it again at the line "
-                      "shown; to keep such facts, say what to keep when compacting (Claude "
-                      "Code: /compact followed by instructions) and put standing rules in "
-                      "a file the agent reads again (CLAUDE.md, AGENTS.md)")
+                      "shown; to keep such facts, say what to keep when compacting where "
+                      "the product allows it, and put standing rules in a file the agent "
+                      "reads again (its project instructions)")
     product_actions: ClassVar[dict[str, str]] = {
         "claude-code": ("before a decision rests on a lost fact, read it again at the line "
                         "shown; to keep such facts, say what to keep when compacting "
