@@ -53,6 +53,7 @@ from compaction_audit.io.lines import reads_once, regular_file
 from compaction_audit.io.records import LINE_FILE_KEY, SPAN_LINE_KEY
 from compaction_audit.io.tokens import (
     IMAGE_TOKENS,
+    check_counts,
     estimate_tokens,
     split_tokens,
     tool_input_text,
@@ -440,6 +441,8 @@ class _Converter(Conversion):
         mid = msg.get("id")
         if mid is not None and not isinstance(mid, str):  # adv42's class: never "absent"
             raise LogError(doc.path, line, "expected a string", f"messages[{i}].id")
+        check_counts(doc.path, line, msg.get("metrics"), ("inputTokens", "outputTokens"),
+                     f"messages[{i}].metrics.")
         meta = as_object(msg.get("metadata"))
         kind = _marker_kind(doc.path, line, i, meta)
         parts = _parts(doc.path, line, i, msg)

@@ -55,6 +55,7 @@ from compaction_audit.io.harness import META
 from compaction_audit.io.lines import iter_lines, regular_file
 from compaction_audit.io.records import MAX_TOKENS, FieldError, as_int, not_out_of_memory
 from compaction_audit.io.tokens import (
+    check_counts,
     decode_object,
     estimate_tokens,
     split_tokens,
@@ -256,6 +257,7 @@ class _Converter(Conversion):
         made = self.made.setdefault(mid, set())
         items = list(self.items(line, msg, where))
         tokens = msg.get("tokens")
+        check_counts(self.path, line, tokens, ("input", "output"), f"{where}tokens.")
         shares: list[int | None] = [None] * len(items)
         if kind == "gemini" and isinstance(tokens, dict):
             inp, out = tokens.get("input"), tokens.get("output")

@@ -53,6 +53,7 @@ from compaction_audit.io.lines import iter_lines, reads_once
 from compaction_audit.io.records import not_out_of_memory
 from compaction_audit.io.sqlite_store import BoundedStore
 from compaction_audit.io.tokens import (
+    check_counts,
     estimate_tokens,
     split_tokens,
     tool_input_text,
@@ -285,6 +286,10 @@ class _Converter(Conversion):
                 raise LogError(self.path, line, "expected an object",
                                f"{entry.where}.parts[{j}]")
             _bad_data(self.path, line, part, f"{entry.where}.parts[{j}]")
+        tokens = info.get("tokens")
+        check_counts(self.path, line, tokens, ("input", "output"), f"{entry.where}.info.tokens.")
+        check_counts(self.path, line, tokens.get("cache") if isinstance(tokens, dict) else None,
+                     ("read",), f"{entry.where}.info.tokens.cache.")
         role = info.get("role")
         if not (role == "assistant" and info.get("summary") is True):
             self.unsummarized()

@@ -388,3 +388,17 @@ def tool_output_text(content: Any, image_types: tuple[str, ...]) -> tuple[str, i
         else:
             texts.append(orjson.dumps(block).decode())
     return "\n".join(texts), images
+
+
+def check_counts(path: str, line: int, counts: Any, names: Iterable[str], where: str) -> None:
+    """Raise :class:`LogError` at ``where`` + the name for each of ``names`` in
+    ``counts`` (an object; anything else is let be) whose value is neither null nor an
+    integer >= 0: a token count written as a string was dropped as if absent, and the
+    compaction's sizes moved with no word (adv44: Cline's ``metrics.inputTokens``,
+    Gemini CLI's and opencode's ``tokens``)."""
+    if not isinstance(counts, dict):
+        return
+    for name in names:
+        value = counts.get(name)
+        if value is not None and (type(value) is not int or value < 0):
+            raise LogError(path, line, "expected an integer >= 0", f"{where}{name}")
