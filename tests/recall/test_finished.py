@@ -308,23 +308,23 @@ CLOSINGS = [
     ("pwd\ngit add -A\nbd close acme-ui.1", [("acme-ui.1", True)]),
 ]
 
-ARGV = [
+ARGV = {
     # adv43: an argument list's lines are arguments, read as commands only in a shell's
     # script: a commit message or an echo that names a close closes nothing
-    ("echo\nbd close acme-ui.1", []),
-    ("git\ncommit\n-m\nbd close acme-ui.1", []),
-    ("bash\n-lc\necho bd close acme-ui.1", []),
-    ("bash\n-lc\nbd close acme-ui.1\n/work/repo", [("acme-ui.1", True)]),
-    ("/bin/sh\n-c\nmake test && bd close acme-ui.2", [("acme-ui.2", True)]),
-    ("tracker\nclose\nacme-ui.1\n/work/repo", [("acme-ui.1", True)]),
+    "echo\nbd close acme-ui.1": [],
+    "git\ncommit\n-m\nbd close acme-ui.1": [],
+    "bash\n-lc\necho bd close acme-ui.1": [],
+    "bash\n-lc\nbd close acme-ui.1\n/work/repo": [("acme-ui.1", True)],
+    "/bin/sh\n-c\nmake test && bd close acme-ui.2": [("acme-ui.2", True)],
+    "tracker\nclose\nacme-ui.1\n/work/repo": [("acme-ui.1", True)],
     # adv44: Windows shells
-    ("powershell.exe\n-Command\nbd close acme-ui.1", [("acme-ui.1", True)]),
-    ("pwsh\n-Command\nbd reopen acme-ui.1", [("acme-ui.1", False)]),
-    ("C:\\Windows\\System32\\cmd.exe\n/c\nbd close acme-ui.2", [("acme-ui.2", True)]),
-]
+    "powershell.exe\n-Command\nbd close acme-ui.1": [("acme-ui.1", True)],
+    "pwsh\n-Command\nbd reopen acme-ui.1": [("acme-ui.1", False)],
+    "C:\\Windows\\System32\\cmd.exe\n/c\nbd close acme-ui.2": [("acme-ui.2", True)],
+}
 
 
-@pytest.mark.parametrize(("text", "want"), ARGV)
+@pytest.mark.parametrize(("text", "want"), ARGV.items())
 def test_what_an_argument_list_closes_or_opens(text: str, want: list[tuple[str, bool]]
                                                 ) -> None:
     assert closings(commands(text, argv=True)) == want
