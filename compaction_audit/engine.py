@@ -91,9 +91,9 @@ def run_rules(ctx: Context, rules: list[Rule],
             rehydrate = suggestions(ctx.session, ctx.series, rows["ri"].to_list(),
                                     ctx.settings.rehydrate_target)
         override = (severity or {}).get(rule.name)
-        product = str(ctx.session.header.extra.get("source_format"))
-        action = (rule.product_actions.get(product, rule.product_action)
-                  if rule.product_action and ctx.session.compactions else rule.action)
+        action = (rule.product_actions.get(
+            str(ctx.session.header.extra.get("source_format")), rule.product_action)
+            if rule.product_action and ctx.session.compactions else rule.action)
         over = _over_cap(rows, VALUES_LIST_CAP).to_list()  # rows with a list to cut
         for k, row in enumerate(_rows(rows)):
             ri, number, line = row.pop("ri"), row.pop("round"), row.pop("line")
