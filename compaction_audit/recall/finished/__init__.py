@@ -93,20 +93,15 @@ def finished_work(lost: pl.DataFrame, items: pl.DataFrame) -> pl.DataFrame:
     commit: dict[str, list[Any]] = {"span": [], "_text_line": [], "_commit": []}
     failed = failed_calls(calls["id"], items)
     for span, text, number, line, argv in calls.iter_rows():
-        if span in failed:  # it closed nothing and committed nothing (adv43)
-            for item, closes in closings(commands(text, argv)):
-                if not closes:  # an opening that failed still leaves the item open
-                    events["_item"].append(item)
-                    events["_at"].append(_order(number, line))
-                    events["_closes"].append(False)
-                    events["_line"].append(line)
-            continue
+        ok = span not in failed  # a failed call closed nothing and committed nothing
         for item, closes in closings(commands(text, argv)):
+            if closes and not ok:  # an opening that failed still leaves the item open
+                continue
             events["_item"].append(item)
             events["_at"].append(_order(number, line))
             events["_closes"].append(closes)
             events["_line"].append(line)
-        for text_line in commit_lines(clean_text(text)):
+        for text_line in commit_lines(clean_text(text)) if ok else ():
             commit["span"].append(span)
             commit["_text_line"].append(text_line)
             commit["_commit"].append(line if line is not None else -1)
@@ -162,17 +157,18 @@ def failed_calls(calls: pl.Series, items: pl.DataFrame) -> set[str]:
     """The ids of ``calls`` whose result says they failed (:data:`FAILED`): a result is
     the span an adapter names after its call (``<call>:result``, Claude Code;
     ``<call>:output``, Codex); a call with no such span is taken as it reads."""
-    results = (pl.DataFrame({"call": calls}).lazy()
-               .join(pl.concat([items.lazy()
-                                .filter(pl.col("id").str.ends_with(suffix))
-                                .select(pl.col("id").str.strip_suffix(suffix).alias("call"),
-                                        pl.col("text").str.slice(0, 2000).alias("result"))
-                                for suffix in (":result", ":output")]), on="call")
+    results = (items.lazy()
+               .filter(pl.col("id").str.contains(_RESULT_ID))
+               .select(pl.col("id").str.replace(_RESULT_ID, "").alias("call"),
+                       pl.col("text").str.slice(0, 2000).alias("result"))
+               .join(pl.DataFrame({"call": calls}).lazy(), on="call", how="semi")
                .filter(pl.col("result").fill_null("").str.contains(FAILED))
                .collect())
     return set(results["call"].to_list())
 
 
+_RESULT_ID = r":(?:result|output)$"
+"""The end of a call's result span's id (Claude Code ``:result``, Codex ``:output``)."""
 FAILED = (r"(?im)^\s*(?:error\b|fatal\b|exit code:?\s*[1-9]|process exited with code [1-9]"
           r"|stderr:\s*error\b)"
           r"|exit_code\W{0,3}[1-9]|\"error\"\s*:|<tool_use_error>"
