@@ -428,11 +428,7 @@ def trace_discriminator(session: Session, query: str) -> Node:
     """
     log = _Log(session)
     mode, norms, note = _reading(query)
-    # the root names what was followed: a word the extractor does not read as a
-    # discriminator is not called one (its note says what it was reduced to), and a
-    # query of several words is no word (ux5 F9)
-    what = ("discriminator" if mode == "discriminator"
-            else "text" if len(query.split()) > 1 else "word")
+    asked_for = mode
     q = query.strip().lower()
     spans: list[tuple[str, list[ext.Discriminator], list[ext.Discriminator]]] = []
     for item, row in log.rows.items():
@@ -458,6 +454,12 @@ def trace_discriminator(session: Session, query: str) -> Node:
                      if row["kind"] == "span" and row["text"] is not None
                      and q in row["text"].lower()]
             mode = "substring" if spans else mode
+    # the root names what was followed: a word the extractor does not read as a
+    # discriminator is not called one (its note says what it was reduced to), a query
+    # of several words is no word (ux5 F9), and a discriminator no span holds as one
+    # was followed as text (usertest7: "discriminator" over "no span holds it as one")
+    what = ("discriminator" if mode == "discriminator" else "text"
+            if asked_for == "discriminator" or len(query.split()) > 1 else "word")
     if mode == "reduced":
         note = f"{note}; reduced to the clause(s) whose words hold it"
     elif mode == "plain":

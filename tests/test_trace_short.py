@@ -230,7 +230,7 @@ def test_a_path_inside_a_longer_string_is_found_literally(write_log: LogWriter) 
             evicted=["k"])]))
     root = trace(read_native(path), "kv/app/nas-02")
     assert root.data["reading"] == "plain"
-    assert root.label == "discriminator 'kv/app/nas-02': 1 span: 1 carried"
+    assert root.label == "text 'kv/app/nas-02': 1 span: 1 carried"
 
 
 def test_summary_trace_counts_distinct_leaves(write_log: LogWriter) -> None:
@@ -339,7 +339,7 @@ def test_a_path_cut_short_is_found_as_part_of_a_word(write_log: LogWriter) -> No
     assert root.data["reading"] == "substring"
     assert root.data["note"].endswith("span texts searched for it literally, as part of "
                                       "a word")
-    assert root.label == "discriminator '/srv/app/frontend/comp': 1 span: 1 carried"
+    assert root.label == "text '/srv/app/frontend/comp': 1 span: 1 carried"
     assert [c.data["span"] for c in root.children] == ["k"]
 
 
@@ -374,3 +374,19 @@ def test_a_summarys_one_line_skips_a_tag_alone_on_its_line() -> None:
     # a tag with words after it on its line, or alone in the text, is the line
     assert tracer.one_line("<b>Kept</b> v4.2.1.\nmore") == "<b>Kept</b> v4.2.1. …"
     assert tracer.one_line("<SYSTEM_NOTICE>") == "<SYSTEM_NOTICE>"
+
+
+def test_a_discriminator_no_span_holds_as_one_is_followed_as_text(
+        write_log: LogWriter) -> None:
+    # "no reopen behavior" is a negation on its own, but in the span it sits inside a
+    # longer clause that the extractor reads whole: the spans are searched literally,
+    # and the root no longer calls it a discriminator (usertest7)
+    path = str(write_log([
+        rnd(0, spans=[span("k", "Closing only; there is no reopen behavior in this task."),
+                      span("m", "Nothing here.")]),
+        rnd(1, summaries=[fold("H", ["k", "m"], "closing was done")], evicted=["k", "m"])]))
+    root = trace(read_native(path), "no reopen behavior")
+    assert root.data["reading"] == "plain"
+    assert root.data["note"] == ("no span holds 'no reopen behavior' as a discriminator; "
+                                 "span texts searched for it literally")
+    assert root.label == "text 'no reopen behavior': 1 span: 1 lost"
