@@ -207,7 +207,9 @@ def compaction_view(session: Session, recall: Recall,
     names with "read the full transcript at", else null; not counted as a reference)
     and ``lost``: the discriminators of the folded content that became unrecoverable
     at that compaction in report order (:func:`ranked_lost`), each with ``tier``, ``tier_name``,
-    ``tier_why``, ``span_type``, ``span_line``, ``span_file`` (only when the adapter
+    ``tier_why``, ``finished_item`` and ``finished_line`` (tier 7: the work item or
+    ``git commit`` and the line of the call that closed it, else null), ``span_type``,
+    ``span_line``, ``span_file`` (only when the adapter
     read spans from a companion file: the file that line counts in, null for the file
     given; ``reread_file`` likewise for ``reread_line``, ``answered_file`` for
     ``answered_line``), ``asked_again`` (a later user message states it again),
@@ -240,6 +242,8 @@ def compaction_view(session: Session, recall: Recall,
                     **_span_file(line_file, own_lines, d["span"], other_file),
                     "tier": d["tier"],
                     "tier_name": d["tier_name"], "tier_why": d["tier_why"],
+                    "finished_item": d.get("finished_item"),
+                    "finished_line": d.get("finished_line"),
                     "cause": d["cause"],
                     "asked_again": d["asked_again_round"] is not None,
                     "asked_again_round": d["asked_again_round"],

@@ -460,3 +460,18 @@ def test_only_codex_shell_calls_are_argument_lists(tmp_path: Path) -> None:
     assert rows[AVATAR]["finished_item"] is None
     rows = lost(write(tmp_path / "b.jsonl", [span("c1", "tool_call:Bash", two_lines)]))
     assert rows[AVATAR]["finished_item"] == "acme-ui.1"
+
+
+def test_a_compactions_lost_list_says_which_item_was_finished(tmp_path: Path) -> None:
+    # the same fact in the compaction's own list (compactions[].lost) as in
+    # lost_discriminators: its item and the closing line (usertest7)
+    path = tmp_path / "t.jsonl"
+    lines = write(path, [span("c1", "tool_call:Bash", "tracker close acme-ui.1")])
+    records = [json.loads(x) for x in Path(lines).read_text().splitlines()]
+    records[3]["compaction"] = {"summary_id": "m1", "trigger": "auto"}
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    doc = orjson.loads(render_json(Report([api.audit(str(path))], []), single=True))
+    (compaction,) = doc["compactions"]
+    rows = {d["text"]: d for d in compaction["lost"]}
+    assert (rows[AVATAR]["finished_item"], rows[AVATAR]["finished_line"]) == ("acme-ui.1", 3)
+    assert (rows[RETRY]["finished_item"], rows[RETRY]["finished_line"]) == (None, None)
