@@ -183,6 +183,12 @@ def test_sdk_snake_case_metadata_and_preserved_segment() -> None:
     (b'{"type":"user","uuid":"x","message":{"role":"user","content":"hi"}\n', "bad JSON"),
     (b'{"type":"user","uuid":"x","message":"hi"}\n', "expected an object (message)"),
     (b'{"type":"user","uuid":"x","message":{"content":7}}\n', "(message.content)"),
+    # adv45: a message without content was read as empty, its facts out of the audit
+    (b'{"type":"user","uuid":"x","message":{"role":"user","content":null}}\n',
+     "expected a string or a list (message.content)"),
+    (b'{"type":"assistant","uuid":"x","message":{"role":"assistant"}}\n',
+     "missing field (message.content)"),
+    (b'{"type":"assistant","uuid":"x","message":{}}\n', "missing field (message.content)"),
     (b'[1, 2]\n', "expected a JSON object"),
     # adv42: identity fields and flags of a wrong type were read as absent, with no word
     (b'{"type":"user","uuid":12,"message":{"role":"user","content":"hi"}}\n',

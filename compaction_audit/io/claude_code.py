@@ -352,15 +352,18 @@ class _Converter:
             self.early[uuid] = tuple(dict.fromkeys(missing))[:EARLY_KEPT]
 
     def content(self, line: int, obj: dict[str, Any]) -> list[dict[str, Any]]:
-        """``message.content`` as a list of block objects."""
+        """``message.content`` as a list of block objects.  Raises :class:`LogError`
+        when it is missing, null or neither a string nor a list: a user or assistant
+        message always has it, and one read as empty took its facts out of the audit
+        with no word (adv45)."""
         message = obj.get("message")
         if type(message) is not dict:
             raise self.fail(line, "expected an object", "message")
         content = message.get("content")
         if isinstance(content, str):
             return [{"type": "text", "text": content}]
-        if content is None:
-            return []
+        if "content" not in message:
+            raise self.fail(line, "missing field", "message.content")
         if type(content) is not list:
             raise self.fail(line, "expected a string or a list", "message.content")
         for i, block in enumerate(content):
