@@ -94,6 +94,11 @@ CASES: list[tuple[str, list[Any], int, str, str]] = [
      1,
      "nested too deeply", "spans[0].source"),
     ("eviction not a string", [session(eviction=[1])], 1, "must be 'continuous'", "eviction"),
+    # adv45: the scorer is free-form, but its depth_penalty decides condition 2
+    ("depth penalty a string", [session(scorer={"depth_penalty": "1"})], 1,
+     "expected a number", "scorer.depth_penalty"),
+    ("depth penalty a boolean", [session(scorer={"name": "s", "depth_penalty": True})], 1,
+     "expected a number", "scorer.depth_penalty"),
 ]
 
 

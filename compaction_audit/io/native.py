@@ -235,6 +235,11 @@ class SessionBuilder:
         scorer = obj.get("scorer")
         if scorer is not None and type(scorer) is not dict:
             raise rec.FieldError("expected an object", "scorer")
+        penalty = (scorer or {}).get("depth_penalty")
+        if penalty is not None and type(penalty) not in (int, float):
+            # the one key of the free-form scorer the audit reads (condition 2): a "1"
+            # was read as not recorded, and the verdict lost "cannot invert" (adv45)
+            raise rec.FieldError("expected a number", "scorer.depth_penalty")
         h.scorer = scorer
         rec.as_json(obj, "session")  # everything kept must be writable back as JSON
         if obj.get("recall_floor") is not None:
