@@ -40,7 +40,9 @@ def test_a_summary_smaller_than_what_it_folded(write_log: LogWriter) -> None:
 def test_a_summary_longer_than_what_it_folded(write_log: LogWriter) -> None:
     c = view(write_log, folded(480))
     assert (c["folded_tokens"], c["compression_ratio"]) == (120, 0.25)  # 12,000 / 480 was 25x
-    assert compaction_sizes(c).endswith("summary 480 tokens for 120 folded (0.25x)")
+    # said as the inverse: "(0.25x)" read as a ratio of something else (usertest7)
+    assert compaction_sizes(c).endswith("summary 480 tokens for 120 folded (the summary "
+                                        "is 4.0x longer)")
 
 
 def test_an_opaque_summary_has_no_ratio(write_log: LogWriter) -> None:

@@ -499,8 +499,8 @@ def compaction_sizes(c: dict[str, Any]) -> str:
     summary 61 tokens for 98 folded (1.6x)``: the product's own measure of the prompt
     before and after (``tokens_before``, ``tokens_after``), then the summary beside what
     it folded on the audit's one scale, and their quotient ``compression_ratio``
-    (docs/adapters.md, "In the report"; two decimals below 1, where the summary is the
-    longer)."""
+    (docs/adapters.md, "In the report"; below 1, where the summary is the longer,
+    "the summary is 3.9x longer": "0.26x" read as a ratio of something else, usertest7)."""
     size, ratio, opaque = c.get("summary_tokens"), c.get("compression_ratio"), c.get("opaque")
     if size is None:
         summary = "summary opaque"
@@ -512,7 +512,8 @@ def compaction_sizes(c: dict[str, Any]) -> str:
     if isinstance(folded, int) and not opaque:
         summary += f" for {_tokens(folded)} folded"
     quotient = ("ratio unknown" if not isinstance(ratio, (int, float)) else
-                f"({ratio:.2f}x)" if ratio < 1 else f"({ratio:,.1f}x)")
+                f"(the summary is {1 / ratio:,.1f}x longer)" if ratio < 1
+                else f"({ratio:,.1f}x)")
     return (f"context {_tokens(c.get('tokens_before'))} -> {_tokens(c.get('tokens_after'))} "
             f"tokens; {summary}{',' if quotient == 'ratio unknown' else ''} {quotient}")
 
