@@ -54,6 +54,7 @@ from compaction_audit.io.records import LINE_FILE_KEY, SPAN_LINE_KEY
 from compaction_audit.io.tokens import (
     IMAGE_TOKENS,
     check_counts,
+    check_strings,
     estimate_tokens,
     split_tokens,
     tool_input_text,
@@ -630,6 +631,7 @@ def _parts(path: str, line: int, i: int, msg: dict[str, Any]) -> list[dict[str, 
     for j, part in enumerate(content):
         if type(part) is not dict:
             raise LogError(path, line, "expected an object", f"messages[{i}].content[{j}]")
+        check_strings(path, line, part, ("type", "text"), f"messages[{i}].content[{j}].")
     return content
 
 

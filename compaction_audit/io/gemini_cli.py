@@ -56,6 +56,7 @@ from compaction_audit.io.lines import iter_lines, regular_file
 from compaction_audit.io.records import MAX_TOKENS, FieldError, as_int, not_out_of_memory
 from compaction_audit.io.tokens import (
     check_counts,
+    check_strings,
     decode_object,
     estimate_tokens,
     split_tokens,
@@ -291,6 +292,7 @@ class _Converter(Conversion):
         for j, part in enumerate(parts):
             if type(part) is not dict:
                 raise LogError(self.path, line, "expected an object", f"{where}content[{j}]")
+            check_strings(self.path, line, part, ("text",), f"{where}content[{j}].")
             text = part.get("text")
             if isinstance(text, str) and text.strip():
                 source = role

@@ -54,6 +54,7 @@ from compaction_audit.io.records import not_out_of_memory
 from compaction_audit.io.sqlite_store import BoundedStore
 from compaction_audit.io.tokens import (
     check_counts,
+    check_strings,
     estimate_tokens,
     split_tokens,
     tool_input_text,
@@ -286,6 +287,8 @@ class _Converter(Conversion):
                 raise LogError(self.path, line, "expected an object",
                                f"{entry.where}.parts[{j}]")
             _bad_data(self.path, line, part, f"{entry.where}.parts[{j}]")
+            check_strings(self.path, line, part, ("type", "text"),
+                          f"{entry.where}.parts[{j}].")
         tokens = info.get("tokens")
         check_counts(self.path, line, tokens, ("input", "output"), f"{entry.where}.info.tokens.")
         check_counts(self.path, line, tokens.get("cache") if isinstance(tokens, dict) else None,

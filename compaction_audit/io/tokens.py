@@ -402,3 +402,16 @@ def check_counts(path: str, line: int, counts: Any, names: Iterable[str], where:
         value = counts.get(name)
         if value is not None and (type(value) is not int or value < 0):
             raise LogError(path, line, "expected an integer >= 0", f"{where}{name}")
+
+
+def check_strings(path: str, line: int, obj: Any, names: Iterable[str], where: str) -> None:
+    """Raise :class:`LogError` at ``where`` + the name for each of ``names`` in ``obj``
+    (an object; anything else is let be) whose value is neither null nor a string: a
+    part's ``text`` of another type was dropped as if empty, and the facts it held left
+    the audit with no word (adv46: opencode, Gemini CLI and Cline text parts)."""
+    if not isinstance(obj, dict):
+        return
+    for name in names:
+        value = obj.get(name)
+        if value is not None and type(value) is not str:
+            raise LogError(path, line, "expected a string", f"{where}{name}")
