@@ -34,9 +34,25 @@ def _opencode(doc: Any, value: Any) -> str:
     return "info.tokens.output"
 
 
+def _cline_marker(doc: Any, value: Any) -> str:
+    # adv46: a tokensBefore of -5 was reported as the context before, and "24000"
+    # silently became the estimate
+    doc["messages"][0]["metadata"]["tokensBefore"] = value
+    return "messages[0].metadata.tokensBefore"
+
+
+def _openhands(doc: Any, value: Any) -> str:
+    # adv46: a per_turn_token of "96000" was dropped and an estimate stood in
+    at = next(i for i, e in enumerate(doc) if isinstance(e.get("llm_metrics"), dict))
+    doc[at]["llm_metrics"]["accumulated_token_usage"]["per_turn_token"] = value
+    return f"[{at}].llm_metrics.accumulated_token_usage.per_turn_token"
+
+
 @pytest.mark.parametrize("value", ["1200", -3, 1.5, True, [7]])
 @pytest.mark.parametrize(("name", "edit"), [
-    ("cline/session.messages.json", _cline), ("opencode/export.json", _opencode)])
+    ("cline/session.messages.json", _cline), ("opencode/export.json", _opencode),
+    ("cline/agentic.compaction.json", _cline_marker),
+    ("openhands/condensation.json", _openhands)])
 def test_a_token_count_of_a_wrong_type_is_an_error(
         tmp_path: Path, name: str, edit: Any, value: Any) -> None:
     source = FIXTURES / name

@@ -132,10 +132,16 @@ def test_compaction_without_replacement_history_keeps_user_turns() -> None:
     (b'{"type":"event_msg","payload":{"type":"token_count"', "truncated last line"),
     # adv42: a window written as a string left the budget unknown, with no word
     (b'{"type":"event_msg","payload":{"type":"task_started","model_context_window":"9"}}\n',
-     "expected an integer (payload.model_context_window)"),
+     "expected an integer >= 0 (payload.model_context_window)"),
     (b'{"type":"event_msg","payload":{"type":"token_count","info":'
      b'{"model_context_window":1.5}}}\n',
-     "expected an integer (payload.info.model_context_window)"),
+     "expected an integer >= 0 (payload.info.model_context_window)"),
+    # adv46: a negative window let a later one stand in; an info that is no object left
+    # the context size unknown
+    (b'{"type":"event_msg","payload":{"type":"task_started","model_context_window":-1}}\n',
+     "expected an integer >= 0 (payload.model_context_window)"),
+    (b'{"type":"event_msg","payload":{"type":"token_count","info":"200000"}}\n',
+     "expected an object (payload.info)"),
 ])
 def test_malformed_lines_raise_a_log_error_naming_the_line(
         tmp_path: Path, text: bytes, message: str) -> None:

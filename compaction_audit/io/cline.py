@@ -444,8 +444,7 @@ class _Converter(Conversion):
             raise LogError(doc.path, line, "expected a string", f"messages[{i}].id")
         check_counts(doc.path, line, msg.get("metrics"), ("inputTokens", "outputTokens"),
                      f"messages[{i}].metrics.")
-        meta = as_object(msg.get("metadata"))
-        kind = _marker_kind(doc.path, line, i, meta)
+        meta, kind = _marker(doc.path, line, i, msg)
         parts = _parts(doc.path, line, i, msg)
         # where each part's text is: the line a fact stated in it names (not the line of
         # the message's "{"); a part of no known line (a string content) keeps the message's
@@ -548,8 +547,7 @@ class _Converter(Conversion):
             if type(msg) is not dict:
                 el.run(line, _bad, doc.path, line, f"messages[{i}]")
                 continue
-            meta = as_object(msg.get("metadata"))
-            kind = _marker_kind(doc.path, line, i, meta)
+            meta, kind = _marker(doc.path, line, i, msg)
             if kind in MARKER_KINDS and marker is None:
                 marker = (line, meta)
             ok = el.run(line, self.match, doc.path, line, i, msg, kept, summary)
@@ -640,6 +638,19 @@ def _str_id(msg: Any) -> str | None:
     spans by); None otherwise, a list or an object id included (never hashed)."""
     mid = msg.get("id") if isinstance(msg, dict) else None
     return mid if isinstance(mid, str) else None
+
+
+def _marker(path: str, line: int, i: int, msg: dict[str, Any]
+            ) -> tuple[dict[str, Any], str | None]:
+    """A message's ``metadata`` (``{}`` when it is not an object) and its compaction
+    marker's kind (:func:`_marker_kind`); :class:`LogError` for a count of the marker
+    (``tokensBefore``, ``messagesRemoved``) that is neither null nor an integer >= 0
+    (adv46: a ``tokensBefore`` of -5 was reported as the context before, and one of
+    "24000" silently became the estimate)."""
+    meta = as_object(msg.get("metadata"))
+    check_counts(path, line, meta, ("tokensBefore", "messagesRemoved"),
+                 f"messages[{i}].metadata.")
+    return meta, _marker_kind(path, line, i, meta)
 
 
 def _marker_kind(path: str, line: int, i: int, meta: dict[str, Any]) -> str | None:

@@ -274,8 +274,10 @@ class _Converter:
         window: not a token count), and a repeat of the previous event.
         """
         info = p.get("info")
-        if type(info) is not dict:
+        if info is None:  # Codex writes null before the first call's usage
             return
+        if type(info) is not dict:  # adv46: a "200000" left tokens_before unknown
+            raise self.fail(line, "expected an object", "payload.info")
         self.window(line, info.get("model_context_window"),
                     "payload.info.model_context_window")
         last, cumulative = info.get("last_token_usage"), info.get("total_token_usage")
@@ -304,9 +306,10 @@ class _Converter:
     def window(self, line: int, value: Any, where: str) -> None:
         """Take the first positive ``model_context_window`` as the session budget.
         Raises :class:`LogError` at ``where`` for a value that is neither null nor a
-        whole number (a string ``"258400"`` left the budget unknown with no word: adv42)."""
-        if value is not None and type(value) is not int:
-            raise self.fail(line, "expected an integer", where)
+        whole number >= 0 (a string ``"258400"`` left the budget unknown with no word:
+        adv42; a -1 let a later window stand in: adv46)."""
+        if value is not None and (type(value) is not int or value < 0):
+            raise self.fail(line, "expected an integer >= 0", where)
         if self.budget is None and value is not None and value > 0:
             self.budget = value
 

@@ -52,6 +52,7 @@ from compaction_audit.io.event_ranges import EventRanges
 from compaction_audit.io.harness import META
 from compaction_audit.io.lines import iter_lines
 from compaction_audit.io.tokens import (
+    check_counts,
     decode_object,
     estimate_tokens,
     tool_input_text,
@@ -215,7 +216,7 @@ class _Converter(Conversion):
                 self.unread(unknown_type_note(event["kind"], "an SDK event kind"), "event")
                 return
             event = from_sdk(event)
-        self.metrics(event.get("llm_metrics"))
+        self.metrics(line, event.get("llm_metrics"), where)
         eid = str(event["id"])
         self.seen.add(eid)
         action, observation = event.get("action"), event.get("observation")
@@ -278,11 +279,15 @@ class _Converter(Conversion):
             self.spans.setdefault(eid, []).append(str(span["id"]))
             self.ranges.add(eid)
 
-    def metrics(self, value: Any) -> None:
-        """Budget and last call size from ``llm_metrics.accumulated_token_usage``."""
+    def metrics(self, line: int, value: Any, where: str) -> None:
+        """Budget and last call size from ``llm_metrics.accumulated_token_usage``;
+        :class:`LogError` for either that is neither null nor an integer >= 0 (adv46: a
+        ``per_turn_token`` of "96000" was dropped and the estimate stood in)."""
         usage = value.get("accumulated_token_usage") if isinstance(value, dict) else None
         if not isinstance(usage, dict):
             return
+        check_counts(self.path, line, usage, ("context_window", "per_turn_token"),
+                     f"{where}.llm_metrics.accumulated_token_usage.".lstrip("."))
         window, turn = usage.get("context_window"), usage.get("per_turn_token")
         if self.budget is None and type(window) is int and window > 0:
             self.budget = window
