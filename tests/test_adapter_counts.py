@@ -85,3 +85,19 @@ def test_a_gemini_token_count_of_a_wrong_type_is_an_error(tmp_path: Path, value:
     with pytest.raises(LogError, match=r"expected an integer >= 0 \(.*tokens\.output\)") as err:
         api.load(str(path))
     assert err.value.line == at + 1
+
+
+def test_gemini_tokens_that_are_no_object_are_an_error(tmp_path: Path) -> None:
+    # adv46: tokens written as a string were ignored, the estimate stood in
+    lines = (FIXTURES / "gemini-cli" / "compression.jsonl").read_text(
+        encoding="utf-8").splitlines()
+    at = next(i for i, line in enumerate(lines) if '"tokens"' in line
+              and json.loads(line).get("type") == "gemini")
+    record = json.loads(lines[at])
+    record["tokens"] = "900"
+    lines[at] = json.dumps(record)
+    path = tmp_path / "g.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    with pytest.raises(LogError, match=r"expected an object \(.*tokens\)$") as err:
+        api.load(str(path))
+    assert err.value.line == at + 1

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -353,3 +354,42 @@ def test_an_empty_summary_is_judged_as_one(tmp_path: Path, change: str) -> None:
     verdict = api.audit(str(path)).verdict()
     assert verdict.startswith("FAIL: 1 error(s), 0 warning(s), 0 info; 2 compactions "
                               "lost 3 fact(s)"), verdict
+
+
+@pytest.mark.parametrize("value", [-5, 1.5, "abc"])
+def test_a_store_message_time_of_a_wrong_type_is_an_error(tmp_path: Path, value: Any
+                                                           ) -> None:
+    """adv46: the messages are read in the order of ``time_created``: a -5 put a message
+    first and the session went from FAIL to WARN (exit 0), an "abc" moved what the
+    compaction folded."""
+    import shutil
+
+    path = tmp_path / "opencode.db"
+    shutil.copy(REAL / "opencode.db", path)
+    db = sqlite3.connect(path)
+    count = db.execute("SELECT count(*) FROM message").fetchone()[0]
+    last = db.execute("SELECT id FROM message ORDER BY time_created DESC LIMIT 1"
+                      ).fetchone()[0]
+    db.execute("UPDATE message SET time_created = ? WHERE id = ?", (value, last))
+    db.commit()
+    db.close()
+    with pytest.raises(LogError, match=r"expected an integer >= 0 \(message \d+\."
+                                       r"time_created\)"):
+        list(opencode.records(str(path)))
+    assert count > 1
+
+
+@pytest.mark.parametrize(("edit", "field"), [
+    (lambda m: m["info"].__setitem__("time", {"created": "x"}), "info.time.created"),
+    (lambda m: m["info"].__setitem__("time", -5), "info.time"),
+    (lambda m: m["info"].__setitem__("tokens", "820"), "info.tokens"),
+])
+def test_an_export_time_or_tokens_of_a_wrong_type_is_an_error(
+        tmp_path: Path, edit: Any, field: str) -> None:
+    """adv46: ``info.time.created`` orders the pruning (an "x" moved the context
+    before), and ``info.tokens`` written as "820" changed what was folded."""
+    exp = export()
+    edit(exp["messages"][1])
+    path = write_json(tmp_path / "bad.json", exp)
+    with pytest.raises(LogError, match=rf"\({re.escape('messages[1].' + field)}\)"):
+        list(opencode.records(str(path)))

@@ -208,6 +208,11 @@ def _from_store(path: str, notes: list[str], unread: list[tuple[str, str]]
             part = _row(r)
             parts.setdefault(str(part.get("message_id") or part.get("messageID")), []
                              ).append(part)
+    for i, m in enumerate(rows):  # the order of the messages: a -5 or 1.5 moved one
+        when = m.get("time_created")  # first and changed what a compaction folded (adv46)
+        if when is not None and (type(when) is not int or when < 0):
+            raise LogError(path, i + 1, "expected an integer >= 0",
+                           f"message {i + 1}.time_created")
     entries = [_Entry(i + 1, f"message {i + 1}", m, parts.pop(str(m.get("id")), []))
                for i, m in enumerate(rows)]
     for orphans in parts.values():
@@ -282,6 +287,7 @@ class _Converter(Conversion):
         if type(parts) is not list:
             raise LogError(self.path, line, "expected a list", f"{entry.where}.parts")
         _bad_data(self.path, line, info, f"{entry.where}.info")
+        _check_time(self.path, line, info.get("time"), "created", f"{entry.where}.info.time")
         for j, part in enumerate(parts):
             if type(part) is not dict:
                 raise LogError(self.path, line, "expected an object",
@@ -289,6 +295,10 @@ class _Converter(Conversion):
             _bad_data(self.path, line, part, f"{entry.where}.parts[{j}]")
             check_strings(self.path, line, part, ("type", "text"),
                           f"{entry.where}.parts[{j}].")
+            state = part.get("state")
+            if part.get("type") == "tool" and isinstance(state, dict):
+                _check_time(self.path, line, state.get("time"), "compacted",
+                            f"{entry.where}.parts[{j}].state.time")
         tokens = info.get("tokens")
         check_counts(self.path, line, tokens, ("input", "output"), f"{entry.where}.info.tokens.")
         check_counts(self.path, line, tokens.get("cache") if isinstance(tokens, dict) else None,
@@ -439,6 +449,20 @@ class _Converter(Conversion):
                     "trigger": "auto", "tokens_before": self.last_input, "tokens_after": None,
                     "opaque": False, "kind": "microcompact", "strategy": "prune",
                     "messages_removed": None})
+
+
+def _check_time(path: str, line: int, times: Any, key: str, where: str) -> None:
+    """Raise :class:`LogError` when ``times`` (a message's or a tool state's ``time``)
+    is neither null nor an object, or its ``key`` is neither null nor a number >= 0
+    (milliseconds): the reader orders compactions and prunes by them, and a "5000" or
+    -5 dropped a compaction or moved what it folded with no word (adv46)."""
+    if times is None:
+        return
+    if type(times) is not dict:
+        raise LogError(path, line, "expected an object", where)
+    value = times.get(key)
+    if value is not None and (type(value) not in (int, float) or value < 0):
+        raise LogError(path, line, "expected a number >= 0", f"{where}.{key}")
 
 
 def _time(info: dict[str, Any], key: str) -> float | None:

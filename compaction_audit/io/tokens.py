@@ -392,12 +392,15 @@ def tool_output_text(content: Any, image_types: tuple[str, ...]) -> tuple[str, i
 
 def check_counts(path: str, line: int, counts: Any, names: Iterable[str], where: str) -> None:
     """Raise :class:`LogError` at ``where`` + the name for each of ``names`` in
-    ``counts`` (an object; anything else is let be) whose value is neither null nor an
-    integer >= 0: a token count written as a string was dropped as if absent, and the
+    ``counts`` (an object, or null: nothing to check) whose value is neither null nor
+    an integer >= 0, and at ``where`` itself when ``counts`` is neither null nor an
+    object: a token count written as a string was dropped as if absent, and the
     compaction's sizes moved with no word (adv44: Cline's ``metrics.inputTokens``,
-    Gemini CLI's and opencode's ``tokens``)."""
-    if not isinstance(counts, dict):
+    Gemini CLI's and opencode's ``tokens``; adv46: ``tokens`` written as "820")."""
+    if counts is None:
         return
+    if not isinstance(counts, dict):
+        raise LogError(path, line, "expected an object", where.rstrip("."))
     for name in names:
         value = counts.get(name)
         if value is not None and (type(value) is not int or value < 0):
