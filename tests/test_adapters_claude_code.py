@@ -189,6 +189,15 @@ def test_sdk_snake_case_metadata_and_preserved_segment() -> None:
     (b'{"type":"assistant","uuid":"x","message":{"role":"assistant"}}\n',
      "missing field (message.content)"),
     (b'{"type":"assistant","uuid":"x","message":{}}\n', "missing field (message.content)"),
+    # adv46: each of these moved a number with exit 0
+    (b'{"type":"system","uuid":"x","subtype":1,"compactMetadata":{"preTokens":5}}\n',
+     "expected a string (subtype)"),
+    (b'{"type":"user","uuid":"x","message":{"role":"user","content":[{"type":"tool_result",'
+     b'"tool_use_id":"t","content":7}]}}\n', "expected a string or a list "
+     "(message.content[0].content)"),
+    (b'{"type":"system","uuid":"x","subtype":"microcompact_boundary",'
+     b'"microcompactMetadata":{"compactedToolIds":"t"}}\n',
+     "expected a list (microcompactMetadata.compactedToolIds)"),
     (b'[1, 2]\n', "expected a JSON object"),
     # adv42: identity fields and flags of a wrong type were read as absent, with no word
     (b'{"type":"user","uuid":12,"message":{"role":"user","content":"hi"}}\n',

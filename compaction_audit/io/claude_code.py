@@ -53,8 +53,10 @@ from compaction_audit.io.tokens import (
 SOURCE_FORMAT = "claude-code"
 
 _MESSAGE_TYPES = frozenset({"user", "assistant", "system"})
-_STRING_FIELDS = ("uuid", "parentUuid", "logicalParentUuid", "sessionId")
-"""A message line's identity fields: a string or null (:meth:`_Converter.check_fields`)."""
+_STRING_FIELDS = ("uuid", "parentUuid", "logicalParentUuid", "sessionId", "subtype")
+"""A message line's identity fields and a system line's ``subtype`` (a 1 made a
+``compact_boundary`` no compaction: adv46): a string or null
+(:meth:`_Converter.check_fields`)."""
 _FLAG_FIELDS = ("isSidechain", "isCompactSummary")
 """A message line's flags: true, false or null (:meth:`_Converter.check_fields`)."""
 _BOOKKEEPING = frozenset({"summary", "file-history-snapshot", "progress", "queue-operation",
@@ -479,7 +481,10 @@ class _Converter:
     def tool_result(self, line: int, block: dict[str, Any], where: str) -> None:
         """One ``tool_result`` block: a span named after the call it answers."""
         call_id = self.text_of(line, block, where, "tool_use_id")
-        text, images = _result_text(block.get("content"))
+        content = block.get("content")
+        if content is not None and type(content) not in (str, list):  # adv46: a 7 was
+            raise self.fail(line, "expected a string or a list", f"{where}.content")
+        text, images = _result_text(content)
         name = self.tool_names.get(call_id, "unknown")
         span = self.asm.span(line, f"{call_id}:result", f"tool_result:{name}", text,
                              estimate_tokens(text) + images * IMAGE_TOKENS)
@@ -584,8 +589,10 @@ class _Converter:
         meta = self.metadata(line, obj, "microcompactMetadata")
         pre, saved = self.count(line, meta, "preTokens"), self.count(line, meta, "tokensSaved")
         ids = _get(meta, "compactedToolIds")
+        if ids is not None and type(ids) is not list:  # adv46: a "x" cleared nothing
+            raise self.fail(line, "expected a list", "microcompactMetadata.compactedToolIds")
         evict = [self.result_ids[i] for i in ids if isinstance(i, str) and i in self.result_ids
-                 ] if isinstance(ids, list) else []
+                 ] if ids is not None else []
         after = pre - saved if pre is not None and saved is not None else None
         info = {"trigger": self.trigger(line, meta), "tokens_before": pre if pre is not None
                 else self.last_context, "tokens_after": after, "opaque": False,
