@@ -400,3 +400,25 @@ def test_a_message_role_not_known_is_counted_not_read(tmp_path: Path) -> None:
              for s in r.get("spans", [])]
     assert "Never raise it above 9." not in texts and "hidden" not in texts
     assert "Set the retry limit to 7." in texts and "Be brief." in texts
+
+
+def test_a_history_item_of_a_type_not_known_is_counted_not_read(tmp_path: Path) -> None:
+    """adv46: a replacement_history item typed "Message" (or no type) was skipped with
+    no word, and the message it kept was counted as folded; the bookkeeping items
+    Codex writes there (``reasoning``) are not counted."""
+    out = rollout(tmp_path, [
+        message("user", "Set the retry limit to 7."),
+        ("compacted", {"message": "Summary: retry limit is 7.", "replacement_history": [
+            {"type": "Message", "role": "user",
+             "content": [{"type": "input_text", "text": "Set the retry limit to 7."}]},
+            {"role": "user", "content": []},
+            {"type": "reasoning", "summary": []}]}),
+        ("event_msg", {"type": "context_compacted"}),
+    ])
+    head = out[0][1]
+    assert head["lines_not_read"] == 2
+    assert head["reader_notes"] == [
+        "1 line of a replacement_history item type this reader does not know ('Message'): "
+        "not read",
+        "1 line of a replacement_history item type this reader does not know (None): "
+        "not read"]

@@ -401,7 +401,11 @@ class _Converter:
                 size = estimate_tokens(body) + images * IMAGE_TOKENS
             elif kind in _CALLS or kind in _OUTPUTS:
                 key, source, body, size = self.tool_item(line, str(kind), item)
-            else:
+            else:  # counted, as a response_item of that type is (adv46: a "Message"
+                # was dropped with no word, and the items it kept counted as folded)
+                if not isinstance(kind, str) or kind not in BOOKKEEPING_ITEMS:
+                    self.not_read[unknown_type_note(kind, "a replacement_history item "
+                                                          "type")] += 1
                 continue
             queue = waiting.get(key)
             if queue:
