@@ -478,3 +478,27 @@ def test_a_message_id_that_is_not_a_string_is_an_error(tmp_path: Path) -> None:
     write_json(tmp_path / "i.compaction.json", session([kept]))
     with pytest.raises(LogError, match=r"expected a string \(messages\[0\]\.id\)"):
         run_adapter(cline.records, tmp_path / "i.messages.json")
+
+
+def test_a_part_of_a_type_not_known_is_counted_not_read(tmp_path: Path) -> None:
+    """adv46: a part typed "Text" was dropped with no word, in the messages file (its
+    facts left the audit) and in a compaction file (the kept message's part was
+    counted as folded: WARN became FAIL); thinking parts are not counted."""
+    path = write_json(tmp_path / "r.messages.json", session(
+        [user("u1", "Use port 8080."),
+         {**user("u2", "x"), "content": [{"type": "Text", "text": "and 9090"},
+                                         {"type": "thinking", "thinking": "hm"}]}]))
+    out = run_adapter(cline.records, path)
+    assert out[0][1]["lines_not_read"] == 1
+    assert out[0][1]["reader_notes"] == [
+        "1 part of a part type this reader does not know ('Text'): not read"]
+    for name in ("session.messages.json", "session.json", "basic.compaction.json"):
+        shutil.copy(FIXTURES / "cline" / name, tmp_path / name)
+    doc = json.loads((tmp_path / "basic.compaction.json").read_text(encoding="utf-8"))
+    kept = next(m for m in doc["messages"] if isinstance(m.get("content"), list)
+                and m.get("metadata") is None)
+    kept["content"][0]["type"] = "Text"
+    (tmp_path / "basic.compaction.json").write_text(json.dumps(doc), encoding="utf-8")
+    out = run_adapter(cline.records, tmp_path / "basic.compaction.json")
+    assert "1 part of a part type this reader does not know ('Text'): not read" in \
+        out[0][1]["reader_notes"]

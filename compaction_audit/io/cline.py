@@ -528,6 +528,8 @@ class _Converter(Conversion):
             return self.asm.span(line, f"{base}:file", "tool_result:file", text)
         if kind in ("image", "document"):
             return self.asm.span(line, f"{base}:{kind}", role, None, IMAGE_TOKENS)
+        if kind not in PART_TYPES:  # counted, never dropped without a word (adv46)
+            self.unread(unknown_type_note(kind, "a part type"), "part")
         return None  # thinking, redacted thinking, parts not sent back
 
     # -- the compaction file against the messages file -------------------------------
@@ -584,6 +586,8 @@ class _Converter(Conversion):
                 kept.append(known.parts[key])
             elif part.get("type") == "text":
                 summary.append(part)  # a notice the compaction added to a kept message
+            elif part.get("type") not in PART_TYPES:  # adv46: a "Text" kept nothing
+                self.unread(unknown_type_note(part.get("type"), "a part type"), "part")
 
     def compaction(self, line: int, meta: dict[str, Any], text: str, *, fold: list[str],
                    kept: list[str], removed: int | None) -> None:
@@ -617,6 +621,12 @@ class _Converter(Conversion):
         self.asm.compaction(line, fold=fold, fallback_children=kept, base_id=f"line-{line}",
                             text=text, tokens=estimate_tokens(text), info=info)
         self.awaiting_after.append(info)
+
+
+PART_TYPES = frozenset({"text", "tool_use", "tool_result", "file", "image", "document",
+                        "thinking", "redacted_thinking"})
+"""The content part types of a Cline message; a part of any other type is counted as
+not read."""
 
 
 def _parts(path: str, line: int, i: int, msg: dict[str, Any]) -> list[dict[str, Any]]:
