@@ -80,3 +80,24 @@ def test_a_gemini_text_part_of_a_wrong_type_is_an_error(tmp_path: Path, value: A
     with pytest.raises(LogError, match=rf"expected a string \(.*content\[{j}\]\.text\)") as err:
         api.load(str(path))
     assert err.value.line == at + 1
+
+
+@pytest.mark.parametrize(("at", "edit", "error"), [
+    # adv46: "TypeError: unhashable type: 'list'" and "'int' object is not iterable"
+    (1, lambda r: r["$set"]["messages"][0].__setitem__("id", [1]),
+     r"expected a non-empty string \(\$set\.messages\[0\]\.id\)"),
+    (22, lambda r: r["toolCalls"][0].__setitem__("result", 5),
+     r"expected a list \(toolCalls\[0\]\.result\)"),
+])
+def test_a_gemini_field_of_a_wrong_type_is_named(tmp_path: Path, at: int, edit: Any,
+                                                 error: str) -> None:
+    lines = (FIXTURES / "gemini-cli" / "compression.jsonl").read_text(
+        encoding="utf-8").splitlines()
+    record = json.loads(lines[at])
+    edit(record)
+    lines[at] = json.dumps(record)
+    path = tmp_path / "g.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    with pytest.raises(LogError, match=error) as err:
+        api.load(str(path))
+    assert err.value.line == at + 1

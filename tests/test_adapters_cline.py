@@ -238,6 +238,12 @@ def test_bad_message_is_a_file_line_error_or_a_counted_skip(tmp_path: Path) -> N
     assert skipped == [16] and sorted(all_spans(out)) == ["u1", "u3"]
     session_, fmt = api.load(str(path), lenient=True)
     assert fmt == "cline" and [e.line for e in session_.skipped] == [16]
+    # adv46: a role that is no string named no field ("unexpected record shape")
+    path = write_json(tmp_path / "r.messages.json", session([
+        user("u1", "first"), {"id": "u2", "role": 5, "content": "x"}]))
+    with pytest.raises(LogError) as err:
+        list(cline.records(str(path)))
+    assert str(err.value) == f"{path}:16: expected a string (messages[1].role)"
 
 
 def test_a_session_folder_is_audited_once_per_session(tmp_path: Path) -> None:

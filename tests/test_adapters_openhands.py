@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 
 from compaction_audit import api
 from compaction_audit.cli import app
+from compaction_audit.errors import LogError
 from compaction_audit.io import openhands
 from compaction_audit.io.detect import detect_format
 from tests.foreign import (
@@ -254,3 +255,32 @@ def test_a_summarizing_condensation_with_its_summary_emptied_is_judged(
     assert result.exit_code == 1, result.output
     assert result.output.startswith("WARN: 0 error(s), 1 warning(s), 0 info; 2 compactions "
                                     "lost 2 fact(s)")
+
+
+@pytest.mark.parametrize(("edit", "field"), [
+    # adv46: each error named another field, or none ("unhashable type: 'dict'")
+    (lambda e: e.__setitem__("action", {"x": 1}), "action"),
+    (lambda e: e["args"].__setitem__("forgotten_events_end_id", "6"),
+     "args.forgotten_events_end_id"),
+])
+def test_an_event_field_of_a_wrong_type_is_named(tmp_path: Path, edit: Any, field: str
+                                                 ) -> None:
+    evs = events()
+    edit(evs[7])
+    path = tmp_path / "bad.jsonl"
+    path.write_text("".join(json.dumps(e) + "\n" for e in evs))
+    with pytest.raises(LogError) as err:
+        list(openhands.records(str(path)))
+    assert (err.value.line, err.value.field) == (8, field)
+
+
+def test_an_sdk_event_whose_kind_is_no_string_names_kind(tmp_path: Path) -> None:
+    lines = SDK_EVENTS.read_text(encoding="utf-8").splitlines()
+    event = json.loads(lines[1])
+    event["kind"] = 5
+    lines[1] = json.dumps(event)
+    path = tmp_path / "sdk.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    with pytest.raises(LogError) as err:
+        list(openhands.records(str(path)))
+    assert (err.value.line, err.value.field) == (2, "kind")

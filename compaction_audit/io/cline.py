@@ -442,6 +442,8 @@ class _Converter(Conversion):
         mid = msg.get("id")
         if mid is not None and not isinstance(mid, str):  # adv42's class: never "absent"
             raise LogError(doc.path, line, "expected a string", f"messages[{i}].id")
+        if not isinstance(msg.get("role"), str):  # adv46: named no field
+            raise LogError(doc.path, line, "expected a string", f"messages[{i}].role")
         check_counts(doc.path, line, msg.get("metrics"), ("inputTokens", "outputTokens"),
                      f"messages[{i}].metrics.")
         meta, kind = _marker(doc.path, line, i, msg)

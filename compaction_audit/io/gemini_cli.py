@@ -310,7 +310,11 @@ class _Converter(Conversion):
             if type(call) is not dict:
                 raise LogError(self.path, line, "expected an object", f"{where}toolCalls[{j}]")
             yield self.call(call, f"{msg['id']}.call{j}")
-            for res in call.get("result") or []:
+            results = call.get("result")
+            if results is not None and type(results) is not list:  # adv46: "not iterable"
+                raise LogError(self.path, line, "expected a list",
+                               f"{where}toolCalls[{j}].result")
+            for res in results or []:
                 if isinstance(res, dict) and isinstance(res.get("functionResponse"), dict):
                     yield self.result({"id": call.get("id"), "name": call.get("name"),
                                        **res["functionResponse"]}, f"{msg['id']}.res{j}")
@@ -405,7 +409,8 @@ class _Converter(Conversion):
 
         The working set's content keys are kept, not gathered from every span for each
         message: a 16,000-message rewrite took 11 s (issue 11, class 5, fresh pass, F5)."""
-        if msg.get("id") in self.made:
+        mid = msg.get("id")
+        if isinstance(mid, str) and mid in self.made:  # a list id was hashed (adv46)
             return True
         keys = {k for _, _, _, k in self.content_keys(msg)}
         if self.working_keys is None:  # once per compression, not once per message

@@ -103,6 +103,20 @@ def _is_event(obj: Any) -> bool:
         or (isinstance(obj.get("kind"), str) and "source" in obj))
 
 
+def _missing(obj: Any, where: str) -> str:
+    """The field that keeps ``obj`` from being an event (:func:`_is_event`), under
+    ``where``: the object itself, ``id``, ``kind`` (not a string), ``source`` (an SDK
+    event without one) or ``action`` (adv46: a ``kind`` of 5 was reported as ``id``)."""
+    at = f"{where}.".lstrip(".")
+    if not isinstance(obj, dict):
+        return where
+    if "id" not in obj:
+        return f"{at}id"
+    if "kind" in obj:
+        return f"{at}kind" if not isinstance(obj["kind"], str) else f"{at}source"
+    return f"{at}action"
+
+
 def from_sdk(event: dict[str, Any]) -> dict[str, Any]:
     """A V1 (software-agent-sdk) event in the V0 shape the converter reads.
 
@@ -210,12 +224,17 @@ class _Converter(Conversion):
         """Apply one event."""
         if not _is_event(event):
             raise LogError(self.path, line, "expected an event object with 'id' and "
-                           "'action' or 'observation'", where or "id")
+                           "'action' or 'observation'", _missing(event, where))
         if "kind" in event:
             if event["kind"] not in SDK_KINDS:  # counted, not only noted (adv29 F4)
                 self.unread(unknown_type_note(event["kind"], "an SDK event kind"), "event")
                 return
             event = from_sdk(event)
+        else:
+            for name in ("action", "observation"):  # adv46: an object was hashed
+                if event.get(name) is not None and not isinstance(event[name], str):
+                    raise LogError(self.path, line, "expected a string",
+                                   f"{where}.{name}".lstrip("."))
         self.metrics(line, event.get("llm_metrics"), where)
         eid = str(event["id"])
         self.seen.add(eid)
@@ -381,7 +400,8 @@ def forgotten_ids(args: dict[str, Any], known: EventRanges, path: str, line: int
             raise LogError(path, line, "event id out of range (0 .. 2^63-1)",
                            f"{at}.forgotten_events_{name}_id")
     if type(start) is not int or type(end) is not int or end < start:
-        raise LogError(path, line, "expected integers start <= end",
-                       f"{at}.forgotten_events_start_id")
+        name = "end" if type(start) is int and type(end) is not int else "start"
+        raise LogError(path, line, "expected integers start <= end",  # the one not an
+                       f"{at}.forgotten_events_{name}_id")  # integer (adv46), else start
     taken = known.take(start, end)
     return taken, len(taken)
