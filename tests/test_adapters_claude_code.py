@@ -189,6 +189,9 @@ def test_sdk_snake_case_metadata_and_preserved_segment() -> None:
     (b'{"type":"assistant","uuid":"x","message":{"role":"assistant"}}\n',
      "missing field (message.content)"),
     (b'{"type":"assistant","uuid":"x","message":{}}\n', "missing field (message.content)"),
+    # adv46: an empty uuid was reported at another line, as spans[N].id
+    (b'{"type":"user","uuid":"","message":{"role":"user","content":"hi"}}\n',
+     "expected a non-empty string (uuid)"),
     # adv46: each of these moved a number with exit 0
     (b'{"type":"system","uuid":"x","subtype":1,"compactMetadata":{"preTokens":5}}\n',
      "expected a string (subtype)"),

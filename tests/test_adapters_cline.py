@@ -244,6 +244,12 @@ def test_bad_message_is_a_file_line_error_or_a_counted_skip(tmp_path: Path) -> N
     with pytest.raises(LogError) as err:
         list(cline.records(str(path)))
     assert str(err.value) == f"{path}:16: expected a string (messages[1].role)"
+    # and an empty id was reported at the first message's line, as spans[N].id
+    path = write_json(tmp_path / "e.messages.json", session([
+        user("u1", "first"), {"id": "", "role": "user", "content": "x"}]))
+    with pytest.raises(LogError) as err:
+        list(cline.records(str(path)))
+    assert str(err.value) == f"{path}:16: expected a non-empty string (messages[1].id)"
 
 
 def test_a_session_folder_is_audited_once_per_session(tmp_path: Path) -> None:

@@ -284,6 +284,8 @@ class _Converter:
             value = _get(obj, name)
             if value is not None and type(value) is not str:
                 raise self.fail(line, "expected a string", name)
+        if _get(obj, "uuid") == "":  # adv46: reported at another line, as spans[N].id
+            raise self.fail(line, "expected a non-empty string", "uuid")
         for name in _FLAG_FIELDS:
             value = _get(obj, name)
             if value is not None and type(value) is not bool:

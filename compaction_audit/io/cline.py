@@ -440,8 +440,9 @@ class _Converter(Conversion):
         if type(msg) is not dict:
             raise LogError(doc.path, line, "expected an object", f"messages[{i}]")
         mid = msg.get("id")
-        if mid is not None and not isinstance(mid, str):  # adv42's class: never "absent"
-            raise LogError(doc.path, line, "expected a string", f"messages[{i}].id")
+        if mid is not None and (not isinstance(mid, str) or not mid):  # adv42, adv46
+            raise LogError(doc.path, line, "expected a non-empty string" if mid == ""
+                           else "expected a string", f"messages[{i}].id")
         if not isinstance(msg.get("role"), str):  # adv46: named no field
             raise LogError(doc.path, line, "expected a string", f"messages[{i}].role")
         check_counts(doc.path, line, msg.get("metrics"), ("inputTokens", "outputTokens"),
