@@ -87,7 +87,7 @@ def test_a_gemini_text_part_of_a_wrong_type_is_an_error(tmp_path: Path, value: A
     (1, lambda r: r["$set"]["messages"][0].__setitem__("id", [1]),
      r"expected a non-empty string \(\$set\.messages\[0\]\.id\)"),
     (22, lambda r: r["toolCalls"][0].__setitem__("result", 5),
-     r"expected a list \(toolCalls\[0\]\.result\)"),
+     r"expected a list, an object or a string \(toolCalls\[0\]\.result\)"),
 ])
 def test_a_gemini_field_of_a_wrong_type_is_named(tmp_path: Path, at: int, edit: Any,
                                                  error: str) -> None:
@@ -101,3 +101,37 @@ def test_a_gemini_field_of_a_wrong_type_is_named(tmp_path: Path, at: int, edit: 
     with pytest.raises(LogError, match=error) as err:
         api.load(str(path))
     assert err.value.line == at + 1
+
+
+@pytest.mark.parametrize("shape", ["object", "string"])
+def test_a_gemini_tool_result_of_one_part_is_read(tmp_path: Path, shape: str) -> None:
+    """adv47: Gemini CLI types a call's ``result`` as a list of parts, one part or a
+    string, and wrote one ``{functionResponse}`` object for a plain output; a single
+    object was dropped (adv46 made it an error).  Either reads as the list did."""
+    lines = (FIXTURES / "gemini-cli" / "compression.jsonl").read_text(
+        encoding="utf-8").splitlines()
+    record = json.loads(lines[22])
+    (part,) = record["toolCalls"][0]["result"]
+    output = part["functionResponse"]["response"]["output"]
+    record["toolCalls"][0]["result"] = part if shape == "object" else output
+    lines[22] = json.dumps(record)
+    path = tmp_path / "g.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    assert output in api.load(str(path))[0].items["text"].to_list()
+
+
+def test_a_gemini_message_of_one_part_is_read(tmp_path: Path) -> None:
+    """adv47: a message's ``content`` may be one part (``PartListUnion``): it was "expected
+    a string or a list"."""
+    lines = (FIXTURES / "gemini-cli" / "compression.jsonl").read_text(
+        encoding="utf-8").splitlines()
+    at = next(i for i, line in enumerate(lines) if isinstance(
+        json.loads(line).get("content"), list) and len(json.loads(line)["content"]) == 1
+        and isinstance(json.loads(line)["content"][0].get("text"), str))
+    record = json.loads(lines[at])
+    (part,) = record["content"]
+    record["content"] = part
+    lines[at] = json.dumps(record)
+    path = tmp_path / "g.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    assert part["text"] in api.load(str(path))[0].items["text"].to_list()

@@ -41,7 +41,7 @@ _LINE_TYPES = frozenset({"session_meta", "response_item", "event_msg", "turn_con
 _CALLS = {"function_call": "arguments", "custom_tool_call": "input",
           "local_shell_call": "action", "web_search_call": "action"}
 _OUTPUTS = frozenset({"function_call_output", "custom_tool_call_output"})
-_OPAQUE_ITEMS = frozenset({"compaction", "compaction_summary"})
+_OPAQUE_ITEMS = frozenset({"compaction", "compaction_summary", "context_compaction"})
 ROLES = frozenset({"user", "assistant", "developer", "system"})
 """The message roles a rollout writes: a person (or text Codex injects in the user
 role), the model, and the product's instructions; a message of any other role is

@@ -286,7 +286,9 @@ class _Converter(Conversion):
         """``(key, source, base_id, text)`` of each span a message holds."""
         role = "user" if msg.get("type") == "user" else "assistant"
         content = msg.get("content")
-        parts = [{"text": content}] if isinstance(content, str) else content
+        # PartListUnion: a list of parts, one part (adv47) or a string (a text part)
+        parts = ([{"text": content}] if isinstance(content, str)
+                 else [content] if type(content) is dict else content)
         if type(parts) is not list:
             raise LogError(self.path, line, "expected a string or a list", f"{where}content")
         for j, part in enumerate(parts):
@@ -310,11 +312,7 @@ class _Converter(Conversion):
             if type(call) is not dict:
                 raise LogError(self.path, line, "expected an object", f"{where}toolCalls[{j}]")
             yield self.call(call, f"{msg['id']}.call{j}")
-            results = call.get("result")
-            if results is not None and type(results) is not list:  # adv46: "not iterable"
-                raise LogError(self.path, line, "expected a list",
-                               f"{where}toolCalls[{j}].result")
-            for res in results or []:
+            for res in self.results(line, call.get("result"), f"{where}toolCalls[{j}]"):
                 if isinstance(res, dict) and isinstance(res.get("functionResponse"), dict):
                     yield self.result({"id": call.get("id"), "name": call.get("name"),
                                        **res["functionResponse"]}, f"{msg['id']}.res{j}")
@@ -324,6 +322,21 @@ class _Converter(Conversion):
         cid = str(call.get("id") or fallback)
         name = str(call.get("name") or "unknown")
         return f"call:{cid}", f"tool_call:{name}", cid, tool_input_text(call.get("args"))
+
+    def results(self, line: int, value: Any, where: str) -> list[Any]:
+        """A tool call's ``result`` as a list of parts: Gemini CLI types it
+        ``PartListUnion`` (a list of parts, one part, or a string: a text part), and
+        wrote one ``{functionResponse}`` object for a plain output in 2025 (adv47; a
+        single object was dropped, adv46's "not iterable" for a number).  Raises
+        :class:`LogError` for any other value but null."""
+        if value is None or type(value) is list:
+            return value or []
+        if type(value) is dict:
+            return [value]
+        if type(value) is str:  # the output itself, as a function response carries it
+            return [{"functionResponse": {"response": {"output": value}}}]
+        raise LogError(self.path, line, "expected a list, an object or a string",
+                       f"{where}.result")
 
     def result(self, res: dict[str, Any], fallback: str) -> tuple[str, str, str, str]:
         """A function response: keyed by its call id."""
