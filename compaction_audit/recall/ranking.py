@@ -136,15 +136,12 @@ FRAGMENT = (r"(?i)^[^`]*(?:`[^`]*`[^`]*)*`[^`]*$"
 conjunction, article or opening punctuation at the end (issue 10, point 2)."""
 
 ONE_SIDED = (r"(?i)^\W*(?:then|afterwards|subsequently)\b"
-             r"|^\W*(?:is|are|was|were|been|being|gets|got|comes|came)\b"
              r"|\b(?:then|before|after(?:wards)?|subsequently)\W*$")
 """An ordering with one side only: it ends with its marker ("the filter comes
-after"), starts with one that points back to the sentence before ("Then the
-wrapper", "Afterwards ..."), or starts with the verb whose subject the sentence before
-holds ("is rendered before the text button", "comes after the wrapper": usertest7):
-the clause alone states no order (a fragment, never a decision).  "before X" and
-"after X" name what they are ordered against ("after a failed migration", "Before
-deploying, run the migrations"): not fragments."""
+after"), or starts with one that points back to the sentence before ("Then the
+wrapper", "Afterwards ..."): the clause alone states no order (a fragment, never a
+decision).  "before X" and "after X" name what they are ordered against ("after a
+failed migration", "Before deploying, run the migrations"): not fragments."""
 
 CODE_ARROW = r"(?:->|=>|\|>|→).*|.*(?:->|=>|\|>|→)"
 CODE_CHARS = r"[.`_(){}\[\]=:@%/]"
