@@ -42,7 +42,12 @@ def test_a_summary_longer_than_what_it_folded(write_log: LogWriter) -> None:
     assert (c["folded_tokens"], c["compression_ratio"]) == (120, 0.25)  # 12,000 / 480 was 25x
     # said as the inverse: "(0.25x)" read as a ratio of something else (usertest7)
     assert compaction_sizes(c).endswith("summary 480 tokens for 120 folded (the summary "
-                                        "is 4.0x longer)")
+                                        "is 4.0 times the size of what it folded)")
+    # near 1, "1.0x longer" said nothing true (adv47): the bounds exactly
+    for ratio, said in ((0.949, "(the summary is 1.1 times the size of what it folded)"),
+                        (0.95, "(about the same size)"), (1.049, "(about the same size)"),
+                        (1.05, "(1.1x)")):
+        assert compaction_sizes({**c, "compression_ratio": ratio}).endswith(said), ratio
 
 
 def test_an_opaque_summary_has_no_ratio(write_log: LogWriter) -> None:

@@ -499,8 +499,10 @@ def compaction_sizes(c: dict[str, Any]) -> str:
     summary 61 tokens for 98 folded (1.6x)``: the product's own measure of the prompt
     before and after (``tokens_before``, ``tokens_after``), then the summary beside what
     it folded on the audit's one scale, and their quotient ``compression_ratio``
-    (docs/adapters.md, "In the report"; below 1, where the summary is the longer,
-    "the summary is 3.9x longer": "0.26x" read as a ratio of something else, usertest7)."""
+    (docs/adapters.md, "In the report"); "about the same size" from 0.95 to 1.05 ("1.0x
+    longer" for 100 tokens over 97: adv47), and below, where the summary is the longer,
+    "the summary is 3.9 times the size of what it folded" ("0.26x" read as a ratio of
+    something else: usertest7)."""
     size, ratio, opaque = c.get("summary_tokens"), c.get("compression_ratio"), c.get("opaque")
     if size is None:
         summary = "summary opaque"
@@ -512,8 +514,9 @@ def compaction_sizes(c: dict[str, Any]) -> str:
     if isinstance(folded, int) and not opaque:
         summary += f" for {_tokens(folded)} folded"
     quotient = ("ratio unknown" if not isinstance(ratio, (int, float)) else
-                f"(the summary is {1 / ratio:,.1f}x longer)" if ratio < 1
-                else f"({ratio:,.1f}x)")
+                "(about the same size)" if 0.95 <= ratio < 1.05 else
+                f"(the summary is {1 / ratio:,.1f} times the size of what it folded)"
+                if ratio < 1 else f"({ratio:,.1f}x)")
     return (f"context {_tokens(c.get('tokens_before'))} -> {_tokens(c.get('tokens_after'))} "
             f"tokens; {summary}{',' if quotient == 'ratio unknown' else ''} {quotient}")
 
