@@ -6,9 +6,6 @@ the products themselves); null stays "no text", read as before."""
 
 from __future__ import annotations
 
-import json
-import re
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -16,9 +13,7 @@ import pytest
 
 from compaction_audit import api
 from compaction_audit.errors import LogError
-from tests.logs import ROOT
-
-FIXTURES = ROOT / "tests" / "fixtures" / "adapters"
+from tests.edited import edited_gemini, gemini_records, wrong_type_is_named
 
 
 def _text_part(parts: list[Any]) -> dict[str, Any]:
@@ -47,42 +42,31 @@ def _opencode(doc: Any, value: Any) -> str:
     ("cline/basic.compaction.json", _cline), ("opencode/export.json", _opencode)])
 def test_a_text_part_of_a_wrong_type_is_an_error(
         tmp_path: Path, name: str, edit: Any, value: Any) -> None:
-    source = FIXTURES / name
-    for other in source.parent.glob("*.json"):  # a Cline file reads its companions
-        shutil.copy(other, tmp_path / other.name)
-    doc = json.loads(source.read_text(encoding="utf-8"))
-    field = edit(doc, value)
-    path = tmp_path / source.name
-    path.write_text(json.dumps(doc), encoding="utf-8")
-    with pytest.raises(LogError, match=rf"expected a string \(.*{re.escape(field)}\)"):
-        api.load(str(path))
-    doc = json.loads(source.read_text(encoding="utf-8"))
-    edit(doc, None)  # null: no text, read as before
-    path.write_text(json.dumps(doc), encoding="utf-8")
-    api.load(str(path))
+    wrong_type_is_named(tmp_path, name, edit, value, "expected a string")
 
 
-@pytest.mark.parametrize("value", [7, ["a"]])
-def test_a_gemini_text_part_of_a_wrong_type_is_an_error(tmp_path: Path, value: Any
-                                                        ) -> None:
-    lines = (FIXTURES / "gemini-cli" / "compression.jsonl").read_text(
-        encoding="utf-8").splitlines()
-    at = next(i for i, line in enumerate(lines) if isinstance(
-        json.loads(line).get("content"), list) and any(
-        isinstance(p, dict) and isinstance(p.get("text"), str)
-        for p in json.loads(line)["content"]))
-    record = json.loads(lines[at])
-    j = next(k for k, p in enumerate(record["content"]) if isinstance(p.get("text"), str))
-    record["content"][j]["text"] = value
-    lines[at] = json.dumps(record)
-    path = tmp_path / "g.jsonl"
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    with pytest.raises(LogError, match=rf"expected a string \(.*content\[{j}\]\.text\)") as err:
-        api.load(str(path))
-    assert err.value.line == at + 1
+def _text_at(record: Any) -> int | None:
+    """The index of the first part of a Gemini record's content list with a text."""
+    content = record.get("content")
+    return next((k for k, p in enumerate(content) if isinstance(p, dict)
+                 and isinstance(p.get("text"), str)), None) \
+        if isinstance(content, list) else None
+
+
+_GEMINI_TEXT = next(i for i, r in enumerate(gemini_records()) if _text_at(r) is not None)
+_GEMINI_ONE_TEXT = next(i for i, r in enumerate(gemini_records())
+                        if _text_at(r) is not None and len(r["content"]) == 1)
+
+
+def _set_text(value: Any) -> Any:
+    def edit(record: Any) -> None:
+        record["content"][_text_at(record)]["text"] = value
+    return edit
 
 
 @pytest.mark.parametrize(("at", "edit", "error"), [
+    (_GEMINI_TEXT, _set_text(7), r"expected a string \(.*content\[\d+\]\.text\)"),
+    (_GEMINI_TEXT, _set_text(["a"]), r"expected a string \(.*content\[\d+\]\.text\)"),
     # adv46: "TypeError: unhashable type: 'list'" and "'int' object is not iterable"
     (1, lambda r: r["$set"]["messages"][0].__setitem__("id", [1]),
      r"expected a non-empty string \(\$set\.messages\[0\]\.id\)"),
@@ -91,15 +75,8 @@ def test_a_gemini_text_part_of_a_wrong_type_is_an_error(tmp_path: Path, value: A
 ])
 def test_a_gemini_field_of_a_wrong_type_is_named(tmp_path: Path, at: int, edit: Any,
                                                  error: str) -> None:
-    lines = (FIXTURES / "gemini-cli" / "compression.jsonl").read_text(
-        encoding="utf-8").splitlines()
-    record = json.loads(lines[at])
-    edit(record)
-    lines[at] = json.dumps(record)
-    path = tmp_path / "g.jsonl"
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     with pytest.raises(LogError, match=error) as err:
-        api.load(str(path))
+        api.load(str(edited_gemini(tmp_path, at, edit)))
     assert err.value.line == at + 1
 
 
@@ -108,30 +85,17 @@ def test_a_gemini_tool_result_of_one_part_is_read(tmp_path: Path, shape: str) ->
     """adv47: Gemini CLI types a call's ``result`` as a list of parts, one part or a
     string, and wrote one ``{functionResponse}`` object for a plain output; a single
     object was dropped (adv46 made it an error).  Either reads as the list did."""
-    lines = (FIXTURES / "gemini-cli" / "compression.jsonl").read_text(
-        encoding="utf-8").splitlines()
-    record = json.loads(lines[22])
-    (part,) = record["toolCalls"][0]["result"]
+    (part,) = gemini_records()[22]["toolCalls"][0]["result"]
     output = part["functionResponse"]["response"]["output"]
-    record["toolCalls"][0]["result"] = part if shape == "object" else output
-    lines[22] = json.dumps(record)
-    path = tmp_path / "g.jsonl"
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    path = edited_gemini(tmp_path, 22, lambda r: r["toolCalls"][0].__setitem__(
+        "result", part if shape == "object" else output))
     assert output in api.load(str(path))[0].items["text"].to_list()
 
 
 def test_a_gemini_message_of_one_part_is_read(tmp_path: Path) -> None:
-    """adv47: a message's ``content`` may be one part (``PartListUnion``): it was "expected
-    a string or a list"."""
-    lines = (FIXTURES / "gemini-cli" / "compression.jsonl").read_text(
-        encoding="utf-8").splitlines()
-    at = next(i for i, line in enumerate(lines) if isinstance(
-        json.loads(line).get("content"), list) and len(json.loads(line)["content"]) == 1
-        and isinstance(json.loads(line)["content"][0].get("text"), str))
-    record = json.loads(lines[at])
-    (part,) = record["content"]
-    record["content"] = part
-    lines[at] = json.dumps(record)
-    path = tmp_path / "g.jsonl"
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    """adv47: a message's ``content`` may be one part (``PartListUnion``): it was
+    "expected a string or a list"."""
+    (part,) = gemini_records()[_GEMINI_ONE_TEXT]["content"]
+    path = edited_gemini(tmp_path, _GEMINI_ONE_TEXT,
+                         lambda r: r.__setitem__("content", part))
     assert part["text"] in api.load(str(path))[0].items["text"].to_list()

@@ -417,10 +417,6 @@ def test_a_history_item_of_a_type_not_known_is_counted_not_read(tmp_path: Path) 
             {"type": "context_compaction", "encrypted_content": "gAAAA"}]}),
         ("event_msg", {"type": "context_compacted"}),
     ])
-    head = out[0][1]
-    assert head["lines_not_read"] == 2
-    assert head["reader_notes"] == [
-        "1 line of a replacement_history item type this reader does not know ('Message'): "
-        "not read",
-        "1 line of a replacement_history item type this reader does not know (None): "
-        "not read"]
+    note = "1 line of a replacement_history item type this reader does not know ({}): not read"
+    assert (out[0][1]["lines_not_read"], out[0][1]["reader_notes"]) == (
+        2, [note.format("'Message'"), note.format(None)])
