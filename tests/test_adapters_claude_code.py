@@ -201,6 +201,10 @@ def test_sdk_snake_case_metadata_and_preserved_segment() -> None:
     (b'{"type":"system","uuid":"x","subtype":"microcompact_boundary",'
      b'"microcompactMetadata":{"compactedToolIds":"t"}}\n',
      "expected a list (microcompactMetadata.compactedToolIds)"),
+    # adv48: the context after was -910,000 tokens
+    (b'{"type":"system","uuid":"x","subtype":"microcompact_boundary","microcompactMetadata":'
+     b'{"preTokens":90000,"tokensSaved":1000000}}\n',
+     "tokensSaved 1000000 exceeds preTokens 90000 (microcompactMetadata.tokensSaved)"),
     (b'[1, 2]\n', "expected a JSON object"),
     # adv42: identity fields and flags of a wrong type were read as absent, with no word
     (b'{"type":"user","uuid":12,"message":{"role":"user","content":"hi"}}\n',

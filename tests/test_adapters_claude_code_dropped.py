@@ -277,3 +277,22 @@ def test_a_chain_of_compactions_keeps_a_bounded_set_of_early_parents(
     assert early["b1"] == ("ghost1", "ghost0")
     assert early["b99"] == tuple(f"ghost{k}" for k in range(99, 83, -1))
     assert max(map(len, early.values())) == 16
+
+
+def test_a_content_block_of_a_type_not_known_is_counted(tmp_path: Path) -> None:
+    """adv48: a person's text in a block typed "Text" left the audit with no word (an
+    error became a warning); a block of a type the reader does not know is counted as
+    not read, in a user line and in an assistant line."""
+    objs = lines()
+    user = next(i for i, o in enumerate(objs) if o.get("type") == "user"
+                and isinstance(o["message"].get("content"), str))
+    objs[user]["message"]["content"] = [{"type": "Text",
+                                         "text": objs[user]["message"]["content"]}]
+    reply = next(i for i, o in enumerate(objs) if o.get("type") == "assistant")
+    objs[reply]["message"]["content"].append({"type": "container_upload", "file_id": "f"})
+    out = convert(write(tmp_path / "blocks.jsonl", objs))
+    assert out[0][1]["lines_not_read"] == 2
+    assert out[0][1]["reader_notes"] == [
+        "1 line of a content block type this reader does not know ('Text'): not read",
+        "1 line of a content block type this reader does not know ('container_upload'): "
+        "not read"]

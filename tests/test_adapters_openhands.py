@@ -274,13 +274,18 @@ def test_an_event_field_of_a_wrong_type_is_named(tmp_path: Path, edit: Any, fiel
     assert (err.value.line, err.value.field) == (8, field)
 
 
-def test_an_sdk_event_whose_kind_is_no_string_names_kind(tmp_path: Path) -> None:
+@pytest.mark.parametrize(("at", "name", "value"), [
+    (1, "kind", 5),
+    # adv48: a null observation was read as an empty result: PASS became FAIL
+    (3, "observation", None), (3, "observation", "done")])
+def test_an_sdk_event_field_of_a_wrong_type_is_named(tmp_path: Path, at: int, name: str,
+                                                     value: Any) -> None:
     lines = SDK_EVENTS.read_text(encoding="utf-8").splitlines()
-    event = json.loads(lines[1])
-    event["kind"] = 5
-    lines[1] = json.dumps(event)
+    event = json.loads(lines[at])
+    event[name] = value
+    lines[at] = json.dumps(event)
     path = tmp_path / "sdk.jsonl"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     with pytest.raises(LogError) as err:
         list(openhands.records(str(path)))
-    assert (err.value.line, err.value.field) == (2, "kind")
+    assert (err.value.line, err.value.field) == (at + 1, name)

@@ -413,6 +413,8 @@ class _Converter:
                 images += 1
             elif kind == "tool_result":
                 results.append((i, block))
+            else:
+                self.unknown_block(kind)
         typed = "\n".join(groups[harness.USER])
         if typed and self.waiting[typed] > 0:  # a queued message delivered as a line
             self.waiting[typed] -= 1
@@ -525,6 +527,14 @@ class _Converter:
                 call.parts.append((span, utf8_len(raw)))
             elif isinstance(kind, str) and kind.endswith("_tool_result"):
                 self.tool_result(line, block, where)
+            else:
+                self.unknown_block(kind)
+
+    def unknown_block(self, kind: Any) -> None:
+        """Count a content block of a type this reader does not read (``Text``, a
+        ``container_upload``): never dropped without a word (adv48: a person's text in
+        a block typed "Text" left the audit and an error became a warning)."""
+        self.not_read[unknown_type_note(kind, "a content block type")] += 1
 
     def usage(self, line: int, usage: Any, call: _Call) -> None:
         """Record a (repeated) ``usage``: the call's output size and the context size."""
@@ -590,6 +600,9 @@ class _Converter:
         """A ``microcompact_boundary``: old tool results cleared, no summary."""
         meta = self.metadata(line, obj, "microcompactMetadata")
         pre, saved = self.count(line, meta, "preTokens"), self.count(line, meta, "tokensSaved")
+        if pre is not None and saved is not None and saved > pre:  # adv48: -910,000 after
+            raise self.fail(line, f"tokensSaved {saved} exceeds preTokens {pre}",
+                            "microcompactMetadata.tokensSaved")
         ids = _get(meta, "compactedToolIds")
         if ids is not None and type(ids) is not list:  # adv46: a "x" cleared nothing
             raise self.fail(line, "expected a list", "microcompactMetadata.compactedToolIds")

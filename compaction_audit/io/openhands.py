@@ -229,6 +229,10 @@ class _Converter(Conversion):
             if event["kind"] not in SDK_KINDS:  # counted, not only noted (adv29 F4)
                 self.unread(unknown_type_note(event["kind"], "an SDK event kind"), "event")
                 return
+            if event["kind"] == "ObservationEvent" and type(event.get("observation")) \
+                    is not dict:  # adv48: a null read as an empty result, PASS to FAIL
+                raise LogError(self.path, line, "expected an object",
+                               f"{where}.observation".lstrip("."))
             event = from_sdk(event)
         else:
             for name in ("action", "observation"):  # adv46: an object was hashed
