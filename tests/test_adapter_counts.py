@@ -36,6 +36,12 @@ def _cline_marker(doc: Any, value: Any) -> str:
     return "messages[0].metadata.tokensBefore"
 
 
+def _cline_metadata(doc: Any, value: Any) -> str:
+    # adv48: a metadata written as a string hid the compaction marker
+    doc["messages"][0]["metadata"] = value
+    return "messages[0].metadata"
+
+
 def _openhands(doc: Any, value: Any) -> str:
     # adv46: a per_turn_token of "96000" was dropped and an estimate stood in
     at = next(i for i, e in enumerate(doc) if isinstance(e.get("llm_metrics"), dict))
@@ -73,3 +79,10 @@ def test_a_gemini_token_count_of_a_wrong_type_is_an_error(tmp_path: Path, value:
     with pytest.raises(LogError, match=error) as err:
         api.load(str(edited_gemini(tmp_path, _GEMINI_TOKENS, edit)))
     assert err.value.line == _GEMINI_TOKENS + 1
+
+
+@pytest.mark.parametrize("value", ["compaction_summary", [1], 7])
+def test_a_cline_metadata_that_is_no_object_is_an_error(tmp_path: Path, value: Any
+                                                        ) -> None:
+    wrong_type_is_named(tmp_path, "cline/agentic.compaction.json", _cline_metadata, value,
+                        "expected an object")

@@ -201,6 +201,16 @@ def test_sdk_snake_case_metadata_and_preserved_segment() -> None:
     (b'{"type":"system","uuid":"x","subtype":"microcompact_boundary",'
      b'"microcompactMetadata":{"compactedToolIds":"t"}}\n',
      "expected a list (microcompactMetadata.compactedToolIds)"),
+    # adv48: a list uuid was "unhashable" at another line; the others kept nothing
+    (b'{"type":"system","uuid":"x","subtype":"compact_boundary","compactMetadata":'
+     b'{"preservedMessages":{"uuids":["a",["b"]]}}}\n',
+     "expected a string (compactMetadata.preservedMessages.uuids[1])"),
+    (b'{"type":"system","uuid":"x","subtype":"compact_boundary","compactMetadata":'
+     b'{"preservedSegment":["a","b"]}}\n',
+     "expected an object (compactMetadata.preservedSegment)"),
+    (b'{"type":"system","uuid":"x","subtype":"compact_boundary","compactMetadata":'
+     b'{"preservedSegment":{"headUuid":7,"tailUuid":"b"}}}\n',
+     "expected a string (compactMetadata.preservedSegment.headUuid)"),
     # adv48: the context after was -910,000 tokens
     (b'{"type":"system","uuid":"x","subtype":"microcompact_boundary","microcompactMetadata":'
      b'{"preTokens":90000,"tokensSaved":1000000}}\n',

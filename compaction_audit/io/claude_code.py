@@ -53,6 +53,7 @@ from compaction_audit.io.tokens import (
 SOURCE_FORMAT = "claude-code"
 
 _MESSAGE_TYPES = frozenset({"user", "assistant", "system"})
+_META = "compactMetadata"
 _STRING_FIELDS = ("uuid", "parentUuid", "logicalParentUuid", "sessionId", "subtype")
 """A message line's identity fields and a system line's ``subtype`` (a 1 made a
 ``compact_boundary`` no compaction: adv46): a string or null
@@ -575,7 +576,7 @@ class _Converter:
         self.boundary = None
         meta = self.metadata(line, obj, "compactMetadata")
         pre, post = self.count(line, meta, "preTokens"), self.count(line, meta, "postTokens")
-        keep, keep_lines = self.preserved(meta)
+        keep, keep_lines = self.preserved(line, meta)
         parent = _get(obj, "logicalParentUuid")
         cut = self.uuid_line.get(parent) if isinstance(parent, str) else None
         fold = self.asm.fold_outside(keep, keep_lines, cut)
@@ -640,24 +641,50 @@ class _Converter:
             raise self.fail(line, "expected an integer >= 0", name)
         return value
 
-    def preserved(self, meta: dict[str, Any]) -> tuple[tuple[int, int] | None, set[int]]:
+    def preserved(self, line: int, meta: dict[str, Any]
+                  ) -> tuple[tuple[int, int] | None, set[int]]:
         """The lines whose spans a partial compaction kept: the inclusive range of
         ``preservedSegment`` (None without one) and the lines of ``preservedMessages``.
+        Raises :class:`LogError` when either, its ``headUuid``/``tailUuid`` or a uuid
+        listed is of a wrong type (adv48: a list uuid was "unhashable" at another line;
+        a uuid 7 or a segment written as a list was read as "nothing kept" and the
+        folded tokens moved).
 
         A range, not the set of its lines: its size is the log's, not the record's."""
         keep = None
-        segment = _get(meta, "preservedSegment")
-        if isinstance(segment, dict):
-            head = self.uuid_line.get(str(_get(segment, "headUuid")))
-            tail = self.uuid_line.get(str(_get(segment, "tailUuid")))
+        segment = self.part(line, meta, "preservedSegment")
+        if segment is not None:
+            ends = [self.uuid_of(line, segment, f"{_META}.preservedSegment.{name}")
+                    for name in ("headUuid", "tailUuid")]
+            head, tail = (self.uuid_line.get(u) if u is not None else None for u in ends)
             if head is not None and tail is not None:
                 keep = (head, tail)
         lines: set[int] = set()
-        messages = _get(meta, "preservedMessages")
-        uuids = _get(messages, "uuids") if isinstance(messages, dict) else None
-        if isinstance(uuids, list):
-            lines.update(self.uuid_line[u] for u in uuids if u in self.uuid_line)
+        messages = self.part(line, meta, "preservedMessages")
+        uuids = _get(messages, "uuids") if messages is not None else None
+        if uuids is not None and type(uuids) is not list:
+            raise self.fail(line, "expected a list", f"{_META}.preservedMessages.uuids")
+        for i, u in enumerate(uuids or []):
+            if type(u) is not str:
+                raise self.fail(line, "expected a string",
+                                f"{_META}.preservedMessages.uuids[{i}]")
+            if u in self.uuid_line:
+                lines.add(self.uuid_line[u])
         return keep, lines
+
+    def part(self, line: int, meta: dict[str, Any], name: str) -> dict[str, Any] | None:
+        """``meta[name]`` (either spelling): an object or None, else :class:`LogError`."""
+        value = _get(meta, name)
+        if value is not None and type(value) is not dict:
+            raise self.fail(line, "expected an object", f"{_META}.{name}")
+        return value
+
+    def uuid_of(self, line: int, obj: dict[str, Any], where: str) -> str | None:
+        """A uuid field of ``obj`` (the last part of ``where``): a string or None."""
+        value = _get(obj, where.rsplit(".", 1)[-1])
+        if value is not None and type(value) is not str:
+            raise self.fail(line, "expected a string", where)
+        return value
 
     # -- end -------------------------------------------------------------------------
     def finish(self) -> list[tuple[int, dict[str, Any]]]:

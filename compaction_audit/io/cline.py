@@ -655,12 +655,16 @@ def _str_id(msg: Any) -> str | None:
 
 def _marker(path: str, line: int, i: int, msg: dict[str, Any]
             ) -> tuple[dict[str, Any], str | None]:
-    """A message's ``metadata`` (``{}`` when it is not an object) and its compaction
-    marker's kind (:func:`_marker_kind`); :class:`LogError` for a count of the marker
+    """A message's ``metadata`` (``{}`` when null or absent) and its compaction
+    marker's kind (:func:`_marker_kind`); :class:`LogError` for a ``metadata`` that is
+    no object (a string hid the compaction marker: adv48) or a count of the marker
     (``tokensBefore``, ``messagesRemoved``) that is neither null nor an integer >= 0
     (adv46: a ``tokensBefore`` of -5 was reported as the context before, and one of
     "24000" silently became the estimate)."""
-    meta = as_object(msg.get("metadata"))
+    meta = msg.get("metadata")
+    if meta is not None and type(meta) is not dict:  # adv48: it hid the marker
+        raise LogError(path, line, "expected an object", f"messages[{i}].metadata")
+    meta = meta or {}
     check_counts(path, line, meta, ("tokensBefore", "messagesRemoved"),
                  f"messages[{i}].metadata.")
     return meta, _marker_kind(path, line, i, meta)
