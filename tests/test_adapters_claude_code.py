@@ -211,6 +211,13 @@ def test_sdk_snake_case_metadata_and_preserved_segment() -> None:
     (b'{"type":"system","uuid":"x","subtype":"compact_boundary","compactMetadata":'
      b'{"preservedSegment":{"headUuid":7,"tailUuid":"b"}}}\n',
      "expected a string (compactMetadata.preservedSegment.headUuid)"),
+    # adv48: an empty tool_use id was reported at another line; an origin kind 7 made
+    # a person's line generated
+    (b'{"type":"assistant","uuid":"x","message":{"role":"assistant","content":[{"type":'
+     b'"tool_use","id":"","name":"Bash","input":{}}]}}\n',
+     "expected a non-empty string (message.content[0].id)"),
+    (b'{"type":"user","uuid":"x","origin":{"kind":7},"message":{"role":"user",'
+     b'"content":"hi"}}\n', "expected a string (origin.kind)"),
     # adv48: the context after was -910,000 tokens
     (b'{"type":"system","uuid":"x","subtype":"microcompact_boundary","microcompactMetadata":'
      b'{"preTokens":90000,"tokensSaved":1000000}}\n',

@@ -397,6 +397,10 @@ class _Converter:
                           "not read"] += 1
             return
         origin = obj.get("origin")
+        if type(origin) is dict and not isinstance(origin.get("kind"), str | None):
+            # adv48: a kind 7 made a person's text generated (another shape of origin
+            # is not one this reader knows: read as before, a person's)
+            raise self.fail(line, "expected a string", "origin.kind")
         flags = {"meta": _get(obj, "isMeta") is True,
                  "skill": isinstance(_get(obj, "sourceToolUseID"), str),
                  "generated": isinstance(origin, dict)
@@ -518,6 +522,8 @@ class _Converter:
             elif kind in ("tool_use", "server_tool_use", "mcp_tool_use"):
                 name = self.text_of(line, block, where, "name")
                 call_id = self.text_of(line, block, where, "id")
+                if not call_id:  # adv48: reported at another line, as spans[N].id
+                    raise self.fail(line, "expected a non-empty string", f"{where}.id")
                 try:
                     raw = orjson.dumps(block.get("input", {})).decode()
                 except orjson.JSONEncodeError:
