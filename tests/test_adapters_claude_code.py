@@ -233,7 +233,9 @@ def test_sdk_snake_case_metadata_and_preserved_segment() -> None:
     (b'{"type":"user","uuid":"x","sessionId":[1],"message":{"content":"hi"}}\n',
      "expected a string (sessionId)"),
     (b'{"type":"user","uuid":"x","session_id":5,"message":{"content":"hi"}}\n',
-     "expected a string (sessionId)"),
+     "expected a string (session_id)"),  # as the log spells it (adv48)
+    (b'{"type":"system","uuid":"x","subtype":"compact_boundary","compact_metadata":'
+     b'{"pre_tokens":"99000"}}\n', "expected an integer >= 0 (pre_tokens)"),
     (b'{"type":"user","uuid":"x","isSidechain":"false","message":{"content":"hi"}}\n',
      "expected true or false (isSidechain)"),
     (b'{"type":"user","uuid":"x","isCompactSummary":1,"message":{"content":"hi"}}\n',

@@ -81,6 +81,12 @@ def _get(obj: dict[str, Any], name: str) -> Any:
     return obj.get(_CAMEL.sub("_", name).lower())
 
 
+def _spelled(obj: dict[str, Any], name: str) -> str:
+    """``name`` as ``obj`` spells it (:func:`_get`): an error names the key the log
+    holds (adv48: ``pre_tokens`` of the SDK stream was reported as ``preTokens``)."""
+    return name if name in obj else _CAMEL.sub("_", name).lower()
+
+
 REPEATED_COMPACTION = ("of a compaction repeating an earlier line's uuid, content and "
                        "parents (history written twice, or a copy put first; the first "
                        "was read): not read")
@@ -284,13 +290,13 @@ class _Converter:
         for name in _STRING_FIELDS:
             value = _get(obj, name)
             if value is not None and type(value) is not str:
-                raise self.fail(line, "expected a string", name)
+                raise self.fail(line, "expected a string", _spelled(obj, name))
         if _get(obj, "uuid") == "":  # adv46: reported at another line, as spans[N].id
             raise self.fail(line, "expected a non-empty string", "uuid")
         for name in _FLAG_FIELDS:
             value = _get(obj, name)
             if value is not None and type(value) is not bool:
-                raise self.fail(line, "expected true or false", name)
+                raise self.fail(line, "expected true or false", _spelled(obj, name))
         message = obj.get("message")
         if type(message) is dict:
             for name in ("id", "role"):
@@ -629,7 +635,7 @@ class _Converter:
         if meta is None:
             return {}
         if type(meta) is not dict:
-            raise self.fail(line, "expected an object", name)
+            raise self.fail(line, "expected an object", _spelled(obj, name))
         return meta
 
     def trigger(self, line: int, meta: dict[str, Any]) -> str | None:
@@ -644,7 +650,7 @@ class _Converter:
         """An optional token count of the metadata."""
         value = _get(meta, name)
         if value is not None and (type(value) is not int or value < 0):
-            raise self.fail(line, "expected an integer >= 0", name)
+            raise self.fail(line, "expected an integer >= 0", _spelled(meta, name))
         return value
 
     def preserved(self, line: int, meta: dict[str, Any]
