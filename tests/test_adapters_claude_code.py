@@ -218,6 +218,13 @@ def test_sdk_snake_case_metadata_and_preserved_segment() -> None:
      "expected a non-empty string (message.content[0].id)"),
     (b'{"type":"user","uuid":"x","origin":{"kind":7},"message":{"role":"user",'
      b'"content":"hi"}}\n', "expected a string (origin.kind)"),
+    # adv48: a queued person's turn of a wrong type was dropped with no word
+    (b'{"type":"queue-operation","operation":7,"content":"x"}\n',
+     "expected a string (operation)"),
+    (b'{"type":"queue-operation","operation":"enqueue","content":{"text":"x"}}\n',
+     "expected a string or a list (content)"),
+    (b'{"type":"queue-operation","operation":"enqueue","content":[{"type":"text",'
+     b'"text":7}]}\n', "expected a string (content[0].text)"),
     # adv48: the context after was -910,000 tokens
     (b'{"type":"system","uuid":"x","subtype":"microcompact_boundary","microcompactMetadata":'
      b'{"preTokens":90000,"tokensSaved":1000000}}\n',

@@ -296,3 +296,15 @@ def test_a_content_block_of_a_type_not_known_is_counted(tmp_path: Path) -> None:
         "1 line of a content block type this reader does not know ('Text'): not read",
         "1 line of a content block type this reader does not know ('container_upload'): "
         "not read"]
+
+
+def test_a_queue_operation_not_known_is_counted(tmp_path: Path) -> None:
+    """adv48: an operation "Enqueue" dropped the person's queued turn with no word;
+    Claude Code's own ``dequeue`` is not counted."""
+    objs = lines()
+    queued = [{"type": "queue-operation", "operation": "Enqueue", "content": "use port 8443"},
+              {"type": "queue-operation", "operation": "dequeue"}]
+    out = convert(write(tmp_path / "queue.jsonl", [objs[0], *queued, *objs[1:]]))
+    assert out[0][1]["lines_not_read"] == 1
+    assert out[0][1]["reader_notes"] == [
+        "1 line of a queue operation this reader does not know ('Enqueue'): not read"]

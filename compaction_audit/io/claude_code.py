@@ -464,11 +464,20 @@ class _Converter:
         delivery, not a second span.
         """
         operation = obj.get("operation")
+        if operation is not None and type(operation) is not str:  # adv48: a person's
+            raise self.fail(line, "expected a string", "operation")  # queued turn dropped
         if operation == "enqueue":
             content = obj.get("content")
+            if content is not None and type(content) not in (str, list):
+                raise self.fail(line, "expected a string or a list", "content")
             if isinstance(content, list):
+                for i, block in enumerate(content):
+                    if type(block) is not dict:
+                        raise self.fail(line, "expected an object", f"content[{i}]")
+                    if block.get("type", "text") == "text":
+                        self.text_of(line, block, f"content[{i}]")
                 content = "\n".join(b["text"] for b in content
-                                    if isinstance(b, dict) and isinstance(b.get("text"), str))
+                                    if isinstance(b.get("text"), str))
             if not isinstance(content, str) or not content.strip():
                 return
             if harness.claude_text_source(content) != harness.USER:
@@ -492,6 +501,8 @@ class _Converter:
             self.queued.clear()
             self.waiting.clear()
             self.by_line.clear()
+        elif operation != "dequeue":  # an "Enqueue" dropped a person's turn (adv48)
+            self.not_read[unknown_type_note(operation, "a queue operation")] += 1
 
     def tool_result(self, line: int, block: dict[str, Any], where: str) -> None:
         """One ``tool_result`` block: a span named after the call it answers."""
