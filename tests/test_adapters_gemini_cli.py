@@ -151,10 +151,9 @@ def test_a_second_compression_folds_the_first_snapshot() -> None:
 
 
 @pytest.mark.parametrize(("value", "why"), [
-    ("-257", "attributes.tokens_after: must be >= 0, got -257"),
-    ("18446744073709551616", "attributes.tokens_after: must be <= 1000000000000, got "
-                             "18446744073709551616"),
-    ("257.5", "attributes.tokens_after: expected an integer, got a number"),
+    ("-257", "must be >= 0, got -257"),
+    ("18446744073709551616", "must be <= 1000000000000, got 18446744073709551616"),
+    ("257.5", "expected an integer, got a number"),
 ])
 def test_a_bad_token_count_in_telemetry_names_telemetry_log(tmp_path: Path, value: str,
                                                             why: str) -> None:
@@ -168,7 +167,8 @@ def test_a_bad_token_count_in_telemetry_names_telemetry_log(tmp_path: Path, valu
     with pytest.raises(LogError) as caught:
         run_adapter(gemini_cli.records, tmp_path / "compression.jsonl")
     assert caught.value.path == str(tmp_path / "telemetry.log")
-    assert caught.value.message == why
+    # the field named as every error names one (adv48: it was part of the message)
+    assert (caught.value.message, caught.value.field) == (why, "attributes.tokens_after")
 
 
 def test_telemetry_events_name_their_own_lines(tmp_path: Path) -> None:
@@ -187,10 +187,15 @@ def test_telemetry_events_name_their_own_lines(tmp_path: Path) -> None:
     with pytest.raises(LogError) as caught:
         run_adapter(gemini_cli.records, tmp_path / "compression.jsonl")
     assert (caught.value.path, caught.value.line) == (str(tmp_path / "telemetry.log"), 14)
-    assert caught.value.message == "attributes.tokens_after: must be >= 0, got -1"
+    assert caught.value.message == "must be >= 0, got -1"
     (tmp_path / "telemetry.log").write_text("\n".join(lines[:5]) + "\n")
-    assert gemini_cli.read_telemetry(str(tmp_path / "telemetry.log"), None) == [
-        (120000, 9000), (120000, 8000)]
+    assert gemini_cli.read_telemetry(str(tmp_path / "telemetry.log"), None) == (
+        [(120000, 9000), (120000, 8000)], None)
+    # a write cut short stops the reading there, and says so (adv48)
+    (tmp_path / "telemetry.log").write_text("\n".join([*lines[:3], '{"attributes": {',
+                                                       event % 7000]) + "\n")
+    assert gemini_cli.read_telemetry(str(tmp_path / "telemetry.log"), None) == (
+        [(120000, 9000)], 8)
 
 
 def test_a_linked_recording_reads_the_telemetry_beside_the_file_it_names(
@@ -366,3 +371,22 @@ def test_a_resume_that_does_not_write_the_history_back_is_counted_once(
     session = run_adapter(gemini_cli.records, path)[0][1]
     assert session["lines_not_read"] == 1
     assert session["reader_notes"] == [f"1 line {gemini_cli.DROPPED_NOTE}"]
+
+
+def test_telemetry_that_does_not_match_the_compactions_is_said(tmp_path: Path) -> None:
+    """adv48: the events are matched to the compactions in order; with one event gone
+    the second's sizes moved onto the first compaction with no word, and a write cut
+    short ended the reading silently.  Both are reader notes now."""
+    folder = GEMINI / "two-compressions"
+    shutil.copy(folder / "session.jsonl", tmp_path / "session.jsonl")
+    text = (folder / "telemetry.log").read_text(encoding="utf-8")
+    second = text.index("{", text.index("\n}") + 1)  # the second object starts there
+    (tmp_path / "telemetry.log").write_text(text[:second] + '{"attributes": {\n',
+                                            encoding="utf-8")
+    notes = run_adapter(gemini_cli.records, tmp_path / "session.jsonl")[0][1]["reader_notes"]
+    line = text[:second].count("\n") + 1
+    assert [n for n in notes if "telemetry.log" in n] == [
+        "telemetry.log holds 1 compression event(s) of this session for 2 compaction(s): "
+        "their sizes are matched in order",
+        f"telemetry.log: no JSON object could be read from line {line} on; its later "
+        "events, if any, are not read"]

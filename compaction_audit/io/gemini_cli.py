@@ -500,20 +500,30 @@ class _Converter(Conversion):
         """Take tokens before/after from ``telemetry.log`` next to the recording."""
         if path == "-" or not self.compactions:
             return
-        events = read_telemetry(telemetry_path(path), self.session_id)
+        events, torn = read_telemetry(telemetry_path(path), self.session_id)
+        if events and len(events) != len(self.compactions):  # matched in order (adv48)
+            self.note(f"{TELEMETRY_NAME} holds {len(events)} compression event(s) of this "
+                      f"session for {len(self.compactions)} compaction(s): their sizes are "
+                      "matched in order")
+        if torn is not None:
+            self.note(f"{TELEMETRY_NAME}: no JSON object could be read from line {torn} on; "
+                      "its later events, if any, are not read")
         for info, (before, after) in zip(self.compactions, events, strict=False):
             info.update(tokens_before=before, tokens_after=after, tokens_from="telemetry")
 
 
-def read_telemetry(path: str, session_id: str | None) -> list[tuple[int | None, int | None]]:
+def read_telemetry(path: str, session_id: str | None
+                   ) -> tuple[list[tuple[int | None, int | None]], int | None]:
     """``(tokens_before, tokens_after)`` of each ``gemini_cli.chat_compression`` event
     of ``session_id`` in a Gemini CLI local telemetry file (concatenated, pretty-printed
-    JSON objects); ``[]`` when the file is absent, unreadable or not a regular file (a
-    FIFO or a device is never opened).  Read through the bounded line reader, so the
-    input limits of a trace apply (docs/security.md).  Raises :class:`LogError` for
-    input beyond those limits and for a value nested too deeply to decode."""
+    JSON objects), and the line where an object that cannot be decoded stopped the
+    reading (a write cut short; None when none did); ``([], None)`` when the file is
+    absent, unreadable or not a regular file (a FIFO or a device is never opened).
+    Read through the bounded line reader, so the input limits of a trace apply
+    (docs/security.md).  Raises :class:`LogError` for input beyond those limits and for
+    a value nested too deeply to decode."""
     if not regular_file(path):
-        return []
+        return [], None
     numbers: list[int] = []  # the file's line number of each non-blank line read
     starts: list[int] = []  # where that line starts in ``text``
     pieces: list[str] = []
@@ -526,7 +536,7 @@ def read_telemetry(path: str, session_id: str | None) -> list[tuple[int | None, 
             pieces.append(piece)
             at += len(piece)
     except OSError:
-        return []
+        return [], None
     text = "".join(pieces)
 
     def line_at(pos: int) -> int:  # blank lines are not read: each line keeps its number
@@ -542,7 +552,7 @@ def read_telemetry(path: str, session_id: str | None) -> list[tuple[int | None, 
             raise LogError(path, line_at(pos), "a value is nested too deeply to decode"
                            ) from None
         except ValueError:
-            break
+            return out, line_at(pos)
         pos = end
         attrs = obj.get("attributes") if isinstance(obj, dict) else None
         if not isinstance(attrs, dict) or attrs.get("event.name") != TELEMETRY_EVENT:
@@ -552,7 +562,7 @@ def read_telemetry(path: str, session_id: str | None) -> list[tuple[int | None, 
         line = line_at(end - 1)  # its closing brace's: not counted from the start (adv19b F2)
         out.append((_telemetry_tokens(path, line, attrs, "tokens_before"),
                     _telemetry_tokens(path, line, attrs, "tokens_after")))
-    return out
+    return out, None
 
 
 def _telemetry_tokens(path: str, line: int, attrs: dict[str, Any], key: str) -> int | None:
@@ -567,7 +577,7 @@ def _telemetry_tokens(path: str, line: int, attrs: dict[str, Any], key: str) -> 
     try:
         return as_int(value, f"attributes.{key}", 0, MAX_TOKENS)
     except FieldError as exc:
-        raise LogError(path, line, f"{exc.field}: {exc.message}") from None
+        raise LogError(path, line, exc.message, exc.field) from None
 
 
 def _texts(msg: dict[str, Any]) -> list[str]:
