@@ -390,3 +390,18 @@ def test_telemetry_that_does_not_match_the_compactions_is_said(tmp_path: Path) -
         "their sizes are matched in order",
         f"telemetry.log: no JSON object could be read from line {line} on; its later "
         "events, if any, are not read"]
+
+
+def test_a_null_in_telemetry_leaves_the_recordings_count(tmp_path: Path) -> None:
+    """adv48: a null tokens_before in telemetry.log erased the recording's 120,000 (the
+    recording alone gives 120,000 and 9,000; telemetry 120,000 and 257)."""
+    shutil.copy(SESSION, tmp_path / "compression.jsonl")
+    log = (GEMINI / "telemetry.log").read_text()
+    assert log.count('"tokens_before": 120000') == 1
+    (tmp_path / "telemetry.log").write_text(log.replace('"tokens_before": 120000',
+                                                        '"tokens_before": null'))
+    (_, rnd), = compaction_rounds(run_adapter(gemini_cli.records,
+                                              tmp_path / "compression.jsonl"))
+    info = rnd["compaction"]
+    assert (info["tokens_before"], info["tokens_after"], info["tokens_from"]) == (
+        120000, 257, "telemetry")

@@ -509,7 +509,10 @@ class _Converter(Conversion):
             self.note(f"{TELEMETRY_NAME}: no JSON object could be read from line {torn} on; "
                       "its later events, if any, are not read")
         for info, (before, after) in zip(self.compactions, events, strict=False):
-            info.update(tokens_before=before, tokens_after=after, tokens_from="telemetry")
+            given = {k: v for k, v in (("tokens_before", before), ("tokens_after", after))
+                     if v is not None}  # a null leaves the recording's (adv48)
+            if given:
+                info.update(given, tokens_from="telemetry")
 
 
 def read_telemetry(path: str, session_id: str | None
