@@ -262,6 +262,11 @@ def test_a_summarizing_condensation_with_its_summary_emptied_is_judged(
     (lambda e: e.__setitem__("action", {"x": 1}), "action"),
     (lambda e: e["args"].__setitem__("forgotten_events_end_id", "6"),
      "args.forgotten_events_end_id"),
+    # adv48: an id of -2 or 2.5 took an event out of a forgotten range, a source 7 or a
+    # null action made a person's message another's, with no word
+    (lambda e: e.__setitem__("id", -2), "id"), (lambda e: e.__setitem__("id", 2.5), "id"),
+    (lambda e: e.__setitem__("source", 7), "source"),
+    (lambda e: e.__setitem__("action", None), "action"),
 ])
 def test_an_event_field_of_a_wrong_type_is_named(tmp_path: Path, edit: Any, field: str
                                                  ) -> None:
@@ -289,3 +294,12 @@ def test_an_sdk_event_field_of_a_wrong_type_is_named(tmp_path: Path, at: int, na
     with pytest.raises(LogError) as err:
         list(openhands.records(str(path)))
     assert (err.value.line, err.value.field) == (at + 1, name)
+
+
+def test_an_event_source_not_known_is_noted(tmp_path: Path) -> None:
+    evs = events()
+    evs[1]["source"] = "User"
+    path = tmp_path / "user.jsonl"
+    path.write_text("".join(json.dumps(e) + "\n" for e in evs))
+    notes = run_adapter(openhands.records, path)[0][1]["reader_notes"]
+    assert "an event source this reader does not know ('User'): read as no person's" in notes

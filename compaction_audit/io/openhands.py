@@ -78,6 +78,9 @@ CONDENSATION_KEYS = frozenset({*CONDENSATION_ARGS, "summary"})
 """Every ``args`` field of OpenHands' ``CondensationAction``; another is noted."""
 
 
+SOURCES = frozenset({"user", "agent", "environment"})
+"""The sources of OpenHands events (V0 and the SDK's): a person, the model, the tools
+and the runtime."""
 SDK_KINDS = frozenset({"MessageEvent", "ActionEvent", "ObservationEvent", "SystemPromptEvent",
                        "UserRejectObservation", "AgentErrorEvent", "Condensation",
                        "CondensationRequest", "CondensationSummaryEvent",
@@ -239,6 +242,11 @@ class _Converter(Conversion):
                 if event.get(name) is not None and not isinstance(event[name], str):
                     raise LogError(self.path, line, "expected a string",
                                    f"{where}.{name}".lstrip("."))
+            if event.get("action") is None and event.get("observation") is None:
+                # adv48: a null action made a person's message no one's
+                raise LogError(self.path, line, "expected a string",
+                               f"{where}.action".lstrip("."))
+        self.check_identity(line, event, where)
         self.metrics(line, event.get("llm_metrics"), where)
         eid = str(event["id"])
         self.seen.add(eid)
@@ -301,6 +309,23 @@ class _Converter(Conversion):
             span = self.asm.span(line, eid + suffix, source, text)
             self.spans.setdefault(eid, []).append(str(span["id"]))
             self.ranges.add(eid)
+
+    def check_identity(self, line: int, event: dict[str, Any], where: str) -> None:
+        """Raise :class:`LogError` for an event ``id`` that is neither an integer >= 0
+        nor a non-empty string (V0 ids are integers, the SDK's strings), or a
+        ``source`` that is neither null nor a string; note a source this reader does
+        not know (:data:`SOURCES`): its event is read as no person's.  adv48: an id of
+        -2 or 2.5 took an event out of a forgotten range, and a source 7 or "User"
+        turned a person's message into the assistant's, each with no word."""
+        eid, source = event["id"], event.get("source")
+        if not (type(eid) is int and eid >= 0) and not (type(eid) is str and eid):
+            raise LogError(self.path, line, "expected an integer >= 0 or a non-empty string",
+                           f"{where}.id".lstrip("."))
+        if source is not None and type(source) is not str:
+            raise LogError(self.path, line, "expected a string", f"{where}.source".lstrip("."))
+        if source is not None and source not in SOURCES:
+            self.note(f"an event source this reader does not know ({source[:40]!r}): "
+                      "read as no person's")
 
     def metrics(self, line: int, value: Any, where: str) -> None:
         """Budget and last call size from ``llm_metrics.accumulated_token_usage``;
