@@ -265,6 +265,7 @@ def test_a_summarizing_condensation_with_its_summary_emptied_is_judged(
     # adv48: an id of -2 or 2.5 took an event out of a forgotten range, a source 7 or a
     # null action made a person's message another's, with no word
     (lambda e: e.__setitem__("id", -2), "id"), (lambda e: e.__setitem__("id", 2.5), "id"),
+    (lambda e: e.__setitem__("id", "2"), "id"),
     (lambda e: e.__setitem__("source", 7), "source"),
     (lambda e: e.__setitem__("action", None), "action"),
 ])

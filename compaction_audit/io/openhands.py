@@ -228,7 +228,8 @@ class _Converter(Conversion):
         if not _is_event(event):
             raise LogError(self.path, line, "expected an event object with 'id' and "
                            "'action' or 'observation'", _missing(event, where))
-        if "kind" in event:
+        sdk = "kind" in event
+        if sdk:
             if event["kind"] not in SDK_KINDS:  # counted, not only noted (adv29 F4)
                 self.unread(unknown_type_note(event["kind"], "an SDK event kind"), "event")
                 return
@@ -246,7 +247,7 @@ class _Converter(Conversion):
                 # adv48: a null action made a person's message no one's
                 raise LogError(self.path, line, "expected a string",
                                f"{where}.action".lstrip("."))
-        self.check_identity(line, event, where)
+        self.check_identity(line, event, where, sdk)
         self.metrics(line, event.get("llm_metrics"), where)
         eid = str(event["id"])
         self.seen.add(eid)
@@ -310,17 +311,19 @@ class _Converter(Conversion):
             self.spans.setdefault(eid, []).append(str(span["id"]))
             self.ranges.add(eid)
 
-    def check_identity(self, line: int, event: dict[str, Any], where: str) -> None:
-        """Raise :class:`LogError` for an event ``id`` that is neither an integer >= 0
-        nor a non-empty string (V0 ids are integers, the SDK's strings), or a
+    def check_identity(self, line: int, event: dict[str, Any], where: str, sdk: bool
+                       ) -> None:
+        """Raise :class:`LogError` for an event ``id`` that is not an integer >= 0 (V0,
+        ``sdk`` false: its ids are stream positions) or, in the SDK's events, neither
+        that nor a non-empty string, or a
         ``source`` that is neither null nor a string; note a source this reader does
         not know (:data:`SOURCES`): its event is read as no person's.  adv48: an id of
         -2 or 2.5 took an event out of a forgotten range, and a source 7 or "User"
         turned a person's message into the assistant's, each with no word."""
         eid, source = event["id"], event.get("source")
-        if not (type(eid) is int and eid >= 0) and not (type(eid) is str and eid):
-            raise LogError(self.path, line, "expected an integer >= 0 or a non-empty string",
-                           f"{where}.id".lstrip("."))
+        if not (type(eid) is int and eid >= 0) and not (sdk and type(eid) is str and eid):
+            raise LogError(self.path, line, "expected an integer >= 0" + (
+                " or a non-empty string" if sdk else ""), f"{where}.id".lstrip("."))
         if source is not None and type(source) is not str:
             raise LogError(self.path, line, "expected a string", f"{where}.source".lstrip("."))
         if source is not None and source not in SOURCES:
