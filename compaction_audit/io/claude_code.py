@@ -677,7 +677,7 @@ class _Converter:
         keep = None
         segment = self.part(line, meta, "preservedSegment")
         if segment is not None:
-            ends = [self.uuid_of(line, segment, f"{_META}.preservedSegment.{name}")
+            ends = [self.uuid_of(line, segment, name, f"{_META}.preservedSegment")
                     for name in ("headUuid", "tailUuid")]
             head, tail = (self.uuid_line.get(u) if u is not None else None for u in ends)
             if head is not None and tail is not None:
@@ -702,11 +702,12 @@ class _Converter:
             raise self.fail(line, "expected an object", f"{_META}.{name}")
         return value
 
-    def uuid_of(self, line: int, obj: dict[str, Any], where: str) -> str | None:
-        """A uuid field of ``obj`` (the last part of ``where``): a string or None."""
-        value = _get(obj, where.rsplit(".", 1)[-1])
+    def uuid_of(self, line: int, obj: dict[str, Any], name: str, where: str) -> str | None:
+        """``obj[name]`` (either spelling), a uuid: a string or None, else
+        :class:`LogError` at ``where.name``."""
+        value = _get(obj, name)
         if value is not None and type(value) is not str:
-            raise self.fail(line, "expected a string", where)
+            raise self.fail(line, "expected a string", f"{where}.{name}")
         return value
 
     # -- end -------------------------------------------------------------------------

@@ -315,11 +315,11 @@ class _Converter(Conversion):
                        ) -> None:
         """Raise :class:`LogError` for an event ``id`` that is not an integer >= 0 (V0,
         ``sdk`` false: its ids are stream positions) or, in the SDK's events, neither
-        that nor a non-empty string, or a
-        ``source`` that is neither null nor a string; note a source this reader does
-        not know (:data:`SOURCES`): its event is read as no person's.  adv48: an id of
-        -2 or 2.5 took an event out of a forgotten range, and a source 7 or "User"
-        turned a person's message into the assistant's, each with no word."""
+        that nor a non-empty string, or a ``source`` that is neither null nor a string;
+        note a source this reader does not know (:data:`SOURCES`): its event is read as
+        no person's.  adv48: an id of -2 or 2.5 took an event out of a forgotten range,
+        and a source 7 or "User" turned a person's message into the assistant's, each
+        with no word."""
         eid, source = event["id"], event.get("source")
         if not (type(eid) is int and eid >= 0) and not (sdk and type(eid) is str and eid):
             raise LogError(self.path, line, "expected an integer >= 0" + (

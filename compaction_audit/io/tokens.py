@@ -401,10 +401,8 @@ def check_counts(path: str, line: int, counts: Any, names: Iterable[str], where:
         return
     if not isinstance(counts, dict):
         raise LogError(path, line, "expected an object", where.rstrip("."))
-    for name in names:
-        value = counts.get(name)
-        if value is not None and (type(value) is not int or value < 0):
-            raise LogError(path, line, "expected an integer >= 0", f"{where}{name}")
+    _check(path, line, counts, names, where, "expected an integer >= 0",
+           lambda v: type(v) is int and v >= 0)
 
 
 def check_strings(path: str, line: int, obj: Any, names: Iterable[str], where: str) -> None:
@@ -412,9 +410,15 @@ def check_strings(path: str, line: int, obj: Any, names: Iterable[str], where: s
     (an object; anything else is let be) whose value is neither null nor a string: a
     part's ``text`` of another type was dropped as if empty, and the facts it held left
     the audit with no word (adv46: opencode, Gemini CLI and Cline text parts)."""
-    if not isinstance(obj, dict):
-        return
+    if isinstance(obj, dict):
+        _check(path, line, obj, names, where, "expected a string", lambda v: type(v) is str)
+
+
+def _check(path: str, line: int, obj: dict[str, Any], names: Iterable[str], where: str,
+           expected: str, ok: Callable[[Any], bool]) -> None:
+    """Raise :class:`LogError` ``expected`` at ``where`` + the first of ``names`` whose
+    value in ``obj`` is neither null nor ``ok``."""
     for name in names:
         value = obj.get(name)
-        if value is not None and type(value) is not str:
-            raise LogError(path, line, "expected a string", f"{where}{name}")
+        if value is not None and not ok(value):
+            raise LogError(path, line, expected, f"{where}{name}")
