@@ -11,7 +11,8 @@
 
 Every tree stays short (issue 13, section 3): the root's label counts the spans first
 (``5 spans: 2 lost, 3 in context``), a discriminator trace has one node per span (the
-span's matching discriminators on one line, the first one followed up the chain), and
+span's matching discriminators on one line, the first one followed up the chain, any
+other a fold dropped after ``dropped:``), and
 fold nodes name the summary without quoting it; each summary's text is listed once in
 ``Node.summaries``, cut to one line (:func:`one_line`) unless ``full``.  A query that is
 not itself a discriminator is never answered for a sub-token silently: the root says
@@ -438,8 +439,8 @@ def trace_discriminator(session: Session, query: str) -> Node:
         # the query itself first (followed up the chain), then the clauses holding it
         hits = sorted((d for d in found if _matches(norms, q, d)),
                       key=lambda d: d.norm not in norms and d.text.lower() != q)
-        if hits:
-            spans.append((item, hits, [c for c in found if c is not hits[0]]))
+        if hits:  # companions: the other hits first, so that a cut list shows them
+            spans.append((item, hits, hits[1:] + [c for c in found if c not in hits]))
     if not spans and q:
         if mode == "discriminator":
             note = f"no span holds {query!r} as a discriminator"
@@ -473,13 +474,18 @@ def trace_discriminator(session: Session, query: str) -> Node:
         up = _carry(log, item, follow, others, set())
         fate = _span_fate(log, item, up)
         head = f"span {item} ({log.where(item)}; now {log.state(item)}): {fate}"
-        stated = ", ".join(f"{d.kind.value} {d.text!r}" for d in hits)
+        # a hit a fold dropped is not under the followed one's fate (usertest8: a
+        # constraint holding the query read "carried" beside a lost list naming it)
+        gone = _dropped_at(up)
+        held = ", ".join(f"{d.kind.value} {d.text!r}" for d in hits if d.text not in gone)
+        dropped = ", ".join(f"{d.kind.value} {d.text!r}" for d in hits if d.text in gone)
+        stated = "; ".join(part for part in (held, dropped and f"dropped: {dropped}") if part)
         children.append(Node(
             head + (f"; {stated}" if stated else ""),
             {"span": item, "source": row["source"], "round": row["round"],
              "line": row["line"], **log.at(item), "state": log.state(item), "fate": fate,
-             "matched": [{"kind": d.kind.value, "text": d.text, "norm": d.norm}
-                         for d in hits]},
+             "matched": [{"kind": d.kind.value, "text": d.text, "norm": d.norm,
+                          "dropped_at": gone.get(d.text)} for d in hits]},
             up, cut=len(head) + 2 if stated else None))
     children.sort(key=lambda n: (OUTCOMES.index(n.data["fate"]), n.data["round"],
                                  n.data["line"]))
@@ -497,6 +503,18 @@ def trace_discriminator(session: Session, query: str) -> Node:
         raise UsageError(f"{query!r} is neither an item id nor a discriminator or word of any "
                          f"span text in {session.path}")
     return Node(f"{what} {query!r}: {counts}", data, children)
+
+
+def _dropped_at(nodes: list[Node]) -> dict[str, str]:
+    """Each companion text a fold of ``nodes`` (at any depth) dropped -> the first such
+    fold, depth first in tree order."""
+    out: dict[str, str] = {}
+    for node in nodes:
+        for text in node.data.get("also_dropped", ()):
+            out.setdefault(text, node.data["fold"])
+        for text, fold in _dropped_at(node.children).items():
+            out.setdefault(text, fold)
+    return out
 
 
 HELD = ("carried", "recoverable", "in context")

@@ -390,3 +390,22 @@ def test_a_discriminator_no_span_holds_as_one_is_followed_as_text(
     assert root.data["note"] == ("no span holds 'no reopen behavior' as a discriminator; "
                                  "span texts searched for it literally")
     assert root.label == "text 'no reopen behavior': 1 span: 1 lost"
+
+
+def test_a_hit_a_fold_dropped_is_not_said_carried(write_log: LogWriter) -> None:
+    """usertest8: the span's line read "carried; identifier 'X', constraint '... X'"
+    while the fold below named the constraint as dropped; a hit a fold dropped is said
+    dropped on the span's line, and its JSON entry names the fold."""
+    path = str(write_log([
+        rnd(0, spans=[span("u", "Keep all logic in `ReviewLive` for this task.")]),
+        rnd(1, summaries=[fold("G", ["u"], "Added ReviewLive with its tests.")],
+            evicted=["u"])]))
+    (node,) = trace(read_native(path), "ReviewLive").children
+    assert node.label == (
+        "span u (round 0, line 1; now evicted at round 1): carried; identifier "
+        "'ReviewLive'; dropped: constraint 'Keep all logic in `ReviewLive` for this task'")
+    assert [(m["text"], m["dropped_at"]) for m in node.data["matched"]] == [
+        ("ReviewLive", None), ("Keep all logic in `ReviewLive` for this task", "G")]
+    (at_g,) = node.children
+    assert at_g.label.startswith("carried by fold G ") and at_g.data["also_dropped"][0] == (
+        "Keep all logic in `ReviewLive` for this task")
