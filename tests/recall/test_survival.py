@@ -92,3 +92,16 @@ def test_a_long_requirement_survives_by_its_head() -> None:
     assert not survives(d, "The flash never reports a closure count.")  # flipped
     short = one("Edge cases:\n- Token expires by its TTL.\n", Kind.REQUIREMENT, "spec")
     assert not survives(short, "The token is checked.")  # 1 of 3: no head rule for short ones
+
+
+def test_an_elided_identifier_survives_by_its_parts_in_order() -> None:
+    """usertest8: `ALTER TABLE ... modify` was listed lost beside a summary saying
+    "used ALTER TABLE MODIFY"; an ellipsis stands for left-out text."""
+    d = one("The migration uses `ALTER TABLE ... modify` here", Kind.IDENTIFIER)
+    assert d.norm == "alter table ... modify"
+    assert survives(d, "It used ALTER TABLE MODIFY, which SQLite rejects.")
+    assert survives(d, "It ran ALTER TABLE users MODIFY once.")
+    assert not survives(d, "It used MODIFY ... ALTER TABLE.")  # out of order
+    assert not survives(d, "It used ALTER TABLE ADD.")  # a part missing
+    call = one("Call `render(…)` first", Kind.IDENTIFIER)
+    assert survives(call, "render() is called first") and not survives(call, "render is")

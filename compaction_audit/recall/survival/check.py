@@ -10,6 +10,7 @@ module.  Pure standard library.
 from __future__ import annotations
 
 import itertools
+import re
 from bisect import bisect_left
 from collections.abc import Callable, Iterable, Iterator
 from functools import lru_cache
@@ -298,7 +299,29 @@ def _survives_in(d: Discriminator, idx: _Index) -> bool:
         hashes, at = idx.lookup.hashes, bisect_left(idx.lookup.hashes, norm)
         return ((at < len(hashes) and hashes[at].startswith(norm))
                 or any(norm[:n] in idx.lookup.hash_set for n in range(7, len(norm) + 1)))
+    if "..." in norm or "\u2026" in norm:  # elided: its parts, in order (usertest8)
+        return _parts_in_order(_ELLIPSIS.split(norm), idx.low)
     return " " in norm and norm in idx.low
+
+
+_ELLIPSIS = re.compile(r"\s*(?:\.{3,}|\u2026)\s*")
+"""An ellipsis, which stands for text its writer left out (``ALTER TABLE ... modify``,
+``foo(…)``)."""
+
+
+def _parts_in_order(parts: list[str], low: str) -> bool:
+    """Whether every non-empty part of ``parts`` is in ``low``, each after the one
+    before: an identifier with an ellipsis (``ALTER TABLE ... modify``) survives as
+    "ALTER TABLE MODIFY" or "ALTER TABLE t MODIFY"; at least one part must be there."""
+    at, found = 0, False
+    for part in parts:
+        if not part:
+            continue
+        k = low.find(part, at)
+        if k < 0:
+            return False
+        at, found = k + len(part), True
+    return found
 
 
 def dropped(child_text: str, summary_text: str, span_type: str = "prose"
