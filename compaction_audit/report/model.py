@@ -337,8 +337,14 @@ class SessionReport:
               and not self.compactions_not_checked()):
             # an agent product's log that never compacted: why it passes, in its terms
             # (a Cline messages file beside its compaction files read a PASS of "this
-            # loop can drift but not invert": a CI engineer's test)
-            parts.append("no compaction in this log")
+            # loop can drift but not invert": a CI engineer's test); and where this run
+            # audits its compaction files as their own traces, so (usertest8: "no
+            # compaction in this log" of a session that compacted twice)
+            audited = self.header.extra.get("compaction_files_audited")
+            parts.append(
+                f"no compaction in this file; its {_count(audited, 'compaction file')} "
+                "audited in this run as traces of their own" if type(audited) is int
+                and audited > 0 else "no compaction in this log")
         elif not invertible:
             parts.append("this loop can drift but not invert")
         return f"{head}: " + "; ".join(parts)
@@ -460,6 +466,7 @@ def settle_unread(sessions: list[SessionReport]) -> None:
         if settled is None or not settled.checked:
             continue
         extra["compaction_files_unread"] = settled.left_names
+        extra["compaction_files_audited"] = settled.checked  # the verdict says so
         extra.pop("compaction_files_unread_truncated", None)
         if settled.left > len(settled.left_names):
             extra["compaction_files_unread_truncated"] = {
