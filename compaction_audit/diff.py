@@ -435,7 +435,8 @@ def _occurrence(fs: list[Finding]) -> Occurrence:
 
 def compare_findings(base: SessionReport, cand: SessionReport) -> list[FindingDelta]:
     """Finding units of both runs classified new (candidate only), resolved (baseline
-    only) or persisting (both), ordered by code, then first round.
+    only) or persisting (both), ordered by code, then first round, then (units of
+    what folds lost) as the audit ranks the facts: tier, then its list's order.
 
     Units of what folds lost (``lost:<kind>:<text>``) match on that key alone, whichever
     fold rule reported them on each side; such a unit carries the candidate's code
@@ -458,12 +459,34 @@ def compare_findings(base: SessionReport, cand: SessionReport) -> list[FindingDe
         out.append(FindingDelta(code, names[code], ident[1], status,
                                 occ_b[1] if occ_b else None, occ_c[1] if occ_c else None))
 
-    def order(d: FindingDelta) -> tuple[str, int, str]:
+    rank = _lost_ranks(cand, base)
+
+    def order(d: FindingDelta) -> tuple[str, int, int, int, str]:
         occ = d.baseline or d.candidate
         assert occ is not None
-        return d.code, occ.first_round, d.key
+        return (d.code, occ.first_round, *rank.get(d.key, (_NO_TIER, 0)), d.key)
 
     return sorted(out, key=order)
+
+
+_NO_TIER = 99
+"""Sorts a unit that is no lost fact (or one of no tier) after the ranked lost facts."""
+
+
+def _lost_ranks(*reports: SessionReport) -> dict[str, tuple[int, int]]:
+    """``lost:<kind>:<text>`` -> (tier, position in the report's ranked lost list),
+    from the first of ``reports`` that lists it: units of what folds lost are ordered
+    as the audit lists the facts, facts that matter first (usertest8: the diff showed
+    ``buttonVariants``, ``flex-1``, ``gap-1`` before the assistant's decisions, in
+    alphabetical order)."""
+    out: dict[str, tuple[int, int]] = {}
+    for r in reports:
+        for k, d in enumerate(r.extra.get("lost_discriminators") or ()):
+            if isinstance(d, dict):
+                tier = d.get("tier")
+                out.setdefault(f"lost:{d.get('kind')}:{d.get('text')}",
+                               (tier if type(tier) is int else _NO_TIER, k))
+    return out
 
 
 def diff_reports(base: SessionReport, cand: SessionReport) -> RunDiff:

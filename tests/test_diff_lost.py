@@ -20,10 +20,10 @@ from tests.logs import LogWriter, rnd
 
 NEGATION = "Do NOT enable `--force` on the prod migration."
 TIMEOUT = "Raised read_timeout_ms from 30000 to 45000 on staging."
-NEGATION_LOST = ["lost:identifier:--force",
-                 "lost:negation:Do NOT enable `--force` on the prod migration",
-                 "lost:scope:prod"]
-"""What a fold that keeps none of NEGATION loses, in key order."""
+NEGATION_LOST = ["lost:negation:Do NOT enable `--force` on the prod migration",
+                 "lost:scope:prod", "lost:identifier:--force"]
+"""What a fold that keeps none of NEGATION loses, in the audit's ranked order (a
+person's words, tier 2; the kind's rank, worst first)."""
 
 
 def audit(path: Path) -> SessionReport:
@@ -61,8 +61,13 @@ def test_a_discriminator_lost_only_in_the_candidate_is_new(write_log: LogWriter)
     got = units((base, cand))
     assert [k for status, _, k in got if status == "persisting"] == NEGATION_LOST
     new = [k for status, _, k in got if status == "new"]
-    assert new == ["lost:identifier:read_timeout_ms", "lost:quantity:30000",
-                   "lost:quantity:45000", "lost:scope:staging"]
+    # ranked as the audit lists them (usertest8: the diff listed units alphabetically,
+    # trivia first): the person's negation (tier 2) before the tool's values (tier 5)
+    assert new == ["lost:scope:staging", "lost:quantity:30000", "lost:quantity:45000",
+                   "lost:identifier:read_timeout_ms"]
+    assert [k for _, _, k in got] == [
+        f"lost:{d['kind']}:{d['text']}" for d in cand.extra["lost_discriminators"]]
+    assert [d["tier"] for d in cand.extra["lost_discriminators"]] == [2, 2, 2, 5, 5, 5, 5]
     assert all(code == "CA301" for status, code, _ in got)
     d = diff_reports(base, cand)
     [reason] = gate(d, None, "error")
