@@ -189,11 +189,15 @@ def recall_section(r: SessionReport, show_all: bool = False, limit: int = LIST_L
     """Rounds where discriminating spans were folded, and the lost discriminators in
     tier order: the top tiers listed, the low tiers counted.  A session with adapter
     compactions lists its lost facts under each compaction instead
-    (:func:`compactions_section`)."""
+    (:func:`compactions_section`), and this section is left out when it would only
+    repeat their counts (no fact another span still holds, no disagreement)."""
     folded = r.extra.get("folded_rounds") or []
     lost = r.extra.get("lost_discriminators") or []
+    disagree = r.extra.get("classification_disagreements") or []
     if not folded and not lost:
         return None
+    if r.compactions and not disagree and all(f["facts"] == f["lost"] for f in folded):
+        return None  # each compaction says "N lost" above; nothing here adds to it (usertest8)
     parts: list[RenderableType | None] = [Text("Folds that dropped discriminators",
                                                style="bold")]
     rounds, hidden = capped(folded, show_all, limit)
@@ -220,7 +224,6 @@ def recall_section(r: SessionReport, show_all: bool = False, limit: int = LIST_L
         if r.extra.get("person_spans") == 0:  # issue 12, point 5: not judged, not zero
             parts.append(Text("  asked again: not judged, no span of this log is a "
                               "person's (source \"user\")", style="dim"))
-    disagree = r.extra.get("classification_disagreements") or []
     if disagree:
         parts.append(hang("", (f"{len(disagree)} span(s) where the logged salience_class "
                                "and the auditor's classification disagree (see --format "
