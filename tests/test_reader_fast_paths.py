@@ -28,6 +28,7 @@ _BAD_SPANS: list[dict[str, Any]] = [
     {"id": "x", "tokens": 3, "text": 7}, {"id": 41, "tokens": 3},
     {"id": "x", "tokens": 3, "source": {"tool": "shell"}}, {"id": "x"},
     {"id": "x", "tokens": rec.MAX_TOKENS + 1},
+    {"id": "x", "tokens": 3, "role": "User"}, {"id": "x", "tokens": 3, "role": 7},
 ]
 
 
@@ -52,7 +53,10 @@ def _log(seed: int) -> list[dict[str, Any]]:
             else:
                 spans.append({"id": sid, "tokens": rng.randrange(0, 50),
                               "text": rng.choice([None, "a note"]),
-                              "salience_class": rng.choice([None, "narrative"])})
+                              "salience_class": rng.choice([None, "narrative"]),
+                              "source": rng.choice([None, "user", "msg-1", "tool:shell"]),
+                              "role": rng.choice([None, None, "user", "system", "tool",
+                                                  "assistant"])})
             seen.append(sid)
         if rng.random() < 0.05 and seen:
             spans.append({"id": rng.choice(seen), "tokens": 1})  # a duplicate id

@@ -25,6 +25,28 @@ import orjson
 from compaction_audit import addrspace
 
 SALIENCE_CLASSES = frozenset({"discriminating", "narrative"})
+ROLE_PREFIX = {"user": "user", "assistant": "assistant", "tool": "tool", "system": "harness"}
+"""A span's ``role`` (spec, log-format: who wrote it) -> the ``source`` prefix the
+auditor reads it by: a person's span is ``user``/``user:...``, injected harness text
+``harness:...``, a tool's output ``tool...``, the assistant's ``assistant...``."""
+
+
+def with_role(source: str | None, role: str | None) -> str | None:
+    """``source`` as ``role`` says to read it (spec, log-format: ``role`` decides who
+    wrote a span; without it, the source does): unchanged when it already reads so,
+    else prefixed (``msg-3`` with role ``user`` is ``user:msg-3``; ``user`` with role
+    ``system`` is ``harness:user``), the role's prefix alone for no source
+    (``harness:system`` for role ``system``)."""
+    if role is None:
+        return source
+    prefix = ROLE_PREFIX[role]
+    if not source:
+        return "harness:system" if role == "system" else prefix
+    if role == "user":
+        reads = source == "user" or (source.startswith("user:") and source != "user:meta")
+    else:
+        reads = source.startswith(prefix + ":" if role == "system" else prefix)
+    return source if reads else f"{prefix}:{source}"
 EVICTION_MODES = frozenset({"continuous", "on-overflow"})
 LOGGED_FLOATS = ("raw_ratio", "query_cosine_retained")
 LOGGED_INTS = ("distinct_source_spans", "summary_depth_max")
@@ -202,6 +224,12 @@ def span(value: Any, where: str, lines: bool = False) -> SpanRec:
     source = value.get("source")
     if source is not None and type(source) is not str:
         source = as_json(source, f"{where}.source")
+    role = value.get("role")
+    if role is not None and (type(role) is not str or role not in ROLE_PREFIX):
+        shown = repr(role[:40]) if type(role) is str else _kind(role)
+        raise FieldError(f"must be 'user', 'assistant', 'tool' or 'system', got {shown}",
+                         f"{where}.role")
+    source = with_role(source, role)
     return SpanRec(
         as_id(value["id"], f"{where}.id"),
         as_int(value["tokens"], f"{where}.tokens", 0, MAX_TOKENS),
@@ -232,6 +260,9 @@ _get_text = methodcaller("get", "text")
 _get_class = methodcaller("get", "salience_class")
 _get_source = methodcaller("get", "source")
 _get_line = methodcaller("get", SPAN_LINE_KEY)
+_get_role = methodcaller("get", "role")
+_NO_ROLE = {None}
+_ROLE_VALUES = frozenset({None, *ROLE_PREFIX})
 
 
 def span_columns(value: Any, lines: bool = False) -> SpanColumns:
@@ -275,6 +306,11 @@ def _span_columns_fast(value: Any, lines: bool) -> SpanColumns | None:
                 and set(classes) <= _CLASS_VALUES
                 and set(map(type, sources)) <= _SPAN_TEXT_TYPES):
             return None
+        roles = set(map(_get_role, value))
+        if roles != _NO_ROLE:  # the spec's role decides who wrote a span
+            if not roles <= _ROLE_VALUES:
+                return None
+            sources = list(map(with_role, sources, map(_get_role, value)))
         source_lines: list[int | None] | None = None
         if lines:
             source_lines = list(map(_get_line, value))

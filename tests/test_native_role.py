@@ -1,0 +1,74 @@
+"""A span's ``role`` (spec, log-format: who wrote it; ``source`` decides only when
+``role`` is absent): adv49 found the reader ignored it, so a person's span with
+``role: "user"`` and a message id as its source was no person's, and harness text
+with ``source: "user"`` was typed by a person, each with no word.  Small logs written
+here; the sources and tiers below are worked out by hand from ``with_role``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from compaction_audit import api
+from compaction_audit.cli import app
+from compaction_audit.io.native import read_native
+from compaction_audit.io.records import with_role
+from tests.logs import LogWriter, rnd
+
+NEGATION = "Never deploy the billing service on a Friday."
+
+
+@pytest.mark.parametrize(("source", "role", "read_as"), [
+    ("msg-1", None, "msg-1"),  # no role: the source decides, as before
+    ("user", None, "user"),
+    ("msg-1", "user", "user:msg-1"),
+    ("user", "user", "user"), ("user:typed", "user", "user:typed"),
+    ("user:meta", "user", "user:user:meta"),  # the role wins over the legacy harness value
+    ("user", "system", "harness:user"), (None, "system", "harness:system"),
+    ("harness:skill", "system", "harness:skill"), ("harness", "system", "harness:harness"),
+    ("msg-1", "tool", "tool:msg-1"), ("tool_result:Bash", "tool", "tool_result:Bash"),
+    ("user:x", "assistant", "assistant:user:x"), (None, "assistant", "assistant"),
+    ("", "user", "user"),
+])
+def test_the_role_decides_how_the_source_is_read(source: str | None, role: str | None,
+                                                 read_as: str | None) -> None:
+    assert with_role(source, role) == read_as
+
+
+def _log(**span_fields: Any) -> list[dict[str, Any]]:
+    return [rnd(0, spans=[{"id": "u", "tokens": 20, "text": NEGATION, **span_fields}]),
+            rnd(1, summaries=[{"id": "F", "tokens": 5, "children": ["u"],
+                               "text": "Deployment notes."}], evicted=["u"])]
+
+
+def _tiers(write_log: LogWriter, **span_fields: Any) -> list[tuple[str, int]]:
+    report = api.audit(str(write_log(_log(**span_fields))))
+    return [(d["text"], d["tier"]) for d in report.extra["lost_discriminators"]]
+
+
+def test_a_person_is_known_by_role_and_harness_text_is_never_lost(
+        write_log: LogWriter) -> None:
+    person = [("Never deploy the billing service on a Friday", 2)]
+    # role "user" with a message id for a source: typed by a person (tier 2)
+    assert _tiers(write_log, source="msg-1", role="user") == person
+    assert _tiers(write_log, source="user") == person  # no role: the source decides
+    # without the role a message id is prose: the negation is an assistant decision
+    assert [t for _, t in _tiers(write_log, source="msg-1")] == [4]
+    # role "system" (text the harness injected) is never a lost fact, whatever its source
+    assert _tiers(write_log, source="user", role="system") == []
+    items = read_native(str(write_log(_log(source="msg-1", role="user")))).items
+    assert items.filter(items["id"] == "u")["source"].to_list() == ["user:msg-1"]
+
+
+@pytest.mark.parametrize(("role", "said"), [("User", "'User'"), (7, "an integer"),
+                                             ("", "''")])
+def test_a_role_the_spec_does_not_name_is_an_error(write_log: LogWriter, role: Any,
+                                                   said: str) -> None:
+    path = write_log(_log(source="user", role=role))
+    result = CliRunner().invoke(app, ["audit", str(path)])
+    assert result.exit_code == 2
+    assert result.output == (
+        f"compaction-audit: {path}:1: must be 'user', 'assistant', 'tool' or 'system', "
+        f"got {said} (spans[0].role)\n")
