@@ -48,3 +48,13 @@ def test_a_lost_fact_names_its_kind_once() -> None:
     assert lines[2:4] == [
         r"- spec requirement: `Token is one-time` (tool\_result&#58;Bash, line 660)",
         r"- spec requirement: negation `Do not use temp files` (tool\_result&#58;Bash, line 660)"]
+
+
+def test_a_summary_line_escapes_each_character_once() -> None:
+    """adv49: the ``<summary>`` of a trace escaped ``'`` as ``&#x27;`` and then its
+    ``#`` again (``&&#35;x27;``, shown as ``&#x27;`` on GitHub)."""
+    from compaction_audit.report.markdown import _html
+
+    assert _html("bob's \"run\" @me #1 <b> & :smile: $x https://e.x") == (
+        "bob&#39;s &quot;run&quot; &#64;me &#35;1 &lt;b&gt; &amp; &#58;smile: &#36;x "
+        "https&#58;//e.x")

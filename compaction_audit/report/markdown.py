@@ -11,7 +11,6 @@ issue is linked.
 
 from __future__ import annotations
 
-import html
 import re
 
 from compaction_audit.recall.ranking import LOW_TIERS, TIER_NAMES
@@ -56,8 +55,16 @@ def md(text: object) -> str:
     return _COLON.sub("&#58;", _PUNCT.sub(r"\\\1", s))
 
 
+_HTML_ENTITIES = {**_ENTITIES, '"': "&quot;", "'": "&#39;"}
+
+
 def _html(text: object) -> str:
-    return html.escape(printable(text)).replace("@", "&#64;").replace("#", "&#35;")
+    """Untrusted text inside an HTML element of the Markdown (a ``<summary>``): each
+    character replaced once (adv49: ``html.escape`` then ``#`` -> ``&#35;`` escaped the
+    ``#`` of ``&#x27;`` again, and a file name ``bob's`` showed ``&#x27;``), emoji codes
+    and URLs broken as :func:`md` breaks them."""
+    s = "".join(_HTML_ENTITIES.get(c, c) for c in printable(text))
+    return _COLON.sub("&#58;", s)
 
 
 def _num(value: int | None) -> str:
