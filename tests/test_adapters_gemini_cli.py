@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -405,3 +406,31 @@ def test_a_null_in_telemetry_leaves_the_recordings_count(tmp_path: Path) -> None
     info = rnd["compaction"]
     assert (info["tokens_before"], info["tokens_after"], info["tokens_from"]) == (
         120000, 257, "telemetry")
+
+
+@pytest.mark.parametrize("kind", ["dangling link", "directory", "fifo"])
+def test_a_telemetry_log_that_cannot_be_read_is_said(tmp_path: Path, kind: str) -> None:
+    """adv49: a telemetry.log that is there but is no regular file was taken for none:
+    the sizes moved from the telemetry's (-> 257) to the recording's (-> 9,000) with no
+    word.  A note says so, and the recording's sizes stand."""
+    shutil.copy(SESSION, tmp_path / "compression.jsonl")
+    beside = tmp_path / "telemetry.log"
+    if kind == "dangling link":
+        beside.symlink_to("nowhere")
+    elif kind == "directory":
+        beside.mkdir()
+    else:
+        os.mkfifo(beside)
+    out = run_adapter(gemini_cli.records, tmp_path / "compression.jsonl")
+    assert out[0][1]["reader_notes"] == [
+        "telemetry.log beside the recording is not a regular file: the compactions' "
+        "sizes are the recording's"]
+    (_line, rnd), = compaction_rounds(out)
+    assert "tokens_from" not in rnd["compaction"]
+    shutil.copy(GEMINI / "telemetry.log", tmp_path / "real.log")
+    beside.unlink() if kind != "directory" else beside.rmdir()
+    beside.symlink_to("real.log")  # a link to a regular file is read
+    (_line, rnd), = compaction_rounds(run_adapter(gemini_cli.records,
+                                                  tmp_path / "compression.jsonl"))
+    assert (rnd["compaction"]["tokens_after"], rnd["compaction"]["tokens_from"]) == (
+        257, "telemetry")

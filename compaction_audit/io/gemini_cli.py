@@ -500,7 +500,13 @@ class _Converter(Conversion):
         """Take tokens before/after from ``telemetry.log`` next to the recording."""
         if path == "-" or not self.compactions:
             return
-        events, torn = read_telemetry(telemetry_path(path), self.session_id)
+        beside = telemetry_path(path)
+        problem = telemetry_problem(beside)
+        if problem:  # a telemetry.log there is never passed over silently (adv49)
+            self.note(f"{TELEMETRY_NAME} beside the recording {problem}: the compactions' "
+                      "sizes are the recording's")
+            return
+        events, torn = read_telemetry(beside, self.session_id)
         if events and len(events) != len(self.compactions):  # matched in order (adv48)
             self.note(f"{TELEMETRY_NAME} holds {len(events)} compression event(s) of this "
                       f"session for {len(self.compactions)} compaction(s): their sizes are "
@@ -513,6 +519,21 @@ class _Converter(Conversion):
                      if v is not None}  # a null leaves the recording's (adv48)
             if given:
                 info.update(given, tokens_from="telemetry")
+
+
+def telemetry_problem(path: str) -> str | None:
+    """Why a ``telemetry.log`` that is there cannot be read ("is not a regular file":
+    a directory, a FIFO, a device, a dangling or looping link; "cannot be opened: ..."),
+    None when it is absent or readable."""
+    if not os.path.lexists(path):
+        return None
+    if not regular_file(path):
+        return "is not a regular file"
+    try:
+        with open(path, "rb"):
+            return None
+    except OSError as exc:
+        return f"cannot be opened: {exc.strerror or type(exc).__name__}"
 
 
 def read_telemetry(path: str, session_id: str | None
