@@ -262,7 +262,8 @@ def _load(path: Path) -> dict[str, Entry]:
         why = encoding_error(data) or (
             not_utf8(data) if "not valid UTF-8" in exc.msg else None) or exc.msg
         raise UsageError(f"baseline {str(path)!r}: bad JSON: {why}") from None
-    if not isinstance(doc, dict) or doc.get("baseline_format") != BASELINE_FORMAT:
+    version = doc.get("baseline_format") if isinstance(doc, dict) else None
+    if type(version) is not int or version != BASELINE_FORMAT:  # not true, not 1.0 (adv49)
         raise UsageError(f"baseline {str(path)!r}: not a compaction-audit baseline "
                          f"(baseline_format {BASELINE_FORMAT} expected)")
     items = doc.get("findings", [])

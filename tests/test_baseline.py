@@ -132,6 +132,9 @@ def test_trace_key_is_relative_and_normalized(traces: Path) -> None:
      "bad JSON: not UTF-8 (byte 0xff at line 2, byte 16)"),
     (b"\xff\xfe{\x00}\x00", "bad JSON: UTF-16 is not supported (convert to UTF-8)"),
     ('{"findings": []}', "not a compaction-audit baseline"),
+    # adv49: true == 1 and 1.0 == 1 in Python; the format is the integer 1
+    ('{"baseline_format": true, "findings": []}', "not a compaction-audit baseline"),
+    ('{"baseline_format": 1.0, "findings": []}', "not a compaction-audit baseline"),
     ('{"baseline_format": 1, "findings": [{"trace": "t"}]}', "findings[0] needs trace"),
     # adv10 F2: str() of a 1,000-deep array raised RecursionError ("internal error")
     ('{"baseline_format": 1, "findings": [{"trace": ' + "[" * 1000 + "]" * 1000
