@@ -475,3 +475,50 @@ def test_a_compactions_lost_list_says_which_item_was_finished(tmp_path: Path) ->
     rows = {d["text"]: d for d in compaction["lost"]}
     assert (rows[AVATAR]["finished_item"], rows[AVATAR]["finished_line"]) == ("acme-ui.1", 3)
     assert (rows[RETRY]["finished_item"], rows[RETRY]["finished_line"]) == (None, None)
+
+
+def _assistant_log(tmp_path: Path, text: str, close: str = "bd close acme-ui.1",
+                   late: bool = False, source: str = "assistant") -> dict[str, dict[str, Any]]:
+    """Round 0: the assistant's plan ``text`` (span ``a1``); round 1 (or round 3, after
+    the fold, with ``late``): a Bash call ``close``; round 2: the fold of ``a1``."""
+    call = {"type": "round", "round": 3 if late else 1,
+            "spans": [span("c1", "tool_call:Bash", close)]}
+    fold = {"type": "round", "round": 2,
+            "summaries": [{"id": "m1", "tokens": 5, "children": ["a1"],
+                           "text": "Worked through the acme tasks."}], "evicted": ["a1"]}
+    records = [SESSION, {"type": "round", "round": 0, "spans": [span("a1", source, text)]},
+               *([fold, call] if late else [call, fold])]
+    path = tmp_path / "plan.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    return {d["text"]: d for d in lost(str(path)).values() if d["span"] == "a1"}
+
+
+def test_the_assistants_plan_of_a_closed_item_is_finished_work(tmp_path: Path) -> None:
+    """usertest8: "`project.ex` to understand the Project resource, then implement
+    gqc.5" ranked as an assistant decision after gqc.5 was closed (a call at line 1169,
+    the compaction at 1256).  A fact in the assistant's words naming one item the log
+    closed before the fold (by its id less the project prefix too) is finished work."""
+    plan = "Never rebuild the sprite sheet before you implement ui.1 in auto-generated code."
+    facts = _assistant_log(tmp_path, plan)
+    # the negation's own words name no item: it keeps its tier (each rule is narrow)
+    assert {(d["kind"], d["finished_item"], d["finished_line"], d["tier"])
+            for d in facts.values()} == {("negation", None, None, 4),
+                                         ("ordering", "acme-ui.1", 3, 7),
+                                         ("identifier", "acme-ui.1", 3, 7)}, facts
+    # a second possible item (a token with a digit) in the same clause: kept; the
+    # identifier 'ui.1' alone still names only the closed item
+    two = _assistant_log(tmp_path, plan.replace("ui.1", "ui.1 and acme-ui.2"))
+    assert {(d["kind"], d["text"], d["finished_item"]) for d in two.values()
+            if d["kind"] != "negation"} == {
+        ("ordering", "rebuild the sprite sheet before you implement ui.1 and acme-ui.2 in "
+                     "auto-generated code", None),
+        ("identifier", "ui.1", "acme-ui.1"), ("identifier", "acme-ui.2", None)}
+    # closed after the fold: the task was open when the plan was lost
+    assert {d["finished_item"] for d in _assistant_log(tmp_path, plan, late=True).values()
+            } == {None}
+    # a person's words are not the assistant's plan: tier 2 stays
+    typed = _assistant_log(tmp_path, plan, source="user")
+    assert {(d["finished_item"], d["tier"]) for d in typed.values()} == {(None, 2)}
+    # a short form two items share names neither
+    both = _assistant_log(tmp_path, plan, close="bd close acme-ui.1 beta-ui.1")
+    assert {d["finished_item"] for d in both.values()} == {None}
