@@ -30,6 +30,11 @@ NEGATION = "Never deploy the billing service on a Friday."
     ("harness:skill", "system", "harness:skill"), ("harness", "system", "harness:harness"),
     ("msg-1", "tool", "tool:msg-1"), ("tool_result:Bash", "tool", "tool_result:Bash"),
     ("user:x", "assistant", "assistant:user:x"), (None, "assistant", "assistant"),
+    # adv50: a call is the assistant's words (rules read its tool_call: source), and a
+    # tool's output is never a call
+    ("tool_call:Bash", "assistant", "tool_call:Bash"),
+    ("function_call:shell", "assistant", "function_call:shell"),
+    ("tool_call:Bash", "tool", "tool:tool_call:Bash"),
     ("", "user", "user"),
 ])
 def test_the_role_decides_how_the_source_is_read(source: str | None, role: str | None,
@@ -72,3 +77,23 @@ def test_a_role_the_spec_does_not_name_is_an_error(write_log: LogWriter, role: A
     assert result.output == (
         f"compaction-audit: {path}:1: must be 'user', 'assistant', 'tool' or 'system', "
         f"got {said} (spans[0].role)\n")
+
+
+def test_a_prompt_marked_by_role_is_part_of_the_task_query(write_log: LogWriter) -> None:
+    """adv50: the rebuilt cosine's query took only spans of source "user": a person's
+    prompt written with ``role: "user"`` and a message id left the log with no task
+    query, and a second such prompt out of it, with no word."""
+    from compaction_audit.cosine.query import task_query
+
+    first = {"id": "p1", "tokens": 9, "text": "Fix the billing export.", "source": "user"}
+    later = {"id": "p2", "tokens": 9, "text": "Also cap retries at 3.", "source": "msg-2",
+             "role": "user"}
+    query = task_query(read_native(str(write_log([rnd(0, spans=[first, later])]))))
+    assert (query.origin, query.prompts, query.text) == (
+        "prompts", 2, "Fix the billing export.\nAlso cap retries at 3.")
+    alone = task_query(read_native(str(write_log([rnd(0, spans=[later])], "b.jsonl"))))
+    assert (alone.origin, alone.prompts) == ("prompts", 1)
+    # a harness message by role is no prompt
+    harness = {**later, "role": "system"}
+    assert task_query(read_native(str(write_log([rnd(0, spans=[harness])], "c.jsonl")))
+                      ).origin == "none"

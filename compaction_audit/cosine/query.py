@@ -3,7 +3,8 @@
 1. ``task_query`` from the session record, when the log has one (the spec's field;
    the simulator and agents writing ``compaction-audit/1`` set it).
 2. Otherwise, for an agent product's session (Claude Code, Codex, Cline: the adapters
-   record each message a person typed as a span with ``source`` "user"): the person's
+   record each message a person typed as a span with ``source`` "user"; a native log
+   says so by ``source`` "user" or "user:...", or by ``role`` "user"): the person's
    first prompt followed by every later prompt, in order.  The first prompt states the
    task; later prompts restate or redirect it ("now also handle X"), and one query for
    the whole session keeps every item's cosine a single number.  Messages the product
@@ -22,13 +23,12 @@ from dataclasses import dataclass
 import polars as pl
 
 from compaction_audit.model import Session
+from compaction_audit.recall.ranking import person_source
 
 PROMPT_CHARS = 2_000
 """Characters kept of each prompt."""
 QUERY_CHARS = 8_000
 """Characters kept of the whole query."""
-PERSON_SOURCES = ("user",)
-"""Span ``source`` values that mark a person's prompt (the adapters' convention)."""
 INJECTED = r"(?s)^\s*<[A-Za-z_][\w-]*>.*</[A-Za-z_][\w-]*>\s*$"
 """A message that is one tagged block, ``<tag> ... </tag>``: context a product sends in
 the person's name (Codex's ``<environment_context>``, ``<user_instructions>``), not a
@@ -65,7 +65,7 @@ def task_query(session: Session) -> TaskQuery:
         return TaskQuery(given[:QUERY_CHARS], "task_query")
     prompts = (
         session.items
-        .filter((pl.col("kind") == "span") & pl.col("source").is_in(PERSON_SOURCES)
+        .filter((pl.col("kind") == "span") & person_source(pl.col("source"))
                 & pl.col("text").is_not_null() & (pl.col("text").str.strip_chars() != "")
                 & ~pl.col("text").str.contains(INJECTED))
         .sort("ri", "line")

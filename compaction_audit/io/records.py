@@ -35,18 +35,29 @@ def with_role(source: str | None, role: str | None) -> str | None:
     """``source`` as ``role`` says to read it (spec, log-format: ``role`` decides who
     wrote a span; without it, the source does): unchanged when it already reads so,
     else prefixed (``msg-3`` with role ``user`` is ``user:msg-3``; ``user`` with role
-    ``system`` is ``harness:user``), the role's prefix alone for no source
+    ``system`` is ``harness:user``; a call, ``tool_call:Bash``, is the assistant's as
+    it is, and with role ``tool`` is ``tool:tool_call:Bash``, an output), the role's
+    prefix alone for no source
     (``harness:system`` for role ``system``)."""
     if role is None:
         return source
     prefix = ROLE_PREFIX[role]
     if not source:
         return "harness:system" if role == "system" else prefix
+    call = source.startswith(_CALLS)
     if role == "user":
         reads = source == "user" or (source.startswith("user:") and source != "user:meta")
+    elif role == "assistant":  # a tool call is the assistant's words (adv50)
+        reads = source.startswith(prefix) or call
+    elif role == "tool":  # a tool's output is no call
+        reads = source.startswith(prefix) and not call
     else:
-        reads = source.startswith(prefix + ":" if role == "system" else prefix)
+        reads = source.startswith(prefix + ":")
     return source if reads else f"{prefix}:{source}"
+
+
+_CALLS = ("tool_call", "tool_use", "function_call")
+"""Sources of a tool call, which is the assistant's (and no tool's output)."""
 EVICTION_MODES = frozenset({"continuous", "on-overflow"})
 LOGGED_FLOATS = ("raw_ratio", "query_cosine_retained")
 LOGGED_INTS = ("distinct_source_spans", "summary_depth_max")

@@ -223,7 +223,7 @@ def recall_section(r: SessionReport, show_all: bool = False, limit: int = LIST_L
         parts += tier_counts(lost, len(rows), show_all)
         if r.extra.get("person_spans") == 0:  # issue 12, point 5: not judged, not zero
             parts.append(Text("  asked again: not judged, no span of this log is a "
-                              "person's (source \"user\")", style="dim"))
+                              "person's (source \"user\" or role \"user\")", style="dim"))
     if disagree:
         parts.append(hang("", (f"{len(disagree)} span(s) where the logged salience_class "
                                "and the auditor's classification disagree (see --format "

@@ -26,6 +26,7 @@ from compaction_audit.recall.analysis.occurrences import (
     _disagreements,
     _occurrences,
 )
+from compaction_audit.recall.ranking import person_source
 from compaction_audit.recall.textwork import Extracted, Survived, TextJobs
 from compaction_audit.series import Series
 
@@ -49,7 +50,7 @@ def analyse(session: Session, series: Series, items: pl.DataFrame | None = None,
     del rows
     folds = _without_names(folds, names)
     if jobs is not None:  # asked-again and flips index user and summary texts (as prose)
-        jobs.narrow(items.filter(((pl.col("kind") == "span") & (pl.col("source") == "user"))
+        jobs.narrow(items.filter(((pl.col("kind") == "span") & person_source(pl.col("source")))
                                  | (pl.col("kind") == "summary"))
                     .select("text").drop_nulls().unique()["text"].to_list())
     del extracted, survived  # the text tables are not read again: free them early
