@@ -11,8 +11,8 @@
 
 Every tree stays short (issue 13, section 3): the root's label counts the spans first
 (``5 spans: 2 lost, 3 in context``), a discriminator trace has one node per span (the
-span's matching discriminators on one line, the first one followed up the chain, any
-other a fold dropped after ``dropped:``), and
+span's matching discriminators on one line, the first one followed up the chain, each
+other under its own fate when it differs: ``carried; X; lost: Y``), and
 fold nodes name the summary without quoting it; each summary's text is listed once in
 ``Node.summaries``, cut to one line (:func:`one_line`) unless ``full``.  A query that is
 not itself a discriminator is never answered for a sub-token silently: the root says
@@ -34,6 +34,7 @@ from compaction_audit.errors import UsageError
 from compaction_audit.io.quiet_gc import paused_gc
 from compaction_audit.model import Session
 from compaction_audit.recall import extract as ext
+from compaction_audit.recall.kinds import KIND_RANK
 from compaction_audit.recall.spantypes import span_type
 from compaction_audit.recall.survival import check as surv  # where tests patch survives
 from compaction_audit.report.model import line_at
@@ -439,8 +440,10 @@ def trace_discriminator(session: Session, query: str) -> Node:
         # the query itself first (followed up the chain), then the clauses holding it
         hits = sorted((d for d in found if _matches(norms, q, d)),
                       key=lambda d: d.norm not in norms and d.text.lower() != q)
-        if hits:  # companions: the other hits first, so that a cut list shows them
-            spans.append((item, hits, hits[1:] + [c for c in found if c not in hits]))
+        if hits:  # companions: the other hits first, then by kind, so that a cut list
+            # shows them and the facts before the values (usertest9: ids led it)
+            rest = sorted((c for c in found if c not in hits), key=lambda c: -KIND_RANK[c.kind])
+            spans.append((item, hits, hits[1:] + rest))
     if not spans and q:
         if mode == "discriminator":
             note = f"no span holds {query!r} as a discriminator"
@@ -474,18 +477,22 @@ def trace_discriminator(session: Session, query: str) -> Node:
         up = _carry(log, item, follow, others, set())
         fate = _span_fate(log, item, up)
         head = f"span {item} ({log.where(item)}; now {log.state(item)}): {fate}"
-        # a hit a fold dropped is not under the followed one's fate (usertest8: a
-        # constraint holding the query read "carried" beside a lost list naming it)
-        gone = _dropped_at(up)
-        held = ", ".join(f"{d.kind.value} {d.text!r}" for d in hits if d.text not in gone)
-        dropped = ", ".join(f"{d.kind.value} {d.text!r}" for d in hits if d.text in gone)
-        stated = "; ".join(part for part in (held, dropped and f"dropped: {dropped}") if part)
+        # each hit under its own fate (usertest8: a constraint holding the query read
+        # "carried" beside a fold that dropped it; adv50: one that a second fold still
+        # carried read "dropped")
+        fates = [fate, *(_span_fate(log, item, _carry(log, item, _Follow(d=h), [], set()))
+                         for h in hits[1:])][:len(hits)]
+        stated = "; ".join(
+            (f"{f}: " if f != fate else "") + ", ".join(
+                f"{d.kind.value} {d.text!r}" for d, g in zip(hits, fates, strict=True)
+                if g == f)
+            for f in dict.fromkeys(fates))
         children.append(Node(
             head + (f"; {stated}" if stated else ""),
             {"span": item, "source": row["source"], "round": row["round"],
              "line": row["line"], **log.at(item), "state": log.state(item), "fate": fate,
-             "matched": [{"kind": d.kind.value, "text": d.text, "norm": d.norm,
-                          "dropped_at": gone.get(d.text)} for d in hits]},
+             "matched": [{"kind": d.kind.value, "text": d.text, "norm": d.norm, "fate": g}
+                         for d, g in zip(hits, fates, strict=True)]},
             up, cut=len(head) + 2 if stated else None))
     children.sort(key=lambda n: (OUTCOMES.index(n.data["fate"]), n.data["round"],
                                  n.data["line"]))
@@ -503,18 +510,6 @@ def trace_discriminator(session: Session, query: str) -> Node:
         raise UsageError(f"{query!r} is neither an item id nor a discriminator or word of any "
                          f"span text in {session.path}")
     return Node(f"{what} {query!r}: {counts}", data, children)
-
-
-def _dropped_at(nodes: list[Node]) -> dict[str, str]:
-    """Each companion text a fold of ``nodes`` (at any depth) dropped -> the first such
-    fold, depth first in tree order."""
-    out: dict[str, str] = {}
-    for node in nodes:
-        for text in node.data.get("also_dropped", ()):
-            out.setdefault(text, node.data["fold"])
-        for text, fold in _dropped_at(node.children).items():
-            out.setdefault(text, fold)
-    return out
 
 
 HELD = ("carried", "recoverable", "in context")

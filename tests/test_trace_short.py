@@ -392,10 +392,11 @@ def test_a_discriminator_no_span_holds_as_one_is_followed_as_text(
     assert root.label == "text 'no reopen behavior': 1 span: 1 lost"
 
 
-def test_a_hit_a_fold_dropped_is_not_said_carried(write_log: LogWriter) -> None:
+def test_each_hit_is_said_under_its_own_fate(write_log: LogWriter) -> None:
     """usertest8: the span's line read "carried; identifier 'X', constraint '... X'"
-    while the fold below named the constraint as dropped; a hit a fold dropped is said
-    dropped on the span's line, and its JSON entry names the fold."""
+    while the fold below dropped the constraint; adv50: a hit another fold still
+    carried read "dropped", and a carried hit was listed under the followed one's
+    "lost".  Each hit is followed on its own; the JSON gives each its fate."""
     path = str(write_log([
         rnd(0, spans=[span("u", "Keep all logic in `ReviewLive` for this task.")]),
         rnd(1, summaries=[fold("G", ["u"], "Added ReviewLive with its tests.")],
@@ -403,9 +404,29 @@ def test_a_hit_a_fold_dropped_is_not_said_carried(write_log: LogWriter) -> None:
     (node,) = trace(read_native(path), "ReviewLive").children
     assert node.label == (
         "span u (round 0, line 1; now evicted at round 1): carried; identifier "
-        "'ReviewLive'; dropped: constraint 'Keep all logic in `ReviewLive` for this task'")
-    assert [(m["text"], m["dropped_at"]) for m in node.data["matched"]] == [
-        ("ReviewLive", None), ("Keep all logic in `ReviewLive` for this task", "G")]
+        "'ReviewLive'; lost: constraint 'Keep all logic in `ReviewLive` for this task'")
+    assert [(m["text"], m["fate"]) for m in node.data["matched"]] == [
+        ("ReviewLive", "carried"), ("Keep all logic in `ReviewLive` for this task", "lost")]
     (at_g,) = node.children
     assert at_g.label.startswith("carried by fold G ") and at_g.data["also_dropped"][0] == (
         "Keep all logic in `ReviewLive` for this task")
+    # the followed fact lost, the other carried: said so, not listed under "lost"
+    path = str(write_log([
+        rnd(0, spans=[span("u", "Never refund order A-1 twice. Keep the refund ledger in "
+                                "EUR.")]),
+        rnd(1, summaries=[fold("c1", ["u"], "Keep the refund ledger in EUR.")],
+            evicted=["u"])], "b.jsonl"))
+    (node,) = trace(read_native(path), "refund").children
+    assert node.label == (
+        "span u (round 0, line 1; now evicted at round 1): lost; negation 'Never refund "
+        "order A-1 twice'; carried: constraint 'Keep the refund ledger in EUR'")
+    # a child of two folds: dropped by one, carried by the other, so carried
+    path = str(write_log([
+        rnd(0, spans=[span("u", "Keep ORD-5501 for the refund check.")]),
+        rnd(1, summaries=[fold("c1", ["u"], "Order ORD-5501 noted."),
+                          fold("c2", ["u"], "Keep ORD-5501 for the refund check.")],
+            evicted=["u"])], "c.jsonl"))
+    (node,) = trace(read_native(path), "ORD-5501").children
+    assert [(m["text"], m["fate"]) for m in node.data["matched"]] == [
+        ("ORD-5501", "carried"), ("Keep ORD-5501 for the refund check", "carried")]
+    assert "lost:" not in node.label
