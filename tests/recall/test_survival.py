@@ -105,3 +105,12 @@ def test_an_elided_identifier_survives_by_its_parts_in_order() -> None:
     assert not survives(d, "It used ALTER TABLE ADD.")  # a part missing
     call = one("Call `render(…)` first", Kind.IDENTIFIER)
     assert survives(call, "render() is called first") and not survives(call, "render is")
+    # adv50: each part whole (not inside a longer word), and parts that carry something
+    for child, summary in [("Run `make ... install`.", "Do not make the uninstall script."),
+                           ("Use `foo...bar` instead.", "foo was removed; use the sidebar."),
+                           ("Use `a ... b` there.", "A plan was made and will be built."),
+                           ("Run `(…)` now.", "Ran the tests (all green)."),
+                           ("Use `z ... q` order.", "Zoe asked a question."),
+                           ("Call `x...` first.", "x-ray the box.")]:
+        assert not survives(one(child, Kind.IDENTIFIER), summary), child
+    assert survives(one("Run `make ... install`.", Kind.IDENTIFIER), "ran make; install")

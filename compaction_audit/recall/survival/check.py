@@ -299,8 +299,9 @@ def _survives_in(d: Discriminator, idx: _Index) -> bool:
         hashes, at = idx.lookup.hashes, bisect_left(idx.lookup.hashes, norm)
         return ((at < len(hashes) and hashes[at].startswith(norm))
                 or any(norm[:n] in idx.lookup.hash_set for n in range(7, len(norm) + 1)))
-    if "..." in norm or "\u2026" in norm:  # elided: its parts, in order (usertest8)
-        return _parts_in_order(_ELLIPSIS.split(norm), idx.low)
+    if ("..." in norm or "\u2026" in norm) and (  # elided: its parts, in order (usertest8)
+            parts := _elided_parts(norm)) is not None:
+        return _parts_in_order(parts, idx.low)
     return " " in norm and norm in idx.low
 
 
@@ -309,19 +310,36 @@ _ELLIPSIS = re.compile(r"\s*(?:\.{3,}|\u2026)\s*")
 ``foo(…)``)."""
 
 
+_WORDY = re.compile(r"\w\w")
+"""A part of an elided identifier that says something: two word characters together."""
+
+
+def _elided_parts(norm: str) -> list[str] | None:
+    """The parts of an identifier with an ellipsis that carry it (punctuation-only parts
+    left out: the ``)`` of ``render(…)``), or None when a part is too short to carry
+    anything (``a ... b``, ``x...``) or none is left (``(…)``): such an identifier
+    survives only as it is written."""
+    parts = [p for p in (part.strip() for part in _ELLIPSIS.split(norm)) if p]
+    kept = [p for p in parts if any(c.isalnum() for c in p)]
+    if not kept or any(not _WORDY.search(p) for p in kept):
+        return None
+    return kept
+
+
 def _parts_in_order(parts: list[str], low: str) -> bool:
-    """Whether every non-empty part of ``parts`` is in ``low``, each after the one
-    before: an identifier with an ellipsis (``ALTER TABLE ... modify``) survives as
-    "ALTER TABLE MODIFY" or "ALTER TABLE t MODIFY"; at least one part must be there."""
-    at, found = 0, False
+    """Whether every part of ``parts`` is in ``low``, each after the one before and not
+    inside a longer word or flag (adv50: ``install`` is not in "uninstall", ``--force``
+    not in "--force-conflicts", ``bar`` not in "sidebar"): ``ALTER TABLE ... modify``
+    survives as "ALTER TABLE MODIFY" or "ALTER TABLE t MODIFY"."""
+    at = 0
     for part in parts:
-        if not part:
-            continue
-        k = low.find(part, at)
-        if k < 0:
+        head = r"(?<![\w-])" if part[0].isalnum() or part[0] in "_-" else ""
+        tail = r"(?![\w-])" if part[-1].isalnum() or part[-1] == "_" else ""
+        found = re.compile(head + re.escape(part) + tail).search(low, at)
+        if found is None:
             return False
-        at, found = k + len(part), True
-    return found
+        at = found.end()
+    return True
 
 
 def dropped(child_text: str, summary_text: str, span_type: str = "prose"
