@@ -434,3 +434,19 @@ def test_a_telemetry_log_that_cannot_be_read_is_said(tmp_path: Path, kind: str) 
                                                   tmp_path / "compression.jsonl"))
     assert (rnd["compaction"]["tokens_after"], rnd["compaction"]["tokens_from"]) == (
         257, "telemetry")
+
+
+def test_a_telemetry_log_without_this_sessions_events_is_said(tmp_path: Path) -> None:
+    """adv50: an empty telemetry.log, or one of another session only, left the sizes
+    the recording's with no word."""
+    shutil.copy(SESSION, tmp_path / "compression.jsonl")
+    for text in ("", (GEMINI / "telemetry.log").read_text().replace(
+            '"session.id": "', '"session.id": "other-')):
+        (tmp_path / "telemetry.log").write_text(text)
+        out = run_adapter(gemini_cli.records, tmp_path / "compression.jsonl")
+        assert out[0][1]["reader_notes"] == [
+            "telemetry.log beside the recording holds no compression event of this "
+            "session: the compactions' sizes are the recording's"]
+        (_line, rnd), = compaction_rounds(out)
+        assert rnd["compaction"]["tokens_after"] == 9000 and "tokens_from" not in rnd[
+            "compaction"]

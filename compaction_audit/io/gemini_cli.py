@@ -507,7 +507,10 @@ class _Converter(Conversion):
                       "sizes are the recording's")
             return
         events, torn = read_telemetry(beside, self.session_id)
-        if events and len(events) != len(self.compactions):  # matched in order (adv48)
+        if os.path.lexists(beside) and not events:  # none of this session's (adv50)
+            self.note(f"{TELEMETRY_NAME} beside the recording holds no compression event of "
+                      "this session: the compactions' sizes are the recording's")
+        elif events and len(events) != len(self.compactions):  # matched in order (adv48)
             self.note(f"{TELEMETRY_NAME} holds {len(events)} compression event(s) of this "
                       f"session for {len(self.compactions)} compaction(s): their sizes are "
                       "matched in order")

@@ -190,13 +190,15 @@ def recall_section(r: SessionReport, show_all: bool = False, limit: int = LIST_L
     tier order: the top tiers listed, the low tiers counted.  A session with adapter
     compactions lists its lost facts under each compaction instead
     (:func:`compactions_section`), and this section is left out when it would only
-    repeat their counts (no fact another span still holds, no disagreement)."""
+    repeat their counts (no fact another span still holds, the compactions' lost
+    facts as many as the distinct ones, no disagreement)."""
     folded = r.extra.get("folded_rounds") or []
     lost = r.extra.get("lost_discriminators") or []
     disagree = r.extra.get("classification_disagreements") or []
     if not folded and not lost:
         return None
-    if r.compactions and not disagree and all(f["facts"] == f["lost"] for f in folded):
+    if (r.compactions and not disagree and all(f["facts"] == f["lost"] for f in folded)
+            and sum(len(c.get("lost") or ()) for c in r.compactions) == len(lost)):
         return None  # each compaction says "N lost" above; nothing here adds to it (usertest8)
     parts: list[RenderableType | None] = [Text("Folds that dropped discriminators",
                                                style="bold")]
