@@ -41,6 +41,11 @@ def test_create_then_gate(traces: Path) -> None:
     result = run("audit", "traces", "--baseline", "baseline.json", "--jobs", "1")
     assert result.exit_code == 0
     assert "exit 0: 2 trace(s), 0 reach --fail-on error" in result.stdout
+    # -q says the PASS is over a baseline (usertest9: it said PASS and nothing more)
+    quiet = run("audit", "traces", "--baseline", "baseline.json", "-q", "--jobs", "1")
+    clean, drift = quiet.stdout.splitlines()[:2]
+    assert "clean.jsonl: PASS: 0 error(s), 0 warning(s), 0 info; " in clean
+    assert drift.endswith("drift.jsonl: PASS: 0 error(s), 0 warning(s), 0 info (6 in the baseline)")
 
     # the trace gains a finding: exit 1, and only the new one is reported
     dump(gained_records(), traces / "traces" / "drift.jsonl")

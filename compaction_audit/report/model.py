@@ -298,6 +298,14 @@ class SessionReport:
         info = self.extra.get("suppressions")
         return int(info.get("findings", 0)) if isinstance(info, dict) else 0
 
+    def baselined(self) -> int:
+        """Findings of this trace the ``--baseline`` file held back
+        (:mod:`compaction_audit.baseline`); said in the verdict, so that ``-q``
+        says a PASS is a PASS over a baseline (usertest9)."""
+        info = self.extra.get("baseline")
+        n = info.get("suppressed", 0) if isinstance(info, dict) else 0
+        return n if type(n) is int and n > 0 else 0
+
     def verdict_head(self) -> str:
         """FAIL (an error), WARN (a warning, or skipped records: see :meth:`worst`) or
         PASS."""
@@ -315,7 +323,8 @@ class SessionReport:
         note = self.incomplete_note()
         head = self.verdict_head() + (f" ({note.removeprefix('; ')})" if note else "")
         parts = [f"{c['error']} error(s), {c['warning']} warning(s), {c['info']} info"
-                 + (f" ({n} suppressed by [[suppress]])" if (n := self.suppressed()) else "")]
+                 + (f" ({n} suppressed by [[suppress]])" if (n := self.suppressed()) else "")
+                 + (f" ({b} in the baseline)" if (b := self.baselined()) else "")]
         if self.skipped or self.dependent:
             parts.append(self.lenient_phrase())
         invertible = can_invert(self.conditions)
