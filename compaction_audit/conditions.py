@@ -67,8 +67,10 @@ def conditions(session: Session, series: Series, settings: Settings,
         # fills): the log itself declares nothing, so the detail says who set it
         from compaction_audit.io.load import FORMATS
 
-        said = (f"set by the {adapter} adapter (the product compacts when its context "
-                "fills)" if adapter in FORMATS and adapter != "native" else "declared")
+        # (usertest9: "when its context fills" was false of a manual compaction)
+        said = (f"set by the {adapter} adapter (the product compacts on an event: its "
+                "context filling up, or a person asking)" if adapter in FORMATS
+                and adapter != "native" else "declared")
         evict = Condition("eviction is continuous",
                           "holds" if declared == "continuous" else "fails",
                           f"{said}: eviction = {declared}"

@@ -21,7 +21,8 @@ def eviction(path: str) -> tuple[str, str]:
 
 def test_a_product_log_says_its_adapter_set_the_eviction() -> None:
     assert eviction(str(FIXTURES / "codex-local.jsonl")) == (
-        "fails", "set by the codex adapter (the product compacts when its context fills): "
+        "fails", "set by the codex adapter (the product compacts on an event: its context "
+        "filling up, or a person asking): "
         "eviction = on-overflow (event-driven)")
 
 
