@@ -253,3 +253,24 @@ def test_lost_rows_say_how_many_of_the_rest_the_page_holds() -> None:
     assert "... and 10 more lost discriminator(s)" in page
     assert f"<summary>{20 - LOST_SHOWN} more</summary>" in rows(20)
     assert f"<summary>{MAX_ROWS - LOST_SHOWN} more</summary>" in rows(MAX_ROWS)
+
+
+def test_lost_rows_show_the_facts_that_matter_and_say_what_the_rest_are() -> None:
+    """usertest9: the Cline page's first rows were other prose (mx-3, py-2) where the
+    text report lists the 5 facts that matter and counts the rest."""
+    from compaction_audit.report.html.sections import _lost_rows
+
+    ranked = [{"t": f"f{i}", "tier": t} for i, t in enumerate([3, 4, 4, 5, 5, 6, 7])]
+    page = _lost_rows(ranked, ["t"], lambda d: f"<tr><td>{d['t']}</td></tr>")
+    shown, hidden = page.split("<details>")
+    assert [f"f{i}" for i in range(7) if f"<td>f{i}</td>" in shown] == ["f0", "f1", "f2"]
+    assert hidden.startswith(
+        "<summary>4 more: 2 other prose, 1 tool output, 1 finished work</summary>")
+    # only low tiers: no table before the toggle
+    only_low = _lost_rows(ranked[3:], ["t"], lambda d: f"<tr><td>{d['t']}</td></tr>")
+    assert only_low.startswith("<details><summary>4 more: 2 other prose, ")
+    # twenty that matter: fifteen shown, the rest named
+    many = _lost_rows([{"t": str(i), "tier": 3} for i in range(20)] + ranked[3:], ["t"],
+                      lambda d: f"<tr><td>{d['t']}</td></tr>")
+    assert "<summary>9 more: 5 that matter, 2 other prose, 1 tool output, 1 finished work" \
+        "</summary>" in many

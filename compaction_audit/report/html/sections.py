@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from compaction_audit.recall.ranking import LOW_TIERS, TIER_NAMES
 from compaction_audit.report.html.data import (
     MAX_ROWS,
     MAX_SUMMARY_CHARS,
@@ -96,15 +97,31 @@ LOST_SHOWN = 15
 """Lost facts shown at once per table; the rest (up to :data:`MAX_ROWS`) on demand."""
 
 
+def _what(rest: list[dict[str, Any]]) -> str:
+    """": 3 that matter, 11 other prose, 9 tool output" for ranked rows (each tier of
+    LOW_TIERS by its name), "" for rows with no tier."""
+    tiers = [d.get("tier") for d in rest]
+    if not any(t is not None for t in tiers):
+        return ""
+    top = sum(1 for t in tiers if t is not None and t not in LOW_TIERS)
+    parts = ([f"{top:,} that matter"] if top else []) + [
+        f"{n:,} {TIER_NAMES[t]}" for t in sorted(LOW_TIERS) if (n := tiers.count(t))]
+    return ": " + ", ".join(parts)
+
+
 def _has(rows: list[dict[str, Any]], *keys: str) -> bool:
     return any(d.get(k) is not None for d in rows for k in keys)
 
 
 def _lost_rows(rows: list[dict[str, Any]], head: list[str], row_html: Any) -> str:
-    """The first :data:`LOST_SHOWN` rows, the next ones up to :data:`MAX_ROWS` behind
-    a toggle, and the count of the rest."""
-    shown = html_table(head, (row_html(d) for d in rows[:LOST_SHOWN]))
-    extra = rows[LOST_SHOWN:MAX_ROWS]
+    """The first :data:`LOST_SHOWN` rows of facts that matter (tiers 1-4, as the text
+    report lists them: usertest9 saw other prose on the first screen of a page whose
+    text report counts it), the next ones up to :data:`MAX_ROWS` behind a toggle that
+    says what they are, and the count of the rest."""
+    low = next((k for k, d in enumerate(rows) if d.get("tier") in LOW_TIERS), len(rows))
+    first = min(LOST_SHOWN, low)
+    shown = html_table(head, (row_html(d) for d in rows[:first])) if first else ""
+    extra = rows[first:MAX_ROWS]
     if extra:
         # "185 more (the page holds the first 200 of 210)" where the page holds only
         # some of the rest: "185 more" then "... and 10 more" read as two lists (ux6),
@@ -112,7 +129,7 @@ def _lost_rows(rows: list[dict[str, Any]], head: list[str], row_html: Any) -> st
         # "185 more (of 193: the page holds 200 rows)" was hard to parse (usertest5)
         of = (f" (the page holds the first {MAX_ROWS:,} of {len(rows):,})"
               if len(rows) > MAX_ROWS else "")
-        shown += (f"<details><summary>{len(extra):,} more{of}</summary>"
+        shown += (f"<details><summary>{len(extra):,} more{_what(extra)}{of}</summary>"
                   + html_table(head, (row_html(d) for d in extra)) + "</details>")
     return shown + more(len(rows) - MAX_ROWS, "lost discriminator")
 
