@@ -114,3 +114,17 @@ def test_an_elided_identifier_survives_by_its_parts_in_order() -> None:
                            ("Call `x...` first.", "x-ray the box.")]:
         assert not survives(one(child, Kind.IDENTIFIER), summary), child
     assert survives(one("Run `make ... install`.", Kind.IDENTIFIER), "ran make; install")
+
+
+def test_a_work_item_survives_by_its_id_less_the_project_prefix() -> None:
+    """usertest9: the summary's "Implemented gqc.5" carried 'gqc.5' and dropped
+    'spotter-gqc.5' in the same fold."""
+    d = one("Close spotter-gqc.5 when the tests pass", Kind.IDENTIFIER)
+    assert d.norm == "spotter-gqc.5"
+    assert survives(d, "Implemented gqc.5 and closed it.")
+    assert survives(d, "Closed spotter-gqc.5.")
+    assert not survives(d, "Implemented gqc.6 and closed it.")
+    assert not survives(d, "Implemented xgqc.5 today.")
+    # only a rest that is itself an id with a dotted number: PROJ-7 needs PROJ-7
+    proj = one("Close PROJ-7 after review", Kind.IDENTIFIER)
+    assert not survives(proj, "Closed 7 items.")
