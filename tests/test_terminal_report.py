@@ -511,3 +511,19 @@ def test_a_product_without_its_own_advice_gets_no_other_product_s() -> None:
     actions = {f.action for f in report.findings if f.code == "CA301"}
     assert actions == {RULES["CA301"].product_action}
     assert not any(word in a for a in actions for word in ("Claude", "CLAUDE", "AGENTS"))
+
+
+def test_several_traces_say_first_that_the_summary_is_at_the_end(tmp_path: Path) -> None:
+    """usertest9: the first screen of a folder of three traces was the first trace's
+    report, with nothing saying two more and a summary followed."""
+    for name in ("a.jsonl", "b.jsonl"):
+        dump([session(session_id=name), rnd(0, spans=spans(("s", 5)))], tmp_path / name)
+    out = invoke("audit", str(tmp_path), columns=200).stdout.splitlines()
+    assert out[0] == ("2 traces: a report for each, then the summary at the end "
+                      "(--summary: the summary alone; -q: a line each)")
+    assert out[1] == f"compaction-audit {tmp_path / 'a.jsonl'}"
+    assert "Summary" in out
+    # one trace, --summary and -q: no such line
+    assert not invoke("audit", str(tmp_path / "a.jsonl")).stdout.startswith("2 traces")
+    for option in ("--summary", "-q"):
+        assert "a report for each" not in invoke("audit", str(tmp_path), option).stdout

@@ -89,6 +89,11 @@ def _text(report: Report, opts: RenderOptions) -> RenderableType:
         return Group(*parts)
     parts = []
     if not opts.summary_only:
+        if several and opts.shows_summary(report):  # the answer is at the end: say so
+            n = len(report.sessions) + len(report.errors)  # first (usertest9)
+            parts.append(line((f"{n} traces: a report for each, then the summary at the "
+                                "end (--summary: the summary alone; -q: a line each)",
+                                "dim")))
         parts.append(report_renderable(report, opts.show_all))
     if opts.shows_summary(report):
         parts.append(summary_renderable(report, opts.fail_on, opts.show_all))
