@@ -8,7 +8,6 @@ library.
 
 from __future__ import annotations
 
-import re
 from functools import lru_cache
 
 from compaction_audit.recall.extract import CLAUSE_KINDS, Discriminator, Kind
@@ -50,13 +49,6 @@ def _vocabulary(keys: set[str], scopes: set[str], modules: set[str], tails: dict
     return frozenset(out)
 
 
-_ITEM_SHORT = re.compile(r"[a-z][a-z0-9_]*-([a-z][a-z0-9_]*(?:\.[0-9]+)+)")
-"""A work item's id with a project prefix whose rest is itself an id with a dotted
-number (``spotter-gqc.5``): the item survives by the rest (``gqc.5``), as agents write
-it once the project is known (usertest9: "carried identifier 'gqc.5'", "also dropped
-identifier 'spotter-gqc.5'" by one fold)."""
-
-
 @lru_cache(maxsize=65536)
 def _anchors(kind: Kind, text: str, norm: str) -> frozenset[str] | None:
     """Strings of which a summary's :func:`_vocabulary` holds at least one whenever the
@@ -91,8 +83,6 @@ def _anchors(kind: Kind, text: str, norm: str) -> frozenset[str] | None:
     out = {norm, max(words, key=len)}  # _raw_in needs every word of the norm
     if kind is Kind.IDENTIFIER and (key := _module_key(text)):
         out.add(key)
-    if kind is Kind.IDENTIFIER and (short := _ITEM_SHORT.fullmatch(norm)):
-        out.update((short[1], max(_WORD_RE.findall(short[1]), key=len)))
     if "/" in norm or "\\" in norm:
         path = norm.rstrip("/\\")
         out.update((_basename(path), path.rsplit("/", 1)[-1]))

@@ -17,7 +17,7 @@ from functools import lru_cache
 
 from compaction_audit.recall import paraphrase
 from compaction_audit.recall.extract import CLAUSE_KINDS, Discriminator, Kind, extract_cached
-from compaction_audit.recall.survival.anchors import _ITEM_SHORT, _anchors
+from compaction_audit.recall.survival.anchors import _anchors
 from compaction_audit.recall.survival.flips import (
     _FLIP_KINDS,
     _flip_evidence,
@@ -287,9 +287,6 @@ def _survives_in(d: Discriminator, idx: _Index) -> bool:
     if norm in idx.keys or _raw_in(norm, idx):
         return True
     if d.kind is Kind.IDENTIFIER and (key := _module_key(d.text)) and key in idx.modules:
-        return True
-    if d.kind is Kind.IDENTIFIER and (short := _ITEM_SHORT.fullmatch(norm)) and (
-            short[1] in idx.keys or _raw_in(short[1], idx)):  # usertest9
         return True
     if "/" in norm or "\\" in norm:
         path = norm.rstrip("/\\")
