@@ -496,23 +496,20 @@ def _assistant_log(tmp_path: Path, text: str, close: str = "bd close acme-ui.1",
 def test_the_assistants_plan_of_a_closed_item_is_finished_work(tmp_path: Path) -> None:
     """usertest8: "`project.ex` to understand the Project resource, then implement
     gqc.5" ranked as an assistant decision after gqc.5 was closed (a call at line 1169,
-    the compaction at 1256).  A fact in the assistant's words naming one item the log
-    closed before the fold (by its id less the project prefix too) is finished work."""
-    plan = "Never rebuild the sprite sheet before you implement ui.1 in auto-generated code."
+    the compaction at 1256).  A plan step in the assistant's words ("implement X")
+    naming one item the log closed before the fold (by its id less the project prefix
+    too) is finished work; adv51: a standing rule stated under an item is not."""
+    plan = "Do not rebuild the sprite sheet before you implement ui.1 in generated code."
     facts = _assistant_log(tmp_path, plan)
-    # the negation's own words name no item: it keeps its tier (each rule is narrow)
+    # the negation's own words name no item, and the bare id is no plan step: each
+    # keeps its tier (each rule is narrow)
     assert {(d["kind"], d["finished_item"], d["finished_line"], d["tier"])
             for d in facts.values()} == {("negation", None, None, 4),
                                          ("ordering", "acme-ui.1", 3, 7),
-                                         ("identifier", "acme-ui.1", 3, 7)}, facts
-    # a second possible item (a token with a digit) in the same clause: kept; the
-    # identifier 'ui.1' alone still names only the closed item
+                                         ("identifier", None, None, 5)}, facts
+    # a second possible item (a token with a digit) in the same clause: kept
     two = _assistant_log(tmp_path, plan.replace("ui.1", "ui.1 and acme-ui.2"))
-    assert {(d["kind"], d["text"], d["finished_item"]) for d in two.values()
-            if d["kind"] != "negation"} == {
-        ("ordering", "rebuild the sprite sheet before you implement ui.1 and acme-ui.2 in "
-                     "auto-generated code", None),
-        ("identifier", "ui.1", "acme-ui.1"), ("identifier", "acme-ui.2", None)}
+    assert {d["finished_item"] for d in two.values()} == {None}
     # closed after the fold: the task was open when the plan was lost
     assert {d["finished_item"] for d in _assistant_log(tmp_path, plan, late=True).values()
             } == {None}
@@ -522,3 +519,21 @@ def test_the_assistants_plan_of_a_closed_item_is_finished_work(tmp_path: Path) -
     # a short form two items share names neither
     both = _assistant_log(tmp_path, plan, close="bd close acme-ui.1 beta-ui.1")
     assert {d["finished_item"] for d in both.values()} == {None}
+
+
+@pytest.mark.parametrize(("text", "close"), [
+    # adv51: rules stated while working on an item outlive it
+    ("From now on, every endpoint must return 404 before you implement ui.1.",
+     "bd close acme-ui.1"),
+    ("The user said: deploy only after QA signs off, then implement ui.1.",
+     "bd close acme-ui.1"),
+    ("Never merge without review, per the user's rule stated during ui.1.",
+     "bd close acme-ui.1"),
+    # a version is no short form of an item (release-v1.2 is not v1.2)
+    ("The SDK must stay pinned at v1.2 until we implement v1.2 support.",
+     "bd close release-v1.2"),
+])
+def test_a_standing_rule_under_an_item_is_not_finished_work(tmp_path: Path, text: str,
+                                                            close: str) -> None:
+    facts = _assistant_log(tmp_path, text, close=close)
+    assert facts and {d["finished_item"] for d in facts.values()} == {None}, facts

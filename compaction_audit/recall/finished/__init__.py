@@ -119,7 +119,7 @@ def finished_work(lost: pl.DataFrame, items: pl.DataFrame) -> pl.DataFrame:
         .with_columns(pl.col("text_line").fill_null(1).alias("_text_line"),
                       at_loss.alias("_loss_at"))
         .join(_sections(lost, items, closed).lazy(), on=["span", "_text_line"], how="left")
-        .join(named_items(lost, events["_item"]).lazy(), on="_row", how="left")
+        .join(named_items(lost, events["_item"], items).lazy(), on="_row", how="left")
         .with_columns(pl.col("_item").fill_null(pl.col("_named")))
         .sort("_loss_at")
         .join_asof(state, left_on="_loss_at", right_on="_at", by="_item",
