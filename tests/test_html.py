@@ -268,7 +268,7 @@ def test_lost_rows_show_the_facts_that_matter_and_say_what_the_rest_are() -> Non
         "<summary>4 more: 2 other prose, 1 tool output, 1 finished work</summary>")
     # only low tiers: no table before the toggle
     only_low = _lost_rows(ranked[3:], ["t"], lambda d: f"<tr><td>{d['t']}</td></tr>")
-    assert only_low.startswith("<details><summary>4 more: 2 other prose, ")
+    assert only_low.startswith("<details><summary>4 lost, none that matter: 2 other prose, ")
     # twenty that matter: fifteen shown, the rest named
     many = _lost_rows([{"t": str(i), "tier": 3} for i in range(20)] + ranked[3:], ["t"],
                       lambda d: f"<tr><td>{d['t']}</td></tr>")

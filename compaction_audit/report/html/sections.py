@@ -129,7 +129,9 @@ def _lost_rows(rows: list[dict[str, Any]], head: list[str], row_html: Any) -> st
         # "185 more (of 193: the page holds 200 rows)" was hard to parse (usertest5)
         of = (f" (the page holds the first {MAX_ROWS:,} of {len(rows):,})"
               if len(rows) > MAX_ROWS else "")
-        shown += (f"<details><summary>{len(extra):,} more{_what(extra)}{of}</summary>"
+        # nothing shown before it: not "6 more" after nothing (adv51)
+        count = f"{len(extra):,} more" if first else f"{len(extra):,} lost, none that matter"
+        shown += (f"<details><summary>{count}{_what(extra)}{of}</summary>"
                   + html_table(head, (row_html(d) for d in extra)) + "</details>")
     return shown + more(len(rows) - MAX_ROWS, "lost discriminator")
 
