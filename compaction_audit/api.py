@@ -9,7 +9,7 @@ from compaction_audit import addrspace
 from compaction_audit.cosine.embed import start_loading_for
 from compaction_audit.cosine.rebuild import prefetch
 from compaction_audit.engine import audit_session
-from compaction_audit.errors import LogError, UsageError
+from compaction_audit.errors import LogError, UsageError, of_trace
 from compaction_audit.io.lines import Limits, reads_once
 from compaction_audit.io.load import load_session
 from compaction_audit.malloctune import tune_for
@@ -237,6 +237,6 @@ def audit_paths(paths: Sequence[str], settings: Settings | None = None,
         for i, p in enumerate(paths):
             done(i, audit_or_isolated(p, settings, lenient, rules, severity))
     sessions = [r for r in results if isinstance(r, SessionReport)]
-    errors = [r for r in results if isinstance(r, LogError)]
+    errors = [of_trace(r, paths[i]) for i, r in enumerate(results) if isinstance(r, LogError)]
     settle_unread(sessions)
     return Report(sessions, errors)

@@ -28,6 +28,9 @@ class LogError(AuditError):
         self.line = line
         self.message = message
         self.field = field
+        self.trace: str | None = None
+        """The trace being audited when the error is in another file (a companion file
+        beside it: :func:`of_trace`), else None."""
         super().__init__(str(self))
 
     def __reduce__(self) -> tuple[type[LogError], tuple[str, int, str, str]]:
@@ -43,6 +46,15 @@ class LogError(AuditError):
         where = f"{path}:{self.line}" if self.line else path
         suffix = f" ({self.field})" if self.field else ""
         return f"{where}: {self.message}{suffix}"
+
+
+def of_trace(error: LogError, trace: str) -> LogError:
+    """``error`` with :attr:`LogError.trace` set to ``trace`` when the error is in
+    another file (a Cline compaction file beside a messages file): the summary names
+    the trace that could not be audited, not twice the file that broke it (adv51)."""
+    if error.path != trace:
+        error.trace = trace
+    return error
 
 
 MAX_PATH_SHOWN = 512

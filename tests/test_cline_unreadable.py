@@ -124,3 +124,25 @@ def test_root_reads_them(folder: Path) -> None:
     (folder / "agentic.compaction.json").chmod(0o000)
     folder.chmod(0o311)
     assert _errors("a/session.messages.json") == (1, [])
+
+
+def test_a_broken_compaction_file_names_the_trace_it_kept_from_being_audited(
+        tmp_path: Path) -> None:
+    """adv51: a folder whose agentic.compaction.json is not JSON listed it UNREADABLE
+    twice in the summary (once as itself, once for the messages file it broke), and
+    never named session.messages.json."""
+    from compaction_audit import api
+    from compaction_audit.report.summary import summary_rows
+
+    for name in ("session.messages.json", "basic.compaction.json"):
+        shutil.copy(Path(__file__).parent / "fixtures" / "adapters" / "cline" / name,
+                    tmp_path / name)
+    (tmp_path / "agentic.compaction.json").write_text("{bad\n")
+    report = api.audit_paths([str(tmp_path / n) for n in (
+        "agentic.compaction.json", "basic.compaction.json", "session.messages.json")], jobs=1)
+    assert [(e.path.rsplit("/", 1)[-1], (e.trace or "").rsplit("/", 1)[-1])
+            for e in report.errors] == [("agentic.compaction.json", ""),
+                                        ("agentic.compaction.json", "session.messages.json")]
+    assert [(r.trace.rsplit("/", 1)[-1], r.verdict) for r in summary_rows(report)] == [
+        ("basic.compaction.json", "WARN"), ("agentic.compaction.json", "UNREADABLE"),
+        ("session.messages.json", "UNREADABLE")]

@@ -46,7 +46,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from compaction_audit import __version__
-from compaction_audit.errors import LogError, UsageError
+from compaction_audit.errors import LogError, UsageError, of_trace
 from compaction_audit.fleet.connect import (
     cluster_messages_to_stderr,
     connect_timeout,
@@ -279,7 +279,8 @@ class _Run:
             if previous is not None:
                 signal.signal(signal.SIGTERM, previous)
         sessions = [r for r in self.results if isinstance(r, SessionReport)]
-        errors = [r for r in self.results if isinstance(r, LogError)]
+        errors = [of_trace(r, self.paths[i]) for i, r in enumerate(self.results)
+                  if isinstance(r, LogError)]
         settle_unread(sessions)
         return Report(sessions, errors)
 

@@ -69,10 +69,12 @@ one object per finding and every round of the series."""
 
 def error_dict(err: LogError) -> dict[str, Any]:
     """A LogError as ``{"path", "line", "message", "field", "text"}`` (strings
-    :func:`clip_tree` d)."""
+    :func:`clip_tree` d), and ``trace`` when the error is in a file beside the trace
+    that could not be audited (:func:`compaction_audit.errors.of_trace`)."""
     doc: dict[str, Any] = clip_tree({"path": err.path, "line": err.line,
                                      "message": err.message, "field": err.field,
-                                     "text": str(err)})
+                                     "text": str(err),
+                                     **({"trace": err.trace} if err.trace else {})})
     return doc
 
 

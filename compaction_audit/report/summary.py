@@ -64,7 +64,8 @@ def summary_rows(report: Report) -> list[Row]:
                         detail=" ".join(filter(None, (
                             "(no selected rule could judge it)" if s.judged_nothing() else "",
                             row_note(s))))))
-    rows += [Row(trace=e.path, verdict="UNREADABLE", detail=str(e)) for e in report.errors]
+    rows += [Row(trace=e.trace or e.path, verdict="UNREADABLE", detail=str(e))
+             for e in report.errors]
     return rows
 
 
