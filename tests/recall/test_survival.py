@@ -73,6 +73,14 @@ def test_code_span_identifier_matches_as_a_raw_substring() -> None:
     assert survives(d, "outputs hookSpecificOutput.additionalContext JSON")
     assert survives(d, "outputs `hookSpecificOutput.additionalContext`")
     assert not survives(d, "outputs hookSpecificOutput.additionalContextual")
+    # adv51: a token that goes on after "-" or "." is another token; a full stop is not
+    flag = one("Do not pass `--force` here", Kind.IDENTIFIER)
+    assert not survives(flag, "kubectl was run without --force-conflicts")
+    assert survives(flag, "It ran with --force.")
+    item = one("Close `gqc.5` today", Kind.IDENTIFIER)
+    assert not survives(item, "Opened gqc.5.1 for review.")
+    assert not survives(item, "Shipped gqc.5-beta.")
+    assert survives(item, "Closed gqc.5. Then more.")
 
 
 def test_dropped_reads_the_span_type() -> None:

@@ -66,11 +66,17 @@ def _old_clause_survives(d: Discriminator, idx: Any) -> bool:
 
 
 def _old_raw_in(norm: str, low: str) -> bool:
+    """The plain scan: every place ``norm`` occurs, bounded by no word character, and
+    (adv51) not going on as the same token after ``-`` or ``.``."""
+    def word(c: str) -> bool:
+        return c.isalnum() or c == "_"
+
     at = low.find(norm)
     while at >= 0:
         before = low[at - 1] if at else " "
-        after = low[at + len(norm)] if at + len(norm) < len(low) else " "
-        if not (before.isalnum() or before == "_") and not (after.isalnum() or after == "_"):
+        rest = low[at + len(norm):at + len(norm) + 2] + "  "
+        goes_on = bool(norm) and word(norm[-1]) and rest[0] in "-." and word(rest[1])
+        if not word(before) and not word(rest[0]) and not goes_on:
             return True
         at = low.find(norm, at + 1)
     return False

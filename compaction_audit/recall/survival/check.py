@@ -230,12 +230,21 @@ def _found(low: str, norm: str) -> Iterator[int]:
 
 def _bounded_at(low: str, norm: str, places: Iterable[int]) -> bool:
     """Whether ``norm`` at one of ``places`` of ``low`` (where it occurs) has no word
-    character right before or after it."""
+    character right before or after it, and is not followed by ``-`` or ``.`` and a
+    word character when it ends with one: that goes on as the same token
+    (``--force`` is not in "--force-conflicts", ``gqc.5`` not in "gqc.5.1"), where a
+    sentence's full stop does not ("... gqc.5. Then")."""
+    end = len(norm)
+    joins = bool(norm) and (norm[-1].isalnum() or norm[-1] == "_")
     for at in places:
         before = low[at - 1] if at else " "
-        after = low[at + len(norm)] if at + len(norm) < len(low) else " "
-        if not (before.isalnum() or before == "_") and not (after.isalnum() or after == "_"):
-            return True
+        after = low[at + end] if at + end < len(low) else " "
+        if (before.isalnum() or before == "_") or (after.isalnum() or after == "_"):
+            continue
+        if joins and after in "-." and at + end + 1 < len(low) and (
+                low[at + end + 1].isalnum() or low[at + end + 1] == "_"):
+            continue
+        return True
     return False
 
 
