@@ -79,8 +79,13 @@ def test_code_span_identifier_matches_as_a_raw_substring() -> None:
     assert survives(flag, "It ran with --force.")
     item = one("Close `gqc.5` today", Kind.IDENTIFIER)
     assert not survives(item, "Opened gqc.5.1 for review.")
-    assert not survives(item, "Shipped gqc.5-beta.")
     assert survives(item, "Closed gqc.5. Then more.")
+    # adv52: a compound still states the token it is built on
+    assert survives(item, "The gqc.5-specific test passes.")
+    assert survives(one("Port it to `node.js` first", Kind.IDENTIFIER),
+                    "Rewrote the Node.js-based service.")
+    assert survives(one("Use `python3.11` here", Kind.IDENTIFIER),
+                    "pinned the python3.11-slim image")
 
 
 def test_dropped_reads_the_span_type() -> None:
@@ -138,3 +143,14 @@ def test_an_id_is_not_kept_by_the_same_tail_under_another_prefix() -> None:
         kept = [d.text for d in extract(child, "prose")
                 if d.kind is Kind.IDENTIFIER and survives(d, summary)]
         assert kept == [], (child, kept)
+
+
+def test_a_path_survives_by_its_file_name_not_by_any_last_part() -> None:
+    """adv52: a pull request's URL was kept by "Fixed 412 failing tests" (its last part
+    "412" is a word of the summary), a folder `src/main` by "main is green"."""
+    link = one("Review https://github.com/acme/api/pull/412 first", Kind.LINK)
+    assert not survives(link, "Fixed 412 failing tests.")
+    assert survives(link, "Reviewed https://github.com/acme/api/pull/412.")
+    assert not survives(one("Run `src/main` now", Kind.IDENTIFIER), "main is green.")
+    assert survives(one("Edit /srv/app/config/staging.toml now", Kind.IDENTIFIER),
+                    "staging.toml was edited")

@@ -67,7 +67,7 @@ def _old_clause_survives(d: Discriminator, idx: Any) -> bool:
 
 def _old_raw_in(norm: str, low: str) -> bool:
     """The plain scan: every place ``norm`` occurs, bounded by no word character, and
-    (adv51) not going on as the same token after ``-`` or ``.``."""
+    (adv51, adv52) not a flag going on after ``-`` nor a number after ``.``."""
     def word(c: str) -> bool:
         return c.isalnum() or c == "_"
 
@@ -75,7 +75,9 @@ def _old_raw_in(norm: str, low: str) -> bool:
     while at >= 0:
         before = low[at - 1] if at else " "
         rest = low[at + len(norm):at + len(norm) + 2] + "  "
-        goes_on = bool(norm) and word(norm[-1]) and rest[0] in "-." and word(rest[1])
+        goes_on = ((norm.startswith("-") and norm[-1:].isalnum() and rest[0] == "-"
+                    and word(rest[1]))
+                   or (norm[-1:].isdigit() and rest[0] == "." and rest[1].isdigit()))
         if not word(before) and not word(rest[0]) and not goes_on:
             return True
         at = low.find(norm, at + 1)

@@ -230,19 +230,22 @@ def _found(low: str, norm: str) -> Iterator[int]:
 
 def _bounded_at(low: str, norm: str, places: Iterable[int]) -> bool:
     """Whether ``norm`` at one of ``places`` of ``low`` (where it occurs) has no word
-    character right before or after it, and is not followed by ``-`` or ``.`` and a
-    word character when it ends with one: that goes on as the same token
-    (``--force`` is not in "--force-conflicts", ``gqc.5`` not in "gqc.5.1"), where a
-    sentence's full stop does not ("... gqc.5. Then")."""
+    character right before or after it, and does not go on as the same token: a flag
+    followed by ``-`` and a word character (``--force`` is not in "--force-conflicts"),
+    a token ending in a digit followed by ``.`` and a digit (``gqc.5`` is not in
+    "gqc.5.1"); "Node.js-based", "gqc.5-specific" and a sentence's full stop ("...
+    gqc.5. Then") still state it (adv52)."""
     end = len(norm)
-    joins = bool(norm) and (norm[-1].isalnum() or norm[-1] == "_")
+    flag = norm.startswith("-") and norm[-1:].isalnum()
+    number = norm[-1:].isdigit()
     for at in places:
         before = low[at - 1] if at else " "
         after = low[at + end] if at + end < len(low) else " "
         if (before.isalnum() or before == "_") or (after.isalnum() or after == "_"):
             continue
-        if joins and after in "-." and at + end + 1 < len(low) and (
-                low[at + end + 1].isalnum() or low[at + end + 1] == "_"):
+        then = low[at + end + 1] if at + end + 1 < len(low) else " "
+        if (flag and after == "-" and (then.isalnum() or then == "_")) or (
+                number and after == "." and then.isdigit()):
             continue
         return True
     return False
@@ -299,7 +302,8 @@ def _survives_in(d: Discriminator, idx: _Index) -> bool:
         return True
     if "/" in norm or "\\" in norm:
         path = norm.rstrip("/\\")
-        return _basename(path) in idx.keys or any(
+        last = _basename(path)  # a file name, not a URL's or a folder's last part (adv52)
+        return (_FILE_NAME.fullmatch(last) is not None and last in idx.keys) or any(
             path.endswith("/" + p.lstrip("/")) or p.endswith("/" + path)
             for p in idx.lookup.path_tails.get(path.rsplit("/", 1)[-1], ()))
     if norm.startswith("migration "):
@@ -314,6 +318,11 @@ def _survives_in(d: Discriminator, idx: _Index) -> bool:
     return " " in norm and norm in idx.low
 
 
+_FILE_NAME = re.compile(r"(?=[^/\\]*[a-z])[\w.-]*\w[._-]\w[\w.-]*")
+"""A last part of a path distinctive enough to name it alone: a compound token with a
+letter (``staging.toml``, ``nas-02``, ``spotter-gqc``); ``412`` of a pull request's URL,
+``api`` or ``main`` of a folder are plain words of any summary (adv52: a link was kept
+by "Fixed 412 failing tests")."""
 _ELLIPSIS = re.compile(r"\s*(?:\.{3,}|\u2026)\s*")
 """An ellipsis, which stands for text its writer left out (``ALTER TABLE ... modify``,
 ``foo(…)``)."""
