@@ -532,6 +532,16 @@ def test_the_assistants_plan_of_a_closed_item_is_finished_work(tmp_path: Path) -
     # a version is no short form of an item (release-v1.2 is not v1.2)
     ("The SDK must stay pinned at v1.2 until we implement v1.2 support.",
      "bd close release-v1.2"),
+    # adv52: a rule inside the plan step, or in the message around it, outlives it
+    ("Implement ui.1 without touching the billing tables, they are shared with prod.",
+     "bd close acme-ui.1"),
+    ("Whenever you implement ui.1, use the staging database, not prod.",
+     "bd close acme-ui.1"),
+    ("Only implement ui.1 after the migration is applied to staging, not prod.",
+     "bd close acme-ui.1"),
+    ("From now on:\nread the schema first, then implement ui.1.", "bd close acme-ui.1"),
+    ("Note (applies to every ticket): read the schema, then implement ui.1.",
+     "bd close acme-ui.1"),
 ])
 def test_a_standing_rule_under_an_item_is_not_finished_work(tmp_path: Path, text: str,
                                                             close: str) -> None:

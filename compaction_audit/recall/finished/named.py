@@ -3,15 +3,18 @@
 
 The assistant plans a task in prose ("read `project.ex`, then implement gqc.5"); once a
 call closes that task, the plan is finished work like the task's spec.  A fact counts
-here only when its own text is such a plan step: a verb of doing the work right before
-the item ("implement gqc.5", "start on PROJ-7", "move on to the task gqc.6"), exactly
+here only when it is such a plan step: an ordering clause (adv52: a negation, a
+condition or a constraint about the item outlives it) with a verb of doing the work
+right before the item ("then implement gqc.5", "start on PROJ-7", "move on to the task
+gqc.6") and no rule word of its own ("without", "only", "not", "until"), exactly
 one work item named (an item a command of the log opened or closed, by its id or by
 the id less a project prefix the assistant left out: ``gqc.5`` for ``spotter-gqc.5``,
 when no other such item ends so and the rest is no version, ``v1.2``), no other word
 that may be one (a token of the item pattern with a digit, ``gqc.6``, ``PROJ-7``; a
 hyphenated word such as ``auto-generated`` names nothing), and no mark of a standing
-rule ("from now on", "always", "never", "every", "per the user": adv51 showed a rule
-the agent stated while working on an item hidden as that item's finished work).
+rule anywhere in the message ("from now on", "always", "never", "every", "per the
+user": adv51 showed a rule the agent stated while working on an item hidden as that
+item's finished work).
 """
 
 from __future__ import annotations
@@ -37,22 +40,17 @@ _PLAN = (r"(?i)\b(?:implement(?:ing)?|start(?:ing)?(?: on| with)?|work(?:ing)? o
 _STANDING = re.compile(r"(?i)\b(?:from now on|always|never|every|all (?:later|future|"
                        r"remaining|other)|per the user|the user (?:said|says|asked|wants|"
                        r"wrote)|going forward|in future)\b")
-"""A mark of a rule that outlives the item it was stated under."""
+"""A mark of a rule that outlives the item it was stated under, looked for in the whole
+message (adv52: "From now on:" on the line before)."""
+_RULE = re.compile(r"(?i)\b(?:not|no|never|without|only|unless|until|must|avoid|except"
+                   r"|whenever|instead)\b|n't\b")
+"""A rule inside the plan step itself ("implement X without touching Y", "only
+implement X after Y"): it outlives the item (adv52)."""
 
 
 def _plans(text: str, token: str) -> bool:
     """Whether ``text`` says to do the work of ``token`` ("implement gqc.5")."""
     return re.search(_PLAN + re.escape(token) + r"`?(?![\w.-])", text) is not None
-
-
-def _line(text: str | None, number: int | None) -> str | None:
-    """Line ``number`` (1-based) of ``text``, where a fact was stated: a standing rule is
-    looked for in it, not in the fact's clause alone ("From now on, every endpoint
-    must return 404" is one clause, "... before you implement X" another)."""
-    if text is None:
-        return None
-    lines = text.split("\n")
-    return lines[(number or 1) - 1] if 0 < (number or 1) <= len(lines) else text
 
 
 def _short_forms(known: Iterable[str]) -> dict[str, str]:
@@ -87,14 +85,15 @@ def named_items(lost: pl.DataFrame, known: Iterable[str], items: pl.DataFrame
                 .join(items.lazy().select(pl.col("id").alias("span"),
                                           pl.col("text").alias("_span_text")),
                       on="span", how="left")
+                .filter(pl.col("kind") == "ordering")
                 .select("_row", "text", "text_line", "_span_text").collect())
-        for row, text, number, whole in rows.iter_rows():
+        for row, text, _number, whole in rows.iter_rows():
             tokens = set(item_tokens(text or ""))
             named = {forms[t] for t in tokens if t in forms}
             unknown = [t for t in tokens if t not in forms and any(c.isdigit() for c in t)]
-            if (len(named) == 1 and not unknown
+            if (len(named) == 1 and not unknown and _RULE.search(text) is None
                     and any(_plans(text, t) for t in tokens if t in forms)
-                    and not _STANDING.search(_line(whole, number) or text)):
+                    and not _STANDING.search(whole or text)):
                 out["_row"].append(row)
                 out["_named"].append(named.pop())
     return pl.DataFrame(out, schema={"_row": pl.UInt32, "_named": pl.String})
