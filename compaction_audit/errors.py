@@ -37,6 +37,12 @@ class LogError(AuditError):
         """Pickle by the constructor's arguments (parallel audits send errors back)."""
         return (LogError, (self.path, self.line, self.message, self.field))
 
+    def named(self) -> str:
+        """The one-line error, after the trace it kept from being audited when that is
+        another file (:attr:`trace`): ``session.messages.json: agentic.compaction.json:1:
+        ...`` (adv52: ``-q`` named the companion file twice, the trace never)."""
+        return f"{self.trace}: {self}" if self.trace else str(self)
+
     def __str__(self) -> str:
         path = self.path
         if len(path) > MAX_PATH_SHOWN:  # the line is cut at 1,024 characters: keep the

@@ -143,6 +143,12 @@ def test_a_broken_compaction_file_names_the_trace_it_kept_from_being_audited(
     assert [(e.path.rsplit("/", 1)[-1], (e.trace or "").rsplit("/", 1)[-1])
             for e in report.errors] == [("agentic.compaction.json", ""),
                                         ("agentic.compaction.json", "session.messages.json")]
+    # -q and the text report put the trace first (adv52)
+    quiet = run("audit", *(str(tmp_path / n) for n in (
+        "agentic.compaction.json", "basic.compaction.json", "session.messages.json")), "-q")
+    assert [ln.split(": ", 2)[1].rsplit("/", 1)[-1] for ln in quiet.stdout.splitlines()
+            if ln.startswith("error: ")] == ["agentic.compaction.json:1",
+                                             "session.messages.json"]
     assert [(r.trace.rsplit("/", 1)[-1], r.verdict) for r in summary_rows(report)] == [
         ("basic.compaction.json", "WARN"), ("agentic.compaction.json", "UNREADABLE"),
         ("session.messages.json", "UNREADABLE")]

@@ -269,6 +269,13 @@ def test_lost_rows_show_the_facts_that_matter_and_say_what_the_rest_are() -> Non
     # only low tiers: no table before the toggle
     only_low = _lost_rows(ranked[3:], ["t"], lambda d: f"<tr><td>{d['t']}</td></tr>")
     assert only_low.startswith("<details><summary>4 lost, none that matter: 2 other prose, ")
+    # more than the page holds: the headline counts them all (adv52: "200 lost" of 250)
+    from compaction_audit.report.html.data import MAX_ROWS
+    tool = _lost_rows([{"t": str(i), "tier": 6} for i in range(MAX_ROWS + 50)], ["t"],
+                      lambda d: f"<tr><td>{d['t']}</td></tr>")
+    assert tool.startswith(
+        f"<details><summary>{MAX_ROWS + 50} lost, none that matter: {MAX_ROWS + 50} tool "
+        f"output (the page holds the first {MAX_ROWS} of {MAX_ROWS + 50})</summary>")
     # twenty that matter: fifteen shown, the rest named
     many = _lost_rows([{"t": str(i), "tier": 3} for i in range(20)] + ranked[3:], ["t"],
                       lambda d: f"<tr><td>{d['t']}</td></tr>")

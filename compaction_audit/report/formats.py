@@ -79,7 +79,7 @@ def _text(report: Report, opts: RenderOptions) -> RenderableType:
     if opts.quiet or opts.statistics:
         parts = [statistics_renderable(report)] if opts.statistics else []
         if opts.statistics and not opts.quiet:  # each unreadable trace named, as -q
-            parts += [line(("error: ", "bold red"), t(str(e)))  # does (adv28 F8)
+            parts += [line(("error: ", "bold red"), t(e.named()))  # does (adv28 F8)
                       for e in report.errors]
         if opts.quiet or not several:
             parts.append(quiet_renderable(report) if opts.quiet or not report.sessions

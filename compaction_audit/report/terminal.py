@@ -552,7 +552,7 @@ def report_renderable(report: Report, show_all: bool = False) -> RenderableType:
             parts.append(Text(""))
         parts.append(session_renderable(s, show_all=show_all, config=report.config))
     for e in report.errors:
-        parts.append(line(("error: ", "bold red"), t(str(e))))
+        parts.append(line(("error: ", "bold red"), t(e.named())))
     if not report.sessions:  # no header to name it in
         parts.append(line(("config: ", "dim"), t(report.config or "none")))
     return Group(*parts)
@@ -568,7 +568,7 @@ def quiet_renderable(report: Report) -> RenderableType:
         v = verdict_line(s)
         parts.append(line(t(s.path), ": ", v) if several else line(v))
     for e in report.errors:
-        parts.append(line(("error: ", "bold red"), t(str(e))))
+        parts.append(line(("error: ", "bold red"), t(e.named())))
     return Group(*parts)
 
 

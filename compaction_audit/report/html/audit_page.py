@@ -115,7 +115,7 @@ def render_html(report: Report, opts: RenderOptions) -> bytes:
         body, entry = session_section(r, i)
         bodies.append(body)
         entries.append(entry)
-    errors = "".join(f'<li class="sev-error">{esc(e)}</li>' for e in report.errors)
+    errors = "".join(f'<li class="sev-error">{esc(e.named())}</li>' for e in report.errors)
     totals = {"error": 0, "warning": 0, "info": 0}
     for s in report.sessions:
         for k, v in s.counts().items():

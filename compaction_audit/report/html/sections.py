@@ -130,8 +130,9 @@ def _lost_rows(rows: list[dict[str, Any]], head: list[str], row_html: Any) -> st
         of = (f" (the page holds the first {MAX_ROWS:,} of {len(rows):,})"
               if len(rows) > MAX_ROWS else "")
         # nothing shown before it: not "6 more" after nothing (adv51)
-        count = f"{len(extra):,} more" if first else f"{len(extra):,} lost, none that matter"
-        shown += (f"<details><summary>{count}{_what(extra)}{of}</summary>"
+        count = (f"{len(extra):,} more{_what(extra)}" if first else
+                 f"{len(rows):,} lost, none that matter{_what(rows)}")  # all (adv52)
+        shown += (f"<details><summary>{count}{of}</summary>"
                   + html_table(head, (row_html(d) for d in extra)) + "</details>")
     return shown + more(len(rows) - MAX_ROWS, "lost discriminator")
 
