@@ -154,3 +154,15 @@ def test_a_path_survives_by_its_file_name_not_by_any_last_part() -> None:
     assert not survives(one("Run `src/main` now", Kind.IDENTIFIER), "main is green.")
     assert survives(one("Edit /srv/app/config/staging.toml now", Kind.IDENTIFIER),
                     "staging.toml was edited")
+
+
+def test_a_file_is_not_kept_by_its_name_with_another_extension() -> None:
+    """adv52: the module key (one form for a module and its file) kept `config.yaml` by
+    "config.json"; a module still keeps its file."""
+    for child, summary in [("Edit `config.yaml` now", "Edited config.json."),
+                           ("Edit `settings.py` now", "updated settings.json"),
+                           ("Edit `schema.sql` now", "changed schema.prisma")]:
+        assert not survives(one(child, Kind.IDENTIFIER), summary), child
+    assert survives(one("Edit `config.yaml` now", Kind.IDENTIFIER), "Edited config.yaml.")
+    assert survives(one("Add `annotation_message_ref.ex` now", Kind.IDENTIFIER),
+                    "Added Spotter.Transcripts.AnnotationMessageRef")

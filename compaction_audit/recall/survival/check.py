@@ -298,7 +298,8 @@ def _survives_in(d: Discriminator, idx: _Index) -> bool:
         return norm in idx.scopes or norm in idx.keys
     if norm in idx.keys or _raw_in(norm, idx):
         return True
-    if d.kind is Kind.IDENTIFIER and (key := _module_key(d.text)) and key in idx.modules:
+    if d.kind is Kind.IDENTIFIER and (key := _module_key(d.text)) and key in idx.modules \
+            and not _other_file(d.text, key, idx.low):
         return True
     if "/" in norm or "\\" in norm:
         path = norm.rstrip("/\\")
@@ -316,6 +317,20 @@ def _survives_in(d: Discriminator, idx: _Index) -> bool:
             parts := _elided_parts(norm)) is not None:
         return _parts_in_order(parts, idx.low)
     return " " in norm and norm in idx.low
+
+
+def _other_file(text: str, key: str, low: str) -> bool:
+    """Whether the child's ``text`` is a file (a lower-case extension of at most five
+    letters or digits) and the summary
+    names files of the same module ``key`` only with other extensions: ``config.yaml``
+    is not kept by "config.json" (adv52), where ``annotation_message_ref.ex`` is kept by
+    the module ``Spotter.Transcripts.AnnotationMessageRef``."""
+    base = re.split(r"[/\\]", text)[-1]
+    ext = base.rsplit(".", 1)[-1] if "." in base.strip(".") else ""
+    if not (ext[:1].islower() and len(ext) <= 5 and ext.isalnum()):  # `Renderer.render`
+        return False  # is a function of a module, no file (its module still keeps it)
+    named = set(re.findall(rf"(?<![\w-]){re.escape(key)}\.([a-z]\w{{0,7}})\b", low))
+    return bool(named) and ext.lower() not in named
 
 
 _FILE_NAME = re.compile(r"(?=[^/\\]*[a-z])[\w.-]*\w[._-]\w[\w.-]*")
