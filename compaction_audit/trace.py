@@ -481,7 +481,7 @@ def trace_discriminator(session: Session, query: str) -> Node:
         # "carried" beside a fold that dropped it; adv50: one that a second fold still
         # carried read "dropped")
         fates = [fate, *(_span_fate(log, item, _carry(log, item, _Follow(d=h), [], set()))
-                         for h in hits[1:])][:len(hits)]
+                         for h in hits[1:])] if hits else []
         stated = "; ".join(
             (f"{f}: " if f != fate else "") + ", ".join(
                 f"{d.kind.value} {d.text!r}" for d, g in zip(hits, fates, strict=True)

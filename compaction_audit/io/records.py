@@ -30,6 +30,25 @@ ROLE_PREFIX = {"user": "user", "assistant": "assistant", "tool": "tool", "system
 auditor reads it by: a person's span is ``user``/``user:...``, injected harness text
 ``harness:...``, a tool's output ``tool...``, the assistant's ``assistant...``."""
 
+EVICTION_MODES = frozenset({"continuous", "on-overflow"})
+LOGGED_FLOATS = ("raw_ratio", "query_cosine_retained")
+LOGGED_INTS = ("distinct_source_spans", "summary_depth_max")
+_NUMBER_TYPES = frozenset({int, float})
+_SALIENCE_TYPES = frozenset({int, float, type(None)})
+
+
+class FieldError(Exception):
+    """A field of a record is malformed: ``message`` and the ``field`` path."""
+
+    def __init__(self, message: str, field: str) -> None:
+        super().__init__(message)
+        self.message = message
+        self.field = field
+
+
+_CALLS = ("tool_call", "tool_use", "function_call")
+"""Sources of a tool call, which is the assistant's (and no tool's output)."""
+
 
 def with_role(source: str | None, role: str | None) -> str | None:
     """``source`` as ``role`` says to read it (spec, log-format: ``role`` decides who
@@ -37,8 +56,9 @@ def with_role(source: str | None, role: str | None) -> str | None:
     else prefixed (``msg-3`` with role ``user`` is ``user:msg-3``; ``user`` with role
     ``system`` is ``harness:user``; a call, ``tool_call:Bash``, is the assistant's as
     it is, and with role ``tool`` is ``tool:tool_call:Bash``, an output), the role's
-    prefix alone for no source
-    (``harness:system`` for role ``system``)."""
+    prefix alone for no source (``harness:system`` for role ``system``).  The person's
+    test is :func:`compaction_audit.recall.ranking.person_source`'s, written again here:
+    this module loads in the reading helper with no Polars."""
     if role is None:
         return source
     prefix = ROLE_PREFIX[role]
@@ -54,24 +74,6 @@ def with_role(source: str | None, role: str | None) -> str | None:
     else:
         reads = source.startswith(prefix + ":")
     return source if reads else f"{prefix}:{source}"
-
-
-_CALLS = ("tool_call", "tool_use", "function_call")
-"""Sources of a tool call, which is the assistant's (and no tool's output)."""
-EVICTION_MODES = frozenset({"continuous", "on-overflow"})
-LOGGED_FLOATS = ("raw_ratio", "query_cosine_retained")
-LOGGED_INTS = ("distinct_source_spans", "summary_depth_max")
-_NUMBER_TYPES = frozenset({int, float})
-_SALIENCE_TYPES = frozenset({int, float, type(None)})
-
-
-class FieldError(Exception):
-    """A field of a record is malformed: ``message`` and the ``field`` path."""
-
-    def __init__(self, message: str, field: str) -> None:
-        super().__init__(message)
-        self.message = message
-        self.field = field
 
 
 @dataclass(slots=True)
@@ -317,11 +319,11 @@ def _span_columns_fast(value: Any, lines: bool) -> SpanColumns | None:
                 and set(classes) <= _CLASS_VALUES
                 and set(map(type, sources)) <= _SPAN_TEXT_TYPES):
             return None
-        roles = set(map(_get_role, value))
-        if roles != _NO_ROLE:  # the spec's role decides who wrote a span
-            if not roles <= _ROLE_VALUES:
+        roles = list(map(_get_role, value))
+        if set(roles) != _NO_ROLE:  # the spec's role decides who wrote a span
+            if not set(roles) <= _ROLE_VALUES:
                 return None
-            sources = list(map(with_role, sources, map(_get_role, value)))
+            sources = list(map(with_role, sources, roles))
         source_lines: list[int | None] | None = None
         if lines:
             source_lines = list(map(_get_line, value))

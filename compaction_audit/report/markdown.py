@@ -13,10 +13,16 @@ from __future__ import annotations
 
 import re
 
-from compaction_audit.recall.ranking import LOW_TIERS, TIER_NAMES
+from compaction_audit.recall.ranking import LOW_TIERS
 from compaction_audit.report.formats import RenderOptions
 from compaction_audit.report.gaps import total_phrases
-from compaction_audit.report.model import Report, SessionReport, fact_line, line_at
+from compaction_audit.report.model import (
+    Report,
+    SessionReport,
+    fact_line,
+    line_at,
+    low_tiers_phrase,
+)
 from compaction_audit.report.safe import printable
 from compaction_audit.report.summary import (
     baseline_info,
@@ -138,8 +144,7 @@ def lost_lines(s: SessionReport, show_all: bool = False) -> list[str]:
         if not show_all:
             if len(top) > len(shown):
                 out.append(rf"- {len(top) - len(shown)} more (\-\-all)")
-            low = ", ".join(f"{n} {TIER_NAMES[t]}" for t in sorted(LOW_TIERS)
-                            if (n := sum(1 for d in lost if d.get("tier") == t)))
+            low = low_tiers_phrase(lost)
             if low:
                 out.append(rf"- not listed: {md(low)} (\-\-all lists them)")
         out.append("")

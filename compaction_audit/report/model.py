@@ -377,6 +377,18 @@ class SessionReport:
                 + (f", {matter} that matter{'s' if matter == 1 else ''}" if lost else ""))
 
 
+def low_tiers_phrase(items: list[dict[str, Any]], grouped: bool = False) -> str:
+    """The low tiers of ranked lost facts counted by name, ``"33 other prose, 49 tool
+    output, 94 finished work"`` (tiers of :data:`~compaction_audit.recall.ranking.
+    LOW_TIERS` with at least one fact; "" for none): what the text, Markdown and HTML
+    reports count instead of listing; ``grouped``: thousands separated (HTML)."""
+    from compaction_audit.recall.ranking import LOW_TIERS, TIER_NAMES
+
+    tiers = [d.get("tier") for d in items]
+    return ", ".join(f"{n:,} {TIER_NAMES[t]}" if grouped else f"{n} {TIER_NAMES[t]}"
+                     for t in sorted(LOW_TIERS) if (n := tiers.count(t)))
+
+
 def line_at(line: object, line_file: object = None,
             esc: Callable[[object], str] = printable) -> str:
     """``line 7``, or ``line 7 of session.messages.json`` when the line is one of

@@ -15,13 +15,14 @@ from typing import Any
 from rich.console import RenderableType
 from rich.text import Text
 
-from compaction_audit.recall.ranking import LOW_TIERS, TIER_NAMES, VALUE_KINDS
+from compaction_audit.recall.ranking import LOW_TIERS, VALUE_KINDS
 from compaction_audit.report.model import (
     SessionReport,
     compaction_kind,
     compaction_sizes,
     fact_line,
     line_at,
+    low_tiers_phrase,
 )
 from compaction_audit.report.safe import printable
 from compaction_audit.report.terminal_text import (
@@ -77,8 +78,7 @@ def tier_counts(items: list[dict[str, Any]], shown: int, show_all: bool,
     top = sum(1 for d in items if d.get("tier") not in LOW_TIERS)
     if top > shown:
         out.append(more_line(top - shown, indent=indent))
-    low = {k: sum(1 for d in items if d.get("tier") == k) for k in sorted(LOW_TIERS)}
-    counted = ", ".join(f"{n} {TIER_NAMES[k]}" for k, n in low.items() if n)
+    counted = low_tiers_phrase(items)
     if counted:
         out.append(Text(" " * indent + f"not listed: {counted} (--all lists them)",
                         style="dim"))

@@ -70,8 +70,9 @@ def _short_forms(known: Iterable[str]) -> dict[str, str]:
 
 def named_items(lost: pl.DataFrame, known: Iterable[str], items: pl.DataFrame
                 ) -> pl.DataFrame:
-    """(``_row``, ``_named``): for each row of ``lost`` (its position, columns
-    ``span_source`` and ``text``) in the assistant's own words whose text is a plan
+    """(``_row``, ``_named``): for each row of ``lost`` (its position; columns
+    ``kind``, ``span``, ``span_source`` and ``text``; the message is the ``text`` of
+    its span in ``items``) in the assistant's own words whose text is a plan
     step (see the module docstring) naming exactly one item of ``known`` (the items
     the log's commands open or close) and no other possible item, that item's id.
     Python reads only the assistant's lost facts that hold a token of the item
@@ -80,14 +81,14 @@ def named_items(lost: pl.DataFrame, known: Iterable[str], items: pl.DataFrame
     out: dict[str, list[object]] = {"_row": [], "_named": []}
     if forms and lost.height:
         rows = (lost.lazy().with_row_index("_row")
-                .filter(pl.col("span_source").fill_null("").str.contains(_ASSISTANT)
+                .filter((pl.col("kind") == "ordering")
+                        & pl.col("span_source").fill_null("").str.contains(_ASSISTANT)
                         & pl.col("text").fill_null("").str.contains(r"\w[-.]\w"))
                 .join(items.lazy().select(pl.col("id").alias("span"),
                                           pl.col("text").alias("_span_text")),
                       on="span", how="left")
-                .filter(pl.col("kind") == "ordering")
-                .select("_row", "text", "text_line", "_span_text").collect())
-        for row, text, _number, whole in rows.iter_rows():
+                .select("_row", "text", "_span_text").collect())
+        for row, text, whole in rows.iter_rows():
             tokens = set(item_tokens(text or ""))
             named = {forms[t] for t in tokens if t in forms}
             unknown = [t for t in tokens if t not in forms and any(c.isdigit() for c in t)]

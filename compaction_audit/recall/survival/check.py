@@ -321,10 +321,10 @@ def _survives_in(d: Discriminator, idx: _Index) -> bool:
 
 def _other_file(text: str, key: str, low: str) -> bool:
     """Whether the child's ``text`` is a file (a lower-case extension of at most five
-    letters or digits) and the summary
-    names files of the same module ``key`` only with other extensions: ``config.yaml``
-    is not kept by "config.json" (adv52), where ``annotation_message_ref.ex`` is kept by
-    the module ``Spotter.Transcripts.AnnotationMessageRef``."""
+    letters or digits) and the summary names files of the same module ``key`` only
+    with other extensions: ``config.yaml`` is not kept by "config.json" (adv52), where
+    ``annotation_message_ref.ex`` is kept by the module
+    ``Spotter.Transcripts.AnnotationMessageRef``."""
     base = re.split(r"[/\\]", text)[-1]
     ext = base.rsplit(".", 1)[-1] if "." in base.strip(".") else ""
     if not (ext[:1].islower() and len(ext) <= 5 and ext.isalnum()):  # `Renderer.render`
@@ -333,7 +333,7 @@ def _other_file(text: str, key: str, low: str) -> bool:
     return bool(named) and ext.lower() not in named
 
 
-_FILE_NAME = re.compile(r"(?=[^/\\]*[a-z])[\w.-]*\w[._-]\w[\w.-]*")
+_FILE_NAME = re.compile(r"(?=.*[a-z])[\w.-]*\w[._-]\w[\w.-]*")
 """A last part of a path distinctive enough to name it alone: a compound token with a
 letter (``staging.toml``, ``nas-02``, ``spotter-gqc``); ``412`` of a pull request's URL,
 ``api`` or ``main`` of a folder are plain words of any summary (adv52: a link was kept

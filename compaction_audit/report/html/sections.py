@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from compaction_audit.recall.ranking import LOW_TIERS, TIER_NAMES
+from compaction_audit.recall.ranking import LOW_TIERS
 from compaction_audit.report.html.data import (
     MAX_ROWS,
     MAX_SUMMARY_CHARS,
@@ -20,6 +20,7 @@ from compaction_audit.report.model import (
     compaction_sizes,
     fact_line,
     line_at,
+    low_tiers_phrase,
 )
 from compaction_audit.rules import RULES
 from compaction_audit.rules.base import fmt
@@ -104,9 +105,8 @@ def _what(rest: list[dict[str, Any]]) -> str:
     if not any(t is not None for t in tiers):
         return ""
     top = sum(1 for t in tiers if t is not None and t not in LOW_TIERS)
-    parts = ([f"{top:,} that matter"] if top else []) + [
-        f"{n:,} {TIER_NAMES[t]}" for t in sorted(LOW_TIERS) if (n := tiers.count(t))]
-    return ": " + ", ".join(parts)
+    parts = ([f"{top:,} that matter"] if top else []) + [low_tiers_phrase(rest, grouped=True)]
+    return ": " + ", ".join(p for p in parts if p)
 
 
 def _has(rows: list[dict[str, Any]], *keys: str) -> bool:
