@@ -172,17 +172,37 @@ def _invoke() -> int:
     return code if isinstance(code, int) else 0
 
 
+def usage_line(exc: Exception) -> tuple[str, str] | None:
+    """The one line a usage error prints, in two parts: ``error: <click's message>``
+    and ``; see '<command> --help'``; None for a command group run without a command
+    (click shows its help, which is not an error line).  The "Value error, " typer's
+    pydantic coercion puts before a message is left out (usertest10: "Invalid value
+    for '--fail-on': Value error, 'bogus' is not one of ...")."""
+    if type(exc).__name__ == "NoArgsIsHelpError":
+        return None
+    message = str(exc.format_message())  # type: ignore[attr-defined]  # a ClickException
+    message = message.replace(": Value error, ", ": ").rstrip(".")
+    ctx = getattr(exc, "ctx", None)
+    return f"error: {message}", f"; see '{ctx.command_path} --help'" if ctx else ""
+
+
 def _show_usage_error(exc: Exception) -> None:
-    """click's usage lines and message for ``exc``, safe for a terminal and a CI log."""
+    """The usage error ``exc`` in one line (:func:`usage_line`; README, exit code 2: one
+    line on stderr), or a group's help, safe for a terminal and a CI log."""
     import io
 
     from compaction_audit.report.safe import neutralize, printable  # MAX_TEXT per line
 
-    buffer = io.StringIO()
-    exc.show(file=buffer)  # type: ignore[attr-defined]  # a ClickException
-    lines = buffer.getvalue().rstrip("\n").split("\n")[:MAX_USAGE_LINES]  # bounded
+    parts = usage_line(exc)
+    if parts is not None:  # each part bounded: a long value typed keeps the hint
+        text = "".join(printable(part) for part in parts) + "\n"
+    else:
+        buffer = io.StringIO()
+        exc.show(file=buffer)  # type: ignore[attr-defined]  # a ClickException
+        lines = buffer.getvalue().rstrip("\n").split("\n")[:MAX_USAGE_LINES]  # bounded
+        text = "".join(printable(line) + "\n" for line in lines)
     try:
-        sys.stderr.write(neutralize("".join(printable(line) + "\n" for line in lines)))
+        sys.stderr.write(neutralize(text))
         sys.stderr.flush()
     except (OSError, ValueError, AttributeError):
         pass

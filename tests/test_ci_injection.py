@@ -123,7 +123,8 @@ def test_usage_errors_echo_what_was_typed_safely(argv: list[str],
         main()
     out, err = capsys.readouterr()
     assert stop.value.code == 2 and out == ""
-    assert "Error: " in err and "Usage: " in err
+    assert err.startswith("error: ") and err.count("\n") == 1  # one line (README)
+    assert "--help'" in err  # where to look next
     assert "\\x23#[add-mask]secret" in err  # the value is named, escaped
     assert_clean(err)
     assert max(len(line) for line in err.split("\n")) < 2 * MAX_TEXT  # bounded (escapes
@@ -320,3 +321,43 @@ def test_a_panic_below_exception_is_an_internal_error(
     assert stop.value.code == 2 and err.count("\n") == 1
     assert err.startswith("compaction-audit: internal error: PanicException: PyObject")
     assert_clean(err)
+
+
+@pytest.mark.parametrize(("argv", "line"), [
+    (["audit", "t.jsonl", "--fail-on", "bogus"],
+     "error: Invalid value for '--fail-on': 'bogus' is not one of 'error', 'warning', "
+     "'info', 'never'; see 'compaction-audit audit --help'\n"),
+    (["simulate", "-o", "x.jsonl", "--rounds", "0"],
+     "error: Invalid value for --rounds: rounds: value 0 is out of range (1 to 100,000); "
+     "see 'compaction-audit simulate --help'\n"),
+    (["diff"], "error: Missing argument 'BASELINE'; see 'compaction-audit diff --help'\n"),
+])
+def test_a_usage_error_is_one_line(argv: list[str], line: str,
+                                   monkeypatch: pytest.MonkeyPatch,
+                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """README, exit code 2: one line on stderr, the option named (usertest10: click's
+    usage, a hint and a blank line came first, and typer's coercion said "Value
+    error,")."""
+    from compaction_audit.cli import main
+
+    monkeypatch.setattr("sys.argv", ["compaction-audit", *argv])
+    with pytest.raises(SystemExit) as stop:
+        main()
+    out, err = capsys.readouterr()
+    # click names the program from pytest's own argv
+    program = re.sub(r"; see '.*?compaction-audit ", "; see 'compaction-audit ", err)
+    assert (stop.value.code, out, program) == (2, "", line)
+
+
+def test_a_group_without_a_command_shows_its_help(monkeypatch: pytest.MonkeyPatch,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """`compaction-audit baseline` alone is asking what the group does: its help, not an
+    error line."""
+    from compaction_audit.cli import main
+
+    monkeypatch.setattr("sys.argv", ["compaction-audit", "baseline"])
+    with pytest.raises(SystemExit):
+        main()
+    err = capsys.readouterr().err
+    assert err.startswith("Usage: ") and " baseline [OPTIONS] COMMAND" in err
+    assert "create" in err
