@@ -357,6 +357,16 @@ def _suggest(key: str, known: Iterable[str]) -> str:
     return f" (did you mean {close[0]!r}?)" if close else ""
 
 
+def _hint(key: str, value: Any, path: Path) -> str:
+    """What to do instead, for a ``[tool.compaction-audit]`` table copied from a
+    pyproject.toml into a file of our own (usertest10); else ''."""
+    if key == "tool" and path.name != PYPROJECT and isinstance(value, dict) \
+            and TOOL_TABLE in value:
+        return (f" (in {path.name} the keys go at the top level, without "
+                f"[tool.{TOOL_TABLE}])")
+    return ""
+
+
 def read_config(path: Path, cwd: Path | None = None, data: bytes | None = None) -> Layer:
     """Read and validate the config file ``path`` (or ``data``, its bytes when already
     read) into a :class:`Layer`.
@@ -374,7 +384,8 @@ def read_config(path: Path, cwd: Path | None = None, data: bytes | None = None) 
     for raw_key, value in table.items():
         key = raw_key.replace("_", "-") if raw_key.replace("_", "-") in THRESHOLDS else raw_key
         if key not in KEYS:
-            raise UsageError(f"{where}: unknown key {raw_key!r}{_suggest(raw_key, KEYS)}")
+            raise UsageError(f"{where}: unknown key {raw_key!r}"
+                             f"{_hint(raw_key, value, path) or _suggest(raw_key, KEYS)}")
         if key in THRESHOLDS:
             name = key.replace("-", "_")
             if name in values:

@@ -114,6 +114,10 @@ def test_isolated_and_explicit_config(project: Path, tmp_path: Path) -> None:
     ('[severity]\nCA101 = "fatal"\n', "CA101 must be error, warning or info, got 'fatal'"),
     ("raw-ratio-floor = \n", "invalid TOML"),
     ("raw-ratio-floor = 0.2\nraw_ratio_floor = 0.3\n", "raw-ratio-floor is given twice"),
+    ('[tool.compaction-audit]\nfail-on = "warning"\n',  # copied from a pyproject.toml
+     "unknown key 'tool' (in compaction-audit.toml the keys go at the top level, "
+     "without [tool.compaction-audit])"),
+    ('[tool.other]\nx = 1\n', "unknown key 'tool'\n"),
 ])
 def test_bad_config_is_a_clear_usage_error(project: Path, text: str, message: str) -> None:
     (project / "compaction-audit.toml").write_text(text)

@@ -91,5 +91,6 @@ def baseline_create(
     write_bytes(bl.dumps(entries), None if to_stdout else output, JSON, inputs)
     findings = sum(len(s.findings) for s in report.sessions)
     shown = "(standard output)" if to_stdout else output
+    holding = sum(1 for s in report.sessions if s.findings)
     say(f"baseline {shown}: {len(entries)} entries for {findings} finding(s) in "
-        f"{len(report.sessions)} trace(s)")
+        f"{holding} of {len(report.sessions)} trace(s)")
