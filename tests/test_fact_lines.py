@@ -4,6 +4,7 @@ cells (the text report's ``FILE:N``; "no" when nothing read the fact again)."""
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 from typing import Any
 
@@ -107,3 +108,44 @@ def test_a_value_said_by_a_clause_listed_above_is_not_listed_again() -> None:
     assert listed(items, True) == items
     # a value ranked above its clause is listed: only a clause above folds it
     assert listed([prod, rule], False) == [prod, rule]
+
+
+def test_the_values_a_clause_above_states_are_named_under_the_list() -> None:
+    # usertest10: "... 3 more (--all)" under 5 listed facts read as three facts nobody
+    # saw, where they were prod, --force and migration 0047 of the rule listed above
+    from rich.console import Console
+
+    from compaction_audit.report.terminal_lost import listed, tier_counts
+
+    rule = {"tier": 2, "kind": "negation", "span": "u1", "span_line": 3,
+            "text": "do NOT run the prod migration 0047 with --force"}
+    named = [{"tier": 2, "kind": kind, "span": "u1", "span_line": 3, "text": text}
+             for kind, text in (("scope", "prod"), ("identifier", "--force"),
+                                ("identifier", "migration 0047"))]
+    other = [{"tier": 3, "kind": "quantity", "span": "u2", "span_line": 5, "text": str(n)}
+             for n in (45000, 30000)]
+    low = {"tier": 6, "kind": "quantity", "span": "u3", "span_line": 7, "text": "12",
+           "tier_name": "tool output"}
+
+    def shown(items: list[dict[str, object]], limit: int) -> str:
+        console = Console(width=100, record=True, file=io.StringIO())
+        rows = listed(items, False, limit)
+        for part in tier_counts(items, len(rows), False, limit=limit):
+            console.print(part)
+        return console.export_text()
+
+    items = [rule, *named, *other, low]
+    assert shown(items, 15) == (
+        "  also lost, stated in the clauses above: prod, --force, migration 0047\n"
+        "  not listed: 1 tool output (--all lists them)\n")
+    # the cap cuts one value of u2: it is one more, the three above are named
+    assert shown(items, 2) == (
+        "  also lost, stated in the clauses above: prod, --force, migration 0047\n"
+        "  ... 1 more (--all)\n"
+        "  not listed: 1 tool output (--all lists them)\n")
+    many = [{"tier": 2, "kind": "identifier", "span": "u1", "span_line": 3, "text": f"x{k}"}
+            for k in range(7)]
+    wide = {**rule, "text": "never touch " + " ".join(f"x{k}" for k in range(7))}
+    assert shown([wide, *many], 15) == (
+        "  also lost, stated in the clauses above: x0, x1, x2, x3, x4 and 2 more\n")
+    assert shown([rule, *other], 15) == ""  # nothing folded, nothing cut

@@ -46,11 +46,17 @@ def listed(items: list[dict[str, Any]], show_all: bool, limit: int = LIST_LIMIT
     value or identifier (:data:`~compaction_audit.recall.ranking.VALUE_KINDS`) whose
     text is part of a clause of the same span listed above it: "do NOT run the prod
     migration 0047 with --force" says ``prod``, ``--force`` and ``migration 0047``,
-    which were three more lines of the first screen (ux7).  They are still counted in
-    the "N more" line, and ``--all`` lists every item."""
-    if show_all:
-        return items
+    which were three more lines of the first screen (ux7).  :func:`tier_counts` names
+    them under the list, and ``--all`` lists every item."""
+    return items if show_all else _split(items, limit)[0]
+
+
+def _split(items: list[dict[str, Any]], limit: int
+           ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(listed, named above): :func:`listed`'s items, and the top-tier items it left
+    out because a clause listed above states them (those past ``limit`` are neither)."""
     out: list[dict[str, Any]] = []
+    above: list[dict[str, Any]] = []
     clauses: dict[tuple[Any, ...], list[str]] = {}  # span -> its listed clauses, lowercased
     for d in items:
         if d.get("tier") in LOW_TIERS:
@@ -59,25 +65,42 @@ def listed(items: list[dict[str, Any]], show_all: bool, limit: int = LIST_LIMIT
         text = str(d.get("text") or "").casefold()
         if d.get("kind") in VALUE_KINDS:
             if text and any(text in clause for clause in clauses.get(where, ())):
+                above.append(d)
                 continue
         else:
             clauses.setdefault(where, []).append(text)
-        out.append(d)
         if len(out) == limit:
             break
-    return out
+        out.append(d)
+    return out, above
+
+
+NAMED_ABOVE = 5
+"""Values named on the "also lost, stated in the clauses above" line at most."""
 
 
 def tier_counts(items: list[dict[str, Any]], shown: int, show_all: bool,
-                indent: int = 2) -> list[Text]:
-    """The lines under a lost list: how many top-tier items were cut, and the low tiers
-    counted by name instead of listed."""
-    out: list[Text] = []
+                indent: int = 2, limit: int = LIST_LIMIT) -> list[RenderableType]:
+    """The lines under a lost list: the values left out because a clause above states
+    them (named, so that "N more" is not read as facts nobody saw: usertest10), how
+    many other top-tier items were cut, and the low tiers counted by name instead of
+    listed."""
+    out: list[RenderableType] = []
     if show_all:
         return out
+    above = _split(items, limit)[1]
+    if above:
+        names: list[str | Text] = []
+        for d in above[:NAMED_ABOVE]:
+            names += [", "] if names else []
+            names.append(w(d.get("text")))
+        if len(above) > NAMED_ABOVE:
+            names.append(f" and {len(above) - NAMED_ABOVE} more")
+        out.append(hang(Text("also lost, stated in the clauses above: ", style="dim"),
+                        *names, indent=indent))
     top = sum(1 for d in items if d.get("tier") not in LOW_TIERS)
-    if top > shown:
-        out.append(more_line(top - shown, indent=indent))
+    if top > shown + len(above):
+        out.append(more_line(top - shown - len(above), indent=indent))
     counted = low_tiers_phrase(items)
     if counted:
         out.append(Text(" " * indent + f"not listed: {counted} (--all lists them)",
@@ -153,7 +176,7 @@ def compactions_section(r: SessionReport, show_all: bool = False, limit: int = L
         if rows:
             parts.append(hang("lost, facts that matter first:", "", indent=4))
         parts += _facts(rows, lambda d: _compaction_detail(d, r), indent=4)
-        parts += tier_counts(lost, len(rows), show_all, indent=4)
+        parts += tier_counts(lost, len(rows), show_all, indent=4, limit=limit)
     if hidden:
         parts.append(more_line(hidden, "more compactions"))
     return group(parts)
@@ -222,7 +245,7 @@ def recall_section(r: SessionReport, show_all: bool = False, limit: int = LIST_L
         if rows:
             parts.append(Text("Lost discriminators (facts that matter first)", style="bold"))
         parts += _facts(rows, _discriminator_detail, indent=2)
-        parts += tier_counts(lost, len(rows), show_all)
+        parts += tier_counts(lost, len(rows), show_all, limit=limit)
         if r.extra.get("person_spans") == 0:  # issue 12, point 5: not judged, not zero
             parts.append(Text("  asked again: not judged, no span of this log is a "
                               "person's (source \"user\" or role \"user\")", style="dim"))
