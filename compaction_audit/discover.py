@@ -549,7 +549,9 @@ def _expand(arg: str, found: Discovery) -> list[str]:
         return ["-"]
     if _is_url(arg):
         from compaction_audit.discover_urls import expand_url
+        from compaction_audit.io.remote import split_url
 
+        split_url(arg)  # a URL that names no bucket stops the run before it is echoed
         objects = expand_url(arg, TRACE_SUFFIXES)
         found.sizes.update((url, size) for url, size in objects.found if size >= 0)
         for err in objects.unreadable:  # a key listed twice: once

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import functools
 import io
+import re
 import time
 from collections.abc import Iterator
 from datetime import timedelta
@@ -84,14 +85,38 @@ def is_url(path: str) -> bool:
     return bool(sep) and scheme.lower() in SCHEMES
 
 
+_BUCKET = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?")
+"""A bucket or container name as S3, Cloud Storage and Azure spell them (letters,
+digits, ``.``, ``-``, ``_``; the services' own length rules are theirs to enforce)."""
+
+
+def shown_url(url: str) -> str:
+    """``url`` with any user information before the bucket (``user:password@``)
+    replaced by ``***@``: a URL is echoed in errors and reports."""
+    scheme, sep, rest = url.partition("://")
+    head, slash, tail = rest.partition("/")
+    if "@" in head:
+        head = "***@" + head.rsplit("@", 1)[1]
+    return f"{scheme}{sep}{head}{slash}{tail}"
+
+
 def split_url(url: str) -> tuple[str, str, str]:
     """``(scheme, bucket, key)`` of ``url``; the key may be empty (the bucket's root).
-    Raises :class:`UsageError` for a URL without a bucket."""
+    Raises :class:`UsageError` for a URL without a bucket, or whose bucket is not a
+    name: user information, a port, a query, a fragment or a space before the first
+    ``/`` was dropped by the storage client, which read another bucket under the name
+    given, and a password in it was printed in every report (adv53)."""
     scheme, _, rest = url.partition("://")
     scheme = scheme.lower()
     bucket, _, key = rest.partition("/")
     if not bucket:
-        raise UsageError(f"{url}: no bucket in the URL (expected {scheme}://BUCKET/KEY)")
+        raise UsageError(f"{shown_url(url)}: no bucket in the URL "
+                         f"(expected {scheme}://BUCKET/KEY)")
+    if not _BUCKET.fullmatch(bucket):
+        why = ("credentials go in the environment, never in the URL" if "@" in bucket
+               else "letters, digits, '.', '-' and '_' only")
+        raise UsageError(f"{shown_url(url)}: not a bucket name before the first '/' "
+                         f"({why})")
     return scheme, bucket, key
 
 
@@ -357,8 +382,8 @@ def open_url(url: str) -> IO[bytes]:
             raise LogError(url, 0, f"cannot open: {unnameable(problem)}")
         obstore = _obstore()
         store = store_for(scheme, bucket)
-    except UsageError as exc:
-        raise LogError(url, 0, f"cannot open: {exc}") from None
+    except UsageError as exc:  # the URL as shown: never a password in it (adv53)
+        raise LogError(shown_url(url), 0, f"cannot open: {exc}") from None
     try:
         reader = _ask(store, lambda: obstore.open_reader(
             store, key, buffer_size=BUFFER_BYTES), timed=True)
