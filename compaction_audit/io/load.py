@@ -19,10 +19,19 @@ from compaction_audit.io.lines import (
     valid_json_lines,
 )
 from compaction_audit.io.native import read_lines_strict, read_native, read_records
-from compaction_audit.io.remote import is_url
+from compaction_audit.io.remote import is_url, shown_url
 from compaction_audit.model import Session
 
 FORMATS = ("native", "claude-code", "codex", "cline", "gemini-cli", "opencode", "openhands")
+
+
+BESIDE = {"cline": ("Cline", "session.json, .messages.json, .compaction.json"),
+          "gemini-cli": ("Gemini CLI", "telemetry.log"),
+          "opencode": ("opencode", "its -wal and -shm files")}
+"""The formats whose reader opens files beside the log
+(:data:`~compaction_audit.io.companions.COMPANIONS`), and which: from a URL they are
+an unreadable trace, never a silent pass on half the session (docs/performance.md,
+fleet: "work from local paths only")."""
 
 
 def load_session(path: str, lenient: bool = False, source: str | None = None,
@@ -54,6 +63,12 @@ def load_session(path: str, lenient: bool = False, source: str | None = None,
         addrspace.check(path, "native")
         return read_native(path, lenient, limits), "native"  # nothing recognizable: skip it all
     fmt = detected if source is None else source  # type: ignore[assignment]
+    if fmt in BESIDE and is_url(path):
+        # read alone, a Cline messages file is a pass with "no compaction" (adv53)
+        name, files = BESIDE[fmt]
+        raise LogError(shown_url(path), 0, f"a {name} log is read with the files beside it "
+                       f"({files}), which object storage does not give: copy the folder "
+                       "and audit it locally")
     # checked once the format is known, with its figure: a check before it took every
     # trace for native, so a Claude Code transcript was first said to need 735 MiB,
     # then, the limit raised to that, 851 (ux5 F2); the lines read to detect it are
