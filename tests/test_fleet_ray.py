@@ -72,8 +72,11 @@ def fleet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, str]
         assert s3.upload(root / "s3__" / "traces", "traces") == TRACES
         os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
         # after s3_server set the environment: the workers inherit it, credentials too
-        context = ray.init(num_cpus=2, include_dashboard=False, logging_level=logging.ERROR,
-                           log_to_driver=False, object_store_memory=100 << 20)
+        # address "local": a new cluster, never one named by a stale
+        # /tmp/ray/ray_current_cluster that another run left (ray.init's default)
+        context = ray.init(address="local", num_cpus=2, include_dashboard=False,
+                           logging_level=logging.ERROR, log_to_driver=False,
+                           object_store_memory=100 << 20)
         try:
             yield root, context.address_info["address"]
         finally:

@@ -218,19 +218,38 @@ def cluster_messages_to_stderr() -> None:
         ray_worker.print_to_stdstream = _say_cluster_message
 
 
+RAY_LINE = 200
+"""Characters of Ray's own message kept at most: its first sentence (a worker's death
+is a paragraph of ids, PIDs and advice on one line, about 1,000 characters: adv53)."""
+
+
 def _say_cluster_message(data: dict[str, Any], ignore_prefix: bool = False) -> None:
-    """``compaction-audit: ray: FIRST LINE`` on stderr for Ray's message ``data``
-    (``lines``: the message's text), made printable and neutralized like our own
-    lines (the rest of a message: Ray's advice, ids and PIDs).  A closed stderr is
-    ignored."""
+    """``compaction-audit: ray: FIRST SENTENCE`` on stderr for Ray's message ``data``
+    (``lines``: the message's text; :data:`RAY_LINE` characters at most), made
+    printable and neutralized like our own lines (the rest of a message: Ray's advice,
+    ids and PIDs).  A closed stderr is ignored."""
+    first = first_sentence("\n".join(str(line) for line in data.get("lines", ())))
+    if first:
+        say_ray(first)
+
+
+def first_sentence(text: str) -> str:
+    """The first sentence of the first line of ``text`` that is not blank, at most
+    :data:`RAY_LINE` characters ("..." after a cut); "" for blank text."""
+    first = next((line.strip() for line in text.splitlines() if line.strip()), "")
+    stop = first.find(". ")
+    if 0 < stop < RAY_LINE:
+        return first[:stop + 1]
+    return first[:RAY_LINE] + "..." if len(first) > RAY_LINE else first
+
+
+def say_ray(text: str) -> None:
+    """``compaction-audit: ray: TEXT`` on stderr, made printable and neutralized; a
+    closed stderr is ignored."""
     from compaction_audit.report.safe import neutralize, printable
 
-    text = "\n".join(str(line) for line in data.get("lines", ()))
-    first = next((line.strip() for line in text.splitlines() if line.strip()), "")
-    if not first:
-        return
     try:
-        sys.stderr.write(neutralize(f"compaction-audit: ray: {printable(first)}\n"))
+        sys.stderr.write(neutralize(f"compaction-audit: ray: {printable(text)}\n"))
         sys.stderr.flush()
     except (OSError, ValueError, AttributeError):
         pass

@@ -18,10 +18,12 @@ Scheduling (:func:`audit_on_ray`):
   :data:`IN_FLIGHT` in hand (the round trip hides behind the work); once the largest
   trace left is of a smaller class than a worker's, the worker is retired when idle
   and replaced by one that asks for less, so memory held matches the traces left;
-- a worker that dies (out of memory, a lost node) has its traces retried once on a
-  new worker; a second death makes the trace unreadable ("the Ray worker auditing it
-  died"), counted like any unreadable trace (exit 2), and the run goes on; Ray's own
-  message of the death is one escaped line on stderr, never on standard output
+- a worker that dies (out of memory, a lost node) has its traces retried on a new
+  worker; the trace it was auditing is retried once (a line on stderr says so), a
+  second death makes it unreadable ("the Ray worker auditing it died"), counted like
+  any unreadable trace (exit 2), and the run goes on; a trace only queued on it does
+  not use up its attempt (:meth:`_Run._charged`); Ray's own message of the death is
+  its first sentence on stderr, escaped, never on standard output
   (:func:`~compaction_audit.fleet.connect.cluster_messages_to_stderr`).
 
 Errors that stop the run (:class:`UsageError`, one line, exit 2): Ray not installed,
@@ -42,7 +44,7 @@ import signal
 import threading
 from collections import deque
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from compaction_audit import __version__
@@ -50,8 +52,10 @@ from compaction_audit.errors import LogError, UsageError, of_trace
 from compaction_audit.fleet.connect import (
     cluster_messages_to_stderr,
     connect_timeout,
+    first_sentence,
     init_quietly,
     release,
+    say_ray,
 )
 from compaction_audit.fleet.plan import (
     BASE_MEMORY,
@@ -80,6 +84,11 @@ without the free CPU and memory a worker asks for)."""
 
 ATTEMPTS = 2
 """Times a trace is sent to a worker before its worker's death is its result."""
+
+REFUNDS = 4
+"""Deaths of a worker a trace queued on it may see without using up an attempt: a bound,
+so that a trace whose death is put down to another (whose result had come but was not
+read yet) still ends."""
 
 
 def import_ray() -> Any:
@@ -184,6 +193,8 @@ class _Worker:
     memory: int
     ready: bool = False
     busy: int = 0
+    inflight: list[int] = field(default_factory=list)  # trace indexes, in the order sent
+    culprit: int | None = None  # the trace it was auditing when it died
 
 
 def size_class(need: int, largest_node: int = 0) -> int:
@@ -254,6 +265,7 @@ class _Run:
         self.pending: deque[int] = deque(remote)
         self.needs = {i: memory_needed(paths[i], sizes[paths[i]]) for i in remote}
         self.attempts = dict.fromkeys(remote, 0)
+        self.refunds = dict.fromkeys(remote, 0)  # deaths that did not count against it
         self.jobs = jobs
         self.workers: list[_Worker] = []
         self.waiting: dict[Any, tuple[_Worker, int | None]] = {}
@@ -337,6 +349,7 @@ class _Run:
             i = self.pending.popleft()
             self.attempts[i] += 1
             self.waiting[worker.handle.audit.remote(i, self.paths[i])] = (worker, i)
+            worker.inflight.append(i)
             worker.busy += 1
 
     def _loop(self) -> None:
@@ -380,16 +393,45 @@ class _Run:
             cause = getattr(exc, "cause", None)
             raise (cause if isinstance(cause, BaseException) else exc) from None
         except ray.exceptions.RayError as exc:  # the worker died: OOM, a lost node
+            if not self._charged(worker, index):  # queued behind the trace it died on
+                self.attempts[index] -= 1
             again = self.attempts[index] < ATTEMPTS
             if again:
                 self.pending.appendleft(index)
+                if index == worker.culprit:
+                    say_ray(f"the worker auditing {self.paths[index]} died "
+                            f"({first_sentence(str(exc))}); auditing it again on a new "
+                            "worker")
             if worker in self.workers:
                 self._retire(worker)
                 if self.pending:
                     self._start(worker.memory)
-            if again:
+            if again:  # a worker already started may be idle: the death came after
+                for other in list(self.workers):
+                    self._feed(other)
+                if not self.workers:
+                    self._start(self._head_class())
                 return
             result = LogError(self.paths[index], 0,
-                              f"the Ray worker auditing it died: {_first_line(exc)}")
+                              "the Ray worker auditing it died: "
+                              f"{first_sentence(str(exc)) or type(exc).__name__}")
+        else:
+            worker.inflight.remove(index)
         self.left -= 1
         self._done(index, result)
+
+    def _charged(self, worker: _Worker, index: int) -> bool:
+        """Whether ``worker``'s death counts against trace ``index``: it does for the
+        trace the worker was auditing (the first of its traces still in flight when the
+        first death is seen: an actor runs its calls in the order sent); a trace queued
+        behind it is sent again without using up an attempt, :data:`REFUNDS` times at
+        most (adv53: a healthy trace queued behind one that killed its worker twice was
+        reported dead too)."""
+        if worker.culprit is None and worker.inflight:
+            worker.culprit = worker.inflight[0]
+        if index in worker.inflight:
+            worker.inflight.remove(index)
+        if index == worker.culprit or self.refunds[index] >= REFUNDS:
+            return True
+        self.refunds[index] += 1
+        return False
