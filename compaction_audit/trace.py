@@ -34,6 +34,7 @@ from compaction_audit.errors import UsageError
 from compaction_audit.io.quiet_gc import paused_gc
 from compaction_audit.model import Session
 from compaction_audit.recall import extract as ext
+from compaction_audit.recall.analysis.restated import looked_for
 from compaction_audit.recall.kinds import KIND_RANK
 from compaction_audit.recall.spantypes import span_type
 from compaction_audit.recall.survival import check as surv  # where tests patch survives
@@ -444,6 +445,16 @@ def trace_discriminator(session: Session, query: str) -> Node:
             # shows them and the facts before the values (usertest9: ids led it)
             rest = sorted((c for c in found if c not in hits), key=lambda c: -KIND_RANK[c.kind])
             spans.append((item, hits, hits[1:] + rest))
+    stating: list[tuple[str, list[ext.Discriminator], list[ext.Discriminator]]] = []
+    if spans and q and all(looked_for(d.kind.value, d.norm)
+                           for _, hits, _ in spans for d in hits[:1]):
+        # spans that state it in another form (`12px` held, "(12px)" not extracted):
+        # the audit counts them as holding it (recall/analysis/restated.py), so the
+        # tree shows them beside spans that lost it (usertest10)
+        named = {item for item, _, _ in spans}
+        stating = [(item, [], []) for item, row in log.rows.items()
+                   if row["kind"] == "span" and row["text"] is not None
+                   and item not in named and _word_in(q, row["text"].lower())]
     if not spans and q:
         if mode == "discriminator":
             note = f"no span holds {query!r} as a discriminator"
@@ -464,12 +475,43 @@ def trace_discriminator(session: Session, query: str) -> Node:
     # was followed as text (usertest7: "discriminator" over "no span holds it as one")
     what = ("discriminator" if mode == "discriminator" else "text"
             if asked_for == "discriminator" or len(query.split()) > 1 else "word")
-    if mode == "reduced":
+    if mode == "reduced" and any(d.text.strip().lower() == q
+                                 for _, hits, _ in spans for d in hits):
+        # `12px` in backticks is an identifier where "12px" alone is not (usertest10)
+        note = (f"{query!r} alone is not read as a discriminator; spans hold it as one "
+                "in their own wording")
+    elif mode == "reduced":
         note = f"{note}; reduced to the clause(s) whose words hold it"
     elif mode == "plain":
         note = f"{note}; span texts searched for it literally"
     elif mode == "substring":
         note = f"{note}; span texts searched for it literally, as part of a word"
+    children = _span_nodes(log, spans, mode, q)
+    if stating and any(n.data["fate"] == "lost" for n in children):
+        children += _span_nodes(log, stating, mode, q)
+    children.sort(key=lambda n: (OUTCOMES.index(n.data["fate"]), n.data["round"],
+                                 n.data["line"]))
+    data: dict[str, Any] = {"query": query, "kind": "discriminator", "reading": mode}
+    if note:
+        data["note"] = note
+    if not children:
+        children = _summaries_stating(log, norms, q)
+        counts = f"no span states it; {len(children)} summar{'y' if len(children) == 1 else 'ies'}"
+    else:
+        fates = [n.data["fate"] for n in children]
+        data["counts"] = {o: fates.count(o) for o in OUTCOMES if o in fates}
+        counts = counts_label(fates) + _still_held(children)
+    if not children:
+        raise UsageError(f"{query!r} is neither an item id nor a discriminator or word of any "
+                         f"span text in {session.path}")
+    return Node(f"{what} {query!r}: {counts}", data, children)
+
+
+def _span_nodes(log: _Log, spans: list[tuple[str, list[ext.Discriminator],
+                                              list[ext.Discriminator]]],
+                mode: str, q: str) -> list[Node]:
+    """One node per ``(span, hits, others)``: the span's fate for the query (each hit
+    under its own fate), the chain of folds above it as children."""
     children: list[Node] = []
     for item, hits, others in spans:
         row = log.rows[item]
@@ -494,22 +536,7 @@ def trace_discriminator(session: Session, query: str) -> Node:
              "matched": [{"kind": d.kind.value, "text": d.text, "norm": d.norm, "fate": g}
                          for d, g in zip(hits, fates, strict=True)]},
             up, cut=len(head) + 2 if stated else None))
-    children.sort(key=lambda n: (OUTCOMES.index(n.data["fate"]), n.data["round"],
-                                 n.data["line"]))
-    data: dict[str, Any] = {"query": query, "kind": "discriminator", "reading": mode}
-    if note:
-        data["note"] = note
-    if not children:
-        children = _summaries_stating(log, norms, q)
-        counts = f"no span states it; {len(children)} summar{'y' if len(children) == 1 else 'ies'}"
-    else:
-        fates = [n.data["fate"] for n in children]
-        data["counts"] = {o: fates.count(o) for o in OUTCOMES if o in fates}
-        counts = counts_label(fates) + _still_held(children)
-    if not children:
-        raise UsageError(f"{query!r} is neither an item id nor a discriminator or word of any "
-                         f"span text in {session.path}")
-    return Node(f"{what} {query!r}: {counts}", data, children)
+    return children
 
 
 HELD = ("carried", "recoverable", "in context")

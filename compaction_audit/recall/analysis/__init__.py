@@ -24,6 +24,8 @@ One module per concern:
   (:func:`fold_checks`);
 * :mod:`~compaction_audit.recall.analysis.occurrences`: where each discriminator occurs,
   and the spans whose logged ``salience_class`` disagrees;
+* :mod:`~compaction_audit.recall.analysis.restated`: raw spans that state a lost fact
+  as a whole token in a form their own extraction does not take;
 * :mod:`~compaction_audit.recall.analysis.intervals`: interval merging;
 * :mod:`~compaction_audit.recall.analysis.losses`: the lost table, loss judged at the
   fold;

@@ -26,6 +26,7 @@ from compaction_audit.recall.analysis.occurrences import (
     _disagreements,
     _occurrences,
 )
+from compaction_audit.recall.analysis.restated import restated
 from compaction_audit.recall.ranking import person_source
 from compaction_audit.recall.textwork import Extracted, Survived, TextJobs
 from compaction_audit.series import Series
@@ -56,22 +57,50 @@ def analyse(session: Session, series: Series, items: pl.DataFrame | None = None,
     del extracted, survived  # the text tables are not read again: free them early
     life = session.items.select("id", pl.col("ri").alias("born"),
                                 resolvable_end(session).alias("gone"))
-    recoverable = one(pl.concat([  # one plan (issue 14, fleet audits)
-        occ.lazy().select("key", "id").unique().join(life.lazy(), on="id")
-        .select("key", pl.col("born").alias("start"), pl.col("gone").alias("end")),
-        held.lazy().join(session.membership.lazy(), on="id").select("key", "start", "end"),
-    ]).filter(pl.col("start") < pl.col("end")))
     drops_plan = (
         folds.lazy().filter(pl.col("dropped").list.len() > 0).explode("dropped")
         .select(pl.col("dropped").struct.field("kind").alias("k"),
                 pl.col("dropped").struct.field("norm").alias("norm"), "fold", "ri", "line",
                 "child")
-        .select((pl.col("k") + ":" + pl.col("norm")).alias("key"), "fold", "ri", "line",
-                "child")
+        .select((pl.col("k") + ":" + pl.col("norm")).alias("key"), "k", "norm", "fold",
+                "ri", "line", "child")
         .sort("ri")
     )
-    dropped_keys = drops_plan.group_by("key", maintain_order=True).first()
-    gaps_plan = (
+    first_seen_plan = occ.lazy().join(life.lazy(), on="id").group_by("key").agg(
+        pl.col("born").min().alias("start")).with_columns(pl.lit(n, pl.Int64).alias("end"))
+    drops, first_seen = collect(drops_plan, first_seen_plan)
+    holders = occ.select("key", "id")
+    debt, losses = _debt_and_losses(session, drops, holders, held, life, first_seen)
+    # spans that state a lost fact in another form hold it too (usertest10)
+    lost_at = losses.filter(pl.col("by_fold")).select("key", pl.col("start").alias("ri"))
+    more = restated(items, lost_at, drops.select("key", pl.col("k").alias("kind"), "norm")
+                    .unique("key"), occ, life) if lost_at.height else lost_at.clear()
+    if more.height:
+        holders = pl.concat([holders, more])
+        debt, losses = _debt_and_losses(session, drops, holders, held, life, first_seen)
+    drops = drops.drop("k", "norm")
+    limits: list[Limit] = [] if not shallow else [_survival_limit(items, shallow, by_pairs)]
+    lost = _lost_table(session, items, occ, names, losses, drops, limits)
+    floor = _floor(session, series, occ, held, life)
+    return Recall(folds, debt, lost, floor, _disagreements(session, occ),
+                  redacted_share(session), limits)
+
+
+def _debt_and_losses(session: Session, drops: pl.DataFrame, holders: pl.DataFrame,
+                     held: pl.DataFrame, life: pl.DataFrame, first_seen: pl.DataFrame
+                     ) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """(``debt``, ``losses``): the recall debt per round and each loss (``key``,
+    ``start``, ``by_fold``), from the spans that hold each fact (``holders``: ``key``,
+    ``id``, each in reach over its ``life``) and the summaries that keep one
+    (``held``, over their membership).  Interval arithmetic in Polars."""
+    n = session.n_rounds
+    recoverable = one(pl.concat([  # one plan (issue 14, fleet audits)
+        holders.lazy().unique().join(life.lazy(), on="id")
+        .select("key", pl.col("born").alias("start"), pl.col("gone").alias("end")),
+        held.lazy().join(session.membership.lazy(), on="id").select("key", "start", "end"),
+    ]).filter(pl.col("start") < pl.col("end")))
+    dropped_keys = drops.lazy().group_by("key", maintain_order=True).first()
+    gaps = one(
         _merge(recoverable, "key").lazy()
         .with_columns(pl.col("start").shift(-1).over("key").fill_null(n).alias("next"))
         .select("key", pl.col("end").alias("start"), pl.col("next").alias("end"))
@@ -79,9 +108,6 @@ def analyse(session: Session, series: Series, items: pl.DataFrame | None = None,
         .join(dropped_keys.select("key", pl.lit(True).alias("by_fold")), on="key", how="left")
         .with_columns(pl.col("by_fold").fill_null(False))
     )
-    first_seen_plan = occ.lazy().join(life.lazy(), on="id").group_by("key").agg(
-        pl.col("born").min().alias("start")).with_columns(pl.lit(n, pl.Int64).alias("end"))
-    drops, gaps, first_seen = collect(drops_plan, gaps_plan, first_seen_plan)
     debt = one(
         interval_sum(first_seen, n).lazy().rename({"value": "discriminators_seen"})
         .join(interval_sums(gaps, n, {"recall_debt": pl.lit(1, pl.Int64),
@@ -92,12 +118,8 @@ def analyse(session: Session, series: Series, items: pl.DataFrame | None = None,
         .sort("ri")
     )
     losses = pl.concat([gaps.select("key", "start", "by_fold"),
-                        _fold_losses(session, drops, occ, held, life)])
-    limits: list[Limit] = [] if not shallow else [_survival_limit(items, shallow, by_pairs)]
-    lost = _lost_table(session, items, occ, names, losses, drops, limits)
-    floor = _floor(session, series, occ, held, life)
-    return Recall(folds, debt, lost, floor, _disagreements(session, occ),
-                  redacted_share(session), limits)
+                        _fold_losses(session, drops, holders, held, life)])
+    return debt, losses
 
 
 def _survival_limit(items: pl.DataFrame, shallow: set[str], by_pairs: bool) -> Limit:

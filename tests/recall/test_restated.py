@@ -1,0 +1,105 @@
+"""A raw span that states a dropped fact in another form holds it (usertest10: a Cline
+session's kept message said "(12px)", the folded one's `` `12px` `` was reported lost):
+a whole token of a span in reach at the fold holds it; names not in tool output."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import pytest
+
+from compaction_audit.engine import audit_session
+from compaction_audit.io.native import read_native
+from compaction_audit.recall.analysis.restated import restated
+from tests.logs import LogWriter, rnd
+
+
+def span(i: str, text: str, source: str = "assistant") -> dict[str, Any]:
+    return {"id": i, "tokens": 20, "text": text, "source": source}
+
+
+FOLDED = span("a", "The icon content starts at `12px` from the edge; see `sidebarItem`.")
+FOLD = {"id": "F", "tokens": 5, "children": ["a"], "text": "Aligned the sidebar icons."}
+
+
+def lost(path: Path) -> list[str]:
+    report = audit_session(read_native(str(path)))
+    return sorted(d["text"] for d in report.extra["lost_discriminators"])
+
+
+def log(other: dict[str, Any], *, evict_other: bool = False,
+        fold_other: bool = False) -> list[dict[str, Any]]:
+    fold = {**FOLD, "children": ["a", other["id"]]} if fold_other else FOLD
+    gone = ["a", other["id"]] if evict_other or fold_other else ["a"]
+    return [rnd(0, spans=[FOLDED, other]),
+            rnd(1, summaries=[fold], evicted=gone,
+                spans=[span("c", "Moving on to the footer.")])]
+
+
+def test_a_kept_span_stating_the_value_in_prose_holds_it(write_log: LogWriter) -> None:
+    # "(12px)" is no discriminator of its own span: only `12px` in backticks is one
+    other = span("b", "Their icons start at px-3 (12px) from the sidebar edge.")
+    assert lost(write_log(log(other))) == ["sidebarItem"]
+
+
+def test_the_same_span_gone_at_the_fold_does_not_hold_it(write_log: LogWriter) -> None:
+    other = span("b", "Their icons start at px-3 (12px) from the sidebar edge.")
+    # (px-3, the other span's own fact, is lost with it)
+    assert lost(write_log(log(other, evict_other=True))) == ["12px", "px-3", "sidebarItem"]
+    assert lost(write_log(log(other, fold_other=True))) == ["12px", "px-3", "sidebarItem"]
+
+
+def test_a_span_that_names_a_longer_token_does_not_hold_it(write_log: LogWriter) -> None:
+    # the needle "12px" is in "112px" and "12pxs": the survival check says no
+    other = span("b", "The gutter is 112px, the rail 12pxs; see sidebarItems.")
+    assert lost(write_log(log(other))) == ["12px", "sidebarItem"]
+
+
+def test_tool_output_naming_an_identifier_does_not_hold_it(write_log: LogWriter) -> None:
+    # names in code and tool output count only where prose used them (issue 10, point 1)
+    other = span("b", "div.icon { padding: 12px; }", "tool_result:Read")
+    assert lost(write_log(log(other))) == ["12px", "sidebarItem"]
+
+
+@pytest.mark.parametrize(("kind", "norm", "text", "holds"), [
+    ("identifier", "12px", "starts at px-3 (12px) from the edge", True),
+    ("identifier", "12px", "the rail is 12PX-wide", True),  # case aside; '-' then a word
+    ("identifier", "12px", "the gutter is 112px", False),
+    ("identifier", "12px", "the gutter is é12px", False),  # a letter before it
+    ("identifier", "--force", "ran it with --force.", True),
+    ("identifier", "--force", "ran it with --force-conflicts", False),  # another flag
+    ("identifier", "gqc.5", "then gqc.5, then the rest", True),
+    ("identifier", "gqc.5", "then gqc.5.1", False),  # another number
+    ("version", "4.2.1", "pinned 4.2.1.", True),
+    ("version", "4.2.1", "pinned 4.2.10", False),
+    ("negation", "do not use --force", "do not use --force", False),  # clauses: never
+    ("identifier", "ok", "ok then", False),  # two characters: not looked for
+    ("quantity", "70", "step 70 of 90", False),  # a short number alone: not looked for
+    ("quantity", "45000", "raised it to 45000 today", True),
+    ("quantity", "30 s", "waits 30 s at most", True),
+])
+def test_a_whole_token_holds_the_fact(kind: str, norm: str, text: str, holds: bool) -> None:
+    key = f"{kind}:{norm}"
+    items = pl.DataFrame({"id": ["b"], "kind": ["span"], "text": [text], "stype": ["prose"]})
+    found = restated(items, pl.DataFrame({"key": [key], "ri": [1]}),
+                     pl.DataFrame({"key": [key], "kind": [kind], "norm": [norm]}),
+                     pl.DataFrame(schema={"key": pl.String, "id": pl.String}),
+                     pl.DataFrame({"id": ["b"], "born": [0], "gone": [3]}))
+    assert found.rows() == ([(key, "b")] if holds else [])
+
+
+def test_trace_names_the_span_that_still_states_it(write_log: LogWriter) -> None:
+    from compaction_audit.trace import trace_discriminator
+
+    other = span("b", "Their icons start at px-3 (12px) from the sidebar edge.")
+    root = trace_discriminator(read_native(str(write_log(log(other)))), "12px")
+    assert root.label == "word '12px': 2 spans: 1 lost, 1 in context; still held by span b " \
+                        "(assistant)"
+    assert root.data["note"] == ("'12px' alone is not read as a discriminator; spans hold "
+                                 "it as one in their own wording")
+    # the span that only states it is not listed when no span lost it
+    kept = [rnd(0, spans=[FOLDED, other]), rnd(1, spans=[span("c", "Moving on.")])]
+    assert trace_discriminator(read_native(str(write_log(kept))), "12px").label == \
+        "word '12px': 1 span: 1 in context"
