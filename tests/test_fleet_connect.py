@@ -338,10 +338,11 @@ def test_the_clusters_messages_never_reach_stdout(tmp_path: Path,
         ray_engine._remove_folders()
     capsys.readouterr()
     ray_worker.print_to_stdstream({  # what listen_error_messages does with one message
-        "lines": ["A worker died or was killed while executing a task by an unexpected "
-                  "system error. ::error::x \x1b[31m\nRayTaskError: Worker PID: 6011"],
+        "lines": ["A worker ::error::x \x1b[31m died or was killed while executing a task "
+                  "by an unexpected system error. To troubleshoot, check the logs.\n"
+                  "RayTaskError: Worker PID: 6011"],
         "pid": "raylet", "is_err": False}, ignore_prefix=False)
     out, err = capsys.readouterr()
     assert out == ""
-    assert err == ("compaction-audit: ray: A worker died or was killed while executing a "
-                   "task by an unexpected system error. ::error::x \\x1b[31m\n")
+    assert err == ("compaction-audit: ray: A worker ::error::x \\x1b[31m died or was killed "
+                   "while executing a task by an unexpected system error.\n")  # 1st sentence
