@@ -172,9 +172,15 @@ def _invoke() -> int:
     return code if isinstance(code, int) else 0
 
 
+PROGRAM = "compaction-audit"
+"""The name every error line of ours starts with (``commands.common.say``)."""
+
+
 def usage_line(exc: Exception) -> tuple[str, str] | None:
-    """The one line a usage error prints, in two parts: ``error: <click's message>``
-    and ``; see '<command> --help'``; None for a command group run without a command
+    """The one line a usage error prints, in two parts: ``compaction-audit: <click's
+    message>`` (the start of every error line of ours) and ``; see '<command> --help'``
+    (the program's own help when click does not say which command: "Option '-j'
+    requires an argument", adv54); None for a command group run without a command
     (click shows its help, which is not an error line).  The "Value error, " typer's
     pydantic coercion puts before a message is left out (usertest10: "Invalid value
     for '--fail-on': Value error, 'bogus' is not one of ...")."""
@@ -183,7 +189,8 @@ def usage_line(exc: Exception) -> tuple[str, str] | None:
     message = str(exc.format_message())  # type: ignore[attr-defined]  # a ClickException
     message = message.replace(": Value error, ", ": ").rstrip(".")
     ctx = getattr(exc, "ctx", None)
-    return f"error: {message}", f"; see '{ctx.command_path} --help'" if ctx else ""
+    where = ctx.command_path if ctx is not None else PROGRAM
+    return f"{PROGRAM}: {message}", f"; see '{where} --help'"
 
 
 def _show_usage_error(exc: Exception) -> None:

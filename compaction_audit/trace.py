@@ -34,7 +34,7 @@ from compaction_audit.errors import UsageError
 from compaction_audit.io.quiet_gc import paused_gc
 from compaction_audit.model import Session
 from compaction_audit.recall import extract as ext
-from compaction_audit.recall.analysis.restated import looked_for
+from compaction_audit.recall.analysis.restated import STATING_TYPES, looked_for, states
 from compaction_audit.recall.kinds import KIND_RANK
 from compaction_audit.recall.spantypes import span_type
 from compaction_audit.recall.survival import check as surv  # where tests patch survives
@@ -446,15 +446,16 @@ def trace_discriminator(session: Session, query: str) -> Node:
             rest = sorted((c for c in found if c not in hits), key=lambda c: -KIND_RANK[c.kind])
             spans.append((item, hits, hits[1:] + rest))
     stating: list[tuple[str, list[ext.Discriminator], list[ext.Discriminator]]] = []
-    if spans and q and all(looked_for(d.kind.value, d.norm)
-                           for _, hits, _ in spans for d in hits[:1]):
+    fact = next((d for _, hits, _ in spans for d in hits[:1]), None)
+    if fact is not None and looked_for(fact.kind.value, fact.text):
         # spans that state it in another form (`12px` held, "(12px)" not extracted):
         # the audit counts them as holding it (recall/analysis/restated.py), so the
         # tree shows them beside spans that lost it (usertest10)
         named = {item for item, _, _ in spans}
         stating = [(item, [], []) for item, row in log.rows.items()
                    if row["kind"] == "span" and row["text"] is not None
-                   and item not in named and _word_in(q, row["text"].lower())]
+                   and item not in named and states(row["text"], fact.text)
+                   and span_type(row["source"], row["text"]) in STATING_TYPES]
     if not spans and q:
         if mode == "discriminator":
             note = f"no span holds {query!r} as a discriminator"

@@ -123,7 +123,7 @@ def test_usage_errors_echo_what_was_typed_safely(argv: list[str],
         main()
     out, err = capsys.readouterr()
     assert stop.value.code == 2 and out == ""
-    assert err.startswith("error: ") and err.count("\n") == 1  # one line (README)
+    assert err.startswith("compaction-audit: ") and err.count("\n") == 1  # one line
     assert "--help'" in err  # where to look next
     assert "\\x23#[add-mask]secret" in err  # the value is named, escaped
     assert_clean(err)
@@ -325,12 +325,15 @@ def test_a_panic_below_exception_is_an_internal_error(
 
 @pytest.mark.parametrize(("argv", "line"), [
     (["audit", "t.jsonl", "--fail-on", "bogus"],
-     "error: Invalid value for '--fail-on': 'bogus' is not one of 'error', 'warning', "
+     "compaction-audit: Invalid value for '--fail-on': 'bogus' is not one of 'error', 'warning', "
      "'info', 'never'; see 'compaction-audit audit --help'\n"),
     (["simulate", "-o", "x.jsonl", "--rounds", "0"],
-     "error: Invalid value for --rounds: rounds: value 0 is out of range (1 to 100,000); "
-     "see 'compaction-audit simulate --help'\n"),
-    (["diff"], "error: Missing argument 'BASELINE'; see 'compaction-audit diff --help'\n"),
+     "compaction-audit: Invalid value for --rounds: rounds: value 0 is out of range "
+     "(1 to 100,000); see 'compaction-audit simulate --help'\n"),
+    (["diff"], "compaction-audit: Missing argument 'BASELINE'; see 'compaction-audit diff "
+               "--help'\n"),
+    (["audit", "-j"], "compaction-audit: Option '-j' requires an argument; see "
+                      "'compaction-audit --help'\n"),
 ])
 def test_a_usage_error_is_one_line(argv: list[str], line: str,
                                    monkeypatch: pytest.MonkeyPatch,

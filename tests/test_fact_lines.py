@@ -149,3 +149,16 @@ def test_the_values_a_clause_above_states_are_named_under_the_list() -> None:
     assert shown([wide, *many], 15) == (
         "  also lost, stated in the clauses above: x0, x1, x2, x3, x4 and 2 more\n")
     assert shown([rule, *other], 15) == ""  # nothing folded, nothing cut
+
+
+def test_only_a_value_the_clause_states_whole_is_left_out() -> None:
+    # adv54: "--force" and "prod" were named as stated by "Never deploy to production
+    # with --force-conflicts", and "prod" twice
+    from compaction_audit.report.terminal_lost import listed
+
+    rule = {"tier": 2, "kind": "negation", "span": "u1", "span_line": 3,
+            "text": "Never deploy to production with --force-conflicts"}
+    values = [{"tier": 2, "kind": kind, "span": "u1", "span_line": 3, "text": text}
+              for kind, text in (("identifier", "--force"), ("scope", "prod"),
+                                 ("identifier", "--force-conflicts"), ("scope", "prod"))]
+    assert listed([rule, *values], False) == [rule, values[0], values[1], values[3]]

@@ -54,3 +54,38 @@ def test_the_command_stops_in_one_line_without_the_password(
     assert result.exit_code == 2
     assert SECRET not in result.stderr + result.stdout
     assert result.stderr.count("\n") == 1 and "s3://***@fleet/a/x.jsonl" in result.stderr
+
+
+def test_a_secret_with_a_slash_is_never_shown() -> None:
+    # AWS secret keys often hold '/' (adv54): the first '/' is not where the bucket starts
+    url = "s3://AKIA:wJalr/K7SECRET@bucket/k.jsonl"
+    assert shown_url(url) == "s3://***@bucket/k.jsonl"
+    assert shown_url("s3://AKIA:wJalr/K7/k.jsonl") == "s3://***/K7/k.jsonl"  # no '@' at all
+    with pytest.raises(UsageError) as info:
+        split_url(url)
+    assert str(info.value) == ("s3://***@bucket/k.jsonl: not a bucket name before the first "
+                               "'/' (credentials go in the environment, never in the URL)")
+
+
+@pytest.mark.parametrize(("option", "does"), [
+    ("-o", "-o/--output: s3://***@bucket/k: an object storage URL; this option writes a "
+           "local file or standard output"),
+    ("--baseline", "--config/--baseline: s3://***@bucket/k: an object storage URL; this "
+                   "option reads a local file"),
+    ("--config", "--config/--baseline: s3://***@bucket/k: an object storage URL; this "
+                 "option reads a local file"),
+])
+def test_an_option_that_names_a_file_refuses_a_url(option: str, does: str) -> None:
+    # as a path the URL was echoed whole: "cannot open for writing: no folder
+    # .../s3:/KEY:SECRET@bucket" (adv54)
+    result = run("audit", "t.jsonl", option, f"s3://AKIA:{SECRET}@bucket/k")
+    assert (result.exit_code, result.stderr) == (2, f"compaction-audit: {does}\n")
+
+
+def test_convert_names_the_url_not_its_output(tmp_path: Path) -> None:
+    out = tmp_path / "out.jsonl"
+    result = run("convert", f"s3://AKIA:{SECRET}@bucket/k.jsonl", "-o", str(out))
+    assert result.exit_code == 2 and not out.exists()
+    assert result.stderr == ("compaction-audit: s3://***@bucket/k.jsonl: cannot open: not a "
+                             "bucket name before the first '/' (credentials go in the "
+                             "environment, never in the URL)\n")

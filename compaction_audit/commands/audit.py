@@ -15,6 +15,7 @@ from compaction_audit.commands.common import (
     FailOn,
     console_for,
     fail,
+    local_file,
     output_console,
     output_path,
     say,
@@ -45,9 +46,10 @@ class AuditFormat(StrEnum):
 # readable=False: click's own check of a Path is a 4-line usage error; the file is
 # opened by config.load_config / baseline.load, whose error is one line (issue 11, F7).
 ConfigOpt = Annotated[Path | None, typer.Option(
-    "--config", metavar="FILE", readable=False, help="Read options from this file "
-    "(compaction-audit.toml or a pyproject.toml with a tool.compaction-audit table) instead "
-    "of the one found by walking up from the working directory.")]
+    "--config", metavar="FILE", readable=False, parser=local_file,
+    help="Read options from this file (compaction-audit.toml or a pyproject.toml with a "
+    "tool.compaction-audit table) instead of the one found by walking up from the working "
+    "directory.")]
 IsolatedOpt = Annotated[bool, typer.Option(
     "--isolated", help="Ignore every configuration file.")]
 FailOnOpt = Annotated[FailOn | None, typer.Option(
@@ -352,8 +354,9 @@ def audit_command(
         "--statistics", help="Print the number of findings per rule (and episodes), "
         "most first, instead of the reports (text format).")] = False,
     baseline: Annotated[Path | None, typer.Option(
-        metavar="FILE", readable=False, help="Fail only on findings not in this baseline (see "
-        "'compaction-audit baseline create'); report entries that no longer occur.")] = None,
+        metavar="FILE", readable=False, parser=local_file,
+        help="Fail only on findings not in this baseline (see 'compaction-audit baseline "
+        "create'); report entries that no longer occur.")] = None,
     fail_on: FailOnOpt = None,
     lenient: LenientOpt = False,
     window: WindowOpt = None,

@@ -84,9 +84,28 @@ def output_path(value: str) -> Path:
     ``Path('-')``, which ``convert`` took for standard output (adv30 F4)."""
     if not value:
         fail("-o/--output: the path is empty; name a file to write")
+    _not_a_url("-o/--output", value, "writes a local file or standard output")
     if value != "-" and Path(value) == Path("-"):
         return Path.cwd() / "-"
     return Path(value)
+
+
+def local_file(value: str) -> Path:
+    """The value of ``--config`` or ``--baseline`` as a path (typer's ``parser``); an
+    object storage URL is a usage error (:func:`_not_a_url`)."""
+    _not_a_url("--config/--baseline", value, "reads a local file")
+    return Path(value)
+
+
+def _not_a_url(option: str, value: str, does: str) -> None:
+    """Exit 2 with one line when ``value`` is an object storage URL: the option ``does``
+    something else, and as a path the URL was echoed in the error, user information
+    and password included (adv54: ``-o 's3://KEY:SECRET@bucket/k'`` said "cannot open
+    for writing: no folder .../s3:/KEY:SECRET@bucket")."""
+    from compaction_audit.io.remote import is_url, shown_url
+
+    if is_url(value):
+        fail(f"{option}: {shown_url(value)}: an object storage URL; this option {does}")
 
 
 def _width() -> int | None:

@@ -25,13 +25,14 @@ from compaction_audit.model import Session
 FORMATS = ("native", "claude-code", "codex", "cline", "gemini-cli", "opencode", "openhands")
 
 
-BESIDE = {"cline": ("Cline", "session.json, .messages.json, .compaction.json"),
-          "gemini-cli": ("Gemini CLI", "telemetry.log"),
-          "opencode": ("opencode", "its -wal and -shm files")}
-"""The formats whose reader opens files beside the log
-(:data:`~compaction_audit.io.companions.COMPANIONS`), and which: from a URL they are
-an unreadable trace, never a silent pass on half the session (docs/performance.md,
-fleet: "work from local paths only")."""
+BESIDE = {"cline": ("Cline", "session.json, .messages.json, .compaction.json")}
+"""The formats whose log means another thing without the files beside it, and which:
+from a URL such a log is an unreadable trace, never a silent pass on half the session
+(adv53: a Cline messages file alone is "no compaction in this log").  The other
+formats with companions (:data:`~compaction_audit.io.companions.COMPANIONS`) read
+alone as they do locally without them: a Gemini CLI recording without its
+``telemetry.log`` (token counts unknown, adv54), an opencode export (a store is a
+database file, which a URL does not open)."""
 
 
 def load_session(path: str, lenient: bool = False, source: str | None = None,

@@ -92,12 +92,16 @@ digits, ``.``, ``-``, ``_``; the services' own length rules are theirs to enforc
 
 def shown_url(url: str) -> str:
     """``url`` with any user information before the bucket (``user:password@``)
-    replaced by ``***@``: a URL is echoed in errors and reports."""
+    replaced by ``***@``: a URL is echoed in errors and reports.  A secret may hold
+    ``/`` (AWS secret keys often do: adv54), so when what comes before the first ``/``
+    has a ``:`` or an ``@``, everything up to the last ``@`` is user information (all
+    of that part when there is no ``@``)."""
     scheme, sep, rest = url.partition("://")
     head, slash, tail = rest.partition("/")
-    if "@" in head:
-        head = "***@" + head.rsplit("@", 1)[1]
-    return f"{scheme}{sep}{head}{slash}{tail}"
+    if ":" not in head and "@" not in head:
+        return url
+    at = rest.rfind("@")
+    return f"{scheme}{sep}***@{rest[at + 1:]}" if at >= 0 else f"{scheme}{sep}***{slash}{tail}"
 
 
 def split_url(url: str) -> tuple[str, str, str]:
@@ -113,7 +117,8 @@ def split_url(url: str) -> tuple[str, str, str]:
         raise UsageError(f"{shown_url(url)}: no bucket in the URL "
                          f"(expected {scheme}://BUCKET/KEY)")
     if not _BUCKET.fullmatch(bucket):
-        why = ("credentials go in the environment, never in the URL" if "@" in bucket
+        why = ("credentials go in the environment, never in the URL"
+               if "@" in bucket or (shown_url(url) != url and "@" in rest)
                else "letters, digits, '.', '-' and '_' only")
         raise UsageError(f"{shown_url(url)}: not a bucket name before the first '/' "
                          f"({why})")
@@ -383,7 +388,9 @@ def open_url(url: str) -> IO[bytes]:
         obstore = _obstore()
         store = store_for(scheme, bucket)
     except UsageError as exc:  # the URL as shown: never a password in it (adv53)
-        raise LogError(shown_url(url), 0, f"cannot open: {exc}") from None
+        shown = shown_url(url)
+        said = str(exc).removeprefix(f"{shown}: ")  # the URL once (adv54)
+        raise LogError(shown, 0, f"cannot open: {said}") from None
     try:
         reader = _ask(store, lambda: obstore.open_reader(
             store, key, buffer_size=BUFFER_BYTES), timed=True)

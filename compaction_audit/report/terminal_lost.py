@@ -9,6 +9,7 @@ into ``trace``), and each fact names the line where it was stated (``span_line``
 
 from __future__ import annotations
 
+import re
 from itertools import groupby
 from typing import Any
 
@@ -64,8 +65,9 @@ def _split(items: list[dict[str, Any]], limit: int
         where = (d.get("span"), d.get("span_line"), d.get("span_file"))
         text = str(d.get("text") or "").casefold()
         if d.get("kind") in VALUE_KINDS:
-            if text and any(text in clause for clause in clauses.get(where, ())):
-                above.append(d)
+            if text and any(_said_in(text, clause) for clause in clauses.get(where, ())):
+                if all(str(a.get("text") or "").casefold() != text for a in above):
+                    above.append(d)  # each value once
                 continue
         else:
             clauses.setdefault(where, []).append(text)
@@ -73,6 +75,13 @@ def _split(items: list[dict[str, Any]], limit: int
             break
         out.append(d)
     return out, above
+
+
+def _said_in(value: str, clause: str) -> bool:
+    """``value`` stands in ``clause`` as a whole token: ``--force`` is not in "with
+    --force-conflicts", nor ``prod`` in "production" (adv54: such values were named as
+    "stated in the clauses above")."""
+    return re.search(r"(?<![\w-])" + re.escape(value) + r"(?![\w-])", clause) is not None
 
 
 NAMED_ABOVE = 5

@@ -7,19 +7,32 @@ by the discriminators extracted from their own text, and extraction depends on t
 form: `` `12px` `` in backticks is an identifier, "(12px)" in prose is not extracted.  A
 Cline session's kept message said "starts at `px-3` (12px)" while the folded one's
 `` `12px` `` was reported lost (usertest10).  :func:`restated` finds, for the token
-facts a first pass found lost, the spans that state them as a whole token.
+facts a first pass found lost, the prose spans that state them as a whole token.
+
+What counts is kept narrow, since a span wrongly said to hold a fact hides a loss
+(adv54): the fact's own text, case kept (``PATH`` is not "the path"); a name only when
+its form says it is one (a digit, a joiner such as ``-`` or ``.``, or an inner capital:
+``main`` and ``auth`` are words); a token no joiner continues on either side (not
+inside a path, a URL, ``JIRA-5000``, ``3.45000`` or ``settings.yaml.bak``); and only
+in what someone wrote (prose or spec text), never in code or tool output.
 """
 
 from __future__ import annotations
 
+import re
+
 import polars as pl
 
 from compaction_audit.plans import one
-from compaction_audit.recall.extract import CLAUSE_KINDS
 
-__all__ = ["looked_for", "restated"]
+__all__ = ["STATING_TYPES", "looked_for", "restated", "states"]
 
-_CLAUSES = tuple(kind.value for kind in CLAUSE_KINDS)
+_TOKEN_KINDS = ("identifier", "link", "quantity", "version")
+"""Kinds looked for; a clause in other words is not the same clause, and a scope
+(``prod``, ``staging``) is a plain word that prose uses for other things."""
+
+STATING_TYPES = ("prose", "spec")
+"""Span types whose words can restate a fact (not code, not tool output)."""
 
 _MIN_CHARS = 3
 """Characters a fact needs to be looked for: ``0``, ``ok`` or ``x1`` stand for many things."""
@@ -27,83 +40,113 @@ _MIN_CHARS = 3
 _MIN_NUMBER = 4
 """Characters a number without a unit needs: ``70`` in another span is rarely the same
 70 (a sample log's lost "70" was held by a step count), ``45000`` mostly is."""
-_NAME_KINDS = ("identifier", "link")
-_VALUE_TYPES = ("code", "tool_output")
+
+_JOINERS = "/\\.-:@#+~$%"
+"""Characters that continue a token when a letter or digit follows them (after the
+fact) or that join it to what comes before: ``docs/README.md``, ``JIRA-5000``."""
+
+_NAME = re.compile(r"[0-9_./:@#\\-]|.[A-Z]")
+"""A name's mark: a digit or joiner, or a capital after its first character."""
 
 
-def looked_for(kind: str, norm: str) -> bool:
-    """Whether a span stating the fact ``(kind, norm)`` as a whole token holds it: a
-    token kind (a clause in other words is not the same clause), of :data:`_MIN_CHARS`
-    characters at least, a number without a unit of :data:`_MIN_NUMBER`."""
-    if kind in _CLAUSES or len(norm) < _MIN_CHARS:
+def looked_for(kind: str, text: str) -> bool:
+    """Whether a span stating the fact ``(kind, text)`` as a whole token holds it: a
+    token kind (:data:`_TOKEN_KINDS`) of :data:`_MIN_CHARS` characters at least; a
+    number without a unit of :data:`_MIN_NUMBER`; a name (identifier, link) only
+    with the mark of one (:data:`_NAME`: ``12px``, ``px-3``, ``sidebarItem``, not
+    ``main``, ``PATH`` or ``Config``)."""
+    if kind not in _TOKEN_KINDS or len(text) < _MIN_CHARS:
         return False
-    return kind != "quantity" or " " in norm or len(norm) >= _MIN_NUMBER
+    if kind == "quantity":
+        return " " in text or len(text) >= _MIN_NUMBER
+    return kind == "version" or _NAME.search(text) is not None
+
+
+def _is_word(char: str) -> bool:
+    """A character of a word: ASCII letter, digit or ``_``, or any non-ASCII one (a
+    letter as often as not: never a boundary)."""
+    return not char.isascii() or char.isalnum() or char == "_"
+
+
+def states(text: str, fact: str) -> bool:
+    """Whether ``text`` holds ``fact`` as a whole token (case kept): no letter, digit
+    or joiner before it, and after it no letter or digit, nor a joiner followed by one.
+    The twin of :func:`restated`'s Polars test, for ``trace``."""
+    start = text.find(fact)
+    while start >= 0:
+        end = start + len(fact)
+        before = text[start - 1] if start else " "
+        after = text[end] if end < len(text) else " "
+        then = text[end + 1] if end + 1 < len(text) else " "
+        if not (_is_word(before) or before in _JOINERS or _is_word(after)
+                or (after in _JOINERS and _is_word(then))):
+            return True
+        start = text.find(fact, start + 1)
+    return False
 
 
 def _word(byte: pl.Expr) -> pl.Expr:
     """True for a byte of a word (ASCII letter, digit, ``_``) or of a non-ASCII
-    character (a letter to :meth:`str.isalnum` as often as not: never a boundary)."""
+    character (:func:`_is_word`)."""
     return (byte.is_between(48, 57) | byte.is_between(65, 90) | byte.is_between(97, 122)
             | (byte == 95) | (byte >= 128))
 
 
+def _joiner(byte: pl.Expr) -> pl.Expr:
+    """True for a byte of :data:`_JOINERS`."""
+    return byte.is_in([ord(c) for c in _JOINERS])
+
+
 def restated(items: pl.DataFrame, lost: pl.DataFrame, facts: pl.DataFrame,
              occ: pl.DataFrame, life: pl.DataFrame) -> pl.DataFrame:
-    """``(key, id)``: raw spans that state a lost token fact as a whole token (case
-    aside) without holding it among their own discriminators, in reach at the round
-    a fold lost it.
+    """``(key, id)``: prose or spec spans that state a lost fact as a whole token
+    (:func:`states`) without holding it among their own discriminators, in reach at the
+    round a fold lost it.
 
     ``items``: typed items (``id``, ``kind``, ``text``, ``stype``); ``lost``: ``key``,
     ``ri`` (a fold lost the fact at round index ``ri``); ``facts``: ``key``, ``kind``,
-    ``norm``; ``occ``: ``key``, ``id`` (spans holding a fact by extraction: left out);
-    ``life``: ``id``, ``born``, ``gone`` (round indexes; in reach over ``[born + 1,
-    gone)``, as for ``occ``).  A clause is not looked for (a paraphrase is not a token),
-    nor a fact of fewer than :data:`_MIN_CHARS` characters or a number without a unit
-    of fewer than :data:`_MIN_NUMBER`, nor a name (identifier, link) in code or tool
-    output, as in ``occ`` (issue 10, point 1).  Whole token: the bytes around it are
-    not of a word (the survival check's test,
-    :func:`~compaction_audit.recall.survival.check._raw_in`: a flag followed by ``-``
-    and a word, or a number by ``.`` and a digit, is another token).
+    ``text`` (as the span that lost it wrote it); ``occ``: ``key``, ``id`` (spans
+    holding a fact by extraction: left out); ``life``: ``id``, ``born``, ``gone`` (round
+    indexes; in reach over ``[born + 1, gone)``, as for ``occ``).  Only the facts
+    :func:`looked_for` admits.
 
-    One Aho-Corasick pass over the lowercased span texts (Polars ``find_many``) for all
-    the facts at once, then joins: no Python per span or per fact."""
+    One Aho-Corasick pass over the span texts (Polars ``find_many``) for all the facts
+    at once, then joins: no Python per span.  Each hit is a row: a span of 16 MB that
+    repeats a fact of three letters costs about 2 GB (adv54), so only prose and spec
+    spans are read."""
     empty = pl.DataFrame(schema={"key": pl.String, "id": pl.String})
     facts = facts.join(lost.select("key").unique(), on="key").unique("key")
-    looked = [looked_for(kind, norm) for kind, norm in zip(  # once per lost fact
-        facts["kind"].to_list(), facts["norm"].to_list(), strict=True)]
-    wanted = (facts.filter(pl.Series(looked, dtype=pl.Boolean))
-              .select("key", "kind", pl.col("norm").str.to_lowercase().alias("needle")))
+    looked = [looked_for(kind, text) for kind, text in zip(  # once per lost fact
+        facts["kind"].to_list(), facts["text"].to_list(), strict=True)]
+    wanted = facts.filter(pl.Series(looked, dtype=pl.Boolean)).select(
+        "key", pl.col("text").alias("needle"))
     if wanted.height == 0:
         return empty
     needles = wanted["needle"].unique().sort().to_list()
-    low = pl.col("text").str.to_lowercase()
+    text = pl.col("text")
+    byte = pl.col("bytes").bin.get
     hits = one(
-        items.lazy().filter((pl.col("kind") == "span") & pl.col("text").is_not_null())
-        .select("id", "stype", low.alias("low"))
-        .filter(pl.col("low").str.contains_any(needles))
-        .with_columns(pl.col("low").str.extract_many(needles, overlapping=True)
-                      .alias("needle"),
-                      pl.col("low").str.find_many(needles, overlapping=True).alias("at"))
+        items.lazy().filter((pl.col("kind") == "span") & text.is_not_null()
+                            & pl.col("stype").is_in(STATING_TYPES))
+        .select("id", "text")
+        .filter(text.str.contains_any(needles))
+        .with_columns(text.str.extract_many(needles, overlapping=True).alias("needle"),
+                      text.str.find_many(needles, overlapping=True).alias("at"))
         .filter(pl.col("needle").list.len() == pl.col("at").list.len())
         .explode("needle", "at")
-        .with_columns(pl.col("low").cast(pl.Binary).alias("bytes"),
+        .with_columns(text.cast(pl.Binary).alias("bytes"),
                       (pl.col("at").cast(pl.Int64)
                        + pl.col("needle").str.len_bytes().cast(pl.Int64)).alias("end"))
         .with_columns(
-            pl.when(pl.col("at") > 0).then(pl.col("bytes").bin.get(pl.col("at") - 1,
-                                                                   null_on_oob=True))
+            pl.when(pl.col("at") > 0).then(byte(pl.col("at") - 1, null_on_oob=True))
             .alias("before"),
-            pl.col("bytes").bin.get(pl.col("end"), null_on_oob=True).alias("after"),
-            pl.col("bytes").bin.get(pl.col("end") + 1, null_on_oob=True).alias("then"))
-        .filter(~_word(pl.col("before")).fill_null(False)
+            byte(pl.col("end"), null_on_oob=True).alias("after"),
+            byte(pl.col("end") + 1, null_on_oob=True).alias("then"))
+        .filter(~(_word(pl.col("before")) | _joiner(pl.col("before"))).fill_null(False)
                 & ~_word(pl.col("after")).fill_null(False)
-                & ~(pl.col("needle").str.starts_with("-") & (pl.col("after") == 45)
-                    & _word(pl.col("then")).fill_null(False))
-                & ~(pl.col("needle").str.contains(r"\d$") & (pl.col("after") == 46)
-                    & pl.col("then").is_between(48, 57).fill_null(False)))
-        .select("id", "stype", "needle").unique()
+                & ~(_joiner(pl.col("after")) & _word(pl.col("then"))).fill_null(False))
+        .select("id", "needle").unique()
         .join(wanted.lazy(), on="needle")
-        .filter(~(pl.col("kind").is_in(_NAME_KINDS) & pl.col("stype").is_in(_VALUE_TYPES)))
         .join(occ.lazy().select("key", "id"), on=["key", "id"], how="anti")
         .join(life.lazy(), on="id")
         .join(lost.lazy().select("key", "ri").unique(), on="key")

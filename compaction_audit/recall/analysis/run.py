@@ -60,9 +60,10 @@ def analyse(session: Session, series: Series, items: pl.DataFrame | None = None,
     drops_plan = (
         folds.lazy().filter(pl.col("dropped").list.len() > 0).explode("dropped")
         .select(pl.col("dropped").struct.field("kind").alias("k"),
-                pl.col("dropped").struct.field("norm").alias("norm"), "fold", "ri", "line",
+                pl.col("dropped").struct.field("norm").alias("norm"),
+                pl.col("dropped").struct.field("text").alias("t"), "fold", "ri", "line",
                 "child")
-        .select((pl.col("k") + ":" + pl.col("norm")).alias("key"), "k", "norm", "fold",
+        .select((pl.col("k") + ":" + pl.col("norm")).alias("key"), "k", "t", "fold",
                 "ri", "line", "child")
         .sort("ri")
     )
@@ -73,12 +74,13 @@ def analyse(session: Session, series: Series, items: pl.DataFrame | None = None,
     debt, losses = _debt_and_losses(session, drops, holders, held, life, first_seen)
     # spans that state a lost fact in another form hold it too (usertest10)
     lost_at = losses.filter(pl.col("by_fold")).select("key", pl.col("start").alias("ri"))
-    more = restated(items, lost_at, drops.select("key", pl.col("k").alias("kind"), "norm")
-                    .unique("key"), occ, life) if lost_at.height else lost_at.clear()
+    more = restated(items, lost_at, drops.select("key", pl.col("k").alias("kind"),
+                                                 pl.col("t").alias("text")).unique("key"),
+                    occ, life) if lost_at.height else lost_at.clear()
     if more.height:
         holders = pl.concat([holders, more])
         debt, losses = _debt_and_losses(session, drops, holders, held, life, first_seen)
-    drops = drops.drop("k", "norm")
+    drops = drops.drop("k", "t")
     limits: list[Limit] = [] if not shallow else [_survival_limit(items, shallow, by_pairs)]
     lost = _lost_table(session, items, occ, names, losses, drops, limits)
     floor = _floor(session, series, occ, held, life)
