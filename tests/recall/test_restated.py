@@ -4,6 +4,7 @@ a whole token of a span in reach at the fold holds it; names not in tool output.
 
 from __future__ import annotations
 
+import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -63,40 +64,10 @@ def test_tool_output_naming_an_identifier_does_not_hold_it(write_log: LogWriter)
     assert lost(write_log(log(other))) == ["12px", "sidebarItem"]
 
 
-CASES = [
-    ("identifier", "12px", "starts at px-3 (12px) from the edge", True),
-    ("identifier", "12px", "12px.", True),  # the end of a sentence
-    ("identifier", "12px", "the rail is 12px-wide", False),  # a joiner, then a word
-    ("identifier", "12px", "the rail is 12PX", False),  # case kept
-    ("identifier", "12px", "the gutter is 112px", False),
-    ("identifier", "12px", "the gutter is é12px", False),  # a letter before it
-    ("identifier", "12px", "start at 12px\u2014from the edge", False),  # non-ASCII: a letter
-    ("identifier", "--force", "ran it with --force.", True),
-    ("identifier", "--force", "ran it with --force-conflicts", False),  # another flag
-    ("identifier", "gqc.5", "then gqc.5, then the rest", True),
-    ("identifier", "gqc.5", "then gqc.5.1", False),  # another number
-    ("identifier", "config/settings.yaml", "see src/app/config/settings.yaml", False),
-    ("identifier", "config/settings.yaml", "see config/settings.yaml.bak", False),
-    ("identifier", "prod-eu", "logs in /opt/prod-eu/logs", False),  # inside a path
-    ("identifier", "README.md", "docs/README.md (another repo)", False),
-    ("identifier", "sidebarItem", "the sidebarItem class", True),  # an inner capital
-    # plain words are not names: "the main problem" is not the branch `main` (adv54)
-    ("identifier", "main", "The main problem", False),
-    ("identifier", "PATH", "set the path first", False),  # case kept
-    ("identifier", "PATH", "set PATH first", True),  # capitals: an environment variable
-    ("identifier", "Config", "the Config class", False),
-    ("version", "4.2.1", "pinned 4.2.1.", True),
-    ("version", "4.2.1", "pinned 4.2.10", False),
-    ("version", "4.2.1", "https://x.org/v/4.2.1/readme", False),  # inside a URL
-    ("quantity", "45000", "raised it to 45000 today", True),
-    ("quantity", "45000", "ratio 3.45000", False),  # inside a number
-    ("quantity", "5000", "ticket JIRA-5000", False),
-    ("quantity", "70", "step 70 of 90", False),  # a short number alone: not looked for
-    ("quantity", "30 s", "waits 30 s at most", True),
-    ("scope", "prod", "prod is down", False),  # a scope is a plain word
-    ("negation", "do not use --force", "do not use --force", False),  # clauses: never
-    ("identifier", "ok", "ok then", False),  # two characters: not looked for
-]
+CASES = [(c["kind"], c["fact"], c["text"], c["holds"]) for c in tomllib.loads(
+    (Path(__file__).with_name("restated_cases.toml")).read_text(encoding="utf-8"))["case"]]
+"""(kind, fact, text, holds): the cases of restated_cases.toml, each with why."""
+
 
 
 def _restated(kind: str, fact: str, text: str, stype: str = "prose") -> bool:
