@@ -69,7 +69,6 @@ CASES = [(c["kind"], c["fact"], c["text"], c["holds"]) for c in tomllib.loads(
 """(kind, fact, text, holds): the cases of restated_cases.toml, each with why."""
 
 
-
 def _restated(kind: str, fact: str, text: str, stype: str = "prose") -> bool:
     key = f"{kind}:{fact.lower()}"
     items = pl.DataFrame({"id": ["b"], "kind": ["span"], "text": [text], "stype": [stype]})
