@@ -105,3 +105,12 @@ def test_trace_names_the_span_that_still_states_it(write_log: LogWriter) -> None
     kept = [rnd(0, spans=[FOLDED, other]), rnd(1, spans=[span("c", "Moving on.")])]
     assert trace_discriminator(read_native(str(write_log(kept))), "12px").label == \
         "word '12px': 1 span: 1 in context"
+
+
+def test_the_hits_read_per_span_are_bounded() -> None:
+    # adv54: a 16 MB span repeating a short fact made a row per hit, 2 GB of them
+    from compaction_audit.recall.analysis.restated import HITS
+
+    inside = "x-5000 " * HITS  # never a whole token: 'x-' joins it
+    assert not _restated("quantity", "5000", inside + "5000")  # past the first HITS
+    assert _restated("quantity", "5000", "x-5000 " * (HITS - 1) + "5000")

@@ -25,7 +25,7 @@ import polars as pl
 
 from compaction_audit.plans import one
 
-__all__ = ["STATING_TYPES", "looked_for", "restated", "states"]
+__all__ = ["HITS", "STATING_TYPES", "looked_for", "restated", "states"]
 
 _TOKEN_KINDS = ("identifier", "link", "quantity", "version")
 """Kinds looked for; a clause in other words is not the same clause, and a scope
@@ -40,6 +40,10 @@ _MIN_CHARS = 3
 _MIN_NUMBER = 4
 """Characters a number without a unit needs: ``70`` in another span is rarely the same
 70 (a sample log's lost "70" was held by a step count), ``45000`` mostly is."""
+
+HITS = 64
+"""Occurrences of the facts read per span at most, the first ones (a span that names a
+fact more often and never as a whole token in the first 64 does not hold it)."""
 
 _JOINERS = "/\\.-:@#+~$%"
 """Characters that continue a token when a letter or digit follows them (after the
@@ -111,9 +115,9 @@ def restated(items: pl.DataFrame, lost: pl.DataFrame, facts: pl.DataFrame,
     :func:`looked_for` admits.
 
     One Aho-Corasick pass over the span texts (Polars ``find_many``) for all the facts
-    at once, then joins: no Python per span.  Each hit is a row: a span of 16 MB that
-    repeats a fact of three letters costs about 2 GB (adv54), so only prose and spec
-    spans are read."""
+    at once, then joins: no Python per span.  Each hit is a row, :data:`HITS` per span
+    at most: a span of 16 MB that repeated a fact of three letters made 2 GB of them
+    (adv54)."""
     empty = pl.DataFrame(schema={"key": pl.String, "id": pl.String})
     facts = facts.join(lost.select("key").unique(), on="key").unique("key")
     looked = [looked_for(kind, text) for kind, text in zip(  # once per lost fact
@@ -133,6 +137,7 @@ def restated(items: pl.DataFrame, lost: pl.DataFrame, facts: pl.DataFrame,
         .with_columns(text.str.extract_many(needles, overlapping=True).alias("needle"),
                       text.str.find_many(needles, overlapping=True).alias("at"))
         .filter(pl.col("needle").list.len() == pl.col("at").list.len())
+        .with_columns(pl.col("needle").list.head(HITS), pl.col("at").list.head(HITS))
         .explode("needle", "at")
         .with_columns(text.cast(pl.Binary).alias("bytes"),
                       (pl.col("at").cast(pl.Int64)
