@@ -72,8 +72,8 @@ CASES = [(c["kind"], c["fact"], c["text"], c["holds"]) for c in tomllib.loads(
 def _restated(kind: str, fact: str, text: str, stype: str = "prose") -> bool:
     key = f"{kind}:{fact.lower()}"
     items = pl.DataFrame({"id": ["b"], "kind": ["span"], "text": [text], "stype": [stype]})
-    found = restated(items, pl.DataFrame({"key": [key], "ri": [1]}),
-                     pl.DataFrame({"key": [key], "kind": [kind], "text": [fact]}),
+    found = restated(items, pl.DataFrame({"key": [key], "start": [1], "by_fold": [True]}),
+                     pl.DataFrame({"key": [key], "k": [kind], "t": [fact]}),
                      pl.DataFrame(schema={"key": pl.String, "id": pl.String}),
                      pl.DataFrame({"id": ["b"], "born": [0], "gone": [3]}))
     assert found.height <= 1

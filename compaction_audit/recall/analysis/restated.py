@@ -23,7 +23,7 @@ import re
 
 import polars as pl
 
-from compaction_audit.plans import one
+from compaction_audit.plans import collect, one
 
 __all__ = ["HITS", "STATING_TYPES", "looked_for", "restated", "states"]
 
@@ -101,15 +101,16 @@ def _joiner(byte: pl.Expr) -> pl.Expr:
     return byte.is_in([ord(c) for c in _JOINERS])
 
 
-def restated(items: pl.DataFrame, lost: pl.DataFrame, facts: pl.DataFrame,
+def restated(items: pl.DataFrame, losses: pl.DataFrame, drops: pl.DataFrame,
              occ: pl.DataFrame, life: pl.DataFrame) -> pl.DataFrame:
     """``(key, id)``: prose or spec spans that state a lost fact as a whole token
     (:func:`states`) without holding it among their own discriminators, in reach at the
     round a fold lost it.
 
-    ``items``: typed items (``id``, ``kind``, ``text``, ``stype``); ``lost``: ``key``,
-    ``ri`` (a fold lost the fact at round index ``ri``); ``facts``: ``key``, ``kind``,
-    ``text`` (as the span that lost it wrote it); ``occ``: ``key``, ``id`` (spans
+    ``items``: typed items (``id``, ``kind``, ``text``, ``stype``); ``losses``:
+    ``key``, ``start`` (the round index of the loss), ``by_fold`` (a fold lost it: the
+    losses looked at); ``drops``: ``key``, ``k`` (kind), ``t`` (the fact's text as the
+    span that lost it wrote it), one row per drop; ``occ``: ``key``, ``id`` (spans
     holding a fact by extraction: left out); ``life``: ``id``, ``born``, ``gone`` (round
     indexes; in reach over ``[born + 1, gone)``, as for ``occ``).  Only the facts
     :func:`looked_for` admits.
@@ -119,13 +120,16 @@ def restated(items: pl.DataFrame, lost: pl.DataFrame, facts: pl.DataFrame,
     at most: a span of 16 MB that repeated a fact of three letters made 2 GB of them
     (adv54)."""
     empty = pl.DataFrame(schema={"key": pl.String, "id": pl.String})
-    facts = facts.join(lost.select("key").unique(), on="key").unique("key")
+    lost, facts = collect(  # one query (issue 14, fleet audits)
+        losses.lazy().filter("by_fold").select("key", pl.col("start").alias("ri")).unique(),
+        drops.lazy().join(losses.lazy().filter("by_fold").select("key"), on="key", how="semi")
+        .select("key", pl.col("k").alias("kind"), pl.col("t").alias("text")).unique("key"))
     looked = [looked_for(kind, text) for kind, text in zip(  # once per lost fact
         facts["kind"].to_list(), facts["text"].to_list(), strict=True)]
+    if not any(looked):
+        return empty
     wanted = facts.filter(pl.Series(looked, dtype=pl.Boolean)).select(
         "key", pl.col("text").alias("needle"))
-    if wanted.height == 0:
-        return empty
     needles = wanted["needle"].unique().sort().to_list()
     text = pl.col("text")
     byte = pl.col("bytes").bin.get
@@ -154,7 +158,7 @@ def restated(items: pl.DataFrame, lost: pl.DataFrame, facts: pl.DataFrame,
         .join(wanted.lazy(), on="needle")
         .join(occ.lazy().select("key", "id"), on=["key", "id"], how="anti")
         .join(life.lazy(), on="id")
-        .join(lost.lazy().select("key", "ri").unique(), on="key")
+        .join(lost.lazy(), on="key")
         .filter((pl.col("born") < pl.col("ri")) & (pl.col("ri") < pl.col("gone")))
         .select("key", "id").unique().sort("key", "id"))
     return hits if hits.height else empty

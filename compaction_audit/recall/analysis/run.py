@@ -69,17 +69,15 @@ def analyse(session: Session, series: Series, items: pl.DataFrame | None = None,
     )
     first_seen_plan = occ.lazy().join(life.lazy(), on="id").group_by("key").agg(
         pl.col("born").min().alias("start")).with_columns(pl.lit(n, pl.Int64).alias("end"))
-    drops, first_seen = collect(drops_plan, first_seen_plan)
-    holders = occ.select("key", "id")
-    debt, losses = _debt_and_losses(session, drops, holders, held, life, first_seen)
-    # spans that state a lost fact in another form hold it too (usertest10)
-    lost_at = losses.filter(pl.col("by_fold")).select("key", pl.col("start").alias("ri"))
-    more = restated(items, lost_at, drops.select("key", pl.col("k").alias("kind"),
-                                                 pl.col("t").alias("text")).unique("key"),
-                    occ, life) if lost_at.height else lost_at.clear()
-    if more.height:
-        holders = pl.concat([holders, more])
-        debt, losses = _debt_and_losses(session, drops, holders, held, life, first_seen)
+    holders = occ  # its key and id columns are read
+    drops, first_seen, debt, losses = _debt_and_losses(session, holders, held, life,
+                                                       drops_plan, first_seen_plan)
+    if drops.height:  # spans that state a lost fact in another form hold it (usertest10)
+        more = restated(items, losses, drops, occ, life)
+        if more.height:
+            holders = pl.concat([occ.select("key", "id"), more])
+            _, _, debt, losses = _debt_and_losses(session, holders, held, life,
+                                                  drops.lazy(), first_seen.lazy())
     drops = drops.drop("k", "t")
     limits: list[Limit] = [] if not shallow else [_survival_limit(items, shallow, by_pairs)]
     lost = _lost_table(session, items, occ, names, losses, drops, limits)
@@ -88,21 +86,25 @@ def analyse(session: Session, series: Series, items: pl.DataFrame | None = None,
                   redacted_share(session), limits)
 
 
-def _debt_and_losses(session: Session, drops: pl.DataFrame, holders: pl.DataFrame,
-                     held: pl.DataFrame, life: pl.DataFrame, first_seen: pl.DataFrame
-                     ) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """(``debt``, ``losses``): the recall debt per round and each loss (``key``,
-    ``start``, ``by_fold``), from the spans that hold each fact (``holders``: ``key``,
-    ``id``, each in reach over its ``life``) and the summaries that keep one
-    (``held``, over their membership).  Interval arithmetic in Polars."""
+def _debt_and_losses(session: Session, holders: pl.DataFrame, held: pl.DataFrame,
+                     life: pl.DataFrame, drops_plan: pl.LazyFrame,
+                     first_seen_plan: pl.LazyFrame
+                     ) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame, pl.DataFrame]:
+    """(``drops``, ``first_seen``, ``debt``, ``losses``): the plans collected, the recall
+    debt per round and each loss (``key``, ``start``, ``by_fold``), from the spans that
+    hold each fact (``holders``: ``key``, ``id`` and any other columns, each in reach
+    over its ``life``) and
+    the summaries that keep one (``held``, over their membership).  Interval arithmetic
+    in Polars, in as few queries as the analysis had before :func:`restated` (a
+    trace with no fold pays nothing for it: issue 14, fleet audits)."""
     n = session.n_rounds
     recoverable = one(pl.concat([  # one plan (issue 14, fleet audits)
-        holders.lazy().unique().join(life.lazy(), on="id")
+        holders.lazy().select("key", "id").unique().join(life.lazy(), on="id")
         .select("key", pl.col("born").alias("start"), pl.col("gone").alias("end")),
         held.lazy().join(session.membership.lazy(), on="id").select("key", "start", "end"),
     ]).filter(pl.col("start") < pl.col("end")))
-    dropped_keys = drops.lazy().group_by("key", maintain_order=True).first()
-    gaps = one(
+    dropped_keys = drops_plan.group_by("key", maintain_order=True).first()
+    gaps_plan = (
         _merge(recoverable, "key").lazy()
         .with_columns(pl.col("start").shift(-1).over("key").fill_null(n).alias("next"))
         .select("key", pl.col("end").alias("start"), pl.col("next").alias("end"))
@@ -110,6 +112,7 @@ def _debt_and_losses(session: Session, drops: pl.DataFrame, holders: pl.DataFram
         .join(dropped_keys.select("key", pl.lit(True).alias("by_fold")), on="key", how="left")
         .with_columns(pl.col("by_fold").fill_null(False))
     )
+    drops, gaps, first_seen = collect(drops_plan, gaps_plan, first_seen_plan)
     debt = one(
         interval_sum(first_seen, n).lazy().rename({"value": "discriminators_seen"})
         .join(interval_sums(gaps, n, {"recall_debt": pl.lit(1, pl.Int64),
@@ -121,7 +124,7 @@ def _debt_and_losses(session: Session, drops: pl.DataFrame, holders: pl.DataFram
     )
     losses = pl.concat([gaps.select("key", "start", "by_fold"),
                         _fold_losses(session, drops, holders, held, life)])
-    return debt, losses
+    return drops, first_seen, debt, losses
 
 
 def _survival_limit(items: pl.DataFrame, shallow: set[str], by_pairs: bool) -> Limit:
