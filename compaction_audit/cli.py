@@ -189,7 +189,9 @@ def usage_line(exc: Exception) -> tuple[str, str] | None:
     message = str(exc.format_message())  # type: ignore[attr-defined]  # a ClickException
     message = message.replace(": Value error, ", ": ").rstrip(".")
     ctx = getattr(exc, "ctx", None)
-    where = ctx.command_path if ctx is not None else PROGRAM
+    named = sys.argv[1] if len(sys.argv) > 1 and sys.argv[1] in COMMANDS else None
+    where = (ctx.command_path if ctx is not None
+             else f"{PROGRAM} {named}" if named else PROGRAM)  # '-j' with no value: adv55
     return f"{PROGRAM}: {message}", f"; see '{where} --help'"
 
 

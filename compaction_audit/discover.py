@@ -547,6 +547,11 @@ def _named(paths: list[str], nouns: tuple[str, str], what: str, hint: str,
 def _expand(arg: str, found: Discovery) -> list[str]:
     if arg == "-":
         return ["-"]
+    if not _is_url(arg) and _url_like(arg) and not os.path.lexists(arg):
+        from compaction_audit.io.remote import shown_url
+
+        raise UsageError(f"{shown_url(arg)}: an object storage URL has two slashes after "
+                         "its scheme (s3://BUCKET/KEY)")  # never echoed whole (adv55)
     if _is_url(arg):
         from compaction_audit.discover_urls import expand_url
         from compaction_audit.io.remote import split_url
@@ -649,6 +654,14 @@ def names_one_file(args: Sequence[str]) -> bool:
 
         return names_one_object(args[0])
     return len(args) == 1 and not os.path.isdir(args[0]) and not is_pattern(args[0])
+
+
+def _url_like(arg: str) -> bool:
+    """A scheme of object storage and one slash or more (:func:`~compaction_audit.io.
+    remote.url_like`)."""
+    from compaction_audit.io.remote import url_like
+
+    return ":/" in arg and url_like(arg)
 
 
 def _is_url(arg: str) -> bool:

@@ -333,7 +333,7 @@ def test_a_panic_below_exception_is_an_internal_error(
     (["diff"], "compaction-audit: Missing argument 'BASELINE'; see 'compaction-audit diff "
                "--help'\n"),
     (["audit", "-j"], "compaction-audit: Option '-j' requires an argument; see "
-                      "'compaction-audit --help'\n"),
+                      "'compaction-audit audit --help'\n"),
 ])
 def test_a_usage_error_is_one_line(argv: list[str], line: str,
                                    monkeypatch: pytest.MonkeyPatch,

@@ -162,3 +162,33 @@ def test_only_a_value_the_clause_states_whole_is_left_out() -> None:
               for kind, text in (("identifier", "--force"), ("scope", "prod"),
                                  ("identifier", "--force-conflicts"), ("scope", "prod"))]
     assert listed([rule, *values], False) == [rule, values[0], values[1], values[3]]
+
+
+def test_a_value_inside_a_longer_token_of_the_clause_is_listed() -> None:
+    # adv55: '.' and '/' joined nothing: 4.2.1 was "stated" by "pin 4.2.1.5"
+    from compaction_audit.report.terminal_lost import listed
+
+    rule = {"tier": 2, "kind": "negation", "span": "u1", "span_line": 3,
+            "text": "never pin 4.2.1.5 nor edit src/config/settings.yaml.bak in eu.prod"}
+    values = [{"tier": 2, "kind": kind, "span": "u1", "span_line": 3, "text": text}
+              for kind, text in (("version", "4.2.1"),
+                                 ("identifier", "config/settings.yaml"), ("scope", "prod"))]
+    assert listed([rule, *values], False) == [rule, *values]
+
+
+def test_a_value_named_above_twice_is_not_counted_again() -> None:
+    # adv55: the second 'prod' was left out but counted in "... 1 more (--all)"
+    from rich.console import Console
+
+    from compaction_audit.report.terminal_lost import listed, tier_counts
+
+    items = []
+    for span_id, at in (("u1", 3), ("u2", 5)):
+        items += [{"tier": 2, "kind": "negation", "span": span_id, "span_line": at,
+                   "text": "do not deploy prod on friday"},
+                  {"tier": 2, "kind": "scope", "span": span_id, "span_line": at,
+                   "text": "prod"}]
+    console = Console(width=100, record=True, file=io.StringIO())
+    for part in tier_counts(items, len(listed(items, False)), False):
+        console.print(part)
+    assert console.export_text() == "  also lost, stated in the clauses above: prod\n"

@@ -89,3 +89,20 @@ def test_convert_names_the_url_not_its_output(tmp_path: Path) -> None:
     assert result.stderr == ("compaction-audit: s3://***@bucket/k.jsonl: cannot open: not a "
                              "bucket name before the first '/' (credentials go in the "
                              "environment, never in the URL)\n")
+
+
+@pytest.mark.parametrize(("args", "line"), [
+    (["audit", f"s3:///KEY:{SECRET}@bucket/k"],
+     "compaction-audit: s3:///***@bucket/k: no bucket in the URL (expected s3://BUCKET/KEY)"),
+    (["audit", f"s3:/KEY:{SECRET}@bucket/k.jsonl"],
+     "compaction-audit: s3:/***@bucket/k.jsonl: an object storage URL has two slashes "
+     "after its scheme (s3://BUCKET/KEY)"),
+    (["audit", "t.jsonl", "-o", f"s3:/KEY:{SECRET}@bucket/k"],
+     "compaction-audit: -o/--output: s3:/***@bucket/k: an object storage URL; this option "
+     "writes a local file or standard output"),
+])
+def test_a_url_with_too_many_or_too_few_slashes_is_masked(args: list[str], line: str
+                                                          ) -> None:
+    # adv55: "s3:///KEY:SECRET@bucket/k" and "s3:/..." printed the secret
+    result = run(*args)
+    assert (result.exit_code, result.stderr) == (2, line + "\n")

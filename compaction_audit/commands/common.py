@@ -102,9 +102,9 @@ def _not_a_url(option: str, value: str, does: str) -> None:
     something else, and as a path the URL was echoed in the error, user information
     and password included (adv54: ``-o 's3://KEY:SECRET@bucket/k'`` said "cannot open
     for writing: no folder .../s3:/KEY:SECRET@bucket")."""
-    from compaction_audit.io.remote import is_url, shown_url
+    from compaction_audit.io.remote import shown_url, url_like
 
-    if is_url(value):
+    if url_like(value):
         fail(f"{option}: {shown_url(value)}: an object storage URL; this option {does}")
 
 

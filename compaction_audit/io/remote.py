@@ -94,14 +94,29 @@ def shown_url(url: str) -> str:
     """``url`` with any user information before the bucket (``user:password@``)
     replaced by ``***@``: a URL is echoed in errors and reports.  A secret may hold
     ``/`` (AWS secret keys often do: adv54), so when what comes before the first ``/``
-    has a ``:`` or an ``@``, everything up to the last ``@`` is user information (all
-    of that part when there is no ``@``)."""
-    scheme, sep, rest = url.partition("://")
+    after the scheme has a ``:`` or an ``@``, or is empty (``s3:///KEY:SECRET@b``:
+    adv55), everything up to the last ``@`` is user information (all of that part when
+    there is no ``@``).  Any number of slashes after the scheme (a shell or a path
+    library makes ``s3:/``)."""
+    match = _SCHEME.match(url)
+    if match is None:
+        return url
+    lead, rest = match.groups()
     head, slash, tail = rest.partition("/")
-    if ":" not in head and "@" not in head:
+    if not (":" in head or "@" in head or (not head and "@" in rest)):
         return url
     at = rest.rfind("@")
-    return f"{scheme}{sep}***@{rest[at + 1:]}" if at >= 0 else f"{scheme}{sep}***{slash}{tail}"
+    return f"{lead}***@{rest[at + 1:]}" if at >= 0 else f"{lead}***{slash}{tail}"
+
+
+_SCHEME = re.compile(r"(?is)^((?:s3|gs|az):/+)(.*)$")
+"""An object storage scheme with its slashes (one or more), and the rest."""
+
+
+def url_like(text: str) -> bool:
+    """``text`` starts with an object storage scheme and a slash (``s3:/``, which a
+    path made of ``s3://``, counts): never a local path to echo or write."""
+    return _SCHEME.match(text) is not None
 
 
 def split_url(url: str) -> tuple[str, str, str]:

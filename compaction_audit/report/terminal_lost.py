@@ -9,13 +9,13 @@ into ``trace``), and each fact names the line where it was stated (``span_line``
 
 from __future__ import annotations
 
-import re
 from itertools import groupby
 from typing import Any
 
 from rich.console import RenderableType
 from rich.text import Text
 
+from compaction_audit.recall.analysis.restated import states
 from compaction_audit.recall.ranking import LOW_TIERS, VALUE_KINDS
 from compaction_audit.report.model import (
     SessionReport,
@@ -53,11 +53,13 @@ def listed(items: list[dict[str, Any]], show_all: bool, limit: int = LIST_LIMIT
 
 
 def _split(items: list[dict[str, Any]], limit: int
-           ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """(listed, named above): :func:`listed`'s items, and the top-tier items it left
-    out because a clause listed above states them (those past ``limit`` are neither)."""
+           ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], int]:
+    """(listed, named above, left out above): :func:`listed`'s items, the top-tier
+    values it left out because a clause listed above states them (each text once) and
+    how many items that left out (those past ``limit`` are neither)."""
     out: list[dict[str, Any]] = []
     above: list[dict[str, Any]] = []
+    left = 0
     clauses: dict[tuple[Any, ...], list[str]] = {}  # span -> its listed clauses, lowercased
     for d in items:
         if d.get("tier") in LOW_TIERS:
@@ -65,7 +67,8 @@ def _split(items: list[dict[str, Any]], limit: int
         where = (d.get("span"), d.get("span_line"), d.get("span_file"))
         text = str(d.get("text") or "").casefold()
         if d.get("kind") in VALUE_KINDS:
-            if text and any(_said_in(text, clause) for clause in clauses.get(where, ())):
+            if text and any(states(clause, text) for clause in clauses.get(where, ())):
+                left += 1
                 if all(str(a.get("text") or "").casefold() != text for a in above):
                     above.append(d)  # each value once
                 continue
@@ -74,14 +77,7 @@ def _split(items: list[dict[str, Any]], limit: int
         if len(out) == limit:
             break
         out.append(d)
-    return out, above
-
-
-def _said_in(value: str, clause: str) -> bool:
-    """``value`` stands in ``clause`` as a whole token: ``--force`` is not in "with
-    --force-conflicts", nor ``prod`` in "production" (adv54: such values were named as
-    "stated in the clauses above")."""
-    return re.search(r"(?<![\w-])" + re.escape(value) + r"(?![\w-])", clause) is not None
+    return out, above, left
 
 
 NAMED_ABOVE = 5
@@ -97,7 +93,7 @@ def tier_counts(items: list[dict[str, Any]], shown: int, show_all: bool,
     out: list[RenderableType] = []
     if show_all:
         return out
-    above = _split(items, limit)[1]
+    _, above, left = _split(items, limit)
     if above:
         names: list[str | Text] = []
         for d in above[:NAMED_ABOVE]:
@@ -108,8 +104,8 @@ def tier_counts(items: list[dict[str, Any]], shown: int, show_all: bool,
         out.append(hang(Text("also lost, stated in the clauses above: ", style="dim"),
                         *names, indent=indent))
     top = sum(1 for d in items if d.get("tier") not in LOW_TIERS)
-    if top > shown + len(above):
-        out.append(more_line(top - shown - len(above), indent=indent))
+    if top > shown + left:
+        out.append(more_line(top - shown - left, indent=indent))
     counted = low_tiers_phrase(items)
     if counted:
         out.append(Text(" " * indent + f"not listed: {counted} (--all lists them)",

@@ -114,3 +114,17 @@ def test_the_hits_read_per_span_are_bounded() -> None:
     inside = "x-5000 " * HITS  # never a whole token: 'x-' joins it
     assert not _restated("quantity", "5000", inside + "5000")  # past the first HITS
     assert _restated("quantity", "5000", "x-5000 " * (HITS - 1) + "5000")
+
+
+@pytest.mark.parametrize("order", [("A", "B"), ("B", "A")])
+def test_every_text_of_a_fact_is_looked_for(write_log: LogWriter,
+                                            order: tuple[str, str]) -> None:
+    # adv55: of "`12PX`" and "`12px`" folded away, one text was kept at random, so the
+    # result followed the order of the spans
+    texts = {"A": "The icon starts at `12PX` here.", "B": "The rail starts at `12px` too."}
+    folded = [span(f"s{k}", texts[name]) for k, name in enumerate(order)]
+    kept = span("b", "Both start at (12px) from the sidebar edge.")
+    fold = {**FOLD, "children": ["s0", "s1"]}
+    records = [rnd(0, spans=[*folded, kept]),
+               rnd(1, summaries=[fold], evicted=["s0", "s1"], spans=[span("c", "Next.")])]
+    assert lost(write_log(records)) == []
