@@ -34,10 +34,10 @@ from compaction_audit.errors import UsageError
 from compaction_audit.io.quiet_gc import paused_gc
 from compaction_audit.model import Session
 from compaction_audit.recall import extract as ext
-from compaction_audit.recall.analysis.restated import STATING_TYPES, looked_for, states
 from compaction_audit.recall.kinds import KIND_RANK
 from compaction_audit.recall.spantypes import span_type
 from compaction_audit.recall.survival import check as surv  # where tests patch survives
+from compaction_audit.recall.wholetoken import STATING_TYPES, looked_for, states
 from compaction_audit.report.model import line_at
 from compaction_audit.report.safe import unsurrogate
 
@@ -445,17 +445,6 @@ def trace_discriminator(session: Session, query: str) -> Node:
             # shows them and the facts before the values (usertest9: ids led it)
             rest = sorted((c for c in found if c not in hits), key=lambda c: -KIND_RANK[c.kind])
             spans.append((item, hits, hits[1:] + rest))
-    stating: list[tuple[str, list[ext.Discriminator], list[ext.Discriminator]]] = []
-    fact = next((d for _, hits, _ in spans for d in hits[:1]), None)
-    if fact is not None and looked_for(fact.kind.value, fact.text):
-        # spans that state it in another form (`12px` held, "(12px)" not extracted):
-        # the audit counts them as holding it (recall/analysis/restated.py), so the
-        # tree shows them beside spans that lost it (usertest10)
-        named = {item for item, _, _ in spans}
-        stating = [(item, [], []) for item, row in log.rows.items()
-                   if row["kind"] == "span" and row["text"] is not None
-                   and item not in named and states(row["text"], fact.text)
-                   and span_type(row["source"], row["text"]) in STATING_TYPES]
     if not spans and q:
         if mode == "discriminator":
             note = f"no span holds {query!r} as a discriminator"
@@ -488,8 +477,8 @@ def trace_discriminator(session: Session, query: str) -> Node:
     elif mode == "substring":
         note = f"{note}; span texts searched for it literally, as part of a word"
     children = _span_nodes(log, spans, mode, q)
-    if stating and any(n.data["fate"] == "lost" for n in children):
-        children += _span_nodes(log, stating, mode, q)
+    if any(n.data["fate"] == "lost" for n in children):
+        children += _span_nodes(log, _stating(log, spans), mode, q)
     children.sort(key=lambda n: (OUTCOMES.index(n.data["fate"]), n.data["round"],
                                  n.data["line"]))
     data: dict[str, Any] = {"query": query, "kind": "discriminator", "reading": mode}
@@ -506,6 +495,23 @@ def trace_discriminator(session: Session, query: str) -> Node:
         raise UsageError(f"{query!r} is neither an item id nor a discriminator or word of any "
                          f"span text in {session.path}")
     return Node(f"{what} {query!r}: {counts}", data, children)
+
+
+def _stating(log: _Log, spans: list[tuple[str, list[ext.Discriminator],
+                                          list[ext.Discriminator]]]
+             ) -> list[tuple[str, list[ext.Discriminator], list[ext.Discriminator]]]:
+    """The other spans that state the first hit of ``spans`` in another form (`12px`
+    held, "(12px)" not extracted): the audit counts them as holding it
+    (:mod:`compaction_audit.recall.wholetoken`), so the tree shows them beside a span
+    that lost it (usertest10); none when no span holds the query as a discriminator."""
+    fact = next((d for _, hits, _ in spans for d in hits[:1]), None)
+    if fact is None or not looked_for(fact.kind.value, fact.text):
+        return []
+    named = {item for item, _, _ in spans}
+    return [(item, [], []) for item, row in log.rows.items()
+            if row["kind"] == "span" and row["text"] is not None and item not in named
+            and states(row["text"], fact.text)
+            and span_type(row["source"], row["text"]) in STATING_TYPES]
 
 
 def _span_nodes(log: _Log, spans: list[tuple[str, list[ext.Discriminator],

@@ -9,6 +9,8 @@ One module per concern:
 * :mod:`~compaction_audit.recall.extract`: token discriminators and extraction by span
   type;
 * :mod:`~compaction_audit.recall.clauses`: clause discriminators and requirement units;
+* :mod:`~compaction_audit.recall.fences`: fenced code blocks, which say nothing;
+  :mod:`~compaction_audit.recall.wholetoken`: a fact stated as a whole token;
 * :mod:`~compaction_audit.recall.survival`: whether a summary still states a
   discriminator; :mod:`~compaction_audit.recall.paraphrase`: the paraphrase classes
   word overlap misses (complementary scope, resolved state, check name);

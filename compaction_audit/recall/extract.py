@@ -44,6 +44,7 @@ from collections.abc import Callable
 from functools import lru_cache
 
 from compaction_audit.recall.clauses import scan_clauses, scan_requirements
+from compaction_audit.recall.fences import blank_fences
 from compaction_audit.recall.kinds import (
     CLAUSE_KINDS,
     KIND_RANK,
@@ -276,7 +277,6 @@ def _scan_tokens(text: str, offset: int, out: list[Discriminator],
 _KEYED_RE = re.compile(r"[\"']?[A-Za-z_][\w.-]{0,40}(?:[ \t]*=[ \t]*|:[ \t]+|[\"']:[ \t]*)[\"']?$")
 _KEY_REACH = 48
 """How many characters before a value its key (``_KEYED_RE``) is looked for."""
-_FENCE_RE = re.compile(r"(?ms)^[ \t]*```.*?(?:^[ \t]*```|\Z)")
 
 
 def _values_only(text: str, found: list[Discriminator]) -> list[Discriminator]:
@@ -303,13 +303,6 @@ def _values_only(text: str, found: list[Discriminator]) -> list[Discriminator]:
                 out.append(Discriminator(d.kind, text[key.start():d.end], d.norm, key.start(),
                                          d.end))
     return out
-
-
-def _blank_fences(text: str) -> str:
-    """``text`` with fenced code blocks blanked (same length): prose clauses only."""
-    if "```" not in text:
-        return text
-    return _FENCE_RE.sub(lambda m: re.sub(r"[^\n]", " ", m.group()), text)
 
 
 Known = Callable[[str, str], tuple[Discriminator, ...] | None]
@@ -362,7 +355,7 @@ def _extract(text: str, span_type: str) -> tuple[Discriminator, ...]:
     if values:
         found = _values_only(body, found)
     else:
-        prose = _blank_fences(body)
+        prose = blank_fences(body)
         units = scan_requirements(prose, found) if span_type == "spec" else []
         scan_clauses(prose, found, units)
         scan_ruled_out(prose, found)

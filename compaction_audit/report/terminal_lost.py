@@ -15,8 +15,8 @@ from typing import Any
 from rich.console import RenderableType
 from rich.text import Text
 
-from compaction_audit.recall.analysis.restated import states
 from compaction_audit.recall.ranking import LOW_TIERS, VALUE_KINDS
+from compaction_audit.recall.wholetoken import states
 from compaction_audit.report.model import (
     SessionReport,
     compaction_kind,

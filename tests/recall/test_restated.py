@@ -13,7 +13,8 @@ import pytest
 
 from compaction_audit.engine import audit_session
 from compaction_audit.io.native import read_native
-from compaction_audit.recall.analysis.restated import looked_for, restated, states
+from compaction_audit.recall.analysis.restated import restated
+from compaction_audit.recall.wholetoken import looked_for, states
 from tests.logs import LogWriter, rnd
 
 
@@ -109,7 +110,7 @@ def test_trace_names_the_span_that_still_states_it(write_log: LogWriter) -> None
 
 def test_the_hits_read_per_span_are_bounded() -> None:
     # adv54: a 16 MB span repeating a short fact made a row per hit, 2 GB of them
-    from compaction_audit.recall.analysis.restated import HITS
+    from compaction_audit.recall.wholetoken import HITS
 
     inside = "x-5000 " * HITS  # never a whole token: 'x-' joins it
     assert not _restated("quantity", "5000", inside + "5000")  # past the first HITS

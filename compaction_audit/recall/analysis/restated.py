@@ -9,105 +9,25 @@ Cline session's kept message said "starts at `px-3` (12px)" while the folded one
 `` `12px` `` was reported lost (usertest10).  :func:`restated` finds, for the token
 facts a first pass found lost, the prose spans that state them as a whole token.
 
-What counts is kept narrow, since a span wrongly said to hold a fact hides a loss
-(adv54, adv55): the fact's own text, case kept (``PATH`` is not "the path"); a name
-only when its form says it is one (a digit, a joiner such as ``-`` or ``.``, or mixed
-capitals: ``main``, ``WARN`` and ``Config`` are words); a token no joiner continues
-on either side (not inside a path, a URL, ``JIRA-5000``, ``3.45000`` or
-``settings.yaml.bak``); and only in what someone wrote (prose or spec text, outside
-fenced code), never in code or tool output.
+What counts is the test of :mod:`compaction_audit.recall.wholetoken` (kept narrow:
+adv54, adv55), and only in what someone wrote (prose or spec text), never in code or
+tool output.
 """
 
 from __future__ import annotations
 
-import re
-
 import polars as pl
 
 from compaction_audit.plans import collect, one
+from compaction_audit.recall.fences import FENCE_RUST
+from compaction_audit.recall.wholetoken import HITS, JOINERS, STATING_TYPES, looked_for, states
 
-__all__ = ["HITS", "STATING_TYPES", "looked_for", "restated", "states"]
-
-_TOKEN_KINDS = ("identifier", "link", "quantity", "version")
-"""Kinds looked for; a clause in other words is not the same clause, and a scope
-(``prod``, ``staging``) is a plain word that prose uses for other things."""
-
-STATING_TYPES = ("prose", "spec")
-"""Span types whose words can restate a fact (not code, not tool output)."""
-
-_MIN_CHARS = 3
-"""Characters a fact needs to be looked for: ``0``, ``ok`` or ``x1`` stand for many things."""
-
-_MIN_NUMBER = 4
-"""Characters a number without a unit needs: ``70`` in another span is rarely the same
-70 (a sample log's lost "70" was held by a step count), ``45000`` mostly is."""
-
-HITS = 1024
-"""Occurrences of the facts read per span at most, the first ones (a span that names
-the facts more often and never as a whole token in the first 1,024 does not hold
-them; :func:`states` reads as many of one fact)."""
-
-_JOINERS = "/\\.-:@#+~$%"
-"""Characters that continue a token when a letter or digit follows them (after the
-fact) or that join it to what comes before: ``docs/README.md``, ``JIRA-5000``."""
-
-_NAME = re.compile(r"[0-9_./:@#\\-]|[a-z].*[A-Z]|.[A-Z].*[a-z]")
-"""A name's mark: a digit or joiner, or capitals mixed with small letters after the
-first character (``sidebarItem``; not ``PATH``, ``WARN`` or ``Config``: words)."""
-
-_FENCE = r"(?ms)^[ \t]*```.*?(?:^[ \t]*```|\z)"
-"""A fenced code block (as :mod:`compaction_audit.recall.extract` reads one): code in
-a message is not what it says (adv55: CSS in a kept reply held a lost `12px`)."""
-
-
-def looked_for(kind: str, text: str) -> bool:
-    """Whether a span stating the fact ``(kind, text)`` as a whole token holds it: a
-    token kind (:data:`_TOKEN_KINDS`) of :data:`_MIN_CHARS` characters at least; a
-    number without a unit of :data:`_MIN_NUMBER`; a name (identifier, link) only
-    with the mark of one (:data:`_NAME`: ``12px``, ``px-3``, ``sidebarItem``, not
-    ``main``, ``PATH``, ``WARN`` or ``Config``)."""
-    if kind not in _TOKEN_KINDS or len(text) < _MIN_CHARS:
-        return False
-    if kind == "quantity":
-        return " " in text or len(text) >= _MIN_NUMBER
-    return kind == "version" or _NAME.search(text) is not None
-
-
-def _is_word(char: str) -> bool:
-    """A character of a word: a letter or digit of any script, or ``_`` (a dash, a
-    quote, an arrow or a space of any script is a boundary: adv55)."""
-    return char.isalnum() or char == "_"
-
-
-def blank_fences(text: str) -> str:
-    """``text`` with its fenced code blocks blanked (:data:`_FENCE`)."""
-    return re.sub(_FENCE.replace("\\z", "\\Z"), lambda m: re.sub(r"[^\n]", " ", m.group()),
-                  text) if "```" in text else text
-
-
-def states(text: str, fact: str, hits: int = HITS) -> bool:
-    """Whether ``text`` (its fenced code blanked) holds ``fact`` as a whole token (case
-    kept) in its first ``hits`` occurrences: no letter, digit or joiner before it, and
-    after it no letter or digit, nor a joiner followed by one.  The test of
-    :func:`restated`, for ``trace``."""
-    text = blank_fences(text)
-    start = text.find(fact)
-    while start >= 0 and hits > 0:
-        hits -= 1
-        end = start + len(fact)
-        before = text[start - 1] if start else " "
-        after = text[end] if end < len(text) else " "
-        then = text[end + 1] if end + 1 < len(text) else " "
-        if not (_is_word(before) or before in _JOINERS or _is_word(after)
-                or (after in _JOINERS and _is_word(then))):
-            return True
-        start = text.find(fact, start + 1)
-    return False
-
+__all__ = ["restated"]
 
 def _said(window: bytes, fact: str) -> bool:
-    """:func:`states` of one hit whose neighbours are not ASCII: ``window`` is its bytes
-    with four on each side (whole characters kept, the cut ones dropped)."""
+    """:func:`~compaction_audit.recall.wholetoken.states` of one hit whose neighbours
+    are not ASCII: ``window`` is its bytes with four before and eight after (whole
+    characters kept, the cut ones dropped)."""
     return states(window.decode("utf-8", "ignore"), fact, 1)
 
 
@@ -119,8 +39,8 @@ def _word(byte: pl.Expr) -> pl.Expr:
 
 
 def _joiner(byte: pl.Expr) -> pl.Expr:
-    """True for a byte of :data:`_JOINERS`."""
-    return byte.is_in([ord(c) for c in _JOINERS])
+    """True for a byte of :data:`JOINERS`."""
+    return byte.is_in([ord(c) for c in JOINERS])
 
 
 def restated(items: pl.DataFrame, losses: pl.DataFrame, drops: pl.DataFrame,
@@ -162,7 +82,7 @@ def restated(items: pl.DataFrame, losses: pl.DataFrame, drops: pl.DataFrame,
                             & pl.col("stype").is_in(STATING_TYPES))
         .select("id", "text")
         .filter(text.str.contains_any(needles))
-        .with_columns(text.str.replace_all(_FENCE, " "))  # code says nothing (adv55)
+        .with_columns(text.str.replace_all(FENCE_RUST, " "))  # code says nothing (adv55)
         .with_columns(text.str.extract_many(needles, overlapping=True).alias("needle"),
                       text.str.find_many(needles, overlapping=True).alias("at"))
         .filter(pl.col("needle").list.len() == pl.col("at").list.len())

@@ -93,10 +93,10 @@ def _debt_and_losses(session: Session, holders: pl.DataFrame, held: pl.DataFrame
     """(``drops``, ``first_seen``, ``debt``, ``losses``): the plans collected, the recall
     debt per round and each loss (``key``, ``start``, ``by_fold``), from the spans that
     hold each fact (``holders``: ``key``, ``id`` and any other columns, each in reach
-    over its ``life``) and
-    the summaries that keep one (``held``, over their membership).  Interval arithmetic
-    in Polars, in as few queries as the analysis had before :func:`restated` (a
-    trace with no fold pays nothing for it: issue 14, fleet audits)."""
+    over its ``life``) and the summaries that keep one (``held``, over their
+    membership).  Interval arithmetic in Polars, in as few queries as the analysis had
+    before :func:`restated` (a trace with no fold pays nothing for it: issue 14, fleet
+    audits)."""
     n = session.n_rounds
     recoverable = one(pl.concat([  # one plan (issue 14, fleet audits)
         holders.lazy().select("key", "id").unique().join(life.lazy(), on="id")
