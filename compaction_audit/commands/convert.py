@@ -74,13 +74,6 @@ class Converted(NamedTuple):
     rounds: int
 
 
-def _shown(path: str) -> str:
-    """``path`` as errors name it: a URL without its user information."""
-    from compaction_audit.io.remote import is_url, shown_url
-
-    return shown_url(path) if is_url(path) else path
-
-
 def convert(path: str, output: str, source: str | None = None,
             notes: list[str] | None = None) -> Converted:
     """Convert ``path`` to a ``compaction-audit/1`` log at ``output`` (``-``: stdout).
@@ -194,7 +187,9 @@ def _convert(path: str, target: str | IO[bytes], output: str,
                     raise LogError(path, line, exc.message, exc.field) from None
                 rounds += record.get("type") == "round"
     except LogError as exc:
-        if exc.path in (path, _shown(path)):  # an input URL is named as shown (adv54)
+        from compaction_audit.io.remote import shown_url
+
+        if exc.path in (path, shown_url(path)):  # an input URL is named as shown (adv54)
             raise
         raise LogError(output, exc.line, exc.message, exc.field) from None  # the writer's
     if not rounds:  # raised inside the output's context: nothing is written

@@ -192,9 +192,13 @@ class _Worker:
     handle: Any
     memory: int
     ready: bool = False
-    busy: int = 0
     inflight: list[int] = field(default_factory=list)  # trace indexes, in the order sent
     culprit: int | None = None  # the trace it was auditing when it died
+
+    @property
+    def busy(self) -> int:
+        """Traces sent to it whose result is not read yet."""
+        return len(self.inflight)
 
 
 def size_class(need: int, largest_node: int = 0) -> int:
@@ -350,7 +354,6 @@ class _Run:
             self.attempts[i] += 1
             self.waiting[worker.handle.audit.remote(i, self.paths[i])] = (worker, i)
             worker.inflight.append(i)
-            worker.busy += 1
 
     def _loop(self) -> None:
         ray = self.ray
@@ -370,7 +373,6 @@ class _Run:
             if index is None:
                 self._started(worker, ref)
             else:
-                worker.busy -= 1
                 self._finished(worker, index, ref)
             if worker in self.workers:
                 self._feed(worker)

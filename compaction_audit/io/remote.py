@@ -132,11 +132,10 @@ def split_url(url: str) -> tuple[str, str, str]:
         raise UsageError(f"{shown_url(url)}: no bucket in the URL "
                          f"(expected {scheme}://BUCKET/KEY)")
     if not _BUCKET.fullmatch(bucket):
+        shown = shown_url(url)
         why = ("credentials go in the environment, never in the URL"
-               if "@" in bucket or (shown_url(url) != url and "@" in rest)
-               else "letters, digits, '.', '-' and '_' only")
-        raise UsageError(f"{shown_url(url)}: not a bucket name before the first '/' "
-                         f"({why})")
+               if shown != url and "@" in rest else "letters, digits, '.', '-' and '_' only")
+        raise UsageError(f"{shown}: not a bucket name before the first '/' ({why})")
     return scheme, bucket, key
 
 
