@@ -75,10 +75,13 @@ SeverityOpt = Annotated[list[str] | None, typer.Option(
     "compaction-drift=error (repeatable).")]
 LenientOpt = Annotated[bool, typer.Option(
     "--lenient", help="Skip bad records (counted and reported) instead of stopping.")]
+_JOBS_HELP = ("Worker processes when auditing several traces (default: 2; never more "
+              "than the traces or the cores available; under ulimit -v one at a time, "
+              "each in its own process")
 JobsOpt = Annotated[int | None, typer.Option(
-    "--jobs", "-j", min=1, help="Worker processes when auditing several traces "
-    "(default: 2; never more than the traces or the cores available; under ulimit -v "
-    "one at a time, each in its own process; with --engine ray: workers on the "
+    "--jobs", "-j", min=1, help=f"{_JOBS_HELP}).")]
+AuditJobsOpt = Annotated[int | None, typer.Option(
+    "--jobs", "-j", min=1, help=f"{_JOBS_HELP}; with --engine ray: workers on the "
     "cluster, default one per CPU).")]
 
 
@@ -368,7 +371,7 @@ def audit_command(
     ignore: IgnoreOpt = None,
     extend_select: ExtendSelectOpt = None,
     severity: SeverityOpt = None,
-    jobs: JobsOpt = None,
+    jobs: AuditJobsOpt = None,
     exclude: ExcludeOpt = None,
     engine: EngineOpt = Engine.local,
     ray_address: RayAddressOpt = None,

@@ -120,7 +120,10 @@ def _dropped_facts(ctx: Context) -> pl.DataFrame | None:
     # a fact's tier is where it was first stated (its row of the ranked lost table),
     # else where this child states it; the agent's own salience_class "discriminating"
     # on either span says a decision hinges on it (seed 002, "Decision Boundary")
+    # (the tier's name and why come with it: a child's own would contradict it)
     stated = ranked_of(ctx).lazy().select("key", pl.col("tier").alias("_tier"),
+                                          pl.col("tier_name").alias("_tier_name"),
+                                          pl.col("tier_why").alias("_tier_why"),
                                           pl.col("span").alias("_span"),
                                           pl.int_range(pl.len()).alias("pos"))
     stated = stated.with_columns(pl.col("_span").alias("stated_in"))
@@ -128,10 +131,11 @@ def _dropped_facts(ctx: Context) -> pl.DataFrame | None:
     tiered = one(
         add_tiers(flat, source="child_source").lazy().filter(pl.col("span_type") != "harness")
         .join(stated, on="key", how="left", maintain_order="left")
-        .with_columns(pl.coalesce("_tier", "tier").alias("tier"),
+        .with_columns(*(pl.when(pl.col("_tier").is_not_null()).then(f"_{c}")
+                        .otherwise(c).alias(c) for c in ("tier", "tier_name", "tier_why")),
                       (pl.col("child").is_in(tagged.implode())
                        | pl.col("_span").is_in(tagged.implode())).alias("declared"))
-        .drop("_tier", "_span")
+        .drop("_tier", "_tier_name", "_tier_why", "_span")
     )
     found = tiered if tiered.height else None
     ctx.cache["dropped_facts"] = found

@@ -547,3 +547,20 @@ def test_a_standing_rule_under_an_item_is_not_finished_work(tmp_path: Path, text
                                                             close: str) -> None:
     facts = _assistant_log(tmp_path, text, close=close)
     assert facts and {d["finished_item"] for d in facts.values()} == {None}, facts
+
+
+def test_a_fold_findings_dropped_fact_has_the_lost_tables_tier_and_its_name(
+        tmp_path: Path) -> None:
+    """usertest11: a finished spec requirement was tier 7 in a fold finding's children
+    but named "spec requirement" there (the child's own name; the lost table said
+    "finished work"): a reader grouping by name counted finished work as specs."""
+    path = write(tmp_path / "t.jsonl", [
+        span("c1", "tool_call:Bash", "tracker close acme-ui.1\nClose the avatar task")])
+    doc = orjson.loads(render_json(Report([api.audit(path)], []),
+                                   single=True, show_all=True))
+    ranked = {d["text"]: (d["tier"], d["tier_name"]) for d in doc["lost_discriminators"]}
+    dropped = {d["text"]: (d["tier"], d["tier_name"])
+               for f in doc["findings"] for child in f["values"].get("children", [])
+               for d in child["dropped"]}
+    assert dropped[AVATAR] == ranked[AVATAR] == (7, "finished work")
+    assert dropped[RETRY] == ranked[RETRY] == (3, "spec requirement")
