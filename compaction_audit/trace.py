@@ -556,14 +556,34 @@ def _still_held(spans: list[Node]) -> str:
     alone, and a reader of the tree took the value for lost (ux4 F11).  The first
     holding span in the tree's order is named (its fate is on its own line), with its
     source when the log gives one: "line-19 (user)" is the person's own later message,
-    which a reader took for the fact kept (usertest5).  Empty otherwise."""
+    which a reader took for the fact kept (usertest5).  When every holder is a message
+    of the person (source ``user``) written at or after the first fold that lost the
+    value, the label says only the person states it again (the audit's "asked again");
+    otherwise a span that kept it is named before such messages.  Empty otherwise."""
     held = [n for n in spans if n.data["fate"] in HELD]
     if not held or len(held) == len(spans):
         return ""
+    lost_at = min((r for n in spans if n.data["fate"] == "lost"
+                   for r in _loss_rounds(n)), default=None)
+    asked = [n for n in held if n.data.get("source") == "user"
+             and lost_at is not None and n.data["round"] >= lost_at]
+    if len(asked) == len(held):  # usertest11: the person's question read as the fact kept
+        first = asked[0].data
+        more = f" and {len(asked) - 1} more" if len(asked) > 1 else ""
+        return (f"; after the loss only the person states it again: span {first['span']} "
+                f"(user, round {first['round']}){more}")
+    held = [n for n in held if n not in asked] + asked  # a span that kept it first
     more = f" and {len(held) - 1} more" if len(held) > 1 else ""
     source = held[0].data.get("source")
     who = f" ({source})" if source else ""
     return f"; still held by span {held[0].data['span']}{who}{more}"
+
+
+def _loss_rounds(node: Node) -> list[int]:
+    """The rounds of the folds below ``node`` (at any depth) that lost the query."""
+    return [r for c in node.children
+            for r in ([c.data["round"]] if c.data.get("result") == "lost" else [])
+            + _loss_rounds(c)]
 
 
 def _summaries_stating(log: _Log, norms: set[str], q: str) -> list[Node]:

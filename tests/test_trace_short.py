@@ -72,6 +72,13 @@ def test_counts_come_first_and_each_span_is_one_node(write_log: LogWriter) -> No
     assert sum("span d " in ln for ln in lines) == 1
 
 
+def head(output: str) -> str:
+    """The root label of a trace's text, its wrapped lines joined."""
+    lines = output.splitlines()
+    end = next(k for k, ln in enumerate(lines) if ln.startswith(("├", "└")))
+    return " ".join(ln.strip() for ln in lines[:end])
+
+
 def test_still_held_is_said_only_beside_a_loss(
         write_log: LogWriter) -> None:
     """ux4 F11: span line-12 held v4.2.1 in context, yet the head read only "2 lost,
@@ -86,6 +93,19 @@ def test_still_held_is_said_only_beside_a_loss(
     held = [rnd(0, spans=[span("h", "Port 8443 only.")])]
     assert run(str(write_log(held)), "8443").output.splitlines()[0] == \
         "discriminator '8443': 1 span: 1 in context"
+    # usertest11: the person's question after the loss ("was 8443 ever changed?") holds
+    # the value, not the agent's record of it: the head says so (the audit's "asked
+    # again"); a span the fold's round kept is still named first
+    asked = [*one[:1], one[1], rnd(2, spans=[span("q", "Was port 8443 ever changed?")])]
+    asked[0] = rnd(0, spans=[span("a", "Port 8443.")])
+    assert head(run(str(write_log(asked)), "8443").output) == (
+        "discriminator '8443': 2 spans: 1 lost, 1 in context; after the loss only the "
+        "person states it again: span q (user, round 2)")
+    tool = {"id": "t", "tokens": 5, "text": "port=8443", "source": "tool_result:Read"}
+    both = [*asked[:2], rnd(2, spans=[span("q", "Was port 8443 ever changed?"), tool])]
+    assert head(run(str(write_log(both)), "8443").output) == (
+        "discriminator '8443': 3 spans: 1 lost, 2 in context; still held by span t "
+        "(tool_result:Read) and 1 more")
 
 
 def test_summary_is_listed_once_cut_to_one_line(write_log: LogWriter) -> None:
