@@ -256,3 +256,30 @@ def test_a_narrow_window_never_scrolls_the_page_sideways(
         assert widest <= inner
     finally:
         browser.set_window_size(1200, 1800)
+
+
+def test_diff_units_leave_the_message_room_and_say_a_fold_once(
+        browser: Any, tmp_path: Path, write_log: LogWriter) -> None:
+    """usertest11: a unit named by a long lost requirement took the table's width and
+    the message column read one word per line; every fact of one fold repeated the
+    fold's message."""
+    facts = ["Review list refreshes and no longer includes closed annotations at all",
+             "Concurrent close operations should not crash the review page ever again"]
+    spans = [{"id": f"u{k}", "tokens": 20, "source": "user",
+              "text": f"Requirement: {text}."} for k, text in enumerate(facts)]
+    base = write_log([session(), rnd(0, spans=spans)], name="base.jsonl")
+    cand = write_log([session(), rnd(0, spans=spans),
+                      rnd(1, summaries=[{"id": "F", "tokens": 5, "children": ["u0", "u1"],
+                                         "text": "Worked on reviews."}],
+                          evicted=["u0", "u1"])], name="cand.jsonl")
+    page = write_html(tmp_path, "diff", str(base), str(cand), name="diff.html")
+    open_page(browser, page)
+    cells = browser.execute_script(
+        "return [...document.querySelectorAll('td.unit')].map(u => {"
+        "  const m = u.parentElement.querySelector('td.msg');"
+        "  return [u.innerText, Math.round(u.getBoundingClientRect().width),"
+        "          Math.round(m.getBoundingClientRect().width), m.innerText]; })")
+    lost = [c for c in cells if c[0].startswith("lost:")]
+    assert sorted(c[0] for c in lost) == [f"lost:negation:{f}" for f in sorted(facts)]
+    assert all(unit >= 200 and msg >= 250 for _, unit, msg, _ in lost), cells
+    assert lost[0][3].startswith("fold F silently dropped") and lost[1][3] == "(as above)"

@@ -67,13 +67,18 @@ def _occ(o: Occurrence | None) -> str:
 
 def _units_table(units: list[FindingDelta]) -> str:
     rows = []
+    previous = None
     for f in units[:data.MAX_ROWS]:
         occ = f.candidate or f.baseline
         message = occ.message if occ else ""
+        # the lost facts of one fold are a unit each with the fold's message: said once
+        said = ('<td class="msg dim">(as above)</td>' if message and message == previous
+                else f'<td class="msg">{esc(message)}</td>')
+        previous = message
         rows.append(f'<tr><td class="sev-{esc(f.severity.value)}">'
                     f"{esc(f.severity.value.upper())}</td><td>{rule_link(f.code, f.rule)}</td>"
-                    f'<td class="mono">{esc(f.key)}</td><td>{esc(_occ(f.baseline))}</td>'
-                    f"<td>{esc(_occ(f.candidate))}</td><td>{esc(message)}</td></tr>")
+                    f'<td class="mono unit">{esc(f.key)}</td><td>{esc(_occ(f.baseline))}</td>'
+                    f"<td>{esc(_occ(f.candidate))}</td>{said}</tr>")
     return (html_table(("severity", "rule", "unit", "baseline", "candidate", "message"), rows)
             + more(len(units) - data.MAX_ROWS, "unit", "--format json"))
 

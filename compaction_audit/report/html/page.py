@@ -93,6 +93,7 @@ th{background:#f0f0f0}td.num{text-align:right;font-variant-numeric:tabular-nums}
 .verdict{font-weight:600;padding:6px 10px;border-radius:4px;display:inline-block;margin:6px 0}
 .FAIL,.sev-error{color:#b00020}.WARN,.sev-warning{color:#a36200}.PASS{color:#1b7f2a}
 .sev-info{color:#0b6f8a}.dim{color:#666}.mono{font-family:ui-monospace,monospace}
+td.unit{min-width:16em;max-width:28em;overflow-wrap:anywhere}td.msg{min-width:20em}
 .chart{background:#fff;border:1px solid #e4e4e4;border-radius:4px;padding:8px;
 margin:6px 0;overflow-x:auto}
 div.chart{display:block;max-width:100%;box-sizing:border-box}
