@@ -107,6 +107,23 @@ def test_a_long_requirement_survives_by_its_head() -> None:
     assert not survives(short, "The token is checked.")  # 1 of 3: no head rule for short ones
 
 
+def test_a_head_of_the_summarys_topic_words_alone_keeps_nothing() -> None:
+    """usertest11: "Project with zero open annotations still injects minimal context
+    header" was kept by "Shows open annotations across all sessions in a project", in a
+    summary about project reviews: its head shared only words of the summary's topic."""
+    d = one("Edge cases:\n- Project with zero open annotations still injects minimal "
+            "context header.\n", Kind.REQUIREMENT, "spec")
+    said = "Shows open annotations across all sessions in a project."
+    topic = ["The project page lists open annotations.", "Open annotations close in bulk.",
+             "Each project keeps its annotations open.", "A project review shows open "
+             "annotations."]  # project, open, annot: in 5 sentences with `said`
+    assert survives(d, said)  # a short summary: those words are no topic of it
+    assert not survives(d, " ".join([*topic, said]))
+    assert survives(d, " ".join([*topic[:2], said]))  # in 3 sentences: not yet a topic
+    # one head word the summary says rarely is enough: "zero"
+    assert survives(d, " ".join([*topic, "Projects with zero open annotations work."]))
+
+
 def test_an_elided_identifier_survives_by_its_parts_in_order() -> None:
     """usertest8: `ALTER TABLE ... modify` was listed lost beside a summary saying
     "used ALTER TABLE MODIFY"; an ellipsis stands for left-out text."""

@@ -31,6 +31,7 @@ from compaction_audit.recall.survival.words import (
     _HEAD,
     _HEX_RE,
     _MARKER_IS_CONTENT,
+    _TOPIC,
     _WORD_RE,
     _basename,
     _content_stems,
@@ -80,10 +81,10 @@ def _sentence_survives(words: tuple[str, ...], idx: _Index, negative: bool) -> b
     """Most (more than half) of the stemmed content words in one summary sentence of the
     same polarity, whatever its marker (issue 10, point 3).  A long one (more than
     :data:`~compaction_audit.recall.survival.words._HEAD` distinct stems) also survives
-    when most of its first five stems are in one such sentence: a spec bullet leads with
-    its fact and trails qualifications
-    ("Flash reports accurate closure count for both non-empty and empty cases" is kept
-    by "flash ... showing closure count")."""
+    when most of its first five stems are in one such sentence, one of them no topic of
+    the summary (:func:`_by_head`): a spec bullet leads with its fact and trails
+    qualifications ("Flash reports accurate closure count for both non-empty and empty
+    cases" is kept by "flash ... showing closure count")."""
     ordered = _content_stems(tuple(words))
     if len(ordered) < 2:
         return False
@@ -98,13 +99,20 @@ def _sentence_survives(words: tuple[str, ...], idx: _Index, negative: bool) -> b
         if head is not None:
             cands = itertools.chain(cands, sentences.holding(head, len(head) - _HEAD // 2))
         return any(len(stems & cand) >= need
-                   or (head is not None and len(head & cand) > _HEAD // 2) for cand in cands)
+                   or (head is not None and _by_head(head & cand, post)) for cand in cands)
 
     # only the stems some sentence holds can be shared: they decide the answer
     post = sentences.post
     return idx.lookup.remember(
         ("sentence", negative, need, frozenset(w for w in stems if w in post),
          None if head is None else frozenset(w for w in head if w in post)), answer)
+
+
+def _by_head(shared: frozenset[str], post: dict[str, list[int]]) -> bool:
+    """Most of a long clause's head stems (``shared``: those one sentence holds), one
+    of them no topic of the summary (in at most :data:`~compaction_audit.recall.
+    survival.words._TOPIC` of its sentences, ``post``: stem -> sentences)."""
+    return len(shared) > _HEAD // 2 and any(len(post.get(w, ())) <= _TOPIC for w in shared)
 
 
 @lru_cache(maxsize=1 << 16)

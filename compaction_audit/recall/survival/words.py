@@ -116,6 +116,13 @@ _HEAD = 5
 """A long clause or requirement (more than this many distinct stems) also survives by
 its head: most of its first five stems in one sentence."""
 
+_TOPIC = 3
+"""A stem in more than this many sentences of a summary is a topic of it: a head match
+(:data:`_HEAD`) made of topic stems alone keeps nothing ("Project with zero open
+annotations still injects minimal context header" is not kept by "Shows open
+annotations across all sessions in a project" in a summary about project reviews:
+usertest11)."""
+
 
 def _polarity(d: Discriminator) -> bool:
     """True when clause ``d`` is negative (a double negation is not)."""
