@@ -108,7 +108,7 @@ def _sentence_survives(words: tuple[str, ...], idx: _Index, negative: bool) -> b
          None if head is None else frozenset(w for w in head if w in post)), answer)
 
 
-def _by_head(shared: frozenset[str], post: dict[str, list[int]]) -> bool:
+def _by_head(shared: set[str] | frozenset[str], post: dict[str, list[int]]) -> bool:
     """Most of a long clause's head stems (``shared``: those one sentence holds), one
     of them no topic of the summary (in at most :data:`~compaction_audit.recall.
     survival.words._TOPIC` of its sentences, ``post``: stem -> sentences)."""
