@@ -492,8 +492,8 @@ def trace_discriminator(session: Session, query: str) -> Node:
         data["counts"] = {o: fates.count(o) for o in OUTCOMES if o in fates}
         counts = counts_label(fates) + _still_held(children)
     if not children:
-        raise UsageError(f"{query!r} is neither an item id nor a discriminator or word of any "
-                         f"span text in {session.path}")
+        raise UsageError(f"{query!r} is neither an item id nor a discriminator or words of any "
+                         f"span or summary text in {session.path}")
     return Node(f"{what} {query!r}: {counts}", data, children)
 
 
@@ -588,20 +588,24 @@ def _loss_rounds(node: Node) -> list[int]:
 
 def _summaries_stating(log: _Log, norms: set[str], q: str) -> list[Node]:
     """Summaries whose text states the query when no raw span does: a claim with no
-    raw source (rule unsupported-summary-claim, issue 12), oldest first."""
+    raw source (rule unsupported-summary-claim, issue 12), oldest first.  A summary
+    that holds no discriminator matching it but has the query as words of its text
+    (word bounded, as span texts are searched) states it as ``text`` (usertest11:
+    words copied from a summary were "neither an item id nor a discriminator")."""
     found = []
     for item, row in log.rows.items():
         if row["kind"] != "summary" or row["text"] is None:
             continue
-        for d in ext.extract(row["text"]):
-            if _matches(norms, q, d):
-                found.append(Node(
-                    f"{d.kind.value} {d.text!r} stated by summary {item} (depth "
-                    f"{row['depth']}, {log.where(item)}) with no raw span holding it",
-                    {"summary": item, "kind": d.kind.value, "text": d.text, "norm": d.norm,
-                     "round": row["round"], "line": row["line"], **log.at(item),
-                     "result": "no raw source"}))
-                break
+        where = f"(depth {row['depth']}, {log.where(item)}) with no raw span holding it"
+        base = {"summary": item, "round": row["round"], "line": row["line"], **log.at(item),
+                "result": "no raw source"}
+        d = next((d for d in ext.extract(row["text"]) if _matches(norms, q, d)), None)
+        if d is not None:
+            found.append(Node(f"{d.kind.value} {d.text!r} stated by summary {item} {where}",
+                              {**base, "kind": d.kind.value, "text": d.text, "norm": d.norm}))
+        elif q and _word_in(q, row["text"].lower()):
+            found.append(Node(f"text stated by summary {item} {where}",
+                              {**base, "kind": "text", "text": q, "norm": q}))
         if len(found) >= MAX_NODES:
             break
     return sorted(found, key=lambda n: (n.data["round"], n.data["line"]))

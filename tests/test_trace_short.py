@@ -450,3 +450,19 @@ def test_each_hit_is_said_under_its_own_fate(write_log: LogWriter) -> None:
     assert [(m["text"], m["fate"]) for m in node.data["matched"]] == [
         ("ORD-5501", "carried"), ("Keep ORD-5501 for the refund check", "carried")]
     assert "lost:" not in node.label
+
+
+def test_words_only_a_summary_states_are_traced_to_it(write_log: LogWriter) -> None:
+    """usertest11: words copied from a summary ("Migration guidance") exited 2 as
+    "neither an item id nor a discriminator or word of any span text"."""
+    path = str(write_log(FOUR))
+    result = run(path, "reviewed the plan")
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert lines[0] == "text 'reviewed the plan': no span states it; 1 summary"
+    assert lines[2] == ("└── text stated by summary F (depth 1, round 1, line 2) with no raw "
+                        "span holding it")
+    missing = run(path, "never written anywhere")
+    assert missing.exit_code == 2
+    assert "neither an item id nor a discriminator or words of any span or summary text" \
+        in missing.output
