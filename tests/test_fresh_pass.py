@@ -190,6 +190,22 @@ def test_simulate_option_out_of_range_names_the_option(tmp_path: Path, option: s
     assert not out.exists()
 
 
+def test_simulate_bounds_the_spans_of_a_run(tmp_path: Path) -> None:
+    """adv56: 3,000 rounds of 10,000 spans (each option in range) ran for minutes with
+    memory growing 8 MB a round: rounds x spans per round is at most 2,000,000."""
+    out = tmp_path / "s.jsonl"
+    result = run("simulate", "-o", str(out), "--rounds", "201", "--spans-per-round",
+                 "10000")
+    assert result.exit_code == 2 and not out.exists()
+    assert ("Invalid value for --spans-per-round: spans_per_round: value 10000 is out of "
+            "range for 201 rounds (rounds x spans per round at most 2,000,000)") \
+        in " ".join(result.stderr.split())
+    from dataclasses import replace
+
+    from compaction_audit.simulate.params import PRESETS
+    replace(PRESETS["research-decay"], rounds=200, spans_per_round=10_000).validate()
+
+
 def test_simulate_bounds_are_inclusive(tmp_path: Path) -> None:
     from compaction_audit.simulate.params import PRESETS
 

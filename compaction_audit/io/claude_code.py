@@ -38,6 +38,7 @@ from compaction_audit.io.tokens import (
     IMAGE_TOKENS,
     TOO_DEEP,
     RoundAssembler,
+    count_problem,
     estimate_tokens,
     feed,
     lines_phrase,
@@ -570,8 +571,9 @@ class _Converter:
         for key in ("output_tokens", "input_tokens", "cache_read_input_tokens",
                     "cache_creation_input_tokens"):
             value = usage.get(key)
-            if value is not None and (type(value) is not int or value < 0):
-                raise self.fail(line, "expected an integer >= 0", f"message.usage.{key}")
+            problem = count_problem(value)
+            if problem is not None:
+                raise self.fail(line, problem, f"message.usage.{key}")
             values[key] = value or 0
         call.output_tokens = max(call.output_tokens, values.pop("output_tokens"))
         context = sum(values.values())
@@ -658,11 +660,12 @@ class _Converter:
         return value
 
     def count(self, line: int, meta: dict[str, Any], name: str) -> int | None:
-        """An optional token count of the metadata."""
+        """An optional token count of the metadata (at most ``MAX_TOKENS``)."""
         value = _get(meta, name)
-        if value is not None and (type(value) is not int or value < 0):
-            raise self.fail(line, "expected an integer >= 0", _spelled(meta, name))
-        return value
+        problem = count_problem(value)
+        if problem is not None:
+            raise self.fail(line, problem, _spelled(meta, name))
+        return value if type(value) is int else None
 
     def preserved(self, line: int, meta: dict[str, Any]
                   ) -> tuple[tuple[int, int] | None, set[int]]:

@@ -23,6 +23,7 @@ from compaction_audit.io.codex_types import BOOKKEEPING_EVENTS, BOOKKEEPING_ITEM
 from compaction_audit.io.tokens import (
     IMAGE_TOKENS,
     RoundAssembler,
+    count_problem,
     estimate_bytes,
     estimate_tokens,
     feed,
@@ -284,10 +285,9 @@ class _Converter:
         if type(last) is not dict:
             return
         for key in (*_COUNT_KEYS, "total_tokens"):
-            value = last.get(key)
-            if value is not None and (type(value) is not int or value < 0):
-                raise self.fail(line, "expected an integer >= 0",
-                                f"payload.info.last_token_usage.{key}")
+            problem = count_problem(last.get(key))
+            if problem is not None:
+                raise self.fail(line, problem, f"payload.info.last_token_usage.{key}")
         total = last.get("total_tokens")
         if not any(last.get(key) for key in _COUNT_KEYS) and any(
                 key in last for key in _COUNT_KEYS):
@@ -308,8 +308,9 @@ class _Converter:
         Raises :class:`LogError` at ``where`` for a value that is neither null nor a
         whole number >= 0 (a string ``"258400"`` left the budget unknown with no word:
         adv42; a -1 let a later window stand in: adv46)."""
-        if value is not None and (type(value) is not int or value < 0):
-            raise self.fail(line, "expected an integer >= 0", where)
+        problem = count_problem(value)
+        if problem is not None:
+            raise self.fail(line, problem, where)
         if self.budget is None and value is not None and value > 0:
             self.budget = value
 

@@ -22,7 +22,13 @@ import orjson
 from compaction_audit.errors import LogError
 from compaction_audit.io.harness import SUMMARY
 from compaction_audit.io.lines import iter_lines
-from compaction_audit.io.records import LINE_FILE_KEY, SPAN_LINE_KEY, json_error, not_out_of_memory
+from compaction_audit.io.records import (
+    LINE_FILE_KEY,
+    MAX_TOKENS,
+    SPAN_LINE_KEY,
+    json_error,
+    not_out_of_memory,
+)
 
 BYTES_PER_TOKEN = 4
 """The estimate's divisor: about four UTF-8 bytes per token for English text and code."""
@@ -390,6 +396,19 @@ def tool_output_text(content: Any, image_types: tuple[str, ...]) -> tuple[str, i
     return "\n".join(texts), images
 
 
+def count_problem(value: Any) -> str | None:
+    """Why ``value``, read from a product's log, is no token count (None: null or an
+    integer 0 to :data:`~compaction_audit.io.records.MAX_TOKENS`): "expected an integer
+    >= 0", or, for a number past the bound, "must be <= 1,000,000,000,000 tokens"
+    (adv56: a ``preTokens`` of 10^19 was printed as the context's size, and an integer
+    past 64 bits, which orjson reads as a float, was called no integer >= 0)."""
+    if value is None or (type(value) is int and 0 <= value <= MAX_TOKENS):
+        return None
+    if type(value) in (int, float) and value > MAX_TOKENS and value != float("inf"):
+        return f"must be <= {MAX_TOKENS:,} tokens"
+    return "expected an integer >= 0"
+
+
 def check_counts(path: str, line: int, counts: Any, names: Iterable[str], where: str) -> None:
     """Raise :class:`LogError` at ``where`` + the name for each of ``names`` in
     ``counts`` (an object, or null: nothing to check) whose value is neither null nor
@@ -401,8 +420,10 @@ def check_counts(path: str, line: int, counts: Any, names: Iterable[str], where:
         return
     if not isinstance(counts, dict):
         raise LogError(path, line, "expected an object", where.rstrip("."))
-    _check(path, line, counts, names, where, "expected an integer >= 0",
-           lambda v: type(v) is int and v >= 0)
+    for name in names:
+        problem = count_problem(counts.get(name))
+        if problem is not None:
+            raise LogError(path, line, problem, f"{where}{name}")
 
 
 def check_strings(path: str, line: int, obj: Any, names: Iterable[str], where: str) -> None:
