@@ -35,6 +35,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import re
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -99,6 +100,10 @@ def trace_key(path: str) -> str:
         if path.startswith(".."):
             path = os.path.abspath(path)
     return os.path.normpath(path).replace(os.sep, "/")
+
+
+_SHA256 = re.compile(r"[0-9a-f]{64}")
+"""A fingerprint as :func:`fingerprint` writes it."""
 
 
 def fingerprint(trace: str, code: str, key: str) -> str:
@@ -280,6 +285,10 @@ def _load(path: Path) -> dict[str, Entry]:
         except (KeyError, TypeError):
             raise UsageError(f"baseline {str(path)!r}: findings[{i}] needs trace, code, "
                              "key, rule and fingerprint") from None
+        if type(item["fingerprint"]) is not str or not _SHA256.fullmatch(fp):
+            # adv56: a fingerprint 5 matched nothing, and its finding counted as new
+            raise UsageError(f"baseline {str(path)!r}: findings[{i}].fingerprint must be "
+                             "a SHA-256 in hex (64 digits), as 'baseline create' writes it")
         facts = item.get("facts")
         if facts is not None:
             if not isinstance(facts, list) or not all(isinstance(d, str) for d in facts):

@@ -270,3 +270,19 @@ def test_a_baseline_joining_two_sessions_of_one_trace_is_refused(base: Path) -> 
         f"compaction-audit: baseline '{joined}': the entries for trace 't.jsonl' are of two "
         "sessions ('facts' and 'next-run'): a baseline holds one run of each trace; make "
         "it again with 'compaction-audit baseline create'\n")
+
+
+@pytest.mark.parametrize("bad", [5, "abc", "F" * 64, "f" * 63])
+def test_a_fingerprint_not_written_by_the_tool_is_refused(tmp_path: Path, bad: Any) -> None:
+    """adv56: a fingerprint 5 was read as "5", matched nothing, and the finding it
+    stood for counted as new with no word."""
+    path = tmp_path / "b.json"
+    path.write_text(json.dumps({"baseline_format": 1, "findings": [
+        {"trace": "t.jsonl", "code": "CA301", "key": "entity:F",
+         "rule": "silent-discriminating-fold", "fingerprint": bad}]}))
+    from compaction_audit.baseline import load
+    from compaction_audit.errors import UsageError
+
+    with pytest.raises(UsageError, match=r"findings\[0\]\.fingerprint must be a SHA-256 in "
+                                         r"hex \(64 digits\)"):
+        load(path)
