@@ -46,7 +46,7 @@ from compaction_audit.errors import UsageError
 from compaction_audit.report.model import Report, SessionReport
 from compaction_audit.report.safe import clip_tree, json_safe
 from compaction_audit.rules.base import Finding
-from compaction_audit.smallfile import MAX_BASELINE_BYTES, read_bounded
+from compaction_audit.smallfile import MAX_BASELINE_BYTES, read_bounded, unpacked
 
 BASELINE_FORMAT = 1
 FACT_DIGITS = 16
@@ -259,7 +259,9 @@ def _load(path: Path) -> dict[str, Entry]:
     """:func:`load`'s work, in this process."""
     from compaction_audit.io.records import encoding_error, not_out_of_memory, not_utf8
 
-    data = read_bounded(str(path), f"baseline {str(path)!r}", MAX_BASELINE_BYTES, fifo_ok=True)
+    label = f"baseline {str(path)!r}"
+    data = unpacked(read_bounded(str(path), label, MAX_BASELINE_BYTES, fifo_ok=True), label,
+                    MAX_BASELINE_BYTES)
     try:
         doc: Any = orjson.loads(data)
     except orjson.JSONDecodeError as exc:

@@ -68,8 +68,23 @@ def refuse_missing_folder(output: str) -> None:
         return
     folder = os.path.dirname(os.path.abspath(output))
     if not os.path.isdir(folder):
+        # adv56: "no folder a.jsonl (create it first)" for a.jsonl/x.json, a.jsonl a file
+        above = next((p for p in _parents(folder) if os.path.lexists(p)), None)
+        if above is not None and not os.path.isdir(above):
+            raise UsageError(f"{output}: cannot open for writing: {above} is a file, "
+                             "not a folder")
         raise UsageError(f"{output}: cannot open for writing: no folder {folder} "
                          "(create it first)")
+
+
+def _parents(folder: str) -> Iterable[str]:
+    """``folder`` and the folders above it, nearest first."""
+    while True:
+        yield folder
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return
+        folder = parent
 
 
 def refuse_same_file(output: str, inputs: Iterable[str], source: str | None = None) -> None:

@@ -70,6 +70,35 @@ def regular_file(path: str | os.PathLike[str]) -> bool:
         return False
 
 
+def unpacked(data: bytes, label: str, limit: int) -> bytes:
+    """``data`` decompressed when it starts as gzip or zstd data does, else as it is;
+    at most ``limit`` bytes once decompressed (:class:`UsageError` naming ``label``
+    past it, or for data that does not decompress): a baseline written to
+    ``baseline.json.gz`` is compressed (adv56), and is read back."""
+    if data[:2] == b"\x1f\x8b":
+        import zlib
+
+        try:
+            out = zlib.decompressobj(wbits=31).decompress(data, limit + 1)
+        except zlib.error as exc:
+            raise UsageError(f"{label}: bad gzip data: {exc}") from None
+    elif data[:4] == b"\x28\xb5\x2f\xfd":
+        import io
+
+        import zstandard
+
+        try:
+            out = zstandard.ZstdDecompressor().stream_reader(io.BytesIO(data)).read(limit + 1)
+        except zstandard.ZstdError as exc:
+            raise UsageError(f"{label}: bad zstd data: {exc}") from None
+    else:
+        return data
+    if len(out) > limit:
+        raise UsageError(f"{label}: larger than {limit} bytes decompressed; refusing to "
+                         "read it whole")
+    return out
+
+
 def read_bounded(path: str, label: str, limit: int, fifo_ok: bool = False) -> bytes:
     """The bytes of ``path``, at most ``limit``.  Raises :class:`UsageError` naming
     ``label`` for what :func:`check_readable` refuses, a failed read, or a file longer

@@ -206,3 +206,32 @@ def test_an_output_in_a_missing_folder_is_refused_before_the_work(
     assert (f"{target}: cannot open for writing: no folder {target.parent} (create it "
             "first)") in result.stderr
     assert not (tmp_path / "newdir").exists()
+    # adv56: under a file, the file is named as what is wrong
+    inside = trace / "sub" / "out.x"
+    result = run(*[a.replace("{t}", str(trace)) for a in command], "-o", str(inside))
+    assert result.exit_code == 2, result.output
+    assert result.stderr.strip().endswith(
+        f"{inside}: cannot open for writing: {trace} is a file, not a folder")
+
+
+@pytest.mark.parametrize("fmt", ["json", "text"])
+def test_a_report_named_gz_or_zst_is_compressed(tmp_path: Path, fmt: str) -> None:
+    """adv56: `audit -f json -o r.json.gz` wrote plain JSON under a compressed name;
+    `convert` and the readers go by the suffix, and so do reports now."""
+    import gzip
+
+    import zstandard
+
+    trace = dump(drift_records(), tmp_path / "t.jsonl")
+    plain = run("audit", str(trace), "-f", fmt, "-o", str(tmp_path / "r"))
+    assert plain.exit_code == 1, plain.output
+    expected = (tmp_path / "r").read_bytes()
+    for name, unpack in (("r.gz", gzip.decompress),
+                         ("r.zst", zstandard.ZstdDecompressor().decompressobj().decompress)):
+        result = run("audit", str(trace), "-f", fmt, "-o", str(tmp_path / name))
+        assert result.exit_code == 1, result.output
+        data = (tmp_path / name).read_bytes()
+        assert data != expected and unpack(data) == expected
+    again = tmp_path / "again.gz"
+    run("audit", str(trace), "-f", fmt, "-o", str(again))
+    assert again.read_bytes() == (tmp_path / "r.gz").read_bytes()  # no time stamp

@@ -336,7 +336,8 @@ def audit_command(
     fmt: Annotated[AuditFormat, typer.Option("--format", "-f", help="Report format.")]
     = AuditFormat.text,
     output: Annotated[Path | None, typer.Option("--output", "-o", parser=output_path,
-                                                help="Write the report to this file.")] = None,
+                                                help="Write the report to this file "
+                                                "(.gz/.zst compress).")] = None,
     summary: Annotated[bool, typer.Option(
         "--summary", help="Only the summary across traces (text and markdown).")] = False,
     all_: Annotated[bool, typer.Option(

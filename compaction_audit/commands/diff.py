@@ -49,7 +49,8 @@ def diff_command(
     fmt: Annotated[Format, typer.Option("--format", "-f", help="Report format.")]
     = Format.text,
     output: Annotated[Path | None, typer.Option("--output", "-o", parser=output_path,
-                                                help="Write the report to this file.")] = None,
+                                                help="Write the report to this file "
+                                                "(.gz/.zst compress).")] = None,
     fail_if_onset_earlier: Annotated[int | None, typer.Option(
         min=0, metavar="N",
         help="Exit 1 when the candidate's inversion onset is earlier than the baseline's "

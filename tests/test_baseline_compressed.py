@@ -1,0 +1,34 @@
+"""A baseline written to a ``.gz`` or ``.zst`` name is compressed (reports and logs go
+by the suffix: adv56) and ``--baseline`` reads it back, bounded once decompressed."""
+
+from __future__ import annotations
+
+import gzip
+from pathlib import Path
+
+import pytest
+
+from compaction_audit.errors import UsageError
+from compaction_audit.smallfile import unpacked
+from tests.gate_app import drift_records, run
+from tests.logs import dump
+
+
+@pytest.mark.parametrize("name", ["b.json.gz", "b.json.zst"])
+def test_a_compressed_baseline_is_read_back(tmp_path: Path, name: str) -> None:
+    trace = str(dump(drift_records(), tmp_path / "t.jsonl"))
+    made = run("baseline", "create", trace, "-o", str(tmp_path / name))
+    assert made.exit_code == 0, made.output
+    assert (tmp_path / name).read_bytes()[:1] in (b"\x1f", b"\x28")  # compressed
+    gated = run("audit", trace, "--baseline", str(tmp_path / name))
+    assert gated.exit_code == 0, gated.output
+    assert "are in the baseline: nothing new" in gated.stdout
+
+
+def test_unpacked_is_bounded_and_names_bad_data() -> None:
+    assert unpacked(b'{"a": 1}', "baseline 'b'", 100) == b'{"a": 1}'
+    assert unpacked(gzip.compress(b"x" * 100), "baseline 'b'", 100) == b"x" * 100
+    with pytest.raises(UsageError, match="baseline 'b': larger than 100 bytes decompressed"):
+        unpacked(gzip.compress(b"x" * 101), "baseline 'b'", 100)
+    with pytest.raises(UsageError, match="baseline 'b': bad gzip data"):
+        unpacked(b"\x1f\x8bnot gzip at all", "baseline 'b'", 100)
