@@ -173,6 +173,22 @@ def test_a_store_without_opencode_tables_is_a_one_line_error(tmp_path: Path) -> 
 REAL = FIXTURES / "opencode" / "real"
 
 
+def test_a_store_whose_only_session_is_its_own_parent_says_so(tmp_path: Path) -> None:
+    """adv56: a session whose parent_id is its own id was "the store holds no session"."""
+    import shutil
+
+    path = tmp_path / "opencode.db"
+    shutil.copy(REAL / "opencode.db", path)
+    db = sqlite3.connect(path)
+    db.execute("UPDATE session SET parent_id = id")
+    db.commit()
+    db.close()
+    with pytest.raises(LogError) as info:
+        list(opencode.records(str(path)))
+    assert str(info.value) == (f"{path}: the store holds no top-level session (1 marked a "
+                               "subagent session by parent_id) (session)")
+
+
 def test_real_export_and_store_of_opencode_1_18() -> None:
     from_export = run_adapter(opencode.records, REAL / "export.json")
     from_store = run_adapter(opencode.records, REAL / "opencode.db")

@@ -182,8 +182,10 @@ def _from_store(path: str, notes: list[str], unread: list[tuple[str, str]]
         db.require_tables("session", "message", "part")
         sessions = [_row(r) for r in db.rows("SELECT * FROM session")]
         top = [s for s in sessions if not _parent(s)]
-        if not top:
-            raise LogError(path, 0, "the store holds no session", "session")
+        if not top:  # adv56: a session its own parent was "no session"
+            raise LogError(path, 0, "the store holds no top-level session" + (
+                f" ({len(sessions)} marked a subagent session by parent_id)"
+                if sessions else ""), "session")
         top.sort(key=lambda s: (_sort_time(s.get("time_updated")), str(s.get("id"))))
         session = top[-1]
         _bad_data(path, 0, session, "session")
