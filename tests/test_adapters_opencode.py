@@ -159,15 +159,21 @@ def test_bad_message_is_a_file_line_error_or_a_counted_skip(tmp_path: Path) -> N
     assert fmt == "opencode" and [e.line for e in session.skipped] == [line]
 
 
-def test_a_store_without_opencode_tables_is_a_one_line_error(tmp_path: Path) -> None:
-    path = tmp_path / "other.db"
+def store_error(path: Path, sql: str) -> str:
+    """The one-line error of reading the store ``path`` after ``sql`` ran on it."""
     db = sqlite3.connect(path)
-    db.execute("CREATE TABLE notes (body TEXT)")
+    db.execute(sql)
     db.commit()
     db.close()
     with pytest.raises(LogError) as info:
         list(opencode.records(str(path)))
-    assert str(info.value) == f"{path}: cannot read the SQLite store: no such table: session"
+    return str(info.value)
+
+
+def test_a_store_without_opencode_tables_is_a_one_line_error(tmp_path: Path) -> None:
+    path = tmp_path / "other.db"
+    assert store_error(path, "CREATE TABLE notes (body TEXT)") == (
+        f"{path}: cannot read the SQLite store: no such table: session")
 
 
 REAL = FIXTURES / "opencode" / "real"
@@ -179,14 +185,9 @@ def test_a_store_whose_only_session_is_its_own_parent_says_so(tmp_path: Path) ->
 
     path = tmp_path / "opencode.db"
     shutil.copy(REAL / "opencode.db", path)
-    db = sqlite3.connect(path)
-    db.execute("UPDATE session SET parent_id = id")
-    db.commit()
-    db.close()
-    with pytest.raises(LogError) as info:
-        list(opencode.records(str(path)))
-    assert str(info.value) == (f"{path}: the store holds no top-level session (1 marked a "
-                               "subagent session by parent_id) (session)")
+    assert store_error(path, "UPDATE session SET parent_id = id") == (
+        f"{path}: the store holds no top-level session (1 marked a subagent session by "
+        "parent_id) (session)")
 
 
 def test_real_export_and_store_of_opencode_1_18() -> None:

@@ -15,6 +15,7 @@ import pytest
 from compaction_audit import trace as tr
 from compaction_audit.io.native import read_native
 from compaction_audit.recall.survival import check as surv  # survives' home
+from compaction_audit.trace.query import _Follow
 from tests.logs import LogWriter, rnd, spans
 
 
@@ -43,7 +44,7 @@ def _count(monkeypatch: pytest.MonkeyPatch, owner: Any, name: str) -> list[int]:
 def test_a_word_is_looked_for_once_per_fold(write_log: LogWriter,
                                             monkeypatch: pytest.MonkeyPatch, n: int) -> None:
     session = read_native(_log(write_log, n, "The pens were moved; nothing about animals."))
-    at = _count(monkeypatch, tr._Follow, "at")
+    at = _count(monkeypatch, _Follow, "at")
     kept = _count(monkeypatch, surv, "survives")
     root = tr.trace(session, "zebra")
     # every span: the word lost at fold S; the port, a companion, dropped there too

@@ -255,9 +255,33 @@ def test_a_path_inside_a_longer_string_is_found_literally(write_log: LogWriter) 
 
 def test_summary_trace_counts_distinct_leaves(write_log: LogWriter) -> None:
     root = trace(read_native(str(write_log(FOUR))), "F")
-    assert root.label == ("summary F (depth 1, round 1, line 2): retained; 3 spans: "
-                          "2 lost, 1 recoverable below")
+    # the spans' own states (usertest11: "lost below" read as facts lost; the tree
+    # below a summary tells what became of the spans, and what it dropped of each)
+    assert root.label == ("summary F (depth 1, round 1, line 2): retained; 3 span(s) "
+                          "below: 2 evicted, 1 offloaded (resolvable)")
+    assert root.data["counts"] == {"evicted": 2, "offloaded (resolvable)": 1}
     assert list(root.summaries) == ["F"]
+    # F's text says "a new port": a's 8443 and 12, b's and c's 8443 are not in it
+    assert [c.label.split("; ", 1)[1] for c in root.children] == [
+        "not in the summary: 0 of 0 clause(s), 2 of 2 value(s)",
+        "not in the summary: 0 of 0 clause(s), 1 of 1 value(s)",
+        "not in the summary: 0 of 0 clause(s), 1 of 1 value(s)"]
+
+
+def test_summary_trace_lists_the_spans_it_dropped_most_of_first(
+        write_log: LogWriter) -> None:
+    """usertest11: the span whose spec the summary lost was 1 of 294 left off the
+    screen in line order; clauses dropped first, then values, then log order."""
+    path = str(write_log([
+        rnd(0, spans=[span("x", "Port 8443."), span("y", "Wait 4500 ms before a retry."),
+                      span("z", "Requirements:\n- Never deploy on Fridays at all.\n"
+                                "- Keep the audit log for 90 days.\n")]),
+        rnd(1, summaries=[fold("S", ["x", "y", "z"], "Port 8443, retries.")],
+            evicted=["x", "y", "z"])]))
+    root = trace(read_native(path), "S")
+    assert [c.data["id"] for c in root.children] == ["z", "y", "x"]
+    assert [(c.data["clauses_not_in_summary"], c.data["values_not_in_summary"])
+            for c in root.children] == [(2, 1), (1, 1), (0, 0)]  # "before a retry": ordering
 
 
 def test_span_trace_says_how_many_folds(tmp_path: Path, write_log: LogWriter) -> None:
@@ -314,8 +338,8 @@ def test_summary_trace_draws_a_shared_span_once(write_log: LogWriter) -> None:
                           fold("Y", ["b"], "Beta.")], evicted=["a", "b"]),
         rnd(2, summaries=[fold("T", ["X", "Y"], "All of it.")], evicted=["X", "Y"])]))
     root = trace(read_native(path), "T")
-    assert root.label == ("summary T (depth 2, round 2, line 3): retained; 2 spans: "
-                          "2 lost below")
+    assert root.label == ("summary T (depth 2, round 2, line 3): retained; 2 span(s) "
+                          "below: 2 evicted")
     (x, y) = root.children
     assert [c.label for c in y.children] == ["span b: shown above"]
     assert [c.data["id"] for c in x.children] == ["a", "b"]

@@ -1,0 +1,159 @@
+"""The trace of a span (the folds that took it in) or of a summary (its provenance
+tree down to its leaves, and what it dropped of each)."""
+
+from __future__ import annotations
+
+from compaction_audit.model import Session
+from compaction_audit.recall import extract as ext
+from compaction_audit.recall.kinds import CLAUSE_KINDS
+from compaction_audit.recall.spantypes import span_type
+from compaction_audit.recall.survival import check as surv  # where tests patch survives
+from compaction_audit.trace.log import _Log
+from compaction_audit.trace.query import _folds_above
+from compaction_audit.trace.tree import MAX_LEVELS, Node, _Budget, _cut
+
+
+def trace_span(session: Session, item: str) -> Node:
+    """The folds that took a span in (up the chain), with what each dropped."""
+    log = _Log(session)
+
+    budget = _Budget()
+
+    def up(node_id: str, seen: set[str], level: int = 1) -> list[Node]:
+        nodes = log.event_nodes(node_id)
+        for fold in _folds_above(log, node_id, seen, level, budget, nodes):
+            row, child = log.rows[fold], log.rows[node_id]
+            ctype = (span_type(child["source"], child["text"]) if child["kind"] == "span"
+                     else "prose")
+            lost = ([d.text for d in surv.dropped(child["text"], row["text"], ctype)]
+                    if row["text"] is not None and child["text"] is not None else None)
+            head = f"folded into {fold} (depth {row['depth']}, {log.where(fold)}): "
+            what = ("no text to compare" if lost is None else
+                    f"dropped {len(lost)}: " if lost else "kept every discriminator")
+            quote = ", ".join(map(repr, lost)) if lost else ""
+            nodes.append(Node(head + what + quote, {"fold": fold, "round": row["round"],
+                                                    "line": row["line"], **log.at(fold),
+                                                    "dropped": lost},
+                              up(fold, seen, level + 1),
+                              cut=len(head + what) if quote else None))
+        return nodes
+
+    row = log.rows[item]
+    folds = up(item, set())
+    n = sum(1 for f in folds if "fold" in f.data)
+    return Node(f"span {item} ({log.where(item)}; now {log.state(item)}): folded into "
+                f"{n} summar{'y' if n == 1 else 'ies'}",
+                {"span": item, "round": row["round"], "line": row["line"], **log.at(item),
+                 "state": log.state(item), "text": row["text"]}, folds)
+
+
+def trace_summary(session: Session, item: str) -> Node:
+    """A summary's provenance tree down to its leaves, each with its final state; an
+    item reached again (a shared sub-DAG) is one ``shown above`` node, and the root's
+    label counts the distinct spans below by state (evicted, dropped silently,
+    offloaded, retained: the spans' own texts, not what the summary says of them).
+
+    When the summary has text and at most :data:`FACT_LEAVES` spans are below it,
+    each span says how many of its discriminators
+    (:func:`~compaction_audit.recall.extract.extract`) the summary does not state,
+    clauses (rules, requirements, reasons) apart from values, and the children of each
+    node are ordered by those clauses, then values, most first (usertest11: the span
+    at line 660 that held the lost spec was 1 of 294 left off the screen in line
+    order)."""
+    log = _Log(session)
+    budget = _Budget()
+    leaves = _leaves(log, item)
+    dropped = (_dropped_facts(log, item, leaves)
+               if log.rows[item]["text"] is not None and len(leaves) <= FACT_LEAVES else {})
+
+    shown: set[str] = set()
+
+    def down(node_id: str, level: int = 0) -> tuple[Node, tuple[int, int]]:
+        row = log.rows[node_id]
+        kind = "summary" if row["kind"] == "summary" else "span"
+        if node_id in shown:  # one node per item: a shared sub-DAG is drawn once
+            return Node(f"{kind} {node_id}: shown above",
+                        {"id": node_id, "kind": kind, "shown_above": True}), (0, 0)
+        shown.add(node_id)
+        facts = dropped.get(node_id)
+        said = (f"; not in the summary: {facts[0]:,} of {facts[1]:,} clause(s), "
+                f"{facts[2]:,} of {facts[3]:,} value(s)" if facts and (facts[1] or facts[3])
+                else "")
+        node = Node(f"{kind} {node_id} (depth {row['depth']}, {log.where(node_id)}): "
+                    f"{log.state(node_id)}{said}",
+                    {"id": node_id, "kind": kind, "depth": row["depth"],
+                     "round": row["round"], "line": row["line"], **log.at(node_id),
+                     "state": log.state(node_id),
+                     **({"clauses": facts[1], "clauses_not_in_summary": facts[0],
+                         "values": facts[3], "values_not_in_summary": facts[2]}
+                        if facts else {})})
+        kids = log.children.get(node_id, [])
+        if kids and level >= MAX_LEVELS:
+            if budget.take():
+                node.children = [_cut(f"child(ren) and the {row['depth'] - 1:,} level(s) "
+                                      "below", len(kids))]
+            return node, (0, 0)
+        weighed: list[tuple[tuple[int, int], Node]] = []
+        cut = []
+        for k, child in enumerate(kids):
+            if not budget.take():
+                cut.append(_cut("more child(ren)", len(kids) - k))
+                break
+            weighed.append(down(child, level + 1)[::-1])
+        if dropped:
+            weighed.sort(key=lambda w: (-w[0][0], -w[0][1]))
+        node.children = [sub for _, sub in weighed] + cut
+        own = (facts[0], facts[2]) if facts else (0, 0)
+        return node, (own[0] + sum(w[0] for w, _ in weighed),
+                      own[1] + sum(w[1] for w, _ in weighed))
+
+    root, _ = down(item)
+    states = [_LEAF_STATE[log.state(s).split(" ")[0]] for s in leaves]
+    root.label += f"; {len(leaves):,} span(s) below: " + ", ".join(
+        f"{states.count(o):,} {o}" for o in dict.fromkeys(_LEAF_STATE.values()) if o in states)
+    root.data["counts"] = {o: states.count(o) for o in dict.fromkeys(_LEAF_STATE.values())
+                           if o in states}
+    return root
+
+
+FACT_LEAVES = 5_000
+"""Most spans below a traced summary whose facts are checked against it (each span's
+text is read once and each fact compared once; past this the tree is in log order)."""
+
+_LEAF_STATE = {"evicted": "evicted", "dropped": "dropped silently",
+               "offloaded": "offloaded (resolvable)", "retained": "retained"}
+
+
+def _dropped_facts(log: _Log, summary: str, spans: list[str]
+                   ) -> dict[str, tuple[int, int, int, int]]:
+    """For each of ``spans`` with text: its distinct clauses the text of ``summary``
+    does not state, its clauses, then the same of its values (the other kinds), by the
+    survival rules (:meth:`_Log.survives`)."""
+    out = {}
+    for item in spans:
+        row = log.rows[item]
+        if row["text"] is None:
+            continue
+        found = {(d.kind, d.norm): d for d in
+                 ext.extract(row["text"], span_type(row["source"], row["text"]))}
+        clauses = [d for d in found.values() if d.kind in CLAUSE_KINDS]
+        values = [d for d in found.values() if d.kind not in CLAUSE_KINDS]
+        out[item] = (sum(not log.survives(d, summary) for d in clauses), len(clauses),
+                     sum(not log.survives(d, summary) for d in values), len(values))
+    return out
+
+
+def _leaves(log: _Log, item: str) -> list[str]:
+    """The distinct raw spans under ``item`` (each once, however many paths reach it;
+    iterative, so a deep chain does not recurse)."""
+    seen, stack, out = {item}, [item], []
+    while stack:
+        node = stack.pop()
+        kids = log.children.get(node, [])
+        if not kids and log.rows[node]["kind"] == "span":
+            out.append(node)
+        for child in kids:
+            if child not in seen:
+                seen.add(child)
+                stack.append(child)
+    return out

@@ -1,0 +1,382 @@
+"""The trace of a discriminator or of words (``compaction-audit trace LOG 45000``): each
+raw span that holds it, up the fold chain (seed 002: "tier-subsumption failure")."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from compaction_audit.errors import UsageError
+from compaction_audit.model import Session
+from compaction_audit.recall import extract as ext
+from compaction_audit.recall.kinds import KIND_RANK
+from compaction_audit.recall.spantypes import span_type
+from compaction_audit.recall.survival import check as surv  # where tests patch survives
+from compaction_audit.recall.wholetoken import STATING_TYPES, looked_for, states
+from compaction_audit.trace.log import _Log
+from compaction_audit.trace.tree import (
+    MAX_LEVELS,
+    MAX_NODES,
+    OUTCOMES,
+    Node,
+    _Budget,
+    _cut,
+    counts_label,
+)
+
+_CLAUSES = ext.CLAUSE_KINDS
+
+
+def _matches(norms: set[str], q: str, d: ext.Discriminator) -> bool:
+    """``d`` is the query (one of ``norms``, or its text is ``q``), or a clause whose
+    words hold ``q``."""
+    if d.norm in norms or d.text.lower() == q:
+        return True
+    return d.kind in _CLAUSES and q in d.norm.split()
+
+
+def _word_in(needle: str, text: str) -> bool:
+    """``needle`` occurs in ``text`` (both lower case) with no word character on
+    either side."""
+    return re.search(r"(?<!\w)" + re.escape(needle) + r"(?!\w)", text) is not None
+
+
+@dataclass(frozen=True)
+class _Follow:
+    """What is followed up a fold chain: a discriminator, or (plain search) a literal
+    string that a summary must hold whole."""
+
+    d: ext.Discriminator | None = None
+    literal: str | None = None
+    part: bool = False  # the literal may be part of a word (a token cut short)
+
+    def at(self, text: str) -> tuple[str, str | None]:
+        """(result, detail) for a summary ``text``: ``carried``; ``carried in part``
+        with the file name kept (a path whose file name alone is stated: never
+        reported as carried); ``flipped`` with the sentence; ``lost``."""
+        low = text.lower()
+        if self.literal is not None:
+            held = self.literal in low if self.part else _word_in(self.literal, low)
+            return ("carried" if held else "lost"), None
+        assert self.d is not None
+        d = self.d
+        if surv.survives(d, text):
+            if d.kind not in _CLAUSES and ("/" in d.norm or "\\" in d.norm) \
+                    and not _word_in(d.norm.rstrip("/\\"), low):
+                return "carried in part", re.split(r"[/\\]", d.norm.rstrip("/\\"))[-1]
+            return "carried", None
+        if (sentence := surv.flip_sentence(d, text)) is not None:
+            return "flipped", sentence  # the words survive, the rule is reversed (issue 12)
+        return "lost", None
+
+
+def _folds_above(log: _Log, item: str, seen: set[str], level: int, budget: _Budget,
+                 nodes: list[Node]) -> Iterator[str]:
+    """The folds that took ``item`` in and are not in ``seen`` yet, each added to
+    ``seen`` as it is yielded.  Past :data:`MAX_LEVELS`, or when ``budget`` runs out,
+    it yields no more and appends a cut node to ``nodes`` (which it mutates) saying
+    how many folds were left."""
+    folds = [f for f in log.parents.get(item, []) if f not in seen]
+    if folds and level > MAX_LEVELS:
+        nodes.append(_cut("more fold(s) above", len(folds)))
+        return
+    for k, fold in enumerate(folds):
+        if not budget.take():
+            nodes.append(_cut("more fold(s)", len(folds) - k))
+            return
+        seen.add(fold)
+        yield fold
+
+
+def _carry(log: _Log, item: str, follow: _Follow | None,
+           companions: list[ext.Discriminator], seen: set[str], level: int = 1,
+           budget: _Budget | None = None) -> list[Node]:
+    """Nodes for the folds that took ``item`` in, following ``follow`` up the chain.
+
+    ``companions`` are the origin span's other discriminators still stated by ``item``;
+    each fold reports the ones it drops, and the chain goes on after the query is lost
+    while any companion survives (the seed 002 tier chain: the leaf drops the number,
+    the mid tier the environment qualifier).  The span itself (``level`` 1) shows no
+    event nodes: its label states its end state.
+    """
+    budget = budget or _Budget()
+    nodes = log.event_nodes(item) if level > 1 else []
+    for fold in _folds_above(log, item, seen, level, budget, nodes):
+        row = log.rows[fold]
+        where = f"(depth {row['depth']}, {log.where(fold)})"
+        base = {"fold": fold, "round": row["round"], "line": row["line"], **log.at(fold),
+                "depth": row["depth"]}
+        if row["text"] is None:
+            nodes.append(Node(f"fold {fold} {where}: no text, cannot check",
+                              {**base, "result": "unknown"}))
+            continue
+        # one pass: `c not in kept` compared dataclasses pairwise, companions squared
+        kept: list[ext.Discriminator] = []
+        lost_here: list[ext.Discriminator] = []
+        for c in companions:
+            (kept if log.survives(c, fold) else lost_here).append(c)
+        data = {**base, "also_dropped": [c.text for c in lost_here]}
+        accounted = " (accounted)" if row["accounting"] is not None else ""
+        head = ""
+        if follow is None:
+            label, result = f"then folded into {fold}{accounted} {where}", "after"
+        else:
+            result, detail = log.follow_at(follow, fold)
+            if result == "carried":
+                label = f"carried by fold {fold}{accounted} {where}"
+            elif result == "carried in part":
+                label = (f"carried only as its file name by fold {fold}{accounted} {where}"
+                         f", not whole: {detail!r}")
+                head = label[:label.rindex(": ") + 2]
+                data["kept_only"] = detail
+            elif result == "flipped":
+                label = f"flipped at fold {fold}{accounted} {where}: {detail!r}"
+                head = label[:len(label) - len(repr(detail))]
+            else:
+                label = f"LOST at fold {fold}{accounted} {where}"
+        also = ("; also dropped: " + ", ".join(f"{c.kind.value} {c.text!r}"
+                                               for c in lost_here)) if lost_here else ""
+        cut = len(head or label) + (len("; also dropped: ") if also and not head else 0)
+        up_follow = follow if result == "carried" else None
+        up = (_carry(log, fold, up_follow, kept, seen, level + 1, budget)
+              if up_follow is not None or kept else [])
+        nodes.append(Node(label + also, {**data, "result": result}, up,
+                          cut=cut if (also or head) else None))
+    return nodes
+
+
+_PREFER = ("carried", "carried in part", "unknown", "flipped", "lost")
+
+
+def _fold_fate(log: _Log, node: Node) -> str:
+    """Where the query ends on the chain from one fold node (see :data:`OUTCOMES`)."""
+    result = node.data["result"]
+    if result != "carried":
+        return str(result)
+    ups = [c for c in node.children if c.data.get("result") not in (None, "after")]
+    if ups:
+        return min((_fold_fate(log, c) for c in ups), key=_PREFER.index)
+    ends = log.state(node.data["fold"])
+    return "carried" if ends in ("retained", "offloaded (resolvable)") else "lost"
+
+
+def _span_fate(log: _Log, span: str, children: list[Node]) -> str:
+    """The query's fate for one span (see :data:`OUTCOMES`)."""
+    state = log.state(span)
+    if state == "retained":
+        return "in context"
+    if state.startswith("offloaded"):
+        return "recoverable"
+    folds = [c for c in children if c.data.get("result") not in (None, "after")]
+    if not folds:
+        return "lost"
+    return min((_fold_fate(log, c) for c in folds), key=_PREFER.index)
+
+
+def _reading(query: str) -> tuple[str, set[str], str | None]:
+    """How ``query`` is read: (mode, norms, note).  ``discriminator`` when the
+    extractor reads the whole query as one discriminator; else ``reduced`` (to the
+    clauses whose words hold it), with a note that says so."""
+    q = query.strip().lower()
+    found = ext.extract(query)
+    whole = {d.norm for d in found if d.text.strip().lower() == q or d.norm == q}
+    if whole:
+        return "discriminator", whole | {q}, None
+    inner = ", ".join(f"{d.kind.value} {d.text!r}" for d in found)
+    note = f"{query!r} is not a discriminator" + (f" (it holds {inner})" if inner else "")
+    return "reduced", {q}, note
+
+
+def trace_discriminator(session: Session, query: str) -> Node:
+    """One node per raw span that holds ``query``, with where it went, under a root
+    whose label counts the spans by fate (:data:`OUTCOMES`).
+
+    A query that is not itself a discriminator is reduced to the clauses whose words
+    hold it, and when none does, span texts are searched for it literally (word
+    bounded, ``plain``; then as part of a word, ``substring``: a path a product cut
+    short); ``data["reading"]`` and ``data["note"]`` say which.  Then summaries
+    stating it with no raw span holding it.  Raises :class:`UsageError` when nothing
+    matches.
+    """
+    log = _Log(session)
+    mode, norms, note = _reading(query)
+    asked_for = mode
+    q = query.strip().lower()
+    spans: list[tuple[str, list[ext.Discriminator], list[ext.Discriminator]]] = []
+    for item, row in log.rows.items():
+        if row["kind"] != "span" or row["text"] is None:
+            continue
+        found = ext.extract(row["text"], span_type(row["source"], row["text"]))
+        # the query itself first (followed up the chain), then the clauses holding it
+        hits = sorted((d for d in found if _matches(norms, q, d)),
+                      key=lambda d: d.norm not in norms and d.text.lower() != q)
+        if hits:  # companions: the other hits first, then by kind, so that a cut list
+            # shows them and the facts before the values (usertest9: ids led it)
+            rest = sorted((c for c in found if c not in hits), key=lambda c: -KIND_RANK[c.kind])
+            spans.append((item, hits, hits[1:] + rest))
+    if not spans and q:
+        if mode == "discriminator":
+            note = f"no span holds {query!r} as a discriminator"
+        mode = "plain"
+        spans = [(item, [], []) for item, row in log.rows.items()
+                 if row["kind"] == "span" and row["text"] is not None
+                 and _word_in(q, row["text"].lower())]
+        if not spans:
+            # a token cut short (a path a product truncated) is a part of a word:
+            # search it as a plain substring before saying no raw span holds it
+            spans = [(item, [], []) for item, row in log.rows.items()
+                     if row["kind"] == "span" and row["text"] is not None
+                     and q in row["text"].lower()]
+            mode = "substring" if spans else mode
+    # the root names what was followed: a word the extractor does not read as a
+    # discriminator is not called one (its note says what it was reduced to), a query
+    # of several words is no word (ux5 F9), and a discriminator no span holds as one
+    # was followed as text (usertest7: "discriminator" over "no span holds it as one")
+    what = ("discriminator" if mode == "discriminator" else "text"
+            if asked_for == "discriminator" or len(query.split()) > 1 else "word")
+    if mode == "reduced" and any(d.text.strip().lower() == q
+                                 for _, hits, _ in spans for d in hits):
+        # `12px` in backticks is an identifier where "12px" alone is not (usertest10)
+        note = (f"{query!r} alone is not read as a discriminator; spans hold it as one "
+                "in their own wording")
+    elif mode == "reduced":
+        note = f"{note}; reduced to the clause(s) whose words hold it"
+    elif mode == "plain":
+        note = f"{note}; span texts searched for it literally"
+    elif mode == "substring":
+        note = f"{note}; span texts searched for it literally, as part of a word"
+    children = _span_nodes(log, spans, mode, q)
+    if any(n.data["fate"] == "lost" for n in children):
+        children += _span_nodes(log, _stating(log, spans), mode, q)
+    children.sort(key=lambda n: (OUTCOMES.index(n.data["fate"]), n.data["round"],
+                                 n.data["line"]))
+    data: dict[str, Any] = {"query": query, "kind": "discriminator", "reading": mode}
+    if note:
+        data["note"] = note
+    if not children:
+        children = _summaries_stating(log, norms, q)
+        counts = f"no span states it; {len(children)} summar{'y' if len(children) == 1 else 'ies'}"
+    else:
+        fates = [n.data["fate"] for n in children]
+        data["counts"] = {o: fates.count(o) for o in OUTCOMES if o in fates}
+        counts = counts_label(fates) + _still_held(children)
+    if not children:
+        raise UsageError(f"{query!r} is neither an item id nor a discriminator or words of any "
+                         f"span or summary text in {session.path}")
+    return Node(f"{what} {query!r}: {counts}", data, children)
+
+
+def _stating(log: _Log, spans: list[tuple[str, list[ext.Discriminator],
+                                          list[ext.Discriminator]]]
+             ) -> list[tuple[str, list[ext.Discriminator], list[ext.Discriminator]]]:
+    """The other spans that state the first hit of ``spans`` in another form (`12px`
+    held, "(12px)" not extracted): the audit counts them as holding it
+    (:mod:`compaction_audit.recall.wholetoken`), so the tree shows them beside a span
+    that lost it (usertest10); none when no span holds the query as a discriminator."""
+    fact = next((d for _, hits, _ in spans for d in hits[:1]), None)
+    if fact is None or not looked_for(fact.kind.value, fact.text):
+        return []
+    named = {item for item, _, _ in spans}
+    return [(item, [], []) for item, row in log.rows.items()
+            if row["kind"] == "span" and row["text"] is not None and item not in named
+            and states(row["text"], fact.text)
+            and span_type(row["source"], row["text"]) in STATING_TYPES]
+
+
+def _span_nodes(log: _Log, spans: list[tuple[str, list[ext.Discriminator],
+                                              list[ext.Discriminator]]],
+                mode: str, q: str) -> list[Node]:
+    """One node per ``(span, hits, others)``: the span's fate for the query (each hit
+    under its own fate), the chain of folds above it as children."""
+    children: list[Node] = []
+    for item, hits, others in spans:
+        row = log.rows[item]
+        follow = _Follow(d=hits[0]) if hits else _Follow(literal=q, part=mode == "substring")
+        up = _carry(log, item, follow, others, set())
+        fate = _span_fate(log, item, up)
+        head = f"span {item} ({log.where(item)}; now {log.state(item)}): {fate}"
+        # each hit under its own fate (usertest8: a constraint holding the query read
+        # "carried" beside a fold that dropped it; adv50: one that a second fold still
+        # carried read "dropped")
+        fates = [fate, *(_span_fate(log, item, _carry(log, item, _Follow(d=h), [], set()))
+                         for h in hits[1:])] if hits else []
+        stated = "; ".join(
+            (f"{f}: " if f != fate else "") + ", ".join(
+                f"{d.kind.value} {d.text!r}" for d, g in zip(hits, fates, strict=True)
+                if g == f)
+            for f in dict.fromkeys(fates))
+        children.append(Node(
+            head + (f"; {stated}" if stated else ""),
+            {"span": item, "source": row["source"], "round": row["round"],
+             "line": row["line"], **log.at(item), "state": log.state(item), "fate": fate,
+             "matched": [{"kind": d.kind.value, "text": d.text, "norm": d.norm, "fate": g}
+                         for d, g in zip(hits, fates, strict=True)]},
+            up, cut=len(head) + 2 if stated else None))
+    return children
+
+
+HELD = ("carried", "recoverable", "in context")
+"""Span fates under which the value can still be read (:data:`OUTCOMES`)."""
+
+
+def _still_held(spans: list[Node]) -> str:
+    """``; still held by span X`` (``and N more``) when some spans lost the value and
+    another still holds it: each lost span's "LOST at fold" is true of that span
+    alone, and a reader of the tree took the value for lost (ux4 F11).  The first
+    holding span in the tree's order is named (its fate is on its own line), with its
+    source when the log gives one: "line-19 (user)" is the person's own later message,
+    which a reader took for the fact kept (usertest5).  When every holder is a message
+    of the person (source ``user``) written at or after the first fold that lost the
+    value, the label says only the person states it again (the audit's "asked again");
+    otherwise a span that kept it is named before such messages.  Empty otherwise."""
+    held = [n for n in spans if n.data["fate"] in HELD]
+    if not held or len(held) == len(spans):
+        return ""
+    lost_at = min((r for n in spans if n.data["fate"] == "lost"
+                   for r in _loss_rounds(n)), default=None)
+    asked = [n for n in held if n.data.get("source") == "user"
+             and lost_at is not None and n.data["round"] >= lost_at]
+    if len(asked) == len(held):  # usertest11: the person's question read as the fact kept
+        first = asked[0].data
+        more = f" and {len(asked) - 1} more" if len(asked) > 1 else ""
+        return (f"; after the loss only the person states it again: span {first['span']} "
+                f"(user, round {first['round']}){more}")
+    held = [n for n in held if n not in asked] + asked  # a span that kept it first
+    more = f" and {len(held) - 1} more" if len(held) > 1 else ""
+    source = held[0].data.get("source")
+    who = f" ({source})" if source else ""
+    return f"; still held by span {held[0].data['span']}{who}{more}"
+
+
+def _loss_rounds(node: Node) -> list[int]:
+    """The rounds of the folds below ``node`` (at any depth) that lost the query."""
+    return [r for c in node.children
+            for r in ([c.data["round"]] if c.data.get("result") == "lost" else [])
+            + _loss_rounds(c)]
+
+
+def _summaries_stating(log: _Log, norms: set[str], q: str) -> list[Node]:
+    """Summaries whose text states the query when no raw span does: a claim with no
+    raw source (rule unsupported-summary-claim, issue 12), oldest first.  A summary
+    that holds no discriminator matching it but has the query as words of its text
+    (word bounded, as span texts are searched) states it as ``text`` (usertest11:
+    words copied from a summary were "neither an item id nor a discriminator")."""
+    found = []
+    for item, row in log.rows.items():
+        if row["kind"] != "summary" or row["text"] is None:
+            continue
+        where = f"(depth {row['depth']}, {log.where(item)}) with no raw span holding it"
+        base = {"summary": item, "round": row["round"], "line": row["line"], **log.at(item),
+                "result": "no raw source"}
+        d = next((d for d in ext.extract(row["text"]) if _matches(norms, q, d)), None)
+        if d is not None:
+            found.append(Node(f"{d.kind.value} {d.text!r} stated by summary {item} {where}",
+                              {**base, "kind": d.kind.value, "text": d.text, "norm": d.norm}))
+        elif q and _word_in(q, row["text"].lower()):
+            found.append(Node(f"text stated by summary {item} {where}",
+                              {**base, "kind": "text", "text": q, "norm": q}))
+        if len(found) >= MAX_NODES:
+            break
+    return sorted(found, key=lambda n: (n.data["round"], n.data["line"]))
