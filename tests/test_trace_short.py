@@ -490,3 +490,19 @@ def test_words_only_a_summary_states_are_traced_to_it(write_log: LogWriter) -> N
     assert missing.exit_code == 2
     assert "neither an item id nor a discriminator or words of any span or summary text" \
         in missing.output
+
+
+def test_also_dropped_lists_the_clauses_nearest_the_query_first(
+        write_log: LogWriter) -> None:
+    """usertest11: tracing a clause of a long spec listed the spec's first requirements
+    (finished work far from it) as "also dropped"; the clauses beside it come first."""
+    text = ("Requirements:\n- Thumbnails must stay under 48 KB on disk always.\n"
+            "- Store every thumbnail in the shared cache bucket.\n\n"
+            "Deploy notes: the gateway port is 8443, and never restart the gateway "
+            "during a deploy.")
+    path = str(write_log([rnd(0, spans=[span("s", text)]),
+                          rnd(1, summaries=[fold("F", ["s"], "Deploy work.")],
+                              evicted=["s"])]))
+    root = trace(read_native(path), "8443")
+    (fold_node,) = root.children[0].children
+    assert fold_node.data["also_dropped"][0] == "never restart the gateway during a deploy"

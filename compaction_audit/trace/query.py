@@ -212,9 +212,13 @@ def trace_discriminator(session: Session, query: str) -> Node:
         # the query itself first (followed up the chain), then the clauses holding it
         hits = sorted((d for d in found if _matches(norms, q, d)),
                       key=lambda d: d.norm not in norms and d.text.lower() != q)
-        if hits:  # companions: the other hits first, then by kind, so that a cut list
-            # shows them and the facts before the values (usertest9: ids led it)
-            rest = sorted((c for c in found if c not in hits), key=lambda c: -KIND_RANK[c.kind])
+        if hits:  # companions: the other hits first, then the clauses before the values
+            # (usertest9: ids led a cut list), each nearest the hit first (usertest11:
+            # the first requirements of a long spec, far from the hit, led it)
+            at = hits[0].start
+            rest = sorted((c for c in found if c not in hits),
+                          key=lambda c: (c.kind not in _CLAUSES, abs(c.start - at),
+                                         -KIND_RANK[c.kind]))
             spans.append((item, hits, hits[1:] + rest))
     if not spans and q:
         if mode == "discriminator":
