@@ -399,7 +399,7 @@ def test_full_shows_a_node_s_dropped_list_whole(write_log: LogWriter,
             evicted=["a"])]))
     cut = run(path, "8011").output
     whole = run(path, "8011", "--full").output
-    assert "'8010'" not in cut and "…" in cut
+    assert "'8000'" not in cut and "…" in cut  # the values nearest 8011 come first
     lost = [ln for ln in whole.splitlines() if "also dropped" in ln or ln.startswith(" ")
             or ln.startswith("│")]
     joined = " ".join(ln.strip("│ └├─") for ln in lost)
@@ -407,7 +407,7 @@ def test_full_shows_a_node_s_dropped_list_whole(write_log: LogWriter,
     assert all(len(ln) <= 100 and not ln.startswith("'") for ln in whole.splitlines())
     monkeypatch.setattr(tracer, "FULL_LIMIT", 30)
     bounded = run(path, "8011", "--full").output
-    assert "quantity '8000', quantity '80…\n" in bounded and "'8001'" not in bounded
+    assert "quantity '8010', quantity '80…\n" in bounded and "'8009'" not in bounded
 
 
 def test_a_summarys_one_line_skips_a_tag_alone_on_its_line() -> None:
