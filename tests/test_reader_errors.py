@@ -123,6 +123,22 @@ def test_truncated_last_line(tmp_path: Path) -> None:
         read_native(str(path))
 
 
+def test_a_string_open_at_the_end_of_a_line_is_unterminated(tmp_path: Path) -> None:
+    """adv56: `{"bad` and its newline read "unexpected control character in string"
+    (the newline); a control character inside a string still reads as one."""
+    for lines, at in (([json.dumps(OK0), '{"type": "round", "round": 1, "spans": [{"id": "a'],
+                       2), (['{"bad'], 1)):
+        path = tmp_path / "t.jsonl"
+        path.write_text("\n".join(lines) + "\n")
+        result = CliRunner().invoke(app, ["audit", str(path)])
+        assert result.exit_code == 2
+        assert result.stderr.strip() == (f"compaction-audit: {path}:{at}: bad JSON: unterminated "
+                                         "string (a quote is missing before the line ends)")
+    path.write_text(json.dumps(OK0) + '\n{"type": "round", "round": 1, "x": "a\x01b"}\n')
+    with pytest.raises(LogError, match=r":2: bad JSON: unexpected control character in string"):
+        read_native(str(path))
+
+
 def test_cli_error_is_one_line_exit_2(write_log: LogWriter) -> None:
     path = write_log([OK0, rnd(1, evicted=["nope"])])
     result = CliRunner().invoke(app, ["audit", str(path)])

@@ -178,7 +178,7 @@ def _decide(path: str, head: list[tuple[int, bytes]],
         try:
             obj = orjson.loads(raw)
         except orjson.JSONDecodeError as exc:
-            first_error = first_error or LogError(path, number, json_error(raw, exc.msg))
+            first_error = first_error or LogError(path, number, json_error(raw, exc.msg, exc.pos))
             bad += i < 2
             continue
         if type(obj) is dict:

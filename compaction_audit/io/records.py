@@ -531,6 +531,10 @@ def json_error(raw: bytes, message: str, pos: int | None = None) -> str:
     if raw.count(b"\r") > raw.count(b"\r\n"):
         return (f"bad JSON: lines end with a lone CR (classic Mac line endings); "
                 f"use LF or CRLF ({message})")
+    if (what == "bad JSON" and message.startswith("unexpected control character in string")
+            and raw.rstrip(b"\r\n") != raw and pos == len(raw.rstrip(b"\r\n"))):
+        # adv56: `{"bad` and its newline: the string runs to the end of the line
+        return "bad JSON: unterminated string (a quote is missing before the line ends)"
     return f"{what}: {message}"
 
 
