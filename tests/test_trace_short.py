@@ -506,3 +506,27 @@ def test_also_dropped_lists_the_clauses_nearest_the_query_first(
     root = trace(read_native(path), "8443")
     (fold_node,) = root.children[0].children
     assert fold_node.data["also_dropped"][0] == "never restart the gateway during a deploy"
+
+
+def test_summary_trace_weighs_every_span_before_the_node_budget(
+        write_log: LogWriter) -> None:
+    """adv57: under a summary of 3,000 spans, the one that lost facts (the last) was past
+    the 2,000-node budget and never shown; and a shared span put first by the order
+    was "shown above" before it was shown."""
+    many = [span(f"s{k}", "A note.") for k in range(tracer.MAX_NODES + 50)]
+    many[-1] = span("last", "Requirements:\n- Never deploy on Fridays at all.\n")
+    path = str(write_log([rnd(0, spans=many),
+                          rnd(1, summaries=[fold("S", [s["id"] for s in many], "Notes.")],
+                              evicted=[s["id"] for s in many])]))
+    root = trace(read_native(path), "S")
+    assert root.children[0].data["id"] == "last"
+    shared = str(write_log([
+        rnd(0, spans=[span("s", "Port 8443."), span("t", "Never restart the gateway.")]),
+        rnd(1, summaries=[fold("A", ["s"], "Ports."), fold("B", ["s", "t"], "Gateway.")],
+            evicted=["s", "t"]),
+        rnd(2, summaries=[fold("R", ["A", "B"], "Work.")], evicted=["A", "B"])],
+        name="shared.jsonl"))
+    b, a = trace(read_native(shared), "R").children  # B holds more of what R dropped
+    assert (b.data["id"], a.data["id"]) == ("B", "A")
+    assert [c.data["id"] for c in b.children] == ["t", "s"]
+    assert a.children[0].label == "span s: shown above"

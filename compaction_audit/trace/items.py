@@ -65,15 +65,19 @@ def trace_summary(session: Session, item: str) -> Node:
     leaves = _leaves(log, item)
     dropped = (_dropped_facts(log, item, leaves)
                if log.rows[item]["text"] is not None and len(leaves) <= FACT_LEAVES else {})
+    # every node weighed before the node budget cuts any (adv57: the one span that lost
+    # its facts, the last of 3,000, was past the budget), and the children drawn in
+    # that order, so a shared sub-DAG is whole where it is first met
+    weight = _weights(log, item, dropped) if dropped else {}
 
     shown: set[str] = set()
 
-    def down(node_id: str, level: int = 0) -> tuple[Node, tuple[int, int]]:
+    def down(node_id: str, level: int = 0) -> Node:
         row = log.rows[node_id]
         kind = "summary" if row["kind"] == "summary" else "span"
         if node_id in shown:  # one node per item: a shared sub-DAG is drawn once
             return Node(f"{kind} {node_id}: shown above",
-                        {"id": node_id, "kind": kind, "shown_above": True}), (0, 0)
+                        {"id": node_id, "kind": kind, "shown_above": True})
         shown.add(node_id)
         facts = dropped.get(node_id)
         said = (f"; not in the summary: {facts[0]:,} of {facts[1]:,} clause(s), "
@@ -92,22 +96,17 @@ def trace_summary(session: Session, item: str) -> Node:
             if budget.take():
                 node.children = [_cut(f"child(ren) and the {row['depth'] - 1:,} level(s) "
                                       "below", len(kids))]
-            return node, (0, 0)
-        weighed: list[tuple[tuple[int, int], Node]] = []
-        cut = []
+            return node
+        if weight:
+            kids = sorted(kids, key=lambda k: (-weight[k][0], -weight[k][1]))
         for k, child in enumerate(kids):
             if not budget.take():
-                cut.append(_cut("more child(ren)", len(kids) - k))
+                node.children.append(_cut("more child(ren)", len(kids) - k))
                 break
-            weighed.append(down(child, level + 1)[::-1])
-        if dropped:
-            weighed.sort(key=lambda w: (-w[0][0], -w[0][1]))
-        node.children = [sub for _, sub in weighed] + cut
-        own = (facts[0], facts[2]) if facts else (0, 0)
-        return node, (own[0] + sum(w[0] for w, _ in weighed),
-                      own[1] + sum(w[1] for w, _ in weighed))
+            node.children.append(down(child, level + 1))
+        return node
 
-    root, _ = down(item)
+    root = down(item)
     states = [_LEAF_STATE[log.state(s).split(" ")[0]] for s in leaves]
     root.label += f"; {len(leaves):,} span(s) below: " + ", ".join(
         f"{states.count(o):,} {o}" for o in dict.fromkeys(_LEAF_STATE.values()) if o in states)
@@ -122,6 +121,28 @@ text is read once and each fact compared once; past this the tree is in log orde
 
 _LEAF_STATE = {"evicted": "evicted", "dropped": "dropped silently",
                "offloaded": "offloaded (resolvable)", "retained": "retained"}
+
+
+def _weights(log: _Log, item: str, dropped: dict[str, tuple[int, int, int, int]]
+             ) -> dict[str, tuple[int, int]]:
+    """(clauses, values) not in the summary, of each node below ``item`` and the nodes
+    below it (a shared sub-DAG counted under each parent: an order, not a total);
+    iterative, so a deep chain does not recurse."""
+    out: dict[str, tuple[int, int]] = {}
+    stack = [(item, False)]
+    while stack:
+        node, ready = stack.pop()
+        if node in out:
+            continue
+        kids = log.children.get(node, [])
+        if not ready:
+            stack.append((node, True))
+            stack.extend((k, False) for k in kids if k not in out)
+            continue
+        own = dropped.get(node, (0, 0, 0, 0))
+        below = [out.get(k, (0, 0)) for k in kids]
+        out[node] = (own[0] + sum(b[0] for b in below), own[2] + sum(b[1] for b in below))
+    return out
 
 
 def _dropped_facts(log: _Log, summary: str, spans: list[str]
