@@ -530,3 +530,19 @@ def test_summary_trace_weighs_every_span_before_the_node_budget(
     assert (b.data["id"], a.data["id"]) == ("B", "A")
     assert [c.data["id"] for c in b.children] == ["t", "s"]
     assert a.children[0].label == "span s: shown above"
+
+
+@pytest.mark.parametrize(("drops_at", "fate"), [(None, "carried"), (18, "lost")])
+def test_a_chain_past_the_levels_drawn_still_decides_the_fate(
+        write_log: LogWriter, drops_at: int | None, fate: str) -> None:
+    """adv57: 17 folds in a row that each kept 45000, the last retained, read "1 lost":
+    the fate was read at the cut (16 levels), where the fold was evicted."""
+    said = "Set timeout_ms to 45000 on staging."
+    records = [rnd(0, spans=[span("a", said)])]
+    below = "a"
+    for k in range(1, 21):
+        text = "Staging notes." if k == drops_at else said
+        records.append(rnd(k, summaries=[fold(f"F{k}", [below], text)], evicted=[below]))
+        below = f"F{k}"
+    root = trace(read_native(str(write_log(records))), "45000")
+    assert root.label == f"discriminator '45000': 1 span: 1 {fate}"

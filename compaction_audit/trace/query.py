@@ -103,6 +103,7 @@ def _carry(log: _Log, item: str, follow: _Follow | None,
     """
     budget = budget or _Budget()
     nodes = log.event_nodes(item) if level > 1 else []
+    shown = len(nodes)
     for fold in _folds_above(log, item, seen, level, budget, nodes):
         row = log.rows[fold]
         where = f"(depth {row['depth']}, {log.where(fold)})"
@@ -144,7 +145,37 @@ def _carry(log: _Log, item: str, follow: _Follow | None,
               if up_follow is not None or kept else [])
         nodes.append(Node(label + also, {**data, "result": result}, up,
                           cut=cut if (also or head) else None))
+    if follow is not None and len(nodes) > shown and "not_shown" in nodes[-1].data \
+            and level > MAX_LEVELS:
+        # adv57: past the levels drawn the chain still decides the query's fate (17
+        # folds that each kept it, the last retained, read "lost" at the cut)
+        nodes[-1].data["beyond"] = _fate_above(log, item, follow)
     return nodes
+
+
+def _fate_above(log: _Log, item: str, follow: _Follow) -> str:
+    """Where the query ends on the folds above ``item`` (each path followed while a
+    fold carries it; a carrying fold nothing folds ends it by its state), worst of the
+    paths by :data:`_PREFER`; the trees are not drawn (iterative: a deep chain)."""
+    fates: set[str] = set()
+    seen: set[str] = set()
+    stack = [item]
+    while stack:
+        node = stack.pop()
+        for fold in log.parents.get(node, []):
+            if fold in seen:
+                continue
+            seen.add(fold)
+            result = ("unknown" if log.rows[fold]["text"] is None
+                      else log.follow_at(follow, fold)[0])
+            if result != "carried":
+                fates.add(result)
+            elif log.parents.get(fold):
+                stack.append(fold)
+            else:
+                fates.add("carried" if log.state(fold) in ("retained", "offloaded (resolvable)")
+                          else "lost")
+    return min(fates, key=_PREFER.index) if fates else "unknown"
 
 
 _PREFER = ("carried", "carried in part", "unknown", "flipped", "lost")
@@ -155,9 +186,10 @@ def _fold_fate(log: _Log, node: Node) -> str:
     result = node.data["result"]
     if result != "carried":
         return str(result)
+    beyond = [str(c.data["beyond"]) for c in node.children if "beyond" in c.data]
     ups = [c for c in node.children if c.data.get("result") not in (None, "after")]
-    if ups:
-        return min((_fold_fate(log, c) for c in ups), key=_PREFER.index)
+    if ups or beyond:
+        return min([*(_fold_fate(log, c) for c in ups), *beyond], key=_PREFER.index)
     ends = log.state(node.data["fold"])
     return "carried" if ends in ("retained", "offloaded (resolvable)") else "lost"
 
