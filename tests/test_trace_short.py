@@ -546,3 +546,22 @@ def test_a_chain_past_the_levels_drawn_still_decides_the_fate(
         below = f"F{k}"
     root = trace(read_native(str(write_log(records))), "45000")
     assert root.label == f"discriminator '45000': 1 span: 1 {fate}"
+
+
+def test_after_an_eviction_the_persons_question_is_not_the_value_kept(
+        write_log: LogWriter) -> None:
+    """adv57: a span evicted with no fold, or carried by a summary that was evicted in
+    turn, then asked about by the person, read "still held by span q (user)"."""
+    said = span("a", "Port 8443 on the gateway.")
+    other = {"id": "o", "tokens": 5, "text": "Other work.", "source": "assistant"}
+    evicted = [rnd(0, spans=[said]), rnd(1, spans=[other], evicted=["a"]),
+               rnd(2, spans=[span("q", "Was it port 8443?")])]
+    carried = [rnd(0, spans=[said]), rnd(1, summaries=[fold("S", ["a"], "Port 8443.")],
+                                          evicted=["a"]),
+               rnd(2, spans=[other], evicted=["S"]),
+               rnd(3, spans=[span("q", "Was it port 8443?")])]
+    for records, asked in ((evicted, 2), (carried, 3)):
+        path = str(write_log(records, name=f"r{asked}.jsonl"))
+        assert head(run(path, "8443").output) == (
+            "discriminator '8443': 2 spans: 1 lost, 1 in context; after the loss only the "
+            f"person states it again: span q (user, round {asked})")

@@ -297,7 +297,7 @@ def trace_discriminator(session: Session, query: str) -> Node:
     else:
         fates = [n.data["fate"] for n in children]
         data["counts"] = {o: fates.count(o) for o in OUTCOMES if o in fates}
-        counts = counts_label(fates) + _still_held(children)
+        counts = counts_label(fates) + _still_held(log, children)
     if not children:
         raise UsageError(f"{query!r} is neither an item id nor a discriminator or words of any "
                          f"span or summary text in {session.path}")
@@ -357,7 +357,7 @@ HELD = ("carried", "recoverable", "in context")
 """Span fates under which the value can still be read (:data:`OUTCOMES`)."""
 
 
-def _still_held(spans: list[Node]) -> str:
+def _still_held(log: _Log, spans: list[Node]) -> str:
     """``; still held by span X`` (``and N more``) when some spans lost the value and
     another still holds it: each lost span's "LOST at fold" is true of that span
     alone, and a reader of the tree took the value for lost (ux4 F11).  The first
@@ -371,7 +371,7 @@ def _still_held(spans: list[Node]) -> str:
     if not held or len(held) == len(spans):
         return ""
     lost_at = min((r for n in spans if n.data["fate"] == "lost"
-                   for r in _loss_rounds(n)), default=None)
+                   for r in _loss_rounds(log, n)), default=None)
     asked = [n for n in held if n.data.get("source") == "user"
              and lost_at is not None and n.data["round"] >= lost_at]
     if len(asked) == len(held):  # usertest11: the person's question read as the fact kept
@@ -386,11 +386,28 @@ def _still_held(spans: list[Node]) -> str:
     return f"; still held by span {held[0].data['span']}{who}{more}"
 
 
-def _loss_rounds(node: Node) -> list[int]:
-    """The rounds of the folds below ``node`` (at any depth) that lost the query."""
-    return [r for c in node.children
-            for r in ([c.data["round"]] if c.data.get("result") == "lost" else [])
-            + _loss_rounds(c)]
+def _loss_rounds(log: _Log, node: Node) -> list[int]:
+    """The rounds at which the query was lost on the chain below ``node`` (a span or
+    fold node): a fold that dropped it, else the eviction of the last item that held
+    it (the span itself when nothing folded it, a carrying fold nothing above carried
+    on: adv57, both read "still held" beside the person's later question)."""
+    out: list[int] = []
+    folds = [c for c in node.children if "fold" in c.data
+             and c.data.get("result") not in (None, "after")]
+    for c in folds:
+        if c.data["result"] == "lost":
+            out.append(c.data["round"])
+        elif c.data["result"] == "carried":
+            out += _loss_rounds(log, c) or _gone_round(log, c.data["fold"])
+    if not folds and "span" in node.data:
+        out += _gone_round(log, node.data["span"])
+    return out
+
+
+def _gone_round(log: _Log, item: str) -> list[int]:
+    """``[round]`` at which ``item`` was evicted or dropped; ``[]`` when it was not."""
+    gone = log.rows[item]["gone_ri"]
+    return [] if gone is None else [log.round_of[gone]]
 
 
 def _summaries_stating(log: _Log, norms: set[str], q: str) -> list[Node]:
