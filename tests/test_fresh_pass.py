@@ -206,6 +206,25 @@ def test_simulate_bounds_the_spans_of_a_run(tmp_path: Path) -> None:
     replace(PRESETS["research-decay"], rounds=200, spans_per_round=10_000).validate()
 
 
+def test_simulate_bounds_the_working_set_a_run_writes(tmp_path: Path) -> None:
+    """adv57: under a budget that holds everything, each round lists every span so far:
+    2,000 rounds of 1,000 spans would write about 40 GB."""
+    out = tmp_path / "s.jsonl"
+    result = run("simulate", "-o", str(out), "--rounds", "2000", "--spans-per-round", "1000",
+                 "--budget", str(10**12))
+    assert result.exit_code == 2 and not out.exists()
+    assert ("Invalid value for --budget: budget_tokens: value 1000000000000 is out of range "
+            "for 2,000 rounds of 1,000 spans (a working set of up to 2,000,275 items written "
+            "each round; at most 50,000,000 in a run)") in " ".join(result.stderr.split())
+    from dataclasses import replace
+
+    from compaction_audit.simulate.params import MAX_RETAINED, PRESETS
+    for preset in PRESETS.values():  # every preset runs to --rounds' own bound
+        longest = replace(preset, rounds=100_000)
+        longest.validate()
+        assert longest.rounds * longest.working_set_bound() <= MAX_RETAINED
+
+
 def test_simulate_bounds_are_inclusive(tmp_path: Path) -> None:
     from compaction_audit.simulate.params import PRESETS
 

@@ -178,6 +178,15 @@ class SimParams:
     )
     """The task query the scorer compares against (written in the session record)."""
 
+    def working_set_bound(self) -> int:
+        """Most items the working set can hold at once, as far as the parameters say:
+        what the budget holds at the mean span size (``budget_tokens /
+        span_tokens_mean``), but no more than ever arrived, and at least one round's
+        arrivals (each keeps a round of grace)."""
+        arrived = self.initial_spans + self.rounds * self.spans_per_round
+        return max(self.spans_per_round, self.initial_spans,
+                   min(self.budget_tokens // self.span_tokens_mean, arrived))
+
     def validate(self) -> None:
         """Raise ``ValueError`` naming the first parameter out of its range
         (``"seed: value ... is out of range ..."``).  The upper bounds
@@ -193,6 +202,12 @@ class SimParams:
             raise ValueError(f"spans_per_round: value {self.spans_per_round!r} is out of "
                              f"range for {self.rounds:,} rounds (rounds x spans per round "
                              f"at most {MAX_ARRIVALS:,})")
+        held = self.working_set_bound()
+        if self.rounds * held > MAX_RETAINED:
+            raise ValueError(f"budget_tokens: value {self.budget_tokens!r} is out of range "
+                             f"for {self.rounds:,} rounds of {self.spans_per_round:,} spans "
+                             f"(a working set of up to {held:,} items written each round; "
+                             f"at most {MAX_RETAINED:,} in a run)")
         checks: list[tuple[str, bool]] = [
             ("rounds", self.rounds >= 1),
             ("budget_tokens", self.budget_tokens >= 1),
@@ -246,13 +261,21 @@ UPPER: dict[str, tuple[int, int]] = {
 integers; the reader's ``MAX_TOKENS``), and runs that end (about 5 ms a round at the
 presets' size, so 100,000 rounds take minutes).  docs/simulator.md states them."""
 
+MAX_RETAINED = 50_000_000
+"""Most working-set entries one run writes (``rounds`` x :meth:`SimParams.
+working_set_bound`): each round lists the items it retains, so a budget that holds
+everything made the log grow with the square of the rounds (adv57: 2,000 rounds of
+1,000 spans under a 10^12-token budget wrote 58 MB in its first 73 rounds, about 40 GB
+in all).  About 1 GB of log at this bound; the presets write under 30 million at
+``--rounds``' bound."""
+
 MAX_ARRIVALS = 2_000_000
 """Most spans one run brings (``rounds * spans_per_round``).  The writer validates each
 record with the reader's rules as it goes and holds what that needs: about 6 times
 the bytes written in memory; 40 rounds of 10,000 spans wrote 76 MB in 17 s with 428 MB at
-peak (adv56), so the bound (about 380 MB of log, under 3 GB) keeps every run finite in
-time and memory; the presets' 14 spans a round reach it at about 140,000 rounds, past
-``--rounds``' own bound."""
+peak (adv56), so the bound (about 380 MB of log, under 3 GB), with :data:`MAX_RETAINED`,
+keeps runs finite in time and memory; the presets' 14 spans a round reach it at about
+140,000 rounds, past ``--rounds``' own bound."""
 
 
 PRESETS: dict[str, SimParams] = {
