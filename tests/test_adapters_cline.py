@@ -514,3 +514,21 @@ def test_a_part_of_a_type_not_known_is_counted_not_read(tmp_path: Path) -> None:
     out = run_adapter(cline.records, tmp_path / "basic.compaction.json")
     assert "1 part of a part type this reader does not know ('Text'): not read" in \
         out[0][1]["reader_notes"]
+
+
+def test_the_usage_before_a_compaction_is_checked(tmp_path: Path) -> None:
+    """adv57: `usageBefore` went into the report's compactions unchecked: -7 tokens,
+    10^30 tokens, "lots"."""
+    doc = json.loads((CLINE / "basic.compaction.json").read_text())
+    usage = doc["messages"][0]["metadata"]["usageBefore"]
+    for key, value, problem in (("inputTokens", -7, "expected an integer >= 0"),
+                                ("outputTokens", 10**30, "must be <= 1,000,000,000,000 tokens"),
+                                ("cacheReadTokens", "lots", "expected an integer >= 0"),
+                                ("cost", -1.5, "expected a number >= 0")):
+        bad = json.loads(json.dumps(doc))
+        bad["messages"][0]["metadata"]["usageBefore"] = {**usage, key: value}
+        path = write_json(tmp_path / "b.compaction.json", bad)
+        with pytest.raises(LogError) as err:
+            list(cline.records(str(path)))
+        assert str(err.value).endswith(
+            f"{problem} (messages[0].metadata.usageBefore.{key})"), err.value

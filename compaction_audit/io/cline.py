@@ -660,13 +660,22 @@ def _marker(path: str, line: int, i: int, msg: dict[str, Any]
     no object (a string hid the compaction marker: adv48) or a count of the marker
     (``tokensBefore``, ``messagesRemoved``) that is neither null nor an integer >= 0
     (adv46: a ``tokensBefore`` of -5 was reported as the context before, and one of
-    "24000" silently became the estimate)."""
+    "24000" silently became the estimate), or a ``usageBefore`` that is neither null
+    nor an object of such counts (and a ``cost`` >= 0)."""
     meta = msg.get("metadata")
     if meta is not None and type(meta) is not dict:  # adv48: it hid the marker
         raise LogError(path, line, "expected an object", f"messages[{i}].metadata")
     meta = meta or {}
     check_counts(path, line, meta, ("tokensBefore", "messagesRemoved"),
                  f"messages[{i}].metadata.")
+    # adv57: the usage before the compaction went into the report unchecked (-7, 1e30)
+    usage = meta.get("usageBefore")
+    check_counts(path, line, usage, ("inputTokens", "outputTokens", "cacheReadTokens",
+                                     "cacheWriteTokens"), f"messages[{i}].metadata.usageBefore.")
+    cost = usage.get("cost") if isinstance(usage, dict) else None
+    if cost is not None and not (type(cost) in (int, float) and 0 <= cost < float("inf")):
+        raise LogError(path, line, "expected a number >= 0",
+                       f"messages[{i}].metadata.usageBefore.cost")
     return meta, _marker_kind(path, line, i, meta)
 
 
