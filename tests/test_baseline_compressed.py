@@ -32,3 +32,20 @@ def test_unpacked_is_bounded_and_names_bad_data() -> None:
         unpacked(gzip.compress(b"x" * 101), "baseline 'b'", 100)
     with pytest.raises(UsageError, match="baseline 'b': bad gzip data"):
         unpacked(b"\x1f\x8bnot gzip at all", "baseline 'b'", 100)
+
+
+def test_every_member_is_read_and_a_cut_or_a_tail_is_named() -> None:
+    """adv57: a second gzip member or zstd frame was left out ("bad JSON"), bytes after
+    the data passed unsaid, and data cut short read as empty JSON."""
+    import zstandard
+
+    zst = zstandard.ZstdCompressor().compress
+    label = "baseline 'b'"
+    for pack, name in ((lambda b: gzip.compress(b, mtime=0), "gzip"), (zst, "zstd")):
+        assert unpacked(pack(b'{"a": ') + pack(b"1}"), label, 100) == b'{"a": 1}'
+        whole = pack(b'{"a": 1}' * 5)
+        with pytest.raises(UsageError, match=f"^{label}: the {name} data is cut short$"):
+            unpacked(whole[:len(whole) // 2], label, 100)
+        with pytest.raises(UsageError, match=f"^{label}: (7 byte\\(s\\) after the {name} "
+                                             f"data|bad {name} data: .*)$"):
+            unpacked(whole + b"garbage", label, 100)
