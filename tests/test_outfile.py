@@ -212,6 +212,15 @@ def test_an_output_in_a_missing_folder_is_refused_before_the_work(
     assert result.exit_code == 2, result.output
     assert result.stderr.strip().endswith(
         f"{inside}: cannot open for writing: {trace} is a file, not a folder")
+    # adv57: a link to nothing, or a device, is no file either
+    (tmp_path / "dl").symlink_to(tmp_path / "nowhere" / "dir")
+    for under, what in ((tmp_path / "dl", "a symbolic link to nothing, not a folder"),
+                        (Path("/dev/null"), "not a folder")):
+        result = run(*[a.replace("{t}", str(trace)) for a in command], "-o",
+                     str(under / "x"))
+        assert result.exit_code == 2, result.output
+        assert result.stderr.strip().endswith(
+            f"{under / 'x'}: cannot open for writing: {under} is {what}")
 
 
 @pytest.mark.parametrize("fmt", ["json", "text"])
