@@ -484,8 +484,12 @@ def test_words_only_a_summary_states_are_traced_to_it(write_log: LogWriter) -> N
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()
     assert lines[0] == "text 'reviewed the plan': no span states it; 1 summary"
-    assert lines[2] == ("└── text stated by summary F (depth 1, round 1, line 2) with no raw "
-                        "span holding it")
+    assert ("└── text stated by summary F (depth 1, round 1, line 2) with no raw span "
+            "holding it") in lines
+    root = trace(read_native(path), "reviewed the plan")  # adv57: the JSON says as much
+    assert (root.data["kind"], root.data["counts"]) == ("text", {"summaries": 1})
+    assert root.data["note"].endswith("span texts searched for it literally; then summary "
+                                      "texts")
     missing = run(path, "never written anywhere")
     assert missing.exit_code == 2
     assert "neither an item id nor a discriminator or words of any span or summary text" \
@@ -565,3 +569,5 @@ def test_after_an_eviction_the_persons_question_is_not_the_value_kept(
         assert head(run(path, "8443").output) == (
             "discriminator '8443': 2 spans: 1 lost, 1 in context; after the loss only the "
             f"person states it again: span q (user, round {asked})")
+        assert trace(read_native(path), "8443").data["held"] == {
+            "span": "q", "source": "user", "spans": 1, "only_the_person": True}

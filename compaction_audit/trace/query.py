@@ -288,16 +288,23 @@ def trace_discriminator(session: Session, query: str) -> Node:
         children += _span_nodes(log, _stating(log, spans), mode, q)
     children.sort(key=lambda n: (OUTCOMES.index(n.data["fate"]), n.data["round"],
                                  n.data["line"]))
-    data: dict[str, Any] = {"query": query, "kind": "discriminator", "reading": mode}
+    # "kind" says what the trace followed, as the label does (adv57: words read
+    # "discriminator" in JSON); "held" is the label's "still held by" (or "after the
+    # loss only the person states it again") as data
+    data: dict[str, Any] = {"query": query, "kind": what, "reading": mode}
     if note:
         data["note"] = note
     if not children:
         children = _summaries_stating(log, norms, q)
         counts = f"no span states it; {len(children)} summar{'y' if len(children) == 1 else 'ies'}"
+        data["counts"] = {"summaries": len(children)}
+        if children and mode in ("plain", "substring"):
+            data["note"] = f"{data.get('note', '')}; then summary texts".lstrip("; ")
     else:
         fates = [n.data["fate"] for n in children]
         data["counts"] = {o: fates.count(o) for o in OUTCOMES if o in fates}
-        counts = counts_label(fates) + _still_held(log, children)
+        held, data["held"] = _still_held(log, children)
+        counts = counts_label(fates) + held
     if not children:
         raise UsageError(f"{query!r} is neither an item id nor a discriminator or words of any "
                          f"span or summary text in {session.path}")
@@ -357,7 +364,7 @@ HELD = ("carried", "recoverable", "in context")
 """Span fates under which the value can still be read (:data:`OUTCOMES`)."""
 
 
-def _still_held(log: _Log, spans: list[Node]) -> str:
+def _still_held(log: _Log, spans: list[Node]) -> tuple[str, dict[str, Any] | None]:
     """``; still held by span X`` (``and N more``) when some spans lost the value and
     another still holds it: each lost span's "LOST at fold" is true of that span
     alone, and a reader of the tree took the value for lost (ux4 F11).  The first
@@ -366,24 +373,27 @@ def _still_held(log: _Log, spans: list[Node]) -> str:
     which a reader took for the fact kept (usertest5).  When every holder is a message
     of the person (source ``user``) written at or after the first fold that lost the
     value, the label says only the person states it again (the audit's "asked again");
-    otherwise a span that kept it is named before such messages.  Empty otherwise."""
+    otherwise a span that kept it is named before such messages.  Empty otherwise.
+    Returns (the label's words, the same as data: ``span``, ``source``, ``spans``
+    (how many hold it), ``only_the_person``; None when empty)."""
     held = [n for n in spans if n.data["fate"] in HELD]
     if not held or len(held) == len(spans):
-        return ""
+        return "", None
     lost_at = min((r for n in spans if n.data["fate"] == "lost"
                    for r in _loss_rounds(log, n)), default=None)
     asked = [n for n in held if n.data.get("source") == "user"
              and lost_at is not None and n.data["round"] >= lost_at]
-    if len(asked) == len(held):  # usertest11: the person's question read as the fact kept
-        first = asked[0].data
-        more = f" and {len(asked) - 1} more" if len(asked) > 1 else ""
-        return (f"; after the loss only the person states it again: span {first['span']} "
-                f"(user, round {first['round']}){more}")
+    only = len(asked) == len(held)
     held = [n for n in held if n not in asked] + asked  # a span that kept it first
+    first = held[0].data
+    info = {"span": first["span"], "source": first.get("source"), "spans": len(held),
+            "only_the_person": only}
     more = f" and {len(held) - 1} more" if len(held) > 1 else ""
-    source = held[0].data.get("source")
-    who = f" ({source})" if source else ""
-    return f"; still held by span {held[0].data['span']}{who}{more}"
+    if only:  # usertest11: the person's question read as the fact kept
+        return (f"; after the loss only the person states it again: span {first['span']} "
+                f"(user, round {first['round']}){more}"), info
+    who = f" ({first['source']})" if first.get("source") else ""
+    return f"; still held by span {first['span']}{who}{more}", info
 
 
 def _loss_rounds(log: _Log, node: Node) -> list[int]:
