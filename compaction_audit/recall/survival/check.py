@@ -111,7 +111,8 @@ def _sentence_survives(words: tuple[str, ...], idx: _Index, negative: bool) -> b
 def _by_head(shared: set[str] | frozenset[str], post: dict[str, list[int]]) -> bool:
     """Most of a long clause's head stems (``shared``: those one sentence holds), one
     of them no topic of the summary (in at most :data:`~compaction_audit.recall.
-    survival.words._TOPIC` of its sentences, ``post``: stem -> sentences)."""
+    survival.words._TOPIC` of its distinct sentences of the clause's polarity, ``post``:
+    stem -> those sentences)."""
     return len(shared) > _HEAD // 2 and any(len(post.get(w, ())) <= _TOPIC for w in shared)
 
 

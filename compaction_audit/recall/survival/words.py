@@ -117,7 +117,8 @@ _HEAD = 5
 its head: most of its first five stems in one sentence."""
 
 _TOPIC = 3
-"""A stem in more than this many sentences of a summary is a topic of it: a head match
+"""A stem in more than this many sentences of a summary (distinct sentences of the
+clause's polarity: those the head rule compares it with) is a topic of it: a head match
 (:data:`_HEAD`) made of topic stems alone keeps nothing ("Project with zero open
 annotations still injects minimal context header" is not kept by "Shows open
 annotations across all sessions in a project" in a summary about project reviews:
