@@ -571,3 +571,16 @@ def test_after_an_eviction_the_persons_question_is_not_the_value_kept(
             f"person states it again: span q (user, round {asked})")
         assert trace(read_native(path), "8443").data["held"] == {
             "span": "q", "source": "user", "spans": 1, "only_the_person": True}
+
+
+def test_a_persons_message_with_its_own_id_in_the_source_is_the_persons(
+        write_log: LogWriter) -> None:
+    """adv58: a person's span of source "user:msg-7" read "still held by"; the audit
+    counts "user:..." as the person's words (but the harness's "user:meta")."""
+    asked = {"id": "q", "tokens": 5, "text": "Was it port 8443?", "source": "user:msg-7"}
+    path = str(write_log([rnd(0, spans=[span("a", "Port 8443.")]),
+                          rnd(1, summaries=[fold("F", ["a"], "Ports.")], evicted=["a"]),
+                          rnd(2, spans=[asked])]))
+    assert head(run(path, "8443").output) == (
+        "discriminator '8443': 2 spans: 1 lost, 1 in context; after the loss only the "
+        "person states it again: span q (user:msg-7, round 2)")
