@@ -532,3 +532,8 @@ def test_the_usage_before_a_compaction_is_checked(tmp_path: Path) -> None:
             list(cline.records(str(path)))
         assert str(err.value).endswith(
             f"{problem} (messages[0].metadata.usageBefore.{key})"), err.value
+    # adv58: only the keys checked reach the report (a totalTokens of 10^30 did)
+    doc["messages"][0]["metadata"]["usageBefore"] = {**usage, "totalTokens": 10**30}
+    path = write_json(tmp_path / "t.compaction.json", doc)
+    [(_, rnd)] = compaction_rounds(run_adapter(cline.records, path))
+    assert rnd["compaction"]["usage_before"] == usage

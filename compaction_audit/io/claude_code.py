@@ -38,6 +38,7 @@ from compaction_audit.io.tokens import (
     IMAGE_TOKENS,
     TOO_DEEP,
     RoundAssembler,
+    bounded_sum,
     count_problem,
     estimate_tokens,
     feed,
@@ -576,7 +577,8 @@ class _Converter:
                 raise self.fail(line, problem, f"message.usage.{key}")
             values[key] = value or 0
         call.output_tokens = max(call.output_tokens, values.pop("output_tokens"))
-        context = sum(values.values())
+        context = bounded_sum(self.path, line, values.values(),
+                              "message.usage: " + " + ".join(values))
         if context > 0:
             self.last_context = context
             for info in self.awaiting_after:

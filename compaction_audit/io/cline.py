@@ -616,8 +616,10 @@ class _Converter(Conversion):
         if self.unchecked is not None and not fold:
             # a compaction file read alone: what it removed is not in it (issue 2)
             info["unchecked"] = self.unchecked
-        if isinstance(meta.get("usageBefore"), dict):
-            info["usage_before"] = meta["usageBefore"]
+        if isinstance(meta.get("usageBefore"), dict):  # the keys checked, no other
+            # (adv58: a totalTokens of 10^30 beside them went into the report)
+            info["usage_before"] = {k: v for k, v in meta["usageBefore"].items()
+                                    if k in USAGE_KEYS}
         for key, name in (("readFiles", "files_read"), ("modifiedFiles", "files_modified")):
             if isinstance(details.get(key), list):
                 info[name] = [str(f) for f in details[key]]
@@ -670,13 +672,17 @@ def _marker(path: str, line: int, i: int, msg: dict[str, Any]
                  f"messages[{i}].metadata.")
     # adv57: the usage before the compaction went into the report unchecked (-7, 1e30)
     usage = meta.get("usageBefore")
-    check_counts(path, line, usage, ("inputTokens", "outputTokens", "cacheReadTokens",
-                                     "cacheWriteTokens"), f"messages[{i}].metadata.usageBefore.")
+    check_counts(path, line, usage, USAGE_KEYS[:-1], f"messages[{i}].metadata.usageBefore.")
     cost = usage.get("cost") if isinstance(usage, dict) else None
     if cost is not None and not (type(cost) in (int, float) and 0 <= cost < float("inf")):
         raise LogError(path, line, "expected a number >= 0",
                        f"messages[{i}].metadata.usageBefore.cost")
     return meta, _marker_kind(path, line, i, meta)
+
+
+USAGE_KEYS = ("inputTokens", "outputTokens", "cacheReadTokens", "cacheWriteTokens", "cost")
+"""The keys of a compaction's ``usageBefore`` the reader checks and reports (the
+token counts, then the cost)."""
 
 
 def _marker_kind(path: str, line: int, i: int, meta: dict[str, Any]) -> str | None:

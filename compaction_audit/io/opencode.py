@@ -53,6 +53,7 @@ from compaction_audit.io.lines import iter_lines, reads_once
 from compaction_audit.io.records import not_out_of_memory
 from compaction_audit.io.sqlite_store import BoundedStore
 from compaction_audit.io.tokens import (
+    bounded_sum,
     check_counts,
     check_strings,
     estimate_tokens,
@@ -305,6 +306,11 @@ class _Converter(Conversion):
         check_counts(self.path, line, tokens, ("input", "output"), f"{entry.where}.info.tokens.")
         check_counts(self.path, line, tokens.get("cache") if isinstance(tokens, dict) else None,
                      ("read",), f"{entry.where}.info.tokens.cache.")
+        if isinstance(tokens, dict):  # the context size the reader measures (_context_size)
+            cache = tokens.get("cache")
+            bounded_sum(self.path, line, (v for v in (
+                tokens.get("input"), cache.get("read") if isinstance(cache, dict) else None)
+                if type(v) is int), f"{entry.where}.info.tokens: input + cache.read")
         role = info.get("role")
         if not (role == "assistant" and info.get("summary") is True):
             self.unsummarized()

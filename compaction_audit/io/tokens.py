@@ -409,6 +409,17 @@ def count_problem(value: Any) -> str | None:
     return "expected an integer >= 0"
 
 
+def bounded_sum(path: str, line: int, parts: Iterable[int], where: str) -> int:
+    """The sum of token counts ``parts`` (each already checked); :class:`LogError` at
+    ``where`` when it is past :data:`~compaction_audit.io.records.MAX_TOKENS` (adv58:
+    three usage counts of 10^12 each were printed as a context of 3,000,000,000,000
+    tokens)."""
+    total = sum(parts)
+    if total > MAX_TOKENS:
+        raise LogError(path, line, f"must be <= {MAX_TOKENS:,} tokens in all", where)
+    return total
+
+
 def check_counts(path: str, line: int, counts: Any, names: Iterable[str], where: str) -> None:
     """Raise :class:`LogError` at ``where`` + the name for each of ``names`` in
     ``counts`` (an object, or null: nothing to check) whose value is neither null nor
