@@ -584,3 +584,13 @@ def test_a_persons_message_with_its_own_id_in_the_source_is_the_persons(
     assert head(run(path, "8443").output) == (
         "discriminator '8443': 2 spans: 1 lost, 1 in context; after the loss only the "
         "person states it again: span q (user:msg-7, round 2)")
+
+
+def test_words_are_found_across_a_line_break(write_log: LogWriter) -> None:
+    """adv58: "Wrote the migration\\nguidance section" was no span holding "Migration
+    guidance", and the summary that kept it read "with no raw span holding it"."""
+    path = str(write_log([
+        rnd(0, spans=[span("a", "Wrote the migration\nguidance section.")]),
+        rnd(1, summaries=[fold("S", ["a"], "Migration guidance written.")], evicted=["a"])]))
+    assert trace(read_native(path), "Migration guidance").label == (
+        "text 'Migration guidance': 1 span: 1 carried")

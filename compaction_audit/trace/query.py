@@ -39,8 +39,13 @@ def _matches(norms: set[str], q: str, d: ext.Discriminator) -> bool:
 
 def _word_in(needle: str, text: str) -> bool:
     """``needle`` occurs in ``text`` (both lower case) with no word character on
-    either side."""
-    return re.search(r"(?<!\w)" + re.escape(needle) + r"(?!\w)", text) is not None
+    either side; a space of ``needle`` is any run of white space in ``text`` (adv58:
+    "migration\nguidance" of a wrapped line was not "migration guidance")."""
+    words = needle.split()
+    if not words:
+        return False
+    pattern = r"\s+".join(map(re.escape, words))
+    return re.search(r"(?<!\w)" + pattern + r"(?!\w)", text) is not None
 
 
 @dataclass(frozen=True)
