@@ -550,6 +550,14 @@ def test_a_chain_past_the_levels_drawn_still_decides_the_fate(
         below = f"F{k}"
     root = trace(read_native(str(write_log(records))), "45000")
     assert root.label == f"discriminator '45000': 1 span: 1 {fate}"
+    # adv58: the line at the cut counts every fold above and names where the chain ends
+    node = root.children[0]
+    while node.children and "not_shown" not in node.children[-1].data:
+        node = node.children[-1]
+    edge = node.children[-1]
+    where = "LOST at fold F18 (depth 18, round 18, line 19)" if drops_at else \
+        "carried to fold F20 (depth 20, round 20, line 21)"
+    assert edge.label == f"... {21 - 17} more fold(s) above not shown; {where}"
 
 
 def test_after_an_eviction_the_persons_question_is_not_the_value_kept(

@@ -154,15 +154,38 @@ def _carry(log: _Log, item: str, follow: _Follow | None,
             and level > MAX_LEVELS:
         # adv57: past the levels drawn the chain still decides the query's fate (17
         # folds that each kept it, the last retained, read "lost" at the cut)
-        nodes[-1].data["beyond"] = _fate_above(log, item, follow)
+        fate, at = _fate_above(log, item, follow)
+        edge = nodes[-1]
+        edge.data["beyond"] = fate
+        if at is not None:  # adv58: 3,000 folds, the last dropped it: no line said where,
+            row = log.rows[at]  # and "1 more fold(s) above" counted the next level only
+            how = {"lost": "LOST at", "flipped": "flipped at", "carried": "carried to",
+                   "carried in part": "carried in part to", "unknown": "unknown at"}[fate]
+            above = _ancestors(log, item)
+            edge.data.update(beyond_fold=at, not_shown=above)
+            edge.label = (f"... {above:,} more fold(s) above not shown; {how} fold {at} "
+                         f"(depth {row['depth']}, {log.where(at)})")
     return nodes
 
 
-def _fate_above(log: _Log, item: str, follow: _Follow) -> str:
+def _ancestors(log: _Log, item: str) -> int:
+    """How many distinct folds are above ``item`` (iterative)."""
+    seen: set[str] = set()
+    stack = [item]
+    while stack:
+        for fold in log.parents.get(stack.pop(), []):
+            if fold not in seen:
+                seen.add(fold)
+                stack.append(fold)
+    return len(seen)
+
+
+def _fate_above(log: _Log, item: str, follow: _Follow) -> tuple[str, str | None]:
     """Where the query ends on the folds above ``item`` (each path followed while a
     fold carries it; a carrying fold nothing folds ends it by its state), worst of the
-    paths by :data:`_PREFER`; the trees are not drawn (iterative: a deep chain)."""
-    fates: set[str] = set()
+    paths by :data:`_PREFER`, with the fold where that path ends (None when no fold is
+    above); the trees are not drawn (iterative: a deep chain)."""
+    fates: dict[str, str] = {}
     seen: set[str] = set()
     stack = [item]
     while stack:
@@ -174,13 +197,16 @@ def _fate_above(log: _Log, item: str, follow: _Follow) -> str:
             result = ("unknown" if log.rows[fold]["text"] is None
                       else log.follow_at(follow, fold)[0])
             if result != "carried":
-                fates.add(result)
+                fates.setdefault(result, fold)
             elif log.parents.get(fold):
                 stack.append(fold)
             else:
-                fates.add("carried" if log.state(fold) in ("retained", "offloaded (resolvable)")
-                          else "lost")
-    return min(fates, key=_PREFER.index) if fates else "unknown"
+                fates.setdefault("carried" if log.state(fold) in (
+                    "retained", "offloaded (resolvable)") else "lost", fold)
+    if not fates:
+        return "unknown", None
+    worst = min(fates, key=_PREFER.index)
+    return worst, fates[worst]
 
 
 _PREFER = ("carried", "carried in part", "unknown", "flipped", "lost")
