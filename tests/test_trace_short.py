@@ -602,3 +602,23 @@ def test_words_are_found_across_a_line_break(write_log: LogWriter) -> None:
         rnd(1, summaries=[fold("S", ["a"], "Migration guidance written.")], evicted=["a"])]))
     assert trace(read_native(path), "Migration guidance").label == (
         "text 'Migration guidance': 1 span: 1 carried")
+
+
+def test_a_cut_level_counts_what_the_budget_left_out_and_says_what_is_unchecked(
+        write_log: LogWriter, monkeypatch: pytest.MonkeyPatch) -> None:
+    """adv58: "... 1986 more (--all)" stood for 4,986 spans, of which --all lists
+    1,986; and past FACT_LEAVES spans the tree was in log order with no word."""
+    from compaction_audit.trace import items
+
+    monkeypatch.setattr(items, "FACT_LEAVES", 10)
+    many = [span(f"s{k}", "A note.") for k in range(tracer.MAX_NODES + 100)]
+    path = str(write_log([rnd(0, spans=many),
+                          rnd(1, summaries=[fold("S", [s["id"] for s in many], "Notes.")],
+                              evicted=[s["id"] for s in many])]))
+    out = run(path, "S").output.splitlines()
+    assert " ".join(ln.strip() for ln in out[1:3]) == (
+        "note: what the summary dropped of each span is not checked past 10 spans (2,100 "
+        "below it): in log order")
+    hidden = tracer.MAX_NODES + 100 - 15
+    listed = tracer.MAX_NODES - 15  # the budget counts the children, not the root
+    assert f"└── ... {hidden:,} more (--all lists {listed:,} of them)" in out

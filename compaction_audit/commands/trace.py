@@ -69,11 +69,12 @@ class TreeView:
         yield from self._lines(console, "", "    ", self.root, width)
         if note := self.root.data.get("note"):
             yield Hang(Text("note: "), Text(printable(note)), 0)
-        stack: list[tuple[str, Node | int, bool]] = []
+        stack: list[tuple[str, Node | str, bool]] = []
 
         def push(prefix: str, children: list[Node]) -> None:
             shown, hidden = capped(children, self.show_all, LIST_LIMIT)
-            items: list[Node | int] = [*shown, *([hidden] if hidden else [])]
+            items: list[Node | str] = [*shown, *([_more(children[len(shown):])]
+                                                 if hidden else [])]
             for k in reversed(range(len(items))):
                 stack.append((prefix, items[k], k == len(items) - 1))
 
@@ -81,13 +82,26 @@ class TreeView:
         while stack:
             prefix, node, last = stack.pop()
             guide = prefix + ("└── " if last else "├── ")
-            if isinstance(node, int):
-                yield Text(guide + f"... {node} more (--all)", style="dim")
+            if isinstance(node, str):
+                yield Text(guide + node, style="dim")
                 continue
             below = prefix + ("    " if last else "│   ")
             yield from self._lines(console, guide, below + ("│   " if node.children else
                                                             "    "), node, width)
             push(below, node.children)
+
+
+def _more(hidden: list[Node]) -> str:
+    """The line under a level cut at :data:`LIST_LIMIT`: how many more nodes there
+    are, those the tree left out past its node budget included (a node standing for
+    them counts as their number), and how many of them ``--all`` lists when it cannot
+    list every one (adv58: "1986 more (--all)" stood for 4,986, and ``--all`` showed
+    1,986 of them)."""
+    listed = sum("not_shown" not in n.data for n in hidden)
+    total = sum(int(n.data["not_shown"]) if "not_shown" in n.data else 1 for n in hidden)
+    if total == listed:
+        return f"... {total:,} more (--all)"
+    return f"... {total:,} more (--all lists {listed:,} of them)"
 
 
 def _summaries(root: Node, show_all: bool, full: bool) -> list[RenderableType]:

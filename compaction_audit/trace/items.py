@@ -107,6 +107,9 @@ def trace_summary(session: Session, item: str) -> Node:
         return node
 
     root = down(item)
+    if log.rows[item]["text"] is not None and len(leaves) > FACT_LEAVES:  # adv58: unsaid
+        root.data["note"] = (f"what the summary dropped of each span is not checked past "
+                             f"{FACT_LEAVES:,} spans ({len(leaves):,} below it): in log order")
     states = [_LEAF_STATE[log.state(s).split(" ")[0]] for s in leaves]
     root.label += f"; {len(leaves):,} span(s) below: " + ", ".join(
         f"{states.count(o):,} {o}" for o in dict.fromkeys(_LEAF_STATE.values()) if o in states)
