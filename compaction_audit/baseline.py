@@ -290,7 +290,8 @@ def _load(path: Path) -> dict[str, Entry]:
         if type(item["fingerprint"]) is not str or not _SHA256.fullmatch(fp):
             # adv56: a fingerprint 5 matched nothing, and its finding counted as new
             raise UsageError(f"baseline {str(path)!r}: findings[{i}].fingerprint must be "
-                             "a SHA-256 in hex (64 digits), as 'baseline create' writes it")
+                             "a SHA-256 in lowercase hex (64 digits), as 'baseline create' "
+                             "writes it")
         facts = item.get("facts")
         if facts is not None:
             if not isinstance(facts, list) or not all(isinstance(d, str) for d in facts):

@@ -71,71 +71,38 @@ def regular_file(path: str | os.PathLike[str]) -> bool:
 
 
 def unpacked(data: bytes, label: str, limit: int) -> bytes:
-    """``data`` decompressed when it starts as gzip or zstd data does, else as it is;
-    every member or frame read (as ``zcat`` reads them), at most ``limit`` bytes once
-    decompressed.  :class:`UsageError` naming ``label`` past the limit, for data cut
-    short, for bytes after the compressed data, or for data that does not decompress:
-    a baseline written to ``baseline.json.gz`` is compressed (adv56), and is read back
-    (adv57: a second member was left out, a cut or trailing part passed unsaid)."""
-    if data[:2] == b"\x1f\x8b":
-        out = _gunzip(data, label, limit)
-    elif data[:4] == b"\x28\xb5\x2f\xfd":
-        out = _unzstd(data, label, limit)
-    else:
-        return data
-    if len(out) > limit:
-        raise UsageError(f"{label}: larger than {limit} bytes decompressed; refusing to "
-                         "read it whole")
-    return out
-
-
-def _gunzip(data: bytes, label: str, limit: int) -> bytes:
-    """The members of gzip ``data`` decompressed, stopping past ``limit`` bytes."""
-    import zlib
-
-    out = bytearray()
-    rest = data
-    while rest and len(out) <= limit:
-        if rest[:2] != b"\x1f\x8b":
-            raise UsageError(f"{label}: {len(rest)} byte(s) after the gzip data")
-        member = zlib.decompressobj(wbits=31)
-        try:
-            out += member.decompress(rest, limit + 1 - len(out))
-        except zlib.error as exc:
-            raise UsageError(f"{label}: bad gzip data: {exc}") from None
-        if len(out) > limit:
-            break
-        if not member.eof:
-            raise UsageError(f"{label}: the gzip data is cut short")
-        rest = member.unused_data
-    return bytes(out)
-
-
-def _unzstd(data: bytes, label: str, limit: int) -> bytes:
-    """The frames of zstd ``data`` decompressed; stops reading past ``limit`` bytes
-    (a bounded first read), then each frame is checked whole, as :func:`_gunzip`."""
+    """``data`` decompressed when it starts as gzip or zstd data does (a skippable
+    zstd frame included), else as it is, through the readers a compressed log is read
+    with (:mod:`compaction_audit.io.lines`: every member and frame, skippable frames
+    and zero padding passed over, data cut short an error); at most ``limit`` bytes
+    once decompressed.  :class:`UsageError` naming ``label`` past the limit or for data
+    that does not decompress: a baseline written to ``baseline.json.gz`` is compressed
+    (adv56) and read back (adv57: a second member was left out; adv58: a ``pzstd``
+    file, which opens with a skippable frame, was bad JSON)."""
     import io
 
     import zstandard
 
+    from compaction_audit.io import lines
+
+    kind = lines.compression_of(data[:4])
+    if not kind:
+        return data
+    raw = (lines._GzipReader if kind == "gz" else lines._ZstdReader)(io.BytesIO(data))
+    name = "gzip" if kind == "gz" else "zstd"
     try:
-        reader = zstandard.ZstdDecompressor().stream_reader(
-            io.BytesIO(data), read_across_frames=True)
-        if len(reader.read(limit + 1)) > limit:
-            return b"?" * (limit + 1)  # past the limit: the caller says so
-        out = bytearray()
-        rest = data
-        while rest:
-            if rest[:4] != b"\x28\xb5\x2f\xfd":
-                raise UsageError(f"{label}: {len(rest)} byte(s) after the zstd data")
-            frame = zstandard.ZstdDecompressor().decompressobj()
-            out += frame.decompress(rest)
-            if not frame.eof:
-                raise UsageError(f"{label}: the zstd data is cut short")
-            rest = frame.unused_data
-    except zstandard.ZstdError as exc:
-        raise UsageError(f"{label}: bad zstd data: {exc}") from None
-    return bytes(out)
+        out = io.BufferedReader(raw).read(limit + 1)
+    except EOFError:
+        raise UsageError(f"{label}: the {name} data is cut short") from None
+    except (OSError, zstandard.ZstdError) as exc:
+        why = str(exc)
+        if "truncated" in why.lower():
+            raise UsageError(f"{label}: the {name} data is cut short") from None
+        raise UsageError(f"{label}: bad {name} data: {why}") from None
+    if len(out) > limit:
+        raise UsageError(f"{label}: larger than {limit:,} bytes decompressed; refusing to "
+                         "read it whole")
+    return out
 
 
 def read_bounded(path: str, label: str, limit: int, fifo_ok: bool = False) -> bytes:

@@ -49,3 +49,14 @@ def test_every_member_is_read_and_a_cut_or_a_tail_is_named() -> None:
         with pytest.raises(UsageError, match=f"^{label}: (7 byte\\(s\\) after the {name} "
                                              f"data|bad {name} data: .*)$"):
             unpacked(whole + b"garbage", label, 100)
+
+
+def test_skippable_zstd_frames_are_passed_over() -> None:
+    """adv58: `pzstd` opens its output with a skippable frame; such a baseline was
+    "bad JSON", where the log reader reads the same file."""
+    import zstandard
+
+    skip = b"\x50\x2a\x4d\x18" + (4).to_bytes(4, "little") + b"meta"
+    body = zstandard.ZstdCompressor().compress(b'{"a": 1}')
+    assert unpacked(skip + body, "baseline 'b'", 100) == b'{"a": 1}'
+    assert unpacked(body + skip, "baseline 'b'", 100) == b'{"a": 1}'

@@ -284,5 +284,5 @@ def test_a_fingerprint_not_written_by_the_tool_is_refused(tmp_path: Path, bad: A
     from compaction_audit.errors import UsageError
 
     with pytest.raises(UsageError, match=r"findings\[0\]\.fingerprint must be a SHA-256 in "
-                                         r"hex \(64 digits\)"):
+                                         r"lowercase hex \(64 digits\)"):
         load(path)
