@@ -260,6 +260,8 @@ def _load(path: Path) -> dict[str, Entry]:
     from compaction_audit.io.records import encoding_error, not_out_of_memory, not_utf8
 
     label = f"baseline {str(path)!r}"
+    if str(path) == "-":  # adv58: it said "cannot read: No such file or directory"
+        raise UsageError(f"{label}: a baseline is read from a file, not standard input")
     data = unpacked(read_bounded(str(path), label, MAX_BASELINE_BYTES, fifo_ok=True), label,
                     MAX_BASELINE_BYTES)
     try:

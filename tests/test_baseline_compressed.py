@@ -60,3 +60,12 @@ def test_skippable_zstd_frames_are_passed_over() -> None:
     body = zstandard.ZstdCompressor().compress(b'{"a": 1}')
     assert unpacked(skip + body, "baseline 'b'", 100) == b'{"a": 1}'
     assert unpacked(body + skip, "baseline 'b'", 100) == b'{"a": 1}'
+
+
+def test_a_baseline_from_standard_input_is_refused_saying_why(tmp_path: Path) -> None:
+    """adv58: `--baseline -` said "'-': cannot read: No such file or directory"."""
+    trace = str(dump(drift_records(), tmp_path / "t.jsonl"))
+    result = run("audit", trace, "--baseline", "-")
+    assert result.exit_code == 2
+    assert result.stderr.strip() == ("compaction-audit: baseline '-': a baseline is read "
+                                     "from a file, not standard input")
