@@ -235,7 +235,7 @@ def test_a_report_named_gz_or_zst_is_compressed(tmp_path: Path, fmt: str) -> Non
     plain = run("audit", str(trace), "-f", fmt, "-o", str(tmp_path / "r"))
     assert plain.exit_code == 1, plain.output
     expected = (tmp_path / "r").read_bytes()
-    for name, unpack in (("r.gz", gzip.decompress),
+    for name, unpack in (("r.gz", gzip.decompress), ("R.GZ", gzip.decompress),
                          ("r.zst", zstandard.ZstdDecompressor().decompressobj().decompress)):
         result = run("audit", str(trace), "-f", fmt, "-o", str(tmp_path / name))
         assert result.exit_code == 1, result.output

@@ -212,7 +212,8 @@ def compressed(name: str, data: bytes) -> bytes:
     """``data`` gzip-compressed for a ``name`` ending in ``.gz`` (no time stamp: the
     same report, the same bytes), zstd for ``.zst``, else as it is: a report written
     to ``report.json.gz`` was plain JSON under a compressed name (adv56; ``convert``
-    and the readers go by the same suffixes)."""
+    and the readers go by the same suffixes; in any case: ``R.TXT.GZ`` too, adv59)."""
+    name = name.lower()
     if name.endswith(".gz"):
         import gzip
 
