@@ -622,3 +622,19 @@ def test_a_cut_level_counts_what_the_budget_left_out_and_says_what_is_unchecked(
     hidden = tracer.MAX_NODES + 100 - 15
     listed = tracer.MAX_NODES - 15  # the budget counts the children, not the root
     assert f"└── ... {hidden:,} more (--all lists {listed:,} of them)" in out
+
+
+def test_harness_spans_that_hold_the_value_are_named_in_a_note(
+        write_log: LogWriter) -> None:
+    """adv59: a harness span stating 45000 after the fold was left out with no word
+    (the same span with another source read "still held by")."""
+    notice = {"id": "h", "tokens": 5, "text": "Reminder: the timeout is 45000.",
+              "source": "user:meta"}
+    path = str(write_log([rnd(0, spans=[span("a", "Set the timeout to 45000.")]),
+                          rnd(1, summaries=[fold("F", ["a"], "Timeouts.")], evicted=["a"]),
+                          rnd(2, spans=[notice])]))
+    root = trace(read_native(path), "45000")
+    assert root.label == "discriminator '45000': 1 span: 1 lost"
+    assert root.data["note"] == ("1 span(s) of text the product adds (harness: reminders, "
+                                 "notices) also hold it, not counted: harness text yields "
+                                 "no discriminator")

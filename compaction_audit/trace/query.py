@@ -268,10 +268,15 @@ def trace_discriminator(session: Session, query: str) -> Node:
     asked_for = mode
     q = query.strip().lower()
     spans: list[tuple[str, list[ext.Discriminator], list[ext.Discriminator]]] = []
+    harness = 0  # spans of text the product adds: never a discriminator's holder
     for item, row in log.rows.items():
         if row["kind"] != "span" or row["text"] is None:
             continue
-        found = ext.extract(row["text"], span_type(row["source"], row["text"]))
+        stype = span_type(row["source"], row["text"])
+        if stype == "harness":
+            harness += bool(q) and _word_in(q, row["text"].lower())
+            continue
+        found = ext.extract(row["text"], stype)
         # the query itself first (followed up the chain), then the clauses holding it
         hits = sorted((d for d in found if _matches(norms, q, d)),
                       key=lambda d: d.norm not in norms and d.text.lower() != q)
@@ -314,6 +319,10 @@ def trace_discriminator(session: Session, query: str) -> Node:
         note = f"{note}; span texts searched for it literally"
     elif mode == "substring":
         note = f"{note}; span texts searched for it literally, as part of a word"
+    if harness and mode != "plain" and mode != "substring":  # adv59: left out unsaid
+        note = (f"{note}; " if note else "") + (
+            f"{harness:,} span(s) of text the product adds (harness: reminders, notices) "
+            "also hold it, not counted: harness text yields no discriminator")
     children = _span_nodes(log, spans, mode, q)
     if any(n.data["fate"] == "lost" for n in children):
         children += _span_nodes(log, _stating(log, spans), mode, q)
