@@ -28,6 +28,14 @@ COMMAND = "harness:command"
 SUMMARY = "harness:summary"
 LEGACY_META = "user:meta"
 
+
+def is_person_source(source: str) -> bool:
+    """A person's words by their ``source``: "user" or "user:..." but the legacy
+    harness value "user:meta" (contract, "Span source values"); the test of
+    :func:`compaction_audit.recall.ranking.person_source`, for one string (the reading
+    helper and ``trace`` run it without Polars)."""
+    return source == USER or (source.startswith(USER + ":") and source != LEGACY_META)
+
 CLAUDE_COMMAND_PREFIXES = (
     "<command-name>", "<command-message>", "<command-args>", "<local-command-stdout>",
     "<local-command-stderr>", "<local-command-caveat>", "<bash-input>", "<bash-stdout>",

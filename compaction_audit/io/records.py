@@ -23,6 +23,7 @@ from typing import Any
 import orjson
 
 from compaction_audit import addrspace
+from compaction_audit.io.harness import is_person_source
 
 SALIENCE_CLASSES = frozenset({"discriminating", "narrative"})
 ROLE_PREFIX = {"user": "user", "assistant": "assistant", "tool": "tool", "system": "harness"}
@@ -57,8 +58,7 @@ def with_role(source: str | None, role: str | None) -> str | None:
     ``system`` is ``harness:user``; a call, ``tool_call:Bash``, is the assistant's as
     it is, and with role ``tool`` is ``tool:tool_call:Bash``, an output), the role's
     prefix alone for no source (``harness:system`` for role ``system``).  The person's
-    test is :func:`compaction_audit.recall.ranking.person_source`'s, written again here:
-    this module loads in the reading helper with no Polars."""
+    test is :func:`~compaction_audit.io.harness.is_person_source`."""
     if role is None:
         return source
     prefix = ROLE_PREFIX[role]
@@ -66,7 +66,7 @@ def with_role(source: str | None, role: str | None) -> str | None:
         return "harness:system" if role == "system" else prefix
     call = source.startswith(_CALLS)
     if role == "user":
-        reads = source == "user" or (source.startswith("user:") and source != "user:meta")
+        reads = is_person_source(source)
     elif role == "assistant":  # a tool call is the assistant's words (adv50)
         reads = source.startswith(prefix) or call
     elif role == "tool":  # a tool's output is no call

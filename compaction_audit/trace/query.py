@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from compaction_audit.errors import UsageError
+from compaction_audit.io.harness import is_person_source
 from compaction_audit.model import Session
 from compaction_audit.recall import extract as ext
 from compaction_audit.recall.kinds import KIND_RANK
@@ -411,8 +412,9 @@ def _still_held(log: _Log, spans: list[Node]) -> tuple[str, dict[str, Any] | Non
     holding span in the tree's order is named (its fate is on its own line), with its
     source when the log gives one: "line-19 (user)" is the person's own later message,
     which a reader took for the fact kept (usertest5).  When every holder is a message
-    of the person (:func:`_person`) written at or after the first fold that lost the
-    value, the label says only the person states it again (the audit's "asked again");
+    of the person (:func:`~compaction_audit.io.harness.is_person_source`) written at
+    or after the first fold that lost the value, the label says only the person
+    states it again (the audit's "asked again");
     otherwise a span that kept it is named before such messages.  Empty otherwise.
     Returns (the label's words, the same as data: ``span``, ``source``, ``spans``
     (how many hold it), ``only_the_person``; None when empty)."""
@@ -421,7 +423,8 @@ def _still_held(log: _Log, spans: list[Node]) -> tuple[str, dict[str, Any] | Non
         return "", None
     lost_at = min((r for n in spans if n.data["fate"] == "lost"
                    for r in _loss_rounds(log, n)), default=None)
-    asked = [n for n in held if _person(n.data.get("source"))
+    asked = [n for n in held if isinstance(source := n.data.get("source"), str)
+             and is_person_source(source)
              and lost_at is not None and n.data["round"] >= lost_at]
     only = len(asked) == len(held)
     held = [n for n in held if n not in asked] + asked  # a span that kept it first
@@ -434,14 +437,6 @@ def _still_held(log: _Log, spans: list[Node]) -> tuple[str, dict[str, Any] | Non
                 f"({first['source']}, round {first['round']}){more}"), info
     who = f" ({first['source']})" if first.get("source") else ""
     return f"; still held by span {first['span']}{who}{more}", info
-
-
-def _person(source: object) -> bool:
-    """A person's words by their ``source``, as the audit reads them
-    (:func:`~compaction_audit.recall.ranking.person_source`: "user" or "user:..." but
-    the harness's "user:meta"; adv58: "user:msg-7" was not the person)."""
-    return isinstance(source, str) and (
-        source == "user" or (source.startswith("user:") and source != "user:meta"))
 
 
 def _loss_rounds(log: _Log, node: Node) -> list[int]:
