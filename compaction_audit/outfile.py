@@ -71,10 +71,9 @@ def refuse_missing_folder(output: str) -> None:
         # adv56: "no folder a.jsonl (create it first)" for a.jsonl/x.json, a.jsonl a file
         above = next((p for p in _parents(folder) if os.path.lexists(p)), None)
         if above is not None and not os.path.isdir(above):
-            what = ("a symbolic link to nothing" if not os.path.exists(above)
-                    else "a file" if os.path.isfile(above) else "not a folder")
-            raise UsageError(f"{output}: cannot open for writing: {above} is "
-                             + (what if what == "not a folder" else f"{what}, not a folder"))
+            what = ("a symbolic link to nothing, not a folder" if not os.path.exists(above)
+                    else "a file, not a folder" if os.path.isfile(above) else "not a folder")
+            raise UsageError(f"{output}: cannot open for writing: {above} is {what}")
         raise UsageError(f"{output}: cannot open for writing: no folder {folder} "
                          "(create it first)")
 

@@ -88,10 +88,9 @@ def unpacked(data: bytes, label: str, limit: int) -> bytes:
     kind = lines.compression_of(data[:4])
     if not kind:
         return data
-    raw = (lines._GzipReader if kind == "gz" else lines._ZstdReader)(io.BytesIO(data))
     name = "gzip" if kind == "gz" else "zstd"
     try:
-        out = io.BufferedReader(raw).read(limit + 1)
+        out = lines.decompressed(io.BytesIO(data), kind).read(limit + 1)
     except EOFError:
         raise UsageError(f"{label}: the {name} data is cut short") from None
     except (OSError, zstandard.ZstdError) as exc:

@@ -221,15 +221,19 @@ def _open(path: str) -> tuple[IO[bytes], _Counted | None]:
             raw.close()
             raise LogError(path, 0, f"{other}-compressed input is not supported (gzip "
                            "and zstd are); decompress it first")
-    if kind == "gz":
+    if kind:
         counted = _Counted(raw)
-        return (io.BufferedReader(_GzipReader(cast(IO[bytes], counted)), buffer_size=_CHUNK),
-                counted)
-    if kind == "zst":
-        counted = _Counted(raw)
-        return (io.BufferedReader(_ZstdReader(cast(IO[bytes], counted)), buffer_size=_CHUNK),
-                counted)
+        return decompressed(cast(IO[bytes], counted), kind), counted
     return raw, None
+
+
+def decompressed(raw: IO[bytes], kind: str) -> IO[bytes]:
+    """``raw`` read through the decompressor of ``kind`` (``"gz"`` or ``"zst"``, as
+    :func:`compression_of` names it): every member or frame, skippable frames and zero
+    padding passed over, a cut member or frame an error (``EOFError`` or a
+    "truncated" ``ZstdError``)."""
+    reader = _GzipReader(raw) if kind == "gz" else _ZstdReader(raw)
+    return io.BufferedReader(reader, buffer_size=_CHUNK)
 
 
 class _Counted(io.RawIOBase):

@@ -306,11 +306,9 @@ class _Converter(Conversion):
         check_counts(self.path, line, tokens, ("input", "output"), f"{entry.where}.info.tokens.")
         check_counts(self.path, line, tokens.get("cache") if isinstance(tokens, dict) else None,
                      ("read",), f"{entry.where}.info.tokens.cache.")
-        if isinstance(tokens, dict):  # the context size the reader measures (_context_size)
-            cache = tokens.get("cache")
-            bounded_sum(self.path, line, (v for v in (
-                tokens.get("input"), cache.get("read") if isinstance(cache, dict) else None)
-                if type(v) is int), f"{entry.where}.info.tokens: input + cache.read")
+        if isinstance(tokens, dict):  # the context size the reader measures
+            bounded_sum(self.path, line, [_context_size(tokens) or 0],
+                        f"{entry.where}.info.tokens: input + cache.read")
         role = info.get("role")
         if not (role == "assistant" and info.get("summary") is True):
             self.unsummarized()
