@@ -8,7 +8,7 @@ from compaction_audit.recall import extract as ext
 from compaction_audit.recall.kinds import CLAUSE_KINDS
 from compaction_audit.recall.spantypes import span_type
 from compaction_audit.recall.survival import check as surv  # where tests patch survives
-from compaction_audit.trace.log import _Log
+from compaction_audit.trace.log import _Log, reach
 from compaction_audit.trace.query import _folds_above
 from compaction_audit.trace.tree import MAX_LEVELS, Node, _Budget, _cut
 
@@ -168,16 +168,6 @@ def _dropped_facts(log: _Log, summary: str, spans: list[str]
 
 
 def _leaves(log: _Log, item: str) -> list[str]:
-    """The distinct raw spans under ``item`` (each once, however many paths reach it;
-    iterative, so a deep chain does not recurse)."""
-    seen, stack, out = {item}, [item], []
-    while stack:
-        node = stack.pop()
-        kids = log.children.get(node, [])
-        if not kids and log.rows[node]["kind"] == "span":
-            out.append(node)
-        for child in kids:
-            if child not in seen:
-                seen.add(child)
-                stack.append(child)
-    return out
+    """The distinct raw spans under ``item`` (each once, however many paths reach it)."""
+    return [n for n in reach(log.children, item)
+            if not log.children.get(n) and log.rows[n]["kind"] == "span"]

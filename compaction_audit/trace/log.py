@@ -126,3 +126,17 @@ def line_files(session: Session) -> tuple[pl.DataFrame, pl.Expr] | None:
             .then(pl.lit(other if isinstance(other, str) else own))
             .otherwise(pl.lit(str(h["span_line_file"]))))
     return round_files, span
+
+
+def reach(links: dict[str, list[str]], item: str) -> list[str]:
+    """The distinct items reached from ``item`` through ``links`` (``_Log.children``:
+    below it, ``_Log.parents``: above it), ``item`` left out, each once however many
+    paths reach it; iterative, so a deep chain does not recurse."""
+    seen, stack, out = {item}, [item], []
+    while stack:
+        for nxt in links.get(stack.pop(), []):
+            if nxt not in seen:
+                seen.add(nxt)
+                out.append(nxt)
+                stack.append(nxt)
+    return out

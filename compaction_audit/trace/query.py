@@ -16,7 +16,7 @@ from compaction_audit.recall.kinds import KIND_RANK
 from compaction_audit.recall.spantypes import span_type
 from compaction_audit.recall.survival import check as surv  # where tests patch survives
 from compaction_audit.recall.wholetoken import STATING_TYPES, looked_for, states
-from compaction_audit.trace.log import _Log
+from compaction_audit.trace.log import _Log, reach
 from compaction_audit.trace.tree import (
     MAX_LEVELS,
     MAX_NODES,
@@ -162,23 +162,11 @@ def _carry(log: _Log, item: str, follow: _Follow | None,
             row = log.rows[at]  # and "1 more fold(s) above" counted the next level only
             how = {"lost": "LOST at", "flipped": "flipped at", "carried": "carried to",
                    "carried in part": "carried in part to", "unknown": "unknown at"}[fate]
-            above = _ancestors(log, item)
+            above = len(reach(log.parents, item))
             edge.data.update(beyond_fold=at, not_shown=above)
             edge.label = (f"... {above:,} more fold(s) above not shown; {how} fold {at} "
                          f"(depth {row['depth']}, {log.where(at)})")
     return nodes
-
-
-def _ancestors(log: _Log, item: str) -> int:
-    """How many distinct folds are above ``item`` (iterative)."""
-    seen: set[str] = set()
-    stack = [item]
-    while stack:
-        for fold in log.parents.get(stack.pop(), []):
-            if fold not in seen:
-                seen.add(fold)
-                stack.append(fold)
-    return len(seen)
 
 
 def _fate_above(log: _Log, item: str, follow: _Follow) -> tuple[str, str | None]:
