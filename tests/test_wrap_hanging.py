@@ -87,3 +87,29 @@ def test_trace_fits_the_width_with_every_continuation_indented(write_log: LogWri
             assert all(ln.startswith(("discriminator ", "summaries (", " ", "├── ", "└── ",
                                       "│   ")) for ln in lines), out
             assert commands(out) == [], out
+
+
+def _column_zero_words(args: list[str], columns: int) -> list[str]:
+    out = CliRunner().invoke(app, args, env={"COLUMNS": str(columns)}).stdout
+    return [ln.split(" ", 1)[0] for ln in out.splitlines() if ln and not ln.startswith(" ")]
+
+
+def test_no_line_of_a_report_wraps_back_to_column_0() -> None:
+    # usertest12: "not listed: ... (--all lists them)", "... N more episodes of CA101
+    # (rounds ...) (--all)", a section heading and the diff's table titles wrapped back
+    # to the first column at 40-80 columns.  Wrapping may not start a line at column 0:
+    # every such line's first word starts one at 200 columns too, where nothing wraps
+    # (a diff's series rows, labels of their own at every width, are left out)
+    from tests.logs import SAMPLES
+
+    runs = [["audit", str(p)] for p in sorted(SAMPLES.glob("*.jsonl"))]
+    runs.append(["diff", str(SAMPLES / "research-no-decay.jsonl"),
+                 str(SAMPLES / "research-decay.jsonl"), "--fail-on-new", "error"])
+    for args in runs:
+        wide = set(_column_zero_words(args, 200))
+        for columns in (40, 60, 80):
+            words = _column_zero_words(args, columns)
+            if args[0] == "diff":
+                words = [x for x in words if not x.endswith("…") and not x.startswith(
+                    ("raw_", "distinct", "query_", "summary_", "recall_", "━"))]
+            assert [x for x in words if x not in wide] == [], (args, columns)

@@ -52,7 +52,14 @@ from compaction_audit.report.terminal import (
     spark_marks,
     t,
 )
-from compaction_audit.report.terminal_text import ByWidth, Trimmed, hang, hanging
+from compaction_audit.report.terminal_text import (
+    ByWidth,
+    Trimmed,
+    hang,
+    hanging,
+    heading,
+    note_line,
+)
 from compaction_audit.rules.base import fmt
 
 MAX_ROWS = 15
@@ -148,8 +155,8 @@ def _skipped(diff: RunDiff) -> RenderableType | None:
         for e in r.skipped[:SKIPPED_SHOWN]:
             rows.append(hanging((f"  skipped  {label:<10} ", "yellow"), t(str(e)), indent=22))
         if len(r.skipped) > SKIPPED_SHOWN:
-            rows.append(Text(f"  and {len(r.skipped) - SKIPPED_SHOWN} more skipped record(s) "
-                             f"of the {label}", style="yellow"))
+            rows.append(note_line(f"and {len(r.skipped) - SKIPPED_SHOWN} more skipped "
+                                  f"record(s) of the {label}", style="yellow"))
     return Group(*rows) if rows else None
 
 
@@ -161,8 +168,8 @@ def onsets_table(diff: RunDiff) -> RenderableType:
     """Onsets and first rounds side by side with delta (rounds) and verdict; the rules
     that fired in neither run are one line under the table, by code (ux6: 13 rows of
     "none none unchanged" put the findings off the first screen)."""
-    table = Table(title="Onsets (round; none = never, later than any round)",
-                  title_justify="left", show_edge=False)
+    title = heading("Onsets (round; none = never, later than any round)")
+    table = Table(show_edge=False)
     for col in ("", "baseline", "candidate", "delta", "verdict"):
         table.add_column(col, justify="left" if col in ("", "verdict") else "right")
     shown, neither = split_onsets(diff)
@@ -171,9 +178,9 @@ def onsets_table(diff: RunDiff) -> RenderableType:
         table.add_row(t(onset_label(o)), _round(o.baseline), _round(o.candidate), delta,
                       Text(o.verdict, style=VERDICT_STYLE[o.verdict]))
     if not neither:
-        return Trimmed(table)
+        return Group(title, Trimmed(table))
     codes = " ".join(neither)
-    return Group(Trimmed(table), hang(Text("in neither run: ", style="dim"),
+    return Group(title, Trimmed(table), hang(Text("in neither run: ", style="dim"),
                                       (codes, "dim"), indent=1))
 
 
@@ -254,16 +261,16 @@ def divergence_table(diff: RunDiff) -> RenderableType:
         rows.append((row["round"], cells))
 
     def table() -> RenderableType:
-        tab = Table(title=title, title_justify="left", show_edge=False)
+        tab = Table(show_edge=False)
         tab.add_column("round", justify="right")
         for q in diff.quantities:
             tab.add_column(q, justify="right")
         for number, cells in rows:
             tab.add_row(str(number), *(b if b == c else f"{b} -> {c}" for _, b, c in cells))
-        return tab
+        return Group(heading(title), tab)
 
     def listing() -> RenderableType:  # a narrow terminal: the quantities that differ
-        items: list[RenderableType] = [Text(title, style="bold")]
+        items: list[RenderableType] = [heading(title)]
         for number, cells in rows:
             moved = "; ".join(f"{q} {b} -> {c}" for q, b, c in cells if b != c)
             items.append(hang(f"round {number}: ", moved or "equal where both have it"))
@@ -271,8 +278,8 @@ def divergence_table(diff: RunDiff) -> RenderableType:
 
     parts: list[RenderableType] = [ByWidth(table, listing, 16 + 16 * len(diff.quantities))]
     if len(rounds) > MAX_ROWS:
-        parts.append(Text(f"... and {len(rounds) - MAX_ROWS} more round(s); "
-                          "--format json has the full aligned table", style="dim"))
+        parts.append(note_line(f"... and {len(rounds) - MAX_ROWS} more round(s); "
+                               "--format json has the full aligned table", indent=0))
     return Group(*parts)
 
 
@@ -307,14 +314,14 @@ def findings_section(diff: RunDiff) -> RenderableType:
         for code, group in groupby(units, key=lambda f: f.code):
             members = list(group)
             sev = max((f.severity for f in members), key=lambda s: s.rank).value
-            parts.append(Text.assemble(("  " + f"{sev.upper():<8}", SEVERITY_STYLE[sev]),
-                                       (f"{code} {members[0].rule}", "bold"),
-                                       f"  {len(members)} unit(s)"))
+            parts.append(hang(Text(f"{sev.upper():<8}", SEVERITY_STYLE[sev]),
+                              (f"{code} {members[0].rule}", "bold"),
+                              f"  {len(members)} unit(s)", indent=2))
             for i, f in enumerate(members[:PER_RULE]):
                 parts += _unit_lines(f, with_message=i == 0 and status != "persisting")
             if len(members) > PER_RULE:
-                parts.append(Text(f"      ... and {len(members) - PER_RULE} more "
-                                  "(--format json lists every unit)", style="dim"))
+                parts.append(note_line(f"... and {len(members) - PER_RULE} more "
+                                       "(--format json lists every unit)", indent=6))
     return Group(*parts)
 
 
@@ -359,7 +366,7 @@ def diff_renderable(diff: RunDiff, gates: dict[str, Any] | None = None,
         line((f"{'config':<11}", "bold"), t(diff.config or "none")),  # (adv25 N2)
         *([skipped] if skipped is not None else []), Text(""),
         onsets_table(diff), Text(""),
-        Text("Series (aligned by round, one scale per quantity)", style="bold"),
+        heading("Series (aligned by round, one scale per quantity)"),
         sparklines(diff), Text(""), divergence_table(diff), Text(""),
         Text("Findings", style="bold"), findings_section(diff), Text(""),
         gates_section(gates, reasons or [], coverage_phrases(diff.candidate)), Text(""))

@@ -47,6 +47,7 @@ from compaction_audit.report.terminal_text import (
     capped,
     group,
     hang,
+    heading,
     line,
     more_line,
     t,
@@ -269,7 +270,7 @@ def glance(r: SessionReport) -> RenderableType:
     # the legend only where a mark needs it (ux6: "E error, w warning" beside no mark)
     grid.add_row("  flagged", Text("".join(marks), style="red"),
                  "E error, w warning" if marks.count(" ") < len(marks) else "none")
-    return Group(Text("Series at a glance" + per, style="bold"), Trimmed(grid))
+    return Group(heading("Series at a glance" + per), Trimmed(grid))
 
 
 def _key_rows(r: SessionReport) -> tuple[list[dict[str, Any]], dict[int, list[str]],

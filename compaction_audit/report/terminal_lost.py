@@ -32,7 +32,9 @@ from compaction_audit.report.terminal_text import (
     capped,
     group,
     hang,
+    heading,
     more_line,
+    note_line,
     w,
 )
 
@@ -108,8 +110,7 @@ def tier_counts(items: list[dict[str, Any]], shown: int, show_all: bool,
         out.append(more_line(top - shown - left, indent=indent))
     counted = low_tiers_phrase(items)
     if counted:
-        out.append(Text(" " * indent + f"not listed: {counted} (--all lists them)",
-                        style="dim"))
+        out.append(note_line(f"not listed: {counted} (--all lists them)", indent=indent))
     return out
 
 
@@ -248,12 +249,12 @@ def recall_section(r: SessionReport, show_all: bool = False, limit: int = LIST_L
     elif lost:
         rows = listed(lost, show_all, limit)
         if rows:
-            parts.append(Text("Lost discriminators (facts that matter first)", style="bold"))
+            parts.append(heading("Lost discriminators (facts that matter first)"))
         parts += _facts(rows, _discriminator_detail, indent=2)
         parts += tier_counts(lost, len(rows), show_all, limit=limit)
         if r.extra.get("person_spans") == 0:  # issue 12, point 5: not judged, not zero
-            parts.append(Text("  asked again: not judged, no span of this log is a "
-                              "person's (source \"user\" or role \"user\")", style="dim"))
+            parts.append(note_line("asked again: not judged, no span of this log is a "
+                                   "person's (source \"user\" or role \"user\")"))
     if disagree:
         parts.append(hang("", (f"{len(disagree)} span(s) where the logged salience_class "
                                "and the auditor's classification disagree (see --format "

@@ -158,9 +158,23 @@ class ByWidth:
         yield Trimmed(self.wide() if options.max_width >= self.min_width else self.narrow())
 
 
-def more_line(hidden: int, what: str = "more", indent: int = MIN_INDENT) -> Text:
-    """``... N more (--all)``, the cap under every list."""
-    return Text(" " * indent + f"... {hidden} {what} (--all)", style="dim")
+def more_line(hidden: int, what: str = "more", indent: int = MIN_INDENT) -> RenderableType:
+    """``... N more (--all)``, the cap under every list, wrapped under ``indent``
+    (:func:`note_line`)."""
+    return note_line(f"... {hidden} {what} (--all)", indent=indent)
+
+
+def note_line(words: str, style: str = "dim", indent: int = MIN_INDENT) -> RenderableType:
+    """A line of our own words under a list (``not listed: ...``), every line of it,
+    wrapped ones too, indented by ``indent`` (usertest12: a plain indented line
+    wrapped back to column 0 at 80 columns)."""
+    return block((words, style), indent=indent)
+
+
+def heading(words: str) -> RenderableType:
+    """A section's bold heading (our words): starts at column 0, wraps under two
+    spaces on a narrow terminal instead of back to column 0."""
+    return hanging((words, "bold"), indent=MIN_INDENT)
 
 
 def capped(items: list[Any], show_all: bool, limit: int = LIST_LIMIT) -> tuple[list[Any], int]:
