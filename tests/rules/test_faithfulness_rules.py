@@ -60,6 +60,30 @@ def test_negation_flipped_fires_on_an_antonym_and_a_dropped_not(write_log: LogWr
         ("u1", "constraint"), ("u2", "negation")]
 
 
+def test_negation_flipped_reads_each_fold_s_text_once(write_log: LogWriter,
+                                                     monkeypatch: Any) -> None:
+    # adv60: the fold's text was joined to every dropped clause and copied per row, so a
+    # 2.5 MB summary over 20,000 clauses was compared whole in the survival caches per
+    # clause (15 s and 300 MB of a 25 s audit); one string object per fold now
+    import compaction_audit.recall.flips as flips_mod
+
+    seen: list[int] = []
+    real = flips_mod.flip_sentence
+
+    def spy(d: Any, text: str) -> str | None:
+        seen.append(id(text))
+        return real(d, text)
+
+    monkeypatch.setattr(flips_mod, "flip_sentence", spy)
+    path = one_fold(write_log, [span("u1", "Must enable --force on staging only."),
+                                span("u2", "Do not run `lint-tool analyze` in this repo."),
+                                span("u3", "Never deploy on Fridays.")],
+                    "Must disable --force on staging only. Run `lint-tool analyze` in "
+                    "this repo before each commit.")
+    assert len(findings(path, "CA304")) == 1
+    assert len(seen) == 3 and len(set(seen)) == 1
+
+
 def test_negation_flipped_is_quiet_on_a_faithful_restatement(write_log: LogWriter) -> None:
     path = one_fold(write_log, [
         span("u1", "Release right away. No confirmation step."),
