@@ -226,6 +226,31 @@ def test_hostile_log_text_stays_text(browser: Any, tmp_path: Path,
     shoot(browser, tmp_path, "hostile")
 
 
+def test_one_long_word_of_log_text_does_not_widen_the_tables(
+        browser: Any, tmp_path: Path, write_log: LogWriter) -> None:
+    """adv60: a 3,000-character word (a base64 blob, a minified line) in an id and the
+    texts made the session and findings tables 9,000 px wide and the action column
+    unreachable without scrolling; the page now offers a break every 40 characters of
+    such a run, and the copied text is the same."""
+    word = "A" * 3000
+    path = write_log([
+        rnd(0, spans=[{"id": "s" + word, "tokens": 20, "source": "user",
+                       "text": f"Do NOT enable --force on prod {word}"}]),
+        rnd(1, summaries=[{"id": "m" + word, "tokens": 5, "children": ["s" + word],
+                           "text": "Guidance noted " + word}], evicted=["s" + word])])
+    page = write_html(tmp_path, "audit", str(path))
+    open_page(browser, page)
+    widths = browser.execute_script(
+        "return Array.from(document.querySelectorAll('table')).slice(0, 2)"
+        ".map(t => [t.scrollWidth, t.parentElement.clientWidth])")
+    assert len(widths) == 2 and all(table <= box for table, box in widths), widths
+    action = browser.execute_script(
+        "var th = Array.from(document.querySelectorAll('th'))"
+        ".find(x => x.textContent === 'action'); return th.getBoundingClientRect().right")
+    assert action <= browser.execute_script("return window.innerWidth")
+    assert "A" * 200 in browser.execute_script("return document.body.innerText")
+
+
 def test_a_missing_round_says_so(browser: Any, tmp_path: Path) -> None:
     log = dump([session(), rnd(5, spans=[{"id": "a", "tokens": 3}])], tmp_path / "one.jsonl")
     page = write_html(tmp_path, "audit", str(log))
