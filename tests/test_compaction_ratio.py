@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 from compaction_audit import api
 from compaction_audit.cli import app
-from compaction_audit.report.model import compaction_sizes
+from compaction_audit.report.model import compaction_kind, compaction_sizes
 from tests.logs import LogWriter, rnd
 
 
@@ -60,7 +60,24 @@ def test_an_opaque_summary_has_no_ratio(write_log: LogWriter) -> None:
 def test_unknown_sizes_are_said(write_log: LogWriter) -> None:
     c = {"summary_tokens": None, "tokens_before": None, "tokens_after": None,
          "compression_ratio": None, "folded_tokens": None}
-    assert compaction_sizes(c) == "context unknown -> unknown tokens; summary opaque, ratio unknown"
+    assert compaction_sizes(c) == ("context unknown -> unknown tokens; summary size not "
+                                   "recorded, ratio unknown")
+    assert compaction_sizes({**c, "opaque": True}) == (
+        "context unknown -> unknown tokens; summary opaque, ratio unknown")
+
+
+def test_a_compaction_record_without_sizes_takes_its_summary_s_tokens(
+        write_log: LogWriter) -> None:
+    # adv60: a native `compaction` naming only its summary was said "summary opaque"
+    # with an empty kind, while the summary had its text and 10 tokens in the log
+    c = view(write_log, [
+        rnd(0, spans=[{"id": "s1", "tokens": 200, "text": "Do NOT use port 8443."}]),
+        rnd(1, summaries=[{"id": "m1", "tokens": 10, "children": ["s1"], "text": "Summary."}],
+            evicted=["s1"], compaction={"summary_id": "m1"})])
+    assert (c["summary_tokens"], c["folded_tokens"], c["compression_ratio"]) == (10, 200, 20.0)
+    assert compaction_sizes(c) == ("context unknown -> unknown tokens; summary 10 tokens for "
+                                   "200 folded (20.0x)")
+    assert compaction_kind(c) == "compaction"
 
 
 def test_text_and_json_show_the_same_ratio(write_log: LogWriter) -> None:

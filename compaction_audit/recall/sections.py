@@ -220,16 +220,19 @@ def compaction_view(session: Session, recall: Recall,
     """
     out = []
     lost = ranked if ranked is not None else ranked_lost(recall, session)
-    texts = dict(session.items.filter(pl.col("kind") == "summary")
-                 .select("id", "text").iter_rows())
+    summaries = session.items.filter(pl.col("kind") == "summary")
+    texts = dict(summaries.select("id", "text").iter_rows())
+    tokens = dict(summaries.select("id", "tokens").iter_rows())
     line_file = session.header.extra.get("span_line_file")
     own_lines = set(session.header.extra.get("span_line_file_except") or ())
     other_file = session.header.extra.get("span_line_file_except_in")
     lost_at = _lost_at(lost, session.compactions, recall.redacted)
     folded = _folded_tokens(session)
     for c, rows in zip(session.compactions, lost_at, strict=True):
-        size = c.get("summary_tokens")
         sid = c.get("summary_id")
+        size = c.get("summary_tokens")
+        if size is None and not c.get("opaque"):  # the summary item's own size (adv60)
+            size = tokens.get(str(sid)) if sid is not None else None
         into = folded.get(str(sid)) if sid is not None else None
         opaque = bool(c.get("opaque"))
         unchecked = c.get("unchecked")  # an adapter's reason (a Cline file read alone)
@@ -258,7 +261,8 @@ def compaction_view(session: Session, recall: Recall,
                    for d in rows]
         text = texts.get(c.get("summary_id")) or ""
         pointer = re.search(TRANSCRIPT_POINTER, text)
-        out.append({**c, "folded_tokens": into, "compression_ratio": ratio, "lost": entries,
+        out.append({**c, **({"summary_tokens": size} if size is not None else {}),
+                    "folded_tokens": into, "compression_ratio": ratio, "lost": entries,
                     "lost_checked": not (opaque or redacted or unchecked),
                     "not_checked_reason": "opaque" if opaque else
                     str(unchecked) if unchecked else

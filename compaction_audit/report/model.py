@@ -508,13 +508,14 @@ def settle_unread(sessions: list[SessionReport]) -> None:
 def compaction_kind(c: dict[str, Any]) -> str:
     """``kind`` with what an adapter adds: the product's strategy, the messages it
     removed, and whether the compaction was inferred (issue 15), e.g.
-    ``compact (basic, 22 removed)``."""
+    ``compact (basic, 22 removed)``; ``compaction`` when the log names no kind (adv60:
+    the text report printed an empty kind before ", trigger")."""
     extra = [str(c["strategy"])] if c.get("strategy") else []
     if isinstance(c.get("messages_removed"), int):
         extra.append(f"{c['messages_removed']} removed")
     if c.get("inferred"):
         extra.append("inferred")
-    kind = str(c.get("kind") or "")
+    kind = str(c.get("kind") or "compaction")
     return f"{kind} ({', '.join(extra)})" if extra else kind
 
 
@@ -532,8 +533,8 @@ def compaction_sizes(c: dict[str, Any]) -> str:
     "the summary is 3.9 times the size of what it folded" ("0.26x" read as a ratio of
     something else: usertest7)."""
     size, ratio, opaque = c.get("summary_tokens"), c.get("compression_ratio"), c.get("opaque")
-    if size is None:
-        summary = "summary opaque"
+    if size is None:  # "opaque" only for a summary the product encrypted (adv60)
+        summary = "summary opaque" if opaque else "summary size not recorded"
     elif opaque:  # the adapter's proxy (a Codex blob's length), not a measure: ux5 F12
         summary = f"summary about {_tokens(size)} tokens, an estimate (opaque)"
     else:

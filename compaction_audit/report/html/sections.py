@@ -214,7 +214,7 @@ def compactions_section(compactions: list[dict[str, Any]]) -> str:
         lost = c.get("lost") or []
         where = line_at(fmt(c.get("line")), c.get("line_file"), str)
         head = (f"round {fmt(c.get('round'))} ({where}): "
-                f"{compaction_kind(c) or 'compaction'}, trigger {c.get('trigger') or 'unknown'}; "
+                f"{compaction_kind(c)}, trigger {c.get('trigger') or 'unknown'}; "
                 f"{compaction_sizes(c)}"
                 + (f", {len(lost)} lost" if c.get("lost_checked", True) else
                    f", losses not checkable ({c.get('not_checked_reason') or 'no text'})"))
