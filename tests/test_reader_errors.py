@@ -86,6 +86,11 @@ CASES: list[tuple[str, list[Any], int, str, str]] = [
     ("tokens too large", [rnd(0, spans=[{"id": "a", "tokens": 2**63 - 1}])], 1,
      "must be <= 1000000000000", "spans[0].tokens"),
     ("round too large", [rnd(2**64 - 1)], 1, "must be <= 9007199254740991", "round"),
+    # past 64 bits orjson reads a float: still out of bounds, not "not an integer" (adv60)
+    ("round past 64 bits", [rnd(2**64)], 1,
+     "must be <= 9007199254740991, got 1.845e+19", "round"),
+    ("tokens past 64 bits", [rnd(0, spans=[{"id": "a", "tokens": -(10**30)}])], 1,
+     "must be >= 0, got -1e+30", "spans[0].tokens"),
     ("saliences overflow", [rnd(0, spans=spans(("a", 1), ("b", 1)),
                                 retained=[["a", 1e308], ["b", 1e308]])], 1,
      "their sum is not finite", "retained"),

@@ -142,7 +142,12 @@ still fit the 64-bit columns of the series."""
 
 
 def as_int(value: Any, field: str, minimum: int, maximum: int = MAX_INT) -> int:
-    """An integer between ``minimum`` and ``maximum`` (booleans rejected)."""
+    """An integer between ``minimum`` and ``maximum`` (booleans rejected).  A whole
+    number past 64 bits, which orjson reads as a float, is out of the bounds, not "not
+    an integer" (adv60: ``18446744073709551616`` was)."""
+    if type(value) is float and value.is_integer() and abs(value) >= 2**63:
+        bound = f">= {minimum}" if value < minimum else f"<= {maximum}"
+        raise FieldError(f"must be {bound}, got {value:.4g}", field)
     if type(value) is not int:
         raise FieldError(f"expected an integer, got {_kind(value)}", field)
     if value < minimum:
