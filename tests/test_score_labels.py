@@ -139,3 +139,21 @@ def test_shared_labels_score() -> None:
     assert (s.facts_lost, s.kept_facts, s.items_labelled) == (12, 10, 40)
     assert s.reported >= 4  # the figure before issue 10 (docs/discriminators.md)
     assert s.top[15] <= s.top[40] <= s.reported
+
+
+@pytest.mark.skipif(not (CORPUS / "labels").is_dir(), reason="../shared/corpus is absent")
+def test_readme_says_the_rank_of_the_reworded_kept_fact() -> None:
+    # usertest12: the README said rank 24 after a ranking change moved it to 26
+    import re
+
+    from compaction_audit.api import audit
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    said = re.search(r'"persisting durable transcript message references" is listed at '
+                     r"rank (\d+)", readme.replace("\n", " "))
+    assert said is not None
+    [c] = audit(str(CORPUS / "claude-code" / "spotter-auto-compact.jsonl")).compactions
+    texts = [d["text"] for d in c["lost"]]
+    rank = 1 + next(i for i, t in enumerate(texts)
+                    if t.startswith("Store transcript message references as first-class"))
+    assert int(said.group(1)) == rank
