@@ -17,6 +17,7 @@ import sys
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # the idiom that spares loading typing at start-up
     import io
+    import typing
 
     from _typeshed import ReadableBuffer
 
@@ -27,6 +28,8 @@ def run() -> None:
 
     if sys.stdout is None:  # started with stdout closed (>&-), before stderr: fd 1
         sys.stdout = _closed_stdout()
+    elif type(getattr(sys.stdout, "buffer", None)).__name__ == "FileIO":
+        sys.stdout = _buffered(sys.stdout)
     # a stream that cannot encode all of the log's text (PYTHONIOENCODING=cp1252, a
     # Windows runner's pipe) shows it escaped, as stderr does: it was "internal error:
     # UnicodeEncodeError" (adv22a F1)
@@ -49,6 +52,21 @@ def run() -> None:
         if stopline.stopped():
             stopline.exit_now(stopline.status())
         raise
+
+
+def _buffered(stream: "typing.TextIO") -> "io.TextIOWrapper":
+    """Unbuffered standard output (``PYTHONUNBUFFERED``, ``python -u``) is a text
+    layer over the raw file, whose ``write`` may take part of the data: the text layer
+    drops the rest, so a pipe whose reader stopped after 64 KiB got a report cut short
+    and the command exit 0 (usertest12).  The same stream with a buffer between, which
+    writes all of it or raises (a closed pipe: :class:`BrokenPipeError`), flushed at
+    each line and each write, as unbuffered output is."""
+    import io
+    import typing
+
+    raw = typing.cast("io.RawIOBase", stream.buffer)
+    return io.TextIOWrapper(io.BufferedWriter(raw), encoding=stream.encoding,
+                            errors=stream.errors, line_buffering=True, write_through=True)
 
 
 def _closed_stdout() -> "io.TextIOWrapper":

@@ -1,7 +1,8 @@
 """The command line: a thin typer app that registers one module per command.
 
 Exit codes (every command that gates): 0 nothing reaches ``--fail-on``; 1 a finding
-does; 2 usage or input error (one line on stderr, never a traceback).
+does; 2 usage or input error (one line on stderr, never a traceback); 141 standard
+output's reader went away (``| head``).
 """
 
 from __future__ import annotations
@@ -51,7 +52,8 @@ def root(
 ) -> None:
     """Audit the compaction logs of long-running LLM agents.
 
-    Exit codes: 0 no finding reaches --fail-on, 1 one does, 2 usage or input error.
+    Exit codes: 0 no finding reaches --fail-on, 1 one does, 2 usage or input error,
+    141 standard output closed by its reader (| head).
     """
 
 
@@ -165,11 +167,27 @@ def _invoke() -> int:
     except typer.Abort:
         say("aborted")
         return 1
-    except BrokenPipeError:  # stdout closed by its reader (| head): exit 1, as click does
-        devnull = os.open(os.devnull, os.O_WRONLY)  # what is left to flush goes nowhere
-        os.dup2(devnull, sys.stdout.fileno())
-        return 1
+    except BrokenPipeError:  # stdout closed by its reader (| head)
+        return _closed_pipe()
+    except SystemExit as exc:  # typer's and rich's own handlers of it exit 1
+        if exc.code == 1 and isinstance(exc.__context__, BrokenPipeError):
+            return _closed_pipe()
+        raise
     return code if isinstance(code, int) else 0
+
+
+def _closed_pipe() -> int:
+    devnull = os.open(os.devnull, os.O_WRONLY)  # what is left to flush goes nowhere
+    os.dup2(devnull, sys.stdout.fileno())
+    return CLOSED_PIPE
+
+
+CLOSED_PIPE = 141
+"""Exit code when standard output's reader went away (``| head``): 128 + SIGPIPE, what
+a shell reports for a program the signal ended.  It was 1, which a gate reads as "a
+finding reaches --fail-on" or "a diff gate failed" (usertest12: ``diff ... | head -1``
+under ``set -o pipefail`` failed a gate nobody set), and whether the pipe closes before
+the output is written depends on its size and timing."""
 
 
 PROGRAM = "compaction-audit"
