@@ -527,7 +527,7 @@ def gate(diff: RunDiff, fail_if_onset_earlier: int | None,
         if new:
             per_rule = Counter(f"{f.code} {f.rule}" for f in new)
             shown = ", ".join(f"{name} x{n}" for name, n in per_rule.items())
-            reasons.append(f"{len(new)} new finding(s) at or above {fail_on_new}: {shown}")
+            reasons.append(f"{len(new)} new finding unit(s) at or above {fail_on_new}: {shown}")
         cand = diff.candidate
         if (cand.skipped or cand.dependent) and floor <= Severity.WARNING.rank:
             reasons.append(f"the candidate's findings are incomplete: "

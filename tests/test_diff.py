@@ -188,7 +188,7 @@ def test_new_inversion_episode(tmp_path: Path) -> None:
     ]
     assert gate(d, 0, None) == []
     [reason] = gate(d, None, "error")
-    assert reason == "1 new finding(s) at or above error: CA101 salience-inversion x1"
+    assert reason == "1 new finding unit(s) at or above error: CA101 salience-inversion x1"
     assert run(light, heavy, "--fail-on-new", "error").exit_code == 1
 
 

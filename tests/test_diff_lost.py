@@ -71,7 +71,7 @@ def test_a_discriminator_lost_only_in_the_candidate_is_new(write_log: LogWriter)
     assert all(code == "CA301" for status, code, _ in got)
     d = diff_reports(base, cand)
     [reason] = gate(d, None, "error")
-    assert reason.startswith(f"{len(new)} new finding(s) at or above error: CA301")
+    assert reason.startswith(f"{len(new)} new finding unit(s) at or above error: CA301")
     # the other way round the same units are resolved, and nothing is new
     back = diff_reports(cand, base)
     assert back.by_status("new") == [] and gate(back, None, "info") == []
