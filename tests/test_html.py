@@ -248,9 +248,12 @@ def test_lost_rows_say_how_many_of_the_rest_the_page_holds() -> None:
                           lambda d: f"<tr><td>{d['t']}</td></tr>")
 
     page = rows(MAX_ROWS + 10)
-    assert (f"<summary>{MAX_ROWS - LOST_SHOWN} more (the page holds the first {MAX_ROWS} "
-            f"of {MAX_ROWS + 10})</summary>") in page
-    assert "... and 10 more lost discriminator(s)" in page
+    # usertest12: the count is of all the rest, as the text report's; one note says how
+    # many the page holds and who lists them all, no "... and 10 more" under it
+    assert (f"<summary>{MAX_ROWS + 10 - LOST_SHOWN} more (the page holds the first "
+            f"{MAX_ROWS} of {MAX_ROWS + 10}; --format json --all lists every one)</summary>"
+            ) in page
+    assert "more lost discriminator(s)" not in page
     assert f"<summary>{20 - LOST_SHOWN} more</summary>" in rows(20)
     assert f"<summary>{MAX_ROWS - LOST_SHOWN} more</summary>" in rows(MAX_ROWS)
 
@@ -275,7 +278,15 @@ def test_lost_rows_show_the_facts_that_matter_and_say_what_the_rest_are() -> Non
                       lambda d: f"<tr><td>{d['t']}</td></tr>")
     assert tool.startswith(
         f"<details><summary>{MAX_ROWS + 50} lost, none that matter: {MAX_ROWS + 50} tool "
-        f"output (the page holds the first {MAX_ROWS} of {MAX_ROWS + 50})</summary>")
+        f"output (the page holds the first {MAX_ROWS} of {MAX_ROWS + 50}; --format json "
+        "--all lists every one)</summary>")
+    # the tiers of the rest are counted past the page's rows too (usertest12)
+    mixed = _lost_rows([{"t": "a", "tier": 3}] + [{"t": str(i), "tier": 6 + i % 2}
+                                                   for i in range(MAX_ROWS + 20)], ["t"],
+                       lambda d: f"<tr><td>{d['t']}</td></tr>")
+    half = (MAX_ROWS + 20) // 2
+    assert (f"<summary>{MAX_ROWS + 20} more: {half} tool output, {half} finished work "
+            f"(the page holds the first {MAX_ROWS} of {MAX_ROWS + 21}; ") in mixed
     # twenty that matter: fifteen shown, the rest named
     many = _lost_rows([{"t": str(i), "tier": 3} for i in range(20)] + ranked[3:], ["t"],
                       lambda d: f"<tr><td>{d['t']}</td></tr>")

@@ -121,19 +121,23 @@ def _lost_rows(rows: list[dict[str, Any]], head: list[str], row_html: Any) -> st
     low = next((k for k, d in enumerate(rows) if d.get("tier") in LOW_TIERS), len(rows))
     first = min(LOST_SHOWN, low)
     shown = html_table(head, (row_html(d) for d in rows[:first])) if first else ""
-    extra = rows[first:MAX_ROWS]
+    rest, extra = rows[first:], rows[first:MAX_ROWS]
     if extra:
         # "185 more (the page holds the first 200 of 210)" where the page holds only
         # some of the rest: "185 more" then "... and 10 more" read as two lists (ux6),
         # "185 more of 195" as a count of something else (the user test after ux7) and
         # "185 more (of 193: the page holds 200 rows)" was hard to parse (usertest5)
-        of = (f" (the page holds the first {MAX_ROWS:,} of {len(rows):,})"
-              if len(rows) > MAX_ROWS else "")
+        # the count and its tiers are of all the rest, as the text report's (usertest12:
+        # "185 more: ... 83 finished work" counted the rows the page held, where the text
+        # report said 97), and where the page holds fewer, one note says so and who lists
+        # them all (no "... and 14 more" under it: read as a second list, ux6)
+        of = (f" (the page holds the first {MAX_ROWS:,} of {len(rows):,}; --format json "
+              "--all lists every one)" if len(rows) > MAX_ROWS else "")
         # nothing shown before it: not "6 more" after nothing (adv51)
-        count = (f"{len(extra):,} more{_what(extra)}" if first else
+        count = (f"{len(rest):,} more{_what(rest)}" if first else
                  f"{len(rows):,} lost, none that matter{_what(rows)}")  # all (adv52)
-        shown += (f"<details><summary>{count}{of}</summary>"
-                  + html_table(head, (row_html(d) for d in extra)) + "</details>")
+        return shown + (f"<details><summary>{count}{of}</summary>"
+                        + html_table(head, (row_html(d) for d in extra)) + "</details>")
     return shown + more(len(rows) - MAX_ROWS, "lost discriminator")
 
 
