@@ -492,6 +492,23 @@ def test_json_and_db_files_a_folder_search_leaves_out_are_named(
         find_traces(["d"])
 
 
+def test_the_run_s_own_baseline_and_output_are_not_files_left_unsearched(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """usertest12: ``baseline create . -o cab.json`` then ``audit . --baseline cab.json``
+    named cab.json "1 file not searched (... an opencode export or store ...)"."""
+    monkeypatch.chdir(tmp_path)
+    shutil.copy(SAMPLES / "handwritten.jsonl", "a.jsonl")
+    assert run("baseline", "create", ".", "-o", "cab.json").exit_code == 0
+    assert "not searched" in run("audit", "-q", ".").stderr  # a stranger's .json is named
+    said = run("audit", "-q", ".", "--baseline", "cab.json", "-o", "r.json")
+    assert said.exit_code == 0 and "not searched" not in said.stderr
+    Path("export.json").write_text("{}\n")
+    said = run("audit", ".", "--baseline", "./cab.json", "-f", "json", "-o", "r.json")
+    assert "not searched (" in said.stderr and ": export.json; name one" in said.stderr
+    again = run("baseline", "create", ".", "-o", "cab.json")
+    assert ": export.json, r.json; name one" in again.stderr  # its own output left out
+
+
 @pytest.mark.parametrize("pattern", ["traces/*", "traces/**/*.jsonl", "traces/*/*.jsonl",
                                      "traces/[x]"])
 def test_a_pattern_does_not_follow_a_link_to_a_directory(

@@ -3,8 +3,9 @@ and ``config show`` (configuration layers, rule selection)."""
 
 from __future__ import annotations
 
+import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -152,16 +153,23 @@ def require_rules(eff: Effective) -> None:
                      "check nothing; select at least one rule")
 
 
-def found_traces(paths: list[str], exclude: list[str] | None = None) -> Discovery:
+def found_traces(paths: list[str], exclude: list[str] | None = None,
+                 own: Iterable[Path | None] = ()) -> Discovery:
     """:func:`~compaction_audit.discover.find_traces` (``exclude``: the ``--exclude``
     patterns), with one stderr line per non-regular file it skipped and per link to a
     directory it did not follow (:func:`say_some`: at most 20 each, then a count), one
     naming the hidden directories it did not search, and the count of traces
-    ``--exclude`` left out.
+    ``--exclude`` left out.  ``own``: the other files the command was given (the
+    baseline, the output), never named as files not searched (usertest12: the
+    baseline in the audited folder was listed as a log left unread).
     Raises :class:`UsageError` as it does."""
     from compaction_audit.discover import find_traces
 
     found = find_traces(paths, exclude or ())
+    if found.not_searched:
+        ours = [p for p in own if p is not None]
+        found.not_searched = [p for p in found.not_searched
+                              if not any(_same_file(p, q) for q in ours)]
     say_some(found.skipped, "non-regular files skipped")
     say_some(found.links, "links to directories not followed")
     if found.hidden:  # .claude, .codex: where agents keep their sessions (adv24 F4)
@@ -179,6 +187,13 @@ def found_traces(paths: list[str], exclude: list[str] | None = None) -> Discover
     if found.excluded:  # chosen once in CI, matched against names the checkout brings
         say(f"{found.excluded:,} trace(s) left out by --exclude")  # (adv23 F3)
     return found
+
+
+def _same_file(a: str, b: Path) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except (OSError, ValueError):
+        return False
 
 
 def say_not_logs(errors: list[LogError], paths: list[str]) -> None:
@@ -414,7 +429,7 @@ def audit_command(
             import_ray()  # a missing extra is a usage error before any work
         eff = effective_options(config, isolated, fail_on, window, sustain, set_, select,
                                 ignore, extend_select, severity)
-        traces = found_traces(paths, exclude)
+        traces = found_traces(paths, exclude, own=(baseline, output))
         inputs = input_files(traces.traces, baseline, eff.config_path)
         if output is not None:  # before the work, so a refused run costs nothing
             refuse_same_file(str(output), inputs)
