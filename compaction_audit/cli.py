@@ -177,8 +177,9 @@ def _invoke() -> int:
 
 
 def _closed_pipe() -> int:
-    devnull = os.open(os.devnull, os.O_WRONLY)  # what is left to flush goes nowhere
-    os.dup2(devnull, sys.stdout.fileno())
+    from compaction_audit.commands.common import discard_stdout
+
+    discard_stdout()  # what is left to flush goes nowhere
     return CLOSED_PIPE
 
 

@@ -203,9 +203,16 @@ def stdout_errors(stream: object) -> Iterator[None]:
     except OSError as exc:
         if stream is not sys.stdout and stream is not getattr(sys.stdout, "buffer", None):
             raise
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
+        discard_stdout()
         fail(f"standard output: cannot write: {exc.strerror or exc}")
+
+
+def discard_stdout() -> None:
+    """Point standard output's descriptor at ``/dev/null``: what is left in its buffers
+    goes nowhere when the interpreter flushes them at exit, where a second failure
+    printed "Exception ignored ... BrokenPipeError" and made the exit code 120."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
 
 
 def compressed(name: str, data: bytes) -> bytes:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from compaction_audit.commands.common import fail, output_path, say
+from compaction_audit.commands.common import discard_stdout, fail, output_path, say
 from compaction_audit.errors import LogError, UsageError
 
 if TYPE_CHECKING:  # the simulator loads when the command runs (issue 14, item 4)
@@ -162,8 +162,11 @@ def simulate_command(
             return
         with output_target(str(output)) as target:
             count = write_session(params, target)
-    except LogError as exc:  # a write that failed (a full disk, a closed pipe): one line,
-        # not click's usage block, which said the option's value was invalid
+    except LogError as exc:  # a write that failed (a full disk): one line, not click's
+        # usage block, which said the option's value was invalid; a closed pipe is the
+        # command line's (exit 141, quietly)
+        if str(output) == "-":
+            discard_stdout()
         fail(f"{'standard output' if str(output) == '-' else output}: {exc.message}")
     except UsageError as exc:
         fail(f"--output: {exc}")

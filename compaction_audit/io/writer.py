@@ -242,6 +242,8 @@ class LogWriter:
         self._builder.add(line, orjson.loads(data))
         try:
             self._sink.write(data)
+        except BrokenPipeError:  # the reader went away (| head): the caller's to end quietly
+            raise
         except OSError as exc:
             raise LogError(self.path, line, f"cannot write: {exc.strerror or exc}") from None
         self.lines = line
@@ -257,6 +259,8 @@ class LogWriter:
                 self._sink.close()
             else:
                 self._sink.flush()
+        except BrokenPipeError:
+            raise
         except OSError as exc:
             raise LogError(self.path, 0, f"cannot write: {exc.strerror or exc}") from None
 

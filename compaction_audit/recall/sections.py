@@ -220,9 +220,10 @@ def compaction_view(session: Session, recall: Recall,
     """
     out = []
     lost = ranked if ranked is not None else ranked_lost(recall, session)
-    summaries = session.items.filter(pl.col("kind") == "summary")
-    texts = dict(summaries.select("id", "text").iter_rows())
-    tokens = dict(summaries.select("id", "tokens").iter_rows())
+    texts, tokens = {}, {}
+    for sid, text, size in (session.items.filter(pl.col("kind") == "summary")
+                            .select("id", "text", "tokens").iter_rows()):
+        texts[sid], tokens[sid] = text, size
     line_file = session.header.extra.get("span_line_file")
     own_lines = set(session.header.extra.get("span_line_file_except") or ())
     other_file = session.header.extra.get("span_line_file_except_in")
