@@ -99,7 +99,7 @@ def test_summary_line_after_the_boundary_gives_the_summary() -> None:
     assert rnd["compaction"] == {
         "trigger": "manual", "tokens_before": 21000, "tokens_after": 4006,
         "opaque": False, "kind": "compact", "summary_id": "c-s1",
-        "summary_tokens": summary["tokens"]}
+        "summary_tokens": summary["tokens"], "sizes": "estimated"}
     assert set(rnd["evicted"]) == set(summary["children"])
     assert "c-s1" not in spans(out)  # the summary line is not also a user span
 

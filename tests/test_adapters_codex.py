@@ -84,7 +84,7 @@ def test_duplicate_and_zero_token_counts_are_ignored() -> None:
     assert first["compaction"] == {
         "trigger": None, "tokens_before": 150000, "tokens_after": 9000, "opaque": False,
         "kind": "compact", "summary_id": "line-18",
-        "summary_tokens": first["summaries"][0]["tokens"]}
+        "summary_tokens": first["summaries"][0]["tokens"], "sizes": "estimated"}
     assert (second["compaction"]["tokens_before"], second["compaction"]["tokens_after"]) == (
         160000, 7000)
 

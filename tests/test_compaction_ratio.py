@@ -88,3 +88,12 @@ def test_text_and_json_show_the_same_ratio(write_log: LogWriter) -> None:
     json_out = CliRunner().invoke(app, ["audit", path, "--isolated", "-f", "json"]).output
     assert '"compression_ratio":15.0' in json_out.replace(" ", "")
     assert '"folded_tokens":120' in json_out.replace(" ", "")
+
+
+def test_an_adapter_s_estimated_sizes_say_about() -> None:
+    # usertest12: "summary 3,642 tokens for 96,757 folded" beside the product's measured
+    # "context 167,094 -> 33,960" read as measures; both are UTF-8 bytes / 4
+    c = {"summary_tokens": 3642, "tokens_before": 167094, "tokens_after": 33960,
+         "compression_ratio": 26.57, "folded_tokens": 96757, "sizes": "estimated"}
+    assert compaction_sizes(c) == ("context 167,094 -> 33,960 tokens; summary about 3,642 "
+                                   "tokens for about 96,757 folded (26.6x)")

@@ -223,8 +223,11 @@ class RoundAssembler:
         empty there is nothing to fold and the summary is recorded as a raw span with
         source ``harness:summary`` (a summary is never the user's words).  ``info``
         becomes the round's ``compaction`` extension, completed in place with
-        ``summary_id`` and ``summary_tokens`` (the caller may still fill
-        ``tokens_after`` later).  Returns the summary id.
+        ``summary_id``, ``summary_tokens`` and ``sizes: "estimated"`` (the summary's and
+        the folded items' tokens are this module's estimates, where ``tokens_before``
+        and ``tokens_after`` are the product's measure: the reports say "about";
+        usertest12) (the caller may still fill ``tokens_after`` later).  Returns the
+        summary id.
         """
         rnd = self.turn(line)
         children = fold or fallback_children
@@ -239,7 +242,7 @@ class RoundAssembler:
             rnd["summaries"] = [summary]
             self._evict(rnd, fold)
             self._enter(summary_id, line)
-        info.update(summary_id=summary_id, summary_tokens=tokens)
+        info.update(summary_id=summary_id, summary_tokens=tokens, sizes="estimated")
         rnd["compaction"] = info
         return summary_id
 

@@ -531,17 +531,20 @@ def compaction_sizes(c: dict[str, Any]) -> str:
     (docs/adapters.md, "In the report"); "about the same size" from 0.95 to 1.05 ("1.0x
     longer" for 100 tokens over 97: adv47), and below, where the summary is the longer,
     "the summary is 3.9 times the size of what it folded" ("0.26x" read as a ratio of
-    something else: usertest7)."""
+    something else: usertest7).  An adapter's sizes (``sizes: "estimated"``, UTF-8 bytes
+    / 4) read "summary about 3,642 tokens for about 96,757 folded", beside the
+    product's measured context (usertest12)."""
     size, ratio, opaque = c.get("summary_tokens"), c.get("compression_ratio"), c.get("opaque")
+    about = "about " if c.get("sizes") == "estimated" else ""  # an adapter's estimates
     if size is None:  # "opaque" only for a summary the product encrypted (adv60)
         summary = "summary opaque" if opaque else "summary size not recorded"
     elif opaque:  # the adapter's proxy (a Codex blob's length), not a measure: ux5 F12
         summary = f"summary about {_tokens(size)} tokens, an estimate (opaque)"
     else:
-        summary = f"summary {_tokens(size)} tokens"
+        summary = f"summary {about}{_tokens(size)} tokens"
     folded = c.get("folded_tokens")
     if isinstance(folded, int) and not opaque:
-        summary += f" for {_tokens(folded)} folded"
+        summary += f" for {about}{_tokens(folded)} folded"
     quotient = ("ratio unknown" if not isinstance(ratio, (int, float)) else
                 "(about the same size)" if 0.95 <= ratio < 1.05 else
                 f"(the summary is {1 / ratio:,.1f} times the size of what it folded)"
