@@ -139,7 +139,9 @@ class LogWriter:
     it as a context manager, or call :meth:`close`.  Invalid records raise
     :class:`LogError` (``FILE:LINE: message (field)``, LINE being the line it would
     have had) and are not written; the writer's state is untouched, so you may go on.
-    Line numbers count the lines this writer wrote, from 1.
+    Line numbers count the lines this writer wrote, from 1.  A write that fails raises
+    :class:`LogError` (``cannot write: ...``), but for a closed pipe, which raises
+    :class:`BrokenPipeError` for the caller to end quietly (``| head``).
     """
 
     def __init__(self, target: Target) -> None:
