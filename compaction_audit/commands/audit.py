@@ -160,14 +160,20 @@ def found_traces(paths: list[str], exclude: list[str] | None = None,
     directory it did not follow (:func:`say_some`: at most 20 each, then a count), one
     naming the hidden directories it did not search, and the count of traces
     ``--exclude`` left out.  ``own``: the other files the command was given (the
-    baseline, the output), never named as files not searched (usertest12: the
-    baseline in the audited folder was listed as a log left unread).
+    baseline, the output), which a folder or pattern search neither audits nor names
+    as a file not searched (usertest12: the baseline in the audited folder was
+    listed as a log left unread; usertest13: a ``cab.jsonl`` baseline was audited, an
+    unreadable trace, and the second ``-o out.jsonl`` refused as writing onto an
+    input); a file named on the command line is still a trace.
     Raises :class:`UsageError` as it does."""
     from compaction_audit.discover import find_traces
 
     found = find_traces(paths, exclude or ())
-    if found.not_searched:
-        ours = [p for p in own if p is not None]
+    ours = [p for p in own if p is not None]
+    if ours:
+        named = set(paths)
+        found.traces = [t for t in found.traces
+                        if t in named or not any(_same_file(t, q) for q in ours)]
         found.not_searched = [p for p in found.not_searched
                               if not any(_same_file(p, q) for q in ours)]
     say_some(found.skipped, "non-regular files skipped")
