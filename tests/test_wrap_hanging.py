@@ -113,3 +113,26 @@ def test_no_line_of_a_report_wraps_back_to_column_0() -> None:
                 words = [x for x in words if not x.endswith("…") and not x.startswith(
                     ("raw_", "distinct", "query_", "summary_", "recall_", "━"))]
             assert [x for x in words if x not in wide] == [], (args, columns)
+
+
+def test_lines_fit_the_width_but_whole_paths(tmp_path: Path) -> None:
+    # usertest13: at 60 columns a rule heading ran to 64, a compaction head of a Cline
+    # file name pushed its wrapped lines to 67, and a folder run's gate line and its
+    # "N traces: ..." note ran past 80; only a path is kept whole (the title line and
+    # the summary's path line), which the terminal then folds
+    import shutil
+
+    from tests.logs import CORPUS, SAMPLES
+
+    for name in ("research-decay.jsonl", "faithfulness.jsonl"):
+        shutil.copy(SAMPLES / name, tmp_path / name)
+    runs = [["audit", str(tmp_path)]]
+    cline = CORPUS / "cline" / "agentic.compaction.json"
+    if cline.is_file():
+        runs.append(["audit", str(cline)])
+    for args in runs:
+        out = CliRunner().invoke(app, args, env={"COLUMNS": "60"}).stdout.splitlines()
+        long = [ln for ln in out if len(ln) > 60 and not ln.startswith("compaction-audit ")
+                and not ln.startswith(f"    {tmp_path}")]
+        assert long == [], args
+        assert any(ln.startswith("exit 1: ") for ln in out) or args[1] == str(cline)

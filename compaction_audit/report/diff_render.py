@@ -363,7 +363,7 @@ def diff_renderable(diff: RunDiff, gates: dict[str, Any] | None = None,
     return Group(
         Text("compaction-audit diff", style="bold underline"), _runs(diff),
         hanging((f"{'verdict':<11}", "bold"), verdict_text(diff, reasons), indent=11),
-        line((f"{'config':<11}", "bold"), t(diff.config or "none")),  # (adv25 N2)
+        hanging((f"{'config':<11}", "bold"), t(diff.config or "none"), indent=11),
         *([skipped] if skipped is not None else []), Text(""),
         onsets_table(diff), Text(""),
         heading("Series (aligned by round, one scale per quantity)"),

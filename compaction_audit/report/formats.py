@@ -73,7 +73,7 @@ def _text(report: Report, opts: RenderOptions) -> RenderableType:
         t,
         verdict_line,
     )
-    from compaction_audit.report.terminal_text import Hanging, line
+    from compaction_audit.report.terminal_text import Hanging, hanging, line
 
     several = len(report.sessions) + len(report.errors) > 1
     if opts.quiet or opts.statistics:
@@ -85,20 +85,20 @@ def _text(report: Report, opts: RenderOptions) -> RenderableType:
             parts.append(quiet_renderable(report) if opts.quiet or not report.sessions
                          else Hanging(verdict_line(report.sessions[0])))
         if several or gate_differs(report, opts.fail_on):
-            parts.append(line(gate_line(report, opts.fail_on)))
+            parts.append(hanging(gate_line(report, opts.fail_on)))
         return Group(*parts)
     parts = []
     if not opts.summary_only:
         if several and opts.shows_summary(report):  # the answer is at the end: say so
             n = len(report.sessions) + len(report.errors)  # first (usertest9)
-            parts.append(line((f"{n} traces: a report for each, then the summary at the "
-                                "end (--summary: the summary alone; -q: a line each)",
-                                "dim")))
+            parts.append(hanging((f"{n} traces: a report for each, then the summary at "
+                                  "the end (--summary: the summary alone; -q: a line "
+                                  "each)", "dim")))
         parts.append(report_renderable(report, opts.show_all))
     if opts.shows_summary(report):
         parts.append(summary_renderable(report, opts.fail_on, opts.show_all))
     elif gate_differs(report, opts.fail_on):
-        parts.append(line(gate_line(report, opts.fail_on)))
+        parts.append(hanging(gate_line(report, opts.fail_on)))
     return Group(*parts)
 
 

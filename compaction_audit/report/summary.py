@@ -98,7 +98,7 @@ def summary_renderable(report: Report, fail_on: str, show_all: bool = False
                        ) -> RenderableType:
     """The rich summary table, the baseline's lines (:func:`stale_lines`, capped
     unless ``show_all``) and the gate line."""
-    from compaction_audit.report.terminal_text import WIDE, ByWidth
+    from compaction_audit.report.terminal_text import WIDE, ByWidth, hanging
 
     rows = summary_rows(report)
     longest = max((len(printable(r.trace)) for r in rows), default=0)
@@ -107,15 +107,15 @@ def summary_renderable(report: Report, fail_on: str, show_all: bool = False
     for line in stale_lines(report, show_all):
         parts.append(Text(printable(line), style="yellow", no_wrap=True, overflow="ignore"))
     failing = report.exit_code(fail_on) != 0
-    parts.append(Text(gate_line(report, fail_on), style="bold red" if failing else "bold green",
-                      no_wrap=True, overflow="ignore"))
+    parts.append(hanging((gate_line(report, fail_on), "bold red" if failing else "bold green")))
     return Group(*parts)
 
 
 def _listing(rows: list[Row]) -> RenderableType:
     """The summary as a list (a narrow terminal): per trace, its verdict and counts on
-    one line, then its path whole on the next (never split; issue 13, section 2)."""
-    from compaction_audit.report.terminal_text import line, t
+    one line (wrapped under its indent where the width is too small: usertest13), then
+    its path whole on the next (never split; issue 13, section 2)."""
+    from compaction_audit.report.terminal_text import hanging, line, t
 
     parts: list[RenderableType] = [Text("Summary", style="bold")]
     for r in rows:
@@ -125,9 +125,9 @@ def _listing(rows: list[Row]) -> RenderableType:
                   + ("" if r.baselined is None else f", {r.baselined} baselined, "
                      f"{r.stale} stale")
                   + ("" if r.boundary is None else f", boundary at round {r.boundary}"))
-        parts.append(line(("  " + r.verdict, VERDICT_STYLE[r.verdict]), counts,
-                          " " + printable(r.detail) if r.detail else ""))
-        parts.append(line("    ", t(r.trace)))
+        parts.append(hanging(("  " + r.verdict, VERDICT_STYLE[r.verdict]), counts,
+                             " " + printable(r.detail) if r.detail else "", indent=4))
+        parts.append(line("    ", t(r.trace)))  # whole, to paste
     return Group(*parts)
 
 

@@ -47,6 +47,7 @@ from compaction_audit.report.terminal_text import (
     capped,
     group,
     hang,
+    hanging,
     heading,
     line,
     more_line,
@@ -164,7 +165,7 @@ def header(r: SessionReport, config: str | None = None) -> RenderableType:
     budget = f"{h.budget_tokens:,} tokens" if h.budget_tokens else "not recorded"
     depth = str(h.max_depth) if h.max_depth else "not recorded"
     parts: list[RenderableType] = [
-        line(("compaction-audit ", "bold underline"), t(r.path)),
+        line(("compaction-audit ", "bold underline"), t(r.path)),  # a path whole
         hang("verdict".ljust(LABEL), w(r.verdict(), VERDICT_STYLE.get(r.verdict_head(),
                                                                      "bold green"))),
         hang("session".ljust(LABEL), w(h.session_id or "(no session record)"),
@@ -441,8 +442,9 @@ def findings_section(r: SessionReport, show_all: bool = False) -> RenderableType
         runs = by_rule[code]
         sev = worst(code).value
         first = runs[0][0]
-        parts.append(line((f"{sev.upper():<8}", SEVERITY_STYLE[sev]),
-                          (f"{code} {first.rule}", "bold"), f"  {rule_count(runs)}"))
+        parts.append(hanging((f"{sev.upper():<8}", SEVERITY_STYLE[sev]),
+                             (f"{code} {first.rule}", "bold"), f"  {rule_count(runs)}",
+                             indent=8))
         shown, hidden = capped(runs, show_all, EPISODES_PER_RULE)
         for run in shown:
             parts += _episode(run)
@@ -553,9 +555,9 @@ def report_renderable(report: Report, show_all: bool = False) -> RenderableType:
             parts.append(Text(""))
         parts.append(session_renderable(s, show_all=show_all, config=report.config))
     for e in report.errors:
-        parts.append(line(("error: ", "bold red"), t(e.named())))
+        parts.append(hanging(("error: ", "bold red"), t(e.named())))
     if not report.sessions:  # no header to name it in
-        parts.append(line(("config: ", "dim"), t(report.config or "none")))
+        parts.append(hanging(("config: ", "dim"), t(report.config or "none")))
     return Group(*parts)
 
 

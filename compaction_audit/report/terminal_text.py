@@ -63,6 +63,17 @@ class Hang:
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         lead = self.indent + self.head.cell_len
+        if self.head.cell_len and options.max_width - lead < MIN_WRAP:
+            # a head too wide for the body beside it (a long file name at 60 columns:
+            # lines of 67, usertest13): the head on a line of its own (wrapped, if it
+            # must, under the indent), the body under it, four columns in
+            head = Text(" " * self.indent)
+            head.append_text(self.head.copy())
+            head.rstrip()
+            yield Hanging(head, self.indent + 2)
+            yield from Hang(Text(""), self.body, self.indent + 4).__rich_console__(
+                console, options)
+            return
         room = max(options.max_width - lead, MIN_WRAP)
         lines = list(self.body.wrap(console, room, overflow="fold")) or [Text("")]
         for i, part in enumerate(lines):
