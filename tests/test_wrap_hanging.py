@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rich.console import Console
+from rich.console import Console, Group
 from rich.text import Text
 from typer.testing import CliRunner
 
@@ -136,3 +136,14 @@ def test_lines_fit_the_width_but_whole_paths(tmp_path: Path) -> None:
                 and not ln.startswith(f"    {tmp_path}")]
         assert long == [], args
         assert any(ln.startswith("exit 1: ") for ln in out) or args[1] == str(cline)
+
+
+def test_a_long_lost_fact_is_cut_in_the_list() -> None:
+    # usertest13: a 3,000-character identifier took 17 lines of the first screen
+    from compaction_audit.report.terminal_lost import FACT_TEXT, _facts
+
+    item = {"kind": "identifier", "text": "Q" * 3000, "tier_name": "typed by a person"}
+    out = render(Group(*_facts([item], lambda d: "", 2)), 80)
+    shown = "".join(ln.strip() for ln in out[1:])
+    assert shown.startswith("identifier  " + "Q" * 50) and "[3000 chars, sha256 " in shown
+    assert 200 < shown.count("Q") <= FACT_TEXT == 240 and len(out) <= 6

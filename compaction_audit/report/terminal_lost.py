@@ -128,9 +128,15 @@ def _facts(items: list[dict[str, Any]], detail: Any, indent: int) -> list[Render
     for name, run in groupby(items, key=lambda d: d.get("tier_name") or "unranked"):
         out.append(hang(Text(str(name), style="bold"), "", indent=indent))
         for d in run:
-            out.append(hang(f"{d['kind']:<{KIND_WIDTH}} ", w(d["text"]), detail(d),
-                            indent=indent + 2))
+            out.append(hang(f"{d['kind']:<{KIND_WIDTH}} ", w(d["text"], limit=FACT_TEXT),
+                            detail(d), indent=indent + 2))
     return out
+
+
+FACT_TEXT = 240
+"""Characters of a lost fact's text a list entry shows (then its length and a hash;
+JSON has up to :data:`~compaction_audit.report.safe.MAX_TEXT`): a 3,000-character
+identifier took 17 lines of the first screen at 80 columns (usertest13)."""
 
 
 def _compaction_detail(d: dict[str, Any], r: SessionReport) -> Text:

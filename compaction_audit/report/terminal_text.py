@@ -20,7 +20,7 @@ from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderR
 from rich.segment import Segment
 from rich.text import Text
 
-from compaction_audit.report.safe import printable
+from compaction_audit.report.safe import MAX_TEXT, printable
 
 MIN_INDENT = 2
 """Fewest spaces of ours before any wrapped continuation line."""
@@ -39,10 +39,12 @@ def t(text: object, style: str = "") -> Text:
     return Text(printable(text), style=style, no_wrap=True, overflow="ellipsis")
 
 
-def w(text: object, style: str = "") -> Text:
+def w(text: object, style: str = "", limit: int = MAX_TEXT) -> Text:
     """Untrusted text as a literal rich Text that may wrap (at spaces; a word wider
-    than the column is folded).  Only ever placed under :func:`hang` or :func:`block`."""
-    return Text(printable(text), style=style, overflow="fold")
+    than the column is folded), at most ``limit`` characters (a prefix, its length and
+    a hash past that: :func:`~compaction_audit.report.safe.printable`).  Only ever
+    placed under :func:`hang` or :func:`block`."""
+    return Text(printable(text, limit=limit), style=style, overflow="fold")
 
 
 def line(*parts: str | Text | tuple[str, str]) -> Text:
