@@ -540,6 +540,40 @@ def gate(diff: RunDiff, fail_if_onset_earlier: int | None,
     return reasons
 
 
+ONSET_GATE, NEW_GATE = "fail_if_onset_earlier", "fail_on_new"
+
+
+def failed_heading(reasons: list[str], gates: dict[str, Any]) -> str:
+    """``Gates FAILED (--fail-on-new error; passed: --fail-if-onset-earlier 0):``, the
+    heading over :func:`gate`'s ``reasons`` in every format: the gates they fail
+    (:func:`failed_gates`), then those set that passed (usertest13: the heading named
+    every gate set, one of which had passed)."""
+    set_ = {k: v for k, v in gates.items() if v is not None}
+    failed = failed_gates(reasons, set_)
+
+    def named(keys: list[str]) -> str:
+        return ", ".join(f"--{k.replace('_', '-')} {set_[k]}" for k in keys)
+
+    passed = [k for k in set_ if k not in failed]
+    return f"Gates FAILED ({named(failed)}{'; passed: ' + named(passed) if passed else ''}):"
+
+
+def failed_gates(reasons: list[str], gates: dict[str, Any]) -> list[str]:
+    """The gates (keys of ``gates`` that are set) that :func:`gate`'s ``reasons`` fail:
+    an onset reason fails the onset gate, a new-unit or incomplete-findings reason the
+    new-finding gate, and a candidate checked less than the baseline every gate set."""
+    set_ = [k for k, v in gates.items() if v is not None]
+    failed: set[str] = set()
+    for reason in reasons:
+        if reason.startswith("inversion onset"):
+            failed.add(ONSET_GATE)
+        elif reason.startswith("the candidate could not be checked"):
+            failed.update(set_)
+        else:
+            failed.add(NEW_GATE)
+    return [k for k in set_ if k in failed]
+
+
 def split_onsets(diff: RunDiff) -> tuple[list[OnsetDelta], list[str]]:
     """The onset rows to show, and the codes (names where a rule has none) of the rules
     that fired in neither run, which every format says in one line rather than as

@@ -558,3 +558,21 @@ def test_a_lexical_rebuilt_cosine_alone_makes_no_round_diverge(
     assert (series["query_cosine_rebuilt_baseline"]
             != series["query_cosine_rebuilt_candidate"]).any()  # shown as they are
     assert "series differ at 1 round(s)" in d.headline()
+
+
+def test_the_gate_heading_names_the_gates_that_failed_and_those_that_passed() -> None:
+    # usertest13: both gates were named FAILED where the onset gate had passed
+    from compaction_audit.diff import failed_heading
+
+    both = {"fail_if_onset_earlier": 0, "fail_on_new": "error"}
+    new = ["9 new finding unit(s) at or above error: CA301 silent-discriminating-fold x9"]
+    assert failed_heading(new, both) == (
+        "Gates FAILED (--fail-on-new error; passed: --fail-if-onset-earlier 0):")
+    onset = ["inversion onset appeared at round 4 (baseline had none)"]
+    assert failed_heading(onset + new, both) == (
+        "Gates FAILED (--fail-if-onset-earlier 0, --fail-on-new error):")
+    assert failed_heading(onset, {**both, "fail_on_new": None}) == (
+        "Gates FAILED (--fail-if-onset-earlier 0):")
+    less = ["the candidate could not be checked as fully as the baseline: 1 line not read"]
+    assert failed_heading(less, both) == (
+        "Gates FAILED (--fail-if-onset-earlier 0, --fail-on-new error):")

@@ -37,6 +37,7 @@ from compaction_audit.diff import (
     FindingDelta,
     Occurrence,
     RunDiff,
+    failed_heading,
     onset_label,
     split_onsets,
 )
@@ -340,7 +341,8 @@ def gates_section(gates: dict[str, Any] | None, reasons: list[str],
                     style="yellow")
     if not reasons:
         return Text(f"Gates passed ({given}).", style="green")
-    lines: list[RenderableType] = [Text(f"Gates FAILED ({given}):", style="bold red")]
+    lines: list[RenderableType] = [hanging((failed_heading(reasons, set_), "bold red"),
+                                           indent=2)]
     lines += [hanging("  ", t(r), indent=4) for r in reasons]  # never back to column 0
     return Group(*lines)
 

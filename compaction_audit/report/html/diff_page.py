@@ -12,6 +12,7 @@ from compaction_audit.diff import (
     Occurrence,
     RunDiff,
     describe,
+    failed_heading,
     onset_label,
     split_onsets,
 )
@@ -121,7 +122,7 @@ def render_diff_html(diff: RunDiff, gates: dict[str, Any] | None = None,
     if not set_:
         gate_html = '<p class="dim">No gates set (--fail-if-onset-earlier, --fail-on-new).</p>'
     elif reasons:
-        gate_html = (f'<p class="FAIL">Gates FAILED ({esc(given)}):</p><ul>'
+        gate_html = (f'<p class="FAIL">{esc(failed_heading(reasons, set_))}</p><ul>'
                      + "".join(f"<li>{esc(r)}</li>" for r in reasons) + "</ul>")
     elif unchecked := coverage_phrases(diff.candidate):  # as the baseline (adv29 F3)
         gate_html = (f'<p class="WARN">Gates passed ({esc(given)}), but the candidate was '
