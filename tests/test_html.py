@@ -292,3 +292,28 @@ def test_lost_rows_show_the_facts_that_matter_and_say_what_the_rest_are() -> Non
                       lambda d: f"<tr><td>{d['t']}</td></tr>")
     assert "<summary>9 more: 5 that matter, 2 other prose, 1 tool output, 1 finished work" \
         "</summary>" in many
+
+
+def test_a_several_trace_page_opens_on_its_traces_failing_first(tmp_path: Path) -> None:
+    # usertest13: a folder's page showed the gate line, then its first trace in path
+    # order (a PASS); the failing traces were somewhere below
+    import shutil
+
+    from typer.testing import CliRunner
+
+    from compaction_audit.cli import app
+    from tests.logs import SAMPLES
+
+    shutil.copy(SAMPLES / "research-provenance.jsonl", tmp_path / "a.jsonl")  # a WARN,
+    shutil.copy(SAMPLES / "handwritten.jsonl", tmp_path / "b.jsonl")  # then a FAIL
+    page = CliRunner().invoke(app, ["audit", str(tmp_path), "--isolated", "-f", "html"]
+                              ).stdout.replace("<wbr>", "")
+    table = page[page.index("<h2>Traces</h2>"):page.index("</table>", page.index("<h2>Traces"))]
+    assert page.index("<h2>Traces</h2>") < page.index('<section id="s0">')
+    rows = table.split("<tr>")[2:]
+    assert [r.split("</td>")[0].rsplit(">", 1)[-1] for r in rows] == ["FAIL", "WARN"]
+    assert f'<a href="#s1">{tmp_path}/b.jsonl</a>' in rows[0]
+    assert f'<a href="#s0">{tmp_path}/a.jsonl</a>' in rows[1]
+    one = CliRunner().invoke(app, ["audit", str(SAMPLES / "handwritten.jsonl"), "--isolated",
+                                   "-f", "html"]).stdout
+    assert "<h2>Traces</h2>" not in one

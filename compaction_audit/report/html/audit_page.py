@@ -13,13 +13,14 @@ from compaction_audit.report.html.page import esc, page
 from compaction_audit.report.html.sections import (
     compactions_section,
     episodes_table,
+    html_table,
     lost_table,
     more,
     round_panel,
     rules_reference,
 )
 from compaction_audit.report.model import Report, SessionReport, reader_notes
-from compaction_audit.report.summary import gate_line
+from compaction_audit.report.summary import gate_line, summary_rows
 from compaction_audit.rules.base import Severity, fmt
 
 
@@ -108,6 +109,33 @@ def session_section(r: SessionReport, index: int) -> tuple[str, dict[str, Any]]:
     return "".join(html), entry
 
 
+VERDICT_ORDER = {"FAIL": 0, "UNREADABLE": 1, "WARN": 2, "PASS": 3}
+"""The traces table's order: what needs a look first (the text report's summary lists
+the traces as audited, at the end of a long report; the page has it at the top)."""
+
+
+def traces_table(report: Report) -> str:
+    """One row per trace of a several-trace page, failing ones first, each linking to
+    its section (usertest13: a folder's page opened on its first trace in path order, a
+    PASS, with the four failing traces somewhere below); "" for one trace."""
+    rows = summary_rows(report)
+    if len(rows) < 2:
+        return ""
+    n = len(report.sessions)
+    order = sorted(range(len(rows)), key=lambda i: (VERDICT_ORDER.get(rows[i].verdict, 4), i))
+    body = []
+    for i in order:
+        r = rows[i]
+        name = (f'<a href="#s{i}">{esc(r.trace)}</a>' if i < n else esc(r.trace))
+        counts = ("" if r.errors is None else
+                  f"{fmt(r.errors)} error(s), {fmt(r.warnings)} warning(s), {fmt(r.info)} info")
+        body.append(f'<tr><td class="{esc(r.verdict)}">{esc(r.verdict)}</td><td>{name}</td>'
+                    f'<td class="num">{fmt(r.rounds)}</td><td>{esc(counts)}</td>'
+                    f"<td>{esc(r.detail)}</td></tr>")
+    return ("<h2>Traces</h2>" + html_table(("verdict", "trace", "rounds", "findings", "note"),
+                                           body))
+
+
 def render_html(report: Report, opts: RenderOptions) -> bytes:
     """The audit report as one self-contained HTML page (see :mod:`.page`)."""
     bodies, entries = [], []
@@ -126,7 +154,7 @@ def render_html(report: Report, opts: RenderOptions) -> bytes:
                f"{fmt(totals['error'])} error(s), {fmt(totals['warning'])} warning(s), "
                f"{fmt(totals['info'])} info in all</p>")
     codes = {f.code for s in report.sessions for f in s.findings}
-    body = ("<h1>compaction-audit report</h1>" + summary
+    body = ("<h1>compaction-audit report</h1>" + summary + traces_table(report)
             + (f"<h2>Unreadable traces</h2><ul>{errors}</ul>" if errors else "")
             + "".join(bodies)
             + (f"<h2>Rules</h2>{rules_reference(codes)}" if codes else ""))
