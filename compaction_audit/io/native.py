@@ -342,6 +342,7 @@ class SessionBuilder:
             if type(compaction) is not dict:
                 raise rec.FieldError("expected an object", "compaction")
             rec.as_json(compaction, "compaction")
+            rec.check_compaction(compaction)
             # the one key of the extension the core looks summaries up by: an id like
             # every other (a string, or an integer read as its decimal string), or null
             # (no summary); a number or a list here was an internal error (issue 11)
@@ -351,6 +352,13 @@ class SessionBuilder:
                               "summary_id": rec.as_id(sid, "compaction.summary_id")}
             elif sid == "":
                 rec.as_id(sid, "compaction.summary_id")
+            sid = compaction.get("summary_id")
+            if sid is not None and sid not in self._depth and all(
+                    s.id != sid for s in summaries) and sid not in spans.ids:
+                # an id never defined named the summary (adv61: the report then said
+                # "summary size not recorded" and judged the fold without it)
+                raise rec.FieldError(f"summary {sid!r} is not defined",
+                                     "compaction.summary_id")
         # an empty name names no file: the line is then one of the trace itself
         line_file = (rec.opt_str(obj, rec.LINE_FILE_KEY, "") or None) if lines else None
         if line_file is not None:

@@ -610,6 +610,36 @@ def cut_short(raw: bytes, message: str, pos: int | None = None) -> bool:
     return pos >= len(text.rstrip())
 
 
+COMPACTION_FLAGS = ("opaque", "inferred", "redacted")
+COMPACTION_COUNTS = ("tokens_before", "tokens_after", "summary_tokens", "messages_removed")
+COMPACTION_WORDS = ("kind", "trigger", "strategy", "unchecked", "sizes")
+"""The keys of a round's ``compaction`` extension that the reports read, by type (the
+adapters write them; other keys are kept as they are)."""
+
+
+def check_compaction(compaction: dict[str, Any]) -> None:
+    """Raise :class:`FieldError` (``compaction.KEY``) for a key the reports read that has
+    the wrong type: a flag not true, false or null, a count not an integer 0 to
+    :data:`MAX_TOKENS` or null, a word not a string or null.  ``"opaque": "false"``
+    made the summary uncheckable and changed the verdict, ``"tokens_before": -5``
+    printed ``context -5 -> ...`` and ``"kind": {...}`` a Python repr (adv61; the
+    adapters reject such values in their products' logs)."""
+    for key in COMPACTION_FLAGS:
+        value = compaction.get(key)
+        if value is not None and type(value) is not bool:
+            raise FieldError(f"expected true, false or null, got {_kind(value)}",
+                             f"compaction.{key}")
+    for key in COMPACTION_COUNTS:
+        value = compaction.get(key)
+        if value is not None:
+            as_int(value, f"compaction.{key}", 0, MAX_TOKENS)
+    for key in COMPACTION_WORDS:
+        value = compaction.get(key)
+        if value is not None and type(value) is not str:
+            raise FieldError(f"expected a string or null, got {_kind(value)}",
+                             f"compaction.{key}")
+
+
 def _kind(value: Any) -> str:
     if value is None:
         return "null"
