@@ -116,7 +116,14 @@ def _run() -> None:
             try:
                 sys.stdout.write(f"compaction-audit {__version__}\n")
                 sys.stdout.flush()
-            except OSError as exc:  # > /dev/full, >&-
+            except OSError as exc:  # > /dev/full, >&-, | true
+                import os  # loaded at interpreter start
+
+                # nothing left for the exit's flush, which failed again: exit 120 and
+                # "Exception ignored" (adv61)
+                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+                if isinstance(exc, BrokenPipeError):  # the reader went away: quietly
+                    sys.exit(141)
                 sys.stderr.write(f"compaction-audit: standard output: cannot write: "
                                  f"{exc.strerror or exc}\n")
                 sys.exit(2)

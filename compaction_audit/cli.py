@@ -173,7 +173,36 @@ def _invoke() -> int:
         if exc.code == 1 and isinstance(exc.__context__, BrokenPipeError):
             return _closed_pipe()
         raise
+    except OSError as exc:  # click's help or a message, written past our own handlers
+        if not (_stdout_broken() or _from_echo(exc)):
+            raise
+        from compaction_audit.commands.common import discard_stdout
+
+        discard_stdout()  # (adv61: '--help > /dev/full' was an internal error, exit 120)
+        say(f"standard output: cannot write: {exc.strerror or exc}")
+        return 2
     return code if isinstance(code, int) else 0
+
+
+def _from_echo(exc: BaseException) -> bool:
+    """Whether ``exc`` was raised inside click's ``echo`` (its help, its messages)."""
+    tb = exc.__traceback__
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        if code.co_name == "echo" and "click" in code.co_filename:
+            return True
+        tb = tb.tb_next
+    return False
+
+
+def _stdout_broken() -> bool:
+    """Whether standard output cannot take what is buffered for it (the OSError at hand
+    was one of its writes)."""
+    try:
+        sys.stdout.flush()
+    except OSError:
+        return True
+    return False
 
 
 def _closed_pipe() -> int:

@@ -37,6 +37,7 @@ def _run(args: list[str], cwd: Path, stdout: int | None, unbuffered: bool = Fals
     ["audit", "drift.jsonl", "--format", "json"],
     ["convert", str(FIXTURES / "claude-session.jsonl"), "-o", "-"],
     ["simulate", "-o", "-", "--rounds", "3"],
+    ["--version"], ["--help"], ["audit", "--help"],  # exit 120 and "Exception ignored" (adv61)
 ])
 @pytest.mark.parametrize("unbuffered", [False, True], ids=["buffered", "unbuffered"])
 def test_a_full_standard_output_is_one_line_and_exit_2(tmp_path: Path, args: list[str],
@@ -54,10 +55,10 @@ def test_simulate_into_a_closed_pipe_exits_141_quietly(tmp_path: Path) -> None:
     reader, writer = os.pipe()
     os.close(reader)  # nobody reads: the first write fails with EPIPE
     try:
-        for unbuffered in (False, True):
-            result = _run(["simulate", "-o", "-", "--rounds", "3"], tmp_path, writer,
-                          unbuffered)
-            assert (result.returncode, result.stderr.decode()) == (141, "")
+        for args in (["simulate", "-o", "-", "--rounds", "3"], ["--version"], ["--help"]):
+            for unbuffered in (False, True):
+                result = _run(args, tmp_path, writer, unbuffered)
+                assert (result.returncode, result.stderr.decode()) == (141, ""), args
     finally:
         os.close(writer)
 
