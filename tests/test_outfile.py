@@ -244,3 +244,18 @@ def test_a_report_named_gz_or_zst_is_compressed(tmp_path: Path, fmt: str) -> Non
     again = tmp_path / "again.gz"
     run("audit", str(trace), "-f", fmt, "-o", str(again))
     assert again.read_bytes() == (tmp_path / "r.gz").read_bytes()  # no time stamp
+
+
+@pytest.mark.parametrize("command", [["audit", "{log}", "-f", "json"],
+                                     ["diff", "{log}", "{log}", "-f", "json"]])
+def test_dash_output_is_standard_output_in_every_command(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: list[str]) -> None:
+    # adv61: audit and diff wrote a file named '-' where convert, simulate and baseline
+    # create write standard output; './-' is still that file
+    monkeypatch.chdir(tmp_path)
+    log = str(dump(drift_records(), tmp_path / "t.jsonl"))
+    args = [a.replace("{log}", log) for a in command]
+    result = run(*args, "-o", "-")
+    assert result.stdout.startswith("{") and not (tmp_path / "-").exists()
+    run(*args, "-o", "./-")
+    assert (tmp_path / "-").read_text().startswith("{")

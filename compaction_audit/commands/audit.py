@@ -21,6 +21,7 @@ from compaction_audit.commands.common import (
     output_path,
     say,
     say_some,
+    stdout_or,
     write_bytes,
 )
 from compaction_audit.errors import NOT_A_LOG, AuditError, LogError, UsageError
@@ -358,7 +359,7 @@ def audit_command(
     = AuditFormat.text,
     output: Annotated[Path | None, typer.Option("--output", "-o", parser=output_path,
                                                 help="Write the report to this file "
-                                                "(.gz/.zst compress).")] = None,
+                                                "(.gz/.zst compress; - is stdout).")] = None,
     summary: Annotated[bool, typer.Option(
         "--summary", help="Only the summary across traces (text and markdown).")] = False,
     all_: Annotated[bool, typer.Option(
@@ -420,6 +421,7 @@ def audit_command(
         )
         from compaction_audit.report.formats import RenderOptions
 
+    output = stdout_or(output)
     try:
         if (quiet or statistics) and fmt is not AuditFormat.text:
             raise UsageError("--quiet and --statistics apply to --format text")

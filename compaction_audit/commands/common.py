@@ -90,6 +90,12 @@ def output_path(value: str) -> Path:
     return Path(value)
 
 
+def stdout_or(output: Path | None) -> Path | None:
+    """None (standard output) for ``-o -``, as ``convert``, ``simulate`` and ``baseline
+    create`` read it; else ``output`` (adv61: ``audit -o -`` wrote a file named ``-``)."""
+    return None if output is not None and str(output) == "-" else output
+
+
 def local_file(value: str) -> Path:
     """The value of ``--config`` or ``--baseline`` as a path (typer's ``parser``); an
     object storage URL is a usage error (:func:`_not_a_url`)."""

@@ -18,7 +18,13 @@ from compaction_audit.commands.audit import (
     effective_options,
     require_rules,
 )
-from compaction_audit.commands.common import fail, output_console, output_path, write_bytes
+from compaction_audit.commands.common import (
+    fail,
+    output_console,
+    output_path,
+    stdout_or,
+    write_bytes,
+)
 from compaction_audit.errors import AuditError, UsageError
 from compaction_audit.isolated import render_in_child
 from compaction_audit.report.safe import JSON, XML
@@ -50,7 +56,7 @@ def diff_command(
     = Format.text,
     output: Annotated[Path | None, typer.Option("--output", "-o", parser=output_path,
                                                 help="Write the report to this file "
-                                                "(.gz/.zst compress).")] = None,
+                                                "(.gz/.zst compress; - is stdout).")] = None,
     fail_if_onset_earlier: Annotated[int | None, typer.Option(
         min=0, metavar="N",
         help="Exit 1 when the candidate's inversion onset is earlier than the baseline's "
@@ -86,6 +92,7 @@ def diff_command(
             refuse_same_stdout,
         )
 
+    output = stdout_or(output)
     try:
         if baseline == "-" and candidate == "-":
             raise UsageError("baseline and candidate cannot both be standard input")
