@@ -155,17 +155,18 @@ def require_rules(eff: Effective) -> None:
 
 
 def found_traces(paths: list[str], exclude: list[str] | None = None,
-                 own: Iterable[Path | None] = ()) -> Discovery:
+                 own: Iterable[Path | None] = (), writes: Path | None = None) -> Discovery:
     """:func:`~compaction_audit.discover.find_traces` (``exclude``: the ``--exclude``
     patterns), with one stderr line per non-regular file it skipped and per link to a
     directory it did not follow (:func:`say_some`: at most 20 each, then a count), one
     naming the hidden directories it did not search, and the count of traces
-    ``--exclude`` left out.  ``own``: the other files the command was given (the
-    baseline, the output), which a folder or pattern search neither audits nor names
-    as a file not searched (usertest12: the baseline in the audited folder was
-    listed as a log left unread; usertest13: a ``cab.jsonl`` baseline was audited, an
-    unreadable trace, and the second ``-o out.jsonl`` refused as writing onto an
-    input); a file named on the command line is still a trace.
+    ``--exclude`` left out.  ``own``: the other files the command reads (the
+    baseline), which a folder or pattern search neither audits nor names as a file
+    not searched (usertest12: the baseline in the audited folder was listed as a log
+    left unread; usertest13: a ``cab.jsonl`` baseline was audited, an unreadable
+    trace); a file named on the command line is still a trace.  ``writes``: the
+    output, never named as a file not searched; a trace it would write over is still
+    a trace, and the write is refused (the file may be a hard link to a trace).
     Raises :class:`UsageError` as it does."""
     from compaction_audit.discover import find_traces
 
@@ -175,8 +176,9 @@ def found_traces(paths: list[str], exclude: list[str] | None = None,
         named = set(paths)
         found.traces = [t for t in found.traces
                         if t in named or not any(_same_file(t, q) for q in ours)]
-        found.not_searched = [p for p in found.not_searched
-                              if not any(_same_file(p, q) for q in ours)]
+    ours += [writes] if writes is not None else []
+    found.not_searched = [p for p in found.not_searched
+                          if not any(_same_file(p, q) for q in ours)]
     say_some(found.skipped, "non-regular files skipped")
     say_some(found.links, "links to directories not followed")
     if found.hidden:  # .claude, .codex: where agents keep their sessions (adv24 F4)
@@ -437,7 +439,7 @@ def audit_command(
             import_ray()  # a missing extra is a usage error before any work
         eff = effective_options(config, isolated, fail_on, window, sustain, set_, select,
                                 ignore, extend_select, severity)
-        traces = found_traces(paths, exclude, own=(baseline, output))
+        traces = found_traces(paths, exclude, own=(baseline,), writes=output)
         inputs = input_files(traces.traces, baseline, eff.config_path)
         if output is not None:  # before the work, so a refused run costs nothing
             refuse_same_file(str(output), inputs)

@@ -72,7 +72,8 @@ def baseline_create(
     try:
         eff = effective_options(config, isolated, None, window, sustain, set_, select,
                                 ignore, extend_select, severity)
-        traces = found_traces(paths, exclude, own=(None if str(output) == "-" else output,))
+        traces = found_traces(paths, exclude,
+                              writes=None if str(output) == "-" else output)
         inputs = input_files(traces.traces, eff.config_path)
         if str(output) != "-":
             refuse_same_file(str(output), inputs)
