@@ -317,3 +317,25 @@ def test_a_several_trace_page_opens_on_its_traces_failing_first(tmp_path: Path) 
     one = CliRunner().invoke(app, ["audit", str(SAMPLES / "handwritten.jsonl"), "--isolated",
                                    "-f", "html"]).stdout
     assert "<h2>Traces</h2>" not in one
+
+
+def test_breaks_in_long_runs_keep_entities_and_graphemes_whole() -> None:
+    # adv60: a 3,000-character word widened every table; adv61: a run joined by
+    # no-break spaces got no break, and a break split a mark or a jamo from its letter
+    from compaction_audit.report.html.page import BREAK_EVERY, breakable
+
+    assert BREAK_EVERY == 40
+    assert breakable(">" + "x" * 39 + "&amp;" + "y" * 50 + "<") == (
+        ">" + "x" * 39 + "&amp;<wbr>" + "y" * 40 + "<wbr>" + "y" * 10 + "<")
+    assert breakable('<td title="' + "z" * 90 + '">short</td>') == (
+        '<td title="' + "z" * 90 + '">short</td>')  # never inside a tag
+    nbsp = "\u00a0".join(["AAAAAAAAAA"] * 10)  # 109 characters, no breaking space
+    assert breakable(f">{nbsp}<").count("<wbr>") == 2
+    marks = "e" + "\u0301" * 60  # one grapheme: no break inside it
+    assert breakable(f">{marks}<") == f">{marks}<"
+    hangul = "\u1100\u1161\u11a8" * 30  # 30 syllables of three jamo each
+    parts = breakable(f">{hangul}<")[1:-1].split("<wbr>")
+    assert len(parts) == 3 and all(p.startswith("\u1100") for p in parts)
+    assert "".join(parts) == hangul
+    words = "short words only " * 20
+    assert breakable(f">{words}<") == f">{words}<"

@@ -117,20 +117,39 @@ sets the width of its table's column (adv60: one 3,000-character word made every
 of the page 9,000 to 18,000 px wide); copied text is unchanged."""
 
 _TEXT_RUN = re.compile(r">([^<]+)<")
-_LONG_RUN = re.compile(rf"[^\s<>]{{{BREAK_EVERY + 1},}}")
+_LONG_RUN = re.compile(rf"[^ \t\n\r\f<>]{{{BREAK_EVERY + 1},}}")
+"""A run without a space a browser breaks at: no-break spaces (U+00A0, U+202F) are
+in the run (adv61: runs joined by them widened the table again)."""
 _CHAR = re.compile(r"&#?\w+;|.", re.S)
+_JOINS = re.compile("[\u0300-\u036f\u0483-\u0489\u0591-\u05bd\u0610-\u061a"
+                    "\u064b-\u065f\u0900-\u0903\u093a-\u094f\u0951-\u0957"
+                    "\u0962\u0963\u0981-\u0983\u09bc-\u09cd\u1160-\u11ff"
+                    "\u1ab0-\u1aff\u1dc0-\u1dff\u200c\u200d\u20d0-\u20ff"
+                    "\ufe00-\ufe0f\ufe20-\ufe2f\U0001f3fb-\U0001f3ff"
+                    "\U000e0020-\U000e007f\U000e0100-\U000e01ef]")
+"""Characters that join the one before them into one grapheme (combining marks,
+Hangul vowel and final jamo, joiners, variation selectors, skin tones, tag
+characters): no break is offered before one (adv61: a mark or a jamo alone at the
+start of a line); a character a break may follow comes after them."""
 
 
 def _break_run(run: re.Match[str]) -> str:
     chars = _CHAR.findall(run.group())  # an escaped character (``&amp;``) is one
-    return "<wbr>".join("".join(chars[i:i + BREAK_EVERY])
-                        for i in range(0, len(chars), BREAK_EVERY))
+    out, since = [], 0
+    for i, ch in enumerate(chars):
+        if since >= BREAK_EVERY and not _JOINS.match(ch) and not (
+                i and chars[i - 1] == "\u200d"):  # nor after a joiner
+            out.append("<wbr>")
+            since = 0
+        out.append(ch)
+        since += 1
+    return "".join(out)
 
 
 def breakable(body: str) -> str:
-    """``body`` (escaped HTML) with ``<wbr>`` every :data:`BREAK_EVERY` characters of
-    each longer run without white space in its text (never inside a tag or an escaped
-    character)."""
+    """``body`` (escaped HTML) with ``<wbr>`` after every :data:`BREAK_EVERY` characters
+    of each longer run without a breaking space in its text, never inside a tag, an
+    escaped character or a grapheme (:data:`_JOINS`)."""
     return _TEXT_RUN.sub(lambda m: ">" + _LONG_RUN.sub(_break_run, m.group(1)) + "<", body)
 
 
