@@ -281,7 +281,7 @@ def _bigdict_trace(path: Path, n: int) -> None:
          "scorer": big, "extra_big": big},
         {"type": "round", "round": 0, "spans": [{"id": "a", "tokens": 10}]},
         {"type": "round", "round": 1, "spans": [{"id": "b", "tokens": 10}],
-         "compaction": {**big, "trigger": big}},
+         "compaction": {**big, "meta": big}},  # a key of the log's own (trigger is a word)
     ], path)
 
 
@@ -317,9 +317,9 @@ def test_json_report_caps_free_form_objects(tmp_path: Path) -> None:
     assert session["extra"]["extra_big_truncated"] == note
     (comp,) = doc["compactions"]
     assert comp["round"] == 1 and comp["lost_checked"] is not None  # our keys kept
-    # 5,001 keys from the log (k0..k4999, trigger): 20 kept, the auditor's own all kept
+    # 5,001 keys from the log (k0..k4999, meta): 20 kept, the auditor's own all kept
     assert comp["_truncated"]["keys_omitted"] == 5001 - KEYS_CAP
-    assert "trigger" not in comp  # it is key 5001: past the cap
+    assert "meta" not in comp  # it is key 5001: past the cap
     every = json.loads(run("audit", str(path), "-f", "json", "--all").stdout)
     assert len(every["session"]["scorer"]) == 5000 and "scorer_truncated" not in every["session"]
-    assert len(every["compactions"][0]["trigger"]) == 5000
+    assert len(every["compactions"][0]["meta"]) == 5000

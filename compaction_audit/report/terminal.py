@@ -555,9 +555,9 @@ def report_renderable(report: Report, show_all: bool = False) -> RenderableType:
             parts.append(Text(""))
         parts.append(session_renderable(s, show_all=show_all, config=report.config))
     for e in report.errors:
-        parts.append(hanging(("error: ", "bold red"), t(e.named())))
+        parts.append(line(("error: ", "bold red"), t(e.named())))  # its path whole
     if not report.sessions:  # no header to name it in
-        parts.append(hanging(("config: ", "dim"), t(report.config or "none")))
+        parts.append(line(("config: ", "dim"), t(report.config or "none")))
     return Group(*parts)
 
 
