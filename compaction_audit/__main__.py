@@ -60,13 +60,13 @@ def _buffered(stream: "typing.TextIO") -> "io.TextIOWrapper":
     drops the rest, so a pipe whose reader stopped after 64 KiB got a report cut short
     and the command exit 0 (usertest12).  The same stream with a buffer between, which
     writes all of it or raises (a closed pipe: :class:`BrokenPipeError`), flushed at
-    each line and each write, as unbuffered output is."""
+    each line and each write, as unbuffered output is.  Every write to standard
+    output (the text reports, JSON, ``convert -o -``) goes through it."""
     import io
-    import typing
 
-    raw = typing.cast("io.RawIOBase", stream.buffer)
-    return io.TextIOWrapper(io.BufferedWriter(raw), encoding=stream.encoding,
-                            errors=stream.errors, line_buffering=True, write_through=True)
+    buffered = io.BufferedWriter(stream.buffer)
+    return io.TextIOWrapper(buffered, encoding=stream.encoding, errors=stream.errors,
+                            line_buffering=True, write_through=True)
 
 
 def _closed_stdout() -> "io.TextIOWrapper":

@@ -238,26 +238,6 @@ def compressed(name: str, data: bytes) -> bytes:
     return data
 
 
-def write_stdout(data: bytes) -> None:
-    """All of ``data`` to standard output's binary stream, then flushed.  Unbuffered
-    (``PYTHONUNBUFFERED``, ``python -u``) that stream is the raw file, whose ``write``
-    may take part of the data and say so: a reader that went away after the first
-    64 KiB left a report cut short and the command's exit 0 (usertest12); the rest
-    is written until it is all taken, or the closed pipe raises
-    :class:`BrokenPipeError`."""
-    out = sys.stdout.buffer
-    view = memoryview(data)
-    while view:
-        taken = out.write(view)
-        if taken is None:  # a non-blocking descriptor that is full: wait until it is not
-            import select
-
-            select.select([], [out], [])
-            continue
-        view = view[taken:]
-    sys.stdout.flush()
-
-
 def write_bytes(data: bytes, output: Path | None, escapes: Escapes = TEXT,
                 inputs: Iterable[str] = ()) -> None:
     """Write ``data`` (:func:`neutralize_bytes` with the format's ``escapes``) to stdout
@@ -267,7 +247,8 @@ def write_bytes(data: bytes, output: Path | None, escapes: Escapes = TEXT,
     data = neutralize_bytes(data, escapes)
     if output is None:
         with stdout_errors(sys.stdout):
-            write_stdout(data)
+            sys.stdout.buffer.write(data)
+            sys.stdout.flush()
         return
     try:
         with output_target(str(output), inputs) as path, open(path, "wb") as fh:

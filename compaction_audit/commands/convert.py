@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import sys
 import tempfile
 from collections.abc import Iterator
@@ -11,21 +12,11 @@ from typing import IO, Annotated, Any, NamedTuple
 
 import typer
 
-from compaction_audit.commands.common import (
-    fail,
-    output_path,
-    say,
-    say_some,
-    stdout_errors,
-    write_stdout,
-)
+from compaction_audit.commands.common import fail, output_path, say, say_some, stdout_errors
 from compaction_audit.errors import AuditError, LogError, UsageError
 
 # The readers, adapters and writer (Polars among them) load when a conversion runs,
 # not with the command line (issue 14, item 4).
-
-COPY_CHUNK = 1 << 20
-"""Bytes of the converted log copied to standard output at a time."""
 
 
 class SourceFormat(StrEnum):
@@ -107,8 +98,8 @@ def convert(path: str, output: str, source: str | None = None,
             done = _convert_bounded(path, tmp, output, source, notes)
             tmp.seek(0)
             with stdout_errors(sys.stdout):
-                while chunk := tmp.read(COPY_CHUNK):
-                    write_stdout(chunk)
+                shutil.copyfileobj(tmp, sys.stdout.buffer)
+                sys.stdout.buffer.flush()
         return done
     from compaction_audit.outfile import output_target, refuse_same_stderr
 
