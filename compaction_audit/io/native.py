@@ -353,7 +353,7 @@ class SessionBuilder:
             elif sid == "":
                 rec.as_id(sid, "compaction.summary_id")
             sid = compaction.get("summary_id")
-            if sid is not None and sid not in self._depth and all(
+            if sid is not None and not self.defines(sid) and all(
                     s.id != sid for s in summaries) and sid not in spans.ids:
                 # an id never defined named the summary (adv61: the report then said
                 # "summary size not recorded" and judged the fold without it)
