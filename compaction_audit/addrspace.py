@@ -330,7 +330,7 @@ def ran_out(exc: BaseException, memory_error_reported: bool = False) -> bool:
     exception set": adv20 F1); under an address-space limit, one raised without an
     exception (:data:`NO_EXCEPTION_SET`: importing Polars' modules short of memory,
     adv24 F3); so is orjson's ``JSONDecodeError`` for a parse
-    buffer it could not allocate (:data:`~compaction_audit.io.records.ORJSON_OUT_OF_MEMORY`:
+    buffer it could not allocate (:data:`~compaction_audit.io.jsonerrors.ORJSON_OUT_OF_MEMORY`:
     ``convert`` wrote "internal error: JSONDecodeError: Not enough memory", adv24 F3),
     wherever it was not mapped.  Any other panic is a bug (the command line's
     "internal error")."""

@@ -257,7 +257,7 @@ def _load_or_error(path: Path) -> dict[str, Entry] | UsageError:
 
 def _load(path: Path) -> dict[str, Entry]:
     """:func:`load`'s work, in this process."""
-    from compaction_audit.io.records import encoding_error, not_out_of_memory, not_utf8
+    from compaction_audit.io.jsonerrors import encoding_error, not_out_of_memory, not_utf8
 
     label = f"baseline {str(path)!r}"
     if str(path) == "-":  # adv58: it said "cannot read: No such file or directory"

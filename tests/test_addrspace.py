@@ -482,7 +482,7 @@ def test_orjson_s_own_allocation_failure_is_out_of_memory_not_bad_json(
     under --lenient it was skipped as a bad record (3 of 6 errors vanished, exit 1)."""
     import orjson
 
-    from compaction_audit.io import records
+    from compaction_audit.io import jsonerrors as records
 
     with pytest.raises(MemoryError):
         records.json_error(b"{}", records.ORJSON_OUT_OF_MEMORY, 0)

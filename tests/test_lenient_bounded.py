@@ -73,7 +73,7 @@ def test_the_decoding_helper_sends_bad_lines_in_batches(tmp_path: Path) -> None:
     messages in batches; a bad line added nothing to a batch's size, so a file of bad
     lines went as one batch at the end of each half: 34 MB of ``x`` lines took more
     than 300 s and 2 GB even in strict mode, where the error is at line 2."""
-    from compaction_audit.io import records
+    from compaction_audit.io import reduce as records
 
     path = tmp_path / "bad.jsonl"
     path.write_bytes(b"x\n" * 10_000)

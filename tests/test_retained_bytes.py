@@ -19,8 +19,7 @@ import orjson
 import pytest
 
 from compaction_audit.errors import LogError
-from compaction_audit.io import parallel
-from compaction_audit.io import records as rec
+from compaction_audit.io import parallel, reduce
 from compaction_audit.io.lines import decode_lines, iter_lines
 from compaction_audit.io.native import read_lines_strict, read_native, read_records
 from compaction_audit.io.retained_bytes import RetainedBytes
@@ -33,7 +32,7 @@ from tests.logs import ROOT
 def _messages(path: Path, differ: RetainedBytes | None, start: int = 0,
               stop: int = -1) -> list[Any]:
     frames: list[bytes] = []
-    rec.reduce_lines(str(path), frames.append, start, stop, batch_bytes=1 << 12,
+    reduce.reduce_lines(str(path), frames.append, start, stop, batch_bytes=1 << 12,
                      differ=differ)
     return [m for frame in frames for m in marshal.loads(frame[4:])]
 
@@ -189,8 +188,8 @@ def test_a_list_that_is_not_the_records_own_is_never_taken(tmp_path: Path) -> No
     # first "retained" is nested) are decoded whole, and each costs a round of waiting
     assert _same(path).reduced == 3
     kinds = {m[0]: m[1] for m in messages}
-    assert [kinds[n] for n in (4, 6, 8)] == [rec.MSG_REDUCED, rec.MSG_RECORD,
-                                              rec.MSG_REDUCED]
+    assert [kinds[n] for n in (4, 6, 8)] == [reduce.MSG_REDUCED, reduce.MSG_RECORD,
+                                              reduce.MSG_REDUCED]
 
 
 def test_the_scale_generator_is_read_alike_with_and_without_helpers(

@@ -13,7 +13,7 @@ from compaction_audit import api
 from compaction_audit.cli import app
 from compaction_audit.errors import LogError
 from compaction_audit.io import openhands
-from compaction_audit.io.records import cut_short, json_error
+from compaction_audit.io.jsonerrors import cut_short, json_error
 from compaction_audit.io.tokens import decode_object
 
 SESSION = b'{"type": "session", "schema": "compaction-audit/1"}\n'

@@ -42,9 +42,9 @@ def source_records(path: str, source: str | None = None
     import orjson
 
     from compaction_audit.io.detect import ADAPTERS, peek_format
+    from compaction_audit.io.jsonerrors import json_error
     from compaction_audit.io.lines import iter_lines
     from compaction_audit.io.load import FORMATS
-    from compaction_audit.io.records import json_error
 
     fmt: str
     if source is None:

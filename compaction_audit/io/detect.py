@@ -20,8 +20,8 @@ import orjson
 
 from compaction_audit.errors import NOT_A_LOG, LogError, MixedFormats
 from compaction_audit.io import claude_code, codex, documents, gemini_cli, openhands
+from compaction_audit.io.jsonerrors import json_error
 from compaction_audit.io.lines import DEFAULT_LIMITS, Limits, iter_lines
-from compaction_audit.io.records import json_error
 
 Format = Literal["native", "claude-code", "codex", "cline", "gemini-cli", "opencode",
                  "openhands"]

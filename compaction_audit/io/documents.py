@@ -31,8 +31,8 @@ from typing import Any
 import orjson
 
 from compaction_audit.errors import LogError, TooDamaged
+from compaction_audit.io.jsonerrors import encoding_error, not_out_of_memory
 from compaction_audit.io.lines import iter_lines
-from compaction_audit.io.records import encoding_error, not_out_of_memory
 from compaction_audit.io.tokens import (
     RoundAssembler,
     lines_phrase,

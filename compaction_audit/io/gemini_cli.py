@@ -52,8 +52,9 @@ from compaction_audit.io.documents import (
     version_note,
 )
 from compaction_audit.io.harness import META
+from compaction_audit.io.jsonerrors import not_out_of_memory
 from compaction_audit.io.lines import iter_lines, regular_file
-from compaction_audit.io.records import MAX_TOKENS, FieldError, as_int, not_out_of_memory
+from compaction_audit.io.records import MAX_TOKENS, FieldError, as_int
 from compaction_audit.io.tokens import (
     check_counts,
     check_strings,

@@ -29,7 +29,7 @@ import orjson
 import zstandard
 
 from compaction_audit.errors import InputLimit, LogError
-from compaction_audit.io.records import json_error
+from compaction_audit.io.jsonerrors import json_error
 from compaction_audit.smallfile import regular_file as regular_file  # re-exported
 
 _CHUNK = 1 << 20
@@ -544,7 +544,7 @@ def decode_lines(path: str, lines: Iterable[tuple[int, bytes]], lenient: bool,
     """Decode ``(line, raw)`` pairs with orjson, yielding ``(line, object)``.
 
     Bad JSON raises :class:`LogError` naming the line (see
-    :func:`~compaction_audit.io.records.json_error` for the wording); in ``lenient``
+    :func:`~compaction_audit.io.jsonerrors.json_error` for the wording); in ``lenient``
     mode the error is appended to ``skipped`` and the line passed over.
     """
     for number, raw in lines:
@@ -564,7 +564,7 @@ def valid_json_lines(path: str, lines: Iterable[tuple[int, bytes]],
 
     A line that does not parse (a bad line in the middle, a truncated last line of a
     transcript still being written) is passed over and its :class:`LogError`
-    (``FILE:LINE``, worded by :func:`~compaction_audit.io.records.json_error`) appended
+    (``FILE:LINE``, worded by :func:`~compaction_audit.io.jsonerrors.json_error`) appended
     to ``skipped``, as :func:`decode_lines` does for native logs (issue 11 class 2).
     Each kept line is decoded twice (here and by the adapter): lenient reading is
     slower, never wrong.

@@ -23,6 +23,7 @@ import polars as pl
 
 from compaction_audit.errors import LogError, SkipList
 from compaction_audit.io import records as rec
+from compaction_audit.io.jsonerrors import json_error
 from compaction_audit.io.lines import DEFAULT_LIMITS, Limits, decode_lines, iter_lines
 from compaction_audit.io.meter import count_round
 from compaction_audit.io.quarantine import LenientFeed
@@ -189,7 +190,7 @@ class SessionBuilder:
                     leaving: set[str], salience_sum: float, salience_known: int,
                     changed: list[tuple[str, Any]] | None = None) -> bool:
         """Apply a round record whose ``retained`` list was reduced by the decoding
-        process (:func:`~compaction_audit.io.records.reduce_lines`): ``obj`` without
+        process (:func:`~compaction_audit.io.reduce.reduce_lines`): ``obj`` without
         ``retained``, whose ids are those of the round at ``previous_line`` plus
         ``entering`` minus ``leaving``.
 
@@ -770,7 +771,7 @@ def read_lines_strict(path: str, lines: Iterable[tuple[int, bytes]]) -> Session:
             try:
                 obj = loads(raw)
             except orjson.JSONDecodeError as exc:
-                raise LogError(path, number, rec.json_error(raw, exc.msg, exc.pos)) from None
+                raise LogError(path, number, json_error(raw, exc.msg, exc.pos)) from None
             builder.add(number, obj)
             if builder.retained_line == number:  # its list is the new working set
                 value = obj["retained"]

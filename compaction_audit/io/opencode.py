@@ -49,8 +49,8 @@ from compaction_audit.io.documents import (
     version_note,
 )
 from compaction_audit.io.harness import META
+from compaction_audit.io.jsonerrors import not_out_of_memory
 from compaction_audit.io.lines import iter_lines, reads_once
-from compaction_audit.io.records import not_out_of_memory
 from compaction_audit.io.sqlite_store import BoundedStore
 from compaction_audit.io.tokens import (
     bounded_sum,

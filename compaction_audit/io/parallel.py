@@ -19,8 +19,7 @@ import orjson
 
 from compaction_audit.childproc import in_worker_process, prelude, python_command, reap
 from compaction_audit.errors import LogError
-from compaction_audit.io import records as rec
-from compaction_audit.io import retained_bytes
+from compaction_audit.io import reduce, retained_bytes
 from compaction_audit.io.lines import DEFAULT_LIMITS, Limits, open_binary
 from compaction_audit.io.native import SessionBuilder
 from compaction_audit.io.quarantine import LenientFeed
@@ -39,19 +38,20 @@ _BOOT = (
     "    sys.modules[spec.name] = mod\n"
     "    spec.loader.exec_module(mod)\n"
     "    return mod\n"
-    "mod = load('_compaction_audit_records', sys.argv[1])\n"
+    "mod = load('_compaction_audit_reduce', sys.argv[1])\n"
     "differ = load('_compaction_audit_retained_bytes', sys.argv[6]).RetainedBytes()\n"
     "out = sys.stdout.buffer\n"
     "mod.reduce_lines(sys.argv[2], out.write, int(sys.argv[3]), int(sys.argv[4]),\n"
     "                 max_line=int(sys.argv[5]), differ=differ)\n"
     "out.flush()\n"
 )
-"""The helper process: :mod:`compaction_audit.io.records` and
+"""The helper process: :mod:`compaction_audit.io.reduce` and
 :mod:`compaction_audit.io.retained_bytes` loaded by file path, so that it imports only
-the standard library and orjson, running ``reduce_lines`` with a ``RetainedBytes``.  It
-starts with :func:`compaction_audit.childproc.prelude`: it ends with this process,
-quietly.  Its standard error goes nowhere: whatever it would say there (a traceback),
-its stream ends short, which is :class:`HelperFailed`, and the file is read alone."""
+the field checks of :mod:`compaction_audit.io.records`, the standard library and
+orjson, running ``reduce_lines`` with a ``RetainedBytes``.  It starts with
+:func:`compaction_audit.childproc.prelude`: it ends with this process, quietly.  Its
+standard error goes nowhere: whatever it would say there (a traceback), its stream
+ends short, which is :class:`HelperFailed`, and the file is read alone."""
 
 
 class HelperFailed(Exception):
@@ -79,11 +79,11 @@ def _frames(stream: IO[bytes]) -> Iterator[bytes]:
         if len(head) < 4:
             raise HelperFailed
         size = int.from_bytes(head, "little")
-        data = read(size & ~rec.LAST_FRAME)
-        if len(data) < size & ~rec.LAST_FRAME:
+        data = read(size & ~reduce.LAST_FRAME)
+        if len(data) < size & ~reduce.LAST_FRAME:
             raise HelperFailed
         yield data
-        if size & rec.LAST_FRAME:
+        if size & reduce.LAST_FRAME:
             return
 
 
@@ -102,7 +102,7 @@ def _messages(first: IO[bytes], second: queue.SimpleQueue[bytes | None] | None
     base = 0
     for data in _frames(first):
         for msg in marshal.loads(data):
-            if msg[1] == rec.MSG_END:
+            if msg[1] == reduce.MSG_END:
                 base = msg[0]
             else:
                 yield msg
@@ -114,9 +114,9 @@ def _messages(first: IO[bytes], second: queue.SimpleQueue[bytes | None] | None
             raise HelperFailed
         for msg in marshal.loads(frame):
             kind = msg[1]
-            if kind == rec.MSG_END:
+            if kind == reduce.MSG_END:
                 return
-            if kind == rec.MSG_REDUCED:
+            if kind == reduce.MSG_REDUCED:
                 yield (msg[0] + base, kind, msg[2], msg[3] + base, *msg[4:])
             else:
                 yield (msg[0] + base, *msg[1:])
@@ -127,7 +127,7 @@ def read_parallel(path: str, lenient: bool, limits: Limits = DEFAULT_LIMITS) -> 
 
     Each helper decodes half of the file (split at a line start) with orjson and
     reduces each pair-form ``retained`` list to the ids entering and leaving
-    (:func:`~compaction_audit.io.records.reduce_lines`); this process checks and
+    (:func:`~compaction_audit.io.reduce.reduce_lines`); this process checks and
     applies every record in file order with the same :class:`SessionBuilder`,
     re-reading a line whole from the file when a reduction does not apply (an error
     to report, a working set that is not the reduction's).  Raises
@@ -151,7 +151,7 @@ def read_parallel(path: str, lenient: bool, limits: Limits = DEFAULT_LIMITS) -> 
     try:
         for start, stop in ranges:
             helpers.append(subprocess.Popen(
-                [*python_command(), "-c", prelude(os.getpid()) + _BOOT, rec.__file__, path,
+                [*python_command(), "-c", prelude(os.getpid()) + _BOOT, reduce.__file__, path,
                  str(start), str(stop), str(limits.max_line_bytes), retained_bytes.__file__],
                 stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL))
     except OSError:  # no interpreter to start: read alone
@@ -171,15 +171,15 @@ def read_parallel(path: str, lenient: bool, limits: Limits = DEFAULT_LIMITS) -> 
         with source, paused_gc():
             for msg in _messages(helpers[0].stdout, second):
                 number, kind = msg[0], msg[1]
-                if kind == rec.MSG_READ_ERROR:
+                if kind == reduce.MSG_READ_ERROR:
                     raise LogError(path, number, msg[2])
-                if kind == rec.MSG_REDUCED:
+                if kind == reduce.MSG_REDUCED:
                     if ((feed is not None and not feed.clean)
                             or not builder.add_reduced(number, msg[2], msg[3], msg[4], msg[5],
                                                        msg[6], msg[7], msg[10])):
                         source.seek(msg[8])
                         add(number, orjson.loads(source.read(msg[9])))
-                elif kind == rec.MSG_RECORD:
+                elif kind == reduce.MSG_RECORD:
                     add(number, msg[2])
                 elif feed is None:
                     raise LogError(path, number, msg[2])

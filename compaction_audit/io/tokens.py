@@ -21,14 +21,9 @@ import orjson
 
 from compaction_audit.errors import LogError
 from compaction_audit.io.harness import SUMMARY
+from compaction_audit.io.jsonerrors import json_error, not_out_of_memory
 from compaction_audit.io.lines import iter_lines
-from compaction_audit.io.records import (
-    LINE_FILE_KEY,
-    MAX_TOKENS,
-    SPAN_LINE_KEY,
-    json_error,
-    not_out_of_memory,
-)
+from compaction_audit.io.records import LINE_FILE_KEY, MAX_TOKENS, SPAN_LINE_KEY
 
 BYTES_PER_TOKEN = 4
 """The estimate's divisor: about four UTF-8 bytes per token for English text and code."""

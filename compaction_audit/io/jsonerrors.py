@@ -1,0 +1,120 @@
+"""The reader's words for a line the JSON decoder rejected, and for a file in an
+encoding other than UTF-8 (no session state, standard library and orjson only).
+
+:func:`json_error` is the one wording every reader uses ("bad JSON: ...", "truncated
+last line: ...", "UTF-16 is not supported (convert to UTF-8)"), so that the one-line
+error a user sees names the cause and not only orjson's message.
+"""
+
+from __future__ import annotations
+
+from compaction_audit import addrspace
+
+ORJSON_OUT_OF_MEMORY = addrspace.ORJSON_OUT_OF_MEMORY
+
+
+def not_out_of_memory(message: str) -> None:
+    """Raise ``MemoryError`` when ``message`` (an ``orjson.JSONDecodeError``'s) is
+    :data:`ORJSON_OUT_OF_MEMORY`: a valid line orjson had no memory to parse is out of
+    memory, never "bad JSON", and ``--lenient`` must not skip it as a bad record
+    (adv22b F2: under ``ulimit -v`` a valid 60 MiB line was skipped and 3 of 6 errors
+    vanished)."""
+    if message == ORJSON_OUT_OF_MEMORY:
+        raise MemoryError(message)
+
+
+def json_error(raw: bytes, message: str, pos: int | None = None) -> str:
+    """The reader's wording for a line ``raw`` that orjson rejected with ``message``
+    at ``pos`` (its character offset; None when the caller has not got it).
+
+    "truncated last line" when the line lacks its newline and is JSON cut short
+    (:func:`cut_short`), else "bad JSON": a complete last line that is malformed or
+    nested too deeply is not called truncated (adv9); a line holding a lone CR
+    (classic Mac line endings, which make the whole file one line) says so, since
+    orjson's own message ("unexpected content after document") does not point at the
+    cause.  Raises ``MemoryError`` for orjson's allocation failure
+    (:func:`not_out_of_memory`).
+    """
+    not_out_of_memory(message)
+    unsupported = encoding_error(raw)
+    if unsupported is not None:
+        return unsupported
+    what = "truncated last line" if cut_short(raw, message, pos) else "bad JSON"
+    if what == "bad JSON" and "not valid UTF-8" in message:
+        bad = not_utf8(raw, lines=False)
+        message = message if bad is None else bad
+    if raw.count(b"\r") > raw.count(b"\r\n"):
+        return (f"bad JSON: lines end with a lone CR (classic Mac line endings); "
+                f"use LF or CRLF ({message})")
+    if (what == "bad JSON" and message.startswith("unexpected control character in string")
+            and raw.rstrip(b"\r\n") != raw and pos == len(raw.rstrip(b"\r\n"))):
+        # adv56: `{"bad` and its newline: the string runs to the end of the line
+        return "bad JSON: unterminated string (a quote is missing before the line ends)"
+    return f"{what}: {message}"
+
+
+def not_utf8(data: bytes, lines: bool = True) -> str | None:
+    """``"not UTF-8 (byte 0xff at line 3, byte 7)"`` for the first byte of ``data``
+    that is not UTF-8 (``lines`` False, for one line of a trace: ``"not UTF-8 (byte
+    0xff at byte 7 of the line)"``), else None.  orjson's words ("str is not valid
+    UTF-8: surrogates not allowed") named neither the byte nor where it is."""
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        byte = f"byte 0x{data[exc.start]:02x}"
+        if not lines:
+            return f"not UTF-8 ({byte} at byte {exc.start + 1:,} of the line)"
+        start = data.rfind(b"\n", 0, exc.start) + 1
+        line = data.count(b"\n", 0, exc.start) + 1
+        return f"not UTF-8 ({byte} at line {line:,}, byte {exc.start - start + 1:,})"
+    return None
+
+
+BOMS = ((b"\xff\xfe\x00\x00", "UTF-32"), (b"\x00\x00\xfe\xff", "UTF-32"),
+        (b"\xff\xfe", "UTF-16"), (b"\xfe\xff", "UTF-16"))
+"""The byte order marks of UTF-32 and UTF-16 (little and big endian), longest first."""
+
+
+def encoding_error(data: bytes) -> str | None:
+    """``"UTF-16 is not supported (convert to UTF-8)"`` (or UTF-32) when ``data`` starts
+    with that encoding's byte order mark, else None.  orjson's own words for such a
+    file ("str is not valid UTF-8: surrogates not allowed") did not say what to do
+    (adv14 F8); FF and FE never occur in UTF-8."""
+    name = next((name for bom, name in BOMS if data.startswith(bom)), None) \
+        or _without_bom(data)
+    return None if name is None else f"{name} is not supported (convert to UTF-8)"
+
+
+def _without_bom(data: bytes) -> str | None:
+    """"UTF-16" or "UTF-32" when the first bytes are ASCII characters in that
+    encoding without a byte order mark (a NUL byte beside each, or three beside each:
+    ``{\x00"\x00``), else None: such a file was "bad JSON: unexpected character"
+    (adv33).  No UTF-8 JSON starts so: a NUL byte is no JSON text's."""
+    head = data[:16]
+    n = len(head) - len(head) % 4
+    if n < 4 or 0 not in head[:4]:
+        return None
+    quads = [head[i:i + 4] for i in range(0, n, 4)]
+    if all(q[1:] == b"\0\0\0" and q[0] for q in quads) or \
+            all(q[:3] == b"\0\0\0" and q[3] for q in quads):
+        return "UTF-32"
+    pairs = [head[i:i + 2] for i in range(0, n, 2)]
+    if all(p[1] == 0 and p[0] for p in pairs) or all(p[0] == 0 and p[1] for p in pairs):
+        return "UTF-16"
+    return None
+
+
+def cut_short(raw: bytes, message: str, pos: int | None = None) -> bool:
+    """True when ``raw``, a line without its newline, is a prefix of JSON that ended
+    early: it ends inside a UTF-8 character, or the decoder stopped at the end of the
+    text (``pos`` at or past its last non-blank character; without ``pos``, orjson's
+    "unexpected end of data").  False for a line that ends with its newline."""
+    if raw.endswith(b"\n"):
+        return False
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return exc.reason == "unexpected end of data" and exc.end == len(raw)
+    if pos is None:
+        return message.startswith("unexpected end of data")
+    return pos >= len(text.rstrip())
