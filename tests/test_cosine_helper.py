@@ -301,7 +301,9 @@ start = server.Helper.start
 def stuck():
     helper = start()
     if helper is not None:
-        READY.write_text(str(helper.process.pid))
+        part = READY.with_suffix(".part")  # whole or absent: the test polls for it
+        part.write_text(str(helper.process.pid))
+        part.rename(READY)
     return helper
 server.Helper.start = staticmethod(stuck)
 receive = server.receive
