@@ -184,3 +184,19 @@ def test_the_session_records_line_file_keys_are_checked(write_log: LogWriter,
         assert out.exit_code == 2, (key, value, out.output)
         assert "internal error" not in out.output and said in out.output
         assert "t.jsonl:1: " in out.output and f"({key})" in out.output
+
+
+def test_github_warns_where_the_gate_counts_an_unchecked_compaction(
+        write_log: LogWriter) -> None:
+    """usertest14: under --fail-on warning the job failed on an opaque compaction while
+    its only annotation was a ::notice; at the default gate it stays a notice."""
+    path = opaque_log(write_log)
+    said = "compaction at round 1 could not be checked: opaque summary"
+    out = CliRunner().invoke(app, ["audit", path, "--isolated", "-f", "github",
+                                   "--fail-on", "warning"])
+    assert out.exit_code == 1
+    lines = out.output.splitlines()
+    assert lines[0] == f"::warning file={path},line=2,title=compaction not checked::{said}"
+    assert not [x for x in lines if "title=compaction not checked" in x and "::warning" not in x]
+    assert f"::notice file={path},line=2,title=compaction not checked::{said}" in run(
+        path, "github").splitlines()

@@ -18,7 +18,9 @@ the same budget.  The whole report
 goes to the job summary (:func:`step_summary`).  An unreadable trace is an
 ``::error`` at its file (and line, when known).  A compaction that could not be checked
 is a ``::notice`` titled ``compaction not checked`` at its line, and lines the reader did
-not read one titled ``lines not read`` at the trace (:mod:`compaction_audit.report.gaps`).
+not read one titled ``lines not read`` at the trace (:mod:`compaction_audit.report.gaps`);
+both are ``::warning`` where ``--fail-on warning`` (or ``info``) counts them against the
+gate.
 The last line is the gate's result as plain log text.
 
 Escaping follows GitHub's rules: in the message ``%`` -> ``%25``, CR -> ``%0D``,
@@ -34,10 +36,10 @@ from typing import NamedTuple
 from compaction_audit.baseline import trace_key
 from compaction_audit.report.formats import RenderOptions
 from compaction_audit.report.gaps import LINES, gaps
-from compaction_audit.report.model import Report, SessionReport, line_path
+from compaction_audit.report.model import Report, SessionReport, fails, line_path
 from compaction_audit.report.safe import neutralize, printable
 from compaction_audit.report.summary import episodes, gate_line
-from compaction_audit.rules.base import Finding
+from compaction_audit.rules.base import Finding, Severity
 
 COMMANDS = {"error": "error", "warning": "warning", "info": "notice"}
 PER_STEP = 10
@@ -123,33 +125,39 @@ def _rest_command(kind: str, first: _Note, rest: list[_Note], traces: int) -> st
                    title=f"{len(rest)} more {kind} {noun}")
 
 
-def _gap_notes(path: str, s: SessionReport) -> list[_Note]:
-    """The notices of what the audit of ``s`` could not cover
+def _gap_notes(path: str, s: SessionReport, kind: str = "notice") -> list[_Note]:
+    """The annotations (``kind``: ``notice``, or ``warning`` where the gate counts them)
+    of what the audit of ``s`` could not cover
     (:func:`~compaction_audit.report.gaps.gaps`): the lines not read first (adv29 F2),
     then each compaction that could not be checked."""
     found = sorted(gaps(s), key=lambda g: g.case != LINES[1])  # a stable sort
-    return [_Note(command("notice", g.message, file=line_path(path, g.line_file),
+    return [_Note(command(kind, g.message, file=line_path(path, g.line_file),
                           **({"line": g.line} if g.line > 0 else {}), title=g.title),
                   g.title, False, line_path(path, g.line_file), g.line) for g in found]
 
 
-def session_notes(s: SessionReport) -> dict[str, list[_Note]]:
+def session_notes(s: SessionReport, fail_on: str = "error") -> dict[str, list[_Note]]:
     """The annotations of one trace by kind, each kind in the order its slots go: every
     rule's first episode before any rule's second (the most severe first); the
     notices what could not be covered (its lines not read, then its first notice
-    episode, then its unchecked compactions, then the other notice episodes)."""
+    episode, then its unchecked compactions, then the other notice episodes).  Where
+    ``fail_on`` counts what could not be covered (``warning`` or ``info``: it fails the
+    gate, :meth:`SessionReport.fails`), those are warnings, ahead of the others: a red
+    job shows why (usertest14: a ``::notice`` and "PASS" above an exit 1)."""
     path = trace_key(s.path)
     out: dict[str, list[_Note]] = {k: [] for k in COMMANDS.values()}
     for run in _priority(list(episodes(s.findings))):
         first = run[0]
         out[worst(run)].append(_Note(_episode_command(path, run), first.code, True,
                                      line_path(path, first.line_file), first.line))
-    gap = _gap_notes(path, s)
-    lines = [n for n in gap if n.counted == LINES[0]]
-    out["notice"] = (lines + out["notice"][:1] + [n for n in gap if n.counted != LINES[0]]
-                     + out["notice"][1:])
-    out["warning"] = (_limit_notes(path, s) + out["warning"][:1] + _skipped_notes(s)
-                      + out["warning"][1:])
+    counted = fails(Severity.WARNING, fail_on)
+    gap = _gap_notes(path, s, "warning" if counted else "notice")
+    if not counted:
+        lines = [n for n in gap if n.counted == LINES[0]]
+        out["notice"] = (lines + out["notice"][:1]
+                         + [n for n in gap if n.counted != LINES[0]] + out["notice"][1:])
+    out["warning"] = ((gap if counted else []) + _limit_notes(path, s) + out["warning"][:1]
+                      + _skipped_notes(s) + out["warning"][1:])
     return out
 
 
@@ -204,7 +212,7 @@ def render_github(report: Report, opts: RenderOptions) -> bytes:
                                  title="unreadable trace"),
                          "unreadable trace", False, trace_key(e.path), e.line)]
                   for e in report.errors]
-    notes = [session_notes(s) for s in report.sessions]
+    notes = [session_notes(s, opts.fail_on) for s in report.sessions]
     lines: list[str] = []
     seen: set[int] = set()  # traces with an annotation: unreadable ones, then sessions
     for kind in COMMANDS.values():
