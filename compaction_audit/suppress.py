@@ -15,7 +15,8 @@ Each ``[[suppress]]`` entry (``[[tool.compaction-audit.suppress]]`` in
 - optionally ``reason``, shown by ``config show`` (for the reader of the file).
 
 The lost lists drop the facts a suppression covers too: a discriminator whose text
-matches an entry's pattern, a fact dropped by a suppressed fold; the Folds section
+matches an entry's pattern, a fact dropped by a suppressed fold (a compaction counts
+them, ``lost_suppressed``, which the verdict and its line in the reports say); the Folds section
 (``folded_rounds``) drops each fold whose fold finding was suppressed, with its counts.
 Each session counts what was suppressed (``extra["suppressions"]``); an entry that matched nothing
 in the whole run is returned so the command can say so (a stale entry, or a typo).
@@ -238,8 +239,13 @@ def _session(r: SessionReport, patterns: Patterns, used: set[int]) -> SessionRep
         still = {id(f) for f in kept}
         removed = [f for f in r.findings if f.code in FOLD_RULES and id(f) not in still]
         extra["folded_rounds"] = _unfolded(extra["folded_rounds"], removed)
-    compactions = [{**c, "lost": facts(c["lost"])} if c.get("lost") else c
-                   for c in r.compactions]
+    compactions = []
+    for c in r.compactions:
+        if c.get("lost"):
+            shown = facts(c["lost"])
+            c = {**c, "lost": shown, **({"lost_suppressed": n} if (
+                n := len(c["lost"]) - len(shown)) else {})}
+        compactions.append(c)
     extra["suppressions"] = {"findings": len(r.findings) - len(kept)}
     return replace(r, findings=kept, compactions=compactions, extra=extra)
 

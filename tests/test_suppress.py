@@ -188,3 +188,44 @@ def test_what_was_suppressed_is_said_where_ci_reads(folds: Path) -> None:
     for fmt in ("github", "junit", "sarif"):
         assert "suppressed by" not in audit(folds, "", "-f", fmt).stdout
     assert "suppressed by" not in audit(folds, "", "-q").stdout
+
+
+def test_a_compaction_counts_the_lost_facts_it_no_longer_lists(tmp_path: Path,
+                                                             monkeypatch: pytest.MonkeyPatch
+                                                             ) -> None:
+    """usertest14: with every lost fact suppressed the verdict said "1 compaction lost
+    0 fact(s)" of a compaction that lost 9.  The facts leave the list, not the count."""
+    from tests.logs import rnd
+
+    monkeypatch.chdir(tmp_path)
+
+    def quiet(config: str) -> str:
+        Path("compaction-audit.toml").write_text(config)
+        return str(CliRunner().invoke(app, ["audit", str(trace), "-q"]).stdout)
+
+    trace = dump([
+        rnd(0, spans=[{"id": "a", "tokens": 40, "text": "Keep port 8080 open."},
+                      {"id": "b", "tokens": 40, "text": "Do not use --force on prod."}]),
+        rnd(1, summaries=[{"id": "S", "tokens": 5, "children": ["a", "b"],
+                           "text": "Worked on the deploy."}], evicted=["a", "b"],
+            compaction={"kind": "compact", "summary_id": "S", "summary_tokens": 5})],
+        tmp_path / "n.jsonl")
+    # lost: the two clauses (tier 4), prod, --force and 8080 (tier 5)
+    assert quiet("").endswith(
+        "; 1 compaction lost 5 fact(s), 2 that matter\n")
+    some = '[[suppress]]\nrule = "CA301"\ndiscriminator = "*8080*"\n'
+    assert quiet(some).endswith(
+        "; 1 compaction lost 5 fact(s), 1 that matters, 2 suppressed by [[suppress]]\n")
+    [c] = json.loads(audit(trace, some).stdout)["compactions"]
+    assert (len(c["lost"]), c["lost_suppressed"]) == (3, 2)
+    every = '[[suppress]]\nrule = "CA301"\ndiscriminator = "*"\n'
+    assert quiet(every) == ("PASS: 0 error(s), 0 warning(s), 1 info (1 suppressed by "
+                             "[[suppress]]); 1 compaction lost 5 fact(s), 5 suppressed by "
+                             "[[suppress]]\n")
+    Path("compaction-audit.toml").write_text(every)
+    text = CliRunner().invoke(app, ["audit", str(trace)], env={"COLUMNS": "200"}).stdout
+    assert "folded (16.0x); 5 lost, 5 suppressed\n" in text
+    md = CliRunner().invoke(app, ["audit", str(trace), "-f", "markdown"]).stdout
+    assert r"Lost at the compaction of round 1 (line 2): 5 lost, 5 suppressed by \[\[suppress\]\]" \
+        in md
+    assert "lost_suppressed" not in audit(trace, "").stdout

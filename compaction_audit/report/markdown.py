@@ -21,6 +21,8 @@ from compaction_audit.report.model import (
     SessionReport,
     fact_line,
     line_at,
+    lost_phrase,
+    lost_suppressed,
     low_tiers_phrase,
 )
 from compaction_audit.report.safe import printable
@@ -118,13 +120,14 @@ def lost_lines(s: SessionReport, show_all: bool = False) -> list[str]:
                     f"checked ({md(c.get('not_checked_reason') or 'no summary text')}).", ""]
             continue
         lost = c.get("lost") or []
-        if not lost:
+        hidden = lost_suppressed(c)
+        if not lost and not hidden:
             continue
         top = [d for d in lost if d.get("tier") not in LOW_TIERS]
         shown = lost if show_all else top[:LOST_ROWS]
         out.append(f"Lost at the compaction of round {c['round']} "
-                   f"({line_at(c['line'], c.get('line_file'), md)}), "
-                   "facts that matter first:")
+                   f"({line_at(c['line'], c.get('line_file'), md)}): {lost_phrase(c)}"
+                   + (", facts that matter first:" if lost else md(" by [[suppress]]")))
         out.append("")
         for d in shown:
             where = (f", {fact_line(d['span_line'], d.get('span_file'), md)}"

@@ -372,9 +372,28 @@ class SessionReport:
             return ""
         lost = [d for c in checked for d in (c.get("lost") or []) if isinstance(d, dict)]
         matter = sum(1 for d in lost if d.get("tier") not in LOW_TIERS)
+        hidden = sum(lost_suppressed(c) for c in checked)
         n = len(checked)
-        return (f"{n} compaction{'s' if n > 1 else ''} lost {len(lost)} fact(s)"
-                + (f", {matter} that matter{'s' if matter == 1 else ''}" if lost else ""))
+        return (f"{n} compaction{'s' if n > 1 else ''} lost {len(lost) + hidden} fact(s)"
+                + (f", {matter} that matter{'s' if matter == 1 else ''}" if lost else "")
+                + (f", {hidden} suppressed by [[suppress]]" if hidden else ""))
+
+
+def lost_suppressed(compaction: dict[str, Any]) -> int:
+    """The lost facts of ``compaction`` that ``[[suppress]]`` entries took out of its
+    ``lost`` list (:mod:`compaction_audit.suppress`), 0 for none: counted wherever the
+    list is counted, so a suppressed fact is never a kept one (usertest14: "1
+    compaction lost 0 fact(s)" of a compaction that lost 9, all suppressed)."""
+    n = compaction.get("lost_suppressed")
+    return n if type(n) is int and n > 0 else 0
+
+
+def lost_phrase(compaction: dict[str, Any]) -> str:
+    """``"214 lost"``, or ``"9 lost, 8 suppressed"`` where suppressions took facts out
+    of the compaction's list (the lost count includes them)."""
+    shown = len(compaction.get("lost") or [])
+    hidden = lost_suppressed(compaction)
+    return f"{shown + hidden} lost" + (f", {hidden} suppressed" if hidden else "")
 
 
 def low_tiers_phrase(items: list[dict[str, Any]], grouped: bool = False) -> str:

@@ -23,6 +23,7 @@ from compaction_audit.report.model import (
     compaction_sizes,
     fact_line,
     line_at,
+    lost_phrase,
     low_tiers_phrase,
 )
 from compaction_audit.report.safe import printable
@@ -161,7 +162,7 @@ def _compaction_head(c: dict[str, Any]) -> Text:
     text.append_text(w(c.get("trigger") or "unknown"))
     text.append(f"; {compaction_sizes(c)}; ")
     if c.get("lost_checked", True):
-        text.append(f"{len(c.get('lost', []))} lost")
+        text.append(lost_phrase(c))
     else:  # the log's reason: untrusted (adv38: raw escapes and 50,000 characters)
         text.append("loss not checkable (")
         text.append_text(w(c.get("not_checked_reason") or "no text"))

@@ -20,6 +20,7 @@ from compaction_audit.report.model import (
     compaction_sizes,
     fact_line,
     line_at,
+    lost_phrase,
     low_tiers_phrase,
 )
 from compaction_audit.rules import RULES
@@ -220,7 +221,7 @@ def compactions_section(compactions: list[dict[str, Any]]) -> str:
         head = (f"round {fmt(c.get('round'))} ({where}): "
                 f"{compaction_kind(c)}, trigger {c.get('trigger') or 'unknown'}; "
                 f"{compaction_sizes(c)}"
-                + (f", {len(lost)} lost" if c.get("lost_checked", True) else
+                + (f", {lost_phrase(c)}" if c.get("lost_checked", True) else
                    f", losses not checkable ({c.get('not_checked_reason') or 'no text'})"))
         text, cut = clip(c.get("summary_text"))
         summary = (f"<details><summary>Full summary ({len(text) + cut:,} characters)</summary>"
