@@ -240,6 +240,11 @@ def usage_line(exc: Exception) -> tuple[str, str] | None:
     named = sys.argv[1] if len(sys.argv) > 1 and sys.argv[1] in COMMANDS else None
     where = (ctx.command_path if ctx is not None
              else f"{PROGRAM} {named}" if named else PROGRAM)  # '-j' with no value: adv55
+    option = getattr(exc, "option_name", None)
+    command = ctx.info_name if ctx is not None else named
+    if type(exc).__name__ == "NoSuchOption" and command == "trace" and option:
+        # usertest14: `trace LOG --force` traced nothing and the hint named --format
+        message += f"; a QUERY that starts with '-' goes after '--': trace LOG -- {option}"
     return f"{PROGRAM}: {message}", f"; see '{where} --help'"
 
 

@@ -240,7 +240,11 @@ def test_a_path_is_not_carried_by_its_file_name_alone(write_log: LogWriter) -> N
     assert "carried by fold" not in out and "carried only as its file name" in out
     # the sub-token itself is carried, whole
     sub = trace(read_native(path), "nas-02")
-    assert sub.label == "discriminator 'nas-02': 1 span: 1 carried"
+    assert sub.label == "discriminator 'nas-02': 2 spans: 2 carried"
+    # n holds it as a discriminator; k holds it as words of its path (usertest14)
+    assert [(c.data["span"], c.data["matched"] != []) for c in sub.children] == [
+        ("n", True), ("k", False)]
+    assert sub.children[1].label.endswith(": carried (as words of its text)")
 
 
 def test_a_path_inside_a_longer_string_is_found_literally(write_log: LogWriter) -> None:
@@ -638,3 +642,50 @@ def test_harness_spans_that_hold_the_value_are_named_in_a_note(
     assert root.data["note"] == ("1 span(s) of text the product adds (harness: reminders, "
                                  "notices) also hold it, not counted: harness text yields "
                                  "no discriminator")
+
+
+def test_a_word_also_lists_the_spans_that_hold_it_only_as_words(write_log: LogWriter
+                                                                 ) -> None:
+    """usertest14: `trace LOG staging` listed the one span where "on staging" is a
+    scope and left out the person's lost instruction "Raise the staging timeout"."""
+    path = str(write_log([
+        rnd(0, spans=[span("a", "Raise the staging timeout to 45 seconds."),
+                      span("b", "Notes from the harness check.")]),
+        rnd(1, summaries=[fold("S", ["a", "b"], "Timeouts were discussed.")],
+            evicted=["a", "b"], spans=[span("c", "Is the cache on staging warm?")]),
+    ]))
+    root = trace(read_native(path), "staging")
+    assert root.label == ("word 'staging': 2 spans: 1 lost, 1 in context; after the loss "
+                          "only the person states it again: span c (user, round 1)")
+    assert [(c.data["span"], c.data["fate"]) for c in root.children] == [
+        ("a", "lost"), ("c", "in context")]
+    assert root.children[0].label == (
+        "span a (round 0, line 1; now evicted at round 1): lost (as words of its text)")
+    assert root.data["note"].endswith(
+        "; 1 more span(s) hold it only as words of their text (searched literally)")
+    # nothing but the discriminator's own spans when no other text holds the word
+    alone = trace(read_native(path), "cache")
+    assert "as words" not in alone.data.get("note", "")
+
+
+def test_a_query_that_looks_like_an_option_is_shown_the_way_in() -> None:
+    """usertest14: `trace LOG --force` said "No such option: --force (Possible options:
+    --format)"; the line now says where such a query goes.  Other commands are as
+    before."""
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[1]
+    log = str(root / "sample_logs" / "research-decay.jsonl")
+
+    def error(*args: str) -> tuple[int, str]:
+        done = subprocess.run([sys.executable, "-m", "compaction_audit", *args], cwd=root,
+                              capture_output=True, text=True, timeout=120)
+        return done.returncode, done.stderr
+
+    code, said = error("trace", log, "--force")
+    assert code == 2 and said.count("\n") == 1
+    assert ("a QUERY that starts with '-' goes after '--': trace LOG -- --force; see "
+            "'python -m compaction_audit trace --help'\n") in said
+    code, said = error("audit", log, "--force")
+    assert code == 2 and "goes after '--'" not in said

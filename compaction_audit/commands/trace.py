@@ -185,8 +185,9 @@ def trace_command(
     log: Annotated[str, typer.Argument(metavar="LOG", help="The log to read ('-' for stdin).")],
     query: Annotated[str, typer.Argument(
         metavar="QUERY",
-        help="A discriminator (45000, --force, v4.2.1), a span id or a summary id; "
-             "another word is searched for in span texts.")],
+        help="A discriminator (45000, v4.2.1), a span id or a summary id; another "
+             "word is searched for in span texts.  A query that starts with '-' goes "
+             "after '--': trace LOG -- --force.")],
     fmt: Annotated[TextOrJson, typer.Option("--format", "-f", help=FORMAT_HELP)]
     = TextOrJson.text,
     json: Annotated[bool, typer.Option("--json", hidden=True,
@@ -206,7 +207,8 @@ def trace_command(
     The first line counts the spans by fate ("5 spans: 2 lost, 3 in context").  For a
     discriminator: one node per span that holds it, with its fate, each fold that
     carried it, and the fold or eviction that lost it, with rounds and lines; a query
-    that is not a discriminator says what it was reduced to.  For a summary: its
+    that is not a discriminator says what it was reduced to, and spans that hold the
+    query only as words of their text are listed too.  For a summary: its
     provenance tree with each leaf's state (retained, offloaded, evicted at round N).
     The summaries named are listed once at the end, cut to one line, and a node's
     quote is cut to the width (--full: summaries whole, quotes wrapped).

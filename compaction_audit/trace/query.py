@@ -315,6 +315,13 @@ def trace_discriminator(session: Session, query: str) -> Node:
     children = _span_nodes(log, spans, mode, q)
     if any(n.data["fate"] == "lost" for n in children):
         children += _span_nodes(log, _stating(log, spans), mode, q)
+    if mode in ("reduced", "discriminator") and children:
+        words = _mentions(log, {n.data["span"] for n in children}, q)
+        children += _span_nodes(log, words, "plain", q, " (as words of its text)")
+        if words:
+            note = (f"{note}; " if note else "") + (
+                f"{len(words):,} more span(s) hold it only as words of their text "
+                "(searched literally)")
     children.sort(key=lambda n: (OUTCOMES.index(n.data["fate"]), n.data["round"],
                                  n.data["line"]))
     # "kind" says what the trace followed, as the label does (adv57: words read
@@ -340,6 +347,20 @@ def trace_discriminator(session: Session, query: str) -> Node:
     return Node(f"{what} {query!r}: {counts}", data, children)
 
 
+def _mentions(log: _Log, named: set[str], q: str
+              ) -> list[tuple[str, list[ext.Discriminator], list[ext.Discriminator]]]:
+    """The spans not in ``named`` whose text holds ``q`` as words (word bounded, as
+    :func:`_word_in`) where no discriminator or clause does: the trace of a word
+    showed only the spans where the extractor read it (usertest14: "staging" in the
+    person's lost instruction "Raise the staging read_timeout_ms" was left out, and
+    the word looked first said after the compaction).  Harness text is left out, as
+    it is from the rest of the trace."""
+    return [(item, [], []) for item, row in log.rows.items()
+            if row["kind"] == "span" and row["text"] is not None and item not in named
+            and _word_in(q, row["text"].lower())
+            and span_type(row["source"], row["text"]) != "harness"]
+
+
 def _stating(log: _Log, spans: list[tuple[str, list[ext.Discriminator],
                                           list[ext.Discriminator]]]
              ) -> list[tuple[str, list[ext.Discriminator], list[ext.Discriminator]]]:
@@ -359,16 +380,18 @@ def _stating(log: _Log, spans: list[tuple[str, list[ext.Discriminator],
 
 def _span_nodes(log: _Log, spans: list[tuple[str, list[ext.Discriminator],
                                               list[ext.Discriminator]]],
-                mode: str, q: str) -> list[Node]:
+                mode: str, q: str, mark: str = "") -> list[Node]:
     """One node per ``(span, hits, others)``: the span's fate for the query (each hit
-    under its own fate), the chain of folds above it as children."""
+    under its own fate), the chain of folds above it as children; ``mark`` ends the
+    head of a span without hits (how it holds the query)."""
     children: list[Node] = []
     for item, hits, others in spans:
         row = log.rows[item]
         follow = _Follow(d=hits[0]) if hits else _Follow(literal=q, part=mode == "substring")
         up = _carry(log, item, follow, others, set())
         fate = _span_fate(log, item, up)
-        head = f"span {item} ({log.where(item)}; now {log.state(item)}): {fate}"
+        head = f"span {item} ({log.where(item)}; now {log.state(item)}): {fate}" + (
+            "" if hits else mark)
         # each hit under its own fate (usertest8: a constraint holding the query read
         # "carried" beside a fold that dropped it; adv50: one that a second fold still
         # carried read "dropped")
