@@ -53,7 +53,11 @@ class NegationFlipped(Rule):
     add/remove, start/stop, ...); a reversal by a verb pair outside it ("always keep the
     lock file" against "always drop the lock file") or by a change of scope ("only on
     staging" against "on every host") is not seen, and the rule may then count as
-    carried.
+    carried.  A bare imperative is a rule only with one of keep, preserve, retain,
+    ensure, avoid or prefer (or must, never, always, do not): "Disable the cache on
+    staging" against "Enable the cache on staging" is not seen, and the loss of such an
+    instruction is reported only by its values (scope 'staging'); a verb at the start
+    of every sentence of a person's message would make every request a rule.
     """
 
     code = "CA304"
