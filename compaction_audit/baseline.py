@@ -172,6 +172,34 @@ def session_entries(s: SessionReport) -> list[tuple[Finding, Entry]]:
     return out
 
 
+NEW_NAMED = 3
+"""New facts a grown entry names (``grown[].new``); ``new_facts`` counts them all."""
+NEW_TEXT = 120
+"""Characters of a new fact's text a grown entry keeps (log text: bounded)."""
+
+
+def _new_units(f: Finding, by_fold: dict[str, list[str]], b: Entry) -> list[dict[str, str]]:
+    """The first :data:`NEW_NAMED` facts (``{"kind", "text"}``, ``text`` cut to
+    :data:`NEW_TEXT` characters) that ``f`` loses or states and the baseline entry
+    ``b`` does not hold: which fact made a baselined fold finding new (usertest14: "now
+    loses 1 more fact(s)" sent a reviewer through 214 facts to find it).  A unit
+    standing for the facts past a finding's list (``more:``) is ``{"kind": "more",
+    "text": ""}``."""
+    from compaction_audit.diff import lost_keys, stated_units
+
+    held = set(b.facts or ())
+    out = []
+    for unit in lost_keys(f, by_fold) or stated_units(f):
+        if _digest(unit) in held:
+            continue
+        head, _, rest = unit.partition(":")
+        kind, _, text = rest.partition(":") if head != "more" else ("more", "", "")
+        out.append({"kind": kind, "text": text[:NEW_TEXT]})
+        if len(out) == NEW_NAMED:
+            break
+    return out
+
+
 def _merged(items: list[Entry]) -> list[Entry]:
     """``items`` with one entry per fingerprint (the first), sorted: the facts of
     entries that share it are joined, and their rounds spanned (None when one of them
@@ -344,7 +372,7 @@ def apply(report: Report, baseline: dict[str, Entry], source: str = "") -> Repor
     """``report`` without the findings ``baseline`` holds.
 
     Each session gets ``extra["baseline"] = {"file", "suppressed": count, "stale":
-    [entry dicts], "grown": [{"code", "rule", "key", "new_facts", "verb"}],
+    [entry dicts], "grown": [{"code", "rule", "key", "new_facts", "new", "verb"}],
     "other_session"?:
     [ids]}``: stale entries are those of this trace and its session that no longer
     occur (an episode's entry too when no episode of its key overlaps its rounds: that
@@ -367,12 +395,13 @@ def apply(report: Report, baseline: dict[str, Entry], source: str = "") -> Repor
             by_name.setdefault(e.trace.rsplit("/", 1)[-1], set()).add(e.trace)
         else:
             by_trace.setdefault(e.trace, []).append((fp, e))
-    from compaction_audit.diff import stated_units
+    from compaction_audit.diff import fold_lost_units, stated_units
 
     sessions = []
     for s in report.sessions:
         pairs = session_entries(s)
         kept, grown, other_session = [], [], set()
+        by_fold: dict[str, list[str]] | None = None  # read when a finding grew
         held: set[str] = set()  # fingerprints a finding of this run is (stale if not)
         for f, e in pairs:
             b = baseline.get(e.fingerprint)
@@ -385,8 +414,11 @@ def apply(report: Report, baseline: dict[str, Entry], source: str = "") -> Repor
             if not b.holds(None, e.session):
                 other_session.add(str(b.session))
             elif not b.holds(e.facts, e.session):
+                if by_fold is None:
+                    by_fold = fold_lost_units(s)
                 grown.append({"code": e.code, "rule": e.rule, "key": e.key,
                               "new_facts": len(set(e.facts or ()) - set(b.facts or ())),
+                              "new": _new_units(f, by_fold, b),
                               "verb": "states" if stated_units(f) else "loses"})
         shown = {trace_key(s.path), clip_tree(trace_key(s.path))}  # as dumps wrote it
         sid = session_key(s)

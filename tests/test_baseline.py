@@ -93,7 +93,7 @@ def test_a_trace_named_by_another_path_than_in_the_baseline_is_pointed_out(
     assert result.exit_code == 1  # nothing baselined: the drift findings gate
     assert ("baseline has no entry for drift.jsonl but has for traces/drift.jsonl: if "
             "that is the same file, name it as when the baseline was made (docs/ci.md)"
-            ) in result.stdout
+            ) in " ".join(result.stdout.split())  # wrapped under its indent
     assert "for clean.jsonl" not in result.stdout  # it has no finding in the baseline
     doc = json.loads(run("audit", "drift.jsonl", "--baseline", "../b.json", "-f", "json",
                          "--jobs", "1").stdout)

@@ -63,11 +63,16 @@ def test_a_fold_that_loses_one_more_fact_is_new(base: Path) -> None:
     assert result.exit_code == 1
     doc = json.loads(result.stdout)
     assert [f["code"] for f in doc["findings"]] == ["CA301"]
-    assert doc["baseline"]["grown"] == [{"code": "CA301", "rule": "silent-discriminating-fold",
-                                         "key": "entity:F1", "new_facts": 4, "verb": "loses"}]
+    # the first three new facts are named (usertest14), in the lost list's order
+    assert doc["baseline"]["grown"] == [{
+        "code": "CA301", "rule": "silent-discriminating-fold", "key": "entity:F1",
+        "new_facts": 4, "new": [{"kind": "scope", "text": "staging"},
+                                {"kind": "quantity", "text": "30000"},
+                                {"kind": "quantity", "text": "45000"}], "verb": "loses"}]
     text = run("audit", "t.jsonl", "--baseline", str(base)).stdout
     assert ("baseline entry t.jsonl CA301 silent-discriminating-fold entity:F1 now loses "
-            "4 more fact(s): reported as new") in text
+            "4 more fact(s) (scope 'staging', quantity '30000', quantity '45000' and 1 "
+            "more): reported as new") in " ".join(text.split())
 
 
 def test_a_fold_that_loses_fewer_facts_stays_baselined(tmp_path: Path,

@@ -105,7 +105,7 @@ def summary_renderable(report: Report, fail_on: str, show_all: bool = False
     parts: list[RenderableType] = [ByWidth(lambda: _table(rows), lambda: _listing(rows),
                                            max(WIDE, longest + TABLE_COLUMNS))]
     for line in stale_lines(report, show_all):
-        parts.append(Text(printable(line), style="yellow", no_wrap=True, overflow="ignore"))
+        parts.append(hanging((printable(line), "yellow")))  # wrapped under its indent
     failing = report.exit_code(fail_on) != 0
     parts.append(hanging((gate_line(report, fail_on), "bold red" if failing else "bold green")))
     return Group(*parts)
@@ -157,6 +157,20 @@ fix printed 50,000 lines, and in Markdown pushed every trace section out of the 
 request comment (adv24 F1)."""
 
 
+def _named_new(grown: dict[str, Any]) -> str:
+    """`` (negation 'Never deploy on Fridays', quantity '45000' and 3 more)``: the new
+    facts a grown baseline entry names (:func:`compaction_audit.baseline._new_units`),
+    "" when it names none."""
+    new = [d for d in grown.get("new") or () if isinstance(d, dict)]
+    if not new:
+        return ""
+    names = [f"{d.get('kind')} {d.get('text')!r}" if d.get("kind") != "more"
+             else "facts past the finding's list" for d in new]
+    total = grown.get("new_facts")
+    more = total - len(new) if type(total) is int and total > len(new) else 0
+    return f" ({', '.join(names)}{f' and {more} more' if more else ''})"
+
+
 def stale_lines(report: Report, show_all: bool = False) -> list[str]:
     """One line per baseline entry that no longer occurs, naming trace, rule and key,
     and one per fold finding of the baseline that now loses facts the baseline does
@@ -175,8 +189,8 @@ def stale_lines(report: Report, show_all: bool = False) -> list[str]:
                        "baseline of this session)")
         for g in (info or {}).get("grown", []):
             out.append(f"baseline entry {s.path} {g['code']} {g['rule']} {g['key']} now "
-                       f"{g.get('verb', 'loses')} {g['new_facts']} more fact(s): reported "
-                       "as new")
+                       f"{g.get('verb', 'loses')} {g['new_facts']} more fact(s)"
+                       f"{_named_new(g)}: reported as new")
         for other in (info or {}).get("other_path", []):
             out.append(f"baseline has no entry for {s.path} but has for {other}: if "
                        "that is the same file, name it as when the baseline was made "
