@@ -73,6 +73,9 @@ def test_a_fold_that_loses_one_more_fact_is_new(base: Path) -> None:
     assert ("baseline entry t.jsonl CA301 silent-discriminating-fold entity:F1 now loses "
             "4 more fact(s) (scope 'staging', quantity '30000', quantity '45000' and 1 "
             "more): reported as new") in " ".join(text.split())
+    sarif = json.loads(run("audit", "t.jsonl", "--baseline", str(base), "-f", "sarif").stdout)
+    assert [(r["ruleId"], r["baselineState"]) for r in sarif["runs"][0]["results"]
+            if r["ruleId"] == "CA301"] == [("CA301", "updated")]
 
 
 def test_a_fold_that_loses_fewer_facts_stays_baselined(tmp_path: Path,

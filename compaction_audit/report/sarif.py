@@ -102,6 +102,8 @@ def render_sarif(report: Report, opts: RenderOptions) -> bytes:
     omitted_all: list[dict[str, Any]] = []  # notifications
     for s in report.sessions:
         baselined = "baseline" in s.extra
+        grown = {(g.get("code"), g.get("key")) for g in s.extra["baseline"].get("grown") or ()
+                 if isinstance(g, dict)} if baselined else set()
         entries = {id(f): entry for f, entry in session_entries(s)}
         listed, omitted = bounded_episodes(s.findings, opts.show_all)
         omitted_all += [{"level": "note", "message": {"text": printable(
@@ -132,8 +134,9 @@ def render_sarif(report: Report, opts: RenderOptions) -> bytes:
                 result["properties"]["salienceSeries"] = series
             if f.code in index:
                 result["ruleIndex"] = index[f.code]
-            if baselined:
-                result["baselineState"] = "new"
+            if baselined:  # a baselined fold finding that now loses more: "updated"
+                result["baselineState"] = ("updated" if (f.code, entry.key) in grown
+                                           else "new")
             results.append(result)
     notifications = [{"level": "error", "message": {"text": printable(str(e))},
                       "locations": [location(e.path, e.line)]} for e in report.errors]
