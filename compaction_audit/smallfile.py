@@ -57,6 +57,28 @@ def check_readable(path: str, label: str, fifo_ok: bool = False) -> None:
 
 
 
+def odd_file(path: str | os.PathLike[str]) -> str | None:
+    """What ``path`` is when a name is there but no regular file can be read through
+    it (``"a FIFO"``, ``"a directory"``, ``"a link to nothing"``, ``"a name that
+    cannot be looked up (...)"``); None when nothing is there or it is a regular file.
+    For a companion an adapter looks for by name: one that is there but cannot be
+    read is not one that is absent (adv62: a Cline messages file beside a dangling
+    ``.compaction.json`` link passed as "no compaction")."""
+    try:
+        link = os.lstat(path)
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as exc:
+        return f"a name that cannot be looked up ({getattr(exc, 'strerror', None) or exc})"
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError) as exc:
+        if stat.S_ISLNK(link.st_mode) and isinstance(exc, FileNotFoundError):
+            return "a link to nothing"
+        return f"a name that cannot be followed ({getattr(exc, 'strerror', None) or exc})"
+    return kind_of(mode)
+
+
 def regular_file(path: str | os.PathLike[str]) -> bool:
     """True when ``path`` is a regular file (symbolic links followed); False for
     anything else and for a path that cannot be stat'ed at all (a name over 255 bytes,

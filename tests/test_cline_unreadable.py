@@ -152,3 +152,26 @@ def test_a_broken_compaction_file_names_the_trace_it_kept_from_being_audited(
     assert [(r.trace.rsplit("/", 1)[-1], r.verdict) for r in summary_rows(report)] == [
         ("basic.compaction.json", "WARN"), ("agentic.compaction.json", "UNREADABLE"),
         ("session.messages.json", "UNREADABLE")]
+
+
+@pytest.mark.parametrize(("make", "kind"), [
+    (lambda p: p.symlink_to("/nonexistent/compaction.json"), "a link to nothing"),
+    (lambda p: os.mkfifo(p), "a FIFO"),
+    (lambda p: p.mkdir(), "a directory"),
+    (lambda p: p.symlink_to("/dev/null"), "a character device")])
+def test_a_compaction_file_that_is_no_regular_file_is_not_checked(
+        tmp_path: Path, make: Any, kind: str) -> None:
+    """adv62: beside a dangling `.compaction.json` link (or a FIFO, a directory, a
+    device) the messages file passed as "no compaction", exit 0 under --fail-on
+    warning, where a readable compaction file fails it."""
+    shutil.copy(FIXTURE / "session.messages.json", tmp_path / "session.messages.json")
+    make(tmp_path / "session.compaction.json")
+    messages = str(tmp_path / "session.messages.json")
+    result = run("audit", messages, "--fail-on", "warning", "-q")
+    assert result.exit_code == 1
+    assert result.stdout.startswith("PASS (1 compaction could not be checked): ")
+    doc = json.loads(run("audit", messages, "-f", "json").stdout)
+    assert doc["compactions_not_checked"] == 1
+    assert (f"session.compaction.json beside session.messages.json is {kind}, not a "
+            "regular file: its compaction is not read, so not checked"
+            ) in doc["session"]["extra"]["reader_notes"]

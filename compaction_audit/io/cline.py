@@ -62,6 +62,7 @@ from compaction_audit.io.tokens import (
     utf8_len,
 )
 from compaction_audit.report.safe import unsurrogate
+from compaction_audit.smallfile import odd_file
 
 SOURCE_FORMAT = "cline"
 
@@ -297,6 +298,12 @@ def _pair_beside(given: Document, path: str, here: Path, undecodable: Undecodabl
                 or other
     else:
         other = here.with_name(f"{stem}.compaction.json")
+        odd = odd_file(other)
+        if odd is not None:  # there, but not to be read: its compaction is not checked
+            name = file_name(other)
+            return _Pairing(None, None, (
+                f"{name} beside {file_name(here)} is {odd}, not a regular file: its "
+                "compaction is not read, so not checked"), unread=(name,), unread_total=1)
         if not regular_file(other):
             count, found = same_session(here, sid, ".compaction.json", undecodable
                                         ).others(here)
