@@ -689,3 +689,35 @@ def test_a_query_that_looks_like_an_option_is_shown_the_way_in() -> None:
             "'python -m compaction_audit trace --help'\n") in said
     code, said = error("audit", log, "--force")
     assert code == 2 and "goes after '--'" not in said
+
+
+def test_words_are_found_as_the_regular_expression_found_them() -> None:
+    """adv62: the words were a regular expression joined by \\s+, text x query; the
+    search is str.find over single-spaced text now, with the same answers."""
+    import re
+
+    from compaction_audit.trace.query import _word_in
+
+    def old(needle: str, text: str) -> bool:
+        words = needle.split()
+        pattern = r"\s+".join(map(re.escape, words))
+        return bool(words) and re.search(r"(?<!\w)" + pattern + r"(?!\w)", text) is not None
+
+    texts = ["raise the staging\n\ttimeout", "xstaging timeout", "staging_timeout",
+             "--force on prod", "a--force", "é staging", "stagingé", "", "  staging  ",
+             "v4.2.1, then 4.2.10", "aa a aa a", "ab ab ab ab"]
+    needles = ["staging", "staging timeout", "--force", "4.2.1", "a", "b ab ab", " ", "é"]
+    for text in texts:
+        for needle in needles:
+            assert _word_in(needle, text) == old(needle, text), (needle, text)
+
+
+def test_a_query_past_the_cap_is_a_usage_error(write_log: LogWriter) -> None:
+    from compaction_audit.errors import UsageError
+    from compaction_audit.trace.query import MAX_QUERY
+
+    path = str(write_log(NAS))
+    with pytest.raises(UsageError, match=r"^QUERY is 1,001 characters long; at most 1,000 "):
+        trace(read_native(path), "a" * (MAX_QUERY + 1))
+    with pytest.raises(UsageError, match=r"is neither an item id"):  # 1,000: searched
+        trace(read_native(path), "a" * MAX_QUERY)

@@ -186,8 +186,8 @@ def trace_command(
     query: Annotated[str, typer.Argument(
         metavar="QUERY",
         help="A discriminator (45000, v4.2.1), a span id or a summary id; another "
-             "word is searched for in span texts.  A query that starts with '-' goes "
-             "after '--': trace LOG -- --force.")],
+             "word is searched for in span texts (at most 1,000 characters).  A query "
+             "that starts with '-' goes after '--': trace LOG -- --force.")],
     fmt: Annotated[TextOrJson, typer.Option("--format", "-f", help=FORMAT_HELP)]
     = TextOrJson.text,
     json: Annotated[bool, typer.Option("--json", hidden=True,
