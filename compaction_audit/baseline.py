@@ -44,7 +44,7 @@ import orjson
 
 from compaction_audit.errors import UsageError
 from compaction_audit.report.model import Report, SessionReport
-from compaction_audit.report.safe import clip_tree, json_safe
+from compaction_audit.report.safe import clip_tree, json_safe, printable
 from compaction_audit.rules.base import Finding
 from compaction_audit.smallfile import MAX_BASELINE_BYTES, read_bounded, unpacked
 
@@ -306,17 +306,27 @@ def _load(path: Path) -> dict[str, Entry]:
     items = doc.get("findings", [])
     if not isinstance(items, list):
         raise UsageError(f"baseline {str(path)!r}: findings must be a list")
+    from compaction_audit.rules import RULES
+
+    names = {rule.code: rule.name for rule in RULES.values()}
     read: list[Entry] = []
     for i, item in enumerate(items):
         try:  # text or a number each (str() of a 1,000-deep list raised RecursionError)
             values = [item[k] for k in ("trace", "code", "key", "rule", "fingerprint")]
-            if not all(type(v) in (str, int) for v in values):
+            if not all(type(v) is str for v in values[:4]):  # adv62: "trace": 5 was "5"
                 raise TypeError
-            trace, code, key, rule, fp = (str(v) for v in values)
+            trace, code, key, rule, fp = *values[:4], str(values[4])  # fp: checked below
             entry = Entry(trace, code, key, rule, fp)
         except (KeyError, TypeError):
             raise UsageError(f"baseline {str(path)!r}: findings[{i}] needs trace, code, "
-                             "key, rule and fingerprint") from None
+                             "key, rule and fingerprint; trace, code, key and rule "
+                             "strings") from None
+        if names.get(code) != rule:  # adv62: CA999, or a rule that is not the code's
+            raise UsageError(f"baseline {str(path)!r}: findings[{i}]: "
+                             + (f"code {printable(code)!r} is no rule of this version"
+                                if code not in names else
+                                f"rule {printable(rule)!r} is not {code}'s name "
+                                f"({names[code]!r})"))
         if type(item["fingerprint"]) is not str or not _SHA256.fullmatch(fp):
             # adv56: a fingerprint 5 matched nothing, and its finding counted as new
             raise UsageError(f"baseline {str(path)!r}: findings[{i}].fingerprint must be "
@@ -337,9 +347,9 @@ def _load(path: Path) -> dict[str, Entry]:
         rounds = item.get("rounds")
         if rounds is not None:
             if not (isinstance(rounds, list) and len(rounds) == 2
-                    and all(type(r) is int for r in rounds)):
+                    and all(type(r) is int for r in rounds) and 0 <= rounds[0] <= rounds[1]):
                 raise UsageError(f"baseline {str(path)!r}: findings[{i}].rounds must be "
-                                 "[first, last], two whole numbers")
+                                 "[first, last], two whole numbers, 0 <= first <= last")
             entry = replace(entry, rounds=(rounds[0], rounds[1]))
         read.append(entry)
     _one_session_per_trace(read, path)

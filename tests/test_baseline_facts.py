@@ -294,3 +294,29 @@ def test_a_fingerprint_not_written_by_the_tool_is_refused(tmp_path: Path, bad: A
     with pytest.raises(UsageError, match=r"findings\[0\]\.fingerprint must be a SHA-256 in "
                                          r"lowercase hex \(64 digits\)"):
         load(path)
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    ({"trace": 5}, r"findings\[0\] needs trace, code, key, rule and fingerprint; trace, "
+                   r"code, key and rule strings$"),
+    ({"code": "CA999"}, r"findings\[0\]: code 'CA999' is no rule of this version$"),
+    ({"rule": "x\u001b]0;t\u0007"}, r"findings\[0\]: rule 'x\\\\x1b\]0;t\\\\x07' is not "
+                                    r"CA301's name \('silent-discriminating-fold'\)$"),
+    ({"rounds": [5, 1]}, r"findings\[0\]\.rounds must be \[first, last\], two whole "
+                         r"numbers, 0 <= first <= last$")])
+def test_a_hand_edited_entry_is_checked_field_by_field(tmp_path: Path, change: dict[str, Any],
+                                                        message: str) -> None:
+    """adv62: an integer trace, an unknown code, a rule not the code's and reversed
+    rounds were accepted; such an entry matched nothing and was never stale."""
+    from compaction_audit.baseline import fingerprint, load
+    from compaction_audit.errors import UsageError
+
+    entry = {"trace": "t.jsonl", "code": "CA301", "key": "entity:F",
+             "rule": "silent-discriminating-fold",
+             "fingerprint": fingerprint("t.jsonl", "CA301", "entity:F"), "rounds": [1, 1]}
+    path = tmp_path / "b.json"
+    path.write_text(json.dumps({"baseline_format": 1, "findings": [entry]}))
+    assert len(load(path)) == 1
+    path.write_text(json.dumps({"baseline_format": 1, "findings": [{**entry, **change}]}))
+    with pytest.raises(UsageError, match=message):
+        load(path)
