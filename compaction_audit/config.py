@@ -475,13 +475,20 @@ def apply_selection(codes: set[str], layer: Layer) -> set[str]:
 
 
 def severity_overrides(pairs: Iterable[tuple[str, Any]], where: str) -> dict[str, Severity]:
-    """Validate (rule code or name, level) pairs into a map rule name -> severity."""
+    """Validate (rule code or name, level) pairs into a map rule name -> severity.
+    Raises :class:`UsageError` for an unknown rule, a bad level, and a rule given twice
+    (by its code and its name, or twice on the command line: adv62, the last one won
+    without a word)."""
     out: dict[str, Severity] = {}
+    given: dict[str, str] = {}
     by_key = {**{c: r.name for c, r in RULES.items()}, **{r.name: r.name for r in RULES.values()}}
     for key, level in pairs:
         name = by_key.get(key.upper() if key.upper() in RULES else key)
         if name is None:
             raise UsageError(f"{where}: unknown rule {key!r}{_suggest(key, by_key)}")
+        if name in given:
+            raise UsageError(f"{where}: {name} is given twice ({given[name]!r} and {key!r})")
+        given[name] = key
         if not isinstance(level, str) or level not in {s.value for s in Severity}:
             raise UsageError(f"{where}: {key} must be error, warning or info, got "
                              f"{_toml_value(level)}")

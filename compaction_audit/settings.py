@@ -133,11 +133,18 @@ def describe() -> list[dict[str, Any]]:
 
 
 def parse_assignments(pairs: list[str]) -> dict[str, str]:
-    """Parse ``NAME=VALUE`` strings from ``--set``; raises :class:`UsageError`."""
+    """Parse ``NAME=VALUE`` strings from ``--set``; raises :class:`UsageError`, also
+    for a name given twice (``raw_ratio_floor`` and ``raw-ratio-floor`` are one name):
+    the last one won without a word (adv62)."""
     out: dict[str, str] = {}
+    seen: dict[str, str] = {}
     for pair in pairs:
         name, sep, value = pair.partition("=")
         if not sep or not name.strip() or not value.strip():
             raise UsageError(f"--set expects NAME=VALUE, got {pair!r}")
+        same = name.strip().replace("-", "_")
+        if same in seen:
+            raise UsageError(f"--set: {same} is given twice ({seen[same]!r} and {pair!r})")
+        seen[same] = pair
         out[name.strip()] = value.strip()
     return out

@@ -114,6 +114,8 @@ def test_isolated_and_explicit_config(project: Path, tmp_path: Path) -> None:
     ('[severity]\nCA101 = "fatal"\n', "CA101 must be error, warning or info, got 'fatal'"),
     ("raw-ratio-floor = \n", "invalid TOML"),
     ("raw-ratio-floor = 0.2\nraw_ratio_floor = 0.3\n", "raw-ratio-floor is given twice"),
+    ('severity = {salience-inversion = "error", CA101 = "info"}\n',  # adv62
+     "severity: salience-inversion is given twice ('salience-inversion' and 'CA101')"),
     ('[tool.compaction-audit]\nfail-on = "warning"\n',  # copied from a pyproject.toml
      "unknown key 'tool' (in compaction-audit.toml the keys go at the top level, "
      "without [tool.compaction-audit])"),
@@ -241,3 +243,21 @@ def test_the_config_show_example_in_the_docs_is_current(project: Path) -> None:
     rules_doc = " ".join(line for line in lines if line.startswith(("rules run:", " ")))
     rules_out = out.split("\n┏", 1)[0].split("\n", 1)[1]
     assert rules_doc.split() == rules_out.split()
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--severity", "CA101=info", "--severity", "salience-inversion=error"],
+     "--severity: salience-inversion is given twice ('CA101' and 'salience-inversion')"),
+    (["--set", "window=3", "--window", "5"],
+     "--window and --set window=... both set window: give one"),
+    (["--set", "raw_ratio_floor=0.2", "--set", "raw-ratio-floor=0.3"],
+     "--set: raw_ratio_floor is given twice ('raw_ratio_floor=0.2' and "
+     "'raw-ratio-floor=0.3')")])
+def test_a_setting_given_twice_on_the_command_line_is_refused(
+        project: Path, args: list[str], message: str) -> None:
+    """adv62: the last of two values won without a word; one of each is fine."""
+    result = run("audit", "drift.jsonl", *args)
+    assert (result.exit_code, result.stderr) == (
+        2, f"compaction-audit: {message}\n")
+    assert run("audit", "drift.jsonl", *args[:2]).exit_code == 1
+    assert run("audit", "drift.jsonl", *args[2:]).exit_code == 1

@@ -126,10 +126,13 @@ def effective_options(config: Path | None = None, isolated: bool = False,
     for message in passed:  # a file another user could plant: said, never used quietly
         say(message)
     values: dict[str, object] = dict(parse_assignments(set_ or []))
-    if window is not None:
-        values["window"] = window
-    if sustain is not None:
-        values["sustain"] = sustain
+    for option, value in (("window", window), ("sustain", sustain)):
+        if value is None:
+            continue
+        if option in values:  # adv62: `--set window=3 --window 5` took 5 without a word
+            raise UsageError(f"--{option} and --set {option}=... both set {option}: "
+                             "give one")
+        values[option] = value
     cli = cli_layer(values, fail_on.value if fail_on is not None else None, select,
                     ignore or (), extend_select or (), severity or ())
     return resolve([layer for layer in (file_layer, cli) if layer is not None], path)
