@@ -109,6 +109,9 @@ class Discovery:
     """``--exclude`` patterns (see the module docstring)."""
     excluded: int = 0
     """Traces a directory or pattern yielded that :attr:`exclude` left out."""
+    exclude_used: set[int] = field(default_factory=set)
+    """Indices of the :attr:`exclude` patterns that matched a path found (the others
+    left nothing out: a mistyped pattern, said by the command: adv62)."""
     _skipped_set: set[str] = field(default_factory=set, repr=False)
     _hidden_set: set[str] = field(default_factory=set, repr=False)
     _other_set: set[str] = field(default_factory=set, repr=False)
@@ -167,14 +170,14 @@ def _kept(paths: list[str], found: Discovery, under: str = "") -> list[str]:
     names are not matched (``--exclude tmp`` leaves the traces of ``/tmp/run/`` in)."""
     if not found.exclude:
         return paths
-    whole = [p for p in found.exclude if "/" in p]
-    parts = [p for p in found.exclude if "/" not in p]
-
     def out(path: str) -> bool:
         below = os.path.relpath(path, under) if under else path
         names = below.replace(os.sep, "/").split("/")
-        return (any(fnmatch.fnmatchcase(path, p) for p in whole)
-                or any(fnmatch.fnmatchcase(n, p) for n in names for p in parts))
+        hits = {i for i, p in enumerate(found.exclude)
+                if (fnmatch.fnmatchcase(path, p) if "/" in p
+                    else any(fnmatch.fnmatchcase(n, p) for n in names))}
+        found.exclude_used |= hits
+        return bool(hits)
 
     kept = [p for p in paths if not out(p)]
     found.excluded += len(paths) - len(kept)
@@ -605,6 +608,9 @@ def find_traces(args: Sequence[str], exclude: Sequence[str] = ()) -> Discovery:
     directory or pattern yields nothing at all (or nothing ``exclude`` keeps)."""
     if not args:
         raise UsageError("no trace given: name files, directories or glob patterns")
+    if any(not p.strip() for p in exclude):  # adv62: --exclude '' matched nothing
+        raise UsageError("--exclude needs a pattern (a name such as 'labels' or "
+                         "'*.items.jsonl', or a path pattern with '/')")
     found = Discovery(exclude=tuple(exclude))
     found.traces = list(_unique(t for arg in args for t in _expand(arg, found)))
     if found.hidden_files:  # those audited after all ('**' matched their directory)

@@ -79,3 +79,21 @@ def test_a_file_a_folder_search_found_that_is_not_a_log_suggests_exclude(
     made = run("baseline", "create", "traces", "-o", "b.json")
     assert made.exit_code == 2 and "(--exclude 'labels')" in made.stderr
     assert not (tmp_path / "b.json").exists()
+
+
+def test_a_pattern_that_matches_nothing_is_said_and_an_empty_one_refused(tree: Path) -> None:
+    """adv62: `--exclude '['`, `'/'` or a misspelt name left nothing out without a
+    word; an empty pattern is no pattern."""
+    found = find_traces(["runs"], ["labels", "lables", "*.items.jsonl"])
+    assert found.exclude_used == {0, 2}
+    result = run("audit", "runs", "-q", "--jobs", "1", "--exclude", "labels",
+                 "--exclude", "lables", "--exclude", "[")
+    assert result.exit_code == 0, result.output
+    assert result.stderr == (
+        "compaction-audit: 1 trace(s) left out by --exclude\n"
+        "compaction-audit: --exclude 'lables', '[' matched no file the directories and "
+        "patterns yielded\n")
+    empty = run("audit", "runs", "--exclude", " ")
+    assert (empty.exit_code, empty.stderr) == (
+        2, "compaction-audit: --exclude needs a pattern (a name such as 'labels' or "
+           "'*.items.jsonl', or a path pattern with '/')\n")

@@ -157,6 +157,10 @@ def require_rules(eff: Effective) -> None:
                      "check nothing; select at least one rule")
 
 
+NAMED_IDLE = 5
+"""``--exclude`` patterns that matched nothing named on the note's line at most."""
+
+
 def found_traces(paths: list[str], exclude: list[str] | None = None,
                  own: Iterable[Path | None] = (), writes: Path | None = None) -> Discovery:
     """:func:`~compaction_audit.discover.find_traces` (``exclude``: the ``--exclude``
@@ -198,6 +202,13 @@ def found_traces(paths: list[str], exclude: list[str] | None = None,
         say(others_phrase(found.not_searched))
     if found.excluded:  # chosen once in CI, matched against names the checkout brings
         say(f"{found.excluded:,} trace(s) left out by --exclude")  # (adv23 F3)
+    idle = [p for i, p in enumerate(found.exclude) if i not in found.exclude_used]
+    if idle:  # a mistyped pattern leaves nothing out (adv62), as a stale suppression
+        from compaction_audit.report.safe import printable
+
+        say(f"--exclude {', '.join(repr(printable(p)) for p in idle[:NAMED_IDLE])}"
+            + (f" and {len(idle) - NAMED_IDLE} more" if len(idle) > NAMED_IDLE else "")
+            + " matched no file the directories and patterns yielded")
     return found
 
 
