@@ -102,10 +102,12 @@ def test_trace_names_the_span_that_still_states_it(write_log: LogWriter) -> None
                         "(assistant)"
     assert root.data["note"] == ("'12px' alone is not read as a discriminator; spans hold "
                                  "it as one in their own wording")
-    # the span that only states it is not listed when no span lost it
+    # when no span lost it, the span that states it in another form is listed as one
+    # that holds it as words of its text (usertest14), not as a holder of the fact
     kept = [rnd(0, spans=[FOLDED, other]), rnd(1, spans=[span("c", "Moving on.")])]
-    assert trace_discriminator(read_native(str(write_log(kept))), "12px").label == \
-        "word '12px': 1 span: 1 in context"
+    root = trace_discriminator(read_native(str(write_log(kept))), "12px")
+    assert root.label == "word '12px': 2 spans: 2 in context"
+    assert [c.label.endswith("(as words of its text)") for c in root.children] == [False, True]
 
 
 def test_the_hits_read_per_span_are_bounded() -> None:
