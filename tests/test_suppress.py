@@ -226,6 +226,6 @@ def test_a_compaction_counts_the_lost_facts_it_no_longer_lists(tmp_path: Path,
     text = CliRunner().invoke(app, ["audit", str(trace)], env={"COLUMNS": "200"}).stdout
     assert "folded (16.0x); 5 lost, 5 suppressed\n" in text
     md = CliRunner().invoke(app, ["audit", str(trace), "-f", "markdown"]).stdout
-    assert r"Lost at the compaction of round 1 (line 2): 5 lost, 5 suppressed by \[\[suppress\]\]" \
-        in md
+    assert (r"Lost at the compaction of round 1 (line 2): 5 fact(s), all suppressed by "
+            r"\[\[suppress\]\]") in md
     assert "lost_suppressed" not in audit(trace, "").stdout

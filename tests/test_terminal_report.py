@@ -224,9 +224,9 @@ def test_fully_baselined_trace_markdown_has_no_lost_list(tmp_path: Path) -> None
     base = tmp_path / "base.json"
     assert invoke("baseline", "create", path, "-o", str(base)).exit_code == 0
     before = invoke("audit", path, "-f", "markdown").stdout
-    assert "facts that matter first" in before
+    assert "those that matter first" in before
     md = invoke("audit", path, "--baseline", str(base), "-f", "markdown").stdout
-    assert "facts that matter first" not in md
+    assert "those that matter first" not in md
     assert "finding(s) are in the baseline: nothing new." in md
 
 

@@ -21,7 +21,6 @@ from compaction_audit.report.model import (
     SessionReport,
     fact_line,
     line_at,
-    lost_phrase,
     lost_suppressed,
     low_tiers_phrase,
 )
@@ -125,9 +124,13 @@ def lost_lines(s: SessionReport, show_all: bool = False) -> list[str]:
             continue
         top = [d for d in lost if d.get("tier") not in LOW_TIERS]
         shown = lost if show_all else top[:LOST_ROWS]
+        total = len(lost) + hidden
+        said = (f"{total} fact(s)" + ("" if not hidden else md(
+            ", all suppressed by [[suppress]]" if not lost
+            else f" ({hidden} suppressed by [[suppress]])"))
+            + (", those that matter first:" if lost else ""))
         out.append(f"Lost at the compaction of round {c['round']} "
-                   f"({line_at(c['line'], c.get('line_file'), md)}): {lost_phrase(c)}"
-                   + (", facts that matter first:" if lost else md(" by [[suppress]]")))
+                   f"({line_at(c['line'], c.get('line_file'), md)}): {said}")
         out.append("")
         for d in shown:
             where = (f", {fact_line(d['span_line'], d.get('span_file'), md)}"
