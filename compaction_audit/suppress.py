@@ -174,10 +174,11 @@ def covering(patterns: Patterns, f: Finding) -> tuple[bool, set[int]]:
     return bool(folds) or (bool(texts) and all(hits)), used
 
 
-def covered_fact(patterns: Patterns, d: dict[str, Any]) -> set[int]:
+def covered_fact(patterns: Patterns, d: dict[str, Any], fold: Any = None) -> set[int]:
     """The entries that hide the lost fact ``d`` from the lost lists: a fold entry
-    naming its fold, a pattern (of any rule) matching its text."""
-    fold = d.get("fold")
+    naming its fold (``d["fold"]``, else ``fold``: the summary of the compaction whose
+    list holds it), a pattern (of any rule) matching its text."""
+    fold = d.get("fold", fold)
     hit = {i for i, s in enumerate(patterns.entries)
            if s.fold is not None and fold is not None and str(fold) == s.fold}
     return hit | patterns.hits(None, str(d.get("text", "")))
@@ -223,10 +224,10 @@ def _session(r: SessionReport, patterns: Patterns, used: set[int]) -> SessionRep
         if not gone:
             kept.append(f)
 
-    def facts(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    def facts(items: list[dict[str, Any]], fold: Any = None) -> list[dict[str, Any]]:
         out = []
         for d in items:
-            hit = covered_fact(patterns, d)
+            hit = covered_fact(patterns, d, fold)
             used.update(hit)
             if not hit:
                 out.append(d)
@@ -242,7 +243,7 @@ def _session(r: SessionReport, patterns: Patterns, used: set[int]) -> SessionRep
     compactions = []
     for c in r.compactions:
         if c.get("lost"):
-            shown = facts(c["lost"])
+            shown = facts(c["lost"], c.get("summary_id"))  # usertest15: fold = ID too
             c = {**c, "lost": shown, **({"lost_suppressed": n} if (
                 n := len(c["lost"]) - len(shown)) else {})}
         compactions.append(c)

@@ -229,3 +229,7 @@ def test_a_compaction_counts_the_lost_facts_it_no_longer_lists(tmp_path: Path,
     assert (r"Lost at the compaction of round 1 (line 2): 5 fact(s), all suppressed by "
             r"\[\[suppress\]\]") in md
     assert "lost_suppressed" not in audit(trace, "").stdout
+    # a fold entry naming the compaction's summary hides its facts too (usertest15)
+    assert quiet('[[suppress]]\nfold = "S"\n') == (
+        "PASS: 0 error(s), 0 warning(s), 1 info (1 suppressed by [[suppress]]); 1 "
+        "compaction lost 5 fact(s), 5 suppressed by [[suppress]]\n")
