@@ -662,7 +662,7 @@ def test_a_word_also_lists_the_spans_that_hold_it_only_as_words(write_log: LogWr
     assert root.children[0].label == (
         "span a (round 0, line 1; now evicted at round 1): lost (as words of its text)")
     assert root.data["note"].endswith(
-        "; 1 more span(s) hold it only as words of their text (searched literally)")
+        "; of these, 1 span(s) hold it only as words of their text (searched literally)")
     # nothing but the discriminator's own spans when no other text holds the word
     alone = trace(read_native(path), "cache")
     assert "as words" not in alone.data.get("note", "")

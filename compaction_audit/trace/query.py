@@ -343,7 +343,7 @@ def trace_discriminator(session: Session, query: str) -> Node:
         children += _span_nodes(log, words, "plain", q, " (as words of its text)")
         if words:
             note = (f"{note}; " if note else "") + (
-                f"{len(words):,} more span(s) hold it only as words of their text "
+                f"of these, {len(words):,} span(s) hold it only as words of their text "
                 "(searched literally)")
     children.sort(key=lambda n: (OUTCOMES.index(n.data["fate"]), n.data["round"],
                                  n.data["line"]))
