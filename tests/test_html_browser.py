@@ -23,6 +23,7 @@ from typer.testing import CliRunner
 from compaction_audit.api import audit
 from compaction_audit.cli import app
 from compaction_audit.diff import diff_reports, split_onsets
+from tests.foreign import FIXTURES
 from tests.logs import SAMPLES, LogWriter, dump, rnd, session
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -258,17 +259,26 @@ def test_a_missing_round_says_so(browser: Any, tmp_path: Path) -> None:
     assert "No round 2 in this trace." in select_round(browser, "s0", 2)
 
 
-@pytest.mark.parametrize("command", [
-    ["audit", str(SAMPLES / "research-decay.jsonl")],
-    ["diff", str(SAMPLES / "research-decay.jsonl"), str(SAMPLES / "research-no-decay.jsonl")],
+@pytest.mark.parametrize(("command", "width"), [
+    (["audit", str(SAMPLES / "research-decay.jsonl")], 700),
+    (["diff", str(SAMPLES / "research-decay.jsonl"), str(SAMPLES / "research-no-decay.jsonl")],
+     700),
+    (["audit", "CLINE"], 390),
 ])
 def test_a_narrow_window_never_scrolls_the_page_sideways(
-        browser: Any, tmp_path: Path, command: list[str]) -> None:
+        browser: Any, tmp_path: Path, command: list[str], width: int) -> None:
     """At 700 px the 720 px charts (vega-embed's box is an inline-block that grows to
     its chart) made the whole page scroll sideways (ux4 F10); a chart now scrolls
-    inside its own box."""
+    inside its own box.  At 390 px (a phone) a trace's path in its heading ran off the
+    page, which scrolled sideways (usertest15)."""
+    if command[-1] == "CLINE":  # a long path: the heading must wrap, not widen the page
+        folder = tmp_path / "recordedsessions" / "cline"
+        folder.mkdir(parents=True)
+        for name in ("session.messages.json", "basic.compaction.json"):
+            shutil.copy(FIXTURES / "cline" / name, folder)
+        command = [*command[:-1], str(folder / "basic.compaction.json")]
     page = write_html(tmp_path, *command)
-    browser.set_window_size(700, 1400)
+    browser.set_window_size(width, 1400)
     try:
         open_page(browser, page)
         inner, scroll = browser.execute_script(

@@ -7,6 +7,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from compaction_audit import api
@@ -100,3 +101,19 @@ def test_a_product_log_that_never_compacted_says_so(write_log: LogWriter) -> Non
     # a native log keeps the conditions' words: its loop is the auditor's to judge
     native = write_log([rnd(0, spans=[{"id": "a", "tokens": 5}])], "n.jsonl")
     assert "no compaction" not in api.audit(str(native)).verdict()
+
+
+def test_the_html_header_says_it_too(tmp_path: Path, write_log: LogWriter) -> None:
+    """usertest15: the HTML page said PASS in green with the unread compaction files
+    only in its last notes; its header table has the text report's row now."""
+    pytest.importorskip("altair", reason="the html extra")
+    page = tmp_path / "r.html"
+    out = CliRunner().invoke(app, ["audit", str(copy_session(tmp_path)), "--isolated",
+                                   "-f", "html", "-o", str(page)])
+    assert out.exit_code == 0, out.output
+    assert ("<tr><th>unchecked</th><td>2 compactions could not be checked: 2 compaction "
+            "files beside it not read (see the notes)</td></tr>") in page.read_text()
+    checked = tmp_path / "c.html"
+    CliRunner().invoke(app, ["audit", str(write_log(opaque(False))), "--isolated", "-f",
+                             "html", "-o", str(checked)])
+    assert "<th>unchecked</th>" not in checked.read_text()

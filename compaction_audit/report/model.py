@@ -241,6 +241,31 @@ class SessionReport:
         checked = sum(1 for c in self.compactions if c.get("lost_checked") is not False)
         return checked == 0 and self.compactions_not_checked() > 0
 
+    def unchecked_phrase(self) -> str:
+        """What the audit of this trace could not cover, for the header of the text and
+        HTML reports ("" for nothing): the compactions whose loss could not be checked,
+        with why, and the lines an adapter did not read (the verdict's
+        :meth:`incomplete_note`; checks stopped at a limit have their own "limit"
+        lines)."""
+        parts = []
+        n = self.compactions_not_checked()
+        if n:
+            why = Counter(UNCHECKED.get(reason, reason) for c in self.compactions
+                          if c.get("lost_checked") is False
+                          for reason in [str(c.get("not_checked_reason") or "no summary text")])
+            reasons = [f"{k} ({v})" if v > 1 else k for k, v in why.items()]
+            unread = unread_count(self.header.extra)
+            if unread:
+                reasons.append(f"{unread} compaction file{'s' if unread > 1 else ''} "
+                               "beside it not read (see the notes)")
+            parts.append(f"{n} compaction{'s' if n > 1 else ''} could not be checked: "
+                         + ", ".join(reasons))
+        not_read = self.lines_not_read()
+        if not_read:
+            parts.append(f"{not_read:,} line{'s' if not_read > 1 else ''} not read "
+                         "(see the notes)")
+        return "; ".join(parts)
+
     def unchecked(self) -> list[tuple[str, str | None, int]]:
         """Each compaction whose loss could not be checked, as ``(message, line_file,
         line)``, for the formats that annotate it (``github`` notices, SARIF

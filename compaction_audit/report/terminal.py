@@ -27,13 +27,11 @@ from rich.text import Text
 
 from compaction_audit.conditions import can_invert
 from compaction_audit.report.model import (
-    UNCHECKED,
     Report,
     SessionReport,
     line_at,
     lines_span,
     reader_notes,
-    unread_count,
 )
 from compaction_audit.report.safe import printable
 from compaction_audit.report.summary import baseline_info
@@ -185,7 +183,7 @@ def header(r: SessionReport, config: str | None = None) -> RenderableType:
                                             "not invert", "bold")))
     if r.cosine:
         parts.append(hang("cosine".ljust(LABEL), w(r.cosine_line())))
-    unchecked = _unchecked(r)
+    unchecked = r.unchecked_phrase()
     if unchecked:  # the verdict says it last; a reader of the first screen needs it too
         parts.append(hang("unchecked".ljust(LABEL), w(unchecked, "yellow")))
     if r.skipped:
@@ -212,31 +210,6 @@ def _baseline_line(r: SessionReport) -> str:
                 + ", ".join(f"{g['code']} {g['key']}" for g in grown[:3])
                 + (f" and {len(grown) - 3} more" if len(grown) > 3 else ""))
     return out
-
-
-def _unchecked(r: SessionReport) -> str:
-    """What the audit of this trace could not cover, for the header ("" for nothing):
-    the compactions whose loss could not be checked, with why, and the lines an
-    adapter did not read (the verdict's :meth:`~SessionReport.incomplete_note`; checks
-    stopped at a limit have their own "limit" lines)."""
-    parts = []
-    n = r.compactions_not_checked()
-    if n:
-        why = Counter(UNCHECKED.get(reason, reason) for c in r.compactions
-                      if c.get("lost_checked") is False
-                      for reason in [str(c.get("not_checked_reason") or "no summary text")])
-        reasons = [f"{k} ({v})" if v > 1 else k for k, v in why.items()]
-        unread = unread_count(r.header.extra)
-        if unread:
-            reasons.append(f"{unread} compaction file{'s' if unread > 1 else ''} "
-                           "beside it not read (see the notes)")
-        parts.append(f"{n} compaction{'s' if n > 1 else ''} could not be checked: "
-                     + ", ".join(reasons))
-    not_read = r.lines_not_read()
-    if not_read:
-        parts.append(f"{not_read:,} line{'s' if not_read > 1 else ''} not read "
-                     "(see the notes)")
-    return "; ".join(parts)
 
 
 def glance(r: SessionReport) -> RenderableType:

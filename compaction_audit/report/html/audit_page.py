@@ -34,6 +34,8 @@ def _header(r: SessionReport) -> str:
             ("depth cap", str(h.max_depth) if h.max_depth else "not recorded")]
     if r.cosine:  # which cosine the charts draw and each rule read, as every report says
         rows.append(("cosine", r.cosine_line()))
+    if unchecked := r.unchecked_phrase():  # as the text report's header (usertest15)
+        rows.append(("unchecked", unchecked))
     for c in r.conditions:
         rows.append((c.name, f"{c.status}: {c.detail}"))
     body = "".join(f"<tr><th>{esc(k)}</th><td>{esc(v)}</td></tr>" for k, v in rows)
@@ -44,7 +46,7 @@ def _header(r: SessionReport) -> str:
     # the answer first, under the trace's name (as in the text report), then the facts
     # it rests on
     return (f'<p class="verdict {esc(head)}" id="verdict">{esc(verdict)}</p>'
-            f"<table>{body}</table>{note}")
+            f'<table class="kv">{body}</table>{note}')
 
 
 def session_section(r: SessionReport, index: int) -> tuple[str, dict[str, Any]]:
