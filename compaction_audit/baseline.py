@@ -379,7 +379,9 @@ def _shown(e: Entry) -> dict[str, str]:
 
 
 def apply(report: Report, baseline: dict[str, Entry], source: str = "") -> Report:
-    """``report`` without the findings ``baseline`` holds.
+    """``report`` without the findings ``baseline`` holds.  Raises :class:`UsageError`
+    when an entry with a finding's fingerprint names another trace, code, key or rule
+    than that finding's (``source``: the file, for the message).
 
     Each session gets ``extra["baseline"] = {"file", "suppressed": count, "stale":
     [entry dicts], "grown": [{"code", "rule", "key", "new_facts", "new", "verb"}],
@@ -415,6 +417,14 @@ def apply(report: Report, baseline: dict[str, Entry], source: str = "") -> Repor
         held: set[str] = set()  # fingerprints a finding of this run is (stale if not)
         for f, e in pairs:
             b = baseline.get(e.fingerprint)
+            if b is not None and ((b.code, b.key, b.rule) != (e.code, e.key, e.rule)
+                                  or b.trace not in (e.trace, clip_tree(e.trace))):
+                raise UsageError(  # adv63: an entry that reads as another rule hid this
+                    f"baseline {source!r}: the entry with the fingerprint of {e.code} "
+                    f"{e.rule} {e.key} in {printable(e.trace)!r} says {printable(b.code)} "
+                    f"{printable(b.rule)} {printable(b.key)} in {printable(b.trace)!r}: "
+                    "edited by hand? make the baseline again ('compaction-audit baseline "
+                    "create')")
             if b is None or not b.holds(e.facts, e.session, e.rounds):
                 kept.append(f)
             if b is None:

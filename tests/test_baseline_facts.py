@@ -320,3 +320,21 @@ def test_a_hand_edited_entry_is_checked_field_by_field(tmp_path: Path, change: d
     path.write_text(json.dumps({"baseline_format": 1, "findings": [{**entry, **change}]}))
     with pytest.raises(UsageError, match=message):
         load(path)
+
+
+def test_an_entry_that_says_another_finding_than_its_fingerprint_is_refused(
+        base: Path) -> None:
+    """adv63: an entry edited to read "CA204 ... elsewhere" kept the fingerprint of
+    CA301 entity:F1 and held that error back, exit 0; a reviewer of the baseline's
+    diff saw a harmless entry."""
+    doc = json.loads(base.read_text())
+    [entry] = [e for e in doc["findings"] if e["code"] == "CA301"]
+    entry.update(code="CA204", rule="salience-disagreement", trace="elsewhere/other.jsonl")
+    base.write_text(json.dumps(doc))
+    result = run("audit", "t.jsonl", "--baseline", str(base))
+    assert result.exit_code == 2
+    assert result.stderr == (
+        f"compaction-audit: baseline {str(base)!r}: the entry with the fingerprint of "
+        "CA301 silent-discriminating-fold entity:F1 in 't.jsonl' says CA204 "
+        "salience-disagreement entity:F1 in 'elsewhere/other.jsonl': edited by hand? make "
+        "the baseline again ('compaction-audit baseline create')\n")
