@@ -20,6 +20,7 @@ import orjson
 from compaction_audit.childproc import in_worker_process, prelude, python_command, reap
 from compaction_audit.errors import LogError
 from compaction_audit.io import reduce, retained_bytes
+from compaction_audit.io.jsonerrors import json_error
 from compaction_audit.io.lines import DEFAULT_LIMITS, Limits, open_binary
 from compaction_audit.io.native import SessionBuilder
 from compaction_audit.io.quarantine import LenientFeed
@@ -122,6 +123,44 @@ def _messages(first: IO[bytes], second: queue.SimpleQueue[bytes | None] | None
                 yield (msg[0] + base, *msg[1:])
 
 
+CHANGED = ("the file changed while it was read (replaced, or cut shorter): audit it again "
+           "when nothing writes it")
+"""The error of a trace replaced or truncated while the helpers read it (adv63: a
+rename mid-read mixed two files' rounds; a truncation under --lenient was an internal
+error)."""
+
+
+def _unchanged(path: str, opened: os.stat_result) -> None:
+    """Raise :class:`LogError` (:data:`CHANGED`) when ``path`` is no longer the file
+    opened (``opened``: its ``fstat``) or is shorter than it was: the helpers open the
+    file by its name, so a file renamed over it mixed two files.  A file that grew
+    (a log still being written) is read as the sequential reader reads it."""
+    try:
+        now = os.stat(path)
+    except OSError:
+        raise LogError(path, 0, CHANGED) from None
+    if (now.st_dev, now.st_ino) != (opened.st_dev, opened.st_ino) \
+            or now.st_size < opened.st_size:
+        raise LogError(path, 0, CHANGED)
+
+
+def _again(source: IO[bytes], path: str, number: int, offset: int, length: int,
+           opened: os.stat_result) -> Any:
+    """The record of line ``number`` read again whole from ``source`` (at ``offset``,
+    ``length`` bytes), for a reduction the reader cannot use.  Raises
+    :class:`LogError`: :data:`CHANGED` when the bytes are no longer the line the helper
+    read, else the reader's words for a line that is not JSON."""
+    source.seek(offset)
+    raw = source.read(length)
+    try:
+        if len(raw) == length:
+            return orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        _unchanged(path, opened)
+        raise LogError(path, number, json_error(raw, exc.msg, exc.pos)) from None
+    raise LogError(path, number, CHANGED)
+
+
 def read_parallel(path: str, lenient: bool, limits: Limits = DEFAULT_LIMITS) -> Session:
     """:func:`read_native` with the decoding in two helper processes (same result).
 
@@ -136,7 +175,8 @@ def read_parallel(path: str, lenient: bool, limits: Limits = DEFAULT_LIMITS) -> 
     ``limits.max_line_bytes``; the caller then reads alone (and reports the line).
     """
     source = open_binary(path)  # LogError (line 0) when the file cannot be opened
-    size = os.fstat(source.fileno()).st_size
+    opened = os.fstat(source.fileno())
+    size = opened.st_size
     if size > limits.max_input_bytes:  # the sequential reader names the line
         source.close()
         raise HelperFailed
@@ -177,14 +217,14 @@ def read_parallel(path: str, lenient: bool, limits: Limits = DEFAULT_LIMITS) -> 
                     if ((feed is not None and not feed.clean)
                             or not builder.add_reduced(number, msg[2], msg[3], msg[4], msg[5],
                                                        msg[6], msg[7], msg[10])):
-                        source.seek(msg[8])
-                        add(number, orjson.loads(source.read(msg[9])))
+                        add(number, _again(source, path, number, msg[8], msg[9], opened))
                 elif kind == reduce.MSG_RECORD:
                     add(number, msg[2])
                 elif feed is None:
                     raise LogError(path, number, msg[2])
                 else:
                     feed.bad_line(LogError(path, number, msg[2]))
+        _unchanged(path, opened)  # the helpers opened it by name: the same file?
     finally:
         reap(helpers)
     session = builder.finish()
