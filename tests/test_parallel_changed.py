@@ -42,7 +42,6 @@ def test_a_line_read_again_after_a_truncation_is_a_change(tmp_path: Path) -> Non
 def test_a_line_that_is_not_json_in_an_unchanged_file_says_so(tmp_path: Path) -> None:
     trace = tmp_path / "t.jsonl"
     trace.write_bytes(b"{}\n{bad\n")
-    with trace.open("rb") as handle:
-        with pytest.raises(LogError) as bad:
-            parallel._again(handle, str(trace), 2, 3, 5, os.fstat(handle.fileno()))
+    with trace.open("rb") as handle, pytest.raises(LogError) as bad:
+        parallel._again(handle, str(trace), 2, 3, 5, os.fstat(handle.fileno()))
     assert bad.value.line == 2 and bad.value.message.startswith("bad JSON")
