@@ -221,7 +221,9 @@ def output_target(output: str, inputs: Iterable[str] = (), source: str | None = 
     place), else it is removed.  The temporary file keeps ``output``'s
     compression suffix (``.gz``, ``.zst``), so a writer choosing by name still does.
     Raises :class:`UsageError` for an output that is an input or a directory, or that
-    cannot be written (the OS's reason).  ``source`` as for :func:`refuse_same_file`.
+    cannot be written (the OS's reason); lets ``BrokenPipeError`` through for an output
+    written in place (a pipe or FIFO whose reader left: the command exits 141).
+    ``source`` as for :func:`refuse_same_file`.
     """
     refuse_same_file(output, inputs, source)
     if os.path.isdir(output):
@@ -231,6 +233,10 @@ def output_target(output: str, inputs: Iterable[str] = (), source: str | None = 
         yield output if tmp is None else tmp
         if tmp is not None:
             _commit(tmp, os.path.realpath(output))
+    except BrokenPipeError:
+        if tmp is None:  # a pipe named as the output (-o /dev/stdout): its reader left,
+            raise  # which exits 141 quietly, as standard output does (adv63)
+        raise UsageError(f"{output}: cannot write: Broken pipe") from None
     except OSError as exc:
         raise UsageError(f"{output}: cannot write: {exc.strerror or exc}") from None
     finally:

@@ -21,7 +21,9 @@ DECAY, NO_DECAY = str(SAMPLES / "research-decay.jsonl"), str(SAMPLES / "research
     ["diff", NO_DECAY, DECAY, "--format", "json"],  # 590 KB: rich is not the writer
     ["audit", DECAY, "--all"],  # 100 KB of text through rich's console
     ["convert", DECAY, "-o", "-"],  # 250 KB copied to stdout
-], ids=["diff-json", "audit-text", "convert"])
+    ["diff", NO_DECAY, DECAY, "-f", "json", "-o", "/dev/stdout"],  # adv63: was exit 2
+    ["audit", DECAY, "--all", "-f", "json", "-o", "/proc/self/fd/1"],
+], ids=["diff-json", "audit-text", "convert", "diff-o-dev-stdout", "audit-o-proc-fd"])
 @pytest.mark.parametrize("unbuffered", [False, True], ids=["buffered", "unbuffered"])
 def test_a_closed_pipe_exits_141_quietly(args: list[str], unbuffered: bool) -> None:
     # each output is larger than a pipe's buffer (64 KiB), so the write meets the

@@ -255,6 +255,8 @@ def write_bytes(data: bytes, output: Path | None, escapes: Escapes = TEXT,
             fh.write(compressed(str(output), data))
     except AuditError as exc:
         fail(str(exc))
+    except BrokenPipeError:  # a pipe named as the output lost its reader: exit 141
+        raise
     except OSError as exc:
         fail(f"{output}: cannot open for writing: {exc.strerror or exc}")
 
