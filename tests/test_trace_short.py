@@ -721,3 +721,14 @@ def test_a_query_past_the_cap_is_a_usage_error(write_log: LogWriter) -> None:
         trace(read_native(path), "a" * (MAX_QUERY + 1))
     with pytest.raises(UsageError, match=r"is neither an item id"):  # 1,000: searched
         trace(read_native(path), "a" * MAX_QUERY)
+
+
+def test_words_are_compared_composed_and_case_folded() -> None:
+    """adv63: "Straße" was lost under one spelling and carried under the other, a
+    decomposed "cafe\\u0301" was not "café", and "zork" was a word of "zork\\u0301"."""
+    from compaction_audit.trace.query import _word_in
+
+    assert _word_in("straße", "strasse and more") and _word_in("strasse", "Straße ok")
+    assert _word_in("café", "the cafe\u0301 menu") and _word_in("cafe\u0301", "café")
+    assert not _word_in("zork", "zork\u0301 is here")
+    assert _word_in("zork", "a zork here") and not _word_in("zor", "a zork")

@@ -204,9 +204,8 @@ def found_traces(paths: list[str], exclude: list[str] | None = None,
         say(f"{found.excluded:,} trace(s) left out by --exclude")  # (adv23 F3)
     idle = [p for i, p in enumerate(found.exclude) if i not in found.exclude_used]
     if idle:  # a mistyped pattern leaves nothing out (adv62), as a stale suppression
-        from compaction_audit.report.safe import printable
-
-        say(f"--exclude {', '.join(repr(printable(p)) for p in idle[:NAMED_IDLE])}"
+        idle_named = ", ".join(f"'{p}'" for p in idle[:NAMED_IDLE])  # say escapes them
+        say(f"--exclude {idle_named}"
             + (f" and {len(idle) - NAMED_IDLE} more" if len(idle) > NAMED_IDLE else "")
             + " matched no file the directories and patterns yielded")
     return found

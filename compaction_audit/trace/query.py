@@ -4,6 +4,7 @@ raw span that holds it, up the fold chain (seed 002: "tier-subsumption failure")
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -46,7 +47,16 @@ the query's length at worst; a 16 KB query of 8,000 words took 75 s on a 2 MB lo
 
 
 def _is_word(char: str) -> bool:
-    return char.isalnum() or char == "_"  # what \w matches in a str pattern
+    """A letter, digit or ``_`` (what ``\\w`` matches), or a combining mark: "zork"
+    is no word of "zork\u0301" (adv63)."""
+    return char.isalnum() or char == "_" or unicodedata.category(char).startswith("M")
+
+
+def _folded(text: str) -> str:
+    """``text`` composed (NFC) and case-folded: "café" written with a combining accent
+    is "café", "Straße" is "strasse" (adv63: one spelling of a fact was lost and the
+    other carried)."""
+    return unicodedata.normalize("NFC", text).casefold()
 
 
 def _word_in(needle: str, text: str) -> bool:
@@ -55,10 +65,10 @@ def _word_in(needle: str, text: str) -> bool:
     "migration\nguidance" of a wrapped line was not "migration guidance").  Both are
     made single-spaced once and searched with ``str.find`` (a regular expression of
     the words joined by ``\\s+`` backtracked: text x query, adv62)."""
-    target = " ".join(needle.split())
+    target = " ".join(_folded(needle).split())
     if not target:
         return False
-    flat = " ".join(text.split())
+    flat = " ".join(_folded(text).split())
     at = flat.find(target)
     while at >= 0:
         end = at + len(target)
@@ -272,8 +282,8 @@ def trace_discriminator(session: Session, query: str) -> Node:
     stating it with no raw span holding it.  Raises :class:`UsageError` when nothing
     matches.
     """
-    if len(query) > MAX_QUERY:
-        raise UsageError(f"QUERY is {len(query):,} characters long; at most {MAX_QUERY:,} "
+    if len(query.strip()) > MAX_QUERY:
+        raise UsageError(f"QUERY is {len(query.strip()):,} characters long; at most {MAX_QUERY:,} "
                          "(a discriminator, a span or summary id, or a few words)")
     log = _Log(session)
     mode, norms, note = _reading(query)
