@@ -34,6 +34,6 @@ def test_a_claude_code_fold_names_a_span_by_line_and_a_summary_by_id() -> None:
 def test_a_native_log_keeps_its_span_ids() -> None:
     # span 3 (a numeric id, on purpose) is named by its id, not by its round's line
     assert _ca301(ROOT / "sample_logs" / "handwritten.jsonl") == (
-        "fold m2 silently dropped: 5 lost facts (1 more still held by another span) of 2 "
+        "fold m2 silently dropped: 5 lost facts (1 more still held by another span) from 2 "
         "children, first negation 'Do NOT enable --force on the prod migration' (3), scope "
         "'prod' (3) and 3 more")

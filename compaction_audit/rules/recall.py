@@ -254,7 +254,8 @@ def _describe(children: list[dict[str, Any]], limit: int = 3,
                           for d, child in best)
         held = total - len(listed)
         elsewhere = f" ({held} more still held by another span)" if held else ""
-        return (f"{len(listed)} lost facts{elsewhere} of {len(children)} "
+        # "from", not "of": the children that dropped a fact, not all the fold holds
+        return (f"{len(listed)} lost facts{elsewhere} from {len(children)} "
                 f"{'child' if len(children) == 1 else 'children'}, first {shown} "
                 f"and {len(pool) - len(best)} more")
     # the children in order only here (a fold of more facts is said in counts): the sort
