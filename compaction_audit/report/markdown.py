@@ -128,7 +128,8 @@ def lost_lines(s: SessionReport, show_all: bool = False) -> list[str]:
         said = (f"{total} fact(s)" + ("" if not hidden else md(
             ", all suppressed by [[suppress]]" if not lost
             else f" ({hidden} suppressed by [[suppress]])"))
-            + (", those that matter first:" if lost else ""))
+            + ((", those that matter first:" if top else ", none that matter:") if lost
+               else ""))
         out.append(f"Lost at the compaction of round {c['round']} "
                    f"({line_at(c['line'], c.get('line_file'), md)}): {said}")
         out.append("")

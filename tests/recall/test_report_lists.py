@@ -80,7 +80,7 @@ def test_markdown_counts_the_low_tiers(write_log: LogWriter) -> None:
     ]))
     md = CliRunner().invoke(app, ["audit", path, "-f", "markdown"]).output
     # values in the assistant's prose are "other prose" (tier 5): counted, not listed
-    assert "Lost at the compaction of round 1 (line 3): 3 fact(s), those that matter first:" in md
+    assert "Lost at the compaction of round 1 (line 3): 3 fact(s), none that matter:" in md
     assert "- not listed: 3 other prose (\\-\\-all lists them)\n" in md  # as the text says
     assert "`pool_size`" not in md
     every = CliRunner().invoke(app, ["audit", path, "-f", "markdown", "--all"]).output
