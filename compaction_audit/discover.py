@@ -164,6 +164,16 @@ class Discovery:
         self.add_unreadable(LogError(name, 0, f"cannot list directory: {exc.strerror or exc}"))
 
 
+def excludes(pattern: str, path: str, under: str = "") -> bool:
+    """Whether the ``--exclude`` ``pattern`` matches ``path`` (found under the directory
+    ``under``, whose own names are not matched): with a ``/`` the whole path, else one
+    of its names (see the module docstring)."""
+    if "/" in pattern:
+        return fnmatch.fnmatchcase(path, pattern)
+    below = os.path.relpath(path, under) if under else path
+    return any(fnmatch.fnmatchcase(n, pattern) for n in below.replace(os.sep, "/").split("/"))
+
+
 def _kept(paths: list[str], found: Discovery, under: str = "") -> list[str]:
     """``paths`` without those :attr:`Discovery.exclude` matches (counted in
     :attr:`Discovery.excluded`); ``under``: the directory searched, whose own path's
@@ -171,11 +181,7 @@ def _kept(paths: list[str], found: Discovery, under: str = "") -> list[str]:
     if not found.exclude:
         return paths
     def out(path: str) -> bool:
-        below = os.path.relpath(path, under) if under else path
-        names = below.replace(os.sep, "/").split("/")
-        hits = {i for i, p in enumerate(found.exclude)
-                if (fnmatch.fnmatchcase(path, p) if "/" in p
-                    else any(fnmatch.fnmatchcase(n, p) for n in names))}
+        hits = {i for i, p in enumerate(found.exclude) if excludes(p, path, under)}
         found.exclude_used |= hits
         return bool(hits)
 

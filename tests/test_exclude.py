@@ -97,3 +97,15 @@ def test_a_pattern_that_matches_nothing_is_said_and_an_empty_one_refused(tree: P
     assert (empty.exit_code, empty.stderr) == (
         2, "compaction-audit: --exclude needs a pattern (a name such as 'labels' or "
            "'*.items.jsonl', or a path pattern with '/')\n")
+
+
+def test_a_pattern_that_matches_only_a_file_named_says_so(tree: Path) -> None:
+    """usertest15: `audit runs/a.jsonl --exclude 'a.*'` said the pattern matched no
+    file, which reads as a typo; the file named is audited whatever the patterns say."""
+    result = run("audit", "runs/a.jsonl", "-q", "--exclude", "a.*", "--exclude", "zz")
+    assert result.exit_code == 0, result.output
+    assert result.stderr == (
+        "compaction-audit: --exclude 'a.*' matched only files named on the command line, "
+        "which are audited whatever the patterns say\n"
+        "compaction-audit: --exclude 'zz' matched no file the directories and patterns "
+        "yielded\n")

@@ -175,7 +175,7 @@ def found_traces(paths: list[str], exclude: list[str] | None = None,
     output, never named as a file not searched; a trace it would write over is still
     a trace, and the write is refused (the file may be a hard link to a trace).
     Raises :class:`UsageError` as it does."""
-    from compaction_audit.discover import find_traces
+    from compaction_audit.discover import excludes, find_traces
 
     found = find_traces(paths, exclude or ())
     ours = [p for p in own if p is not None]
@@ -203,11 +203,16 @@ def found_traces(paths: list[str], exclude: list[str] | None = None,
     if found.excluded:  # chosen once in CI, matched against names the checkout brings
         say(f"{found.excluded:,} trace(s) left out by --exclude")  # (adv23 F3)
     idle = [p for i, p in enumerate(found.exclude) if i not in found.exclude_used]
-    if idle:  # a mistyped pattern leaves nothing out (adv62), as a stale suppression
-        idle_named = ", ".join(f"'{p}'" for p in idle[:NAMED_IDLE])  # say escapes them
-        say(f"--exclude {idle_named}"
-            + (f" and {len(idle) - NAMED_IDLE} more" if len(idle) > NAMED_IDLE else "")
-            + " matched no file the directories and patterns yielded")
+    files = [os.path.normpath(a) for a in paths if os.path.isfile(a)]
+    given = [p for p in idle if any(excludes(p, a) for a in files)]  # audited anyway
+    idle = [p for p in idle if p not in given]
+    for patterns, what in ((given, "matched only files named on the command line, which "
+                                   "are audited whatever the patterns say"),
+                           (idle, "matched no file the directories and patterns yielded")):
+        if patterns:  # a mistyped pattern leaves nothing out (adv62)
+            listed = ", ".join(f"'{p}'" for p in patterns[:NAMED_IDLE])  # say escapes them
+            say(f"--exclude {listed}" + (f" and {len(patterns) - NAMED_IDLE} more"
+                                         if len(patterns) > NAMED_IDLE else "") + f" {what}")
     return found
 
 
