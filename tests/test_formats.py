@@ -11,6 +11,7 @@ allows any extra property).
 from __future__ import annotations
 
 import json
+import shutil
 import xml.etree.ElementTree as ET
 from importlib import resources
 from pathlib import Path
@@ -315,3 +316,24 @@ def test_json_escapes_bidi_and_line_separators() -> None:
     out = json_safe(raw)
     assert "\u202e".encode() not in out and "\u2028".encode() not in out
     assert json.loads(out) == {"id": "a\u202eb\u2028c"}
+
+
+def test_a_fold_finding_points_at_the_lines_where_its_lost_facts_were_stated(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """usertest14: SARIF named only the fold's line; the lines where the lost facts
+    were stated were in the message text alone, so code scanning could not link them."""
+    monkeypatch.chdir(tmp_path)
+    shutil.copy(SAMPLES / "handwritten.jsonl", "h.jsonl")
+    doc = json.loads(run("audit", "h.jsonl", "-f", "sarif").stdout)
+    check_schemas(doc)
+    [m2] = [r for r in doc["runs"][0]["results"]
+            if r["ruleId"] == "CA301" and r["properties"]["values"].get("fold") == "m2"]
+    related = [(x["id"], x["physicalLocation"]["region"]["startLine"], x["message"]["text"])
+               for x in m2["relatedLocations"]]
+    lost = [d for d in json.loads(run("audit", "h.jsonl", "-f", "json", "--all").stdout)[
+        "lost_discriminators"] if d["fold"] == "m2"]
+    assert len(related) == len(lost) == 5
+    assert related[0] == (0, 2, "lost: negation 'Do NOT enable --force on the prod migration'")
+    assert sorted(line for _, line, _ in related) == sorted(d["span_line"] for d in lost)
+    others = [r for r in doc["runs"][0]["results"] if "fold" not in r["properties"]["values"]]
+    assert others and not any("relatedLocations" in r for r in others)

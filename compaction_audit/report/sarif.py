@@ -42,7 +42,7 @@ from compaction_audit.baseline import fingerprint, session_entries, trace_key
 from compaction_audit.report.bounded import bounded_episodes, episode_dict
 from compaction_audit.report.formats import RenderOptions, rules_of
 from compaction_audit.report.gaps import gaps
-from compaction_audit.report.model import Report, fails, line_path
+from compaction_audit.report.model import Report, SessionReport, fails, line_path
 from compaction_audit.report.safe import clip_tree, json_safe, printable
 from compaction_audit.report.summary import worst_first
 from compaction_audit.ruledoc import help_text, rule_doc, rule_markdown
@@ -78,6 +78,25 @@ def location(path: str, line: int) -> dict[str, Any]:
     if line > 0:
         physical["region"] = {"startLine": line}
     return {"physicalLocation": physical}
+
+
+RELATED = 10
+"""Lines a fold finding's result points at besides its own (``relatedLocations``)."""
+
+
+def stated_at(s: SessionReport, fold: object) -> list[dict[str, Any]]:
+    """The ``relatedLocations`` of a finding about ``fold``: where the first
+    :data:`RELATED` facts it lost were stated (facts that matter first), so that code
+    scanning links each to its line (usertest14: the lines were only in the message)."""
+    if fold is None:
+        return []
+    facts = sorted((d for d in s.extra.get("lost_discriminators") or ()
+                    if isinstance(d, dict) and d.get("fold") == fold
+                    and type(d.get("span_line")) is int and d["span_line"] > 0),
+                   key=lambda d: (d.get("tier") or 99, d["span_line"]))
+    return [{"id": i, **location(line_path(s.path, d.get("span_file")), d["span_line"]),
+             "message": {"text": printable(f"lost: {d.get('kind')} {d.get('text')!r}")}}
+            for i, d in enumerate(facts[:RELATED])]
 
 
 def descriptor(rule_cls: type[Rule]) -> dict[str, Any]:
@@ -134,6 +153,8 @@ def render_sarif(report: Report, opts: RenderOptions) -> bytes:
                 result["properties"]["salienceSeries"] = series
             if f.code in index:
                 result["ruleIndex"] = index[f.code]
+            if related := stated_at(s, f.values.get("fold")):
+                result["relatedLocations"] = related
             if baselined:  # a baselined fold finding that now loses more: "updated"
                 result["baselineState"] = ("updated" if (f.code, entry.key) in grown
                                            else "new")
