@@ -26,7 +26,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from compaction_audit.report.model import SessionReport, reader_notes
+from compaction_audit.report.model import SessionReport, fails, reader_notes
+from compaction_audit.rules.base import Severity
 
 COMPACTIONS = ("compaction not checked", "compactions checked")
 """The ``github`` title and the JUnit case of a compaction that could not be checked."""
@@ -71,6 +72,14 @@ def not_read_message(s: SessionReport) -> str:
         said += f"; and {_n(len(notes) - NOTES_SHOWN, 'more reason')} (see the notes)"
     return f"{_n(n, 'line')} not read, so not checked" + (
         f": {said}" if said else " (see the notes of the text or JSON report)")
+
+
+def gaps_fail(fail_on: str) -> bool:
+    """Whether ``fail_on`` counts a gap against the gate: a trace not fully checked
+    counts as a warning (:meth:`~compaction_audit.report.model.SessionReport.fails`),
+    so ``warning`` and ``info`` fail it.  The formats a gate reads mark a gap as a
+    failure then (JUnit), a warning (``github``, SARIF), else as a note."""
+    return fails(Severity.WARNING, fail_on)
 
 
 def gaps(s: SessionReport) -> list[Gap]:

@@ -35,11 +35,11 @@ from typing import NamedTuple
 
 from compaction_audit.baseline import trace_key
 from compaction_audit.report.formats import RenderOptions
-from compaction_audit.report.gaps import LINES, gaps
-from compaction_audit.report.model import Report, SessionReport, fails, line_path
+from compaction_audit.report.gaps import LINES, gaps, gaps_fail
+from compaction_audit.report.model import Report, SessionReport, line_path
 from compaction_audit.report.safe import neutralize, printable
 from compaction_audit.report.summary import episodes, gate_line
-from compaction_audit.rules.base import Finding, Severity
+from compaction_audit.rules.base import Finding
 
 COMMANDS = {"error": "error", "warning": "warning", "info": "notice"}
 PER_STEP = 10
@@ -150,7 +150,7 @@ def session_notes(s: SessionReport, fail_on: str = "error") -> dict[str, list[_N
         first = run[0]
         out[worst(run)].append(_Note(_episode_command(path, run), first.code, True,
                                      line_path(path, first.line_file), first.line))
-    counted = fails(Severity.WARNING, fail_on)
+    counted = gaps_fail(fail_on)
     gap = _gap_notes(path, s, "warning" if counted else "notice")
     if not counted:
         lines = [n for n in gap if n.counted == LINES[0]]

@@ -27,11 +27,11 @@ from collections.abc import Iterable
 from compaction_audit.errors import LogError
 from compaction_audit.report.bounded import EPISODES_PER_RULE
 from compaction_audit.report.formats import RenderOptions, rules_of
-from compaction_audit.report.gaps import gap_cases
+from compaction_audit.report.gaps import gap_cases, gaps_fail
 from compaction_audit.report.model import Report, SessionReport, fails, line_at, lines_span
 from compaction_audit.report.safe import printable
 from compaction_audit.report.summary import episodes
-from compaction_audit.rules.base import Finding, Rule, Severity
+from compaction_audit.rules.base import Finding, Rule
 
 
 def xml_text(text: object) -> str:
@@ -130,7 +130,7 @@ def _session_suite(root: ET.Element, s: SessionReport, rules: list[Rule], fail_o
     cases_of_gaps = gap_cases(s)
     # a gap counts as a warning for the gate (SessionReport.fails): a failed case when
     # --fail-on reaches it, as the exit code says (adv38), else skipped, never green
-    gap_fails = fails(Severity.WARNING, fail_on)
+    gap_fails = gaps_fail(fail_on)
     for name, said, found in cases_of_gaps:
         case = ET.SubElement(suite, "testcase", classname=xml_text(s.path),  # (docs/ci.md;
                              name=name, file=xml_text(s.path))  # lines not read: adv29 F2)

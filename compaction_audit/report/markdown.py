@@ -124,12 +124,12 @@ def lost_lines(s: SessionReport, show_all: bool = False) -> list[str]:
             continue
         top = [d for d in lost if d.get("tier") not in LOW_TIERS]
         shown = lost if show_all else top[:LOST_ROWS]
-        total = len(lost) + hidden
-        said = (f"{total} fact(s)" + ("" if not hidden else md(
-            ", all suppressed by [[suppress]]" if not lost
-            else f" ({hidden} suppressed by [[suppress]])"))
-            + ((", those that matter first:" if top else ", none that matter:") if lost
-               else ""))
+        said = f"{len(lost) + hidden} fact(s)"
+        if not lost:  # every one suppressed
+            said += md(", all suppressed by [[suppress]]")
+        else:
+            said += md(f" ({hidden} suppressed by [[suppress]])") if hidden else ""
+            said += ", those that matter first:" if top else ", none that matter:"
         out.append(f"Lost at the compaction of round {c['round']} "
                    f"({line_at(c['line'], c.get('line_file'), md)}): {said}")
         out.append("")

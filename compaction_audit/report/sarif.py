@@ -41,12 +41,12 @@ from compaction_audit import __version__
 from compaction_audit.baseline import fingerprint, session_entries, trace_key
 from compaction_audit.report.bounded import bounded_episodes, episode_dict
 from compaction_audit.report.formats import RenderOptions, rules_of
-from compaction_audit.report.gaps import gaps
-from compaction_audit.report.model import Report, SessionReport, fails, line_path
+from compaction_audit.report.gaps import gaps, gaps_fail
+from compaction_audit.report.model import Report, SessionReport, line_path
 from compaction_audit.report.safe import clip_tree, json_safe, printable
 from compaction_audit.report.summary import worst_first
 from compaction_audit.ruledoc import help_text, rule_doc, rule_markdown
-from compaction_audit.rules.base import Rule, Severity
+from compaction_audit.rules.base import Rule
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 LEVELS = {"error": "error", "warning": "warning", "info": "note"}
@@ -170,7 +170,7 @@ def render_sarif(report: Report, opts: RenderOptions) -> bytes:
                                               x.line or 1)]}
                       for s in report.sessions for x in s.limits]  # capped checks
     # a gap counts as a warning for the gate: at "warning" when --fail-on reaches it
-    gap_level = "warning" if fails(Severity.WARNING, opts.fail_on) else "note"  # (adv38)
+    gap_level = "warning" if gaps_fail(opts.fail_on) else "note"  # (adv38)
     notifications += [{"level": gap_level, "message": {"text": printable(g.message)},
                        "locations": [location(line_path(s.path, g.line_file), g.line)]}
                       for s in report.sessions  # never a pass in disguise (docs/ci.md):

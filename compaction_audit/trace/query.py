@@ -7,6 +7,7 @@ import re
 import unicodedata
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from compaction_audit.errors import UsageError
@@ -52,11 +53,13 @@ def _is_word(char: str) -> bool:
     return char.isalnum() or char == "_" or unicodedata.category(char).startswith("M")
 
 
-def _folded(text: str) -> str:
-    """``text`` composed (NFC) and case-folded: "café" written with a combining accent
-    is "café", "Straße" is "strasse" (adv63: one spelling of a fact was lost and the
-    other carried)."""
-    return unicodedata.normalize("NFC", text).casefold()
+@lru_cache(maxsize=8)
+def _flat(text: str) -> str:
+    """``text`` composed (NFC), case-folded and single-spaced: "café" written with a
+    combining accent is "café", "Straße" is "strasse" (adv63: one spelling of a fact
+    was lost and the other carried).  Cached: a summary's text is searched once per
+    span the trace follows up to it."""
+    return " ".join(unicodedata.normalize("NFC", text).casefold().split())
 
 
 def _word_in(needle: str, text: str) -> bool:
@@ -65,10 +68,10 @@ def _word_in(needle: str, text: str) -> bool:
     "migration\nguidance" of a wrapped line was not "migration guidance").  Both are
     made single-spaced once and searched with ``str.find`` (a regular expression of
     the words joined by ``\\s+`` backtracked: text x query, adv62)."""
-    target = " ".join(_folded(needle).split())
+    target = _flat(needle)
     if not target:
         return False
-    flat = " ".join(_folded(text).split())
+    flat = _flat(text)
     at = flat.find(target)
     while at >= 0:
         end = at + len(target)
