@@ -15,7 +15,8 @@ Each ``[[suppress]]`` entry (``[[tool.compaction-audit.suppress]]`` in
 - optionally ``reason``, shown by ``config show`` (for the reader of the file).
 
 The lost lists drop the facts a suppression covers too: a discriminator whose text
-matches an entry's pattern, a fact dropped by a suppressed fold (a compaction counts
+matches an entry's pattern, a fact dropped by a suppressed fold (an entry with no
+``rule``, or one whose rule's finding about the fold it suppressed; a compaction counts
 them, ``lost_suppressed``, which the verdict and its line in the reports say); the Folds section
 (``folded_rounds``) drops each fold whose fold finding was suppressed, with its counts.
 Each session counts what was suppressed (``extra["suppressions"]``); an entry that matched nothing
@@ -174,13 +175,18 @@ def covering(patterns: Patterns, f: Finding) -> tuple[bool, set[int]]:
     return bool(folds) or (bool(texts) and all(hits)), used
 
 
-def covered_fact(patterns: Patterns, d: dict[str, Any], fold: Any = None) -> set[int]:
+def covered_fact(patterns: Patterns, d: dict[str, Any], fold: Any = None,
+                 gone: frozenset[tuple[str, str]] = frozenset()) -> set[int]:
     """The entries that hide the lost fact ``d`` from the lost lists: a fold entry
     naming its fold (``d["fold"]``, else ``fold``: the summary of the compaction whose
-    list holds it), a pattern (of any rule) matching its text."""
+    list holds it) with no ``rule``, or whose rule's finding about that fold it
+    suppressed (``gone``: the (code, fold) pairs of the fold findings suppressed; an
+    entry of another rule leaves the facts listed, usertest16 #1), and a pattern (of
+    any rule) matching its text."""
     fold = d.get("fold", fold)
     hit = {i for i, s in enumerate(patterns.entries)
-           if s.fold is not None and fold is not None and str(fold) == s.fold}
+           if s.fold is not None and fold is not None and str(fold) == s.fold
+           and (s.rule is None or (s.rule, s.fold) in gone)}
     return hit | patterns.hits(None, str(d.get("text", "")))
 
 
@@ -218,16 +224,20 @@ def _unfolded(rounds: list[dict[str, Any]], gone: list[Finding]) -> list[dict[st
 
 def _session(r: SessionReport, patterns: Patterns, used: set[int]) -> SessionReport:
     kept: list[Finding] = []
+    folds_gone: set[tuple[str, str]] = set()
     for f in r.findings:
         gone, hit = covering(patterns, f)
         used.update(hit)
         if not gone:
             kept.append(f)
+        elif f.code in FOLD_RULES and (fold := _fold_of(f)) is not None:
+            folds_gone.add((f.code, fold))
+    gone_pairs = frozenset(folds_gone)
 
     def facts(items: list[dict[str, Any]], fold: Any = None) -> list[dict[str, Any]]:
         out = []
         for d in items:
-            hit = covered_fact(patterns, d, fold)
+            hit = covered_fact(patterns, d, fold, gone_pairs)
             used.update(hit)
             if not hit:
                 out.append(d)

@@ -334,6 +334,30 @@ def test_a_fold_finding_points_at_the_lines_where_its_lost_facts_were_stated(
         "lost_discriminators"] if d["fold"] == "m2"]
     assert len(related) == len(lost) == 5
     assert related[0] == (0, 2, "lost: negation 'Do NOT enable --force on the prod migration'")
-    assert sorted(line for _, line, _ in related) == sorted(d["span_line"] for d in lost)
+    # in the report's order, facts that matter first, as the text lists them (usertest16)
+    assert [line for _, line, _ in related] == [d["span_line"] for d in lost]
     others = [r for r in doc["runs"][0]["results"] if "fold" not in r["properties"]["values"]]
     assert others and not any("relatedLocations" in r for r in others)
+
+
+def test_related_locations_follow_the_reports_order_not_the_line_order(
+        tmp_path: Path) -> None:
+    """usertest16 #2: the related locations were re-sorted by tier and line, so a
+    fact stated early came before the later ones the report lists first."""
+    trace = dump([
+        rnd(0, spans=[{"id": "a", "tokens": 40, "text": "Keep port 8080 open."}]),
+        rnd(1, spans=[{"id": "b", "tokens": 40, "text": "Set the pool size to 64."}]),
+        rnd(2, summaries=[{"id": "S", "tokens": 5, "children": ["a", "b"],
+                           "text": "Worked on the deploy."}], evicted=["a", "b"],
+            compaction={"kind": "compact", "summary_id": "S", "summary_tokens": 5})],
+        tmp_path / "t.jsonl")
+    doc = json.loads(run("audit", str(trace), "-f", "sarif").stdout)
+    [fold] = [r for r in doc["runs"][0]["results"] if r["ruleId"] == "CA301"]
+    lost = json.loads(run("audit", str(trace), "-f", "json").stdout)["lost_discriminators"]
+    # the clause (tier 4), then the two quantities (tier 5), later spans first
+    assert [(d["span_line"], d["text"]) for d in lost] == [
+        (1, "Keep port 8080 open"), (2, "64"), (1, "8080")]
+    assert [(x["physicalLocation"]["region"]["startLine"], x["message"]["text"])
+            for x in fold["relatedLocations"]] == [
+        (1, "lost: constraint 'Keep port 8080 open'"), (2, "lost: quantity '64'"),
+        (1, "lost: quantity '8080'")]

@@ -233,3 +233,13 @@ def test_a_compaction_counts_the_lost_facts_it_no_longer_lists(tmp_path: Path,
     assert quiet('[[suppress]]\nfold = "S"\n') == (
         "PASS: 0 error(s), 0 warning(s), 1 info (1 suppressed by [[suppress]]); 1 "
         "compaction lost 5 fact(s), 5 suppressed by [[suppress]]\n")
+    assert quiet('[[suppress]]\nfold = "S"\nrule = "CA301"\n') == (
+        "PASS: 0 error(s), 0 warning(s), 1 info (1 suppressed by [[suppress]]); 1 "
+        "compaction lost 5 fact(s), 5 suppressed by [[suppress]]\n")
+    # ... but an entry of a rule with no finding about the fold hides nothing and
+    # matched nothing, while CA301 still fails the trace (usertest16 #1)
+    Path("compaction-audit.toml").write_text('[[suppress]]\nfold = "S"\nrule = "CA105"\n')
+    other = CliRunner().invoke(app, ["audit", str(trace), "-q"])
+    assert other.stdout == ("FAIL: 1 error(s), 0 warning(s), 1 info; 1 compaction lost 5 "
+                            "fact(s), 2 that matter\n")
+    assert "suppress[0] (rule CA105, fold 'S') matched nothing in this run" in other.stderr

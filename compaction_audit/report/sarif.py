@@ -90,10 +90,9 @@ def stated_at(s: SessionReport, fold: object) -> list[dict[str, Any]]:
     scanning links each to its line (usertest14: the lines were only in the message)."""
     if fold is None:
         return []
-    facts = sorted((d for d in s.extra.get("lost_discriminators") or ()
-                    if isinstance(d, dict) and d.get("fold") == fold
-                    and type(d.get("span_line")) is int and d["span_line"] > 0),
-                   key=lambda d: (d.get("tier") or 99, d["span_line"]))
+    facts = [d for d in s.extra.get("lost_discriminators") or ()  # in report order
+             if isinstance(d, dict) and d.get("fold") == fold  # (usertest16 #2: not
+             and type(d.get("span_line")) is int and d["span_line"] > 0]  # re-sorted)
     return [{"id": i, **location(line_path(s.path, d.get("span_file")), d["span_line"]),
              "message": {"text": printable(f"lost: {d.get('kind')} {d.get('text')!r}")}}
             for i, d in enumerate(facts[:RELATED])]
