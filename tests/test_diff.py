@@ -576,3 +576,26 @@ def test_the_gate_heading_names_the_gates_that_failed_and_those_that_passed() ->
     less = ["the candidate could not be checked as fully as the baseline: 1 line not read"]
     assert failed_heading(less, both) == (
         "Gates FAILED (--fail-if-onset-earlier 0, --fail-on-new error):")
+
+
+def test_at_80_columns_onsets_and_series_are_lists_with_every_name_whole() -> None:
+    """usertest16 #8: at 80 columns the Onsets table cut "first CA301
+    silent-discriminatin…", and the series' name column cut query_cosine_retained and
+    query_cosine_rebuilt to the same "query_cosine_r…"."""
+    from compaction_audit.cli import app
+
+    args = ["diff", str(SAMPLES / "research-decay.jsonl"), str(SAMPLES / "handwritten.jsonl")]
+    narrow = CliRunner().invoke(app, args, env={"COLUMNS": "80"}).stdout.splitlines()
+    assert "  first CA301 silent-discriminating-fold: 5 -> 2 (-3) earlier" in narrow
+    assert "  inversion onset: 8 -> none disappeared" in narrow
+    at = narrow.index("query_cosine_retained")
+    assert narrow[at + 1].startswith("  baseline    ▁▁▁▂")
+    assert narrow[at + 1].endswith("  0.449 -> 0.587")
+    assert narrow[at + 2].startswith("  candidate  ▄▅ ▇▁ ")
+    assert narrow[at + 2].endswith("  0.520 -> 0.425")
+    assert "query_cosine_rebuilt" in narrow  # the verdict, last, is one line (docs/diff.md)
+    assert all(len(x) <= 80 for x in narrow[:-1])
+    wide = CliRunner().invoke(app, args, env={"COLUMNS": "120"}).stdout.splitlines()
+    assert any(x.startswith(" first CA301 silent-discriminating-fold │        5 │")
+               for x in wide)
+    assert any(x.startswith("query_cosine_retained  baseline    ▁▁▁▂") for x in wide)

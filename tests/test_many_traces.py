@@ -154,3 +154,31 @@ def test_whole_sample_logs_directory(monkeypatch: pytest.MonkeyPatch) -> None:
     for path in traces:
         assert path in result.stdout
     assert f"exit {result.exit_code}: {len(traces)} trace(s)" in result.stdout
+
+
+def test_the_summary_is_a_table_only_where_every_header_and_verdict_fits(
+        traces: Path) -> None:
+    """usertest16 #5: with a baseline's two columns, a 120-column CI log cut the headers
+    to "warnin…" and wrapped a verdict over five lines.  The table needs each column's
+    widest text plus three: here 21 + 6 + 6 + 8 + 4 + 9 + 5 + 18 + 7 (every verdict
+    is PASS, shorter than its header), nine columns and a rule, 112; below that the
+    summary is the list."""
+    from typer.testing import CliRunner
+
+    from compaction_audit.cli import app
+
+    assert run("baseline", "create", "traces", "-o", "b.json").exit_code == 0
+
+    def summary(width: int) -> str:
+        out = CliRunner().invoke(app, ["audit", "traces", "--baseline", "b.json"],
+                                 env={"COLUMNS": str(width)}).stdout
+        assert "\n\nSummary\n" in out  # apart from the last trace's verdict
+        return out.split("\nSummary\n", 1)[1]
+
+    wide = summary(112)
+    assert "┃ trace                 ┃ rounds ┃ errors ┃ warnings ┃ info ┃ baselined ┃ stale" \
+           " ┃ inversion boundary ┃ verdict ┃" in wide
+    narrow = summary(111)
+    assert narrow.splitlines()[:2] == [
+        "  PASS  2 rounds, 0 error(s), 0 warning(s), 0 info, 0 baselined, 0 stale",
+        "    traces/clean.jsonl"]

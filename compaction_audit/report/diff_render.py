@@ -170,19 +170,29 @@ def onsets_table(diff: RunDiff) -> RenderableType:
     that fired in neither run are one line under the table, by code (ux6: 13 rows of
     "none none unchanged" put the findings off the first screen)."""
     title = heading("Onsets (round; none = never, later than any round)")
-    table = Table(show_edge=False)
-    for col in ("", "baseline", "candidate", "delta", "verdict"):
-        table.add_column(col, justify="left" if col in ("", "verdict") else "right")
     shown, neither = split_onsets(diff)
-    for o in shown:
-        delta = "" if o.delta is None else f"{o.delta:+d}"
-        table.add_row(t(onset_label(o)), _round(o.baseline), _round(o.candidate), delta,
-                      Text(o.verdict, style=VERDICT_STYLE[o.verdict]))
-    if not neither:
-        return Group(title, Trimmed(table))
-    codes = " ".join(neither)
-    return Group(title, Trimmed(table), hang(Text("in neither run: ", style="dim"),
-                                      (codes, "dim"), indent=1))
+    rows = [(onset_label(o), _round(o.baseline), _round(o.candidate),
+             "" if o.delta is None else f"{o.delta:+d}", o.verdict) for o in shown]
+
+    def table() -> RenderableType:
+        tab = Table(show_edge=False)
+        for col in ("", "baseline", "candidate", "delta", "verdict"):
+            tab.add_column(col, justify="left" if col in ("", "verdict") else "right")
+        for label, b, c, delta, verdict in rows:
+            tab.add_row(t(label), b, c, delta, Text(verdict, style=VERDICT_STYLE[verdict]))
+        return Trimmed(tab)
+
+    def listing() -> RenderableType:  # a narrow terminal: a rule's name never cut
+        return Group(*(hang(f"{label}: ", f"{b} -> {c}{f' ({delta})' if delta else ''} ",
+                            (verdict, VERDICT_STYLE[verdict]), indent=2)
+                       for label, b, c, delta, verdict in rows))
+
+    widest = max((len(row[0]) for row in rows), default=0)  # + the columns' own 46
+    parts = [title, ByWidth(table, listing, widest + 46)]  # (usertest16 #8: cut names)
+    if neither:
+        parts.append(hang(Text("in neither run: ", style="dim"), (" ".join(neither), "dim"),
+                          indent=1))
+    return Group(*parts)
 
 
 def _bucket_means(values: list[float | None]) -> list[float | None]:
@@ -208,12 +218,8 @@ def paired_sparklines(base: list[float | None], cand: list[float | None],
 def sparklines(diff: RunDiff) -> RenderableType:
     """Both runs' series as sparklines on one scale per quantity (``raw_ratio`` from 0
     to 1), aligned by round."""
-    grid = Table.grid(padding=(0, 2))
-    grid.add_column(style="bold")
-    grid.add_column()
-    grid.add_column(no_wrap=True, overflow="crop")
-    grid.add_column()
     frame = diff.series
+    rows = []
     for q in diff.quantities:
         b, c = frame[f"{q}_baseline"].to_list(), frame[f"{q}_candidate"].to_list()
         for label, part, values in zip(("baseline", "candidate"),
@@ -221,8 +227,33 @@ def sparklines(diff: RunDiff) -> RenderableType:
                                        (b, c), strict=True):
             known = [v for v in values if v is not None]
             ends = f"{fmt(known[0])} -> {fmt(known[-1])}" if known else "unknown"
-            grid.add_row(q if label == "baseline" else "", label, part, ends)
-    return Trimmed(grid)
+            rows.append((q, label, part, ends))
+
+    def grid() -> RenderableType:
+        out = Table.grid(padding=(0, 2))
+        out.add_column(style="bold", no_wrap=True)
+        out.add_column()
+        out.add_column(no_wrap=True, overflow="crop")
+        out.add_column(no_wrap=True)
+        for q, label, part, ends in rows:
+            out.add_row(q if label == "baseline" else "", label, part, ends)
+        return Trimmed(out)
+
+    def stacked() -> RenderableType:
+        """Each quantity's name on a line above its two runs: at 80 columns the name's
+        column cut query_cosine_retained and query_cosine_rebuilt to the same
+        "query_cosine_r…" (usertest16 #8)."""
+        marks = max((len(row[2]) for row in rows), default=0)
+        out: list[RenderableType] = []
+        for q, label, part, ends in rows:
+            if label == "baseline":
+                out.append(Text(q, style="bold"))
+            out.append(Text(f"  {label:<9}  {part:<{marks}}  {ends}", no_wrap=True,
+                            overflow="crop"))
+        return Group(*out)
+
+    widths = [max((len(row[i]) for row in rows), default=0) for i in range(4)]
+    return ByWidth(grid, stacked, sum(widths) + 6)
 
 
 def _cell(row: dict[str, Any], q: str, side: str) -> str:

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from rich.console import Group, RenderableType
+from rich.text import Text
 
 from compaction_audit.report.model import Report
 from compaction_audit.report.safe import GITHUB, JSON, TEXT, XML, Escapes
@@ -95,6 +96,8 @@ def _text(report: Report, opts: RenderOptions) -> RenderableType:
                                   "the end (--summary: the summary alone; -q: a line "
                                   "each)", "dim")))
         parts.append(report_renderable(report, opts.show_all))
+        if opts.shows_summary(report):  # apart from the last trace's verdict (usertest16)
+            parts.append(Text(""))
     if opts.shows_summary(report):
         parts.append(summary_renderable(report, opts.fail_on, opts.show_all))
     elif gate_differs(report, opts.fail_on):

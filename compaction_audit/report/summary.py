@@ -18,9 +18,6 @@ from compaction_audit.report.model import Report, SessionReport
 from compaction_audit.report.safe import printable
 from compaction_audit.rules.base import Finding
 
-TABLE_COLUMNS = 75
-"""Columns the summary table needs besides the trace's path (a narrower terminal gets
-the list, so that no path is split or cut)."""
 VERDICT_STYLE = {"FAIL": "bold red", "WARN": "yellow", "PASS": "green",
                  "UNREADABLE": "bold red"}
 
@@ -101,9 +98,8 @@ def summary_renderable(report: Report, fail_on: str, show_all: bool = False
     from compaction_audit.report.terminal_text import WIDE, ByWidth, hanging
 
     rows = summary_rows(report)
-    longest = max((len(printable(r.trace)) for r in rows), default=0)
     parts: list[RenderableType] = [ByWidth(lambda: _table(rows), lambda: _listing(rows),
-                                           max(WIDE, longest + TABLE_COLUMNS))]
+                                           max(WIDE, _table_width(rows)))]
     for line in stale_lines(report, show_all):
         parts.append(hanging((printable(line), "yellow")))  # wrapped under its indent
     failing = report.exit_code(fail_on) != 0
@@ -131,22 +127,42 @@ def _listing(rows: list[Row]) -> RenderableType:
     return Group(*parts)
 
 
+def _columns(rows: list[Row]) -> list[tuple[str, list[str]]]:
+    """The summary table's columns as printed: each header and its cells, in order."""
+    with_baseline = any(r.baselined is not None for r in rows)
+    names = ("rounds", "errors", "warnings", "info",
+             *(("baselined", "stale") if with_baseline else ()), "inversion boundary")
+    counts = [[r.rounds, r.errors, r.warnings, r.info,
+               *((r.baselined, r.stale) if with_baseline else ()), r.boundary] for r in rows]
+    return [("trace", [printable(r.trace) for r in rows]),
+            *((name, [_cell(c[i]) for c in counts]) for i, name in enumerate(names)),
+            ("verdict", [r.verdict + (f" {printable(r.detail)}" if r.detail else "")
+                         for r in rows])]
+
+
+def _table_width(rows: list[Row]) -> int:
+    """Columns the summary table needs with no header or cell wrapped or cut (each
+    column's widest text, and rich's three columns of padding and rule per column):
+    a narrower console gets the list (usertest16 #5: at 120 columns a baseline's two
+    columns cut the headers to "warnin…" and wrapped a verdict over five lines)."""
+    return 1 + sum(3 + max([len(h), *(len(v) for v in cells)]) for h, cells in _columns(rows))
+
+
 def _table(rows: list[Row]) -> RenderableType:
     """The summary as a table (a wide terminal); a trace's path is never split."""
-    with_baseline = any(r.baselined is not None for r in rows)
     table = Table(title="Summary", title_justify="left")
-    table.add_column("trace", no_wrap=True, overflow="ellipsis")
-    for name in ("rounds", "errors", "warnings", "info",
-                 *(("baselined", "stale") if with_baseline else ()), "inversion boundary"):
-        table.add_column(name, justify="right")
-    table.add_column("verdict")
-    for r in rows:
-        counts = [r.rounds, r.errors, r.warnings, r.info,
-                  *((r.baselined, r.stale) if with_baseline else ()), r.boundary]
+    columns = _columns(rows)
+    for i, (name, _) in enumerate(columns):
+        if i == 0:
+            table.add_column(name, no_wrap=True, overflow="ellipsis")
+        else:
+            table.add_column(name, justify="left" if i == len(columns) - 1 else "right")
+    for n, r in enumerate(rows):
         verdict = Text(r.verdict, style=VERDICT_STYLE[r.verdict])
         if r.detail:
             verdict.append(f" {printable(r.detail)}", style="")
-        table.add_row(Text(printable(r.trace)), *(_cell(v) for v in counts), verdict)
+        table.add_row(Text(columns[0][1][n]), *(cells[n] for _, cells in columns[1:-1]),
+                      verdict)
     return table
 
 
