@@ -146,6 +146,20 @@ def session_key(s: SessionReport) -> str | None:
     return clip_tree(s.header.session_id) if isinstance(s.header.session_id, str) else None
 
 
+def grown_findings(s: SessionReport) -> dict[int, dict[str, Any]]:
+    """``id(finding)`` -> its ``grown`` record (:func:`apply`) for each finding of ``s``
+    that a baseline holds but that now loses facts the baseline does not: what the
+    SARIF ``baselineState`` "updated" and the annotations' "now loses ..." are about;
+    empty without a baseline."""
+    info = s.extra.get("baseline")
+    grown = {(g.get("code"), g.get("key")): g for g in (info or {}).get("grown") or ()
+             if isinstance(g, dict)} if isinstance(info, dict) else {}
+    if not grown:
+        return {}
+    return {id(f): grown[(f.code, e.key)] for f, e in session_entries(s)
+            if (f.code, e.key) in grown}
+
+
 def session_entries(s: SessionReport) -> list[tuple[Finding, Entry]]:
     """Each finding of ``s`` with its baseline entry (with the digests of what it
     lost, for a finding about a fold, or of the claim or flip it is about, for one

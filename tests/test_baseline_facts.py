@@ -74,8 +74,18 @@ def test_a_fold_that_loses_one_more_fact_is_new(base: Path) -> None:
             "4 more fact(s) (scope 'staging', quantity '30000', quantity '45000' and 1 "
             "more): reported as new") in " ".join(text.split())
     sarif = json.loads(run("audit", "t.jsonl", "--baseline", str(base), "-f", "sarif").stdout)
-    assert [(r["ruleId"], r["baselineState"]) for r in sarif["runs"][0]["results"]
-            if r["ruleId"] == "CA301"] == [("CA301", "updated")]
+    [result] = [r for r in sarif["runs"][0]["results"] if r["ruleId"] == "CA301"]
+    new = ("Baselined, now loses 4 more fact(s) (scope 'staging', quantity '30000', "
+           "quantity '45000' and 1 more): fold F1 silently dropped")
+    assert result["baselineState"] == "updated"
+    assert result["message"]["text"].startswith(new)
+    # the annotation a CI user sees says what is new first (usertest16 #6)
+    github = run("audit", "t.jsonl", "--baseline", str(base), "-f", "github").stdout
+    [error] = [x for x in github.splitlines() if x.startswith("::error")]
+    assert error.split("::")[2].startswith(new)
+    # a finding the baseline does not hold says nothing of it
+    fresh = run("audit", "t.jsonl", "-f", "github").stdout
+    assert "Baselined" not in fresh and "::error " in fresh
 
 
 def test_a_fold_that_loses_fewer_facts_stays_baselined(tmp_path: Path,

@@ -31,14 +31,14 @@ LF -> ``%0A``; in properties also ``:`` -> ``%3A`` and ``,`` -> ``%2C``.  Text i
 from __future__ import annotations
 
 from collections import Counter
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
-from compaction_audit.baseline import trace_key
+from compaction_audit.baseline import grown_findings, trace_key
 from compaction_audit.report.formats import RenderOptions
 from compaction_audit.report.gaps import LINES, gaps, gaps_fail
 from compaction_audit.report.model import Report, SessionReport, line_path
 from compaction_audit.report.safe import neutralize, printable
-from compaction_audit.report.summary import episodes, gate_line
+from compaction_audit.report.summary import episodes, gate_line, grown_prefix
 from compaction_audit.rules.base import Finding
 
 COMMANDS = {"error": "error", "warning": "warning", "info": "notice"}
@@ -87,7 +87,11 @@ def _priority(runs: list[list[Finding]]) -> list[list[Finding]]:
     return [k[-1] for k in sorted(keyed, key=lambda k: k[:4])]
 
 
-def _episode_command(path: str, run: list[Finding]) -> str:
+def _episode_command(path: str, run: list[Finding], grown: dict[int, dict[str, Any]]
+                     ) -> str:
+    """An episode's annotation; one the baseline holds that now loses more facts
+    (``grown``: :func:`~compaction_audit.baseline.grown_findings`) says first what is
+    new (usertest16 #6)."""
     first, last = run[0], run[-1]
     rounds = len({f.round for f in run})
     where = (f"round {first.round}" if rounds == 1 else
@@ -97,7 +101,8 @@ def _episode_command(path: str, run: list[Finding]) -> str:
     if last.line != first.line and last.line_file == first.line_file:
         props["endLine"] = last.line
     props["title"] = f"{first.code} {first.rule} ({where}{items})"
-    return command(worst(run), f"{first.message}. What to do: {first.action}", **props)
+    return command(worst(run), f"{grown_prefix(grown, first)}{first.message}. What to do: "
+                   f"{first.action}", **props)
 
 
 class _Note(NamedTuple):
@@ -146,9 +151,10 @@ def session_notes(s: SessionReport, fail_on: str = "error") -> dict[str, list[_N
     job shows why (usertest14: a ``::notice`` and "PASS" above an exit 1)."""
     path = trace_key(s.path)
     out: dict[str, list[_Note]] = {k: [] for k in COMMANDS.values()}
+    grown = grown_findings(s)
     for run in _priority(list(episodes(s.findings))):
         first = run[0]
-        out[worst(run)].append(_Note(_episode_command(path, run), first.code, True,
+        out[worst(run)].append(_Note(_episode_command(path, run, grown), first.code, True,
                                      line_path(path, first.line_file), first.line))
     counted = gaps_fail(fail_on)
     gap = _gap_notes(path, s, "warning" if counted else "notice")

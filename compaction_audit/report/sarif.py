@@ -38,13 +38,18 @@ from urllib.parse import quote
 import orjson
 
 from compaction_audit import __version__
-from compaction_audit.baseline import fingerprint, session_entries, trace_key
+from compaction_audit.baseline import (
+    fingerprint,
+    grown_findings,
+    session_entries,
+    trace_key,
+)
 from compaction_audit.report.bounded import bounded_episodes, episode_dict
 from compaction_audit.report.formats import RenderOptions, rules_of
 from compaction_audit.report.gaps import gaps, gaps_fail
 from compaction_audit.report.model import Report, SessionReport, line_path
 from compaction_audit.report.safe import clip_tree, json_safe, printable
-from compaction_audit.report.summary import worst_first
+from compaction_audit.report.summary import grown_prefix, worst_first
 from compaction_audit.ruledoc import help_text, rule_doc, rule_markdown
 from compaction_audit.rules.base import Rule
 
@@ -120,8 +125,7 @@ def render_sarif(report: Report, opts: RenderOptions) -> bytes:
     omitted_all: list[dict[str, Any]] = []  # notifications
     for s in report.sessions:
         baselined = "baseline" in s.extra
-        grown = {(g.get("code"), g.get("key")) for g in s.extra["baseline"].get("grown") or ()
-                 if isinstance(g, dict)} if baselined else set()
+        grown = grown_findings(s)
         entries = {id(f): entry for f, entry in session_entries(s)}
         listed, omitted = bounded_episodes(s.findings, opts.show_all)
         omitted_all += [{"level": "note", "message": {"text": printable(
@@ -137,7 +141,8 @@ def render_sarif(report: Report, opts: RenderOptions) -> bytes:
             result: dict[str, Any] = {
                 "ruleId": f.code,
                 "level": LEVELS[ep["severity"]],
-                "message": {"text": printable(f"{f.message}{where}. What to do: {f.action}")},
+                "message": {"text": printable(f"{grown_prefix(grown, f)}{f.message}{where}. "
+                                              f"What to do: {f.action}")},
                 "locations": [location(line_path(s.path, f.line_file), f.line)],
                 "partialFingerprints": {FINGERPRINT_KEY: fingerprint(
                     entry.trace, f.code, f"{entry.key}@round:{f.round}")},
@@ -155,8 +160,7 @@ def render_sarif(report: Report, opts: RenderOptions) -> bytes:
             if related := stated_at(s, f.values.get("fold")):
                 result["relatedLocations"] = related
             if baselined:  # a baselined fold finding that now loses more: "updated"
-                result["baselineState"] = ("updated" if (f.code, entry.key) in grown
-                                           else "new")
+                result["baselineState"] = "updated" if id(f) in grown else "new"
             results.append(result)
     notifications = [{"level": "error", "message": {"text": printable(str(e))},
                       "locations": [location(e.path, e.line)]} for e in report.errors]

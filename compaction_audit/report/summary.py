@@ -187,6 +187,24 @@ def _named_new(grown: dict[str, Any]) -> str:
     return f" ({', '.join(names)}{f' and {more} more' if more else ''})"
 
 
+def grown_phrase(grown: dict[str, Any]) -> str:
+    """``now loses 1 more fact(s) (negation 'Never deploy on Fridays')``: what a grown
+    baseline entry (:func:`compaction_audit.baseline.grown_findings`) adds to the
+    baseline, as the text report's baseline lines, the ``github`` annotation and the
+    SARIF result say it (usertest16 #6: the annotation named only a fact the baseline
+    held)."""
+    return (f"now {grown.get('verb', 'loses')} {grown.get('new_facts')} more fact(s)"
+            f"{_named_new(grown)}")
+
+
+def grown_prefix(grown: dict[int, dict[str, Any]], f: Finding) -> str:
+    """``Baselined, now loses 1 more fact(s) (...): ``, what the ``github`` annotation
+    and the SARIF result of ``f`` say first when the baseline holds it but it now loses
+    more (``grown``: :func:`compaction_audit.baseline.grown_findings`), else ""."""
+    g = grown.get(id(f))
+    return "" if g is None else f"Baselined, {grown_phrase(g)}: "
+
+
 def stale_lines(report: Report, show_all: bool = False) -> list[str]:
     """One line per baseline entry that no longer occurs, naming trace, rule and key,
     and one per fold finding of the baseline that now loses facts the baseline does
@@ -204,9 +222,8 @@ def stale_lines(report: Report, show_all: bool = False) -> list[str]:
                        f"trace's session {s.header.session_id}: not applied (make the "
                        "baseline of this session)")
         for g in (info or {}).get("grown", []):
-            out.append(f"baseline entry {s.path} {g['code']} {g['rule']} {g['key']} now "
-                       f"{g.get('verb', 'loses')} {g['new_facts']} more fact(s)"
-                       f"{_named_new(g)}: reported as new")
+            out.append(f"baseline entry {s.path} {g['code']} {g['rule']} {g['key']} "
+                       f"{grown_phrase(g)}: reported as new")
         for other in (info or {}).get("other_path", []):
             out.append(f"baseline has no entry for {s.path} but has for {other}: if "
                        "that is the same file, name it as when the baseline was made "
