@@ -17,6 +17,7 @@ from typer.testing import CliRunner
 from compaction_audit.cli import app
 from compaction_audit.report.html import data
 from compaction_audit.report.html.page import esc, script_json
+from tests.html_text import unlabelled
 from tests.logs import SAMPLES, LogWriter, rnd, session
 
 RUNNER = CliRunner()
@@ -25,7 +26,7 @@ RUNNER = CliRunner()
 def html_of(*args: str) -> str:
     result = RUNNER.invoke(app, [*args, "--format", "html"])
     assert result.exit_code in (0, 1), result.output
-    return result.stdout
+    return unlabelled(result.stdout)
 
 
 def page_data(page: str) -> dict[str, Any]:
@@ -128,11 +129,11 @@ def test_tier_fields_are_shown_when_present() -> None:
 
     row = {"kind": "negation", "text": "Do NOT <x>", "span": "s1", "cause": "fold",
            "fold": "F", "lost_round": 3, "lost_line": 4, "asked_again_round": 7}
-    plain = lost_table([row])
+    plain = unlabelled(lost_table([row]))
     assert "<th>tier</th>" not in plain and "Do NOT &lt;x&gt;" in plain
     assert '<td class="asked">round 7</td>' in plain
-    tiered = lost_table([{**row, "tier": 1, "tier_name": "user constraint",
-                          "tier_why": "the user said it", "span_line": 12}])
+    tiered = unlabelled(lost_table([{**row, "tier": 1, "tier_name": "user constraint",
+                          "tier_why": "the user said it", "span_line": 12}]))
     assert "<th>tier</th>" in tiered and "user constraint" in tiered
     assert 'title="the user said it"' in tiered and '<td class="num">12</td>' in tiered
     same = lost_table([{**row, "tier": 2, "tier_name": "typed by a person",
@@ -264,7 +265,7 @@ def test_lost_rows_show_the_facts_that_matter_and_say_what_the_rest_are() -> Non
     from compaction_audit.report.html.sections import _lost_rows
 
     ranked = [{"t": f"f{i}", "tier": t} for i, t in enumerate([3, 4, 4, 5, 5, 6, 7])]
-    page = _lost_rows(ranked, ["t"], lambda d: f"<tr><td>{d['t']}</td></tr>")
+    page = unlabelled(_lost_rows(ranked, ["t"], lambda d: f"<tr><td>{d['t']}</td></tr>"))
     shown, hidden = page.split("<details>")
     assert [f"f{i}" for i in range(7) if f"<td>f{i}</td>" in shown] == ["f0", "f1", "f2"]
     assert hidden.startswith(

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typer.testing import CliRunner
 
 from compaction_audit.cli import app
+from tests.html_text import unlabelled
 from tests.logs import LogWriter, rnd
 
 
@@ -43,7 +44,8 @@ def test_a_compaction_s_lost_facts_are_listed_once(write_log: LogWriter) -> None
         rnd(1, summaries=[{"id": "S", "tokens": 5, "children": ["a"], "text": "Ports."}],
             evicted=["a"], compaction={"kind": "compact", "summary_id": "S",
                                        "summary_tokens": 5})])
-    page = CliRunner().invoke(app, ["audit", str(log), "--isolated", "-f", "html"]).stdout
+    page = unlabelled(CliRunner().invoke(app, ["audit", str(log), "--isolated", "-f",
+                                               "html"]).stdout)
     assert "<h2>Compactions (1)</h2>" in page
     assert "<h2>Lost discriminators" not in page
     assert page.count('<td class="mono">8080</td>') == 1  # once, under its compaction

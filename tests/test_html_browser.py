@@ -318,3 +318,34 @@ def test_diff_units_leave_the_message_room_and_say_a_fold_once(
     assert sorted(c[0] for c in lost) == [f"lost:negation:{f}" for f in sorted(facts)]
     assert all(unit >= 200 and msg >= 250 for _, unit, msg, _ in lost), cells
     assert lost[0][3].startswith("fold F silently dropped") and lost[1][3] == "(as above)"
+
+
+def test_on_a_phone_each_lost_fact_shows_every_field_under_its_label(
+        browser: Any, tmp_path: Path) -> None:
+    """usertest16 #7: at 390 px the lost-facts table showed kind, text and tier; the
+    line the fact was stated at, "asked again" and "read again at line" were right of
+    the screen.  Below 600 px a row's cells stack, each under its heading."""
+    page = write_html(tmp_path, "audit", str(SAMPLES / "handwritten.jsonl"))
+    browser.set_window_size(390, 1400)
+    try:
+        open_page(browser, page)
+        inner, cells = browser.execute_script(
+            "const t = [...document.querySelectorAll('table.stack')].find("
+            "  x => x.querySelector('th') && x.querySelector('th').innerText === 'kind');"
+            "const row = t.querySelector('tbody tr');"
+            "return [document.documentElement.clientWidth, [...row.querySelectorAll('td')]"
+            "  .map(c => [c.dataset.label, getComputedStyle(c, '::before').content,"
+            "             Math.round(c.getBoundingClientRect().right)])]")
+        labels = [c[0] for c in cells]
+        assert labels[:2] == ["kind", "discriminator"] and "stated at line" in labels
+        assert all(content == f'"{label}: "' for label, content, _ in cells)
+        assert all(right <= inner for _, _, right in cells), (inner, cells)
+        browser.set_window_size(1200, 1800)  # a wide window: the table, its headings
+        open_page(browser, page)
+        shown = browser.execute_script(
+            "const t = document.querySelector('table.stack');"
+            "return [getComputedStyle(t.querySelector('thead')).display,"
+            "        getComputedStyle(t.querySelector('td'), '::before').content]")
+        assert shown == ["table-header-group", "none"]
+    finally:
+        browser.set_window_size(1200, 1800)

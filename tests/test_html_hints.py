@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 from compaction_audit.cli import app
 from compaction_audit.report.html import data
 from compaction_audit.report.html.sections import more
+from tests.html_text import unlabelled
 from tests.logs import LogWriter, rnd
 
 N = data.MAX_ROWS + 7  # spans one fold drops, two facts each: more than the table holds
@@ -52,8 +53,9 @@ def test_diff_units_keep_their_own_hint() -> None:
 
 
 def test_a_rule_heading_says_its_severity_is_the_default(write_log: LogWriter) -> None:
-    page = CliRunner().invoke(app, ["audit", lossy_log(write_log), "--isolated", "-f",
-                                    "html", "--severity", "CA201=info"]).stdout
+    page = unlabelled(CliRunner().invoke(app, ["audit", lossy_log(write_log), "--isolated",
+                                               "-f", "html", "--severity", "CA201=info"]
+                                         ).stdout)
     assert ('CA201 ungrounded-summary <span class="dim">(default severity: error)'
             '</span></h3>') in page
     assert '<td class="sev-info">INFO</td>' in page

@@ -88,7 +88,11 @@ main{max-width:1100px;margin:0 auto;padding:16px 24px 48px}
 h1{font-size:20px;margin:8px 0 4px}h2{font-size:17px;margin:28px 0 8px;
 border-bottom:1px solid #ddd;padding-bottom:4px}h3{font-size:15px;margin:16px 0 6px}
 h1,h2,h3,.verdict,p,li,table.kv td{overflow-wrap:anywhere}
-@media (max-width:600px){main{padding:12px 10px 32px}}
+@media (max-width:600px){main{padding:12px 10px 32px}
+table.stack,table.stack tbody,table.stack tr,table.stack td{display:block}
+table.stack thead{display:none}table.stack tr{border-bottom:1px solid #ccc;padding:4px 0}
+table.stack td{border:0;padding:1px 4px;text-align:left;overflow-wrap:anywhere}
+table.stack td::before{content:attr(data-label) ": ";font-weight:600;color:#555}}
 table{border-collapse:collapse;margin:6px 0;font-size:13px;display:block;max-width:100%;
 overflow-x:auto}
 th,td{border-bottom:1px solid #e4e4e4;padding:3px 8px;text-align:left;vertical-align:top}
