@@ -175,3 +175,58 @@ def test_a_compaction_file_that_is_no_regular_file_is_not_checked(
     assert (f"session.compaction.json beside session.messages.json is {kind}, not a "
             "regular file: its compaction is not read, so not checked"
             ) in doc["session"]["extra"]["reader_notes"]
+
+
+@pytest.fixture
+def pair(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """p/s.messages.json and p/s.compaction.json: the fixture's basic pair (read
+    together, its compaction is checked: it loses 2 facts)."""
+    (tmp_path / "p").mkdir()
+    shutil.copy(FIXTURE / "session.messages.json", tmp_path / "p" / "s.messages.json")
+    shutil.copy(FIXTURE / "basic.compaction.json", tmp_path / "p" / "s.compaction.json")
+    monkeypatch.chdir(tmp_path)
+    assert run("audit", "p/s.messages.json", "-q").stdout == (
+        "WARN: 0 error(s), 1 warning(s), 1 info; 1 compaction lost 2 fact(s), 0 that matter\n")
+    return tmp_path / "p"
+
+
+def _edit(path: Path, change: Any) -> None:
+    doc = json.loads(path.read_text())
+    change(doc)
+    path.write_text(json.dumps(doc))
+
+
+def test_a_partner_that_is_no_cline_file_leaves_the_compaction_unchecked(pair: Path) -> None:
+    """adv64 #1: a compaction file of the messages file's name that this version does
+    not read as Cline (its first message had an ``info`` key) was passed over without
+    a word: the session passed, exit 0, even under --fail-on warning."""
+    _edit(pair / "s.compaction.json", lambda d: d["messages"][0].update(info={}))
+    quiet = run("audit", "p/s.messages.json", "-q")
+    assert quiet.stdout.startswith("PASS (1 compaction could not be checked): ")
+    assert quiet.exit_code == 0
+    text = " ".join(run("audit", "p/s.messages.json").stdout.split())
+    assert ("note: s.compaction.json beside s.messages.json is not a Cline file this "
+            "version reads (no sessionId, agent or system_prompt, or its first message "
+            "is not {role, content}): its compaction is not read, so not checked") in text
+    assert run("audit", "p/s.messages.json", "--fail-on", "warning").exit_code == 1
+
+
+def test_a_messages_file_without_messages_leaves_the_compaction_unchecked(
+        pair: Path) -> None:
+    """adv64 #1: the compaction file said its messages file "was not found" when it
+    was there but held no list of messages; #4: a messages file holding no message
+    made up a second compaction (0 removed) that the real one then folded."""
+    _edit(pair / "s.messages.json", lambda d: d.update(messages="5"))
+    text = " ".join(run("audit", "p/s.compaction.json").stdout.split())
+    assert ("note: s.compaction.json: the session's messages file s.messages.json has no "
+            "list of messages (messages), so its compaction is not checked") in text
+    assert "unchecked 1 compaction could not be checked: messages file not read" in text
+    _edit(pair / "s.messages.json", lambda d: d.update(messages=[]))
+    text = " ".join(run("audit", "p/s.compaction.json").stdout.split())
+    assert ("the session's messages file s.messages.json holds no message, so its "
+            "compaction is not checked") in text
+    assert "Compactions (1)" in text
+    alone = run("audit", "p/s.messages.json")
+    assert alone.exit_code == 2
+    assert alone.stderr == ("compaction-audit: p/s.messages.json: no round records: "
+                            "nothing to audit\n")

@@ -321,8 +321,21 @@ def _pair_beside(given: Document, path: str, here: Path, undecodable: Undecodabl
         if check:  # the pair is what is read
             addrspace.check(path, SOURCE_FORMAT, (str(other),))
         doc = read_document(str(other), None)
-        if not isinstance(doc.value, dict) or not sniff_document(doc.value):
-            doc = None
+        why = _not_read(doc.value, is_compaction)
+        if why is not None:  # there, but no partner this version reads (adv64 #1, #4)
+            name = file_name(other)
+            if is_compaction:
+                return _Pairing(None, None, (
+                    f"{file_name(here)}: the session's messages file {name} {why}, so its "
+                    "compaction is not checked"), "messages file not read")
+            return _Pairing(None, None, (
+                f"{name} beside {file_name(here)} {why}: its compaction is not read, so "
+                "not checked"), unread=(name,), unread_total=1)
+        if not is_compaction and _not_read(given.value, True) is not None:
+            name = file_name(other)
+            return _Pairing(None, None, (
+                f"{file_name(here)} holds no message: the compaction in {name} is not "
+                "read, so not checked"), unread=(name,), unread_total=1)
     if doc is None:
         if not is_compaction:
             return _Pairing(None, None)
@@ -332,6 +345,23 @@ def _pair_beside(given: Document, path: str, here: Path, undecodable: Undecodabl
             f"{str(sid)[:80]!r} beside it), so its compaction is not checked"),
             "no messages file")
     return _Pairing(doc, given) if is_compaction else _Pairing(given, doc)
+
+
+def _not_read(value: Any, messages: bool) -> str | None:
+    """Why the partner document ``value`` (the messages file when ``messages``, else
+    the compaction file) is not one this version reads, in words for a note; None when
+    it is.  A messages file with no message cannot show what a compaction removed (it
+    made up a second compaction: adv64 #4)."""
+    if not isinstance(value, dict):
+        return "is not a JSON object"
+    if not isinstance(value.get("messages"), list):
+        return "has no list of messages (messages)"
+    if not sniff_document(value):
+        return ("is not a Cline file this version reads (no sessionId, agent or "
+                "system_prompt, or its first message is not {role, content})")
+    if messages and not value["messages"]:
+        return "holds no message"
+    return None
 
 
 def _is_manifest(value: dict[str, Any]) -> bool:

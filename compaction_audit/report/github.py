@@ -87,8 +87,8 @@ def _priority(runs: list[list[Finding]]) -> list[list[Finding]]:
     return [k[-1] for k in sorted(keyed, key=lambda k: k[:4])]
 
 
-def _episode_command(path: str, run: list[Finding], grown: dict[int, dict[str, Any]]
-                     ) -> str:
+def _episode_command(path: str, run: list[Finding],
+                     grown: dict[int, dict[str, Any]] | None = None) -> str:
     """An episode's annotation; one the baseline holds that now loses more facts
     (``grown``: :func:`~compaction_audit.baseline.grown_findings`) says first what is
     new (usertest16 #6)."""
@@ -101,7 +101,7 @@ def _episode_command(path: str, run: list[Finding], grown: dict[int, dict[str, A
     if last.line != first.line and last.line_file == first.line_file:
         props["endLine"] = last.line
     props["title"] = f"{first.code} {first.rule} ({where}{items})"
-    return command(worst(run), f"{grown_prefix(grown, first)}{first.message}. What to do: "
+    return command(worst(run), f"{grown_prefix(grown or {}, first)}{first.message}. What to do: "
                    f"{first.action}", **props)
 
 
