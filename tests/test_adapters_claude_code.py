@@ -470,3 +470,26 @@ def test_message_queued_during_a_compaction_follows_it(tmp_path: Path) -> None:
     ((_, rnd),) = compactions(out)
     assert rnd["summaries"][0]["text"] == "Summary: staging keys rotated."
     assert [s["id"] for s in out[3][1]["spans"]] == ["line-4", "c3"]
+
+
+def test_a_message_id_met_again_after_a_compaction_is_another_response(
+        tmp_path: Path) -> None:
+    """adv64 #2: an assistant line after a compaction that reused an earlier line's
+    ``message.id`` (with 50,000 output tokens) was grouped with that earlier response,
+    whose span the compaction had folded: its tokens were split back onto it and the
+    compaction "folded" 40,892 tokens of a 5,000-token context."""
+    def said(uuid: str, text: str, output: int) -> dict[str, Any]:
+        line = reply(uuid, text)
+        line["message"].update(id="m1", usage={"output_tokens": output})
+        return line
+
+    out = run(tmp_path, [user_line("u1", "Set the timeout to 45000."),
+                         said("a1", "Done: the timeout is 45000 now.", 40),
+                         boundary("b1", "a1"), summary_line("s1", "Summary: timeout work."),
+                         user_line("u2", "What was the timeout?"),
+                         said("a2", "It was 30000.", 50_000)])
+    tokens = {s["id"]: s["tokens"] for _, r in out[1:] for s in r["spans"]}
+    assert (tokens["a1"], tokens["a2"]) == (40, 50_000)
+    assert out[0][1]["reader_notes"] == [
+        "1 line repeating an earlier response's message id after a person's turn or a "
+        "compaction: read as another response"]

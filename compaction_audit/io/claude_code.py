@@ -180,7 +180,12 @@ class _Converter:
         self.uuid_line: dict[str, int] = {}
         self.tool_names: dict[str, str] = {}
         self.result_ids: dict[str, str] = {}
-        self.calls: dict[str, _Call] = {}
+        # one API response's lines share a message id; a response ends at a person's
+        # turn or a compaction (``epoch``): an id met again after one is another
+        # response's, never added to spans a compaction already folded (adv64 #2)
+        self.calls: dict[tuple[str, int], _Call] = {}
+        self.epoch = 0
+        self.call_epoch: dict[str, int] = {}
         self.last_context: int | None = None
         self.awaiting_after: list[dict[str, Any]] = []
         self.boundary: tuple[int, dict[str, Any]] | None = None
@@ -440,6 +445,7 @@ class _Converter:
             images > 0 and len(groups) == 1 and image_source == harness.USER))
         if human:
             self.asm.turn(line)
+            self.epoch += 1
         for i, block in results:
             self.tool_result(line, block, f"message.content[{i}]")
         uuid = obj.get("uuid")
@@ -524,8 +530,12 @@ class _Converter:
         message: dict[str, Any] = obj["message"]
         uuid = obj.get("uuid")
         base = uuid if isinstance(uuid, str) else f"line-{line}"
-        key = message.get("id") or obj.get("requestId") or base
-        call = self.calls.setdefault(str(key), _Call())
+        key = str(message.get("id") or obj.get("requestId") or base)
+        if self.call_epoch.setdefault(key, self.epoch) != self.epoch:
+            self.call_epoch[key] = self.epoch
+            self.reused["repeating an earlier response's message id after a person's turn "
+                        "or a compaction: read as another response"] += 1
+        call = self.calls.setdefault((key, self.epoch), _Call())
         self.usage(line, message.get("usage"), call)
         for i, block in enumerate(content):
             kind = block.get("type")
@@ -617,6 +627,7 @@ class _Converter:
                 "kind": "compact"}
         self.asm.compaction(line, fold=fold, fallback_children=[], base_id=base, text=text,
                             tokens=tokens, info=info)
+        self.epoch += 1
         if post is None:
             self.awaiting_after.append(info)
         for at, queued in self.deferred:
