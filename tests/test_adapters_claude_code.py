@@ -200,7 +200,14 @@ def test_sdk_snake_case_metadata_and_preserved_segment() -> None:
      "(message.content[0].content)"),
     (b'{"type":"system","uuid":"x","subtype":"microcompact_boundary",'
      b'"microcompactMetadata":{"compactedToolIds":"t"}}\n',
-     "expected a list (microcompactMetadata.compactedToolIds)"),
+     "expected a list of strings (microcompactMetadata.compactedToolIds)"),
+    # adv64 #5: ids that are no strings cleared nothing, and a PASS said so
+    (b'{"type":"system","uuid":"x","subtype":"microcompact_boundary",'
+     b'"microcompactMetadata":{"compactedToolIds":["t",-1]}}\n',
+     "expected a list of strings (microcompactMetadata.compactedToolIds)"),
+    # adv64 #5: an isMeta "true" was read as false (the line then a person's)
+    (b'{"type":"user","uuid":"x","isMeta":"true","message":{"role":"user",'
+     b'"content":"hi"}}\n', "expected true or false (isMeta)"),
     # adv48: a list uuid was "unhashable" at another line; the others kept nothing
     (b'{"type":"system","uuid":"x","subtype":"compact_boundary","compactMetadata":'
      b'{"preservedMessages":{"uuids":["a",["b"]]}}}\n',

@@ -142,6 +142,15 @@ def test_compaction_without_replacement_history_keeps_user_turns() -> None:
      "expected an integer >= 0 (payload.model_context_window)"),
     (b'{"type":"event_msg","payload":{"type":"token_count","info":"200000"}}\n',
      "expected an object (payload.info)"),
+    # adv64 #3, #5: a usage that is no object was skipped (tokens_before then came from
+    # an older event); a call id [] was read as absent; a session id {} as no record
+    (b'{"type":"event_msg","payload":{"type":"token_count","info":'
+     b'{"last_token_usage":"5"}}}\n', "expected an object (payload.info.last_token_usage)"),
+    (b'{"type":"response_item","payload":{"type":"function_call","name":"sh",'
+     b'"arguments":"{}","call_id":[]}}\n', "expected a string (payload.call_id)"),
+    (b'{"type":"response_item","payload":{"type":"function_call_output","output":"x",'
+     b'"id":{}}}\n', "expected a string (payload.id)"),
+    (b'{"type":"session_meta","payload":{"id":{}}}\n', "expected a string (payload.id)"),
 ])
 def test_malformed_lines_raise_a_log_error_naming_the_line(
         tmp_path: Path, text: bytes, message: str) -> None:
@@ -420,3 +429,4 @@ def test_a_history_item_of_a_type_not_known_is_counted_not_read(tmp_path: Path) 
     note = "1 line of a replacement_history item type this reader does not know ({}): not read"
     assert (out[0][1]["lines_not_read"], out[0][1]["reader_notes"]) == (
         2, [note.format("'Message'"), note.format(None)])
+

@@ -60,8 +60,9 @@ _STRING_FIELDS = ("uuid", "parentUuid", "logicalParentUuid", "sessionId", "subty
 """A message line's identity fields and a system line's ``subtype`` (a 1 made a
 ``compact_boundary`` no compaction: adv46): a string or null
 (:meth:`_Converter.check_fields`)."""
-_FLAG_FIELDS = ("isSidechain", "isCompactSummary")
-"""A message line's flags: true, false or null (:meth:`_Converter.check_fields`)."""
+_FLAG_FIELDS = ("isSidechain", "isCompactSummary", "isMeta", "isVisibleInTranscriptOnly")
+"""A message line's flags: true, false or null (:meth:`_Converter.check_fields`; an
+``isMeta`` "true" was read as false: adv64 #5)."""
 _BOOKKEEPING = frozenset({"summary", "file-history-snapshot", "progress", "queue-operation",
                           "attachment", "result", "last-prompt", "custom-title", "ai-title"})
 _ID_KEYS = ("uuid", "sessionId", "session_id", "leafUuid", "messageId")
@@ -643,9 +644,11 @@ class _Converter:
             raise self.fail(line, f"tokensSaved {saved} exceeds preTokens {pre}",
                             "microcompactMetadata.tokensSaved")
         ids = _get(meta, "compactedToolIds")
-        if ids is not None and type(ids) is not list:  # adv46: a "x" cleared nothing
-            raise self.fail(line, "expected a list", "microcompactMetadata.compactedToolIds")
-        evict = [self.result_ids[i] for i in ids if isinstance(i, str) and i in self.result_ids
+        if ids is not None and (type(ids) is not list  # adv46: a "x" cleared nothing,
+                                or not all(isinstance(i, str) for i in ids)):  # adv64: [1]
+            raise self.fail(line, "expected a list of strings",
+                            "microcompactMetadata.compactedToolIds")
+        evict = [self.result_ids[i] for i in ids if i in self.result_ids
                  ] if ids is not None else []
         after = pre - saved if pre is not None and saved is not None else None
         info = {"trigger": self.trigger(line, meta), "tokens_before": pre if pre is not None

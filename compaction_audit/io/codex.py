@@ -140,7 +140,9 @@ class _Converter:
             self.unpaired_compacted = kind == "compacted"
         if kind == "session_meta":
             sid = payload.get("id")
-            if self.session_id is None and isinstance(sid, str):
+            if sid is not None and not isinstance(sid, str):  # was "no session record"
+                raise self.fail(line, "expected a string", "payload.id")  # (adv64 #5)
+            if self.session_id is None and sid is not None:
                 self.session_id = sid
         elif kind == "response_item":
             self.item(line, payload)
@@ -239,12 +241,13 @@ class _Converter:
 
     def call_id(self, line: int, p: dict[str, Any]) -> str:
         """The item's ``call_id`` (or ``id``), else the line address."""
-        value = p.get("call_id") or p.get("id")
-        if value is None:
-            return f"line-{line}"
-        if not isinstance(value, str):
-            raise self.fail(line, "expected a string", "payload.call_id")
-        return value
+        for key in ("call_id", "id"):  # [] or {} was read as absent (adv64 #5)
+            value = p.get(key)
+            if value is not None and not isinstance(value, str):
+                raise self.fail(line, "expected a string", f"payload.{key}")
+            if value:
+                return str(value)
+        return f"line-{line}"
 
     def message_text(self, line: int, content: Any, where: str) -> tuple[str, int]:
         """A message's text parts joined by newlines, and its number of images."""
@@ -267,7 +270,8 @@ class _Converter:
 
     # -- token counts ----------------------------------------------------------------
     def token_count(self, line: int, p: dict[str, Any]) -> None:
-        """A ``token_count`` event: ``last_token_usage.total_tokens`` is the context size.
+        """A ``token_count`` event: ``last_token_usage.total_tokens`` is the context size
+        (:class:`LogError` when ``info`` or ``last_token_usage`` is there but no object).
 
         Skipped (issue 10, point 7): an event whose input, cached and output counts are
         all 0 (Codex writes one around a compaction), an event without a positive
@@ -282,8 +286,10 @@ class _Converter:
         self.window(line, info.get("model_context_window"),
                     "payload.info.model_context_window")
         last, cumulative = info.get("last_token_usage"), info.get("total_token_usage")
-        if type(last) is not dict:
+        if last is None:  # absent: no size in this event
             return
+        if type(last) is not dict:  # adv64 #3: a "5" left an older event's size standing
+            raise self.fail(line, "expected an object", "payload.info.last_token_usage")
         for key in (*_COUNT_KEYS, "total_tokens"):
             problem = count_problem(last.get(key))
             if problem is not None:
