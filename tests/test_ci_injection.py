@@ -330,6 +330,10 @@ def test_a_panic_below_exception_is_an_internal_error(
     (["simulate", "-o", "x.jsonl", "--rounds", "0"],
      "compaction-audit: Invalid value for --rounds: rounds: value 0 is out of range "
      "(1 to 100,000); see 'compaction-audit simulate --help'\n"),
+    # a lower bound says its range too (usertest16 #9: "value -1.0 is out of range")
+    (["simulate", "-o", "x.jsonl", "--recency-decay", "-1"],
+     "compaction-audit: Invalid value for --recency-decay: recency_decay: value -1.0 is out "
+     "of range (a finite number >= 0); see 'compaction-audit simulate --help'\n"),
     (["diff"], "compaction-audit: Missing argument 'BASELINE'; see 'compaction-audit diff "
                "--help'\n"),
     (["audit", "-j"], "compaction-audit: Option '-j' requires an argument; see "

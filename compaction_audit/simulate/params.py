@@ -208,44 +208,50 @@ class SimParams:
                              f"for {self.rounds:,} rounds of {self.spans_per_round:,} spans "
                              f"(a working set of up to {held:,} items written each round; "
                              f"at most {MAX_RETAINED:,} in a run)")
-        checks: list[tuple[str, bool]] = [
-            ("rounds", self.rounds >= 1),
-            ("budget_tokens", self.budget_tokens >= 1),
-            ("max_depth", self.max_depth >= 1),
-            ("recency_decay", self.recency_decay >= 0 and math.isfinite(self.recency_decay)),
-            ("initial_spans", self.initial_spans >= 0),
-            ("initial_age_spread", self.initial_age_spread >= 0),
-            ("spans_per_round", self.spans_per_round >= 0),
-            ("spans_jitter", 0 <= self.spans_jitter <= self.spans_per_round),
-            ("span_tokens_mean", self.span_tokens_mean >= 1),
-            ("span_tokens_sigma", 0 <= self.span_tokens_sigma <= 3),
-            ("dims", self.dims >= 2),
+        checks: list[tuple[str, bool, str]] = [
+            ("rounds", self.rounds >= 1, ">= 1"),
+            ("budget_tokens", self.budget_tokens >= 1, ">= 1"),
+            ("max_depth", self.max_depth >= 1, ">= 1"),
+            ("recency_decay", self.recency_decay >= 0 and math.isfinite(self.recency_decay),
+             "a finite number >= 0"),
+            ("initial_spans", self.initial_spans >= 0, ">= 0"),
+            ("initial_age_spread", self.initial_age_spread >= 0, ">= 0"),
+            ("spans_per_round", self.spans_per_round >= 0, ">= 0"),
+            ("spans_jitter", 0 <= self.spans_jitter <= self.spans_per_round,
+             "0 to spans_per_round"),
+            ("span_tokens_mean", self.span_tokens_mean >= 1, ">= 1"),
+            ("span_tokens_sigma", 0 <= self.span_tokens_sigma <= 3, "0 to 3"),
+            ("dims", self.dims >= 2, ">= 2"),
             (
                 "topic_relevance",
                 len(self.topic_relevance) == len(TOPICS)
                 and all(0 <= r <= 1 for r in self.topic_relevance),
+                f"{len(TOPICS)} values, each 0 to 1",
             ),
-            ("span_noise", self.span_noise >= 0),
-            ("span_noise_sigma", 0 <= self.span_noise_sigma <= 3),
-            ("fanout", self.fanout >= 2),
-            ("compression", bool(self.compression) and all(0 < c < 1 for c in self.compression)),
-            ("fold_min_age", self.fold_min_age >= 1),
-            ("fold_decay", bool(self.fold_decay) and all(0 <= f <= 1 for f in self.fold_decay)),
-            ("fold_floor", 0 <= self.fold_floor <= 1),
-            ("tier_slots", self.tier_slots >= 1),
-            ("folds_per_round", self.folds_per_round >= 0),
-            ("initial_folds", self.initial_folds >= 0),
-            ("keep_discriminator", 0 <= self.keep_discriminator <= 1),
-            ("store_retention_rounds", self.store_retention_rounds >= 1),
-            ("min_raw_share", 0 <= self.min_raw_share < 1),
-            ("depth_guard_rounds", self.depth_guard_rounds >= 1),
-            ("logged_error_rate", 0 <= self.logged_error_rate <= 1),
-            ("summary_bias", 0 <= self.summary_bias <= 1),
-            ("survival_rounds", self.survival_rounds >= 1),
+            ("span_noise", self.span_noise >= 0, ">= 0"),
+            ("span_noise_sigma", 0 <= self.span_noise_sigma <= 3, "0 to 3"),
+            ("fanout", self.fanout >= 2, ">= 2"),
+            ("compression", bool(self.compression) and all(0 < c < 1 for c in self.compression),
+             "one value or more, each above 0 and below 1"),
+            ("fold_min_age", self.fold_min_age >= 1, ">= 1"),
+            ("fold_decay", bool(self.fold_decay) and all(0 <= f <= 1 for f in self.fold_decay),
+             "one value or more, each 0 to 1"),
+            ("fold_floor", 0 <= self.fold_floor <= 1, "0 to 1"),
+            ("tier_slots", self.tier_slots >= 1, ">= 1"),
+            ("folds_per_round", self.folds_per_round >= 0, ">= 0"),
+            ("initial_folds", self.initial_folds >= 0, ">= 0"),
+            ("keep_discriminator", 0 <= self.keep_discriminator <= 1, "0 to 1"),
+            ("store_retention_rounds", self.store_retention_rounds >= 1, ">= 1"),
+            ("min_raw_share", 0 <= self.min_raw_share < 1, "0 to below 1"),
+            ("depth_guard_rounds", self.depth_guard_rounds >= 1, ">= 1"),
+            ("logged_error_rate", 0 <= self.logged_error_rate <= 1, "0 to 1"),
+            ("summary_bias", 0 <= self.summary_bias <= 1, "0 to 1"),
+            ("survival_rounds", self.survival_rounds >= 1, ">= 1"),
         ]
-        for name, ok in checks:
-            if not ok:
-                raise ValueError(f"{name}: value {getattr(self, name)!r} is out of range")
+        for name, ok, allowed in checks:  # the range said, as the upper bounds say it
+            if not ok:  # (usertest16 #9)
+                raise ValueError(f"{name}: value {getattr(self, name)!r} is out of range "
+                                 f"({allowed})")
 
 
 UPPER: dict[str, tuple[int, int]] = {
