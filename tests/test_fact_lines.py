@@ -15,6 +15,7 @@ from compaction_audit.cli import app
 from compaction_audit.commands.convert import convert
 from compaction_audit.io.native import read_native
 from compaction_audit.report.html.sections import compaction_lost
+from tests.html_text import unlabelled
 from tests.logs import LogWriter
 from tests.recall.test_severity import assistant, boundary, line, user
 
@@ -81,7 +82,7 @@ def test_html_cells_name_the_file_and_say_no_when_nothing_read_it_again() -> Non
              "reread_file": None, "asked_again_round": None},
             {"kind": "quantity", "text": "45000", "source": "assistant", "span_line": 2,
              "reread_line": None, "asked_again_round": None}]
-    html = compaction_lost(lost)
+    html = unlabelled(compaction_lost(lost))
     assert '<td class="num">session.messages.json:451</td><td>no</td><td class="num">9</td>' \
         in html
     assert '<td class="num">2</td><td>no</td><td>no</td>' in html
