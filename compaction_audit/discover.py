@@ -69,8 +69,9 @@ export or an OpenHands trajectory or a Gemini CLI session ``.json``, an opencode
 (:func:`others_phrase`), never opened, as a folder of JSON is mostly not traces
 (``package.json``); adv31 N9.  So is a ``.jsonl`` or ``.ndjson`` under another
 compression or suffix (``t.jsonl.xz``, ``t.jsonl.bz2``): a failing one beside a
-passing trace was a plain exit 0 (adv33)."""
-OTHER_INFIXES = (".jsonl.", ".ndjson.")
+passing trace was a plain exit 0 (adv33), and a ``.json`` or ``.db`` one
+(``trajectory.json.gz``, ``session.messages.json.gz``, ``store.db.zst``: adv65 #1)."""
+OTHER_INFIXES = (".jsonl.", ".ndjson.", ".json.", ".db.")
 
 _GLOB_CHARS = frozenset("*?[")
 

@@ -561,7 +561,10 @@ def test_json_lines_under_other_names_a_folder_search_leaves_out_are_named(
     out without a word: a plain exit 0.  Each is named as not searched."""
     monkeypatch.chdir(tmp_path)
     shutil.copy(SAMPLES / "handwritten.jsonl", "a.jsonl")
-    for name in ("t.jsonl.xz", "u.ndjson", "v.NDJSON.gz", "w.jsonl.bz2", "notes.jsonlx"):
+    for name in ("t.jsonl.xz", "u.ndjson", "v.NDJSON.gz", "w.jsonl.bz2", "notes.jsonlx",
+                 # adv65 #1: a compressed trajectory, messages file or store too
+                 "x.json.gz", "y.messages.json.zst", "z.db.gz", "notes.jsonx"):
         Path(name).write_text("{}\n")
     assert sorted(find_traces(["."]).not_searched) == [
-        "t.jsonl.xz", "u.ndjson", "v.NDJSON.gz", "w.jsonl.bz2"]
+        "t.jsonl.xz", "u.ndjson", "v.NDJSON.gz", "w.jsonl.bz2", "x.json.gz",
+        "y.messages.json.zst", "z.db.gz"]
