@@ -217,7 +217,7 @@ def test_a_condensation_that_forgets_nothing_it_can_find_is_not_checked(
         assert first[1]["compaction"]["unchecked"] == why  # a range takes known ids only
         assert second[1]["compaction"]["unchecked"] == (
             "the condensation names no event it forgot" if evs is renamed
-            else "the events the condensation forgot are not in the log")
+            else "the events the condensation forgot are not in the log before it")
         assert len(out[0][1].get("reader_notes", [])) == notes
         assert "2 compactions could not be checked" in api.audit(str(path)).verdict()
     partial = events()
@@ -226,12 +226,52 @@ def test_a_condensation_that_forgets_nothing_it_can_find_is_not_checked(
     path.write_text(json.dumps(partial, indent=1))
     out = run_adapter(openhands.records, path)
     assert out[0][1]["reader_notes"] == [
-        "a condensation names forgotten events that are not in the log: what they held "
-        "is not checked"]
+        "a condensation names forgotten events that are not in the log before it: what "
+        "they held is not checked"]
     assert all("unchecked" not in rnd["compaction"] for _, rnd in compaction_rounds(out))
     for fixture in (TRAJECTORY, SDK_EVENTS):
         assert all("unchecked" not in rnd["compaction"]
                    for _, rnd in compaction_rounds(run_adapter(openhands.records, fixture)))
+
+
+@pytest.mark.parametrize(("ids", "removed", "why"), [
+    ([9, 10], 2, None),  # the fixture: a run and its output, both in the context
+    ([9, 10, 99], 2, None),  # 99: no event of the log (a note), not counted
+    ([0], 1, None),  # the system prompt: a span (harness text, never a fact) folded
+    ([14], 0, "log"),  # a state change after it: not in the log before it
+    ([12], 0, "hold"),  # the condensation itself
+    ([10, 14], 1, None),  # 14 comes later: not counted
+    ([99], 0, "log"),
+])
+def test_a_listed_condensation_counts_what_it_folded(
+        tmp_path: Path, ids: list[int], removed: int, why: str | None) -> None:
+    """adv65 #2, #3: a list naming only events with no span in the context (a state
+    change, the condensation itself) folded nothing and was a checked compaction that
+    lost nothing; ``messages_removed`` counted the ids named (4 for [1, 2, 3, 99])."""
+    evs = events()
+    evs[12]["args"]["forgotten_event_ids"] = ids
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps(evs, indent=1))
+    second = compaction_rounds(run_adapter(openhands.records, path))[1][1]["compaction"]
+    assert second["messages_removed"] == removed
+    assert second.get("unchecked") == {
+        None: None,
+        "hold": "the events the condensation forgot hold nothing in the context (no span "
+                "of them is there)",
+        "log": "the events the condensation forgot are not in the log before it"}[why]
+
+
+@pytest.mark.parametrize("bad", [[1.5], [True], [[1]], [2.0], [-1], [""]])
+def test_a_listed_id_that_is_no_event_id_is_an_error(tmp_path: Path, bad: list[Any]) -> None:
+    """adv65 #5: 1.5, true and [1] were read as ids of no event, and 2.0 as no id 2."""
+    evs = events()
+    evs[12]["args"]["forgotten_event_ids"] = bad
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps(evs, indent=1))
+    with pytest.raises(LogError) as err:
+        run_adapter(openhands.records, path)
+    assert str(err.value).endswith(": expected a list of event ids (integers >= 0 or "
+                                   "strings) ([12].args.forgotten_event_ids)")
 
 
 @pytest.mark.parametrize("summary", ["", "  \n", None])

@@ -14,8 +14,9 @@ even empty, or a ``summary_offset``) they become the summary's children; without
 either they are only evicted (``kind: "forget"``).
 A ``condensation_request`` before it makes the trigger ``requested`` (an SDK request
 with ``reason`` ``manual``: ``manual``; ``context_limit``: ``auto``), else ``auto``.
-A condensation that names no forgotten event, or none that is in the log, is a
-compaction that could not be checked (:meth:`_Converter.unresolved`).
+A condensation that names no forgotten event, none that is in the log before it, or
+only events with no span in the context, is a compaction that could not be checked
+(:meth:`_Converter.unresolved`).
 
 Spans: a user ``message`` opens a round (source ``user``); agent messages, ``think``
 and ``finish`` are ``assistant``; the ``system`` prompt and ``recall`` observations are
@@ -350,15 +351,18 @@ class _Converter(Conversion):
         at = f"{where}.args".lstrip(".")
         if type(args) is not dict:
             raise LogError(self.path, line, "expected an object", at)
-        forgotten, count = forgotten_ids(args, self.ranges, self.path, line, at)
+        forgotten = forgotten_ids(args, self.ranges, self.path, line, at)
         summary = args.get("summary")
         if summary is not None and not isinstance(summary, str):
             raise LogError(self.path, line, "expected a string", f"{at}.summary")
         # every span of a forgotten event leaves the working set here (folded, evicted
         # or gone before), so its list is dropped: an event id reused for n spans and
         # forgotten n times walked all n each time (issue 11, class 5, fresh pass, F6)
-        fold = [s for eid in forgotten for s in self.spans.pop(eid, [])
-                if s in self.asm.working]
+        fold, count = [], 0  # count: the events with a span folded here (adv65 #3:
+        for eid in forgotten:  # ids not in the log, or of no span, were counted)
+            held = [s for s in self.spans.pop(eid, []) if s in self.asm.working]
+            fold += held
+            count += bool(held)
         info: dict[str, Any] = {"trigger": self.requested or "auto",
                                 "tokens_before": self.last_input, "tokens_after": None,
                                 "opaque": False, "strategy": "condensation",
@@ -384,9 +388,10 @@ class _Converter(Conversion):
                    ) -> str | None:
         """Why a condensation's loss cannot be checked (its ``unchecked`` reason), or
         None: it names no forgotten event (no ``forgotten_event_ids`` and no range, as
-        when those fields are renamed), or not one of the events it names is an event
-        of the log (ids from another stream, or a log cut before them) and it folds
-        nothing.  Fields of ``args`` a ``CondensationAction`` does not have are noted,
+        when those fields are renamed), or it folds nothing: not one of the events it
+        names is an event of the log before it (ids from another stream, or a log cut
+        before them), or those that are hold no span in the context (adv65 #2).
+        Fields of ``args`` a ``CondensationAction`` does not have are noted,
         and ids named that no event of the log has are noted (adv31 N5: either way a
         condensation was read as one that forgot nothing, and a failing trajectory
         passed with no word)."""
@@ -397,11 +402,14 @@ class _Converter(Conversion):
         if not forgotten and not fold:
             return "the condensation names no event it forgot"
         missing = sum(1 for eid in forgotten if eid not in self.seen)
-        if missing and not fold:
-            return "the events the condensation forgot are not in the log"
+        if missing and not fold and missing == len(forgotten):
+            return "the events the condensation forgot are not in the log before it"
+        if not fold:  # adv65 #2: a state change, the system prompt or itself named:
+            return ("the events the condensation forgot hold nothing in the context "
+                    "(no span of them is there)")  # it folded nothing, said checked
         if missing:
-            self.note("a condensation names forgotten events that are not in the log: "
-                      "what they held is not checked")
+            self.note("a condensation names forgotten events that are not in the log "
+                      "before it: what they held is not checked")
         return None
 
 
@@ -411,22 +419,26 @@ ID_MAX = 2**63 - 1
 
 
 def forgotten_ids(args: dict[str, Any], known: EventRanges, path: str, line: int,
-                  at: str) -> tuple[list[str], int]:
-    """The ids of events a condensation forgot, and how many (events): the explicit
-    ``forgotten_event_ids`` (each id once), else the ``known`` ids in the inclusive range
-    ``forgotten_events_start_id .. forgotten_events_end_id``, taken out of ``known``.
-    A range counts the events it took, not its width: ``0 .. 2^63-1`` over five events
-    is 5 (its width, 2^63, could not be written as JSON: adv14 F10).  An id outside
-    ``0 .. 2^63-1`` (orjson reads an integer past 2^64 as a float) is an error."""
+                  at: str) -> list[str]:
+    """The ids of events a condensation forgot: the explicit ``forgotten_event_ids``
+    (integers >= 0, or an SDK event's strings; each id once), else the ``known`` ids in
+    the inclusive range ``forgotten_events_start_id .. forgotten_events_end_id``, taken
+    out of ``known`` (a
+    range of width 2^63 over five events is five ids, never walked: adv14 F10).  An id
+    outside ``0 .. 2^63-1`` (orjson reads an integer past 2^64 as a float), and a listed
+    id that is no integer (``1.5``, ``true``, ``[1]`` were read as ids of no event, and
+    ``2.0`` as no id 2: adv65 #5), are errors."""
     listed = args.get("forgotten_event_ids")
     if listed is not None:
-        if type(listed) is not list:
-            raise LogError(path, line, "expected a list", f"{at}.forgotten_event_ids")
-        named = list(dict.fromkeys(str(x) for x in listed))  # an id named twice is one event
-        return named, len(named)
+        if type(listed) is not list or not all(
+                (type(x) is int and 0 <= x <= ID_MAX) or (type(x) is str and x)
+                for x in listed):  # an SDK event's id is a string
+            raise LogError(path, line, "expected a list of event ids (integers >= 0 or "
+                           "strings)", f"{at}.forgotten_event_ids")
+        return list(dict.fromkeys(str(x) for x in listed))  # an id named twice is one
     start, end = args.get("forgotten_events_start_id"), args.get("forgotten_events_end_id")
     if start is None and end is None:
-        return [], 0
+        return []
     for name, value in (("start", start), ("end", end)):
         if isinstance(value, (int, float)) and not -1 < value <= ID_MAX:
             raise LogError(path, line, "event id out of range (0 .. 2^63-1)",
@@ -435,5 +447,4 @@ def forgotten_ids(args: dict[str, Any], known: EventRanges, path: str, line: int
         name = "end" if type(start) is int and type(end) is not int else "start"
         raise LogError(path, line, "expected integers start <= end",  # the one not an
                        f"{at}.forgotten_events_{name}_id")  # integer (adv46), else start
-    taken = known.take(start, end)
-    return taken, len(taken)
+    return known.take(start, end)
