@@ -134,6 +134,13 @@ def test_a_session_from_before_json_lines_is_read_and_noted(tmp_path: Path) -> N
     # the file was rewritten whole: nothing before the snapshot is left to fold
     assert line == 7 and rnd["spans"][0]["source"] == "harness:summary"
     assert [r["round"] for _, r in out[1:]] == [0, 1]  # then the typed turn
+    # minified, on one line (adv65 #4: read as a JSON Lines metadata line, its
+    # messages dropped: "no round records"), it is the same session, all on line 1
+    path.write_text(json.dumps(doc))
+    assert detect_format(str(path)) == "gemini-cli"
+    one = run_adapter(gemini_cli.records, path)
+    assert [r["round"] for _, r in one[1:]] == [0, 1]
+    assert [[s["id"] for s in r["spans"]] for _, r in one[1:]] == [["line-1", "b"], ["c"]]
 
 
 def test_a_second_compression_folds_the_first_snapshot() -> None:

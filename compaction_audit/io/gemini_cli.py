@@ -155,15 +155,18 @@ def sniff_document(value: Any) -> bool:
 
 
 def _opens_document(raw: bytes) -> bool:
-    """True when the first line starts a multi-line JSON document (not a JSONL object)."""
+    """True when the first line starts a multi-line JSON document, or is a whole
+    single-JSON session on one line (a ``messages`` list beside ``sessionId`` and
+    ``projectHash``: no JSON Lines metadata line holds one; a minified session was read
+    as a metadata line and its messages dropped, adv65 #4), not a JSONL object."""
     if raw.lstrip()[:1] != b"{":
         return False
     try:
-        orjson.loads(raw)
+        value = orjson.loads(raw)
     except orjson.JSONDecodeError as exc:
         not_out_of_memory(exc.msg)
         return True
-    return False
+    return sniff_document(value)
 
 
 class _Converter(Conversion):
