@@ -344,3 +344,45 @@ def test_an_event_source_not_known_is_noted(tmp_path: Path) -> None:
     path.write_text("".join(json.dumps(e) + "\n" for e in evs))
     notes = run_adapter(openhands.records, path)[0][1]["reader_notes"]
     assert "an event source this reader does not know ('User'): read as no person's" in notes
+
+
+@pytest.mark.parametrize(("change", "error"), [
+    (lambda e: e.update(llm_metrics=5), "expected an object ([2].llm_metrics)"),
+    (lambda e: e["llm_metrics"].update(accumulated_token_usage=5),
+     "expected an object ([2].llm_metrics.accumulated_token_usage)"),
+    (lambda e: None, None),
+])
+def test_metrics_of_the_wrong_type_are_an_error(tmp_path: Path, change: Any,
+                                                error: str | None) -> None:
+    """adv65 #5: an llm_metrics (or its accumulated_token_usage) of 5 was ignored, the
+    budget and the context sizes left unknown with no word."""
+    evs = events()
+    change(evs[2])
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps(evs, indent=1))
+    if error is None:
+        assert run_adapter(openhands.records, path)[0][1]["budget_tokens"] == 128000
+        return
+    with pytest.raises(LogError) as err:
+        run_adapter(openhands.records, path)
+    assert str(err.value).endswith(error)
+
+
+def test_a_turn_above_the_window_and_a_bad_summary_offset(tmp_path: Path) -> None:
+    """adv65 #5: a per_turn_token of 500,000 in a 128,000-token window was the
+    compaction's context size; a summary_offset of "x" made a summarizing condenser."""
+    evs = events()
+    evs[7]["llm_metrics"]["accumulated_token_usage"]["per_turn_token"] = 500_000
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps(evs, indent=1))
+    out = run_adapter(openhands.records, path)
+    first = compaction_rounds(out)[0][1]["compaction"]
+    assert first["tokens_before"] == 6300  # the turn before (event 5's), not 500,000
+    assert "a per_turn_token above the context window: not read as the context's size" \
+        in out[0][1]["reader_notes"]
+    evs = events()
+    evs[7]["args"]["summary_offset"] = "x"
+    path.write_text(json.dumps(evs, indent=1))
+    with pytest.raises(LogError) as err:
+        run_adapter(openhands.records, path)
+    assert str(err.value).endswith("expected an integer >= 0 ([7].args.summary_offset)")

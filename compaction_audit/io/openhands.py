@@ -334,15 +334,27 @@ class _Converter(Conversion):
     def metrics(self, line: int, value: Any, where: str) -> None:
         """Budget and last call size from ``llm_metrics.accumulated_token_usage``;
         :class:`LogError` for either that is neither null nor an integer >= 0 (adv46: a
-        ``per_turn_token`` of "96000" was dropped and the estimate stood in)."""
-        usage = value.get("accumulated_token_usage") if isinstance(value, dict) else None
-        if not isinstance(usage, dict):
+        ``per_turn_token`` of "96000" was dropped and the estimate stood in), and for
+        an ``llm_metrics`` or ``accumulated_token_usage`` that is neither null nor an
+        object (a 5 left the sizes unknown with no word: adv65 #5)."""
+        at = f"{where}.llm_metrics".lstrip(".")
+        if value is not None and type(value) is not dict:
+            raise LogError(self.path, line, "expected an object", at)
+        usage = value.get("accumulated_token_usage") if value is not None else None
+        if usage is None:
             return
+        if type(usage) is not dict:
+            raise LogError(self.path, line, "expected an object",
+                           f"{at}.accumulated_token_usage")
         check_counts(self.path, line, usage, ("context_window", "per_turn_token"),
                      f"{where}.llm_metrics.accumulated_token_usage.".lstrip("."))
         window, turn = usage.get("context_window"), usage.get("per_turn_token")
         if self.budget is None and type(window) is int and window > 0:
             self.budget = window
+        if type(turn) is int and self.budget is not None and turn > self.budget:
+            self.note("a per_turn_token above the context window: not read as the "
+                      "context's size")  # no context holds more (as Codex: adv65 #5)
+            turn = None
         self.measured(turn if type(turn) is int else None)
 
     def condensation(self, line: int, event: dict[str, Any], where: str) -> None:
@@ -355,6 +367,10 @@ class _Converter(Conversion):
         summary = args.get("summary")
         if summary is not None and not isinstance(summary, str):
             raise LogError(self.path, line, "expected a string", f"{at}.summary")
+        offset = args.get("summary_offset")  # a "x" or -5 made a summarizing condenser
+        if offset is not None and not (type(offset) is int and offset >= 0):  # (adv65)
+            raise LogError(self.path, line, "expected an integer >= 0",
+                           f"{at}.summary_offset")
         # every span of a forgotten event leaves the working set here (folded, evicted
         # or gone before), so its list is dropped: an event id reused for n spans and
         # forgotten n times walked all n each time (issue 11, class 5, fresh pass, F6)
