@@ -410,3 +410,30 @@ def test_an_export_time_or_tokens_of_a_wrong_type_is_an_error(
     path = write_json(tmp_path / "bad.json", exp)
     with pytest.raises(LogError, match=rf"\({re.escape('messages[1].' + field)}\)"):
         list(opencode.records(str(path)))
+
+
+@pytest.mark.parametrize(("state", "error"), [
+    (None, "expected an object (messages[1].parts[2].state)"),
+    (5, "expected an object (messages[1].parts[2].state)"),
+    ({"status": 5}, "expected a string (messages[1].parts[2].state.status)"),
+])
+def test_a_tool_state_of_the_wrong_type_is_an_error(tmp_path: Path, state: Any,
+                                                    error: str) -> None:
+    """adv65 #5: a tool part whose state was null (or whose status was 5) kept its call
+    span and dropped its result and its prune with no word: 2 compactions became 1."""
+    exp = export()
+    exp["messages"][1]["parts"][2]["state"] = state
+    path = write_json(tmp_path / "e.json", exp)
+    with pytest.raises(LogError) as info:
+        run_adapter(opencode.records, path)
+    assert str(info.value).endswith(error)
+
+
+def test_a_tool_status_not_known_is_said(tmp_path: Path) -> None:
+    """adv65 #5: a status "Completed" dropped the result and its prune in silence."""
+    exp = export()
+    exp["messages"][1]["parts"][2]["state"]["status"] = "Completed"
+    out = run_adapter(opencode.records, write_json(tmp_path / "e.json", exp))
+    assert "a tool part of a status this reader does not know ('Completed'): its result " \
+        "is not read" in out[0][1]["reader_notes"]
+    assert len(compaction_rounds(out)) == 1  # the prune went with the result: said

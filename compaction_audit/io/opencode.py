@@ -299,9 +299,12 @@ class _Converter(Conversion):
             check_strings(self.path, line, part, ("type", "text"),
                           f"{entry.where}.parts[{j}].")
             state = part.get("state")
-            if part.get("type") == "tool" and isinstance(state, dict):
-                _check_time(self.path, line, state.get("time"), "compacted",
-                            f"{entry.where}.parts[{j}].state.time")
+            if part.get("type") == "tool":  # a state null or 5, a status 5: the result
+                at = f"{entry.where}.parts[{j}].state"  # and its prune went with no
+                if type(state) is not dict:  # word (adv65 #5)
+                    raise LogError(self.path, line, "expected an object", at)
+                check_strings(self.path, line, state, ("status",), f"{at}.")
+                _check_time(self.path, line, state.get("time"), "compacted", f"{at}.time")
         tokens = info.get("tokens")
         check_counts(self.path, line, tokens, ("input", "output"), f"{entry.where}.info.tokens.")
         check_counts(self.path, line, tokens.get("cache") if isinstance(tokens, dict) else None,
@@ -397,6 +400,9 @@ class _Converter(Conversion):
                       share)
         status = state.get("status")
         if status not in ("completed", "error"):
+            if status not in TOOL_STATUSES:  # "Completed": its result is not read, said
+                self.note(f"a tool part of a status this reader does not know "
+                          f"({str(status)[:40]!r}): its result is not read")
             return
         body = state.get("output") if status == "completed" else state.get("error")
         text = body if isinstance(body, str) else orjson.dumps(body).decode()
@@ -485,6 +491,10 @@ def _context_size(tokens: dict[str, Any]) -> int | None:
     read = cache.get("read")
     total = (inp if type(inp) is int else 0) + (read if type(read) is int else 0)
     return total or None
+
+
+TOOL_STATUSES = frozenset({"pending", "running", "completed", "error"})
+"""The states of an opencode tool part; only a completed or failed one has a result."""
 
 
 def _own_text(part: dict[str, Any]) -> str:
