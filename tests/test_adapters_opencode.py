@@ -437,3 +437,23 @@ def test_a_tool_status_not_known_is_said(tmp_path: Path) -> None:
     assert "a tool part of a status this reader does not know ('Completed'): its result " \
         "is not read" in out[0][1]["reader_notes"]
     assert len(compaction_rounds(out)) == 1  # the prune went with the result: said
+
+
+@pytest.mark.parametrize("packer", ["gzip", "zstd"])
+def test_a_compressed_store_says_to_decompress_it(tmp_path: Path, packer: str) -> None:
+    """adv65 #6: a gzip or zstd opencode store said "file is not a database"."""
+    raw = (REAL / "opencode.db").read_bytes()
+    if packer == "gzip":
+        import gzip
+
+        packed, name = gzip.compress(raw), "st.db.gz"
+    else:
+        import zstandard
+
+        packed, name = zstandard.ZstdCompressor().compress(raw), "st.db.zst"
+    path = tmp_path / name
+    path.write_bytes(packed)
+    with pytest.raises(LogError) as info:
+        run_adapter(opencode.records, path)
+    assert str(info.value) == (f"{path}: a compressed opencode SQLite store is not read: "
+                               "SQLite reads the file itself, so decompress it first")

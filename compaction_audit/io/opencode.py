@@ -93,16 +93,19 @@ def companions(path: str) -> list[str]:
     ``-shm`` and ``-journal`` files (``[]`` for an export, or standard input), beside
     the name given and, for a symbolic link, beside the file it names, where SQLite
     reads them (adv19a F2).  ``-o`` may not name them."""
-    if path == "-":
-        return []
-    try:
-        with open(path, "rb") as fh:
-            if fh.read(len(SQLITE_MAGIC)) != SQLITE_MAGIC:
-                return []
-    except OSError:
+    if path == "-" or not _sqlite_file(path):
         return []
     names = dict.fromkeys([path, os.path.realpath(path)])
     return [f"{name}-{end}" for name in names for end in ("wal", "shm", "journal")]
+
+
+def _sqlite_file(path: str) -> bool:
+    """True when the file ``path`` itself (not decompressed) opens with SQLite's header."""
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(len(SQLITE_MAGIC)) == SQLITE_MAGIC
+    except OSError:
+        return False
 
 
 @dataclass
@@ -179,6 +182,9 @@ def _from_store(path: str, notes: list[str], unread: list[tuple[str, str]]
     if reads_once(path):
         raise LogError(path, 0, "an opencode SQLite store cannot be read from standard "
                        "input or a pipe")
+    if not _sqlite_file(path):  # the store decompressed, the file itself is not (adv65)
+        raise LogError(path, 0, "a compressed opencode SQLite store is not read: SQLite "
+                       "reads the file itself, so decompress it first")
     with BoundedStore(path) as db:
         db.require_tables("session", "message", "part")
         sessions = [_row(r) for r in db.rows("SELECT * FROM session")]
