@@ -58,7 +58,7 @@ session folder, read with its ``.compaction.json``; issue 15)."""
 
 COMPACTION_SUFFIX = ".compaction.json"
 """A Cline compaction file: a directory search audits it as its own trace when no
-``.messages.json`` found with it reads it (:func:`~compaction_audit.io.cline.
+``.messages.json`` found with it reads it (:func:`~compaction_audit.io.cline_pair.
 unpaired_compactions`; issue 11, class 2), so a folder whose compaction files fail
 cannot pass."""
 
@@ -325,13 +325,13 @@ def _manifest(name: str, names: set[str]) -> bool:
 
 
 def _unpaired(messages: list[str], compactions: list[str]) -> list[str]:
-    """:func:`~compaction_audit.io.cline.unpaired_compactions`; under an address-space
+    """:func:`~compaction_audit.io.cline_pair.unpaired_compactions`; under an address-space
     limit in a spawned child with the whole limit, since it decodes the messages files
     whole (in the command's own process orjson faults on an allocation that fails,
     adv24 F2).  When that child dies every compaction file is audited on its own: none
     is left out (one a messages file reads is then audited twice)."""
     from compaction_audit import addrspace
-    from compaction_audit.io.cline import unpaired_compactions
+    from compaction_audit.io.cline_pair import unpaired_compactions
 
     if not messages or addrspace.address_space_limit() is None:
         return unpaired_compactions(messages, compactions)

@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 from compaction_audit import api
 from compaction_audit.cli import app
 from compaction_audit.discover import discover
-from compaction_audit.io import cline, cline_folder
+from compaction_audit.io import cline, cline_folder, cline_pair
 from compaction_audit.io import records as rec
 from compaction_audit.io.records import FieldError
 from compaction_audit.recall.sections import _span_file
@@ -174,8 +174,9 @@ def test_compaction_files_beside_many_messages_files_are_read_once(
         reads[Path(path).name] = reads.get(Path(path).name, 0) + 1
         return read(path, lines)
 
-    monkeypatch.setattr(cline, "read_document", counted)
-    monkeypatch.setattr(cline_folder, "read_document", counted)
+    monkeypatch.setattr(cline, "read_document", counted)  # the file given
+    monkeypatch.setattr(cline_pair, "read_document", counted)  # its partner
+    monkeypatch.setattr(cline_folder, "read_document", counted)  # the folder's index
     n = 6
     for i in range(n):
         write_json(tmp_path / f"m{i}.messages.json", {

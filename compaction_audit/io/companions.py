@@ -18,7 +18,7 @@ import os
 from compaction_audit.errors import LogError
 from compaction_audit.io.lines import reads_once
 
-COMPANIONS = {"cline": "cline", "gemini-cli": "gemini_cli", "opencode": "opencode"}
+COMPANIONS = {"cline": "cline_pair", "gemini-cli": "gemini_cli", "opencode": "opencode"}
 """The module of ``compaction_audit.io`` whose ``companions(path)`` lists the files its
 adapter reads besides ``path``, for each format that has such files; imported only for
 a trace of that format (issue 14, item 4: the Cline and opencode adapters, with
@@ -164,11 +164,11 @@ def possible_companions(path: str) -> list[str]:
     :data:`IN_PROCESS_BYTES`, the messages file it names.  A larger manifest that
     names a file of another name is not followed: it is read first, so under this
     limit the adapter reads nothing past it."""
-    from compaction_audit.io import cline, opencode
+    from compaction_audit.io import cline_pair, opencode
 
     out = [*named_companions(path), *opencode.companions(path)]
     if _small(path):
-        out += cline.manifest_names(path)
+        out += cline_pair.manifest_names(path)
     return list(dict.fromkeys(out))
 
 

@@ -66,10 +66,10 @@ TOLERANT = frozenset({"cline", "gemini-cli", "opencode", "openhands"})
 def document_sniffers() -> dict[str, Callable[[Any], bool]]:
     """Formats stored as one JSON document, each with its test of the decoded document
     (their adapters imported here: only a file that is no JSON Lines needs them)."""
-    from compaction_audit.io import cline, opencode
+    from compaction_audit.io import cline_pair, opencode
 
     return {
-        cline.SOURCE_FORMAT: cline.sniff_document,
+        cline_pair.SOURCE_FORMAT: cline_pair.sniff_document,
         gemini_cli.SOURCE_FORMAT: gemini_cli.sniff_document,
         opencode.SOURCE_FORMAT: opencode.sniff_document,
         openhands.SOURCE_FORMAT: openhands.sniff_document,
