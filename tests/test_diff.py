@@ -578,13 +578,16 @@ def test_the_gate_heading_names_the_gates_that_failed_and_those_that_passed() ->
         "Gates FAILED (--fail-if-onset-earlier 0, --fail-on-new error):")
 
 
-def test_at_80_columns_onsets_and_series_are_lists_with_every_name_whole() -> None:
+def test_at_80_columns_onsets_and_series_are_lists_with_every_name_whole(
+        monkeypatch: pytest.MonkeyPatch) -> None:
     """usertest16 #8: at 80 columns the Onsets table cut "first CA301
     silent-discriminatin…", and the series' name column cut query_cosine_retained and
-    query_cosine_rebuilt to the same "query_cosine_r…"."""
+    query_cosine_rebuilt to the same "query_cosine_r…".  (Relative paths: a run's path
+    is one line, never wrapped, however long the clone's path; usertest17.)"""
     from compaction_audit.cli import app
 
-    args = ["diff", str(SAMPLES / "research-decay.jsonl"), str(SAMPLES / "handwritten.jsonl")]
+    monkeypatch.chdir(SAMPLES.parent)
+    args = ["diff", "sample_logs/research-decay.jsonl", "sample_logs/handwritten.jsonl"]
     narrow = CliRunner().invoke(app, args, env={"COLUMNS": "80"}).stdout.splitlines()
     assert "  first CA301 silent-discriminating-fold: 5 -> 2 (-3) earlier" in narrow
     assert "  inversion onset: 8 -> none disappeared" in narrow
