@@ -7,7 +7,6 @@ from typing import Any
 
 import polars as pl
 
-from compaction_audit.conditions import conditions
 from compaction_audit.cosine import Rebuilt, rebuild
 from compaction_audit.cosine.embed import answer_pending
 from compaction_audit.io.quiet_gc import paused_gc
@@ -251,7 +250,7 @@ def audit_session(session: Session, settings: Settings | None = None,
                 series=series.frame.join(recall.debt, on="ri", how="left").sort("ri")
                 .drop("ri"),
                 findings=findings,
-                conditions=conditions(session, series, settings, ctx.cosine),
+                conditions=ctx.conditions,
                 onsets=onsets(ctx, findings),
                 not_evaluated=notes,
                 limits=[*recall.limits, *ctx.limits],

@@ -28,7 +28,11 @@ DOCS: tuple[tuple[Any, ...], ...] = (
          'salience rises more slowly than its noise between those two rounds is missed. '
          'A loop that purges old offloads by design lowers `distinct_source_spans` at '
          'every purge. With neither logged salience nor span texts to rebuild it, the '
-         'rule is not applicable, and the report says so.'),
+         'rule is not applicable, and the report says so. The rule fires on the '
+         'signature whatever the conditions of validity (seed 000: depth >= 2, a scorer '
+         'that does not penalize depth, continuous eviction); where one fails, its '
+         'finding says so ("but the condition \'eviction is continuous\' fails: this '
+         'loop can drift, not invert").'),
         ('round 21: depth 3, raw_ratio 0.22 (< 0.25), distinct_source_spans 88 -> 81, '
          'query_cosine_retained 0.61 -> 0.63'),
         ('halt compaction and rehydrate: expand the lowest-depth summary with the '

@@ -195,7 +195,20 @@ def test_a_signature_where_a_condition_fails_is_not_called_an_inversion_plainly(
     from compaction_audit.api import audit
     from tests.logs import SAMPLES
 
-    verdict = audit(str(SAMPLES / "faithfulness.jsonl")).verdict()
+    report = audit(str(SAMPLES / "faithfulness.jsonl"))
+    verdict = report.verdict()
     assert "inversion boundary crossed at round 3 (but a condition of inversion fails)" \
         in verdict
     assert "can drift but not invert" not in verdict
+    # the finding says it too, so every format does (usertest17 #3: a summary table,
+    # an ::error annotation and a JUnit case called it an inversion plainly)
+    [ca101] = [f for f in report.findings if f.code == "CA101"]
+    assert ca101.message.startswith(
+        "salience inversion: raw_ratio 0.000 < 0.25, distinct_source_spans 5 -> 0, ")
+    assert ca101.message.endswith(  # (the cosine's values depend on the embedding)
+        " at depth 2; but the condition 'eviction is continuous' fails: this loop can "
+        "drift, not invert")
+    held = audit(str(SAMPLES / "research-decay.jsonl"))  # every condition holds or is
+    assert all(c.status != "fails" for c in held.conditions)  # unknown: no caveat
+    assert [f.message for f in held.findings if f.code == "CA101"][0].endswith(
+        " at depth 3")

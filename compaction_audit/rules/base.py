@@ -17,6 +17,7 @@ from typing import Any, ClassVar, TypeVar
 
 import polars as pl
 
+from compaction_audit.conditions import Condition, conditions
 from compaction_audit.cosine import Rebuilt
 from compaction_audit.limits import Limit
 from compaction_audit.model import Session
@@ -77,6 +78,12 @@ class Context:
     limits: list[Limit] = field(default_factory=list)
     """Checks of the rules that stopped at their cap (issue 11, class 5); the report
     shows each (:attr:`~compaction_audit.report.model.SessionReport.limits`)."""
+
+    @cached_property
+    def conditions(self) -> list[Condition]:
+        """The three conditions of validity of inversion for this session
+        (:func:`compaction_audit.conditions.conditions`; seed 000)."""
+        return conditions(self.session, self.series, self.settings, self.cosine)
 
     @cached_property
     def cosine(self) -> str | None:

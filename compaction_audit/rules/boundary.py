@@ -126,7 +126,10 @@ class SalienceInversion(BoundaryRule):
     salience rises more slowly than its noise between those two rounds is missed. A loop
     that purges old offloads by design lowers ``distinct_source_spans`` at every purge.
     With neither logged salience nor span texts to rebuild it, the rule is not
-    applicable, and the report says so.
+    applicable, and the report says so.  The rule fires on the signature whatever the
+    conditions of validity (seed 000: depth >= 2, a scorer that does not penalize
+    depth, continuous eviction); where one fails, its finding says so ("but the
+    condition 'eviction is continuous' fails: this loop can drift, not invert").
     """
 
     code = "CA101"
@@ -151,11 +154,16 @@ class SalienceInversion(BoundaryRule):
 
     def message(self, v: dict[str, Any], ctx: Context) -> str:
         used = ctx.cosine or "query_cosine_retained"
+        # where a condition of validity fails (seed 000) the signature is drift: every
+        # format says so with the finding, not only the verdict (usertest17 #3)
+        failing = [c.name for c in ctx.conditions if c.status == "fails"]
+        caveat = (f"; but the condition {' and '.join(repr(n) for n in failing)} fails: "
+                  "this loop can drift, not invert" if failing else "")
         return (f"salience inversion: raw_ratio {fmt(v['raw_ratio'])} < "
                 f"{ctx.settings.raw_ratio_floor}, distinct_source_spans "
                 f"{v['distinct_source_spans_before']} -> {v['distinct_source_spans']}, "
                 f"{used} {fmt(v[used + '_before'])} -> "
-                f"{fmt(v[used])} at depth {v['summary_depth_max']}")
+                f"{fmt(v[used])} at depth {v['summary_depth_max']}{caveat}")
 
 
 @register
