@@ -358,5 +358,11 @@ class SummaryMajority(BoundaryRule):
         return out
 
     def message(self, v: dict[str, Any], ctx: Context) -> str:
+        n = ctx.settings.sustain  # with sustain > 1 the finding is at the nth round of
+        if n == 1:  # the run, not the first: "for the first time" was untrue (usertest17)
+            return (f"summary tokens {v['summary_tokens']} exceed raw tokens "
+                    f"{v['raw_tokens']} for the first time (raw_ratio "
+                    f"{fmt(v['raw_ratio'])})")
         return (f"summary tokens {v['summary_tokens']} exceed raw tokens "
-                f"{v['raw_tokens']} for the first time (raw_ratio {fmt(v['raw_ratio'])})")
+                f"{v['raw_tokens']} (raw_ratio {fmt(v['raw_ratio'])}), {n} rounds in a row "
+                f"(sustain {n}): they first did {n - 1} round(s) before this one")
