@@ -210,5 +210,5 @@ def test_a_signature_where_a_condition_fails_is_not_called_an_inversion_plainly(
         "drift, not invert")
     held = audit(str(SAMPLES / "research-decay.jsonl"))  # every condition holds or is
     assert all(c.status != "fails" for c in held.conditions)  # unknown: no caveat
-    assert [f.message for f in held.findings if f.code == "CA101"][0].endswith(
+    assert next(f.message for f in held.findings if f.code == "CA101").endswith(
         " at depth 3")

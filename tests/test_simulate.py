@@ -6,7 +6,9 @@ The preset properties are checked with the independent pure-Python reference ser
 
 from __future__ import annotations
 
+import json
 import math
+import re
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -339,7 +341,31 @@ def test_command_writes_the_preset(tmp_path: Path) -> None:
     )
     assert result.exit_code == 0, result.output
     write_session(replace(PRESETS["research-no-decay"], rounds=5), tmp_path / "ref.jsonl")
-    assert out.read_bytes() == (tmp_path / "ref.jsonl").read_bytes()
+    head, *rounds = out.read_bytes().splitlines()
+    ref_head, *ref_rounds = (tmp_path / "ref.jsonl").read_bytes().splitlines()
+    assert rounds == ref_rounds
+    # the session record says how the run was made: its own id, the parameters set
+    # over the preset's (usertest17 #5: every run was session "research-no-decay")
+    session = json.loads(head)
+    assert session["simulator"] == {"seed": 30, "enforce_provenance": False,
+                                    "overrides": {"rounds": 5}}
+    assert re.fullmatch(r"research-no-decay-[0-9a-f]{8}", session["session_id"])
+    assert {k: v for k, v in session.items() if k not in ("simulator", "session_id")} == {
+        k: v for k, v in json.loads(ref_head).items() if k not in ("simulator", "session_id")}
+
+
+def test_each_parameter_set_is_a_session_of_its_own(tmp_path: Path) -> None:
+    def session(*args: str) -> dict[str, Any]:
+        out = tmp_path / "s.jsonl"
+        assert CliRunner().invoke(_app(), ["simulate", "-o", str(out), *args]).exit_code == 0
+        return dict(json.loads(out.read_bytes().splitlines()[0]))
+
+    same = session("--rounds", "10")
+    assert session("--rounds", "10") == same
+    assert session("--rounds", "10", "--seed", "7")["session_id"] != same["session_id"]
+    # the preset as it is (a value equal to the preset's changes nothing): its own name
+    assert session("--rounds", "40")["session_id"] == "research-decay"
+    assert "overrides" not in session()["simulator"]
 
 
 @pytest.mark.parametrize(

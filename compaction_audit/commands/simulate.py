@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import replace
 from enum import StrEnum
 from pathlib import Path
@@ -52,8 +53,14 @@ def build_params(preset: str, **overrides: Any) -> SimParams:
         raise typer.BadParameter(
             f"unknown preset {preset!r} (known: {', '.join(PRESETS)})", param_hint="--preset"
         )
-    changes = {name: value for name, value in overrides.items() if value is not None}
-    params = replace(PRESETS[preset], **changes)
+    base = PRESETS[preset]
+    changes = {name: value for name, value in overrides.items()
+               if value is not None and value != getattr(base, name)}
+    params = replace(base, **changes)
+    if changes:  # another run than the preset's: its own session id, its parameters
+        said = tuple(sorted(changes.items()))  # written down (usertest17 #5: two runs
+        digest = hashlib.sha256(repr(said).encode()).hexdigest()[:8]  # were one session)
+        params = replace(params, overrides=said, session_id=f"{base.session_id}-{digest}")
     if "spans_per_round" in changes and params.spans_jitter > params.spans_per_round:
         params = replace(params, spans_jitter=params.spans_per_round)
     try:

@@ -613,6 +613,7 @@ def session_record(params: SimParams) -> dict[str, Any]:
         "simulator": {
             "seed": params.seed,
             "enforce_provenance": params.enforce_provenance,
+            **({"overrides": dict(params.overrides)} if params.overrides else {}),
         },
     }
 

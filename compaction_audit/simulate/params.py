@@ -172,6 +172,10 @@ class SimParams:
     session_id: str = "research-decay"
     """Free-text ``session_id`` of the session record."""
 
+    overrides: tuple[tuple[str, object], ...] = ()
+    """The parameters set over the preset's (``simulate --seed 7``: ``(("seed", 7),)``),
+    written in the session record's ``simulator`` so that a run says how it was made."""
+
     task_query: str = (
         "Synthesize recent findings on retrieval for long-context agents and "
         "recommend a deployment configuration for the retrieval service."
