@@ -387,6 +387,17 @@ def _one_session_per_trace(read: list[Entry], path: Path) -> None:
                 "trace; make it again with 'compaction-audit baseline create'")
 
 
+def pruned(report: Report, baseline: dict[str, Entry]) -> list[Entry]:
+    """The entries of ``baseline`` less those that no longer occur in ``report`` (a
+    report :func:`apply` made with this baseline: its sessions' ``stale`` entries),
+    each kept entry as it was: what ``baseline prune`` writes.  A finding the baseline
+    does not hold, or a fold that now loses more facts, adds nothing: regenerating the
+    baseline to drop a fixed finding accepted every new one with it (usertest17 #7)."""
+    gone = {e["fingerprint"] for s in report.sessions
+            for e in (s.extra.get("baseline") or {}).get("stale", ())}
+    return [e for fp, e in baseline.items() if fp not in gone]
+
+
 def _shown(e: Entry) -> dict[str, str]:
     """An entry as a report lists it: without its facts' digests, session and rounds."""
     return {k: v for k, v in asdict(e).items() if k not in ("facts", "session", "rounds")}

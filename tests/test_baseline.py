@@ -211,3 +211,35 @@ def test_the_baseline_is_read_once_whatever_the_number_of_traces(traces: Path) -
     assert Counted.scans == 1
     assert [s.extra["baseline"]["suppressed"] for s in out.sessions] == [0, 6] * 5
     assert [len(s.extra["baseline"]["stale"]) for s in out.sessions] == [0, 1] * 5
+
+
+def test_prune_drops_what_no_longer_occurs_and_adds_nothing(traces: Path) -> None:
+    """usertest17 #7: the only way to drop a fixed finding's entry was to make the
+    baseline again, which accepted every new finding with it."""
+    assert run("baseline", "create", "traces", "-o", "b.json", "--jobs", "1").exit_code == 0
+    # drift.jsonl's CA104 and CA105 are fixed (the trace now ends at round 3: only the
+    # ungrounded summary is left), and a new trace fails
+    dump(drift_records()[:4], traces / "traces" / "drift.jsonl")
+    dump(gained_records(), traces / "traces" / "gained.jsonl")
+    before = run("audit", "traces", "--baseline", "b.json", "-f", "json", "--jobs", "1")
+    stale = [(e["code"], e["key"]) for s in json.loads(before.stdout)["sessions"]
+             for e in s["baseline"]["stale"]]
+    assert stale == [("CA104", "episode:0"), ("CA105", "episode:0")]
+    pruned = run("baseline", "prune", "b.json", "traces", "-o", "p.json", "--jobs", "1")
+    assert pruned.exit_code == 0, pruned.output
+    assert pruned.stderr.startswith(
+        "compaction-audit: baseline p.json: 2 of 3 entries dropped (no longer occur), 1 "
+        "kept; ")
+    assert "finding(s) the baseline does not hold were not added" in pruned.stderr
+    doc = json.loads((traces / "p.json").read_text())
+    assert [(e["trace"], e["code"], e["key"]) for e in doc["findings"]] == [
+        ("traces/drift.jsonl", "CA201", "episode:0")]
+    old = {e["fingerprint"]: e for e in json.loads((traces / "b.json").read_text())["findings"]}
+    assert all(old[e["fingerprint"]] == e for e in doc["findings"])  # kept as they were
+    # the new trace still fails against the pruned baseline; the fixed ones are gone
+    after = run("audit", "traces", "--baseline", "p.json", "-f", "json", "--jobs", "1")
+    assert after.exit_code == 1
+    assert all(not s["baseline"]["stale"] for s in json.loads(after.stdout)["sessions"])
+    # the baseline itself is no output
+    same = run("baseline", "prune", "b.json", "traces", "-o", "b.json")
+    assert same.exit_code == 2

@@ -1,9 +1,10 @@
-"""``compaction-audit baseline create``: record today's findings for ``audit --baseline``."""
+"""``compaction-audit baseline create`` (record today's findings for ``audit --baseline``)
+and ``baseline prune`` (drop the entries that no longer occur)."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -29,6 +30,10 @@ from compaction_audit.commands.audit import (
 from compaction_audit.commands.common import fail, output_path, say, write_bytes
 from compaction_audit.errors import AuditError
 from compaction_audit.report.safe import JSON
+
+if TYPE_CHECKING:
+    from compaction_audit.baseline import Entry
+    from compaction_audit.report.model import Report
 
 baseline_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None,
                             help="Record the current findings so "
@@ -67,31 +72,111 @@ def baseline_create(
     Exit 0 when written; 2 when a trace is unreadable, and nothing is written.
     """
     from compaction_audit import baseline as bl
+
+    eff = _options(config, isolated, window, sustain, set_, select, ignore, extend_select,
+                   severity)
+    report, inputs, _ = _audited(paths, output, None, eff, lenient, jobs, exclude)
+    entries = bl.entries(report)
+    shown = _write(bl.dumps(entries), output, inputs)
+    findings = sum(len(s.findings) for s in report.sessions)
+    holding = sum(1 for s in report.sessions if s.findings)
+    say(f"baseline {shown}: {len(entries)} entries for {findings} finding(s) in "
+        f"{holding} of {len(report.sessions)} trace(s)")
+
+
+def _options(*given: Any) -> Any:
+    """:func:`effective_options` of a ``baseline`` command's options (in its order:
+    config, isolated, window, sustain, set, select, ignore, extend-select, severity),
+    a usage error its one line."""
+    config, isolated, *rest = given
+    try:
+        return effective_options(config, isolated, None, *rest)
+    except AuditError as exc:
+        fail(str(exc))
+
+
+def _audited(paths: list[str], output: Path, baseline: Path | None, eff: Any,
+             lenient: bool, jobs: int | None, exclude: list[str] | None
+             ) -> tuple[Report, list[str], dict[str, Entry]]:
+    """The traces of ``paths`` audited as 'audit' does (against ``baseline`` when
+    given), the files the run read, which ``output`` may not name, and the baseline's
+    entries (empty without one).  Exits 2 with
+    one line for a usage error or an unreadable trace: a baseline of an incomplete run
+    would hide findings."""
+    from compaction_audit import baseline as bl
     from compaction_audit.outfile import refuse_same_file, refuse_same_stderr, refuse_same_stdout
 
     try:
-        eff = effective_options(config, isolated, None, window, sustain, set_, select,
-                                ignore, extend_select, severity)
-        traces = found_traces(paths, exclude,
+        traces = found_traces(paths, exclude, own=(baseline,),
                               writes=None if str(output) == "-" else output)
-        inputs = input_files(traces.traces, eff.config_path)
+        inputs = input_files(traces.traces, baseline, eff.config_path)
         if str(output) != "-":
             refuse_same_file(str(output), inputs)
             refuse_same_stderr(inputs)
         else:
             refuse_same_stdout(inputs)
+        old = bl.load(baseline) if baseline is not None else {}
         report = run_audit(traces.traces, eff, lenient, jobs, traces.unreadable)
+        if baseline is not None:
+            report = bl.apply(report, old, str(baseline))
     except AuditError as exc:
         fail(str(exc))
     if report.errors:
         say_not_logs(report.errors, paths)
         fail(f"{report.errors[0]} (baseline not written; {len(report.errors)} unreadable "
              "trace(s))")
-    entries = bl.entries(report)
-    to_stdout = str(output) == "-"  # as for convert and simulate (adv16: a file named -)
-    write_bytes(bl.dumps(entries), None if to_stdout else output, JSON, inputs)
-    findings = sum(len(s.findings) for s in report.sessions)
-    shown = "(standard output)" if to_stdout else output
-    holding = sum(1 for s in report.sessions if s.findings)
-    say(f"baseline {shown}: {len(entries)} entries for {findings} finding(s) in "
-        f"{holding} of {len(report.sessions)} trace(s)")
+    return report, inputs, old
+
+
+def _write(data: bytes, output: Path, inputs: list[str]) -> str:
+    """Write the baseline ``data`` to ``output`` ('-': standard output, as for convert
+    and simulate: adv16, a file named -); returns how to name it in the stderr line."""
+    to_stdout = str(output) == "-"
+    write_bytes(data, None if to_stdout else output, JSON, inputs)
+    return "(standard output)" if to_stdout else str(output)
+
+
+@baseline_app.command("prune")
+def baseline_prune(
+    baseline: Annotated[Path, typer.Argument(
+        metavar="BASELINE", help="The baseline file to prune.", show_default=False)],
+    paths: Annotated[list[str], typer.Argument(
+        metavar="PATH", help="Trace files, directories or glob patterns, as given to 'audit'.",
+        show_default=False)],
+    output: Annotated[Path, typer.Option("--output", "-o", metavar="FILE", parser=output_path,
+                                         help="Where to write the pruned baseline (JSON); "
+                                              "- for standard output.")],
+    lenient: LenientOpt = False,
+    window: WindowOpt = None,
+    sustain: SustainOpt = None,
+    set_: SetOpt = None,
+    config: ConfigOpt = None,
+    isolated: IsolatedOpt = False,
+    select: SelectOpt = None,
+    ignore: IgnoreOpt = None,
+    extend_select: ExtendSelectOpt = None,
+    severity: SeverityOpt = None,
+    jobs: JobsOpt = None,
+    exclude: ExcludeOpt = None,
+) -> None:
+    """Audit the traces against BASELINE with the same options as 'audit' and write
+    BASELINE less the entries that no longer occur (fixed findings) to the --output FILE
+    ('-': standard output): a finding BASELINE does not hold is not added, and an
+    entry is kept as it was.  One line on standard error says how many entries were
+    dropped.  The output may not be BASELINE itself: write another file and replace
+    it in the commit that drops them.
+
+    Exit 0 when written; 2 when a trace is unreadable, and nothing is written.
+    """
+    from compaction_audit import baseline as bl
+
+    eff = _options(config, isolated, window, sustain, set_, select, ignore, extend_select,
+                   severity)
+    report, inputs, old = _audited(paths, output, baseline, eff, lenient, jobs, exclude)
+    kept = bl.pruned(report, old)
+    shown = _write(bl.dumps(kept), output, inputs)
+    new = sum(len(s.findings) for s in report.sessions)
+    say(f"baseline {shown}: {len(old) - len(kept)} of {len(old)} entries dropped (no "
+        f"longer occur), {len(kept)} kept" + (
+            f"; {new} finding(s) the baseline does not hold were not added (audit "
+            "--baseline lists them)" if new else ""))
