@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import select
+import shutil
 import stat
 import threading
 import time
@@ -17,7 +18,7 @@ from typing import Any
 import pytest
 
 from tests.gate_app import drift_records, run
-from tests.logs import dump
+from tests.logs import SAMPLES, dump
 
 
 @pytest.fixture
@@ -259,3 +260,27 @@ def test_dash_output_is_standard_output_in_every_command(
     assert result.stdout.startswith("{") and not (tmp_path / "-").exists()
     run(*args, "-o", "./-")
     assert (tmp_path / "-").read_text().startswith("{")
+
+
+@pytest.mark.parametrize(("args", "note"), [
+    (["audit", "T", "-o", "r.json.gz", "-q"],
+     "compaction-audit: -o r.json.gz holds the text report (--format text); its name says "
+     "json: add --format json for that\n"),
+    (["audit", "T", "-o", "r.html", "-f", "sarif"],
+     "compaction-audit: -o r.html holds the sarif report (--format sarif); its name says "
+     "html: add --format html for that\n"),
+    (["diff", "T", "T", "-o", "d.json"],
+     "compaction-audit: -o d.json holds the text report (--format text); its name says "
+     "json: add --format json for that\n"),
+    (["audit", "T", "-o", "r.sarif.zst", "-f", "sarif"], ""),
+    (["audit", "T", "-o", "report", "-q"], ""),
+])
+def test_an_output_named_for_another_format_is_said(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, args: list[str], note: str) -> None:
+    """usertest17 #8: -o report.json.gz with no --format wrote a gzipped text report,
+    with no word."""
+    monkeypatch.chdir(tmp_path)
+    shutil.copy(SAMPLES / "handwritten.jsonl", "t.jsonl")
+    result = run(*[("t.jsonl" if a == "T" else a) for a in args])
+    assert result.exit_code in (0, 1), result.output
+    assert result.stderr == note

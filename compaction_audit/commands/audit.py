@@ -45,6 +45,26 @@ class AuditFormat(StrEnum):
     html = "html"
 
 
+NAMED_FORMATS = {".json": "json", ".sarif": "sarif", ".xml": "junit", ".html": "html",
+                 ".htm": "html", ".md": "markdown", ".txt": "text"}
+"""The format an ``-o`` name's ending says (before ``.gz`` or ``.zst``)."""
+
+
+def format_note(output: Path | None, fmt: str) -> str | None:
+    """A note when the ``-o`` name says another format than the report's
+    (``report.json.gz`` with no ``--format``: a text report in a file every reader
+    takes for JSON; usertest17 #8), else None.  The report is what ``--format`` says:
+    the name is not read as an option."""
+    if output is None:
+        return None
+    name = output.name.lower().removesuffix(".gz").removesuffix(".zst")
+    said = NAMED_FORMATS.get(Path(name).suffix)
+    if said is None or said == fmt:
+        return None
+    return (f"-o {output.name} holds the {fmt} report (--format {fmt}); its name says "
+            f"{said}: add --format {said} for that")
+
+
 # readable=False: click's own check of a Path is a 4-line usage error; the file is
 # opened by config.load_config / baseline.load, whose error is one line (issue 11, F7).
 ConfigOpt = Annotated[Path | None, typer.Option(
@@ -464,6 +484,8 @@ def audit_command(
             refuse_same_stderr(inputs)
         else:
             refuse_same_stdout(inputs)
+        if (note := format_note(output, fmt.value)) is not None:
+            say(note)  # before the work: a CI log shows it above the report's lines
         report = run_audit(traces.traces, eff, lenient, jobs, traces.unreadable,
                            on_ray(ray_address, traces.sizes) if engine is Engine.ray else None)
         if baseline is not None:

@@ -16,12 +16,14 @@ from compaction_audit.commands.audit import (
     SustainOpt,
     WindowOpt,
     effective_options,
+    format_note,
     require_rules,
 )
 from compaction_audit.commands.common import (
     fail,
     output_console,
     output_path,
+    say,
     stdout_or,
     write_bytes,
 )
@@ -108,6 +110,8 @@ def diff_command(
             refuse_same_stderr(inputs)
         else:
             refuse_same_stdout(inputs)
+        if (note := format_note(output, fmt.value)) is not None:
+            say(note)  # the name says another format than the report's (usertest17 #8)
         base, cand = (audited(audit_or_isolated(path, eff.settings, lenient, eff.rules,
                                                 eff.severity))
                       for path in (baseline, candidate))  # a child each under ulimit -v
