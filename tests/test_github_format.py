@@ -104,7 +104,9 @@ def test_a_run_of_many_traces_shares_each_kind_s_ten_slots(tmp_path: Path) -> No
     assert errors[-1].endswith(
         "::27 more error episode(s) in 12 traces: CA201 x3, CA301 x12, CA303 x12; the job "
         "summary and the text, JSON or SARIF reports list them")
-    assert "file=" in errors[-1] and "/t09.jsonl," in errors[-1]  # the first left out
+    # of 12 traces: no file, no line (usertest17 #9: it sat on t09's first round, a
+    # finding there to a pull request's reader)
+    assert errors[-1].startswith("::error title=27 more error episode(s)::")
     # the failing traces no slot was left for are named, plainly (adv37)
     lines = out.splitlines()
     assert lines[-2] == (

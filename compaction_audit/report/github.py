@@ -108,7 +108,8 @@ def _episode_command(path: str, run: list[Finding],
 class _Note(NamedTuple):
     """One annotation that may get a slot: its command line, what the summary of the
     rest counts it as (a rule code, or a gap's title), whether it is an episode, and
-    where it points (the summary annotation points at the first one left out)."""
+    where it points (the summary annotation names the file of the first one left out
+    when all are of one trace)."""
 
     line: str
     counted: str
@@ -118,15 +119,18 @@ class _Note(NamedTuple):
 
 
 def _rest_command(kind: str, first: _Note, rest: list[_Note], traces: int) -> str:
-    """The summary annotation of the annotations of one kind that got no slot, at
-    ``first``, the first of them in the turn order."""
+    """The summary annotation of the annotations of one kind that got no slot: at the
+    file of ``first`` (the first of them in the turn order) when they are of one trace,
+    at no file and no line when they are of several."""
     by_what = Counter(n.counted for n in rest)
     counted = ", ".join(f"{what} x{n}" for what, n in sorted(by_what.items()))
     noun = "episode(s)" if all(n.episode for n in rest) else "annotation(s)"
     where = "this trace" if traces == 1 else f"{traces} traces"
+    # on one trace: its file, no line; on several: no file (usertest17 #9: pinned to
+    # the first one left out, it read in a pull request as a finding on that line)
+    place = {"file": first.file} if traces == 1 else {}
     return command(kind, f"{len(rest)} more {kind} {noun} in {where}: {counted}; the job "
-                   "summary and the text, JSON or SARIF reports list them",
-                   file=first.file, **({"line": first.at} if first.at > 0 else {}),
+                   "summary and the text, JSON or SARIF reports list them", **place,
                    title=f"{len(rest)} more {kind} {noun}")
 
 
