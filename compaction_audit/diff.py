@@ -327,8 +327,9 @@ def finding_units(r: SessionReport) -> dict[tuple[str, str], Occurrence]:
       unit, under the code of its most severe finding (ties: the lowest code).
     - Any other finding with an ``entity`` belongs to the unit
       ``(code, "entity:<entity>")``: every round at which that rule fired about that
-      item; one about what a summary states, to one unit per claim or flip
-      (``entity:<summary>#claim:<kind>:<text>``, :func:`stated_units`).
+      item; one about what a summary states, to one unit per claim or flip, by what
+      it states (``claim:<kind>:<text>``, ``flip:<kind>:<text>``: :func:`stated_units`),
+      not by the summary's id, which is local to its run.
     - Otherwise to ``(code, "episode:<n>")``: the n-th (1-based) episode of that rule,
       an episode being a run of findings of the rule at consecutive round records
       (consecutive in the log, so skipped round numbers do not split an episode).
@@ -349,8 +350,10 @@ def finding_units(r: SessionReport) -> dict[tuple[str, str], Occurrence]:
             by_lost.setdefault(key, []).append(f)
     for f in r.findings:
         if f.entity is not None and not keys_of[id(f)]:
-            for unit in stated_units(f) or [""]:  # each claim or flip a unit (adv27 F1)
-                key = f"entity:{f.entity}" + (f"#{unit}" if unit else "")
+            # each claim or flip a unit (adv27 F1), by what is stated, not by the
+            # summary's id, local to its run as a fold's is (usertest17: one claim was
+            # "new" and "resolved" across two runs)
+            for key in stated_units(f) or [f"entity:{f.entity}"]:
                 by_entity.setdefault((f.code, key), []).append(f)
         elif f.entity is None:
             plain.setdefault(f.code, []).append(f)

@@ -13,6 +13,7 @@ from compaction_audit.report.model import Report
 from compaction_audit.rules import Finding, Severity
 from tests.gate_app import clean_records, drift_records, gained_records, run
 from tests.logs import SAMPLES, dump
+from tests.test_formats import check_schemas
 
 
 @pytest.fixture
@@ -240,6 +241,14 @@ def test_prune_drops_what_no_longer_occurs_and_adds_nothing(traces: Path) -> Non
     after = run("audit", "traces", "--baseline", "p.json", "-f", "json", "--jobs", "1")
     assert after.exit_code == 1
     assert all(not s["baseline"]["stale"] for s in json.loads(after.stdout)["sessions"])
+    # SARIF says which entries no longer occur too (usertest17: only text did)
+    sarif = json.loads(run("audit", "traces", "--baseline", "b.json", "-f", "sarif",
+                           "--jobs", "1").stdout)
+    check_schemas(sarif)
+    notes = [n["message"]["text"] for n in
+             sarif["runs"][0]["invocations"][0]["toolExecutionNotifications"]]
+    assert ("baseline entry no longer occurs: traces/drift.jsonl CA104 compaction-drift "
+            "episode:0") in notes
     # the baseline itself is no output
     same = run("baseline", "prune", "b.json", "traces", "-o", "b.json")
     assert same.exit_code == 2

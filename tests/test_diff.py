@@ -602,3 +602,18 @@ def test_at_80_columns_onsets_and_series_are_lists_with_every_name_whole(
     assert any(x.startswith(" first CA301 silent-discriminating-fold │        5 │")
                for x in wide)
     assert any(x.startswith("query_cosine_retained  baseline    ▁▁▁▂") for x in wide)
+
+
+def test_a_claim_stated_by_summaries_of_other_ids_persists(tmp_path: Path) -> None:
+    """usertest17: one unsupported claim, stated by summary t1.237 in one run and by
+    t1.59 in the other, was "new" and "resolved" at once: summary ids are local to a
+    run, as fold ids are."""
+    lines = (SAMPLES / "faithfulness.jsonl").read_text(encoding="utf-8").splitlines()
+    renamed = [line.replace('"c2"', '"c9"') for line in lines]
+    base, cand = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    base.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    cand.write_text("\n".join(renamed) + "\n", encoding="utf-8")
+    d = diff_reports(audit(str(base)), audit(str(cand)))
+    claims = [x.key for x in d.by_status("persisting") if x.code == "CA305"]
+    assert claims and all(k.startswith("claim:") for k in claims)
+    assert not [x for x in d.by_status("new") + d.by_status("resolved") if x.code == "CA305"]

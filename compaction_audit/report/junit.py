@@ -23,14 +23,16 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 from collections.abc import Iterable
+from typing import Any
 
+from compaction_audit.baseline import grown_findings
 from compaction_audit.errors import LogError
 from compaction_audit.report.bounded import EPISODES_PER_RULE
 from compaction_audit.report.formats import RenderOptions, rules_of
 from compaction_audit.report.gaps import gap_cases, gaps_fail
 from compaction_audit.report.model import Report, SessionReport, fails, line_at, lines_span
 from compaction_audit.report.safe import printable
-from compaction_audit.report.summary import episodes
+from compaction_audit.report.summary import episodes, grown_prefix
 from compaction_audit.rules.base import Finding, Rule
 
 
@@ -45,34 +47,37 @@ def xml_lines(lines: Iterable[object]) -> str:
     return "\n".join(xml_text(line) for line in lines)
 
 
-def _episode_text(run: list[Finding]) -> str:
+def _episode_text(run: list[Finding], grown: dict[int, dict[str, Any]] | None = None) -> str:
     """One episode: where (rounds, lines, findings), severity, the first message (and
-    the last one when it differs), the action."""
+    the last one when it differs), the action; a baselined finding that now loses more
+    (``grown``: :func:`~compaction_audit.baseline.grown_findings`) says that first."""
     f, last = run[0], run[-1]
     rounds = len({x.round for x in run})
     several = f", {len(run)} findings" if len(run) > 1 else ""
     lines_of = lines_span(f.line, f.line_file, last.line, last.line_file, str)
     where = (f"round {f.round} ({line_at(f.line, f.line_file, str)}{several})" if rounds == 1
              else f"rounds {f.round}-{last.round} ({lines_of}{several})")
-    lines = [f"{where} {f.severity.value}: {f.message}"]
+    lines = [f"{where} {f.severity.value}: {grown_prefix(grown or {}, f)}{f.message}"]
     if last.message != f.message:
         lines.append(f"  last: {last.message}")
     return xml_lines([*lines, f"  action: {f.action}"])
 
 
-def _episodes_text(found: list[Finding], show_all: bool) -> str:
+def _episodes_text(found: list[Finding], show_all: bool,
+                   grown: dict[int, dict[str, Any]]) -> str:
     """The episodes of ``found`` (one rule's findings), at most
     :data:`~compaction_audit.report.bounded.EPISODES_PER_RULE` unless ``show_all``."""
     runs = list(episodes(found)) if not show_all else [[f] for f in found]
     shown = runs if show_all else runs[:EPISODES_PER_RULE]
-    text = [_episode_text(run) for run in shown]
+    text = [_episode_text(run, grown) for run in shown]
     if len(runs) > len(shown):
         text.append(f"and {len(runs) - len(shown)} more episodes (--all lists them)")
     return "\n".join(text)
 
 
 def _case(parent: ET.Element, s: SessionReport, code: str, name: str, found: list[Finding],
-          fail_on: str, show_all: bool, unjudged: str | None = None) -> bool:
+          fail_on: str, show_all: bool, unjudged: str | None = None,
+          grown: dict[int, dict[str, Any]] | None = None) -> bool:
     """The test case of rule ``code`` in trace ``s``: a failure for its findings
     ``found`` at or above ``fail_on``, skipped when it judged nothing (``unjudged``, the
     reason: :meth:`SessionReport.unjudged_rules`), else passed.  Returns whether it
@@ -91,9 +96,9 @@ def _case(parent: ET.Element, s: SessionReport, code: str, name: str, found: lis
         failure = ET.SubElement(case, "failure", type=failing[0].severity.value,
                                 message=f"{len(failing)} finding(s) of {name} at "
                                         f"round(s) {rounds}{more}")
-        failure.text = _episodes_text(failing, show_all)
+        failure.text = _episodes_text(failing, show_all, grown or {})
     if rest:
-        ET.SubElement(case, "system-out").text = _episodes_text(rest, show_all)
+        ET.SubElement(case, "system-out").text = _episodes_text(rest, show_all, grown or {})
     if not found and unjudged:  # a rule that judged no round is skipped, not passed
         ET.SubElement(case, "skipped", message=xml_text(unjudged))
     return bool(failing)
@@ -118,8 +123,9 @@ def _session_suite(root: ET.Element, s: SessionReport, rules: list[Rule], fail_o
     by_code: dict[str, list[Finding]] = {}
     for f in s.findings:
         by_code.setdefault(f.code, []).append(f)
+    grown = grown_findings(s)  # baselined fold findings that now lose more (usertest17)
     failures = sum(_case(suite, s, code, name, by_code.get(code, []), fail_on, show_all,
-                         unjudged.get(code))
+                         unjudged.get(code), grown)
                    for code, name in cases.items())
     if s.skipped:  # --lenient: the records it skipped, as one errored case
         case = ET.SubElement(suite, "testcase", classname=xml_text(s.path),

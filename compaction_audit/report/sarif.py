@@ -49,7 +49,7 @@ from compaction_audit.report.formats import RenderOptions, rules_of
 from compaction_audit.report.gaps import gaps, gaps_fail
 from compaction_audit.report.model import Report, SessionReport, line_path
 from compaction_audit.report.safe import clip_tree, json_safe, printable
-from compaction_audit.report.summary import grown_prefix, worst_first
+from compaction_audit.report.summary import grown_prefix, stale_lines, worst_first
 from compaction_audit.ruledoc import help_text, rule_doc, rule_markdown
 from compaction_audit.rules.base import Rule
 
@@ -187,6 +187,8 @@ def render_sarif(report: Report, opts: RenderOptions) -> bytes:
                                            "[[suppress]] of the configuration"},
                        "locations": [location(s.path, 0)]}
                       for s in report.sessions if s.suppressed()]
+    notifications += [{"level": "note", "message": {"text": printable(line)}}  # the
+                      for line in stale_lines(report, opts.show_all)]  # baseline's (usertest17)
     notifications += omitted_all  # episodes beyond EPISODES_PER_RULE, counted
     run = {
         "tool": {"driver": {"name": "compaction-audit", "version": __version__,
