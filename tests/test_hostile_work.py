@@ -195,7 +195,10 @@ def test_openhands_event_id_reused_then_forgotten_often_in_linear_work(
         assert rounds[0]["evicted"] == [s["id"] for s in rounds[0]["spans"]]
         assert len(rounds) == n
         assert not any("evicted" in r for r in rounds[1:])
-        assert [r["compaction"]["messages_removed"] for r in rounds] == [1] * n
+        # the later ones fold nothing: none removed, and could not be checked (adv65)
+        assert [r["compaction"]["messages_removed"] for r in rounds] == [1] + [0] * (n - 1)
+        assert "unchecked" not in rounds[0]["compaction"]
+        assert all("unchecked" in r["compaction"] for r in rounds[1:])
     # before: each condensation walked every span event 1 ever had
     assert lines[2000] < 2.5 * lines[1000]
 
