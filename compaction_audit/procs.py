@@ -53,7 +53,8 @@ def die_with_parent(parent: int) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     unblock = getattr(signal, "pthread_sigmask", None)
     if unblock is not None:  # blocked by submit_all while this worker started
-        unblock(signal.SIG_UNBLOCK, {signal.SIGTERM})
+        unblock(signal.SIG_UNBLOCK, {signal.SIGTERM, *([signal.SIGHUP] if hasattr(
+            signal, "SIGHUP") else [])})
     armed = False
     if sys.platform.startswith("linux"):
         try:
@@ -139,6 +140,16 @@ def worker_pool(workers: int, started: Any = None) -> Iterator[ProcessPoolExecut
                 signal.signal(signal.SIGTERM, previous)
 
 
+def _stop_signals() -> tuple[int, ...]:
+    """The signals that stop a run: SIGINT, SIGTERM and, unless ignored (``nohup``),
+    SIGHUP, which the CLI handles as SIGTERM (:mod:`compaction_audit.stopline`): left
+    unblocked, a SIGHUP cut a starting worker's start data short and the worker
+    printed an ``EOFError`` traceback (CI under load)."""
+    hangup = getattr(signal, "SIGHUP", None)
+    keep = hangup is not None and signal.getsignal(hangup) is not signal.SIG_IGN
+    return (signal.SIGINT, signal.SIGTERM, *((hangup,) if keep else ()))
+
+
 def submit_all(pool: ProcessPoolExecutor, fn: Callable[..., T],
                jobs: list[tuple[Any, ...]]) -> list[Future[T]]:
     """``pool.submit(fn, *args)`` for each ``args`` of ``jobs``, in order, with SIGINT
@@ -155,12 +166,12 @@ def submit_all(pool: ProcessPoolExecutor, fn: Callable[..., T],
     start.  So the main thread's Python handlers are deferred too: a SIGINT or SIGTERM
     arriving meanwhile is recorded and raised again once the submissions are done."""
     block = getattr(signal, "pthread_sigmask", None)
-    old = (block(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM}) if block is not None
-           else None)
+    stops = _stop_signals()
+    old = block(signal.SIG_BLOCK, set(stops)) if block is not None else None
     pending: list[int] = []
     handlers: dict[int, Any] = {}
     if threading.current_thread() is threading.main_thread():
-        for sig in (signal.SIGINT, signal.SIGTERM):
+        for sig in stops:
             handlers[sig] = signal.signal(sig, lambda n, _f: pending.append(n))
     try:
         return [pool.submit(fn, *args) for args in jobs]

@@ -46,7 +46,7 @@ class AuditFormat(StrEnum):
 
 
 NAMED_FORMATS = {".json": "json", ".sarif": "sarif", ".xml": "junit", ".html": "html",
-                 ".htm": "html", ".md": "markdown", ".txt": "text"}
+                 ".htm": "html", ".md": "markdown"}
 """The format an ``-o`` name's ending says (before ``.gz`` or ``.zst``)."""
 
 
