@@ -187,3 +187,25 @@ def test_a_cluster_that_stops_answering_is_one_line(traces: list[str]) -> None:
         "--engine ray")
     assert fake.killed == [0]  # the worker started is still killed
 
+
+
+def test_a_bug_met_on_one_trace_is_its_line_and_the_rest_are_audited(
+        traces: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """adv66 #2: the worker caught only LogError, so a bug met on one trace ended the
+    whole Ray run with one "internal error" line and no report, where the local pool
+    gives that trace its line and audits the others."""
+    from compaction_audit import api
+
+    real = api.audit
+
+    def buggy(path: str, *args: Any, **kwargs: Any) -> Any:
+        if path == traces[2]:
+            raise KeyError("injected bug")
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(api, "audit", buggy)
+    results, _ = _run(FakeRay(cpus=1, memory=64 * GIB), traces, dict.fromkeys(traces, 100))
+    errors = [r for r in results if isinstance(r, LogError)]
+    assert [e.path for e in errors] == [traces[2]]
+    assert "internal error: KeyError: 'injected bug'" in str(errors[0])
+    assert sum(isinstance(r, SessionReport) for r in results) == 4
