@@ -89,8 +89,12 @@ def trace_key(path: str) -> str:
     """``path`` normalized with ``/``, relative to the working directory when under it.
     A path with a ``..`` component is resolved first: ``link/../t.jsonl`` is beside
     the folder ``link`` names, not ``t.jsonl``, and normalizing it by its letters made
-    the baseline of one file apply to another (adv19a F5)."""
-    if path == "-":
+    the baseline of one file apply to another (adv19a F5).  An object storage URL is
+    kept as given: its key is no path (``s3://b/a/../x.jsonl`` and ``s3://b/x.jsonl``
+    are two objects, and the scheme's ``//`` lost a slash; adv66 #5)."""
+    from compaction_audit.io.remote import is_url
+
+    if path == "-" or is_url(path):
         return path
     if ".." in path.replace(os.sep, "/").split("/"):
         path = os.path.realpath(path)

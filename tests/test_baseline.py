@@ -128,6 +128,15 @@ def test_trace_key_is_relative_and_normalized(traces: Path) -> None:
     assert trace_key("./traces//drift.jsonl") == "traces/drift.jsonl"
     assert trace_key(str(traces / "traces" / "drift.jsonl")) == "traces/drift.jsonl"
     assert trace_key("-") == "-"
+    # an object storage URL is kept as given: its key is no path (adv66 #5: the
+    # SARIF uri and github file= of s3://b/h/a/../x.jsonl named s3:/b/h/x.jsonl)
+    for url in ("s3://b/h/a/../x.jsonl", "s3://b/a//b.jsonl", "gs://b/./c.jsonl",
+                "az://c/t.jsonl/"):
+        assert trace_key(url) == url
+    from compaction_audit.report.sarif import artifact_uri
+
+    assert artifact_uri("s3://b/h/a/../x y.jsonl") == "s3://b/h/a/../x%20y.jsonl"
+    assert trace_key("s3:/b/x.jsonl") == "s3:/b/x.jsonl" != trace_key("s3://b/x.jsonl")
 
 
 @pytest.mark.parametrize(("content", "message"), [

@@ -228,3 +228,34 @@ def test_ray_address_needs_the_ray_engine() -> None:
     result = run("audit", "sample_logs", "--ray-address", "auto")
     assert result.exit_code == 2
     assert result.stderr == "compaction-audit: --ray-address applies to --engine ray\n"
+
+
+def test_an_object_replaced_while_read_is_one_error(bucket: tuple[S3, Path],
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """adv66 #1: nothing pinned the version of an object read in 8 MiB ranges, so one
+    replaced after its first range was audited as a trace spliced from two versions
+    (exit 1, no word).  Each range now asks for the version its HEAD saw (If-Match)."""
+    from compaction_audit.io import remote
+
+    s3, _ = bucket
+    monkeypatch.setattr(remote, "BUFFER_BYTES", 1024)  # several ranges of a small trace
+    body = (Path(__file__).parent.parent / "sample_logs" / "handwritten.jsonl").read_bytes()
+    s3.client.put_object(Bucket="traces", Key="swap/t.jsonl", Body=body)
+    obstore = remote._obstore()
+    real = obstore.get
+    calls: list[int] = []
+
+    def replaced_after_the_first(store: object, key: str, **kwargs: object) -> object:
+        if calls == [1]:  # the second range: the object was replaced meanwhile
+            s3.client.put_object(Bucket="traces", Key="swap/t.jsonl",
+                                 Body=body.replace(b'"tokens": 4', b'"tokens": 9'))
+        calls.append(1)
+        return real(store, key, **kwargs)
+
+    monkeypatch.setattr(obstore, "get", replaced_after_the_first)
+    result = run("audit", "s3://traces/swap/t.jsonl")
+    assert result.exit_code == 2
+    assert "the object changed while it was read" in result.stderr
+    assert result.stderr.count("\n") == 1
+    monkeypatch.setattr(obstore, "get", real)  # unchanged: read whole, as before
+    assert run("audit", "s3://traces/swap/t.jsonl", "-q").exit_code == 1

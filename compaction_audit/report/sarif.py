@@ -60,7 +60,12 @@ FINGERPRINT_KEY = "compactionAudit/v1"
 
 def artifact_uri(path: str) -> str:
     """The SARIF ``uri`` of a trace: a relative, percent-encoded reference with ``/``,
-    or a ``file://`` URI for a path outside the working directory."""
+    a ``file://`` URI for a path outside the working directory, or an object storage
+    URL as given, absolute (adv66 #5: ``s3:/b/k`` read as a path in the checkout)."""
+    from compaction_audit.io.remote import is_url
+
+    if is_url(path):
+        return quote(path, safe=":/%@")  # spaces and non-ASCII encoded, % as given
     key = trace_key(path)
     if Path(key).is_absolute():
         return Path(key).as_uri()
