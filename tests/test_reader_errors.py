@@ -355,3 +355,18 @@ def test_an_error_behind_a_long_path_keeps_its_reason() -> None:
     line = printable(str(err))
     assert line.endswith(":7: cannot open: No such file or directory")
     assert "...[3009 chars, sha256 " in line and len(line) < 1024
+
+
+@pytest.mark.parametrize(("name", "packer"), [("t.jsonl.zst", "gz"), ("t.jsonl.gz", "zst")])
+def test_compressed_under_the_other_suffix_is_told_by_its_bytes(
+        tmp_path: Path, name: str, packer: str) -> None:
+    """adv66 #4: gzip bytes named ``.zst`` were "zstd decompressor error" here and read
+    from object storage (by their bytes): one trace, two exit codes."""
+    from tests.gate_app import drift_records, run
+
+    data = b"".join(json.dumps(r).encode() + b"\n" for r in drift_records())
+    packed = (gzip.compress(data) if packer == "gz"
+              else zstandard.ZstdCompressor().compress(data))
+    (tmp_path / name).write_bytes(packed)
+    result = run("audit", "-q", str(tmp_path / name))
+    assert (result.exit_code, result.stdout) == (1, "FAIL: 4 error(s), 1 warning(s), 1 info\n")

@@ -173,10 +173,11 @@ def _suffix_kind(path: str) -> str:
 def open_binary(path: str) -> IO[bytes]:
     """Open ``path`` for binary reading, decompressing ``.gz`` and ``.zst`` transparently.
 
-    ``-`` is standard input; it, any input that :func:`reads_once` (a FIFO,
-    ``/dev/stdin``) and a file without a ``.gz``/``.zst`` suffix are decompressed when
-    they start with the gzip or zstd magic bytes (a zstd skippable frame included; a
-    gzip file named ``t.jsonl`` said "lines end with a lone CR", adv17 F4).  Raises
+    ``-`` is standard input.  Every input, file, FIFO or object, is decompressed by
+    its magic bytes when it starts with gzip's or zstd's (a zstd skippable frame
+    included; a gzip file named ``t.jsonl`` said "lines end with a lone CR", adv17
+    F4), else by its ``.gz``/``.zst`` suffix (whose decompressor then reports what the
+    bytes are not).  Raises
     :class:`LogError` (line 0) when the file cannot be opened.
     """
     return _open(path)[0]
@@ -205,13 +206,11 @@ def _open(path: str) -> tuple[IO[bytes], _Counted | None]:
             raw = Path(path).open("rb")  # noqa: SIM115  (the caller closes the stream)
         except OSError as exc:
             raise LogError(path, 0, f"cannot open: {exc.strerror or exc}") from None
-        kind = _suffix_kind(path)
-        if reads_once(path) or not kind:  # no suffix: told by its bytes, as stdin is
-            try:
-                kind = _magic(raw) or kind
-            except OSError as exc:
-                raw.close()
-                raise LogError(path, 0, f"cannot read: {exc.strerror or exc}") from None
+        try:  # its bytes first, then its name, as for an object (adv66 #4: gzip bytes
+            kind = _magic(raw) or _suffix_kind(path)  # named .zst failed here and
+        except OSError as exc:  # passed from object storage)
+            raw.close()
+            raise LogError(path, 0, f"cannot read: {exc.strerror or exc}") from None
     if not kind:
         try:
             other = _unsupported(raw)
