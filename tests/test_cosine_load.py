@@ -157,6 +157,11 @@ print(numpy.SEEN, os.environ.get("OPENBLAS_NUM_THREADS"))
     ({"OPENBLAS_NUM_THREADS": "3"}, "", "3", "3"),  # the person's choice stands
     ({"OMP_NUM_THREADS": "4"}, "", "None", "None"),  # OpenBLAS reads that one too
     ({}, "import numpy", "None", "None"),  # numpy already loaded: too late, untouched
+    # the background loading thread never changes the environment: setenv beside
+    # Polars' getenv crashed a Ray worker once (adv66 #7)
+    ({}, "import threading\nt = threading.Thread(target=lambda: __import__("
+         "'compaction_audit.cosine.embed').cosine.embed.import_numpy())\nt.start(); "
+         "t.join()", "None", "None"),
 ])
 def test_numpy_is_imported_with_one_blas_thread_unless_chosen(
         tmp_path: Path, env: dict[str, str], before: str, seen: str, after: str) -> None:

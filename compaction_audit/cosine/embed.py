@@ -165,7 +165,8 @@ def import_numpy() -> Any:
     """
     import sys
 
-    if "numpy" in sys.modules or any(name in os.environ for name in BLAS_THREADS):
+    if ("numpy" in sys.modules or any(name in os.environ for name in BLAS_THREADS)
+            or not _may_set_env()):
         import numpy
         return numpy
     os.environ[BLAS_THREADS[0]] = "1"
@@ -177,9 +178,19 @@ def import_numpy() -> Any:
     return numpy
 
 
+def _may_set_env() -> bool:
+    """Whether this thread may change the environment: the main thread only.  glibc's
+    ``setenv`` is not safe beside another thread's ``getenv``: a Ray worker crashed in
+    Polars' ``getenv`` while the model loaded in the background thread, which set and
+    unset the BLAS variable (adv66 #7, once).  In that thread numpy loads with the BLAS
+    threads it picks, and nothing is set."""
+    return threading.current_thread() is threading.main_thread()
+
+
 @lru_cache(maxsize=1)
 def _load() -> tuple[Any, Any] | None:
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")  # belt and braces: no hub lookups
+    if _may_set_env():  # belt and braces: no hub lookups (the package's __init__,
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")  # which would look, is not run)
     try:
         import_numpy()  # TokenTable's; a missing numpy is a missing extra
         from tokenizers import Tokenizer
