@@ -415,9 +415,9 @@ def apply(report: Report, baseline: dict[str, Entry], source: str = "") -> Repor
     Each session gets ``extra["baseline"] = {"file", "suppressed": count, "stale":
     [entry dicts], "grown": [{"code", "rule", "key", "new_facts", "new", "verb"}],
     "other_session"?:
-    [ids]}``: stale entries are those of this trace and its session that no longer
-    occur (an episode's entry too when no episode of its key overlaps its rounds: that
-    episode is new); grown ones, the fold findings of the baseline that now lose facts it does not
+    [ids]}``: stale entries are those of this trace and its session, of a rule that
+    ran, that no longer occur (an episode's entry too when no
+    episode of its key overlaps its rounds: that episode is new); grown ones, the fold findings of the baseline that now lose facts it does not
     hold (:meth:`Entry.holds`), with how many: those findings are kept, as new;
     ``other_session``, the sessions of the entries recorded for another session at
     this path (not applied: the findings they match are kept, as new, and they are not
@@ -476,7 +476,10 @@ def apply(report: Report, baseline: dict[str, Entry], source: str = "") -> Repor
         # nothing of whether this session's findings were fixed (a CI engineer's test)
         other_session.update(str(e.session) for _, e in mine
                              if e.session is not None and sid is not None and e.session != sid)
-        stale = sorted(e for fp, e in mine if fp not in held
+        # an entry of a rule that did not run (--select, --ignore) says nothing of
+        # whether its finding was fixed (usertest18 #1)
+        ran = set(s.rules_run)
+        stale = sorted(e for fp, e in mine if fp not in held and e.code in ran
                        and (e.session is None or sid is None or e.session == sid))
         info: dict[str, object] = {"file": source, "suppressed": len(pairs) - len(kept),
                                    "stale": [_shown(e) for e in stale], "grown": grown}

@@ -214,8 +214,8 @@ def test_the_baseline_is_read_once_whatever_the_number_of_traces(traces: Path) -
     sessions = [audit(str(traces / "traces" / name)) for name in ("clean.jsonl",
                                                                   "drift.jsonl")] * 5
     baseline = Counted({e.fingerprint: e for e in entries(Report(sessions[:2]))})
-    gone = Entry("traces/drift.jsonl", "CA999", "episode:0", "gone-rule",
-                 fingerprint("traces/drift.jsonl", "CA999", "episode:0"))
+    gone = Entry("traces/drift.jsonl", "CA102", "episode:0", "depth-pin",
+                 fingerprint("traces/drift.jsonl", "CA102", "episode:0"))
     baseline[gone.fingerprint] = gone
     out = apply(Report(sessions), baseline, "b.json")
     assert Counted.scans == 1
@@ -261,3 +261,30 @@ def test_prune_drops_what_no_longer_occurs_and_adds_nothing(traces: Path) -> Non
     # the baseline itself is no output
     same = run("baseline", "prune", "b.json", "traces", "-o", "b.json")
     assert same.exit_code == 2
+
+
+def test_entries_of_rules_not_run_are_neither_stale_nor_pruned(traces: Path) -> None:
+    """usertest18 #1, adv67: under --select/--ignore the entries of rules that did not
+    run were listed as "no longer occur" and ``prune`` dropped them."""
+    assert run("baseline", "create", "traces", "-o", "b.json", "--jobs", "1").exit_code == 0
+    only = run("audit", "traces", "--baseline", "b.json", "--select", "CA201", "-f", "json",
+               "--jobs", "1")
+    assert only.exit_code == 0, only.output
+    assert [s["baseline"]["stale"] for s in json.loads(only.stdout)["sessions"]] == [[], []]
+    pruned = run("baseline", "prune", "b.json", "traces", "-o", "p.json", "--ignore",
+                 "CA104", "--jobs", "1")
+    assert pruned.exit_code == 0, pruned.output
+    assert pruned.stderr == ("compaction-audit: baseline p.json: 0 of 3 entries dropped "
+                             "(no longer occur), 3 kept (1 of rules this run did not "
+                             "select)\n")
+    doc = json.loads((traces / "p.json").read_text())
+    assert [e["code"] for e in doc["findings"]] == ["CA104", "CA105", "CA201"]
+    # a rule that ran and no longer fires is still stale beside one that did not run
+    dump(drift_records()[:4], traces / "traces" / "drift.jsonl")
+    fixed = run("baseline", "prune", "b.json", "traces", "-o", "q.json", "--ignore",
+                "CA104", "--jobs", "1")
+    assert fixed.stderr.startswith("compaction-audit: baseline q.json: 1 of 3 entries "
+                                   "dropped (no longer occur), 2 kept (1 of rules this "
+                                   "run did not select)")
+    doc = json.loads((traces / "q.json").read_text())
+    assert [e["code"] for e in doc["findings"]] == ["CA104", "CA201"]

@@ -162,7 +162,7 @@ def baseline_prune(
     """Audit the traces against BASELINE with the same options as 'audit' and write
     BASELINE less the entries that no longer occur (fixed findings) to the --output FILE
     ('-': standard output): a finding BASELINE does not hold is not added, and an
-    entry is kept as it was.  One line on standard error says how many entries were
+    entry is kept as it was, as is an entry of a rule not run (--select, --ignore).  One line on standard error says how many entries were
     dropped.  The output may not be BASELINE itself: write another file and replace
     it in the commit that drops them.
 
@@ -176,7 +176,10 @@ def baseline_prune(
     kept = bl.pruned(report, old)
     shown = _write(bl.dumps(kept), output, inputs)
     new = sum(len(s.findings) for s in report.sessions)
+    ran = {c for s in report.sessions for c in s.rules_run}
+    unrun = sum(e.code not in ran for e in kept)
     say(f"baseline {shown}: {len(old) - len(kept)} of {len(old)} entries dropped (no "
         f"longer occur), {len(kept)} kept" + (
+            f" ({unrun} of rules this run did not select)" if unrun else "") + (
             f"; {new} finding(s) the baseline does not hold were not added (audit "
             "--baseline lists them)" if new else ""))
