@@ -8,8 +8,8 @@ Each ``[[suppress]]`` entry (``[[tool.compaction-audit.suppress]]`` in
   (as :func:`fnmatch.fnmatchcase`: ``*``, ``?``, ``[...]``; case-sensitive) over the text
   of a lost discriminator; a finding of that rule is suppressed when every
   discriminator it names matches one of the rule's patterns (a fold that also dropped
-  a fact no pattern covers still fires; a finding that names none is not
-  suppressed); or
+  a fact no pattern covers still fires); only the fold rules (:data:`FOLD_RULES`)
+  name discriminators, so a pattern of another rule is refused; or
 - ``fold``, a fold's (summary's) id, with an optional ``rule``: the findings about
   that fold are suppressed;
 - optionally ``reason``, shown by ``config show`` (for the reader of the file).
@@ -76,7 +76,8 @@ class Suppression:
 def parse(value: Any, where: str) -> tuple[Suppression, ...]:
     """The ``suppress`` key's value (an array of tables) as suppressions.  Raises
     :class:`UsageError` naming the entry for a bad shape, an unknown key or rule, a
-    missing or doubled target, or a discriminator without its rule."""
+    missing or doubled target, a discriminator without its rule, or with a rule whose
+    findings name no discriminator (not in :data:`FOLD_RULES`)."""
     if not isinstance(value, list):
         raise UsageError(f"{where}: suppress must be an array of tables ([[suppress]])")
     if len(value) > MAX_SUPPRESSIONS:
@@ -104,6 +105,12 @@ def parse(value: Any, where: str) -> tuple[Suppression, ...]:
             raise UsageError(f"{at}: give either discriminator (with rule) or fold")
         if pattern is not None and code is None:
             raise UsageError(f"{at}: a discriminator pattern needs its rule")
+        if pattern is not None and code not in FOLD_RULES:  # adv67 #2: it hid facts
+            raise UsageError(
+                f"{at}: {code} {RULES[code].name} names no discriminator, so a "
+                "discriminator pattern cannot match its findings (patterns are for "
+                f"{', '.join(f'{c} {RULES[c].name}' for c in FOLD_RULES)}); use fold = "
+                "ID, or ignore the rule")
         if pattern is not None and len(pattern) > MAX_PATTERN_CHARS:
             raise UsageError(f"{at}: discriminator pattern of {len(pattern):,} characters, "
                              f"more than {MAX_PATTERN_CHARS} (MAX_PATTERN_CHARS)")
