@@ -416,9 +416,10 @@ def apply(report: Report, baseline: dict[str, Entry], source: str = "") -> Repor
     [entry dicts], "grown": [{"code", "rule", "key", "new_facts", "new", "verb"}],
     "other_session"?:
     [ids]}``: stale entries are those of this trace and its session, of a rule that
-    ran, that no longer occur (an episode's entry too when no
-    episode of its key overlaps its rounds: that episode is new); grown ones, the fold findings of the baseline that now lose facts it does not
-    hold (:meth:`Entry.holds`), with how many: those findings are kept, as new;
+    ran, that no longer occur (an episode's entry too when no episode of its key
+    overlaps its rounds: that episode is new); grown ones, the fold findings of the
+    baseline that now lose facts it does not hold (:meth:`Entry.holds`), with how
+    many: those findings are kept, as new;
     ``other_session``, the sessions of the entries recorded for another session at
     this path (not applied: the findings they match are kept, as new, and they are not
     stale).

@@ -241,11 +241,45 @@ def test_a_microcompact_copied_to_the_top_does_not_hide_the_real_one(
     micro = [r for _, r in out[1:] if "compaction" in r]
     assert [r.get("evicted") for r in micro] == [None, ["toolu_k1:result", "toolu_k2:result"]]
     assert micro[1]["compaction"]["tokens_after"] == 60000  # 90,000 before, 30,000 saved
-    assert out[0][1]["reader_notes"] == [f"1 line {EARLY}: read as new lines"]
+    assert out[0][1]["reader_notes"] == [f"1 line {EARLY}: read as new lines", UNSEEN]
+    # the copy names results not in the context yet: it could not be checked (adv67 #3)
+    assert micro[0]["compaction"]["unchecked"] == (
+        "the tool results the microcompact cleared are not in the context before it")
     code, verdict = audit(str(tmp_path / "copy.jsonl"))
     assert (code, verdict) == (
-        0, "PASS: 0 error(s), 0 warning(s), 0 info; 2 compactions lost 2 fact(s), "
-        "0 that matter")
+        0, "PASS (1 compaction could not be checked): 0 error(s), 0 warning(s), 0 info; "
+        "1 compaction lost 2 fact(s), 0 that matter")
+
+
+UNSEEN = ("1 line of a microcompact naming tool results that are not in the context "
+          "before it (what they held is not checked)")
+
+
+@pytest.mark.parametrize(("ids", "unchecked", "evicted"), [
+    (None, "the microcompact names no tool result it cleared", None),
+    ([], "the microcompact names no tool result it cleared", None),
+    (["toolu_x", "toolu_y"], "the tool results the microcompact cleared are not in the "
+     "context before it", None),
+    # adv67 #5: an id twice was evicted twice ("unexpected record shape: KeyError")
+    (["toolu_k1", "toolu_k1"], None, ["toolu_k1:result"]),
+])
+def test_a_microcompact_that_clears_nothing_known_could_not_be_checked(
+        tmp_path: Path, ids: list[str] | None, unchecked: str | None,
+        evicted: list[str] | None) -> None:
+    """adv67 #3: a microcompact whose compactedToolIds were missing or named no result
+    in the log was a checked compaction that lost 0 facts."""
+    objs = [orjson.loads(raw) for raw in MICRO.read_bytes().splitlines()]
+    (at,) = [i for i, o in enumerate(objs) if o.get("subtype") == "microcompact_boundary"]
+    meta = dict(objs[at]["microcompactMetadata"])
+    meta.pop("compactedToolIds")
+    if ids is not None:
+        meta["compactedToolIds"] = ids
+    objs[at] = {**objs[at], "microcompactMetadata": meta}
+    out = convert(write(tmp_path / "m.jsonl", objs))
+    (micro,) = [r for _, r in out[1:] if "compaction" in r]
+    assert micro["compaction"].get("unchecked") == unchecked
+    assert micro.get("evicted") == evicted
+    assert out[0][1].get("reader_notes", []) == []
 
 
 def test_a_chain_of_compactions_keeps_a_bounded_set_of_early_parents(

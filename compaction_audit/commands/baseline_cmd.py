@@ -162,9 +162,10 @@ def baseline_prune(
     """Audit the traces against BASELINE with the same options as 'audit' and write
     BASELINE less the entries that no longer occur (fixed findings) to the --output FILE
     ('-': standard output): a finding BASELINE does not hold is not added, and an
-    entry is kept as it was, as is an entry of a rule not run (--select, --ignore).  One line on standard error says how many entries were
-    dropped.  The output may not be BASELINE itself: write another file and replace
-    it in the commit that drops them.
+    entry is kept as it was, as is an entry of a rule not run (--select, --ignore).
+    One line on standard error says how many entries were dropped.  The output may
+    not be BASELINE itself: write another file and replace it in the commit that
+    drops them.
 
     Exit 0 when written; 2 when a trace is unreadable, and nothing is written.
     """

@@ -95,6 +95,11 @@ REPEATED_COMPACTION = ("of a compaction repeating an earlier line's uuid, conten
                        "was read): not read")
 """The reason counted for a compaction line read once (:meth:`_Converter.reappended`)."""
 
+MICROCOMPACT_UNSEEN = ("of a microcompact naming tool results that are not in the "
+                       "context before it (what they held is not checked)")
+"""The note for a microcompact some of whose ``compactedToolIds`` name no tool result
+in the context (adv67 #3); one that names none could not be checked at all."""
+
 _IDENTITY_KEYS = ("message", "content", "compactMetadata", "parentUuid", "logicalParentUuid")
 
 
@@ -648,12 +653,21 @@ class _Converter:
                                 or not all(isinstance(i, str) for i in ids)):  # adv64: [1]
             raise self.fail(line, "expected a list of strings",
                             "microcompactMetadata.compactedToolIds")
-        evict = [self.result_ids[i] for i in ids if i in self.result_ids
-                 ] if ids is not None else []
+        named = list(dict.fromkeys(ids or ()))  # adv67 #5: an id twice was evicted twice
+        evict = [s for s in (self.result_ids.get(i) for i in named)
+                 if s is not None and s in self.asm.working]
         after = pre - saved if pre is not None and saved is not None else None
-        info = {"trigger": self.trigger(line, meta), "tokens_before": pre if pre is not None
-                else self.last_context, "tokens_after": after, "opaque": False,
-                "kind": "microcompact"}
+        info: dict[str, Any] = {
+            "trigger": self.trigger(line, meta), "tokens_before": pre if pre is not None
+            else self.last_context, "tokens_after": after, "opaque": False,
+            "kind": "microcompact"}
+        if not named:  # adv67 #3: it was a checked compaction that lost nothing
+            info["unchecked"] = "the microcompact names no tool result it cleared"
+        elif not evict:
+            info["unchecked"] = ("the tool results the microcompact cleared are not in the "
+                                 "context before it")
+        elif len(evict) < len(named):
+            self.reused[MICROCOMPACT_UNSEEN] += 1  # a note on a line read, not "not read"
         self.asm.microcompact(line, evict, info)
         if after is None:
             self.awaiting_after.append(info)
