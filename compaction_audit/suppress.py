@@ -105,7 +105,7 @@ def parse(value: Any, where: str) -> tuple[Suppression, ...]:
             raise UsageError(f"{at}: give either discriminator (with rule) or fold")
         if pattern is not None and code is None:
             raise UsageError(f"{at}: a discriminator pattern needs its rule")
-        if pattern is not None and code not in FOLD_RULES:  # adv67 #2: it hid facts
+        if pattern is not None and code is not None and code not in FOLD_RULES:  # adv67 #2
             raise UsageError(
                 f"{at}: {code} {RULES[code].name} names no discriminator, so a "
                 "discriminator pattern cannot match its findings (patterns are for "
