@@ -146,6 +146,17 @@ def test_compaction_without_replacement_history_keeps_user_turns() -> None:
     # an older event); a call id [] was read as absent; a session id {} as no record
     (b'{"type":"event_msg","payload":{"type":"token_count","info":'
      b'{"last_token_usage":"5"}}}\n', "expected an object (payload.info.last_token_usage)"),
+    # adv67 #4: a null or missing usage or total left an older event's size standing
+    (b'{"type":"event_msg","payload":{"type":"token_count","info":'
+     b'{"last_token_usage":null}}}\n', "expected an object (payload.info.last_token_usage)"),
+    (b'{"type":"event_msg","payload":{"type":"token_count","info":'
+     b'{"total_token_usage":{}}}}\n', "missing field (payload.info.last_token_usage)"),
+    (b'{"type":"event_msg","payload":{"type":"token_count","info":'
+     b'{"last_token_usage":{"input_tokens":5,"total_tokens":null}}}}\n',
+     "expected an integer >= 0 (payload.info.last_token_usage.total_tokens)"),
+    (b'{"type":"event_msg","payload":{"type":"token_count","info":'
+     b'{"last_token_usage":{"input_tokens":5}}}}\n',
+     "missing field (payload.info.last_token_usage.total_tokens)"),
     (b'{"type":"response_item","payload":{"type":"function_call","name":"sh",'
      b'"arguments":"{}","call_id":[]}}\n', "expected a string (payload.call_id)"),
     (b'{"type":"response_item","payload":{"type":"function_call_output","output":"x",'
@@ -334,15 +345,22 @@ def test_payloads_of_a_type_not_known_are_counted_not_dropped(tmp_path: Path) ->
         ("event_msg", {"type": "turn_aborted", "reason": "interrupted"}),
         ("event_msg", {"type": "Context_Compacted"}),
         ("response_item", {"role": "user", "content": "no type at all"}),
+        # adv67 #5: a list or an object as the type was an internal error (TypeError)
+        ("response_item", {"type": ["function_call"], "call_id": "c", "arguments": "{}"}),
+        ("event_msg", {"type": {"token_count": 1}}),
     ])
     head = out[0][1]
-    assert head["lines_not_read"] == 4
+    assert head["lines_not_read"] == 6
     assert head["reader_notes"] == [
         "2 lines of a response_item payload type this reader does not know ('Message'): "
         "not read",
         "1 line of an event_msg type this reader does not know ('Context_Compacted'): "
         "not read",
         "1 line of a response_item payload type this reader does not know (None): "
+        "not read",
+        "1 line of a response_item payload type this reader does not know "
+        "(['function_call']): not read",
+        "1 line of an event_msg type this reader does not know ({'token_count': 1}): "
         "not read"]
     for name in ("codex-local.jsonl", "codex-remote.jsonl", "codex-legacy.jsonl"):
         assert "lines_not_read" not in fixture(name)[0][1], name
@@ -423,10 +441,11 @@ def test_a_history_item_of_a_type_not_known_is_counted_not_read(tmp_path: Path) 
             {"role": "user", "content": []},
             {"type": "reasoning", "summary": []},
             # adv47: Codex persists its encrypted summary under this type too
-            {"type": "context_compaction", "encrypted_content": "gAAAA"}]}),
+            {"type": "context_compaction", "encrypted_content": "gAAAA"},
+            {"type": ["function_call"], "call_id": "c"}]}),  # adv67 #5: was a TypeError
         ("event_msg", {"type": "context_compacted"}),
     ])
     note = "1 line of a replacement_history item type this reader does not know ({}): not read"
     assert (out[0][1]["lines_not_read"], out[0][1]["reader_notes"]) == (
-        2, [note.format("'Message'"), note.format(None)])
+        3, [note.format("'Message'"), note.format(None), note.format("['function_call']")])
 

@@ -188,8 +188,8 @@ class _Converter:
                                      estimate_tokens(text) + images * IMAGE_TOKENS)
                 self.keys[span["id"]] = ("message", role, text)
                 self.enter(span["id"], estimate_tokens(text) if human else None)
-        elif kind in _CALLS or kind in _OUTPUTS:
-            key, source, text, size = self.tool_item(line, str(kind), p)
+        elif isinstance(kind, str) and (kind in _CALLS or kind in _OUTPUTS):  # adv67 #5:
+            key, source, text, size = self.tool_item(line, kind, p)  # a [] raised
             base = key[1] if key[0] == "call" else f"{key[1]}:output"
             span = self.asm.span(line, base, source, text, size)
             self.keys[span["id"]] = key
@@ -271,7 +271,8 @@ class _Converter:
     # -- token counts ----------------------------------------------------------------
     def token_count(self, line: int, p: dict[str, Any]) -> None:
         """A ``token_count`` event: ``last_token_usage.total_tokens`` is the context size
-        (:class:`LogError` when ``info`` or ``last_token_usage`` is there but no object).
+        (:class:`LogError` when ``info`` is there but no object, or has no
+        ``last_token_usage`` object with a ``total_tokens`` count).
 
         Skipped (issue 10, point 7): an event whose input, cached and output counts are
         all 0 (Codex writes one around a compaction), an event without a positive
@@ -286,15 +287,21 @@ class _Converter:
         self.window(line, info.get("model_context_window"),
                     "payload.info.model_context_window")
         last, cumulative = info.get("last_token_usage"), info.get("total_token_usage")
-        if last is None:  # absent: no size in this event
-            return
-        if type(last) is not dict:  # adv64 #3: a "5" left an older event's size standing
-            raise self.fail(line, "expected an object", "payload.info.last_token_usage")
+        # adv64 #3, adv67 #4: a "5", a null or no usage (or total) was skipped, and the
+        # compaction's tokens_before came from an older event with no word; Codex's
+        # TokenUsageInfo always has both (neither is optional)
+        if type(last) is not dict:
+            raise self.fail(line, "missing field" if "last_token_usage" not in info
+                            else "expected an object", "payload.info.last_token_usage")
         for key in (*_COUNT_KEYS, "total_tokens"):
             problem = count_problem(last.get(key))
             if problem is not None:
                 raise self.fail(line, problem, f"payload.info.last_token_usage.{key}")
         total = last.get("total_tokens")
+        if total is None:
+            raise self.fail(line, "missing field" if "total_tokens" not in last
+                            else "expected an integer >= 0",
+                            "payload.info.last_token_usage.total_tokens")
         if not any(last.get(key) for key in _COUNT_KEYS) and any(
                 key in last for key in _COUNT_KEYS):
             return
@@ -394,6 +401,10 @@ class _Converter:
             if type(item) is not dict:
                 raise self.fail(line, "expected an object", where)
             kind = item.get("type")
+            if not isinstance(kind, str):  # a [] or {} is no type (adv67 #5: TypeError)
+                self.not_read[unknown_type_note(kind, "a replacement_history item "
+                                                      "type")] += 1
+                continue
             if kind in _OPAQUE_ITEMS:
                 blob = item.get("encrypted_content")
                 secret = blob if isinstance(blob, str) else secret or ""
@@ -407,10 +418,10 @@ class _Converter:
                 source = harness.codex_message_source(role, body)
                 size = estimate_tokens(body) + images * IMAGE_TOKENS
             elif kind in _CALLS or kind in _OUTPUTS:
-                key, source, body, size = self.tool_item(line, str(kind), item)
+                key, source, body, size = self.tool_item(line, kind, item)
             else:  # counted, as a response_item of that type is (adv46: a "Message"
                 # was dropped with no word, and the items it kept counted as folded)
-                if not isinstance(kind, str) or kind not in BOOKKEEPING_ITEMS:
+                if kind not in BOOKKEEPING_ITEMS:
                     self.not_read[unknown_type_note(kind, "a replacement_history item "
                                                           "type")] += 1
                 continue
