@@ -41,27 +41,27 @@ def test_a_bad_escape_in_a_document_is_its_own_error_at_its_line(
     text = fixture.read_text()
     assert text.splitlines()[line - 1].lstrip().startswith(key)  # the first such line
     path = tmp_path / fixture.name
-    path.write_text(text.replace(key, key + "\\ud800 lone ", 1))  # valid JSON to Python
+    path.write_text(text.replace(key, key + "\\q bad ", 1))  # (a lone \\ud800 is read)
     with pytest.raises(LogError) as err:
         detect_format(str(path))
     assert (err.value.line, err.value.message) == (
-        line, "not a JSON document: no low surrogate in string")
+        line, "not a JSON document: invalid escaped sequence in string")
     assert audit_error(path).endswith(
-        f"{path.name}:{line}: not a JSON document: no low surrogate in string")
+        f"{path.name}:{line}: not a JSON document: invalid escaped sequence in string")
 
 
 def test_the_line_is_right_after_non_ascii_text(tmp_path: Path) -> None:
     # orjson's position counts characters, not bytes: 400 bytes of "é" named line 9
     text = OPENHANDS.read_text().replace('"content": "', '"content": "' + "é" * 200, 1)
     path = tmp_path / "t.json"
-    path.write_text(text.replace('"content": "Move', '"content": "\\ud800 Move', 1))
+    path.write_text(text.replace('"content": "Move', '"content": "\\q Move', 1))
     assert text.splitlines()[19].lstrip().startswith('"content": "Move')
     for read in (lambda: detect_format(str(path)),
                  lambda: run_adapter(openhands.records, path)):  # the adapter: line 9
         with pytest.raises(LogError) as err:
             read()
         assert (err.value.line, err.value.message) == (
-            20, "not a JSON document: no low surrogate in string")
+            20, "not a JSON document: invalid escaped sequence in string")
 
 
 def test_a_cut_indented_document_is_cut_at_its_last_line(tmp_path: Path) -> None:

@@ -55,6 +55,7 @@ from compaction_audit.io.harness import META
 from compaction_audit.io.jsonerrors import not_out_of_memory
 from compaction_audit.io.lines import iter_lines, regular_file
 from compaction_audit.io.records import MAX_TOKENS, FieldError, as_int
+from compaction_audit.io.surrogates import NOT_SURROGATES, loads_lone_surrogates
 from compaction_audit.io.tokens import (
     check_counts,
     check_strings,
@@ -165,7 +166,9 @@ def _opens_document(raw: bytes) -> bool:
         value = orjson.loads(raw)
     except orjson.JSONDecodeError as exc:
         not_out_of_memory(exc.msg)
-        return True
+        value = loads_lone_surrogates(raw, exc)  # adv67 #6
+        if value is NOT_SURROGATES:
+            return True
     return sniff_document(value)
 
 

@@ -30,6 +30,7 @@ import zstandard
 
 from compaction_audit.errors import InputLimit, LogError
 from compaction_audit.io.jsonerrors import json_error
+from compaction_audit.io.surrogates import NOT_SURROGATES, loads_lone_surrogates
 from compaction_audit.smallfile import regular_file as regular_file  # re-exported
 
 _CHUNK = 1 << 20
@@ -548,12 +549,16 @@ def decode_lines(path: str, lines: Iterable[tuple[int, bytes]], lenient: bool,
     """
     for number, raw in lines:
         try:
-            yield number, orjson.loads(raw)
+            obj = orjson.loads(raw)
         except orjson.JSONDecodeError as exc:
-            err = LogError(path, number, json_error(raw, exc.msg, exc.pos))
-            if not lenient:
-                raise err from None
-            skipped.append(err)
+            obj = loads_lone_surrogates(raw, exc)  # a lone "\ud83d" (adv67 #6)
+            if obj is NOT_SURROGATES:
+                err = LogError(path, number, json_error(raw, exc.msg, exc.pos))
+                if not lenient:
+                    raise err from None
+                skipped.append(err)
+                continue
+        yield number, obj
 
 
 def valid_json_lines(path: str, lines: Iterable[tuple[int, bytes]],
@@ -572,6 +577,7 @@ def valid_json_lines(path: str, lines: Iterable[tuple[int, bytes]],
         try:
             orjson.loads(raw)
         except orjson.JSONDecodeError as exc:
-            skipped.append(LogError(path, number, json_error(raw, exc.msg, exc.pos)))
-            continue
+            if loads_lone_surrogates(raw, exc) is NOT_SURROGATES:  # the adapter reads
+                skipped.append(LogError(path, number, json_error(raw, exc.msg, exc.pos)))
+                continue  # a lone "\ud83d" as decode_object does (adv67 #6)
         yield number, raw

@@ -29,6 +29,7 @@ from compaction_audit.io.meter import count_round
 from compaction_audit.io.quarantine import LenientFeed
 from compaction_audit.io.quiet_gc import paused_gc
 from compaction_audit.io.retained_bytes import RetainedBytes
+from compaction_audit.io.surrogates import NOT_SURROGATES, loads_lone_surrogates
 from compaction_audit.model import (
     EDGE_SCHEMA,
     EVENT_SCHEMA,
@@ -771,7 +772,9 @@ def read_lines_strict(path: str, lines: Iterable[tuple[int, bytes]]) -> Session:
             try:
                 obj = loads(raw)
             except orjson.JSONDecodeError as exc:
-                raise LogError(path, number, json_error(raw, exc.msg, exc.pos)) from None
+                obj = loads_lone_surrogates(raw, exc)  # adv67 #6
+                if obj is NOT_SURROGATES:
+                    raise LogError(path, number, json_error(raw, exc.msg, exc.pos)) from None
             builder.add(number, obj)
             if builder.retained_line == number:  # its list is the new working set
                 value = obj["retained"]

@@ -23,6 +23,7 @@ import orjson
 
 from compaction_audit.io.jsonerrors import json_error
 from compaction_audit.io.records import FieldError, changed_saliences, retained, retained_pairs
+from compaction_audit.io.surrogates import NOT_SURROGATES, loads_lone_surrogates
 
 MSG_BAD_JSON = 0
 """``(line, MSG_BAD_JSON, message)``: the line is not JSON (message as the reader's)."""
@@ -142,11 +143,14 @@ def reduce_lines(path: str, write: Callable[[bytes], Any], start: int = 0, stop:
                 try:
                     obj = orjson.loads(raw)
                 except orjson.JSONDecodeError as exc:
-                    pending.append((number, MSG_BAD_JSON, json_error(raw, exc.msg, exc.pos)))
-                    size += len(raw) + 64  # its message: a file of bad lines is sent in
-                    if size >= batch_bytes:  # batches too, and the reader stops early
-                        flush()
-                    continue
+                    obj = loads_lone_surrogates(raw, exc)  # adv67 #6: a lone "\ud83d"
+                    if obj is NOT_SURROGATES:
+                        pending.append((number, MSG_BAD_JSON,
+                                        json_error(raw, exc.msg, exc.pos)))
+                        size += len(raw) + 64  # its message: a file of bad lines is sent
+                        if size >= batch_bytes:  # in batches too, and the reader stops
+                            flush()  # early
+                        continue
                 if type(obj) is dict and obj.get("type") == "round" and "retained" in obj:
                     value = obj["retained"]
                     fast = retained_pairs(value, prev_ids) if prev_line >= 0 else None

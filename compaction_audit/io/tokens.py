@@ -24,6 +24,7 @@ from compaction_audit.io.harness import SUMMARY
 from compaction_audit.io.jsonerrors import json_error, not_out_of_memory
 from compaction_audit.io.lines import iter_lines
 from compaction_audit.io.records import LINE_FILE_KEY, MAX_TOKENS, SPAN_LINE_KEY
+from compaction_audit.io.surrogates import NOT_SURROGATES, loads_lone_surrogates
 
 BYTES_PER_TOKEN = 4
 """The estimate's divisor: about four UTF-8 bytes per token for English text and code."""
@@ -71,7 +72,9 @@ def decode_object(path: str, number: int, raw: bytes) -> dict[str, Any]:
     try:
         obj = orjson.loads(raw)
     except orjson.JSONDecodeError as exc:  # "truncated last line" only when cut short
-        raise LogError(path, number, json_error(raw, exc.msg, exc.pos)) from None
+        obj = loads_lone_surrogates(raw, exc)  # adv67 #6: a Node product's "\ud83d"
+        if obj is NOT_SURROGATES:
+            raise LogError(path, number, json_error(raw, exc.msg, exc.pos)) from None
     if type(obj) is not dict:
         raise LogError(path, number, "expected a JSON object on every line")
     return obj
