@@ -274,6 +274,19 @@ def test_dash_output_is_standard_output_in_every_command(
      "json: add --format json for that\n"),
     (["audit", "T", "-o", "r.sarif.zst", "-f", "sarif"], ""),
     (["audit", "T", "-o", "report", "-q"], ""),
+    # usertest18 #2: diff writes no SARIF, Markdown or JUnit: no --format to suggest
+    (["diff", "T", "T", "-o", "d.sarif"],
+     "compaction-audit: -o d.sarif holds the text report (--format text); its name says "
+     "sarif, a format this command does not write\n"),
+    (["diff", "T", "T", "-o", "d.md", "-f", "json"],
+     "compaction-audit: -o d.md holds the json report (--format json); its name says "
+     "markdown, a format this command does not write\n"),
+    # usertest18 #4: SARIF is JSON, and x.sarif.json says SARIF
+    (["audit", "T", "-o", "results.json", "-f", "sarif"], ""),
+    (["audit", "T", "-o", "r.sarif.json", "-f", "sarif"], ""),
+    (["audit", "T", "-o", "r.sarif.json", "-f", "json"],
+     "compaction-audit: -o r.sarif.json holds the json report (--format json); its name "
+     "says sarif: add --format sarif for that\n"),
 ])
 def test_an_output_named_for_another_format_is_said(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, args: list[str], note: str) -> None:
@@ -284,3 +297,24 @@ def test_an_output_named_for_another_format_is_said(
     result = run(*[("t.jsonl" if a == "T" else a) for a in args])
     assert result.exit_code in (0, 1), result.output
     assert result.stderr == note
+
+
+@pytest.mark.parametrize("args", [
+    ["audit", "T", "-o", "r.json.bz2", "-f", "json"],
+    ["audit", "T", "-o", "R.JSON.XZ"],
+    ["diff", "T", "T", "-o", "d.txt.lz4"],
+    ["convert", "T", "-o", "t.jsonl.zip"],
+    ["baseline", "create", "T", "-o", "b.json.7z"],
+])
+def test_an_output_named_for_a_compression_not_written_is_refused(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, args: list[str]) -> None:
+    """adv67 #7: -o r.json.bz2 (or .xz) wrote plain JSON under a compressed name."""
+    monkeypatch.chdir(tmp_path)
+    shutil.copy(SAMPLES / "handwritten.jsonl", "t.jsonl")
+    result = run(*[("t.jsonl" if a == "T" else a) for a in args])
+    assert result.exit_code == 2, result.output
+    ending = Path(args[args.index("-o") + 1]).suffix.lower()
+    assert result.stderr == (
+        f"compaction-audit: -o/--output: a {ending} name says a compression this tool does "
+        "not write (it writes .gz and .zst); name the file without it\n")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["t.jsonl"]

@@ -50,19 +50,25 @@ NAMED_FORMATS = {".json": "json", ".sarif": "sarif", ".xml": "junit", ".html": "
 """The format an ``-o`` name's ending says (before ``.gz`` or ``.zst``)."""
 
 
-def format_note(output: Path | None, fmt: str) -> str | None:
+def format_note(output: Path | None, fmt: str,
+                formats: Iterable[str] = tuple(AuditFormat)) -> str | None:
     """A note when the ``-o`` name says another format than the report's
     (``report.json.gz`` with no ``--format``: a text report in a file every reader
     takes for JSON; usertest17 #8), else None.  The report is what ``--format`` says:
-    the name is not read as an option."""
+    the name is not read as an option.  ``formats``: those the command writes (the
+    note names ``--format`` only for one of them: ``diff`` has no SARIF, usertest18
+    #2).  A SARIF report is JSON (``results.json`` needs no note) and
+    ``x.sarif.json`` says SARIF (usertest18 #4)."""
     if output is None:
         return None
-    name = output.name.lower().removesuffix(".gz").removesuffix(".zst")
-    said = NAMED_FORMATS.get(Path(name).suffix)
-    if said is None or said == fmt:
+    name = Path(output.name.lower().removesuffix(".gz").removesuffix(".zst"))
+    said = "sarif" if name.name.endswith(".sarif.json") else NAMED_FORMATS.get(name.suffix)
+    if said is None or said == fmt or (said, fmt) == ("json", "sarif"):
         return None
-    return (f"-o {output.name} holds the {fmt} report (--format {fmt}); its name says "
-            f"{said}: add --format {said} for that")
+    head = f"-o {output.name} holds the {fmt} report (--format {fmt}); its name says {said}"
+    if said not in formats:
+        return f"{head}, a format this command does not write"
+    return f"{head}: add --format {said} for that"
 
 
 # readable=False: click's own check of a Path is a 4-line usage error; the file is

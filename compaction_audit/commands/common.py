@@ -75,16 +75,29 @@ def fail(message: str) -> NoReturn:
     raise typer.Exit(2)
 
 
+UNWRITTEN_COMPRESSIONS = frozenset({".bz2", ".bz", ".xz", ".lzma", ".lz", ".lz4", ".zip",
+                                    ".7z", ".br", ".z"})
+"""Endings of compressions and archives :func:`compressed` does not write (nor the
+readers read): an ``-o`` name with one is a usage error, not an uncompressed file
+under a compressed name."""
+
+
 def output_path(value: str) -> Path:
     """The value of an ``-o``/``--output`` option as a path (typer's ``parser``).  An
     empty value is a usage error, one line, exit 2: typer made ``-o ''`` (``-o "$OUT"``
     with the variable unset) ``Path('')``, that is ``.``, and the command then wrote to
     or refused the working directory under a name nobody typed (issue 11).  A file
     named ``-`` given as ``./-`` is that file, made absolute: ``Path('./-')`` is
-    ``Path('-')``, which ``convert`` took for standard output (adv30 F4)."""
+    ``Path('-')``, which ``convert`` took for standard output (adv30 F4).  A name
+    ending in a compression not written (:data:`UNWRITTEN_COMPRESSIONS`) is a usage
+    error too."""
     if not value:
         fail("-o/--output: the path is empty; name a file to write")
     _not_a_url("-o/--output", value, "writes a local file or standard output")
+    ending = Path(value).suffix.lower()
+    if ending in UNWRITTEN_COMPRESSIONS:  # adv67 #7: written plain under that name
+        fail(f"-o/--output: a {ending} name says a compression this tool does not write "
+             "(it writes .gz and .zst); name the file without it")
     if value != "-" and Path(value) == Path("-"):
         return Path.cwd() / "-"
     return Path(value)

@@ -110,7 +110,7 @@ def diff_command(
             refuse_same_stderr(inputs)
         else:
             refuse_same_stdout(inputs)
-        if (note := format_note(output, fmt.value)) is not None:
+        if (note := format_note(output, fmt.value, tuple(Format))) is not None:
             say(note)  # the name says another format than the report's (usertest17 #8)
         base, cand = (audited(audit_or_isolated(path, eff.settings, lenient, eff.rules,
                                                 eff.severity))
