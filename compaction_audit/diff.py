@@ -329,7 +329,10 @@ def finding_units(r: SessionReport) -> dict[tuple[str, str], Occurrence]:
       ``(code, "entity:<entity>")``: every round at which that rule fired about that
       item; one about what a summary states, to one unit per claim or flip, by what
       it states (``claim:<kind>:<text>``, ``flip:<kind>:<text>``: :func:`stated_units`),
-      not by the summary's id, which is local to its run.
+      not by the summary's id, which is local to its run; a lost rule's violation by
+      the rule and what was done (``violated:<kind>:<text>:<object>``); a stale
+      summary (CA306) by its ordinal among the run's stale summaries
+      (``stale:<n>``, 1-based, in round order), as an episode is.
     - Otherwise to ``(code, "episode:<n>")``: the n-th (1-based) episode of that rule,
       an episode being a run of findings of the rule at consecutive round records
       (consecutive in the log, so skipped round numbers do not split an episode).
@@ -348,12 +351,16 @@ def finding_units(r: SessionReport) -> dict[tuple[str, str], Occurrence]:
     for f in r.findings:
         for key in keys_of[id(f)]:
             by_lost.setdefault(key, []).append(f)
+    stale = {id(f): f"stale:{n}" for n, f in enumerate(sorted(
+        (f for f in r.findings if f.code == STALE_CODE), key=lambda f: (f.round, f.line)), 1)}
     for f in r.findings:
         if f.entity is not None and not keys_of[id(f)]:
             # each claim or flip a unit (adv27 F1), by what is stated, not by the
             # summary's id, local to its run as a fold's is (usertest17: one claim was
-            # "new" and "resolved" across two runs)
-            for key in stated_units(f) or [f"entity:{f.entity}"]:
+            # "new" and "resolved" across two runs); a stale summary by its ordinal
+            # (usertest18 #10: by its id, the same one was new and resolved)
+            own = stale.get(id(f)) or _violation_unit(f)
+            for key in ([own] if own else stated_units(f)) or [f"entity:{f.entity}"]:
                 by_entity.setdefault((f.code, key), []).append(f)
         elif f.entity is None:
             plain.setdefault(f.code, []).append(f)
@@ -377,6 +384,10 @@ def finding_units(r: SessionReport) -> dict[tuple[str, str], Occurrence]:
     return units
 
 
+STALE_CODE = "CA306"
+"""stale-summary: its findings are matched across runs by ordinal (``stale:<n>``)."""
+
+
 def stated_units(f: Finding) -> list[str]:
     """What an entity finding about a summary says the summary states, as units:
     ``flip:<kind>:<text>`` for each rule a fold states reversed (``flipped``, CA304),
@@ -393,6 +404,15 @@ def stated_units(f: Finding) -> list[str]:
     if isinstance(v.get("claim"), str) and "text" in v and "kind" in v:
         return [f"claim:{v['kind']}:{v['text']}", *more]  # the claims past the cap (F4)
     return []
+
+
+def _violation_unit(f: Finding) -> str | None:
+    """``violated:<kind>:<text>:<object>`` for a lost rule a later action broke (CA307,
+    whose entity names a span, local to its run), else None."""
+    v = f.values
+    if "violated_span" in v and "text" in v and "object" in v:
+        return f"violated:{v.get('kind')}:{v['text']}:{v['object']}"
+    return None
 
 
 def fold_lost_units(r: SessionReport) -> dict[str, list[str]]:

@@ -12,10 +12,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from compaction_audit.diff import diff_reports, gate
+from compaction_audit.diff import diff_reports, finding_units, gate
 from compaction_audit.engine import audit_session
 from compaction_audit.io.native import read_native
 from compaction_audit.report.model import SessionReport
+from compaction_audit.rules import Finding, Severity
 from tests.logs import LogWriter, rnd
 
 NEGATION = "Do NOT enable `--force` on the prod migration."
@@ -124,3 +125,30 @@ def test_a_fact_another_span_still_holds_is_not_a_lost_unit(write_log: LogWriter
     units = [u.key for u in diff_reports(report, report).by_status("persisting")
              if u.code == "CA301"]
     assert units == ["lost:quantity:9001"]
+
+
+def _entity_finding(code: str, rnd_no: int, entity: str, **values: Any) -> Finding:
+    return Finding("r", code, Severity.WARNING, rnd_no, rnd_no + 1, "m", "a", values, entity)
+
+
+def test_stale_summaries_and_violations_match_by_what_they_are_not_by_ids(
+        write_log: LogWriter) -> None:
+    """usertest18 #10: a stale summary (CA306) was matched by its summary's id, and a
+    violation (CA307) by its span's: ids local to a run, so the same finding in a second
+    run was "new" and "resolved".  A stale summary is matched by its ordinal, a
+    violation by the lost rule and the action."""
+    base, cand = fold_log(write_log, "a.jsonl", "L1"), fold_log(write_log, "b.jsonl", "K1")
+    rule = {"kind": "negation", "text": "Do not run lint-tool", "object": "lint-tool",
+            "violated_span": "t7"}
+    base.findings = [_entity_finding("CA306", 1, "c2"), _entity_finding("CA306", 1, "c5"),
+                     _entity_finding("CA307", 1, "u1#k", **rule)]
+    cand.findings = [_entity_finding("CA306", 1, "run2-c9"),
+                     _entity_finding("CA307", 1, "x4#k", **{**rule, "violated_span": "t9"})]
+    assert sorted(finding_units(base)) == [
+        ("CA306", "stale:1"), ("CA306", "stale:2"),
+        ("CA307", "violated:negation:Do not run lint-tool:lint-tool")]
+    d = diff_reports(base, cand)
+    assert sorted((f.status, f.code, f.key) for f in d.findings) == [
+        ("persisting", "CA306", "stale:1"),
+        ("persisting", "CA307", "violated:negation:Do not run lint-tool:lint-tool"),
+        ("resolved", "CA306", "stale:2")]
