@@ -349,3 +349,52 @@ def test_on_a_phone_each_lost_fact_shows_every_field_under_its_label(
         assert shown == ["table-header-group", "none"]
     finally:
         browser.set_window_size(1200, 1800)
+
+
+@pytest.mark.parametrize("command", [
+    ["audit", str(SAMPLES / "research-decay.jsonl")],
+    ["diff", str(SAMPLES / "research-decay.jsonl"), str(SAMPLES / "research-no-decay.jsonl")],
+])
+def test_on_a_phone_every_chart_is_drawn_whole_with_its_legend(
+        browser: Any, tmp_path: Path, command: list[str]) -> None:
+    """usertest18 #11: at 390 px the 720 px charts scrolled inside their boxes, cut off
+    at the right with the diff's baseline/candidate legend; each is now drawn at the
+    box's width, legends above the plot, and pointing at it still picks a round."""
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.by import By
+
+    page = write_html(tmp_path, *command)
+    browser.set_window_size(390, 1400)
+    try:
+        open_page(browser, page)
+        boxes = browser.execute_script(
+            "return Array.from(document.querySelectorAll('div.chart')).map(function (d) {"
+            "  var s = d.querySelector('svg').getBoundingClientRect();"
+            "  var b = d.getBoundingClientRect();"
+            "  var legend = Array.from(d.querySelectorAll('.role-legend text'))"
+            "    .map(function (t) { var r = t.getBoundingClientRect();"
+            "      return [t.textContent, r.right]; });"
+            "  return [d.id, s.width, b.left + d.clientLeft + d.clientWidth, s.right, legend];"
+            "})")
+        assert boxes
+        for cid, width, inner_right, svg_right, legend in boxes:
+            assert width < 390 and svg_right <= inner_right + 0.5, cid
+            assert all(right <= inner_right for _, right in legend), (cid, legend)
+        if command[0] == "diff":
+            (legend,) = [b[4] for b in boxes]
+            assert {"baseline", "candidate"} <= {text for text, _ in legend}
+        shoot(browser, tmp_path, f"phone-{command[0]}")
+        # pointing at the tenth dot of the first panel picks its round (round 10: the
+        # sample's rounds are 1..40), as on a desktop
+        section = "d0" if command[0] == "diff" else "s0"
+        dot = browser.find_elements(By.CSS_SELECTOR,
+                                    f"#{section}-series svg .mark-symbol path")[9]
+        browser.execute_script("arguments[0].scrollIntoView({block: 'center'})", dot)
+        ActionChains(browser).move_to_element(dot).perform()
+        panel = browser.find_element(By.ID, f"{section}-panel-body")
+        deadline = time.monotonic() + 5
+        while not panel.get_attribute("data-round") and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert panel.get_attribute("data-round") == "10"
+    finally:
+        browser.set_window_size(1200, 1800)

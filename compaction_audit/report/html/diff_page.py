@@ -109,7 +109,8 @@ def render_diff_html(diff: RunDiff, gates: dict[str, Any] | None = None,
     drawn = [q for q in diff.quantities
              if data.known_columns(wide, [f"{q}_{run}" for run in RUNS])]
     spec = charts.diff_chart(long, drawn, _markers(diff))
-    runs = "".join(f"<tr><th>{run}</th><td>{esc(r.path)}</td><td>{r.n_rounds} rounds"
+    # the path, then its rounds below it: two columns fit a phone (usertest18 #11)
+    runs = "".join(f"<tr><th>{run}</th><td>{esc(r.path)}<br>{r.n_rounds} rounds"
                    + "".join(f", {esc(p)}" for p in coverage_phrases(r)) + "</td></tr>"
                    for run, r in zip(RUNS, (diff.baseline, diff.candidate), strict=True))
     shown, neither = split_onsets(diff)
@@ -138,7 +139,7 @@ def render_diff_html(diff: RunDiff, gates: dict[str, Any] | None = None,
             else "WARN" if coverage_phrases(diff.candidate)  # not fully checked (adv29 F3)
             else "PASS" if not diff.changed or moved in ("later", "disappeared") else "WARN")
     body = ("<h1>compaction-audit diff</h1>"
-            f"<table>{runs}</table>"
+            f'<table class="kv">{runs}</table>'
             f'<p class="verdict {head}" id="verdict">{esc(diff.headline())}</p>'
             + round_panel("d0")
             + "<h2>Series, both runs overlaid</h2><p class=\"dim\">Dashed rules mark each "

@@ -84,6 +84,37 @@
     } catch (e) { /* a chart without the selection */ }
   }
 
+  // a chart wider than its box (a phone) is drawn again with its legends below the
+  // plot, then each view narrower by what still spills over (at least MIN_WIDTH):
+  // drawn at its own size, not scaled, so pointing at it picks the round under the
+  // pointer (usertest18 #11: at 390 px the charts and the diff's legend were cut off)
+  var MIN_WIDTH = 160;
+  function narrower(spec, by) {
+    function less(view) {
+      if (typeof view.width !== "number") return view;
+      return Object.assign({}, view, { width: Math.max(MIN_WIDTH, Math.floor(view.width - by)) });
+    }
+    var out = spec.vconcat ? Object.assign({}, spec, { vconcat: spec.vconcat.map(less) }) : less(spec);
+    // legends below the plot, one above another, each a column of entries
+    var legend = { orient: "bottom", direction: "vertical", columns: 1, labelLimit: MIN_WIDTH,
+                   layout: { bottom: { direction: "vertical", anchor: "start" } } };
+    out.config = Object.assign({}, spec.config, { legend: Object.assign({}, (spec.config || {}).legend, legend) });
+    return out;
+  }
+
+  // step 0: as specified; 1: legends below; 2: each view narrower by what still spills
+  function embed(cid, spec, opts, step) {
+    var box = document.getElementById(cid);
+    return vegaEmbed("#" + cid, spec, opts).then(function (res) {
+      var svg = box.querySelector("svg"), style = getComputedStyle(box);
+      var room = box.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
+      var over = svg ? svg.getBoundingClientRect().width - room : 0;
+      if (step === 2 || !(over > 0)) return res;
+      res.view.finalize();
+      return embed(cid, narrower(spec, step ? over : 0), opts, (step || 0) + 1);
+    });
+  }
+
   var pending = [];
   data.sections.forEach(function (section) {
     var form = document.getElementById(section.id + "-form");
@@ -96,7 +127,7 @@
     }
     Object.keys(section.charts).forEach(function (cid) {
       var opts = { renderer: "svg", actions: false, ast: true, tooltip: { theme: "light" } };
-      pending.push(vegaEmbed("#" + cid, section.charts[cid], opts).then(function (res) {
+      pending.push(embed(cid, section.charts[cid], opts).then(function (res) {
         views[cid] = res.view;
         hook(section, res.view);
       }));
