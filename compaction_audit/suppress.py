@@ -10,8 +10,8 @@ Each ``[[suppress]]`` entry (``[[tool.compaction-audit.suppress]]`` in
   discriminator it names matches one of the rule's patterns (a fold that also dropped
   a fact no pattern covers still fires); only the fold rules (:data:`FOLD_RULES`)
   name discriminators, so a pattern of another rule is refused; or
-- ``fold``, a fold's (summary's) id, with an optional ``rule``: the findings about
-  that fold are suppressed;
+- ``fold``, a fold's (summary's) id, with an optional ``rule`` (one of
+  :data:`FOLD_ENTRY_RULES`): the findings about that fold are suppressed;
 - optionally ``reason``, shown by ``config show`` (for the reader of the file).
 
 The lost lists drop the facts a suppression covers too: a discriminator whose text
@@ -77,7 +77,8 @@ def parse(value: Any, where: str) -> tuple[Suppression, ...]:
     """The ``suppress`` key's value (an array of tables) as suppressions.  Raises
     :class:`UsageError` naming the entry for a bad shape, an unknown key or rule, a
     missing or doubled target, a discriminator without its rule, or with a rule whose
-    findings name no discriminator (not in :data:`FOLD_RULES`)."""
+    findings name no discriminator (not in :data:`FOLD_RULES`), or a fold with a rule
+    whose findings are not about one fold (not in :data:`FOLD_ENTRY_RULES`)."""
     if not isinstance(value, list):
         raise UsageError(f"{where}: suppress must be an array of tables ([[suppress]])")
     if len(value) > MAX_SUPPRESSIONS:
@@ -111,6 +112,11 @@ def parse(value: Any, where: str) -> tuple[Suppression, ...]:
                 "discriminator pattern cannot match its findings (patterns are for "
                 f"{', '.join(f'{c} {RULES[c].name}' for c in FOLD_RULES)}); use fold = "
                 "ID, or ignore the rule")
+        if fold is not None and code is not None and code not in FOLD_ENTRY_RULES:
+            raise UsageError(  # usertest18 #12: it matched nothing, whatever the id
+                f"{at}: {code} {RULES[code].name} findings are about rounds, not one fold, "
+                "so a fold entry cannot match them (fold entries are for "
+                f"{', '.join(FOLD_ENTRY_RULES)}); use ignore, or a baseline")
         if pattern is not None and len(pattern) > MAX_PATTERN_CHARS:
             raise UsageError(f"{at}: discriminator pattern of {len(pattern):,} characters, "
                              f"more than {MAX_PATTERN_CHARS} (MAX_PATTERN_CHARS)")
@@ -200,6 +206,12 @@ def covered_fact(patterns: Patterns, d: dict[str, Any], fold: Any = None,
 FOLD_RULES = ("CA301", "CA302")
 """The rules with one finding per fold that dropped a fact (silent-discriminating-fold,
 topic-only-fold): the report's Folds section counts the same facts."""
+
+FOLD_ENTRY_RULES = ("CA301", "CA302", "CA304", "CA305", "CA306", "CA307")
+"""The rules whose findings are each about one fold or summary (its ``fold`` value or
+``entity``), which a ``fold`` entry can match: the fold rules, negation-flipped,
+unsupported-summary-claim, stale-summary, lost-rule-violated.  The others judge a
+round's working set (ungrounded-summary counts every ungrounded summary at a round)."""
 
 
 def _unfolded(rounds: list[dict[str, Any]], gone: list[Finding]) -> list[dict[str, Any]]:

@@ -214,7 +214,7 @@ def test_the_baseline_is_read_once_whatever_the_number_of_traces(traces: Path) -
     sessions = [audit(str(traces / "traces" / name)) for name in ("clean.jsonl",
                                                                   "drift.jsonl")] * 5
     baseline = Counted({e.fingerprint: e for e in entries(Report(sessions[:2]))})
-    gone = Entry("traces/drift.jsonl", "CA102", "episode:0", "depth-pin",
+    gone = Entry("traces/drift.jsonl", "CA102", "episode:0", "provenance-floor",
                  fingerprint("traces/drift.jsonl", "CA102", "episode:0"))
     baseline[gone.fingerprint] = gone
     out = apply(Report(sessions), baseline, "b.json")

@@ -245,8 +245,17 @@ def test_a_compaction_counts_the_lost_facts_it_no_longer_lists(tmp_path: Path,
         "compaction lost 5 fact(s), 5 suppressed by [[suppress]]\n")
     # ... but an entry of a rule with no finding about the fold hides nothing and
     # matched nothing, while CA301 still fails the trace (usertest16 #1)
-    Path("compaction-audit.toml").write_text('[[suppress]]\nfold = "S"\nrule = "CA105"\n')
+    Path("compaction-audit.toml").write_text('[[suppress]]\nfold = "S"\nrule = "CA304"\n')
     other = CliRunner().invoke(app, ["audit", str(trace), "-q"])
     assert other.stdout == ("FAIL: 1 error(s), 0 warning(s), 1 info; 1 compaction lost 5 "
                             "fact(s), 2 that matter\n")
-    assert "suppress[0] (rule CA105, fold 'S') matched nothing in this run" in other.stderr
+    assert "suppress[0] (rule CA304, fold 'S') matched nothing in this run" in other.stderr
+    # a rule whose findings are about rounds, not one fold, cannot be a fold entry's
+    # (usertest18 #12: CA105, CA201 matched nothing whatever the id)
+    Path("compaction-audit.toml").write_text('[[suppress]]\nfold = "S"\nrule = "CA201"\n')
+    refused = CliRunner().invoke(app, ["audit", str(trace), "-q"])
+    assert refused.exit_code == 2
+    assert refused.stderr.endswith(
+        "compaction-audit.toml: suppress[0]: CA201 ungrounded-summary findings are about "
+        "rounds, not one fold, so a fold entry cannot match them (fold entries are for "
+        "CA301, CA302, CA304, CA305, CA306, CA307); use ignore, or a baseline\n")
