@@ -15,7 +15,8 @@ Each ``[[suppress]]`` entry (``[[tool.compaction-audit.suppress]]`` in
 - optionally ``reason``, shown by ``config show`` (for the reader of the file).
 
 The lost lists drop the facts a suppression covers too: a discriminator whose text
-matches an entry's pattern, a fact dropped by a suppressed fold (an entry with no
+matches an entry's pattern, lost to a fold that rule has a finding about, a fact
+dropped by a suppressed fold (an entry with no
 ``rule``, or one whose rule's finding about the fold it suppressed; a compaction counts
 them, ``lost_suppressed``, which the verdict and its line in the reports say); the Folds section
 (``folded_rounds``) drops each fold whose fold finding was suppressed, with its counts.
@@ -189,18 +190,24 @@ def covering(patterns: Patterns, f: Finding) -> tuple[bool, set[int]]:
 
 
 def covered_fact(patterns: Patterns, d: dict[str, Any], fold: Any = None,
-                 gone: frozenset[tuple[str, str]] = frozenset()) -> set[int]:
+                 gone: frozenset[tuple[str, str]] = frozenset(),
+                 fired: frozenset[tuple[str, str]] = frozenset()) -> set[int]:
     """The entries that hide the lost fact ``d`` from the lost lists: a fold entry
     naming its fold (``d["fold"]``, else ``fold``: the summary of the compaction whose
     list holds it) with no ``rule``, or whose rule's finding about that fold it
     suppressed (``gone``: the (code, fold) pairs of the fold findings suppressed; an
-    entry of another rule leaves the facts listed, usertest16 #1), and a pattern (of
-    any rule) matching its text."""
+    entry of another rule leaves the facts listed, usertest16 #1), and a pattern
+    matching its text whose rule has a finding about that fold (``fired``: the (code,
+    fold) pairs of the fold findings, suppressed or not; adv68 #1: a CA302 pattern hid
+    every fact of a fold whose CA301 error still fired)."""
     fold = d.get("fold", fold)
+    if fold is None:
+        return set()
     hit = {i for i, s in enumerate(patterns.entries)
-           if s.fold is not None and fold is not None and str(fold) == s.fold
+           if s.fold is not None and str(fold) == s.fold
            and (s.rule is None or (s.rule, s.fold) in gone)}
-    return hit | patterns.hits(None, str(d.get("text", "")))
+    texts = patterns.hits(None, str(d.get("text", "")))
+    return hit | {i for i in texts if (patterns.entries[i].rule, str(fold)) in fired}
 
 
 FOLD_RULES = ("CA301", "CA302")
@@ -244,6 +251,8 @@ def _unfolded(rounds: list[dict[str, Any]], gone: list[Finding]) -> list[dict[st
 def _session(r: SessionReport, patterns: Patterns, used: set[int]) -> SessionReport:
     kept: list[Finding] = []
     folds_gone: set[tuple[str, str]] = set()
+    fired = frozenset((f.code, fold) for f in r.findings
+                      if f.code in FOLD_RULES and (fold := _fold_of(f)) is not None)
     for f in r.findings:
         gone, hit = covering(patterns, f)
         used.update(hit)
@@ -256,7 +265,7 @@ def _session(r: SessionReport, patterns: Patterns, used: set[int]) -> SessionRep
     def facts(items: list[dict[str, Any]], fold: Any = None) -> list[dict[str, Any]]:
         out = []
         for d in items:
-            hit = covered_fact(patterns, d, fold, gone_pairs)
+            hit = covered_fact(patterns, d, fold, gone_pairs, fired)
             used.update(hit)
             if not hit:
                 out.append(d)

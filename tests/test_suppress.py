@@ -225,6 +225,13 @@ def test_a_compaction_counts_the_lost_facts_it_no_longer_lists(tmp_path: Path,
         "; 1 compaction lost 5 fact(s), 1 that matters, 2 suppressed by [[suppress]]\n")
     [c] = json.loads(audit(trace, some).stdout)["compactions"]
     assert (len(c["lost"]), c["lost_suppressed"]) == (3, 2)
+    # adv68 #1: a pattern of a rule with no finding about the fold (CA302; the fold's
+    # finding is CA301) hid every fact while the CA301 error fired, and "matched"
+    other = '[[suppress]]\nrule = "CA302"\ndiscriminator = "*"\n'
+    assert quiet(other) == ("FAIL: 1 error(s), 0 warning(s), 1 info; 1 compaction lost 5 "
+                            "fact(s), 2 that matter\n")
+    assert "suppress[0] (rule CA302, discriminator '*') matched nothing in this run" in (
+        CliRunner().invoke(app, ["audit", str(trace), "-q"]).stderr)
     every = '[[suppress]]\nrule = "CA301"\ndiscriminator = "*"\n'
     assert quiet(every) == ("PASS: 0 error(s), 0 warning(s), 1 info (1 suppressed by "
                              "[[suppress]]); 1 compaction lost 5 fact(s), 5 suppressed by "
