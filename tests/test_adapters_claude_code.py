@@ -500,3 +500,39 @@ def test_a_message_id_met_again_after_a_compaction_is_another_response(
     assert out[0][1]["reader_notes"] == [
         "1 line repeating an earlier response's message id after a person's turn or a "
         "compaction: read as another response"]
+
+
+UNKNOWN_KEPT = ("1 line of a partial compaction whose {} {}: what it kept is not known, "
+                "and everything before it is read as folded")
+
+
+@pytest.mark.parametrize(("meta", "note"), [
+    ({"preserved_segment": {"head_uuid": "s-u2", "tail_uuid": "s-a2"}}, None),
+    ({"preserved_segment": {"head_uuid": "dead", "tail_uuid": "beef"}},
+     UNKNOWN_KEPT.format("preservedSegment", "names a message not in the file before it, "
+                         "or ends before it starts")),
+    ({"preserved_segment": {"head_uuid": "s-a2", "tail_uuid": "s-u2"}},  # reversed
+     UNKNOWN_KEPT.format("preservedSegment", "names a message not in the file before it, "
+                         "or ends before it starts")),
+    ({"preserved_messages": {"uuids": ["nope-1", "nope-2"]}},
+     UNKNOWN_KEPT.format("preservedMessages", "names no message in the file before it")),
+    ({"preserved_messages": {"uuids": ["nope-1", "s-u2", "s-a2"]}}, None),
+])
+def test_a_kept_range_that_names_nothing_is_said(tmp_path: Path, meta: dict[str, Any],
+                                                 note: str | None) -> None:
+    """adv68 #2: a partial compaction whose kept segment or messages named uuids not in
+    the file (or a reversed segment) was read as keeping nothing, with no word: every
+    message before it counted as folded, and its facts as lost."""
+    objs = [orjson.loads(raw) for raw in (FIXTURES / "claude-sdk-snake.jsonl").read_bytes()
+            .splitlines()]
+    (at,) = [i for i, o in enumerate(objs) if o.get("subtype") == "compact_boundary"]
+    kept = {k: v for k, v in objs[at]["compact_metadata"].items()
+            if k != "preserved_segment"}
+    objs[at] = {**objs[at], "compact_metadata": {**kept, **meta}}
+    path = tmp_path / "t.jsonl"
+    path.write_bytes(b"".join(orjson.dumps(o) + b"\n" for o in objs))
+    out = list(claude_code.records(str(path)))
+    assert out[0][1].get("reader_notes", []) == ([note] if note else [])
+    (summary,) = compactions(out)[0][1]["summaries"]
+    assert summary["children"] == (["s-u1", "s-a1"] if note is None
+                                   else ["s-u1", "s-a1", "s-u2", "s-a2"])

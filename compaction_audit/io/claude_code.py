@@ -95,6 +95,11 @@ REPEATED_COMPACTION = ("of a compaction repeating an earlier line's uuid, conten
                        "was read): not read")
 """The reason counted for a compaction line read once (:meth:`_Converter.reappended`)."""
 
+UNKNOWN_KEPT = ("of a partial compaction whose {} {}: what it kept is not known, and "
+                "everything before it is read as folded")
+"""The note for a partial compaction whose kept messages name nothing in the file
+(adv68 #2): its losses then count every message before it."""
+
 MICROCOMPACT_UNSEEN = ("of a microcompact naming tool results that are not in the "
                        "context before it (what they held is not checked)")
 """The note for a microcompact some of whose ``compactedToolIds`` name no tool result
@@ -706,15 +711,21 @@ class _Converter:
         a uuid 7 or a segment written as a list was read as "nothing kept" and the
         folded tokens moved).
 
-        A range, not the set of its lines: its size is the log's, not the record's."""
+        A range, not the set of its lines: its size is the log's, not the record's.  A
+        segment or list that names no message of the file before it (or a segment that
+        ends before it starts) keeps nothing and gets a note (:data:`UNKNOWN_KEPT`)."""
         keep = None
         segment = self.part(line, meta, "preservedSegment")
         if segment is not None:
             ends = [self.uuid_of(line, segment, name, f"{_META}.preservedSegment")
                     for name in ("headUuid", "tailUuid")]
             head, tail = (self.uuid_line.get(u) if u is not None else None for u in ends)
-            if head is not None and tail is not None:
+            if head is not None and tail is not None and head <= tail:
                 keep = (head, tail)
+            elif ends != [None, None]:  # adv68 #2: read as "nothing kept", with no word
+                self.reused[UNKNOWN_KEPT.format("preservedSegment", "names a message not "
+                                                "in the file before it, or ends before it "
+                                                "starts")] += 1
         lines: set[int] = set()
         messages = self.part(line, meta, "preservedMessages")
         uuids = _get(messages, "uuids") if messages is not None else None
@@ -726,6 +737,9 @@ class _Converter:
                                 f"{_META}.preservedMessages.uuids[{i}]")
             if u in self.uuid_line:
                 lines.add(self.uuid_line[u])
+        if uuids and not lines:
+            self.reused[UNKNOWN_KEPT.format("preservedMessages", "names no message in the "
+                                            "file before it")] += 1
         return keep, lines
 
     def part(self, line: int, meta: dict[str, Any], name: str) -> dict[str, Any] | None:
