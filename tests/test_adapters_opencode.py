@@ -223,6 +223,27 @@ def test_a_compaction_that_keeps_a_tail(tmp_path: Path) -> None:
     assert working_set(out)[:3] == ["msg_03", "call_edit1", "call_edit1:result"]
 
 
+@pytest.mark.parametrize("tail", ["msg_zz", 3, ["msg_03"]])
+def test_a_tail_that_names_no_message_is_said(tmp_path: Path, tail: Any) -> None:
+    """adv68 #3: a tail_start_id naming no message since the last compaction, or not a
+    string, was read as no tail, with no word (every message since counted as folded)."""
+    exp = export()
+    exp["messages"][3]["parts"][0]["tail_start_id"] = tail
+    path = write_json(tmp_path / "tail.json", exp)
+    if not isinstance(tail, str):
+        with pytest.raises(LogError) as err:
+            run_adapter(opencode.records, path)
+        assert (err.value.message, err.value.field) == (
+            "expected a string", "messages[3].parts[0].tail_start_id")
+        return
+    out = run_adapter(opencode.records, path)
+    (_, rnd) = compaction_rounds(out)[1]
+    assert "tail_start_id" not in rnd["compaction"]
+    assert out[0][1]["reader_notes"] == [
+        "a compaction's tail_start_id names no message since the one before it: what it "
+        "kept is not known, and every message since is read as folded"]
+
+
 def test_an_early_copy_of_the_tail_message_keeps_no_more(tmp_path: Path) -> None:
     # adv30 (survey of F5's class): the tail was found by the first message with its id,
     # so a copy of msg_03 put first kept everything since it: nothing folded, a PASS

@@ -305,8 +305,8 @@ class _Converter(Conversion):
                 raise LogError(self.path, line, "expected an object",
                                f"{entry.where}.parts[{j}]")
             _bad_data(self.path, line, part, f"{entry.where}.parts[{j}]")
-            check_strings(self.path, line, part, ("type", "text"),
-                          f"{entry.where}.parts[{j}].")
+            check_strings(self.path, line, part, ("type", "text", "tail_start_id"),
+                          f"{entry.where}.parts[{j}].")  # a tail of 3 or [..] (adv68 #3)
             state = part.get("state")
             if part.get("type") == "tool":  # a state null or 5, a status 5: the result
                 at = f"{entry.where}.parts[{j}].state"  # and its prune went with no
@@ -364,6 +364,10 @@ class _Converter(Conversion):
                 self.pending["kept"] = [s for _, spans in kept for s in spans]
                 self.pending["messages_removed"] = len(self.since) - len(kept)
                 self.pending["tail_start_id"] = tail
+            elif tail is not None:  # adv68 #3: read as no tail, with no word
+                self.note("a compaction's tail_start_id names no message since the one "
+                          "before it: what it kept is not known, and every message since "
+                          "is read as folded")
             self.since = []  # the next compaction drops everything from this message on
             return  # opencode sends it as "What did we do so far?": not a person's turn
         typed = [p for p in parts if p.get("type") == "text" and not p.get("synthetic")
