@@ -295,7 +295,7 @@ def _temporary(output: str) -> str | None:
     be created there but ``output`` exists).  Raises :class:`UsageError` otherwise."""
     real = os.path.realpath(output)
     old = _stat(real)
-    ext = next((s for s in (".gz", ".zst") if real.endswith(s)), "")
+    ext = next((s for s in (".gz", ".zst") if real.lower().endswith(s)), "")  # adv68 #4
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(real)}.",
                                    suffix=f".partial{ext}", dir=os.path.dirname(real))

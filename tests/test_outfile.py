@@ -318,3 +318,39 @@ def test_an_output_named_for_a_compression_not_written_is_refused(
         f"compaction-audit: -o/--output: a {ending} name says a compression this tool does "
         "not write (it writes .gz and .zst); name the file without it\n")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["t.jsonl"]
+
+
+@pytest.mark.parametrize(("args", "magic"), [
+    (["convert", "T", "-o", "cv.jsonl.ZST"], b"\x28\xb5\x2f\xfd"),
+    (["convert", "T", "-o", "cv.jsonl.Gz"], b"\x1f\x8b"),
+    (["simulate", "--rounds", "2", "-o", "sim.jsonl.GZ"], b"\x1f\x8b"),
+])
+def test_a_log_writer_compresses_whatever_the_case_of_the_ending(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, args: list[str], magic: bytes) -> None:
+    """adv68 #4: convert and simulate wrote plain NDJSON under a .GZ or .ZST name (the
+    report writers compress whatever the case, adv59)."""
+    monkeypatch.chdir(tmp_path)
+    shutil.copy(SAMPLES / "handwritten.jsonl", "t.jsonl")
+    result = run(*[("t.jsonl" if a == "T" else a) for a in args])
+    assert result.exit_code == 0, result.output
+    out = tmp_path / args[args.index("-o") + 1]
+    assert out.read_bytes().startswith(magic)
+    assert run("audit", str(out), "-q").exit_code in (0, 1)
+
+
+def test_a_large_compressed_log_under_another_name_is_read(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A gzip log named .GZ or with no compression suffix, large enough for the
+    decoding helpers, was handed to them as plain bytes: an internal error ("fileno")."""
+    import gzip
+
+    from compaction_audit.io import parallel
+    from compaction_audit.io.native import read_native
+
+    monkeypatch.setattr(parallel, "PARALLEL_MIN_BYTES", 0)
+    data = gzip.compress((SAMPLES / "handwritten.jsonl").read_bytes())
+    for name in ("h.jsonl.GZ", "h.jsonl"):
+        (tmp_path / name).write_bytes(data)
+        assert not parallel.wanted(str(tmp_path / name))
+        assert read_native(str(tmp_path / name)).n_rounds == 5
+    assert parallel.wanted(str(SAMPLES / "handwritten.jsonl"))

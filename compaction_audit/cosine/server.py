@@ -117,7 +117,7 @@ def texted_file(paths: list[str]) -> bool:
             return False
         with open(paths[0], "rb") as handle:
             head = handle.read(PEEK_BYTES)
-        if paths[0].endswith(".gz"):
+        if head[:2] == b"\x1f\x8b":  # gzip, by its bytes (any name: T.JSONL.GZ)
             head = _gunzip_head(head)
         return b'"text"' in head
     except Exception:  # the reader reports a bad file, not this hint

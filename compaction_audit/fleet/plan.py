@@ -35,7 +35,7 @@ def memory_needed(path: str, size: int) -> int:
     :data:`START_MEMORY` plus :data:`MEMORY_PER_BYTE` per byte, times
     :data:`COMPRESSION_GUESS` for a compressed trace, at least :data:`BASE_MEMORY`.
     ``size`` < 0 (unknown) counts 0."""
-    expanded = max(size, 0) * (COMPRESSION_GUESS if path.endswith((".gz", ".zst")) else 1)
+    expanded = max(size, 0) * (COMPRESSION_GUESS if path.lower().endswith((".gz", ".zst")) else 1)
     return max(BASE_MEMORY, START_MEMORY + MEMORY_PER_BYTE * expanded)
 
 

@@ -141,7 +141,7 @@ def _small(path: str) -> bool:
     """True for a regular file of at most :data:`IN_PROCESS_BYTES`, not compressed (by
     its name or its first bytes: the gzip and zstd magic), or one that cannot be
     opened (nothing to decode)."""
-    if path.endswith((".gz", ".zst")):
+    if path.lower().endswith((".gz", ".zst")):
         return False
     try:
         with open(path, "rb") as fh:

@@ -168,7 +168,8 @@ def _remote() -> Any:
 
 
 def _suffix_kind(path: str) -> str:
-    return "gz" if path.endswith(".gz") else "zst" if path.endswith(".zst") else ""
+    lower = path.lower()  # T.JSONL.GZ too
+    return "gz" if lower.endswith(".gz") else "zst" if lower.endswith(".zst") else ""
 
 
 def open_binary(path: str) -> IO[bytes]:

@@ -21,7 +21,7 @@ from compaction_audit.childproc import in_worker_process, prelude, python_comman
 from compaction_audit.errors import LogError
 from compaction_audit.io import reduce, retained_bytes
 from compaction_audit.io.jsonerrors import json_error
-from compaction_audit.io.lines import DEFAULT_LIMITS, Limits, open_binary
+from compaction_audit.io.lines import DEFAULT_LIMITS, Limits, compression_of, open_binary
 from compaction_audit.io.native import SessionBuilder
 from compaction_audit.io.quarantine import LenientFeed
 from compaction_audit.io.quiet_gc import paused_gc
@@ -61,15 +61,19 @@ class HelperFailed(Exception):
 
 
 def wanted(path: str) -> bool:
-    """Decode ``path`` in a helper process: a large plain file, a second CPU, and not
-    already inside a worker process (``audit_paths`` runs one trace per CPU)."""
-    if path == "-" or path.endswith((".gz", ".zst")) or (os.cpu_count() or 1) < 2:
+    """Decode ``path`` in a helper process: a large plain file (by its name and its
+    first bytes), a second CPU, and not already inside a worker process
+    (``audit_paths`` runs one trace per CPU)."""
+    if path == "-" or path.lower().endswith((".gz", ".zst")) or (os.cpu_count() or 1) < 2:
         return False
     if in_worker_process():
         return False
     try:
-        return os.path.getsize(path) >= PARALLEL_MIN_BYTES
-    except OSError:
+        if os.path.getsize(path) < PARALLEL_MIN_BYTES:
+            return False
+        with open(path, "rb") as fh:  # compressed under another name (t.jsonl.GZ, or no
+            return not compression_of(fh.read(4))  # suffix): the helpers read plain
+    except OSError:  # bytes (adv68 #4's class: it was an internal error, "fileno")
         return False
 
 

@@ -90,13 +90,14 @@ def _open(target: Target) -> tuple[_Sink, str, bool]:
     name = os.fspath(target)
     if name == "-":
         return sys.stdout.buffer, name, False
+    lower = name.lower()  # R.JSONL.GZ too, as the report writers (adv68 #4)
     try:
-        if name.endswith(".gz"):
+        if lower.endswith(".gz"):
             return gzip.open(name, "wb"), name, True
         raw = open(name, "wb")  # noqa: SIM115 (closed by LogWriter.close)
     except OSError as exc:
         raise LogError(name, 0, f"cannot open for writing: {exc.strerror or exc}") from None
-    if name.endswith(".zst"):
+    if lower.endswith(".zst"):
         return zstandard.ZstdCompressor().stream_writer(raw, closefd=True), name, True
     return raw, name, True
 
