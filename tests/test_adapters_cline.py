@@ -537,3 +537,14 @@ def test_the_usage_before_a_compaction_is_checked(tmp_path: Path) -> None:
     path = write_json(tmp_path / "t.compaction.json", doc)
     [(_, rnd)] = compaction_rounds(run_adapter(cline.records, path))
     assert rnd["compaction"]["usage_before"] == usage
+
+
+def test_messages_removed_is_a_count_of_messages(tmp_path: Path) -> None:
+    """adv68 #5: a messagesRemoved of 10^18 said "must be <= ... tokens"."""
+    doc = json.loads((CLINE / "basic.compaction.json").read_text())
+    doc["messages"][0]["metadata"]["messagesRemoved"] = 10**18
+    path = write_json(tmp_path / "b.compaction.json", doc)
+    with pytest.raises(LogError) as err:
+        list(cline.records(str(path)))
+    assert str(err.value).endswith(
+        "must be <= 1,000,000,000,000 messages (messages[0].metadata.messagesRemoved)")

@@ -436,8 +436,9 @@ def _marker(path: str, line: int, i: int, msg: dict[str, Any]
     if meta is not None and type(meta) is not dict:  # adv48: it hid the marker
         raise LogError(path, line, "expected an object", f"messages[{i}].metadata")
     meta = meta or {}
-    check_counts(path, line, meta, ("tokensBefore", "messagesRemoved"),
-                 f"messages[{i}].metadata.")
+    check_counts(path, line, meta, ("tokensBefore",), f"messages[{i}].metadata.")
+    check_counts(path, line, meta, ("messagesRemoved",), f"messages[{i}].metadata.",
+                 "messages")  # a count of messages, not tokens (adv68 #5)
     # adv57: the usage before the compaction went into the report unchecked (-7, 1e30)
     usage = meta.get("usageBefore")
     check_counts(path, line, usage, USAGE_KEYS[:-1], f"messages[{i}].metadata.usageBefore.")

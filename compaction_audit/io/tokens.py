@@ -397,7 +397,7 @@ def tool_output_text(content: Any, image_types: tuple[str, ...]) -> tuple[str, i
     return "\n".join(texts), images
 
 
-def count_problem(value: Any) -> str | None:
+def count_problem(value: Any, unit: str = "tokens") -> str | None:
     """Why ``value``, read from a product's log, is no token count (None: null or an
     integer 0 to :data:`~compaction_audit.io.records.MAX_TOKENS`): "expected an integer
     >= 0", or, for a number past the bound, "must be <= 1,000,000,000,000 tokens"
@@ -406,7 +406,7 @@ def count_problem(value: Any) -> str | None:
     if value is None or (type(value) is int and 0 <= value <= MAX_TOKENS):
         return None
     if type(value) in (int, float) and value > MAX_TOKENS and value != float("inf"):
-        return f"must be <= {MAX_TOKENS:,} tokens"
+        return f"must be <= {MAX_TOKENS:,} {unit}"
     return "expected an integer >= 0"
 
 
@@ -421,7 +421,8 @@ def bounded_sum(path: str, line: int, parts: Iterable[int], where: str) -> int:
     return total
 
 
-def check_counts(path: str, line: int, counts: Any, names: Iterable[str], where: str) -> None:
+def check_counts(path: str, line: int, counts: Any, names: Iterable[str], where: str,
+                 unit: str = "tokens") -> None:
     """Raise :class:`LogError` at ``where`` + the name for each of ``names`` in
     ``counts`` (an object, or null: nothing to check) whose value is neither null nor
     an integer >= 0, and at ``where`` itself when ``counts`` is neither null nor an
@@ -433,7 +434,7 @@ def check_counts(path: str, line: int, counts: Any, names: Iterable[str], where:
     if not isinstance(counts, dict):
         raise LogError(path, line, "expected an object", where.rstrip("."))
     for name in names:
-        problem = count_problem(counts.get(name))
+        problem = count_problem(counts.get(name), unit)
         if problem is not None:
             raise LogError(path, line, problem, f"{where}{name}")
 
