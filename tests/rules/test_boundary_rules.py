@@ -141,16 +141,17 @@ def test_sustain_longer_than_the_session_is_said() -> None:
 
 @pytest.mark.parametrize(("sustain", "fires_at", "said"), [
     (1, 1, "summary tokens 60 exceed raw tokens 40 for the first time (raw_ratio 0.400)"),
-    (2, 2, "summary tokens 70 exceed raw tokens 30 (raw_ratio 0.300), 2 rounds in a row "
-           "(sustain 2): they first did 1 round(s) before this one"),
-])
+    (2, 2, "summary tokens 92,104 exceed raw tokens 30 (raw_ratio 0.300), 2 rounds in a "
+           "row (sustain 2), first at round 11"),  # usertest18 #8: no "92104", no "they
+])                                                # first did 1 round(s) before this one"
 def test_summary_majority_says_when_summary_tokens_first_exceeded(
         sustain: int, fires_at: int, said: str) -> None:
     """usertest17 #4: with sustain 2 the finding at the second round of the run said
     "for the first time", a round after the first."""
-    ctx = context([{"raw_ratio": 0.5},
-                   {"raw_ratio": 0.4, "raw_tokens": 40, "summary_tokens": 60},
-                   {"raw_ratio": 0.3, "raw_tokens": 30, "summary_tokens": 70}],
+    ctx = context([{"raw_ratio": 0.5},  # rounds 0, 11, 13: round numbers may skip
+                   {"raw_ratio": 0.4, "raw_tokens": 40, "summary_tokens": 60, "round": 11},
+                   {"raw_ratio": 0.3, "raw_tokens": 30, "summary_tokens": 92104,
+                    "round": 13}],
                   {"sustain": sustain})
     rule = RULES["CA105"]()
     fired_rows = rule.evaluate(ctx).fired
