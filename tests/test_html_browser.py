@@ -398,3 +398,23 @@ def test_on_a_phone_every_chart_is_drawn_whole_with_its_legend(
         assert panel.get_attribute("data-round") == "10"
     finally:
         browser.set_window_size(1200, 1800)
+
+
+def test_on_a_phone_an_empty_cell_shows_no_label(browser: Any, tmp_path: Path) -> None:
+    """usertest18 #9: the traces table of a several-trace page showed "note:" and
+    nothing after it for each trace without a note, at 390 px."""
+    page = write_html(tmp_path, "audit", str(SAMPLES / "handwritten.jsonl"),
+                      str(SAMPLES / "research-decay.jsonl"))
+    browser.set_window_size(390, 1400)
+    try:
+        open_page(browser, page)
+        shown = browser.execute_script(
+            "return Array.from(document.querySelectorAll('table.stack td'))"
+            ".filter(function (td) { return td.checkVisibility(); })"
+            ".map(function (td) { return td.textContent; })")
+        assert shown and all(text.strip() for text in shown)
+        empty = browser.execute_script(
+            "return document.querySelectorAll('table.stack td:empty').length")
+        assert empty > 0  # the page has empty cells: hidden, not shown as a bare label
+    finally:
+        browser.set_window_size(1200, 1800)

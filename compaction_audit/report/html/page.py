@@ -92,7 +92,8 @@ h1,h2,h3,.verdict,p,li,table.kv td{overflow-wrap:anywhere}
 table.stack,table.stack tbody,table.stack tr,table.stack td{display:block}
 table.stack thead{display:none}table.stack tr{border-bottom:1px solid #ccc;padding:4px 0}
 table.stack td{border:0;padding:1px 4px;text-align:left;overflow-wrap:anywhere}
-table.stack td::before{content:attr(data-label) ": ";font-weight:600;color:#555}}
+table.stack td::before{content:attr(data-label) ": ";font-weight:600;color:#555}
+table.stack td:empty{display:none}}
 table{border-collapse:collapse;margin:6px 0;font-size:13px;display:block;max-width:100%;
 overflow-x:auto}
 th,td{border-bottom:1px solid #e4e4e4;padding:3px 8px;text-align:left;vertical-align:top}
