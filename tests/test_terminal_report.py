@@ -38,8 +38,9 @@ def test_no_salience_log_takes_one_inversion_line_and_compactions_first(
     out = invoke("audit", str(write_log(claude_records()))).stdout
     lines = [ln.rstrip() for ln in out.splitlines()]
     inversion = [ln for ln in lines if ln.startswith("  inversion")]
-    # no salience; depth 1 < 2 and the boundary is an event: both conditions fail
-    assert inversion == ["  inversion  no salience recorded; drift only (depth < 2, "
+    # no salience recorded, a rebuilt one read; depth 1 < 2 and the boundary is an
+    # event: both conditions fail
+    assert inversion == ["  inversion  salience rebuilt; drift only (depth < 2, "
                          "event-driven eviction)"]
     assert "scorer does not penalize depth" not in out
     assert "query_cosine_retained" not in out  # unknown at every round: no sparkline
@@ -527,3 +528,15 @@ def test_several_traces_say_first_that_the_summary_is_at_the_end(tmp_path: Path)
     assert not invoke("audit", str(tmp_path / "a.jsonl")).stdout.startswith("2 traces")
     for option in ("--summary", "-q"):
         assert "a report for each" not in invoke("audit", str(tmp_path), option).stdout
+
+
+def test_a_rebuilt_salience_whose_conditions_hold_is_no_not_applicable() -> None:
+    """usertest19 #2: delta-text records no salience, and the rules read the rebuilt
+    cosine: the header said "not applicable: no salience recorded" right below a
+    verdict naming the inversion onset and boundary they found with it."""
+    from tests.logs import SAMPLES
+
+    lines = invoke("audit", str(SAMPLES / "delta-text.jsonl")).stdout.splitlines()
+    assert [ln.rstrip() for ln in lines if ln.startswith("  inversion  ")] == [
+        "  inversion  salience rebuilt; no condition of inversion fails"]
+    assert "inversion onset at" in lines[1]

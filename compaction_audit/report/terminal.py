@@ -141,12 +141,19 @@ VERDICT_STYLE = {"FAIL": "bold red", "WARN": "bold yellow"}
 
 
 def _inversion_line(r: SessionReport) -> Text:
-    """The conditions of validity in one line (67 characters at most, so it fits 80
-    columns beside its label) for a log without salience: "not applicable: no
-    salience recorded", or "no salience recorded; drift only (...)" naming the
-    conditions that fail; the details are in ``--format json``."""
+    """The conditions of validity in one line for a log without salience: "not
+    applicable: no salience recorded", or "no salience recorded; drift only (...)"
+    naming the conditions that fail; when the salience rules read a rebuilt cosine,
+    "salience rebuilt; " and "no condition of inversion fails" or "drift only (...)"
+    (wrapped under its label when three conditions fail).  The details are in
+    ``--format json``."""
     failing = [FAILS_SHORT.get(c.name, c.name).format(min_depth=r.settings.min_depth)
                for c in r.conditions if c.status == "fails"]
+    if (r.cosine or {}).get("inversion_signature"):  # the rules read a rebuilt cosine:
+        head = "salience rebuilt; "  # none recorded: the conditions apply (usertest19 #2:
+        if not failing:  # "not applicable" sat above an inversion found with it)
+            return Text(head + "no condition of inversion fails")
+        return Text(f"{head}drift only ({', '.join(failing)})")
     if not failing:
         return Text("not applicable: no salience recorded")
     return Text(f"no salience recorded; drift only ({', '.join(failing)})")
