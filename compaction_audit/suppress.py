@@ -108,11 +108,14 @@ def parse(value: Any, where: str) -> tuple[Suppression, ...]:
         if pattern is not None and code is None:
             raise UsageError(f"{at}: a discriminator pattern needs its rule")
         if pattern is not None and code is not None and code not in FOLD_RULES:  # adv67 #2
-            raise UsageError(
-                f"{at}: {code} {RULES[code].name} names no discriminator, so a "
-                "discriminator pattern cannot match its findings (patterns are for "
-                f"{', '.join(f'{c} {RULES[c].name}' for c in FOLD_RULES)}); use fold = "
-                "ID, or ignore the rule")
+            what = ("are about what a summary states or an action, not the facts a fold "
+                    "lost" if code in FOLD_ENTRY_RULES else "name no lost discriminator")
+            raise UsageError(  # usertest19 #6: fold = ID named for a per-round rule
+                f"{at}: {code} {RULES[code].name} findings {what}, so a discriminator "
+                "pattern cannot match them (patterns are for "
+                f"{', '.join(f'{c} {RULES[c].name}' for c in FOLD_RULES)}); "
+                + ("use fold = ID" if code in FOLD_ENTRY_RULES else "use ignore, or a "
+                   "baseline"))
         if fold is not None and code is not None and code not in FOLD_ENTRY_RULES:
             raise UsageError(  # usertest18 #12: it matched nothing, whatever the id
                 f"{at}: {code} {RULES[code].name} findings are about rounds, not one fold, "

@@ -89,11 +89,17 @@ def test_many_entries_that_matched_nothing_are_one_screen(folds: Path) -> None:
     ('[[suppress]]\ndiscriminator = "x*"\n', "a discriminator pattern needs its rule"),
     # adv67 #2: a pattern of a rule that names no discriminator hid a fold's facts
     ('[[suppress]]\nrule = "CA101"\ndiscriminator = "*"\n',
-     "suppress[0]: CA101 salience-inversion names no discriminator, so a discriminator "
-     "pattern cannot match its findings (patterns are for CA301 "
-     "silent-discriminating-fold, CA302 topic-only-fold); use fold = ID, or ignore the "
-     "rule"),
-    ('[[suppress]]\nrule = "recall-floor"\ndiscriminator = "x"\n', "CA303 recall-floor names"),
+     "suppress[0]: CA101 salience-inversion findings name no lost discriminator, so a "
+     "discriminator pattern cannot match them (patterns are for CA301 "
+     "silent-discriminating-fold, CA302 topic-only-fold); use ignore, or a baseline"),
+    ('[[suppress]]\nrule = "recall-floor"\ndiscriminator = "x"\n',
+     "CA303 recall-floor findings name no lost"),
+    # usertest19 #6: a claim is no lost discriminator; a fold entry can match it
+    ('[[suppress]]\nrule = "CA305"\ndiscriminator = "*"\n',
+     "suppress[0]: CA305 unsupported-summary-claim findings are about what a summary "
+     "states or an action, not the facts a fold lost, so a discriminator pattern cannot "
+     "match them (patterns are for CA301 silent-discriminating-fold, CA302 "
+     "topic-only-fold); use fold = ID"),
     ('[[suppress]]\nfold = "a"\ndiscriminator = "b"\nrule = "CA301"\n', "give either"),
     ('[[suppress]]\nrule = "CA999"\nfold = "a"\n', "unknown rule 'CA999'"),
     ('[[suppress]]\nfold = "a"\nfolds = "b"\n', "unknown key 'folds'"),
