@@ -21,7 +21,8 @@ def test_a_codex_fold_names_the_lines_of_the_facts_it_dropped() -> None:
     # line 14: "Added USER app after the install step."
     assert _ca301(ADAPTERS / "codex-local.jsonl") == (
         "fold line-18 silently dropped: line 14: ordering 'Added USER app after the install "
-        "step'; line 11: quantity '12.5', quantity '15s'")
+        "step'; line 11: quantity '12.5' (still held by another span), quantity '15s' "
+        "(still held by another span)")  # by line 22 and the summary (usertest19 #5)
 
 
 def test_a_claude_code_fold_names_a_span_by_line_and_a_summary_by_id() -> None:
@@ -37,3 +38,23 @@ def test_a_native_log_keeps_its_span_ids() -> None:
         "fold m2 silently dropped: 5 lost facts (1 more still held by another span) from 2 "
         "children, first negation 'Do NOT enable --force on the prod migration' (3), scope "
         "'prod' (3) and 3 more")
+
+
+def test_a_fact_another_span_still_holds_is_said_held(tmp_path: Path) -> None:
+    """usertest19 #5: a fold of few facts listed one still held by a span in the
+    context as "silently dropped", beside a compaction line saying "1 lost"."""
+    from tests.logs import dump, rnd
+
+    trace = dump([
+        rnd(0, spans=[{"id": "u", "tokens": 20, "source": "user",
+                       "text": "Keep the retry limit at 7."},
+                      {"id": "t", "tokens": 20, "source": "tool:shell",
+                       "text": "Raised read_timeout_ms to 45000."},
+                      {"id": "k", "tokens": 20, "source": "assistant",
+                       "text": "The timeout stays at 45000."}]),
+        rnd(1, summaries=[{"id": "F", "tokens": 5, "children": ["u", "t"],
+                           "text": "Worked on the deploy."}], evicted=["u", "t"])],
+        tmp_path / "held.jsonl")
+    assert _ca301(trace) == (
+        "fold F silently dropped: u: constraint 'Keep the retry limit at 7'; t: quantity "
+        "'45000' (still held by another span), identifier 'read_timeout_ms'")

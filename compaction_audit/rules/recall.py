@@ -265,8 +265,10 @@ def _describe(children: list[dict[str, Any]], limit: int = 3,
                                               -max(d["rank"] for d in c["dropped"])))
     parts = []
     for c in ordered[:limit]:
-        kinds = c["dropped"]  # already in tier order
-        lost = ", ".join(f"{d['kind']} {d['text']!r}" for d in kinds)
+        kinds = c["dropped"]  # already in tier order; a fact another span still holds
+        lost = ", ".join(f"{d['kind']} {d['text']!r}" + (  # is not lost: said so
+            " (still held by another span)" if d["key"] not in listed else "")
+            for d in kinds)  # (usertest19 #5: "1 lost" beside three facts "dropped")
         parts.append(f"{at.get(c['child'], c['child'])}: {lost}")
     rest = len(children) - limit
     return "; ".join(parts) + (f"; and {rest} more children" if rest > 0 else "")
