@@ -342,3 +342,10 @@ def test_a_queue_operation_not_known_is_counted(tmp_path: Path) -> None:
     assert out[0][1]["lines_not_read"] == 1
     assert out[0][1]["reader_notes"] == [
         "1 line of a queue operation this reader does not know ('Enqueue'): not read"]
+
+
+def test_a_microcompact_says_it_made_no_summary() -> None:
+    """usertest19 #1: its compaction line read "summary 0 tokens, ratio unknown"."""
+    out = CliRunner().invoke(app, ["audit", str(MICRO)], env={"COLUMNS": "200"}).stdout
+    assert ("microcompact, trigger auto; context 90,000 -> 60,000 tokens; no summary: "
+            "evicted, not folded; 2 lost\n") in out

@@ -577,9 +577,16 @@ def compaction_sizes(c: dict[str, Any]) -> str:
     "the summary is 3.9 times the size of what it folded" ("0.26x" read as a ratio of
     something else: usertest7).  An adapter's sizes (``sizes: "estimated"``, UTF-8 bytes
     / 4) read "summary about 3,642 tokens for about 96,757 folded", beside the
-    product's measured context (usertest12)."""
+    product's measured context (usertest12).  A compaction that made no summary
+    (``summary_id`` null: a microcompact, a forgetting condenser) reads "no summary:
+    evicted, not folded"."""
     size, ratio, opaque = c.get("summary_tokens"), c.get("compression_ratio"), c.get("opaque")
     about = "about " if c.get("sizes") == "estimated" else ""  # an adapter's estimates
+    context = (f"context {_tokens(c.get('tokens_before'))} -> "
+               f"{_tokens(c.get('tokens_after'))} tokens")
+    if "summary_id" in c and c["summary_id"] is None and not opaque:  # a microcompact's
+        return f"{context}; no summary: evicted, not folded"  # (usertest19 #1: it read
+    # "summary 0 tokens, ratio unknown")
     if size is None:  # "opaque" only for a summary the product encrypted (adv60)
         summary = "summary opaque" if opaque else "summary size not recorded"
     elif opaque:  # the adapter's proxy (a Codex blob's length), not a measure: ux5 F12
@@ -593,8 +600,7 @@ def compaction_sizes(c: dict[str, Any]) -> str:
                 "(about the same size)" if 0.95 <= ratio < 1.05 else
                 f"(the summary is {1 / ratio:,.1f} times the size of what it folded)"
                 if ratio < 1 else f"({ratio:,.1f}x)")
-    return (f"context {_tokens(c.get('tokens_before'))} -> {_tokens(c.get('tokens_after'))} "
-            f"tokens; {summary}{',' if quotient == 'ratio unknown' else ''} {quotient}")
+    return f"{context}; {summary}{',' if quotient == 'ratio unknown' else ''} {quotient}"
 
 
 def reader_notes(r: SessionReport) -> list[str]:
