@@ -224,6 +224,27 @@ PROGRAM = "compaction-audit"
 """The name every error line of ours starts with (``commands.common.say``)."""
 
 
+TRACE_VALUED = frozenset({"-f", "--format"})
+"""``trace``'s options that take a value (the next word is no argument)."""
+
+
+def _positionals_before(command: str, option: str) -> int:
+    """How many arguments (not options, not an option's value) ``command`` was given
+    on the command line before ``option``."""
+    args = sys.argv[sys.argv.index(command) + 1:] if command in sys.argv else []
+    count, skip = 0, False
+    for arg in args:
+        if arg == option or arg.startswith(option + "="):
+            break
+        if skip:
+            skip = False
+        elif arg in TRACE_VALUED:
+            skip = True
+        elif not arg.startswith("-") or arg == "-":
+            count += 1
+    return count
+
+
 def usage_line(exc: Exception) -> tuple[str, str] | None:
     """The one line a usage error prints, in two parts: ``compaction-audit: <click's
     message>`` (the start of every error line of ours) and ``; see '<command> --help'``
@@ -242,8 +263,10 @@ def usage_line(exc: Exception) -> tuple[str, str] | None:
              else f"{PROGRAM} {named}" if named else PROGRAM)  # '-j' with no value: adv55
     option = getattr(exc, "option_name", None)
     command = ctx.info_name if ctx is not None else named
-    if type(exc).__name__ == "NoSuchOption" and command == "trace" and option:
-        # usertest14: `trace LOG --force` traced nothing and the hint named --format
+    if type(exc).__name__ == "NoSuchOption" and command == "trace" and option \
+            and _positionals_before("trace", option) < 2:
+        # usertest14: `trace LOG --force` traced nothing and the hint named --format;
+        # not when LOG and QUERY came before it (`trace LOG 45000 -o x`: adv67)
         message += f"; a QUERY that starts with '-' goes after '--': trace LOG -- {option}"
     return f"{PROGRAM}: {message}", f"; see '{where} --help'"
 

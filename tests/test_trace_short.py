@@ -689,6 +689,10 @@ def test_a_query_that_looks_like_an_option_is_shown_the_way_in() -> None:
             "'python -m compaction_audit trace --help'\n") in said
     code, said = error("audit", log, "--force")
     assert code == 2 and "goes after '--'" not in said
+    # LOG and QUERY given before it: an unknown option, no query to move (adv67)
+    code, said = error("trace", log, "45000", "-f", "json", "-o", "x.json")
+    assert (code, said) == (2, "compaction-audit: No such option: -o; see 'python -m "
+                               "compaction_audit trace --help'\n")
 
 
 def test_words_are_found_as_the_regular_expression_found_them() -> None:
