@@ -14,6 +14,7 @@ import os
 import shutil
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -99,6 +100,16 @@ def open_page(driver: Any, path: Path) -> dict[str, int]:
                  if m["method"] == "Network.requestWillBeSent"]
     assert requested == [url]
     return marks
+
+
+@contextmanager
+def window(driver: Any, width: int, height: int = 1400) -> Iterator[None]:
+    """The browser's window at ``width`` x ``height`` px, back to 1200 x 1800 after."""
+    driver.set_window_size(width, height)
+    try:
+        yield
+    finally:
+        driver.set_window_size(1200, 1800)
 
 
 def chart_ids(driver: Any) -> list[str]:
@@ -359,13 +370,12 @@ def test_on_a_phone_every_chart_is_drawn_whole_with_its_legend(
         browser: Any, tmp_path: Path, command: list[str]) -> None:
     """usertest18 #11: at 390 px the 720 px charts scrolled inside their boxes, cut off
     at the right with the diff's baseline/candidate legend; each is now drawn at the
-    box's width, legends above the plot, and pointing at it still picks a round."""
+    box's width, legends below the plot, and pointing at it still picks a round."""
     from selenium.webdriver.common.action_chains import ActionChains
     from selenium.webdriver.common.by import By
 
     page = write_html(tmp_path, *command)
-    browser.set_window_size(390, 1400)
-    try:
+    with window(browser, 390):
         open_page(browser, page)
         boxes = browser.execute_script(
             "return Array.from(document.querySelectorAll('div.chart')).map(function (d) {"
@@ -396,8 +406,6 @@ def test_on_a_phone_every_chart_is_drawn_whole_with_its_legend(
         while not panel.get_attribute("data-round") and time.monotonic() < deadline:
             time.sleep(0.1)
         assert panel.get_attribute("data-round") == "10"
-    finally:
-        browser.set_window_size(1200, 1800)
 
 
 def test_on_a_phone_an_empty_cell_shows_no_label(browser: Any, tmp_path: Path) -> None:
@@ -405,8 +413,7 @@ def test_on_a_phone_an_empty_cell_shows_no_label(browser: Any, tmp_path: Path) -
     nothing after it for each trace without a note, at 390 px."""
     page = write_html(tmp_path, "audit", str(SAMPLES / "handwritten.jsonl"),
                       str(SAMPLES / "research-decay.jsonl"))
-    browser.set_window_size(390, 1400)
-    try:
+    with window(browser, 390):
         open_page(browser, page)
         shown = browser.execute_script(
             "return Array.from(document.querySelectorAll('table.stack td'))"
@@ -416,5 +423,3 @@ def test_on_a_phone_an_empty_cell_shows_no_label(browser: Any, tmp_path: Path) -
         empty = browser.execute_script(
             "return document.querySelectorAll('table.stack td:empty').length")
         assert empty > 0  # the page has empty cells: hidden, not shown as a bare label
-    finally:
-        browser.set_window_size(1200, 1800)
