@@ -80,8 +80,8 @@ def _span_types(ctx: Context) -> pl.DataFrame:
 
 def _severity(rank: int, low: bool, ceiling: Severity) -> str:
     """Error from a version pin up, else warning; when ``low`` (every loss in a low
-    tier, :data:`~compaction_audit.recall.ranking.LOW_TIERS`) at most a warning, and
-    info below a version pin (issue 10, point 6)."""
+    tier, :data:`~compaction_audit.recall.ranking.LOW_TIERS`, or no dropped fact lost)
+    at most a warning, and info below a version pin (issue 10, point 6)."""
     sev = (Severity.ERROR if rank >= _ERROR_RANK and not low
            else Severity.INFO if low and rank < _ERROR_RANK else Severity.WARNING)
     return (ceiling if _RANK[ceiling] < _RANK[sev] else sev).value  # min(sev, ceiling)
@@ -194,7 +194,10 @@ def _fold_findings(ctx: Context, silent: bool, ceiling: Severity) -> pl.DataFram
         .join(_fact_counts(tiered).drop("drops"), on=["ri", "fold"], how="left",
               maintain_order="left")
     )
-    low = grouped["best_tier"].is_in(list(LOW_TIERS)) & ~grouped["declared"]
+    # every loss in a low tier, or nothing lost at all: each fact it dropped is still
+    # held by another span (usertest20 #1: an error for "0 lost facts")
+    low = ((grouped["best_tier"].is_in(list(LOW_TIERS)) & ~grouped["declared"])
+           | (grouped["facts_lost"].fill_null(0) == 0))
     grouped = grouped.drop("declared")
     sev = [_severity(w, lo, ceiling) for w, lo in zip(grouped["worst"], low, strict=True)]
     return grouped.with_columns(pl.Series("severity", sev), pl.col("fold").alias("entity"))
@@ -306,8 +309,10 @@ class SilentDiscriminatingFold(Rule):
     identifiers from tool output, finished work;
     :mod:`compaction_audit.recall.ranking`) is at most a
     warning (issue 10, point 6), unless the log marks a child ``salience_class:
-    "discriminating"`` (the agent's own word that a decision hinges on it).  Harness
-    text (caveats, skill documents, command wrappers) never yields a finding.
+    "discriminating"`` (the agent's own word that a decision hinges on it); so is a
+    fold all of whose dropped facts another span still holds (nothing it dropped is
+    lost: "0 lost facts (5 more still held by another span)").  Harness text (caveats,
+    skill documents, command wrappers) never yields a finding.
 
     Known problems: discriminators are found by regex heuristics
     (docs/discriminators.md, "Known limitations"): a number restated in words or a fact
