@@ -7,8 +7,9 @@ Each ``[[suppress]]`` entry (``[[tool.compaction-audit.suppress]]`` in
 - ``rule`` (a code such as ``CA301`` or a name) and ``discriminator``, a glob pattern
   (as :func:`fnmatch.fnmatchcase`: ``*``, ``?``, ``[...]``; case-sensitive) over the text
   of a lost discriminator; a finding of that rule is suppressed when every
-  discriminator it names matches one of the rule's patterns (a fold that also dropped
-  a fact no pattern covers still fires); only the fold rules (:data:`FOLD_RULES`)
+  discriminator it names as lost matches one of the rule's patterns (facts another
+  span still holds aside; a fold that also lost a fact no pattern covers still
+  fires); only the fold rules (:data:`FOLD_RULES`)
   name discriminators, so a pattern of another rule is refused; or
 - ``fold``, a fold's (summary's) id, with an optional ``rule`` (one of
   :data:`FOLD_ENTRY_RULES`): the findings about that fold are suppressed;
@@ -130,14 +131,16 @@ def parse(value: Any, where: str) -> tuple[Suppression, ...]:
 
 
 def named_discriminators(f: Finding) -> list[str]:
-    """The texts of the discriminators a finding names (a fold rule's
-    ``children[].dropped[].text``); empty for a finding about no discriminator."""
-    out: list[str] = []
-    for child in f.values.get("children") or []:
-        if isinstance(child, dict):
-            out += [str(d.get("text")) for d in child.get("dropped") or []
-                    if isinstance(d, dict) and d.get("text") is not None]
-    return out
+    """The texts of the discriminators a finding names as lost (a fold rule's
+    ``children[].dropped[]`` with a place in the lost list, ``pos``: a fact another
+    span still holds is not lost, and no report lists it, so a pattern need not cover
+    it: usertest20 #2); all it dropped when none is lost; empty for a finding about
+    no discriminator."""
+    dropped = [d for child in f.values.get("children") or [] if isinstance(child, dict)
+               for d in child.get("dropped") or []
+               if isinstance(d, dict) and d.get("text") is not None]
+    lost = [d for d in dropped if d.get("pos") is not None]
+    return [str(d["text"]) for d in lost or dropped]
 
 
 def _fold_of(f: Finding) -> str | None:

@@ -272,3 +272,32 @@ def test_a_compaction_counts_the_lost_facts_it_no_longer_lists(tmp_path: Path,
         "compaction-audit.toml: suppress[0]: CA201 ungrounded-summary findings are about "
         "rounds, not one fold, so a fold entry cannot match them (fold entries are for "
         "CA301, CA302, CA304, CA305, CA306, CA307); use ignore, or a baseline\n")
+
+
+def test_a_fact_another_span_still_holds_need_not_be_covered(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """usertest20 #2: with a pattern for every lost fact the fold finding still fired,
+    kept alive by a dropped fact another span still holds, which no report lists."""
+    from tests.logs import rnd
+
+    monkeypatch.chdir(tmp_path)
+    trace = dump([
+        rnd(0, spans=[{"id": "u", "tokens": 20, "source": "user",
+                       "text": "Keep the retry limit at 7."},
+                      {"id": "t", "tokens": 20, "source": "tool:shell",
+                       "text": "Raised read_timeout_ms to 45000."},
+                      {"id": "k", "tokens": 20, "source": "assistant",
+                       "text": "The timeout stays at 45000."}]),
+        rnd(1, summaries=[{"id": "F", "tokens": 5, "children": ["u", "t"],
+                           "text": "Worked on the deploy."}], evicted=["u", "t"])],
+        tmp_path / "held.jsonl")
+    lost = ('[[suppress]]\nrule = "CA301"\ndiscriminator = "*retry limit*"\n'
+            '[[suppress]]\nrule = "CA301"\ndiscriminator = "read_timeout_ms"\n')
+    doc = json.loads(audit(trace, lost).stdout)
+    assert (doc["suppressions"], ca301_codes(doc)) == ({"findings": 1}, [])
+    one = '[[suppress]]\nrule = "CA301"\ndiscriminator = "read_timeout_ms"\n'
+    assert ca301_codes(json.loads(audit(trace, one).stdout)) == ["CA301"]
+
+
+def ca301_codes(doc: dict[str, Any]) -> list[str]:
+    return [f["code"] for f in doc["findings"] if f["code"] == "CA301"]
