@@ -354,3 +354,22 @@ def test_a_large_compressed_log_under_another_name_is_read(
         assert not parallel.wanted(str(tmp_path / name))
         assert read_native(str(tmp_path / name)).n_rounds == 5
     assert parallel.wanted(str(SAMPLES / "handwritten.jsonl"))
+
+
+@pytest.mark.parametrize("args", [
+    ["simulate", "--preset", "delta-text", "--rounds", "3", "-o", "{out}"],
+    ["convert", str(SAMPLES / "handwritten.jsonl"), "-o", "{out}"],
+])
+def test_a_gzip_log_is_the_same_bytes_each_time_and_names_no_file(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, args: list[str]) -> None:
+    """usertest20 #3: simulate and convert to a .gz name wrote a time stamp and the
+    temporary file's name (".sim.jsonl.gz.cv0o0yey.partial") into the gzip header."""
+    monkeypatch.chdir(tmp_path)
+    made = []
+    for name in ("a.jsonl.gz", "b.jsonl.GZ"):
+        result = run(*[a.replace("{out}", name) for a in args])
+        assert result.exit_code == 0, result.output
+        made.append((tmp_path / name).read_bytes())
+    assert made[0] == made[1]
+    assert made[0][:2] == b"\x1f\x8b" and made[0][3] & 0x08 == 0  # FNAME not set
+    assert made[0][4:8] == b"\0\0\0\0"  # no time stamp

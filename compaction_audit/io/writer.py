@@ -92,14 +92,31 @@ def _open(target: Target) -> tuple[_Sink, str, bool]:
         return sys.stdout.buffer, name, False
     lower = name.lower()  # R.JSONL.GZ too, as the report writers (adv68 #4)
     try:
-        if lower.endswith(".gz"):
-            return gzip.open(name, "wb"), name, True
         raw = open(name, "wb")  # noqa: SIM115 (closed by LogWriter.close)
     except OSError as exc:
         raise LogError(name, 0, f"cannot open for writing: {exc.strerror or exc}") from None
+    if lower.endswith(".gz"):
+        return _Gzip(raw), name, True
     if lower.endswith(".zst"):
         return zstandard.ZstdCompressor().stream_writer(raw, closefd=True), name, True
     return raw, name, True
+
+
+class _Gzip(gzip.GzipFile):
+    """A gzip stream over ``raw`` with no file name and no time stamp in its header,
+    so that the same records are the same bytes (usertest20 #3: ``simulate -o
+    x.jsonl.gz`` twice differed, and the header named the temporary file), which
+    closes ``raw`` when it closes."""
+
+    def __init__(self, raw: IO[bytes]) -> None:
+        super().__init__(filename="", mode="wb", fileobj=raw, mtime=0)
+        self._raw = raw
+
+    def close(self) -> None:
+        try:
+            super().close()
+        finally:
+            self._raw.close()
 
 
 def _plain(value: Any) -> Any:
