@@ -228,14 +228,13 @@ TRACE_VALUED = frozenset({"-f", "--format"})
 """``trace``'s options that take a value (the next word is no argument)."""
 
 
-def _positionals_before(command: str, option: str) -> int:
-    """How many arguments (not options, not an option's value) ``command`` was given
-    on the command line before ``option``."""
+def _arguments(command: str) -> int:
+    """How many words ``command`` was given on the command line that are no option
+    and no known option's value (an unknown option's value counts: LOG, QUERY and it
+    are told apart only by their places)."""
     args = sys.argv[sys.argv.index(command) + 1:] if command in sys.argv else []
     count, skip = 0, False
     for arg in args:
-        if arg == option or arg.startswith(option + "="):
-            break
         if skip:
             skip = False
         elif arg in TRACE_VALUED:
@@ -264,9 +263,10 @@ def usage_line(exc: Exception) -> tuple[str, str] | None:
     option = getattr(exc, "option_name", None)
     command = ctx.info_name if ctx is not None else named
     if type(exc).__name__ == "NoSuchOption" and command == "trace" and option \
-            and _positionals_before("trace", option) < 2:
+            and _arguments("trace") < 2:
         # usertest14: `trace LOG --force` traced nothing and the hint named --format;
-        # not when LOG and QUERY came before it (`trace LOG 45000 -o x`: adv67)
+        # not when LOG and QUERY are given too (`trace LOG 45000 -o x`: adv67; `trace
+        # LOG -o x 45000`: usertest20 #5)
         message += f"; a QUERY that starts with '-' goes after '--': trace LOG -- {option}"
     return f"{PROGRAM}: {message}", f"; see '{where} --help'"
 
