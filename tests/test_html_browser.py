@@ -423,3 +423,14 @@ def test_on_a_phone_an_empty_cell_shows_no_label(browser: Any, tmp_path: Path) -
         empty = browser.execute_script(
             "return document.querySelectorAll('table.stack td:empty').length")
         assert empty > 0  # the page has empty cells: hidden, not shown as a bare label
+
+
+def test_the_round_panel_shows_a_mean_whole(browser: Any, tmp_path: Path) -> None:
+    """adv69 #1: the panel trimmed the zeros of "1400" (1399.5 to 4 digits) as if
+    after a decimal point: a bucket mean of 1399.5 showed as 14, 2129.5 as 213."""
+    open_page(browser, write_html(tmp_path, "audit", str(SAMPLES / "handwritten.jsonl")))
+    shown = browser.execute_script(
+        "return [1399.5, 2129.5, 1000.4, 12000.5, 0.5, 0.12345, 2.5, 100.25, 7, null]"
+        ".map(window.caFormat)")
+    assert shown == ["1399.5", "2129.5", "1000.4", "12000.5", "0.5", "0.1235", "2.5",
+                     "100.3", "7", "unknown"]

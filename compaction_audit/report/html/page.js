@@ -13,11 +13,16 @@
     return e;
   }
 
+  // a number as the panel shows it: a mean of 1,000 or more to one decimal, a smaller
+  // one to 4 significant digits; zeros are trimmed only after a decimal point
+  // (adv69 #1: 1399.5 printed "14", 2129.5 "213")
   function fmt(v) {
     if (v === null || v === undefined) return "unknown";
-    if (typeof v === "number" && !Number.isInteger(v)) return v.toPrecision(4).replace(/\.?0+$/, "");
-    return String(v);
+    if (typeof v !== "number" || Number.isInteger(v)) return String(v);
+    var s = Math.abs(v) >= 1000 ? v.toFixed(1) : v.toPrecision(4);
+    return s.indexOf(".") < 0 || s.indexOf("e") >= 0 ? s : s.replace(/0+$/, "").replace(/\.$/, "");
   }
+  window.caFormat = fmt;  // for the browser tests
 
   // the row of the lookup table covering round r (rows sorted by round)
   function rowFor(table, r) {
