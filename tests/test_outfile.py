@@ -373,3 +373,26 @@ def test_a_gzip_log_is_the_same_bytes_each_time_and_names_no_file(
     assert made[0] == made[1]
     assert made[0][:2] == b"\x1f\x8b" and made[0][3] & 0x08 == 0  # FNAME not set
     assert made[0][4:8] == b"\0\0\0\0"  # no time stamp
+
+
+@pytest.mark.parametrize("args", [
+    ["audit", "T", "-f", "json", "-o", "keep.json/"],
+    ["simulate", "--rounds", "2", "-o", "keep.json/"],
+    ["convert", "T", "-o", "newdir/"],
+    ["baseline", "create", "T", "-o", "newdir/"],
+    ["diff", "T", "T", "-o", "newdir/"],
+])
+def test_an_output_named_as_a_folder_is_refused(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, args: list[str]) -> None:
+    """adv69 #2: -o keep.json/ replaced the regular file keep.json (a shell's > refuses
+    a name ending in /), and -o newdir/ wrote a file named newdir."""
+    monkeypatch.chdir(tmp_path)
+    shutil.copy(SAMPLES / "handwritten.jsonl", "t.jsonl")
+    (tmp_path / "keep.json").write_text("{}")
+    result = run(*[("t.jsonl" if a == "T" else a) for a in args])
+    assert result.exit_code == 2, result.output
+    name = args[-1]
+    assert result.stderr == (f"compaction-audit: -o/--output: '{name}' names a folder; name "
+                             "a file to write\n")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["keep.json", "t.jsonl"]
+    assert (tmp_path / "keep.json").read_text() == "{}"

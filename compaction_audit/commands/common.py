@@ -94,7 +94,9 @@ def output_path(value: str) -> Path:
     if not value:
         fail("-o/--output: the path is empty; name a file to write")
     _not_a_url("-o/--output", value, "writes a local file or standard output")
-    ending = Path(value).suffix.lower()
+    if value.endswith(("/", os.sep)):  # Path() drops the slash: a file was written
+        fail(f"-o/--output: '{value}' names a folder; name a file to write")
+    ending = Path(value).suffix.lower()  # where a folder was meant (adv69 #2)
     if ending in UNWRITTEN_COMPRESSIONS:  # adv67 #7: written plain under that name
         fail(f"-o/--output: a {ending} name says a compression this tool does not write "
              "(it writes .gz and .zst); name the file without it")
