@@ -341,9 +341,9 @@ def _load(path: Path) -> dict[str, Entry]:
                              "strings") from None
         if names.get(code) != rule:  # adv62: CA999, or a rule that is not the code's
             raise UsageError(f"baseline {str(path)!r}: findings[{i}]: "
-                             + (f"code {printable(code)!r} is no rule of this version"
+                             + (f"code '{printable(code)}' is no rule of this version"
                                 if code not in names else
-                                f"rule {printable(rule)!r} is not {code}'s name "
+                                f"rule '{printable(rule)}' is not {code}'s name "
                                 f"({names[code]!r})"))
         if type(item["fingerprint"]) is not str or not _SHA256.fullmatch(fp):
             # adv56: a fingerprint 5 matched nothing, and its finding counted as new
@@ -451,8 +451,8 @@ def apply(report: Report, baseline: dict[str, Entry], source: str = "") -> Repor
                                   or b.trace not in (e.trace, clip_tree(e.trace))):
                 raise UsageError(  # adv63: an entry that reads as another rule hid this
                     f"baseline {source!r}: the entry with the fingerprint of {e.code} "
-                    f"{e.rule} {e.key} in {printable(e.trace)!r} says {printable(b.code)} "
-                    f"{printable(b.rule)} {printable(b.key)} in {printable(b.trace)!r}: "
+                    f"{e.rule} {e.key} in '{printable(e.trace)}' says {printable(b.code)} "
+                    f"{printable(b.rule)} {printable(b.key)} in '{printable(b.trace)}': "
                     "edited by hand? make the baseline again ('compaction-audit baseline "
                     "create')")
             if b is None or not b.holds(e.facts, e.session, e.rounds):
