@@ -231,13 +231,15 @@ def _stated_at(ctx: Context, ids: set[str]) -> dict[str, str]:
 
 
 def _describe(children: list[dict[str, Any]], limit: int = 3,
-              at: dict[str, str] | None = None) -> str:
+              at: dict[str, str] | None = None, span_word: str = "") -> str:
     """The children's losses, best tier first (then worst kind), at most ``limit``
     children (the finding's values keep every child).  A fold that lost more than
     :data:`_LISTED` distinct facts is said in counts with its first :data:`_SHOWN`
     facts in the order of the report's lost list, each cut to :data:`_CUT` characters:
     that list has them all, and a finding line should fit on a screen (issue 10).
-    ``at`` names a span by its line (:func:`_stated_at`) instead of its id."""
+    ``at`` names a span by its line (:func:`_stated_at`) instead of its id;
+    ``span_word`` goes before an id the counted form names ("span 3": a native log's
+    numeric id read as a line, usertest20)."""
     at = at or {}
     # each fact once, in the order of the report's lost list (its position there),
     # named by the span that list names; a fact the list does not hold (another span
@@ -253,8 +255,8 @@ def _describe(children: list[dict[str, Any]], limit: int = 3,
         pool = listed or facts  # the facts named first: lost ones, else held ones
         best = sorted(pool.values(), key=lambda dc: (
             dc[0]["pos"] is None, dc[0]["pos"] or 0, dc[0]["tier"], -dc[0]["rank"]))[:_SHOWN]
-        shown = ", ".join(f"{d['kind']} {_cut(d['text'])!r} ({at.get(child, child)})"
-                          for d, child in best)
+        shown = ", ".join(f"{d['kind']} {_cut(d['text'])!r} "
+                          f"({at.get(child) or f'{span_word}{child}'})" for d, child in best)
         held = total - len(listed)
         elsewhere = f" ({held} more still held by another span)" if held else ""
         # "from", not "of": the children that dropped a fact, not all the fold holds
@@ -280,7 +282,7 @@ def _describe(children: list[dict[str, Any]], limit: int = 3,
 def _describe_at(children: list[dict[str, Any]], ctx: Context) -> str:
     """:func:`_describe` with the spans named by their lines where the log has them."""
     if ctx.session.header.extra.get("source_format") in (None, "native"):
-        return _describe(children)  # its ids stay (:func:`_stated_at`): none to gather
+        return _describe(children, span_word="span ")  # its ids stay (:func:`_stated_at`)
     ids = {c["child"] for c in children} | {d.get("stated_in") for c in children
                                              for d in c["dropped"]} - {None}
     return _describe(children, at=_stated_at(ctx, ids))
