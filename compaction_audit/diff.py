@@ -435,15 +435,18 @@ def lost_keys(f: Finding, lost_by_fold: dict[str, list[str]]) -> list[str]:
     what each child dropped, facts another span still holds included, so on a real
     Claude Code session the diff's units missed 107 of 210 lost facts (11 of the 12
     labelled ones) and counted held facts as lost (ux5 F1).  A fold with no fact in
-    the lost list (every fact it dropped is held elsewhere) keeps the dropped facts
-    of its children."""
+    the lost list (every fact it dropped is held elsewhere) is keyed by the dropped
+    facts of its children as ``held:<kind>:<text>``: a baseline or run where a fact
+    was held is not one where it is lost, so a fact that goes from held to lost is
+    new (usertest21 #2, adv70 #1: as ``lost:`` it matched the earlier held fact, and
+    a failing fold passed against the baseline)."""
     children = f.values.get("children")
     if not isinstance(children, list):
         return []
     fold = f.values.get("fold")
     if fold is not None and str(fold) in lost_by_fold:
         return list(dict.fromkeys(lost_by_fold[str(fold)]))
-    keys = [f"lost:{d['kind']}:{d['text']}" for c in children if isinstance(c, dict)
+    keys = [f"held:{d['kind']}:{d['text']}" for c in children if isinstance(c, dict)
             for d in c.get("dropped") or () if isinstance(d, dict) and "kind" in d]
     return list(dict.fromkeys(keys))
 
@@ -469,7 +472,7 @@ def compare_findings(base: SessionReport, cand: SessionReport) -> list[FindingDe
 
     def by_identity(units: dict[tuple[str, str], Occurrence]
                     ) -> dict[tuple[str, str], tuple[str, Occurrence]]:
-        return {("", key) if key.startswith("lost:") else (code, key): (code, occ)
+        return {("", key) if key.startswith(("lost:", "held:")) else (code, key): (code, occ)
                 for (code, key), occ in units.items()}
 
     b, c = by_identity(finding_units(base)), by_identity(finding_units(cand))

@@ -174,21 +174,31 @@ def _fold_findings(ctx: Context, silent: bool, ceiling: Severity) -> pl.DataFram
         tiered = tiered.filter(pl.col("_silent") == silent).drop("_silent")
     if tiered is None or tiered.height == 0:
         return pl.DataFrame(schema={"ri": pl.Int64})
+    # severity follows what was lost: a fact another span still holds (no place in the
+    # lost list, ``pos`` null) counts only when nothing was lost (usertest21 #1, adv70
+    # #2: a held negation made an error of a fold that lost one value from tool output)
+    is_lost = pl.col("pos").is_not_null()
     per_child = (
         tiered.group_by("ri", "fold", "child", maintain_order=True)
         .agg(pl.col("child_source", "child_resolvable", "accounted").first(),
              pl.struct("kind", "text", "norm", "rank", "tier", "tier_name", "key", "pos",
                        "stated_in")
              .sort_by("tier", "rank", descending=[False, True]).alias("dropped"),
-             pl.col("rank").max().alias("worst"), pl.col("tier").min().alias("best_tier"),
-             pl.col("declared").any())
+             pl.col("rank").max().alias("_worst_any"),
+             pl.col("tier").min().alias("_best_any"),
+             pl.col("rank").filter(is_lost).max().alias("_worst_lost"),
+             pl.col("tier").filter(is_lost).min().alias("_best_lost"),
+             pl.col("declared").filter(is_lost).any())
     )
     grouped = (
         per_child.sort("ri", "fold", "child")
         .group_by("ri", "fold", maintain_order=True)
         .agg(pl.struct("child", "child_source", "child_resolvable", "dropped")
              .alias("children"),
-             pl.col("worst").max(), pl.col("best_tier").min(),
+             pl.coalesce(pl.col("_worst_lost").max(), pl.col("_worst_any").max())
+             .alias("worst"),
+             pl.coalesce(pl.col("_best_lost").min(), pl.col("_best_any").min())
+             .alias("best_tier"),
              pl.col("declared").any(), pl.col("accounted").first(),
              pl.col("dropped").list.len().sum().alias("lost"))
         .join(_fact_counts(tiered).drop("drops"), on=["ri", "fold"], how="left",
@@ -260,9 +270,10 @@ def _describe(children: list[dict[str, Any]], limit: int = 3,
         held = total - len(listed)
         elsewhere = f" ({held} more still held by another span)" if held else ""
         # "from", not "of": the children that dropped a fact, not all the fold holds
+        rest = len(pool) - len(best)  # no "and 0 more" (usertest21 #1)
         return (f"{len(listed)} lost facts{elsewhere} from {len(children)} "
-                f"{'child' if len(children) == 1 else 'children'}, first {shown} "
-                f"and {len(pool) - len(best)} more")
+                f"{'child' if len(children) == 1 else 'children'}, first {shown}"
+                + (f" and {rest} more" if rest else ""))
     # the children in order only here (a fold of more facts is said in counts): the sort
     # key read every dropped fact of every child of each of 5,842 fold findings on the
     # 254 MB 10,000 x 2,000 full-text grid cell (issue 14)
@@ -313,8 +324,9 @@ class SilentDiscriminatingFold(Rule):
     warning (issue 10, point 6), unless the log marks a child ``salience_class:
     "discriminating"`` (the agent's own word that a decision hinges on it); so is a
     fold all of whose dropped facts another span still holds (nothing it dropped is
-    lost: "0 lost facts (5 more still held by another span)").  Harness text (caveats,
-    skill documents, command wrappers) never yields a finding.
+    lost: "0 lost facts (5 more still held by another span)").  A dropped fact another
+    span still holds does not weigh in the severity of a fold that lost others.
+    Harness text (caveats, skill documents, command wrappers) never yields a finding.
 
     Known problems: discriminators are found by regex heuristics
     (docs/discriminators.md, "Known limitations"): a number restated in words or a fact
