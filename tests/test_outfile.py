@@ -127,9 +127,13 @@ def test_existing_file_keeps_its_mode_and_a_failed_run_leaves_it(trace: Path) ->
 
 
 def test_directory_output_is_a_usage_error(trace: Path) -> None:
-    for command in (["audit", "t.jsonl", "-o", "."], ["convert", "t.jsonl", "-o", "."]):
+    (trace.parent / "sub").mkdir()
+    for command in (["audit", "t.jsonl", "-o", "sub"], ["convert", "t.jsonl", "-o", "sub"]):
         result = run(*command)
         assert result.exit_code == 2 and "is a directory" in result.stderr
+    for command in (["audit", "t.jsonl", "-o", "."], ["convert", "t.jsonl", "-o", "."]):
+        result = run(*command)  # refused by its spelling, before any work (adv70 #3)
+        assert result.exit_code == 2 and "'.' names a folder" in result.stderr
 
 
 def read_fifo_while(fifo: Path, command: list[str]) -> tuple[bytes, Any]:
@@ -305,6 +309,9 @@ def test_an_output_named_for_another_format_is_said(
     ["diff", "T", "T", "-o", "d.txt.lz4"],
     ["convert", "T", "-o", "t.jsonl.zip"],
     ["baseline", "create", "T", "-o", "b.json.7z"],
+    ["audit", "T", "-o", "r.tgz"],  # adv70: .tgz, .gzip and .zstd were written plain
+    ["audit", "T", "-o", "r.json.gzip"],
+    ["convert", "T", "-o", "t.jsonl.zstd"],
 ])
 def test_an_output_named_for_a_compression_not_written_is_refused(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, args: list[str]) -> None:
@@ -381,6 +388,10 @@ def test_a_gzip_log_is_the_same_bytes_each_time_and_names_no_file(
     ["convert", "T", "-o", "newdir/"],
     ["baseline", "create", "T", "-o", "newdir/"],
     ["diff", "T", "T", "-o", "newdir/"],
+    ["audit", "T", "-f", "json", "-o", "keep.json/."],  # adv70 #3: Path() drops "/."
+    ["audit", "T", "-o", "keep.json//."],
+    ["simulate", "--rounds", "2", "-o", "sim/."],
+    ["convert", "T", "-o", "keep.json/.."],
 ])
 def test_an_output_named_as_a_folder_is_refused(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, args: list[str]) -> None:

@@ -76,7 +76,7 @@ def fail(message: str) -> NoReturn:
 
 
 UNWRITTEN_COMPRESSIONS = frozenset({".bz2", ".bz", ".xz", ".lzma", ".lz", ".lz4", ".zip",
-                                    ".7z", ".br", ".z"})
+                                    ".7z", ".br", ".z", ".tgz", ".gzip", ".zstd"})
 """Endings of compressions and archives :func:`compressed` does not write (nor the
 readers read): an ``-o`` name with one is a usage error, not an uncompressed file
 under a compressed name."""
@@ -94,7 +94,8 @@ def output_path(value: str) -> Path:
     if not value:
         fail("-o/--output: the path is empty; name a file to write")
     _not_a_url("-o/--output", value, "writes a local file or standard output")
-    if value.endswith(("/", os.sep)):  # Path() drops the slash: a file was written
+    if value.endswith(("/", os.sep)) or os.path.basename(value) in (".", ".."):
+        # Path() drops a trailing / or /.: a file was written where a folder was meant
         fail(f"-o/--output: '{value}' names a folder; name a file to write")
     ending = Path(value).suffix.lower()  # where a folder was meant (adv69 #2)
     if ending in UNWRITTEN_COMPRESSIONS:  # adv67 #7: written plain under that name
