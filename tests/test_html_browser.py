@@ -434,3 +434,15 @@ def test_the_round_panel_shows_a_mean_whole(browser: Any, tmp_path: Path) -> Non
         ".map(window.caFormat)")
     assert shown == ["1399.5", "2129.5", "1000.4", "12000.5", "0.5", "0.1235", "2.5",
                      "100.3", "7", "unknown"]
+
+
+def test_a_round_past_the_end_of_a_long_trace_is_none(browser: Any, tmp_path: Path) -> None:
+    """adv70 #4: on a trace of more than 1,000 rounds (the panel reads bucket means) a
+    round past the last one showed the last round's values and findings."""
+    trace = tmp_path / "long.jsonl"
+    made = CliRunner().invoke(app, ["simulate", "--rounds", "1050", "--spans-per-round", "2",
+                                    "-o", str(trace)])
+    assert made.exit_code == 0, made.output
+    open_page(browser, write_html(tmp_path, "audit", str(trace)))
+    assert select_round(browser, "s0", 1600) == "No round 1600 in this trace."
+    assert select_round(browser, "s0", 1050).startswith("Round")

@@ -42,7 +42,10 @@
     panel.replaceChildren();
     var row = rowFor(section.rounds, r);
     panel.setAttribute("data-round", String(r));
-    if (!row || row[1] < r && !section.rounds.bucketed) {
+    // a round past a bucket's end lies in the gap before the next bucket (rounds may
+    // skip), except past the last one: no such round (adv70 #4: it showed the last)
+    var rows = section.rounds.rows;
+    if (!row || row[1] < r && (!section.rounds.bucketed || row === rows[rows.length - 1])) {
       panel.appendChild(el("p", "No round " + r + " in this trace.", "dim"));
       return;
     }
