@@ -255,10 +255,10 @@ DOCS: tuple[tuple[Any, ...], ...] = (
          '`compaction_audit.recall.ranking`) is at most a warning (issue 10, point 6), '
          'unless the log marks a child `salience_class: "discriminating"` (the agent\'s '
          'own word that a decision hinges on it); so is a fold all of whose dropped '
-         'facts another span still holds (nothing it dropped is lost: "0 lost facts (5 '
-         'more still held by another span)"). A dropped fact another span still holds '
-         'does not weigh in the severity of a fold that lost others. Harness text '
-         '(caveats, skill documents, command wrappers) never yields a finding.'),
+         'facts another span still holds (nothing it dropped is lost: "5 facts, all '
+         'still held by another span"). A dropped fact another span still holds does not '
+         'weigh in the severity of a fold that lost others. Harness text (caveats, skill '
+         'documents, command wrappers) never yields a finding.'),
         ('Discriminators are found by regex heuristics (docs/discriminators.md, "Known '
          'limitations"): a number restated in words or a fact kept in other words '
          'outside the paraphrase classes counts as lost; proper nouns with an inner '

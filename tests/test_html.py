@@ -340,3 +340,13 @@ def test_breaks_in_long_runs_keep_entities_and_graphemes_whole() -> None:
     assert "".join(parts) == hangul
     words = "short words only " * 20
     assert breakable(f">{words}<") == f">{words}<"
+
+
+def test_the_bucket_size_is_said_to_a_tenth(tmp_path: Path) -> None:
+    """usertest21 #6: 1,200 rounds in 1,000 points said "the mean of about 1 rounds"."""
+    lines = [json.dumps(session(max_depth=3)),
+             json.dumps(rnd(0, spans=[{"id": "a", "tokens": 10}]))]
+    lines += [json.dumps(rnd(i)) for i in range(1, 1_200)]
+    log = tmp_path / "long.jsonl"
+    log.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    assert "Each point is the mean of about 1.2 rounds." in html_of("audit", str(log))

@@ -271,7 +271,9 @@ def _describe(children: list[dict[str, Any]], limit: int = 3,
         elsewhere = f" ({held} more still held by another span)" if held else ""
         # "from", not "of": the children that dropped a fact, not all the fold holds
         rest = len(pool) - len(best)  # no "and 0 more" (usertest21 #1)
-        return (f"{len(listed)} lost facts{elsewhere} from {len(children)} "
+        counted = (f"{len(listed)} lost facts{elsewhere}" if listed else  # usertest21 #4:
+                   f"{total} facts, all still held by another span,")  # not "0 lost facts"
+        return (f"{counted} from {len(children)} "
                 f"{'child' if len(children) == 1 else 'children'}, first {shown}"
                 + (f" and {rest} more" if rest else ""))
     # the children in order only here (a fold of more facts is said in counts): the sort
@@ -324,7 +326,7 @@ class SilentDiscriminatingFold(Rule):
     warning (issue 10, point 6), unless the log marks a child ``salience_class:
     "discriminating"`` (the agent's own word that a decision hinges on it); so is a
     fold all of whose dropped facts another span still holds (nothing it dropped is
-    lost: "0 lost facts (5 more still held by another span)").  A dropped fact another
+    lost: "5 facts, all still held by another span").  A dropped fact another
     span still holds does not weigh in the severity of a fold that lost others.
     Harness text (caveats, skill documents, command wrappers) never yields a finding.
 

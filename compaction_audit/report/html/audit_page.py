@@ -79,7 +79,8 @@ def session_section(r: SessionReport, index: int) -> tuple[str, dict[str, Any]]:
     if r.n_rounds:
         chart_specs[f"{sid}-series"] = charts.series_chart(
             data.long_points(points, quantities), quantities, marks)
-        bucketed = (f" Each point is the mean of about {r.n_rounds // points.height} rounds."
+        per = f"{r.n_rounds / points.height:.1f}".removesuffix(".0")  # 1.2, not "1"
+        bucketed = (f" Each point is the mean of about {per} rounds."
                     if points.height < r.n_rounds else "")
         html.append(f"<h3>Series per round</h3><p class=\"dim\">Dashed rules mark the "
                     f"inversion onset, the boundary, the depth pin and each compaction."
