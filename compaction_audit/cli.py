@@ -262,6 +262,8 @@ def usage_line(exc: Exception) -> tuple[str, str] | None:
              else f"{PROGRAM} {named}" if named else PROGRAM)  # '-j' with no value: adv55
     option = getattr(exc, "option_name", None)
     command = ctx.info_name if ctx is not None else named
+    if message == "No such command 'explain'":  # ruff's word for it (usertest21 #10)
+        message += "; 'rules CODE' explains a rule (compaction-audit rules CA301)"
     if type(exc).__name__ == "NoSuchOption" and command == "trace" and option \
             and _arguments("trace") < 2:
         # usertest14: `trace LOG --force` traced nothing and the hint named --format;

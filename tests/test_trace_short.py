@@ -690,6 +690,10 @@ def test_a_query_that_looks_like_an_option_is_shown_the_way_in() -> None:
     code, said = error("audit", log, "--force")
     assert code == 2 and "goes after '--'" not in said
     # LOG and QUERY given before it: an unknown option, no query to move (adv67)
+    code, said = error("explain", "CA301")  # usertest21 #10: ruff's word for it
+    assert (code, said) == (2, "compaction-audit: No such command 'explain'; 'rules CODE' "
+                               "explains a rule (compaction-audit rules CA301); see "
+                               "'python -m compaction_audit --help'\n")
     for args in ((log, "45000", "-f", "json", "-o", "x.json"), (log, "-o", "x", "45000")):
         code, said = error("trace", *args)  # usertest20 #5: QUERY after the option
         assert (code, said) == (2, "compaction-audit: No such option: -o; see 'python -m "
