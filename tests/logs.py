@@ -45,6 +45,21 @@ def rnd(number: int, **fields: Any) -> dict[str, Any]:
     return {"type": "round", "round": number, **fields}
 
 
+def held_fact_records() -> list[dict[str, Any]]:
+    """Round 0: ``u`` (a person's rule), ``t`` (a tool's line naming read_timeout_ms and
+    45000), ``k`` (the assistant restating 45000); round 1 folds ``u`` and ``t`` into
+    ``F``, whose text keeps none of it: 45000 is dropped but still held by ``k``."""
+    return [
+        rnd(0, spans=[{"id": "u", "tokens": 20, "source": "user",
+                       "text": "Keep the retry limit at 7."},
+                      {"id": "t", "tokens": 20, "source": "tool:shell",
+                       "text": "Raised read_timeout_ms to 45000."},
+                      {"id": "k", "tokens": 20, "source": "assistant",
+                       "text": "The timeout stays at 45000."}]),
+        rnd(1, summaries=[{"id": "F", "tokens": 5, "children": ["u", "t"],
+                           "text": "Worked on the deploy."}], evicted=["u", "t"])]
+
+
 def spans(*pairs: tuple[str, int]) -> list[dict[str, Any]]:
     """Span objects from (id, tokens) pairs."""
     return [{"id": i, "tokens": t} for i, t in pairs]

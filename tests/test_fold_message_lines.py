@@ -43,18 +43,9 @@ def test_a_native_log_keeps_its_span_ids() -> None:
 def test_a_fact_another_span_still_holds_is_said_held(tmp_path: Path) -> None:
     """usertest19 #5: a fold of few facts listed one still held by a span in the
     context as "silently dropped", beside a compaction line saying "1 lost"."""
-    from tests.logs import dump, rnd
+    from tests.logs import dump, held_fact_records
 
-    trace = dump([
-        rnd(0, spans=[{"id": "u", "tokens": 20, "source": "user",
-                       "text": "Keep the retry limit at 7."},
-                      {"id": "t", "tokens": 20, "source": "tool:shell",
-                       "text": "Raised read_timeout_ms to 45000."},
-                      {"id": "k", "tokens": 20, "source": "assistant",
-                       "text": "The timeout stays at 45000."}]),
-        rnd(1, summaries=[{"id": "F", "tokens": 5, "children": ["u", "t"],
-                           "text": "Worked on the deploy."}], evicted=["u", "t"])],
-        tmp_path / "held.jsonl")
+    trace = dump(held_fact_records(), tmp_path / "held.jsonl")
     assert _ca301(trace) == (
         "fold F silently dropped: u: constraint 'Keep the retry limit at 7'; t: quantity "
         "'45000' (still held by another span), identifier 'read_timeout_ms'")

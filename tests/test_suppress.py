@@ -278,19 +278,10 @@ def test_a_fact_another_span_still_holds_need_not_be_covered(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """usertest20 #2: with a pattern for every lost fact the fold finding still fired,
     kept alive by a dropped fact another span still holds, which no report lists."""
-    from tests.logs import rnd
+    from tests.logs import held_fact_records
 
     monkeypatch.chdir(tmp_path)
-    trace = dump([
-        rnd(0, spans=[{"id": "u", "tokens": 20, "source": "user",
-                       "text": "Keep the retry limit at 7."},
-                      {"id": "t", "tokens": 20, "source": "tool:shell",
-                       "text": "Raised read_timeout_ms to 45000."},
-                      {"id": "k", "tokens": 20, "source": "assistant",
-                       "text": "The timeout stays at 45000."}]),
-        rnd(1, summaries=[{"id": "F", "tokens": 5, "children": ["u", "t"],
-                           "text": "Worked on the deploy."}], evicted=["u", "t"])],
-        tmp_path / "held.jsonl")
+    trace = dump(held_fact_records(), tmp_path / "held.jsonl")
     lost = ('[[suppress]]\nrule = "CA301"\ndiscriminator = "*retry limit*"\n'
             '[[suppress]]\nrule = "CA301"\ndiscriminator = "read_timeout_ms"\n')
     doc = json.loads(audit(trace, lost).stdout)
