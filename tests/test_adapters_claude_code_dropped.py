@@ -349,3 +349,14 @@ def test_a_microcompact_says_it_made_no_summary() -> None:
     out = CliRunner().invoke(app, ["audit", str(MICRO)], env={"COLUMNS": "200"}).stdout
     assert ("microcompact, trigger auto; context 90,000 -> 60,000 tokens; no summary: "
             "evicted, not folded; 2 lost\n") in out
+
+
+def test_a_microcompact_trigger_of_a_wrong_type_names_its_own_field(tmp_path: Path) -> None:
+    """adv71 #4: the error named compactMetadata.trigger, a field the line has not."""
+    objs = [orjson.loads(raw) for raw in MICRO.read_bytes().splitlines()]
+    (at,) = [i for i, o in enumerate(objs) if o.get("subtype") == "microcompact_boundary"]
+    objs[at]["microcompactMetadata"]["trigger"] = {"a": 1}
+    with pytest.raises(LogError) as err:
+        convert(write(tmp_path / "m.jsonl", objs))
+    assert (err.value.message, err.value.field) == (
+        "expected a string", "microcompactMetadata.trigger")

@@ -87,3 +87,30 @@ def test_adapters_read_it(tmp_path: Path, name: str, marker: bytes) -> None:
     texts = session.items["text"].drop_nulls().to_list()
     assert sum("\ufffd" in t for t in texts) == 1
     assert _findings(path) == _findings(source)
+
+
+@pytest.mark.parametrize(("name", "marker", "added"), [
+    ("opencode/export.json", '"info": {', '"x\\ud83d": 1,\n  "info": {'),  # a top key
+    ("openhands/condensation.json", '"args": {', '"k\\udc00": [{"q": 1}],\n    "args": {'),
+])
+def test_a_key_of_a_document_holding_one_is_read(tmp_path: Path, name: str, marker: str,
+                                                 added: str) -> None:
+    """adv71 #1: the document was read, then its keys decoded again one by one, without
+    the fallback: an internal error."""
+    source = ADAPTERS / name
+    path = tmp_path / source.name
+    path.write_text(source.read_text().replace(marker, added, 1))
+    assert _findings(path) == _findings(source)
+
+
+def test_convert_reads_a_native_log_holding_one(tmp_path: Path) -> None:
+    """adv71 #2: convert said "bad JSON: no low surrogate" of a line audit reads."""
+    from typer.testing import CliRunner
+
+    from compaction_audit.cli import app
+
+    path = _with_lone(SAMPLES / "handwritten.jsonl", tmp_path / "lone.jsonl", b'"text": "')
+    out = tmp_path / "out.jsonl"
+    result = CliRunner().invoke(app, ["convert", str(path), "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "\ufffd" in out.read_text(encoding="utf-8")

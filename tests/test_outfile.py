@@ -312,6 +312,9 @@ def test_an_output_named_for_another_format_is_said(
     ["audit", "T", "-o", "r.tgz"],  # adv70: .tgz, .gzip and .zstd were written plain
     ["audit", "T", "-o", "r.json.gzip"],
     ["convert", "T", "-o", "t.jsonl.zstd"],
+    ["audit", "T", "-o", "r.tbz2"],  # adv71 #3: and the other tar spellings
+    ["simulate", "--rounds", "2", "-o", "s.txz"],
+    ["audit", "T", "-o", "r.rar"],
 ])
 def test_an_output_named_for_a_compression_not_written_is_refused(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, args: list[str]) -> None:

@@ -76,7 +76,9 @@ def fail(message: str) -> NoReturn:
 
 
 UNWRITTEN_COMPRESSIONS = frozenset({".bz2", ".bz", ".xz", ".lzma", ".lz", ".lz4", ".zip",
-                                    ".7z", ".br", ".z", ".tgz", ".gzip", ".zstd"})
+                                    ".7z", ".br", ".z", ".tgz", ".gzip", ".zstd", ".tbz",
+                                    ".tbz2", ".txz", ".tzst", ".tlz", ".lzo", ".rar", ".zz",
+                                    ".tz", ".taz", ".tar", ".lzma2", ".sz", ".snappy"})
 """Endings of compressions and archives :func:`compressed` does not write (nor the
 readers read): an ``-o`` name with one is a usage error, not an uncompressed file
 under a compressed name."""

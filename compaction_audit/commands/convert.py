@@ -45,6 +45,7 @@ def source_records(path: str, source: str | None = None
     from compaction_audit.io.jsonerrors import json_error
     from compaction_audit.io.lines import iter_lines
     from compaction_audit.io.load import FORMATS
+    from compaction_audit.io.surrogates import NOT_SURROGATES, loads_lone_surrogates
 
     fmt: str
     if source is None:
@@ -59,9 +60,12 @@ def source_records(path: str, source: str | None = None
     def decoded() -> Iterator[tuple[int, Any]]:
         for number, raw in lines:
             try:
-                yield number, orjson.loads(raw)
+                obj = orjson.loads(raw)
             except orjson.JSONDecodeError as exc:
-                raise LogError(path, number, json_error(raw, exc.msg, exc.pos)) from None
+                obj = loads_lone_surrogates(raw, exc)  # as audit reads it (adv71 #2)
+                if obj is NOT_SURROGATES:
+                    raise LogError(path, number, json_error(raw, exc.msg, exc.pos)) from None
+            yield number, obj
 
     return fmt, decoded()
 

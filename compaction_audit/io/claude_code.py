@@ -663,7 +663,8 @@ class _Converter:
                  if s is not None and s in self.asm.working]
         after = pre - saved if pre is not None and saved is not None else None
         info: dict[str, Any] = {
-            "trigger": self.trigger(line, meta), "tokens_before": pre if pre is not None
+            "trigger": self.trigger(line, meta, "microcompactMetadata"),
+            "tokens_before": pre if pre is not None
             else self.last_context, "tokens_after": after, "opaque": False,
             "kind": "microcompact"}
         if not named:  # adv67 #3: it was a checked compaction that lost nothing
@@ -686,12 +687,14 @@ class _Converter:
             raise self.fail(line, "expected an object", _spelled(obj, name))
         return meta
 
-    def trigger(self, line: int, meta: dict[str, Any]) -> str | None:
+    def trigger(self, line: int, meta: dict[str, Any],
+                where: str = "compactMetadata") -> str | None:
         """The compaction's ``trigger`` (``auto``, ``manual``), None when not given;
-        :class:`LogError` when it is not a string (adv42: a 3 read as unknown)."""
+        :class:`LogError` at ``where.trigger`` when it is not a string (adv42: a 3 read
+        as unknown; adv71 #4: a microcompact's was named compactMetadata.trigger)."""
         value = _get(meta, "trigger")
         if value is not None and type(value) is not str:
-            raise self.fail(line, "expected a string", "compactMetadata.trigger")
+            raise self.fail(line, "expected a string", f"{where}.trigger")
         return value
 
     def count(self, line: int, meta: dict[str, Any], name: str) -> int | None:

@@ -133,6 +133,17 @@ def _byte_offset(data: bytes, pos: int) -> int:
     return len(head[:pos].encode("utf-8", "surrogateescape"))
 
 
+def _string(token: bytes) -> Any:
+    """A JSON string token of a document already decoded whole, as that decoding read
+    it: a lone surrogate escape is U+FFFD there too (adv71 #1: a key holding one was
+    an internal error here, after the document itself was read)."""
+    try:
+        return orjson.loads(token)
+    except orjson.JSONDecodeError as exc:
+        value = loads_lone_surrogates(token, exc)
+        return "" if value is NOT_SURROGATES else value
+
+
 def _element_starts(data: bytes) -> tuple[dict[str | None, list[int]], dict[PartsAt, list[int]]]:
     """Byte offsets of the object elements of depth-1 and depth-2 arrays (see module),
     and per array directly inside such an element (``(array key, element index, key in
@@ -152,7 +163,7 @@ def _element_starts(data: bytes) -> tuple[dict[str | None, list[int]], dict[Part
         if tok[:1] == b'"':
             depth = len(stack)
             if depth == 1 and stack[0] == b"{":
-                key = orjson.loads(tok)
+                key = _string(tok)
             elif element and depth == element:
                 inner = tok
             elif (element and depth == element + 2 and not found
@@ -169,7 +180,7 @@ def _element_starts(data: bytes) -> tuple[dict[str | None, list[int]], dict[Part
                 element = len(stack) + 1
                 index = len(starts[array_key[-1]]) - 1
             elif tok == b"[" and element and len(stack) == element:
-                at = (array_key[-1], index, orjson.loads(inner) if inner else "")
+                at = (array_key[-1], index, _string(inner) if inner else "")
             elif (tok == b"{" and element and len(stack) == element + 1
                   and stack[-1] == b"["):
                 parts.setdefault(at, []).append(match.start())
