@@ -256,8 +256,8 @@ DOCS: tuple[tuple[Any, ...], ...] = (
          'unless the log marks a child `salience_class: "discriminating"` (the agent\'s '
          'own word that a decision hinges on it); so is a fold all of whose dropped '
          'facts another span still holds (nothing it dropped is lost: "5 facts, all '
-         'still held by another span"). A dropped fact another span still holds does not '
-         'weigh in the severity of a fold that lost others. Harness text (caveats, skill '
+         'still recoverable"). A dropped fact another span still holds does not weigh in '
+         'the severity of a fold that lost others. Harness text (caveats, skill '
          'documents, command wrappers) never yields a finding.'),
         ('Discriminators are found by regex heuristics (docs/discriminators.md, "Known '
          'limitations"): a number restated in words or a fact kept in other words '

@@ -49,3 +49,19 @@ def test_a_fact_another_span_still_holds_is_said_held(tmp_path: Path) -> None:
     assert _ca301(trace) == (
         "fold F silently dropped: u: constraint 'Keep the retry limit at 7'; t: quantity "
         "'45000' (still held by another span), identifier 'read_timeout_ms'")
+
+
+def test_a_fact_of_an_offloaded_span_is_said_recoverable(tmp_path: Path) -> None:
+    """usertest22 #1: a topic-only fold whose child was offloaded said its facts were
+    "still held by another span", with no other span in the log."""
+    from tests.logs import dump, rnd
+
+    trace = dump([
+        rnd(0, spans=[{"id": "u", "tokens": 20, "source": "user",
+                       "text": "Keep the retry limit at 7."}]),
+        rnd(1, summaries=[{"id": "F", "tokens": 5, "children": ["u"],
+                           "text": "Worked on the deploy."}], offloaded=["u"])],
+        tmp_path / "off.jsonl")
+    (message,) = [f.message for f in api.audit(str(trace)).findings if f.code == "CA302"]
+    assert message == ("fold F kept the topic only: u: constraint 'Keep the retry limit at "
+                       "7' (recoverable: the span is offloaded)")

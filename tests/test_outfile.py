@@ -315,6 +315,7 @@ def test_an_output_named_for_another_format_is_said(
     ["audit", "T", "-o", "r.tbz2"],  # adv71 #3: and the other tar spellings
     ["simulate", "--rounds", "2", "-o", "s.txz"],
     ["audit", "T", "-o", "r.rar"],
+    ["audit", "T", "-o", "r.tar.gz"],  # usertest22 #5: a gzip JSON, no tar, as .tgz
 ])
 def test_an_output_named_for_a_compression_not_written_is_refused(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, args: list[str]) -> None:
@@ -323,7 +324,8 @@ def test_an_output_named_for_a_compression_not_written_is_refused(
     shutil.copy(SAMPLES / "handwritten.jsonl", "t.jsonl")
     result = run(*[("t.jsonl" if a == "T" else a) for a in args])
     assert result.exit_code == 2, result.output
-    ending = Path(args[args.index("-o") + 1]).suffix.lower()
+    name = args[args.index("-o") + 1].lower()
+    ending = ".tar.gz" if name.endswith(".tar.gz") else Path(name).suffix
     assert result.stderr == (
         f"compaction-audit: -o/--output: a {ending} name says a compression this tool does "
         "not write (it writes .gz and .zst); name the file without it\n")

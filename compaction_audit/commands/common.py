@@ -100,7 +100,9 @@ def output_path(value: str) -> Path:
         # Path() drops a trailing / or /.: a file was written where a folder was meant
         fail(f"-o/--output: '{value}' names a folder; name a file to write")
     ending = Path(value).suffix.lower()  # where a folder was meant (adv69 #2)
-    if ending in UNWRITTEN_COMPRESSIONS:  # adv67 #7: written plain under that name
+    if value.lower().endswith((".tar.gz", ".tar.zst")):  # usertest22 #5: as .tgz
+        ending = ".tar" + ending
+    if ending in UNWRITTEN_COMPRESSIONS or ending.startswith(".tar."):  # adv67 #7
         fail(f"-o/--output: a {ending} name says a compression this tool does not write "
              "(it writes .gz and .zst); name the file without it")
     if value != "-" and Path(value) == Path("-"):

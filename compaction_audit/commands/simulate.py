@@ -78,7 +78,8 @@ def simulate_command(
             "-o",
             "--output",
             parser=output_path,
-            help="Where to write the log (JSON Lines); - is stdout.",
+            help="Where to write the log (JSON Lines; a .gz or .zst name compresses it, "
+                 "the same bytes each time); - is stdout.",
             show_default=False,
         ),
     ],

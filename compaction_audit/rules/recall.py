@@ -272,7 +272,7 @@ def _describe(children: list[dict[str, Any]], limit: int = 3,
         # "from", not "of": the children that dropped a fact, not all the fold holds
         rest = len(pool) - len(best)  # no "and 0 more" (usertest21 #1)
         counted = (f"{len(listed)} lost facts{elsewhere}" if listed else  # usertest21 #4:
-                   f"{total} facts, all still held by another span,")  # not "0 lost facts"
+                   f"{total} facts, all still recoverable,")  # not "0 lost facts"
         return (f"{counted} from {len(children)} "
                 f"{'child' if len(children) == 1 else 'children'}, first {shown}"
                 + (f" and {rest} more" if rest else ""))
@@ -283,10 +283,12 @@ def _describe(children: list[dict[str, Any]], limit: int = 3,
                                               -max(d["rank"] for d in c["dropped"])))
     parts = []
     for c in ordered[:limit]:
-        kinds = c["dropped"]  # already in tier order; a fact another span still holds
-        lost = ", ".join(f"{d['kind']} {d['text']!r}" + (  # is not lost: said so
-            " (still held by another span)" if d["key"] not in listed else "")
-            for d in kinds)  # (usertest19 #5: "1 lost" beside three facts "dropped")
+        kinds = c["dropped"]  # already in tier order; a fact still recoverable (its
+        mark = (" (recoverable: the span is offloaded)" if c.get("child_resolvable")
+                else " (still held by another span)")  # span offloaded, or another
+        lost = ", ".join(f"{d['kind']} {d['text']!r}" + (  # holds it) is not lost
+            mark if d["key"] not in listed else "")  # (usertest19 #5, usertest22 #1)
+            for d in kinds)
         parts.append(f"{at.get(c['child'], c['child'])}: {lost}")
     rest = len(children) - limit
     return "; ".join(parts) + (f"; and {rest} more children" if rest > 0 else "")
@@ -326,7 +328,7 @@ class SilentDiscriminatingFold(Rule):
     warning (issue 10, point 6), unless the log marks a child ``salience_class:
     "discriminating"`` (the agent's own word that a decision hinges on it); so is a
     fold all of whose dropped facts another span still holds (nothing it dropped is
-    lost: "5 facts, all still held by another span").  A dropped fact another
+    lost: "5 facts, all still recoverable").  A dropped fact another
     span still holds does not weigh in the severity of a fold that lost others.
     Harness text (caveats, skill documents, command wrappers) never yields a finding.
 
