@@ -292,3 +292,20 @@ def test_a_fact_another_span_still_holds_need_not_be_covered(
 
 def ca301_codes(doc: dict[str, Any]) -> list[str]:
     return [f["code"] for f in doc["findings"] if f["code"] == "CA301"]
+
+
+def test_a_fold_finding_still_firing_names_the_facts_no_pattern_covers(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """usertest21 #3, usertest22 #3: with patterns for all but one lost fact the finding
+    led with the suppressed facts and never named the one that kept it firing."""
+    from tests.logs import held_fact_records
+
+    monkeypatch.chdir(tmp_path)
+    trace = dump(held_fact_records(), tmp_path / "held.jsonl")
+    one = '[[suppress]]\nrule = "CA301"\ndiscriminator = "read_timeout_ms"\n'
+    [finding] = [f for f in json.loads(audit(trace, one).stdout)["findings"]
+                 if f["code"] == "CA301"]
+    assert finding["message"].endswith(
+        "; not covered by [[suppress]]: 'Keep the retry limit at 7'")
+    plain = [f for f in json.loads(audit(trace, "").stdout)["findings"] if f["code"] == "CA301"]
+    assert "not covered" not in plain[0]["message"]
