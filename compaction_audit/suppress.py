@@ -273,6 +273,7 @@ def _uncovered(patterns: Patterns, f: Finding) -> Finding:
 
 def _session(r: SessionReport, patterns: Patterns, used: set[int]) -> SessionReport:
     kept: list[Finding] = []
+    kept_ids: set[int] = set()  # of the findings as the engine made them
     folds_gone: set[tuple[str, str]] = set()
     fired = frozenset((f.code, fold) for f in r.findings
                       if f.code in FOLD_RULES and (fold := _fold_of(f)) is not None)
@@ -281,6 +282,7 @@ def _session(r: SessionReport, patterns: Patterns, used: set[int]) -> SessionRep
         used.update(hit)
         if not gone:
             kept.append(_uncovered(patterns, f) if hit else f)
+            kept_ids.add(id(f))
         elif f.code in FOLD_RULES and (fold := _fold_of(f)) is not None:
             folds_gone.add((f.code, fold))
     gone_pairs = frozenset(folds_gone)
@@ -298,8 +300,7 @@ def _session(r: SessionReport, patterns: Patterns, used: set[int]) -> SessionRep
     if extra.get("lost_discriminators"):
         extra["lost_discriminators"] = facts(extra["lost_discriminators"])
     if extra.get("folded_rounds"):
-        still = {id(f) for f in kept}
-        removed = [f for f in r.findings if f.code in FOLD_RULES and id(f) not in still]
+        removed = [f for f in r.findings if f.code in FOLD_RULES and id(f) not in kept_ids]
         extra["folded_rounds"] = _unfolded(extra["folded_rounds"], removed)
     compactions = []
     for c in r.compactions:
