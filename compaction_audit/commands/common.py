@@ -83,6 +83,10 @@ UNWRITTEN_COMPRESSIONS = frozenset({".bz2", ".bz", ".xz", ".lzma", ".lz", ".lz4"
 readers read): an ``-o`` name with one is a usage error, not an uncompressed file
 under a compressed name."""
 
+TAR_ENDINGS = (".tar.gz", ".tar.zst")
+"""Two-part endings of an archive: :func:`compressed` writes a compressed report, no
+tar (usertest22 #5: refused as ``.tgz`` is)."""
+
 
 def output_path(value: str) -> Path:
     """The value of an ``-o``/``--output`` option as a path (typer's ``parser``).  An
@@ -99,10 +103,9 @@ def output_path(value: str) -> Path:
     if value.endswith(("/", os.sep)) or os.path.basename(value) in (".", ".."):
         # Path() drops a trailing / or /.: a file was written where a folder was meant
         fail(f"-o/--output: '{value}' names a folder; name a file to write")
-    ending = Path(value).suffix.lower()  # where a folder was meant (adv69 #2)
-    if value.lower().endswith((".tar.gz", ".tar.zst")):  # usertest22 #5: as .tgz
-        ending = ".tar" + ending
-    if ending in UNWRITTEN_COMPRESSIONS or ending.startswith(".tar."):  # adv67 #7
+    lower = value.lower()  # (adv69 #2: where a folder was meant)
+    ending = next((e for e in TAR_ENDINGS if lower.endswith(e)), Path(lower).suffix)
+    if ending in UNWRITTEN_COMPRESSIONS or ending in TAR_ENDINGS:  # adv67 #7
         fail(f"-o/--output: a {ending} name says a compression this tool does not write "
              "(it writes .gz and .zst); name the file without it")
     if value != "-" and Path(value) == Path("-"):

@@ -45,7 +45,7 @@ def source_records(path: str, source: str | None = None
     from compaction_audit.io.jsonerrors import json_error
     from compaction_audit.io.lines import iter_lines
     from compaction_audit.io.load import FORMATS
-    from compaction_audit.io.surrogates import NOT_SURROGATES, loads_lone_surrogates
+    from compaction_audit.io.surrogates import loads
 
     fmt: str
     if source is None:
@@ -60,12 +60,9 @@ def source_records(path: str, source: str | None = None
     def decoded() -> Iterator[tuple[int, Any]]:
         for number, raw in lines:
             try:
-                obj = orjson.loads(raw)
+                yield number, loads(raw)  # a lone "\ud83d" as audit reads it (adv71 #2)
             except orjson.JSONDecodeError as exc:
-                obj = loads_lone_surrogates(raw, exc)  # as audit reads it (adv71 #2)
-                if obj is NOT_SURROGATES:
-                    raise LogError(path, number, json_error(raw, exc.msg, exc.pos)) from None
-            yield number, obj
+                raise LogError(path, number, json_error(raw, exc.msg, exc.pos)) from None
 
     return fmt, decoded()
 

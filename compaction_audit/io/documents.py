@@ -33,7 +33,7 @@ import orjson
 from compaction_audit.errors import LogError, TooDamaged
 from compaction_audit.io.jsonerrors import encoding_error, not_out_of_memory
 from compaction_audit.io.lines import iter_lines
-from compaction_audit.io.surrogates import NOT_SURROGATES, loads_lone_surrogates
+from compaction_audit.io.surrogates import loads
 from compaction_audit.io.tokens import (
     RoundAssembler,
     lines_phrase,
@@ -103,17 +103,15 @@ def read_document(path: str, lines: Iterable[tuple[int, bytes]] | None) -> Docum
         size += len(raw)
     data = b"".join(chunks)
     try:
-        value = orjson.loads(data)
+        value = loads(data)  # a lone "\ud83d" read as U+FFFD (adv67 #6)
     except orjson.JSONDecodeError as exc:
         not_out_of_memory(exc.msg)
-        value = loads_lone_surrogates(data, exc)  # adv67 #6: a Node product's "\ud83d"
-        if value is NOT_SURROGATES:
-            unsupported = encoding_error(data)
-            if unsupported is not None:
-                raise LogError(path, numbers[0] if numbers else 1, unsupported) from None
-            at = _byte_offset(data, exc.pos)
-            line = numbers[bisect.bisect_right(offsets, at) - 1] if numbers else 1
-            raise LogError(path, line, f"not a JSON document: {exc.msg}") from None
+        unsupported = encoding_error(data)
+        if unsupported is not None:
+            raise LogError(path, numbers[0] if numbers else 1, unsupported) from None
+        at = _byte_offset(data, exc.pos)
+        line = numbers[bisect.bisect_right(offsets, at) - 1] if numbers else 1
+        raise LogError(path, line, f"not a JSON document: {exc.msg}") from None
     doc = Document(path, value)
     if isinstance(value, (dict, list)) and len(numbers) > 1:
         starts, parts = _element_starts(data)
@@ -138,10 +136,9 @@ def _string(token: bytes) -> Any:
     it: a lone surrogate escape is U+FFFD there too (adv71 #1: a key holding one was
     an internal error here, after the document itself was read)."""
     try:
-        return orjson.loads(token)
-    except orjson.JSONDecodeError as exc:
-        value = loads_lone_surrogates(token, exc)
-        return "" if value is NOT_SURROGATES else value
+        return loads(token)
+    except orjson.JSONDecodeError:
+        return ""
 
 
 def _element_starts(data: bytes) -> tuple[dict[str | None, list[int]], dict[PartsAt, list[int]]]:

@@ -55,7 +55,7 @@ from compaction_audit.io.harness import META
 from compaction_audit.io.jsonerrors import not_out_of_memory
 from compaction_audit.io.lines import iter_lines, regular_file
 from compaction_audit.io.records import MAX_TOKENS, FieldError, as_int
-from compaction_audit.io.surrogates import NOT_SURROGATES, loads_lone_surrogates
+from compaction_audit.io.surrogates import loads
 from compaction_audit.io.tokens import (
     check_counts,
     check_strings,
@@ -163,12 +163,10 @@ def _opens_document(raw: bytes) -> bool:
     if raw.lstrip()[:1] != b"{":
         return False
     try:
-        value = orjson.loads(raw)
+        value = loads(raw)  # a lone "\ud83d" read as U+FFFD (adv67 #6)
     except orjson.JSONDecodeError as exc:
         not_out_of_memory(exc.msg)
-        value = loads_lone_surrogates(raw, exc)  # adv67 #6
-        if value is NOT_SURROGATES:
-            return True
+        return True
     return sniff_document(value)
 
 

@@ -30,7 +30,7 @@ import zstandard
 
 from compaction_audit.errors import InputLimit, LogError
 from compaction_audit.io.jsonerrors import json_error
-from compaction_audit.io.surrogates import NOT_SURROGATES, loads_lone_surrogates
+from compaction_audit.io.surrogates import loads
 from compaction_audit.smallfile import regular_file as regular_file  # re-exported
 
 _CHUNK = 1 << 20
@@ -550,15 +550,13 @@ def decode_lines(path: str, lines: Iterable[tuple[int, bytes]], lenient: bool,
     """
     for number, raw in lines:
         try:
-            obj = orjson.loads(raw)
+            obj = loads(raw)  # a lone "\ud83d" read as U+FFFD (adv67 #6)
         except orjson.JSONDecodeError as exc:
-            obj = loads_lone_surrogates(raw, exc)  # a lone "\ud83d" (adv67 #6)
-            if obj is NOT_SURROGATES:
-                err = LogError(path, number, json_error(raw, exc.msg, exc.pos))
-                if not lenient:
-                    raise err from None
-                skipped.append(err)
-                continue
+            err = LogError(path, number, json_error(raw, exc.msg, exc.pos))
+            if not lenient:
+                raise err from None
+            skipped.append(err)
+            continue
         yield number, obj
 
 
@@ -576,9 +574,8 @@ def valid_json_lines(path: str, lines: Iterable[tuple[int, bytes]],
     """
     for number, raw in lines:
         try:
-            orjson.loads(raw)
+            loads(raw)  # a lone "\ud83d" is read, as decode_object reads it (adv67 #6)
         except orjson.JSONDecodeError as exc:
-            if loads_lone_surrogates(raw, exc) is NOT_SURROGATES:  # the adapter reads
-                skipped.append(LogError(path, number, json_error(raw, exc.msg, exc.pos)))
-                continue  # a lone "\ud83d" as decode_object does (adv67 #6)
+            skipped.append(LogError(path, number, json_error(raw, exc.msg, exc.pos)))
+            continue
         yield number, raw

@@ -52,7 +52,7 @@ from compaction_audit.io.harness import META
 from compaction_audit.io.jsonerrors import not_out_of_memory
 from compaction_audit.io.lines import iter_lines, reads_once
 from compaction_audit.io.sqlite_store import BoundedStore
-from compaction_audit.io.surrogates import NOT_SURROGATES, loads_lone_surrogates
+from compaction_audit.io.surrogates import loads
 from compaction_audit.io.tokens import (
     bounded_sum,
     check_counts,
@@ -261,12 +261,10 @@ def _row(out: dict[str, Any]) -> dict[str, Any]:
     data = out.pop("data", None)
     if isinstance(data, (str, bytes)):
         try:
-            decoded = orjson.loads(data)
+            decoded = loads(data)  # a lone "\ud83d" read as U+FFFD (adv67 #6)
         except orjson.JSONDecodeError as exc:
             not_out_of_memory(exc.msg)
-            decoded = loads_lone_surrogates(data, exc)  # adv67 #6
-            if decoded is NOT_SURROGATES:
-                return {**out, _BAD_DATA: f"bad JSON: {exc}"}
+            return {**out, _BAD_DATA: f"bad JSON: {exc}"}
         if not isinstance(decoded, dict):
             return {**out, _BAD_DATA: "expected a JSON object"}
         out = {**decoded, **{k: v for k, v in out.items() if v is not None}}

@@ -25,7 +25,7 @@ from compaction_audit.io.lines import DEFAULT_LIMITS, Limits, compression_of, op
 from compaction_audit.io.native import SessionBuilder
 from compaction_audit.io.quarantine import LenientFeed
 from compaction_audit.io.quiet_gc import paused_gc
-from compaction_audit.io.surrogates import NOT_SURROGATES, loads_lone_surrogates
+from compaction_audit.io.surrogates import loads
 from compaction_audit.model import Session
 
 PARALLEL_MIN_BYTES = 32 << 20
@@ -159,12 +159,9 @@ def _again(source: IO[bytes], path: str, number: int, offset: int, length: int,
     raw = source.read(length)
     try:
         if len(raw) == length:
-            return orjson.loads(raw)
+            return loads(raw)  # a lone "\ud83d" read as U+FFFD (adv67 #6)
     except orjson.JSONDecodeError as exc:
         _unchanged(path, opened)
-        obj = loads_lone_surrogates(raw, exc)  # adv67 #6
-        if obj is not NOT_SURROGATES:
-            return obj
         raise LogError(path, number, json_error(raw, exc.msg, exc.pos)) from None
     raise LogError(path, number, CHANGED)
 

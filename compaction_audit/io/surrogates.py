@@ -44,6 +44,21 @@ def loads_lone_surrogates(raw: bytes | str, exc: orjson.JSONDecodeError) -> Any:
         return NOT_SURROGATES
 
 
+def loads(raw: bytes | str) -> Any:
+    """``orjson.loads(raw)``, with a lone surrogate escape read as U+FFFD
+    (:func:`loads_lone_surrogates`); raises :class:`orjson.JSONDecodeError` as orjson
+    does for any other text that is no JSON.  The readers' one way to decode a line
+    or a document; the per-line loops of the native reader and its helpers call
+    orjson themselves and this module only on its error (no call more per line)."""
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        value = loads_lone_surrogates(raw, exc)
+        if value is NOT_SURROGATES:
+            raise
+        return value
+
+
 def _no_constant(name: str) -> Any:
     """``NaN``, ``Infinity``, ``-Infinity``: no JSON (orjson rejects them; so does this)."""
     raise ValueError(f"{name} is not JSON")

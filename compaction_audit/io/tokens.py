@@ -24,7 +24,7 @@ from compaction_audit.io.harness import SUMMARY
 from compaction_audit.io.jsonerrors import json_error, not_out_of_memory
 from compaction_audit.io.lines import iter_lines
 from compaction_audit.io.records import LINE_FILE_KEY, MAX_TOKENS, SPAN_LINE_KEY
-from compaction_audit.io.surrogates import NOT_SURROGATES, loads_lone_surrogates
+from compaction_audit.io.surrogates import loads
 
 BYTES_PER_TOKEN = 4
 """The estimate's divisor: about four UTF-8 bytes per token for English text and code."""
@@ -70,11 +70,9 @@ def split_tokens(total: int, weights: list[int]) -> list[int]:
 def decode_object(path: str, number: int, raw: bytes) -> dict[str, Any]:
     """Decode one JSONL line that must hold an object; :class:`LogError` names the line."""
     try:
-        obj = orjson.loads(raw)
+        obj = loads(raw)  # a lone "\ud83d" read as U+FFFD (adv67 #6)
     except orjson.JSONDecodeError as exc:  # "truncated last line" only when cut short
-        obj = loads_lone_surrogates(raw, exc)  # adv67 #6: a Node product's "\ud83d"
-        if obj is NOT_SURROGATES:
-            raise LogError(path, number, json_error(raw, exc.msg, exc.pos)) from None
+        raise LogError(path, number, json_error(raw, exc.msg, exc.pos)) from None
     if type(obj) is not dict:
         raise LogError(path, number, "expected a JSON object on every line")
     return obj
