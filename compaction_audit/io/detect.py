@@ -22,7 +22,7 @@ from compaction_audit.errors import NOT_A_LOG, LogError, MixedFormats
 from compaction_audit.io import claude_code, codex, documents, gemini_cli, openhands
 from compaction_audit.io.jsonerrors import json_error
 from compaction_audit.io.lines import DEFAULT_LIMITS, Limits, iter_lines
-from compaction_audit.io.surrogates import loads
+from compaction_audit.io.surrogates import NOT_SURROGATES, loads_lone_surrogates
 
 Format = Literal["native", "claude-code", "codex", "cline", "gemini-cli", "opencode",
                  "openhands"]
@@ -177,11 +177,15 @@ def _decide(path: str, head: list[tuple[int, bytes]],
     bad = 0  # the lines not JSON on their own (of the first two, see _sniff_document)
     for i, (number, raw) in enumerate(head):
         try:
-            obj = loads(raw)  # a lone "\ud83d" read as U+FFFD (adv67 #6)
+            obj = orjson.loads(raw)
         except orjson.JSONDecodeError as exc:
-            first_error = first_error or LogError(path, number, json_error(raw, exc.msg, exc.pos))
-            bad += i < 2
-            continue
+            obj = loads_lone_surrogates(raw, exc)  # adv67 #6 (orjson called here, not
+            # through surrogates.loads: test_detect counts the lines detection decodes)
+            if obj is NOT_SURROGATES:
+                first_error = first_error or LogError(path, number,
+                                                      json_error(raw, exc.msg, exc.pos))
+                bad += i < 2
+                continue
         if type(obj) is dict:
             if _native(obj):  # what sniff_objects says of any list holding it: the
                 # lines after it are not decoded (issue 14: 50 rounds of 20,000 items
