@@ -57,3 +57,75 @@ def test_a_verdict_word_that_is_not_the_exit_gets_the_gate_line(tmp_path: Path) 
     # where the word says the exit, one line as before
     plain = runner.invoke(app, ["audit", path, "-q", "--isolated"])
     assert plain.exit_code == 1 and len(plain.output.splitlines()) == 1
+
+
+def _folder(tmp_path: Path) -> Path:
+    """A folder of three traces: one that fails on an error (a.jsonl), one whose only
+    compaction could not be checked (codex-remote: PASS, and a warning for the gate)
+    and one cut inside its fourth line (z.jsonl, unreadable)."""
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    dump(drift_records(), folder / "a.jsonl")
+    remote = Path(__file__).parent / "fixtures" / "adapters" / "codex-remote.jsonl"
+    (folder / "m-remote.jsonl").write_bytes(remote.read_bytes())
+    whole = dump(drift_records(), tmp_path / "whole.jsonl").read_bytes()
+    lines = whole.split(b"\n")
+    (folder / "z.jsonl").write_bytes(b"\n".join(lines[:3]) + b"\n" + lines[3][:10])
+    return folder
+
+
+def test_the_summary_names_the_trace_the_gate_fails_and_the_unreadable_first(
+        tmp_path: Path) -> None:
+    # usertest23 #1, #6: under --fail-on warning a PASS row (a compaction not checked)
+    # failed the run unnamed, and the unreadable trace came last with its path twice
+    from typer.testing import CliRunner
+
+    from compaction_audit.cli import app
+
+    folder = _folder(tmp_path)
+    out = CliRunner().invoke(app, ["audit", str(folder), "--summary", "--fail-on", "warning",
+                                   "--isolated"], env={"COLUMNS": "200"})
+    assert out.exit_code == 2
+    rows = [line for line in out.output.splitlines() if line.startswith("  ")]
+    assert rows[0].split() == ["UNREADABLE", "line", "4:", "truncated", "last", "line:",
+                               "unexpected", "end", "of", "data"]
+    assert rows[1] == f"    {folder / 'z.jsonl'}"
+    assert rows[2].split()[0] == "FAIL" and rows[3] == f"    {folder / 'a.jsonl'}"
+    assert rows[4].endswith("(1 compaction could not be checked) (fails --fail-on warning)")
+    assert rows[4].split()[0] == "PASS"
+    default = CliRunner().invoke(app, ["audit", str(folder), "--summary", "--isolated"],
+                                 env={"COLUMNS": "200"})
+    assert "fails --fail-on" not in default.output  # the default gate passes it
+
+
+def test_quiet_lines_of_several_traces_name_the_one_the_gate_fails(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from compaction_audit.cli import app
+
+    folder = _folder(tmp_path)
+    (folder / "z.jsonl").unlink()
+    out = CliRunner().invoke(app, ["audit", str(folder), "-q", "--fail-on", "warning",
+                                   "--isolated"], env={"COLUMNS": "300"})
+    assert out.exit_code == 1
+    [remote] = [line for line in out.output.splitlines() if "m-remote" in line]
+    assert remote.startswith(f"{folder / 'm-remote.jsonl'}: PASS (1 compaction could not")
+    assert remote.endswith(" (fails --fail-on warning)")
+    [failing] = [line for line in out.output.splitlines() if "a.jsonl:" in line]
+    assert "--fail-on" not in failing  # FAIL says it
+
+
+def test_markdown_heading_of_a_run_with_an_unreadable_trace_says_error(
+        tmp_path: Path) -> None:
+    # usertest23 #5: "FAIL (1 compaction could not be checked)" above an exit 2 whose
+    # cause, the unreadable trace, the heading did not name
+    report = api.audit_paths([str(p) for p in sorted(_folder(tmp_path).iterdir())])
+    text = render_markdown(report, RenderOptions(fail_on="error")).decode()
+    assert text.startswith("## compaction-audit: ERROR (1 unreadable; 1 compaction could "
+                           "not be checked)\n")
+    table = [line for line in text.splitlines() if line.startswith("| ")]
+    assert "**UNREADABLE** line 4: truncated last line" in table[1]
+    (tmp_path / "b").mkdir()
+    ok = api.audit_paths([str(_folder(tmp_path / "b") / "m-remote.jsonl")])
+    assert render_markdown(ok, RenderOptions(fail_on="error")).decode().startswith(
+        "## compaction-audit: PASS (1 compaction could not be checked)\n")

@@ -83,7 +83,7 @@ def _text(report: Report, opts: RenderOptions) -> RenderableType:
             parts += [line(("error: ", "bold red"), t(e.named()))  # does (adv28 F8)
                       for e in report.errors]
         if opts.quiet or not several:
-            parts.append(quiet_renderable(report) if opts.quiet or not report.sessions
+            parts.append(quiet_renderable(report, opts.fail_on) if opts.quiet or not report.sessions
                          else Hanging(verdict_line(report.sessions[0])))
         if several or gate_differs(report, opts.fail_on):
             parts.append(hanging(gate_line(report, opts.fail_on)))

@@ -30,8 +30,8 @@ from compaction_audit.report.summary import (
     episodes,
     gate_line,
     stale_lines,
-    summary_rows,
     worst_first,
+    worst_rows,
 )
 
 MAX_ROWS = 50
@@ -78,16 +78,10 @@ def _num(value: int | None) -> str:
     return "-" if value is None else str(value)
 
 
-WORST_FIRST = {"UNREADABLE": 0, "FAIL": 1, "WARN": 2}
-"""The order of the summary table's rows by verdict (PASS last), each in trace order:
-a comment cut to fit still names the traces that fail (adv33: a failing trace sorted
-last was cut from a table of 400)."""
-
-
-def summary_table(report: Report) -> list[str]:
+def summary_table(report: Report, fail_on: str | None = None) -> list[str]:
     """The summary across traces as Markdown table lines, the worst verdicts first
-    (:data:`WORST_FIRST`)."""
-    rows = sorted(summary_rows(report), key=lambda r: WORST_FIRST.get(r.verdict, 3))
+    (:func:`~compaction_audit.report.summary.worst_rows`)."""
+    rows = worst_rows(report, fail_on)
     with_baseline = any(r.baselined is not None for r in rows)
     extra = ["baselined", "stale"] if with_baseline else []
     head = ["trace", "rounds", "errors", "warnings", "info", *extra, "inversion boundary",
@@ -224,20 +218,27 @@ def session_section(s: SessionReport, open_: bool, show_all: bool = False) -> li
     return lines
 
 
+def heading_word(report: Report, failing: bool) -> str:
+    """The Markdown heading's word: ERROR when a trace was unreadable (exit 2, an input
+    error, not a finding: usertest23 #5), else FAIL or PASS as the gate decided."""
+    return "ERROR" if report.errors else "FAIL" if failing else "PASS"
+
+
 def render_markdown(report: Report, opts: RenderOptions) -> bytes:
     """The report as a Markdown document (UTF-8 bytes, newline-terminated)."""
     failing = report.exit_code(opts.fail_on) != 0
     capped = sum(len(s.limits) for s in report.sessions)
-    notes = total_phrases(report.sessions) + (  # adv29 F2
+    notes = ([f"{len(report.errors)} unreadable"] if report.errors else []) + (
+        total_phrases(report.sessions)) + (  # adv29 F2
         [f"{capped} check(s) stopped at a limit"] if capped else [])
     note = f" ({'; '.join(notes)})" if notes else ""
     # the gate's line is our words and numbers only: written as it is, so that it
     # reads the same in a CI log as rendered (ux5 F11: "1 trace\(s\), 1 reach \-\-fail\-on")
-    lines = [f"## compaction-audit: {'FAIL' if failing else 'PASS'}{note}", "",
+    lines = [f"## compaction-audit: {heading_word(report, failing)}{note}", "",
              gate_line(report, opts.fail_on), ""]
     if report.config is not None:  # a checkout's fail-on = "never" is said (adv24 F5)
         lines += [f"config: {md(report.config)}", ""]
-    lines += summary_table(report)
+    lines += summary_table(report, opts.fail_on)
     lines.append("")
     stale = stale_lines(report, opts.show_all)
     lines += [f"- {md(line)}" for line in stale] + ([""] if stale else [])

@@ -13,6 +13,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from compaction_audit.errors import LogError
 from compaction_audit.report.gaps import gate_phrases, row_note
 from compaction_audit.report.model import Report, SessionReport
 from compaction_audit.report.safe import printable
@@ -45,11 +46,14 @@ def baseline_info(s: SessionReport) -> dict[str, Any] | None:
     return info if isinstance(info, dict) else None
 
 
-def summary_rows(report: Report) -> list[Row]:
+def summary_rows(report: Report, fail_on: str | None = None) -> list[Row]:
     """One :class:`Row` per audited trace, then one per unreadable trace; an audited
     trace's ``detail`` says when no selected rule could judge it (a PASS that is not
     one: adv25 N3), how many compactions could not be checked and how many lines were
-    not read (:func:`~compaction_audit.report.gaps.row_note`; adv29 F2)."""
+    not read (:func:`~compaction_audit.report.gaps.row_note`; adv29 F2) and, given
+    ``fail_on``, when its verdict word does not say whether it fails the gate
+    (:func:`gate_note`).  An unreadable trace's ``detail`` is its error without the
+    file's name, which the row names (usertest23 #6: the path printed twice)."""
     rows = []
     for s in report.sessions:
         c, b = s.counts(), baseline_info(s)
@@ -60,10 +64,47 @@ def summary_rows(report: Report) -> list[Row]:
                         boundary=s.onsets.get("inversion_boundary"),
                         detail=" ".join(filter(None, (
                             "(no selected rule could judge it)" if s.judged_nothing() else "",
-                            row_note(s))))))
-    rows += [Row(trace=e.trace or e.path, verdict="UNREADABLE", detail=str(e))
+                            row_note(s),
+                            "" if fail_on is None else gate_note(s, fail_on))))))
+    rows += [Row(trace=e.trace or e.path, verdict="UNREADABLE", detail=_unreadable(e))
              for e in report.errors]
     return rows
+
+
+def _unreadable(error: LogError) -> str:
+    """An unreadable trace's error as its summary row says it: ``line 8: ...`` when the
+    error is in the trace itself, else the whole line (a companion file's name)."""
+    if error.trace is None and error.path:
+        return (f"line {error.line}: " if error.line else "") + error.message + (
+            f" ({error.field})" if error.field else "")
+    return error.named()
+
+
+def gate_note(s: SessionReport, fail_on: str) -> str:
+    """``"(fails --fail-on warning)"`` when ``s`` fails the gate though its verdict
+    word is not FAIL (a compaction that could not be checked, a warning, an info finding
+    under ``--fail-on info``), ``"(passes --fail-on never)"`` for a FAIL it lets through;
+    "" when the word says it (usertest23 #1: seven rows read PASS, the run exited 1, and
+    nothing named the trace that failed)."""
+    failing = s.fails(fail_on)
+    if failing == (s.verdict_head() == "FAIL"):
+        return ""
+    return f"({'fails' if failing else 'passes'} --fail-on {fail_on})"
+
+
+WORST_FIRST = {"UNREADABLE": 0, "FAIL": 1, "WARN": 2}
+"""The order of the summary's rows by verdict (PASS last), each in trace order: a
+comment cut to fit, or a CI log read from its end, still names the traces that fail
+first (adv33: a failing trace sorted last was cut from a table of 400; usertest23 #6:
+the text summary listed the unreadable trace last)."""
+
+
+def worst_rows(report: Report, fail_on: str | None = None) -> list[Row]:
+    """:func:`summary_rows` worst first (:data:`WORST_FIRST`); within a verdict the
+    traces that fail the gate (:func:`gate_note`) first."""
+    rows = summary_rows(report, fail_on)
+    return sorted(rows, key=lambda r: (WORST_FIRST.get(r.verdict, 3),
+                                       "(fails --fail-on" not in r.detail))
 
 
 def gate_line(report: Report, fail_on: str) -> str:
@@ -97,7 +138,7 @@ def summary_renderable(report: Report, fail_on: str, show_all: bool = False
     unless ``show_all``) and the gate line."""
     from compaction_audit.report.terminal_text import WIDE, ByWidth, hanging
 
-    rows = summary_rows(report)
+    rows = worst_rows(report, fail_on)
     parts: list[RenderableType] = [ByWidth(lambda: _table(rows), lambda: _listing(rows),
                                            max(WIDE, _table_width(rows)))]
     for line in stale_lines(report, show_all):

@@ -34,7 +34,7 @@ from compaction_audit.report.model import (
     reader_notes,
 )
 from compaction_audit.report.safe import printable
-from compaction_audit.report.summary import baseline_info
+from compaction_audit.report.summary import baseline_info, gate_note
 from compaction_audit.report.terminal_lost import compactions_section, recall_section
 from compaction_audit.report.terminal_text import (
     WIDE,
@@ -541,14 +541,20 @@ def report_renderable(report: Report, show_all: bool = False) -> RenderableType:
     return Group(*parts)
 
 
-def quiet_renderable(report: Report) -> RenderableType:
+def quiet_renderable(report: Report, fail_on: str | None = None) -> RenderableType:
     """``audit -q``: the verdict only; one line per trace, never wrapped (a script
     reads it by lines), prefixed by its path when there are several (then the
-    summary's gate line follows)."""
+    summary's gate line follows); given ``fail_on``, among several traces one whose
+    verdict word does not say whether it fails the gate ends with
+    :func:`~compaction_audit.report.summary.gate_note` (usertest23 #1: seven lines
+    read PASS, the run exited 1; one trace's gate line follows it)."""
     several = len(report.sessions) + len(report.errors) > 1
     parts: list[RenderableType] = []
     for s in report.sessions:
         v = verdict_line(s)
+        note = "" if fail_on is None or not several else gate_note(s, fail_on)
+        if note:
+            v.append(" " + note)
         parts.append(line(t(s.path), ": ", v) if several else line(v))
     for e in report.errors:
         parts.append(line(("error: ", "bold red"), t(e.named())))
