@@ -38,7 +38,10 @@ import os
 import re
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from compaction_audit.diff import FoldLosses
 
 import orjson
 
@@ -196,7 +199,7 @@ NEW_TEXT = 120
 """Characters of a new fact's text a grown entry keeps (log text: bounded)."""
 
 
-def _new_units(f: Finding, by_fold: dict[str, list[str]], b: Entry) -> list[dict[str, str]]:
+def _new_units(f: Finding, by_fold: FoldLosses, b: Entry) -> list[dict[str, str]]:
     """The first :data:`NEW_NAMED` facts (``{"kind", "text"}``, ``text`` cut to
     :data:`NEW_TEXT` characters) that ``f`` loses or states and the baseline entry
     ``b`` does not hold: which fact made a baselined fold finding new (usertest14: "now
@@ -443,7 +446,7 @@ def apply(report: Report, baseline: dict[str, Entry], source: str = "") -> Repor
     for s in report.sessions:
         pairs = session_entries(s)
         kept, grown, other_session = [], [], set()
-        by_fold: dict[str, list[str]] | None = None  # read when a finding grew
+        by_fold: FoldLosses | None = None  # read when a finding grew
         held: set[str] = set()  # fingerprints a finding of this run is (stale if not)
         for f, e in pairs:
             b = baseline.get(e.fingerprint)

@@ -17,7 +17,7 @@ renderers (:mod:`compaction_audit.report.diff_render`) and the command print it.
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 import polars as pl
@@ -367,8 +367,9 @@ def finding_units(r: SessionReport) -> dict[tuple[str, str], Occurrence]:
     units = {key: _occurrence(fs) for key, fs in by_entity.items()}
     for key, fs in by_lost.items():
         worst = min(fs, key=lambda f: (-f.severity.rank, f.code))
-        first_of_code = min((f for f in fs if f.code == worst.code), key=lambda f: f.round)
-        units[(worst.code, key)] = replace(_occurrence(fs), message=first_of_code.message)
+        # where the unit's code fired: its rounds, first line and message (usertest23
+        # #4: the rounds and line of every fold rule beside one rule's message)
+        units[(worst.code, key)] = _occurrence([f for f in fs if f.code == worst.code])
     for code, fs in plain.items():
         fs.sort(key=lambda f: f.round)
         episodes: list[list[Finding]] = []
@@ -415,18 +416,32 @@ def _violation_unit(f: Finding) -> str | None:
     return None
 
 
-def fold_lost_units(r: SessionReport) -> dict[str, list[str]]:
+class FoldLosses(dict[str, list[str]]):
+    """``lost:<kind>:<text>`` of each fact a fold lost, by the fold's id
+    (:func:`fold_lost_units`); ``ranked``: the unit of each fact of the session's
+    ranked lost list, in its order (a fold finding's dropped facts point into it by
+    their ``pos``)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.ranked: list[str] = []
+
+
+def fold_lost_units(r: SessionReport) -> FoldLosses:
     """``lost:<kind>:<text>`` of each fact a fold lost, by the fold's id, from the
     session's whole lost list (``extra["lost_discriminators"]``: facts no span or
-    summary in context still holds, uncapped)."""
-    out: dict[str, list[str]] = {}
+    summary in context still holds, uncapped; each fact once, at the fold that lost it
+    first)."""
+    out = FoldLosses()
     for d in r.extra.get("lost_discriminators") or ():
+        unit = f"lost:{d.get('kind')}:{d.get('text')}" if isinstance(d, dict) else ""
+        out.ranked.append(unit)
         if isinstance(d, dict) and d.get("cause") == "fold" and d.get("fold") is not None:
-            out.setdefault(str(d["fold"]), []).append(f"lost:{d['kind']}:{d['text']}")
+            out.setdefault(str(d["fold"]), []).append(unit)
     return out
 
 
-def lost_keys(f: Finding, lost_by_fold: dict[str, list[str]]) -> list[str]:
+def lost_keys(f: Finding, lost_by_fold: FoldLosses) -> list[str]:
     """``lost:<kind>:<text>`` for each discriminator a fold finding (one with
     ``values["children"]``) lost, without repeats; empty for any other finding.
 
@@ -434,20 +449,30 @@ def lost_keys(f: Finding, lost_by_fold: dict[str, list[str]]) -> list[str]:
     :func:`fold_lost_units`): the finding's own ``children`` are capped at 50 and list
     what each child dropped, facts another span still holds included, so on a real
     Claude Code session the diff's units missed 107 of 210 lost facts (11 of the 12
-    labelled ones) and counted held facts as lost (ux5 F1).  A fold with no fact in
-    the lost list (every fact it dropped is held elsewhere) is keyed by the dropped
-    facts of its children as ``held:<kind>:<text>``: a baseline or run where a fact
-    was held is not one where it is lost, so a fact that goes from held to lost is
-    new (usertest21 #2, adv70 #1: as ``lost:`` it matched the earlier held fact, and
-    a failing fold passed against the baseline)."""
+    labelled ones) and counted held facts as lost (ux5 F1).  A fold with no fact of
+    its own in the lost list is keyed by the dropped facts of its children: a fact the
+    lost list has (an earlier fold lost it first, and a span read later stated it
+    again: its ``pos``) as that fact's ``lost:`` unit (usertest23 #4: such a fold
+    read as holding facts it had lost), any other (held by another span) as
+    ``held:<kind>:<text>``: a baseline or run where a fact was held is not one where
+    it is lost, so a fact that goes from held to lost is new (usertest21 #2, adv70 #1:
+    as ``lost:`` it matched the earlier held fact, and a failing fold passed against
+    the baseline)."""
     children = f.values.get("children")
     if not isinstance(children, list):
         return []
     fold = f.values.get("fold")
     if fold is not None and str(fold) in lost_by_fold:
         return list(dict.fromkeys(lost_by_fold[str(fold)]))
-    keys = [f"held:{d['kind']}:{d['text']}" for c in children if isinstance(c, dict)
-            for d in c.get("dropped") or () if isinstance(d, dict) and "kind" in d]
+    ranked = lost_by_fold.ranked
+    keys = []
+    for c in children:
+        for d in (c.get("dropped") or ()) if isinstance(c, dict) else ():
+            if not isinstance(d, dict) or "kind" not in d:
+                continue
+            pos = d.get("pos")
+            keys.append(ranked[pos] if type(pos) is int and 0 <= pos < len(ranked)
+                        and ranked[pos] else f"held:{d['kind']}:{d['text']}")
     return list(dict.fromkeys(keys))
 
 
@@ -461,8 +486,9 @@ def _occurrence(fs: list[Finding]) -> Occurrence:
 
 def compare_findings(base: SessionReport, cand: SessionReport) -> list[FindingDelta]:
     """Finding units of both runs classified new (candidate only), resolved (baseline
-    only) or persisting (both), ordered by code, then first round, then (units of
-    what folds lost) as the audit ranks the facts: tier, then its list's order.
+    only) or persisting (both), ordered by code, then (facts still held, ``held:``,
+    after the rest: usertest23 #4) first round, then (units of what folds lost) as the
+    audit ranks the facts: tier, then its list's order.
 
     Units of what folds lost (``lost:<kind>:<text>``) match on that key alone, whichever
     fold rule reported them on each side; such a unit carries the candidate's code
@@ -487,10 +513,11 @@ def compare_findings(base: SessionReport, cand: SessionReport) -> list[FindingDe
 
     rank = _lost_ranks(cand, base)
 
-    def order(d: FindingDelta) -> tuple[str, int, int, int, str]:
+    def order(d: FindingDelta) -> tuple[str, bool, int, int, int, str]:
         occ = d.baseline or d.candidate
         assert occ is not None
-        return (d.code, occ.first_round, *rank.get(d.key, (_NO_TIER, 0)), d.key)
+        return (d.code, d.key.startswith("held:"), occ.first_round,
+                *rank.get(d.key, (_NO_TIER, 0)), d.key)
 
     return sorted(out, key=order)
 

@@ -159,3 +159,61 @@ def test_stale_summaries_and_violations_match_by_what_they_are_not_by_ids(
         ("persisting", "CA306", "stale:1"),
         ("persisting", "CA307", "violated:negation:Do not run lint-tool:lint-tool"),
         ("resolved", "CA306", "stale:2")]
+
+
+def _fold_finding(code: str, fold: str, round_: int, dropped: list[dict[str, Any]]
+                  ) -> Finding:
+    severity = Severity.ERROR if code == "CA301" else Severity.WARNING
+    return Finding("f", code, severity, round_, round_ + 1, f"fold {fold}", "a",
+                   {"fold": fold, "children": [{"child": "c", "dropped": dropped}]}, fold)
+
+
+def test_a_fold_that_drops_again_a_fact_lost_earlier_keys_it_as_lost() -> None:
+    # usertest23 #4: a fact lost first by the fold at round 1, stated again by a span
+    # read later and dropped by the fold at round 38, read there as "held"
+    from compaction_audit.diff import FoldLosses, lost_keys
+
+    losses = FoldLosses()
+    losses.ranked = ["lost:identifier:dot-product", "lost:quantity:86"]
+    losses["t1"] = ["lost:identifier:dot-product", "lost:quantity:86"]
+    again = _fold_finding("CA301", "t38", 38, [
+        {"kind": "identifier", "text": "dot-product", "pos": 0},
+        {"kind": "identifier", "text": "HotpotQA", "pos": None}])
+    assert lost_keys(again, losses) == ["lost:identifier:dot-product",
+                                        "held:identifier:HotpotQA"]
+    assert lost_keys(_fold_finding("CA302", "t1", 1, []), losses) == [
+        "lost:identifier:dot-product", "lost:quantity:86"]
+
+
+def test_a_unit_of_two_fold_rules_is_where_its_code_fired() -> None:
+    # usertest23 #4: the unit took the rounds and first line of both rules' findings
+    # (round 1, line 2) beside the CA301 finding's message (round 38)
+    from compaction_audit.report.diff_render import _where
+
+    report = SessionReport.__new__(SessionReport)
+    first = _fold_finding("CA302", "t1", 1, [{"kind": "identifier", "text": "x", "pos": 0}])
+    later = _fold_finding("CA301", "t38", 38, [{"kind": "identifier", "text": "x",
+                                                "pos": 0}])
+    report.findings = [first, later]
+    report.extra = {"lost_discriminators": [
+        {"kind": "identifier", "text": "x", "cause": "fold", "fold": "t1"}]}
+    report.series = {"round": [1, 38]}  # type: ignore[assignment]
+    [(key, occ)] = finding_units(report).items()
+    assert key == ("CA301", "lost:identifier:x")
+    assert (occ.first_round, occ.last_round, occ.rounds, occ.line) == (38, 38, 1, 39)
+    assert occ.message == "fold t38"
+    assert _where(occ) == "round 38 (line 39)"
+
+
+def test_where_says_rounds_with_gaps_as_they_are() -> None:
+    from compaction_audit.diff import Occurrence
+    from compaction_audit.report.diff_render import _where
+
+    def where(first: int, last: int, n: int) -> str:
+        return _where(Occurrence(first, last, n, 3, Severity.ERROR, "m"))
+
+    assert where(2, 38, 2) == "rounds 2 and 38 (line 3)"
+    assert where(2, 3, 2) == "rounds 2-3 (2 rounds, line 3)"
+    assert where(2, 40, 5) == "5 rounds from 2 to 40 (line 3)"
+    assert where(16, 19, 4) == "rounds 16-19 (4 rounds, line 3)"
+    assert where(5, 5, 1) == "round 5 (line 3)"

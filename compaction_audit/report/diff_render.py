@@ -316,10 +316,18 @@ def divergence_table(diff: RunDiff) -> RenderableType:
 
 
 def _where(o: Occurrence) -> str:
+    """Where a unit occurs: ``round 5 (line 6)``, ``rounds 16-19 (4 rounds, line
+    17)``, and for rounds with gaps ``rounds 2 and 38 (line 3)`` or ``5 rounds from 2
+    to 40 (line 3)`` (usertest23 #4: "rounds 2-38 (2 rounds" read as 37 rounds); the
+    line is the first round's."""
+    at = line_at(o.line, o.line_file)
     if o.rounds == 1:
-        return f"round {o.first_round} ({line_at(o.line, o.line_file)})"
-    return (f"rounds {o.first_round}-{o.last_round} ({o.rounds} rounds, "
-            f"{line_at(o.line, o.line_file)})")
+        return f"round {o.first_round} ({at})"
+    if o.rounds == 2 and o.last_round - o.first_round > 1:
+        return f"rounds {o.first_round} and {o.last_round} ({at})"
+    if o.rounds < o.last_round - o.first_round + 1:
+        return f"{o.rounds} rounds from {o.first_round} to {o.last_round} ({at})"
+    return f"rounds {o.first_round}-{o.last_round} ({o.rounds} rounds, {at})"
 
 
 def _unit_lines(f: FindingDelta, with_message: bool) -> list[RenderableType]:
