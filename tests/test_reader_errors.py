@@ -79,6 +79,14 @@ CASES: list[tuple[str, list[Any], int, str, str]] = [
      3, "no longer resolvable", "retained[0]"),
     ("evicted listed twice", [OK0, rnd(1, evicted=["a", "a"])], 2, "listed twice",
      "evicted[1]"),
+    # adv72 #1: each copy of a child counted its lost facts again
+    ("child listed twice", [OK0, rnd(1, summaries=[
+        {"id": "S", "tokens": 1, "children": ["a", "a"]}])], 2, "id 'a' listed twice",
+     "summaries[0].children[1]"),
+    ("child listed twice as a number and a string",
+     [rnd(0, spans=[{"id": 3, "tokens": 1}]), rnd(1, summaries=[
+         {"id": "S", "tokens": 1, "children": [3, "3"]}])], 2, "id '3' listed twice",
+     "summaries[0].children[1]"),
     ("logged wrong type", [rnd(0, logged={"raw_ratio": "0.5"})], 1, "expected a number",
      "logged.raw_ratio"),
     ("salience class", [rnd(0, spans=[{"id": "a", "tokens": 1, "salience_class": "x"}])], 1,

@@ -203,18 +203,24 @@ def id_list(obj: dict[str, Any], key: str) -> list[str]:
     """An optional list of ids (``evicted``, ``offloaded``); duplicates rejected."""
     if key not in obj:
         return []
-    values = as_list(obj[key], key)
+    return unique_ids(as_list(obj[key], key), key)
+
+
+def unique_ids(values: list[Any], where: str) -> list[str]:
+    """``values`` (a list field at ``where``) as ids, each at most once; raises
+    :class:`FieldError` naming the element of a bad id or the second mention of one
+    listed twice (``3`` and ``"3"`` are one id)."""
     if _plain_ids(values):
         if len(set(values)) == len(values):
             return values
         ids = values
     else:
-        ids = [as_id(v, f"{key}[{i}]") for i, v in enumerate(values)]
+        ids = [as_id(v, f"{where}[{i}]") for i, v in enumerate(values)]
     if len(set(ids)) != len(ids):
         seen: set[str] = set()
         for i, item in enumerate(ids):
             if item in seen:
-                raise FieldError(f"id {item!r} listed twice", f"{key}[{i}]")
+                raise FieldError(f"id {item!r} listed twice", f"{where}[{i}]")
             seen.add(item)
     return ids
 
@@ -359,8 +365,9 @@ def summary(value: Any, where: str) -> SummaryRec:
     return SummaryRec(
         as_id(value["id"], f"{where}.id"),
         as_int(value["tokens"], f"{where}.tokens", 0, MAX_TOKENS),
-        children if _plain_ids(children)
-        else [as_id(c, f"{where}.children[{i}]") for i, c in enumerate(children)],
+        # a child listed twice is one duplicate id (spec, log-format): each copy
+        # counted its lost facts again (adv72 #1: 1,000,000 copies of one child)
+        unique_ids(children, f"{where}.children"),
         opt_str(value, "text", where),
         None if depth is None else as_int(depth, f"{where}.depth", 1),
         None if accounting is None else as_json(accounting, f"{where}.accounting"),
