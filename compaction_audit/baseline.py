@@ -304,6 +304,31 @@ def _load_or_error(path: Path) -> dict[str, Entry] | UsageError:
         return exc
 
 
+BYTES_PER_VALUE = 16
+"""Fewest bytes per JSON value (counted by its commas) a baseline of more than
+:data:`DENSE_FROM` bytes may have.  One ``baseline create`` writes has a value per 40
+bytes (a value per 30 or more, written compactly: each entry holds a 64-digit
+fingerprint, its trace, code, key and rule), and decoding costs about 60 bytes of
+memory per value: a 65 KB ``.gz`` of 64 MiB of ``{},`` took 3.8 GB and 26 s before
+its first field error (adv72 #2)."""
+
+DENSE_FROM = 1 << 20
+"""Size (bytes, decompressed) from which :data:`BYTES_PER_VALUE` is checked."""
+
+
+def _dense_enough(data: bytes, label: str) -> None:
+    """Raise :class:`UsageError` when ``data`` (a baseline's bytes) holds more JSON
+    values than one per :data:`BYTES_PER_VALUE` bytes, before decoding it."""
+    if len(data) < DENSE_FROM:
+        return
+    values = data.count(b",") + 1
+    if values * BYTES_PER_VALUE > len(data):
+        raise UsageError(f"{label}: {values:,} JSON values in {len(data):,} bytes, more "
+                         f"than one per {BYTES_PER_VALUE} bytes: not a baseline as "
+                         "'baseline create' writes it (a value per 30 bytes or more); "
+                         "refusing to decode it")
+
+
 def _load(path: Path) -> dict[str, Entry]:
     """:func:`load`'s work, in this process."""
     from compaction_audit.io.jsonerrors import encoding_error, not_out_of_memory, not_utf8
@@ -313,6 +338,7 @@ def _load(path: Path) -> dict[str, Entry]:
         raise UsageError(f"{label}: a baseline is read from a file, not standard input")
     data = unpacked(read_bounded(str(path), label, MAX_BASELINE_BYTES, fifo_ok=True), label,
                     MAX_BASELINE_BYTES)
+    _dense_enough(data, label)
     try:
         doc: Any = orjson.loads(data)
     except orjson.JSONDecodeError as exc:

@@ -69,3 +69,31 @@ def test_a_baseline_from_standard_input_is_refused_saying_why(tmp_path: Path) ->
     assert result.exit_code == 2
     assert result.stderr.strip() == ("compaction-audit: baseline '-': a baseline is read "
                                      "from a file, not standard input")
+
+
+def test_a_baseline_of_more_values_than_one_per_16_bytes_is_refused_before_decoding(
+        tmp_path: Path) -> None:
+    """adv72 #2: a 65 KB .gz of 64 MiB of ``{},`` was decoded whole (3.8 GB, 26 s)
+    before its first field error; the check counts commas, so the edge is exact."""
+    from compaction_audit.baseline import BYTES_PER_VALUE, DENSE_FROM, _dense_enough
+
+    head, tail = b'{"baseline_format":1,"findings":[', b"]}"
+    pad = DENSE_FROM - len(head) - len(tail)
+    # exactly one value per 16 bytes: 1 MiB of bytes, 65,536 values (65,535 commas,
+    # one of them in the head)
+    commas = DENSE_FROM // BYTES_PER_VALUE - 2
+    body = b"0," * commas + b"0" + b" " * (pad - 2 * commas - 1)
+    at_edge = head + body + tail
+    assert len(at_edge) == DENSE_FROM
+    _dense_enough(at_edge, "baseline 'b'")  # not more than one per 16 bytes: read
+    over = at_edge[:-4] + b",0]}"  # one value more, same size
+    with pytest.raises(UsageError, match=r"baseline 'b': 65,537 JSON values in "
+                                         r"1,048,576 bytes, more than one per 16 bytes"):
+        _dense_enough(over, "baseline 'b'")
+    _dense_enough(b"0," * 1000 + b"0", "baseline 'b'")  # a small file: not checked
+    bomb = tmp_path / "b.json.gz"
+    bomb.write_bytes(gzip.compress(head + b"{}," * 700_000 + b"{}" + tail))
+    trace = str(dump(drift_records(), tmp_path / "t.jsonl"))
+    gated = run("audit", trace, "--baseline", str(bomb))
+    assert gated.exit_code == 2
+    assert "700,002 JSON values in 2,100,037 bytes" in gated.output  # 33 + 2,100,004
