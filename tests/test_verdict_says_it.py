@@ -129,3 +129,12 @@ def test_markdown_heading_of_a_run_with_an_unreadable_trace_says_error(
     ok = api.audit_paths([str(_folder(tmp_path / "b") / "m-remote.jsonl")])
     assert render_markdown(ok, RenderOptions(fail_on="error")).decode().startswith(
         "## compaction-audit: PASS (1 compaction could not be checked)\n")
+
+
+def test_the_html_traces_table_notes_the_trace_the_gate_fails(tmp_path: Path) -> None:
+    from compaction_audit.report.html.audit_page import traces_table
+
+    report = api.audit_paths([str(p) for p in sorted(_folder(tmp_path).iterdir())])
+    gated = traces_table(report, "warning")
+    assert "(1 compaction could not be checked) (fails --fail-on warning)</td>" in gated
+    assert "fails --fail-on" not in traces_table(report, "error")

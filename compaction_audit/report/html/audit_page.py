@@ -117,11 +117,13 @@ VERDICT_ORDER = {"FAIL": 0, "UNREADABLE": 1, "WARN": 2, "PASS": 3}
 the traces as audited, at the end of a long report; the page has it at the top)."""
 
 
-def traces_table(report: Report) -> str:
+def traces_table(report: Report, fail_on: str | None = None) -> str:
     """One row per trace of a several-trace page, failing ones first, each linking to
     its section (usertest13: a folder's page opened on its first trace in path order, a
-    PASS, with the four failing traces somewhere below); "" for one trace."""
-    rows = summary_rows(report)
+    PASS, with the four failing traces somewhere below); "" for one trace.  Given
+    ``fail_on``, a trace whose verdict word does not say the gate's result says it in
+    its note (:func:`~compaction_audit.report.summary.gate_note`)."""
+    rows = summary_rows(report, fail_on)
     if len(rows) < 2:
         return ""
     n = len(report.sessions)
@@ -157,7 +159,7 @@ def render_html(report: Report, opts: RenderOptions) -> bytes:
                f"{fmt(totals['error'])} error(s), {fmt(totals['warning'])} warning(s), "
                f"{fmt(totals['info'])} info in all</p>")
     codes = {f.code for s in report.sessions for f in s.findings}
-    body = ("<h1>compaction-audit report</h1>" + summary + traces_table(report)
+    body = ("<h1>compaction-audit report</h1>" + summary + traces_table(report, opts.fail_on)
             + (f"<h2>Unreadable traces</h2><ul>{errors}</ul>" if errors else "")
             + "".join(bodies)
             + (f"<h2>Rules</h2>{rules_reference(codes)}" if codes else ""))
