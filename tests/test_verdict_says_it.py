@@ -138,3 +138,27 @@ def test_the_html_traces_table_notes_the_trace_the_gate_fails(tmp_path: Path) ->
     gated = traces_table(report, "warning")
     assert "(1 compaction could not be checked) (fails --fail-on warning)</td>" in gated
     assert "fails --fail-on" not in traces_table(report, "error")
+
+
+def test_an_episode_is_led_by_the_worst_finding_of_its_first_and_last_rounds() -> None:
+    # usertest24 #1: an ERROR episode opened with a fold that lost nothing (a warning)
+    # and hid, at the same round, the fold that lost a "do NOT" rule
+    from compaction_audit.report.bounded import episode_dict
+    from compaction_audit.report.summary import ends, episodes
+
+    def fold(round_: int, severity: Severity, message: str) -> Finding:
+        return Finding("silent-discriminating-fold", "CA301", severity, round_, round_ + 1,
+                       message, "a", {"fold": message})
+
+    run = [fold(12, Severity.WARNING, "held all"), fold(12, Severity.ERROR, "lost do NOT"),
+           fold(13, Severity.WARNING, "held too"), fold(13, Severity.ERROR, "lost 45000"),
+           fold(13, Severity.ERROR, "lost more")]
+    [episode] = list(episodes(run))
+    first, last = ends(episode)
+    assert (first.message, last.message) == ("lost do NOT", "lost 45000")
+    doc = episode_dict(episode)
+    assert (doc["message"], doc["last_message"], doc["severity"]) == (
+        "lost do NOT", "lost 45000", "error")
+    assert doc["values"] == {"fold": "lost do NOT"}
+    same = [fold(4, Severity.WARNING, "w1"), fold(4, Severity.WARNING, "w2")]
+    assert [f.message for f in ends(same)] == ["w1", "w1"]  # the earliest of equals

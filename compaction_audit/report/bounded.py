@@ -24,7 +24,7 @@ from collections import Counter
 from typing import Any
 
 from compaction_audit.report.model import SessionReport
-from compaction_audit.report.summary import episodes
+from compaction_audit.report.summary import ends, episodes
 from compaction_audit.rules.base import Finding
 
 LIST_CAP = 10
@@ -175,7 +175,7 @@ def episode_dict(run: list[Finding], show_all: bool = False,
     ``last_line_file`` after ``line`` and ``last_line``: the file each is a line of.
     Unless ``show_all``, lists are capped: :data:`LIST_CAP` for ``entities``,
     :data:`VALUES_CAP` and :data:`VALUES_NESTED_CAP` inside ``values``."""
-    first, last = run[0], run[-1]
+    first, last = ends(run)
     severity = max((f.severity for f in run), key=lambda s: s.rank)
     entities = list(dict.fromkeys(f.entity for f in run if f.entity is not None))
     doc: dict[str, Any] = {

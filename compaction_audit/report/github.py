@@ -38,7 +38,7 @@ from compaction_audit.report.formats import RenderOptions
 from compaction_audit.report.gaps import LINES, gaps, gaps_fail
 from compaction_audit.report.model import Report, SessionReport, line_path
 from compaction_audit.report.safe import neutralize, printable
-from compaction_audit.report.summary import episodes, gate_line, grown_prefix
+from compaction_audit.report.summary import ends, episodes, gate_line, grown_prefix
 from compaction_audit.rules.base import Finding
 
 COMMANDS = {"error": "error", "warning": "warning", "info": "notice"}
@@ -92,7 +92,7 @@ def _episode_command(path: str, run: list[Finding],
     """An episode's annotation; one the baseline holds that now loses more facts
     (``grown``: :func:`~compaction_audit.baseline.grown_findings`) says first what is
     new (usertest16 #6)."""
-    first, last = run[0], run[-1]
+    first, last = ends(run)
     rounds = len({f.round for f in run})
     where = (f"round {first.round}" if rounds == 1 else
              f"rounds {first.round}-{last.round}")

@@ -32,7 +32,7 @@ from compaction_audit.report.formats import RenderOptions, rules_of
 from compaction_audit.report.gaps import gap_cases, gaps_fail
 from compaction_audit.report.model import Report, SessionReport, fails, line_at, lines_span
 from compaction_audit.report.safe import printable
-from compaction_audit.report.summary import episodes, grown_prefix
+from compaction_audit.report.summary import ends, episodes, grown_prefix
 from compaction_audit.rules.base import Finding, Rule
 
 
@@ -51,7 +51,7 @@ def _episode_text(run: list[Finding], grown: dict[int, dict[str, Any]] | None = 
     """One episode: where (rounds, lines, findings), severity, the first message (and
     the last one when it differs), the action; a baselined finding that now loses more
     (``grown``: :func:`~compaction_audit.baseline.grown_findings`) says that first."""
-    f, last = run[0], run[-1]
+    f, last = ends(run)
     rounds = len({x.round for x in run})
     several = f", {len(run)} findings" if len(run) > 1 else ""
     lines_of = lines_span(f.line, f.line_file, last.line, last.line_file, str)

@@ -27,6 +27,7 @@ from compaction_audit.report.model import (
 from compaction_audit.report.safe import printable
 from compaction_audit.report.summary import (
     baseline_info,
+    ends,
     episodes,
     gate_line,
     stale_lines,
@@ -199,7 +200,7 @@ def session_section(s: SessionReport, open_: bool, show_all: bool = False) -> li
         return lines
     lines += ["| severity | rule | rounds | lines | message |", "|---|---|---|---|---|"]
     for run in runs[:MAX_ROWS]:
-        first, last = run[0], run[-1]
+        first, last = ends(run)
         rounds = (str(first.round) if first.round == last.round
                   else f"{first.round}\u2013{last.round}")
         where = _lines(first.line, first.line_file, last.line, last.line_file)

@@ -283,6 +283,19 @@ def worst_first(runs: list[list[Finding]]) -> list[list[Finding]]:
     return sorted(runs, key=lambda run: -max(f.severity.rank for f in run))
 
 
+def ends(run: list[Finding]) -> tuple[Finding, Finding]:
+    """The findings that stand for an episode (``run``, in round order): the worst of
+    its first round and the worst of its last round (the earliest of equals), whose
+    messages the reports show as its first and "last:" lines (usertest24 #1: an ERROR
+    episode led by a fold that lost nothing, a warning, hid the fold at the same round
+    that lost a "do NOT" rule)."""
+    def worst_at(round_: int) -> Finding:
+        at = [f for f in run if f.round == round_]
+        return max(at, key=lambda f: f.severity.rank)  # max keeps the first of equals
+
+    return worst_at(run[0].round), worst_at(run[-1].round)
+
+
 def episodes(findings: list[Finding]) -> Iterator[list[Finding]]:
     """Findings grouped per rule (by code, then round) into episodes: runs of
     consecutive round numbers, however many items (folds, spans) the rule's findings

@@ -34,7 +34,7 @@ from compaction_audit.report.model import (
     reader_notes,
 )
 from compaction_audit.report.safe import printable
-from compaction_audit.report.summary import baseline_info, gate_note
+from compaction_audit.report.summary import baseline_info, ends, gate_note
 from compaction_audit.report.terminal_lost import compactions_section, recall_section
 from compaction_audit.report.terminal_text import (
     WIDE,
@@ -379,7 +379,7 @@ def _episodes(findings: Iterable[Finding]) -> Iterator[tuple[str, list[Finding]]
 
 
 def _where(run: list[Finding]) -> str:
-    first, last = run[0], run[-1]
+    first, last = ends(run)
     rounds = len({f.round for f in run})
     several = f", {len(run)} findings" if len(run) > rounds else ""
     lines = lines_span(first.line, first.line_file, last.line, last.line_file)
@@ -389,8 +389,9 @@ def _where(run: list[Finding]) -> str:
 
 def _episode(run: list[Finding]) -> list[RenderableType]:
     """One episode: where (beside the message when short, else above it), the first
-    message, the last one when it differs, and the rehydration suggestion."""
-    first, last = run[0], run[-1]
+    message, the last one when it differs, and the rehydration suggestion (the first
+    and last: :func:`~compaction_audit.report.summary.ends`)."""
+    first, last = ends(run)
     where = _where(run) + ": "
     parts: list[RenderableType] = (
         [hang(where, w(first.message))] if len(where) <= WHERE_BESIDE else

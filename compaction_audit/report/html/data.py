@@ -19,6 +19,7 @@ import polars as pl
 import polars.selectors as cs
 
 from compaction_audit.report.model import SessionReport, line_at, lines_span
+from compaction_audit.report.summary import ends
 from compaction_audit.rules.base import Finding
 
 MAX_POINTS = 1000
@@ -183,7 +184,7 @@ def episodes(findings: list[Finding]) -> list[Episode]:
     ordered by code then first round."""
     out = []
     for run in _runs(findings):
-        first, last = run[0], run[-1]
+        first, last = ends(run)
         worst = max((f.severity for f in run), key=lambda s: s.rank)
         out.append(Episode(first.code, first.rule, worst.value, first.round, last.round,
                            first.line, last.line, len({f.round for f in run}), len(run),
