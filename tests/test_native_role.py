@@ -97,3 +97,24 @@ def test_a_prompt_marked_by_role_is_part_of_the_task_query(write_log: LogWriter)
     harness = {**later, "role": "system"}
     assert task_query(read_native(str(write_log([rnd(0, spans=[harness])], "c.jsonl")))
                       ).origin == "none"
+
+
+def test_a_decision_whose_source_names_no_author_is_not_called_the_assistant_s(
+        write_log: LogWriter) -> None:
+    # usertest24 #3: a native span of source "shell:s300" (read as prose) ranked as
+    # "assistant decision, a decision in the assistant's prose"
+    from compaction_audit import api
+
+    text = "Do NOT run migration 0074 with --force on prod."
+    records = [rnd(0, spans=[{"id": "a", "tokens": 20, "text": text, "source": "shell:s300"},
+                             {"id": "b", "tokens": 20, "text": text.replace("0074", "0075"),
+                              "role": "assistant"}]),
+               rnd(1, summaries=[{"id": "S", "tokens": 5, "children": ["a", "b"],
+                                  "text": "Ran the migrations."}], evicted=["a", "b"])]
+    lost = api.audit(str(write_log(records))).extra["lost_discriminators"]
+    named = {(d["span"], d["tier"], d["tier_name"], d["tier_why"])
+             for d in lost if d["kind"] == "negation"}
+    assert named == {
+        ("a", 4, "decision in prose", "a decision in prose whose source does not say who "
+                                      "wrote it"),
+        ("b", 4, "assistant decision", "a decision in the assistant's prose")}

@@ -14,7 +14,9 @@ tier  name                which items
 3     spec requirement    a whole clause from spec text (markdown requirements,
                           no-gos...; a fragment of one is "other prose")
 4     assistant decision  a clause the assistant wrote, with at least two content
-                          words and not chatter ("let me", "I'll", "now", ...)
+                          words and not chatter ("let me", "I'll", "now", ...);
+                          named "decision in prose" where the span's source does
+                          not say the assistant (a native log's free-form source)
 5     other prose         anything else from prose (values in prose, fragments)
 6     tool output         values and identifiers from tool output or code
 7     finished work       stated under a work item the log closed before the fold,
@@ -49,6 +51,12 @@ TIER_NAMES: dict[int, str] = {
     4: "assistant decision", 5: "other prose", 6: "tool output", 7: "finished work",
 }
 """Tier number -> the name reports print (issue 10, point 5)."""
+
+UNNAMED_DECISION = "decision in prose"
+"""Tier 4's name for a clause whose span's source does not say the assistant wrote it
+(a native log's free-form source, such as ``shell:s300``, is read as prose)."""
+UNNAMED_WHY = "a decision in prose whose source does not say who wrote it"
+"""Its ``tier_why`` in place of "a decision in the assistant's prose"."""
 
 LOW_TIERS = frozenset({5, 6, 7})
 """Tiers whose loss alone is at most a warning (issue 10, point 6)."""
@@ -246,8 +254,18 @@ def add_tiers(frame: pl.DataFrame, asked_again: str = "asked_again_round",
         ).otherwise(why)
     names = pl.DataFrame({"tier": list(TIER_NAMES), "tier_name": list(TIER_NAMES.values())},
                          schema={"tier": pl.Int64, "tier_name": pl.String})
+    # tier 4 says "the assistant" only where the span's source says so (an adapter's
+    # "assistant", a native role "assistant"): a native log's free-form source
+    # ("shell:s300") read as prose is no one's (usertest24 #3)
+    unnamed = (tier == 4) & ~pl.col(source).fill_null("").str.starts_with("assistant")
     return (typed.with_columns(tier.alias("tier"), why.alias("tier_why"))
             .join(names, on="tier", how="left", maintain_order="left")
+            .with_columns(
+                pl.when(unnamed).then(pl.lit(UNNAMED_DECISION)).otherwise("tier_name")
+                .alias("tier_name"),
+                pl.when(unnamed).then(pl.col("tier_why").str.replace(
+                    "a decision in the assistant's prose", UNNAMED_WHY, literal=True))
+                .otherwise("tier_why").alias("tier_why"))
             .drop("span_type_known", *parts, *added))
 
 
