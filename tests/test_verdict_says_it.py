@@ -121,8 +121,8 @@ def test_markdown_heading_of_a_run_with_an_unreadable_trace_says_error(
     # cause, the unreadable trace, the heading did not name
     report = api.audit_paths([str(p) for p in sorted(_folder(tmp_path).iterdir())])
     text = render_markdown(report, RenderOptions(fail_on="error")).decode()
-    assert text.startswith("## compaction-audit: ERROR (1 unreadable; 1 compaction could "
-                           "not be checked)\n")
+    assert text.startswith("## compaction-audit: ERROR (1 unreadable; 1 failing --fail-on "
+                           "error; 1 compaction could not be checked)\n")
     table = [line for line in text.splitlines() if line.startswith("| ")]
     assert "**UNREADABLE** line 4: truncated last line" in table[1]
     (tmp_path / "b").mkdir()

@@ -229,7 +229,11 @@ def render_markdown(report: Report, opts: RenderOptions) -> bytes:
     """The report as a Markdown document (UTF-8 bytes, newline-terminated)."""
     failing = report.exit_code(opts.fail_on) != 0
     capped = sum(len(s.limits) for s in report.sessions)
+    failing_traces = sum(s.fails(opts.fail_on) for s in report.sessions)
     notes = ([f"{len(report.errors)} unreadable"] if report.errors else []) + (
+        # under ERROR the traces that failed the gate are said too (usertest24 #4)
+        [f"{failing_traces} failing --fail-on {opts.fail_on}"]
+        if report.errors and failing_traces else []) + (
         total_phrases(report.sessions)) + (  # adv29 F2
         [f"{capped} check(s) stopped at a limit"] if capped else [])
     note = f" ({'; '.join(notes)})" if notes else ""
