@@ -96,19 +96,23 @@ def test_an_adapter_s_estimated_sizes_say_about() -> None:
     c = {"summary_tokens": 3642, "tokens_before": 167094, "tokens_after": 33960,
          "compression_ratio": 26.57, "folded_tokens": 96757, "sizes": "estimated"}
     assert compaction_sizes(c) == ("context 167,094 -> 33,960 tokens; summary about 3,642 "
-                                   "tokens for about 96,757 folded (26.6x)")
+                                   "tokens for about 96,757 folded (26.6x; estimated from "
+                                   "the log's text, not the product's count)")
 
 
-def test_an_estimate_above_the_product_s_count_of_the_context_says_so() -> None:
+def test_an_estimate_beside_the_product_s_count_of_the_context_says_so() -> None:
     # usertest23 #7: "context 12,238 -> unknown tokens; summary about 461 tokens for
-    # about 13,173 folded": what was folded read as more than the whole context
+    # about 13,173 folded": what was folded read as more than the whole context;
+    # usertest24 #2: "context 231,900 ...; for about 98 folded" read as 98 of 231,900
     c = {"summary_tokens": 461, "tokens_before": 12_238, "tokens_after": None,
          "compression_ratio": 13_173 / 461, "folded_tokens": 13_173, "sizes": "estimated"}
     assert compaction_sizes(c) == (
         "context 12,238 -> unknown tokens; summary about 461 tokens for about 13,173 "
-        "folded (28.6x; estimated from the text, on another scale than the product's "
-        "count of the context)")
-    at_count = {**c, "folded_tokens": 12_238, "compression_ratio": 12_238 / 461}
-    assert compaction_sizes(at_count).endswith("for about 12,238 folded (26.5x)")
+        "folded (28.6x; estimated from the log's text, not the product's count)")
+    small = {**c, "folded_tokens": 98, "summary_tokens": 61, "compression_ratio": 98 / 61}
+    assert compaction_sizes(small).endswith(
+        "for about 98 folded (1.6x; estimated from the log's text, not the product's count)")
+    no_count = {**c, "tokens_before": None}  # nothing on another scale beside it
+    assert compaction_sizes(no_count).endswith("for about 13,173 folded (28.6x)")
     measured = {**c, "sizes": None}  # the audit's own scale: no note
     assert compaction_sizes(measured).endswith("summary 461 tokens for 13,173 folded (28.6x)")

@@ -567,6 +567,11 @@ def _tokens(value: object) -> str:
     return f"{value:,}" if isinstance(value, int) else "unknown"
 
 
+SCALE_NOTE = "estimated from the log's text, not the product's count"
+"""What a compaction's quotient adds when its sizes are an adapter's estimates beside
+the product's own count of the context (one can exceed the other: usertest23 #7)."""
+
+
 def compaction_sizes(c: dict[str, Any]) -> str:
     """The sizes of one compaction in words, e.g. ``context 231,900 -> 14,120 tokens;
     summary 61 tokens for 98 folded (1.6x)``: the product's own measure of the prompt
@@ -577,9 +582,8 @@ def compaction_sizes(c: dict[str, Any]) -> str:
     "the summary is 3.9 times the size of what it folded" ("0.26x" read as a ratio of
     something else: usertest7).  An adapter's sizes (``sizes: "estimated"``, UTF-8 bytes
     / 4) read "summary about 3,642 tokens for about 96,757 folded", beside the
-    product's measured context (usertest12); where that estimate of what was folded
-    is more than the product's count of the whole context before, the quotient says
-    they are on two scales.  A compaction that made no summary
+    product's measured context (usertest12), the quotient then says they are on two
+    scales (:data:`SCALE_NOTE`).  A compaction that made no summary
     (``summary_id`` null: a microcompact, a forgetting condenser) reads "no summary:
     evicted, not folded"."""
     size, ratio, opaque = c.get("summary_tokens"), c.get("compression_ratio"), c.get("opaque")
@@ -602,12 +606,11 @@ def compaction_sizes(c: dict[str, Any]) -> str:
                 "(about the same size)" if 0.95 <= ratio < 1.05 else
                 f"(the summary is {1 / ratio:,.1f} times the size of what it folded)"
                 if ratio < 1 else f"({ratio:,.1f}x)")
-    before = c.get("tokens_before")
-    if (about and isinstance(folded, int) and isinstance(before, int) and folded > before
-            and quotient.endswith(")")):  # usertest23 #7: "context 12,238 -> ...;
-        # ... for about 13,173 folded": the estimate is on another scale than the count
-        quotient = (f"{quotient[:-1]}; estimated from the text, on another scale than "
-                    "the product's count of the context)")
+    if (about and isinstance(folded, int) and isinstance(c.get("tokens_before"), int)
+            and quotient.endswith(")")):  # usertest23 #7, usertest24 #2: "context 12,238
+        # -> ...; ... for about 13,173 folded", "context 231,900 ...; for about 98
+        # folded": the estimates are on another scale than the product's count
+        quotient = f"{quotient[:-1]}; {SCALE_NOTE})"
     return f"{context}; {summary}{',' if quotient == 'ratio unknown' else ''} {quotient}"
 
 
