@@ -457,3 +457,25 @@ def test_a_telemetry_log_without_this_sessions_events_is_said(tmp_path: Path) ->
         (_line, rnd), = compaction_rounds(out)
         assert rnd["compaction"]["tokens_after"] == 9000 and "tokens_from" not in rnd[
             "compaction"]
+
+
+def test_text_a_person_types_under_a_folded_message_s_id_opens_a_round(
+        tmp_path: Path) -> None:
+    """adv73: a person's new text under the id of a message the compression had folded
+    went into the compaction's round (4 rounds, not 5); under a new id it opened one."""
+    line = {"id": "bc358223-214a-4c22-9509-9bb58df209ce", "timestamp":
+            "2026-11-30T14:57:50.000Z", "type": "user",
+            "content": [{"text": "Use the production port 9443 from now on."}]}
+    rounds = []
+    for mid in (line["id"], "fresh-1"):
+        path = tmp_path / f"{mid}.jsonl"
+        path.write_bytes(SESSION.read_bytes() + (json.dumps({**line, "id": mid}) + "\n")
+                         .encode())
+        out = [r for _, r in run_adapter(gemini_cli.records, path)]
+        placed = [(r["round"], s["id"]) for r in out if r.get("type") == "round"
+                  for s in r.get("spans", []) if "9443" in (s.get("text") or "")]
+        rounds.append((sum(r.get("type") == "round" for r in out), placed))
+    base = sum(r.get("type") == "round" for _, r in run_adapter(gemini_cli.records, SESSION))
+    assert rounds[0][0] == rounds[1][0] == base + 1
+    assert rounds[0][1] == [(base, f"{line['id']}#2")]
+    assert rounds[1][1] == [(base, "fresh-1")]

@@ -275,7 +275,11 @@ class _Converter(Conversion):
                 split = split_tokens(out, [utf8_len(items[i][3]) for i in own])
                 for i, share in zip(own, split, strict=True):
                     shares[i] = share
-        if kind == "user" and any(it[1] == "user" for it in items) and not made:
+        if kind == "user" and any(it[1] == "user" and it[0] not in made for it in items) \
+                and (not made or not any(self.live.get(k) in self.asm.working for k in made)):
+            # a person's text opens a round, also under an id whose earlier version is
+            # gone from the context (folded, evicted): it is no edit of what the model
+            # sees (adv73: the new request went into the compaction's round)
             self.asm.turn(line)
         for (key, source, base, text), size in zip(items, shares, strict=True):
             if key in made or self.live.get(key) in self.asm.working:
