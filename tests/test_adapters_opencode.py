@@ -300,7 +300,8 @@ def test_a_part_of_a_type_not_known_is_counted_not_dropped(tmp_path: Path) -> No
     path = write_json(tmp_path / "renamed.json", exp)
     out = run_adapter(opencode.records, path)
     assert out[0][1]["lines_not_read"] == 1
-    assert out[0][1]["reader_notes"] == [
+    assert out[0][1]["reader_notes"] == [  # its summary message still folds (adv73)
+        opencode.SUMMARY_WITHOUT_MARKER,
         "1 part of a part type this reader does not know ('Compaction'): not read"]
     assert "1 line not read, see the notes" in api.audit(str(path)).verdict()
     for name in ("export.json", "real/export.json", "real/opencode.db"):
@@ -478,3 +479,36 @@ def test_a_compressed_store_says_to_decompress_it(tmp_path: Path, packer: str) -
         run_adapter(opencode.records, path)
     assert str(info.value) == (f"{path}: a compressed opencode SQLite store is not read: "
                                "SQLite reads the file itself, so decompress it first")
+
+
+@pytest.mark.parametrize("how", ["assistant", "deleted"])
+def test_a_summary_message_with_no_compaction_part_before_it_still_folds(
+        tmp_path: Path, how: str) -> None:
+    """adv73: the compaction part in an assistant message (or no part at all) dropped
+    the compaction; its summary message read as a plain reply folded nothing, and the
+    failing session passed."""
+    doc = json.loads(EXPORT.read_text())
+    if how == "assistant":
+        doc["messages"][3]["info"]["role"] = "assistant"  # msg_04, the compaction part
+    else:
+        del doc["messages"][3]
+    path = tmp_path / "o.json"
+    path.write_text(json.dumps(doc))
+    out = run_adapter(opencode.records, path)
+    _, (_, rnd) = compaction_rounds(out)
+    info = rnd["compaction"]
+    # msg_01..msg_03, and msg_04 when it is an assistant message (with no span)
+    assert info["trigger"] is None
+    assert info["messages_removed"] == (4 if how == "assistant" else 3)
+    assert rnd["summaries"][0]["children"] == [
+        "msg_01", "msg_02", "call_read1", "msg_03", "call_edit1", "call_edit1:result"]
+    notes = out[0][1]["reader_notes"]
+    assert opencode.SUMMARY_WITHOUT_MARKER in notes[0]
+    session = out[0][1]
+    if how == "assistant":
+        assert session["lines_not_read"] == 1
+        assert any(opencode.COMPACTION_ELSEWHERE in n for n in notes)
+    else:
+        assert "lines_not_read" not in session
+    report = api.audit(str(path))
+    assert report.verdict_head() == "FAIL"

@@ -236,6 +236,16 @@ _OTHER_SUBAGENT = ("of the store marked a subagent session (parent_id), not audi
                    "(audit one with `opencode export <id>`)")
 _ORPHAN_PART = "of the session whose message is not in the store: not read"
 
+COMPACTION_ELSEWHERE = ("a compaction part in a message that is not the user's (opencode "
+                        "writes it in a user message): not read")
+"""The unread reason of a ``compaction`` part outside a user message (adv73: it was
+dropped without a word, and its summary message read as a plain reply)."""
+
+SUMMARY_WITHOUT_MARKER = ("an assistant message with summary: true and no compaction part "
+                          "before it: read as a compaction of everything before it, "
+                          "trigger unknown")
+"""The note of a summary message that no compaction part announced (adv73)."""
+
 
 def _parent(session: dict[str, Any]) -> Any:
     """A session's parent id (``parent_id`` column or ``parentID`` in its data)."""
@@ -333,6 +343,8 @@ class _Converter(Conversion):
             kind = part.get("type")
             if not isinstance(kind, str) or kind not in PART_TYPES:
                 self.unread(unknown_type_note(kind, "a part type"), "part")
+            elif kind == "compaction" and role != "user":  # adv73: dropped, and the
+                self.unread(COMPACTION_ELSEWHERE, "part")  # session passed
         last = next(reversed(self.asm.working), None)  # new spans come after it
         if role == "user":
             self.user(line, info, parts)
@@ -387,7 +399,14 @@ class _Converter(Conversion):
         base = str(info.get("id") or f"line-{line}")
         tokens = as_object(info.get("tokens"))
         self.measured(_context_size(tokens))
-        if info.get("summary") is True and self.pending is not None:
+        if info.get("summary") is True:
+            if self.pending is None:  # adv73: read as a plain reply, it folded nothing
+                self.note(SUMMARY_WITHOUT_MARKER)
+                self.pending = {"trigger": None, "tokens_before": self.last_input,
+                                "tokens_after": None, "opaque": False, "kind": "compact",
+                                "strategy": "summary", "messages_removed": len(self.since),
+                                "line": line}
+                self.since = []
             self.summary(line, base, parts)
             return
         own = [p for p in parts if p.get("type") in ("text", "tool")]
