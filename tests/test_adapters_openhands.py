@@ -386,3 +386,37 @@ def test_a_turn_above_the_window_and_a_bad_summary_offset(tmp_path: Path) -> Non
     with pytest.raises(LogError) as err:
         run_adapter(openhands.records, path)
     assert str(err.value).endswith("expected an integer >= 0 ([7].args.summary_offset)")
+
+
+def test_a_repeated_event_id_is_a_file_line_error(tmp_path: Path) -> None:
+    """adv73: the observation of event 2 given the user message's id 1 took it out of
+    the condensation's range 2..6, and its facts stayed "in context" without a word."""
+    evs = events()
+    evs[3]["id"] = 1
+    path = tmp_path / "t.jsonl"
+    path.write_text("".join(json.dumps(e) + "\n" for e in evs))
+    error, _out, skipped = strict_then_lenient(openhands.records, path)
+    assert error == (f"{path}:4: event id '1' repeated (first at line 2): event ids are "
+                     "unique (id)")
+    assert skipped == [4]
+
+
+@pytest.mark.parametrize("name", ["condensation", "Condensation", "condensation_request"])
+def test_a_condensation_written_as_an_observation_is_counted_not_read(
+        tmp_path: Path, name: str) -> None:
+    """adv73: a condensation under the key ``observation`` was read as bookkeeping or a
+    tool's output: nothing folded, and the trajectory passed."""
+    evs = events()
+    evs[7].pop("action")
+    evs[7]["observation"] = name
+    path = tmp_path / "t.jsonl"
+    path.write_text("".join(json.dumps(e) + "\n" for e in evs))
+    out = run_adapter(openhands.records, path)
+    assert out[0][1]["lines_not_read"] == 1
+    assert out[0][1]["reader_notes"] == [
+        f"1 event of an observation (a condensation is an action) this reader does not "
+        f"know ({name!r}): not read"]
+    other = events()
+    other[3]["extras"] = {"forgotten_event_ids": [1]}  # an observation with its fields
+    path.write_text("".join(json.dumps(e) + "\n" for e in other))
+    assert run_adapter(openhands.records, path)[0][1]["lines_not_read"] == 1

@@ -222,7 +222,7 @@ class _Converter(Conversion):
         self.spans: dict[str, list[str]] = {}  # event id -> its spans not yet forgotten
         self.ranges = EventRanges()  # the numeric event ids a range may still name
         self.requested: str | None = None  # the trigger a condensation request named
-        self.seen: set[str] = set()  # the id of every event read so far
+        self.seen: dict[str, str] = {}  # the id of every event read so far -> where
 
     def event(self, line: int, event: Any, where: str) -> None:
         """Apply one event."""
@@ -251,10 +251,14 @@ class _Converter(Conversion):
         self.check_identity(line, event, where, sdk)
         self.metrics(line, event.get("llm_metrics"), where)
         eid = str(event["id"])
-        self.seen.add(eid)
+        if eid in self.seen:  # adv73: a condensation's range then left out the event
+            raise LogError(self.path, line, f"event id {eid[:40]!r} repeated (first at "
+                           f"{self.seen[eid]}): event ids are unique",
+                           f"{where}.id".lstrip("."))
+        self.seen[eid] = f"line {line}" + (f", {where.lstrip('.')}" if where else "")
         action, observation = event.get("action"), event.get("observation")
         kind = str(action if action is not None else observation)
-        why = self.unknown(kind, action is not None, event.get("args"))
+        why = self.unknown(kind, action is not None, event.get("args"), event.get("extras"))
         if why is not None:
             self.unread(why, "event")
             return
@@ -290,14 +294,23 @@ class _Converter(Conversion):
             self.add(line, eid, f"tool_result:{kind}", text_of(event.get("content")))
 
     @staticmethod
-    def unknown(kind: str, is_action: bool, args: Any) -> str | None:
+    def unknown(kind: str, is_action: bool, args: Any, extras: Any = None) -> str | None:
         """Why an event is not read (a reader note's reason), or None to read it: a
-        name not known that folds to a known one (a renamed condensation), or an
-        action not known whose ``args`` carry a condensation's fields (adv29 F4: they
-        became a ``tool_call`` span and the forgotten events were never folded)."""
+        name not known that folds to a known one (a renamed condensation), an action not
+        known whose ``args`` carry a condensation's fields (adv29 F4: they became a
+        ``tool_call`` span and the forgotten events were never folded), or an observation
+        named as a condensation or carrying its fields in ``args`` or ``extras``
+        (adv73: OpenHands writes a condensation as an action; as an observation it was
+        read as bookkeeping or a tool's output, nothing was folded, and the trajectory
+        passed)."""
+        what = "an action" if is_action else "an observation"
+        if not is_action and (
+                _folded(kind) in (_folded(CONDENSATION), _folded("condensation_request"))
+                or any(isinstance(v, dict) and not v.keys().isdisjoint(CONDENSATION_ARGS)
+                       for v in (args, extras))):
+            return unknown_type_note(kind, "an observation (a condensation is an action)")
         if kind in KNOWN_NAMES:
             return None
-        what = "an action" if is_action else "an observation"
         if _folded(kind) in _FOLDED_KNOWN:
             return unknown_type_note(kind, f"{what} name")
         if is_action and isinstance(args, dict) and not args.keys().isdisjoint(
