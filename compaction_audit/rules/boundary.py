@@ -363,9 +363,16 @@ class SummaryMajority(BoundaryRule):
 
     def message(self, v: dict[str, Any], ctx: Context) -> str:
         n = ctx.settings.sustain  # with sustain > 1 the finding is at the nth round of
-        tokens = (f"summary tokens {v['summary_tokens']:,} exceed raw tokens "
-                  f"{v['raw_tokens']:,}")  # 92,104, not 92104 (usertest18 #8)
+        ratio = ctx.settings.summary_majority_ratio
+        counts = (f"summary tokens {v['summary_tokens']:,}", f"raw tokens {v['raw_tokens']:,}")
+        if ratio == 0.5:  # raw_ratio < 0.5: the summaries outweigh the raw spans
+            said = f"{counts[0]} exceed {counts[1]}"  # 92,104, not 92104 (usertest18 #8)
+            why = f"raw_ratio {fmt(v['raw_ratio'])}"
+        else:  # another threshold: "exceed" and "for the first time" were untrue there
+            said = (f"raw_ratio {fmt(v['raw_ratio'])} below summary_majority_ratio "
+                    f"{fmt(ratio)}")  # (usertest24: 72,957 "exceed" 102,054 at 0.6)
+            why = f"{counts[0]}, {counts[1]}"
         if n == 1:  # the run, not the first: "for the first time" was untrue (usertest17)
-            return f"{tokens} for the first time (raw_ratio {fmt(v['raw_ratio'])})"
-        return (f"{tokens} (raw_ratio {fmt(v['raw_ratio'])}), {n} rounds in a row "
-                f"(sustain {n}), first at round {v['first_round']}")
+            return f"{said} for the first time ({why})"
+        return (f"{said} ({why}), {n} rounds in a row (sustain {n}), first at round "
+                f"{v['first_round']}")

@@ -157,3 +157,25 @@ def test_summary_majority_says_when_summary_tokens_first_exceeded(
     fired_rows = rule.evaluate(ctx).fired
     assert fired_rows["ri"].to_list() == [fires_at]
     assert rule.message(fired_rows.row(0, named=True), ctx) == said
+
+
+@pytest.mark.parametrize(("ratio", "fires_at", "said"), [
+    (0.6, 0, "raw_ratio 0.583 below summary_majority_ratio 0.600 for the first time "
+             "(summary tokens 30, raw tokens 42)"),
+    (0.5, 1, "summary tokens 60 exceed raw tokens 40 for the first time (raw_ratio 0.400)"),
+    (0.3, 2, "raw_ratio 0.250 below summary_majority_ratio 0.300 for the first time "
+             "(summary tokens 90, raw tokens 30)"),
+])
+def test_summary_majority_under_another_ratio_says_the_ratio_it_crossed(
+        ratio: float, fires_at: int, said: str) -> None:
+    """usertest24 #1: at summary_majority_ratio 0.6 the message said summary tokens
+    72,957 "exceed" raw tokens 102,054; at 0.3, "for the first time" rounds after they
+    first did.  0.583 is below 0.6; 0.4 is not below 0.3, 0.25 is."""
+    ctx = context([{"raw_ratio": 0.583, "raw_tokens": 42, "summary_tokens": 30},
+                   {"raw_ratio": 0.4, "raw_tokens": 40, "summary_tokens": 60},
+                   {"raw_ratio": 0.25, "raw_tokens": 30, "summary_tokens": 90}],
+                  {"summary_majority_ratio": ratio})
+    rule = RULES["CA105"]()
+    fired_rows = rule.evaluate(ctx).fired
+    assert fired_rows["ri"].to_list() == [fires_at]
+    assert rule.message(fired_rows.row(0, named=True), ctx) == said
