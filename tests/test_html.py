@@ -350,3 +350,21 @@ def test_the_bucket_size_is_said_to_a_tenth(tmp_path: Path) -> None:
     log = tmp_path / "long.jsonl"
     log.write_text("\n".join(lines) + "\n", encoding="utf-8")
     assert "Each point is the mean of about 1.2 rounds." in html_of("audit", str(log))
+
+
+def test_the_rules_reference_gives_each_rule_s_documentation_whole() -> None:
+    # usertest24 #2: CA303's and CA305's "what it checks" were cut as log text is
+    import html as html_lib
+
+    from compaction_audit.report.html.sections import rules_reference
+    from compaction_audit.ruledoc import rule_doc
+    from compaction_audit.rules import RULES
+
+    page = rules_reference(RULES)
+    for code, cls in RULES.items():
+        d = rule_doc(cls)
+        for text in (d.what, d.why, d.action, *([d.known] if d.known else [])):
+            assert f">{html_lib.escape(text, quote=True)}</p>" in page \
+                or f"</b> {html_lib.escape(text, quote=True)}</p>" in page, code
+    assert "sha256" not in page
+    assert max(len(rule_doc(c).what) for c in RULES.values()) > 1000  # the cut was there

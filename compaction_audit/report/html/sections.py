@@ -54,6 +54,13 @@ def _labelled(row: str, labels: list[str]) -> str:
                               for i, part in enumerate(parts[1:]))
 
 
+def own(text: str) -> str:
+    """This tool's own words (a rule's documentation) for an HTML element: escaped,
+    never cut (:func:`esc` cuts log text at ``MAX_TEXT``: usertest24 #2, CA303's
+    documentation ended "at anot...[1061 chars, sha256 ...]")."""
+    return esc(text, limit=max(len(text), 1))
+
+
 def more(n: int, what: str = "row", lister: str = "--format json --all") -> str:
     """The "N more" note under a capped list (empty when nothing was cut), naming the
     options that list every one: ``audit``'s JSON report is bounded unless ``--all``
@@ -264,8 +271,8 @@ def rules_reference(codes: Iterable[str]) -> str:
         anchor = rule_anchor(d.code, d.name)
         parts.append(f'<h3 id="{esc(anchor)}">{esc(d.code)} {esc(d.name)} '
                      f'<span class="dim">(default severity: {esc(d.severity)})</span></h3>'
-                     f"<p>{esc(d.what)}</p><p><b>Why it matters:</b> {esc(d.why)}</p>"
-                     + (f"<p><b>Known problems:</b> {esc(d.known)}</p>" if d.known else "") +
-                     f"<p><b>Action:</b> {esc(d.action)}</p>"
+                     f"<p>{own(d.what)}</p><p><b>Why it matters:</b> {own(d.why)}</p>"
+                     + (f"<p><b>Known problems:</b> {own(d.known)}</p>" if d.known else "") +
+                     f"<p><b>Action:</b> {own(d.action)}</p>"
                      f'<p class="dim">{esc(DOCS_URL)}#{esc(anchor)}</p>')
     return "".join(parts)
