@@ -162,3 +162,20 @@ def test_an_episode_is_led_by_the_worst_finding_of_its_first_and_last_rounds() -
     assert doc["values"] == {"fold": "lost do NOT"}
     same = [fold(4, Severity.WARNING, "w1"), fold(4, Severity.WARNING, "w2")]
     assert [f.message for f in ends(same)] == ["w1", "w1"]  # the earliest of equals
+
+
+def test_the_html_traces_table_is_in_the_summary_s_order(tmp_path: Path) -> None:
+    # usertest24 #3: FAIL rows came before the unreadable one, and the PASS row the
+    # gate fails came last
+    import re
+
+    from compaction_audit.report.html.audit_page import traces_table
+
+    folder = _folder(tmp_path)
+    dump(drift_records()[:2], folder / "b-pass.jsonl")
+    report = api.audit_paths([str(p) for p in sorted(folder.iterdir())])
+    table = traces_table(report, "warning")
+    verdicts = re.findall(r'<tr><td data-label="verdict" class="(\w+)">', table)
+    names = re.findall(r"runs/([\w.-]+)", table)
+    assert verdicts == ["UNREADABLE", "FAIL", "PASS", "PASS"]
+    assert names == ["z.jsonl", "a.jsonl", "m-remote.jsonl", "b-pass.jsonl"]

@@ -20,7 +20,7 @@ from compaction_audit.report.html.sections import (
     rules_reference,
 )
 from compaction_audit.report.model import Report, SessionReport, reader_notes
-from compaction_audit.report.summary import gate_line, summary_rows
+from compaction_audit.report.summary import WORST_FIRST, gate_line, summary_rows
 from compaction_audit.rules.base import Severity, fmt
 
 
@@ -112,11 +112,6 @@ def session_section(r: SessionReport, index: int) -> tuple[str, dict[str, Any]]:
     return "".join(html), entry
 
 
-VERDICT_ORDER = {"FAIL": 0, "UNREADABLE": 1, "WARN": 2, "PASS": 3}
-"""The traces table's order: what needs a look first (the text report's summary lists
-the traces as audited, at the end of a long report; the page has it at the top)."""
-
-
 def traces_table(report: Report, fail_on: str | None = None) -> str:
     """One row per trace of a several-trace page, failing ones first, each linking to
     its section (usertest13: a folder's page opened on its first trace in path order, a
@@ -127,7 +122,11 @@ def traces_table(report: Report, fail_on: str | None = None) -> str:
     if len(rows) < 2:
         return ""
     n = len(report.sessions)
-    order = sorted(range(len(rows)), key=lambda i: (VERDICT_ORDER.get(rows[i].verdict, 4), i))
+    # the text and Markdown summaries' order (usertest24 #3): unreadable, failing,
+    # warning, passing; within a verdict the traces the gate fails first
+    order = sorted(range(len(rows)), key=lambda i: (WORST_FIRST.get(rows[i].verdict, 3),
+                                                    "(fails --fail-on" not in rows[i].detail,
+                                                    i))
     body = []
     for i in order:
         r = rows[i]
