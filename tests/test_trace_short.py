@@ -741,3 +741,21 @@ def test_words_are_compared_composed_and_case_folded() -> None:
     assert _word_in("café", "the cafe\u0301 menu") and _word_in("cafe\u0301", "café")
     assert not _word_in("zork", "zork\u0301 is here")
     assert _word_in("zork", "a zork here") and not _word_in("zor", "a zork")
+
+
+def test_also_dropped_leaves_out_what_the_span_s_own_line_names(
+        write_log: LogWriter) -> None:
+    # usertest24 #5: "span line-13: lost; identifier 'read_timeout_ms', ordering
+    # 'Reverted read_timeout_ms to 30000'" then "also dropped: ordering 'Reverted ..."
+    path = str(write_log([
+        rnd(0, spans=[span("a", "Reverted read_timeout_ms to 30000 after the v4.2.1 "
+                                "rollout.")]),
+        rnd(1, summaries=[fold("F", ["a"], "Timeouts were tuned.")], evicted=["a"]),
+    ]))
+    root = trace(read_native(path), "read_timeout_ms")
+    [node] = root.children
+    assert node.label.startswith("span a ") and "ordering 'Reverted" in node.label
+    [at_fold] = node.children
+    assert at_fold.label.startswith("LOST at fold F ")
+    assert "ordering" not in at_fold.label  # named on the span's own line
+    assert at_fold.data["also_dropped"] == ["30000", "v4.2.1"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -131,14 +131,19 @@ def _folds_above(log: _Log, item: str, seen: set[str], level: int, budget: _Budg
 
 def _carry(log: _Log, item: str, follow: _Follow | None,
            companions: list[ext.Discriminator], seen: set[str], level: int = 1,
-           budget: _Budget | None = None) -> list[Node]:
+           budget: _Budget | None = None, named: Sequence[ext.Discriminator] = ()
+           ) -> list[Node]:
     """Nodes for the folds that took ``item`` in, following ``follow`` up the chain.
 
     ``companions`` are the origin span's other discriminators still stated by ``item``;
-    each fold reports the ones it drops, and the chain goes on after the query is lost
-    while any companion survives (the seed 002 tier chain: the leaf drops the number,
-    the mid tier the environment qualifier).  The span itself (``level`` 1) shows no
-    event nodes: its label states its end state.
+    each fold reports the ones it drops ("also dropped"), and the chain goes on after
+    the query is lost while any companion survives (the seed 002 tier chain: the leaf
+    drops the number, the mid tier the environment qualifier); ``named``: companions
+    the span's own line names with their fate, left out of "also dropped" at a fold
+    where the followed one is lost too (usertest24 #5: it spent its width on the
+    clause named just above; where the followed one is carried, it says where the
+    other was lost).  The span
+    itself (``level`` 1) shows no event nodes: its label states its end state.
     """
     budget = budget or _Budget()
     nodes = log.event_nodes(item) if level > 1 else []
@@ -157,7 +162,7 @@ def _carry(log: _Log, item: str, follow: _Follow | None,
         lost_here: list[ext.Discriminator] = []
         for c in companions:
             (kept if log.survives(c, fold) else lost_here).append(c)
-        data = {**base, "also_dropped": [c.text for c in lost_here]}
+        data: dict[str, Any] = {**base}
         accounted = " (accounted)" if row["accounting"] is not None else ""
         head = ""
         if follow is None:
@@ -176,8 +181,11 @@ def _carry(log: _Log, item: str, follow: _Follow | None,
                 head = label[:len(label) - len(repr(detail))]
             else:
                 label = f"LOST at fold {fold}{accounted} {where}"
+        # a hit the span's line names is lost where the followed one is: said there
+        told = [c for c in lost_here if not (result == "lost" and c in named)]
+        data["also_dropped"] = [c.text for c in told]
         also = ("; also dropped: " + ", ".join(f"{c.kind.value} {c.text!r}"
-                                               for c in lost_here)) if lost_here else ""
+                                               for c in told)) if told else ""
         cut = len(head or label) + (len("; also dropped: ") if also and not head else 0)
         up_follow = follow if result == "carried" else None
         up = (_carry(log, fold, up_follow, kept, seen, level + 1, budget)
@@ -424,7 +432,7 @@ def _span_nodes(log: _Log, spans: list[tuple[str, list[ext.Discriminator],
     for item, hits, others in spans:
         row = log.rows[item]
         follow = _Follow(d=hits[0]) if hits else _Follow(literal=q, part=mode == "substring")
-        up = _carry(log, item, follow, others, set())
+        up = _carry(log, item, follow, others, set(), named=hits[1:])
         fate = _span_fate(log, item, up)
         head = f"span {item} ({log.where(item)}; now {log.state(item)}): {fate}" + (
             "" if hits else mark)
