@@ -759,3 +759,18 @@ def test_also_dropped_leaves_out_what_the_span_s_own_line_names(
     assert at_fold.label.startswith("LOST at fold F ")
     assert "ordering" not in at_fold.label  # named on the span's own line
     assert at_fold.data["also_dropped"] == ["30000", "v4.2.1"]
+
+
+def test_a_requirement_copied_from_the_audit_is_traced_as_the_discriminator(
+        write_log: LogWriter) -> None:
+    # usertest24 #4: a spec bullet is a requirement in its spec, not alone: the query
+    # read "text '...'", with a note that the spans hold it "in their own wording"
+    path = str(write_log([
+        rnd(0, spans=[{"id": "s", "tokens": 30, "source": "tool_result:Bash",
+                       "text": "## Acceptance criteria\n- Token is one-time and expires "
+                               "by TTL\n- Closing twice is safe\n"}]),
+        rnd(1, summaries=[fold("F", ["s"], "Read the spec.")], evicted=["s"])]))
+    root = trace(read_native(path), "Token is one-time and expires by TTL")
+    assert root.label == "discriminator 'Token is one-time and expires by TTL': 1 span: 1 lost"
+    assert root.data["note"] == ("'Token is one-time and expires by TTL' alone is not read "
+                                 "as a discriminator; the spans' text states it as one")

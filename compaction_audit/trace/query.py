@@ -343,9 +343,12 @@ def trace_discriminator(session: Session, query: str) -> Node:
             if asked_for == "discriminator" or len(query.split()) > 1 else "word")
     if mode == "reduced" and any(d.text.strip().lower() == q
                                  for _, hits, _ in spans for d in hits):
-        # `12px` in backticks is an identifier where "12px" alone is not (usertest10)
-        note = (f"{query!r} alone is not read as a discriminator; spans hold it as one "
-                "in their own wording")
+        # `12px` in backticks is an identifier where "12px" alone is not (usertest10);
+        # a spec's requirement is one in its spec, not alone (usertest24 #4: the audit's
+        # own lost fact, copied, read "text ...", "in their own wording" though verbatim)
+        what = "discriminator" if len(query.split()) > 1 else what  # a word stays one
+        note = (f"{query!r} alone is not read as a discriminator; the spans' text states "
+                "it as one")
     elif mode == "reduced":
         note = f"{note}; reduced to the clause(s) whose words hold it"
     elif mode == "plain":

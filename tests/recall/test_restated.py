@@ -100,8 +100,8 @@ def test_trace_names_the_span_that_still_states_it(write_log: LogWriter) -> None
     root = trace_discriminator(read_native(str(write_log(log(other)))), "12px")
     assert root.label == "word '12px': 2 spans: 1 lost, 1 in context; still held by span b " \
                         "(assistant)"
-    assert root.data["note"] == ("'12px' alone is not read as a discriminator; spans hold "
-                                 "it as one in their own wording")
+    assert root.data["note"] == ("'12px' alone is not read as a discriminator; the spans' "
+                                 "text states it as one")
     # when no span lost it, the span that states it in another form is listed as one
     # that holds it as words of its text (usertest14), not as a holder of the fact
     kept = [rnd(0, spans=[FOLDED, other]), rnd(1, spans=[span("c", "Moving on.")])]
