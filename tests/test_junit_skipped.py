@@ -74,3 +74,23 @@ def test_the_cases_are_built_without_comparing_findings(
     assert sum(1 for c in by_name.values() if c.find("failure") is not None) == int(
         suite.get("failures", "0"))
     assert compared == []
+
+
+def test_a_failure_message_writes_a_round_of_two_findings_as_one_round() -> None:
+    # usertest25 #2: two folds at round 35 read "35-35"
+    from compaction_audit.report import junit
+    from compaction_audit.report.model import SessionReport
+    from compaction_audit.rules.base import Severity
+
+    def f(round_: int) -> Finding:
+        return Finding("silent-discriminating-fold", "CA301", Severity.ERROR, round_,
+                       round_ + 1, "m", "a")
+
+    s = SessionReport.__new__(SessionReport)
+    s.path = "t.jsonl"
+    root = ET.Element("testsuite")
+    junit._case(root, s, "CA301", "silent-discriminating-fold",
+                [f(17), f(22), f(23), f(35), f(35)], "error", False)
+    message = root.find("testcase/failure").get("message")  # type: ignore[union-attr]
+    assert message == ("5 finding(s) of silent-discriminating-fold at round(s) 17, 22-23, "
+                       "35")
