@@ -449,31 +449,37 @@ def lost_keys(f: Finding, lost_by_fold: FoldLosses) -> list[str]:
     :func:`fold_lost_units`): the finding's own ``children`` are capped at 50 and list
     what each child dropped, facts another span still holds included, so on a real
     Claude Code session the diff's units missed 107 of 210 lost facts (11 of the 12
-    labelled ones) and counted held facts as lost (ux5 F1).  A fold with no fact of
-    its own in the lost list is keyed by the dropped facts of its children: a fact the
-    lost list has (an earlier fold lost it first, and a span read later stated it
-    again: its ``pos``) as that fact's ``lost:`` unit (usertest23 #4: such a fold
-    read as holding facts it had lost), any other (held by another span) as
-    ``held:<kind>:<text>``: a baseline or run where a fact was held is not one where
-    it is lost, so a fact that goes from held to lost is new (usertest21 #2, adv70 #1:
+    labelled ones) and counted held facts as lost (ux5 F1).  To those are added the
+    dropped facts of its children that the lost list has from an earlier fold (a span
+    read later stated them again: their ``pos``), each as that fact's ``lost:`` unit
+    (usertest23 #4: such a fold read as holding facts it had lost; usertest25 #1: a
+    fold with losses of its own left them out, and the unit showed the first fold's
+    round only).  A fold with neither is keyed by the facts its children dropped that
+    another span still holds, as ``held:<kind>:<text>``: a baseline or run where a
+    fact was held is not one where it is lost, so a fact that goes from held to lost is
+    new (usertest21 #2, adv70 #1:
     as ``lost:`` it matched the earlier held fact, and a failing fold passed against
     the baseline)."""
     children = f.values.get("children")
     if not isinstance(children, list):
         return []
     fold = f.values.get("fold")
-    if fold is not None and str(fold) in lost_by_fold:
-        return list(dict.fromkeys(lost_by_fold[str(fold)]))
+    own = lost_by_fold.get(str(fold), []) if fold is not None else []
     ranked = lost_by_fold.ranked
-    keys = []
+    again, held = [], []
     for c in children:
         for d in (c.get("dropped") or ()) if isinstance(c, dict) else ():
             if not isinstance(d, dict) or "kind" not in d:
                 continue
             pos = d.get("pos")
-            keys.append(ranked[pos] if type(pos) is int and 0 <= pos < len(ranked)
-                        and ranked[pos] else f"held:{d['kind']}:{d['text']}")
-    return list(dict.fromkeys(keys))
+            if type(pos) is int and 0 <= pos < len(ranked) and ranked[pos]:
+                again.append(ranked[pos])  # lost (first here, or by an earlier fold)
+            else:
+                held.append(f"held:{d['kind']}:{d['text']}")
+    # a fold that lost facts of its own is keyed by them and by those it dropped again
+    # (usertest25 #1: a unit showed the first fold's round only); one that lost none
+    # by what it dropped again, else by what another span still holds
+    return list(dict.fromkeys([*own, *again] if own or again else held))
 
 
 def _occurrence(fs: list[Finding]) -> Occurrence:

@@ -443,7 +443,7 @@ def test_our_own_lists_wrap_under_an_indent_with_no_trailing_space() -> None:
                    columns=60).stdout.splitlines()
     start = gated.index("Gates FAILED (--fail-on-new error):")
     reason = gated[start + 1:gated.index("", start)]
-    assert reason[0].startswith("  73 new finding unit(s) at or above error: ")
+    assert reason[0].startswith("  88 new finding unit(s) at or above error: ")
     assert len(reason) > 1 and all(x.startswith("    ") for x in reason[1:])
     shown = invoke("config", "show", "--isolated", columns=40).stdout.splitlines()
     i = next(i for i, x in enumerate(shown) if x.startswith("rules run: CA101, "))
