@@ -496,7 +496,8 @@ def test_words_only_a_summary_states_are_traced_to_it(write_log: LogWriter) -> N
                                       "texts")
     missing = run(path, "never written anywhere")
     assert missing.exit_code == 2
-    assert "neither an item id nor a discriminator or words of any span or summary text" \
+    assert "neither an item id nor a discriminator, nor found as written (its words in " \
+        "that order) in any span or summary text" \
         in missing.output
 
 

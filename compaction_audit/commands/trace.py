@@ -208,8 +208,9 @@ def trace_command(
     discriminator: one node per span that holds it, with its fate, each fold that
     carried it, and the fold or eviction that lost it, with rounds and lines; a query
     that is not a discriminator says what it was reduced to, and spans that hold the
-    query only as words of their text are listed too.  For a summary: its
-    provenance tree with each leaf's state (retained, offloaded, evicted at round N).
+    query only as words of their text (as written, in that order) are listed too.
+    For a summary: its provenance tree with each leaf's state (retained, offloaded,
+    evicted at round N).
     The summaries named are listed once at the end, cut to one line, and a node's
     quote is cut to the width (--full: summaries whole, quotes wrapped).
     Exit 0, or 2 when the log is bad or nothing matches QUERY.

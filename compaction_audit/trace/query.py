@@ -389,8 +389,9 @@ def trace_discriminator(session: Session, query: str) -> Node:
         held, data["held"] = _still_held(log, children)
         counts = counts_label(fates) + held
     if not children:
-        raise UsageError(f"{query!r} is neither an item id nor a discriminator or words of any "
-                         f"span or summary text in {session.path}")
+        raise UsageError(f"{query!r} is neither an item id nor a discriminator, nor found as "
+                         f"written (its words in that order) in any span or summary text in "
+                         f"{session.path}")  # adv74 #2: "words of" read as any order
     return Node(f"{what} {query!r}: {counts}", data, children)
 
 
