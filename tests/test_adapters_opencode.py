@@ -512,3 +512,17 @@ def test_a_summary_message_with_no_compaction_part_before_it_still_folds(
         assert "lines_not_read" not in session
     report = api.audit(str(path))
     assert report.verdict_head() == "FAIL"
+
+
+@pytest.mark.parametrize("flag", ["true", 1, {"title": "x"}])
+def test_a_summary_flag_that_is_no_boolean_is_a_field_error(tmp_path: Path, flag: Any) -> None:
+    """adv74: with the compaction part gone, a summary flag "true", 1 or an object read
+    the summary message as a plain reply: nothing folded, a failing session passed."""
+    doc = json.loads(EXPORT.read_text())
+    del doc["messages"][3]
+    doc["messages"][3]["info"]["summary"] = flag  # msg_05, the summary message
+    path = tmp_path / "o.json"
+    path.write_text(json.dumps(doc))
+    with pytest.raises(LogError) as info:
+        list(opencode.records(str(path)))
+    assert str(info.value) == f"{path}:1: expected true or false (messages[3].info.summary)"

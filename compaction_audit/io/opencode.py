@@ -330,7 +330,13 @@ class _Converter(Conversion):
             bounded_sum(self.path, line, [_context_size(tokens) or 0],
                         f"{entry.where}.info.tokens: input + cache.read")
         role = info.get("role")
-        if not (role == "assistant" and info.get("summary") is True):
+        flag = info.get("summary")
+        if flag is not None and type(flag) is not bool and role == "assistant":
+            # adv74: "true", 1 or an object read as a plain reply, and with the
+            # compaction part gone a failing session passed with no word
+            raise LogError(self.path, line, "expected true or false",
+                           f"{entry.where}.info.summary")
+        if not (role == "assistant" and flag is True):
             self.unsummarized()
         self.prune_until(_time(info, "created"), line)
         if role not in ("user", "assistant"):
