@@ -221,7 +221,7 @@ def test_a_fold_whose_facts_are_all_held_says_none_lost(tmp_path: Path) -> None:
         *json.loads((where / "t1.messages.json").read_text())["messages"][1:]])
     text = invoke("audit", str(given)).stdout
     # was "6 lost facts of 1 child": the finding called held facts lost
-    assert "silently dropped: 6 facts, all still recoverable, from 1 child" \
+    assert "dropped, but lost nothing: 6 facts, all still recoverable, from 1 child" \
         in text
     assert "6 fact(s) dropped by line-2: 0 lost, 6 still held" in text
 
