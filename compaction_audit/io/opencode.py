@@ -364,22 +364,19 @@ class _Converter(Conversion):
         marker = next((p for p in parts if p.get("type") == "compaction"), None)
         if marker is not None:
             auto = marker.get("auto")
-            self.pending = {"trigger": "auto" if auto is True else "manual"
-                            if auto is False else None,
-                            "tokens_before": self.last_input, "tokens_after": None,
-                            "opaque": False, "kind": "compact", "strategy": "summary",
-                            "messages_removed": len(self.since), "line": line}
+            pending = self.announce(line, "auto" if auto is True else "manual"
+                                    if auto is False else None)
             if isinstance(marker.get("overflow"), bool):
-                self.pending["overflow"] = marker["overflow"]
+                pending["overflow"] = marker["overflow"]
             tail = marker.get("tail_start_id")
             ids = [mid for mid, _ in self.since]
             if isinstance(tail, str) and tail in ids:  # newer: a tail of messages is kept
                 # from the *last* message with that id: a copy of the tail's first
                 # message put early had kept everything since it, a plain PASS (adv30)
                 kept = self.since[len(ids) - 1 - ids[::-1].index(tail):]
-                self.pending["kept"] = [s for _, spans in kept for s in spans]
-                self.pending["messages_removed"] = len(self.since) - len(kept)
-                self.pending["tail_start_id"] = tail
+                pending["kept"] = [s for _, spans in kept for s in spans]
+                pending["messages_removed"] = len(self.since) - len(kept)
+                pending["tail_start_id"] = tail
             elif tail is not None:  # adv68 #3: read as no tail, with no word
                 self.note("a compaction's tail_start_id names no message since the one "
                           "before it: what it kept is not known, and every message since "
@@ -400,6 +397,15 @@ class _Converter(Conversion):
                 body = _file_text(part)
                 self.asm.span(line, f"{base}:file", "tool_result:file", body)
 
+    def announce(self, line: int, trigger: str | None) -> dict[str, Any]:
+        """A compaction at ``line`` awaiting its summary message (:attr:`pending`,
+        returned), folding the messages since the last one."""
+        self.pending = {"trigger": trigger, "tokens_before": self.last_input,
+                        "tokens_after": None, "opaque": False, "kind": "compact",
+                        "strategy": "summary", "messages_removed": len(self.since),
+                        "line": line}
+        return self.pending
+
     def assistant(self, line: int, info: dict[str, Any], parts: list[dict[str, Any]]
                   ) -> None:
         base = str(info.get("id") or f"line-{line}")
@@ -408,10 +414,7 @@ class _Converter(Conversion):
         if info.get("summary") is True:
             if self.pending is None:  # adv73: read as a plain reply, it folded nothing
                 self.note(SUMMARY_WITHOUT_MARKER)
-                self.pending = {"trigger": None, "tokens_before": self.last_input,
-                                "tokens_after": None, "opaque": False, "kind": "compact",
-                                "strategy": "summary", "messages_removed": len(self.since),
-                                "line": line}
+                self.announce(line, None)
                 self.since = []
             self.summary(line, base, parts)
             return

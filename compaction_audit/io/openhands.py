@@ -98,6 +98,8 @@ def _folded(name: str) -> str:
 
 
 _FOLDED_KNOWN = frozenset(_folded(name) for name in KNOWN_NAMES)
+_FOLDED_CONDENSATIONS = frozenset(_folded(name) for name in (CONDENSATION, "condensation_request"))
+"""The names an observation may not have: OpenHands writes these as actions (adv73)."""
 
 
 def _is_event(obj: Any) -> bool:
@@ -305,7 +307,7 @@ class _Converter(Conversion):
         passed)."""
         what = "an action" if is_action else "an observation"
         if not is_action and (
-                _folded(kind) in (_folded(CONDENSATION), _folded("condensation_request"))
+                _folded(kind) in _FOLDED_CONDENSATIONS
                 or any(isinstance(v, dict) and not v.keys().isdisjoint(CONDENSATION_ARGS)
                        for v in (args, extras))):
             return unknown_type_note(kind, "an observation (a condensation is an action)")

@@ -38,6 +38,8 @@ class Row:
     stale: int | None = None
     boundary: int | None = None
     detail: str = ""
+    fails_gate: bool = False
+    """The trace fails the gate :func:`summary_rows` was given (False without one)."""
 
 
 def baseline_info(s: SessionReport) -> dict[str, Any] | None:
@@ -65,7 +67,8 @@ def summary_rows(report: Report, fail_on: str | None = None) -> list[Row]:
                         detail=" ".join(filter(None, (
                             "(no selected rule could judge it)" if s.judged_nothing() else "",
                             row_note(s),
-                            "" if fail_on is None else gate_note(s, fail_on))))))
+                            "" if fail_on is None else gate_note(s, fail_on)))),
+                        fails_gate=fail_on is not None and s.fails(fail_on)))
     rows += [Row(trace=e.trace or e.path, verdict="UNREADABLE", detail=_unreadable(e))
              for e in report.errors]
     return rows
@@ -99,12 +102,16 @@ first (adv33: a failing trace sorted last was cut from a table of 400; usertest2
 the text summary listed the unreadable trace last)."""
 
 
+def worst_first_key(row: Row) -> tuple[int, bool]:
+    """A row's place in the summaries (text, Markdown, HTML): by verdict
+    (:data:`WORST_FIRST`), and within a verdict the traces that fail the gate first;
+    ``sorted`` keeps trace order among equals."""
+    return WORST_FIRST.get(row.verdict, 3), not row.fails_gate
+
+
 def worst_rows(report: Report, fail_on: str | None = None) -> list[Row]:
-    """:func:`summary_rows` worst first (:data:`WORST_FIRST`); within a verdict the
-    traces that fail the gate (:func:`gate_note`) first."""
-    rows = summary_rows(report, fail_on)
-    return sorted(rows, key=lambda r: (WORST_FIRST.get(r.verdict, 3),
-                                       "(fails --fail-on" not in r.detail))
+    """:func:`summary_rows` in :func:`worst_first_key` order."""
+    return sorted(summary_rows(report, fail_on), key=worst_first_key)
 
 
 def gate_line(report: Report, fail_on: str) -> str:

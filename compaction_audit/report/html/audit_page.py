@@ -20,7 +20,7 @@ from compaction_audit.report.html.sections import (
     rules_reference,
 )
 from compaction_audit.report.model import Report, SessionReport, reader_notes
-from compaction_audit.report.summary import WORST_FIRST, gate_line, summary_rows
+from compaction_audit.report.summary import gate_line, summary_rows, worst_first_key
 from compaction_audit.rules.base import Severity, fmt
 
 
@@ -124,9 +124,7 @@ def traces_table(report: Report, fail_on: str | None = None) -> str:
     n = len(report.sessions)
     # the text and Markdown summaries' order (usertest24 #3): unreadable, failing,
     # warning, passing; within a verdict the traces the gate fails first
-    order = sorted(range(len(rows)), key=lambda i: (WORST_FIRST.get(rows[i].verdict, 3),
-                                                    "(fails --fail-on" not in rows[i].detail,
-                                                    i))
+    order = sorted(range(len(rows)), key=lambda i: worst_first_key(rows[i]))
     body = []
     for i in order:
         r = rows[i]
