@@ -126,10 +126,14 @@ def _timed(spent: dict[str, float], name: str, fn: Any) -> Any:
 
 def _step_audit(path: str) -> dict[str, Any]:
     import compaction_audit.engine as engine
+    from compaction_audit import startup
     from compaction_audit.api import audit
     from compaction_audit.report.json_report import render_json
     from compaction_audit.report.model import Report
     from compaction_audit.report.summary import episodes
+
+    startup.as_command()  # as the audit command runs one trace (startup.one_trace)
+    startup.one_trace()
 
     spent: dict[str, float] = {}  # wall seconds inside the rebuilt cosine (issue 16,
     # point 4), waiting for the model's background load included

@@ -274,13 +274,15 @@ def run_audit(traces: list[str], eff: Effective, lenient: bool, jobs: int | None
     directory that could not be listed), reported first as unreadable traces.
     ``engine``: called like :func:`~compaction_audit.api.audit_paths` instead of it
     (``--engine ray``)."""
-    from compaction_audit.startup import loading
+    from compaction_audit.startup import loading, one_trace
 
     with loading():  # already done by 'audit'; 'baseline create' loads the auditor here
         from compaction_audit.api import Progress, audit_paths
         from compaction_audit.report.model import Report
 
     require_rules(eff)
+    if len(traces) == 1:
+        one_trace()
 
     def go(progress: Progress | None = None) -> Report:
         report = ((engine or audit_paths)(traces, eff.settings, lenient, eff.rules,
