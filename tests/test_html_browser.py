@@ -447,3 +447,17 @@ def test_a_round_past_the_end_of_a_long_trace_is_none(browser: Any, tmp_path: Pa
     open_page(browser, write_html(tmp_path, "audit", str(trace)))
     assert select_round(browser, "s0", 1600) == "No round 1600 in this trace."
     assert select_round(browser, "s0", 1050).startswith("Round")
+
+
+def test_an_empty_round_box_empties_the_panel(browser: Any, tmp_path: Path) -> None:
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+
+    log = dump([session(), rnd(5, spans=[{"id": "a", "tokens": 3}])], tmp_path / "one.jsonl")
+    open_page(browser, write_html(tmp_path, "audit", str(log)))
+    assert select_round(browser, "s0", 5).startswith("Round 5")
+    box = browser.find_element(By.ID, "s0-round")
+    box.clear()
+    box.send_keys(Keys.ENTER)
+    panel = browser.find_element(By.ID, "s0-panel-body")
+    assert (panel.text, panel.get_attribute("data-round")) == ("", None)

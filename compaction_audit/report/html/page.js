@@ -130,7 +130,11 @@
       form.addEventListener("submit", function (ev) {
         ev.preventDefault();
         var v = parseInt(document.getElementById(section.id + "-round").value, 10);
-        if (!isNaN(v)) show(section, v);
+        if (!isNaN(v)) { show(section, v); return; }
+        // an empty box: the panel as the page opened, not the last round's answer
+        // (it kept showing a round no longer asked for)
+        var panel = document.getElementById(section.id + "-panel-body");
+        if (panel) { panel.replaceChildren(); panel.removeAttribute("data-round"); }
       });
     }
     Object.keys(section.charts).forEach(function (cid) {
