@@ -194,11 +194,7 @@ def _rows(frame: pl.DataFrame) -> Iterator[dict[str, Any]]:
         columns: list[list[Any]] = []
         for name in names:
             column = chunk[name]
-            values = python_values(column, shared)  # keys and strings shared (issue 14)
-            if column.dtype == pl.List(pl.String):
-                share = shared.setdefault
-                values = [None if v is None else list(map(share, v, v)) for v in values]
-            columns.append(values)
+            columns.append(python_values(column, shared))  # keys, strings shared (issue 14)
         for row in zip(*columns, strict=True):
             yield dict(zip(names, row, strict=True))
 

@@ -1,69 +1,65 @@
-"""Polars values as Python values with shared dict keys (issue 14).
+"""Polars values as Python values with shared strings and dict keys (issue 14).
 
-``Series.to_list`` makes fresh key strings for every struct value it turns into a
-dict: on the 254 MB 10,000 x 2,000 text cell of the benchmark grid, the fold
-findings' children and dropped discriminators held tens of MB of copies of the same
-few keys.  Where every value reads back from JSON exactly (strings, booleans,
-integers and nulls, nested in lists and structs: no float, no temporal type), the
-column is written as NDJSON by Polars and read with orjson, whose key cache shares
-the keys; the values are the same.
+``Series.to_list`` makes a fresh key string for every struct value it turns into a
+dict and a fresh string for every string value: on the 254 MB 10,000 x 2,000 text
+cell of the benchmark grid, the fold findings' children and dropped discriminators
+held tens of MB of copies of the same few keys and strings.  :func:`values` gives the
+same values with the keys and equal strings shared.
 """
 
 from __future__ import annotations
 
+from itertools import accumulate, repeat
 from typing import Any
 
-import orjson
 import polars as pl
 
-__all__ = ["exact_in_json", "values"]
-
-_LEAVES = (pl.String, pl.Boolean, pl.Null, pl.Int8, pl.Int16, pl.Int32, pl.Int64,
-           pl.UInt8, pl.UInt16, pl.UInt32, pl.UInt64)
-
-
-def exact_in_json(dtype: Any) -> bool:
-    """True when every leaf of ``dtype`` (through lists, arrays and structs) is a
-    string, a boolean, an integer or null: values of it read back from JSON exactly."""
-    if isinstance(dtype, pl.List | pl.Array):
-        return exact_in_json(dtype.inner)
-    if isinstance(dtype, pl.Struct):
-        return all(exact_in_json(f.dtype) for f in dtype.fields)
-    return any(dtype == leaf for leaf in _LEAVES)
-
-
-def _holds_struct(dtype: Any) -> bool:
-    if isinstance(dtype, pl.List | pl.Array):
-        return _holds_struct(dtype.inner)
-    return isinstance(dtype, pl.Struct)
+__all__ = ["values"]
 
 
 def values(column: pl.Series, shared: dict[str, str] | None = None) -> list[Any]:
-    """``column.to_list()``; through NDJSON and orjson when it holds structs that
-    :func:`exact_in_json` allows (the dicts then share their keys).
+    """``column.to_list()``, built a field and a list level at a time, with equal
+    strings (at any depth) made one object and each struct's keys one set of objects.
 
-    ``shared``: on that path, equal strings at any depth become one object, the first
-    seen, kept in ``shared`` across calls.  orjson makes a new string for every value:
-    the fold findings of the grid's 254 MB text cell repeat a few thousand distinct
-    strings (discriminators, span ids, tier names) in about 100,000 dicts, and sharing
-    them lowers the audit's peak by about 25 MB for about 0.1 s (issue 14, memory).
-    """
-    if not (_holds_struct(column.dtype) and exact_in_json(column.dtype)):
-        return column.to_list()
-    text = column.alias("v").to_frame().write_ndjson()
-    out = [orjson.loads(line)["v"] for line in text.split("\n") if line]
-    if shared is not None:
-        _share_strings(out, shared.setdefault)
-    return out
+    ``shared``: the strings already seen, kept across calls (``setdefault``: the first
+    seen is the one kept); without it, strings are shared within this call only.
+    ``Series.to_list`` makes a fresh key string for every struct value it turns into a
+    dict and a fresh string for every value: the fold findings of the grid's 254 MB
+    text cell repeat a few thousand distinct strings (discriminators, span ids, tier
+    names) in about 100,000 dicts (issue 14, memory).  Here each struct field and each
+    list's flattened values are converted as one column (C-level ``map`` and ``zip``,
+    no bytecode per value; an earlier version went through NDJSON and orjson and then
+    walked the result in Python, about 0.5 s of that cell).  Values are those of
+    ``to_list`` (tests/test_text_cell_costs.py compares them)."""
+    return _values(column, (shared if shared is not None else {}).setdefault)
 
 
-def _share_strings(tree: Any, share: Any) -> None:
-    """Replace, in place, each string in ``tree`` (lists and dicts, at any depth) by
-    ``share(s, s)``."""
-    pairs = tree.items() if isinstance(tree, dict) else enumerate(tree)
-    for key, item in list(pairs):
-        kind = item.__class__
-        if kind is str:
-            tree[key] = share(item, item)
-        elif kind is dict or kind is list:
-            _share_strings(item, share)
+def _values(column: pl.Series, share: Any) -> list[Any]:
+    dtype = column.dtype
+    if isinstance(dtype, pl.Struct):
+        keys = [f.name for f in dtype.fields]
+        if not keys:
+            return column.to_list()
+        fields = [_values(column.struct.field(k), share) for k in keys]
+        out: list[Any] = list(map(dict, map(zip, repeat(keys), zip(*fields, strict=True))))
+        return _nulls_back(column, out)
+    if isinstance(dtype, pl.List):
+        lengths = column.list.len().fill_null(0)
+        flat = (pl.DataFrame({"v": column, "n": lengths}).explode("v")
+                .filter(pl.col("n") > 0)["v"])  # an empty or null list explodes to a null
+        inner = _values(flat, share)
+        ends = list(accumulate(lengths.to_list()))
+        out = [inner[end - n:end] for end, n in zip(ends, lengths.to_list(), strict=True)]
+        return _nulls_back(column, out)
+    if dtype == pl.String:
+        got = column.to_list()
+        return list(map(share, got, got)) if column.null_count() == 0 else [
+            None if v is None else share(v, v) for v in got]
+    return column.to_list()
+
+
+def _nulls_back(column: pl.Series, out: list[Any]) -> list[Any]:
+    """``out`` with None where ``column`` is null (a null struct or list)."""
+    if column.null_count() == 0:
+        return out
+    return [None if null else v for v, null in zip(out, column.is_null().to_list(), strict=True)]

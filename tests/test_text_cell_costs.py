@@ -5,6 +5,7 @@ helper meanwhile) while notes keep the rules' order."""
 
 from __future__ import annotations
 
+from datetime import date
 from types import SimpleNamespace
 from typing import Any
 
@@ -171,30 +172,34 @@ def test_clip_tree_clips_at_any_depth_and_keeps_plain_values() -> None:
     assert out[3] == "y" and list(out) == ["k", clip(long), 3]
 
 
-def test_struct_columns_read_through_json_give_the_values_of_to_list() -> None:
+def test_values_are_those_of_to_list_at_any_depth() -> None:
     from compaction_audit.engine import _rows
-    from compaction_audit.pyvalues import exact_in_json, values
+    from compaction_audit.pyvalues import values
 
     inner = pl.Struct({"kind": pl.String, "rank": pl.Int64, "kept": pl.Boolean,
-                       "big": pl.UInt64})
+                       "big": pl.UInt64, "share": pl.Float64})
     children = pl.Series("children", [
         [{"child": "s1", "dropped": [{"kind": "quantity", "rank": -5, "kept": True,
-                                      "big": 2**64 - 1}, None]},
+                                      "big": 2**64 - 1, "share": 0.1}, None]},
          {"child": "s\u2028\"2\\\n\x00\u00e9", "dropped": []}],
-        None, [], [None]],
+        None, [], [None], [{"child": None, "dropped": None}]],
         dtype=pl.List(pl.Struct({"child": pl.String, "dropped": pl.List(inner)})))
-    assert exact_in_json(children.dtype)
     rows = values(children)
     assert rows == children.to_list()
+    assert rows[0][0]["dropped"][0]["share"] == 0.1
     first, second = rows[0]
     assert next(iter(first)) is next(iter(second))  # keys shared, not one per dict
-    # floats and temporal types are not exact in JSON: to_list
-    assert not exact_in_json(pl.List(pl.Struct({"x": pl.Float64})))
-    assert not exact_in_json(pl.Struct({"x": pl.Date}))
-    floats = pl.Series("f", [{"x": float("nan")}], dtype=pl.Struct({"x": pl.Float64}))
+    floats = pl.Series("f", [{"x": float("nan")}, None], dtype=pl.Struct({"x": pl.Float64}))
     got = values(floats)
-    assert len(got) == 1 and got[0]["x"] != got[0]["x"]  # NaN kept, not null
-    frame = pl.DataFrame({"ri": [1, 2, 3, 4], "children": children})
+    assert len(got) == 2 and got[0]["x"] != got[0]["x"] and got[1] is None  # NaN kept
+    dates = pl.Series("d", [[{"on": date(2026, 12, 4)}], None],
+                      dtype=pl.List(pl.Struct({"on": pl.Date})))
+    assert values(dates) == dates.to_list()
+    for plain in (pl.Series("s", ["a", None, "a"]), pl.Series("i", [1, None]),
+                  pl.Series("l", [["x", None], None, []], dtype=pl.List(pl.String)),
+                  pl.Series("e", [], dtype=pl.List(pl.Struct({"x": pl.String})))):
+        assert values(plain) == plain.to_list()
+    frame = pl.DataFrame({"ri": [1, 2, 3, 4, 5], "children": children})
     assert list(_rows(frame)) == frame.to_dicts()
 
 
@@ -216,9 +221,10 @@ def test_findings_share_equal_strings_across_rows_at_any_depth() -> None:
     assert a["dropped"][0]["kind"] is b["dropped"][0]["kind"]
     assert a["dropped"][0]["norm"] is c["dropped"][0]["norm"]  # across fields too
     assert set(shared) == {"span-1", "span-2", "quantity", "identifier", "63000"}
-    # without ``shared`` each value is its own string, as orjson makes it
+    # without ``shared``, strings are shared within the call only
     one, two = values(column)
-    assert one == first and one[0]["child"] is not two[0]["child"]
+    assert one == first and one[0]["child"] is two[0]["child"]
+    assert one[0]["child"] is not first[0]["child"]
     # _rows shares across its chunks of rows (512 each)
     frame = pl.DataFrame({"ri": list(range(600)), "children": [column[0]] * 600},
                          schema={"ri": pl.Int64, "children": column.dtype})
