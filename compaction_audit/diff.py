@@ -139,17 +139,19 @@ class RunDiff:
                 or any(f.status != "persisting" for f in self.findings)
                 or bool(self.diverging_rounds))
 
-    def last_debt(self) -> tuple[int, int] | None:
+    def last_debt(self) -> tuple[int | None, int | None] | None:
         """``recall_debt`` at each run's last round (baseline, candidate), in
-        discriminators nothing in the context can recover (seed 002); None when a run
-        has no such value."""
-        ends = []
+        discriminators nothing in the context can recover (seed 002); a run's value is
+        None when its last round's debt is unknown (a compaction whose loss could not
+        be checked: :func:`compaction_audit.engine.debt_checked`); None when a run
+        has no such column or no round."""
+        ends: list[int | None] = []
         for r in (self.baseline, self.candidate):
             col = r.series.get_column("recall_debt", default=None)
-            value = col.drop_nulls().tail(1).to_list() if col is not None else []
-            if not value:
+            if col is None or col.len() == 0:
                 return None
-            ends.append(int(value[0]))
+            value = col[-1]
+            ends.append(None if value is None else int(value))
         return ends[0], ends[1]
 
     def lenient_note(self) -> str:
@@ -209,8 +211,13 @@ class RunDiff:
         debt = self.last_debt()
         if debt is not None and debt[0] != debt[1]:
             # what a loop that cannot invert still loses (a product's compactions)
-            parts.append(f"recall debt at the last round {debt[0]:,} -> {debt[1]:,} "
-                         f"({debt[1] - debt[0]:+,})")
+            if debt[0] is None or debt[1] is None:
+                parts.append("recall debt at the last round "
+                             + " -> ".join("unknown" if d is None else f"{d:,}" for d in debt)
+                             + " (a compaction whose loss could not be checked)")
+            else:
+                parts.append(f"recall debt at the last round {debt[0]:,} -> {debt[1]:,} "
+                             f"({debt[1] - debt[0]:+,})")
         if self.diverging_rounds:
             parts.append(f"series differ at {len(self.diverging_rounds)} round(s)")
         return "; ".join(parts)

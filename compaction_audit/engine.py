@@ -213,6 +213,26 @@ def with_summary_text(compactions: list[dict[str, Any]], session: Session
     return [{**c, "summary_text": texts.get(c.get("summary_id"))} for c in compactions]
 
 
+DEBT_UNKNOWN = ("recall_debt", "recall_debt_fold", "recall_debt_eviction")
+"""The debt columns that are unknown from a compaction whose loss cannot be checked."""
+
+
+def debt_checked(debt: pl.DataFrame, session: Session, redacted: bool) -> pl.DataFrame:
+    """``debt`` (one row per round index ``ri``) with :data:`DEBT_UNKNOWN` null from
+    the round of the first compaction whose loss cannot be checked (opaque, redacted or
+    marked ``unchecked`` by its adapter; every round of a log that is mostly redaction,
+    ``redacted``): what it lost is not counted, so a count there would be a floor read
+    as a measure (a 0 plotted after an encrypted compaction; ``diff`` called it
+    "8 -> 0 (-8)", usertest26 #1)."""
+    rounds = [c["ri"] for c in session.compactions
+              if c.get("opaque") or c.get("redacted") or c.get("unchecked")]
+    start = 0 if redacted else min(rounds, default=None)
+    if start is None or not set(DEBT_UNKNOWN) <= set(debt.columns):
+        return debt
+    return debt.with_columns(pl.when(pl.col("ri") < start).then(pl.col(name)).alias(name)
+                             for name in DEBT_UNKNOWN)
+
+
 def audit_session(session: Session, settings: Settings | None = None,
                   rules: list[Rule] | None = None,
                   severity: dict[str, Severity] | None = None,
@@ -243,8 +263,8 @@ def audit_session(session: Session, settings: Settings | None = None,
                 path=session.path,
                 header=session.header,
                 settings=settings,
-                series=series.frame.join(recall.debt, on="ri", how="left").sort("ri")
-                .drop("ri"),
+                series=series.frame.join(debt_checked(recall.debt, session, recall.redacted),
+                                         on="ri", how="left").sort("ri").drop("ri"),
                 findings=findings,
                 conditions=ctx.conditions,
                 onsets=onsets(ctx, findings),

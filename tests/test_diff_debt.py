@@ -30,3 +30,44 @@ def test_the_headline_names_the_debt_at_the_last_round(write_log: LogWriter) -> 
     assert "; recall debt at the last round 0 -> 3 (+3); " in d.headline()
     same = diff_reports(loses, loses)
     assert same.last_debt() == (3, 3) and "recall debt" not in same.headline()
+
+
+def opaque_run(write_log: LogWriter, name: str) -> str:
+    """Round 1 loses all three facts (debt 3); round 2 is an opaque compaction."""
+    return str(write_log([
+        rnd(0, spans=FACTS),
+        rnd(1, summaries=[{"id": "S", "tokens": 9, "children": ["a", "b"],
+                           "text": "Ports and pins were set."}], evicted=["a", "b"]),
+        rnd(2, summaries=[{"id": "E", "tokens": 5, "children": ["S"]}], evicted=["S"],
+            compaction={"summary_id": "E", "opaque": True})], name))
+
+
+def test_debt_is_unknown_from_a_compaction_whose_loss_cannot_be_checked(
+        write_log: LogWriter) -> None:
+    """usertest26 #1: after an encrypted compaction the debt read 0, and diff "8 -> 0
+    (-8)", a drop nobody measured."""
+    report = audit(opaque_run(write_log, "opaque.jsonl"))
+    assert report.series["recall_debt"].to_list() == [0, 3, None]
+    assert report.series["recall_debt_fold"].to_list() == [0, 3, None]
+    assert report.series["discriminators_seen"].to_list() == [3, 3, 3]  # still known
+    loses = audit(run(write_log, "Ports and pins were set.", "loses.jsonl"))
+    d = diff_reports(loses, report)
+    assert d.last_debt() == (3, None)
+    assert ("; recall debt at the last round 3 -> unknown (a compaction whose loss "
+            "could not be checked)") in d.headline()
+    assert diff_reports(report, loses).last_debt() == (None, 3)
+
+
+def test_the_html_debt_chart_says_from_which_round_the_debt_is_unknown(
+        write_log: LogWriter) -> None:
+    from compaction_audit.report.formats import RenderOptions
+    from compaction_audit.report.html.audit_page import render_html
+    from compaction_audit.report.model import Report
+
+    page = render_html(Report([audit(opaque_run(write_log, "opaque.jsonl"))]),
+                       RenderOptions()).decode()
+    assert ("Unknown from round 2: the loss of a compaction there could not be checked "
+            "(opaque, redacted or unread), so it is not counted (not 0).") in page
+    known = render_html(Report([audit(run(write_log, "x", "plain.jsonl"))]),
+                        RenderOptions()).decode()
+    assert "Recall debt" in known and "Unknown from round" not in known
