@@ -170,7 +170,19 @@ class RunDiff:
         :meth:`coverage_note` when a run could not be fully checked."""
         note = self.lenient_note()
         return (self._changes() + self.judged_note() + (f"; {note}" if note else "")
-                + self.coverage_note())
+                + self.coverage_note() + self.sessions_note())
+
+    def sessions_note(self) -> str:
+        """``"; different tasks: ..."`` when both runs name their task (a
+        ``task_query``, else the person's first prompt: ``cosine.task``, a digest) and
+        the two differ, else "".  ``diff`` compares two runs of one task
+        (docs/diff.md); two unrelated sessions gave "214 new, 1 resolved" without a
+        word (usertest26 #2).  Session ids are not compared: every run has its own."""
+        tasks = [(r.cosine or {}).get("task") for r in (self.baseline, self.candidate)]
+        if None in tasks or tasks[0] == tasks[1]:
+            return ""
+        return ("; different tasks (the task queries, or the person's first prompts, "
+                "differ): their findings may not correspond")
 
     def coverage_note(self) -> str:
         """What either run's audit could not cover (compactions that could not be

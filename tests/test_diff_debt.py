@@ -71,3 +71,22 @@ def test_the_html_debt_chart_says_from_which_round_the_debt_is_unknown(
     known = render_html(Report([audit(run(write_log, "x", "plain.jsonl"))]),
                         RenderOptions()).decode()
     assert "Recall debt" in known and "Unknown from round" not in known
+
+
+def test_runs_of_different_tasks_are_said_to_be_so(write_log: LogWriter) -> None:
+    """usertest26 #2: two unrelated sessions compared without a word.  Session ids
+    differ between any two runs; the task (its query, else the first prompt) does not."""
+    from tests.logs import session
+
+    def of(task: str, name: str, sid: str) -> str:
+        return str(write_log([session(session_id=sid, task_query=task), rnd(0, spans=FACTS)],
+                             name))
+
+    one = audit(of("Fix the proxy config.", "one.jsonl", "run-1"))
+    again = audit(of("Fix  the proxy\nconfig.", "two.jsonl", "run-2"))  # same words
+    other = audit(of("Write the release notes.", "three.jsonl", "run-3"))
+    note = ("; different tasks (the task queries, or the person's first prompts, differ): "
+            "their findings may not correspond")
+    assert note not in diff_reports(one, again).headline()
+    assert diff_reports(one, other).headline().endswith(note)
+    assert one.cosine["task"] == again.cosine["task"] != other.cosine["task"]

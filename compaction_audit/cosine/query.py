@@ -46,6 +46,19 @@ class TaskQuery:
     text: str | None
     origin: str
     prompts: int = 0
+    task: str | None = None
+    """What names the task: the ``task_query``, else the person's first prompt (the
+    later prompts steer the run; two runs of one task share the first)."""
+
+    def task_digest(self) -> str | None:
+        """A short digest of :attr:`task` (whitespace collapsed; None without one), for
+        ``diff`` to tell two runs of different tasks apart without writing log text."""
+        if self.task is None:
+            return None
+        import hashlib
+
+        words = " ".join(self.task.split()).encode("utf-8", "surrogatepass")
+        return hashlib.sha256(words).hexdigest()[:16]
 
     def describe(self) -> str:
         """One line for reports: where the query came from."""
@@ -62,7 +75,7 @@ def task_query(session: Session) -> TaskQuery:
     """The task query of ``session`` (see the module docstring for the choice)."""
     given = session.header.task_query
     if given is not None and given.strip():
-        return TaskQuery(given[:QUERY_CHARS], "task_query")
+        return TaskQuery(given[:QUERY_CHARS], "task_query", task=given)
     prompts = (
         session.items
         .filter((pl.col("kind") == "span") & person_source(pl.col("source"))
@@ -74,4 +87,4 @@ def task_query(session: Session) -> TaskQuery:
     )
     if not prompts:
         return TaskQuery(None, "none")
-    return TaskQuery("\n".join(prompts)[:QUERY_CHARS], "prompts", len(prompts))
+    return TaskQuery("\n".join(prompts)[:QUERY_CHARS], "prompts", len(prompts), prompts[0])
