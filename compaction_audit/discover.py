@@ -110,6 +110,8 @@ class Discovery:
     """``--exclude`` patterns (see the module docstring)."""
     excluded: int = 0
     """Traces a directory or pattern yielded that :attr:`exclude` left out."""
+    excluded_by: dict[int, set[str]] = field(default_factory=dict)
+    """For each :attr:`exclude` pattern (by index), the paths it left out."""
     exclude_used: set[int] = field(default_factory=set)
     """Indices of the :attr:`exclude` patterns that matched a path found (the others
     left nothing out: a mistyped pattern, said by the command: adv62)."""
@@ -184,6 +186,8 @@ def _kept(paths: list[str], found: Discovery, under: str = "") -> list[str]:
     def out(path: str) -> bool:
         hits = {i for i, p in enumerate(found.exclude) if excludes(p, path, under)}
         found.exclude_used |= hits
+        for i in hits:
+            found.excluded_by.setdefault(i, set()).add(_normal(path))
         return bool(hits)
 
     kept = [p for p in paths if not out(p)]
@@ -620,6 +624,11 @@ def find_traces(args: Sequence[str], exclude: Sequence[str] = ()) -> Discovery:
                          "'*.items.jsonl', or a path pattern with '/')")
     found = Discovery(exclude=tuple(exclude))
     found.traces = list(_unique(t for arg in args for t in _expand(arg, found)))
+    if found.excluded:  # a trace also named on the command line is audited: not left
+        audited = {_normal(t) for t in found.traces}  # out (usertest26b #4: "1 left out"
+        found.excluded = len(set().union(*found.excluded_by.values()) - audited)  # of an
+        found.exclude_used = {i for i, paths in found.excluded_by.items()  # audited one)
+                              if paths - audited}
     if found.hidden_files:  # those audited after all ('**' matched their directory)
         audited = {_normal(t) for t in found.traces}  # or left out by choice are no news
         count = found.excluded

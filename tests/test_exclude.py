@@ -33,6 +33,10 @@ def tree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     (["runs"], ["runs"], ["runs/a.jsonl", "runs/b.jsonl", "runs/labels/x.items.jsonl"], 0),
     (["runs/**/*.jsonl"], ["labels", "b.jsonl"], ["runs/a.jsonl"], 2),
     (["runs/labels/x.items.jsonl"], ["labels"], ["runs/labels/x.items.jsonl"], 0),
+    # a file a directory yields and the command line names is audited: not left out
+    (["runs", "runs/a.jsonl"], ["a.*"],
+     ["runs/b.jsonl", "runs/labels/x.items.jsonl", "runs/a.jsonl"], 0),
+    (["runs", "runs/a.jsonl"], ["a.*", "labels"], ["runs/b.jsonl", "runs/a.jsonl"], 1),
 ])
 def test_what_exclude_leaves_out(tree: Path, args: list[str], exclude: list[str],
                                  traces: list[str], excluded: int) -> None:
@@ -109,3 +113,15 @@ def test_a_pattern_that_matches_only_a_file_named_says_so(tree: Path) -> None:
         "which are audited whatever the patterns say\n"
         "compaction-audit: --exclude 'zz' matched no file the directories and patterns "
         "yielded\n")
+
+
+def test_a_pattern_whose_file_is_also_named_leaves_nothing_out(tree: Path) -> None:
+    """usertest26b #4: `audit runs runs/a.jsonl --exclude 'a.*'` said "1 trace(s) left
+    out by --exclude" of a trace it audited."""
+    result = run("audit", "runs", "runs/a.jsonl", "-q", "--jobs", "1", "--exclude", "a.*",
+                 "--exclude", "labels")
+    assert result.exit_code == 0, result.output
+    assert result.stderr == (
+        "compaction-audit: 1 trace(s) left out by --exclude\n"
+        "compaction-audit: --exclude 'a.*' matched only files named on the command line, "
+        "which are audited whatever the patterns say\n")
