@@ -70,6 +70,10 @@ def test_counts_come_first_and_each_span_is_one_node(write_log: LogWriter) -> No
     assert [c.label for c in root.children[0].children] == [
         "LOST at fold F (depth 1, round 1, line 2); also dropped: quantity '12'"]
     assert sum("span d " in ln for ln in lines) == 1
+    # c is offloaded, recoverable: F dropped it, but nothing is lost (usertest26 #3: a
+    # "recoverable" span above "LOST at fold")
+    assert [c.label for c in root.children[2].children] == [
+        "dropped at fold F (depth 1, round 1, line 2)"]
 
 
 def head(output: str) -> str:

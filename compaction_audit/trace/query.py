@@ -438,6 +438,8 @@ def _span_nodes(log: _Log, spans: list[tuple[str, list[ext.Discriminator],
         follow = _Follow(d=hits[0]) if hits else _Follow(literal=q, part=mode == "substring")
         up = _carry(log, item, follow, others, set(), named=hits[1:])
         fate = _span_fate(log, item, up)
+        if fate in ("recoverable", "in context"):
+            _dropped_not_lost(up)
         head = f"span {item} ({log.where(item)}; now {log.state(item)}): {fate}" + (
             "" if hits else mark)
         # each hit under its own fate (usertest8: a constraint holding the query read
@@ -458,6 +460,21 @@ def _span_nodes(log: _Log, spans: list[tuple[str, list[ext.Discriminator],
                          for d, g in zip(hits, fates, strict=True)]},
             up, cut=len(head) + 2 if stated else None))
     return children
+
+
+def _dropped_not_lost(nodes: list[Node]) -> None:
+    """Under a span that still holds the query (offloaded, or in context), a fold that
+    dropped it reads "dropped at fold", not "LOST at fold": the span's own line says
+    "recoverable" (usertest26 #3: both in one tree)."""
+    for node in nodes:
+        if node.data.get("result") == "lost" and node.label.startswith(_LOST):
+            node.label = _DROPPED + node.label[len(_LOST):]
+            if node.cut is not None:
+                node.cut += len(_DROPPED) - len(_LOST)
+        _dropped_not_lost(node.children)
+
+
+_LOST, _DROPPED = "LOST at fold", "dropped at fold"
 
 
 HELD = ("carried", "recoverable", "in context")
