@@ -230,3 +230,25 @@ def test_findings_share_equal_strings_across_rows_at_any_depth() -> None:
                          schema={"ri": pl.Int64, "children": column.dtype})
     rows = list(_rows(frame))
     assert rows[0]["children"][0]["child"] is rows[599]["children"][0]["child"]
+
+
+def test_rows_are_converted_a_bounded_number_of_list_elements_at_a_time() -> None:
+    """adv75 #1: 300 fold findings of 5,000 dropped facts each were converted at once
+    (1.5 M dicts) before any was capped.  A chunk ends before _CHUNK_VALUES elements
+    (its first row whatever its size), and before _CHUNK_ROWS rows."""
+    from compaction_audit.engine import _CHUNK_ROWS, _CHUNK_VALUES, _chunks, _rows
+
+    inner = pl.List(pl.Struct({"kind": pl.String, "tags": pl.List(pl.String)}))
+    big = [{"kind": "k", "tags": ["a", "b"]}] * (_CHUNK_VALUES // 3)  # 3 elements each
+    frame = pl.DataFrame({"ri": [1, 2, 3, 4],
+                          "children": [big, big, [], [{"kind": "k", "tags": None}]]},
+                         schema={"ri": pl.Int64, "children": inner})
+    assert frame.select(pl.col("children").list.len())["children"].to_list()[0] * 3 \
+        == _CHUNK_VALUES - _CHUNK_VALUES % 3
+    assert _chunks(frame) == [(0, 1), (1, 3)]  # 2 x (n + 2n) is past the bound
+    assert list(_rows(frame)) == frame.to_dicts()
+    plain = pl.DataFrame({"ri": list(range(_CHUNK_ROWS + 1))})
+    assert _chunks(plain) == [(0, _CHUNK_ROWS), (_CHUNK_ROWS, _CHUNK_ROWS)]
+    rows = pl.DataFrame({"ri": list(range(_CHUNK_ROWS + 1)),
+                         "ids": [["x"]] * (_CHUNK_ROWS + 1)})
+    assert _chunks(rows) == [(0, _CHUNK_ROWS), (_CHUNK_ROWS, 1)]

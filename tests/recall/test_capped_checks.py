@@ -256,3 +256,41 @@ def test_asked_again_makes_objects_only_for_the_items_it_compares(
     got = harm.asked_again(_lost(200), _users(2), limits)
     assert got["id"].to_list() == ["u0", "u1"] and made == ["ORD-0", "ORD-1"]
     assert [(x.at, x.left) for x in limits] == [("lost item 'ORD-2'", 198)]
+
+
+def _refolds(write_log: LogWriter, folds: int) -> Path:
+    """Spans a (facts: port 8080, numpy==1.26.4, 45000 ms) and b (port 9090), kept in
+    the working set; each round i >= 1 adds summary F_i folding both, stating none:
+    4 + 1 = 5 (fold, child, dropped fact) rows per fold (a's "Keep port 8080" is a
+    constraint and its 8080 a quantity)."""
+    return write_log([
+        session(session_id="refold"),
+        rnd(0, spans=[{"id": "a", "tokens": 5,
+                       "text": "Keep port 8080, pin numpy==1.26.4, wait 45000 ms."},
+                      {"id": "b", "tokens": 5, "text": "The admin port is 9090."}]),
+        *(rnd(i, summaries=[{"id": f"F{i}", "tokens": 1, "text": "Settings were chosen.",
+                             "children": ["a", "b"]}]) for i in range(1, folds + 1))],
+        "refold.jsonl")
+
+
+def test_fold_drops_past_the_bound_stop_the_audit_at_the_fold_that_crossed_it(
+        write_log: LogWriter, monkeypatch: pytest.MonkeyPatch) -> None:
+    """adv75 #1: 300 summaries each folding the same 100 fact-rich spans held 1,860,000
+    dropped-fact rows (3.0 GB, 45 s for 391 KB).  Counted, not timed: per fold, the
+    rows of its children's dropped facts."""
+    from compaction_audit.errors import LogError
+    from compaction_audit.recall.analysis import folds
+
+    path = _refolds(write_log, 3)
+    checks = folds.fold_checks(read_native(str(path)))
+    assert checks["dropped"].list.len().to_list() == [4, 1, 4, 1, 4, 1]
+    monkeypatch.setattr(folds, "MAX_FOLD_DROPS", 15)  # 15 is not past 15
+    assert audit(str(path)).n_rounds == 4
+    monkeypatch.setattr(folds, "MAX_FOLD_DROPS", 14)  # F3's second child: 15
+    with pytest.raises(LogError) as err:
+        audit(str(path))
+    assert (err.value.line, err.value.field) == (5, "summaries")  # F3: round 3, line 5
+    assert ("folds drop too many facts: summary 'F3' takes the (fold, child, dropped "
+            "fact) rows past 14; see docs/performance.md (limits)") in str(err.value)
+    result = run("audit", str(path))
+    assert result.exit_code == 2 and "refold.jsonl:5: folds drop too many" in result.stderr

@@ -68,8 +68,40 @@ def fold_checks(session: Session, extracted: Extracted | None = None,
     if not edges.height:  # no fold: no row, no text compared (issue 14, fleet audits)
         return kept_for_schemas("fold_checks", (edges, items),
                                 lambda: _fold_rows(edges, items, Extracted(), {}))
-    return _fold_rows(edges, items, extracted if extracted is not None else Extracted(),
-                      survived, rows)
+    checks = _fold_rows(edges, items, extracted if extracted is not None else Extracted(),
+                        survived, rows)
+    _check_drops(session.path, checks)
+    return checks
+
+
+MAX_FOLD_DROPS = 2_000_000
+"""Most (fold, child, dropped discriminator) rows an audit goes on with (docs/
+performance.md, "Limits").  Each is a fact a fold finding lists, ranks and keys, at
+about 0.8 KB and 5 µs over the rest of the audit, and they grow with folds x children
+x facts per child: a 391 KB log of 300 summaries, each folding the same 100 spans of 50
+facts that stay in the working set, held 1,860,000 and took 3.0 GB and 45 s (adv75
+#1).  The benchmark grid's 254 MB text cell holds 72,828.  Past it the audit stops
+with a one-line error at the line of the summary that crossed it (exit 2), as the
+provenance closure does (:data:`compaction_audit.closure.MAX_CLOSURE_PAIRS`)."""
+
+
+def _check_drops(path: str, checks: pl.DataFrame) -> None:
+    """Raise :class:`~compaction_audit.errors.LogError` at the line of the first fold
+    (in log order) at which the dropped discriminators of ``checks`` (``fold``,
+    ``line``, ``dropped``) pass :data:`MAX_FOLD_DROPS`."""
+    limit = MAX_FOLD_DROPS
+    counts = checks["dropped"].list.len()
+    if int(counts.sum() or 0) <= limit:
+        return
+    from compaction_audit.closure import _short
+    from compaction_audit.errors import LogError
+
+    at = int((counts.cum_sum() > limit).arg_max() or 0)
+    row = checks.row(at, named=True)
+    raise LogError(path, row["line"],
+                   f"folds drop too many facts: summary {_short(str(row['fold']))} takes the "
+                   f"(fold, child, dropped fact) rows past {limit:,}; see "
+                   "docs/performance.md (limits)", "summaries")
 
 
 def _fold_rows(edges: pl.DataFrame, items: pl.DataFrame, found_in: Extracted,
