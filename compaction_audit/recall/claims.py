@@ -19,6 +19,7 @@ from typing import Any
 import polars as pl
 
 from compaction_audit.closure import Closure, closure
+from compaction_audit.limits import Limit
 from compaction_audit.model import Session
 from compaction_audit.recall import extract as ext
 from compaction_audit.recall.clauses import NEGATION_WORDS, content_words
@@ -33,6 +34,15 @@ __all__ = ["CLAIM_MAX_COVER", "CLAIM_MIN_WORDS", "SUPPORT_MAX_WORDS", "bag", "cl
 _SPLIT_RE = re.compile(r"(?<=[.!?;])\s+|\n")
 _RULE_KINDS = frozenset({"negation", "constraint", "requirement", "condition"})
 _VALUE_KINDS = frozenset({"identifier", "quantity", "version"})
+CARRIER_MAX_CHECKS = 2_000_000
+"""Most (claim, summary below) tests :func:`unsupported` makes per session to find the
+summaries that carried each claim (its ``chain``).  The walk below the latest summary
+stating each claim tests each of its claims against each summary below it: a chain of n
+folds stating k claims each makes about n x n x k / 2 (adv75 #2: 1,000 folds of 20
+claims, a 1.25 MB log, took 66 s).  Summaries are walked in log order; from the first
+whose walk would pass the cap, their claims are reported without their carriers, and a
+:class:`~compaction_audit.limits.Limit` says where it stopped."""
+
 SUPPORT_MAX_WORDS = 20_000_000
 """Most words the support check reads into the summaries' leaf vocabularies in one
 session (each child's words once per parent that does not take its set over,
@@ -290,8 +300,8 @@ class _Vocab:
         return words, stems
 
 
-def unsupported(session: Session, items: pl.DataFrame, links: Closure | None = None
-                ) -> tuple[pl.DataFrame, int]:
+def unsupported(session: Session, items: pl.DataFrame, links: Closure | None = None,
+                limits: list[Limit] | None = None) -> tuple[pl.DataFrame, int]:
     """Claims of each summary (:func:`claims`) that no raw leaf supports (issue 12,
     point 2).
 
@@ -333,9 +343,23 @@ checked); rows:
     for at in sorted(last.values()):
         reported.setdefault(rows_of[at][0], []).append(at)
     chains: dict[int, list[str]] = {}
-    for summary, ats in reported.items():
-        chains.update(zip(ats, _carriers(summary, [rows_of[at][5] for at in ats], folds,
-                                         info), strict=True))
+    walk = _Walk(info)
+    order = sorted(reported, key=lambda x: (info[x][2], info[x][3]))
+    for k, summary in enumerate(order):
+        ats = reported[summary]
+        found = walk.carriers(summary, [rows_of[at][5] for at in ats], folds)
+        if found is None:  # past the cap: this summary's claims and every later one's
+            for rest in order[k:]:  # are reported without their carriers
+                chains.update((at, []) for at in reported[rest])
+            if limits is not None:
+                ri, line = info[summary][2], info[summary][3]
+                limits.append(Limit(
+                    "unsupported-summary-claim", CARRIER_MAX_CHECKS,
+                    "(claim, summary below) tests", f"summary {summary!r}",
+                    int(session.rounds["round"][ri]), line, len(order) - k,
+                    "summaries' claim carriers"))
+            break
+        chains.update(zip(ats, found, strict=True))
     for at, (summary, kind, text, norm, claim, _) in enumerate(rows_of):
         chain = chains.get(at)
         for name, value in zip(schema, (info[summary][2], summary, kind, text, norm, claim,
@@ -509,24 +533,43 @@ def _bare_claims(text: str, found: Sequence[ext.Discriminator], words: AbstractS
             if not holds(sentence) and _covered(content, words, stems) < CLAIM_MAX_COVER]
 
 
-def _carriers(summary: str, states: list[Callable[[Bag], bool]],
-              children: dict[str, list[str]], info: dict[str, tuple[Any, ...]]
-              ) -> list[list[str]]:
-    """Per claim (each given by whether a vocabulary ``states`` it), the summaries below
-    ``summary`` whose text states it, oldest first: one walk, each text's words read
-    once.  ``children``: each node's children; only summaries are walked (the caller
-    passes the summary children alone)."""
-    found: list[list[str]] = [[] for _ in states]
-    stack, seen = list(children.get(summary, ())), set()
-    while stack:
-        node = stack.pop()
-        if node in seen or info[node][0] != "summary":
-            continue
-        seen.add(node)
-        if info[node][1]:
-            words = bag(info[node][1])
+class _Walk:
+    """The walks of :func:`unsupported` below each summary that reports claims, within
+    :data:`CARRIER_MAX_CHECKS` tests in all; each summary text's words are read once
+    for every walk (:func:`bag`: a chain of n folds read n x n / 2 texts)."""
+
+    def __init__(self, info: dict[str, tuple[Any, ...]]) -> None:
+        self.info = info
+        self.left = CARRIER_MAX_CHECKS
+        self.bags: dict[str, Bag] = {}
+
+    def carriers(self, summary: str, states: list[Callable[[Bag], bool]],
+                 children: dict[str, list[str]]) -> list[list[str]] | None:
+        """Per claim (each given by whether a vocabulary ``states`` it), the summaries
+        below ``summary`` whose text states it, oldest first; None, nothing spent, when
+        the tests would pass what is left of the cap.  ``children``: each node's
+        children; only summaries are walked."""
+        info = self.info
+        below: list[str] = []
+        stack, seen = list(children.get(summary, ())), set()
+        while stack:
+            node = stack.pop()
+            if node in seen or info[node][0] != "summary":
+                continue
+            seen.add(node)
+            if info[node][1]:
+                below.append(node)
+            stack.extend(children.get(node, ()))
+        cost = len(below) * len(states)
+        if cost > self.left:
+            return None
+        self.left -= cost
+        found: list[list[str]] = [[] for _ in states]
+        for node in below:
+            words = self.bags.get(node)
+            if words is None:
+                words = self.bags[node] = bag(info[node][1])
             for out, test in zip(found, states, strict=True):
                 if test(words):
                     out.append(node)
-        stack.extend(children.get(node, ()))
-    return [sorted(f, key=lambda s: (info[s][2], info[s][3])) for f in found]
+        return [sorted(f, key=lambda s: (info[s][2], info[s][3])) for f in found]

@@ -162,7 +162,8 @@ class UnsupportedSummaryClaim(Rule):
             return Outcome(_EMPTY)
         links = ctx.series.provenance  # the series' closure, not built again
         found, unchecked = unsupported(ctx.session, items,
-                                       links if isinstance(links, Closure) else None)
+                                       links if isinstance(links, Closure) else None,
+                                       ctx.limits)
         notes = {"a summary there has a leaf without text (or the check budget was spent)":
                  unchecked} if unchecked else {}
         if found.height == 0:

@@ -8,6 +8,8 @@ from __future__ import annotations
 from functools import partial
 from pathlib import Path
 
+import pytest
+
 from compaction_audit.io.native import read_native
 from compaction_audit.recall import claims
 from compaction_audit.recall.analysis import typed_items
@@ -99,3 +101,44 @@ def test_a_bag_reads_digit_runs_from_its_words_and_unicode_digits_from_the_text(
                              "rows", "set", "v2_3b"]
     words, _ = claims.bag("Seen \u0663\u0664 items, 7,000 ms, run_42x")
     assert sorted(words) == ["42", "7000", "items", "ms", "run_42x", "seen", "\u0663\u0664"]
+
+
+def _stating(write_log: LogWriter, n: int) -> Path:
+    """A chain of n single-child folds, fold i stating its own ticket INC-(1000+i) and,
+    from i >= 2, fold i-1's again.  A claim is reported at the latest fold stating it:
+    f_i (1 < i < n) reports its predecessor's ticket, f_n both."""
+    rounds = [rnd(0, spans=[{"id": "s0", "tokens": 1, "text": "Looked at the queue."}])]
+    prev = "s0"
+    for i in range(1, n + 1):
+        said = f"Ticket INC-{1000 + i} is open." + (
+            f" Ticket INC-{999 + i} is open." if i > 1 else "")
+        rounds.append(rnd(i, summaries=[{"id": f"f{i}", "tokens": 1, "children": [prev],
+                                         "text": said}], evicted=[prev]))
+        prev = f"f{i}"
+    return write_log(rounds, name=f"stating-{n}.jsonl")
+
+
+def test_carriers_are_looked_for_within_a_cap_and_the_stop_is_said(
+        write_log: LogWriter, monkeypatch: pytest.MonkeyPatch) -> None:
+    """adv75 #2: a chain of 1,000 folds of 20 claims each made about 10 million tests
+    (66 s for 1.25 MB).  Counted: a walk tests each claim reported against each summary
+    below: f2 1 x 1, f3 1 x 2, f4 2 x 3, 9 tests."""
+    from compaction_audit.limits import Limit
+
+    session = read_native(str(_stating(write_log, 4)))
+    items = typed_items(session)
+    monkeypatch.setattr(claims, "CARRIER_MAX_CHECKS", 9)  # 9 is not past 9
+    limits: list[Limit] = []
+    out, _ = claims.unsupported(session, items, None, limits)
+    assert limits == []
+    f4 = out.filter(out["summary"] == "f4").sort("text")
+    assert f4["chain"].to_list() == [["f3", "f4"], ["f4"]]  # INC-1003 carried from f3
+    monkeypatch.setattr(claims, "CARRIER_MAX_CHECKS", 8)
+    out, _ = claims.unsupported(session, items, None, limits)
+    assert limits == [Limit("unsupported-summary-claim", 8, "(claim, summary below) tests",
+                            "summary 'f4'", 4, 5, 1, "summaries' claim carriers")]
+    f4 = out.filter(out["summary"] == "f4").sort("text")
+    assert f4["chain"].to_list() == [["f4"], ["f4"]]  # reported, its carrier not looked for
+    assert f4["origin"].to_list() == [None, None]
+    f3 = out.filter((out["summary"] == "f3") & (out["text"] == "INC-1002"))
+    assert f3["chain"].to_list() == [["f2", "f3"]]  # walked before the cap
