@@ -63,3 +63,20 @@ def test_an_answer_without_reading_the_fact_again_is_pointed_at(tmp_path: Path) 
     CliRunner().invoke(app, ["audit", str(log), "-f", "html", "-o", str(page)])
     assert ('<td class="asked">round 2<br><span class="dim">answered at line 7 without '
             "reading it again</span></td>") in unlabelled(page.read_text())
+
+
+def test_a_converted_log_names_the_asking_line_of_the_product_log(tmp_path: Path) -> None:
+    """usertest26b #5: a converted log said "asked again at round 2 (line 4)", a line of
+    the converted file, beside the product log's lines of the same sentence."""
+    log = _rollout(tmp_path / "rollout.jsonl")
+    converted = tmp_path / "rollout.ca.jsonl"
+    done = CliRunner().invoke(app, ["convert", str(log), "-o", str(converted)])
+    assert done.exit_code == 0, done.output
+    text = CliRunner().invoke(app, ["audit", str(converted)], env={"COLUMNS": "200"}).stdout
+    assert ("cache_ttl_seconds  (user, rollout.jsonl:2)  <- asked again at round 2 "
+            "(rollout.jsonl:6)") in text, text
+    md = CliRunner().invoke(app, ["audit", str(converted), "-f", "markdown"]).stdout
+    assert r"asked again at round 2 (rollout\.jsonl:6)" in md, md
+    data = json.loads(CliRunner().invoke(app, ["audit", str(converted), "-f", "json"]).stdout)
+    entry = data["lost_discriminators"][0]
+    assert (entry["asked_again_line"], entry["asked_again_file"]) == (6, "rollout.jsonl")

@@ -104,7 +104,8 @@ def _with_files(rows: list[dict[str, Any]], session: Session) -> list[dict[str, 
     other = session.header.extra.get("span_line_file_except_in")
     return [{**d, **_span_file(line_file, own, d.get("span"), other),
              **_file_of("reread_file", line_file, own, d.get("reread_span"), other),
-             **_file_of("answered_file", line_file, own, d.get("answered_span"), other)}
+             **_file_of("answered_file", line_file, own, d.get("answered_span"), other),
+             **_file_of("asked_again_file", line_file, own, d.get("asked_again_span"), other)}
             for d in rows]
 
 
@@ -252,6 +253,9 @@ def compaction_view(session: Session, recall: Recall,
                     "asked_again": d["asked_again_round"] is not None,
                     "asked_again_round": d["asked_again_round"],
                     "asked_again_span": d["asked_again_span"],
+                    "asked_again_line": d["asked_again_line"],
+                    **_file_of("asked_again_file", line_file, own_lines,
+                               d["asked_again_span"], other_file),
                     "reused_round": d["reused_round"], "reused_span": d["reused_span"],
                     "reread_round": d["reread_round"], "reread_line": d["reread_line"],
                     **_file_of("reread_file", line_file, own_lines, d["reread_span"], other_file),

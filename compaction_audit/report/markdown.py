@@ -19,6 +19,7 @@ from compaction_audit.report.gaps import total_phrases
 from compaction_audit.report.model import (
     Report,
     SessionReport,
+    asked_where,
     fact_line,
     line_at,
     lost_suppressed,
@@ -132,7 +133,7 @@ def lost_lines(s: SessionReport, show_all: bool = False) -> list[str]:
             where = (f", {fact_line(d['span_line'], d.get('span_file'), md)}"
                      if d.get("span_line") is not None else "")
             again = (f", asked again at round {d['asked_again_round']}"
-                     f"{s.line_of_round(d['asked_again_round'], md)}"
+                     f"{asked_where(d, s, md)}"
                      if d.get("asked_again") else "")
             if d.get("answered_line") is not None:  # as the text report says it
                 answer = fact_line(d["answered_line"], d.get("answered_file"), md)

@@ -441,6 +441,19 @@ def line_at(line: object, line_file: object = None,
     return f"line {line}" if not line_file else f"line {line} of {esc(line_file)}"
 
 
+def asked_where(d: dict[str, Any], r: SessionReport | None = None,
+                esc: Callable[[object], str] = printable) -> str:
+    """``" (line 19)"`` or ``" (FILE:19)"``: where the person asked a lost fact again
+    (``asked_again_line`` of the span that asked, ``asked_again_file``); without one,
+    the line of its round record in ``r`` (:meth:`SessionReport.line_of_round`), else
+    "".  A converted log's round lines are its own, its spans' the product's (usertest26b
+    #5: "round 3 (line 5)" beside "synthetic-local-compaction.jsonl:22")."""
+    line = d.get("asked_again_line")
+    if line is not None:
+        return f" ({fact_line(line, d.get('asked_again_file'), esc)})"
+    return r.line_of_round(d.get("asked_again_round"), esc) if r is not None else ""
+
+
 def fact_line(line: object, line_file: object = None,
               esc: Callable[[object], str] = printable) -> str:
     """Where a lost fact was stated or read again: ``line 660``, or ``FILE:660`` when

@@ -19,6 +19,7 @@ from compaction_audit.recall.ranking import LOW_TIERS, VALUE_KINDS
 from compaction_audit.recall.wholetoken import states
 from compaction_audit.report.model import (
     SessionReport,
+    asked_where,
     compaction_kind,
     compaction_sizes,
     fact_line,
@@ -145,7 +146,7 @@ def _compaction_detail(d: dict[str, Any], r: SessionReport) -> Text:
     text = Text(f"  ({where})", style="dim")
     if d.get("asked_again"):
         again = d["asked_again_round"]
-        text.append(f"  <- asked again at round {again}{r.line_of_round(again)}",
+        text.append(f"  <- asked again at round {again}{asked_where(d, r)}",
                     style="bold yellow")
         _answered(text, d)
     if d.get("reread_line") is not None:
@@ -207,7 +208,8 @@ def _discriminator_detail(d: dict[str, Any]) -> Text:
     text = Text(f"  (span {printable(d['span'])}{', stated at ' + where if where else ''}; "
                 f"{when})", style="dim")
     if d.get("asked_again_round") is not None:
-        text.append(f"  <- asked again at round {d['asked_again_round']}", style="bold yellow")
+        text.append(f"  <- asked again at round {d['asked_again_round']}{asked_where(d)}",
+                    style="bold yellow")
         _answered(text, d)
     return text
 

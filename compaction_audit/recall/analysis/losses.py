@@ -212,6 +212,9 @@ def _lost_rows(session: Session, items: pl.DataFrame, occ: pl.DataFrame,
         .join(reread, on="key", how="left").join(answered, on="key", how="left")
         .join(placed.select(pl.col("id").alias("reread_span"),
                             pl.col("_pos").alias("reread_pos")), on="reread_span", how="left")
+        .join(placed.select(pl.col("id").alias("asked_again_span"),  # where it was asked:
+                            pl.col("source_line").alias("asked_again_line")),  # a converted
+              on="asked_again_span", how="left")  # log's round lines are its own
         .with_columns(  # an answer the context had the fact for is no answer from memory
             *(pl.when(pl.col("reread_pos").is_null()
                       | (pl.col("reread_pos") > pl.col("answered_pos")))
@@ -221,7 +224,8 @@ def _lost_rows(session: Session, items: pl.DataFrame, occ: pl.DataFrame,
                 pl.col("source_line").alias("span_line"), "text_line",
                 pl.when(pl.col("by_fold")).then(pl.lit("fold")).otherwise(pl.lit("eviction"))
                 .alias("cause"), "fold", "fold_round", "fold_line", "lost_round", "lost_line",
-                "asked_again_span", "asked_again_round", "reused_round", "reused_span",
+                "asked_again_span", "asked_again_round", "asked_again_line",
+                "reused_round", "reused_span",
                 "reused_destructive", "reread_round", "reread_line", "reread_span",
                 "answered_line", "answered_span", "key")
         .sort(["rank", "lost_round", "key"], descending=[True, False, False])
