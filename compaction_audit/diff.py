@@ -283,9 +283,13 @@ def compare_onsets(base: dict[str, Any], cand: dict[str, Any],
 
 def quantities(base: SessionReport, cand: SessionReport) -> list[str]:
     """:data:`SERIES_COLUMNS` plus every ``recall_debt*`` column of either series (in
-    series order, baseline first)."""
+    series order, baseline first), without a quantity neither run has a value of (a
+    product's log records no salience: "query_cosine_retained unknown" in both runs
+    and at every diverging round, usertest26 #6)."""
     debt = [c for r in (base, cand) for c in r.series.columns if c.startswith("recall_debt")]
-    return [*SERIES_COLUMNS, *dict.fromkeys(debt)]
+    return [q for q in [*SERIES_COLUMNS, *dict.fromkeys(debt)]
+            if any(q in r.series.columns and r.series[q].null_count() < r.series.height
+                   for r in (base, cand))]
 
 
 def _side(r: SessionReport, cols: list[str], suffix: str) -> pl.DataFrame:

@@ -90,3 +90,14 @@ def test_runs_of_different_tasks_are_said_to_be_so(write_log: LogWriter) -> None
     assert note not in diff_reports(one, again).headline()
     assert diff_reports(one, other).headline().endswith(note)
     assert one.cosine["task"] == again.cosine["task"] != other.cosine["task"]
+
+
+def test_a_quantity_neither_run_has_is_no_row(write_log: LogWriter) -> None:
+    """usertest26 #6: two product logs (no salience logged) showed
+    "query_cosine_retained unknown" for both runs and at every diverging round."""
+    keeps = audit(run(write_log, "Keep port 8080; pin numpy==1.26.4.", "keeps.jsonl"))
+    loses = audit(run(write_log, "Ports and pins were set.", "loses.jsonl"))
+    assert keeps.series["query_cosine_retained"].null_count() == keeps.series.height
+    d = diff_reports(keeps, loses)
+    assert "query_cosine_retained" not in d.quantities
+    assert d.quantities[:2] == ["raw_ratio", "distinct_source_spans"]
