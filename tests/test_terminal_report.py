@@ -468,9 +468,10 @@ def test_a_product_log_s_findings_say_what_its_user_can_do(tmp_path: Path) -> No
         own = cls.product_actions.get("claude-code", cls.product_action)
         assert {f.action for f in product.findings if f.code == code} == {own}
         assert {f.action for f in native.findings if f.code == code} == {cls.action}
-    text = invoke("audit", str(tmp_path / "c.jsonl"), columns=200).stdout
+    result = invoke("audit", str(tmp_path / "c.jsonl"), columns=200)
+    # (usertest26 #4: once, under load, stdout was empty: say what the command did)
     assert "  action: before a decision rests on a lost fact, read it again at the line shown" \
-        in text
+        in result.stdout, (result.exit_code, result.stderr, result.exception)
 
 
 @pytest.mark.skipif(not CORPUS.is_dir(), reason="../shared/corpus is absent")
