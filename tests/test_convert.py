@@ -56,7 +56,7 @@ def findings(report: SessionReport, named: str = "") -> list[tuple[Any, ...]]:
             for f in report.findings]
 
 
-LINE_KEYS = {"span_line", "span_file", "reread_file", "answered_file"}
+LINE_KEYS = {"span_line", "span_file", "reread_file", "answered_file", "asked_again_file"}
 
 
 def without_lines(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -117,3 +117,27 @@ def test_the_html_header_says_it_too(tmp_path: Path, write_log: LogWriter) -> No
     CliRunner().invoke(app, ["audit", str(write_log(opaque(False))), "--isolated", "-f",
                              "html", "-o", str(checked)])
     assert "<th>unchecked</th>" not in checked.read_text()
+
+
+def test_a_converted_log_says_the_unread_files_are_beside_its_source(tmp_path: Path) -> None:
+    """usertest26b #7: a converted Cline log said its 2 unread compaction files were
+    "beside it" and to audit them by name: none is beside the converted file."""
+    source = copy_session(tmp_path)
+    out = tmp_path / "converted" / "s.ca.jsonl"
+    out.parent.mkdir()
+    done = CliRunner().invoke(app, ["convert", str(source), "-o", str(out)])
+    assert done.exit_code == 0, done.output
+    text = " ".join(ln.strip() for ln in header(str(out)))
+    assert ("unchecked  2 compactions could not be checked: 2 compaction files beside "
+            "session.messages.json, which it was converted from, not read (see the notes)"
+            ) in text
+    report = api.audit(str(out))
+    assert report.converted_from() == "session.messages.json"
+    assert all(n.endswith("(said of session.messages.json, which this trace was converted "
+                          "from)") for n in reader_notes(report))
+    assert report.unchecked()[-1][0].startswith(
+        "2 compaction files beside session.messages.json, which it was converted from not "
+        "read, so not checked")
+    read = api.audit(str(source))  # read as written: as before
+    assert read.converted_from() is None
+    assert read.unchecked()[-1][0].startswith("2 compaction files beside the trace not read")

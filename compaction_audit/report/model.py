@@ -241,6 +241,24 @@ class SessionReport:
         checked = sum(1 for c in self.compactions if c.get("lost_checked") is not False)
         return checked == 0 and self.compactions_not_checked() > 0
 
+    def converted_from(self) -> str | None:
+        """The product log this trace was converted from (``compaction-audit convert``:
+        a native log whose session record names a ``source_format``): its file name
+        (``span_line_file``), or the product's name; None for a log read as written."""
+        extra = self.header.extra
+        product = extra.get("source_format")
+        if self.source_format != "native" or product in (None, "native"):
+            return None
+        name = extra.get("span_line_file")
+        return str(name)[:200] if isinstance(name, str) and name else f"the {product} log"
+
+    def _beside(self) -> str:
+        """Where the compaction files an adapter did not read are: beside the trace, or
+        beside the product log a converted trace came from (usertest26b #7: the advice
+        to audit the files beside it could not be followed from the converted file)."""
+        source = self.converted_from()
+        return "beside it" if source is None else f"beside {source}, which it was converted from,"
+
     def unchecked_phrase(self) -> str:
         """What the audit of this trace could not cover, for the header of the text and
         HTML reports ("" for nothing): the compactions whose loss could not be checked,
@@ -257,7 +275,7 @@ class SessionReport:
             unread = unread_count(self.header.extra)
             if unread:
                 reasons.append(f"{unread} compaction file{'s' if unread > 1 else ''} "
-                               "beside it not read (see the notes)")
+                               f"{self._beside()} not read (see the notes)")
             parts.append(f"{n} compaction{'s' if n > 1 else ''} could not be checked: "
                          + ", ".join(reasons))
         not_read = self.lines_not_read()
@@ -288,7 +306,9 @@ class SessionReport:
             names = self.header.extra.get("compaction_files_unread")
             named = names_note([str(n) for n in names], unread) if isinstance(
                 names, list) else ""
-            out.append((f"{_count(unread, 'compaction file')} beside the trace not read, "
+            beside = ("beside the trace" if self.converted_from() is None
+                      else self._beside().removesuffix(","))
+            out.append((f"{_count(unread, 'compaction file')} {beside} not read, "
                         f"so not checked{': ' + named if named else ''}; audit each by "
                         "name (or the folder)", None, 0))
         return out
@@ -631,7 +651,11 @@ def reader_notes(r: SessionReport) -> list[str]:
     """What the adapter said about the input (``reader_notes`` of the session record,
     e.g. "opencode format version 2.0.0 not seen before; read as 1.x"; issue 15)."""
     notes = r.header.extra.get("reader_notes")
-    return [str(n) for n in notes] if isinstance(notes, list) else []
+    if not isinstance(notes, list):
+        return []
+    source = r.converted_from()  # said when that log was read, of it and its folder
+    return [str(n) if source is None else f"{n} (said of {source}, which this trace was "
+            "converted from)" for n in notes]
 
 
 def _count(n: int, noun: str) -> str:
