@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from typing import Any
 
 import polars as pl
 
 from compaction_audit.cosine import Rebuilt, rebuild
 from compaction_audit.cosine.embed import answer_pending
+from compaction_audit.findingvalues import VALUES_LIST_CAP, capped, frame_rows, over_cap
 from compaction_audit.io.quiet_gc import paused_gc
 from compaction_audit.model import Session
 from compaction_audit.onset import onsets
-from compaction_audit.pyvalues import values as python_values
 from compaction_audit.recall.analysis import typed_items
 from compaction_audit.recall.caches import forget as forget_text_caches
 from compaction_audit.recall.caches import keeps as keeps_text_caches
@@ -93,8 +93,8 @@ def run_rules(ctx: Context, rules: list[Rule],
         action = (rule.product_actions.get(
             str(ctx.session.header.extra.get("source_format")), rule.product_action)
             if rule.product_action and ctx.session.compactions else rule.action)
-        over = _over_cap(rows, VALUES_LIST_CAP).to_list()  # rows with a list to cut
-        for k, row in enumerate(_rows(rows)):
+        over = over_cap(rows, VALUES_LIST_CAP).to_list()  # rows with a list to cut
+        for k, row in enumerate(frame_rows(rows)):
             ri, number, line = row.pop("ri"), row.pop("round"), row.pop("line")
             line_file = row.pop("line_file", None)
             entity = row.pop("entity", None)
@@ -110,135 +110,6 @@ def run_rules(ctx: Context, rules: list[Rule],
         forget_text_caches()
     findings.sort(key=lambda f: (f.round, f.code))
     return findings, [note for notes in notes_of for note in notes], unjudged
-
-
-VALUES_LIST_CAP = 50
-"""Most elements a list in a finding's values keeps (at any depth); the message is
-written from the whole list first.  Keeps output proportional to what a person can act
-on (issue 11, item 5: a 2.3 MB trace gave a 976 MB JSON report)."""
-
-
-def capped(value: Any, cap: int = VALUES_LIST_CAP) -> Any:
-    """``value`` with every list cut to ``cap`` elements, recursively.
-
-    A list cut inside an object (``{"children": [...]}``) gets a sibling key
-    ``children_more`` with the number of elements left out; the object's other keys are
-    kept.  Shapes: dicts, lists and scalars as in a finding's values.
-    """
-    if isinstance(value, dict):
-        out: dict[str, Any] = {}
-        for key, item in value.items():
-            if isinstance(item, list):
-                out[key] = _capped_list(item, cap)
-                if len(item) > cap:
-                    out[f"{key}_more"] = len(item) - cap
-            else:
-                out[key] = capped(item, cap) if isinstance(item, dict) else item
-        return out
-    if isinstance(value, list):
-        return _capped_list(value, cap)
-    return value
-
-
-def _capped_list(items: list[Any], cap: int) -> list[Any]:
-    """The first ``cap`` of ``items``, each :func:`capped` (scalars as they are, without
-    a call: a fold finding holds thousands of them)."""
-    return [capped(item, cap) if isinstance(item, dict | list) else item
-            for item in items[:cap]]
-
-
-def _longest(expr: pl.Expr, dtype: Any) -> pl.Expr | None:
-    """Per row, the longest list anywhere inside ``expr`` (of type ``dtype``); None
-    when the type holds no list (``dtype``: a Polars data type)."""
-    if isinstance(dtype, pl.List):
-        inner = _longest(pl.element(), dtype.inner)
-        own = expr.list.len()
-        if inner is None:
-            return own
-        return pl.max_horizontal(own, expr.list.eval(inner).list.max())
-    if isinstance(dtype, pl.Struct):
-        parts = [part for f in dtype.fields
-                 if (part := _longest(expr.struct.field(f.name), f.dtype)) is not None]
-        return pl.max_horizontal(parts) if parts else None
-    if dtype.is_nested():  # another nested type: assume the worst
-        return pl.lit(1 << 62, pl.Int64)
-    return None
-
-
-def _over_cap(frame: pl.DataFrame, cap: int) -> pl.Series:
-    """Per row: does a list anywhere in it hold more than ``cap`` elements?  Computed
-    in Polars, so that :func:`capped` (which copies) walks only the rows it changes."""
-    parts = [part for name, dtype in frame.schema.items()
-             if (part := _longest(pl.col(name), dtype)) is not None]
-    if not parts:
-        return pl.Series([False] * frame.height, dtype=pl.Boolean)
-    return frame.select((pl.max_horizontal(parts).fill_null(0) > cap).alias("over"))["over"]
-
-
-_CHUNK_ROWS = 512
-_CHUNK_VALUES = 50_000
-"""Most list elements (at any depth) :func:`_rows` converts at a time: a chunk ends
-before :data:`_CHUNK_ROWS` rows when its rows hold more (adv75 #1: 300 folds of 100
-children with 50 dropped facts each were converted at once, 1.5 M dicts, before any
-row was capped)."""
-
-
-def _weight(expr: pl.Expr, dtype: Any) -> pl.Expr | None:
-    """Per row, the number of list elements anywhere inside ``expr`` (of type
-    ``dtype``); None when the type holds no list."""
-    if isinstance(dtype, pl.List):
-        inner = _weight(pl.element(), dtype.inner)
-        own = expr.list.len().fill_null(0)
-        if inner is None:
-            return own
-        return own + expr.list.eval(inner).list.sum().fill_null(0)
-    if isinstance(dtype, pl.Struct):
-        parts = [part for f in dtype.fields
-                 if (part := _weight(expr.struct.field(f.name), f.dtype)) is not None]
-        return pl.sum_horizontal(parts) if parts else None
-    return None
-
-
-def _chunks(frame: pl.DataFrame) -> list[tuple[int, int]]:
-    """(start, length) of the chunks :func:`_rows` converts: at most
-    :data:`_CHUNK_ROWS` rows and, past its first row, :data:`_CHUNK_VALUES` list
-    elements each."""
-    parts = [part for name, dtype in frame.schema.items()
-             if (part := _weight(pl.col(name), dtype)) is not None]
-    if not parts:
-        return [(start, _CHUNK_ROWS) for start in range(0, frame.height, _CHUNK_ROWS)]
-    weights = frame.select(pl.sum_horizontal(parts).alias("w"))["w"].to_list()
-    out: list[tuple[int, int]] = []
-    start = total = 0
-    for k, w in enumerate(weights):
-        if k > start and (k - start >= _CHUNK_ROWS or total + w > _CHUNK_VALUES):
-            out.append((start, k - start))
-            start, total = k, 0
-        total += w
-    if start < frame.height:
-        out.append((start, frame.height - start))
-    return out
-
-
-def _rows(frame: pl.DataFrame) -> Iterator[dict[str, Any]]:
-    """``frame.iter_rows(named=True)``, converted a column and a chunk at a time.
-
-    Strings inside list and struct columns (the summaries of an ungrounded-summary
-    finding, one list per round; a fold finding's children and their dropped
-    discriminators) are shared across the frame: an id listed at many rounds is one
-    Python string, not one per round, which keeps the findings of a long session to
-    pointers.
-    """
-    names = frame.columns
-    shared: dict[str, str] = {}
-    for start, length in _chunks(frame):
-        chunk = frame.slice(start, length)
-        columns: list[list[Any]] = []
-        for name in names:
-            column = chunk[name]
-            columns.append(python_values(column, shared))  # keys, strings shared (issue 14)
-        for row in zip(*columns, strict=True):
-            yield dict(zip(names, row, strict=True))
 
 
 def with_summary_text(compactions: list[dict[str, Any]], session: Session

@@ -45,7 +45,7 @@ def test_a_list_of_exactly_the_cap_is_whole_and_one_more_is_truncated() -> None:
 def test_total_counts_what_a_findings_values_left_out_already() -> None:
     # ux5 F10: a fold of 105 children keeps 50 in its values ("children_more": 55);
     # cut again to 3, "total" said 50
-    from compaction_audit.engine import capped
+    from compaction_audit.findingvalues import capped
 
     values = capped({"fold": "F", "children": [{"id": i} for i in range(105)]})
     assert len(values["children"]) == 50 and values["children_more"] == 55

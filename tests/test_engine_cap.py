@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from compaction_audit.engine import _over_cap, capped
+from compaction_audit.findingvalues import capped, over_cap
 
 
 def test_over_cap_finds_long_lists_at_any_depth() -> None:
@@ -17,13 +17,13 @@ def test_over_cap_finds_long_lists_at_any_depth() -> None:
     })
     # row 0: lists of 3 and 2 (not over 3); row 1: a holds 4; row 2: a list of 5 inside
     # b.x; row 3: a holds exactly 3, b.x's inner list 4
-    assert _over_cap(frame, 3).to_list() == [False, True, True, True]
-    assert _over_cap(frame, 5).to_list() == [False, False, False, False]
+    assert over_cap(frame, 3).to_list() == [False, True, True, True]
+    assert over_cap(frame, 5).to_list() == [False, False, False, False]
     # a row not over the cap is what capped() gives back
-    for row, over in zip(frame.to_dicts(), _over_cap(frame, 3).to_list(), strict=True):
+    for row, over in zip(frame.to_dicts(), over_cap(frame, 3).to_list(), strict=True):
         assert (capped(row, 3) != row) == over
 
 
 def test_over_cap_without_lists() -> None:
-    assert _over_cap(pl.DataFrame({"c": [1, 2]}), 50).to_list() == [False, False]
-    assert _over_cap(pl.DataFrame({"c": []}), 50).to_list() == []
+    assert over_cap(pl.DataFrame({"c": [1, 2]}), 50).to_list() == [False, False]
+    assert over_cap(pl.DataFrame({"c": []}), 50).to_list() == []

@@ -19,8 +19,9 @@ from typer.testing import CliRunner
 
 from benchmarks.shapes_hostile import SHAPES, write
 from compaction_audit.cli import app
-from compaction_audit.engine import VALUES_LIST_CAP, audit_session, capped
+from compaction_audit.engine import audit_session
 from compaction_audit.errors import LogError
+from compaction_audit.findingvalues import VALUES_LIST_CAP, capped
 from compaction_audit.io import claude_code, codex, openhands
 from compaction_audit.io.native import read_native, read_records
 from compaction_audit.io.tokens import RoundAssembler, estimate_tokens

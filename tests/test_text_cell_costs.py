@@ -173,7 +173,7 @@ def test_clip_tree_clips_at_any_depth_and_keeps_plain_values() -> None:
 
 
 def test_values_are_those_of_to_list_at_any_depth() -> None:
-    from compaction_audit.engine import _rows
+    from compaction_audit.findingvalues import frame_rows
     from compaction_audit.pyvalues import values
 
     inner = pl.Struct({"kind": pl.String, "rank": pl.Int64, "kept": pl.Boolean,
@@ -200,11 +200,11 @@ def test_values_are_those_of_to_list_at_any_depth() -> None:
                   pl.Series("e", [], dtype=pl.List(pl.Struct({"x": pl.String})))):
         assert values(plain) == plain.to_list()
     frame = pl.DataFrame({"ri": [1, 2, 3, 4, 5], "children": children})
-    assert list(_rows(frame)) == frame.to_dicts()
+    assert list(frame_rows(frame)) == frame.to_dicts()
 
 
 def test_findings_share_equal_strings_across_rows_at_any_depth() -> None:
-    from compaction_audit.engine import _rows
+    from compaction_audit.findingvalues import frame_rows
     from compaction_audit.pyvalues import values
 
     dropped = pl.Struct({"kind": pl.String, "norm": pl.String})
@@ -228,27 +228,27 @@ def test_findings_share_equal_strings_across_rows_at_any_depth() -> None:
     # _rows shares across its chunks of rows (512 each)
     frame = pl.DataFrame({"ri": list(range(600)), "children": [column[0]] * 600},
                          schema={"ri": pl.Int64, "children": column.dtype})
-    rows = list(_rows(frame))
+    rows = list(frame_rows(frame))
     assert rows[0]["children"][0]["child"] is rows[599]["children"][0]["child"]
 
 
 def test_rows_are_converted_a_bounded_number_of_list_elements_at_a_time() -> None:
     """adv75 #1: 300 fold findings of 5,000 dropped facts each were converted at once
-    (1.5 M dicts) before any was capped.  A chunk ends before _CHUNK_VALUES elements
-    (its first row whatever its size), and before _CHUNK_ROWS rows."""
-    from compaction_audit.engine import _CHUNK_ROWS, _CHUNK_VALUES, _chunks, _rows
+    (1.5 M dicts) before any was capped.  A chunk ends before CHUNK_VALUES elements
+    (its first row whatever its size), and before CHUNK_ROWS rows."""
+    from compaction_audit.findingvalues import CHUNK_ROWS, CHUNK_VALUES, chunks, frame_rows
 
     inner = pl.List(pl.Struct({"kind": pl.String, "tags": pl.List(pl.String)}))
-    big = [{"kind": "k", "tags": ["a", "b"]}] * (_CHUNK_VALUES // 3)  # 3 elements each
+    big = [{"kind": "k", "tags": ["a", "b"]}] * (CHUNK_VALUES // 3)  # 3 elements each
     frame = pl.DataFrame({"ri": [1, 2, 3, 4],
                           "children": [big, big, [], [{"kind": "k", "tags": None}]]},
                          schema={"ri": pl.Int64, "children": inner})
     assert frame.select(pl.col("children").list.len())["children"].to_list()[0] * 3 \
-        == _CHUNK_VALUES - _CHUNK_VALUES % 3
-    assert _chunks(frame) == [(0, 1), (1, 3)]  # 2 x (n + 2n) is past the bound
-    assert list(_rows(frame)) == frame.to_dicts()
-    plain = pl.DataFrame({"ri": list(range(_CHUNK_ROWS + 1))})
-    assert _chunks(plain) == [(0, _CHUNK_ROWS), (_CHUNK_ROWS, _CHUNK_ROWS)]
-    rows = pl.DataFrame({"ri": list(range(_CHUNK_ROWS + 1)),
-                         "ids": [["x"]] * (_CHUNK_ROWS + 1)})
-    assert _chunks(rows) == [(0, _CHUNK_ROWS), (_CHUNK_ROWS, 1)]
+        == CHUNK_VALUES - CHUNK_VALUES % 3
+    assert chunks(frame) == [(0, 1), (1, 3)]  # 2 x (n + 2n) is past the bound
+    assert list(frame_rows(frame)) == frame.to_dicts()
+    plain = pl.DataFrame({"ri": list(range(CHUNK_ROWS + 1))})
+    assert chunks(plain) == [(0, CHUNK_ROWS), (CHUNK_ROWS, CHUNK_ROWS)]
+    rows = pl.DataFrame({"ri": list(range(CHUNK_ROWS + 1)),
+                         "ids": [["x"]] * (CHUNK_ROWS + 1)})
+    assert chunks(rows) == [(0, CHUNK_ROWS), (CHUNK_ROWS, 1)]

@@ -54,7 +54,7 @@ def _truncation(items: list[Any], cap: int, more: object = None) -> dict[str, An
     """``{"truncated": true, "shown", "total"}`` plus, when the items are ranked lost
     facts, ``"rest_by_tier"``: how many of the items cut fall in each tier.  ``more``:
     the ``<key>_more`` beside the list, the items a finding's values left out already
-    (:func:`compaction_audit.engine.capped`): ``total`` counts them (ux5 F10: a fold of
+    (:func:`compaction_audit.findingvalues.capped`): ``total`` counts them (ux5 F10: a fold of
     105 children said ``total: 50``)."""
     extra = more if type(more) is int and more > 0 else 0
     info: dict[str, Any] = {"truncated": True, "shown": cap, "total": len(items) + extra}
