@@ -172,14 +172,20 @@ class RunDiff:
         return (self._changes() + self.judged_note() + (f"; {note}" if note else "")
                 + self.coverage_note() + self.sessions_note())
 
+    @property
+    def tasks_differ(self) -> bool:
+        """True when both runs name their task (``cosine.task``: a digest of the
+        ``task_query``, else the person's first prompt) and the two differ."""
+        tasks = [(r.cosine or {}).get("task") for r in (self.baseline, self.candidate)]
+        return None not in tasks and tasks[0] != tasks[1]
+
     def sessions_note(self) -> str:
         """``"; different tasks: ..."`` when both runs name their task (a
         ``task_query``, else the person's first prompt: ``cosine.task``, a digest) and
         the two differ, else "".  ``diff`` compares two runs of one task
         (docs/diff.md); two unrelated sessions gave "214 new, 1 resolved" without a
         word (usertest26 #2).  Session ids are not compared: every run has its own."""
-        tasks = [(r.cosine or {}).get("task") for r in (self.baseline, self.candidate)]
-        if None in tasks or tasks[0] == tasks[1]:
+        if not self.tasks_differ:
             return ""
         return ("; different tasks (the task queries, or the person's first prompts, "
                 "differ): their findings may not correspond")

@@ -90,6 +90,10 @@ def test_runs_of_different_tasks_are_said_to_be_so(write_log: LogWriter) -> None
     assert note not in diff_reports(one, again).headline()
     assert diff_reports(one, other).headline().endswith(note)
     assert one.cosine["task"] == again.cosine["task"] != other.cosine["task"]
+    from compaction_audit.report.diff_render import diff_dict
+
+    assert diff_dict(diff_reports(one, other))["tasks_differ"] is True
+    assert diff_dict(diff_reports(one, again))["tasks_differ"] is False
 
 
 def test_a_quantity_neither_run_has_is_no_row(write_log: LogWriter) -> None:
@@ -101,3 +105,34 @@ def test_a_quantity_neither_run_has_is_no_row(write_log: LogWriter) -> None:
     d = diff_reports(keeps, loses)
     assert "query_cosine_retained" not in d.quantities
     assert d.quantities[:2] == ["raw_ratio", "distinct_source_spans"]
+
+
+def test_the_text_series_ends_unknown_where_the_run_ends_unknown(
+        write_log: LogWriter) -> None:
+    """usertest27 #1: the series said "0 -> 0" (the last value known) under a verdict
+    of "3 -> unknown"."""
+    from typer.testing import CliRunner
+
+    from compaction_audit.cli import app
+
+    loses = run(write_log, "Ports and pins were set.", "loses.jsonl")
+    opaque = opaque_run(write_log, "opaque.jsonl")
+    out = CliRunner().invoke(app, ["diff", loses, opaque], env={"COLUMNS": "120"}).stdout
+    lines = out.splitlines()
+    at = next(k for k, ln in enumerate(lines) if ln.startswith("recall_debt "))
+    assert lines[at].rstrip().endswith("0 -> 3")  # the baseline: rounds 0-1
+    assert lines[at + 1].rstrip().endswith("0 -> unknown")  # the candidate's round 2
+
+
+
+def test_the_diff_page_says_whose_debt_is_unknown_from_which_round(
+        write_log: LogWriter) -> None:
+    """usertest27 #5: the candidate's debt line stopped at round 1 with no word."""
+    from compaction_audit.report.html.diff_page import render_diff_html
+
+    loses = audit(run(write_log, "Ports and pins were set.", "loses.jsonl"))
+    page = render_diff_html(diff_reports(loses, audit(opaque_run(write_log, "o.jsonl"))))
+    text = page.decode() if isinstance(page, bytes) else page
+    assert ("The candidate&#x27;s recall debt is unknown from round 2: the loss of a "
+            "compaction there could not be checked") in text
+    assert "baseline&#x27;s recall debt is unknown" not in text

@@ -12,6 +12,7 @@ from compaction_audit.report.html import charts, data
 from compaction_audit.report.html.page import esc, page
 from compaction_audit.report.html.sections import (
     compactions_section,
+    debt_unknown_note,
     episodes_table,
     html_table,
     lost_table,
@@ -93,7 +94,7 @@ def session_section(r: SessionReport, index: int) -> tuple[str, dict[str, Any]]:
                     f'<div class="chart" id="{sid}-compactions"></div>')
     if debt and r.n_rounds:
         chart_specs[f"{sid}-debt"] = charts.debt_chart(data.long_points(points, debt), marks)
-        unknown = _debt_unknown_from(r)
+        unknown = debt_unknown_note(r)
         html.append(f"<h3>Recall debt</h3><p class=\"dim\">Discriminators stated so far that "
                     f"nothing in the context can recover (seed 002).{esc(unknown)}</p>"
                     f'<div class="chart" id="{sid}-debt"></div>')
@@ -164,15 +165,3 @@ def render_html(report: Report, opts: RenderOptions) -> bytes:
     title = ("compaction-audit: " + report.sessions[0].path if len(report.sessions) == 1
              else "compaction-audit report")
     return page(title, body, {"kind": "audit", "sections": entries})
-
-
-def _debt_unknown_from(r: SessionReport) -> str:
-    """" Unknown from round N: ..." when the debt is null from a round on
-    (:func:`compaction_audit.engine.debt_checked`), else ""."""
-    col = r.series.get_column("recall_debt", default=None)
-    if col is None or col.null_count() == 0:
-        return ""
-    first = r.series["round"].filter(col.is_null())[0]
-    return (f" Unknown from round {first}: the loss of a compaction there could not be "
-            "checked (opaque, redacted or unread), so it is not counted (not 0).")
-

@@ -20,6 +20,7 @@ from compaction_audit.report.gaps import coverage_phrases
 from compaction_audit.report.html import charts, data
 from compaction_audit.report.html.page import esc, page
 from compaction_audit.report.html.sections import (
+    debt_unknown_note,
     html_table,
     more,
     round_panel,
@@ -143,7 +144,9 @@ def render_diff_html(diff: RunDiff, gates: dict[str, Any] | None = None,
             f'<p class="verdict {head}" id="verdict">{esc(diff.headline())}</p>'
             + round_panel("d0")
             + "<h2>Series, both runs overlaid</h2><p class=\"dim\">Dashed rules mark each "
-            "run's inversion onset.</p>"
+            "run's inversion onset." + esc("".join(
+                debt_unknown_note(r, f"The {label}'s") for label, r in (
+                    ("baseline", diff.baseline), ("candidate", diff.candidate)))) + "</p>"
             '<div class="chart" id="d0-series"></div>'
             + "<h2>Onsets (none = never, later than any round)</h2>"
             + html_table(("onset", "baseline -> candidate", "verdict"), onset_rows)

@@ -16,6 +16,7 @@ from compaction_audit.report.html.data import (
 )
 from compaction_audit.report.html.page import esc
 from compaction_audit.report.model import (
+    SessionReport,
     compaction_kind,
     compaction_sizes,
     fact_line,
@@ -276,3 +277,17 @@ def rules_reference(codes: Iterable[str]) -> str:
                      f"<p><b>Action:</b> {own(d.action)}</p>"
                      f'<p class="dim">{esc(DOCS_URL)}#{esc(anchor)}</p>')
     return "".join(parts)
+
+
+def debt_unknown_note(r: SessionReport, whose: str = "") -> str:
+    """" Unknown from round N: ..." (``whose``: "the candidate's recall debt is ...")
+    when the recall debt of ``r`` is null from a round on
+    (:func:`compaction_audit.engine.debt_checked`), else ""; plain text, for
+    :func:`~compaction_audit.report.html.page.esc`."""
+    col = r.series.get_column("recall_debt", default=None)
+    if col is None or col.null_count() == 0:
+        return ""
+    first = r.series["round"].filter(col.is_null())[0]
+    said = f" {whose} recall debt is unknown" if whose else " Unknown"
+    return (f"{said} from round {first}: the loss of a compaction there could not be "
+            "checked (opaque, redacted or unread), so it is not counted (not 0).")
