@@ -294,3 +294,26 @@ def test_fold_drops_past_the_bound_stop_the_audit_at_the_fold_that_crossed_it(
             "fact) rows past 14; see docs/performance.md (limits)") in str(err.value)
     result = run("audit", str(path))
     assert result.exit_code == 2 and "refold.jsonl:5: folds drop too many" in result.stderr
+
+
+
+def test_fold_drops_are_bounded_by_their_text_too(
+        write_log: LogWriter, monkeypatch: pytest.MonkeyPatch) -> None:
+    """adv76 #2: rows of long facts cost with their length (1,997,000 rows of
+    1,500-character pins under the row bound took 2.9 GB).  The dropped texts of one
+    fold here: a's whole sentence as a constraint (48 bytes), "8080" (4), "==1.26.4"
+    (8), "45000 ms" (8) and b's "9090" (4): 72 bytes per fold."""
+    from compaction_audit.errors import LogError
+    from compaction_audit.recall.analysis import folds
+
+    path = _refolds(write_log, 3)
+    checks = folds.fold_checks(read_native(str(path)))
+    texts = [d["text"] for ds in checks["dropped"].to_list() for d in ds]
+    assert sum(len(t.encode()) for t in texts) == 3 * 72, texts
+    monkeypatch.setattr(folds, "MAX_FOLD_DROP_BYTES", 3 * 72)  # not past it
+    assert audit(str(path)).n_rounds == 4
+    monkeypatch.setattr(folds, "MAX_FOLD_DROP_BYTES", 2 * 72)  # F3's first child
+    with pytest.raises(LogError) as err:
+        audit(str(path))
+    assert err.value.line == 5 and "summary 'F3' takes the bytes of text of (fold, " \
+        "child, dropped fact) rows past 144;" in str(err.value)

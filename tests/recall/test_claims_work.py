@@ -142,3 +142,32 @@ def test_carriers_are_looked_for_within_a_cap_and_the_stop_is_said(
     assert f4["origin"].to_list() == [None, None]
     f3 = out.filter((out["summary"] == "f3") & (out["text"] == "INC-1002"))
     assert f3["chain"].to_list() == [["f2", "f3"]]  # walked before the cap
+
+
+
+def test_summaries_without_text_count_against_the_carrier_cap(
+        write_log: LogWriter, monkeypatch: pytest.MonkeyPatch) -> None:
+    """adv76 #1: a chain of summaries without text under each claiming summary cost
+    the walk nothing against the cap (58 s, no limit line).  Here g1-g3 have no text;
+    T1 and T2 each fold g3 and state a ticket: each walk visits 3 summaries, 1 claim."""
+    from compaction_audit.limits import Limit
+
+    rounds = [rnd(0, spans=[{"id": "s0", "tokens": 1, "text": "Looked at the queue."}])]
+    prev = "s0"
+    for i in range(1, 4):
+        rounds.append(rnd(i, summaries=[{"id": f"g{i}", "tokens": 1, "children": [prev]}],
+                          evicted=[prev]))
+        prev = f"g{i}"
+    rounds.append(rnd(4, summaries=[
+        {"id": "T1", "tokens": 1, "children": ["g3"], "text": "Ticket INC-7001 is open."},
+        {"id": "T2", "tokens": 1, "children": ["g3"], "text": "Ticket INC-7002 is open."}],
+        evicted=["g3"]))
+    session = read_native(str(write_log(rounds, name="textless.jsonl")))
+    items = typed_items(session)
+    monkeypatch.setattr(claims, "CARRIER_MAX_CHECKS", 6)  # 3 + 3: not past it
+    limits: list[Limit] = []
+    claims.unsupported(session, items, None, limits)
+    assert limits == []
+    monkeypatch.setattr(claims, "CARRIER_MAX_CHECKS", 5)
+    claims.unsupported(session, items, None, limits)
+    assert [(x.at, x.left) for x in limits] == [("summary 'T2'", 1)]

@@ -85,23 +85,37 @@ with a one-line error at the line of the summary that crossed it (exit 2), as th
 provenance closure does (:data:`compaction_audit.closure.MAX_CLOSURE_PAIRS`)."""
 
 
+MAX_FOLD_DROP_BYTES = 256 * 2**20
+"""Most bytes of dropped-fact text over those rows (each row holds its fact's text):
+rows of long facts cost with their length (adv76 #2: 1,997,000 rows of 1,500-character
+version pins, a 2.9 MB log, took 2.9 GB and 35 s under :data:`MAX_FOLD_DROPS`).
+256 MiB is 2,000,000 rows of 134 bytes; past it the audit stops the same way."""
+
+
 def _check_drops(path: str, checks: pl.DataFrame) -> None:
     """Raise :class:`~compaction_audit.errors.LogError` at the line of the first fold
     (in log order) at which the dropped discriminators of ``checks`` (``fold``,
-    ``line``, ``dropped``) pass :data:`MAX_FOLD_DROPS`."""
-    limit = MAX_FOLD_DROPS
-    counts = checks["dropped"].list.len()
-    if int(counts.sum() or 0) <= limit:
-        return
-    from compaction_audit.closure import _short
-    from compaction_audit.errors import LogError
+    ``line``, ``dropped``) pass :data:`MAX_FOLD_DROPS` rows or
+    :data:`MAX_FOLD_DROP_BYTES` bytes of text."""
+    sizes = checks.select(
+        pl.col("dropped").list.len().alias("n"),
+        pl.col("dropped").list.eval(pl.element().struct.field("text").str.len_bytes())
+        .list.sum().fill_null(0).alias("bytes"))
+    for column, limit, what in (("n", MAX_FOLD_DROPS, "(fold, child, dropped fact) rows"),
+                                ("bytes", MAX_FOLD_DROP_BYTES,
+                                 "bytes of text of (fold, child, dropped fact) rows")):
+        counts = sizes[column]
+        if int(counts.sum() or 0) <= limit:
+            continue
+        from compaction_audit.closure import _short
+        from compaction_audit.errors import LogError
 
-    at = int((counts.cum_sum() > limit).arg_max() or 0)
-    row = checks.row(at, named=True)
-    raise LogError(path, row["line"],
-                   f"folds drop too many facts: summary {_short(str(row['fold']))} takes the "
-                   f"(fold, child, dropped fact) rows past {limit:,}; see "
-                   "docs/performance.md (limits)", "summaries")
+        at = int((counts.cum_sum() > limit).arg_max() or 0)
+        row = checks.row(at, named=True)
+        raise LogError(path, row["line"],
+                       f"folds drop too many facts: summary {_short(str(row['fold']))} "
+                       f"takes the {what} past {limit:,}; see docs/performance.md (limits)",
+                       "summaries")
 
 
 def _fold_rows(edges: pl.DataFrame, items: pl.DataFrame, found_in: Extracted,
