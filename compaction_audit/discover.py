@@ -625,10 +625,11 @@ def find_traces(args: Sequence[str], exclude: Sequence[str] = ()) -> Discovery:
     found = Discovery(exclude=tuple(exclude))
     found.traces = list(_unique(t for arg in args for t in _expand(arg, found)))
     if found.excluded:  # a trace also named on the command line is audited: not left
-        audited = {_normal(t) for t in found.traces}  # out (usertest26b #4: "1 left out"
-        found.excluded = len(set().union(*found.excluded_by.values()) - audited)  # of an
-        found.exclude_used = {i for i, paths in found.excluded_by.items()  # audited one)
-                              if paths - audited}
+        audited = {_same_key(t) for t in found.traces}  # out (usertest26b #4: "1 left
+        left = {p for paths in found.excluded_by.values() for p in paths  # out" of an
+                if _same_key(p) not in audited}  # audited one; usertest27 #2: named by
+        found.excluded = len(left)  # another path to the same file)
+        found.exclude_used = {i for i, paths in found.excluded_by.items() if paths & left}
     if found.hidden_files:  # those audited after all ('**' matched their directory)
         audited = {_normal(t) for t in found.traces}  # or left out by choice are no news
         count = found.excluded
@@ -650,6 +651,16 @@ def discover(args: Sequence[str]) -> list[str]:
     silently."""
     found = find_traces(args)
     return [*found.traces, *(e.path for e in found.unreadable)]
+
+
+def _same_key(path: str) -> object:
+    """The file ``path`` names: its device and inode when it exists, else its
+    normalized path (two spellings of one file are one key)."""
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return _normal(path)
+    return (st.st_dev, st.st_ino)
 
 
 def _unique(items: Iterable[str]) -> Iterable[str]:

@@ -125,3 +125,12 @@ def test_a_pattern_whose_file_is_also_named_leaves_nothing_out(tree: Path) -> No
         "compaction-audit: 1 trace(s) left out by --exclude\n"
         "compaction-audit: --exclude 'a.*' matched only files named on the command line, "
         "which are audited whatever the patterns say\n")
+
+
+def test_a_file_named_by_another_path_is_not_left_out_either(tree: Path) -> None:
+    """usertest27 #2: the same file named by its absolute path (or through '..') was
+    still counted as left out."""
+    for named in (str(tree / "runs" / "a.jsonl"), "runs/../runs/a.jsonl"):
+        found = find_traces(["runs", named], ["a.*", "labels"])
+        assert found.excluded == 1  # labels/x.items.jsonl only
+        assert found.exclude_used == {1}

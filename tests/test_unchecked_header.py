@@ -129,15 +129,15 @@ def test_a_converted_log_says_the_unread_files_are_beside_its_source(tmp_path: P
     assert done.exit_code == 0, done.output
     text = " ".join(ln.strip() for ln in header(str(out)))
     assert ("unchecked  2 compactions could not be checked: 2 compaction files beside "
-            "session.messages.json, which it was converted from, not read (see the notes)"
-            ) in text
+            "session.messages.json (where this trace was converted from) not read (see the "
+            "notes)") in text
     report = api.audit(str(out))
     assert report.converted_from() == "session.messages.json"
-    assert all(n.endswith("(said of session.messages.json, which this trace was converted "
-                          "from)") for n in reader_notes(report))
+    assert all(n.endswith("(said when the cline log was read, before its conversion to "
+                          "this trace)") for n in reader_notes(report))
     assert report.unchecked()[-1][0].startswith(
-        "2 compaction files beside session.messages.json, which it was converted from not "
-        "read, so not checked")
+        "2 compaction files beside session.messages.json (where this trace was converted "
+        "from) not read, so not checked")
     read = api.audit(str(source))  # read as written: as before
     assert read.converted_from() is None
     assert read.unchecked()[-1][0].startswith("2 compaction files beside the trace not read")

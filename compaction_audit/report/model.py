@@ -242,9 +242,10 @@ class SessionReport:
         return checked == 0 and self.compactions_not_checked() > 0
 
     def converted_from(self) -> str | None:
-        """The product log this trace was converted from (``compaction-audit convert``:
-        a native log whose session record names a ``source_format``): its file name
-        (``span_line_file``), or the product's name; None for a log read as written."""
+        """The product's file this converted trace names its lines in (``compaction-audit
+        convert``: a native log whose session record names a ``source_format``): its file
+        name (``span_line_file``: the log converted, or for a Cline manifest its
+        messages file), or "the <product> log"; None for a log read as written."""
         extra = self.header.extra
         product = extra.get("source_format")
         if self.source_format != "native" or product in (None, "native"):
@@ -257,7 +258,8 @@ class SessionReport:
         beside the product log a converted trace came from (usertest26b #7: the advice
         to audit the files beside it could not be followed from the converted file)."""
         source = self.converted_from()
-        return "beside it" if source is None else f"beside {source}, which it was converted from,"
+        return ("beside it" if source is None
+                else f"beside {source} (where this trace was converted from)")
 
     def unchecked_phrase(self) -> str:
         """What the audit of this trace could not cover, for the header of the text and
@@ -306,8 +308,7 @@ class SessionReport:
             names = self.header.extra.get("compaction_files_unread")
             named = names_note([str(n) for n in names], unread) if isinstance(
                 names, list) else ""
-            beside = ("beside the trace" if self.converted_from() is None
-                      else self._beside().removesuffix(","))
+            beside = "beside the trace" if self.converted_from() is None else self._beside()
             out.append((f"{_count(unread, 'compaction file')} {beside} not read, "
                         f"so not checked{': ' + named if named else ''}; audit each by "
                         "name (or the folder)", None, 0))
@@ -653,9 +654,11 @@ def reader_notes(r: SessionReport) -> list[str]:
     notes = r.header.extra.get("reader_notes")
     if not isinstance(notes, list):
         return []
-    source = r.converted_from()  # said when that log was read, of it and its folder
-    return [str(n) if source is None else f"{n} (said of {source}, which this trace was "
-            "converted from)" for n in notes]
+    if r.converted_from() is None:
+        return [str(n) for n in notes]
+    product = r.header.extra.get("source_format")  # said of that log and its folder
+    return [f"{n} (said when the {product} log was read, before its conversion to this "
+            "trace)" for n in notes]
 
 
 def _count(n: int, noun: str) -> str:
