@@ -461,3 +461,18 @@ def test_an_empty_round_box_empties_the_panel(browser: Any, tmp_path: Path) -> N
     box.send_keys(Keys.ENTER)
     panel = browser.find_element(By.ID, "s0-panel-body")
     assert (panel.text, panel.get_attribute("data-round")) == ("", None)
+
+
+def test_a_round_one_run_lacks_says_so_in_the_diff_panel(browser: Any,
+                                                          tmp_path: Path) -> None:
+    """usertest27 #6: a round the candidate does not have read "unknown" for each of
+    its values, a claim that the value could not be known."""
+    long = dump([session(), *(rnd(i, spans=[{"id": f"a{i}", "tokens": 3}]) for i in range(4))],
+                tmp_path / "long.jsonl")
+    short = dump([session(), *(rnd(i, spans=[{"id": f"a{i}", "tokens": 3}]) for i in range(2))],
+                 tmp_path / "short.jsonl")
+    open_page(browser, write_html(tmp_path, "diff", str(long), str(short), name="d.html"))
+    text = select_round(browser, "d0", 3)
+    assert "raw_ratio_candidate no such round" in text, text
+    assert "raw_ratio_baseline 1" in text and "unknown" not in text
+    assert "raw_ratio_candidate 1" in select_round(browser, "d0", 1)

@@ -48,6 +48,30 @@ def _points(diff: RunDiff) -> tuple[pl.DataFrame, list[dict[str, Any]]]:
     return points, long.to_dicts()
 
 
+NO_ROUND = "no such round"
+"""What the round panel shows for a run that has no such round (its values are not
+unknown: usertest27 #6), as the text report's ``-``."""
+
+
+def _without_missing(diff: RunDiff, table: dict[str, Any]) -> dict[str, Any]:
+    """``table`` (:func:`~compaction_audit.report.html.data.table` of the aligned
+    series, one row per round) with :data:`NO_ROUND` in each value of a run that lacks
+    the row's round; a table of buckets is left as it is (a bucket's means)."""
+    if table["bucketed"]:
+        return table
+    series = diff.series
+    missing = {run: set(series.filter(~pl.col(f"in_{run}"))["round"].to_list())
+               for run in RUNS}
+    columns = table["columns"]
+    at = {run: [k for k, c in enumerate(columns) if c.endswith(f"_{run}")] for run in RUNS}
+    for row in table["rows"]:
+        for run in RUNS:
+            if row[0] in missing[run]:
+                for k in at[run]:
+                    row[k] = NO_ROUND
+    return table
+
+
 def _markers(diff: RunDiff) -> list[dict[str, Any]]:
     o = diff.onset("inversion_onset")
     out = []
@@ -154,6 +178,7 @@ def render_diff_html(diff: RunDiff, gates: dict[str, Any] | None = None,
             + "<h2>Findings</h2>" + status_html + "<h2>Gates</h2>" + gate_html
             + "<h2>Rules</h2>" + rules_reference(f.code for f in diff.findings))
     entry = {"id": "d0", "charts": {"d0-series": spec},
-             "rounds": data.table(wide, wide.height < diff.series.height),
+             "rounds": _without_missing(diff, data.table(wide, wide.height
+                                                          < diff.series.height)),
              "items": _panel_items(diff)}
     return page("compaction-audit diff", body, {"kind": "diff", "sections": [entry]})
