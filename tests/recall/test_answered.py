@@ -142,7 +142,7 @@ def test_the_text_report_points_at_the_answer(tmp_path: Path) -> None:
                  {"type": "round", "round": 2, "spans": [span("u2", "user", ASK)]},
                  {"type": "round", "round": 3, "spans": [span("a3", "assistant", "No.")]})
     text = CliRunner().invoke(app, ["audit", path, "--all"], env={"COLUMNS": "200"}).stdout
-    assert ("<- asked again at round 2, answered at line 5 without reading it again"
+    assert ("<- asked again at round 2 (line 4), answered at line 5 without reading it again"
             in text), text
 
 
