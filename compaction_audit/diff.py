@@ -174,17 +174,17 @@ class RunDiff:
 
     @property
     def tasks_differ(self) -> bool:
-        """True when both runs name their task (``cosine.task``: a digest of the
-        ``task_query``, else the person's first prompt) and the two differ."""
-        tasks = [(r.cosine or {}).get("task") for r in (self.baseline, self.candidate)]
+        """True when both runs name their task (:attr:`SessionReport.task`: the
+        ``task_query``, else the person's first prompt, whitespace collapsed) and the
+        two texts differ."""
+        tasks = (self.baseline.task, self.candidate.task)
         return None not in tasks and tasks[0] != tasks[1]
 
     def sessions_note(self) -> str:
-        """``"; different tasks: ..."`` when both runs name their task (a
-        ``task_query``, else the person's first prompt: ``cosine.task``, a digest) and
-        the two differ, else "".  ``diff`` compares two runs of one task
-        (docs/diff.md); two unrelated sessions gave "214 new, 1 resolved" without a
-        word (usertest26 #2).  Session ids are not compared: every run has its own."""
+        """``"; different tasks: ..."`` when :attr:`tasks_differ`, else "".  ``diff``
+        compares two runs of one task (docs/diff.md); two unrelated sessions gave "214
+        new, 1 resolved" without a word (usertest26 #2).  Session ids are not compared:
+        every run has its own."""
         if not self.tasks_differ:
             return ""
         return ("; different tasks (the task queries, or the person's first prompts, "
@@ -199,11 +199,11 @@ class RunDiff:
         with no word (adv29 F3)."""
         parts = []
         for label, r in (("baseline", self.baseline), ("candidate", self.candidate)):
-            said = coverage_phrases(r)
+            said = _covered(r)
             if said:
                 parts.append(f"{label} not fully checked: {', '.join(said)}")
         resolved = len(self.by_status("resolved"))
-        if resolved and coverage_phrases(self.candidate):
+        if resolved and _covered(self.candidate):
             parts[-1] += f", so its {resolved} resolved finding(s) may be unread, not fixed"
         return "".join(f"; {p}" for p in parts)
 
@@ -239,6 +239,16 @@ class RunDiff:
         if self.diverging_rounds:
             parts.append(f"series differ at {len(self.diverging_rounds)} round(s)")
         return "; ".join(parts)
+
+
+def _covered(r: SessionReport) -> list[str]:
+    """:func:`~compaction_audit.report.gaps.coverage_phrases` of ``r`` and its checks
+    that stopped at their cap ("1 check stopped at its limit": usertest28 #1, a
+    candidate whose carried-claim walk stopped read as fully compared)."""
+    stopped = len(r.limits)
+    said = ("1 check stopped at its limit" if stopped == 1
+            else f"{stopped} checks stopped at their limits")
+    return [*coverage_phrases(r), *([said] if stopped else [])]
 
 
 def describe(o: OnsetDelta) -> str:

@@ -191,6 +191,7 @@ def audit_session(session: Session, settings: Settings | None = None,
                 extra=recall_sections(recall, session, ranked, fold_facts(ctx)),
                 cosine=cosine_section(ctx, rebuilt, chosen),
                 rules_run=[r.code for r in chosen],
+                task=rebuilt.query.task_words(),
                 unjudged=unjudged,
             )
         finally:
@@ -200,10 +201,7 @@ def audit_session(session: Session, settings: Settings | None = None,
 
 def cosine_section(ctx: Context, rebuilt: Rebuilt, rules: list[Rule]) -> dict[str, Any]:
     """How the rebuilt cosine was made and which series each salience rule read (issue
-    16): ``method``, ``query`` (origin), ``query_detail``, ``task`` (a digest of the
-    task query or the first prompt, None without one:
-    :meth:`~compaction_audit.cosine.query.TaskQuery.task_digest`), ``items``,
-    ``distinct_texts``,
+    16): ``method``, ``query`` (origin), ``query_detail``, ``items``, ``distinct_texts``,
     ``reason`` (why nothing was rebuilt), ``used_by`` (rule name -> series, None when
     the rule had no salience to read) and ``inversion_signature`` (the series the
     onsets read)."""

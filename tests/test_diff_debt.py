@@ -89,7 +89,8 @@ def test_runs_of_different_tasks_are_said_to_be_so(write_log: LogWriter) -> None
             "their findings may not correspond")
     assert note not in diff_reports(one, again).headline()
     assert diff_reports(one, other).headline().endswith(note)
-    assert one.cosine["task"] == again.cosine["task"] != other.cosine["task"]
+    assert one.task == again.task == "Fix the proxy config." != other.task
+    assert "task" not in one.cosine  # log text, in no report
     from compaction_audit.report.diff_render import diff_dict
 
     assert diff_dict(diff_reports(one, other))["tasks_differ"] is True

@@ -141,3 +141,16 @@ def test_a_converted_log_says_the_unread_files_are_beside_its_source(tmp_path: P
     read = api.audit(str(source))  # read as written: as before
     assert read.converted_from() is None
     assert read.unchecked()[-1][0].startswith("2 compaction files beside the trace not read")
+
+
+def test_a_source_format_that_is_no_string_is_a_field_error(write_log: LogWriter) -> None:
+    """adv77 #5: an object there was printed as its Python repr in the reader notes."""
+    from compaction_audit.errors import LogError
+    from tests.logs import session
+
+    path = str(write_log([session(source_format={"a": "b"}, reader_notes=["x"]),
+                          rnd(0, spans=[{"id": "a", "tokens": 1}])], "sf.jsonl"))
+    with pytest.raises(LogError) as err:
+        api.audit(path)
+    assert (err.value.line, err.value.field) == (1, "source_format")
+    assert str(err.value) == f"{path}:1: expected a string, got an object (source_format)"

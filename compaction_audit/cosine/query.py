@@ -50,15 +50,11 @@ class TaskQuery:
     """What names the task: the ``task_query``, else the person's first prompt (the
     later prompts steer the run; two runs of one task share the first)."""
 
-    def task_digest(self) -> str | None:
-        """A short digest of :attr:`task` (whitespace collapsed; None without one), for
-        ``diff`` to tell two runs of different tasks apart without writing log text."""
-        if self.task is None:
-            return None
-        import zlib  # (not hashlib: the command defers it, startup.DEFERRED)
-
-        words = " ".join(self.task.split()).encode("utf-8", "surrogatepass")
-        return f"{zlib.crc32(words):08x}{zlib.adler32(words):08x}"
+    def task_words(self) -> str | None:
+        """:attr:`task` with its whitespace collapsed (None without one), for ``diff``
+        to tell two runs of different tasks apart: the texts compared, not a digest (a
+        checksum of them could be made to collide: adv77 #3)."""
+        return None if self.task is None else " ".join(self.task.split())
 
     def describe(self) -> str:
         """One line for reports: where the query came from."""

@@ -49,8 +49,7 @@ class Rebuilt:
     def as_dict(self) -> dict[str, object]:
         """JSON-able description for reports (no per-item values)."""
         return {"method": self.method, "query": self.query.origin,
-                "query_detail": self.query.describe(), "task": self.query.task_digest(),
-                "items": self.items.height,
+                "query_detail": self.query.describe(), "items": self.items.height,
                 "distinct_texts": self.texts, "reason": self.reason}
 
 

@@ -80,6 +80,8 @@ def _check_line_files(extra: dict[str, Any]) -> None:
     for key in ("span_line_file", "span_line_file_except_in"):
         if extra.get(key) is not None:
             rec.check_file_name(extra[key], key)
+    if extra.get("source_format") is not None:  # the product a conversion came from,
+        rec.opt_str(extra, "source_format", "")  # said in reports (adv77 #5: an object)
     ids = extra.get("span_line_file_except")
     if ids is not None:
         if type(ids) is not list:

@@ -547,25 +547,33 @@ class _Walk:
                  children: dict[str, list[str]]) -> list[list[str]] | None:
         """Per claim (each given by whether a vocabulary ``states`` it), the summaries
         below ``summary`` whose text states it, oldest first; None, nothing spent, when
-        the summaries below (each a test per claim, with or without text) would pass
-        what is left of the cap.  ``children``: each node's
+        the walk (a test per claim for each summary below, with or without text, and
+        one per edge followed) would pass what is left of the cap.  ``children``: each node's
         children; only summaries are walked."""
         info = self.info
-        each = max(len(states), 1)  # a summary visited costs a test per claim, text or
-        budget = self.left // each  # not (adv76 #1: 40,000 summaries without text under
-        below: list[str] = []  # each of 2,000 walks cost nothing: 58 s, no limit line)
-        stack, seen = list(children.get(summary, ())), set()
+        # a summary visited costs a test per claim, with text or without (adv76 #1:
+        # 40,000 summaries without text under each of 2,000 walks cost nothing: 58 s, no
+        # limit line), and each edge followed one more (adv77 #2: a summary over 1,000
+        # that each fold the same 1,000 made a million pops per walk, uncounted)
+        each = max(len(states), 1)
+        below: list[str] = []
+        stack = [c for c in children.get(summary, ()) if info[c][0] == "summary"]
+        seen = set(stack)
+        spent = len(stack)
         while stack:
             node = stack.pop()
-            if node in seen or info[node][0] != "summary":
-                continue
-            seen.add(node)
-            if len(seen) > budget:
+            spent += each
+            if spent > self.left:
                 return None
             if info[node][1]:
                 below.append(node)
-            stack.extend(children.get(node, ()))
-        self.left -= len(seen) * each
+            kids = children.get(node, ())
+            spent += len(kids)
+            for kid in kids:
+                if kid not in seen and info[kid][0] == "summary":
+                    seen.add(kid)
+                    stack.append(kid)
+        self.left -= spent
         found: list[list[str]] = [[] for _ in states]
         for node in below:
             words = self.bags.get(node)

@@ -147,7 +147,8 @@ def gate_phrases(sessions: Iterable[SessionReport]) -> list[str]:
 def checked_less(baseline: SessionReport, candidate: SessionReport) -> list[str]:
     """How ``candidate`` was checked less than ``baseline``, for ``diff``'s gates: e.g.
     ``["4 lines not read (the baseline: 0)"]`` when it has more compactions that could
-    not be checked or more lines not read; empty when it was checked as fully (adv29
+    not be checked, more lines not read or more checks stopped at their cap
+    (:class:`~compaction_audit.limits.Limit`); empty when it was checked as fully (adv29
     F3: a candidate that stopped reading its compaction "resolved" 210 findings and
     passed ``--fail-on-new error``)."""
     out = []
@@ -157,6 +158,10 @@ def checked_less(baseline: SessionReport, candidate: SessionReport) -> list[str]
         if cand > base:
             verb = "could not be checked" if what == "compaction" else "not read"
             out.append(f"{_n(cand, what)} {verb} (the baseline: {base:,})")
+    base_stops, cand_stops = len(baseline.limits), len(candidate.limits)
+    if cand_stops > base_stops:  # a check stopped at its cap judged less (usertest28 #1)
+        out.append(f"{_n(cand_stops, 'check')} stopped at a limit (the baseline: "
+                   f"{base_stops:,})")
     if not out:  # as many lines not read, but for another reason (adv31 N8)
         new = sorted(_reasons(candidate) - _reasons(baseline))
         if new:

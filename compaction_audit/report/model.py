@@ -84,6 +84,10 @@ class SessionReport:
     unjudged: dict[str, str] = field(default_factory=dict)
     """The rules of :attr:`rules_run` that judged no round, code -> why (the engine's
     :func:`~compaction_audit.engine.run_rules`); see :meth:`unjudged_rules`."""
+    task: str | None = None
+    """What names the run's task, whitespace collapsed: the ``task_query``, else the
+    person's first prompt (:attr:`compaction_audit.cosine.query.TaskQuery.task`); None
+    without one.  ``diff`` compares it (not written in any report: log text)."""
 
     def unjudged_rules(self) -> dict[str, str]:
         """Rules that judged nothing in this trace, code -> why, each without a

@@ -291,7 +291,8 @@ def test_fold_drops_past_the_bound_stop_the_audit_at_the_fold_that_crossed_it(
         audit(str(path))
     assert (err.value.line, err.value.field) == (5, "summaries")  # F3: round 3, line 5
     assert ("folds drop too many facts: summary 'F3' takes the (fold, child, dropped "
-            "fact) rows past 14; see docs/performance.md (limits)") in str(err.value)
+            "fact) rows past 14: audit the rounds before that line on their own (see "
+            "docs/performance.md, limits)") in str(err.value)
     result = run("audit", str(path))
     assert result.exit_code == 2 and "refold.jsonl:5: folds drop too many" in result.stderr
 
@@ -299,10 +300,11 @@ def test_fold_drops_past_the_bound_stop_the_audit_at_the_fold_that_crossed_it(
 
 def test_fold_drops_are_bounded_by_their_text_too(
         write_log: LogWriter, monkeypatch: pytest.MonkeyPatch) -> None:
-    """adv76 #2: rows of long facts cost with their length (1,997,000 rows of
-    1,500-character pins under the row bound took 2.9 GB).  The dropped texts of one
-    fold here: a's whole sentence as a constraint (48 bytes), "8080" (4), "==1.26.4"
-    (8), "45000 ms" (8) and b's "9090" (4): 72 bytes per fold."""
+    """adv76 #2, adv77 #1: rows of long facts or long fold ids cost with their length
+    (1,997,000 rows of 1,500-character pins under the row bound took 2.9 GB; 8,000-
+    character fold ids 16 GB).  One fold here: a's dropped texts, its whole sentence as
+    a constraint (48 bytes), "8080" (4), "==1.26.4" (8), "45000 ms" (8), each row with
+    "F1" and "a" (3 bytes: 4 x 3), then b's "9090" (4 + 3): 87 bytes per fold."""
     from compaction_audit.errors import LogError
     from compaction_audit.recall.analysis import folds
 
@@ -310,10 +312,11 @@ def test_fold_drops_are_bounded_by_their_text_too(
     checks = folds.fold_checks(read_native(str(path)))
     texts = [d["text"] for ds in checks["dropped"].to_list() for d in ds]
     assert sum(len(t.encode()) for t in texts) == 3 * 72, texts
-    monkeypatch.setattr(folds, "MAX_FOLD_DROP_BYTES", 3 * 72)  # not past it
+    monkeypatch.setattr(folds, "MAX_FOLD_DROP_BYTES", 3 * 87)  # not past it
     assert audit(str(path)).n_rounds == 4
-    monkeypatch.setattr(folds, "MAX_FOLD_DROP_BYTES", 2 * 72)  # F3's first child
+    monkeypatch.setattr(folds, "MAX_FOLD_DROP_BYTES", 2 * 87)  # F3's first child
     with pytest.raises(LogError) as err:
         audit(str(path))
-    assert err.value.line == 5 and "summary 'F3' takes the bytes of text of (fold, " \
-        "child, dropped fact) rows past 144;" in str(err.value)
+    assert err.value.line == 5 and "summary 'F3' takes the bytes of text and ids of " \
+        "(fold, child, dropped fact) rows past 174:" in str(err.value)
+

@@ -121,21 +121,22 @@ def _stating(write_log: LogWriter, n: int) -> Path:
 def test_carriers_are_looked_for_within_a_cap_and_the_stop_is_said(
         write_log: LogWriter, monkeypatch: pytest.MonkeyPatch) -> None:
     """adv75 #2: a chain of 1,000 folds of 20 claims each made about 10 million tests
-    (66 s for 1.25 MB).  Counted: a walk tests each claim reported against each summary
-    below: f2 1 x 1, f3 1 x 2, f4 2 x 3, 9 tests."""
+    (66 s for 1.25 MB).  Counted: a walk costs a test per claim reported for each
+    summary below and one per edge to a summary it follows: f2 1 + 1 = 2, f3 2 + 2 = 4,
+    f4 3 + 3 x 2 = 9; 15 in all."""
     from compaction_audit.limits import Limit
 
     session = read_native(str(_stating(write_log, 4)))
     items = typed_items(session)
-    monkeypatch.setattr(claims, "CARRIER_MAX_CHECKS", 9)  # 9 is not past 9
+    monkeypatch.setattr(claims, "CARRIER_MAX_CHECKS", 15)  # 15 is not past 15
     limits: list[Limit] = []
     out, _ = claims.unsupported(session, items, None, limits)
     assert limits == []
     f4 = out.filter(out["summary"] == "f4").sort("text")
     assert f4["chain"].to_list() == [["f3", "f4"], ["f4"]]  # INC-1003 carried from f3
-    monkeypatch.setattr(claims, "CARRIER_MAX_CHECKS", 8)
+    monkeypatch.setattr(claims, "CARRIER_MAX_CHECKS", 14)
     out, _ = claims.unsupported(session, items, None, limits)
-    assert limits == [Limit("unsupported-summary-claim", 8, "(claim, summary below) tests",
+    assert limits == [Limit("unsupported-summary-claim", 14, "(claim, summary below) tests",
                             "summary 'f4'", 4, 5, 1, "summaries' claim carriers")]
     f4 = out.filter(out["summary"] == "f4").sort("text")
     assert f4["chain"].to_list() == [["f4"], ["f4"]]  # reported, its carrier not looked for
@@ -149,7 +150,8 @@ def test_summaries_without_text_count_against_the_carrier_cap(
         write_log: LogWriter, monkeypatch: pytest.MonkeyPatch) -> None:
     """adv76 #1: a chain of summaries without text under each claiming summary cost
     the walk nothing against the cap (58 s, no limit line).  Here g1-g3 have no text;
-    T1 and T2 each fold g3 and state a ticket: each walk visits 3 summaries, 1 claim."""
+    T1 and T2 each fold g3 and state a ticket: each walk visits 3 summaries (1 claim
+    each) and follows 3 edges between summaries: 6 tests, 12 in all."""
     from compaction_audit.limits import Limit
 
     rounds = [rnd(0, spans=[{"id": "s0", "tokens": 1, "text": "Looked at the queue."}])]
@@ -164,10 +166,35 @@ def test_summaries_without_text_count_against_the_carrier_cap(
         evicted=["g3"]))
     session = read_native(str(write_log(rounds, name="textless.jsonl")))
     items = typed_items(session)
-    monkeypatch.setattr(claims, "CARRIER_MAX_CHECKS", 6)  # 3 + 3: not past it
+    monkeypatch.setattr(claims, "CARRIER_MAX_CHECKS", 12)  # 6 + 6: not past it
     limits: list[Limit] = []
     claims.unsupported(session, items, None, limits)
     assert limits == []
-    monkeypatch.setattr(claims, "CARRIER_MAX_CHECKS", 5)
+    monkeypatch.setattr(claims, "CARRIER_MAX_CHECKS", 11)
     claims.unsupported(session, items, None, limits)
     assert [(x.at, x.left) for x in limits] == [("summary 'T2'", 1)]
+
+
+
+def test_diff_says_a_run_whose_check_stopped_was_not_fully_checked(
+        write_log: LogWriter, monkeypatch: pytest.MonkeyPatch) -> None:
+    """usertest28 #1: a candidate whose carried-claim walk stopped at its cap was
+    compared as if fully checked ("0 new, 0 resolved ... Gates passed")."""
+    from compaction_audit.api import audit
+    from compaction_audit.diff import diff_reports
+
+    path = str(_stating(write_log, 4))
+    base = audit(path)
+    monkeypatch.setattr(claims, "CARRIER_MAX_CHECKS", 14)
+    cand = audit(path)
+    assert len(cand.limits) == 1 and not base.limits
+    said = diff_reports(base, cand).headline()
+    assert said.endswith("; candidate not fully checked: 1 check stopped at its limit"), said
+    assert "not fully checked" not in diff_reports(base, base).headline()
+    from compaction_audit.diff import gate
+
+    assert gate(diff_reports(base, cand), None, "error") == [
+        "the candidate could not be checked as fully as the baseline: 1 check stopped at a "
+        "limit (the baseline: 0); what it resolves may be unread, not fixed (audit the "
+        "candidate: its notes say why)"]
+    assert gate(diff_reports(base, base), None, "error") == []

@@ -86,10 +86,11 @@ provenance closure does (:data:`compaction_audit.closure.MAX_CLOSURE_PAIRS`)."""
 
 
 MAX_FOLD_DROP_BYTES = 256 * 2**20
-"""Most bytes of dropped-fact text over those rows (each row holds its fact's text):
-rows of long facts cost with their length (adv76 #2: 1,997,000 rows of 1,500-character
-version pins, a 2.9 MB log, took 2.9 GB and 35 s under :data:`MAX_FOLD_DROPS`).
-256 MiB is 2,000,000 rows of 134 bytes; past it the audit stops the same way."""
+"""Most bytes of those rows' text and ids (each row holds its fact's text, its fold's id
+and its child's id): rows of long facts or long ids cost with their length (adv76 #2:
+1,997,000 rows of 1,500-character version pins, a 2.9 MB log, took 2.9 GB and 35 s
+under :data:`MAX_FOLD_DROPS`; adv77 #1: 8,000-character fold ids, 16 GB).  256 MiB is
+2,000,000 rows of 134 bytes; past it the audit stops the same way."""
 
 
 def _check_drops(path: str, checks: pl.DataFrame) -> None:
@@ -97,13 +98,17 @@ def _check_drops(path: str, checks: pl.DataFrame) -> None:
     (in log order) at which the dropped discriminators of ``checks`` (``fold``,
     ``line``, ``dropped``) pass :data:`MAX_FOLD_DROPS` rows or
     :data:`MAX_FOLD_DROP_BYTES` bytes of text."""
-    sizes = checks.select(
-        pl.col("dropped").list.len().alias("n"),
-        pl.col("dropped").list.eval(pl.element().struct.field("text").str.len_bytes())
-        .list.sum().fill_null(0).alias("bytes"))
+    rows = pl.col("dropped").list.len()
+    sizes = checks.select(  # a row holds its fact's text and its fold's and child's ids
+        rows.alias("n"),
+        (pl.col("dropped").list.eval(pl.element().struct.field("text").str.len_bytes())
+         .list.sum().fill_null(0)
+         + rows * (pl.col("fold").str.len_bytes() + pl.col("child").str.len_bytes())
+         ).alias("bytes"))
     for column, limit, what in (("n", MAX_FOLD_DROPS, "(fold, child, dropped fact) rows"),
                                 ("bytes", MAX_FOLD_DROP_BYTES,
-                                 "bytes of text of (fold, child, dropped fact) rows")):
+                                 "bytes of text and ids of (fold, child, dropped fact) "
+                                 "rows")):
         counts = sizes[column]
         if int(counts.sum() or 0) <= limit:
             continue
@@ -114,8 +119,8 @@ def _check_drops(path: str, checks: pl.DataFrame) -> None:
         row = checks.row(at, named=True)
         raise LogError(path, row["line"],
                        f"folds drop too many facts: summary {_short(str(row['fold']))} "
-                       f"takes the {what} past {limit:,}; see docs/performance.md (limits)",
-                       "summaries")
+                       f"takes the {what} past {limit:,}: audit the rounds before that "
+                       "line on their own (see docs/performance.md, limits)", "summaries")
 
 
 def _fold_rows(edges: pl.DataFrame, items: pl.DataFrame, found_in: Extracted,
