@@ -476,3 +476,4 @@ def test_a_round_one_run_lacks_says_so_in_the_diff_panel(browser: Any,
     assert "raw_ratio_candidate no such round" in text, text
     assert "raw_ratio_baseline 1" in text and "unknown" not in text
     assert "raw_ratio_candidate 1" in select_round(browser, "d0", 1)
+    assert "No round 9 in either run." in select_round(browser, "d0", 9)  # usertest28 #6

@@ -46,7 +46,8 @@
     // skip), except past the last one: no such round (adv70 #4: it showed the last)
     var rows = section.rounds.rows;
     if (!row || row[1] < r && (!section.rounds.bucketed || row === rows[rows.length - 1])) {
-      panel.appendChild(el("p", "No round " + r + " in this trace.", "dim"));
+      panel.appendChild(el("p", "No round " + r + (data.kind === "diff" ? " in either run."
+        : " in this trace."), "dim"));
       return;
     }
     var cols = section.rounds.columns;
