@@ -624,11 +624,14 @@ def find_traces(args: Sequence[str], exclude: Sequence[str] = ()) -> Discovery:
                          "'*.items.jsonl', or a path pattern with '/')")
     found = Discovery(exclude=tuple(exclude))
     found.traces = list(_unique(t for arg in args for t in _expand(arg, found)))
-    if found.excluded:  # a trace also named on the command line is audited: not left
-        audited = {_same_key(t) for t in found.traces}  # out (usertest26b #4: "1 left
-        left = {p for paths in found.excluded_by.values() for p in paths  # out" of an
-                if _same_key(p) not in audited}  # audited one; usertest27 #2: named by
-        found.excluded = len(left)  # another path to the same file)
+    named = _named_files(args)
+    if named:  # a file named on the command line is reported under the name given, not
+        found.traces = [named.get(_same_key(t), t) for t in found.traces]  # under a
+        # link to it that a folder listed first (adv77 #4)
+    if found.excluded:  # a file also named on the command line is audited: not left
+        left = {p for paths in found.excluded_by.values() for p in paths  # out
+                if _same_key(p) not in named}  # (usertest26b #4; usertest27 #2: named
+        found.excluded = len(left)  # by another path to the same file)
         found.exclude_used = {i for i, paths in found.excluded_by.items() if paths & left}
     if found.hidden_files:  # those audited after all ('**' matched their directory)
         audited = {_normal(t) for t in found.traces}  # or left out by choice are no news
@@ -651,6 +654,17 @@ def discover(args: Sequence[str]) -> list[str]:
     silently."""
     found = find_traces(args)
     return [*found.traces, *(e.path for e in found.unreadable)]
+
+
+def _named_files(args: Sequence[str]) -> dict[object, str]:
+    """The plain files among ``args`` (not URLs, directories or patterns), by
+    :func:`_same_key`: the path each was first named by, normalized."""
+    out: dict[object, str] = {}
+    for arg in args:
+        if arg == "-" or _is_url(arg) or is_pattern(arg) or not os.path.isfile(arg):
+            continue
+        out.setdefault(_same_key(arg), _normal(arg))
+    return out
 
 
 def _same_key(path: str) -> object:

@@ -134,3 +134,16 @@ def test_a_file_named_by_another_path_is_not_left_out_either(tree: Path) -> None
         found = find_traces(["runs", named], ["a.*", "labels"])
         assert found.excluded == 1  # labels/x.items.jsonl only
         assert found.exclude_used == {1}
+
+
+def test_a_named_file_a_folder_also_holds_through_a_link_keeps_its_name(tree: Path) -> None:
+    """adv77 #4: the folder's symlink to a named file came first and the file was
+    reported under the link's name; without the file named, the pattern that left it
+    out said it "matched no file"."""
+    (tree / "runs" / "link.jsonl").symlink_to("a.jsonl")
+    found = find_traces(["runs", "runs/a.jsonl"], ["a.jsonl", "labels"])
+    assert "runs/a.jsonl" in found.traces and "runs/link.jsonl" not in found.traces
+    assert found.excluded == 1 and found.exclude_used == {1}  # labels only
+    alone = find_traces(["runs"], ["a.jsonl", "labels"])
+    assert "runs/link.jsonl" in alone.traces and "runs/a.jsonl" not in alone.traces
+    assert alone.excluded == 2 and alone.exclude_used == {0, 1}
