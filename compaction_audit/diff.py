@@ -143,7 +143,7 @@ class RunDiff:
         """``recall_debt`` at each run's last round (baseline, candidate), in
         discriminators nothing in the context can recover (seed 002); a run's value is
         None when its last round's debt is unknown (a compaction whose loss could not
-        be checked: :func:`compaction_audit.engine.debt_checked`); None when a run
+        be checked: :func:`compaction_audit.recall.sections.debt_checked`); None when a run
         has no such column or no round."""
         ends: list[int | None] = []
         for r in (self.baseline, self.candidate):

@@ -623,11 +623,9 @@ def find_traces(args: Sequence[str], exclude: Sequence[str] = ()) -> Discovery:
         raise UsageError("--exclude needs a pattern (a name such as 'labels' or "
                          "'*.items.jsonl', or a path pattern with '/')")
     found = Discovery(exclude=tuple(exclude))
-    found.traces = list(_unique(t for arg in args for t in _expand(arg, found)))
-    named = _named_files(args)
-    if named:  # a file named on the command line is reported under the name given, not
-        found.traces = [named.get(_same_key(t), t) for t in found.traces]  # under a
-        # link to it that a folder listed first (adv77 #4)
+    named = _named_files(args)  # reported under the name given, not under a link to it
+    found.traces = list(_unique((t for arg in args for t in _expand(arg, found)),  # that
+                                named))  # a folder listed first (adv77 #4)
     if found.excluded:  # a file also named on the command line is audited: not left
         left = {p for paths in found.excluded_by.values() for p in paths  # out
                 if _same_key(p) not in named}  # (usertest26b #4; usertest27 #2: named
@@ -668,28 +666,25 @@ def _named_files(args: Sequence[str]) -> dict[object, str]:
 
 
 def _same_key(path: str) -> object:
-    """The file ``path`` names: its device and inode when it exists, else its
-    normalized path (two spellings of one file are one key)."""
+    """The file ``path`` names: its device and inode when it exists (``-``: standard
+    input's), else the path itself (two spellings of one file are one key)."""
     try:
-        st = os.stat(path)
-    except (OSError, ValueError):
-        return _normal(path)
+        st = os.stat(path) if path != "-" else os.fstat(sys.stdin.fileno())
+    except (OSError, ValueError, AttributeError):  # no stdin, or not a descriptor
+        return path
     return (st.st_dev, st.st_ino)
 
 
-def _unique(items: Iterable[str]) -> Iterable[str]:
-    """Items once each: by device and inode when the path exists (``-``: standard
-    input's, so ``- /dev/stdin`` is one trace), else by path."""
+def _unique(items: Iterable[str], named: dict[object, str]) -> Iterable[str]:
+    """Items once each, by :func:`_same_key` (``- /dev/stdin`` is one trace), each as
+    ``named`` names its file when it does (a file given on the command line keeps the
+    name given wherever a folder listed it first)."""
     seen: set[object] = set()
     for item in items:
-        try:
-            st = os.stat(item) if item != "-" else os.fstat(sys.stdin.fileno())
-        except (OSError, ValueError, AttributeError):  # no stdin, or not a descriptor
-            st = None
-        key: object = (st.st_dev, st.st_ino) if st is not None else item
+        key = _same_key(item)
         if key not in seen:
             seen.add(key)
-            yield item
+            yield named.get(key, item)
 
 
 def names_one_file(args: Sequence[str]) -> bool:

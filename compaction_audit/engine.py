@@ -17,7 +17,7 @@ from compaction_audit.recall.analysis import typed_items
 from compaction_audit.recall.caches import forget as forget_text_caches
 from compaction_audit.recall.caches import keeps as keeps_text_caches
 from compaction_audit.recall.extract import share as share_extraction
-from compaction_audit.recall.sections import compaction_view, recall_sections
+from compaction_audit.recall.sections import compaction_view, debt_checked, recall_sections
 from compaction_audit.recall.textwork import TextJobs
 from compaction_audit.rehydrate import suggestions
 from compaction_audit.report.model import NotEvaluated, SessionReport
@@ -124,26 +124,6 @@ def with_summary_text(compactions: list[dict[str, Any]], session: Session
     texts = dict(session.items.filter(pl.col("id").is_in(ids))
                  .select("id", "text").unique("id", keep="first").iter_rows())
     return [{**c, "summary_text": texts.get(c.get("summary_id"))} for c in compactions]
-
-
-DEBT_UNKNOWN = ("recall_debt", "recall_debt_fold", "recall_debt_eviction")
-"""The debt columns that are unknown from a compaction whose loss cannot be checked."""
-
-
-def debt_checked(debt: pl.DataFrame, session: Session, redacted: bool) -> pl.DataFrame:
-    """``debt`` (one row per round index ``ri``) with :data:`DEBT_UNKNOWN` null from
-    the round of the first compaction whose loss cannot be checked (opaque, redacted or
-    marked ``unchecked`` by its adapter; every round of a log that is mostly redaction,
-    ``redacted``): what it lost is not counted, so a count there would be a floor read
-    as a measure (a 0 plotted after an encrypted compaction; ``diff`` called it
-    "8 -> 0 (-8)", usertest26 #1)."""
-    rounds = [c["ri"] for c in session.compactions
-              if c.get("opaque") or c.get("redacted") or c.get("unchecked")]
-    start = 0 if redacted else min(rounds, default=None)
-    if start is None or not set(DEBT_UNKNOWN) <= set(debt.columns):
-        return debt
-    return debt.with_columns(pl.when(pl.col("ri") < start).then(pl.col(name)).alias(name)
-                             for name in DEBT_UNKNOWN)
 
 
 def audit_session(session: Session, settings: Settings | None = None,

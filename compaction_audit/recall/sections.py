@@ -146,6 +146,32 @@ def _file_of(key: str, line_file: Any, own_lines: set[Any], span: Any, other: An
     return {key: _span_file(line_file, own_lines, span, other)["span_file"]}
 
 
+def loss_unchecked(c: dict[str, Any]) -> bool:
+    """Whether the loss of compaction ``c`` (an adapter's ``compaction`` extension)
+    cannot be checked: its summary is opaque (encrypted) or redacted, or its adapter
+    marked it ``unchecked`` (a Cline compaction file read without its messages)."""
+    return bool(c.get("opaque") or c.get("redacted") or c.get("unchecked"))
+
+
+DEBT_UNKNOWN = ("recall_debt", "recall_debt_fold", "recall_debt_eviction")
+"""The debt columns that are unknown from a compaction whose loss cannot be checked."""
+
+
+def debt_checked(debt: pl.DataFrame, session: Session, redacted: bool) -> pl.DataFrame:
+    """``debt`` (one row per round index ``ri``) with :data:`DEBT_UNKNOWN` null from
+    the round of the first compaction whose loss cannot be checked
+    (:func:`loss_unchecked`; every round of a log that is mostly redaction,
+    ``redacted``): what it lost is not counted, so a count there would be a floor read
+    as a measure (a 0 plotted after an encrypted compaction; ``diff`` called it
+    "8 -> 0 (-8)", usertest26 #1)."""
+    rounds = [c["ri"] for c in session.compactions if loss_unchecked(c)]
+    start = 0 if redacted else min(rounds, default=None)
+    if start is None or not set(DEBT_UNKNOWN) <= set(debt.columns):
+        return debt
+    return debt.with_columns(pl.when(pl.col("ri") < start).then(pl.col(name)).alias(name)
+                             for name in DEBT_UNKNOWN)
+
+
 def _lost_at(lost: pl.DataFrame, compactions: list[dict[str, Any]], redacted: bool
              ) -> list[list[dict[str, Any]]]:
     """For each compaction, the rows of ``lost`` (as dicts, in its order) lost at it:
@@ -153,8 +179,7 @@ def _lost_at(lost: pl.DataFrame, compactions: list[dict[str, Any]], redacted: bo
     string; another type names no fold); none
     for a compaction not checked (opaque, redacted or ``unchecked``).  Two joins for all
     compactions (was one query per compaction, issue 11, class 5)."""
-    checked = [i for i, c in enumerate(compactions)
-               if not (c.get("opaque") or c.get("redacted") or redacted or c.get("unchecked"))]
+    checked = [i for i, c in enumerate(compactions) if not (redacted or loss_unchecked(c))]
     out: list[list[dict[str, Any]]] = [[] for _ in compactions]
     if not checked or lost.height == 0:
         return out

@@ -282,7 +282,7 @@ def rules_reference(codes: Iterable[str]) -> str:
 def debt_unknown_note(r: SessionReport, whose: str = "") -> str:
     """" Unknown from round N: ..." (``whose``: "the candidate's recall debt is ...")
     when the recall debt of ``r`` is null from a round on
-    (:func:`compaction_audit.engine.debt_checked`), else ""; plain text, for
+    (:func:`compaction_audit.recall.sections.debt_checked`), else ""; plain text, for
     :func:`~compaction_audit.report.html.page.esc`."""
     col = r.series.get_column("recall_debt", default=None)
     if col is None or col.null_count() == 0:
