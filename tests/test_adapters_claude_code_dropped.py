@@ -64,6 +64,11 @@ def test_a_sidechain_line_first_does_not_hide_the_main_thread(tmp_path: Path) ->
     # spans a product's compaction folded to CA301
     assert verdict.startswith("FAIL (1 line not read, see the notes): 2 error(s)")
     assert audit(str(FIXTURE))[1].startswith("FAIL: 2 error(s)")
+    # JSON says it at the top level, beside compactions_not_checked, as docs/ci.md and
+    # diff's JSON do (usertest29 #2: only session.extra had it)
+    for trace, n in ((path, 1), (str(FIXTURE), 0)):
+        doc = orjson.loads(CliRunner().invoke(app, ["audit", trace, "--format", "json"]).output)
+        assert (doc["lines_not_read"], doc["compactions_not_checked"]) == (n, 0)
 
 
 def test_a_file_of_sidechain_lines_only_is_read_as_its_own_thread(tmp_path: Path) -> None:

@@ -53,8 +53,10 @@ def test_a_summary_longer_than_what_it_folded(write_log: LogWriter) -> None:
 def test_an_opaque_summary_has_no_ratio(write_log: LogWriter) -> None:
     c = view(write_log, folded(8, opaque=True))
     assert c["compression_ratio"] is None and c["folded_tokens"] == 120
+    # usertest29 #3: "an estimate (opaque)" of a 5-token placeholder read as made up
     assert compaction_sizes(c) == ("context 12,000 -> 2,500 tokens; summary about 8 tokens, "
-                                   "an estimate (opaque), ratio unknown")
+                                   "an estimate from the size of its encrypted content "
+                                   "(opaque), ratio unknown")
 
 
 def test_unknown_sizes_are_said(write_log: LogWriter) -> None:

@@ -144,6 +144,9 @@ def session_dict(r: SessionReport, show_all: bool = False) -> dict[str, Any]:
         **r.extra,
         "counts": r.counts(),
         "compactions_not_checked": r.compactions_not_checked(),
+        # beside it, as in diff's JSON (usertest29 #2: docs/ci.md named it, only
+        # session.extra had it)
+        "lines_not_read": r.lines_not_read(),
         "verdict": r.verdict(),
     }
     series_rows, episodes = doc.pop("series"), doc.pop("findings")

@@ -14,6 +14,7 @@ from compaction_audit.errors import UsageError
 from compaction_audit.io.harness import is_person_source
 from compaction_audit.model import Session
 from compaction_audit.recall import extract as ext
+from compaction_audit.recall.analysis.occurrences import NAME_KINDS, VALUE_TYPES
 from compaction_audit.recall.kinds import KIND_RANK
 from compaction_audit.recall.spantypes import span_type
 from compaction_audit.recall.survival import check as surv  # where tests patch survives
@@ -300,8 +301,8 @@ def trace_discriminator(session: Session, query: str) -> Node:
     mode, norms, note = _reading(query)
     asked_for = mode
     q = query.strip().lower()
-    spans: list[tuple[str, list[ext.Discriminator], list[ext.Discriminator]]] = []
     harness = 0  # spans of text the product adds: never a discriminator's holder
+    found_in: dict[str, tuple[str, list[ext.Discriminator]]] = {}
     for item, row in log.rows.items():
         if row["kind"] != "span" or row["text"] is None:
             continue
@@ -309,18 +310,18 @@ def trace_discriminator(session: Session, query: str) -> Node:
         if stype == "harness":
             harness += bool(q) and _word_in(q, row["text"].lower())
             continue
-        found = ext.extract(row["text"], stype)
-        # the query itself first (followed up the chain), then the clauses holding it
-        hits = sorted((d for d in found if _matches(norms, q, d)),
-                      key=lambda d: d.norm not in norms and d.text.lower() != q)
-        if hits:  # companions: the other hits first, then the clauses before the values
-            # (usertest9: ids led a cut list), each nearest the hit first (usertest11:
-            # the first requirements of a long spec, far from the hit, led it)
-            at = hits[0].start
-            rest = sorted((c for c in found if c not in hits),
-                          key=lambda c: (c.kind not in _CLAUSES, abs(c.start - at),
-                                         -KIND_RANK[c.kind]))
-            spans.append((item, hits, hits[1:] + rest))
+        found_in[item] = (stype, ext.extract(row["text"], stype))
+    spans = _holding(found_in, norms, q)
+    same = {d.norm for _, hits, _ in spans for d in hits
+            if d.kind not in _CLAUSES and d.text.strip().lower() == q} - norms
+    if mode == "reduced" and same:
+        # a span states the query as a discriminator ("read_timeout_ms = 30000", a
+        # quantity of norm 30000): the audit counts every span stating that norm as
+        # holding it, so the trace follows them too (usertest29 #1: the trace said
+        # "1 lost" of a value the audit said another span still held)
+        norms |= same
+        spans = _holding(found_in, norms, q)
+    unsaid = _names_unsaid(log, found_in, spans)
     if not spans and q:
         if mode == "discriminator":
             note = f"no span holds {query!r} as a discriminator"
@@ -359,7 +360,7 @@ def trace_discriminator(session: Session, query: str) -> Node:
         note = (f"{note}; " if note else "") + (
             f"{harness:,} span(s) of text the product adds (harness: reminders, notices) "
             "also hold it, not counted: harness text yields no discriminator")
-    children = _span_nodes(log, spans, mode, q)
+    children = _span_nodes(log, spans, mode, q, unsaid=unsaid)
     if any(n.data["fate"] == "lost" for n in children):
         children += _span_nodes(log, _stating(log, spans), mode, q)
     if mode in ("reduced", "discriminator") and children:
@@ -387,12 +388,72 @@ def trace_discriminator(session: Session, query: str) -> Node:
         fates = [n.data["fate"] for n in children]
         data["counts"] = {o: fates.count(o) for o in OUTCOMES if o in fates}
         held, data["held"] = _still_held(log, children)
-        counts = counts_label(fates) + held
+        counts = counts_label(fates) + held + _unsaid_label(children)
     if not children:
         raise UsageError(f"{query!r} is neither an item id nor a discriminator, nor found as "
                          f"written (its words in that order) in any span or summary text in "
                          f"{session.path}")  # adv74 #2: "words of" read as any order
     return Node(f"{what} {query!r}: {counts}", data, children)
+
+
+def _holding(found_in: dict[str, tuple[str, list[ext.Discriminator]]], norms: set[str],
+             q: str) -> list[tuple[str, list[ext.Discriminator], list[ext.Discriminator]]]:
+    """``(span, hits, companions)`` for each span of ``found_in`` (its span type and
+    discriminators) holding the query: the query itself first (followed up the chain),
+    then the clauses holding it; companions: the other hits, then the clauses before
+    the values (usertest9: ids led a cut list), each nearest the hit first (usertest11:
+    the first requirements of a long spec, far from the hit, led it)."""
+    spans = []
+    for item, (_, found) in found_in.items():
+        hits = sorted((d for d in found if _matches(norms, q, d)),
+                      key=lambda d: d.norm not in norms and d.text.lower() != q)
+        if hits:
+            at = hits[0].start
+            rest = sorted((c for c in found if c not in hits),
+                          key=lambda c: (c.kind not in _CLAUSES, abs(c.start - at),
+                                         -KIND_RANK[c.kind]))
+            spans.append((item, hits, hits[1:] + rest))
+    return spans
+
+
+def _names_unsaid(log: _Log, found_in: dict[str, tuple[str, list[ext.Discriminator]]],
+                  spans: list[tuple[str, list[ext.Discriminator], list[ext.Discriminator]]]
+                  ) -> set[str]:
+    """The spans of ``spans`` whose first hit is a name of code or tool output that no
+    prose or spec span states by the round the span stops being resolvable: the audit
+    counts no such name as a fact (:data:`~compaction_audit.recall.analysis.occurrences.
+    NAME_KINDS`; usertest29 #1: ``trace LOG -- -n`` said "LOST" of a grep flag the audit
+    never lists)."""
+    named = {item: hits[0] for item, hits, _ in spans
+             if found_in[item][0] in VALUE_TYPES and hits[0].kind.value in NAME_KINDS}
+    if not named:
+        return set()
+    keys = {(d.kind, d.norm) for d in named.values()}
+    said: dict[tuple[ext.Kind, str], int] = {}
+    for item, (stype, found) in found_in.items():
+        if stype in STATING_TYPES:
+            born = log.rows[item]["ri"]
+            for d in found:
+                if (d.kind, d.norm) in keys and born < said.get((d.kind, d.norm), born + 1):
+                    said[(d.kind, d.norm)] = born
+    out = set()
+    for item, d in named.items():
+        gone = log.rows[item]["gone_ri"]
+        first = said.get((d.kind, d.norm))
+        if first is None or first > (log.n if gone is None else gone):
+            out.add(item)
+    return out
+
+
+def _unsaid_label(spans: list[Node]) -> str:
+    """``; not a fact the audit counts in N of them (...)`` when lost spans hold the
+    query only as a name no prose states (:func:`_names_unsaid`); empty otherwise."""
+    n = sum(1 for s in spans if s.data.get("counted") is False and s.data["fate"] == "lost")
+    if not n:
+        return ""
+    which = "it" if n == 1 else f"{n:,} of them"
+    return (f"; the audit counts no lost fact in {which}: a name of code or tool output "
+            "that no prose states")
 
 
 def _mentions(log: _Log, named: set[str], q: str
@@ -428,17 +489,19 @@ def _stating(log: _Log, spans: list[tuple[str, list[ext.Discriminator],
 
 def _span_nodes(log: _Log, spans: list[tuple[str, list[ext.Discriminator],
                                               list[ext.Discriminator]]],
-                mode: str, q: str, mark: str = "") -> list[Node]:
+                mode: str, q: str, mark: str = "", unsaid: frozenset[str] | set[str] = frozenset()
+                ) -> list[Node]:
     """One node per ``(span, hits, others)``: the span's fate for the query (each hit
     under its own fate), the chain of folds above it as children; ``mark`` ends the
-    head of a span without hits (how it holds the query)."""
+    head of a span without hits (how it holds the query).  A span of ``unsaid``
+    (:func:`_names_unsaid`) has ``counted`` false, its folds read "dropped at fold"."""
     children: list[Node] = []
     for item, hits, others in spans:
         row = log.rows[item]
         follow = _Follow(d=hits[0]) if hits else _Follow(literal=q, part=mode == "substring")
         up = _carry(log, item, follow, others, set(), named=hits[1:])
         fate = _span_fate(log, item, up)
-        if fate in ("recoverable", "in context"):
+        if fate in ("recoverable", "in context") or item in unsaid:
             _dropped_not_lost(up)
         head = f"span {item} ({log.where(item)}; now {log.state(item)}): {fate}" + (
             "" if hits else mark)
@@ -457,7 +520,8 @@ def _span_nodes(log: _Log, spans: list[tuple[str, list[ext.Discriminator],
             {"span": item, "source": row["source"], "round": row["round"],
              "line": row["line"], **log.at(item), "state": log.state(item), "fate": fate,
              "matched": [{"kind": d.kind.value, "text": d.text, "norm": d.norm, "fate": g}
-                         for d, g in zip(hits, fates, strict=True)]},
+                         for d, g in zip(hits, fates, strict=True)],
+             **({"counted": False} if item in unsaid else {})},
             up, cut=len(head) + 2 if stated else None))
     return children
 

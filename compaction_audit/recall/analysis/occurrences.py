@@ -22,8 +22,11 @@ from compaction_audit.recall.analysis.items import typed_items
 from compaction_audit.recall.textwork import Extracted, Survived, survival_flags
 from compaction_audit.series import Series
 
-_VALUE_TYPES = ("code", "tool_output")
-_NAME_KINDS = ("identifier", "link")
+VALUE_TYPES = ("code", "tool_output")
+NAME_KINDS = ("identifier", "link")
+"""A name (:data:`NAME_KINDS`) found in a span of :data:`VALUE_TYPES` is a fact only when
+prose states it too (:func:`_prose_names`, issue 10, point 1); ``trace`` says so of the
+names it follows (:mod:`compaction_audit.trace.query`)."""
 
 
 def _occurrences(session: Session, series: Series,
@@ -223,7 +226,7 @@ def _prose_names(session: Session, items: pl.DataFrame, occ: pl.DataFrame
     """Split ``occ``: identifiers and links of code and tool output stay only when a prose
     or spec span born no later than the round the tool span stops being resolvable
     states the same key (issue 10, point 1).  Returns (kept occ, left-out rows)."""
-    is_name = pl.col("stype").is_in(_VALUE_TYPES) & pl.col("kind").is_in(_NAME_KINDS)
+    is_name = pl.col("stype").is_in(VALUE_TYPES) & pl.col("kind").is_in(NAME_KINDS)
     names = occ.filter(is_name)
     if names.height == 0:
         return occ, names
