@@ -364,7 +364,11 @@ class SummaryMajority(BoundaryRule):
     def message(self, v: dict[str, Any], ctx: Context) -> str:
         n = ctx.settings.sustain  # with sustain > 1 the finding is at the nth round of
         ratio = ctx.settings.summary_majority_ratio
-        counts = (f"summary tokens {v['summary_tokens']:,}", f"raw tokens {v['raw_tokens']:,}")
+        # raw tokens still in the working set, not what a compaction folded: beside
+        # "summary 545 tokens for 139 folded", "raw tokens 107" read as a second count
+        # of the same thing (usertest29 #5)
+        counts = (f"summary tokens {v['summary_tokens']:,}",
+                  f"raw tokens in context {v['raw_tokens']:,}")
         if ratio == 0.5:  # raw_ratio < 0.5: the summaries outweigh the raw spans
             said = f"{counts[0]} exceed {counts[1]}"  # 92,104, not 92104 (usertest18 #8)
             why = f"raw_ratio {fmt(v['raw_ratio'])}"

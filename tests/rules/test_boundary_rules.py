@@ -140,9 +140,10 @@ def test_sustain_longer_than_the_session_is_said() -> None:
 
 
 @pytest.mark.parametrize(("sustain", "fires_at", "said"), [
-    (1, 1, "summary tokens 60 exceed raw tokens 40 for the first time (raw_ratio 0.400)"),
-    (2, 2, "summary tokens 92,104 exceed raw tokens 30 (raw_ratio 0.300), 2 rounds in a "
-           "row (sustain 2), first at round 11"),  # usertest18 #8: no "92104", no "they
+    (1, 1, "summary tokens 60 exceed raw tokens in context 40 for the first time "
+           "(raw_ratio 0.400)"),
+    (2, 2, "summary tokens 92,104 exceed raw tokens in context 30 (raw_ratio 0.300), 2 "
+           "rounds in a row (sustain 2), first at round 11"),  # usertest18 #8: no "92104", no "they
 ])                                                # first did 1 round(s) before this one"
 def test_summary_majority_says_when_summary_tokens_first_exceeded(
         sustain: int, fires_at: int, said: str) -> None:
@@ -161,10 +162,11 @@ def test_summary_majority_says_when_summary_tokens_first_exceeded(
 
 @pytest.mark.parametrize(("ratio", "fires_at", "said"), [
     (0.6, 0, "raw_ratio 0.583 below summary_majority_ratio 0.600 for the first time "
-             "(summary tokens 30, raw tokens 42)"),
-    (0.5, 1, "summary tokens 60 exceed raw tokens 40 for the first time (raw_ratio 0.400)"),
+             "(summary tokens 30, raw tokens in context 42)"),
+    (0.5, 1, "summary tokens 60 exceed raw tokens in context 40 for the first time "
+             "(raw_ratio 0.400)"),
     (0.3, 2, "raw_ratio 0.250 below summary_majority_ratio 0.300 for the first time "
-             "(summary tokens 90, raw tokens 30)"),
+             "(summary tokens 90, raw tokens in context 30)"),
 ])
 def test_summary_majority_under_another_ratio_says_the_ratio_it_crossed(
         ratio: float, fires_at: int, said: str) -> None:
