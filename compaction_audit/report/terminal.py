@@ -34,7 +34,7 @@ from compaction_audit.report.model import (
     reader_notes,
 )
 from compaction_audit.report.safe import printable
-from compaction_audit.report.summary import baseline_info, ends, gate_note
+from compaction_audit.report.summary import baseline_info, ends, gate_note, grown_phrase
 from compaction_audit.report.terminal_lost import compactions_section, recall_section
 from compaction_audit.report.terminal_text import (
     WIDE,
@@ -212,9 +212,10 @@ def _baseline_line(r: SessionReport) -> str:
         return ""
     out = f"{info['suppressed']} finding(s) in {info['file'] or 'the baseline'}, not shown"
     grown = info.get("grown") or []
-    if grown:
+    if grown:  # each with the facts it now loses (usertest29 #6: they were named only
+        # far below, under the finding, and the lost list left them "not listed")
         out += (f"; {len(grown)} fold finding(s) of it now lose more facts, shown as new: "
-                + ", ".join(f"{g['code']} {g['key']}" for g in grown[:3])
+                + ", ".join(f"{g['code']} {g['key']} {grown_phrase(g)}" for g in grown[:3])
                 + (f" and {len(grown) - 3} more" if len(grown) > 3 else ""))
     return out
 
