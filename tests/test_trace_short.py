@@ -428,6 +428,21 @@ def test_a_summarys_one_line_skips_a_tag_alone_on_its_line() -> None:
     assert tracer.one_line("<SYSTEM_NOTICE>") == "<SYSTEM_NOTICE>"
 
 
+def test_a_summarys_one_line_skips_the_products_preamble() -> None:
+    """usertest29 #8: every Codex and Claude Code summary previewed as the product's
+    fixed opening sentence."""
+    codex = ("Another language model started to solve this problem and produced a summary "
+             "of its thinking process. Use it to continue.\nThe port moved to 8443.")
+    assert tracer.one_line(codex) == "The port moved to 8443."
+    claude = ("This session is being continued from a previous conversation that ran out of "
+              "context. The conversation is summarized below:\n\nKept v4.2.1.\nmore")
+    assert tracer.one_line(claude) == "Kept v4.2.1. …"
+    # the preamble alone is the line; the sentence elsewhere is the person's words
+    assert tracer.one_line(codex.split("\n")[0]).startswith("Another language model")
+    quoted = "Why did Another language model start?\nNo idea."
+    assert tracer.one_line(quoted) == "Why did Another language model start? …"
+
+
 def test_a_discriminator_no_span_holds_as_one_is_followed_as_text(
         write_log: LogWriter) -> None:
     # "no reopen behavior" is a negation on its own, but in the span it sits inside a

@@ -55,6 +55,12 @@ CLAUDE_SKILL_PREFIX = "Base directory for this skill"
 CODEX_SUMMARY_PREFIX = "Another language model started to solve this problem"
 """How Codex opens the user message that carries a local compaction's summary."""
 
+SUMMARY_PREAMBLES = (CODEX_SUMMARY_PREFIX,
+                     "This session is being continued from a previous conversation")
+"""How Codex and Claude Code open a compaction's summary: a fixed sentence of the
+product's on a line of its own, before the summary proper (``trace``'s one-line preview
+of a summary skips it: usertest29 #8)."""
+
 CODEX_PREFIXES = (
     ("<user_shell_command>", COMMAND),
     ("<environment_context>", META), ("<user_instructions>", META),

@@ -7,6 +7,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from compaction_audit.io.harness import SUMMARY_PREAMBLES
+
 MAX_LEVELS = 16
 """Deepest tree level shown; below it one node says how much was left out.  A chain of
 thousands of folds is valid input: the tree stays readable, and printing it never
@@ -36,10 +38,13 @@ _TAG_ALONE = re.compile(r"\s*<[^<>]{1,80}>\s*")
 def one_line(text: str, limit: int = ONE_LINE) -> str:
     """The first line of ``text`` that says something (not blank, not a markup tag
     alone: a Cline notice opens with ``<SYSTEM_NOTICE>`` on a line of its own, and the
-    one line was that tag, ux5 F11) with runs of white space made one space, cut to
-    ``limit`` characters with ``…`` when longer (or when more lines follow)."""
+    one line was that tag, ux5 F11; not a product's preamble to its summary,
+    :data:`~compaction_audit.io.harness.SUMMARY_PREAMBLES`, when more lines follow:
+    usertest29 #8) with runs of white space made one space, cut to ``limit``
+    characters with ``…`` when longer (or when more lines follow)."""
     lines = [ln for ln in text.splitlines() if ln.strip()]
-    while len(lines) > 1 and _TAG_ALONE.fullmatch(lines[0]):
+    while len(lines) > 1 and (_TAG_ALONE.fullmatch(lines[0])
+                              or lines[0].lstrip().startswith(SUMMARY_PREAMBLES)):
         lines.pop(0)
     first = " ".join(lines[0].split()) if lines else ""
     if len(first) > limit:
