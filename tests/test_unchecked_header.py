@@ -21,7 +21,7 @@ CLINE = FIXTURES / "cline"  # our own synthetic session: one messages file, two 
 
 def header(path: str) -> list[str]:
     out = CliRunner().invoke(app, ["audit", path, "--isolated", "--fail-on", "never"],
-                             env={"COLUMNS": "120"}).output.splitlines()
+                             env={"COLUMNS": "160"}).output.splitlines()
     return out[:out.index("")]
 
 
@@ -50,7 +50,7 @@ def copy_session(folder: Path) -> Path:
 def test_unread_compaction_files_are_said_in_the_header(tmp_path: Path) -> None:
     lines = header(str(copy_session(tmp_path)))
     assert ("  unchecked  2 compactions could not be checked: 2 compaction files beside it "
-            "not read (see the notes)") in lines
+            "not read (audit the folder, or each file by name, to check them)") in lines
 
 
 def test_compaction_files_audited_in_the_same_run_are_not_unchecked(tmp_path: Path) -> None:
@@ -112,7 +112,8 @@ def test_the_html_header_says_it_too(tmp_path: Path, write_log: LogWriter) -> No
                                    "-f", "html", "-o", str(page)])
     assert out.exit_code == 0, out.output
     assert ("<tr><th>unchecked</th><td>2 compactions could not be checked: 2 compaction "
-            "files beside it not read (see the notes)</td></tr>") in page.read_text()
+            "files beside it not read (audit the folder, or each file by name, to check "
+            "them)</td></tr>") in page.read_text()
     checked = tmp_path / "c.html"
     CliRunner().invoke(app, ["audit", str(write_log(opaque(False))), "--isolated", "-f",
                              "html", "-o", str(checked)])
@@ -129,8 +130,8 @@ def test_a_converted_log_says_the_unread_files_are_beside_its_source(tmp_path: P
     assert done.exit_code == 0, done.output
     text = " ".join(ln.strip() for ln in header(str(out)))
     assert ("unchecked  2 compactions could not be checked: 2 compaction files beside "
-            "session.messages.json (where this trace was converted from) not read (see the "
-            "notes)") in text
+            "session.messages.json (where this trace was converted from) not read (audit the "
+            "folder, or each file by name, to check them)") in text
     report = api.audit(str(out))
     assert report.converted_from() == "session.messages.json"
     assert all(n.endswith("(said when the cline log was read, before its conversion to "

@@ -280,8 +280,11 @@ class SessionReport:
             reasons = [f"{k} ({v})" if v > 1 else k for k, v in why.items()]
             unread = unread_count(self.header.extra)
             if unread:
+                # what to do, on the first screen (usertest29 #12: a PASS over a
+                # messages file whose compactions fail when the folder is audited)
                 reasons.append(f"{unread} compaction file{'s' if unread > 1 else ''} "
-                               f"{self._beside()} not read (see the notes)")
+                               f"{self._beside()} not read (audit the folder, or each "
+                               "file by name, to check them)")
             parts.append(f"{n} compaction{'s' if n > 1 else ''} could not be checked: "
                          + ", ".join(reasons))
         not_read = self.lines_not_read()
