@@ -17,15 +17,13 @@ from typing import Any
 
 import polars as pl
 
-from compaction_audit.rules.base import Context, Finding, sustained
+from compaction_audit.rules.base import FELL, ROSE, Context, Finding, sustained
 
 
 def inversion_onset(ctx: Context) -> int | None:
     """Round number of the inversion onset, or None."""
     s = ctx.settings
-    signature = ((pl.col("summary_depth_max") >= s.min_depth)
-                 & (pl.col("distinct_source_spans") < pl.col("distinct_source_spans_before"))
-                 & (pl.col("query_cosine") > pl.col("query_cosine_before")))
+    signature = (pl.col("summary_depth_max") >= s.min_depth) & FELL & ROSE
     n = s.sustain_onset
     hits = ctx.frame.with_columns(sustained(signature, n).alias("hit")).filter("hit")
     if not hits.height:

@@ -207,6 +207,32 @@ def product_fold_rounds(session: Session) -> list[int]:
                    if c.get("summary_id") is not None and c.get("ri") is not None})
 
 
+ROUNDING = 1e-9
+"""Differences at or below this share of a value (and of 1) are the rounding of
+floating-point sums, not a rise or a fall: a mean salience of 0.2 over 5 spans and over
+4 (1.0/5, 0.8/4) summed in file order is 0.19999999999999998 and 0.2, and the
+salience "rose" into an error-level CA101 (adv78 #2)."""
+
+
+def _beyond(a: pl.Expr, b: pl.Expr) -> pl.Expr:
+    """``a`` exceeds ``b`` by more than :data:`ROUNDING` of their size."""
+    return (a - b) > ROUNDING * pl.max_horizontal(a.abs(), b.abs(), pl.lit(1.0))
+
+
+ROSE = _beyond(pl.col("query_cosine"), pl.col("query_cosine_before"))
+"""The salience (``query_cosine``: logged, or rebuilt) rose against ``window`` rounds
+back: seed 000's "salience metrics that improve" (CA101 and the inversion onset)."""
+FELL = pl.col("distinct_source_spans") < pl.col("distinct_source_spans_before")
+"""Reachable source spans fell (integers: no rounding) against ``window`` rounds back."""
+
+
+def exceeds(value: pl.Expr, limit: float) -> pl.Expr:
+    """``value`` is more than ``limit`` beyond its rounding (:data:`ROUNDING`): "differs
+    by more than the tolerance" of a difference that is the tolerance up to float
+    rounding (0.51 - 0.50 is 0.010000000000000009) is false (adv78 #3)."""
+    return value > limit + ROUNDING * max(1.0, abs(limit))
+
+
 def sustained(condition: pl.Expr, rounds: int) -> pl.Expr:
     """True where ``condition`` held (true, not null) on ``rounds`` consecutive rounds
     ending here: an alerting rule's ``for:`` (spec rules.md, ``sustain``)."""

@@ -12,6 +12,7 @@ values are named after the series used.
 
 from __future__ import annotations
 
+import math
 from typing import Any, ClassVar
 
 import polars as pl
@@ -19,6 +20,9 @@ import polars as pl
 from compaction_audit.plans import collect
 from compaction_audit.recall.ranking import span_type_from_source
 from compaction_audit.rules.base import (
+    FELL,
+    ROSE,
+    ROUNDING,
     Context,
     Outcome,
     Rule,
@@ -32,8 +36,6 @@ from compaction_audit.rules.base import (
 _HAS_TOKENS = pl.col("retained_tokens") > 0
 _SALIENCE_KNOWN = (pl.col("query_cosine").is_not_null()
                    & pl.col("query_cosine_before").is_not_null())
-_FELL = pl.col("distinct_source_spans") < pl.col("distinct_source_spans_before")
-_ROSE = pl.col("query_cosine") > pl.col("query_cosine_before")
 NO_SALIENCE = "not applicable: no salience recorded"
 """The note of a salience rule on a log with no salience and no text to rebuild it."""
 
@@ -150,7 +152,7 @@ class SalienceInversion(BoundaryRule):
     def condition(self, ctx: Context) -> pl.Expr:
         s = ctx.settings
         return ((pl.col("summary_depth_max") >= s.min_depth)
-                & (pl.col("raw_ratio") < s.raw_ratio_floor) & _FELL & _ROSE)
+                & (pl.col("raw_ratio") < s.raw_ratio_floor) & FELL & ROSE)
 
     def message(self, v: dict[str, Any], ctx: Context) -> str:
         used = ctx.cosine or "query_cosine_retained"
@@ -193,7 +195,10 @@ class ProvenanceFloor(BoundaryRule):
 
     def floor(self, ctx: Context) -> int:
         """The floor in spans: max(1, floor(start_spans * span_floor_fraction))."""
-        return max(1, int(ctx.start_spans * ctx.settings.span_floor_fraction))
+        # floor() of the product up to its rounding: 100 * 0.29 is 28.999999999999996,
+        # and int() made the floor 28, not 29 (adv78 #4)
+        product = ctx.start_spans * ctx.settings.span_floor_fraction
+        return max(1, math.floor(product + ROUNDING * max(1.0, product)))
 
     def condition(self, ctx: Context) -> pl.Expr:
         return ((pl.col("summary_depth_max") >= ctx.settings.min_depth)

@@ -9,7 +9,15 @@ import polars as pl
 from compaction_audit.emptyframes import kept_for_schemas
 from compaction_audit.io.records import LOGGED_FLOATS, LOGGED_INTS
 from compaction_audit.reachability import interval_sum
-from compaction_audit.rules.base import Context, Outcome, Rule, Severity, fmt, register
+from compaction_audit.rules.base import (
+    Context,
+    Outcome,
+    Rule,
+    Severity,
+    exceeds,
+    fmt,
+    register,
+)
 
 LIST_CAP = 20
 """Most ids a finding of this module lists; the rest are counted ("and N more")."""
@@ -177,7 +185,7 @@ class LoggedMismatch(Rule):
         for key in (*LOGGED_FLOATS, *LOGGED_INTS):
             logged, rebuilt = pl.col(f"logged_{key}"), pl.col(key)
             if key in LOGGED_FLOATS:
-                bad = (logged - rebuilt).abs() > tol
+                bad = exceeds((logged - rebuilt).abs(), tol)  # tol itself: no (adv78 #3)
                 bad = pl.when(rebuilt.is_null()).then(False).otherwise(bad)
             else:
                 bad = logged != rebuilt
