@@ -313,9 +313,12 @@ def _survives_in(d: Discriminator, idx: _Index) -> bool:
     if "/" in norm or "\\" in norm:
         path = norm.rstrip("/\\")
         last = _basename(path)  # a file name, not a URL's or a folder's last part (adv52)
-        return (_FILE_NAME.fullmatch(last) is not None and last in idx.keys) or any(
-            path.endswith("/" + p.lstrip("/")) or p.endswith("/" + path)
-            for p in idx.lookup.path_tails.get(path.rsplit("/", 1)[-1], ()))
+        # a summary's path ends this one after a "/", or this one ends a summary's
+        # path after a "/": set look-ups, not a pass over the summary's paths (adv78 #1)
+        return ((_FILE_NAME.fullmatch(last) is not None and last in idx.keys)
+                or path in idx.lookup.path_ends
+                or any(path[k + 1:] in idx.lookup.path_whole
+                       for k, c in enumerate(path) if c == "/"))
     if norm.startswith("migration "):
         return norm.removeprefix("migration ") in idx.keys
     if _HEX_RE.fullmatch(norm):  # a hash by a prefix: a sorted neighbour, a key prefix
@@ -338,8 +341,24 @@ def _other_file(text: str, key: str, low: str) -> bool:
     ext = base.rsplit(".", 1)[-1] if "." in base.strip(".") else ""
     if not (ext[:1].islower() and len(ext) <= 5 and ext.isalnum()):  # `Renderer.render`
         return False  # is a function of a module, no file (its module still keeps it)
-    named = set(re.findall(rf"(?<![\w-]){re.escape(key)}\.([a-z]\w{{0,7}})\b", low))
-    return bool(named) and ext.lower() not in named
+    named = _extensions(low).get(key)
+    return named is not None and ext.lower() not in named
+
+
+_NAMED_FILE = re.compile(r"(?<![\w-])(?=([\w-]+)\.([a-z]\w{0,7})\b)")
+r"""A file name of a lower-cased text at each start of a ``[\w-]`` run: the run (the
+module) and the extension after its dot."""
+
+
+@lru_cache(maxsize=16)
+def _extensions(low: str) -> dict[str, frozenset[str]]:
+    """Each module of ``low`` named as a file -> the extensions it is named with, in one
+    pass over the summary (adv78 #1: a pass per file name checked made the cost
+    files x summary length, 10-17 s for 0.15 MB)."""
+    found: dict[str, set[str]] = {}
+    for m in _NAMED_FILE.finditer(low):
+        found.setdefault(m.group(1), set()).add(m.group(2))
+    return {k: frozenset(v) for k, v in found.items()}
 
 
 _FILE_NAME = re.compile(r"(?=.*[a-z])[\w.-]*\w[._-]\w[\w.-]*")
@@ -375,13 +394,53 @@ def _parts_in_order(parts: list[str], low: str) -> bool:
     survives as "ALTER TABLE MODIFY" or "ALTER TABLE t MODIFY"."""
     at = 0
     for part in parts:
-        head = r"(?<![\w-])" if part[0].isalnum() or part[0] in "_-" else ""
-        tail = r"(?![\w-])" if part[-1].isalnum() or part[-1] == "_" else ""
-        found = re.compile(head + re.escape(part) + tail).search(low, at)
+        found = _next_part(part, low, at)
         if found is None:
             return False
-        at = found.end()
+        at = found
     return True
+
+
+_RUN = re.compile(r"[\w-]+")
+
+
+@lru_cache(maxsize=16)
+def _runs(low: str) -> dict[str, list[int]]:
+    r"""Where each ``[\w-]`` run of ``low`` starts, in order, built once per summary."""
+    starts: dict[str, list[int]] = {}
+    for m in _RUN.finditer(low):
+        starts.setdefault(m.group(), []).append(m.start())
+    return starts
+
+
+@lru_cache(maxsize=4096)
+def _part_pattern(part: str) -> tuple[re.Pattern[str], str | None]:
+    r"""(the pattern of ``part`` not inside a longer word or flag, the ``[\w-]`` run a
+    match of it starts with, or None when a match need not start a whole run)."""
+    head = r"(?<![\w-])" if part[0].isalnum() or part[0] in "_-" else ""
+    tail = r"(?![\w-])" if part[-1].isalnum() or part[-1] == "_" else ""
+    pattern = re.compile(head + re.escape(part) + tail)
+    first = _RUN.match(part)
+    if first is None or not head or (first.end() == len(part) and not tail):
+        return pattern, None
+    return pattern, first.group()
+
+
+def _next_part(part: str, low: str, at: int) -> int | None:
+    """The end of the first match of ``part`` in ``low`` from ``at`` (None: none).  A
+    part that starts a whole run is tried only where that run starts (the summary's
+    runs looked up, not scanned: adv78 #1, a scan per elided identifier made the cost
+    identifiers x summary length, 120 s for a 0.99 MB trace)."""
+    pattern, run = _part_pattern(part)
+    if run is None:
+        found = pattern.search(low, at)
+        return None if found is None else found.end()
+    starts = _runs(low).get(run, ())
+    for pos in starts[bisect_left(starts, at):]:
+        found = pattern.match(low, pos)
+        if found is not None:
+            return found.end()
+    return None
 
 
 def dropped(child_text: str, summary_text: str, span_type: str = "prose"
