@@ -39,7 +39,8 @@ def stderr_named(args: Iterable[str]) -> str | None:
     stdin = fd_stat(0)  # '- < t.jsonl 2>> t.jsonl'
     if stdin is not None:
         found.setdefault((stdin.st_dev, stdin.st_ino), "- (standard input)")
-    searched = None if same in found else _under_searched(2, names)
+    searched = None if same in found else (_under_searched(2, names)
+                                           or _companion_of(same, names))
     if same not in found and searched is None:
         return None
     out = fd_stat(1)  # '&>> t.jsonl': standard output is the same file, or another input
@@ -47,6 +48,30 @@ def stderr_named(args: Iterable[str]) -> str | None:
                                      and (out.st_dev, out.st_ino) != same
                                      and _under_searched(1, names) is None))
     return found.get(same) or searched
+
+
+def _companion_of(same: tuple[int, int], names: list[str]) -> str | None:
+    """The file (device, inode ``same``) when it may be read along with a file the
+    command line names: a Cline compaction or messages file beside it, Gemini CLI's
+    ``telemetry.log``, an SQLite store's ``-wal``
+    (:func:`compaction_audit.io.companions.possible_companions`, by names only); None
+    otherwise.  Looked up only when standard error is a regular file nothing else
+    matched (adv78 #5: ``--fail-on bogus 2>> s.compaction.json`` appended the usage
+    line onto the compaction file, and every later audit of the session failed)."""
+    from compaction_audit.io.companions import possible_companions
+
+    for name in names:
+        if not name or name == "-" or name.startswith("-") or not os.path.isfile(name):
+            continue
+        try:
+            others = possible_companions(name)
+        except (OSError, ValueError):  # a name it cannot look beside: nothing to find
+            continue
+        for other in others:
+            st = path_stat(other)
+            if st is not None and (st.st_dev, st.st_ino) == same:
+                return other
+    return None
 
 
 TRACE_LIKE = (".jsonl", ".jsonl.gz", ".jsonl.zst", ".json")

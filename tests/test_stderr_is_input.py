@@ -170,3 +170,34 @@ def test_standard_error_onto_a_json_file_a_folder_search_does_not_read(
     else:
         assert said.startswith("d/t.jsonl: "), said
         assert "standard error" not in target.read_text()
+
+
+FIXTURES = ROOT / "tests" / "fixtures" / "adapters"
+
+
+@pytest.mark.parametrize(("files", "trace", "onto", "args"), [
+    # a usage error before any command runs: Cline's compaction file beside its
+    # messages file, Gemini CLI's telemetry.log beside its session (adv78 #5: the line
+    # was appended onto them, and every later audit of the session failed)
+    ({"s.messages.json": "cline/session.messages.json",
+      "s.compaction.json": "cline/basic.compaction.json"},
+     "s.messages.json", "s.compaction.json", ["--fail-on", "bogus"]),
+    ({"session.jsonl": "gemini-cli/compression.jsonl", "telemetry.log": "gemini-cli/telemetry.log"},
+     "session.jsonl", "telemetry.log", ["-o", "out.xz"]),
+])
+def test_standard_error_onto_a_file_read_along_with_the_input_is_refused(
+        tmp_path: Path, files: dict[str, str], trace: str, onto: str,
+        args: list[str]) -> None:
+    for name, fixture in files.items():
+        shutil.copy(FIXTURES / fixture, tmp_path / name)
+    before = (tmp_path / onto).read_bytes()
+    done = run_into(tmp_path / onto, ["audit", trace, *args], tmp_path)
+    assert done.returncode == 2
+    assert done.stdout.decode() == (
+        f"compaction-audit: standard error: is {onto}, which this command reads; "
+        "refusing to write onto it (redirect it elsewhere)\n")
+    assert (tmp_path / onto).read_bytes() == before
+    # another file beside them takes the line, as before
+    other = tmp_path / "err.txt"
+    done = run_into(other, ["audit", trace, *args], tmp_path)
+    assert done.returncode == 2 and other.read_bytes().startswith(b"compaction-audit: ")
