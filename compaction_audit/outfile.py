@@ -31,6 +31,7 @@ file is written in place, as a plain ``open`` would (issue 11, F6).
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import shutil
 import signal
@@ -98,12 +99,14 @@ def refuse_same_file(output: str, inputs: Iterable[str], source: str | None = No
     ``output`` exists; for an input read once, such as a FIFO, every file of those
     names beside it: adv30 F1).  Devices and FIFOs may be read and written (``/dev/null``).
     Also raises, so that a run that could not write its report stops before the work,
-    when ``output`` is new and its folder does not exist (:func:`refuse_missing_folder`)
-    and when it is a regular file the user may not write (``FILE: cannot write:
-    Permission denied``: :func:`os.access`, so root may).  ``source``: the format the
+    when ``output`` is new and its folder does not exist (:func:`refuse_missing_folder`),
+    when it is a symbolic link that loops (:func:`_refuse_loop`) and when it is a
+    regular file the user may not write (``FILE: cannot write: Permission denied``:
+    :func:`os.access`, so root may).  ``source``: the format the
     inputs are read as (``convert --from``), else each one's detected format: a forced
     reader opens its companions even where detection fails (adv33 B2)."""
     refuse_missing_folder(output)
+    _refuse_loop(output)
     out = _stat(output)
     if out is None or not stat.S_ISREG(out.st_mode):
         return
@@ -202,6 +205,21 @@ def writes_through(output: str) -> bool:
         return True
     st = _stat(output)
     return st is not None and not stat.S_ISREG(st.st_mode)
+
+
+def _refuse_loop(output: str) -> None:
+    """Raise :class:`UsageError` when ``output`` is a symbolic link that resolves to no
+    end (a loop, a link to itself): the report replaced the link with a regular file
+    (adv78 #6), where a link is always written through.  A link to a file not there yet
+    is written through, creating it."""
+    if not os.path.islink(output):
+        return
+    try:
+        os.stat(output)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise UsageError(f"{output}: cannot open for writing: a symbolic link that "
+                             f"loops ({os.strerror(errno.ELOOP)})") from None
 
 
 def _umask() -> int:

@@ -112,6 +112,26 @@ def test_symlink_output_writes_its_target_and_keeps_the_link(trace: Path) -> Non
     assert converted.is_symlink() and (trace.parent / "conv-target.jsonl").is_file()
 
 
+@pytest.mark.parametrize("command", [
+    ["audit", "t.jsonl"], ["convert", "t.jsonl"], ["baseline", "create", "t.jsonl"],
+    ["diff", "t.jsonl", "t.jsonl"],
+])
+def test_a_symlink_that_loops_is_refused_and_stays(trace: Path, command: list[str]) -> None:
+    """adv78 #6: a link to itself, or two links to each other, were replaced by a
+    regular file holding the report."""
+    (trace.parent / "one").symlink_to("two")
+    (trace.parent / "two").symlink_to("one")
+    (trace.parent / "self").symlink_to("self")
+    for name in ("one", "self"):
+        result = run(*command, "-o", name)
+        assert result.exit_code == 2
+        assert result.stderr == (f"compaction-audit: {name}: cannot open for writing: a "
+                                 "symbolic link that loops (Too many levels of symbolic "
+                                 "links)\n")
+    assert [os.readlink(trace.parent / n) for n in ("one", "two", "self")] == [
+        "two", "one", "self"]
+
+
 def test_existing_file_keeps_its_mode_and_a_failed_run_leaves_it(trace: Path) -> None:
     out = trace.parent / "report.json"
     out.write_text("previous")
