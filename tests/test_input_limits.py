@@ -123,6 +123,26 @@ def test_cr_only_line_endings_are_named(tmp_path: Path) -> None:
     crlf = tmp_path / "dos.jsonl"
     crlf.write_bytes(TEXT.replace(b"\n", b"\r\n"))
     assert read_native(str(crlf)).n_rounds == 2
+    # text that is not UTF-8 with lone CRs is still told its line endings
+    latin = tmp_path / "latin.jsonl"
+    latin.write_bytes(b'{"type": "session", "a": "caf\xe9"}\r{"x": 1}\r')
+    assert "lines end with a lone CR" in CliRunner().invoke(app, ["audit", str(latin)]).output
+
+
+@pytest.mark.parametrize("data", [
+    gzip.compress(gzip.compress(TEXT), mtime=0),  # a gzip inside a gzip, read once
+    b"\x7fELF\x02\x01\x01\x00\r" + bytes(range(0x80, 0x100)) + b"\r\n",  # an executable
+])
+def test_binary_data_is_not_blamed_on_line_endings(tmp_path: Path, data: bytes) -> None:
+    """adv78 #7: both read "lines end with a lone CR (classic Mac line endings)"."""
+    path = tmp_path / "t.jsonl.gz" if data[:2] == b"\x1f\x8b" else tmp_path / "t.jsonl"
+    path.write_bytes(data)
+    result = CliRunner().invoke(app, ["audit", str(path)])
+    assert result.exit_code == 2
+    assert "classic Mac" not in result.output
+    assert result.output.endswith(": binary data, not text (compressed twice? an "
+                                  "executable?)\n")
+    assert f"{path}:1: bad JSON: not UTF-8 (byte 0x" in result.output
 
 
 @pytest.mark.parametrize("compress", [gzip.compress, zstandard.ZstdCompressor().compress])

@@ -40,9 +40,14 @@ def json_error(raw: bytes, message: str, pos: int | None = None) -> str:
     if unsupported is not None:
         return unsupported
     what = "truncated last line" if cut_short(raw, message, pos) else "bad JSON"
+    bad = not_utf8(raw, lines=False)
     if what == "bad JSON" and "not valid UTF-8" in message:
-        bad = not_utf8(raw, lines=False)
         message = message if bad is None else bad
+    if bad is not None and what == "bad JSON" and _binary(raw):
+        # binary bytes (an executable, a file compressed twice) hold CR bytes too: they
+        # are no text, whatever their line endings (adv78 #7: "classic Mac line
+        # endings" of an ELF file and of a gzip inside a gzip)
+        return f"bad JSON: {bad}: binary data, not text (compressed twice? an executable?)"
     if raw.count(b"\r") > raw.count(b"\r\n"):
         return (f"bad JSON: lines end with a lone CR (classic Mac line endings); "
                 f"use LF or CRLF ({message})")
@@ -51,6 +56,19 @@ def json_error(raw: bytes, message: str, pos: int | None = None) -> str:
         # adv56: `{"bad` and its newline: the string runs to the end of the line
         return "bad JSON: unterminated string (a quote is missing before the line ends)"
     return f"{what}: {message}"
+
+
+_CONTROL = bytes(b for b in range(32) if b not in b"\t\n\r\x0c")
+
+
+def _binary(raw: bytes) -> bool:
+    """``raw`` looks like binary data, not text: a NUL byte, gzip's or zstd's magic
+    number at its start, or one byte in twenty a control character other than tab,
+    newline, CR and form feed."""
+    if b"\x00" in raw or raw.startswith((b"\x1f\x8b", b"\x28\xb5\x2f\xfd")):
+        return True
+    head = raw[:4096]
+    return len(head) - len(head.translate(None, _CONTROL)) >= max(1, len(head) // 20)
 
 
 def not_utf8(data: bytes, lines: bool = True) -> str | None:
