@@ -414,29 +414,40 @@ def _runs(low: str) -> dict[str, list[int]]:
 
 
 @lru_cache(maxsize=4096)
-def _part_pattern(part: str) -> tuple[re.Pattern[str], str | None]:
-    r"""(the pattern of ``part`` not inside a longer word or flag, the ``[\w-]`` run a
-    match of it starts with, or None when a match need not start a whole run)."""
+def _part_pattern(part: str) -> re.Pattern[str]:
+    """The pattern of ``part`` not inside a longer word or flag."""
     head = r"(?<![\w-])" if part[0].isalnum() or part[0] in "_-" else ""
     tail = r"(?![\w-])" if part[-1].isalnum() or part[-1] == "_" else ""
-    pattern = re.compile(head + re.escape(part) + tail)
+    return re.compile(head + re.escape(part) + tail)
+
+
+def _first_run(part: str) -> str | None:
+    r"""The ``[\w-]`` run every match of ``part`` starts with as a whole run of the
+    summary, or None when a match need not start one (a part that starts with other
+    punctuation, or one run ending in ``-``, which a longer run may continue)."""
     first = _RUN.match(part)
-    if first is None or not head or (first.end() == len(part) and not tail):
-        return pattern, None
-    return pattern, first.group()
+    if first is None or (first.end() == len(part) and not (part[-1].isalnum()
+                                                          or part[-1] == "_")):
+        return None
+    return first.group()
 
 
 def _next_part(part: str, low: str, at: int) -> int | None:
     """The end of the first match of ``part`` in ``low`` from ``at`` (None: none).  A
     part that starts a whole run is tried only where that run starts (the summary's
     runs looked up, not scanned: adv78 #1, a scan per elided identifier made the cost
-    identifiers x summary length, 120 s for a 0.99 MB trace)."""
-    pattern, run = _part_pattern(part)
+    identifiers x summary length, 120 s for a 0.99 MB trace); a part that is one whole
+    run is found there, with no pattern at all."""
+    run = _first_run(part)
     if run is None:
-        found = pattern.search(low, at)
+        found = _part_pattern(part).search(low, at)
         return None if found is None else found.end()
     starts = _runs(low).get(run, ())
-    for pos in starts[bisect_left(starts, at):]:
+    later = starts[bisect_left(starts, at):]
+    if run == part:  # the run itself: no longer word or flag around it, by its bounds
+        return later[0] + len(part) if later else None
+    pattern = _part_pattern(part)
+    for pos in later:
         found = pattern.match(low, pos)
         if found is not None:
             return found.end()
