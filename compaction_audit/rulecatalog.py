@@ -15,7 +15,8 @@ DOCS: tuple[tuple[Any, ...], ...] = (
         'raw_ratio under the floor while reachable spans fall and salience rises',
         ('At round t, `summary_depth_max` >= `min_depth` and `raw_ratio` < '
          '`raw_ratio_floor` and `distinct_source_spans` fell and `query_cosine_retained` '
-         'rose (each compared with round t - `window`); without logged salience, '
+         'rose (each compared with round t - `window`; a rise within floating-point '
+         'rounding, a billionth of the value, is none); without logged salience, '
          "`query_cosine_rebuilt` (the auditor's cosine of the texts to the task query, "
          'issue 16) stands in for it.'),
         ('Seed 000 ("Core Distinction", "Decision Boundary"): the working set looks more '
@@ -52,7 +53,8 @@ DOCS: tuple[tuple[Any, ...], ...] = (
         'reachable source spans fell below the floor set at session start',
         ('`summary_depth_max` >= `min_depth` and `distinct_source_spans` < max(1, '
          'floor(start_spans * `span_floor_fraction`)), where start_spans is the session '
-         "record's, else the first round's value."),
+         "record's, else the first round's value (the product floored up to its "
+         'floating-point rounding: 100 * 0.29 is 29).'),
         ('Seed 000 ("Operational Effect"): the reachable-leaf count must not fall below '
          'a floor set at session start, or retained summaries rest on evidence the agent '
          'can no longer consult.'),
@@ -192,7 +194,8 @@ DOCS: tuple[tuple[Any, ...], ...] = (
         "the agent's own logged aggregate disagrees with the rebuilt value",
         ('A `logged` aggregate (`raw_ratio`, `query_cosine_retained`, '
          '`distinct_source_spans`, `summary_depth_max`) differs from the value the '
-         'auditor rebuilt: ratios by more than `logged_tolerance`, counts at all.'),
+         'auditor rebuilt: ratios by more than `logged_tolerance` (a difference that is '
+         'the tolerance up to floating-point rounding is not more), counts at all.'),
         ('Seed 000 ("Operational Effect") asks for a guard computing these signals at '
          "the compaction boundary; if the agent's own numbers are wrong, its guard is "
          'blind.'),

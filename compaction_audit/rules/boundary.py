@@ -113,7 +113,8 @@ class BoundaryRule(Rule):
 class SalienceInversion(BoundaryRule):
     """What it checks: at round t, ``summary_depth_max`` >= ``min_depth`` and
     ``raw_ratio`` < ``raw_ratio_floor`` and ``distinct_source_spans`` fell and
-    ``query_cosine_retained`` rose (each compared with round t - ``window``); without
+    ``query_cosine_retained`` rose (each compared with round t - ``window``; a rise
+    within floating-point rounding, a billionth of the value, is none); without
     logged salience, ``query_cosine_rebuilt`` (the auditor's cosine of the texts to the
     task query, issue 16) stands in for it.
 
@@ -172,7 +173,8 @@ class SalienceInversion(BoundaryRule):
 class ProvenanceFloor(BoundaryRule):
     """What it checks: ``summary_depth_max`` >= ``min_depth`` and
     ``distinct_source_spans`` < max(1, floor(start_spans * ``span_floor_fraction``)),
-    where start_spans is the session record's, else the first round's value.
+    where start_spans is the session record's, else the first round's value (the
+    product floored up to its floating-point rounding: 100 * 0.29 is 29).
 
     Why it matters: seed 000 ("Operational Effect"): the reachable-leaf count must not
     fall below a floor set at session start, or retained summaries rest on evidence

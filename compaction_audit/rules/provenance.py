@@ -156,7 +156,8 @@ class SilentDrop(Rule):
 class LoggedMismatch(Rule):
     """What it checks: a ``logged`` aggregate (``raw_ratio``, ``query_cosine_retained``,
     ``distinct_source_spans``, ``summary_depth_max``) differs from the value the
-    auditor rebuilt: ratios by more than ``logged_tolerance``, counts at all.
+    auditor rebuilt: ratios by more than ``logged_tolerance`` (a difference that is the
+    tolerance up to floating-point rounding is not more), counts at all.
 
     Why it matters: seed 000 ("Operational Effect") asks for a guard computing these
     signals at the compaction boundary; if the agent's own numbers are wrong, its guard
