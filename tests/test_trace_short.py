@@ -107,7 +107,14 @@ def test_still_held_is_said_only_beside_a_loss(
         "person states it again: span q (user, round 2)")
     tool = {"id": "t", "tokens": 5, "text": "port=8443", "source": "tool_result:Read"}
     both = [*asked[:2], rnd(2, spans=[span("q", "Was port 8443 ever changed?"), tool])]
+    # usertest30 #1: a tool's output after the loss holds it again, it did not keep it
+    # (the audit: "read again at line N")
     assert head(run(str(write_log(both)), "8443").output) == (
+        "discriminator '8443': 3 spans: 1 lost, 2 in context; after the loss it is read "
+        "again: span t (tool_result:Read, round 2) and 1 more")
+    kept = [rnd(0, spans=[span("a", "Port 8443."), tool]), asked[1],
+            rnd(2, spans=[span("q", "Was port 8443 ever changed?")])]
+    assert head(run(str(write_log(kept, "kept.jsonl")), "8443").output) == (
         "discriminator '8443': 3 spans: 1 lost, 2 in context; still held by span t "
         "(tool_result:Read) and 1 more")
 
@@ -602,7 +609,8 @@ def test_after_an_eviction_the_persons_question_is_not_the_value_kept(
             "discriminator '8443': 2 spans: 1 lost, 1 in context; after the loss only the "
             f"person states it again: span q (user, round {asked})")
         assert trace(read_native(path), "8443").data["held"] == {
-            "span": "q", "source": "user", "spans": 1, "only_the_person": True}
+            "span": "q", "source": "user", "spans": 1, "only_the_person": True,
+            "read_again": False}
 
 
 def test_a_persons_message_with_its_own_id_in_the_source_is_the_persons(

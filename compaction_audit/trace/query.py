@@ -563,18 +563,26 @@ def _still_held(log: _Log, spans: list[Node]) -> tuple[str, dict[str, Any] | Non
         return "", None
     lost_at = min((r for n in spans if n.data["fate"] == "lost"
                    for r in _loss_rounds(log, n)), default=None)
-    asked = [n for n in held if isinstance(source := n.data.get("source"), str)
-             and is_person_source(source)
-             and lost_at is not None and n.data["round"] >= lost_at]
+    after = [n for n in held if lost_at is not None and n.data["round"] >= lost_at]
+    asked = [n for n in after if isinstance(source := n.data.get("source"), str)
+             and is_person_source(source)]
     only = len(asked) == len(held)
-    held = [n for n in held if n not in asked] + asked  # a span that kept it first
+    # spans born at the loss or after hold it again, they did not keep it (usertest30
+    # #1: a tool result re-read after the compaction read "still held by", where the
+    # audit says "read again at line N")
+    again = not only and len(after) == len(held)
+    held = [n for n in held if n not in after] + [n for n in after if n not in asked] + asked
     first = held[0].data
     info = {"span": first["span"], "source": first.get("source"), "spans": len(held),
-            "only_the_person": only}
+            "only_the_person": only, "read_again": again}
     more = f" and {len(held) - 1} more" if len(held) > 1 else ""
     if only:  # usertest11: the person's question read as the fact kept
         return (f"; after the loss only the person states it again: span {first['span']} "
                 f"({first['source']}, round {first['round']}){more}"), info
+    who = f"{first['source']}, " if first.get("source") else ""
+    if again:
+        return (f"; after the loss it is read again: span {first['span']} "
+                f"({who}round {first['round']}){more}"), info
     who = f" ({first['source']})" if first.get("source") else ""
     return f"; still held by span {first['span']}{who}{more}", info
 
