@@ -16,7 +16,7 @@ DOCS: tuple[tuple[Any, ...], ...] = (
         ('At round t, `summary_depth_max` >= `min_depth` and `raw_ratio` < '
          '`raw_ratio_floor` and `distinct_source_spans` fell and `query_cosine_retained` '
          'rose (each compared with round t - `window`; a rise within floating-point '
-         'rounding, a billionth of the value, is none); without logged salience, '
+         'rounding, a trillionth of the value, is none); without logged salience, '
          "`query_cosine_rebuilt` (the auditor's cosine of the texts to the task query, "
          'issue 16) stands in for it.'),
         ('Seed 000 ("Core Distinction", "Decision Boundary"): the working set looks more '

@@ -207,11 +207,13 @@ def product_fold_rounds(session: Session) -> list[int]:
                    if c.get("summary_id") is not None and c.get("ri") is not None})
 
 
-ROUNDING = 1e-9
+ROUNDING = 1e-12
 """Differences at or below this share of a value (and of 1) are the rounding of
 floating-point sums, not a rise or a fall: a mean salience of 0.2 over 5 spans and over
 4 (1.0/5, 0.8/4) summed in file order is 0.19999999999999998 and 0.2, and the
-salience "rose" into an error-level CA101 (adv78 #2)."""
+salience "rose" into an error-level CA101 (adv78 #2).  A sum of n values is off by at
+most about n x 1.1e-16 of its size, so this covers thousands of spans a round; a
+billionth was too wide for large saliences (adv79: 3e9 -> 3e9 + 2 was no rise)."""
 
 
 def _beyond(a: pl.Expr, b: pl.Expr) -> pl.Expr:

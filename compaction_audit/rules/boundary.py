@@ -22,7 +22,6 @@ from compaction_audit.recall.ranking import span_type_from_source
 from compaction_audit.rules.base import (
     FELL,
     ROSE,
-    ROUNDING,
     Context,
     Outcome,
     Rule,
@@ -114,7 +113,7 @@ class SalienceInversion(BoundaryRule):
     """What it checks: at round t, ``summary_depth_max`` >= ``min_depth`` and
     ``raw_ratio`` < ``raw_ratio_floor`` and ``distinct_source_spans`` fell and
     ``query_cosine_retained`` rose (each compared with round t - ``window``; a rise
-    within floating-point rounding, a billionth of the value, is none); without
+    within floating-point rounding, a trillionth of the value, is none); without
     logged salience, ``query_cosine_rebuilt`` (the auditor's cosine of the texts to the
     task query, issue 16) stands in for it.
 
@@ -198,9 +197,14 @@ class ProvenanceFloor(BoundaryRule):
     def floor(self, ctx: Context) -> int:
         """The floor in spans: max(1, floor(start_spans * span_floor_fraction))."""
         # floor() of the product up to its rounding: 100 * 0.29 is 28.999999999999996,
-        # and int() made the floor 28, not 29 (adv78 #4)
+        # and int() made the floor 28, not 29 (adv78 #4); a product within a few units
+        # in the last place of a whole number is that number, never one past it (adv79:
+        # 5e9 x 0.2 read 1,000,000,001 when a share of the product was added)
         product = ctx.start_spans * ctx.settings.span_floor_fraction
-        return max(1, math.floor(product + ROUNDING * max(1.0, product)))
+        near = round(product)
+        if abs(product - near) <= 16 * math.ulp(product):
+            return max(1, int(near))
+        return max(1, math.floor(product))
 
     def condition(self, ctx: Context) -> pl.Expr:
         return ((pl.col("summary_depth_max") >= ctx.settings.min_depth)

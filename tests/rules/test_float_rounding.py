@@ -83,3 +83,34 @@ def test_the_floor_is_the_product_floored_up_to_rounding(write_log: LogWriter) -
     args = ("--select", "CA102", "--set", "span_floor_fraction=0.29")
     assert codes(str(write_log(floor_log(28))), *args) == [("CA102", 2)]
     assert codes(str(write_log(floor_log(29), "at.jsonl")), *args) == []
+
+
+def large_log(base: float, rise: float) -> list[dict[str, Any]]:
+    """Depth 2 at round 2, raw spans falling, retained saliences of about ``base`` with
+    the last summary's ``rise`` higher (adv79: a tolerance of a billionth of the value
+    took a rise of 2 on 3e9 for rounding)."""
+    def num(x: float) -> float | int:
+        return int(x) if x == int(x) else x
+    return [session(session_id="big", max_depth=3, eviction="continuous",
+                    scorer={"depth_penalty": 0}),
+            rnd(0, spans=[{"id": k, "tokens": 10} for k in "abcd"],
+                retained=[[k, num(base)] for k in "abcd"]),
+            rnd(1, summaries=[{"id": "m1", "tokens": 50, "children": ["a", "b"]},
+                              {"id": "m2", "tokens": 100, "children": ["m1"]}],
+                evicted=["a", "b", "m1"], retained=[["c", num(base)], ["d", num(base)],
+                                                    ["m2", num(base)]]),
+            rnd(2, evicted=["c"], retained=[["d", num(base)], ["m2", num(base + rise)]])]
+
+
+def test_a_small_rise_of_large_saliences_is_a_rise(write_log: LogWriter) -> None:
+    assert codes(str(write_log(large_log(3e9, 4))), "--select", "CA101") == [("CA101", 2)]
+    assert codes(str(write_log(large_log(3e9, 0), "flat.jsonl")), "--select", "CA101") == []
+
+
+def test_an_exact_floor_is_not_rounded_up(write_log: LogWriter) -> None:
+    """adv79: start_spans 5e9 x 0.2 (exactly 1e9) read a floor of 1,000,000,001."""
+    records = floor_log(28)
+    records[0] = session(session_id="floor", budget_tokens=100_000, start_spans=5_000_000_000)
+    out = CliRunner().invoke(app, ["audit", str(write_log(records)), "--select", "CA102",
+                                   "--isolated"], env={"COLUMNS": "200"})
+    assert "distinct_source_spans 28 < 1000000000 (start_spans 5000000000 x 0.2)" in out.output
