@@ -58,13 +58,15 @@ def _companion_of(same: tuple[int, int], names: list[str]) -> str | None:
     otherwise.  Looked up only when standard error is a regular file nothing else
     matched (adv78 #5: ``--fail-on bogus 2>> s.compaction.json`` appended the usage
     line onto the compaction file, and every later audit of the session failed)."""
-    from compaction_audit.io.companions import possible_companions
+    from compaction_audit.io.companions import named_companions, possible_companions
 
-    for name in names:
-        if not name or name == "-" or name.startswith("-") or not os.path.isfile(name):
+    for name in [*names, *_beside_searched(names)]:
+        if not name or name == "-" or name.startswith("-") or os.path.isdir(name) \
+                or not os.path.exists(name):
             continue
-        try:
-            others = possible_companions(name)
+        try:  # a FIFO is read once, by the audit: its companions by their names only
+            others = (possible_companions(name) if os.path.isfile(name)
+                      else named_companions(name))
         except (OSError, ValueError):  # a name it cannot look beside: nothing to find
             continue
         for other in others:
@@ -72,6 +74,45 @@ def _companion_of(same: tuple[int, int], names: list[str]) -> str | None:
             if st is not None and (st.st_dev, st.st_ino) == same:
                 return other
     return None
+
+
+BESIDE_MAX = 512
+"""Most files of standard error's folder looked beside when that folder is searched."""
+
+
+def _beside_searched(names: list[str]) -> list[str]:
+    """The files in standard error's folder (at most :data:`BESIDE_MAX`) when that
+    folder lies under a folder the command line names or a pattern's folder: the
+    search may audit any of them, and a file read along with one sits beside it
+    (adv79: ``audit 'cl/*.json' 2>> cl/msgs.log``, the messages file a manifest names,
+    and ``audit g 2>> g/telemetry.log`` appended the usage line).  Empty elsewhere."""
+    try:
+        target = os.readlink("/proc/self/fd/2")
+    except OSError:
+        return []
+    here = os.path.dirname(target)
+    if not os.path.isabs(target) or not any(
+            (here + os.sep).startswith(os.path.realpath(folder).rstrip(os.sep) + os.sep)
+            for folder in _searched_folders(names)):
+        return []
+    try:
+        with os.scandir(here) as entries:
+            return [e.path for _, e in zip(range(BESIDE_MAX), entries, strict=False)]
+    except OSError:
+        return []
+
+
+def _searched_folders(names: list[str]) -> list[str]:
+    """The folders the command line names, and each pattern's folder (``d/**/*.jsonl``:
+    ``d``)."""
+    out = []
+    for name in names:
+        magic = min((i for i in (name.find(c) for c in "*?[") if i >= 0), default=-1)
+        if magic >= 0:
+            out.append(os.path.dirname(name[:magic]) or ".")
+        elif name and not name.startswith("-") and os.path.isdir(name):
+            out.append(name)
+    return out
 
 
 TRACE_LIKE = (".jsonl", ".jsonl.gz", ".jsonl.zst", ".json")

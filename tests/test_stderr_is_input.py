@@ -201,3 +201,25 @@ def test_standard_error_onto_a_file_read_along_with_the_input_is_refused(
     other = tmp_path / "err.txt"
     done = run_into(other, ["audit", trace, *args], tmp_path)
     assert done.returncode == 2 and other.read_bytes().startswith(b"compaction-audit: ")
+
+
+@pytest.mark.parametrize(("files", "arg", "onto"), [
+    # the input reached through a folder or a pattern, the usage error before discovery
+    # (adv79: both appended the line; an SQLite store then failed "readonly database")
+    ({"g/session.jsonl": "gemini-cli/compression.jsonl",
+      "g/telemetry.log": "gemini-cli/telemetry.log"}, "g", "g/telemetry.log"),
+    ({"o/opencode.db": "opencode/real/opencode.db"}, "o/*.db", "o/opencode.db-journal"),
+])
+def test_standard_error_onto_a_companion_of_a_searched_input_is_refused(
+        tmp_path: Path, files: dict[str, str], arg: str, onto: str) -> None:
+    for name, fixture in files.items():
+        (tmp_path / name).parent.mkdir(exist_ok=True)
+        shutil.copy(FIXTURES / fixture, tmp_path / name)
+    target = tmp_path / onto
+    target.touch()
+    before = target.read_bytes()
+    done = run_into(target, ["audit", arg, "--fail-on", "bogus"], tmp_path)
+    assert done.returncode == 2
+    assert done.stdout.decode().startswith(
+        f"compaction-audit: standard error: is {target}, which this command reads; ")
+    assert target.read_bytes() == before
