@@ -105,3 +105,18 @@ def test_a_name_prose_states_is_a_lost_fact_in_both(write_log: LogWriter) -> Non
     root = trace(read_native(path), "-n")
     assert all("counted" not in n.data for n in root.children)
     assert root.children[1].children[0].label.startswith("LOST at fold F ")
+
+
+def test_a_value_of_another_kind_does_not_hold_it(write_log: LogWriter) -> None:
+    """adv79 #3: the version v4.2 lost at a fold read "still held by" a load average of
+    4.2, a quantity the audit keys apart (kind and norm)."""
+    records = [
+        rnd(0, spans=[span("s1", "Deploy pinned to v4.2 on staging."),
+                      span("s2", "The load average was 4.2 this morning.", "assistant")]),
+        rnd(1, summaries=[fold(["s1"])], evicted=["s1"]),
+    ]
+    path = str(write_log(records))
+    assert lost(path, "v4.2")
+    assert head(path, "v4.2") == "discriminator 'v4.2': 1 span: 1 lost"
+    # the quantity is its own fact, still in context
+    assert head(path, "4.2").startswith("discriminator '4.2': 1 span: 1 in context")

@@ -110,7 +110,7 @@ def test_still_held_is_said_only_beside_a_loss(
     # usertest30 #1: a tool's output after the loss holds it again, it did not keep it
     # (the audit: "read again at line N")
     assert head(run(str(write_log(both)), "8443").output) == (
-        "discriminator '8443': 3 spans: 1 lost, 2 in context; after the loss it is read "
+        "discriminator '8443': 3 spans: 1 lost, 2 in context; after the loss it is stated "
         "again: span t (tool_result:Read, round 2) and 1 more")
     kept = [rnd(0, spans=[span("a", "Port 8443."), tool]), asked[1],
             rnd(2, spans=[span("q", "Was port 8443 ever changed?")])]

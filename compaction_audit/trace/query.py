@@ -33,10 +33,12 @@ from compaction_audit.trace.tree import (
 _CLAUSES = ext.CLAUSE_KINDS
 
 
-def _matches(norms: set[str], q: str, d: ext.Discriminator) -> bool:
-    """``d`` is the query (one of ``norms``, or its text is ``q``), or a clause whose
-    words hold ``q``."""
-    if d.norm in norms or d.text.lower() == q:
+def _matches(norms: set[str], q: str, d: ext.Discriminator,
+             kinds: frozenset[ext.Kind] | None = None) -> bool:
+    """``d`` is the query (one of ``norms``, or its text is ``q``; of one of ``kinds``
+    when given: the audit keys a fact by kind and norm, so the version ``v4.2`` is not
+    held by the quantity "4.2", adv79 #3), or a clause whose words hold ``q``."""
+    if (d.norm in norms or d.text.lower() == q) and (kinds is None or d.kind in kinds):
         return True
     return d.kind in _CLAUSES and q in d.norm.split()
 
@@ -274,13 +276,20 @@ def _reading(query: str) -> tuple[str, set[str], str | None]:
     extractor reads the whole query as one discriminator; else ``reduced`` (to the
     clauses whose words hold it), with a note that says so."""
     q = query.strip().lower()
-    found = ext.extract(query)
-    whole = {d.norm for d in found if d.text.strip().lower() == q or d.norm == q}
+    whole = {d.norm for d in _as_whole(query)}
     if whole:
         return "discriminator", whole | {q}, None
+    found = ext.extract(query)
     inner = ", ".join(f"{d.kind.value} {d.text!r}" for d in found)
     note = f"{query!r} is not a discriminator" + (f" (it holds {inner})" if inner else "")
     return "reduced", {q}, note
+
+
+def _as_whole(query: str) -> list[ext.Discriminator]:
+    """The discriminators the extractor reads the whole ``query`` as (its text or its
+    norm is the query)."""
+    q = query.strip().lower()
+    return [d for d in ext.extract(query) if d.text.strip().lower() == q or d.norm == q]
 
 
 def trace_discriminator(session: Session, query: str) -> Node:
@@ -299,6 +308,7 @@ def trace_discriminator(session: Session, query: str) -> Node:
                          "(a discriminator, a span or summary id, or a few words)")
     log = _Log(session)
     mode, norms, note = _reading(query)
+    kinds = frozenset(d.kind for d in _as_whole(query)) if mode == "discriminator" else None
     asked_for = mode
     q = query.strip().lower()
     harness = 0  # spans of text the product adds: never a discriminator's holder
@@ -311,7 +321,7 @@ def trace_discriminator(session: Session, query: str) -> Node:
             harness += bool(q) and _word_in(q, row["text"].lower())
             continue
         found_in[item] = (stype, ext.extract(row["text"], stype))
-    spans = _holding(found_in, norms, q)
+    spans = _holding(found_in, norms, q, kinds)
     same = {d.norm for _, hits, _ in spans for d in hits
             if d.kind not in _CLAUSES and d.text.strip().lower() == q} - norms
     if mode == "reduced" and same:
@@ -397,7 +407,8 @@ def trace_discriminator(session: Session, query: str) -> Node:
 
 
 def _holding(found_in: dict[str, tuple[str, list[ext.Discriminator]]], norms: set[str],
-             q: str) -> list[tuple[str, list[ext.Discriminator], list[ext.Discriminator]]]:
+             q: str, kinds: frozenset[ext.Kind] | None = None
+             ) -> list[tuple[str, list[ext.Discriminator], list[ext.Discriminator]]]:
     """``(span, hits, companions)`` for each span of ``found_in`` (its span type and
     discriminators) holding the query: the query itself first (followed up the chain),
     then the clauses holding it; companions: the other hits, then the clauses before
@@ -405,7 +416,7 @@ def _holding(found_in: dict[str, tuple[str, list[ext.Discriminator]]], norms: se
     the first requirements of a long spec, far from the hit, led it)."""
     spans = []
     for item, (_, found) in found_in.items():
-        hits = sorted((d for d in found if _matches(norms, q, d)),
+        hits = sorted((d for d in found if _matches(norms, q, d, kinds)),
                       key=lambda d: d.norm not in norms and d.text.lower() != q)
         if hits:
             at = hits[0].start
@@ -581,7 +592,7 @@ def _still_held(log: _Log, spans: list[Node]) -> tuple[str, dict[str, Any] | Non
                 f"({first['source']}, round {first['round']}){more}"), info
     who = f"{first['source']}, " if first.get("source") else ""
     if again:
-        return (f"; after the loss it is read again: span {first['span']} "
+        return (f"; after the loss it is stated again: span {first['span']} "
                 f"({who}round {first['round']}){more}"), info
     who = f" ({first['source']})" if first.get("source") else ""
     return f"; still held by span {first['span']}{who}{more}", info
