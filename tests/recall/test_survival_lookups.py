@@ -15,6 +15,7 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from compaction_audit.recall import paraphrase
 from compaction_audit.recall.extract import Discriminator, Kind, extract
 from compaction_audit.recall.survival.check import _extensions, _parts_in_order, _runs, survives
 
@@ -95,3 +96,19 @@ def test_the_summary_is_read_once_for_all_the_facts_of_a_fold() -> None:
     assert [survives(f, named) for f in files[:2]] == [False, False]  # another extension
     assert not survives(files[1], named)
     assert [_runs.cache_info().misses, _extensions.cache_info().misses] == [2, 1]
+
+
+STEMS = st.sampled_from(["user", "session", "message", "id", "owner", "scope"])
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.frozensets(STEMS, min_size=2, max_size=4), max_size=6),
+       st.lists(STEMS, max_size=6))
+def test_check_names_are_looked_up_as_they_were_compared(
+        checks: list[frozenset[str]], words: list[str]) -> None:
+    """adv79 #1: every check name of the summary was compared with each rule."""
+    names = paraphrase.SummaryNames(tuple(checks), frozenset(checks))
+    rule = ["only", *words]
+    stems = set(rule)
+    assert paraphrase.kept_by_check_name(rule, names, lambda w: w) == any(
+        objects <= stems for objects in checks)
