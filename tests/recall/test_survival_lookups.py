@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import re
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from compaction_audit.recall import paraphrase
 from compaction_audit.recall.extract import Discriminator, Kind, extract
 from compaction_audit.recall.survival.check import _extensions, _parts_in_order, _runs, survives
+from compaction_audit.recall.survival.words import _module_key
 
 
 def parts_in_order_by_search(parts: list[str], low: str) -> bool:
@@ -52,14 +54,31 @@ def test_parts_in_order_examples() -> None:
     assert not _parts_in_order(["bar"], low)
 
 
-def other_file_by_search(key: str, low: str) -> set[str]:
-    return set(re.findall(rf"(?<![\w-]){re.escape(key)}\.([a-z]\w{{0,7}})\b", low))
+def other_file_by_search(key: str, summary: str) -> set[str]:
+    """Every file name of ``summary`` whose module is ``key``, by a search per name."""
+    return {ext.lower() for run, ext in re.findall(
+        r"(?<![\w-])(?=([\w-]+)\.([a-zA-Z]\w{0,7})\b)", summary)
+        if _module_key(f"{run}.{ext.lower()}") == key}
 
 
 @settings(max_examples=400, deadline=None)
-@given(st.text(alphabet="ab_.-j y", max_size=40), st.sampled_from(["a", "ab", "a_b", "b"]))
-def test_extensions_are_those_the_search_found(low: str, key: str) -> None:
-    assert set(_extensions(low).get(key, ())) == other_file_by_search(key, low)
+@given(st.text(alphabet="aB_.-jY y", max_size=40),
+       st.sampled_from(["a_b", "ab_ab", "a_bbbb", "aaaaaa"]))
+def test_extensions_are_those_the_search_found(summary: str, key: str) -> None:
+    assert set(_extensions(summary).get(key, ())) == other_file_by_search(key, summary)
+
+
+@pytest.mark.parametrize(("child", "summary", "kept"), [
+    ("cfg_x.yaml", "Wrote cfg_x.json.", False),
+    # adv79 #5: a hyphen or capitals in the name made the summary's never its module
+    ("docker-compose.yaml", "Edited docker-compose.json.", False),
+    ("MyConfig.yaml", "Edited MyConfig.json.", False),
+    ("MyConfig.yaml", "Edited MyConfig.yaml and MyConfig.json.", True),
+    ("docker-compose.yaml", "Edited docker-compose.yaml today.", True),
+])
+def test_a_file_is_not_kept_by_its_module_under_another_extension(
+        child: str, summary: str, kept: bool) -> None:
+    assert survives(path(child), summary) is kept
 
 
 def path(text: str) -> Discriminator:

@@ -308,7 +308,7 @@ def _survives_in(d: Discriminator, idx: _Index) -> bool:
     if norm in idx.keys or _raw_in(norm, idx):
         return True
     if d.kind is Kind.IDENTIFIER and (key := _module_key(d.text)) and key in idx.modules \
-            and not _other_file(d.text, key, idx.low):
+            and not _other_file(d.text, key, idx.summary):
         return True
     if "/" in norm or "\\" in norm:
         path = norm.rstrip("/\\")
@@ -331,33 +331,39 @@ def _survives_in(d: Discriminator, idx: _Index) -> bool:
     return " " in norm and norm in idx.low
 
 
-def _other_file(text: str, key: str, low: str) -> bool:
+def _other_file(text: str, key: str, summary: str) -> bool:
     """Whether the child's ``text`` is a file (a lower-case extension of at most five
     letters or digits) and the summary names files of the same module ``key`` only
-    with other extensions: ``config.yaml`` is not kept by "config.json" (adv52), where
-    ``annotation_message_ref.ex`` is kept by the module
+    with other extensions: ``config.yaml`` is not kept by "config.json" (adv52), nor
+    ``docker-compose.yaml`` by "docker-compose.json" or ``MyConfig.yaml`` by
+    "MyConfig.json" (adv79 #5: the summary's names were compared as written, never
+    equal to a module key), where ``annotation_message_ref.ex`` is kept by the module
     ``Spotter.Transcripts.AnnotationMessageRef``."""
     base = re.split(r"[/\\]", text)[-1]
     ext = base.rsplit(".", 1)[-1] if "." in base.strip(".") else ""
     if not (ext[:1].islower() and len(ext) <= 5 and ext.isalnum()):  # `Renderer.render`
         return False  # is a function of a module, no file (its module still keeps it)
-    named = _extensions(low).get(key)
+    named = _extensions(summary).get(key)
     return named is not None and ext.lower() not in named
 
 
-_NAMED_FILE = re.compile(r"(?<![\w-])(?=([\w-]+)\.([a-z]\w{0,7})\b)")
-r"""A file name of a lower-cased text at each start of a ``[\w-]`` run: the run (the
-module) and the extension after its dot."""
+_NAMED_FILE = re.compile(r"(?<![\w-])(?=([\w-]+)\.([a-zA-Z]\w{0,7})\b)")
+r"""A file name at each start of a ``[\w-]`` run: the run (the module) and the
+extension after its dot."""
 
 
 @lru_cache(maxsize=16)
-def _extensions(low: str) -> dict[str, frozenset[str]]:
-    """Each module of ``low`` named as a file -> the extensions it is named with, in one
-    pass over the summary (adv78 #1: a pass per file name checked made the cost
-    files x summary length, 10-17 s for 0.15 MB)."""
+def _extensions(summary: str) -> dict[str, frozenset[str]]:
+    """Each module of ``summary`` named as a file (by its key,
+    :func:`~compaction_audit.recall.survival.words._module_key`) -> the extensions it is
+    named with, lower-cased, in one pass over the summary (adv78 #1: a pass per file
+    name checked made the cost files x summary length, 10-17 s for 0.15 MB)."""
     found: dict[str, set[str]] = {}
-    for m in _NAMED_FILE.finditer(low):
-        found.setdefault(m.group(1), set()).add(m.group(2))
+    for m in _NAMED_FILE.finditer(summary):
+        ext = m.group(2)
+        key = _module_key(f"{m.group(1)}.{ext.lower()}")
+        if key:
+            found.setdefault(key, set()).add(ext.lower())
     return {k: frozenset(v) for k, v in found.items()}
 
 

@@ -178,11 +178,12 @@ class _Index:
     scope term inside words; ``clauses``: (kind, family) -> words; ``sentences``:
     (stems, negative) per sentence; ``rules``: the sentence parts that state a rule;
     ``modules``: module and file names as snake_case stems; ``measures``: (dimension,
-    value in the base unit); ``requirements``: (operator, version); ``low``: the
-    lowercased summary; ``names``: its check names (validate_session_message_ids)."""
+    value in the base unit); ``requirements``: (operator, version); ``summary``: the
+    text, ``low``: lowercased; ``names``: its check names (validate_session_message_ids)."""
 
     __slots__ = ("_halves", "clauses", "keys", "lookup", "low", "measures", "modules", "names",
-                 "paths", "quantities", "requirements", "rules", "scopes", "sentences")
+                 "paths", "quantities", "requirements", "rules", "scopes", "sentences",
+                 "summary")
     keys: frozenset[str]
     paths: tuple[str, ...]
     scopes: frozenset[str]
@@ -193,6 +194,7 @@ class _Index:
     names: paraphrase.SummaryNames
 
     def __init__(self, summary: str) -> None:
+        self.summary = summary
         self.low = summary.lower()
         offered = _offered(summary)
         self._halves = _Halves(summary, self.low, offered)
