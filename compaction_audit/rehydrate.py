@@ -27,7 +27,19 @@ def tokens_needed(raw_tokens: int, summary_tokens: int, target: float) -> int:
     if not 0.0 <= target < 1.0:
         raise ValueError(f"target must be in [0, 1), got {target}")
     need = (target * summary_tokens - (1.0 - target) * raw_tokens) / (1.0 - target)
-    return max(0, math.ceil(need - 1e-9))
+
+    def meets(d: int) -> bool:
+        return raw_tokens + d >= target * (raw_tokens + d + summary_tokens)
+
+    # the least d that meets the target, checked on whole tokens: rounding of the
+    # quotient is a unit either way (adv79 #7: 66,666,666,668 where 66,666,666,667 met
+    # 3/10 exactly, an absolute 1e-9 taken off before the ceiling)
+    d = max(0, math.ceil(need))
+    while d > 0 and meets(d - 1):
+        d -= 1
+    while not meets(d):
+        d += 1
+    return d
 
 
 def suggestions(session: Session, series: Series, rounds: list[int],

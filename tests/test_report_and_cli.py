@@ -143,6 +143,10 @@ def test_tokens_needed_by_hand() -> None:
     assert tokens_needed(10, 30, 0.30) == 3
     assert tokens_needed(30, 70, 0.30) == 0  # exactly at the target
     assert tokens_needed(0, 0, 0.30) == 0
+    # adv79 #7: d = 0.3 * 155,555,555,568 / 0.7 = 66,666,666,672 exactly (by hand), which
+    # meets 0.3; the quotient in floating point was rounded up to 66,666,666,673
+    assert tokens_needed(0, 155_555_555_568, 0.30) == 66_666_666_672
+    assert tokens_needed(0, 70, 0.30) == 30  # exactly: 30 / 100
     with pytest.raises(ValueError):
         tokens_needed(1, 1, 1.0)
 
