@@ -107,12 +107,19 @@ def _searched_folders(names: list[str]) -> list[str]:
     ``d``)."""
     out = []
     for name in names:
-        magic = min((i for i in (name.find(c) for c in "*?[") if i >= 0), default=-1)
-        if magic >= 0:
-            out.append(os.path.dirname(name[:magic]) or ".")
+        folder = _pattern_folder(name)
+        if folder is not None:
+            out.append(folder)
         elif name and not name.startswith("-") and os.path.isdir(name):
             out.append(name)
     return out
+
+
+def _pattern_folder(name: str) -> str | None:
+    """The folder before a pattern's first wildcard (``d/**/*.jsonl``: ``d``); None
+    for a name that is no pattern."""
+    magic = min((i for i in (name.find(c) for c in "*?[") if i >= 0), default=-1)
+    return (os.path.dirname(name[:magic]) or ".") if magic >= 0 else None
 
 
 TRACE_LIKE = (".jsonl", ".jsonl.gz", ".jsonl.zst", ".json")
@@ -134,12 +141,10 @@ def _under_searched(fd: int, names: list[str]) -> str | None:
     if not os.path.isabs(target) or not target.lower().endswith(TRACE_LIKE):
         return None
     for name in names:
-        magic = min((i for i in (name.find(c) for c in "*?[") if i >= 0), default=-1)
-        if magic >= 0:  # a pattern: the folder before its first wildcard
-            folder = os.path.dirname(name[:magic]) or "."
-        elif name and os.path.isdir(name) and _searched_name(target):
+        folder = _pattern_folder(name)
+        if folder is None and name and os.path.isdir(name) and _searched_name(target):
             folder = name
-        else:
+        if folder is None:
             continue
         if target.startswith(os.path.realpath(folder).rstrip(os.sep) + os.sep):
             return target

@@ -271,25 +271,21 @@ def _span_fate(log: _Log, span: str, children: list[Node]) -> str:
     return min((_fold_fate(log, c) for c in folds), key=_PREFER.index)
 
 
-def _reading(query: str) -> tuple[str, set[str], str | None]:
-    """How ``query`` is read: (mode, norms, note).  ``discriminator`` when the
-    extractor reads the whole query as one discriminator; else ``reduced`` (to the
-    clauses whose words hold it), with a note that says so."""
+def _reading(query: str
+             ) -> tuple[str, set[str], str | None, frozenset[ext.Kind] | None]:
+    """How ``query`` is read: (mode, norms, note, kinds).  ``discriminator`` when the
+    extractor reads the whole query as one discriminator (its text or its norm is the
+    query), with the kinds it reads it as; else ``reduced`` (to the clauses whose words
+    hold it), with a note that says so, and no kinds."""
     q = query.strip().lower()
-    whole = {d.norm for d in _as_whole(query)}
-    if whole:
-        return "discriminator", whole | {q}, None
     found = ext.extract(query)
+    whole = [d for d in found if d.text.strip().lower() == q or d.norm == q]
+    if whole:
+        return "discriminator", {d.norm for d in whole} | {q}, None, frozenset(
+            d.kind for d in whole)
     inner = ", ".join(f"{d.kind.value} {d.text!r}" for d in found)
     note = f"{query!r} is not a discriminator" + (f" (it holds {inner})" if inner else "")
-    return "reduced", {q}, note
-
-
-def _as_whole(query: str) -> list[ext.Discriminator]:
-    """The discriminators the extractor reads the whole ``query`` as (its text or its
-    norm is the query)."""
-    q = query.strip().lower()
-    return [d for d in ext.extract(query) if d.text.strip().lower() == q or d.norm == q]
+    return "reduced", {q}, note, None
 
 
 def trace_discriminator(session: Session, query: str) -> Node:
@@ -307,8 +303,7 @@ def trace_discriminator(session: Session, query: str) -> Node:
         raise UsageError(f"QUERY is {len(query.strip()):,} characters long; at most {MAX_QUERY:,} "
                          "(a discriminator, a span or summary id, or a few words)")
     log = _Log(session)
-    mode, norms, note = _reading(query)
-    kinds = frozenset(d.kind for d in _as_whole(query)) if mode == "discriminator" else None
+    mode, norms, note, kinds = _reading(query)
     asked_for = mode
     q = query.strip().lower()
     harness = 0  # spans of text the product adds: never a discriminator's holder
