@@ -15,6 +15,8 @@ clause is cut on real text:
 * the text of a negation or a must/only constraint starts at its subject (up to four
   content words on its left in the same sentence: "Already-closed annotations must
   remain unchanged"); its norm keeps the words after the marker;
+* the words on a marker's left run through a short bracketed aside (at most
+  :data:`_ASIDE_MAX` characters) to the subject before it;
 * a fragment is dropped: fewer than two content words, or an open backtick that does not
   close within the sentence; a trailing "and"/"or" is trimmed;
 * sentence-initial imperatives without must/not count: keep, preserve, retain, ensure
@@ -153,6 +155,11 @@ NEGATION_WORDS = frozenset({"not", "never", "no", "nothing", "none", "without", 
 """Words that make a clause negative (its polarity, compared by survival)."""
 _DANGLING = frozenset({"and", "or", "nor", "the", "a", "an", "to", "of", "with", "for"})
 _MAX_OBJECT, _MAX_LEFT, _WINDOW, _LEFT_WINDOW = 8, 4, 160, 60
+_ASIDE_MAX = 40
+"""The longest bracketed aside (characters, brackets included) that a clause's left side
+runs through to its subject: "Currently the `action` (filter icon) is rendered before
+the text button" keeps "`action` (filter icon)" (usertest31 #1: it read "is rendered
+before the text button", a clause without its subject)."""
 
 
 class _WordNorms(dict[str, str | None]):
@@ -316,10 +323,22 @@ def _left(low: str, masked: str, lo: int, m_start: int) -> tuple[int, list[str]]
     # the search stops a little past the marker (its lookaheads need a few characters
     # beyond a cut): without a bound, each marker of one long sentence scanned to the
     # end of the text (quadratic; third adversarial pass)
+    opened = -1  # a "(" whose ")" may come before the marker
     for cut in _SENTENCE_END_RE.finditer(masked, lo, min(len(masked), m_start + 64)):
-        if cut.start() >= m_start:
+        at = cut.start()
+        if at >= m_start:
             break
+        if masked[at] == "(" and opened < 0:
+            opened = at
+            continue
+        if masked[at] == ")" and opened >= 0 and at - opened < _ASIDE_MAX:
+            opened = -1  # a short aside: "the `action` (filter icon) is rendered before"
+            continue
+        if opened >= 0:  # not a short aside: the "(" ends what is left of it
+            start, opened = opened + 1, -1
         start = cut.end()
+    if opened >= 0:  # the marker is inside the brackets
+        start = opened + 1
     found = _content_at(low[start:m_start], 99)
     if len(found) > _MAX_LEFT:  # start at the first word kept (with its backtick)
         at = start + found[-_MAX_LEFT][0]

@@ -181,3 +181,20 @@ def test_a_subject_stops_at_the_previous_clause() -> None:
     text = "Raise the timeout from 30000 to 45000, and do NOT run the prod migration."
     assert [d.text for d in extract(text) if d.kind is Kind.NEGATION] == [
         "do NOT run the prod migration"]
+
+
+def test_the_left_side_runs_through_a_short_aside_to_its_subject() -> None:
+    # usertest31 #1: the ")" of "(filter icon)" cut the subject off the ordering
+    (d,) = [d for d in extract("Currently the `action` (filter icon) is rendered before "
+                               "the text button.") if d.kind is Kind.ORDERING]
+    assert (d.text, d.norm) == ("`action` (filter icon) is rendered before the text button",
+                                "sequence action filter icon rendered > text button")
+    # an aside of 40 characters is short (the brackets count); one of 41 ends the left side
+    aside = "(" + "x" * 38 + ")"
+    assert clauses(f"The cache {aside} is warmed after the deploy.") == [
+        ("ordering", f"cache {aside} is warmed after the deploy")]
+    assert clauses(f"The cache {aside[:-1]}y) is warmed after the deploy.") == [
+        ("ordering", "is warmed after the deploy")]
+    # a marker inside the brackets: the left side starts at the "("
+    assert clauses("Deploy the build (verify the checksums before the upload).") == [
+        ("ordering", "verify the checksums before the upload")]
