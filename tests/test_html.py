@@ -342,6 +342,22 @@ def test_breaks_in_long_runs_keep_entities_and_graphemes_whole() -> None:
     assert breakable(f">{words}<") == f">{words}<"
 
 
+def test_a_word_that_starts_with_a_hyphen_stays_on_one_line() -> None:
+    # usertest31 #4: "--force" broke into "-" and "-force" at a line end
+    from compaction_audit.report.html.page import NOWRAP_MAX, breakable
+
+    assert NOWRAP_MAX == 30
+    assert breakable(">run it with --force, not &quot;--no-verify&quot; or (-n)<") == (
+        '>run it with <span class="nb">--force,</span> not '
+        '<span class="nb">&quot;--no-verify&quot;</span> or <span class="nb">(-n)</span><')
+    # a hyphen inside a word may end a line, as in print; a lone dash is no flag
+    assert breakable(">salience-inversion - x<") == ">salience-inversion - x<"
+    flag = "--" + "f" * 28  # 30 characters: whole; 31: may break
+    assert breakable(f">{flag}<") == f'><span class="nb">{flag}</span><'
+    assert breakable(f">{flag}f<") == f">{flag}f<"
+    assert breakable('<td title="--force">x</td>') == '<td title="--force">x</td>'
+
+
 def test_the_bucket_size_is_said_to_a_tenth(tmp_path: Path) -> None:
     """usertest21 #6: 1,200 rounds in 1,000 points said "the mean of about 1 rounds"."""
     lines = [json.dumps(session(max_depth=3)),

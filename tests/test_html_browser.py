@@ -477,3 +477,36 @@ def test_a_round_one_run_lacks_says_so_in_the_diff_panel(browser: Any,
     assert "raw_ratio_baseline 1" in text and "unknown" not in text
     assert "raw_ratio_candidate 1" in select_round(browser, "d0", 1)
     assert "No round 9 in either run." in select_round(browser, "d0", 9)  # usertest28 #6
+
+
+FLAG_LINES = """
+var out = [];
+var walker = document.createTreeWalker(document.querySelector('main'), NodeFilter.SHOW_TEXT);
+for (var node = walker.nextNode(); node; node = walker.nextNode()) {
+  var at = node.data.indexOf(arguments[0]);
+  if (at < 0) continue;
+  var range = document.createRange();
+  range.setStart(node, at);
+  range.setEnd(node, at + arguments[0].length);
+  var rects = Array.from(range.getClientRects()).filter(r => r.width > 0);
+  if (rects.length) out.push(new Set(rects.map(r => Math.round(r.top))).size);
+}
+return out;"""
+"""The number of lines each visible occurrence of ``arguments[0]`` takes on the page."""
+
+
+def test_a_flag_never_breaks_after_its_first_hyphen(browser: Any, tmp_path: Path) -> None:
+    """usertest31 #4: a lost negation's cell read "with -" on one line and "-force" on
+    the next at 1,280 px: the page keeps a word that starts with a hyphen whole."""
+    page = write_html(tmp_path, "audit", str(SAMPLES / "handwritten.jsonl"))
+    open_page(browser, page)
+    seen = 0
+    try:
+        for width in range(320, 1300, 12):
+            browser.set_window_size(width, 1400)
+            lines = browser.execute_script(FLAG_LINES, "--force")
+            assert lines and set(lines) == {1}, width
+            seen += len(lines)
+    finally:
+        browser.set_window_size(1200, 1800)
+    assert seen

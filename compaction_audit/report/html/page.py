@@ -111,7 +111,7 @@ padding:8px 12px;margin:10px 0;z-index:2;max-height:40vh;overflow:auto}
 details{margin:4px 0}summary{cursor:pointer}
 pre{white-space:pre-wrap;word-break:break-word;background:#fff;border:1px solid #e4e4e4;
 padding:8px;font-size:12px;max-height:60vh;overflow:auto}
-.asked{color:#a36200;font-weight:600}
+.asked{color:#a36200;font-weight:600}.nb{white-space:nowrap}
 .values span{display:inline-block;margin:0 16px 2px 0;font-variant-numeric:tabular-nums}
 .panel h3{margin:6px 0}.panel ul{margin:4px 0;padding-left:20px}
 """
@@ -124,9 +124,6 @@ sets the width of its table's column (adv60: one 3,000-character word made every
 of the page 9,000 to 18,000 px wide); copied text is unchanged."""
 
 _TEXT_RUN = re.compile(r">([^<]+)<")
-_LONG_RUN = re.compile(rf"[^ \t\n\r\f<>]{{{BREAK_EVERY + 1},}}")
-"""A run without a space a browser breaks at: no-break spaces (U+00A0, U+202F) are
-in the run (adv61: runs joined by them widened the table again)."""
 _CHAR = re.compile(r"&#?\w+;|.", re.S)
 _JOINS = re.compile("[\u0300-\u036f\u0483-\u0489\u0591-\u05bd\u0610-\u061a"
                     "\u064b-\u065f\u0900-\u0903\u093a-\u094f\u0951-\u0957"
@@ -153,11 +150,36 @@ def _break_run(run: re.Match[str]) -> str:
     return "".join(out)
 
 
+NOWRAP_MAX = 30
+"""Characters of a word that starts with a hyphen (a command-line flag, after any
+quote, bracket or backtick) that the page keeps on one line (``<span class="nb">``): a
+browser may break a line after a hyphen, which split the flag of "do NOT run the
+migration with --force" into "-" and "-force" (usertest31 #4).  A hyphen inside a word
+("salience-inversion") may still end a line, as in print; a longer word may break, so
+that it never sets its column's width."""
+
+_FLAG = re.compile(r"(?:&#?\w+;|[^\w\s-])*-")
+
+_WORD = re.compile(r"[^ \t\n\r\f<>]+")
+"""A run without a space a browser breaks at: no-break spaces (U+00A0, U+202F) are
+in the run (adv61: runs joined by them widened the table again)."""
+
+
+def _word(word: re.Match[str]) -> str:
+    text = word.group()
+    if len(text) > BREAK_EVERY:
+        return _break_run(word)
+    if 1 < len(text) <= NOWRAP_MAX and _FLAG.match(text):
+        return f'<span class="nb">{text}</span>'
+    return text
+
+
 def breakable(body: str) -> str:
     """``body`` (escaped HTML) with ``<wbr>`` after every :data:`BREAK_EVERY` characters
     of each longer run without a breaking space in its text, never inside a tag, an
-    escaped character or a grapheme (:data:`_JOINS`)."""
-    return _TEXT_RUN.sub(lambda m: ">" + _LONG_RUN.sub(_break_run, m.group(1)) + "<", body)
+    escaped character or a grapheme (:data:`_JOINS`), and each shorter word that starts
+    with a hyphen (at most :data:`NOWRAP_MAX` characters) kept on one line."""
+    return _TEXT_RUN.sub(lambda m: ">" + _WORD.sub(_word, m.group(1)) + "<", body)
 
 
 def page(title: str, body: str, data: dict[str, Any]) -> bytes:
