@@ -417,7 +417,8 @@ def test_legends_are_said_where_needed_and_at_the_screens_width(tmp_path: Path) 
     drift = invoke("audit", str(dump(drift_records(), tmp_path / "d.jsonl")), "--isolated",
                    columns=100).stdout.splitlines()
     assert next(ln for ln in drift if ln.startswith("  flagged")).endswith("E error, w warning")
-    at = next(i for i, ln in enumerate(drift) if ln.startswith("  raw = raw_ratio"))
+    at = next(i for i, ln in enumerate(drift)
+              if ln.startswith("  each value at its round's end; raw = raw_ratio"))
     legend = drift[at:at + 3]
     assert max(len(ln) for ln in legend) > 80 and all(len(ln) <= 100 for ln in legend)
 

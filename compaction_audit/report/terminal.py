@@ -300,7 +300,8 @@ def _compactions_own_ungrounded(r: SessionReport) -> bool:
 
 
 def column_names(r: SessionReport, cols: tuple[str, ...]) -> tuple[dict[str, str], str]:
-    """Short headings of ``cols`` and the legend naming their series.  Without a
+    """Short headings of ``cols`` and the legend naming their series (after
+    :data:`ROUND_END`).  Without a
     recorded ``max_depth`` the spec counts ``rounds_at_max_depth`` at the deepest
     summary the session wrote, so its heading is "at max", not "at cap" (the header
     says the cap is not recorded), and the legend says so."""
@@ -314,7 +315,14 @@ def column_names(r: SessionReport, cols: tuple[str, ...]) -> tuple[dict[str, str
             "ungrounded_summaries (a compaction's own summary, whose leaves it evicted: "
             "CA201 judges it only if it loses a leaf it kept, its facts are judged per "
             "fold)")
-    return short, ", ".join(f"{short[c]} = {named[c]}" for c in cols)
+    return short, ROUND_END + ", ".join(f"{short[c]} = {named[c]}" for c in cols)
+
+
+ROUND_END = "each value at its round's end; "
+"""The legend's first words: a round's values are the working set at its end, which
+for a product's compaction in the middle of a task is where the task's next turn
+begins, not the line the round opens at (usertest31 #2: "round 3 (line 1256): raw
+0.890" read as the context right after a compaction that left only its summary)."""
 
 
 def key_rounds(r: SessionReport) -> RenderableType:
