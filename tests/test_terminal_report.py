@@ -542,3 +542,18 @@ def test_a_rebuilt_salience_whose_conditions_hold_is_no_not_applicable() -> None
     assert [ln.rstrip() for ln in lines if ln.startswith("  inversion  ")] == [
         "  inversion  salience rebuilt; no condition of inversion fails"]
     assert "inversion onset at" in lines[1]
+
+
+def test_the_legend_says_when_raw_ratio_counts_an_estimated_encrypted_summary() -> None:
+    # usertest31 #3: "raw 0.792" after a Codex remote compaction rests on the adapter's
+    # estimate of a summary the product encrypted; a readable summary is measured
+    from tests.foreign import FIXTURES
+
+    remote = invoke("audit", str(FIXTURES / "codex-remote.jsonl"), "--isolated",
+                    columns=300).stdout
+    assert ("  each value at its round's end; raw = raw_ratio (from round 1 on, an "
+            "encrypted summary counted at its estimated size), spans = ") in remote
+    local = invoke("audit", str(FIXTURES / "codex-local.jsonl"), "--isolated",
+                   columns=300).stdout
+    assert "  each value at its round's end; raw = raw_ratio, spans = " in local
+    assert "encrypted summary" not in local

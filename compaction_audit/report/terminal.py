@@ -304,7 +304,8 @@ def column_names(r: SessionReport, cols: tuple[str, ...]) -> tuple[dict[str, str
     :data:`ROUND_END`).  Without a
     recorded ``max_depth`` the spec counts ``rounds_at_max_depth`` at the deepest
     summary the session wrote, so its heading is "at max", not "at cap" (the header
-    says the cap is not recorded), and the legend says so."""
+    says the cap is not recorded), and the legend says so; and it says when raw_ratio
+    counts a summary the product encrypted at the adapter's estimate of its size."""
     short, named = dict(SHORT), {c: c for c in cols}
     if not r.header.max_depth:
         short["rounds_at_max_depth"] = "at max"
@@ -315,6 +316,12 @@ def column_names(r: SessionReport, cols: tuple[str, ...]) -> tuple[dict[str, str
             "ungrounded_summaries (a compaction's own summary, whose leaves it evicted: "
             "CA201 judges it only if it loses a leaf it kept, its facts are judged per "
             "fold)")
+    opaque = sorted({c["round"] for c in r.compactions
+                     if c.get("opaque") and c.get("summary_tokens") is not None
+                     and isinstance(c.get("round"), int)})
+    if opaque and "raw_ratio" in cols:  # usertest31 #3: a 0.792 read as measured
+        named["raw_ratio"] = (f"raw_ratio (from round {opaque[0]} on, an encrypted "
+                              "summary counted at its estimated size)")
     return short, ROUND_END + ", ".join(f"{short[c]} = {named[c]}" for c in cols)
 
 
