@@ -522,14 +522,22 @@ def test_several_traces_say_first_that_the_summary_is_at_the_end(tmp_path: Path)
     for name in ("a.jsonl", "b.jsonl"):
         dump([session(session_id=name), rnd(0, spans=spans(("s", 5)))], tmp_path / name)
     out = invoke("audit", str(tmp_path), columns=200).stdout.splitlines()
-    assert out[0] == ("2 traces: a report for each, then the summary at the end "
-                      "(--summary: the summary alone; -q: a line each)")
+    assert out[0] == ("2 traces, 0 reach --fail-on error (exit 0): a report for each, "
+                      "then the summary at the end (--summary: the summary alone; -q: a "
+                      "line each)")
     assert out[1] == f"compaction-audit {tmp_path / 'a.jsonl'}"
     assert "Summary" in out
     # one trace, --summary and -q: no such line
     assert not invoke("audit", str(tmp_path / "a.jsonl")).stdout.startswith("2 traces")
     for option in ("--summary", "-q"):
         assert "a report for each" not in invoke("audit", str(tmp_path), option).stdout
+    # usertest31 #5: the gate's tally is on the first line too, unreadable traces named
+    (tmp_path / "c.jsonl").write_text("not json\n")
+    dump(drift_records(), tmp_path / "d.jsonl")  # warnings and errors
+    out = invoke("audit", str(tmp_path), "--fail-on", "info", columns=200).stdout
+    assert out.splitlines()[0].startswith(
+        "4 traces, 1 reach --fail-on info, 1 unreadable (exit 2): a report for each")
+    assert "exit 2: 4 trace(s), 1 reach --fail-on info, 1 unreadable" in out
 
 
 def test_a_rebuilt_salience_whose_conditions_hold_is_no_not_applicable() -> None:

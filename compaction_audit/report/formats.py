@@ -91,10 +91,14 @@ def _text(report: Report, opts: RenderOptions) -> RenderableType:
     parts = []
     if not opts.summary_only:
         if several and opts.shows_summary(report):  # the answer is at the end: say so
-            n = len(report.sessions) + len(report.errors)  # first (usertest9)
-            parts.append(hanging((f"{n} traces: a report for each, then the summary at "
-                                  "the end (--summary: the summary alone; -q: a line "
-                                  "each)", "dim")))
+            n = len(report.sessions) + len(report.errors)  # first (usertest9), with
+            failing = sum(s.fails(opts.fail_on) for s in report.sessions)  # the gate's
+            unread = f", {len(report.errors)} unreadable" if report.errors else ""  # tally
+            parts.append(hanging((f"{n} traces, {failing} reach --fail-on {opts.fail_on}"
+                                  f"{unread} (exit {report.exit_code(opts.fail_on)}): a "
+                                  "report for each, then the summary at the end "
+                                  "(--summary: the summary alone; -q: a line each)",
+                                  "dim")))  # (usertest31 #5: it was only at the end)
         parts.append(report_renderable(report, opts.show_all))
         if opts.shows_summary(report):  # apart from the last trace's verdict (usertest16)
             parts.append(Text(""))
