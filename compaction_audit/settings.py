@@ -7,6 +7,7 @@ set them by name; :func:`describe` lists them for ``--help``, docs and ``config 
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
@@ -100,11 +101,26 @@ class Settings:
         return replace(self, **clean)
 
 
+_INT_TEXT = re.compile(r"[+-]?[0-9]+")
+_FLOAT_TEXT = re.compile(r"[+-]?(?:(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
+                         r"|(?i:nan|inf|infinity))")
+"""The text of a number as a person writes it: ASCII digits, no ``_`` between them
+(Python's ``int`` and ``float`` read "1_0" as 10 and Arabic-Indic digits as
+theirs, so a gate value could hide in text that does not read as that number:
+adv80 #1); "nan" and "inf" are read, to be refused as not finite."""
+
+
 def coerce(name: str, value: Any, kind: type, minimum: float,
            maximum: float | None = None) -> Any:
-    """Convert a string or number to ``kind`` (int or float), checking the bounds."""
+    """Convert a string or number to ``kind`` (int or float), checking the bounds.
+    A string must be an ASCII decimal number (:data:`_FLOAT_TEXT`, for an int
+    :data:`_INT_TEXT`) apart from white space around it.  Raises :class:`UsageError`
+    naming ``name`` and the value as given."""
     try:
         if isinstance(value, bool):
+            raise ValueError
+        if isinstance(value, str) and not (_INT_TEXT if kind is int else _FLOAT_TEXT
+                                           ).fullmatch(value.strip(" \t")):
             raise ValueError
         number = kind(value) if kind is float else _to_int(value)
     except (TypeError, ValueError):

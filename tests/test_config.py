@@ -261,3 +261,29 @@ def test_a_setting_given_twice_on_the_command_line_is_refused(
         2, f"compaction-audit: {message}\n")
     assert run("audit", "drift.jsonl", *args[:2]).exit_code == 1
     assert run("audit", "drift.jsonl", *args[2:]).exit_code == 1
+
+
+@pytest.mark.parametrize(("value", "message"), [
+    ("window=1_0", "window must be an integer, got '1_0'"),
+    ("sustain=\u0663", "sustain must be an integer, got '\u0663'"),
+    ("raw_ratio_floor=0_3", "raw_ratio_floor must be a number, got '0_3'"),
+    ("raw_ratio_floor=\u0660.\u0663", "raw_ratio_floor must be a number, got '\u0660.\u0663'"),
+    ("window=1e1", "window must be an integer, got '1e1'"),
+])
+def test_a_number_in_set_is_written_in_ascii_digits(project: Path, value: str,
+                                                    message: str) -> None:
+    """adv80 #1: Python's int and float read "1_0" as 10 and Arabic-Indic digits as
+    theirs; "0_3" was refused as "must be <= 0.999", a number nobody typed."""
+    result = run("audit", "drift.jsonl", "--set", value)
+    assert (result.exit_code, result.stderr) == (2, f"compaction-audit: {message}\n")
+
+
+def test_numbers_in_set_as_people_write_them() -> None:
+    from compaction_audit.settings import Settings
+
+    got = Settings().with_values({"window": " 12", "sustain": "+3",
+                                  "raw_ratio_floor": ".3"})
+    assert (got.window, got.sustain, got.raw_ratio_floor) == (12, 3, 0.3)
+    assert Settings().with_values({"raw_ratio_floor": "3e-1"}).raw_ratio_floor == 0.3
+    with pytest.raises(UsageError, match="must be a finite number, got 'nan'"):
+        Settings().with_values({"raw_ratio_floor": "nan"})
