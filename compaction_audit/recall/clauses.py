@@ -11,7 +11,9 @@ clause is cut on real text:
 * negation and constraint markers inside it (a *nested* marker: "must not", "no new
   service module required") are part of it: the clause takes the negation's kind when
   nothing but stopwords stands between the markers ("must not introduce X" is the
-  negation "not introduce X"); causal, ordering and condition markers start a new one;
+  negation "not introduce X"); causal, ordering and condition markers start a new one,
+  except a sequence word fewer than two content words after a sequence word (a chain:
+  "icon at px-3, then text after the gap" is one ordering; arrows are not chained);
 * the text of a negation or a must/only constraint starts at its subject (up to four
   content words on its left in the same sentence: "Already-closed annotations must
   remain unchanged"); its norm keeps the words after the marker;
@@ -378,6 +380,11 @@ def scan_clauses(text: str, out: list[Discriminator],
         for k in range(j, len(marks)):
             if marks[k][2] >= stop:
                 break
+            if family == "sequence" and marks[k][1] == "sequence" \
+                    and low[first].isalpha() and low[marks[k][2]].isalpha() \
+                    and len(content_words(low[m_end:marks[k][2]])) < 2:
+                continue  # a chain of words (not arrows): "icon at px-3, then text
+                # after the gap" is one ordering
             if marks[k][0] not in _ABSORBED:
                 stop = min(stop, marks[k][2])
                 break

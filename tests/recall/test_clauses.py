@@ -198,3 +198,17 @@ def test_the_left_side_runs_through_a_short_aside_to_its_subject() -> None:
     # a marker inside the brackets: the left side starts at the "("
     assert clauses("Deploy the build (verify the checksums before the upload).") == [
         ("ordering", "verify the checksums before the upload")]
+
+
+def test_a_chain_of_orderings_is_one_clause() -> None:
+    # usertest31 #1: "X, then text after the gap" gave "X, then text" and "text after
+    # icon+gap", two orderings (one a fragment) of one sentence
+    assert clauses("The buttons have their icon at `px-3` (12px), then text after "
+                   "icon+gap.") == [
+        ("ordering", "The buttons have their icon at `px-3` (12px), then text after icon+gap")]
+    assert clauses("Run migrations then deploy before noon.") == [
+        ("ordering", "Run migrations then deploy before noon")]
+    # two content words between the markers: two orderings
+    assert clauses("Build staging, then deploy prod after the review.") == [
+        ("ordering", "Build staging, then deploy prod"),
+        ("ordering", "deploy prod after the review")]
