@@ -520,4 +520,4 @@ def apply(report: Report, baseline: dict[str, Entry], source: str = "") -> Repor
             if other:
                 info["other_path"] = sorted(other)
         sessions.append(replace(s, findings=kept, extra={**s.extra, "baseline": info}))
-    return Report(sessions, list(report.errors))
+    return replace(report, sessions=sessions, errors=list(report.errors))

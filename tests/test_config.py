@@ -287,3 +287,18 @@ def test_numbers_in_set_as_people_write_them() -> None:
     assert Settings().with_values({"raw_ratio_floor": "3e-1"}).raw_ratio_floor == 0.3
     with pytest.raises(UsageError, match="must be a finite number, got 'nan'"):
         Settings().with_values({"raw_ratio_floor": "nan"})
+
+
+def test_a_report_with_a_baseline_names_the_config_file(project: Path) -> None:
+    """usertest32 #1: with --baseline every format said "config none" (JSON null)
+    while the configuration decided the exit code."""
+    (project / "pyproject.toml").write_text(PYPROJECT)
+    shown = str(project / "pyproject.toml")
+    assert run("baseline", "create", "drift.jsonl", "-o", "base.json").exit_code == 0
+    for args in ([], ["--baseline", "base.json"]):
+        doc = json.loads(run("audit", "drift.jsonl", "--format", "json", *args).stdout)
+        assert doc["config"] == shown, args
+        text = run("audit", "drift.jsonl", *args).stdout
+        assert f"  config     {shown}\n" in text, args
+        sarif = json.loads(run("audit", "drift.jsonl", "--format", "sarif", *args).stdout)
+        assert sarif["runs"][0]["invocations"][0]["properties"] == {"config": shown}, args
