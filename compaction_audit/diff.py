@@ -656,6 +656,18 @@ def failed_heading(reasons: list[str], gates: dict[str, Any]) -> str:
     return f"Gates FAILED ({named(failed)}{'; passed: ' + named(passed) if passed else ''}):"
 
 
+def gated_headline(diff: RunDiff, reasons: list[str], gates: dict[str, Any] | None) -> str:
+    """The verdict of the text and HTML reports: :meth:`RunDiff.headline`, after "gate
+    FAILED (--fail-on-new error): " when :func:`gate` gave ``reasons`` (usertest32 #3:
+    a failed job's first and last lines read "inversion onset later", its reason 160
+    lines down).  The JSON report keeps the headline and says the gates apart."""
+    if not reasons:
+        return diff.headline()
+    set_ = {k: v for k, v in (gates or {}).items() if v is not None}
+    failed = ", ".join(f"--{k.replace('_', '-')} {set_[k]}" for k in failed_gates(reasons, set_))
+    return f"gate FAILED{f' ({failed})' if failed else ''}: {diff.headline()}"
+
+
 def failed_gates(reasons: list[str], gates: dict[str, Any]) -> list[str]:
     """The gates (keys of ``gates`` that are set) that :func:`gate`'s ``reasons`` fail:
     an onset reason fails the onset gate, a new-unit or incomplete-findings reason the

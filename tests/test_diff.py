@@ -34,6 +34,7 @@ from typer.testing import CliRunner
 from compaction_audit.api import audit
 from compaction_audit.commands.diff import diff_command
 from compaction_audit.diff import diff_reports, gate, verdict
+from tests.html_text import unbroken
 
 APP = typer.Typer(pretty_exceptions_enable=False)
 APP.command("diff")(diff_command)
@@ -127,7 +128,17 @@ def test_onset_later_then_earlier_with_gate(tmp_path: Path) -> None:
     assert gate(swapped, 2, None) == [
         "inversion onset earlier by 3 round(s) (round 6 -> 3; allowed 2)"]
     assert run(late, early, "--fail-if-onset-earlier", "3").exit_code == 0
-    assert run(late, early, "--fail-if-onset-earlier", "2").exit_code == 1
+    failed = run(late, early, "--fail-if-onset-earlier", "2", "--fail-on-new", "error")
+    assert failed.exit_code == 1
+    # usertest32 #3: the first and the last line say the gate failed, and which one
+    verdict = ("gate FAILED (--fail-if-onset-earlier 2): inversion onset earlier: round 6 "
+               "-> round 3 (-3 rounds)")
+    assert failed.stdout.rstrip().splitlines()[-1].startswith(verdict)
+    assert " ".join(failed.stdout.split("verdict", 1)[1].split()).startswith(verdict)
+    page = unbroken(run(late, early, "--fail-if-onset-earlier", "2", "-f", "html").stdout)
+    assert 'id="verdict">' + verdict.replace(">", "&gt;") in page
+    passed = run(late, early, "--fail-if-onset-earlier", "3").stdout.rstrip()
+    assert passed.splitlines()[-1].startswith("inversion onset earlier: round 6 -> round 3")
     assert run(early, late, "--fail-if-onset-earlier", "0").exit_code == 0
     assert run(late, early).exit_code == 0  # no gate set
 

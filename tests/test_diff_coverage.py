@@ -13,6 +13,7 @@ from typing import Any
 import orjson
 
 from tests.gate_app import run
+from tests.html_text import unbroken
 from tests.logs import ROOT, LogWriter, rnd
 
 CLAUDE = ROOT / "tests" / "fixtures" / "adapters" / "claude-session.jsonl"
@@ -70,6 +71,7 @@ def test_runs_checked_alike_pass_the_gate_but_the_verdict_says_it(tmp_path: Path
         "no change; baseline not fully checked: 4 lines not read; candidate not fully "
         "checked: 4 lines not read")
     page = run("diff", a, b, "--fail-on-new", "error", "-f", "html").stdout
+    page = unbroken(page)  # flags kept whole
     assert '<p class="verdict WARN" id="verdict">no change; baseline not fully' in page
     assert ('<p class="WARN">Gates passed (--fail-on-new error), but the candidate was not '
             "fully checked (4 lines not read, as the baseline): see the verdict.</p>") in page

@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 from compaction_audit.cli import app
 from compaction_audit.report.html import data
 from compaction_audit.report.html.sections import more
-from tests.html_text import unlabelled
+from tests.html_text import unbroken, unlabelled
 from tests.logs import LogWriter, rnd
 
 N = data.MAX_ROWS + 7  # spans one fold drops, two facts each: more than the table holds
@@ -33,7 +33,7 @@ def lossy_log(write_log: LogWriter) -> str:
 def test_the_cut_rows_name_the_options_that_list_them(write_log: LogWriter) -> None:
     path = lossy_log(write_log)
     runner = CliRunner()
-    page = runner.invoke(app, ["audit", path, "--isolated", "-f", "html"]).stdout
+    page = unbroken(runner.invoke(app, ["audit", path, "--isolated", "-f", "html"]).stdout)
     bounded = json.loads(runner.invoke(app, ["audit", path, "--isolated", "-f", "json"]).stdout)
     every = json.loads(runner.invoke(app, ["audit", path, "--isolated", "-f", "json",
                                            "--all"]).stdout)

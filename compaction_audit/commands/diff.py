@@ -144,5 +144,5 @@ def diff_command(
 
         with output_console(output, inputs) as console:
             console.print(diff_renderable(diff, gates, reasons), crop=False)
-            console.print(verdict_text(diff, reasons), soft_wrap=True)
+            console.print(verdict_text(diff, reasons, gates), soft_wrap=True)
     raise typer.Exit(1 if reasons else 0)

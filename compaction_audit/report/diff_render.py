@@ -38,6 +38,7 @@ from compaction_audit.diff import (
     Occurrence,
     RunDiff,
     failed_heading,
+    gated_headline,
     onset_label,
     split_onsets,
 )
@@ -392,13 +393,15 @@ def gates_section(gates: dict[str, Any] | None, reasons: list[str],
     return Group(*lines)
 
 
-def verdict_text(diff: RunDiff, reasons: list[str] | None = None) -> Text:
-    """The one-line verdict (:meth:`RunDiff.headline`), red when a gate failed or the
-    inversion onset came earlier or appeared, green when it moved later or vanished.
-    Print it with ``soft_wrap=True`` so that it stays one line."""
+def verdict_text(diff: RunDiff, reasons: list[str] | None = None,
+                 gates: dict[str, Any] | None = None) -> Text:
+    """The one-line verdict (:func:`~compaction_audit.diff.gated_headline`), red when a
+    gate failed or the inversion onset came earlier or appeared, green when it moved
+    later or vanished.  Print it with ``soft_wrap=True`` so that it stays one line."""
     verdict = diff.onset("inversion_onset").verdict
     style = HEADLINE_STYLE[verdict] if diff.changed else "bold green"
-    return Text(diff.headline(), style="bold red" if reasons else style)
+    return Text(gated_headline(diff, reasons or [], gates),
+                style="bold red" if reasons else style)
 
 
 def diff_renderable(diff: RunDiff, gates: dict[str, Any] | None = None,
@@ -409,7 +412,7 @@ def diff_renderable(diff: RunDiff, gates: dict[str, Any] | None = None,
     skipped = _skipped(diff)
     return Group(
         Text("compaction-audit diff", style="bold underline"), _runs(diff),
-        hanging((f"{'verdict':<11}", "bold"), verdict_text(diff, reasons), indent=11),
+        hanging((f"{'verdict':<11}", "bold"), verdict_text(diff, reasons, gates), indent=11),
         hanging((f"{'config':<11}", "bold"), t(diff.config or "none"), indent=11),
         *([skipped] if skipped is not None else []), Text(""),
         onsets_table(diff), Text(""),

@@ -13,6 +13,7 @@ from compaction_audit.diff import (
     RunDiff,
     describe,
     failed_heading,
+    gated_headline,
     onset_label,
     split_onsets,
 )
@@ -165,7 +166,8 @@ def render_diff_html(diff: RunDiff, gates: dict[str, Any] | None = None,
             else "PASS" if not diff.changed or moved in ("later", "disappeared") else "WARN")
     body = ("<h1>compaction-audit diff</h1>"
             f'<table class="kv">{runs}</table>'
-            f'<p class="verdict {head}" id="verdict">{esc(diff.headline())}</p>'
+            f'<p class="verdict {head}" id="verdict">'
+            f'{esc(gated_headline(diff, reasons, gates))}</p>'
             + round_panel("d0")
             + "<h2>Series, both runs overlaid</h2><p class=\"dim\">Dashed rules mark each "
             "run's inversion onset." + esc("".join(
