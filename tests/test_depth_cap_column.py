@@ -46,7 +46,7 @@ def test_without_a_cap_the_column_is_at_max_and_says_why(write_log: LogWriter) -
     # round 3 is the second round at it
     assert column(lines, "round") == ["0", "3"]
     assert column(lines, "at max") == ["0", "2"]
-    legend = " ".join(lines[-3:])
+    legend = " ".join(" ".join(lines[-4:]).split())  # the legend, wrapped
     assert "at max = rounds_at_max_depth (no cap recorded: at the deepest depth written)" \
         in legend
 
