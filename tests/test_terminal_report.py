@@ -178,6 +178,7 @@ def test_statistics_counts_findings_per_rule(tmp_path: Path) -> None:
     assert result.exit_code == 1
     # per trace: CA201 at rounds 1-4 (one episode), CA104 and CA105 at round 4
     assert result.stdout.splitlines() == [
+        "2 traces, 2 reach --fail-on error (exit 1)",  # the answer first (usertest32 #7)
         "8  CA201  ungrounded-summary  (2 episodes, error)",
         "2  CA104  compaction-drift  (2 episodes, warning)",
         "2  CA105  summary-majority  (2 episodes, info)",
@@ -531,6 +532,10 @@ def test_several_traces_say_first_that_the_summary_is_at_the_end(tmp_path: Path)
     assert not invoke("audit", str(tmp_path / "a.jsonl")).stdout.startswith("2 traces")
     for option in ("--summary", "-q"):
         assert "a report for each" not in invoke("audit", str(tmp_path), option).stdout
+    # --summary: the gate's tally, then the table (usertest32 #7); -q: a line each
+    assert invoke("audit", str(tmp_path), "--summary").stdout.splitlines()[:2] == [
+        "2 traces, 0 reach --fail-on error (exit 0)", "Summary"]
+    assert invoke("audit", str(tmp_path), "-q").stdout.startswith(f"{tmp_path / 'a.jsonl'}")
     # usertest31 #5: the gate's tally is on the first line too, unreadable traces named
     (tmp_path / "c.jsonl").write_text("not json\n")
     dump(drift_records(), tmp_path / "d.jsonl")  # warnings and errors

@@ -77,8 +77,10 @@ def _text(report: Report, opts: RenderOptions) -> RenderableType:
     from compaction_audit.report.terminal_text import Hanging, hanging, line
 
     several = len(report.sessions) + len(report.errors) > 1
+    first = [hanging((tally(report, opts.fail_on), "dim"))] if several else []
     if opts.quiet or opts.statistics:
-        parts = [statistics_renderable(report)] if opts.statistics else []
+        parts = [*([] if opts.quiet else first), statistics_renderable(report)] \
+            if opts.statistics else []
         if opts.statistics and not opts.quiet:  # each unreadable trace named, as -q
             parts += [line(("error: ", "bold red"), t(e.named()))  # does (adv28 F8)
                       for e in report.errors]
@@ -89,16 +91,13 @@ def _text(report: Report, opts: RenderOptions) -> RenderableType:
             parts.append(hanging(gate_line(report, opts.fail_on)))
         return Group(*parts)
     parts = []
-    if not opts.summary_only:
+    if opts.summary_only:  # the gate's tally first (usertest32 #7)
+        parts += first
+    else:
         if several and opts.shows_summary(report):  # the answer is at the end: say so
-            n = len(report.sessions) + len(report.errors)  # first (usertest9), with
-            failing = sum(s.fails(opts.fail_on) for s in report.sessions)  # the gate's
-            unread = f", {len(report.errors)} unreadable" if report.errors else ""  # tally
-            parts.append(hanging((f"{n} traces, {failing} reach --fail-on {opts.fail_on}"
-                                  f"{unread} (exit {report.exit_code(opts.fail_on)}): a "
-                                  "report for each, then the summary at the end "
-                                  "(--summary: the summary alone; -q: a line each)",
-                                  "dim")))  # (usertest31 #5: it was only at the end)
+            parts.append(hanging((f"{tally(report, opts.fail_on)}: a report for each, "
+                                  "then the summary at the end (--summary: the summary "
+                                  "alone; -q: a line each)", "dim")))  # (usertest9)
         parts.append(report_renderable(report, opts.show_all))
         if opts.shows_summary(report):  # apart from the last trace's verdict (usertest16)
             parts.append(Text(""))
@@ -107,6 +106,17 @@ def _text(report: Report, opts: RenderOptions) -> RenderableType:
     elif gate_differs(report, opts.fail_on):
         parts.append(hanging(gate_line(report, opts.fail_on)))
     return Group(*parts)
+
+
+def tally(report: Report, fail_on: str) -> str:
+    """``3 traces, 2 reach --fail-on error, 1 unreadable (exit 2)``: the gate's answer
+    on the first line of a text report of several traces (usertest31 #5, usertest32
+    #7: a folder's first screen showed one trace, the answer was on its last line)."""
+    n = len(report.sessions) + len(report.errors)
+    failing = sum(s.fails(fail_on) for s in report.sessions)
+    unread = f", {len(report.errors)} unreadable" if report.errors else ""
+    return f"{n} traces, {failing} reach --fail-on {fail_on}{unread} (exit " \
+           f"{report.exit_code(fail_on)})"
 
 
 def gate_differs(report: Report, fail_on: str) -> bool:
