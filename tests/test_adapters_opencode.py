@@ -526,3 +526,28 @@ def test_a_summary_flag_that_is_no_boolean_is_a_field_error(tmp_path: Path, flag
     with pytest.raises(LogError) as info:
         list(opencode.records(str(path)))
     assert str(info.value) == f"{path}:1: expected true or false (messages[3].info.summary)"
+
+
+def test_messages_of_a_session_without_its_row_are_counted(tmp_path: Path) -> None:
+    """adv81 #1: deleting the failing session's row (its messages kept) beside a later
+    harmless session gave a clean PASS, even with --fail-on warning."""
+    failing = export()
+    harmless = export()
+    harmless["info"] = {**harmless["info"], "id": "ses_b",
+                        "time": {"created": 1, "updated": 99_999_999}}
+    harmless["messages"] = [
+        {"info": {**m["info"], "id": f"b_{m['info']['id']}"},
+         "parts": [{**p, "id": f"b_{p['id']}"} for p in m["parts"]]}
+        for m in harmless["messages"][:2]]
+    store = build_store(tmp_path / "rowless.db", [failing, harmless])
+    db = sqlite3.connect(store)
+    db.execute("DELETE FROM session WHERE id = 'ses_demo'")
+    db.execute("INSERT INTO message VALUES ('msg_nul', NULL, 5, '{}')")
+    db.commit()
+    db.close()
+    head = run_adapter(opencode.records, store)[0][1]
+    assert head["session_id"] == "ses_b" and head["lines_not_read"] == 2
+    assert head["reader_notes"] == [
+        "2 sessions holding messages but no row of the store's session table (or no "
+        "session id), not audited"]
+    assert "2 lines not read" in api.audit(str(store)).verdict()

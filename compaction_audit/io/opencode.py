@@ -176,8 +176,9 @@ def _from_store(path: str, notes: list[str], unread: list[tuple[str, str]]
 
     What is not read is appended to ``unread`` as ``(unit, why)`` (adv31 N3: a failing
     session beside a later one, or marked a subagent, passed with no word in the CI
-    formats): each other session that holds a message, top-level or subagent, as one
-    ``session``; each part of the session whose message is not one of its rows as one
+    formats): each other session that holds a message, top-level or subagent, or
+    that has no row of its own (adv81 #1: deleting a failing session's row left a
+    PASS), as one ``session``; each part of the session whose message is not one of its rows as one
     ``part``.  A part whose ``message_id`` names a message of the session is read
     whatever its ``session_id`` column says."""
     if reads_once(path):
@@ -201,11 +202,15 @@ def _from_store(path: str, notes: list[str], unread: list[tuple[str, str]]
         if len(top) > 1:
             notes.append(f"opencode store: read session {str(sid)[:60]}, the "
                          f"latest of {len(top)} (use `opencode export` for another)")
-        held = {str(r["session_id"]) for r in db.rows(
-            "SELECT DISTINCT session_id FROM message WHERE session_id IS NOT ?", (sid,))}
+        others = [r["session_id"] for r in db.rows(
+            "SELECT DISTINCT session_id FROM message WHERE session_id IS NOT ?", (sid,))]
+        held = {str(h) for h in others if h is not None}
         for other in sessions:
             if other is not session and str(other.get("id")) in held:
                 unread.append(("session", _OTHER_SUBAGENT if _parent(other) else _OTHER_TOP))
+        known = {str(s.get("id")) for s in sessions}  # adv81 #1: a failing session's row
+        unread.extend(("session", _NO_ROW) for h in others  # deleted passed with no word
+                      if h is None or str(h) not in known)
         rows = [_row(r) for r in db.rows(
             "SELECT * FROM message WHERE session_id = ? ORDER BY time_created, id", (sid,))]
         by_message = any(r["name"] == "message_id" for r in db.rows(
@@ -235,6 +240,8 @@ _OTHER_TOP = ("of the store other than the one read, not audited (audit one with
 _OTHER_SUBAGENT = ("of the store marked a subagent session (parent_id), not audited "
                    "(audit one with `opencode export <id>`)")
 _ORPHAN_PART = "of the session whose message is not in the store: not read"
+_NO_ROW = ("holding messages but no row of the store's session table (or no session "
+           "id), not audited")
 
 COMPACTION_ELSEWHERE = ("a compaction part in a message that is not the user's (opencode "
                         "writes it in a user message): not read")
