@@ -150,7 +150,7 @@ def simulate_command(
     auditor reads the inversion signature on the rebuilt cosine).
     The same options give the same bytes.  Bad values exit 2 with a one-line message.
     """
-    from compaction_audit.outfile import output_target
+    from compaction_audit.outfile import output_target, refuse_same_stdout
     from compaction_audit.simulate import write_session
 
     params = build_params(
@@ -165,7 +165,8 @@ def simulate_command(
         store_retention_rounds=store_retention,
     )
     try:
-        if str(output) == "-":
+        if str(output) == "-":  # '-o - >> pyproject.toml' broke every later command
+            refuse_same_stdout([])  # in the folder (adv81 #2): as every writer does
             write_session(params, "-")
             return
         with output_target(str(output)) as target:
