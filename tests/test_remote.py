@@ -219,9 +219,29 @@ def test_missing_extras_are_usage_errors(monkeypatch: pytest.MonkeyPatch) -> Non
                              "'compaction-audit[ray]'\n")
     monkeypatch.setitem(sys.modules, "obstore", None)
     result = run("audit", "gs://bucket/runs/")
-    assert result.exit_code == 2
-    assert result.stderr == ("compaction-audit: object storage URLs need: pip install "
-                             "'compaction-audit[cloud]'\n")
+    assert result.exit_code == 2  # adv81 #6: the prefix named, as an object's error is
+    assert result.stderr == ("compaction-audit: gs://bucket/runs/: cannot list: object "
+                             "storage URLs need: pip install 'compaction-audit[cloud]'\n")
+
+
+@pytest.mark.parametrize(("arg", "shown", "scheme"), [
+    ("https://ci-bot:ghp_TOKEN@example.invalid/run/x.jsonl",
+     "https:/***@example.invalid/run/x.jsonl", "https"),  # the path's "//" made one
+    ("file:///tmp/nowhere/x.jsonl", "file:/tmp/nowhere/x.jsonl", "file"),
+])
+def test_a_url_of_another_scheme_is_refused_with_its_password_masked(
+        arg: str, shown: str, scheme: str) -> None:
+    """adv81 #4: an https:// or file:// URL was read as a local path and echoed whole
+    ("cannot open: No such file or directory"), a token in it included."""
+    for args in (["audit", arg], ["trace", arg, "v1"], ["convert", arg, "-o", "-"]):
+        result = run(*args)
+        assert result.exit_code == 2, args
+        assert "TOKEN" not in result.stderr
+        where, _, said = result.stderr.partition(f": a {scheme}:// URL is not read")
+        assert said == (": give a local file's path, or an s3://, gs:// or az:// URL\n")
+        # audit gets the path with its "//" made one, trace and convert as typed
+        assert where.removeprefix("compaction-audit: ") in (
+            shown, shown.replace(":/", "://", 1), shown.replace(":/", ":///", 1)), args
 
 
 def test_ray_address_needs_the_ray_engine() -> None:

@@ -188,9 +188,9 @@ def _convert(path: str, target: str | IO[bytes], output: str,
                     raise LogError(path, line, exc.message, exc.field) from None
                 rounds += record.get("type") == "round"
     except LogError as exc:
-        from compaction_audit.io.remote import shown_url
+        from compaction_audit.io.remote import shown_any
 
-        if exc.path in (path, shown_url(path)):  # an input URL is named as shown (adv54)
+        if exc.path in (path, shown_any(path)):  # an input URL is named as shown (adv54)
             raise
         raise LogError(output, exc.line, exc.message, exc.field) from None  # the writer's
     if not rounds:  # raised inside the output's context: nothing is written

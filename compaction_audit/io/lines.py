@@ -207,6 +207,9 @@ def _open(path: str) -> tuple[IO[bytes], _Counted | None]:
         try:
             raw = Path(path).open("rb")  # noqa: SIM115  (the caller closes the stream)
         except OSError as exc:
+            if (other := _remote().other_url(path)) is not None:  # adv81 #4: echoed whole
+                raise LogError(other[1], 0, f"a {other[0]}:// URL is not read: give a local "
+                               "file's path, or an s3://, gs:// or az:// URL") from None
             raise LogError(path, 0, f"cannot open: {exc.strerror or exc}") from None
         try:  # its bytes first, then its name, as for an object (adv66 #4: gzip bytes
             kind = _magic(raw) or _suffix_kind(path)  # named .zst failed here and

@@ -101,16 +101,43 @@ def shown_url(url: str) -> str:
     match = _SCHEME.match(url)
     if match is None:
         return url
-    lead, rest = match.groups()
+    return _masked(*match.groups())
+
+
+def _masked(lead: str, rest: str) -> str:
+    """``lead`` (a scheme and its slashes) and ``rest`` with the user information of
+    ``rest`` replaced by ``***@`` (see :func:`shown_url`)."""
     head, slash, tail = rest.partition("/")
     if not (":" in head or "@" in head or (not head and "@" in rest)):
-        return url
+        return lead + rest
     at = rest.rfind("@")
     return f"{lead}***@{rest[at + 1:]}" if at >= 0 else f"{lead}***{slash}{tail}"
 
 
 _SCHEME = re.compile(r"(?is)^((?:s3|gs|az):/+)(.*)$")
 """An object storage scheme with its slashes (one or more), and the rest."""
+
+
+_OTHER_SCHEME = re.compile(r"(?is)^(([a-z][a-z0-9+.-]+):/+)(.*)$")
+"""A URL of any scheme of two characters or more (``C:/`` is a Windows path)."""
+
+
+def other_url(path: str) -> tuple[str, str] | None:
+    """``(scheme, shown)`` when ``path`` is a URL of a scheme this tool does not read
+    (``https://``, ``file://``, ``ftp://``: not object storage), ``shown`` with its
+    user information masked as :func:`shown_url` masks it; else None.  Such a URL was
+    read as a local path and echoed whole, a token in it included (adv81 #4)."""
+    match = _OTHER_SCHEME.match(path)
+    if match is None or match.group(2).lower() in SCHEMES:
+        return None
+    return match.group(2).lower(), _masked(match.group(1), match.group(3))
+
+
+def shown_any(path: str) -> str:
+    """``path`` as errors show it: an object storage URL as :func:`shown_url`, another
+    URL as :func:`other_url`, a path as it is."""
+    other = other_url(path)
+    return shown_url(path) if other is None else other[1]
 
 
 def url_like(text: str) -> bool:
@@ -274,6 +301,10 @@ def list_objects(url: str, gaps: list[Gap | LostFolder] | None = None
     from compaction_audit.io.object_keys import botocore_missing
 
     scheme, bucket, key = split_url(url)
+    try:
+        _obstore()
+    except UsageError as exc:  # adv81 #6: a prefix's error did not name it
+        raise UsageError(f"{shown_url(url)}: cannot list: {exc}") from None
     found = None if scheme == "s3" and not botocore_missing() else _obstore_list(
         url, [] if gaps is None else gaps)
     if found is None or (scheme == "s3" and len({k for k, _ in found}) < len(found)):
