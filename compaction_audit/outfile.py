@@ -107,12 +107,43 @@ def refuse_same_file(output: str, inputs: Iterable[str], source: str | None = No
     reader opens its companions even where detection fails (adv33 B2)."""
     refuse_missing_folder(output)
     _refuse_loop(output)
+    _refuse_sqlite_side(output, inputs)
     out = _stat(output)
     if out is None or not stat.S_ISREG(out.st_mode):
         return
     _refuse_input(out, output, "choose another output", inputs, source)
     if not os.access(output, os.W_OK):
         raise UsageError(f"{output}: cannot write: Permission denied")
+
+
+SQLITE_SIDES = ("-journal", "-wal", "-shm")
+"""The files SQLite reads beside a store (``STORE-journal`` ...)."""
+
+
+def _refuse_sqlite_side(output: str, inputs: Iterable[str]) -> None:
+    """:class:`UsageError` when ``output``, existing or not, is the name of a file
+    SQLite reads beside an input that is an SQLite file (``convert opencode.db -o
+    opencode.db-journal`` wrote a "hot journal" that made the store unreadable: adv81
+    #5; the companion check sees only files that exist)."""
+    spots = {os.path.abspath(output), os.path.realpath(output)}
+    for name in inputs:
+        if name == "-" or not _is_sqlite(name):
+            continue
+        for base in {os.path.abspath(name), os.path.realpath(name)}:
+            for side in SQLITE_SIDES:
+                if f"{base}{side}" in spots:
+                    raise UsageError(f"{output}: is where SQLite looks for the {side[1:]} "
+                                     f"of the input {name}; refusing to write it (choose "
+                                     "another output)")
+
+
+def _is_sqlite(name: str) -> bool:
+    """True when ``name`` is a readable regular file that starts as an SQLite file."""
+    try:
+        with open(name, "rb") as fh:
+            return fh.read(16) == b"SQLite format 3\x00"
+    except OSError:
+        return False
 
 
 def _refuse_input(out: os.stat_result, shown_as: str, instead: str,

@@ -551,3 +551,37 @@ def test_messages_of_a_session_without_its_row_are_counted(tmp_path: Path) -> No
         "2 sessions holding messages but no row of the store's session table (or no "
         "session id), not audited"]
     assert "2 lines not read" in api.audit(str(store)).verdict()
+
+
+@pytest.mark.parametrize("side", ["-journal", "-wal", "-shm"])
+def test_no_output_is_written_where_sqlite_reads_beside_the_store(
+        tmp_path: Path, side: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """adv81 #5: ``convert opencode.db -o opencode.db-journal`` wrote a hot journal, and
+    the store could no longer be read; the companion check saw only existing files."""
+    from typer.testing import CliRunner
+
+    from compaction_audit.cli import app
+
+    store = build_store(tmp_path / "opencode.db", [export()])
+    monkeypatch.chdir(tmp_path)
+    for args in (["convert", "opencode.db"], ["audit", "opencode.db", "-f", "json"]):
+        result = CliRunner().invoke(app, [*args, "-o", f"opencode.db{side}"])
+        assert result.exit_code == 2, args
+        assert result.stderr == (
+            f"compaction-audit: opencode.db{side}: is where SQLite looks for the "
+            f"{side[1:]} of the input opencode.db; refusing to write it (choose another "
+            "output)\n")
+        assert not (tmp_path / f"opencode.db{side}").exists()
+    assert api.audit(str(store)).verdict()  # still readable
+
+
+def test_a_hot_journal_that_stops_the_read_is_named(tmp_path: Path) -> None:
+    store = build_store(tmp_path / "opencode.db", [export()])
+    (tmp_path / "opencode.db-journal").write_bytes(b"x")
+    with pytest.raises(LogError) as caught:
+        api.audit(str(store))
+    assert caught.value.message == (
+        "cannot open the SQLite store: attempt to write a readonly database (a hot journal "
+        "beside it, opencode.db-journal, must be rolled back, which a read-only reader "
+        "cannot do: open the store once with its program, or move the journal away if it "
+        "is not the store's)")

@@ -127,6 +127,19 @@ MAX_LENGTH = (1 << 31) - 1
 for more."""
 
 
+def _said(exc: sqlite3.Error, path: str) -> str:
+    """SQLite's words for ``exc``; when it could not write (a read-only open) and a
+    journal is beside ``path``, that the journal is why (adv81 #5: "attempt to write a
+    readonly database" named nothing)."""
+    journal = f"{os.path.realpath(path)}-journal"
+    if "readonly" not in str(exc) or not regular_file(journal) \
+            or not os.path.getsize(journal):
+        return str(exc)
+    return (f"{exc} (a hot journal beside it, {os.path.basename(journal)}, must be "
+            "rolled back, which a read-only reader cannot do: open the store once with its "
+            "program, or move the journal away if it is not the store's)")
+
+
 class BoundedStore:
     """A read-only connection to the SQLite file ``path`` with the bounds of the
     module docstring.  Use as a context manager; :meth:`rows` yields dicts.
@@ -157,7 +170,8 @@ class BoundedStore:
             self.db = _open_untouched(path)
         except sqlite3.Error as exc:
             if not (os.path.lexists(f"{path}-wal") and not os.path.lexists(f"{path}-shm")):
-                raise LogError(shown, 0, f"cannot open the {what}: {exc}") from None
+                raise LogError(shown, 0, f"cannot open the {what}: {_said(exc, path)}"
+                               ) from None
             self._copy = _private_copy(path, shown)  # a -wal without its -shm: a copy
             try:
                 self.db = _open_untouched(os.path.join(self._copy.name, "store.db"),
@@ -196,7 +210,8 @@ class BoundedStore:
             return LogError(self.path, 0, f"reading the {self.what} took more than "
                             f"{self.max_steps} SQLite steps ({STEPS_PER_BYTE} per byte of "
                             "the file): not a plain store")
-        return LogError(self.path, 0, f"cannot read the {self.what}: {exc}")
+        return LogError(self.path, 0, f"cannot read the {self.what}: "
+                        f"{_said(exc, self.path)}")
 
     def require_tables(self, *names: str) -> None:
         """Raise :class:`LogError` unless each of ``names`` is a plain table: a real
