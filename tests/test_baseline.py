@@ -99,6 +99,15 @@ def test_a_trace_named_by_another_path_than_in_the_baseline_is_pointed_out(
     doc = json.loads(run("audit", "drift.jsonl", "--baseline", "../b.json", "-f", "json",
                          "--jobs", "1").stdout)
     assert doc["baseline"]["other_path"] == ["traces/drift.jsonl"]
+    # usertest32 #5: the github format (a line of its log) and -q (on stderr) say it too
+    hint = ("baseline has no entry for drift.jsonl but has for traces/drift.jsonl: if that "
+            "is the same file, name it as when the baseline was made (docs/ci.md)")
+    github = run("audit", "drift.jsonl", "--baseline", "../b.json", "-f", "github",
+                 "--jobs", "1").stdout.splitlines()
+    assert github[-2:] == [hint, "exit 1: 1 trace(s), 1 reach --fail-on error"]
+    quiet = run("audit", "drift.jsonl", "--baseline", "../b.json", "-q", "--jobs", "1")
+    assert quiet.stdout == "FAIL: 4 error(s), 1 warning(s), 1 info\n"
+    assert quiet.stderr == f"compaction-audit: {hint}\n"
     # named as in the baseline: matched, no pointer
     monkeypatch.chdir(traces)
     same = run("audit", "traces/drift.jsonl", "--baseline", "b.json", "--jobs", "1")

@@ -511,6 +511,10 @@ def audit_command(
     emit(report, fmt.value, output, opts, inputs)
     if fmt is AuditFormat.github:
         step_summary(report, opts, inputs)
+    if baseline is not None and (quiet or statistics):  # the verdicts only: why the
+        from compaction_audit.report.summary import stale_lines  # baseline held nothing
+        say_some([ln for ln in stale_lines(report, True)  # back, on stderr (usertest32 #5)
+                  if ln.startswith("baseline has no entry")], "such traces")
     raise typer.Exit(report.exit_code(eff.fail_on))
 
 

@@ -38,7 +38,13 @@ from compaction_audit.report.formats import RenderOptions
 from compaction_audit.report.gaps import LINES, gaps, gaps_fail
 from compaction_audit.report.model import Report, SessionReport, line_path
 from compaction_audit.report.safe import neutralize, printable
-from compaction_audit.report.summary import ends, episodes, gate_line, grown_prefix
+from compaction_audit.report.summary import (
+    ends,
+    episodes,
+    gate_line,
+    grown_prefix,
+    stale_lines,
+)
 from compaction_audit.rules.base import Finding
 
 COMMANDS = {"error": "error", "warning": "warning", "info": "notice"}
@@ -241,5 +247,9 @@ def render_github(report: Report, opts: RenderOptions) -> bytes:
             + "; the job summary lists every one")))
     if report.config is not None:  # a checkout's fail-on = "never" is said (adv24 F5)
         lines.append(f"config: {printable(report.config)}")
+    # the baseline's lines, as the text report says them: a trace named otherwise than
+    # when the baseline was made brought every accepted finding back, and the gate
+    # format said nothing of why (usertest32 #5)
+    lines += [neutralize(printable(line)) for line in stale_lines(report, opts.show_all)]
     lines.append(gate_line(report, opts.fail_on))
     return ("\n".join(lines) + "\n").encode("utf-8")
