@@ -602,7 +602,8 @@ def gate(diff: RunDiff, fail_if_onset_earlier: int | None,
     ``fail_if_onset_earlier`` (rounds, >= 0): fail when the candidate's inversion onset
     is earlier than the baseline's by more than that many rounds, or appears where the
     baseline had none.  ``fail_on_new`` (error, warning or info): fail when a new
-    finding unit is at or above that severity, and, at warning or info, when the
+    finding unit is at or above that severity, or a persisting one reaches it from
+    below (a warning in the baseline, an error now), and, at warning or info, when the
     candidate skipped records under ``--lenient`` (a warning, as in ``audit``: its
     findings are incomplete; adv19a F4).  Either gate set also fails when the
     candidate was checked less than the baseline (more compactions that could not be
@@ -626,6 +627,13 @@ def gate(diff: RunDiff, fail_if_onset_earlier: int | None,
             per_rule = Counter(f"{f.code} {f.rule}" for f in new)
             shown = ", ".join(f"{name} x{n}" for name, n in per_rule.items())
             reasons.append(f"{len(new)} new finding unit(s) at or above {fail_on_new}: {shown}")
+        worse = [f for f in diff.by_status("persisting") if f.candidate and f.baseline
+                 and f.candidate.severity.rank >= floor > f.baseline.severity.rank]
+        if worse:  # usertest32 #2: a fact an accounted fold lost (a warning) now lost
+            per_rule = Counter(f"{f.code} {f.rule}" for f in worse)  # silently (an error)
+            shown = ", ".join(f"{name} x{n}" for name, n in per_rule.items())
+            reasons.append(f"{len(worse)} persisting finding unit(s) now at or above "
+                           f"{fail_on_new}, below it in the baseline: {shown}")
         cand = diff.candidate
         if (cand.skipped or cand.dependent) and floor <= Severity.WARNING.rank:
             reasons.append(f"the candidate's findings are incomplete: "

@@ -629,3 +629,28 @@ def test_a_claim_stated_by_summaries_of_other_ids_persists(tmp_path: Path) -> No
     claims = [x.key for x in d.by_status("persisting") if x.code == "CA305"]
     assert claims and all(k.startswith("claim:") for k in claims)
     assert not [x for x in d.by_status("new") + d.by_status("resolved") if x.code == "CA305"]
+
+
+def test_a_persisting_unit_that_reaches_the_gate_s_severity_fails_it(tmp_path: Path) -> None:
+    """usertest32 #2: the accounted fold m1 of the handwritten sample made silent (its
+    accounting dropped, s1 evicted, not offloaded): the facts it lost went from a
+    topic-only warning to a silent-fold error, units that persist, and
+    ``--fail-on-new error`` passed while ``audit --baseline`` failed the same change."""
+    records = [json.loads(ln) for ln in
+               (SAMPLES / "handwritten.jsonl").read_text().splitlines() if ln.strip()]
+    for r in records:
+        if r.get("round") == 1:
+            r["summaries"][0].pop("accounting")
+            r["evicted"], r["offloaded"] = ["s1", "s2"], []
+        if r.get("round") == 4:
+            r["evicted"] = []
+    worse = tmp_path / "worse.jsonl"
+    worse.write_text("".join(json.dumps(r) + "\n" for r in records))
+    result = run(str(SAMPLES / "handwritten.jsonl"), str(worse), "--fail-on-new", "error")
+    assert result.exit_code == 1
+    assert ("5 persisting finding unit(s) now at or above error, below it in the baseline: "
+            "CA301 silent-discriminating-fold x5") in " ".join(result.stdout.split())
+    d = diff_reports(audit(str(SAMPLES / "handwritten.jsonl")), audit(str(worse)))
+    assert not [r for r in gate(d, None, "error") if r.startswith("1 new")]  # CA203: a warning
+    assert gate(d, None, "warning")[0].startswith("1 new finding unit(s) at or above warning")
+    assert not any("persisting" in r for r in gate(d, None, "warning"))  # warnings before too
