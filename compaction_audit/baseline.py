@@ -436,6 +436,32 @@ def _shown(e: Entry) -> dict[str, str]:
     return {k: v for k, v in asdict(e).items() if k not in ("facts", "session", "rounds")}
 
 
+def _shifted_episodes(pairs: list[tuple[Finding, Entry]], kept: list[Finding],
+                      mine: list[tuple[str, Entry]], held: set[str]) -> list[Finding]:
+    """``kept`` without the findings of an episode whose number moved: an
+    ``episode:K`` entry not matched by its fingerprint holds the episode of its rule
+    and session whose rounds overlap its own (a new episode before it made it
+    ``episode:K+1``), when that episode matched no entry.  Its fingerprint is added to
+    ``held``: it still occurs, so it is not stale (usertest32 #4: "no longer occurs"
+    was said of an episode still there, and ``prune`` dropped its entry)."""
+    loose: dict[str, list[tuple[Finding, Entry]]] = {}
+    for f, e in pairs:  # the findings of episodes that matched no entry, by rule
+        if e.key.startswith("episode:") and e.fingerprint not in held:
+            loose.setdefault(e.code, []).append((f, e))
+    gone: set[int] = set()
+    taken: set[str] = set()
+    for fp, b in mine:
+        if fp in held or not b.key.startswith("episode:") or b.rounds is None:
+            continue
+        for _, e in loose.get(b.code, ()):
+            if e.key not in taken and b.holds(e.facts, e.session, e.rounds):
+                taken.add(e.key)  # one entry per episode, its findings all
+                held.add(fp)
+                gone.update(id(g) for g, ge in loose[b.code] if ge.key == e.key)
+                break
+    return [f for f in kept if id(f) not in gone] if gone else kept
+
+
 def apply(report: Report, baseline: dict[str, Entry], source: str = "") -> Report:
     """``report`` without the findings ``baseline`` holds.  Raises :class:`UsageError`
     when an entry with a finding's fingerprint names another trace, code, key or rule
@@ -506,6 +532,7 @@ def apply(report: Report, baseline: dict[str, Entry], source: str = "") -> Repor
         # nothing of whether this session's findings were fixed (a CI engineer's test)
         other_session.update(str(e.session) for _, e in mine
                              if e.session is not None and sid is not None and e.session != sid)
+        kept = _shifted_episodes(pairs, kept, mine, held)
         # an entry of a rule that did not run (--select, --ignore) says nothing of
         # whether its finding was fixed (usertest18 #1)
         ran = set(s.rules_run)

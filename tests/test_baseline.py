@@ -297,3 +297,32 @@ def test_entries_of_rules_not_run_are_neither_stale_nor_pruned(traces: Path) -> 
                                    "run did not select)")
     doc = json.loads((traces / "q.json").read_text())
     assert [e["code"] for e in doc["findings"]] == ["CA104", "CA201"]
+
+
+def test_an_episode_whose_number_moved_is_still_the_baseline_s(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """usertest32 #4: the handwritten sample's CA203 at round 3 is ``episode:0`` in the
+    baseline; a new CA203 at round 1 made it ``episode:1``, and the run said the entry
+    "no longer occurs" (prune dropped it) while reporting the same round-3 finding as
+    new.  It is the entry's episode: held, not stale; the round-1 one alone is new."""
+    monkeypatch.chdir(tmp_path)
+    records = [json.loads(ln) for ln in
+               (SAMPLES / "handwritten.jsonl").read_text().splitlines() if ln.strip()]
+    dump(records, tmp_path / "t.jsonl")
+    assert run("baseline", "create", "t.jsonl", "-o", "b.json").exit_code == 0
+    held = {(e["code"], e["key"]): e.get("rounds") for e in json.loads(
+        (tmp_path / "b.json").read_text())["findings"]}
+    assert held[("CA203", "episode:0")] == [3, 3]
+    records[2]["summaries"][0].pop("accounting")  # round 1: s1 evicted, not offloaded,
+    records[2]["evicted"], records[2]["offloaded"] = ["s1", "s2"], []  # so 3 spans, 4 logged
+    records[5]["evicted"] = []
+    dump(records, tmp_path / "t.jsonl")
+    doc = json.loads(run("audit", "t.jsonl", "--baseline", "b.json", "-f", "json").stdout)
+    assert [(f["code"], f["round"]) for f in doc["findings"] if f["code"] == "CA203"] == [
+        ("CA203", 1)]
+    assert not [e for e in doc["baseline"]["stale"] if e["code"] == "CA203"]
+    pruned = run("baseline", "prune", "b.json", "t.jsonl", "-o", "p.json")
+    assert pruned.exit_code == 0
+    kept = {(e["code"], e["key"]) for e in json.loads(
+        (tmp_path / "p.json").read_text())["findings"]}
+    assert ("CA203", "episode:0") in kept
