@@ -250,8 +250,10 @@ def glance(r: SessionReport) -> RenderableType:
     per = ("" if len(rounds) <= SPARK_WIDTH
            else f" ({len(rounds)} rounds in {SPARK_WIDTH} marks)")
     # the legend only where a mark needs it (ux6: "E error, w warning" beside no mark)
-    grid.add_row("  flagged", Text("".join(marks), style="red"),
-                 "E error, w warning" if marks.count(" ") < len(marks) else "none")
+    info = "" if not any(sev == "info" for _, sev in flagged) else "; info not marked"
+    grid.add_row("  flagged", Text("".join(marks), style="red"),  # usertest32 #8: "none"
+                 ("E error, w warning" if marks.count(" ") < len(marks) else "none")
+                 + info)  # beside a round whose only finding was info
     return Group(heading("Series at a glance" + per), Trimmed(grid))
 
 
