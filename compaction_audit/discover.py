@@ -604,9 +604,11 @@ def _expand(arg: str, found: Discovery) -> list[str]:
                 matched += _search(match, found, searched)  # is searched once, not per level
         matched = _kept(matched, found)
         if not matched and len(found.unreadable) == before:
-            raise UsageError(f"no trace file matches {arg!r}"
-                             f"{_skipped(found, skipped, links, hidden)}"
-                             f"{_excluded(found, excluded)}")
+            dots = _kept(list(found.hidden_files), found)  # usertest32 #8: said when
+            raise UsageError(f"no trace file matches {arg!r}"  # another file matched,
+                             f"{_skipped(found, skipped, links, hidden)}"  # not here
+                             f"{_excluded(found, excluded)}"
+                             f"{f'; {hidden_files_phrase(dots)}' if dots else ''}")
         return matched
     return [_normal(arg)]
 

@@ -377,6 +377,12 @@ def test_hidden_trace_files_a_pattern_leaves_out_are_named(tmp_path: Path,
         "compaction-audit: 2 hidden files not matched (a pattern's * leaves out a leading "
         "dot): .failing.jsonl, sub/.x.jsonl; name one to audit it"]
     assert run("audit", "-q", ".*.jsonl").exit_code == 1  # named: audited, it fails
+    # usertest32 #8: when nothing else matched, the error names them too
+    Path("ok.jsonl").unlink()
+    alone = run("audit", "-q", "*.jsonl")
+    assert (alone.exit_code, alone.stderr) == (2, (
+        "compaction-audit: no trace file matches '*.jsonl'; 1 hidden file not matched (a "
+        "pattern's * leaves out a leading dot): .failing.jsonl; name one to audit it\n"))
 
 
 def test_a_directory_doublestar_cannot_list_is_reported_once(
