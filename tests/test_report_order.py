@@ -53,6 +53,23 @@ def test_sarif_lists_errors_first(log: Path) -> None:
         ("CA201", "error"), ("CA104", "warning"), ("CA105", "note")]
 
 
+def test_sarif_lists_errors_first_across_traces(log: Path, write_log: LogWriter) -> None:
+    # usertest32 #8: per trace only, a first trace's note came before a second's errors
+    first = write_log([rnd(0, spans=[{"id": "s1", "tokens": 100}]),
+                       rnd(1, summaries=[{"id": "m1", "tokens": 60, "children": ["s1"],
+                                          "text": "s1"}], evicted=["s1"])], name="a.jsonl")
+    result = CliRunner().invoke(app, ["audit", str(first), str(log), "-f", "sarif",
+                                      "--isolated"])
+    results = json.loads(result.output)["runs"][0]["results"]
+    where = [(r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"].rsplit(
+        "/", 1)[-1], r["ruleId"], r["level"]) for r in results]
+    rank = {"error": 0, "warning": 1, "note": 2}
+    assert [level for _, _, level in where] == sorted((lv for _, _, lv in where), key=rank.get)
+    assert {name for name, _, level in where if level == "note"} == {"a.jsonl", log.name}
+    # within a level, each trace's own order: the first trace's first
+    assert next(name for name, _, level in where if level == "error") == "a.jsonl"
+
+
 def test_text_lists_errors_first(log: Path) -> None:
     out = run(log, "text")
     heads = [line.split()[1] for line in out.splitlines()

@@ -122,6 +122,9 @@ def descriptor(rule_cls: type[Rule]) -> dict[str, Any]:
     }
 
 
+_LEVEL_ORDER = {"error": 0, "warning": 1, "note": 2, "none": 3}
+
+
 def render_sarif(report: Report, opts: RenderOptions) -> bytes:
     """The report as a SARIF 2.1.0 log (UTF-8 JSON bytes, newline-terminated)."""
     rules = [type(r) for r in rules_of(opts)]
@@ -167,6 +170,10 @@ def render_sarif(report: Report, opts: RenderOptions) -> bytes:
             if baselined:  # a baselined fold finding that now loses more: "updated"
                 result["baselineState"] = "updated" if id(f) in grown else "new"
             results.append(result)
+    # across traces too: errors first (a stable sort keeps each trace's order of
+    # rounds and rules within a level; usertest32 #8: a trace's note came before
+    # another trace's 53 errors)
+    results.sort(key=lambda r: _LEVEL_ORDER[r["level"]])
     notifications = [{"level": "error", "message": {"text": printable(str(e))},
                       "locations": [location(e.path, e.line)]} for e in report.errors]
     notifications += [{"level": "warning",
