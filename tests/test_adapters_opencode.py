@@ -332,6 +332,28 @@ def test_a_compaction_whose_summary_message_is_not_flagged_is_not_checked(
     assert line == 159 and "unchecked" in rnd["compaction"]
 
 
+def edit(store: Path, *statements: str) -> None:
+    """Run ``statements`` on the SQLite file ``store`` and commit."""
+    db = sqlite3.connect(store)
+    for sql in statements:
+        db.execute(sql)
+    db.commit()
+    db.close()
+
+
+def later_session() -> dict[str, Any]:
+    """A session ``ses_b`` updated after the export's, of its first two messages (new
+    ids): harmless, and the one a store's reader picks."""
+    harmless = export()
+    harmless["info"] = {**harmless["info"], "id": "ses_b",
+                        "time": {"created": 1, "updated": 99_999_999}}
+    harmless["messages"] = [
+        {"info": {**m["info"], "id": f"b_{m['info']['id']}"},
+         "parts": [{**p, "id": f"b_{p['id']}"} for p in m["parts"]]}
+        for m in harmless["messages"][:2]]
+    return harmless
+
+
 def test_every_session_of_a_store_not_audited_is_counted(tmp_path: Path) -> None:
     """adv31 N3: a failing session beside a later-updated one, or marked a subagent of
     it, passed with no word in -q, github or junit (only the full report noted the
@@ -340,20 +362,11 @@ def test_every_session_of_a_store_not_audited_is_counted(tmp_path: Path) -> None
     one is not), each orphan part too, and a part whose session_id column differs but
     whose message is in the session is read."""
     failing = export()
-    harmless = export()
-    harmless["info"] = {**harmless["info"], "id": "ses_b",
-                        "time": {"created": 1, "updated": 99_999_999}}
-    harmless["messages"] = [
-        {"info": {**m["info"], "id": f"b_{m['info']['id']}"},
-         "parts": [{**p, "id": f"b_{p['id']}"} for p in m["parts"]]}
-        for m in harmless["messages"][:2]]
+    harmless = later_session()
     empty = {"info": {**harmless["info"], "id": "ses_empty",
                       "time": {"created": 1, "updated": 2}}, "messages": []}
     store = build_store(tmp_path / "child.db", [failing, harmless, empty])
-    db = sqlite3.connect(store)
-    db.execute("UPDATE session SET parent_id = 'ses_b' WHERE id = 'ses_demo'")
-    db.commit()
-    db.close()
+    edit(store, "UPDATE session SET parent_id = 'ses_b' WHERE id = 'ses_demo'")
     head = run_adapter(opencode.records, store)[0][1]
     assert head["session_id"] == "ses_b" and head["lines_not_read"] == 1
     assert head["reader_notes"] == [
@@ -532,19 +545,10 @@ def test_messages_of_a_session_without_its_row_are_counted(tmp_path: Path) -> No
     """adv81 #1: deleting the failing session's row (its messages kept) beside a later
     harmless session gave a clean PASS, even with --fail-on warning."""
     failing = export()
-    harmless = export()
-    harmless["info"] = {**harmless["info"], "id": "ses_b",
-                        "time": {"created": 1, "updated": 99_999_999}}
-    harmless["messages"] = [
-        {"info": {**m["info"], "id": f"b_{m['info']['id']}"},
-         "parts": [{**p, "id": f"b_{p['id']}"} for p in m["parts"]]}
-        for m in harmless["messages"][:2]]
+    harmless = later_session()
     store = build_store(tmp_path / "rowless.db", [failing, harmless])
-    db = sqlite3.connect(store)
-    db.execute("DELETE FROM session WHERE id = 'ses_demo'")
-    db.execute("INSERT INTO message VALUES ('msg_nul', NULL, 5, '{}')")
-    db.commit()
-    db.close()
+    edit(store, "DELETE FROM session WHERE id = 'ses_demo'",
+         "INSERT INTO message VALUES ('msg_nul', NULL, 5, '{}')")
     head = run_adapter(opencode.records, store)[0][1]
     assert head["session_id"] == "ses_b" and head["lines_not_read"] == 2
     assert head["reader_notes"] == [
