@@ -138,7 +138,11 @@ def _refuse_sqlite_side(output: str, inputs: Iterable[str]) -> None:
 
 
 def _is_sqlite(name: str) -> bool:
-    """True when ``name`` is a readable regular file that starts as an SQLite file."""
+    """True when ``name`` is a readable regular file that starts as an SQLite file
+    (a FIFO or a device is never opened here: its bytes are the run's input)."""
+    st = _stat(name)
+    if st is None or not stat.S_ISREG(st.st_mode):
+        return False
     try:
         with open(name, "rb") as fh:
             return fh.read(16) == b"SQLite format 3\x00"

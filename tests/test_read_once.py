@@ -89,6 +89,22 @@ def test_named_fifo(tmp_path: Path, trace: Path,
     assert (done.returncode, done.stdout, done.stderr) == (1, expected.stdout, b"")
 
 
+@pytest.mark.parametrize("command", [["audit", "{fifo}", "-q"], ["convert", "{fifo}"]])
+def test_an_output_file_check_reads_nothing_of_a_fifo(
+        tmp_path: Path, trace: Path, command: list[str]) -> None:
+    """-o's check for an SQLite store's journal (adv81 #5) opened each input to read
+    its first bytes: of a FIFO, those were the trace's ("no round records")."""
+    fifo = tmp_path / "f.jsonl"
+    writer = fed_fifo(fifo, trace.read_bytes())
+    out = tmp_path / "out.txt"
+    try:
+        done = cli(*(a.format(fifo=fifo) for a in command), "-o", str(out))
+    finally:
+        unblock(fifo, writer)
+    assert done.returncode == (1 if command[0] == "audit" else 0), done.stderr
+    assert out.read_bytes().startswith(b"FAIL: " if command[0] == "audit" else b'{"type":')
+
+
 def test_several_pipes_in_a_pool_are_read_here(trace: Path) -> None:
     """Spawned pool workers cannot open this process's descriptors: such inputs are
     read in the main process, the regular files in the workers."""

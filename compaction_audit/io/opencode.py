@@ -178,8 +178,8 @@ def _from_store(path: str, notes: list[str], unread: list[tuple[str, str]]
     session beside a later one, or marked a subagent, passed with no word in the CI
     formats): each other session that holds a message, top-level or subagent, or
     that has no row of its own (adv81 #1: deleting a failing session's row left a
-    PASS), as one ``session``; each part of the session whose message is not one of its rows as one
-    ``part``.  A part whose ``message_id`` names a message of the session is read
+    PASS), as one ``session``; each part of the session whose message is not one of
+    its rows as one ``part``.  A part whose ``message_id`` names a message of the session is read
     whatever its ``session_id`` column says."""
     if reads_once(path):
         raise LogError(path, 0, "an opencode SQLite store cannot be read from standard "
