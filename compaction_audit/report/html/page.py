@@ -158,20 +158,24 @@ migration with --force" into "-" and "-force" (usertest31 #4).  A hyphen inside 
 ("salience-inversion") may still end a line, as in print; a longer word may break, so
 that it never sets its column's width."""
 
-_FLAG = re.compile(r"(?:&#?\w+;|[^\w\s-])*-")
+_FLAG = re.compile(r"(?<![^ \t\n\r\f])(?:&#?\w+;|[^\w\s<>-])*-[^ \t\n\r\f<>]*")
+"""A word that starts with a hyphen, after any escaped character, quote, bracket or
+backtick (``--force``, ``&quot;-n&quot;``, ``(--dry-run)``)."""
 
-_WORD = re.compile(r"[^ \t\n\r\f<>]+")
+_LONG_RUN = re.compile(rf"[^ \t\n\r\f<>]{{{BREAK_EVERY + 1},}}")
 """A run without a space a browser breaks at: no-break spaces (U+00A0, U+202F) are
 in the run (adv61: runs joined by them widened the table again)."""
 
 
-def _word(word: re.Match[str]) -> str:
+def _flag(word: re.Match[str]) -> str:
     text = word.group()
-    if len(text) > BREAK_EVERY:
-        return _break_run(word)
-    if 1 < len(text) <= NOWRAP_MAX and _FLAG.match(text):
-        return f'<span class="nb">{text}</span>'
-    return text
+    return f'<span class="nb">{text}</span>' if 1 < len(text) <= NOWRAP_MAX else text
+
+
+def _text(run: str) -> str:
+    """One run of text between tags with its flags kept whole and its long runs given
+    breaks (a flag is never a long run: its tags hold a space)."""
+    return _LONG_RUN.sub(_break_run, _FLAG.sub(_flag, run) if "-" in run else run)
 
 
 def breakable(body: str) -> str:
@@ -179,7 +183,7 @@ def breakable(body: str) -> str:
     of each longer run without a breaking space in its text, never inside a tag, an
     escaped character or a grapheme (:data:`_JOINS`), and each shorter word that starts
     with a hyphen (at most :data:`NOWRAP_MAX` characters) kept on one line."""
-    return _TEXT_RUN.sub(lambda m: ">" + _WORD.sub(_word, m.group(1)) + "<", body)
+    return _TEXT_RUN.sub(lambda m: ">" + _text(m.group(1)) + "<", body)
 
 
 def page(title: str, body: str, data: dict[str, Any]) -> bytes:
