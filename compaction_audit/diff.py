@@ -666,14 +666,16 @@ def failed_heading(reasons: list[str], gates: dict[str, Any]) -> str:
 
 def gated_headline(diff: RunDiff, reasons: list[str], gates: dict[str, Any] | None) -> str:
     """The verdict of the text and HTML reports: :meth:`RunDiff.headline`, after "gate
-    FAILED (--fail-on-new error): " when :func:`gate` gave ``reasons`` (usertest32 #3:
-    a failed job's first and last lines read "inversion onset later", its reason 160
+    FAILED (--fail-on-new error): " and the head of each of :func:`gate`'s ``reasons``
+    ("1 new finding unit(s) at or above error; ") when it gave some (usertest32 #3: a
+    failed job's first and last lines read "inversion onset later", its reason 160
     lines down).  The JSON report keeps the headline and says the gates apart."""
     if not reasons:
         return diff.headline()
     set_ = {k: v for k, v in (gates or {}).items() if v is not None}
     failed = ", ".join(f"--{k.replace('_', '-')} {set_[k]}" for k in failed_gates(reasons, set_))
-    return f"gate FAILED{f' ({failed})' if failed else ''}: {diff.headline()}"
+    why = "; ".join(r.split(":", 1)[0].split(" (", 1)[0] for r in reasons)  # usertest33 #4
+    return f"gate FAILED{f' ({failed})' if failed else ''}: {why}; {diff.headline()}"
 
 
 def failed_gates(reasons: list[str], gates: dict[str, Any]) -> list[str]:

@@ -124,8 +124,9 @@ def coerce(name: str, value: Any, kind: type, minimum: float,
             raise ValueError
         number = kind(value) if kind is float else _to_int(value)
     except (TypeError, ValueError):
-        raise UsageError(f"{name} must be {'an integer' if kind is int else 'a number'}, "
-                         f"got {value!r}") from None
+        digits = " in ASCII digits" if isinstance(value, str) else ""  # usertest33 #6
+        raise UsageError(f"{name} must be {'an integer' if kind is int else 'a number'}"
+                         f"{digits}, got {value!r}") from None
     if number != number or number in (float("inf"), float("-inf")):
         raise UsageError(f"{name} must be a finite number, got {value!r}")
     if number < minimum:

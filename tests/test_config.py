@@ -264,11 +264,12 @@ def test_a_setting_given_twice_on_the_command_line_is_refused(
 
 
 @pytest.mark.parametrize(("value", "message"), [
-    ("window=1_0", "window must be an integer, got '1_0'"),
-    ("sustain=\u0663", "sustain must be an integer, got '\u0663'"),
-    ("raw_ratio_floor=0_3", "raw_ratio_floor must be a number, got '0_3'"),
-    ("raw_ratio_floor=\u0660.\u0663", "raw_ratio_floor must be a number, got '\u0660.\u0663'"),
-    ("window=1e1", "window must be an integer, got '1e1'"),
+    ("window=1_0", "window must be an integer in ASCII digits, got '1_0'"),
+    ("sustain=\u0663", "sustain must be an integer in ASCII digits, got '\u0663'"),
+    ("raw_ratio_floor=0_3", "raw_ratio_floor must be a number in ASCII digits, got '0_3'"),
+    ("raw_ratio_floor=\u0660.\u0663",
+     "raw_ratio_floor must be a number in ASCII digits, got '\u0660.\u0663'"),
+    ("window=1e1", "window must be an integer in ASCII digits, got '1e1'"),
 ])
 def test_a_number_in_set_is_written_in_ascii_digits(project: Path, value: str,
                                                     message: str) -> None:

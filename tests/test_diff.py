@@ -131,8 +131,8 @@ def test_onset_later_then_earlier_with_gate(tmp_path: Path) -> None:
     failed = run(late, early, "--fail-if-onset-earlier", "2", "--fail-on-new", "error")
     assert failed.exit_code == 1
     # usertest32 #3: the first and the last line say the gate failed, and which one
-    verdict = ("gate FAILED (--fail-if-onset-earlier 2): inversion onset earlier: round 6 "
-               "-> round 3 (-3 rounds)")
+    verdict = ("gate FAILED (--fail-if-onset-earlier 2): inversion onset earlier by 3 "
+               "round(s); inversion onset earlier: round 6 -> round 3 (-3 rounds)")
     assert failed.stdout.rstrip().splitlines()[-1].startswith(verdict)
     assert " ".join(failed.stdout.split("verdict", 1)[1].split()).startswith(verdict)
     page = unbroken(run(late, early, "--fail-if-onset-earlier", "2", "-f", "html").stdout)

@@ -447,8 +447,11 @@ def test_our_own_lists_wrap_under_an_indent_with_no_trailing_space() -> None:
                    columns=60).stdout.splitlines()
     start = gated.index("Gates FAILED (--fail-on-new error):")
     reason = gated[start + 1:gated.index("", start)]
+    heads = [i for i, x in enumerate(reason) if not x.startswith("    ")]
     assert reason[0].startswith("  88 new finding unit(s) at or above error: ")
-    assert len(reason) > 1 and all(x.startswith("    ") for x in reason[1:])
+    assert reason[heads[1]].startswith("  23 persisting finding unit(s) now at or above")
+    assert heads == [0, heads[1]] and heads[1] > 1  # each reason wraps under 4 spaces
+    assert all(x.startswith("  ") for x in reason)
     shown = invoke("config", "show", "--isolated", columns=40).stdout.splitlines()
     i = next(i for i, x in enumerate(shown) if x.startswith("rules run: CA101, "))
     assert shown[i + 1].startswith("           CA")
@@ -567,7 +570,8 @@ def test_the_legend_says_when_raw_ratio_counts_an_estimated_encrypted_summary() 
     remote = invoke("audit", str(FIXTURES / "codex-remote.jsonl"), "--isolated",
                     columns=300).stdout
     assert ("  each value at its round's end; raw = raw_ratio (from round 1 on, an "
-            "encrypted summary counted at its estimated size), spans = ") in remote
+            "encrypted summary counted at a size estimated from its ciphertext's length, "
+            "not the product's token count), spans = ") in remote
     local = invoke("audit", str(FIXTURES / "codex-local.jsonl"), "--isolated",
                    columns=300).stdout
     assert "  each value at its round's end; raw = raw_ratio, spans = " in local

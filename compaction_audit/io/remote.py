@@ -130,7 +130,10 @@ def other_url(path: str) -> tuple[str, str] | None:
     match = _OTHER_SCHEME.match(path)
     if match is None or match.group(2).lower() in SCHEMES:
         return None
-    return match.group(2).lower(), _masked(match.group(1), match.group(3))
+    lead, scheme = match.group(1), match.group(2)
+    if lead.endswith(":/"):  # a path made of the URL has one slash: shown as typed
+        lead = f"{scheme}:///" if scheme.lower() == "file" else f"{scheme}://"
+    return scheme.lower(), _masked(lead, match.group(3))
 
 
 def shown_any(path: str) -> str:

@@ -323,7 +323,8 @@ def column_names(r: SessionReport, cols: tuple[str, ...]) -> tuple[dict[str, str
                      and isinstance(c.get("round"), int)})
     if opaque and "raw_ratio" in cols:  # usertest31 #3: a 0.792 read as measured
         named["raw_ratio"] = (f"raw_ratio (from round {opaque[0]} on, an encrypted "
-                              "summary counted at its estimated size)")
+                              "summary counted at a size estimated from its ciphertext's "
+                              "length, not the product's token count)")
     return short, ROUND_END + ", ".join(f"{short[c]} = {named[c]}" for c in cols)
 
 
