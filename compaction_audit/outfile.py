@@ -107,8 +107,9 @@ def refuse_same_file(output: str, inputs: Iterable[str], source: str | None = No
     reader opens its companions even where detection fails (adv33 B2)."""
     refuse_missing_folder(output)
     _refuse_loop(output)
-    _refuse_sqlite_side(output, inputs)
     out = _stat(output)
+    if out is None:  # an existing one is a companion (below), said as such
+        _refuse_sqlite_side(output, inputs)
     if out is None or not stat.S_ISREG(out.st_mode):
         return
     _refuse_input(out, output, "choose another output", inputs, source)
@@ -121,8 +122,8 @@ SQLITE_SIDES = ("-journal", "-wal", "-shm")
 
 
 def _refuse_sqlite_side(output: str, inputs: Iterable[str]) -> None:
-    """:class:`UsageError` when ``output``, existing or not, is the name of a file
-    SQLite reads beside an input that is an SQLite file (``convert opencode.db -o
+    """:class:`UsageError` when ``output``, which does not exist yet, is the name of a
+    file SQLite reads beside an input that is an SQLite file (``convert opencode.db -o
     opencode.db-journal`` wrote a "hot journal" that made the store unreadable: adv81
     #5; the companion check sees only files that exist)."""
     spots = {os.path.abspath(output), os.path.realpath(output)}
