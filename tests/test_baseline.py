@@ -96,6 +96,10 @@ def test_a_trace_named_by_another_path_than_in_the_baseline_is_pointed_out(
             "that is the same file, name it as when the baseline was made (docs/ci.md)"
             ) in " ".join(result.stdout.split())  # wrapped under its indent
     assert "for clean.jsonl" not in result.stdout  # it has no finding in the baseline
+    # usertest33 #7: the trace's header says it too, where the 0 is read
+    assert ("baseline 0 finding(s) in ../b.json, not shown; it has no entry under this "
+            "trace's path, but has for traces/drift.jsonl (named otherwise when the "
+            "baseline was made?)") in " ".join(result.stdout.split())
     doc = json.loads(run("audit", "drift.jsonl", "--baseline", "../b.json", "-f", "json",
                          "--jobs", "1").stdout)
     assert doc["baseline"]["other_path"] == ["traces/drift.jsonl"]

@@ -205,12 +205,18 @@ def header(r: SessionReport, config: str | None = None) -> RenderableType:
 
 def _baseline_line(r: SessionReport) -> str:
     """What ``--baseline`` left out of this trace's verdict, for the header ("" when
-    no baseline was given): how many findings it holds, and the fold findings it held
+    no baseline was given): how many findings it holds, the path it has for a trace of
+    this file name when it has none under this one's, and the fold findings it held
     that now lose more facts (reported as new; ux5 F3)."""
     info = baseline_info(r)
     if info is None:
         return ""
     out = f"{info['suppressed']} finding(s) in {info['file'] or 'the baseline'}, not shown"
+    other = info.get("other_path") or []
+    if other:  # usertest33 #7: the reason was only in the summary's lines
+        out += (f"; it has no entry under this trace's path, but has for {other[0]}"
+                + (f" and {len(other) - 1} more" if len(other) > 1 else "")
+                + " (named otherwise when the baseline was made?)")
     grown = info.get("grown") or []
     if grown:  # each with the facts it now loses (usertest29 #6: they were named only
         # far below, under the finding, and the lost list left them "not listed")
