@@ -17,6 +17,7 @@ renderers (:mod:`compaction_audit.report.diff_render`) and the command print it.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -656,12 +657,16 @@ def failed_heading(reasons: list[str], gates: dict[str, Any]) -> str:
     every gate set, one of which had passed)."""
     set_ = {k: v for k, v in gates.items() if v is not None}
     failed = failed_gates(reasons, set_)
-
-    def named(keys: list[str]) -> str:
-        return ", ".join(f"--{k.replace('_', '-')} {set_[k]}" for k in keys)
-
     passed = [k for k in set_ if k not in failed]
-    return f"Gates FAILED ({named(failed)}{'; passed: ' + named(passed) if passed else ''}):"
+    return (f"Gates FAILED ({gates_named(set_, failed)}"
+            f"{'; passed: ' + gates_named(set_, passed) if passed else ''}):")
+
+
+def gates_named(gates: dict[str, Any], keys: Iterable[str] | None = None) -> str:
+    """``--fail-on-new error, --fail-if-onset-earlier 0``: the gates ``keys`` (all of
+    ``gates`` when None) as their options and values."""
+    return ", ".join(f"--{k.replace('_', '-')} {gates[k]}"
+                     for k in (gates if keys is None else keys))
 
 
 def gated_headline(diff: RunDiff, reasons: list[str], gates: dict[str, Any] | None) -> str:
@@ -673,7 +678,7 @@ def gated_headline(diff: RunDiff, reasons: list[str], gates: dict[str, Any] | No
     if not reasons:
         return diff.headline()
     set_ = {k: v for k, v in (gates or {}).items() if v is not None}
-    failed = ", ".join(f"--{k.replace('_', '-')} {set_[k]}" for k in failed_gates(reasons, set_))
+    failed = gates_named(set_, failed_gates(reasons, set_))
     why = "; ".join(r.split(":", 1)[0].split(" (", 1)[0] for r in reasons)  # usertest33 #4
     return f"gate FAILED{f' ({failed})' if failed else ''}: {why}; {diff.headline()}"
 

@@ -127,15 +127,14 @@ def _refuse_sqlite_side(output: str, inputs: Iterable[str]) -> None:
     opencode.db-journal`` wrote a "hot journal" that made the store unreadable: adv81
     #5; the companion check sees only files that exist)."""
     spots = {os.path.abspath(output), os.path.realpath(output)}
-    for name in inputs:
-        if name == "-" or not _is_sqlite(name):
-            continue
-        for base in {os.path.abspath(name), os.path.realpath(name)}:
-            for side in SQLITE_SIDES:
-                if f"{base}{side}" in spots:
-                    raise UsageError(f"{output}: is where SQLite looks for the {side[1:]} "
-                                     f"of the input {name}; refusing to write it (choose "
-                                     "another output)")
+    side = next((x for x in SQLITE_SIDES for spot in spots if spot.endswith(x)), None)
+    if side is None:  # the usual output: no input is looked at
+        return
+    for name in inputs:  # by name first: only an input it names is opened
+        if name != "-" and {f"{os.path.abspath(name)}{side}",
+                            f"{os.path.realpath(name)}{side}"} & spots and _is_sqlite(name):
+            raise UsageError(f"{output}: is where SQLite looks for the {side[1:]} of the "
+                             f"input {name}; refusing to write it (choose another output)")
 
 
 def _is_sqlite(name: str) -> bool:

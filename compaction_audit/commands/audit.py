@@ -512,9 +512,9 @@ def audit_command(
     if fmt is AuditFormat.github:
         step_summary(report, opts, inputs)
     if baseline is not None and (quiet or statistics):  # the verdicts only: why the
-        from compaction_audit.report.summary import stale_lines  # baseline held nothing
-        say_some([ln for ln in stale_lines(report, True)  # back, on stderr (usertest32 #5)
-                  if ln.startswith("baseline has no entry")], "such traces")
+        from compaction_audit.report.summary import other_path_lines  # baseline held
+        say_some([ln for s in report.sessions for ln in other_path_lines(s)],  # nothing
+                 "such traces")  # back, on stderr (usertest32 #5)
     raise typer.Exit(report.exit_code(eff.fail_on))
 
 

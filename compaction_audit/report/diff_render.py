@@ -39,6 +39,7 @@ from compaction_audit.diff import (
     RunDiff,
     failed_heading,
     gated_headline,
+    gates_named,
     onset_label,
     split_onsets,
 )
@@ -380,7 +381,7 @@ def gates_section(gates: dict[str, Any] | None, reasons: list[str],
     set_ = {k: v for k, v in (gates or {}).items() if v is not None}
     if not set_:
         return Text("No gates set (--fail-if-onset-earlier, --fail-on-new).", style="dim")
-    given = ", ".join(f"--{k.replace('_', '-')} {v}" for k, v in set_.items())
+    given = gates_named(set_)
     if not reasons and unchecked:
         return Text(f"Gates passed ({given}), but the candidate was not fully checked "
                     f"({', '.join(unchecked)}, as the baseline): see the verdict.",

@@ -272,15 +272,21 @@ def stale_lines(report: Report, show_all: bool = False) -> list[str]:
         for g in (info or {}).get("grown", []):
             out.append(f"baseline entry {s.path} {g['code']} {g['rule']} {g['key']} "
                        f"{grown_phrase(g)}: reported as new")
-        for other in (info or {}).get("other_path", []):
-            out.append(f"baseline has no entry for {s.path} but has for {other}: if "
-                       "that is the same file, name it as when the baseline was made "
-                       "(docs/ci.md)")
+        out += other_path_lines(s)
     if show_all or len(out) <= BASELINE_LINES:
         return out
     rest = len(out) - BASELINE_LINES
     return [*out[:BASELINE_LINES], f"... and {rest:,} more baseline line(s) (--all lists "
                                    "them; so does the JSON report with --all)"]
+
+
+def other_path_lines(s: SessionReport) -> list[str]:
+    """One line per path the baseline has for a trace of ``s``'s file name when it has
+    no entry under ``s``'s own path (``baseline has no entry for t.jsonl but has for
+    traces/t.jsonl: ...``)."""
+    return [f"baseline has no entry for {s.path} but has for {other}: if that is the "
+            "same file, name it as when the baseline was made (docs/ci.md)"
+            for other in (baseline_info(s) or {}).get("other_path", [])]
 
 
 def worst_first(runs: list[list[Finding]]) -> list[list[Finding]]:

@@ -14,6 +14,7 @@ from compaction_audit.diff import (
     describe,
     failed_heading,
     gated_headline,
+    gates_named,
     onset_label,
     split_onsets,
 )
@@ -145,7 +146,7 @@ def render_diff_html(diff: RunDiff, gates: dict[str, Any] | None = None,
     neither_html = (f'<p class="dim">In neither run: {esc(" ".join(neither))}</p>'
                     if neither else "")
     set_ = {k: v for k, v in (gates or {}).items() if v is not None}
-    given = ", ".join(f"--{k.replace('_', '-')} {v}" for k, v in set_.items())
+    given = gates_named(set_)
     if not set_:
         gate_html = '<p class="dim">No gates set (--fail-if-onset-earlier, --fail-on-new).</p>'
     elif reasons:
