@@ -802,3 +802,24 @@ def test_a_requirement_copied_from_the_audit_is_traced_as_the_discriminator(
     assert root.label == "discriminator 'Token is one-time and expires by TTL': 1 span: 1 lost"
     assert root.data["note"] == ("'Token is one-time and expires by TTL' alone is not read "
                                  "as a discriminator; the spans' text states it as one")
+
+
+def test_a_fold_s_also_dropped_list_is_capped_in_json_unless_all(
+        write_log: LogWriter, tmp_path: Path) -> None:
+    # adv81: a fold that dropped every companion of a span listed each one in the JSON
+    # tree (1.7x the trace); 20 identifiers besides the query: 15 listed, 5 counted
+    names = [f"svc_{k:02d}" for k in range(20)]
+    path = str(write_log([
+        rnd(0, spans=[span("a", "Port 8443 serves " + ", ".join(names) + ".")]),
+        rnd(1, summaries=[fold("F", ["a"], "Services were set up.")], evicted=["a"]),
+    ]))
+    runner = CliRunner()
+    capped = json.loads(runner.invoke(app, ["trace", path, "8443", "--format", "json"]).stdout)
+    [at_fold] = capped["children"][0]["children"]
+    assert at_fold["also_dropped"] == names[:15]
+    assert at_fold["also_dropped_not_shown"] == 5
+    whole = json.loads(runner.invoke(app, ["trace", path, "8443", "--format", "json",
+                                           "--all"]).stdout)
+    [at_fold] = whole["children"][0]["children"]
+    assert at_fold["also_dropped"] == names
+    assert "also_dropped_not_shown" not in at_fold

@@ -97,8 +97,10 @@ class Node:
 
         ``limit``: at most this many children per node, as the text view shows them,
         the rest counted by one ``{"label": "... N more node(s) not shown (--all)",
-        "not_shown": N}`` child (None: every node).  Without it a trace of n spans
-        that share one chain of d folds is n x d nodes (issue 11, class 5)."""
+        "not_shown": N}`` child (None: every node), and a fold's ``also_dropped`` list
+        at most this many, the rest counted by ``also_dropped_not_shown``.  Without it
+        a trace of n spans that share one chain of d folds is n x d nodes (issue 11,
+        class 5), and a fold that drops n companions lists n."""
         named: set[str] = set()
         out = self._dict(limit, named)
         if self.summaries:
@@ -115,4 +117,10 @@ class Node:
             hidden = len(self.children) - len(shown)
             kids.append({"label": f"... {hidden:,} more node(s) not shown (--all)",
                          "not_shown": hidden})
-        return {"label": self.label, **self.data, "children": kids}
+        data = self.data
+        dropped = data.get("also_dropped")
+        if limit is not None and dropped is not None and len(dropped) > limit:
+            # adv81: a fold that dropped 30,000 companions listed each in JSON
+            data = {**data, "also_dropped": dropped[:limit],
+                    "also_dropped_not_shown": len(dropped) - limit}
+        return {"label": self.label, **data, "children": kids}
