@@ -303,3 +303,18 @@ def test_a_report_with_a_baseline_names_the_config_file(project: Path) -> None:
         assert f"  config     {shown}\n" in text, args
         sarif = json.loads(run("audit", "drift.jsonl", "--format", "sarif", *args).stdout)
         assert sarif["runs"][0]["invocations"][0]["properties"] == {"config": shown}, args
+
+
+def test_config_show_folds_a_long_key_at_80_columns_never_cuts_it(
+        project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # usertest34 #12: "severity.silent-discrimi…" at 80 columns
+    monkeypatch.setenv("COLUMNS", "80")
+    (project / "traces" / "compaction-audit.toml").write_text(
+        '[severity]\nsilent-discriminating-fold = "warning"\n[[suppress]]\n'
+        'rule = "CA301"\ndiscriminator = "*45000*"\nreason = "a known loss of the test"\n')
+    out = run("config", "show").stdout
+    rows = [_cells(line) for line in out.splitlines() if line.startswith("│")]
+    assert max(len(line) for line in out.splitlines()) <= 80
+    assert "…" not in out
+    keys = "".join(cells[0] for cells in rows)
+    assert "severity.silent-discriminating-fold" in keys

@@ -91,7 +91,12 @@ def config_show(
     where = path or ("none (--isolated)" if isolated else "none found; defaults apply")
     console.print(Text(f"config file: {printable(where)}"), crop=False)
     console.print(hanging("rules run: ", ", ".join(rules) or "(none)", indent=11))
-    table = Table("key", "value", "source")
+    table = Table()
+    # a key is never cut ("severity.silent-discrimi…" at 80 columns: usertest34 #12):
+    # folded where the width is too small for it, as values are
+    table.add_column("key", overflow="fold")
+    table.add_column("value", overflow="fold")
+    table.add_column("source", overflow="fold")
     for key, value in eff.values.items():
         table.add_row(Text(printable(key)), Text(printable(_value(value))),
                       Text(printable(eff.sources[key])))
