@@ -189,7 +189,9 @@ def score_folder(labels: Path, logs: Path) -> list[Score]:
     the log its entries name in ``file`` (``<stem>.jsonl`` when they name none), with
     the item labels of ``<stem>.items.jsonl`` whose ``file`` is that log's stem."""
     if not labels.is_dir():
-        raise LabelError(f"{labels}: labels folder not found")
+        raise LabelError(f"{labels}: labels folder not found (the default is shared/corpus/"
+                         "labels beside the repository; give its path, and --logs "
+                         "the folder of the labelled logs)")
     out = []
     for recall in sorted(labels.glob("*.recall.json")):
         stem = recall.name.removesuffix(".recall.json")
