@@ -246,7 +246,7 @@ DOCS: tuple[tuple[Any, ...], ...] = (
         'silent-discriminating-fold',
         'error',
         'recall',
-        'a fold dropped a discriminator and nothing can recover it',
+        'a fold dropped a discriminator and kept no reference to it or account of it',
         ('A fold whose text drops a discriminator of a child (number, version pin, '
          'identifier, negation with its object, cause, ordering, scope, link), where the '
          'child is not resolvable after the round and the fold records no `accounting`.'),

@@ -345,7 +345,7 @@ class SilentDiscriminatingFold(Rule):
     name = "silent-discriminating-fold"
     severity = Severity.ERROR
     family = "recall"
-    summary = "a fold dropped a discriminator and nothing can recover it"
+    summary = "a fold dropped a discriminator and kept no reference to it or account of it"
     action = ("retain a reference to the raw span (offload instead of evict), restate the "
               "discriminator in the summary, or record the surrendered precision as "
               "accounting")
