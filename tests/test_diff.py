@@ -141,6 +141,13 @@ def test_onset_later_then_earlier_with_gate(tmp_path: Path) -> None:
     assert passed.splitlines()[-1].startswith("inversion onset earlier: round 6 -> round 3")
     assert run(early, late, "--fail-if-onset-earlier", "0").exit_code == 0
     assert run(late, early).exit_code == 0  # no gate set
+    # usertest34 #14: -q prints the last line alone, and keeps the gate's exit
+    quiet = run(late, early, "--fail-if-onset-earlier", "2", "-q")
+    assert (quiet.exit_code, quiet.stdout.splitlines()) == (1, [
+        failed.stdout.rstrip().splitlines()[-1]])
+    refused = run(late, early, "-q", "--format", "json")
+    assert (refused.exit_code, refused.stdout) == (2, "")
+    assert refused.stderr.strip().endswith("--quiet applies to --format text")
 
 
 def test_onset_none_versus_a_round(tmp_path: Path) -> None:

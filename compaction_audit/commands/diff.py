@@ -70,6 +70,9 @@ def diff_command(
              "candidate was checked less than the baseline (more compactions that could "
              "not be checked, or more lines not read): what it resolves may be unread.")
     ] = None,
+    quiet: Annotated[bool, typer.Option(
+        "--quiet", "-q", help="Print the verdict only (text format): the report's last "
+                              "line, one line whatever the width.")] = False,
     lenient: LenientOpt = False,
     window: WindowOpt = None,
     sustain: SustainOpt = None,
@@ -98,6 +101,8 @@ def diff_command(
     try:
         if baseline == "-" and candidate == "-":
             raise UsageError("baseline and candidate cannot both be standard input")
+        if quiet and fmt is not Format.text:
+            raise UsageError("--quiet applies to --format text")
         if fmt is Format.html:
             from compaction_audit.report.html import require_extra
 
@@ -143,6 +148,7 @@ def diff_command(
         from compaction_audit.report.diff_render import diff_renderable, verdict_text
 
         with output_console(output, inputs) as console:
-            console.print(diff_renderable(diff, gates, reasons), crop=False)
+            if not quiet:  # -q: the last line alone (usertest34 #14: audit has -q)
+                console.print(diff_renderable(diff, gates, reasons), crop=False)
             console.print(verdict_text(diff, reasons, gates), soft_wrap=True)
     raise typer.Exit(1 if reasons else 0)
