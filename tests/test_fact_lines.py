@@ -137,18 +137,18 @@ def test_the_values_a_clause_above_states_are_named_under_the_list() -> None:
 
     items = [rule, *named, *other, low]
     assert shown(items, 15) == (
-        "  also lost, stated in the clauses above: prod, --force, migration 0047\n"
+        "  3 more that matter, within the clauses above: prod, --force, migration 0047\n"
         "  not listed: 1 tool output (--all lists them)\n")
     # the cap cuts one value of u2: it is one more, the three above are named
     assert shown(items, 2) == (
-        "  also lost, stated in the clauses above: prod, --force, migration 0047\n"
+        "  3 more that matter, within the clauses above: prod, --force, migration 0047\n"
         "  ... 1 more (--all)\n"
         "  not listed: 1 tool output (--all lists them)\n")
     many = [{"tier": 2, "kind": "identifier", "span": "u1", "span_line": 3, "text": f"x{k}"}
             for k in range(7)]
     wide = {**rule, "text": "never touch " + " ".join(f"x{k}" for k in range(7))}
     assert shown([wide, *many], 15) == (
-        "  also lost, stated in the clauses above: x0, x1, x2, x3, x4 and 2 more\n")
+        "  7 more that matter, within the clauses above: x0, x1, x2, x3, x4 and 2 more\n")
     assert shown([rule, *other], 15) == ""  # nothing folded, nothing cut
 
 
@@ -192,4 +192,4 @@ def test_a_value_named_above_twice_is_not_counted_again() -> None:
     console = Console(width=100, record=True, file=io.StringIO())
     for part in tier_counts(items, len(listed(items, False)), False):
         console.print(part)
-    assert console.export_text() == "  also lost, stated in the clauses above: prod\n"
+    assert console.export_text() == "  2 more that matter, within the clauses above: prod\n"

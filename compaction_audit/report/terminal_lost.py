@@ -85,7 +85,7 @@ def _split(items: list[dict[str, Any]], limit: int
 
 
 NAMED_ABOVE = 5
-"""Values named on the "also lost, stated in the clauses above" line at most."""
+"""Values named on the "N more that matter, within the clauses above" line at most."""
 
 
 def tier_counts(items: list[dict[str, Any]], shown: int, show_all: bool,
@@ -105,8 +105,10 @@ def tier_counts(items: list[dict[str, Any]], shown: int, show_all: bool,
             names.append(w(d.get("text")))
         if len(above) > NAMED_ABOVE:
             names.append(f" and {len(above) - NAMED_ABOVE} more")
-        out.append(hang(Text("also lost, stated in the clauses above: ", style="dim"),
-                        *names, indent=indent))
+        # counted, so that the list, this line and "N more" add up to the verdict's
+        # "N that matter" (usertest34 #4: "8 that matter" over 5 listed entries)
+        head = f"{left} more that matter{'s' if left == 1 else ''}, within the clauses above: "
+        out.append(hang(Text(head, style="dim"), *names, indent=indent))
     top = sum(1 for d in items if d.get("tier") not in LOW_TIERS)
     if top > shown + left:
         out.append(more_line(top - shown - left, indent=indent))
