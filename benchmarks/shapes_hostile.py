@@ -14,6 +14,7 @@ codex-repeat  Codex: ``n`` copies of the same user message line (same id, same t
               then a compaction whose replacement history holds the ``n`` of them
 long-id       native: an ungrounded summary whose id is ``n`` bytes long
 path-token    native: a span holding a path of ``n`` bytes, folded
+summary-path  native: a span folded into a summary holding a path of ``n`` bytes
 ungrounded    native: ``n`` summaries whose only leaf is evicted at once, then ``n``
               more rounds with them still in the working set (n x n ungrounded pairs)
 growing-delta native, delta mode: ``n`` rounds each adding one span, nothing evicted
@@ -155,6 +156,19 @@ def path_token(n: int) -> Iterator[dict[str, Any]]:
     ]))
 
 
+def summary_path(n: int) -> Iterator[dict[str, Any]]:
+    """A span with a port and a file, folded into a summary that holds one path of
+    ``n`` bytes (``/a/a/...``): the summary's index kept the part after each "/" of
+    it as a string of its own, quadratic in the path (160 KB: 6.4 GB, 12 s; adv82)."""
+    return _native(iter([
+        {"type": "round", "round": 0, "spans": [
+            {"id": "a", "tokens": 10, "text": "Set port 9090 in /etc/x.conf."}]},
+        {"type": "round", "round": 1, "summaries": [
+            {"id": "f", "tokens": 10, "children": ["a"], "text": "see /" + "a/" * (n // 2)}],
+         "evicted": ["a"]},
+    ]))
+
+
 def number_summary(n: int) -> Iterator[dict[str, Any]]:
     """A span with a quantity folded into a summary that is one sentence of ``n``
     numbers: each number is a claim, all in one sentence."""
@@ -274,6 +288,7 @@ def text_chain(n: int) -> Iterator[dict[str, Any]]:
 SHAPES: dict[str, Callable[[int], Iterator[dict[str, Any]]]] = {
     "fold-chain": fold_chain, "cc-compacts": cc_compacts, "codex-repeat": codex_repeat,
     "long-id": long_id, "long-word": long_word, "path-token": path_token,
+    "summary-path": summary_path,
     "number-summary": number_summary, "ungrounded": ungrounded,
     "growing-delta": growing_delta, "cc-preserved": cc_preserved, "oh-range": oh_range,
     "oh-below": oh_below, "codex-compacts": codex_compacts, "text-chain": text_chain,

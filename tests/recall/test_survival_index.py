@@ -380,3 +380,29 @@ def _work(shape: str, n: int) -> int:
 def test_survival_work_grows_with_the_lost_items_not_their_square(shape: str) -> None:
     small, large = _work(shape, 150), _work(shape, 300)
     assert large < 2.4 * small, (small, large)  # a full scan per item was about 4x
+
+
+def test_a_path_s_ends_are_its_last_parts_after_each_slash() -> None:
+    assert sindex.path_ends("a/b/c") == ["c", "b/c"]
+    assert sindex.path_ends("/etc/x.conf") == ["x.conf", "etc/x.conf"]
+    assert sindex.path_ends("x.conf") == []
+    deep = "/a" * 100 + "/x.py"  # 101 parts after a "/"
+    ends = sindex.path_ends(deep)
+    assert len(ends) == sindex.PATH_END_PARTS == 64
+    assert ends[0] == "x.py" and ends[-1] == "a/" * 63 + "x.py"
+
+
+def test_a_summary_s_deep_path_is_indexed_by_its_last_parts_only() -> None:
+    # adv82: a 160 KB summary of one path "/a/a/..." kept the part after each of its
+    # 80,000 "/" as a string: 6.2 GB.  Now its last 64; a fact's path ending it, or
+    # ending in it, is found as before
+    summary = "see /" + "a/" * 5000 + "srv/app/x.conf"
+    idx = sindex._index(summary)
+    assert len(idx.lookup.path_ends) == sindex.PATH_END_PARTS
+    assert sv.survives(_one("edited app/x.conf today", Kind.IDENTIFIER), summary)
+    assert sv.survives(_one("edited /a/a/srv/app/x.conf today", Kind.IDENTIFIER), summary)
+    assert not sv.survives(_one("edited app/y.conf today", Kind.IDENTIFIER), summary)
+    # a fact's path that ends in the summary's whole (short) path, however deep
+    fact = _one("see /" + "b/" * 5000 + "srv/app/x.conf now", Kind.IDENTIFIER)
+    assert sv.survives(fact, "kept srv/app/x.conf")
+    assert not sv.survives(fact, "kept srv/app/y.conf")

@@ -25,7 +25,7 @@ from compaction_audit.recall.survival.flips import (
     _restated,
     _sentence_lookup,
 )
-from compaction_audit.recall.survival.index import _Index, _index, _offered
+from compaction_audit.recall.survival.index import _Index, _index, _offered, path_ends
 from compaction_audit.recall.survival.postings import _Postings
 from compaction_audit.recall.survival.words import (
     _HEAD,
@@ -317,8 +317,7 @@ def _survives_in(d: Discriminator, idx: _Index) -> bool:
         # path after a "/": set look-ups, not a pass over the summary's paths (adv78 #1)
         return ((_FILE_NAME.fullmatch(last) is not None and last in idx.keys)
                 or path in idx.lookup.path_ends
-                or any(path[k + 1:] in idx.lookup.path_whole
-                       for k, c in enumerate(path) if c == "/"))
+                or any(end in idx.lookup.path_whole for end in path_ends(path)))
     if norm.startswith("migration "):
         return norm.removeprefix("migration ") in idx.keys
     if _HEX_RE.fullmatch(norm):  # a hash by a prefix: a sorted neighbour, a key prefix
