@@ -15,6 +15,7 @@ codex-repeat  Codex: ``n`` copies of the same user message line (same id, same t
 long-id       native: an ungrounded summary whose id is ``n`` bytes long
 path-token    native: a span holding a path of ``n`` bytes, folded
 summary-path  native: a span folded into a summary holding a path of ``n`` bytes
+long-camel    native: a span that is one camelCase token of ``n`` characters, folded
 ungrounded    native: ``n`` summaries whose only leaf is evicted at once, then ``n``
               more rounds with them still in the working set (n x n ungrounded pairs)
 growing-delta native, delta mode: ``n`` rounds each adding one span, nothing evicted
@@ -169,6 +170,20 @@ def summary_path(n: int) -> Iterator[dict[str, Any]]:
     ]))
 
 
+def long_camel(n: int) -> Iterator[dict[str, Any]]:
+    """A span that is one camelCase token of ``n`` characters (``CamelCaseCamel...``),
+    folded: the lost token was looked for in the spans as one needle, and Polars'
+    Aho-Corasick automaton for one long periodic needle takes time that grows with its
+    square (30,000 characters: 2 s per search; adv82)."""
+    return _native(iter([
+        {"type": "round", "round": 0, "spans": [
+            {"id": "a", "tokens": 10, "text": ("CamelCase" * (n // 9 + 1))[:n]}]},
+        {"type": "round", "round": 1, "summaries": [
+            {"id": "f", "tokens": 10, "children": ["a"], "text": "ok, done."}],
+         "evicted": ["a"]},
+    ]))
+
+
 def number_summary(n: int) -> Iterator[dict[str, Any]]:
     """A span with a quantity folded into a summary that is one sentence of ``n``
     numbers: each number is a claim, all in one sentence."""
@@ -288,7 +303,7 @@ def text_chain(n: int) -> Iterator[dict[str, Any]]:
 SHAPES: dict[str, Callable[[int], Iterator[dict[str, Any]]]] = {
     "fold-chain": fold_chain, "cc-compacts": cc_compacts, "codex-repeat": codex_repeat,
     "long-id": long_id, "long-word": long_word, "path-token": path_token,
-    "summary-path": summary_path,
+    "summary-path": summary_path, "long-camel": long_camel,
     "number-summary": number_summary, "ungrounded": ungrounded,
     "growing-delta": growing_delta, "cc-preserved": cc_preserved, "oh-range": oh_range,
     "oh-below": oh_below, "codex-compacts": codex_compacts, "text-chain": text_chain,

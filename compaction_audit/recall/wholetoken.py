@@ -18,7 +18,7 @@ import re
 
 from compaction_audit.recall.fences import blank_fences
 
-__all__ = ["HITS", "JOINERS", "STATING_TYPES", "looked_for", "states"]
+__all__ = ["HITS", "JOINERS", "MAX_CHARS", "STATING_TYPES", "looked_for", "states"]
 
 _TOKEN_KINDS = ("identifier", "link", "quantity", "version")
 """Kinds looked for; a clause in other words is not the same clause, and a scope
@@ -29,6 +29,13 @@ STATING_TYPES = ("prose", "spec")
 
 _MIN_CHARS = 3
 """Characters a fact needs to be looked for: ``0``, ``ok`` or ``x1`` stand for many things."""
+
+MAX_CHARS = 256
+"""Characters a fact may have to be looked for: Polars' Aho-Corasick search builds
+its automaton in time that grows with the square of one long needle (a camelCase
+token of 30,000 characters: 2 s per search; 160 KB of them, 235 s: adv82).  A longer
+fact is not looked for: a span restating it does not hold it, so it can only count
+as lost, never as kept."""
 
 _MIN_NUMBER = 4
 """Characters a number without a unit needs: ``70`` in another span is rarely the same
@@ -50,11 +57,12 @@ first character (``sidebarItem``; not ``PATH``, ``WARN`` or ``Config``: words)."
 
 def looked_for(kind: str, text: str) -> bool:
     """Whether a span stating the fact ``(kind, text)`` as a whole token holds it: a
-    token kind (:data:`_TOKEN_KINDS`) of :data:`_MIN_CHARS` characters at least; a
+    token kind (:data:`_TOKEN_KINDS`) of :data:`_MIN_CHARS` to :data:`MAX_CHARS`
+    characters; a
     number without a unit of :data:`_MIN_NUMBER`; a name (identifier, link) only
     with the mark of one (:data:`_NAME`: ``12px``, ``px-3``, ``sidebarItem``, not
     ``main``, ``PATH``, ``WARN`` or ``Config``)."""
-    if kind not in _TOKEN_KINDS or len(text) < _MIN_CHARS:
+    if kind not in _TOKEN_KINDS or not _MIN_CHARS <= len(text) <= MAX_CHARS:
         return False
     if kind == "quantity":
         return " " in text or len(text) >= _MIN_NUMBER

@@ -119,6 +119,19 @@ def test_the_hits_read_per_span_are_bounded() -> None:
     assert _restated("quantity", "5000", "x-5000 " * (HITS - 1) + "5000")
 
 
+def test_a_fact_longer_than_the_cap_is_not_looked_for() -> None:
+    # adv82: one camelCase token of 30,000 characters made Polars' Aho-Corasick build
+    # its automaton for 2 s per search (160 KB of them: 235 s); 256 characters at most
+    from compaction_audit.recall.wholetoken import MAX_CHARS
+
+    assert MAX_CHARS == 256
+    name = ("sidebarItem" * 30)[:MAX_CHARS]
+    assert looked_for("identifier", name) and _restated("identifier", name, f"see {name} now")
+    longer = ("sidebarItem" * 30)[:MAX_CHARS + 1]
+    assert not looked_for("identifier", longer)
+    assert not _restated("identifier", longer, f"see {longer} now")
+
+
 @pytest.mark.parametrize("order", [("A", "B"), ("B", "A")])
 def test_every_text_of_a_fact_is_looked_for(write_log: LogWriter,
                                             order: tuple[str, str]) -> None:
