@@ -16,6 +16,8 @@ long-id       native: an ungrounded summary whose id is ``n`` bytes long
 path-token    native: a span holding a path of ``n`` bytes, folded
 summary-path  native: a span folded into a summary holding a path of ``n`` bytes
 long-camel    native: a span that is one camelCase token of ``n`` characters, folded
+nested-numbers native: 250 nested numbers lost, beside a span of a run of ``n`` ones
+nested-objects native: 118 lost rules with nested objects, then a tool call of ``n`` dots
 ungrounded    native: ``n`` summaries whose only leaf is evicted at once, then ``n``
               more rounds with them still in the working set (n x n ungrounded pairs)
 growing-delta native, delta mode: ``n`` rounds each adding one span, nothing evicted
@@ -184,6 +186,39 @@ def long_camel(n: int) -> Iterator[dict[str, Any]]:
     ]))
 
 
+def nested_numbers(n: int) -> Iterator[dict[str, Any]]:
+    """250 spans stating nested numbers (``1111``, ``11111``, ... 253 digits), all
+    folded and lost, beside a span holding a run of ``n`` ones: the search for the
+    lost facts in the other spans listed every number at every position of the run
+    (250 x ``n`` hits, 7.6 GB at ``n`` = 200,000; adv83)."""
+    facts = [{"id": f"f{k}", "tokens": 5, "text": f"Set limit to {'1' * (4 + k)} now.",
+              "source": "user"} for k in range(250)]
+    return _native(iter([
+        {"type": "round", "round": 0, "spans": [*facts, {
+            "id": "big", "tokens": 10, "text": "Note " + "1" * n + " end.", "source": "user"}]},
+        {"type": "round", "round": 1, "summaries": [
+            {"id": "m", "tokens": 10, "children": [f["id"] for f in facts],
+             "text": "ok, done."}], "evicted": [f["id"] for f in facts]},
+    ]))
+
+
+def nested_objects(n: int) -> Iterator[dict[str, Any]]:
+    """118 lost rules whose objects are nested runs of dots (``Do not run `..` ...``),
+    then a tool call of ``n`` dots: the search for the rules' objects in the calls
+    listed every object at every position (3.8 GB at ``n`` = 160,000; adv83)."""
+    words = [a + b for a in "abcdefghijklmnopqrstuvwxyz" for b in "xyz"]  # distinct words
+    facts = [{"id": f"f{k}", "tokens": 5, "source": "user",
+              "text": f"Do not run `{'.' * (k + 2)}` word{words[k % 78]}{k} here."}
+             for k in range(118)]
+    return _native(iter([
+        {"type": "round", "round": 0, "spans": facts},
+        {"type": "round", "round": 1, "summaries": [
+            {"id": "m", "tokens": 10, "children": [f["id"] for f in facts],
+             "text": "ok, done."}], "evicted": [f["id"] for f in facts],
+         "spans": [{"id": "call", "tokens": 10, "text": "." * n, "source": "tool_call:Bash"}]},
+    ]))
+
+
 def number_summary(n: int) -> Iterator[dict[str, Any]]:
     """A span with a quantity folded into a summary that is one sentence of ``n``
     numbers: each number is a claim, all in one sentence."""
@@ -304,6 +339,7 @@ SHAPES: dict[str, Callable[[int], Iterator[dict[str, Any]]]] = {
     "fold-chain": fold_chain, "cc-compacts": cc_compacts, "codex-repeat": codex_repeat,
     "long-id": long_id, "long-word": long_word, "path-token": path_token,
     "summary-path": summary_path, "long-camel": long_camel,
+    "nested-numbers": nested_numbers, "nested-objects": nested_objects,
     "number-summary": number_summary, "ungrounded": ungrounded,
     "growing-delta": growing_delta, "cc-preserved": cc_preserved, "oh-range": oh_range,
     "oh-below": oh_below, "codex-compacts": codex_compacts, "text-chain": text_chain,

@@ -43,6 +43,7 @@ from __future__ import annotations
 import polars as pl
 
 from compaction_audit.recall.casefold_table import CLASSES
+from compaction_audit.recall.needles import antichains
 
 __all__ = ["matches"]
 
@@ -111,8 +112,9 @@ def matches(texts: pl.DataFrame, objects: pl.DataFrame) -> pl.DataFrame:
     confirm the pairs of objects holding a private-use marker character).  Returns
     ``pid``, ``tid``, one row per matching pair, in no set order.  Work: one
     Aho-Corasick pass per form over the texts (linear in their length plus the
-    matches), plus one regex per pair of an object holding a marker character and per
-    text for the empty object.
+    matches; one per layer where a key holds another:
+    :func:`~compaction_audit.recall.needles.antichains`), plus one regex per pair of
+    an object holding a marker character and per text for the empty object.
     """
     out: list[pl.DataFrame] = []
     empty = pl.DataFrame(schema={"pid": objects.schema["pid"], "tid": texts.schema["tid"]})
@@ -123,10 +125,13 @@ def matches(texts: pl.DataFrame, objects: pl.DataFrame) -> pl.DataFrame:
         wanted = keys.filter(pl.col("form") == form)
         if wanted.height == 0:
             continue
-        found = (texts.select("tid", transform(pl.col("text")).str.extract_many(
-            wanted["key"].unique().to_list(), overlapping=True).list.unique().alias("key"))
-            .explode("key").drop_nulls("key"))
-        out.append(found.join(wanted.select("pid", "key"), on="key").select("pid", "tid"))
+        # one search per group of keys none of which holds another (adv83: nested
+        # runs of dots listed gigabytes of hits over one tool call before unique())
+        for group in antichains(wanted["key"].unique().sort().to_list()):
+            found = (texts.select("tid", transform(pl.col("text")).str.extract_many(
+                group, overlapping=True).list.unique().alias("key"))
+                .explode("key").drop_nulls("key"))
+            out.append(found.join(wanted.select("pid", "key"), on="key").select("pid", "tid"))
     pairs = pl.concat([o.cast(empty.schema) for o in out]).unique() if out else empty
     if checked.height:  # a marker character folds with a text's: the regex decides
         suspect = pairs.join(checked, on="pid").join(texts, on="tid").sort("pattern")

@@ -132,6 +132,22 @@ def test_a_fact_longer_than_the_cap_is_not_looked_for() -> None:
     assert not _restated("identifier", longer, f"see {longer} now")
 
 
+def test_nested_facts_are_each_found_whole() -> None:
+    # adv83: 250 nested numbers over a run of digits listed every hit of each at every
+    # position (7.6 GB for 255 KB); now searched one layer at a time, each still found
+    keys = ["quantity:1111", "quantity:111111", "quantity:45000"]
+    items = pl.DataFrame({"id": ["b", "c"], "kind": ["span", "span"],
+                          "text": ["Limits: 1111 and 111111, not 1111111.",
+                                   "The run " + "1" * 5000 + " is no limit."],
+                          "stype": ["prose", "prose"]})
+    found = restated(items, pl.DataFrame({"key": keys, "start": [1] * 3, "by_fold": [True] * 3}),
+                     pl.DataFrame({"key": keys, "k": ["quantity"] * 3,
+                                   "t": ["1111", "111111", "45000"]}),
+                     pl.DataFrame(schema={"key": pl.String, "id": pl.String}),
+                     pl.DataFrame({"id": ["b", "c"], "born": [0, 0], "gone": [3, 3]}))
+    assert sorted(found.iter_rows()) == [("quantity:1111", "b"), ("quantity:111111", "b")]
+
+
 @pytest.mark.parametrize("order", [("A", "B"), ("B", "A")])
 def test_every_text_of_a_fact_is_looked_for(write_log: LogWriter,
                                             order: tuple[str, str]) -> None:

@@ -20,6 +20,7 @@ import polars as pl
 
 from compaction_audit.plans import collect, one
 from compaction_audit.recall.fences import FENCE_RUST
+from compaction_audit.recall.needles import antichains
 from compaction_audit.recall.wholetoken import HITS, JOINERS, STATING_TYPES, looked_for, states
 
 __all__ = ["restated"]
@@ -43,6 +44,34 @@ def _joiner(byte: pl.Expr) -> pl.Expr:
     return byte.is_in([ord(c) for c in JOINERS])
 
 
+def _found(spans: pl.LazyFrame, needles: list[str], hits: int = HITS) -> pl.LazyFrame:
+    """Each hit of ``needles`` in the texts of ``spans`` (``id``, ``text``), the first
+    ``hits`` per span: ``needle``, ``at`` and ``end`` (byte offsets), the text's
+    ``bytes``, the bytes ``before`` and ``after`` the hit and the one ``then`` after
+    that, and whether those three are ``ascii``; fenced code blanked first."""
+    text = pl.col("text")
+    byte = pl.col("bytes").bin.get
+    ascii_ = [(pl.col(c) < 128).fill_null(True) for c in ("before", "after", "then")]
+    return (
+        spans.filter(text.str.contains_any(needles))
+        .with_columns(text.str.replace_all(FENCE_RUST, " "))  # code says nothing (adv55)
+        .with_columns(text.str.extract_many(needles, overlapping=True).alias("needle"),
+                      text.str.find_many(needles, overlapping=True).alias("at"))
+        .filter(pl.col("needle").list.len() == pl.col("at").list.len())
+        .with_columns(pl.col("needle").list.head(hits), pl.col("at").list.head(hits))
+        .explode("needle", "at")
+        .with_columns(text.cast(pl.Binary).alias("bytes"),
+                      (pl.col("at").cast(pl.Int64)
+                       + pl.col("needle").str.len_bytes().cast(pl.Int64)).alias("end"))
+        .with_columns(
+            pl.when(pl.col("at") > 0).then(byte(pl.col("at") - 1, null_on_oob=True))
+            .alias("before"),
+            byte(pl.col("end"), null_on_oob=True).alias("after"),
+            byte(pl.col("end") + 1, null_on_oob=True).alias("then"))
+        .with_columns(pl.all_horizontal(ascii_).alias("ascii"))
+    )
+
+
 def restated(items: pl.DataFrame, losses: pl.DataFrame, drops: pl.DataFrame,
              occ: pl.DataFrame, life: pl.DataFrame) -> pl.DataFrame:
     """``(key, id)``: prose or spec spans that state a lost fact as a whole token
@@ -58,7 +87,8 @@ def restated(items: pl.DataFrame, losses: pl.DataFrame, drops: pl.DataFrame,
     :func:`looked_for` admits.
 
     One Aho-Corasick pass over the span texts (Polars ``find_many``) for all the facts
-    at once, then joins: no Python per span.  Each hit is a row, :data:`HITS` per span
+    at once (one per layer where a fact holds another: :func:`antichains`), then
+    joins: no Python per span.  Each hit is a row, :data:`HITS` per span
     at most: a span of 16 MB that repeated a fact of three letters made 2 GB of them
     (adv54)."""
     empty = pl.DataFrame(schema={"key": pl.String, "id": pl.String})
@@ -74,30 +104,16 @@ def restated(items: pl.DataFrame, losses: pl.DataFrame, drops: pl.DataFrame,
     wanted = facts.filter(pl.Series(looked, dtype=pl.Boolean)).select(
         "key", pl.col("text").alias("needle"))
     needles = wanted["needle"].unique().sort().to_list()
-    text = pl.col("text")
-    byte = pl.col("bytes").bin.get
-    ascii_ = [(pl.col(c) < 128).fill_null(True) for c in ("before", "after", "then")]
-    found = (
-        items.lazy().filter((pl.col("kind") == "span") & text.is_not_null()
-                            & pl.col("stype").is_in(STATING_TYPES))
-        .select("id", "text")
-        .filter(text.str.contains_any(needles))
-        .with_columns(text.str.replace_all(FENCE_RUST, " "))  # code says nothing (adv55)
-        .with_columns(text.str.extract_many(needles, overlapping=True).alias("needle"),
-                      text.str.find_many(needles, overlapping=True).alias("at"))
-        .filter(pl.col("needle").list.len() == pl.col("at").list.len())
-        .with_columns(pl.col("needle").list.head(HITS), pl.col("at").list.head(HITS))
-        .explode("needle", "at")
-        .with_columns(text.cast(pl.Binary).alias("bytes"),
-                      (pl.col("at").cast(pl.Int64)
-                       + pl.col("needle").str.len_bytes().cast(pl.Int64)).alias("end"))
-        .with_columns(
-            pl.when(pl.col("at") > 0).then(byte(pl.col("at") - 1, null_on_oob=True))
-            .alias("before"),
-            byte(pl.col("end"), null_on_oob=True).alias("after"),
-            byte(pl.col("end") + 1, null_on_oob=True).alias("then"))
-        .with_columns(pl.all_horizontal(ascii_).alias("ascii"))
-    )
+    spans = items.lazy().filter((pl.col("kind") == "span") & pl.col("text").is_not_null()
+                                & pl.col("stype").is_in(STATING_TYPES)).select("id", "text")
+    groups = antichains(needles)
+    # where a needle holds another, one search per group none of whose needles holds
+    # another, one after the other, each one's lists freed before the next, the HITS
+    # of a span shared between them (adv83: nested numbers over a run of digits
+    # listed gigabytes of hits before HITS cut them)
+    share = max(HITS // len(groups), 1)
+    found = (_found(spans, needles) if len(groups) <= 1 else
+             pl.concat([one(_found(spans, group, share)) for group in groups]).lazy())
     start = pl.max_horizontal(pl.col("at").cast(pl.Int64) - 4, pl.lit(0))
     whole, unsure = collect(  # ASCII neighbours: told here; others: in Python
         found.filter(pl.col("ascii")
