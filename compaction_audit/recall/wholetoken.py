@@ -58,9 +58,8 @@ first character (``sidebarItem``; not ``PATH``, ``WARN`` or ``Config``: words)."
 def looked_for(kind: str, text: str) -> bool:
     """Whether a span stating the fact ``(kind, text)`` as a whole token holds it: a
     token kind (:data:`_TOKEN_KINDS`) of :data:`_MIN_CHARS` to :data:`MAX_CHARS`
-    characters; a
-    number without a unit of :data:`_MIN_NUMBER`; a name (identifier, link) only
-    with the mark of one (:data:`_NAME`: ``12px``, ``px-3``, ``sidebarItem``, not
+    characters; a number without a unit of :data:`_MIN_NUMBER`; a name (identifier,
+    link) only with the mark of one (:data:`_NAME`: ``12px``, ``px-3``, ``sidebarItem``, not
     ``main``, ``PATH``, ``WARN`` or ``Config``)."""
     if kind not in _TOKEN_KINDS or not _MIN_CHARS <= len(text) <= MAX_CHARS:
         return False
