@@ -823,3 +823,18 @@ def test_a_fold_s_also_dropped_list_is_capped_in_json_unless_all(
     [at_fold] = whole["children"][0]["children"]
     assert at_fold["also_dropped"] == names
     assert "also_dropped_not_shown" not in at_fold
+
+
+def test_the_json_tree_counts_the_summaries_it_leaves_out(
+        write_log: LogWriter) -> None:
+    # usertest35: 14 of 67 summaries in the JSON without --all, and nothing said so
+    spans = [span(f"s{k:02d}", f"Port 8443 serves shard {k}.") for k in range(20)]
+    folds = [fold(f"F{k:02d}", [f"s{k:02d}"], "A shard was set up.") for k in range(20)]
+    path = str(write_log([rnd(0, spans=spans),
+                          rnd(1, summaries=folds, evicted=[s["id"] for s in spans])]))
+    runner = CliRunner()
+    capped = json.loads(runner.invoke(app, ["trace", path, "8443", "--format", "json"]).stdout)
+    assert len(capped["summaries"]) == 15 and capped["summaries_not_shown"] == 5
+    whole = json.loads(runner.invoke(app, ["trace", path, "8443", "--format", "json",
+                                           "--all"]).stdout)
+    assert len(whole["summaries"]) == 20 and "summaries_not_shown" not in whole

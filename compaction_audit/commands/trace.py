@@ -198,8 +198,10 @@ def trace_command(
                        "is still cut at 1,024 characters; --format json has it all).")
     ] = False,
     show_all: Annotated[bool, typer.Option(
-        "--all", help=f"List every node (else {LIST_LIMIT} per level, in JSON too) and, "
-                      f"in JSON, every fact a fold also dropped (else {LIST_LIMIT})."
+        "--all", help=f"List every node (else {LIST_LIMIT} per level, in JSON too), "
+                      f"every summary the tree names (else {LIST_LIMIT}; in JSON those "
+                      "the nodes shown name) and, in JSON, every fact a fold also "
+                      f"dropped (else {LIST_LIMIT})."
     )] = False,
     lenient: Annotated[bool, typer.Option("--lenient", help="Skip bad records.")] = False,
 ) -> None:

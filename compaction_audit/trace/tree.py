@@ -93,7 +93,8 @@ class Node:
 
     def to_dict(self, limit: int | None = None) -> dict[str, Any]:
         """The subtree as nested dicts (``label``, ``data``, ``children``; the root
-        also ``summaries``, a list of the summaries the shown nodes name).
+        also ``summaries``, a list of the summaries the shown nodes name, and
+        ``summaries_not_shown``, how many others the tree names, when there are).
 
         ``limit``: at most this many children per node, as the text view shows them,
         the rest counted by one ``{"label": "... N more node(s) not shown (--all)",
@@ -106,6 +107,8 @@ class Node:
         if self.summaries:
             out["summaries"] = [{"id": k, **v} for k, v in self.summaries.items()
                                 if limit is None or k in named]
+            if len(out["summaries"]) < len(self.summaries):  # usertest35: said, as text does
+                out["summaries_not_shown"] = len(self.summaries) - len(out["summaries"])
         return out
 
     def _dict(self, limit: int | None, named: set[str]) -> dict[str, Any]:
