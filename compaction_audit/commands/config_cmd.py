@@ -82,22 +82,34 @@ def config_show(
         write_bytes(json_safe(orjson.dumps(clip_tree(doc), option=orjson.OPT_INDENT_2)
                               + b"\n"), None, JSON)
         return
+    from rich.console import Group
     from rich.table import Table
     from rich.text import Text
 
-    from compaction_audit.report.terminal_text import hanging
+    from compaction_audit.report.terminal_text import ByWidth, hang, hanging
 
     console = console_for()
     where = path or ("none (--isolated)" if isolated else "none found; defaults apply")
     console.print(Text(f"config file: {printable(where)}"), crop=False)
     console.print(hanging("rules run: ", ", ".join(rules) or "(none)", indent=11))
-    table = Table()
-    # a key is never cut ("severity.silent-discrimi…" at 80 columns: usertest34 #12):
-    # folded where the width is too small for it, as values are
-    table.add_column("key", overflow="fold")
-    table.add_column("value", overflow="fold")
-    table.add_column("source", overflow="fold")
-    for key, value in eff.values.items():
-        table.add_row(Text(printable(key)), Text(printable(_value(value))),
-                      Text(printable(eff.sources[key])))
-    console.print(table)
+    rows = [(printable(key), printable(_value(value)), printable(eff.sources[key]))
+            for key, value in eff.values.items()]
+    widest = max((len(key) for key, _, _ in rows), default=3)
+    source = min(max((len(source) for _, _, source in rows), default=6), 30)
+
+    def table() -> Table:  # a key whole on one line (usertest34 #12, usertest35 #3)
+        grid = Table()
+        grid.add_column("key", no_wrap=True)
+        grid.add_column("value", overflow="fold")
+        grid.add_column("source", overflow="fold")
+        for key, value, source in rows:
+            grid.add_row(Text(key), Text(value), Text(source))
+        return grid
+
+    def listing() -> Group:  # too narrow for that: one entry per key, wrapped under it
+        return Group(*(hang(f"{key}: ", value, ("  " + source, "dim"), indent=2)
+                       for key, value, source in rows))
+
+    # borders and padding 10, a value of 20 columns at least, the sources whole (up
+    # to 30 columns: a longer one folds)
+    console.print(ByWidth(table, listing, widest + 30 + source))
