@@ -305,7 +305,7 @@ def test_a_report_with_a_baseline_names_the_config_file(project: Path) -> None:
         assert sarif["runs"][0]["invocations"][0]["properties"] == {"config": shown}, args
 
 
-def test_config_show_folds_a_long_key_at_80_columns_never_cuts_it(
+def test_config_show_keeps_a_long_key_whole_at_80_columns(
         project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # usertest34 #12: "severity.silent-discrimi…" at 80 columns
     monkeypatch.setenv("COLUMNS", "80")
