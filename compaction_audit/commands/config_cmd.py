@@ -95,7 +95,7 @@ def config_show(
     rows = [(printable(key), printable(_value(value)), printable(eff.sources[key]))
             for key, value in eff.values.items()]
     widest = max((len(key) for key, _, _ in rows), default=3)
-    source = min(max((len(source) for _, _, source in rows), default=6), 30)
+    source_width = min(max((len(src) for _, _, src in rows), default=6), 30)
 
     def table() -> Table:  # a key whole on one line (usertest34 #12, usertest35 #3)
         grid = Table()
@@ -112,4 +112,4 @@ def config_show(
 
     # borders and padding 10, a value of 20 columns at least, the sources whole (up
     # to 30 columns: a longer one folds)
-    console.print(ByWidth(table, listing, widest + 30 + source))
+    console.print(ByWidth(table, listing, widest + 30 + source_width))
