@@ -196,7 +196,7 @@ def rule_markdown(doc: RuleDoc, level: int = 2) -> str:
     settings = ", ".join(f"`{name.replace('_', '-')}` (default {value})"
                          for name, value in doc.settings) or "none"
     return "\n".join([
-        f"{'#' * level} {doc.code} {doc.name}", "",
+        f"{'#' * level} {doc.code} {doc.name}", "", _sentence([doc.summary]) + ".", "",
         f"Default severity: **{doc.severity}**. Family: {doc.family}. "
         f"Judges: {JUDGES_WORDS.get(doc.judges, doc.judges)}. Settings read: {settings}.", "",
         *(line for title, body in doc_parts(doc) for line in (f"**{title}.** {body}", "")),

@@ -89,6 +89,8 @@ def test_rules_code_prints_the_documentation(key: str) -> None:
     assert [out.index(f"\n{t}\n") for t in titles] == sorted(out.index(f"\n{t}\n")
                                                               for t in titles)
     assert "CA101 salience-inversion" in out and "default severity: error" in out
+    assert out.splitlines()[1] == ("raw_ratio under the floor while reachable spans fall "
+                                   "and salience rises")
     assert "halt compaction and rehydrate" in out
     assert "distinct_source_spans 88 -> 81" in out
 
@@ -96,7 +98,8 @@ def test_rules_code_prints_the_documentation(key: str) -> None:
 def test_rules_markdown_option_is_the_reference() -> None:
     assert run("rules", "--markdown").stdout == rules_markdown()
     one = run("rules", "CA201", "--markdown").stdout
-    assert one.startswith("# CA201 ungrounded-summary\n")
+    assert one.startswith("# CA201 ungrounded-summary\n\nA retained summary has no reachable "
+                          "leaf span.\n\nDefault severity: **error**.")
     assert "\n**Known problems.** Grounding is reachability, not support" in one
 
 

@@ -19,8 +19,9 @@ def rules_command(
         "--markdown", help="Print Markdown: the whole reference (docs/rules.md is this "
         "output), or the one rule's section.")] = False,
 ) -> None:
-    """List every rule (code, name, default severity, summary), or document one: what it
-    checks, why it matters, its known problems, an example and what to do."""
+    """List every rule (code, name, default severity, summary), or document one: its
+    summary, what it checks, why it matters, its known problems, an example and what
+    to do."""
     from rich.console import Group
     from rich.table import Table
     from rich.text import Text
@@ -62,6 +63,7 @@ def rules_command(
     settings = ", ".join(f"{name}={value}" for name, value in doc.settings) or "none"
     console = console_for()
     console.print(Text(f"{doc.code} {doc.name}", style="bold"))
+    console.print(Trimmed(Text(doc.summary)))  # the line the list and README give it
     console.print(hanging(f"default severity: {doc.severity}    family: {doc.family}    "
                           f"judges: {doc.judges}    settings: {settings}", indent=18))
     for title, body in doc_parts(doc):
