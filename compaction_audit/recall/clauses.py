@@ -13,7 +13,11 @@ clause is cut on real text:
   nothing but stopwords stands between the markers ("must not introduce X" is the
   negation "not introduce X"); causal, ordering and condition markers start a new one,
   except a sequence word fewer than two content words after a sequence word (a chain:
-  "icon at px-3, then text after the gap" is one ordering; arrows are not chained);
+  "icon at px-3, then text after the gap" is one ordering; arrows are not chained) and
+  an ordering or condition marker after a negation with no comma between (what the
+  negation forbids is that order or case: "Never deploy after 17:00 on Fridays" is one
+  negation, not a negation "deploy" too short to keep and an ordering that reads as the
+  opposite instruction);
 * the text of a negation or a must/only constraint starts at its subject (up to four
   content words on its left in the same sentence: "Already-closed annotations must
   remain unchanged"); its norm keeps the words after the marker;
@@ -84,6 +88,7 @@ _MARKERS: list[tuple[Kind, str, str]] = [
 _TWO_SIDED = frozenset({"sequence", "revert", "instead"})
 _SUBJECT_SHOWN = frozenset({"not", "must", "only"})  # "Existing tests with only `uuid` ..."
 _ABSORBED = frozenset({Kind.NEGATION, Kind.CONSTRAINT})  # nested markers a clause keeps
+_NEGATED = frozenset({Kind.ORDERING, Kind.CONDITION})  # ... and a negation's, before a comma
 
 
 def _marker_regex() -> re.Pattern[str]:
@@ -364,7 +369,7 @@ def scan_clauses(text: str, out: list[Discriminator],
         starts = [a for a, _ in skip]
         marks = [m for m in marks
                  if not ((k := bisect_right(starts, m[2]) - 1) >= 0 and m[2] < skip[k][1])]
-    i, prev_end, prev_mark = 0, 0, 0
+    i, prev_end, prev_mark, negated_end = 0, 0, 0, 0
     while i < len(marks):
         kind, family, m_start, m_end = marks[i]
         first = m_start
@@ -385,6 +390,10 @@ def scan_clauses(text: str, out: list[Discriminator],
                     and len(content_words(low[m_end:marks[k][2]])) < 2:
                 continue  # a chain of words (not arrows): "icon at px-3, then text
                 # after the gap" is one ordering
+            if kind is Kind.NEGATION and marks[k][0] in _NEGATED \
+                    and "," not in low[m_end:marks[k][2]]:
+                continue  # what is forbidden is the order or the case: "never deploy
+                # after 17:00", "do not revert the migration", "don't retry if it fails"
             if marks[k][0] not in _ABSORBED:
                 stop = min(stop, marks[k][2])
                 break
@@ -406,7 +415,9 @@ def scan_clauses(text: str, out: list[Discriminator],
         start = first
         left: list[str] = []  # (was list[str](): a generic alias called per clause)
         if family in _TWO_SIDED:  # its left side may be the previous clause's object
-            start, left = _left(low, masked, prev_mark, first)
+            # not the words a negation before it forbids: "Do not use --force, then
+            # rerun it" orders nothing after "use --force"
+            start, left = _left(low, masked, max(prev_mark, negated_end), first)
             right = [">", *right]
         elif ((kind is Kind.CONDITION and (len(right) < 2 or low[first:first + 5] == "only "))
               or low[first:first + 8] == "required"):  # "subscribe only when connected",
@@ -438,6 +449,8 @@ def scan_clauses(text: str, out: list[Discriminator],
             seg = tail[0].rstrip().rstrip(",")
         end = start + len(seg)
         prev_end = end
+        if kind is Kind.NEGATION:
+            negated_end = end
         out.append(Discriminator(kind, seg, " ".join([family, *words]), start, end))
 
 

@@ -29,6 +29,31 @@ def test_nested_markers_join_the_clause() -> None:
         ("negation", "not new service module required")]
 
 
+def test_a_negation_keeps_the_order_or_case_it_forbids() -> None:
+    # usertest36: the negation was cut at "after"/"before", left too short to keep, and
+    # the ordering after it read as the opposite instruction ("deploy after 17:00")
+    assert clauses("Never deploy after 17:00 on Fridays.") == [
+        ("negation", "Never deploy after 17:00 on Fridays")]
+    assert [(d.kind.value, d.norm) for d in extract(
+        "Do NOT retry it before the lock table is vacuumed.")] == [
+        ("negation", "not retry before lock table vacuumed")]
+    assert clauses("Don't restart the worker before the queue drains.") == [
+        ("negation", "Don't restart the worker before the queue drains")]
+    assert clauses("Do not revert the migration.") == [
+        ("negation", "Do not revert the migration")]
+    assert clauses("Do not deploy if the tests fail.") == [
+        ("negation", "Do not deploy if the tests fail")]
+    # a cause stays a clause of its own
+    assert clauses("We must not bump numpy past 1.26 because the ABI changed.") == [
+        ("negation", "must not bump numpy past 1.26"), ("causal", "because the ABI changed")]
+    # after a comma the next step is an ordering, without the forbidden words
+    assert clauses("Do not use --force, then rerun the migration.") == [
+        ("negation", "Do not use --force"), ("ordering", "then rerun the migration")]
+    # an ordering with no negation before it is unchanged
+    assert clauses("Restart the worker before the queue drains.") == [
+        ("ordering", "Restart the worker before the queue drains")]
+
+
 def test_fragments_are_dropped() -> None:
     assert clauses("It must add `") == []  # open backtick, nothing after it
     assert clauses("This always returns `") == []

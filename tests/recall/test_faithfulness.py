@@ -51,6 +51,13 @@ def test_polarity_with_double_negation(words: list[str], neg: bool) -> None:
      "are slow.", False, True),
     ("Always run the tests before pushing.", "Ran the tests before pushing, but not the "
      "linter.", False, False),  # narrative, not a rule
+    # usertest36: a negation of an order, its "not" dropped; "retry" opens an imperative
+    ("Never deploy after 17:00 on Fridays.", "Deploy after 17:00 on Fridays.", False, True),
+    ("Do NOT retry the migration before the lock table is vacuumed.",
+     "Retry the migration before the lock table is vacuumed.", False, True),
+    ("Never deploy after 17:00 on Fridays.", "Rules: never deploy after 17:00 on Fridays.",
+     True, False),
+    ("Do not retry the migration.", "Retried the migration twice.", False, False),
 ])
 def test_survival_and_flip(child: str, summary: str, kept: bool, flip: bool) -> None:
     d = next(d for d in extract(child) if d.kind.value in ("negation", "constraint"))

@@ -499,7 +499,9 @@ def test_the_assistants_plan_of_a_closed_item_is_finished_work(tmp_path: Path) -
     the compaction at 1256).  A plan step in the assistant's words ("implement X")
     naming one item the log closed before the fold (by its id less the project prefix
     too) is finished work; adv51: a standing rule stated under an item is not."""
-    plan = "Do not rebuild the sprite sheet before you implement ui.1 in generated code."
+    # (usertest36: with no comma, "Do not rebuild X before you implement ui.1" is one
+    # negation, the order it forbids; the plan step here follows a comma)
+    plan = "Do not rebuild the sprite sheet, then implement ui.1 in generated code."
     facts = _assistant_log(tmp_path, plan)
     # the negation's own words name no item, and the bare id is no plan step: each
     # keeps its tier (each rule is narrow)

@@ -99,7 +99,8 @@ def test_a_fold_that_lost_more_than_four_items_is_said_in_counts(
                               "first constraint '")
     assert message.endswith(f" and {total - 2} more")
     # in the order of the lost list (a tier, later spans first), cut to 80 characters
-    assert "...' (span c), negation 'Do not use --force' (span b) and " in message
+    assert ("...' (span c), negation 'Do not use --force when pushing to payments-prod' "
+            "(span b) and ") in message
 
 
 # ------------------------------------------------------------------ Claude Code logs

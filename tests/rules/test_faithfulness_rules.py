@@ -60,6 +60,21 @@ def test_negation_flipped_fires_on_an_antonym_and_a_dropped_not(write_log: LogWr
         ("u1", "constraint"), ("u2", "negation")]
 
 
+def test_negation_flipped_fires_on_a_forbidden_order_stated_as_one(
+        write_log: LogWriter) -> None:
+    # usertest36: "never ... after" was an ordering without its "never": no flip, and
+    # the lost list printed the forbidden order as an instruction
+    path = one_fold(write_log, [span("u1", "Never deploy after 17:00 on Fridays.")],
+                    "Deploy after 17:00 on Fridays.")
+    [f] = findings(path, "CA304")
+    assert f.values["flipped"] == [{
+        "child": "u1", "kind": "negation", "text": "Never deploy after 17:00 on Fridays",
+        "sentence": "Deploy after 17:00 on Fridays."}]
+    kept = one_fold(write_log, [span("u1", "Never deploy after 17:00 on Fridays.")],
+                    "Standing rule: never deploy after 17:00 on Fridays.")
+    assert findings(kept, "CA304") == []
+
+
 def test_negation_flipped_reads_each_fold_s_text_once(write_log: LogWriter,
                                                      monkeypatch: Any) -> None:
     # adv60: the fold's text was joined to every dropped clause and copied per row, so a

@@ -241,7 +241,10 @@ staging only, not on prod" negates prod, not the rule."""
 _IMPERATIVE_VERBS = frozenset({
     "run", "use", "add", "release", "deploy", "push", "merge", "commit", "enable",
     "disable", "delete", "remove", "skip", "ask", "write", "build", "keep", "drop",
-    "include", "exclude", "allow", "block", "start", "stop", "call", "install", "set"})
+    "include", "exclude", "allow", "block", "start", "stop", "call", "install", "set",
+    "retry", "restart", "rerun", "revert", "rebuild", "reset", "upgrade", "downgrade",
+    "bump", "pin", "publish", "migrate", "apply", "update", "change", "edit", "rename",
+    "move", "create", "overwrite", "uninstall", "force", "touch"})
 """Verbs that open an imperative sentence (a rule without a modal: "Run the release
 right away")."""
 
