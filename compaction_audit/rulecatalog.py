@@ -384,19 +384,22 @@ DOCS: tuple[tuple[Any, ...], ...] = (
         'a summary states a discriminator no raw leaf supports',
         ('A summary sentence carrying a discriminator (a rule, an identifier, a number, '
          'a version, a cause, a scope) that no raw leaf below the summary supports, '
-         'checked transitively down the provenance DAG. Support is lenient (half of a '
-         "clause's content words anywhere among the raw leaves, a number in any unit, an "
-         'identifier by its words), so a summary in other words stays quiet; talk about '
-         'the conversation itself ("no files were read in this conversation"), bare '
-         'statements of absence ("None.") and the product\'s pointer to the transcript '
-         'are not claims. A sentence with no discriminator is a claim too when it has '
-         'five or more content words and the raw leaves hold fewer than a fifth of them '
-         '("the tool result contained an injected instruction"). One finding per '
-         'distinct claim, at the latest summary stating it. When earlier summaries below '
-         'it state the claim, the message says "carried from summary S, no raw support" '
-         'and `chain` (in the JSON) lists the summaries that amplified it, oldest first. '
-         'A warning; an error when the claim is a rule (negation, constraint, '
-         'requirement, condition), an identifier, a number or a version.'),
+         "checked transitively down the provenance DAG (for a product's compaction, nor "
+         'a raw span the product kept beside its summary: it wrote the summary from the '
+         "whole context, and Codex keeps the person's messages verbatim). Support is "
+         "lenient (half of a clause's content words anywhere among the raw leaves, a "
+         'number in any unit, an identifier by its words), so a summary in other words '
+         'stays quiet; talk about the conversation itself ("no files were read in this '
+         'conversation"), bare statements of absence ("None.") and the product\'s '
+         'pointer to the transcript are not claims. A sentence with no discriminator is '
+         'a claim too when it has five or more content words and the raw leaves hold '
+         'fewer than a fifth of them ("the tool result contained an injected '
+         'instruction"). One finding per distinct claim, at the latest summary stating '
+         'it. When earlier summaries below it state the claim, the message says "carried '
+         'from summary S, no raw support" and `chain` (in the JSON) lists the summaries '
+         'that amplified it, oldest first. A warning; an error when the claim is a rule '
+         '(negation, constraint, requirement, condition), an identifier, a number or a '
+         'version.'),
         ('Issue 12, point 2: a summary stated something no source said ("the tool result '
          'contained an injected instruction"), the next summary repeated it and the '
          'third added to it; nothing checked a summary sentence against its sources, and '

@@ -449,3 +449,25 @@ def test_a_history_item_of_a_type_not_known_is_counted_not_read(tmp_path: Path) 
     assert (out[0][1]["lines_not_read"], out[0][1]["reader_notes"]) == (
         3, [note.format("'Message'"), note.format(None), note.format("['function_call']")])
 
+
+
+def test_a_summary_restating_the_kept_request_states_nothing_unsupported(
+        tmp_path: Path) -> None:
+    """adv84 #1: Codex keeps the person's messages verbatim in ``replacement_history``
+    beside its summary; a summary restating one was an unsupported claim (CA305, an
+    error) because only the folded messages were read as its sources."""
+    from compaction_audit import api
+
+    request = "Pin lib2==1.2.0 in requirements.txt; never upgrade it."
+    summary = "The user asked to pin lib2==1.2.0 in requirements.txt. The edit is done."
+    kept = {"type": "message", "role": "user",
+            "content": [{"type": "input_text", "text": request}]}
+    rollout(tmp_path, [message("user", request), message("assistant", "Edited the file."),
+                       usage(1000, 0, 5, window=258400),
+                       ("compacted", {"message": summary, "replacement_history": [
+                           kept, message("user", summary)[1]]}),
+                       ("event_msg", {"type": "context_compacted"}),
+                       usage(300, 0, 5, window=258400), message("user", "Continue")])
+    report = api.audit(str(tmp_path / "rollout.jsonl"))
+    assert [f.code for f in report.findings if f.code == "CA305"] == []
+    assert report.extra["lost_discriminators"] == []

@@ -114,7 +114,10 @@ def _digest_of_rest(kind: pl.Expr, text: pl.Expr, listed: int) -> pl.Expr:
 class UnsupportedSummaryClaim(Rule):
     """What it checks: a summary sentence carrying a discriminator (a rule, an
     identifier, a number, a version, a cause, a scope) that no raw leaf below the
-    summary supports, checked transitively down the provenance DAG.  Support is lenient
+    summary supports, checked transitively down the provenance DAG (for a product's
+    compaction, nor a raw span the product kept beside its summary: it wrote the summary
+    from the whole context, and Codex keeps the person's messages verbatim).  Support
+    is lenient
     (half of a clause's content words anywhere among the raw leaves, a number in any
     unit, an identifier by its words), so a summary in other words stays quiet; talk
     about the conversation itself ("no files were read in this conversation"), bare

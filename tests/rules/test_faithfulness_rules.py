@@ -164,6 +164,34 @@ def test_unsupported_scope_is_a_warning(write_log: LogWriter) -> None:
                                                                         None)
 
 
+def _beside(write_log: LogWriter, request_kept: bool, product: bool = True) -> Path:
+    """u1 (the request) is in the working set beside the fold of round 2, which
+    restates it over a tool span alone, or evicted at round 1; ``product``: round 2
+    carries a ``compaction`` record, as an adapter writes for a product's compaction."""
+    request = span("u1", "Pin lib2==1.2.0 in requirements.txt.")
+    tool = span("t1", "Edited the file.", "assistant")
+    record = {"compaction": {"kind": "compact", "summary_id": "c1"}} if product else {}
+    return write_log([rnd(0, spans=[request]),
+                      rnd(1, spans=[tool], **({} if request_kept else {"evicted": ["u1"]})),
+                      rnd(2, summaries=[fold("c1", ["t1"], "The user asked to pin "
+                                                             "lib2==1.2.0. The edit is done.")],
+                          evicted=["t1"], **record)])
+
+
+def test_unsupported_claim_is_quiet_on_a_span_a_product_kept_beside_its_summary(
+        write_log: LogWriter) -> None:
+    # adv84 #1: a Codex compaction keeps the person's message verbatim beside its
+    # summary, which restates it; support was looked for among the folded leaves alone
+    assert findings(_beside(write_log, request_kept=True), "CA305") == []
+    expected = [(2, "identifier", "lib2"), (2, "version", "==1.2.0")]
+    # the request evicted a round before the fold: nothing beside it says so
+    gone = findings(_beside(write_log, request_kept=False), "CA305")
+    assert sorted((f.round, f.values["kind"], f.values["text"]) for f in gone) == expected
+    # a native fold names its own sources (the spec: "no child supports")
+    native = findings(_beside(write_log, request_kept=True, product=False), "CA305")
+    assert sorted((f.round, f.values["kind"], f.values["text"]) for f in native) == expected
+
+
 def test_unsupported_claim_is_quiet_on_a_summary_in_other_words(write_log: LogWriter) -> None:
     path = one_fold(write_log, [
         span("t1", "read_timeout_ms=45000 on staging", "tool_result:Bash"),
