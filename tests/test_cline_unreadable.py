@@ -230,3 +230,24 @@ def test_a_messages_file_without_messages_leaves_the_compaction_unchecked(
     assert alone.exit_code == 2
     assert alone.stderr == ("compaction-audit: p/s.messages.json: no round records: "
                             "nothing to audit\n")
+
+
+def test_a_partner_of_another_session_is_not_read_as_this_one(pair: Path) -> None:
+    """adv84 #2: a compaction file of another session (another sessionId) beside a
+    messages file of the same name was paired by its name alone, and its numbers
+    ("1 compaction lost 54 fact(s)") reported as this session's."""
+    _edit(pair / "s.compaction.json", lambda d: d.update(sessionId="9999_other"))
+    quiet = run("audit", "p/s.messages.json", "-q")
+    assert quiet.stdout == ("PASS: 0 error(s), 0 warning(s), 0 info; no compaction in "
+                            "this log\n")
+    text = " ".join(run("audit", "p/s.messages.json").stdout.split())
+    assert ("note: s.compaction.json beside s.messages.json has sessionId '9999_other', "
+            "not s.messages.json's '1795512345678_wxq7k': another session's compaction, "
+            "not read") in text
+    # given by name, the compaction file says its messages file is another session's
+    text = " ".join(run("audit", "p/s.compaction.json").stdout.split())
+    assert ("note: s.compaction.json: the messages file s.messages.json has sessionId "
+            "'1795512345678_wxq7k', not s.compaction.json's '9999_other', so its "
+            "compaction is not checked") in text
+    assert "unchecked 1 compaction could not be checked: messages file of another session" \
+        in text

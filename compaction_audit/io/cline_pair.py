@@ -210,6 +210,19 @@ def _pair_beside(given: Document, path: str, here: Path, undecodable: Undecodabl
             return Pairing(None, None, (
                 f"{name} beside {file_name(here)} {why}: its compaction is not read, so "
                 "not checked"), unread=(name,), unread_total=1)
+        theirs = doc.value.get("sessionId")
+        if isinstance(sid, str) and isinstance(theirs, str) and sid != theirs:
+            # another session's file, paired by its name alone (adv84 #2: its numbers
+            # were reported as this session's)
+            name = file_name(other)
+            said = f"has sessionId {theirs[:80]!r}, not {file_name(here)}'s {sid[:80]!r}"
+            if is_compaction:
+                return Pairing(None, None, (
+                    f"{file_name(here)}: the messages file {name} {said}, so its "
+                    "compaction is not checked"), "messages file of another session")
+            return Pairing(None, None, (  # not a compaction of this session: none unread
+                f"{name} beside {file_name(here)} {said}: another session's compaction, "
+                "not read"))
         if not is_compaction and _not_read(given.value, True) is not None:
             name = file_name(other)
             return Pairing(None, None, (
