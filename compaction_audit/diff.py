@@ -81,7 +81,9 @@ class FindingDelta:
     ``identity`` is ``(code, key)`` with ``key`` ``"lost:<kind>:<text>"``,
     ``"entity:<id>"`` or ``"episode:<n>"`` (see :func:`finding_units`); ``status`` is
     ``new``, ``resolved`` or ``persisting``; ``baseline``/``candidate`` are None on the
-    side where it does not occur.
+    side where it does not occur.  ``baseline_code``: the rule that reported a
+    persisting unit in the baseline when it is not ``code`` (a fact a topic-only fold
+    lost there and a silent fold here: CA302, then CA301), else None.
     """
 
     code: str
@@ -90,6 +92,7 @@ class FindingDelta:
     status: str
     baseline: Occurrence | None
     candidate: Occurrence | None
+    baseline_code: str | None = None
 
     @property
     def severity(self) -> Severity:
@@ -539,7 +542,7 @@ def compare_findings(base: SessionReport, cand: SessionReport) -> list[FindingDe
     Units of what folds lost (``lost:<kind>:<text>``) match on that key alone, whichever
     fold rule reported them on each side; such a unit carries the candidate's code
     when it occurs there (a discriminator a topic-only fold lost in the baseline and a
-    silent fold in the candidate persists, as CA301)."""
+    silent fold in the candidate persists, as CA301, its ``baseline_code`` CA302)."""
     names = {f.code: f.rule for f in (*base.findings, *cand.findings)}
 
     def by_identity(units: dict[tuple[str, str], Occurrence]
@@ -555,7 +558,8 @@ def compare_findings(base: SessionReport, cand: SessionReport) -> list[FindingDe
         code = (c.get(ident) or b[ident])[0]
         occ_b, occ_c = b.get(ident), c.get(ident)
         out.append(FindingDelta(code, names[code], ident[1], status,
-                                occ_b[1] if occ_b else None, occ_c[1] if occ_c else None))
+                                occ_b[1] if occ_b else None, occ_c[1] if occ_c else None,
+                                occ_b[0] if occ_b and occ_b[0] != code else None))
 
     rank = _lost_ranks(cand, base)
 

@@ -244,3 +244,39 @@ def test_a_fold_with_losses_of_its_own_is_keyed_by_what_it_dropped_again_too() -
     report.series = {"round": [1, 4]}  # type: ignore[assignment]
     occ = finding_units(report)[("CA302", "lost:version:0.5.1")]
     assert (occ.first_round, occ.last_round, occ.rounds, occ.line) == (1, 4, 2, 2)
+
+
+def test_a_unit_reported_by_another_rule_in_the_baseline_says_which(
+        write_log: LogWriter) -> None:
+    """adv84 #6: a fact an accounted fold lost in the baseline (CA302) and a silent one
+    in the candidate (CA301) persists under CA301, while the onsets say CA301
+    "appeared": the unit now says the baseline's rule, in text and JSON."""
+    import io
+
+    from rich.console import Console
+
+    from compaction_audit.report.diff_render import diff_dict, findings_section
+
+    def one(name: str, accounted: bool) -> SessionReport:
+        fold: dict[str, Any] = {"id": "m1", "tokens": 5, "children": ["u"],
+                                "text": "Guidance was noted."}
+        if accounted:
+            fold["accounting"] = "dropped the flag rule"
+        return audit(write_log([rnd(0, spans=[{"id": "u", "tokens": 20, "text": NEGATION,
+                                                "source": "user"}]),
+                                rnd(1, summaries=[fold], evicted=["u"])], name))
+
+    d = diff_reports(one("a.jsonl", True), one("b.jsonl", False))
+    persisting = [f for f in d.by_status("persisting") if f.key.startswith("lost:")]
+    assert [(f.code, f.baseline_code, f.key) for f in persisting] == [
+        ("CA301", "CA302", k) for k in NEGATION_LOST]
+    assert {u["baseline_code"] for u in diff_dict(d)["findings"]["persisting"]
+            if u["key"].startswith("lost:")} == {"CA302"}
+    console = Console(width=120, record=True, file=io.StringIO())
+    console.print(findings_section(d))
+    text = console.export_text()
+    assert (f"{NEGATION_LOST[1]}  baseline round 1 (line 2) as CA302, candidate round 1 "
+            "(line 2)") in text
+    # the same rule on both sides: nothing to say
+    same = diff_reports(one("c.jsonl", False), one("d.jsonl", False))
+    assert {f.baseline_code for f in same.findings} == {None}

@@ -103,7 +103,8 @@ def _occ(o: Occurrence | None) -> dict[str, Any] | None:
 
 def _unit(f: FindingDelta) -> dict[str, Any]:
     return {"code": f.code, "rule": f.rule, "key": f.key, "severity": f.severity.value,
-            "baseline": _occ(f.baseline), "candidate": _occ(f.candidate)}
+            "baseline": _occ(f.baseline), "candidate": _occ(f.candidate),
+            "baseline_code": f.baseline_code}
 
 
 def diff_dict(diff: RunDiff, gates: dict[str, Any] | None = None,
@@ -341,7 +342,8 @@ def _where(o: Occurrence) -> str:
 def _unit_lines(f: FindingDelta, with_message: bool) -> list[RenderableType]:
     # wrapped under the key, never back to the first column (issue 13, section 2)
     if f.baseline and f.candidate:
-        return [hang("", t(f.key), "  ", f"baseline {_where(f.baseline)}, "
+        was = f" as {f.baseline_code}" if f.baseline_code else ""  # adv84 #6
+        return [hang("", t(f.key), "  ", f"baseline {_where(f.baseline)}{was}, "
                      f"candidate {_where(f.candidate)}", indent=6)]
     occ = f.candidate or f.baseline
     assert occ is not None

@@ -103,9 +103,10 @@ def _units_table(units: list[FindingDelta]) -> str:
         said = ('<td class="msg dim">(as above)</td>' if message and message == previous
                 else f'<td class="msg">{esc(message)}</td>')
         previous = message
+        was = f" as {esc(f.baseline_code)}" if f.baseline_code else ""
         rows.append(f'<tr><td class="sev-{esc(f.severity.value)}">'
                     f"{esc(f.severity.value.upper())}</td><td>{rule_link(f.code, f.rule)}</td>"
-                    f'<td class="mono unit">{esc(f.key)}</td><td>{esc(_occ(f.baseline))}</td>'
+                    f'<td class="mono unit">{esc(f.key)}</td><td>{esc(_occ(f.baseline))}{was}</td>'
                     f"<td>{esc(_occ(f.candidate))}</td>{said}</tr>")
     return (html_table(("severity", "rule", "unit", "baseline", "candidate", "message"), rows)
             + more(len(units) - data.MAX_ROWS, "unit", "--format json"))
