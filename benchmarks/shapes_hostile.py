@@ -10,6 +10,8 @@ fold-chain    native: one span, then ``n`` rounds each folding the previous summ
               into a new one (a single-child chain of depth ``n``)
 cc-compacts   Claude Code: ``n`` turns, each followed by a ``/compact`` (boundary and
               summary line), so each summary folds the previous one
+cc-summary-claims Claude Code: one turn, then a ``/compact`` whose summary states ``n``
+              facts (a version pin and a name each) that no message said
 codex-repeat  Codex: ``n`` copies of the same user message line (same id, same text),
               then a compaction whose replacement history holds the ``n`` of them
 long-id       native: an ungrounded summary whose id is ``n`` bytes long
@@ -105,6 +107,27 @@ def cc_compacts(n: int) -> Iterator[dict[str, Any]]:
                "isCompactSummary": True, "isVisibleInTranscriptOnly": True,
                "message": {"role": "user", "content": f"Summary: retries now {i}."}}
         prev = summ
+
+
+def cc_summary_claims(n: int) -> Iterator[dict[str, Any]]:
+    """A Claude Code transcript of one turn, then a ``/compact`` whose summary states
+    ``n`` facts no message said ("item 7 pinned to v3.7.0 as build_7"): each a claim
+    (the ids are uuids, as Claude Code's: longer than the 12 bytes Polars keeps inline)."""
+    sid = "5e55a0de-0000-4000-8000-00000000cc02"
+    u0, a0, b0, s0 = (f"5e55a0de-0000-4000-8000-0000000000{k}" for k in ("u0", "a0", "b0", "s0"))
+    yield {"type": "user", "uuid": u0, "parentUuid": None, "sessionId": sid,
+           "message": {"role": "user", "content": "Pin the build tools."}}
+    yield {"type": "assistant", "uuid": a0, "parentUuid": u0, "sessionId": sid,
+           "message": {"id": "msg0", "role": "assistant", "content": [
+               {"type": "text", "text": "Pinned."}],
+               "usage": {"input_tokens": 100, "output_tokens": 5}}}
+    yield {"type": "system", "subtype": "compact_boundary", "uuid": b0,
+           "logicalParentUuid": a0, "sessionId": sid,
+           "compactMetadata": {"trigger": "manual", "preTokens": 1000}}
+    facts = " ".join(f"Item {i} pinned to v3.{i % 100}.{i % 7} as build_{i}." for i in range(n))
+    yield {"type": "user", "uuid": s0, "parentUuid": b0, "sessionId": sid,
+           "isCompactSummary": True, "isVisibleInTranscriptOnly": True,
+           "message": {"role": "user", "content": f"Summary: {facts}"}}
 
 
 def codex_repeat(n: int) -> Iterator[dict[str, Any]]:
@@ -336,7 +359,8 @@ def text_chain(n: int) -> Iterator[dict[str, Any]]:
 
 
 SHAPES: dict[str, Callable[[int], Iterator[dict[str, Any]]]] = {
-    "fold-chain": fold_chain, "cc-compacts": cc_compacts, "codex-repeat": codex_repeat,
+    "fold-chain": fold_chain, "cc-compacts": cc_compacts,
+    "cc-summary-claims": cc_summary_claims, "codex-repeat": codex_repeat,
     "long-id": long_id, "long-word": long_word, "path-token": path_token,
     "summary-path": summary_path, "long-camel": long_camel,
     "nested-numbers": nested_numbers, "nested-objects": nested_objects,
