@@ -19,7 +19,8 @@ CONFIG_NAMES = ("compaction-audit.toml", "pyproject.toml")
 
 
 def stderr_named(args: Iterable[str]) -> str | None:
-    """The first of the command-line ``args`` (``--opt=FILE`` read as ``FILE``), or
+    """The first of the command-line ``args`` (``--opt=FILE`` read as ``FILE``; not
+    the file ``-o`` writes: :func:`read_args`), or
     of the configuration files the search looks at (``compaction-audit.toml`` and
     ``pyproject.toml`` in the working directory and above:
     :func:`compaction_audit.config.search_config`), that is the regular file standard
@@ -32,7 +33,7 @@ def stderr_named(args: Iterable[str]) -> str | None:
         return None
     same = (err.st_dev, err.st_ino)
     names = [arg.split("=", 1)[1] if arg.startswith("--") and "=" in arg else arg
-             for arg in args]
+             for arg in read_args(args)]
     names += config_candidates()
     found = {(st.st_dev, st.st_ino): name for name in reversed(names)
              if name and name != "-" and (st := path_stat(name)) is not None}
@@ -48,6 +49,27 @@ def stderr_named(args: Iterable[str]) -> str | None:
                                      and (out.st_dev, out.st_ino) != same
                                      and _under_searched(1, names) is None))
     return found.get(same) or searched
+
+
+OUTPUT_OPTIONS = ("-o", "--output")
+"""The options that name a file the command writes (``-o``): not read."""
+
+
+def read_args(args: Iterable[str]) -> list[str]:
+    """``args`` without the value of an output option (``-o FILE``, ``-oFILE``,
+    ``--output FILE``, ``--output=FILE``): the report is written there, nothing is
+    read from it (adv84: ``audit -o /dev/stdout LOG > out.txt 2>&1`` was refused as a
+    standard error the command reads, and the refusal went nowhere: exit 2, no word)."""
+    out, skip = [], False
+    for arg in args:
+        if skip:
+            skip = False
+        elif arg in OUTPUT_OPTIONS:
+            skip = True
+        elif not (arg.startswith("--output=")
+                  or (arg.startswith("-o") and not arg.startswith("--"))):
+            out.append(arg)
+    return out
 
 
 def _companion_of(same: tuple[int, int], names: list[str]) -> str | None:

@@ -223,3 +223,45 @@ def test_standard_error_onto_a_companion_of_a_searched_input_is_refused(
     assert done.stdout.decode().startswith(
         f"compaction-audit: standard error: is {target}, which this command reads; ")
     assert target.read_bytes() == before
+
+
+
+def run_plain(args: list[str], cwd: Path) -> subprocess.CompletedProcess[bytes]:
+    """Run the command with both streams captured apart."""
+    return subprocess.run([sys.executable, "-m", "compaction_audit", *args], cwd=cwd,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True,
+                          timeout=TIMEOUT, check=False)
+
+
+@pytest.mark.parametrize("output", [
+    ["-o", "/dev/stdout"], ["-o", "out.txt"], ["--output=/dev/stdout"], ["-o/dev/stdout"],
+    ["--output", "out.txt"]])
+@pytest.mark.parametrize("command", [["audit", "t.jsonl"], ["diff", "t.jsonl", "t.jsonl"]])
+def test_the_output_file_that_is_also_standard_output_and_error_is_written(
+        folder: Path, output: list[str], command: list[str]) -> None:
+    """adv84: ``audit -q -o /dev/stdout LOG > out.txt 2>&1`` exited 2 with nothing in
+    out.txt: the value of ``-o`` counted as a file the command reads, so standard error
+    (out.txt) was refused, and the refusal silenced along with standard output.  The
+    report is written, as without ``-o``."""
+    (folder / "pyproject.toml").unlink()
+    plain = run_plain([*command, "-q"], folder)
+    assert plain.stdout and plain.returncode in (0, 1)
+    path = folder / "out.txt"
+    with path.open("wb") as out:
+        done = subprocess.run([sys.executable, "-m", "compaction_audit", *command, "-q",
+                               *output], cwd=folder, env={**os.environ, "PYTHONPATH": str(ROOT)},
+                              stdout=out, stderr=subprocess.STDOUT, timeout=TIMEOUT,
+                              check=False)
+    assert (done.returncode, path.read_bytes()) == (plain.returncode, plain.stdout)
+
+
+def test_the_output_file_that_is_standard_error_is_written(folder: Path) -> None:
+    """adv84: ``-o /dev/stderr 2> err.txt`` was refused as "standard error: is
+    /dev/stderr, which this command reads": the command writes it, reads nothing
+    from it."""
+    (folder / "pyproject.toml").unlink()
+    done = run_into(folder / "err.txt", ["audit", "-q", "-o", "/dev/stderr", "t.jsonl"],
+                    folder)
+    plain = run_plain(["audit", "-q", "t.jsonl"], folder)
+    assert done.stdout == b"" and done.returncode == plain.returncode
+    assert (folder / "err.txt").read_bytes() == plain.stdout
