@@ -8,6 +8,7 @@ from typing import Any
 import orjson
 import pytest
 
+from compaction_audit.errors import LogError
 from compaction_audit.io import codex
 from compaction_audit.io.native import read_records
 from tests.logs import assert_log_error
@@ -284,6 +285,34 @@ def test_encrypted_compaction_is_opaque_whatever_the_message_says(tmp_path: Path
     assert summary["tokens"] == 15  # 80 base64 chars -> 60 bytes -> 15 tokens
     assert rnd["compaction"]["opaque"] is True
     assert summary["children"] == ["line-3"]
+
+
+@pytest.mark.parametrize("blob", [12345, {"a": "b"}, None, ["QUJD"]])
+def test_encrypted_content_that_is_not_a_string_is_an_error(tmp_path: Path, blob: Any) -> None:
+    """adv84: an ``encrypted_content`` 12345, {} or null was read as a summary of about
+    0 tokens ("an estimate from the size of its encrypted content"), exit 0."""
+    compact = {"message": "", "replacement_history": [
+        message("user", "Lower the worker pool to 4.")[1],
+        {"type": "compaction", "encrypted_content": blob}]}
+    text = b"".join(orjson.dumps(obj) + b"\n" for obj in [
+        {"type": "session_meta", "payload": {"id": "x"}},
+        {"type": "response_item", "payload": message("user", "Lower the worker pool to 4.")[1]},
+        {"type": "compacted", "payload": compact}])
+    path = tmp_path / "bad.jsonl"
+    path.write_bytes(text)
+    with pytest.raises(LogError) as info:
+        list(codex.records(str(path)))
+    assert (info.value.line, str(info.value)) == (
+        3, f"{path}:3: expected a string (payload.replacement_history[1].encrypted_content)")
+
+
+def test_an_encrypted_item_without_its_content_is_opaque(tmp_path: Path) -> None:
+    out = rollout(tmp_path, [
+        message("user", "Lower the worker pool to 4."),
+        ("compacted", {"message": "", "replacement_history": [{"type": "compaction"}]}),
+    ])
+    ((_, rnd),) = compactions(out)
+    assert (rnd["summaries"][0]["tokens"], rnd["compaction"]["opaque"]) == (0, True)
 
 
 def test_lines_of_a_type_not_known_are_counted_not_dropped(tmp_path: Path) -> None:

@@ -407,7 +407,13 @@ class _Converter:
                 continue
             if kind in _OPAQUE_ITEMS:
                 blob = item.get("encrypted_content")
-                secret = blob if isinstance(blob, str) else secret or ""
+                if isinstance(blob, str):
+                    secret = blob
+                elif "encrypted_content" in item:  # 12345, {} or null was read as a
+                    # summary of about 0 tokens, exit 0 (adv84)
+                    raise self.fail(line, "expected a string", f"{where}.encrypted_content")
+                else:
+                    secret = secret or ""
                 continue
             if kind == "message":
                 role = self.role(line, item, f"{where}.role")
