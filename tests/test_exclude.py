@@ -147,3 +147,23 @@ def test_a_named_file_a_folder_also_holds_through_a_link_keeps_its_name(tree: Pa
     alone = find_traces(["runs"], ["a.jsonl", "labels"])
     assert "runs/link.jsonl" in alone.traces and "runs/a.jsonl" not in alone.traces
     assert alone.excluded == 2 and alone.exclude_used == {0, 1}
+
+
+@pytest.mark.parametrize("quiet", [[], ["-q"]])
+def test_a_folder_whose_only_trace_is_no_log_says_its_error_on_stderr(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, quiet: list[str]) -> None:
+    """adv84: ``audit labels`` (its one .jsonl no log) printed ``error: ...`` on
+    standard output, then ``config: none``: the run's one trace could not be read, so
+    its error is a line on stderr, as for a file named alone."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "labels").mkdir()
+    (tmp_path / "labels" / "x.items.jsonl").write_text('{"key": "a"}\n')
+    result = run("audit", "labels", "--isolated", *quiet)
+    assert (result.exit_code, result.stdout) == (2, "")
+    what = ("unrecognized log format: not compaction-audit/1, Claude Code, Codex, Cline, "
+            "Gemini CLI, opencode or OpenHands (first 50 lines) (type)")
+    assert result.stderr == (
+        f"compaction-audit: labels/x.items.jsonl:1: {what}\n"
+        "compaction-audit: 1 file(s) a folder or pattern search found are not logs "
+        "(first: labels/x.items.jsonl): leave such files out with --exclude, a file or "
+        "folder name (--exclude 'labels'); the run fails on them otherwise\n")

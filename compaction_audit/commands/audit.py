@@ -505,6 +505,13 @@ def audit_command(
     single = names_one_file(paths)
     if report.errors and single:
         fail(str(report.errors[0]))
+    if len(report.errors) == 1 and not report.sessions and fmt is AuditFormat.text:
+        # one unreadable trace and nothing else: a text report would be that error
+        # alone (then "config: none"), on stdout; it is said on stderr, as for a trace
+        # named alone (adv84: 'audit labels/', its one .jsonl no log)
+        say(report.errors[0].named())
+        say_not_logs(report.errors, paths)
+        raise typer.Exit(2)
     say_not_logs(report.errors, paths)
     opts = RenderOptions(single, summary, eff.fail_on, tuple(eff.rules), show_all=all_,
                          quiet=quiet, statistics=statistics)
