@@ -286,41 +286,45 @@ def test_dash_output_is_standard_output_in_every_command(
     assert (tmp_path / "-").read_text().startswith("{")
 
 
-@pytest.mark.parametrize(("args", "note"), [
+@pytest.mark.parametrize(("args", "error"), [
     (["audit", "T", "-o", "r.json.gz", "-q"],
-     "compaction-audit: -o r.json.gz holds the text report (--format text); its name says "
-     "json: add --format json for that\n"),
+     "compaction-audit: -o/--output: a .json name says json, not the text report "
+     "(--format text); add --format json\n"),
     (["audit", "T", "-o", "r.html", "-f", "sarif"],
-     "compaction-audit: -o r.html holds the sarif report (--format sarif); its name says "
-     "html: add --format html for that\n"),
+     "compaction-audit: -o/--output: a .html name says html, not the sarif report "
+     "(--format sarif); add --format html\n"),
+    (["audit", "T", "-o", "r.html"],  # adv84: a text report written into r.html
+     "compaction-audit: -o/--output: a .html name says html, not the text report "
+     "(--format text); add --format html\n"),
     (["diff", "T", "T", "-o", "d.json"],
-     "compaction-audit: -o d.json holds the text report (--format text); its name says "
-     "json: add --format json for that\n"),
+     "compaction-audit: -o/--output: a .json name says json, not the text report "
+     "(--format text); add --format json\n"),
     (["audit", "T", "-o", "r.sarif.zst", "-f", "sarif"], ""),
     (["audit", "T", "-o", "report", "-q"], ""),
     # usertest18 #2: diff writes no SARIF, Markdown or JUnit: no --format to suggest
     (["diff", "T", "T", "-o", "d.sarif"],
-     "compaction-audit: -o d.sarif holds the text report (--format text); its name says "
-     "sarif, a format this command does not write\n"),
+     "compaction-audit: -o/--output: a .sarif name says sarif, a format this command "
+     "does not write; name the file for the text report (--format text)\n"),
     (["diff", "T", "T", "-o", "d.md", "-f", "json"],
-     "compaction-audit: -o d.md holds the json report (--format json); its name says "
-     "markdown, a format this command does not write\n"),
+     "compaction-audit: -o/--output: a .md name says markdown, a format this command "
+     "does not write; name the file for the json report (--format json)\n"),
     # usertest18 #4: SARIF is JSON, and x.sarif.json says SARIF
     (["audit", "T", "-o", "results.json", "-f", "sarif"], ""),
     (["audit", "T", "-o", "r.sarif.json", "-f", "sarif"], ""),
     (["audit", "T", "-o", "r.sarif.json", "-f", "json"],
-     "compaction-audit: -o r.sarif.json holds the json report (--format json); its name "
-     "says sarif: add --format sarif for that\n"),
+     "compaction-audit: -o/--output: a .sarif.json name says sarif, not the json report "
+     "(--format json); add --format sarif\n"),
 ])
-def test_an_output_named_for_another_format_is_said(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, args: list[str], note: str) -> None:
+def test_an_output_named_for_another_format_is_a_usage_error(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, args: list[str], error: str) -> None:
     """usertest17 #8: -o report.json.gz with no --format wrote a gzipped text report,
-    with no word."""
+    with no word; adv84: then with a warning, where -o r.bz2 was refused (exit 2)."""
     monkeypatch.chdir(tmp_path)
     shutil.copy(SAMPLES / "handwritten.jsonl", "t.jsonl")
     result = run(*[("t.jsonl" if a == "T" else a) for a in args])
-    assert result.exit_code in (0, 1), result.output
-    assert result.stderr == note
+    assert result.stderr == error
+    written = Path(args[args.index("-o") + 1]).exists()
+    assert (result.exit_code == 2, written) == ((True, False) if error else (False, True))
 
 
 @pytest.mark.parametrize("args", [

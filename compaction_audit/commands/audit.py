@@ -52,10 +52,11 @@ NAMED_FORMATS = {".json": "json", ".sarif": "sarif", ".xml": "junit", ".html": "
 
 def format_note(output: Path | None, fmt: str,
                 formats: Iterable[str] = tuple(AuditFormat)) -> str | None:
-    """A note when the ``-o`` name says another format than the report's
+    """The usage error when the ``-o`` name says another format than the report's
     (``report.json.gz`` with no ``--format``: a text report in a file every reader
-    takes for JSON; usertest17 #8), else None.  The report is what ``--format`` says:
-    the name is not read as an option.  ``formats``: those the command writes (the
+    takes for JSON; usertest17 #8; adv84: a warning, and the file written anyway, where
+    ``-o r.bz2`` is refused), else None.  The report is what ``--format`` says: the
+    name is not read as an option.  ``formats``: those the command writes (the
     note names ``--format`` only for one of them: ``diff`` has no SARIF, usertest18
     #2).  A SARIF report is JSON (``results.json`` needs no note) and
     ``x.sarif.json`` says SARIF (usertest18 #4)."""
@@ -65,10 +66,12 @@ def format_note(output: Path | None, fmt: str,
     said = "sarif" if name.name.endswith(".sarif.json") else NAMED_FORMATS.get(name.suffix)
     if said is None or said == fmt or (said, fmt) == ("json", "sarif"):
         return None
-    head = f"-o {output.name} holds the {fmt} report (--format {fmt}); its name says {said}"
+    ending = ".sarif.json" if said == "sarif" and name.suffix == ".json" else name.suffix
+    head = f"-o/--output: a {ending} name says {said}"
     if said not in formats:
-        return f"{head}, a format this command does not write"
-    return f"{head}: add --format {said} for that"
+        return (f"{head}, a format this command does not write; name the file for the "
+                f"{fmt} report (--format {fmt})")
+    return f"{head}, not the {fmt} report (--format {fmt}); add --format {said}"
 
 
 # readable=False: click's own check of a Path is a 4-line usage error; the file is
@@ -493,7 +496,7 @@ def audit_command(
         else:
             refuse_same_stdout(inputs)
         if (note := format_note(output, fmt.value)) is not None:
-            say(note)  # before the work: a CI log shows it above the report's lines
+            raise UsageError(note)  # before the work, as -o r.bz2 is refused
         report = run_audit(traces.traces, eff, lenient, jobs, traces.unreadable,
                            on_ray(ray_address, traces.sizes) if engine is Engine.ray else None)
         if baseline is not None:

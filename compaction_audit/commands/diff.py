@@ -23,7 +23,6 @@ from compaction_audit.commands.common import (
     fail,
     output_console,
     output_path,
-    say,
     stdout_or,
     write_bytes,
 )
@@ -116,7 +115,7 @@ def diff_command(
         else:
             refuse_same_stdout(inputs)
         if (note := format_note(output, fmt.value, tuple(Format))) is not None:
-            say(note)  # the name says another format than the report's (usertest17 #8)
+            raise UsageError(note)  # the name says another format (usertest17 #8, adv84)
         base, cand = (audited(audit_or_isolated(path, eff.settings, lenient, eff.rules,
                                                 eff.severity))
                       for path in (baseline, candidate))  # a child each under ulimit -v
