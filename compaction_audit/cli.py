@@ -262,6 +262,10 @@ def usage_line(exc: Exception) -> tuple[str, str] | None:
              else f"{PROGRAM} {named}" if named else PROGRAM)  # '-j' with no value: adv55
     option = getattr(exc, "option_name", None)
     command = ctx.info_name if ctx is not None else named
+    if type(exc).__name__ == "NoSuchOption" and option and ctx is not None \
+            and ctx.parent is None and (later := _command_with(ctx, option)) is not None:
+        # adv84: 'compaction-audit --format json audit LOG' said only "No such option"
+        message += f" (options go after the command: {where} {later} {option} ...)"
     if message == "No such command 'explain'":  # ruff's word for it (usertest21 #10)
         message += "; 'rules CODE' explains a rule (compaction-audit rules CA301)"
     if type(exc).__name__ == "NoSuchOption" and command == "trace" and option \
@@ -271,6 +275,17 @@ def usage_line(exc: Exception) -> tuple[str, str] | None:
         # LOG -o x 45000`: usertest20 #5)
         message += f"; a QUERY that starts with '-' goes after '--': trace LOG -- {option}"
     return f"{PROGRAM}: {message}", f"; see '{where} --help'"
+
+
+def _command_with(ctx: Any, option: str) -> str | None:
+    """The command named later on the command line (after an option given before it,
+    to the program) when it has ``option``; else None."""
+    later = next((arg for arg in sys.argv[1:] if arg in COMMANDS), None)
+    command = ctx.command.get_command(ctx, later) if later is not None else None
+    if command is None or not any(option in (*p.opts, *p.secondary_opts)
+                                  for p in command.params):
+        return None
+    return later
 
 
 def _show_usage_error(exc: Exception) -> None:

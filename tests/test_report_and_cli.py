@@ -217,3 +217,32 @@ def test_a_signature_where_a_condition_fails_is_not_called_an_inversion_plainly(
     assert all(c.status != "fails" for c in held.conditions)  # unknown: no caveat
     assert next(f.message for f in held.findings if f.code == "CA101").endswith(
         " at depth 3")
+
+
+@pytest.mark.parametrize(("args", "hint"), [
+    (["--format", "json", "audit", "T"], " (options go after the command: python -m "
+     "compaction_audit audit --format ...)"),
+    (["--format=json", "diff", "T", "T"], " (options go after the command: python -m "
+     "compaction_audit diff --format ...)"),
+    (["-q", "audit", "T"], " (options go after the command: python -m compaction_audit "
+     "audit -q ...)"),
+    (["--bogus", "audit", "T"], ""),  # no command has it: nothing to move
+])
+def test_an_option_before_the_command_says_it_goes_after(args: list[str], hint: str) -> None:
+    """adv84: 'compaction-audit --format json audit LOG' said only "No such option:
+    --format"."""
+    import os
+    import subprocess
+    import sys
+
+    from tests.logs import ROOT
+
+    log = str(SAMPLES / "handwritten.jsonl")
+    done = subprocess.run([sys.executable, "-m", "compaction_audit",
+                           *[log if a == "T" else a for a in args]],
+                          env={**os.environ, "PYTHONPATH": str(ROOT)},
+                          capture_output=True, text=True, timeout=120, check=False)
+    option = args[0].split("=")[0]
+    assert (done.returncode, done.stdout, done.stderr) == (
+        2, "", f"compaction-audit: No such option: {option}{hint}; see 'python -m "
+               "compaction_audit --help'\n")
