@@ -45,6 +45,25 @@ def test_note_wraps_under_its_label_and_hostile_text_stays_indented() -> None:
     assert out[1] == "     ::error::pwned"
 
 
+def test_a_body_narrower_than_its_head_goes_under_it() -> None:
+    # usertest36 #7: a Cline compaction's heading (47 columns) left its body a strip of
+    # 33 at 80 columns; under NARROW_BODY (40) and narrower than the head, it goes under
+    head = Text("round 5 (line 7 of agentic.compaction.json): ")  # 45 columns
+    body = Text("compact (agentic, 30 removed), trigger unknown; context 21,919 -> "
+                "unknown tokens")
+    assert render(Hang(head, body, 2), 80) == [
+        "  round 5 (line 7 of agentic.compaction.json):",
+        "      compact (agentic, 30 removed), trigger unknown; context 21,919 -> unknown",
+        "      tokens"]
+    # at 100 columns the body has 53: beside the head
+    assert render(Hang(head, body, 2), 100) == [
+        "  round 5 (line 7 of agentic.compaction.json): compact (agentic, 30 removed), "
+        "trigger unknown;", " " * 47 + "context 21,919 -> unknown tokens"]
+    # a short head keeps its body beside it, however narrow: 58 columns beside 22
+    short = Text("round 3 (line 1256): ")
+    assert render(Hang(short, body, 2), 80)[0].startswith("  round 3 (line 1256): compact")
+
+
 def test_audit_at_60_columns_fits_the_verdict() -> None:
     log = ROOT / "sample_logs" / "research-decay.jsonl"
     out = CliRunner().invoke(app, ["audit", str(log)], env={"COLUMNS": "60"}).stdout

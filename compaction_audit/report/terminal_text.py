@@ -65,10 +65,12 @@ class Hang:
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         lead = self.indent + self.head.cell_len
-        if self.head.cell_len and options.max_width - lead < MIN_WRAP:
+        if self.head.cell_len and options.max_width - lead < max(MIN_WRAP,
+                                                                 min(lead, NARROW_BODY)):
             # a head too wide for the body beside it (a long file name at 60 columns:
-            # lines of 67, usertest13): the head on a line of its own (wrapped, if it
-            # must, under the indent), the body under it, four columns in
+            # lines of 67, usertest13; or narrower than its head: NARROW_BODY): the
+            # head on a line of its own (wrapped, if it must, under the indent), the
+            # body under it, four columns in
             head = Text(" " * self.indent)
             head.append_text(self.head.copy())
             head.rstrip()
@@ -88,7 +90,11 @@ class Hang:
 
 
 MIN_WRAP = 20
-"""Fewest columns the wrapped part of a :class:`Hang` gets, however long its head."""
+"""Fewest columns the wrapped part of a :class:`Hang` gets beside its head: else the
+body goes under the head."""
+NARROW_BODY = 40
+"""A body narrower than this and than its head goes under the head too (a column of 33
+beside 47 of a Cline file's name at 80 columns read as a thin strip: usertest36 #7)."""
 
 
 def hang(head: str | Text, *body: str | Text | tuple[str, str], indent: int = MIN_INDENT
