@@ -45,6 +45,23 @@ def _x(points: list[dict[str, Any]], title: str = "round") -> Any:
     return alt.X("round:Q", title=title, axis=axis)
 
 
+UNIT_SERIES = ("raw_ratio", "query_cosine_retained", "query_cosine_rebuilt")
+"""Shares and cosines, drawn on an axis from 0 to 1 rather than their min to max: a
+fall of raw_ratio from 1.000 to 0.890 is a small step, not a crash to the bottom (the
+text report's sparkline of raw_ratio is fixed at 0-1 too).  A value outside (a logged
+salience above 1, a negative cosine) widens the axis to it: nothing is cut off."""
+
+
+def y_domain(points: list[dict[str, Any]], quantity: str) -> list[float] | None:
+    """The y axis of ``quantity``'s panel: ``[0, 1]`` for a :data:`UNIT_SERIES`,
+    widened to any known value outside it; None (min to max) for the others."""
+    if quantity not in UNIT_SERIES:
+        return None
+    values = [p["value"] for p in points
+              if p["quantity"] == quantity and p["value"] is not None]
+    return [min([0.0, *values]), max([1.0, *values])]
+
+
 def _marker_layer(marks: list[dict[str, Any]]) -> Any:
     kinds = [k for k in MARKER_COLORS if any(m["kind"] == k for m in marks)]
     return (alt.Chart(alt.NamedData(name=MARKS))
@@ -67,7 +84,10 @@ def _round_panels(points: list[dict[str, Any]], quantities: list[str],
     for i, q in enumerate(quantities):
         base = (alt.Chart(data).transform_filter(alt.datum.quantity == q)
                 .encode(x=_x(points, "round" if i == len(quantities) - 1 else "")))
-        enc: dict[str, Any] = {"y": alt.Y("value:Q", title=q, scale=alt.Scale(zero=False))}
+        domain = y_domain(points, q)
+        scale = (alt.Scale(zero=False) if domain is None
+                 else alt.Scale(domain=domain, nice=False))
+        enc: dict[str, Any] = {"y": alt.Y("value:Q", title=q, scale=scale)}
         if color is not None:
             enc["color"] = color
         tip = [alt.Tooltip("round:Q", title="round"), alt.Tooltip("round_end:Q", title="to"),
