@@ -510,3 +510,41 @@ def test_a_flag_never_breaks_after_its_first_hyphen(browser: Any, tmp_path: Path
     finally:
         browser.set_window_size(1200, 1800)
     assert seen
+
+
+PANEL_MARKS = """
+var out = [], group = arguments[1] + '_group';
+(function walk(node, inside) {
+  if (!node) return;
+  inside = inside || node.name === group;
+  if (inside && node.role === 'mark' && node.marktype !== 'path')
+    out.push([node.marktype, node.items.map(function (i) {
+      return [Math.round(i.y * 100) / 100, i.text === undefined ? null : i.text]; })]);
+  (node.items || []).forEach(function (item) {
+    (item.items || []).forEach(function (child) { walk(child, inside); }); });
+})(window.caViews[arguments[0]].scenegraph().root, false);
+return out;"""
+"""The marks drawn in the view ``arguments[1]`` of the chart ``arguments[0]``: their
+type, and each item's y (px from the panel's top) and text."""
+
+
+def test_the_floor_is_drawn_across_raw_ratio_where_the_setting_puts_it(
+        browser: Any, tmp_path: Path, write_log: LogWriter) -> None:
+    """Tester: the raw_ratio chart drew no floor, and its axis (0.88-1.00 on a Claude
+    Code session) made a fall from 1.0 to 0.9 a crash.  The panel is 80 px high from
+    0 to 1: raw_ratio 1.0 at y 0, 0.9 at y 8; the floor 0.25 at 80 x 0.75 = 60 px,
+    the floor 0.2 (--set) at 80 x 0.8 = 64 px, labelled, both at 1,200 and 390 px."""
+    log = write_log([session(), rnd(0, spans=[{"id": "a", "tokens": 90},
+                                              {"id": "b", "tokens": 10}]),
+                     rnd(1, summaries=[{"id": "F", "tokens": 10, "children": ["b"]}],
+                         evicted=["b"])])
+    for args, y, label in (((), 60, "floor 0.25"),
+                           (("--set", "raw_ratio_floor=0.2"), 64, "floor 0.2")):
+        page = write_html(tmp_path, "audit", str(log), *args)
+        for width in (1200, 390):
+            with window(browser, width):
+                open_page(browser, page)
+                marks = browser.execute_script(PANEL_MARKS, "s0-series", "series_0")
+                assert marks == [["rule", [[y, None]]], ["text", [[y, label]]],
+                                 ["line", [[0, None], [8, None]]],
+                                 ["symbol", [[0, None], [8, None]]]], (width, marks)

@@ -79,13 +79,19 @@ def session_section(r: SessionReport, index: int) -> tuple[str, dict[str, Any]]:
     html.append(round_panel(sid))
     if r.n_rounds:
         chart_specs[f"{sid}-series"] = charts.series_chart(
-            data.long_points(points, quantities), quantities, marks)
+            data.long_points(points, quantities), quantities, marks,
+            r.settings.raw_ratio_floor)
         per = f"{r.n_rounds / points.height:.1f}".removesuffix(".0")  # 1.2, not "1"
         bucketed = (f" Each point is the mean of about {per} rounds."
                     if points.height < r.n_rounds else "")
+        floor = (" The solid line across raw_ratio is its floor ("
+                 + charts.floor_label(r.settings.raw_ratio_floor)
+                 + ", the setting raw_ratio_floor): under it salience-inversion (the "
+                 "inversion boundary) or compaction-drift can fire."
+                 if "raw_ratio" in quantities else "")
         html.append(f"<h3>Series per round</h3><p class=\"dim\">Dashed rules mark the "
                     f"inversion onset, the boundary, the depth pin and each compaction."
-                    f"{esc(bucketed)}</p>" + more(marks_cut, "marker")
+                    f"{esc(floor)}{esc(bucketed)}</p>" + more(marks_cut, "marker")
                     + f'<div class="chart" id="{sid}-series"></div>')
     comp = data.compaction_points(r)
     if comp:

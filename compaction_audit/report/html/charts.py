@@ -73,11 +73,37 @@ def _marker_layer(marks: list[dict[str, Any]]) -> Any:
                     tooltip=[alt.Tooltip("label:N", title="marker")]))
 
 
+FLOOR_COLOR = "#333333"
+"""The floor's line and label: near black, solid and horizontal, unlike the coloured
+dashed markers."""
+
+
+def floor_label(value: float) -> str:
+    """The floor line's label: ``floor 0.25``."""
+    return f"floor {value:g}"
+
+
+def _floor_layers(value: float) -> list[Any]:
+    """A horizontal line at ``value`` across the panel, labelled at its left end (the
+    left: a phone draws the panel narrower, and the label stays in it).  Unnamed: Altair
+    would list a named layer among the views of the panel's selection."""
+    one = alt.InlineData(values=[{}])  # one line, not one per point of the panel's data
+    y = alt.YDatum(value, type="quantitative")
+    rule = (alt.Chart(one).mark_rule(color=FLOOR_COLOR, strokeWidth=1)
+            .encode(y=y))
+    label = (alt.Chart(one).mark_text(text=floor_label(value), align="left",
+                                      baseline="bottom", dx=3, dy=-2, fontSize=10,
+                                      color=FLOOR_COLOR)
+             .encode(x=alt.value(0), y=y))
+    return [rule, label]
+
+
 def _round_panels(points: list[dict[str, Any]], quantities: list[str],
                   marks: list[dict[str, Any]], group: str, color: Any | None,
-                  name: str) -> Any:
+                  name: str, floors: dict[str, float] | None = None) -> Any:
     """One small line chart per quantity (rows of ``points`` whose ``quantity`` is it),
-    sharing the x axis, each with the markers, the hovered round's rule and PICK."""
+    sharing the x axis, each with the markers, the hovered round's rule and PICK;
+    ``floors``: a labelled horizontal line on the panel of each quantity named."""
     pick = _pick()
     data = alt.NamedData(name=POINTS)
     views = []
@@ -98,7 +124,8 @@ def _round_panels(points: list[dict[str, Any]], quantities: list[str],
         dots = (base.mark_point(size=30, filled=True).encode(
                     **enc, opacity=alt.condition(pick, alt.value(1), alt.value(0)),
                     tooltip=tip).add_params(pick))
-        layers = [line, dots]
+        # the floor first, under the series: a value at the floor is drawn over it
+        layers = [*(_floor_layers(floors[q]) if floors and q in floors else []), line, dots]
         if marks:
             layers.append(_marker_layer(marks))
         views.append(alt.layer(*layers).properties(width=WIDTH, height=PANEL_HEIGHT,
@@ -110,10 +137,14 @@ def _round_panels(points: list[dict[str, Any]], quantities: list[str],
 
 
 def series_chart(points: list[dict[str, Any]], quantities: list[str],
-                 marks: list[dict[str, Any]]) -> dict[str, Any]:
+                 marks: list[dict[str, Any]], floor: float | None = None
+                 ) -> dict[str, Any]:
     """The per-round series of one trace, one panel per quantity, with the boundaries
-    marked (``marks``: ``{round, kind, label}``)."""
-    chart = _round_panels(points, quantities, marks, "quantity", None, "series")
+    marked (``marks``: ``{round, kind, label}``) and ``raw_ratio``'s floor (the
+    setting ``raw_ratio_floor``: under it is the inversion boundary) drawn across
+    its panel."""
+    chart = _round_panels(points, quantities, marks, "quantity", None, "series",
+                          None if floor is None else {"raw_ratio": floor})
     return _spec(chart, points, marks)
 
 
@@ -160,13 +191,15 @@ def compaction_chart(rows: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def diff_chart(points: list[dict[str, Any]], quantities: list[str],
-               marks: list[dict[str, Any]]) -> dict[str, Any]:
+               marks: list[dict[str, Any]], floor: float | None = None
+               ) -> dict[str, Any]:
     """Both runs overlaid per quantity (``run``: baseline or candidate), both
-    inversion onsets marked."""
+    inversion onsets marked, ``raw_ratio``'s floor drawn (as :func:`series_chart`)."""
     color = alt.Color("run:N", title="run", sort=["baseline", "candidate"],
                       scale=alt.Scale(domain=["baseline", "candidate"],
                                       range=["#1f77b4", "#ff7f0e"]))
-    chart = _round_panels(points, quantities, marks, "run", color, "diff")
+    chart = _round_panels(points, quantities, marks, "run", color, "diff",
+                          None if floor is None else {"raw_ratio": floor})
     return _spec(chart, points, marks)
 
 
@@ -177,5 +210,6 @@ def _spec(chart: Any, points: list[dict[str, Any]], marks: list[dict[str, Any]]
     spec: Altair deep-copies inline values once per view it combines, which for
     1,000 points in six panels took most of a minute."""
     spec: dict[str, Any] = chart.configure_view(stroke=None).to_dict()
-    spec["datasets"] = {POINTS: points, MARKS: marks}
+    # beside any Altair wrote (the floor line's one empty row)
+    spec["datasets"] = {**spec.get("datasets", {}), POINTS: points, MARKS: marks}
     return spec

@@ -136,7 +136,9 @@ def render_diff_html(diff: RunDiff, gates: dict[str, Any] | None = None,
     wide, long = _points(diff)
     drawn = [q for q in diff.quantities
              if data.known_columns(wide, [f"{q}_{run}" for run in RUNS])]
-    spec = charts.diff_chart(long, drawn, _markers(diff))
+    # both runs are audited with the same settings (diff_reports), so one floor
+    spec = charts.diff_chart(long, drawn, _markers(diff),
+                             diff.baseline.settings.raw_ratio_floor)
     # the path, then its rounds below it: two columns fit a phone (usertest18 #11)
     runs = "".join(f"<tr><th>{run}</th><td>{esc(r.path)}<br>{r.n_rounds} rounds"
                    + "".join(f", {esc(p)}" for p in coverage_phrases(r)) + "</td></tr>"
