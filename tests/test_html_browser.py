@@ -548,3 +548,38 @@ def test_the_floor_is_drawn_across_raw_ratio_where_the_setting_puts_it(
                 assert marks == [["rule", [[y, None]]], ["text", [[y, label]]],
                                  ["line", [[0, None], [8, None]]],
                                  ["symbol", [[0, None], [8, None]]]], (width, marks)
+
+
+DEBT_LINES = """
+var box = document.getElementById(arguments[0]);
+var legend = Array.from(box.querySelectorAll('.role-legend')).filter(function (l) {
+  var t = l.querySelector('.role-legend-title text'); return t && t.textContent === 'series'; })[0];
+return [Array.from(legend.querySelectorAll('.role-legend-label text')).map(function (t) {
+          return t.textContent; }),
+        Array.from(box.querySelectorAll('.mark-line path')).map(function (p) {
+          return [p.getAttribute('stroke'), p.getAttribute('stroke-dasharray')]; })];"""
+"""The labels of the ``series`` legend of the chart ``arguments[0]`` and each of its
+lines' colour and dashes."""
+
+
+def test_every_debt_series_in_the_legend_is_a_line_one_can_see(
+        browser: Any, tmp_path: Path, write_log: LogWriter) -> None:
+    """Tester #3: the legend listed recall_debt, recall_debt_eviction and
+    recall_debt_fold; with nothing lost by eviction recall_debt was recall_debt_fold,
+    drawn under it: two lines.  Now one line named for both, and where the total runs
+    a little above a part (the sample) it is dashed, over it, and its legend entry
+    says so."""
+    from tests.logs import held_fact_records
+
+    log = write_log([session(), *held_fact_records()])
+    open_page(browser, write_html(tmp_path, "audit", str(log)))
+    labels, lines = browser.execute_script(DEBT_LINES, "s0-debt")
+    assert labels == ["recall_debt = recall_debt_fold", "recall_debt_eviction"]
+    assert len(lines) == 2 and len({stroke for stroke, _ in lines}) == 2
+    open_page(browser, write_html(tmp_path, "audit", str(SAMPLES / "research-decay.jsonl")))
+    labels, lines = browser.execute_script(DEBT_LINES, "s0-debt")
+    assert labels == ["recall_debt (total, dashed)", "recall_debt_eviction",
+                      "recall_debt_fold"]
+    assert len(lines) == 3 and len({stroke for stroke, _ in lines}) == 3
+    assert lines[-1][1] == "6,3"  # the total, drawn last: dashed over the fold's line
+    assert [dash for _, dash in lines[:-1]] == [None, None]

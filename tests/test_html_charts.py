@@ -10,11 +10,13 @@ import json
 import re
 from typing import Any
 
+import polars as pl
 from typer.testing import CliRunner
 
 from compaction_audit.cli import app
-from compaction_audit.report.html import charts
-from tests.logs import LogWriter, rnd, session, spans
+from compaction_audit.report.html import charts, data
+from tests.html_text import unlabelled
+from tests.logs import SAMPLES, LogWriter, held_fact_records, rnd, session, spans
 
 
 def chart_specs(*args: str) -> dict[str, Any]:
@@ -101,3 +103,53 @@ def test_the_diff_draws_the_floor_on_raw_ratio(write_log: LogWriter) -> None:
     spec = json.loads(m.group(1))["sections"][0]["charts"]["d0-series"]
     (text,) = layers_of(panel(spec, "raw_ratio"), "text")
     assert text["mark"]["text"] == "floor 0.25"
+
+
+def test_series_equal_at_every_point_are_one_line() -> None:
+    frame = pl.DataFrame({"recall_debt": [0, 3, None, 5], "recall_debt_fold": [0, 3, None, 5],
+                          "recall_debt_eviction": [0, 0, None, 0],
+                          "other": [0, 3, 4, 5]})  # known where the others are not
+    cols = ["recall_debt", "recall_debt_fold", "recall_debt_eviction", "other"]
+    groups = data.same_lines(frame, cols)
+    assert groups == [["recall_debt", "recall_debt_fold"], ["recall_debt_eviction"], ["other"]]
+    points = frame.with_columns(round=pl.Series([1, 2, 3, 4]), round_end=pl.Series([1, 2, 3, 4]),
+                                line=pl.Series([2, 3, 4, 5]))
+    rows = data.merged_points(points, groups)
+    assert [(r["round"], r["quantity"], r["value"]) for r in rows if r["round"] == 2] == [
+        (2, "recall_debt = recall_debt_fold", 3.0), (2, "recall_debt_eviction", 0.0),
+        (2, "other", 3.0)]
+    all_zero = pl.DataFrame({c: [0, 0] for c in cols[:3]})
+    assert data.same_lines(all_zero, cols[:3]) == [cols[:3]]
+
+
+def test_recall_debt_equal_to_its_fold_part_is_one_line_named_for_both(
+        write_log: LogWriter) -> None:
+    """Two facts lost by the fold, none by eviction: recall_debt is recall_debt_fold at
+    every round and was drawn under it, a legend of three series over two lines
+    (tester #3)."""
+    log = str(write_log([session(), *held_fact_records()]))
+    debt = chart_specs(log)["s0-debt"]
+    drawn = debt["datasets"]["points"]
+    assert [(p["round"], p["quantity"], p["value"]) for p in drawn] == [
+        (0, "recall_debt = recall_debt_fold", 0.0), (1, "recall_debt = recall_debt_fold", 2.0),
+        (0, "recall_debt_eviction", 0.0), (1, "recall_debt_eviction", 0.0)]
+    page = unlabelled(CliRunner().invoke(app, ["audit", log, "--format", "html"]).stdout)
+    assert ("(seed 002). recall_debt and recall_debt_fold are equal at every round: one "
+            "line, named for both.</p>") in page
+
+
+def test_the_total_debt_is_dashed_over_its_parts() -> None:
+    """On the sample, recall_debt runs 0 to 3 above recall_debt_fold (of 659): drawn
+    solid under it, it could not be seen; dashed and drawn after the parts, both show,
+    and its legend entry says it is the dashed total."""
+    debt = chart_specs(str(SAMPLES / "research-decay.jsonl"))["s0-debt"]
+    parts, total = [la for la in debt["layer"] if la["mark"]["type"] == "line"]
+    assert parts["transform"] == [{"filter": "(datum.quantity !== 'recall_debt')"}]
+    assert total["transform"] == [{"filter": "(datum.quantity === 'recall_debt')"}]
+    assert "strokeDash" not in parts["mark"] and total["mark"]["strokeDash"] == [6, 3]
+    color = total["encoding"]["color"]
+    assert color == parts["encoding"]["color"]
+    assert color["scale"] == {"domain": ["recall_debt", "recall_debt_eviction",
+                                         "recall_debt_fold"]}
+    assert color["legend"]["labelExpr"] == (
+        "datum.label === 'recall_debt' ? 'recall_debt (total, dashed)' : datum.label")

@@ -99,10 +99,16 @@ def session_section(r: SessionReport, index: int) -> tuple[str, dict[str, Any]]:
         html.append(f'<h3>Tokens before and after each compaction</h3>'
                     f'<div class="chart" id="{sid}-compactions"></div>')
     if debt and r.n_rounds:
-        chart_specs[f"{sid}-debt"] = charts.debt_chart(data.long_points(points, debt), marks)
+        groups = data.same_lines(points, debt)
+        chart_specs[f"{sid}-debt"] = charts.debt_chart(data.merged_points(points, groups),
+                                                       marks)
         unknown = debt_unknown_note(r)
+        same = "".join(f" {', '.join(g[:-1])} and {g[-1]} are equal at every round: one "
+                       f"line, named for {'both' if len(g) == 2 else 'all'}."
+                       for g in groups if len(g) > 1)
         html.append(f"<h3>Recall debt</h3><p class=\"dim\">Discriminators stated so far that "
-                    f"nothing in the context can recover (seed 002).{esc(unknown)}</p>"
+                    f"nothing in the context can recover (seed 002).{esc(same)}"
+                    f"{esc(unknown)}</p>"
                     f'<div class="chart" id="{sid}-debt"></div>')
     notes = r.rule_notes()
     said = reader_notes(r)

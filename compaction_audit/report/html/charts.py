@@ -148,18 +148,42 @@ def series_chart(points: list[dict[str, Any]], quantities: list[str],
     return _spec(chart, points, marks)
 
 
+TOTAL = "recall_debt"
+"""The debt that is the sum of the others: dashed, and drawn over them."""
+TOTAL_DASH = [6, 3]
+
+
 def debt_chart(points: list[dict[str, Any]], marks: list[dict[str, Any]]
                ) -> dict[str, Any]:
-    """Recall debt over rounds: one line per debt column (``quantity``), one panel."""
+    """Recall debt over rounds: one line per debt column (``quantity``; a line named
+    for several, ``recall_debt = recall_debt_fold``, where they are equal: see
+    :func:`~compaction_audit.report.html.data.same_lines`), one panel.  The total
+    (:data:`TOTAL`) is dashed and drawn last, its legend entry saying so: where it
+    runs a few units above a part (a handful lost by eviction beside hundreds by
+    folds), the part shows through."""
     pick = _pick()
     data = alt.NamedData(name=POINTS)
+    labels = sorted({p["quantity"] for p in points})
     base = alt.Chart(data).encode(x=_x(points))
-    color = alt.Color("quantity:N", title="series")
+    # a line named for two series ("recall_debt = recall_debt_fold") whole, not cut
+    # at Vega's 160 px (a phone's box holds it: the legend goes below the plot)
+    legend = alt.Legend(labelLimit=280, symbolType="stroke", symbolStrokeWidth=2,
+                        labelExpr=f"datum.label === '{TOTAL}' ? '{TOTAL} (total, dashed)'"
+                                  " : datum.label")
+    color = alt.Color("quantity:N", title="series", legend=legend,
+                      scale=alt.Scale(domain=labels))
     tip = [alt.Tooltip("round:Q"), alt.Tooltip("line:Q"), alt.Tooltip("quantity:N"),
            alt.Tooltip("value:Q", format=".4~g")]
-    layers = [base.mark_line().encode(y=alt.Y("value:Q",
-                                                                      title="recall debt"),
-                                                              color=color),
+    y = alt.Y("value:Q", title="recall debt")
+    # each layer of lines only where it has one: a layer of no points makes Vega
+    # warn of an infinite extent
+    parts = ([base.transform_filter(alt.datum.quantity != TOTAL)
+              .mark_line(strokeWidth=2).encode(y=y, color=color)]
+             if any(q != TOTAL for q in labels) else [])
+    total = ([base.transform_filter(alt.datum.quantity == TOTAL)
+              .mark_line(strokeWidth=2, strokeDash=TOTAL_DASH).encode(y=y, color=color)]
+             if TOTAL in labels else [])
+    layers = [*parts, *total,
               base.mark_point(size=30, filled=True).encode(
                   y="value:Q", color=color, tooltip=tip,
                   opacity=alt.condition(pick, alt.value(1), alt.value(0))).add_params(pick)]

@@ -89,6 +89,35 @@ def long_points(points: pl.DataFrame, cols: Iterable[str], group: str = "quantit
     return frame.to_dicts()
 
 
+def same_lines(points: pl.DataFrame, cols: Iterable[str]) -> list[list[str]]:
+    """``cols`` grouped by the line they draw: columns whose points (see
+    :func:`downsample`) are equal at every one, unknown at the same ones, are one
+    group, in the order of ``cols`` (``recall_debt`` is ``recall_debt_fold`` when
+    nothing was lost by eviction: drawn under it, the line could not be seen)."""
+    groups: list[list[str]] = []
+    for c in cols:
+        values = points[c].cast(pl.Float64)
+        for g in groups:
+            if values.equals(points[g[0]].cast(pl.Float64), check_names=False):
+                g.append(c)
+                break
+        else:
+            groups.append([c])
+    return groups
+
+
+def merged_points(points: pl.DataFrame, groups: list[list[str]]) -> list[dict[str, Any]]:
+    """:func:`long_points` of the first column of each group of :func:`same_lines`,
+    named for every column of it (``recall_debt = recall_debt_fold``): one line, and
+    one legend entry that says it is both."""
+    firsts = [g[0] for g in groups]
+    names = {g[0]: " = ".join(g) for g in groups}
+    rows = long_points(points, firsts)
+    for row in rows:
+        row["quantity"] = names[row["quantity"]]
+    return rows
+
+
 def known_columns(frame: pl.DataFrame, cols: Iterable[str]) -> list[str]:
     """The columns of ``cols`` present in ``frame`` with at least one known value (a
     series unknown at every round, such as ``query_cosine_retained`` in a log without
