@@ -583,3 +583,41 @@ def test_every_debt_series_in_the_legend_is_a_line_one_can_see(
     assert len(lines) == 3 and len({stroke for stroke, _ in lines}) == 3
     assert lines[-1][1] == "6,3"  # the total, drawn last: dashed over the fold's line
     assert [dash for _, dash in lines[:-1]] == [None, None]
+
+
+MARKERS_DRAWN = """
+var box = document.getElementById(arguments[0]), drawn = {};
+(function walk(node) {
+  if (!node) return;
+  if (node.marktype === 'rule' && node.role === 'mark')
+    node.items.forEach(function (i) {
+      if (i.datum && i.datum.kind) drawn[i.datum.kind] = [i.datum.round, i.stroke,
+                                                          (i.strokeDash || []).join(',')];
+    });
+  (node.items || []).forEach(function (item) { (item.items || []).forEach(walk); });
+})(window.caViews[arguments[0]].scenegraph().root);
+var legend = Array.from(box.querySelectorAll('.role-legend')).filter(function (l) {
+  var t = l.querySelector('.role-legend-title text'); return t && t.textContent === 'marker'; })[0];
+var labels = Array.from(legend.querySelectorAll('.role-legend-label text'));
+var symbols = Array.from(legend.querySelectorAll('.role-legend-symbol path'));
+return [drawn, labels.map(function (t, k) {
+  return [t.textContent, symbols[k].getAttribute('stroke'),
+          symbols[k].getAttribute('stroke-dasharray')]; })];"""
+"""Each kind of marker drawn in the chart ``arguments[0]`` (its round, colour and
+dashes) and the entries of its ``marker`` legend (label, colour, dashes)."""
+
+
+def test_markers_at_adjacent_rounds_differ_in_colour_and_dashes(
+        browser: Any, tmp_path: Path) -> None:
+    """Tester #4: on the sample the inversion boundary (round 16) and the depth pin
+    (round 17) were two dashed rules in a red and a brown-red, told apart by neither
+    colour nor dash; each kind now has an Okabe-Ito colour and a dash of its own, and
+    the legend shows each as drawn."""
+    open_page(browser, write_html(tmp_path, "audit", str(SAMPLES / "research-decay.jsonl")))
+    for chart in ("s0-series", "s0-debt"):
+        drawn, legend = browser.execute_script(MARKERS_DRAWN, chart)
+        assert drawn == {"inversion onset": [8, "#d55e00", "8,4"],
+                         "inversion boundary": [16, "#cc79a7", "6,2,2,2"],
+                         "depth pin": [17, "#009e73", "2,3"]}, chart
+        assert legend == [[kind, *drawn[kind][1:]] for kind in
+                          ("inversion onset", "inversion boundary", "depth pin")], chart

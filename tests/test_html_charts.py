@@ -153,3 +153,19 @@ def test_the_total_debt_is_dashed_over_its_parts() -> None:
                                          "recall_debt_fold"]}
     assert color["legend"]["labelExpr"] == (
         "datum.label === 'recall_debt' ? 'recall_debt (total, dashed)' : datum.label")
+
+
+def test_each_kind_of_marker_has_a_colour_and_a_dash_of_its_own() -> None:
+    """Tester #4: the inversion onset (#d62728) and the depth pin (#8c564b) were two
+    reds with the same dashes."""
+    series = chart_specs(str(SAMPLES / "research-decay.jsonl"))["s0-series"]
+    (rules,) = [la for la in series["vconcat"][0]["layer"]
+                if la["mark"]["type"] == "rule" and la["data"] == {"name": "marks"}]
+    kinds = ["inversion onset", "inversion boundary", "depth pin"]
+    assert rules["encoding"]["stroke"]["scale"] == {
+        "domain": kinds, "range": ["#d55e00", "#cc79a7", "#009e73"]}
+    assert rules["encoding"]["strokeDash"]["scale"] == {
+        "domain": kinds, "range": [[8, 4], [6, 2, 2, 2], [2, 3]]}
+    own = ["inversion onset", "inversion boundary", "depth pin", "compaction"]
+    assert len({charts.MARKER_COLORS[k] for k in own}) == len(own)
+    assert len({tuple(charts.MARKER_DASHES[k]) for k in own}) == len(own)

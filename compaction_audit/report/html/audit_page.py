@@ -89,8 +89,9 @@ def session_section(r: SessionReport, index: int) -> tuple[str, dict[str, Any]]:
                  + ", the setting raw_ratio_floor): under it salience-inversion (the "
                  "inversion boundary) or compaction-drift can fire."
                  if "raw_ratio" in quantities else "")
-        html.append(f"<h3>Series per round</h3><p class=\"dim\">Dashed rules mark the "
-                    f"inversion onset, the boundary, the depth pin and each compaction."
+        html.append(f"<h3>Series per round</h3><p class=\"dim\">Vertical rules mark the "
+                    f"inversion onset (long dashes), the boundary (dash-dot), the depth "
+                    f"pin (dots) and each compaction (grey dashes)."
                     f"{esc(floor)}{esc(bucketed)}</p>" + more(marks_cut, "marker")
                     + f'<div class="chart" id="{sid}-series"></div>')
     comp = data.compaction_points(r)

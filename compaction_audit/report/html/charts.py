@@ -22,10 +22,18 @@ MARKS = "marks"
 WIDTH = 720
 PANEL_HEIGHT = 80
 
-MARKER_COLORS = {"inversion onset": "#d62728", "inversion boundary": "#9467bd",
-                 "depth pin": "#8c564b", "compaction": "#7f7f7f",
+MARKER_COLORS = {"inversion onset": "#d55e00", "inversion boundary": "#cc79a7",
+                 "depth pin": "#009e73", "compaction": "#7f7f7f",
                  "baseline onset": "#1f77b4", "candidate onset": "#ff7f0e"}
-"""One colour per kind of boundary marker (dashed vertical rules)."""
+"""One colour per kind of boundary marker (dashed vertical rules): the first three
+from the Okabe-Ito palette (vermillion, reddish purple, bluish green), told apart
+with any colour vision; a run's onset in its run's colour (the diff)."""
+MARKER_DASHES = {"inversion onset": [8, 4], "inversion boundary": [6, 2, 2, 2],
+                 "depth pin": [2, 3], "compaction": [4, 4],
+                 "baseline onset": [8, 4], "candidate onset": [8, 4]}
+"""One dash per kind as well (long dashes, dash-dot, dots, even dashes): two markers
+at adjacent rounds (research-decay's boundary at 16 and depth pin at 17) differ in
+pattern, not in a shade of red alone."""
 
 
 def _pick() -> Any:
@@ -64,12 +72,18 @@ def y_domain(points: list[dict[str, Any]], quantity: str) -> list[float] | None:
 
 def _marker_layer(marks: list[dict[str, Any]]) -> Any:
     kinds = [k for k in MARKER_COLORS if any(m["kind"] == k for m in marks)]
+    # one legend for both channels (same field and title), each entry a stroke long
+    # enough to show its dashes
+    legend = alt.Legend(symbolType="stroke", symbolSize=500, symbolStrokeWidth=2)
     return (alt.Chart(alt.NamedData(name=MARKS))
-            .mark_rule(strokeDash=[5, 3], strokeWidth=1.5)
+            .mark_rule(strokeWidth=2)
             .encode(x=alt.X("round:Q"),
-                    stroke=alt.Stroke("kind:N", title="marker",
+                    stroke=alt.Stroke("kind:N", title="marker", legend=legend,
                                       scale=alt.Scale(domain=kinds,
                                                       range=[MARKER_COLORS[k] for k in kinds])),
+                    strokeDash=alt.StrokeDash(
+                        "kind:N", title="marker", legend=legend,
+                        scale=alt.Scale(domain=kinds, range=[MARKER_DASHES[k] for k in kinds])),
                     tooltip=[alt.Tooltip("label:N", title="marker")]))
 
 
