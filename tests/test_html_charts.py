@@ -57,16 +57,20 @@ def test_raw_ratio_is_drawn_from_0_to_1(write_log: LogWriter) -> None:
     assert y_scale(panel(series, "distinct_source_spans")) == {"zero": False}
 
 
-def test_a_cosine_is_drawn_from_0_to_1_unless_a_value_lies_outside() -> None:
-    def rows(*values: float | None) -> list[dict[str, Any]]:
-        return [{"quantity": "query_cosine_rebuilt", "value": v} for v in values]
+def test_a_share_is_drawn_from_0_to_1_unless_a_value_lies_outside() -> None:
+    def rows(quantity: str, *values: float | None) -> list[dict[str, Any]]:
+        return [{"quantity": quantity, "value": v} for v in values]
 
-    assert charts.y_domain(rows(0.19, 0.28, None), "query_cosine_rebuilt") == [0.0, 1.0]
-    # a logged salience above 1, a negative cosine: the axis widens to them
-    assert charts.y_domain(rows(0.4, 1.3), "query_cosine_rebuilt") == [0.0, 1.3]
-    assert charts.y_domain(rows(-0.2, 0.5), "query_cosine_rebuilt") == [-0.2, 1.0]
-    assert charts.y_domain(rows(), "query_cosine_rebuilt") == [0.0, 1.0]
-    assert charts.y_domain(rows(5.0), "distinct_source_spans") is None
+    assert charts.y_domain(rows("raw_ratio", 0.19, 0.28, None), "raw_ratio") == [0.0, 1.0]
+    # a value outside (a log's own rounding, say): the axis widens to it
+    assert charts.y_domain(rows("raw_ratio", 0.4, 1.3), "raw_ratio") == [0.0, 1.3]
+    assert charts.y_domain(rows("raw_ratio", -0.2, 0.5), "raw_ratio") == [-0.2, 1.0]
+    assert charts.y_domain(rows("raw_ratio"), "raw_ratio") == [0.0, 1.0]
+    # the cosines keep their min to max, as the text report's sparklines: the rise of
+    # salience is half the inversion signature
+    assert charts.y_domain(rows("query_cosine_rebuilt", 0.45, 0.6),
+                           "query_cosine_rebuilt") is None
+    assert charts.y_domain(rows("distinct_source_spans", 5.0), "distinct_source_spans") is None
 
 
 def layers_of(view: dict[str, Any], mark: str) -> list[dict[str, Any]]:
