@@ -506,7 +506,7 @@ def test_the_run_s_own_baseline_and_output_are_not_files_left_unsearched(
     shutil.copy(SAMPLES / "handwritten.jsonl", "a.jsonl")
     assert run("baseline", "create", ".", "-o", "cab.json").exit_code == 0
     assert "not searched" in run("audit", "-q", ".").stderr  # a stranger's .json is named
-    said = run("audit", "-q", ".", "--baseline", "cab.json", "-o", "r.json")
+    said = run("audit", ".", "--baseline", "cab.json", "-f", "json", "-o", "r.json")
     assert said.exit_code == 0 and "not searched" not in said.stderr
     Path("export.json").write_text("{}\n")
     said = run("audit", ".", "--baseline", "./cab.json", "-f", "json", "-o", "r.json")
