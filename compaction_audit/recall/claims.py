@@ -22,8 +22,9 @@ from compaction_audit.closure import Closure, closure
 from compaction_audit.limits import Limit
 from compaction_audit.model import Session
 from compaction_audit.recall import extract as ext
+from compaction_audit.recall.beside import beside_words
 from compaction_audit.recall.clauses import NEGATION_WORDS, content_words
-from compaction_audit.recall.leafwords import WORD_RE, Below, bag, below, held, leaf_words
+from compaction_audit.recall.leafwords import WORD_RE, Below, bag, below, held
 from compaction_audit.recall.literals import Literals
 from compaction_audit.recall.spantypes import clean_text
 from compaction_audit.recall.survival.words import stem
@@ -394,41 +395,17 @@ def _kept_beside(session: Session, items: pl.DataFrame, info: dict[str, tuple[An
     restates one invents nothing (adv84 #1: "The user asked to pin lib2==1.2.0" over the
     kept request was an error).  A native log's fold names its own sources (the spec's
     "no child supports"), so its summaries keep to their leaves.  The terms are looked
-    up in Polars (:func:`held`), once per summary with a claim."""
+    up in Polars, once per summary with a claim
+    (:func:`~compaction_audit.recall.beside.beside_words`)."""
     written = {c["ri"] for c in session.compactions}
     flagged = list(dict.fromkeys(row[0] for row in rows_of if info[row[0]][2] in written))
     if not flagged:
         return rows_of
-    nodes = items.select("id", "kind", "text", "ri").with_row_index("s")
-    stating = nodes.filter(pl.col("id").is_in(flagged)).select("id", "s", "ri")
-    spans = nodes.filter((pl.col("kind") == "span") & (pl.col("text") != "")).select(
-        "id", "text")
-    beside = (stating.select("s", "ri")
-              .join_where(session.membership.join(spans, on="id"),
-                          pl.col("ri") >= pl.col("start"), pl.col("ri") < pl.col("end"))
-              .select("s", "text"))
-    if not beside.height:
-        return rows_of
-    texts = beside["text"].unique(maintain_order=True)
-    pairs = (beside.join(pl.DataFrame({"text": texts}).with_row_index("t"), on="text")
-             .select("s", "t").unique())
-    row_of = dict(zip(stating["id"].to_list(), stating["s"].to_list(), strict=True))
-    asked: dict[str, list[Any]] = {"s": [], "term": [], "stem": []}
-    for summary in flagged:
-        text = info[summary][1]
-        words, stems = _asked(claims(text), _claim_sentences(text))
-        asked["s"] += [row_of[summary]] * (len(words) + len(stems))
-        asked["term"] += [*words, *stems]
-        asked["stem"] += [False] * len(words) + [True] * len(stems)
-    hits = held(pairs, leaf_words(texts), pl.DataFrame(
-        asked, schema={"s": pl.UInt32, "term": pl.String, "stem": pl.Boolean}))
-    vocab: dict[int, tuple[set[str], set[str]]] = {}
-    for s, term, is_stem in hits.iter_rows():
-        vocab.setdefault(s, (set(), set()))[is_stem].add(term)
-    bags = {s: (frozenset(words), frozenset(stems)) for s, (words, stems) in vocab.items()}
+    bags = beside_words(session, items, {
+        s: _asked(claims(info[s][1]), _claim_sentences(info[s][1])) for s in flagged})
     kept = []
     for row in rows_of:
-        found = bags.get(row_of.get(row[0], -1))
+        found = bags.get(row[0])
         if found is not None and (
                 _covered(frozenset(row[3].split()[1:]), *found) >= CLAIM_MAX_COVER
                 if row[1] == "claim" else row[5](found)):
