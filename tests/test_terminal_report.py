@@ -148,6 +148,31 @@ def test_episodes_are_capped_with_n_more_and_all_lists_them(tmp_path: Path) -> N
     assert all(f"  round {k} (line {k + 2}): compaction drift" in every for k in (1, 7, 9))
 
 
+def test_the_findings_of_one_round_are_counted_and_all_lists_each(
+        write_log: LogWriter) -> None:
+    """usertest37 #3: a summary's four invented claims were one episode of one round,
+    "4 findings", and the text report showed the first alone, with --all too."""
+    path = str(write_log([
+        session(), rnd(0, spans=[{"id": "u1", "tokens": 50, "text": "Raise the timeout.",
+                                  "source": "user"}]),
+        rnd(1, summaries=[{"id": "c1", "tokens": 10, "children": ["u1"],
+                           "text": "Ticket INC-0042 requires lib3==2.0.0."}],
+            evicted=["u1"])]))
+    claims = ["summary c1 states identifier 'INC-0042' (no raw leaf supports it)",
+              "summary c1 states identifier 'lib3' (no raw leaf supports it)",
+              "summary c1 states version '==2.0.0' (no raw leaf supports it)"]
+
+    def episode(*options: str) -> list[str]:
+        lines = invoke("audit", path, *options, columns=100).stdout.splitlines()
+        at = lines.index("  round 1 (line 3, 3 findings):")
+        return [ln.strip() for ln in lines[at + 1:at + 4]]
+
+    assert episode() == [claims[0], "... 2 more finding(s) in this episode (--all)",
+                         "action: drop the claim or cite its source; check the summaries "
+                         "it was carried from"]
+    assert episode("--all") == claims
+
+
 def test_quiet_prints_the_verdict_only(tmp_path: Path) -> None:
     one = str(dump(drift_records(), tmp_path / "a.jsonl"))
     result = invoke("audit", one, "-q")

@@ -412,17 +412,31 @@ def _where(run: list[Finding]) -> str:
             if rounds == 1 else f"rounds {first.round}-{last.round} ({lines}{several})")
 
 
-def _episode(run: list[Finding]) -> list[RenderableType]:
+def _episode(run: list[Finding], show_all: bool = False) -> list[RenderableType]:
     """One episode: where (beside the message when short, else above it), the first
     message, the last one when it differs, and the rehydration suggestion (the first
-    and last: :func:`~compaction_audit.report.summary.ends`)."""
+    and last: :func:`~compaction_audit.report.summary.ends`).  Where a round holds
+    several findings (a summary's distinct claims), a line counts those not shown;
+    ``show_all`` shows every finding's message, each with its round when the episode
+    spans several (usertest37 #3: three of a summary's four invented claims were seen
+    in no text report, even with --all)."""
     first, last = ends(run)
     where = _where(run) + ": "
     parts: list[RenderableType] = (
         [hang(where, w(first.message))] if len(where) <= WHERE_BESIDE else
         [hang(where, ""), hang("", w(first.message), indent=4)])
-    if len(run) > 1 and last.message != first.message:
-        parts.append(hang("last: ", w(last.message), indent=4))
+    rounds = len({f.round for f in run})
+    if show_all and len(run) > 1:
+        parts += [hang(f"round {f.round}: " if rounds > 1 else "", w(f.message), indent=4)
+                  for f in run if f is not first]
+    elif len(run) > 1:
+        shown = 1
+        if last.message != first.message:
+            parts.append(hang("last: ", w(last.message), indent=4))
+            shown = 2
+        if len(run) > rounds:  # several at a round: each its own item, not a repeat
+            parts.append(more_line(len(run) - shown, "more finding(s) in this episode",
+                                   indent=4))
     rehydrate = first.values.get("rehydrate")
     if rehydrate:
         parts.append(hang("", w(_rehydrate_text(rehydrate)), indent=4))
@@ -453,7 +467,7 @@ def findings_section(r: SessionReport, show_all: bool = False) -> RenderableType
                              indent=8))
         shown, hidden = capped(runs, show_all, EPISODES_PER_RULE)
         for run in shown:
-            parts += _episode(run)
+            parts += _episode(run, show_all)
         if hidden:
             rest = ", ".join(_span(run) for run in runs[len(shown):][:8])
             more = ", ..." if hidden > 8 else ""
