@@ -12,6 +12,8 @@ cc-compacts   Claude Code: ``n`` turns, each followed by a ``/compact`` (boundar
               summary line), so each summary folds the previous one
 cc-summary-claims Claude Code: one turn, then a ``/compact`` whose summary states ``n``
               facts (a version pin and a name each) that no message said
+kept-beside   native, product compactions: ``n`` spans kept throughout, then ``n``
+              summaries each stating two rules no span says
 codex-repeat  Codex: ``n`` copies of the same user message line (same id, same text),
               then a compaction whose replacement history holds the ``n`` of them
 long-id       native: an ungrounded summary whose id is ``n`` bytes long
@@ -128,6 +130,24 @@ def cc_summary_claims(n: int) -> Iterator[dict[str, Any]]:
     yield {"type": "user", "uuid": s0, "parentUuid": b0, "sessionId": sid,
            "isCompactSummary": True, "isVisibleInTranscriptOnly": True,
            "message": {"role": "user", "content": f"Summary: {facts}"}}
+
+
+def kept_beside(n: int) -> Iterator[dict[str, Any]]:
+    """Native, each round a product's compaction (a ``compaction`` record): ``n`` spans
+    kept from round 0 on, then ``n`` rounds each folding one new span into a summary
+    whose two rules no span says (n x n (summary, kept span) pairs)."""
+    def rounds() -> Iterator[dict[str, Any]]:
+        yield {"type": "round", "round": 0, "spans": [
+            {"id": f"k{j}", "tokens": 5, "text": f"Note {j} on widget{j}.", "source": "user"}
+            for j in range(n)]}
+        for i in range(1, n + 1):
+            rules = " ".join(f"Never restart worker{i}x{c} before {c}:30." for c in range(2))
+            yield {"type": "round", "round": i,
+                   "spans": [{"id": f"n{i}", "tokens": 3, "text": f"step {i} done"}],
+                   "summaries": [{"id": f"s{i}", "tokens": 4, "children": [f"n{i}"],
+                                  "text": rules}],
+                   "offloaded": [f"n{i}"], "compaction": {"kind": "auto"}}
+    return _native(rounds())
 
 
 def codex_repeat(n: int) -> Iterator[dict[str, Any]]:
@@ -362,7 +382,7 @@ SHAPES: dict[str, Callable[[int], Iterator[dict[str, Any]]]] = {
     "fold-chain": fold_chain, "cc-compacts": cc_compacts,
     "cc-summary-claims": cc_summary_claims, "codex-repeat": codex_repeat,
     "long-id": long_id, "long-word": long_word, "path-token": path_token,
-    "summary-path": summary_path, "long-camel": long_camel,
+    "summary-path": summary_path, "long-camel": long_camel, "kept-beside": kept_beside,
     "nested-numbers": nested_numbers, "nested-objects": nested_objects,
     "number-summary": number_summary, "ungrounded": ungrounded,
     "growing-delta": growing_delta, "cc-preserved": cc_preserved, "oh-range": oh_range,

@@ -23,7 +23,7 @@ from compaction_audit.closure import Closure
 from compaction_audit.model import Session
 from compaction_audit.recall.survival.words import _stem
 
-__all__ = ["WORD_RE", "Below", "bag", "below", "held", "leaf_words"]
+__all__ = ["WORD_RE", "Below", "bag", "below", "held", "leaf_words", "term_hits"]
 
 WORD_RE = re.compile(r"[a-z0-9_]+")
 _DIGITS_RE = re.compile(r"\d+")
@@ -120,19 +120,26 @@ def held(pairs: pl.DataFrame, words: pl.DataFrame, asked: pl.DataFrame) -> pl.Da
     (``stem`` false) or a word whose :func:`_stem` is ``term`` (``stem`` true).
     ``words``: :func:`leaf_words` of the texts.  Python stems each distinct word once;
     the leaf words are cut to the asked terms, numbered, before they meet the pairs."""
-    distinct = words.select("w").unique()
-    stems = distinct.with_columns(pl.Series("term", [_stem(w) for w in distinct["w"].to_list()],
-                                            pl.String))
     wanted = (asked.select("term", "stem").unique().with_row_index("k")
               .with_columns(pl.col("k").cast(pl.UInt32)))
-    by_word = wanted.lazy().filter(~pl.col("stem")).select(pl.col("term").alias("w"), "k")
-    by_stem = (stems.lazy().join(wanted.lazy().filter(pl.col("stem")), on="term")
-               .select("w", "k"))
-    found = (words.lazy().join(pl.concat([by_word, by_stem]), on="w").select("t", "k")
-             .unique())
+    found = term_hits(words, wanted)
     numbered = asked.lazy().join(wanted.lazy(), on=["term", "stem"])
     return (numbered.join(pairs.lazy().join(found, on="t").select("s", "k"), on=["s", "k"],
                           how="semi").select("s", "term", "stem").collect())
+
+
+def term_hits(words: pl.DataFrame, wanted: pl.DataFrame) -> pl.LazyFrame:
+    """The distinct (``t``, ``k``) for which text ``t`` of ``words``
+    (:func:`leaf_words`) holds the term ``k`` of ``wanted`` (``k``, ``term``, ``stem``:
+    the word itself, or when ``stem`` a word whose :func:`_stem` it is).  Python stems
+    each distinct word once."""
+    distinct = words.select("w").unique()
+    stems = distinct.with_columns(pl.Series("term", [_stem(w) for w in distinct["w"].to_list()],
+                                            pl.String))
+    by_word = wanted.lazy().filter(~pl.col("stem")).select(pl.col("term").alias("w"), "k")
+    by_stem = (stems.lazy().join(wanted.lazy().filter(pl.col("stem")), on="term")
+               .select("w", "k"))
+    return words.lazy().join(pl.concat([by_word, by_stem]), on="w").select("t", "k").unique()
 
 
 @dataclass
