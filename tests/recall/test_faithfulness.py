@@ -58,6 +58,15 @@ def test_polarity_with_double_negation(words: list[str], neg: bool) -> None:
     ("Never deploy after 17:00 on Fridays.", "Rules: never deploy after 17:00 on Fridays.",
      True, False),
     ("Do not retry the migration.", "Retried the migration twice.", False, False),
+    # adv85 #2: the opening verb is a noun there (a verb of being, a label's colon)
+    ("Do not force push to main.", "Force pushes to main are off limits.", False, False),
+    ("Do not retry the job.", "Retry count for the job stayed at zero, as the user "
+     "asked.", False, False),
+    ("Do not update the config.", "Update on the config: left untouched, as the user "
+     "asked.", False, False),
+    ("Do not pin lib2 to 1.2.0.", "Pin lib2 to 1.2.0 was rejected by the user.", False,
+     False),
+    ("Do not use mocks in the tests.", "Use of mocks in the tests is banned.", False, False),
 ])
 def test_survival_and_flip(child: str, summary: str, kept: bool, flip: bool) -> None:
     d = next(d for d in extract(child) if d.kind.value in ("negation", "constraint"))

@@ -247,6 +247,14 @@ _IMPERATIVE_VERBS = frozenset({
     "move", "create", "overwrite", "uninstall", "force", "touch"})
 """Verbs that open an imperative sentence (a rule without a modal: "Run the release
 right away")."""
+_STATEMENT_RE = re.compile(r"^(?:(?!\b(?:before|after|if|when|unless|until|once|because"
+                           r"|since)\b).)*?(?:\b(?:is|are|was|were|been|stays|stayed"
+                           r"|remains|remained)\b|:\s)")
+"""A part opened by one of :data:`_IMPERATIVE_VERBS` is no imperative when it has a verb
+of being or a label's colon before any subordinate clause ("Retry it before the table
+is vacuumed" is one): the opening word is a noun there ("Force pushes to main
+are off limits", "Pin lib2 to 1.2.0 was rejected", "Update on the config: left
+untouched"; adv85 #2: each was read as the rule reversed)."""
 
 
 PATH_END_PARTS = 64
@@ -320,7 +328,8 @@ def _clause_half(summary: str, low: str) -> _ClauseHalf:
         (frozenset(_stem(w) for w in words if w not in NEGATION_WORDS), negative(words))
         for sent, _ in split for part in _PART_RE.split(sent)
         if (words := content_words(part, 400))
-        and (_RULE_RE.search(part) or words[0] in _IMPERATIVE_VERBS))
+        and (_RULE_RE.search(part)
+             or (words[0] in _IMPERATIVE_VERBS and not _STATEMENT_RE.search(part))))
     return _ClauseHalf(
         sentences, rules, paraphrase.summary_names(summary, _stem),
         {neg: _Postings(c for c, n in sentences if n == neg) for neg in (False, True)},
