@@ -59,6 +59,9 @@ def test_a_body_narrower_than_its_head_goes_under_it() -> None:
     assert render(Hang(head, body, 2), 100) == [
         "  round 5 (line 7 of agentic.compaction.json): compact (agentic, 30 removed), "
         "trigger unknown;", " " * 47 + "context 21,919 -> unknown tokens"]
+    # a body that fits beside the head stays there
+    assert render(Hang(head, Text("5 -> 17 (+12) later"), 2), 80) == [
+        "  round 5 (line 7 of agentic.compaction.json): 5 -> 17 (+12) later"]
     # a short head keeps its body beside it, however narrow: 58 columns beside 22
     short = Text("round 3 (line 1256): ")
     assert render(Hang(short, body, 2), 80)[0].startswith("  round 3 (line 1256): compact")

@@ -65,8 +65,9 @@ class Hang:
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         lead = self.indent + self.head.cell_len
-        if self.head.cell_len and options.max_width - lead < max(MIN_WRAP,
-                                                                 min(lead, NARROW_BODY)):
+        beside = options.max_width - lead
+        if self.head.cell_len and (beside < MIN_WRAP or (
+                beside < min(lead, NARROW_BODY) and self.body.cell_len > beside)):
             # a head too wide for the body beside it (a long file name at 60 columns:
             # lines of 67, usertest13; or narrower than its head: NARROW_BODY): the
             # head on a line of its own (wrapped, if it must, under the indent), the
@@ -93,8 +94,9 @@ MIN_WRAP = 20
 """Fewest columns the wrapped part of a :class:`Hang` gets beside its head: else the
 body goes under the head."""
 NARROW_BODY = 40
-"""A body narrower than this and than its head goes under the head too (a column of 33
-beside 47 of a Cline file's name at 80 columns read as a thin strip: usertest36 #7)."""
+"""A body that would wrap in a column narrower than this and than its head goes under
+the head too (a column of 33 beside 47 of a Cline file's name at 80 columns read as a
+thin strip: usertest36 #7); one that fits stays beside it."""
 
 
 def hang(head: str | Text, *body: str | Text | tuple[str, str], indent: int = MIN_INDENT
