@@ -251,3 +251,18 @@ def test_a_partner_of_another_session_is_not_read_as_this_one(pair: Path) -> Non
             "compaction is not checked") in text
     assert "unchecked 1 compaction could not be checked: messages file of another session" \
         in text
+
+
+@pytest.mark.parametrize(("theirs", "shown"), [(12345, "12345"), (None, "null"),
+                                               (["x"], '["x"]'), ("a" * 90, "'" + "a" * 79 + "…")])
+def test_a_partner_s_sessionid_of_another_type_is_another_session(
+        pair: Path, theirs: Any, shown: str) -> None:
+    """adv85 #3: a sessionId that is no string (12345, null, a list) was not compared,
+    and the partner paired by its name; #4: a long id is cut with an ellipsis."""
+    _edit(pair / "s.compaction.json", lambda d: d.update(sessionId=theirs))
+    assert run("audit", "p/s.messages.json", "-q").stdout.startswith(
+        "PASS: 0 error(s), 0 warning(s), 0 info; no compaction in this log")
+    text = " ".join(run("audit", "p/s.messages.json").stdout.split())
+    assert (f"note: s.compaction.json beside s.messages.json has sessionId {shown}, not "
+            "s.messages.json's '1795512345678_wxq7k': another session's compaction, "
+            "not read") in text

@@ -12,6 +12,7 @@ pair is :mod:`compaction_audit.io.cline`; the pairing rules are in docs/adapters
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterable
 from pathlib import Path
@@ -211,11 +212,12 @@ def _pair_beside(given: Document, path: str, here: Path, undecodable: Undecodabl
                 f"{name} beside {file_name(here)} {why}: its compaction is not read, so "
                 "not checked"), unread=(name,), unread_total=1)
         theirs = doc.value.get("sessionId")
-        if isinstance(sid, str) and isinstance(theirs, str) and sid != theirs:
+        if "sessionId" in given.value and "sessionId" in doc.value and sid != theirs:
             # another session's file, paired by its name alone (adv84 #2: its numbers
-            # were reported as this session's)
+            # were reported as this session's; adv85 #3: a sessionId of another type)
             name = file_name(other)
-            said = f"has sessionId {theirs[:80]!r}, not {file_name(here)}'s {sid[:80]!r}"
+            said = (f"has sessionId {_quoted(theirs)}, not {file_name(here)}'s "
+                    f"{_quoted(sid)}")
             if is_compaction:
                 return Pairing(None, None, (
                     f"{file_name(here)}: the messages file {name} {said}, so its "
@@ -237,6 +239,14 @@ def _pair_beside(given: Document, path: str, here: Path, undecodable: Undecodabl
             f"{str(sid)[:80]!r} beside it), so its compaction is not checked"),
             "no messages file")
     return Pairing(doc, given) if is_compaction else Pairing(given, doc)
+
+
+def _quoted(value: Any, limit: int = 80) -> str:
+    """A ``sessionId`` as a note quotes it: a string quoted, another value as JSON
+    writes it (``12345``, ``null``), cut at ``limit`` characters with an ellipsis
+    (adv85 #4: two ids alike in their first 80 read as the same)."""
+    text = repr(value) if isinstance(value, str) else json.dumps(value)
+    return text if len(text) <= limit else text[:limit] + "…"
 
 
 def _not_read(value: Any, messages: bool) -> str | None:
