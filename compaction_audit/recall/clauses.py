@@ -14,10 +14,11 @@ clause is cut on real text:
   negation "not introduce X"); causal, ordering and condition markers start a new one,
   except a sequence word fewer than two content words after a sequence word (a chain:
   "icon at px-3, then text after the gap" is one ordering; arrows are not chained) and
-  an ordering or condition marker after a negation with no comma between (what the
-  negation forbids is that order or case: "Never deploy after 17:00 on Fridays" is one
-  negation, not a negation "deploy" too short to keep and an ordering that reads as the
-  opposite instruction);
+  an ordering or condition marker after a negation with no comma after an object of
+  the negation's own (two content words: a comma after an emphatic aside, "Never,
+  ever", or one word does not count; what the negation forbids is that order or case:
+  "Never deploy after 17:00 on Fridays" is one negation, not a negation "deploy" too
+  short to keep and an ordering that reads as the opposite instruction);
 * the text of a negation or a must/only constraint starts at its subject (up to four
   content words on its left in the same sentence: "Already-closed annotations must
   remain unchanged"); its norm keeps the words after the marker;
@@ -355,6 +356,23 @@ def _left(low: str, masked: str, lo: int, m_start: int) -> tuple[int, list[str]]
     return start + (lead.end() if lead else 0), [w for _, w in found]
 
 
+_EMPHASIS = frozenset({"ever", "under", "circumstances", "absolutely", "please"})
+"""Words of an emphatic aside after a negation ("Never, ever", "Do not, under any
+circumstances,"): they hold no object of the negation."""
+
+
+def _no_step_between(between: str) -> bool:
+    """Whether the words between a negation and an ordering or condition marker hold
+    no comma after an object of the negation's own (two content words, an aside's
+    words aside): "Never, ever deploy after", "Do not, under any circumstances,
+    revert", "Do not deploy, after 17:00" (the comma sets off an aside, or the words
+    before it are too few to be a clause), not "Do not use --force, then rerun" (a
+    step after the forbidden one; usertest37 #2)."""
+    comma = between.rfind(",")
+    return comma < 0 or len([w for w in content_words(between[:comma])
+                             if w not in _EMPHASIS]) < 2
+
+
 def scan_clauses(text: str, out: list[Discriminator],
                  skip: list[tuple[int, int]] | None = None) -> None:
     """Append the clause discriminators of ``text`` (module docstring).  Markers inside
@@ -391,7 +409,7 @@ def scan_clauses(text: str, out: list[Discriminator],
                 continue  # a chain of words (not arrows): "icon at px-3, then text
                 # after the gap" is one ordering
             if kind is Kind.NEGATION and marks[k][0] in _NEGATED \
-                    and "," not in low[m_end:marks[k][2]]:
+                    and _no_step_between(low[m_end:marks[k][2]]):
                 continue  # what is forbidden is the order or the case: "never deploy
                 # after 17:00", "do not revert the migration", "don't retry if it fails"
             if marks[k][0] not in _ABSORBED:

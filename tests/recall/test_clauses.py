@@ -49,6 +49,13 @@ def test_a_negation_keeps_the_order_or_case_it_forbids() -> None:
     # after a comma the next step is an ordering, without the forbidden words
     assert clauses("Do not use --force, then rerun the migration.") == [
         ("negation", "Do not use --force"), ("ordering", "then rerun the migration")]
+    # usertest37 #2: a comma after an aside or a lone word is no step boundary
+    assert clauses("Never, ever deploy after 17:00 on Fridays.") == [
+        ("negation", "Never, ever deploy after 17:00 on Fridays")]
+    assert clauses("Do not, under any circumstances, revert the migration.") == [
+        ("negation", "Do not, under any circumstances, revert the migration")]
+    assert clauses("Do not deploy, after 17:00 on Fridays.") == [
+        ("negation", "Do not deploy, after 17:00 on Fridays")]
     # an ordering with no negation before it is unchanged
     assert clauses("Restart the worker before the queue drains.") == [
         ("ordering", "Restart the worker before the queue drains")]
