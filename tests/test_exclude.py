@@ -83,6 +83,12 @@ def test_a_file_a_folder_search_found_that_is_not_a_log_suggests_exclude(
     made = run("baseline", "create", "traces", "-o", "b.json")
     assert made.exit_code == 2 and "(--exclude 'labels')" in made.stderr
     assert not (tmp_path / "b.json").exists()
+    # usertest37 #4: beside the traces in the folder given, the file is named, not the
+    # folder given ('--exclude traces' matched nothing)
+    (tmp_path / "traces" / "labels" / "x.items.jsonl").rename(tmp_path / "traces" / "n.jsonl")
+    beside = run("audit", "traces", "-q")
+    assert "file or folder name (--exclude 'n.jsonl'); the run fails" in beside.stderr
+    assert run("audit", "traces", "-q", "--exclude", "n.jsonl").exit_code == 0
 
 
 def test_a_pattern_that_matches_nothing_is_said_and_an_empty_one_refused(tree: Path) -> None:

@@ -261,8 +261,13 @@ def say_not_logs(errors: list[LogError], paths: list[str]) -> None:
     if not_logs:
         from pathlib import PurePath
 
-        folder = PurePath(not_logs[0]).parent.name
-        example = f"--exclude '{folder}'" if folder else "--exclude NAME"
+        first = PurePath(not_logs[0])
+        given = {PurePath(p) for p in paths}
+        # the folder that holds it, unless that is a folder given: then the file
+        # (usertest37 #4: 'audit dd4' suggested --exclude 'dd4', which matched nothing)
+        name = first.name if first.parent in given or not first.parent.name \
+            else first.parent.name
+        example = f"--exclude '{name}'" if name else "--exclude NAME"
         say(f"{len(not_logs):,} file(s) a folder or pattern search found are not logs "
             f"(first: {not_logs[0]}): leave such files out with --exclude, a file or "
             f"folder name ({example}); the run fails on them otherwise")
