@@ -172,4 +172,4 @@ def test_a_folder_whose_only_trace_is_no_log_says_its_error_on_stderr(
         f"compaction-audit: labels/x.items.jsonl:1: {what}\n"
         "compaction-audit: 1 file(s) a folder or pattern search found are not logs "
         "(first: labels/x.items.jsonl): leave such files out with --exclude, a file or "
-        "folder name (--exclude 'labels'); the run fails on them otherwise\n")
+        "folder name (--exclude 'x.items.jsonl'); the run fails on them otherwise\n")
