@@ -173,3 +173,22 @@ def test_each_kind_of_marker_has_a_colour_and_a_dash_of_its_own() -> None:
     own = ["inversion onset", "inversion boundary", "depth pin", "compaction"]
     assert len({charts.MARKER_COLORS[k] for k in own}) == len(own)
     assert len({tuple(charts.MARKER_DASHES[k]) for k in own}) == len(own)
+
+
+def test_a_count_ticks_at_whole_numbers() -> None:
+    """usertest37 #8: summary_depth_max (0 to 1) and ungrounded_summaries ticked 0.5."""
+    def rows(quantity: str, *values: float | None) -> list[dict[str, Any]]:
+        return [{"quantity": quantity, "value": v} for v in values]
+
+    assert charts.counts(rows("summary_depth_max", 0, 1, None), "summary_depth_max")
+    assert not charts.counts(rows("raw_ratio", 1.0, 0.5), "raw_ratio")
+    assert not charts.counts(rows("raw_ratio", None), "raw_ratio")
+
+
+def test_a_short_count_ticks_at_each_whole_number(write_log: LogWriter) -> None:
+    series = chart_specs(str(write_log(FALL)))["s0-series"]
+    (line,) = [la for la in panel(series, "summary_depth_max")["layer"]
+               if la["mark"]["type"] == "line"]
+    assert line["encoding"]["y"]["axis"] == {"format": "d", "values": [0, 1]}
+    (ratio,) = [la for la in panel(series, "raw_ratio")["layer"] if la["mark"]["type"] == "line"]
+    assert "axis" not in ratio["encoding"]["y"]

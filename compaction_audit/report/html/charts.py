@@ -72,6 +72,31 @@ def y_domain(points: list[dict[str, Any]], quantity: str) -> list[float] | None:
     return [min([0.0, *values]), max([1.0, *values])]
 
 
+def counts(points: list[dict[str, Any]], quantity: str) -> bool:
+    """Whether every known value of ``quantity`` is a whole number (and one is known)."""
+    values = [p["value"] for p in points
+              if p["quantity"] == quantity and p["value"] is not None]
+    return bool(values) and all(float(v).is_integer() for v in values)
+
+
+COUNT_TICKS = 10
+"""A count whose values span at most this many units ticks at each whole number."""
+
+
+def _count_axis(points: list[dict[str, Any]], quantity: str) -> Any:
+    """The y axis of a count (:func:`counts`): a tick at each whole number of a short
+    range (Vega's ``tickMinStep`` alone still ticked 0.5 between 0 and 1), whole
+    numbers at least one apart over a longer one; Vega's default for another series."""
+    if not counts(points, quantity):
+        return alt.Undefined
+    values = [int(p["value"]) for p in points
+              if p["quantity"] == quantity and p["value"] is not None]
+    lo, hi = min(values), max(values)
+    if hi - lo <= COUNT_TICKS:
+        return alt.Axis(values=list(range(lo, hi + 1)), format="d")
+    return alt.Axis(tickMinStep=1, format="d")
+
+
 def _marker_layer(marks: list[dict[str, Any]]) -> Any:
     kinds = [k for k in MARKER_COLORS if any(m["kind"] == k for m in marks)]
     # one legend for both channels (same field and title), each entry a stroke long
@@ -129,7 +154,10 @@ def _round_panels(points: list[dict[str, Any]], quantities: list[str],
         domain = y_domain(points, q)
         scale = (alt.Scale(zero=False) if domain is None
                  else alt.Scale(domain=domain, nice=False))
-        enc: dict[str, Any] = {"y": alt.Y("value:Q", title=q, scale=scale)}
+        # a count (spans, a depth, rounds) ticks at whole numbers only (usertest37 #8:
+        # summary_depth_max ticked 0.5 on a session of depth 0 to 1)
+        axis = _count_axis(points, q)
+        enc: dict[str, Any] = {"y": alt.Y("value:Q", title=q, scale=scale, axis=axis)}
         if color is not None:
             enc["color"] = color
         tip = [alt.Tooltip("round:Q", title="round"), alt.Tooltip("round_end:Q", title="to"),
