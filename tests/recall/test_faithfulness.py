@@ -67,9 +67,16 @@ def test_polarity_with_double_negation(words: list[str], neg: bool) -> None:
     ("Do not pin lib2 to 1.2.0.", "Pin lib2 to 1.2.0 was rejected by the user.", False,
      False),
     ("Do not use mocks in the tests.", "Use of mocks in the tests is banned.", False, False),
+    # usertest37 #1: a lone "unless" is a negation ("X unless Y" = "X if not Y")
+    ("Never merge unless CI is green.", "Merge unless CI is green.", False, True),
+    ("Never merge unless CI is green.", "Only merge when CI is green.", True, False),
+    ("Retry unless the lock is held.", "Retry the job unless its lock is held.", True,
+     False),
+    ("Retry unless the lock is held.", "Retry if the lock is held.", False, True),
 ])
 def test_survival_and_flip(child: str, summary: str, kept: bool, flip: bool) -> None:
-    d = next(d for d in extract(child) if d.kind.value in ("negation", "constraint"))
+    d = next(d for d in extract(child)
+             if d.kind.value in ("negation", "constraint", "condition"))
     assert survives(d, summary) is kept
     assert flipped(d, summary) is flip
 

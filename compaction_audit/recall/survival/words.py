@@ -102,11 +102,13 @@ def negative(words: list[str]) -> bool:
     negation word (:data:`~compaction_audit.recall.clauses.NEGATION_WORDS`), except a
     double negation, a negation followed by "without" or "unless" ("never X without
     Y", "cannot X unless Y": both mean "always Y"; issue 12, point 1).  "no longer" is
-    one negation."""
+    one negation.  A lone "unless" is one too: "merge unless CI is green" is "merge if
+    CI is not green", the reverse of "never merge unless CI is green" (usertest37 #1:
+    a summary stating it so kept the rule)."""
     negs = [w for i, w in enumerate(words) if w in NEGATION_WORDS
             and not (w == "longer" and i and words[i - 1] == "no")]
     if not negs:
-        return False
+        return "unless" in words
     if len(negs) == 2 and negs[1] == "without" and negs[0] != "without":
         return False
     return not (len(negs) == 1 and "unless" in words[words.index(negs[0]):])
@@ -130,6 +132,9 @@ def _polarity(d: Discriminator) -> bool:
     return _polarity_of(d.norm, d.text)
 
 
+_UNLESS_RE = re.compile(r"\bunless\b", re.IGNORECASE)
+
+
 @lru_cache(maxsize=65536)
 def _polarity_of(norm: str, text: str) -> bool:
     """:func:`_polarity` of a clause with this norm and text, once per clause (a clause
@@ -137,7 +142,8 @@ def _polarity_of(norm: str, text: str) -> bool:
     family, *words = norm.split()
     if _double_negative(text):
         return False
-    return family == "not" or any(w in NEGATION_WORDS for w in words)
+    return (family == "not" or any(w in NEGATION_WORDS for w in words)
+            or _UNLESS_RE.search(text) is not None)  # "X unless Y": as :func:`negative`
 
 
 def _flip_stems(words: list[str]) -> frozenset[str]:
