@@ -279,13 +279,20 @@ def usage_line(exc: Exception) -> tuple[str, str] | None:
 
 def _command_with(ctx: Any, option: str) -> str | None:
     """The command named later on the command line (after an option given before it,
-    to the program) when it has ``option``; else None."""
-    later = next((arg for arg in sys.argv[1:] if arg in COMMANDS), None)
-    command = ctx.command.get_command(ctx, later) if later is not None else None
-    if command is None or not any(option in (*p.opts, *p.secondary_opts)
-                                  for p in command.params):
-        return None
-    return later
+    to the program) when it has ``option``; else None.  A command's name right after
+    ``option``, where that command reads a value for it, is the option's value, not the
+    command (adv85 #4: '--format audit diff A B' named audit)."""
+    args = sys.argv[1:]
+    for i, arg in enumerate(args):
+        command = ctx.command.get_command(ctx, arg) if arg in COMMANDS else None
+        param = None if command is None else next(
+            (p for p in command.params if option in (*p.opts, *p.secondary_opts)), None)
+        if param is None:
+            continue
+        if i and args[i - 1] == option and not getattr(param, "is_flag", False):
+            continue  # the value of the option
+        return str(arg)
+    return None
 
 
 def _show_usage_error(exc: Exception) -> None:

@@ -227,6 +227,9 @@ def test_a_signature_where_a_condition_fails_is_not_called_an_inversion_plainly(
     (["-q", "audit", "T"], " (options go after the command: python -m compaction_audit "
      "audit -q ...)"),
     (["--bogus", "audit", "T"], ""),  # no command has it: nothing to move
+    # adv85 #4: 'audit' right after --format is its value; the command is diff
+    (["--format", "audit", "diff", "T", "T"], " (options go after the command: python -m "
+     "compaction_audit diff --format ...)"),
 ])
 def test_an_option_before_the_command_says_it_goes_after(args: list[str], hint: str) -> None:
     """adv84: 'compaction-audit --format json audit LOG' said only "No such option:
