@@ -326,7 +326,7 @@ checked); rows:
     """
     schema: dict[str, Any] = {"ri": pl.Int64, "summary": pl.String, "kind": pl.String,
                               "text": pl.String, "norm": pl.String, "claim": pl.String,
-                              "origin": pl.String, "chain": pl.List(pl.String)}
+                              "origin": pl.String}  # then "chain", made below
     rows: dict[str, list[Any]] = {name: [] for name in schema}
     dag = below(session, items, links if links is not None else closure(session),
                 SUPPORT_MAX_WORDS)
@@ -370,18 +370,17 @@ checked); rows:
     for at, (summary, kind, text, norm, claim, _) in enumerate(rows_of):
         chain = chains.get(at)
         for name, value in zip(schema, (info[summary][2], summary, kind, text, norm, claim,
-                                        chain[0] if chain else None), strict=False):
+                                        chain[0] if chain else None), strict=True):
             rows[name].append(value)
         if chain is not None:
             at_of += [at] * (len(chain) + 1)
             chained += [*chain, summary]
-    del rows["chain"]
     listed = (pl.DataFrame({"at": at_of, "chain": chained},
                            schema={"at": pl.UInt32, "chain": pl.String})
               .group_by("at", maintain_order=True).agg("chain"))
-    return (pl.DataFrame(rows, schema={k: v for k, v in schema.items() if k != "chain"})
-            .with_row_index("at").join(listed, on="at", how="left", maintain_order="left")
-            .drop("at"), len(unchecked))
+    return (pl.DataFrame(rows, schema=schema).with_row_index("at")
+            .join(listed, on="at", how="left", maintain_order="left").drop("at"),
+            len(unchecked))
 
 
 def _kept_beside(session: Session, items: pl.DataFrame, info: dict[str, tuple[Any, ...]],

@@ -89,7 +89,7 @@ _MARKERS: list[tuple[Kind, str, str]] = [
 _TWO_SIDED = frozenset({"sequence", "revert", "instead"})
 _SUBJECT_SHOWN = frozenset({"not", "must", "only"})  # "Existing tests with only `uuid` ..."
 _ABSORBED = frozenset({Kind.NEGATION, Kind.CONSTRAINT})  # nested markers a clause keeps
-_NEGATED = frozenset({Kind.ORDERING, Kind.CONDITION})  # ... and a negation's, before a comma
+_NEGATED = frozenset({Kind.ORDERING, Kind.CONDITION})  # ... and a negation's: _no_step_between
 
 
 def _marker_regex() -> re.Pattern[str]:

@@ -62,20 +62,23 @@ as in the text report: the rise of salience is half the inversion signature, and
 0-1 a rise from 0.45 to 0.60 was 12 pixels."""
 
 
+def _known(points: list[dict[str, Any]], quantity: str) -> list[float]:
+    """The known values of ``quantity`` among ``points`` (long rows: quantity, value)."""
+    return [p["value"] for p in points if p["quantity"] == quantity and p["value"] is not None]
+
+
 def y_domain(points: list[dict[str, Any]], quantity: str) -> list[float] | None:
     """The y axis of ``quantity``'s panel: ``[0, 1]`` for a :data:`UNIT_SERIES`,
     widened to any known value outside it; None (min to max) for the others."""
     if quantity not in UNIT_SERIES:
         return None
-    values = [p["value"] for p in points
-              if p["quantity"] == quantity and p["value"] is not None]
+    values = _known(points, quantity)
     return [min([0.0, *values]), max([1.0, *values])]
 
 
 def counts(points: list[dict[str, Any]], quantity: str) -> bool:
     """Whether every known value of ``quantity`` is a whole number (and one is known)."""
-    values = [p["value"] for p in points
-              if p["quantity"] == quantity and p["value"] is not None]
+    values = _known(points, quantity)
     return bool(values) and all(float(v).is_integer() for v in values)
 
 
@@ -89,8 +92,7 @@ def _count_axis(points: list[dict[str, Any]], quantity: str) -> Any:
     numbers at least one apart over a longer one; Vega's default for another series."""
     if not counts(points, quantity):
         return alt.Undefined
-    values = [int(p["value"]) for p in points
-              if p["quantity"] == quantity and p["value"] is not None]
+    values = [int(v) for v in _known(points, quantity)]
     lo, hi = min(values), max(values)
     if hi - lo <= COUNT_TICKS:
         return alt.Axis(values=list(range(lo, hi + 1)), format="d")
