@@ -557,9 +557,15 @@ var legend = Array.from(box.querySelectorAll('.role-legend')).filter(function (l
 return [Array.from(legend.querySelectorAll('.role-legend-label text')).map(function (t) {
           return t.textContent; }),
         Array.from(box.querySelectorAll('.mark-line path')).map(function (p) {
-          return [p.getAttribute('stroke'), p.getAttribute('stroke-dasharray')]; })];"""
-"""The labels of the ``series`` legend of the chart ``arguments[0]`` and each of its
-lines' colour and dashes."""
+          return [p.getAttribute('stroke'), p.getAttribute('stroke-dasharray')]; }),
+        Array.from(legend.querySelectorAll('.role-legend-symbol path')).map(function (p) {
+          return p.getAttribute('stroke-dasharray'); })];"""
+"""The labels of the ``series`` legend of the chart ``arguments[0]``, each of its
+lines' colour and dashes, and the dashes of each legend entry's symbol."""
+
+SOLID = {None, "", "1,0"}
+"""The ``stroke-dasharray`` of a solid stroke as Vega writes it (none, an empty dash
+list, or one unit on and none off)."""
 
 
 def test_every_debt_series_in_the_legend_is_a_line_one_can_see(
@@ -573,16 +579,19 @@ def test_every_debt_series_in_the_legend_is_a_line_one_can_see(
 
     log = write_log([session(), *held_fact_records()])
     open_page(browser, write_html(tmp_path, "audit", str(log)))
-    labels, lines = browser.execute_script(DEBT_LINES, "s0-debt")
+    labels, lines, symbols = browser.execute_script(DEBT_LINES, "s0-debt")
     assert labels == ["recall_debt = recall_debt_fold", "recall_debt_eviction"]
     assert len(lines) == 2 and len({stroke for stroke, _ in lines}) == 2
+    assert set(symbols) <= SOLID  # as the lines are
     open_page(browser, write_html(tmp_path, "audit", str(SAMPLES / "research-decay.jsonl")))
-    labels, lines = browser.execute_script(DEBT_LINES, "s0-debt")
+    labels, lines, symbols = browser.execute_script(DEBT_LINES, "s0-debt")
     assert labels == ["recall_debt (total, dashed)", "recall_debt_eviction",
                       "recall_debt_fold"]
     assert len(lines) == 3 and len({stroke for stroke, _ in lines}) == 3
     assert lines[-1][1] == "6,3"  # the total, drawn last: dashed over the fold's line
     assert [dash for _, dash in lines[:-1]] == [None, None]
+    # note 31: the legend drew the total's symbol solid while its line was dashed
+    assert symbols[0] == "6,3" and set(symbols[1:]) <= SOLID
 
 
 MARKERS_DRAWN = """

@@ -153,6 +153,9 @@ def test_the_total_debt_is_dashed_over_its_parts() -> None:
     assert "strokeDash" not in parts["mark"] and total["mark"]["strokeDash"] == [6, 3]
     color = total["encoding"]["color"]
     assert color == parts["encoding"]["color"]
+    # note 31: the legend drew the total's entry solid
+    assert color["legend"]["symbolDash"] == {
+        "expr": "datum.value === 'recall_debt' ? [6, 3] : []"}
     assert color["scale"] == {"domain": ["recall_debt", "recall_debt_eviction",
                                          "recall_debt_fold"]}
     assert color["legend"]["labelExpr"] == (

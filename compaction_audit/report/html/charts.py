@@ -213,9 +213,13 @@ def debt_chart(points: list[dict[str, Any]], marks: list[dict[str, Any]]
     base = alt.Chart(data).encode(x=_x(points))
     # a line named for two series ("recall_debt = recall_debt_fold") whole, not cut
     # at Vega's 160 px (a phone's box holds it: the legend goes below the plot)
-    legend = alt.Legend(labelLimit=280, symbolType="stroke", symbolStrokeWidth=2,
+    legend = alt.Legend(labelLimit=280, symbolType="stroke", symbolSize=500,
+                        symbolStrokeWidth=2,
                         labelExpr=f"datum.label === '{TOTAL}' ? '{TOTAL} (total, dashed)'"
-                                  " : datum.label")
+                                  " : datum.label",
+                        # the total's entry dashed as its line is (note 31: it was solid)
+                        symbolDash=alt.ExprRef(
+                            f"datum.value === '{TOTAL}' ? {TOTAL_DASH} : []"))
     color = alt.Color("quantity:N", title="series", legend=legend,
                       scale=alt.Scale(domain=labels))
     tip = [alt.Tooltip("round:Q"), alt.Tooltip("line:Q"), alt.Tooltip("quantity:N"),
