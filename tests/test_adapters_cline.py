@@ -548,3 +548,24 @@ def test_messages_removed_is_a_count_of_messages(tmp_path: Path) -> None:
         list(cline.records(str(path)))
     assert str(err.value).endswith(
         "must be <= 1,000,000,000,000 messages (messages[0].metadata.messagesRemoved)")
+
+
+def test_a_message_id_repeated_in_one_file_is_an_error(tmp_path: Path) -> None:
+    """note 31 (adv84): a messages file repeating a message id read it twice, and a
+    compaction then folded 20 children for 19 messages; message ids are unique within
+    a file (a compaction file repeats the messages file's, which is its point)."""
+    path = write_json(tmp_path / "d.messages.json", session([
+        user("u1", "first"), user("u2", "Use port 8080."), user("u1", "first")]))
+    error, out, skipped = strict_then_lenient(cline.records, path)
+    assert error == (f"{path}:26: message id 'u1' repeated (first at messages[0]): "
+                     "message ids are unique (messages[2].id)"), error
+    assert skipped == [26] and sorted(all_spans(out)) == ["u1", "u2"]
+    write_json(tmp_path / "d.messages.json", session([user("u1", "first"),
+                                                      user("u2", "second")]))
+    write_json(tmp_path / "d.compaction.json", session([user("u2", "second"),
+                                                        user("u2", "second")]))
+    with pytest.raises(LogError, match=r"'u2' repeated \(first at messages\[0\]\).*"
+                                       r"\(messages\[1\]\.id\)"):
+        run_adapter(cline.records, tmp_path / "d.messages.json")
+    write_json(tmp_path / "d.compaction.json", session([user("u2", "second")]))
+    run_adapter(cline.records, tmp_path / "d.messages.json")  # kept once: no error

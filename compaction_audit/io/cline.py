@@ -169,6 +169,7 @@ class _Converter(Conversion):
         super().__init__(path)
         self.skipped = skipped
         self.seen: dict[str, _Message] = {}
+        self.ids: dict[str, int] = {}  # message id -> its index in the file being read
         self.call_names: dict[str, str] = {}
         self.unchecked: str | None = None  # why a compaction cannot be checked
         self.reading = path  # the file whose lines are being read
@@ -194,6 +195,21 @@ class _Converter(Conversion):
         """Lines from now on are lines of ``doc``: its spans and its rounds say so."""
         self.reading = doc.path
         self.asm.line_file = file_name(doc.path)
+        self.ids = {}
+
+    def once(self, path: str, line: int, i: int, msg: Any) -> None:
+        """Raise :class:`LogError` when ``msg`` repeats the ``id`` of an earlier message
+        of the same file (a message read twice: its spans and a fold's children were
+        counted twice, note 31); ids are unique within a file, and a compaction file
+        repeats those of the messages file it keeps."""
+        mid = _str_id(msg)
+        if mid is None:
+            return
+        first = self.ids.setdefault(mid, i)
+        if first != i:
+            raise LogError(path, line, f"message id {mid[:40]!r} repeated (first at "
+                           f"messages[{first}]): message ids are unique",
+                           f"messages[{i}].id")
 
     # -- one file in order ---------------------------------------------------------
     def read(self, doc: Document) -> None:
@@ -201,7 +217,12 @@ class _Converter(Conversion):
         self.read_from(doc)
         for i, msg in enumerate(self.messages(doc)):
             line = doc.line_of("messages", i)
-            Elements(doc.path, self.skipped).run(line, self.message, doc, line, i, msg)
+            Elements(doc.path, self.skipped).run(line, self.first, doc, line, i, msg)
+
+    def first(self, doc: Document, line: int, i: int, msg: Any) -> None:
+        """One message of the file read in order (:meth:`once`, then :meth:`message`)."""
+        self.once(doc.path, line, i, msg)
+        self.message(doc, line, i, msg)
 
     def message(self, doc: Document, line: int, i: int, msg: Any) -> None:
         """One message: a compaction when it carries a marker, then its spans."""
@@ -340,6 +361,7 @@ class _Converter(Conversion):
     def match(self, path: str, line: int, i: int, msg: dict[str, Any], kept: list[str],
               summary: list[dict[str, Any]]) -> None:
         """Sort one compaction-file message into kept spans and summary text."""
+        self.once(path, line, i, msg)
         parts = _parts(path, line, i, msg)
         meta = msg.get("metadata")
         if isinstance(meta, dict) and meta.get("kind") == "compaction_summary":
