@@ -187,4 +187,5 @@ def cosine_section(ctx: Context, rebuilt: Rebuilt, rules: list[Rule]) -> dict[st
     onsets read)."""
     used = {r.name: r.cosine_used(ctx) for r in rules
             if r.reads_salience or type(r).cosine_used is not Rule.cosine_used}
-    return {**rebuilt.as_dict(), "used_by": used, "inversion_signature": ctx.cosine}
+    return {**rebuilt.as_dict(), "used_by": used, "inversion_signature": ctx.cosine,
+            **({"rebuilt_because": ctx.cosine_why} if ctx.cosine_why else {})}

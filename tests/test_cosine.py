@@ -395,3 +395,42 @@ def test_rank_correlation_does_not_depend_on_the_order_items_are_listed(
         fired = [f.values["rank_correlation"] for f in report.findings if f.code == "CA204"]
         values.append(fired)
     assert values[0] and values[0] == values[1] == values[2]
+
+
+def _retained_left_out(tmp_path: Path, rounds: range | None) -> Path:
+    """research-decay (rounds 1 to 40, ``retained`` at each) with ``retained`` left out
+    at ``rounds`` (every round when None): the working set is the same, rebuilt by
+    the reader, and so is the rebuilt cosine; the logged salience is unknown there."""
+    records = [orjson.loads(line) for line in
+               (SAMPLES / "research-decay.jsonl").read_bytes().splitlines()]
+    for r in records[1:]:
+        if rounds is None or r["round"] in rounds:
+            del r["retained"]
+    return dump(records, tmp_path / "mixed.jsonl")
+
+
+def test_salience_logged_at_too_few_rounds_to_compare_reads_the_rebuilt_cosine(
+        tmp_path: Path) -> None:
+    """usertest38 #1: ``retained`` every other round left the inversion rule unjudged at
+    all but one round, with no onset and no word in the verdict.  The logged salience
+    is read where it can be compared (known at a round and the round before) at least
+    at half the rounds the rebuilt cosine can; below, the rebuilt cosine, as if none
+    were logged, and the cosine line says why.  39 comparisons (rounds 2 to 40); a
+    block of m rounds without ``retained`` costs m + 1 of them."""
+    every_other = audit(str(_retained_left_out(tmp_path, range(1, 41, 2))))
+    none = audit(str(_retained_left_out(tmp_path, None)))
+    assert every_other.cosine["used_by"]["salience-inversion"] == "query_cosine_rebuilt"
+    assert every_other.cosine["rebuilt_because"] == (
+        "the logged salience can be compared at 0 of 39 rounds, the rebuilt cosine at 39")
+    assert ("salience-inversion and compaction-drift read query_cosine_rebuilt (the logged "
+            "salience can be compared at 0 of 39 rounds, the rebuilt cosine at 39)"
+            ) in every_other.cosine_line()
+    assert every_other.onsets == none.onsets and every_other.onsets["inversion_onset"] == 8
+    assert ([(f.code, f.round) for f in every_other.findings if f.code == "CA101"]
+            == [(f.code, f.round) for f in none.findings if f.code == "CA101"] != [])
+    twenty = audit(str(_retained_left_out(tmp_path, range(10, 28))))  # 20 of 39: logged
+    assert twenty.cosine["used_by"]["salience-inversion"] == "query_cosine_retained"
+    assert "rebuilt_because" not in twenty.cosine
+    nineteen = audit(str(_retained_left_out(tmp_path, range(10, 29))))  # 19: rebuilt
+    assert nineteen.cosine["rebuilt_because"] == (
+        "the logged salience can be compared at 19 of 39 rounds, the rebuilt cosine at 39")

@@ -110,3 +110,31 @@ def test_as_many_lines_not_read_for_another_reason_fail_the_gate(tmp_path: Path)
             "('system2') and 1 more;") in " ".join(result.output.split())
     same = run("diff", str(base), str(base), "--fail-on-new", "error")
     assert same.exit_code == 0, same.output
+
+
+def test_a_candidate_whose_inversion_could_not_be_judged_fails_the_gate(
+        tmp_path: Path) -> None:
+    """usertest38 #1: a candidate logging ``retained`` every other round (and no text to
+    rebuild a cosine from) had its inversion rule judge 1 round of 40; "inversion onset
+    disappeared: round 8 -> none" then passed --fail-if-onset-earlier 0.  Rounds the
+    rule could not judge, those before its first comparison aside, count as checked
+    less when their share grows; the same log as the baseline passes."""
+    sample = ROOT / "sample_logs" / "research-decay.jsonl"  # rounds 1 to 40
+    objs = [orjson.loads(raw) for raw in sample.read_bytes().splitlines()]
+    for o in objs[1:]:
+        if o["round"] % 2:
+            del o["retained"]
+        for item in (*o.get("spans", ()), *o.get("summaries", ())):
+            item.pop("text", None)
+    cand = tmp_path / "every-other.jsonl"
+    cand.write_bytes(b"".join(orjson.dumps(o) + b"\n" for o in objs))
+    result = run("diff", str(sample), str(cand), "--fail-if-onset-earlier", "0")
+    assert result.exit_code == 1, result.output
+    assert ("the candidate could not be checked as fully as the baseline: CA101 "
+            "salience-inversion not judged at 39 of 40 rounds (the baseline: 0 of 40)"
+            ) in " ".join(result.output.split())
+    again = run("diff", str(cand), str(cand), "--fail-if-onset-earlier", "0")
+    assert again.exit_code == 0, again.output
+    assert "not judged" not in again.output
+    swapped = run("diff", str(cand), str(sample), "--fail-if-onset-earlier", "0")
+    assert "not judged" not in swapped.output  # judged more: the onset gate decides

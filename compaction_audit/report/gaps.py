@@ -28,6 +28,10 @@ from dataclasses import dataclass
 
 from compaction_audit.report.model import SessionReport, fails, reader_notes
 from compaction_audit.rules.base import Severity
+from compaction_audit.rules.boundary import WINDOW_REASON, SalienceInversion
+
+INVERSION_CODE = SalienceInversion.code
+"""The rule whose rounds judged the inversion onset rests on (``diff``'s onset gate)."""
 
 COMPACTIONS = ("compaction not checked", "compactions checked")
 """The ``github`` title and the JUnit case of a compaction that could not be checked."""
@@ -158,6 +162,10 @@ def checked_less(baseline: SessionReport, candidate: SessionReport) -> list[str]
         if cand > base:
             verb = "could not be checked" if what == "compaction" else "not read"
             out.append(f"{_n(cand, what)} {verb} (the baseline: {base:,})")
+    (base, base_n), (cand, cand_n) = _inversion_unjudged(baseline), _inversion_unjudged(candidate)
+    if cand * max(base_n, 1) > base * max(cand_n, 1):  # a larger share (usertest38 #1: an
+        out.append(f"{INVERSION_CODE} salience-inversion not judged at {cand:,} of "  # onset
+                   f"{_n(cand_n, 'round')} (the baseline: {base:,} of {base_n:,})")  # gone)
     base_stops, cand_stops = len(baseline.limits), len(candidate.limits)
     if cand_stops > base_stops:  # a check stopped at its cap judged less (usertest28 #1)
         out.append(f"{_n(cand_stops, 'check')} stopped at a limit (the baseline: "
@@ -168,6 +176,14 @@ def checked_less(baseline: SessionReport, candidate: SessionReport) -> list[str]
             out.append(f"lines not read for a reason the baseline has not: {new[0]}"
                        + (f" and {_n(len(new) - 1, 'more')}" if len(new) > 1 else ""))
     return out
+
+
+def _inversion_unjudged(s: SessionReport) -> tuple[int, int]:
+    """(rounds, of how many): the rounds of ``s`` the inversion rule could not judge,
+    those before its first comparison aside (every trace has them)."""
+    rounds = sum(n.rounds for n in s.not_evaluated
+                 if n.code == INVERSION_CODE and not n.reason.startswith(WINDOW_REASON))
+    return min(rounds, s.n_rounds), s.n_rounds
 
 
 def _reasons(s: SessionReport) -> set[str]:

@@ -157,8 +157,10 @@ class SessionReport:
         by_series: dict[str, list[str]] = {}
         for rule, series in c.get("used_by", {}).items():
             by_series.setdefault(series or "", []).append(rule)
-        used = "; ".join(f"{' and '.join(rules)} read {series}" if series
-                         else f"{' and '.join(rules)}: no salience to read"
+        why = f" ({c['rebuilt_because']})" if c.get("rebuilt_because") else ""
+        used = "; ".join(f"{' and '.join(rules)} read {series}"
+                         + (why if series == c.get("inversion_signature") else "")
+                         if series else f"{' and '.join(rules)}: no salience to read"
                          for series, rules in by_series.items())
         return made + (f"; {used}" if used else "")
 

@@ -89,13 +89,39 @@ class Context:
     def cosine(self) -> str | None:
         """The salience column that salience rules read (issue 16): the logged
         ``query_cosine_retained`` when the log records salience (a known value at some
-        round), else ``query_cosine_rebuilt`` when the auditor rebuilt one, else None."""
+        round), unless it can be compared (known at a round and ``window`` rounds
+        before) at fewer than half the rounds the rebuilt cosine can (usertest38 #1: a
+        log writing ``retained`` every other round left the inversion rule unjudged
+        at 43 of 44 rounds, and no onset, without a word); else
+        ``query_cosine_rebuilt`` when the auditor rebuilt one, else None.  Why the
+        rebuilt one is read where salience is logged: :attr:`cosine_why`."""
+        return self._cosine[0]
+
+    @cached_property
+    def cosine_why(self) -> str | None:
+        """Why the salience rules read the rebuilt cosine of a log that records
+        salience, e.g. ``the logged salience can be compared at 0 of 43 rounds, the
+        rebuilt cosine at 43``; None otherwise."""
+        return self._cosine[1]
+
+    @cached_property
+    def _cosine(self) -> tuple[str | None, str | None]:
         f = self.series.frame
+        rebuilt = ("query_cosine_rebuilt" in f.columns
+                   and f["query_cosine_rebuilt"].is_not_null().any())
         if f["has_retained"].any() and f["query_cosine_retained"].is_not_null().any():
-            return "query_cosine_retained"
-        if "query_cosine_rebuilt" in f.columns and f["query_cosine_rebuilt"].is_not_null().any():
-            return "query_cosine_rebuilt"
-        return None
+            if not rebuilt:
+                return "query_cosine_retained", None
+            w = self.settings.window
+            logged, made = f.select(
+                (pl.col(c).is_not_null() & pl.col(c).shift(w).is_not_null()).sum()
+                for c in ("query_cosine_retained", "query_cosine_rebuilt")).row(0)
+            if 2 * logged >= made:
+                return "query_cosine_retained", None
+            return "query_cosine_rebuilt", (
+                f"the logged salience can be compared at {logged:,} of "
+                f"{max(f.height - w, 0):,} rounds, the rebuilt cosine at {made:,}")
+        return ("query_cosine_rebuilt" if rebuilt else None), None
 
     @cached_property
     def frame(self) -> pl.DataFrame:

@@ -35,6 +35,9 @@ from compaction_audit.rules.base import (
 _HAS_TOKENS = pl.col("retained_tokens") > 0
 _SALIENCE_KNOWN = (pl.col("query_cosine").is_not_null()
                    & pl.col("query_cosine_before").is_not_null())
+WINDOW_REASON = "the first"
+"""How the reason for the rounds before the first comparison begins (every trace has
+them: ``diff`` does not count them as rounds checked less)."""
 NO_SALIENCE = "not applicable: no salience recorded"
 """The note of a salience rule on a log with no salience and no text to rebuild it."""
 
@@ -62,8 +65,9 @@ class BoundaryRule(Rule):
             checks.append(("the working set holds no tokens", _HAS_TOKENS))
         if self.reads_salience:
             w = ctx.settings.window
-            reason = ("the first round has no earlier round to compare with" if w == 1 else
-                      f"the first {w} rounds have no round {w} rounds earlier to compare with")
+            reason = (WINDOW_REASON + " round has no earlier round to compare with" if w == 1
+                      else f"{WINDOW_REASON} {w} rounds have no round {w} rounds earlier "
+                      "to compare with")
             checks.append((reason,
                            pl.col("distinct_source_spans_before").is_not_null()))
             checks.append(("salience unknown at the round or the round compared with",
