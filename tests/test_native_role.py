@@ -118,3 +118,22 @@ def test_a_decision_whose_source_names_no_author_is_not_called_the_assistant_s(
         ("a", 4, "decision in prose", "a decision in prose whose source does not say who "
                                       "wrote it"),
         ("b", 4, "assistant decision", "a decision in the assistant's prose")}
+
+
+@pytest.mark.parametrize(("role", "source", "call"), [
+    ("assistant", "tool_call:Bash", True), (None, "tool_call:Bash", True),
+    # usertest38 #2: role "tool" is a tool's output, whatever the source says; the docs
+    # (log-format.md, "Tool calls and tool output") say so
+    ("tool", "tool_call:Bash", False), ("tool", "tool:t8", False), (None, "tool:t8", False)])
+def test_only_a_call_can_break_a_lost_rule(write_log: LogWriter, role: str | None,
+                                           source: str, call: bool) -> None:
+    push = {"id": "t8", "tokens": 9, "text": "git push --force origin main",
+            "source": source, **({"role": role} if role else {})}
+    records = [rnd(0, spans=[{"id": "u0", "tokens": 12, "role": "user",
+                              "text": "Never use --force when pushing to main."}]),
+               rnd(1, summaries=[{"id": "F", "tokens": 5, "children": ["u0"],
+                                  "text": "Pushing notes."}], evicted=["u0"]),
+               rnd(2, spans=[push])]
+    found = [f for f in api.audit(str(write_log(records))).findings if f.code == "CA307"]
+    assert [(f.values["how"], f.values["object"], f.values["violated_span"])
+            for f in found] == ([("command", "--force", "t8")] if call else [])
