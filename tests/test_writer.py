@@ -230,3 +230,32 @@ def test_the_guide_variant_without_offload_or_accounting_is_an_error(
     assert codes == {"CA301", "CA303", "CA201"}
     # 5, was 6: "not the default" (one content word) is a fragment now (issue 10, point 2)
     assert report.series["recall_debt"].max() == 5
+
+
+def test_a_span_says_who_wrote_it(tmp_path: Path) -> None:
+    """usertest38 #8: ``Span`` had no ``role`` (``Span('x', 1, role='user')`` raised
+    TypeError), so a person's pin written with it was read as prose: its fold was a
+    warning and "asked again" was not judged.  ``role`` is written only when set."""
+    pin = "Pin lib2==1.2.0 for the payments service."
+    path = tmp_path / "role.jsonl"
+    with LogWriter(path) as log:
+        log.round(0, spans=[Span("u1", 12, text=pin, source="msg-1", role="user"),
+                            Span("a1", 3, role="assistant"), Span("n1", 2)])
+        log.round(1, summaries=[Summary("c1", 5, ["u1"], text="Dependencies discussed.")],
+                  evicted=["u1"])
+        log.round(2, spans=[Span("u2", 9, text="Which lib2 version did I pin? 1.2.0?",
+                                 role="user")])
+        with pytest.raises(LogError, match=r"got 'person' \(spans\[0\]\.role\)"):
+            log.round(3, spans=[Span("u3", 1, role="person")])
+    records = lines(path)
+    assert records[0]["spans"] == [
+        {"id": "u1", "tokens": 12, "text": pin, "source": "msg-1", "role": "user"},
+        {"id": "a1", "tokens": 3, "role": "assistant"}, {"id": "n1", "tokens": 2}]
+    assert len(records) == 3  # the bad role was not written
+    report = api.audit(str(path))
+    # the pin is a person's: its loss is an error, and u2 asked for it again
+    assert {f.code: f.severity.value for f in report.findings
+            if f.code in ("CA301", "CA303")} == {"CA301": "error", "CA303": "error"}
+    assert report.extra["person_spans"] == 2
+    lost = {(d["text"], d["tier_name"]) for d in report.extra["lost_discriminators"]}
+    assert lost == {("==1.2.0", "asked again"), ("lib2", "asked again")}

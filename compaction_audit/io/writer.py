@@ -43,7 +43,11 @@ class Span:
 
     ``id``: unique in the session across spans and summaries.  ``tokens``: its size
     in tokens (int >= 0).  ``salience_class``: ``"discriminating"`` or ``"narrative"``,
-    your own classification.  ``source``: free-form origin (message id, tool call).
+    your own classification.  ``source``: free-form origin (message id; a tool call is
+    ``tool_call:NAME``, a tool's output ``tool_result:NAME``).  ``role``: who wrote it,
+    ``"user"`` (a person), ``"assistant"``, ``"tool"`` (a tool's output) or
+    ``"system"`` (text the harness injected); it decides how ``source`` is read
+    (docs/log-format.md).  Fields left None are not written.
     """
 
     id: str
@@ -51,6 +55,7 @@ class Span:
     text: str | None = None
     salience_class: str | None = None
     source: str | None = None
+    role: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
