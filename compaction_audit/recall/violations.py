@@ -30,7 +30,7 @@ import polars as pl
 from compaction_audit.recall.harm import DESTRUCTIVE_RE
 from compaction_audit.recall.objmatch import matches
 
-__all__ = ["forbidden", "violations"]
+__all__ = ["actor", "forbidden", "violations"]
 
 _RUN = ("run", "running", "execute", "executing", "call", "calling", "invoke", "invoking",
         "use", "using", "enable", "enabling", "pass", "passing")
@@ -83,6 +83,38 @@ def forbidden(text: str) -> tuple[str, str, bool] | None:
     if words and act == "command" and len(words[0]) >= 3:
         return words[0].lower(), act, True
     return None
+
+
+_CALLS = ("tool_call:", "tool_use:", "function_call:")
+_AUTHORS = {"user": "user message", "assistant": "assistant message",
+            "tool": "tool output", "harness": "harness text"}
+"""The source prefix a span's role gives it (``io.records.ROLE_PREFIX``) -> what
+:func:`actor` calls the span."""
+_SEPARATORS = " :#/-_."
+
+
+def actor(source: str | None, span: str) -> str:
+    """The span that acted (``violated_source``, ``violated_span``), as a finding's
+    message names it: ``Bash call t8`` for a call (``tool_call:Bash``), ``Bash output
+    t9`` for a tool's output (``tool_result:Bash``, or ``tool:tool_call:Bash``, a call
+    source with role tool), ``tool output t10`` (role tool, ``tool:t10``), ``user
+    message u3 (msg-3)`` (role user, ``user:msg-3``), ``message t10`` (a free-form
+    source that ends with the id), ``span m3 (msg-3)`` (one that does not), ``span t8``
+    without a source.  The id is named once (usertest38 #10: "tool:t10 t10",
+    "tool:tool_call:Bash t10")."""
+    src = source or ""
+    head, colon, inner = src.partition(":")
+    if src.startswith(_CALLS):
+        return f"{inner or 'tool'} call {span}"
+    if head == "tool_result" or (head == "tool" and inner.startswith(_CALLS)):
+        name = inner.partition(":")[2] if inner.startswith(_CALLS) else inner
+        return f"{name or 'tool'} output {span}"
+    if head in _AUTHORS:
+        rest = f" ({inner})" if colon and inner not in ("", span) else ""
+        return f"{_AUTHORS[head]} {span}{rest}"
+    if src and src != span and src.endswith(span) and src[-len(span) - 1] in _SEPARATORS:
+        return f"{src[:-len(span)].rstrip(_SEPARATORS)} {span}"
+    return f"span {span}" + (f" ({src})" if src and src != span else "")
 
 
 def _escape(text: str) -> str:

@@ -19,7 +19,7 @@ from compaction_audit.closure import Closure
 from compaction_audit.recall.claims import unsupported
 from compaction_audit.recall.flips import flips
 from compaction_audit.recall.stale import stale
-from compaction_audit.recall.violations import violations
+from compaction_audit.recall.violations import actor, violations
 from compaction_audit.rules.base import Context, Outcome, Rule, Severity, register
 from compaction_audit.rules.recall import recall_of, typed_items_of
 
@@ -289,7 +289,7 @@ class LostRuleViolated(Rule):
     action = ("restore the rule to the working set (restate it in the summary or pin its "
               "span) and check the action that broke it")
     example = ("round 5: fold c1 lost 'Do not run `lint-tool analyze` in this repo' (u1); "
-               "tool call t7 ran 'lint-tool analyze' at round 5")
+               "Bash call t7 ran 'lint-tool analyze' at round 5")
 
     def evaluate(self, ctx: Context) -> Outcome:
         found = violations(recall_of(ctx).lost, ctx.session.items, ctx.session.rounds)
@@ -302,6 +302,7 @@ class LostRuleViolated(Rule):
     def message(self, v: dict[str, Any], ctx: Context) -> str:
         verb = {"command": "ran", "write": "wrote", "destructive": "reused"}[v["how"]]
         tail = " in a destructive command" if v["how"] == "destructive" else ""
+        who = actor(v["violated_source"], v["violated_span"])
         return (f"fold {v['fold']} lost {v['kind']} {v['text']!r} ({v['span']}, round "
-                f"{v['lost_round']}); {v['violated_source']} {v['violated_span']} {verb} "
-                f"{v['object']!r}{tail} at round {v['violated_round']}")
+                f"{v['lost_round']}); {who} {verb} {v['object']!r}{tail} at round "
+                f"{v['violated_round']}")

@@ -13,7 +13,7 @@ import pytest
 
 from compaction_audit.recall import objmatch
 from compaction_audit.recall.objmatch import matches
-from compaction_audit.recall.violations import _pattern, violations
+from compaction_audit.recall.violations import _pattern, actor, violations
 from tests.recall.querycount import counted_queries
 
 LINT = "Do not run `lint-tool analyze` in this repo."
@@ -245,3 +245,18 @@ def test_objects_with_cased_letters_outside_ascii_are_not_tried_against_every_te
     assert _match(objects, texts) == {(i, i) for i in range(40)}
     # the command form's delimiters (10 x 3) with the objects (none here), no texts
     assert sorted(crossed) == [(0, 30), (10, 3)]
+
+
+@pytest.mark.parametrize(("source", "span", "named"), [
+    ("tool_call:Bash", "t8", "Bash call t8"), ("tool_call:Bash", "toolu_1", "Bash call toolu_1"),
+    ("function_call:shell", "c1", "shell call c1"), ("tool_call:", "t8", "tool call t8"),
+    ("tool_result:Bash", "toolu_1:result", "Bash output toolu_1:result"),
+    # usertest38 #10: role tool read "tool:t10 t10" and "tool:tool_call:Bash t10"
+    ("tool:t10", "t10", "tool output t10"), ("tool:tool_call:Bash", "t10", "Bash output t10"),
+    ("tool", "t10", "tool output t10"), ("user:u3", "u3", "user message u3"),
+    ("user:msg-3", "m3", "user message m3 (msg-3)"), ("assistant", "a4", "assistant message a4"),
+    ("message t10", "t10", "message t10"), ("shell:s300", "s300", "shell s300"),
+    ("msg-3", "m3", "span m3 (msg-3)"), ("t10", "t10", "span t10"), (None, "t8", "span t8"),
+    ("xt10", "t10", "span t10 (xt10)")])
+def test_the_span_that_acted_is_named_once(source: str | None, span: str, named: str) -> None:
+    assert actor(source, span) == named

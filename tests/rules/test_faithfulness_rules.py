@@ -273,6 +273,20 @@ def test_lost_rule_violated_by_a_command_a_write_and_a_destructive_reuse(
     assert all(f.severity.value == "error" for f in found)
 
 
+def test_lost_rule_violated_names_the_span_that_acted_once(write_log: LogWriter) -> None:
+    """usertest38 #10: the message put the source before the id, which a native source
+    often repeats ("tool:t10 t10", role tool) or a role prefixes ("tool:tool_call:Bash
+    t10")."""
+    later = [span("t1", "lint-tool analyze --all src/", "tool_call:Bash"),
+             {**span("t3", "orders delete ORD-5501 --cascade", "t3"), "role": "tool"}]
+    found = findings(_harm(write_log, "Working on the orders release.", later), "CA307")
+    assert sorted(f.message for f in found) == [
+        "fold c1 lost identifier 'ORD-5501' (a2, round 1); tool output t3 reused 'ORD-5501' "
+        "in a destructive command at round 2",
+        "fold c1 lost negation 'Do not run `lint-tool analyze` in this repo' (u2, round 1); "
+        "Bash call t1 ran 'lint-tool analyze' at round 2"]
+
+
 def test_lost_rule_violated_is_quiet_when_the_summary_kept_the_rules(
         write_log: LogWriter) -> None:
     kept = ("Do not run `lint-tool analyze` in this repo. Never add a `Co-Authored-By:` "
@@ -342,6 +356,8 @@ def test_lost_rule_violated_in_a_claude_code_log(write_log: LogWriter) -> None:
     assert [(f["values"]["how"], f["values"]["object"]) for f in hits] == [
         ("command", "lint-tool analyze")]
     assert hits[0]["values"]["violated_source"] == "tool_call:Bash"
+    assert hits[0]["message"].endswith("; Bash call toolu_1 ran 'lint-tool analyze' at "
+                                       "round 3")
     assert report["person_spans"] >= 3  # two turns and the queued message
 
 
