@@ -375,10 +375,12 @@ def finding_units(r: SessionReport) -> dict[tuple[str, str], Occurrence]:
       not by the summary's id, which is local to its run; a lost rule's violation by
       the rule and what was done (``violated:<kind>:<text>:<object>``); a stale
       summary (CA306) by its ordinal among the run's stale summaries
-      (``stale:<n>``, 1-based, in round order), as an episode is.
-    - Otherwise to ``(code, "episode:<n>")``: the n-th (1-based) episode of that rule,
-      an episode being a run of findings of the rule at consecutive round records
-      (consecutive in the log, so skipped round numbers do not split an episode).
+      (``stale:<n>``, 0-based, in round order), as an episode is.
+    - Otherwise to ``(code, "episode:<n>")``: the episode of that rule after n others
+      (0-based, as a baseline file numbers them: usertest38 #10, "episode:0" there was
+      "episode:1" here), an episode being a run of findings of the rule at
+      consecutive round records (consecutive in the log, so skipped round numbers do
+      not split an episode, where they split a baseline's).
 
     Episodes are matched by ordinal, not by first round, so an episode that moved (the
     same inversion, a few rounds later) persists rather than counting as one new and
@@ -395,7 +397,7 @@ def finding_units(r: SessionReport) -> dict[tuple[str, str], Occurrence]:
         for key in keys_of[id(f)]:
             by_lost.setdefault(key, []).append(f)
     stale = {id(f): f"stale:{n}" for n, f in enumerate(sorted(
-        (f for f in r.findings if f.code == STALE_CODE), key=lambda f: (f.round, f.line)), 1)}
+        (f for f in r.findings if f.code == STALE_CODE), key=lambda f: (f.round, f.line)))}
     for f in r.findings:
         if f.entity is not None and not keys_of[id(f)]:
             # each claim or flip a unit (adv27 F1), by what is stated, not by the
@@ -423,7 +425,7 @@ def finding_units(r: SessionReport) -> dict[tuple[str, str], Occurrence]:
                 episodes.append([])
             episodes[-1].append(f)
             last = pos
-        for n, episode in enumerate(episodes, 1):
+        for n, episode in enumerate(episodes):
             units[(code, f"episode:{n}")] = _occurrence(episode)
     return units
 

@@ -33,7 +33,7 @@ from typer.testing import CliRunner
 
 from compaction_audit.api import audit
 from compaction_audit.commands.diff import diff_command
-from compaction_audit.diff import diff_reports, gate, verdict
+from compaction_audit.diff import diff_reports, finding_units, gate, verdict
 from tests.html_text import unbroken
 
 APP = typer.Typer(pretty_exceptions_enable=False)
@@ -175,7 +175,7 @@ def test_equal_onsets_and_a_finding_that_appears_or_resolves(tmp_path: Path) -> 
     assert (first.baseline, first.candidate, first.verdict) == (None, 8, "appeared")
     [new] = d.by_status("new")
     assert (new.code, new.rule, new.key, new.severity.value) == (
-        "CA202", "silent-drop", "episode:1", "warning")
+        "CA202", "silent-drop", "episode:0", "warning")
     assert new.baseline is None and new.candidate is not None
     assert (new.candidate.first_round, new.candidate.rounds, new.candidate.line) == (8, 1, 10)
     assert d.diverging_rounds == [8, 9]
@@ -183,7 +183,7 @@ def test_equal_onsets_and_a_finding_that_appears_or_resolves(tmp_path: Path) -> 
     assert run(clean, dropped, "--fail-on-new", "error").exit_code == 0
     back = diff_reports(audit(dropped), audit(clean))
     [resolved] = back.by_status("resolved")
-    assert (resolved.code, resolved.key) == ("CA202", "episode:1")
+    assert (resolved.code, resolved.key) == ("CA202", "episode:0")
     assert back.by_status("new") == []
     assert run(dropped, clean, "--fail-on-new", "info").exit_code == 0
 
@@ -199,15 +199,29 @@ def test_new_inversion_episode(tmp_path: Path) -> None:
     assert (m.baseline, m.candidate, m.verdict) == (None, 0, "appeared")
     assert [(f.code, f.key, f.severity.value, f.candidate.first_round,
              f.candidate.last_round) for f in d.by_status("new") if f.candidate] == [
-        ("CA101", "episode:1", "error", 4, 6),
-        ("CA104", "episode:1", "warning", 1, 3),  # round 0: inversion not judged
-        ("CA104", "episode:2", "warning", 7, 9),
-        ("CA105", "episode:1", "info", 0, 0),
+        ("CA101", "episode:0", "error", 4, 6),
+        ("CA104", "episode:0", "warning", 1, 3),  # round 0: inversion not judged
+        ("CA104", "episode:1", "warning", 7, 9),
+        ("CA105", "episode:0", "info", 0, 0),
     ]
     assert gate(d, 0, None) == []
     [reason] = gate(d, None, "error")
     assert reason == "1 new finding unit(s) at or above error: CA101 salience-inversion x1"
     assert run(light, heavy, "--fail-on-new", "error").exit_code == 1
+
+
+def test_an_episode_has_the_key_a_baseline_file_gives_it(tmp_path: Path) -> None:
+    """usertest38 #10: a baseline file numbered a rule's first episode ``episode:0`` and
+    diff ``episode:1``; both number from 0 (the baseline's key is in its fingerprints)."""
+    from compaction_audit.baseline import finding_keys
+
+    heavy = audit(make_log(tmp_path / "heavy.jsonl", signature=(4, 5, 6), heavy=True))
+    episodes = {(code, key) for code, key in finding_units(heavy)
+                if key.startswith("episode:")}
+    assert episodes == {("CA101", "episode:0"), ("CA104", "episode:0"),
+                        ("CA104", "episode:1"), ("CA105", "episode:0")}
+    keyed = zip(heavy.findings, finding_keys(heavy.findings), strict=True)
+    assert {(f.code, k) for f, k in keyed if k.startswith("episode:")} == episodes
 
 
 def test_moved_episode_persists(tmp_path: Path) -> None:

@@ -152,13 +152,13 @@ def test_stale_summaries_and_violations_match_by_what_they_are_not_by_ids(
     cand.findings = [_entity_finding("CA306", 1, "run2-c9"),
                      _entity_finding("CA307", 1, "x4#k", **{**rule, "violated_span": "t9"})]
     assert sorted(finding_units(base)) == [
-        ("CA306", "stale:1"), ("CA306", "stale:2"),
+        ("CA306", "stale:0"), ("CA306", "stale:1"),
         ("CA307", "violated:negation:Do not run lint-tool:lint-tool")]
     d = diff_reports(base, cand)
     assert sorted((f.status, f.code, f.key) for f in d.findings) == [
-        ("persisting", "CA306", "stale:1"),
+        ("persisting", "CA306", "stale:0"),
         ("persisting", "CA307", "violated:negation:Do not run lint-tool:lint-tool"),
-        ("resolved", "CA306", "stale:2")]
+        ("resolved", "CA306", "stale:1")]
 
 
 def _fold_finding(code: str, fold: str, round_: int, dropped: list[dict[str, Any]]
