@@ -436,6 +436,28 @@ def _shown(e: Entry) -> dict[str, str]:
     return {k: v for k, v in asdict(e).items() if k not in ("facts", "session", "rounds")}
 
 
+def _stale_shown(stale: list[Entry], pairs: list[tuple[Finding, Entry]],
+                 kept: list[Finding]) -> list[dict[str, Any]]:
+    """The stale entries as a report lists them (:func:`_shown`); an episode's entry
+    of a rule that has an episode reported as new in the same trace also gets its
+    ``rounds`` and ``new_rounds``, the first and last rounds of each such episode: the
+    rule still fires, at rounds its entry does not hold (usertest38 #10: "no longer
+    occurs" beside the new CA101 read as fixed)."""
+    new = {id(f) for f in kept}
+    moved: dict[str, set[tuple[int, int]]] = {}
+    for f, e in pairs:
+        if id(f) in new and e.key.startswith("episode:") and e.rounds is not None:
+            moved.setdefault(e.code, set()).add(e.rounds)
+    out = []
+    for e in stale:
+        shown: dict[str, Any] = _shown(e)
+        if e.key.startswith("episode:") and e.code in moved:
+            shown["rounds"] = None if e.rounds is None else list(e.rounds)
+            shown["new_rounds"] = [list(r) for r in sorted(moved[e.code])]
+        out.append(shown)
+    return out
+
+
 def _shifted_episodes(pairs: list[tuple[Finding, Entry]], kept: list[Finding],
                       mine: list[tuple[str, Entry]], held: set[str]) -> list[Finding]:
     """``kept`` without the findings of an episode whose number moved: an
@@ -468,11 +490,11 @@ def apply(report: Report, baseline: dict[str, Entry], source: str = "") -> Repor
     than that finding's (``source``: the file, for the message).
 
     Each session gets ``extra["baseline"] = {"file", "suppressed": count, "stale":
-    [entry dicts], "grown": [{"code", "rule", "key", "new_facts", "new", "verb"}],
-    "other_session"?:
-    [ids]}``: stale entries are those of this trace and its session, of a rule that
-    ran, that no longer occur (an episode's entry too when no episode of its key
-    overlaps its rounds: that episode is new); grown ones, the fold findings of the
+    [entry dicts (:func:`_stale_shown`)], "grown": [{"code", "rule", "key",
+    "new_facts", "new", "verb"}], "other_session"?: [ids]}``: stale entries are
+    those of this trace and its session, of a rule that ran, that no longer occur
+    (an episode's entry too when no episode of its key overlaps its rounds: that
+    episode is new); grown ones, the fold findings of the
     baseline that now lose facts it does not hold (:meth:`Entry.holds`), with how
     many: those findings are kept, as new;
     ``other_session``, the sessions of the entries recorded for another session at
@@ -539,7 +561,7 @@ def apply(report: Report, baseline: dict[str, Entry], source: str = "") -> Repor
         stale = sorted(e for fp, e in mine if fp not in held and e.code in ran
                        and (e.session is None or sid is None or e.session == sid))
         info: dict[str, object] = {"file": source, "suppressed": len(pairs) - len(kept),
-                                   "stale": [_shown(e) for e in stale], "grown": grown}
+                                   "stale": _stale_shown(stale, pairs, kept), "grown": grown}
         if other_session:  # the baseline is of another session at this path
             info["other_session"] = sorted(other_session)
         if not stale and len(kept) == len(pairs):  # nothing of the baseline under its path

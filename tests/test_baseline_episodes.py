@@ -61,6 +61,23 @@ def test_a_new_earlier_episode_is_new_and_the_fixed_one_stale(base: Path) -> Non
     assert doc["exit"] == 1
     assert [(f["code"], f["round"]) for f in doc["findings"]] == [("CA202", 2)]
     assert [(e["code"], e["key"]) for e in doc["baseline"]["stale"]] == [("CA202", "episode:0")]
+    # usertest38 #10: the rule still fires, at other rounds: said so, not "no longer occurs"
+    [stale] = doc["baseline"]["stale"]
+    assert (stale["rounds"], stale["new_rounds"]) == ([5, 5], [[2, 2]])
+    out = run("audit", "t.jsonl", "--baseline", str(base), "-f", "github").stdout
+    assert ("baseline entry t.jsonl CA202 silent-drop episode:0 (round 5): CA202 fires at "
+            "round 2 instead, reported as new (not fixed: an entry holds an episode only at "
+            "rounds that overlap its own)\n") in out
+    assert "no longer occurs" not in out
+
+
+def test_a_fixed_episode_beside_no_new_one_no_longer_occurs(base: Path) -> None:
+    drop_log(base.parent / "t.jsonl", drop=9)  # b never leaves: nothing silently dropped
+    doc = audit_json(base)
+    assert [set(e) - {"fingerprint"} for e in doc["baseline"]["stale"]] == [
+        {"trace", "code", "key", "rule"}]
+    out = run("audit", "t.jsonl", "--baseline", str(base), "-f", "github").stdout
+    assert "baseline entry no longer occurs: t.jsonl CA202 silent-drop episode:0\n" in out
 
 
 @pytest.mark.parametrize("rounds", [[4, 5], [5, 9]])
@@ -87,3 +104,16 @@ def test_bad_rounds_are_a_usage_error(base: Path, rounds: Any) -> None:
     out = run("audit", "t.jsonl", "--baseline", str(base))
     assert out.exit_code == 2
     assert "findings[0].rounds must be [first, last], two whole numbers" in out.output
+
+
+def test_the_line_of_an_entry_whose_rule_fires_at_other_rounds() -> None:
+    from compaction_audit.report.summary import _stale_line
+
+    e = {"trace": "t.jsonl", "code": "CA101", "rule": "salience-inversion",
+         "key": "episode:0", "rounds": [28, 30], "new_rounds": [[2, 2], [24, 26]]}
+    assert _stale_line(e) == (
+        "baseline entry t.jsonl CA101 salience-inversion episode:0 (rounds 28-30): CA101 "
+        "fires at rounds 2, 24-26 instead, reported as new (not fixed: an entry holds an "
+        "episode only at rounds that overlap its own)")
+    assert _stale_line({**e, "rounds": None}).startswith(
+        "baseline entry t.jsonl CA101 salience-inversion episode:0: CA101 fires at rounds 2,")

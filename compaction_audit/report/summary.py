@@ -253,6 +253,30 @@ def grown_prefix(grown: dict[int, dict[str, Any]], f: Finding) -> str:
     return "" if g is None else f"Baselined, {grown_phrase(g)}: "
 
 
+def _rounds_text(spans: list[list[int]]) -> str:
+    """``round 5``, ``rounds 24-26``, ``rounds 2, 7-9``: episodes by first and last
+    round."""
+    one = len(spans) == 1 and spans[0][0] == spans[0][1]
+    return ("round " if one else "rounds ") + ", ".join(
+        str(a) if a == b else f"{a}-{b}" for a, b in spans)
+
+
+def _stale_line(e: dict[str, Any]) -> str:
+    """The line of a stale baseline entry; an episode's entry whose rule has an
+    episode reported as new in the trace (``new_rounds``) says the rule fires at
+    other rounds, not that it no longer occurs (usertest38 #10: that read as fixed)."""
+    entry = f"{e['trace']} {e['code']} {e['rule']} {e['key']}"
+    moved = e.get("new_rounds")
+    if not moved:
+        return f"baseline entry no longer occurs: {entry}"
+    was = e.get("rounds")
+    held = f" ({_rounds_text([was])})" if was else ""
+    return (f"baseline entry {entry}{held}: {e['code']} fires at {_rounds_text(moved)} "
+            "instead, reported "
+            "as new (not fixed: an entry holds an episode only at rounds that overlap "
+            "its own)")
+
+
 def stale_lines(report: Report, show_all: bool = False) -> list[str]:
     """One line per baseline entry that no longer occurs, naming trace, rule and key,
     and one per fold finding of the baseline that now loses facts the baseline does
@@ -263,8 +287,7 @@ def stale_lines(report: Report, show_all: bool = False) -> list[str]:
     for s in report.sessions:
         info = baseline_info(s)
         for e in (info or {}).get("stale", []):
-            out.append(f"baseline entry no longer occurs: {e['trace']} {e['code']} "
-                       f"{e['rule']} {e['key']}")
+            out.append(_stale_line(e))
         for other in (info or {}).get("other_session", []):
             out.append(f"baseline entries for {s.path} are of session {other}, not of this "
                        f"trace's session {s.header.session_id}: not applied (make the "
