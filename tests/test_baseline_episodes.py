@@ -17,8 +17,12 @@ from typing import Any
 
 import pytest
 
+from compaction_audit.api import audit
+from compaction_audit.baseline import finding_keys
+from compaction_audit.diff import finding_units
 from tests.gate_app import run
 from tests.logs import dump, rnd
+from tests.test_diff import make_log
 
 
 def drop_log(path: Path, drop: int, rounds: int = 8) -> Path:
@@ -117,3 +121,15 @@ def test_the_line_of_an_entry_whose_rule_fires_at_other_rounds() -> None:
         "episode only at rounds that overlap its own)")
     assert _stale_line({**e, "rounds": None}).startswith(
         "baseline entry t.jsonl CA101 salience-inversion episode:0: CA101 fires at rounds 2,")
+
+
+def test_diff_gives_an_episode_the_key_a_baseline_file_gives_it(tmp_path: Path) -> None:
+    """usertest38 #10: a baseline file numbered a rule's first episode ``episode:0`` and
+    diff ``episode:1``; both number from 0 (the baseline's key is in its fingerprints)."""
+    heavy = audit(make_log(tmp_path / "heavy.jsonl", signature=(4, 5, 6), heavy=True))
+    episodes = {(code, key) for code, key in finding_units(heavy)
+                if key.startswith("episode:")}
+    assert episodes == {("CA101", "episode:0"), ("CA104", "episode:0"),
+                        ("CA104", "episode:1"), ("CA105", "episode:0")}
+    keyed = zip(heavy.findings, finding_keys(heavy.findings), strict=True)
+    assert {(f.code, k) for f, k in keyed if k.startswith("episode:")} == episodes

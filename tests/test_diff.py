@@ -33,7 +33,7 @@ from typer.testing import CliRunner
 
 from compaction_audit.api import audit
 from compaction_audit.commands.diff import diff_command
-from compaction_audit.diff import diff_reports, finding_units, gate, verdict
+from compaction_audit.diff import diff_reports, gate, verdict
 from tests.html_text import unbroken
 
 APP = typer.Typer(pretty_exceptions_enable=False)
@@ -208,20 +208,6 @@ def test_new_inversion_episode(tmp_path: Path) -> None:
     [reason] = gate(d, None, "error")
     assert reason == "1 new finding unit(s) at or above error: CA101 salience-inversion x1"
     assert run(light, heavy, "--fail-on-new", "error").exit_code == 1
-
-
-def test_an_episode_has_the_key_a_baseline_file_gives_it(tmp_path: Path) -> None:
-    """usertest38 #10: a baseline file numbered a rule's first episode ``episode:0`` and
-    diff ``episode:1``; both number from 0 (the baseline's key is in its fingerprints)."""
-    from compaction_audit.baseline import finding_keys
-
-    heavy = audit(make_log(tmp_path / "heavy.jsonl", signature=(4, 5, 6), heavy=True))
-    episodes = {(code, key) for code, key in finding_units(heavy)
-                if key.startswith("episode:")}
-    assert episodes == {("CA101", "episode:0"), ("CA104", "episode:0"),
-                        ("CA104", "episode:1"), ("CA105", "episode:0")}
-    keyed = zip(heavy.findings, finding_keys(heavy.findings), strict=True)
-    assert {(f.code, k) for f, k in keyed if k.startswith("episode:")} == episodes
 
 
 def test_moved_episode_persists(tmp_path: Path) -> None:
