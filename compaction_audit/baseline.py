@@ -332,12 +332,13 @@ def _dense_enough(data: bytes, label: str) -> None:
 def _load(path: Path) -> dict[str, Entry]:
     """:func:`load`'s work, in this process."""
     from compaction_audit.io.jsonerrors import encoding_error, not_out_of_memory, not_utf8
+    from compaction_audit.io.lines import MAX_DECOMPRESSION_RATIO
 
     label = f"baseline {str(path)!r}"
     if str(path) == "-":  # adv58: it said "cannot read: No such file or directory"
         raise UsageError(f"{label}: a baseline is read from a file, not standard input")
     data = unpacked(read_bounded(str(path), label, MAX_BASELINE_BYTES, fifo_ok=True), label,
-                    MAX_BASELINE_BYTES)
+                    MAX_BASELINE_BYTES, MAX_DECOMPRESSION_RATIO, DENSE_FROM)
     _dense_enough(data, label)
     try:
         doc: Any = orjson.loads(data)

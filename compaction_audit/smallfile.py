@@ -92,15 +92,18 @@ def regular_file(path: str | os.PathLike[str]) -> bool:
         return False
 
 
-def unpacked(data: bytes, label: str, limit: int) -> bytes:
+def unpacked(data: bytes, label: str, limit: int, ratio: int | None = None,
+             ratio_from: int = 0) -> bytes:
     """``data`` decompressed when it starts as gzip or zstd data does (a skippable
     zstd frame included), else as it is, through the readers a compressed log is read
     with (:mod:`compaction_audit.io.lines`: every member and frame, skippable frames
     and zero padding passed over, data cut short an error); at most ``limit`` bytes
-    once decompressed.  :class:`UsageError` naming ``label`` past the limit or for data
-    that does not decompress: a baseline written to ``baseline.json.gz`` is compressed
-    (adv56) and read back (adv57: a second member was left out; adv58: a ``pzstd``
-    file, which opens with a skippable frame, was bad JSON)."""
+    once decompressed, and (``ratio``) at most ``ratio`` times ``data``'s size once past
+    ``ratio_from`` bytes.  :class:`UsageError` naming ``label`` past either bound or for
+    data that does not decompress: a baseline written to ``baseline.json.gz`` is
+    compressed (adv56) and read back (adv57: a second member was left out; adv58: a
+    ``pzstd`` file, which opens with a skippable frame, was bad JSON); a 22 KB
+    ``.zst`` of one entry repeated to 250 MiB took 1.9 GB to decode (adv86 #1)."""
     import io
 
     import zstandard
@@ -111,8 +114,9 @@ def unpacked(data: bytes, label: str, limit: int) -> bytes:
     if not kind:
         return data
     name = "gzip" if kind == "gz" else "zstd"
+    cap = limit if ratio is None else min(limit, max(ratio_from, ratio * len(data)))
     try:
-        out = lines.decompressed(io.BytesIO(data), kind).read(limit + 1)
+        out = lines.decompressed(io.BytesIO(data), kind).read(cap + 1)
     except EOFError:
         raise UsageError(f"{label}: the {name} data is cut short") from None
     except (OSError, zstandard.ZstdError) as exc:
@@ -123,6 +127,9 @@ def unpacked(data: bytes, label: str, limit: int) -> bytes:
     if len(out) > limit:
         raise UsageError(f"{label}: larger than {limit:,} bytes decompressed; refusing to "
                          "read it whole")
+    if len(out) > cap:
+        raise UsageError(f"{label}: the {name} data expands more than {ratio}x "
+                         f"({len(data):,} bytes); refusing to read it whole")
     return out
 
 

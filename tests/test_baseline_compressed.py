@@ -7,6 +7,7 @@ import gzip
 from pathlib import Path
 
 import pytest
+import zstandard
 
 from compaction_audit.errors import UsageError
 from compaction_audit.smallfile import unpacked
@@ -97,3 +98,31 @@ def test_a_baseline_of_more_values_than_one_per_16_bytes_is_refused_before_decod
     gated = run("audit", trace, "--baseline", str(bomb))
     assert gated.exit_code == 2
     assert "700,002 JSON values in 2,100,037 bytes" in gated.output  # 33 + 2,100,004
+
+
+def test_a_baseline_expanding_more_than_the_ratio_is_refused_before_decoding(
+        tmp_path: Path) -> None:
+    """adv86 #1: a 22 KB .zst of a real baseline's entries repeated to 250 MiB (one
+    value per 40 bytes: dense enough) took 1.9 GB and 17 s to decode.  A compressed
+    baseline may expand ``max_decompression_ratio`` (1,000) times, and to 1 MiB
+    whatever its size; the bounds are exact."""
+    def packed(n: int) -> bytes:
+        return gzip.compress(b"a" * n, mtime=0)
+
+    assert unpacked(packed(5000), "b", 10**6, 1, 5000) == b"a" * 5000  # the floor
+    with pytest.raises(UsageError, match=r"^b: the gzip data expands more than 1x"):
+        unpacked(packed(5001), "b", 10**6, 1, 5000)
+    assert len(packed(240)) == 24  # 240 bytes from 24: exactly 10x
+    assert len(unpacked(packed(240), "b", 10**6, 10, 0)) == 240
+    with pytest.raises(UsageError, match=r"expands more than 9x \(24 bytes\)"):
+        unpacked(packed(240), "b", 10**6, 9, 0)
+    entry = (b'{"fingerprint":"' + b"0" * 64 + b'","trace":"t.jsonl","code":"CA101",'
+             b'"rule":"salience-inversion","key":"episode:0"},')
+    bomb = tmp_path / "b.json.zst"
+    bomb.write_bytes(zstandard.ZstdCompressor(level=19).compress(
+        b'{"baseline_format":1,"findings":[' + entry * 40_000 + entry[:-1] + b"]}"))
+    assert len(bomb.read_bytes()) * 1000 < 40_001 * len(entry)  # dense enough, but 1000x+
+    trace = str(dump(drift_records(), tmp_path / "t.jsonl"))
+    gated = run("audit", trace, "--baseline", str(bomb))
+    assert gated.exit_code == 2
+    assert "the zstd data expands more than 1000x" in gated.output
