@@ -677,6 +677,19 @@ def _same_key(path: str) -> object:
     return (st.st_dev, st.st_ino)
 
 
+def reads_stdin(path: str) -> bool:
+    """True when ``path`` reads the standard input stream: ``-``, or a name of it
+    (``/dev/stdin``, ``/dev/fd/0``) while it is a pipe or a terminal, which can be read
+    once (a file redirected to it can be opened again by its other names)."""
+    if path == "-":
+        return True
+    try:
+        st = os.fstat(sys.stdin.fileno())
+    except (OSError, ValueError, AttributeError):  # no stdin, or not a descriptor
+        return False
+    return not stat.S_ISREG(st.st_mode) and _same_key(path) == (st.st_dev, st.st_ino)
+
+
 def _unique(items: Iterable[str], named: dict[object, str]) -> Iterable[str]:
     """Items once each, by :func:`_same_key` (``- /dev/stdin`` is one trace), each as
     ``named`` names its file when it does (a file given on the command line keeps the

@@ -90,6 +90,7 @@ def diff_command(
     with loading():  # the auditor (compaction_audit.startup)
         from compaction_audit.api import audit_or_isolated, audited
         from compaction_audit.diff import diff_reports, gate
+        from compaction_audit.discover import reads_stdin
         from compaction_audit.outfile import (
             refuse_same_file,
             refuse_same_stderr,
@@ -98,7 +99,7 @@ def diff_command(
 
     output = stdout_or(output)
     try:
-        if baseline == "-" and candidate == "-":
+        if reads_stdin(baseline) and reads_stdin(candidate):  # adv86 #7: - /dev/stdin
             raise UsageError("baseline and candidate cannot both be standard input")
         if quiet and fmt is not Format.text:
             raise UsageError("--quiet applies to --format text")
