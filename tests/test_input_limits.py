@@ -8,6 +8,7 @@ import gzip
 import json
 import os
 import random
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -23,7 +24,7 @@ from compaction_audit.io import lines as lines_mod
 from compaction_audit.io.lines import Limits, iter_lines
 from compaction_audit.io.native import read_native
 from compaction_audit.settings import Settings
-from tests.logs import dump, rnd, spans
+from tests.logs import ROOT, dump, rnd, spans
 
 OK0 = rnd(0, spans=spans(("a", 10), ("b", 5)), retained=[["a", 0.5], ["b", 0.4]])
 TEXT = (json.dumps(OK0) + "\n" + json.dumps(rnd(1, evicted=["a"])) + "\n").encode()
@@ -127,6 +128,31 @@ def test_cr_only_line_endings_are_named(tmp_path: Path) -> None:
     latin = tmp_path / "latin.jsonl"
     latin.write_bytes(b'{"type": "session", "a": "caf\xe9"}\r{"x": 1}\r')
     assert "lines end with a lone CR" in CliRunner().invoke(app, ["audit", str(latin)]).output
+
+
+@pytest.mark.parametrize("name", ["openhands/condensation.json", "opencode/export.json",
+                                  "cline/session.messages.json"])
+def test_a_json_document_whose_lines_end_with_a_lone_cr_is_named(
+        tmp_path: Path, name: str) -> None:
+    """adv86 #5: a JSON document (OpenHands, opencode, Cline) with lone-CR line endings
+    was read as one line, every finding at "line 1", where JSON Lines are refused;
+    with CRLF its findings keep their lines."""
+    original = ROOT / "tests" / "fixtures" / "adapters" / name
+    data = original.read_bytes()
+    assert b"\r" not in data and data.count(b"\n") > 10
+    mac = tmp_path / ("mac-" + Path(name).name)
+    mac.write_bytes(data.replace(b"\n", b"\r"))
+    result = CliRunner().invoke(app, ["audit", str(mac)])
+    assert (result.exit_code, result.output) == (2, (
+        f"compaction-audit: {mac}:1: lines end with a lone CR (classic Mac line endings); "
+        "use LF or CRLF\n"))
+    dos = tmp_path / Path(name).name
+    dos.write_bytes(data.replace(b"\n", b"\r\n"))
+    as_is, crlf = (CliRunner().invoke(app, ["audit", str(p), "-f", "json"])
+                   for p in (original, dos))
+    assert crlf.exit_code == as_is.exit_code in (0, 1)
+    lines = [re.findall(r'"line": ?(\d+)', r.stdout) for r in (as_is, crlf)]
+    assert lines[0] == lines[1] and len(set(lines[0])) > 1
 
 
 @pytest.mark.parametrize("data", [

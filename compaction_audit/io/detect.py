@@ -271,9 +271,9 @@ def _sniff_document(path: str, head: list[tuple[int, bytes]],
         head.extend(rest)
     try:
         value = documents.read_document(path, head).value
-    except LogError:
-        if multiline:
-            raise
+    except LogError as exc:
+        if multiline or exc.message == documents.LONE_CR:  # a document whose lines end
+            raise  # with a lone CR is one line: it is no JSON Lines either (adv86 #5)
         return None
     found = next((fmt for fmt, test in document_sniffers().items() if test(value)), None)
     if found is None and len(head) > 1:

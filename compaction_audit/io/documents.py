@@ -87,10 +87,15 @@ class Document:
         return lines[part] if 0 <= part < len(lines) else None
 
 
+LONE_CR = "lines end with a lone CR (classic Mac line endings); use LF or CRLF"
+"""The error of a JSON document whose lines end with a lone CR."""
+
+
 def read_document(path: str, lines: Iterable[tuple[int, bytes]] | None) -> Document:
     """Decode the whole of ``path`` (or ``lines``) as one JSON document.
 
-    Raises :class:`LogError` naming the first line when the text is not JSON.
+    Raises :class:`LogError` naming the first line when the text is not JSON, or when
+    its lines end with a lone CR (:data:`LONE_CR`).
     """
     numbers: list[int] = []
     offsets: list[int] = []
@@ -112,6 +117,10 @@ def read_document(path: str, lines: Iterable[tuple[int, bytes]] | None) -> Docum
         at = _byte_offset(data, exc.pos)
         line = numbers[bisect.bisect_right(offsets, at) - 1] if numbers else 1
         raise LogError(path, line, f"not a JSON document: {exc.msg}") from None
+    if data.count(b"\r") > data.count(b"\r\n"):  # a raw CR is whitespace in JSON: only
+        # a line break, which the line numbers would not count (adv86 #5: every
+        # address of a lone-CR OpenHands file read "line 1"), as JSON Lines refuses it
+        raise LogError(path, numbers[0] if numbers else 1, LONE_CR)
     doc = Document(path, value)
     if isinstance(value, (dict, list)) and len(numbers) > 1:
         starts, parts = _element_starts(data)
