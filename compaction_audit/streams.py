@@ -139,8 +139,12 @@ def _searched_folders(names: list[str]) -> list[str]:
 
 def _pattern_folder(name: str) -> str | None:
     """The folder before a pattern's first wildcard (``d/**/*.jsonl``: ``d``); None
-    for a name that is no pattern."""
+    for a name that is no pattern: one without a wildcard, or a file that exists
+    (``a[1].jsonl`` is audited as named, as :func:`compaction_audit.discover.is_pattern`
+    says: adv86 #6, ``2> err.json`` beside it was refused as a file the command reads)."""
     magic = min((i for i in (name.find(c) for c in "*?[") if i >= 0), default=-1)
+    if magic >= 0 and os.path.exists(name):
+        return None
     return (os.path.dirname(name[:magic]) or ".") if magic >= 0 else None
 
 

@@ -265,3 +265,18 @@ def test_the_output_file_that_is_standard_error_is_written(folder: Path) -> None
     plain = run_plain(["audit", "-q", "t.jsonl"], folder)
     assert done.stdout == b"" and done.returncode == plain.returncode
     assert (folder / "err.txt").read_bytes() == plain.stdout
+
+
+def test_a_trace_named_like_a_pattern_is_no_pattern_when_it_exists(folder: Path) -> None:
+    """adv86 #6: ``audit 'a[1].jsonl' 2> err.json`` audits the file as named, but the
+    standard-error check read the name as a pattern over its folder and refused
+    err.json, exit 2; a pattern that names no file still counts its folder."""
+    shutil.copy(folder / "t.jsonl", folder / "a[1].jsonl")
+    done = run_into(folder / "err.json", ["audit", "a[1].jsonl", "-q"], folder)
+    assert done.returncode == 1, done.stdout  # the sample's findings
+    assert done.stdout.decode() == "FAIL: 6 error(s), 2 warning(s), 1 info\n"
+    assert (folder / "err.json").read_bytes() == b""
+    (folder / "x1.jsonl").write_bytes((folder / "t.jsonl").read_bytes())
+    refused = run_into(folder / "x1.jsonl", ["audit", "x[12].jsonl", "-q"], folder)
+    assert refused.returncode == 2
+    assert refused.stdout.decode().startswith("compaction-audit: standard error: is ")
