@@ -140,3 +140,56 @@ def test_a_fifo_beside_the_store_is_refused_before_sqlite_opens_it(tmp_path: Pat
                           check=False)
     assert done.returncode == 2
     assert "its -journal file is not a regular file" in done.stderr
+
+
+def _with_views(tmp_path: Path, n: int) -> Path:
+    """The real opencode store of the fixtures with ``n`` views written straight into
+    its schema (as a hostile file is made: no ``CREATE VIEW`` parses them)."""
+    import shutil
+
+    path = tmp_path / f"views-{n}.db"
+    shutil.copy(Path(__file__).parent / "fixtures" / "adapters" / "opencode" / "real"
+                / "opencode.db", path)
+    db = sqlite3.connect(path)
+    db.execute("PRAGMA journal_mode=DELETE")
+    db.execute("PRAGMA writable_schema=ON")
+    db.executemany("INSERT INTO sqlite_master(type, name, tbl_name, rootpage, sql) "
+                   "VALUES ('view', ?, ?, 0, ?)",
+                   [(f"v{i}", f"v{i}", f"CREATE VIEW v{i} AS SELECT 1") for i in range(n)])
+    db.commit()
+    db.close()
+    return path
+
+
+def test_the_schema_is_counted_from_the_file_s_bytes(tmp_path: Path) -> None:
+    """schema_entries walks the schema b-tree (leaf and interior pages) to the count
+    SQLite gives; past the limit it says limit + 1."""
+    from compaction_audit.io.sqlite_schema import schema_entries
+
+    for n in (0, 3_000):
+        path = _with_views(tmp_path, n)
+        db = sqlite3.connect(path)
+        (truth,), = db.execute("SELECT count(*) FROM sqlite_master").fetchall()
+        db.close()
+        with path.open("rb") as fh:
+            assert schema_entries(fh) == truth
+            assert schema_entries(fh, limit=truth - 1) == truth  # limit + 1
+            assert schema_entries(fh, limit=10) == 11
+    with (tmp_path / "empty.db").open("wb+") as fh:
+        assert schema_entries(fh) == 0  # no header: SQLite's to refuse
+
+
+def test_a_store_whose_schema_is_past_the_limit_is_refused_before_sqlite_reads_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """adv86 #2: 160,000 views in a 10 MB store took 72 s to load, before any query the
+    step budget could stop.  At the limit the store is read; one more row is refused."""
+    path = _with_views(tmp_path, 0)
+    db = sqlite3.connect(path)
+    (rows,), = db.execute("SELECT count(*) FROM sqlite_master").fetchall()
+    db.close()
+    monkeypatch.setattr(sqlite_store, "MAX_SCHEMA_ENTRIES", rows + 40)
+    assert list(opencode.records(str(_with_views(tmp_path, 40))))  # at the limit: read
+    with pytest.raises(LogError, match=rf"views-41\.db: the SQLite store's schema holds "
+                                       rf"more than {rows + 40:,} tables, indexes, views "
+                                       r"and triggers: not a plain store"):
+        list(opencode.records(str(_with_views(tmp_path, 41))))

@@ -35,6 +35,7 @@ from typing import Any
 
 from compaction_audit.errors import LogError
 from compaction_audit.io.lines import regular_file
+from compaction_audit.io.sqlite_schema import MAX_SCHEMA_ENTRIES, schema_entries
 
 STEPS_PER_BYTE = 50
 """VM instructions allowed per byte of the database and its ``-wal`` file.  Reading a
@@ -165,6 +166,7 @@ class BoundedStore:
             if os.path.lexists(other) and not regular_file(other):
                 raise LogError(shown, 0, f"cannot open the {what}: its {side} file is not "
                                "a regular file")
+        self._schema_bounded(shown, path)
         self._copy: Any = None
         try:
             self.db = _open_untouched(path)
@@ -188,6 +190,22 @@ class BoundedStore:
         except sqlite3.Error as exc:
             self.close()
             raise self._error(exc) from None
+
+    def _schema_bounded(self, shown: str, path: str) -> None:
+        """Raise :class:`LogError` when the file's schema holds more than
+        :data:`~compaction_audit.io.sqlite_schema.MAX_SCHEMA_ENTRIES` rows, counted
+        from its bytes: SQLite parses the whole schema before any query its progress
+        handler could stop (adv86 #2).  A file that cannot be opened here is left to
+        the connection, which says why."""
+        try:
+            with open(path, "rb") as fh:
+                entries = schema_entries(fh, MAX_SCHEMA_ENTRIES)
+        except OSError:
+            return
+        if entries > MAX_SCHEMA_ENTRIES:
+            raise LogError(shown, 0, f"the {self.what}'s schema holds more than "
+                           f"{MAX_SCHEMA_ENTRIES:,} tables, indexes, views and triggers: "
+                           "not a plain store")
 
     def __enter__(self) -> BoundedStore:
         return self
