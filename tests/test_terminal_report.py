@@ -473,7 +473,10 @@ def test_our_own_lists_wrap_under_an_indent_with_no_trailing_space() -> None:
     start = gated.index("Gates FAILED (--fail-on-new error):")
     reason = gated[start + 1:gated.index("", start)]
     heads = [i for i, x in enumerate(reason) if not x.startswith("    ")]
-    assert reason[0].startswith("  88 new finding unit(s) at or above error: ")
+    # 89 since usertest38 #4: research-decay's 0.72, stated only as "not 0.72", is no
+    # longer held by a later "rose ... to 0.72": its CA301 findings count one more lost
+    # fact, and one more of them is new
+    assert reason[0].startswith("  89 new finding unit(s) at or above error: ")
     assert reason[heads[1]].startswith("  23 persisting finding unit(s) now at or above")
     assert heads == [0, heads[1]] and heads[1] > 1  # each reason wraps under 4 spaces
     assert all(x.startswith("  ") for x in reason)

@@ -683,8 +683,10 @@ def test_a_word_also_lists_the_spans_that_hold_it_only_as_words(write_log: LogWr
             evicted=["a", "b"], spans=[span("c", "Is the cache on staging warm?")]),
     ]))
     root = trace(read_native(path), "staging")
-    assert root.label == ("word 'staging': 2 spans: 1 lost, 1 in context; after the loss "
-                          "only the person states it again: span c (user, round 1)")
+    # usertest38 #4: c asks about staging, it states nothing (it read "only the person
+    # states it again")
+    assert root.label == ("word 'staging': 2 spans: 1 lost, 1 in context; not held by "
+                          "span c (user, round 1), which asks for it")
     assert [(c.data["span"], c.data["fate"]) for c in root.children] == [
         ("a", "lost"), ("c", "in context")]
     assert root.children[0].label == (

@@ -47,7 +47,8 @@ class NegationFlipped(Rule):
     words of a rule survive while its meaning inverts, so word overlap counts it as
     carried and the agent follows the opposite instruction.  Survival no longer counts a
     flipped rule as kept (``recall.survival.flipped``), and ``trace`` says "flipped at
-    fold F".
+    fold F", of the rule and of a flag or words inside it alike ("--force", "Never use
+    --force", "force": usertest38 #4).
 
     Known problems: antonyms are a fixed list of pairs (enable/disable, allow/forbid,
     add/remove, start/stop, ...); a reversal by a verb pair outside it ("always keep the

@@ -58,9 +58,9 @@ class _Log:
         under a fold asks the same question of the same text, and each answer reads the
         whole text (a word search on a lowered copy), so n spans under one summary of L
         characters cost n x L (issue 11, class 5, adv10 F5: 0.85 MB took 76 s)."""
-        d = follow.d
+        d, rule = follow.d, follow.rule
         key = (follow.literal, follow.part, None if d is None else (d.kind, d.text, d.norm),
-               fold)
+               None if rule is None else (rule.kind, rule.text, rule.norm), fold)
         found = self._answers.get(key)
         if found is None:
             found = self._answers[key] = follow.at(self.rows[fold]["text"])

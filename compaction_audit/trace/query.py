@@ -11,7 +11,6 @@ from functools import lru_cache
 from typing import Any
 
 from compaction_audit.errors import UsageError
-from compaction_audit.io.harness import is_person_source
 from compaction_audit.model import Session
 from compaction_audit.recall import extract as ext
 from compaction_audit.recall.analysis.occurrences import NAME_KINDS, VALUE_TYPES
@@ -19,6 +18,7 @@ from compaction_audit.recall.kinds import KIND_RANK
 from compaction_audit.recall.spantypes import span_type
 from compaction_audit.recall.survival import check as surv  # where tests patch survives
 from compaction_audit.recall.wholetoken import STATING_TYPES, looked_for, states
+from compaction_audit.trace.held import mark_unheld, stance_of, still_held
 from compaction_audit.trace.log import _Log, reach
 from compaction_audit.trace.tree import (
     MAX_LEVELS,
@@ -93,11 +93,26 @@ class _Follow:
     d: ext.Discriminator | None = None
     literal: str | None = None
     part: bool = False  # the literal may be part of a word (a token cut short)
+    rule: ext.Discriminator | None = None  # the prohibition whose object it is
 
     def at(self, text: str) -> tuple[str, str | None]:
         """(result, detail) for a summary ``text``: ``carried``; ``carried in part``
         with the file name kept (a path whose file name alone is stated: never
-        reported as carried); ``flipped`` with the sentence; ``lost``."""
+        reported as carried); ``flipped`` with the sentence; ``lost``.  The object of
+        a prohibition (``rule``) is ``flipped`` where the summary states the rule
+        reversed, whether it keeps the object's words or not: "Use --force when
+        pushing to main" flips ``--force`` of "Never use --force when pushing to main"
+        (usertest38 #4: it read "carried", and the query "Never use --force" "LOST",
+        where negation-flipped reports the fold)."""
+        result, detail = self._at(text)
+        if self.rule is not None and result != "flipped":
+            sentence = surv.flip_sentence(self.rule, text)
+            if sentence is not None:
+                return "flipped", sentence
+        return result, detail
+
+    def _at(self, text: str) -> tuple[str, str | None]:
+        """:meth:`at` of the query alone."""
         low = text.lower()
         if self.literal is not None:
             held = self.literal in low if self.part else _word_in(self.literal, low)
@@ -184,8 +199,9 @@ def _carry(log: _Log, item: str, follow: _Follow | None,
                 head = label[:len(label) - len(repr(detail))]
             else:
                 label = f"LOST at fold {fold}{accounted} {where}"
-        # a hit the span's line names is lost where the followed one is: said there
-        told = [c for c in lost_here if not (result == "lost" and c in named)]
+        # a hit the span's line names is lost (or flipped) where the followed one
+        # is: said there
+        told = [c for c in lost_here if not (result in ("lost", "flipped") and c in named)]
         data["also_dropped"] = [c.text for c in told]
         also = ("; also dropped: " + ", ".join(f"{c.kind.value} {c.text!r}"
                                                for c in told)) if told else ""
@@ -365,16 +381,18 @@ def trace_discriminator(session: Session, query: str) -> Node:
         note = (f"{note}; " if note else "") + (
             f"{harness:,} span(s) of text the product adds (harness: reminders, notices) "
             "also hold it, not counted: harness text yields no discriminator")
-    children = _span_nodes(log, spans, mode, q, unsaid=unsaid)
+    children = _span_nodes(log, spans, mode, q, unsaid=unsaid, found_in=found_in)
     if any(n.data["fate"] == "lost" for n in children):
-        children += _span_nodes(log, _stating(log, spans), mode, q)
+        children += _span_nodes(log, _stating(log, spans), mode, q, found_in=found_in)
     if mode in ("reduced", "discriminator") and children:
         words = _mentions(log, {n.data["span"] for n in children}, q)
-        children += _span_nodes(log, words, "plain", q, " (as words of its text)")
+        children += _span_nodes(log, words, "plain", q, " (as words of its text)",
+                                found_in=found_in)
         if words:
             note = (f"{note}; " if note else "") + (
                 f"of these, {len(words):,} span(s) hold it only as words of their text "
                 "(searched literally)")
+    mark_unheld(log, children)  # a question, a rule's object outside it (usertest38 #4)
     children.sort(key=lambda n: (OUTCOMES.index(n.data["fate"]), n.data["round"],
                                  n.data["line"]))
     # "kind" says what the trace followed, as the label does (adv57: words read
@@ -392,7 +410,9 @@ def trace_discriminator(session: Session, query: str) -> Node:
     else:
         fates = [n.data["fate"] for n in children]
         data["counts"] = {o: fates.count(o) for o in OUTCOMES if o in fates}
-        held, data["held"] = _still_held(log, children)
+        held, data["held"], unheld = still_held(log, children)
+        if unheld is not None:
+            data["not_held"] = unheld
         counts = counts_label(fates) + held + _unsaid_label(children)
     if not children:
         raise UsageError(f"{query!r} is neither an item id nor a discriminator, nor found as "
@@ -495,16 +515,23 @@ def _stating(log: _Log, spans: list[tuple[str, list[ext.Discriminator],
 
 def _span_nodes(log: _Log, spans: list[tuple[str, list[ext.Discriminator],
                                               list[ext.Discriminator]]],
-                mode: str, q: str, mark: str = "", unsaid: frozenset[str] | set[str] = frozenset()
+                mode: str, q: str, mark: str = "", unsaid: frozenset[str] | set[str] = frozenset(),
+                found_in: dict[str, tuple[str, list[ext.Discriminator]]] | None = None
                 ) -> list[Node]:
     """One node per ``(span, hits, others)``: the span's fate for the query (each hit
     under its own fate), the chain of folds above it as children; ``mark`` ends the
     head of a span without hits (how it holds the query).  A span of ``unsaid``
-    (:func:`_names_unsaid`) has ``counted`` false, its folds read "dropped at fold"."""
+    (:func:`_names_unsaid`) has ``counted`` false, its folds read "dropped at fold".
+    ``found_in``: each span's type and discriminators, for the prohibition whose object
+    the query is there (followed with it) and whether the span asks for it
+    (:func:`~compaction_audit.trace.held.stance_of`; ``data``: ``ruled``, ``asked``)."""
     children: list[Node] = []
     for item, hits, others in spans:
         row = log.rows[item]
-        follow = _Follow(d=hits[0]) if hits else _Follow(literal=q, part=mode == "substring")
+        stype, found = (found_in or {}).get(item, ("", []))
+        rule, negated, asked = stance_of(log, item, stype, found, hits[0] if hits else None, q)
+        follow = (_Follow(d=hits[0], rule=rule) if hits
+                  else _Follow(literal=q, part=mode == "substring", rule=rule))
         up = _carry(log, item, follow, others, set(), named=hits[1:])
         fate = _span_fate(log, item, up)
         if fate in ("recoverable", "in context") or item in unsaid:
@@ -514,7 +541,8 @@ def _span_nodes(log: _Log, spans: list[tuple[str, list[ext.Discriminator],
         # each hit under its own fate (usertest8: a constraint holding the query read
         # "carried" beside a fold that dropped it; adv50: one that a second fold still
         # carried read "dropped")
-        fates = [fate, *(_span_fate(log, item, _carry(log, item, _Follow(d=h), [], set()))
+        fates = [fate, *(_span_fate(log, item, _carry(log, item, _Follow(d=h, rule=rule),
+                                                      [], set()))
                          for h in hits[1:])] if hits else []
         stated = "; ".join(
             (f"{f}: " if f != fate else "") + ", ".join(
@@ -527,7 +555,10 @@ def _span_nodes(log: _Log, spans: list[tuple[str, list[ext.Discriminator],
              "line": row["line"], **log.at(item), "state": log.state(item), "fate": fate,
              "matched": [{"kind": d.kind.value, "text": d.text, "norm": d.norm, "fate": g}
                          for d, g in zip(hits, fates, strict=True)],
-             **({"counted": False} if item in unsaid else {})},
+             **({"counted": False} if item in unsaid else {}),
+             **({"prose": True} if stype in STATING_TYPES else {}),
+             **({"negated": True} if negated else {}),
+             **({"asked": True} if asked else {})},
             up, cut=len(head) + 2 if stated else None))
     return children
 
@@ -545,76 +576,6 @@ def _dropped_not_lost(nodes: list[Node]) -> None:
 
 
 _LOST, _DROPPED = "LOST at fold", "dropped at fold"
-
-
-HELD = ("carried", "recoverable", "in context")
-"""Span fates under which the value can still be read (:data:`OUTCOMES`)."""
-
-
-def _still_held(log: _Log, spans: list[Node]) -> tuple[str, dict[str, Any] | None]:
-    """``; still held by span X`` (``and N more``) when some spans lost the value and
-    another still holds it: each lost span's "LOST at fold" is true of that span
-    alone, and a reader of the tree took the value for lost (ux4 F11).  The first
-    holding span in the tree's order is named (its fate is on its own line), with its
-    source when the log gives one: "line-19 (user)" is the person's own later message,
-    which a reader took for the fact kept (usertest5).  When every holder is a message
-    of the person (:func:`~compaction_audit.io.harness.is_person_source`) written at
-    or after the first fold that lost the value, the label says only the person
-    states it again (the audit's "asked again");
-    otherwise a span that kept it is named before such messages.  Empty otherwise.
-    Returns (the label's words, the same as data: ``span``, ``source``, ``spans``
-    (how many hold it), ``only_the_person``; None when empty)."""
-    held = [n for n in spans if n.data["fate"] in HELD]
-    if not held or len(held) == len(spans):
-        return "", None
-    lost_at = min((r for n in spans if n.data["fate"] == "lost"
-                   for r in _loss_rounds(log, n)), default=None)
-    after = [n for n in held if lost_at is not None and n.data["round"] >= lost_at]
-    asked = [n for n in after if isinstance(source := n.data.get("source"), str)
-             and is_person_source(source)]
-    only = len(asked) == len(held)
-    # spans born at the loss or after hold it again, they did not keep it (usertest30
-    # #1: a tool result re-read after the compaction read "still held by", where the
-    # audit says "read again at line N")
-    again = not only and len(after) == len(held)
-    held = [n for n in held if n not in after] + [n for n in after if n not in asked] + asked
-    first = held[0].data
-    info = {"span": first["span"], "source": first.get("source"), "spans": len(held),
-            "only_the_person": only, "read_again": again}
-    more = f" and {len(held) - 1} more" if len(held) > 1 else ""
-    if only:  # usertest11: the person's question read as the fact kept
-        return (f"; after the loss only the person states it again: span {first['span']} "
-                f"({first['source']}, round {first['round']}){more}"), info
-    who = f"{first['source']}, " if first.get("source") else ""
-    if again:
-        return (f"; after the loss it is stated again: span {first['span']} "
-                f"({who}round {first['round']}){more}"), info
-    who = f" ({first['source']})" if first.get("source") else ""
-    return f"; still held by span {first['span']}{who}{more}", info
-
-
-def _loss_rounds(log: _Log, node: Node) -> list[int]:
-    """The rounds at which the query was lost on the chain below ``node`` (a span or
-    fold node): a fold that dropped it, else the eviction of the last item that held
-    it (the span itself when nothing folded it, a carrying fold nothing above carried
-    on: adv57, both read "still held" beside the person's later question)."""
-    out: list[int] = []
-    folds = [c for c in node.children if "fold" in c.data
-             and c.data.get("result") not in (None, "after")]
-    for c in folds:
-        if c.data["result"] == "lost":
-            out.append(c.data["round"])
-        elif c.data["result"] == "carried":
-            out += _loss_rounds(log, c) or _gone_round(log, c.data["fold"])
-    if not folds and "span" in node.data:
-        out += _gone_round(log, node.data["span"])
-    return out
-
-
-def _gone_round(log: _Log, item: str) -> list[int]:
-    """``[round]`` at which ``item`` was evicted or dropped; ``[]`` when it was not."""
-    gone = log.rows[item]["gone_ri"]
-    return [] if gone is None else [log.round_of[gone]]
 
 
 def _summaries_stating(log: _Log, norms: set[str], q: str) -> list[Node]:

@@ -18,23 +18,25 @@ from compaction_audit.recall.harm import asked_again, reuse
 from compaction_audit.recall.ranking import document_source, person_source
 
 
-def _fold_losses(session: Session, drops: pl.DataFrame, occ: pl.DataFrame,
-                 held: pl.DataFrame, life: pl.DataFrame) -> pl.DataFrame:
+def _fold_losses(session: Session, drops: pl.DataFrame, reach: pl.DataFrame,
+                 held: pl.DataFrame) -> pl.DataFrame:
     """:func:`_fold_losses_of`; with no drops (no fold dropped anything: most small
     traces), its empty result, kept per input schemas (issue 14, fleet audits)."""
     if drops.height:
-        return _fold_losses_of(session, drops, occ, held, life)
+        return _fold_losses_of(session, drops, reach, held)
     return kept_for_schemas(
-        "fold_losses", (drops, occ, held, life, session.membership),
-        lambda: _fold_losses_of(session, drops, occ, held, life))
+        "fold_losses", (drops, reach, held, session.membership),
+        lambda: _fold_losses_of(session, drops, reach, held))
 
 
-def _fold_losses_of(session: Session, drops: pl.DataFrame, occ: pl.DataFrame,
-                    held: pl.DataFrame, life: pl.DataFrame) -> pl.DataFrame:
+def _fold_losses_of(session: Session, drops: pl.DataFrame, reach: pl.DataFrame,
+                    held: pl.DataFrame) -> pl.DataFrame:
     """Keys a fold dropped at round index ``ri`` that nothing held at that fold: no raw
-    span born before ``ri`` and still resolvable at ``ri``, no working-set summary at
-    ``ri`` that keeps it.  A span born at ``ri`` (read again after the compaction, in
-    the same round) does not count: loss is judged at the fold (issue 10, point 4).
+    span born before ``ri`` and still holding it at ``ri`` (``reach``: ``key``, ``id``,
+    ``born``, ``gone``, :func:`~compaction_audit.recall.analysis.stances.holding`), no
+    working-set summary at ``ri`` that keeps it.  A span born at ``ri`` (read again
+    after the compaction, in the same round) does not count: loss is judged at the fold
+    (issue 10, point 4).
 
     Interval arithmetic: each span holds its keys over ``[born + 1, gone)`` here, each
     keeping summary over its membership; a drop is a loss when ``ri`` falls in no merged
@@ -49,7 +51,7 @@ def _fold_losses_of(session: Session, drops: pl.DataFrame, occ: pl.DataFrame,
     at = drops.select("key", "ri").unique()
     keys = at.lazy().select("key").unique()
     strict = one(pl.concat([  # one plan (issue 14, fleet audits)
-        occ.lazy().select("key", "id").unique().join(keys, on="key").join(life.lazy(), on="id")
+        reach.lazy().join(keys, on="key")
         .select("key", (pl.col("born") + 1).alias("start"), pl.col("gone").alias("end")),
         held.lazy().join(keys, on="key").join(session.membership.lazy(), on="id")
         .select("key", "start", "end"),
@@ -64,14 +66,15 @@ def _fold_losses_of(session: Session, drops: pl.DataFrame, occ: pl.DataFrame,
 
 def _lost_table(session: Session, items: pl.DataFrame, occ: pl.DataFrame,
                 names: pl.DataFrame, losses: pl.DataFrame,
-                drops: pl.DataFrame, limits: list[Limit]) -> pl.DataFrame:
+                drops: pl.DataFrame, limits: list[Limit], reach: pl.DataFrame
+                ) -> pl.DataFrame:
     """:func:`_lost_rows`; with no losses, its empty result (nothing is checked, no
     limit is met), kept per input schemas (issue 14, fleet audits)."""
     if losses.height:
-        return _lost_rows(session, items, occ, names, losses, drops, limits)
+        return _lost_rows(session, items, occ, names, losses, drops, limits, reach)
     return kept_for_schemas(
-        "lost_table", (session.rounds, items, occ, names, losses, drops),
-        lambda: _lost_rows(session, items, occ, names, losses, drops, limits))
+        "lost_table", (session.rounds, items, occ, names, losses, drops, reach),
+        lambda: _lost_rows(session, items, occ, names, losses, drops, limits, reach))
 
 
 QUESTION = (r"\?|(?i)^\W*(?:was|were|is|are|what|which|did|do|does|how|why|when|where|who"
@@ -125,7 +128,8 @@ def _answered(again: pl.LazyFrame, placed: pl.LazyFrame) -> pl.LazyFrame:
 
 def _lost_rows(session: Session, items: pl.DataFrame, occ: pl.DataFrame,
                names: pl.DataFrame, losses: pl.DataFrame,
-               drops: pl.DataFrame, limits: list[Limit]) -> pl.DataFrame:
+               drops: pl.DataFrame, limits: list[Limit], reach: pl.DataFrame
+               ) -> pl.DataFrame:
     """First loss of each discriminator (a gap in its recoverability, or a fold that
     dropped it with nothing else holding it), with source span, its type and the log
     line that stated it (``span_line``: the earliest span holding it; ``text_line``:
@@ -151,14 +155,22 @@ def _lost_rows(session: Session, items: pl.DataFrame, occ: pl.DataFrame,
 
     ``finished_item``/``finished_line``: the work item the log closed before the fold
     whose section states the fact, or "git commit" for a commit message, and the
-    closing call's line (:func:`~compaction_audit.recall.finished.finished_work`)."""
+    closing call's line (:func:`~compaction_audit.recall.finished.finished_work`).
+
+    ``occ``: every occurrence (``asked`` among its columns): a question that names the
+    fact asks again, and an action naming it reuses it; the span that stated it and a
+    re-read are spans that hold it (``reach``: ``key``, ``id``, ``until`` among others,
+    :func:`~compaction_audit.recall.analysis.stances.holding`): a question names it,
+    and a later call naming a rule's object outside the rule does not read the rule
+    again (usertest38 #4)."""
     # a few plans, each collected once (issue 14, fleet audits): the lost rows and the
     # user spans, which asked_again and reuse read as frames, then the table
     rounds = session.rounds.lazy().select("ri", "round", "line")
     first = losses.lazy().sort("start", descending=False).group_by(
         "key", maintain_order=True).agg(pl.col("start").first(), pl.col("by_fold").any())
     spans = items.lazy().select("id", pl.col("ri").alias("born"), "source", "source_line")
-    source = (occ.lazy().rename({"line": "text_line"}).join(spans, on="id").sort("born")
+    source = (occ.lazy().filter(~pl.col("asked")).drop("negated", "asked")
+              .rename({"line": "text_line"}).join(spans, on="id").sort("born")
               .group_by("key", maintain_order=True).first())
     fold_at = (first.select("key", "start").join(drops.lazy(), on="key")
                .filter(pl.col("ri") <= pl.col("start")).sort("ri", descending=True)
@@ -193,8 +205,11 @@ def _lost_rows(session: Session, items: pl.DataFrame, occ: pl.DataFrame,
              pl.col("round").first().alias("asked_again_round")))
     reread = (
         lost.lazy().select("key", "start", pl.col("id").alias("src"))
-        .join(occ.lazy().select("key", "id").join(spans, on="id"), on="key")
+        .join(reach.lazy().select("key", "id", "until")
+              .join(occ.lazy().select("key", "id"), on=["key", "id"], how="semi")
+              .join(spans, on="id"), on="key")
         .filter((pl.col("born") >= pl.col("start")) & (pl.col("id") != pl.col("src"))
+                & (pl.col("until").is_null() | (pl.col("born") < pl.col("until")))
                 & document_source(pl.col("source")))
         .join(rounds.select(pl.col("ri").alias("born"), "round"), on="born")
         .sort("born", "source_line", "id")

@@ -19,6 +19,7 @@ from compaction_audit.plans import collect
 from compaction_audit.reachability import resolvable_end
 from compaction_audit.recall import extract as ext
 from compaction_audit.recall.analysis.items import typed_items
+from compaction_audit.recall.analysis.stances import STANCE_SCHEMA, stance_rows
 from compaction_audit.recall.textwork import Extracted, Survived, survival_flags
 from compaction_audit.series import Series
 
@@ -42,7 +43,10 @@ def _occurrences(session: Session, series: Series,
     span used before the compaction (issue 10, point 1), left out of ``occ``.
 
     ``occ`` columns: ``key``, ``id``, ``kind``, ``text``, ``rank``, ``stype`` (span
-    type), ``line`` (1-based line of the discriminator in its span's cleaned text).
+    type), ``line`` (1-based line of the discriminator in its span's cleaned text),
+    ``negated`` and ``asked`` (:func:`~compaction_audit.recall.analysis.stances.
+    stance_rows`: stated negatively, as a rule's object; named in a question, which
+    holds no fact: usertest38 #4).
     "Before the compaction": a prose or spec span born no later than the round at which
     the tool span stops being resolvable (any round while it stays resolvable).
     Python visits each distinct (text, type) once for ``occ`` and each distinct (leaf
@@ -70,8 +74,12 @@ def _occurrences(session: Session, series: Series,
                  .with_row_index("_row")
                  .join(distinct.lazy().rename({"text": "body"}), on=["body", "stype"])
                  .select("_row", "id", "_d").join(table.lazy(), on="_d").sort("_row", "pos"))
-    held_by, occ = collect(held_plan, held_plan.select(
-        "key", "id", "kind", "text", "rank", "line").join(
+    stances = (stance_rows(distinct, found_in) if table.height  # usertest38 #4: asked,
+               else pl.DataFrame(schema=STANCE_SCHEMA))  # stated negatively
+    held_by, occ = collect(held_plan, held_plan.join(
+        stances.lazy(), on=["_d", "pos"], how="left").select(
+        "key", "id", "kind", "text", "rank", "line",
+        *(pl.col(flag).fill_null(False) for flag in ("negated", "asked"))).join(
         items.lazy().select("id", "stype"), on="id", how="left"))
     occ, names = _prose_names(session, items, occ)
     if held_by.height == 0 or summaries.height == 0:  # no (summary text, leaf) pair

@@ -27,6 +27,7 @@ from compaction_audit.recall.analysis.occurrences import (
     _occurrences,
 )
 from compaction_audit.recall.analysis.restated import restated
+from compaction_audit.recall.analysis.stances import REACH_SCHEMA, holders_of, holding
 from compaction_audit.recall.ranking import person_source
 from compaction_audit.recall.textwork import Extracted, Survived, TextJobs
 from compaction_audit.series import Series
@@ -67,20 +68,23 @@ def analyse(session: Session, series: Series, items: pl.DataFrame | None = None,
                 "ri", "line", "child")
         .sort("ri")
     )
-    first_seen_plan = occ.lazy().join(life.lazy(), on="id").group_by("key").agg(
+    # a question names a fact, it does not state it: seen and held where stated
+    # (usertest38 #4: "Which version of lib2 did we pin again?" lowered the debt)
+    holders = holders_of(occ, items)
+    first_seen_plan = holders.lazy().join(life.lazy(), on="id").group_by("key").agg(
         pl.col("born").min().alias("start")).with_columns(pl.lit(n, pl.Int64).alias("end"))
-    holders = occ  # its key and id columns are read
-    drops, first_seen, debt, losses = _debt_and_losses(session, holders, held, life,
-                                                       drops_plan, first_seen_plan)
+    drops, first_seen, debt, losses, reach = _debt_and_losses(session, holders, held, life,
+                                                              drops_plan, first_seen_plan)
     if drops.height:  # spans that state a lost fact in another form hold it (usertest10)
         more = restated(items, losses, drops, occ, life)
         if more.height:
-            holders = pl.concat([occ.select("key", "id"), more])
-            _, _, debt, losses = _debt_and_losses(session, holders, held, life,
-                                                  drops.lazy(), first_seen.lazy())
+            holders = pl.concat([holders, holders_of(  # stated plainly
+                more.with_columns(pl.lit(False).alias("negated")), items)])
+            _, _, debt, losses, reach = _debt_and_losses(session, holders, held, life,
+                                                         drops.lazy(), first_seen.lazy())
     drops = drops.drop("k", "t")
     limits: list[Limit] = [] if not shallow else [_survival_limit(items, shallow, by_pairs)]
-    lost = _lost_table(session, items, occ, names, losses, drops, limits)
+    lost = _lost_table(session, items, occ, names, losses, drops, limits, reach)
     floor = _floor(session, series, occ, held, life)
     return Recall(folds, debt, lost, floor, _disagreements(session, occ),
                   redacted_share(session), limits)
@@ -89,18 +93,23 @@ def analyse(session: Session, series: Series, items: pl.DataFrame | None = None,
 def _debt_and_losses(session: Session, holders: pl.DataFrame, held: pl.DataFrame,
                      life: pl.DataFrame, drops_plan: pl.LazyFrame,
                      first_seen_plan: pl.LazyFrame
-                     ) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame, pl.DataFrame]:
-    """(``drops``, ``first_seen``, ``debt``, ``losses``): the plans collected, the recall
-    debt per round and each loss (``key``, ``start``, ``by_fold``), from the spans that
-    hold each fact (``holders``: ``key``, ``id`` and any other columns, each in reach
-    over its ``life``) and the summaries that keep one (``held``, over their
-    membership).  Interval arithmetic in Polars, in as few queries as the analysis had
-    before :func:`restated` (a trace with no fold pays nothing for it: issue 14, fleet
-    audits)."""
+                     ) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame, pl.DataFrame,
+                                pl.DataFrame]:
+    """(``drops``, ``first_seen``, ``debt``, ``losses``, ``reach``): the plans
+    collected, the recall debt per round, each loss (``key``, ``start``, ``by_fold``)
+    and the reach of each holder (:func:`~compaction_audit.recall.analysis.stances.
+    holding`: ``key``, ``id``, ``born``, ``gone``, ``until``), from the spans that
+    hold each fact (``holders``: ``key``, ``id``, ``negated``, ``stating``, each in
+    reach over its ``life``, a rule's object named outside a rule until the rule
+    leaves reach) and the summaries that keep one (``held``, over their membership).
+    Interval arithmetic in Polars, in as few queries as the analysis had before
+    :func:`restated` and the holders' reach (a trace with no fold pays nothing for
+    it: issue 14, fleet audits)."""
     n = session.n_rounds
+    reach = (one(holding(holders, life)) if holders.height
+             else pl.DataFrame(schema=REACH_SCHEMA))
     recoverable = one(pl.concat([  # one plan (issue 14, fleet audits)
-        holders.lazy().select("key", "id").unique().join(life.lazy(), on="id")
-        .select("key", pl.col("born").alias("start"), pl.col("gone").alias("end")),
+        reach.lazy().select("key", pl.col("born").alias("start"), pl.col("gone").alias("end")),
         held.lazy().join(session.membership.lazy(), on="id").select("key", "start", "end"),
     ]).filter(pl.col("start") < pl.col("end")))
     dropped_keys = drops_plan.group_by("key", maintain_order=True).first()
@@ -123,8 +132,8 @@ def _debt_and_losses(session: Session, holders: pl.DataFrame, held: pl.DataFrame
         .sort("ri")
     )
     losses = pl.concat([gaps.select("key", "start", "by_fold"),
-                        _fold_losses(session, drops, holders, held, life)])
-    return drops, first_seen, debt, losses
+                        _fold_losses(session, drops, reach, held)])
+    return drops, first_seen, debt, losses, reach
 
 
 def _survival_limit(items: pl.DataFrame, shallow: set[str], by_pairs: bool) -> Limit:

@@ -1,0 +1,190 @@
+"""How a span names each fact it holds: in a question, negatively (as a rule's
+object), or plainly (usertest38 #4).
+
+A fact is held where a span in reach states it.  Two ways of naming a fact do not
+state it:
+
+* **A question** asks for a fact, it does not give it: "Which version of lib2 did we
+  pin again?" names ``lib2`` and asks for the pin.  A name, a scope, a link or a
+  clause in a sentence that ends with a question mark is *asked* (:func:`asked`); a
+  value the question writes (a quantity, a version: "Was it port 8443?") is stated,
+  whatever the answer.
+* **A rule's object** is part of the rule: ``--force`` and ``release.sh`` in "Do NOT
+  run release.sh with --force" are what the rule forbids.  A token inside a
+  prohibition of its span (:func:`prohibits`: a negation or a requirement with a word
+  that forbids; a double negation such as "never release without --confirm" forbids
+  nothing) or right after a negation word ("release.sh will run without --force") is
+  *negated* (:func:`negated`); once the span stating it so has left the context,
+  naming it otherwise (``./release.sh --force``, the call that breaks the rule; a dry
+  run's output naming the script) does not restate the rule.  The analysis
+  (:mod:`compaction_audit.recall.analysis.stances`) and ``trace``
+  (:mod:`compaction_audit.trace.held`) read both the same way.
+
+Pure standard library over one text's discriminators (sorted by ``start``, as
+:func:`~compaction_audit.recall.extract.extract` gives them) and its cleaned text
+(:func:`~compaction_audit.recall.spantypes.clean_text`, where the offsets are): a sort
+and a binary search per discriminator, and a search of the few characters before each
+token.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+from collections.abc import Iterable, Sequence
+from itertools import accumulate
+
+from compaction_audit.recall.fences import blank_fences
+from compaction_audit.recall.kinds import CLAUSE_KINDS, Discriminator, Kind
+from compaction_audit.recall.survival.words import _polarity_of
+
+__all__ = ["NEGATED_BY_RE", "PROHIBITION_RE", "RULE_KINDS", "VALUE_KINDS", "asked",
+           "in_question", "negated", "prohibits", "question_bounds", "ruled", "rules_over",
+           "stance_of_token"]
+
+RULE_KINDS = frozenset({Kind.NEGATION, Kind.REQUIREMENT})
+"""Clause kinds that can forbid something (:data:`PROHIBITION_RE`): its tokens are
+its objects."""
+
+PROHIBITION_RE = re.compile(r"(?i)\b(?:never|do\s+not|don['\u2019]?t|must\s+not|mustn['\u2019]?t"
+                            r"|should\s+not|shouldn['\u2019]?t|shall\s+not|may\s+not|avoid)\b")
+"""The words of a prohibition ("do NOT run", "never use", "must not", "avoid"): a
+negative clause without one describes ("No raise above 30000 occurred", "the layout
+doesn't render flash messages"), and its tokens are facts of their own."""
+
+VALUE_KINDS = frozenset({Kind.QUANTITY, Kind.VERSION})
+"""Kinds a question states when it writes them ("Was it port 8443?")."""
+
+_END_RE = re.compile(r"[.!?;](?=[\s\"'\u2019\u201d)\]]|$)|\n")
+"""The end of a sentence: ``.``, ``!``, ``?`` or ``;`` before white space, a closing
+quote or bracket, or the end; or a line end (not the dot of ``release.sh``, the
+question mark of a URL's query)."""
+
+
+def prohibits(c: Discriminator) -> bool:
+    """``c`` is a prohibition: a negative clause of :data:`RULE_KINDS` (a double
+    negation is none) with a word of :data:`PROHIBITION_RE`."""
+    return (c.kind in RULE_KINDS and _polarity_of(c.norm, c.text)
+            and PROHIBITION_RE.search(c.text) is not None)
+
+
+def rules_over(found: Sequence[Discriminator]) -> list[Discriminator | None]:
+    """Per discriminator of ``found``, the prohibition (:func:`prohibits`) of the same
+    text whose extent holds it, for a token; None for a clause and for a token no
+    such rule holds.  When several rules hold a token, the one reaching furthest."""
+    return _clauses_over(found, filter(prohibits, found))
+
+
+def _clauses_over(found: Sequence[Discriminator], clauses: Iterable[Discriminator]
+                  ) -> list[Discriminator | None]:
+    """Per discriminator of ``found``, the one of ``clauses`` whose extent holds it
+    (the one reaching furthest), for a token; None otherwise."""
+    rules = sorted(clauses, key=lambda c: c.start)
+    if not rules:
+        return [None] * len(found)
+    starts = [c.start for c in rules]
+    # the rule reaching furthest among those starting at or before each start
+    furthest: list[Discriminator] = list(accumulate(rules, _further))
+    out: list[Discriminator | None] = []
+    for d in found:
+        at = bisect_right(starts, d.start) - 1
+        rule = furthest[at] if at >= 0 and d.kind not in CLAUSE_KINDS else None
+        out.append(rule if rule is not None and d.end <= rule.end else None)
+    return out
+
+
+def _further(best: Discriminator, c: Discriminator) -> Discriminator:
+    """The one of ``best`` and ``c`` that ends later (``best`` on a tie)."""
+    return c if c.end > best.end else best
+
+
+def stance_of_token(cleaned: str, found: Sequence[Discriminator], d: Discriminator
+                    ) -> tuple[Discriminator | None, bool]:
+    """(the prohibition holding token ``d``, or None; whether ``d`` is negated) for one
+    token of the text ``cleaned`` whose discriminators are ``found``: what
+    :func:`rules_over` and :func:`negated` say of it, in one pass over the clauses
+    (``trace`` asks it of one token per span)."""
+    inside = [c for c in found if c.kind in RULE_KINDS and c.start <= d.start
+              and d.end <= c.end]
+    rule = max(filter(prohibits, inside), key=lambda c: c.end, default=None)
+    if d.kind in CLAUSE_KINDS:
+        return None, False
+    if rule is not None:
+        return rule, True
+    double = any(c.kind is Kind.NEGATION and not _polarity_of(c.norm, c.text) for c in inside)
+    return None, not double and NEGATED_BY_RE.search(
+        cleaned, max(0, d.start - _BEFORE), d.start) is not None
+
+
+def ruled(found: Sequence[Discriminator]) -> list[bool]:
+    """Per discriminator of ``found``: a token inside a prohibition of the same text
+    (:func:`rules_over`)."""
+    return [rule is not None for rule in rules_over(found)]
+
+
+NEGATED_BY_RE = re.compile(r"(?i)\b(?:without|no|not|never|nor)(?:[\s`'\"(]+[\w./-]+){0,2}"
+                           r"[\s`'\"(]+$")
+"""A negation word right before a token, at most two words between and no sentence
+punctuation ("release.sh will run without --force", "no `--force` flag"): a fragment
+too short to be a clause that still states the token negatively."""
+
+_BEFORE = 48
+"""Characters before a token in which :data:`NEGATED_BY_RE` is looked for."""
+
+
+def negated(cleaned: str, found: Sequence[Discriminator]) -> list[bool]:
+    """Per discriminator of ``found`` (of the text ``cleaned``): a token stated
+    negatively, the object of a prohibition (:func:`ruled`) or right after a negation
+    word (:data:`NEGATED_BY_RE`), but not inside a double negation ("never release
+    without --confirm" requires ``--confirm``)."""
+    doubles = _clauses_over(found, (c for c in found if c.kind is Kind.NEGATION
+                                    and not _polarity_of(c.norm, c.text)))
+    return [d.kind not in CLAUSE_KINDS and (rule is not None or (
+        double is None and NEGATED_BY_RE.search(cleaned, max(0, d.start - _BEFORE), d.start)
+        is not None)) for d, rule, double in zip(found, rules_over(found), doubles, strict=True)]
+
+
+_CODE_RE = re.compile(r"`[^`\n]*`")
+"""An inline code span: its punctuation ends no sentence (``allow_nil? false``)."""
+
+
+def question_bounds(cleaned: str) -> list[tuple[int, int]]:
+    """``(start, end)`` of each sentence of ``cleaned`` that ends with a question mark
+    (the mark's offset is ``end``), in order; a mark in code (a fenced block, an inline
+    code span: Elixir's ``allow_nil?``) ends nothing."""
+    if "`" in cleaned:
+        cleaned = _CODE_RE.sub(lambda m: " " * len(m.group()), blank_fences(cleaned))
+    out, start = [], 0
+    for m in _END_RE.finditer(cleaned):
+        if m.group() == "?":
+            out.append((start, m.start()))
+        start = m.end()
+    return out
+
+
+def asked(cleaned: str, found: Sequence[Discriminator]) -> list[bool]:
+    """Per discriminator of ``found`` (of the text ``cleaned``): it starts in a
+    question (:func:`question_bounds`), is no value (:data:`VALUE_KINDS`), and its
+    text is nowhere in the rest of ``cleaned`` (extraction keeps a fact's first
+    place only: "Which lib2 did we pin? lib2 stays at 1.2.0." states ``lib2``)."""
+    if "?" not in cleaned:
+        return [False] * len(found)
+    bounds = question_bounds(cleaned)
+    starts = [s for s, _ in bounds]
+    rest: str | None = None
+    out = []
+    for d in found:
+        at = bisect_right(starts, d.start) - 1
+        inside = d.kind not in VALUE_KINDS and at >= 0 and d.start < bounds[at][1]
+        if inside and rest is None:  # the text less its questions, made once
+            cuts = [0, *(x for s, e in bounds for x in (s, e + 1)), len(cleaned)]
+            rest = " ".join(cleaned[a:b] for a, b in zip(cuts[::2], cuts[1::2], strict=True))
+        out.append(inside and d.text not in (rest or ""))
+    return out
+
+
+def in_question(cleaned: str, start: int) -> bool:
+    """Offset ``start`` of ``cleaned`` is in a question (:func:`question_bounds`)."""
+    bounds = question_bounds(cleaned) if "?" in cleaned else []
+    at = bisect_right([s for s, _ in bounds], start) - 1
+    return at >= 0 and start < bounds[at][1]
