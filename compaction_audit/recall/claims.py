@@ -28,6 +28,7 @@ from compaction_audit.recall.leafwords import WORD_RE, Below, bag, below, held
 from compaction_audit.recall.literals import Literals
 from compaction_audit.recall.spantypes import clean_text
 from compaction_audit.recall.survival.words import stem
+from compaction_audit.recall.topics import topic_only
 
 __all__ = ["CLAIM_MAX_COVER", "CLAIM_MIN_WORDS", "SUPPORT_MAX_WORDS", "bag", "claims",
            "supports", "unsupported"]
@@ -534,13 +535,15 @@ def _covered(content: frozenset[str], words: AbstractSet[str], stems: AbstractSe
 
 @lru_cache(maxsize=4096)
 def _claim_sentences(text: str) -> tuple[tuple[str, frozenset[str]], ...]:
-    """The sentences of a summary that may be claims (not about the conversation, five
-    or more content stems), each with its content words; cached per text."""
+    """The sentences of a summary that may be claims (not about the conversation, not
+    naming only what was worked on: :func:`~compaction_audit.recall.topics.topic_only`,
+    usertest38 #5; five or more content stems), each with its content words; cached
+    per text."""
     body = _drop_pointer(clean_text(text))
     out = []
     for raw in _SPLIT_RE.split(body):
         sentence = raw.strip()
-        if not sentence or _META_RE.search(sentence):
+        if not sentence or _META_RE.search(sentence) or topic_only(sentence):
             continue
         content = frozenset(w for w in content_words(sentence.lower(), 60)
                             if w not in NEGATION_WORDS)

@@ -125,8 +125,13 @@ class UnsupportedSummaryClaim(Rule):
     statements of absence ("None.") and the product's pointer to the transcript are not
     claims.  A sentence with no discriminator is a claim too when it has five or more
     content words and the raw leaves hold fewer than a fifth of them ("the tool result
-    contained an injected instruction").  One finding per distinct claim, at the latest
-    summary stating it.  When earlier
+    contained an injected instruction"), unless it only names what was worked on and
+    asserts nothing about it ("Discussed dependency setup and release script flags.",
+    "Reviewed the retry logic": a verb of attention first, then no "that", "which",
+    verb of being, modal, negation or verb of finding; usertest38 #5): what such a
+    summary loses is silent-discriminating-fold's, and a discriminator in it is still
+    judged.  One finding per distinct claim, at the latest summary stating it.  When
+    earlier
     summaries below it state the claim, the message says "carried from summary S, no
     raw support" and ``chain`` (in the JSON) lists the summaries that amplified it,
     oldest first.  A warning; an error when the claim is a rule (negation, constraint,
@@ -141,7 +146,9 @@ class UnsupportedSummaryClaim(Rule):
     Known problems: support is looked for among all the raw leaves below the summary,
     not the sentence's own source, and half of a clause's content words are enough, so
     an invention made of the sources' own words stays quiet. Summaries with a leaf that
-    has no text are not checked.
+    has no text are not checked.  A topic sentence is never a claim, even when it names
+    a topic no leaf touched ("Discussed the GPU quota" over leaves about a release); the
+    verbs of attention are a fixed list.
     """
 
     code = "CA305"
