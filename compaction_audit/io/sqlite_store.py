@@ -34,7 +34,9 @@ from pathlib import Path
 from typing import Any
 
 from compaction_audit.errors import LogError
+from compaction_audit.io import sqlite_probe
 from compaction_audit.io.lines import regular_file
+from compaction_audit.io.sqlite_probe import MAX_SCHEMA_SQL, schema_cost
 from compaction_audit.io.sqlite_schema import MAX_SCHEMA_ENTRIES, schema_entries
 
 STEPS_PER_BYTE = 50
@@ -80,19 +82,24 @@ def _open_untouched(path: str, private: bool = False) -> sqlite3.Connection:
     store is our own copy (:func:`_private_copy`), read as SQLite likes.  Raises
     :class:`sqlite3.Error` when the store cannot be read (a ``-wal`` without its
     ``-shm`` cannot be read in place)."""
-    if private or os.path.lexists(f"{path}-journal"):
-        query = "?mode=ro"  # a hot journal: SQLite's own check refuses to read past it
-    elif os.path.lexists(f"{path}-wal"):
-        query = "?mode=ro&readonly_shm=1"
-    else:
-        query = "?mode=ro&immutable=1"
-    db = sqlite3.connect(Path(path).resolve().as_uri() + query, uri=True)
+    db = sqlite3.connect(_uri(path, private), uri=True)
     try:
         db.execute("SELECT count(*) FROM sqlite_master").fetchone()
     except sqlite3.Error:
         db.close()
         raise
     return db
+
+
+def _uri(path: str, private: bool = False) -> str:
+    """The URI :func:`_open_untouched` connects to ``path`` with (see there)."""
+    if private or os.path.lexists(f"{path}-journal"):
+        query = "?mode=ro"  # a hot journal: SQLite's own check refuses to read past it
+    elif os.path.lexists(f"{path}-wal"):
+        query = "?mode=ro&readonly_shm=1"
+    else:
+        query = "?mode=ro&immutable=1"
+    return Path(path).resolve().as_uri() + query
 
 
 def _private_copy(path: str, shown: str) -> Any:
@@ -169,6 +176,7 @@ class BoundedStore:
         self._schema_bounded(shown, path)
         self._copy: Any = None
         try:
+            self._probed(shown, _uri(path))
             self.db = _open_untouched(path)
         except sqlite3.Error as exc:
             if not (os.path.lexists(f"{path}-wal") and not os.path.lexists(f"{path}-shm")):
@@ -176,8 +184,9 @@ class BoundedStore:
                                ) from None
             self._copy = _private_copy(path, shown)  # a -wal without its -shm: a copy
             try:
-                self.db = _open_untouched(os.path.join(self._copy.name, "store.db"),
-                                          private=True)
+                copy = os.path.join(self._copy.name, "store.db")
+                self._probed(shown, _uri(copy, private=True))
+                self.db = _open_untouched(copy, private=True)
             except sqlite3.Error as exc:
                 self._copy.cleanup()
                 raise LogError(shown, 0, f"cannot open the {what}: {exc}") from None
@@ -206,6 +215,24 @@ class BoundedStore:
             raise LogError(shown, 0, f"the {self.what}'s schema holds more than "
                            f"{MAX_SCHEMA_ENTRIES:,} tables, indexes, views and triggers: "
                            "not a plain store")
+
+    def _probed(self, shown: str, uri: str) -> None:
+        """Raise :class:`LogError` when loading the schema of the file at ``uri`` costs
+        a bounded helper more than it may, or the schema is past its bounds
+        (:func:`~compaction_audit.io.sqlite_probe.schema_cost`: the ``-wal`` file's
+        pages and trigger bodies included, which the byte count does not see)."""
+        cost = schema_cost(uri)
+        if cost is None:
+            raise LogError(shown, 0, f"loading the {self.what}'s schema took more than "
+                           f"{sqlite_probe.PROBE_CPU_SECONDS} s of CPU or "
+                           f"{sqlite_probe.PROBE_MEMORY >> 20} MiB of memory: not a plain "
+                           "store")
+        rows, sql = cost
+        if rows > MAX_SCHEMA_ENTRIES or sql > MAX_SCHEMA_SQL:
+            raise LogError(shown, 0, f"the {self.what}'s schema holds more than "
+                           + (f"{MAX_SCHEMA_ENTRIES:,} tables, indexes, views and triggers"
+                              if rows > MAX_SCHEMA_ENTRIES else
+                              f"{MAX_SCHEMA_SQL >> 20} MiB of SQL") + ": not a plain store")
 
     def __enter__(self) -> BoundedStore:
         return self
