@@ -312,6 +312,13 @@ fingerprint, its trace, code, key and rule), and decoding costs about 60 bytes o
 memory per value: a 65 KB ``.gz`` of 64 MiB of ``{},`` took 3.8 GB and 26 s before
 its first field error (adv72 #2)."""
 
+MAX_RATIO = 50
+"""How many times a ``.gz`` or ``.zst`` baseline may expand (past :data:`DENSE_FROM`):
+``baseline create``'s output compresses about 6 times (each entry's 64-digit
+fingerprint does not compress), so 50 is margin, while the traces' 1,000 let a 262
+KB file (its ratio bought with a skippable frame) decode to 250 MiB, 1.9 GB of memory
+(adv87 #2)."""
+
 DENSE_FROM = 1 << 20
 """Size (bytes, decompressed) from which :data:`BYTES_PER_VALUE` is checked."""
 
@@ -332,13 +339,12 @@ def _dense_enough(data: bytes, label: str) -> None:
 def _load(path: Path) -> dict[str, Entry]:
     """:func:`load`'s work, in this process."""
     from compaction_audit.io.jsonerrors import encoding_error, not_out_of_memory, not_utf8
-    from compaction_audit.io.lines import MAX_DECOMPRESSION_RATIO
 
     label = f"baseline {str(path)!r}"
     if str(path) == "-":  # adv58: it said "cannot read: No such file or directory"
         raise UsageError(f"{label}: a baseline is read from a file, not standard input")
     data = unpacked(read_bounded(str(path), label, MAX_BASELINE_BYTES, fifo_ok=True), label,
-                    MAX_BASELINE_BYTES, MAX_DECOMPRESSION_RATIO, DENSE_FROM)
+                    MAX_BASELINE_BYTES, MAX_RATIO, DENSE_FROM)
     _dense_enough(data, label)
     try:
         doc: Any = orjson.loads(data)

@@ -92,8 +92,8 @@ def test_a_baseline_of_more_values_than_one_per_16_bytes_is_refused_before_decod
                                          r"1,048,576 bytes, more than one per 16 bytes"):
         _dense_enough(over, "baseline 'b'")
     _dense_enough(b"0," * 1000 + b"0", "baseline 'b'")  # a small file: not checked
-    bomb = tmp_path / "b.json.gz"
-    bomb.write_bytes(gzip.compress(head + b"{}," * 700_000 + b"{}" + tail))
+    bomb = tmp_path / "b.json"  # (compressed, adv72's .gz now expands past the ratio)
+    bomb.write_bytes(head + b"{}," * 700_000 + b"{}" + tail)
     trace = str(dump(drift_records(), tmp_path / "t.jsonl"))
     gated = run("audit", trace, "--baseline", str(bomb))
     assert gated.exit_code == 2
@@ -103,9 +103,10 @@ def test_a_baseline_of_more_values_than_one_per_16_bytes_is_refused_before_decod
 def test_a_baseline_expanding_more_than_the_ratio_is_refused_before_decoding(
         tmp_path: Path) -> None:
     """adv86 #1: a 22 KB .zst of a real baseline's entries repeated to 250 MiB (one
-    value per 40 bytes: dense enough) took 1.9 GB and 17 s to decode.  A compressed
-    baseline may expand ``max_decompression_ratio`` (1,000) times, and to 1 MiB
-    whatever its size; the bounds are exact."""
+    value per 40 bytes: dense enough) took 1.9 GB and 17 s to decode; adv87 #2: at
+    1,000x, a skippable frame bought the ratio for a 262 KB file.  A compressed
+    baseline may expand 50 times (``baseline create``'s output compresses about 6
+    times), and to 1 MiB whatever its size; the bounds are exact."""
     def packed(n: int) -> bytes:
         return gzip.compress(b"a" * n, mtime=0)
 
@@ -122,7 +123,15 @@ def test_a_baseline_expanding_more_than_the_ratio_is_refused_before_decoding(
     bomb.write_bytes(zstandard.ZstdCompressor(level=19).compress(
         b'{"baseline_format":1,"findings":[' + entry * 40_000 + entry[:-1] + b"]}"))
     assert len(bomb.read_bytes()) * 1000 < 40_001 * len(entry)  # dense enough, but 1000x+
+    padded = tmp_path / "p.json.zst"  # a skippable frame of 20 KB in front: under 1000x
+    padded.write_bytes(b"\x50\x2a\x4d\x18" + (20_000).to_bytes(4, "little")
+                       + bytes(20_000) + bomb.read_bytes())
+    assert len(padded.read_bytes()) * 50 < 40_001 * len(entry) < len(padded.read_bytes()) * 1000
     trace = str(dump(drift_records(), tmp_path / "t.jsonl"))
-    gated = run("audit", trace, "--baseline", str(bomb))
-    assert gated.exit_code == 2
-    assert "the zstd data expands more than 1000x" in gated.output
+    for given in (bomb, padded):
+        gated = run("audit", trace, "--baseline", str(given))
+        assert gated.exit_code == 2
+        assert "the zstd data expands more than 50x" in gated.output
+    fine = tmp_path / "real.json.zst"  # a baseline as 'baseline create' writes it
+    assert run("baseline", "create", trace, "-o", str(fine)).exit_code == 0
+    assert run("audit", trace, "--baseline", str(fine)).exit_code == 0
