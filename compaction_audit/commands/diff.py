@@ -90,7 +90,7 @@ def diff_command(
     with loading():  # the auditor (compaction_audit.startup)
         from compaction_audit.api import audit_or_isolated, audited
         from compaction_audit.diff import diff_reports, gate
-        from compaction_audit.discover import reads_stdin
+        from compaction_audit.discover import reads_stdin, same_stream
         from compaction_audit.outfile import (
             refuse_same_file,
             refuse_same_stderr,
@@ -101,6 +101,9 @@ def diff_command(
     try:
         if reads_stdin(baseline) and reads_stdin(candidate):  # adv86 #7: - /dev/stdin
             raise UsageError("baseline and candidate cannot both be standard input")
+        if same_stream(baseline, candidate):  # adv87 #4: a FIFO twice hung
+            raise UsageError(f"baseline and candidate are one stream ({baseline}), which "
+                             "can be read once: give two files")
         if quiet and fmt is not Format.text:
             raise UsageError("--quiet applies to --format text")
         if fmt is Format.html:
