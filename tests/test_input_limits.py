@@ -153,6 +153,13 @@ def test_a_json_document_whose_lines_end_with_a_lone_cr_is_named(
     assert crlf.exit_code == as_is.exit_code in (0, 1)
     lines = [re.findall(r'"line": ?(\d+)', r.stdout) for r in (as_is, crlf)]
     assert lines[0] == lines[1] and len(set(lines[0])) > 1
+    # adv87 #6: LF lines with a stray CR, CR CR LF endings, a final CR: the line
+    # numbers hold, the document is read as the original is
+    for odd in (data.replace(b"\n", b"\r\n", 1).replace(b"\r\n", b"\r \n", 1),
+                data.replace(b"\n", b"\r\r\n"), data.rstrip(b"\n") + b"\r"):
+        dos.write_bytes(odd)
+        result = CliRunner().invoke(app, ["audit", str(dos), "-f", "json"])
+        assert re.findall(r'"line": ?(\d+)', result.stdout) == lines[0], result.output
 
 
 @pytest.mark.parametrize("data", [

@@ -117,9 +117,9 @@ def read_document(path: str, lines: Iterable[tuple[int, bytes]] | None) -> Docum
         at = _byte_offset(data, exc.pos)
         line = numbers[bisect.bisect_right(offsets, at) - 1] if numbers else 1
         raise LogError(path, line, f"not a JSON document: {exc.msg}") from None
-    if data.count(b"\r") > data.count(b"\r\n"):  # a raw CR is whitespace in JSON: only
-        # a line break, which the line numbers would not count (adv86 #5: every
-        # address of a lone-CR OpenHands file read "line 1"), as JSON Lines refuses it
+    if _cr_lines(data):  # a raw CR is whitespace in JSON: a line break here, which the
+        # line numbers would not count (adv86 #5: every address of a lone-CR OpenHands
+        # file read "line 1"), as JSON Lines refuses it
         raise LogError(path, numbers[0] if numbers else 1, LONE_CR)
     doc = Document(path, value)
     if isinstance(value, (dict, list)) and len(numbers) > 1:
@@ -131,6 +131,14 @@ def read_document(path: str, lines: Iterable[tuple[int, bytes]] | None) -> Docum
         doc.starts = {key: line_numbers(positions) for key, positions in starts.items()}
         doc.parts = {at: line_numbers(positions) for at, positions in parts.items()}
     return doc
+
+
+def _cr_lines(data: bytes) -> bool:
+    """Whether lone CRs (not before an LF; one ending the data aside) break more lines
+    than LFs do: classic Mac line endings.  A stray CR among LF lines, ``\r\r\n``
+    endings or a final CR leave the line numbers true (adv87 #6: they were refused)."""
+    lone = data.count(b"\r") - data.count(b"\r\n") - data.endswith(b"\r")
+    return lone > data.count(b"\n")
 
 
 def _byte_offset(data: bytes, pos: int) -> int:
