@@ -569,3 +569,15 @@ def test_a_message_id_repeated_in_one_file_is_an_error(tmp_path: Path) -> None:
         run_adapter(cline.records, tmp_path / "d.messages.json")
     write_json(tmp_path / "d.compaction.json", session([user("u2", "second")]))
     run_adapter(cline.records, tmp_path / "d.messages.json")  # kept once: no error
+
+
+def test_a_message_skipped_under_lenient_leaves_its_id_to_the_next(tmp_path: Path) -> None:
+    """adv87 #8: a first message with bad metrics and a valid second of the same id
+    were both dropped under --lenient ("no round records"); the skipped one was never
+    read, so the second is the first read with that id."""
+    bad = {**user("u1", "first"), "metrics": {"inputTokens": "many"}}
+    path = write_json(tmp_path / "l.messages.json", session([bad, user("u1", "first"),
+                                                             user("u2", "second")]))
+    error, out, skipped = strict_then_lenient(cline.records, path)
+    assert "(messages[0].metrics.inputTokens)" in error, error
+    assert len(skipped) == 1 and sorted(all_spans(out)) == ["u1", "u2"]

@@ -199,17 +199,23 @@ class _Converter(Conversion):
 
     def once(self, path: str, line: int, i: int, msg: Any) -> None:
         """Raise :class:`LogError` when ``msg`` repeats the ``id`` of an earlier message
-        of the same file (a message read twice: its spans and a fold's children were
-        counted twice, note 31); ids are unique within a file, and a compaction file
-        repeats those of the messages file it keeps."""
+        of the same file that was read (a message read twice: its spans and a fold's
+        children were counted twice, note 31); ids are unique within a file, and a
+        compaction file repeats those of the messages file it keeps.  :meth:`read_id`
+        records it once the message is read: one skipped under ``--lenient`` leaves
+        its id to the next (adv87 #8: both were dropped)."""
         mid = _str_id(msg)
-        if mid is None:
-            return
-        first = self.ids.setdefault(mid, i)
-        if first != i:
+        first = self.ids.get(mid) if mid is not None else None
+        if mid is not None and first is not None and first != i:
             raise LogError(path, line, f"message id {mid[:40]!r} repeated (first at "
                            f"messages[{first}]): message ids are unique",
                            f"messages[{i}].id")
+
+    def read_id(self, i: int, msg: Any) -> None:
+        """Record the ``id`` of message ``i``, read (see :meth:`once`)."""
+        mid = _str_id(msg)
+        if mid is not None:
+            self.ids.setdefault(mid, i)
 
     # -- one file in order ---------------------------------------------------------
     def read(self, doc: Document) -> None:
@@ -223,6 +229,7 @@ class _Converter(Conversion):
         """One message of the file read in order (:meth:`once`, then :meth:`message`)."""
         self.once(doc.path, line, i, msg)
         self.message(doc, line, i, msg)
+        self.read_id(i, msg)
 
     def message(self, doc: Document, line: int, i: int, msg: Any) -> None:
         """One message: a compaction when it carries a marker, then its spans."""
@@ -345,6 +352,8 @@ class _Converter(Conversion):
             if kind in MARKER_KINDS and marker is None:
                 marker = (line, meta)
             ok = el.run(line, self.match, doc.path, line, i, msg, kept, summary)
+            if ok:
+                self.read_id(i, msg)
             if ok and _str_id(msg) not in self.seen and kind != "compaction_summary" \
                     and i > last_kept:
                 later.append((line, i, msg))
