@@ -46,19 +46,21 @@ def fact(report: Any, text: str) -> dict[str, Any]:
 def test_a_converted_log_names_the_original_for_the_lines_of_its_facts(
         write_log: LogWriter, tmp_path: Path) -> None:
     source = write_log(reread_records(), "claude.jsonl")
-    before = fact(api.audit(str(source)), "45000")
+    before = fact(api.audit(str(source)), "read_timeout_ms to 45000")
     assert (before["span_line"], before["reread_line"]) == (2, 6)
     assert "span_file" not in before and "reread_file" not in before  # the trace's own
     out = tmp_path / "out.jsonl"
     convert(str(source), str(out))
     assert read_native(str(out)).header.extra["span_line_file"] == "claude.jsonl"
-    after = fact(api.audit(str(out)), "45000")
+    after = fact(api.audit(str(out)), "read_timeout_ms to 45000")
     assert (after["span_line"], after["span_file"]) == (2, "claude.jsonl")
     assert (after["reread_line"], after["reread_file"]) == (6, "claude.jsonl")
     # other prose: a low tier, listed with --all
     text = CliRunner().invoke(app, ["audit", str(out), "--all"], env={"COLUMNS": "200"}).stdout
     assert "(assistant, claude.jsonl:2)  (read again at claude.jsonl:6)" in text
-    assert "silently dropped: line 2 of claude.jsonl: quantity '45000'" in text
+    # the value bound to its name (usertest38 #3), read again as the tool states it
+    assert ("silently dropped: line 2 of claude.jsonl: quantity 'read_timeout_ms to 45000'"
+            in text)
     plain = CliRunner().invoke(app, ["audit", str(source), "--all"],
                                env={"COLUMNS": "200"}).stdout
     assert "(assistant, line 2)  (read again at line 6)" in plain

@@ -48,7 +48,8 @@ def test_a_fact_another_span_still_holds_is_said_held(tmp_path: Path) -> None:
     trace = dump(held_fact_records(), tmp_path / "held.jsonl")
     assert _ca301(trace) == (
         "fold F silently dropped: u: constraint 'Keep the retry limit at 7'; t: quantity "
-        "'45000' (still held by another span), identifier 'read_timeout_ms'")
+        "'read_timeout_ms to 45000' (still held by another span), identifier "
+        "'read_timeout_ms'")
 
 
 def test_a_fact_of_an_offloaded_span_is_said_recoverable(tmp_path: Path) -> None:

@@ -159,8 +159,8 @@ def test_the_findings_of_one_round_are_counted_and_all_lists_each(
                            "text": "Ticket INC-0042 requires lib3==2.0.0."}],
             evicted=["u1"])]))
     claims = ["summary c1 states identifier 'INC-0042' (no raw leaf supports it)",
-              "summary c1 states identifier 'lib3' (no raw leaf supports it)",
-              "summary c1 states version '==2.0.0' (no raw leaf supports it)"]
+              "summary c1 states version 'lib3==2.0.0' (no raw leaf supports it)",
+              "summary c1 states identifier 'lib3' (no raw leaf supports it)"]
 
     def episode(*options: str) -> list[str]:
         lines = invoke("audit", path, *options, columns=100).stdout.splitlines()

@@ -788,7 +788,7 @@ def test_also_dropped_leaves_out_what_the_span_s_own_line_names(
     [at_fold] = node.children
     assert at_fold.label.startswith("LOST at fold F ")
     assert "ordering" not in at_fold.label  # named on the span's own line
-    assert at_fold.data["also_dropped"] == ["30000", "v4.2.1"]
+    assert at_fold.data["also_dropped"] == ["read_timeout_ms to 30000", "v4.2.1"]
 
 
 def test_a_requirement_copied_from_the_audit_is_traced_as_the_discriminator(

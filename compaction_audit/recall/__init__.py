@@ -8,6 +8,8 @@ One module per concern:
 * :mod:`~compaction_audit.recall.kinds`: the taxonomy (kinds, severity rank);
 * :mod:`~compaction_audit.recall.extract`: token discriminators and extraction by span
   type;
+* :mod:`~compaction_audit.recall.bindings`: a value bound to a name (``lib2==1.2.0``),
+  :mod:`~compaction_audit.recall.factkeys`: a fact's key in the analysis's frames;
 * :mod:`~compaction_audit.recall.clauses`: clause discriminators and requirement units;
 * :mod:`~compaction_audit.recall.fences`: fenced code blocks, which say nothing;
   :mod:`~compaction_audit.recall.wholetoken`: a fact stated as a whole token;

@@ -43,6 +43,7 @@ import re
 from collections.abc import Callable
 from functools import lru_cache
 
+from compaction_audit.recall.bindings import BOUND_KINDS, bind
 from compaction_audit.recall.clauses import scan_clauses, scan_requirements
 from compaction_audit.recall.fences import blank_fences
 from compaction_audit.recall.kinds import (
@@ -56,7 +57,7 @@ from compaction_audit.recall.ruledout import scan_ruled_out
 from compaction_audit.recall.spantypes import clean_text
 
 __all__ = ["CLAUSE_KINDS", "KIND_RANK", "SCOPE_CANON", "Discriminator", "Kind", "extract",
-           "extract_cached", "is_discriminating", "share"]
+           "extract_cached", "is_discriminating", "share", "value_tokens"]
 
 # --------------------------------------------------------------------- token kinds
 _SPACED_UNITS = (r"ms|msecs?|milliseconds?|secs?|seconds?|mins?|minutes?|hrs?|hours?|days?"
@@ -138,6 +139,7 @@ _SYMBOL_START = [
     ("code", r"`(?P<inner>[^`\n]+)`"),
     ("spanref2", r"\[(?P<bref>[sS]\d+)\]"),
     ("version3", r"(?<=[=~<>!])=\s?\d+(?:\.\d+)+"),  # "==1.2", ">=1.0": see _LEAD
+    ("version5", r"(?<=\w\w[=~<>!])=\d(?![\w.])"),  # "lib2>=2": bindings.bind
     ("path3", r"(?<![\w/.~:<-])/[\w.@-]++(?:/[\w.@-]++)*+/?|(?<![\w/.-])(?:\.{1,2}|~)/[\w.@+/-]+"),
     ("flag", r"(?<![\w/-])--?[A-Za-z](?:[\w-]*[A-Za-z0-9])?"),
     ("ticket2", r"(?<![\w&#])#\d+\b"),
@@ -211,7 +213,8 @@ _PLAIN_NORM = frozenset(_GROUP_NAME.values()) - {"spanref", "date", "version", "
                                                   "quantity"}
 """Token names whose normalized form is the lowercased text (:func:`_token_norm` has
 nothing more to do for them)."""
-_GROUP_INFO = {group: (name, int(group in ("version3", "version4")), name in _PLAIN_NORM,
+_OPERATOR_LED = ("version3", "version4", "version5")
+_GROUP_INFO = {group: (name, int(group in _OPERATOR_LED), name in _PLAIN_NORM,
                        _TOKEN_KIND.get(name, Kind.IDENTIFIER))
                for group, name in _GROUP_NAME.items()}
 """Per group of :data:`_TOKEN_RE`: its token name, how far its operator lead reaches
@@ -355,6 +358,7 @@ def _extract(text: str, span_type: str) -> tuple[Discriminator, ...]:
     if values:
         found = _values_only(body, found)
     else:
+        found = bind(body, found)  # a value bound to a name: "lib2==1.2.0" (usertest38 #3)
         prose = blank_fences(body)
         units = scan_requirements(prose, found) if span_type == "spec" else []
         scan_clauses(prose, found, units)
@@ -378,6 +382,18 @@ def _extract(text: str, span_type: str) -> tuple[Discriminator, ...]:
             unique.append(d if line == 1 else
                           Discriminator(d.kind, d.text, d.norm, d.start, d.end, line))
     return tuple(unique)
+
+
+def value_tokens(text: str) -> tuple[str, list[Discriminator]]:
+    """(the cleaned ``text``, every value it states, in order): each version, quantity
+    and scope token as prose reads it, a value bound to a name from the name on
+    (:func:`compaction_audit.recall.bindings.bind`), repeats kept (:func:`extract` keeps
+    the first of each norm).  What survival reads a summary's bindings from
+    (:mod:`compaction_audit.recall.survival.bindings`); linear in the text."""
+    body = clean_text(text)
+    found: list[Discriminator] = []
+    _scan_tokens(body, 0, found)
+    return body, [d for d in bind(body, found) if d.kind in BOUND_KINDS]
 
 
 def extract(text: str, span_type: str = "prose") -> list[Discriminator]:

@@ -21,6 +21,7 @@ from bisect import bisect_right
 import polars as pl
 
 from compaction_audit.limits import Limit
+from compaction_audit.recall.factkeys import key_norm
 from compaction_audit.recall.kinds import Discriminator, Kind
 from compaction_audit.recall.literals import Literals
 from compaction_audit.recall.survival import survives
@@ -113,7 +114,7 @@ def asked_again(lost: pl.DataFrame, users: pl.DataFrame,
     # compared (past the cap the others are only counted; on the benchmark grid's 254 MB
     # text cell the cap stops after 3 of 25,084 lost items, whose objects took about
     # 40 % of this check, issue 14)
-    norms = lost["key"].str.splitn(":", 2).struct.field("field_1")
+    norms = lost.select(key_norm(pl.col("key"), pl.col("kind")).alias("norm"))["norm"]
     bare_at = (lost["kind"] == Kind.QUANTITY.value) & ~norms.str.contains(" ", literal=True)
     texts, norm_of = lost["text"].to_list(), norms.to_list()
     words = {at: tuple(w for w in _WORDS_RE.findall(texts[at].lower()) if w != norm_of[at])

@@ -17,6 +17,7 @@ from compaction_audit.plans import one
 from compaction_audit.reachability import interval_sum
 from compaction_audit.recall.analysis import Recall, analyse, typed_items
 from compaction_audit.recall.extract import KIND_RANK, Kind
+from compaction_audit.recall.factkeys import fact_key
 from compaction_audit.recall.ranking import (
     LOW_TIERS,
     add_tiers,
@@ -112,7 +113,7 @@ def _dropped_facts(ctx: Context) -> pl.DataFrame | None:
         folds.lazy().with_columns((~pl.col("child_resolvable") & ~pl.col("accounted"))
                                   .alias("_silent"))
         .explode("dropped").unnest("dropped")
-        .with_columns((pl.col("kind") + ":" + pl.col("norm")).alias("key"))
+        .with_columns(fact_key(pl.col("kind"), pl.col("norm"), pl.col("text")).alias("key"))
         .join(again, on="key", how="left", maintain_order="left")
         # the child's own span type (recall/spantypes.py), which the fold checks carry
         .rename({"child_type": "span_type"})

@@ -68,7 +68,7 @@ def test_the_first_assistant_text_after_the_question_is_the_answer(tmp_path: Pat
     # line 5 holds round 3: its tool call is no answer, its assistant text is
     assert (row["answered_line"], row["answered_span"]) == (5, "a3")
     # the other facts of the setting were not asked about: no answer to point at
-    assert lost_row(path, "45000")["answered_line"] is None
+    assert lost_row(path, "read_timeout_ms to 45000")["answered_line"] is None
 
 
 def test_narration_is_no_answer_and_the_step_it_announces_may_read_the_fact(
@@ -214,7 +214,7 @@ def test_a_tool_call_names_what_it_looks_for_its_result_is_the_re_read(
                  {"type": "round", "round": 3, "spans": [span(
                      "r3", "tool_result:Bash", "3: read_timeout_ms = 30000")]})
     assert lost_row(path)["reread_line"] == 5
-    assert lost_row(path, "45000")["reread_line"] is None
+    assert lost_row(path, "read_timeout_ms to 45000")["reread_line"] is None
 
 
 def test_a_reply_that_opens_with_a_word_of_assent_answers(tmp_path: Path) -> None:

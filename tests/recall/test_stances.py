@@ -121,9 +121,11 @@ def test_a_question_naming_a_lost_fact_does_not_hold_it(write_log: LogWriter) ->
         rnd(3, spans=[span("v", "Was it 45000?", "user")]),
     ]
     report = audit(write_log(records))
-    # F loses read_timeout_ms, 45000 and staging; q asks for the name (it held it
-    # before: debt 2); v states the value (held: debt 2, was 1)
-    assert debt(report) == [(0, 3, 0), (1, 3, 3), (2, 3, 3), (3, 3, 2)]
+    # F loses read_timeout_ms, 45000 (bound to it: read_timeout_ms to 45000) and
+    # staging; q asks for the name (it held it before: debt 2); v states the value
+    # alone, binding the name to nothing else (holds the bound value: debt 2, was 1),
+    # and 45000 unbound is a fact of its own (seen 4)
+    assert debt(report) == [(0, 3, 0), (1, 3, 3), (2, 3, 3), (3, 4, 2)]
     row = lost(report)["read_timeout_ms"]
     assert (row["asked_again_span"], row["reread_span"]) == ("q", None)
     # a fact named only in a question is no fact seen: nothing owed for it

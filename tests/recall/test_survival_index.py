@@ -21,7 +21,9 @@ import pytest
 
 from compaction_audit.recall import survival as sv
 from compaction_audit.recall import versions
+from compaction_audit.recall.bindings import bound_name
 from compaction_audit.recall.extract import CLAUSE_KINDS, Discriminator, Kind, extract
+from compaction_audit.recall.survival import bindings as sbindings
 from compaction_audit.recall.survival import check as scheck
 from compaction_audit.recall.survival import flips as sflips
 from compaction_audit.recall.survival import index as sindex
@@ -119,6 +121,11 @@ def old_survives(d: Discriminator, summary_text: str) -> bool:
     """``survives`` as it was before the indexes (main 0590d1d)."""
     idx = sindex._index(summary_text)
     norm = d.norm
+    # a value bound to a name is decided by the summary's bindings when it binds the
+    # name (usertest38 #3: a rule after the indexes, the same for both)
+    if (name := bound_name(d)) is not None and (kept := sbindings.bound_kept(
+            d, name, sbindings.summary_bindings(summary_text))) is not None:
+        return kept
     if d.kind in CLAUSE_KINDS:
         return ((_old_clause_survives(d, idx) or scheck._paraphrased(d, idx))
                 and (not _old_flip_evidence(d, idx) or _old_restated(d, idx)))

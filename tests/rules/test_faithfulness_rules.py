@@ -183,7 +183,7 @@ def test_unsupported_claim_is_quiet_on_a_span_a_product_kept_beside_its_summary(
     # adv84 #1: a Codex compaction keeps the person's message verbatim beside its
     # summary, which restates it; support was looked for among the folded leaves alone
     assert findings(_beside(write_log, request_kept=True), "CA305") == []
-    expected = [(2, "identifier", "lib2"), (2, "version", "==1.2.0")]
+    expected = [(2, "identifier", "lib2"), (2, "version", "lib2==1.2.0")]
     # the request evicted a round before the fold: nothing beside it says so
     gone = findings(_beside(write_log, request_kept=False), "CA305")
     assert sorted((f.round, f.values["kind"], f.values["text"]) for f in gone) == expected

@@ -58,6 +58,7 @@ def test_an_invention_beside_or_inside_a_topic_sentence_still_fires(
     assert claims(write_log, "Discussed dependency setup. The tool result contained an "
                              "injected instruction.") == [
         ("claim", "The tool result contained an injected instruction.")]
-    # a topic sentence's own discriminator is judged: no leaf says 1.4.0
+    # a topic sentence's own discriminator is judged: no leaf says 1.4.0 (its text runs
+    # from the name it is bound to: usertest38 #3)
     assert claims(write_log, "Discussed pinning lib2 to 1.4.0 for the serializer.") == [
-        ("version", "1.4.0")]
+        ("version", "lib2 to 1.4.0")]

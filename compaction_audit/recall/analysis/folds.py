@@ -19,6 +19,7 @@ from compaction_audit.plans import one
 from compaction_audit.recall.analysis.items import typed_items
 from compaction_audit.recall.analysis.model import DROP_SCHEMA
 from compaction_audit.recall.analysis.occurrences import DiscriminatorRows
+from compaction_audit.recall.factkeys import fact_key, key_norm
 from compaction_audit.recall.textwork import Extracted, Survived, TextJobs, survival_flags
 from compaction_audit.series import Series
 
@@ -219,8 +220,8 @@ def _lost_by_edge(texted: pl.DataFrame, text_at: pl.DataFrame, text_list: list[s
         .select("_edge", "_d", "_f")
         .join(pl.DataFrame(places, schema={"_f": pl.Int64, "pos": pl.Int64}), on="_f")
         .join(table.select("_d", "pos", "kind", "text",
-                           pl.col("key").str.splitn(":", 2).struct.field("field_1")
-                           .alias("norm"), "rank"), on=["_d", "pos"])
+                           key_norm(pl.col("key"), pl.col("kind")).alias("norm"), "rank"),
+              on=["_d", "pos"])
         .sort("_edge", "pos")
         .group_by("_edge", maintain_order=True)
         .agg(pl.struct("kind", "text", "norm", "rank").alias("dropped"))
@@ -233,8 +234,9 @@ def _without_names(folds: pl.DataFrame, names: pl.DataFrame) -> pl.DataFrame:
     if names.height == 0 or folds.filter(pl.col("dropped").list.len() > 0).height == 0:
         return folds
     rows = (folds.lazy().with_row_index("_row").explode("dropped")  # one plan (issue 14)
-            .with_columns((pl.col("dropped").struct.field("kind") + ":"
-                           + pl.col("dropped").struct.field("norm")).alias("_key"))
+            .with_columns(fact_key(pl.col("dropped").struct.field("kind"),
+                                   pl.col("dropped").struct.field("norm"),
+                                   pl.col("dropped").struct.field("text")).alias("_key"))
             .join(names.lazy().select(pl.col("key").alias("_key"), pl.col("id").alias("child"),
                                       pl.lit(True).alias("_name")).unique(),
                   on=["_key", "child"], how="left"))

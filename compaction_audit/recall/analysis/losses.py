@@ -13,6 +13,7 @@ from compaction_audit.limits import Limit
 from compaction_audit.model import Session
 from compaction_audit.plans import collect, one
 from compaction_audit.recall.analysis.intervals import _merge
+from compaction_audit.recall.factkeys import with_unbound_holders
 from compaction_audit.recall.finished import finished_work
 from compaction_audit.recall.harm import asked_again, reuse
 from compaction_audit.recall.ranking import document_source, person_source
@@ -205,8 +206,10 @@ def _lost_rows(session: Session, items: pl.DataFrame, occ: pl.DataFrame,
              pl.col("round").first().alias("asked_again_round")))
     reread = (
         lost.lazy().select("key", "start", pl.col("id").alias("src"))
+        # a span stating a bound value alone reads it again, as it holds it (usertest38 #3)
         .join(reach.lazy().select("key", "id", "until")
-              .join(occ.lazy().select("key", "id"), on=["key", "id"], how="semi")
+              .join(with_unbound_holders(occ).lazy().select("key", "id"), on=["key", "id"],
+                    how="semi")
               .join(spans, on="id"), on="key")
         .filter((pl.col("born") >= pl.col("start")) & (pl.col("id") != pl.col("src"))
                 & (pl.col("until").is_null() | (pl.col("born") < pl.col("until")))

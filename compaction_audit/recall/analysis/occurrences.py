@@ -20,6 +20,7 @@ from compaction_audit.reachability import resolvable_end
 from compaction_audit.recall import extract as ext
 from compaction_audit.recall.analysis.items import typed_items
 from compaction_audit.recall.analysis.stances import STANCE_SCHEMA, stance_rows
+from compaction_audit.recall.factkeys import fact_key
 from compaction_audit.recall.textwork import Extracted, Survived, survival_flags
 from compaction_audit.series import Series
 
@@ -144,13 +145,13 @@ def _discriminator_rows(distinct: pl.DataFrame, found_in: Extracted,
               .select(pl.col("_d").repeat_by("n"), pl.int_ranges("n").alias("pos"))
               .explode("_d", "pos"))
     del found
-    read = {"kind", "norm"} if "key" in columns else set()
+    read = {"kind", "norm", "text"} if "key" in columns else set()
     read.update(c for c in columns if c in ("kind", "norm", "text", "line"))
     if "rank" in columns:
         read.add("kind")
     fields = pl.DataFrame({name: list(map(attrgetter(name), flat)) for name in sorted(read)},
                           schema={name: _FIELD_TYPES[name] for name in sorted(read)})
-    made = {"key": pl.concat_str("kind", pl.lit(":"), "norm").alias("key"),
+    made = {"key": fact_key(pl.col("kind"), pl.col("norm"), pl.col("text")).alias("key"),
             "rank": pl.col("kind").replace_strict(_RANK, return_dtype=pl.Int64).alias("rank")}
     return pl.concat([places, fields], how="horizontal").select(
         "_d", pl.col("pos").cast(pl.Int64), *(made.get(c, pl.col(c)) for c in columns))

@@ -28,6 +28,7 @@ from compaction_audit.recall.analysis.occurrences import (
 )
 from compaction_audit.recall.analysis.restated import restated
 from compaction_audit.recall.analysis.stances import REACH_SCHEMA, holders_of, holding
+from compaction_audit.recall.factkeys import fact_key, with_unbound_holders
 from compaction_audit.recall.ranking import person_source
 from compaction_audit.recall.textwork import Extracted, Survived, TextJobs
 from compaction_audit.series import Series
@@ -64,13 +65,14 @@ def analyse(session: Session, series: Series, items: pl.DataFrame | None = None,
                 pl.col("dropped").struct.field("norm").alias("norm"),
                 pl.col("dropped").struct.field("text").alias("t"), "fold", "ri", "line",
                 "child")
-        .select((pl.col("k") + ":" + pl.col("norm")).alias("key"), "k", "t", "fold",
+        .select(fact_key(pl.col("k"), pl.col("norm"), pl.col("t")).alias("key"), "k", "t", "fold",
                 "ri", "line", "child")
         .sort("ri")
     )
     # a question names a fact, it does not state it: seen and held where stated
-    # (usertest38 #4: "Which version of lib2 did we pin again?" lowered the debt)
-    holders = holders_of(occ, items)
+    # (usertest38 #4: "Which version of lib2 did we pin again?" lowered the debt); a
+    # span stating a bound value alone holds it (usertest38 #3)
+    holders = holders_of(with_unbound_holders(occ), items)
     first_seen_plan = holders.lazy().join(life.lazy(), on="id").group_by("key").agg(
         pl.col("born").min().alias("start")).with_columns(pl.lit(n, pl.Int64).alias("end"))
     drops, first_seen, debt, losses, reach = _debt_and_losses(session, holders, held, life,
@@ -78,8 +80,10 @@ def analyse(session: Session, series: Series, items: pl.DataFrame | None = None,
     if drops.height:  # spans that state a lost fact in another form hold it (usertest10)
         more = restated(items, losses, drops, occ, life)
         if more.height:
-            holders = pl.concat([holders, holders_of(  # stated plainly
-                more.with_columns(pl.lit(False).alias("negated")), items)])
+            plain = more.with_columns(pl.lit(False).alias("negated"),  # stated plainly
+                                      pl.lit(False).alias("asked"))
+            holders = holders_of(with_unbound_holders(pl.concat(
+                [occ.select("key", "id", "negated", "asked"), plain])), items)
             _, _, debt, losses, reach = _debt_and_losses(session, holders, held, life,
                                                          drops.lazy(), first_seen.lazy())
     drops = drops.drop("k", "t")

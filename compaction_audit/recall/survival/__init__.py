@@ -15,6 +15,8 @@ One module per concern:
   discriminator to survive (:func:`anchors`);
 * :mod:`~compaction_audit.recall.survival.index`: what a summary offers for comparison
   (built once per summary text; :func:`vocabulary`);
+* :mod:`~compaction_audit.recall.survival.bindings`: the names a summary binds its values
+  to, and whether a value a child binds to a name survives them;
 * :mod:`~compaction_audit.recall.survival.flips`: a summary rule that states a child's
   clause reversed;
 * :mod:`~compaction_audit.recall.survival.check`: :func:`survives`, :func:`dropped`,

@@ -16,8 +16,10 @@ from collections.abc import Callable, Iterable, Iterator
 from functools import lru_cache
 
 from compaction_audit.recall import paraphrase
+from compaction_audit.recall.bindings import bound_name
 from compaction_audit.recall.extract import CLAUSE_KINDS, Discriminator, Kind, extract_cached
 from compaction_audit.recall.survival.anchors import _anchors
+from compaction_audit.recall.survival.bindings import bound_kept, summary_bindings
 from compaction_audit.recall.survival.flips import (
     _FLIP_KINDS,
     _flip_evidence,
@@ -62,7 +64,7 @@ def _decided(d: Discriminator, summary_text: str) -> bool | None:
     """
     if d.kind is Kind.QUANTITY:
         number, _, unit = d.norm.partition(" ")
-        if not unit:
+        if not unit or bound_name(d) is not None:  # a bound value: its summary's bindings
             return None
         offered = _offered(summary_text)
         base = measure(number, unit)
@@ -292,6 +294,9 @@ def _survives_in(d: Discriminator, idx: _Index) -> bool:
     if d.kind in CLAUSE_KINDS:  # a reversed rule is not kept (issue 12, point 1)
         return ((_clause_survives(d, idx) or _paraphrased(d, idx))
                 and (not _flip_evidence(d, idx) or _restated(d, idx)))
+    if (name := bound_name(d)) is not None and (
+            kept := bound_kept(d, name, summary_bindings(idx.summary))) is not None:
+        return kept  # the summary binds the name: to this value? (usertest38 #3)
     if d.kind is Kind.QUANTITY:
         number, _, unit = norm.partition(" ")
         if not unit:

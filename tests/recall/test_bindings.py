@@ -1,0 +1,212 @@
+"""A value bound to a name survives only where the summary binds that name to it
+(usertest38 #3).
+
+The person said "Pin lib2==1.2.0 because 1.3.0 breaks the serializer."; the summary said
+"Pin lib2==1.3.0 because 1.2.0 breaks the serializer."  Both names and both values occur
+in it, so the pin was "carried" and no loss was reported.  The class: a version pin
+(``name==1.2.0``, ``name >= 2.0``, ``name>=2``), an assignment (``key=value``, ``key:
+value``) and "set X to N" bind a value to a name; a summary that binds the name to
+another value of the kind does not keep it.  Every expected value below is worked out by
+hand from the texts.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from types import FrameType
+from typing import Any
+
+import orjson
+import pytest
+
+from compaction_audit.api import audit
+from compaction_audit.recall import bindings as cbindings
+from compaction_audit.recall.extract import Discriminator, Kind, extract
+from compaction_audit.recall.survival import bindings as sbindings
+from compaction_audit.recall.survival import survives
+from compaction_audit.report.json_report import render_json
+from compaction_audit.report.model import Report
+from tests.conftest import LogWriter
+from tests.logs import rnd
+
+PIN = "Pin lib2==1.2.0 because 1.3.0 breaks the serializer."
+SWAPPED = "Pin lib2==1.3.0 because 1.2.0 breaks the serializer. Upgrade lib2 past 1.2.0."
+
+
+def _values(text: str, span_type: str = "prose") -> list[tuple[str, str, str]]:
+    return [(d.kind.value, d.text, d.norm) for d in extract(text, span_type)
+            if d.kind in cbindings.BOUND_KINDS]
+
+
+@pytest.mark.parametrize(("text", "want"), [
+    (PIN, [("version", "lib2==1.2.0", "1.2.0"), ("version", "1.3.0", "1.3.0")]),
+    ("requests==2.31.0", [("version", "requests==2.31.0", "2.31.0")]),
+    ("Require lib2 >= 2.0 here", [("version", "lib2 >= 2.0", ">=2.0")]),
+    ("Require lib2>=2 here", [("version", "lib2>=2", ">=2")]),  # a whole number: new
+    ("n<=40 rows", [("quantity", "40", "40")]),  # a one-letter name compares, pins nothing
+    ("10>=20", [("quantity", "10", "10"), ("quantity", "20", "20")]),  # no name: numbers
+    ("Set read_timeout_ms=45000 on staging.",
+     [("quantity", "read_timeout_ms=45000", "45000"), ("scope", "staging", "staging")]),
+    ("Use timeout_ms: 45000 there", [("quantity", "timeout_ms: 45000", "45000")]),
+    ("Note: 45 ms", [("quantity", "45 ms", "45 ms")]),  # a word of prose is no key
+    ("See arXiv:2301.75952 for it", [("quantity", "2301.75952", "2301.75952")]),
+    ("Set read_timeout_ms to 45000.", [("quantity", "read_timeout_ms to 45000", "45000")]),
+    ("Pin the lib2 to 1.2.0.", [("version", "lib2 to 1.2.0", "1.2.0")]),
+    ("Upgrade to 1.2.0 now", [("version", "1.2.0", "1.2.0")]),  # no name
+    ("Migrate db01 to 1.2.3", [("version", "1.2.3", "1.2.3")]),  # not a verb of setting
+    ("Move it onto 1.2.3", [("version", "1.2.3", "1.2.3")]),
+    ("Deploy with ENV=prod", [("scope", "ENV=prod", "prod")]),
+])
+def test_a_value_s_text_runs_from_the_name_it_is_bound_to(
+        text: str, want: list[tuple[str, str, str]]) -> None:
+    assert _values(text) == want
+
+
+@pytest.mark.parametrize(("text", "name"), [
+    ("lib2==1.2.0", "lib2"), ("lib2 >= 2.0", "lib2"), ("read_timeout_ms=45000", "read_timeout_ms"),
+    ("timeout_ms: 45000", "timeout_ms"), ('"port": 8080', "port"), ("'n' = 12", "n"),
+    ("lib2 to 1.2.0", "lib2"), ("ENV=prod", "env"), ("1.2.0", None), ("v4.2.1", None),
+    ("45000 ms", None), ("==1.2.0", None), ("us-east-1", None)])
+def test_the_bound_name_is_read_from_the_text(text: str, name: str | None) -> None:
+    d = Discriminator(Kind.VERSION, text, "x", 0, len(text))
+    assert cbindings.bound_name(d) == name
+    assert cbindings.bound_name(Discriminator(Kind.IDENTIFIER, text, "x", 0, 1)) is None
+
+
+def test_a_summary_binds_each_value_to_the_word_before_it() -> None:
+    # "lib2" is the pin's own name; 1.2.0 after "because" and after "past": those words
+    # are no connectors, so 1.2.0 is bound to them and not to lib2
+    got = {name: [d.norm for d in ds] for name, ds in sbindings.summary_bindings(SWAPPED).items()}
+    assert got == {"lib2": ["1.3.0"], "because": ["1.2.0"], "past": ["1.2.0"]}
+    listed = sbindings.summary_bindings("Upgraded lib2 from 1.2.0 to 1.3.0; numpy 2.0.1.")
+    assert {n: [d.norm for d in ds] for n, ds in listed.items()} == {
+        "lib2": ["1.2.0", "1.3.0"], "numpy": ["2.0.1"]}
+
+
+def _pin() -> Discriminator:
+    [d] = [d for d in extract(PIN) if d.text == "lib2==1.2.0"]
+    return d
+
+
+@pytest.mark.parametrize(("summary", "kept"), [
+    (SWAPPED, False),  # usertest38 #3: lib2 is bound to 1.3.0 (was kept)
+    ("Pin lib2 to 1.3.0 because 1.2.0 breaks it.", False),  # (was kept)
+    ("lib2 1.3.0 and numpy 1.2.0", False),  # 1.2.0 is numpy's (was kept)
+    ("Pin lib2==1.3.0 (1.2.0 breaks it).", False),  # (was kept)
+    ("pinned lib2 to 1.2.0", True),
+    ("lib2 stays at 1.2.0", True),
+    ("lib2 == 1.2.0", True),
+    ("lib2 1.2.0", True),
+    ("`lib2` (1.2.0) is pinned", True),
+    ("lib2>=1.2 is required", True),  # a requirement on lib2 that admits 1.2.0
+    ("lib2 ~> 1.3 is required", False),  # one that does not (and no bare 1.2.0)
+    ("Upgraded lib2 from 1.2.0 to 1.3.0.", True),  # a list after the name
+    ("lib2 is pinned. 1.2.0 is the version.", True),  # lib2 bound to nothing: the value
+    ("Pinned the serializer library to 1.3.0.", False),  # no 1.2.0 at all
+])
+def test_a_pin_survives_where_the_summary_binds_its_name_to_it(summary: str, kept: bool) -> None:
+    assert survives(_pin(), summary) is kept
+
+
+@pytest.mark.parametrize(("child", "span_type", "summary", "kept"), [
+    ("Set read_timeout_ms=45000 on staging.", "prose",
+     "read_timeout_ms=30000 now; 45000 was too slow.", False),
+    ("Set read_timeout_ms=45000 on staging.", "prose", "read_timeout_ms raised to 45000.", True),
+    ("Set read_timeout_ms=45000 on staging.", "prose",
+     "read_timeout_ms and write_timeout_ms set to 45000 and 30000.", True),
+    ("Set read_timeout_ms to 45 s.", "prose", "read_timeout_ms: 45000 ms", True),  # a measure
+    ("Set read_timeout_ms to 45 s.", "prose", "read_timeout_ms: 30 s; 45 s elsewhere", False),
+    ("Set read_timeout_ms to 45 s.", "prose", "read_timeout_ms: 30 s, 45 s", True),  # a list
+    ("Deploy with ENV=prod", "prose", "ENV=staging; prod is frozen", False),
+    ("Deploy with ENV=prod", "prose", "Deployed to prod.", True),
+    ("port: 8080", "tool_output", "port 9090 (8080 was taken)", False),
+    ("port: 8080", "tool_output", "The port is 8080.", True),
+])
+def test_a_keyed_value_survives_where_the_summary_binds_its_key_to_it(
+        child: str, span_type: str, summary: str, kept: bool) -> None:
+    [d] = [d for d in extract(child, span_type) if d.kind in cbindings.BOUND_KINDS
+           and cbindings.bound_name(d) is not None]
+    assert survives(d, summary) is kept
+
+
+def _log(write_log: LogWriter, summary: str, kept: str | None = None) -> Any:
+    spans = [{"id": "u0", "tokens": 20, "text": PIN, "source": "user"}]
+    if kept is not None:
+        spans.append({"id": "k", "tokens": 10, "text": kept, "source": "user"})
+    return audit(str(write_log([
+        rnd(0, spans=spans),
+        rnd(1, summaries=[{"id": "f1", "tokens": 10, "children": ["u0"], "text": summary}],
+            evicted=["u0"]),
+    ])))
+
+
+def _lost(result: Any) -> list[tuple[str, str]]:
+    doc = orjson.loads(render_json(Report([result], []), single=True))
+    return [(d["kind"], d["text"]) for d in doc["lost_discriminators"]]
+
+
+def test_a_swapped_pin_is_lost_at_its_fold(write_log: LogWriter) -> None:
+    result = _log(write_log, SWAPPED)
+    assert ("version", "lib2==1.2.0") in _lost(result)
+    [finding] = [f for f in result.findings if f.code == "CA301"]
+    assert "version 'lib2==1.2.0'" in finding.message
+    assert "still held" not in finding.message
+
+
+def test_a_restated_pin_is_not_lost(write_log: LogWriter) -> None:
+    result = _log(write_log, "Pinned lib2 to 1.2.0 because 1.3.0 breaks the serializer.")
+    assert _lost(result) == []
+    assert [f for f in result.findings if f.code == "CA301"] == []
+
+
+@pytest.mark.parametrize(("kept", "held"), [
+    ("Stay on 1.2.0 for now.", True),  # the value alone, lib2 bound to nothing: held
+    ("lib2 moved on; 1.2.0 is old.", True),
+    ("Use lib2==1.3.0 now; 1.2.0 broke it.", False),  # binds lib2 to another value
+    ("Use lib3==1.2.0 now.", False),  # binds 1.2.0 to another name
+])
+def test_a_span_in_context_holds_the_pin_unless_it_binds_the_name_elsewhere(
+        write_log: LogWriter, kept: str, held: bool) -> None:
+    result = _log(write_log, "Dependencies were discussed.", kept)
+    assert (("version", "lib2==1.2.0") not in _lost(result)) is held
+
+
+@contextmanager
+def _lines_run(counter: list[int]) -> Iterator[None]:
+    """Count the lines run in the two bindings modules: work, not time."""
+    targets = (cbindings.__file__, sbindings.__file__)
+
+    def trace(frame: FrameType, event: str, arg: object) -> Any:
+        if frame.f_code.co_filename not in targets:
+            return None
+        if event == "line":
+            counter[0] += 1
+        return trace
+
+    old = sys.gettrace()
+    sys.settrace(trace)
+    try:
+        yield
+    finally:
+        sys.settrace(old)
+
+
+def _work(text: str) -> int:
+    counter = [0]
+    with _lines_run(counter):
+        sbindings.summary_bindings.__wrapped__(text)
+    return counter[0]
+
+
+@pytest.mark.parametrize("unit", [
+    "lib2==1.2.0 ", "x" * 200 + "==1.2.0 ", "set " + "a_" * 100 + " to 45000 ",
+    "to " * 50 + "1.2.0 ", "lib2 is at 1.2.0, "])
+def test_bindings_are_linear_in_the_summary(unit: str) -> None:
+    # every look-back is bounded (64 characters for a name, 96 for a gap): twice the
+    # text, twice the work (within a few lines), never four times
+    one, two = _work(unit * 200), _work(unit * 400)
+    assert one > 0 and abs(two - 2 * one) <= 0.02 * two, (one, two)
+    assert os.path.basename(sbindings.__file__) == "bindings.py"
