@@ -185,7 +185,8 @@ def trace_command(
     log: Annotated[str, typer.Argument(metavar="LOG", help="The log to read ('-' for stdin).")],
     query: Annotated[str, typer.Argument(
         metavar="QUERY",
-        help="A discriminator (45000, v4.2.1), a span id or a summary id; another "
+        help="A discriminator as the text states it (45000, v4.2.1, lib2==1.2.0, "
+             "read_timeout_ms=45000), a span id or a summary id; another "
              "word is searched for in span texts (at most 1,000 characters).  A query "
              "that starts with '-' goes after '--': trace LOG -- --force.")],
     fmt: Annotated[TextOrJson, typer.Option("--format", "-f", help=FORMAT_HELP)]

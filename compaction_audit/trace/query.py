@@ -20,6 +20,7 @@ from compaction_audit.recall.survival import check as surv  # where tests patch 
 from compaction_audit.recall.wholetoken import STATING_TYPES, looked_for, states
 from compaction_audit.trace.held import mark_unheld, stance_of, still_held
 from compaction_audit.trace.log import _Log, reach
+from compaction_audit.trace.reading import Asked, reading
 from compaction_audit.trace.tree import (
     MAX_LEVELS,
     MAX_NODES,
@@ -31,16 +32,6 @@ from compaction_audit.trace.tree import (
 )
 
 _CLAUSES = ext.CLAUSE_KINDS
-
-
-def _matches(norms: set[str], q: str, d: ext.Discriminator,
-             kinds: frozenset[ext.Kind] | None = None) -> bool:
-    """``d`` is the query (one of ``norms``, or its text is ``q``; of one of ``kinds``
-    when given: the audit keys a fact by kind and norm, so the version ``v4.2`` is not
-    held by the quantity "4.2", adv79 #3), or a clause whose words hold ``q``."""
-    if (d.norm in norms or d.text.lower() == q) and (kinds is None or d.kind in kinds):
-        return True
-    return d.kind in _CLAUSES and q in d.norm.split()
 
 
 MAX_QUERY = 1_000
@@ -287,23 +278,6 @@ def _span_fate(log: _Log, span: str, children: list[Node]) -> str:
     return min((_fold_fate(log, c) for c in folds), key=_PREFER.index)
 
 
-def _reading(query: str
-             ) -> tuple[str, set[str], str | None, frozenset[ext.Kind] | None]:
-    """How ``query`` is read: (mode, norms, note, kinds).  ``discriminator`` when the
-    extractor reads the whole query as one discriminator (its text or its norm is the
-    query), with the kinds it reads it as; else ``reduced`` (to the clauses whose words
-    hold it), with a note that says so, and no kinds."""
-    q = query.strip().lower()
-    found = ext.extract(query)
-    whole = [d for d in found if d.text.strip().lower() == q or d.norm == q]
-    if whole:
-        return "discriminator", {d.norm for d in whole} | {q}, None, frozenset(
-            d.kind for d in whole)
-    inner = ", ".join(f"{d.kind.value} {d.text!r}" for d in found)
-    note = f"{query!r} is not a discriminator" + (f" (it holds {inner})" if inner else "")
-    return "reduced", {q}, note, None
-
-
 def trace_discriminator(session: Session, query: str) -> Node:
     """One node per raw span that holds ``query``, with where it went, under a root
     whose label counts the spans by fate (:data:`OUTCOMES`).
@@ -319,7 +293,7 @@ def trace_discriminator(session: Session, query: str) -> Node:
         raise UsageError(f"QUERY is {len(query.strip()):,} characters long; at most {MAX_QUERY:,} "
                          "(a discriminator, a span or summary id, or a few words)")
     log = _Log(session)
-    mode, norms, note, kinds = _reading(query)
+    mode, asked, note = reading(query)
     asked_for = mode
     q = query.strip().lower()
     harness = 0  # spans of text the product adds: never a discriminator's holder
@@ -332,16 +306,16 @@ def trace_discriminator(session: Session, query: str) -> Node:
             harness += bool(q) and _word_in(q, row["text"].lower())
             continue
         found_in[item] = (stype, ext.extract(row["text"], stype))
-    spans = _holding(found_in, norms, q, kinds)
+    spans = _holding(found_in, asked)
     same = {d.norm for _, hits, _ in spans for d in hits
-            if d.kind not in _CLAUSES and d.text.strip().lower() == q} - norms
+            if d.kind not in _CLAUSES and d.text.strip().lower() == q} - asked.norms
     if mode == "reduced" and same:
         # a span states the query as a discriminator ("read_timeout_ms = 30000", a
         # quantity of norm 30000): the audit counts every span stating that norm as
         # holding it, so the trace follows them too (usertest29 #1: the trace said
         # "1 lost" of a value the audit said another span still held)
-        norms |= same
-        spans = _holding(found_in, norms, q)
+        asked = asked.with_norms(same)
+        spans = _holding(found_in, asked, by_kind=False)
     unsaid = _names_unsaid(log, found_in, spans)
     if not spans and q:
         if mode == "discriminator":
@@ -381,12 +355,12 @@ def trace_discriminator(session: Session, query: str) -> Node:
         note = (f"{note}; " if note else "") + (
             f"{harness:,} span(s) of text the product adds (harness: reminders, notices) "
             "also hold it, not counted: harness text yields no discriminator")
-    children = _span_nodes(log, spans, mode, q, unsaid=unsaid, found_in=found_in)
+    children = _span_nodes(log, spans, mode, asked, unsaid=unsaid, found_in=found_in)
     if any(n.data["fate"] == "lost" for n in children):
-        children += _span_nodes(log, _stating(log, spans), mode, q, found_in=found_in)
+        children += _span_nodes(log, _stating(log, spans), mode, asked, found_in=found_in)
     if mode in ("reduced", "discriminator") and children:
         words = _mentions(log, {n.data["span"] for n in children}, q)
-        children += _span_nodes(log, words, "plain", q, " (as words of its text)",
+        children += _span_nodes(log, words, "plain", asked, " (as words of its text)",
                                 found_in=found_in)
         if words:
             note = (f"{note}; " if note else "") + (
@@ -402,7 +376,7 @@ def trace_discriminator(session: Session, query: str) -> Node:
     if note:
         data["note"] = note
     if not children:
-        children = _summaries_stating(log, norms, q)
+        children = _summaries_stating(log, asked)
         counts = f"no span states it; {len(children)} summar{'y' if len(children) == 1 else 'ies'}"
         data["counts"] = {"summaries": len(children)}
         if children and mode in ("plain", "substring"):
@@ -421,8 +395,8 @@ def trace_discriminator(session: Session, query: str) -> Node:
     return Node(f"{what} {query!r}: {counts}", data, children)
 
 
-def _holding(found_in: dict[str, tuple[str, list[ext.Discriminator]]], norms: set[str],
-             q: str, kinds: frozenset[ext.Kind] | None = None
+def _holding(found_in: dict[str, tuple[str, list[ext.Discriminator]]], asked: Asked,
+             by_kind: bool = True
              ) -> list[tuple[str, list[ext.Discriminator], list[ext.Discriminator]]]:
     """``(span, hits, companions)`` for each span of ``found_in`` (its span type and
     discriminators) holding the query: the query itself first (followed up the chain),
@@ -431,8 +405,8 @@ def _holding(found_in: dict[str, tuple[str, list[ext.Discriminator]]], norms: se
     the first requirements of a long spec, far from the hit, led it)."""
     spans = []
     for item, (_, found) in found_in.items():
-        hits = sorted((d for d in found if _matches(norms, q, d, kinds)),
-                      key=lambda d: d.norm not in norms and d.text.lower() != q)
+        hits = sorted(asked.hits(found, by_kind),
+                      key=lambda d: d.norm not in asked.norms and d.text.lower() != asked.q)
         if hits:
             at = hits[0].start
             rest = sorted((c for c in found if c not in hits),
@@ -515,7 +489,8 @@ def _stating(log: _Log, spans: list[tuple[str, list[ext.Discriminator],
 
 def _span_nodes(log: _Log, spans: list[tuple[str, list[ext.Discriminator],
                                               list[ext.Discriminator]]],
-                mode: str, q: str, mark: str = "", unsaid: frozenset[str] | set[str] = frozenset(),
+                mode: str, asked: Asked, mark: str = "",
+                unsaid: frozenset[str] | set[str] = frozenset(),
                 found_in: dict[str, tuple[str, list[ext.Discriminator]]] | None = None
                 ) -> list[Node]:
     """One node per ``(span, hits, others)``: the span's fate for the query (each hit
@@ -524,14 +499,17 @@ def _span_nodes(log: _Log, spans: list[tuple[str, list[ext.Discriminator],
     (:func:`_names_unsaid`) has ``counted`` false, its folds read "dropped at fold".
     ``found_in``: each span's type and discriminators, for the prohibition whose object
     the query is there (followed with it) and whether the span asks for it
-    (:func:`~compaction_audit.trace.held.stance_of`; ``data``: ``ruled``, ``asked``)."""
+    (:func:`~compaction_audit.trace.held.stance_of`; ``data``: ``ruled``, ``asked``).
+    The first hit is followed up the chain as ``asked`` follows it (:meth:`Asked.follow`:
+    a value stated alone, for a query bound to a name, as bound to it)."""
     children: list[Node] = []
     for item, hits, others in spans:
         row = log.rows[item]
         stype, found = (found_in or {}).get(item, ("", []))
-        rule, negated, asked = stance_of(log, item, stype, found, hits[0] if hits else None, q)
-        follow = (_Follow(d=hits[0], rule=rule) if hits
-                  else _Follow(literal=q, part=mode == "substring", rule=rule))
+        rule, negated, asks = stance_of(log, item, stype, found,
+                                        hits[0] if hits else None, asked.q)
+        follow = (_Follow(d=asked.follow(hits[0]), rule=rule) if hits
+                  else _Follow(literal=asked.q, part=mode == "substring", rule=rule))
         up = _carry(log, item, follow, others, set(), named=hits[1:])
         fate = _span_fate(log, item, up)
         if fate in ("recoverable", "in context") or item in unsaid:
@@ -558,7 +536,7 @@ def _span_nodes(log: _Log, spans: list[tuple[str, list[ext.Discriminator],
              **({"counted": False} if item in unsaid else {}),
              **({"prose": True} if stype in STATING_TYPES else {}),
              **({"negated": True} if negated else {}),
-             **({"asked": True} if asked else {})},
+             **({"asked": True} if asks else {})},
             up, cut=len(head) + 2 if stated else None))
     return children
 
@@ -578,7 +556,7 @@ def _dropped_not_lost(nodes: list[Node]) -> None:
 _LOST, _DROPPED = "LOST at fold", "dropped at fold"
 
 
-def _summaries_stating(log: _Log, norms: set[str], q: str) -> list[Node]:
+def _summaries_stating(log: _Log, asked: Asked) -> list[Node]:
     """Summaries whose text states the query when no raw span does: a claim with no
     raw source (rule unsupported-summary-claim, issue 12), oldest first.  A summary
     that holds no discriminator matching it but has the query as words of its text
@@ -591,13 +569,13 @@ def _summaries_stating(log: _Log, norms: set[str], q: str) -> list[Node]:
         where = f"(depth {row['depth']}, {log.where(item)}) with no raw span holding it"
         base = {"summary": item, "round": row["round"], "line": row["line"], **log.at(item),
                 "result": "no raw source"}
-        d = next((d for d in ext.extract(row["text"]) if _matches(norms, q, d)), None)
+        d = next(iter(asked.hits(ext.extract(row["text"]), False)), None)
         if d is not None:
             found.append(Node(f"{d.kind.value} {d.text!r} stated by summary {item} {where}",
                               {**base, "kind": d.kind.value, "text": d.text, "norm": d.norm}))
-        elif q and _word_in(q, row["text"].lower()):
+        elif asked.q and _word_in(asked.q, row["text"].lower()):
             found.append(Node(f"text stated by summary {item} {where}",
-                              {**base, "kind": "text", "text": q, "norm": q}))
+                              {**base, "kind": "text", "text": asked.q, "norm": asked.q}))
         if len(found) >= MAX_NODES:
             break
     return sorted(found, key=lambda n: (n.data["round"], n.data["line"]))
