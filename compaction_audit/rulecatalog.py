@@ -344,7 +344,8 @@ DOCS: tuple[tuple[Any, ...], ...] = (
         'negation-flipped',
         'error',
         'faithfulness',
-        "a fold states a child's rule with the opposite polarity",
+        ("a fold states a child's rule with the opposite polarity, or its pinned value "
+         'with another'),
         ("A fold whose text states a child's rule with the opposite polarity: a double "
          'negation ("never run the release without a confirmation step" against "no '
          'confirmation step": "never X without Y" means "always Y"), a "not" dropped or '
@@ -353,7 +354,12 @@ DOCS: tuple[tuple[Any, ...], ...] = (
          'must itself state a rule (a modal, a prohibition or an imperative) and hold '
          "every content word of the child's clause, so a summary that only speaks of the "
          'same object ("updated the config file") or restates the rule in other words '
-         'stays quiet.'),
+         'stays quiet. Also a value the child binds to a name (a version pin '
+         '`lib2==1.2.0`, an assignment `read_timeout_ms=45000`, "set X to N") that the '
+         'fold binds to another value of its own, and to this one nowhere: "Pin '
+         'lib2==1.3.0 because 1.2.0 breaks the serializer" changes the pin (usertest38 '
+         '#3); a summary that names lib2 before another value only in passing ("lib2 '
+         '1.3.0 was tried") loses the pin (CA301) but does not restate it.'),
         ('Issue 12, point 1, from public reports of compaction failures: the words of a '
          'rule survive while its meaning inverts, so word overlap counts it as carried '
          'and the agent follows the opposite instruction. Survival no longer counts a '
@@ -372,8 +378,8 @@ DOCS: tuple[tuple[Any, ...], ...] = (
          'a rule.'),
         ("round 3: fold c1 flipped 'No confirmation step' of u1: 'Never run the release "
          "without a confirmation step from the user.'"),
-        ('restate the rule with its original polarity in the summary, or rehydrate the '
-         'span that states it'),
+        ('restate the rule with its original polarity (a pinned value with its own '
+         'value) in the summary, or rehydrate the span that states it'),
         (),
         'folds',
     ),

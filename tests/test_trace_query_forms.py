@@ -72,23 +72,29 @@ def test_a_pin_as_written_is_the_pin(write_log: LogWriter) -> None:
     assert tree(path, "1.2.0")[0] == "discriminator '1.2.0': 2 spans: 2 lost"
 
 
-def test_a_swapped_pin_is_lost_in_the_trace_as_in_the_audit(write_log: LogWriter) -> None:
+def test_a_swapped_pin_is_flipped_in_the_trace_as_in_the_audit(write_log: LogWriter) -> None:
     path = folded(write_log, [PIN, "Do not upgrade lib2 past 1.2.0."],
                   "Pin lib2==1.3.0 because 1.2.0 breaks the serializer. Upgrade lib2 past "
                   "1.2.0.")
-    # main: "discriminator '1.2.0': 2 spans: 2 carried"; the pin is lost, and u1's 1.2.0
-    # is the object of the rule "Do not upgrade lib2 past 1.2.0", which F states reversed
-    # ("Upgrade lib2 past 1.2.0."): flipped, whatever the query's form (usertest38 #4)
-    assert tree(path, "lib2==1.2.0")[0] == ("discriminator 'lib2==1.2.0': 2 spans: 1 lost, "
-                                            "1 flipped")
-    assert tree(path, "1.2.0")[0] == "discriminator '1.2.0': 2 spans: 1 lost, 1 flipped"
-    # stated in no rule, u1's 1.2.0 (lib2 bound to nothing there) holds the pin no longer
-    # once folded into F, which binds lib2 to 1.3.0; F still states the value alone
+    # main: "discriminator '1.2.0': 2 spans: 2 carried"; the pin is not kept, and u1's
+    # 1.2.0 (lib2 bound to nothing there) holds it no longer once folded into F, which
+    # states lib2==1.3.0: "flipped", with that sentence, as negation-flipped says it
+    lines = tree(path, "lib2==1.2.0")
+    assert lines[0] == "discriminator 'lib2==1.2.0': 2 spans: 2 flipped"
+    assert lines[2].startswith("│   └── flipped at fold F (depth 1, round 1, line 2): 'Pin "
+                               "lib2==1.3.0 because 1.2.0 breaks the serializer.'")
+    # the value alone: u0's pin flipped, and u1's 1.2.0 is the object of the rule "Do
+    # not upgrade lib2 past 1.2.0", which F states reversed (usertest38 #4)
+    lines = tree(path, "1.2.0")
+    assert lines[0] == "discriminator '1.2.0': 2 spans: 2 flipped"
+    assert lines[4] == "    └── flipped at fold F (depth 1, round 1, line 2): 'Upgrade lib2 " \
+                       "past 1.2.0.'"
+    # stated in no rule, u1's own 1.2.0 is still in F
     plain = folded(write_log, [PIN, "Upgrading lib2 past 1.2.0 is fine."],
                    "Pin lib2==1.3.0 because 1.2.0 breaks the serializer. Upgrading lib2 past "
                    "1.2.0 is fine.")
-    assert tree(plain, "lib2==1.2.0")[0] == "discriminator 'lib2==1.2.0': 2 spans: 2 lost"
-    assert tree(plain, "1.2.0")[0] == ("discriminator '1.2.0': 2 spans: 1 lost, 1 carried; "
+    assert tree(plain, "lib2==1.2.0")[0] == "discriminator 'lib2==1.2.0': 2 spans: 2 flipped"
+    assert tree(plain, "1.2.0")[0] == ("discriminator '1.2.0': 2 spans: 1 flipped, 1 carried; "
                                        "still held by span u1 (user)")
 
 
@@ -122,3 +128,15 @@ def test_the_reading_by_hand() -> None:
     assert [d.text for d in reading("lib2==1.2.0")[1].hits(found)] == []
     assert [d.text for d in reading("lib2==1.2.0")[1].hits(extract("Keep lib2 at 1.2.0."))] \
         == ["1.2.0"]
+
+
+def test_a_value_a_folded_span_set_later_is_lost_not_flipped(write_log: LogWriter) -> None:
+    path = folded(write_log, ["Set read_timeout_ms=45000 on staging.",
+                              "Set read_timeout_ms=30000 after the revert."],
+                  "Set read_timeout_ms=30000 after the revert.")
+    assert tree(path, "read_timeout_ms=45000")[0] == (
+        "discriminator 'read_timeout_ms=45000': 1 span: 1 lost")
+    changed = folded(write_log, ["Set read_timeout_ms=45000 on staging."],
+                     "Set read_timeout_ms=30000 after the revert.")
+    assert tree(changed, "read_timeout_ms=45000")[0] == (
+        "discriminator 'read_timeout_ms=45000': 1 span: 1 flipped")

@@ -17,7 +17,7 @@ import polars as pl
 
 from compaction_audit.closure import Closure
 from compaction_audit.recall.claims import unsupported
-from compaction_audit.recall.flips import flips
+from compaction_audit.recall.flips import VALUE_KINDS, flips
 from compaction_audit.recall.stale import stale
 from compaction_audit.recall.violations import actor, violations
 from compaction_audit.rules.base import Context, Outcome, Rule, Severity, register
@@ -42,6 +42,12 @@ class NegationFlipped(Rule):
     sentence must itself state a rule (a modal, a prohibition or an imperative) and hold
     every content word of the child's clause, so a summary that only speaks of the same
     object ("updated the config file") or restates the rule in other words stays quiet.
+    Also a value the child binds to a name (a version pin ``lib2==1.2.0``, an assignment
+    ``read_timeout_ms=45000``, "set X to N") that the fold binds to another value of
+    its own, and to this one nowhere: "Pin lib2==1.3.0 because 1.2.0 breaks the
+    serializer" changes the pin (usertest38 #3); a summary that names lib2 before
+    another value only in passing ("lib2 1.3.0 was tried") loses the pin (CA301) but
+    does not restate it.
 
     Why it matters: issue 12, point 1, from public reports of compaction failures: the
     words of a rule survive while its meaning inverts, so word overlap counts it as
@@ -67,9 +73,10 @@ class NegationFlipped(Rule):
     name = "negation-flipped"
     severity = Severity.ERROR
     family = "faithfulness"
-    summary = "a fold states a child's rule with the opposite polarity"
-    action = ("restate the rule with its original polarity in the summary, or rehydrate "
-              "the span that states it")
+    summary = ("a fold states a child's rule with the opposite polarity, or its pinned "
+               "value with another")
+    action = ("restate the rule with its original polarity (a pinned value with its own "
+              "value) in the summary, or rehydrate the span that states it")
     example = ("round 3: fold c1 flipped 'No confirmation step' of u1: 'Never run the "
                "release without a confirmation step from the user.'")
 
@@ -85,7 +92,8 @@ class NegationFlipped(Rule):
         return Outcome(rows)
 
     def message(self, v: dict[str, Any], ctx: Context) -> str:
-        parts = [f"{f['kind']} {f['text']!r} of {f['child']} is stated reversed: "
+        parts = [f"{f['kind']} {f['text']!r} of {f['child']} is stated "
+                 f"{'with another value' if f['kind'] in VALUE_KINDS else 'reversed'}: "
                  f"{f['sentence']!r}" for f in v["flipped"][:LIST_CAP]]
         return f"fold {v['fold']} flipped " + "; ".join(parts) + _more(len(v["flipped"]))
 

@@ -11,6 +11,7 @@ import polars as pl
 from compaction_audit.model import Session
 from compaction_audit.recall import extract as ext
 from compaction_audit.recall.survival import check as surv  # where tests patch survives
+from compaction_audit.recall.survival.bindings import Bindings, merged_bindings
 from compaction_audit.report.model import line_at
 from compaction_audit.report.safe import unsurrogate
 from compaction_audit.trace.tree import Node
@@ -52,6 +53,7 @@ class _Log:
         self.retained = set(last)
         self._answers: dict[tuple[Any, ...], tuple[str, str | None]] = {}
         self._kept: dict[tuple[Any, ...], bool] = {}
+        self._folded: dict[str, Bindings] = {}
 
     def follow_at(self, follow: _Follow, fold: str) -> tuple[str, str | None]:
         """``follow.at`` of ``fold``'s text, computed once per (query, fold): every span
@@ -63,7 +65,19 @@ class _Log:
                None if rule is None else (rule.kind, rule.text, rule.norm), fold)
         found = self._answers.get(key)
         if found is None:
-            found = self._answers[key] = follow.at(self.rows[fold]["text"])
+            found = self._answers[key] = follow.at(self.rows[fold]["text"],
+                                                   lambda: self.folded(fold))
+        return found
+
+    def folded(self, fold: str) -> Bindings:
+        """What the texts ``fold`` folded bind each name to (built once per fold):
+        a value one of them binds is no change of the fold's
+        (:func:`~compaction_audit.recall.survival.bindings.changed_sentence`)."""
+        found = self._folded.get(fold)
+        if found is None:
+            found = self._folded[fold] = merged_bindings(
+                text for c in self.children.get(fold, ())
+                if (text := self.rows[c]["text"]) is not None)
         return found
 
     def survives(self, d: ext.Discriminator, fold: str) -> bool:

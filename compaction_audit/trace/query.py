@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -14,9 +14,11 @@ from compaction_audit.errors import UsageError
 from compaction_audit.model import Session
 from compaction_audit.recall import extract as ext
 from compaction_audit.recall.analysis.occurrences import NAME_KINDS, VALUE_TYPES
+from compaction_audit.recall.bindings import bound_name
 from compaction_audit.recall.kinds import KIND_RANK
 from compaction_audit.recall.spantypes import span_type
 from compaction_audit.recall.survival import check as surv  # where tests patch survives
+from compaction_audit.recall.survival.bindings import Bindings, changed_sentence
 from compaction_audit.recall.wholetoken import STATING_TYPES, looked_for, states
 from compaction_audit.trace.held import mark_unheld, stance_of, still_held
 from compaction_audit.trace.log import _Log, reach
@@ -86,23 +88,27 @@ class _Follow:
     part: bool = False  # the literal may be part of a word (a token cut short)
     rule: ext.Discriminator | None = None  # the prohibition whose object it is
 
-    def at(self, text: str) -> tuple[str, str | None]:
+    def at(self, text: str, sources: Callable[[], Bindings] | None = None
+           ) -> tuple[str, str | None]:
         """(result, detail) for a summary ``text``: ``carried``; ``carried in part``
         with the file name kept (a path whose file name alone is stated: never
-        reported as carried); ``flipped`` with the sentence; ``lost``.  The object of
-        a prohibition (``rule``) is ``flipped`` where the summary states the rule
-        reversed, whether it keeps the object's words or not: "Use --force when
-        pushing to main" flips ``--force`` of "Never use --force when pushing to main"
-        (usertest38 #4: it read "carried", and the query "Never use --force" "LOST",
-        where negation-flipped reports the fold)."""
-        result, detail = self._at(text)
+        reported as carried); ``flipped`` with the sentence (a rule reversed, a value bound
+        to its name stated with another value that ``sources()``, what the texts the
+        fold folded bind, do not bind it to); ``lost``.  The object of a prohibition
+        (``rule``) is ``flipped`` where the summary states the rule reversed, whether it
+        keeps the object's words or not: "Use --force when pushing to main" flips
+        ``--force`` of "Never use --force when pushing to main" (usertest38 #4: it read
+        "carried", and the query "Never use --force" "LOST", where negation-flipped
+        reports the fold)."""
+        result, detail = self._at(text, sources)
         if self.rule is not None and result != "flipped":
             sentence = surv.flip_sentence(self.rule, text)
             if sentence is not None:
                 return "flipped", sentence
         return result, detail
 
-    def _at(self, text: str) -> tuple[str, str | None]:
+    def _at(self, text: str, sources: Callable[[], Bindings] | None
+            ) -> tuple[str, str | None]:
         """:meth:`at` of the query alone."""
         low = text.lower()
         if self.literal is not None:
@@ -115,8 +121,11 @@ class _Follow:
                     and not _word_in(d.norm.rstrip("/\\"), low):
                 return "carried in part", re.split(r"[/\\]", d.norm.rstrip("/\\"))[-1]
             return "carried", None
-        if (sentence := surv.flip_sentence(d, text)) is not None:
-            return "flipped", sentence  # the words survive, the rule is reversed (issue 12)
+        sentence = surv.flip_sentence(d, text)
+        if sentence is None and bound_name(d) is not None:
+            sentence = changed_sentence(d, text, None if sources is None else sources())
+        if sentence is not None:
+            return "flipped", sentence  # the rule reversed (issue 12), a pin changed (ut38 #3)
         return "lost", None
 
 

@@ -210,3 +210,64 @@ def test_bindings_are_linear_in_the_summary(unit: str) -> None:
     one, two = _work(unit * 200), _work(unit * 400)
     assert one > 0 and abs(two - 2 * one) <= 0.02 * two, (one, two)
     assert os.path.basename(sbindings.__file__) == "bindings.py"
+
+
+@pytest.mark.parametrize(("summary", "sentence"), [
+    (SWAPPED, "Pin lib2==1.3.0 because 1.2.0 breaks the serializer."),
+    ("Notes. Then set lib2 to 1.3.0; done.", "Then set lib2 to 1.3.0;"),
+    ("lib2 1.3.0 was tried.", None),  # lib2 named before 1.3.0 only in passing: lost
+    ("pinned lib2 to 1.2.0", None),  # kept
+    ("lib2==1.3.0 or lib2 1.2.0", None),  # kept by the second
+    ("Dependencies were discussed.", None),  # lost, nothing restated
+])
+def test_the_sentence_that_changes_a_pin(summary: str, sentence: str | None) -> None:
+    assert sbindings.changed_sentence(_pin(), summary) == sentence
+
+
+def _flips(result: Any) -> list[str]:
+    return [f.message for f in result.findings if f.code == "CA304"]
+
+
+def test_a_changed_pin_is_stated_with_another_value(write_log: LogWriter) -> None:
+    assert _flips(_log(write_log, SWAPPED)) == [
+        "fold f1 flipped version 'lib2==1.2.0' of u0 is stated with another value: 'Pin "
+        "lib2==1.3.0 because 1.2.0 breaks the serializer.'"]
+
+
+def test_a_changed_setting_is_stated_with_another_value(write_log: LogWriter) -> None:
+    result = audit(str(write_log([
+        rnd(0, spans=[{"id": "u0", "tokens": 20, "source": "user",
+                       "text": "Set read_timeout_ms=45000 on staging."}]),
+        rnd(1, summaries=[{"id": "f1", "tokens": 10, "children": ["u0"],
+                           "text": "Set read_timeout_ms=30000 on staging."}], evicted=["u0"]),
+    ])))
+    assert _flips(result) == [
+        "fold f1 flipped quantity 'read_timeout_ms=45000' of u0 is stated with another "
+        "value: 'Set read_timeout_ms=30000 on staging.'"]
+
+
+@pytest.mark.parametrize("summary", [
+    "lib2 1.3.0 was tried.",  # the pin is lost (CA301), not restated with another value
+    "Pinned lib2 to 1.2.0 because 1.3.0 breaks the serializer.",  # kept
+])
+def test_a_pin_merely_named_or_kept_is_not_flipped(write_log: LogWriter, summary: str) -> None:
+    assert _flips(_log(write_log, summary)) == []
+
+
+def test_a_setting_a_folded_span_made_later_is_no_change(write_log: LogWriter) -> None:
+    # the fold keeps u1's later setting: 45000 is lost (CA301), not changed by the fold
+    result = audit(str(write_log([
+        rnd(0, spans=[{"id": "u0", "tokens": 20, "source": "user",
+                       "text": "Set read_timeout_ms=45000 on staging."},
+                      {"id": "u1", "tokens": 20, "source": "user",
+                       "text": "Set read_timeout_ms=30000 after the revert."}]),
+        rnd(1, summaries=[{"id": "f1", "tokens": 10, "children": ["u0", "u1"],
+                           "text": "Set read_timeout_ms=30000 after the revert."}],
+            evicted=["u0", "u1"]),
+    ])))
+    assert _flips(result) == []
+    assert ("quantity", "read_timeout_ms=45000") in _lost(result)
+    assert sbindings.changed_sentence(
+        extract("Set read_timeout_ms=45000 on staging.")[0],
+        "Set read_timeout_ms=30000 after the revert.") == (
+        "Set read_timeout_ms=30000 after the revert.")  # no sources given: a change

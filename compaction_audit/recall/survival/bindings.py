@@ -20,13 +20,15 @@ value before it, once the words that only link a name to its value are passed
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from functools import lru_cache
 
 from compaction_audit.recall.bindings import bound_name
 from compaction_audit.recall.extract import Discriminator, Kind, value_tokens
 from compaction_audit.recall.versions import REQUIREMENT_RE, admits, measure, vtuple
 
-__all__ = ["CONNECTORS", "GAP", "bound_kept", "summary_bindings"]
+__all__ = ["CONNECTORS", "GAP", "SENTENCE_MAX", "bound_kept", "changed_sentence",
+           "merged_bindings", "summary_bindings"]
 
 CONNECTORS = frozenset({
     "to", "at", "is", "are", "was", "were", "be", "been", "now", "still", "back", "as",
@@ -117,3 +119,51 @@ def bound_kept(d: Discriminator, name: str, bindings: Bindings) -> bool | None:
     if not held:
         return None
     return any(_same_value(d, t) for t in held)
+
+
+_END_RE = re.compile(r"[.!?;](?=\s)|\n")
+"""Where a sentence ends (as the summary's index splits it)."""
+SENTENCE_MAX = 300
+"""Most characters of the sentence :func:`changed_sentence` quotes."""
+
+
+def merged_bindings(texts: Iterable[str]) -> Bindings:
+    """The :func:`summary_bindings` of ``texts`` in one table (what the texts a summary
+    folded bind each name to), built once per summary for all its values."""
+    out: dict[str, list[Discriminator]] = {}
+    for text in texts:
+        for name, ds in summary_bindings(text).items():
+            out.setdefault(name, []).extend(ds)
+    return {name: tuple(ds) for name, ds in out.items()}
+
+
+def changed_sentence(d: Discriminator, summary: str, sources: Bindings | None = None
+                     ) -> str | None:
+    """The sentence of ``summary`` that states the name a child binds ``d`` to with
+    another value, when the summary keeps ``d`` nowhere (:func:`bound_kept` False) and
+    states that other value as the name's own (its text runs from the name:
+    ``lib2==1.3.0``, ``read_timeout_ms=30000``, "set read_timeout_ms to 30000") and
+    ``sources`` (:func:`merged_bindings` of the texts the summary folded) do not bind
+    the name to it: the first
+    such sentence, at most :data:`SENTENCE_MAX` characters; None otherwise.  A name the
+    summary only mentions before a value ("lib2 1.3.0 was tried") changes nothing
+    here: the value is lost, not restated; nor does a value a source set later
+    ("max_batch_tokens=61440" after "max_batch_tokens=46080"): the summary kept the
+    newer one."""
+    name = bound_name(d)
+    if name is None:
+        return None
+    held = [t for t in summary_bindings(summary).get(name, ()) if t.kind is d.kind]
+    if not held or any(_same_value(d, t) for t in held):
+        return None
+    said = () if sources is None else sources.get(name, ())
+    own = next((t for t in held if bound_name(t) == name
+                and not any(s.kind is t.kind and _same_value(t, s) for s in said)), None)
+    if own is None:
+        return None
+    body = value_tokens(summary)[0]  # the positions are the cleaned text's
+    start = max(0, own.start - SENTENCE_MAX)
+    for m in _END_RE.finditer(body, start, own.start):
+        start = m.end()
+    end = _END_RE.search(body, own.end, own.end + SENTENCE_MAX)
+    return body[start:end.end() if end else own.end + SENTENCE_MAX].strip()[:SENTENCE_MAX]
