@@ -123,7 +123,7 @@ class _Follow:
             return "carried", None
         sentence = surv.flip_sentence(d, text)
         if sentence is None and bound_name(d) is not None:
-            sentence = changed_sentence(d, text, None if sources is None else sources())
+            sentence = changed_sentence(d, text, sources)
         if sentence is not None:
             return "flipped", sentence  # the rule reversed (issue 12), a pin changed (ut38 #3)
         return "lost", None

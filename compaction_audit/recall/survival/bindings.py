@@ -20,7 +20,7 @@ value before it, once the words that only link a name to its value are passed
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from functools import lru_cache
 
 from compaction_audit.recall.bindings import bound_name
@@ -137,13 +137,14 @@ def merged_bindings(texts: Iterable[str]) -> Bindings:
     return {name: tuple(ds) for name, ds in out.items()}
 
 
-def changed_sentence(d: Discriminator, summary: str, sources: Bindings | None = None
-                     ) -> str | None:
+def changed_sentence(d: Discriminator, summary: str,
+                     sources: Callable[[], Bindings] | None = None) -> str | None:
     """The sentence of ``summary`` that states the name a child binds ``d`` to with
     another value, when the summary keeps ``d`` nowhere (:func:`bound_kept` False) and
     states that other value as the name's own (its text runs from the name:
     ``lib2==1.3.0``, ``read_timeout_ms=30000``, "set read_timeout_ms to 30000") and
-    ``sources`` (:func:`merged_bindings` of the texts the summary folded) do not bind
+    ``sources`` (a call giving :func:`merged_bindings` of the texts the summary folded,
+    made only when the summary binds the name to another value) do not bind
     the name to it: the first
     such sentence, at most :data:`SENTENCE_MAX` characters; None otherwise.  A name the
     summary only mentions before a value ("lib2 1.3.0 was tried") changes nothing
@@ -156,7 +157,7 @@ def changed_sentence(d: Discriminator, summary: str, sources: Bindings | None = 
     held = [t for t in summary_bindings(summary).get(name, ()) if t.kind is d.kind]
     if not held or any(_same_value(d, t) for t in held):
         return None
-    said = () if sources is None else sources.get(name, ())
+    said = () if sources is None else sources().get(name, ())
     own = next((t for t in held if bound_name(t) == name
                 and not any(s.kind is t.kind and _same_value(t, s) for s in said)), None)
     if own is None:
