@@ -13,10 +13,6 @@ hand from the texts.
 from __future__ import annotations
 
 import os
-import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
-from types import FrameType
 from typing import Any
 
 import orjson
@@ -31,6 +27,7 @@ from compaction_audit.report.json_report import render_json
 from compaction_audit.report.model import Report
 from tests.conftest import LogWriter
 from tests.logs import rnd
+from tests.workcount import lines_run_in
 
 PIN = "Pin lib2==1.2.0 because 1.3.0 breaks the serializer."
 SWAPPED = "Pin lib2==1.3.0 because 1.2.0 breaks the serializer. Upgrade lib2 past 1.2.0."
@@ -174,31 +171,10 @@ def test_a_span_in_context_holds_the_pin_unless_it_binds_the_name_elsewhere(
     assert (("version", "lib2==1.2.0") not in _lost(result)) is held
 
 
-@contextmanager
-def _lines_run(counter: list[int]) -> Iterator[None]:
-    """Count the lines run in the two bindings modules: work, not time."""
-    targets = (cbindings.__file__, sbindings.__file__)
-
-    def trace(frame: FrameType, event: str, arg: object) -> Any:
-        if frame.f_code.co_filename not in targets:
-            return None
-        if event == "line":
-            counter[0] += 1
-        return trace
-
-    old = sys.gettrace()
-    sys.settrace(trace)
-    try:
-        yield
-    finally:
-        sys.settrace(old)
-
-
 def _work(text: str) -> int:
-    counter = [0]
-    with _lines_run(counter):
-        sbindings.summary_bindings.__wrapped__(text)
-    return counter[0]
+    """The lines run in the two bindings modules: work, not time."""
+    return lines_run_in((cbindings, sbindings),
+                        lambda: sbindings.summary_bindings.__wrapped__(text))[1]
 
 
 @pytest.mark.parametrize("unit", [
