@@ -677,31 +677,6 @@ def _same_key(path: str) -> object:
     return (st.st_dev, st.st_ino)
 
 
-def reads_stdin(path: str) -> bool:
-    """True when ``path`` reads the standard input stream: ``-``, or a name of it
-    (``/dev/stdin``, ``/dev/fd/0``) while it is a pipe or a terminal, which can be read
-    once (a file redirected to it can be opened again by its other names)."""
-    if path == "-":
-        return True
-    try:
-        st = os.fstat(sys.stdin.fileno())
-    except (OSError, ValueError, AttributeError):  # no stdin, or not a descriptor
-        return False
-    return not stat.S_ISREG(st.st_mode) and _same_key(path) == (st.st_dev, st.st_ino)
-
-
-def same_stream(first: str, second: str) -> bool:
-    """True when ``first`` and ``second`` name one file that is not a regular file or a
-    folder (a FIFO, a ``/dev/fd/N`` pipe): it can be read once, so reading it for both
-    would hang on a FIFO, or find it empty (adv87 #4: ``diff ff ff`` waited for ever)."""
-    try:
-        a, b = os.stat(first), os.stat(second)
-    except (OSError, ValueError):
-        return False
-    return ((a.st_dev, a.st_ino) == (b.st_dev, b.st_ino)
-            and not stat.S_ISREG(a.st_mode) and not stat.S_ISDIR(a.st_mode))
-
-
 def _unique(items: Iterable[str], named: dict[object, str]) -> Iterable[str]:
     """Items once each, by :func:`_same_key` (``- /dev/stdin`` is one trace), each as
     ``named`` names its file when it does (a file given on the command line keeps the

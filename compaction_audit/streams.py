@@ -242,3 +242,29 @@ def path_stat(path: str) -> os.stat_result | None:
         return os.stat(path)
     except (OSError, ValueError):
         return None
+
+
+def reads_stdin(path: str) -> bool:
+    """True when ``path`` reads the standard input stream: ``-``, or a name of it
+    (``/dev/stdin``, ``/dev/fd/0``) while it is a pipe or a terminal, which can be read
+    once (a file redirected to it can be opened again by its other names: adv86 #7)."""
+    if path == "-":
+        return True
+    try:
+        st, named = os.fstat(sys.stdin.fileno()), os.stat(path)
+    except (OSError, ValueError, AttributeError):  # no stdin, not a descriptor, no file
+        return False
+    return (not stat.S_ISREG(st.st_mode)
+            and (named.st_dev, named.st_ino) == (st.st_dev, st.st_ino))
+
+
+def same_stream(first: str, second: str) -> bool:
+    """True when ``first`` and ``second`` name one file that is not a regular file or a
+    folder (a FIFO, a ``/dev/fd/N`` pipe): it can be read once, so reading it for both
+    would hang on a FIFO, or find it empty (adv87 #4: ``diff ff ff`` waited for ever)."""
+    try:
+        a, b = os.stat(first), os.stat(second)
+    except (OSError, ValueError):
+        return False
+    return ((a.st_dev, a.st_ino) == (b.st_dev, b.st_ino)
+            and not stat.S_ISREG(a.st_mode) and not stat.S_ISDIR(a.st_mode))

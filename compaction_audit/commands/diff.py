@@ -90,12 +90,12 @@ def diff_command(
     with loading():  # the auditor (compaction_audit.startup)
         from compaction_audit.api import audit_or_isolated, audited
         from compaction_audit.diff import diff_reports, gate
-        from compaction_audit.discover import reads_stdin, same_stream
         from compaction_audit.outfile import (
             refuse_same_file,
             refuse_same_stderr,
             refuse_same_stdout,
         )
+        from compaction_audit.streams import reads_stdin, same_stream
 
     output = stdout_or(output)
     try:
