@@ -33,7 +33,13 @@ def test_the_report_leaves_it_out_and_all_keeps_it(tmp_path: Path) -> None:
     bounded = dropped(json.loads(run("audit", trace, "-f", "json", "--isolated").stdout))
     everything = dropped(json.loads(run("audit", trace, "-f", "json", "--isolated",
                                         "--all").stdout))
-    assert bounded and all("key" not in d for d in bounded)
-    assert everything and all(d["key"] == f"{d['kind']}:{d['norm']}" for d in everything)
-    assert [{k: v for k, v in d.items() if k != "key"} for d in everything][:len(bounded)] \
-        == bounded
+    # a value bound to a name keys its name too (usertest38 #3: version:1.2.0@lib2):
+    # that key is no join of kind and norm, and stays
+    assert bounded and all("key" not in d or d["key"].startswith(f"{d['kind']}:{d['norm']}@")
+                           for d in bounded)
+    assert any("@" in d.get("key", "") for d in bounded)  # read_timeout_ms to 45000
+    assert everything and all(d["key"] == f"{d['kind']}:{d['norm']}"
+                              or d["key"].startswith(f"{d['kind']}:{d['norm']}@")
+                              for d in everything)
+    assert [{k: v for k, v in d.items() if k != "key" or "@" in v}
+            for d in everything][:len(bounded)] == bounded

@@ -43,8 +43,9 @@ def test_a_tiny_trace_runs_few_queries(tmp_path: Path,
     log.write_text(TINY, encoding="utf-8")
     # counted this way (filter, join, select, with_columns, sort, head, to_dicts and
     # collects): 212 before the plans, 78 with them (263 and 87 counting every eager
-    # operation); the Codex fixture 548 and 313
-    assert _queries(monkeypatch, log) <= 90
+    # operation); the Codex fixture 548 and 313; 91 since a fact's holders read their
+    # stance and a bound value its name (usertest38 #3, #4): a bound of 95
+    assert _queries(monkeypatch, log) <= 95
 
 
 def test_plans_keep_the_rows_and_order_of_the_eager_steps() -> None:
