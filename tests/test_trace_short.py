@@ -806,6 +806,29 @@ def test_a_requirement_copied_from_the_audit_is_traced_as_the_discriminator(
                                  "as a discriminator; the spans' text states it as one")
 
 
+@pytest.mark.parametrize("bullet, alone", [
+    ("Review list no longer includes closed annotations", "negation"),
+    ("Keep all logic in the review module", "constraint"),
+])
+def test_a_requirement_read_alone_as_another_kind_is_traced_as_the_audit_lists_it(
+        write_log: LogWriter, bullet: str, alone: str) -> None:
+    # usertest40 #1: a spec bullet that reads as a negation or a constraint alone is
+    # a requirement in its spec, as the audit lists it; the trace said "text ...: no
+    # span holds it as a discriminator" for 7 of the audit's 15 lost facts
+    from compaction_audit.recall import extract as ext
+    assert [d.kind.value for d in ext.extract(bullet, "tool_result")] == [alone]
+    path = str(write_log([
+        rnd(0, spans=[{"id": "s", "tokens": 30, "source": "tool_result:Bash",
+                       "text": f"Definition of Done:\n- {bullet}.\n- Closing twice is "
+                               "safe.\n"}]),
+        rnd(1, summaries=[fold("F", ["s"], "Read the spec.")], evicted=["s"])]))
+    root = trace(read_native(path), bullet)
+    assert root.label == f"discriminator {bullet!r}: 1 span: 1 lost"
+    assert "note" not in root.data
+    [node] = root.children
+    assert f"requirement {bullet!r}" in node.label
+
+
 def test_a_fold_s_also_dropped_list_is_capped_in_json_unless_all(
         write_log: LogWriter, tmp_path: Path) -> None:
     # adv81: a fold that dropped every companion of a span listed each one in the JSON

@@ -316,6 +316,13 @@ def trace_discriminator(session: Session, query: str) -> Node:
             continue
         found_in[item] = (stype, ext.extract(row["text"], stype))
     spans = _holding(found_in, asked)
+    if mode == "discriminator" and not spans:
+        # read alone the query is one kind, in its span's context another (a bullet of
+        # a spec is a requirement there, a negation or a constraint alone): the audit
+        # lists it under the span's kind, so the same text or norm of any kind holds it
+        # (usertest40 #1: 7 of the audit's 15 lost facts traced as "text ... no span
+        # holds it as a discriminator")
+        spans = _holding(found_in, asked, by_kind=False)
     same = {d.norm for _, hits, _ in spans for d in hits
             if d.kind not in _CLAUSES and d.text.strip().lower() == q} - asked.norms
     if mode == "reduced" and same:
