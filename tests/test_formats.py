@@ -243,7 +243,39 @@ def test_single_file_json_keeps_the_session_shape(traces: Path) -> None:
     assert [s["path"] for s in many["sessions"]] == [
         "traces/clean.jsonl", "traces/drift.jsonl", "traces/evil.jsonl"]
     assert many["summary"] == {"traces": 3, "unreadable": 0,
-                               "findings": {"error": 5, "warning": 1, "info": 1}}
+                               "findings": {"error": 5, "warning": 1, "info": 1},
+                               "gate": {"fail_on": "error", "failing": 2, "exit_code": 1}}
+
+
+MICRO = Path(__file__).parent / "fixtures" / "adapters" / "claude-microcompact.jsonl"
+
+
+def test_json_says_which_traces_fail_the_gate(traces: Path) -> None:
+    # usertest40 #2: a PASS verdict failed --fail-on warning; text, Markdown, JUnit,
+    # SARIF and the exit code said so, the JSON did not
+    def gates(*extra: str) -> tuple[dict[str, Any], dict[str, Any]]:
+        doc = json.loads(run("audit", "traces", "--format", "json", "--jobs", "1",
+                             *extra).stdout)
+        return ({s["path"].removeprefix("traces/"): (s["verdict"].split(":")[0], s["gate"]["fails"])
+                 for s in doc["sessions"]}, doc["summary"]["gate"])
+    assert gates() == ({"clean.jsonl": ("PASS", False), "drift.jsonl": ("FAIL", True),
+                        "evil.jsonl": ("FAIL", True)},
+                       {"fail_on": "error", "failing": 2, "exit_code": 1})
+    assert gates("--fail-on", "never")[1] == {"fail_on": "never", "failing": 0, "exit_code": 0}
+    # a compaction that could not be checked: PASS, and it fails --fail-on warning
+    objs = MICRO.read_bytes().splitlines()
+    at = next(i for i, raw in enumerate(objs) if b"microcompact_boundary" in raw)
+    Path("copy.jsonl").write_bytes(b"\n".join([objs[at], *objs]) + b"\n")
+    for fail_on, fails in (("error", False), ("warning", True)):
+        one = json.loads(run("audit", "copy.jsonl", "--format", "json",
+                             "--fail-on", fail_on).stdout)
+        assert one["verdict"].startswith("PASS (1 compaction could not be checked)")
+        assert one["gate"] == {"fail_on": fail_on, "fails": fails, "exit_code": int(fails)}
+    one = json.loads(run("audit", "traces/drift.jsonl", "--format", "json").stdout)
+    assert one["gate"] == {"fail_on": "error", "fails": True, "exit_code": 1}
+    one = json.loads(run("audit", "traces/drift.jsonl", "--format", "json",
+                         "--fail-on", "never").stdout)
+    assert one["gate"] == {"fail_on": "never", "fails": False, "exit_code": 0}
 
 
 @pytest.mark.parametrize("fmt", [f.value for f in AuditFormat])

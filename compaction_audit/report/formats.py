@@ -131,7 +131,7 @@ def gate_differs(report: Report, fail_on: str) -> bool:
 def _json(report: Report, opts: RenderOptions) -> bytes:
     from compaction_audit.report.json_report import render_json
 
-    return render_json(report, opts.single, opts.show_all)
+    return render_json(report, opts.single, opts.show_all, opts.fail_on)
 
 
 def _markdown(report: Report, opts: RenderOptions) -> bytes:

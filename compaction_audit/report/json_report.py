@@ -90,9 +90,13 @@ def _capped_compaction(c: dict[str, Any]) -> dict[str, Any]:
     return capped
 
 
-def session_dict(r: SessionReport, show_all: bool = False) -> dict[str, Any]:
+def session_dict(r: SessionReport, show_all: bool = False,
+                 fail_on: str | None = None) -> dict[str, Any]:
     """One session report as a JSON-able dict (see the module docstring); every
-    part but the numeric ``series`` is :func:`clip_tree` d.
+    part but the numeric ``series`` is :func:`clip_tree` d.  With ``fail_on`` (the
+    run's ``--fail-on``), ``gate`` says whether this trace fails it: the verdict word
+    does not always (a compaction that could not be checked, a warning under
+    ``--fail-on warning``; usertest40 #2).
 
     Bounded unless ``show_all`` (``--all``; issue 14, section 3): ``findings`` are
     episodes (:func:`~compaction_audit.report.bounded.episode_dict`), at most
@@ -148,6 +152,8 @@ def session_dict(r: SessionReport, show_all: bool = False) -> dict[str, Any]:
         # session.extra had it)
         "lines_not_read": r.lines_not_read(),
         "verdict": r.verdict(),
+        **({} if fail_on is None else {"gate": {"fail_on": fail_on,
+                                                "fails": r.fails(fail_on)}}),
     }
     series_rows, episodes = doc.pop("series"), doc.pop("findings")
     if not show_all:  # free-form objects from the log: their first KEYS_CAP keys
@@ -185,35 +191,45 @@ def inline(value: Any) -> orjson.Fragment:
     return orjson.Fragment(orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS))
 
 
-def render_json(report: Report, single: bool, show_all: bool = False) -> bytes:
+def render_json(report: Report, single: bool, show_all: bool = False,
+                fail_on: str = "error") -> bytes:
     """The report as JSON bytes (newline-terminated).
 
     ``single``: the user named exactly one trace; write the session object itself.
     ``show_all``: every finding, round and list item (see :func:`session_dict`).
+    ``fail_on``: the run's gate; each session's ``gate`` says whether it fails it, and
+    the document's (the session object's for one trace, ``summary`` for several) adds
+    the exit code: the text, Markdown, JUnit and SARIF reports say it, and a job that
+    reads the JSON could not tell (usertest40 #2).
     The cyclic GC is paused while the document is built: the report of a long session
     is millions of small objects, which its collections would re-scan.
     """
     with paused_gc():
         if single and len(report.sessions) == 1 and not report.errors:
             doc: dict[str, Any] = {"tool": TOOL, "config": clip_tree(report.config),
-                                   **session_dict(report.sessions[0], show_all)}
+                                   **session_dict(report.sessions[0], show_all, fail_on)}
+            doc["gate"]["exit_code"] = report.exit_code(fail_on)
         else:
             doc = {
                 "tool": TOOL,
                 "config": clip_tree(report.config),  # a folder's name may not be UTF-8
-                "sessions": [session_dict(s, show_all) for s in report.sessions],
+                "sessions": [session_dict(s, show_all, fail_on) for s in report.sessions],
                 "errors": [error_dict(e) for e in report.errors],
-                "summary": summary_dict(report),
+                "summary": summary_dict(report, fail_on),
             }
         data = orjson.dumps(doc, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS) + b"\n"
     return json_safe(data)  # ASCII or nothing to escape: one pass, the same bytes
 
 
-def summary_dict(report: Report) -> dict[str, Any]:
-    """Totals across traces: traces, unreadable, and findings per severity."""
+def summary_dict(report: Report, fail_on: str = "error") -> dict[str, Any]:
+    """Totals across traces: traces, unreadable, findings per severity, and the gate
+    (``fail_on``, how many traces fail it, the run's exit code)."""
     totals = {"error": 0, "warning": 0, "info": 0}
     for s in report.sessions:
         for k, v in s.counts().items():
             totals[k] += v
     return {"traces": len(report.sessions) + len(report.errors),
-            "unreadable": len(report.errors), "findings": totals}
+            "unreadable": len(report.errors), "findings": totals,
+            "gate": {"fail_on": fail_on, "failing": sum(s.fails(fail_on)
+                                                        for s in report.sessions),
+                     "exit_code": report.exit_code(fail_on)}}
