@@ -160,6 +160,16 @@ def test_a_json_document_whose_lines_end_with_a_lone_cr_is_named(
         dos.write_bytes(odd)
         result = CliRunner().invoke(app, ["audit", str(dos), "-f", "json"])
         assert re.findall(r'"line": ?(\d+)', result.stdout) == lines[0], result.output
+    # adv88 #5: LF and lone-CR lines alternating (as many of each) were read, every
+    # address moved (line 7 read 4); one lone CR before text is enough
+    parts = data.split(b"\n")
+    mixed = b"".join(p + (b"\n" if k % 2 else b"\r") for k, p in enumerate(parts[:-1]))
+    for odd in (mixed + parts[-1], data.replace(b"\n", b"\r", 1)):
+        dos.write_bytes(odd)
+        result = CliRunner().invoke(app, ["audit", str(dos)])
+        assert (result.exit_code, result.output) == (2, (
+            f"compaction-audit: {dos}:1: lines end with a lone CR (classic Mac line "
+            "endings); use LF or CRLF\n"))
 
 
 @pytest.mark.parametrize("data", [

@@ -134,11 +134,19 @@ def read_document(path: str, lines: Iterable[tuple[int, bytes]] | None) -> Docum
 
 
 def _cr_lines(data: bytes) -> bool:
-    """Whether lone CRs (not before an LF; one ending the data aside) break more lines
-    than LFs do: classic Mac line endings.  A stray CR among LF lines, ``\r\r\n``
-    endings or a final CR leave the line numbers true (adv87 #6: they were refused)."""
-    lone = data.count(b"\r") - data.count(b"\r\n") - data.endswith(b"\r")
-    return lone > data.count(b"\n")
+    """Whether a lone CR (not before an LF) breaks a line that has more to it: text
+    after the CR before the next LF.  A raw CR in a JSON document can only be
+    whitespace between its tokens, and an editor starts a line there where ``grep -n``
+    and these line numbers do not, so every address after it would point elsewhere:
+    classic Mac line endings, or LF and lone-CR lines mixed (adv88 #5: as many lone CRs
+    as LFs moved every finding from line 7 to line 4).  A CR with only blanks after it
+    on its line (``\r \n``, ``\r\r\n`` endings, a final CR) leaves the lines of the
+    text true (adv87 #6: they were refused)."""
+    return _CR_SPLITS_RE.search(data) is not None
+
+
+_CR_SPLITS_RE = re.compile(rb"\r[ \t\r]*[^\s]")
+"""A CR followed, after blanks, by text on the same LF-delimited line."""
 
 
 def _byte_offset(data: bytes, pos: int) -> int:
