@@ -603,6 +603,9 @@ def _expand(arg: str, found: Discovery) -> list[str]:
             elif match not in searched:  # 'd/**' matches every directory under d: each
                 matched += _search(match, found, searched)  # is searched once, not per level
         matched = _kept(matched, found)
+        both = set(matched)  # a Cline manifest leads to its messages file: a pattern
+        # matching both audits the session once, as a folder search does (usertest40 #4)
+        matched = [m for m in matched if not _manifest(m, both)]
         if not matched and len(found.unreadable) == before:
             dots = _kept(list(found.hidden_files), found)  # usertest32 #8: said when
             raise UsageError(f"no trace file matches {arg!r}"  # another file matched,

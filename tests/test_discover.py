@@ -574,3 +574,20 @@ def test_json_lines_under_other_names_a_folder_search_leaves_out_are_named(
     assert sorted(find_traces(["."]).not_searched) == [
         "t.jsonl.xz", "u.ndjson", "v.NDJSON.gz", "w.jsonl.bz2", "x.json.gz",
         "y.messages.json.zst", "z.db.gz"]
+
+
+def test_a_pattern_matching_a_cline_manifest_and_its_messages_file_audits_it_once(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """usertest40 #4: ``audit 'corpus/*/*'`` audited a Cline session twice, as its
+    manifest ``s.json`` and as ``s.messages.json`` (the manifest leads to it), where a
+    folder search audits it once.  A ``.json`` with no messages file of its name beside
+    it is still matched, and a manifest named on its own is still audited."""
+    monkeypatch.chdir(tmp_path)
+    Path("d").mkdir()
+    for name in ("d/s.messages.json", "d/s.compaction.json", "d/s.json", "d/t.json"):
+        Path(name).write_text("{}\n")
+    assert find_traces(["d/*"]).traces == [
+        "d/s.compaction.json", "d/s.messages.json", "d/t.json"]
+    assert find_traces(["d/s*"]).traces == ["d/s.compaction.json", "d/s.messages.json"]
+    assert find_traces(["d/s.json"]).traces == ["d/s.json"]
+    assert find_traces(["d/s.json*"]).traces == ["d/s.json"]  # its partner not matched
