@@ -15,10 +15,11 @@ DOCS: tuple[tuple[Any, ...], ...] = (
         'raw_ratio under the floor while reachable spans fall and salience rises',
         ('At round t, `summary_depth_max` >= `min_depth` and `raw_ratio` < '
          '`raw_ratio_floor` and `distinct_source_spans` fell and `query_cosine_retained` '
-         'rose (each compared with round t - `window`; a rise within floating-point '
-         'rounding, a trillionth of the value, is none); without logged salience, '
-         "`query_cosine_rebuilt` (the auditor's cosine of the texts to the task query, "
-         'issue 16) stands in for it.'),
+         'rose (each compared with round t - `window`, the round record `window` records '
+         'earlier: where round numbers skip, round 10 after round 6 is compared with '
+         'round 6; a rise within floating-point rounding, a trillionth of the value, is '
+         "none); without logged salience, `query_cosine_rebuilt` (the auditor's cosine "
+         'of the texts to the task query, issue 16) stands in for it.'),
         ('Seed 000 ("Core Distinction", "Decision Boundary"): the working set looks more '
          "relevant by the scorer's own metric while fewer source spans stay reachable; "
          'the scorer now ranks by survivability and summaries become unfalsifiable. '
@@ -96,7 +97,8 @@ DOCS: tuple[tuple[Any, ...], ...] = (
         'boundary',
         'raw_ratio under the floor without the inversion signature',
         ('`raw_ratio` < `raw_ratio_floor` at a round where salience-inversion does not '
-         "fire (reachable spans stable, or depth < min_depth). Not judged at a product's "
+         'fire (reachable spans stable, or depth < min_depth; with `sustain` > 1 also a '
+         "signature not yet held for `sustain` rounds). Not judged at a product's "
          "compaction round (an adapter's `compaction` record with a summary; Claude "
          'Code, Codex, Cline) that holds no work after the compaction: no raw span but '
          'harness text (a `/compact` command wrapper) entered that round. Its working '

@@ -116,8 +116,10 @@ class BoundaryRule(Rule):
 class SalienceInversion(BoundaryRule):
     """What it checks: at round t, ``summary_depth_max`` >= ``min_depth`` and
     ``raw_ratio`` < ``raw_ratio_floor`` and ``distinct_source_spans`` fell and
-    ``query_cosine_retained`` rose (each compared with round t - ``window``; a rise
-    within floating-point rounding, a trillionth of the value, is none); without
+    ``query_cosine_retained`` rose (each compared with round t - ``window``, the round
+    record ``window`` records earlier: where round numbers skip, round 10 after round 6
+    is compared with round 6; a rise within floating-point rounding, a trillionth of
+    the value, is none); without
     logged salience, ``query_cosine_rebuilt`` (the auditor's cosine of the texts to the
     task query, issue 16) stands in for it.
 
@@ -283,7 +285,8 @@ def bare_compaction_rounds(ctx: Context) -> list[int]:
 @register
 class CompactionDrift(BoundaryRule):
     """What it checks: ``raw_ratio`` < ``raw_ratio_floor`` at a round where
-    salience-inversion does not fire (reachable spans stable, or depth < min_depth).
+    salience-inversion does not fire (reachable spans stable, or depth < min_depth; with
+    ``sustain`` > 1 also a signature not yet held for ``sustain`` rounds).
 
     Why it matters: seed 000 ("Decision Boundary"): a low raw share alone is drift,
     lossy paraphrase rather than inversion; it degrades gracefully but deserves watching.
@@ -336,8 +339,15 @@ class CompactionDrift(BoundaryRule):
         return (pl.col("raw_ratio") < ctx.settings.raw_ratio_floor) & ~inversion
 
     def message(self, v: dict[str, Any], ctx: Context) -> str:
+        sustain = ctx.settings.sustain
+        # with sustain > 1 the signature may hold at this round, not yet for long enough
+        # (usertest41 #4: "without the inversion signature" where spans fell, the
+        # cosine rose at depth 3 under sustain=2)
+        why = ("without the inversion signature" if sustain == 1 else
+               "where salience-inversion does not fire (its signature absent, or held "
+               f"for fewer than the {sustain} rounds sustain needs)")
         return (f"compaction drift: raw_ratio {fmt(v['raw_ratio'])} < "
-                f"{ctx.settings.raw_ratio_floor} without the inversion signature")
+                f"{ctx.settings.raw_ratio_floor} {why}")
 
 
 @register

@@ -134,6 +134,23 @@ def test_drift_not_claimed_where_inversion_could_not_be_judged() -> None:
         "salience-inversion could not be judged there (see its notes)": 2}
 
 
+@pytest.mark.parametrize(("sustain", "fires_at", "why"), [
+    (1, 1, "without the inversion signature"),  # round 2 is inversion's, not drift's
+    (2, 2, "where salience-inversion does not fire (its signature absent, or held for "
+           "fewer than the 2 rounds sustain needs)"),
+])
+def test_drift_under_sustain_does_not_say_the_signature_is_absent(
+        sustain: int, fires_at: int, why: str) -> None:
+    """usertest41 #4: under sustain=2 a round where spans fell and the cosine rose at
+    depth 3 (one round only: no inversion) read "without the inversion signature"."""
+    ctx = context([{}, {"raw_ratio": 0.2}, INV], {"sustain": sustain})
+    rule = RULES["CA104"]()
+    rows = rule.evaluate(ctx).fired
+    assert rows["ri"].to_list() == [fires_at]
+    assert rule.message(rows.row(0, named=True), ctx) == (
+        f"compaction drift: raw_ratio 0.200 < 0.25 {why}")
+
+
 def test_sustain_longer_than_the_session_is_said() -> None:
     out = RULES["CA103"]().evaluate(context([{}, {}], {"sustain": 5}))
     assert out.not_evaluated == {"sustain 5 is longer than the session": 2}
