@@ -43,3 +43,19 @@ def test_a_selection_that_judges_is_not_noted(checkout: Path) -> None:
     assert doc["config"] is None
     assert "could judge" not in doc["verdict"]
     assert "\nconfig     none\n" in run("diff", "a.jsonl", "b.jsonl").output
+
+
+def test_onsets_read_from_different_series_are_said(tmp_path: Path) -> None:
+    """usertest41 #2: the same simulated loop logged with ``retained`` (research-decay)
+    and without it (delta-text) diffed as an onset move with no word that one onset read
+    the logged salience and the other the auditor's rebuilt cosine."""
+    base, cand = str(SAMPLES / "research-decay.jsonl"), str(SAMPLES / "delta-text.jsonl")
+    doc = json.loads(run("diff", base, cand, "-f", "json").stdout)
+    assert (doc["baseline"]["inversion_signature"], doc["candidate"]["inversion_signature"]) \
+        == ("query_cosine_retained", "query_cosine_rebuilt")
+    assert doc["verdict"].endswith(
+        "; the inversion onsets read different series: baseline query_cosine_retained, "
+        "candidate query_cosine_rebuilt")
+    same = json.loads(run("diff", base, base, "-f", "json").stdout)
+    assert same["verdict"] == "no change"
+    assert same["candidate"]["inversion_signature"] == "query_cosine_retained"

@@ -5,7 +5,7 @@ JSON shape (see docs/diff.md)::
     {"tool": {...}, "kind": "diff",
      "baseline": {"path", "session_id", "rounds", "first_round", "last_round",
                   "skipped_records", "dependent_rejects", "skipped": ["FILE:LINE: why"],
-                  "compactions_not_checked", "lines_not_read"},
+                  "compactions_not_checked", "lines_not_read", "inversion_signature"},
      "candidate": {...}, "settings": {...},
      "verdict": "no change" | "<headline>", "changed": bool, "tasks_differ": bool,
      "onsets": [{"name", "kind", "baseline", "candidate", "delta", "verdict"}, ...],
@@ -41,6 +41,7 @@ from compaction_audit.diff import (
     gated_headline,
     gates_named,
     onset_label,
+    signature_series,
     split_onsets,
 )
 from compaction_audit.report.gaps import coverage_phrases
@@ -89,7 +90,9 @@ def _run(r: SessionReport) -> dict[str, Any]:
             "skipped_records": len(r.skipped), "dependent_rejects": len(r.dependent),
             "skipped": [str(e) for e in r.skipped[:SKIPPED_SHOWN]],
             "compactions_not_checked": r.compactions_not_checked(),  # adv29 F3
-            "lines_not_read": r.lines_not_read()}
+            "lines_not_read": r.lines_not_read(),
+            # the cosine its onset reads: two runs may differ (usertest41 #2)
+            "inversion_signature": signature_series(r)}
 
 
 def _occ(o: Occurrence | None) -> dict[str, Any] | None:
