@@ -84,7 +84,9 @@ DOCS: tuple[tuple[Any, ...], ...] = (
         ('Depth is the height of the provenance DAG as logged: a summarizer that writes '
          "each new summary over raw spans and its predecessor's text, without listing "
          'the predecessor as a child, never raises the depth, and the rule cannot see '
-         'that its summaries are summaries of summaries.'),
+         'that its summaries are summaries of summaries. A round whose depth is past the '
+         "session's own `max_depth` is not judged (`rounds_at_max_depth` counts rounds "
+         'at the cap exactly); the notes say so.'),
         'round 18: summary_depth_max 3 at the cap for 6 consecutive rounds (> 5)',
         'cap the hierarchy at depth 2, or accept the token cost',
         (('min_depth', 2), ('depth_pin_rounds', 5), ('sustain', 1)),

@@ -239,7 +239,9 @@ class DepthPin(BoundaryRule):
     Known problems: depth is the height of the provenance DAG as logged: a summarizer
     that writes each new summary over raw spans and its predecessor's text, without
     listing the predecessor as a child, never raises the depth, and the rule cannot see
-    that its summaries are summaries of summaries.
+    that its summaries are summaries of summaries.  A round whose depth is past the
+    session's own ``max_depth`` is not judged (``rounds_at_max_depth`` counts rounds at
+    the cap exactly); the notes say so.
     """
 
     code = "CA103"
@@ -255,6 +257,17 @@ class DepthPin(BoundaryRule):
         s = ctx.settings
         return ((pl.col("summary_depth_max") >= s.min_depth)
                 & (pl.col("rounds_at_max_depth") > s.depth_pin_rounds))
+
+    def evaluable(self, ctx: Context) -> list[tuple[str, pl.Expr]]:
+        """Not judged at a round whose depth is past the session's own ``max_depth``:
+        ``rounds_at_max_depth`` counts rounds at the cap exactly (spec), so a log whose
+        summaries outgrow its declared cap would pass in silence (usertest41 #7: 9
+        rounds at depth 3 under ``max_depth`` 2)."""
+        cap = ctx.series.depth_cap
+        return [*super().evaluable(ctx),
+                (f"summary_depth_max is past the session's max_depth {cap} (the log "
+                 "outgrew its own cap; rounds_at_max_depth counts rounds at the cap)",
+                 pl.col("summary_depth_max") <= cap)]
 
     def message(self, v: dict[str, Any], ctx: Context) -> str:
         return (f"hierarchy pinned at depth {v['summary_depth_max']} for "

@@ -151,6 +151,20 @@ def test_drift_under_sustain_does_not_say_the_signature_is_absent(
         f"compaction drift: raw_ratio 0.200 < 0.25 {why}")
 
 
+def test_depth_pin_says_where_the_log_outgrew_its_own_cap() -> None:
+    """usertest41 #7: a depth-4 summary under a cap of 3 (the context's) kept
+    rounds_at_max_depth at 0 and depth-pin passed with no word; at the cap exactly it
+    is judged as before."""
+    rows = [{"summary_depth_max": 3, "rounds_at_max_depth": 6},
+            {"summary_depth_max": 4, "rounds_at_max_depth": 0},
+            {"summary_depth_max": 4, "rounds_at_max_depth": 0}]
+    out = RULES["CA103"]().evaluate(context(rows))
+    assert out.fired["ri"].to_list() == [0]
+    assert out.not_evaluated == {
+        "summary_depth_max is past the session's max_depth 3 (the log outgrew its own "
+        "cap; rounds_at_max_depth counts rounds at the cap)": 2}
+
+
 def test_sustain_longer_than_the_session_is_said() -> None:
     out = RULES["CA103"]().evaluate(context([{}, {}], {"sustain": 5}))
     assert out.not_evaluated == {"sustain 5 is longer than the session": 2}
