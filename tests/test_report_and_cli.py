@@ -249,3 +249,17 @@ def test_an_option_before_the_command_says_it_goes_after(args: list[str], hint: 
     assert (done.returncode, done.stdout, done.stderr) == (
         2, "", f"compaction-audit: No such option: {option}{hint}; see 'python -m "
                "compaction_audit --help'\n")
+
+
+@pytest.mark.parametrize(("records", "said"), [
+    ([session(session_id="s-1", max_depth=3)], "s-1"),
+    ([session(max_depth=3)], "(no session_id in the session record)"),
+    ([], "(no session record)"),
+])
+def test_the_session_line_says_whether_there_was_a_session_record(
+        write_log: LogWriter, records: list[dict[str, Any]], said: str) -> None:
+    """usertest41 #8: a session record without session_id, whose max_depth the audit
+    read ("depth cap 3"), was shown as "(no session record)"."""
+    path = write_log([*records, rnd(0, spans=spans(("a", 3)))])
+    out = run("audit", str(path)).output
+    assert f"\n  session    {said} (native)\n" in out

@@ -658,6 +658,15 @@ def compaction_sizes(c: dict[str, Any]) -> str:
     return f"{context}; {summary}{',' if quotient == 'ratio unknown' else ''} {quotient}"
 
 
+def session_named(h: SessionHeader) -> str:
+    """The session line's name: its ``session_id``, else whether there was a session
+    record at all (usertest41 #8: a record without ``session_id``, whose ``max_depth``
+    the audit read, was shown as "no session record")."""
+    if h.session_id is not None:
+        return h.session_id
+    return "(no session_id in the session record)" if h.present else "(no session record)"
+
+
 def reader_notes(r: SessionReport) -> list[str]:
     """What the adapter said about the input (``reader_notes`` of the session record,
     e.g. "opencode format version 2.0.0 not seen before; read as 1.x"; issue 15)."""

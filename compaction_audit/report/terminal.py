@@ -32,6 +32,7 @@ from compaction_audit.report.model import (
     line_at,
     lines_span,
     reader_notes,
+    session_named,
 )
 from compaction_audit.report.safe import printable
 from compaction_audit.report.summary import baseline_info, ends, gate_note, grown_phrase
@@ -173,7 +174,7 @@ def header(r: SessionReport, config: str | None = None) -> RenderableType:
         line(("compaction-audit ", "bold underline"), t(r.path)),  # a path whole
         hang("verdict".ljust(LABEL), w(r.verdict(), VERDICT_STYLE.get(r.verdict_head(),
                                                                      "bold green"))),
-        hang("session".ljust(LABEL), w(h.session_id or "(no session record)"),
+        hang("session".ljust(LABEL), w(session_named(h)),
              f" ({printable(r.source_format)})"),
         hang("rounds".ljust(LABEL), f"{r.n_rounds} ({span}); budget {budget}; "
              f"depth cap {depth}"),

@@ -298,3 +298,15 @@ def fmt(value: Any) -> str:
     if isinstance(value, float):
         return f"{value:.3f}"
     return str(value)
+
+
+def fmt_change(before: Any, after: Any) -> str:
+    """``"0.562 -> 0.582"``: two values of one quantity as :func:`fmt` writes them, with
+    as many more decimals (up to 12) as it takes to show that they differ (usertest41
+    #8: a rise read "0.070 -> 0.070")."""
+    if isinstance(before, float) and isinstance(after, float) and before != after:
+        for places in range(3, 13):
+            a, b = f"{before:.{places}f}", f"{after:.{places}f}"
+            if a != b:
+                return f"{a} -> {b}"
+    return f"{fmt(before)} -> {fmt(after)}"

@@ -27,6 +27,7 @@ from compaction_audit.rules.base import (
     Rule,
     Severity,
     fmt,
+    fmt_change,
     product_fold_rounds,
     register,
     sustained,
@@ -170,8 +171,8 @@ class SalienceInversion(BoundaryRule):
         return (f"salience inversion: raw_ratio {fmt(v['raw_ratio'])} < "
                 f"{ctx.settings.raw_ratio_floor}, distinct_source_spans "
                 f"{v['distinct_source_spans_before']} -> {v['distinct_source_spans']}, "
-                f"{used} {fmt(v[used + '_before'])} -> "
-                f"{fmt(v[used])} at depth {v['summary_depth_max']}{caveat}")
+                f"{used} {fmt_change(v[used + '_before'], v[used])} "
+                f"at depth {v['summary_depth_max']}{caveat}")
 
 
 @register

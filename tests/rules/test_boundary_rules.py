@@ -212,3 +212,15 @@ def test_summary_majority_under_another_ratio_says_the_ratio_it_crossed(
     fired_rows = rule.evaluate(ctx).fired
     assert fired_rows["ri"].to_list() == [fires_at]
     assert rule.message(fired_rows.row(0, named=True), ctx) == said
+
+
+def test_a_rise_is_written_with_the_decimals_that_show_it() -> None:
+    """usertest41 #8: a rise of the cosine read "0.070 -> 0.070"."""
+    ctx = context([{"query_cosine_retained": 0.07012, "evictions": 1, "offloads": 0},
+                   {**INV, "query_cosine_retained": 0.07049, "evictions": 1,
+                    "offloads": 0}])
+    rule = RULES["CA101"]()
+    rows = rule.evaluate(ctx).fired
+    assert rule.message(rows.row(0, named=True), ctx) == (
+        "salience inversion: raw_ratio 0.200 < 0.25, distinct_source_spans 10 -> 9, "
+        "query_cosine_retained 0.0701 -> 0.0705 at depth 2")

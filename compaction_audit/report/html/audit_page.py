@@ -20,7 +20,7 @@ from compaction_audit.report.html.sections import (
     round_panel,
     rules_reference,
 )
-from compaction_audit.report.model import Report, SessionReport, reader_notes
+from compaction_audit.report.model import Report, SessionReport, reader_notes, session_named
 from compaction_audit.report.summary import gate_line, summary_rows, worst_first_key
 from compaction_audit.rules.base import Severity, fmt
 
@@ -29,7 +29,7 @@ def _header(r: SessionReport) -> str:
     h = r.header
     rounds = r.series["round"]
     span = f"round {rounds[0]}..{rounds[-1]}" if len(rounds) else "no rounds"
-    rows = [("trace", r.path), ("session", h.session_id or "(no session record)"),
+    rows = [("trace", r.path), ("session", session_named(h)),
             ("format", r.source_format), ("rounds", f"{r.n_rounds} ({span})"),
             ("budget", f"{h.budget_tokens:,} tokens" if h.budget_tokens else "not recorded"),
             ("depth cap", str(h.max_depth) if h.max_depth else "not recorded")]
