@@ -202,8 +202,8 @@ def test_a_signature_where_a_condition_fails_is_not_called_an_inversion_plainly(
 
     report = audit(str(SAMPLES / "faithfulness.jsonl"))
     verdict = report.verdict()
-    assert "inversion boundary crossed at round 3 (but a condition of inversion fails)" \
-        in verdict
+    assert ("inversion boundary crossed at round 3 (on query_cosine_rebuilt, the auditor's "
+            "cosine) (but a condition of inversion fails)") in verdict  # usertest41 #1
     assert "can drift but not invert" not in verdict
     # the finding says it too, so every format does (usertest17 #3: a summary table,
     # an ::error annotation and a JUnit case called it an inversion plainly)
@@ -263,3 +263,17 @@ def test_the_session_line_says_whether_there_was_a_session_record(
     path = write_log([*records, rnd(0, spans=spans(("a", 3)))])
     out = run("audit", str(path)).output
     assert f"\n  session    {said} (native)\n" in out
+
+
+def test_the_verdict_says_when_the_onset_reads_the_rebuilt_cosine() -> None:
+    """usertest41 #1: sample (f) logs no ``retained``: its onset and boundary come from
+    the auditor's own cosine, which the spec's onset does not read; the first line now
+    says so.  Sample (a), the same loop with its salience logged, is unchanged."""
+    from compaction_audit.api import audit
+
+    rebuilt = audit(str(SAMPLES / "delta-text.jsonl")).verdict()
+    assert rebuilt.endswith("inversion boundary crossed at round 16 (on "
+                            "query_cosine_rebuilt, the auditor's cosine)")
+    logged = audit(str(SAMPLES / "research-decay.jsonl")).verdict()
+    assert logged.endswith("inversion onset at round 8, inversion boundary crossed at "
+                           "round 16")

@@ -386,6 +386,11 @@ class SessionReport:
         # where a condition of validity fails (seed 000) the signature is not read as an
         # inversion: the verdict says what fired and why it is not called one
         caveat = "" if invertible else " (but a condition of inversion fails)"
+        if (self.cosine or {}).get("inversion_signature") == "query_cosine_rebuilt":
+            # the spec reads the logged salience; the auditor's own cosine stands in
+            # where the log lacks it (issue 16), and the first line says so (usertest41
+            # #1: a delta-mode onset read as a logged-salience one)
+            caveat = " (on query_cosine_rebuilt, the auditor's cosine)" + caveat
         # the onset (spec rules.md, "Onsets") is what diff compares: say it by that name
         onset, boundary = o.get("inversion_onset"), o.get("inversion_boundary")
         if boundary is not None:
