@@ -13,7 +13,7 @@ from compaction_audit.limits import Limit
 from compaction_audit.model import Session
 from compaction_audit.plans import collect, one
 from compaction_audit.recall.analysis.intervals import _merge
-from compaction_audit.recall.factkeys import with_unbound_holders
+from compaction_audit.recall.factkeys import stated_in
 from compaction_audit.recall.finished import finished_work
 from compaction_audit.recall.harm import asked_again, reuse
 from compaction_audit.recall.ranking import document_source, person_source
@@ -207,9 +207,8 @@ def _lost_rows(session: Session, items: pl.DataFrame, occ: pl.DataFrame,
     reread = (
         lost.lazy().select("key", "start", pl.col("id").alias("src"))
         # a span stating a bound value alone reads it again, as it holds it (usertest38 #3)
-        .join(reach.lazy().select("key", "id", "until")
-              .join(with_unbound_holders(occ).lazy().select("key", "id"), on=["key", "id"],
-                    how="semi")
+        # (tested row by row: adv88 #1)
+        .join(stated_in(reach.lazy().select("key", "id", "until"), occ)
               .join(spans, on="id"), on="key")
         .filter((pl.col("born") >= pl.col("start")) & (pl.col("id") != pl.col("src"))
                 & (pl.col("until").is_null() | (pl.col("born") < pl.col("until")))

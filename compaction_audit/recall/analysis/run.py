@@ -72,7 +72,7 @@ def analyse(session: Session, series: Series, items: pl.DataFrame | None = None,
     # a question names a fact, it does not state it: seen and held where stated
     # (usertest38 #4: "Which version of lib2 did we pin again?" lowered the debt); a
     # span stating a bound value alone holds it (usertest38 #3)
-    holders = holders_of(with_unbound_holders(occ), items)
+    holders = holders_of(with_unbound_holders(occ, items, life), items)
     first_seen_plan = holders.lazy().join(life.lazy(), on="id").group_by("key").agg(
         pl.col("born").min().alias("start")).with_columns(pl.lit(n, pl.Int64).alias("end"))
     drops, first_seen, debt, losses, reach = _debt_and_losses(session, holders, held, life,
@@ -81,9 +81,11 @@ def analyse(session: Session, series: Series, items: pl.DataFrame | None = None,
         more = restated(items, losses, drops, occ, life)
         if more.height:
             plain = more.with_columns(pl.lit(False).alias("negated"),  # stated plainly
-                                      pl.lit(False).alias("asked"))
+                                      pl.lit(False).alias("asked"),
+                                      pl.lit(True).alias("restated"))
             holders = holders_of(with_unbound_holders(pl.concat(
-                [occ.select("key", "id", "negated", "asked"), plain])), items)
+                [occ.select("key", "id", "negated", "asked",
+                            pl.lit(False).alias("restated")), plain]), items, life), items)
             _, _, debt, losses, reach = _debt_and_losses(session, holders, held, life,
                                                          drops.lazy(), first_seen.lazy())
     drops = drops.drop("k", "t")
