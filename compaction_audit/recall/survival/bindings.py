@@ -27,8 +27,8 @@ from compaction_audit.recall.bindings import bound_name
 from compaction_audit.recall.extract import Discriminator, Kind, value_tokens
 from compaction_audit.recall.versions import REQUIREMENT_RE, admits, measure, vtuple
 
-__all__ = ["CONNECTORS", "GAP", "SENTENCE_MAX", "bound_kept", "changed_sentence",
-           "merged_bindings", "summary_bindings"]
+__all__ = ["CONNECTORS", "GAP", "SENTENCE_MAX", "MergedBindings", "bound_kept",
+           "changed_sentence", "merged_bindings", "summary_bindings"]
 
 CONNECTORS = frozenset({
     "to", "at", "is", "are", "was", "were", "be", "been", "now", "still", "back", "as",
@@ -110,6 +110,50 @@ def _same_value(d: Discriminator, t: Discriminator) -> bool:
     return False
 
 
+class _Values:
+    """An index of values of one kind (a summary's or its sources' values bound to one
+    name): :meth:`has` answers ``any(_same_value(d, t) for t in values)`` by sets (the
+    numbers, (number, unit) pairs and measures of quantities; the norms) and a scan of
+    the distinct requirements (``>=1.2``) only, so that a fold's K children asking of K
+    values cost K, not K x K (adv88 #2)."""
+
+    __slots__ = ("measures", "norms", "numbers", "pairs", "requirements")
+
+    def __init__(self, values: Iterable[Discriminator]) -> None:
+        self.norms: set[str] = set()
+        self.numbers: set[str] = set()
+        self.pairs: set[tuple[str, str]] = set()
+        self.measures: set[tuple[str, float]] = set()
+        reqs: set[tuple[str, str]] = set()
+        for t in values:
+            self.norms.add(t.norm)
+            number, _, unit = t.norm.partition(" ")
+            self.numbers.add(number)
+            self.pairs.add((number, unit))
+            if unit and (base := measure(number, unit)) is not None:
+                self.measures.add(base)
+            if (m := REQUIREMENT_RE.search(t.text)) is not None:
+                reqs.add((m.group(1), m.group(2)))
+        self.requirements = [(op, vtuple(v)) for op, v in sorted(reqs)]
+
+    def has(self, d: Discriminator) -> bool:
+        """Whether a value indexed states ``d`` (:func:`_same_value`, same kind)."""
+        if d.kind is Kind.QUANTITY:
+            number, _, unit = d.norm.partition(" ")
+            if not unit:
+                return number in self.numbers
+            if (number, unit) in self.pairs:
+                return True
+            base = measure(number, unit)
+            return base is not None and base in self.measures
+        if d.norm in self.norms:
+            return True
+        if d.kind is Kind.VERSION and d.norm[:1].isdigit() and self.requirements:
+            ver = vtuple(d.norm)
+            return any(admits(op, req, ver) for op, req in self.requirements)
+        return False
+
+
 def bound_kept(d: Discriminator, name: str, bindings: Bindings) -> bool | None:
     """Whether the summary whose :func:`summary_bindings` are ``bindings`` keeps ``d``,
     a value the child binds to ``name``: True when it binds ``name`` to the same value,
@@ -127,14 +171,42 @@ SENTENCE_MAX = 300
 """Most characters of the sentence :func:`changed_sentence` quotes."""
 
 
-def merged_bindings(texts: Iterable[str]) -> Bindings:
+class MergedBindings(dict[str, tuple[Discriminator, ...]]):
+    """:data:`Bindings` of the texts a summary folded (:func:`merged_bindings`), with
+    what :func:`changed_sentence` found for each (summary, name, kind) against them,
+    kept for the fold's other children (adv88 #2)."""
+
+    __slots__ = ("changed",)
+
+    def __init__(self, items: Iterable[tuple[str, tuple[Discriminator, ...]]] = ()) -> None:
+        super().__init__(items)
+        self.changed: dict[tuple[str, str, Kind], str | None] = {}
+
+
+def merged_bindings(texts: Iterable[str]) -> MergedBindings:
     """The :func:`summary_bindings` of ``texts`` in one table (what the texts a summary
     folded bind each name to), built once per summary for all its values."""
     out: dict[str, list[Discriminator]] = {}
     for text in texts:
         for name, ds in summary_bindings(text).items():
             out.setdefault(name, []).extend(ds)
-    return {name: tuple(ds) for name, ds in out.items()}
+    return MergedBindings((name, tuple(ds)) for name, ds in out.items())
+
+
+@lru_cache(maxsize=4096)
+def _held(summary: str, name: str, kind: Kind) -> tuple[tuple[Discriminator, ...], _Values]:
+    """The values of ``kind`` ``summary`` binds ``name`` to, in order, and their index:
+    read once per (summary, name, kind), not per child value (adv88 #2)."""
+    held = tuple(t for t in summary_bindings(summary).get(name, ()) if t.kind is kind)
+    return held, _Values(held)
+
+
+@lru_cache(maxsize=16)
+def _body(summary: str) -> str:
+    """The cleaned ``summary`` (the positions of its values are its), scanned once per
+    summary, not per child value (adv88 #2); a few kept (a copy of each text: a
+    fold's rows come together)."""
+    return value_tokens(summary)[0]
 
 
 def changed_sentence(d: Discriminator, summary: str,
@@ -150,19 +222,41 @@ def changed_sentence(d: Discriminator, summary: str,
     summary only mentions before a value ("lib2 1.3.0 was tried") changes nothing
     here: the value is lost, not restated; nor does a value a source set later
     ("max_batch_tokens=61440" after "max_batch_tokens=46080"): the summary kept the
-    newer one."""
+    newer one.
+
+    Past the test of ``d`` against the summary's values (a set lookup), the answer
+    depends on (summary, name, kind) and the sources only: it is made once per
+    :class:`MergedBindings` (a fold's), with the sources' values bound to the name
+    indexed once (adv88 #2: a fold of K children pinning one name cost K x K value
+    comparisons, 97 s for K = 4,000)."""
     name = bound_name(d)
     if name is None:
         return None
-    held = [t for t in summary_bindings(summary).get(name, ()) if t.kind is d.kind]
-    if not held or any(_same_value(d, t) for t in held):
+    held, index = _held(summary, name, d.kind)
+    if not held or index.has(d):
         return None
-    said = () if sources is None else sources().get(name, ())
-    own = next((t for t in held if bound_name(t) == name
-                and not any(s.kind is t.kind and _same_value(t, s) for s in said)), None)
+    if sources is None:
+        return _changed(summary, name, d.kind, ())
+    said = sources()
+    if not isinstance(said, MergedBindings):
+        return _changed(summary, name, d.kind, said.get(name, ()))
+    key = (summary, name, d.kind)
+    if key not in said.changed:
+        said.changed[key] = _changed(summary, name, d.kind, said.get(name, ()))
+    return said.changed[key]
+
+
+def _changed(summary: str, name: str, kind: Kind, said: Iterable[Discriminator]
+             ) -> str | None:
+    """:func:`changed_sentence` past its test of the child's value: the first value of
+    ``kind`` the summary binds ``name`` to as its own that none of ``said`` (the
+    sources' values bound to the name) states, and its sentence."""
+    held, _ = _held(summary, name, kind)
+    index = _Values(s for s in said if s.kind is kind)
+    own = next((t for t in held if bound_name(t) == name and not index.has(t)), None)
     if own is None:
         return None
-    body = value_tokens(summary)[0]  # the positions are the cleaned text's
+    body = _body(summary)  # the positions are the cleaned text's
     start = max(0, own.start - SENTENCE_MAX)
     for m in _END_RE.finditer(body, start, own.start):
         start = m.end()
