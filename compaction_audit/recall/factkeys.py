@@ -14,7 +14,8 @@ from compaction_audit.recall.bindings import BOUND_KINDS, BOUND_TEXT
 from compaction_audit.recall.ranking import document_source
 from compaction_audit.recall.wholetoken import STATING_TYPES
 
-__all__ = ["STANCES", "fact_key", "key_norm", "stated_in", "with_unbound_holders"]
+__all__ = ["MAX_NAMES_PER_VALUE", "STANCES", "fact_key", "key_norm", "stated_in",
+           "with_unbound_holders"]
 
 _BOUND = sorted(kind.value for kind in BOUND_KINDS)
 
@@ -56,13 +57,23 @@ and ``restated`` (a row :func:`~compaction_audit.recall.analysis.restated.restat
 added, not an occurrence: :func:`stated_in` leaves it out)."""
 
 
+MAX_NAMES_PER_VALUE = 16
+"""Most names one value may be bound to (``n0==1.2.0`` ... ``n15==1.2.0``) for a span
+stating the value alone to hold them: past it, "we use 1.2.0" names none of them, and
+each such span would be a holder of every pin (adv88 #1: 4,000 names and 4,000 mentions
+spread over as many rounds made 16 million holder rows, 1.5 GB at 2,000)."""
+
+
 def _bound_keys(pairs: pl.LazyFrame) -> tuple[pl.LazyFrame, pl.LazyFrame]:
     """(``bound``: each bound value's key among ``pairs``' keys with its ``base``,
-    ``kind`` and ``name`` (:func:`_parts`); ``binds``: ``id``, ``kind``, ``name`` of
-    each span that binds a name to a value of the kind)."""
+    ``kind`` and ``name`` (:func:`_parts`), of a value bound to at most
+    :data:`MAX_NAMES_PER_VALUE` names: the keys a span stating the value alone may hold;
+    ``binds``: ``id``, ``kind``, ``name`` of each span that binds a name to a value of
+    the kind, whatever the count)."""
     bound = (pairs.select("key").unique().with_columns(_parts(pl.col("key")))
              .drop_nulls("base"))
-    return bound, pairs.join(bound, on="key").select("id", "kind", "name").unique()
+    binds = pairs.join(bound, on="key").select("id", "kind", "name").unique()
+    return bound.filter(pl.len().over("base") <= MAX_NAMES_PER_VALUE), binds
 
 
 def with_unbound_holders(occ: pl.DataFrame, items: pl.DataFrame,
@@ -89,7 +100,9 @@ def with_unbound_holders(occ: pl.DataFrame, items: pl.DataFrame,
     (``source_line``, ``id``) is listed for each key: rows = ``occ``'s + bound keys x
     such classes of spans stating their value alone (K x 1 on adv88 #1's log).  A span
     that states the value alone and binds some name of its kind is paired with each
-    bound key of the value, as before (that pairing alone grows as both)."""
+    bound key of the value, as before; a value is paired with at most
+    :data:`MAX_NAMES_PER_VALUE` keys, so the rows added are at most that many per span
+    stating a value alone, however many names and spans there are."""
     stances = [c for c in STANCES if c in occ.columns]
     pairs = occ.lazy().select("key", "id", *stances)
     bound, binds = _bound_keys(pairs)

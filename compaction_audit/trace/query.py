@@ -14,7 +14,8 @@ from compaction_audit.errors import UsageError
 from compaction_audit.model import Session
 from compaction_audit.recall import extract as ext
 from compaction_audit.recall.analysis.occurrences import NAME_KINDS, VALUE_TYPES
-from compaction_audit.recall.bindings import bound_name
+from compaction_audit.recall.bindings import BOUND_KINDS, bound_name
+from compaction_audit.recall.factkeys import MAX_NAMES_PER_VALUE
 from compaction_audit.recall.kinds import KIND_RANK
 from compaction_audit.recall.spantypes import span_type
 from compaction_audit.recall.survival import check as surv  # where tests patch survives
@@ -315,6 +316,8 @@ def trace_discriminator(session: Session, query: str) -> Node:
             harness += bool(q) and _word_in(q, row["text"].lower())
             continue
         found_in[item] = (stype, ext.extract(row["text"], stype))
+    if asked.name is not None and _names_bound(found_in, asked) > MAX_NAMES_PER_VALUE:
+        asked = asked.without_alone()  # as the audit counts holders (adv88 #1)
     spans = _holding(found_in, asked)
     if mode == "discriminator" and not spans:
         # read alone the query is one kind, in its span's context another (a bullet of
@@ -409,6 +412,16 @@ def trace_discriminator(session: Session, query: str) -> Node:
                          f"written (its words in that order) in any span or summary text in "
                          f"{session.path}")  # adv74 #2: "words of" read as any order
     return Node(f"{what} {query!r}: {counts}", data, children)
+
+
+def _names_bound(found_in: dict[str, tuple[str, list[ext.Discriminator]]],
+                 asked: Asked) -> int:
+    """How many names the spans of ``found_in`` bind the bound query's value to (a
+    kind the query reads as, one of its norms)."""
+    names = {bound_name(d) for _, found in found_in.values() for d in found
+             if d.kind in BOUND_KINDS and d.norm in asked.norms
+             and (asked.kinds is None or d.kind in asked.kinds)}
+    return len({name.lower() for name in names if name is not None})
 
 
 def _holding(found_in: dict[str, tuple[str, list[ext.Discriminator]]], asked: Asked,

@@ -47,6 +47,15 @@ class Asked:
     numbers: frozenset[str] = frozenset()
     measures: frozenset[tuple[str, float]] = frozenset()
     bound: str | None = None
+    alone: bool = True
+
+    def without_alone(self) -> Asked:
+        """The same bound query, no longer matched by its value stated alone: the
+        session binds the value to more names than
+        :data:`~compaction_audit.recall.factkeys.MAX_NAMES_PER_VALUE`, so the audit
+        counts no such span a holder of any of them (adv88 #1)."""
+        return Asked(self.q, self.norms, self.kinds, self.name, self.numbers,
+                     self.measures, self.bound, alone=False)
 
     def with_norms(self, more: set[str]) -> Asked:
         """The same query, also matching ``more`` norms of any kind (the discriminators
@@ -73,7 +82,7 @@ class Asked:
     def _same(self, d: ext.Discriminator, other: set[ext.Kind]) -> bool:
         if self.name is not None and d.kind in BOUND_KINDS:
             own = bound_name(d)
-            if own != self.name and (own is not None or d.kind in other):
+            if own != self.name and (own is not None or d.kind in other or not self.alone):
                 return False
         if d.norm in self.norms or d.text.lower() == self.q:
             return True

@@ -166,10 +166,48 @@ def _pin_rows(write_log: LogWriter, n: int) -> int:
 
 def test_holder_rows_grow_as_the_pins_and_mentions(write_log: LogWriter) -> None:
     # n pins and n mentions: the occurrences (3n: each pin, its name as an identifier,
-    # each mention) and one row per pin for the mentions, which share a life (n): twice
-    # the log, twice the rows; one row per (pin, mention) was 3n + n x n
+    # each mention); 1.2.0 is bound to more than 16 names, so no mention holds a pin
+    # (one row per (pin, mention) was 3n + n x n)
     one, two = _pin_rows(write_log, 40), _pin_rows(write_log, 80)
-    assert one == 4 * 40 and two == 4 * 80, (one, two)
+    assert one == 3 * 40 and two == 3 * 80, (one, two)
+
+
+@pytest.mark.parametrize(("k", "pins_lost"), [(factkeys.MAX_NAMES_PER_VALUE, 0),
+                                              (factkeys.MAX_NAMES_PER_VALUE + 1, 17)])
+def test_a_value_bound_to_more_names_than_the_cap_is_held_by_no_bare_mention(
+        write_log: LogWriter, k: int, pins_lost: int) -> None:
+    # 16 names pinned to 1.2.0: "We use 1.2.0 now." holds each pin; 17: none of them
+    path = write_log(_pins(k, [_user("u0", "We use 1.2.0 now.")]))
+    doc = orjson.loads(render_json(Report([audit(str(path))], []), single=True,
+                                   show_all=True))
+    assert len([d for d in doc["lost_discriminators"] if "==" in d["text"]]) == pins_lost
+
+
+def _spread_rows(write_log: LogWriter, m: int) -> int:
+    """Holder rows of 16 pins folded away, then m rounds each adding a span stating
+    1.2.0 alone (each its own life, so no two share a row)."""
+    records = _pins(factkeys.MAX_NAMES_PER_VALUE, [])
+    records += [rnd(2 + j, spans=[_user(f"u{j}", "we use 1.2.0 now")]) for j in range(m)]
+    path = write_log(records, name=f"spread{m}.jsonl")
+    rows = []
+    real = recall_run.with_unbound_holders
+
+    def counted(*args: Any, **kwargs: Any) -> pl.DataFrame:
+        out = real(*args, **kwargs)
+        rows.append(out.height)
+        return out
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(recall_run, "with_unbound_holders", counted)
+        audit(str(path))
+    return sum(rows)
+
+
+def test_holder_rows_of_mentions_in_many_rounds_grow_as_the_mentions(
+        write_log: LogWriter) -> None:
+    # 32 occurrences of the pins and their names, m of the mentions, and each mention
+    # holds the 16 pins: 32 + 17m; past the cap it would hold none (4,000 names and
+    # 4,000 mentions, each in its own round, made 16 million rows: adv88 #1)
+    assert [_spread_rows(write_log, m) for m in (20, 40)] == [32 + 17 * 20, 32 + 17 * 40]
 
 
 def _flip_work(write_log: LogWriter, k: int) -> int:
@@ -191,3 +229,17 @@ def test_flip_work_grows_as_the_children(write_log: LogWriter) -> None:
     # answer made once: twice the children, about twice the lines, never four times
     one, two = _flip_work(write_log, 60), _flip_work(write_log, 120)
     assert one > 0 and two <= 2.2 * one, (one, two)
+
+
+@pytest.mark.parametrize(("k", "label"), [
+    (factkeys.MAX_NAMES_PER_VALUE, "discriminator 'n3==1.2.0': 2 spans: 1 lost, 1 in context"),
+    (factkeys.MAX_NAMES_PER_VALUE + 1, "discriminator 'n3==1.2.0': 1 span: 1 lost"),
+])
+def test_trace_counts_a_bare_mention_as_the_audit_does(
+        write_log: LogWriter, k: int, label: str) -> None:
+    # past the cap a span stating 1.2.0 alone holds no pin, in the trace as in the audit
+    from compaction_audit.io.native import read_native
+    from compaction_audit.trace import trace
+
+    path = write_log(_pins(k, [_user("u0", "We use 1.2.0 now.")]))
+    assert trace(read_native(str(path)), "n3==1.2.0").label.startswith(label)
