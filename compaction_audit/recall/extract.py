@@ -55,6 +55,7 @@ from compaction_audit.recall.kinds import (
 )
 from compaction_audit.recall.ruledout import scan_ruled_out
 from compaction_audit.recall.spantypes import clean_text
+from compaction_audit.recall.versions import SUFFIX
 
 __all__ = ["CLAUSE_KINDS", "KIND_RANK", "SCOPE_CANON", "Discriminator", "Kind", "extract",
            "extract_cached", "is_discriminating", "share", "value_tokens"]
@@ -71,7 +72,14 @@ _UNIT_CANON = {"msec": "ms", "msecs": "ms", "millisecond": "ms", "milliseconds":
                "bytes": "b", "percent": "%", "pct": "%", "token": "tokens", "M": "M"}
 _DIR = r"(?:north|south|east|west|central|northeast|northwest|southeast|southwest)"
 _NUM = r"(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?"
-_VSUFFIX = r"(?:[-+][0-9A-Za-z]+(?:\.[0-9A-Za-z]+)*)?(?!\w)"
+_VSUFFIX = rf"(?:{SUFFIX})?(?!\w)"
+"""A version's suffix (:data:`~compaction_audit.recall.versions.SUFFIX`), then the end of
+a word: ``1.2.0rc1``, ``1.2.0-rc.1``, ``v1.0.0.post1`` (adv88 #4: the PEP 440 forms)."""
+_OP_VSUFFIX = rf"(?:{SUFFIX}(?!\w))?"
+"""The suffix of an operator-led version (``lib2==1.2.0rc1``, ``^2.0.0-beta``), when a
+word ends after it; none otherwise, the numbers alone as before (``lib2==1.2.0x`` reads
+``lib2==1.2.0``).  adv88 #4: the pin stopped at its numbers, so ``lib2==1.2.0rc1`` and
+``lib2==1.2.0.post1`` were ``1.2.0``."""
 _PATH_REL = (r"(?<![\w/.-])(?=[\w.@-]*+/)[\w@-][\w.@-]*+(?:/[\w.@-]++(?=/))*+/[\w@-]*"
              r"(?:\.[\w@-]+)*?\.[A-Za-z][A-Za-z0-9]{0,7}(?![\w/]|\.\w)")  # needs an extension;
 # x.test.ts keeps its last extension (issue 10, point 2)
@@ -128,7 +136,8 @@ _DIGIT_START = [
     ("date", r"(?<!\d)(?P<day>\d{4}-\d{2}-\d{2})"
              r"(?:T\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?(?!\d)"),
     ("version2", r"(?<![\w.])\d+\.\d+\.\d+(?:\.\d+)*" + _VSUFFIX),
-    ("version4", r"(?<=[\^~])\d+(?:\.\d+)+|(?<=[<>])\d+\.\d+\.\d+"),  # "^2.0": see _LEAD
+    ("version4", r"(?:(?<=[\^~])\d++(?:\.\d++)++|(?<=[<>])\d++\.\d++\.\d++)"
+                 + _OP_VSUFFIX),  # "^2.0": see _LEAD
     ("path2", _PATH_REL),
     ("hash2", _HASH),
     ("time", r"(?<![\w:])\d{1,2}:\d{2}(?::\d{2})?(?!\w|:\d)"),
@@ -138,7 +147,7 @@ _DIGIT_START = [
 _SYMBOL_START = [
     ("code", r"`(?P<inner>[^`\n]+)`"),
     ("spanref2", r"\[(?P<bref>[sS]\d+)\]"),
-    ("version3", r"(?<=[=~<>!])=\s?\d+(?:\.\d+)+"),  # "==1.2", ">=1.0": see _LEAD
+    ("version3", r"(?<=[=~<>!])=\s?\d++(?:\.\d++)++" + _OP_VSUFFIX),  # "==1.2": see _LEAD
     ("version5", r"(?<=\w\w[=~<>!])=\d(?![\w.])"),  # "lib2>=2": bindings.bind
     ("path3", r"(?<![\w/.~:<-])/[\w.@-]++(?:/[\w.@-]++)*+/?|(?<![\w/.-])(?:\.{1,2}|~)/[\w.@+/-]+"),
     ("flag", r"(?<![\w/-])--?[A-Za-z](?:[\w-]*[A-Za-z0-9])?"),

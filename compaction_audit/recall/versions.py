@@ -1,7 +1,8 @@
 """Quantities and version requirements, as survival compares them (issue 10, point 3;
 docs/discriminators.md): a quantity in a base unit ("90 s" is "90000 ms"), and whether a
 version requirement stated by a summary (``>= 2.4``, ``~> 1.2``, ``^3``) admits a version
-a child stated.  Pure standard library (the analysis runs it in a helper process).
+a child stated (a version with a suffix, such as ``1.2.0rc1``, by its norm only:
+:func:`suffixed`).  Pure standard library (the analysis runs it in a helper process).
 """
 
 from __future__ import annotations
@@ -10,10 +11,24 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-__all__ = ["REQUIREMENT_RE", "TO_BASE", "RequirementTable", "admits", "admitted", "measure",
-           "requirement_table", "vtuple"]
+__all__ = ["REQUIREMENT_RE", "SUFFIX", "TO_BASE", "RequirementTable", "admits", "admitted",
+           "measure", "requirement_table", "suffixed", "vtuple"]
 
-REQUIREMENT_RE = re.compile(r"(~>|\^|~=?|>=|<=|==|>|<)\s*v?(\d+(?:\.\d+){0,3})")
+SUFFIX = (r"(?:[-+][0-9A-Za-z]++(?:\.[0-9A-Za-z]++)*+"
+          r"|[-_.]?(?i:(?:alpha|beta|preview|pre|rc|post|rev|dev)(?:[-_.]?\d++)?|[abcr]\d++))++")
+"""What follows a version's numbers and is part of it (adv88 #4): a semver pre-release
+or build (``-rc.1``, ``-beta``, ``+build.5``: a ``-`` or ``+`` and dot-separated words of
+letters and digits) or a PEP 440 pre-, post- or dev-release or local part (``rc1``,
+``a2``, ``b3``, ``.post1``, ``.dev0``, ``-rc.1``, ``+local``), one or more of them.
+Possessive: a text that is none is given up in one step (``1.2.0rcx``).  The version
+patterns of :mod:`~compaction_audit.recall.extract` take it before the end of a word
+only (``1.2.0rc1.`` ends at the ``1``; ``1.2.0rcx`` keeps no suffix)."""
+
+REQUIREMENT_RE = re.compile(r"(~>|\^|~=?|>=|<=|==|>|<)\s*v?(\d++(?:\.\d++){0,3}+)"
+                            rf"(?!{SUFFIX}(?!\w))")
+"""A requirement in a summary's text: its operator and numbers.  Not one that a suffix
+follows (:data:`SUFFIX`: ``lib2==1.2.0rc1`` pins a pre-release, admitting no ``1.2.0``;
+adv88 #4)."""
 TO_BASE = {"ms": ("time", 1.0), "s": ("time", 1000.0), "min": ("time", 60000.0),
            "h": ("time", 3600000.0), "d": ("time", 86400000.0), "week": ("time", 604800000.0),
            "us": ("time", 0.001), "ns": ("time", 1e-6), "b": ("bytes", 1.0),
@@ -36,6 +51,18 @@ def measure(number: str, unit: str) -> tuple[str, float] | None:
 def vtuple(version: str) -> tuple[int, ...]:
     """A version's numeric parts, at most four: ``v2.4.1-rc1`` is ``(2, 4, 1, 1)``."""
     return tuple(int(p) for p in re.findall(r"\d+", version)[:4])
+
+
+_PLAIN_RE = re.compile(r"v?\d+(?:\.\d+)*")
+
+
+def suffixed(norm: str) -> bool:
+    """Whether the version ``norm`` has more than its numbers (a pre-, post- or
+    dev-release, a local or build part: :data:`SUFFIX`).  No requirement admits such a
+    version, only the same norm keeps it: :func:`vtuple` reads numbers only, and
+    ``==1.2.0`` admits ``1.2.0rc1`` by its prefix ``(1, 2, 0)`` (adv88 #4).  Two
+    spellings of one pre-release (``1.2.0rc1``, ``1.2.0-rc.1``) are two norms."""
+    return _PLAIN_RE.fullmatch(norm) is None
 
 
 def admits(op: str, req: tuple[int, ...], ver: tuple[int, ...]) -> bool:

@@ -25,7 +25,7 @@ from functools import lru_cache
 
 from compaction_audit.recall.bindings import bound_name
 from compaction_audit.recall.extract import Discriminator, Kind, value_tokens
-from compaction_audit.recall.versions import REQUIREMENT_RE, admits, measure, vtuple
+from compaction_audit.recall.versions import REQUIREMENT_RE, admits, measure, suffixed, vtuple
 
 __all__ = ["CONNECTORS", "GAP", "SENTENCE_MAX", "MergedBindings", "bound_kept",
            "changed_sentence", "merged_bindings", "summary_bindings"]
@@ -104,7 +104,7 @@ def _same_value(d: Discriminator, t: Discriminator) -> bool:
         return base is not None and bool(t_unit) and base == measure(t_number, t_unit)
     if t.norm == d.norm:
         return True
-    if d.kind is Kind.VERSION and d.norm[:1].isdigit():
+    if d.kind is Kind.VERSION and d.norm[:1].isdigit() and not suffixed(d.norm):
         m = REQUIREMENT_RE.search(t.text)
         return m is not None and admits(m.group(1), vtuple(m.group(2)), vtuple(d.norm))
     return False

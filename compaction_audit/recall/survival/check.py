@@ -42,7 +42,7 @@ from compaction_audit.recall.survival.words import (
     _polarity,
     _stem,
 )
-from compaction_audit.recall.versions import admitted, measure, vtuple
+from compaction_audit.recall.versions import admitted, measure, suffixed, vtuple
 
 
 def _decided(d: Discriminator, summary_text: str) -> bool | None:
@@ -306,8 +306,8 @@ def _survives_in(d: Discriminator, idx: _Index) -> bool:
                                                     and base in idx.measures)
     if d.kind is Kind.VERSION and norm[:1].isdigit():
         if norm in idx.keys:
-            return True
-        return admitted(vtuple(norm), idx.lookup.requirements)
+            return True  # a suffix (1.2.0rc1): by its norm only (adv88 #4)
+        return not suffixed(norm) and admitted(vtuple(norm), idx.lookup.requirements)
     if d.kind is Kind.SCOPE:
         return norm in idx.scopes or norm in idx.keys
     if norm in idx.keys or _raw_in(norm, idx):

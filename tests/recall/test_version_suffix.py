@@ -1,0 +1,161 @@
+"""A version's pre-, post- or dev-release, local or build part is part of it, in every
+form (adv88 #4).
+
+A pin led by its operator stopped at its numbers: ``lib2==1.2.0rc1``,
+``lib2==1.2.0-rc.1`` and ``lib2==1.2.0.post1`` were all ``lib2==1.2.0``, norm
+``1.2.0``, and the requirement ``==1.2.0`` of a summary admitted ``1.2.0rc1`` by its
+prefix: a person's rc pin folded into "Pinned lib2==1.2.0" counted as kept (CA104 only),
+where the same pair written "lib2 to 1.2.0-rc.1" fired CA301, CA303 and CA304.  Now
+every form takes the suffix (the PEP 440 forms too: ``1.2.0rc1`` alone was the quantity
+``1.2``), a version with one is kept by its norm only, and a requirement followed by one
+is none.  Every expected value below is worked out by hand from the texts.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from compaction_audit.api import audit
+from compaction_audit.recall.extract import Kind, extract
+from compaction_audit.recall.survival import survives
+from compaction_audit.recall.versions import REQUIREMENT_RE, suffixed
+from tests.conftest import LogWriter
+from tests.logs import rnd
+
+
+def versions(text: str) -> list[tuple[str, str]]:
+    """(text, norm) of each version token of ``text``."""
+    return [(d.text, d.norm) for d in extract(text) if d.kind is Kind.VERSION]
+
+
+# ------------------------------------------------------------- tokens, sqlfluff style
+@pytest.mark.parametrize(("text", "want"), [
+    # each suffix form, led by the operator: the suffix is in the text and the norm
+    ("Pin lib2==1.2.0rc1 for the build.", [("lib2==1.2.0rc1", "1.2.0rc1")]),
+    ("Pin lib2==1.2.0a2 here.", [("lib2==1.2.0a2", "1.2.0a2")]),
+    ("Pin lib2==1.2.0b3 here.", [("lib2==1.2.0b3", "1.2.0b3")]),
+    ("Pin lib2==1.2.0.post1 here.", [("lib2==1.2.0.post1", "1.2.0.post1")]),
+    ("Pin lib2==1.2.0.dev0 here.", [("lib2==1.2.0.dev0", "1.2.0.dev0")]),
+    ("Pin lib2==1.2.0-rc.1 here.", [("lib2==1.2.0-rc.1", "1.2.0-rc.1")]),
+    ("Pin lib2==1.2.0-beta here.", [("lib2==1.2.0-beta", "1.2.0-beta")]),
+    ("Pin lib2==1.2.0+build.5 here.", [("lib2==1.2.0+build.5", "1.2.0+build.5")]),
+    ("Pin lib2==1.2.0RC1 here.", [("lib2==1.2.0RC1", "1.2.0rc1")]),  # lowercased
+    ("Pin lib2==1.2.0.post1.dev2+local.7 here.",
+     [("lib2==1.2.0.post1.dev2+local.7", "1.2.0.post1.dev2+local.7")]),
+    ("Pin lib2==1.2rc1 here.", [("lib2==1.2rc1", "1.2rc1")]),  # two parts, as before
+    ("Require lib2>=2.0rc1 here.", [("lib2>=2.0rc1", ">=2.0rc1")]),
+    ("Require lib2~=1.4.2b3 here.", [("lib2~=1.4.2b3", "~=1.4.2b3")]),
+    ("Require lib2 ^2.0rc1 here.", [("lib2 ^2.0rc1", "^2.0rc1")]),
+    # the same suffixes without an operator: as the pin reads them
+    ("Pin lib2 to 1.2.0rc1 now.", [("lib2 to 1.2.0rc1", "1.2.0rc1")]),
+    ("Pin lib2 to 1.2.0-rc.1 now.", [("lib2 to 1.2.0-rc.1", "1.2.0-rc.1")]),
+    ("Use 1.2.0rc1 here.", [("1.2.0rc1", "1.2.0rc1")]),  # was the quantity 1.2
+    ("Use 1.2.0.post1 here.", [("1.2.0.post1", "1.2.0.post1")]),  # was 1.2.0
+    ("Use v1.0.0-rc.1 here.", [("v1.0.0-rc.1", "1.0.0-rc.1")]),  # as before
+    # not firing: no suffix, and what follows a pin is not swallowed
+    ("Pin lib2==1.2.0 here.", [("lib2==1.2.0", "1.2.0")]),
+    ("Pin lib2==1.2.0.", [("lib2==1.2.0", "1.2.0")]),  # the sentence's full stop
+    ("Pin lib2==1.2.0rc1.", [("lib2==1.2.0rc1", "1.2.0rc1")]),
+    ("Pin lib2==1.2.0.dev0.", [("lib2==1.2.0.dev0", "1.2.0.dev0")]),
+    ("Pin lib2==1.2.0, then build.", [("lib2==1.2.0", "1.2.0")]),
+    ("Pin lib2==1.2.0; build.", [("lib2==1.2.0", "1.2.0")]),
+    ("Pin (lib2==1.2.0) here.", [("lib2==1.2.0", "1.2.0")]),
+    ("Pin lib2==1.2.0x here.", [("lib2==1.2.0", "1.2.0")]),  # a word no suffix: numbers, as before
+    ("Pin lib2==1.2.0rcx here.", [("lib2==1.2.0", "1.2.0")]),
+    # a hyphenated word after the numbers is a semver pre-release, as without the
+    # operator (it was: "1.2.0-compatible" is one version)
+    ("Pin lib2==1.2.0-compatible here.", [("lib2==1.2.0-compatible", "1.2.0-compatible")]),
+    ("Use 1.2.0-compatible mode.", [("1.2.0-compatible", "1.2.0-compatible")]),
+])
+def test_a_version_keeps_its_suffix_in_every_form(text: str, want: list[tuple[str, str]]
+                                                  ) -> None:
+    assert versions(text) == want
+
+
+@pytest.mark.parametrize(("text", "want"), [
+    ("lib2==1.2.0", [("==", "1.2.0")]),
+    ("lib2==1.2.0.", [("==", "1.2.0")]),
+    ("lib2==1.2.0, then", [("==", "1.2.0")]),
+    ("lib2 ~> 1.2", [("~>", "1.2")]),
+    ("lib2==1.2.x", [("==", "1.2")]),  # a wildcard is no suffix: the prefix, as before
+    ("lib2==1.2.0rc1", []),  # pins a pre-release: admits no 1.2.0
+    ("lib2==1.2.0-rc.1", []),
+    ("lib2>=1.2.0.post1", []),
+    ("lib2==1.2.0+build.5", []),
+])
+def test_a_requirement_is_not_read_off_a_suffixed_version(
+        text: str, want: list[tuple[str, str]]) -> None:
+    assert REQUIREMENT_RE.findall(text) == want
+
+
+@pytest.mark.parametrize(("norm", "want"), [
+    ("1.2.0", False), ("1.2", False), ("1.2.3.4", False), ("v4", False),
+    ("1.2.0rc1", True), ("1.2.0-rc.1", True), ("1.2.0.post1", True), ("1.2.0+build.5", True),
+])
+def test_suffixed(norm: str, want: bool) -> None:
+    assert suffixed(norm) is want
+
+
+def _pin(text: str) -> Any:
+    [d] = [d for d in extract(text) if d.kind is Kind.VERSION]
+    return d
+
+
+@pytest.mark.parametrize(("child", "summary", "kept"), [
+    ("Pin lib2==1.2.0rc1.", "Pinned lib2==1.2.0 for the build.", False),  # (was kept)
+    ("Pin lib2==1.2.0rc1.", "Pinned lib2 to 1.2.0.", False),
+    ("Pin lib2==1.2.0rc1.", "Pinned lib2==1.2.0rc1 for the build.", True),
+    ("Pin lib2==1.2.0rc1.", "Pinned lib2 to 1.2.0rc1.", True),
+    ("Pin lib2==1.2.0.post1.", "Pinned lib2==1.2.0.", False),  # (was kept)
+    ("Pin lib2==1.2.0.", "Pinned lib2==1.2.0rc1.", False),  # (was kept: ==1.2.0 read)
+    ("Pin lib2==1.2.0.", "Pinned lib2==1.2.0.", True),
+    ("Pin lib2==1.2.3.", "lib2>=1.2 is required.", True),  # a requirement admits it
+    ("Pin lib2==1.2.3rc1.", "lib2>=1.2 is required.", False),  # none admits a suffix
+    ("Use 1.2.0rc1 here.", "Kept >= 1.0 for the build.", False),
+    ("Use 1.2.0rc1 here.", "Kept 1.2.0rc1 for the build.", True),
+    # two spellings of one pre-release are two norms, as without the operator
+    ("Pin lib2 to 1.2.0-rc.1.", "Pinned lib2==1.2.0rc1.", False),
+])
+def test_a_suffixed_version_survives_by_its_norm(child: str, summary: str, kept: bool) -> None:
+    assert survives(_pin(child), summary) is kept
+
+
+# --------------------------------------------------------------------- end to end
+def _codes(write_log: LogWriter, child: str, summary: str) -> set[str]:
+    result = audit(str(write_log([
+        rnd(0, spans=[{"id": "a", "tokens": 20, "text": child, "role": "user"}]),
+        rnd(1, summaries=[{"id": "S", "tokens": 5, "children": ["a"], "text": summary}],
+            evicted=["a"]),
+    ])))
+    return {f.code for f in result.findings}
+
+
+CHANGED = {"CA301", "CA303", "CA304"}
+"""What a pin the fold changes fires: silent-discriminating-fold, recall-floor and
+negation-flipped (stated with another value)."""
+
+
+@pytest.mark.parametrize("suffix", ["rc1", "a2", "b3", ".post1", ".dev0", "-rc.1", "-beta",
+                                    "+build.5"])
+def test_a_suffixed_pin_folded_into_the_release_is_lost(write_log: LogWriter,
+                                                        suffix: str) -> None:
+    changed = _codes(write_log, f"Pin lib2==1.2.0{suffix} for the build.",
+                     "Pinned lib2==1.2.0 for the build.")
+    # the same pair written with "to" fired these before
+    written_to = _codes(write_log, f"Pin lib2 to 1.2.0{suffix} for the build.",
+                        "Pinned lib2 to 1.2.0 for the build.")
+    assert changed & CHANGED == written_to & CHANGED == CHANGED
+    # kept as written: none of them
+    same = _codes(write_log, f"Pin lib2==1.2.0{suffix} for the build.",
+                  f"Pinned lib2==1.2.0{suffix} for the build.")
+    assert same & CHANGED == set()
+
+
+def test_the_release_folded_into_a_pre_release_pin_is_lost(write_log: LogWriter) -> None:
+    # ==1.2.0rc1 in the summary is no requirement ==1.2.0 admitting the child's 1.2.0
+    assert _codes(write_log, "Pin lib2==1.2.0 for the build.",
+                  "Pinned lib2==1.2.0rc1 for the build.") >= CHANGED
+    assert _codes(write_log, "Pin lib2==1.2.0 for the build.",
+                  "Pinned lib2==1.2.0 for the build.") & CHANGED == set()
