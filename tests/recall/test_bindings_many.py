@@ -128,6 +128,7 @@ def test_a_fold_of_many_children_binding_one_name(
 
 
 VALUES = ["lib2==1.2.0", "lib2==1.3.0", "lib2>=1.3", "lib2~=1.2", "lib2 >= 2.0",
+          "lib2==1.3.0rc1", "lib2==1.2.0.post1",  # adv88 #4: admitted by no requirement
           "timeout_ms=45000", "timeout_ms=45 s", "timeout_ms=30000", "timeout_ms=30 s",
           "port=8080", "ENV=prod", "ENV=staging"]
 

@@ -148,7 +148,8 @@ class _Values:
             return base is not None and base in self.measures
         if d.norm in self.norms:
             return True
-        if d.kind is Kind.VERSION and d.norm[:1].isdigit() and self.requirements:
+        if d.kind is Kind.VERSION and d.norm[:1].isdigit() and self.requirements \
+                and not suffixed(d.norm):  # as _same_value: no requirement admits 1.2.0rc1
             ver = vtuple(d.norm)
             return any(admits(op, req, ver) for op, req in self.requirements)
         return False
