@@ -150,7 +150,11 @@ def _pin_rows(write_log: LogWriter, n: int) -> int:
     """Rows of the holder tables of a log of n pins of n names to 1.2.0 and n spans
     stating it alone (adv88 #1's reproducer, small)."""
     mentions = [_user(f"u{j}", "we use 1.2.0 now") for j in range(n)]
-    path = write_log(_pins(n, mentions), name=f"pins{n}.jsonl")
+    return _holder_rows(write_log(_pins(n, mentions), name=f"pins{n}.jsonl"))
+
+
+def _holder_rows(path: Path) -> int:
+    """Rows of the holder tables the audit of ``path`` built."""
     rows = []
     real = recall_run.with_unbound_holders
 
@@ -189,18 +193,7 @@ def _spread_rows(write_log: LogWriter, m: int) -> int:
     1.2.0 alone (each its own life, so no two share a row)."""
     records = _pins(factkeys.MAX_NAMES_PER_VALUE, [])
     records += [rnd(2 + j, spans=[_user(f"u{j}", "we use 1.2.0 now")]) for j in range(m)]
-    path = write_log(records, name=f"spread{m}.jsonl")
-    rows = []
-    real = recall_run.with_unbound_holders
-
-    def counted(*args: Any, **kwargs: Any) -> pl.DataFrame:
-        out = real(*args, **kwargs)
-        rows.append(out.height)
-        return out
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(recall_run, "with_unbound_holders", counted)
-        audit(str(path))
-    return sum(rows)
+    return _holder_rows(write_log(records, name=f"spread{m}.jsonl"))
 
 
 def test_holder_rows_of_mentions_in_many_rounds_grow_as_the_mentions(
