@@ -277,3 +277,11 @@ def test_the_verdict_says_when_the_onset_reads_the_rebuilt_cosine() -> None:
     logged = audit(str(SAMPLES / "research-decay.jsonl")).verdict()
     assert logged.endswith("inversion onset at round 8, inversion boundary crossed at "
                            "round 16")
+
+
+def test_the_cosine_line_counts_prompts_with_separators() -> None:
+    # usertest42 G: "3999 later prompt(s)" beside "4,001 items"
+    from compaction_audit.cosine.query import TaskQuery
+
+    assert TaskQuery("q", "prompts", prompts=4000).describe() == (
+        "the person's first prompt and 3,999 later prompt(s)")

@@ -62,7 +62,7 @@ class TaskQuery:
             return "task_query of the session record"
         if self.origin == "prompts":
             later = self.prompts - 1
-            return ("the person's first prompt" + (f" and {later} later prompt(s)"
+            return ("the person's first prompt" + (f" and {later:,} later prompt(s)"
                                                    if later else ""))
         return "no task query (no task_query, no prompt)"
 

@@ -269,14 +269,14 @@ def _describe(children: list[dict[str, Any]], limit: int = 3,
         shown = ", ".join(f"{d['kind']} {_cut(d['text'])!r} "
                           f"({at.get(child) or f'{span_word}{child}'})" for d, child in best)
         held = total - len(listed)
-        elsewhere = f" ({held} more still held by another span)" if held else ""
+        elsewhere = f" ({held:,} more still held by another span)" if held else ""
         # "from", not "of": the children that dropped a fact, not all the fold holds
         rest = len(pool) - len(best)  # no "and 0 more" (usertest21 #1)
-        counted = (f"{len(listed)} lost facts{elsewhere}" if listed else  # usertest21 #4:
-                   f"{total} facts, all still recoverable,")  # not "0 lost facts"
-        return (f"{counted} from {len(children)} "
+        counted = (f"{len(listed):,} lost facts{elsewhere}" if listed else  # usertest21
+                   f"{total:,} facts, all still recoverable,")  # #4: not "0 lost facts"
+        return (f"{counted} from {len(children):,} "
                 f"{'child' if len(children) == 1 else 'children'}, first {shown}"
-                + (f" and {rest} more" if rest else ""))
+                + (f" and {rest:,} more" if rest else ""))
     # the children in order only here (a fold of more facts is said in counts): the sort
     # key read every dropped fact of every child of each of 5,842 fold findings on the
     # 254 MB 10,000 x 2,000 full-text grid cell (issue 14)

@@ -237,3 +237,13 @@ def test_trace_counts_a_bare_mention_as_the_audit_does(
 
     path = write_log(_pins(k, [_user("u0", "We use 1.2.0 now.")]))
     assert trace(read_native(str(path)), "n3==1.2.0").label.startswith(label)
+
+
+def test_a_fold_of_a_thousand_children_counts_them_with_separators(
+        write_log: LogWriter, tmp_path: Path) -> None:
+    # usertest42 G: "4000 lost facts" beside "4,001 items" on one screen
+    path = write_log(_fold([f"Set port_{i} to {8000 + i} now." for i in range(1000)],
+                           "Ports were set."))
+    [ca301] = [f for f in audit(str(path)).findings if f.code == "CA301"]
+    assert ca301.message.startswith("fold f1 silently dropped: 2,000 lost facts from 1,000 "
+                                    "children, first "), ca301.message
