@@ -164,11 +164,13 @@ def test_a_json_document_whose_lines_end_with_a_lone_cr_is_named(
     # address moved (line 7 read 4); one lone CR before text is enough
     parts = data.split(b"\n")
     mixed = b"".join(p + (b"\n" if k % 2 else b"\r") for k, p in enumerate(parts[:-1]))
-    for odd in (mixed + parts[-1], data.replace(b"\n", b"\r", 1)):
+    seventh = b"\n".join(parts[:6]) + b"\n" + parts[6] + b"\r" + b"\n".join(parts[7:])
+    for odd, line in ((mixed + parts[-1], 1), (data.replace(b"\n", b"\r", 1), 1),
+                      (seventh, 7)):  # usertest42 C: named at the line that holds it
         dos.write_bytes(odd)
         result = CliRunner().invoke(app, ["audit", str(dos)])
         assert (result.exit_code, result.output) == (2, (
-            f"compaction-audit: {dos}:1: lines end with a lone CR (classic Mac line "
+            f"compaction-audit: {dos}:{line}: lines end with a lone CR (classic Mac line "
             "endings); use LF or CRLF\n"))
 
 

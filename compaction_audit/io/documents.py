@@ -117,10 +117,13 @@ def read_document(path: str, lines: Iterable[tuple[int, bytes]] | None) -> Docum
         at = _byte_offset(data, exc.pos)
         line = numbers[bisect.bisect_right(offsets, at) - 1] if numbers else 1
         raise LogError(path, line, f"not a JSON document: {exc.msg}") from None
-    if _cr_lines(data):  # a raw CR is whitespace in JSON: a line break here, which the
+    cr = _cr_lines(data)
+    if cr is not None:  # a raw CR is whitespace in JSON: a line break here, which the
         # line numbers would not count (adv86 #5: every address of a lone-CR OpenHands
-        # file read "line 1"), as JSON Lines refuses it
-        raise LogError(path, numbers[0] if numbers else 1, LONE_CR)
+        # file read "line 1"), as JSON Lines refuses it; named at the line that holds
+        # it (usertest42 C: one lone CR on line 7 was said at line 1)
+        raise LogError(path, numbers[bisect.bisect_right(offsets, cr) - 1] if numbers
+                       else 1, LONE_CR)
     doc = Document(path, value)
     if isinstance(value, (dict, list)) and len(numbers) > 1:
         starts, parts = _element_starts(data)
@@ -133,16 +136,17 @@ def read_document(path: str, lines: Iterable[tuple[int, bytes]] | None) -> Docum
     return doc
 
 
-def _cr_lines(data: bytes) -> bool:
-    """Whether a lone CR (not before an LF) breaks a line that has more to it: text
-    after the CR before the next LF.  A raw CR in a JSON document can only be
-    whitespace between its tokens, and an editor starts a line there where ``grep -n``
-    and these line numbers do not, so every address after it would point elsewhere:
-    classic Mac line endings, or LF and lone-CR lines mixed (adv88 #5: as many lone CRs
-    as LFs moved every finding from line 7 to line 4).  A CR with only blanks after it
-    on its line (``\r \n``, ``\r\r\n`` endings, a final CR) leaves the lines of the
-    text true (adv87 #6: they were refused)."""
-    return _CR_SPLITS_RE.search(data) is not None
+def _cr_lines(data: bytes) -> int | None:
+    """The offset of the first lone CR (not before an LF) that breaks a line that has more to
+    it (text after the CR before the next LF), or None. A raw CR in a JSON document can
+    only be whitespace between its tokens, and an editor starts a line there where
+    ``grep -n`` and these line numbers do not, so every address after it would point
+    elsewhere: classic Mac line endings, or LF and lone-CR lines mixed (adv88 #5: as
+    many lone CRs as LFs moved every finding from line 7 to line 4). A CR with only
+    blanks after it on its line (``\r \n``, ``\r\r\n`` endings, a final CR) leaves the
+    lines of the text true (adv87 #6: they were refused)."""
+    found = _CR_SPLITS_RE.search(data)
+    return None if found is None else found.start()
 
 
 _CR_SPLITS_RE = re.compile(rb"\r[ \t\r]*[^\s]")
