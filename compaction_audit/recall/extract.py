@@ -180,6 +180,38 @@ _TOKEN_KIND = {"url": Kind.LINK, "spanref": Kind.LINK, "date": Kind.SCOPE,
 _ABBREVIATIONS = frozenset({"e.g", "i.e", "a.m", "p.m", "u.s", "u.k", "ph.d", "et.al", "n.b"})
 
 
+_NUMBERS_RE = re.compile(r"\D*?\d+(?:\.\d+)*")
+_TAG_RE = re.compile(r"[-_.]?(alpha|beta|preview|pre|rc|c|a|b|post|rev|r|dev)[-_.]?(\d*)")
+_TAG_ALIASES = {"alpha": "a", "beta": "b", "preview": "rc", "pre": "rc", "c": "rc",
+                "rev": "post", "r": "post"}
+
+
+def _suffix_norm(version: str) -> str:
+    """``version`` (lower case) with a pre-, post- or dev-release suffix written as PEP
+    440 normalizes it: separators dropped, the long names short, a missing number 0
+    (``1.2.0-rc.1``, ``1.2.0.rc1``, ``1.2.0-rc1`` are all ``1.2.0rc1``; ``1.2.0-beta`` is
+    ``1.2.0b0``; ``1.2.0post1`` and ``1.2.0-post1`` are ``1.2.0.post1``).  A local or build part
+    (``+build.5``) is kept as written, and so is a suffix of other words
+    (``1.2.0-compatible``).  usertest42 A: two spellings pip reads as one version were a
+    flipped pin (CA304, an error)."""
+    numbers = _NUMBERS_RE.match(version)
+    if numbers is None or numbers.end() == len(version):
+        return version
+    head, suffix = version[:numbers.end()], version[numbers.end():]
+    suffix, plus, local = suffix.partition("+")
+    parts, at = [], 0
+    for tag in _TAG_RE.finditer(suffix):
+        if tag.start() != at:
+            return version
+        name = _TAG_ALIASES.get(tag[1], tag[1])
+        parts.append(("." if name in ("post", "dev") else "") + name
+                     + (tag[2].lstrip("0") or "0"))
+        at = tag.end()
+    if at != len(suffix):
+        return version
+    return head + "".join(parts) + plus + local
+
+
 def _token_norm(name: str, m: re.Match[str], raw: str) -> str | None:
     """Normalized form of a token match, or ``None`` when the match is a false positive."""
     low = raw.lower()
@@ -189,7 +221,7 @@ def _token_norm(name: str, m: re.Match[str], raw: str) -> str | None:
         return m.group("day")
     if name == "version":
         v = re.sub(r"\s+", "", low).removeprefix("==")
-        return v[1:] if v.startswith("v") and "." in v else v
+        return _suffix_norm(v[1:] if v.startswith("v") and "." in v else v)
     if name == "path":
         return low.removeprefix("./")
     if name == "migration":

@@ -61,7 +61,8 @@ def suffixed(norm: str) -> bool:
     dev-release, a local or build part: :data:`SUFFIX`).  No requirement admits such a
     version, only the same norm keeps it: :func:`vtuple` reads numbers only, and
     ``==1.2.0`` admits ``1.2.0rc1`` by its prefix ``(1, 2, 0)`` (adv88 #4).  Two
-    spellings of one pre-release (``1.2.0rc1``, ``1.2.0-rc.1``) are two norms."""
+    spellings of one pre-release (``1.2.0rc1``, ``1.2.0-rc.1``) are one norm: extraction
+    normalizes the suffix (:func:`compaction_audit.recall.extract._suffix_norm`)."""
     return _PLAIN_RE.fullmatch(norm) is None
 
 

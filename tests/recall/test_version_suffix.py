@@ -38,8 +38,10 @@ def versions(text: str) -> list[tuple[str, str]]:
     ("Pin lib2==1.2.0b3 here.", [("lib2==1.2.0b3", "1.2.0b3")]),
     ("Pin lib2==1.2.0.post1 here.", [("lib2==1.2.0.post1", "1.2.0.post1")]),
     ("Pin lib2==1.2.0.dev0 here.", [("lib2==1.2.0.dev0", "1.2.0.dev0")]),
-    ("Pin lib2==1.2.0-rc.1 here.", [("lib2==1.2.0-rc.1", "1.2.0-rc.1")]),
-    ("Pin lib2==1.2.0-beta here.", [("lib2==1.2.0-beta", "1.2.0-beta")]),
+    ("Pin lib2==1.2.0-rc.1 here.", [("lib2==1.2.0-rc.1", "1.2.0rc1")]),  # PEP 440 norm
+    ("Pin lib2==1.2.0-beta here.", [("lib2==1.2.0-beta", "1.2.0b0")]),
+    ("Pin lib2==1.2.0.rc1 here.", [("lib2==1.2.0.rc1", "1.2.0rc1")]),  # usertest42 A
+    ("Pin lib2==1.2.0post1 here.", [("lib2==1.2.0post1", "1.2.0.post1")]),
     ("Pin lib2==1.2.0+build.5 here.", [("lib2==1.2.0+build.5", "1.2.0+build.5")]),
     ("Pin lib2==1.2.0RC1 here.", [("lib2==1.2.0RC1", "1.2.0rc1")]),  # lowercased
     ("Pin lib2==1.2.0.post1.dev2+local.7 here.",
@@ -50,10 +52,10 @@ def versions(text: str) -> list[tuple[str, str]]:
     ("Require lib2 ^2.0rc1 here.", [("lib2 ^2.0rc1", "^2.0rc1")]),
     # the same suffixes without an operator: as the pin reads them
     ("Pin lib2 to 1.2.0rc1 now.", [("lib2 to 1.2.0rc1", "1.2.0rc1")]),
-    ("Pin lib2 to 1.2.0-rc.1 now.", [("lib2 to 1.2.0-rc.1", "1.2.0-rc.1")]),
+    ("Pin lib2 to 1.2.0-rc.1 now.", [("lib2 to 1.2.0-rc.1", "1.2.0rc1")]),
     ("Use 1.2.0rc1 here.", [("1.2.0rc1", "1.2.0rc1")]),  # was the quantity 1.2
     ("Use 1.2.0.post1 here.", [("1.2.0.post1", "1.2.0.post1")]),  # was 1.2.0
-    ("Use v1.0.0-rc.1 here.", [("v1.0.0-rc.1", "1.0.0-rc.1")]),  # as before
+    ("Use v1.0.0-rc.1 here.", [("v1.0.0-rc.1", "1.0.0rc1")]),
     # not firing: no suffix, and what follows a pin is not swallowed
     ("Pin lib2==1.2.0 here.", [("lib2==1.2.0", "1.2.0")]),
     ("Pin lib2==1.2.0.", [("lib2==1.2.0", "1.2.0")]),  # the sentence's full stop
@@ -115,8 +117,12 @@ def _pin(text: str) -> Any:
     ("Pin lib2==1.2.3rc1.", "lib2>=1.2 is required.", False),  # none admits a suffix
     ("Use 1.2.0rc1 here.", "Kept >= 1.0 for the build.", False),
     ("Use 1.2.0rc1 here.", "Kept 1.2.0rc1 for the build.", True),
-    # two spellings of one pre-release are two norms, as without the operator
-    ("Pin lib2 to 1.2.0-rc.1.", "Pinned lib2==1.2.0rc1.", False),
+    # two spellings of one pre-release are one version, as pip reads them (usertest42 A:
+    # a flipped pin, an error); another pre-release is not
+    ("Pin lib2 to 1.2.0-rc.1.", "Pinned lib2==1.2.0rc1.", True),
+    ("Pin lib2==1.2.0rc1.", "Pinned lib2==1.2.0.rc1.", True),
+    ("Pin lib2==1.2.0.post1.", "Pinned lib2==1.2.0post1.", True),
+    ("Pin lib2==1.2.0rc1.", "Pinned lib2==1.2.0rc2.", False),
 ])
 def test_a_suffixed_version_survives_by_its_norm(child: str, summary: str, kept: bool) -> None:
     assert survives(_pin(child), summary) is kept
@@ -159,3 +165,16 @@ def test_the_release_folded_into_a_pre_release_pin_is_lost(write_log: LogWriter)
                   "Pinned lib2==1.2.0rc1 for the build.") >= CHANGED
     assert _codes(write_log, "Pin lib2==1.2.0 for the build.",
                   "Pinned lib2==1.2.0 for the build.") & CHANGED == set()
+
+
+@pytest.mark.parametrize(("child", "summary"), [
+    ("Pin lib2==1.2.0rc1 for the build.", "Pinned lib2==1.2.0-rc1 for the build."),
+    ("Pin lib2==1.2.0rc1 for the build.", "Pinned lib2==1.2.0.rc1 for the build."),
+    ("Pin lib2==1.2.0rc1 for the build.", "Pinned lib2 to 1.2.0-rc.1 for the build."),
+    ("Pin lib2==1.2.0.post1 for the build.", "Pinned lib2==1.2.0post1 for the build."),
+])
+def test_two_spellings_of_one_version_flip_nothing(write_log: LogWriter, child: str,
+                                                   summary: str) -> None:
+    # usertest42 A: CA301, CA303, CA304 (an error) and CA305 on the same version
+    assert _codes(write_log, child, summary) & (CHANGED | {"CA305"}) == set()
+
