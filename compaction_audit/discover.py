@@ -45,6 +45,7 @@ from __future__ import annotations
 import errno
 import fnmatch
 import os
+import re
 import stat
 import sys
 from collections.abc import Iterable, Sequence
@@ -328,6 +329,47 @@ def _manifest(name: str, names: set[str]) -> bool:
     return name.endswith(".json") and name[:-len(".json")] + ".messages.json" in names
 
 
+MANIFEST_MAX = 65536
+"""Most bytes of a ``<id>.json`` read to tell whether it is a Cline manifest."""
+
+
+def _leads_to(path: str) -> bool:
+    """True when ``path`` (``<id>.json``, a regular file of at most
+    :data:`MANIFEST_MAX` bytes) is a Cline session manifest whose messages file is
+    ``<id>.messages.json`` beside it: the file it names, or where it names none that
+    exists (the reader then takes the folder's messages file of its session), one whose
+    ``sessionId`` (in its first :data:`MANIFEST_MAX` bytes) is the manifest's
+    ``session_id`` (:func:`~compaction_audit.io.cline_pair.manifest_names`)."""
+    from compaction_audit.io.cline_pair import manifest_names
+
+    try:
+        if os.stat(path).st_size > MANIFEST_MAX:
+            return False
+    except OSError:
+        return False
+    messages = os.path.normpath(path[:-len(".json")] + ".messages.json")
+    named = [os.path.normpath(n) for n in manifest_names(path)]
+    found = next((n for n in named if os.path.isfile(n)), None)
+    if found is not None or not named:
+        return found == messages
+    import orjson
+
+    try:
+        with open(path, "rb") as handle:
+            sid = orjson.loads(handle.read()).get("session_id")
+        with open(messages, "rb") as handle:
+            head = handle.read(MANIFEST_MAX)
+    except (OSError, orjson.JSONDecodeError, AttributeError):
+        return False
+    said = _SESSION_ID_RE.search(head)
+    return said is not None and isinstance(sid, str) and said.group(1).decode(
+        "utf-8", "replace") == sid
+
+
+_SESSION_ID_RE = re.compile(rb'"sessionId"\s*:\s*"([^"\\]*)"')
+"""A Cline messages file's ``sessionId`` near its start (a string without escapes)."""
+
+
 def _unpaired(messages: list[str], compactions: list[str]) -> list[str]:
     """:func:`~compaction_audit.io.cline_pair.unpaired_compactions`; under an address-space
     limit in a spawned child with the whole limit, since it decodes the messages files
@@ -604,8 +646,10 @@ def _expand(arg: str, found: Discovery) -> list[str]:
                 matched += _search(match, found, searched)  # is searched once, not per level
         matched = _kept(matched, found)
         both = set(matched)  # a Cline manifest leads to its messages file: a pattern
-        # matching both audits the session once, as a folder search does (usertest40 #4)
-        matched = [m for m in matched if not _manifest(m, both)]
+        # matching both audits the session once, as a folder search does (usertest40 #4);
+        # by its content, not its name (adv89 #3: a failing run.json beside
+        # run.messages.json went unaudited, exit 0)
+        matched = [m for m in matched if not (_manifest(m, both) and _leads_to(m))]
         if not matched and len(found.unreadable) == before:
             dots = _kept(list(found.hidden_files), found)  # usertest32 #8: said when
             raise UsageError(f"no trace file matches {arg!r}"  # another file matched,

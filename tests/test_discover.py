@@ -580,13 +580,23 @@ def test_a_pattern_matching_a_cline_manifest_and_its_messages_file_audits_it_onc
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """usertest40 #4: ``audit 'corpus/*/*'`` audited a Cline session twice, as its
     manifest ``s.json`` and as ``s.messages.json`` (the manifest leads to it), where a
-    folder search audits it once.  A ``.json`` with no messages file of its name beside
-    it is still matched, and a manifest named on its own is still audited."""
+    folder search audits it once.  adv89 #3: by content, not by name: a log named
+    ``run.json`` beside ``run.messages.json`` was left out, its FAIL unseen (exit 0),
+    and so is no manifest of another session."""
     monkeypatch.chdir(tmp_path)
     Path("d").mkdir()
-    for name in ("d/s.messages.json", "d/s.compaction.json", "d/s.json", "d/t.json"):
-        Path(name).write_text("{}\n")
+    messages = '{"version": 1, "sessionId": "S1", "messages": []}\n'
+    for name in ("d/s.messages.json", "d/run.messages.json", "d/o.messages.json"):
+        Path(name).write_text(messages)
+    Path("d/s.compaction.json").write_text("{}\n")
+    Path("d/s.json").write_text(  # names no file that exists: the session's by its id
+        '{"session_id": "S1", "messages_path": "/elsewhere/S1.messages.json"}\n')
+    Path("d/o.json").write_text(  # another session's manifest
+        '{"session_id": "S2", "messages_path": "/elsewhere/S2.messages.json"}\n')
+    shutil.copy(SAMPLES / "handwritten.jsonl", "d/run.json")  # a log, not a manifest
+    Path("d/t.json").write_text("{}\n")
     assert find_traces(["d/*"]).traces == [
+        "d/o.json", "d/o.messages.json", "d/run.json", "d/run.messages.json",
         "d/s.compaction.json", "d/s.messages.json", "d/t.json"]
     assert find_traces(["d/s*"]).traces == ["d/s.compaction.json", "d/s.messages.json"]
     assert find_traces(["d/s.json"]).traces == ["d/s.json"]
