@@ -395,3 +395,17 @@ def test_lenient_names_an_over_long_line_among_the_first_lines_of_a_foreign_log(
     assert result.exit_code == 2
     assert result.output.strip().splitlines() == [
         f"compaction-audit: {path}:2: line longer than 4096 bytes (max_line_bytes)"]
+
+
+@pytest.mark.parametrize(("lines", "found"), [
+    ([b"{" + b"\r" * 100_000 + b"\n", b"}\n"], None),  # CRs with nothing after: read
+    ([b"{" + b"\r " * 100_000 + b"\n", b"}\n"], None),
+    ([b"{\n", b'"a": 1' + b"\r" * 100_000 + b", \"b\": 2\n", b"}\n"], 1),  # text after
+    ([b"{}\r"], None),  # a final CR
+])
+def test_lone_crs_are_found_in_one_pass(lines: list[bytes], found: int | None) -> None:
+    """adv89 #1: a regular expression restarted at every CR of a run (80,000 CRs in a
+    Cline file: 52 s); the lines are now searched once each."""
+    from compaction_audit.io.documents import _cr_lines
+
+    assert _cr_lines(lines) == found
