@@ -39,6 +39,15 @@ codex-compacts Codex: ``n`` user turns, each followed by a ``compacted`` line wi
 text-chain    native: ``n`` rounds, each adding 100 spans of text (a path, a version
               pin, a port, a rule) and a summary with text over them and the previous
               summary (a single chain of depth ``n``: about 25 KB per round)
+version-chain native: a span of ``n`` versions joined by ``+`` and ending in ``_``
+              (``1.2.3+1.2.3+...``), folded: the version suffix was tried to the end of
+              the chain from each version (16,000: 68 s; adv89 #2)
+pin-mentions  native: ``n`` names pinned to one version and folded away, then ``n``
+              rounds each adding a span that states the version alone (K x M holder
+              rows; 4,000: 44 s, 5.4 GB; adv88 #1)
+question-names native: one person's span asking "Which of mod_0 ... mod_n did we pin?"
+              above ``4n`` words of prose, folded (one search of the text per name:
+              32,000 took 37 s; adv88 #3)
 ============  ==========================================================================
 
 Usage (from the repository root, with the project installed)::
@@ -378,6 +387,45 @@ def text_chain(n: int) -> Iterator[dict[str, Any]]:
     return _native(rounds())
 
 
+def _folded(text: str) -> Iterator[dict[str, Any]]:
+    """One span of ``text`` (a person's) folded into a short summary and evicted."""
+    return _native(iter([
+        {"type": "round", "round": 0, "spans": [
+            {"id": "a", "tokens": 10, "text": text, "role": "user"}]},
+        {"type": "round", "round": 1, "summaries": [
+            {"id": "f", "tokens": 10, "children": ["a"], "text": "Pinned."}],
+         "evicted": ["a"]},
+    ]))
+
+
+def version_chain(n: int) -> Iterator[dict[str, Any]]:
+    """A span of ``n`` versions joined by ``+`` and ending in ``_``, folded (adv89 #2)."""
+    return _folded("1.2.3" + "+1.2.3" * n + "_")
+
+
+def pin_mentions(n: int) -> Iterator[dict[str, Any]]:
+    """``n`` names pinned to 1.2.0 and folded away, then ``n`` rounds each stating 1.2.0
+    alone (adv88 #1)."""
+    pins = [{"id": f"b{i}", "tokens": 1, "text": f"Pin n{i}==1.2.0", "role": "user"}
+            for i in range(n)]
+    return _native(iter([
+        {"type": "round", "round": 0, "spans": pins},
+        {"type": "round", "round": 1, "summaries": [
+            {"id": "f", "tokens": 5, "children": [p["id"] for p in pins],
+             "text": "Pinned some libraries."}], "evicted": [p["id"] for p in pins]},
+        *({"type": "round", "round": 2 + j, "spans": [
+            {"id": f"u{j}", "tokens": 1, "text": "we use 1.2.0 now", "role": "user"}]}
+          for j in range(n)),
+    ]))
+
+
+def question_names(n: int) -> Iterator[dict[str, Any]]:
+    """A person's question naming ``n`` identifiers above ``4n`` words, folded (adv88
+    #3)."""
+    names = " ".join(f"mod_{i}" for i in range(n))
+    return _folded(f"Which of {names} did we pin? " + "lorem ipsum dolor " * (4 * n // 3))
+
+
 SHAPES: dict[str, Callable[[int], Iterator[dict[str, Any]]]] = {
     "fold-chain": fold_chain, "cc-compacts": cc_compacts,
     "cc-summary-claims": cc_summary_claims, "codex-repeat": codex_repeat,
@@ -387,6 +435,8 @@ SHAPES: dict[str, Callable[[int], Iterator[dict[str, Any]]]] = {
     "number-summary": number_summary, "ungrounded": ungrounded,
     "growing-delta": growing_delta, "cc-preserved": cc_preserved, "oh-range": oh_range,
     "oh-below": oh_below, "codex-compacts": codex_compacts, "text-chain": text_chain,
+    "version-chain": version_chain, "pin-mentions": pin_mentions,
+    "question-names": question_names,
 }
 
 

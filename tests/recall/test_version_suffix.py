@@ -178,3 +178,18 @@ def test_two_spellings_of_one_version_flip_nothing(write_log: LogWriter, child: 
     # usertest42 A: CA301, CA303, CA304 (an error) and CA305 on the same version
     assert _codes(write_log, child, summary) & (CHANGED | {"CA305"}) == set()
 
+
+
+def test_a_suffix_is_bounded() -> None:
+    # adv89 #2: the suffix repeated without bound, so "1.2.3+1.2.3+...+1.2.3_" tried it
+    # to the end of the chain from each version (16,000 of them: 68 s); at most four
+    # parts of at most nine dotted words now (benchmarks/shapes_hostile.py version-chain)
+    import re
+
+    from compaction_audit.recall.versions import SUFFIX
+
+    whole = re.compile(SUFFIX)
+    assert whole.fullmatch("+1.2.3+1.2.3+1.2.3+1.2.3") is not None
+    assert whole.fullmatch("+1.2.3+1.2.3+1.2.3+1.2.3+1.2.3") is None
+    assert whole.fullmatch("+" + ".".join("a" * 9)) is not None
+    assert whole.fullmatch("+" + ".".join("a" * 10)) is None
