@@ -45,12 +45,12 @@ from __future__ import annotations
 import errno
 import fnmatch
 import os
-import re
 import stat
 import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+from compaction_audit.discover_cline import leads_to, manifest_name, unpaired
 from compaction_audit.errors import LogError, UsageError
 
 TRACE_SUFFIXES = (".jsonl", ".jsonl.gz", ".jsonl.zst", ".messages.json")
@@ -300,13 +300,13 @@ def _search(directory: str, found: Discovery, searched: set[str] | None = None) 
                 files.append(os.path.join(root, e.name))
             elif e.name.endswith(COMPACTION_SUFFIX):
                 compactions.append(os.path.join(root, e.name))
-            elif _other(e.name) and not _manifest(e.name, names):
+            elif _other(e.name) and not manifest_name(e.name, names):
                 found.pass_other(os.path.join(root, e.name))
     traces = _keep_regular(sorted(_normal(p) for p in files), found)
     if compactions:
         alone = _keep_regular(sorted(_normal(p) for p in compactions), found)
         messages = [t for t in traces if t.endswith(".messages.json")]
-        traces = sorted([*traces, *_unpaired(messages, alone)])
+        traces = sorted([*traces, *unpaired(messages, alone)])
     return traces
 
 
@@ -321,72 +321,6 @@ def _other(name: str) -> bool:
     folder search names as not searched."""
     low = name.lower()
     return low.endswith(OTHER_SUFFIXES) or any(i in low for i in OTHER_INFIXES)
-
-
-def _manifest(name: str, names: set[str]) -> bool:
-    """True for a Cline session's manifest ``<id>.json``: ``<id>.messages.json`` is
-    among ``names`` (the directory's; read with it, so no news)."""
-    return name.endswith(".json") and name[:-len(".json")] + ".messages.json" in names
-
-
-MANIFEST_MAX = 65536
-"""Most bytes of a ``<id>.json`` read to tell whether it is a Cline manifest."""
-
-
-def _leads_to(path: str) -> bool:
-    """True when ``path`` (``<id>.json``, a regular file of at most
-    :data:`MANIFEST_MAX` bytes) is a Cline session manifest whose messages file is
-    ``<id>.messages.json`` beside it: the file it names, or where it names none that
-    exists (the reader then takes the folder's messages file of its session), one whose
-    ``sessionId`` (in its first :data:`MANIFEST_MAX` bytes) is the manifest's
-    ``session_id`` (:func:`~compaction_audit.io.cline_pair.manifest_names`)."""
-    from compaction_audit.io.cline_pair import manifest_names
-
-    try:
-        if os.stat(path).st_size > MANIFEST_MAX:
-            return False
-    except OSError:
-        return False
-    messages = os.path.normpath(path[:-len(".json")] + ".messages.json")
-    named = [os.path.normpath(n) for n in manifest_names(path)]
-    found = next((n for n in named if os.path.isfile(n)), None)
-    if found is not None or not named:
-        return found == messages
-    import orjson
-
-    try:
-        with open(path, "rb") as handle:
-            sid = orjson.loads(handle.read()).get("session_id")
-        with open(messages, "rb") as handle:
-            head = handle.read(MANIFEST_MAX)
-    except (OSError, orjson.JSONDecodeError, AttributeError):
-        return False
-    said = _SESSION_ID_RE.search(head)
-    return said is not None and isinstance(sid, str) and said.group(1).decode(
-        "utf-8", "replace") == sid
-
-
-_SESSION_ID_RE = re.compile(rb'"sessionId"\s*:\s*"([^"\\]*)"')
-"""A Cline messages file's ``sessionId`` near its start (a string without escapes)."""
-
-
-def _unpaired(messages: list[str], compactions: list[str]) -> list[str]:
-    """:func:`~compaction_audit.io.cline_pair.unpaired_compactions`; under an address-space
-    limit in a spawned child with the whole limit, since it decodes the messages files
-    whole (in the command's own process orjson faults on an allocation that fails,
-    adv24 F2).  When that child dies every compaction file is audited on its own: none
-    is left out (one a messages file reads is then audited twice)."""
-    from compaction_audit import addrspace
-    from compaction_audit.io.cline_pair import unpaired_compactions
-
-    if not messages or addrspace.address_space_limit() is None:
-        return unpaired_compactions(messages, compactions)
-    from compaction_audit import isolated
-
-    try:
-        return isolated.call_in_child(unpaired_compactions, messages, compactions)
-    except isolated.ChildDied:
-        return compactions
 
 
 def _is_dir(entry: os.DirEntry[str], follow_symlinks: bool = True) -> bool:
@@ -649,7 +583,7 @@ def _expand(arg: str, found: Discovery) -> list[str]:
         # matching both audits the session once, as a folder search does (usertest40 #4);
         # by its content, not its name (adv89 #3: a failing run.json beside
         # run.messages.json went unaudited, exit 0)
-        matched = [m for m in matched if not (_manifest(m, both) and _leads_to(m))]
+        matched = [m for m in matched if not (manifest_name(m, both) and leads_to(m))]
         if not matched and len(found.unreadable) == before:
             dots = _kept(list(found.hidden_files), found)  # usertest32 #8: said when
             raise UsageError(f"no trace file matches {arg!r}"  # another file matched,
