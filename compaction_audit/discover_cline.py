@@ -11,7 +11,6 @@ traces of their own).
 from __future__ import annotations
 
 import os
-import re
 
 __all__ = ["MANIFEST_MAX", "leads_to", "manifest_name", "unpaired"]
 
@@ -24,44 +23,24 @@ def manifest_name(name: str, names: set[str]) -> bool:
 
 
 MANIFEST_MAX = 65536
-"""Most bytes of a ``<id>.json`` read to tell whether it is a Cline manifest."""
+"""Largest ``<id>.json`` read to tell whether it is a Cline manifest (bytes)."""
 
 
 def leads_to(path: str) -> bool:
     """True when ``path`` (``<id>.json``, a regular file of at most
-    :data:`MANIFEST_MAX` bytes) is a Cline session manifest whose messages file is
-    ``<id>.messages.json`` beside it: the file it names, or where it names none that
-    exists (the reader then takes the folder's messages file of its session), one whose
-    ``sessionId`` (in its first :data:`MANIFEST_MAX` bytes) is the manifest's
-    ``session_id`` (:func:`~compaction_audit.io.cline_pair.manifest_names`)."""
-    from compaction_audit.io.cline_pair import manifest_names
+    :data:`MANIFEST_MAX` bytes) is a Cline session manifest whose messages file, as the
+    reader finds it (:func:`~compaction_audit.io.cline_pair.manifest_target`), is
+    ``<id>.messages.json`` beside it."""
+    from compaction_audit.io.cline_pair import manifest_target
 
     try:
         if os.stat(path).st_size > MANIFEST_MAX:
             return False
     except OSError:
         return False
-    messages = os.path.normpath(path[:-len(".json")] + ".messages.json")
-    named = [os.path.normpath(n) for n in manifest_names(path)]
-    found = next((n for n in named if os.path.isfile(n)), None)
-    if found is not None or not named:
-        return found == messages
-    import orjson
-
-    try:
-        with open(path, "rb") as handle:
-            sid = orjson.loads(handle.read()).get("session_id")
-        with open(messages, "rb") as handle:
-            head = handle.read(MANIFEST_MAX)
-    except (OSError, orjson.JSONDecodeError, AttributeError):
-        return False
-    said = _SESSION_ID_RE.search(head)
-    return said is not None and isinstance(sid, str) and said.group(1).decode(
-        "utf-8", "replace") == sid
-
-
-_SESSION_ID_RE = re.compile(rb'"sessionId"\s*:\s*"([^"\\]*)"')
-"""A Cline messages file's ``sessionId`` near its start (a string without escapes)."""
+    found = manifest_target(path)
+    messages = path[:-len(".json")] + ".messages.json"
+    return found is not None and os.path.normpath(found) == os.path.normpath(messages)
 
 
 def unpaired(messages: list[str], compactions: list[str]) -> list[str]:

@@ -585,9 +585,9 @@ def test_a_pattern_matching_a_cline_manifest_and_its_messages_file_audits_it_onc
     and so is no manifest of another session."""
     monkeypatch.chdir(tmp_path)
     Path("d").mkdir()
-    messages = '{"version": 1, "sessionId": "S1", "messages": []}\n'
-    for name in ("d/s.messages.json", "d/run.messages.json", "d/o.messages.json"):
-        Path(name).write_text(messages)
+    for name, sid in (("s", "S1"), ("run", "R"), ("o", "O")):
+        Path(f"d/{name}.messages.json").write_text(
+            f'{{"version": 1, "sessionId": "{sid}", "messages": []}}\n')
     Path("d/s.compaction.json").write_text("{}\n")
     Path("d/s.json").write_text(  # names no file that exists: the session's by its id
         '{"session_id": "S1", "messages_path": "/elsewhere/S1.messages.json"}\n')
@@ -595,9 +595,18 @@ def test_a_pattern_matching_a_cline_manifest_and_its_messages_file_audits_it_onc
         '{"session_id": "S2", "messages_path": "/elsewhere/S2.messages.json"}\n')
     shutil.copy(SAMPLES / "handwritten.jsonl", "d/run.json")  # a log, not a manifest
     Path("d/t.json").write_text("{}\n")
+    # adv90 #1: x.json's session is T, whose messages file is a.messages.json; x.messages
+    # .json names T only inside a message: the reader takes a.messages.json, so x.json
+    # is audited (it was left out by the first "sessionId" in the file)
+    Path("d/x.json").write_text('{"session_id": "T", "messages_path": "gone.messages.json"}')
+    Path("d/x.messages.json").write_text(
+        '{"version": 1, "messages": [{"role": "user", "content": [], "metadata": '
+        '{"sessionId": "T"}}], "sessionId": "X"}\n')
+    Path("d/a.messages.json").write_text('{"version": 1, "sessionId": "T", "messages": []}')
     assert find_traces(["d/*"]).traces == [
-        "d/o.json", "d/o.messages.json", "d/run.json", "d/run.messages.json",
-        "d/s.compaction.json", "d/s.messages.json", "d/t.json"]
+        "d/a.messages.json", "d/o.json", "d/o.messages.json", "d/run.json",
+        "d/run.messages.json", "d/s.compaction.json", "d/s.messages.json", "d/t.json",
+        "d/x.json", "d/x.messages.json"]
     assert find_traces(["d/s*"]).traces == ["d/s.compaction.json", "d/s.messages.json"]
     assert find_traces(["d/s.json"]).traces == ["d/s.json"]
     assert find_traces(["d/s.json*"]).traces == ["d/s.json"]  # its partner not matched

@@ -307,6 +307,27 @@ def _manifest_names(value: dict[str, Any], here: Path) -> list[Path]:
             if n and "/" not in n and n not in (".", "..")]
 
 
+def manifest_target(path: str) -> str | None:
+    """The messages file the reader takes for the manifest at ``path``
+    (:func:`from_manifest`'s choice, without reading it: the file it names beside it,
+    else the folder's first messages file of its ``session_id``), or None: no manifest,
+    no such file, or a file or folder that cannot be read (the reader then says why).
+    Discovery leaves a manifest out of a pattern only where this is the messages file
+    the pattern also matched (adv90 #1: a ``sessionId`` nested in a message led it to
+    the wrong file, and a failing manifest went unaudited)."""
+    try:
+        value = read_document(path, None).value
+        if not isinstance(value, dict) or not is_manifest(value):
+            return None
+        here = Path(path)
+        found = next((c for c in _manifest_names(value, here) if regular_file(c)), None) \
+            or same_session(here, value.get("session_id"), ".messages.json",
+                            Undecodable()).first(here)
+    except (LogError, OSError):
+        return None
+    return None if found is None else str(found)
+
+
 def manifest_names(path: str) -> list[str]:
     """The files the manifest at ``path`` names as its messages file (see
     :func:`_manifest_names`); ``[]`` when ``path`` is no manifest or cannot be read."""
