@@ -72,10 +72,15 @@ _UNIT_CANON = {"msec": "ms", "msecs": "ms", "millisecond": "ms", "milliseconds":
                "bytes": "b", "percent": "%", "pct": "%", "token": "tokens", "M": "M"}
 _DIR = r"(?:north|south|east|west|central|northeast|northwest|southeast|southwest)"
 _NUM = r"(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?"
-_VSUFFIX = rf"(?:{SUFFIX})?(?!\w)"
+_PAST_SUFFIX = r"(?![-+.][0-9A-Za-z])"
+"""No more suffix after a version: one past the bounds of
+:data:`~compaction_audit.recall.versions.SUFFIX` (``1.2.0-`` and 65 letters) makes no
+version at all, never the bare numbers (adv90 #2: ``1.2.0.dev`` and a long number read
+``1.2.0``, so its change to ``1.2.0`` was a version kept)."""
+_VSUFFIX = rf"(?:{SUFFIX})?(?!\w){_PAST_SUFFIX}"
 """A version's suffix (:data:`~compaction_audit.recall.versions.SUFFIX`), then the end of
 a word: ``1.2.0rc1``, ``1.2.0-rc.1``, ``v1.0.0.post1`` (adv88 #4: the PEP 440 forms)."""
-_OP_VSUFFIX = rf"(?:{SUFFIX}(?!\w))?"
+_OP_VSUFFIX = rf"(?:{SUFFIX}(?!\w))?{_PAST_SUFFIX}"
 """The suffix of an operator-led version (``lib2==1.2.0rc1``, ``^2.0.0-beta``), when a
 word ends after it; none otherwise, the numbers alone as before (``lib2==1.2.0x`` reads
 ``lib2==1.2.0``).  adv88 #4: the pin stopped at its numbers, so ``lib2==1.2.0rc1`` and

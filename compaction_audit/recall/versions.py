@@ -15,18 +15,18 @@ __all__ = ["REQUIREMENT_RE", "SUFFIX", "TO_BASE", "RequirementTable", "admits", 
            "measure", "requirement_table", "suffixed", "vtuple"]
 
 SUFFIX = (r"(?:[-+][0-9A-Za-z]{1,64}+(?:\.[0-9A-Za-z]{1,64}+){0,8}+"
-          r"|[-_.]?(?i:(?:alpha|beta|preview|pre|rc|post|rev|dev)(?:[-_.]?\d{1,9}+)?"
-          r"|[abcr]\d{1,9}+)){1,4}+")
-"""What follows a version's numbers and is part of it (adv88 #4): a semver pre-release
-or build (``-rc.1``, ``-beta``, ``+build.5``: a ``-`` or ``+`` and dot-separated words of
+          r"|[-_.]?(?i:(?:alpha|beta|preview|pre|rc|post|rev|dev)(?:[-_.]?\d{1,20}+)?"
+          r"|[abcr]\d{1,20}+)){1,4}+")
+"""What follows a version's numbers and is part of it (adv88 #4): a semver pre-release or
+build (``-rc.1``, ``-beta``, ``+build.5``: a ``-`` or ``+`` and dot-separated words of
 letters and digits) or a PEP 440 pre-, post- or dev-release or local part (``rc1``,
 ``a2``, ``b3``, ``.post1``, ``.dev0``, ``-rc.1``, ``+local``), one or more of them.
 Possessive and bounded (at most four parts, a part at most nine dotted words of 64
-characters): a text that is none is given up in one step (``1.2.0rcx``), and a chain
-of versions (``1.2.3+1.2.3+...``) is not tried to its end from each one (adv89 #2:
-16,000 took 68 s).  The version
-patterns of :mod:`~compaction_audit.recall.extract` take it before the end of a word
-only (``1.2.0rc1.`` ends at the ``1``; ``1.2.0rcx`` keeps no suffix)."""
+characters, a number at most 20 digits: a timestamp's ``.dev1704067200`` fits): a text
+that is none is given up in one step (``1.2.0rcx``), and a chain of versions
+(``1.2.3+1.2.3+...``) is not tried to its end from each one (adv89 #2: 16,000 took 68
+s). The version patterns of :mod:`~compaction_audit.recall.extract` take it before the
+end of a word only (``1.2.0rc1.`` ends at the ``1``; ``1.2.0rcx`` keeps no suffix)."""
 
 REQUIREMENT_RE = re.compile(r"(~>|\^|~=?|>=|<=|==|>|<)\s*v?(\d++(?:\.\d++){0,3}+)"
                             rf"(?!{SUFFIX}(?!\w))")

@@ -193,3 +193,23 @@ def test_a_suffix_is_bounded() -> None:
     assert whole.fullmatch("+1.2.3+1.2.3+1.2.3+1.2.3+1.2.3") is None
     assert whole.fullmatch("+" + ".".join("a" * 9)) is not None
     assert whole.fullmatch("+" + ".".join("a" * 10)) is None
+
+
+@pytest.mark.parametrize(("text", "want"), [
+    # adv90 #2: a suffix past the bounds read as the bare release, so its change to the
+    # release was kept; a timestamp dev release fits now, and past the bounds no version
+    ("Pin lib2==1.2.0.dev1704067200 for the build.",
+     [("lib2==1.2.0.dev1704067200", "1.2.0.dev1704067200")]),
+    ("Use 1.2.0rc1234567890 ok.", [("1.2.0rc1234567890", "1.2.0rc1234567890")]),
+    ("Pin lib2==1.2.0-" + "a" * 65 + " now.", []),
+    ("Use 1.2.0-a.b.c.d.e.f.g.h.i.j now.", []),
+])
+def test_a_suffix_past_the_bounds_is_no_bare_release(text: str,
+                                                     want: list[tuple[str, str]]) -> None:
+    assert versions(text) == want
+
+
+def test_a_timestamp_dev_release_folded_into_the_release_is_lost(
+        write_log: LogWriter) -> None:
+    assert _codes(write_log, "Pin lib2==1.2.0.dev1704067200 for the build.",
+                  "Pinned lib2==1.2.0 for the build.") >= CHANGED
