@@ -187,15 +187,19 @@ _ABBREVIATIONS = frozenset({"e.g", "i.e", "a.m", "p.m", "u.s", "u.k", "ph.d", "e
 
 _NUMBERS_RE = re.compile(r"\D*?\d+(?:\.\d+)*")
 _TAG_RE = re.compile(r"[-_.]?(alpha|beta|preview|pre|rc|c|a|b|post|rev|r|dev)[-_.]?(\d*)")
-_TAG_ALIASES = {"alpha": "a", "beta": "b", "preview": "rc", "pre": "rc", "c": "rc",
-                "rev": "post", "r": "post"}
+_TAG_ALIASES = {"c": "rc"}
+"""The one alias kept: PEP 440's ``c`` is its ``rc``.  Its others (alpha, beta, preview,
+pre, rev, r) are not applied: in semver and NuGet ``8.0.0-preview.1`` and
+``8.0.0-rc.1`` are different releases, and ``-r1`` is no post-release (adv90 #3); two
+spellings left apart fire a finding, two versions merged would hide one."""
 
 
 def _suffix_norm(version: str) -> str:
     """``version`` (lower case) with a pre-, post- or dev-release suffix written as PEP
-    440 normalizes it: separators dropped, the long names short, a missing number 0
-    (``1.2.0-rc.1``, ``1.2.0.rc1``, ``1.2.0-rc1`` are all ``1.2.0rc1``; ``1.2.0-beta`` is
-    ``1.2.0b0``; ``1.2.0post1`` and ``1.2.0-post1`` are ``1.2.0.post1``).  A local or build part
+    440 normalizes it, its names aside (:data:`_TAG_ALIASES`): separators dropped, a
+    missing number 0 (``1.2.0-rc.1``, ``1.2.0.rc1``, ``1.2.0-rc1`` are all ``1.2.0rc1``;
+    ``1.2.0-beta`` is ``1.2.0beta0``; ``1.2.0post1`` and ``1.2.0-post1`` are
+    ``1.2.0.post1``).  A local or build part
     (``+build.5``) is kept as written, and so is a suffix of other words
     (``1.2.0-compatible``).  usertest42 A: two spellings pip reads as one version were a
     flipped pin (CA304, an error)."""

@@ -39,7 +39,7 @@ def versions(text: str) -> list[tuple[str, str]]:
     ("Pin lib2==1.2.0.post1 here.", [("lib2==1.2.0.post1", "1.2.0.post1")]),
     ("Pin lib2==1.2.0.dev0 here.", [("lib2==1.2.0.dev0", "1.2.0.dev0")]),
     ("Pin lib2==1.2.0-rc.1 here.", [("lib2==1.2.0-rc.1", "1.2.0rc1")]),  # PEP 440 norm
-    ("Pin lib2==1.2.0-beta here.", [("lib2==1.2.0-beta", "1.2.0b0")]),
+    ("Pin lib2==1.2.0-beta here.", [("lib2==1.2.0-beta", "1.2.0beta0")]),
     ("Pin lib2==1.2.0.rc1 here.", [("lib2==1.2.0.rc1", "1.2.0rc1")]),  # usertest42 A
     ("Pin lib2==1.2.0post1 here.", [("lib2==1.2.0post1", "1.2.0.post1")]),
     ("Pin lib2==1.2.0+build.5 here.", [("lib2==1.2.0+build.5", "1.2.0+build.5")]),
@@ -213,3 +213,14 @@ def test_a_timestamp_dev_release_folded_into_the_release_is_lost(
         write_log: LogWriter) -> None:
     assert _codes(write_log, "Pin lib2==1.2.0.dev1704067200 for the build.",
                   "Pinned lib2==1.2.0 for the build.") >= CHANGED
+
+
+@pytest.mark.parametrize(("child", "summary"), [
+    ("Pin lib2==8.0.0-preview.1 now.", "Pinned lib2==8.0.0-rc.1 now."),  # NuGet, semver
+    ("Pin lib2==1.2.0-r1 now.", "Pinned lib2==1.2.0.post1 now."),
+])
+def test_release_names_are_not_aliased(write_log: LogWriter, child: str,
+                                       summary: str) -> None:
+    # adv90 #3: PEP 440's aliases made a preview and a release candidate one version
+    assert _codes(write_log, child, summary) >= CHANGED
+
