@@ -285,3 +285,13 @@ def test_the_cosine_line_counts_prompts_with_separators() -> None:
 
     assert TaskQuery("q", "prompts", prompts=4000).describe() == (
         "the person's first prompt and 3,999 later prompt(s)")
+
+
+def test_a_product_log_without_a_session_id_says_so_in_its_terms() -> None:
+    # an OpenHands trajectory names no session: "(no session record)" before today,
+    # then "(no session_id in the session record)", a native log's words
+    from tests.logs import ROOT
+
+    out = run("audit", str(ROOT / "tests" / "fixtures" / "adapters" / "openhands"
+                           / "condensation.json")).output
+    assert "\n  session    (no session id in the log) (openhands)\n" in out

@@ -666,9 +666,12 @@ def compaction_sizes(c: dict[str, Any]) -> str:
 def session_named(h: SessionHeader) -> str:
     """The session line's name: its ``session_id``, else whether there was a session
     record at all (usertest41 #8: a record without ``session_id``, whose ``max_depth``
-    the audit read, was shown as "no session record")."""
+    the audit read, was shown as "no session record"); of a product's log (an adapter's
+    record), that the log names none."""
     if h.session_id is not None:
         return h.session_id
+    if "source_format" in h.extra:  # an adapter's record: the product's log names none
+        return "(no session id in the log)"
     return "(no session_id in the session record)" if h.present else "(no session record)"
 
 
