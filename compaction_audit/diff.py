@@ -180,9 +180,9 @@ class RunDiff:
         """``"; the inversion onsets read different series: baseline
         query_cosine_retained, candidate query_cosine_rebuilt"`` when the two runs' onsets
         come from different cosines (one log records salience, the other does not:
-        :func:`signature_series`), else "": the same loop logged both ways moved its
+        :meth:`SessionReport.signature_series`), else "": the same loop logged both ways moved its
         onset 8 -> 11 with no word (usertest41 #2)."""
-        base, cand = (signature_series(r) for r in (self.baseline, self.candidate))
+        base, cand = (r.signature_series() for r in (self.baseline, self.candidate))
         if base == cand:
             return ""
         return (f"; the inversion onsets read different series: baseline {base}, "
@@ -255,13 +255,6 @@ class RunDiff:
         if self.diverging_rounds:
             parts.append(f"series differ at {len(self.diverging_rounds)} round(s)")
         return "; ".join(parts)
-
-
-def signature_series(r: SessionReport) -> str:
-    """The cosine series ``r``'s inversion onset reads: ``query_cosine_retained`` (the
-    logged salience) or ``query_cosine_rebuilt`` (the auditor's, where the log records
-    none; ``cosine.inversion_signature`` in the JSON report, issue 16)."""
-    return str((r.cosine or {}).get("inversion_signature") or "query_cosine_retained")
 
 
 def _covered(r: SessionReport) -> list[str]:

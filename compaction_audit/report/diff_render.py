@@ -41,7 +41,6 @@ from compaction_audit.diff import (
     gated_headline,
     gates_named,
     onset_label,
-    signature_series,
     split_onsets,
 )
 from compaction_audit.report.gaps import coverage_phrases
@@ -92,7 +91,7 @@ def _run(r: SessionReport) -> dict[str, Any]:
             "compactions_not_checked": r.compactions_not_checked(),  # adv29 F3
             "lines_not_read": r.lines_not_read(),
             # the cosine its onset reads: two runs may differ (usertest41 #2)
-            "inversion_signature": signature_series(r)}
+            "inversion_signature": r.signature_series()}
 
 
 def _occ(o: Occurrence | None) -> dict[str, Any] | None:

@@ -164,6 +164,13 @@ class SessionReport:
                          for series, rules in by_series.items())
         return made + (f"; {used}" if used else "")
 
+    def signature_series(self) -> str:
+        """The cosine series the inversion onset reads: ``query_cosine_retained`` (the
+        logged salience) or ``query_cosine_rebuilt`` (the auditor's, where the log
+        records none; ``cosine.inversion_signature``, issue 16).  The verdict and
+        ``diff`` say when it is the rebuilt one (usertest41 #1, #2)."""
+        return str((self.cosine or {}).get("inversion_signature") or "query_cosine_retained")
+
     @property
     def n_rounds(self) -> int:
         """Number of round records audited."""
@@ -386,7 +393,7 @@ class SessionReport:
         # where a condition of validity fails (seed 000) the signature is not read as an
         # inversion: the verdict says what fired and why it is not called one
         caveat = "" if invertible else " (but a condition of inversion fails)"
-        if (self.cosine or {}).get("inversion_signature") == "query_cosine_rebuilt":
+        if self.signature_series() == "query_cosine_rebuilt":
             # the spec reads the logged salience; the auditor's own cosine stands in
             # where the log lacks it (issue 16), and the first line says so (usertest41
             # #1: a delta-mode onset read as a logged-salience one)
