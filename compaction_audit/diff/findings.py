@@ -1,0 +1,96 @@
+"""Finding units of two runs classified new, resolved or persisting."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from compaction_audit.diff.units import Occurrence, finding_units
+from compaction_audit.report.model import SessionReport
+from compaction_audit.rules import Severity
+
+
+@dataclass(frozen=True)
+class FindingDelta:
+    """One finding unit compared across runs.
+
+    ``identity`` is ``(code, key)`` with ``key`` ``"lost:<kind>:<text>"``,
+    ``"entity:<id>"`` or ``"episode:<n>"`` (see :func:`finding_units`); ``status`` is
+    ``new``, ``resolved`` or ``persisting``; ``baseline``/``candidate`` are None on the
+    side where it does not occur.  ``baseline_code``: the rule that reported a
+    persisting unit in the baseline when it is not ``code`` (a fact a topic-only fold
+    lost there and a silent fold here: CA302, then CA301), else None.
+    """
+
+    code: str
+    rule: str
+    key: str
+    status: str
+    baseline: Occurrence | None
+    candidate: Occurrence | None
+    baseline_code: str | None = None
+
+    @property
+    def severity(self) -> Severity:
+        """The candidate's severity when it occurs there, else the baseline's."""
+        occ = self.candidate or self.baseline
+        assert occ is not None
+        return occ.severity
+
+
+def compare_findings(base: SessionReport, cand: SessionReport) -> list[FindingDelta]:
+    """Finding units of both runs classified new (candidate only), resolved (baseline
+    only) or persisting (both), ordered by code, then (facts still held, ``held:``,
+    after the rest: usertest23 #4) first round, then (units of what folds lost) as the
+    audit ranks the facts: tier, then its list's order.
+
+    Units of what folds lost (``lost:<kind>:<text>``) match on that key alone, whichever
+    fold rule reported them on each side; such a unit carries the candidate's code
+    when it occurs there (a discriminator a topic-only fold lost in the baseline and a
+    silent fold in the candidate persists, as CA301, its ``baseline_code`` CA302)."""
+    names = {f.code: f.rule for f in (*base.findings, *cand.findings)}
+
+    def by_identity(units: dict[tuple[str, str], Occurrence]
+                    ) -> dict[tuple[str, str], tuple[str, Occurrence]]:
+        return {("", key) if key.startswith(("lost:", "held:")) else (code, key): (code, occ)
+                for (code, key), occ in units.items()}
+
+    b, c = by_identity(finding_units(base)), by_identity(finding_units(cand))
+    out = []
+    for ident in b.keys() | c.keys():
+        status = ("persisting" if ident in b and ident in c
+                  else "new" if ident in c else "resolved")
+        code = (c.get(ident) or b[ident])[0]
+        occ_b, occ_c = b.get(ident), c.get(ident)
+        out.append(FindingDelta(code, names[code], ident[1], status,
+                                occ_b[1] if occ_b else None, occ_c[1] if occ_c else None,
+                                occ_b[0] if occ_b and occ_b[0] != code else None))
+
+    rank = _lost_ranks(cand, base)
+
+    def order(d: FindingDelta) -> tuple[str, bool, int, int, int, str]:
+        occ = d.baseline or d.candidate
+        assert occ is not None
+        return (d.code, d.key.startswith("held:"), occ.first_round,
+                *rank.get(d.key, (_NO_TIER, 0)), d.key)
+
+    return sorted(out, key=order)
+
+
+_NO_TIER = 99
+"""Sorts a unit that is no lost fact (or one of no tier) after the ranked lost facts."""
+
+
+def _lost_ranks(*reports: SessionReport) -> dict[str, tuple[int, int]]:
+    """``lost:<kind>:<text>`` -> (tier, position in the report's ranked lost list),
+    from the first of ``reports`` that lists it: units of what folds lost are ordered
+    as the audit lists the facts, facts that matter first (usertest8: the diff showed
+    ``buttonVariants``, ``flex-1``, ``gap-1`` before the assistant's decisions, in
+    alphabetical order)."""
+    out: dict[str, tuple[int, int]] = {}
+    for r in reports:
+        for k, d in enumerate(r.extra.get("lost_discriminators") or ()):
+            if isinstance(d, dict):
+                tier = d.get("tier")
+                out.setdefault(f"lost:{d.get('kind')}:{d.get('text')}",
+                               (tier if type(tier) is int else _NO_TIER, k))
+    return out

@@ -1,0 +1,186 @@
+"""The comparison of two runs (:class:`RunDiff`) and how it is built (:func:`diff_reports`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import polars as pl
+
+from compaction_audit.diff.findings import FindingDelta, compare_findings
+from compaction_audit.diff.onsets import OnsetDelta, compare_onsets, describe
+from compaction_audit.diff.series import align_series, quantities
+from compaction_audit.report.gaps import coverage_phrases
+from compaction_audit.report.model import SessionReport
+
+
+@dataclass
+class RunDiff:
+    """The comparison of ``candidate`` with ``baseline``.
+
+    ``onsets``: one :class:`OnsetDelta` per onset and per rule (registered rules by
+    code, then any other rule that fired).  ``series``: one row per round present in
+    either run, sorted by round, columns ``round``, then ``<q>_baseline``,
+    ``<q>_candidate`` for each quantity in ``quantities``, then ``in_baseline``,
+    ``in_candidate`` and ``diverges`` (booleans).  ``findings``: one
+    :class:`FindingDelta` per unit, ordered by code then first round.
+    """
+
+    baseline: SessionReport
+    candidate: SessionReport
+    onsets: list[OnsetDelta]
+    quantities: list[str]
+    series: pl.DataFrame
+    findings: list[FindingDelta]
+    config: str | None = None
+    """The configuration file both runs were audited with, as shown (None: none)."""
+
+    def onset(self, name: str) -> OnsetDelta:
+        """The row named ``name`` (e.g. ``"inversion_onset"`` or a rule name)."""
+        return next(o for o in self.onsets if o.name == name)
+
+    def by_status(self, status: str) -> list[FindingDelta]:
+        """Finding units with ``status`` (new, resolved or persisting)."""
+        return [f for f in self.findings if f.status == status]
+
+    @property
+    def diverging_rounds(self) -> list[int]:
+        """Round numbers at which a compared quantity differs or one run lacks the round."""
+        return [int(r) for r in self.series.filter("diverges")["round"]]
+
+    @property
+    def changed(self) -> bool:
+        """False when onsets, findings and series are all the same: "no change"."""
+        return (any(o.verdict != "unchanged" for o in self.onsets)
+                or any(f.status != "persisting" for f in self.findings)
+                or bool(self.diverging_rounds))
+
+    def last_debt(self) -> tuple[int | None, int | None] | None:
+        """``recall_debt`` at each run's last round (baseline, candidate), in
+        discriminators nothing in the context can recover (seed 002); a run's value is
+        None when its last round's debt is unknown (a compaction whose loss could not
+        be checked: :func:`compaction_audit.recall.sections.debt_checked`); None when a run
+        has no such column or no round."""
+        ends: list[int | None] = []
+        for r in (self.baseline, self.candidate):
+            col = r.series.get_column("recall_debt", default=None)
+            if col is None or col.len() == 0:
+                return None
+            value = col[-1]
+            ends.append(None if value is None else int(value))
+        return ends[0], ends[1]
+
+    def lenient_note(self) -> str:
+        """What ``--lenient`` left out of either run, e.g. ``candidate: 1 bad record(s)
+        skipped and 4 dependent reject(s) (--lenient)``; "" when nothing was.  A run
+        with skipped records never compares silently (issue 11, class 2: a damaged
+        candidate passed ``--fail-on-new error`` without a word; adv19a F4)."""
+        return "; ".join(
+            f"{label}: {r.lenient_phrase()}"
+            for label, r in (("baseline", self.baseline), ("candidate", self.candidate))
+            if r.skipped or r.dependent)
+
+    def headline(self) -> str:
+        """A one-line plain verdict: ``no change``, or the inversion onset's move and
+        the finding counts; then :meth:`lenient_note` when a run skipped records and
+        :meth:`coverage_note` when a run could not be fully checked."""
+        note = self.lenient_note()
+        return (self._changes() + self.judged_note() + (f"; {note}" if note else "")
+                + self.coverage_note() + self.sessions_note() + self.signature_note())
+
+    def signature_note(self) -> str:
+        """``"; the inversion onsets read different series: baseline
+        query_cosine_retained, candidate query_cosine_rebuilt"`` when the two runs' onsets
+        come from different cosines (one log records salience, the other does not:
+        :meth:`SessionReport.signature_series`), else "": the same loop logged both ways moved its
+        onset 8 -> 11 with no word (usertest41 #2)."""
+        base, cand = (r.signature_series() for r in (self.baseline, self.candidate))
+        if base == cand:
+            return ""
+        return (f"; the inversion onsets read different series: baseline {base}, "
+                f"candidate {cand}")
+
+    @property
+    def tasks_differ(self) -> bool:
+        """True when both runs name their task (:attr:`SessionReport.task`: the
+        ``task_query``, else the person's first prompt, whitespace collapsed) and the
+        two texts differ."""
+        tasks = (self.baseline.task, self.candidate.task)
+        return None not in tasks and tasks[0] != tasks[1]
+
+    def sessions_note(self) -> str:
+        """``"; different tasks: ..."`` when :attr:`tasks_differ`, else "".  ``diff``
+        compares two runs of one task (docs/diff.md); two unrelated sessions gave "214
+        new, 1 resolved" without a word (usertest26 #2).  Session ids are not compared:
+        every run has its own."""
+        if not self.tasks_differ:
+            return ""
+        return ("; different tasks (the task queries, or the person's first prompts, "
+                "differ): their findings may not correspond")
+
+    def coverage_note(self) -> str:
+        """What either run's audit could not cover (compactions that could not be
+        checked, lines its reader did not read: :mod:`compaction_audit.report.gaps`),
+        e.g. ``"; candidate not fully checked: 2 lines not read, so its 210 resolved
+        finding(s) may be unread, not fixed"``; "" when both were fully checked.  A
+        candidate that stopped reading its compaction showed as 210 findings resolved,
+        with no word (adv29 F3)."""
+        parts = []
+        for label, r in (("baseline", self.baseline), ("candidate", self.candidate)):
+            said = _covered(r)
+            if said:
+                parts.append(f"{label} not fully checked: {', '.join(said)}")
+        resolved = len(self.by_status("resolved"))
+        if resolved and _covered(self.candidate):
+            parts[-1] += f", so its {resolved} resolved finding(s) may be unread, not fixed"
+        return "".join(f"; {p}" for p in parts)
+
+    def judged_note(self) -> str:
+        """``"; no selected rule could judge either run"`` (or the one run it could not
+        judge), "" when the selection judged both: a configuration whose rules judge
+        nothing turned a diff gate green with no word (adv25 N2)."""
+        base, cand = self.baseline.judged_nothing(), self.candidate.judged_nothing()
+        if base and cand:
+            return "; no selected rule could judge either run"
+        if base or cand:
+            return f"; no selected rule could judge the {'baseline' if base else 'candidate'}"
+        return ""
+
+    def _changes(self) -> str:
+        if not self.changed:
+            return "no change"
+        o = self.onset("inversion_onset")
+        parts = [f"inversion onset {o.verdict}: {describe(o)}"]
+        counts = {s: len(self.by_status(s)) for s in ("new", "resolved", "persisting")}
+        # units, not findings: a fold finding is one unit per fact it lost (docs/diff.md)
+        parts.append(", ".join(f"{n} {s}" for s, n in counts.items()) + " finding unit(s)")
+        debt = self.last_debt()
+        if debt is not None and debt[0] != debt[1]:
+            # what a loop that cannot invert still loses (a product's compactions)
+            if debt[0] is None or debt[1] is None:
+                parts.append("recall debt at the last round "
+                             + " -> ".join("unknown" if d is None else f"{d:,}" for d in debt)
+                             + " (a compaction whose loss could not be checked)")
+            else:
+                parts.append(f"recall debt at the last round {debt[0]:,} -> {debt[1]:,} "
+                             f"({debt[1] - debt[0]:+,})")
+        if self.diverging_rounds:
+            parts.append(f"series differ at {len(self.diverging_rounds)} round(s)")
+        return "; ".join(parts)
+
+
+def _covered(r: SessionReport) -> list[str]:
+    """:func:`~compaction_audit.report.gaps.coverage_phrases` of ``r`` and its checks
+    that stopped at their cap ("1 check stopped at its limit": usertest28 #1, a
+    candidate whose carried-claim walk stopped read as fully compared)."""
+    stopped = len(r.limits)
+    said = ("1 check stopped at its limit" if stopped == 1
+            else f"{stopped} checks stopped at their limits")
+    return [*coverage_phrases(r), *([said] if stopped else [])]
+
+
+def diff_reports(base: SessionReport, cand: SessionReport) -> RunDiff:
+    """Compare ``cand`` with ``base`` (both audited with the same settings)."""
+    cols = quantities(base, cand)
+    run = set(base.rules_run) | set(cand.rules_run) or None  # None: a report without it
+    return RunDiff(base, cand, compare_onsets(base.onsets, cand.onsets, run), cols,
+                   align_series(base, cand, cols), compare_findings(base, cand))
