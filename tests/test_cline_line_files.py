@@ -156,7 +156,7 @@ def test_markdown_junit_html_name_the_file(outputs: dict[str, str]) -> None:
 
 
 def test_a_run_of_rounds_over_two_files_names_both() -> None:
-    from compaction_audit.report.model import line_at, lines_span
+    from compaction_audit.report.lines import line_at, lines_span
 
     assert line_at(7, None) == "line 7"
     assert line_at(7, "a\x1bb.json") == "line 7 of a\\x1bb.json"  # escaped
@@ -253,7 +253,7 @@ def test_a_partly_suppressed_fold_keeps_its_counts(given: Path, tmp_path: Path) 
 
 def test_an_episode_over_two_files_is_located_at_its_first_line() -> None:
     from compaction_audit.report import github, junit, sarif
-    from compaction_audit.report.model import line_path
+    from compaction_audit.report.lines import line_path
     from compaction_audit.rules.base import Finding, Severity
 
     run = [Finding("compaction-drift", "CA104", Severity.WARNING, 4, 712, "m", "a",

@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 from compaction_audit import api
 from compaction_audit.cli import app
-from compaction_audit.report.model import compaction_kind, compaction_sizes
+from compaction_audit.report.compaction_text import compaction_kind, compaction_sizes
 from tests.logs import LogWriter, rnd
 
 

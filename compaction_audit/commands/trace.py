@@ -110,7 +110,7 @@ def _summaries(root: Node, show_all: bool, full: bool) -> list[RenderableType]:
     items = list(root.summaries.items())
     if not items:
         return []
-    from compaction_audit.report.model import line_at  # loads polars: not at startup
+    from compaction_audit.report.lines import line_at
     from compaction_audit.trace import FULL_LIMIT
 
     out: list[RenderableType] = [Text(f"summaries ({len(items)})")]

@@ -102,7 +102,7 @@ def plain_file_name(name: str) -> bool:
     """True when ``name`` names a file in the trace's own folder: no directory
     separator (``/``, and the platform's other one), not ``.`` or ``..``.  The
     reports join a round's :data:`LINE_FILE_KEY` to the trace's folder
-    (:func:`~compaction_audit.report.model.line_path`): a path there would point the
+    (:func:`~compaction_audit.report.lines.line_path`): a path there would point the
     github and sarif annotations at any file (``../../.github/workflows/ci.yml``)."""
     seps = ["/", *([os.altsep] if os.altsep else [])]
     return name not in (".", "..") and not any(s in name for s in seps)

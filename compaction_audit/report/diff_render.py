@@ -45,7 +45,8 @@ from compaction_audit.diff import (
 )
 from compaction_audit.report.gaps import coverage_phrases
 from compaction_audit.report.json_report import TOOL
-from compaction_audit.report.model import SessionReport, line_at
+from compaction_audit.report.lines import line_at
+from compaction_audit.report.model import SessionReport
 from compaction_audit.report.safe import clip_tree, json_safe
 from compaction_audit.report.terminal import (
     FIXED_SCALE,

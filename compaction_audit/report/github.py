@@ -36,7 +36,8 @@ from typing import Any, NamedTuple
 from compaction_audit.baseline import grown_findings, trace_key
 from compaction_audit.report.formats import RenderOptions
 from compaction_audit.report.gaps import LINES, gaps, gaps_fail
-from compaction_audit.report.model import Report, SessionReport, line_path
+from compaction_audit.report.lines import line_path
+from compaction_audit.report.model import Report, SessionReport
 from compaction_audit.report.safe import neutralize, printable
 from compaction_audit.report.summary import (
     ends,

@@ -30,7 +30,8 @@ from compaction_audit.errors import LogError
 from compaction_audit.report.bounded import EPISODES_PER_RULE
 from compaction_audit.report.formats import RenderOptions, rules_of
 from compaction_audit.report.gaps import gap_cases, gaps_fail
-from compaction_audit.report.model import Report, SessionReport, fails, line_at, lines_span
+from compaction_audit.report.lines import line_at, lines_span
+from compaction_audit.report.model import Report, SessionReport, fails
 from compaction_audit.report.safe import printable
 from compaction_audit.report.summary import ends, episodes, grown_prefix
 from compaction_audit.rules.base import Finding, Rule

@@ -14,17 +14,11 @@ from __future__ import annotations
 import re
 
 from compaction_audit.recall.ranking import LOW_TIERS
+from compaction_audit.report.compaction_text import lost_suppressed, low_tiers_phrase
 from compaction_audit.report.formats import RenderOptions
 from compaction_audit.report.gaps import total_phrases
-from compaction_audit.report.model import (
-    Report,
-    SessionReport,
-    asked_where,
-    fact_line,
-    line_at,
-    lost_suppressed,
-    low_tiers_phrase,
-)
+from compaction_audit.report.lines import asked_where, fact_line, line_at
+from compaction_audit.report.model import Report, SessionReport
 from compaction_audit.report.safe import printable
 from compaction_audit.report.summary import (
     baseline_info,

@@ -11,7 +11,6 @@ import os
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import polars as pl
@@ -20,7 +19,9 @@ from compaction_audit.conditions import Condition, can_invert
 from compaction_audit.errors import LogError
 from compaction_audit.limits import Limit
 from compaction_audit.model import SessionHeader
-from compaction_audit.report.safe import printable, unsurrogate
+from compaction_audit.report.compaction_text import lost_suppressed
+from compaction_audit.report.lines import line_at
+from compaction_audit.report.safe import printable
 from compaction_audit.rules.base import RULES, Finding, Severity
 from compaction_audit.settings import Settings
 
@@ -446,87 +447,6 @@ class SessionReport:
                 + (f", {hidden} suppressed by [[suppress]]" if hidden else ""))
 
 
-def lost_suppressed(compaction: dict[str, Any]) -> int:
-    """The lost facts of ``compaction`` that ``[[suppress]]`` entries took out of its
-    ``lost`` list (:mod:`compaction_audit.suppress`), 0 for none: counted wherever the
-    list is counted, so a suppressed fact is never a kept one (usertest14: "1
-    compaction lost 0 fact(s)" of a compaction that lost 9, all suppressed)."""
-    n = compaction.get("lost_suppressed")
-    return n if type(n) is int and n > 0 else 0
-
-
-def lost_phrase(compaction: dict[str, Any]) -> str:
-    """``"214 lost"``, or ``"9 lost, 8 suppressed"`` where suppressions took facts out
-    of the compaction's list (the lost count includes them)."""
-    shown = len(compaction.get("lost") or [])
-    hidden = lost_suppressed(compaction)
-    return f"{shown + hidden} lost" + (f", {hidden} suppressed" if hidden else "")
-
-
-def low_tiers_phrase(items: list[dict[str, Any]], grouped: bool = False) -> str:
-    """The low tiers of ranked lost facts counted by name, ``"33 other prose, 49 tool
-    output, 94 finished work"`` (tiers of :data:`~compaction_audit.recall.ranking.
-    LOW_TIERS` with at least one fact; "" for none): what the text, Markdown and HTML
-    reports count instead of listing; ``grouped``: thousands separated (HTML)."""
-    from compaction_audit.recall.ranking import LOW_TIERS, TIER_NAMES
-
-    tiers = [d.get("tier") for d in items]
-    return ", ".join(f"{n:,} {TIER_NAMES[t]}" if grouped else f"{n} {TIER_NAMES[t]}"
-                     for t in sorted(LOW_TIERS) if (n := tiers.count(t)))
-
-
-def line_at(line: object, line_file: object = None,
-            esc: Callable[[object], str] = printable) -> str:
-    """``line 7``, or ``line 7 of session.messages.json`` when the line is one of
-    another file than the trace (``line_file``, log-derived: written through ``esc``,
-    the format's escaping)."""
-    return f"line {line}" if not line_file else f"line {line} of {esc(line_file)}"
-
-
-def asked_where(d: dict[str, Any], r: SessionReport | None = None,
-                esc: Callable[[object], str] = printable) -> str:
-    """``" (line 19)"`` or ``" (FILE:19)"``: where the person asked a lost fact again
-    (``asked_again_line`` of the span that asked, ``asked_again_file``); without one,
-    the line of its round record in ``r`` (:meth:`SessionReport.line_of_round`), else
-    "".  A converted log's round lines are its own, its spans' the product's (usertest26b
-    #5: "round 3 (line 5)" beside "synthetic-local-compaction.jsonl:22")."""
-    line = d.get("asked_again_line")
-    if line is not None:
-        return f" ({fact_line(line, d.get('asked_again_file'), esc)})"
-    return r.line_of_round(d.get("asked_again_round"), esc) if r is not None else ""
-
-
-def fact_line(line: object, line_file: object = None,
-              esc: Callable[[object], str] = printable) -> str:
-    """Where a lost fact was stated or read again: ``line 660``, or ``FILE:660`` when
-    the line is one of another file than the trace (``span_file``/``reread_file``: a
-    Cline messages file beside the compaction file given, the log a converted trace
-    came from; log-derived, written through ``esc``); "" when the line is unknown."""
-    if line is None:
-        return ""
-    return f"{esc(line_file)}:{line}" if line_file else f"line {line}"
-
-
-def lines_span(first: object, first_file: object, last: object, last_file: object,
-               esc: Callable[[object], str] = printable) -> str:
-    """The lines of a run of rounds: ``lines 7-12``, ``lines 7-12 of X`` (one file),
-    ``line 712 of A to line 7 of B`` (two files; names through ``esc``)."""
-    if first_file == last_file:
-        return f"lines {first}-{last}" + (f" of {esc(first_file)}" if first_file else "")
-    return f"{line_at(first, first_file, esc)} to {line_at(last, last_file, esc)}"
-
-
-def line_path(trace: str, line_file: str | None) -> str:
-    """The path of the file a line is in: ``trace`` when ``line_file`` is None or names
-    the trace itself, else the file of that name beside the trace (Cline's companion
-    files are found in the same folder: docs/adapters.md)."""
-    if not line_file or trace == "-":
-        return trace
-    if unsurrogate(Path(trace).name) == line_file:
-        return trace
-    return os.path.join(os.path.dirname(trace), line_file)
-
-
 def fails(worst: Severity | None, fail_on: str) -> bool:
     """True when ``worst`` is at or above ``fail_on``."""
     if fail_on == "never" or worst is None:
@@ -602,72 +522,6 @@ def settle_unread(sessions: list[SessionReport]) -> None:
             f"audited in this run as {'traces' if many else 'a trace'} of "
             f"{'their' if many else 'its'} own: "
             f"{names_note(settled.checked_names, settled.checked)}"]
-
-
-def compaction_kind(c: dict[str, Any]) -> str:
-    """``kind`` with what an adapter adds: the product's strategy, the messages it
-    removed, and whether the compaction was inferred (issue 15), e.g.
-    ``compact (basic, 22 removed)``; ``compaction`` when the log names no kind (adv60:
-    the text report printed an empty kind before ", trigger")."""
-    extra = [str(c["strategy"])] if c.get("strategy") else []
-    if isinstance(c.get("messages_removed"), int):
-        extra.append(f"{c['messages_removed']} removed")
-    if c.get("inferred"):
-        extra.append("inferred")
-    kind = str(c.get("kind") or "compaction")
-    return f"{kind} ({', '.join(extra)})" if extra else kind
-
-
-def _tokens(value: object) -> str:
-    return f"{value:,}" if isinstance(value, int) else "unknown"
-
-
-SCALE_NOTE = "estimated from the log's text, not the product's count"
-"""What a compaction's quotient adds when its sizes are an adapter's estimates beside
-the product's own count of the context (one can exceed the other: usertest23 #7)."""
-
-
-def compaction_sizes(c: dict[str, Any]) -> str:
-    """The sizes of one compaction in words, e.g. ``context 231,900 -> 14,120 tokens;
-    summary 61 tokens for 98 folded (1.6x)``: the product's own measure of the prompt
-    before and after (``tokens_before``, ``tokens_after``), then the summary beside what
-    it folded on the audit's one scale, and their quotient ``compression_ratio``
-    (docs/adapters.md, "In the report"); "about the same size" from 0.95 to 1.05 ("1.0x
-    longer" for 100 tokens over 97: adv47), and below, where the summary is the longer,
-    "the summary is 3.9 times the size of what it folded" ("0.26x" read as a ratio of
-    something else: usertest7).  An adapter's sizes (``sizes: "estimated"``, UTF-8 bytes
-    / 4) read "summary about 3,642 tokens for about 96,757 folded", beside the
-    product's measured context (usertest12), the quotient then says they are on two
-    scales (:data:`SCALE_NOTE`).  A compaction that made no summary
-    (``summary_id`` null: a microcompact, a forgetting condenser) reads "no summary:
-    evicted, not folded"."""
-    size, ratio, opaque = c.get("summary_tokens"), c.get("compression_ratio"), c.get("opaque")
-    about = "about " if c.get("sizes") == "estimated" else ""  # an adapter's estimates
-    context = (f"context {_tokens(c.get('tokens_before'))} -> "
-               f"{_tokens(c.get('tokens_after'))} tokens")
-    if "summary_id" in c and c["summary_id"] is None and not opaque:  # a microcompact's
-        return f"{context}; no summary: evicted, not folded"  # (usertest19 #1: it read
-    # "summary 0 tokens, ratio unknown")
-    if size is None:  # "opaque" only for a summary the product encrypted (adv60)
-        summary = "summary opaque" if opaque else "summary size not recorded"
-    elif opaque:  # the adapter's proxy (a Codex blob's length), not a measure: ux5 F12
-        summary = (f"summary about {_tokens(size)} tokens, an estimate from the size of its "
-                   "encrypted content (opaque)")  # usertest29 #3: read as made up
-    else:
-        summary = f"summary {about}{_tokens(size)} tokens"
-    folded = c.get("folded_tokens")
-    if isinstance(folded, int) and not opaque:
-        summary += f" for {about}{_tokens(folded)} folded"
-    quotient = ("ratio unknown" if not isinstance(ratio, (int, float)) else
-                "(about the same size)" if 0.95 <= ratio < 1.05 else
-                f"(the summary is {1 / ratio:,.1f} times the size of what it folded)"
-                if ratio < 1 else f"({ratio:,.1f}x)")
-    if (about and isinstance(folded, int) and isinstance(c.get("tokens_before"), int)
-            and quotient.endswith(")")):  # usertest23 #7, usertest24 #2: "context 12,238
-        # -> ...; ... for about 13,173 folded", "context 231,900 ...; for about 98
-        # folded": the estimates are on another scale than the product's count
-        quotient = f"{quotient[:-1]}; {SCALE_NOTE})"
-    return f"{context}; {summary}{',' if quotient == 'ratio unknown' else ''} {quotient}"
 
 
 def session_named(h: SessionHeader) -> str:

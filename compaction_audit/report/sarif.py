@@ -7,7 +7,7 @@ file (``artifactLocation.uri``: the path as given, relative to the working direc
 percent-encoded) and the line of its round record (``region.startLine``); when that
 line is one of another file read for the trace (``line_file``: a Cline compaction file
 given, its earlier rounds are lines of the messages file beside it), the location is
-that file (:func:`~compaction_audit.report.model.line_path`).  Its
+that file (:func:`~compaction_audit.report.lines.line_path`).  Its
 ``partialFingerprints["compactionAudit/v1"]`` hashes the baseline identity (trace, rule,
 entity or episode) with the round number, so that every result has its own; the
 baseline fingerprint, the round and the values are in ``properties``.  Findings that
@@ -47,7 +47,8 @@ from compaction_audit.baseline import (
 from compaction_audit.report.bounded import bounded_episodes, episode_dict
 from compaction_audit.report.formats import RenderOptions, rules_of
 from compaction_audit.report.gaps import gaps, gaps_fail
-from compaction_audit.report.model import Report, SessionReport, line_path
+from compaction_audit.report.lines import line_path
+from compaction_audit.report.model import Report, SessionReport
 from compaction_audit.report.safe import clip_tree, json_safe, printable
 from compaction_audit.report.summary import grown_prefix, stale_lines, worst_first
 from compaction_audit.ruledoc import help_text, rule_doc, rule_markdown

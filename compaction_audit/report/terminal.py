@@ -26,14 +26,8 @@ from rich.table import Table
 from rich.text import Text
 
 from compaction_audit.conditions import can_invert
-from compaction_audit.report.model import (
-    Report,
-    SessionReport,
-    line_at,
-    lines_span,
-    reader_notes,
-    session_named,
-)
+from compaction_audit.report.lines import line_at, lines_span
+from compaction_audit.report.model import Report, SessionReport, reader_notes, session_named
 from compaction_audit.report.safe import printable
 from compaction_audit.report.summary import baseline_info, ends, gate_note, grown_phrase
 from compaction_audit.report.terminal_lost import compactions_section, recall_section

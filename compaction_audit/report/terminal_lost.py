@@ -17,16 +17,14 @@ from rich.text import Text
 
 from compaction_audit.recall.ranking import LOW_TIERS, VALUE_KINDS
 from compaction_audit.recall.wholetoken import states
-from compaction_audit.report.model import (
-    SessionReport,
-    asked_where,
+from compaction_audit.report.compaction_text import (
     compaction_kind,
     compaction_sizes,
-    fact_line,
-    line_at,
     lost_phrase,
     low_tiers_phrase,
 )
+from compaction_audit.report.lines import asked_where, fact_line, line_at
+from compaction_audit.report.model import SessionReport
 from compaction_audit.report.safe import printable
 from compaction_audit.report.terminal_text import (
     LIST_LIMIT,

@@ -236,7 +236,7 @@ def _stated_at(ctx: Context, ids: set[str]) -> dict[str, str]:
     for item, line in lines.filter(pl.col("id").is_in(list(ids))).iter_rows():
         named = _span_file(extra.get("span_line_file"), own, item,
                            extra.get("span_line_file_except_in"))
-        file = named.get("span_file")  # as report.model.line_at words it
+        file = named.get("span_file")  # as report.lines.line_at words it
         out[item] = f"line {line}" + (f" of {file}" if file else "")
     return out
 

@@ -12,7 +12,7 @@ from compaction_audit.model import Session
 from compaction_audit.recall import extract as ext
 from compaction_audit.recall.survival import check as surv  # where tests patch survives
 from compaction_audit.recall.survival.bindings import Bindings, merged_bindings
-from compaction_audit.report.model import line_at
+from compaction_audit.report.lines import line_at
 from compaction_audit.report.safe import unsurrogate
 from compaction_audit.trace.tree import Node
 

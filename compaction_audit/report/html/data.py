@@ -18,7 +18,8 @@ from typing import Any
 import polars as pl
 import polars.selectors as cs
 
-from compaction_audit.report.model import SessionReport, line_at, lines_span
+from compaction_audit.report.lines import line_at, lines_span
+from compaction_audit.report.model import SessionReport
 from compaction_audit.report.summary import ends
 from compaction_audit.rules.base import Finding
 

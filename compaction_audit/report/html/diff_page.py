@@ -29,7 +29,7 @@ from compaction_audit.report.html.sections import (
     rule_link,
     rules_reference,
 )
-from compaction_audit.report.model import line_at
+from compaction_audit.report.lines import line_at
 
 RUNS = ("baseline", "candidate")
 

@@ -7,6 +7,12 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from compaction_audit.recall.ranking import LOW_TIERS
+from compaction_audit.report.compaction_text import (
+    compaction_kind,
+    compaction_sizes,
+    lost_phrase,
+    low_tiers_phrase,
+)
 from compaction_audit.report.html.data import (
     MAX_ROWS,
     MAX_SUMMARY_CHARS,
@@ -15,15 +21,8 @@ from compaction_audit.report.html.data import (
     rule_anchor,
 )
 from compaction_audit.report.html.page import esc
-from compaction_audit.report.model import (
-    SessionReport,
-    compaction_kind,
-    compaction_sizes,
-    fact_line,
-    line_at,
-    lost_phrase,
-    low_tiers_phrase,
-)
+from compaction_audit.report.lines import fact_line, line_at
+from compaction_audit.report.model import SessionReport
 from compaction_audit.rules import RULES
 from compaction_audit.rules.base import fmt
 
