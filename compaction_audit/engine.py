@@ -99,6 +99,8 @@ def run_rules(ctx: Context, rules: list[Rule],
             line_file = row.pop("line_file", None)
             entity = row.pop("entity", None)
             own = row.pop("severity", None)
+            if override:  # the configured severity, not the tiers' cap (rules/recall.py)
+                row.pop("low_tier", None)
             sev = override or (Severity(own) if own else rule.severity)
             if ri in rehydrate:
                 row["rehydrate"] = rehydrate[ri]

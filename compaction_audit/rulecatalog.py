@@ -272,7 +272,7 @@ DOCS: tuple[tuple[Any, ...], ...] = (
          'capital and IPv4 addresses count as discriminators; timings in tool output are '
          'reported, in the lowest tier.'),
         ("round 14: fold L3 dropped quantity '45000' and identifier 'read_timeout_ms' of "
-         's-0213 (evicted)'),
+         "s-0213, a person's span (evicted)"),
         ('retain a reference to the raw span (offload instead of evict), restate the '
          'discriminator in the summary, or record the surrendered precision as '
          "accounting; in an agent product's log (Claude Code, Codex, Cline): before a "

@@ -20,6 +20,7 @@ from compaction_audit.recall.extract import KIND_RANK, Kind
 from compaction_audit.recall.factkeys import fact_key
 from compaction_audit.recall.ranking import (
     LOW_TIERS,
+    TIER_NAMES,
     add_tiers,
     person_source,
     span_type_from_source,
@@ -86,6 +87,21 @@ def _severity(rank: int, low: bool, ceiling: Severity) -> str:
     sev = (Severity.ERROR if rank >= _ERROR_RANK and not low
            else Severity.INFO if low and rank < _ERROR_RANK else Severity.WARNING)
     return (ceiling if _RANK[ceiling] < _RANK[sev] else sev).value  # min(sev, ceiling)
+
+
+def _low_note(v: dict[str, Any]) -> str:
+    """``" (a warning, not an error: every lost fact ranks other prose or below)"``:
+    why a fold that lost a kind of error rank (a number, a version pin, a negation...)
+    is not an error, where :func:`_severity` capped it (``low_tier``; usertest43 #1:
+    "Set read_timeout_ms to 45000 on prod." in a span with no ``role``, lost silently,
+    read as a plain warning under a rule whose default severity is error); "" elsewhere,
+    and where a configuration sets the rule's severity (the engine drops ``low_tier``)."""
+    best, worst = v.get("best_tier"), v.get("worst")
+    if not (v.get("low_tier") and v.get("facts_lost") and type(best) is int
+            and type(worst) is int and worst >= _ERROR_RANK):
+        return ""
+    return (" (a warning, not an error: every lost fact ranks "
+            f"{TIER_NAMES.get(best, 'low')} or below)")
 
 
 _RANK = {s: s.rank for s in Severity}
@@ -211,7 +227,8 @@ def _fold_findings(ctx: Context, silent: bool, ceiling: Severity) -> pl.DataFram
            | (grouped["facts_lost"].fill_null(0) == 0))
     grouped = grouped.drop("declared")
     sev = [_severity(w, lo, ceiling) for w, lo in zip(grouped["worst"], low, strict=True)]
-    return grouped.with_columns(pl.Series("severity", sev), pl.col("fold").alias("entity"))
+    return grouped.with_columns(pl.Series("severity", sev), pl.col("fold").alias("entity"),
+                                low.alias("low_tier"))
 
 
 def _stated_at(ctx: Context, ids: set[str]) -> dict[str, str]:
@@ -366,7 +383,7 @@ class SilentDiscriminatingFold(Rule):
                                  ("cline", ".clinerules"), ("gemini-cli", "GEMINI.md"))},
     }
     example = ("round 14: fold L3 dropped quantity '45000' and identifier "
-               "'read_timeout_ms' of s-0213 (evicted)")
+               "'read_timeout_ms' of s-0213, a person's span (evicted)")
 
     def evaluate(self, ctx: Context) -> Outcome:
         return Outcome(_fold_findings(ctx, True, self.severity))
@@ -375,7 +392,7 @@ class SilentDiscriminatingFold(Rule):
         # a fold every one of whose dropped facts another span still holds lost nothing:
         # "silently dropped" said a loss (usertest25 #3); its severity is at most warning
         verb = "dropped, but lost nothing" if v.get("facts_lost") == 0 else "silently dropped"
-        return f"fold {v['fold']} {verb}: {_describe_at(v['children'], ctx)}"
+        return f"fold {v['fold']} {verb}: {_describe_at(v['children'], ctx)}{_low_note(v)}"
 
 
 @register
