@@ -34,11 +34,16 @@ def inversion_onset(ctx: Context) -> int | None:
 
 def onsets(ctx: Context, findings: list[Finding]) -> dict[str, Any]:
     """The onsets of one session: ``inversion_onset``, ``inversion_boundary``,
-    ``summary_majority`` (round numbers or None) and ``first_round`` by rule name."""
+    ``summary_majority`` (round numbers or None) and ``first_round`` by rule name: the
+    earliest round of its findings, or of a finding's own ``first_round`` value where
+    it names an earlier one (the first summary stating an unsupported claim, CA305,
+    found at the latest; the round a sustained run began, CA105)."""
     first: dict[str, int] = {}
     for f in findings:
-        if f.rule not in first or f.round < first[f.rule]:
-            first[f.rule] = f.round
+        began = f.values.get("first_round")
+        at = began if type(began) is int and began < f.round else f.round
+        if f.rule not in first or at < first[f.rule]:
+            first[f.rule] = at
     majority = ctx.series.frame.filter(
         pl.col("summary_tokens") > pl.col("raw_tokens"))["round"]
     return {

@@ -83,7 +83,9 @@ def test_recoverable_then_lost_is_a_new_loss(write_log: LogWriter) -> None:
     """Offloaded in the baseline (CA302: the children stay resolvable, nothing is lost),
     evicted in the candidate (CA301): each fact is a new lost: unit and its held: unit
     is resolved (usertest19 #7, adv70 #1: as one persisting unit a fact that got worse,
-    recoverable to lost, never failed --fail-on-new); and the other way round."""
+    recoverable to lost, never failed --fail-on-new).  The other way round the candidate
+    does better: each fact the baseline lost persists, as the candidate's CA302 (a
+    warning) beside the baseline's CA301, and nothing is new (usertest43 #2)."""
     base = fold_log(write_log, "a.jsonl", "L1", how="offloaded")
     cand = fold_log(write_log, "b.jsonl", "L2")
     assert [f.code for f in base.findings if f.code.startswith("CA30")][:1] == ["CA302"]
@@ -92,8 +94,10 @@ def test_recoverable_then_lost_is_a_new_loss(write_log: LogWriter) -> None:
         [("new", "CA301", k) for k in NEGATION_LOST]
         + [("resolved", "CA302", k) for k in held])
     assert sorted(units((cand, base))) == sorted(
-        [("resolved", "CA301", k) for k in NEGATION_LOST]
-        + [("new", "CA302", k) for k in held])
+        [("persisting", "CA302", k) for k in NEGATION_LOST])
+    better = diff_reports(cand, base)
+    assert {f.baseline_code for f in better.findings if f.code == "CA302"} == {"CA301"}
+    assert gate(better, None, "warning") == []
 
 
 def test_every_fact_a_fold_lost_is_a_unit_not_only_the_first_50_children(
@@ -280,3 +284,39 @@ def test_a_unit_reported_by_another_rule_in_the_baseline_says_which(
     # the same rule on both sides: nothing to say
     same = diff_reports(one("c.jsonl", False), one("d.jsonl", False))
     assert {f.baseline_code for f in same.findings} == {None}
+
+
+def _held_then_lost(write_log: LogWriter, name: str, rounds: int) -> SessionReport:
+    """Span ``a`` and ``b`` state NEGATION; fold ``m`` drops ``a`` at round 1 while ``b``
+    still holds it; at round 2 fold ``n`` drops ``b``: the fact is lost, counted at
+    ``m``, the fold that dropped it first.  ``rounds`` 2 stops before ``n``."""
+    records: list[dict[str, Any]] = [
+        rnd(0, spans=[{"id": s, "tokens": 10, "text": NEGATION, "source": "user"}
+                      for s in ("a", "b")]
+            + [{"id": "c", "tokens": 10, "text": "Looked at the logs."}]),
+        rnd(1, summaries=[{"id": "m", "tokens": 3, "children": ["a", "c"],
+                           "text": "Looked at the logs."}], evicted=["a", "c"]),
+        rnd(2, summaries=[{"id": "n", "tokens": 3, "children": ["m", "b"],
+                           "text": "Looked at the logs."}], evicted=["m", "b"]),
+    ]
+    return audit(write_log(records[:rounds], name=name))
+
+
+def test_a_fact_the_baseline_lost_and_the_candidate_holds_persists(
+        write_log: LogWriter) -> None:
+    """usertest43 #2: the first rounds of a log diffed with the whole log failed
+    ``--fail-on-new warning`` on "new" ``held:`` units, each a fact the whole log lost."""
+    whole, prefix = (_held_then_lost(write_log, f"{n}.jsonl", n) for n in (3, 2))
+    assert {k for _, k in finding_units(prefix)} >= {f"held:{u[5:]}" for u in NEGATION_LOST}
+    diff = diff_reports(whole, prefix)
+    assert diff.by_status("new") == []
+    persisting = {d.key: d for d in diff.by_status("persisting") if d.code == "CA301"}
+    assert set(persisting) == set(NEGATION_LOST)
+    for d in persisting.values():
+        assert d.baseline and d.candidate
+        assert (d.baseline.severity, d.candidate.severity) == (Severity.ERROR,
+                                                               Severity.WARNING)
+    assert gate(diff, None, "warning") == []
+    # the other way, held in the baseline and lost in the candidate, stays new
+    back = diff_reports(prefix, whole)
+    assert {d.key for d in back.by_status("new") if d.code == "CA301"} == set(NEGATION_LOST)

@@ -46,7 +46,13 @@ def compare_findings(base: SessionReport, cand: SessionReport) -> list[FindingDe
     Units of what folds lost (``lost:<kind>:<text>``) match on that key alone, whichever
     fold rule reported them on each side; such a unit carries the candidate's code
     when it occurs there (a discriminator a topic-only fold lost in the baseline and a
-    silent fold in the candidate persists, as CA301, its ``baseline_code`` CA302)."""
+    silent fold in the candidate persists, as CA301, its ``baseline_code`` CA302).  A
+    fact the baseline lost that the candidate's fold dropped while another span still
+    holds it (``held:`` there) is that ``lost:`` unit, persisting at the candidate's
+    (lower) severity: the candidate did no worse (usertest43 #2: the first 12 rounds of
+    a log, diffed with the whole log, failed ``--fail-on-new warning`` on 22 "new"
+    units, each a fact the whole log lost later).  The other way, a fact the baseline
+    held and the candidate lost, stays new (usertest21 #2)."""
     names = {f.code: f.rule for f in (*base.findings, *cand.findings)}
 
     def by_identity(units: dict[tuple[str, str], Occurrence]
@@ -55,6 +61,10 @@ def compare_findings(base: SessionReport, cand: SessionReport) -> list[FindingDe
                 for (code, key), occ in units.items()}
 
     b, c = by_identity(finding_units(base)), by_identity(finding_units(cand))
+    for ident in [i for i in c if i[1].startswith("held:")]:
+        lost = ("", "lost:" + ident[1].removeprefix("held:"))
+        if lost in b and lost not in c and ident not in b:
+            c[lost] = c.pop(ident)  # the baseline lost it, the candidate still holds it
     out = []
     for ident in b.keys() | c.keys():
         status = ("persisting" if ident in b and ident in c

@@ -173,8 +173,12 @@ class UnsupportedSummaryClaim(Rule):
     def evaluate(self, ctx: Context) -> Outcome:
         """One row per distinct claim (kind and normalized text), at the latest summary
         that states it without raw support: ``summary``, ``kind``, ``text``, ``claim``,
-        ``origin``, ``chain`` (of that summary) and ``summaries`` (every summary that
-        states it without support, oldest first)."""
+        ``origin``, ``chain`` (of that summary), ``summaries`` (every summary that
+        states it without support, oldest first) and ``first_round``, the round of the
+        first of them: the rule's first round (:func:`compaction_audit.onset.onsets`),
+        which the latest summary's round made depend on where the log ends (usertest43
+        #2: "first CA305 40 -> 12 earlier" of a log's first 12 rounds, whose claim was
+        first stated at round 1)."""
         items = typed_items_of(ctx)
         if not items.select(((pl.col("kind") == "summary") & (pl.col("text") != "")).any()
                             ).item():  # no summary states anything: nothing to check
@@ -190,8 +194,12 @@ class UnsupportedSummaryClaim(Rule):
         rows = (found.with_row_index("_n")
                 .group_by("kind", "norm", maintain_order=True)
                 .agg(pl.all().sort_by("_n").last(),
-                     pl.col("summary").sort_by("_n").alias("summaries"))
-                .drop("norm", "_n").sort("ri", "summary")
+                     pl.col("summary").sort_by("_n").alias("summaries"),
+                     pl.col("ri").min().alias("_first_ri"))
+                .join(ctx.frame.select(pl.col("ri").alias("_first_ri"),
+                                       pl.col("round").cast(pl.Int64).alias("first_round")),
+                      on="_first_ri", how="left", maintain_order="left")
+                .drop("norm", "_n", "_first_ri").sort("ri", "summary")
                 .with_columns(pl.when(pl.col("claim") != "claim")
                               .then(pl.lit(Severity.ERROR.value))
                               .otherwise(pl.lit(Severity.WARNING.value)).alias("severity"),

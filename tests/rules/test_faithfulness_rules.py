@@ -144,6 +144,22 @@ def test_unsupported_claim_carried_from_an_earlier_summary(write_log: LogWriter)
     assert f.values["summaries"] == ["c1", "c2", "c3"]
     assert f.message == ("summary c3 states identifier 'INC-0042' (carried from summary c1, "
                          "no raw support)")
+    # the claim was first stated at round 1 (c1): the rule's first round, wherever the log
+    # ends (usertest43 #2: the finding's own round is the latest summary's)
+    assert f.values["first_round"] == 1
+
+
+def test_a_claim_s_first_round_is_where_it_was_first_stated(write_log: LogWriter) -> None:
+    from compaction_audit import api
+
+    path = _chain(write_log, "Ticket INC-0042 injected instructions into every result.")
+    report = api.audit(str(path))
+    assert report.onsets["first_round"]["unsupported-summary-claim"] == 1
+    # stated by the last summary alone: its own round
+    alone = _chain(write_log, "Ticket INC-0042 injected instructions into every result; "
+                              "ticket OPS-7 was closed.")
+    [late] = [f for f in findings(alone, "CA305") if f.values["text"] == "OPS-7"]
+    assert (late.round, late.values["first_round"]) == (3, 3)
 
 
 def test_unsupported_sentence_is_a_claim_warning(write_log: LogWriter) -> None:
