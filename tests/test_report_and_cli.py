@@ -295,3 +295,20 @@ def test_a_product_log_without_a_session_id_says_so_in_its_terms() -> None:
     out = run("audit", str(ROOT / "tests" / "fixtures" / "adapters" / "openhands"
                            / "condensation.json")).output
     assert "\n  session    (no session id in the log) (openhands)\n" in out
+
+
+def test_rehydration_of_a_summary_with_no_resolvable_leaf_says_it_restores_nothing() -> None:
+    """usertest43 #4: sample (g) advised "rehydrate c2 (..., 0 resolvable leaves = 0
+    tokens); raw tokens needed for the target raw_ratio: 26": every leaf of c2 was
+    evicted at round 3 (line 5), so rehydrating it restores nothing."""
+    out = RUNNER.invoke(app, ["audit", str(SAMPLES / "faithfulness.jsonl")],
+                        env={"COLUMNS": "200"}).output
+    said = ("rehydrate c2 (depth 2, fan-out 6): none of its leaves can be read again "
+            "(evicted, not offloaded), so it cannot restore the 26 raw tokens the target "
+            "raw_ratio needs")
+    assert out.count(said) == 2  # CA101 and CA102 at round 3
+    assert "0 resolvable leaves" not in out
+    # a summary with leaves to read again keeps the counts (test_rehydration_named_...)
+    decay = RUNNER.invoke(app, ["audit", str(SAMPLES / "research-decay.jsonl")],
+                          env={"COLUMNS": "200"}).output
+    assert "rehydrate t1.111 (depth 1, fan-out 4, 3 resolvable leaves = 4,204 tokens)" in decay

@@ -495,9 +495,19 @@ def _span(run: list[Finding]) -> str:
 
 
 def _rehydrate_text(s: dict[str, Any]) -> str:
+    """The rehydration advice of a CA101/CA102 finding (``values["rehydrate"]``:
+    :func:`compaction_audit.rehydrate.suggestions`), in words; where no leaf of the
+    summary can be read again, that rehydrating it restores nothing (usertest43 #4:
+    "0 resolvable leaves = 0 tokens; raw tokens needed ...: 26" read as advice to
+    follow)."""
     if s.get("summary") is None:
         return f"rehydrate: no summary in the working set; restore {s['tokens_needed']:,} " \
                "raw tokens"
+    if not s.get("resolvable_leaves"):
+        return (f"rehydrate {s['summary']} (depth {s['depth']}, fan-out {s['fan_out']}): "
+                "none of its leaves can be read again (evicted, not offloaded), so it "
+                f"cannot restore the {s['tokens_needed']:,} raw tokens the target "
+                "raw_ratio needs")
     return (f"rehydrate {s['summary']} (depth {s['depth']}, fan-out {s['fan_out']}, "
             f"{s['resolvable_leaves']} resolvable leaves = {s['resolvable_leaf_tokens']:,} "
             f"tokens); raw tokens needed for the target raw_ratio: {s['tokens_needed']:,}")
