@@ -661,3 +661,25 @@ def test_a_persisting_unit_that_reaches_the_gate_s_severity_fails_it(tmp_path: P
     assert not [r for r in gate(d, None, "error") if r.startswith("1 new")]  # CA203: a warning
     assert gate(d, None, "warning")[0].startswith("1 new finding unit(s) at or above warning")
     assert not any("persisting" in r for r in gate(d, None, "warning"))  # warnings before too
+
+
+def test_a_condition_of_inversion_that_changed_is_a_change(tmp_path: Path) -> None:
+    """usertest43 #3: the decay sample with ``scorer.depth_penalty`` 0.2 (the scorer
+    penalizes depth: the loop can drift, not invert) read "no change" against the
+    sample, whose penalty is 0."""
+    sample = Path(__file__).parent.parent / "sample_logs" / "research-decay.jsonl"
+    lines = sample.read_text().splitlines(keepends=True)
+    record = json.loads(lines[0])
+    assert record["scorer"]["depth_penalty"] == 0
+    record["scorer"]["depth_penalty"] = 0.2
+    penalized = tmp_path / "penalized.jsonl"
+    penalized.write_text(json.dumps(record) + "\n" + "".join(lines[1:]))
+    d = diff_reports(audit(str(sample)), audit(str(penalized)))
+    assert d.conditions_changed() == [("scorer does not penalize depth", "holds", "fails")]
+    assert d.changed
+    assert d.headline() == (
+        "inversion onset unchanged: round 8 -> round 8; 0 new, 0 resolved, 741 persisting "
+        "finding unit(s); conditions of inversion differ: scorer does not penalize depth "
+        "holds -> fails")
+    same = diff_reports(audit(str(sample)), audit(str(sample)))
+    assert same.conditions_changed() == [] and same.headline() == "no change"

@@ -49,10 +49,31 @@ class RunDiff:
 
     @property
     def changed(self) -> bool:
-        """False when onsets, findings and series are all the same: "no change"."""
+        """False when onsets, findings, series and the conditions of inversion are all
+        the same: "no change"."""
         return (any(o.verdict != "unchanged" for o in self.onsets)
                 or any(f.status != "persisting" for f in self.findings)
-                or bool(self.diverging_rounds))
+                or bool(self.diverging_rounds) or bool(self.conditions_changed()))
+
+    def conditions_changed(self) -> list[tuple[str, str, str]]:
+        """(condition, baseline status, candidate status) of each condition of inversion
+        (:mod:`compaction_audit.conditions`) whose status differs between the runs, in
+        the candidate's order; a condition one run lacks reads "unknown" there."""
+        base = {c.name: c.status for c in self.baseline.conditions}
+        cand = {c.name: c.status for c in self.candidate.conditions}
+        names = [*cand, *(n for n in base if n not in cand)]
+        return [(n, base.get(n, "unknown"), cand.get(n, "unknown")) for n in names
+                if base.get(n, "unknown") != cand.get(n, "unknown")]
+
+    def conditions_note(self) -> str:
+        """``"; conditions of inversion differ: scorer does not penalize depth holds ->
+        fails"``, "" when they do not: a candidate whose scorer now penalizes depth (it
+        can drift, not invert) read "no change" (usertest43 #3)."""
+        changed = self.conditions_changed()
+        if not changed:
+            return ""
+        return "; conditions of inversion differ: " + ", ".join(
+            f"{name} {b} -> {c}" for name, b, c in changed)
 
     def last_debt(self) -> tuple[int | None, int | None] | None:
         """``recall_debt`` at each run's last round (baseline, candidate), in
@@ -84,8 +105,9 @@ class RunDiff:
         the finding counts; then :meth:`lenient_note` when a run skipped records and
         :meth:`coverage_note` when a run could not be fully checked."""
         note = self.lenient_note()
-        return (self._changes() + self.judged_note() + (f"; {note}" if note else "")
-                + self.coverage_note() + self.sessions_note() + self.signature_note())
+        return (self._changes() + self.conditions_note() + self.judged_note()
+                + (f"; {note}" if note else "") + self.coverage_note()
+                + self.sessions_note() + self.signature_note())
 
     def signature_note(self) -> str:
         """``"; the inversion onsets read different series: baseline
