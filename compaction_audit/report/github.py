@@ -44,6 +44,7 @@ from compaction_audit.report.summary import (
     episodes,
     gate_line,
     grown_prefix,
+    said,
     stale_lines,
 )
 from compaction_audit.rules.base import Finding
@@ -108,7 +109,7 @@ def _episode_command(path: str, run: list[Finding],
     if last.line != first.line and last.line_file == first.line_file:
         props["endLine"] = last.line
     props["title"] = f"{first.code} {first.rule} ({where}{items})"
-    return command(worst(run), f"{grown_prefix(grown or {}, first)}{first.message}. What to do: "
+    return command(worst(run), f"{grown_prefix(grown or {}, first)}{said(first, run)}. What to do: "
                    f"{first.action}", **props)
 
 

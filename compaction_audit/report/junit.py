@@ -34,6 +34,7 @@ from compaction_audit.report.lines import line_at, lines_span
 from compaction_audit.report.model import Report, SessionReport, fails
 from compaction_audit.report.safe import printable
 from compaction_audit.report.summary import ends, episodes, grown_prefix
+from compaction_audit.report.summary import said as said_in_episode
 from compaction_audit.rules.base import Finding, Rule
 
 
@@ -60,7 +61,7 @@ def _episode_text(run: list[Finding], grown: dict[int, dict[str, Any]] | None = 
              else f"rounds {f.round}-{last.round} ({lines_of}{several})")
     lines = [f"{where} {f.severity.value}: {grown_prefix(grown or {}, f)}{f.message}"]
     if last.message != f.message:
-        lines.append(f"  last: {last.message}")
+        lines.append(f"  last: {said_in_episode(last, run)}")
     return xml_lines([*lines, f"  action: {f.action}"])
 
 

@@ -25,6 +25,7 @@ from compaction_audit.report.summary import (
     ends,
     episodes,
     gate_line,
+    said,
     stale_lines,
     worst_first,
     worst_rows,
@@ -203,7 +204,7 @@ def session_section(s: SessionReport, open_: bool, show_all: bool = False) -> li
             rounds += f" ({len(run)} findings)"
         sev = max((f.severity for f in run), key=lambda v: v.rank)
         lines.append(f"| {sev.value} | {first.code} {md(first.rule)} | {rounds} | "
-                     f"{where} | {md(first.message)} |")
+                     f"{where} | {md(said(first, run))} |")
     if len(runs) > MAX_ROWS:
         lines.append(f"\n{len(runs) - MAX_ROWS} more episode(s) not shown.")
     lines.append("")

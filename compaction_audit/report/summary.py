@@ -319,6 +319,16 @@ def worst_first(runs: list[list[Finding]]) -> list[list[Finding]]:
     return sorted(runs, key=lambda run: -max(f.severity.rank for f in run))
 
 
+def said(f: Finding, run: list[Finding]) -> str:
+    """``f``'s message as an episode (``run``) shows it: led by its own severity where
+    that is below the episode's worst, ``"warning: fold t2.204 dropped, but lost
+    nothing ..."`` under an ERROR episode (usertest43 #5: the row read as an error that
+    lost nothing; the error was the episode's other fold)."""
+    if f.severity.rank >= max(g.severity.rank for g in run):
+        return f.message
+    return f"{f.severity.value}: {f.message}"
+
+
 def ends(run: list[Finding]) -> tuple[Finding, Finding]:
     """The findings that stand for an episode (``run``, in round order): the worst of
     its first round and the worst of its last round (the earliest of equals), whose

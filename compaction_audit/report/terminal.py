@@ -29,7 +29,7 @@ from compaction_audit.conditions import can_invert
 from compaction_audit.report.lines import line_at, lines_span
 from compaction_audit.report.model import Report, SessionReport, reader_notes, session_named
 from compaction_audit.report.safe import printable
-from compaction_audit.report.summary import baseline_info, ends, gate_note, grown_phrase
+from compaction_audit.report.summary import baseline_info, ends, gate_note, grown_phrase, said
 from compaction_audit.report.terminal_lost import compactions_section, recall_section
 from compaction_audit.report.terminal_text import (
     WIDE,
@@ -418,16 +418,16 @@ def _episode(run: list[Finding], show_all: bool = False) -> list[RenderableType]
     first, last = ends(run)
     where = _where(run) + ": "
     parts: list[RenderableType] = (
-        [hang(where, w(first.message))] if len(where) <= WHERE_BESIDE else
-        [hang(where, ""), hang("", w(first.message), indent=4)])
+        [hang(where, w(said(first, run)))] if len(where) <= WHERE_BESIDE else
+        [hang(where, ""), hang("", w(said(first, run)), indent=4)])
     rounds = len({f.round for f in run})
     if show_all and len(run) > 1:
-        parts += [hang(f"round {f.round}: " if rounds > 1 else "", w(f.message), indent=4)
+        parts += [hang(f"round {f.round}: " if rounds > 1 else "", w(said(f, run)), indent=4)
                   for f in run if f is not first]
     elif len(run) > 1:
         shown = 1
         if last.message != first.message:
-            parts.append(hang("last: ", w(last.message), indent=4))
+            parts.append(hang("last: ", w(said(last, run)), indent=4))
             shown = 2
         if len(run) > rounds:  # several at a round: each its own item, not a repeat
             parts.append(more_line(len(run) - shown, "more finding(s) in this episode",

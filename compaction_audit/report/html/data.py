@@ -20,7 +20,7 @@ import polars.selectors as cs
 
 from compaction_audit.report.lines import line_at, lines_span
 from compaction_audit.report.model import SessionReport
-from compaction_audit.report.summary import ends
+from compaction_audit.report.summary import ends, said
 from compaction_audit.rules.base import Finding
 
 MAX_POINTS = 1000
@@ -218,7 +218,7 @@ def episodes(findings: list[Finding]) -> list[Episode]:
         worst = max((f.severity for f in run), key=lambda s: s.rank)
         out.append(Episode(first.code, first.rule, worst.value, first.round, last.round,
                            first.line, last.line, len({f.round for f in run}), len(run),
-                           first.message, last.message, first.action, first.line_file,
+                           said(first, run), said(last, run), first.action, first.line_file,
                            last.line_file))
     return out
 

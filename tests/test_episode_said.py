@@ -1,0 +1,74 @@
+"""An episode's messages are led by their own severity where it is below the episode's
+(usertest43 #5): an ERROR episode of CA301 whose first round held only a fold that lost
+nothing (a warning) showed "fold ... dropped, but lost nothing" as the error's row, in
+the text, HTML, Markdown and GitHub reports.
+
+The log (no session record: round t on line t + 1): spans ``a`` and ``b`` state one
+person's negation, ``c`` another; fold ``m`` drops ``a`` at round 1 while ``b`` still
+holds it (a warning: it lost nothing); fold ``n`` drops ``c``, the only span stating
+its negation, at round 2 (an error).  One CA301 episode, rounds 1-2, ERROR.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from compaction_audit.cli import app
+from compaction_audit.report.summary import episodes, said
+from tests.logs import LogWriter, rnd
+
+HELD = "Do NOT use --force on main."
+LOST = "Never deploy the billing service on a Friday."
+
+
+def _log(write_log: LogWriter) -> Path:
+    def person(i: str, text: str) -> dict[str, object]:
+        return {"id": i, "tokens": 10, "text": text, "role": "user"}
+
+    return write_log([
+        rnd(0, spans=[person("a", HELD), person("b", HELD), person("c", LOST),
+                      {"id": "x", "tokens": 10, "text": "Looked at the logs."}]),
+        rnd(1, summaries=[{"id": "m", "tokens": 3, "children": ["a", "x"],
+                           "text": "Looked at the logs."}], evicted=["a", "x"]),
+        rnd(2, summaries=[{"id": "n", "tokens": 3, "children": ["m", "c"],
+                           "text": "Looked at the logs; do NOT use --force on main."}],
+            evicted=["m", "c"]),
+    ])
+
+
+def test_a_lower_finding_in_an_episode_is_led_by_its_severity(write_log: LogWriter) -> None:
+    from compaction_audit import api
+
+    report = api.audit(str(_log(write_log)))
+    [run] = [r for r in episodes(report.findings) if r[0].code == "CA301"]
+    assert [(f.round, f.severity.value) for f in run] == [(1, "warning"), (2, "error")]
+    assert said(run[0], run) == "warning: " + run[0].message
+    assert run[0].message.startswith("fold m dropped, but lost nothing")
+    assert said(run[1], run) == run[1].message  # the episode's own severity: no label
+    assert said(run[0], run[:1]) == run[0].message  # alone, the warning is the episode's
+
+
+def test_every_format_shows_the_label(write_log: LogWriter, tmp_path: Path) -> None:
+    path = str(_log(write_log))
+    runner = CliRunner()
+    text = runner.invoke(app, ["audit", path], env={"COLUMNS": "300"}).output
+    assert ("  rounds 1-2 (lines 2-3):\n    warning: fold m dropped, but lost nothing: a: "
+            "negation 'Do NOT use --force on main' (still held by another span)") in text
+    assert "last: fold n silently dropped: c: negation" in text
+    md = runner.invoke(app, ["audit", path, "--format", "markdown"]).output
+    assert "| warning: fold m dropped, but lost nothing" in md
+    gh = runner.invoke(app, ["audit", path, "--format", "github"]).output
+    assert "warning: fold m dropped, but lost nothing" in gh
+
+
+def test_the_html_row_is_led_by_the_label(write_log: LogWriter) -> None:
+    from compaction_audit import api
+    from compaction_audit.report.html.data import episodes as rows
+
+    report = api.audit(str(_log(write_log)))
+    [row] = [e for e in rows(report.findings) if e.code == "CA301"]
+    assert row.severity == "error"
+    assert row.message.startswith("warning: fold m dropped, but lost nothing")
+    assert row.last_message.startswith("fold n silently dropped")
