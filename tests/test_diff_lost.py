@@ -320,3 +320,22 @@ def test_a_fact_the_baseline_lost_and_the_candidate_holds_persists(
     # the other way, held in the baseline and lost in the candidate, stays new
     back = diff_reports(prefix, whole)
     assert {d.key for d in back.by_status("new") if d.code == "CA301"} == set(NEGATION_LOST)
+
+
+def test_the_first_rounds_of_a_run_add_no_new_unit(tmp_path: Path) -> None:
+    """usertest43 #2: the first 12 rounds of sample (a), byte for byte, diffed with the
+    whole log failed ``--fail-on-new warning`` on 22 "new" units: 17 ``held:`` units of
+    facts the whole log lost later, and 5 of facts the whole log's folds dropped while
+    losing others (``held:identifier:faiss-cpu`` at fold t2.50)."""
+    from compaction_audit.api import audit as audit_path
+
+    sample = Path(__file__).parent.parent / "sample_logs" / "research-decay.jsonl"
+    prefix = tmp_path / "first12.jsonl"
+    prefix.write_text("".join(sample.read_text().splitlines(keepends=True)[:13]))
+    d = diff_reports(audit_path(str(sample)), audit_path(str(prefix)))
+    assert d.by_status("new") == []
+    assert gate(d, None, "warning") == []
+    faiss = [u for u in d.by_status("persisting") if u.key == "held:identifier:faiss-cpu"]
+    assert [(u.code, u.baseline_code) for u in faiss] == [("CA301", None)]
+    assert faiss[0].baseline and faiss[0].baseline.severity is Severity.ERROR
+    assert faiss[0].candidate and faiss[0].candidate.severity is Severity.WARNING

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from compaction_audit.diff.units import Occurrence, finding_units
+from compaction_audit.diff.units import Occurrence, dropped_units, finding_units
 from compaction_audit.report.model import SessionReport
 from compaction_audit.rules import Severity
 
@@ -51,8 +51,10 @@ def compare_findings(base: SessionReport, cand: SessionReport) -> list[FindingDe
     holds it (``held:`` there) is that ``lost:`` unit, persisting at the candidate's
     (lower) severity: the candidate did no worse (usertest43 #2: the first 12 rounds of
     a log, diffed with the whole log, failed ``--fail-on-new warning`` on 22 "new"
-    units, each a fact the whole log lost later).  The other way, a fact the baseline
-    held and the candidate lost, stays new (usertest21 #2)."""
+    units, each a fact the whole log lost later); so is a candidate's ``held:`` unit
+    whose fact a baseline fold dropped too, in a fold keyed by the other facts it lost
+    (:func:`~compaction_audit.diff.units.dropped_units`).  The other way, a fact the
+    baseline held and the candidate lost, stays new (usertest21 #2)."""
     names = {f.code: f.rule for f in (*base.findings, *cand.findings)}
 
     def by_identity(units: dict[tuple[str, str], Occurrence]
@@ -65,6 +67,11 @@ def compare_findings(base: SessionReport, cand: SessionReport) -> list[FindingDe
         lost = ("", "lost:" + ident[1].removeprefix("held:"))
         if lost in b and lost not in c and ident not in b:
             c[lost] = c.pop(ident)  # the baseline lost it, the candidate still holds it
+    held = [i for i in c if i[1].startswith("held:") and i not in b]
+    dropped = dropped_units(base) if held else {}
+    for ident in held:
+        if ident[1] in dropped:  # the baseline dropped it too, in a fold keyed otherwise
+            b[ident] = dropped[ident[1]]
     out = []
     for ident in b.keys() | c.keys():
         status = ("persisting" if ident in b and ident in c

@@ -200,3 +200,27 @@ def _occurrence(fs: list[Finding]) -> Occurrence:
     worst = max((f.severity for f in fs), key=lambda s: s.rank)
     return Occurrence(rounds[0], rounds[-1], len(rounds), fs[0].line, worst, fs[0].message,
                       fs[0].line_file)
+
+
+def dropped_units(r: SessionReport) -> dict[str, tuple[str, Occurrence]]:
+    """``held:<kind>:<text>`` of every fact a fold finding of ``r`` lists as dropped by
+    a child (``values["children"][].dropped``, held or lost), with the code of the most
+    severe finding that dropped it and that code's occurrence: what
+    :func:`~compaction_audit.diff.findings.compare_findings` matches a candidate's
+    ``held:`` unit with when the baseline dropped the same fact in a fold keyed by
+    other facts (one that lost some: usertest43 #2, ``held:identifier:faiss-cpu``).  A
+    finding's children are capped in its values (50), so a fact dropped past the cap is
+    not found here."""
+    by_key: dict[str, list[Finding]] = {}
+    for f in r.findings:
+        children = f.values.get("children")
+        for c in children if isinstance(children, list) else ():
+            for d in (c.get("dropped") or ()) if isinstance(c, dict) else ():
+                if isinstance(d, dict) and "kind" in d:
+                    by_key.setdefault(f"held:{d['kind']}:{d.get('text')}", []).append(f)
+    out = {}
+    for key, fs in by_key.items():
+        worst = min(fs, key=lambda f: (-f.severity.rank, f.code))
+        out[key] = (worst.code, _occurrence([f for f in fs if f.code == worst.code]))
+    return out
+
