@@ -89,8 +89,7 @@ def supports(d: ext.Discriminator, words: AbstractSet[str], stems: AbstractSet[s
     content = _content(d)
     if content is not None:
         return not content or 2 * _held(content, words, stems) >= len(content)
-    found = _parts(d)
-    return not found or all(p in words for p in found)
+    return any(not found or all(p in words for p in found) for found in _part_lists(d))
 
 
 @lru_cache(maxsize=65536)
@@ -121,6 +120,24 @@ def _parts(d: ext.Discriminator) -> list[str]:
     return WORD_RE.findall(norm)
 
 
+_ALNUM_RE = re.compile(r"[a-z]+|[0-9]+")
+
+
+def _part_lists(d: ext.Discriminator) -> list[list[str]]:
+    """The word parts of which any one list, all present, supports token ``d``: those of
+    its normalized form (:func:`_parts`); of a version, also those of its text as
+    written (lowercased) and those of its norm cut where letters meet digits, as a
+    suffix reads when written with separators ("2.4.0rc1" is "2 4 0 rc 1" in
+    "2.4.0-rc.1").  adv91 #1: a summary that copied "Upgrade the client to 2.4.0-rc.1."
+    word for word stated an unsupported version, an error, since the norm's part "0rc1"
+    is no word of the raw text.  Support stays as lenient as for any token: the parts
+    may lie anywhere among the leaves' words."""
+    found = _parts(d)
+    if d.kind is not ext.Kind.VERSION:
+        return [found]
+    return [found, WORD_RE.findall(d.text.lower()), _ALNUM_RE.findall(d.norm)]
+
+
 def _asked(found: Sequence[ext.Discriminator],
            sentences: Sequence[tuple[str, frozenset[str]]]) -> tuple[set[str], set[str]]:
     """(words, stems) that :func:`supports` and :func:`_covered` may look up for these
@@ -137,7 +154,8 @@ def _asked(found: Sequence[ext.Discriminator],
             words.update(parts)
     for d in found:
         if d.kind not in ext.CLAUSE_KINDS:
-            words.update(_parts(d))
+            for parts in _part_lists(d):
+                words.update(parts)
     return words, stems
 
 
