@@ -154,8 +154,8 @@ def _asked(found: Sequence[ext.Discriminator],
             words.update(parts)
     for d in found:
         if d.kind not in ext.CLAUSE_KINDS:
-            for parts in _part_lists(d):
-                words.update(parts)
+            for token_parts in _part_lists(d):
+                words.update(token_parts)
     return words, stems
 
 
