@@ -247,3 +247,46 @@ def test_a_setting_a_folded_span_made_later_is_no_change(write_log: LogWriter) -
         extract("Set read_timeout_ms=45000 on staging.")[0],
         "Set read_timeout_ms=30000 after the revert.") == (
         "Set read_timeout_ms=30000 after the revert.")  # no sources given: a change
+
+
+# ------------------------------------------- a value stated before its name was bound
+def _before_and_after(write_log: LogWriter, early: str) -> Any:
+    """Round 0: ``early`` (a person's); round 1: folded verbatim, evicted; round 2: "Set
+    pool_size to 16."; round 3: both folded verbatim into one summary."""
+    late = "Set pool_size to 16."
+    return audit(str(write_log([
+        rnd(0, spans=[{"id": "u0", "tokens": 7, "text": early, "role": "user"}]),
+        rnd(1, summaries=[{"id": "s0", "tokens": 7, "children": ["u0"], "text": early}],
+            evicted=["u0"]),
+        rnd(2, spans=[{"id": "u1", "tokens": 5, "text": late, "role": "user"}]),
+        rnd(3, summaries=[{"id": "s1", "tokens": 12, "children": ["s0", "u1"],
+                           "text": f"{early} {late}"}], evicted=["s0", "u1"]),
+    ])))
+
+
+def test_a_bare_value_before_the_fact_was_stated_holds_nothing_of_it(
+        write_log: LogWriter) -> None:
+    """adv91 #2: "Keep read_timeout_ms at 16." (a bare 16) held "pool_size to 16", first
+    stated two rounds later, so the eviction at round 1 lost the fact before it was
+    stated ("lost_round 1", asked again at round 2); both summaries copy their spans."""
+    report = _before_and_after(write_log, "Keep read_timeout_ms at 16.")
+    assert report.extra["lost_discriminators"] == []
+
+
+def test_a_bare_value_after_the_fact_was_stated_still_holds_it(write_log: LogWriter) -> None:
+    """The value alone in reach after its binding holds the bound fact (usertest38 #3):
+    a tool's output printing "1.2.0" a round after the person's pin keeps "lib2==1.2.0"
+    while a fold drops the pin (the name alone is lost: nothing else names lib2); the
+    same output a round before the pin holds nothing of it."""
+    pin = {"id": "u1", "tokens": 5, "text": "Pin lib2==1.2.0 for the build.", "role": "user"}
+    out = {"id": "t1", "tokens": 3, "text": "Installed 1.2.0", "role": "tool"}
+    fold = {"id": "s1", "tokens": 3, "children": ["u1"], "text": "Pinned the build."}
+
+    def lost(first: dict[str, Any], second: dict[str, Any]) -> list[str]:
+        log = [rnd(0, spans=[first]), rnd(1, spans=[second]),
+               rnd(2, summaries=[fold], evicted=["u1"])]
+        return sorted(d["text"]
+                      for d in audit(str(write_log(log))).extra["lost_discriminators"])
+
+    assert lost(pin, out) == ["lib2"]
+    assert lost(out, pin) == ["lib2", "lib2==1.2.0"]
