@@ -84,6 +84,10 @@ def test_closure_past_the_limit_is_a_one_line_error(tmp_path: Path) -> None:
     assert result.exit_code == 2
     lines = result.output.strip().splitlines()
     assert len(lines) == 1 and "provenance too large" in lines[0]
+    # trace refuses it with the same line (adv91 #3: it walked the 1,398 folds above
+    # each span it read, quadratic in the chain, where the audit stopped at the bound)
+    traced = CliRunner().invoke(app, ["trace", str(path), "s7"])
+    assert (traced.exit_code, traced.output) == (2, result.output)
 
 
 def test_closure_limit_boundary(write_log: LogWriter) -> None:

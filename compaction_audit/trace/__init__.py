@@ -83,8 +83,16 @@ def trace(session: Session, query: str, full: bool = False) -> Node:
     root's ``summaries`` lists each summary the tree names once (whole with ``full``,
     else cut to one line).
 
-    Raises :class:`UsageError` when nothing matches.
+    Raises :class:`UsageError` when nothing matches, and :class:`LogError` where the
+    audit does for a provenance too large (:func:`compaction_audit.closure.closure`,
+    :data:`~compaction_audit.closure.MAX_CLOSURE_PAIRS`): the trace walks the folds
+    above each span it reads, so its work grows with the same (item, leaf) pairs (adv91
+    #3: a chain of 8,000 folds, which the audit refuses in about a second, took the
+    trace 59 s; within the bound the walks total at most that many steps).
     """
+    from compaction_audit.closure import closure
+
+    closure(session)  # the audit's check, its result not kept
     kinds = dict(zip(session.items["id"], session.items["kind"], strict=True))
     # a tree of n spans x 16 levels is many small objects and no cycles: the collector
     # re-scanning them cost 2.5x the tracing (12,800 spans under a 20-fold chain)
