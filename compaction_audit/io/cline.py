@@ -444,6 +444,11 @@ def _parts(path: str, line: int, i: int, msg: dict[str, Any]) -> list[dict[str, 
         if type(part) is not dict:
             raise LogError(path, line, "expected an object", f"messages[{i}].content[{j}]")
         check_strings(path, line, part, ("type", "text"), f"messages[{i}].content[{j}].")
+        if part.get("type") == "text" and type(part.get("text")) is not str:
+            # a text part whose text is missing or null (adv91 #4: "TypeError: a text
+            # part's 'text' is not a string", no field)
+            raise LogError(path, line, "expected a string",
+                           f"messages[{i}].content[{j}].text")
     return content
 
 

@@ -292,7 +292,10 @@ class _Converter(Conversion):
 
     def items(self, line: int, msg: dict[str, Any], where: str
               ) -> Iterator[tuple[str, str, str, str]]:
-        """``(key, source, base_id, text)`` of each span a message holds."""
+        """``(key, source, base_id, text)`` of each span a message holds (``base_id``
+        from its ``id``, which :meth:`message` and :meth:`rewrite` check where it counts:
+        a message of another type is read for its content only)."""
+        base = str(msg.get("id"))
         role = "user" if msg.get("type") == "user" else "assistant"
         content = msg.get("content")
         # PartListUnion: a list of parts, one part (adv47) or a string (a text part)
@@ -309,22 +312,22 @@ class _Converter(Conversion):
                 source = role
                 if role == "user" and text.lstrip().startswith(HARNESS_PREFIXES):
                     source = META
-                yield f"text:{text}", source, f"{msg['id']}", text
+                yield f"text:{text}", source, base, text
             elif isinstance(part.get("functionCall"), dict):
-                yield self.call(part["functionCall"], f"{msg['id']}.{j}")
+                yield self.call(part["functionCall"], f"{base}.{j}")
             elif isinstance(part.get("functionResponse"), dict):
-                yield self.result(part["functionResponse"], f"{msg['id']}.{j}")
+                yield self.result(part["functionResponse"], f"{base}.{j}")
         calls = msg.get("toolCalls")
         if calls is not None and type(calls) is not list:
             raise LogError(self.path, line, "expected a list", f"{where}toolCalls")
         for j, call in enumerate(calls or []):
             if type(call) is not dict:
                 raise LogError(self.path, line, "expected an object", f"{where}toolCalls[{j}]")
-            yield self.call(call, f"{msg['id']}.call{j}")
+            yield self.call(call, f"{base}.call{j}")
             for res in self.results(line, call.get("result"), f"{where}toolCalls[{j}]"):
                 if isinstance(res, dict) and isinstance(res.get("functionResponse"), dict):
                     yield self.result({"id": call.get("id"), "name": call.get("name"),
-                                       **res["functionResponse"]}, f"{msg['id']}.res{j}")
+                                       **res["functionResponse"]}, f"{base}.res{j}")
 
     def call(self, call: dict[str, Any], fallback: str) -> tuple[str, str, str, str]:
         """A function call: keyed by its call id (the rewrite keeps it)."""
@@ -375,6 +378,10 @@ class _Converter(Conversion):
         for i, msg in enumerate(messages):
             if type(msg) is not dict:
                 raise LogError(self.path, line, "expected an object", f"$set.messages[{i}]")
+            mid = msg.get("id")  # read before a message is (adv91 #4: "KeyError: 'id'")
+            if msg.get("type") in ("user", "gemini") and (not isinstance(mid, str) or not mid):
+                raise LogError(self.path, line, "expected a non-empty string",
+                               f"$set.messages[{i}].id")
             for text in _texts(msg):
                 if SNAPSHOT_TAG in text:
                     if text not in self.snapshots:
