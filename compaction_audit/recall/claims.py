@@ -120,22 +120,27 @@ def _parts(d: ext.Discriminator) -> list[str]:
     return WORD_RE.findall(norm)
 
 
-_ALNUM_RE = re.compile(r"[a-z]+|[0-9]+")
+_PRE_RELEASE_RE = re.compile(r"([0-9]+(?:\.[0-9]+)*)([a-z]+)([0-9]+)")
+"""A version's norm with a pre-release (``2.4.0rc1``, ``1.2.0beta0``): release, name and
+number (:func:`compaction_audit.recall.extract._suffix_norm` writes them so)."""
 
 
 def _part_lists(d: ext.Discriminator) -> list[list[str]]:
     """The word parts of which any one list, all present, supports token ``d``: those of
-    its normalized form (:func:`_parts`); of a version, also those of its text as
-    written (lowercased) and those of its norm cut where letters meet digits, as a
-    suffix reads when written with separators ("2.4.0rc1" is "2 4 0 rc 1" in
-    "2.4.0-rc.1").  adv91 #1: a summary that copied "Upgrade the client to 2.4.0-rc.1."
-    word for word stated an unsupported version, an error, since the norm's part "0rc1"
-    is no word of the raw text.  Support stays as lenient as for any token: the parts
-    may lie anywhere among the leaves' words."""
+    its normalized form (:func:`_parts`); of a version with a pre-release, also the
+    norm as one word (``2.4.0rc1``, a word :func:`~compaction_audit.recall.leafwords.bag`
+    makes of "2.4.0-rc.1"), and with an implicit number 0 the norm without it
+    (``1.2.0beta`` of "1.2.0-beta").  adv91 #1: a summary that copied "Upgrade the
+    client to 2.4.0-rc.1." word for word stated an unsupported version, an error, since
+    the norm's part "0rc1" is no word of the raw text; read as separate words, an
+    invented "2.4.0-rc.2" or "1.2.0a1" was found in "2.4.0-rc.1" or "1.2.0 and add a
+    retry" (usertest44 #1, adv92 #1): the whole version must be there."""
     found = _parts(d)
-    if d.kind is not ext.Kind.VERSION:
+    pre = _PRE_RELEASE_RE.fullmatch(d.norm) if d.kind is ext.Kind.VERSION else None
+    if pre is None:
         return [found]
-    return [found, WORD_RE.findall(d.text.lower()), _ALNUM_RE.findall(d.norm)]
+    implicit = [[pre[1] + pre[2]]] if pre[3] == "0" else []
+    return [found, [d.norm], *implicit]
 
 
 def _asked(found: Sequence[ext.Discriminator],

@@ -26,6 +26,13 @@ from compaction_audit.recall.survival.words import _stem
 __all__ = ["WORD_RE", "Below", "bag", "below", "held", "leaf_words", "term_hits"]
 
 WORD_RE = re.compile(r"[a-z0-9_]+")
+_PRE_RE = re.compile(r"[0-9]+(?:\.[0-9]+)+[.-]?[a-z]+(?:[.-]?[0-9]+)?")
+"""Dotted numbers, a name and a number, each joined by at most one separator
+("2.4.0-rc.1", "1.2.0-beta"): also one word without the separators around the name ("2.4.0rc1",
+:data:`_AROUND`), as a version with a pre-release reads in its norm
+(:func:`compaction_audit.recall.claims._part_lists`; usertest44 #1, adv92 #1: read as
+separate words, "2.4.0-rc.1" held an invented "2.4.0-rc.2")."""
+_AROUND = r"[.-]?([a-z]+)[.-]?"
 _DIGITS_RE = re.compile(r"\d+")
 _THOUSANDS_RE = re.compile(r",(?<=\d,)(?=\d{3})")
 """A thousands separator: a comma between a digit and three more.  It starts with the
@@ -36,7 +43,9 @@ character: 12 ms over the 2.8 MB transcript's leaves)."""
 @lru_cache(maxsize=8192)
 def bag(text: str) -> tuple[frozenset[str], frozenset[str]]:
     """(words, their stems) of ``text`` lowercased, thousands separators removed; the
-    digits of a number glued to a unit ("96k", "45000ms") are a word too."""
+    digits of a number glued to a unit ("96k", "45000ms") are a word too, and so is a
+    version with a pre-release, its separators around the name left out (:data:`_PRE_RE`:
+    "2.4.0-rc.1" is "2.4.0rc1")."""
     low = text.lower()
     plain = _THOUSANDS_RE.sub("", low) if "," in low else low
     found = frozenset(WORD_RE.findall(plain))
@@ -45,7 +54,8 @@ def bag(text: str) -> tuple[frozenset[str], frozenset[str]]:
                   for run in _DIGITS_RE.findall(word)]
     else:  # digits other than 0-9 (Unicode \d) are in no word: read the text
         digits = _DIGITS_RE.findall(plain)
-    words = found.union(digits)
+    joined = [re.sub(_AROUND, r"\1", m) for m in _PRE_RE.findall(plain)]
+    words = found.union(digits, joined)
     return words, frozenset(map(_stem, words))  # stem() without its call
 
 
@@ -82,7 +92,8 @@ second comma first would make its first one a separator)."""
 def leaf_words(texts: pl.Series) -> pl.DataFrame:
     """Columns ``t`` (UInt32: the text's index in ``texts``) and ``w``: the words of
     :func:`bag` (its first set) of each text, one row each, or two for a run of digits
-    inside a word that is also a word of the text ("v12" and "12").
+    inside a word that is also a word of the text ("v12" and "12"), or for a version
+    with a pre-release (:data:`_PRE_RE`: "2.4.0-rc.1" is also "2.4.0rc1").
 
     ASCII texts are read by Polars: lowercased, thousands separators removed, the
     distinct runs of ``[a-z0-9_]``, then the runs of digits of those words holding a
@@ -102,6 +113,10 @@ def leaf_words(texts: pl.Series) -> pl.DataFrame:
              .explode("w").drop_nulls("w"))
     digits = (words.filter(pl.col("w").str.contains(r"[0-9][a-z_]|[a-z_][0-9]"))
               .select("t", pl.col("w").str.extract_all(r"[0-9]+")).explode("w"))
+    joined = (frame.lazy().filter(ascii_)
+              .select("t", plain.str.extract_all(_PRE_RE.pattern).list.unique().alias("w"))
+              .explode("w").drop_nulls("w")
+              .with_columns(pl.col("w").str.replace_all(_AROUND, "${1}")))
     other = frame.filter(~ascii_)
     slow_t: list[int] = []
     slow_w: list[str] = []
@@ -110,7 +125,7 @@ def leaf_words(texts: pl.Series) -> pl.DataFrame:
         slow_t += [t] * len(found)
         slow_w += found
     slow = pl.DataFrame({"t": slow_t, "w": slow_w}, schema={"t": pl.UInt32, "w": pl.String})
-    return pl.concat([*pl.collect_all([words, digits]), slow])
+    return pl.concat([*pl.collect_all([words, digits, joined]), slow])
 
 
 def held(pairs: pl.DataFrame, words: pl.DataFrame, asked: pl.DataFrame) -> pl.DataFrame:

@@ -22,7 +22,9 @@ from tests.logs import SAMPLES, LogWriter, corpus_logs, rnd
 _HAND = ["Set 45,000ms and 1,234,567 rows; v2_3b, 12,34", "1,23,456 and 12,345,678",
          "x,123 a1,234b ,123 1,2345 9,999,99", "Seen \u0663\u0664 items, 7,000 ms",
          "\u0130stanbul \u212aelvin run_42x", "nul\x00 1,234", "", "UPPER Case_9 __ 0x1F",
-         "a1b2c3 12ab 3,000,000,000 1,000.5", "\u00c9t\u00e9 1,234 caf\u00e9"]
+         "a1b2c3 12ab 3,000,000,000 1,000.5", "\u00c9t\u00e9 1,234 caf\u00e9",
+         # pre-releases: one word each, the separators around the name left out
+         "Upgrade to 2.4.0-RC.1, 1.2.0-beta and 3.0.0.post1; v1.2-rc1x 1.2.3.4-a-5 9.9_b1"]
 
 
 def _random_texts(n: int) -> list[str]:
@@ -42,6 +44,7 @@ def test_leaf_words_are_the_words_of_bag() -> None:
     for t, text in enumerate(texts):
         assert got.get(t, set()) == set(leafwords.bag(text)[0]), text
     assert got[1] == {"1", "23456", "and", "12345678"}  # "1,23,456": only the second goes
+    assert {"2.4.0rc1", "1.2.0beta", "3.0.0post1", "1.2rc1", "1.2.3.4a5"} <= got[10]
 
 
 def _sessions(tmp: Path) -> list[Session]:

@@ -258,3 +258,20 @@ def test_a_version_spelled_otherwise_is_supported_and_another_is_not(
     # lenient (parts anywhere among the leaves' words), so "rc.2" would be held by the
     # "2" of 2.4.0, as "2.4.2" would (docs/rules.md, CA305, known problems)
     assert _restated(write_log, raw, "Upgraded the client to 2.4.0-rc.3.") == ["2.4.0-rc.3"]
+
+
+@pytest.mark.parametrize(("raw", "summary"), [
+    ("Upgrade the client to 2.4.0-rc.1.", "Upgraded the client to 2.4.0-rc.2."),
+    ("Upgrade the client to 2.4.0-rc.1.", "Upgraded the client to 2.4.0rc2."),
+    ("Upgrade the client to 2.4.0-rc.1.", "Upgraded the client to 4.2.0-rc.1."),
+    ("Upgrade the client to 2.4.0-rc.1 within a week.", "Upgraded the client to 2.4.0a1."),
+    ("Pin requests to 1.2.0 and add a retry.", "Pin requests to 1.2.0a1."),
+    ("Pin requests to 1.2.0 beta testers.", "Pin requests to 1.2.0-beta."),
+])
+def test_an_invented_pre_release_is_a_claim(write_log: LogWriter, raw: str,
+                                            summary: str) -> None:
+    """usertest44 #1, adv92 #1: read as separate words ("2 4 0 rc 2"), an invented
+    pre-release was found among the words of another ("2.4.0-rc.1": its "2"), or of
+    prose ("a retry": its "a"); the whole version must be in the raw text."""
+    [claimed] = _restated(write_log, raw, summary)
+    assert claimed == summary.split(" to ")[1].rstrip(".")
