@@ -102,10 +102,7 @@ def with_unbound_holders(occ: pl.DataFrame, items: pl.DataFrame,
     that states the value alone and binds some name of its kind is paired with each
     bound key of the value, as before; a value is paired with at most
     :data:`MAX_NAMES_PER_VALUE` keys, so the rows added are at most that many per span
-    stating a value alone, however many names and spans there are.  A span born before
-    the bound fact's first statement (the least ``born`` of the key's own occurrences)
-    holds nothing of it: a bare "16" two rounds before "Set pool_size to 16." is not
-    that fact (adv91 #2)."""
+    stating a value alone, however many names and spans there are."""
     stances = [c for c in STANCES if c in occ.columns]
     pairs = occ.lazy().select("key", "id", *stances)
     bound, binds = _bound_keys(pairs)
@@ -114,17 +111,9 @@ def with_unbound_holders(occ: pl.DataFrame, items: pl.DataFrame,
                 .with_columns(pl.col("base").str.splitn(":", 2).struct.field("field_0")
                               .alias("kind")))
     tied = binds.select("id", "kind").unique()
-    born = life.lazy().select("id", "born")
-    # a value stated alone holds a bound fact from the fact's first statement on, never
-    # before it (adv91 #2: "Keep read_timeout_ms at 16." held "pool_size to 16", stated
-    # two rounds later, and its eviction lost the fact before it was stated)
-    stated = (pairs.join(bound.select("key").unique(), on="key", how="semi")
-              .join(born, on="id").group_by("key").agg(pl.col("born").min().alias("_from")))
     paired = (mentions.join(tied, on=["id", "kind"], how="semi")
               .join(bound, on=["base", "kind"])
               .join(binds, on=["id", "kind", "name"], how="anti")
-              .join(born, on="id").join(stated, on="key")
-              .filter(pl.col("born") >= pl.col("_from"))
               .select("key", "id", *stances))
     like = ["born", "gone", "stating", "document", "present"]
     free = (mentions.join(tied, on=["id", "kind"], how="anti")
@@ -137,7 +126,6 @@ def with_unbound_holders(occ: pl.DataFrame, items: pl.DataFrame,
             .group_by("base", *like, *stances)
             .agg(pl.col("id").sort_by("source_line", "id").first())
             .join(bound.select("key", "base"), on="base")
-            .join(stated, on="key").filter(pl.col("born") >= pl.col("_from"))
             .select("key", "id", *stances))
     return pl.concat([pairs, paired, free]).collect()  # a span states one of the two
 

@@ -73,8 +73,12 @@ def analyse(session: Session, series: Series, items: pl.DataFrame | None = None,
     # (usertest38 #4: "Which version of lib2 did we pin again?" lowered the debt); a
     # span stating a bound value alone holds it (usertest38 #3)
     holders = holders_of(with_unbound_holders(occ, items, life), items)
-    first_seen_plan = holders.lazy().join(life.lazy(), on="id").group_by("key").agg(
-        pl.col("born").min().alias("start")).with_columns(pl.lit(n, pl.Int64).alias("end"))
+    # a fact is first seen where a span states it, not where a span states its value
+    # alone before it was bound (adv91 #2: "Keep read_timeout_ms at 16." two rounds
+    # before "Set pool_size to 16." dated the later fact's loss before it was stated)
+    first_seen_plan = (holders_of(occ, items).lazy().join(life.lazy(), on="id")
+                       .group_by("key").agg(pl.col("born").min().alias("start"))
+                       .with_columns(pl.lit(n, pl.Int64).alias("end")))
     drops, first_seen, debt, losses, reach = _debt_and_losses(session, holders, held, life,
                                                               drops_plan, first_seen_plan)
     if drops.height:  # spans that state a lost fact in another form hold it (usertest10)
@@ -124,6 +128,11 @@ def _debt_and_losses(session: Session, holders: pl.DataFrame, held: pl.DataFrame
         .with_columns(pl.col("start").shift(-1).over("key").fill_null(n).alias("next"))
         .select("key", pl.col("end").alias("start"), pl.col("next").alias("end"))
         .filter(pl.col("start") < pl.col("end"))
+        # no loss before the fact was first stated (a bare value held it earlier)
+        .join(first_seen_plan.select("key", pl.col("start").alias("_seen")), on="key",
+              how="left")
+        .filter(pl.col("_seen").is_null() | (pl.col("end") > pl.col("_seen")))
+        .drop("_seen")
         .join(dropped_keys.select("key", pl.lit(True).alias("by_fold")), on="key", how="left")
         .with_columns(pl.col("by_fold").fill_null(False))
     )
