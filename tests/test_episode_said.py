@@ -72,3 +72,36 @@ def test_the_html_row_is_led_by_the_label(write_log: LogWriter) -> None:
     assert row.severity == "error"
     assert row.message.startswith("warning: fold m dropped, but lost nothing")
     assert row.last_message.startswith("fold n silently dropped")
+
+
+def test_sarif_and_json_lead_the_lower_message_too(write_log: LogWriter) -> None:
+    """usertest44 #3: SARIF's result (level error) and the JSON episode (severity
+    error) still led with the warning's "fold m dropped, but lost nothing"."""
+    import json
+
+    path = str(_log(write_log))
+    runner = CliRunner()
+    sarif = json.loads(runner.invoke(app, ["audit", path, "--format", "sarif"]).output)
+    [result] = [r for r in sarif["runs"][0]["results"] if r["ruleId"] == "CA301"]
+    assert result["level"] == "error"
+    assert result["message"]["text"].startswith("warning: fold m dropped, but lost nothing")
+    doc = json.loads(runner.invoke(app, ["audit", path, "--format", "json"]).output)
+    [episode] = [f for f in doc["findings"] if f["code"] == "CA301"]
+    assert episode["severity"] == "error"
+    assert episode["message"].startswith("warning: fold m dropped, but lost nothing")
+    assert episode["last_message"].startswith("fold n silently dropped")
+
+
+def test_an_episode_below_its_rule_heading_is_led_by_its_severity() -> None:
+    """usertest44 #4: under "ERROR CA301 ... 4 findings (3 error, 1 warning) in 4
+    episodes" of sample (b), the warning's episode at round 17 (line 18) read as one of
+    the errors."""
+    from tests.logs import SAMPLES
+
+    out = CliRunner().invoke(app, ["audit", str(SAMPLES / "research-no-decay.jsonl")],
+                             env={"COLUMNS": "200"}).output
+    head = out.index("ERROR   CA301 silent-discriminating-fold  4 findings (3 error, 1 warning)")
+    assert out[head:].split("\n")[1] == (
+        "  round 17 (line 18): warning: fold t2.40 dropped, but lost nothing: t1.19: scope "
+        "'staging' (still held by another span)")
+    assert "  round 23 (line 24): fold t2.45 silently dropped" in out[head:]

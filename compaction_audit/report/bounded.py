@@ -24,7 +24,7 @@ from collections import Counter
 from typing import Any
 
 from compaction_audit.report.model import SessionReport
-from compaction_audit.report.summary import ends, episodes
+from compaction_audit.report.summary import ends, episodes, said
 from compaction_audit.rules.base import Finding
 
 LIST_CAP = 10
@@ -169,7 +169,9 @@ def episode_dict(run: list[Finding], show_all: bool = False,
     ``round``, ``line``, ``message``, ``action``, ``entity`` and ``values`` (lists
     capped unless ``show_all``), the worst ``severity``, ``count`` (findings),
     ``rounds`` (distinct rounds), ``last_round``, ``last_line``, ``last_message`` (None
-    when it is the first's) and ``entities`` (distinct, in order; capped).  With
+    when it is the first's; each message led by its severity where that is below the
+    episode's: :func:`~compaction_audit.report.summary.said`) and ``entities``
+    (distinct, in order; capped).  With
     ``files`` (the trace's lines are in several files:
     :attr:`~compaction_audit.report.model.SessionReport.line_files`), ``line_file`` and
     ``last_line_file`` after ``line`` and ``last_line``: the file each is a line of.
@@ -184,8 +186,8 @@ def episode_dict(run: list[Finding], show_all: bool = False,
         **({"line_file": first.line_file} if files else {}), "count": len(run),
         "rounds": len({f.round for f in run}), "last_round": last.round,
         "last_line": last.line, **({"last_line_file": last.line_file} if files else {}),
-        "message": first.message,
-        "last_message": None if last.message == first.message else last.message,
+        "message": said(first, run),
+        "last_message": None if last.message == first.message else said(last, run),
         "action": first.action, "entity": first.entity, "entities": entities,
         "values": first.values,
     }

@@ -50,7 +50,7 @@ from compaction_audit.report.gaps import gaps, gaps_fail
 from compaction_audit.report.lines import line_path
 from compaction_audit.report.model import Report, SessionReport
 from compaction_audit.report.safe import clip_tree, json_safe, printable
-from compaction_audit.report.summary import grown_prefix, stale_lines, worst_first
+from compaction_audit.report.summary import grown_prefix, said, stale_lines, worst_first
 from compaction_audit.ruledoc import help_text, rule_doc, rule_markdown
 from compaction_audit.rules.base import Rule
 
@@ -150,7 +150,7 @@ def render_sarif(report: Report, opts: RenderOptions) -> bytes:
             result: dict[str, Any] = {
                 "ruleId": f.code,
                 "level": LEVELS[ep["severity"]],
-                "message": {"text": printable(f"{grown_prefix(grown, f)}{f.message}{where}. "
+                "message": {"text": printable(f"{grown_prefix(grown, f)}{said(f, found)}{where}. "
                                               f"What to do: {f.action}")},
                 "locations": [location(line_path(s.path, f.line_file), f.line)],
                 "partialFingerprints": {FINGERPRINT_KEY: fingerprint(

@@ -17,7 +17,7 @@ from compaction_audit.errors import LogError
 from compaction_audit.report.gaps import gate_phrases, row_note
 from compaction_audit.report.model import Report, SessionReport
 from compaction_audit.report.safe import printable
-from compaction_audit.rules.base import Finding
+from compaction_audit.rules.base import Finding, Severity
 
 VERDICT_STYLE = {"FAIL": "bold red", "WARN": "yellow", "PASS": "green",
                  "UNREADABLE": "bold red"}
@@ -319,12 +319,15 @@ def worst_first(runs: list[list[Finding]]) -> list[list[Finding]]:
     return sorted(runs, key=lambda run: -max(f.severity.rank for f in run))
 
 
-def said(f: Finding, run: list[Finding]) -> str:
+def said(f: Finding, run: list[Finding], heading: Severity | None = None) -> str:
     """``f``'s message as an episode (``run``) shows it: led by its own severity where
-    that is below the episode's worst, ``"warning: fold t2.204 dropped, but lost
-    nothing ..."`` under an ERROR episode (usertest43 #5: the row read as an error that
-    lost nothing; the error was the episode's other fold)."""
-    if f.severity.rank >= max(g.severity.rank for g in run):
+    that is below the episode's worst, or below ``heading`` (the severity a heading
+    over several episodes shows), ``"warning: fold t2.204 dropped, but lost nothing
+    ..."`` under an ERROR episode (usertest43 #5: the row read as an error that lost
+    nothing; the error was the episode's other fold; usertest44 #4: a warning's episode
+    under an ERROR rule heading of the text report)."""
+    top = max(g.severity.rank for g in run)
+    if f.severity.rank >= max(top, heading.rank if heading is not None else top):
         return f.message
     return f"{f.severity.value}: {f.message}"
 

@@ -407,27 +407,30 @@ def _where(run: list[Finding]) -> str:
             if rounds == 1 else f"rounds {first.round}-{last.round} ({lines}{several})")
 
 
-def _episode(run: list[Finding], show_all: bool = False) -> list[RenderableType]:
+def _episode(run: list[Finding], show_all: bool = False,
+             heading: Severity | None = None) -> list[RenderableType]:
     """One episode: where (beside the message when short, else above it), the first
     message, the last one when it differs, and the rehydration suggestion (the first
     and last: :func:`~compaction_audit.report.summary.ends`).  Where a round holds
     several findings (a summary's distinct claims), a line counts those not shown;
     ``show_all`` shows every finding's message, each with its round when the episode
     spans several (usertest37 #3: three of a summary's four invented claims were seen
-    in no text report, even with --all)."""
+    in no text report, even with --all).  ``heading``: the severity of the rule's head
+    line, above which a message is led by its own (:func:`~compaction_audit.report.
+    summary.said`)."""
     first, last = ends(run)
     where = _where(run) + ": "
     parts: list[RenderableType] = (
-        [hang(where, w(said(first, run)))] if len(where) <= WHERE_BESIDE else
-        [hang(where, ""), hang("", w(said(first, run)), indent=4)])
+        [hang(where, w(said(first, run, heading)))] if len(where) <= WHERE_BESIDE else
+        [hang(where, ""), hang("", w(said(first, run, heading)), indent=4)])
     rounds = len({f.round for f in run})
     if show_all and len(run) > 1:
-        parts += [hang(f"round {f.round}: " if rounds > 1 else "", w(said(f, run)), indent=4)
-                  for f in run if f is not first]
+        parts += [hang(f"round {f.round}: " if rounds > 1 else "", w(said(f, run, heading)),
+                       indent=4) for f in run if f is not first]
     elif len(run) > 1:
         shown = 1
         if last.message != first.message:
-            parts.append(hang("last: ", w(said(last, run)), indent=4))
+            parts.append(hang("last: ", w(said(last, run, heading)), indent=4))
             shown = 2
         if len(run) > rounds:  # several at a round: each its own item, not a repeat
             parts.append(more_line(len(run) - shown, "more finding(s) in this episode",
@@ -462,7 +465,7 @@ def findings_section(r: SessionReport, show_all: bool = False) -> RenderableType
                              indent=8))
         shown, hidden = capped(runs, show_all, EPISODES_PER_RULE)
         for run in shown:
-            parts += _episode(run, show_all)
+            parts += _episode(run, show_all, worst(code))
         if hidden:
             rest = ", ".join(_span(run) for run in runs[len(shown):][:8])
             more = ", ..." if hidden > 8 else ""
