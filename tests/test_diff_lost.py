@@ -339,3 +339,33 @@ def test_the_first_rounds_of_a_run_add_no_new_unit(tmp_path: Path) -> None:
     assert [(u.code, u.baseline_code) for u in faiss] == [("CA301", None)]
     assert faiss[0].baseline and faiss[0].baseline.severity is Severity.ERROR
     assert faiss[0].candidate and faiss[0].candidate.severity is Severity.WARNING
+
+
+def test_a_fact_the_candidate_holds_in_a_fold_that_lost_others_persists(
+        write_log: LogWriter) -> None:
+    """usertest44 #2: fold m drops a (a timeout) and b (a pin); span c restates a's
+    timeout until the baseline evicts it at round 2, where the candidate stops.  The
+    candidate's m lost the pin and still holds the timeout, so it is keyed by the pin
+    alone; the baseline's timeout units read "resolved" (3 of them)."""
+    def span(i: str, text: str) -> dict[str, Any]:
+        return {"id": i, "tokens": 10, "text": text, "role": "user"}
+
+    records: list[dict[str, Any]] = [
+        rnd(0, spans=[span("a", "Set read_timeout_ms to 45000 on prod."),
+                      span("b", "Pin numpy to 1.26.4 on prod."),
+                      span("c", "Reminder: read_timeout_ms to 45000 on prod.")]),
+        rnd(1, summaries=[{"id": "m", "tokens": 3, "children": ["a", "b"],
+                           "text": "Reviewed settings."}], evicted=["a", "b"]),
+        rnd(2, spans=[{"id": "d", "tokens": 10, "text": "Reviewed the dashboard."}],
+            evicted=["c"]),
+    ]
+    whole = audit(write_log(records, name="whole.jsonl"))
+    first = audit(write_log(records[:2], name="first.jsonl"))
+    d = diff_reports(whole, first)
+    assert [u.key for u in d.by_status("resolved")] == []
+    assert d.by_status("new") == []
+    timeout = [u for u in d.by_status("persisting") if "read_timeout_ms" in u.key]
+    assert timeout and all(u.key.startswith("lost:") for u in timeout)
+    # and the other way: what the first run held, the whole run lost: new
+    back = diff_reports(first, whole)
+    assert {u.key for u in back.by_status("new")} >= {u.key for u in timeout}

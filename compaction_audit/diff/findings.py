@@ -53,8 +53,11 @@ def compare_findings(base: SessionReport, cand: SessionReport) -> list[FindingDe
     a log, diffed with the whole log, failed ``--fail-on-new warning`` on 22 "new"
     units, each a fact the whole log lost later); so is a candidate's ``held:`` unit
     whose fact a baseline fold dropped too, in a fold keyed by the other facts it lost
-    (:func:`~compaction_audit.diff.units.dropped_units`).  The other way, a fact the
-    baseline held and the candidate lost, stays new (usertest21 #2)."""
+    (:func:`~compaction_audit.diff.units.dropped_units`), and a fact the baseline lost
+    that the candidate's fold dropped while another span holds it, in a fold keyed by
+    the other facts it lost (usertest44 #2: such facts read "resolved", 104 of the 464
+    of the example above).  The other way, a fact the baseline held and the candidate
+    lost, stays new (usertest21 #2)."""
     names = {f.code: f.rule for f in (*base.findings, *cand.findings)}
 
     def by_identity(units: dict[tuple[str, str], Occurrence]
@@ -64,14 +67,20 @@ def compare_findings(base: SessionReport, cand: SessionReport) -> list[FindingDe
 
     b, c = by_identity(finding_units(base)), by_identity(finding_units(cand))
     for ident in [i for i in c if i[1].startswith("held:")]:
-        lost = ("", "lost:" + ident[1].removeprefix("held:"))
-        if lost in b and lost not in c and ident not in b:
-            c[lost] = c.pop(ident)  # the baseline lost it, the candidate still holds it
+        was = ("", "lost:" + ident[1].removeprefix("held:"))
+        if was in b and was not in c and ident not in b:
+            c[was] = c.pop(ident)  # the baseline lost it, the candidate still holds it
     held = [i for i in c if i[1].startswith("held:") and i not in b]
     dropped = dropped_units(base) if held else {}
     for ident in held:
         if ident[1] in dropped:  # the baseline dropped it too, in a fold keyed otherwise
             b[ident] = dropped[ident[1]]
+    lost = [i for i in b if i[1].startswith("lost:") and i not in c]
+    kept = dropped_units(cand) if lost else {}
+    for ident in lost:  # the candidate dropped it too, still held, in a fold keyed
+        also = kept.get("held:" + ident[1].removeprefix("lost:"))  # by the others it lost
+        if also is not None:
+            c[ident] = also
     out = []
     for ident in b.keys() | c.keys():
         status = ("persisting" if ident in b and ident in c
