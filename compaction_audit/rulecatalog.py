@@ -259,13 +259,16 @@ DOCS: tuple[tuple[Any, ...], ...] = (
          'topic-level summary, confidently and wrongly. Severity follows the worst kind '
          'lost, and a fold whose lost items are all in the low tiers (other prose, '
          'values and identifiers from tool output, finished work; '
-         '`compaction_audit.recall.ranking`) is at most a warning (issue 10, point 6), '
-         'unless the log marks a child `salience_class: "discriminating"` (the agent\'s '
-         'own word that a decision hinges on it); so is a fold all of whose dropped '
-         'facts another span still holds (nothing it dropped is lost: "5 facts, all '
-         'still recoverable"). A dropped fact another span still holds does not weigh in '
-         'the severity of a fold that lost others. Harness text (caveats, skill '
-         'documents, command wrappers) never yields a finding.'),
+         '`compaction_audit.recall.ranking`) is at most a warning, and info when what it '
+         'lost ranks below a version pin (identifiers, orderings, links) (issue 10, '
+         'point 6), unless the log marks a child `salience_class: "discriminating"` (the '
+         "agent's own word that a decision hinges on it); so is a fold all of whose "
+         'dropped facts another span still holds (nothing it dropped is lost: "5 facts, '
+         'all still recoverable"). A fold that lost a kind of error rank and is a '
+         'warning for its tiers says so in its message ("a warning, not an error: every '
+         'lost fact ranks other prose or below"). A dropped fact another span still '
+         'holds does not weigh in the severity of a fold that lost others. Harness text '
+         '(caveats, skill documents, command wrappers) never yields a finding.'),
         ('Discriminators are found by regex heuristics (docs/discriminators.md, "Known '
          'limitations"): a number restated in words or a fact kept in other words '
          'outside the paraphrase classes counts as lost; proper nouns with an inner '
@@ -291,7 +294,9 @@ DOCS: tuple[tuple[Any, ...], ...] = (
         'recall',
         'a fold dropped a discriminator that stays recoverable or was accounted',
         ('A fold whose text drops a discriminator of a child, but the child stays '
-         'resolvable (offloaded or retained) or the fold is accounted.'),
+         'resolvable (offloaded or retained) or the fold is accounted. A warning; info '
+         'where what it dropped ranks below a version pin and is in the low tiers or '
+         "still held by another span, as silent-discriminating-fold's is set."),
         ('Seed 002 ("Condition of Validity"): the precision is still recoverable by '
          'reference, or the loss was recorded; the fold is topic-preserving only, which '
          'is acceptable but debits the recall budget.'),
@@ -331,14 +336,16 @@ DOCS: tuple[tuple[Any, ...], ...] = (
          'among the spans, like the fold rules, and is at most a warning when every '
          "span's lost facts are in the low tiers (other prose, values from tool output, "
          'finished work; issue 10, point 6) and none is marked `salience_class: '
-         '"discriminating"`. Spans an opaque compaction summary folded are not judged '
+         '"discriminating"`, info when those rank below a version pin (identifiers, '
+         'orderings, links). Spans an opaque compaction summary folded are not judged '
          '(the verdict counts that compaction as not checked). A summary that names the '
          'full transcript on disk adds no reference (docs/adapters.md, "A summary that '
          'points to the transcript").'),
         ('A summary counts as a reference only while it keeps every discriminator of the '
          'span, by the same word-overlap check as the fold rules, so a summary that '
          'keeps a fact in other words does not count.'),
-        "round 9: s-0031 ('Do NOT enable --force') has 0 references (floor 1)",
+        ('round 9: 1 discriminating span(s) under a retained summary have no resolvable '
+         'reference; new at this round: s-0031'),
         'rehydrate the span from its source or restate its discriminators',
         (),
         'folds',

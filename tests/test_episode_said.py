@@ -105,3 +105,24 @@ def test_an_episode_below_its_rule_heading_is_led_by_its_severity() -> None:
         "  round 17 (line 18): warning: fold t2.40 dropped, but lost nothing: t1.19: scope "
         "'staging' (still held by another span)")
     assert "  round 23 (line 24): fold t2.45 silently dropped" in out[head:]
+
+
+def test_a_sarif_result_s_message_and_values_are_one_finding_s() -> None:
+    """usertest45 #1: SARIF took its message and location from the episode's first
+    finding in round order and its values from the worst of that round: an error's
+    result read "fold t3.86 ... lost nothing" beside fold t3.87's values (sample e,
+    rounds 12-13).  Every fold result now names the fold its values are about."""
+    import json
+
+    from tests.logs import SAMPLES
+
+    seen = 0
+    for sample in sorted(SAMPLES.glob("*.jsonl")):
+        out = CliRunner().invoke(app, ["audit", str(sample), "-f", "sarif",
+                                       "--fail-on", "never"]).output
+        for result in json.loads(out)["runs"][0]["results"]:
+            fold = result.get("properties", {}).get("values", {}).get("fold")
+            if fold is not None:
+                seen += 1
+                assert f"fold {fold} " in result["message"]["text"], (sample.name, fold)
+    assert seen > 10

@@ -50,7 +50,7 @@ from compaction_audit.report.gaps import gaps, gaps_fail
 from compaction_audit.report.lines import line_path
 from compaction_audit.report.model import Report, SessionReport
 from compaction_audit.report.safe import clip_tree, json_safe, printable
-from compaction_audit.report.summary import grown_prefix, said, stale_lines, worst_first
+from compaction_audit.report.summary import ends, grown_prefix, said, stale_lines, worst_first
 from compaction_audit.ruledoc import help_text, rule_doc, rule_markdown
 from compaction_audit.rules.base import Rule
 
@@ -143,7 +143,11 @@ def render_sarif(report: Report, opts: RenderOptions) -> bytes:
             " not listed (--all lists them)")}, "locations": [location(s.path, 0)]}
             for o in omitted]
         for found in worst_first(listed):  # errors first, then by round and rule
-            f, entry = found[0], entries[id(found[0])]
+            # the finding the episode stands for, as every format shows it: the worst of
+            # its first round (usertest45 #1: the first in round order led an error's
+            # result with "fold t3.86 ... lost nothing" beside t3.87's values)
+            f = ends(found)[0]
+            entry = entries[id(f)]
             ep = episode_dict(found, opts.show_all)
             where = ("" if ep["count"] == 1 else
                      f" ({ep['count']} findings over rounds {f.round}-{ep['last_round']})")

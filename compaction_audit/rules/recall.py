@@ -343,10 +343,13 @@ class SilentDiscriminatingFold(Rule):
     and a fold whose lost items are all in the low tiers (other prose, values and
     identifiers from tool output, finished work;
     :mod:`compaction_audit.recall.ranking`) is at most a
-    warning (issue 10, point 6), unless the log marks a child ``salience_class:
-    "discriminating"`` (the agent's own word that a decision hinges on it); so is a
-    fold all of whose dropped facts another span still holds (nothing it dropped is
-    lost: "5 facts, all still recoverable").  A dropped fact another
+    warning, and info when what it lost ranks below a version pin (identifiers,
+    orderings, links) (issue 10, point 6), unless the log marks a child
+    ``salience_class: "discriminating"`` (the agent's own word that a decision hinges
+    on it); so is a fold all of whose dropped facts another span still holds (nothing
+    it dropped is lost: "5 facts, all still recoverable").  A fold that lost a kind of
+    error rank and is a warning for its tiers says so in its message ("a warning, not
+    an error: every lost fact ranks other prose or below").  A dropped fact another
     span still holds does not weigh in the severity of a fold that lost others.
     Harness text (caveats, skill documents, command wrappers) never yields a finding.
 
@@ -404,6 +407,9 @@ class TopicOnlyFold(Rule):
     recoverable by reference, or the loss was recorded; the fold is topic-preserving
     only, which is acceptable but debits the recall budget.
 
+    A warning; info where what it dropped ranks below a version pin and is in the low
+    tiers or still held by another span, as silent-discriminating-fold's is set.
+
     Known problems: the same extraction as silent-discriminating-fold, with the same
     limits; "resolvable" means the log says the child was offloaded or is retained, not
     that the agent can or will fetch it again.
@@ -453,7 +459,8 @@ class RecallFloor(Rule):
     kind among the spans, like the fold rules, and is at most a warning when every
     span's lost facts are in the low tiers (other prose, values from tool output,
     finished work; issue 10, point 6) and none is marked ``salience_class:
-    "discriminating"``.  Spans an opaque compaction summary folded are not judged (the
+    "discriminating"``, info when those rank below a version pin (identifiers,
+    orderings, links).  Spans an opaque compaction summary folded are not judged (the
     verdict counts that compaction as not checked).  A summary that names the full
     transcript on disk adds no reference (docs/adapters.md, "A summary that points to
     the transcript").
@@ -483,7 +490,8 @@ class RecallFloor(Rule):
     family = "recall"
     summary = "a discriminating span under a retained summary has too few references"
     action = "rehydrate the span from its source or restate its discriminators"
-    example = "round 9: s-0031 ('Do NOT enable --force') has 0 references (floor 1)"
+    example = ("round 9: 1 discriminating span(s) under a retained summary have no "
+               "resolvable reference; new at this round: s-0031")
 
     def evaluate(self, ctx: Context) -> Outcome:
         """One row per round with spans under the floor: their count, the spans that
