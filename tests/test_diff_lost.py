@@ -372,3 +372,22 @@ def test_a_fact_the_candidate_holds_in_a_fold_that_lost_others_persists(
     # and the other way: what the first run held, the whole run lost: new
     back = diff_reports(first, whole)
     assert {u.key for u in back.by_status("new")} >= {u.key for u in timeout}
+
+
+def test_the_first_rounds_add_no_new_unit_under_a_configured_severity(
+        tmp_path: Path) -> None:
+    """adv93 #5: with CA301 configured as error, a fact held on both sides was matched
+    at a fixed warning on the baseline's side, and "1 persisting finding unit(s) now at
+    or above error" failed the diff of a log's first 12 rounds against the whole log."""
+    from compaction_audit.api import audit as audit_path
+
+    sample = Path(__file__).parent.parent / "sample_logs" / "research-decay.jsonl"
+    prefix = tmp_path / "first12.jsonl"
+    prefix.write_text("".join(sample.read_text().splitlines(keepends=True)[:13]))
+    error = {"silent-discriminating-fold": Severity.ERROR}
+    d = diff_reports(audit_path(str(sample), severity=error),
+                     audit_path(str(prefix), severity=error))
+    assert d.by_status("new") == [] and gate(d, None, "error") == []
+    [faiss] = [u for u in d.by_status("persisting") if u.key == "held:identifier:faiss-cpu"]
+    assert faiss.baseline and faiss.candidate
+    assert faiss.baseline.severity is faiss.candidate.severity is Severity.ERROR

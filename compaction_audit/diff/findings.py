@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from compaction_audit.diff.units import Occurrence, dropped_units, finding_units
 from compaction_audit.report.model import SessionReport
@@ -74,13 +74,13 @@ def compare_findings(base: SessionReport, cand: SessionReport) -> list[FindingDe
     dropped = dropped_units(base) if held else {}
     for ident in held:
         if ident[1] in dropped:  # the baseline dropped it too, in a fold keyed otherwise
-            b[ident] = dropped[ident[1]]
+            b[ident] = _at_most(dropped[ident[1]], c[ident][1].severity)
     lost = [i for i in b if i[1].startswith("lost:") and i not in c]
     kept = dropped_units(cand) if lost else {}
     for ident in lost:  # the candidate dropped it too, still held, in a fold keyed
         also = kept.get("held:" + ident[1].removeprefix("lost:"))  # by the others it lost
         if also is not None:
-            c[ident] = also
+            c[ident] = _at_most(also, b[ident][1].severity)
     out = []
     for ident in b.keys() | c.keys():
         status = ("persisting" if ident in b and ident in c
@@ -100,6 +100,18 @@ def compare_findings(base: SessionReport, cand: SessionReport) -> list[FindingDe
                 *rank.get(d.key, (_NO_TIER, 0)), d.key)
 
     return sorted(out, key=order)
+
+
+def _at_most(unit: tuple[str, Occurrence], severity: Severity) -> tuple[str, Occurrence]:
+    """``unit`` (code, occurrence) with its severity lowered to ``severity`` where it is
+    above: a fact matched through a fold that dropped it while another span held it
+    (:func:`~compaction_audit.diff.units.dropped_units`) weighs no more than the other
+    run's unit of it, since the fold's severity is the other facts' (a fold of no-decay
+    vs decay made 3 units "persisting now at or above error"; with a configured
+    severity, a fixed cap at warning made one of a prefix run's: adv93 #5)."""
+    code, occ = unit
+    return (code, replace(occ, severity=severity)) if occ.severity.rank > severity.rank \
+        else unit
 
 
 _NO_TIER = 99

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from compaction_audit.report.model import SessionReport
 from compaction_audit.rules import Finding, Severity
@@ -209,11 +209,9 @@ def dropped_units(r: SessionReport) -> dict[str, tuple[str, Occurrence]]:
     :func:`~compaction_audit.diff.findings.compare_findings` matches a candidate's
     ``held:`` unit with when the baseline dropped the same fact in a fold keyed by
     other facts (one that lost some: usertest43 #2, ``held:identifier:faiss-cpu``).  The
-    occurrence's severity is at most a warning, as a fold's whose every dropped fact is
-    still held: an error of such a fold is the other facts' (as the fact's own severity
-    it made "persisting now at or above error" of a fact the candidate held and the
-    baseline lost at a warning).  A finding's children are capped in its values (50),
-    so a fact dropped past the cap is not found here."""
+    occurrence's severity is the fold's, which is its other facts': the caller weighs
+    it against the other run's unit.  A finding's children are capped in its values
+    (50), so a fact dropped past the cap is not found here."""
     by_key: dict[str, list[Finding]] = {}
     for f in r.findings:
         children = f.values.get("children")
@@ -224,9 +222,6 @@ def dropped_units(r: SessionReport) -> dict[str, tuple[str, Occurrence]]:
     out = {}
     for key, fs in by_key.items():
         worst = min(fs, key=lambda f: (-f.severity.rank, f.code))
-        occ = _occurrence([f for f in fs if f.code == worst.code])
-        if occ.severity.rank > Severity.WARNING.rank:  # the fold's error is its other
-            occ = replace(occ, severity=Severity.WARNING)  # facts': this one is held
-        out[key] = (worst.code, occ)
+        out[key] = (worst.code, _occurrence([f for f in fs if f.code == worst.code]))
     return out
 
