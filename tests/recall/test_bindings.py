@@ -294,3 +294,28 @@ def test_a_bare_value_holds_the_bound_fact_before_or_after_it(write_log: LogWrit
 
     assert lost(pin, out) == ["lib2"]
     assert lost(out, pin) == ["lib2"]
+
+
+def test_a_fact_folded_in_the_round_it_is_stated_is_lost_there(write_log: LogWriter) -> None:
+    """adv93 #1: a statement folded and evicted in its own round holds its fact for no
+    round, so the gap that a bare "16" two rounds earlier left stood before it: "pool_size
+    to 16" read lost at round 1 to an eviction, "asked again" by its own statement."""
+    log = [
+        rnd(0, spans=[{"id": "u0", "tokens": 7, "text": "Keep read_timeout_ms at 16.",
+                       "role": "user"}]),
+        rnd(1, spans=[{"id": "a1", "tokens": 5, "text": "Looked at the dashboard.",
+                       "role": "assistant"}],
+            summaries=[{"id": "s0", "tokens": 3, "children": ["u0", "a1"],
+                        "text": "Looked at the dashboard."}], evicted=["u0", "a1"]),
+        rnd(2, spans=[{"id": "u1", "tokens": 5, "text": "Set pool_size to 16.", "role": "user"}],
+            summaries=[{"id": "s1", "tokens": 3, "children": ["s0", "u1"],
+                        "text": "Looked at the dashboard."}], evicted=["s0", "u1"]),
+    ]
+    report = audit(str(write_log(log)))
+    [pool] = [d for d in report.extra["lost_discriminators"] if d["text"] == "pool_size to 16"]
+    assert (pool["cause"], pool["fold"], pool["lost_round"]) == ("fold", "s1", 2)
+    assert pool["asked_again_round"] is None and pool["tier_name"] == "typed by a person"
+    # seen 3 at round 0 (a constraint, the identifier, the bare 16), 5 from round 2;
+    # none of pool_size's facts is in the debt before round 2
+    assert report.series["discriminators_seen"].to_list() == [3, 3, 5]
+    assert report.series["recall_debt"].to_list() == [0, 3, 4]

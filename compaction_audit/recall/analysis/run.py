@@ -128,10 +128,13 @@ def _debt_and_losses(session: Session, holders: pl.DataFrame, held: pl.DataFrame
         .with_columns(pl.col("start").shift(-1).over("key").fill_null(n).alias("next"))
         .select("key", pl.col("end").alias("start"), pl.col("next").alias("end"))
         .filter(pl.col("start") < pl.col("end"))
-        # no loss before the fact was first stated (a bare value held it earlier)
+        # no loss before the fact was first stated (a bare value held it earlier): a
+        # gap begins there at the earliest (adv93 #1: a statement folded in its own
+        # round held the fact for no round, and the gap before it stood)
         .join(first_seen_plan.select("key", pl.col("start").alias("_seen")), on="key",
               how="left")
-        .filter(pl.col("_seen").is_null() | (pl.col("end") > pl.col("_seen")))
+        .with_columns(pl.max_horizontal("start", pl.col("_seen").fill_null(0)).alias("start"))
+        .filter(pl.col("start") < pl.col("end"))
         .drop("_seen")
         .join(dropped_keys.select("key", pl.lit(True).alias("by_fold")), on="key", how="left")
         .with_columns(pl.col("by_fold").fill_null(False))
