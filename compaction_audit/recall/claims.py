@@ -127,20 +127,20 @@ number (:func:`compaction_audit.recall.extract._suffix_norm` writes them so)."""
 
 def _part_lists(d: ext.Discriminator) -> list[list[str]]:
     """The word parts of which any one list, all present, supports token ``d``: those of
-    its normalized form (:func:`_parts`); of a version with a pre-release, also the
+    its normalized form (:func:`_parts`); of a version with a pre-release, instead the
     norm as one word (``2.4.0rc1``, a word :func:`~compaction_audit.recall.leafwords.bag`
     makes of "2.4.0-rc.1"), and with an implicit number 0 the norm without it
     (``1.2.0beta`` of "1.2.0-beta").  adv91 #1: a summary that copied "Upgrade the
     client to 2.4.0-rc.1." word for word stated an unsupported version, an error, since
     the norm's part "0rc1" is no word of the raw text; read as separate words, an
     invented "2.4.0-rc.2" or "1.2.0a1" was found in "2.4.0-rc.1" or "1.2.0 and add a
-    retry" (usertest44 #1, adv92 #1): the whole version must be there."""
-    found = _parts(d)
+    retry" (usertest44 #1, adv92 #1), and 1.2.0rc1's parts in "Python 3.0rc1 on 1.2
+    hosts" (adv93 #2): the whole version must be there."""
     pre = _PRE_RELEASE_RE.fullmatch(d.norm) if d.kind is ext.Kind.VERSION else None
     if pre is None:
-        return [found]
+        return [_parts(d)]
     implicit = [[pre[1] + pre[2]]] if pre[3] == "0" else []
-    return [found, [d.norm], *implicit]
+    return [[d.norm], *implicit]
 
 
 def _asked(found: Sequence[ext.Discriminator],

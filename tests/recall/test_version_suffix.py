@@ -275,3 +275,38 @@ def test_an_invented_pre_release_is_a_claim(write_log: LogWriter, raw: str,
     prose ("a retry": its "a"); the whole version must be in the raw text."""
     [claimed] = _restated(write_log, raw, summary)
     assert claimed == summary.split(" to ")[1].rstrip(".")
+
+
+@pytest.mark.parametrize(("raw", "summary"), [
+    ("Deploy 2.4.0-rc1-hotfix tonight.", "Deploy 2.4.0-rc1 tonight."),
+    ("Deploy 1.2.0-alpha.beta tonight.", "Deploy 1.2.0-alpha tonight."),
+    ("Deploy 2.4.0-rc.1.2 tonight.", "Deploy 2.4.0-rc.1 tonight."),
+    ("Python 3.0rc1 on 1.2 hosts.", "Deploy 1.2.0rc1 tonight."),
+])
+def test_a_pre_release_inside_a_longer_one_is_no_support(write_log: LogWriter, raw: str,
+                                                        summary: str) -> None:
+    """adv93 #2: the raw text's version word was read from a prefix of a longer one
+    ("2.4.0-rc1-hotfix" held 2.4.0-rc1), and a pre-release's parts alone still counted
+    ("3.0rc1 on 1.2" held 1.2.0rc1)."""
+    [claimed] = _restated(write_log, raw, summary)
+    assert claimed == summary.split()[1]
+
+
+@pytest.mark.parametrize("version", ["2.4.0_rc1", "2.4.0-rc.1"])
+def test_a_pre_release_copied_with_an_underscore_is_supported(write_log: LogWriter,
+                                                              version: str) -> None:
+    text = f"Upgrade the client to {version}."  # adv93 #3, the underscore form
+    assert _restated(write_log, text, text) == []
+
+
+def test_a_long_run_of_dotted_numbers_is_read_once() -> None:
+    """adv93 #4: a non-ASCII leaf (read by Python's engine) holding one long run of
+    dotted numbers took 13 s at 40 KB: the pattern restarted at every digit.  It starts
+    only where a run starts now (the time is measured by hand, not here: 0.01 s); the
+    run is one version, read whole, and a run with no name is none."""
+    from compaction_audit.recall import leafwords
+
+    run = ".".join(str(i % 10) for i in range(20_000))
+    words, _ = leafwords.bag("\u00e9 " + run + "rc1")
+    assert f"{run}rc1" in words
+    assert leafwords._pre_words(run) == []
