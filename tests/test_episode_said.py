@@ -17,6 +17,7 @@ from typer.testing import CliRunner
 
 from compaction_audit.cli import app
 from compaction_audit.report.summary import episodes, said
+from compaction_audit.rules import Severity
 from tests.logs import LogWriter, rnd
 
 HELD = "Do NOT use --force on main."
@@ -44,10 +45,11 @@ def test_a_lower_finding_in_an_episode_is_led_by_its_severity(write_log: LogWrit
     report = api.audit(str(_log(write_log)))
     [run] = [r for r in episodes(report.findings) if r[0].code == "CA301"]
     assert [(f.round, f.severity.value) for f in run] == [(1, "warning"), (2, "error")]
-    assert said(run[0], run) == "warning: " + run[0].message
+    assert said(run[0], Severity.ERROR) == "warning: " + run[0].message
     assert run[0].message.startswith("fold m dropped, but lost nothing")
-    assert said(run[1], run) == run[1].message  # the episode's own severity: no label
-    assert said(run[0], run[:1]) == run[0].message  # alone, the warning is the episode's
+    assert said(run[1], Severity.ERROR) == run[1].message  # the episode's own: no label
+    assert said(run[0], Severity.WARNING) == run[0].message  # alone, the warning is the
+    # episode's
 
 
 def test_every_format_shows_the_label(write_log: LogWriter, tmp_path: Path) -> None:

@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 from compaction_audit.report.model import SessionReport
 from compaction_audit.rules import Finding, Severity
@@ -153,6 +155,16 @@ def fold_lost_units(r: SessionReport) -> FoldLosses:
     return out
 
 
+def _dropped(f: Finding) -> Iterator[dict[str, Any]]:
+    """Each fact (an object with a ``kind``) a fold finding lists as dropped by one of
+    its ``values["children"]``, held or lost, in order; none for any other finding."""
+    children = f.values.get("children")
+    for c in children if isinstance(children, list) else ():
+        for d in (c.get("dropped") or ()) if isinstance(c, dict) else ():
+            if isinstance(d, dict) and "kind" in d:
+                yield d
+
+
 def lost_keys(f: Finding, lost_by_fold: FoldLosses) -> list[str]:
     """``lost:<kind>:<text>`` for each discriminator a fold finding (one with
     ``values["children"]``) lost, without repeats; empty for any other finding.
@@ -179,15 +191,12 @@ def lost_keys(f: Finding, lost_by_fold: FoldLosses) -> list[str]:
     own = lost_by_fold.get(str(fold), []) if fold is not None else []
     ranked = lost_by_fold.ranked
     again, held = [], []
-    for c in children:
-        for d in (c.get("dropped") or ()) if isinstance(c, dict) else ():
-            if not isinstance(d, dict) or "kind" not in d:
-                continue
-            pos = d.get("pos")
-            if type(pos) is int and 0 <= pos < len(ranked) and ranked[pos]:
-                again.append(ranked[pos])  # lost (first here, or by an earlier fold)
-            else:
-                held.append(f"held:{d['kind']}:{d['text']}")
+    for d in _dropped(f):
+        pos = d.get("pos")
+        if type(pos) is int and 0 <= pos < len(ranked) and ranked[pos]:
+            again.append(ranked[pos])  # lost (first here, or by an earlier fold)
+        else:
+            held.append(f"held:{d['kind']}:{d['text']}")
     # a fold that lost facts of its own is keyed by them and by those it dropped again
     # (usertest25 #1: a unit showed the first fold's round only); one that lost none
     # by what it dropped again, else by what another span still holds
@@ -214,11 +223,8 @@ def dropped_units(r: SessionReport) -> dict[str, tuple[str, Occurrence]]:
     (50), so a fact dropped past the cap is not found here."""
     by_key: dict[str, list[Finding]] = {}
     for f in r.findings:
-        children = f.values.get("children")
-        for c in children if isinstance(children, list) else ():
-            for d in (c.get("dropped") or ()) if isinstance(c, dict) else ():
-                if isinstance(d, dict) and "kind" in d:
-                    by_key.setdefault(f"held:{d['kind']}:{d.get('text')}", []).append(f)
+        for d in _dropped(f):
+            by_key.setdefault(f"held:{d['kind']}:{d.get('text')}", []).append(f)
     out = {}
     for key, fs in by_key.items():
         worst = min(fs, key=lambda f: (-f.severity.rank, f.code))

@@ -54,14 +54,19 @@ comma, so the engine looks for commas only (it tried its look-behind at every
 character: 12 ms over the 2.8 MB transcript's leaves)."""
 
 
+def _plain(text: str) -> str:
+    """``text`` lowercased, thousands separators removed: what :func:`bag` reads."""
+    low = text.lower()
+    return _THOUSANDS_RE.sub("", low) if "," in low else low
+
+
 @lru_cache(maxsize=8192)
 def bag(text: str) -> tuple[frozenset[str], frozenset[str]]:
     """(words, their stems) of ``text`` lowercased, thousands separators removed; the
     digits of a number glued to a unit ("96k", "45000ms") are a word too, and so is a
     version with a pre-release, its separators around the name left out (:data:`_PRE_RE`:
     "2.4.0-rc.1" is "2.4.0rc1")."""
-    low = text.lower()
-    plain = _THOUSANDS_RE.sub("", low) if "," in low else low
+    plain = _plain(text)
     found = frozenset(WORD_RE.findall(plain))
     if plain.isascii():  # each run of digits lies in one word: read the words, not the text
         digits = [run for word in found if not word.isalpha()
@@ -132,9 +137,7 @@ def leaf_words(texts: pl.Series) -> pl.DataFrame:
     slow_w: list[str] = []
     may = frame.filter(ascii_ & pl.col("text").str.contains(f"(?i){_MAY_PRE}"))
     for t, text in may.iter_rows():  # few texts: versions with a pre-release
-        low = text.lower()
-        found_pre = list(dict.fromkeys(_pre_words(_THOUSANDS_RE.sub("", low) if "," in low
-                                                  else low)))
+        found_pre = list(dict.fromkeys(_pre_words(_plain(text))))
         slow_t += [t] * len(found_pre)
         slow_w += found_pre
     for t, text in zip(other["t"].to_list(), other["text"].to_list(), strict=True):

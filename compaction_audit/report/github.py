@@ -109,7 +109,8 @@ def _episode_command(path: str, run: list[Finding],
     if last.line != first.line and last.line_file == first.line_file:
         props["endLine"] = last.line
     props["title"] = f"{first.code} {first.rule} ({where}{items})"
-    return command(worst(run), f"{grown_prefix(grown or {}, first)}{said(first, run)}. What to do: "
+    top = max((f.severity for f in run), key=lambda v: v.rank)
+    return command(worst(run), f"{grown_prefix(grown or {}, first)}{said(first, top)}. What to do: "
                    f"{first.action}", **props)
 
 

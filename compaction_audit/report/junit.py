@@ -61,7 +61,8 @@ def _episode_text(run: list[Finding], grown: dict[int, dict[str, Any]] | None = 
              else f"rounds {f.round}-{last.round} ({lines_of}{several})")
     lines = [f"{where} {f.severity.value}: {grown_prefix(grown or {}, f)}{f.message}"]
     if last.message != f.message:
-        lines.append(f"  last: {said_in_episode(last, run)}")
+        top = max((x.severity for x in run), key=lambda s: s.rank)
+        lines.append(f"  last: {said_in_episode(last, top)}")
     return xml_lines([*lines, f"  action: {f.action}"])
 
 

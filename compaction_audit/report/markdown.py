@@ -204,7 +204,7 @@ def session_section(s: SessionReport, open_: bool, show_all: bool = False) -> li
             rounds += f" ({len(run)} findings)"
         sev = max((f.severity for f in run), key=lambda v: v.rank)
         lines.append(f"| {sev.value} | {first.code} {md(first.rule)} | {rounds} | "
-                     f"{where} | {md(said(first, run))} |")
+                     f"{where} | {md(said(first, sev))} |")
     if len(runs) > MAX_ROWS:
         lines.append(f"\n{len(runs) - MAX_ROWS} more episode(s) not shown.")
     lines.append("")

@@ -149,12 +149,13 @@ def render_sarif(report: Report, opts: RenderOptions) -> bytes:
             f = ends(found)[0]
             entry = entries[id(f)]
             ep = episode_dict(found, opts.show_all)
+            top = max((x.severity for x in found), key=lambda v: v.rank)
             where = ("" if ep["count"] == 1 else
                      f" ({ep['count']} findings over rounds {f.round}-{ep['last_round']})")
             result: dict[str, Any] = {
                 "ruleId": f.code,
                 "level": LEVELS[ep["severity"]],
-                "message": {"text": printable(f"{grown_prefix(grown, f)}{said(f, found)}{where}. "
+                "message": {"text": printable(f"{grown_prefix(grown, f)}{said(f, top)}{where}. "
                                               f"What to do: {f.action}")},
                 "locations": [location(line_path(s.path, f.line_file), f.line)],
                 "partialFingerprints": {FINGERPRINT_KEY: fingerprint(

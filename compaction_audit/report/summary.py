@@ -319,17 +319,14 @@ def worst_first(runs: list[list[Finding]]) -> list[list[Finding]]:
     return sorted(runs, key=lambda run: -max(f.severity.rank for f in run))
 
 
-def said(f: Finding, run: list[Finding], heading: Severity | None = None) -> str:
-    """``f``'s message as an episode (``run``) shows it: led by its own severity where
-    that is below the episode's worst, or below ``heading`` (the severity a heading
-    over several episodes shows), ``"warning: fold t2.204 dropped, but lost nothing
-    ..."`` under an ERROR episode (usertest43 #5: the row read as an error that lost
-    nothing; the error was the episode's other fold; usertest44 #4: a warning's episode
-    under an ERROR rule heading of the text report)."""
-    top = max(g.severity.rank for g in run)
-    if f.severity.rank >= max(top, heading.rank if heading is not None else top):
-        return f.message
-    return f"{f.severity.value}: {f.message}"
+def said(f: Finding, shown: Severity) -> str:
+    """``f``'s message as shown under ``shown`` (its episode's worst severity, or the
+    heading's over several episodes): led by its own severity where that is below,
+    ``"warning: fold t2.204 dropped, but lost nothing ..."`` under an ERROR episode
+    (usertest43 #5: the row read as an error that lost nothing; the error was the
+    episode's other fold; usertest44 #4: a warning's episode under an ERROR rule
+    heading of the text report).  The caller reads ``shown`` once per episode."""
+    return f.message if f.severity.rank >= shown.rank else f"{f.severity.value}: {f.message}"
 
 
 def ends(run: list[Finding]) -> tuple[Finding, Finding]:

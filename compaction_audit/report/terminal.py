@@ -419,18 +419,21 @@ def _episode(run: list[Finding], show_all: bool = False,
     line, above which a message is led by its own (:func:`~compaction_audit.report.
     summary.said`)."""
     first, last = ends(run)
+    under = max((f.severity for f in run), key=lambda s: s.rank)
+    if heading is not None and heading.rank > under.rank:
+        under = heading
     where = _where(run) + ": "
     parts: list[RenderableType] = (
-        [hang(where, w(said(first, run, heading)))] if len(where) <= WHERE_BESIDE else
-        [hang(where, ""), hang("", w(said(first, run, heading)), indent=4)])
+        [hang(where, w(said(first, under)))] if len(where) <= WHERE_BESIDE else
+        [hang(where, ""), hang("", w(said(first, under)), indent=4)])
     rounds = len({f.round for f in run})
     if show_all and len(run) > 1:
-        parts += [hang(f"round {f.round}: " if rounds > 1 else "", w(said(f, run, heading)),
+        parts += [hang(f"round {f.round}: " if rounds > 1 else "", w(said(f, under)),
                        indent=4) for f in run if f is not first]
     elif len(run) > 1:
         shown = 1
         if last.message != first.message:
-            parts.append(hang("last: ", w(said(last, run, heading)), indent=4))
+            parts.append(hang("last: ", w(said(last, under)), indent=4))
             shown = 2
         if len(run) > rounds:  # several at a round: each its own item, not a repeat
             parts.append(more_line(len(run) - shown, "more finding(s) in this episode",

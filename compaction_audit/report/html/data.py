@@ -218,7 +218,7 @@ def episodes(findings: list[Finding]) -> list[Episode]:
         worst = max((f.severity for f in run), key=lambda s: s.rank)
         out.append(Episode(first.code, first.rule, worst.value, first.round, last.round,
                            first.line, last.line, len({f.round for f in run}), len(run),
-                           said(first, run), said(last, run), first.action, first.line_file,
+                           said(first, worst), said(last, worst), first.action, first.line_file,
                            last.line_file))
     return out
 
