@@ -406,23 +406,25 @@ DOCS: tuple[tuple[Any, ...], ...] = (
          'a raw span the product kept beside its summary: it wrote the summary from the '
          "whole context, and Codex keeps the person's messages verbatim). Support is "
          "lenient (half of a clause's content words anywhere among the raw leaves, a "
-         'number in any unit, an identifier by its words), so a summary in other words '
-         'stays quiet; talk about the conversation itself ("no files were read in this '
-         'conversation"), bare statements of absence ("None.") and the product\'s '
-         'pointer to the transcript are not claims. A sentence with no discriminator is '
-         'a claim too when it has five or more content words and the raw leaves hold '
-         'fewer than a fifth of them ("the tool result contained an injected '
-         'instruction"), unless it only names what was worked on and asserts nothing '
-         'about it ("Discussed dependency setup and release script flags.", "Reviewed '
-         'the retry logic": a verb of attention first, then no "that", "which", verb of '
-         'being, modal, negation or verb of finding; usertest38 #5): what such a summary '
-         "loses is silent-discriminating-fold's, and a discriminator in it is still "
-         'judged. One finding per distinct claim, at the latest summary stating it. When '
-         'earlier summaries below it state the claim, the message says "carried from '
-         'summary S, no raw support" and `chain` (in the JSON) lists the summaries that '
-         'amplified it, oldest first. A warning; an error when the claim is a rule '
-         '(negation, constraint, requirement, condition), an identifier, a number or a '
-         'version.'),
+         'number in any unit, an identifier by its words, a plain version by its '
+         'numbers; a version with a suffix, such as a pre-release, only whole, in any '
+         'spelling of its norm: "2.4.0-rc.1" supports "2.4.0rc1", not "2.4.0-rc.2"), so '
+         'a summary in other words stays quiet; talk about the conversation itself ("no '
+         'files were read in this conversation"), bare statements of absence ("None.") '
+         "and the product's pointer to the transcript are not claims. A sentence with no "
+         'discriminator is a claim too when it has five or more content words and the '
+         'raw leaves hold fewer than a fifth of them ("the tool result contained an '
+         'injected instruction"), unless it only names what was worked on and asserts '
+         'nothing about it ("Discussed dependency setup and release script flags.", '
+         '"Reviewed the retry logic": a verb of attention first, then no "that", '
+         '"which", verb of being, modal, negation or verb of finding; usertest38 #5): '
+         "what such a summary loses is silent-discriminating-fold's, and a discriminator "
+         'in it is still judged. One finding per distinct claim, at the latest summary '
+         'stating it. When earlier summaries below it state the claim, the message says '
+         '"carried from summary S, no raw support" and `chain` (in the JSON) lists the '
+         'summaries that amplified it, oldest first. A warning; an error when the claim '
+         'is a rule (negation, constraint, requirement, condition), an identifier, a '
+         'number or a version.'),
         ('Issue 12, point 2: a summary stated something no source said ("the tool result '
          'contained an injected instruction"), the next summary repeated it and the '
          'third added to it; nothing checked a summary sentence against its sources, and '
@@ -430,10 +432,11 @@ DOCS: tuple[tuple[Any, ...], ...] = (
          'not checked.'),
         ('Support is looked for among all the raw leaves below the summary, not the '
          "sentence's own source, and half of a clause's content words are enough, so an "
-         "invention made of the sources' own words stays quiet. Summaries with a leaf "
-         'that has no text are not checked. A topic sentence is never a claim, even when '
-         'it names a topic no leaf touched ("Discussed the GPU quota" over leaves about '
-         'a release); the verbs of attention are a fixed list.'),
+         'invention made of the sources\' own words stays quiet ("4.2.0" is supported by '
+         '"2.4.0"\'s numbers). Summaries with a leaf that has no text are not checked. A '
+         'topic sentence is never a claim, even when it names a topic no leaf touched '
+         '("Discussed the GPU quota" over leaves about a release); the verbs of '
+         'attention are a fixed list.'),
         ("round 4: summary c2 states identifier 'INC-0042', carried from summary c1, no "
          'raw support'),
         'drop the claim or cite its source; check the summaries it was carried from',

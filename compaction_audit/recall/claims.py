@@ -29,6 +29,7 @@ from compaction_audit.recall.literals import Literals
 from compaction_audit.recall.spantypes import clean_text
 from compaction_audit.recall.survival.words import stem
 from compaction_audit.recall.topics import topic_only
+from compaction_audit.recall.versions import suffixed
 
 __all__ = ["CLAIM_MAX_COVER", "CLAIM_MIN_WORDS", "SUPPORT_MAX_WORDS", "bag", "claims",
            "supports", "unsupported"]
@@ -120,27 +121,22 @@ def _parts(d: ext.Discriminator) -> list[str]:
     return WORD_RE.findall(norm)
 
 
-_PRE_RELEASE_RE = re.compile(r"([0-9]+(?:\.[0-9]+)*)([a-z]+)([0-9]+)")
-"""A version's norm with a pre-release (``2.4.0rc1``, ``1.2.0beta0``): release, name and
-number (:func:`compaction_audit.recall.extract._suffix_norm` writes them so)."""
-
-
 def _part_lists(d: ext.Discriminator) -> list[list[str]]:
     """The word parts of which any one list, all present, supports token ``d``: those of
-    its normalized form (:func:`_parts`); of a version with a pre-release, instead the
-    norm as one word (``2.4.0rc1``, a word :func:`~compaction_audit.recall.leafwords.bag`
-    makes of "2.4.0-rc.1"), and with an implicit number 0 the norm without it
-    (``1.2.0beta`` of "1.2.0-beta").  adv91 #1: a summary that copied "Upgrade the
+    its normalized form (:func:`_parts`); of a version with a suffix
+    (:func:`~compaction_audit.recall.versions.suffixed`: a pre-, post- or dev-release, a
+    local or build part), instead the norm as one word (``2.4.0rc1``, ``1.2.0.dev1``, a
+    word :func:`~compaction_audit.recall.leafwords.bag` makes of "2.4.0-rc.1" and
+    "1.2.0-dev.1" by the same norm).  adv91 #1: a summary that copied "Upgrade the
     client to 2.4.0-rc.1." word for word stated an unsupported version, an error, since
-    the norm's part "0rc1" is no word of the raw text; read as separate words, an
-    invented "2.4.0-rc.2" or "1.2.0a1" was found in "2.4.0-rc.1" or "1.2.0 and add a
-    retry" (usertest44 #1, adv92 #1), and 1.2.0rc1's parts in "Python 3.0rc1 on 1.2
-    hosts" (adv93 #2): the whole version must be there."""
-    pre = _PRE_RELEASE_RE.fullmatch(d.norm) if d.kind is ext.Kind.VERSION else None
-    if pre is None:
-        return [_parts(d)]
-    implicit = [[pre[1] + pre[2]]] if pre[3] == "0" else []
-    return [[d.norm], *implicit]
+    the norm's part "0rc1" is no word of the raw text (adv93 #3: so did "1.2.0-dev.1" and
+    "1.2.0+local.7"); read as separate words, an invented "2.4.0-rc.2" or "1.2.0a1" was
+    found in "2.4.0-rc.1" or "1.2.0 and add a retry" (usertest44 #1, adv92 #1), and
+    1.2.0rc1's parts in "Python 3.0rc1 on 1.2 hosts" (adv93 #2): the whole version must
+    be there."""
+    if d.kind is ext.Kind.VERSION and suffixed(d.norm):
+        return [[d.norm]]
+    return [_parts(d)]
 
 
 def _asked(found: Sequence[ext.Discriminator],

@@ -55,7 +55,7 @@ from compaction_audit.recall.kinds import (
 )
 from compaction_audit.recall.ruledout import scan_ruled_out
 from compaction_audit.recall.spantypes import clean_text
-from compaction_audit.recall.versions import SUFFIX
+from compaction_audit.recall.versions import SUFFIX, suffix_norm
 
 __all__ = ["CLAUSE_KINDS", "KIND_RANK", "SCOPE_CANON", "Discriminator", "Kind", "extract",
            "extract_cached", "is_discriminating", "share", "value_tokens"]
@@ -185,42 +185,6 @@ _TOKEN_KIND = {"url": Kind.LINK, "spanref": Kind.LINK, "date": Kind.SCOPE,
 _ABBREVIATIONS = frozenset({"e.g", "i.e", "a.m", "p.m", "u.s", "u.k", "ph.d", "et.al", "n.b"})
 
 
-_NUMBERS_RE = re.compile(r"\D*?\d+(?:\.\d+)*")
-_TAG_RE = re.compile(r"[-_.]?(alpha|beta|preview|pre|rc|c|a|b|post|rev|r|dev)[-_.]?(\d*)")
-_TAG_ALIASES = {"c": "rc"}
-"""The one alias kept: PEP 440's ``c`` is its ``rc``.  Its others (alpha, beta, preview,
-pre, rev, r) are not applied: in semver and NuGet ``8.0.0-preview.1`` and
-``8.0.0-rc.1`` are different releases, and ``-r1`` is no post-release (adv90 #3); two
-spellings left apart fire a finding, two versions merged would hide one."""
-
-
-def _suffix_norm(version: str) -> str:
-    """``version`` (lower case) with a pre-, post- or dev-release suffix written as PEP
-    440 normalizes it, its names aside (:data:`_TAG_ALIASES`): separators dropped, a
-    missing number 0 (``1.2.0-rc.1``, ``1.2.0.rc1``, ``1.2.0-rc1`` are all ``1.2.0rc1``;
-    ``1.2.0-beta`` is ``1.2.0beta0``; ``1.2.0post1`` and ``1.2.0-post1`` are
-    ``1.2.0.post1``).  A local or build part
-    (``+build.5``) is kept as written, and so is a suffix of other words
-    (``1.2.0-compatible``).  usertest42 A: two spellings pip reads as one version were a
-    flipped pin (CA304, an error)."""
-    numbers = _NUMBERS_RE.match(version)
-    if numbers is None or numbers.end() == len(version):
-        return version
-    head, suffix = version[:numbers.end()], version[numbers.end():]
-    suffix, plus, local = suffix.partition("+")
-    parts, at = [], 0
-    for tag in _TAG_RE.finditer(suffix):
-        if tag.start() != at:
-            return version
-        name = _TAG_ALIASES.get(tag[1], tag[1])
-        parts.append(("." if name in ("post", "dev") else "") + name
-                     + (tag[2].lstrip("0") or "0"))
-        at = tag.end()
-    if at != len(suffix):
-        return version
-    return head + "".join(parts) + plus + local
-
-
 def _token_norm(name: str, m: re.Match[str], raw: str) -> str | None:
     """Normalized form of a token match, or ``None`` when the match is a false positive."""
     low = raw.lower()
@@ -230,7 +194,7 @@ def _token_norm(name: str, m: re.Match[str], raw: str) -> str | None:
         return m.group("day")
     if name == "version":
         v = re.sub(r"\s+", "", low).removeprefix("==")
-        return _suffix_norm(v[1:] if v.startswith("v") and "." in v else v)
+        return suffix_norm(v[1:] if v.startswith("v") and "." in v else v)
     if name == "path":
         return low.removeprefix("./")
     if name == "migration":

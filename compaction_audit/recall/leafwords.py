@@ -22,29 +22,31 @@ import polars as pl
 from compaction_audit.closure import Closure
 from compaction_audit.model import Session
 from compaction_audit.recall.survival.words import _stem
+from compaction_audit.recall.versions import SUFFIX, suffix_norm
 
 __all__ = ["WORD_RE", "Below", "bag", "below", "held", "leaf_words", "term_hits"]
 
 WORD_RE = re.compile(r"[a-z0-9_]+")
-_PRE_RE = re.compile(r"(?<![0-9.])[0-9]+(?:\.[0-9]+)+[._-]?[a-z]+(?:[._-]?[0-9]+)?"
-                     r"(?![a-z0-9]|[._-][a-z0-9])")
-"""A whole version with a pre-release: dotted numbers, a name and a number, each joined
-by at most one separator ("2.4.0-rc.1", "1.2.0-beta", "2.4.0_rc1"), not inside a longer
-run of them ("2.4.0-rc1-hotfix" holds no 2.4.0rc1: adv93 #2).  Also one word without
-the separators around the name ("2.4.0rc1", :data:`_AROUND`), as such a version reads in
-its norm (:func:`compaction_audit.recall.claims._part_lists`; usertest44 #1, adv92 #1:
-read as separate words, "2.4.0-rc.1" held an invented "2.4.0-rc.2").  It starts only
-where a run of digits and dots starts, so a long run is read once (adv93 #4: from every
-digit of one, 40 KB took 13 s); Python's engine reads it for every text (Polars' has no
-look-around), only those :data:`_MAY_PRE` finds."""
-_MAY_PRE = r"[0-9]\.[0-9]+[._-]?[a-z]"
-"""What a text holding a :data:`_PRE_RE` version holds (Polars' filter before it)."""
-_AROUND = r"[._-]?([a-z]+)[._-]?"
+_VERSION_RE = re.compile(rf"(?<![0-9.])[0-9]++(?:\.[0-9]++)++(?:{SUFFIX})(?!\w)"
+                         r"(?![-+.][0-9a-z])")
+"""A whole version with a suffix (:data:`~compaction_audit.recall.versions.SUFFIX`, as
+the extractor reads one: "2.4.0-rc.1", "1.2.0-beta", "2.4.0_rc1", "1.2.0-dev.1",
+"1.2.0+build.5"), not inside a longer run of them ("2.4.0-rc1-hotfix" is that whole
+version, no 2.4.0rc1: adv93 #2).  Its word is its norm
+(:func:`~compaction_audit.recall.versions.suffix_norm`: "2.4.0-rc.1" is "2.4.0rc1"),
+the form in which a summary's claim of it reads (usertest44 #1, adv92 #1: read as
+separate words, "2.4.0-rc.1" held an invented "2.4.0-rc.2"; adv93 #3: a copied
+"1.2.0-dev.1" or "+local" part was no word of its leaf).  It starts only where a run of
+digits and dots starts, its numbers possessive, so a long run is read once (adv93 #4:
+from every digit of one, 40 KB took 13 s); Python's engine reads it for every text
+(Polars' has no look-around), only those :data:`_MAY_VERSION` finds."""
+_MAY_VERSION = r"[0-9]\.[0-9]+(?:[._-]?[a-z]|[-+][0-9a-z])"
+"""What a text holding a :data:`_VERSION_RE` version holds (Polars' filter before it)."""
 
 
-def _pre_words(plain: str) -> list[str]:
-    """The :data:`_PRE_RE` versions of ``plain`` (lowercased), as words."""
-    return [re.sub(_AROUND, r"\1", m) for m in _PRE_RE.findall(plain)]
+def _version_words(plain: str) -> list[str]:
+    """The :data:`_VERSION_RE` versions of ``plain`` (lowercased), as their norms."""
+    return [suffix_norm(m[0]) for m in _VERSION_RE.finditer(plain)]
 
 
 _DIGITS_RE = re.compile(r"\d+")
@@ -64,8 +66,8 @@ def _plain(text: str) -> str:
 def bag(text: str) -> tuple[frozenset[str], frozenset[str]]:
     """(words, their stems) of ``text`` lowercased, thousands separators removed; the
     digits of a number glued to a unit ("96k", "45000ms") are a word too, and so is a
-    version with a pre-release, its separators around the name left out (:data:`_PRE_RE`:
-    "2.4.0-rc.1" is "2.4.0rc1")."""
+    version with a suffix, as its norm (:data:`_VERSION_RE`: "2.4.0-rc.1" is
+    "2.4.0rc1")."""
     plain = _plain(text)
     found = frozenset(WORD_RE.findall(plain))
     if plain.isascii():  # each run of digits lies in one word: read the words, not the text
@@ -73,7 +75,7 @@ def bag(text: str) -> tuple[frozenset[str], frozenset[str]]:
                   for run in _DIGITS_RE.findall(word)]
     else:  # digits other than 0-9 (Unicode \d) are in no word: read the text
         digits = _DIGITS_RE.findall(plain)
-    joined = _pre_words(plain)
+    joined = _version_words(plain)
     words = found.union(digits, joined)
     return words, frozenset(map(_stem, words))  # stem() without its call
 
@@ -112,7 +114,7 @@ def leaf_words(texts: pl.Series) -> pl.DataFrame:
     """Columns ``t`` (UInt32: the text's index in ``texts``) and ``w``: the words of
     :func:`bag` (its first set) of each text, one row each, or two for a run of digits
     inside a word that is also a word of the text ("v12" and "12"), or for a version
-    with a pre-release (:data:`_PRE_RE`: "2.4.0-rc.1" is also "2.4.0rc1").
+    with a suffix (:data:`_VERSION_RE`: "2.4.0-rc.1" is also "2.4.0rc1").
 
     ASCII texts are read by Polars: lowercased, thousands separators removed, the
     distinct runs of ``[a-z0-9_]``, then the runs of digits of those words holding a
@@ -135,9 +137,9 @@ def leaf_words(texts: pl.Series) -> pl.DataFrame:
     other = frame.filter(~ascii_)
     slow_t: list[int] = []
     slow_w: list[str] = []
-    may = frame.filter(ascii_ & pl.col("text").str.contains(f"(?i){_MAY_PRE}"))
-    for t, text in may.iter_rows():  # few texts: versions with a pre-release
-        found_pre = list(dict.fromkeys(_pre_words(_plain(text))))
+    may = frame.filter(ascii_ & pl.col("text").str.contains(f"(?i){_MAY_VERSION}"))
+    for t, text in may.iter_rows():  # few texts: versions with a suffix
+        found_pre = list(dict.fromkeys(_version_words(_plain(text))))
         slow_t += [t] * len(found_pre)
         slow_w += found_pre
     for t, text in zip(other["t"].to_list(), other["text"].to_list(), strict=True):

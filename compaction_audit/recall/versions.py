@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from typing import Any
 
 __all__ = ["REQUIREMENT_RE", "SUFFIX", "TO_BASE", "RequirementTable", "admits", "admitted",
-           "measure", "requirement_table", "suffixed", "vtuple"]
+           "measure", "requirement_table", "suffix_norm", "suffixed", "vtuple"]
 
 SUFFIX = (r"(?:[-+][0-9A-Za-z]{1,64}+(?:\.[0-9A-Za-z]{1,64}+){0,8}+"
           r"|[-_.]?(?i:(?:alpha|beta|preview|pre|rc|post|rev|dev)(?:[-_.]?\d{1,20}+)?"
@@ -41,6 +41,42 @@ TO_BASE = {"ms": ("time", 1.0), "s": ("time", 1000.0), "min": ("time", 60000.0),
            "gib": ("bytes", 1024.0 ** 3), "tib": ("bytes", 1024.0 ** 4)}
 
 
+_NUMBERS_RE = re.compile(r"\D*?\d+(?:\.\d+)*")
+_TAG_RE = re.compile(r"[-_.]?(alpha|beta|preview|pre|rc|c|a|b|post|rev|r|dev)[-_.]?(\d*)")
+_TAG_ALIASES = {"c": "rc"}
+"""The one alias kept: PEP 440's ``c`` is its ``rc``.  Its others (alpha, beta, preview,
+pre, rev, r) are not applied: in semver and NuGet ``8.0.0-preview.1`` and
+``8.0.0-rc.1`` are different releases, and ``-r1`` is no post-release (adv90 #3); two
+spellings left apart fire a finding, two versions merged would hide one."""
+
+
+def suffix_norm(version: str) -> str:
+    """``version`` (lower case) with a pre-, post- or dev-release suffix written as PEP
+    440 normalizes it, its names aside (:data:`_TAG_ALIASES`): separators dropped, a
+    missing number 0 (``1.2.0-rc.1``, ``1.2.0.rc1``, ``1.2.0-rc1`` are all ``1.2.0rc1``;
+    ``1.2.0-beta`` is ``1.2.0beta0``; ``1.2.0post1`` and ``1.2.0-post1`` are
+    ``1.2.0.post1``).  A local or build part
+    (``+build.5``) is kept as written, and so is a suffix of other words
+    (``1.2.0-compatible``).  usertest42 A: two spellings pip reads as one version were a
+    flipped pin (CA304, an error)."""
+    numbers = _NUMBERS_RE.match(version)
+    if numbers is None or numbers.end() == len(version):
+        return version
+    head, suffix = version[:numbers.end()], version[numbers.end():]
+    suffix, plus, local = suffix.partition("+")
+    parts, at = [], 0
+    for tag in _TAG_RE.finditer(suffix):
+        if tag.start() != at:
+            return version
+        name = _TAG_ALIASES.get(tag[1], tag[1])
+        parts.append(("." if name in ("post", "dev") else "") + name
+                     + (tag[2].lstrip("0") or "0"))
+        at = tag.end()
+    if at != len(suffix):
+        return version
+    return head + "".join(parts) + plus + local
+
+
 def measure(number: str, unit: str) -> tuple[str, float] | None:
     """(dimension, value in the base unit) of a quantity whose unit converts."""
     conv = TO_BASE.get(unit)
@@ -66,7 +102,7 @@ def suffixed(norm: str) -> bool:
     version, only the same norm keeps it: :func:`vtuple` reads numbers only, and
     ``==1.2.0`` admits ``1.2.0rc1`` by its prefix ``(1, 2, 0)`` (adv88 #4).  Two
     spellings of one pre-release (``1.2.0rc1``, ``1.2.0-rc.1``) are one norm: extraction
-    normalizes the suffix (:func:`compaction_audit.recall.extract._suffix_norm`)."""
+    normalizes the suffix (:func:`suffix_norm`)."""
     return _PLAIN_RE.fullmatch(norm) is None
 
 

@@ -128,7 +128,9 @@ class UnsupportedSummaryClaim(Rule):
     from the whole context, and Codex keeps the person's messages verbatim).  Support
     is lenient
     (half of a clause's content words anywhere among the raw leaves, a number in any
-    unit, an identifier by its words), so a summary in other words stays quiet; talk
+    unit, an identifier by its words, a plain version by its numbers; a version with a
+    suffix, such as a pre-release, only whole, in any spelling of its norm: "2.4.0-rc.1"
+    supports "2.4.0rc1", not "2.4.0-rc.2"), so a summary in other words stays quiet; talk
     about the conversation itself ("no files were read in this conversation"), bare
     statements of absence ("None.") and the product's pointer to the transcript are not
     claims.  A sentence with no discriminator is a claim too when it has five or more
@@ -153,7 +155,8 @@ class UnsupportedSummaryClaim(Rule):
 
     Known problems: support is looked for among all the raw leaves below the summary,
     not the sentence's own source, and half of a clause's content words are enough, so
-    an invention made of the sources' own words stays quiet. Summaries with a leaf that
+    an invention made of the sources' own words stays quiet ("4.2.0" is supported by
+    "2.4.0"'s numbers). Summaries with a leaf that
     has no text are not checked.  A topic sentence is never a claim, even when it names
     a topic no leaf touched ("Discussed the GPU quota" over leaves about a release); the
     verbs of attention are a fixed list.

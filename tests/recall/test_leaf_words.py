@@ -23,8 +23,9 @@ _HAND = ["Set 45,000ms and 1,234,567 rows; v2_3b, 12,34", "1,23,456 and 12,345,6
          "x,123 a1,234b ,123 1,2345 9,999,99", "Seen \u0663\u0664 items, 7,000 ms",
          "\u0130stanbul \u212aelvin run_42x", "nul\x00 1,234", "", "UPPER Case_9 __ 0x1F",
          "a1b2c3 12ab 3,000,000,000 1,000.5", "\u00c9t\u00e9 1,234 caf\u00e9",
-         # pre-releases: one word each, the separators around the name left out
-         "Upgrade to 2.4.0-RC.1, 1.2.0-beta and 3.0.0.post1; v1.2-rc1x 1.2.3.4-a-5 9.9_b1"]
+         # versions with a suffix: one word each, their norm (versions.suffix_norm)
+         "Upgrade to 2.4.0-RC.1, 1.2.0-beta and 3.0.0.post1; v1.2-rc1x 1.2.3.4-a-5 9.9_b1",
+         "Try 1.2.0-dev.1, 1.2.0-post.2+local.7 and 2.0.0+build.5; 1.5-2 pages"]
 
 
 def _random_texts(n: int) -> list[str]:
@@ -44,7 +45,8 @@ def test_leaf_words_are_the_words_of_bag() -> None:
     for t, text in enumerate(texts):
         assert got.get(t, set()) == set(leafwords.bag(text)[0]), text
     assert got[1] == {"1", "23456", "and", "12345678"}  # "1,23,456": only the second goes
-    assert {"2.4.0rc1", "1.2.0beta", "3.0.0post1", "1.2.3.4a5", "9.9b1"} <= got[10]
+    assert {"2.4.0rc1", "1.2.0beta0", "3.0.0.post1", "1.2.3.4a5", "9.9b1"} <= got[10]
+    assert {"1.2.0.dev1", "1.2.0.post2+local.7", "2.0.0+build.5"} <= got[11]  # adv93 #3
     assert "1.2rc1" not in got[10]  # "v1.2-rc1x": inside a longer run (adv93 #2)
 
 

@@ -238,6 +238,9 @@ def _restated(write_log: LogWriter, raw: str, summary: str) -> list[str]:
 @pytest.mark.parametrize("version", [
     "2.4.0-rc.1", "1.2.0-rc1", "1.2.0-RC1", "1.2.0-beta", "2.0.0-alpha.1", "3.0.0-preview",
     "v1.2.0-rc.1", "1.2.0rc1", "1.2.0.post1", "2.4.0",
+    # adv93 #3: a dev- or post-release with separators, a local or build part
+    "1.2.0-dev.1", "1.2.0-post.1", "1.2.0.dev0", "1.2.0+local.7", "2.0.0+build.5",
+    "1.2.0-1", "2.4.0-compatible",
 ])
 def test_a_version_the_summary_copies_is_supported(write_log: LogWriter,
                                                    version: str) -> None:
@@ -267,6 +270,9 @@ def test_a_version_spelled_otherwise_is_supported_and_another_is_not(
     ("Upgrade the client to 2.4.0-rc.1 within a week.", "Upgraded the client to 2.4.0a1."),
     ("Pin requests to 1.2.0 and add a retry.", "Pin requests to 1.2.0a1."),
     ("Pin requests to 1.2.0 beta testers.", "Pin requests to 1.2.0-beta."),
+    ("Upgrade the client to 1.2.0-dev.1.", "Upgraded the client to 1.2.0-dev.2."),
+    ("Upgrade the client to 2.0.0+build.5.", "Upgraded the client to 2.0.0+build.6."),
+    ("Upgrade the client to 2.0.0 and build 5.", "Upgraded the client to 2.0.0+build.5."),
 ])
 def test_an_invented_pre_release_is_a_claim(write_log: LogWriter, raw: str,
                                             summary: str) -> None:
@@ -309,4 +315,4 @@ def test_a_long_run_of_dotted_numbers_is_read_once() -> None:
     run = ".".join(str(i % 10) for i in range(20_000))
     words, _ = leafwords.bag("\u00e9 " + run + "rc1")
     assert f"{run}rc1" in words
-    assert leafwords._pre_words(run) == []
+    assert leafwords._version_words(run) == []
