@@ -604,3 +604,18 @@ def test_the_legend_says_when_raw_ratio_counts_an_estimated_encrypted_summary() 
                    columns=300).stdout
     assert "  each value at its round's end; raw = raw_ratio, spans = " in local
     assert "encrypted summary" not in local
+
+
+@pytest.mark.parametrize("fmt", ["json", "html", "github", "sarif", "junit"])
+def test_summary_with_another_format_is_refused(tmp_path: Path, fmt: str) -> None:
+    """usertest46 #7: ``--summary -f json`` wrote the whole report and exit 1, silently,
+    where ``-q -f json`` is refused: it applies to text and Markdown only."""
+    dump([session(), rnd(0, spans=spans(("s", 5)))], tmp_path / "a.jsonl")
+    result = CliRunner().invoke(app, ["audit", str(tmp_path / "a.jsonl"), "--summary",
+                                      "-f", fmt])
+    assert result.exit_code == 2
+    assert "--summary applies to --format text and markdown" in result.output
+    for ok in ("text", "markdown"):
+        done = CliRunner().invoke(app, ["audit", str(tmp_path / "a.jsonl"), "--summary",
+                                        "-f", ok])
+        assert done.exit_code == 0, done.output

@@ -481,6 +481,9 @@ def audit_command(
     try:
         if (quiet or statistics) and fmt is not AuditFormat.text:
             raise UsageError("--quiet and --statistics apply to --format text")
+        if summary and fmt not in (AuditFormat.text, AuditFormat.markdown):
+            # usertest46 #7: with json, html, ... the whole report was written, silently
+            raise UsageError("--summary applies to --format text and markdown")
         if fmt is AuditFormat.html:
             from compaction_audit.report.html import require_extra
 
