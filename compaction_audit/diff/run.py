@@ -177,17 +177,24 @@ class RunDiff:
         parts.append(", ".join(f"{n} {s}" for s, n in counts.items()) + " finding unit(s)")
         debt = self.last_debt()
         if debt is not None and debt[0] != debt[1]:
-            # what a loop that cannot invert still loses (a product's compactions)
+            # what a loop that cannot invert still loses (a product's compactions); what
+            # it counts said, since the audit's "lost N facts" counts facts read again
+            # too (usertest46 #5: "recall debt 0 -> 143" beside "lost 215 fact(s)")
             if debt[0] is None or debt[1] is None:
-                parts.append("recall debt at the last round "
+                parts.append(f"{_DEBT} at the last round "
                              + " -> ".join("unknown" if d is None else f"{d:,}" for d in debt)
                              + " (a compaction whose loss could not be checked)")
             else:
-                parts.append(f"recall debt at the last round {debt[0]:,} -> {debt[1]:,} "
+                parts.append(f"{_DEBT} at the last round {debt[0]:,} -> {debt[1]:,} "
                              f"({debt[1] - debt[0]:+,})")
         if self.diverging_rounds:
             parts.append(f"series differ at {len(self.diverging_rounds)} round(s)")
         return "; ".join(parts)
+
+
+_DEBT = "recall debt (facts seen that nothing in context holds)"
+"""How the headline names ``recall_debt`` (docs/discriminators.md, "The recall debt
+series is a state")."""
 
 
 def _covered(r: SessionReport) -> list[str]:

@@ -133,9 +133,12 @@ def _part_lists(d: ext.Discriminator) -> list[list[str]]:
     "1.2.0+local.7"); read as separate words, an invented "2.4.0-rc.2" or "1.2.0a1" was
     found in "2.4.0-rc.1" or "1.2.0 and add a retry" (usertest44 #1, adv92 #1), and
     1.2.0rc1's parts in "Python 3.0rc1 on 1.2 hosts" (adv93 #2): the whole version must
-    be there."""
-    if d.kind is ext.Kind.VERSION and suffixed(d.norm):
-        return [[d.norm]]
+    be there.  A requirement's operator is no part of the word (``>=0.1.0`` is a plain
+    version, supported by its numbers)."""
+    if d.kind is ext.Kind.VERSION:
+        version = d.norm.lstrip("<>=!~^")  # a requirement's version (">=1.2.0.post1")
+        if suffixed(version):
+            return [[version]]
     return [_parts(d)]
 
 

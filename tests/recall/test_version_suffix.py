@@ -241,6 +241,8 @@ def _restated(write_log: LogWriter, raw: str, summary: str) -> list[str]:
     # adv93 #3: a dev- or post-release with separators, a local or build part
     "1.2.0-dev.1", "1.2.0-post.1", "1.2.0.dev0", "1.2.0+local.7", "2.0.0+build.5",
     "1.2.0-1", "2.4.0-compatible",
+    # a requirement's operator: its norm (">=0.1.0") is no version word of the leaf
+    "elixir >= 0.1.0", "lib>=1.2.0.post1", "~> 1.2.0-rc.1", "^2.0.0-beta",
 ])
 def test_a_version_the_summary_copies_is_supported(write_log: LogWriter,
                                                    version: str) -> None:
