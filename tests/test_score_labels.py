@@ -157,3 +157,19 @@ def test_readme_says_the_rank_of_the_reworded_kept_fact() -> None:
     rank = 1 + next(i for i, t in enumerate(texts)
                     if t.startswith("Store transcript message references as first-class"))
     assert int(said.group(1)) == rank
+
+
+def test_an_item_matches_without_list_marker_or_by_containment() -> None:
+    """usertest46 #4: the labelled build printed "- reload assigns after completion",
+    this one "reload assigns after completion"; matched by exact text, 0 of the 40
+    shared items were found.  Another span's item never matches."""
+    lost = [{"text": "Retries stay at 12", "span": "a"},
+            {"text": "reload assigns after completion.", "span": "b"},
+            {"text": "Selection must preserve first-to-last order", "span": "b"}]
+    item = {"discriminator": "- Reload assigns after completion", "span": "b"}
+    assert sl.item_position(item, lost) == 2
+    assert sl.item_position({"discriminator": "must preserve first-to-last order",
+                             "span": "b"}, lost) == 3
+    assert sl.item_position({"discriminator": "Retries stay at 12", "span": "b"}, lost) is None
+    assert sl.item_position({"discriminator": "1. retries stay at 12!", "span": "a"},
+                            lost) == 1
