@@ -39,6 +39,7 @@ def run() -> None:
             reconfigure(errors="backslashreplace")
         except (OSError, ValueError):
             pass
+    _sane_terminal_size()
     if sys.stderr is None:  # started with stderr closed (2>&-): Python leaves it None
         import os  # loaded at interpreter start
 
@@ -52,6 +53,19 @@ def run() -> None:
         if stopline.stopped():
             stopline.exit_now(stopline.status())
         raise
+
+
+def _sane_terminal_size() -> None:
+    """Drop ``COLUMNS`` and ``LINES`` from this process's environment when they are not
+    ASCII digits: rich reads them with ``str.isdigit()``, which takes "¹²", then
+    ``int()``, which refuses it (adv94 #4: every text command stopped with an internal
+    error).  Such a value says nothing a console can use."""
+    import os  # loaded at interpreter start
+
+    for name in ("COLUMNS", "LINES"):
+        value = os.environ.get(name)
+        if value is not None and not (value.isascii() and value.isdigit()):
+            del os.environ[name]
 
 
 def _buffered(stream: "typing.TextIO") -> "io.TextIOWrapper":

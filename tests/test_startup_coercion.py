@@ -120,3 +120,16 @@ def test_an_audit_with_plain_options_loads_no_pydantic(output: list[str]) -> Non
     # --quiet applies to the text format only: typer parsed every option, we refused
     assert "--quiet and --statistics apply to --format text" in done.stderr
     assert done.stderr.strip().splitlines()[-1] == "False True"
+
+
+@pytest.mark.parametrize("columns", ["\u00b9\u00b2", "\u0663\u0660", "80"])
+def test_a_terminal_size_of_other_digits_is_ignored(columns: str) -> None:
+    """adv94 #4: ``COLUMNS=¹²`` (digits to ``str.isdigit()``, not to ``int()``) stopped
+    every text command with "internal error: ValueError" in rich; ``LINES`` too."""
+    done = subprocess.run(
+        [sys.executable, "-m", "compaction_audit", "audit", "-q",
+         str(SAMPLES / "handwritten.jsonl")], cwd=ROOT, capture_output=True, text=True,
+        timeout=120, env={**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": columns,
+                          "LINES": columns})
+    assert "internal error" not in done.stderr
+    assert done.returncode in (0, 1) and done.stdout.strip(), done.stderr

@@ -619,3 +619,25 @@ def test_summary_with_another_format_is_refused(tmp_path: Path, fmt: str) -> Non
         done = CliRunner().invoke(app, ["audit", str(tmp_path / "a.jsonl"), "--summary",
                                         "-f", ok])
         assert done.exit_code == 0, done.output
+
+
+def test_sparklines_of_values_near_a_float_s_largest() -> None:
+    """adv94 #2: salience 1e308 then -1e308 made the range past a float (NaN: "cannot
+    convert float NaN to integer", exit 2), and a bucket of two 1e308 summed to inf."""
+    from compaction_audit.report.terminal import SPARK, bucket_means, spark_marks
+
+    assert spark_marks([1e308, -1e308]) == SPARK[-1] + SPARK[0]
+    assert spark_marks([-1e308, 0.0, 1e308]) == SPARK[0] + SPARK[3] + SPARK[-1]
+    assert bucket_means([1e308, 1e308], width=1) == [1e308]
+    assert spark_marks([0.2, None, 0.6], (0.0, 1.0)) == SPARK[1] + " " + SPARK[4]
+
+
+def test_a_report_and_a_diff_of_such_saliences(tmp_path: Path) -> None:
+    def log(name: str, first: float, second: float) -> str:
+        return str(dump([session(), rnd(0, spans=spans(("a", 1)), retained=[["a", first]]),
+                         rnd(1, retained=[["a", second]])], tmp_path / name))
+
+    both = log("both.jsonl", 1e308, -1e308)
+    assert invoke("audit", both).exit_code == 0
+    high, low = log("high.jsonl", 1e308, 1e308), log("low.jsonl", -1e308, -1e308)
+    assert invoke("diff", high, low).exit_code == 0

@@ -141,7 +141,9 @@ def _width() -> int | None:
     """Columns for a console: ``COLUMNS`` when set, else rich's detection on a
     terminal, else 120 (a pipe or a file has no width of its own)."""
     columns = os.environ.get("COLUMNS", "")
-    if columns.isdigit() and int(columns) > 0:
+    # ASCII digits only: str.isdigit() takes "¹²", which int() refuses (adv94 #4: every
+    # text command stopped with an internal error); at most 5 digits
+    if columns.isascii() and columns.isdigit() and len(columns) <= 5 and int(columns) > 0:
         return int(columns)
     return None if sys.stdout.isatty() else 120
 

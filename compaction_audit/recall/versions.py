@@ -7,6 +7,7 @@ a child stated (a version with a suffix, such as ``1.2.0rc1``, by its norm only:
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterable
 from typing import Any
@@ -78,19 +79,43 @@ def suffix_norm(version: str) -> str:
 
 
 def measure(number: str, unit: str) -> tuple[str, float] | None:
-    """(dimension, value in the base unit) of a quantity whose unit converts."""
+    """(dimension, value in the base unit) of a quantity whose unit converts; None when
+    the unit does not, or the value is past a float's range (adv94 #7: two numbers of
+    400 digits were both infinite, so "...9.5 ms" kept "...9.4 ms")."""
     conv = TO_BASE.get(unit)
     if conv is None:
         return None
     try:
-        return conv[0], round(float(number) * conv[1], 6)
+        value = round(float(number) * conv[1], 6)
     except ValueError:
         return None
+    return (conv[0], value) if math.isfinite(value) else None
+
+
+_PART_DIGITS = 64
+"""Digits of a version part read as they are; a longer part is read by its length and
+its first :data:`_PART_DIGITS` digits (:func:`_part`)."""
+_SCALE: int = 10 ** _PART_DIGITS
+
+
+def _part(digits: str) -> int:
+    """A version part's value: itself up to :data:`_PART_DIGITS` digits; a longer one
+    (leading zeros aside) its length times 10**64 plus its first 64 digits, so parts
+    still order by value (a longer number is larger) and no text of thousands of digits
+    is converted (adv94 #1: ``lib==1.`` and 4,301 nines stopped the audit with Python's
+    "Exceeds the limit (4300 digits) for integer string conversion")."""
+    if len(digits) <= _PART_DIGITS:
+        return int(digits)
+    digits = digits.lstrip("0") or "0"
+    if len(digits) <= _PART_DIGITS:
+        return int(digits)
+    return len(digits) * _SCALE + int(digits[:_PART_DIGITS])
 
 
 def vtuple(version: str) -> tuple[int, ...]:
-    """A version's numeric parts, at most four: ``v2.4.1-rc1`` is ``(2, 4, 1, 1)``."""
-    return tuple(int(p) for p in re.findall(r"\d+", version)[:4])
+    """A version's numeric parts, at most four: ``v2.4.1-rc1`` is ``(2, 4, 1, 1)`` (a
+    part of more than 64 digits by :func:`_part`)."""
+    return tuple(_part(p) for p in re.findall(r"\d+", version)[:4])
 
 
 _PLAIN_RE = re.compile(r"v?\d+(?:\.\d+)*")

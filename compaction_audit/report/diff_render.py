@@ -51,7 +51,7 @@ from compaction_audit.report.safe import clip_tree, json_safe
 from compaction_audit.report.terminal import (
     FIXED_SCALE,
     SEVERITY_STYLE,
-    buckets,
+    bucket_means,
     line,
     spark_marks,
     t,
@@ -202,21 +202,13 @@ def onsets_table(diff: RunDiff) -> RenderableType:
     return Group(*parts)
 
 
-def _bucket_means(values: list[float | None]) -> list[float | None]:
-    means: list[float | None] = []
-    for b in buckets(len(values)):
-        known = [v for v in values[b.start:b.stop] if v is not None]
-        means.append(sum(known) / len(known) if known else None)
-    return means
-
-
 def paired_sparklines(base: list[float | None], cand: list[float | None],
                       scale: tuple[float, float] | None = None) -> tuple[str, str]:
     """Two sparklines of the same rounds on one scale: each run bucketed on its own
     (at most :data:`~compaction_audit.report.terminal.SPARK_WIDTH` marks, bucket means),
     scaled between ``scale`` or else the min and max over both; a space where a bucket
     has no value."""
-    means = (_bucket_means(base), _bucket_means(cand))
+    means = (bucket_means(base), bucket_means(cand))
     present = [v for m in means for v in m if v is not None]
     both = scale or ((min(present), max(present)) if present else (0.0, 1.0))
     return spark_marks(means[0], both), spark_marks(means[1], both)

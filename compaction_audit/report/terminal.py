@@ -14,6 +14,7 @@ again last, as pytest does.  Untrusted text wraps only under an indent of ours
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from itertools import groupby
@@ -49,8 +50,8 @@ from compaction_audit.report.terminal_text import (
 )
 from compaction_audit.rules.base import Finding, Severity, fmt
 
-__all__ = ["SEVERITY_STYLE", "SPARK", "buckets", "line", "report_renderable", "sparkline",
-           "statistics_renderable", "t", "verdict_line"]
+__all__ = ["SEVERITY_STYLE", "SPARK", "bucket_means", "buckets", "line", "report_renderable",
+           "sparkline", "statistics_renderable", "t", "verdict_line"]
 
 SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 STATUS_MARK = {"holds": ("yes", "green"), "fails": ("no", "red"), "unknown": ("?", "yellow")}
@@ -100,21 +101,34 @@ def spark_marks(means: list[float | None], scale: tuple[float, float] | None = N
     if not present:
         return " " * len(means)
     lo, hi = scale or (min(present), max(present))
-    span = hi - lo or 1.0
+    # halves: a range from -1e308 to 1e308 is past a float (adv94 #2: NaN, a crash)
+    span = hi / 2 - lo / 2 or 1.0
     top = len(SPARK) - 1
-    return "".join(" " if v is None else SPARK[min(top, max(0, int((v - lo) / span * top)))]
-                   for v in means)
+
+    def mark(v: float) -> str:
+        at = (v / 2 - lo / 2) / span * top
+        return SPARK[min(top, max(0, int(at)))] if math.isfinite(at) else SPARK[0]
+
+    return "".join(" " if v is None else mark(v) for v in means)
+
+
+def bucket_means(values: list[float | None], width: int = SPARK_WIDTH
+                 ) -> list[float | None]:
+    """The mean of the known values of each bucket of rounds (:func:`buckets`), None
+    for a bucket with none; each value divided before the sum, which a bucket of values
+    near a float's largest would overflow."""
+    means: list[float | None] = []
+    for b in buckets(len(values), width):
+        known = [v for v in values[b.start:b.stop] if v is not None]
+        means.append(sum(v / len(known) for v in known) if known else None)
+    return means
 
 
 def sparkline(values: list[float | None], width: int = SPARK_WIDTH,
               scale: tuple[float, float] | None = None) -> str:
     """Block characters (:func:`spark_marks`), one per bucket of rounds (the mean of
-    its known values); a space where a bucket has none."""
-    means: list[float | None] = []
-    for b in buckets(len(values), width):
-        known = [v for v in values[b.start:b.stop] if v is not None]
-        means.append(sum(known) / len(known) if known else None)
-    return spark_marks(means, scale)
+    its known values, :func:`bucket_means`); a space where a bucket has none."""
+    return spark_marks(bucket_means(values, width), scale)
 
 
 def has_salience(r: SessionReport) -> bool:
