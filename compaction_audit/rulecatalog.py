@@ -433,10 +433,12 @@ DOCS: tuple[tuple[Any, ...], ...] = (
         ('Support is looked for among all the raw leaves below the summary, not the '
          "sentence's own source, and half of a clause's content words are enough, so an "
          'invention made of the sources\' own words stays quiet ("4.2.0" is supported by '
-         '"2.4.0"\'s numbers). Summaries with a leaf that has no text are not checked. A '
-         'topic sentence is never a claim, even when it names a topic no leaf touched '
-         '("Discussed the GPU quota" over leaves about a release); the verbs of '
-         'attention are a fixed list.'),
+         '"2.4.0"\'s numbers, and so is a release "2.4.0" by its pre-release '
+         '"2.4.0-rc.1"; a version inside a name or path, "client@2.4.0-rc.2", is an '
+         'identifier, supported by its words). Summaries with a leaf that has no text '
+         'are not checked. A topic sentence is never a claim, even when it names a topic '
+         'no leaf touched ("Discussed the GPU quota" over leaves about a release); the '
+         'verbs of attention are a fixed list.'),
         ("round 4: summary c2 states identifier 'INC-0042', carried from summary c1, no "
          'raw support'),
         'drop the claim or cite its source; check the summaries it was carried from',

@@ -27,26 +27,45 @@ from compaction_audit.recall.versions import SUFFIX, suffix_norm
 __all__ = ["WORD_RE", "Below", "bag", "below", "held", "leaf_words", "term_hits"]
 
 WORD_RE = re.compile(r"[a-z0-9_]+")
-_VERSION_RE = re.compile(rf"(?<![0-9.])[0-9]++(?:\.[0-9]++)++(?:{SUFFIX})(?!\w)"
-                         r"(?![-+.][0-9a-z])")
+_VERSION_RE = re.compile(rf"(?:(?<=v)[0-9]++(?:\.[0-9]++)*+|(?<![0-9])(?<![0-9]\.)[0-9]++"
+                         rf"(?:\.[0-9]++)++)(?:{SUFFIX})(?!\w)(?![-+.][0-9a-z])")
 """A whole version with a suffix (:data:`~compaction_audit.recall.versions.SUFFIX`, as
 the extractor reads one: "2.4.0-rc.1", "1.2.0-beta", "2.4.0_rc1", "1.2.0-dev.1",
-"1.2.0+build.5"), not inside a longer run of them ("2.4.0-rc1-hotfix" is that whole
-version, no 2.4.0rc1: adv93 #2).  Its word is its norm
-(:func:`~compaction_audit.recall.versions.suffix_norm`: "2.4.0-rc.1" is "2.4.0rc1"),
-the form in which a summary's claim of it reads (usertest44 #1, adv92 #1: read as
-separate words, "2.4.0-rc.1" held an invented "2.4.0-rc.2"; adv93 #3: a copied
+"1.2.0+build.5", and after a "v" one number will do: "v3+build.5"), not inside a longer
+run of them ("2.4.0-rc1-hotfix" is that whole version, no 2.4.0rc1: adv93 #2).  Its word
+is its norm (:func:`~compaction_audit.recall.versions.suffix_norm`: "2.4.0-rc.1" is
+"2.4.0rc1"), the form in which a summary's claim of it reads (usertest44 #1, adv92 #1:
+read as separate words, "2.4.0-rc.1" held an invented "2.4.0-rc.2"; adv93 #3: a copied
 "1.2.0-dev.1" or "+local" part was no word of its leaf).  It starts only where a run of
-digits and dots starts, its numbers possessive, so a long run is read once (adv93 #4:
-from every digit of one, 40 KB took 13 s); Python's engine reads it for every text
-(Polars' has no look-around), only those :data:`_MAY_VERSION` finds."""
-_MAY_VERSION = r"[0-9]\.[0-9]+(?:[._-]?[a-z]|[-+][0-9a-z])"
+digits and dots starts (a second version after "..", as in "2.4.0-rc.1...2.4.0-rc.2",
+is one: adv95 #5), its numbers possessive, so a long run is read once (adv93 #4: from
+every digit of one, 40 KB took 13 s); Python's engine reads it for every text (Polars'
+has no look-around), only those :data:`_MAY_VERSION` finds."""
+_MAY_VERSION = r"(?:[0-9]\.|v)[0-9]+(?:[._-]?[a-z]|[-+][0-9a-z])"
 """What a text holding a :data:`_VERSION_RE` version holds (Polars' filter before it)."""
+_PACKAGE_TAIL_RE = re.compile(
+    r"(?:-(?:py|cp|pp|ip|jy)[0-9][\w.+-]{0,80}?)?"
+    r"(?:-(?:linux|darwin|macos|osx|win|windows|freebsd|android|ios)[\w.-]{0,40}?)?"
+    r"\.(?:whl|tar\.gz|tgz|tar\.xz|txz|tar\.bz2|tbz2?|tar\.zst|tar|zip|egg|gem|jar|war"
+    r"|nupkg|deb|rpm|apk|dmg|msi|crate)(?![\w.])")
+"""The tail of a package's file name after its version: a wheel's tags and an archive's
+extension ("client-1.2.0.post1-py3-none-any.whl", "torch-2.1.0+cu118-cp311-cp311-linux_
+x86_64.whl", "node-v18.0.0-rc.1-linux-x64.tar.xz", "client-1.2.0.dev1.tar.gz").  Read as
+more parts of the version, it made "1.2.0.post1" no word of a pip or npm line naming it
+(adv95 #1); it is cut before the versions are read."""
 
 
 def _version_words(plain: str) -> list[str]:
-    """The :data:`_VERSION_RE` versions of ``plain`` (lowercased), as their norms."""
-    return [suffix_norm(m[0]) for m in _VERSION_RE.finditer(plain)]
+    """The :data:`_VERSION_RE` versions of ``plain`` (lowercased), as their norms, a
+    package file name's tail cut first (:data:`_PACKAGE_TAIL_RE`); after a "v" also the
+    norm with it ("v2rc1", as the extractor keeps it where no dot is: adv95 #2)."""
+    text = _PACKAGE_TAIL_RE.sub(" ", plain) if "." in plain else plain
+    words = []
+    for m in _VERSION_RE.finditer(text):
+        words.append(norm := suffix_norm(m[0]))
+        if text[m.start() - 1:m.start()] == "v":
+            words.append("v" + norm)
+    return words
 
 
 _DIGITS_RE = re.compile(r"\d+")

@@ -318,3 +318,31 @@ def test_a_long_run_of_dotted_numbers_is_read_once() -> None:
     words, _ = leafwords.bag("\u00e9 " + run + "rc1")
     assert f"{run}rc1" in words
     assert leafwords._version_words(run) == []
+
+
+@pytest.mark.parametrize(("raw", "summary"), [
+    # adv95 #1: a package file name's tail read as more of the version
+    ("Using cached client-1.2.0.post1-py3-none-any.whl (12 kB)", "Installed client 1.2.0.post1."),
+    ("Downloading torch-2.1.0+cu118-cp311-cp311-linux_x86_64.whl (2.3 GB)",
+     "Installed torch 2.1.0+cu118."),
+    ("Download client-1.2.0.dev1.tar.gz from the index.", "Downloaded client 1.2.0.dev1."),
+    ("Fetch https://example.com/client-1.2.0.post1.tar.gz now.", "Fetched 1.2.0.post1."),
+    ("npm notice filename: client-2.4.0-rc.1.tgz", "Packed client 2.4.0-rc.1."),
+    ("Get node-v18.0.0-rc.1-linux-x64.tar.xz here.", "Got node v18.0.0-rc.1."),
+    # adv95 #2: after a "v", one number will do
+    ("Upgrade the client to v3+build.5.", "Upgraded the client to v3+build.5."),
+    ("Use v2.post1 now.", "Used v2.post1."),
+    ("Use v2rc1 now.", "Used v2-rc.1."),
+    ("Use v2-rc.1 now.", "Used v2rc1."),
+    # adv95 #5: the second version of a range
+    ("Versions 2.4.0-rc.1...2.4.0-rc.2 differ.", "Tested 2.4.0-rc.1 and 2.4.0-rc.2."),
+])
+def test_a_version_in_a_file_name_or_after_a_v_is_supported(write_log: LogWriter, raw: str,
+                                                            summary: str) -> None:
+    assert _restated(write_log, raw, summary) == []
+
+
+def test_a_package_tail_gives_no_other_version(write_log: LogWriter) -> None:
+    raw = "Using cached client-1.2.0.post1-py3-none-any.whl (12 kB)"
+    assert _restated(write_log, raw, "Installed client 1.2.0.post2.") == ["1.2.0.post2"]
+    assert _restated(write_log, "Use v2rc1 now.", "Used v2rc2.") == ["v2rc2"]
