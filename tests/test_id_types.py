@@ -116,3 +116,27 @@ def test_an_integer_summary_id_names_the_summary_of_that_id(tmp_path: Path) -> N
     session = read_native(str(dump(records, tmp_path / "t.jsonl")))
     assert [c["summary_id"] for c in session.compactions] == ["7"]
     assert run("audit", str(tmp_path / "t.jsonl"), "-q").exit_code in (0, 1)
+
+
+@pytest.mark.parametrize(("written", "said"), [
+    ("18446744073709551616", "got a number too large to read exactly (an integer past "
+                             "64 bits: write it as a string)"),
+    ("-9223372036854775809", "got a number too large to read exactly (an integer past "
+                             "64 bits: write it as a string)"),
+    ("1.5", "got a number"),
+])
+def test_an_id_past_64_bits_is_named_so(tmp_path: Path, written: str, said: str) -> None:
+    """adv94 #5: orjson reads an integer past 64 bits as a float, so the id
+    18446744073709551616 read "got a number", as if no integer had been written."""
+    path = tmp_path / "t.jsonl"
+    path.write_text('{"type":"session","schema":"compaction-audit/1"}\n'
+                    f'{{"type":"round","round":0,"spans":[{{"id":{written},"tokens":1}}]}}\n')
+    result = run("audit", str(path), "-q")
+    assert result.exit_code == 2
+    assert result.stderr.splitlines() == [
+        f"compaction-audit: {path}:2: id must be a string or an integer, {said} "
+        "(spans[0].id)"]
+    path.write_text('{"type":"session","schema":"compaction-audit/1"}\n'
+                    '{"type":"round","round":0,"spans":[{"id":18446744073709551615,'
+                    '"tokens":1}]}\n')  # the largest integer read exactly
+    assert run("audit", str(path), "-q").exit_code == 0

@@ -171,6 +171,11 @@ def as_id(value: Any, field: str) -> str:
         return value
     if type(value) is int:
         return str(value)
+    if type(value) is float and value.is_integer() and abs(value) >= 2 ** 63:
+        # orjson reads an integer past 64 bits as a float: its digits are gone
+        # (adv94 #5 read "got a number" for the integer id 18446744073709551616)
+        raise FieldError("id must be a string or an integer, got a number too large to "
+                         "read exactly (an integer past 64 bits: write it as a string)", field)
     raise FieldError(f"id must be a string or an integer, got {_kind(value)}", field)
 
 
