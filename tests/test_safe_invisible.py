@@ -112,3 +112,17 @@ def test_one_line_errors_show_them_escaped(tmp_path: Path) -> None:
     result = run("audit", str(bad))
     assert result.exit_code == 2 and result.stderr.count("\n") == 1
     assert ci_commands.hidden(result.stderr) == []
+
+
+def test_a_stack_of_combining_marks_keeps_four() -> None:
+    """adv94 #9: "a" and 640 combining marks drew bars through the HTML report's
+    neighbouring rows; writing stacks two or three deep."""
+    from compaction_audit.report.safe import STACKED_MARKS, printable
+
+    assert STACKED_MARKS == 4
+    four = "a\u0301\u0302\u0303\u0304"
+    assert printable(four + "b") == four + "b"  # four in a row: kept
+    assert printable(four + "\u0305\u20d0b") == four + "\\u0305\\u20d0b"
+    assert printable("Vi\u1ec7\u0301t") == "Vi\u1ec7\u0301t"
+    zalgo = "a" + "\u0300" * 640
+    assert printable(zalgo, limit=10_000) == "a" + "\u0300" * 4 + "\\u0300" * 636

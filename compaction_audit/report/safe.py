@@ -61,6 +61,21 @@ _CONTROL = re.compile(f"[\x00-\x08\x0b-\x1f{_INVISIBLE}]")
 """Escaped by :func:`printable`: C0 but tab and newline, and :data:`_INVISIBLE`."""
 
 
+_MARKS = "\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f"
+"""The combining diacritical mark blocks (and their supplement, extended and
+for-symbols blocks, and the half marks)."""
+STACKED_MARKS = 4
+"""Combining marks kept on one character; more of them in a row are escaped (adv94 #9:
+an id of "a" and 640 marks drew bars through the HTML report's neighbouring rows and
+the terminal's lines).  Writing stacks two or three deep (Vietnamese), never this."""
+_STACKED = re.compile(f"[{_MARKS}]{{{STACKED_MARKS + 1},}}")
+
+
+def _unstack(match: re.Match[str]) -> str:
+    run = match.group()
+    return run[:STACKED_MARKS] + "".join(f"\\u{ord(c):04x}" for c in run[STACKED_MARKS:])
+
+
 def _escape(match: re.Match[str]) -> str:
     code = ord(match.group())
     if 0xDC80 <= code <= 0xDCFF:  # a byte that was not UTF-8 (surrogateescape)
@@ -86,13 +101,15 @@ def clip(text: str, limit: int = MAX_TEXT) -> str:
 
 def printable(text: object, newlines: bool = False, limit: int = MAX_TEXT) -> str:
     """``text`` as a string, clipped to ``limit`` characters (:func:`clip`), with
-    control and invisible characters made visible (see :data:`_CONTROL`).
+    control and invisible characters made visible (see :data:`_CONTROL`), and combining
+    marks past :data:`STACKED_MARKS` in a row escaped.
 
     Tabs are kept; newlines are kept only when ``newlines`` is true (else shown as
     ``\\n``) so a one-line field stays on one line; CR is always escaped (a CI runner
     reads it as a line end).
     """
     s = _CONTROL.sub(_escape, clip(str(text), limit))
+    s = _STACKED.sub(_unstack, s)  # at most STACKED_MARKS combining marks in a row
     return s if newlines else s.replace("\n", "\\n")
 
 
