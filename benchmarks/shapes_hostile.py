@@ -426,6 +426,13 @@ def question_names(n: int) -> Iterator[dict[str, Any]]:
     return _folded(f"Which of {names} did we pin? " + "lorem ipsum dolor " * (4 * n // 3))
 
 
+def fact_dense(n: int) -> Iterator[dict[str, Any]]:
+    """One person's span of ``n`` keyed values, each beside a path ("k7=v7.7.7
+    /p7/f7.py": three discriminators in 25 bytes), folded into a short summary (adv94
+    #3)."""
+    return _folded(" ".join(f"k{i}=v{i}.{i}.{i} /p{i}/f{i}.py" for i in range(n)))
+
+
 SHAPES: dict[str, Callable[[int], Iterator[dict[str, Any]]]] = {
     "fold-chain": fold_chain, "cc-compacts": cc_compacts,
     "cc-summary-claims": cc_summary_claims, "codex-repeat": codex_repeat,
@@ -436,7 +443,7 @@ SHAPES: dict[str, Callable[[int], Iterator[dict[str, Any]]]] = {
     "growing-delta": growing_delta, "cc-preserved": cc_preserved, "oh-range": oh_range,
     "oh-below": oh_below, "codex-compacts": codex_compacts, "text-chain": text_chain,
     "version-chain": version_chain, "pin-mentions": pin_mentions,
-    "question-names": question_names,
+    "question-names": question_names, "fact-dense": fact_dense,
 }
 
 
