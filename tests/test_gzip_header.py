@@ -80,3 +80,23 @@ def test_a_cut_or_corrupt_file_is_an_error_after_the_lines_before_it(tmp_path: P
         read.extend(raw for _, raw in lines.iter_lines(str(path), errors=errors))
     assert len(read) == 2 and errors == []  # the lines before it came first
     assert caught.value.line == 3 and "cannot read" in caught.value.message
+
+
+@pytest.mark.parametrize("suffix", [".gz", ".zst"])
+def test_plain_json_lines_named_compressed_says_so(tmp_path: Path, suffix: str) -> None:
+    """adv94 #10: plain JSON Lines named x.jsonl.gz read "cannot read: Error -3 while
+    decompressing data: incorrect header check"."""
+    from typer.testing import CliRunner
+
+    from compaction_audit.cli import app
+
+    path = tmp_path / f"t.jsonl{suffix}"
+    path.write_text('\n {"type":"session","schema":"compaction-audit/1"}\n')
+    result = CliRunner().invoke(app, ["audit", str(path)])
+    name = {".gz": "gzip", ".zst": "zstd"}[suffix]
+    assert result.exit_code == 2
+    assert result.output.splitlines() == [
+        f"compaction-audit: {path}: named {suffix} but not {name} data: it starts as JSON "
+        f"text; rename it without {suffix}, or compress it"]
+    path.write_bytes(b"garbage")  # not JSON text: the decompressor's own error
+    assert f"named {suffix} but" not in CliRunner().invoke(app, ["audit", str(path)]).output

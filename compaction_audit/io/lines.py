@@ -226,9 +226,26 @@ def _open(path: str) -> tuple[IO[bytes], _Counted | None]:
             raise LogError(path, 0, f"{other}-compressed input is not supported (gzip "
                            "and zstd are); decompress it first")
     if kind:
+        _refuse_plain_text(path, raw, kind)
         counted = _Counted(raw)
         return decompressed(cast(IO[bytes], counted), kind), counted
     return raw, None
+
+
+def _refuse_plain_text(path: str, raw: IO[bytes], kind: str) -> None:
+    """Raise :class:`LogError` (line 0) when ``raw``, named as ``kind`` compressed but
+    without its magic bytes, starts as JSON text (``{`` or ``[`` after blanks): the
+    decompressor said "cannot read: Error -3 while decompressing data: incorrect header
+    check" (adv94 #10: plain JSON Lines named ``x.jsonl.gz``)."""
+    peek = getattr(raw, "peek", None)
+    if peek is None or compression_of(peek(4)[:4]) == kind:
+        return
+    head = peek(64)[:64].lstrip(b" \t\r\n\xef\xbb\xbf")
+    if head[:1] in (b"{", b"["):
+        raw.close()
+        name = {"gz": "gzip", "zst": "zstd"}[kind]
+        raise LogError(path, 0, f"named .{kind} but not {name} data: it starts as JSON "
+                       f"text; rename it without .{kind}, or compress it")
 
 
 def decompressed(raw: IO[bytes], kind: str) -> IO[bytes]:
