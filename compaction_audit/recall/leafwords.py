@@ -21,6 +21,7 @@ import polars as pl
 
 from compaction_audit.closure import Closure
 from compaction_audit.model import Session
+from compaction_audit.recall.spantypes import INVISIBLE_IN_WORDS_RE
 from compaction_audit.recall.survival.words import _stem
 from compaction_audit.recall.versions import SUFFIX, suffix_norm
 
@@ -76,8 +77,13 @@ character: 12 ms over the 2.8 MB transcript's leaves)."""
 
 
 def _plain(text: str) -> str:
-    """``text`` lowercased, thousands separators removed: what :func:`bag` reads."""
+    """``text`` lowercased, thousands separators removed, characters drawn as nothing
+    inside words removed (as extraction reads it, :func:`~compaction_audit.recall.
+    spantypes.clean_text`: "8<ZWSP>080" is the word 8080, adv94 #8): what :func:`bag`
+    reads."""
     low = text.lower()
+    if not low.isascii():
+        low = INVISIBLE_IN_WORDS_RE.sub("", low)
     return _THOUSANDS_RE.sub("", low) if "," in low else low
 
 

@@ -31,8 +31,9 @@ import re
 from functools import lru_cache
 from typing import Literal
 
-__all__ = ["PLACEHOLDER_RE", "REMINDER_RE", "REQ_HEADING", "SPAN_TYPES", "SPEC_WORDS",
-           "SpanType", "clean_text", "is_spec_text", "placeholder_chars", "span_type"]
+__all__ = ["INVISIBLE_IN_WORDS_RE", "PLACEHOLDER_RE", "REMINDER_RE", "REQ_HEADING", "SPAN_TYPES",
+           "SPEC_WORDS", "SpanType", "clean_text", "is_spec_text", "placeholder_chars",
+           "span_type"]
 
 SpanType = Literal["prose", "spec", "code", "tool_output", "harness"]
 SPAN_TYPES: tuple[SpanType, ...] = ("prose", "spec", "code", "tool_output", "harness")
@@ -160,6 +161,12 @@ def span_type(source: str | None, text: str | None, spec: bool = True) -> SpanTy
 _GUTTER_RE = re.compile(r"(?m)^[ \t]*\d+(?:→|\t)")
 _COLON_GUTTER_RE = re.compile(r"(?m)^[ \t]*\d+:(?=[ \t]|$)")
 _ESCAPE_RE = re.compile(r"\\(?:u[0-9a-fA-F]{4}|[nrt\"\\/])")
+INVISIBLE_IN_WORDS_RE = re.compile("[\u00ad\u180e\u200b-\u200f\u202a-\u202e"
+                                    "\u2060-\u2064\u2066-\u2069\ufeff]")
+"""Characters drawn as nothing that split a token where they stand: the soft hyphen, the
+zero-width space, non-joiner and joiner, the word joiner and invisible operators, BOM,
+and the bidi marks, embeddings, overrides and isolates.  A span's "8<ZWSP>080" was the
+quantity "080" against a summary's "8080" (adv94 #8)."""
 _ANSI_RE = re.compile(r"(?:\x1b\[[0-9;?]*[A-Za-z]|(?:\\e|\\x1b|\\033)?\[[0-9;]{1,12}m)+")
 """A run of terminal colour codes, escaped or not."""
 _SENTENCE_END = frozenset(".!?;")
@@ -184,7 +191,8 @@ def clean_text(text: str) -> str:
     three of them (a JSON dump or an escaped log read as a file); redaction placeholders
     become one space; terminal colour codes (``ESC[0m``, a bare ``[32m``) and
     ``<system-reminder>`` blocks (product text appended to a turn or a tool result) are
-    removed.
+    removed, and so are characters drawn as nothing inside words
+    (:data:`INVISIBLE_IN_WORDS_RE`).
     Offsets of the result are those of the cleaned text.
     """
     if "\\" in text and len(_ESCAPE_RE.findall(text, 0, 20000)) >= 3:
@@ -201,6 +209,8 @@ def clean_text(text: str) -> str:
         text = PLACEHOLDER_RE.sub(" ", text)
     if "\x1b" in text or "[0m" in text:
         text = _ANSI_RE.sub(lambda m: _uncoloured(m, text), text)
+    if not text.isascii():
+        text = INVISIBLE_IN_WORDS_RE.sub("", text)
     return text
 
 
