@@ -641,3 +641,12 @@ def test_a_report_and_a_diff_of_such_saliences(tmp_path: Path) -> None:
     assert invoke("audit", both).exit_code == 0
     high, low = log("high.jsonl", 1e308, 1e308), log("low.jsonl", -1e308, -1e308)
     assert invoke("diff", high, low).exit_code == 0
+
+
+def test_a_huge_float_in_a_message_is_written_with_an_exponent() -> None:
+    """adv94 #10: a logged raw_ratio of 1e308 was printed as 309 digits."""
+    from compaction_audit.rules.base import fmt
+
+    assert fmt(1e308) == "1.000e+308" and fmt(-2.5e15) == "-2.500e+15"
+    assert fmt(999999999999999.0) == "999999999999999.000" and fmt(0.25) == "0.250"
+    assert fmt(None) == "unknown" and fmt(3) == "3"
