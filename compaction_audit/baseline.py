@@ -12,7 +12,10 @@ A finding about a fold that lost discriminators also records what it lost, as
 ``facts``: the first 16 hex digits of the SHA-256 of each ``lost:<kind>:<text>`` unit
 (:func:`compaction_audit.diff.lost_keys`).  Such a finding is in the baseline only
 while what it loses is among those facts: a fold of the baseline that now loses one
-more fact is new (ux5 F3: the fold's id alone hid a newly lost negation, exit 0).  An
+more fact is new (ux5 F3: the fold's id alone hid a newly lost negation, exit 0).  A
+fold finding with no entry of its fingerprint is the entry of another key of the same
+rule and trace whose facts hold all of its own (:func:`_moved_folds`: a product's
+summary named by its line, usertest47 #1).  An
 entry also records the trace's session id (``session``, when the log has one): a
 baseline of one session never hides the findings of another session written to the
 same path (adv22a F3: a job auditing ``logs/latest.jsonl``, a new session each run, had
@@ -491,6 +494,30 @@ def _shifted_episodes(pairs: list[tuple[Finding, Entry]], kept: list[Finding],
     return [f for f in kept if id(f) not in gone] if gone else kept
 
 
+def _moved_folds(pairs: list[tuple[Finding, Entry]], mine: list[tuple[str, Entry]],
+                 baseline: dict[str, Entry]) -> dict[int, Entry]:
+    """``id(finding)`` -> the entry of this trace that a fold finding with no entry of
+    its own fingerprint is: one of the same rule and session, keyed by another item,
+    that lost every fact this finding loses and that no finding of this run has by its
+    fingerprint (the first such, by key).  A product's adapter names a compaction's
+    summary by its line ("line-16"), so a line added above it gave the same fold a new
+    key: its finding was new and its entry stale (usertest47 #1: Codex and Cline
+    baselines failed after one more line of a re-recorded trace)."""
+    taken = {e.fingerprint for _, e in pairs}
+    free = sorted((b for fp, b in mine if fp not in taken and b.facts
+                   and b.key.startswith("entity:")), key=lambda b: b.key)
+    out: dict[int, Entry] = {}
+    for f, e in pairs:
+        if e.fingerprint in baseline or not e.facts or not e.key.startswith("entity:"):
+            continue
+        for b in free:
+            if b.code == e.code and b.rule == e.rule and b.holds(e.facts, e.session):
+                out[id(f)] = b
+                free.remove(b)
+                break
+    return out
+
+
 def apply(report: Report, baseline: dict[str, Entry], source: str = "") -> Report:
     """``report`` without the findings ``baseline`` holds.  Raises :class:`UsageError`
     when an entry with a finding's fingerprint names another trace, code, key or rule
@@ -529,6 +556,9 @@ def apply(report: Report, baseline: dict[str, Entry], source: str = "") -> Repor
         kept, grown, other_session = [], [], set()
         by_fold: FoldLosses | None = None  # read when a finding grew
         held: set[str] = set()  # fingerprints a finding of this run is (stale if not)
+        shown = {trace_key(s.path), clip_tree(trace_key(s.path))}  # as dumps wrote it
+        mine = [(fp, e) for name in shown for fp, e in by_trace.get(name, [])]
+        moved = _moved_folds(pairs, mine, baseline)
         for f, e in pairs:
             b = baseline.get(e.fingerprint)
             if b is not None and ((b.code, b.key, b.rule) != (e.code, e.key, e.rule)
@@ -539,6 +569,7 @@ def apply(report: Report, baseline: dict[str, Entry], source: str = "") -> Repor
                     f"{printable(b.rule)} {printable(b.key)} in '{printable(b.trace)}': "
                     "edited by hand? make the baseline again ('compaction-audit baseline "
                     "create')")
+            b = b or moved.get(id(f))  # the same fold under a new key
             if b is None or not b.holds(e.facts, e.session, e.rounds):
                 kept.append(f)
             if b is None:
@@ -554,9 +585,8 @@ def apply(report: Report, baseline: dict[str, Entry], source: str = "") -> Repor
                               "new_facts": len(set(e.facts or ()) - set(b.facts or ())),
                               "new": _new_units(f, by_fold, b),
                               "verb": "states" if stated_units(f) else "loses"})
-        shown = {trace_key(s.path), clip_tree(trace_key(s.path))}  # as dumps wrote it
+        held.update(b.fingerprint for b in moved.values())
         sid = session_key(s)
-        mine = [(fp, e) for name in shown for fp, e in by_trace.get(name, [])]
         # an entry of another session at this path is not applied, not stale: it says
         # nothing of whether this session's findings were fixed (a CI engineer's test)
         other_session.update(str(e.session) for _, e in mine

@@ -21,13 +21,13 @@ NEGATION = "Do NOT enable `--force` on the prod migration."
 TIMEOUT = "Raised read_timeout_ms from 30000 to 45000 on staging."
 
 
-def fold_log(path: Path, *texts: str, session_id: str = "facts") -> Path:
+def fold_log(path: Path, *texts: str, session_id: str = "facts", fold: str = "F1") -> Path:
     ids = [f"s{i}" for i in range(len(texts))]
     records: list[dict[str, Any]] = [
         session(session_id=session_id),
         rnd(0, spans=[{"id": i, "tokens": 20, "text": t, "source": "user"}
                       for i, t in zip(ids, texts, strict=True)]),
-        rnd(1, summaries=[{"id": "F1", "tokens": 5, "children": ids,
+        rnd(1, summaries=[{"id": fold, "tokens": 5, "children": ids,
                            "text": "Guidance was noted."}], evicted=ids)]
     return dump(records, path)
 
@@ -357,3 +357,21 @@ def test_an_entry_that_says_another_finding_than_its_fingerprint_is_refused(
         "CA301 silent-discriminating-fold entity:F1 in 't.jsonl' says CA204 "
         "salience-disagreement entity:F1 in 'elsewhere/other.jsonl': edited by hand? make "
         "the baseline again ('compaction-audit baseline create')\n")
+
+
+def test_the_same_fold_under_another_id_is_baselined(base: Path, tmp_path: Path) -> None:
+    """usertest47 #1: a product's adapter names a compaction's summary by its line, so a
+    line added above it made the same fold's finding new and its entry stale."""
+    fold_log(tmp_path / "t.jsonl", NEGATION, fold="line-9")
+    result = run("audit", "t.jsonl", "--baseline", str(base), "--format", "json")
+    assert result.exit_code == 0, result.stdout
+    doc = json.loads(result.stdout)
+    assert [f["code"] for f in doc["findings"]] == []
+    assert doc["baseline"]["stale"] == [] and doc["baseline"]["grown"] == []
+    # the same id with one more fact lost, under another id: new, its entry stale
+    fold_log(tmp_path / "t.jsonl", NEGATION, TIMEOUT, fold="line-9")
+    result = run("audit", "t.jsonl", "--baseline", str(base), "--format", "json")
+    assert result.exit_code == 1
+    doc = json.loads(result.stdout)
+    assert "CA301" in [f["code"] for f in doc["findings"]]
+    assert [e["key"] for e in doc["baseline"]["stale"]] == ["entity:F1"]
