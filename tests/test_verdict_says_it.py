@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from compaction_audit import api
 from compaction_audit.report import github
 from compaction_audit.report.formats import RenderOptions
@@ -179,3 +181,26 @@ def test_the_html_traces_table_is_in_the_summary_s_order(tmp_path: Path) -> None
     names = re.findall(r"runs/([\w.-]+)", table)
     assert verdicts == ["UNREADABLE", "FAIL", "PASS", "PASS"]
     assert names == ["z.jsonl", "a.jsonl", "m-remote.jsonl", "b-pass.jsonl"]
+
+
+@pytest.mark.parametrize("fmt", ["sarif", "junit", "github"])
+def test_a_ci_file_is_written_for_one_unreadable_trace(tmp_path: Path, fmt: str) -> None:
+    """usertest47 #2: ``audit broken.jsonl -f sarif -o x.sarif`` wrote no file (a CI
+    upload step failed again on it), where a folder holding it wrote one."""
+    from typer.testing import CliRunner
+
+    from compaction_audit.cli import app
+
+    (tmp_path / "broken.jsonl").write_text("not json\n")
+    out = tmp_path / f"r.{fmt}"
+    result = CliRunner().invoke(app, ["audit", str(tmp_path / "broken.jsonl"), "-f", fmt,
+                                      "-o", str(out), "--fail-on", "never"])
+    assert result.exit_code == 2
+    assert "broken.jsonl:1: bad JSON" in result.output  # the error line, as before
+    written = out.read_text()
+    assert {"sarif": '"executionSuccessful": false', "junit": 'errors="1"',
+            "github": "title=unreadable trace::"}[fmt] in written
+    assert "broken.jsonl:1: bad JSON" in written
+    text = CliRunner().invoke(app, ["audit", str(tmp_path / "broken.jsonl"), "-o",
+                                    str(tmp_path / "r.txt")])
+    assert text.exit_code == 2 and not (tmp_path / "r.txt").exists()  # text: the line

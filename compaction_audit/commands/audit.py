@@ -515,7 +515,13 @@ def audit_command(
         fail(str(exc))
     single = names_one_file(paths)
     if report.errors and single:
-        fail(str(report.errors[0]))
+        if fmt not in _CI_FILES:
+            fail(str(report.errors[0]))
+        # a CI step reads the file whatever the exit (usertest47 #2: a SARIF upload
+        # with if: always() failed again on a missing file): the error is said, and
+        # written into the report as a folder's unreadable trace is (exit 2)
+        say(str(report.errors[0]))
+        single = False
     if len(report.errors) == 1 and not report.sessions and fmt is AuditFormat.text:
         # one unreadable trace and nothing else: a text report would be that error
         # alone (then "config: none"), on stdout; it is said on stderr, as for a trace
@@ -534,6 +540,11 @@ def audit_command(
         say_some([ln for s in report.sessions for ln in other_path_lines(s)],  # nothing
                  "such traces")  # back, on stderr (usertest32 #5)
     raise typer.Exit(report.exit_code(eff.fail_on))
+
+
+_CI_FILES = frozenset({AuditFormat.sarif, AuditFormat.junit, AuditFormat.github})
+"""Formats a CI step reads after the audit whatever its exit: a trace named alone that
+cannot be read is written into them as an unreadable trace, besides the error line."""
 
 
 def thresholds_command() -> None:
