@@ -394,3 +394,24 @@ def test_related_locations_follow_the_reports_order_not_the_line_order(
             for x in fold["relatedLocations"]] == [
         (1, "lost: constraint 'Keep port 8080 open'"), (2, "lost: quantity '64'"),
         (1, "lost: quantity '8080'")]
+
+
+def test_the_job_summary_is_cut_at_its_own_limit() -> None:
+    """usertest47 #4: the Markdown appended to a GitHub job summary (1 MiB a step) was
+    cut at a pull-request comment's 60,000 characters and said so."""
+    from dataclasses import replace
+
+    from compaction_audit.report.markdown import JOB_SUMMARY_CHARS, MAX_CHARS, fit
+    from compaction_audit.report.markdown import render_markdown as render
+    from tests.logs import SAMPLES
+
+    one = audit_paths([str(SAMPLES / "research-decay.jsonl")])
+    ten = replace(one, sessions=one.sessions * 10)
+    comment = render(ten, RenderOptions()).decode()
+    summary = render(ten, RenderOptions(job_summary=True)).decode()
+    assert "**Report cut to fit a pull-request comment**" in comment
+    assert len(comment) <= MAX_CHARS < len(summary) <= JOB_SUMMARY_CHARS
+    assert "Report cut" not in summary
+    lines = ["x" * 99] * 4000  # 400,000 units: past the job summary's limit too
+    assert "**Report cut to fit the job summary** (340,000 of 400,000 characters)" in \
+        fit(lines, JOB_SUMMARY_CHARS, "the job summary")[-1]

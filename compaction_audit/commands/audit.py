@@ -364,6 +364,7 @@ def step_summary(report: Report, opts: RenderOptions,
     neutralization as ``--format markdown``; a file that is an input, or cannot be
     written, gets a line on stderr and the gate goes on."""
     import os
+    from dataclasses import replace
 
     from compaction_audit.isolated import render_in_child
     from compaction_audit.outfile import refuse_same_file
@@ -378,7 +379,9 @@ def step_summary(report: Report, opts: RenderOptions,
     assert spec.render is not None
     try:
         refuse_same_file(target, inputs)
-        data = neutralize_bytes(render_in_child(spec.render, report, opts), spec.escapes)
+        data = neutralize_bytes(render_in_child(spec.render, report,
+                                                replace(opts, job_summary=True)),
+                                spec.escapes)
         with open(target, "ab") as fh:
             fh.write(data)
     except AuditError as exc:

@@ -30,7 +30,9 @@ class RenderOptions:
     in JSON, SARIF and JUnit, every finding, round and list item (issue 14, section 3:
     bounded by default, see :mod:`compaction_audit.report.bounded`);
     ``quiet``: the text report prints the verdict only; ``statistics``: the text
-    report prints the findings per rule instead of the per-trace reports.
+    report prints the findings per rule instead of the per-trace reports;
+    ``job_summary``: the Markdown report is for a GitHub Actions job summary (1 MiB a
+    step), not a pull-request comment (65,536 characters).
     """
 
     single: bool = False
@@ -40,6 +42,7 @@ class RenderOptions:
     show_all: bool = False
     quiet: bool = False
     statistics: bool = False
+    job_summary: bool = False
 
     def shows_summary(self, report: Report) -> bool:
         """True when the summary table belongs in a human report: asked for, more than

@@ -41,6 +41,13 @@ so.  Counted in UTF-16 units, as a browser counts a string's length: a character
 U+FFFF (an emoji) is two, so 60,000 code points of them were 120,000 (adv35)."""
 
 
+JOB_SUMMARY_CHARS = 340_000
+"""Longest Markdown report appended to a GitHub Actions job summary (UTF-16 code units):
+GitHub takes 1 MiB a step, and 340,000 units are at most 1,020,000 bytes of UTF-8 (three
+bytes a unit, four a pair).  usertest47 #4: the job summary was cut at the pull-request
+comment's 60,000 and said "cut to fit a pull-request comment"."""
+
+
 def _units(line: str) -> int:
     """The length of ``line`` and its newline in UTF-16 code units."""
     return len(line.encode("utf-16-le", "surrogatepass")) // 2 + 1
@@ -248,10 +255,13 @@ def render_markdown(report: Report, opts: RenderOptions) -> bytes:
         for s in report.sessions:
             lines += session_section(s, open_=single or s.fails(opts.fail_on),
                                      show_all=opts.show_all)
-    return ("\n".join(fit(lines)).rstrip("\n") + "\n").encode("utf-8")
+    cut = (fit(lines, JOB_SUMMARY_CHARS, "the job summary") if opts.job_summary
+           else fit(lines))
+    return ("\n".join(cut).rstrip("\n") + "\n").encode("utf-8")
 
 
-def fit(lines: list[str], limit: int = MAX_CHARS) -> list[str]:
+def fit(lines: list[str], limit: int = MAX_CHARS, place: str = "a pull-request comment"
+        ) -> list[str]:
     """``lines`` when they total at most ``limit`` UTF-16 code units (with newlines,
     :func:`_units`), else
     the first ones that leave room for a note, a ``</details>`` closing a cut section,
@@ -280,7 +290,7 @@ def fit(lines: list[str], limit: int = MAX_CHARS) -> list[str]:
         kept += ["", "(cut here)", "", "</details>"]
         parts.append("the end of the section cut above")
     what = "; ".join(parts)
-    kept += ["", f"**Report cut to fit a pull-request comment** ({limit:,} of {total:,} "
+    kept += ["", f"**Report cut to fit {place}** ({limit:,} of {total:,} "
              f"characters). Not shown: {what}. The full report is the job's artifact: "
              "write it with `--format json -o FILE` (or sarif, junit) and upload FILE."]
     return kept
