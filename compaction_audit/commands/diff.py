@@ -65,7 +65,8 @@ def diff_command(
              "the candidate was checked less than the baseline (see --fail-on-new).")
     ] = None,
     fail_on_new: Annotated[NewSeverity | None, typer.Option(
-        help="Exit 1 when a new finding is at or above this severity; also when the "
+        help="Exit 1 when a new finding is at or above this severity, or a "
+             "persisting one rose to it; also when the "
              "candidate was checked less than the baseline (more compactions that could "
              "not be checked, or more lines not read): what it resolves may be unread.")
     ] = None,
