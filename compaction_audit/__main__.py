@@ -57,15 +57,16 @@ def run() -> None:
 
 def _sane_terminal_size() -> None:
     """Drop ``COLUMNS`` and ``LINES`` from this process's environment when they are not
-    ASCII digits: rich reads them with ``str.isdigit()``, which takes "¹²", then
+    at most five ASCII digits: rich reads them with ``str.isdigit()``, which takes "¹²", then
     ``int()``, which refuses it (adv94 #4: every text command stopped with an internal
     error).  Such a value says nothing a console can use."""
     import os  # loaded at interpreter start
 
     for name in ("COLUMNS", "LINES"):
         value = os.environ.get(name)
-        if value is not None and not (value.isascii() and value.isdigit()):
-            del os.environ[name]
+        if value is not None and not (value.isascii() and value.isdigit()
+                                      and len(value) <= 5):
+            del os.environ[name]  # 4,301 digits: int() refuses them too (adv96 #2)
 
 
 def _buffered(stream: "typing.TextIO") -> "io.TextIOWrapper":

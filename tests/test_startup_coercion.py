@@ -122,7 +122,7 @@ def test_an_audit_with_plain_options_loads_no_pydantic(output: list[str]) -> Non
     assert done.stderr.strip().splitlines()[-1] == "False True"
 
 
-@pytest.mark.parametrize("columns", ["\u00b9\u00b2", "\u0663\u0660", "80"])
+@pytest.mark.parametrize("columns", ["\u00b9\u00b2", "\u0663\u0660", "80", "9" * 4301])
 def test_a_terminal_size_of_other_digits_is_ignored(columns: str) -> None:
     """adv94 #4: ``COLUMNS=¹²`` (digits to ``str.isdigit()``, not to ``int()``) stopped
     every text command with "internal error: ValueError" in rich; ``LINES`` too."""

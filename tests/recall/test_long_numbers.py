@@ -42,3 +42,16 @@ def test_quantities_past_a_float_are_compared_as_written(write_log: LogWriter) -
                             f"Set the timeout to {big}.4 ms.")
     assert "CA301" not in _fold(write_log, f"Set the timeout to {big}.5 ms.",
                                 f"Set the timeout to {big}.5 ms.")
+
+
+def test_small_and_long_quantities_keep_their_digits(write_log: LogWriter) -> None:
+    """adv96 #3: rounded to six decimals of the base unit, "7.4 ns" and "7 ns" were one
+    value (0.000007 ms), and 9007199254740993 KB was 9007199254740992 KB as a float."""
+    assert measure("7.4", "ns") != measure("7", "ns")
+    assert measure("0.1", "s") == measure("100", "ms") == ("time", 100.0)
+    assert measure("1.1", "min") == measure("66000", "ms")
+    assert measure("9007199254740993", "kb") is None  # compared as written
+    assert "CA301" in _fold(write_log, "The cache TTL is 7.4 ns.", "The cache TTL is 7 ns.")
+    assert "CA301" in _fold(write_log, "Cap it at 9007199254740993 KB.",
+                            "Capped it at 9007199254740992 KB.")
+    assert "CA301" not in _fold(write_log, "The timeout is 0.1 s.", "The timeout is 100 ms.")

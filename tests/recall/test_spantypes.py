@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from compaction_audit.recall.spantypes import clean_text, placeholder_chars, span_type
 
 SPEC = """Add a close button.
@@ -100,3 +102,18 @@ def test_colour_codes_never_join_a_sentence_to_the_next_word() -> None:
     assert clean_text("\x1b[35mstaging.toml\x1b[m\x1b[36m:\x1b[m\x1b[32m12\x1b[m"
                       "\x1b[36m:\x1b[mread_timeout_ms = 30000") == \
         "staging.toml:12:read_timeout_ms = 30000"
+
+
+def test_escaped_surrogates_are_read_as_the_reader_reads_them(tmp_path: Path) -> None:
+    """adv96 #1: a span quoting JSON escapes of an emoji ("\\ud83d\\ude80") made two
+    surrogates, which stopped the audit ("internal error: UnicodeEncodeError")."""
+    from compaction_audit.api import audit
+    from tests.logs import dump, rnd
+
+    quoted = r"Never use --force on \u00e9\ud83d\ude80 now, \ud800x and \udc00."
+    assert clean_text(quoted) == "Never use --force on \u00e9\U0001f680 now, \ufffdx and \ufffd."
+    log = [rnd(0, spans=[{"id": "s1", "tokens": 10, "text": quoted}]),
+           rnd(1, summaries=[{"id": "m1", "tokens": 5, "children": ["s1"],
+                              "text": "Summary."}], evicted=["s1"])]
+    report = audit(str(dump(log, tmp_path / "t.jsonl")))
+    assert "CA301" in {f.code for f in report.findings}
