@@ -126,3 +126,22 @@ def test_a_stack_of_combining_marks_keeps_four() -> None:
     assert printable("Vi\u1ec7\u0301t") == "Vi\u1ec7\u0301t"
     zalgo = "a" + "\u0300" * 640
     assert printable(zalgo, limit=10_000) == "a" + "\u0300" * 4 + "\\u0300" * 636
+
+
+def test_the_marks_are_every_combining_mark() -> None:
+    """report/marks.py is written out: every Mn and Me code point of this Python, no
+    other (adv96 #5: U+0489 and the marks of other scripts were not capped)."""
+    import re
+    import unicodedata
+
+    from compaction_audit.report.marks import MARKS
+    from compaction_audit.report.safe import printable
+
+    pattern = re.compile(f"[{MARKS}]")
+    wrong = [hex(cp) for cp in range(0x110000)
+             if bool(pattern.match(chr(cp)))
+             != (unicodedata.category(chr(cp)) in ("Mn", "Me"))]
+    assert wrong == []
+    assert printable("d" + "\u0489" * 6) == "d" + "\u0489" * 4 + "\\u0489\\u0489"
+    assert printable("x" + "\U0001d167" * 5) == "x" + "\U0001d167" * 4 + "\\U0001d167"
+    assert printable("\u0e01\u0e49\u0e48") == "\u0e01\u0e49\u0e48"  # Thai: kept

@@ -29,6 +29,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from compaction_audit.report.marks import MARKS
+
 MAX_TEXT = 1024
 """Longest untrusted string (characters) any output shows; longer ones become a prefix
 plus their length and a hash (:func:`clip`)."""
@@ -61,19 +63,20 @@ _CONTROL = re.compile(f"[\x00-\x08\x0b-\x1f{_INVISIBLE}]")
 """Escaped by :func:`printable`: C0 but tab and newline, and :data:`_INVISIBLE`."""
 
 
-_MARKS = "\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f"
-"""The combining diacritical mark blocks (and their supplement, extended and
-for-symbols blocks, and the half marks)."""
 STACKED_MARKS = 4
-"""Combining marks kept on one character; more of them in a row are escaped (adv94 #9:
-an id of "a" and 640 marks drew bars through the HTML report's neighbouring rows and
-the terminal's lines).  Writing stacks two or three deep (Vietnamese), never this."""
-_STACKED = re.compile(f"[{_MARKS}]{{{STACKED_MARKS + 1},}}")
+"""Combining marks (categories Mn and Me: :data:`~compaction_audit.report.marks.MARKS`)
+kept in a row; more of them are escaped (adv94 #9: an id of "a" and 640 marks drew bars
+through the HTML report's neighbouring rows and the terminal's lines; adv96 #5: 300
+enclosing marks U+0489 pushed its columns off the screen).  Writing stacks two or three
+deep (Vietnamese, Hebrew points, Indic vowel signs), Tibetan now and then four."""
+_STACKED = re.compile(f"[{MARKS}]{{{STACKED_MARKS + 1},}}")
 
 
 def _unstack(match: re.Match[str]) -> str:
     run = match.group()
-    return run[:STACKED_MARKS] + "".join(f"\\u{ord(c):04x}" for c in run[STACKED_MARKS:])
+    return run[:STACKED_MARKS] + "".join(
+        f"\\u{ord(c):04x}" if ord(c) < 0x10000 else f"\\U{ord(c):08x}"
+        for c in run[STACKED_MARKS:])
 
 
 def _escape(match: re.Match[str]) -> str:
