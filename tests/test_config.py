@@ -324,3 +324,17 @@ def test_config_show_keeps_a_long_key_whole_at_80_columns(
     wide = run("config", "show").stdout
     rows = [_cells(line) for line in wide.splitlines() if line.startswith("│")]
     assert ["severity.silent-discriminating-fold", "warning", "compaction-audit.toml"] in rows
+
+
+@pytest.mark.parametrize(("option", "value", "message"), [
+    ("--window", "1_0", "window must be an integer in ASCII digits, got '1_0'"),
+    ("--sustain", "1_0", "sustain must be an integer in ASCII digits, got '1_0'"),
+    ("--sustain", "\u0663", "sustain must be an integer in ASCII digits, got '\u0663'"),
+    ("--window", "0", "window must be >= 1, got '0'"),
+])
+def test_window_and_sustain_are_read_as_set_reads_them(project: Path, option: str,
+                                                       value: str, message: str) -> None:
+    """adv96 #6: typer read "--sustain 1_0" as 10, where --set sustain=1_0 is refused."""
+    result = run("audit", "drift.jsonl", option, value)
+    assert (result.exit_code, result.stderr) == (2, f"compaction-audit: {message}\n")
+    assert run("audit", "drift.jsonl", option, "3").exit_code in (0, 1)

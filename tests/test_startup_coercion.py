@@ -86,7 +86,7 @@ def _descriptor(command_name: str, parameter_name: str) -> tuple[Any, Any]:
 
 @pytest.mark.parametrize(("name", "value"), [
     ("paths", ["a.jsonl", "b.jsonl"]), ("fmt", "json"), ("output", None), ("window", None),
-    ("output", "out.json")])
+    ("output", "out.json"), ("window", "3")])  # window: text, converted as --set's are
 def test_plain_values_build_no_adapter(name: str, value: Any) -> None:
     command, parameter = _descriptor("audit", name)
     runtime = core.build_runtime_param(parameter.type_descriptor)
@@ -95,7 +95,7 @@ def test_plain_values_build_no_adapter(name: str, value: Any) -> None:
     assert runtime.real == []  # answered without typer's adapter
 
 
-@pytest.mark.parametrize(("name", "value"), [("fmt", "bogus"), ("window", "3")])
+@pytest.mark.parametrize(("name", "value"), [("fmt", "bogus"), ("jobs", "3")])
 def test_other_values_go_to_typers_adapter(name: str, value: Any) -> None:
     command, parameter = _descriptor("audit", name)
     runtime = core.build_runtime_param(parameter.type_descriptor)

@@ -87,9 +87,13 @@ FailOnOpt = Annotated[FailOn | None, typer.Option(
     help="Lowest severity that exits 1 (default: error, or the config file's). "
          "Lines not read, compactions not checked and --lenient skips count as "
          "warning: use 'warning' to gate untrusted logs.")]
-WindowOpt = Annotated[int | None, typer.Option(
+# read as text and converted as --set's values are: ASCII digits only (adv96 #6: typer
+# read "--sustain 1_0" as 10, which --set sustain=1_0 refuses)
+WindowOpt = Annotated[str | None, typer.Option(
+    metavar="INTEGER",
     help="Compare round t with t-WINDOW for 'fell' and 'rose' (default: 1).")]
-SustainOpt = Annotated[int | None, typer.Option(
+SustainOpt = Annotated[str | None, typer.Option(
+    metavar="INTEGER",
     help="Rounds a boundary condition must hold before it fires (default: 1).")]
 SetOpt = Annotated[list[str] | None, typer.Option(
     "--set", "-s", metavar="NAME=VALUE", help="Override a threshold, e.g. --set "
@@ -138,8 +142,8 @@ RayAddressOpt = Annotated[str | None, typer.Option(
 
 
 def effective_options(config: Path | None = None, isolated: bool = False,
-                      fail_on: FailOn | None = None, window: int | None = None,
-                      sustain: int | None = None, set_: list[str] | None = None,
+                      fail_on: FailOn | None = None, window: str | int | None = None,
+                      sustain: str | int | None = None, set_: list[str] | None = None,
                       select: list[str] | None = None, ignore: list[str] | None = None,
                       extend_select: list[str] | None = None,
                       severity: list[str] | None = None) -> Effective:
