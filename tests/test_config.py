@@ -338,3 +338,12 @@ def test_window_and_sustain_are_read_as_set_reads_them(project: Path, option: st
     result = run("audit", "drift.jsonl", option, value)
     assert (result.exit_code, result.stderr) == (2, f"compaction-audit: {message}\n")
     assert run("audit", "drift.jsonl", option, "3").exit_code in (0, 1)
+
+
+def test_a_number_of_thousands_of_digits_is_past_the_bound(project: Path) -> None:
+    """adv96 #8: 5,000 ASCII digits read "must be an integer in ASCII digits"."""
+    result = run("audit", "drift.jsonl", "--set", "window=" + "9" * 5000)
+    assert result.exit_code == 2
+    assert result.stderr.startswith("compaction-audit: window must be <= 1e+07, got '999")
+    result = run("audit", "drift.jsonl", "--sustain", "-" + "9" * 40)
+    assert result.stderr.startswith("compaction-audit: sustain must be >= 1, got '-999")
