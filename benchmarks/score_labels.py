@@ -170,17 +170,23 @@ def _item_text(text: object) -> str:
 def item_position(item: dict[str, Any], lost: list[dict[str, Any]]) -> int | None:
     """1-based position in ``lost`` of the reported item a labelled ``item`` names: of
     its span, with the same text (:func:`_item_text`), else the first whose text holds
-    the labelled one or lies in it; None when no reported item of its span does."""
+    the labelled one or lies in it (both at least :data:`_CONTAINED` characters); None
+    when no reported item of its span does."""
     want = _item_text(item.get("discriminator"))
     ours = [(k, _item_text(d.get("text"))) for k, d in enumerate(lost, 1)
             if d.get("span") == item.get("span")]
     for k, text in ours:
         if text == want:
             return k
-    for k, text in ours:
-        if want and text and (want in text or text in want):
+    for k, text in ours:  # a label of a few letters ("dev") would be found anywhere
+        if min(len(want), len(text)) >= _CONTAINED and (want in text or text in want):
             return k
     return None
+
+
+_CONTAINED = 8
+"""Shortest text (either side) matched by one holding the other (usertest48 #8: labels
+as short as "dev" or "205" would match "device" or "2050")."""
 
 
 def score(session: str, facts: list[Fact], items: list[dict[str, Any]],

@@ -13,9 +13,9 @@ A finding about a fold that lost discriminators also records what it lost, as
 (:func:`compaction_audit.diff.lost_keys`).  Such a finding is in the baseline only
 while what it loses is among those facts: a fold of the baseline that now loses one
 more fact is new (ux5 F3: the fold's id alone hid a newly lost negation, exit 0).  A
-fold finding with no entry of its fingerprint is the entry of another key of the same
-rule and trace whose facts hold all of its own (:func:`_moved_folds`: a product's
-summary named by its line, usertest47 #1).  An
+fold finding about an item an adapter named by its line (``line-16``) with no entry of
+its fingerprint is the entry of another such key of the same rule and trace whose facts
+hold all of its own (:func:`_moved_folds`: usertest47 #1).  An
 entry also records the trace's session id (``session``, when the log has one): a
 baseline of one session never hides the findings of another session written to the
 same path (adv22a F3: a job auditing ``logs/latest.jsonl``, a new session each run, had
@@ -494,21 +494,29 @@ def _shifted_episodes(pairs: list[tuple[Finding, Entry]], kept: list[Finding],
     return [f for f in kept if id(f) not in gone] if gone else kept
 
 
+_LINE_NAMED = re.compile(r"entity:line-[0-9]+")
+"""The key of a finding about an item an adapter named by its line (``line-16``: the
+product's log gave it no id), the only keys :func:`_moved_folds` matches across."""
+
+
 def _moved_folds(pairs: list[tuple[Finding, Entry]], mine: list[tuple[str, Entry]],
                  baseline: dict[str, Entry]) -> dict[int, Entry]:
     """``id(finding)`` -> the entry of this trace that a fold finding with no entry of
-    its own fingerprint is: one of the same rule and session, keyed by another item,
-    that lost every fact this finding loses and that no finding of this run has by its
-    fingerprint (the first such, by key).  A product's adapter names a compaction's
-    summary by its line ("line-16"), so a line added above it gave the same fold a new
-    key: its finding was new and its entry stale (usertest47 #1: Codex and Cline
-    baselines failed after one more line of a re-recorded trace)."""
+    its own fingerprint is: one of the same rule and session, keyed by another line-named
+    item (:data:`_LINE_NAMED`, on both sides), that lost every fact this finding loses
+    and that no finding of this run has by its fingerprint (the first such, by key).
+    Items named by the log itself are never matched so (usertest48 #1: a fixed fold's
+    entry hid another fold of a native log that lost the same rule later).  A product's
+    adapter names a compaction's summary by its line ("line-16"), so a line added above
+    it gave the same fold a new key: its finding was new and its entry stale
+    (usertest47 #1: Codex and Cline baselines failed after one more line of a
+    re-recorded trace)."""
     taken = {e.fingerprint for _, e in pairs}
     free = sorted((b for fp, b in mine if fp not in taken and b.facts
-                   and b.key.startswith("entity:")), key=lambda b: b.key)
+                   and _LINE_NAMED.fullmatch(b.key)), key=lambda b: b.key)
     out: dict[int, Entry] = {}
     for f, e in pairs:
-        if e.fingerprint in baseline or not e.facts or not e.key.startswith("entity:"):
+        if e.fingerprint in baseline or not e.facts or not _LINE_NAMED.fullmatch(e.key):
             continue
         for b in free:
             if b.code == e.code and b.rule == e.rule and b.holds(e.facts, e.session):

@@ -362,6 +362,8 @@ def test_an_entry_that_says_another_finding_than_its_fingerprint_is_refused(
 def test_the_same_fold_under_another_id_is_baselined(base: Path, tmp_path: Path) -> None:
     """usertest47 #1: a product's adapter names a compaction's summary by its line, so a
     line added above it made the same fold's finding new and its entry stale."""
+    fold_log(tmp_path / "t.jsonl", NEGATION, fold="line-7")
+    assert run("baseline", "create", "t.jsonl", "-o", str(base)).exit_code == 0
     fold_log(tmp_path / "t.jsonl", NEGATION, fold="line-9")
     result = run("audit", "t.jsonl", "--baseline", str(base), "--format", "json")
     assert result.exit_code == 0, result.stdout
@@ -370,6 +372,18 @@ def test_the_same_fold_under_another_id_is_baselined(base: Path, tmp_path: Path)
     assert doc["baseline"]["stale"] == [] and doc["baseline"]["grown"] == []
     # the same id with one more fact lost, under another id: new, its entry stale
     fold_log(tmp_path / "t.jsonl", NEGATION, TIMEOUT, fold="line-9")
+    result = run("audit", "t.jsonl", "--baseline", str(base), "--format", "json")
+    assert result.exit_code == 1
+    doc = json.loads(result.stdout)
+    assert "CA301" in [f["code"] for f in doc["findings"]]
+    assert [e["key"] for e in doc["baseline"]["stale"]] == ["entity:line-7"]
+
+
+def test_a_fold_named_by_the_log_is_never_matched_by_its_facts(base: Path,
+                                                               tmp_path: Path) -> None:
+    """usertest48 #1: the baseline's fold F1 is fixed and another fold, named by the log
+    (F2), loses the same rule: that is a new loss, and F1's entry is stale."""
+    fold_log(tmp_path / "t.jsonl", NEGATION, fold="F2")
     result = run("audit", "t.jsonl", "--baseline", str(base), "--format", "json")
     assert result.exit_code == 1
     doc = json.loads(result.stdout)

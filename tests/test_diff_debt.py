@@ -27,8 +27,8 @@ def test_the_headline_names_the_debt_at_the_last_round(write_log: LogWriter) -> 
     # lost: constraint "Keep port 8080", quantity 8080, version ==1.26.4
     assert d.last_debt() == (0, 3)
     assert d.headline().startswith("inversion onset unchanged: none -> none; ")
-    assert ("; recall debt (facts seen that nothing in context holds) at the last round "
-            "0 -> 3 (+3); ") in d.headline()
+    assert ("; recall debt (facts seen that no resolvable span or retained summary "
+            "holds) at the last round 0 -> 3 (+3); ") in d.headline()
     same = diff_reports(loses, loses)
     assert same.last_debt() == (3, 3) and "recall debt" not in same.headline()
 
@@ -54,8 +54,9 @@ def test_debt_is_unknown_from_a_compaction_whose_loss_cannot_be_checked(
     loses = audit(run(write_log, "Ports and pins were set.", "loses.jsonl"))
     d = diff_reports(loses, report)
     assert d.last_debt() == (3, None)
-    assert ("; recall debt (facts seen that nothing in context holds) at the last round "
-            "3 -> unknown (a compaction whose loss could not be checked)") in d.headline()
+    assert ("; recall debt (facts seen that no resolvable span or retained summary "
+            "holds) at the last round 3 -> unknown (a compaction whose loss could not be "
+            "checked)") in d.headline()
     assert diff_reports(report, loses).last_debt() == (None, 3)
 
 

@@ -173,3 +173,4 @@ def test_an_item_matches_without_list_marker_or_by_containment() -> None:
     assert sl.item_position({"discriminator": "Retries stay at 12", "span": "b"}, lost) is None
     assert sl.item_position({"discriminator": "1. retries stay at 12!", "span": "a"},
                             lost) == 1
+    assert sl.item_position({"discriminator": "order", "span": "b"}, lost) is None  # short

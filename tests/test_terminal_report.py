@@ -650,3 +650,13 @@ def test_a_huge_float_in_a_message_is_written_with_an_exponent() -> None:
     assert fmt(1e308) == "1.000e+308" and fmt(-2.5e15) == "-2.500e+15"
     assert fmt(999999999999999.0) == "999999999999999.000" and fmt(0.25) == "0.250"
     assert fmt(None) == "unknown" and fmt(3) == "3"
+    assert fmt(10 ** 308) == "1.000e+308" and fmt(10 ** 15 - 1) == str(10 ** 15 - 1)
+
+
+def test_a_logged_value_near_a_float_s_largest_is_short(write_log: LogWriter) -> None:
+    """usertest48 #4: CA203 reads a whole float as an int, so 1e308 kept its digits."""
+    from compaction_audit.api import audit
+
+    log = [session(), rnd(0, spans=spans(("a", 1)), logged={"raw_ratio": 1e308})]
+    [message] = [f.message for f in audit(str(write_log(log))).findings if f.code == "CA203"]
+    assert "raw_ratio logged 1.000e+308" in message and len(message) < 300

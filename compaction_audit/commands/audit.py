@@ -434,8 +434,8 @@ def audit_command(
         "(else the key rounds) and every list item (else the first 10, 5 in a list's "
         "item, 3 in a finding's values, with a '<key>_truncated' count of all: "
         "docs/ci.md, Output size).  HTML: tables stop at 200 rows, the rest counted "
-        "(docs/html.md).  Markdown and GitHub annotations list the same with or "
-        "without it (a comment's size, 10 annotations of each kind).")] = False,
+        "(docs/html.md).  GitHub annotations are the same with or without it (10 of "
+        "each kind).")] = False,
     quiet: Annotated[bool, typer.Option(
         "--quiet", "-q", help="Print the verdict only (text format): one line per trace, "
         "then the gate's line when there are several, or when the verdict's word does "

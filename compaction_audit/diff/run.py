@@ -192,7 +192,7 @@ class RunDiff:
         return "; ".join(parts)
 
 
-_DEBT = "recall debt (facts seen that nothing in context holds)"
+_DEBT = "recall debt (facts seen that no resolvable span or retained summary holds)"
 """How the headline names ``recall_debt`` (docs/discriminators.md, "The recall debt
 series is a state")."""
 

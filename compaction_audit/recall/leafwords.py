@@ -46,14 +46,19 @@ _MAY_VERSION = r"(?:[0-9]\.|v)[0-9]+(?:[._-]?[a-z]|[-+][0-9a-z])"
 """What a text holding a :data:`_VERSION_RE` version holds (Polars' filter before it)."""
 _PACKAGE_TAIL_RE = re.compile(
     r"(?:-(?:py|cp|pp|ip|jy)[0-9][\w.+-]{0,80}?)?"
-    r"(?:-(?:linux|darwin|macos|osx|win|windows|freebsd|android|ios)[\w.-]{0,40}?)?"
-    r"\.(?:whl|tar\.gz|tgz|tar\.xz|txz|tar\.bz2|tbz2?|tar\.zst|tar|zip|egg|gem|jar|war"
-    r"|nupkg|deb|rpm|apk|dmg|msi|crate)(?![\w.])")
-"""The tail of a package's file name after its version: a wheel's tags and an archive's
-extension ("client-1.2.0.post1-py3-none-any.whl", "torch-2.1.0+cu118-cp311-cp311-linux_
-x86_64.whl", "node-v18.0.0-rc.1-linux-x64.tar.xz", "client-1.2.0.dev1.tar.gz").  Read as
-more parts of the version, it made "1.2.0.post1" no word of a pip or npm line naming it
-(adv95 #1); it is cut before the versions are read."""
+    r"(?:[-_](?:linux|darwin|macos|osx|win|windows|freebsd|android|ios)[\w.-]{0,40}?)?"
+    r"(?:[-_.](?:x86_64|amd64|arm64|aarch64|armhf|armel|armv7l|i[3-6]86|noarch|ppc64le"
+    r"|s390x|all))?"
+    r"\.(?:whl(?:\.metadata)?|tar\.gz|tgz|tar\.xz|txz|tar\.bz2|tbz2?|tar\.zst|tar|zip|egg"
+    r"|gem|jar|war|nupkg|deb|rpm|apk|dmg|msi|crate)(?![\w.])")
+"""The tail of a package's file name after its version: a wheel's tags, a platform, an
+architecture and an archive's extension ("client-1.2.0.post1-py3-none-any.whl",
+"torch-2.1.0+cu118-cp311-cp311-linux_x86_64.whl", "node-v18.0.0-rc.1-linux-x64.tar.xz",
+"client-1.2.0.dev1.tar.gz", "curl_7.81.0-1ubuntu1.15_amd64.deb",
+"client-1.2.0-1.el9.x86_64.rpm", "jdk-21.0.1+12_linux-x64_bin.tar.gz").  Read as more
+parts of the version, it made "1.2.0.post1" no word of a pip or npm line naming it
+(adv95 #1; usertest48 #3: apt's, rpm's and a JDK's file names); it is cut before the
+versions are read."""
 
 
 def _version_words(plain: str) -> list[str]:

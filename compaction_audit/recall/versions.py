@@ -79,18 +79,20 @@ def suffix_norm(version: str) -> str:
 
 
 def measure(number: str, unit: str) -> tuple[str, float] | None:
-    """(dimension, value in the base unit, to 12 significant digits: "0.1 s" is 100 ms
+    """(dimension, value in the base unit, to 15 significant digits: "0.1 s" is 100 ms
     exactly) of a quantity whose unit converts; None when the unit does not, when the
     number has more than 15 significant digits (a float holds no more: adv96 #3,
     9007199254740993 KB was 9007199254740992 KB) or the value is past a float's range
     (adv94 #7: two numbers of 400 digits were both infinite, so "...9.5 ms" kept "...9.4
     ms").  A quantity without a base value is compared as written.  adv96 #3: rounded to
-    six decimals of the base unit, "7.4 ns" and "7 ns" were both 0.000007 ms."""
+    six decimals of the base unit, "7.4 ns" and "7 ns" were both 0.000007 ms; usertest48
+    #2: to 12 digits, 1234567890123 ns and ...124 ns were one value.  Zeros at either
+    end are no significant digits (1000000000000000 bytes is 1 PB's 10**15)."""
     conv = TO_BASE.get(unit)
-    if conv is None or len(number.replace(".", "").lstrip("0")) > _FLOAT_DIGITS:
+    if conv is None or len(number.replace(".", "").strip("0")) > _FLOAT_DIGITS:
         return None
     try:
-        value = float(f"{float(number) * conv[1]:.12g}")
+        value = float(f"{float(number) * conv[1]:.{_FLOAT_DIGITS}g}")
     except ValueError:
         return None
     return (conv[0], value) if math.isfinite(value) else None

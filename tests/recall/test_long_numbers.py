@@ -55,3 +55,13 @@ def test_small_and_long_quantities_keep_their_digits(write_log: LogWriter) -> No
     assert "CA301" in _fold(write_log, "Cap it at 9007199254740993 KB.",
                             "Capped it at 9007199254740992 KB.")
     assert "CA301" not in _fold(write_log, "The timeout is 0.1 s.", "The timeout is 100 ms.")
+
+
+def test_thirteen_to_fifteen_digits_are_kept(write_log: LogWriter) -> None:
+    """usertest48 #2: rounded to 12 significant digits, 1234567890123 ns and
+    1234567890124 ns were one value; zeros at the ends count for nothing."""
+    assert measure("1234567890123", "ns") != measure("1234567890124", "ns")
+    assert measure("1000000000000000", "b") == measure("1000000000000", "kb")
+    assert measure("1.001", "s") == measure("1001", "ms")
+    assert "CA301" in _fold(write_log, "Set job_timeout to 1234567890123 ns for the batch.",
+                            "Set job_timeout to 1234567890124 ns for the batch.")

@@ -329,6 +329,14 @@ def test_a_long_run_of_dotted_numbers_is_read_once() -> None:
     ("Fetch https://example.com/client-1.2.0.post1.tar.gz now.", "Fetched 1.2.0.post1."),
     ("npm notice filename: client-2.4.0-rc.1.tgz", "Packed client 2.4.0-rc.1."),
     ("Get node-v18.0.0-rc.1-linux-x64.tar.xz here.", "Got node v18.0.0-rc.1."),
+    # usertest48 #3: apt's, rpm's, a JDK's and pip's metadata file names
+    ("Get:1 http://archive.ubuntu.com jammy/main amd64 curl_7.81.0-1ubuntu1.15_amd64.deb "
+     "[194 kB]", "Installed curl 7.81.0-1ubuntu1.15."),
+    ("Installed client-1.2.0-1.el9.x86_64.rpm here.", "Installed client 1.2.0-1.el9."),
+    ("Unpacking client_1.2.0-1_amd64.deb now.", "Unpacked client 1.2.0-1."),
+    ("Fetch jdk-21.0.1+12_linux-x64_bin.tar.gz now.", "Fetched JDK 21.0.1+12."),
+    ("Downloading client-1.2.0.post1-py3-none-any.whl.metadata (3 kB)",
+     "Downloaded client 1.2.0.post1."),
     # adv95 #2: after a "v", one number will do
     ("Upgrade the client to v3+build.5.", "Upgraded the client to v3+build.5."),
     ("Use v2.post1 now.", "Used v2.post1."),
