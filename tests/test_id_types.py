@@ -140,3 +140,16 @@ def test_an_id_past_64_bits_is_named_so(tmp_path: Path, written: str, said: str)
                     '{"type":"round","round":0,"spans":[{"id":18446744073709551615,'
                     '"tokens":1}]}\n')  # the largest integer read exactly
     assert run("audit", str(path), "-q").exit_code == 0
+
+
+def test_a_session_id_past_64_bits_is_named_so(tmp_path: Path) -> None:
+    """usertest48 #7: it read "expected a string", where integer session ids are read."""
+    path = tmp_path / "t.jsonl"
+    path.write_text('{"type":"session","schema":"compaction-audit/1",'
+                    '"session_id":18446744073709551616}\n'
+                    '{"type":"round","round":0,"spans":[{"id":"a","tokens":1}]}\n')
+    result = run("audit", str(path), "-q")
+    assert result.exit_code == 2
+    assert result.stderr.splitlines() == [
+        f"compaction-audit: {path}:1: expected a string or an integer, got a number too "
+        "large to read exactly (an integer past 64 bits: write it as a string) (session_id)"]
