@@ -224,10 +224,9 @@ class SessionBuilder:
         sid = obj.get("session_id")
         h.session_id = None if sid is None else str(sid) if type(sid) in (str, int) else None
         if sid is not None and h.session_id is None:
-            if type(sid) is float and sid.is_integer() and abs(sid) >= 2 ** 63:
-                raise rec.FieldError("expected a string or an integer, got a number too "
-                                     "large to read exactly (an integer past 64 bits: "
-                                     "write it as a string)", "session_id")
+            if rec.past_64_bits(sid):
+                raise rec.FieldError(f"expected a string or an integer, got "
+                                     f"{rec.PAST_64_BITS}", "session_id")
             raise rec.FieldError("expected a string", "session_id")
         if obj.get("budget_tokens") is not None:
             h.budget_tokens = rec.as_int(obj["budget_tokens"], "budget_tokens", 1,

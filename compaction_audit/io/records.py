@@ -171,12 +171,21 @@ def as_id(value: Any, field: str) -> str:
         return value
     if type(value) is int:
         return str(value)
-    if type(value) is float and value.is_integer() and abs(value) >= 2 ** 63:
-        # orjson reads an integer past 64 bits as a float: its digits are gone
-        # (adv94 #5 read "got a number" for the integer id 18446744073709551616)
-        raise FieldError("id must be a string or an integer, got a number too large to "
-                         "read exactly (an integer past 64 bits: write it as a string)", field)
+    if past_64_bits(value):
+        raise FieldError(f"id must be a string or an integer, got {PAST_64_BITS}", field)
     raise FieldError(f"id must be a string or an integer, got {_kind(value)}", field)
+
+
+PAST_64_BITS = ("a number too large to read exactly (an integer past 64 bits: write it "
+                "as a string)")
+"""What an id written as an integer past 64 bits is said to be (:func:`past_64_bits`)."""
+
+
+def past_64_bits(value: Any) -> bool:
+    """True for a whole float of at least 2**63: orjson reads an integer past 64 bits as
+    a float, its digits gone (adv94 #5: the integer id 18446744073709551616 read "got a
+    number"; usertest48 #7: a session_id, "expected a string")."""
+    return type(value) is float and value.is_integer() and abs(value) >= 2 ** 63
 
 
 def opt_str(obj: dict[str, Any], key: str, where: str) -> str | None:

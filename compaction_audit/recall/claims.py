@@ -90,7 +90,8 @@ def supports(d: ext.Discriminator, words: AbstractSet[str], stems: AbstractSet[s
     content = _content(d)
     if content is not None:
         return not content or 2 * _held(content, words, stems) >= len(content)
-    return any(not found or all(p in words for p in found) for found in _part_lists(d))
+    found = _parts(d)
+    return not found or all(p in words for p in found)
 
 
 @lru_cache(maxsize=65536)
@@ -116,14 +117,8 @@ def _content(d: ext.Discriminator) -> set[str] | None:
 
 
 def _parts(d: ext.Discriminator) -> list[str]:
-    """The word parts of a token's normalized form (a quantity's number, not its unit)."""
-    norm = d.norm.split(" ", 1)[0] if d.kind is ext.Kind.QUANTITY else d.norm
-    return WORD_RE.findall(norm)
-
-
-def _part_lists(d: ext.Discriminator) -> list[list[str]]:
-    """The word parts of which any one list, all present, supports token ``d``: those of
-    its normalized form (:func:`_parts`); of a version with a suffix
+    """The words that, all present, support token ``d``: the word parts of its
+    normalized form (a quantity's number, not its unit); of a version with a suffix
     (:func:`~compaction_audit.recall.versions.suffixed`: a pre-, post- or dev-release, a
     local or build part), instead the norm as one word (``2.4.0rc1``, ``1.2.0.dev1``, a
     word :func:`~compaction_audit.recall.leafwords.bag` makes of "2.4.0-rc.1" and
@@ -138,8 +133,9 @@ def _part_lists(d: ext.Discriminator) -> list[list[str]]:
     if d.kind is ext.Kind.VERSION:
         version = d.norm.lstrip("<>=!~^")  # a requirement's version (">=1.2.0.post1")
         if suffixed(version):
-            return [[version]]
-    return [_parts(d)]
+            return [version]
+    norm = d.norm.split(" ", 1)[0] if d.kind is ext.Kind.QUANTITY else d.norm
+    return WORD_RE.findall(norm)
 
 
 def _asked(found: Sequence[ext.Discriminator],
@@ -158,8 +154,7 @@ def _asked(found: Sequence[ext.Discriminator],
             words.update(parts)
     for d in found:
         if d.kind not in ext.CLAUSE_KINDS:
-            for token_parts in _part_lists(d):
-                words.update(token_parts)
+            words.update(_parts(d))
     return words, stems
 
 

@@ -43,7 +43,9 @@ is one: adv95 #5), its numbers possessive, so a long run is read once (adv93 #4:
 every digit of one, 40 KB took 13 s); Python's engine reads it for every text (Polars'
 has no look-around), only those :data:`_MAY_VERSION` finds."""
 _MAY_VERSION = r"(?:[0-9]\.|v)[0-9]+(?:[._-]?[a-z]|[-+][0-9a-z])"
-"""What a text holding a :data:`_VERSION_RE` version holds (Polars' filter before it)."""
+"""What a text holding a :data:`_VERSION_RE` version holds (Polars' filter before it,
+and :func:`_version_words`' own)."""
+_MAY_VERSION_RE = re.compile(_MAY_VERSION, re.IGNORECASE)
 _PACKAGE_TAIL_RE = re.compile(
     r"(?:-(?:py|cp|pp|ip|jy)[0-9][\w.+-]{0,80}?)?"
     r"(?:[-_](?:linux|darwin|macos|osx|win|windows|freebsd|android|ios)[\w.-]{0,40}?)?"
@@ -62,10 +64,13 @@ versions are read."""
 
 
 def _version_words(plain: str) -> list[str]:
-    """The :data:`_VERSION_RE` versions of ``plain`` (lowercased), as their norms, a
-    package file name's tail cut first (:data:`_PACKAGE_TAIL_RE`); after a "v" also the
-    norm with it ("v2rc1", as the extractor keeps it where no dot is: adv95 #2)."""
-    text = _PACKAGE_TAIL_RE.sub(" ", plain) if "." in plain else plain
+    """The :data:`_VERSION_RE` versions of ``plain`` (lowercased), as their norms (none
+    where :data:`_MAY_VERSION` finds nothing), a package file name's tail cut first
+    (:data:`_PACKAGE_TAIL_RE`); after a "v" also the norm with it ("v2rc1", as the
+    extractor keeps it where no dot is: adv95 #2)."""
+    if _MAY_VERSION_RE.search(plain) is None:  # most texts: no version with a suffix
+        return []
+    text = _PACKAGE_TAIL_RE.sub(" ", plain)
     words = []
     for m in _VERSION_RE.finditer(text):
         words.append(norm := suffix_norm(m[0]))
@@ -169,9 +174,9 @@ def leaf_words(texts: pl.Series) -> pl.DataFrame:
     slow_w: list[str] = []
     may = frame.filter(ascii_ & pl.col("text").str.contains(f"(?i){_MAY_VERSION}"))
     for t, text in may.iter_rows():  # few texts: versions with a suffix
-        found_pre = list(dict.fromkeys(_version_words(_plain(text))))
-        slow_t += [t] * len(found_pre)
-        slow_w += found_pre
+        versions = list(dict.fromkeys(_version_words(_plain(text))))
+        slow_t += [t] * len(versions)
+        slow_w += versions
     for t, text in zip(other["t"].to_list(), other["text"].to_list(), strict=True):
         found = bag(text)[0]
         slow_t += [t] * len(found)

@@ -78,6 +78,10 @@ def suffix_norm(version: str) -> str:
     return head + "".join(parts) + plus + local
 
 
+_FLOAT_DIGITS = 15
+"""Significant digits a float holds exactly (IEEE 754 double: 15 for any decimal)."""
+
+
 def measure(number: str, unit: str) -> tuple[str, float] | None:
     """(dimension, value in the base unit, to 15 significant digits: "0.1 s" is 100 ms
     exactly) of a quantity whose unit converts; None when the unit does not, when the
@@ -96,10 +100,6 @@ def measure(number: str, unit: str) -> tuple[str, float] | None:
     except ValueError:
         return None
     return (conv[0], value) if math.isfinite(value) else None
-
-
-_FLOAT_DIGITS = 15
-"""Significant digits a float holds exactly (IEEE 754 double: 15 for any decimal)."""
 
 
 _PART_DIGITS = 64
