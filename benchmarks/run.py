@@ -128,11 +128,11 @@ def _timed(spent: dict[str, float], name: str, fn: Any) -> Any:
 
 def _step_audit(path: str) -> dict[str, Any]:
     import compaction_audit.engine as engine
-    from compaction_audit import startup
     from compaction_audit.api import audit
     from compaction_audit.report.json_report import render_json
     from compaction_audit.report.model import Report
     from compaction_audit.report.summary import episodes
+    from compaction_audit.runtime import startup
 
     startup.as_command()  # as the audit command runs one trace (startup.one_trace)
     startup.one_trace()

@@ -10,7 +10,7 @@ first use, so that importing the package (every command does) costs nothing.
 
 When this import is the start of the command itself (``python -m compaction_audit``, or
 the ``compaction-audit`` console script), a Ctrl-C from here on writes the one stop
-line and exits 130 (:func:`compaction_audit.stopline.stop_at_start`): nothing else of
+line and exits 130 (:func:`compaction_audit.runtime.stopline.stop_at_start`): nothing else of
 ours could catch it before the command's ``run`` starts, and ``runpy`` would print a
 traceback (issue 11).  The handler is in place before anything else is imported.  A
 program that imports the package keeps its own SIGINT handling.
@@ -39,7 +39,7 @@ def _started_as_the_command() -> bool:
 
 
 def _stop_at_start(signum: int, frame: Any) -> None:
-    from compaction_audit import stopline
+    from compaction_audit.runtime import stopline
 
     stopline.stop_at_start(signum, frame)
 

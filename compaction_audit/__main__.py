@@ -4,9 +4,9 @@ Ctrl-C at any moment of start-up ends with one line and exit 130, never a traceb
 the package's ``__init__`` installs a handler that exits (it is the first of our code
 that runs, for the console script and for ``python -m``, where ``runpy`` imports the
 package before this module); :func:`run` then makes a Ctrl-C write its line and raise
-:class:`KeyboardInterrupt` (:func:`compaction_audit.stopline.announce_interrupts`),
+:class:`KeyboardInterrupt` (:func:`compaction_audit.runtime.stopline.announce_interrupts`),
 imports the command line inside a ``try``, and ends a stopped run with
-:func:`compaction_audit.stopline.exit_now`.
+:func:`compaction_audit.runtime.stopline.exit_now`.
 
 ``compaction-audit --version`` alone is answered here, before typer and the commands
 load (issue 14, item 4: import only what the command needs).
@@ -24,7 +24,7 @@ if TYPE_CHECKING:  # the idiom that spares loading typing at start-up
 
 def run() -> None:
     """Run the command line; a run stopped by a signal ends with its exit status."""
-    from compaction_audit import stopline
+    from compaction_audit.runtime import stopline
 
     if sys.stdout is None:  # started with stdout closed (>&-), before stderr: fd 1
         sys.stdout = _closed_stdout()
@@ -121,7 +121,7 @@ def _closed_stdout() -> "io.TextIOWrapper":
 
 
 def _run() -> None:
-    from compaction_audit import stopline
+    from compaction_audit.runtime import stopline
 
     try:
         stopline.announce_interrupts()
@@ -143,7 +143,7 @@ def _run() -> None:
                                  f"{exc.strerror or exc}\n")
                 sys.exit(2)
             return
-        from compaction_audit import addrspace, startup
+        from compaction_audit.runtime import addrspace, startup
 
         addrspace.cap_arenas()  # before Polars' threads and ours start
         short = addrspace.too_little_for(sys.argv[1:])

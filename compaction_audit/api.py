@@ -5,18 +5,18 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Sequence
 
-from compaction_audit import addrspace
 from compaction_audit.cosine.embed import start_loading_for
 from compaction_audit.cosine.rebuild import prefetch
 from compaction_audit.engine import audit_session
 from compaction_audit.errors import LogError, UsageError, of_trace
 from compaction_audit.io.lines import Limits, reads_once
 from compaction_audit.io.load import load_session
-from compaction_audit.malloctune import tune_for
 from compaction_audit.model import Session
-from compaction_audit.procs import available_cores
 from compaction_audit.report.model import Report, SessionReport, settle_unread
 from compaction_audit.rules.base import Rule, Severity
+from compaction_audit.runtime import addrspace
+from compaction_audit.runtime.malloctune import tune_for
+from compaction_audit.runtime.procs import available_cores
 from compaction_audit.settings import Settings
 
 
@@ -27,8 +27,8 @@ def load(path: str, lenient: bool = False,
     Raises :class:`LogError` for unreadable or (in strict mode) malformed input, for
     input beyond the limits of ``settings`` (``max_line_bytes`` and the others), for
     a trace too large for the address-space limit
-    (:func:`compaction_audit.addrspace.check`), and for running out of memory while
-    reading it (:func:`compaction_audit.addrspace.guarded`).
+    (:func:`compaction_audit.runtime.addrspace.check`), and for running out of memory while
+    reading it (:func:`compaction_audit.runtime.addrspace.guarded`).
     """
     return addrspace.guarded(path, lambda: load_session(path, lenient=lenient,
                                                         limits=Limits.of(settings)))
@@ -42,7 +42,7 @@ def audit(path: str, settings: Settings | None = None, lenient: bool = False,
     Raises :class:`LogError` as :func:`load` does, for a trace without a single
     round record (empty, or every record skipped): a gate must not pass on a trace it
     could not audit, and for running out of memory
-    (:func:`compaction_audit.addrspace.guarded`).
+    (:func:`compaction_audit.runtime.addrspace.guarded`).
     """
     return addrspace.guarded(path, lambda: _audit(path, settings, lenient, rules, severity))
 
@@ -86,7 +86,7 @@ def audit_or_error(path: str, settings: Settings | None, lenient: bool,
     except (UsageError, KeyboardInterrupt, SystemExit, GeneratorExit):
         raise
     except BaseException as exc:
-        from compaction_audit import stopline
+        from compaction_audit.runtime import stopline
 
         if (stopline.stopped() or addrspace.ran_out(exc)
                 or os.environ.get("COMPACTION_AUDIT_DEBUG")):
@@ -114,8 +114,8 @@ def audit_or_isolated(path: str, settings: Settings | None = None, lenient: bool
                       severity: dict[str, Severity] | None = None) -> SessionReport | LogError:
     """The report of ``path``, or its :class:`LogError`: audited in this process, or,
     under an address-space limit, in a child of its own
-    (:mod:`compaction_audit.isolated`: an abort there is the trace's one line)."""
-    from compaction_audit import isolated
+    (:mod:`compaction_audit.runtime.isolated`: an abort there is the trace's one line)."""
+    from compaction_audit.runtime import isolated
 
     if isolated.wanted(path):
         rejected = _no_log(path)
@@ -197,13 +197,13 @@ def audit_paths(paths: Sequence[str], settings: Settings | None = None,
     one at a time (:func:`audit_or_isolated`).  Otherwise, with more than one trace
     and ``jobs`` > 1 (default :func:`default_jobs`), traces are audited in a process
     pool (spawned workers: forking a process that runs Polars' thread pool can
-    deadlock; :func:`~compaction_audit.procs.worker_pool`: capped at the cores
+    deadlock; :func:`~compaction_audit.runtime.procs.worker_pool`: capped at the cores
     available, torn down on SIGTERM/SIGINT, workers die with this process); standard
     input (``-``), FIFOs and ``/dev/fd`` paths are then read here
     (:func:`~compaction_audit.io.lines.reads_once`: a worker cannot open them).
     A pool worker killed from outside (an OOM kill) costs at most the trace it was
     auditing, that trace's one line when it is killed again alone
-    (:func:`~compaction_audit.pooled.run_pooled`, :func:`~compaction_audit.isolated.
+    (:func:`~compaction_audit.runtime.pooled.run_pooled`, :func:`~compaction_audit.runtime.isolated.
     killed`); the others are audited in a new pool (adv30 F3).  ``progress`` is
     called in this process as each trace completes.
     """
@@ -218,8 +218,8 @@ def audit_paths(paths: Sequence[str], settings: Settings | None = None,
 
     isolate = addrspace.address_space_limit() is not None
     if workers > 1 and not isolate:
-        from compaction_audit import isolated
-        from compaction_audit.pooled import run_pooled  # a pool's; one trace loads none
+        from compaction_audit.runtime import isolated
+        from compaction_audit.runtime.pooled import run_pooled  # a pool's; one trace loads none
 
         here = [reads_once(p) for p in paths]  # a worker cannot open our stdin, FIFO
         indexes = [i for i, p in enumerate(paths) if not here[i]]

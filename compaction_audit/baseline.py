@@ -278,11 +278,11 @@ def load(path: Path) -> dict[str, Entry]:
     one this process has not the memory to read.
 
     Under an address-space limit (``ulimit -v``) the file is decoded in a spawned
-    child (:func:`~compaction_audit.isolated.call_in_child`): orjson faults (SIGSEGV)
+    child (:func:`~compaction_audit.runtime.isolated.call_in_child`): orjson faults (SIGSEGV)
     when it cannot allocate a decoded string, which ended the command with no line at
     all on a valid 72 MB baseline under 1.5 GiB (issue 11, class 5, adv25 N5); a
     child that dies so is the baseline's one out-of-memory line, exit 2."""
-    from compaction_audit import addrspace, isolated
+    from compaction_audit.runtime import addrspace, isolated
 
     if addrspace.address_space_limit() is None:
         return _load(path)

@@ -24,7 +24,7 @@ from compaction_audit.commands.diff import diff_command
 from compaction_audit.commands.rules_cmd import rules_command
 from compaction_audit.commands.simulate import simulate_command
 from compaction_audit.commands.trace import trace_command
-from compaction_audit.startup import light_coercion
+from compaction_audit.runtime.startup import light_coercion
 
 light_coercion()  # typer's coercion of plain values without pydantic (issue 14, item 4)
 
@@ -111,8 +111,8 @@ def main() -> None:
     so it goes through :func:`compaction_audit.report.safe.printable` and
     ``neutralize`` (issue 11, class 1), then exit 2.
     """
-    from compaction_audit.cores import cap_polars_threads
-    from compaction_audit.streams import stderr_named
+    from compaction_audit.runtime.cores import cap_polars_threads
+    from compaction_audit.runtime.streams import stderr_named
 
     cap_polars_threads()  # before Polars loads: its pool is sized once
 
@@ -123,8 +123,8 @@ def main() -> None:
     try:
         sys.exit(_invoke())
     except KeyboardInterrupt as exc:
-        from compaction_audit.procs import exit_process
-        from compaction_audit.stopline import stop_status
+        from compaction_audit.runtime.procs import exit_process
+        from compaction_audit.runtime.stopline import stop_status
 
         exit_process(stop_status(exc))
     except (SystemExit, GeneratorExit):
@@ -132,10 +132,10 @@ def main() -> None:
     except BaseException as exc:  # a bug, not bad input; still no traceback for the user
         # (BaseException: a Rust panic inside Polars is pyo3's PanicException, which is
         # not an Exception; it printed a traceback and exited 1, a "finding" code)
-        from compaction_audit import addrspace, stopline
+        from compaction_audit.runtime import addrspace, stopline
 
         if stopline.stopped():  # a signal's exception, wrapped on the way (Python 3.11
-            from compaction_audit.procs import exit_process  # wraps one raised in
+            from compaction_audit.runtime.procs import exit_process  # wraps one raised in
 
             exit_process(stopline.status())  # __set_name__ in RuntimeError: adv22b F5)
         if addrspace.ran_out(exc):  # past a trace's audit (rendering a report): one line

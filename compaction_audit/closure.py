@@ -14,10 +14,10 @@ from itertools import chain
 
 import polars as pl
 
-from compaction_audit import addrspace
 from compaction_audit.errors import LogError
 from compaction_audit.model import Session
 from compaction_audit.plans import one
+from compaction_audit.runtime import addrspace
 
 MAX_CLOSURE_PAIRS = 2_000_000
 """Most (item, leaf) provenance pairs an audit builds (issue 11, item 5; documented in

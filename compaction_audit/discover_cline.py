@@ -49,12 +49,12 @@ def unpaired(messages: list[str], compactions: list[str]) -> list[str]:
     whole (in the command's own process orjson faults on an allocation that fails,
     adv24 F2).  When that child dies every compaction file is audited on its own: none
     is left out (one a messages file reads is then audited twice)."""
-    from compaction_audit import addrspace
     from compaction_audit.io.cline_pair import unpaired_compactions
+    from compaction_audit.runtime import addrspace
 
     if not messages or addrspace.address_space_limit() is None:
         return unpaired_compactions(messages, compactions)
-    from compaction_audit import isolated
+    from compaction_audit.runtime import isolated
 
     try:
         return isolated.call_in_child(unpaired_compactions, messages, compactions)

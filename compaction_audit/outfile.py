@@ -43,8 +43,8 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 
 from compaction_audit.errors import UsageError
-from compaction_audit.streams import fd_stat, stderr_to_stdout
-from compaction_audit.streams import path_stat as _stat
+from compaction_audit.runtime.streams import fd_stat, stderr_to_stdout
+from compaction_audit.runtime.streams import path_stat as _stat
 
 _PSEUDO = ("/dev/", "/proc/")
 """Paths under these are written through even when they resolve to a regular file
@@ -162,7 +162,7 @@ def _refuse_input(out: os.stat_result, shown_as: str, instead: str,
             shown = "- (standard input)" if name == "-" else name
             raise UsageError(f"{shown_as}: is the input {shown}; refusing to overwrite it "
                              f"({instead})")
-    from compaction_audit.streams import config_candidates
+    from compaction_audit.runtime.streams import config_candidates
 
     for name in config_candidates():  # read by every command (adv33 B5: -o replaced a
         st = _stat(name)               # pyproject.toml without our table)
@@ -185,7 +185,7 @@ def _refuse_input(out: os.stat_result, shown_as: str, instead: str,
             if reads_once(name):
                 why = "it is read once, so what it holds is not looked at first"
             else:
-                from compaction_audit.addrspace import limit_phrase
+                from compaction_audit.runtime.addrspace import limit_phrase
 
                 why = f"its files could not be looked up within {limit_phrase()}"
             raise UsageError(f"{shown_as}: is {other}, which may be read along with the "
@@ -212,7 +212,7 @@ def refuse_same_stderr(inputs: Iterable[str], source: str | None = None) -> None
     or a note to the trace; adv23, left open).  Standard error is then first pointed
     at ``/dev/null`` and ``sys.stderr`` at standard output, so that the refusal
     reaches the user and nothing is written onto the input; when standard output is an
-    input too, both go to ``/dev/null`` (:func:`~compaction_audit.streams.
+    input too, both go to ``/dev/null`` (:func:`~compaction_audit.runtime.streams.
     stderr_to_stdout`).  ``source`` as for :func:`refuse_same_file`."""
     inputs = list(inputs)
     err = fd_stat(2)

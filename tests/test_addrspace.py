@@ -13,8 +13,9 @@ from types import TracebackType
 
 import pytest
 
-from compaction_audit import addrspace, api, isolated
+from compaction_audit import api
 from compaction_audit.errors import LogError
+from compaction_audit.runtime import addrspace, isolated
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="RLIMIT_AS as on Linux")
 

@@ -19,10 +19,10 @@ from typing import IO
 
 import pytest
 
-from compaction_audit import addrspace, isolated
 from compaction_audit.errors import UsageError
 from compaction_audit.io import companions
 from compaction_audit.outfile import refuse_same_file
+from compaction_audit.runtime import addrspace, isolated
 from tests.test_outfile_companions import cline_session, gemini_session
 
 REPO = Path(__file__).resolve().parent.parent

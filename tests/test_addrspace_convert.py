@@ -4,7 +4,7 @@ convert read and wrote every line with orjson in its own process, which faults o
 allocation that fails: a valid line of emoji under ``ulimit -v`` ended it with SIGSEGV
 (exit 139) or a Rust abort (134) and no line, or with "internal error: SystemError".
 Under a limit the conversion now runs in a spawned child with the whole limit
-(compaction_audit.isolated), whose death is the command's out of memory line."""
+(compaction_audit.runtime.isolated), whose death is the command's out of memory line."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from compaction_audit import addrspace, isolated
+from compaction_audit.runtime import addrspace, isolated
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="RLIMIT_AS as on Linux")
 

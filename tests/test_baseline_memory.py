@@ -12,9 +12,10 @@ from typing import Any
 import orjson
 import pytest
 
-from compaction_audit import addrspace, baseline, isolated
+from compaction_audit import baseline
 from compaction_audit.api import audit_paths
 from compaction_audit.errors import UsageError
+from compaction_audit.runtime import addrspace, isolated
 from tests.gate_app import drift_records
 from tests.logs import dump
 

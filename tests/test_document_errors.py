@@ -163,7 +163,7 @@ def test_a_bug_on_one_trace_is_its_line_and_the_others_are_audited(
             raise KeyError(("messages", 0, "##[add-mask]parts"))
         return real(path, *args, **kwargs)  # type: ignore[arg-type]
 
-    from compaction_audit import isolated
+    from compaction_audit.runtime import isolated
 
     monkeypatch.setattr(api, "load_session", buggy)
     monkeypatch.setattr(isolated, "wanted", lambda path: False)  # here, under a limit too
@@ -194,7 +194,7 @@ def test_a_bug_in_detecting_one_trace_before_the_audit_does_not_end_the_run(
             raise KeyError((None, 0, ""))
         return real(path, *args, **kwargs)  # type: ignore[arg-type]
 
-    from compaction_audit import addrspace
+    from compaction_audit.runtime import addrspace
 
     real = load.load_session
     monkeypatch.setattr(addrspace, "address_space_limit", lambda: None)  # no children

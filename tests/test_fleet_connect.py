@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from compaction_audit.childproc import reap
 from compaction_audit.errors import UsageError
 from compaction_audit.fleet import connect
 from compaction_audit.fleet.connect import check_address, connect_timeout, init_quietly
+from compaction_audit.runtime.childproc import reap
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -114,8 +114,8 @@ def test_a_failing_init_is_one_line_naming_the_address(
 
 _HANGING = """
 import os, sys, threading
-from compaction_audit import stopline
-from compaction_audit.childproc import reap
+from compaction_audit.runtime import stopline
+from compaction_audit.runtime.childproc import reap
 from compaction_audit.errors import UsageError
 from compaction_audit.fleet.connect import init_quietly
 stopline.announce_interrupts()
@@ -161,7 +161,7 @@ def test_sigterm_during_the_connect_says_so(silent_port: int) -> None:
 
 _SIGNAL_ON_THE_THREAD = """
 import signal, sys, threading, time
-from compaction_audit import stopline
+from compaction_audit.runtime import stopline
 from compaction_audit.fleet.connect import init_quietly
 stopline.announce_interrupts()
 def hang():  # the kernel may give a process-directed signal to any thread
@@ -178,7 +178,7 @@ except KeyboardInterrupt:
 def test_sigterm_taken_by_the_connect_thread_still_stops_the_wait_at_once() -> None:
     """A signal delivered to another thread does not interrupt the main thread's
     wait; Python runs the handler when the main thread wakes, so the wait is sliced
-    (compaction_audit.waits).  One 40 s wait made this take 40 s."""
+    (compaction_audit.runtime.waits).  One 40 s wait made this take 40 s."""
     start = time.monotonic()
     run = subprocess.run([sys.executable, "-c", _SIGNAL_ON_THE_THREAD], cwd=ROOT,
                          env={**os.environ, "PYTHONPATH": str(ROOT)},

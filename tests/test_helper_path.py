@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from compaction_audit import childproc, procs
 from compaction_audit.cosine import server
 from compaction_audit.io import parallel
 from compaction_audit.recall import textwork
+from compaction_audit.runtime import childproc, procs
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -124,7 +124,7 @@ def test_helpers_end_with_the_command_without_a_word(
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG")
 def test_a_helper_whose_parent_is_already_gone_ends_at_once() -> None:
-    from compaction_audit.childproc import prelude
+    from compaction_audit.runtime.childproc import prelude
 
     done = subprocess.run([sys.executable, "-c", prelude(1) + "print('work')"],
                           capture_output=True, timeout=60)
@@ -136,7 +136,7 @@ def test_a_helper_whose_parent_is_already_gone_ends_at_once() -> None:
 
 @pytest.mark.skipif(not hasattr(signal, "SIGPIPE"), reason="POSIX pipes")
 def test_a_helper_writing_to_a_closed_pipe_ends_quietly_and_ignores_ctrl_c() -> None:
-    from compaction_audit.childproc import prelude
+    from compaction_audit.runtime.childproc import prelude
 
     program = (prelude(os.getpid()) + "import signal, sys\n"
                "assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN\n"

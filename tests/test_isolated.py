@@ -1,5 +1,5 @@
 """Under an address-space limit each trace is audited in a child of its own
-(compaction_audit.isolated; adv19b F4, F5): two traces that fit one at a time aborted
+(compaction_audit.runtime.isolated; adv19b F4, F5): two traces that fit one at a time aborted
 the process that audited both (exit 134), and a shape heavier than the estimates
 passed the checks and aborted."""
 
@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from compaction_audit import addrspace, api, isolated
+from compaction_audit import api
 from compaction_audit.errors import LogError
+from compaction_audit.runtime import addrspace, isolated
 from tests.gate_app import drift_records
 from tests.logs import dump
 

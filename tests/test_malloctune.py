@@ -1,4 +1,4 @@
-"""glibc's allocator set for a large audit (compaction_audit/malloctune.py, issue 14):
+"""glibc's allocator set for a large audit (compaction_audit/runtime/malloctune.py, issue 14):
 which traces it applies to, what it asks glibc for, once per process, and nothing
 where glibc is not the C library."""
 
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from compaction_audit import malloctune
+from compaction_audit.runtime import malloctune
 from tests.logs import ROOT
 
 
@@ -95,7 +95,7 @@ def test_the_audit_tunes_before_reading(monkeypatch: pytest.MonkeyPatch) -> None
     "CS_GNU_LIBC_VERSION"), reason="glibc only")
 def test_glibc_takes_both_settings() -> None:
     # a fresh interpreter: the settings are process-wide and stay set
-    code = "from compaction_audit import malloctune as m; print(m.tune(), m.tune())"
+    code = "from compaction_audit.runtime import malloctune as m; print(m.tune(), m.tune())"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)},
                          check=True, timeout=60)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from compaction_audit.cores import available_cores, cap_polars_threads
+from compaction_audit.runtime.cores import available_cores, cap_polars_threads
 from tests.logs import ROOT
 
 NO_QUOTA = "/nonexistent-cgroup"

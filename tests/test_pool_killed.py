@@ -16,9 +16,10 @@ from typing import Any
 
 import pytest
 
-from compaction_audit import addrspace, api, isolated
+from compaction_audit import api
 from compaction_audit.errors import LogError
-from compaction_audit.pooled import run_pooled
+from compaction_audit.runtime import addrspace, isolated
+from compaction_audit.runtime.pooled import run_pooled
 from tests.logs import ROOT
 
 

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from compaction_audit import api, procs
+from compaction_audit import api
+from compaction_audit.runtime import procs
 from compaction_audit.simulate.scale import write_scale_session
 from tests.logs import ROOT
 
@@ -140,7 +141,7 @@ def _blocked_signals() -> set[int]:
 def test_workers_start_with_ctrl_c_blocked_and_the_parent_keeps_it() -> None:
     """A Ctrl-C reaches the whole process group: a worker still starting up must not
     get it (it would print a KeyboardInterrupt traceback), the parent must."""
-    from compaction_audit.procs import submit_all, worker_pool
+    from compaction_audit.runtime.procs import submit_all, worker_pool
 
     before = _blocked_signals()
     with worker_pool(2) as pool:
@@ -155,8 +156,8 @@ def test_workers_start_with_ctrl_c_blocked_and_the_parent_keeps_it() -> None:
 
 
 def test_a_pool_worker_knows_it_is_one_and_this_process_is_not() -> None:
-    from compaction_audit.childproc import in_worker_process
-    from compaction_audit.procs import submit_all, worker_pool
+    from compaction_audit.runtime.childproc import in_worker_process
+    from compaction_audit.runtime.procs import submit_all, worker_pool
 
     assert not in_worker_process()
     with worker_pool(1) as pool:
@@ -168,9 +169,9 @@ def test_a_ctrl_c_anywhere_in_a_command_ends_with_one_line(
         capsys: pytest.CaptureFixture[str]) -> None:
     """Typer would turn a KeyboardInterrupt raised outside the pool (start-up, report
     printing) into a silent exit 130; every command says why it stopped."""
-    from compaction_audit import stopline
     from compaction_audit.commands.common import interruptible
-    from compaction_audit.procs import Terminated
+    from compaction_audit.runtime import stopline
+    from compaction_audit.runtime.procs import Terminated
 
     def interrupted() -> None:
         raise KeyboardInterrupt
@@ -191,7 +192,7 @@ def test_a_ctrl_c_anywhere_in_a_command_ends_with_one_line(
 _CAUGHT_ELSEWHERE = """
 import os, signal, sys, time
 import compaction_audit.__main__ as entry
-from compaction_audit import stopline
+from compaction_audit.runtime import stopline
 def caught_by_others():
     try:  # SIGTERM while typer parses (it exits 130), or inside Ray, whose core
         os.kill(os.getpid(), signal.SIGTERM)  # worker re-raises a plain
@@ -226,7 +227,7 @@ def test_a_sigterm_caught_as_something_else_still_ends_143(where: str, exit: str
 def test_the_stop_line_is_written_once(capsys: pytest.CaptureFixture[str]) -> None:
     """The SIGINT handler writes the line as the signal arrives (typer would exit 130
     silently while parsing); the handlers that unwind later do not repeat it."""
-    from compaction_audit import stopline
+    from compaction_audit.runtime import stopline
 
     stopline._said.clear()
     with pytest.raises(KeyboardInterrupt):
@@ -272,7 +273,7 @@ def test_a_signal_landing_on_another_thread_waits_for_the_submissions() -> None:
 _IN_CLASS_CREATION = """
 import os, signal, sys
 import compaction_audit.__main__ as entry
-from compaction_audit import stopline
+from compaction_audit.runtime import stopline
 SIG = getattr(signal, sys.argv[1])
 def make_a_class():  # the signal lands while a class's descriptors get their names
     class Named:

@@ -210,7 +210,7 @@ def test_an_audit_does_not_load_what_polars_imports_for_iceberg_only() -> None:
 
 
 def test_a_deferred_module_loads_on_first_use_and_is_left_alone_when_loaded() -> None:
-    code = ("import sys\nfrom compaction_audit import startup\n"
+    code = ("import sys\nfrom compaction_audit.runtime import startup\n"
             "assert startup.defer('os') is False\n"  # loaded already: left alone
             "assert startup.defer('no_such_module_anywhere') is False\n"
             "assert startup.defer('xml.dom.minidom') is False\n"  # parent not loaded
@@ -221,7 +221,7 @@ def test_a_deferred_module_loads_on_first_use_and_is_left_alone_when_loaded() ->
     done = _python(code)
     assert done.stdout.strip() == "{'a': 1} module", done.stderr
     # a submodule imported first loads once, and the real package then uses it
-    code = ("import sys\nfrom compaction_audit import startup\n"
+    code = ("import sys\nfrom compaction_audit.runtime import startup\n"
             "assert startup.defer('tomllib') is True\n"
             "import tomllib._parser as parser\n"
             "print(type(sys.modules['tomllib']).__name__)\n"
@@ -268,7 +268,7 @@ class _CtrlCAt:
 sys.meta_path.insert(0, _CtrlCAt())
 """
 
-STARTUP_MOMENTS = ("compaction_audit.__main__", "compaction_audit.stopline", "typer",
+STARTUP_MOMENTS = ("compaction_audit.__main__", "compaction_audit.runtime.stopline", "typer",
                    "rich.console", "compaction_audit.cli", "compaction_audit.commands.audit",
                    "compaction_audit.api", "polars", "compaction_audit.engine", "orjson")
 """Imports of the start of ``audit``, in the order they happen: before the package's
@@ -309,7 +309,7 @@ def test_a_program_that_imports_the_package_keeps_its_ctrl_c() -> None:
 # -- the collector while modules load -------------------------------------------------
 
 def test_loading_pauses_the_collector_then_freezes_what_loaded_in_the_command() -> None:
-    code = ("import gc\nfrom compaction_audit import startup\n"
+    code = ("import gc\nfrom compaction_audit.runtime import startup\n"
             "with startup.loading():\n    assert gc.isenabled()\n"  # not the command yet
             "assert gc.get_freeze_count() == 0\n"
             "startup.as_command()\n"

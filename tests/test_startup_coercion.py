@@ -1,5 +1,5 @@
 """typer's coercion of plain values without pydantic (issue 14, item 4:
-:func:`compaction_audit.startup.light_coercion`): on every parameter of every command,
+:func:`compaction_audit.runtime.startup.light_coercion`): on every parameter of every command,
 for plain and bad values, the value or the error is typer's own; an audit given
 plain options loads no pydantic.
 """
@@ -15,7 +15,8 @@ from typing import Any
 
 import pytest
 
-from compaction_audit import cli, startup
+from compaction_audit import cli
+from compaction_audit.runtime import startup
 from tests.logs import ROOT, SAMPLES
 
 core = pytest.importorskip("typer.core")

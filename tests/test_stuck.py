@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from compaction_audit import addrspace, isolated, stuck
+from compaction_audit.runtime import addrspace, isolated, stuck
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="reads /proc")
 

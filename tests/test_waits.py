@@ -1,4 +1,4 @@
-"""compaction_audit/waits.py: a SIGTERM that the kernel gives to another thread still
+"""compaction_audit/runtime/waits.py: a SIGTERM that the kernel gives to another thread still
 stops the main thread's wait within a slice (issue 11, item 7)."""
 
 from __future__ import annotations
@@ -13,14 +13,14 @@ from pathlib import Path
 
 import pytest
 
-from compaction_audit import waits
+from compaction_audit.runtime import waits
 
 ROOT = Path(__file__).resolve().parent.parent
 
 _PROGRAM = """
 import signal, sys, threading, time
 from concurrent.futures import Future
-from compaction_audit import stopline, waits
+from compaction_audit.runtime import stopline, waits
 stopline.announce_interrupts()
 def other():  # the signal lands on this thread, not the main one
     time.sleep(0.5)

@@ -286,7 +286,7 @@ def run_audit(traces: list[str], eff: Effective, lenient: bool, jobs: int | None
     directory that could not be listed), reported first as unreadable traces.
     ``engine``: called like :func:`~compaction_audit.api.audit_paths` instead of it
     (``--engine ray``)."""
-    from compaction_audit.startup import loading, one_trace
+    from compaction_audit.runtime.startup import loading, one_trace
 
     with loading():  # already done by 'audit'; 'baseline create' loads the auditor here
         from compaction_audit.api import Progress, audit_paths
@@ -305,8 +305,8 @@ def run_audit(traces: list[str], eff: Effective, lenient: bool, jobs: int | None
         return suppressed(report, eff)
 
     from compaction_audit.commands.progress import single_trace_progress, wanted
-    from compaction_audit.procs import Terminated, exit_process
-    from compaction_audit.stopline import say_stopped
+    from compaction_audit.runtime.procs import Terminated, exit_process
+    from compaction_audit.runtime.stopline import say_stopped
 
     try:
         size = wanted(traces)
@@ -346,8 +346,8 @@ def emit(report: Report, fmt: str, output: Path | None, opts: RenderOptions,
     """Render ``report`` in format ``fmt`` (a :data:`FORMATS` name) to stdout or
     ``output``, which must not be one of ``inputs`` (the traces, baseline and config
     file read: see :mod:`compaction_audit.outfile`)."""
-    from compaction_audit.isolated import render_in_child
     from compaction_audit.report.formats import FORMATS
+    from compaction_audit.runtime.isolated import render_in_child
 
     spec = FORMATS[fmt]
     if spec.render is not None:  # in a child under a limit (adv22b F10)
@@ -370,11 +370,11 @@ def step_summary(report: Report, opts: RenderOptions,
     import os
     from dataclasses import replace
 
-    from compaction_audit.isolated import render_in_child
     from compaction_audit.outfile import refuse_same_file
     from compaction_audit.report.formats import FORMATS
     from compaction_audit.report.github import STEP_SUMMARY
     from compaction_audit.report.safe import neutralize_bytes
+    from compaction_audit.runtime.isolated import render_in_child
 
     target = os.environ.get(STEP_SUMMARY)
     if not target:
@@ -469,7 +469,7 @@ def audit_command(
 
     An unreadable trace is reported and counted, the others are still audited; exit 2.
     """
-    from compaction_audit.startup import embed_early, loading, text_early
+    from compaction_audit.runtime.startup import embed_early, loading, text_early
 
     if engine is Engine.local:
         embed_early(paths)  # the embedding model loads in a helper while we import

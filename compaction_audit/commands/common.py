@@ -298,13 +298,13 @@ def interruptible(command: Callable[P, R]) -> Callable[P, R]:
 
     @functools.wraps(command)
     def run(*args: P.args, **kwargs: P.kwargs) -> R:
-        from compaction_audit.stopline import stop_status
+        from compaction_audit.runtime.stopline import stop_status
 
         try:
             return command(*args, **kwargs)
         except KeyboardInterrupt as exc:
             # procs (multiprocessing, ctypes) loads only when a command stops
-            from compaction_audit.procs import exit_process
+            from compaction_audit.runtime.procs import exit_process
 
             exit_process(stop_status(exc))
 

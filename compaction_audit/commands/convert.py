@@ -112,18 +112,18 @@ def convert(path: str, output: str, source: str | None = None,
 def _convert_bounded(path: str, target: str | IO[bytes], output: str,
                      source: str | None, notes: list[str] | None) -> Converted:
     """:func:`_convert`; under an address-space limit in a spawned child that has the
-    whole limit (:func:`compaction_audit.isolated.call_in_child`), as the audit of a
+    whole limit (:func:`compaction_audit.runtime.isolated.call_in_child`), as the audit of a
     trace is: orjson faults on an allocation that fails, and a valid 63 MB line read or
     written under ``ulimit -v`` ended ``convert`` with SIGSEGV and no line (adv24 F3).
     A child that dies so raises ``MemoryError`` (the command's out of memory line,
     exit 2); the output is then not written (``target``: the temporary file of
     :func:`~compaction_audit.outfile.output_target`, or the one for standard output,
     handed to the child as a descriptor)."""
-    from compaction_audit import addrspace
+    from compaction_audit.runtime import addrspace
 
     if addrspace.address_space_limit() is None:
         return _convert(path, target, output, source, notes)
-    from compaction_audit import isolated
+    from compaction_audit.runtime import isolated
 
     sink = target if isinstance(target, str) else isolated.handed_over(target.fileno())
     try:
@@ -145,7 +145,7 @@ def _convert_apart(path: str, sink: str | int, output: str, source: str | None
                    ) -> tuple[Converted, list[str]] | AuditError:
     """The child's :func:`_convert` (``sink``: a path, or a descriptor of the parent's
     temporary file): the result and the notes, or the error to raise."""
-    from compaction_audit import addrspace
+    from compaction_audit.runtime import addrspace
 
     if addrspace.polars_may_not_load():  # as __main__ does: convert needs no Polars
         import warnings

@@ -27,8 +27,8 @@ from compaction_audit.commands.common import (
     write_bytes,
 )
 from compaction_audit.errors import AuditError, UsageError
-from compaction_audit.isolated import render_in_child
 from compaction_audit.report.safe import JSON, XML
+from compaction_audit.runtime.isolated import render_in_child
 
 
 class Format(StrEnum):
@@ -86,9 +86,9 @@ def diff_command(
     Exit 0 when no gate fails, 1 when one does, 2 for bad input or usage.  The
     verdict says when either run could not be fully checked.
     """
-    from compaction_audit.startup import loading
+    from compaction_audit.runtime.startup import loading
 
-    with loading():  # the auditor (compaction_audit.startup)
+    with loading():  # the auditor (compaction_audit.runtime.startup)
         from compaction_audit.api import audit_or_isolated, audited
         from compaction_audit.diff import diff_reports, gate
         from compaction_audit.outfile import (
@@ -96,7 +96,7 @@ def diff_command(
             refuse_same_stderr,
             refuse_same_stdout,
         )
-        from compaction_audit.streams import reads_stdin, same_stream
+        from compaction_audit.runtime.streams import reads_stdin, same_stream
 
     output = stdout_or(output)
     try:

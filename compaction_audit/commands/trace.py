@@ -219,10 +219,10 @@ def trace_command(
     quote is cut to the width (--full: summaries whole, quotes wrapped).
     Exit 0, or 2 when the log is bad or nothing matches QUERY.
     """
-    from compaction_audit import addrspace
-    from compaction_audit.startup import loading
+    from compaction_audit.runtime import addrspace
+    from compaction_audit.runtime.startup import loading
 
-    with loading():  # the reader and the tracer (compaction_audit.startup)
+    with loading():  # the reader and the tracer (compaction_audit.runtime.startup)
         import compaction_audit.api
         import compaction_audit.trace  # noqa: F401
 
@@ -240,11 +240,11 @@ def trace_command(
 
 def _show_apart(log: str, *args: Any) -> AuditError | None:
     """:func:`_show` in a spawned child that has the whole address-space limit, as an
-    audit is (:mod:`compaction_audit.isolated`): the log was read in this process,
+    audit is (:mod:`compaction_audit.runtime.isolated`): the log was read in this process,
     where orjson faulted decoding a 63 MB one-line Cline file (SIGSEGV, no line; adv24
     F2).  A child that died is the log's out of memory line."""
-    from compaction_audit import addrspace, isolated
     from compaction_audit.errors import LogError
+    from compaction_audit.runtime import addrspace, isolated
 
     try:
         return isolated.call_in_child(_show, log, *args, path=log)

@@ -26,7 +26,7 @@ body, a tuple whose first item is its tag:
 to start, died, sent something else, or is later than :data:`READY_SECONDS` /
 :func:`result_seconds`) the audit does itself, in process, as without a helper: a
 helper can make the audit faster, never change or stop it.  It ends with the audit
-(:func:`compaction_audit.childproc.prelude`: Ctrl-C ignored, SIGKILL when the thread
+(:func:`compaction_audit.runtime.childproc.prelude`: Ctrl-C ignored, SIGKILL when the thread
 that started it ends) and when its input closes.
 
 Standard library only (the CLI may start it before the auditor's modules load).
@@ -235,7 +235,7 @@ class Helper:
     def start(cls) -> Helper | None:
         """A helper loading the model; None when it cannot start (no pipes, no
         process)."""
-        from compaction_audit.childproc import prelude, python_command
+        from compaction_audit.runtime.childproc import prelude, python_command
 
         here = os.path.dirname(os.path.abspath(__file__))
         try:

@@ -39,9 +39,9 @@ import threading
 from collections.abc import Callable
 from typing import IO, Any
 
-from compaction_audit import waits
-from compaction_audit.envtime import env_seconds
 from compaction_audit.errors import UsageError
+from compaction_audit.runtime import waits
+from compaction_audit.runtime.envtime import env_seconds
 
 CONNECT_TIMEOUT = 60.0
 """Seconds ``ray.init`` may take to connect to (or start) a cluster before the run

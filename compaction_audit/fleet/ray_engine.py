@@ -66,11 +66,11 @@ from compaction_audit.fleet.plan import (
 from compaction_audit.fleet.ray_temp import new_root, remove_root
 from compaction_audit.fleet.worker import TraceAuditor
 from compaction_audit.io.lines import reads_once
-from compaction_audit.procs import available_cores
 from compaction_audit.report.model import Report, SessionReport, settle_unread
 from compaction_audit.rules.base import Rule, Severity
+from compaction_audit.runtime.procs import available_cores
+from compaction_audit.runtime.stopline import on_sigterm
 from compaction_audit.settings import Settings
-from compaction_audit.stopline import on_sigterm
 
 RAY_EXTRA = "pip install 'compaction-audit[ray]'"
 """What to run when Ray is missing."""

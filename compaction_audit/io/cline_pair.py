@@ -18,7 +18,6 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from compaction_audit import addrspace
 from compaction_audit.errors import LogError
 from compaction_audit.io.cline_folder import (
     Undecodable,
@@ -31,6 +30,7 @@ from compaction_audit.io.cline_folder import (
 from compaction_audit.io.documents import Document, read_document
 from compaction_audit.io.lines import reads_once, regular_file
 from compaction_audit.report.safe import unsurrogate
+from compaction_audit.runtime import addrspace
 from compaction_audit.smallfile import odd_file
 
 SOURCE_FORMAT = "cline"
@@ -157,7 +157,7 @@ def _pair_beside(given: Document, path: str, here: Path, undecodable: Undecodabl
     one file or thousands; issue 11, class 5, adv13 F1).  Raises :class:`LogError`
     when the folder must be searched and cannot be listed, or holds a file of the
     suffix looked for that cannot be opened (adv14 F2), and (``check``) when the
-    address-space limit is too low for the pair (:func:`compaction_audit.addrspace.check`;
+    address-space limit is too low for the pair (:func:`compaction_audit.runtime.addrspace.check`;
     :func:`companions` lists the files whatever the limit: ``-o`` may not name them).
     ``here``: ``path``, or the file it names, whose folder is searched."""
     if not isinstance(given.value, dict):

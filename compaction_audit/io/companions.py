@@ -55,7 +55,7 @@ def companion_lookup(path: str, source: str | None = None) -> tuple[list[str], b
     check made before it).  So a file over :data:`IN_PROCESS_BYTES` or compressed,
     and any Cline file (whose pair, found by its content, may be of any size), is
     looked up in a spawned child that has the whole limit
-    (:func:`compaction_audit.isolated.call_in_child`).  When that child dies (out of
+    (:func:`compaction_audit.runtime.isolated.call_in_child`).  When that child dies (out of
     memory: the trace is then its audit's out of memory line too), the companions are
     not known: ``(possible_companions(path), False)``.
 
@@ -69,7 +69,7 @@ def companion_lookup(path: str, source: str | None = None) -> tuple[list[str], b
         return [], True  # (a --baseline '.' raised ValueError in the Cline look-up)
     if reads_once(path):
         return named_companions(path), False
-    from compaction_audit import addrspace
+    from compaction_audit.runtime import addrspace
 
     if addrspace.address_space_limit() is None:
         return _lookup(path, source), True
@@ -87,7 +87,7 @@ def companion_lookup(path: str, source: str | None = None) -> tuple[list[str], b
     key = _identity(path, source)
     if key is not None and key in _LOOKED_UP:
         return _LOOKED_UP[key]
-    from compaction_audit import isolated
+    from compaction_audit.runtime import isolated
 
     try:
         got = isolated.call_in_child(_lookup, path, source), True

@@ -163,7 +163,7 @@ def _check_head(path: str, head: list[tuple[int, bytes]]) -> None:
     the whole of a one-line JSON document, and a 63 MB one decoded in the command's own
     process made orjson fault (adv23 F5).  Lines of the usual size pass, and the trace
     is checked with its format's own figure once that is known (ux5 F2)."""
-    from compaction_audit import addrspace
+    from compaction_audit.runtime import addrspace
 
     addrspace.check_bytes(path, sum(len(raw) for _, raw in head), addrspace.ANY_FORMAT)
 
@@ -264,7 +264,7 @@ def _sniff_document(path: str, head: list[tuple[int, bytes]],
     if head[0][1].lstrip()[:1] not in (b"{", b"["):
         return None
     if checked:  # under a limit, before decoding it whole
-        from compaction_audit import addrspace
+        from compaction_audit.runtime import addrspace
 
         addrspace.check(path, addrspace.DOCUMENT)
     if rest is not None:

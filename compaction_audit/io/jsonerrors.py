@@ -8,7 +8,7 @@ error a user sees names the cause and not only orjson's message.
 
 from __future__ import annotations
 
-from compaction_audit import addrspace
+from compaction_audit.runtime import addrspace
 
 ORJSON_OUT_OF_MEMORY = addrspace.ORJSON_OUT_OF_MEMORY
 

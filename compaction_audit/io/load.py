@@ -8,7 +8,6 @@ logs, so every rule, report, diff and gate works on them.
 
 from __future__ import annotations
 
-from compaction_audit import addrspace
 from compaction_audit.errors import InputLimit, LogError, SkipList, UsageError
 from compaction_audit.io.detect import ADAPTERS, TOLERANT, Format, peek_format
 from compaction_audit.io.lines import (
@@ -21,6 +20,7 @@ from compaction_audit.io.lines import (
 from compaction_audit.io.native import read_lines_strict, read_native, read_records
 from compaction_audit.io.remote import is_url, shown_url
 from compaction_audit.model import Session
+from compaction_audit.runtime import addrspace
 
 FORMATS = ("native", "claude-code", "codex", "cline", "gemini-cli", "opencode", "openhands")
 

@@ -28,8 +28,8 @@ import time
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
-from compaction_audit import waits
 from compaction_audit.errors import UsageError
+from compaction_audit.runtime import waits
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _DOT_SEGMENT = re.compile(r"(?:^|/)\.{1,2}(?:/|$)")
@@ -90,7 +90,7 @@ def bounded(batches: Iterable[Sequence[Any]], listed: list[int], started: float,
     :data:`MAX_LISTED_KEYS` keys or ``seconds`` since ``started``.  Each page is
     fetched in a daemon thread (obstore's stream hands over no empty page, so
     endless empty pages are one call that never returns), left behind when the time
-    is up (:func:`~compaction_audit.waits.call`)."""
+    is up (:func:`~compaction_audit.runtime.waits.call`)."""
     pages = iter(batches)
     end = object()
     while True:

@@ -17,7 +17,6 @@ from typing import IO, Any
 
 import orjson
 
-from compaction_audit.childproc import in_worker_process, prelude, python_command, reap
 from compaction_audit.errors import LogError
 from compaction_audit.io import reduce, retained_bytes
 from compaction_audit.io.jsonerrors import json_error
@@ -27,6 +26,7 @@ from compaction_audit.io.quarantine import LenientFeed
 from compaction_audit.io.quiet_gc import paused_gc
 from compaction_audit.io.surrogates import loads
 from compaction_audit.model import Session
+from compaction_audit.runtime.childproc import in_worker_process, prelude, python_command, reap
 
 PARALLEL_MIN_BYTES = 32 << 20
 """Plain files at least this large are decoded in a helper process (see
@@ -51,7 +51,7 @@ _BOOT = (
 :mod:`compaction_audit.io.retained_bytes` loaded by file path, so that it imports only
 the field checks of :mod:`compaction_audit.io.records`, the standard library and
 orjson, running ``reduce_lines`` with a ``RetainedBytes``.  It starts with
-:func:`compaction_audit.childproc.prelude`: it ends with this process, quietly.  Its
+:func:`compaction_audit.runtime.childproc.prelude`: it ends with this process, quietly.  Its
 standard error goes nowhere: whatever it would say there (a traceback), its stream
 ends short, which is :class:`HelperFailed`, and the file is read alone."""
 

@@ -39,10 +39,10 @@ from collections.abc import Iterator
 from datetime import timedelta
 from typing import IO, TYPE_CHECKING, Any
 
-from compaction_audit import waits
-from compaction_audit.envtime import env_seconds
 from compaction_audit.errors import LogError, UsageError
 from compaction_audit.io.object_keys import key_problem, listing_seconds, unnameable
+from compaction_audit.runtime import waits
+from compaction_audit.runtime.envtime import env_seconds
 
 if TYPE_CHECKING:
     from compaction_audit.io.key_gaps import Gap, LostFolder

@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 import subprocess
 
-from compaction_audit.childproc import prelude, python_command
+from compaction_audit.runtime.childproc import prelude, python_command
 
 PROBE_CPU_SECONDS = 5
 """CPU seconds the helper may spend opening the file and reading its schema (a real

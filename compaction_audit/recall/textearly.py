@@ -5,7 +5,7 @@ On a large session the recall analysis shares its text work with a helper proces
 (:mod:`~compaction_audit.recall.textwork`); on a small one (the 2.8 MB Claude Code
 transcript of ``benchmarks/startup.py``: 397 texts) a helper started then would not be
 ready before the analysis.  The command starts it before its own imports instead
-(:func:`compaction_audit.startup.text_early`), when it audits one local trace that
+(:func:`compaction_audit.runtime.startup.text_early`), when it audits one local trace that
 looks as if it carries texts: the helper's interpreter and its regular expressions
 load on the other core while the command imports Polars and reads the log, and it waits
 for the texts (:func:`take_early` hands it to
@@ -16,9 +16,9 @@ It is started only when a core seems idle (:func:`idle_core`) and runs at a lowe
 priority (:data:`NICE`), so that it takes only CPU time nobody else wants: the command
 never waits for it and does itself whatever the helper has not done when they meet.
 Like the other helpers it starts with ``-P``
-(:func:`compaction_audit.childproc.python_command`) and ``-S`` (no ``site``: it
+(:func:`compaction_audit.runtime.childproc.python_command`) and ``-S`` (no ``site``: it
 imports only the standard library and the package's own folders, given as
-arguments), and ends with the command (:func:`compaction_audit.childproc.prelude`).
+arguments), and ends with the command (:func:`compaction_audit.runtime.childproc.prelude`).
 
 Standard library only, with :mod:`~compaction_audit.recall.texthelper` (and so
 :mod:`~compaction_audit.recall.extract` and :mod:`~compaction_audit.recall.survival`,
@@ -32,8 +32,8 @@ import contextlib
 import os
 import subprocess
 
-from compaction_audit.childproc import in_worker_process, prelude, python_command
 from compaction_audit.recall import texthelper as th
+from compaction_audit.runtime.childproc import in_worker_process, prelude, python_command
 
 STEP = 64
 """Texts per chunk of a helper started for a large session (``textwork.STEP``)."""

@@ -22,7 +22,7 @@ The helper imports only :mod:`~compaction_audit.recall.extract` and
 ``-S``: :func:`~compaction_audit.recall.textearly.command`); on a small session it is
 the one the ``audit`` command started before its imports, at a lower priority
 (:mod:`~compaction_audit.recall.textearly`), else it starts here; it ends with
-this process (:func:`compaction_audit.childproc.prelude`) and when its input is closed.
+this process (:func:`compaction_audit.runtime.childproc.prelude`) and when its input is closed.
 Whatever it fails to deliver is done here.
 """
 
@@ -40,7 +40,6 @@ from typing import Any
 
 import polars as pl
 
-from compaction_audit.childproc import in_worker_process
 from compaction_audit.model import Session
 from compaction_audit.plans import collect
 from compaction_audit.recall import extract as ext
@@ -49,6 +48,7 @@ from compaction_audit.recall import texthelper as th
 from compaction_audit.recall.prefilter import MAY_HOLD
 from compaction_audit.recall.survclass import Classes
 from compaction_audit.recall.survival import check as surv  # where tests patch survives
+from compaction_audit.runtime.childproc import in_worker_process
 from compaction_audit.series import Series
 
 PARALLEL_MIN_JOBS = 4000

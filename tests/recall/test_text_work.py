@@ -116,8 +116,8 @@ def test_an_early_helper_with_no_text_to_do_is_ended(monkeypatch: pytest.MonkeyP
 
 def test_the_command_starts_the_early_helper_for_one_file_with_texts(
         tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    from compaction_audit import startup
     from compaction_audit.recall import textearly
+    from compaction_audit.runtime import startup
 
     if not textearly.wanted():
         pytest.skip("no early helper with one CPU")

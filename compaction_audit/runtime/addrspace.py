@@ -52,7 +52,7 @@ def base_bytes() -> int:
 
         threads = polars.thread_pool_size()
     except Exception:  # Polars' binary could not load under the limit (adv23): its
-        from compaction_audit.cores import POLARS_THREADS, thread_count
+        from compaction_audit.runtime.cores import POLARS_THREADS, thread_count
 
         threads = (thread_count(os.environ.get(POLARS_THREADS, ""))  # its count, as it
                    or os.cpu_count() or 1)  # makes it

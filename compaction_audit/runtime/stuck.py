@@ -2,7 +2,7 @@
 5, adv27 F3).
 
 Under an address-space limit each trace is audited in a child of its own
-(:mod:`compaction_audit.isolated`).  A failed allocation in Polars' Rust code normally
+(:mod:`compaction_audit.runtime.isolated`).  A failed allocation in Polars' Rust code normally
 aborts that child, which the parent reports as out of memory; but when the allocation
 fails while a thread is printing a panic, Rust's out-of-memory hook waits for the lock
 that very printing holds, and the child deadlocks: every thread asleep on a lock,

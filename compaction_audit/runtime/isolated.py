@@ -1,7 +1,7 @@
 """Under an address-space limit, each trace is audited in a process of its own.
 
 Polars allocates through jemalloc, which aborts the process when an allocation fails
-(exit 134, a Rust backtrace); no handler can catch that (:mod:`compaction_audit.addrspace`).
+(exit 134, a Rust backtrace); no handler can catch that (:mod:`compaction_audit.runtime.addrspace`).
 The checks there refuse a trace whose estimate is over the limit, but an estimate is
 measured on the shapes known, and one process keeps what earlier traces took: two
 copies of a trace that passes alone, audited one after the other (``-j 1``, ``diff``),
@@ -33,8 +33,8 @@ import sys
 import tempfile
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from compaction_audit import addrspace
 from compaction_audit.errors import LogError
+from compaction_audit.runtime import addrspace
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -126,7 +126,7 @@ def _child(send: Connection, err: int, parent: int, stdin: int | None,
     to descriptor ``err`` (a file already unlinked), dying with ``parent``; ``stdin``:
     the parent's standard input to read as its own; ``named``: the descriptor a
     ``/dev/fd/N`` path names, open under that number (nothing to do with it here)."""
-    from compaction_audit.procs import die_with_parent
+    from compaction_audit.runtime.procs import die_with_parent
 
     die_with_parent(parent)
     os.dup2(err, 2)
@@ -148,7 +148,7 @@ def _child(send: Connection, err: int, parent: int, stdin: int | None,
 class ChildDied(Exception):
     """The child ended without a result: ``code`` its exit status (negative: the
     signal), ``err`` the first bytes it wrote on standard error; ``stuck``: it was
-    killed because it had deadlocked (:mod:`compaction_audit.stuck`)."""
+    killed because it had deadlocked (:mod:`compaction_audit.runtime.stuck`)."""
 
     def __init__(self, code: int | None, err: bytes, stuck: bool = False) -> None:
         super().__init__(f"exit status {code}")
@@ -160,11 +160,11 @@ def _wait(recv: Connection, proc: Any, watch: bool = True
     """The child's result (a 1-tuple; None when it ended without one) and whether it
     was killed for being stuck: a deadlocked child (a failed allocation while a thread
     prints a panic waits forever for the lock the printing holds) is killed once
-    :class:`~compaction_audit.stuck.Watch` says so, instead of being waited for
+    :class:`~compaction_audit.runtime.stuck.Watch` says so, instead of being waited for
     forever (adv27 F3: 2 runs of 6 at ``ulimit -v 1100000`` never ended).  Not for a
     child reading object storage (``watch`` False): its network wait sleeps in an
     event loop, as a deadlocked child's idle threads do."""
-    from compaction_audit.stuck import Watch
+    from compaction_audit.runtime.stuck import Watch
 
     watcher = Watch(proc.pid if watch else None)
     while not recv.poll(1.0):
@@ -184,10 +184,10 @@ def call_in_child(work: Callable[..., T], *args: Any, path: str = "") -> T:
     handed over).  What the child wrote on standard error is passed on
     (:func:`_pass_on`).  Raises :class:`ChildDied` when the child ends without a
     result; an exception here (Ctrl-C, SIGTERM as
-    :class:`~compaction_audit.stopline.Terminated`) kills the child first."""
+    :class:`~compaction_audit.runtime.stopline.Terminated`) kills the child first."""
     from multiprocessing import get_context
 
-    from compaction_audit.childproc import safe_path_env
+    from compaction_audit.runtime.childproc import safe_path_env
 
     ctx = get_context("spawn")
     recv, send = ctx.Pipe(duplex=False)
@@ -301,7 +301,7 @@ def _ran_out(code: int | None, err: bytes) -> bool:
 
 def killed(path: str, died: ChildDied) -> LogError:
     """The one line of a trace whose pool worker was killed and whose child, auditing
-    it again alone, ended without a result too (:func:`compaction_audit.pooled.
+    it again alone, ended without a result too (:func:`compaction_audit.runtime.pooled.
     run_pooled`; adv30 F3): killed by a signal, ``FILE: the process auditing this
     trace was killed (signal 9, SIGKILL); out of memory?`` (the kernel's OOM killer
     sends SIGKILL: a cgroup ``memory.max`` in a CI container), else :func:`_died`'s."""

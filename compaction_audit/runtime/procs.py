@@ -8,7 +8,7 @@
   terminated, the main process exits (143 for SIGTERM, 130 for SIGINT, via
   :class:`Terminated` and the CLI) instead of leaving them blocked forever;
 * a worker killed from outside (an OOM kill) costs at most its trace, not the run
-  (:mod:`compaction_audit.pooled`, adv30 F3);
+  (:mod:`compaction_audit.runtime.pooled`, adv30 F3);
 * each worker dies with its parent, even one killed with SIGKILL: on Linux through
   ``prctl(PR_SET_PDEATHSIG, SIGKILL)``, elsewhere through a thread that watches the
   parent's pid;
@@ -16,7 +16,7 @@
   the workers with SIGINT blocked (a signal mask survives ``exec``), so one still
   starting up never prints a ``KeyboardInterrupt`` traceback; the parent handles it;
 * workers (and multiprocessing's resource tracker) start with ``PYTHONSAFEPATH`` set
-  (:func:`compaction_audit.childproc.safe_path_env`), so their ``python -c`` never
+  (:func:`compaction_audit.runtime.childproc.safe_path_env`), so their ``python -c`` never
   imports a module from the current directory (issue 11, class 7, adv10 F1).
 """
 
@@ -32,11 +32,11 @@ import time
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
-from compaction_audit.childproc import safe_path_env
-from compaction_audit.cores import available_cores as available_cores  # re-exported
-from compaction_audit.cores import cgroup_cpus as cgroup_cpus  # re-exported
-from compaction_audit.stopline import Terminated as Terminated  # re-exported
-from compaction_audit.stopline import on_sigterm
+from compaction_audit.runtime.childproc import safe_path_env
+from compaction_audit.runtime.cores import available_cores as available_cores  # re-exported
+from compaction_audit.runtime.cores import cgroup_cpus as cgroup_cpus  # re-exported
+from compaction_audit.runtime.stopline import Terminated as Terminated  # re-exported
+from compaction_audit.runtime.stopline import on_sigterm
 
 if TYPE_CHECKING:  # loaded by worker_pool: an audit of one trace starts no pool
     from concurrent.futures import Future, ProcessPoolExecutor
@@ -99,8 +99,8 @@ def exit_process(code: int) -> NoReturn:
 def worker_pool(workers: int, started: Any = None) -> Iterator[ProcessPoolExecutor]:
     """A spawn-context :class:`ProcessPoolExecutor` of ``workers`` processes (capped at
     :func:`available_cores`) that is torn down on any exit from the block.  Each
-    worker starts with :func:`compaction_audit.pooled.start_worker` (``started``: the
-    shared bytes in which :func:`compaction_audit.pooled.run_pooled` is told which
+    worker starts with :func:`compaction_audit.runtime.pooled.start_worker` (``started``: the
+    shared bytes in which :func:`compaction_audit.runtime.pooled.run_pooled` is told which
     jobs a worker began, or None).
 
     Leaving normally waits for the workers as usual.  Leaving by an exception
@@ -113,7 +113,7 @@ def worker_pool(workers: int, started: Any = None) -> Iterator[ProcessPoolExecut
 
     workers = max(1, min(workers, available_cores()))
     with safe_path_env():  # workers start while the block runs (at submit)
-        from compaction_audit.pooled import start_worker
+        from compaction_audit.runtime.pooled import start_worker
 
         pool = ProcessPoolExecutor(workers, mp_context=get_context("spawn"),
                                    initializer=start_worker, initargs=(os.getpid(), started))
@@ -142,7 +142,7 @@ def worker_pool(workers: int, started: Any = None) -> Iterator[ProcessPoolExecut
 
 def _stop_signals() -> tuple[int, ...]:
     """The signals that stop a run: SIGINT, SIGTERM and, unless ignored (``nohup``),
-    SIGHUP, which the CLI handles as SIGTERM (:mod:`compaction_audit.stopline`): left
+    SIGHUP, which the CLI handles as SIGTERM (:mod:`compaction_audit.runtime.stopline`): left
     unblocked, a SIGHUP cut a starting worker's start data short and the worker
     printed an ``EOFError`` traceback (CI under load)."""
     hangup = getattr(signal, "SIGHUP", None)

@@ -2,7 +2,7 @@
 
 The kernel hands a process-directed signal to any thread that does not block it: a
 Ray thread, a process pool's manager thread, a listing thread of ours.  Python runs
-its handler (:mod:`compaction_audit.stopline`) only in the main thread, and only when
+its handler (:mod:`compaction_audit.runtime.stopline`) only in the main thread, and only when
 that thread runs Python code again: a main thread blocked in one long wait (a
 ``join``, an event, a future) sleeps through the signal until the wait ends
 (issue 11, item 7; a SIGTERM to ``--engine ray`` waited out its 60 s connect).  The

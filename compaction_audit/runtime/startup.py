@@ -263,7 +263,8 @@ def _server() -> Any:
         import importlib.util
         import os
 
-        here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "cosine", "server.py")
+        package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        here = os.path.join(package, "cosine", "server.py")
         spec = importlib.util.spec_from_file_location(name, here)
         if spec is None or spec.loader is None:
             return None

@@ -2,7 +2,7 @@
 pass, F6): the helper never outlives the command and never prints a traceback when
 the command stops.
 
-Pool workers get the same from :func:`compaction_audit.procs.worker_pool`; helpers
+Pool workers get the same from :func:`compaction_audit.runtime.procs.worker_pool`; helpers
 started by :class:`subprocess.Popen` (the decoding helpers of
 :mod:`compaction_audit.io.parallel`, the text helper of
 :mod:`compaction_audit.recall.analysis`) begin with :func:`prelude`:

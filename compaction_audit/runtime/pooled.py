@@ -1,6 +1,6 @@
 """Work in a process pool that outlives a worker killed from outside (adv30 F3).
 
-A worker of :func:`~compaction_audit.procs.worker_pool` killed by the kernel (a
+A worker of :func:`~compaction_audit.runtime.procs.worker_pool` killed by the kernel (a
 cgroup ``memory.max`` OOM kill of the largest process, what a CI container does when
 no ``ulimit -v`` is set) or by a runner's reaper breaks the whole pool:
 :class:`~concurrent.futures.process.BrokenProcessPool` fails every future not yet
@@ -9,7 +9,7 @@ reported.  :func:`run_pooled` instead:
 
 * keeps every result that came back before the pool broke;
 * audits again, each alone in a child of its own
-  (:func:`compaction_audit.isolated.call_in_child`), the jobs a worker had started
+  (:func:`compaction_audit.runtime.isolated.call_in_child`), the jobs a worker had started
   and not finished (at most one per worker: the killed worker's, and those of the
   workers the broken pool then terminated).  A job whose child ends without a result
   too is the culprit: ``died(i, ChildDied)`` gives its result (the trace's one line);
@@ -41,9 +41,9 @@ _started: Any = None
 
 
 def start_worker(parent: int, started: Any) -> None:
-    """Pool initializer: :func:`~compaction_audit.procs.die_with_parent`, then keep
+    """Pool initializer: :func:`~compaction_audit.runtime.procs.die_with_parent`, then keep
     ``started`` (the shared bytes :func:`_tracked` marks; None: none)."""
-    from compaction_audit.procs import die_with_parent
+    from compaction_audit.runtime.procs import die_with_parent
 
     global _started
     die_with_parent(parent)
@@ -61,10 +61,10 @@ def run_pooled(workers: int, fn: Callable[..., T], jobs: list[tuple[Any, ...]],
                done: Callable[[int, T], None], died: Callable[[int, Any], T],
                meanwhile: Callable[[], None] | None = None) -> None:
     """``done(i, fn(*jobs[i]))`` for each job ``i``, in this process as each completes
-    (in any order), ``fn`` run in a :func:`~compaction_audit.procs.worker_pool` of
+    (in any order), ``fn`` run in a :func:`~compaction_audit.runtime.procs.worker_pool` of
     ``workers`` processes (``fn`` a module-level function; arguments and results are
     pickled).  When the pool breaks (a worker killed), see the module docstring:
-    ``died(i, exc)`` (``exc`` an :class:`~compaction_audit.isolated.ChildDied`, its
+    ``died(i, exc)`` (``exc`` an :class:`~compaction_audit.runtime.isolated.ChildDied`, its
     exit status negative for a signal) is the result of a job whose child, started
     for it alone, ended without a result too.  ``meanwhile`` is called once, in this
     process, while the first pool runs (the traces a worker cannot open are read
@@ -72,8 +72,8 @@ def run_pooled(workers: int, fn: Callable[..., T], jobs: list[tuple[Any, ...]],
     from concurrent.futures.process import BrokenProcessPool
     from multiprocessing import get_context
 
-    from compaction_audit import waits
-    from compaction_audit.procs import submit_all, worker_pool
+    from compaction_audit.runtime import waits
+    from compaction_audit.runtime.procs import submit_all, worker_pool
 
     left = list(range(len(jobs)))
     idle_breaks = 0
@@ -110,7 +110,7 @@ def _alone(fn: Callable[..., T], index: int, args: tuple[Any, ...],
            died: Callable[[int, Any], T]) -> T:
     """``fn(*args)`` in a child of its own, or ``died(index, ChildDied)`` when it
     ends without a result."""
-    from compaction_audit import isolated
+    from compaction_audit.runtime import isolated
 
     try:
         return isolated.call_in_child(fn, *args)
