@@ -29,7 +29,7 @@ from compaction_audit.recall.literals import Literals
 from compaction_audit.recall.spantypes import clean_text
 from compaction_audit.recall.survival.words import stem
 from compaction_audit.recall.topics import topic_only
-from compaction_audit.recall.versions import suffixed
+from compaction_audit.recall.versions import in_units, suffixed
 
 __all__ = ["CLAIM_MAX_COVER", "CLAIM_MIN_WORDS", "SUPPORT_MAX_WORDS", "bag", "claims",
            "supports", "unsupported"]
@@ -91,7 +91,8 @@ def supports(d: ext.Discriminator, words: AbstractSet[str], stems: AbstractSet[s
     if content is not None:
         return not content or 2 * _held(content, words, stems) >= len(content)
     found = _parts(d)
-    return not found or all(p in words for p in found)
+    return (not found or all(p in words for p in found)
+            or any(all(p in words for p in other) for other in _other_units(d)))
 
 
 @lru_cache(maxsize=65536)
@@ -138,6 +139,27 @@ def _parts(d: ext.Discriminator) -> list[str]:
     return WORD_RE.findall(norm)
 
 
+@lru_cache(maxsize=4096)
+def _other_units(d: ext.Discriminator) -> tuple[tuple[str, ...], ...]:
+    """The words that, all present, support quantity ``d`` by its value in another unit
+    of its dimension (:func:`~compaction_audit.recall.versions.in_units`): that number's
+    word parts and a spelling of that unit (:func:`~compaction_audit.recall.extract.
+    unit_spellings`), or the two glued ("45000ms").  A leaf's "45000 ms" supports a
+    summary's "45 s" (usertest49 #2), while its "45000" alone supports no "45 ms" (45000
+    us): the unit must be there too.  None for any other token."""
+    if d.kind is not ext.Kind.QUANTITY:
+        return ()
+    number, _, unit = d.norm.partition(" ")
+    out: list[tuple[str, ...]] = []
+    for value, other in in_units(number, unit):
+        parts = tuple(WORD_RE.findall(value))
+        for spelling in ext.unit_spellings(other):
+            out.append((*parts, spelling))
+            if "." not in value:
+                out.append((value + spelling,))
+    return tuple(out)
+
+
 def _asked(found: Sequence[ext.Discriminator],
            sentences: Sequence[tuple[str, frozenset[str]]]) -> tuple[set[str], set[str]]:
     """(words, stems) that :func:`supports` and :func:`_covered` may look up for these
@@ -155,6 +177,8 @@ def _asked(found: Sequence[ext.Discriminator],
     for d in found:
         if d.kind not in ext.CLAUSE_KINDS:
             words.update(_parts(d))
+            for other in _other_units(d):
+                words.update(other)
     return words, stems
 
 

@@ -58,7 +58,7 @@ from compaction_audit.recall.spantypes import clean_text
 from compaction_audit.recall.versions import SUFFIX, suffix_norm
 
 __all__ = ["CLAUSE_KINDS", "KIND_RANK", "SCOPE_CANON", "Discriminator", "Kind", "extract",
-           "extract_cached", "is_discriminating", "share", "value_tokens"]
+           "extract_cached", "is_discriminating", "share", "unit_spellings", "value_tokens"]
 
 # --------------------------------------------------------------------- token kinds
 _SPACED_UNITS = (r"ms|msecs?|milliseconds?|secs?|seconds?|mins?|minutes?|hrs?|hours?|days?"
@@ -70,6 +70,16 @@ _UNIT_CANON = {"msec": "ms", "msecs": "ms", "millisecond": "ms", "milliseconds":
                "hour": "h", "hours": "h", "day": "d", "days": "d", "wk": "week",
                "wks": "week", "weeks": "week", "µs": "us", "μs": "us", "byte": "b",
                "bytes": "b", "percent": "%", "pct": "%", "token": "tokens", "M": "M"}
+
+
+def unit_spellings(unit: str) -> tuple[str, ...]:
+    """The ASCII spellings the extractor reads as canonical ``unit`` (``ms``: ``ms``,
+    ``msec``, ``msecs``, ``millisecond``, ``milliseconds``), lowercase, the canonical
+    one first."""
+    return (unit, *(k for k, v in _UNIT_CANON.items()
+                    if v == unit and k != unit and k.isascii() and k.islower()))
+
+
 _DIR = r"(?:north|south|east|west|central|northeast|northwest|southeast|southwest)"
 _NUM = r"(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?"
 _PAST_SUFFIX = r"(?![-+.][0-9A-Za-z])"

@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from typing import Any
 
 __all__ = ["REQUIREMENT_RE", "SUFFIX", "TO_BASE", "RequirementTable", "admits", "admitted",
-           "measure", "requirement_table", "suffix_norm", "suffixed", "vtuple"]
+           "in_units", "measure", "requirement_table", "suffix_norm", "suffixed", "vtuple"]
 
 SUFFIX = (r"(?:[-+][0-9A-Za-z]{1,64}+(?:\.[0-9A-Za-z]{1,64}+){0,8}+"
           r"|[-_.]?(?i:(?:alpha|beta|preview|pre|rc|post|rev|dev)(?:[-_.]?\d{1,20}+)?"
@@ -100,6 +100,35 @@ def measure(number: str, unit: str) -> tuple[str, float] | None:
     except ValueError:
         return None
     return (conv[0], value) if math.isfinite(value) else None
+
+
+_EXACT_DIGITS = 12
+"""Most significant digits of a value :func:`in_units` writes: one of 13 to 15 digits
+may be a float's rounding of a value no one wrote (1e20 s is 165343915343915 weeks)."""
+
+
+def in_units(number: str, unit: str) -> tuple[tuple[str, str], ...]:
+    """(number, unit): ``number`` ``unit`` written in each other unit of its dimension
+    (:data:`TO_BASE`) where it is a whole number or has at most three decimals there, as
+    digits (``45 s``: ``("45000", "ms")``, ``("45000000", "us")``, ``("0.75", "min")``
+    ...), at most :data:`_EXACT_DIGITS` significant digits; none when the unit does not
+    convert (:func:`measure`).  What a raw leaf may have written the same value as
+    (usertest49 #2: "45000 ms" folded into "45 s" was an unsupported claim)."""
+    found = measure(number, unit)
+    if found is None:
+        return ()
+    dimension, value = found
+    out = []
+    for other, (dim, factor) in TO_BASE.items():
+        if dim != dimension or other == unit:
+            continue
+        written = f"{value / factor:.{_FLOAT_DIGITS}g}"
+        if "e" in written:
+            continue
+        whole, _, decimals = written.partition(".")
+        if len(decimals) <= 3 and len((whole + decimals).strip("0")) <= _EXACT_DIGITS:
+            out.append((written, other))
+    return tuple(dict.fromkeys(out))
 
 
 _PART_DIGITS = 64

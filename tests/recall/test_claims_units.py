@@ -1,0 +1,67 @@
+"""CA305 reads a quantity's value in another unit as support (usertest49 #2).
+
+"Set read_timeout_ms to 45000 ms." folded into "read_timeout_ms is now 45 s." was an
+unsupported claim (an error) while the fold rules counted "45 s" as keeping "45000 ms":
+support asked for the number 45 among the leaf's words.  A quantity is now supported
+by its value in another unit of its dimension too, that number and a spelling of that
+unit both among the leaf's words.  Each expected value is worked out by hand.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from compaction_audit.api import audit
+from compaction_audit.recall.versions import in_units
+from tests.conftest import LogWriter
+from tests.logs import rnd
+
+
+def _unsupported(write_log: LogWriter, raw: str, summary: str) -> list[str]:
+    log = [rnd(0, spans=[{"id": "u", "tokens": 10, "text": raw, "role": "user"}]),
+           rnd(1, summaries=[{"id": "S", "tokens": 8, "children": ["u"], "text": summary}],
+               evicted=["u"])]
+    report = audit(str(write_log(log)))
+    return [f.values["text"] for f in report.findings if f.code == "CA305"]
+
+
+def test_in_units_writes_the_value_in_each_other_unit_of_its_dimension() -> None:
+    # 45 s = 45,000 ms = 45,000,000 us = 45,000,000,000 ns = 0.75 min; 0.0125 h has four
+    # decimals, 45 s in days and weeks more: left out
+    assert in_units("45", "s") == (("45000", "ms"), ("0.75", "min"), ("45000000", "us"),
+                                   ("45000000000", "ns"))
+    # 2 MB = 2,000,000 b = 2,000 kb = 0.002 gb; 2e6 / 1024 = 1953.125 kib; 1.9073... mib
+    assert in_units("2", "mb") == (("2000000", "b"), ("2000", "kb"), ("0.002", "gb"),
+                                   ("1953.125", "kib"))
+    assert in_units("7", "tokens") == ()  # no conversion
+    # 1e20 s: 1e23 ms and the rest are written with an exponent; 165343915343915 weeks
+    # has 15 significant digits, a float's rounding: left out
+    assert in_units("1" + "0" * 20, "s") == ()
+
+
+@pytest.mark.parametrize(("raw", "summary"), [
+    ("Set read_timeout_ms to 45000 ms in config.", "read_timeout_ms is now 45 s."),
+    ("Set read_timeout_ms to 45000 ms in config.", "read_timeout_ms is now 45 seconds."),
+    ("Set read_timeout_ms to 45000 ms in config.", "read_timeout_ms is now 45s."),
+    ("Set read_timeout_ms to 45000ms in config.", "read_timeout_ms is now 45 s."),  # glued
+    ("Set read_timeout_ms to 45000 milliseconds.", "read_timeout_ms is now 45 s."),
+    ("Set read_timeout_ms to 45,000 ms in config.", "read_timeout_ms is now 45 s."),
+    ("Wait 45 seconds between tries.", "Waits 0.75 min between tries."),
+    ("Uploads stop at 2000 kb.", "Uploads stop at 2 MB."),
+])
+def test_a_value_in_another_unit_is_supported(write_log: LogWriter, raw: str,
+                                              summary: str) -> None:
+    assert _unsupported(write_log, raw, summary) == []
+
+
+@pytest.mark.parametrize(("raw", "summary", "claim"), [
+    # 45 ms is 45,000 us: the leaf has 45000 but no "us" (it said ms)
+    ("Set read_timeout_ms to 45000 ms in config.", "read_timeout_ms is now 45 ms.", "45 ms"),
+    # another value in the other unit
+    ("Set read_timeout_ms to 45000 ms in config.", "read_timeout_ms is now 46 s.", "46 s"),
+    # the unit is there, the number in it is not (45 s is 45000 ms, not 4500)
+    ("Set read_timeout_ms to 4500 ms in config.", "read_timeout_ms is now 45 s.", "45 s"),
+])
+def test_a_value_no_unit_of_the_leaf_holds_is_a_claim(write_log: LogWriter, raw: str,
+                                                     summary: str, claim: str) -> None:
+    assert _unsupported(write_log, raw, summary) == [claim]
