@@ -26,6 +26,7 @@ from compaction_audit.recall.analysis.occurrences import (
     _disagreements,
     _occurrences,
 )
+from compaction_audit.recall.analysis.rebound import bound_again
 from compaction_audit.recall.analysis.restated import restated
 from compaction_audit.recall.analysis.stances import REACH_SCHEMA, holders_of, holding
 from compaction_audit.recall.factkeys import fact_key, with_unbound_holders
@@ -51,7 +52,7 @@ def analyse(session: Session, series: Series, items: pl.DataFrame | None = None,
     folds = fold_checks(session, extracted, survived, items, rows)
     occ, held, names = _occurrences(session, series, extracted, survived, items, shallow, rows)
     del rows
-    folds = _without_names(folds, names)
+    folds = bound_again(_without_names(folds, names), held)
     if jobs is not None:  # asked-again and flips index user and summary texts (as prose)
         jobs.narrow(items.filter(((pl.col("kind") == "span") & person_source(pl.col("source")))
                                  | (pl.col("kind") == "summary"))
