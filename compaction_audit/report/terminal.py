@@ -424,8 +424,9 @@ def _where(run: list[Finding]) -> str:
 def _episode(run: list[Finding], show_all: bool = False,
              heading: Severity | None = None) -> list[RenderableType]:
     """One episode: where (beside the message when short, else above it), the first
-    message, the last one when it differs, and the rehydration suggestion (the first
-    and last: :func:`~compaction_audit.report.summary.ends`).  Where a round holds
+    message, the last one when it differs (the first and last: :func:`~compaction_audit.
+    report.summary.ends`), and the rehydration suggestion of the last round ("at round
+    N:" where it differs from the first's).  Where a round holds
     several findings (a summary's distinct claims), a line counts those not shown;
     ``show_all`` shows every finding's message, each with its round when the episode
     spans several (usertest37 #3: three of a summary's four invented claims were seen
@@ -452,9 +453,13 @@ def _episode(run: list[Finding], show_all: bool = False,
         if len(run) > rounds:  # several at a round: each its own item, not a repeat
             parts.append(more_line(len(run) - shown, "more finding(s) in this episode",
                                    indent=4))
-    rehydrate = first.values.get("rehydrate")
+    # the advice for the episode's last round, the state the reader acts on: the first
+    # round's named a summary evicted since (usertest49 #3)
+    rehydrate = last.values.get("rehydrate") or first.values.get("rehydrate")
     if rehydrate:
-        parts.append(hang("", w(_rehydrate_text(rehydrate)), indent=4))
+        at = (f"at round {last.round}: " if last.round != first.round
+              and rehydrate != first.values.get("rehydrate") else "")
+        parts.append(hang("", w(at + _rehydrate_text(rehydrate)), indent=4))
     return parts
 
 

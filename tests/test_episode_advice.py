@@ -1,0 +1,51 @@
+"""The rehydration advice of an episode is its last round's (usertest49 #3).
+
+An inversion episode over rounds 5-7 printed round 5's advice, "rehydrate L1c", under
+its "last:" line for round 7, though L1c was evicted at round 6 and round 7's own
+advice named L1d.  Built from findings directly: the advice is the rule's
+(:mod:`compaction_audit.rehydrate`), the layout the terminal report's.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Console
+
+from compaction_audit.report.terminal import _episode
+from compaction_audit.rules.base import Finding, Severity
+
+
+def _finding(round_: int, summary: str, needed: int) -> Finding:
+    advice: dict[str, Any] = {"summary": summary, "depth": 1, "fan_out": 2,
+                              "resolvable_leaves": 2, "resolvable_leaf_tokens": 200,
+                              "tokens_needed": needed}
+    return Finding("salience-inversion", "CA101", Severity.ERROR, round_, round_ + 1,
+                   f"salience inversion in round {round_}", "halt compaction",
+                   {"rehydrate": advice})
+
+
+def _text(run: list[Finding]) -> str:
+    console = Console(width=200, record=True, color_system=None)
+    for part in _episode(run):
+        console.print(part)
+    return console.export_text()
+
+
+def test_the_last_rounds_advice_is_shown_with_its_round() -> None:
+    text = _text([_finding(5, "L1c", 72), _finding(6, "L1c", 72), _finding(7, "L1d", 90)])
+    assert "at round 7: rehydrate L1d (depth 1, fan-out 2" in text
+    assert "raw_ratio: 90" in text
+    assert "L1c" not in text
+
+
+def test_the_same_advice_throughout_has_no_round() -> None:
+    text = _text([_finding(5, "L1c", 72), _finding(6, "L1c", 72)])
+    assert "    rehydrate L1c (depth 1, fan-out 2" in text
+    assert "at round" not in text
+
+
+def test_a_one_round_episode_shows_its_advice() -> None:
+    text = _text([_finding(9, "L1d", 72)])
+    assert "    rehydrate L1d (depth 1, fan-out 2" in text
+    assert "at round" not in text
