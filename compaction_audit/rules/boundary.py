@@ -93,13 +93,14 @@ class BoundaryRule(Rule):
         checks = self.evaluable(ctx)
         lazy = frame.lazy()  # the counts and the rows in one collect (issue 14, fleets)
         plans = [lazy.filter(self.fires(ctx)).select("ri", *self.columns(ctx))]
-        if checks:  # every check's count, and the rounds all of them let through (the
-            ok = pl.lit(True)  # rounds judged), in one pass
-            for _, expr in checks:
-                ok = ok & expr.fill_null(False)
-            plans.append(lazy.select(*((~expr.fill_null(False)).sum().alias(str(k))
-                                       for k, (_, expr) in enumerate(checks)),
-                                     ok.sum().alias("judged")))
+        if checks:  # each round not judged counted once, under the first check it
+            ok = pl.lit(True)  # fails (usertest49 #6: a round with no working set and
+            counts = []  # no salience was counted under both, the notes summed past the
+            for k, (_, expr) in enumerate(checks):  # rounds not judged), and the rounds
+                passed = expr.fill_null(False)  # all of them let through, in one pass
+                counts.append((ok & ~passed).sum().alias(str(k)))
+                ok = ok & passed
+            plans.append(lazy.select(*counts, ok.sum().alias("judged")))
         fired, *counted = collect(*plans)
         judged = frame.height
         if counted:
@@ -335,14 +336,16 @@ class CompactionDrift(BoundaryRule):
 
     def evaluable(self, ctx: Context) -> list[tuple[str, pl.Expr]]:
         """Besides a non-empty working set: drift is only called where salience-inversion
-        could be judged, or where depth rules inversion out."""
+        could be judged, or where depth rules inversion out; a round at or above
+        ``raw_ratio_floor`` is judged (no drift) either way."""
         judged = pl.lit(True)
         for _, expr in SalienceInversion().evaluable(ctx):
             judged = judged & expr
         shallow = pl.col("summary_depth_max") < ctx.settings.min_depth
-        checks = [*super().evaluable(ctx),
-                  ("salience-inversion could not be judged there (see its notes)",
-                   judged.fill_null(False) | shallow)]
+        above = pl.col("raw_ratio") >= ctx.settings.raw_ratio_floor  # no drift, whatever
+        checks = [*super().evaluable(ctx),  # inversion does (usertest49 #6)
+                  ("salience-inversion could not be judged there",
+                   judged.fill_null(False) | shallow | above.fill_null(False))]
         bare = bare_compaction_rounds(ctx)
         if bare:
             checks.append((BARE_COMPACTION, ~pl.col("ri").is_in(bare)))

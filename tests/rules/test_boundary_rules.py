@@ -130,8 +130,32 @@ def test_drift_not_claimed_where_inversion_could_not_be_judged() -> None:
             {"raw_ratio": 0.2, "summary_depth_max": 1, "query_cosine_retained": None}]
     out = RULES["CA104"]().evaluate(context(rows))
     assert out.fired["ri"].to_list() == [2]  # depth 1: inversion impossible, so drift
+    # round 0 (raw_ratio 0.5 of DEFAULTS) cannot drift, judged either way: round 1 only
+    assert out.not_evaluated == {"salience-inversion could not be judged there": 1}
+    assert out.judged == 2
+
+
+def test_a_round_at_the_floor_is_judged_no_drift_though_inversion_could_not_be() -> None:
+    """usertest49 #6: every round of a log without salience was "not evaluated" for
+    drift, also those whose raw_ratio (0.667 and up) no drift can reach."""
+    rows = [{"query_cosine_retained": None}, {"raw_ratio": 0.25, "query_cosine_retained": None},
+            {"raw_ratio": 0.2499, "query_cosine_retained": None}]
+    out = RULES["CA104"]().evaluate(context(rows))
+    assert out.fired["ri"].to_list() == []
+    assert out.not_evaluated == {"salience-inversion could not be judged there": 1}  # 2
+    assert out.judged == 2
+
+
+def test_a_round_failing_two_checks_is_counted_once_under_the_first() -> None:
+    """usertest49 #6: a round with an empty working set and no salience was counted
+    under both reasons, so the notes summed past the rounds not judged."""
+    ctx = context([{}, INV, {**INV, "retained_tokens": 0, "query_cosine_retained": None}])
+    out = RULES["CA101"]().evaluate(ctx)
     assert out.not_evaluated == {
-        "salience-inversion could not be judged there (see its notes)": 2}
+        "the first round has no earlier round to compare with": 1,
+        "the working set holds no tokens": 1,  # round 2, its salience unknown too
+    }
+    assert sum(out.not_evaluated.values()) + out.judged == 3
 
 
 @pytest.mark.parametrize(("sustain", "fires_at", "why"), [
