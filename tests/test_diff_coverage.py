@@ -137,4 +137,28 @@ def test_a_candidate_whose_inversion_could_not_be_judged_fails_the_gate(
     assert again.exit_code == 0, again.output
     assert "not judged" not in again.output
     swapped = run("diff", str(cand), str(sample), "--fail-if-onset-earlier", "0")
-    assert "not judged" not in swapped.output  # judged more: the onset gate decides
+    # judged more: the onset gate decides; the verdict says the baseline looked less
+    assert "could not be checked as fully" not in swapped.output
+    assert ("baseline not fully checked: CA101 salience-inversion not judged at 39 of 40 "
+            "rounds") in " ".join(swapped.output.split())
+
+
+def test_the_verdict_says_a_run_judged_less_without_a_gate(tmp_path: Path) -> None:
+    """usertest49 #4: without a gate, "inversion onset disappeared: round 5 -> none"
+    against a candidate that records no salience (and no text for a rebuilt cosine)
+    said nothing of it, though ``diff --help`` says the verdict tells when either run
+    could not be fully checked."""
+    sample = ROOT / "sample_logs" / "research-decay.jsonl"  # rounds 1 to 40
+    objs = [orjson.loads(raw) for raw in sample.read_bytes().splitlines()]
+    for o in objs[1:]:
+        o.pop("retained", None)
+        for item in (*o.get("spans", ()), *o.get("summaries", ())):
+            item.pop("text", None)
+    cand = tmp_path / "no-salience.jsonl"
+    cand.write_bytes(b"".join(orjson.dumps(o) + b"\n" for o in objs))
+    out = " ".join(run("diff", str(sample), str(cand), "-q").output.split())
+    assert out.startswith("inversion onset disappeared: round 8 -> none;")
+    assert ("candidate not fully checked: CA101 salience-inversion not judged at 40 of 40 "
+            "rounds, so its") in out
+    same = run("diff", str(sample), str(sample), "-q")
+    assert same.output.strip() == "no change"

@@ -9,7 +9,7 @@ import polars as pl
 from compaction_audit.diff.findings import FindingDelta, compare_findings
 from compaction_audit.diff.onsets import OnsetDelta, compare_onsets, describe
 from compaction_audit.diff.series import align_series, quantities
-from compaction_audit.report.gaps import coverage_phrases
+from compaction_audit.report.gaps import coverage_phrases, inversion_judged_less
 from compaction_audit.report.model import SessionReport
 
 
@@ -143,16 +143,21 @@ class RunDiff:
         """What either run's audit could not cover (compactions that could not be
         checked, lines its reader did not read: :mod:`compaction_audit.report.gaps`),
         e.g. ``"; candidate not fully checked: 2 lines not read, so its 210 resolved
-        finding(s) may be unread, not fixed"``; "" when both were fully checked.  A
+        finding(s) may be unread, not fixed"``, and a run whose salience-inversion could not
+        judge a larger share of its rounds than the other's
+        (:func:`~compaction_audit.report.gaps.inversion_judged_less`); "" when both were
+        fully checked.  A
         candidate that stopped reading its compaction showed as 210 findings resolved,
         with no word (adv29 F3)."""
         parts = []
-        for label, r in (("baseline", self.baseline), ("candidate", self.candidate)):
-            said = _covered(r)
+        for label, r, other in (("baseline", self.baseline, self.candidate),
+                                ("candidate", self.candidate, self.baseline)):
+            less = inversion_judged_less(r, other)  # usertest49 #4: said with gates only
+            said = [*_covered(r), *([less] if less else [])]
             if said:
                 parts.append(f"{label} not fully checked: {', '.join(said)}")
         resolved = len(self.by_status("resolved"))
-        if resolved and _covered(self.candidate):
+        if resolved and parts and parts[-1].startswith("candidate"):
             parts[-1] += f", so its {resolved} resolved finding(s) may be unread, not fixed"
         return "".join(f"; {p}" for p in parts)
 

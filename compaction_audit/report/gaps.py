@@ -162,10 +162,10 @@ def checked_less(baseline: SessionReport, candidate: SessionReport) -> list[str]
         if cand > base:
             verb = "could not be checked" if what == "compaction" else "not read"
             out.append(f"{_n(cand, what)} {verb} (the baseline: {base:,})")
-    (base, base_n), (cand, cand_n) = _inversion_unjudged(baseline), _inversion_unjudged(candidate)
-    if cand * max(base_n, 1) > base * max(cand_n, 1):  # a larger share (usertest38 #1: an
-        out.append(f"{INVERSION_CODE} salience-inversion not judged at {cand:,} of "  # onset
-                   f"{_n(cand_n, 'round')} (the baseline: {base:,} of {base_n:,})")  # gone)
+    less = inversion_judged_less(candidate, baseline)
+    if less:  # a larger share (usertest38 #1: an onset gone)
+        base, base_n = _inversion_unjudged(baseline)
+        out.append(f"{less} (the baseline: {base:,} of {base_n:,})")
     base_stops, cand_stops = len(baseline.limits), len(candidate.limits)
     if cand_stops > base_stops:  # a check stopped at its cap judged less (usertest28 #1)
         out.append(f"{_n(cand_stops, 'check')} stopped at a limit (the baseline: "
@@ -176,6 +176,18 @@ def checked_less(baseline: SessionReport, candidate: SessionReport) -> list[str]
             out.append(f"lines not read for a reason the baseline has not: {new[0]}"
                        + (f" and {_n(len(new) - 1, 'more')}" if len(new) > 1 else ""))
     return out
+
+
+def inversion_judged_less(s: SessionReport, other: SessionReport) -> str:
+    """``"CA101 salience-inversion not judged at 12 of 13 rounds"`` when salience-inversion
+    could not judge a larger share of ``s``'s rounds than of ``other``'s (the rounds
+    before its first comparison aside: :func:`_inversion_unjudged`), else "": an onset
+    that "disappeared" from a run that records no salience was never looked for there
+    (usertest38 #1, usertest49 #4)."""
+    (mine, mine_n), (theirs, theirs_n) = _inversion_unjudged(s), _inversion_unjudged(other)
+    if mine * max(theirs_n, 1) <= theirs * max(mine_n, 1):
+        return ""
+    return f"{INVERSION_CODE} salience-inversion not judged at {mine:,} of {_n(mine_n, 'round')}"
 
 
 def _inversion_unjudged(s: SessionReport) -> tuple[int, int]:
