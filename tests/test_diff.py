@@ -683,3 +683,16 @@ def test_a_condition_of_inversion_that_changed_is_a_change(tmp_path: Path) -> No
         "holds -> fails")
     same = diff_reports(audit(str(sample)), audit(str(sample)))
     assert same.conditions_changed() == [] and same.headline() == "no change"
+
+
+def test_the_verdict_names_an_onset_at_the_boundarys_round(tmp_path: Path) -> None:
+    """usertest49 #5: an onset at the boundary's own round was said nowhere in the text
+    ("...; inversion boundary crossed at round 5"), the onset being what diff compares;
+    one that comes before the boundary is said as before."""
+    heavy = audit(make_log(tmp_path / "heavy.jsonl", signature=(4, 5, 6), heavy=True))
+    assert (heavy.onsets["inversion_onset"], heavy.onsets["inversion_boundary"]) == (4, 4)
+    assert heavy.verdict().endswith("; inversion onset and boundary at round 4 (but a "
+                                    "condition of inversion fails)")
+    light = audit(make_log(tmp_path / "light.jsonl", signature=(4, 5, 6)))
+    assert light.verdict().endswith("; inversion onset at round 4 (the signature; no "
+                                    "boundary) (but a condition of inversion fails)")

@@ -401,10 +401,12 @@ class SessionReport:
             caveat = " (on query_cosine_rebuilt, the auditor's cosine)" + caveat
         # the onset (spec rules.md, "Onsets") is what diff compares: say it by that name
         onset, boundary = o.get("inversion_onset"), o.get("inversion_boundary")
-        if boundary is not None:
-            before = ("" if onset is None or onset == boundary else
-                      f"inversion onset at round {onset}, ")
-            parts.append(f"{before}inversion boundary crossed at round {boundary}" + caveat)
+        if boundary is not None:  # both named, also at one round (usertest49 #5: the
+            parts.append(  # onset diff compares was said nowhere in the text)
+                f"inversion onset and boundary at round {boundary}" if onset == boundary
+                else (f"inversion onset at round {onset}, " if onset is not None else "")
+                + f"inversion boundary crossed at round {boundary}")
+            parts[-1] += caveat
         elif onset is not None:
             parts.append(f"inversion onset at round {onset} (the signature; no boundary)"
                          + caveat)
