@@ -696,3 +696,19 @@ def test_the_verdict_names_an_onset_at_the_boundarys_round(tmp_path: Path) -> No
     light = audit(make_log(tmp_path / "light.jsonl", signature=(4, 5, 6)))
     assert light.verdict().endswith("; inversion onset at round 4 (the signature; no "
                                     "boundary) (but a condition of inversion fails)")
+
+
+def test_the_summary_table_has_the_onset_beside_the_boundary(tmp_path: Path) -> None:
+    """usertest49 #5: the summary of several traces had an "inversion boundary" column
+    and no onset, the round diff compares."""
+    from compaction_audit.api import audit_paths
+    from compaction_audit.report.markdown import summary_table
+
+    paths = [make_log(tmp_path / "heavy.jsonl", signature=(4, 5, 6), heavy=True),
+             make_log(tmp_path / "light.jsonl", signature=(4, 5, 6))]
+    head, _, *rows = summary_table(audit_paths(paths, jobs=1))
+    assert head == ("| trace | rounds | errors | warnings | info | inversion onset | "
+                    "inversion boundary | verdict |")
+    cells = [row.split(" | ")[1:7] for row in rows]  # the worst verdict first
+    assert cells == [["10", "3", "6", "1", "4", "4"], ["10", "0", "0", "0", "4", "-"]]
+    assert "heavy\\.jsonl | " in rows[0] and "light\\.jsonl | " in rows[1]

@@ -50,9 +50,9 @@ def test_directory_detail_then_summary_and_worst_exit(traces: Path) -> None:
     assert out.index("traces/sub/warn.jsonl") < out.index("Summary")
     rows = summary_rows(out)
     assert rows == {
-        "traces/clean.jsonl": ["2", "0", "0", "0", "-", "PASS"],
-        "traces/drift.jsonl": ["5", "4", "1", "1", "-", "FAIL"],
-        "traces/sub/warn.jsonl": ["2", "0", "1", "0", "-", "WARN"],
+        "traces/clean.jsonl": ["2", "0", "0", "0", "-", "-", "PASS"],
+        "traces/drift.jsonl": ["5", "4", "1", "1", "-", "-", "FAIL"],
+        "traces/sub/warn.jsonl": ["2", "0", "1", "0", "-", "-", "WARN"],
     }
     assert "exit 1: 3 trace(s), 1 reach --fail-on error" in out
 
@@ -160,9 +160,9 @@ def test_the_summary_is_a_table_only_where_every_header_and_verdict_fits(
         traces: Path) -> None:
     """usertest16 #5: with a baseline's two columns, a 120-column CI log cut the headers
     to "warnin…" and wrapped a verdict over five lines.  The table needs each column's
-    widest text plus three: here 21 + 6 + 6 + 8 + 4 + 9 + 5 + 18 + 7 (every verdict
-    is PASS, shorter than its header), nine columns and a rule, 112; below that the
-    summary is the list."""
+    widest text plus three: here 21 + 6 + 6 + 8 + 4 + 9 + 5 + 15 + 18 + 7 (every
+    verdict is PASS, shorter than its header), ten columns and a rule, 130; below that
+    the summary is the list."""
     from typer.testing import CliRunner
 
     from compaction_audit.cli import app
@@ -175,10 +175,10 @@ def test_the_summary_is_a_table_only_where_every_header_and_verdict_fits(
         assert "\n\nSummary\n" in out  # apart from the last trace's verdict
         return out.split("\nSummary\n", 1)[1]
 
-    wide = summary(112)
+    wide = summary(130)
     assert "┃ trace                 ┃ rounds ┃ errors ┃ warnings ┃ info ┃ baselined ┃ stale" \
-           " ┃ inversion boundary ┃ verdict ┃" in wide
-    narrow = summary(111)
+           " ┃ inversion onset ┃ inversion boundary ┃ verdict ┃" in wide
+    narrow = summary(129)
     assert narrow.splitlines()[:2] == [
         "  PASS  2 rounds, 0 error(s), 0 warning(s), 0 info, 0 baselined, 0 stale",
         "    traces/clean.jsonl"]

@@ -88,13 +88,13 @@ def summary_table(report: Report, fail_on: str | None = None) -> list[str]:
     rows = worst_rows(report, fail_on)
     with_baseline = any(r.baselined is not None for r in rows)
     extra = ["baselined", "stale"] if with_baseline else []
-    head = ["trace", "rounds", "errors", "warnings", "info", *extra, "inversion boundary",
-            "verdict"]
+    head = ["trace", "rounds", "errors", "warnings", "info", *extra, "inversion onset",
+            "inversion boundary", "verdict"]
     lines = ["| " + " | ".join(head) + " |",
              "|---|" + "---:|" * (len(head) - 2) + "---|"]
     for r in rows:
         counts = [r.rounds, r.errors, r.warnings, r.info,
-                  *((r.baselined, r.stale) if with_baseline else ()), r.boundary]
+                  *((r.baselined, r.stale) if with_baseline else ()), r.onset, r.boundary]
         verdict = f"**{r.verdict}**" + (f" {md(r.detail)}" if r.detail else "")
         lines.append(f"| {md(r.trace)} | " + " | ".join(_num(c) for c in counts)
                      + f" | {verdict} |")

@@ -26,7 +26,8 @@ VERDICT_STYLE = {"FAIL": "bold red", "WARN": "yellow", "PASS": "green",
 @dataclass(frozen=True)
 class Row:
     """One trace in the summary.  Counts are None for an unreadable trace, whose
-    ``detail`` holds the error; ``boundary`` is the inversion boundary round."""
+    ``detail`` holds the error; ``onset`` and ``boundary`` are the inversion onset's and
+    boundary's rounds."""
 
     trace: str
     verdict: str
@@ -36,6 +37,7 @@ class Row:
     info: int | None = None
     baselined: int | None = None
     stale: int | None = None
+    onset: int | None = None
     boundary: int | None = None
     detail: str = ""
     fails_gate: bool = False
@@ -63,6 +65,7 @@ def summary_rows(report: Report, fail_on: str | None = None) -> list[Row]:
                         errors=c["error"], warnings=c["warning"], info=c["info"],
                         baselined=None if b is None else b["suppressed"],
                         stale=None if b is None else len(b["stale"]),
+                        onset=s.onsets.get("inversion_onset"),
                         boundary=s.onsets.get("inversion_boundary"),
                         detail=" ".join(filter(None, (
                             "(no selected rule could judge it)" if s.judged_nothing() else "",
@@ -168,6 +171,7 @@ def _listing(rows: list[Row]) -> RenderableType:
                   f"{r.info} info"
                   + ("" if r.baselined is None else f", {r.baselined} baselined, "
                      f"{r.stale} stale")
+                  + ("" if r.onset is None else f", onset at round {r.onset}")
                   + ("" if r.boundary is None else f", boundary at round {r.boundary}"))
         parts.append(hanging(("  " + r.verdict, VERDICT_STYLE[r.verdict]), counts,
                              " " + printable(r.detail) if r.detail else "", indent=4))
@@ -179,9 +183,11 @@ def _columns(rows: list[Row]) -> list[tuple[str, list[str]]]:
     """The summary table's columns as printed: each header and its cells, in order."""
     with_baseline = any(r.baselined is not None for r in rows)
     names = ("rounds", "errors", "warnings", "info",
-             *(("baselined", "stale") if with_baseline else ()), "inversion boundary")
+             *(("baselined", "stale") if with_baseline else ()), "inversion onset",
+             "inversion boundary")
     counts = [[r.rounds, r.errors, r.warnings, r.info,
-               *((r.baselined, r.stale) if with_baseline else ()), r.boundary] for r in rows]
+               *((r.baselined, r.stale) if with_baseline else ()), r.onset, r.boundary]
+              for r in rows]
     return [("trace", [printable(r.trace) for r in rows]),
             *((name, [_cell(c[i]) for c in counts]) for i, name in enumerate(names)),
             ("verdict", [r.verdict + (f" {printable(r.detail)}" if r.detail else "")
