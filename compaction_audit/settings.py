@@ -38,7 +38,7 @@ class Settings:
         0.30, "seed 000, Decision Boundary",
         "raw_ratio a rehydration should restore (ratio)")
     span_floor_fraction: float = _t(
-        0.20, "seed 000, Decision Boundary code (SPAN_FLOOR_FRACTION)",
+        0.20, "seed 000, Operational Effect code (SPAN_FLOOR_FRACTION)",
         "provenance floor as a fraction of start_spans")
     min_depth: int = _t(
         2, "seed 000, Condition of Validity 1",

@@ -202,12 +202,14 @@ class LoggedMismatch(Rule):
         return Outcome(rows.collect())
 
     def message(self, v: dict[str, Any], ctx: Context) -> str:
-        parts = [f"{m['field']} logged {fmt(_num(m['logged']))}, rebuilt "
-                 f"{fmt(_num(m['rebuilt']))}" for m in v["mismatches"]]
+        parts = [f"{m['field']} logged {fmt(_num(m['logged'], m['field']))}, rebuilt "
+                 f"{fmt(_num(m['rebuilt'], m['field']))}" for m in v["mismatches"]]
         return "logged aggregates disagree: " + "; ".join(parts)
 
 
-def _num(value: float | None) -> float | int | None:
-    if value is not None and value.is_integer():
+def _num(value: float | None, field: str) -> float | int | None:
+    """A count (:data:`LOGGED_INTS`) as an int, a ratio as it is: "raw_ratio logged
+    0.020, rebuilt 0.000", not "rebuilt 0" (usertest49 #7)."""
+    if value is not None and field not in LOGGED_FLOATS and value.is_integer():
         return int(value)
     return value

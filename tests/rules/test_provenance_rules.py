@@ -93,6 +93,12 @@ def test_logged_mismatch_boundary(write_log: LogWriter) -> None:
     assert by_rule(report, "logged-mismatch") == [(0, 1)]
     assert report.findings[0].values["mismatches"] == [
         {"field": "distinct_source_spans", "logged": 3.0, "rebuilt": 2.0}]
+    assert report.findings[0].message == (
+        "logged aggregates disagree: distinct_source_spans logged 3, rebuilt 2")
+    whole = write_log([{**BASE, "logged": {"raw_ratio": 0.0}}], "whole.jsonl")
+    # a ratio keeps its decimals when whole (usertest49 #7: "rebuilt 0" for 0.0)
+    assert audit(whole).findings[0].message == (
+        "logged aggregates disagree: raw_ratio logged 0.000, rebuilt 1.000")
     exact = write_log([{**BASE, "logged": {"distinct_source_spans": 2, "raw_ratio": 1.0,
                                             "query_cosine_retained": 0.15}}], "exact.jsonl")
     assert by_rule(audit(exact), "logged-mismatch") == []
