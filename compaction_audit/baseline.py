@@ -496,7 +496,8 @@ def _shifted_episodes(pairs: list[tuple[Finding, Entry]], kept: list[Finding],
 
 _LINE_NAMED = re.compile(r"entity:line-[0-9]+")
 """The key of a finding about an item an adapter named by its line (``line-16``: the
-product's log gave it no id), the only keys :func:`_moved_folds` matches across."""
+product's log gave it no id), the only keys :func:`_moved_folds` matches across, and
+only in a trace an adapter read (a native log's ``line-5`` is an id it chose)."""
 
 
 def _moved_folds(pairs: list[tuple[Finding, Entry]], mine: list[tuple[str, Entry]],
@@ -566,7 +567,12 @@ def apply(report: Report, baseline: dict[str, Entry], source: str = "") -> Repor
         held: set[str] = set()  # fingerprints a finding of this run is (stale if not)
         shown = {trace_key(s.path), clip_tree(trace_key(s.path))}  # as dumps wrote it
         mine = [(fp, e) for name in shown for fp, e in by_trace.get(name, [])]
-        moved = _moved_folds(pairs, mine, baseline)
+        # only an adapter names items by their lines (also in a log it converted); a
+        # native log's "line-5" is its own id (adv97 #2: a new fold of a native log
+        # named so matched a fixed one's entry)
+        native = (s.source_format == "native"
+                  and s.header.extra.get("source_format") in (None, "native"))
+        moved = {} if native else _moved_folds(pairs, mine, baseline)
         for f, e in pairs:
             b = baseline.get(e.fingerprint)
             if b is not None and ((b.code, b.key, b.rule) != (e.code, e.key, e.rule)

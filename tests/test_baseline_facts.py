@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 
 from tests.gate_app import run
@@ -359,24 +360,45 @@ def test_an_entry_that_says_another_finding_than_its_fingerprint_is_refused(
         "the baseline again ('compaction-audit baseline create')\n")
 
 
-def test_the_same_fold_under_another_id_is_baselined(base: Path, tmp_path: Path) -> None:
+def codex_log(path: Path, *texts: str, pad: int = 0) -> Path:
+    """A Codex rollout: ``pad`` reasoning lines, the person's ``texts``, then a local
+    compaction whose summary keeps none of them (the adapter names it by its line)."""
+    def line(kind: str, payload: dict[str, Any]) -> bytes:
+        return orjson.dumps({"timestamp": "t", "type": kind, "payload": payload}) + b"\n"
+    out = [line("session_meta", {"id": "facts"})]
+    out += [line("response_item", {"type": "reasoning", "summary": [],
+                                   "encrypted_content": "x"})] * pad
+    out += [line("response_item", {"type": "message", "role": "user",
+                                   "content": [{"type": "input_text", "text": t}]})
+            for t in texts]
+    out.append(line("compacted", {"message": "Guidance was noted.",
+                                  "replacement_history": []}))
+    path.write_bytes(b"".join(out))
+    return path
+
+
+def test_the_same_fold_under_another_id_is_baselined(tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     """usertest47 #1: a product's adapter names a compaction's summary by its line, so a
     line added above it made the same fold's finding new and its entry stale."""
-    fold_log(tmp_path / "t.jsonl", NEGATION, fold="line-7")
-    assert run("baseline", "create", "t.jsonl", "-o", str(base)).exit_code == 0
-    fold_log(tmp_path / "t.jsonl", NEGATION, fold="line-9")
-    result = run("audit", "t.jsonl", "--baseline", str(base), "--format", "json")
+    monkeypatch.chdir(tmp_path)
+    codex_log(tmp_path / "t.jsonl", NEGATION)
+    assert run("baseline", "create", "t.jsonl", "-o", "b.json").exit_code == 0
+    [key] = {e["key"] for e in json.loads((tmp_path / "b.json").read_text())["findings"]
+             if e["code"] == "CA301"}
+    codex_log(tmp_path / "t.jsonl", NEGATION, pad=2)
+    result = run("audit", "t.jsonl", "--baseline", "b.json", "--format", "json")
     assert result.exit_code == 0, result.stdout
     doc = json.loads(result.stdout)
     assert [f["code"] for f in doc["findings"]] == []
     assert doc["baseline"]["stale"] == [] and doc["baseline"]["grown"] == []
-    # the same id with one more fact lost, under another id: new, its entry stale
-    fold_log(tmp_path / "t.jsonl", NEGATION, TIMEOUT, fold="line-9")
-    result = run("audit", "t.jsonl", "--baseline", str(base), "--format", "json")
+    # the same fold with one more fact lost, under another id: new, its entry stale
+    codex_log(tmp_path / "t.jsonl", NEGATION, TIMEOUT, pad=2)
+    result = run("audit", "t.jsonl", "--baseline", "b.json", "--format", "json")
     assert result.exit_code == 1
     doc = json.loads(result.stdout)
     assert "CA301" in [f["code"] for f in doc["findings"]]
-    assert [e["key"] for e in doc["baseline"]["stale"]] == ["entity:line-7"]
+    assert key in [e["key"] for e in doc["baseline"]["stale"]]
 
 
 def test_a_fold_named_by_the_log_is_never_matched_by_its_facts(base: Path,
@@ -389,3 +411,19 @@ def test_a_fold_named_by_the_log_is_never_matched_by_its_facts(base: Path,
     doc = json.loads(result.stdout)
     assert "CA301" in [f["code"] for f in doc["findings"]]
     assert [e["key"] for e in doc["baseline"]["stale"]] == ["entity:F1"]
+
+
+def test_a_native_fold_named_like_a_line_is_never_matched_by_its_facts(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """adv97 #2: a native log may name its own fold "line-5"; only an adapter names
+    items by their lines.  The baseline's fold line-5 is fixed and a new fold line-9
+    loses the same rule: a new loss (exit 1), line-5's entry stale."""
+    monkeypatch.chdir(tmp_path)
+    fold_log(tmp_path / "t.jsonl", NEGATION, fold="line-5")
+    assert run("baseline", "create", "t.jsonl", "-o", "b.json").exit_code == 0
+    fold_log(tmp_path / "t.jsonl", NEGATION, fold="line-9")
+    result = run("audit", "t.jsonl", "--baseline", "b.json", "--format", "json")
+    assert result.exit_code == 1
+    doc = json.loads(result.stdout)
+    assert "CA301" in [f["code"] for f in doc["findings"]]
+    assert "entity:line-5" in [e["key"] for e in doc["baseline"]["stale"]]
