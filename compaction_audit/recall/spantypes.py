@@ -163,12 +163,18 @@ _COLON_GUTTER_RE = re.compile(r"(?m)^[ \t]*\d+:(?=[ \t]|$)")
 _ESCAPE_RE = re.compile(r"\\(?:u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}"
                         r"|u[0-9a-fA-F]{4}|[nrt\"\\/])")
 """A JSON string escape; a surrogate pair's two escapes as one (``\\ud83d\\ude80``)."""
-INVISIBLE_IN_WORDS_RE = re.compile("[\u00ad\u180e\u200b-\u200f\u202a-\u202e"
-                                    "\u2060-\u2064\u2066-\u2069\ufeff]")
-"""Characters drawn as nothing that split a token where they stand: the soft hyphen, the
-zero-width space, non-joiner and joiner, the word joiner and invisible operators, BOM,
-and the bidi marks, embeddings, overrides and isolates.  A span's "8<ZWSP>080" was the
-quantity "080" against a summary's "8080" (adv94 #8)."""
+INVISIBLE_IN_WORDS_RE = re.compile(
+    "[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f"
+    "\u202a-\u202e\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff0-\ufff8"
+    "\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0000-\U000e0fff]")
+"""Characters drawn as nothing that split a token where they stand: Unicode's
+Default_Ignorable_Code_Point set (DerivedCoreProperties.txt; a test checks the list
+against it where the Python has it): the soft hyphen, the combining grapheme joiner,
+the Arabic letter mark, the zero-width space, non-joiner and joiner, the bidi marks,
+embeddings, overrides and isolates, the word joiner and invisible operators, variation
+selectors, BOM, the tag characters, and the rest.  A span's "8<ZWSP>080" was the
+quantity "080" against a summary's "8080" (adv94 #8); U+061C, U+034F, U+FE0F, U+E0041
+and U+17B4 still split "45000" (adv97 #5)."""
 _ANSI_RE = re.compile(r"(?:\x1b\[[0-9;?]*[A-Za-z]|(?:\\e|\\x1b|\\033)?\[[0-9;]{1,12}m)+")
 """A run of terminal colour codes, escaped or not."""
 _SENTENCE_END = frozenset(".!?;")
