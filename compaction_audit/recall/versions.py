@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import re
+import sys
 from collections.abc import Iterable
 from typing import Any
 
@@ -88,8 +89,9 @@ def measure(number: str, unit: str) -> tuple[str, float] | None:
     number has more than 15 significant digits (a float holds no more: adv96 #3,
     9007199254740993 KB was 9007199254740992 KB) or the value is past a float's range
     (adv94 #7: two numbers of 400 digits were both infinite, so "...9.5 ms" kept "...9.4
-    ms").  A quantity without a base value is compared as written.  adv96 #3: rounded to
-    six decimals of the base unit, "7.4 ns" and "7 ns" were both 0.000007 ms; usertest48
+    ms") or under its normal range (adv97 #6: a number of 330 zeros and a 1 was 0).  A
+    quantity without a base value is compared as written.  adv96 #3: rounded to six
+    decimals of the base unit, "7.4 ns" and "7 ns" were both 0.000007 ms; usertest48
     #2: to 12 digits, 1234567890123 ns and ...124 ns were one value.  Zeros at either
     end are no significant digits (1000000000000000 bytes is 1 PB's 10**15)."""
     conv = TO_BASE.get(unit)
@@ -99,6 +101,8 @@ def measure(number: str, unit: str) -> tuple[str, float] | None:
         value = float(f"{float(number) * conv[1]:.{_FLOAT_DIGITS}g}")
     except ValueError:
         return None
+    if abs(value) < sys.float_info.min and number.strip("0.") != "":  # under a float's
+        return None  # normal range, to 0 at last (adv97 #6: "0.<330 zeros>1 s" was "0 s")
     return (conv[0], value) if math.isfinite(value) else None
 
 

@@ -65,3 +65,15 @@ def test_thirteen_to_fifteen_digits_are_kept(write_log: LogWriter) -> None:
     assert measure("1.001", "s") == measure("1001", "ms")
     assert "CA301" in _fold(write_log, "Set job_timeout to 1234567890123 ns for the batch.",
                             "Set job_timeout to 1234567890124 ns for the batch.")
+
+
+def test_a_value_under_a_floats_range_is_compared_as_written(write_log: LogWriter) -> None:
+    """adv97 #6: 0.<330 zeros>1 s was 0.0 ms after conversion, so a summary's "0 s" kept
+    it.  Under a float's normal range (2.2e-308) a value is compared as written; zero
+    itself still converts."""
+    tiny = "0." + "0" * 330 + "1"
+    assert measure(tiny, "s") is None
+    assert measure("0", "s") == measure("0.000", "ms") == ("time", 0.0)
+    assert measure("0." + "0" * 300 + "1", "s") == ("time", 1e-298)
+    assert "CA301" in _fold(write_log, f"Keep the poll interval at {tiny} s on staging.",
+                            "Keep the poll interval at 0 s on staging.")
