@@ -92,7 +92,7 @@ def supports(d: ext.Discriminator, words: AbstractSet[str], stems: AbstractSet[s
         return not content or 2 * _held(content, words, stems) >= len(content)
     found = _parts(d)
     return (not found or all(p in words for p in found)
-            or any(all(p in words for p in other) for other in _other_units(d)))
+            or any(all(p in words for p in other) for other in _other_forms(d)))
 
 
 @lru_cache(maxsize=65536)
@@ -140,13 +140,19 @@ def _parts(d: ext.Discriminator) -> list[str]:
 
 
 @lru_cache(maxsize=4096)
-def _other_units(d: ext.Discriminator) -> tuple[tuple[str, ...], ...]:
-    """The words that, all present, support quantity ``d`` by its value in another unit
-    of its dimension (:func:`~compaction_audit.recall.versions.in_units`): that number's
+def _other_forms(d: ext.Discriminator) -> tuple[tuple[str, ...], ...]:
+    """The words that, all present, support a scope by another spelling of it
+    (:data:`~compaction_audit.recall.extract.SCOPE_CANON`: "production" and "prd" are
+    the scope ``prod``; adv97 #3: a summary copying "the production database" stated an
+    unsupported scope), or a quantity ``d`` by its value in another unit of its
+    dimension (:func:`~compaction_audit.recall.versions.in_units`): that number's
     word parts and a spelling of that unit (:func:`~compaction_audit.recall.extract.
     unit_spellings`), or the two glued ("45000ms").  A leaf's "45000 ms" supports a
     summary's "45 s" (usertest49 #2), while its "45000" alone supports no "45 ms" (45000
     us): the unit must be there too.  None for any other token."""
+    if d.kind is ext.Kind.SCOPE:  # "production" is the scope prod (adv97 #3)
+        return tuple(tuple(WORD_RE.findall(spelling)) for spelling, canon
+                     in ext.SCOPE_CANON.items() if canon == d.norm)
     if d.kind is not ext.Kind.QUANTITY:
         return ()
     number, _, unit = d.norm.partition(" ")
@@ -177,7 +183,7 @@ def _asked(found: Sequence[ext.Discriminator],
     for d in found:
         if d.kind not in ext.CLAUSE_KINDS:
             words.update(_parts(d))
-            for other in _other_units(d):
+            for other in _other_forms(d):
                 words.update(other)
     return words, stems
 

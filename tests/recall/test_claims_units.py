@@ -65,3 +65,27 @@ def test_a_value_in_another_unit_is_supported(write_log: LogWriter, raw: str,
 def test_a_value_no_unit_of_the_leaf_holds_is_a_claim(write_log: LogWriter, raw: str,
                                                      summary: str, claim: str) -> None:
     assert _unsupported(write_log, raw, summary) == [claim]
+
+
+@pytest.mark.parametrize("text", [
+    # adv97 #3: the leaf's words joined "8080,443" into 8080443, where the extractor
+    # reads the ports 8080 and 443; a number with separators is still one word
+    "Open ports 8080,443 on the firewall for issue 1234,5678.",
+    "Refs PR-1024,2048 and INC-4021,123.",
+    "Set EXPIRY=3600,900 here.",
+    "Budget is 1,234,567 tokens and 9,999,99 rows.",
+    # a scope by another spelling of its norm ("production" is prod)
+    "Run the migration on the production database.",
+    "Deploy to prd tonight.",
+    "Use the pre-prod cluster.",
+    "Deploy to stg first.",
+])
+def test_a_verbatim_copy_states_no_unsupported_claim(write_log: LogWriter, text: str) -> None:
+    assert _unsupported(write_log, text, text) == []
+
+
+def test_another_scope_or_number_is_still_a_claim(write_log: LogWriter) -> None:
+    assert _unsupported(write_log, "Run the migration on the production database.",
+                        "Ran the migration on the staging database.") == ["staging"]
+    assert _unsupported(write_log, "Open ports 8080,443 on the firewall.",
+                        "Opened ports 8081 and 443 on the firewall.") == ["8081"]
