@@ -57,7 +57,8 @@ from bisect import bisect_right
 from compaction_audit.recall.kinds import SCOPE_CANON, Discriminator, Kind
 from compaction_audit.recall.spantypes import REQ_HEADING
 
-__all__ = ["NEGATION_WORDS", "content_words", "scan_clauses", "scan_requirements"]
+__all__ = ["CLAUSE_END_RE", "NEGATION_WORDS", "content_words", "mask_code", "scan_clauses",
+           "scan_requirements"]
 
 # (kind, family, regex); each regex starts with a literal.  Condition markers come before
 # the constraint "only" so that "only on" is a condition.
@@ -124,6 +125,8 @@ _SENTENCE_END_RE = re.compile(  # where a clause ends (over the code-masked lowe
     r"|,(?=\s+(?:and\s+|then\s+)?(?:keep|preserve|retain|ensure|avoid|prefer|never|always"
     r"|do\s+not|don't|make\s+sure)\b)"
     r"|(?<=\s)(?:but|although|though|however|whereas|while|so|which|whereby)\b")
+CLAUSE_END_RE = _SENTENCE_END_RE
+"""Where a clause ends, over the code-masked lowercase text (:func:`mask_code`)."""
 _CODE_RE = re.compile(r"`[^`\n]+`")
 _LEAD_MARKUP_RE = re.compile(r"(?:\s|[-*+•>#]+(?=\s)|\d+[.)](?=\s))*")  # bullets, quotes
 _SINCE_CLAUSE_RE = re.compile(  # "since" followed by a clause: a subject pronoun or a verb
@@ -239,6 +242,12 @@ def _lower(text: str) -> str:
     if len(low) != len(text):  # e.g. "İ" lowers to two code points: keep such chars
         low = "".join(c.lower() if len(c.lower()) == 1 else c for c in text)
     return low
+
+
+def mask_code(low: str) -> str:
+    """:func:`_masked`: what :data:`CLAUSE_END_RE` reads (survival's index cuts a
+    summary's rule parts where a clause ends: adv97 #1)."""
+    return _masked(low)
 
 
 def _masked(low: str) -> str:

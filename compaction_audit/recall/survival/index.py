@@ -15,7 +15,12 @@ from functools import lru_cache
 from typing import Any
 
 from compaction_audit.recall import paraphrase
-from compaction_audit.recall.clauses import NEGATION_WORDS, content_words
+from compaction_audit.recall.clauses import (
+    CLAUSE_END_RE,
+    NEGATION_WORDS,
+    content_words,
+    mask_code,
+)
 from compaction_audit.recall.extract import (
     CLAUSE_KINDS,
     SCOPE_CANON,
@@ -249,7 +254,7 @@ _IMPERATIVE_VERBS = frozenset({
 right away")."""
 _STATEMENT_RE = re.compile(r"^(?:(?!\b(?:before|after|if|when|unless|until|once|because"
                            r"|since)\b).)*?(?:\b(?:is|are|was|were|been|stays|stayed"
-                           r"|remains|remained)\b|:\s)")
+                           r"|remains|remained)\b|:(?:\s|$))")
 """A part opened by one of :data:`_IMPERATIVE_VERBS` is no imperative when it has a verb
 of being or a label's colon before any subordinate clause ("Retry it before the table
 is vacuumed" is one): the opening word is a noun there ("Force pushes to main
@@ -326,7 +331,7 @@ def _clause_half(summary: str, low: str) -> _ClauseHalf:
         for _, words in split)
     rules = tuple(
         (frozenset(_stem(w) for w in words if w not in NEGATION_WORDS), negative(words))
-        for sent, _ in split for part in _PART_RE.split(sent)
+        for sent, _ in split for part in _rule_parts(sent)
         if (words := content_words(part, 400))
         and (_RULE_RE.search(part)
              or (words[0] in _IMPERATIVE_VERBS and not _STATEMENT_RE.search(part))))
@@ -334,6 +339,28 @@ def _clause_half(summary: str, low: str) -> _ClauseHalf:
         sentences, rules, paraphrase.summary_names(summary, _stem),
         {neg: _Postings(c for c, n in sentences if n == neg) for neg in (False, True)},
         {neg: _Postings(c for c, n in rules if n == neg) for neg in (False, True)})
+
+
+def _rule_parts(sent: str) -> list[str]:
+    """The parts of a lowercased summary sentence a flip is judged on: cut at
+    :data:`_PART_RE` and wherever a child's clause would end (:data:`~compaction_audit.
+    recall.clauses.CLAUSE_END_RE`, outside code: a colon, ``>``, a bracket ...), so a
+    summary that copies "Keep the lock file: never delete it." or "Don't redirect stderr
+    2>&1 when running the linter." word for word does not state the clause before the
+    cut ("keep the lock file", "when running the linter") under the negation after it
+    or before it (adv97 #1: both were flipped rules, CA304 errors).  A part keeps the
+    colon that ends it: "update on the config:" is a label, no imperative."""
+    cuts = sorted([*((m.start(), m.end()) for m in _PART_RE.finditer(sent)),
+                   *((m.start(), m.end()) for m in CLAUSE_END_RE.finditer(mask_code(sent)))])
+    if not cuts:
+        return [sent]
+    parts, at = [], 0
+    for start, end in cuts:
+        if start >= at:  # a colon stays with its part: a label's (:data:`_STATEMENT_RE`)
+            parts.append(sent[at:start + (sent[start] == ":")])
+            at = end
+    parts.append(sent[at:])
+    return parts
 
 
 def vocabulary(summary_text: str) -> frozenset[str]:

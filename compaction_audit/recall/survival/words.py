@@ -85,7 +85,11 @@ _MODALS = frozenset({"must", "should", "shall", "only", "always", "required", "n
 
 
 _NOT_BEFORE_WITHOUT = re.compile(
-    r"(?:\b(?:not|never|no|cannot|nothing|none)\b|n['\u2019]t\b)[^.;!?\n]*?\b(?:without|unless)\b")
+    r"(?:\b(?:not|never|no|cannot|nothing|none)\b|n['\u2019]t\b)"
+    r"(?:[^.;!?\n]|[.;!?](?=\S))*?\b(?:without|unless)\b")
+"""A negation, then "without" or "unless" before the sentence ends: a ``.`` inside a
+token ("build.log") ends none (adv97 #1: "Never run `make > build.log` unless asked."
+read as a plain negation, so "Run `make > build.log` unless asked." kept it)."""
 
 
 @lru_cache(maxsize=65536)
