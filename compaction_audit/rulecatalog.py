@@ -406,8 +406,8 @@ DOCS: tuple[tuple[Any, ...], ...] = (
          'a raw span the product kept beside its summary: it wrote the summary from the '
          "whole context, and Codex keeps the person's messages verbatim). Support is "
          "lenient (half of a clause's content words anywhere among the raw leaves, a "
-         'number in any unit or its value in another unit with that unit ("45000 ms" '
-         'supports "45 s"), a scope in any of its spellings ("production" supports '
+         'number in any unit or its value in another unit written with that unit ("45000 '
+         'ms" supports "45 s"), a scope in any of its spellings ("production" supports '
          '"prod"), an identifier by its words, a plain version by its numbers; a version '
          'with a suffix, such as a pre-release, only whole, in any spelling of its norm: '
          '"2.4.0-rc.1" supports "2.4.0rc1", not "2.4.0-rc.2"), so a summary in other '

@@ -24,7 +24,7 @@ from compaction_audit.model import Session
 from compaction_audit.recall import extract as ext
 from compaction_audit.recall.beside import beside_words
 from compaction_audit.recall.clauses import NEGATION_WORDS, content_words
-from compaction_audit.recall.leafwords import WORD_RE, Below, bag, below, held
+from compaction_audit.recall.leafwords import WORD_RE, Below, bag, below, held, measure_token
 from compaction_audit.recall.literals import Literals
 from compaction_audit.recall.spantypes import clean_text
 from compaction_audit.recall.survival.words import stem
@@ -145,25 +145,19 @@ def _other_forms(d: ext.Discriminator) -> tuple[tuple[str, ...], ...]:
     (:data:`~compaction_audit.recall.extract.SCOPE_CANON`: "production" and "prd" are
     the scope ``prod``; adv97 #3: a summary copying "the production database" stated an
     unsupported scope), or a quantity ``d`` by its value in another unit of its
-    dimension (:func:`~compaction_audit.recall.versions.in_units`): that number's
-    word parts and a spelling of that unit (:func:`~compaction_audit.recall.extract.
-    unit_spellings`), or the two glued ("45000ms").  A leaf's "45000 ms" supports a
-    summary's "45 s" (usertest49 #2), while its "45000" alone supports no "45 ms" (45000
-    us): the unit must be there too.  None for any other token."""
+    dimension (:func:`~compaction_audit.recall.versions.in_units`): the leaf's measure
+    token of that number and unit written together (:func:`~compaction_audit.recall.
+    leafwords.measure_token`).  A leaf's "45000 ms" supports a summary's "45 s"
+    (usertest49 #2); its "45000" beside "it's" supports no "45 s" (usertest50 #1: the
+    number and a unit word anywhere did), nor "45 ms" (45000 us).  None for any other
+    token."""
     if d.kind is ext.Kind.SCOPE:  # "production" is the scope prod (adv97 #3)
         return tuple(tuple(WORD_RE.findall(spelling)) for spelling, canon
                      in ext.SCOPE_CANON.items() if canon == d.norm)
     if d.kind is not ext.Kind.QUANTITY:
         return ()
     number, _, unit = d.norm.partition(" ")
-    out: list[tuple[str, ...]] = []
-    for value, other in in_units(number, unit):
-        parts = tuple(WORD_RE.findall(value))
-        for spelling in ext.unit_spellings(other):
-            out.append((*parts, spelling))
-            if "." not in value:
-                out.append((value + spelling,))
-    return tuple(out)
+    return tuple((measure_token(value, other),) for value, other in in_units(number, unit))
 
 
 def _asked(found: Sequence[ext.Discriminator],

@@ -73,11 +73,11 @@ _UNIT_CANON = {"msec": "ms", "msecs": "ms", "millisecond": "ms", "milliseconds":
 
 
 def unit_spellings(unit: str) -> tuple[str, ...]:
-    """The ASCII spellings the extractor reads as canonical ``unit`` (``ms``: ``ms``,
-    ``msec``, ``msecs``, ``millisecond``, ``milliseconds``), lowercase, the canonical
-    one first."""
+    """The spellings the extractor reads as canonical ``unit`` (``ms``: ``ms``,
+    ``msec``, ``msecs``, ``millisecond``, ``milliseconds``; ``us``: also ``µs``),
+    lowercase, the canonical one first."""
     return (unit, *(k for k, v in _UNIT_CANON.items()
-                    if v == unit and k != unit and k.isascii() and k.islower()))
+                    if v == unit and k != unit and k.islower()))
 
 
 _DIR = r"(?:north|south|east|west|central|northeast|northwest|southeast|southwest)"

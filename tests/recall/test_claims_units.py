@@ -55,6 +55,25 @@ def test_a_value_in_another_unit_is_supported(write_log: LogWriter, raw: str,
 
 
 @pytest.mark.parametrize(("raw", "summary", "claim"), [
+    # usertest50 #1: the number and a unit word anywhere in the leaf were support ("it's"
+    # is the word "s", "I'd" the word "d", "plan b" the word "b"); the two must be
+    # written together, as the extractor reads a quantity
+    ("The team has 180 users and it's stable.", "Timeout is 3 min.", "3 min"),
+    ("I'd add 3 more nodes.", "Wait 72 hours.", "72 hours"),
+    ("Plan b uses 2000 workers.", "Cap is 2 kb.", "2 kb"),
+    ("The cable is 90 m long.", "TTL is 1.5 hours.", "1.5 hours"),  # metres, not minutes
+    ("We served 45000 requests; timeout is 20 ms.", "The timeout is 45 s.", "45 s"),
+])
+def test_a_number_and_a_unit_apart_support_nothing(write_log: LogWriter, raw: str,
+                                                   summary: str, claim: str) -> None:
+    assert _unsupported(write_log, raw, summary) == [claim]
+
+
+def test_a_unit_outside_ascii_supports_its_value(write_log: LogWriter) -> None:
+    assert _unsupported(write_log, "Jitter is 1000 \u00b5s.", "Jitter is 1 ms.") == []
+
+
+@pytest.mark.parametrize(("raw", "summary", "claim"), [
     # 45 ms is 45,000 us: the leaf has 45000 but no "us" (it said ms)
     ("Set read_timeout_ms to 45000 ms in config.", "read_timeout_ms is now 45 ms.", "45 ms"),
     # another value in the other unit
