@@ -66,3 +66,30 @@ def test_a_pin_written_as_a_pin_in_the_lower_fold_is_lost_as_before(
     assert lost["requests==2.31.0"] == ("fold", "q2")
     last = report.series.row(-1, named=True)
     assert (last["recall_debt_fold"], last["recall_debt_eviction"]) == (3, 0)
+
+
+def test_a_bare_value_the_summary_also_kept_is_lost_beside_the_pin(
+        write_log: LogWriter) -> None:
+    """usertest50 #2: a span's bare "2.31.0" beside another span's pin, both kept by
+    one summary and dropped by the next fold: the drop was rewritten as the pin only,
+    so the bare fact's loss went to eviction (fold 2, eviction 1; by hand 3, 0)."""
+    log = [HEADER,
+           rnd(0, spans=[{"id": "p0", "tokens": 20, "role": "assistant",
+                          "text": "Pin requests==2.31.0 in setup.cfg."},
+                         {"id": "p1", "tokens": 20, "role": "assistant",
+                          "text": "The lockfile says 2.31.0 for the docs build."}]),
+           rnd(1, summaries=[{"id": "q1", "tokens": 20, "children": ["p0", "p1"],
+                              "text": "Kept requests pinned at 2.31.0; lockfile shows "
+                                      "2.31.0 for the docs build."}], evicted=["p0", "p1"]),
+           rnd(2, summaries=[{"id": "q2", "tokens": 10, "children": ["q1"],
+                              "text": "Docs work done."}], evicted=["q1"])]
+    report = audit(str(write_log(log)))
+    lost = {d["text"]: (d["cause"], d["fold"]) for d in report.extra["lost_discriminators"]}
+    # setup.cfg lost at q1 (its summary names no file); both values lost at q2
+    assert lost == {"2.31.0": ("fold", "q2"), "requests==2.31.0": ("fold", "q2"),
+                    "setup.cfg": ("fold", "q1")}
+    last = report.series.row(-1, named=True)
+    assert (last["recall_debt"], last["recall_debt_fold"], last["recall_debt_eviction"]) \
+        == (3, 3, 0)
+    [at_q2] = [f for f in report.findings if f.code == "CA301" and f.entity == "q2"]
+    assert at_q2.values["facts"] == at_q2.values["facts_lost"] == 2
