@@ -162,3 +162,4 @@ def test_the_verdict_says_a_run_judged_less_without_a_gate(tmp_path: Path) -> No
             "rounds, so its") in out
     same = run("diff", str(sample), str(sample), "-q")
     assert same.output.strip() == "no change"
+

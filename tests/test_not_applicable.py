@@ -91,9 +91,9 @@ def test_a_trace_without_folds_names_each_rule_once_per_reason(write_log: LogWri
 
 def test_overlapping_reasons_do_not_hide_a_judged_round(write_log: LogWriter) -> None:
     """Round 0 holds no tokens and has no earlier round (two reasons, one round,
-    counted under the first: usertest49 #6); rounds 1 and 2 have no cosine at the round
-    or the round compared with.  The reasons' rounds sum to 3, and CA101 judged round
-    3."""
+    counted under the first, no earlier round: usertest49 #6, usertest50 #3); rounds 1
+    and 2 have no cosine at the round or the round compared with.  The reasons' rounds
+    sum to 3, and CA101 judged round 3."""
     path = str(write_log([
         session(task_query="Which port does the service keep?"), rnd(0),
         rnd(1, spans=[{"id": "a", "tokens": 5, "text": "Keep port 8080."}]),
@@ -103,7 +103,7 @@ def test_overlapping_reasons_do_not_hide_a_judged_round(write_log: LogWriter) ->
     s = audited(path, "CA101")
     assert sorted((n.reason, n.rounds) for n in s.not_evaluated) == [
         ("salience unknown at the round or the round compared with", 2),
-        ("the working set holds no tokens", 1)]
+        ("the first round has no earlier round to compare with", 1)]
     assert s.unjudged_rules() == {}
     assert not s.judged_nothing()
 

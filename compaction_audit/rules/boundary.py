@@ -62,15 +62,16 @@ class BoundaryRule(Rule):
     def evaluable(self, ctx: Context) -> list[tuple[str, pl.Expr]]:
         """(reason, expression true where the rule can be judged) pairs."""
         checks: list[tuple[str, pl.Expr]] = []
+        if self.reads_salience:  # first: a round before the first comparison is never
+            w = ctx.settings.window  # judged, whatever else it lacks (a round not judged
+            reason = (WINDOW_REASON + " round has no earlier round to compare with" if w == 1
+                      else f"{WINDOW_REASON} {w} rounds have no round {w} rounds earlier "
+                      "to compare with")  # is counted under its first check: usertest50
+            checks.append((reason,  # #3, diff read an empty first round as judged less)
+                           pl.col("distinct_source_spans_before").is_not_null()))
         if self.reads_raw_ratio:
             checks.append(("the working set holds no tokens", _HAS_TOKENS))
         if self.reads_salience:
-            w = ctx.settings.window
-            reason = (WINDOW_REASON + " round has no earlier round to compare with" if w == 1
-                      else f"{WINDOW_REASON} {w} rounds have no round {w} rounds earlier "
-                      "to compare with")
-            checks.append((reason,
-                           pl.col("distinct_source_spans_before").is_not_null()))
             checks.append(("salience unknown at the round or the round compared with",
                            _SALIENCE_KNOWN | pl.col("distinct_source_spans_before").is_null()))
         return checks
@@ -103,14 +104,14 @@ class BoundaryRule(Rule):
             plans.append(lazy.select(*counts, ok.sum().alias("judged")))
         fired, *counted = collect(*plans)
         judged = frame.height
-        if counted:
+        if ctx.settings.sustain > frame.height:  # no round judged, for that one reason
+            judged = 0  # (usertest50 #5: the checks' counts were added to it)
+        elif counted:
             *skips, judged_here = counted[0].row(0)
             for (reason, _), skipped in zip(checks, skips, strict=True):
                 if skipped:
                     notes[reason] = int(skipped)
             judged = int(judged_here)
-        if ctx.settings.sustain > frame.height:
-            judged = 0
         return Outcome(fired, notes, judged)
 
 

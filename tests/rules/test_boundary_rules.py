@@ -248,3 +248,12 @@ def test_a_rise_is_written_with_the_decimals_that_show_it() -> None:
     assert rule.message(rows.row(0, named=True), ctx) == (
         "salience inversion: raw_ratio 0.200 < 0.25, distinct_source_spans 10 -> 9, "
         "query_cosine_retained 0.0701 -> 0.0705 at depth 2")
+
+
+def test_a_sustain_longer_than_the_session_is_the_one_note() -> None:
+    """usertest50 #5: with sustain 10 over 3 rounds the checks' own counts were added
+    to the sustain note, so the notes summed past the rounds."""
+    out = RULES["CA101"]().evaluate(context([{}, INV, {**INV, "retained_tokens": 0}],
+                                            {"sustain": 10}))
+    assert out.not_evaluated == {"sustain 10 is longer than the session": 3}
+    assert out.judged == 0
