@@ -163,3 +163,19 @@ def test_the_verdict_says_a_run_judged_less_without_a_gate(tmp_path: Path) -> No
     same = run("diff", str(sample), str(sample), "-q")
     assert same.output.strip() == "no change"
 
+
+
+def test_the_verdict_says_neither_run_was_judged_for_inversion(tmp_path: Path) -> None:
+    """usertest50 #3: two runs that record no salience (and no text to rebuild a cosine
+    from) said "no change", though neither could show an onset."""
+    sample = ROOT / "sample_logs" / "research-decay.jsonl"
+    objs = [orjson.loads(raw) for raw in sample.read_bytes().splitlines()]
+    for o in objs[1:]:
+        o.pop("retained", None)
+        for item in (*o.get("spans", ()), *o.get("summaries", ())):
+            item.pop("text", None)
+    bare = tmp_path / "bare.jsonl"
+    bare.write_bytes(b"".join(orjson.dumps(o) + b"\n" for o in objs))
+    out = " ".join(run("diff", str(bare), str(bare), "-q").output.split())
+    assert out == ("no change; CA101 salience-inversion judged neither run (not applicable: "
+                   "no salience recorded)")

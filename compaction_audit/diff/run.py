@@ -9,7 +9,7 @@ import polars as pl
 from compaction_audit.diff.findings import FindingDelta, compare_findings
 from compaction_audit.diff.onsets import OnsetDelta, compare_onsets, describe
 from compaction_audit.diff.series import align_series, quantities
-from compaction_audit.report.gaps import coverage_phrases, inversion_judged_less
+from compaction_audit.report.gaps import INVERSION_CODE, coverage_phrases, inversion_judged_less
 from compaction_audit.report.model import SessionReport
 
 
@@ -145,8 +145,8 @@ class RunDiff:
         e.g. ``"; candidate not fully checked: 2 lines not read, so its 210 resolved
         finding(s) may be unread, not fixed"``, and a run whose salience-inversion could not
         judge a larger share of its rounds than the other's
-        (:func:`~compaction_audit.report.gaps.inversion_judged_less`); "" when both were
-        fully checked.  A
+        (:func:`~compaction_audit.report.gaps.inversion_judged_less`), or that it judged
+        neither (both "not applicable": no salience); "" when both were fully checked.  A
         candidate that stopped reading its compaction showed as 210 findings resolved,
         with no word (adv29 F3)."""
         parts = []
@@ -156,6 +156,11 @@ class RunDiff:
             said = [*_covered(r), *([less] if less else [])]
             if said:
                 parts.append(f"{label} not fully checked: {', '.join(said)}")
+        neither = [r.unjudged_rules().get(INVERSION_CODE) for r in (self.baseline,
+                                                                       self.candidate)]
+        if all(neither):  # usertest50 #3: two runs without salience said "no change"
+            parts.append(f"{INVERSION_CODE} salience-inversion judged neither run "
+                         f"({neither[1]})")
         resolved = len(self.by_status("resolved"))
         if resolved and parts and parts[-1].startswith("candidate"):
             parts[-1] += f", so its {resolved} resolved finding(s) may be unread, not fixed"
