@@ -49,3 +49,16 @@ def test_a_one_round_episode_shows_its_advice() -> None:
     text = _text([_finding(9, "L1d", 72)])
     assert "    rehydrate L1d (depth 1, fan-out 2" in text
     assert "at round" not in text
+
+
+def test_the_json_episode_has_the_last_rounds_advice_where_it_differs() -> None:
+    """usertest50 #4: the JSON episode held the first round's advice only (a summary
+    evicted since); ``last_rehydrate`` is the last round's where it differs."""
+    from compaction_audit.report.bounded import episode_dict
+
+    doc = episode_dict([_finding(5, "L1c", 72), _finding(7, "L1d", 90)])
+    assert doc["values"]["rehydrate"]["summary"] == "L1c"
+    assert doc["last_rehydrate"]["summary"] == "L1d"
+    assert doc["last_rehydrate"]["tokens_needed"] == 90
+    assert "last_rehydrate" not in episode_dict([_finding(5, "L1c", 72),
+                                                 _finding(6, "L1c", 72)])

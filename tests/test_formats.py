@@ -183,8 +183,8 @@ def test_markdown(traces: Path) -> None:
     code, out = render("markdown")
     assert code == 1
     assert out.startswith("## compaction-audit: FAIL\n")
-    assert "| traces/clean\\.jsonl | 2 | 0 | 0 | 0 | - | **PASS** |" in out
-    assert "| traces/drift\\.jsonl | 5 | 4 | 1 | 1 | - | **FAIL** |" in out
+    assert "| traces/clean\\.jsonl | 2 | 0 | 0 | 0 | - | - | **PASS** |" in out
+    assert "| traces/drift\\.jsonl | 5 | 4 | 1 | 1 | - | - | **FAIL** |" in out
     assert ("| error | CA201 ungrounded\\-summary | 1\u20134 (4 findings) | 3\u20136 | 1 "
             "retained summary has no reachable leaf: s1 |") in out
     assert "- **CA104 compaction\\-drift**: drift, not inversion: continue and monitor" in out

@@ -170,8 +170,9 @@ def episode_dict(run: list[Finding], show_all: bool = False,
     capped unless ``show_all``), the worst ``severity``, ``count`` (findings),
     ``rounds`` (distinct rounds), ``last_round``, ``last_line``, ``last_message`` (None
     when it is the first's; each message led by its severity where that is below the
-    episode's: :func:`~compaction_audit.report.summary.said`) and ``entities``
-    (distinct, in order; capped).  With
+    episode's: :func:`~compaction_audit.report.summary.said`), ``entities``
+    (distinct, in order; capped) and, where the last round's rehydration advice differs
+    from the first's (``values["rehydrate"]``), ``last_rehydrate``.  With
     ``files`` (the trace's lines are in several files:
     :attr:`~compaction_audit.report.model.SessionReport.line_files`), ``line_file`` and
     ``last_line_file`` after ``line`` and ``last_line``: the file each is a line of.
@@ -191,7 +192,10 @@ def episode_dict(run: list[Finding], show_all: bool = False,
         "action": first.action, "entity": first.entity, "entities": entities,
         "values": first.values,
     }
-    if show_all:
+    later = last.values.get("rehydrate")
+    if later and later != first.values.get("rehydrate"):  # the summary to expand at the
+        doc["last_rehydrate"] = later  # last round (usertest50 #4: the first round's
+    if show_all:  # named one evicted since)
         return doc
     bounded: dict[str, Any] = cap_lists({**doc, "values": None})
     bounded["values"] = without_derived_keys(cap_lists(first.values, VALUES_CAP,

@@ -8,7 +8,7 @@ session object::
      "series_rounds": {"shown", "total", "all"}, "series": [{...}, ...],
      "findings": [{"rule", "code", "severity", "round", "line", "count", "rounds",
                    "last_round", "last_line", "message", "last_message", "action",
-                   "entity", "entities", "values": {...}}, ...],
+                   "entity", "entities", "values": {...}, "last_rehydrate"?}, ...],
      (a trace whose lines are in several files, a Cline compaction file given: a
      ``line_file`` beside each ``line`` of the findings, series, compactions, folded
      rounds and limits, and ``last_line_file`` beside ``last_line``)
