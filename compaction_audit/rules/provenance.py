@@ -15,7 +15,7 @@ from compaction_audit.rules.base import (
     Rule,
     Severity,
     exceeds,
-    fmt,
+    fmt_change,
     register,
 )
 
@@ -202,9 +202,18 @@ class LoggedMismatch(Rule):
         return Outcome(rows.collect())
 
     def message(self, v: dict[str, Any], ctx: Context) -> str:
-        parts = [f"{m['field']} logged {fmt(_num(m['logged'], m['field']))}, rebuilt "
-                 f"{fmt(_num(m['rebuilt'], m['field']))}" for m in v["mismatches"]]
+        parts = [f"{m['field']} logged " + _pair(m) for m in v["mismatches"]]
         return "logged aggregates disagree: " + "; ".join(parts)
+
+
+def _pair(m: dict[str, Any]) -> str:
+    """``"1.000, rebuilt 0.500"``: a mismatch's two values, a ratio with as many more
+    decimals as it takes to show that they differ (:func:`~compaction_audit.rules.base.
+    fmt_change`; usertest50 #6: "raw_ratio logged 1.000, rebuilt 1.000" under a
+    tolerance of 0.0001)."""
+    logged, rebuilt = _num(m["logged"], m["field"]), _num(m["rebuilt"], m["field"])
+    before, _, after = fmt_change(logged, rebuilt).partition(" -> ")
+    return f"{before}, rebuilt {after}"
 
 
 def _num(value: float | None, field: str) -> float | int | None:

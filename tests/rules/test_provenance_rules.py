@@ -99,6 +99,10 @@ def test_logged_mismatch_boundary(write_log: LogWriter) -> None:
     # a ratio keeps its decimals when whole (usertest49 #7: "rebuilt 0" for 0.0)
     assert audit(whole).findings[0].message == (
         "logged aggregates disagree: raw_ratio logged 0.000, rebuilt 1.000")
+    near = write_log([{**BASE, "logged": {"raw_ratio": 1.0004}}], "near.jsonl")
+    # usertest50 #6: "logged 1.000, rebuilt 1.000" under a tolerance of 0.0001
+    assert audit(near, logged_tolerance=0.0001).findings[0].message == (
+        "logged aggregates disagree: raw_ratio logged 1.0004, rebuilt 1.0000")
     exact = write_log([{**BASE, "logged": {"distinct_source_spans": 2, "raw_ratio": 1.0,
                                             "query_cosine_retained": 0.15}}], "exact.jsonl")
     assert by_rule(audit(exact), "logged-mismatch") == []
