@@ -315,6 +315,15 @@ def test_a_several_trace_page_opens_on_its_traces_failing_first(tmp_path: Path) 
     assert [r.split("</td>")[0].rsplit(">", 1)[-1] for r in rows] == ["FAIL", "WARN"]
     assert f'<a href="#s1">{tmp_path}/b.jsonl</a>' in rows[0]
     assert f'<a href="#s0">{tmp_path}/a.jsonl</a>' in rows[1]
+    # the inversion onset and boundary rounds, as the text and Markdown summaries have
+    assert "<th>inversion onset</th><th>inversion boundary</th>" in table
+    assert ('<td data-label="inversion onset" class="num">-</td>'
+            '<td data-label="inversion boundary" class="num">-</td>') in rows[0]
+    shutil.copy(SAMPLES / "research-decay.jsonl", tmp_path / "c.jsonl")  # 8 and 16
+    page = CliRunner().invoke(app, ["audit", str(tmp_path), "--isolated", "-f", "html"]
+                              ).stdout.replace("<wbr>", "")
+    assert ('<td data-label="inversion onset" class="num">8</td>'
+            '<td data-label="inversion boundary" class="num">16</td>') in page
     one = CliRunner().invoke(app, ["audit", str(SAMPLES / "handwritten.jsonl"), "--isolated",
                                    "-f", "html"]).stdout
     assert "<h2>Traces</h2>" not in one

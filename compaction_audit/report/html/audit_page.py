@@ -146,10 +146,13 @@ def traces_table(report: Report, fail_on: str | None = None) -> str:
         name = (f'<a href="#s{i}">{esc(r.trace)}</a>' if i < n else esc(r.trace))
         counts = ("" if r.errors is None else
                   f"{fmt(r.errors)} error(s), {fmt(r.warnings)} warning(s), {fmt(r.info)} info")
+        onsets = "".join(f'<td class="num">{"-" if v is None else fmt(v)}</td>'
+                         for v in (r.onset, r.boundary))  # as the text and Markdown
         body.append(f'<tr><td class="{esc(r.verdict)}">{esc(r.verdict)}</td><td>{name}</td>'
-                    f'<td class="num">{fmt(r.rounds)}</td><td>{esc(counts)}</td>'
-                    f"<td>{esc(r.detail)}</td></tr>")
-    return ("<h2>Traces</h2>" + html_table(("verdict", "trace", "rounds", "findings", "note"),
+                    f'<td class="num">{fmt(r.rounds)}</td><td>{esc(counts)}</td>{onsets}'
+                    f"<td>{esc(r.detail)}</td></tr>")  # summaries (usertest50)
+    return ("<h2>Traces</h2>" + html_table(("verdict", "trace", "rounds", "findings",
+                                            "inversion onset", "inversion boundary", "note"),
                                            body))
 
 
