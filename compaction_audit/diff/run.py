@@ -156,14 +156,14 @@ class RunDiff:
             said = [*_covered(r), *([less] if less else [])]
             if said:
                 parts.append(f"{label} not fully checked: {', '.join(said)}")
+        resolved = len(self.by_status("resolved"))
+        if resolved and parts and parts[-1].startswith("candidate"):
+            parts[-1] += f", so its {resolved} resolved finding(s) may be unread, not fixed"
         neither = [r.unjudged_rules().get(INVERSION_CODE) for r in (self.baseline,
                                                                        self.candidate)]
         if all(neither):  # usertest50 #3: two runs without salience said "no change"
             parts.append(f"{INVERSION_CODE} salience-inversion judged neither run "
                          f"({neither[1]})")
-        resolved = len(self.by_status("resolved"))
-        if resolved and parts and parts[-1].startswith("candidate"):
-            parts[-1] += f", so its {resolved} resolved finding(s) may be unread, not fixed"
         return "".join(f"; {p}" for p in parts)
 
     def judged_note(self) -> str:

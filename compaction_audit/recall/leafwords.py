@@ -22,7 +22,7 @@ import polars as pl
 from compaction_audit.closure import Closure
 from compaction_audit.model import Session
 from compaction_audit.recall.extract import unit_spellings
-from compaction_audit.recall.spantypes import INVISIBLE_IN_WORDS_RE
+from compaction_audit.recall.spantypes import INVISIBLE_IN_WORDS_RE, composed
 from compaction_audit.recall.survival.words import _stem
 from compaction_audit.recall.versions import SUFFIX, TO_BASE, suffix_norm
 
@@ -127,7 +127,7 @@ def _plain(text: str) -> str:
     reads."""
     low = text.lower()
     if not low.isascii():
-        low = INVISIBLE_IN_WORDS_RE.sub("", low)
+        low = composed(INVISIBLE_IN_WORDS_RE.sub("", low))
     return _THOUSANDS_RE.sub(_joined, low) if "," in low else low
 
 

@@ -28,11 +28,12 @@ process imports it without Polars).
 from __future__ import annotations
 
 import re
+import unicodedata
 from functools import lru_cache
 from typing import Literal
 
 __all__ = ["INVISIBLE_IN_WORDS_RE", "PLACEHOLDER_RE", "REMINDER_RE", "REQ_HEADING", "SPAN_TYPES",
-           "SPEC_WORDS", "SpanType", "clean_text", "is_spec_text", "placeholder_chars",
+           "SPEC_WORDS", "SpanType", "clean_text", "composed", "is_spec_text", "placeholder_chars",
            "span_type"]
 
 SpanType = Literal["prose", "spec", "code", "tool_output", "harness"]
@@ -207,7 +208,7 @@ def clean_text(text: str) -> str:
     become one space; terminal colour codes (``ESC[0m``, a bare ``[32m``) and
     ``<system-reminder>`` blocks (product text appended to a turn or a tool result) are
     removed, and so are characters drawn as nothing inside words
-    (:data:`INVISIBLE_IN_WORDS_RE`).
+    (:data:`INVISIBLE_IN_WORDS_RE`); the rest is composed (:func:`composed`).
     Offsets of the result are those of the cleaned text.
     """
     if "\\" in text and len(_ESCAPE_RE.findall(text, 0, 20000)) >= 3:
@@ -225,8 +226,17 @@ def clean_text(text: str) -> str:
     if "\x1b" in text or "[0m" in text:
         text = _ANSI_RE.sub(lambda m: _uncoloured(m, text), text)
     if not text.isascii():
-        text = INVISIBLE_IN_WORDS_RE.sub("", text)
+        text = composed(INVISIBLE_IN_WORDS_RE.sub("", text))
     return text
+
+
+def composed(text: str) -> str:
+    """``text`` in Unicode's composed form (NFC): a letter and its combining accent are
+    one character, as most text is written; macOS writes file names decomposed (NFD),
+    and "/Users/zoe\u0308/app" was cut at the accent into the path "/Users/zoe" and
+    compared unequal with the same path composed (adv97 #4).  The survival index and the
+    leaf words read summaries and leaves so too.  ASCII text is returned as is."""
+    return text if text.isascii() else unicodedata.normalize("NFC", text)
 
 
 def _uncoloured(code: re.Match[str], text: str) -> str:

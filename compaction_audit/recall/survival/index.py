@@ -28,6 +28,7 @@ from compaction_audit.recall.extract import (
     Kind,
     extract_cached,
 )
+from compaction_audit.recall.spantypes import composed
 from compaction_audit.recall.survival.anchors import _vocabulary
 from compaction_audit.recall.survival.postings import _Postings, _remember
 from compaction_audit.recall.survival.words import (
@@ -199,6 +200,7 @@ class _Index:
     names: paraphrase.SummaryNames
 
     def __init__(self, summary: str) -> None:
+        summary = composed(summary)  # as the children's discriminators are read (adv97 #4)
         self.summary = summary
         self.low = summary.lower()
         offered = _offered(summary)
