@@ -58,7 +58,8 @@ from compaction_audit.recall.spantypes import clean_text
 from compaction_audit.recall.versions import SUFFIX, suffix_norm
 
 __all__ = ["CLAUSE_KINDS", "KIND_RANK", "SCOPE_CANON", "Discriminator", "Kind", "extract",
-           "extract_cached", "is_discriminating", "share", "unit_spellings", "value_tokens"]
+           "extract_cached", "is_discriminating", "share", "unit_quantities",
+           "value_tokens"]
 
 # --------------------------------------------------------------------- token kinds
 _SPACED_UNITS = (r"ms|msecs?|milliseconds?|secs?|seconds?|mins?|minutes?|hrs?|hours?|days?"
@@ -72,16 +73,31 @@ _UNIT_CANON = {"msec": "ms", "msecs": "ms", "millisecond": "ms", "milliseconds":
                "bytes": "b", "percent": "%", "pct": "%", "token": "tokens", "M": "M"}
 
 
-def unit_spellings(unit: str) -> tuple[str, ...]:
-    """The spellings the extractor reads as canonical ``unit`` (``ms``: ``ms``,
-    ``msec``, ``msecs``, ``millisecond``, ``milliseconds``; ``us``: also ``µs``),
-    lowercase, the canonical one first."""
-    return (unit, *(k for k, v in _UNIT_CANON.items()
-                    if v == unit and k != unit and k.islower()))
+_NUM = r"(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?"
+_QUANTITY = (rf"(?<![\w.,]){_NUM}(?:(?P<unit>(?i:{_SPACED_UNITS}|us)|[smhdxkKM])"
+             rf"|\s(?P<sunit>(?i:{_SPACED_UNITS})))?(?!\w)")
+"""A quantity token: a number, then a unit glued or after one space (a one-letter
+unit of ``[smhdxkKM]`` glued only, its case told: "5M" is a count, "5m" minutes)."""
+_QUANTITY_RE = re.compile(_QUANTITY)
+
+
+def unit_quantities(text: str) -> list[tuple[str, str]]:
+    """(number without separators, canonical unit) of each quantity with a unit in
+    ``text``, read by the extractor's own quantity pattern alone (:data:`_QUANTITY`):
+    what a leaf states a value in, for the support of a summary's value in another
+    unit (CA305; usertest51 #1: a reader of its own missed "86400 s", "45000\u00a0ms"
+    and read "5M" as minutes)."""
+    out = []
+    for m in _QUANTITY_RE.finditer(text):
+        unit = m.group("unit") or m.group("sunit")
+        if unit:
+            number = m[0][:len(m[0]) - len(unit)].strip().replace(",", "")
+            out.append((number, _UNIT_CANON.get(unit) or _UNIT_CANON.get(unit.lower(),
+                                                                           unit.lower())))
+    return out
 
 
 _DIR = r"(?:north|south|east|west|central|northeast|northwest|southeast|southwest)"
-_NUM = r"(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?"
 _PAST_SUFFIX = r"(?![-+.][0-9A-Za-z])"
 """No more suffix after a version: one past the bounds of
 :data:`~compaction_audit.recall.versions.SUFFIX` (``1.2.0-`` and 65 letters) makes no
@@ -156,8 +172,7 @@ _DIGIT_START = [
     ("path2", _PATH_REL),
     ("hash2", _HASH),
     ("time", r"(?<![\w:])\d{1,2}:\d{2}(?::\d{2})?(?!\w|:\d)"),
-    ("quantity", rf"(?<![\w.,]){_NUM}(?:(?P<unit>(?i:{_SPACED_UNITS}|us)|[smhdxkKM])"
-                 rf"|\s(?P<sunit>(?i:{_SPACED_UNITS})))?(?!\w)"),
+    ("quantity", _QUANTITY),
 ]
 _SYMBOL_START = [
     ("code", r"`(?P<inner>[^`\n]+)`"),

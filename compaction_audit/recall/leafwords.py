@@ -21,7 +21,7 @@ import polars as pl
 
 from compaction_audit.closure import Closure
 from compaction_audit.model import Session
-from compaction_audit.recall.extract import unit_spellings
+from compaction_audit.recall.extract import unit_quantities
 from compaction_audit.recall.spantypes import INVISIBLE_IN_WORDS_RE, composed
 from compaction_audit.recall.survival.words import _stem
 from compaction_audit.recall.versions import SUFFIX, TO_BASE, suffix_norm
@@ -80,44 +80,34 @@ def _version_words(plain: str) -> list[str]:
     return words
 
 
-def _measure_pattern() -> tuple[str, dict[str, str]]:
-    """(:data:`_MEASURE_RE`'s pattern, spelling -> canonical unit) for the units that
-    convert (:data:`~compaction_audit.recall.versions.TO_BASE`): a number, then a unit
-    after one space or none; a one-letter spelling ("s", "m", "h", "d", "b") glued
-    only, as the extractor reads it ("90 m long" is no 90 min)."""
-    canon = {sp: unit for unit in TO_BASE for sp in unit_spellings(unit)}
-    canon.setdefault("m", "min")  # glued: "5m" (the extractor's minutes)
-    spaced = sorted((sp for sp in canon if len(sp) > 1), key=lambda sp: (-len(sp), sp))
-    glued = sorted(sp for sp in canon if len(sp) == 1)
-    units = "|".join(map(re.escape, spaced))
-    return (rf"\b([0-9]+(?:\.[0-9]+)?)(?:[ \t]?({units})|({'|'.join(glued)}))\b", canon)
-
-
-MEASURE_PATTERN, _UNIT_OF = _measure_pattern()
-_MEASURE_RE = re.compile(MEASURE_PATTERN)
-"""A quantity of a leaf whose unit converts: its measure token (:func:`measure_token`)
-is a word of the leaf, so that a summary's value in another unit is supported by the
-number and unit written together (usertest49 #2: "45000 ms" supports "45 s"), never by
-a number and a unit word apart (usertest50 #1: "it's" was the unit s)."""
-
-
 def measure_token(number: str, unit: str) -> str:
-    """``=NUMBERunit``: a quantity as :func:`bag` lists it (the number without trailing
-    decimal zeros, the unit canonical: ``1.50 seconds`` is ``=1.5s``); no word of
-    :data:`WORD_RE` holds ``=``."""
+    """``=NUMBERunit``: a quantity whose unit converts as :func:`bag` lists it (the
+    number without separators or trailing decimal zeros, the unit canonical: ``1.50
+    seconds`` is ``=1.5s``), so that a summary's value in another unit is supported by a
+    number and unit the leaf wrote together (usertest49 #2: "45000 ms" supports "45 s"),
+    never by a number and a unit word apart (usertest50 #1: "it's" was the unit s); no
+    word of :data:`WORD_RE` holds ``=``."""
     if "." in number:
         number = number.rstrip("0").rstrip(".")
-    return f"={number}{_UNIT_OF.get(unit, unit)}"
+    return f"={number}{unit}"
+
+
+def _measure_tokens(text: str) -> list[str]:
+    """The :func:`measure_token` of each quantity of ``text`` whose unit converts, read
+    as the extractor reads quantities (:func:`~compaction_audit.recall.extract.
+    unit_quantities`, on the text as written: "5M" is a count, "5m" minutes)."""
+    return [measure_token(number, unit) for number, unit in unit_quantities(text)
+            if unit in TO_BASE]
 
 
 _DIGITS_RE = re.compile(r"\d+")
-_THOUSANDS_RE = re.compile(r"(?<![\w.,])\d{1,3}(?:,\d{3})++(?!\d)")
+_THOUSANDS_RE = re.compile(r"(?<![\w.,])\d{1,3}(?:,\d{3})+(?!\d)")
 """A number written with thousands separators, as the extractor reads one: one to three
 digits after no word character, dot or comma, then groups of a comma and three digits
-("1,234,567", "9,999" of "9,999,99"; "8080,443" are the ports 8080 and 443, "1,23,456"
-no number: adv97 #3,
-where a summary copying "ports 8080,443" stated an unsupported 8080 since the leaf's
-word was 8080443)."""
+("1,234,567", "9,999" of "9,999,99", "22,443" of "22,443,8443": it backs off as the
+extractor does, usertest51 #2; "8080,443" are the ports 8080 and 443, "1,23,456" no
+number: adv97 #3, where a summary copying "ports 8080,443" stated an unsupported 8080
+since the leaf's word was 8080443)."""
 
 
 def _plain(text: str) -> str:
@@ -150,7 +140,8 @@ def bag(text: str) -> tuple[frozenset[str], frozenset[str]]:
     else:  # digits other than 0-9 (Unicode \d) are in no word: read the text
         digits = _DIGITS_RE.findall(plain)
     joined = _version_words(plain)
-    measures = [measure_token(m[1], m[2] or m[3]) for m in _MEASURE_RE.finditer(plain)]
+    measures = _measure_tokens(text if text.isascii()
+                               else composed(INVISIBLE_IN_WORDS_RE.sub("", text)))
     words = found.union(digits, joined, measures)
     return words, frozenset(map(_stem, words))  # stem() without its call
 
@@ -173,6 +164,9 @@ fold trees of the benchmark's depth 3 both read them a few times; along a chain 
 folds the join reads them about n / 2 times (text-chain at 60 folds: 0.53 s of CPU
 against 0.29 s for the walk)."""
 
+_MAY_QUANTITY = r"[0-9]\s?[A-Za-z]"
+"""What a text holding a quantity with a unit holds (Polars' filter before
+:func:`_measure_tokens`, which reads each such text in Python)."""
 _SEPARATED = r"[0-9],[0-9]"
 """What a text holding a number with a thousands separator holds: such a text is read by
 :func:`bag`, whose :data:`_THOUSANDS_RE` reads the number as the extractor does (Polars'
@@ -212,24 +206,13 @@ def leaf_words(texts: pl.Series) -> pl.DataFrame:
         found = bag(text)[0]
         slow_t += [t] * len(found)
         slow_w += found
+    quantified = frame.filter(ascii_ & pl.col("text").str.contains(_MAY_QUANTITY))
+    for t, text in quantified.iter_rows():  # the few texts with a number and a unit
+        measures = list(dict.fromkeys(_measure_tokens(text)))
+        slow_t += [t] * len(measures)
+        slow_w += measures
     slow = pl.DataFrame({"t": slow_t, "w": slow_w}, schema={"t": pl.UInt32, "w": pl.String})
-    return pl.concat([*pl.collect_all([words, digits, _measures(frame.lazy().filter(ascii_))]),
-                      slow])
-
-
-def _measures(ascii_texts: pl.LazyFrame) -> pl.LazyFrame:
-    """``t``, ``w``: the measure tokens (:func:`measure_token`) of ASCII texts, in
-    Polars: :data:`_MEASURE_RE`'s matches, each cut into its number (trailing decimal
-    zeros dropped) and its unit (made canonical)."""
-    found = (ascii_texts.select("t", pl.col("text").str.to_lowercase()
-                                .str.extract_all(MEASURE_PATTERN).alias("m"))
-             .explode("m").drop_nulls("m"))
-    number = pl.col("m").str.extract(r"^([0-9]+(?:\.[0-9]+)?)", 1)
-    unit = pl.col("m").str.extract(r"([a-z\u00b5\u03bc]+)$", 1)
-    number = pl.when(number.str.contains(".", literal=True)).then(
-        number.str.replace(r"0+$", "").str.replace(r"\.$", "")).otherwise(number)
-    return found.select("t", (pl.lit("=") + number
-                              + unit.replace_strict(_UNIT_OF, default=unit)).alias("w"))
+    return pl.concat([*pl.collect_all([words, digits]), slow])
 
 
 def held(pairs: pl.DataFrame, words: pl.DataFrame, asked: pl.DataFrame) -> pl.DataFrame:

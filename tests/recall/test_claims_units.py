@@ -108,3 +108,30 @@ def test_another_scope_or_number_is_still_a_claim(write_log: LogWriter) -> None:
                         "Ran the migration on the staging database.") == ["staging"]
     assert _unsupported(write_log, "Open ports 8080,443 on the firewall.",
                         "Opened ports 8081 and 443 on the firewall.") == ["8081"]
+
+
+@pytest.mark.parametrize(("raw", "summary"), [
+    # usertest51 #1: the leaf's quantity is read as the extractor reads one
+    ("Cache TTL is 86400 s.", "Cache TTL is 1 day."),
+    ("The timeout is 45 s.", "The timeout is 45000 ms."),
+    ("The timeout is 0.045 s.", "The timeout is 45 ms."),
+    ("The timeout is 45000\u00a0ms.", "The timeout is 45 s."),  # a no-break space
+    # usertest51 #2: the extractor reads "22,443" of "22,443,8443"
+    ("Allow 22,443,8443 inbound.", "Allow 22,443,8443 inbound."),
+    ("Ports 80,443,8080 open.", "Ports 80,443,8080 open."),
+])
+def test_a_quantity_of_the_leaf_supports_its_value(write_log: LogWriter, raw: str,
+                                                   summary: str) -> None:
+    assert _unsupported(write_log, raw, summary) == []
+
+
+@pytest.mark.parametrize(("raw", "summary", "claim"), [
+    # usertest51 #5: "5M" is a count, not five minutes; "7B" no bytes; "1.5.3 ms-sql"
+    # holds no quantity
+    ("We ingest 5M rows per batch.", "Each batch takes 300 s.", "300 s"),
+    ("Model has 7B params.", "Model needs 0.007 KB.", "0.007 KB"),
+    ("Uses 1.5.3 ms-sql drivers.", "Calls take 0.0053 s.", "0.0053 s"),
+])
+def test_a_letter_that_is_no_unit_supports_nothing(write_log: LogWriter, raw: str,
+                                                   summary: str, claim: str) -> None:
+    assert _unsupported(write_log, raw, summary) == [claim]
