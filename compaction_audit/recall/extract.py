@@ -57,7 +57,8 @@ from compaction_audit.recall.ruledout import scan_ruled_out
 from compaction_audit.recall.spantypes import clean_text
 from compaction_audit.recall.versions import SUFFIX, suffix_norm
 
-__all__ = ["CLAUSE_KINDS", "KIND_RANK", "SCOPE_CANON", "Discriminator", "Kind", "extract",
+__all__ = ["CLAUSE_KINDS", "KIND_RANK", "QUANTITY_UNITS", "SCOPE_CANON", "Discriminator", "Kind",
+           "extract",
            "extract_cached", "is_discriminating", "share", "unit_quantities",
            "value_tokens"]
 
@@ -73,6 +74,9 @@ _UNIT_CANON = {"msec": "ms", "msecs": "ms", "millisecond": "ms", "milliseconds":
                "bytes": "b", "percent": "%", "pct": "%", "token": "tokens", "M": "M"}
 
 
+QUANTITY_UNITS = _SPACED_UNITS
+"""The units a quantity token spells (a regular-expression alternation, also valid in
+Polars' engine)."""
 _NUM = r"(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?"
 _QUANTITY = (rf"(?<![\w.,]){_NUM}(?:(?P<unit>(?i:{_SPACED_UNITS}|us)|[smhdxkKM])"
              rf"|\s(?P<sunit>(?i:{_SPACED_UNITS})))?(?!\w)")

@@ -21,7 +21,7 @@ import polars as pl
 
 from compaction_audit.closure import Closure
 from compaction_audit.model import Session
-from compaction_audit.recall.extract import unit_quantities
+from compaction_audit.recall.extract import QUANTITY_UNITS, unit_quantities
 from compaction_audit.recall.spantypes import INVISIBLE_IN_WORDS_RE, composed
 from compaction_audit.recall.survival.words import _stem
 from compaction_audit.recall.versions import SUFFIX, TO_BASE, suffix_norm
@@ -164,7 +164,7 @@ fold trees of the benchmark's depth 3 both read them a few times; along a chain 
 folds the join reads them about n / 2 times (text-chain at 60 folds: 0.53 s of CPU
 against 0.29 s for the walk)."""
 
-_MAY_QUANTITY = r"[0-9]\s?[A-Za-z]"
+_MAY_QUANTITY = rf"[0-9](?:\s?(?i:{QUANTITY_UNITS}|us)|[smhd])\b"
 """What a text holding a quantity with a unit holds (Polars' filter before
 :func:`_measure_tokens`, which reads each such text in Python)."""
 _SEPARATED = r"[0-9],[0-9]"
