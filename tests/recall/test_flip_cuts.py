@@ -35,6 +35,7 @@ def _codes(write_log: LogWriter, child: str, summary: str) -> set[str]:
     "Do not rename config -> settings when migrating.",
     "If CI is red: do not merge.",
     "Never run `make > build.log` unless asked.",
+    "Do not delete C:\\data\\cache before backup.",
 ])
 def test_a_verbatim_copy_flips_nothing(write_log: LogWriter, text: str) -> None:
     assert not [d.text for d in extract(text) if d.kind.value in RULES and flipped(d, text)]
@@ -45,6 +46,9 @@ def test_a_verbatim_copy_flips_nothing(write_log: LogWriter, text: str) -> None:
     ("Never run `make > build.log` unless asked.", "Run `make > build.log` unless asked."),
     ("Keep the lock file: never delete it.", "Never keep the lock file."),
     ("Do not set retries > 5 if the queue is full.", "Set retries > 5 if the queue is full."),
+    # usertest51 #3: the part before a cut at "\\" ended "c:", read as a label's colon
+    ("Do not delete C:\\data\\cache before backup.", "Delete C:\\data\\cache before backup."),
+    ("Do not write to C:\\Windows\\System32 ever.", "Write to C:\\Windows\\System32 freely."),
 ])
 def test_a_reversed_rule_is_still_flipped(write_log: LogWriter, child: str,
                                           summary: str) -> None:

@@ -256,7 +256,7 @@ _IMPERATIVE_VERBS = frozenset({
 right away")."""
 _STATEMENT_RE = re.compile(r"^(?:(?!\b(?:before|after|if|when|unless|until|once|because"
                            r"|since)\b).)*?(?:\b(?:is|are|was|were|been|stays|stayed"
-                           r"|remains|remained)\b|:(?:\s|$))")
+                           r"|remains|remained)\b|:\s)")
 """A part opened by one of :data:`_IMPERATIVE_VERBS` is no imperative when it has a verb
 of being or a label's colon before any subordinate clause ("Retry it before the table
 is vacuumed" is one): the opening word is a noun there ("Force pushes to main
@@ -358,9 +358,9 @@ def _rule_parts(sent: str) -> list[str]:
         return [sent]
     parts, at = [], 0
     for start, end in cuts:
-        if start >= at:  # a colon stays with its part: a label's (:data:`_STATEMENT_RE`)
-            parts.append(sent[at:start + (sent[start] == ":")])
-            at = end
+        if start >= at:  # a colon that cut stays with its part, a label's (read by
+            parts.append(sent[at:start] + (": " if sent[start] == ":" else ""))
+            at = end  # :data:`_STATEMENT_RE`); "c:" before a cut at "\\" is none (ut51 #3)
     parts.append(sent[at:])
     return parts
 
