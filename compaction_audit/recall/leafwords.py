@@ -101,39 +101,42 @@ def _measure_tokens(text: str) -> list[str]:
 
 
 _DIGITS_RE = re.compile(r"\d+")
-_THOUSANDS_RE = re.compile(r"(?<![\w.,])\d{1,3}(?:,\d{3})+(?!\d)")
-"""A number written with thousands separators, as the extractor reads one: one to three
-digits after no word character, dot or comma, then groups of a comma and three digits
-("1,234,567", "9,999" of "9,999,99", "22,443" of "22,443,8443": it backs off as the
-extractor does, usertest51 #2; "8080,443" are the ports 8080 and 443, "1,23,456" no
-number: adv97 #3, where a summary copying "ports 8080,443" stated an unsupported 8080
-since the leaf's word was 8080443)."""
+SEPARATED = r"\b[0-9]{1,3}(?:,[0-9]{3})+(?:[^0-9]|$)"
+"""A number written with thousands separators: one to three digits, then groups of a
+comma and three digits ("1,234,567"; "22,443" of "22,443,8443", as the extractor backs
+off; not "8080,443", the ports 8080 and 443), and the character after it (Polars'
+engine has no look-ahead; a number glued to a unit, "45,000ms", is one).  Its digits
+joined are a word of the text
+beside the runs between its commas, so a summary copying either reading is supported
+(adv97 #3: the leaf's only word for "ports 8080,443" was 8080443; usertest51 #2, #4:
+reading such texts in Python instead doubled the time of number-dense tool output).
+One pattern for Python and Polars."""
+_SEPARATED_RE = re.compile(SEPARATED)
+_NOT_DIGIT = r"[^0-9]"
+"""What a :data:`SEPARATED` match loses to be the number it holds (its commas and the
+character after it)."""
+_NOT_DIGIT_RE = re.compile(_NOT_DIGIT)
 
 
 def _plain(text: str) -> str:
-    """``text`` lowercased, thousands separators removed, characters drawn as nothing
-    inside words removed (as extraction reads it, :func:`~compaction_audit.recall.
-    spantypes.clean_text`: "8<ZWSP>080" is the word 8080, adv94 #8): what :func:`bag`
-    reads."""
+    """``text`` lowercased, characters drawn as nothing inside words removed and the
+    rest composed (as extraction reads it, :func:`~compaction_audit.recall.spantypes.
+    clean_text`: "8<ZWSP>080" is the word 8080, adv94 #8): what :func:`bag` reads."""
     low = text.lower()
-    if not low.isascii():
-        low = composed(INVISIBLE_IN_WORDS_RE.sub("", low))
-    return _THOUSANDS_RE.sub(_joined, low) if "," in low else low
-
-
-def _joined(m: re.Match[str]) -> str:
-    """A :data:`_THOUSANDS_RE` number without its separators."""
-    return m[0].replace(",", "")
+    return low if low.isascii() else composed(INVISIBLE_IN_WORDS_RE.sub("", low))
 
 
 @lru_cache(maxsize=8192)
 def bag(text: str) -> tuple[frozenset[str], frozenset[str]]:
-    """(words, their stems) of ``text`` lowercased, thousands separators removed; the
-    digits of a number glued to a unit ("96k", "45000ms") are a word too, and so is a
-    version with a suffix, as its norm (:data:`_VERSION_RE`: "2.4.0-rc.1" is
-    "2.4.0rc1")."""
+    """(words, their stems) of ``text`` lowercased, a number with thousands separators
+    also joined (:data:`SEPARATED`); the digits of a number glued to a unit ("96k",
+    "45000ms") are a word too, and so is a version with a suffix, as its norm
+    (:data:`_VERSION_RE`: "2.4.0-rc.1" is "2.4.0rc1"), and the measure token of a
+    quantity whose unit converts (:func:`measure_token`)."""
     plain = _plain(text)
     found = frozenset(WORD_RE.findall(plain))
+    if "," in plain:
+        found |= {_NOT_DIGIT_RE.sub("", m) for m in _SEPARATED_RE.findall(plain)}
     if plain.isascii():  # each run of digits lies in one word: read the words, not the text
         digits = [run for word in found if not word.isalpha()
                   for run in _DIGITS_RE.findall(word)]
@@ -167,11 +170,6 @@ against 0.29 s for the walk)."""
 _MAY_QUANTITY = rf"[0-9](?:\s?(?i:{QUANTITY_UNITS}|us)|[smhd])\b"
 """What a text holding a quantity with a unit holds (Polars' filter before
 :func:`_measure_tokens`, which reads each such text in Python)."""
-_SEPARATED = r"[0-9],[0-9]"
-"""What a text holding a number with a thousands separator holds: such a text is read by
-:func:`bag`, whose :data:`_THOUSANDS_RE` reads the number as the extractor does (Polars'
-engine has no look-around to tell "1,234,567" from "8080,443")."""
-
 
 def leaf_words(texts: pl.Series) -> pl.DataFrame:
     """Columns ``t`` (UInt32: the text's index in ``texts``) and ``w``: the words of
@@ -179,19 +177,22 @@ def leaf_words(texts: pl.Series) -> pl.DataFrame:
     inside a word that is also a word of the text ("v12" and "12"), or for a version
     with a suffix (:data:`_VERSION_RE`: "2.4.0-rc.1" is also "2.4.0rc1").
 
-    ASCII texts without a digit, a comma and a digit (:data:`_SEPARATED`) are read by
-    Polars: lowercased, the distinct runs of ``[a-z0-9_]``, then the runs of digits of
-    those words holding a digit and another character (in ASCII every run of digits of
-    the text lies in one word).  Any other text is read by :func:`bag` itself: Python's
-    and Polars' lowercasing and ``\\d`` may differ outside ASCII, and a thousands
-    separator is told by look-around.  Null texts give no row."""
+    ASCII texts are read by Polars: lowercased, the distinct runs of ``[a-z0-9_]`` and
+    the numbers with thousands separators joined (:data:`SEPARATED`), then the runs of
+    digits of those words holding a digit and another character (in ASCII every run of
+    digits of the text lies in one word).  Any other text is read by :func:`bag` itself:
+    Python's and Polars' lowercasing and ``\\d`` may differ outside ASCII.  Null texts
+    give no row."""
     frame = pl.DataFrame({"text": texts}).with_row_index("t").drop_nulls("text")
-    ascii_ = ((pl.col("text").str.len_bytes() == pl.col("text").str.len_chars())
-              & ~pl.col("text").str.contains(_SEPARATED))
+    ascii_ = pl.col("text").str.len_bytes() == pl.col("text").str.len_chars()
     plain = pl.col("text").str.to_lowercase()
     words = (frame.lazy().filter(ascii_)
              .select("t", plain.str.extract_all(r"[a-z0-9_]+").list.unique().alias("w"))
              .explode("w").drop_nulls("w"))
+    joined = (frame.lazy().filter(ascii_ & pl.col("text").str.contains(",", literal=True))
+              .select("t", pl.col("text").str.extract_all(SEPARATED).alias("w"))
+              .explode("w").drop_nulls("w")
+              .select("t", pl.col("w").str.replace_all(_NOT_DIGIT, "")).unique())
     digits = (words.filter(pl.col("w").str.contains(r"[0-9][a-z_]|[a-z_][0-9]"))
               .select("t", pl.col("w").str.extract_all(r"[0-9]+")).explode("w"))
     other = frame.filter(~ascii_)
@@ -212,7 +213,7 @@ def leaf_words(texts: pl.Series) -> pl.DataFrame:
         slow_t += [t] * len(measures)
         slow_w += measures
     slow = pl.DataFrame({"t": slow_t, "w": slow_w}, schema={"t": pl.UInt32, "w": pl.String})
-    return pl.concat([*pl.collect_all([words, digits]), slow])
+    return pl.concat([*pl.collect_all([words, digits, joined]), slow])
 
 
 def held(pairs: pl.DataFrame, words: pl.DataFrame, asked: pl.DataFrame) -> pl.DataFrame:
