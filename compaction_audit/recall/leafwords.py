@@ -101,6 +101,10 @@ def _measure_tokens(text: str) -> list[str]:
 
 
 _DIGITS_RE = re.compile(r"\d+")
+_LETTERS_RE = re.compile(r"[^\W\d_]+")
+"""The runs of letters of any script: words of a text outside ASCII, as a claim's
+content words are (usertest51 #9: a verbatim Russian, Korean or Hindi sentence was a
+claim no leaf supported, since the leaf's words were ASCII only)."""
 SEPARATED = r"\b[0-9]{1,3}(?:,[0-9]{3})+(?:[^0-9]|$)"
 """A number written with thousands separators: one to three digits, then groups of a
 comma and three digits ("1,234,567"; "22,443" of "22,443,8443", as the extractor backs
@@ -134,7 +138,8 @@ def bag(text: str) -> tuple[frozenset[str], frozenset[str]]:
     (:data:`_VERSION_RE`: "2.4.0-rc.1" is "2.4.0rc1"), and the measure token of a
     quantity whose unit converts (:func:`measure_token`)."""
     plain = _plain(text)
-    found = frozenset(WORD_RE.findall(plain))
+    found = frozenset(WORD_RE.findall(plain) if plain.isascii()
+                      else (*WORD_RE.findall(plain), *_LETTERS_RE.findall(plain)))
     if "," in plain:
         found |= {_NOT_DIGIT_RE.sub("", m) for m in _SEPARATED_RE.findall(plain)}
     if plain.isascii():  # each run of digits lies in one word: read the words, not the text

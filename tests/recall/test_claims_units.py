@@ -135,3 +135,30 @@ def test_a_quantity_of_the_leaf_supports_its_value(write_log: LogWriter, raw: st
 def test_a_letter_that_is_no_unit_supports_nothing(write_log: LogWriter, raw: str,
                                                    summary: str, claim: str) -> None:
     assert _unsupported(write_log, raw, summary) == [claim]
+
+
+@pytest.mark.parametrize("text", [
+    # usertest51 #9: the leaf's words were ASCII only, so a verbatim sentence of another
+    # script was a claim no leaf supported
+    "\u041f\u043e\u0434\u043a\u043b\u044e\u0447\u0438\u0442\u0435\u0441\u044c \u043a "
+    "\u0441\u0435\u0440\u0432\u0435\u0440\u0443 db-prod-03 \u0438 \u043d\u0438\u043a\u043e"
+    "\u0433\u0434\u0430 \u043d\u0435 \u0443\u0434\u0430\u043b\u044f\u0439\u0442\u0435 "
+    "\u0434\u0430\u043d\u043d\u044b\u0435.",
+    "\uc11c\ubc84 db-prod-03\uc5d0 \uc5f0\uacb0\ud558\uace0 \ub370\uc774\ud130\ub97c "
+    "\uc808\ub300 \uc0ad\uc81c\ud558\uc9c0 \ub9c8\uc138\uc694.",
+])
+def test_a_verbatim_sentence_of_any_script_is_supported(write_log: LogWriter,
+                                                        text: str) -> None:
+    assert _unsupported(write_log, text, text) == []
+
+
+def test_an_invented_sentence_of_another_script_is_still_a_claim(
+        write_log: LogWriter) -> None:
+    raw = ("\u041f\u043e\u0434\u043a\u043b\u044e\u0447\u0438\u0442\u0435\u0441\u044c \u043a "
+           "\u0441\u0435\u0440\u0432\u0435\u0440\u0443 db-prod-03.")
+    invented = ("\u041f\u0435\u0440\u0435\u0437\u0430\u043f\u0443\u0441\u0442\u0438\u0442"
+                "\u0435 \u043a\u043b\u0430\u0441\u0442\u0435\u0440 \u0431\u0430\u0437\u044b "
+                "\u0434\u0430\u043d\u043d\u044b\u0445 \u043d\u0435\u043c\u0435\u0434\u043b"
+                "\u0435\u043d\u043d\u043e \u0441\u0435\u0433\u043e\u0434\u043d\u044f "
+                "\u0432\u0435\u0447\u0435\u0440\u043e\u043c.")
+    assert _unsupported(write_log, raw, invented) == [invented]
