@@ -58,8 +58,7 @@ from compaction_audit.recall.spantypes import clean_text
 from compaction_audit.recall.versions import SUFFIX, suffix_norm
 
 __all__ = ["CLAUSE_KINDS", "KIND_RANK", "QUANTITY_UNITS", "SCOPE_CANON", "Discriminator", "Kind",
-           "extract",
-           "extract_cached", "is_discriminating", "share", "unit_quantities",
+           "extract", "extract_cached", "is_discriminating", "share", "unit_quantities",
            "value_tokens"]
 
 # --------------------------------------------------------------------- token kinds
@@ -72,8 +71,6 @@ _UNIT_CANON = {"msec": "ms", "msecs": "ms", "millisecond": "ms", "milliseconds":
                "hour": "h", "hours": "h", "day": "d", "days": "d", "wk": "week",
                "wks": "week", "weeks": "week", "µs": "us", "μs": "us", "byte": "b",
                "bytes": "b", "percent": "%", "pct": "%", "token": "tokens", "M": "M"}
-
-
 QUANTITY_UNITS = _SPACED_UNITS
 """The units a quantity token spells (a regular-expression alternation, also valid in
 Polars' engine)."""

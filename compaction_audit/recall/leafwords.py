@@ -110,11 +110,10 @@ SEPARATED = r"\b[0-9]{1,3}(?:,[0-9]{3})+(?:[^0-9]|$)"
 comma and three digits ("1,234,567"; "22,443" of "22,443,8443", as the extractor backs
 off; not "8080,443", the ports 8080 and 443), and the character after it (Polars'
 engine has no look-ahead; a number glued to a unit, "45,000ms", is one).  Its digits
-joined are a word of the text
-beside the runs between its commas, so a summary copying either reading is supported
-(adv97 #3: the leaf's only word for "ports 8080,443" was 8080443; usertest51 #2, #4:
-reading such texts in Python instead doubled the time of number-dense tool output).
-One pattern for Python and Polars."""
+joined are a word of the text beside the runs between its commas, so a summary copying
+either reading is supported (adv97 #3: the leaf's only word for "ports 8080,443" was
+8080443; usertest51 #2, #4: reading such texts in Python instead doubled the time of
+number-dense tool output).  One pattern for Python and Polars."""
 _SEPARATED_RE = re.compile(SEPARATED)
 _NOT_DIGIT = r"[^0-9]"
 """What a :data:`SEPARATED` match loses to be the number it holds (its commas and the
@@ -176,6 +175,7 @@ _MAY_QUANTITY = rf"[0-9](?:\s?(?i:{QUANTITY_UNITS}|us)|[smhd])\b"
 """What a text holding a quantity with a unit holds (Polars' filter before
 :func:`_measure_tokens`, which reads each such text in Python)."""
 
+
 def leaf_words(texts: pl.Series) -> pl.DataFrame:
     """Columns ``t`` (UInt32: the text's index in ``texts``) and ``w``: the words of
     :func:`bag` (its first set) of each text, one row each, or two for a run of digits
@@ -185,9 +185,10 @@ def leaf_words(texts: pl.Series) -> pl.DataFrame:
     ASCII texts are read by Polars: lowercased, the distinct runs of ``[a-z0-9_]`` and
     the numbers with thousands separators joined (:data:`SEPARATED`), then the runs of
     digits of those words holding a digit and another character (in ASCII every run of
-    digits of the text lies in one word).  Any other text is read by :func:`bag` itself:
-    Python's and Polars' lowercasing and ``\\d`` may differ outside ASCII.  Null texts
-    give no row."""
+    digits of the text lies in one word); the measure tokens (:func:`measure_token`) of
+    the texts :data:`_MAY_QUANTITY` finds are read in Python.  Any other text is read by
+    :func:`bag` itself: Python's and Polars' lowercasing and ``\\d`` may differ outside
+    ASCII.  Null texts give no row."""
     frame = pl.DataFrame({"text": texts}).with_row_index("t").drop_nulls("text")
     ascii_ = pl.col("text").str.len_bytes() == pl.col("text").str.len_chars()
     plain = pl.col("text").str.to_lowercase()

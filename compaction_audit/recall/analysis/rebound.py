@@ -10,7 +10,8 @@ said the value was "still held by another span" (usertest49 #1).
 
 :func:`bound_again` rewrites each such drop as the pin the summary kept (its text
 ``requests to 2.31.0``, which :func:`~compaction_audit.recall.factkeys.fact_key` reads
-as the pin's key), one drop per pin the summary kept of that value.
+as the pin's key), one drop per pin the summary kept of that value, and keeps the bare
+value's drop where the summary kept the bare value as a fact of its own (usertest50 #2).
 """
 
 from __future__ import annotations

@@ -350,17 +350,19 @@ def _rule_parts(sent: str) -> list[str]:
     summary that copies "Keep the lock file: never delete it." or "Don't redirect stderr
     2>&1 when running the linter." word for word does not state the clause before the
     cut ("keep the lock file", "when running the linter") under the negation after it
-    or before it (adv97 #1: both were flipped rules, CA304 errors).  A part keeps the
-    colon that ends it: "update on the config:" is a label, no imperative."""
+    or before it (adv97 #1: both were flipped rules, CA304 errors).  A part a colon cut
+    ends with it, as a label's ("update on the config: left untouched" opens with a
+    noun, no imperative: :data:`_STATEMENT_RE`); "delete c:" before a cut at a
+    backslash is an imperative still (usertest51 #3)."""
     cuts = sorted([*((m.start(), m.end()) for m in _PART_RE.finditer(sent)),
                    *((m.start(), m.end()) for m in CLAUSE_END_RE.finditer(mask_code(sent)))])
     if not cuts:
         return [sent]
     parts, at = [], 0
     for start, end in cuts:
-        if start >= at:  # a colon that cut stays with its part, a label's (read by
+        if start >= at:
             parts.append(sent[at:start] + (": " if sent[start] == ":" else ""))
-            at = end  # :data:`_STATEMENT_RE`); "c:" before a cut at "\\" is none (ut51 #3)
+            at = end
     parts.append(sent[at:])
     return parts
 
