@@ -143,39 +143,40 @@ def test_a_candidate_whose_inversion_could_not_be_judged_fails_the_gate(
             "rounds") in " ".join(swapped.output.split())
 
 
+def _without_salience(tmp_path: Path) -> Path:
+    """research-decay (rounds 1 to 40) with no ``retained`` and no texts: nothing to
+    read salience from, logged or rebuilt."""
+    objs = [orjson.loads(raw) for raw in SAMPLE.read_bytes().splitlines()]
+    for o in objs[1:]:
+        o.pop("retained", None)
+        for item in (*o.get("spans", ()), *o.get("summaries", ())):
+            item.pop("text", None)
+    path = tmp_path / "no-salience.jsonl"
+    path.write_bytes(b"".join(orjson.dumps(o) + b"\n" for o in objs))
+    return path
+
+
+SAMPLE = ROOT / "sample_logs" / "research-decay.jsonl"
+
+
 def test_the_verdict_says_a_run_judged_less_without_a_gate(tmp_path: Path) -> None:
     """usertest49 #4: without a gate, "inversion onset disappeared: round 5 -> none"
     against a candidate that records no salience (and no text for a rebuilt cosine)
     said nothing of it, though ``diff --help`` says the verdict tells when either run
     could not be fully checked."""
-    sample = ROOT / "sample_logs" / "research-decay.jsonl"  # rounds 1 to 40
-    objs = [orjson.loads(raw) for raw in sample.read_bytes().splitlines()]
-    for o in objs[1:]:
-        o.pop("retained", None)
-        for item in (*o.get("spans", ()), *o.get("summaries", ())):
-            item.pop("text", None)
-    cand = tmp_path / "no-salience.jsonl"
-    cand.write_bytes(b"".join(orjson.dumps(o) + b"\n" for o in objs))
-    out = " ".join(run("diff", str(sample), str(cand), "-q").output.split())
+    cand = _without_salience(tmp_path)
+    out = " ".join(run("diff", str(SAMPLE), str(cand), "-q").output.split())
     assert out.startswith("inversion onset disappeared: round 8 -> none;")
     assert ("candidate not fully checked: CA101 salience-inversion not judged at 40 of 40 "
             "rounds, so its") in out
-    same = run("diff", str(sample), str(sample), "-q")
+    same = run("diff", str(SAMPLE), str(SAMPLE), "-q")
     assert same.output.strip() == "no change"
-
 
 
 def test_the_verdict_says_neither_run_was_judged_for_inversion(tmp_path: Path) -> None:
     """usertest50 #3: two runs that record no salience (and no text to rebuild a cosine
     from) said "no change", though neither could show an onset."""
-    sample = ROOT / "sample_logs" / "research-decay.jsonl"
-    objs = [orjson.loads(raw) for raw in sample.read_bytes().splitlines()]
-    for o in objs[1:]:
-        o.pop("retained", None)
-        for item in (*o.get("spans", ()), *o.get("summaries", ())):
-            item.pop("text", None)
-    bare = tmp_path / "bare.jsonl"
-    bare.write_bytes(b"".join(orjson.dumps(o) + b"\n" for o in objs))
+    bare = _without_salience(tmp_path)
     out = " ".join(run("diff", str(bare), str(bare), "-q").output.split())
     assert out == ("no change; CA101 salience-inversion judged neither run (not applicable: "
                    "no salience recorded)")
