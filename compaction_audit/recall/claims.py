@@ -151,9 +151,9 @@ def _other_forms(d: ext.Discriminator) -> tuple[tuple[str, ...], ...]:
     (usertest49 #2); its "45000" beside "it's" supports no "45 s" (usertest50 #1: the
     number and a unit word anywhere did), nor "45 ms" (45000 us).  None for any other
     token."""
-    if d.kind is ext.Kind.SCOPE:  # "production" is the scope prod (adv97 #3)
-        return tuple(tuple(WORD_RE.findall(spelling)) for spelling, canon
-                     in ext.SCOPE_CANON.items() if canon == d.norm)
+    if d.kind is ext.Kind.SCOPE:  # "production" is the scope prod (adv97 #3); one word
+        return tuple((spelling,) for spelling, canon in ext.SCOPE_CANON.items()
+                     if canon == d.norm and WORD_RE.fullmatch(spelling))  # (usertest52 #7)
     if d.kind is not ext.Kind.QUANTITY:
         return ()
     number, _, unit = d.norm.partition(" ")

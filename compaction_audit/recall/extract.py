@@ -79,22 +79,26 @@ _QUANTITY = (rf"(?<![\w.,]){_NUM}(?:(?P<unit>(?i:{_SPACED_UNITS}|us)|[smhdxkKM])
              rf"|\s(?P<sunit>(?i:{_SPACED_UNITS})))?(?!\w)")
 """A quantity token: a number, then a unit glued or after one space (a one-letter
 unit of ``[smhdxkKM]`` glued only, its case told: "5M" is a count, "5m" minutes)."""
-_QUANTITY_RE = re.compile(_QUANTITY)
+_UNIT_QUANTITY_RE = re.compile(
+    rf"(?<![\w.,]){_NUM}(?:(?P<unit>(?i:{_SPACED_UNITS}|us)|[smhdxkKM])"
+    rf"|\s(?P<sunit>(?i:{_SPACED_UNITS})))(?!\w)")
+""":data:`_QUANTITY` with its unit required: a bare number is no match (usertest52 #5:
+every number of number-dense text was one, half the audit's time)."""
 
 
 def unit_quantities(text: str) -> list[tuple[str, str]]:
     """(number without separators, canonical unit) of each quantity with a unit in
-    ``text``, read by the extractor's own quantity pattern alone (:data:`_QUANTITY`):
+    ``text``, read by the extractor's own quantity pattern (:data:`_QUANTITY`, its unit
+    required: :data:`_UNIT_QUANTITY_RE`):
     what a leaf states a value in, for the support of a summary's value in another
     unit (CA305; usertest51 #1: a reader of its own missed "86400 s", "45000\u00a0ms"
     and read "5M" as minutes)."""
     out = []
-    for m in _QUANTITY_RE.finditer(text):
+    for m in _UNIT_QUANTITY_RE.finditer(text):
         unit = m.group("unit") or m.group("sunit")
-        if unit:
-            number = m[0][:len(m[0]) - len(unit)].strip().replace(",", "")
-            out.append((number, _UNIT_CANON.get(unit) or _UNIT_CANON.get(unit.lower(),
-                                                                           unit.lower())))
+        number = m[0][:len(m[0]) - len(unit)].strip().replace(",", "")
+        out.append((number, _UNIT_CANON.get(unit) or _UNIT_CANON.get(unit.lower(),
+                                                                       unit.lower())))
     return out
 
 

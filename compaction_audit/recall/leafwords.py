@@ -21,7 +21,7 @@ import polars as pl
 
 from compaction_audit.closure import Closure
 from compaction_audit.model import Session
-from compaction_audit.recall.extract import QUANTITY_UNITS, unit_quantities
+from compaction_audit.recall.extract import QUANTITY_UNITS, SCOPE_CANON, unit_quantities
 from compaction_audit.recall.spantypes import INVISIBLE_IN_WORDS_RE, composed
 from compaction_audit.recall.survival.words import _stem
 from compaction_audit.recall.versions import SUFFIX, TO_BASE, suffix_norm
@@ -101,11 +101,12 @@ def _measure_tokens(text: str) -> list[str]:
 
 
 _DIGITS_RE = re.compile(r"\d+")
-_LETTERS_RE = re.compile(r"[^\W\d_]+")
-"""The runs of letters of any script: words of a text outside ASCII, as a claim's
-content words are (usertest51 #9: a verbatim Russian, Korean or Hindi sentence was a
-claim no leaf supported, since the leaf's words were ASCII only)."""
-SEPARATED = r"\b[0-9]{1,3}(?:,[0-9]{3})+(?:[^0-9]|$)"
+_LETTERS_RE = re.compile(r"[^\W\d_]*[^\x00-\x7f\W\d_][^\W\d_]*")
+"""The runs of letters holding a letter outside ASCII: words of a text outside ASCII,
+as a claim's content words are (usertest51 #9: a verbatim Russian or Korean sentence
+was a claim no leaf supported, the leaf's words being ASCII only); an ASCII name's
+parts are none (usertest52 #6: such a text was read otherwise than an ASCII one)."""
+SEPARATED = r"\b[0-9]{1,3}(?:,[0-9]{3})+([^0-9]|$)"
 """A number written with thousands separators: one to three digits, then groups of a
 comma and three digits ("1,234,567"; "22,443" of "22,443,8443", as the extractor backs
 off; not "8080,443", the ports 8080 and 443), and the character after it (Polars'
@@ -113,8 +114,16 @@ engine has no look-ahead; a number glued to a unit, "45,000ms", is one).  Its di
 joined are a word of the text beside the runs between its commas, so a summary copying
 either reading is supported (adv97 #3: the leaf's only word for "ports 8080,443" was
 8080443; usertest51 #2, #4: reading such texts in Python instead doubled the time of
-number-dense tool output).  One pattern for Python and Polars."""
+number-dense tool output).  The groups after its first are no words of their own
+(usertest52 #2: "$1,299" supported an invented "$299"): the number is taken out of the
+text before its words are read, the character after it (group 1) kept.  One pattern
+for Python and Polars."""
 _SEPARATED_RE = re.compile(SEPARATED)
+_SPELLED_SCOPES = {spelling: canon for spelling, canon in SCOPE_CANON.items()
+                   if not WORD_RE.fullmatch(spelling)}
+"""A scope spelled in several words ("pre-prod"): its norm ("preprod") is a word of a
+text that writes it, so a summary copying it is supported (usertest52 #7: its words
+anywhere, "pre-commit" and "prod", supported it)."""
 _NOT_DIGIT = r"[^0-9]"
 """What a :data:`SEPARATED` match loses to be the number it holds (its commas and the
 character after it)."""
@@ -137,19 +146,23 @@ def bag(text: str) -> tuple[frozenset[str], frozenset[str]]:
     (:data:`_VERSION_RE`: "2.4.0-rc.1" is "2.4.0rc1"), and the measure token of a
     quantity whose unit converts (:func:`measure_token`)."""
     plain = _plain(text)
-    found = frozenset(WORD_RE.findall(plain) if plain.isascii()
-                      else (*WORD_RE.findall(plain), *_LETTERS_RE.findall(plain)))
+    rest = plain
+    joined: list[str] = []
     if "," in plain:
-        found |= {_NOT_DIGIT_RE.sub("", m) for m in _SEPARATED_RE.findall(plain)}
+        joined = [_NOT_DIGIT_RE.sub("", m[0]) for m in _SEPARATED_RE.finditer(plain)]
+        rest = _SEPARATED_RE.sub(r" \1", plain)
+    joined += [canon for spelling, canon in _SPELLED_SCOPES.items() if spelling in plain]
+    found = frozenset(WORD_RE.findall(rest) if rest.isascii()
+                      else (*WORD_RE.findall(rest), *_LETTERS_RE.findall(rest))).union(joined)
     if plain.isascii():  # each run of digits lies in one word: read the words, not the text
         digits = [run for word in found if not word.isalpha()
                   for run in _DIGITS_RE.findall(word)]
     else:  # digits other than 0-9 (Unicode \d) are in no word: read the text
-        digits = _DIGITS_RE.findall(plain)
-    joined = _version_words(plain)
+        digits = _DIGITS_RE.findall(rest)
+    versions = _version_words(plain)
     measures = _measure_tokens(text if text.isascii()
                                else composed(INVISIBLE_IN_WORDS_RE.sub("", text)))
-    words = found.union(digits, joined, measures)
+    words = found.union(digits, versions, measures)
     return words, frozenset(map(_stem, words))  # stem() without its call
 
 
@@ -192,8 +205,12 @@ def leaf_words(texts: pl.Series) -> pl.DataFrame:
     frame = pl.DataFrame({"text": texts}).with_row_index("t").drop_nulls("text")
     ascii_ = pl.col("text").str.len_bytes() == pl.col("text").str.len_chars()
     plain = pl.col("text").str.to_lowercase()
+    rest = (pl.when(pl.col("text").str.contains(",", literal=True))
+            .then(plain.str.replace_all(SEPARATED, " $1")).otherwise(plain))
+    for spelling, canon in _SPELLED_SCOPES.items():  # its norm a word too
+        rest = rest.str.replace_all(spelling, f"{spelling} {canon}", literal=True)
     words = (frame.lazy().filter(ascii_)
-             .select("t", plain.str.extract_all(r"[a-z0-9_]+").list.unique().alias("w"))
+             .select("t", rest.str.extract_all(r"[a-z0-9_]+").list.unique().alias("w"))
              .explode("w").drop_nulls("w"))
     joined = (frame.lazy().filter(ascii_ & pl.col("text").str.contains(",", literal=True))
               .select("t", pl.col("text").str.extract_all(SEPARATED).alias("w"))

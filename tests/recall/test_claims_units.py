@@ -162,3 +162,27 @@ def test_an_invented_sentence_of_another_script_is_still_a_claim(
                 "\u0435\u043d\u043d\u043e \u0441\u0435\u0433\u043e\u0434\u043d\u044f "
                 "\u0432\u0435\u0447\u0435\u0440\u043e\u043c.")
     assert _unsupported(write_log, raw, invented) == [invented]
+
+
+@pytest.mark.parametrize(("raw", "summary", "claim"), [
+    # usertest52 #2: the groups of a number with separators were words of their own
+    ("The laptop sold for $1,299 last week.", "The laptop sold for $299 last week.", "299"),
+    ("Migration copied 2,500,000 rows.", "Migration copied 500 rows.", "500"),
+    # usertest52 #7: a scope of several words by its words anywhere
+    ("Run pre-commit hooks, then deploy to prod.", "Deploy to pre-prod.", "pre-prod"),
+])
+def test_a_part_of_a_token_supports_no_claim(write_log: LogWriter, raw: str, summary: str,
+                                             claim: str) -> None:
+    assert _unsupported(write_log, raw, summary) == [claim]
+
+
+def test_an_ascii_name_is_read_alike_beside_a_letter_outside_ascii(
+        write_log: LogWriter) -> None:
+    """usertest52 #6: "payments_service_url" gave the words payments, service and url
+    only when the text held a letter outside ASCII."""
+    raw = ("Config keys: payments_service_url, retries_limit_max, handler_crashed_count, "
+           "nightly_job_cron, token_refresh_interval.")
+    summary = ("The payments service retries until the limit, then the handler crashed "
+               "nightly during token refresh.")
+    assert _unsupported(write_log, raw, summary) == _unsupported(write_log, raw + " Caf\u00e9.",
+                                                                 summary)
