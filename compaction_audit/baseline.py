@@ -570,8 +570,7 @@ def apply(report: Report, baseline: dict[str, Entry], source: str = "") -> Repor
         # only an adapter names items by their lines (also in a log it converted); a
         # native log's "line-5" is its own id (adv97 #2: a new fold of a native log
         # named so matched a fixed one's entry)
-        native = (s.source_format == "native"
-                  and s.header.extra.get("source_format") in (None, "native"))
+        native = s.source_format == "native" and s.converted_from() is None
         moved = {} if native else _moved_folds(pairs, mine, baseline)
         for f, e in pairs:
             b = baseline.get(e.fingerprint)

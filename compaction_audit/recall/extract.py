@@ -75,13 +75,12 @@ QUANTITY_UNITS = _SPACED_UNITS
 """The units a quantity token spells (a regular-expression alternation, also valid in
 Polars' engine)."""
 _NUM = r"(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?"
-_QUANTITY = (rf"(?<![\w.,]){_NUM}(?:(?P<unit>(?i:{_SPACED_UNITS}|us)|[smhdxkKM])"
-             rf"|\s(?P<sunit>(?i:{_SPACED_UNITS})))?(?!\w)")
+_QUANTITY_UNIT = (rf"(?:(?P<unit>(?i:{_SPACED_UNITS}|us)|[smhdxkKM])"
+                  rf"|\s(?P<sunit>(?i:{_SPACED_UNITS})))")
+_QUANTITY = rf"(?<![\w.,]){_NUM}{_QUANTITY_UNIT}?(?!\w)"
 """A quantity token: a number, then a unit glued or after one space (a one-letter
 unit of ``[smhdxkKM]`` glued only, its case told: "5M" is a count, "5m" minutes)."""
-_UNIT_QUANTITY_RE = re.compile(
-    rf"(?<![\w.,]){_NUM}(?:(?P<unit>(?i:{_SPACED_UNITS}|us)|[smhdxkKM])"
-    rf"|\s(?P<sunit>(?i:{_SPACED_UNITS})))(?!\w)")
+_UNIT_QUANTITY_RE = re.compile(rf"(?<![\w.,]){_NUM}{_QUANTITY_UNIT}(?!\w)")
 """:data:`_QUANTITY` with its unit required: a bare number is no match (usertest52 #5:
 every number of number-dense text was one, half the audit's time)."""
 

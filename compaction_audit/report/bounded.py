@@ -24,7 +24,7 @@ from collections import Counter
 from typing import Any
 
 from compaction_audit.report.model import SessionReport
-from compaction_audit.report.summary import ends, episodes, said
+from compaction_audit.report.summary import ends, episodes, later_advice, said
 from compaction_audit.rules.base import Finding
 
 LIST_CAP = 10
@@ -192,10 +192,10 @@ def episode_dict(run: list[Finding], show_all: bool = False,
         "action": first.action, "entity": first.entity, "entities": entities,
         "values": first.values,
     }
-    later = last.values.get("rehydrate")
-    if later and later != first.values.get("rehydrate"):  # the summary to expand at the
-        doc["last_rehydrate"] = later  # last round (usertest50 #4: the first round's
-    if show_all:  # named one evicted since)
+    later = later_advice(first, last)
+    if later is not None:
+        doc["last_rehydrate"] = later
+    if show_all:
         return doc
     bounded: dict[str, Any] = cap_lists({**doc, "values": None})
     bounded["values"] = without_derived_keys(cap_lists(first.values, VALUES_CAP,

@@ -30,7 +30,14 @@ from compaction_audit.conditions import can_invert
 from compaction_audit.report.lines import line_at, lines_span
 from compaction_audit.report.model import Report, SessionReport, reader_notes, session_named
 from compaction_audit.report.safe import printable
-from compaction_audit.report.summary import baseline_info, ends, gate_note, grown_phrase, said
+from compaction_audit.report.summary import (
+    baseline_info,
+    ends,
+    gate_note,
+    grown_phrase,
+    later_advice,
+    said,
+)
 from compaction_audit.report.terminal_lost import compactions_section, recall_section
 from compaction_audit.report.terminal_text import (
     WIDE,
@@ -453,12 +460,10 @@ def _episode(run: list[Finding], show_all: bool = False,
         if len(run) > rounds:  # several at a round: each its own item, not a repeat
             parts.append(more_line(len(run) - shown, "more finding(s) in this episode",
                                    indent=4))
-    # the advice for the episode's last round, the state the reader acts on: the first
-    # round's named a summary evicted since (usertest49 #3)
-    rehydrate = last.values.get("rehydrate") or first.values.get("rehydrate")
+    later = later_advice(first, last)  # the state the reader acts on
+    rehydrate = later or first.values.get("rehydrate")
     if rehydrate:
-        at = (f"at round {last.round}: " if last.round != first.round
-              and rehydrate != first.values.get("rehydrate") else "")
+        at = f"at round {last.round}: " if later and last.round != first.round else ""
         parts.append(hang("", w(at + _rehydrate_text(rehydrate)), indent=4))
     return parts
 

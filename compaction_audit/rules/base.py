@@ -291,6 +291,10 @@ def ids_per_round(rows: pl.DataFrame, pairs: pl.DataFrame, name: str) -> pl.Data
 MessageFn = Callable[[dict[str, Any]], str]
 
 
+EXPONENT_FROM = 1e15
+"""The magnitude from which :func:`fmt` writes a number with an exponent."""
+
+
 def fmt(value: Any) -> str:
     """Format a value for a message: ratios with 3 decimals, a number of 1e15 or more in
     magnitude in exponent form ("1.000e+308": adv94 #10 printed a logged raw_ratio
@@ -298,8 +302,8 @@ def fmt(value: Any) -> str:
     if value is None:
         return "unknown"
     if isinstance(value, float):
-        return f"{value:.3e}" if abs(value) >= 1e15 else f"{value:.3f}"
-    if type(value) is int and abs(value) >= 10 ** 15:  # a whole float read as an int
+        return f"{value:.3e}" if abs(value) >= EXPONENT_FROM else f"{value:.3f}"
+    if type(value) is int and abs(value) >= EXPONENT_FROM:  # a whole float read as an int
         return f"{value:.3e}"  # (usertest48 #4: CA203's 1e308 was 309 digits still)
     return str(value)
 

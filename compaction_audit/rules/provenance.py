@@ -10,6 +10,7 @@ from compaction_audit.emptyframes import kept_for_schemas
 from compaction_audit.io.records import LOGGED_FLOATS, LOGGED_INTS
 from compaction_audit.reachability import interval_sum
 from compaction_audit.rules.base import (
+    EXPONENT_FROM,
     Context,
     Outcome,
     Rule,
@@ -213,15 +214,10 @@ def _pair(m: dict[str, Any]) -> str:
     fmt_change`; usertest50 #6: "raw_ratio logged 1.000, rebuilt 1.000" under a
     tolerance of 0.0001)."""
     logged, rebuilt = _num(m["logged"], m["field"]), _num(m["rebuilt"], m["field"])
-    if any(isinstance(v, float) and abs(v) >= _EXPONENT for v in (logged, rebuilt)):
-        return f"{fmt(logged)}, rebuilt {fmt(rebuilt)}"  # written with an exponent
+    if any(isinstance(v, float) and abs(v) >= EXPONENT_FROM for v in (logged, rebuilt)):
+        return f"{fmt(logged)}, rebuilt {fmt(rebuilt)}"  # with an exponent (adv94 #10)
     before, _, after = fmt_change(logged, rebuilt).partition(" -> ")
     return f"{before}, rebuilt {after}"
-
-
-_EXPONENT = 1e15
-"""From this magnitude :func:`~compaction_audit.rules.base.fmt` writes an exponent (a
-logged 1e308 is no 309 digits: adv94 #10)."""
 
 
 def _num(value: float | None, field: str) -> float | int | None:
