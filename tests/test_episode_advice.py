@@ -8,6 +8,7 @@ advice named L1d.  Built from findings directly: the advice is the rule's
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from rich.console import Console
@@ -62,3 +63,41 @@ def test_the_json_episode_has_the_last_rounds_advice_where_it_differs() -> None:
     assert doc["last_rehydrate"]["tokens_needed"] == 90
     assert "last_rehydrate" not in episode_dict([_finding(5, "L1c", 72),
                                                  _finding(6, "L1c", 72)])
+
+
+SAMPLE_A = Path(__file__).parent.parent / "sample_logs" / "research-decay.jsonl"
+
+
+def _audit(fmt: str) -> str:
+    from typer.testing import CliRunner
+
+    from compaction_audit.cli import app
+
+    return CliRunner().invoke(app, ["audit", str(SAMPLE_A), "--select", "CA101",
+                                    "-f", fmt]).stdout
+
+
+# Sample (a)'s CA101 episode over rounds 35-36 names t1.206 at round 35 and t1.216
+# at round 36 (its JSON episode: values.rehydrate.summary, last_rehydrate.summary).
+LAST_ADVICE = ("at round 36: rehydrate t1.216 (depth 1, fan-out 4, 4 resolvable leaves"
+               " = 5,270 tokens)")
+
+
+def test_every_format_with_words_gives_the_last_rounds_advice() -> None:
+    """usertest51 #8: SARIF (and the GitHub, JUnit, Markdown and HTML reports) said the
+    rule's action only, the summary to rehydrate in the JSON values of the first round;
+    each now says the episode's last-round advice as the terminal does."""
+    for fmt in ("github", "sarif", "junit", "html"):
+        assert LAST_ADVICE in _audit(fmt), fmt
+    escaped = LAST_ADVICE.replace(".", "\\.").replace("(", "\\(").replace(")", "\\)")
+    assert escaped.replace("fan-out", "fan\\-out") in _audit("markdown")
+
+
+def test_the_sarif_result_carries_the_last_rounds_advice() -> None:
+    import json
+
+    results = json.loads(_audit("sarif"))["runs"][0]["results"]
+    by_round = {r["properties"]["round"]: r["properties"] for r in results}
+    assert by_round[35]["values"]["rehydrate"]["summary"] == "t1.206"
+    assert by_round[35]["lastRehydrate"]["summary"] == "t1.216"
+    assert "lastRehydrate" not in by_round[25]  # a one-round episode

@@ -23,8 +23,9 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
+from compaction_audit.report.advice import later_advice
 from compaction_audit.report.model import SessionReport
-from compaction_audit.report.summary import ends, episodes, later_advice, said
+from compaction_audit.report.summary import ends, episodes, said
 from compaction_audit.rules.base import Finding
 
 LIST_CAP = 10

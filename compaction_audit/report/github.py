@@ -34,6 +34,7 @@ from collections import Counter
 from typing import Any, NamedTuple
 
 from compaction_audit.baseline import grown_findings, trace_key
+from compaction_audit.report.advice import what_to_do
 from compaction_audit.report.formats import RenderOptions
 from compaction_audit.report.gaps import LINES, gaps, gaps_fail
 from compaction_audit.report.lines import line_path
@@ -111,7 +112,7 @@ def _episode_command(path: str, run: list[Finding],
     props["title"] = f"{first.code} {first.rule} ({where}{items})"
     top = max((f.severity for f in run), key=lambda v: v.rank)
     return command(worst(run), f"{grown_prefix(grown or {}, first)}{said(first, top)}. What to do: "
-                   f"{first.action}", **props)
+                   f"{what_to_do(first, last)}", **props)
 
 
 class _Note(NamedTuple):

@@ -27,6 +27,7 @@ from typing import Any
 
 from compaction_audit.baseline import grown_findings
 from compaction_audit.errors import LogError
+from compaction_audit.report.advice import what_to_do
 from compaction_audit.report.bounded import EPISODES_PER_RULE
 from compaction_audit.report.formats import RenderOptions, rules_of
 from compaction_audit.report.gaps import gap_cases, gaps_fail
@@ -63,7 +64,7 @@ def _episode_text(run: list[Finding], grown: dict[int, dict[str, Any]] | None = 
     if last.message != f.message:
         top = max((x.severity for x in run), key=lambda s: s.rank)
         lines.append(f"  last: {said_in_episode(last, top)}")
-    return xml_lines([*lines, f"  action: {f.action}"])
+    return xml_lines([*lines, f"  action: {what_to_do(f, last)}"])
 
 
 def _episodes_text(found: list[Finding], show_all: bool,

@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 
 from compaction_audit.recall.ranking import LOW_TIERS
+from compaction_audit.report.advice import episode_advice
 from compaction_audit.report.compaction_text import lost_suppressed, low_tiers_phrase
 from compaction_audit.report.formats import RenderOptions
 from compaction_audit.report.gaps import total_phrases
@@ -210,8 +211,10 @@ def session_section(s: SessionReport, open_: bool, show_all: bool = False) -> li
         if len(run) > 1:  # the findings the verdict counts (ux5 F8)
             rounds += f" ({len(run)} findings)"
         sev = max((f.severity for f in run), key=lambda v: v.rank)
+        advice = episode_advice(first, last)  # the summary to rehydrate, as a line
+        message = md(said(first, sev)) + (f"<br>{md(advice)}" if advice else "")
         lines.append(f"| {sev.value} | {first.code} {md(first.rule)} | {rounds} | "
-                     f"{where} | {md(said(first, sev))} |")
+                     f"{where} | {message} |")
     if len(runs) > MAX_ROWS:
         lines.append(f"\n{len(runs) - MAX_ROWS} more episode(s) not shown.")
     lines.append("")

@@ -13,7 +13,9 @@ entity or episode) with the round number, so that every result has its own; the
 baseline fingerprint, the round and the values are in ``properties``.  Findings that
 repeat round after round are one result (issue 14, section 3): an episode
 (:func:`~compaction_audit.report.bounded.episode_dict`) located at its first round,
-with ``count``, ``rounds`` and ``lastRound`` in ``properties``; at most
+with ``count``, ``rounds`` and ``lastRound`` in ``properties`` (and ``lastRehydrate``,
+the last round's rehydration advice where it differs from the first's; the message
+ends with it after the action: :func:`~compaction_audit.report.advice.what_to_do`); at most
 :data:`~compaction_audit.report.bounded.EPISODES_PER_RULE` per rule and trace, the rest
 counted in a ``note`` notification of the invocation; ``--all``: one result per finding.
 Results are ordered errors first, then warnings, then notes (within a level by first
@@ -44,6 +46,7 @@ from compaction_audit.baseline import (
     session_entries,
     trace_key,
 )
+from compaction_audit.report.advice import what_to_do
 from compaction_audit.report.bounded import bounded_episodes, episode_dict
 from compaction_audit.report.formats import RenderOptions, rules_of
 from compaction_audit.report.gaps import gaps, gaps_fail
@@ -146,7 +149,7 @@ def render_sarif(report: Report, opts: RenderOptions) -> bytes:
             # the finding the episode stands for, as every format shows it: the worst of
             # its first round (usertest45 #1: the first in round order led an error's
             # result with "fold t3.86 ... lost nothing" beside t3.87's values)
-            f = ends(found)[0]
+            f, last = ends(found)
             entry = entries[id(f)]
             ep = episode_dict(found, opts.show_all)
             top = max((x.severity for x in found), key=lambda v: v.rank)
@@ -156,7 +159,7 @@ def render_sarif(report: Report, opts: RenderOptions) -> bytes:
                 "ruleId": f.code,
                 "level": LEVELS[ep["severity"]],
                 "message": {"text": printable(f"{grown_prefix(grown, f)}{said(f, top)}{where}. "
-                                              f"What to do: {f.action}")},
+                                              f"What to do: {what_to_do(f, last)}")},
                 "locations": [location(line_path(s.path, f.line_file), f.line)],
                 "partialFingerprints": {FINGERPRINT_KEY: fingerprint(
                     entry.trace, f.code, f"{entry.key}@round:{f.round}")},
@@ -166,6 +169,8 @@ def render_sarif(report: Report, opts: RenderOptions) -> bytes:
                                "lastRound": ep["last_round"],
                                "values": clip_tree(ep["values"])},
             }
+            if "last_rehydrate" in ep:  # the advice at the episode's last round
+                result["properties"]["lastRehydrate"] = clip_tree(ep["last_rehydrate"])
             series = s.cosine.get("used_by", {}).get(f.rule)
             if series:  # the salience series the rule read (issue 16)
                 result["properties"]["salienceSeries"] = series

@@ -335,15 +335,6 @@ def said(f: Finding, shown: Severity) -> str:
     return f.message if f.severity.rank >= shown.rank else f"{f.severity.value}: {f.message}"
 
 
-def later_advice(first: Finding, last: Finding) -> dict[str, Any] | None:
-    """The rehydration advice (``values["rehydrate"]``) of an episode's last finding
-    where it differs from its first's, else None: the summary to expand at the last
-    round, the first round's having maybe been evicted since (usertest49 #3, usertest50
-    #4)."""
-    later = last.values.get("rehydrate")
-    return later if later and later != first.values.get("rehydrate") else None
-
-
 def ends(run: list[Finding]) -> tuple[Finding, Finding]:
     """The findings that stand for an episode (``run``, in round order): the worst of
     its first round and the worst of its last round (the earliest of equals), whose

@@ -27,6 +27,7 @@ from rich.table import Table
 from rich.text import Text
 
 from compaction_audit.conditions import can_invert
+from compaction_audit.report.advice import episode_advice
 from compaction_audit.report.lines import line_at, lines_span
 from compaction_audit.report.model import Report, SessionReport, reader_notes, session_named
 from compaction_audit.report.safe import printable
@@ -35,7 +36,6 @@ from compaction_audit.report.summary import (
     ends,
     gate_note,
     grown_phrase,
-    later_advice,
     said,
 )
 from compaction_audit.report.terminal_lost import compactions_section, recall_section
@@ -460,11 +460,8 @@ def _episode(run: list[Finding], show_all: bool = False,
         if len(run) > rounds:  # several at a round: each its own item, not a repeat
             parts.append(more_line(len(run) - shown, "more finding(s) in this episode",
                                    indent=4))
-    later = later_advice(first, last)  # the state the reader acts on
-    rehydrate = later or first.values.get("rehydrate")
-    if rehydrate:
-        at = f"at round {last.round}: " if later and last.round != first.round else ""
-        parts.append(hang("", w(at + _rehydrate_text(rehydrate)), indent=4))
+    if advice := episode_advice(first, last):  # the state the reader acts on
+        parts.append(hang("", w(advice), indent=4))
     return parts
 
 
@@ -522,25 +519,6 @@ def rule_count(runs: list[list[Finding]]) -> str:
 def _span(run: list[Finding]) -> str:
     a, b = run[0].round, run[-1].round
     return str(a) if a == b else f"{a}-{b}"
-
-
-def _rehydrate_text(s: dict[str, Any]) -> str:
-    """The rehydration advice of a CA101/CA102 finding (``values["rehydrate"]``:
-    :func:`compaction_audit.rehydrate.suggestions`), in words; where no leaf of the
-    summary can be read again, that rehydrating it restores nothing (usertest43 #4:
-    "0 resolvable leaves = 0 tokens; raw tokens needed ...: 26" read as advice to
-    follow)."""
-    if s.get("summary") is None:
-        return f"rehydrate: no summary in the working set; restore {s['tokens_needed']:,} " \
-               "raw tokens"
-    if not s.get("resolvable_leaves"):
-        return (f"rehydrate {s['summary']} (depth {s['depth']}, fan-out {s['fan_out']}): "
-                "none of its leaves can be read again (evicted, not offloaded), so it "
-                f"cannot restore the {s['tokens_needed']:,} raw tokens the target "
-                "raw_ratio needs")
-    return (f"rehydrate {s['summary']} (depth {s['depth']}, fan-out {s['fan_out']}, "
-            f"{s['resolvable_leaves']} resolvable leaves = {s['resolvable_leaf_tokens']:,} "
-            f"tokens); raw tokens needed for the target raw_ratio: {s['tokens_needed']:,}")
 
 
 def notes_section(r: SessionReport, show_all: bool = False) -> RenderableType | None:

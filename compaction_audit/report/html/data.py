@@ -18,6 +18,7 @@ from typing import Any
 import polars as pl
 import polars.selectors as cs
 
+from compaction_audit.report.advice import episode_advice
 from compaction_audit.report.lines import line_at, lines_span
 from compaction_audit.report.model import SessionReport
 from compaction_audit.report.summary import ends, said
@@ -177,6 +178,7 @@ class Episode:
     action: str
     first_file: str | None = None  # the file first_line is in, when not the trace's
     last_file: str | None = None
+    advice: str | None = None  # the rehydration advice (report.advice.episode_advice)
 
     @property
     def anchor(self) -> str:
@@ -219,7 +221,7 @@ def episodes(findings: list[Finding]) -> list[Episode]:
         out.append(Episode(first.code, first.rule, worst.value, first.round, last.round,
                            first.line, last.line, len({f.round for f in run}), len(run),
                            said(first, worst), said(last, worst), first.action, first.line_file,
-                           last.line_file))
+                           last.line_file, episode_advice(first, last)))
     return out
 
 

@@ -95,6 +95,8 @@ def episodes_table(eps: list[Episode]) -> str:
     for i, e in enumerate(eps[:MAX_ROWS]):
         last = (f'<br><span class="dim">last: {esc(e.last_message)}</span>'
                 if e.rounds > 1 and e.last_message != e.message else "")
+        if e.advice:  # the summary to rehydrate, under the message (as in the terminal)
+            last += f'<br>{esc(e.advice)}'
         said = i > 0 and (eps[i - 1].code, eps[i - 1].action) == (e.code, e.action)
         action = '<span class="dim">as above</span>' if said else esc(e.action)
         rows.append(f'<tr><td class="sev-{esc(e.severity)}">{esc(e.severity.upper())}</td>'
