@@ -108,6 +108,24 @@ def test_overlapping_reasons_do_not_hide_a_judged_round(write_log: LogWriter) ->
     assert not s.judged_nothing()
 
 
+@pytest.mark.parametrize(("window", "reason"), [
+    (3, "the first 3 rounds have no round 3 rounds earlier to compare with"),
+    (4, "the first 4 rounds have no round 4 rounds earlier to compare with: the session "
+        "has 3 rounds"),
+    (9, "the first 9 rounds have no round 9 rounds earlier to compare with: the session "
+        "has 3 rounds")])
+def test_a_window_past_the_sessions_end_says_its_length(write_log: LogWriter, window: int,
+                                                        reason: str) -> None:
+    """usertest51 #7: ``--window 50`` on a 40-round log read "the first 50 rounds have
+    no round 50 rounds earlier", as if the log had 50; a window of 3 on 3 rounds (0, 1,
+    2) judges none either, but its first 3 rounds are the session."""
+    from compaction_audit.settings import Settings
+
+    path = str(write_log([session(task_query="Which port?"), *FLAT]))
+    s = audit(path, Settings(window=window), rules=select_rules(["CA101"]))
+    assert [(n.reason, n.rounds) for n in s.not_evaluated] == [(reason, 3)]
+
+
 @pytest.mark.parametrize("code", sorted(RULES))
 def test_every_rule_names_a_kind_of_input(code: str) -> None:
     assert RULES[code].judges in JUDGES

@@ -67,6 +67,9 @@ class BoundaryRule(Rule):
             reason = (WINDOW_REASON + " round has no earlier round to compare with" if w == 1
                       else f"{WINDOW_REASON} {w} rounds have no round {w} rounds earlier "
                       "to compare with")  # is counted under its first check: usertest50
+            if w > ctx.frame.height > 0:  # a window past the log's end (usertest51 #7)
+                n = ctx.frame.height
+                reason += f": the session has {n} round{'' if n == 1 else 's'}"
             checks.append((reason,  # #3, diff read an empty first round as judged less)
                            pl.col("distinct_source_spans_before").is_not_null()))
         if self.reads_raw_ratio:
