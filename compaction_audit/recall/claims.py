@@ -469,13 +469,38 @@ def _judged(summary: str, text: str, found: Sequence[ext.Discriminator],
     """The rows of ``summary``'s claims (``found``: :func:`claims` of its ``text``) and
     claim sentences that its leaves' vocabulary (``words``, ``stems``) does not
     support."""
-    lost = [d for d in found if not supports(d, words, stems)]
+    lost = _tokens_held(found, [d for d in found if not supports(d, words, stems)],
+                        words, stems)
     out: list[_Row] = [(summary, d.kind.value, d.text, d.norm, _severity_class(d.kind.value),
                         partial(_states_token, d)) for d in lost]
     out += [(summary, "claim", sentence, "claim " + " ".join(sorted(content)),
              "claim", partial(_states_sentence, content))
             for sentence, content in _bare_claims(text, lost, words, stems, sentences)]
     return out
+
+
+def _tokens_held(found: Sequence[ext.Discriminator], lost: list[ext.Discriminator],
+                 words: AbstractSet[str], stems: AbstractSet[str]
+                 ) -> list[ext.Discriminator]:
+    """``lost`` (the claims of ``found`` the vocabulary does not support) without the
+    clauses supported once the words of the supported tokens inside them are held: a
+    token is judged by its own rule, which knows its other forms (usertest52 #1: "Keep
+    logs 7 days" for a leaf's "Keep logs 1 week" was an unsupported constraint, "7" and
+    "days" no words of the leaf, though the quantity "7 days" is the leaf's "1 week").
+    A clause with an unsupported token inside ("Keep logs 9 days") gains nothing."""
+    clauses = [d for d in lost if d.kind in ext.CLAUSE_KINDS]
+    if not clauses:
+        return lost
+    gone = {id(d) for d in lost}
+    kept = [t for t in found if t.kind not in ext.CLAUSE_KINDS and id(t) not in gone]
+    drop: set[int] = set()
+    for d in clauses:
+        content = _content(d) or set()
+        inside = {w for t in kept if d.start <= t.start and t.end <= d.end
+                  for w in WORD_RE.findall(t.text.lower())} & content
+        if inside and 2 * (_held(content - inside, words, stems) + len(inside)) >= len(content):
+            drop.add(id(d))
+    return [d for d in lost if id(d) not in drop]
 
 
 def _joined(dag: Below) -> tuple[list[_Row], set[int]]:

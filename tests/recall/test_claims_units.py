@@ -186,3 +186,21 @@ def test_an_ascii_name_is_read_alike_beside_a_letter_outside_ascii(
                "nightly during token refresh.")
     assert _unsupported(write_log, raw, summary) == _unsupported(write_log, raw + " Caf\u00e9.",
                                                                  summary)
+
+
+@pytest.mark.parametrize(("raw", "summary"), [
+    # usertest52 #1: the constraint's content words are logs, 7, days; the leaf holds
+    # "logs" only (1 of 3 < half), but "7 days" is the leaf's "1 week"
+    ("Keep logs 1 week.", "Keep logs 7 days."),
+    # the clause's content words: 1.5, min; 90 seconds is 1.5 min
+    ("Retry after 90 seconds.", "Retry after 1.5 min."),
+])
+def test_a_clause_holding_a_token_in_other_words_is_supported(write_log: LogWriter,
+                                                              raw: str, summary: str) -> None:
+    assert _unsupported(write_log, raw, summary) == []
+
+
+def test_a_clause_holding_an_invented_token_is_still_a_claim(write_log: LogWriter) -> None:
+    # 9 days is no value of 1 week: the quantity and its constraint are both claims
+    assert _unsupported(write_log, "Keep logs 1 week.",
+                        "Keep logs 9 days.") == ["Keep logs 9 days", "9 days"]
