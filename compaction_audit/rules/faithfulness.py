@@ -127,7 +127,9 @@ class UnsupportedSummaryClaim(Rule):
     compaction, nor a raw span the product kept beside its summary: it wrote the summary
     from the whole context, and Codex keeps the person's messages verbatim).  Support
     is lenient
-    (half of a clause's content words anywhere among the raw leaves, a number in any
+    (half of a clause's content words anywhere among the raw leaves, the words of a
+    supported token inside the clause held: "Keep logs 7 days" for "Keep logs 1 week";
+    a number in any
     unit or its value in another unit written with that unit ("45000 ms" supports "45
     s"), a
     scope in any of its spellings ("production" supports "prod"), an identifier by its
