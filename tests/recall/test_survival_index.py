@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import random
+import re
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -58,6 +59,10 @@ def _old_clause_survives(d: Discriminator, idx: Any) -> bool:
         return False
     keys = [w for w in words if swords._is_key(w)]
     stems = {swords._stem(w) for w in words if w != ">"}
+    if family == "sequence" and (keys or stems):  # none on the other side in time
+        return any(_old_in_order(keys, stems, _in_time(d.text, words), other)
+                   for other in extract(idx.summary) if other.kind is Kind.ORDERING
+                   and other.norm.startswith("sequence "))
     for cand in idx.clauses.get((kind, family), ()):
         if keys:
             if all(k in cand or ("/" in k and swords._basename(k) in cand) for k in keys):
@@ -65,6 +70,53 @@ def _old_clause_survives(d: Discriminator, idx: Any) -> bool:
         elif len(stems & {swords._stem(w) for w in cand}) >= min(2, len(stems)):
             return True
     return False
+
+
+def _old_in_order(keys: list[str], stems: set[str], mine: tuple[set[str], set[str]] | None,
+                  other: Discriminator) -> bool:
+    """A summary's sequence clause ``other`` holds every key (a path also by its file
+    name), or when there is none shares two stems (one when there is one), and puts
+    none of the keys (else of the stems) on the other side in time than the child
+    (``mine``: its words first and second)."""
+    words = other.norm.split()[1:]
+    held = set(words)
+    theirs = _in_time(other.text, words)
+    if keys:
+        if not all(k in held or ("/" in k and swords._basename(k) in held) for k in keys):
+            return False
+    elif len(stems & {swords._stem(w) for w in held if w != ">"}) < min(2, len(stems)):
+        return False
+    if not mine or not theirs:
+        return True
+    by = keys or list(stems)
+    m = [_looked(x, bool(keys)) for x in mine]
+    m = [m[0] - m[1], m[1] - m[0]]
+    t = [_looked(x, bool(keys)) for x in theirs]
+    same = sum(k in m[i] and k in t[i] for i in (0, 1) for k in by)
+    return sum(k in m[i] and k in t[1 - i] and k not in t[i] for i in (0, 1) for k in by) <= same
+
+
+def _looked(side: set[str], by_keys: bool) -> set[str]:
+    """A side's words as a clause is matched by: as written (keys), else their stems."""
+    return side if by_keys else {swords._stem(w) for w in side if w != "not"}
+
+
+def _in_time(text: str, words: list[str]) -> tuple[set[str], set[str]] | None:
+    """The plain reading of a sequence clause's order: its words first and second in
+    time, by the first marker of its text ("after" and "preceded by" put what follows
+    them first); None without both sides."""
+    if ">" not in words:
+        return None
+    left, right = set(words[:words.index(">")]), set(words[words.index(">") + 1:])
+    tokens = re.findall(r"[\w-]+|→", text.lower())
+    pairs = {"preceded": "by", "followed": "by", "prior": "to"}
+    marks = [t for t, after in zip(tokens, [*tokens[1:], ""], strict=True)
+             if t in ("after", "afterwards", "before", "then", "subsequently", "->", "→")
+             or pairs.get(t) == after]
+    if not marks or not left or not right:
+        return None
+    back = marks[0] in ("after", "preceded")
+    return (right - left, left - right) if back else (left - right, right - left)
 
 
 def _old_raw_in(norm: str, low: str) -> bool:

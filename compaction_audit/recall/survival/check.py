@@ -28,6 +28,7 @@ from compaction_audit.recall.survival.flips import (
     _sentence_lookup,
 )
 from compaction_audit.recall.survival.index import _Index, _index, _offered, path_ends
+from compaction_audit.recall.survival.order import reversed_in, sides
 from compaction_audit.recall.survival.postings import _Postings
 from compaction_audit.recall.survival.words import (
     _HEAD,
@@ -75,7 +76,7 @@ def _decided(d: Discriminator, summary_text: str) -> bool | None:
         if family in _MARKER_IS_CONTENT:
             offered = _offered(summary_text)
             return _by_clause(d.kind, family, words, offered.clause_words,
-                              offered.clause_stems, offered.remember)
+                              offered.clause_stems, offered.remember, _order(d, family, words))
     return None
 
 
@@ -146,25 +147,49 @@ def _clause_survives(d: Discriminator, idx: _Index) -> bool:
     if d.kind is Kind.REQUIREMENT:
         return False
     return _by_clause(kind, family, words, idx.lookup.clause_words, idx.lookup.clause_stems,
-                      idx.lookup.remember)
+                      idx.lookup.remember, _order(d, family, words))
+
+
+def _order(d: Discriminator, family: str, words: tuple[str, ...]
+           ) -> tuple[frozenset[str], frozenset[str]] | None:
+    """The words of a sequence clause ``d`` first and second in time
+    (:func:`~compaction_audit.recall.survival.order.sides`) that :func:`_by_clause`
+    matches a summary clause by (its identifier-like words, else the stems of its
+    words), which that clause must not put the other way round; None for any other
+    clause or when neither side has one."""
+    if family != "sequence" or (found := sides(d.text, words)) is None:
+        return None
+    key_set = _parts(words)[1]
+    if key_set:
+        first, second = found[0] & key_set, found[1] & key_set
+    else:
+        early, late = (frozenset(_stem(w) for w in side if w != "not") for side in found)
+        first, second = early - late, late - early
+    return (first, second) if first or second else None
 
 
 def _by_clause(kind: Kind, family: str, words: tuple[str, ...],
                clause_words: dict[tuple[Kind, str], _Postings],
                clause_stems: dict[tuple[Kind, str], _Postings],
-               remember: Callable[[tuple[object, ...], Callable[[], bool]], bool]) -> bool:
+               remember: Callable[[tuple[object, ...], Callable[[], bool]], bool],
+               order: tuple[frozenset[str], frozenset[str]] | None = None) -> bool:
     """A summary clause of ``(kind, family)`` (``clause_words``, ``clause_stems``:
     :class:`~compaction_audit.recall.survival.index._Offered`) that holds every
     identifier-like word of ``words`` (a path also by its file name) or, when there is
     none, shares two of their stems (or one, when
-    there is one; any clause of the family when there is none)."""
+    there is one; any clause of the family when there is none).  ``order``: a sequence
+    clause's words matched by (first, second in time: :func:`_order`), which the
+    summary clause must not reverse (:func:`~compaction_audit.recall.survival.order.reversed_in`;
+    usertest53 #2: "the deploy goes before migration 0047" kept "Apply migration 0047
+    before the deploy")."""
     keys, key_set, stems = _parts(words)
     if keys:  # every identifier-like word, a path also by its file name
         clauses = clause_words.get((kind, family))
         if clauses is None:
             return False
-        return remember(("keys", kind, family, key_set), lambda: any(
+        return remember(("keys", kind, family, key_set, order), lambda: any(
             all(k in cand or ("/" in k and _basename(k) in cand) for k in keys)
+            and (order is None or not reversed_in(order, cand))
             for cand in _holding_key(clauses, keys)))
     by_stem = clause_stems.get((kind, family))
     if by_stem is None:
@@ -173,8 +198,10 @@ def _by_clause(kind: Kind, family: str, words: tuple[str, ...],
         return bool(by_stem.sets)
     need = min(2, len(stems))
     return remember(
-        ("clause", kind, family, need, frozenset(w for w in stems if w in by_stem.post)),
+        ("clause", kind, family, need, frozenset(w for w in stems if w in by_stem.post),
+         order),
         lambda: any(len(stems & cand) >= need
+                    and (order is None or not reversed_in(order, cand))
                     for cand in by_stem.holding(stems, len(stems) - need + 1)))
 
 

@@ -30,6 +30,7 @@ from compaction_audit.recall.extract import (
 )
 from compaction_audit.recall.spantypes import composed
 from compaction_audit.recall.survival.anchors import _vocabulary
+from compaction_audit.recall.survival.order import TAGS, side_tags
 from compaction_audit.recall.survival.postings import _Postings, _remember
 from compaction_audit.recall.survival.words import (
     _HEX_RE,
@@ -410,13 +411,16 @@ def _offered(summary: str) -> _Offered:
         if d.kind in CLAUSE_KINDS:
             kind, family, words = _clause_key(d)
             clauses.setdefault((kind, family), []).append(
-                frozenset(words) - {">", "not"} if family == "must" else frozenset(words) - {">"})
+                frozenset(words) - {">", "not"} if family == "must"
+                else frozenset(words) - {">"} | side_tags(d.text, words)
+                if family == "sequence" else frozenset(words) - {">"})
         elif d.kind is Kind.QUANTITY:
             number, _, unit = d.norm.partition(" ")
             quantities.add((number, unit))
     return _Offered(
         clauses, {key: _Postings(cands) for key, cands in clauses.items()},
-        {key: _Postings(frozenset(_stem(w) for w in c) for c in cands)
+        {key: _Postings(frozenset(w[0] + _stem(w[1:]) if w[:1] in TAGS else _stem(w)
+                                  for w in c) for c in cands)
          for key, cands in clauses.items()},
         frozenset(quantities),
         frozenset(m for number, unit in quantities if (m := measure(number, unit))))

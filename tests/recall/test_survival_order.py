@@ -1,0 +1,83 @@
+"""An order survives a fold only in its own direction (usertest53 #2).
+
+"Apply migration 0047 before the deploy of v4.2.1 to prod." folded into "the deploy of
+v4.2.1 to prod goes before migration 0047" was kept: the summary held every
+identifier-like word of the child's order and a "before", the direction not compared.
+Which side is first follows from the marker (``after`` and ``preceded by`` put the
+right side first); a summary clause reverses the order when more of the words it is
+matched by are on the other side than on their own.  Each case is worked out by hand.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from compaction_audit.api import audit
+from compaction_audit.recall import survival as sv
+from compaction_audit.recall.extract import Kind
+from compaction_audit.recall.survival.order import reversed_in, sides
+from tests.conftest import LogWriter
+from tests.logs import rnd
+from tests.recall.test_survival_index import _one
+
+MIGRATE = "Apply migration 0047 before the deploy of v4.2.1 to prod."
+
+
+def test_sides_follow_the_marker() -> None:
+    # "before": the left side first; "after": the right side first; a word on both
+    # sides tells no order
+    words = ("apply", "migration", "0047", ">", "deploy", "4.2.1")
+    assert sides("Apply migration 0047 before deploy v4.2.1", words) == (
+        {"apply", "migration", "0047"}, {"deploy", "4.2.1"})
+    assert sides("Apply migration 0047 after deploy v4.2.1", words) == (
+        {"deploy", "4.2.1"}, {"apply", "migration", "0047"})
+    assert sides("Apply migration 0047, afterwards deploy v4.2.1", words)[0] == {
+        "apply", "migration", "0047"}
+    assert sides("x before y", ("db", ">", "db", "up")) == (frozenset(), {"up"})
+    assert sides("no marker here", words) is None
+    assert sides("before y", (">", "y")) is None  # one side only
+
+
+def test_a_majority_of_the_words_decides() -> None:
+    keys = (frozenset({"0047"}), frozenset({"4.2.1", "prod"}))
+    reversed_clause = frozenset({"\x020047", "\x014.2.1", "\x01prod"})
+    assert reversed_in(keys, reversed_clause)
+    # one word moved, two kept: the same order (a verb turns sides with the sentence)
+    assert not reversed_in(keys, frozenset({"\x010047", "\x014.2.1", "\x02prod"}))
+    # one of each: no majority, kept
+    assert not reversed_in(keys, frozenset({"\x020047", "\x024.2.1"}))
+
+
+@pytest.mark.parametrize(("summary", "kept"), [
+    ("Plan: the deploy of v4.2.1 to prod goes before migration 0047.", False),
+    ("Deploy v4.2.1 to prod, then apply migration 0047.", False),
+    ("Deploy v4.2.1 to prod after migration 0047.", True),
+    ("Apply migration 0047, then deploy v4.2.1 to prod.", True),
+    ("The deploy of v4.2.1 to prod is preceded by migration 0047.", True),
+])
+def test_an_order_by_its_identifiers(summary: str, kept: bool) -> None:
+    assert sv.survives(_one(MIGRATE, Kind.ORDERING), summary) is kept
+
+
+@pytest.mark.parametrize(("child", "summary", "kept"), [
+    # no identifier-like word: the stems it is matched by
+    ("The action (filter icon) is rendered before the text button.",
+     "Sessions text button renders before the filter icon (action).", False),
+    ("The action (filter icon) is rendered before the text button.",
+     "The text button is rendered after the filter icon.", True),  # "rendered" moved
+    ("Restart db after backup.", "Restart the db before the backup.", False),
+    ("Restart db after backup.", "Back up, then restart the db.", True),
+    ("Run the linter before committing.", "Commit, then run the linter.", False),
+])
+def test_an_order_by_its_words(child: str, summary: str, kept: bool) -> None:
+    assert sv.survives(_one(child, Kind.ORDERING), summary) is kept
+
+
+def test_a_reversed_order_is_a_lost_fact(write_log: LogWriter) -> None:
+    log = [rnd(0, spans=[{"id": "u", "tokens": 20, "text": MIGRATE, "role": "user"}]),
+           rnd(1, summaries=[{"id": "S", "tokens": 12, "children": ["u"],
+                              "text": "Plan: the deploy of v4.2.1 to prod goes before "
+                                      "migration 0047."}], evicted=["u"])]
+    report = audit(str(write_log(log)))
+    lost = [d for d in report.extra["lost_discriminators"] if d["kind"] == "ordering"]
+    assert [d["text"] for d in lost] == [MIGRATE.rstrip(".")]
