@@ -712,3 +712,47 @@ def test_the_summary_table_has_the_onset_beside_the_boundary(tmp_path: Path) -> 
     cells = [row.split(" | ")[1:7] for row in rows]  # the worst verdict first
     assert cells == [["10", "3", "6", "1", "4", "4"], ["10", "0", "0", "0", "4", "-"]]
     assert "heavy\\.jsonl | " in rows[0] and "light\\.jsonl | " in rows[1]
+
+
+def _moved(d: Any, onset: tuple[int | None, int | None],
+           boundary: tuple[int | None, int | None], new_error: bool = False) -> Any:
+    """``d`` with its inversion onset and boundary rows set to these rounds (and, with
+    ``new_error``, its first unit made a new error)."""
+    import dataclasses
+
+    from compaction_audit.rules.base import Severity
+
+    rows = {"inversion_onset": onset, "inversion_boundary": boundary}
+    onsets = [dataclasses.replace(o, baseline=rows[o.name][0], candidate=rows[o.name][1],
+                                  delta=None if None in rows[o.name]
+                                  else rows[o.name][1] - rows[o.name][0],
+                                  verdict=verdict(*rows[o.name]))
+              if o.name in rows else o for o in d.onsets]
+    findings = list(d.findings)
+    if new_error:
+        unit = findings[0]
+        occ = dataclasses.replace(unit.candidate or unit.baseline, severity=Severity.ERROR)
+        findings[0] = dataclasses.replace(unit, status="new", baseline=None, candidate=occ)
+    return dataclasses.replace(d, onsets=onsets, findings=findings)
+
+
+@pytest.mark.skipif(not DECAY.exists(), reason="samples not built")
+def test_the_verdict_says_a_boundary_that_moved_and_colours_by_both() -> None:
+    """usertest53 #5: "inversion onset unchanged" led a verdict whose boundary (where
+    CA101 fires) came 2 rounds earlier, drawn as no regression; and a candidate with a
+    later onset and a new error was drawn green."""
+    same = diff_reports(audit(str(DECAY)), audit(str(DECAY)))
+    earlier = _moved(same, (8, 8), (17, 15))
+    assert earlier.headline().startswith(
+        "inversion onset unchanged: round 8 -> round 8; inversion boundary earlier: "
+        "round 17 -> round 15 (-2 rounds); ")
+    assert earlier.moved() == "earlier"
+    assert _moved(same, (8, 8), (None, 15)).moved() == "earlier"  # appeared
+    later = _moved(same, (8, 19), (16, None))
+    assert later.headline().startswith(
+        "inversion onset later: round 8 -> round 19 (+11 rounds); inversion boundary "
+        "disappeared: round 16 -> none; ")
+    assert later.moved() == "later"
+    assert _moved(same, (8, 19), (16, None), new_error=True).moved() == "unchanged"
+    assert _moved(same, (8, 8), (16, 16)).moved() == "unchanged"
+    assert "inversion boundary" not in _moved(same, (8, 9), (16, 16)).headline()

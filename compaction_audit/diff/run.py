@@ -11,6 +11,7 @@ from compaction_audit.diff.onsets import OnsetDelta, compare_onsets, describe
 from compaction_audit.diff.series import align_series, quantities
 from compaction_audit.report.gaps import INVERSION_CODE, coverage_phrases, inversion_judged_less
 from compaction_audit.report.model import SessionReport
+from compaction_audit.rules.base import Severity
 
 
 @dataclass
@@ -109,6 +110,17 @@ class RunDiff:
                 + (f"; {note}" if note else "") + self.coverage_note()
                 + self.sessions_note() + self.signature_note())
 
+    def moved(self) -> str:
+        """How the candidate's inversion moved, for the verdict's colour: ``"earlier"``
+        when its onset or boundary came earlier or appeared; ``"later"`` when one moved
+        later or vanished, neither came earlier and no new error appeared
+        (usertest53 #5: green over a new CA301 error); else ``"unchanged"``."""
+        moves = {self.onset(k).verdict for k in ("inversion_onset", "inversion_boundary")}
+        if moves & {"earlier", "appeared"}:
+            return "earlier"
+        new_error = any(f.severity is Severity.ERROR for f in self.by_status("new"))
+        return "later" if moves & {"later", "disappeared"} and not new_error else "unchanged"
+
     def signature_note(self) -> str:
         """``"; the inversion onsets read different series: baseline
         query_cosine_retained, candidate query_cosine_rebuilt"`` when the two runs' onsets
@@ -182,6 +194,10 @@ class RunDiff:
             return "no change"
         o = self.onset("inversion_onset")
         parts = [f"inversion onset {o.verdict}: {describe(o)}"]
+        b = self.onset("inversion_boundary")
+        if b.verdict != "unchanged":  # where CA101 fires (usertest53 #5: "onset
+            parts.append(f"inversion boundary {b.verdict}: {describe(b)}")  # unchanged" led
+            # a verdict whose boundary came 2 rounds earlier)
         counts = {s: len(self.by_status(s)) for s in ("new", "resolved", "persisting")}
         # units, not findings: a fold finding is one unit per fact it lost (docs/diff.md)
         parts.append(", ".join(f"{n} {s}" for s, n in counts.items()) + " finding unit(s)")

@@ -394,10 +394,10 @@ def gates_section(gates: dict[str, Any] | None, reasons: list[str],
 def verdict_text(diff: RunDiff, reasons: list[str] | None = None,
                  gates: dict[str, Any] | None = None) -> Text:
     """The one-line verdict (:func:`~compaction_audit.diff.gated_headline`), red when a
-    gate failed or the inversion onset came earlier or appeared, green when it moved
-    later or vanished.  Print it with ``soft_wrap=True`` so that it stays one line."""
-    verdict = diff.onset("inversion_onset").verdict
-    style = HEADLINE_STYLE[verdict] if diff.changed else "bold green"
+    gate failed or the inversion onset or boundary came earlier or appeared, green when
+    one moved later or vanished and no new error appeared (:meth:`RunDiff.moved`).
+    Print it with ``soft_wrap=True`` so that it stays one line."""
+    style = HEADLINE_STYLE[diff.moved()] if diff.changed else "bold green"
     return Text(gated_headline(diff, reasons or [], gates),
                 style="bold red" if reasons else style)
 

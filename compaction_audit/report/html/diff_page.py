@@ -164,10 +164,10 @@ def render_diff_html(diff: RunDiff, gates: dict[str, Any] | None = None,
     status_html = "".join(
         f"<h3>{status.capitalize()} ({len(diff.by_status(status))})</h3>"
         + _units_table(diff.by_status(status)) for status in ("new", "resolved", "persisting"))
-    moved = diff.onset("inversion_onset").verdict
-    head = ("FAIL" if reasons or moved in ("earlier", "appeared")
+    moved = diff.moved()  # the onset's or the boundary's move, new errors (usertest53 #5)
+    head = ("FAIL" if reasons or moved == "earlier"
             else "WARN" if coverage_phrases(diff.candidate)  # not fully checked (adv29 F3)
-            else "PASS" if not diff.changed or moved in ("later", "disappeared") else "WARN")
+            else "PASS" if not diff.changed or moved == "later" else "WARN")
     body = ("<h1>compaction-audit diff</h1>"
             f'<table class="kv">{runs}</table>'
             f'<p class="verdict {head}" id="verdict">'
