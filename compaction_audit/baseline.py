@@ -505,7 +505,8 @@ def _moved_folds(pairs: list[tuple[Finding, Entry]], mine: list[tuple[str, Entry
     """``id(finding)`` -> the entry of this trace that a fold finding with no entry of
     its own fingerprint is: one of the same rule and session, keyed by another line-named
     item (:data:`_LINE_NAMED`, on both sides), that lost every fact this finding loses
-    and that no finding of this run has by its fingerprint (the first such, by key).
+    and that no finding of this run has by its fingerprint (the first such, by key),
+    else one whose every fact this finding loses, and more (the entry, grown).
     Items named by the log itself are never matched so (usertest48 #1: a fixed fold's
     entry hid another fold of a native log that lost the same rule later).  A product's
     adapter names a compaction's summary by its line ("line-16"), so a line added above
@@ -516,14 +517,22 @@ def _moved_folds(pairs: list[tuple[Finding, Entry]], mine: list[tuple[str, Entry
     free = sorted((b for fp, b in mine if fp not in taken and b.facts
                    and _LINE_NAMED.fullmatch(b.key)), key=lambda b: b.key)
     out: dict[int, Entry] = {}
-    for f, e in pairs:
-        if e.fingerprint in baseline or not e.facts or not _LINE_NAMED.fullmatch(e.key):
-            continue
-        for b in free:
-            if b.code == e.code and b.rule == e.rule and b.holds(e.facts, e.session):
-                out[id(f)] = b
-                free.remove(b)
-                break
+    moving = [(f, e) for f, e in pairs if e.fingerprint not in baseline and e.facts
+              and _LINE_NAMED.fullmatch(e.key)]
+    # first the folds that lose nothing new, then those that lose every fact of an
+    # entry and more (usertest53 #3: a line added above a fold that also lost one more
+    # fact read as a fixed entry and a new finding; it is the entry, grown)
+    for grown in (False, True):
+        for f, e in moving:
+            if id(f) in out:
+                continue
+            for b in free:
+                if b.code == e.code and b.rule == e.rule and (
+                        b.holds(None, e.session) and set(b.facts or ()) <= set(e.facts or ())
+                        if grown else b.holds(e.facts, e.session)):
+                    out[id(f)] = b
+                    free.remove(b)
+                    break
     return out
 
 

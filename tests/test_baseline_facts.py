@@ -392,13 +392,22 @@ def test_the_same_fold_under_another_id_is_baselined(tmp_path: Path,
     doc = json.loads(result.stdout)
     assert [f["code"] for f in doc["findings"]] == []
     assert doc["baseline"]["stale"] == [] and doc["baseline"]["grown"] == []
-    # the same fold with one more fact lost, under another id: new, its entry stale
+    # the same fold with more facts lost, under another id: the entry grown, still a
+    # failure, the entry not stale (usertest53 #3: it read as fixed, the fold as new)
     codex_log(tmp_path / "t.jsonl", NEGATION, TIMEOUT, pad=2)
     result = run("audit", "t.jsonl", "--baseline", "b.json", "--format", "json")
     assert result.exit_code == 1
     doc = json.loads(result.stdout)
     assert "CA301" in [f["code"] for f in doc["findings"]]
-    assert key in [e["key"] for e in doc["baseline"]["stale"]]
+    # (CA105's entry is stale: with the second text the raw tokens outweigh the summary)
+    assert [e["code"] for e in doc["baseline"]["stale"]] == ["CA105"]
+    [grown] = doc["baseline"]["grown"]
+    assert grown["code"] == "CA301" and grown["key"] != key
+    new = {u["text"] for u in grown["new"]}
+    assert new <= {"read_timeout_ms", "30000", "45000", "staging", TIMEOUT.rstrip(".")}
+    assert grown["new_facts"] >= len(new) >= 3  # TIMEOUT's, none of NEGATION's
+    text = run("audit", "t.jsonl", "--baseline", "b.json").stdout
+    assert "now loses" in text and "no longer occurs" not in text
 
 
 def test_a_fold_named_by_the_log_is_never_matched_by_its_facts(base: Path,
