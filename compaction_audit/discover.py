@@ -535,6 +535,19 @@ def _named(paths: list[str], nouns: tuple[str, str], what: str, hint: str,
 
 
 def _expand(arg: str, found: Discovery) -> list[str]:
+    """The traces ``arg`` names (:func:`_expand_one`); a path that exists and is a
+    pattern too (``traces/**/*.jsonl``, a file or directory of that name in the
+    checkout) is both: the path, and what the pattern matches (adv98 #1: a file named
+    like the pattern hid every other trace, a gate passed on one).  As a shell does,
+    whose ``*`` matches that file too."""
+    out = _expand_one(arg, found)
+    if (arg != "-" and not _is_url(arg) and any(c in _GLOB_CHARS for c in arg)
+            and os.path.lexists(arg)):
+        out += _pattern_traces(arg, found, required=False)
+    return out
+
+
+def _expand_one(arg: str, found: Discovery) -> list[str]:
     if arg == "-":
         return ["-"]
     if not _is_url(arg) and _url_like(arg) and not os.path.lexists(arg):
@@ -567,31 +580,37 @@ def _expand(arg: str, found: Discovery) -> list[str]:
                              f"{f' ({others_phrase(others)})' if others else ''}")
         return traces
     if is_pattern(arg):
-        before, skipped, excluded = len(found.unreadable), len(found.skipped), found.excluded
-        hidden, links = len(found.hidden), len(found.links)
-        matched: list[str] = []
-        searched: set[str] = set()
-        for match in expand_pattern(arg, found):  # sorted: a directory before its own
-            if _normal(match) in found._unreadable_paths:  # said already: a directory
-                continue  # that could not be listed is no file too (adv26 E3)
-            if not os.path.isdir(match):
-                matched += _keep_regular([match], found)
-            elif match not in searched:  # 'd/**' matches every directory under d: each
-                matched += _search(match, found, searched)  # is searched once, not per level
-        matched = _kept(matched, found)
-        both = set(matched)  # a Cline manifest leads to its messages file: a pattern
-        # matching both audits the session once, as a folder search does (usertest40 #4);
-        # by its content, not its name (adv89 #3: a failing run.json beside
-        # run.messages.json went unaudited, exit 0)
-        matched = [m for m in matched if not (manifest_name(m, both) and leads_to(m))]
-        if not matched and len(found.unreadable) == before:
-            dots = _kept(list(found.hidden_files), found)  # usertest32 #8: said when
-            raise UsageError(f"no trace file matches {arg!r}"  # another file matched,
-                             f"{_skipped(found, skipped, links, hidden)}"  # not here
-                             f"{_excluded(found, excluded)}"
-                             f"{f'; {hidden_files_phrase(dots)}' if dots else ''}")
-        return matched
+        return _pattern_traces(arg, found, required=True)
     return [_normal(arg)]
+
+
+def _pattern_traces(arg: str, found: Discovery, required: bool) -> list[str]:
+    """The traces pattern ``arg`` yields (files, and the traces of the directories it
+    matches); raises :class:`UsageError` when it yields none and ``required``."""
+    before, skipped, excluded = len(found.unreadable), len(found.skipped), found.excluded
+    hidden, links = len(found.hidden), len(found.links)
+    matched: list[str] = []
+    searched: set[str] = set()
+    for match in expand_pattern(arg, found):  # sorted: a directory before its own
+        if _normal(match) in found._unreadable_paths:  # said already: a directory
+            continue  # that could not be listed is no file too (adv26 E3)
+        if not os.path.isdir(match):
+            matched += _keep_regular([match], found)
+        elif match not in searched:  # 'd/**' matches every directory under d: each
+            matched += _search(match, found, searched)  # is searched once, not per level
+    matched = _kept(matched, found)
+    both = set(matched)  # a Cline manifest leads to its messages file: a pattern
+    # matching both audits the session once, as a folder search does (usertest40 #4);
+    # by its content, not its name (adv89 #3: a failing run.json beside
+    # run.messages.json went unaudited, exit 0)
+    matched = [m for m in matched if not (manifest_name(m, both) and leads_to(m))]
+    if required and not matched and len(found.unreadable) == before:
+        dots = _kept(list(found.hidden_files), found)  # usertest32 #8: said when
+        raise UsageError(f"no trace file matches {arg!r}"  # another file matched,
+                         f"{_skipped(found, skipped, links, hidden)}"  # not here
+                         f"{_excluded(found, excluded)}"
+                         f"{f'; {hidden_files_phrase(dots)}' if dots else ''}")
+    return matched
 
 
 def find_traces(args: Sequence[str], exclude: Sequence[str] = ()) -> Discovery:
@@ -678,7 +697,9 @@ def names_one_file(args: Sequence[str]) -> bool:
         from compaction_audit.discover_urls import names_one_object
 
         return names_one_object(args[0])
-    return len(args) == 1 and not os.path.isdir(args[0]) and not is_pattern(args[0])
+    return (len(args) == 1 and not os.path.isdir(args[0]) and not is_pattern(args[0])
+            and not (any(c in _GLOB_CHARS for c in args[0])  # a file named like a
+                     and set(expand_pattern(args[0])) - {_normal(args[0])}))  # pattern
 
 
 def _url_like(arg: str) -> bool:

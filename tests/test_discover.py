@@ -79,6 +79,24 @@ def test_names_one_file(tree: Path) -> None:
     assert not names_one_file(["logs/b.jsonl", "logs/a.jsonl.gz"])
 
 
+def test_a_path_named_like_its_pattern_is_the_path_and_the_pattern(tree: Path) -> None:
+    """adv98 #1: a file or directory named like the pattern ('logs/*.jsonl',
+    'logs/**/...') was the only trace audited, hiding the pattern's other matches (a gate
+    passed on one harmless file).  Both are audited now, as a shell's ``*`` matches the
+    file of that name too; a bracketed name matching nothing else stays one file."""
+    (tree / "logs" / "*.jsonl").write_bytes(b"")
+    assert discover(["logs/*.jsonl"]) == ["logs/*.jsonl", "logs/b.jsonl"]
+    assert not names_one_file(["logs/*.jsonl"])
+    (tree / "logs" / "**").mkdir()
+    (tree / "logs" / "**" / "*.zst").write_bytes(b"")
+    assert discover(["logs/**/*.zst"]) == ["logs/**/*.zst", "logs/deep/c.jsonl.zst"]
+    (tree / "logs" / "run[1].jsonl").write_bytes(b"")  # matches run1.jsonl: none here
+    assert discover(["logs/run[1].jsonl"]) == ["logs/run[1].jsonl"]
+    assert names_one_file(["logs/run[1].jsonl"])
+    (tree / "logs" / "run1.jsonl").write_bytes(b"")
+    assert discover(["logs/run[1].jsonl"]) == ["logs/run[1].jsonl", "logs/run1.jsonl"]
+
+
 # issue 11, item 6: non-regular files, symlink loops, same file twice, unreadable dirs
 
 def test_fifo_under_a_directory_or_pattern_is_skipped_and_reported(tree: Path) -> None:
