@@ -169,6 +169,18 @@ def _old_restated(d: Discriminator, idx: Any) -> bool:
                                for cand, n in (*idx.sentences, *idx.rules))
 
 
+def _old_last_word_keeps(d: Discriminator, summary_text: str) -> bool:
+    """No sentence after the last that restates ``d`` reverses it (adv98 #2), each
+    sentence read alone."""
+    kept = flip = -1
+    for at, sentence in enumerate(s for s in sflips._SPLIT_RE.split(summary_text)
+                                  if s.strip()):
+        own = sindex._index(sentence)
+        kept = at if _old_restated(d, own) else kept
+        flip = at if _old_flip_evidence(d, own) else flip
+    return kept >= flip
+
+
 def old_survives(d: Discriminator, summary_text: str) -> bool:
     """``survives`` as it was before the indexes (main 0590d1d)."""
     idx = sindex._index(summary_text)
@@ -180,7 +192,8 @@ def old_survives(d: Discriminator, summary_text: str) -> bool:
         return kept
     if d.kind in CLAUSE_KINDS:
         return ((_old_clause_survives(d, idx) or scheck._paraphrased(d, idx))
-                and (not _old_flip_evidence(d, idx) or _old_restated(d, idx)))
+                and (not _old_flip_evidence(d, idx) or (
+                    _old_restated(d, idx) and _old_last_word_keeps(d, summary_text))))
     if d.kind is Kind.QUANTITY:
         number, _, unit = norm.partition(" ")
         if not unit:

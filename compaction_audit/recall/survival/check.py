@@ -24,7 +24,7 @@ from compaction_audit.recall.survival.flips import (
     _FLIP_KINDS,
     _flip_evidence,
     _flip_tags,
-    _restated,
+    _restated_last,
     _sentence_lookup,
 )
 from compaction_audit.recall.survival.index import _Index, _index, _offered, path_ends
@@ -320,7 +320,7 @@ def _survives_in(d: Discriminator, idx: _Index) -> bool:
         return False
     if d.kind in CLAUSE_KINDS:  # a reversed rule is not kept (issue 12, point 1)
         return ((_clause_survives(d, idx) or _paraphrased(d, idx))
-                and (not _flip_evidence(d, idx) or _restated(d, idx)))
+                and (not _flip_evidence(d, idx) or _restated_last(d, idx)))
     if (name := bound_name(d)) is not None and (
             kept := bound_kept(d, name, summary_bindings(idx.summary))) is not None:
         return kept  # the summary binds the name: to this value? (usertest38 #3)

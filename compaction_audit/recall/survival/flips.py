@@ -77,6 +77,26 @@ def _restated(d: Discriminator, idx: _Index) -> bool:
                                for cand in table[neg].holding(stems, 1))
 
 
+def _restated_last(d: Discriminator, idx: _Index) -> bool:
+    """:func:`_restated`, and no sentence after the last one restating clause ``d``
+    states it reversed (:func:`_flip_evidence` of each sentence alone): the summary's
+    last word on the rule keeps it (adv98 #2: "Do not delete the prod-db-7 backups.
+    Update from the user: delete the prod-db-7 backups." kept the rule, no CA304, though
+    its last sentence revokes it).  Each sentence is read alone only when the summary
+    both restates and reverses ``d``."""
+    if not _restated(d, idx):
+        return False
+    sentences = [s for s in _SPLIT_RE.split(idx.summary) if s.strip()]
+    last_kept = last_flip = -1
+    for at, sentence in enumerate(sentences):
+        own = _index.__wrapped__(sentence)  # not cached: a rare, one-off reading
+        if _restated(d, own):
+            last_kept = at
+        if _flip_evidence(d, own):
+            last_flip = at
+    return last_kept >= last_flip
+
+
 _SPLIT_RE = re.compile(r"(?<=[.!?;])\s+|\n")
 
 

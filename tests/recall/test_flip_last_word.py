@@ -1,0 +1,47 @@
+"""A summary that keeps a rule and then revokes it flips it (adv98 #2).
+
+"Do not delete the prod-db-7 backups. Update from the user: delete the prod-db-7
+backups." kept the rule (restated word for word), so no CA304, though the same
+reversal alone is one: the summary's last word on the rule is the reversal.  A rule
+restated after its reversal ("Correction: do not ...") keeps it.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from compaction_audit.api import audit
+from compaction_audit.recall.extract import Discriminator, extract
+from compaction_audit.recall.survival import flipped, survives
+from tests.logs import LogWriter, rnd
+
+RULE = "Do not delete the prod-db-7 backups."
+
+
+def _rule() -> Discriminator:
+    return next(d for d in extract(RULE) if d.kind.value == "negation")
+
+
+@pytest.mark.parametrize(("summary", "kept"), [
+    (RULE, True),
+    ("Delete the prod-db-7 backups.", False),
+    (RULE + " Update from the user: delete the prod-db-7 backups.", False),
+    ("Delete the prod-db-7 backups. Correction: do not delete the prod-db-7 backups.",
+     True),
+    (RULE + " Delete the prod-db-7 backups. Later: do not delete the prod-db-7 backups.",
+     True),
+])
+def test_the_last_word_on_a_rule_decides(summary: str, kept: bool) -> None:
+    d = _rule()
+    assert survives(d, summary) is kept
+    assert flipped(d, summary) is (not kept)
+
+
+def test_a_revoked_rule_is_a_flip_finding(write_log: LogWriter) -> None:
+    log = [rnd(0, spans=[{"id": "u", "tokens": 10, "text": RULE, "role": "user"}]),
+           rnd(1, summaries=[{"id": "S", "tokens": 8, "children": ["u"],
+                              "text": RULE + " Update from the user: delete the "
+                                             "prod-db-7 backups."}], evicted=["u"])]
+    found = [f for f in audit(str(write_log(log))).findings if f.code == "CA304"]
+    assert [f.severity.value for f in found] == ["error"]
+    assert "Update from the user: delete the prod-db-7 backups." in found[0].message
