@@ -59,8 +59,8 @@ def _old_clause_survives(d: Discriminator, idx: Any) -> bool:
         return False
     keys = [w for w in words if swords._is_key(w)]
     stems = {swords._stem(w) for w in words if w != ">"}
-    if family == "sequence" and (keys or stems):  # none on the other side in time
-        return any(_old_in_order(keys, stems, _in_time(d.text, words), other)
+    if family == "sequence" and keys:  # every key, none on the other side in time
+        return any(_old_in_order(keys, _in_time(d.text, words), other)
                    for other in extract(idx.summary) if other.kind is Kind.ORDERING
                    and other.norm.startswith("sequence "))
     for cand in idx.clauses.get((kind, family), ()):
@@ -72,33 +72,21 @@ def _old_clause_survives(d: Discriminator, idx: Any) -> bool:
     return False
 
 
-def _old_in_order(keys: list[str], stems: set[str], mine: tuple[set[str], set[str]] | None,
+def _old_in_order(keys: list[str], mine: tuple[set[str], set[str]] | None,
                   other: Discriminator) -> bool:
     """A summary's sequence clause ``other`` holds every key (a path also by its file
-    name), or when there is none shares two stems (one when there is one), and puts
-    none of the keys (else of the stems) on the other side in time than the child
-    (``mine``: its words first and second)."""
+    name) and puts no more of them on the other side in time than the child
+    (``mine``: its words first and second) than on their own."""
     words = other.norm.split()[1:]
     held = set(words)
-    theirs = _in_time(other.text, words)
-    if keys:
-        if not all(k in held or ("/" in k and swords._basename(k) in held) for k in keys):
-            return False
-    elif len(stems & {swords._stem(w) for w in held if w != ">"}) < min(2, len(stems)):
+    if not all(k in held or ("/" in k and swords._basename(k) in held) for k in keys):
         return False
+    theirs = _in_time(other.text, words)
     if not mine or not theirs:
         return True
-    by = keys or list(stems)
-    m = [_looked(x, bool(keys)) for x in mine]
-    m = [m[0] - m[1], m[1] - m[0]]
-    t = [_looked(x, bool(keys)) for x in theirs]
-    same = sum(k in m[i] and k in t[i] for i in (0, 1) for k in by)
-    return sum(k in m[i] and k in t[1 - i] and k not in t[i] for i in (0, 1) for k in by) <= same
-
-
-def _looked(side: set[str], by_keys: bool) -> set[str]:
-    """A side's words as a clause is matched by: as written (keys), else their stems."""
-    return side if by_keys else {swords._stem(w) for w in side if w != "not"}
+    same = sum(k in mine[i] and k in theirs[i] for i in (0, 1) for k in keys)
+    return sum(k in mine[i] and k in theirs[1 - i] and k not in theirs[i]
+               for i in (0, 1) for k in keys) <= same
 
 
 def _in_time(text: str, words: list[str]) -> tuple[set[str], set[str]] | None:

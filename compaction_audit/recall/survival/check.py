@@ -152,19 +152,17 @@ def _clause_survives(d: Discriminator, idx: _Index) -> bool:
 
 def _order(d: Discriminator, family: str, words: tuple[str, ...]
            ) -> tuple[frozenset[str], frozenset[str]] | None:
-    """The words of a sequence clause ``d`` first and second in time
-    (:func:`~compaction_audit.recall.survival.order.sides`) that :func:`_by_clause`
-    matches a summary clause by (its identifier-like words, else the stems of its
-    words), which that clause must not put the other way round; None for any other
-    clause or when neither side has one."""
+    """The identifier-like words of a sequence clause ``d`` first and second in time
+    (:func:`~compaction_audit.recall.survival.order.sides`), which a summary clause
+    matched by them must not put the other way round; None for any other clause, or
+    one with no identifier-like word on either side: an order of plain words is matched
+    by two shared stems, too loosely to say which side a word is on, and such orders
+    change with the work ("the filter icon is rendered before the button", then
+    reordered: the summary states the new order; Cline corpus, usertest53 #2)."""
     if family != "sequence" or (found := sides(d.text, words)) is None:
         return None
     key_set = _parts(words)[1]
-    if key_set:
-        first, second = found[0] & key_set, found[1] & key_set
-    else:
-        early, late = (frozenset(_stem(w) for w in side if w != "not") for side in found)
-        first, second = early - late, late - early
+    first, second = found[0] & key_set, found[1] & key_set
     return (first, second) if first or second else None
 
 
@@ -178,7 +176,7 @@ def _by_clause(kind: Kind, family: str, words: tuple[str, ...],
     identifier-like word of ``words`` (a path also by its file name) or, when there is
     none, shares two of their stems (or one, when
     there is one; any clause of the family when there is none).  ``order``: a sequence
-    clause's words matched by (first, second in time: :func:`_order`), which the
+    clause's identifier-like words (first, second in time: :func:`_order`), which the
     summary clause must not reverse (:func:`~compaction_audit.recall.survival.order.reversed_in`;
     usertest53 #2: "the deploy goes before migration 0047" kept "Apply migration 0047
     before the deploy")."""
@@ -198,10 +196,8 @@ def _by_clause(kind: Kind, family: str, words: tuple[str, ...],
         return bool(by_stem.sets)
     need = min(2, len(stems))
     return remember(
-        ("clause", kind, family, need, frozenset(w for w in stems if w in by_stem.post),
-         order),
+        ("clause", kind, family, need, frozenset(w for w in stems if w in by_stem.post)),
         lambda: any(len(stems & cand) >= need
-                    and (order is None or not reversed_in(order, cand))
                     for cand in by_stem.holding(stems, len(stems) - need + 1)))
 
 

@@ -419,8 +419,7 @@ def _offered(summary: str) -> _Offered:
             quantities.add((number, unit))
     return _Offered(
         clauses, {key: _Postings(cands) for key, cands in clauses.items()},
-        {key: _Postings(frozenset(w[0] + _stem(w[1:]) if w[:1] in TAGS else _stem(w)
-                                  for w in c) for c in cands)
+        {key: _Postings(frozenset(_stem(w) for w in c if w[:1] not in TAGS) for c in cands)
          for key, cands in clauses.items()},
         frozenset(quantities),
         frozenset(m for number, unit in quantities if (m := measure(number, unit))))

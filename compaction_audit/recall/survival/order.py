@@ -7,10 +7,12 @@ have their sides the other way round though they state one order.  The marker in
 clause's text tells which side is first: ``after`` and ``preceded by`` put the right
 side first; ``before``, ``then``, ``followed by``, ``prior to``, ``subsequently``,
 ``afterwards`` and an arrow the left.  A summary clause holding every identifier-like
-word of the child's clause (else sharing its stems) kept the order unless more of those
-words are on its other side than on their own ("the deploy of v4.2.1 goes before
-migration 0047" reverses "Apply migration 0047 before the deploy of v4.2.1": 0047 first
-in one, second in the other, 4.2.1 the other way).
+word of the child's clause kept the order unless more of those words are on its other
+side than on their own ("the deploy of v4.2.1 goes before migration 0047" reverses
+"Apply migration 0047 before the deploy of v4.2.1": 0047 first in one, second in the
+other, 4.2.1 the other way).  An order of plain words, matched by two shared stems, is
+not compared so: too loose to say which side a word is on, and such orders change with
+the work (a Cline session reordered two buttons; its summary states the new order).
 
 The summary's clause words carry their side as tagged words (:func:`side_tags`), so
 the check is a set look-up in the clause sets the index already has.
