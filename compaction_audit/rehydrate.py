@@ -42,13 +42,25 @@ def tokens_needed(raw_tokens: int, summary_tokens: int, target: float) -> int:
     return d
 
 
+def _over_budget(row: dict[str, Any], needed: int) -> int:
+    """Tokens by which the round's working set (``raw_tokens`` + ``summary_tokens``)
+    with ``needed`` raw tokens added exceeds its ``budget_tokens``; 0 when it fits or
+    the log records no budget."""
+    budget, raw, summary = row.get("budget_tokens"), row["raw_tokens"], row["summary_tokens"]
+    if not isinstance(budget, int) or budget <= 0 or raw is None or summary is None:
+        return 0
+    return max(0, int(raw) + int(summary) + needed - budget)
+
+
 def suggestions(session: Session, series: Series, rounds: list[int],
                 target: float) -> dict[int, dict[str, Any]]:
     """For each round index in ``rounds``: the summary to rehydrate and the cost.
 
     Returns ``{ri: {"summary", "depth", "fan_out", "resolvable_leaves",
-    "resolvable_leaf_tokens", "tokens_needed"}}``; a round whose working set holds no
-    summary maps to ``{"summary": None, "tokens_needed": ...}``.
+    "resolvable_leaf_tokens", "tokens_needed", "over_budget"?}}`` (tokens;
+    ``over_budget`` only where the raw tokens needed, every summary kept, take the
+    working set past the round's budget: by how many); a round whose working set holds
+    no summary maps to ``{"summary": None, "tokens_needed": ...}``.
 
     Never pairs every working-set summary with every round (issue 11, item 5): a
     summary's resolvable leaves only change when one of them goes, so each membership
@@ -107,7 +119,7 @@ def suggestions(session: Session, series: Series, rounds: list[int],
             .join(pieces.select("score", "id", "depth", "fan_out", "resolvable_leaves",
                                 "resolvable_leaf_tokens"), left_on="value", right_on="score"))
     frame = series.frame.filter(pl.col("ri").is_in(rounds)).select(
-        "ri", "raw_tokens", "summary_tokens")
+        "ri", "raw_tokens", "summary_tokens", "budget_tokens")
     picked = {row["ri"]: row for row in best.iter_rows(named=True)}
     out: dict[int, dict[str, Any]] = {}
     for row in frame.iter_rows(named=True):
@@ -120,4 +132,7 @@ def suggestions(session: Session, series: Series, rounds: list[int],
             "resolvable_leaf_tokens": choice["resolvable_leaf_tokens"] if choice else 0,
             "tokens_needed": tokens_needed(row["raw_tokens"], row["summary_tokens"], target),
         }
+        over = _over_budget(row, out[row["ri"]]["tokens_needed"])
+        if over:  # the raw tokens needed do not fit beside every summary (usertest53 #7)
+            out[row["ri"]]["over_budget"] = over
     return out

@@ -106,12 +106,12 @@ def test_threshold_override_changes_result(write_log: LogWriter) -> None:
     assert [f["round"] for f in raised["findings"] if f["rule"] == "compaction-drift"] == [1]
 
 
-def test_rehydration_named_and_tokens(write_log: LogWriter) -> None:
+def _rehydration_log(write_log: LogWriter, **header: Any) -> Any:
     # Round 1: depth-2 summary R over L1 (3 children) and L2 (2 children), one raw span
     # of 10 tokens; spans fall 6 -> 3 and salience rises: inversion at round 1.
     leaves = [(f"s{i}", 10) for i in range(6)]
-    path = write_log([
-        session(max_depth=2),
+    return write_log([
+        session(max_depth=2, **header),
         rnd(0, spans=spans(*leaves, ("x", 10)),
             summaries=[{"id": "L1", "tokens": 20, "children": ["s0", "s1", "s2"]},
                        {"id": "L2", "tokens": 20, "children": ["s3", "s4"]}],
@@ -121,6 +121,10 @@ def test_rehydration_named_and_tokens(write_log: LogWriter) -> None:
             evicted=["L2", "s3", "s5"],
             retained=[["L1", 0.5], ["R", 0.6], ["x", 0.2]]),
     ])
+
+
+def test_rehydration_named_and_tokens(write_log: LogWriter) -> None:
+    path = _rehydration_log(write_log)
     doc = json.loads(run("audit", str(path), "-f", "json").output)
     inv = [f for f in doc["findings"] if f["rule"] == "salience-inversion"]
     assert [f["round"] for f in inv] == [1]
@@ -136,6 +140,21 @@ def test_rehydration_named_and_tokens(write_log: LogWriter) -> None:
     assert rehydrate["resolvable_leaves"] == 3
     assert rehydrate["resolvable_leaf_tokens"] == 30
     assert rehydrate["tokens_needed"] == tokens_needed(10, 31, 0.30) == 4
+    assert "over_budget" not in rehydrate  # no budget recorded
+
+
+@pytest.mark.parametrize(("budget", "over"), [(44, 1), (45, None), (46, None)])
+def test_rehydration_says_when_the_tokens_needed_pass_the_budget(
+        write_log: LogWriter, budget: int, over: int | None) -> None:
+    """usertest53 #7: "raw tokens needed: 42,564" beside a working set of 169,399 tokens
+    under a budget of 180,000 read as advice to follow.  Here the working set holds 41
+    tokens (10 raw, 31 of summaries) and needs 4 more: 45 fits a budget of 45."""
+    path = _rehydration_log(write_log, budget_tokens=budget)
+    doc = json.loads(run("audit", str(path), "-f", "json").output)
+    [inv] = [f for f in doc["findings"] if f["rule"] == "salience-inversion"]
+    assert inv["values"]["rehydrate"].get("over_budget") == over
+    text = " ".join(run("audit", str(path)).output.split())  # unwrapped
+    assert ("(1 past the budget if every summary stays)" in text) is (over == 1)
 
 
 def test_tokens_needed_by_hand() -> None:

@@ -37,9 +37,13 @@ def rehydrate_words(s: dict[str, Any]) -> str:
                 "none of its leaves can be read again (evicted, not offloaded), so it "
                 f"cannot restore the {s['tokens_needed']:,} raw tokens the target "
                 "raw_ratio needs")
+    over = s.get("over_budget")
+    past = (f" ({over:,} past the budget if every summary stays)"
+            if isinstance(over, int) and over > 0 else "")
     return (f"rehydrate {s['summary']} (depth {s['depth']}, fan-out {s['fan_out']}, "
             f"{s['resolvable_leaves']} resolvable leaves = {s['resolvable_leaf_tokens']:,} "
-            f"tokens); raw tokens needed for the target raw_ratio: {s['tokens_needed']:,}")
+            f"tokens); raw tokens needed for the target raw_ratio: {s['tokens_needed']:,}"
+            + past)
 
 
 def episode_advice(first: Finding, last: Finding) -> str | None:
