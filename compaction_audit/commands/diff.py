@@ -73,6 +73,9 @@ def diff_command(
     quiet: Annotated[bool, typer.Option(
         "--quiet", "-q", help="Print the verdict only (text format): the report's last "
                               "line, one line whatever the width.")] = False,
+    show_all: Annotated[bool, typer.Option(
+        "--all", help="JSON: list every finding unit (else the first 10 per status and "
+                      "rule, with a count of the rest).")] = False,
     lenient: LenientOpt = False,
     window: WindowOpt = None,
     sustain: SustainOpt = None,
@@ -141,8 +144,8 @@ def diff_command(
     if fmt is Format.json:
         from compaction_audit.report.diff_render import render_diff_json
 
-        write_bytes(render_in_child(render_diff_json, diff, gates, reasons), output, JSON,
-                    inputs)
+        write_bytes(render_in_child(render_diff_json, diff, gates, reasons, show_all),
+                    output, JSON, inputs)
     elif fmt is Format.html:
         from compaction_audit.report.html.diff_page import render_diff_html
 

@@ -13,7 +13,8 @@ JSON shape (see docs/diff.md)::
                 "rows": [{"round", "<q>_baseline", "<q>_candidate", ...,
                           "in_baseline", "in_candidate", "diverges"}, ...]},
      "findings": {"counts": {"new", "resolved", "persisting"},
-                  "new": [<unit>], "resolved": [<unit>], "persisting": [<unit>]},
+                  "new": [<unit>], "resolved": [<unit>], "persisting": [<unit>],
+                  "<status>_truncated"?: {"truncated", "shown", "total"}},
      "gates": {"fail_if_onset_earlier", "fail_on_new", "passed", "reasons": [...]}}
 
 with ``<unit>`` = ``{"code", "rule", "key", "severity", "baseline": <occ>|null,
@@ -110,14 +111,37 @@ def _unit(f: FindingDelta) -> dict[str, Any]:
             "baseline_code": f.baseline_code}
 
 
+JSON_PER_RULE = 10
+"""Finding units the JSON report lists per status and rule without ``--all`` (issue 14,
+section 3: adv98 #3, a 0.58 MB candidate's 9,002 new units made 5.2 MB of JSON)."""
+
+
+def _units(units: list[FindingDelta], show_all: bool) -> tuple[list[FindingDelta], int]:
+    """The first :data:`JSON_PER_RULE` units of each rule of ``units`` (in their order),
+    and how many were left out; every unit with ``show_all``."""
+    if show_all:
+        return units, 0
+    shown = [f for _, group in groupby(units, key=lambda f: f.code)
+             for f in list(group)[:JSON_PER_RULE]]
+    return shown, len(units) - len(shown)
+
+
 def diff_dict(diff: RunDiff, gates: dict[str, Any] | None = None,
-              reasons: list[str] | None = None) -> dict[str, Any]:
+              reasons: list[str] | None = None, show_all: bool = False) -> dict[str, Any]:
     """The diff as a JSON-able dict (see the module docstring); ``gates`` holds the
-    gate options given (None when unset), ``reasons`` what :func:`gate` returned."""
+    gate options given (None when unset), ``reasons`` what :func:`gate` returned.
+    Each status lists at most :data:`JSON_PER_RULE` units per rule, with
+    ``"<status>_truncated": {"truncated": true, "shown", "total"}`` when it left some
+    out, unless ``show_all``."""
     reasons = reasons or []
     findings: dict[str, Any] = {"counts": {s: len(diff.by_status(s)) for s in STATUSES}}
     for s in STATUSES:
-        findings[s] = [_unit(f) for f in diff.by_status(s)]
+        units = diff.by_status(s)
+        shown, left = _units(units, show_all)
+        findings[s] = [_unit(f) for f in shown]
+        if left:
+            findings[f"{s}_truncated"] = {"truncated": True, "shown": len(shown),
+                                          "total": len(units)}
     return {
         "tool": TOOL, "kind": "diff", "config": diff.config,
         "baseline": _run(diff.baseline), "candidate": _run(diff.candidate),
@@ -134,9 +158,9 @@ def diff_dict(diff: RunDiff, gates: dict[str, Any] | None = None,
 
 
 def render_diff_json(diff: RunDiff, gates: dict[str, Any] | None = None,
-                     reasons: list[str] | None = None) -> bytes:
+                     reasons: list[str] | None = None, show_all: bool = False) -> bytes:
     """:func:`diff_dict` as indented JSON bytes, newline-terminated."""
-    doc = clip_tree(diff_dict(diff, gates, reasons))
+    doc = clip_tree(diff_dict(diff, gates, reasons, show_all))
     return json_safe(orjson.dumps(doc, option=orjson.OPT_INDENT_2) + b"\n")
 
 
@@ -366,7 +390,8 @@ def findings_section(diff: RunDiff) -> RenderableType:
                 parts += _unit_lines(f, with_message=i == 0 and status != "persisting")
             if len(members) > PER_RULE:
                 parts.append(note_line(f"... and {len(members) - PER_RULE} more "
-                                       "(--format json lists every unit)", indent=6))
+                                       "(--format json --all lists every unit)",
+                                       indent=6))
     return Group(*parts)
 
 
