@@ -18,7 +18,7 @@ DECAY, NO_DECAY = str(SAMPLES / "research-decay.jsonl"), str(SAMPLES / "research
 
 
 @pytest.mark.parametrize("args", [
-    ["diff", NO_DECAY, DECAY, "--format", "json"],  # 590 KB: rich is not the writer
+    ["diff", NO_DECAY, DECAY, "--format", "json", "--all"],  # 590 KB: rich is not the writer
     ["audit", DECAY, "--all"],  # 100 KB of text through rich's console
     ["convert", DECAY, "-o", "-"],  # 250 KB copied to stdout
     ["diff", NO_DECAY, DECAY, "-f", "json", "-o", "/dev/stdout"],  # adv63: was exit 2
@@ -44,6 +44,7 @@ def test_a_closed_pipe_exits_141_quietly(args: list[str], unbuffered: bool) -> N
 def test_an_open_pipe_gets_the_whole_report_and_the_gate_s_code() -> None:
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     done = subprocess.run([sys.executable, "-m", "compaction_audit", "diff", NO_DECAY, DECAY,
-                           "--format", "json"], capture_output=True, timeout=120, env=env)
+                           "--format", "json", "--all"], capture_output=True, timeout=120,
+                          env=env)  # every unit: over 500 KB
     assert done.returncode == 0 and len(done.stdout) > 500_000
     assert done.stdout.startswith(b"{") and done.stdout.rstrip().endswith(b"}")

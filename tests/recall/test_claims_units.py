@@ -204,3 +204,16 @@ def test_a_clause_holding_an_invented_token_is_still_a_claim(write_log: LogWrite
     # 9 days is no value of 1 week: the quantity and its constraint are both claims
     assert _unsupported(write_log, "Keep logs 1 week.",
                         "Keep logs 9 days.") == ["Keep logs 9 days", "9 days"]
+
+
+@pytest.mark.parametrize(("raw", "summary", "claim"), [
+    # adv99 #4: the clause's other words (disable, auth) are none of the leaf's: the
+    # supported token "7 days" does not carry them
+    ("Retention is 1 week.", "Retention is 1 week. Never disable auth for 7 days.",
+     "Never disable auth for 7 days"),
+    ("Retention is 1 week.", "Retention is 1 week. Never wipe prod in 7 days.",
+     "Never wipe prod in 7 days"),
+])
+def test_a_supported_token_carries_no_invented_rule(write_log: LogWriter, raw: str,
+                                                    summary: str, claim: str) -> None:
+    assert claim in _unsupported(write_log, raw, summary)

@@ -30,6 +30,8 @@ def _rule() -> Discriminator:
      True),
     (RULE + " Delete the prod-db-7 backups. Later: do not delete the prod-db-7 backups.",
      True),
+    # the reversal after a semicolon: a sentence of its own, the last word
+    ("Do not delete the prod-db-7 backups; delete the prod-db-7 backups.", False),
 ])
 def test_the_last_word_on_a_rule_decides(summary: str, kept: bool) -> None:
     d = _rule()
@@ -45,3 +47,32 @@ def test_a_revoked_rule_is_a_flip_finding(write_log: LogWriter) -> None:
     found = [f for f in audit(str(write_log(log))).findings if f.code == "CA304"]
     assert [f.severity.value for f in found] == ["error"]
     assert "Update from the user: delete the prod-db-7 backups." in found[0].message
+
+
+def test_many_restated_and_reversed_rules_are_read_in_linear_time() -> None:
+    """adv99 #3: each rule that a summary both restated and reversed indexed every
+    sentence again (800 rules, 105 KB: 191 s).  Counted, not timed: the sentences
+    indexed for 200 such rules are the summary's sentences, once."""
+    from compaction_audit.recall.survival import flips as sflips
+    from compaction_audit.recall.survival import index as sindex
+
+    rules = [f"Do not delete the prod-db-{i} backups." for i in range(200)]
+    summary = " ".join(rules) + " " + " ".join(
+        f"Update: delete the prod-db-{i} backups." for i in range(200))
+    calls = 0
+    real = sindex._index.__wrapped__
+
+    def counted(text: str) -> object:
+        nonlocal calls
+        calls += 1
+        return real(text)
+
+    sflips._sentence_lookup.cache_clear()
+    sindex._index.cache_clear()
+    found = [next(d for d in extract(r) if d.kind.value == "negation") for r in rules]
+    sflips._index.__wrapped__ = counted  # type: ignore[attr-defined]
+    try:
+        assert [flipped(d, summary) for d in found] == [True] * 200
+    finally:
+        sflips._index.__wrapped__ = real  # type: ignore[attr-defined]
+    assert calls == 400  # each of the 400 sentences once (was 200 x 400)

@@ -61,8 +61,7 @@ def _old_clause_survives(d: Discriminator, idx: Any) -> bool:
     stems = {swords._stem(w) for w in words if w != ">"}
     if family == "sequence" and keys:  # every key, none on the other side in time
         return any(_old_in_order(keys, _in_time(d.text, words), other)
-                   for other in extract(idx.summary) if other.kind is Kind.ORDERING
-                   and other.norm.startswith("sequence "))
+                   for other in _old_last_orders(idx.summary))
     for cand in idx.clauses.get((kind, family), ()):
         if keys:
             if all(k in cand or ("/" in k and swords._basename(k) in cand) for k in keys):
@@ -70,6 +69,20 @@ def _old_clause_survives(d: Discriminator, idx: Any) -> bool:
         elif len(stems & {swords._stem(w) for w in cand}) >= min(2, len(stems)):
             return True
     return False
+
+
+def _old_last_orders(summary: str) -> list[Discriminator]:
+    """The summary's sequence clauses, every one scanned (not deduplicated by norm),
+    the last of each norm: the two directions of an order share a norm (adv99 #5)."""
+    from compaction_audit.recall.clauses import scan_clauses
+    from compaction_audit.recall.fences import blank_fences
+    from compaction_audit.recall.spantypes import clean_text
+
+    every: list[Discriminator] = []
+    scan_clauses(blank_fences(clean_text(summary)), every)
+    last = {c.norm: c for c in sorted(every, key=lambda c: c.start)
+            if c.norm.startswith("sequence ")}
+    return list(last.values())
 
 
 def _old_in_order(keys: list[str], mine: tuple[set[str], set[str]] | None,
@@ -103,7 +116,10 @@ def _in_time(text: str, words: list[str]) -> tuple[set[str], set[str]] | None:
              or pairs.get(t) == after]
     if not marks or not left or not right:
         return None
-    back = marks[0] in ("after", "preceded")
+    at = tokens.index(marks[0]) if marks[0] in tokens else -1
+    pointing = at >= 0 and tokens[at + 1:at + 2] in (["that"], ["this"], ["it"], ["which"],
+                                                      ["these"], ["those"])
+    back = marks[0] == "preceded" or (marks[0] == "after" and not pointing)
     return (right - left, left - right) if back else (left - right, right - left)
 
 
@@ -158,15 +174,15 @@ def _old_restated(d: Discriminator, idx: Any) -> bool:
 
 
 def _old_last_word_keeps(d: Discriminator, summary_text: str) -> bool:
-    """No sentence after the last that restates ``d`` reverses it (adv98 #2), each
-    sentence read alone."""
+    """No sentence from the last that restates ``d`` on reverses it (adv98 #2, adv99
+    #1), each sentence read alone; not kept when no sentence alone reverses it."""
     kept = flip = -1
     for at, sentence in enumerate(s for s in sflips._SPLIT_RE.split(summary_text)
                                   if s.strip()):
         own = sindex._index(sentence)
         kept = at if _old_restated(d, own) else kept
         flip = at if _old_flip_evidence(d, own) else flip
-    return kept >= flip
+    return flip >= 0 and kept > flip
 
 
 def old_survives(d: Discriminator, summary_text: str) -> bool:

@@ -16,7 +16,7 @@ import pytest
 from compaction_audit.api import audit
 from compaction_audit.recall import survival as sv
 from compaction_audit.recall.extract import Kind
-from compaction_audit.recall.survival.order import reversed_in, sides
+from compaction_audit.recall.survival.order import FIRST, SECOND, reversed_in, sides
 from tests.conftest import LogWriter
 from tests.logs import rnd
 from tests.recall.test_survival_index import _one
@@ -41,12 +41,12 @@ def test_sides_follow_the_marker() -> None:
 
 def test_a_majority_of_the_words_decides() -> None:
     keys = (frozenset({"0047"}), frozenset({"4.2.1", "prod"}))
-    reversed_clause = frozenset({"\x020047", "\x014.2.1", "\x01prod"})
-    assert reversed_in(keys, reversed_clause)
-    # one word moved, two kept: the same order (a verb turns sides with the sentence)
-    assert not reversed_in(keys, frozenset({"\x010047", "\x014.2.1", "\x02prod"}))
+    f, s = FIRST, SECOND
+    assert reversed_in(keys, frozenset({s + "0047", f + "4.2.1", f + "prod"}))
+    # one word moved, two kept: the same order (a word can turn sides with the sentence)
+    assert not reversed_in(keys, frozenset({f + "0047", f + "4.2.1", s + "prod"}))
     # one of each: no majority, kept
-    assert not reversed_in(keys, frozenset({"\x020047", "\x024.2.1"}))
+    assert not reversed_in(keys, frozenset({s + "0047", s + "4.2.1"}))
 
 
 @pytest.mark.parametrize(("summary", "kept"), [
@@ -55,6 +55,14 @@ def test_a_majority_of_the_words_decides() -> None:
     ("Deploy v4.2.1 to prod after migration 0047.", True),
     ("Apply migration 0047, then deploy v4.2.1 to prod.", True),
     ("The deploy of v4.2.1 to prod is preceded by migration 0047.", True),
+    # usertest54 #1: an "after" that points back is "afterwards"
+    ("Apply migration 0047 and after that deploy v4.2.1 to prod.", True),
+    ("Migration 0047 was applied, and after it the v4.2.1 deploy to prod went out.", True),
+    # adv99 #5, #6: stated both ways, the last word decides
+    (MIGRATE + " Apply migration 0047 after the deploy of v4.2.1 to prod.", False),
+    ("Apply migration 0047 after the deploy of v4.2.1 to prod. " + MIGRATE, True),
+    # adv99 #7: control characters in the text are words, never side tags
+    ("The deploy of v4.2.1 to prod goes before migration 0047 \x010047 \x014.2.1.", False),
 ])
 def test_an_order_by_its_identifiers(summary: str, kept: bool) -> None:
     assert sv.survives(_one(MIGRATE, Kind.ORDERING), summary) is kept

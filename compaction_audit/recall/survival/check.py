@@ -525,7 +525,7 @@ def flip_sentence(d: Discriminator, summary_text: str) -> str | None:
     (:func:`flipped`): the first sentence whose own rules (or bounds) reverse it."""
     if not flipped(d, summary_text):
         return None
-    sentences, rules, clauses = _sentence_lookup(summary_text)
+    sentences, rules, clauses, _ = _sentence_lookup(summary_text)
     at = min(_flip_tags(d, rules, clauses), default=None)
     return (sentences[at] if at is not None else summary_text).strip()[:SENTENCE_MAX]
 

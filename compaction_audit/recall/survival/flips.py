@@ -78,48 +78,60 @@ def _restated(d: Discriminator, idx: _Index) -> bool:
 
 
 def _restated_last(d: Discriminator, idx: _Index) -> bool:
-    """:func:`_restated`, and no sentence after the last one restating clause ``d``
-    states it reversed (:func:`_flip_evidence` of each sentence alone): the summary's
-    last word on the rule keeps it (adv98 #2: "Do not delete the prod-db-7 backups.
-    Update from the user: delete the prod-db-7 backups." kept the rule, no CA304, though
-    its last sentence revokes it).  Each sentence is read alone only when the summary
-    both restates and reverses ``d``."""
+    """:func:`_restated`, and no sentence from the last one restating clause ``d`` on
+    states it reversed: the summary's last word on the rule keeps it (adv98 #2: "Do not
+    delete the prod-db-7 backups. Update from the user: delete the prod-db-7 backups."
+    kept the rule, no CA304, though its last sentence revokes it).  A sentence that
+    both restates and reverses it ("Do not delete X, then delete X.") does not keep it
+    (adv99 #1).  Each sentence of a summary is indexed once, whatever the rules asked
+    of it (:func:`_sentence_lookup`; adv99 #3: once per rule was quadratic)."""
     if not _restated(d, idx):
         return False
-    sentences = [s for s in _SPLIT_RE.split(idx.summary) if s.strip()]
-    last_kept = last_flip = -1
-    for at, sentence in enumerate(sentences):
-        own = _index.__wrapped__(sentence)  # not cached: a rare, one-off reading
-        if _restated(d, own):
-            last_kept = at
-        if _flip_evidence(d, own):
-            last_flip = at
-    return last_kept >= last_flip
+    _, rules, clauses, stated = _sentence_lookup(idx.summary, True)  # tags: -position
+    flips = [-tag for tag in _flip_tags(d, rules, clauses)]
+    if not flips:  # the whole summary reverses it, no sentence alone does: not kept
+        return False
+    _, *words = d.norm.split()
+    stems = _flip_stems(words)
+    kept = [-tag for tag, cand in stated[_polarity(d)].tagged(stems, 1) if stems <= cand]
+    return bool(kept) and max(kept) > max(flips)
 
 
 _SPLIT_RE = re.compile(r"(?<=[.!?;])\s+|\n")
 
 
+_Tagged = tuple[list[frozenset[str]], list[int]]
+
+
 @lru_cache(maxsize=256)
-def _sentence_lookup(summary_text: str) -> tuple[
-        tuple[str, ...], dict[bool, _Postings], dict[tuple[Kind, str], _Postings]]:
-    """The sentences of ``summary_text`` and the rule parts and clauses of each (as its
-    own :func:`~compaction_audit.recall.survival.index._index` has them), tagged with
-    the sentence's position: one lookup finds the first sentence that reverses a clause,
-    where indexing the sentences one
-    by one per flipped clause was quadratic (issue 11, item 5)."""
+def _sentence_lookup(summary_text: str, last: bool = False) -> tuple[
+        tuple[str, ...], dict[bool, _Postings], dict[tuple[Kind, str], _Postings],
+        dict[bool, _Postings]]:
+    """The sentences of ``summary_text`` and the rule parts, clauses and statements (its
+    sentences and rule parts, by polarity) of each (as its own
+    :func:`~compaction_audit.recall.survival.index._index` has them), tagged with the
+    sentence's position (with ``last``, its negative, the sentences read from the end:
+    a set several sentences hold keeps the first tag given, so the last of them): one
+    lookup finds the first (or last)
+    sentence that reverses or states a clause, where indexing the sentences one by one
+    per clause was quadratic (issue 11, item 5; adv99 #3)."""
     sentences = tuple(s for s in _SPLIT_RE.split(summary_text) if s.strip())
-    rules: dict[bool, tuple[list[frozenset[str]], list[int]]] = {False: ([], []),
-                                                                 True: ([], [])}
-    clauses: dict[tuple[Kind, str], tuple[list[frozenset[str]], list[int]]] = {}
-    for at, sentence in enumerate(sentences):
+    rules: dict[bool, _Tagged] = {False: ([], []), True: ([], [])}
+    stated: dict[bool, _Tagged] = {False: ([], []), True: ([], [])}
+    clauses: dict[tuple[Kind, str], _Tagged] = {}
+    order = list(enumerate(sentences))  # a set several hold keeps the first tag given
+    for at, sentence in reversed(order) if last else order:
         lookup = _index.__wrapped__(sentence).lookup  # not cached: once per sentence
-        for neg, part in lookup.rules.items():
-            rules[neg][0].extend(part.sets)
-            rules[neg][1].extend([at] * len(part.sets))
+        tag = -at if last else at
+        for table, parts in ((rules, lookup.rules), (stated, lookup.rules),
+                             (stated, lookup.sentences)):
+            for neg, part in parts.items():
+                table[neg][0].extend(part.sets)
+                table[neg][1].extend([tag] * len(part.sets))
         for key, part in lookup.clause_words.items():
             sets, tags = clauses.setdefault(key, ([], []))
             sets.extend(part.sets)
-            tags.extend([at] * len(part.sets))
+            tags.extend([tag] * len(part.sets))
     return (sentences, {neg: _Postings(*pair) for neg, pair in rules.items()},
-            {key: _Postings(*pair) for key, pair in clauses.items()})
+            {key: _Postings(*pair) for key, pair in clauses.items()},
+            {neg: _Postings(*pair) for neg, pair in stated.items()})

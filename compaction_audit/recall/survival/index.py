@@ -30,7 +30,7 @@ from compaction_audit.recall.extract import (
 )
 from compaction_audit.recall.spantypes import composed
 from compaction_audit.recall.survival.anchors import _vocabulary
-from compaction_audit.recall.survival.order import TAGS, side_tags
+from compaction_audit.recall.survival.order import is_tag, last_texts, side_tags
 from compaction_audit.recall.survival.postings import _Postings, _remember
 from compaction_audit.recall.survival.words import (
     _HEX_RE,
@@ -407,19 +407,22 @@ def _offered(summary: str) -> _Offered:
     :class:`_Index` takes these parts over."""
     clauses: dict[tuple[Kind, str], list[frozenset[str]]] = {}
     quantities = set()
-    for d in extract_cached(summary):
+    found = extract_cached(summary)
+    last = (last_texts(summary) if any(d.kind is Kind.ORDERING and d.norm.startswith(
+        "sequence ") for d in found) else {})  # an order's sides as last stated
+    for d in found:
         if d.kind in CLAUSE_KINDS:
             kind, family, words = _clause_key(d)
             clauses.setdefault((kind, family), []).append(
                 frozenset(words) - {">", "not"} if family == "must"
-                else frozenset(words) - {">"} | side_tags(d.text, words)
+                else frozenset(words) - {">"} | side_tags(last.get(d.norm, d.text), words)
                 if family == "sequence" else frozenset(words) - {">"})
         elif d.kind is Kind.QUANTITY:
             number, _, unit = d.norm.partition(" ")
             quantities.add((number, unit))
     return _Offered(
         clauses, {key: _Postings(cands) for key, cands in clauses.items()},
-        {key: _Postings(frozenset(_stem(w) for w in c if w[:1] not in TAGS) for c in cands)
+        {key: _Postings(frozenset(_stem(w) for w in c if not is_tag(w)) for c in cands)
          for key, cands in clauses.items()},
         frozenset(quantities),
         frozenset(m for number, unit in quantities if (m := measure(number, unit))))

@@ -6,7 +6,8 @@ left out, so "Apply migration 0047 before the deploy" and "Deploy after migratio
 have their sides the other way round though they state one order.  The marker in the
 clause's text tells which side is first: ``after`` and ``preceded by`` put the right
 side first; ``before``, ``then``, ``followed by``, ``prior to``, ``subsequently``,
-``afterwards`` and an arrow the left.  A summary clause holding every identifier-like
+``afterwards``, an ``after`` that points back ("and after that deploy v4.2.1",
+usertest54 #1) and an arrow the left.  A summary clause holding every identifier-like
 word of the child's clause kept the order unless more of those words are on its other
 side than on their own ("the deploy of v4.2.1 goes before migration 0047" reverses
 "Apply migration 0047 before the deploy of v4.2.1": 0047 first in one, second in the
@@ -24,12 +25,18 @@ import re
 from collections.abc import Iterable
 from functools import lru_cache
 
-FIRST, SECOND = "\x01", "\x02"
-"""Tags of a word first and second in time (no word of a text holds either)."""
-TAGS = frozenset({FIRST, SECOND})
+from compaction_audit.recall.kinds import Discriminator
 
-_MARK_RE = re.compile(r"(?<![\w-])(?:(after(?!wards)|preceded\s+by)|before|then|followed\s+by"
-                      r"|prior\s+to|subsequently|afterwards)(?![\w-])|(->|→)")
+FIRST, SECOND = " <", " >"
+"""Tags of a word first and second in time: a clause's words are its norm split at
+whitespace, so none starts with a space (adv99 #7: control characters U+0001 and
+U+0002, the first tags, were words a log could write, forging a side)."""
+
+_BACK = r"(?:that|this|it|which|these|those)\b"
+"""What "after" points back to when it is "afterwards": "and after that deploy"."""
+_MARK_RE = re.compile(rf"(?<![\w-])(?:(after(?!wards)(?!\s+{_BACK})|preceded\s+by)|before|then"
+                      rf"|followed\s+by|prior\s+to|subsequently|afterwards|after(?=\s+{_BACK}))"
+                      r"(?![\w-])|(->|→)")
 
 
 @lru_cache(maxsize=1 << 14)
@@ -46,6 +53,26 @@ def sides(text: str, words: tuple[str, ...]) -> tuple[frozenset[str], frozenset[
         return None
     first, second = (right, left) if mark.group(1) else (left, right)
     return first - second, second - first  # a word on both sides tells no order
+
+
+def is_tag(word: str) -> bool:
+    """Whether ``word`` of a clause set is a side tag (:data:`FIRST`, :data:`SECOND`)."""
+    return word.startswith(" ")
+
+
+def last_texts(summary: str) -> dict[str, str]:
+    """The text of the last sequence clause of ``summary`` with each norm: extraction
+    keeps the first of a norm, and the two directions of one order share a norm, so a
+    summary stating it both ways was read by its first (adv99 #5, #6: the last word
+    decides, as for a rule)."""
+    from compaction_audit.recall.clauses import scan_clauses
+    from compaction_audit.recall.fences import blank_fences
+    from compaction_audit.recall.spantypes import clean_text
+
+    found: list[Discriminator] = []
+    scan_clauses(blank_fences(clean_text(summary)), found)
+    return {d.norm: d.text for d in sorted(found, key=lambda d: d.start)
+            if d.norm.startswith("sequence ")}
 
 
 def side_tags(text: str, words: Iterable[str]) -> frozenset[str]:
