@@ -38,16 +38,19 @@ class NegationFlipped(Rule):
     polarity: a double negation ("never run the release without a confirmation step"
     against "no confirmation step": "never X without Y" means "always Y"), a "not"
     dropped or added on the same verb and object, an antonym (enable/disable,
-    allow/forbid, add/remove), or the opposite bound (at most/at least).  The reversing
+    allow/forbid, add/remove), or the opposite bound (at most/at least). The reversing
     sentence must itself state a rule (a modal, a prohibition or an imperative) and hold
     every content word of the child's clause, so a summary that only speaks of the same
     object ("updated the config file") or restates the rule in other words stays quiet.
-    Also a value the child binds to a name (a version pin ``lib2==1.2.0``, an assignment
-    ``read_timeout_ms=45000``, "set X to N") that the fold binds to another value of
-    its own, and to this one nowhere: "Pin lib2==1.3.0 because 1.2.0 breaks the
-    serializer" changes the pin (usertest38 #3); a summary that names lib2 before
-    another value only in passing ("lib2 1.3.0 was tried") loses the pin (CA301) but
-    does not restate it.
+    A summary that restates the rule and then reverses it flips it too (its last word on
+    the rule decides: "Do not delete X. Update: delete X.", adv98 #2), unless a later
+    child of the fold reverses it as well: the person lifted the rule, and the summary
+    says so (usertest54 #3). Also a value the child binds to a name (a version pin
+    ``lib2==1.2.0``, an assignment ``read_timeout_ms=45000``, "set X to N") that the
+    fold binds to another value of its own, and to this one nowhere: "Pin lib2==1.3.0
+    because 1.2.0 breaks the serializer" changes the pin (usertest38 #3); a summary that
+    names lib2 before another value only in passing ("lib2 1.3.0 was tried") loses the
+    pin (CA301) but does not restate it.
 
     Why it matters: issue 12, point 1, from public reports of compaction failures: the
     words of a rule survive while its meaning inverts, so word overlap counts it as

@@ -76,3 +76,22 @@ def test_many_restated_and_reversed_rules_are_read_in_linear_time() -> None:
     finally:
         sflips._index.__wrapped__ = real  # type: ignore[attr-defined]
     assert calls == 400  # each of the 400 sentences once (was 200 x 400)
+
+
+@pytest.mark.parametrize(("kids", "flip"), [
+    # usertest54 #3: the person lifted the rule after stating it; the summary says so
+    ([RULE, "The audit is done: you can delete the prod-db-7 backups now."], False),
+    # the lifting said before the rule: the rule stands, the summary reverses it
+    (["You can delete the prod-db-7 backups now.", RULE], True),
+    ([RULE, "Thanks, noted."], True),
+])
+def test_a_rule_a_later_child_lifted_is_no_flip(write_log: LogWriter, kids: list[str],
+                                                 flip: bool) -> None:
+    ids = [f"u{i}" for i in range(len(kids))]
+    log = [rnd(0, spans=[{"id": i, "tokens": 10, "text": t, "role": "user"}
+                         for i, t in zip(ids, kids, strict=True)]),
+           rnd(1, summaries=[{"id": "S", "tokens": 8, "children": ids,
+                              "text": RULE + " Update from the user: delete the "
+                                             "prod-db-7 backups."}], evicted=ids)]
+    codes = {f.code for f in audit(str(write_log(log))).findings}
+    assert ("CA304" in codes) is flip
