@@ -776,7 +776,37 @@ def test_the_json_lists_ten_units_per_rule_unless_all() -> None:
         assert f"{status}_truncated" not in every["findings"]
         if len(first) < len(units):
             assert capped["findings"][f"{status}_truncated"] == {
-                "truncated": True, "shown": len(first), "total": len(units)}
+                "truncated": True, "shown": len(first), "total": len(units),
+                "by_rule": {code: len(group) for code, group in per_rule.items()}}
         else:
             assert f"{status}_truncated" not in capped["findings"]
     assert "resolved_truncated" in capped["findings"]  # CA302 resolves 300-odd units
+    # the text report: 3 per rule, every one with --all (usertest54 #11)
+    text = run(str(DECAY), str(NO_DECAY)).stdout
+    assert "more (--all lists every unit)" in text
+    assert "more (--all lists every unit)" not in run(str(DECAY), str(NO_DECAY),
+                                                      "--all").stdout
+
+
+@pytest.mark.skipif(not DECAY.exists(), reason="samples not built")
+def test_a_boundary_gone_with_the_rounds_is_no_improvement(tmp_path: Path) -> None:
+    """usertest54 #9: a candidate that is the baseline's first 15 rounds has no
+    boundary (the baseline's is at round 16): "disappeared", drawn green as if fixed.
+    And a finding that rose to an error is as bad as a new one (usertest54 #10)."""
+    short = tmp_path / "rd15.jsonl"
+    short.write_text("".join(DECAY.read_text(encoding="utf-8").splitlines(True)[:16]),
+                     encoding="utf-8")
+    d = diff_reports(audit(str(DECAY)), audit(str(short)))
+    assert d.onset("inversion_boundary").verdict == "disappeared"
+    assert d.moved() == "unchanged"
+    same = diff_reports(audit(str(DECAY)), audit(str(DECAY)))
+    gone = _moved(same, (8, 19), (16, None))
+    assert gone.moved() == "later"  # the candidate has round 16: gone from it
+    import dataclasses
+
+    from compaction_audit.rules.base import Severity
+
+    unit = next(f for f in gone.findings if f.severity is not Severity.ERROR)
+    risen = dataclasses.replace(unit, candidate=dataclasses.replace(
+        unit.candidate, severity=Severity.ERROR))
+    assert dataclasses.replace(gone, findings=[risen]).moved() == "unchanged"

@@ -74,8 +74,9 @@ def diff_command(
         "--quiet", "-q", help="Print the verdict only (text format): the report's last "
                               "line, one line whatever the width.")] = False,
     show_all: Annotated[bool, typer.Option(
-        "--all", help="JSON: list every finding unit (else the first 10 per status and "
-                      "rule, with a count of the rest).")] = False,
+        "--all", help="List every finding unit (else, per status and rule, the first 3 "
+                      "in the text report and the first 10 in JSON, with a count of the "
+                      "rest).")] = False,
     lenient: LenientOpt = False,
     window: WindowOpt = None,
     sustain: SustainOpt = None,
@@ -156,6 +157,6 @@ def diff_command(
 
         with output_console(output, inputs) as console:
             if not quiet:  # -q: the last line alone (usertest34 #14: audit has -q)
-                console.print(diff_renderable(diff, gates, reasons), crop=False)
+                console.print(diff_renderable(diff, gates, reasons, show_all), crop=False)
             console.print(verdict_text(diff, reasons, gates), soft_wrap=True)
     raise typer.Exit(1 if reasons else 0)

@@ -113,13 +113,24 @@ class RunDiff:
     def moved(self) -> str:
         """How the candidate's inversion moved, for the verdict's colour: ``"earlier"``
         when its onset or boundary came earlier or appeared; ``"later"`` when one moved
-        later or vanished, neither came earlier and no new error appeared
-        (usertest53 #5: green over a new CA301 error); else ``"unchanged"``."""
-        moves = {self.onset(k).verdict for k in ("inversion_onset", "inversion_boundary")}
-        if moves & {"earlier", "appeared"}:
+        later, or vanished from rounds the candidate has, neither came earlier, no
+        finding is a new error or rose to one and the candidate judged salience-inversion
+        at as many rounds (usertest53 #5: green over a new CA301 error; usertest54 #9: a
+        candidate that ended before the baseline's boundary); else ``"unchanged"``."""
+        rows = [self.onset(k) for k in ("inversion_onset", "inversion_boundary")]
+        if {o.verdict for o in rows} & {"earlier", "appeared"}:
             return "earlier"
-        new_error = any(f.severity is Severity.ERROR for f in self.by_status("new"))
-        return "later" if moves & {"later", "disappeared"} and not new_error else "unchanged"
+        last = self.candidate.series["round"].max()
+        better = any(o.verdict == "later" or (  # gone from rounds the candidate has
+            o.verdict == "disappeared" and isinstance(last, int) and o.baseline is not None
+            and last >= o.baseline) for o in rows)  # (usertest54 #9: it ended before)
+        worse = any(f.severity is Severity.ERROR and (  # new, or risen to error
+            f.baseline is None or f.baseline.severity is not Severity.ERROR)
+            for f in self.findings if f.candidate is not None)  # (usertest54 #10)
+        unjudged = sum(n.rounds for n in self.candidate.not_evaluated
+                       if n.code == INVERSION_CODE)  # every round: no onset looked for
+        return "later" if better and not worse and unjudged < self.candidate.n_rounds \
+            and not inversion_judged_less(self.candidate, self.baseline) else "unchanged"
 
     def signature_note(self) -> str:
         """``"; the inversion onsets read different series: baseline

@@ -14,7 +14,7 @@ JSON shape (see docs/diff.md)::
                           "in_baseline", "in_candidate", "diverges"}, ...]},
      "findings": {"counts": {"new", "resolved", "persisting"},
                   "new": [<unit>], "resolved": [<unit>], "persisting": [<unit>],
-                  "<status>_truncated"?: {"truncated", "shown", "total"}},
+                  "<status>_truncated"?: {"truncated", "shown", "total", "by_rule"}},
      "gates": {"fail_if_onset_earlier", "fail_on_new", "passed", "reasons": [...]}}
 
 with ``<unit>`` = ``{"code", "rule", "key", "severity", "baseline": <occ>|null,
@@ -131,17 +131,19 @@ def diff_dict(diff: RunDiff, gates: dict[str, Any] | None = None,
     """The diff as a JSON-able dict (see the module docstring); ``gates`` holds the
     gate options given (None when unset), ``reasons`` what :func:`gate` returned.
     Each status lists at most :data:`JSON_PER_RULE` units per rule, with
-    ``"<status>_truncated": {"truncated": true, "shown", "total"}`` when it left some
-    out, unless ``show_all``."""
+    ``"<status>_truncated": {"truncated": true, "shown", "total", "by_rule": {code:
+    total}}`` when it left some out, unless ``show_all``."""
     reasons = reasons or []
     findings: dict[str, Any] = {"counts": {s: len(diff.by_status(s)) for s in STATUSES}}
     for s in STATUSES:
         units = diff.by_status(s)
         shown, left = _units(units, show_all)
         findings[s] = [_unit(f) for f in shown]
-        if left:
+        if left:  # with each rule's total: a script tells which rules it cut
+            by_rule = {code: sum(1 for _ in group)  # (usertest54 #11)
+                       for code, group in groupby(units, key=lambda f: f.code)}
             findings[f"{s}_truncated"] = {"truncated": True, "shown": len(shown),
-                                          "total": len(units)}
+                                          "total": len(units), "by_rule": by_rule}
     return {
         "tool": TOOL, "kind": "diff", "config": diff.config,
         "baseline": _run(diff.baseline), "candidate": _run(diff.candidate),
@@ -373,9 +375,10 @@ def _unit_lines(f: FindingDelta, with_message: bool) -> list[RenderableType]:
     return [head, message]
 
 
-def findings_section(diff: RunDiff) -> RenderableType:
+def findings_section(diff: RunDiff, show_all: bool = False) -> RenderableType:
     """Finding units by status, grouped by rule: a count per rule, then the first
-    :data:`PER_RULE` units (with the message of the first new or resolved one)."""
+    :data:`PER_RULE` units (every one with ``show_all``; with the message of the first
+    new or resolved one)."""
     parts: list[RenderableType] = []
     for status in STATUSES:
         units = diff.by_status(status)
@@ -386,12 +389,12 @@ def findings_section(diff: RunDiff) -> RenderableType:
             parts.append(hang(Text(f"{sev.upper():<8}", SEVERITY_STYLE[sev]),
                               (f"{code} {members[0].rule}", "bold"),
                               f"  {len(members)} unit(s)", indent=2))
-            for i, f in enumerate(members[:PER_RULE]):
+            cap = len(members) if show_all else PER_RULE
+            for i, f in enumerate(members[:cap]):
                 parts += _unit_lines(f, with_message=i == 0 and status != "persisting")
-            if len(members) > PER_RULE:
-                parts.append(note_line(f"... and {len(members) - PER_RULE} more "
-                                       "(--format json --all lists every unit)",
-                                       indent=6))
+            if len(members) > cap:
+                parts.append(note_line(f"... and {len(members) - cap} more (--all lists "
+                                       "every unit)", indent=6))
     return Group(*parts)
 
 
@@ -428,7 +431,8 @@ def verdict_text(diff: RunDiff, reasons: list[str] | None = None,
 
 
 def diff_renderable(diff: RunDiff, gates: dict[str, Any] | None = None,
-                    reasons: list[str] | None = None) -> RenderableType:
+                    reasons: list[str] | None = None, show_all: bool = False
+                    ) -> RenderableType:
     """The terminal view of a diff, up to the gates; :func:`verdict_text` follows it.
     The verdict is said first too, under the runs, as the audit report says it under
     the trace's name (the answer on the first screen, not only 100 lines down)."""
@@ -441,5 +445,5 @@ def diff_renderable(diff: RunDiff, gates: dict[str, Any] | None = None,
         onsets_table(diff), Text(""),
         heading("Series (aligned by round, one scale per quantity)"),
         sparklines(diff), Text(""), divergence_table(diff), Text(""),
-        Text("Findings", style="bold"), findings_section(diff), Text(""),
+        Text("Findings", style="bold"), findings_section(diff, show_all), Text(""),
         gates_section(gates, reasons or [], coverage_phrases(diff.candidate)), Text(""))
