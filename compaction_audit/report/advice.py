@@ -1,6 +1,6 @@
 """The rehydration advice of an episode, in words, for every format that writes words.
 
-CA101 (salience-inversion) and CA102 (depth-pinned) findings carry
+CA101 (salience-inversion) and CA102 (provenance-floor) findings carry
 ``values["rehydrate"]`` (:func:`compaction_audit.rehydrate.suggestions`, seed 000,
 "Operational Effect": expand the lowest-depth summary with the highest provenance
 fan-out).  An episode of several rounds acts on its last round's advice, the first
@@ -38,7 +38,7 @@ def rehydrate_words(s: dict[str, Any]) -> str:
                 f"cannot restore the {s['tokens_needed']:,} raw tokens the target "
                 "raw_ratio needs")
     over = s.get("over_budget")
-    past = (f" ({over:,} past the budget if every summary stays)"
+    past = (f" (the working set with them: {over:,} past the budget, every summary kept)"
             if isinstance(over, int) and over > 0 else "")
     return (f"rehydrate {s['summary']} (depth {s['depth']}, fan-out {s['fan_out']}, "
             f"{s['resolvable_leaves']} resolvable leaves = {s['resolvable_leaf_tokens']:,} "
