@@ -88,9 +88,9 @@ def reversed_in(keys: tuple[frozenset[str], frozenset[str]], clause: frozenset[s
     """Whether a summary ``clause`` (its words and side tags) reverses the order of the
     child's ``keys`` (the words it is matched by, first and second in time): more of
     them on the other side only than on their own side.  A majority, not one word: a
-    word can change sides as a sentence is turned ("Deploy v4.2.1 to prod after
-    migration 0047" against "Apply migration 0047 before the deploy of v4.2.1 to prod":
-    a name the clause's marker splits off may sit on either side)."""
+    clause's left side may take in the previous clause's object
+    (:func:`~compaction_audit.recall.clauses.scan_clauses`), so one name can be read on
+    a side it was not written for."""
     first, second = keys
     same = (sum(FIRST + k in clause for k in first)
             + sum(SECOND + k in clause for k in second))
