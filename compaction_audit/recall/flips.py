@@ -22,6 +22,7 @@ from compaction_audit.recall.survival.bindings import (
     changed_sentence,
     merged_bindings,
 )
+from compaction_audit.recall.survival.flips import may_reverse
 
 __all__ = ["flips"]
 
@@ -80,7 +81,8 @@ def flips(folds: pl.DataFrame, items: pl.DataFrame) -> pl.DataFrame:
                               .iter_rows())
         order = [c for c, _ in kids[fold]]
         after = order.index(child) + 1 if child in order else len(order)
-        return any(text and flipped(d, text) for _, text in kids[fold][after:])
+        return any(text and may_reverse(d, text.lower()) and flipped(d, text)
+                   for _, text in kids[fold][after:])
 
     def sources(fold: str) -> Callable[[], Bindings]:
         """What the texts ``fold`` folded bind, made when first asked: only a fold that

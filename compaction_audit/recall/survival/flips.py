@@ -68,6 +68,16 @@ def _flip_tags(d: Discriminator, rules: dict[bool, _Postings],
         yield from (tag for tag, cand in rules[neg].tagged(swapped, 1) if swapped <= cand)
 
 
+def may_reverse(d: Discriminator, low: str) -> bool:
+    """False when lowercased text ``low`` cannot state clause ``d`` reversed: an
+    identifier-like word of ``d`` (a number, a flag, a path, a name with ``-_./#``:
+    no synonym or antonym stands for one) is no substring of it.  A cheap test before
+    :func:`~compaction_audit.recall.survival.check.flipped` over many texts (the
+    children of a fold, :func:`compaction_audit.recall.flips.flips`)."""
+    _, *words = d.norm.split()
+    return all(w in low for w in words if _is_key(w))
+
+
 def _restated(d: Discriminator, idx: _Index) -> bool:
     """One sentence of the same polarity holds every stem of clause ``d``."""
     _, *words = d.norm.split()
