@@ -16,13 +16,13 @@ import polars as pl
 
 from compaction_audit.recall import extract as ext
 from compaction_audit.recall.bindings import BOUND_KINDS, BOUND_TEXT
-from compaction_audit.recall.survival import flip_sentence, flipped
+from compaction_audit.recall.survival import flip_sentence
 from compaction_audit.recall.survival.bindings import (
     Bindings,
     changed_sentence,
     merged_bindings,
 )
-from compaction_audit.recall.survival.flips import may_reverse
+from compaction_audit.recall.survival.flips import may_reverse, states_opposite
 
 __all__ = ["flips"]
 
@@ -81,7 +81,7 @@ def flips(folds: pl.DataFrame, items: pl.DataFrame) -> pl.DataFrame:
                               .iter_rows())
         order = [c for c, _ in kids[fold]]
         after = order.index(child) + 1 if child in order else len(order)
-        return any(text and may_reverse(d, text.lower()) and flipped(d, text)
+        return any(text and may_reverse(d, text.lower()) and states_opposite(d, text)
                    for _, text in kids[fold][after:])
 
     def sources(fold: str) -> Callable[[], Bindings]:

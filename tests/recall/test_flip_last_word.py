@@ -81,6 +81,8 @@ def test_many_restated_and_reversed_rules_are_read_in_linear_time() -> None:
 @pytest.mark.parametrize(("kids", "flip"), [
     # usertest54 #3: the person lifted the rule after stating it; the summary says so
     ([RULE, "The audit is done: you can delete the prod-db-7 backups now."], False),
+    ([RULE, "You can now remove the prod-db-7 backups."], False),  # not worded as a rule
+    ([RULE, "You can now delete the prod-db-8 backups."], True),  # another rule lifted
     # the lifting said before the rule: the rule stands, the summary reverses it
     (["You can delete the prod-db-7 backups now.", RULE], True),
     ([RULE, "Thanks, noted."], True),

@@ -78,6 +78,23 @@ def may_reverse(d: Discriminator, low: str) -> bool:
     return all(w in low for w in words if _is_key(w))
 
 
+def states_opposite(d: Discriminator, text: str) -> bool:
+    """Whether ``text`` has a sentence of the opposite polarity holding every stem of
+    clause ``d`` (or one of the same polarity holding them with one swapped for its
+    antonym): a person's "you can now delete the backups" lifting "Do not delete the
+    backups", which need not be worded as a rule (usertest54 #3)."""
+    _, *words = d.norm.split()
+    stems, neg = _flip_stems(words), _polarity(d)
+    if not stems:
+        return False
+    sentences = _index(text).lookup.sentences
+    if any(stems <= cand for cand in sentences[not neg].holding(stems, 1)):
+        return True
+    return any(swapped <= cand for swapped in (stems - {w} | {a} for w in stems
+                                               for a in _ANTONYMS.get(w, ()))
+               for cand in sentences[neg].holding(swapped, 1))
+
+
 def _restated(d: Discriminator, idx: _Index) -> bool:
     """One sentence of the same polarity holds every stem of clause ``d``."""
     _, *words = d.norm.split()
