@@ -367,14 +367,15 @@ DOCS: tuple[tuple[Any, ...], ...] = (
          'same object ("updated the config file") or restates the rule in other words '
          'stays quiet. A summary that restates the rule and then reverses it flips it '
          'too (its last word on the rule decides: "Do not delete X. Update: delete X.", '
-         'adv98 #2), unless a later child of the fold reverses it as well: the person '
-         'lifted the rule, and the summary says so (usertest54 #3). Also a value the '
-         'child binds to a name (a version pin `lib2==1.2.0`, an assignment '
-         '`read_timeout_ms=45000`, "set X to N") that the fold binds to another value of '
-         'its own, and to this one nowhere: "Pin lib2==1.3.0 because 1.2.0 breaks the '
-         'serializer" changes the pin (usertest38 #3); a summary that names lib2 before '
-         'another value only in passing ("lib2 1.3.0 was tried") loses the pin (CA301) '
-         'but does not restate it.'),
+         "adv98 #2), unless the person lifted it: a person's span of the fold, born "
+         'later, states it reversed (not in a question), and the fold then loses nothing '
+         '(`recall/analysis/lifted.py`; usertest54 #3). Also a value the child binds to '
+         'a name (a version pin `lib2==1.2.0`, an assignment `read_timeout_ms=45000`, '
+         '"set X to N") that the fold binds to another value of its own, and to this one '
+         'nowhere: "Pin lib2==1.3.0 because 1.2.0 breaks the serializer" changes the pin '
+         '(usertest38 #3); a summary that names lib2 before another value only in '
+         'passing ("lib2 1.3.0 was tried") loses the pin (CA301) but does not restate '
+         'it.'),
         ('Issue 12, point 1, from public reports of compaction failures: the words of a '
          'rule survive while its meaning inverts, so word overlap counts it as carried '
          'and the agent follows the opposite instruction. Survival no longer counts a '

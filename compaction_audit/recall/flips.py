@@ -22,7 +22,6 @@ from compaction_audit.recall.survival.bindings import (
     changed_sentence,
     merged_bindings,
 )
-from compaction_audit.recall.survival.flips import may_reverse, states_opposite
 
 __all__ = ["flips"]
 
@@ -66,23 +65,6 @@ def flips(folds: pl.DataFrame, items: pl.DataFrame) -> pl.DataFrame:
                            .drop_nulls("text").select("fold", "text").iter_rows()):
             folded.setdefault(fold, []).append(body)
     made: dict[str, Bindings] = {}
-    kids: dict[str, list[tuple[str, str | None]]] = {}
-
-    def lifted(fold: str, child: str, d: ext.Discriminator) -> bool:
-        """A child of ``fold`` after ``child`` states rule ``d`` reversed: the person
-        lifted or changed the rule, and the fold says so (usertest54 #3: "you can delete
-        the backups now", folded into "... after the audit the user allowed it: delete
-        the backups", was a flip).  The children of a fold are read when one of its
-        rules is first found reversed."""
-        if fold not in kids:
-            edges = folds.filter(pl.col("fold") == fold).select("child")
-            kids[fold] = list(edges.join(items.select(pl.col("id").alias("child"), "text"),
-                                         on="child", how="left", maintain_order="left")
-                              .iter_rows())
-        order = [c for c, _ in kids[fold]]
-        after = order.index(child) + 1 if child in order else len(order)
-        return any(text and may_reverse(d, text.lower()) and states_opposite(d, text)
-                   for _, text in kids[fold][after:])
 
     def sources(fold: str) -> Callable[[], Bindings]:
         """What the texts ``fold`` folded bind, made when first asked: only a fold that
@@ -100,8 +82,6 @@ def flips(folds: pl.DataFrame, items: pl.DataFrame) -> pl.DataFrame:
         sentence = None if not fold_text else (
             changed_sentence(d, fold_text, sources(fold)) if kind in VALUE_KINDS
             else flip_sentence(d, fold_text))
-        if sentence is not None and kind not in VALUE_KINDS and lifted(fold, child, d):
-            sentence = None
         if sentence is not None:
             for name, value in zip(schema, (ri, fold, child, kind, text, sentence),
                                    strict=True):

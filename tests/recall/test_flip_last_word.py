@@ -83,17 +83,39 @@ def test_many_restated_and_reversed_rules_are_read_in_linear_time() -> None:
     ([RULE, "The audit is done: you can delete the prod-db-7 backups now."], False),
     ([RULE, "You can now remove the prod-db-7 backups."], False),  # not worded as a rule
     ([RULE, "You can now delete the prod-db-8 backups."], True),  # another rule lifted
+    # usertest55 #1: only the person lifts a rule, and not by a question
+    ([RULE, ("assistant", "Delete the prod-db-7 backups.")], True),
+    ([RULE, ("tool", "You can delete the prod-db-7 backups with cleanup.sh")], True),
+    ([RULE, "Can I delete the prod-db-7 backups?"], True),
     # the lifting said before the rule: the rule stands, the summary reverses it
     (["You can delete the prod-db-7 backups now.", RULE], True),
     ([RULE, "Thanks, noted."], True),
 ])
-def test_a_rule_a_later_child_lifted_is_no_flip(write_log: LogWriter, kids: list[str],
+def test_a_rule_a_later_child_lifted_is_no_flip(write_log: LogWriter,
+                                                 kids: list[str | tuple[str, str]],
                                                  flip: bool) -> None:
+    """usertest54 #3: no CA304 and no lost rule (CA301) where the person lifted it."""
     ids = [f"u{i}" for i in range(len(kids))]
-    log = [rnd(0, spans=[{"id": i, "tokens": 10, "text": t, "role": "user"}
-                         for i, t in zip(ids, kids, strict=True)]),
+    spoken = [k if isinstance(k, tuple) else ("user", k) for k in kids]
+    log = [rnd(0, spans=[{"id": i, "tokens": 10, "text": t, "role": role}
+                         for i, (role, t) in zip(ids, spoken, strict=True)]),
            rnd(1, summaries=[{"id": "S", "tokens": 8, "children": ids,
                               "text": RULE + " Update from the user: delete the "
                                              "prod-db-7 backups."}], evicted=ids)]
-    codes = {f.code for f in audit(str(write_log(log))).findings}
-    assert ("CA304" in codes) is flip
+    report = audit(str(write_log(log)))
+    assert ("CA304" in {f.code for f in report.findings}) is flip
+    lost = [d["text"] for d in report.extra["lost_discriminators"] if d["kind"] == "negation"]
+    assert (lost == [RULE.rstrip(".")]) is flip
+
+
+def test_a_lifting_born_before_the_rule_lifts_nothing(write_log: LogWriter) -> None:
+    """usertest55 #5: "later" is by the round a child was born in, not by its place
+    in the fold's list of children."""
+    log = [rnd(0, spans=[{"id": "lift", "tokens": 10, "role": "user",
+                          "text": "You can delete the prod-db-7 backups now."}]),
+           rnd(1, spans=[{"id": "rule", "tokens": 10, "role": "user", "text": RULE}]),
+           rnd(2, summaries=[{"id": "S", "tokens": 8, "children": ["rule", "lift"],
+                              "text": RULE + " Update from the user: delete the "
+                                             "prod-db-7 backups."}],
+               evicted=["rule", "lift"])]
+    assert "CA304" in {f.code for f in audit(str(write_log(log))).findings}

@@ -19,6 +19,7 @@ from compaction_audit.recall.analysis.floor import _floor
 from compaction_audit.recall.analysis.folds import _text_work, _without_names, fold_checks
 from compaction_audit.recall.analysis.intervals import _merge
 from compaction_audit.recall.analysis.items import typed_items
+from compaction_audit.recall.analysis.lifted import without_lifted
 from compaction_audit.recall.analysis.losses import _fold_losses, _lost_table
 from compaction_audit.recall.analysis.model import Recall, redacted_share
 from compaction_audit.recall.analysis.occurrences import (
@@ -53,6 +54,7 @@ def analyse(session: Session, series: Series, items: pl.DataFrame | None = None,
     occ, held, names = _occurrences(session, series, extracted, survived, items, shallow, rows)
     del rows
     folds = bound_again(_without_names(folds, names), held)
+    folds, held = without_lifted(folds, items, held)  # rules the person lifted
     if jobs is not None:  # asked-again and flips index user and summary texts (as prose)
         jobs.narrow(items.filter(((pl.col("kind") == "span") & person_source(pl.col("source")))
                                  | (pl.col("kind") == "summary"))
