@@ -109,16 +109,19 @@ def _in_time(text: str, words: list[str]) -> tuple[set[str], set[str]] | None:
     if ">" not in words:
         return None
     left, right = set(words[:words.index(">")]), set(words[words.index(">") + 1:])
-    tokens = re.findall(r"[\w-]+|→", text.lower())
+    tokens = re.findall(r"[\w-]+|→|,", text.lower())
     pairs = {"preceded": "by", "followed": "by", "prior": "to"}
     marks = [t for t, after in zip(tokens, [*tokens[1:], ""], strict=True)
              if t in ("after", "afterwards", "before", "then", "subsequently", "->", "→")
              or pairs.get(t) == after]
     if not marks or not left or not right:
         return None
-    at = tokens.index(marks[0]) if marks[0] in tokens else -1
-    pointing = at >= 0 and tokens[at + 1:at + 2] in (["that"], ["this"], ["it"], ["which"],
-                                                      ["these"], ["those"])
+    at = tokens.index(marks[0])
+    nxt, then = [*tokens[at + 1:at + 3], "", ""][:2]
+    that = nxt in ("that", "this", "these", "those")
+    if marks[0] == "after" and that and then not in ("", ","):
+        return None  # "after that <word>": afterwards, or after that noun
+    pointing = nxt in ("it", "which") or that
     back = marks[0] == "preceded" or (marks[0] == "after" and not pointing)
     return (right - left, left - right) if back else (left - right, right - left)
 

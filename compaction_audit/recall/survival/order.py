@@ -6,8 +6,10 @@ left out, so "Apply migration 0047 before the deploy" and "Deploy after migratio
 have their sides the other way round though they state one order.  The marker in the
 clause's text tells which side is first: ``after`` and ``preceded by`` put the right
 side first; ``before``, ``then``, ``followed by``, ``prior to``, ``subsequently``,
-``afterwards``, an ``after`` that points back ("and after that deploy v4.2.1",
-usertest54 #1) and an arrow the left.  A summary clause holding every identifier-like
+``afterwards``, an ``after`` that points back ("after it", "after which", "after
+that,": usertest54 #1) and an arrow the left; "after that" before a word may be either
+("and after that deploy" or "after that migration completes": usertest55 #7), and no
+side is read.  A summary clause holding every identifier-like
 word of the child's clause kept the order unless more of those words are on its other
 side than on their own ("the deploy of v4.2.1 goes before migration 0047" reverses
 "Apply migration 0047 before the deploy of v4.2.1": 0047 first in one, second in the
@@ -32,9 +34,14 @@ FIRST, SECOND = " <", " >"
 whitespace, so none starts with a space (adv99 #7: control characters U+0001 and
 U+0002, the first tags, were words a log could write, forging a side)."""
 
-_BACK = r"(?:that|this|it|which|these|those)\b"
-"""What "after" points back to when it is "afterwards": "and after that deploy"."""
-_MARK_RE = re.compile(rf"(?<![\w-])(?:(after(?!wards)(?!\s+{_BACK})|preceded\s+by)|before|then"
+_BACK = r"(?:it|which|(?:that|this|these|those)\s*(?:,|$))"
+"""What "after" points back to when it is "afterwards": "after it", "after which",
+"after that," ("after that migration 0047 completes" is no such: usertest55 #7)."""
+_DEMONSTRATIVE = r"(?:that|this|these|those)\s+\w"
+"""An "after that <word>": "afterwards" before a verb ("and after that deploy v4.2.1"),
+"after" before a noun ("after that migration completes"): no side is read."""
+_MARK_RE = re.compile(rf"(?<![\w-])(?:(after(?!wards)(?!\s+(?:{_BACK}|{_DEMONSTRATIVE}))"
+                      rf"|preceded\s+by)|(after(?=\s+{_DEMONSTRATIVE}))|before|then"
                       rf"|followed\s+by|prior\s+to|subsequently|afterwards|after(?=\s+{_BACK}))"
                       r"(?![\w-])|(->|→)")
 
@@ -49,7 +56,7 @@ def sides(text: str, words: tuple[str, ...]) -> tuple[frozenset[str], frozenset[
     at = words.index(">")
     left, right = frozenset(words[:at]), frozenset(words[at + 1:])
     mark = _MARK_RE.search(text.lower())
-    if mark is None or not left or not right:
+    if mark is None or mark.group(2) or not left or not right:
         return None
     first, second = (right, left) if mark.group(1) else (left, right)
     return first - second, second - first  # a word on both sides tells no order
