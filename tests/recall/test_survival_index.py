@@ -112,8 +112,8 @@ def _in_time(text: str, words: list[str]) -> tuple[set[str], set[str]] | None:
     tokens = re.findall(r"[\w-]+|→|,", text.lower())
     pairs = {"preceded": "by", "followed": "by", "prior": "to"}
     marks = [t for t, after in zip(tokens, [*tokens[1:], ""], strict=True)
-             if t in ("after", "afterwards", "before", "then", "subsequently", "->", "→")
-             or pairs.get(t) == after]
+             if (t in ("after", "afterwards", "before", "then", "subsequently", "->", "→")
+                 and not (t == "after" and after == "all")) or pairs.get(t) == after]
     if not marks or not left or not right:
         return None
     at = tokens.index(marks[0])

@@ -58,6 +58,8 @@ def test_a_majority_of_the_words_decides() -> None:
     # usertest54 #1: an "after" that points back is "afterwards"
     ("Apply migration 0047 and after that deploy v4.2.1 to prod.", True),
     ("Migration 0047 was applied, and after it the v4.2.1 deploy to prod went out.", True),
+    # usertest55 #9: "after all" is no marker
+    ("Migration 0047 is, after all, applied before the deploy of v4.2.1 to prod.", True),
     # usertest55 #7: "after that <word>" may be either: no side read, kept
     ("Deploy v4.2.1 to prod after that migration 0047 completes.", True),
     ("Apply migration 0047 after that deploy of v4.2.1 to prod completes.", True),

@@ -36,11 +36,12 @@ U+0002, the first tags, were words a log could write, forging a side)."""
 
 _BACK = r"(?:it|which|(?:that|this|these|those)\s*(?:,|$))"
 """What "after" points back to when it is "afterwards": "after it", "after which",
-"after that," ("after that migration 0047 completes" is no such: usertest55 #7)."""
+"after that," ("after that migration 0047 completes" is no such: usertest55 #7); "after
+all" is no marker at all (usertest55 #9)."""
 _DEMONSTRATIVE = r"(?:that|this|these|those)\s+\w"
 """An "after that <word>": "afterwards" before a verb ("and after that deploy v4.2.1"),
 "after" before a noun ("after that migration completes"): no side is read."""
-_MARK_RE = re.compile(rf"(?<![\w-])(?:(after(?!wards)(?!\s+(?:{_BACK}|{_DEMONSTRATIVE}))"
+_MARK_RE = re.compile(rf"(?<![\w-])(?:(after(?!wards)(?!\s+(?:{_BACK}|{_DEMONSTRATIVE}|all\b))"
                       rf"|preceded\s+by)|(after(?=\s+{_DEMONSTRATIVE}))|before|then"
                       rf"|followed\s+by|prior\s+to|subsequently|afterwards|after(?=\s+{_BACK}))"
                       r"(?![\w-])|(->|→)")
