@@ -799,6 +799,17 @@ def test_a_boundary_gone_with_the_rounds_is_no_improvement(tmp_path: Path) -> No
     d = diff_reports(audit(str(DECAY)), audit(str(short)))
     assert d.onset("inversion_boundary").verdict == "disappeared"
     assert d.moved() == "unchanged"
+    assert "inversion boundary disappeared: round 16 -> none (the candidate ends at round " \
+           "15)" in d.headline()
+    # usertest55 #10: cut at round 9, the onset of round 8 (3 rounds to hold: rounds
+    # 8-10) could not be seen either; cut at round 10 it could
+    for rounds, seen in ((9, False), (10, True)):
+        cut = tmp_path / f"rd{rounds}.jsonl"
+        cut.write_text("".join(DECAY.read_text(encoding="utf-8").splitlines(True)[:rounds + 1]),
+                       encoding="utf-8")
+        o = diff_reports(audit(str(DECAY)), audit(str(cut))).onset("inversion_onset")
+        assert diff_reports(audit(str(DECAY)), audit(str(cut))).ends_before(o) == (
+            None if seen else rounds), rounds
     same = diff_reports(audit(str(DECAY)), audit(str(DECAY)))
     gone = _moved(same, (8, 19), (16, None))
     assert gone.moved() == "later"  # the candidate has round 16: gone from it

@@ -120,10 +120,8 @@ class RunDiff:
         rows = [self.onset(k) for k in ("inversion_onset", "inversion_boundary")]
         if {o.verdict for o in rows} & {"earlier", "appeared"}:
             return "earlier"
-        last = self.candidate.series["round"].max()
         better = any(o.verdict == "later" or (  # gone from rounds the candidate has
-            o.verdict == "disappeared" and isinstance(last, int) and o.baseline is not None
-            and last >= o.baseline) for o in rows)  # (usertest54 #9: it ended before)
+            o.verdict == "disappeared" and self.ends_before(o) is None) for o in rows)
         worse = any(f.severity is Severity.ERROR and (  # new, or risen to error
             f.baseline is None or f.baseline.severity is not Severity.ERROR)
             for f in self.findings if f.candidate is not None)  # (usertest54 #10)
@@ -131,6 +129,29 @@ class RunDiff:
                        if n.code == INVERSION_CODE)  # every round: no onset looked for
         return "later" if better and not worse and unjudged < self.candidate.n_rounds \
             and not inversion_judged_less(self.candidate, self.baseline) else "unchanged"
+
+    def ends_before(self, o: OnsetDelta) -> int | None:
+        """The candidate's last round when onset ``o`` disappeared from it only because
+        it ends before the baseline's round could be seen there: that round plus the
+        rounds its condition must hold, less one (``sustain_onset`` for the inversion
+        onset, ``sustain`` for the boundary and the rules); else None (usertest54 #9,
+        usertest55 #10: a candidate that is the baseline's first rounds)."""
+        if o.verdict != "disappeared" or o.baseline is None:
+            return None
+        last = self.candidate.series["round"].max()
+        hold = (self.candidate.settings.sustain_onset if o.name == "inversion_onset"
+                else self.candidate.settings.sustain)
+        if isinstance(last, int) and last >= o.baseline + hold - 1:
+            return None
+        return last if isinstance(last, int) else -1
+
+    def _ends(self, o: OnsetDelta) -> str:
+        """``" (the candidate ends at round 12)"`` where :meth:`ends_before` says so."""
+        last = self.ends_before(o)
+        if last is None:
+            return ""
+        return " (the candidate has no rounds)" if last < 0 else \
+            f" (the candidate ends at round {last})"
 
     def signature_note(self) -> str:
         """``"; the inversion onsets read different series: baseline
@@ -204,11 +225,11 @@ class RunDiff:
         if not self.changed:
             return "no change"
         o = self.onset("inversion_onset")
-        parts = [f"inversion onset {o.verdict}: {describe(o)}"]
+        parts = [f"inversion onset {o.verdict}: {describe(o)}{self._ends(o)}"]
         b = self.onset("inversion_boundary")
         if b.verdict != "unchanged":  # where CA101 fires (usertest53 #5: "onset
-            parts.append(f"inversion boundary {b.verdict}: {describe(b)}")  # unchanged" led
-            # a verdict whose boundary came 2 rounds earlier)
+            parts.append(f"inversion boundary {b.verdict}: {describe(b)}"  # unchanged" led
+                         f"{self._ends(b)}")  # a verdict whose boundary came 2 earlier)
         counts = {s: len(self.by_status(s)) for s in ("new", "resolved", "persisting")}
         # units, not findings: a fold finding is one unit per fact it lost (docs/diff.md)
         parts.append(", ".join(f"{n} {s}" for s, n in counts.items()) + " finding unit(s)")

@@ -38,7 +38,8 @@ def rehydrate_words(s: dict[str, Any]) -> str:
                 f"cannot restore the {s['tokens_needed']:,} raw tokens the target "
                 "raw_ratio needs")
     over = s.get("over_budget")
-    past = (f" (the working set with them: {over:,} past the budget, every summary kept)"
+    past = (f" (with them the working set exceeds the budget by {over:,} "
+            f"token{'' if over == 1 else 's'}, every summary kept)"
             if isinstance(over, int) and over > 0 else "")
     return (f"rehydrate {s['summary']} (depth {s['depth']}, fan-out {s['fan_out']}, "
             f"{s['resolvable_leaves']} resolvable leaves = {s['resolvable_leaf_tokens']:,} "

@@ -131,8 +131,9 @@ class UnsupportedSummaryClaim(Rule):
     compaction, nor a raw span the product kept beside its summary: it wrote the summary
     from the whole context, and Codex keeps the person's messages verbatim).  Support
     is lenient
-    (half of a clause's content words anywhere among the raw leaves, the words of a
-    supported token inside the clause held: "Keep logs 7 days" for "Keep logs 1 week";
+    (half of a clause's content words anywhere among the raw leaves, or, for a clause
+    holding a token the leaves support in other words, half of its other content words:
+    "Keep logs 7 days" for "Keep logs 1 week", not "Never disable auth for 7 days";
     a number in any
     unit or its value in another unit written with that unit ("45000 ms" supports "45
     s"), a

@@ -109,7 +109,7 @@ def _units_table(units: list[FindingDelta]) -> str:
                     f'<td class="mono unit">{esc(f.key)}</td><td>{esc(_occ(f.baseline))}{was}</td>'
                     f"<td>{esc(_occ(f.candidate))}</td>{said}</tr>")
     return (html_table(("severity", "rule", "unit", "baseline", "candidate", "message"), rows)
-            + more(len(units) - data.MAX_ROWS, "unit", "--format json"))
+            + more(len(units) - data.MAX_ROWS, "unit"))  # --format json --all
 
 
 def _panel_items(diff: RunDiff) -> list[dict[str, Any]]:

@@ -63,8 +63,8 @@ def own(text: str) -> str:
 
 def more(n: int, what: str = "row", lister: str = "--format json --all") -> str:
     """The "N more" note under a capped list (empty when nothing was cut), naming the
-    options that list every one: ``audit``'s JSON report is bounded unless ``--all``
-    (docs/ci.md, "Output size"); ``diff`` passes its own (``--format json``)."""
+    options that list every one: the JSON reports of ``audit`` and ``diff`` are bounded
+    unless ``--all`` (docs/ci.md, "Output size"; docs/diff.md)."""
     if n <= 0:
         return ""
     return f'<p class="dim">... and {n} more {what}(s) ({lister} lists every one)</p>'
