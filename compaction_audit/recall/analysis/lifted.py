@@ -27,10 +27,10 @@ import polars as pl
 from compaction_audit.recall import extract as ext
 from compaction_audit.recall.factkeys import fact_key
 from compaction_audit.recall.ranking import person_source
-from compaction_audit.recall.survival.flips import may_reverse, states_opposite
+from compaction_audit.recall.survival.flips import _FLIP_KINDS, may_reverse, states_opposite
 
-RULE_KINDS = ("negation", "constraint", "condition", "requirement")
-"""The kinds of a rule a person can lift (the kinds CA304 reads)."""
+RULE_KINDS = tuple(sorted(kind.value for kind in _FLIP_KINDS))
+"""The kinds of a rule a person can lift: the kinds a summary can flip."""
 
 _SENTENCE_RE = re.compile(r"[^.!?\n]*[.!?\n]?")
 
@@ -47,10 +47,10 @@ def without_lifted(folds: pl.DataFrame, items: pl.DataFrame, held: pl.DataFrame
     :data:`~compaction_audit.recall.analysis.model.FOLD_SCHEMA`; ``items``: the typed
     session items (``id``, ``ri``, ``source``, ``text``).  Both unchanged (the same
     frames) when no fold dropped a rule a later person child reverses."""
-    rules = (folds.lazy().with_row_index("_row").with_row_index("_pos")
+    rules = (folds.lazy().with_row_index("_row")
              .explode("dropped").filter(pl.col("dropped").struct.field("kind")
                                         .is_in(RULE_KINDS))
-             .select("_row", "_pos", "fold", "child", pl.col("dropped").struct.unnest())
+             .select("_row", "fold", "child", pl.col("dropped").struct.unnest())
              .collect())
     if rules.height == 0:
         return folds, held
@@ -69,7 +69,7 @@ def without_lifted(folds: pl.DataFrame, items: pl.DataFrame, held: pl.DataFrame
         speakers.setdefault(fold, []).append(((ri if ri is not None else -1, pos),
                                               _statements(text)))
     lifted: list[tuple[int, str, str, str, str]] = []  # (_row, kind, norm, text, fold)
-    for row, _, fold, child, kind, text, norm, _rank in rules.iter_rows():
+    for row, fold, child, kind, text, norm, _rank in rules.iter_rows():
         after = born.get((fold, child), (-1, -1))
         d = ext.Discriminator(ext.Kind(kind), text, norm, 0, len(text))
         if any(when > after and may_reverse(d, said.lower()) and states_opposite(d, said)

@@ -64,16 +64,22 @@ def _flip_tags(d: Discriminator, rules: dict[bool, _Postings],
     if not stems:
         return
     yield from (tag for tag, cand in rules[not neg].tagged(stems, 1) if stems <= cand)
-    for swapped in (stems - {w} | {a} for w in stems for a in _ANTONYMS.get(w, ())):
+    for swapped in _swapped(stems):
         yield from (tag for tag, cand in rules[neg].tagged(swapped, 1) if swapped <= cand)
+
+
+def _swapped(stems: frozenset[str]) -> Iterator[frozenset[str]]:
+    """``stems`` with one stem swapped for one of its antonyms (:data:`_ANTONYMS`), each
+    way: the same polarity with such a swap states a clause reversed."""
+    return (stems - {w} | {a} for w in stems for a in _ANTONYMS.get(w, ()))
 
 
 def may_reverse(d: Discriminator, low: str) -> bool:
     """False when lowercased text ``low`` cannot state clause ``d`` reversed: an
     identifier-like word of ``d`` (a number, a flag, a path, a name with ``-_./#``:
     no synonym or antonym stands for one) is no substring of it.  A cheap test before
-    :func:`~compaction_audit.recall.survival.check.flipped` over many texts (the
-    children of a fold, :func:`compaction_audit.recall.flips.flips`)."""
+    :func:`states_opposite` over many texts (a fold's person children,
+    :func:`compaction_audit.recall.analysis.lifted.without_lifted`)."""
     _, *words = d.norm.split()
     return all(w in low for w in words if _is_key(w))
 
@@ -90,8 +96,7 @@ def states_opposite(d: Discriminator, text: str) -> bool:
     sentences = _index(text).lookup.sentences
     if any(stems <= cand for cand in sentences[not neg].holding(stems, 1)):
         return True
-    return any(swapped <= cand for swapped in (stems - {w} | {a} for w in stems
-                                               for a in _ANTONYMS.get(w, ()))
+    return any(swapped <= cand for swapped in _swapped(stems)
                for cand in sentences[neg].holding(swapped, 1))
 
 
