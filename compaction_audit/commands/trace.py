@@ -210,7 +210,8 @@ def trace_command(
 
     The first line counts the spans by fate ("5 spans: 2 lost, 3 in context").  For a
     discriminator: one node per span that holds it, with its fate, each fold that
-    carried it, and the fold or eviction that lost it, with rounds and lines; a query
+    carried it, and the fold or eviction that lost it (or flipped a rule; or, where a
+    later message of the person reversed the rule, lifted it), with rounds and lines; a query
     that is not a discriminator says what it was reduced to, and spans that hold the
     query only as words of their text (as written, in that order) are listed too.
     For a summary: its provenance tree with each leaf's state (retained, offloaded,

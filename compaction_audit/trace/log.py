@@ -8,8 +8,10 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
+from compaction_audit.io.harness import is_person_source
 from compaction_audit.model import Session
 from compaction_audit.recall import extract as ext
+from compaction_audit.recall.analysis.lifted import RULE_KINDS, lifts, statements
 from compaction_audit.recall.survival import check as surv  # where tests patch survives
 from compaction_audit.recall.survival.bindings import Bindings, merged_bindings
 from compaction_audit.report.lines import line_at
@@ -54,6 +56,8 @@ class _Log:
         self._answers: dict[tuple[Any, ...], tuple[str, str | None]] = {}
         self._kept: dict[tuple[Any, ...], bool] = {}
         self._folded: dict[str, Bindings] = {}
+        self._lifters: dict[tuple[Any, ...], tuple[tuple[int, int], str] | None] = {}
+        self._places: dict[str, dict[str, int]] = {}
 
     def follow_at(self, follow: _Follow, fold: str) -> tuple[str, str | None]:
         """``follow.at`` of ``fold``'s text, computed once per (query, fold): every span
@@ -68,6 +72,39 @@ class _Log:
             found = self._answers[key] = follow.at(self.rows[fold]["text"],
                                                    lambda: self.folded(fold))
         return found
+
+    def lifted_by(self, follow: _Follow, fold: str, item: str) -> str | None:
+        """The person's span among ``fold``'s children, born after its child ``item``
+        (by round, then by place among the children), that states the followed rule
+        reversed (:func:`~compaction_audit.recall.analysis.lifted.lifts`): the person
+        lifted the rule, and the fold lost nothing, as the audit reads it
+        (:func:`~compaction_audit.recall.analysis.lifted.without_lifted`).  None when
+        the query is no rule (nor the object of one) or no later person span lifts it.
+        The latest-born lifting child of each (rule, fold) is found once."""
+        rule = follow.rule or follow.d
+        if rule is None or rule.kind.value not in RULE_KINDS:
+            return None
+        places = self._places.get(fold)
+        if places is None:
+            places = self._places[fold] = {
+                c: k for k, c in reversed(list(enumerate(self.children.get(fold, []))))}
+        key = (rule.kind, rule.text, rule.norm, fold)
+        if key not in self._lifters:
+            said = ((self._born(c, k), c, text) for c, k in places.items()
+                    if (text := self.rows[c]["text"]) is not None
+                    and is_person_source(self.rows[c]["source"] or ""))
+            self._lifters[key] = max(((born, c) for born, c, text in said
+                                      if lifts(rule, statements(text))), default=None)
+        last = self._lifters[key]
+        if last is None or item not in places:
+            return None
+        return last[1] if last[0] > self._born(item, places[item]) else None
+
+    def _born(self, item: str, place: int) -> tuple[int, int]:
+        """(round index, place among a fold's children) of ``item``: which of two
+        children of one fold came later."""
+        ri = self.rows[item]["ri"]
+        return (ri if ri is not None else -1, place)
 
     def folded(self, fold: str) -> Bindings:
         """What the texts ``fold`` folded bind each name to (built once per fold):

@@ -180,7 +180,10 @@ def _carry(log: _Log, item: str, follow: _Follow | None,
         kept: list[ext.Discriminator] = []
         lost_here: list[ext.Discriminator] = []
         for c in companions:
-            (kept if log.survives(c, fold) else lost_here).append(c)
+            if log.survives(c, fold):
+                kept.append(c)
+            elif log.lifted_by(_Follow(d=c), fold, item) is None:  # a lifted rule: no loss
+                lost_here.append(c)
         data: dict[str, Any] = {**base}
         accounted = " (accounted)" if row["accounting"] is not None else ""
         head = ""
@@ -188,7 +191,14 @@ def _carry(log: _Log, item: str, follow: _Follow | None,
             label, result = f"then folded into {fold}{accounted} {where}", "after"
         else:
             result, detail = log.follow_at(follow, fold)
-            if result == "carried":
+            lifter = (log.lifted_by(follow, fold, item) if result in ("lost", "flipped")
+                      else None)
+            if lifter is not None:
+                result = "lifted"
+                label = (f"lifted at fold {fold}{accounted} {where}: the person reversed "
+                         f"the rule in span {lifter} ({log.where(lifter)})")
+                data["lifted_by"] = lifter
+            elif result == "carried":
                 label = f"carried by fold {fold}{accounted} {where}"
             elif result == "carried in part":
                 label = (f"carried only as its file name by fold {fold}{accounted} {where}"
@@ -221,7 +231,8 @@ def _carry(log: _Log, item: str, follow: _Follow | None,
         edge.data["beyond"] = fate
         if at is not None:  # adv58: 3,000 folds, the last dropped it: no line said where,
             row = log.rows[at]  # and "1 more fold(s) above" counted the next level only
-            how = {"lost": "LOST at", "flipped": "flipped at", "carried": "carried to",
+            how = {"lost": "LOST at", "flipped": "flipped at", "lifted": "lifted at",
+                   "carried": "carried to",
                    "carried in part": "carried in part to", "unknown": "unknown at"}[fate]
             above = len(reach(log.parents, item))
             edge.data.update(beyond_fold=at, not_shown=above)
@@ -246,6 +257,8 @@ def _fate_above(log: _Log, item: str, follow: _Follow) -> tuple[str, str | None]
             seen.add(fold)
             result = ("unknown" if log.rows[fold]["text"] is None
                       else log.follow_at(follow, fold)[0])
+            if result in ("lost", "flipped") and log.lifted_by(follow, fold, node):
+                result = "lifted"
             if result != "carried":
                 fates.setdefault(result, fold)
             elif log.parents.get(fold):
@@ -259,7 +272,7 @@ def _fate_above(log: _Log, item: str, follow: _Follow) -> tuple[str, str | None]
     return worst, fates[worst]
 
 
-_PREFER = ("carried", "carried in part", "unknown", "flipped", "lost")
+_PREFER = ("carried", "lifted", "carried in part", "unknown", "flipped", "lost")
 
 
 def _fold_fate(log: _Log, node: Node) -> str:

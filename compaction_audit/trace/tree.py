@@ -22,13 +22,15 @@ ONE_LINE = 120
 FULL_LIMIT = 65_536
 """Most characters of one summary shown with ``--full`` (a bound on untrusted text)."""
 
-OUTCOMES = ("lost", "flipped", "carried in part", "unknown", "carried", "recoverable",
-            "in context")
+OUTCOMES = ("lost", "flipped", "carried in part", "unknown", "carried", "lifted",
+            "recoverable", "in context")
 """Fate of the query for one span, worst first: ``lost`` (the raw span is gone and no
 retained summary states it), ``flipped`` (a fold states the rule reversed),
 ``carried in part`` (only a path's file name is kept), ``unknown`` (a fold has no
-text), ``carried`` (a retained or offloaded summary states it), ``recoverable`` (the
-raw span is offloaded: resolvable), ``in context`` (the raw span is retained)."""
+text), ``carried`` (a retained or offloaded summary states it), ``lifted`` (a rule the
+person reversed in a later span of the same fold: the fold lost nothing, as the audit
+reads it, :mod:`compaction_audit.recall.analysis.lifted`), ``recoverable`` (the raw
+span is offloaded: resolvable), ``in context`` (the raw span is retained)."""
 
 
 _TAG_ALONE = re.compile(r"\s*<[^<>]{1,80}>\s*")

@@ -35,9 +35,16 @@ RULE_KINDS = tuple(sorted(kind.value for kind in _FLIP_KINDS))
 _SENTENCE_RE = re.compile(r"[^.!?\n]*[.!?\n]?")
 
 
-def _statements(text: str) -> str:
+def statements(text: str) -> str:
     """``text`` without its questions ("Can I delete the backups?" lifts nothing)."""
     return " ".join(s for s in _SENTENCE_RE.findall(text) if not s.rstrip().endswith("?"))
+
+
+def lifts(rule: ext.Discriminator, said: str) -> bool:
+    """Whether a person's ``said`` (a text's :func:`statements`: its questions out)
+    states ``rule`` reversed: the test :func:`without_lifted` applies to each later
+    person child of a fold, and ``trace`` to the spans beside the one it follows."""
+    return may_reverse(rule, said.lower()) and states_opposite(rule, said)
 
 
 def without_lifted(folds: pl.DataFrame, items: pl.DataFrame, held: pl.DataFrame
@@ -67,13 +74,12 @@ def without_lifted(folds: pl.DataFrame, items: pl.DataFrame, held: pl.DataFrame
                                               & pl.col("text").is_not_null())
                                 .select("fold", "_pos", "ri", "text").iter_rows()):
         speakers.setdefault(fold, []).append(((ri if ri is not None else -1, pos),
-                                              _statements(text)))
+                                              statements(text)))
     lifted: list[tuple[int, str, str, str, str]] = []  # (_row, kind, norm, text, fold)
     for row, fold, child, kind, text, norm, _rank in rules.iter_rows():
         after = born.get((fold, child), (-1, -1))
         d = ext.Discriminator(ext.Kind(kind), text, norm, 0, len(text))
-        if any(when > after and may_reverse(d, said.lower()) and states_opposite(d, said)
-               for when, said in speakers.get(fold, ())):
+        if any(when > after and lifts(d, said) for when, said in speakers.get(fold, ())):
             lifted.append((row, kind, norm, text, fold))
     if not lifted:
         return folds, held
