@@ -239,10 +239,19 @@ on a summary that is one long word; issue 11, item 5)."""
 _RULE_RE = re.compile(
     r"\b(?:must|should|shall|always|never|only|required|requires?|need(?:s)?\s+to"
     r"|ha(?:ve|s)\s+to|cannot|can't|don't|do\s+not|mustn't|shouldn't|avoid|ensure"
-    r"|make\s+sure|no\s+\w+\s+(?:step|needed|required))\b")
-"""A sentence that states a rule (a modal, a prohibition, a requirement); a summary
-sentence flips a child's rule only when it is one (narrative "ran the migrations" does
-not flip "do not run the migrations"; issue 12, point 1)."""
+    r"|make\s+sure|no\s+\w+\s+(?:step|needed|required)"
+    r"|(?:ok(?:ay)?|fine|allowed|permitted|free)\s+to"
+    r"|(?:said|asked|instructed|told)(?:\s+\w+){0,2}\s+to)\b")
+"""A sentence that states a rule (a modal, a prohibition, a requirement, a permission
+"it is OK to", an instruction reported "the user said to"); a summary sentence flips a
+child's rule only when it is one (narrative "ran the migrations" does not flip "do not
+run the migrations"; issue 12, point 1).  "It is OK to delete the backups" and "The
+user said to delete the backups" reverse "Do not delete the backups" (adv98, adv99 #1:
+no flip was read)."""
+_LEADING = frozenset({"then", "now", "next", "first", "finally", "afterwards", "later",
+                      "instead", "go", "ahead", "feel", "free"})
+"""Words an imperative may open with before its verb ("Then delete the backups", "Now
+delete ...", "Go ahead and delete ...", "Feel free to delete ...": adv98, adv99 #1)."""
 _PART_RE = re.compile(r",|\b(?:but|while|whereas|although)\b")
 """Where a sentence splits into the parts a flip is judged on: "run migrations on
 staging only, not on prod" negates prod, not the rule."""
@@ -336,12 +345,17 @@ def _clause_half(summary: str, low: str) -> _ClauseHalf:
         (frozenset(_stem(w) for w in words if w not in NEGATION_WORDS), negative(words))
         for sent, _ in split for part in _rule_parts(sent)
         if (words := content_words(part, 400))
-        and (_RULE_RE.search(part)
-             or (words[0] in _IMPERATIVE_VERBS and not _STATEMENT_RE.search(part))))
+        and (_RULE_RE.search(part) or (_opening_verb(words) in _IMPERATIVE_VERBS
+                                       and not _STATEMENT_RE.search(part))))
     return _ClauseHalf(
         sentences, rules, paraphrase.summary_names(summary, _stem),
         {neg: _Postings(c for c, n in sentences if n == neg) for neg in (False, True)},
         {neg: _Postings(c for c, n in rules if n == neg) for neg in (False, True)})
+
+
+def _opening_verb(words: list[str]) -> str | None:
+    """The first of a part's content ``words`` after the :data:`_LEADING` ones."""
+    return next((w for w in words if w not in _LEADING), None)
 
 
 def _rule_parts(sent: str) -> list[str]:

@@ -1,0 +1,60 @@
+"""A rule reversed in the words a summary uses for it is a flip (adv98, adv99 #1).
+
+"Then delete the backups", "Now delete ...", "Go ahead and delete ...", "It is OK to
+delete ..." and "The user said to delete ..." reverse "Do not delete the backups" as
+"Delete the backups" does; none was read as a rule, so none flipped it (no CA304).
+Narrative ("Deleted the backups", "The backups can be deleted") states no rule and
+flips nothing; the same words under a negation keep the rule.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from compaction_audit.api import audit
+from compaction_audit.recall.extract import extract
+from compaction_audit.recall.survival import flipped, survives
+from tests.logs import LogWriter, rnd
+
+RULE = "Do not delete the prod-db-7 backups."
+
+
+@pytest.mark.parametrize(("summary", "flip"), [
+    ("Delete the prod-db-7 backups.", True),
+    ("Then delete the prod-db-7 backups.", True),
+    ("Now delete the prod-db-7 backups.", True),
+    ("Go ahead and delete the prod-db-7 backups.", True),
+    ("Feel free to delete the prod-db-7 backups.", True),
+    ("It is OK to delete the prod-db-7 backups.", True),
+    ("It's fine to delete the prod-db-7 backups.", True),
+    ("The user said to delete the prod-db-7 backups.", True),
+    ("The user told the agent to delete the prod-db-7 backups.", True),
+    # the same words negated keep the rule
+    ("It is not OK to delete the prod-db-7 backups.", False),
+    ("The user said not to delete the prod-db-7 backups.", False),
+    ("Then delete the logs. Do not delete the prod-db-7 backups.", False),
+    # narrative states no rule
+    ("Deleted the prod-db-7 backups.", False),
+    ("Now the prod-db-7 backups are deleted.", False),
+    ("The prod-db-7 backups can be deleted.", False),
+    # a leading word alone opens no imperative
+    ("Then the prod-db-7 backups grew.", False),
+])
+def test_a_rule_reversed_in_other_words_is_flipped(summary: str, flip: bool) -> None:
+    d = next(d for d in extract(RULE) if d.kind.value == "negation")
+    assert flipped(d, summary) is flip
+    if flip:
+        assert survives(d, summary) is False
+
+
+@pytest.mark.parametrize(("summary", "codes"), [
+    ("It is OK to delete the prod-db-7 backups.", {"CA304"}),
+    ("Then delete the prod-db-7 backups.", {"CA304"}),
+    ("It is not OK to delete the prod-db-7 backups.", set()),
+])
+def test_the_reversal_is_a_flipped_rule_finding(write_log: LogWriter, summary: str,
+                                                codes: set[str]) -> None:
+    log = [rnd(0, spans=[{"id": "u", "tokens": 10, "text": RULE, "source": "user"}]),
+           rnd(1, summaries=[{"id": "S", "tokens": 8, "children": ["u"], "text": summary}],
+               evicted=["u"])]
+    assert {f.code for f in audit(str(write_log(log))).findings} & {"CA304"} == codes
