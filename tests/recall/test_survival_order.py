@@ -39,6 +39,17 @@ def test_sides_follow_the_marker() -> None:
     assert sides("before y", (">", "y")) is None  # one side only
 
 
+def test_a_marker_that_opens_the_clause_puts_the_main_clause_first_or_second() -> None:
+    """usertest54 #2: "Before X, Y" is Y first, "After X, Y" X first; the norm has every
+    word on its right, and no side was read.  Without a comma no side is read."""
+    words = (">", "migration", "0047", "deploy", "4.2.1")
+    assert sides("Before migration 0047, deploy v4.2.1", words) == (
+        {"deploy", "4.2.1"}, {"migration", "0047"})
+    assert sides("After migration 0047, deploy v4.2.1", words) == (
+        {"migration", "0047"}, {"deploy", "4.2.1"})
+    assert sides("Before migration 0047 deploy v4.2.1", words) is None
+
+
 def test_a_majority_of_the_words_decides() -> None:
     keys = (frozenset({"0047"}), frozenset({"4.2.1", "prod"}))
     f, s = FIRST, SECOND
@@ -66,6 +77,11 @@ def test_a_majority_of_the_words_decides() -> None:
     # adv99 #5, #6: stated both ways, the last word decides
     (MIGRATE + " Apply migration 0047 after the deploy of v4.2.1 to prod.", False),
     ("Apply migration 0047 after the deploy of v4.2.1 to prod. " + MIGRATE, True),
+    # usertest54 #2: a marker that opens the sentence
+    ("Before migration 0047, deploy v4.2.1 to prod.", False),
+    ("After the deploy of v4.2.1 to prod, apply migration 0047.", False),
+    ("Before the deploy of v4.2.1 to prod, apply migration 0047.", True),
+    ("After migration 0047, deploy v4.2.1 to prod.", True),
     # adv99 #7: control characters in the text are words, never side tags
     ("The deploy of v4.2.1 to prod goes before migration 0047 \x010047 \x014.2.1.", False),
 ])

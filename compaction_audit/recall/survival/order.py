@@ -1,21 +1,23 @@
-"""Which side of a sequence clause comes first in time: an order survives a fold only
-in its own direction (usertest53 #2).
+"""Which side of a sequence clause comes first in time: an order survives a fold only in
+its own direction (usertest53 #2).
 
-A ``sequence`` clause's norm is ``"sequence <left words> > <right words>"``, the marker
-left out, so "Apply migration 0047 before the deploy" and "Deploy after migration 0047"
-have their sides the other way round though they state one order.  The marker in the
-clause's text tells which side is first: ``after`` and ``preceded by`` put the right
-side first; ``before``, ``then``, ``followed by``, ``prior to``, ``subsequently``,
-``afterwards``, an ``after`` that points back ("after it", "after which", "after
-that,": usertest54 #1) and an arrow the left; "after that" before a word may be either
-("and after that deploy" or "after that migration completes": usertest55 #7), and no
-side is read.  A summary clause holding every identifier-like
-word of the child's clause kept the order unless more of those words are on its other
-side than on their own ("the deploy of v4.2.1 goes before migration 0047" reverses
-"Apply migration 0047 before the deploy of v4.2.1": 0047 first in one, second in the
-other, 4.2.1 the other way).  An order of plain words, matched by two shared stems, is
-not compared so: too loose to say which side a word is on, and such orders change with
-the work (a Cline session reordered two buttons; its summary states the new order).
+A ``sequence`` clause's norm is ``"sequence <left
+words> > <right words>"``, the marker left out, so "Apply migration 0047 before the
+deploy" and "Deploy after migration 0047" have their sides the other way round though
+they state one order.  The marker in the clause's text tells which side is first:
+``after`` and ``preceded by`` put the right side first; ``before``, ``then``,
+``followed by``, ``prior to``, ``subsequently``, ``afterwards``, an ``after`` that
+points back ("after it", "after which", "after that,": usertest54 #1) and an arrow the
+left; "after that" before a word may be either ("and after that deploy" or "after that
+migration completes": usertest55 #7), and no side is read.  A marker that opens the
+clause ("Before migration 0047, deploy v4.2.1") has the main clause, after the comma,
+on the left (usertest54 #2).  A summary clause holding every identifier-like word of
+the child's clause kept the order unless more of those words are on its other side than
+on their own ("the deploy of v4.2.1 goes before migration 0047" reverses "Apply
+migration 0047 before the deploy of v4.2.1": 0047 first in one, second in the other,
+4.2.1 the other way).  An order of plain words, matched by two shared stems, is not
+compared so: too loose to say which side a word is on, and such orders change with the
+work (a Cline session reordered two buttons; its summary states the new order).
 
 The summary's clause words carry their side as tagged words (:func:`side_tags`), so
 the check is a set look-up in the clause sets the index already has.
@@ -56,11 +58,29 @@ def sides(text: str, words: tuple[str, ...]) -> tuple[frozenset[str], frozenset[
         return None
     at = words.index(">")
     left, right = frozenset(words[:at]), frozenset(words[at + 1:])
-    mark = _MARK_RE.search(text.lower())
-    if mark is None or mark.group(2) or not left or not right:
+    low = text.lower()
+    mark = _MARK_RE.search(low)
+    if mark is None or mark.group(2):
+        return None
+    if not left:  # "Before migration 0047, deploy v4.2.1": the main clause is the left
+        left, right = _leading(low[mark.end():], right)
+    if not left or not right:
         return None
     first, second = (right, left) if mark.group(1) else (left, right)
     return first - second, second - first  # a word on both sides tells no order
+
+
+def _leading(after: str, words: frozenset[str]) -> tuple[frozenset[str], frozenset[str]]:
+    """(the main clause's words, the subordinate's) of a clause its marker opens
+    ("Before migration 0047, deploy v4.2.1", usertest54 #2: every word was on the right
+    and no side was read): ``after`` is the text after the marker, cut at its first
+    comma; each of ``words`` (the norm's right side) is on the side whose text holds
+    it.  Empty sides when there is no comma."""
+    sub, comma, main = after.partition(",")
+    if not comma:
+        return frozenset(), frozenset()
+    return (frozenset(w for w in words if w in main),
+            frozenset(w for w in words if w in sub))
 
 
 def is_tag(word: str) -> bool:
