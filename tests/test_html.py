@@ -141,6 +141,22 @@ def test_tier_fields_are_shown_when_present() -> None:
     assert same.count("typed by a person") == 1 and "title=" not in same
 
 
+def test_a_tier_reason_is_said_once_for_the_rows_that_share_it() -> None:
+    """usertest53 #8: "a requirement from spec text" under each of 15 rows; said on the
+    first row of a run of one reason (and in every row's title)."""
+    from compaction_audit.report.html.sections import lost_table
+
+    def row(i: int, tier: int, why: str) -> dict[str, Any]:
+        return {"kind": "requirement", "text": f"r{i}", "span": f"s{i}", "tier": tier,
+                "tier_name": "spec requirement", "tier_why": why}
+
+    page = lost_table([row(0, 3, "from spec"), row(1, 3, "from spec"),
+                       row(2, 4, "a decision"), row(3, 3, "from spec")])
+    notes = [part.split("</span>")[0] for part in page.split('<span class="dim">')[1:]]
+    assert notes == ["from spec", "a decision", "from spec"]
+    assert page.count('title="from spec"') == 3
+
+
 def test_missing_extra_is_a_one_line_usage_error(monkeypatch: pytest.MonkeyPatch) -> None:
     import builtins
 
@@ -246,7 +262,7 @@ def test_lost_rows_say_how_many_of_the_rest_the_page_holds() -> None:
 
     def rows(n: int) -> str:
         return _lost_rows([{"t": str(i)} for i in range(n)], ["t"],
-                          lambda d: f"<tr><td>{d['t']}</td></tr>")
+                          lambda d, _: f"<tr><td>{d['t']}</td></tr>")
 
     page = rows(MAX_ROWS + 10)
     # usertest12: the count is of all the rest, as the text report's; one note says how
@@ -265,18 +281,18 @@ def test_lost_rows_show_the_facts_that_matter_and_say_what_the_rest_are() -> Non
     from compaction_audit.report.html.sections import _lost_rows
 
     ranked = [{"t": f"f{i}", "tier": t} for i, t in enumerate([3, 4, 4, 5, 5, 6, 7])]
-    page = unlabelled(_lost_rows(ranked, ["t"], lambda d: f"<tr><td>{d['t']}</td></tr>"))
+    page = unlabelled(_lost_rows(ranked, ["t"], lambda d, _: f"<tr><td>{d['t']}</td></tr>"))
     shown, hidden = page.split("<details>")
     assert [f"f{i}" for i in range(7) if f"<td>f{i}</td>" in shown] == ["f0", "f1", "f2"]
     assert hidden.startswith(
         "<summary>4 more: 2 other prose, 1 tool output, 1 finished work</summary>")
     # only low tiers: no table before the toggle
-    only_low = _lost_rows(ranked[3:], ["t"], lambda d: f"<tr><td>{d['t']}</td></tr>")
+    only_low = _lost_rows(ranked[3:], ["t"], lambda d, _: f"<tr><td>{d['t']}</td></tr>")
     assert only_low.startswith("<details><summary>4 lost, none that matter: 2 other prose, ")
     # more than the page holds: the headline counts them all (adv52: "200 lost" of 250)
     from compaction_audit.report.html.data import MAX_ROWS
     tool = _lost_rows([{"t": str(i), "tier": 6} for i in range(MAX_ROWS + 50)], ["t"],
-                      lambda d: f"<tr><td>{d['t']}</td></tr>")
+                      lambda d, _: f"<tr><td>{d['t']}</td></tr>")
     assert tool.startswith(
         f"<details><summary>{MAX_ROWS + 50} lost, none that matter: {MAX_ROWS + 50} tool "
         f"output (the page holds the first {MAX_ROWS} of {MAX_ROWS + 50}; --format json "
@@ -284,13 +300,13 @@ def test_lost_rows_show_the_facts_that_matter_and_say_what_the_rest_are() -> Non
     # the tiers of the rest are counted past the page's rows too (usertest12)
     mixed = _lost_rows([{"t": "a", "tier": 3}] + [{"t": str(i), "tier": 6 + i % 2}
                                                    for i in range(MAX_ROWS + 20)], ["t"],
-                       lambda d: f"<tr><td>{d['t']}</td></tr>")
+                       lambda d, _: f"<tr><td>{d['t']}</td></tr>")
     half = (MAX_ROWS + 20) // 2
     assert (f"<summary>{MAX_ROWS + 20} more: {half} tool output, {half} finished work "
             f"(the page holds the first {MAX_ROWS} of {MAX_ROWS + 21}; ") in mixed
     # twenty that matter: fifteen shown, the rest named
     many = _lost_rows([{"t": str(i), "tier": 3} for i in range(20)] + ranked[3:], ["t"],
-                      lambda d: f"<tr><td>{d['t']}</td></tr>")
+                      lambda d, _: f"<tr><td>{d['t']}</td></tr>")
     assert "<summary>9 more: 5 that matter, 2 other prose, 1 tool output, 1 finished work" \
         "</summary>" in many
 

@@ -3,7 +3,7 @@ rules reference.  Every value from a log goes through :func:`~.page.esc`."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from compaction_audit.recall.ranking import LOW_TIERS
@@ -106,7 +106,10 @@ def episodes_table(eps: list[Episode]) -> str:
             + more(len(eps) - MAX_ROWS, "episode"))
 
 
-def _tier(d: dict[str, Any]) -> str:
+def _tier(d: dict[str, Any], noted: bool = True) -> str:
+    """The tier cell: its name, and the reason under it unless ``noted`` is False (the
+    row above gave the same reason: usertest53 #8, "a requirement from spec text" on
+    each of 15 rows); the reason is the cell's title either way."""
     name = d.get("tier_name") or d.get("tier")
     if name is None:
         return ""
@@ -114,8 +117,18 @@ def _tier(d: dict[str, Any]) -> str:
     if why == name:  # "typed by a person" twice in one cell said nothing more
         why = None
     title = f' title="{esc(why)}"' if why else ""
-    note = f'<br><span class="dim">{esc(why)}</span>' if why else ""
+    note = f'<br><span class="dim">{esc(why)}</span>' if why and noted else ""
     return f"<td{title}>{esc(name)}{note}</td>"
+
+
+def _noted(rows: list[dict[str, Any]]) -> Iterator[tuple[dict[str, Any], bool]]:
+    """Each row with whether its tier cell says the reason: the first of a table does,
+    and each whose reason differs from the row above."""
+    above = None
+    for d in rows:
+        why = (d.get("tier"), d.get("tier_why"))
+        yield d, why != above
+        above = why
 
 
 LOST_SHOWN = 15
@@ -144,7 +157,7 @@ def _lost_rows(rows: list[dict[str, Any]], head: list[str], row_html: Any) -> st
     says what they are, and the count of the rest."""
     low = next((k for k, d in enumerate(rows) if d.get("tier") in LOW_TIERS), len(rows))
     first = min(LOST_SHOWN, low)
-    shown = html_table(head, (row_html(d) for d in rows[:first])) if first else ""
+    shown = html_table(head, (row_html(*r) for r in _noted(rows[:first]))) if first else ""
     rest, extra = rows[first:], rows[first:MAX_ROWS]
     if extra:
         # "185 more (the page holds the first 200 of 210)" where the page holds only
@@ -161,7 +174,8 @@ def _lost_rows(rows: list[dict[str, Any]], head: list[str], row_html: Any) -> st
         count = (f"{len(rest):,} more{_what(rest)}" if first else
                  f"{len(rows):,} lost, none that matter{_what(rows)}")  # all (adv52)
         return shown + (f"<details><summary>{count}{of}</summary>"
-                        + html_table(head, (row_html(d) for d in extra)) + "</details>")
+                        + html_table(head, (row_html(*r) for r in _noted(extra)))
+                        + "</details>")
     return shown + more(len(rows) - MAX_ROWS, "lost discriminator")
 
 
@@ -203,10 +217,10 @@ def lost_table(lost: list[dict[str, Any]]) -> str:
             *(["stated at line"] if lined else []), "dropped by", "gone at round", "line",
             "asked again"]
 
-    def row(d: dict[str, Any]) -> str:
+    def row(d: dict[str, Any], noted: bool) -> str:
         by = f"fold {d['fold']}" if d.get("cause") == "fold" and d.get("fold") else "eviction"
         return ("<tr>" + cell(d.get("kind")) + f'<td class="mono">{esc(d.get("text"))}</td>'
-                + ((_tier(d) or "<td></td>") if tiered else "") + cell(d.get("span"))
+                + ((_tier(d, noted) or "<td></td>") if tiered else "") + cell(d.get("span"))
                 + (_line_cell(d.get("span_line"), d.get("span_file")) if lined else "")
                 + cell(by)
                 + cell(d.get("lost_round"), True) + cell(d.get("lost_line"), True)
@@ -226,9 +240,10 @@ def compaction_lost(lost: list[dict[str, Any]]) -> str:
             *(["stated at line"] if lined else []), "asked again",
             *(["read again at line"] if reread else [])]
 
-    def row(d: dict[str, Any]) -> str:
+    def row(d: dict[str, Any], noted: bool) -> str:
         return ("<tr>" + cell(d.get("kind")) + f'<td class="mono">{esc(d.get("text"))}</td>'
-                + ((_tier(d) or "<td></td>") if tiered else "") + cell(d.get("source") or "?")
+                + ((_tier(d, noted) or "<td></td>") if tiered else "")
+                + cell(d.get("source") or "?")
                 + (_line_cell(d.get("span_line"), d.get("span_file")) if lined else "")
                 + _asked(d) + (_reread_cell(d) if reread else "") + "</tr>")
 
