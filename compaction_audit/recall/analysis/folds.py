@@ -250,3 +250,26 @@ def _without_names(folds: pl.DataFrame, names: pl.DataFrame) -> pl.DataFrame:
             .with_columns(pl.col("dropped").fill_null(pl.lit([], DROP_SCHEMA))
                           .cast(DROP_SCHEMA))
             .select(folds.columns))
+
+
+def summary_wording(folds: pl.DataFrame, occ: pl.DataFrame, items: pl.DataFrame
+                    ) -> pl.DataFrame:
+    """(``key``, ``id``) of each fact a fold dropped from a summary child that no raw
+    span states as a fact (``occ``: the raw spans' facts): the summary's own wording
+    ("Tests passed (412)." over a tool line "412 passed in 33.1s", whose bare count is
+    no fact of tool output), which no leaf lost.  Such a drop read "(still held by
+    another span)" in the fold finding and "lost nothing", where nothing held it
+    (usertest56 #1); it is left out as :func:`_without_names` leaves out names no prose
+    used.  ``items``: the session's items (``id``, ``kind``)."""
+    summaries = items.lazy().filter(pl.col("kind") == "summary").select(
+        pl.col("id").alias("child"))
+    return one(
+        folds.lazy().filter(pl.col("dropped").list.len() > 0)
+        .join(summaries, on="child", how="semi")
+        .explode("dropped")
+        .select(fact_key(pl.col("dropped").struct.field("kind"),
+                         pl.col("dropped").struct.field("norm"),
+                         pl.col("dropped").struct.field("text")).alias("key"),
+                pl.col("child").alias("id"))
+        .join(occ.lazy().select("key"), on="key", how="anti")
+        .unique())

@@ -16,7 +16,12 @@ from compaction_audit.plans import collect, one
 from compaction_audit.reachability import interval_sum, interval_sums, resolvable_end
 from compaction_audit.recall import textwork
 from compaction_audit.recall.analysis.floor import _floor
-from compaction_audit.recall.analysis.folds import _text_work, _without_names, fold_checks
+from compaction_audit.recall.analysis.folds import (
+    _text_work,
+    _without_names,
+    fold_checks,
+    summary_wording,
+)
 from compaction_audit.recall.analysis.intervals import _merge
 from compaction_audit.recall.analysis.items import typed_items
 from compaction_audit.recall.analysis.lifted import without_lifted
@@ -53,7 +58,9 @@ def analyse(session: Session, series: Series, items: pl.DataFrame | None = None,
     folds = fold_checks(session, extracted, survived, items, rows)
     occ, held, names = _occurrences(session, series, extracted, survived, items, shallow, rows)
     del rows
-    folds = bound_again(_without_names(folds, names), held)
+    unstated = summary_wording(folds, occ, items)  # a summary's own words: no leaf's fact
+    folds = bound_again(_without_names(folds, pl.concat(
+        [names.select("key", "id"), unstated])), held)
     folds, held = without_lifted(folds, items, held)  # rules the person lifted
     if jobs is not None:  # asked-again and flips index user and summary texts (as prose)
         jobs.narrow(items.filter(((pl.col("kind") == "span") & person_source(pl.col("source")))
