@@ -224,6 +224,8 @@ def test_a_signature_where_a_condition_fails_is_not_called_an_inversion_plainly(
     verdict = report.verdict()
     assert ("inversion boundary crossed at round 3 (on query_cosine_rebuilt, the auditor's "
             "cosine) (but a condition of inversion fails)") in verdict  # usertest41 #1
+    # no onset before the boundary: said (spec rules.md, "Onsets"; usertest56 #8)
+    assert "info; no inversion onset, inversion boundary crossed at round 3" in verdict
     assert "can drift but not invert" not in verdict
     # the finding says it too, so every format does (usertest17 #3: a summary table,
     # an ::error annotation and a JUnit case called it an inversion plainly)

@@ -404,7 +404,11 @@ class SessionReport:
         if boundary is not None:  # both named, also at one round (usertest49 #5: the
             parts.append(  # onset diff compares was said nowhere in the text)
                 f"inversion onset and boundary at round {boundary}" if onset == boundary
-                else (f"inversion onset at round {onset}, " if onset is not None else "")
+                else (f"inversion onset at round {onset}, " if onset is not None
+                      # spec rules.md, "Onsets": a session with no onset says so
+                      # (usertest56 #8: the boundary alone read as if the onset were
+                      # unknown)
+                      else "no inversion onset, ")
                 + f"inversion boundary crossed at round {boundary}")
             parts[-1] += caveat
         elif onset is not None:
