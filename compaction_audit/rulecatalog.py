@@ -45,6 +45,7 @@ DOCS: tuple[tuple[Any, ...], ...] = (
          ('sustain', 1),
          ('rehydrate_target', 0.3),),
         'rounds',
+        '',
     ),
     (
         'CA102',
@@ -70,6 +71,7 @@ DOCS: tuple[tuple[Any, ...], ...] = (
          ('sustain', 1),
          ('rehydrate_target', 0.3),),
         'rounds',
+        '',
     ),
     (
         'CA103',
@@ -91,6 +93,7 @@ DOCS: tuple[tuple[Any, ...], ...] = (
         'cap the hierarchy at depth 2, or accept the token cost',
         (('min_depth', 2), ('depth_pin_rounds', 5), ('sustain', 1)),
         'rounds',
+        '',
     ),
     (
         'CA104',
@@ -119,6 +122,7 @@ DOCS: tuple[tuple[Any, ...], ...] = (
         'drift, not inversion: continue and monitor',
         (('raw_ratio_floor', 0.25), ('sustain', 1)),
         'rounds',
+        '',
     ),
     (
         'CA105',
@@ -139,6 +143,7 @@ DOCS: tuple[tuple[Any, ...], ...] = (
          'fold rules)'),
         (('summary_majority_ratio', 0.5), ('sustain', 1)),
         'rounds',
+        '',
     ),
     (
         'CA201',
@@ -169,6 +174,7 @@ DOCS: tuple[tuple[Any, ...], ...] = (
         'the summary is unfalsifiable: rehydrate its sources or drop it',
         (),
         'summaries',
+        '',
     ),
     (
         'CA202',
@@ -189,6 +195,7 @@ DOCS: tuple[tuple[Any, ...], ...] = (
         'fix the logger: every eviction and offload must be recorded',
         (),
         'rounds',
+        '',
     ),
     (
         'CA203',
@@ -211,6 +218,7 @@ DOCS: tuple[tuple[Any, ...], ...] = (
         "the agent's own instrumentation is wrong: fix how it computes the aggregate",
         (('logged_tolerance', 0.01),),
         'logged',
+        '',
     ),
     (
         'CA204',
@@ -244,6 +252,7 @@ DOCS: tuple[tuple[Any, ...], ...] = (
          'from their sources'),
         (('salience_agreement_floor', 0.0), ('disagreement_rounds', 3)),
         'rounds',
+        '',
     ),
     (
         'CA301',
@@ -286,6 +295,8 @@ DOCS: tuple[tuple[Any, ...], ...] = (
          'opencode: AGENTS.md; cline: .clinerules; gemini-cli: GEMINI.md)'),
         (),
         'folds',
+        ('a warning where every fact lost is in the low tiers: other prose, tool output, '
+         'finished work; info where those are identifiers, orderings or links'),
     ),
     (
         'CA302',
@@ -307,6 +318,7 @@ DOCS: tuple[tuple[Any, ...], ...] = (
         'keep the reference resolvable for as long as an open task may need it',
         (),
         'folds',
+        '',
     ),
     (
         'CA303',
@@ -349,6 +361,7 @@ DOCS: tuple[tuple[Any, ...], ...] = (
         'rehydrate the span from its source or restate its discriminators',
         (),
         'folds',
+        '',
     ),
     (
         'CA304',
@@ -398,6 +411,7 @@ DOCS: tuple[tuple[Any, ...], ...] = (
          'value) in the summary, or rehydrate the span that states it'),
         (),
         'folds',
+        '',
     ),
     (
         'CA305',
@@ -453,6 +467,7 @@ DOCS: tuple[tuple[Any, ...], ...] = (
         'drop the claim or cite its source; check the summaries it was carried from',
         (),
         'summaries',
+        'error for a rule, identifier, number or version',
     ),
     (
         'CA306',
@@ -478,6 +493,7 @@ DOCS: tuple[tuple[Any, ...], ...] = (
         'regenerate the summary from the newer spans; drop "Next" items that are done',
         (),
         'summaries',
+        '',
     ),
     (
         'CA307',
@@ -506,5 +522,6 @@ DOCS: tuple[tuple[Any, ...], ...] = (
          'span) and check the action that broke it'),
         (),
         'folds',
+        '',
     ),
 )

@@ -45,6 +45,14 @@ class RuleDoc:
     settings: tuple[tuple[str, object], ...]
     judges: str = "rounds"
     """What the rule judges (:attr:`compaction_audit.rules.base.Rule.judges`)."""
+    severity_note: str = ""
+    """Where a finding's severity differs from the default
+    (:attr:`compaction_audit.rules.base.Rule.severity_note`)."""
+
+    def severities(self) -> str:
+        """The default severity, with where it differs: "warning; error for a rule,
+        identifier, number or version"."""
+        return self.severity + (f"; {self.severity_note}" if self.severity_note else "")
 
 
 _ROLE = re.compile(r":(?:mod|func|class|meth|data|attr):`~?([^`]+)`")
@@ -75,6 +83,7 @@ def rule_doc(cls: type[Rule]) -> RuleDoc:
     defaults = Settings()
     settings = tuple((s, getattr(defaults, s)) for s in cls.settings if hasattr(defaults, s))
     return RuleDoc(code=cls.code, name=cls.name, severity=cls.severity.value,
+                   severity_note=cls.severity_note,
                    family=cls.family, summary=cls.summary, what=_sentence(parts["what"]),
                    why=_sentence(parts["why"]), known=_sentence(parts["known"]),
                    example=cls.example, action=cls.action + (
@@ -197,7 +206,8 @@ def rule_markdown(doc: RuleDoc, level: int = 2) -> str:
                          for name, value in doc.settings) or "none"
     return "\n".join([
         f"{'#' * level} {doc.code} {doc.name}", "", _sentence([doc.summary]) + ".", "",
-        f"Default severity: **{doc.severity}**. Family: {doc.family}. "
+        f"Default severity: **{doc.severity}**"
+        + (f" ({doc.severity_note})" if doc.severity_note else "") + f". Family: {doc.family}. "
         f"Judges: {JUDGES_WORDS.get(doc.judges, doc.judges)}. Settings read: {settings}.", "",
         *(line for title, body in doc_parts(doc) for line in (f"**{title}.** {body}", "")),
     ])
@@ -217,7 +227,7 @@ def rules_markdown(docs: list[RuleDoc] | None = None) -> str:
         "See [configuration.md](configuration.md).", "",
         "| code | name | default severity | summary |", "|---|---|---|---|",
     ]
-    lines += [f"| [{d.code}](#{d.code.lower()}-{d.name}) | {d.name} | {d.severity} | "
+    lines += [f"| [{d.code}](#{d.code.lower()}-{d.name}) | {d.name} | {d.severities()} | "
               f"{d.summary} |" for d in docs]
     lines.append("")
     lines += [rule_markdown(d) for d in docs]

@@ -42,13 +42,17 @@ def rules_command(
         docs = all_docs()
 
         def table() -> Table:
-            tab = Table("code", "name", "severity", "summary")
+            varies = any(d.severity_note for d in docs)
+            tab = Table("code", "name", "severity", "summary", caption=(
+                "* varies with what a finding holds: compaction-audit rules CODE"
+                if varies else None), caption_justify="left")
             for d in docs:
-                tab.add_row(d.code, d.name, d.severity, d.summary)
+                tab.add_row(d.code, d.name, d.severity + ("*" if d.severity_note else ""),
+                            d.summary)
             return tab
 
         def listing() -> Group:
-            return Group(*(hang(Text(f"{d.code} {d.name} ({d.severity}): ", style="bold"),
+            return Group(*(hang(Text(f"{d.code} {d.name} ({d.severities()}): ", style="bold"),
                                 d.summary, indent=0) for d in docs))
 
         console_for().print(ByWidth(table, listing))
@@ -64,7 +68,7 @@ def rules_command(
     console = console_for()
     console.print(Text(f"{doc.code} {doc.name}", style="bold"))
     console.print(Trimmed(Text(doc.summary)))  # the line the list and README give it
-    console.print(hanging(f"default severity: {doc.severity}    family: {doc.family}    "
+    console.print(hanging(f"default severity: {doc.severities()}    family: {doc.family}    "
                           f"judges: {doc.judges}    settings: {settings}", indent=18))
     for title, body in doc_parts(doc):
         console.print()

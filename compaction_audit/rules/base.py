@@ -174,6 +174,11 @@ class Rule:
     code: ClassVar[str]
     name: ClassVar[str]
     severity: ClassVar[Severity]
+    severity_note: ClassVar[str] = ""
+    """Where a finding's severity differs from :attr:`severity` by what it found ("error
+    for a rule, identifier, number or version"); empty when it never does.  ``rules``
+    and docs/rules.md print it beside the default (usertest56 #9: the list said
+    "warning" of a rule whose findings are errors for numbers)."""
     summary: ClassVar[str]
     action: ClassVar[str]
     product_action: ClassVar[str | None] = None

@@ -178,6 +178,7 @@ class UnsupportedSummaryClaim(Rule):
     judges = "summaries"
     name = "unsupported-summary-claim"
     severity = Severity.WARNING
+    severity_note = "error for a rule, identifier, number or version"
     family = "faithfulness"
     summary = "a summary states a discriminator no raw leaf supports"
     action = ("drop the claim or cite its source; check the summaries it was carried "

@@ -365,6 +365,9 @@ class SilentDiscriminatingFold(Rule):
     reads_recall = True
     name = "silent-discriminating-fold"
     severity = Severity.ERROR
+    severity_note = ("a warning where every fact lost is in the low tiers: other prose, "
+                     "tool output, finished work; info where those are identifiers, "
+                     "orderings or links")
     family = "recall"
     summary = "a fold dropped a discriminator and kept no reference to it or account of it"
     action = ("retain a reference to the raw span (offload instead of evict), restate the "
