@@ -39,6 +39,7 @@ class _Log:
                               .otherwise(pl.col("_round_file")).alias("line_file"))
         self.n = session.n_rounds
         self.rows = {r["id"]: r for r in items.iter_rows(named=True)}
+        self.order = {item: k for k, item in enumerate(self.rows)}  # the log's order
         self.round_of = dict(zip(session.rounds["ri"], session.rounds["round"], strict=True))
         self.line_of = dict(zip(session.rounds["ri"], session.rounds["line"], strict=True))
         self.file_of = (dict(zip(session.rounds["ri"], session.rounds["line_file"],
@@ -57,7 +58,6 @@ class _Log:
         self._kept: dict[tuple[Any, ...], bool] = {}
         self._folded: dict[str, Bindings] = {}
         self._lifters: dict[tuple[Any, ...], tuple[tuple[int, int], str] | None] = {}
-        self._places: dict[str, dict[str, int]] = {}
 
     def follow_at(self, follow: _Follow, fold: str) -> tuple[str, str | None]:
         """``follow.at`` of ``fold``'s text, computed once per (query, fold): every span
@@ -84,27 +84,24 @@ class _Log:
         rule = follow.rule or follow.d
         if rule is None or rule.kind.value not in RULE_KINDS:
             return None
-        places = self._places.get(fold)
-        if places is None:
-            places = self._places[fold] = {
-                c: k for k, c in reversed(list(enumerate(self.children.get(fold, []))))}
+        kids = self.children.get(fold, [])
         key = (rule.kind, rule.text, rule.norm, fold)
         if key not in self._lifters:
-            said = ((self._born(c, k), c, text) for c, k in places.items()
+            said = ((self._born(c), c, text) for c in dict.fromkeys(kids)
                     if (text := self.rows[c]["text"]) is not None
                     and is_person_source(self.rows[c]["source"] or ""))
             self._lifters[key] = max(((born, c) for born, c, text in said
                                       if lifts(rule, statements(text))), default=None)
         last = self._lifters[key]
-        if last is None or item not in places:
+        if last is None:
             return None
-        return last[1] if last[0] > self._born(item, places[item]) else None
+        return last[1] if last[0] > self._born(item) else None
 
-    def _born(self, item: str, place: int) -> tuple[int, int]:
-        """(round index, place among a fold's children) of ``item``: which of two
-        children of one fold came later."""
+    def _born(self, item: str) -> tuple[int, int]:
+        """(round index, place in the log) of ``item``: which of two children of one
+        fold came later (as the audit reads it: not their order in ``children``)."""
         ri = self.rows[item]["ri"]
-        return (ri if ri is not None else -1, place)
+        return (ri if ri is not None else -1, self.order[item])
 
     def folded(self, fold: str) -> Bindings:
         """What the texts ``fold`` folded bind each name to (built once per fold):

@@ -90,6 +90,14 @@ def test_many_restated_and_reversed_rules_are_read_in_linear_time() -> None:
     # the lifting said before the rule: the rule stands, the summary reverses it
     (["You can delete the prod-db-7 backups now.", RULE], True),
     ([RULE, "Thanks, noted."], True),
+    # adv100 #1: a question however it is cut or marked, a lifting reported or
+    # contradicted, a conditional one: no lifting (the rule stands, the flip is an error)
+    ([RULE, "Can I delete the prod-db-7 backups, e.g. the old ones?"], True),
+    ([RULE, "Can I delete the prod-db-7 backups now\uff1f"], True),
+    ([RULE, "Can I delete the prod-db-7 backups\nnow?"], True),
+    ([RULE, "Can I delete the prod-db-7 backups (see docs/README.md)?"], True),
+    ([RULE, "Alice says you can delete the prod-db-7 backups, but she is wrong."], True),
+    ([RULE, "Delete the prod-db-7 backups only after I confirm."], True),
 ])
 def test_a_rule_a_later_child_lifted_is_no_flip(write_log: LogWriter,
                                                  kids: list[str | tuple[str, str]],
@@ -119,3 +127,50 @@ def test_a_lifting_born_before_the_rule_lifts_nothing(write_log: LogWriter) -> N
                                              "prod-db-7 backups."}],
                evicted=["rule", "lift"])]
     assert "CA304" in {f.code for f in audit(str(write_log(log))).findings}
+
+
+def test_later_is_the_logs_order_not_the_summarys_children(write_log: LogWriter) -> None:
+    """adv100 #2: within one round, the lifting listed before the rule was read as
+    later because the summary named the rule first among its children."""
+    lift = {"id": "l", "tokens": 10, "role": "user",
+            "text": "You can delete the prod-db-7 backups now."}
+    rule = {"id": "r", "tokens": 10, "role": "user", "text": RULE}
+
+    def flips(spans: list[dict[str, object]], children: list[str]) -> bool:
+        log = [rnd(0, spans=spans),
+               rnd(1, summaries=[{"id": "S", "tokens": 8, "children": children,
+                                  "text": "Delete the prod-db-7 backups."}], evicted=children)]
+        return "CA304" in {f.code for f in audit(str(write_log(log))).findings}
+
+    assert flips([lift, rule], ["r", "l"]) and flips([lift, rule], ["l", "r"])
+    assert not flips([rule, lift], ["r", "l"]) and not flips([rule, lift], ["l", "r"])
+
+
+def test_the_lifting_check_reads_each_rule_against_the_children_holding_its_words(
+        write_log: LogWriter) -> None:
+    """adv100 #5: every dropped rule was tested against every later person child of its
+    fold (4,000 rules, 50 s).  Counted, not timed: 300 rules of distinct words in one
+    fold, each tested only against the children that hold its words (itself)."""
+    from compaction_audit.recall.analysis import lifted
+
+    words = [f"w{i}x" for i in range(300)]
+    spans = [{"id": f"s{i}", "tokens": 5, "role": "user",
+              "text": f"Do not delete the {w} cluster."} for i, w in enumerate(words)]
+    ids = [s["id"] for s in spans]
+    log = [rnd(0, spans=spans),
+           rnd(1, summaries=[{"id": "S", "tokens": 5, "children": ids,
+                              "text": "Work went on."}], offloaded=ids)]
+    calls = 0
+    real = lifted.lifts
+
+    def counted(rule: Discriminator, said: str) -> bool:
+        nonlocal calls
+        calls += 1
+        return real(rule, said)
+
+    lifted.lifts = counted  # type: ignore[assignment]
+    try:
+        audit(str(write_log(log)))
+    finally:
+        lifted.lifts = real  # type: ignore[assignment]
+    assert calls <= 300  # was 300 x 299 / 2

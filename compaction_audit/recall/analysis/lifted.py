@@ -12,39 +12,114 @@ held by the fold's summary (``held``: ``key``, ``id``): the summary carried the 
 its lifting.  A rule is lifted when a child of the same fold that is a person's
 (:func:`~compaction_audit.recall.ranking.person_source`; usertest55 #1: an assistant
 span, a README read by a tool or a question lifted it too), born after the rule's child
-(by round, then by its place among the children: usertest55 #5), states it with the
-opposite polarity in a sentence that is no question
-(:func:`~compaction_audit.recall.survival.flips.states_opposite`).  Only dropped rules
-are read, each fold's person children once: a few rows of Python after the fold checks.
+(by round, then by its place in the log: usertest55 #5; not by its place among the
+summary's children, adv100 #2), states it with the opposite polarity
+(:func:`~compaction_audit.recall.survival.flips.states_opposite`) in a text with no
+question mark and a sentence with no contrast, condition, report or hedge
+(:func:`statements`, adv100 #1).  Only dropped rules are read, each fold's person
+children once, indexed by stem (adv100 #5): a few rows of Python after the fold checks.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 import polars as pl
 
 from compaction_audit.recall import extract as ext
 from compaction_audit.recall.factkeys import fact_key
 from compaction_audit.recall.ranking import person_source
-from compaction_audit.recall.survival.flips import _FLIP_KINDS, may_reverse, states_opposite
+from compaction_audit.recall.survival.flips import (
+    _ANTONYMS,
+    _FLIP_KINDS,
+    may_reverse,
+    states_opposite,
+)
+from compaction_audit.recall.survival.index import _index
+from compaction_audit.recall.survival.words import _flip_stems, _is_key, _polarity
 
 RULE_KINDS = tuple(sorted(kind.value for kind in _FLIP_KINDS))
 """The kinds of a rule a person can lift: the kinds a summary can flip."""
 
 _SENTENCE_RE = re.compile(r"[^.!?\n]*[.!?\n]?")
+_QUESTION_RE = re.compile(r"[?\uff1f\u2047-\u2049\u00bf\u2e2e]")
+"""A question mark in any of its forms (full-width, doubled, inverted, reversed): a
+text that holds one lifts nothing (adv100 #1: a question the sentence splitter cut at
+"e.g." or a newline, or ended with a full-width mark, read as a statement)."""
+_HEDGED_RE = re.compile(
+    r"(?i)\b(?:but|however|although|though|yet|except|unless|until|only|if|once|when"
+    r"|after|before|provided|says|said|claims?|thinks?|wrote|maybe|perhaps|might"
+    r"|wrong)\b")
+"""A sentence that lifts a rule only in part, or reports it: a contrast ("..., but she
+is wrong"), a condition ("only after I confirm"), someone else's words ("Alice says
+you can ...") or a hedge (adv100 #1).  It lifts nothing: a kept rule is the safe
+reading."""
 
 
 def statements(text: str) -> str:
-    """``text`` without its questions ("Can I delete the backups?" lifts nothing)."""
-    return " ".join(s for s in _SENTENCE_RE.findall(text) if not s.rstrip().endswith("?"))
+    """The sentences of a person's ``text`` that can lift a rule: none when it holds a
+    question mark (:data:`_QUESTION_RE`: "Can I delete the backups?" lifts nothing),
+    else those without a contrast, condition, report or hedge (:data:`_HEDGED_RE`)."""
+    if _QUESTION_RE.search(text):
+        return ""
+    return " ".join(s for s in _SENTENCE_RE.findall(text) if not _HEDGED_RE.search(s))
 
 
 def lifts(rule: ext.Discriminator, said: str) -> bool:
-    """Whether a person's ``said`` (a text's :func:`statements`: its questions out)
-    states ``rule`` reversed: the test :func:`without_lifted` applies to each later
-    person child of a fold, and ``trace`` to the spans beside the one it follows."""
-    return may_reverse(rule, said.lower()) and states_opposite(rule, said)
+    """Whether a person's ``said`` (a text's :func:`statements`) states ``rule``
+    reversed: the test :func:`without_lifted` applies to each later person child of a
+    fold, and ``trace`` to the spans beside the one it follows."""
+    return bool(said) and may_reverse(rule, said.lower()) and states_opposite(rule, said)
+
+
+def _stems(said: str) -> frozenset[str]:
+    """Every stem of the sentences of ``said`` as the flip lookup files them: a rule's
+    stems that have no antonym must all be among them for ``said`` to lift it."""
+    sentences = _index(said).lookup.sentences
+    return frozenset(sentences[False].post).union(sentences[True].post)
+
+
+def _needed(rule: ext.Discriminator) -> list[str]:
+    """The stems of ``rule`` that every lifting text holds (those no antonym can stand
+    for: :func:`~compaction_audit.recall.survival.flips.states_opposite`)."""
+    _, *words = rule.norm.split()
+    return [w for w in _flip_stems(words) if w not in _ANTONYMS]
+
+
+class _Speakers:
+    """A fold's person children that can lift a rule: (born, said) each, and which of
+    them hold each stem, so a rule is tested only against the children holding its
+    stems (adv100 #5: every rule against every later child, 4,000 rules in 50 s)."""
+
+    def __init__(self) -> None:
+        self.said: list[tuple[tuple[int, int], str]] = []
+        self.post: dict[str, set[int]] = {}
+        self.latest: dict[tuple[object, ...], tuple[int, int] | None] = {}
+
+    def add(self, born: tuple[int, int], said: str) -> None:
+        if not said:
+            return
+        for stem in _stems(said):
+            self.post.setdefault(stem, set()).add(len(self.said))
+        self.said.append((born, said))
+
+    def lifting(self, rule: ext.Discriminator, after: tuple[int, int]) -> bool:
+        """Whether a child born after ``after`` states ``rule`` reversed.  The latest
+        such child is found once for all the rules that read alike to :func:`lifts`
+        (the same stems, polarity and identifier-like words), among the children that
+        hold every stem they need (:func:`_needed`)."""
+        family, *words = rule.norm.split()
+        alike = (rule.kind, family, _flip_stems(words), _polarity(rule),
+                 tuple(w for w in words if _is_key(w)))
+        if alike not in self.latest:
+            need = sorted((self.post.get(w, set()) for w in _needed(rule)), key=len)
+            pool: Iterable[int] = (set.intersection(*need) if need
+                                   else range(len(self.said)))
+            self.latest[alike] = max((self.said[i][0] for i in pool
+                                      if lifts(rule, self.said[i][1])), default=None)
+        latest = self.latest[alike]
+        return latest is not None and latest > after
 
 
 def without_lifted(folds: pl.DataFrame, items: pl.DataFrame, held: pl.DataFrame
@@ -52,8 +127,10 @@ def without_lifted(folds: pl.DataFrame, items: pl.DataFrame, held: pl.DataFrame
     """(``folds`` without the lifted rules in their ``dropped`` lists, ``held`` with a
     (``key``, ``id``) row for each: the fold's summary holds it).  ``folds``:
     :data:`~compaction_audit.recall.analysis.model.FOLD_SCHEMA`; ``items``: the typed
-    session items (``id``, ``ri``, ``source``, ``text``).  Both unchanged (the same
-    frames) when no fold dropped a rule a later person child reverses."""
+    session items (``id``, ``ri``, ``source``, ``text``) in the log's order (by round,
+    then as each record lists them), which says which child was born later (adv100 #2:
+    the order of a summary's ``children`` is no time).  Both unchanged (the same frames)
+    when no fold dropped a rule a later person child reverses."""
     rules = (folds.lazy().with_row_index("_row")
              .explode("dropped").filter(pl.col("dropped").struct.field("kind")
                                         .is_in(RULE_KINDS))
@@ -61,25 +138,26 @@ def without_lifted(folds: pl.DataFrame, items: pl.DataFrame, held: pl.DataFrame
              .collect())
     if rules.height == 0:
         return folds, held
-    people = (folds.lazy().with_row_index("_pos")
+    people = (folds.lazy()
               .filter(pl.col("fold").is_in(rules["fold"].unique().implode()))
-              .select("fold", "child", "_pos")
-              .join(items.lazy().select(pl.col("id").alias("child"), "ri", "source", "text"),
+              .select("fold", "child")
+              .join(items.lazy().with_row_index("_order")
+                    .select(pl.col("id").alias("child"), "ri", "_order", "source", "text"),
                     on="child", how="left")
               .collect())
-    born = {(f, c): (r if r is not None else -1, p)
-            for f, c, p, r in people.select("fold", "child", "_pos", "ri").iter_rows()}
-    speakers: dict[str, list[tuple[tuple[int, int], str]]] = {}
-    for fold, pos, ri, text in (people.filter(person_source(pl.col("source"))
-                                              & pl.col("text").is_not_null())
-                                .select("fold", "_pos", "ri", "text").iter_rows()):
-        speakers.setdefault(fold, []).append(((ri if ri is not None else -1, pos),
-                                              statements(text)))
+    born = {(f, c): (r if r is not None else -1, o if o is not None else -1)
+            for f, c, r, o in people.select("fold", "child", "ri", "_order").iter_rows()}
+    speakers: dict[str, _Speakers] = {}
+    for fold, ri, order, text in (people.filter(person_source(pl.col("source"))
+                                                & pl.col("text").is_not_null())
+                                  .select("fold", "ri", "_order", "text").iter_rows()):
+        speakers.setdefault(fold, _Speakers()).add(
+            (ri if ri is not None else -1, order), statements(text))
     lifted: list[tuple[int, str, str, str, str]] = []  # (_row, kind, norm, text, fold)
     for row, fold, child, kind, text, norm, _rank in rules.iter_rows():
-        after = born.get((fold, child), (-1, -1))
+        found = speakers.get(fold)
         d = ext.Discriminator(ext.Kind(kind), text, norm, 0, len(text))
-        if any(when > after and lifts(d, said) for when, said in speakers.get(fold, ())):
+        if found is not None and found.lifting(d, born.get((fold, child), (-1, -1))):
             lifted.append((row, kind, norm, text, fold))
     if not lifted:
         return folds, held
