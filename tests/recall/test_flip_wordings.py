@@ -3,7 +3,7 @@
 "Then delete the backups", "Now delete ...", "Go ahead and delete ...", "It is OK to
 delete ..." and "The user said to delete ..." reverse "Do not delete the backups" as
 "Delete the backups" does; none was read as a rule, so none flipped it (no CA304).
-Narrative ("Deleted the backups", "The backups can be deleted") states no rule and
+Narrative ("Deleted the backups", "Now the backups are deleted") states no rule and
 flips nothing; the same words under a negation keep the rule.
 """
 
@@ -29,6 +29,14 @@ RULE = "Do not delete the prod-db-7 backups."
     ("It's fine to delete the prod-db-7 backups.", True),
     ("The user said to delete the prod-db-7 backups.", True),
     ("The user told the agent to delete the prod-db-7 backups.", True),
+    # adv100 #3: a permission in the passive, "is fine", "allowed"
+    ("The prod-db-7 backups may be deleted.", True),
+    ("The prod-db-7 backups can be deleted.", True),
+    ("Deleting the prod-db-7 backups is fine now.", True),
+    ("The firewall allowed the prod-db-7 backups to be deleted.", True),
+    (RULE + " Update: the prod-db-7 backups may be deleted.", True),
+    ("The prod-db-7 backups may not be deleted.", False),
+    ("Deleting the prod-db-7 backups is not allowed.", False),
     # the same words negated keep the rule
     ("It is not OK to delete the prod-db-7 backups.", False),
     ("The user said not to delete the prod-db-7 backups.", False),
@@ -36,7 +44,6 @@ RULE = "Do not delete the prod-db-7 backups."
     # narrative states no rule
     ("Deleted the prod-db-7 backups.", False),
     ("Now the prod-db-7 backups are deleted.", False),
-    ("The prod-db-7 backups can be deleted.", False),
     # a leading word alone opens no imperative
     ("Then the prod-db-7 backups grew.", False),
 ])

@@ -240,14 +240,18 @@ _RULE_RE = re.compile(
     r"\b(?:must|should|shall|always|never|only|required|requires?|need(?:s)?\s+to"
     r"|ha(?:ve|s)\s+to|cannot|can't|don't|do\s+not|mustn't|shouldn't|avoid|ensure"
     r"|make\s+sure|no\s+\w+\s+(?:step|needed|required)"
-    r"|(?:ok(?:ay)?|fine|allowed|permitted|free)\s+to"
+    r"|(?:ok(?:ay)?|fine|allowed|permitted|free)\s+to|allow(?:s|ed)?|permit(?:s|ted)?"
+    r"|(?:may|can)\s+(?:now\s+)?be|(?:is|are)\s+(?:now\s+)?(?:fine|ok(?:ay)?|allowed"
+    r"|permitted)"
     r"|(?:said|asked|instructed|told)(?:\s+\w+){0,2}\s+to)\b")
 """A sentence that states a rule (a modal, a prohibition, a requirement, a permission
-"it is OK to", an instruction reported "the user said to"); a summary sentence flips a
+"it is OK to", "may be deleted", "is fine now", "allowed", an instruction reported "the
+user said to"); a summary sentence flips a
 child's rule only when it is one (narrative "ran the migrations" does not flip "do not
 run the migrations"; issue 12, point 1).  "It is OK to delete the backups" and "The
 user said to delete the backups" reverse "Do not delete the backups" (adv98, adv99 #1:
-no flip was read)."""
+no flip was read), and so do "the backups may be deleted", "deleting the backups is
+fine now" and "the user allowed deletion of the backups" (adv100 #3)."""
 _LEADING = frozenset({"then", "now", "next", "first", "finally", "afterwards", "later",
                       "instead", "go", "ahead", "feel", "free"})
 """Words an imperative may open with before its verb ("Then delete the backups", "Now
