@@ -539,10 +539,16 @@ def _expand(arg: str, found: Discovery) -> list[str]:
     pattern too (``traces/**/*.jsonl``, a file or directory of that name in the
     checkout) is both: the path, and what the pattern matches (adv98 #1: a file named
     like the pattern hid every other trace, a gate passed on one).  As a shell does,
-    whose ``*`` matches that file too."""
+    whose ``*`` matches that file too.  Such a path that is no regular file (a FIFO, a
+    link to ``/dev/stdin``) is only a match of the pattern, skipped as the others are."""
+    named = (arg != "-" and not _is_url(arg) and any(c in _GLOB_CHARS for c in arg)
+             and os.path.lexists(arg))
+    if named and not os.path.isdir(arg) and _kind(arg) is not None:
+        # a FIFO, device or link to one named like its pattern is one of the pattern's
+        # matches, skipped as they are (adv100 #7: a link to /dev/stdin hung the gate)
+        return _pattern_traces(arg, found, required=True)
     out = _expand_one(arg, found)
-    if (arg != "-" and not _is_url(arg) and any(c in _GLOB_CHARS for c in arg)
-            and os.path.lexists(arg)):
+    if named:
         out += _pattern_traces(arg, found, required=False)
     return out
 

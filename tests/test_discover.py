@@ -97,6 +97,20 @@ def test_a_path_named_like_its_pattern_is_the_path_and_the_pattern(tree: Path) -
     assert discover(["logs/run[1].jsonl"]) == ["logs/run[1].jsonl", "logs/run1.jsonl"]
 
 
+def test_a_fifo_named_like_its_pattern_is_skipped_as_a_match(tree: Path) -> None:
+    """adv100 #7: a FIFO (or a link to /dev/stdin) named like its pattern was opened as
+    a named path and the gate hung; it is one of the pattern's matches, skipped as
+    they are, and the pattern's other matches are audited."""
+    os.mkfifo(tree / "logs" / "*.jsonl")
+    found = find_traces(["logs/*.jsonl"])
+    assert found.traces == ["logs/b.jsonl"]
+    assert found.skipped == ["logs/*.jsonl: skipped, a FIFO (only regular files are "
+                             "searched; name it explicitly to read it)"]
+    (tree / "logs" / "b.jsonl").unlink()
+    with pytest.raises(UsageError, match="no trace file matches 'logs/\\*.jsonl'"):
+        find_traces(["logs/*.jsonl"])
+
+
 # issue 11, item 6: non-regular files, symlink loops, same file twice, unreadable dirs
 
 def test_fifo_under_a_directory_or_pattern_is_skipped_and_reported(tree: Path) -> None:
