@@ -107,7 +107,7 @@ def test_a_fifo_named_like_its_pattern_is_skipped_as_a_match(tree: Path) -> None
     assert found.skipped == ["logs/*.jsonl: skipped, a FIFO (only regular files are "
                              "searched; name it explicitly to read it)"]
     (tree / "logs" / "b.jsonl").unlink()
-    with pytest.raises(UsageError, match="no trace file matches 'logs/\\*.jsonl'"):
+    with pytest.raises(UsageError, match=r"no trace file matches 'logs/\*\.jsonl'"):
         find_traces(["logs/*.jsonl"])
 
 

@@ -83,6 +83,28 @@ def test_script_json_escapes_what_could_close_the_block() -> None:
     assert json.loads(out) == {"t": "</script><!-- & \u2028\u2029"}
 
 
+def test_the_pages_json_holds_a_ci_command_as_written(tmp_path: Path) -> None:
+    """adv100 #8: the command breaker wrote the ``#`` of ``##[``/``##vso[`` inside the
+    JSON block as ``&#35;``, which a script element does not decode: the page showed
+    "&#35;#".  The JSON writes it ``\\u0023``: nothing to break, the text unchanged."""
+    from compaction_audit.cli import app
+
+    sid = "S1 ##[add-mask]x ##vso[task.setvariable variable=a]b"
+    log = tmp_path / "t.jsonl"
+    log.write_text("\n".join(json.dumps(r) for r in [
+        {"type": "session", "schema": "compaction-audit/1", "budget_tokens": 1000},
+        {"type": "round", "round": 0, "spans": [{"id": "u", "tokens": 10, "source": "user",
+                                                  "text": "Set read_timeout_ms to 45000."}]},
+        {"type": "round", "round": 1, "evicted": ["u"], "summaries": [
+            {"id": sid, "tokens": 5, "children": ["u"], "text": "Config changed."}]}]) + "\n")
+    out = tmp_path / "t.html"
+    CliRunner().invoke(app, ["audit", str(log), "-f", "html", "-o", str(out)])
+    page = out.read_text()
+    block = page.split('id="ca-data">', 1)[1].split("</script>", 1)[0]
+    assert "&#35;" not in block and "##" not in block
+    assert sid in json.dumps(json.loads(block), ensure_ascii=False)
+
+
 def test_downsample_bounds_the_points_and_averages_buckets() -> None:
     n = 10_000
     frame = pl.DataFrame({"round": range(n), "line": range(2, n + 2),
