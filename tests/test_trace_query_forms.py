@@ -140,3 +140,18 @@ def test_a_value_a_folded_span_set_later_is_lost_not_flipped(write_log: LogWrite
                      "Set read_timeout_ms=30000 after the revert.")
     assert tree(changed, "read_timeout_ms=45000")[0] == (
         "discriminator 'read_timeout_ms=45000': 1 span: 1 flipped")
+
+
+def test_a_clause_typed_shorter_than_the_span_states_it_is_that_clause(
+        write_log: LogWriter) -> None:
+    """usertest56 #6: "do NOT use --force" (a negation of its own) did not match the
+    span's "Do NOT use --force when pushing": no span held it, and the texts were
+    searched literally.  Its words in order inside a clause of the same kind match."""
+    path = folded(write_log, ["Do NOT use --force when pushing, because main is protected.",
+                              "Do not use --verbose in CI."], "Pushed the branch.")
+    lines = tree(path, "do NOT use --force")
+    assert lines[0] == "discriminator 'do NOT use --force': 1 span: 1 lost"
+    assert "negation 'Do NOT use --force when pushing'" in lines[1]
+    # words out of order are no match (nothing holds them: a usage error)
+    other = CliRunner().invoke(app, ["trace", path, "--", "do NOT force use"])
+    assert other.exit_code == 2 and "is neither an item id nor a discriminator" in other.output

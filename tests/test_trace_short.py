@@ -452,18 +452,23 @@ def test_a_summarys_one_line_skips_the_products_preamble() -> None:
 
 def test_a_discriminator_no_span_holds_as_one_is_followed_as_text(
         write_log: LogWriter) -> None:
-    # "no reopen behavior" is a negation on its own, but in the span it sits inside a
-    # longer clause that the extractor reads whole: the spans are searched literally,
-    # and the root no longer calls it a discriminator (usertest7)
+    # "no reopen behavior" is a negation on its own, and in the span it sits inside a
+    # longer clause that the extractor reads whole: that clause holds it, its words in
+    # order (usertest56 #6); words no clause holds are searched for literally, and the
+    # root does not call them a discriminator (usertest7)
     path = str(write_log([
         rnd(0, spans=[span("k", "Closing only; there is no reopen behavior in this task."),
                       span("m", "Nothing here.")]),
         rnd(1, summaries=[fold("H", ["k", "m"], "closing was done")], evicted=["k", "m"])]))
     root = trace(read_native(path), "no reopen behavior")
+    assert root.data["reading"] == "discriminator"
+    assert root.label == "discriminator 'no reopen behavior': 1 span: 1 lost"
+    path = str(write_log([
+        rnd(0, spans=[span("k", "Closing only; no reopen, and the behavior stays."),
+                      span("m", "Nothing here.")]),
+        rnd(1, summaries=[fold("H", ["k", "m"], "closing was done")], evicted=["k", "m"])]))
+    root = trace(read_native(path), "no reopen")
     assert root.data["reading"] == "plain"
-    assert root.data["note"] == ("no span holds 'no reopen behavior' as a discriminator; "
-                                 "span texts searched for it literally")
-    assert root.label == "text 'no reopen behavior': 1 span: 1 lost"
 
 
 def test_each_hit_is_said_under_its_own_fate(write_log: LogWriter) -> None:

@@ -15,7 +15,9 @@ as the person wrote it (usertest38 #6):
   :mod:`compaction_audit.recall.bindings`) matches that value bound to that name, and
   the value stated alone in a text that binds the name to no other value: as the
   audit counts the pin apart from a 1.2.0 of another name.  What is followed up the
-  chain is then the pin (:meth:`Asked.follow`).
+  chain is then the pin (:meth:`Asked.follow`);
+* a clause (``do NOT use --force``) matches a clause of the same kind whose norm holds
+  its norm's words in that order ("Do NOT use --force when pushing": usertest56 #6).
 
 Else the query is words, matched by the clauses whose words hold it.
 """
@@ -77,7 +79,15 @@ class Asked:
     def _matches(self, d: ext.Discriminator, by_kind: bool, other: set[ext.Kind]) -> bool:
         if (not by_kind or self.kinds is None or d.kind in self.kinds) and self._same(d, other):
             return True
-        return d.kind in ext.CLAUSE_KINDS and self.q in d.norm.split()
+        if d.kind not in ext.CLAUSE_KINDS:
+            return False
+        if self.q in d.norm.split():
+            return True
+        # a clause typed shorter than a span states it ("do NOT use --force" of "Do NOT
+        # use --force when pushing"): its words in order, inside the span's clause of the
+        # same kind (usertest56 #6: no span held it, and the span texts were searched)
+        return (self.kinds is not None and d.kind in self.kinds and any(
+            f" {n} " in f" {d.norm} " for n in self.norms if n != self.q and " " in n))
 
     def _same(self, d: ext.Discriminator, other: set[ext.Kind]) -> bool:
         if self.name is not None and d.kind in BOUND_KINDS:
