@@ -242,3 +242,20 @@ def test_what_reads_a_fact_again(tmp_path: Path, source: str, reread: int | None
     assert row["reread_line"] == reread
     if source == "user:alice":
         assert row["asked_again_span"] == "x2"
+
+
+@pytest.mark.parametrize(("reply", "answered"), [
+    ({"role": "assistant", "source": "msg-3"}, 4),  # read as assistant:msg-3
+    ({"source": "assistant:msg-3"}, 4),
+    ({"source": "assistant:thinking"}, None),  # not its visible text
+    ({"role": "tool", "source": "msg-3"}, None),
+])
+def test_a_native_logs_own_assistant_source_answers(tmp_path: Path, reply: dict[str, Any],
+                                                    answered: int | None) -> None:
+    """usertest56 #5: role "assistant" with a source of the logger's own ("msg-12",
+    read as "assistant:msg-12") never answered: only the source "assistant" did."""
+    path = write(tmp_path / "t.jsonl",
+                 {"type": "round", "round": 2, "spans": [
+                     span("u2", "user", ASK),
+                     {"id": "a2", "tokens": 20, "text": "It stayed at 30000.", **reply}]})
+    assert lost_row(path)["answered_line"] == answered

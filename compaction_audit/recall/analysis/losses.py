@@ -99,8 +99,9 @@ def _answered(again: pl.LazyFrame, placed: pl.LazyFrame) -> pl.LazyFrame:
     when spans come from two files),
     and before the next span a person typed (a reply to that, not to the question);
     narration that announces a step (:data:`NARRATION`) is no answer: the step may
-    read the fact again; only the assistant's visible text (``source`` "assistant",
-    not its thinking) answers.
+    read the fact again; only the assistant's visible text (``source`` "assistant", or
+    "assistant:ID" as a native log's ``role`` "assistant" with its own source reads:
+    usertest56 #5; not its thinking or reasoning) answers.
     ``placed``: the items with ``_pos``, their place in that order.  Columns ``key``,
     ``answered_line`` (its ``source_line``), ``answered_span``, ``answered_pos``; no row
     when nothing answered."""
@@ -109,8 +110,10 @@ def _answered(again: pl.LazyFrame, placed: pl.LazyFrame) -> pl.LazyFrame:
                         .select(pl.col("id").alias("asked_again_span"),
                                 pl.col("_pos").alias("asked_pos")),
                         on="asked_again_span").select("key", "asked_pos").sort("asked_pos"))
-    answers = (spans.filter(pl.col("text").is_not_null()
-                            & (pl.col("source").fill_null("").str.to_lowercase() == "assistant")
+    said = pl.col("source").fill_null("").str.to_lowercase()
+    visible = (said == "assistant") | (said.str.starts_with("assistant:")
+                                       & ~said.str.contains("thinking|reasoning"))
+    answers = (spans.filter(pl.col("text").is_not_null() & visible
                             & ~pl.col("text").str.contains(NARRATION))
                .select(pl.col("_pos").alias("answered_pos"),
                        pl.col("source_line").alias("answered_line"),
