@@ -2,7 +2,11 @@
 
 Seed 000, "Decision Boundary": "Rehydrate by expanding the lowest-depth summary with
 the highest provenance fan-out until ``raw_ratio`` >= 0.30."  Fan-out is the number of
-direct children; ties go to more resolvable leaf tokens, then to the id.
+direct children; ties go to more resolvable leaf tokens, then to the id.  The summaries
+with a leaf that can be read again come first: expanding one whose leaves are all gone
+restores nothing (usertest56 #4: the advice named such a summary beside one whose
+offloaded leaves could reach the target); where none has one, the seed's choice is
+named, and the advice says none of its leaves can be read again.
 """
 
 from __future__ import annotations
@@ -108,8 +112,8 @@ def suggestions(session: Session, series: Series, rounds: list[int],
                       .alias("resolvable_leaves"),
                       (pl.col("t_all").fill_null(0) - pl.col("t_gone"))
                       .alias("resolvable_leaf_tokens"))
-        .sort(["depth", "fan_out", "resolvable_leaf_tokens", "id", "at"],
-              descending=[False, True, True, False, False])
+        .sort([pl.col("resolvable_leaves") > 0, "depth", "fan_out", "resolvable_leaf_tokens",
+               "id", "at"], descending=[True, False, True, True, False, False])
         .with_row_index("rank")
         .with_columns(-pl.col("rank").cast(pl.Int64).alias("score"))
     )

@@ -38,7 +38,8 @@ DOCS: tuple[tuple[Any, ...], ...] = (
         ('round 21: depth 3, raw_ratio 0.22 (< 0.25), distinct_source_spans 88 -> 81, '
          'query_cosine_retained 0.61 -> 0.63'),
         ('halt compaction and rehydrate: expand the lowest-depth summary with the '
-         'highest provenance fan-out until raw_ratio >= rehydrate_target'),
+         'highest provenance fan-out (of those with a leaf to read again) until '
+         'raw_ratio >= rehydrate_target'),
         (('min_depth', 2),
          ('raw_ratio_floor', 0.25),
          ('window', 1),

@@ -187,6 +187,24 @@ def test_rehydrate_choice_changes_when_a_leaf_goes(write_log: LogWriter) -> None
         ("A", 2, 30), ("A", 1, 10), ("B", 2, 10)]
 
 
+def test_rehydrate_names_a_summary_with_a_leaf_to_read_again(write_log: LogWriter) -> None:
+    """usertest56 #4: the lowest-depth summary with the highest fan-out (E, depth 1)
+    had no leaf left to read, and was named over H (depth 2), whose offloaded leaves
+    could be read again.  Where no summary has one, the seed's choice is named."""
+    path = write_log([
+        rnd(0, spans=spans(("a", 10), ("b", 10), ("c", 10), ("x", 20), ("y", 20))),
+        rnd(1, summaries=[{"id": "E", "tokens": 1, "children": ["a", "b", "c"]},
+                          {"id": "G", "tokens": 1, "children": ["x", "y"]}],
+            evicted=["a", "b", "c"], offloaded=["x", "y"]),
+        rnd(2, summaries=[{"id": "H", "tokens": 1, "children": ["G"]}], evicted=["G"]),
+        rnd(3, evicted=["x", "y"]),
+    ])
+    session = read_native(str(path))
+    picks = suggestions(session, build_series(session), [1, 2, 3], 0.3)
+    assert [(picks[r]["summary"], picks[r]["depth"], picks[r]["resolvable_leaf_tokens"])
+            for r in (1, 2, 3)] == [("G", 1, 40), ("H", 2, 40), ("E", 1, 0)]
+
+
 def test_finding_values_keep_at_most_the_cap() -> None:
     values = {"ids": list(range(VALUES_LIST_CAP + 7)), "n": 3,
               "children": [{"dropped": list(range(60))}]}

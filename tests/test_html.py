@@ -270,8 +270,9 @@ def test_a_rules_action_is_said_once_per_run_of_its_episodes() -> None:
     ca101 = [r for r in rows if "CA101 salience-inversion</a>" in r]
     assert len(ca101) == 6
     assert ca101[0].endswith("<td>halt compaction and rehydrate: expand the lowest-depth "
-                             "summary with the highest provenance fan-out until raw_ratio "
-                             "&gt;= rehydrate_target</td></tr>")
+                             "summary with the highest provenance fan-out (of those with a "
+                             "leaf to read again) until raw_ratio &gt;= rehydrate_target"
+                             "</td></tr>")
     assert all(r.endswith('<td><span class="dim">as above</span></td></tr>')
                for r in ca101[1:])
     assert sum("halt compaction and rehydrate" in r for r in rows) == 1

@@ -151,7 +151,8 @@ class SalienceInversion(BoundaryRule):
     severity = Severity.ERROR
     summary = "raw_ratio under the floor while reachable spans fall and salience rises"
     action = ("halt compaction and rehydrate: expand the lowest-depth summary with the "
-              "highest provenance fan-out until raw_ratio >= rehydrate_target")
+              "highest provenance fan-out (of those with a leaf to read again) until "
+              "raw_ratio >= rehydrate_target")
     example = ("round 21: depth 3, raw_ratio 0.22 (< 0.25), distinct_source_spans "
                "88 -> 81, query_cosine_retained 0.61 -> 0.63")
     settings = ("min_depth", "raw_ratio_floor", "window", "sustain", "rehydrate_target")
