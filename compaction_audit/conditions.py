@@ -81,7 +81,7 @@ def conditions(session: Session, series: Series, settings: Settings,
                      .item()) if later.height else 0
         holds = later.height > 0 and active * 2 > later.height
         evict = Condition("eviction is continuous", "holds" if holds else "fails",
-                          f"inferred: items left the working set in {active} of "
+                          f"inferred: items were evicted or offloaded in {active} of "
                           f"{later.height} rounds after the first")
     return [depth, score, evict]
 

@@ -204,7 +204,7 @@ def test_conditions_inferred_and_drift_only(write_log: LogWriter) -> None:
     assert doc["conditions"][1]["status"] == "unknown"  # no salience recorded
     assert doc["conditions"][2] == {
         "name": "eviction is continuous", "status": "holds",
-        "detail": "inferred: items left the working set in 2 of 2 rounds after the first"}
+        "detail": "inferred: items were evicted or offloaded in 2 of 2 rounds after the first"}
 
 
 @pytest.mark.parametrize("value", ["99999999999999999999", "1e9", "2.0"])
