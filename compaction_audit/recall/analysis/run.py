@@ -58,9 +58,10 @@ def analyse(session: Session, series: Series, items: pl.DataFrame | None = None,
     folds = fold_checks(session, extracted, survived, items, rows)
     occ, held, names = _occurrences(session, series, extracted, survived, items, shallow, rows)
     del rows
-    unstated = summary_wording(folds, occ, items)  # a summary's own words: no leaf's fact
-    folds = bound_again(_without_names(folds, pl.concat(
-        [names.select("key", "id"), unstated])), held)
+    folds = bound_again(_without_names(folds, names), held)
+    # a summary's own words, no leaf's fact (after a bare value is read as the pin
+    # its summary kept: usertest49 #1)
+    folds = _without_names(folds, summary_wording(folds, occ, items))
     folds, held = without_lifted(folds, items, held)  # rules the person lifted
     if jobs is not None:  # asked-again and flips index user and summary texts (as prose)
         jobs.narrow(items.filter(((pl.col("kind") == "span") & person_source(pl.col("source")))
