@@ -41,3 +41,18 @@ def test_a_fact_a_person_stated_is_lost_by_the_fold_above(write_log: LogWriter) 
     assert len(found) == 1 and found[0][0] == "CA301"
     assert "lost nothing" not in found[0][1] and "still held" not in found[0][1]
     assert "S5: quantity '412'" in found[0][1]
+
+
+def test_a_leafs_fact_in_the_summarys_other_words_stays_a_drop(write_log: LogWriter) -> None:
+    """usertest57 #1: a summary that keeps a leaf's fact in other words ("Timeout is 45
+    s." of "45000 ms") may have dropped that fact with its own words: the drop stays
+    (leaving it out made the fold above silent)."""
+    log = [rnd(0, spans=[{"id": "x0", "tokens": 20, "source": "user",
+                          "text": "Set the timeout to 45000 ms."}]),
+           rnd(1, summaries=[{"id": "S1", "tokens": 5, "children": ["x0"],
+                              "text": "Timeout is 45 s."}], evicted=["x0"]),
+           rnd(2, summaries=[{"id": "S2", "tokens": 5, "children": ["S1"],
+                              "text": "Timeout adjusted."}], evicted=["S1"])]
+    found = [f for f in audit(str(write_log(log))).findings
+             if f.code == "CA301" and f.entity == "S2"]
+    assert len(found) == 1 and "S1: quantity '45 s'" in found[0].message

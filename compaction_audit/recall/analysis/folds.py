@@ -252,17 +252,22 @@ def _without_names(folds: pl.DataFrame, names: pl.DataFrame) -> pl.DataFrame:
             .select(folds.columns))
 
 
-def summary_wording(folds: pl.DataFrame, occ: pl.DataFrame, items: pl.DataFrame
-                    ) -> pl.DataFrame:
+def summary_wording(folds: pl.DataFrame, occ: pl.DataFrame, items: pl.DataFrame,
+                    held: pl.DataFrame) -> pl.DataFrame:
     """(``key``, ``id``) of each fact a fold dropped from a summary child that no raw
-    span states as a fact (``occ``: the raw spans' facts): the summary's own wording
-    ("Tests passed (412)." over a tool line "412 passed in 33.1s", whose bare count is
-    no fact of tool output), which no leaf lost.  Such a drop read "(still held by
-    another span)" in the fold finding and "lost nothing", where nothing held it
-    (usertest56 #1); it is left out as :func:`_without_names` leaves out names no prose
-    used.  ``items``: the session's items (``id``, ``kind``)."""
-    summaries = items.lazy().filter(pl.col("kind") == "summary").select(
-        pl.col("id").alias("child"))
+    span states as a fact (``occ``: the raw spans' facts), where that summary keeps no
+    fact of its leaves (``held``: ``key``, ``id``): the summary's own wording ("Tests
+    passed (412)." over a tool line "412 passed in 33.1s", whose bare count is no fact
+    of tool output), which no leaf lost.  Such a drop read "(still held by another
+    span)" in the fold finding and "lost nothing", where nothing held it (usertest56
+    #1); it is left out as :func:`_without_names` leaves out names no prose used.  A
+    summary that keeps a leaf's fact may state it in other words ("Timeout is 45 s."
+    of "45000 ms", "port 8443" of "port: 8443"): its drops stay (usertest57 #1).
+    ``items``: the session's items (``id``, ``kind``)."""
+    summaries = (items.lazy().filter(pl.col("kind") == "summary")
+                 .select(pl.col("id").alias("child"))
+                 .join(held.lazy().select(pl.col("id").alias("child")), on="child",
+                       how="anti"))
     return one(
         folds.lazy().filter(pl.col("dropped").list.len() > 0)
         .join(summaries, on="child", how="semi")

@@ -61,7 +61,7 @@ def analyse(session: Session, series: Series, items: pl.DataFrame | None = None,
     folds = bound_again(_without_names(folds, names), held)
     # a summary's own words, no leaf's fact (after a bare value is read as the pin
     # its summary kept: usertest49 #1)
-    folds = _without_names(folds, summary_wording(folds, occ, items))
+    folds = _without_names(folds, summary_wording(folds, occ, items, held))
     folds, held = without_lifted(folds, items, held)  # rules the person lifted
     if jobs is not None:  # asked-again and flips index user and summary texts (as prose)
         jobs.narrow(items.filter(((pl.col("kind") == "span") & person_source(pl.col("source")))
