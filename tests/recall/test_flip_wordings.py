@@ -37,6 +37,14 @@ RULE = "Do not delete the prod-db-7 backups."
     (RULE + " Update: the prod-db-7 backups may be deleted.", True),
     ("The prod-db-7 backups may not be deleted.", False),
     ("Deleting the prod-db-7 backups is not allowed.", False),
+    # usertest57 #2: a question, a condition or a hedge states no permission
+    ("Is it OK to delete the prod-db-7 backups?", False),
+    ("The user asked whether it is OK to delete the prod-db-7 backups.", False),
+    ("We discussed whether the prod-db-7 backups may be deleted; they stay.", False),
+    ("Pending: confirm it is OK to delete the prod-db-7 backups.", False),
+    ("Unclear if it is OK to delete the prod-db-7 backups.", False),
+    ("If the user agrees, then delete the prod-db-7 backups.", False),
+    ("Is it OK to delete the prod-db-7 backups? Yes: delete the prod-db-7 backups.", True),
     # the same words negated keep the rule
     ("It is not OK to delete the prod-db-7 backups.", False),
     ("The user said not to delete the prod-db-7 backups.", False),

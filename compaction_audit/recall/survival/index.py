@@ -239,19 +239,26 @@ on a summary that is one long word; issue 11, item 5)."""
 _RULE_RE = re.compile(
     r"\b(?:must|should|shall|always|never|only|required|requires?|need(?:s)?\s+to"
     r"|ha(?:ve|s)\s+to|cannot|can't|don't|do\s+not|mustn't|shouldn't|avoid|ensure"
-    r"|make\s+sure|no\s+\w+\s+(?:step|needed|required)"
-    r"|(?:ok(?:ay)?|fine|allowed|permitted|free)\s+to|allow(?:s|ed)?|permit(?:s|ted)?"
+    r"|make\s+sure|no\s+\w+\s+(?:step|needed|required))\b")
+"""A sentence that states a rule (a modal, a prohibition, a requirement); a summary
+sentence flips a child's rule only when it is one (narrative "ran the migrations" does
+not flip "do not run the migrations"; issue 12, point 1)."""
+_GRANT_RE = re.compile(
+    r"\b(?:(?:ok(?:ay)?|fine|allowed|permitted|free)\s+to|allow(?:s|ed)?|permit(?:s|ted)?"
     r"|(?:may|can)\s+(?:now\s+)?be|(?:is|are)\s+(?:now\s+)?(?:fine|ok(?:ay)?|allowed"
-    r"|permitted)"
-    r"|(?:said|asked|instructed|told)(?:\s+\w+){0,2}\s+to)\b")
-"""A sentence that states a rule (a modal, a prohibition, a requirement, a permission
-"it is OK to", "may be deleted", "is fine now", "allowed", an instruction reported "the
-user said to"); a summary sentence flips a
-child's rule only when it is one (narrative "ran the migrations" does not flip "do not
-run the migrations"; issue 12, point 1).  "It is OK to delete the backups" and "The
-user said to delete the backups" reverse "Do not delete the backups" (adv98, adv99 #1:
-no flip was read), and so do "the backups may be deleted", "deleting the backups is
-fine now" and "the user allowed deletion of the backups" (adv100 #3)."""
+    r"|permitted)|(?:said|asked|instructed|told)(?:\s+\w+){0,2}\s+to)\b")
+"""A permission ("it is OK to", "may be deleted", "is fine now", "allowed") or an
+instruction reported ("the user said to"): a rule sentence in a plain statement
+(:data:`_OPEN_RE`).  "It is OK to delete the backups" and "The user said to delete the
+backups" reverse "Do not delete the backups" (adv98, adv99 #1: no flip was read), and
+so do "the backups may be deleted" and "deleting the backups is fine now" (adv100
+#3)."""
+_OPEN_RE = re.compile(r"[?\uff1f]|\b(?:if|whether|unless|unclear|pending|confirm\w*|when"
+                      r"|until|once|maybe|perhaps|might)\b")
+"""A question, a condition or a hedge: such a sentence states no permission and no
+imperative opened by :data:`_LEADING` words ("Is it OK to delete the backups?", "The
+user asked whether it is OK to ...", "If the user agrees, then delete ...": each read
+as the rule reversed, usertest57 #2)."""
 _LEADING = frozenset({"then", "now", "next", "first", "finally", "afterwards", "later",
                       "instead", "go", "ahead", "feel", "free"})
 """Words an imperative may open with before its verb ("Then delete the backups", "Now
@@ -340,21 +347,44 @@ def _token_half(summary: str, low: str, offered: _Offered) -> _TokenHalf:
 
 
 def _clause_half(summary: str, low: str) -> _ClauseHalf:
-    split = [(sent, words) for sent in _SENTENCE_RE.split(low)
-             if (words := content_words(sent, 400))]
+    split = [(sent, words, _OPEN_RE.search(sent + end) is None)
+             for sent, end in _sentences(low) if (words := content_words(sent, 400))]
     sentences = tuple(
         (frozenset(_stem(w) for w in words if w not in NEGATION_WORDS), negative(words))
-        for _, words in split)
+        for _, words, _ in split)
     rules = tuple(
         (frozenset(_stem(w) for w in words if w not in NEGATION_WORDS), negative(words))
-        for sent, _ in split for part in _rule_parts(sent)
-        if (words := content_words(part, 400))
-        and (_RULE_RE.search(part) or (_opening_verb(words) in _IMPERATIVE_VERBS
-                                       and not _STATEMENT_RE.search(part))))
+        for sent, _, plain in split for part in _rule_parts(sent)
+        if (words := content_words(part, 400)) and _states_rule(part, words, plain))
     return _ClauseHalf(
         sentences, rules, paraphrase.summary_names(summary, _stem),
         {neg: _Postings(c for c, n in sentences if n == neg) for neg in (False, True)},
         {neg: _Postings(c for c, n in rules if n == neg) for neg in (False, True)})
+
+
+def _sentences(low: str) -> list[tuple[str, str]]:
+    """(sentence, the mark that ends it) of lowercased ``low``, cut at
+    :data:`_SENTENCE_RE` (the mark is "" at the end and for a line end)."""
+    out, at = [], 0
+    for m in _SENTENCE_RE.finditer(low):
+        out.append((low[at:m.start()], m.group().strip()))
+        at = m.end()
+    out.append((low[at:], ""))
+    return out
+
+
+def _states_rule(part: str, words: list[str], plain: bool) -> bool:
+    """Whether a part of a summary sentence states a rule: a modal, prohibition or
+    requirement (:data:`_RULE_RE`), or an imperative; in a ``plain`` sentence (no
+    question, condition or hedge: :data:`_OPEN_RE`) also a permission or a reported
+    instruction (:data:`_GRANT_RE`), or an imperative after "then", "now", "go ahead
+    and" (:data:`_LEADING`)."""
+    if _RULE_RE.search(part) or (plain and _GRANT_RE.search(part)):
+        return True
+    if _STATEMENT_RE.search(part):
+        return False
+    return words[0] in _IMPERATIVE_VERBS or (plain
+                                             and _opening_verb(words) in _IMPERATIVE_VERBS)
 
 
 def _opening_verb(words: list[str]) -> str | None:
