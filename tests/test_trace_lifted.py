@@ -38,7 +38,7 @@ def test_the_trace_of_a_lifted_rule_says_who_lifted_it(write_log: LogWriter) -> 
     tree = trace(read_native(path), "Do not delete the prod-db-7 backups")
     assert tree.label == "discriminator 'Do not delete the prod-db-7 backups': 1 span: 1 lifted"
     [node] = tree.children[0].children
-    assert node.label == ("lifted at fold S (depth 1, round 1, line 2): the person reversed "
+    assert node.label == ("lifted at fold S (depth 1, round 1, line 2): the person lifted "
                           "the rule in span u1 (round 0, line 1)")
     assert (node.data["result"], node.data["lifted_by"]) == ("lifted", "u1")
 

@@ -195,7 +195,7 @@ def _carry(log: _Log, item: str, follow: _Follow | None,
                       else None)
             if lifter is not None:
                 result = "lifted"
-                label = (f"lifted at fold {fold}{accounted} {where}: the person reversed "
+                label = (f"lifted at fold {fold}{accounted} {where}: the person lifted "
                          f"the rule in span {lifter} ({log.where(lifter)})")
                 data["lifted_by"] = lifter
             elif result == "carried":

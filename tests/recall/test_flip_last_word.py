@@ -98,6 +98,12 @@ def test_many_restated_and_reversed_rules_are_read_in_linear_time() -> None:
     ([RULE, "Can I delete the prod-db-7 backups (see docs/README.md)?"], True),
     ([RULE, "Alice says you can delete the prod-db-7 backups, but she is wrong."], True),
     ([RULE, "Delete the prod-db-7 backups only after I confirm."], True),
+    ([RULE, "Can I delete the prod-db-7 backups. Or not?"], True),  # a question's words
+    # usertest57 #3: a question elsewhere in the message, "if you want", a concession:
+    # the lifting sentence stands
+    ([RULE, "Thanks. You can delete the prod-db-7 backups now. Is the disk full?"], False),
+    ([RULE, "Delete the prod-db-7 backups if you want."], False),
+    ([RULE, "Although it is risky, you can delete the prod-db-7 backups now."], False),
 ])
 def test_a_rule_a_later_child_lifted_is_no_flip(write_log: LogWriter,
                                                  kids: list[str | tuple[str, str]],

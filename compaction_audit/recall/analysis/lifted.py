@@ -14,9 +14,9 @@ its lifting.  A rule is lifted when a child of the same fold that is a person's
 span, a README read by a tool or a question lifted it too), born after the rule's child
 (by round, then by its place in the log: usertest55 #5; not by its place among the
 summary's children, adv100 #2), states it with the opposite polarity
-(:func:`~compaction_audit.recall.survival.flips.states_opposite`) in a text with no
-question mark and a sentence with no contrast, condition, report or hedge
-(:func:`statements`, adv100 #1).  Only dropped rules are read, each fold's person
+(:func:`~compaction_audit.recall.survival.flips.states_opposite`) in a sentence with
+no question mark, contrast, condition, report or hedge (:func:`statements`, adv100 #1,
+usertest57 #3).  Only dropped rules are read, each fold's person
 children once, indexed by stem (adv100 #5): a few rows of Python after the fold checks.
 """
 
@@ -42,28 +42,36 @@ from compaction_audit.recall.survival.words import _flip_stems, _is_key, _polari
 RULE_KINDS = tuple(sorted(kind.value for kind in _FLIP_KINDS))
 """The kinds of a rule a person can lift: the kinds a summary can flip."""
 
-_SENTENCE_RE = re.compile(r"[^.!?\n]*[.!?\n]?")
-_QUESTION_RE = re.compile(r"[?\uff1f\u2047-\u2049\u00bf\u2e2e]")
-"""A question mark in any of its forms (full-width, doubled, inverted, reversed): a
-text that holds one lifts nothing (adv100 #1: a question the sentence splitter cut at
-"e.g." or a newline, or ended with a full-width mark, read as a statement)."""
+_SENTENCE_END_RE = re.compile(r"(?<=[.!?\uff01\uff1f\u3002])\s+(?=[^a-z\s])|\n\s*\n")
+"""Where a person's text is cut into sentences: after a full stop, "!" or "?" (or their
+full-width forms) and white space before a word that does not open in lower case, or
+at a blank line; not at "e.g. the", "docs/README.md)?" or a line break inside a
+sentence (adv100 #1: a question cut there read as a statement)."""
+_QUESTION_RE = re.compile(
+    r"(?i)[?\uff1f\u2047-\u2049\u00bf\u2e2e]|^\W*(?:can|could|may|should|shall|will"
+    r"|would|is|are|am|do|does|did|was|were|have|has|had|what|which|how|why|where|who"
+    r"|whose)\b")
+"""A question: a question mark in any of its forms (full-width, doubled, inverted,
+reversed), or a sentence that opens as one ("Can I delete the backups." with a full
+stop).  It lifts nothing."""
 _HEDGED_RE = re.compile(
-    r"(?i)\b(?:but|however|although|though|yet|except|unless|until|only|if|once|when"
-    r"|after|before|provided|says|said|claims?|thinks?|wrote|maybe|perhaps|might"
-    r"|wrong)\b")
+    r"(?i)\b(?:but|however|yet|except|unless|until|only|if(?!\s+you\s+(?:want|like|wish"
+    r"|prefer|need)\b)|once|when|after|before|provided|says|said|claims?|thinks?|wrote"
+    r"|maybe|perhaps|might|wrong)\b")
 """A sentence that lifts a rule only in part, or reports it: a contrast ("..., but she
-is wrong"), a condition ("only after I confirm"), someone else's words ("Alice says
-you can ...") or a hedge (adv100 #1).  It lifts nothing: a kept rule is the safe
-reading."""
+is wrong"), a condition ("only after I confirm"; "if you want" is none), someone
+else's words ("Alice says you can ...") or a hedge (adv100 #1).  It lifts nothing: a
+kept rule is the safe reading.  A concession ("Although it is risky, you can delete
+...") lifts (usertest57 #3)."""
 
 
 def statements(text: str) -> str:
-    """The sentences of a person's ``text`` that can lift a rule: none when it holds a
-    question mark (:data:`_QUESTION_RE`: "Can I delete the backups?" lifts nothing),
-    else those without a contrast, condition, report or hedge (:data:`_HEDGED_RE`)."""
-    if _QUESTION_RE.search(text):
-        return ""
-    return " ".join(s for s in _SENTENCE_RE.findall(text) if not _HEDGED_RE.search(s))
+    """The sentences of a person's ``text`` that can lift a rule: those with no
+    question mark (:data:`_QUESTION_RE`: "Can I delete the backups?" lifts nothing; a
+    question elsewhere in the message does not stop a lifting beside it, usertest57 #3)
+    and no contrast, condition, report or hedge (:data:`_HEDGED_RE`)."""
+    return " ".join(s.replace("\n", " ") for s in _SENTENCE_END_RE.split(text)
+                    if not _QUESTION_RE.search(s) and not _HEDGED_RE.search(s))
 
 
 def lifts(rule: ext.Discriminator, said: str) -> bool:
