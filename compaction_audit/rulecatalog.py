@@ -319,7 +319,8 @@ DOCS: tuple[tuple[Any, ...], ...] = (
         'keep the reference resolvable for as long as an open task may need it',
         (),
         'folds',
-        '',
+        ('info where what it dropped ranks below a version pin and is in the low tiers '
+         'or still held by another span'),
     ),
     (
         'CA303',
@@ -362,7 +363,8 @@ DOCS: tuple[tuple[Any, ...], ...] = (
         'rehydrate the span from its source or restate its discriminators',
         (),
         'folds',
-        '',
+        ("a warning where every span's lost facts are in the low tiers: other prose, "
+         'tool output, finished work; info where those rank below a version pin'),
     ),
     (
         'CA304',

@@ -278,7 +278,7 @@ def test_thresholds_and_rules_are_lists_at_80_columns_and_tables_at_120() -> Non
     # usertest56 #9: the table marks a severity that varies, and says where to read how
     wide = invoke("rules", columns=160).stdout
     assert "│ CA305 │ unsupported-summary-claim  │ warning* │" in wide
-    assert "│ CA302 │ topic-only-fold            │ warning  │" in wide
+    assert "│ CA306 │ stale-summary              │ warning  │" in wide
     assert "* varies with what a finding holds: compaction-audit rules CODE" in wide
     assert "┃ summary" in invoke("rules", columns=120).stdout
 

@@ -21,7 +21,8 @@ def rules_command(
 ) -> None:
     """List every rule (code, name, default severity, summary), or document one: its
     summary, what it checks, why it matters, its known problems, an example and what
-    to do."""
+    to do.  A severity marked * varies with what a finding holds; 'rules CODE' says
+    how."""
     from rich.console import Group
     from rich.table import Table
     from rich.text import Text

@@ -423,6 +423,8 @@ class TopicOnlyFold(Rule):
     reads_recall = True
     name = "topic-only-fold"
     severity = Severity.WARNING
+    severity_note = ("info where what it dropped ranks below a version pin and is in "
+                     "the low tiers or still held by another span")
     family = "recall"
     summary = "a fold dropped a discriminator that stays recoverable or was accounted"
     action = "keep the reference resolvable for as long as an open task may need it"
@@ -490,6 +492,9 @@ class RecallFloor(Rule):
     reads_recall = True
     name = "recall-floor"
     severity = Severity.ERROR
+    severity_note = ("a warning where every span's lost facts are in the low tiers: "
+                     "other prose, tool output, finished work; info where those rank "
+                     "below a version pin")
     family = "recall"
     summary = "a discriminating span under a retained summary has too few references"
     action = "rehydrate the span from its source or restate its discriminators"
