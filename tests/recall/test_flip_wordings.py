@@ -30,11 +30,11 @@ RULE = "Do not delete the prod-db-7 backups."
     ("The user said to delete the prod-db-7 backups.", True),
     ("The user told the agent to delete the prod-db-7 backups.", True),
     # adv100 #3: a permission in the passive, "is fine", "allowed"
-    ("The prod-db-7 backups may be deleted.", True),
-    ("The prod-db-7 backups can be deleted.", True),
+    ("The prod-db-7 backups may now be deleted.", True),
+    ("The prod-db-7 backups can now be deleted.", True),
     ("Deleting the prod-db-7 backups is fine now.", True),
     ("The firewall allowed the prod-db-7 backups to be deleted.", True),
-    (RULE + " Update: the prod-db-7 backups may be deleted.", True),
+    (RULE + " Update: the prod-db-7 backups may now be deleted.", True),
     ("The prod-db-7 backups may not be deleted.", False),
     ("Deleting the prod-db-7 backups is not allowed.", False),
     # usertest57 #2: a question, a condition or a hedge states no permission
@@ -45,6 +45,13 @@ RULE = "Do not delete the prod-db-7 backups."
     ("Unclear if it is OK to delete the prod-db-7 backups.", False),
     ("If the user agrees, then delete the prod-db-7 backups.", False),
     ("Is it OK to delete the prod-db-7 backups? Yes: delete the prod-db-7 backups.", True),
+    # adv101 #3: "may be" alone is no permission; a belief reported, a quotation
+    ("The prod-db-7 backups may be deleted by mistake, so keep a copy.", False),
+    (RULE + " Deleting the prod-db-7 backups may be irreversible.", False),
+    ("The assistant thought it was OK to delete the prod-db-7 backups, but the user "
+     "said no.", False),
+    ('Earlier the agent said "Now delete the prod-db-7 backups" and was stopped: do not '
+     'delete the prod-db-7 backups.', False),
     # the same words negated keep the rule
     ("It is not OK to delete the prod-db-7 backups.", False),
     ("The user said not to delete the prod-db-7 backups.", False),
