@@ -99,6 +99,17 @@ def test_many_restated_and_reversed_rules_are_read_in_linear_time() -> None:
     ([RULE, "Alice says you can delete the prod-db-7 backups, but she is wrong."], True),
     ([RULE, "Delete the prod-db-7 backups only after I confirm."], True),
     ([RULE, "Can I delete the prod-db-7 backups. Or not?"], True),  # a question's words
+    # adv101 #1, #2: the rule restated in other words, a condition, a report, a
+    # retraction: no lifting
+    ([RULE, "Nobody may delete the prod-db-7 backups."], True),
+    ([RULE, "It is forbidden to delete the prod-db-7 backups."], True),
+    ([RULE, "Stop deleting the prod-db-7 backups."], True),
+    ([RULE, "Pls dont delete the prod-db-7 backups."], True),
+    ([RULE, "Unless CI fails. You can delete the prod-db-7 backups."], True),
+    ([RULE, "In case the disk fills, delete the prod-db-7 backups."], True),
+    ([RULE, "Alice told me you can delete the prod-db-7 backups."], True),
+    ([RULE, "Bob: delete the prod-db-7 backups."], True),
+    ([RULE, "Delete the prod-db-7 backups. Just kidding."], True),
     # usertest57 #3: a question elsewhere in the message, "if you want", a concession:
     # the lifting sentence stands
     ([RULE, "Thanks. You can delete the prod-db-7 backups now. Is the disk full?"], False),

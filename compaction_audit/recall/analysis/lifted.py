@@ -28,6 +28,7 @@ from collections.abc import Iterable
 import polars as pl
 
 from compaction_audit.recall import extract as ext
+from compaction_audit.recall.clauses import content_words
 from compaction_audit.recall.factkeys import fact_key
 from compaction_audit.recall.ranking import person_source
 from compaction_audit.recall.survival.flips import (
@@ -36,7 +37,7 @@ from compaction_audit.recall.survival.flips import (
     may_reverse,
     states_opposite,
 )
-from compaction_audit.recall.survival.index import _index
+from compaction_audit.recall.survival.index import _IMPERATIVE_VERBS, _index, _opening_verb
 from compaction_audit.recall.survival.words import _flip_stems, _is_key, _polarity
 
 RULE_KINDS = tuple(sorted(kind.value for kind in _FLIP_KINDS))
@@ -56,8 +57,31 @@ reversed), or a sentence that opens as one ("Can I delete the backups." with a f
 stop).  It lifts nothing."""
 _HEDGED_RE = re.compile(
     r"(?i)\b(?:but|however|yet|except|unless|until|only|if(?!\s+you\s+(?:want|like|wish"
-    r"|prefer|need)\b)|once|when|after|before|provided|says|said|claims?|thinks?|wrote"
-    r"|maybe|perhaps|might|wrong)\b")
+    r"|prefer|need)\b)|once|when|whenever|after|before|provided|assuming|case|should"
+    r"|emergency|hypothetically|says|said|told|heard|according|reads|claims?|thinks?"
+    r"|believe|suppose|guess|wonder|wrote|maybe|perhaps|might|probably|wrong|nobody"
+    r"|no\s+one|forbidden|prohibit\w*|refrain|stop|ignore|whoever|fired|off-limits|bad"
+    r"|dont|don't|never|not|no)\b|^\W*[A-Z][\w.-]*\s*:")
+"""A sentence that lifts a rule only in part, restates it or reports it: a contrast
+("..., but she is wrong"), a condition ("only after I confirm", "in case", "should the
+disk fill"; "if you want" is none), someone else's words ("Alice says", "according to",
+"Bob: ..." at the start), a hedge ("probably"), or a word of prohibition ("nobody may", "is
+forbidden", "refrain from", "stop", "dont"; adv100 #1, adv101 #1, #2).  It lifts
+nothing: a kept rule is the safe reading.  A concession ("Although it is risky, you
+can delete ...") lifts (usertest57 #3)."""
+_RETRACTED_RE = re.compile(r"(?i)\b(?:kidding|joking|not\s+really|no\s+wait|scratch\s+that"
+                           r"|never\s*mind|don'?t|do\s+not|unless|only\s+(?:if|after|when)"
+                           r"|in\s+case|provided|assuming)\b")
+"""A message that takes a lifting back ("Delete the backups. Just kidding.", "No wait,
+don't.") or sets a condition on it in a sentence of its own ("Unless CI fails. You can
+delete ..."): it lifts nothing (adv101 #2)."""
+_GRANT_RE = re.compile(
+    r"(?i)\b(?:(?:can|may|could)(?:\s+now)?\s+\w+|ok(?:ay)?\s+to|fine\s+to|allowed\s+to"
+    r"|permitted\s+to|free\s+to|go\s+ahead|(?:is|are)\s+(?:now\s+)?(?:fine|ok(?:ay)?"
+    r"|allowed))\b")
+"""A permission ("you can delete", "it is OK to", "go ahead", "is fine now"); a lifting
+sentence is one, or an imperative (its first word a verb a rule opens with): words of
+the rule in any other sentence restate or discuss it (adv101 #1)."""
 """A sentence that lifts a rule only in part, or reports it: a contrast ("..., but she
 is wrong"), a condition ("only after I confirm"; "if you want" is none), someone
 else's words ("Alice says you can ...") or a hedge (adv100 #1).  It lifts nothing: a
@@ -66,12 +90,24 @@ kept rule is the safe reading.  A concession ("Although it is risky, you can del
 
 
 def statements(text: str) -> str:
-    """The sentences of a person's ``text`` that can lift a rule: those with no
-    question mark (:data:`_QUESTION_RE`: "Can I delete the backups?" lifts nothing; a
-    question elsewhere in the message does not stop a lifting beside it, usertest57 #3)
-    and no contrast, condition, report or hedge (:data:`_HEDGED_RE`)."""
+    """The sentences of a person's ``text`` that can lift a rule: none when the message
+    takes it back (:data:`_RETRACTED_RE`); else those that are no question
+    (:data:`_QUESTION_RE`: "Can I delete the backups?" lifts nothing; a question
+    elsewhere in the message does not stop a lifting beside it, usertest57 #3), hold
+    no contrast, condition, report, hedge or prohibition (:data:`_HEDGED_RE`), and
+    grant: a permission (:data:`_GRANT_RE`) or an imperative."""
+    if _RETRACTED_RE.search(text):
+        return ""
     return " ".join(s.replace("\n", " ") for s in _SENTENCE_END_RE.split(text)
-                    if not _QUESTION_RE.search(s) and not _HEDGED_RE.search(s))
+                    if not _QUESTION_RE.search(s) and not _HEDGED_RE.search(s)
+                    and (_GRANT_RE.search(s) or _imperative(s)))
+
+
+def _imperative(sentence: str) -> bool:
+    """A sentence whose first content word, after "then", "now", "please" and the like,
+    is a verb a rule opens with ("Delete the backups now.")."""
+    words = content_words(sentence.lower(), 400)
+    return bool(words) and _opening_verb(words) in _IMPERATIVE_VERBS
 
 
 def lifts(rule: ext.Discriminator, said: str) -> bool:
@@ -86,6 +122,25 @@ def _stems(said: str) -> frozenset[str]:
     stems that have no antonym must all be among them for ``said`` to lift it."""
     sentences = _index(said).lookup.sentences
     return frozenset(sentences[False].post).union(sentences[True].post)
+
+
+_TOKEN_RE = re.compile(r"[\w][\w.\-/#@:]*")
+
+
+def _tokens(said: str) -> set[str]:
+    """The identifier-like words of ``said`` as a rule's norm writes them (lower case,
+    a version without its "v", each "/" part of a path): a rule's identifier-like words
+    must all be among them for ``said`` to lift it, so a rule is tested only against the
+    children that name its identifiers (adv101 #4: 8,000 rules that differ by one name,
+    each tested against every child, 109 s)."""
+    out: set[str] = set()
+    for token in _TOKEN_RE.findall(said.lower()):
+        token = token.rstrip(".:/")
+        out.add(token)
+        out.update(part for part in token.split("/") if part)
+        if token[:1] == "v" and token[1:2].isdigit():
+            out.add(token[1:])
+    return out
 
 
 def _needed(rule: ext.Discriminator) -> list[str]:
@@ -108,8 +163,8 @@ class _Speakers:
     def add(self, born: tuple[int, int], said: str) -> None:
         if not said:
             return
-        for stem in _stems(said):
-            self.post.setdefault(stem, set()).add(len(self.said))
+        for word in _stems(said) | _tokens(said):
+            self.post.setdefault(word, set()).add(len(self.said))
         self.said.append((born, said))
 
     def lifting(self, rule: ext.Discriminator, after: tuple[int, int]) -> bool:
@@ -121,7 +176,8 @@ class _Speakers:
         alike = (rule.kind, family, _flip_stems(words), _polarity(rule),
                  tuple(w for w in words if _is_key(w)))
         if alike not in self.latest:
-            need = sorted((self.post.get(w, set()) for w in _needed(rule)), key=len)
+            need = sorted((self.post.get(w, set()) for w in [*_needed(rule), *alike[4]]),
+                          key=len)
             pool: Iterable[int] = (set.intersection(*need) if need
                                    else range(len(self.said)))
             self.latest[alike] = max((self.said[i][0] for i in pool
