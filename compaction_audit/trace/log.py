@@ -75,7 +75,7 @@ class _Log:
 
     def lifted_by(self, follow: _Follow, fold: str, item: str) -> str | None:
         """The person's span among ``fold``'s children, born after its child ``item``
-        (by round, then by place among the children), that states the followed rule
+        (by round, then by place in the log: :meth:`_born`), that states the followed rule
         reversed (:func:`~compaction_audit.recall.analysis.lifted.lifts`): the person
         lifted the rule, and the fold lost nothing, as the audit reads it
         (:func:`~compaction_audit.recall.analysis.lifted.without_lifted`).  None when

@@ -14,10 +14,12 @@ its lifting.  A rule is lifted when a child of the same fold that is a person's
 span, a README read by a tool or a question lifted it too), born after the rule's child
 (by round, then by its place in the log: usertest55 #5; not by its place among the
 summary's children, adv100 #2), states it with the opposite polarity
-(:func:`~compaction_audit.recall.survival.flips.states_opposite`) in a sentence with
-no question mark, contrast, condition, report or hedge (:func:`statements`, adv100 #1,
-usertest57 #3).  Only dropped rules are read, each fold's person
-children once, indexed by stem (adv100 #5): a few rows of Python after the fold checks.
+(:func:`~compaction_audit.recall.survival.flips.states_opposite`) in a sentence that
+grants it (a permission or an imperative) and is no question and holds no contrast,
+condition, report, hedge or word of prohibition, in a message that does not take it
+back (:func:`statements`; adv100 #1, adv101 #1, #2, usertest57 #3).  Only dropped rules
+are read, each fold's person children once, indexed by stem and identifier-like word
+(adv100 #5, adv101 #4): a few rows of Python after the fold checks.
 """
 
 from __future__ import annotations
@@ -82,11 +84,6 @@ _GRANT_RE = re.compile(
 """A permission ("you can delete", "it is OK to", "go ahead", "is fine now"); a lifting
 sentence is one, or an imperative (its first word a verb a rule opens with): words of
 the rule in any other sentence restate or discuss it (adv101 #1)."""
-"""A sentence that lifts a rule only in part, or reports it: a contrast ("..., but she
-is wrong"), a condition ("only after I confirm"; "if you want" is none), someone
-else's words ("Alice says you can ...") or a hedge (adv100 #1).  It lifts nothing: a
-kept rule is the safe reading.  A concession ("Although it is risky, you can delete
-...") lifts (usertest57 #3)."""
 
 
 def statements(text: str) -> str:

@@ -247,7 +247,7 @@ _GRANT_RE = re.compile(
     r"\b(?:(?:ok(?:ay)?|fine|allowed|permitted|free)\s+to|allow(?:s|ed)?|permit(?:s|ted)?"
     r"|(?:may|can)\s+now\s+be|(?:is|are)\s+(?:now\s+)?(?:fine|ok(?:ay)?|allowed"
     r"|permitted)|(?:said|asked|instructed|told)(?:\s+\w+){0,2}\s+to)\b")
-"""A permission ("it is OK to", "may be deleted", "is fine now", "allowed") or an
+"""A permission ("it is OK to", "may now be deleted", "is fine now", "allowed") or an
 instruction reported ("the user said to"): a rule sentence in a plain statement
 (:data:`_OPEN_RE`).  "It is OK to delete the backups" and "The user said to delete the
 backups" reverse "Do not delete the backups" (adv98, adv99 #1: no flip was read), and

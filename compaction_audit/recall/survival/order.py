@@ -1,23 +1,23 @@
 """Which side of a sequence clause comes first in time: an order survives a fold only in
 its own direction (usertest53 #2).
 
-A ``sequence`` clause's norm is ``"sequence <left
-words> > <right words>"``, the marker left out, so "Apply migration 0047 before the
-deploy" and "Deploy after migration 0047" have their sides the other way round though
-they state one order.  The marker in the clause's text tells which side is first:
-``after`` and ``preceded by`` put the right side first; ``before``, ``then``,
-``followed by``, ``prior to``, ``subsequently``, ``afterwards``, an ``after`` that
-points back ("after it", "after which", "after that,": usertest54 #1) and an arrow the
-left; "after that" before a word may be either ("and after that deploy" or "after that
-migration completes": usertest55 #7), and no side is read.  A marker that opens the
-clause ("Before migration 0047, deploy v4.2.1") has the main clause, after the comma,
-on the left (usertest54 #2).  A summary clause holding every identifier-like word of
-the child's clause kept the order unless more of those words are on its other side than
-on their own ("the deploy of v4.2.1 goes before migration 0047" reverses "Apply
-migration 0047 before the deploy of v4.2.1": 0047 first in one, second in the other,
-4.2.1 the other way).  An order of plain words, matched by two shared stems, is not
-compared so: too loose to say which side a word is on, and such orders change with the
-work (a Cline session reordered two buttons; its summary states the new order).
+A ``sequence`` clause's norm is ``"sequence <left words> > <right words>"``, the marker
+left out, so "Apply migration 0047 before the deploy" and "Deploy after migration 0047"
+have their sides the other way round though they state one order.  The marker in the
+clause's text tells which side is first: ``after`` and ``preceded by`` put the right
+side first; ``before``, ``then``, ``followed by``, ``prior to``, ``subsequently``,
+``afterwards``, an ``after`` that points back ("after it", "after which", "after
+that,": usertest54 #1) and an arrow the left; "after that" before a word may be either
+("and after that deploy" or "after that migration completes": usertest55 #7), and no
+side is read.  A marker that opens the clause ("Before migration 0047, deploy v4.2.1")
+has the main clause, after the comma, on the left (usertest54 #2).  A summary clause
+holding every identifier-like word of the child's clause kept the order unless more of
+those words are on its other side than on their own ("the deploy of v4.2.1 goes before
+migration 0047" reverses "Apply migration 0047 before the deploy of v4.2.1": 0047 first
+in one, second in the other, 4.2.1 the other way).  An order of plain words, matched by
+two shared stems, is not compared so: too loose to say which side a word is on, and
+such orders change with the work (a Cline session reordered two buttons; its summary
+states the new order).
 
 The summary's clause words carry their side as tagged words (:func:`side_tags`), so
 the check is a set look-up in the clause sets the index already has.
