@@ -110,6 +110,22 @@ def test_many_restated_and_reversed_rules_are_read_in_linear_time() -> None:
     ([RULE, "Alice told me you can delete the prod-db-7 backups."], True),
     ([RULE, "Bob: delete the prod-db-7 backups."], True),
     ([RULE, "Delete the prod-db-7 backups. Just kidding."], True),
+    # adv102: a retraction or prerequisite in a sentence of its own, a report, a quote,
+    # markup, a permission of someone else's, a later or partial one: no lifting
+    ([RULE, "You can delete the prod-db-7 backups. Actually, no."], True),
+    ([RULE, "Bob must sign off first. Then you can delete the prod-db-7 backups."], True),
+    ([RULE, "Per Alice, you can delete the prod-db-7 backups."], True),
+    ([RULE, 'Bob\'s email: "You can delete the prod-db-7 backups."'], True),
+    ([RULE, "> You can delete the prod-db-7 backups."], True),
+    ([RULE, "Alice can delete the prod-db-7 backups."], True),
+    ([RULE, "I could delete the prod-db-7 backups myself."], True),
+    ([RULE, "You can delete the prod-db-7 backups tomorrow."], True),
+    ([RULE, "The prod-db-7 backups may be deleted by the retention job."], True),
+    # ... and what lifts: a label, "OK,", "when you're ready", a rule on another name
+    ([RULE, "Update: you can delete the prod-db-7 backups."], False),
+    ([RULE, "OK, delete the prod-db-7 backups."], False),
+    ([RULE, "Delete the prod-db-7 backups when you're ready."], False),
+    ([RULE, "You can delete the prod-db-7 backups. Don't delete the prod-db-8 ones."], False),
     # usertest57 #3: a question elsewhere in the message, "if you want", a concession:
     # the lifting sentence stands
     ([RULE, "Thanks. You can delete the prod-db-7 backups now. Is the disk full?"], False),

@@ -52,6 +52,12 @@ RULE = "Do not delete the prod-db-7 backups."
      "said no.", False),
     ('Earlier the agent said "Now delete the prod-db-7 backups" and was stopped: do not '
      'delete the prod-db-7 backups.', False),
+    # adv102 #4: an exception, a refusal, an instruction of someone else's
+    ("The user is fine with anything except deleting the prod-db-7 backups.", False),
+    ("The user was told to delete the prod-db-7 backups by the vendor, and refused.",
+     False),
+    ("Alice instructed Bob to delete the prod-db-7 backups; the user overruled her.",
+     False),
     # the same words negated keep the rule
     ("It is not OK to delete the prod-db-7 backups.", False),
     ("The user said not to delete the prod-db-7 backups.", False),

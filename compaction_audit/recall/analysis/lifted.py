@@ -58,12 +58,15 @@ _QUESTION_RE = re.compile(
 reversed), or a sentence that opens as one ("Can I delete the backups." with a full
 stop).  It lifts nothing."""
 _HEDGED_RE = re.compile(
-    r"(?i)\b(?:but|however|yet|except|unless|until|only|if(?!\s+you\s+(?:want|like|wish"
-    r"|prefer|need)\b)|once|when|whenever|after|before|provided|assuming|case|should"
-    r"|emergency|hypothetically|says|said|told|heard|according|reads|claims?|thinks?"
-    r"|believe|suppose|guess|wonder|wrote|maybe|perhaps|might|probably|wrong|nobody"
+    r"(?i)\b(?:but|however|yet|except|unless|until|only|(?:if|when|whenever)(?!\s+you"
+    r"(?:'re|\s+are)?\s+(?:want|like|wish|prefer|need|ready)\b)|once|after|before"
+    r"|provided|assuming|case|should|emergency|hypothetically|says|said|told|heard"
+    r"|according|per|from|reads|claims?|thinks?|believe|suppose|guess|wonder|whether"
+    r"|wrote|maybe|perhaps|might|probably|theory|peril|sue|dead|right|wrong|nobody"
     r"|no\s+one|forbidden|prohibit\w*|refrain|stop|ignore|whoever|fired|off-limits|bad"
-    r"|dont|don't|never|not|no)\b|^\W*[A-Z][\w.-]*\s*:")
+    r"|dont|don't|never|not|no|tomorrow|next|later|some|older|staging)\b"
+    r"|^\W*(?!(?:update|fyi|note|ps|edit|also|ok|okay|yes|correction)\b)\w[\w.'-]*\s*:"
+    r"|^\s*>|<!--|[\"\u201c\u201d]")
 """A sentence that lifts a rule only in part, restates it or reports it: a contrast
 ("..., but she is wrong"), a condition ("only after I confirm", "in case", "should the
 disk fill"; "if you want" is none), someone else's words ("Alice says", "according to",
@@ -71,19 +74,22 @@ disk fill"; "if you want" is none), someone else's words ("Alice says", "accordi
 forbidden", "refrain from", "stop", "dont"; adv100 #1, adv101 #1, #2).  It lifts
 nothing: a kept rule is the safe reading.  A concession ("Although it is risky, you
 can delete ...") lifts (usertest57 #3)."""
-_RETRACTED_RE = re.compile(r"(?i)\b(?:kidding|joking|not\s+really|no\s+wait|scratch\s+that"
-                           r"|never\s*mind|don'?t|do\s+not|unless|only\s+(?:if|after|when)"
-                           r"|in\s+case|provided|assuming)\b")
+_RETRACTED_RE = re.compile(
+    r"(?i)\b(?:kidding|joking|not\s+really|no\s+wait|scratch\s+that|actually,?\s+no"
+    r"|changed\s+my\s+mind|take\s+that\s+back|nope|jk|just\s+testing|not\s+today"
+    r"|sign\s+off|unless|only\s+(?:if|after|when)|in\s+case|provided|assuming)\b|/s\b")
 """A message that takes a lifting back ("Delete the backups. Just kidding.", "No wait,
 don't.") or sets a condition on it in a sentence of its own ("Unless CI fails. You can
 delete ..."): it lifts nothing (adv101 #2)."""
 _GRANT_RE = re.compile(
-    r"(?i)\b(?:(?:can|may|could)(?:\s+now)?\s+\w+|ok(?:ay)?\s+to|fine\s+to|allowed\s+to"
+    r"(?i)\b(?:(?:you|we|u)\s+(?:can|may|could)(?:\s+now)?\s+\w+|(?:can|may)\s+now\s+be"
+    r"|(?:can|may)\s+be\s+\w+\s+now|ok(?:ay)?\s+to|fine\s+to|allowed\s+to"
     r"|permitted\s+to|free\s+to|go\s+ahead|(?:is|are)\s+(?:now\s+)?(?:fine|ok(?:ay)?"
     r"|allowed))\b")
-"""A permission ("you can delete", "it is OK to", "go ahead", "is fine now"); a lifting
-sentence is one, or an imperative (its first word a verb a rule opens with): words of
-the rule in any other sentence restate or discuss it (adv101 #1)."""
+"""A permission ("you can delete", "it is OK to", "go ahead", "is fine now", "can now be
+deleted"; not "Alice can delete" nor "may be deleted by the retention job": adv102); a
+lifting sentence is one, or an imperative (its first word a verb a rule opens with):
+words of the rule in any other sentence restate or discuss it (adv101 #1)."""
 
 
 def statements(text: str) -> str:
@@ -100,10 +106,16 @@ def statements(text: str) -> str:
                     and (_GRANT_RE.search(s) or _imperative(s)))
 
 
+_SUBJECT_RE = re.compile(r"\W*(?:i|i'\w+|he|she|they|someone|somebody)\b")
+
+
 def _imperative(sentence: str) -> bool:
     """A sentence whose first content word, after "then", "now", "please" and the like,
     is a verb a rule opens with ("Delete the backups now.")."""
-    words = content_words(sentence.lower(), 400)
+    low = sentence.lower()
+    if _SUBJECT_RE.match(low):  # "I could delete the backups myself": no imperative
+        return False
+    words = content_words(low, 400)
     return bool(words) and _opening_verb(words) in _IMPERATIVE_VERBS
 
 

@@ -246,9 +246,11 @@ not flip "do not run the migrations"; issue 12, point 1)."""
 _GRANT_RE = re.compile(
     r"\b(?:(?:ok(?:ay)?|fine|allowed|permitted|free)\s+to|allow(?:s|ed)?|permit(?:s|ted)?"
     r"|(?:may|can)\s+now\s+be|(?:is|are)\s+(?:now\s+)?(?:fine|ok(?:ay)?|allowed"
-    r"|permitted)|(?:said|asked|instructed|told)(?:\s+\w+){0,2}\s+to)\b")
+    r"|permitted)|(?:user|person|human|owner|i|we)\s+(?:\w+\s+)?(?:said|asked|instructed"
+    r"|told)(?:\s+\w+){0,2}\s+to)\b")
 """A permission ("it is OK to", "may now be deleted", "is fine now", "allowed") or an
-instruction reported ("the user said to"): a rule sentence in a plain statement
+instruction the person gave, reported ("the user said to"; not "Alice instructed Bob
+to": adv102 #4): a rule sentence in a plain statement
 (:data:`_OPEN_RE`).  "It is OK to delete the backups" and "The user said to delete the
 backups" reverse "Do not delete the backups" (adv98, adv99 #1: no flip was read), and
 so do "the backups may now be deleted" and "deleting the backups is fine now" (adv100
@@ -257,14 +259,17 @@ mistake": adv101 #3)."""
 _OPEN_RE = re.compile(r"[?\uff1f\"\u201c\u201d]|\b(?:if|whether|unless|unclear|pending"
                       r"|confirm\w*|when|until|once|maybe|perhaps|might|thought|believed?"
                       r"|suggested|proposed|considered|wondered|claimed|mistake\w*|wrongly"
-                      r"|nobody|no\s+one)\b")
+                      r"|nobody|no\s+one|except|forbade|refus\w*|objected|overrul\w*"
+                      r"|declined|rejected|denied)\b")
 """A question, a condition, a hedge, a belief or proposal reported, a quotation: such a
 sentence states no permission and no imperative opened by :data:`_LEADING` words ("Is
 it OK to delete the backups?", "The user asked whether it is OK to ...", "If the user
 agrees, then delete ...", "The assistant thought it was OK to ...": each read as the
-rule reversed, usertest57 #2, adv101 #3)."""
+rule reversed, usertest57 #2, adv101 #3), or an exception or refusal ("fine with
+anything except deleting ...", "was told to delete ..., and refused": adv102 #4)."""
 _LEADING = frozenset({"then", "now", "next", "first", "finally", "afterwards", "later",
-                      "instead", "go", "ahead", "feel", "free"})
+                      "instead", "go", "ahead", "feel", "free", "ok", "okay", "yes",
+                      "sure"})
 """Words an imperative may open with before its verb ("Then delete the backups", "Now
 delete ...", "Go ahead and delete ...", "Feel free to delete ...": adv98, adv99 #1)."""
 _PART_RE = re.compile(r",|\b(?:but|while|whereas|although)\b")
