@@ -111,7 +111,7 @@ def test_many_restated_and_reversed_rules_are_read_in_linear_time() -> None:
     ([RULE, "Bob: delete the prod-db-7 backups."], True),
     ([RULE, "Delete the prod-db-7 backups. Just kidding."], True),
     # adv102: a retraction or prerequisite in a sentence of its own, a report, a quote,
-    # markup, a permission of someone else's, a later or partial one: no lifting
+    # markup, a permission of someone else's, a later one: no lifting
     ([RULE, "You can delete the prod-db-7 backups. Actually, no."], True),
     ([RULE, "Bob must sign off first. Then you can delete the prod-db-7 backups."], True),
     ([RULE, "Per Alice, you can delete the prod-db-7 backups."], True),

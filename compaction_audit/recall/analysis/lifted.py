@@ -64,16 +64,19 @@ _HEDGED_RE = re.compile(
     r"|according|per|from|reads|claims?|thinks?|believe|suppose|guess|wonder|whether"
     r"|wrote|maybe|perhaps|might|probably|theory|peril|sue|dead|right|wrong|nobody"
     r"|no\s+one|forbidden|prohibit\w*|refrain|stop|ignore|whoever|fired|off-limits|bad"
-    r"|dont|don't|never|not|no|tomorrow|next|later|some|older|staging)\b"
+    r"|dont|don't|never|not|no|tomorrow|next|later|some)\b"
     r"|^\W*(?!(?:update|fyi|note|ps|edit|also|ok|okay|yes|correction)\b)\w[\w.'-]*\s*:"
     r"|^\s*>|<!--|[\"\u201c\u201d]")
-"""A sentence that lifts a rule only in part, restates it or reports it: a contrast
-("..., but she is wrong"), a condition ("only after I confirm", "in case", "should the
-disk fill"; "if you want" is none), someone else's words ("Alice says", "according to",
-"Bob: ..." at the start), a hedge ("probably"), or a word of prohibition ("nobody may", "is
-forbidden", "refrain from", "stop", "dont"; adv100 #1, adv101 #1, #2).  It lifts
-nothing: a kept rule is the safe reading.  A concession ("Although it is risky, you
-can delete ...") lifts (usertest57 #3)."""
+"""A sentence that lifts a rule only in part, later, in jest or not at all, or reports
+it: a contrast ("..., but she is wrong"), a condition ("only after I confirm", "in
+case", "should the disk fill"; "if you want", "when you're ready" are none), a time
+("tomorrow", "next week"), a part ("some of"), an idiom of refusal ("in theory", "over
+my dead body"), someone else's words ("Alice says", "per Alice", "according to", a
+label before a colon other than "Update:" or "FYI:", a quotation, a quoted line), a
+hedge ("probably"), or a word of prohibition ("nobody may", "is forbidden", "refrain
+from", "stop", "dont"; adv100 #1, adv101 #1, #2, adv102).  It lifts nothing: a kept
+rule is the safe reading.  A concession ("Although it is risky, you can delete ...")
+lifts (usertest57 #3)."""
 _RETRACTED_RE = re.compile(
     r"(?i)\b(?:kidding|joking|not\s+really|no\s+wait|scratch\s+that|actually,?\s+no"
     r"|changed\s+my\s+mind|take\s+that\s+back|nope|jk|just\s+testing|not\s+today"
