@@ -11,7 +11,7 @@ import polars as pl
 from compaction_audit.io.harness import is_person_source
 from compaction_audit.model import Session
 from compaction_audit.recall import extract as ext
-from compaction_audit.recall.analysis.lifted import RULE_KINDS, lifts, statements
+from compaction_audit.recall.analysis.lifted import RULE_KINDS, Speakers, statements
 from compaction_audit.recall.survival import check as surv  # where tests patch survives
 from compaction_audit.recall.survival.bindings import Bindings, merged_bindings
 from compaction_audit.report.lines import line_at
@@ -57,7 +57,7 @@ class _Log:
         self._answers: dict[tuple[Any, ...], tuple[str, str | None]] = {}
         self._kept: dict[tuple[Any, ...], bool] = {}
         self._folded: dict[str, Bindings] = {}
-        self._lifters: dict[tuple[Any, ...], tuple[tuple[int, int], str] | None] = {}
+        self._speakers: dict[str, Speakers] = {}
 
     def follow_at(self, follow: _Follow, fold: str) -> tuple[str, str | None]:
         """``follow.at`` of ``fold``'s text, computed once per (query, fold): every span
@@ -80,22 +80,19 @@ class _Log:
         lifted the rule, and the fold lost nothing, as the audit reads it
         (:func:`~compaction_audit.recall.analysis.lifted.without_lifted`).  None when
         the query is no rule (nor the object of one) or no later person span lifts it.
-        The latest-born lifting child of each (rule, fold) is found once."""
+        Each fold's person children are read once, through the analysis's own
+        :class:`~compaction_audit.recall.analysis.lifted.Speakers`."""
         rule = follow.rule or follow.d
         if rule is None or rule.kind.value not in RULE_KINDS:
             return None
-        kids = self.children.get(fold, [])
-        key = (rule.kind, rule.text, rule.norm, fold)
-        if key not in self._lifters:
-            said = ((self._born(c), c, text) for c in dict.fromkeys(kids)
-                    if (text := self.rows[c]["text"]) is not None
-                    and is_person_source(self.rows[c]["source"] or ""))
-            self._lifters[key] = max(((born, c) for born, c, text in said
-                                      if lifts(rule, statements(text))), default=None)
-        last = self._lifters[key]
-        if last is None:
-            return None
-        return last[1] if last[0] > self._born(item) else None
+        speakers = self._speakers.get(fold)
+        if speakers is None:
+            speakers = self._speakers[fold] = Speakers()
+            for c in dict.fromkeys(self.children.get(fold, [])):
+                text = self.rows[c]["text"]
+                if text is not None and is_person_source(self.rows[c]["source"] or ""):
+                    speakers.add(self._born(c), c, statements(text))
+        return speakers.lifter(rule, self._born(item))
 
     def _born(self, item: str) -> tuple[int, int]:
         """(round index, place in the log) of ``item``: which of two children of one

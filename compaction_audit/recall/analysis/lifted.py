@@ -155,47 +155,47 @@ def _tokens(said: str) -> set[str]:
     return out
 
 
-def _needed(rule: ext.Discriminator) -> list[str]:
-    """The stems of ``rule`` that every lifting text holds (those no antonym can stand
-    for: :func:`~compaction_audit.recall.survival.flips.states_opposite`)."""
-    _, *words = rule.norm.split()
-    return [w for w in _flip_stems(words) if w not in _ANTONYMS]
-
-
-class _Speakers:
-    """A fold's person children that can lift a rule: (born, said) each, and which of
-    them hold each stem, so a rule is tested only against the children holding its
-    stems (adv100 #5: every rule against every later child, 4,000 rules in 50 s)."""
+class Speakers:
+    """A fold's person children that can lift a rule: (born, id, said) each, and which
+    of them hold each stem and identifier-like word, so a rule is tested only against
+    the children holding them (adv100 #5: every rule against every later child, 4,000
+    rules in 50 s; adv101 #4).  The analysis (:func:`without_lifted`) and ``trace``
+    (:meth:`compaction_audit.trace.log._Log.lifted_by`) read a fold through one."""
 
     def __init__(self) -> None:
-        self.said: list[tuple[tuple[int, int], str]] = []
+        self.said: list[tuple[tuple[int, int], str, str]] = []
         self.post: dict[str, set[int]] = {}
-        self.latest: dict[tuple[object, ...], tuple[int, int] | None] = {}
+        self.latest: dict[tuple[object, ...], tuple[tuple[int, int], str] | None] = {}
 
-    def add(self, born: tuple[int, int], said: str) -> None:
+    def add(self, born: tuple[int, int], ident: str, said: str) -> None:
+        """Child ``ident`` born at ``born`` (round index, place in the log) says
+        ``said`` (its :func:`statements`)."""
         if not said:
             return
         for word in _stems(said) | _tokens(said):
             self.post.setdefault(word, set()).add(len(self.said))
-        self.said.append((born, said))
+        self.said.append((born, ident, said))
 
-    def lifting(self, rule: ext.Discriminator, after: tuple[int, int]) -> bool:
-        """Whether a child born after ``after`` states ``rule`` reversed.  The latest
-        such child is found once for all the rules that read alike to :func:`lifts`
-        (the same stems, polarity and identifier-like words), among the children that
-        hold every stem they need (:func:`_needed`)."""
+    def lifter(self, rule: ext.Discriminator, after: tuple[int, int]) -> str | None:
+        """The latest-born child, born after ``after``, that states ``rule`` reversed;
+        None when none does.  Found once for all the rules that read alike to
+        :func:`lifts` (the same stems, polarity and identifier-like words), among the
+        children that hold every identifier-like word and every stem no antonym can
+        stand for (:func:`~compaction_audit.recall.survival.flips.states_opposite`)."""
         family, *words = rule.norm.split()
-        alike = (rule.kind, family, _flip_stems(words), _polarity(rule),
-                 tuple(w for w in words if _is_key(w)))
+        stems = _flip_stems(words)
+        keys = tuple(w for w in words if _is_key(w))
+        alike = (rule.kind, family, stems, _polarity(rule), keys)
         if alike not in self.latest:
-            need = sorted((self.post.get(w, set()) for w in [*_needed(rule), *alike[4]]),
+            need = sorted((self.post.get(w, set())
+                           for w in [*(w for w in stems if w not in _ANTONYMS), *keys]),
                           key=len)
             pool: Iterable[int] = (set.intersection(*need) if need
                                    else range(len(self.said)))
-            self.latest[alike] = max((self.said[i][0] for i in pool
-                                      if lifts(rule, self.said[i][1])), default=None)
+            self.latest[alike] = max(((self.said[i][0], self.said[i][1]) for i in pool
+                                      if lifts(rule, self.said[i][2])), default=None)
         latest = self.latest[alike]
-        return latest is not None and latest > after
+        return latest[1] if latest is not None and latest[0] > after else None
 
 
 def without_lifted(folds: pl.DataFrame, items: pl.DataFrame, held: pl.DataFrame
@@ -223,17 +223,18 @@ def without_lifted(folds: pl.DataFrame, items: pl.DataFrame, held: pl.DataFrame
               .collect())
     born = {(f, c): (r if r is not None else -1, o if o is not None else -1)
             for f, c, r, o in people.select("fold", "child", "ri", "_order").iter_rows()}
-    speakers: dict[str, _Speakers] = {}
-    for fold, ri, order, text in (people.filter(person_source(pl.col("source"))
-                                                & pl.col("text").is_not_null())
-                                  .select("fold", "ri", "_order", "text").iter_rows()):
-        speakers.setdefault(fold, _Speakers()).add(
-            (ri if ri is not None else -1, order), statements(text))
+    speakers: dict[str, Speakers] = {}
+    for fold, child, ri, order, text in (people.filter(person_source(pl.col("source"))
+                                                       & pl.col("text").is_not_null())
+                                         .select("fold", "child", "ri", "_order", "text")
+                                         .iter_rows()):
+        speakers.setdefault(fold, Speakers()).add(
+            (ri if ri is not None else -1, order), child, statements(text))
     lifted: list[tuple[int, str, str, str, str]] = []  # (_row, kind, norm, text, fold)
     for row, fold, child, kind, text, norm, _rank in rules.iter_rows():
         found = speakers.get(fold)
         d = ext.Discriminator(ext.Kind(kind), text, norm, 0, len(text))
-        if found is not None and found.lifting(d, born.get((fold, child), (-1, -1))):
+        if found is not None and found.lifter(d, born.get((fold, child), (-1, -1))) is not None:
             lifted.append((row, kind, norm, text, fold))
     if not lifted:
         return folds, held
