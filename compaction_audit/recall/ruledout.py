@@ -11,7 +11,13 @@ are a discriminator kind (``ruled-out``, ranked with negations,
   healthy, unrelated, not related, not involved, not at fault): X is the subject, at
   most three content words on the left within the sentence.
 
-A subject that is only a pronoun ("it is fine", "everything is fine") is no finding.
+A subject that is only a pronoun ("it is fine", "everything is fine") is no finding,
+and neither is a permission: an action (a gerund with its object: "deleting the
+backups", "pushing to main", "using --force") that "is/are fine" (or ok, okay) grants
+the action, it closes no path (usertest57 #4: a person's "Deleting the prod-db-7
+backups is fine now" was listed as a lost ruled-out finding).  A gerund naming a part
+("the caching layer is fine", "logging is fine") and a report ("restarting the pod
+was fine", "... looks fine") stay findings.
 ``norm`` is ``"ruled <content words>"``.  Standard library only.
 """
 
@@ -34,11 +40,22 @@ _SUBJECT_RE = re.compile(
     rf"(?:cause|culprit|issue|problem|bottleneck|reason)"
     rf"|{_BE}\s+(?:fine|ok|okay|healthy|unrelated|not\s+related|not\s+involved"
     rf"|not\s+at\s+fault))(?![\w-])")
-_END_RE = re.compile(r"[.;!?\n:]|\bbut\b|\bwhich\b|\bso\b")
-_START_RE = re.compile(r"[.;!?\n:,]|\b(?:but|so|because|since|then|while|when|if)\b")
+_END_RE = re.compile(r"[.;!?:](?!\S)|\n|\bbut\b|\bwhich\b|\bso\b")
+_START_RE = re.compile(r"[.;!?:](?!\S)|[\n,]|\b(?:but|so|because|since|then|while|when|if)\b")
+"""Where the object ends and the subject starts: a sentence's or clause's mark (a
+point, colon or semicolon only before a space or the end, so that "4.2.1",
+"db.replica" or "host:5432" is one word), a line break or a conjunction."""
 _PRONOUNS = frozenset({"everything", "something", "nothing", "things", "which", "what",
                        "who", "rest", "both", "else", "now", "still", "fine", "not"})
 _MAX_WORDS = 6
+_GRANTED_RE = re.compile(r"(?:is|are|'s)\s+(?:fine|ok|okay)")
+"""The present-tense forms that read as a permission after an action's subject."""
+_ACTION_RE = re.compile(
+    r"[a-z]{2,}ing\s+(?:(?:the|a|an|this|that|these|those|them|it|all|any|every|our|my"
+    r"|your|their|its|to|into|onto|from|with|without|over|on)\b|-|`|'|\"|\d)")
+"""A gerund followed by what opens its object or a preposition: an action
+("deleting the", "pushing to", "using --force", "bumping 4.2"), where a gerund followed
+by a noun ("caching layer") or by nothing is a part of the system."""
 _GATE_RE = re.compile(r"\s(?:out|cause|culprit|issue|problem|bottleneck|reason|fine|ok|okay"
                       r"|healthy|unrelated|related|involved|fault)(?![\w-])")
 """The last word of every form above, whole and after a space (as :data:`_OBJECT_RE`
@@ -75,6 +92,8 @@ def scan_ruled_out(text: str, out: list[Discriminator]) -> None:
                                      "ruled " + " ".join(words), m.start(), end))
     for m in _SUBJECT_RE.finditer(low):
         start, words = _subject(low, m.start())
+        if _GRANTED_RE.fullmatch(low, m.start(), m.end()) and _ACTION_RE.match(low, start):
+            continue  # a permission (module docstring)
         if words:
             out.append(Discriminator(Kind.RULED_OUT, text[start:m.end()],
                                      "ruled " + " ".join(words), start, m.end()))

@@ -92,14 +92,24 @@ def test_restatement_in_other_words_survives() -> None:
     ("The cache is not the cause.", "ruled cache"),
     ("The replica lag isn't the culprit here.", "ruled replica lag"),
     ("The database is fine.", "ruled database"),
+    # a gerund naming a part, and a report of an action, stay findings
+    ("The caching layer is fine.", "ruled caching layer"),
+    ("Restarting the pod was fine.", "ruled restarting pod"),
+    # a dotted name or a port is one word, not a sentence's end (was "ruled replica")
+    ("db.replica is fine.", "ruled db.replica"),
+    ("We ruled out v4.2.1 and the proxy.", "ruled 4.2.1 proxy"),
 ])
 def test_ruled_out_findings(text: str, norm: str) -> None:
     assert [(d.kind.value, d.norm) for d in extract(text) if d.kind.value == "ruled-out"] \
         == [("ruled-out", norm)]
 
 
-@pytest.mark.parametrize("text", ["Everything is fine.", "It looks ok.",
-                                  "Use a fine-grained lock.", "Run the rules out of band."])
+@pytest.mark.parametrize("text", [
+    "Everything is fine.", "It looks ok.", "Use a fine-grained lock.",
+    "Run the rules out of band.",
+    # a permission: an action that is fine grants it, it rules nothing out (usertest57 #4)
+    "Deleting the prod-db-7 backups is fine now.", "Pushing to main is OK.",
+    "Using --force is fine.", "Bumping 4.2.1 is okay.", "Deleting them is fine."])
 def test_not_ruled_out(text: str) -> None:
     assert [d for d in extract(text) if d.kind.value == "ruled-out"] == []
 

@@ -207,3 +207,18 @@ def test_the_lifting_check_reads_each_rule_against_the_children_holding_its_word
     finally:
         lifted.lifts = real  # type: ignore[assignment]
     assert calls <= 300  # was 300 x 299 / 2
+
+
+def test_a_lifting_childs_permission_is_no_lost_finding(write_log: LogWriter) -> None:
+    """usertest57 #4: the person's "Deleting the prod-db-7 backups is fine now." was
+    read as a ruled-out finding, listed as lost and made a CA301 error, though the
+    summary says the user allowed it: a permission closes no path."""
+    log = [rnd(0, spans=[{"id": "u1", "tokens": 10, "role": "user", "text": RULE}]),
+           rnd(1, spans=[{"id": "u2", "tokens": 10, "role": "user",
+                          "text": "Deleting the prod-db-7 backups is fine now."}]),
+           rnd(2, summaries=[{"id": "S", "tokens": 8, "children": ["u1", "u2"],
+                              "text": "The user allowed deleting the prod-db-7 backups."}],
+               evicted=["u1", "u2"])]
+    report = audit(str(write_log(log)))
+    assert {f.code for f in report.findings} & {"CA301", "CA302", "CA304"} == set()
+    assert report.extra["lost_discriminators"] == []
