@@ -74,6 +74,14 @@ def test_ordering() -> None:
     assert found("The change was reverted by the on-call engineer.") == {
         ("ordering", "revert change > on-call engineer")}
     assert ("ordering", "sequence build > deploy") in found("build -> deploy")
+    # usertest58 #2: a bare "then" before a revert is one step, the revert's, with the
+    # left side before "then" (was an empty "then" clause and no revert at all)
+    assert found("Run the tests, then revert the migration.") == {
+        ("ordering", "revert run tests > migration")}
+    assert ("ordering", "revert read_timeout_ms raised 45000 > 30000") in found(
+        "read_timeout_ms was raised to 45000 then reverted to 30000.")
+    # a "then" with words after it stays a step of its own
+    assert ("ordering", "sequence build > deploy") in found("build, then deploy.")
 
 
 def test_quantity() -> None:

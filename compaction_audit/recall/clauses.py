@@ -408,6 +408,10 @@ def scan_clauses(text: str, out: list[Discriminator],
                 kind, family = marks[j][0], marks[j][1]
             m_end = marks[j][3]
             j += 1
+        if (low[first:m_end] == "then" and j < len(marks) and marks[j][0] is Kind.ORDERING
+                and marks[j][1] != "sequence" and not content_words(low[m_end:marks[j][2]])):
+            i = j  # "raised to 45000 then reverted to 30000": one step, the revert's, whose
+            continue  # left side runs back past "then" (usertest58 #2: it had none)
         stop = min(len(text), m_end + _WINDOW)
         for k in range(j, len(marks)):
             if marks[k][2] >= stop:
@@ -445,6 +449,8 @@ def scan_clauses(text: str, out: list[Discriminator],
             # not the words a negation before it forbids: "Do not use --force, then
             # rerun it" orders nothing after "use --force"
             start, left = _left(low, masked, max(prev_mark, negated_end), first)
+            if left[-1:] == ["then"]:  # a "then" folded into this marker (above)
+                left.pop()
             right = [">", *right]
         elif ((kind is Kind.CONDITION and (len(right) < 2 or low[first:first + 5] == "only "))
               or low[first:first + 8] == "required"):  # "subscribe only when connected",

@@ -81,6 +81,11 @@ def test_a_summary_binds_each_value_to_the_word_before_it() -> None:
     listed = sbindings.summary_bindings("Upgraded lib2 from 1.2.0 to 1.3.0; numpy 2.0.1.")
     assert {n: [d.norm for d in ds] for n, ds in listed.items()} == {
         "lib2": ["1.2.0", "1.3.0"], "numpy": ["2.0.1"]}
+    chained = sbindings.summary_bindings("timeout_ms was raised to 45000 then reverted to "
+                                         "30000; port 8080 and then 9090.")
+    assert {n: [d.norm for d in ds] for n, ds in chained.items()} == {
+        "timeout_ms": ["45000", "30000"], "then": ["30000", "9090"],
+        "port": ["8080", "9090"]}
 
 
 def _pin() -> Discriminator:
@@ -121,6 +126,14 @@ def test_a_pin_survives_where_the_summary_binds_its_name_to_it(summary: str, kep
     ("Deploy with ENV=prod", "prose", "Deployed to prod.", True),
     ("port: 8080", "tool_output", "port 9090 (8080 was taken)", False),
     ("port: 8080", "tool_output", "The port is 8080.", True),
+    # usertest58 #2: a value the same name goes on to ("then reverted to", ", later back
+    # to") is the name's too (30000 was bound to "then")
+    ("Reverted read_timeout_ms to 30000.", "prose",
+     "read_timeout_ms was raised to 45000 then reverted to 30000.", True),
+    ("Reverted read_timeout_ms to 30000.", "prose",
+     "read_timeout_ms was raised to 45000, later back to 30000.", True),
+    ("Reverted read_timeout_ms to 30000.", "prose",
+     "read_timeout_ms is 45000 and retries is 30000.", False),
 ])
 def test_a_keyed_value_survives_where_the_summary_binds_its_key_to_it(
         child: str, span_type: str, summary: str, kept: bool) -> None:

@@ -11,7 +11,8 @@ from (``lib2==1.3.0``, ``timeout_ms: 45000``) and to the word before it, after t
 value before it, once the words that only link a name to its value are passed
 (:data:`CONNECTORS`: "pinned lib2 to 1.2.0", "lib2 stays at 1.2.0", "lib2 == 1.2.0",
 "lib2 1.2.0", "lib2 (1.2.0)"); a value listed right after another ("from 1.2.0 to
-1.3.0", "45000 and 30000") shares its names.  A word of any other kind ("past",
+1.3.0", "45000 and 30000") or going on from it ("raised to 45000 then reverted to
+30000") shares its names.  A word of any other kind ("past",
 "because") or a clause's end (``, . ;``, a line end) cuts the link: "Upgrade lib2 past
 1.2.0" binds 1.2.0 to "past", not to lib2.  Each value looks back at most
 :data:`GAP` characters: linear in the summary.  Pure standard library.
@@ -45,6 +46,21 @@ GAP = 96
 _NAME_RE = re.compile(r"[A-Za-z_](?:[\w.-]*\w)?")
 _JOIN_RE = re.compile(r"\s*(?:(?:,|and|or|to|->|\u2192|/|&|then)\s*)+")
 """What lists a value right after another: it shares that one's names."""
+_CHAIN_WORDS = frozenset({",", "and", "then", "later", "finally", "afterwards", "again",
+                          "but"})
+"""Words that go on to the same name's next value: "raised to 45000 then reverted to
+30000", "set to 5, later back to 3" (usertest58 #2: the 30000 was bound to "then")."""
+_CHAIN_RE = re.compile(r",|[^\s,]+")
+
+
+def _chained(gap: str) -> bool:
+    """Whether ``gap``, the text between two values, goes on to the first one's name's
+    next value: a word of :data:`_CHAIN_WORDS`, the rest (at most
+    :data:`CONNECTORS_MAX`) words of :data:`CONNECTORS` ("then reverted to")."""
+    words = _CHAIN_RE.findall(gap.lower())
+    links = [w for w in words if w not in _CHAIN_WORDS]
+    return (len(links) < len(words) and len(links) <= CONNECTORS_MAX
+            and all(w in CONNECTORS for w in links))
 
 Bindings = dict[str, tuple[Discriminator, ...]]
 """Name (lowercased) -> the values a summary binds to it, in order."""
@@ -83,7 +99,8 @@ def summary_bindings(summary: str) -> Bindings:
             name = _gap_name(body[max(prev_end, d.start - GAP):d.start])
             if name is not None:
                 names.add(name)
-            if own is None and prev and _JOIN_RE.fullmatch(body, prev_end, d.start):
+            if own is None and prev and (_JOIN_RE.fullmatch(body, prev_end, d.start)
+                                         or _chained(body[prev_end:d.start])):
                 names |= prev
         for name in names:
             out.setdefault(name, []).append(d)
