@@ -136,7 +136,8 @@ def _lost_rows(session: Session, items: pl.DataFrame, occ: pl.DataFrame,
                ) -> pl.DataFrame:
     """First loss of each discriminator (a gap in its recoverability, or a fold that
     dropped it with nothing else holding it), with source span, its type and the log
-    line that stated it (``span_line``: the earliest span holding it; ``text_line``:
+    line that stated it (``span_line``: the earliest span holding it, or the earliest
+    person's span holding it before the loss where there is one; ``text_line``:
     its 1-based line inside that span's cleaned text), the
     fold that lost it, the round, whether a user span stated it again afterwards, and
     whether a later action reused it (:func:`compaction_audit.recall.harm.reuse`).
@@ -173,9 +174,16 @@ def _lost_rows(session: Session, items: pl.DataFrame, occ: pl.DataFrame,
     first = losses.lazy().sort("start", descending=False).group_by(
         "key", maintain_order=True).agg(pl.col("start").first(), pl.col("by_fold").any())
     spans = items.lazy().select("id", pl.col("ri").alias("born"), "source", "source_line")
+    # the span that stated it: a person's, where one did before the loss, else the
+    # earliest (usertest58 #3: "keep the deploy on v4.2.1", typed after the assistant's
+    # "Deploy pinned to v4.2.1", ranked as the assistant's other prose)
+    typed = (person_source(pl.col("source")) & (pl.col("stype") != "harness")
+             & (pl.col("born") <= pl.col("start")))
     source = (occ.lazy().filter(~pl.col("asked")).drop("negated", "asked")
-              .rename({"line": "text_line"}).join(spans, on="id").sort("born")
-              .group_by("key", maintain_order=True).first())
+              .rename({"line": "text_line"}).join(spans, on="id")
+              .join(first.select("key", "start"), on="key")
+              .sort(typed.fill_null(False), "born", descending=[True, False])
+              .group_by("key", maintain_order=True).first().drop("start"))
     fold_at = (first.select("key", "start").join(drops.lazy(), on="key")
                .filter(pl.col("ri") <= pl.col("start")).sort("ri", descending=True)
                .group_by("key", maintain_order=True).first()

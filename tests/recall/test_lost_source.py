@@ -1,0 +1,50 @@
+"""Which span a lost fact is listed under (``span``, ``span_source``, ``tier_name``):
+a person's that stated it before the loss, else the earliest (usertest58 #3: the
+person's "keep the deploy on v4.2.1", typed after the assistant's "Deploy pinned to
+v4.2.1", was listed under the assistant's line, among the other prose, off the first
+screen)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from compaction_audit.api import audit
+from tests.logs import LogWriter, rnd
+
+PINNED = {"id": "a1", "tokens": 8, "text": "Deploy pinned to v4.2.1.", "role": "assistant"}
+KEEP = {"id": "u1", "tokens": 8, "text": "Keep the deploy on v4.2.1.", "role": "user"}
+FOLD = {"id": "s1", "tokens": 3, "text": "Deploy work noted."}
+
+
+def _pin(write_log: LogWriter, log: list[dict[str, Any]]) -> dict[str, Any]:
+    [pin] = [d for d in audit(str(write_log(log))).extra["lost_discriminators"]
+             if d["kind"] == "version"]
+    return pin
+
+
+def test_a_person_who_stated_it_before_the_loss_is_its_source(write_log: LogWriter) -> None:
+    log = [rnd(0, spans=[PINNED]), rnd(1, spans=[KEEP]),
+           rnd(2, summaries=[{**FOLD, "children": ["a1", "u1"]}], evicted=["a1", "u1"])]
+    pin = _pin(write_log, log)
+    assert (pin["span"], pin["span_source"], pin["span_line"], pin["text"]) == (
+        "u1", "user", 2, "v4.2.1")
+    assert pin["tier_name"] == "typed by a person"
+
+
+def test_without_a_person_the_earliest_span_is_its_source(write_log: LogWriter) -> None:
+    said = {**KEEP, "role": "assistant"}  # the same words, the assistant's
+    log = [rnd(0, spans=[PINNED]), rnd(1, spans=[said]),
+           rnd(2, summaries=[{**FOLD, "children": ["a1", "u1"]}], evicted=["a1", "u1"])]
+    pin = _pin(write_log, log)
+    assert (pin["span"], pin["span_source"], pin["span_line"]) == ("a1", "assistant", 1)
+    assert pin["tier_name"] != "typed by a person"
+
+
+def test_a_person_who_names_it_after_the_loss_is_not_its_source(write_log: LogWriter) -> None:
+    asked = {"id": "u2", "tokens": 8, "text": "Is the deploy still on v4.2.1?", "role": "user"}
+    log = [rnd(0, spans=[PINNED]),
+           rnd(1, summaries=[{**FOLD, "children": ["a1"]}], evicted=["a1"]),
+           rnd(2, spans=[asked])]
+    pin = _pin(write_log, log)
+    assert (pin["span"], pin["span_source"], pin["asked_again_span"]) == (
+        "a1", "assistant", "u2")
