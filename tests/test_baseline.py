@@ -48,8 +48,19 @@ def test_create_then_gate(traces: Path) -> None:
     assert "clean.jsonl: PASS: 0 error(s), 0 warning(s), 0 info; " in clean
     assert drift.endswith("drift.jsonl: PASS: 0 error(s), 0 warning(s), 0 info (6 in the baseline)")
 
+    # --statistics says what the baseline held back (usertest58 #8: "No findings." alone)
+    stats = run("audit", "traces", "--baseline", "baseline.json", "--statistics",
+                "--jobs", "1")
+    assert stats.exit_code == 0, stats.output
+    assert "No findings (6 in the baseline)." in stats.stdout.splitlines()
+
     # the trace gains a finding: exit 1, and only the new one is reported
     dump(gained_records(), traces / "traces" / "drift.jsonl")
+    stats = run("audit", "traces", "--baseline", "baseline.json", "--statistics",
+                "--jobs", "1")
+    assert stats.stdout.splitlines()[1:3] == [
+        "1  CA201  ungrounded-summary  (1 episode, error)",
+        "not counted above: 6 in the baseline"]
     result = run("audit", "traces", "--baseline", "baseline.json", "--format", "json",
                  "--jobs", "1")
     assert result.exit_code == 1

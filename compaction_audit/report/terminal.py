@@ -642,11 +642,20 @@ def rule_statistics(report: Report) -> list[tuple[int, int, str, str, str, str]]
 
 def statistics_renderable(report: Report) -> RenderableType:
     """``audit --statistics``: one line per rule, ``COUNT  CODE  name  (N episodes,
-    severity)``, most findings first; "No findings." when there are none."""
+    severity)``, most findings first; "No findings." when there are none; then the
+    findings the baseline and ``[[suppress]]`` held back, which the counts leave out
+    (usertest58 #8: a run over a baseline read "No findings." alone)."""
     stats = rule_statistics(report)
+    held = [f"{n} in the baseline" for n in [sum(s.baselined() for s in report.sessions)]
+            if n] + [f"{n} suppressed by [[suppress]]"
+                     for n in [sum(s.suppressed() for s in report.sessions)] if n]
+    note = f" ({', '.join(held)})" if held else ""
     if not stats:
-        return Text("No findings.", style="green")
+        return Text(f"No findings{note}.", style="green")
     width = len(str(stats[0][0]))
-    return group(line(f"{n:>{width}}  ", (code, SEVERITY_STYLE[sev]), f"  {name}",
-                      (f"  ({e} episode{'s' if e > 1 else ''}, {said})", "dim"))
-                 for n, e, code, name, sev, said in stats)
+    lines = [line(f"{n:>{width}}  ", (code, SEVERITY_STYLE[sev]), f"  {name}",
+                  (f"  ({e} episode{'s' if e > 1 else ''}, {said})", "dim"))
+             for n, e, code, name, sev, said in stats]
+    if held:
+        lines.append(Text(f"not counted above: {', '.join(held)}", style="dim"))
+    return group(lines)
