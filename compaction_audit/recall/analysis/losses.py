@@ -136,8 +136,9 @@ def _lost_rows(session: Session, items: pl.DataFrame, occ: pl.DataFrame,
                ) -> pl.DataFrame:
     """First loss of each discriminator (a gap in its recoverability, or a fold that
     dropped it with nothing else holding it), with source span, its type and the log
-    line that stated it (``span_line``: the earliest span holding it, or the earliest
-    person's span holding it before the loss where there is one; ``text_line``:
+    line that stated it (``span_line``: the earliest span holding it, by round, then
+    log line, then id, or the earliest person's span holding it before the loss where
+    there is one; ``text_line``:
     its 1-based line inside that span's cleaned text), the
     fold that lost it, the round, whether a user span stated it again afterwards, and
     whether a later action reused it (:func:`compaction_audit.recall.harm.reuse`).
@@ -182,7 +183,8 @@ def _lost_rows(session: Session, items: pl.DataFrame, occ: pl.DataFrame,
     source = (occ.lazy().filter(~pl.col("asked")).drop("negated", "asked")
               .rename({"line": "text_line"}).join(spans, on="id")
               .join(first.select("key", "start"), on="key")
-              .sort(typed.fill_null(False), "born", descending=[True, False])
+              .sort(typed.fill_null(False), "born", "source_line", "id",
+                    descending=[True, False, False, False], maintain_order=True)
               .group_by("key", maintain_order=True).first().drop("start"))
     fold_at = (first.select("key", "start").join(drops.lazy(), on="key")
                .filter(pl.col("ri") <= pl.col("start")).sort("ri", descending=True)
