@@ -48,3 +48,14 @@ def test_a_person_who_names_it_after_the_loss_is_not_its_source(write_log: LogWr
     pin = _pin(write_log, log)
     assert (pin["span"], pin["span_source"], pin["asked_again_span"]) == (
         "a1", "assistant", "u2")
+
+
+def test_among_spans_of_one_round_the_first_by_line_then_id(write_log: LogWriter) -> None:
+    """Ties on the round were left to an unstable sort (the spotter session's low tiers
+    moved with the sort's keys): the earliest log line, then the smallest id."""
+    spans = [{"id": f"s{i:02}", "tokens": 4, "text": f"Step {i}: deploy pinned to v4.2.1.",
+              "role": "assistant"} for i in reversed(range(60))]
+    log = [rnd(0, spans=spans),
+           rnd(1, summaries=[{**FOLD, "children": [s["id"] for s in spans]}],
+               evicted=[s["id"] for s in spans])]
+    assert _pin(write_log, log)["span"] == "s00"
