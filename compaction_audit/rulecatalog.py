@@ -297,7 +297,8 @@ DOCS: tuple[tuple[Any, ...], ...] = (
         (),
         'folds',
         ('a warning where every fact lost is in the low tiers: other prose, tool output, '
-         'finished work; info where those are identifiers, orderings or links'),
+         'finished work; info where those are identifiers, orderings or links; never '
+         'lowered when the asked-again check stopped at its limit'),
     ),
     (
         'CA302',
@@ -320,7 +321,8 @@ DOCS: tuple[tuple[Any, ...], ...] = (
         (),
         'folds',
         ('info where what it dropped ranks below a version pin and is in the low tiers '
-         'or still held by another span'),
+         'or still held by another span; never lowered by the tiers when the asked-again '
+         'check stopped at its limit'),
     ),
     (
         'CA303',
@@ -364,7 +366,8 @@ DOCS: tuple[tuple[Any, ...], ...] = (
         (),
         'folds',
         ("a warning where every span's lost facts are in the low tiers: other prose, "
-         'tool output, finished work; info where those rank below a version pin'),
+         'tool output, finished work; info where those rank below a version pin; never '
+         'lowered when the asked-again check stopped at its limit'),
     ),
     (
         'CA304',

@@ -85,8 +85,9 @@ IsolatedOpt = Annotated[bool, typer.Option(
     "--isolated", help="Ignore every configuration file.")]
 FailOnOpt = Annotated[FailOn | None, typer.Option(
     help="Lowest severity that exits 1 (default: error, or the config file's). "
-         "Lines not read, compactions not checked and --lenient skips count as "
-         "warning: use 'warning' to gate untrusted logs.")]
+         "Lines not read, compactions not checked, checks stopped at their limit "
+         "and --lenient skips count as warning: use 'warning' to gate untrusted "
+         "logs.")]
 # read as text and converted as --set's values are: ASCII digits only (adv96 #6: typer
 # read "--sustain 1_0" as 10, which --set sustain=1_0 refuses)
 WindowOpt = Annotated[str | None, typer.Option(

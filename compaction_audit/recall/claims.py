@@ -373,7 +373,7 @@ checked); rows:
     dag = below(session, items, links if links is not None else closure(session),
                 SUPPORT_MAX_WORDS)
     if dag is None:
-        info, folds, rows_of, unchecked = _walked(session, items)
+        info, folds, rows_of, unchecked = _walked(session, items, limits)
     else:
         info, folds = dag.info, dag.folds
         rows_of, unchecked = _joined(dag)
@@ -544,10 +544,13 @@ def _joined(dag: Below) -> tuple[list[_Row], set[int]]:
     return rows_of, {info[s][2] for s in dag.order if s in dag.lacking}
 
 
-def _walked(session: Session, items: pl.DataFrame
+def _walked(session: Session, items: pl.DataFrame, limits: list[Limit] | None = None
             ) -> tuple[dict[str, tuple[Any, ...]], dict[str, list[str]], list[_Row], set[int]]:
     """(info, folds, rows, rounds not checked) with each summary's vocabulary built as
-    Python sets up the DAG (:class:`_Vocab`), within :data:`SUPPORT_MAX_WORDS`."""
+    Python sets up the DAG (:class:`_Vocab`), within :data:`SUPPORT_MAX_WORDS`.  Where
+    the budget is spent, the summaries left are not checked and ``limits`` says so
+    (adv103 #1: it was only a note's "or the check budget was spent", and a log padded
+    past it passed a gate its claim failed)."""
     edges = session.edges.select("parent", "child")
     # only items of the provenance DAG are read: a session's unfolded spans are not
     nodes = items.filter(pl.col("id").is_in(pl.concat([edges["parent"], edges["child"]])
@@ -569,9 +572,17 @@ def _walked(session: Session, items: pl.DataFrame
     folds = {p: [c for c in cs if info[c][0] == "summary"] for p, cs in children.items()}
     unchecked: set[int] = set()
     rows_of: list[_Row] = []
-    for summary in order:
+    for k, summary in enumerate(order):
         vocabulary = vocab.of(summary)
         vocab.done(summary)  # ``vocabulary`` is held here while this summary is checked
+        if vocabulary is None and vocab.left < 0:  # the budget is spent: so for the rest
+            unchecked.update(info[s][2] for s in order[k:])
+            if limits is not None:
+                limits.append(Limit(
+                    "unsupported-summary-claim", SUPPORT_MAX_WORDS, "leaf words read",
+                    f"summary {summary!r}", int(session.rounds["round"][info[summary][2]]),
+                    info[summary][3], len(order) - k, "summaries"))
+            break
         if vocabulary is None:
             unchecked.add(info[summary][2])
             continue

@@ -37,6 +37,10 @@ COMPACTIONS = ("compaction not checked", "compactions checked")
 """The ``github`` title and the JUnit case of a compaction that could not be checked."""
 LINES = ("lines not read", "lines read")
 """The ``github`` title and the JUnit case of lines an adapter did not read."""
+LIMITS = "checks completed"
+"""The JUnit case of the checks that stopped at their cap (the other formats name each
+:class:`~compaction_audit.limits.Limit` in their own way: a ``::warning``, a SARIF
+warning notification, a Markdown "Limit:" line)."""
 NOTES_SHOWN = 5
 """Reader notes a lines-not-read message names; it counts the rest."""
 _NOT_READ = ": not read"
@@ -100,13 +104,20 @@ def gaps(s: SessionReport) -> list[Gap]:
 
 def gap_cases(s: SessionReport) -> list[tuple[str, str, list[Gap]]]:
     """The JUnit cases of ``s``'s gaps, as ``(case name, skipped message, gaps)``: one
-    per kind present, e.g. ``("lines read", "2 lines not read", [...])``."""
+    per kind present, e.g. ``("lines read", "2 lines not read", [...])``; the checks
+    that stopped at their cap as a third, ``checks completed`` (they count for the
+    gate as the others do: adv103 #1)."""
     found = gaps(s)
     counted = ((COMPACTIONS[1], _n(s.compactions_not_checked(), "compaction")
                 + " could not be checked"),
                (LINES[1], _n(s.lines_not_read(), "line") + " not read"))
-    return [(case, said, mine) for case, said in counted
-            if (mine := [g for g in found if g.case == case])]
+    out = [(case, said, mine) for case, said in counted
+           if (mine := [g for g in found if g.case == case])]
+    if s.limits:
+        out.append((LIMITS, _n(len(s.limits), "check") + " stopped at a limit",
+                    [Gap("check stopped at its limit", LIMITS, x.message(), None,
+                         x.line or 0) for x in s.limits]))
+    return out
 
 
 def coverage_phrases(s: SessionReport) -> list[str]:

@@ -222,13 +222,15 @@ class SessionReport:
 
     def fails(self, fail_on: str) -> bool:
         """True when a finding reaches ``fail_on`` (one of :data:`FAIL_ON`).  A trace
-        not fully checked (compactions that could not be checked, lines not read)
-        counts as a warning for the gate, as ``--lenient`` skips do: ``--fail-on
-        warning`` (or ``info``) fails it, the default ``error`` does not.  Without this
-        no gate setting could fail a trace whose compaction was hidden from its reader
-        (adv32 A4); the verdict keeps its head and says what was not checked."""
+        not fully checked (compactions that could not be checked, lines not read,
+        checks stopped at their cap) counts as a warning for the gate, as ``--lenient``
+        skips do: ``--fail-on warning`` (or ``info``) fails it, the default ``error``
+        does not.  Without this no gate setting could fail a trace whose compaction was
+        hidden from its reader (adv32 A4), or one padded until a check stopped before
+        its finding (adv103 #1); the verdict keeps its head and says what was not
+        checked."""
         worst = self.worst()
-        if (self.compactions_not_checked() or self.lines_not_read()) and (
+        if (self.compactions_not_checked() or self.lines_not_read() or self.limits) and (
                 worst is None or worst.rank < Severity.WARNING.rank):
             worst = Severity.WARNING
         return fails(worst, fail_on)

@@ -223,12 +223,22 @@ def _fold_findings(ctx: Context, silent: bool, ceiling: Severity) -> pl.DataFram
     )
     # every loss in a low tier, or nothing lost at all: each fact it dropped is still
     # held by another span (usertest20 #1: an error for "0 lost facts")
-    low = ((grouped["best_tier"].is_in(list(LOW_TIERS)) & ~grouped["declared"])
+    low = ((grouped["best_tier"].is_in(list(LOW_TIERS)) & ~grouped["declared"]
+            & (not _asked_capped(ctx)))
            | (grouped["facts_lost"].fill_null(0) == 0))
     grouped = grouped.drop("declared")
     sev = [_severity(w, lo, ceiling) for w, lo in zip(grouped["worst"], low, strict=True)]
     return grouped.with_columns(pl.Series("severity", sev), pl.col("fold").alias("entity"),
                                 low.alias("low_tier"))
+
+
+def _asked_capped(ctx: Context) -> bool:
+    """Whether the "asked again" check stopped at its cap
+    (:data:`~compaction_audit.recall.harm.ASKED_AGAIN_MAX_CHECKS`): a lost fact it did
+    not reach may have been asked again, the tier that makes an error, so the tiers do
+    not lower a severity then (adv103 #2: a tool output of 500 timings, lost in the
+    same fold, spent the checks and turned 102 errors into warnings, exit 0)."""
+    return any(x.check == "asked-again" for x in recall_of(ctx).limits)
 
 
 def _stated_at(ctx: Context, ids: set[str]) -> dict[str, str]:
@@ -367,7 +377,8 @@ class SilentDiscriminatingFold(Rule):
     severity = Severity.ERROR
     severity_note = ("a warning where every fact lost is in the low tiers: other prose, "
                      "tool output, finished work; info where those are identifiers, "
-                     "orderings or links")
+                     "orderings or links; never lowered when the asked-again check "
+                     "stopped at its limit")
     family = "recall"
     summary = "a fold dropped a discriminator and kept no reference to it or account of it"
     action = ("retain a reference to the raw span (offload instead of evict), restate the "
@@ -424,7 +435,8 @@ class TopicOnlyFold(Rule):
     name = "topic-only-fold"
     severity = Severity.WARNING
     severity_note = ("info where what it dropped ranks below a version pin and is in "
-                     "the low tiers or still held by another span")
+                     "the low tiers or still held by another span; never lowered by the "
+                     "tiers when the asked-again check stopped at its limit")
     family = "recall"
     summary = "a fold dropped a discriminator that stays recoverable or was accounted"
     action = "keep the reference resolvable for as long as an open task may need it"
@@ -494,7 +506,8 @@ class RecallFloor(Rule):
     severity = Severity.ERROR
     severity_note = ("a warning where every span's lost facts are in the low tiers: "
                      "other prose, tool output, finished work; info where those rank "
-                     "below a version pin")
+                     "below a version pin; never lowered when the asked-again check "
+                     "stopped at its limit")
     family = "recall"
     summary = "a discriminating span under a retained summary has too few references"
     action = "rehydrate the span from its source or restate its discriminators"
@@ -545,7 +558,8 @@ class RecallFloor(Rule):
                              .join(worst, on="ri", how="left").join(loud, on="ri", how="left"),
                              spans.select(pl.col("start").alias("ri"), pl.col("leaf").alias("id")),
                              "new_spans")
-        sev = [_severity(r, loud == 0, self.severity)
+        capped = _asked_capped(ctx)  # then no tier lowers it (as for the folds)
+        sev = [_severity(r, loud == 0 and not capped, self.severity)
                for r, loud in zip(rows["rank"], rows["loud"], strict=True)]
         return Outcome(rows.with_columns(pl.Series("severity", sev),
                                          pl.lit(ctx.session.header.recall_floor)
