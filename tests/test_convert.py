@@ -187,6 +187,10 @@ def test_command_reads_stdin_and_writes_stdout(tmp_path: Path) -> None:
     (b'{"type":"round","round":0}\n{"type":"round","round":0}\n', []),  # invalid record
     (b'{"uuid":"x","type":"user","message":"hi"}\n', ["--from", "claude-code"]),  # adapter
     (b'{"uuid":"x","type":"user","message":{"role":"user","content":"hi"}', []),  # truncated
+    # adv103 #4: a native line that is no object was an internal error
+    (b'{"type":"session","schema":"compaction-audit/1"}\n5\n', []),
+    (b'{"type":"session","schema":"compaction-audit/1"}\n[]\n', []),
+    (b'[]', ["--from", "native"]),
 ])
 def test_command_bad_input_is_one_line_and_exit_2(tmp_path: Path, content: bytes | None,
                                                    args: list[str]) -> None:
@@ -197,7 +201,7 @@ def test_command_bad_input_is_one_line_and_exit_2(tmp_path: Path, content: bytes
     assert result.exit_code == 2
     assert result.exception is None or isinstance(result.exception, SystemExit)
     assert result.stderr.startswith("compaction-audit: ") and result.stderr.count("\n") == 1
-    assert str(source) in result.stderr
+    assert str(source) in result.stderr and "internal error" not in result.stderr
     assert not (tmp_path / "out.jsonl").exists()
     assert [p.name for p in tmp_path.iterdir()] == (["in.jsonl"] if content else [])
 

@@ -173,6 +173,9 @@ def _convert(path: str, target: str | IO[bytes], output: str,
         fmt, records = source_records(path, source)
         with LogWriter(target) as log:
             for line, record in records:
+                if type(record) is not dict:  # a native log's line is read as written
+                    # (adv103 #4: "5" or "[]" was an internal error, audit names it)
+                    raise LogError(path, line, "a record must be a JSON object", "")
                 if record.get("type") == "round":
                     # its line is now a line of the output: the source's file is stale
                     record.pop(LINE_FILE_KEY, None)
