@@ -97,7 +97,7 @@ def validate_sarif(doc: dict[str, Any], report: Report) -> None:
     assert located == expected
     for res in run_["results"]:
         assert rules[res["ruleIndex"]]["id"] == res["ruleId"]
-    fingerprints = [r["partialFingerprints"]["compactionAudit/v1"] for r in run_["results"]]
+    fingerprints = [r["partialFingerprints"]["compactionAudit/v2"] for r in run_["results"]]
     assert len(set(fingerprints)) == len(fingerprints)
 
 

@@ -8,8 +8,12 @@ percent-encoded) and the line of its round record (``region.startLine``); when t
 line is one of another file read for the trace (``line_file``: a Cline compaction file
 given, its earlier rounds are lines of the messages file beside it), the location is
 that file (:func:`~compaction_audit.report.lines.line_path`).  Its
-``partialFingerprints["compactionAudit/v1"]`` hashes the baseline identity (trace, rule,
-entity or episode) with the round number, so that every result has its own; the
+``partialFingerprints["compactionAudit/v2"]`` hashes the baseline identity (trace, rule,
+entity or episode) with the round number, so that every result has its own, and what a
+fold lost or a summary states (the baseline entry's ``facts``), so that a result whose
+fold now loses another fact is another result (adv103 #3: an alert dismissed on a fold
+that lost a port matched the same fold losing "Never run ... --force"; v1 left them
+out); the
 baseline fingerprint, the round and the values are in ``properties``.  Findings that
 repeat round after round are one result (issue 14, section 3): an episode
 (:func:`~compaction_audit.report.bounded.episode_dict`) located at its first round,
@@ -59,7 +63,7 @@ from compaction_audit.rules.base import Rule
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 LEVELS = {"error": "error", "warning": "warning", "info": "note"}
-FINGERPRINT_KEY = "compactionAudit/v1"
+FINGERPRINT_KEY = "compactionAudit/v2"
 
 
 def artifact_uri(path: str) -> str:
@@ -162,7 +166,8 @@ def render_sarif(report: Report, opts: RenderOptions) -> bytes:
                                               f"What to do: {what_to_do(f, last)}")},
                 "locations": [location(line_path(s.path, f.line_file), f.line)],
                 "partialFingerprints": {FINGERPRINT_KEY: fingerprint(
-                    entry.trace, f.code, f"{entry.key}@round:{f.round}")},
+                    entry.trace, f.code, f"{entry.key}@round:{f.round}"
+                    + (f"@facts:{','.join(entry.facts)}" if entry.facts else ""))},
                 "properties": {"round": f.round, "rule": f.rule,
                                "baselineFingerprint": entry.fingerprint,
                                "count": ep["count"], "rounds": ep["rounds"],
