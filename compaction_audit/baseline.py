@@ -574,8 +574,14 @@ def apply(report: Report, baseline: dict[str, Entry], source: str = "") -> Repor
         kept, grown, other_session = [], [], set()
         by_fold: FoldLosses | None = None  # read when a finding grew
         held: set[str] = set()  # fingerprints a finding of this run is (stale if not)
-        shown = {trace_key(s.path), clip_tree(trace_key(s.path))}  # as dumps wrote it
-        mine = [(fp, e) for name in shown for fp, e in by_trace.get(name, [])]
+        own = trace_key(s.path)
+        shown = {own, clip_tree(own)}  # as dumps wrote it
+        # an entry is this trace's when its fingerprint is of this path: the escaped
+        # name of an undecodable one ("d/\xff.jsonl") is also the name of another file
+        # written with those four characters (adv103 #5: its entries hid that file's
+        # moved folds and shifted episodes, and listed as stale under it)
+        mine = [(fp, e) for name in shown for fp, e in by_trace.get(name, [])
+                if fp == fingerprint(own, e.code, e.key)]
         # only an adapter names items by their lines (also in a log it converted); a
         # native log's "line-5" is its own id (adv97 #2: a new fold of a native log
         # named so matched a fixed one's entry)
