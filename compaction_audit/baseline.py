@@ -123,6 +123,23 @@ def fingerprint(trace: str, code: str, key: str) -> str:
                           ).hexdigest()
 
 
+_ESCAPED_RE = re.compile(r"\\x([89a-f][0-9a-f])|\\u(d[89a-f][0-9a-f]{2})")
+"""A byte of a file name that was not UTF-8, as :func:`~compaction_audit.report.safe.
+unsurrogate` writes it (``\\xff``; ``\\udcff``)."""
+
+
+def _of_another_file(fp: str, e: Entry, own: str) -> bool:
+    """Whether the entry ``e`` (fingerprint ``fp``), listed under the trace key ``own``
+    as written, is provably of another file: its fingerprint is not of ``own`` but of
+    ``e.trace`` with its escapes read back as the undecodable bytes they stand for.
+    An entry of neither (a hand-made one) stays the trace's, as before."""
+    if fp == fingerprint(own, e.code, e.key) or "\\" not in e.trace:
+        return False
+    raw = _ESCAPED_RE.sub(lambda m: chr(0xDC00 + int(m.group(1), 16)) if m.group(1)
+                          else chr(int(m.group(2), 16)), e.trace)
+    return raw != own and fp == fingerprint(raw, e.code, e.key)
+
+
 def finding_keys(findings: list[Finding]) -> list[str]:
     """The key of each finding (same order): ``entity:ID`` or ``episode:K``.
 
@@ -576,12 +593,12 @@ def apply(report: Report, baseline: dict[str, Entry], source: str = "") -> Repor
         held: set[str] = set()  # fingerprints a finding of this run is (stale if not)
         own = trace_key(s.path)
         shown = {own, clip_tree(own)}  # as dumps wrote it
-        # an entry is this trace's when its fingerprint is of this path: the escaped
-        # name of an undecodable one ("d/\xff.jsonl") is also the name of another file
-        # written with those four characters (adv103 #5: its entries hid that file's
-        # moved folds and shifted episodes, and listed as stale under it)
+        # not an entry whose fingerprint says it is of another file: the escaped name
+        # of an undecodable one ("d/\xff.jsonl") is also the name of a file written
+        # with those four characters (adv103 #5: its entries hid that file's moved
+        # folds and shifted episodes)
         mine = [(fp, e) for name in shown for fp, e in by_trace.get(name, [])
-                if fp == fingerprint(own, e.code, e.key)]
+                if not _of_another_file(fp, e, own)]
         # only an adapter names items by their lines (also in a log it converted); a
         # native log's "line-5" is its own id (adv97 #2: a new fold of a native log
         # named so matched a fixed one's entry)
