@@ -7,6 +7,7 @@ product's log does not hold."""
 from __future__ import annotations
 
 from compaction_audit import api
+from compaction_audit.settings import Settings
 from tests.foreign import FIXTURES
 from tests.logs import LogWriter, rnd, session
 
@@ -36,3 +37,19 @@ def test_a_log_that_declares_its_eviction_is_said_to(write_log: LogWriter) -> No
 def test_an_unknown_source_format_is_no_adapter(write_log: LogWriter) -> None:
     path = write_log([session(eviction="on-overflow", source_format="<b>x</b>"), *ONE_ROUND])
     assert eviction(str(path)) == ("fails", "declared: eviction = on-overflow (event-driven)")
+
+
+def test_the_depth_condition_says_a_configured_min_depth(write_log: LogWriter) -> None:
+    """adv103 #7: with min_depth set far above the log's depth the condition failed
+    with the detail "deepest ...: depth 3" under the name's "depth >= 2"."""
+    log = [rnd(0, spans=[{"id": "a", "tokens": 5, "text": "x"}, {"id": "b", "tokens": 5}]),
+           rnd(1, summaries=[{"id": "m", "tokens": 2, "children": ["a", "b"]}],
+               evicted=["a", "b"]),
+           rnd(2, summaries=[{"id": "r", "tokens": 1, "children": ["m"]}], evicted=["m"])]
+    path = str(write_log(log))
+    depth = api.audit(path).conditions[0]
+    assert (depth.status, depth.detail) == ("holds", "deepest summary in the working set: "
+                                                     "depth 2")
+    depth = api.audit(path, Settings(min_depth=10_000_000)).conditions[0]
+    assert (depth.status, depth.detail) == (
+        "fails", "deepest summary in the working set: depth 2 (min_depth set to 10,000,000)")
