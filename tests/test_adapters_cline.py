@@ -288,6 +288,19 @@ def test_compaction_file_from_standard_input_is_not_checked() -> None:
         "looked for, so its compaction is not checked"]
 
 
+def test_messages_file_from_standard_input_says_its_compactions_were_not_looked_for(
+        ) -> None:
+    """adv103 #6: read by name, beside two compaction files, it says they were not
+    checked; from standard input it said nothing of them."""
+    data = (CLINE / "session.messages.json").read_bytes()
+    out = list(cline.records("-", enumerate(data.splitlines(keepends=True), 1)))
+    assert compaction_rounds(out) == []
+    assert out[0][1]["reader_notes"] == [
+        "a Cline messages file read from standard input: the compaction files Cline "
+        "keeps beside it cannot be looked for; audit the file by name, or its folder, to "
+        "check its compactions"]
+
+
 def test_paired_compaction_is_checked() -> None:
     (_, rnd), = compaction_rounds(run_adapter(cline.records, CLINE / "basic.compaction.json"))
     assert "unchecked" not in rnd["compaction"]

@@ -165,8 +165,13 @@ def _pair_beside(given: Document, path: str, here: Path, undecodable: Undecodabl
     sid = given.value.get("sessionId")
     is_compaction = here.name.endswith(".compaction.json") or has_marker(given.value)
     if path == "-":
-        if not is_compaction:
-            return Pairing(None, None)
+        if not is_compaction:  # a session's compactions live in files beside this
+            # one (adv103 #6: from standard input it read "no compaction in this log",
+            # where by name 2 compaction files beside it were said not checked)
+            return Pairing(None, None, (
+                "a Cline messages file read from standard input: the compaction files "
+                "Cline keeps beside it cannot be looked for; audit the file by name, or "
+                "its folder, to check its compactions"))
         return Pairing(None, None, ("a Cline compaction file read from standard input: "
                                      "its messages file cannot be looked for, so its "
                                      "compaction is not checked"), "no messages file")
