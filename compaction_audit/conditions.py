@@ -41,13 +41,11 @@ def conditions(session: Session, series: Series, settings: Settings,
     """
     frame = series.frame
     deepest = max_int(frame["summary_depth_max"])
-    depth = Condition(
-        "re-summarization depth >= 2",
+    depth = Condition(  # the seed's 2, or the configured min_depth (adv103 #7, usertest59
+        # #3: "--set min_depth=5" read "no re-summarization depth >= 2: ... depth 3")
+        f"re-summarization depth >= {settings.min_depth:,}",
         "holds" if deepest >= settings.min_depth else "fails",
-        f"deepest summary in the working set: depth {deepest}"
-        # the name says the seed's 2; a configured threshold is said where it differs
-        # (adv103 #7: "--set min_depth=10000000" read "no ... depth >= 2: ... depth 3")
-        + ("" if settings.min_depth == 2 else f" (min_depth set to {settings.min_depth:,})"))
+        f"deepest summary in the working set: depth {deepest}")
     scorer = session.header.scorer or {}
     penalty = scorer.get("depth_penalty")
     rebuilt = ("; the inversion signature is read on query_cosine_rebuilt, the "

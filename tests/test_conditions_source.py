@@ -40,16 +40,18 @@ def test_an_unknown_source_format_is_no_adapter(write_log: LogWriter) -> None:
 
 
 def test_the_depth_condition_says_a_configured_min_depth(write_log: LogWriter) -> None:
-    """adv103 #7: with min_depth set far above the log's depth the condition failed
-    with the detail "deepest ...: depth 3" under the name's "depth >= 2"."""
+    """adv103 #7, usertest59 #3: with min_depth set far above the log's depth the
+    condition failed with the detail "deepest ...: depth 3" under the name's "depth >=
+    2"; its name is the configured threshold's."""
     log = [rnd(0, spans=[{"id": "a", "tokens": 5, "text": "x"}, {"id": "b", "tokens": 5}]),
            rnd(1, summaries=[{"id": "m", "tokens": 2, "children": ["a", "b"]}],
                evicted=["a", "b"]),
            rnd(2, summaries=[{"id": "r", "tokens": 1, "children": ["m"]}], evicted=["m"])]
     path = str(write_log(log))
     depth = api.audit(path).conditions[0]
-    assert (depth.status, depth.detail) == ("holds", "deepest summary in the working set: "
-                                                     "depth 2")
+    assert (depth.name, depth.status, depth.detail) == (
+        "re-summarization depth >= 2", "holds", "deepest summary in the working set: depth 2")
     depth = api.audit(path, Settings(min_depth=10_000_000)).conditions[0]
-    assert (depth.status, depth.detail) == (
-        "fails", "deepest summary in the working set: depth 2 (min_depth set to 10,000,000)")
+    assert (depth.name, depth.status, depth.detail) == (
+        "re-summarization depth >= 10,000,000", "fails",
+        "deepest summary in the working set: depth 2")

@@ -80,6 +80,11 @@ def test_ordering() -> None:
         ("ordering", "revert run tests > migration")}
     assert ("ordering", "revert read_timeout_ms raised 45000 > 30000") in found(
         "read_timeout_ms was raised to 45000 then reverted to 30000.")
+    # usertest59 #2: the left side is the words before "then", "rolled it back" a revert
+    assert ("ordering", "revert read_timeout_ms raised 30000 45000 > 30000") in found(
+        "read_timeout_ms was raised from 30000 to 45000, then reverted to 30000.")
+    assert ("ordering", "revert bumped read_timeout_ms 45000 later > 30000") in found(
+        "We bumped read_timeout_ms to 45000 and later rolled it back to 30000.")
     # a "then" with words after it stays a step of its own
     assert ("ordering", "sequence build > deploy") in found("build, then deploy.")
 

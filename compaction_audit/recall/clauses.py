@@ -84,7 +84,8 @@ _MARKERS: list[tuple[Kind, str, str]] = [
         r"before", r"after(?:wards)?", r"then", r"followed\s+by", r"prior\s+to",
         r"preceded\s+by", r"subsequently", r"->", r"→")),
     *((Kind.ORDERING, "revert", p) for p in (
-        r"revert(?:s|ed|ing)?", r"rolled-back", r"roll(?:s|ed|ing)?\s+back", r"rollback",
+        r"revert(?:s|ed|ing)?", r"rolled-back", r"roll(?:s|ed|ing)?\s+(?:(?:it|them)\s+)?back",
+        r"rollback",
         r"backed\s+out", r"undid", r"undone")),
 ]
 _TWO_SIDED = frozenset({"sequence", "revert", "instead"})
@@ -397,6 +398,7 @@ def scan_clauses(text: str, out: list[Discriminator],
         marks = [m for m in marks
                  if not ((k := bisect_right(starts, m[2]) - 1) >= 0 and m[2] < skip[k][1])]
     i, prev_end, prev_mark, negated_end = 0, 0, 0, 0
+    then_at: int | None = None  # a "then" folded into the marker after it (below)
     while i < len(marks):
         kind, family, m_start, m_end = marks[i]
         first = m_start
@@ -410,8 +412,8 @@ def scan_clauses(text: str, out: list[Discriminator],
             j += 1
         if (low[first:m_end] == "then" and j < len(marks) and marks[j][0] is Kind.ORDERING
                 and marks[j][1] != "sequence" and not content_words(low[m_end:marks[j][2]])):
-            i = j  # "raised to 45000 then reverted to 30000": one step, the revert's, whose
-            continue  # left side runs back past "then" (usertest58 #2: it had none)
+            i, then_at = j, first  # "raised to 45000 then reverted to 30000": one step,
+            continue  # the revert's, its left side the words before "then" (usertest58 #2)
         stop = min(len(text), m_end + _WINDOW)
         for k in range(j, len(marks)):
             if marks[k][2] >= stop:
@@ -448,9 +450,8 @@ def scan_clauses(text: str, out: list[Discriminator],
         if family in _TWO_SIDED:  # its left side may be the previous clause's object
             # not the words a negation before it forbids: "Do not use --force, then
             # rerun it" orders nothing after "use --force"
-            start, left = _left(low, masked, max(prev_mark, negated_end), first)
-            if left[-1:] == ["then"]:  # a "then" folded into this marker (above)
-                left.pop()
+            start, left = _left(low, masked, max(prev_mark, negated_end),
+                                first if then_at is None else then_at)
             right = [">", *right]
         elif ((kind is Kind.CONDITION and (len(right) < 2 or low[first:first + 5] == "only "))
               or low[first:first + 8] == "required"):  # "subscribe only when connected",
@@ -473,7 +474,7 @@ def scan_clauses(text: str, out: list[Discriminator],
             enough = len(left) + len(right) > 2 and (not both or bool(left and right[1:]))
         else:
             enough = len(words) - words.count("not") >= 2
-        i = j
+        i, then_at = j, None
         prev_mark = m_end
         if not enough:
             continue

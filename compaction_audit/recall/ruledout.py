@@ -13,11 +13,12 @@ are a discriminator kind (``ruled-out``, ranked with negations,
 
 A subject that is only a pronoun ("it is fine", "everything is fine") is no finding,
 and neither is a permission: an action (a gerund with its object: "deleting the
-backups", "pushing to main", "using --force") that "is/are fine" (or ok, okay) grants
-the action, it closes no path (usertest57 #4: a person's "Deleting the prod-db-7
-backups is fine now" was listed as a lost ruled-out finding).  A gerund naming a part
-("the caching layer is fine", "logging is fine") and a report ("restarting the pod
-was fine", "... looks fine") stay findings.
+backups", "deleting prod-db-7 backups", "pushing to main", "using --force") that
+"is/are fine" (or ok, okay) grants the action, it closes no path (usertest57 #4,
+usertest59 #1: a person's "Deleting the prod-db-7 backups is fine now" was listed as a
+lost ruled-out finding).  A gerund naming a part ("the caching layer is fine", "logging
+config is fine", "networking is fine") and a report ("restarting the pod was fine",
+"... looks fine") stay findings.
 ``norm`` is ``"ruled <content words>"``.  Standard library only.
 """
 
@@ -50,12 +51,23 @@ _PRONOUNS = frozenset({"everything", "something", "nothing", "things", "which", 
 _MAX_WORDS = 6
 _GRANTED_RE = re.compile(r"(?:is|are|'s)\s+(?:fine|ok|okay)")
 """The present-tense forms that read as a permission after an action's subject."""
-_ACTION_RE = re.compile(
-    r"[a-z]{2,}ing\s+(?:(?:the|a|an|this|that|these|those|them|it|all|any|every|our|my"
-    r"|your|their|its|to|into|onto|from|with|without|over|on)\b|-|`|'|\"|\d)")
-"""A gerund followed by what opens its object or a preposition: an action
-("deleting the", "pushing to", "using --force", "bumping 4.2"), where a gerund followed
-by a noun ("caching layer") or by nothing is a part of the system."""
+_ACTION_RE = re.compile(r"(?P<verb>[a-z][a-z-]*ing)\s+\S")
+"""A gerund opening the subject and the word after it: an action ("deleting the",
+"pushing to", "using --force", "bumping 4.2", "deleting backups", "rebooting node-3",
+"force-pushing to main"), unless the gerund names a part of the system
+(:data:`_PART_GERUNDS`: "logging config", "caching layer"); a gerund alone ("caching is
+fine") is a part too."""
+_PART_GERUNDS = frozenset({
+    "logging", "caching", "networking", "routing", "pooling", "batching", "scheduling",
+    "monitoring", "billing", "indexing", "rendering", "streaming", "tracing", "hashing",
+    "sharding", "threading", "locking", "polling", "buffering", "padding", "spacing",
+    "styling", "sizing", "theming", "loading", "parsing", "encoding", "pricing",
+    "rate-limiting", "load-balancing", "string", "thing", "ring", "spring", "ceiling",
+    "setting", "settings", "building", "listing", "mapping", "binding", "heading",
+    "offering", "warning", "morning", "evening", "timing", "wiring", "tooling",
+    "housekeeping", "bookkeeping", "messaging", "queueing", "queuing", "paging"})
+"""Gerunds (and -ing nouns) that name a part of a system or a thing, not an action:
+"the logging config is fine" is a diagnosis, "deleting backups is fine" a permission."""
 _GATE_RE = re.compile(r"\s(?:out|cause|culprit|issue|problem|bottleneck|reason|fine|ok|okay"
                       r"|healthy|unrelated|related|involved|fault)(?![\w-])")
 """The last word of every form above, whole and after a space (as :data:`_OBJECT_RE`
@@ -77,6 +89,13 @@ def _subject(low: str, at: int) -> tuple[int, list[str]]:
     return start, words[-3:]
 
 
+def _permits(low: str, start: int) -> bool:
+    """Whether the subject at ``start`` of ``low`` is an action (:data:`_ACTION_RE`): a
+    gerund that names no part, with an object or a preposition after it."""
+    m = _ACTION_RE.match(low, start)
+    return m is not None and m.group("verb") not in _PART_GERUNDS
+
+
 def scan_ruled_out(text: str, out: list[Discriminator]) -> None:
     """Append the ruled-out findings of ``text`` (module docstring) to ``out``."""
     low = text.lower()
@@ -92,7 +111,7 @@ def scan_ruled_out(text: str, out: list[Discriminator]) -> None:
                                      "ruled " + " ".join(words), m.start(), end))
     for m in _SUBJECT_RE.finditer(low):
         start, words = _subject(low, m.start())
-        if _GRANTED_RE.fullmatch(low, m.start(), m.end()) and _ACTION_RE.match(low, start):
+        if _GRANTED_RE.fullmatch(low, m.start(), m.end()) and _permits(low, start):
             continue  # a permission (module docstring)
         if words:
             out.append(Discriminator(Kind.RULED_OUT, text[start:m.end()],

@@ -146,7 +146,7 @@ def has_salience(r: SessionReport) -> bool:
     return col is not None and col.null_count() < len(col)
 
 
-FAILS_SHORT = {"re-summarization depth >= 2": "depth < {min_depth}",
+FAILS_SHORT = {"re-summarization depth >= {min_depth}": "depth < {min_depth}",
                "scorer does not penalize depth": "scorer penalizes depth",
                "eviction is continuous": "event-driven eviction"}
 """A failing condition in two or three words, for the one inversion line."""
@@ -163,7 +163,9 @@ def _inversion_line(r: SessionReport) -> Text:
     "salience rebuilt; " and "no condition of inversion fails" or "drift only (...)"
     (wrapped under its label when three conditions fail).  The details are in
     ``--format json``."""
-    failing = [FAILS_SHORT.get(c.name, c.name).format(min_depth=r.settings.min_depth)
+    depth = f"re-summarization depth >= {r.settings.min_depth:,}"  # its name (conditions)
+    failing = [FAILS_SHORT.get("re-summarization depth >= {min_depth}" if c.name == depth
+                               else c.name, c.name).format(min_depth=r.settings.min_depth)
                for c in r.conditions if c.status == "fails"]
     if (r.cosine or {}).get("inversion_signature"):  # the rules read a rebuilt cosine:
         head = "salience rebuilt; "  # none recorded: the conditions apply (usertest19 #2:

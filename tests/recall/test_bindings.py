@@ -134,6 +134,13 @@ def test_a_pin_survives_where_the_summary_binds_its_name_to_it(summary: str, kep
      "read_timeout_ms was raised to 45000, later back to 30000.", True),
     ("Reverted read_timeout_ms to 30000.", "prose",
      "read_timeout_ms is 45000 and retries is 30000.", False),
+    # usertest59 #2: the name's pronoun, "rolled it back", a "from" before
+    ("Reverted read_timeout_ms to 30000.", "prose",
+     "Raised read_timeout_ms to 45000, then reverted it to 30000.", True),
+    ("Reverted read_timeout_ms to 30000.", "prose",
+     "We bumped read_timeout_ms to 45000 and later rolled it back to 30000.", True),
+    ("Reverted read_timeout_ms to 30000.", "prose",
+     "connect_timeout_ms reverted to 30000; read_timeout_ms raised to 45000.", False),
 ])
 def test_a_keyed_value_survives_where_the_summary_binds_its_key_to_it(
         child: str, span_type: str, summary: str, kept: bool) -> None:

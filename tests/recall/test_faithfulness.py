@@ -97,6 +97,8 @@ def test_restatement_in_other_words_survives() -> None:
     ("Restarting the pod was fine.", "ruled restarting pod"),
     # a dotted name or a port is one word, not a sentence's end (was "ruled replica")
     ("db.replica is fine.", "ruled db.replica"),
+    ("Logging config is fine.", "ruled logging config"),  # a part, not an action
+    ("Networking is fine.", "ruled networking"),
     ("We ruled out v4.2.1 and the proxy.", "ruled 4.2.1 proxy"),
 ])
 def test_ruled_out_findings(text: str, norm: str) -> None:
@@ -109,7 +111,11 @@ def test_ruled_out_findings(text: str, norm: str) -> None:
     "Run the rules out of band.",
     # a permission: an action that is fine grants it, it rules nothing out (usertest57 #4)
     "Deleting the prod-db-7 backups is fine now.", "Pushing to main is OK.",
-    "Using --force is fine.", "Bumping 4.2.1 is okay.", "Deleting them is fine."])
+    "Using --force is fine.", "Bumping 4.2.1 is okay.", "Deleting them is fine.",
+    # usertest59 #1: with no article, on a name, a hyphenated verb
+    "Deleting prod-db-7 backups is fine now.", "Deleting old backups is fine now.",
+    "Rebooting node-3 is okay now.", "Restarting redis-2 is fine, go ahead.",
+    "Force-pushing to main is fine.", "Merging PR #1234 is fine."])
 def test_not_ruled_out(text: str) -> None:
     assert [d for d in extract(text) if d.kind.value == "ruled-out"] == []
 

@@ -51,16 +51,21 @@ _CHAIN_WORDS = frozenset({",", "and", "then", "later", "finally", "afterwards", 
 """Words that go on to the same name's next value: "raised to 45000 then reverted to
 30000", "set to 5, later back to 3" (usertest58 #2: the 30000 was bound to "then")."""
 _CHAIN_RE = re.compile(r",|[^\s,]+")
+_CHAIN_LINKS = CONNECTORS | {"it", "them", "rolled", "rolls", "went", "goes"}
+"""Words that link a value to the one going on from it, past :data:`CONNECTORS`: the
+name's pronoun and the verbs of a change ("then reverted it to", "later rolled it back
+to"; usertest59 #2)."""
 
 
 def _chained(gap: str) -> bool:
     """Whether ``gap``, the text between two values, goes on to the first one's name's
     next value: a word of :data:`_CHAIN_WORDS`, the rest (at most
-    :data:`CONNECTORS_MAX`) words of :data:`CONNECTORS` ("then reverted to")."""
+    :data:`CONNECTORS_MAX`) words of :data:`_CHAIN_LINKS` ("then reverted to", ", then
+    reverted it to", "and later rolled it back to")."""
     words = _CHAIN_RE.findall(gap.lower())
     links = [w for w in words if w not in _CHAIN_WORDS]
     return (len(links) < len(words) and len(links) <= CONNECTORS_MAX
-            and all(w in CONNECTORS for w in links))
+            and all(w in _CHAIN_LINKS for w in links))
 
 Bindings = dict[str, tuple[Discriminator, ...]]
 """Name (lowercased) -> the values a summary binds to it, in order."""
