@@ -309,3 +309,16 @@ def test_a_fold_finding_still_firing_names_the_facts_no_pattern_covers(
         "; not covered by [[suppress]]: 'Keep the retry limit at 7'")
     plain = [f for f in json.loads(audit(trace, "").stdout)["findings"] if f["code"] == "CA301"]
     assert "not covered" not in plain[0]["message"]
+
+
+def test_suppressed_and_baselined_are_said_in_one_bracket(folds: Path) -> None:
+    """usertest59 #7: the verdict read "... 0 info (1 suppressed by [[suppress]]) (4 in
+    the baseline)"."""
+    Path("compaction-audit.toml").write_text('[[suppress]]\nfold = "F1.0"\n')
+    assert CliRunner().invoke(app, ["baseline", "create", str(folds), "-o", "b.json"]
+                              ).exit_code == 0
+    result = CliRunner().invoke(app, ["audit", str(folds), "--baseline", "b.json", "-q"])
+    assert result.exit_code == 0, result.output
+    assert result.stdout.startswith("PASS: 0 error(s), 0 warning(s), 0 info "
+                                    "(1 suppressed by [[suppress]], ")
+    assert " in the baseline); " in result.stdout

@@ -387,9 +387,10 @@ class SessionReport:
         o = self.onsets
         note = self.incomplete_note()
         head = self.verdict_head() + (f" ({note.removeprefix('; ')})" if note else "")
+        held = ([f"{n} suppressed by [[suppress]]"] if (n := self.suppressed()) else []) + (
+            [f"{b} in the baseline"] if (b := self.baselined()) else [])  # one bracket
         parts = [f"{c['error']} error(s), {c['warning']} warning(s), {c['info']} info"
-                 + (f" ({n} suppressed by [[suppress]])" if (n := self.suppressed()) else "")
-                 + (f" ({b} in the baseline)" if (b := self.baselined()) else "")]
+                 + (f" ({', '.join(held)})" if held else "")]  # (usertest59 #7)
         if self.skipped or self.dependent:
             parts.append(self.lenient_phrase())
         invertible = can_invert(self.conditions)
