@@ -89,6 +89,11 @@ _MARKERS: list[tuple[Kind, str, str]] = [
         r"backed\s+out", r"undid", r"undone")),
 ]
 _TWO_SIDED = frozenset({"sequence", "revert", "instead"})
+_SAME_THING_RE = re.compile(r"\s*(?:(?:to|back|it|them)\b|[.,;:!?)]|$)")
+"""After a revert marker: it reverts the thing before "then" ("then reverted to 30000",
+"then rolled it back"), not an object of its own ("then reverted the schema migration":
+adv104 #6, whose left side, taken from before "then", made the invented revert read as
+supported)."""
 _SUBJECT_SHOWN = frozenset({"not", "must", "only"})  # "Existing tests with only `uuid` ..."
 _ABSORBED = frozenset({Kind.NEGATION, Kind.CONSTRAINT})  # nested markers a clause keeps
 _NEGATED = frozenset({Kind.ORDERING, Kind.CONDITION})  # ... and a negation's: _no_step_between
@@ -411,7 +416,8 @@ def scan_clauses(text: str, out: list[Discriminator],
             m_end = marks[j][3]
             j += 1
         if (low[first:m_end] == "then" and j < len(marks) and marks[j][0] is Kind.ORDERING
-                and marks[j][1] != "sequence" and not content_words(low[m_end:marks[j][2]])):
+                and marks[j][1] != "sequence" and not content_words(low[m_end:marks[j][2]])
+                and _SAME_THING_RE.match(low, marks[j][3])):
             i, then_at = j, first  # "raised to 45000 then reverted to 30000": one step,
             continue  # the revert's, its left side the words before "then" (usertest58 #2)
         stop = min(len(text), m_end + _WINDOW)

@@ -89,11 +89,20 @@ def _subject(low: str, at: int) -> tuple[int, list[str]]:
     return start, words[-3:]
 
 
-def _permits(low: str, start: int) -> bool:
+_ELSEWHERE_RE = re.compile(
+    r"[^.;!?\n]{0,120}?\b(?:elsewhere|the\s+(?:real\s+)?(?:problem|issue|bug|crash|leak"
+    r"|lag|error|failure|cause|culprit|regression|slowdown|bottleneck)\b)")
+"""What follows a diagnosis in its sentence: the fault is elsewhere ("restarting the pod
+is fine, the crash is elsewhere": adv104 #3), which no permission says."""
+
+
+def _permits(low: str, start: int, end: int) -> bool:
     """Whether the subject at ``start`` of ``low`` is an action (:data:`_ACTION_RE`): a
-    gerund that names no part, with an object or a preposition after it."""
+    gerund that names no part, with an object or a preposition after it, and the
+    sentence after ``end`` (the predicate's end) puts no fault elsewhere."""
     m = _ACTION_RE.match(low, start)
-    return m is not None and m.group("verb") not in _PART_GERUNDS
+    return (m is not None and m.group("verb") not in _PART_GERUNDS
+            and _ELSEWHERE_RE.match(low, end) is None)
 
 
 def scan_ruled_out(text: str, out: list[Discriminator]) -> None:
@@ -111,7 +120,7 @@ def scan_ruled_out(text: str, out: list[Discriminator]) -> None:
                                      "ruled " + " ".join(words), m.start(), end))
     for m in _SUBJECT_RE.finditer(low):
         start, words = _subject(low, m.start())
-        if _GRANTED_RE.fullmatch(low, m.start(), m.end()) and _permits(low, start):
+        if _GRANTED_RE.fullmatch(low, m.start(), m.end()) and _permits(low, start, m.end()):
             continue  # a permission (module docstring)
         if words:
             out.append(Discriminator(Kind.RULED_OUT, text[start:m.end()],

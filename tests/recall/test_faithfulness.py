@@ -99,6 +99,10 @@ def test_restatement_in_other_words_survives() -> None:
     ("db.replica is fine.", "ruled db.replica"),
     ("Logging config is fine.", "ruled logging config"),  # a part, not an action
     ("Networking is fine.", "ruled networking"),
+    # adv104 #3: a part with an object, or a fault put elsewhere: a diagnosis
+    ("I checked it: routing to the replica is fine, the lag is elsewhere.",
+     "ruled routing replica"),
+    ("Restarting the pod is fine, the crash is elsewhere.", "ruled restarting pod"),
     ("We ruled out v4.2.1 and the proxy.", "ruled 4.2.1 proxy"),
 ])
 def test_ruled_out_findings(text: str, norm: str) -> None:
@@ -147,6 +151,12 @@ def test_bare_number_is_never_asked_again_alone() -> None:
     ("don't run npm publish from here", ("npm publish", "command", False)),
     ("never use sudo", ("sudo", "command", True)),
     ("not add tests", None),
+    # adv104 #1: emphasis and an adverb between the negation and the act
+    ("Right, do **not** run `lint-tool analyze` here", ("lint-tool analyze", "command", False)),
+    ("Do not just run `lint-tool analyze`", ("lint-tool analyze", "command", False)),
+    ("Do not, ever, run `lint-tool analyze`", ("lint-tool analyze", "command", False)),
+    ("*Never* use sudo", ("sudo", "command", True)),
+    ("never run 2*3 jobs", ("2*3", "command", False)),
 ])
 def test_forbidden_object(text: str, want: tuple[str, str, bool] | None) -> None:
     assert forbidden(text) == want

@@ -260,3 +260,26 @@ def test_objects_with_cased_letters_outside_ascii_are_not_tried_against_every_te
     ("xt10", "t10", "span t10 (xt10)")])
 def test_the_span_that_acted_is_named_once(source: str | None, span: str, named: str) -> None:
     assert actor(source, span) == named
+
+
+def test_a_rule_a_person_restated_with_emphasis_is_still_read(write_log: Any) -> None:
+    """adv104 #1: the lost rule is listed under the person's restatement ("do **not**
+    run ..."), whose emphasis hid the act from the rule's reading: no CA307, and a
+    baseline made before the call let the violation pass."""
+    from compaction_audit.api import audit
+    from tests.logs import rnd
+
+    def span(i: str, text: str, role: str, **more: Any) -> dict[str, Any]:
+        return {"id": i, "tokens": 10, "role": role, "text": text, **more}
+
+    log = [rnd(0, spans=[span("a0", LINT, "assistant")]),
+           rnd(1, spans=[span("u1", "Right, do **not** run `lint-tool analyze` in this repo.",
+                              "user")]),
+           rnd(2, spans=[span("a1", "Working on the lint setup now.", "assistant")],
+               summaries=[{"id": "S", "tokens": 5, "children": ["a0", "u1"],
+                           "text": "Working on the lint setup."}], evicted=["a0", "u1"]),
+           rnd(3, spans=[span("c1", "lint-tool analyze --all", "assistant",
+                              source="tool_call:Bash")])]
+    found = [f for f in audit(str(write_log(log))).findings if f.code == "CA307"]
+    assert [(f.round, f.values["violated_span"], f.values["span"]) for f in found] == [
+        (3, "c1", "u1")]

@@ -46,10 +46,12 @@ GAP = 96
 _NAME_RE = re.compile(r"[A-Za-z_](?:[\w.-]*\w)?")
 _JOIN_RE = re.compile(r"\s*(?:(?:,|and|or|to|->|\u2192|/|&|then)\s*)+")
 """What lists a value right after another: it shares that one's names."""
-_CHAIN_WORDS = frozenset({",", "and", "then", "later", "finally", "afterwards", "again",
-                          "but"})
+_CHAIN_WORDS = frozenset({",", "and", "then", "later", "finally", "afterwards", "again"})
 """Words that go on to the same name's next value: "raised to 45000 then reverted to
 30000", "set to 5, later back to 3" (usertest58 #2: the 30000 was bound to "then")."""
+_GOING_ON = frozenset({"then", "later", "finally", "afterwards", "again"})
+"""One of which the gap must hold: a contrast (", but 30000 is the connect timeout") or
+a plain comma goes on to another name's value (adv104 #2)."""
 _CHAIN_RE = re.compile(r",|[^\s,]+")
 _CHAIN_LINKS = CONNECTORS | {"it", "them", "rolled", "rolls", "went", "goes"}
 """Words that link a value to the one going on from it, past :data:`CONNECTORS`: the
@@ -59,12 +61,12 @@ to"; usertest59 #2)."""
 
 def _chained(gap: str) -> bool:
     """Whether ``gap``, the text between two values, goes on to the first one's name's
-    next value: a word of :data:`_CHAIN_WORDS`, the rest (at most
-    :data:`CONNECTORS_MAX`) words of :data:`_CHAIN_LINKS` ("then reverted to", ", then
-    reverted it to", "and later rolled it back to")."""
+    next value: words of :data:`_CHAIN_WORDS`, one of :data:`_GOING_ON` among them, the
+    rest (at most :data:`CONNECTORS_MAX`) words of :data:`_CHAIN_LINKS` ("then reverted
+    to", ", then reverted it to", "and later rolled it back to")."""
     words = _CHAIN_RE.findall(gap.lower())
     links = [w for w in words if w not in _CHAIN_WORDS]
-    return (len(links) < len(words) and len(links) <= CONNECTORS_MAX
+    return (not _GOING_ON.isdisjoint(words) and len(links) <= CONNECTORS_MAX
             and all(w in _CHAIN_LINKS for w in links))
 
 Bindings = dict[str, tuple[Discriminator, ...]]
