@@ -131,13 +131,15 @@ unsurrogate` writes it (``\\xff``; ``\\udcff``)."""
 def _of_another_file(fp: str, e: Entry, own: str) -> bool:
     """Whether the entry ``e`` (fingerprint ``fp``), listed under the trace key ``own``
     as written, is provably of another file: its fingerprint is not of ``own`` but of
-    ``e.trace`` with its escapes read back as the undecodable bytes they stand for.
-    An entry of neither (a hand-made one) stays the trace's, as before."""
+    ``e.trace`` as written (a file named with the four characters ``\\xff``) or with
+    its escapes read back as the undecodable bytes they stand for, either way round
+    (adv104 #4).  An entry of neither (a hand-made one) stays the trace's, as before."""
     if fp == fingerprint(own, e.code, e.key) or "\\" not in e.trace:
         return False
     raw = _ESCAPED_RE.sub(lambda m: chr(0xDC00 + int(m.group(1), 16)) if m.group(1)
                           else chr(int(m.group(2), 16)), e.trace)
-    return raw != own and fp == fingerprint(raw, e.code, e.key)
+    return any(name != own and fp == fingerprint(name, e.code, e.key)
+               for name in {raw, e.trace})
 
 
 def finding_keys(findings: list[Finding]) -> list[str]:

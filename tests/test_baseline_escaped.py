@@ -33,3 +33,21 @@ def test_an_escaped_name_is_not_the_file_it_spells(tmp_path: Path,
     other = run("audit", "d", "-q", "--baseline", "b.json", "--jobs", "1")
     assert other.exit_code == 1, other.stdout
     assert "in the baseline" not in other.stdout
+
+
+@pytest.mark.skipif(not LOCAL.exists(), reason="the corpus is not beside the project")
+def test_the_file_an_escaped_name_spells_is_not_the_escaped_one(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """adv104 #4: the other way round, a baseline of the file named with the four
+    characters hid the findings of the file whose name is the byte."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "d").mkdir()
+    shutil.copy(LOCAL, "d/\\xff.jsonl")
+    assert run("baseline", "create", "d", "-o", "b.json", "--jobs", "1").exit_code == 0
+    try:
+        os.rename("d/\\xff.jsonl", os.fsdecode(b"d/\xff.jsonl"))
+    except (OSError, UnicodeEncodeError):
+        pytest.skip("this file system takes no undecodable name")
+    other = run("audit", "d", "-q", "--baseline", "b.json", "--jobs", "1")
+    assert other.exit_code == 1, other.stdout
+    assert "in the baseline" not in other.stdout

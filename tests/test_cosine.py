@@ -309,6 +309,13 @@ def test_salience_disagreement_judges_long_sessions_at_a_stride(
     notes = {n.reason: n.rounds for n in r.not_evaluated if n.code == "CA204"}
     assert notes == {"rounds without retained (no logged salience) or not on the judging "
                      "stride (1 round in 4)": 6}
+    # the stride is a check stopped at its cap (adv104 #8: a note alone, no limit, so a
+    # gate at --fail-on warning passed a log padded past it)
+    [limit] = r.limits
+    assert (limit.check, limit.cap, limit.round, limit.left) == (
+        "salience-disagreement", 12, 2, 6)
+    assert limit.at == "round 2, off the judging stride (1 round in 4)"
+    assert r.fails("warning")
     # judged: rounds 1 and 5, two in a row is not the three disagreement_rounds
     assert not [f for f in r.findings if f.code == "CA204"]
     r2 = audit(str(_ranked_log(tmp_path, agree=False, rounds=8)),

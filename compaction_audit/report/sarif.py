@@ -155,6 +155,8 @@ def render_sarif(report: Report, opts: RenderOptions) -> bytes:
             # result with "fold t3.86 ... lost nothing" beside t3.87's values)
             f, last = ends(found)
             entry = entries[id(f)]
+            # what every fold of the episode lost, not its first one's alone (adv104 #5)
+            facts = sorted({d for x in found for d in (entries[id(x)].facts or ())})
             ep = episode_dict(found, opts.show_all)
             top = max((x.severity for x in found), key=lambda v: v.rank)
             where = ("" if ep["count"] == 1 else
@@ -167,7 +169,7 @@ def render_sarif(report: Report, opts: RenderOptions) -> bytes:
                 "locations": [location(line_path(s.path, f.line_file), f.line)],
                 "partialFingerprints": {FINGERPRINT_KEY: fingerprint(
                     entry.trace, f.code, f"{entry.key}@round:{f.round}"
-                    + (f"@facts:{','.join(entry.facts)}" if entry.facts else ""))},
+                    + (f"@facts:{','.join(facts)}" if facts else ""))},
                 "properties": {"round": f.round, "rule": f.rule,
                                "baselineFingerprint": entry.fingerprint,
                                "count": ep["count"], "rounds": ep["rounds"],

@@ -203,8 +203,10 @@ class UnsupportedSummaryClaim(Rule):
         found, unchecked = unsupported(ctx.session, items,
                                        links if isinstance(links, Closure) else None,
                                        ctx.limits)
-        notes = {"a summary there has a leaf without text (or the check budget was spent)":
-                 unchecked} if unchecked else {}
+        stopped = any(x.check == self.name for x in ctx.limits)  # a recorded limit
+        notes = {"a summary there has a leaf without text" + (
+            " (or the check stopped at its limit)" if stopped else ""): unchecked
+        } if unchecked else {}
         if found.height == 0:
             return Outcome(_EMPTY, notes)
         rows = (found.with_row_index("_n")

@@ -13,6 +13,7 @@ from typing import Any
 
 import polars as pl
 
+from compaction_audit.limits import Limit
 from compaction_audit.rules.base import (
     Context,
     Outcome,
@@ -145,6 +146,17 @@ class SalienceDisagreement(Rule):
         if sal.height == 0:
             return Outcome(empty, {"not applicable: no salience recorded": n})
         rounds, stride = judged_rounds(ctx)
+        if stride > 1:  # a capped check: said as every other is, and it counts for the
+            # gate (adv104 #8: a note alone, and a log padded past the cap passed)
+            skipped = (ctx.series.frame.filter(pl.col("has_retained")
+                                               & ~pl.col("ri").is_in(rounds))
+                       .select("ri").join(ctx.session.rounds.select("ri", "round", "line"),
+                                          on="ri", how="left", maintain_order="left"))
+            first = skipped.row(0, named=True)  # stride > 1: a round was skipped
+            ctx.limits.append(Limit(
+                self.name, MAX_ITEM_ROUNDS, "(working-set item, round) pairs",
+                f"round {first['round']}, off the judging stride (1 round in {stride})",
+                first["round"], first["line"], skipped.height, "rounds"))
         notes: dict[str, int] = {}
         if n - len(rounds):
             why = ("rounds without retained (no logged salience) or not on the judging "
