@@ -50,12 +50,13 @@ def test_a_person_who_names_it_after_the_loss_is_not_its_source(write_log: LogWr
         "a1", "assistant", "u2")
 
 
-def test_among_spans_of_one_round_the_first_by_line_then_id(write_log: LogWriter) -> None:
+def test_among_spans_of_one_round_the_first_in_the_log(write_log: LogWriter) -> None:
     """Ties on the round were left to an unstable sort (the spotter session's low tiers
-    moved with the sort's keys): the earliest log line, then the smallest id."""
+    moved with the sort's keys): the earliest log line, then the first in its record
+    (s59 is listed first; by id, "s00" would be)."""
     spans = [{"id": f"s{i:02}", "tokens": 4, "text": f"Step {i}: deploy pinned to v4.2.1.",
               "role": "assistant"} for i in reversed(range(60))]
     log = [rnd(0, spans=spans),
            rnd(1, summaries=[{**FOLD, "children": [s["id"] for s in spans]}],
                evicted=[s["id"] for s in spans])]
-    assert _pin(write_log, log)["span"] == "s00"
+    assert _pin(write_log, log)["span"] == "s59"

@@ -136,9 +136,9 @@ def _lost_rows(session: Session, items: pl.DataFrame, occ: pl.DataFrame,
                ) -> pl.DataFrame:
     """First loss of each discriminator (a gap in its recoverability, or a fold that
     dropped it with nothing else holding it), with source span, its type and the log
-    line that stated it (``span_line``: the earliest span holding it, by round, then
-    log line, then id, or the earliest person's span holding it before the loss where
-    there is one; ``text_line``:
+    line that stated it (``span_line``: the earliest span holding it, in the log's order
+    (round, line, then place in its record), or the earliest person's span holding it
+    before the loss where there is one; ``text_line``:
     its 1-based line inside that span's cleaned text), the
     fold that lost it, the round, whether a user span stated it again afterwards, and
     whether a later action reused it (:func:`compaction_audit.recall.harm.reuse`).
@@ -175,6 +175,7 @@ def _lost_rows(session: Session, items: pl.DataFrame, occ: pl.DataFrame,
     first = losses.lazy().sort("start", descending=False).group_by(
         "key", maintain_order=True).agg(pl.col("start").first(), pl.col("by_fold").any())
     spans = items.lazy().select("id", pl.col("ri").alias("born"), "source", "source_line")
+    placed_at = items.lazy().select("id", pl.int_range(pl.len()).alias("_pos"))  # log order
     # the span that stated it: a person's, where one did before the loss, else the
     # earliest (usertest58 #3: "keep the deploy on v4.2.1", typed after the assistant's
     # "Deploy pinned to v4.2.1", ranked as the assistant's other prose)
@@ -182,10 +183,10 @@ def _lost_rows(session: Session, items: pl.DataFrame, occ: pl.DataFrame,
              & (pl.col("born") <= pl.col("start")))
     source = (occ.lazy().filter(~pl.col("asked")).drop("negated", "asked")
               .rename({"line": "text_line"}).join(spans, on="id")
-              .join(first.select("key", "start"), on="key")
-              .sort(typed.fill_null(False), "born", "source_line", "id",
+              .join(placed_at, on="id").join(first.select("key", "start"), on="key")
+              .sort(typed.fill_null(False), "born", "source_line", "_pos",
                     descending=[True, False, False, False], maintain_order=True)
-              .group_by("key", maintain_order=True).first().drop("start"))
+              .group_by("key", maintain_order=True).first().drop("start", "_pos"))
     fold_at = (first.select("key", "start").join(drops.lazy(), on="key")
                .filter(pl.col("ri") <= pl.col("start")).sort("ri", descending=True)
                .group_by("key", maintain_order=True).first()
