@@ -314,7 +314,7 @@ def test_salience_disagreement_judges_long_sessions_at_a_stride(
     [limit] = r.limits
     assert (limit.check, limit.cap, limit.round, limit.left) == (
         "salience-disagreement", 12, 2, 6)
-    assert limit.at == "round 2, off the judging stride (1 round in 4)"
+    assert limit.at == "the first round off the judging stride (1 round in 4)"
     assert r.fails("warning")
     # judged: rounds 1 and 5, two in a row is not the three disagreement_rounds
     assert not [f for f in r.findings if f.code == "CA204"]

@@ -87,6 +87,9 @@ def test_ordering() -> None:
     # adv104 #6: a revert with an object of its own is no step of the clause before
     assert ("ordering", "revert > schema migration") in found(
         "The pool size was raised for the load test then reverted the schema migration.")
+    # adv105 #1: nor one taken "to" an object of its own
+    assert ("ordering", "revert > old schema migration") in found(
+        "The pool size was raised then reverted to the old schema migration.")
     # a "then" with words after it stays a step of its own
     assert ("ordering", "sequence build > deploy") in found("build, then deploy.")
 

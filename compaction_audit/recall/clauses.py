@@ -89,11 +89,13 @@ _MARKERS: list[tuple[Kind, str, str]] = [
         r"backed\s+out", r"undid", r"undone")),
 ]
 _TWO_SIDED = frozenset({"sequence", "revert", "instead"})
-_SAME_THING_RE = re.compile(r"\s*(?:(?:to|back|it|them)\b|[.,;:!?)]|$)")
-"""After a revert marker: it reverts the thing before "then" ("then reverted to 30000",
-"then rolled it back"), not an object of its own ("then reverted the schema migration":
-adv104 #6, whose left side, taken from before "then", made the invented revert read as
-supported)."""
+_SAME_THING_RE = re.compile(
+    r"\s*(?:(?:it|them)\s+)?(?:back\s+)?(?:to|at)\s+(?:v(?=\d)|[\d`'\"])")
+"""After a revert marker: it takes the thing before "then" back to a value ("then
+reverted to 30000", "then reverted it back to v4.1.9", "then rolled it back to 30000"),
+not an object of its own ("then reverted the schema migration", "then reverted to the
+old schema": adv104 #6, adv105 #1, whose left side, taken from before "then", made the
+invented revert read as supported)."""
 _SUBJECT_SHOWN = frozenset({"not", "must", "only"})  # "Existing tests with only `uuid` ..."
 _ABSORBED = frozenset({Kind.NEGATION, Kind.CONSTRAINT})  # nested markers a clause keeps
 _NEGATED = frozenset({Kind.ORDERING, Kind.CONDITION})  # ... and a negation's: _no_step_between

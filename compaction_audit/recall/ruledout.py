@@ -65,9 +65,13 @@ _PART_GERUNDS = frozenset({
     "rate-limiting", "load-balancing", "string", "thing", "ring", "spring", "ceiling",
     "setting", "settings", "building", "listing", "mapping", "binding", "heading",
     "offering", "warning", "morning", "evening", "timing", "wiring", "tooling",
-    "housekeeping", "bookkeeping", "messaging", "queueing", "queuing", "paging"})
-"""Gerunds (and -ing nouns) that name a part of a system or a thing, not an action:
-"the logging config is fine" is a diagnosis, "deleting backups is fine" a permission."""
+    "housekeeping", "bookkeeping", "messaging", "queueing", "queuing", "paging",
+    "existing", "underlying", "incoming", "outgoing", "landing", "signing", "pending",
+    "remaining", "upcoming", "ongoing", "staging", "working", "matching", "surrounding",
+    "corresponding", "following", "leading", "trailing", "missing", "testing"})
+"""Gerunds, -ing nouns and -ing adjectives that name a part of a system or a thing, not
+an action: "logging config is fine", "underlying disk is fine" (adv105 #3) are
+diagnoses, "deleting backups is fine" a permission."""
 _GATE_RE = re.compile(r"\s(?:out|cause|culprit|issue|problem|bottleneck|reason|fine|ok|okay"
                       r"|healthy|unrelated|related|involved|fault)(?![\w-])")
 """The last word of every form above, whole and after a space (as :data:`_OBJECT_RE`
@@ -90,10 +94,14 @@ def _subject(low: str, at: int) -> tuple[int, list[str]]:
 
 
 _ELSEWHERE_RE = re.compile(
-    r"[^.;!?\n]{0,120}?\b(?:elsewhere|the\s+(?:real\s+)?(?:problem|issue|bug|crash|leak"
-    r"|lag|error|failure|cause|culprit|regression|slowdown|bottleneck)\b)")
-"""What follows a diagnosis in its sentence: the fault is elsewhere ("restarting the pod
-is fine, the crash is elsewhere": adv104 #3), which no permission says."""
+    r"[^\n]{0,160}?\b(?:elsewhere|the\s+(?:real\s+|root\s+|actual\s+)?(?:problem|issue|bug"
+    r"|crash|leak|lag|error|failure|cause|culprit|regression|slowdown|bottleneck)\s+"
+    r"(?:is|was|lies|seems\s+to\s+be|looks\s+like)\s+(?:in|within|with|on|at|the|somewhere"
+    r"|caused|due|upstream|downstream)\b)")
+"""What follows a diagnosis, in its sentence or the next: the fault is elsewhere
+("restarting the pod is fine; the crash is elsewhere", "..., the root cause is the
+proxy": adv104 #3, adv105 #3), which no permission says ("..., the issue is resolved",
+"the error was transient" are no fault placed: adv105 #4)."""
 
 
 def _permits(low: str, start: int, end: int) -> bool:

@@ -39,11 +39,19 @@ _WRITE = ("add", "adding", "include", "including", "put", "putting", "write", "w
 _RULE_RE = re.compile(
     r"(?i)\b(?:do\s+not|don['\u2019]t|never|must\s+not|mustn['\u2019]t|should\s+not"
     r"|shouldn['\u2019]t|cannot|can['\u2019]t|avoid|not|no)"
-    r"(?:[\s,]+(?:ever|just|even|simply|actually|really|please|again))*[\s,]+"
+    r"(?:(?:\s+(?:ever|simply|actually|really|please))*\s+|,\s*ever\s*,\s*)"
     rf"({'|'.join(_RUN + _WRITE)})\b\s*(.*)", re.DOTALL)
-_EMPHASIS_RE = re.compile(r"\*\*|__|(?<![\w*])\*(?=\w)|(?<=\w)\*(?![\w*])")
-"""Markdown emphasis around words ("do **not** run", "*never* use"): read without it
-(adv104 #1: a rule restated with it forbade nothing, and its violation went unseen)."""
+_EMPHASIS_RE = re.compile(r"(?<!\w)(?:\*+|_+|~~)(?=\w)|(?<=\w)(?:\*+|_+|~~)(?!\w)")
+"""Markdown emphasis around words ("do **not** run", "*never* use", "_ever_",
+"~~ever~~"): read without it outside code spans (adv104 #1: a rule restated with it
+forbade nothing; adv105 #6: inside backticks a ``*`` is the command's own)."""
+_SPLIT_CODE_RE = re.compile(r"(`[^`\n]*`)")
+
+
+def _plain(text: str) -> str:
+    """``text`` with :data:`_EMPHASIS_RE` removed outside its code spans."""
+    parts = _SPLIT_CODE_RE.split(text)
+    return "".join(p if i % 2 else _EMPHASIS_RE.sub("", p) for i, p in enumerate(parts))
 _PROHIBITION = r"(?i)\b(?:not|never|don't|no|avoid|cannot)\b"
 """Text that forbids rather than acts (a Polars regex)."""
 _CODE_RE = re.compile(r"`([^`\n]{2,120})`")
@@ -58,7 +66,7 @@ def forbidden(text: str) -> tuple[str, str, bool] | None:
     """``(object, act, phrase_only_at_start)`` of a prohibition, None when ``text``
     forbids no act on a matchable object.  ``act`` is "command" or "write"; the third
     value is true for a single plain word (matched only at a command's start)."""
-    m = _RULE_RE.search(_EMPHASIS_RE.sub("", text))
+    m = _RULE_RE.search(_plain(text))
     if m is None:
         return None
     act = "command" if m.group(1).lower() in _RUN else "write"

@@ -155,7 +155,7 @@ class SalienceDisagreement(Rule):
             first = skipped.row(0, named=True)  # stride > 1: a round was skipped
             ctx.limits.append(Limit(
                 self.name, MAX_ITEM_ROUNDS, "(working-set item, round) pairs",
-                f"round {first['round']}, off the judging stride (1 round in {stride})",
+                f"the first round off the judging stride (1 round in {stride})",
                 first["round"], first["line"], skipped.height, "rounds"))
         notes: dict[str, int] = {}
         if n - len(rounds):

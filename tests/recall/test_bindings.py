@@ -144,6 +144,11 @@ def test_a_pin_survives_where_the_summary_binds_its_name_to_it(summary: str, kep
     # adv104 #2: a contrast goes on to another name's value, not this one's
     ("Set read_timeout_ms = 30000 and keep it there.", "prose",
      "read_timeout_ms stays at 45000, but 30000 is the connect timeout.", False),
+    ("Set read_timeout_ms = 30000 and keep it there.", "prose",  # adv105 #2
+     "read_timeout_ms stays at 45000, then again 30000 is the connect timeout.", False),
+    ("Set read_timeout_ms = 30000 and keep it there.", "prose",
+     "read_timeout_ms stays at 45000, and later 30000 is used for the connect timeout.",
+     False),
 ])
 def test_a_keyed_value_survives_where_the_summary_binds_its_key_to_it(
         child: str, span_type: str, summary: str, kept: bool) -> None:

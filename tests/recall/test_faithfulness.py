@@ -103,6 +103,13 @@ def test_restatement_in_other_words_survives() -> None:
     ("I checked it: routing to the replica is fine, the lag is elsewhere.",
      "ruled routing replica"),
     ("Restarting the pod is fine, the crash is elsewhere.", "ruled restarting pod"),
+    # adv105 #3: the fault placed in the next sentence or after a semicolon; -ing words
+    # that name a thing
+    ("Restarting the pod is fine; the crash is elsewhere.", "ruled restarting pod"),
+    ("Restarting the pod is fine. The crash is elsewhere.", "ruled restarting pod"),
+    ("Upgrading openssl is fine, the root cause is the proxy.", "ruled upgrading openssl"),
+    ("Underlying disk is fine.", "ruled underlying disk"),
+    ("Existing tests are fine.", "ruled existing tests"),
     ("We ruled out v4.2.1 and the proxy.", "ruled 4.2.1 proxy"),
 ])
 def test_ruled_out_findings(text: str, norm: str) -> None:
@@ -119,7 +126,11 @@ def test_ruled_out_findings(text: str, norm: str) -> None:
     # usertest59 #1: with no article, on a name, a hyphenated verb
     "Deleting prod-db-7 backups is fine now.", "Deleting old backups is fine now.",
     "Rebooting node-3 is okay now.", "Restarting redis-2 is fine, go ahead.",
-    "Force-pushing to main is fine.", "Merging PR #1234 is fine."])
+    "Force-pushing to main is fine.", "Merging PR #1234 is fine.",
+    # adv105 #4: a fault named but not placed elsewhere: still a permission
+    "Deleting the old backups is fine, the issue is resolved.",
+    "Retrying the job is fine, the error was transient.",
+    "Pushing to main is fine, the failure was a flake."])
 def test_not_ruled_out(text: str) -> None:
     assert [d for d in extract(text) if d.kind.value == "ruled-out"] == []
 
@@ -153,10 +164,20 @@ def test_bare_number_is_never_asked_again_alone() -> None:
     ("not add tests", None),
     # adv104 #1: emphasis and an adverb between the negation and the act
     ("Right, do **not** run `lint-tool analyze` here", ("lint-tool analyze", "command", False)),
-    ("Do not just run `lint-tool analyze`", ("lint-tool analyze", "command", False)),
     ("Do not, ever, run `lint-tool analyze`", ("lint-tool analyze", "command", False)),
     ("*Never* use sudo", ("sudo", "command", True)),
     ("never run 2*3 jobs", ("2*3", "command", False)),
+    # adv105 #6: a code span keeps its "*"; "_ever_", "***ever***", "~~ever~~"
+    ("Do not run `go test *_integration.go` here",
+     ("go test *_integration.go", "command", False)),
+    ("do not _ever_ run `make deploy`", ("make deploy", "command", False)),
+    ("Do not ***ever*** run `make deploy`", ("make deploy", "command", False)),
+    ("do not ~~ever~~ run `make deploy`", ("make deploy", "command", False)),
+    # adv105 #5: "not just", "not even", a comma after "no": no rule
+    ("It is not just running `make test` that is slow", None),
+    ("We did not even run `pytest -x` before", None),
+    ("No, just run `make deploy`.", None),
+    ("No, really, use `rm -rf build` now.", None),
 ])
 def test_forbidden_object(text: str, want: tuple[str, str, bool] | None) -> None:
     assert forbidden(text) == want

@@ -62,12 +62,13 @@ to"; usertest59 #2)."""
 def _chained(gap: str) -> bool:
     """Whether ``gap``, the text between two values, goes on to the first one's name's
     next value: words of :data:`_CHAIN_WORDS`, one of :data:`_GOING_ON` among them, the
-    rest (at most :data:`CONNECTORS_MAX`) words of :data:`_CHAIN_LINKS` ("then reverted
-    to", ", then reverted it to", "and later rolled it back to")."""
+    rest (at most :data:`CONNECTORS_MAX`) words of :data:`_CHAIN_LINKS` ending in "to"
+    or "at" ("then reverted to", ", then reverted it to", "and later rolled it back
+    to"; not ", then again 30000 is the connect timeout": adv105 #2)."""
     words = _CHAIN_RE.findall(gap.lower())
     links = [w for w in words if w not in _CHAIN_WORDS]
     return (not _GOING_ON.isdisjoint(words) and len(links) <= CONNECTORS_MAX
-            and all(w in _CHAIN_LINKS for w in links))
+            and links[-1:] in (["to"], ["at"]) and all(w in _CHAIN_LINKS for w in links))
 
 Bindings = dict[str, tuple[Discriminator, ...]]
 """Name (lowercased) -> the values a summary binds to it, in order."""
