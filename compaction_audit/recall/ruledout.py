@@ -51,7 +51,7 @@ _PRONOUNS = frozenset({"everything", "something", "nothing", "things", "which", 
 _MAX_WORDS = 6
 _GRANTED_RE = re.compile(r"(?:is|are|'s)\s+(?:fine|ok|okay)")
 """The present-tense forms that read as a permission after an action's subject."""
-_ACTION_RE = re.compile(r"(?P<verb>[a-z][a-z-]*ing)\s+\S")
+_ACTION_RE = re.compile(r"(?P<verb>[a-z][a-z-]*ing)\s+(?P<next>[^\s.,;:!?]+)")
 """A gerund opening the subject and the word after it: an action ("deleting the",
 "pushing to", "using --force", "bumping 4.2", "deleting backups", "rebooting node-3",
 "force-pushing to main"), unless the gerund names a part of the system
@@ -69,9 +69,16 @@ _PART_GERUNDS = frozenset({
     "existing", "underlying", "incoming", "outgoing", "landing", "signing", "pending",
     "remaining", "upcoming", "ongoing", "staging", "working", "matching", "surrounding",
     "corresponding", "following", "leading", "trailing", "missing", "testing"})
-"""Gerunds, -ing nouns and -ing adjectives that name a part of a system or a thing, not
-an action: "logging config is fine", "underlying disk is fine" (adv105 #3) are
-diagnoses, "deleting backups is fine" a permission."""
+"""Gerunds, -ing nouns and -ing adjectives that name a part of a system or a thing
+before a noun: "logging config is fine", "underlying disk is fine" (adv105 #3) are
+diagnoses, "deleting backups is fine" a permission.  Before an article, a pronoun or a
+preposition (:data:`_OBJECT_OPENERS`) they are acts: "testing against prod is fine",
+"staging the changes is fine" (adv106 #3)."""
+_OBJECT_OPENERS = frozenset({
+    "the", "a", "an", "this", "that", "these", "those", "them", "it", "all", "any",
+    "every", "our", "my", "your", "their", "its", "to", "into", "onto", "from", "with",
+    "without", "over", "on", "against", "in", "for", "at", "by", "off", "up", "down",
+    "out", "through"})
 _GATE_RE = re.compile(r"\s(?:out|cause|culprit|issue|problem|bottleneck|reason|fine|ok|okay"
                       r"|healthy|unrelated|related|involved|fault)(?![\w-])")
 """The last word of every form above, whole and after a space (as :data:`_OBJECT_RE`
@@ -94,14 +101,18 @@ def _subject(low: str, at: int) -> tuple[int, list[str]]:
 
 
 _ELSEWHERE_RE = re.compile(
-    r"[^\n]{0,160}?\b(?:elsewhere|the\s+(?:real\s+|root\s+|actual\s+)?(?:problem|issue|bug"
-    r"|crash|leak|lag|error|failure|cause|culprit|regression|slowdown|bottleneck)\s+"
-    r"(?:is|was|lies|seems\s+to\s+be|looks\s+like)\s+(?:in|within|with|on|at|the|somewhere"
-    r"|caused|due|upstream|downstream)\b)")
-"""What follows a diagnosis, in its sentence or the next: the fault is elsewhere
-("restarting the pod is fine; the crash is elsewhere", "..., the root cause is the
-proxy": adv104 #3, adv105 #3), which no permission says ("..., the issue is resolved",
-"the error was transient" are no fault placed: adv105 #4)."""
+    r"[^\n]{0,160}?\belsewhere\b"
+    r"|[^.!?\n]{0,160}?\bthe\s+(?:real\s+|root\s+|actual\s+)?(?:(?:problem|issue|bug|crash"
+    r"|leak|lag|error|failure|regression|slowdown|bottleneck)\s+(?:is|was|lies|comes|came"
+    r"|turned\s+out\s+to\s+be|seems\s+to\s+be|must\s+be)\s+(?:in|within|with|from|at"
+    r"|somewhere|caused|due|upstream|downstream)\b|(?:cause|culprit)\s+(?:is|was|lies"
+    r"|turned\s+out\s+to\s+be|seems\s+to\s+be|must\s+be)\b)")
+"""What follows a diagnosis: "elsewhere" (in its sentence or the next), or, in its
+sentence (past a comma or semicolon), a fault placed ("the crash comes from the proxy",
+"the culprit turned out to be DNS", "the root cause is the proxy": adv104 #3, adv105 #3,
+adv106 #5), which no permission says; "the issue is resolved", "the error was
+transient", and a fault in a later sentence ("The error is the same as before") place
+nothing (adv105 #4, adv106 #4)."""
 
 
 def _permits(low: str, start: int, end: int) -> bool:
@@ -109,7 +120,8 @@ def _permits(low: str, start: int, end: int) -> bool:
     gerund that names no part, with an object or a preposition after it, and the
     sentence after ``end`` (the predicate's end) puts no fault elsewhere."""
     m = _ACTION_RE.match(low, start)
-    return (m is not None and m.group("verb") not in _PART_GERUNDS
+    return (m is not None and (m.group("verb") not in _PART_GERUNDS
+                               or m.group("next") in _OBJECT_OPENERS)
             and _ELSEWHERE_RE.match(low, end) is None)
 
 

@@ -37,21 +37,28 @@ _RUN = ("run", "running", "execute", "executing", "call", "calling", "invoke", "
 _WRITE = ("add", "adding", "include", "including", "put", "putting", "write", "writing",
           "insert", "inserting", "append", "appending", "commit", "committing")
 _RULE_RE = re.compile(
-    r"(?i)\b(?:do\s+not|don['\u2019]t|never|must\s+not|mustn['\u2019]t|should\s+not"
-    r"|shouldn['\u2019]t|cannot|can['\u2019]t|avoid|not|no)"
-    r"(?:(?:\s+(?:ever|simply|actually|really|please))*\s+|,\s*ever\s*,\s*)"
+    r"(?i)\b(?:(?:do\s+not|don['\u2019]t|never|must\s+not|mustn['\u2019]t|should\s+not"
+    r"|shouldn['\u2019]t|cannot|can['\u2019]t|avoid)"
+    r"(?:[\s,]+(?:ever|again|even|actually|really|please))*[\s,]+"
+    r"|(?:not|no)\s+(?:ever\s+)?)"
     rf"({'|'.join(_RUN + _WRITE)})\b\s*(.*)", re.DOTALL)
-_EMPHASIS_RE = re.compile(r"(?<!\w)(?:\*+|_+|~~)(?=\w)|(?<=\w)(?:\*+|_+|~~)(?!\w)")
-"""Markdown emphasis around words ("do **not** run", "*never* use", "_ever_",
-"~~ever~~"): read without it outside code spans (adv104 #1: a rule restated with it
-forbade nothing; adv105 #6: inside backticks a ``*`` is the command's own)."""
+"""A prohibition and its act: after an imperative negation, adverbs and commas ("Never,
+ever run", "Do not even run", "Never again use": adv106 #1); after a bare "not" or
+"no", only "ever" ("not just running ...", "did not even run ...", "No, just run ..."
+forbid nothing: adv105 #5; nor "simply", which contrasts: "Don't simply run `pytest`;
+run `pytest -x`", adv106 #7)."""
+_EMPHASIS_RE = re.compile(r"(?<!\w)(\*{1,3}|_{1,2}|~~)([^\s*_~](?:[^*_~\n]*[^\s*_~])?)\1(?!\w)")
+"""Markdown emphasis around words, as a pair ("do **not** run", "*never* use",
+"_ever_", "~~ever~~"): read without it outside code spans (adv104 #1: a rule restated
+with it forbade nothing; adv105 #6, adv106 #2: a lone ``*`` or ``_`` is the name's own:
+``tests/*_slow.py``, ``_reset_all_tenants``)."""
 _SPLIT_CODE_RE = re.compile(r"(`[^`\n]*`)")
 
 
 def _plain(text: str) -> str:
     """``text`` with :data:`_EMPHASIS_RE` removed outside its code spans."""
     parts = _SPLIT_CODE_RE.split(text)
-    return "".join(p if i % 2 else _EMPHASIS_RE.sub("", p) for i, p in enumerate(parts))
+    return "".join(p if i % 2 else _EMPHASIS_RE.sub(r"\2", p) for i, p in enumerate(parts))
 _PROHIBITION = r"(?i)\b(?:not|never|don't|no|avoid|cannot)\b"
 """Text that forbids rather than acts (a Polars regex)."""
 _CODE_RE = re.compile(r"`([^`\n]{2,120})`")

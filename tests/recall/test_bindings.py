@@ -144,6 +144,8 @@ def test_a_pin_survives_where_the_summary_binds_its_name_to_it(summary: str, kep
     # adv104 #2: a contrast goes on to another name's value, not this one's
     ("Set read_timeout_ms = 30000 and keep it there.", "prose",
      "read_timeout_ms stays at 45000, but 30000 is the connect timeout.", False),
+    ("Pin lib2 to 1.3.0.", "prose",  # adv106 #6: a value ending its clause goes on
+     "lib2 was pinned at 1.2.0, later 1.3.0.", True),
     ("Set read_timeout_ms = 30000 and keep it there.", "prose",  # adv105 #2
      "read_timeout_ms stays at 45000, then again 30000 is the connect timeout.", False),
     ("Set read_timeout_ms = 30000 and keep it there.", "prose",

@@ -110,6 +110,9 @@ def test_restatement_in_other_words_survives() -> None:
     ("Upgrading openssl is fine, the root cause is the proxy.", "ruled upgrading openssl"),
     ("Underlying disk is fine.", "ruled underlying disk"),
     ("Existing tests are fine.", "ruled existing tests"),
+    # adv106 #5: a fault placed with another verb
+    ("Restarting the pod is fine, the crash comes from the proxy.", "ruled restarting pod"),
+    ("Rotating the certs is fine, the culprit turned out to be DNS.", "ruled rotating certs"),
     ("We ruled out v4.2.1 and the proxy.", "ruled 4.2.1 proxy"),
 ])
 def test_ruled_out_findings(text: str, norm: str) -> None:
@@ -130,7 +133,13 @@ def test_ruled_out_findings(text: str, norm: str) -> None:
     # adv105 #4: a fault named but not placed elsewhere: still a permission
     "Deleting the old backups is fine, the issue is resolved.",
     "Retrying the job is fine, the error was transient.",
-    "Pushing to main is fine, the failure was a flake."])
+    "Pushing to main is fine, the failure was a flake.",
+    # adv106 #3, #4: an -ing word before an article or preposition is an act; a fault
+    # in a later sentence, or only located, places nothing
+    "Testing against prod is fine.", "Staging the changes is fine, but don't commit yet.",
+    "Working on main is fine for this repo.",
+    "Bumping the pool size is fine. The error is the same as before.",
+    "Force-pushing to my branch is fine; the error is on line 42 of auth.py."])
 def test_not_ruled_out(text: str) -> None:
     assert [d for d in extract(text) if d.kind.value == "ruled-out"] == []
 
@@ -178,6 +187,14 @@ def test_bare_number_is_never_asked_again_alone() -> None:
     ("We did not even run `pytest -x` before", None),
     ("No, just run `make deploy`.", None),
     ("No, really, use `rm -rf build` now.", None),
+    # adv106 #1, #2, #7: after an imperative negation, asides and adverbs; a lone "_"
+    # or "*" is the name's own; "simply" contrasts
+    ("Never, ever run `git push --force` on this repo.", ("git push --force", "command", False)),
+    ("Never again use `--no-verify` when committing.", ("--no-verify", "command", False)),
+    ("Do not even run `terraform apply` without review.", ("terraform apply", "command", False)),
+    ("Do not call _reset_all_tenants from the shell.", ("_reset_all_tenants", "command", False)),
+    ("Never run pytest tests/*_slow.py", ("tests/*_slow.py", "command", False)),
+    ("Don't simply run `pytest`; run `pytest -x`", None),
 ])
 def test_forbidden_object(text: str, want: tuple[str, str, bool] | None) -> None:
     assert forbidden(text) == want

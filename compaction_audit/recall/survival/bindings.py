@@ -59,16 +59,26 @@ name's pronoun and the verbs of a change ("then reverted it to", "later rolled i
 to"; usertest59 #2)."""
 
 
-def _chained(gap: str) -> bool:
+_ENDS_RE = re.compile(r"\s*(?:[.,;:!?)]|$|(?:and|then|but)\b)")
+"""What follows a value that goes on from the one before with no link word (", later
+1.3.0."): the clause ends there."""
+
+
+def _chained(gap: str, after: str) -> bool:
     """Whether ``gap``, the text between two values, goes on to the first one's name's
     next value: words of :data:`_CHAIN_WORDS`, one of :data:`_GOING_ON` among them, the
     rest (at most :data:`CONNECTORS_MAX`) words of :data:`_CHAIN_LINKS` ending in "to"
     or "at" ("then reverted to", ", then reverted it to", "and later rolled it back
-    to"; not ", then again 30000 is the connect timeout": adv105 #2)."""
+    to"), or none where the value ends its clause (``after``, the text after it:
+    "pinned at 1.2.0, later 1.3.0.", adv106 #6; not ", then again 30000 is the
+    connect timeout": adv105 #2)."""
     words = _CHAIN_RE.findall(gap.lower())
     links = [w for w in words if w not in _CHAIN_WORDS]
-    return (not _GOING_ON.isdisjoint(words) and len(links) <= CONNECTORS_MAX
-            and links[-1:] in (["to"], ["at"]) and all(w in _CHAIN_LINKS for w in links))
+    if _GOING_ON.isdisjoint(words) or len(links) > CONNECTORS_MAX:
+        return False
+    if not links:
+        return _ENDS_RE.match(after) is not None
+    return links[-1] in ("to", "at") and all(w in _CHAIN_LINKS for w in links)
 
 Bindings = dict[str, tuple[Discriminator, ...]]
 """Name (lowercased) -> the values a summary binds to it, in order."""
@@ -108,7 +118,8 @@ def summary_bindings(summary: str) -> Bindings:
             if name is not None:
                 names.add(name)
             if own is None and prev and (_JOIN_RE.fullmatch(body, prev_end, d.start)
-                                         or _chained(body[prev_end:d.start])):
+                                         or _chained(body[prev_end:d.start],
+                                                     body[d.end:d.end + 8])):
                 names |= prev
         for name in names:
             out.setdefault(name, []).append(d)
