@@ -65,20 +65,25 @@ _PART_GERUNDS = frozenset({
     "rate-limiting", "load-balancing", "string", "thing", "ring", "spring", "ceiling",
     "setting", "settings", "building", "listing", "mapping", "binding", "heading",
     "offering", "warning", "morning", "evening", "timing", "wiring", "tooling",
-    "housekeeping", "bookkeeping", "messaging", "queueing", "queuing", "paging",
+    "housekeeping", "bookkeeping", "messaging", "queueing", "queuing", "paging"})
+"""Gerunds and -ing nouns that name a part of a system or a thing: "logging config is
+fine", "caching in the API layer is fine", "routing to the backend is fine" are
+diagnoses (adv107 #1), "deleting backups is fine" a permission; before an article or a
+pronoun (:data:`_DETERMINERS`) they are acts ("caching the tokens is fine")."""
+_ING_ADJECTIVES = frozenset({
     "existing", "underlying", "incoming", "outgoing", "landing", "signing", "pending",
     "remaining", "upcoming", "ongoing", "staging", "working", "matching", "surrounding",
     "corresponding", "following", "leading", "trailing", "missing", "testing"})
-"""Gerunds, -ing nouns and -ing adjectives that name a part of a system or a thing
-before a noun: "logging config is fine", "underlying disk is fine" (adv105 #3) are
-diagnoses, "deleting backups is fine" a permission.  Before an article, a pronoun or a
-preposition (:data:`_OBJECT_OPENERS`) they are acts: "testing against prod is fine",
-"staging the changes is fine" (adv106 #3)."""
-_OBJECT_OPENERS = frozenset({
+"""-ing words that name a thing before a noun ("underlying disk is fine", "staging
+cluster is fine": adv105 #3) and are acts before an article, a pronoun or a preposition
+("testing against prod is fine", "staging the changes is fine", "working on main is
+fine": adv106 #3)."""
+_DETERMINERS = frozenset({
     "the", "a", "an", "this", "that", "these", "those", "them", "it", "all", "any",
-    "every", "our", "my", "your", "their", "its", "to", "into", "onto", "from", "with",
-    "without", "over", "on", "against", "in", "for", "at", "by", "off", "up", "down",
-    "out", "through"})
+    "every", "our", "my", "your", "their", "its"})
+_PREPOSITIONS = frozenset({
+    "to", "into", "onto", "from", "with", "without", "over", "on", "against", "in", "for",
+    "at", "by", "off", "up", "down", "out", "through"})
 _GATE_RE = re.compile(r"\s(?:out|cause|culprit|issue|problem|bottleneck|reason|fine|ok|okay"
                       r"|healthy|unrelated|related|involved|fault)(?![\w-])")
 """The last word of every form above, whole and after a space (as :data:`_OBJECT_RE`
@@ -105,7 +110,8 @@ _ELSEWHERE_RE = re.compile(
     r"|[^.!?\n]{0,160}?\bthe\s+(?:real\s+|root\s+|actual\s+)?(?:(?:problem|issue|bug|crash"
     r"|leak|lag|error|failure|regression|slowdown|bottleneck)\s+(?:is|was|lies|comes|came"
     r"|turned\s+out\s+to\s+be|seems\s+to\s+be|must\s+be)\s+(?:in|within|with|from|at"
-    r"|somewhere|caused|due|upstream|downstream)\b|(?:cause|culprit)\s+(?:is|was|lies"
+    r"|somewhere|caused|due|upstream|downstream|the\s+(?!same\b))\b"
+    r"|(?:cause|culprit)\s+(?:is|was|lies"
     r"|turned\s+out\s+to\s+be|seems\s+to\s+be|must\s+be)\b)")
 """What follows a diagnosis: "elsewhere" (in its sentence or the next), or, in its
 sentence (past a comma or semicolon), a fault placed ("the crash comes from the proxy",
@@ -120,9 +126,14 @@ def _permits(low: str, start: int, end: int) -> bool:
     gerund that names no part, with an object or a preposition after it, and the
     sentence after ``end`` (the predicate's end) puts no fault elsewhere."""
     m = _ACTION_RE.match(low, start)
-    return (m is not None and (m.group("verb") not in _PART_GERUNDS
-                               or m.group("next") in _OBJECT_OPENERS)
-            and _ELSEWHERE_RE.match(low, end) is None)
+    if m is None or _ELSEWHERE_RE.match(low, end) is not None:
+        return False
+    verb, after = m.group("verb"), m.group("next")
+    if verb in _PART_GERUNDS:
+        return after in _DETERMINERS
+    if verb in _ING_ADJECTIVES:
+        return after in _DETERMINERS or after in _PREPOSITIONS
+    return True
 
 
 def scan_ruled_out(text: str, out: list[Discriminator]) -> None:

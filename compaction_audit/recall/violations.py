@@ -38,27 +38,30 @@ _WRITE = ("add", "adding", "include", "including", "put", "putting", "write", "w
           "insert", "inserting", "append", "appending", "commit", "committing")
 _RULE_RE = re.compile(
     r"(?i)\b(?:(?:do\s+not|don['\u2019]t|never|must\s+not|mustn['\u2019]t|should\s+not"
-    r"|shouldn['\u2019]t|cannot|can['\u2019]t|avoid)"
+    r"|shouldn['\u2019]t)"
     r"(?:[\s,]+(?:ever|again|even|actually|really|please))*[\s,]+"
-    r"|(?:not|no)\s+(?:ever\s+)?)"
+    r"|(?:cannot|can['\u2019]t|avoid|not|no)\s+(?:ever\s+)?)"
     rf"({'|'.join(_RUN + _WRITE)})\b\s*(.*)", re.DOTALL)
 """A prohibition and its act: after an imperative negation, adverbs and commas ("Never,
-ever run", "Do not even run", "Never again use": adv106 #1); after a bare "not" or
-"no", only "ever" ("not just running ...", "did not even run ...", "No, just run ..."
-forbid nothing: adv105 #5; nor "simply", which contrasts: "Don't simply run `pytest`;
-run `pytest -x`", adv106 #7)."""
-_EMPHASIS_RE = re.compile(r"(?<!\w)(\*{1,3}|_{1,2}|~~)([^\s*_~](?:[^*_~\n]*[^\s*_~])?)\1(?!\w)")
+ever run", "Do not even run", "Never again use": adv106 #1); after "cannot", "avoid"
+or a bare "not" or "no", only "ever" ("not just running ...", "did not even run ...",
+"No, just run ...", "I cannot even run `make test`" forbid nothing: adv105 #5, adv107
+#3; nor "simply", which contrasts: "Don't simply run `pytest`; run `pytest -x`", adv106
+#7)."""
+_EMPHASIS_RE = re.compile(r"(?<![\w*~])(\*{1,3}|_{1,2}|~~)(\w(?:[^*~\n]*?\w)?)\1(?![\w*~])")
 """Markdown emphasis around words, as a pair ("do **not** run", "*never* use",
-"_ever_", "~~ever~~"): read without it outside code spans (adv104 #1: a rule restated
-with it forbade nothing; adv105 #6, adv106 #2: a lone ``*`` or ``_`` is the name's own:
-``tests/*_slow.py``, ``_reset_all_tenants``)."""
+"_ever_", "~~ever~~", "**_ever_**"), words inside: read without it outside code spans
+(adv104 #1: a rule restated with it forbade nothing; adv105 #6, adv106 #2, adv107 #4: a
+lone ``*`` or ``_`` is the name's own, ``tests/*_slow.py``, ``_reset_all_tenants``,
+and two globs are no pair, "*.pyc or build/*")."""
 _SPLIT_CODE_RE = re.compile(r"(`[^`\n]*`)")
 
 
 def _plain(text: str) -> str:
     """``text`` with :data:`_EMPHASIS_RE` removed outside its code spans."""
     parts = _SPLIT_CODE_RE.split(text)
-    return "".join(p if i % 2 else _EMPHASIS_RE.sub(r"\2", p) for i, p in enumerate(parts))
+    return "".join(p if i % 2 else _EMPHASIS_RE.sub(r"\2", _EMPHASIS_RE.sub(r"\2", p))
+                   for i, p in enumerate(parts))  # twice: "**_ever_**"
 _PROHIBITION = r"(?i)\b(?:not|never|don't|no|avoid|cannot)\b"
 """Text that forbids rather than acts (a Polars regex)."""
 _CODE_RE = re.compile(r"`([^`\n]{2,120})`")

@@ -113,6 +113,10 @@ def test_restatement_in_other_words_survives() -> None:
     # adv106 #5: a fault placed with another verb
     ("Restarting the pod is fine, the crash comes from the proxy.", "ruled restarting pod"),
     ("Rotating the certs is fine, the culprit turned out to be DNS.", "ruled rotating certs"),
+    # adv107 #1, #2: a part before a preposition is a part; a fault placed with "is the"
+    ("Caching in the API layer is fine.", "ruled caching api layer"),
+    ("Routing to the backend is fine.", "ruled routing backend"),
+    ("Restarting the pod is fine; the problem is the DNS cache.", "ruled restarting pod"),
     ("We ruled out v4.2.1 and the proxy.", "ruled 4.2.1 proxy"),
 ])
 def test_ruled_out_findings(text: str, norm: str) -> None:
@@ -195,6 +199,10 @@ def test_bare_number_is_never_asked_again_alone() -> None:
     ("Do not call _reset_all_tenants from the shell.", ("_reset_all_tenants", "command", False)),
     ("Never run pytest tests/*_slow.py", ("tests/*_slow.py", "command", False)),
     ("Don't simply run `pytest`; run `pytest -x`", None),
+    # adv107 #3-#5: inability is no rule; two globs are no emphasis; nested emphasis
+    ("I cannot even run `make test` because Docker is down.", None),
+    ("Never commit *.pyc or build/* files.", ("*.pyc", "write", False)),
+    ("Never **_ever_** run `make deploy` on this branch.", ("make deploy", "command", False)),
 ])
 def test_forbidden_object(text: str, want: tuple[str, str, bool] | None) -> None:
     assert forbidden(text) == want
