@@ -17,8 +17,10 @@ backups", "deleting prod-db-7 backups", "pushing to main", "using --force") that
 "is/are fine" (or ok, okay) grants the action, it closes no path (usertest57 #4,
 usertest59 #1: a person's "Deleting the prod-db-7 backups is fine now" was listed as a
 lost ruled-out finding).  A gerund naming a part ("the caching layer is fine", "logging
-config is fine", "networking is fine") and a report ("restarting the pod was fine",
-"... looks fine") stay findings.
+config is fine", "networking is fine", "underlying disk is fine"), a report
+("restarting the pod was fine", "... looks fine") and a sentence that places the fault
+elsewhere ("restarting the pod is fine, the crash comes from the proxy") stay findings
+(:func:`_permits`).
 ``norm`` is ``"ruled <content words>"``.  Standard library only.
 """
 
