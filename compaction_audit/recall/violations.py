@@ -48,20 +48,26 @@ or a bare "not" or "no", only "ever" ("not just running ...", "did not even run 
 "No, just run ...", "I cannot even run `make test`" forbid nothing: adv105 #5, adv107
 #3; nor "simply", which contrasts: "Don't simply run `pytest`; run `pytest -x`", adv106
 #7)."""
-_EMPHASIS_RE = re.compile(r"(?<![\w*~])(\*{1,3}|_{1,2}|~~)(\w(?:[^*~\n]*?\w)?)\1(?![\w*~])")
-"""Markdown emphasis around words, as a pair ("do **not** run", "*never* use",
-"_ever_", "~~ever~~", "**_ever_**"), words inside: read without it outside code spans
-(adv104 #1: a rule restated with it forbade nothing; adv105 #6, adv106 #2, adv107 #4: a
-lone ``*`` or ``_`` is the name's own, ``tests/*_slow.py``, ``_reset_all_tenants``,
-and two globs are no pair, "*.pyc or build/*")."""
+_EMPHASIS_RES = (
+    re.compile(r"(?<![\w*])(\*{1,3})(\w(?:[^*\n]*?\w)?)\1(?![\w*])"),
+    re.compile(r"(?<!\w)(_)([^\W_](?:[^_\n]*?[^\W_])?)_(?!\w)"),
+    re.compile(r"(~~)(\w(?:[^~\n]*?\w)?)~~"))
+"""Markdown emphasis around words, as a pair, stars first ("do **not** run", "*never*
+use", "**_ever_**"), then single underscores ("_ever_") and tildes ("~~ever~~"): read
+without it outside code spans (adv104 #1: a rule restated with it forbade nothing;
+adv105 #6, adv106 #2, adv107 #4: a lone ``*`` or ``_`` is the name's own,
+``tests/*_slow.py``, ``_reset_all_tenants``, a dunder ``__init__.py`` keeps its
+underscores, and two globs are no pair, "*.pyc or build/*")."""
 _SPLIT_CODE_RE = re.compile(r"(`[^`\n]*`)")
 
 
 def _plain(text: str) -> str:
-    """``text`` with :data:`_EMPHASIS_RE` removed outside its code spans."""
+    """``text`` with :data:`_EMPHASIS_RES` removed outside its code spans."""
     parts = _SPLIT_CODE_RE.split(text)
-    return "".join(p if i % 2 else _EMPHASIS_RE.sub(r"\2", _EMPHASIS_RE.sub(r"\2", p))
-                   for i, p in enumerate(parts))  # twice: "**_ever_**"
+    for i in range(0, len(parts), 2):  # the even parts are outside code spans
+        for pattern in _EMPHASIS_RES:
+            parts[i] = pattern.sub(r"\2", parts[i])
+    return "".join(parts)
 _PROHIBITION = r"(?i)\b(?:not|never|don't|no|avoid|cannot)\b"
 """Text that forbids rather than acts (a Polars regex)."""
 _CODE_RE = re.compile(r"`([^`\n]{2,120})`")

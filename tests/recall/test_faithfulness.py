@@ -203,6 +203,9 @@ def test_bare_number_is_never_asked_again_alone() -> None:
     ("I cannot even run `make test` because Docker is down.", None),
     ("Never commit *.pyc or build/* files.", ("*.pyc", "write", False)),
     ("Never **_ever_** run `make deploy` on this branch.", ("make deploy", "command", False)),
+    # a dunder is no emphasis ("__init__.py" read "init.py" at b6058e9)
+    ("Never add __init__.py files to the docs folder.", ("__init__.py", "write", False)),
+    ("Never run python -m __main__ here", ("__main__", "command", False)),
 ])
 def test_forbidden_object(text: str, want: tuple[str, str, bool] | None) -> None:
     assert forbidden(text) == want
