@@ -26,6 +26,13 @@ class Condition:
     detail: str
 
 
+def depth_condition(min_depth: int) -> str:
+    """The name of the depth condition: the seed's "re-summarization depth >= 2", or the
+    configured ``min_depth`` (adv103 #7, usertest59 #3: "--set min_depth=5" read "no
+    re-summarization depth >= 2: ... depth 3")."""
+    return f"re-summarization depth >= {min_depth:,}"
+
+
 def conditions(session: Session, series: Series, settings: Settings,
                cosine: str | None = None) -> list[Condition]:
     """Evaluate the three conditions for ``session``.
@@ -41,9 +48,8 @@ def conditions(session: Session, series: Series, settings: Settings,
     """
     frame = series.frame
     deepest = max_int(frame["summary_depth_max"])
-    depth = Condition(  # the seed's 2, or the configured min_depth (adv103 #7, usertest59
-        # #3: "--set min_depth=5" read "no re-summarization depth >= 2: ... depth 3")
-        f"re-summarization depth >= {settings.min_depth:,}",
+    depth = Condition(
+        depth_condition(settings.min_depth),
         "holds" if deepest >= settings.min_depth else "fails",
         f"deepest summary in the working set: depth {deepest}")
     scorer = session.header.scorer or {}

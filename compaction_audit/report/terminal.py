@@ -26,7 +26,7 @@ from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
-from compaction_audit.conditions import can_invert
+from compaction_audit.conditions import can_invert, depth_condition
 from compaction_audit.report.advice import episode_advice
 from compaction_audit.report.lines import line_at, lines_span
 from compaction_audit.report.model import Report, SessionReport, reader_notes, session_named
@@ -146,10 +146,10 @@ def has_salience(r: SessionReport) -> bool:
     return col is not None and col.null_count() < len(col)
 
 
-FAILS_SHORT = {"re-summarization depth >= {min_depth}": "depth < {min_depth}",
-               "scorer does not penalize depth": "scorer penalizes depth",
+FAILS_SHORT = {"scorer does not penalize depth": "scorer penalizes depth",
                "eviction is continuous": "event-driven eviction"}
-"""A failing condition in two or three words, for the one inversion line."""
+"""A failing condition in two or three words, for the one inversion line (the depth
+condition's, named by ``min_depth``, is made there: "depth < 2")."""
 
 
 VERDICT_STYLE = {"FAIL": "bold red", "WARN": "bold yellow"}
@@ -163,10 +163,9 @@ def _inversion_line(r: SessionReport) -> Text:
     "salience rebuilt; " and "no condition of inversion fails" or "drift only (...)"
     (wrapped under its label when three conditions fail).  The details are in
     ``--format json``."""
-    depth = f"re-summarization depth >= {r.settings.min_depth:,}"  # its name (conditions)
-    failing = [FAILS_SHORT.get("re-summarization depth >= {min_depth}" if c.name == depth
-                               else c.name, c.name).format(min_depth=r.settings.min_depth)
-               for c in r.conditions if c.status == "fails"]
+    m = r.settings.min_depth
+    short = {**FAILS_SHORT, depth_condition(m): f"depth < {m}"}
+    failing = [short.get(c.name, c.name) for c in r.conditions if c.status == "fails"]
     if (r.cosine or {}).get("inversion_signature"):  # the rules read a rebuilt cosine:
         head = "salience rebuilt; "  # none recorded: the conditions apply (usertest19 #2:
         if not failing:  # "not applicable" sat above an inversion found with it)
@@ -648,9 +647,10 @@ def statistics_renderable(report: Report) -> RenderableType:
     findings the baseline and ``[[suppress]]`` held back, which the counts leave out
     (usertest58 #8: a run over a baseline read "No findings." alone)."""
     stats = rule_statistics(report)
-    held = [f"{n} in the baseline" for n in [sum(s.baselined() for s in report.sessions)]
-            if n] + [f"{n} suppressed by [[suppress]]"
-                     for n in [sum(s.suppressed() for s in report.sessions)] if n]
+    baselined = sum(s.baselined() for s in report.sessions)
+    suppressed = sum(s.suppressed() for s in report.sessions)
+    held = ([f"{baselined} in the baseline"] if baselined else []) + (
+        [f"{suppressed} suppressed by [[suppress]]"] if suppressed else [])
     note = f" ({', '.join(held)})" if held else ""
     if not stats:
         return Text(f"No findings{note}.", style="green")

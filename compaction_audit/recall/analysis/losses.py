@@ -175,7 +175,7 @@ def _lost_rows(session: Session, items: pl.DataFrame, occ: pl.DataFrame,
     first = losses.lazy().sort("start", descending=False).group_by(
         "key", maintain_order=True).agg(pl.col("start").first(), pl.col("by_fold").any())
     spans = items.lazy().select("id", pl.col("ri").alias("born"), "source", "source_line")
-    placed_at = items.lazy().select("id", pl.int_range(pl.len()).alias("_pos"))  # log order
+    placed = items.lazy().with_row_index("_pos")  # the log's order (here and _answered)
     # the span that stated it: a person's, where one did before the loss, else the
     # earliest (usertest58 #3: "keep the deploy on v4.2.1", typed after the assistant's
     # "Deploy pinned to v4.2.1", ranked as the assistant's other prose)
@@ -183,7 +183,8 @@ def _lost_rows(session: Session, items: pl.DataFrame, occ: pl.DataFrame,
              & (pl.col("born") <= pl.col("start")))
     source = (occ.lazy().filter(~pl.col("asked")).drop("negated", "asked")
               .rename({"line": "text_line"}).join(spans, on="id")
-              .join(placed_at, on="id").join(first.select("key", "start"), on="key")
+              .join(placed.select("id", "_pos"), on="id")
+              .join(first.select("key", "start"), on="key")
               .sort(typed.fill_null(False), "born", "source_line", "_pos",
                     descending=[True, False, False, False], maintain_order=True)
               .group_by("key", maintain_order=True).first().drop("start", "_pos"))
@@ -233,7 +234,6 @@ def _lost_rows(session: Session, items: pl.DataFrame, occ: pl.DataFrame,
         .agg(pl.col("round").first().alias("reread_round"),
              pl.col("source_line").first().alias("reread_line"),
              pl.col("id").first().alias("reread_span")))
-    placed = items.lazy().with_row_index("_pos")  # the log's order (_answered)
     answered = _answered(again, placed)
     reused = reuse(lost.select("key", "start", pl.col("id").alias("span")),
                    pl.concat([occ.select("key", "id"), names.select("key", "id")]), items,
