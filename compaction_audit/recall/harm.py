@@ -91,7 +91,9 @@ def asked_again(lost: pl.DataFrame, users: pl.DataFrame,
     requests" does not restate ``read_timeout_ms: 45000``).
 
     ``lost``: ``key`` (``"<kind>:<norm>"``), ``kind``, ``text``, ``start`` (round index of
-    the loss).  ``users``: ``id``, ``ri``, ``round``, ``text`` of user spans (not
+    the loss), and optionally ``lost_round`` and ``lost_line`` (the loss's round number
+    and log line: where a :class:`~compaction_audit.limits.Limit` says the check
+    stopped; usertest59 #7).  ``users``: ``id``, ``ri``, ``round``, ``text`` of user spans (not
     harness).  Returns ``key``, ``start``, ``id``, ``ri``, ``round`` for the first user
     span after the loss that states each lost item.  Lost items are checked in the
     order of ``lost``, each against the user spans after its loss in order, until
@@ -119,16 +121,18 @@ def asked_again(lost: pl.DataFrame, users: pl.DataFrame,
     texts, norm_of = lost["text"].to_list(), norms.to_list()
     words = {at: tuple(w for w in _WORDS_RE.findall(texts[at].lower()) if w != norm_of[at])
              for at in bare_at.arg_true().to_list()}
-    checks = [(key, kind, text, norm, start, words.get(at, ()))
+    checks = [(key, kind, text, norm, start, words.get(at, ()), at)
               for at, (key, kind, text, norm, start) in enumerate(zip(
                   lost["key"].to_list(), lost["kind"].to_list(), texts, norm_of,
                   lost["start"].to_list(), strict=True))
               if words.get(at, True)]  # a bare number never counts alone
+    where = ((lost["lost_round"].to_list(), lost["lost_line"].to_list())
+             if {"lost_round", "lost_line"} <= set(lost.columns) else None)
     # the named words each user text holds (substrings of its lowercase form), found
     # for all lost items in one pass over the text, on first need: was a lowercase copy
     # and a search of the whole text per (lost item, user span) pair (issue 11, class 5,
     # eighth adversarial pass F6)
-    finder = Literals(w for *_, named in checks for w in named)
+    finder = Literals(w for *_, named, _ in checks for w in named)
     holds: dict[int, set[str]] = {}
 
     def held(at: int, body: str) -> set[str]:
@@ -137,10 +141,12 @@ def asked_again(lost: pl.DataFrame, users: pl.DataFrame,
         return holds[at]
 
     left = ASKED_AGAIN_MAX_CHECKS
-    for pos, (key, kind, text, norm, start, named) in enumerate(checks):
+    for pos, (key, kind, text, norm, start, named, _) in enumerate(checks):
         first = bisect_right(born, start)  # the user spans after the loss
         if left < len(later) - first:  # it might not finish: stop before it
-            _stopped(text, len(checks) - pos, limits)
+            at = checks[pos][-1]
+            _stopped(text, len(checks) - pos, limits, *(
+                (where[0][at], where[1][at]) if where else (None, None)))
             break
         d = Discriminator(_KIND_OF[kind], text, norm, 0, len(text))
         failed: set[int] = set()
@@ -157,11 +163,12 @@ def asked_again(lost: pl.DataFrame, users: pl.DataFrame,
     return pl.DataFrame(rows, schema=schema)
 
 
-def _stopped(first: str, left: int, limits: list[Limit] | None) -> None:
+def _stopped(first: str, left: int, limits: list[Limit] | None,
+             round_: int | None, line: int | None) -> None:
     """Append to ``limits`` that :func:`asked_again` stopped before ``left`` lost items,
-    the first of them ``first`` (its text)."""
+    the first of them ``first`` (its text), lost at ``round_`` (log ``line``)."""
     if limits is not None:
         limits.append(Limit("asked-again", ASKED_AGAIN_MAX_CHECKS,
                             "(lost item, later user message) checks",
                             f"lost item {first!r}",
-                            None, None, left, "lost item(s)"))
+                            round_, line, left, "lost item(s)"))

@@ -321,3 +321,21 @@ def test_fold_drops_are_bounded_by_their_text_too(
     assert err.value.line == 5 and "summary 'F3' takes the bytes of text and ids of " \
         "(fold, child, dropped fact) rows past 184:" in str(err.value)
 
+
+
+def test_asked_again_says_the_round_and_line_of_the_loss_where_it_stopped(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # usertest59 #7: the limit named the lost item but no round or line
+    monkeypatch.setattr(harm, "ASKED_AGAIN_MAX_CHECKS", 3)
+    lost = _lost(3).with_columns(lost_round=pl.Series([4, 5, 6]),
+                                 lost_line=pl.Series([10, 11, 12]))
+    limits: list[Limit] = []
+    harm.asked_again(lost, _users(2), limits)
+    [limit] = limits
+    assert (limit.at, limit.round, limit.line) == ("lost item 'ORD-2'", 6, 12)
+    assert limit.message() == ("asked-again stopped early at its cap of 3 (lost item, later "
+                               "user message) checks, at lost item 'ORD-2' (round 6): 1 "
+                               "lost item(s) not checked")
+    limits.clear()
+    harm.asked_again(_lost(3), _users(2), limits)  # without the columns: not known
+    assert (limits[0].round, limits[0].line) == (None, None)

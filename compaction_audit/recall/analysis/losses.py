@@ -213,7 +213,8 @@ def _lost_rows(session: Session, items: pl.DataFrame, occ: pl.DataFrame,
         lost.lazy().select("key", "start").join(users, on="key").select(
             "key", "start", "id", "ri", "round"),
         # in a total order: past its cap the check stops at the same item every run
-        asked_again(lost.select("key", "kind", "text", "start").sort("start", "key"),
+        asked_again(lost.select("key", "kind", "text", "start", "lost_round", "lost_line")
+                    .sort("start", "key"),
                     user_spans.select("id", "ri", "round", "text"), limits).lazy(),
     ]).filter(pl.col("ri") > pl.col("start")).sort("ri", "id")
         .group_by("key", maintain_order=True)
