@@ -24,6 +24,7 @@ from compaction_audit.report.safe import (
     neutralize,
     printable,
 )
+from compaction_audit.report.sarif import plain as sarif_plain
 from tests import ci_commands
 from tests.gate_app import drift_records, run
 from tests.logs import dump, rnd, session, spans
@@ -162,7 +163,8 @@ def test_json_keeps_the_text_exact_and_sarif_junit_parse(hostile: Path) -> None:
     assert doc["session"]["session_id"] == HOSTILE  # escapes decode to the same text
     assert any(HOSTILE in f["message"] for f in doc["findings"])
     sarif = json.loads(run("audit", "traces", "--format", "sarif", "--jobs", "1").stdout)
-    assert any(HOSTILE in r["message"]["text"] or printable(HOSTILE) in r["message"]["text"]
+    # a plain text message: brackets escaped, no embedded link (adv108 #3)
+    assert any(sarif_plain(HOSTILE) in r["message"]["text"]
                for r in sarif["runs"][0]["results"])
     root = ET.fromstring(run("audit", "traces", "--format", "junit", "--jobs", "1").stdout)
     texts = [e.text or "" for e in root.iter("failure")]

@@ -114,7 +114,8 @@ def test_sarif(traces: Path) -> None:
         "artifactLocation": {"uri": "traces/drift.jsonl"}, "region": {"startLine": 3}}
     evil = [r for r in results if "evil" in r["locations"][0]["physicalLocation"][
         "artifactLocation"]["uri"]]
-    assert "\x1b" not in evil[0]["message"]["text"] and "\\x1b[31m" in evil[0]["message"]["text"]
+    text = evil[0]["message"]["text"]  # brackets escaped: a plain text message (adv108 #3)
+    assert "\x1b" not in text and "\\x1b\\[31m" in text
     assert doc["runs"][0]["invocations"] == [{"executionSuccessful": True,
                                               "toolExecutionNotifications": []}]
 

@@ -197,7 +197,7 @@ def test_what_was_suppressed_is_said_where_ci_reads(folds: Path) -> None:
     sarif = json.loads(audit(folds, config, "-f", "sarif").stdout)
     notes = sarif["runs"][0]["invocations"][0]["toolExecutionNotifications"]
     assert [n["message"]["text"] for n in notes] == [
-        "1 finding(s) suppressed by [[suppress]] of the configuration"]
+        "1 finding(s) suppressed by \\[\\[suppress\\]\\] of the configuration"]
     for fmt in ("github", "junit", "sarif"):
         assert "suppressed by" not in audit(folds, "", "-f", fmt).stdout
     assert "suppressed by" not in audit(folds, "", "-q").stdout

@@ -31,12 +31,17 @@ Severities map info -> ``note``.
 
 Log text is made :func:`printable` (bounded, invisible characters escaped) or
 :func:`clip_tree` d, and serialized by orjson (JSON-escaped); a file name's undecodable
-bytes are percent-encoded in the URI as themselves.
+bytes are percent-encoded in the URI as themselves.  Every ``message.text`` is a plain
+text message (:func:`plain`): its ``[`` and ``]`` are escaped with a backslash, as
+SARIF 2.1.0 section 3.11.6 asks of literal brackets (and so is a backslash before
+one), so that a span id or text written ``[Details](https://...)`` is no embedded link
+a viewer renders (adv108 #3).
 """
 
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -64,6 +69,17 @@ from compaction_audit.rules.base import Rule
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 LEVELS = {"error": "error", "warning": "warning", "info": "note"}
 FINGERPRINT_KEY = "compactionAudit/v2"
+
+
+def plain(text: object) -> str:
+    """``text`` :func:`printable`, with ``[`` and ``]`` escaped by a backslash, and each
+    backslash of a run that ends at one (a ``\\x1b`` that :func:`printable` wrote stays
+    as it is): a SARIF plain text message in which log text forms no embedded link
+    (module docstring)."""
+    return _BRACKETS.sub(r"\\\g<0>", printable(text))
+
+
+_BRACKETS = re.compile(r"\\(?=\\*[\[\]])|[\[\]]")
 
 
 def artifact_uri(path: str) -> str:
@@ -112,7 +128,7 @@ def stated_at(s: SessionReport, fold: object) -> list[dict[str, Any]]:
              if isinstance(d, dict) and d.get("fold") == fold  # (usertest16 #2: not
              and type(d.get("span_line")) is int and d["span_line"] > 0]  # re-sorted)
     return [{"id": i, **location(line_path(s.path, d.get("span_file")), d["span_line"]),
-             "message": {"text": printable(f"lost: {d.get('kind')} {d.get('text')!r}")}}
+             "message": {"text": plain(f"lost: {d.get('kind')} {d.get('text')!r}")}}
             for i, d in enumerate(facts[:RELATED])]
 
 
@@ -144,7 +160,7 @@ def render_sarif(report: Report, opts: RenderOptions) -> bytes:
         grown = grown_findings(s)
         entries = {id(f): entry for f, entry in session_entries(s)}
         listed, omitted = bounded_episodes(s.findings, opts.show_all)
-        omitted_all += [{"level": "note", "message": {"text": printable(
+        omitted_all += [{"level": "note", "message": {"text": plain(
             f"{_n(o['episodes'], 'more episode')} of {o['code']} {o['rule']} "
             f"({_n(o['findings'], 'finding')}, {_rounds(o['first_round'], o['last_round'])})"
             " not listed (--all lists them)")}, "locations": [location(s.path, 0)]}
@@ -164,7 +180,7 @@ def render_sarif(report: Report, opts: RenderOptions) -> bytes:
             result: dict[str, Any] = {
                 "ruleId": f.code,
                 "level": LEVELS[ep["severity"]],
-                "message": {"text": printable(f"{grown_prefix(grown, f)}{said(f, top)}{where}. "
+                "message": {"text": plain(f"{grown_prefix(grown, f)}{said(f, top)}{where}. "
                                               f"What to do: {what_to_do(f, last)}")},
                 "locations": [location(line_path(s.path, f.line_file), f.line)],
                 "partialFingerprints": {FINGERPRINT_KEY: fingerprint(
@@ -192,19 +208,19 @@ def render_sarif(report: Report, opts: RenderOptions) -> bytes:
     # rounds and rules within a level; usertest32 #8: a trace's note came before
     # another trace's 53 errors)
     results.sort(key=lambda r: _LEVEL_ORDER[r["level"]])
-    notifications = [{"level": "error", "message": {"text": printable(str(e))},
+    notifications = [{"level": "error", "message": {"text": plain(str(e))},
                       "locations": [location(e.path, e.line)]} for e in report.errors]
     notifications += [{"level": "warning",
-                       "message": {"text": printable(f"skipped (--lenient): {e}")},
+                       "message": {"text": plain(f"skipped (--lenient): {e}")},
                        "locations": [location(e.path, e.line)]}
                       for s in report.sessions for e in s.skipped]
-    notifications += [{"level": "warning", "message": {"text": printable(x.message())},
+    notifications += [{"level": "warning", "message": {"text": plain(x.message())},
                        "locations": [location(line_path(s.path, s.file_of_round(x.round)),
                                               x.line or 1)]}
                       for s in report.sessions for x in s.limits]  # capped checks
     # a gap counts as a warning for the gate: at "warning" when --fail-on reaches it
     gap_level = "warning" if gaps_fail(opts.fail_on) else "note"  # (adv38)
-    notifications += [{"level": gap_level, "message": {"text": printable(g.message)},
+    notifications += [{"level": gap_level, "message": {"text": plain(g.message)},
                        "locations": [location(line_path(s.path, g.line_file), g.line)]}
                       for s in report.sessions  # never a pass in disguise (docs/ci.md):
                       for g in gaps(s)]  # unchecked compactions, lines not read (adv29 F2)
@@ -213,11 +229,11 @@ def render_sarif(report: Report, opts: RenderOptions) -> bytes:
                        "locations": [location(s.path, 0)]}
                       for s in report.sessions if s.judged_nothing()]
     notifications += [{"level": "note",  # silenced by [[suppress]] (adv31 N6)
-                       "message": {"text": f"{s.suppressed()} finding(s) suppressed by "
-                                           "[[suppress]] of the configuration"},
+                       "message": {"text": plain(f"{s.suppressed()} finding(s) suppressed "
+                                                 "by [[suppress]] of the configuration")},
                        "locations": [location(s.path, 0)]}
                       for s in report.sessions if s.suppressed()]
-    notifications += [{"level": "note", "message": {"text": printable(line)}}  # the
+    notifications += [{"level": "note", "message": {"text": plain(line)}}  # the
                       for line in stale_lines(report, opts.show_all)]  # baseline's (usertest17)
     notifications += omitted_all  # episodes beyond EPISODES_PER_RULE, counted
     run = {
