@@ -384,8 +384,33 @@ def summary(value: Any, where: str) -> SummaryRec:
         unique_ids(children, f"{where}.children"),
         opt_str(value, "text", where),
         None if depth is None else as_int(depth, f"{where}.depth", 1),
-        None if accounting is None else as_json(accounting, f"{where}.accounting"),
+        None if accounting is None or records_nothing(accounting)
+        else as_json(accounting, f"{where}.accounting"),
     )
+
+
+def records_nothing(value: Any) -> bool:
+    """True when an ``accounting`` value says nothing: a string of white space and
+    invisible characters only (``""``, ``" "``, a zero-width space), or an object or
+    list whose every value says nothing (``{}``, ``{"dropped_values": []}``).  Such a
+    fold is read as carrying no accounting (spec, log-format: accounting records "the
+    precision the fold surrendered"; adv108 #2: ``"accounting": ""`` turned a lost
+    pin's errors into one warning).  Numbers and booleans say something."""
+    if isinstance(value, str):
+        return not any(ch.isprintable() and not ch.isspace() and not _invisible(ch)
+                       for ch in value)
+    if isinstance(value, dict):
+        return all(records_nothing(v) for v in value.values())
+    if isinstance(value, list):
+        return all(records_nothing(v) for v in value)
+    return value is None
+
+
+def _invisible(ch: str) -> bool:
+    """A format character (zero-width space and joiners, bidi marks: Unicode Cf)."""
+    import unicodedata
+
+    return unicodedata.category(ch) == "Cf"
 
 
 def retained(value: Any) -> dict[str, float | None]:

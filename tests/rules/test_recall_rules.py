@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from typer.testing import CliRunner
 
 from compaction_audit.cli import app
@@ -133,6 +134,29 @@ def test_negative_controls(write_log: LogWriter) -> None:
                            rnd(1, summaries=[fold("F", ["u"], "Migration guidance noted.")],
                                offloaded=["u"])], "off.jsonl")
     assert recall_findings(audit(offloaded)) == [("topic-only-fold", 1, "F", "warning")]
+
+
+@pytest.mark.parametrize("accounting", ["", "  \n", "\u200b", {}, {"dropped_values": []},
+                                        {"note": " ", "values": [""]}])
+def test_an_accounting_that_records_nothing_is_none(write_log: LogWriter,
+                                                    accounting: Any) -> None:
+    """adv108 #2: a blank or empty accounting turned the silent fold's error into a
+    warning; it records no surrendered precision, so the fold is silent."""
+    path = write_log([rnd(0, spans=[span("u", NEGATION, "user")]),
+                      rnd(1, summaries=[fold("F", ["u"], "Migration guidance noted.",
+                                             accounting=accounting)],
+                          evicted=["u"])], "blank.jsonl")
+    assert recall_findings(audit(path))[0] == ("silent-discriminating-fold", 1, "F", "error")
+
+
+@pytest.mark.parametrize("accounting", ["x", {"dropped_values": ["45000"]}, {"n": 0}])
+def test_an_accounting_that_records_something_accounts(write_log: LogWriter,
+                                                       accounting: Any) -> None:
+    path = write_log([rnd(0, spans=[span("u", NEGATION, "user")]),
+                      rnd(1, summaries=[fold("F", ["u"], "Migration guidance noted.",
+                                             accounting=accounting)],
+                          evicted=["u"])], "said.jsonl")
+    assert recall_findings(audit(path)) == [("topic-only-fold", 1, "F", "warning")]
 
 
 def test_severity_follows_the_kind(write_log: LogWriter) -> None:
