@@ -108,6 +108,11 @@ def _pin() -> Discriminator:
     ("Upgraded lib2 from 1.2.0 to 1.3.0.", True),  # a list after the name
     ("lib2 is pinned. 1.2.0 is the version.", True),  # lib2 bound to nothing: the value
     ("Pinned the serializer library to 1.3.0.", False),  # no 1.2.0 at all
+    # adv108 #1: the value only in another name's token is that name's (it was kept)
+    ("Pin lib3==1.2.0 because 1.3.0 breaks the serializer.", False),
+    ("numpy==1.2.0 and lib3>=1.2 are pinned.", False),
+    ("lib3==1.2.0; the serializer stays on 1.2.0.", True),  # also stated alone
+    ("Pinned the serializer library to 1.2.0.", True),  # a word before it is no token
 ])
 def test_a_pin_survives_where_the_summary_binds_its_name_to_it(summary: str, kept: bool) -> None:
     assert survives(_pin(), summary) is kept
@@ -117,6 +122,9 @@ def test_a_pin_survives_where_the_summary_binds_its_name_to_it(summary: str, kep
     ("Set read_timeout_ms=45000 on staging.", "prose",
      "read_timeout_ms=30000 now; 45000 was too slow.", False),
     ("Set read_timeout_ms=45000 on staging.", "prose", "read_timeout_ms raised to 45000.", True),
+    ("Set read_timeout_ms=45000 on staging.", "prose",  # adv108 #1: another key's value
+     "connect_timeout_ms=45000 on staging.", False),
+    ("Set read_timeout_ms=45000 on staging.", "prose", "Timeout raised to 45000.", True),
     ("Set read_timeout_ms=45000 on staging.", "prose",
      "read_timeout_ms and write_timeout_ms set to 45000 and 30000.", True),
     ("Set read_timeout_ms to 45 s.", "prose", "read_timeout_ms: 45000 ms", True),  # a measure

@@ -28,7 +28,7 @@ from compaction_audit.recall.bindings import bound_name
 from compaction_audit.recall.extract import Discriminator, Kind, value_tokens
 from compaction_audit.recall.versions import REQUIREMENT_RE, admits, measure, suffixed, vtuple
 
-__all__ = ["CONNECTORS", "GAP", "SENTENCE_MAX", "MergedBindings", "bound_kept",
+__all__ = ["CONNECTORS", "GAP", "SENTENCE_MAX", "MergedBindings", "bound_elsewhere", "bound_kept",
            "changed_sentence", "merged_bindings", "summary_bindings"]
 
 CONNECTORS = frozenset({
@@ -200,6 +200,20 @@ def bound_kept(d: Discriminator, name: str, bindings: Bindings) -> bool | None:
     if not held:
         return None
     return any(_same_value(d, t) for t in held)
+
+
+def bound_elsewhere(d: Discriminator, name: str, summary: str) -> bool:
+    """Whether ``summary`` states ``d``'s value (a value the child binds to ``name``)
+    only in tokens that bind it to another name: "Pin libbar==4.2.1" does not keep
+    ``libfoo==4.2.1`` (adv108 #1: the value alone kept it, and the pin moved to another
+    package passed the gate).  The token's own name counts (``NAME==VALUE``,
+    ``key=value``, ``key: value``: :func:`~compaction_audit.recall.bindings.bound_name`),
+    as for the spans that hold a fact (docs/discriminators.md, the lost table:
+    "lib3==1.2.0" does not hold ``lib2==1.2.0``); a word before the value does not
+    ("Deploy pinned to 4.2.1" may name the same thing in other words)."""
+    same = [t for t in value_tokens(summary)[1] if t.kind is d.kind and _same_value(d, t)]
+    return bool(same) and all((own := bound_name(t)) is not None and own != name
+                              for t in same)
 
 
 _END_RE = re.compile(r"[.!?;](?=\s)|\n")

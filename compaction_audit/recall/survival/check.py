@@ -19,7 +19,11 @@ from compaction_audit.recall import paraphrase
 from compaction_audit.recall.bindings import bound_name
 from compaction_audit.recall.extract import CLAUSE_KINDS, Discriminator, Kind, extract_cached
 from compaction_audit.recall.survival.anchors import _anchors
-from compaction_audit.recall.survival.bindings import bound_kept, summary_bindings
+from compaction_audit.recall.survival.bindings import (
+    bound_elsewhere,
+    bound_kept,
+    summary_bindings,
+)
 from compaction_audit.recall.survival.flips import (
     _FLIP_KINDS,
     _flip_evidence,
@@ -317,9 +321,12 @@ def _survives_in(d: Discriminator, idx: _Index) -> bool:
     if d.kind in CLAUSE_KINDS:  # a reversed rule is not kept (issue 12, point 1)
         return ((_clause_survives(d, idx) or _paraphrased(d, idx))
                 and (not _flip_evidence(d, idx) or _restated_last(d, idx)))
-    if (name := bound_name(d)) is not None and (
-            kept := bound_kept(d, name, summary_bindings(idx.summary))) is not None:
-        return kept  # the summary binds the name: to this value? (usertest38 #3)
+    if (name := bound_name(d)) is not None:
+        kept = bound_kept(d, name, summary_bindings(idx.summary))
+        if kept is not None:
+            return kept  # the summary binds the name: to this value? (usertest38 #3)
+        if bound_elsewhere(d, name, idx.summary):
+            return False  # only another name's value (adv108 #1)
     if d.kind is Kind.QUANTITY:
         number, _, unit = norm.partition(" ")
         if not unit:
