@@ -125,6 +125,8 @@ def test_a_pin_survives_where_the_summary_binds_its_name_to_it(summary: str, kep
     ("Set read_timeout_ms=45000 on staging.", "prose",  # adv108 #1: another key's value
      "connect_timeout_ms=45000 on staging.", False),
     ("Set read_timeout_ms=45000 on staging.", "prose", "Timeout raised to 45000.", True),
+    ("Set read_timeout_ms=45000 on staging.", "prose",  # the same name spelled otherwise
+     "config.READ_TIMEOUT_MS=45000 and readTimeoutMs=45000 elsewhere.", True),
     ("Set read_timeout_ms=45000 on staging.", "prose",
      "read_timeout_ms and write_timeout_ms set to 45000 and 30000.", True),
     ("Set read_timeout_ms to 45 s.", "prose", "read_timeout_ms: 45000 ms", True),  # a measure

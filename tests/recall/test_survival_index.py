@@ -29,6 +29,7 @@ from compaction_audit.recall.survival import check as scheck
 from compaction_audit.recall.survival import flips as sflips
 from compaction_audit.recall.survival import index as sindex
 from compaction_audit.recall.survival import words as swords
+from compaction_audit.recall.survival.withdrawn import withdrawn, without_struck
 
 # ------------------------------------------------------------- the old scans (reference)
 
@@ -197,10 +198,17 @@ def old_survives(d: Discriminator, summary_text: str) -> bool:
     if (name := bound_name(d)) is not None and (kept := sbindings.bound_kept(
             d, name, sbindings.summary_bindings(summary_text))) is not None:
         return kept
+    # the value only in another name's token (adv108 #1), a rule restated as withdrawn
+    # or struck through (adv108 #4): rules after the indexes, the same for both
+    if name is not None and sbindings.bound_elsewhere(d, name, summary_text):
+        return False
     if d.kind in CLAUSE_KINDS:
         return ((_old_clause_survives(d, idx) or scheck._paraphrased(d, idx))
                 and (not _old_flip_evidence(d, idx) or (
-                    _old_restated(d, idx) and _old_last_word_keeps(d, summary_text))))
+                    _old_restated(d, idx) and _old_last_word_keeps(d, summary_text)))
+                and not withdrawn(d, summary_text)
+                and ((plain := without_struck(summary_text)) is summary_text
+                     or old_survives(d, plain)))
     if d.kind is Kind.QUANTITY:
         number, _, unit = norm.partition(" ")
         if not unit:

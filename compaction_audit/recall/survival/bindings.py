@@ -210,10 +210,24 @@ def bound_elsewhere(d: Discriminator, name: str, summary: str) -> bool:
     ``key=value``, ``key: value``: :func:`~compaction_audit.recall.bindings.bound_name`),
     as for the spans that hold a fact (docs/discriminators.md, the lost table:
     "lib3==1.2.0" does not hold ``lib2==1.2.0``); a word before the value does not
-    ("Deploy pinned to 4.2.1" may name the same thing in other words)."""
+    ("Deploy pinned to 4.2.1" may name the same thing in other words), and a name is the
+    same written another way (:func:`_spelled`: ``config.READ_TIMEOUT_MS``,
+    ``readTimeoutMs`` for ``read_timeout_ms``)."""
     same = [t for t in value_tokens(summary)[1] if t.kind is d.kind and _same_value(d, t)]
-    return bool(same) and all((own := bound_name(t)) is not None and own != name
+    mine = _spelled(name)
+    return bool(same) and all((own := bound_name(t)) is not None and _spelled(own) != mine
                               for t in same)
+
+
+def _spelled(name: str) -> str:
+    """``name``'s last part (after ``.``, ``/`` or ``:``) in lower-case letters and
+    digits only: ``config.READ_TIMEOUT_MS``, ``readTimeoutMs`` and ``read-timeout-ms``
+    are ``readtimeoutms``."""
+    return _NOT_ALNUM_RE.sub("", _PATH_PART_RE.split(name)[-1].lower())
+
+
+_PATH_PART_RE = re.compile(r"[./:]")
+_NOT_ALNUM_RE = re.compile(r"[^a-z0-9]")
 
 
 _END_RE = re.compile(r"[.!?;](?=\s)|\n")

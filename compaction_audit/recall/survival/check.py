@@ -34,6 +34,7 @@ from compaction_audit.recall.survival.flips import (
 from compaction_audit.recall.survival.index import _Index, _index, _offered, path_ends
 from compaction_audit.recall.survival.order import reversed_in, sides
 from compaction_audit.recall.survival.postings import _Postings
+from compaction_audit.recall.survival.withdrawn import withdrawn, without_struck
 from compaction_audit.recall.survival.words import (
     _HEAD,
     _HEX_RE,
@@ -311,6 +312,14 @@ def survives(d: Discriminator, summary_text: str) -> bool:
     return _survives_in(d, _index(summary_text)) if decided is None else decided
 
 
+def _unstruck_survives(d: Discriminator, summary: str) -> bool:
+    """Clause ``d`` survives in ``summary`` once what it strikes through is blanked
+    (:func:`~compaction_audit.recall.survival.withdrawn.without_struck`; adv108 #4: a
+    rule struck through was kept); true at once for a summary that strikes nothing."""
+    plain = without_struck(summary)
+    return plain is summary or survives(d, plain)
+
+
 def _survives_in(d: Discriminator, idx: _Index) -> bool:
     """:func:`survives` by the summary's index (what :func:`_decided` decides without
     it is decided alike here)."""
@@ -320,7 +329,9 @@ def _survives_in(d: Discriminator, idx: _Index) -> bool:
         return False
     if d.kind in CLAUSE_KINDS:  # a reversed rule is not kept (issue 12, point 1)
         return ((_clause_survives(d, idx) or _paraphrased(d, idx))
-                and (not _flip_evidence(d, idx) or _restated_last(d, idx)))
+                and (not _flip_evidence(d, idx) or _restated_last(d, idx))
+                and not withdrawn(d, idx.summary)  # nor one marked lifted (adv108 #4)
+                and _unstruck_survives(d, idx.summary))
     if (name := bound_name(d)) is not None:
         kept = bound_kept(d, name, summary_bindings(idx.summary))
         if kept is not None:
