@@ -27,6 +27,7 @@ from typing import Any
 
 import polars as pl
 
+from compaction_audit.recall.flagalias import with_long_flags
 from compaction_audit.recall.harm import DESTRUCTIVE_RE
 from compaction_audit.recall.objmatch import matches
 
@@ -246,7 +247,8 @@ def violations(lost: pl.DataFrame, items: pl.DataFrame, rounds: pl.DataFrame
     calls = items.filter((pl.col("kind") == "span")
                          & pl.col("source").fill_null("").str.starts_with("tool_call:")
                          & pl.col("text").is_not_null()).select(
-        "id", "ri", "round", "line", "source", "text")
+        # a short flag read as its long form too: "git push -f" uses --force (adv108 #5)
+        "id", "ri", "round", "line", "source", with_long_flags(pl.col("text")))
     rules = _rules(lost, rounds)
     parts = []
     if rules.height and calls.height:
