@@ -155,3 +155,18 @@ def test_a_clause_typed_shorter_than_the_span_states_it_is_that_clause(
     # words out of order are no match (nothing holds them: a usage error)
     other = CliRunner().invoke(app, ["trace", path, "--", "do NOT force use"])
     assert other.exit_code == 2 and "is neither an item id nor a discriminator" in other.output
+
+
+def test_a_number_finds_the_identifier_it_numbers(write_log: LogWriter) -> None:
+    """usertest60 #13: ``trace LOG 0051`` said "no span holds '0051' as a discriminator"
+    of "migrations 0051 and 0052" (an identifier 'migrations 0051'), and searched the
+    texts; the number of an identifier is that identifier, as the number of a clause
+    finds the clause."""
+    path = folded(write_log, ["Rename the column in migrations 0051 and 0052 only."],
+                  "Renamed the column in migration 0052.")
+    lines = tree(path, "0051")
+    assert lines[0] == "discriminator '0051': 1 span: 1 lost"
+    assert "identifier 'migrations 0051'" in lines[1] and not any(
+        line.startswith("note:") for line in lines)
+    kept = tree(path, "0052")  # a quantity there, as before: the summary keeps it
+    assert kept[0] == "discriminator '0052': 1 span: 1 carried"
