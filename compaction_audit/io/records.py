@@ -9,6 +9,7 @@ stateful checks (ids defined, working set consistency) live in
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from itertools import compress, repeat
@@ -18,6 +19,7 @@ from typing import Any
 import orjson
 
 from compaction_audit.io.harness import is_person_source
+from compaction_audit.report.safe import INVISIBLE
 
 SALIENCE_CLASSES = frozenset({"discriminating", "narrative"})
 ROLE_PREFIX = {"user": "user", "assistant": "assistant", "tool": "tool", "system": "harness"}
@@ -356,6 +358,7 @@ def _span_columns_fast(value: Any, lines: bool) -> SpanColumns | None:
     return SpanColumns(ids, tokens, texts, classes, sources, source_lines)
 
 
+_INVISIBLE_RE = re.compile(f"[{INVISIBLE}]")
 _DICT_ONLY = {dict}
 _INT_ONLY = {int}
 
@@ -391,14 +394,15 @@ def summary(value: Any, where: str) -> SummaryRec:
 
 def records_nothing(value: Any) -> bool:
     """True when an ``accounting`` value says nothing: a string of white space and
-    invisible characters only (``""``, ``" "``, a zero-width space), or an object or
-    list whose every value says nothing (``{}``, ``{"dropped_values": []}``).  Such a
-    fold is read as carrying no accounting (spec, log-format: accounting records "the
-    precision the fold surrendered"; adv108 #2: ``"accounting": ""`` turned a lost
-    pin's errors into one warning).  Numbers and booleans say something."""
+    characters drawn as nothing only (``""``, ``" "``, a zero-width space, a Hangul
+    filler, the braille blank, a lone combining mark: :func:`_drawn_as_nothing`), or an
+    object whose every value says nothing, lists within it included (``{}``,
+    ``{"dropped_values": []}``).  Such a fold is read as carrying no accounting (spec,
+    log-format: accounting records "the precision the fold surrendered"; adv108 #2:
+    ``"accounting": ""`` turned a lost pin's errors into one warning).  Numbers and
+    booleans say something."""
     if isinstance(value, str):
-        return not any(ch.isprintable() and not ch.isspace() and not _invisible(ch)
-                       for ch in value)
+        return all(ch.isspace() or _drawn_as_nothing(ch) for ch in value)
     if isinstance(value, dict):
         return all(records_nothing(v) for v in value.values())
     if isinstance(value, list):
@@ -406,11 +410,15 @@ def records_nothing(value: Any) -> bool:
     return value is None
 
 
-def _invisible(ch: str) -> bool:
-    """A format character (zero-width space and joiners, bidi marks: Unicode Cf)."""
+def _drawn_as_nothing(ch: str) -> bool:
+    """A character renderers draw as nothing: one of the report's invisible characters
+    (:data:`compaction_audit.report.safe.INVISIBLE`: format characters, variation
+    selectors, Hangul fillers, every default ignorable), a combining mark (Mn, Me) or the
+    braille blank U+2800 (adv109 #8)."""
     import unicodedata
 
-    return unicodedata.category(ch) == "Cf"
+    return (_INVISIBLE_RE.match(ch) is not None or ch == "\u2800"
+            or unicodedata.category(ch) in ("Mn", "Me"))
 
 
 def retained(value: Any) -> dict[str, float | None]:

@@ -42,6 +42,7 @@ _INVISIBLE = ("\x7f-\x9f\u00ad\u034f\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\
               "\U000110bd\U000110cd\U00013430-\U0001343f\U0001bca0-\U0001bca3"
               "\U0001d173-\U0001d17a\U000e0000-\U000e0fff\U000f0000-\U0010ffff"
               + "".join(f"\\U{plane:04x}fffe\\U{plane:04x}ffff" for plane in range(1, 15)))
+INVISIBLE = _INVISIBLE
 """Invisible characters, as the body of a regular-expression class: DEL and C1; every
 format character (Unicode category Cf: soft hyphen, the Arabic and Syriac number signs,
 the Mongolian vowel separator, zero-width space, non-joiner and joiner, LRM, RLM, the

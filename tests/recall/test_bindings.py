@@ -114,8 +114,30 @@ def _pin() -> Discriminator:
     ("lib3==1.2.0; the serializer stays on 1.2.0.", True),  # also stated alone
     ("Pinned the serializer library to 1.2.0.", True),  # a word before it is no token
 ])
+
 def test_a_pin_survives_where_the_summary_binds_its_name_to_it(summary: str, kept: bool) -> None:
     assert survives(_pin(), summary) is kept
+
+
+@pytest.mark.parametrize(("child", "summary", "kept"), [
+    # adv109 #6: one package written two ways (PEP 503, a distribution's prefix)
+    ("Pin ruamel.yaml==0.18.5", "Pinned ruamel-yaml==0.18.5", True),
+    ("Pin zope.interface==6.1", "zope-interface==6.1 is pinned", True),
+    ("Pin dateutil==2.8.2", "python-dateutil==2.8.2 stays", True),
+    ("Pin opencv==4.9.0", "opencv-python==4.9.0 stays", True),
+    ("Pin libfoo==4.2.1", "libbar==4.2.1 stays", False),
+])
+def test_a_pin_written_another_way_is_kept(child: str, summary: str, kept: bool) -> None:
+    [d] = [d for d in extract(child) if d.kind in cbindings.BOUND_KINDS]
+    assert survives(d, summary) is kept
+
+
+def test_same_name() -> None:
+    assert sbindings.same_name("config.READ_TIMEOUT_MS", "read_timeout_ms")
+    assert sbindings.same_name("readTimeoutMs", "read-timeout-ms")
+    assert not sbindings.same_name("orders.replicas", "payments.replicas")
+    assert not sbindings.same_name("ab", "abc")  # too short to be a part
+    assert sbindings.same_name("abc", "abcd") and not sbindings.same_name("abc", "xabd")
 
 
 @pytest.mark.parametrize(("child", "span_type", "summary", "kept"), [
@@ -127,6 +149,10 @@ def test_a_pin_survives_where_the_summary_binds_its_name_to_it(summary: str, kep
     ("Set read_timeout_ms=45000 on staging.", "prose", "Timeout raised to 45000.", True),
     ("Set read_timeout_ms=45000 on staging.", "prose",  # the same name spelled otherwise
      "config.READ_TIMEOUT_MS=45000 and readTimeoutMs=45000 elsewhere.", True),
+    ("Set read_timeout_ms=45000 on staging.", "prose",  # adv109 #6: a prefixed setting
+     "ORDERS_READ_TIMEOUT_MS=45000 on staging.", True),
+    ("Set orders.max_conns=450 for the canary.", "prose",  # adv109 #7: another setting
+     "payments.max_conns=450 for the canary.", False),
     ("Set read_timeout_ms=45000 on staging.", "prose",
      "read_timeout_ms and write_timeout_ms set to 45000 and 30000.", True),
     ("Set read_timeout_ms to 45 s.", "prose", "read_timeout_ms: 45000 ms", True),  # a measure

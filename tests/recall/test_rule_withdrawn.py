@@ -1,4 +1,5 @@
-"""A summary that restates a rule and marks it withdrawn does not keep it (adv108 #4).
+"""A summary that restates a rule and marks it withdrawn does not keep it (adv108 #4;
+too broad at first: adv109 #1-#5).
 
 "The user said 'Do NOT use --force when pushing' but later retracted it" holds every
 word of the rule, so it was kept, and a later ``git push --force`` passed the gate at
@@ -49,6 +50,24 @@ def test_a_rule_marked_withdrawn_is_not_kept(summary: str) -> None:
     "Do NOT use --force when pushing. ~~old note~~",
     "Superseded: the v1 deploy notes. Do NOT use --force when pushing.",  # its own sentence
     "a ~~ b: Do NOT use --force when pushing.",  # one mark strikes nothing
+    # adv109 #1: a bullet list, the next bullet about something else
+    "Constraints:\n- Do NOT use --force when pushing\n- Lifted: the deploy freeze",
+    "- Do NOT use --force when pushing\n- Superseded approach: rebasing",
+    "- Do NOT use --force when pushing\n\nRevoked credentials: rotated",
+    # adv109 #3: a negated label
+    "User rule (not superseded): Do NOT use --force when pushing.",
+    "Never lifted: Do NOT use --force when pushing.",
+    "Still in force (not revoked): Do NOT use --force when pushing.",
+    # adv109 #4: another thing lifted, or a partial lift, right after it
+    "Do NOT use --force when pushing (lifted only for the release branch on Friday; "
+    "still applies to main)",
+    "Do NOT use --force when pushing, but since lifted the restriction on rebasing.",
+    "Do NOT use --force when pushing, then lifted the rate limit on CI.",
+    'User rule: "Do NOT use --force when pushing" (revoked access tokens were rotated).',
+    "Do NOT use --force when pushing, but lifted? No - still in force.",
+    # adv109 #5: a heading that is no label, "~~" for "about"
+    "## Superseded decisions: none\nDo NOT use --force when pushing.",
+    "Build takes ~~30s now. Do NOT use --force when pushing. Tests take ~~2 min.",
 ])
 def test_a_rule_restated_plainly_is_kept(summary: str) -> None:
     assert survives(_rule(), summary) is True
@@ -56,6 +75,7 @@ def test_a_rule_restated_plainly_is_kept(summary: str) -> None:
 
 def test_without_struck_blanks_each_pair_in_order() -> None:
     assert without_struck("a ~~b~~ c ~~d") == "a       c ~~d"
+    assert without_struck("~~30s now, ~~2 min") == "~~30s now, ~~2 min"  # no closer
     assert without_struck("plain") == "plain"
     assert len(without_struck("~~x~~" * 1000)) == 5000
 
@@ -79,3 +99,14 @@ def test_a_withdrawn_rule_fails_the_gate(write_log: LogWriter) -> None:
     assert ("CA301", "error") in codes and ("CA307", "error") in codes
     kept = audit(_log(write_log, "Freeze lifted, but do NOT use --force when pushing."))
     assert not {f.code for f in kept.findings} & {"CA301", "CA307"}
+
+
+@pytest.mark.parametrize(("child", "summary"), [
+    # adv109 #2: the bracket says why the thing is forbidden, not that the rule is gone
+    ("Never use the v1 API; it is obsolete.", "Never use the v1 API (obsolete)."),
+    ("Don't run migrate_v2.py, it was replaced.",
+     "Don't run migrate_v2.py (superseded by migrate_v3.py)."),
+])
+def test_a_reason_in_brackets_keeps_the_rule(child: str, summary: str) -> None:
+    [d] = [d for d in extract(child) if d.kind.value == "negation"]
+    assert survives(d, summary) is True

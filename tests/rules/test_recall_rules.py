@@ -137,7 +137,8 @@ def test_negative_controls(write_log: LogWriter) -> None:
 
 
 @pytest.mark.parametrize("accounting", ["", "  \n", "\u200b", {}, {"dropped_values": []},
-                                        {"note": " ", "values": [""]}])
+                                        {"note": " ", "values": [""]},
+                                        "\u3164", "\u2800", "\u034f"])  # adv109 #8
 def test_an_accounting_that_records_nothing_is_none(write_log: LogWriter,
                                                     accounting: Any) -> None:
     """adv108 #2: a blank or empty accounting turned the silent fold's error into a

@@ -211,22 +211,26 @@ def bound_elsewhere(d: Discriminator, name: str, summary: str) -> bool:
     as for the spans that hold a fact (docs/discriminators.md, the lost table:
     "lib3==1.2.0" does not hold ``lib2==1.2.0``); a word before the value does not
     ("Deploy pinned to 4.2.1" may name the same thing in other words), and a name is the
-    same written another way (:func:`_spelled`: ``config.READ_TIMEOUT_MS``,
-    ``readTimeoutMs`` for ``read_timeout_ms``)."""
+    same written another way (:func:`same_name`)."""
     same = [t for t in value_tokens(summary)[1] if t.kind is d.kind and _same_value(d, t)]
-    mine = _spelled(name)
-    return bool(same) and all((own := bound_name(t)) is not None and _spelled(own) != mine
+    return bool(same) and all((own := bound_name(t)) is not None and not same_name(own, name)
                               for t in same)
 
 
-def _spelled(name: str) -> str:
-    """``name``'s last part (after ``.``, ``/`` or ``:``) in lower-case letters and
-    digits only: ``config.READ_TIMEOUT_MS``, ``readTimeoutMs`` and ``read-timeout-ms``
-    are ``readtimeoutms``."""
-    return _NOT_ALNUM_RE.sub("", _PATH_PART_RE.split(name)[-1].lower())
+def same_name(a: str, b: str) -> bool:
+    """Whether names ``a`` and ``b`` are one name written two ways: equal in lower-case
+    letters and digits (``ruamel.yaml``, ``ruamel-yaml``; ``readTimeoutMs``,
+    ``read_timeout_ms``), or one ends or begins with the other, of three or more
+    (``config.READ_TIMEOUT_MS``, ``ORDERS_READ_TIMEOUT_MS`` and ``read_timeout_ms``;
+    ``python-dateutil`` and ``dateutil``; ``opencv-python`` and ``opencv``: adv109 #6).
+    ``orders.replicas`` and ``payments.replicas`` are two names; an import name and
+    its package name spelled apart (``sklearn``, ``scikit-learn``) are too."""
+    x, y = _NOT_ALNUM_RE.sub("", a.lower()), _NOT_ALNUM_RE.sub("", b.lower())
+    short, long = sorted((x, y), key=len)
+    return short == long or (len(short) >= 3 and (long.startswith(short)
+                                                  or long.endswith(short)))
 
 
-_PATH_PART_RE = re.compile(r"[./:]")
 _NOT_ALNUM_RE = re.compile(r"[^a-z0-9]")
 
 
