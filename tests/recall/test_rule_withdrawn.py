@@ -35,6 +35,8 @@ def _rule() -> Discriminator:
     "Retracted: 'Do NOT use --force when pushing'.",
     "~~Do NOT use --force when pushing.~~ Pin libfoo==4.2.1.",
     "Notes:\n~~Do NOT use --force\nwhen pushing~~\nShip it.",
+    "Do NOT use --force when pushing. That rule was later lifted.",  # adv109: missed
+    "Do NOT use --force when pushing. This restriction no longer applies.",
 ])
 def test_a_rule_marked_withdrawn_is_not_kept(summary: str) -> None:
     assert survives(_rule(), summary) is False
@@ -68,6 +70,8 @@ def test_a_rule_marked_withdrawn_is_not_kept(summary: str) -> None:
     # adv109 #5: a heading that is no label, "~~" for "about"
     "## Superseded decisions: none\nDo NOT use --force when pushing.",
     "Build takes ~~30s now. Do NOT use --force when pushing. Tests take ~~2 min.",
+    "Do NOT use --force when pushing. It is obsolete.",  # "it": maybe --force itself
+    "Do NOT use --force when pushing. The freeze was lifted.",
 ])
 def test_a_rule_restated_plainly_is_kept(summary: str) -> None:
     assert survives(_rule(), summary) is True

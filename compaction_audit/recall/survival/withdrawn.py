@@ -10,18 +10,19 @@ did lift is set aside before survival is asked
 (:func:`compaction_audit.recall.analysis.lifted.without_lifted`); a summary that says
 so of a rule the person never lifted has lost it.
 
-A restatement of the rule (a clause of the summary of the same kind and polarity
-holding every stem a flip needs, :func:`~compaction_audit.recall.survival.words.
-_flip_stems`) is withdrawn when right after it (:data:`_AFTER_RE`, within
-:data:`WINDOW` characters: closing quotes and a bracket allowed) the summary says it
-was retracted, lifted, revoked, rescinded, withdrawn, superseded, overridden or is
-obsolete or no longer applies, or when a label ending in a colon right before it says
-so (:data:`_LABEL_RE`); the rule is withdrawn when every restatement is.  A rule that
-survives only in text struck through (:func:`without_struck`) is not kept either.  A
-marker elsewhere in the sentence does not count ("Freeze lifted, but do NOT deploy
-with --force", "Do NOT deploy with --force, even though the freeze was lifted"), nor
-one negated ("was not lifted"): those keep the rule.  Pure standard library; linear in
-the summary (each window is bounded).
+A restatement of the rule (a clause of the summary of the same kind and polarity holding
+every stem a flip needs, :func:`~compaction_audit.recall.survival.words._flip_stems`)
+is withdrawn when right after it (:data:`_AFTER_RE`, within :data:`WINDOW` characters:
+closing quotes and a bracket allowed) the summary says it was retracted, lifted,
+revoked, rescinded, withdrawn, superseded, overridden or is obsolete or no longer
+applies (or the next sentence says so of "that rule" or "this restriction", never of
+"it", which may be the thing forbidden: :data:`_NEXT_RE`), or when a label ending in a
+colon right before it says so (:data:`_LABEL_RE`); the rule is withdrawn when every
+restatement is. A rule that survives only in text struck through
+(:func:`without_struck`) is not kept either. A marker elsewhere in the sentence does not
+count ("Freeze lifted, but do NOT deploy with --force", "Do NOT deploy with --force,
+even though the freeze was lifted"), nor one negated ("was not lifted"): those keep the
+rule. Pure standard library; linear in the summary (each window is bounded).
 """
 
 from __future__ import annotations
@@ -55,6 +56,13 @@ _AFTER_RE = re.compile(
     # and there it ends: no "only for the release branch", no "the rate limit on CI"
     r"""(?=[ \t]*(?:[.;,!?)\]\n]|$|(?:later|since|too|as[ \t]+well|by[ \t]+the[ \t]+user)\b))""",
     re.IGNORECASE)
+_NEXT_RE = re.compile(
+    # the next sentence, naming the rule: "... pushing. That rule was later lifted."
+    r"""["'`\u2019\u201d)\]]*[.;!?]["'`\u2019\u201d)\]]*[ \t]+"""
+    r"""(?:that|this|the)[ \t]+(?:rule|restriction|ban|instruction|constraint)"""
+    rf"""[ \t]+(?:{_AUX}{_WHEN}{_GONE}|{_NO_LONGER})"""
+    r"""(?=[ \t]*(?:[.;,!?)\]\n]|$|(?:later|since|too|as[ \t]+well|by[ \t]+the[ \t]+user)\b))""",
+    re.IGNORECASE)
 _LABEL_RE = re.compile(
     # a label of its own at the start of a line, sentence or bracket: "Obsolete:",
     # "Obsolete, ignore:", "(Retracted):"; not "Superseded decisions:", not negated
@@ -80,7 +88,9 @@ def _marked(summary: str, start: int, end: int) -> bool:
     """The restatement at ``summary[start:end]`` is marked withdrawn: right after it,
     or by a label of its own line right before it (a clause read across a line break
     has no such label)."""
-    if _AFTER_RE.match(summary, end, min(len(summary), end + WINDOW)) is not None:
+    window = min(len(summary), end + WINDOW)
+    if (_AFTER_RE.match(summary, end, window) is not None
+            or _NEXT_RE.match(summary, end, window) is not None):
         return True
     if "\n" in summary[start:end]:
         return False
