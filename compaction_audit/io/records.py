@@ -18,8 +18,8 @@ from typing import Any
 
 import orjson
 
+from compaction_audit.invisible import INVISIBLE
 from compaction_audit.io.harness import is_person_source
-from compaction_audit.report.safe import INVISIBLE
 
 SALIENCE_CLASSES = frozenset({"discriminating", "narrative"})
 ROLE_PREFIX = {"user": "user", "assistant": "assistant", "tool": "tool", "system": "harness"}
@@ -379,7 +379,7 @@ def summary(value: Any, where: str) -> SummaryRec:
         raise FieldError(
             f"expected a string or an object, got {_kind(accounting)}", f"{where}.accounting"
         )
-    return SummaryRec(
+    fields = (
         as_id(value["id"], f"{where}.id"),
         as_int(value["tokens"], f"{where}.tokens", 0, MAX_TOKENS),
         # a child listed twice is one duplicate id (spec, log-format): each copy
@@ -387,9 +387,12 @@ def summary(value: Any, where: str) -> SummaryRec:
         unique_ids(children, f"{where}.children"),
         opt_str(value, "text", where),
         None if depth is None else as_int(depth, f"{where}.depth", 1),
-        None if accounting is None or records_nothing(accounting)
-        else as_json(accounting, f"{where}.accounting"),
     )
+    # checked (depth, types) before it is read for what it says (review: a deeply
+    # nested accounting read first was an internal error, not "nested too deeply")
+    written = None if accounting is None else as_json(accounting, f"{where}.accounting")
+    return SummaryRec(*fields, None if written is None or records_nothing(accounting)
+                      else written)
 
 
 def records_nothing(value: Any) -> bool:
@@ -401,18 +404,24 @@ def records_nothing(value: Any) -> bool:
     log-format: accounting records "the precision the fold surrendered"; adv108 #2:
     ``"accounting": ""`` turned a lost pin's errors into one warning).  Numbers and
     booleans say something."""
-    if isinstance(value, str):
-        return all(ch.isspace() or _drawn_as_nothing(ch) for ch in value)
-    if isinstance(value, dict):
-        return all(records_nothing(v) for v in value.values())
-    if isinstance(value, list):
-        return all(records_nothing(v) for v in value)
-    return value is None
+    todo = [value]  # a stack, not recursion: the reader bounds the depth, not Python
+    while todo:
+        item = todo.pop()
+        if isinstance(item, str):
+            if not all(ch.isspace() or _drawn_as_nothing(ch) for ch in item):
+                return False
+        elif isinstance(item, dict):
+            todo.extend(item.values())
+        elif isinstance(item, list):
+            todo.extend(item)
+        elif item is not None:
+            return False
+    return True
 
 
 def _drawn_as_nothing(ch: str) -> bool:
     """A character renderers draw as nothing: one of the report's invisible characters
-    (:data:`compaction_audit.report.safe.INVISIBLE`: format characters, variation
+    (:data:`compaction_audit.invisible.INVISIBLE`: format characters, variation
     selectors, Hangul fillers, every default ignorable), a combining mark (Mn, Me) or the
     braille blank U+2800 (adv109 #8)."""
     import unicodedata

@@ -93,9 +93,9 @@ def asked_again(lost: pl.DataFrame, users: pl.DataFrame,
     ``lost``: ``key`` (``"<kind>:<norm>"``), ``kind``, ``text``, ``start`` (round index of
     the loss), and optionally ``lost_round`` and ``lost_line`` (the loss's round number
     and log line: where a :class:`~compaction_audit.limits.Limit` says the check
-    stopped; usertest59 #7).  ``users``: ``id``, ``ri``, ``round``, ``text`` of user spans (not
-    harness).  Returns ``key``, ``start``, ``id``, ``ri``, ``round`` for the first user
-    span after the loss that states each lost item.  Lost items are checked in the
+    stopped; usertest59 #7).  ``users``: ``id``, ``ri``, ``round``, ``text`` of user
+    spans (not harness).  Returns ``key``, ``start``, ``id``, ``ri``, ``round`` for the
+    first user span after the loss that states each lost item.  Lost items are checked in the
     order of ``lost``, each against the user spans after its loss in order, until
     :data:`ASKED_AGAIN_MAX_CHECKS` survival checks are made; the items not checked by
     then are appended to ``limits`` as one :class:`~compaction_audit.limits.Limit`
@@ -141,12 +141,11 @@ def asked_again(lost: pl.DataFrame, users: pl.DataFrame,
         return holds[at]
 
     left = ASKED_AGAIN_MAX_CHECKS
-    for pos, (key, kind, text, norm, start, named, _) in enumerate(checks):
+    for pos, (key, kind, text, norm, start, named, row) in enumerate(checks):
         first = bisect_right(born, start)  # the user spans after the loss
         if left < len(later) - first:  # it might not finish: stop before it
-            at = checks[pos][-1]
             _stopped(text, len(checks) - pos, limits, *(
-                (where[0][at], where[1][at]) if where else (None, None)))
+                (where[0][row], where[1][row]) if where else (None, None)))
             break
         d = Discriminator(_KIND_OF[kind], text, norm, 0, len(text))
         failed: set[int] = set()

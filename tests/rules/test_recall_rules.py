@@ -150,6 +150,22 @@ def test_an_accounting_that_records_nothing_is_none(write_log: LogWriter,
     assert recall_findings(audit(path))[0] == ("silent-discriminating-fold", 1, "F", "error")
 
 
+@pytest.mark.parametrize("leaf", ["", "dropped the pin"])
+def test_a_deeply_nested_accounting_is_an_input_error(write_log: LogWriter,
+                                                       leaf: str) -> None:
+    """Checked before it is read for what it says: it was an internal error
+    (RecursionError) where the reader says "nested too deeply", exit 2."""
+    deep: Any = leaf
+    for _ in range(600):
+        deep = {"a": deep}
+    path = write_log([rnd(0, spans=[span("u", NEGATION, "user")]),
+                      rnd(1, summaries=[fold("F", ["u"], "Guidance.", accounting=deep)],
+                          evicted=["u"])], "deep.jsonl")
+    result = CliRunner().invoke(app, ["audit", "--isolated", "-q", str(path)])
+    assert result.exit_code == 2
+    assert "nested too deeply (summaries[0].accounting)" in result.output
+
+
 @pytest.mark.parametrize("accounting", ["x", {"dropped_values": ["45000"]}, {"n": 0}])
 def test_an_accounting_that_records_something_accounts(write_log: LogWriter,
                                                        accounting: Any) -> None:
