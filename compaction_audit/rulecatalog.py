@@ -519,13 +519,13 @@ DOCS: tuple[tuple[Any, ...], ...] = (
          'harm itself.'),
         ('The object is matched literally in later tool calls: a command run through an '
          'alias, a script or a variable is not seen, and an object of one plain word is '
-         "matched only at a command's start. A few commands' short flags are read as "
-         'their long forms (`compaction_audit.recall.flagalias`: `git push -f` and `git '
-         'push origin +main` as `--force`, `rm -rf` as `--force --recursive`, `pip '
-         'uninstall -y` as `--yes`; the finding names the long form); other short forms '
-         'are not. Only the run and write verbs listed in '
-         '`compaction_audit.recall.violations` are read ("do not delete X" is not '
-         'checked as an act; a lost identifier reused by a destructive command is).'),
+         "matched only at a command's start. A force-push spelled short (`git push -f`, "
+         '`git push origin +main`) is read as `--force` (the finding names `--force`: '
+         "`compaction_audit.recall.flagalias`); other commands' short flags are not (`rm "
+         '-rf` does not break a lost "do not use --force", nor "--recursive"). Only the '
+         'run and write verbs listed in `compaction_audit.recall.violations` are read '
+         '("do not delete X" is not checked as an act; a lost identifier reused by a '
+         'destructive command is).'),
         ("round 5: fold c1 lost 'Do not run `lint-tool analyze` in this repo' (u1); Bash "
          "call t7 ran 'lint-tool analyze' at round 5"),
         ('restore the rule to the working set (restate it in the summary or pin its '

@@ -316,13 +316,13 @@ class LostRuleViolated(Rule):
 
     Known problems: the object is matched literally in later tool calls: a command run
     through an alias, a script or a variable is not seen, and an object of one plain
-    word is matched only at a command's start.  A few commands' short flags are read
-    as their long forms (:mod:`compaction_audit.recall.flagalias`: ``git push -f`` and
-    ``git push origin +main`` as ``--force``, ``rm -rf`` as ``--force --recursive``,
-    ``pip uninstall -y`` as ``--yes``; the finding names the long form); other short
-    forms are not. Only the run and write verbs listed in
-    :mod:`compaction_audit.recall.violations` are read ("do not delete X" is not checked
-    as an act; a lost identifier reused by a destructive command is).
+    word is matched only at a command's start.  A force-push spelled short (``git push
+    -f``, ``git push origin +main``) is read as ``--force`` (the finding names
+    ``--force``: :mod:`compaction_audit.recall.flagalias`); other commands' short flags
+    are not (``rm -rf`` does not break a lost "do not use --force", nor "--recursive").
+    Only the run and write verbs listed in :mod:`compaction_audit.recall.violations` are
+    read ("do not delete X" is not checked as an act; a lost identifier reused by a
+    destructive command is).
     """
 
     code = "CA307"

@@ -1,6 +1,7 @@
-"""A command's short flag is its long form for the rules a call breaks (adv108 #5):
-a lost "Do NOT use --force when pushing" is broken by ``git push -f`` and by ``git push
-origin +main``; ``tail -f`` and ``kubectl apply -f`` (a file) break nothing."""
+"""A force-push spelled short breaks the rule of ``--force`` (adv108 #5): a lost "Do NOT
+use --force when pushing" is broken by ``git push -f`` and by ``git push origin +main``.
+Only ``git push`` is read so (adv110 #7-#10): ``rm -rf``, ``docker ps -f``, ``git remote
+add -f`` and a commit message naming ``push -f`` break nothing."""
 
 from __future__ import annotations
 
@@ -11,45 +12,37 @@ from compaction_audit.recall.flagalias import with_long_flags
 from tests.recall.test_violations import _found, _tables
 
 FORCE = "Do NOT use --force when pushing."
-RECURSIVE = "Never use --recursive on the data dir."
-YES = "Do not pass --yes to pip uninstall."
-
-
-@pytest.mark.parametrize(("text", "long"), [
-    ("git push -f origin main", "--force"),
-    ("git -C repo push -fu origin main", "--force"),
-    ("git push origin +main", "--force"),
-    ("git clean -fdx", "--force"),
-    ("sudo rm -f build.lock", "--force"),
-    ("cd x && rm -rf data/", "--recursive"),
-    ("cp -R a b", "--recursive"),
-    ("docker rm -f web", "--force"),
-    ("pip uninstall -y requests", "--yes"),
-    ("apt-get -y install curl", "--yes"),
-    ("git branch -D feature", "--delete --force"),
-])
-def test_a_short_flag_gains_its_long_form(text: str, long: str) -> None:
-    [got] = pl.select(with_long_flags(pl.lit(text))).to_series().to_list()
-    assert got.startswith(text) and f"\n{long}" in got[len(text):]
 
 
 @pytest.mark.parametrize("text", [
-    "git push origin main", "git push --force origin main", "tail -f app.log",
-    "kubectl apply -f deploy.yaml", "grep -rf patterns.txt src", "git log -n 5",
+    "git push -f origin main",
+    "git -C repo push -fu origin main",
+    "git -c core.x=y push origin +main:main",
+    "git push origin +main",
+    "cd repo && git push -f",
+    "sudo git push -f",
 ])
-def test_no_long_form_where_the_short_one_is_not_it(text: str) -> None:
+def test_a_force_push_spelled_short_gains_its_long_form(text: str) -> None:
+    assert pl.select(with_long_flags(pl.lit(text))).item() == f"{text}\n--force"
+
+
+@pytest.mark.parametrize("text", [
+    "git push origin main", "git push -u origin main", "git push --force-with-lease",
+    "git commit -m \"Fix push -f handling\"", "git remote add -f upstream https://x",
+    "rm -rf build/", "docker rm $(docker ps -aqf status=exited)", "tail -f app.log",
+    "git clean -fd", "git branch -D old", "pip uninstall -y requests",
+])
+def test_no_long_form_where_it_is_no_force_push(text: str) -> None:
     assert pl.select(with_long_flags(pl.lit(text))).item() == text
 
 
-@pytest.mark.parametrize(("rule", "call", "obj"), [
-    (FORCE, "git push -f origin main", "--force"),
-    (FORCE, "git push origin +main", "--force"),
-    (FORCE, "git push origin main", None),
-    (FORCE, "tail -f app.log", None),
-    (RECURSIVE, "rm -rf data/", "--recursive"),
-    (YES, "pip uninstall -y requests", "--yes"),
+@pytest.mark.parametrize(("call", "broken"), [
+    ("git push -f origin main", True),
+    ("git push origin +main", True),
+    ("git push origin main", False),
+    ("rm -rf build/", False),
+    ("git commit -m \"drop push -f from deploy.sh\"", False),
 ])
-def test_a_short_flag_breaks_the_rule_of_its_long_form(rule: str, call: str,
-                                                        obj: str | None) -> None:
-    found = _found(*_tables([("u1", rule, 1)], [("t1", 2, 4, call)]))
-    assert found == ([(2, "u1", "command", obj, "t1", 2)] if obj else [])
+def test_a_force_push_spelled_short_breaks_the_rule(call: str, broken: bool) -> None:
+    found = _found(*_tables([("u1", FORCE, 1)], [("t1", 2, 4, call)]))
+    assert found == ([(2, "u1", "command", "--force", "t1", 2)] if broken else [])

@@ -1,5 +1,5 @@
 """A summary that restates a rule and marks it withdrawn does not keep it (adv108 #4;
-too broad at first: adv109 #1-#5).
+too broad at first: adv109 #1-#5, adv110 #1-#6).
 
 "The user said 'Do NOT use --force when pushing' but later retracted it" holds every
 word of the rule, so it was kept, and a later ``git push --force`` passed the gate at
@@ -72,6 +72,18 @@ def test_a_rule_marked_withdrawn_is_not_kept(summary: str) -> None:
     "Build takes ~~30s now. Do NOT use --force when pushing. Tests take ~~2 min.",
     "Do NOT use --force when pushing. It is obsolete.",  # "it": maybe --force itself
     "Do NOT use --force when pushing. The freeze was lifted.",
+    # adv110 #1, #2, #5: more after "later" or "by the user", a comma, a question
+    "- Do NOT use --force when pushing (was lifted later for the tags branch only)",
+    "- Do NOT use --force when pushing (rule lifted by the user for release/* only)",
+    "- Do NOT use --force when pushing (this was revoked later and then reinstated)",
+    "- Do NOT use --force when pushing (rule was lifted, then reinstated by the user)",
+    "- Do NOT use --force when pushing (rule lifted? no, still in force)",
+    # adv110 #3, #4: a label over another sentence, a noun's bracket
+    "## Rules\nRetracted: none. Do NOT use --force when pushing.",
+    "- Git (obsolete): Do NOT use --force when pushing",
+    "Legacy flow [superseded]: Do NOT use --force when pushing.",
+    # adv110 #6: "~~" inside code spans strikes nothing
+    "- Use `~~/bin` paths. Do NOT use --force when pushing. Keep `dir~~` backups",
 ])
 def test_a_rule_restated_plainly_is_kept(summary: str) -> None:
     assert survives(_rule(), summary) is True

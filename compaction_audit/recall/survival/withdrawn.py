@@ -42,6 +42,13 @@ _DID = r"(?:retracted|lifted|revoked|rescinded|withdrew|overrode|overruled)"
 _NO_LONGER = r"no[ \t]+longer[ \t]+(?:applies|holds|stands|valid|in[ \t]+(?:force|effect))"
 _AUX = r"(?:was|is|has[ \t]+been|had[ \t]+been|got|were|are)[ \t]+"
 _WHEN = r"(?:(?:later|since|now|then|subsequently|eventually)[ \t]+)?"
+_ENDS = (
+    # and there the clause ends (a full stop, a semicolon, a closing bracket, the line),
+    # at most after "later", "since", "too", "as well" or "by the user": no "only for the
+    # release branch", "the rate limit on CI", ", then reinstated", "? No - still in
+    # force", "later for the tags branch only" (adv109 #4, adv110 #1, #2, #5)
+    r"""(?=[ \t]*(?:(?:later|since|too|as[ \t]+well|by[ \t]+the[ \t]+user)[ \t]*)?"""
+    r"""(?:[.;!)\]\n]|$))""")
 _AFTER_RE = re.compile(
     # on the rule's own line: closing quotes or brackets, an opening one, ", but"
     r"""["'`\u2019\u201d)\]]*[ \t]*\(?[ \t]*[,:\-\u2013\u2014]?[ \t]*(?:(?:but|and)[ \t]+)?(?:"""
@@ -53,23 +60,26 @@ _AFTER_RE = re.compile(
     # "... but (the user) later retracted it"
     + r"""|(?:(?:the[ \t]+user|the[ \t]+person|they|he|she|we)[ \t]+)?""" + _WHEN
     + rf"""{_DID}[ \t]+(?:it|this|that|the[ \t]+rule|the[ \t]+restriction|the[ \t]+ban))"""
-    # and there it ends: no "only for the release branch", no "the rate limit on CI"
-    r"""(?=[ \t]*(?:[.;,!?)\]\n]|$|(?:later|since|too|as[ \t]+well|by[ \t]+the[ \t]+user)\b))""",
-    re.IGNORECASE)
+    + _ENDS, re.IGNORECASE)
 _NEXT_RE = re.compile(
     # the next sentence, naming the rule: "... pushing. That rule was later lifted."
     r"""["'`\u2019\u201d)\]]*[.;!?]["'`\u2019\u201d)\]]*[ \t]+"""
     r"""(?:that|this|the)[ \t]+(?:rule|restriction|ban|instruction|constraint)"""
-    rf"""[ \t]+(?:{_AUX}{_WHEN}{_GONE}|{_NO_LONGER})"""
-    r"""(?=[ \t]*(?:[.;,!?)\]\n]|$|(?:later|since|too|as[ \t]+well|by[ \t]+the[ \t]+user)\b))""",
-    re.IGNORECASE)
+    rf"""[ \t]+(?:{_AUX}{_WHEN}{_GONE}|{_NO_LONGER})""" + _ENDS, re.IGNORECASE)
 _LABEL_RE = re.compile(
-    # a label of its own at the start of a line, sentence or bracket: "Obsolete:",
-    # "Obsolete, ignore:", "(Retracted):"; not "Superseded decisions:", not negated
-    r"""(?:^|[\n(\[]|[.;!?][ \t])[ \t#*>\-]*(?P<neg>(?:not|never)[ \t]+)?"""
+    # a label of its own at the start of a line or sentence: "Obsolete:", "Obsolete,
+    # ignore:", "(Retracted):"; not "Superseded decisions:", not negated, not a noun's
+    # bracket ("- Git (obsolete):", "Legacy flow [superseded]:": adv110 #4)
+    r"""(?:^|\n|[.;!?][ \t])[ \t#*>\-]*[(\[]?[ \t]*(?P<neg>(?:not|never)[ \t]+)?"""
     rf"""(?:{_GONE}|{_NO_LONGER})(?:[ \t]*,[ \t]*[A-Za-z]+)?[ \t]*[)\]]?[ \t]*:"""
     r"""[ \t]*["'`\u2018\u201c(]*[ \t]*$""",
     re.IGNORECASE)
+
+
+_ACROSS_RE = re.compile(r"\n|[.;!?][ \t]")
+"""A clause read across a line or sentence end: the label before it is another's."""
+_CODE_RE = re.compile(r"`[^`\n]*`")
+"""A code span: its ``~~`` strikes nothing (adv110 #6)."""
 
 
 def withdrawn(d: Discriminator, summary: str) -> bool:
@@ -92,7 +102,7 @@ def _marked(summary: str, start: int, end: int) -> bool:
     if (_AFTER_RE.match(summary, end, window) is not None
             or _NEXT_RE.match(summary, end, window) is not None):
         return True
-    if "\n" in summary[start:end]:
+    if _ACROSS_RE.search(summary, start, end):  # "Retracted: none. Do NOT ..." (adv110 #3)
         return False
     label = _LABEL_RE.search(summary, max(0, start - WINDOW), start)
     return label is not None and label.group("neg") is None
@@ -118,17 +128,20 @@ def _struck(summary: str) -> tuple[tuple[int, int], ...]:
     opening one before a character that is no white space, closed by the next one after
     such a character ("takes ~~30s ... takes ~~2 min" strikes nothing: adv109 #5).  One
     pass over the marks."""
+    if "~~" not in summary:
+        return ()
+    masked = _CODE_RE.sub(lambda m: " " * len(m.group()), summary)  # same places
     marks: list[int] = []
-    at = summary.find("~~")
+    at = masked.find("~~")
     while at >= 0:
         marks.append(at)
-        at = summary.find("~~", at + 2)
+        at = masked.find("~~", at + 2)
     spans: list[tuple[int, int]] = []
     opened: int | None = None
     for at in marks:
-        if opened is not None and not summary[at - 1].isspace():
+        if opened is not None and not masked[at - 1].isspace():
             spans.append((opened, at + 2))
             opened = None
-        elif opened is None and at + 2 < len(summary) and not summary[at + 2].isspace():
+        elif opened is None and at + 2 < len(masked) and not masked[at + 2].isspace():
             opened = at
     return tuple(spans)
