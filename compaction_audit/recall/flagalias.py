@@ -21,12 +21,15 @@ from typing import Final
 import polars as pl
 
 ALIASES: Final[tuple[tuple[str, str], ...]] = (
-    # (regex of the command with its short form, the long form it means): git, its
-    # options (with their values), push, then among the same command's words (no
-    # quotes, no command substitution) -f alone or in a cluster (-fu), or a +refspec
-    (r"(?:^|[;&|(]\s*|\n\s*)(?:sudo\s+)?git"
-     r"(?:\s+-[A-Za-z-]+(?:\s+[^\s\-;&|][^\s;&|]*)?)*\s+push\b"
-     r"(?:\s+[^\s;&|$`\"']+)*?\s+(?:-[A-Za-z]*f[A-Za-z]*|\+[^\s;&|]+)(?:[\s;&|)]|$)",
+    # (regex of the command with its short form, the long form it means): git after
+    # a command start (a quote too: bash -c "git push -f"), sudo and VAR=value
+    # prefixes, its options (-C repo, --git-dir=x), push, then among the same
+    # command's words on its line (no quote, no $( ), no # comment) -f alone or in a
+    # cluster (-fu), or a +refspec (adv111 #6, #7, #9, #10)
+    (r"(?:^|[;&|(\"']\s*|\n\s*)(?:sudo\s+)?(?:[A-Za-z_][A-Za-z0-9_]*=[^\s;&|]*\s+)*git"
+     r"(?:[ \t]+-[A-Za-z-]+(?:=[^\s;&|]+|[ \t]+[^\s\-;&|#][^\s;&|]*)?)*[ \t]+push\b"
+     r"(?:[ \t]+[^\s;&|$`\"'#]+)*?[ \t]+(?:-[A-Za-z]*f[A-Za-z]*|\+[^\s;&|]+)"
+     r"(?:[\s;&|)\"']|$)",
      "--force"),
 )
 """Commands whose short form means one long flag (a regex over the call's text, and

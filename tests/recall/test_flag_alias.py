@@ -21,6 +21,10 @@ FORCE = "Do NOT use --force when pushing."
     "git push origin +main",
     "cd repo && git push -f",
     "sudo git push -f",
+    "GIT_SSH_COMMAND=x git push -f",  # adv111 #9, #10
+    "bash -c \"git push -f\"",
+    "git --git-dir=.git push -f",
+    "git push origin main -f",
 ])
 def test_a_force_push_spelled_short_gains_its_long_form(text: str) -> None:
     assert pl.select(with_long_flags(pl.lit(text))).item() == f"{text}\n--force"
@@ -31,6 +35,9 @@ def test_a_force_push_spelled_short_gains_its_long_form(text: str) -> None:
     "git commit -m \"Fix push -f handling\"", "git remote add -f upstream https://x",
     "rm -rf build/", "docker rm $(docker ps -aqf status=exited)", "tail -f app.log",
     "git clean -fd", "git branch -D old", "pip uninstall -y requests",
+    # adv111 #6, #7: a later line of the call, a comment
+    "git push origin main\nrm -rf build", "git push\ndocker ps -f name=web",
+    "git push origin main # then: git tag -f v1",
 ])
 def test_no_long_form_where_it_is_no_force_push(text: str) -> None:
     assert pl.select(with_long_flags(pl.lit(text))).item() == text

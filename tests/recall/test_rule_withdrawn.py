@@ -1,5 +1,5 @@
 """A summary that restates a rule and marks it withdrawn does not keep it (adv108 #4;
-too broad at first: adv109 #1-#5, adv110 #1-#6).
+too broad at first: adv109 #1-#5, adv110 #1-#6, adv111 #1-#4).
 
 "The user said 'Do NOT use --force when pushing' but later retracted it" holds every
 word of the rule, so it was kept, and a later ``git push --force`` passed the gate at
@@ -84,6 +84,11 @@ def test_a_rule_marked_withdrawn_is_not_kept(summary: str) -> None:
     "Legacy flow [superseded]: Do NOT use --force when pushing.",
     # adv110 #6: "~~" inside code spans strikes nothing
     "- Use `~~/bin` paths. Do NOT use --force when pushing. Keep `dir~~` backups",
+    # adv111 #1-#4: withdrawn, then put back
+    "- Do NOT use --force when pushing (was lifted; reinstated by the user in turn 14)",
+    "- Do NOT use --force when pushing (rule revoked) - reinstated after the CI incident",
+    "Do NOT use --force when pushing. That rule was lifted later; the user reinstated it.",
+    "- Revoked, reinstated: Do NOT use --force when pushing",
 ])
 def test_a_rule_restated_plainly_is_kept(summary: str) -> None:
     assert survives(_rule(), summary) is True

@@ -21,8 +21,9 @@ colon right before it says so (:data:`_LABEL_RE`); the rule is withdrawn when ev
 restatement is. A rule that survives only in text struck through
 (:func:`without_struck`) is not kept either. A marker elsewhere in the sentence does not
 count ("Freeze lifted, but do NOT deploy with --force", "Do NOT deploy with --force,
-even though the freeze was lifted"), nor one negated ("was not lifted"): those keep the
-rule. Pure standard library; linear in the summary (each window is bounded).
+even though the freeze was lifted"), nor one negated ("was not lifted"), nor one the
+same line takes back ("reinstated", "restored", "still applies": :data:`_BACK_RE`):
+those keep the rule. Pure standard library; linear in the summary (each window is bounded).
 """
 
 from __future__ import annotations
@@ -76,6 +77,11 @@ _LABEL_RE = re.compile(
     re.IGNORECASE)
 
 
+_BACK_RE = re.compile(
+    r"\b(?:re-?instated?|re-?stored?|re-?applied|re-?imposed|reaffirmed"
+    r"|back[ \t]+in[ \t]+(?:force|effect|place)|in[ \t]+force[ \t]+again"
+    r"|still[ \t]+(?:applies|holds|stands|in[ \t]+(?:force|effect)))\b", re.IGNORECASE)
+"""A rule put back after its withdrawal: the summary keeps it."""
 _ACROSS_RE = re.compile(r"\n|[.;!?][ \t]")
 """A clause read across a line or sentence end: the label before it is another's."""
 _CODE_RE = re.compile(r"`[^`\n]*`")
@@ -99,13 +105,24 @@ def _marked(summary: str, start: int, end: int) -> bool:
     or by a label of its own line right before it (a clause read across a line break
     has no such label)."""
     window = min(len(summary), end + WINDOW)
-    if (_AFTER_RE.match(summary, end, window) is not None
-            or _NEXT_RE.match(summary, end, window) is not None):
-        return True
+    after = (_AFTER_RE.match(summary, end, window)
+             or _NEXT_RE.match(summary, end, window))
+    if after is not None:
+        return not _put_back(summary, after.end())
     if _ACROSS_RE.search(summary, start, end):  # "Retracted: none. Do NOT ..." (adv110 #3)
         return False
     label = _LABEL_RE.search(summary, max(0, start - WINDOW), start)
-    return label is not None and label.group("neg") is None
+    return (label is not None and label.group("neg") is None
+            and _BACK_RE.search(label.group()) is None)  # "Revoked, reinstated:"
+
+
+def _put_back(summary: str, at: int) -> bool:
+    """The rest of the line from ``at`` (within :data:`WINDOW` characters) says the rule
+    was put back: "(was lifted; reinstated by the user", "(rule revoked) - reinstated
+    after the incident", "That rule was lifted later; the user reinstated it"
+    (adv111 #1-#4)."""
+    stop = summary.find("\n", at, at + WINDOW)
+    return _BACK_RE.search(summary, at, stop if stop >= 0 else at + WINDOW) is not None
 
 
 def without_struck(summary: str) -> str:
