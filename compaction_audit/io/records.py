@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+import unicodedata
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from itertools import compress, repeat
@@ -424,8 +425,6 @@ def _drawn_as_nothing(ch: str) -> bool:
     (:data:`compaction_audit.invisible.INVISIBLE`: format characters, variation
     selectors, Hangul fillers, every default ignorable), a combining mark (Mn, Me) or the
     braille blank U+2800 (adv109 #8)."""
-    import unicodedata
-
     return (_INVISIBLE_RE.match(ch) is not None or ch == "\u2800"
             or unicodedata.category(ch) in ("Mn", "Me"))
 

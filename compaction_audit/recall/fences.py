@@ -1,4 +1,5 @@
-"""Fenced code blocks in a span's text: code in a message is not what it says.
+"""Fenced code blocks and inline code spans in a span's text: code in a message is not
+what it says.
 
 :mod:`compaction_audit.recall.extract` reads prose clauses outside them, and a raw
 span does not restate a lost fact inside one
@@ -10,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["FENCE_RE", "FENCE_RUST", "blank_fences"]
+__all__ = ["CODE_SPAN_RE", "FENCE_RE", "FENCE_RUST", "blank_code_spans", "blank_fences"]
 
 FENCE_RE = re.compile(r"(?ms)^[ \t]*```.*?(?:^[ \t]*```|\Z)")
 """A fenced code block, from its opening fence to its closing one or the text's end."""
@@ -24,3 +25,15 @@ def blank_fences(text: str) -> str:
     if "```" not in text:
         return text
     return FENCE_RE.sub(lambda m: re.sub(r"[^\n]", " ", m.group()), text)
+
+
+CODE_SPAN_RE = re.compile(r"`[^`\n]*`")
+"""An inline code span, on one line."""
+
+
+def blank_code_spans(text: str) -> str:
+    """``text`` with inline code spans blanked (same length): their punctuation ends no
+    sentence (Elixir's ``allow_nil?``), their ``~~`` strikes nothing (``~~/bin``)."""
+    if "`" not in text:
+        return text
+    return CODE_SPAN_RE.sub(lambda m: " " * len(m.group()), text)

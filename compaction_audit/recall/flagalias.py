@@ -5,8 +5,8 @@ A lost "Do NOT use --force when pushing" names its object ``--force``; the call 
 push -f origin main`` (or ``git push origin +main``) force-pushes spelled short, and
 was no violation.  :func:`with_long_flags` appends ``--force`` to such a call's text
 before the rule objects are looked for in it; the call's own text is what reports
-quote.  Only ``git push`` is read so (:data:`ALIASES`): a lost rule's object is a flag
-without the command it was said of, and short flags of other commands are everywhere
+quote.  Only ``git push`` is read so (:data:`FORCE_PUSH_RE`): a lost rule's object is a
+flag without the command it was said of, and short flags of other commands are everywhere
 (``rm -rf`` in nearly every session would break every lost "--force" rule; ``-f`` is
 ``--filter`` in ``docker ps -f``, ``--fetch`` in ``git remote add -f``: adv110 #7, #8,
 #10).  The push must be the command itself: ``git``, its options (``-C repo``), then
@@ -20,26 +20,19 @@ from typing import Final
 
 import polars as pl
 
-ALIASES: Final[tuple[tuple[str, str], ...]] = (
-    # (regex of the command with its short form, the long form it means): git after
-    # a command start (a quote too: bash -c "git push -f"), sudo and VAR=value
-    # prefixes, its options (-C repo, --git-dir=x), push, then among the same
+FORCE_PUSH_RE: Final[str] = (
+    # git after a command start (a quote too: bash -c "git push -f"), sudo and
+    # VAR=value prefixes, its options (-C repo, --git-dir=x), push, then among the same
     # command's words on its line (no quote, no $( ), no # comment) -f alone or in a
     # cluster (-fu), or a +refspec (adv111 #6, #7, #9, #10)
-    (r"(?:^|[;&|(\"']\s*|\n\s*)(?:sudo\s+)?(?:[A-Za-z_][A-Za-z0-9_]*=[^\s;&|]*\s+)*git"
-     r"(?:[ \t]+-[A-Za-z-]+(?:=[^\s;&|]+|[ \t]+[^\s\-;&|#][^\s;&|]*)?)*[ \t]+push\b"
-     r"(?:[ \t]+[^\s;&|$`\"'#]+)*?[ \t]+(?:-[A-Za-z]*f[A-Za-z]*|\+[^\s;&|]+)"
-     r"(?:[\s;&|)\"']|$)",
-     "--force"),
-)
-"""Commands whose short form means one long flag (a regex over the call's text, and
-that long form)."""
+    r"(?:^|[;&|(\"']\s*|\n\s*)(?:sudo\s+)?(?:[A-Za-z_][A-Za-z0-9_]*=[^\s;&|]*\s+)*git"
+    r"(?:[ \t]+-[A-Za-z-]+(?:=[^\s;&|]+|[ \t]+[^\s\-;&|#][^\s;&|]*)?)*[ \t]+push\b"
+    r"(?:[ \t]+[^\s;&|$`\"'#]+)*?[ \t]+(?:-[A-Za-z]*f[A-Za-z]*|\+[^\s;&|]+)"
+    r"(?:[\s;&|)\"']|$)")
+"""A force-push spelled short, as a regex over a call's text (Rust ``regex``)."""
 
 
 def with_long_flags(text: pl.Expr) -> pl.Expr:
-    """``text`` with, for each alias of :data:`ALIASES` it uses, a newline and the
-    long form appended (a String expression of the same length)."""
-    out = text
-    for pattern, long in ALIASES:
-        out = pl.when(text.str.contains(pattern)).then(out + f"\n{long}").otherwise(out)
-    return out
+    """``text`` with a newline and ``--force`` appended where it force-pushes spelled
+    short (:data:`FORCE_PUSH_RE`; a String expression of the same length)."""
+    return pl.when(text.str.contains(FORCE_PUSH_RE)).then(text + "\n--force").otherwise(text)

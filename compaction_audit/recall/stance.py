@@ -34,7 +34,7 @@ from bisect import bisect_right
 from collections.abc import Iterable, Sequence
 from itertools import accumulate
 
-from compaction_audit.recall.fences import blank_fences
+from compaction_audit.recall.fences import blank_code_spans, blank_fences
 from compaction_audit.recall.kinds import CLAUSE_KINDS, Discriminator, Kind
 from compaction_audit.recall.literals import Literals
 from compaction_audit.recall.survival.words import _polarity_of
@@ -145,16 +145,12 @@ def negated(cleaned: str, found: Sequence[Discriminator]) -> list[bool]:
         is not None)) for d, rule, double in zip(found, rules_over(found), doubles, strict=True)]
 
 
-_CODE_RE = re.compile(r"`[^`\n]*`")
-"""An inline code span: its punctuation ends no sentence (``allow_nil? false``)."""
-
-
 def question_bounds(cleaned: str) -> list[tuple[int, int]]:
     """``(start, end)`` of each sentence of ``cleaned`` that ends with a question mark
     (the mark's offset is ``end``), in order; a mark in code (a fenced block, an inline
     code span: Elixir's ``allow_nil?``) ends nothing."""
     if "`" in cleaned:
-        cleaned = _CODE_RE.sub(lambda m: " " * len(m.group()), blank_fences(cleaned))
+        cleaned = blank_code_spans(blank_fences(cleaned))
     out, start = [], 0
     for m in _END_RE.finditer(cleaned):
         if m.group() == "?":

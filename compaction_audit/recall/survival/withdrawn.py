@@ -32,6 +32,7 @@ import re
 from functools import lru_cache
 
 from compaction_audit.recall.extract import Discriminator, extract_cached
+from compaction_audit.recall.fences import blank_code_spans
 from compaction_audit.recall.survival.words import _flip_stems, _polarity
 
 WINDOW = 80
@@ -84,8 +85,6 @@ _BACK_RE = re.compile(
 """A rule put back after its withdrawal: the summary keeps it."""
 _ACROSS_RE = re.compile(r"\n|[.;!?][ \t]")
 """A clause read across a line or sentence end: the label before it is another's."""
-_CODE_RE = re.compile(r"`[^`\n]*`")
-"""A code span: its ``~~`` strikes nothing (adv110 #6)."""
 
 
 def withdrawn(d: Discriminator, summary: str) -> bool:
@@ -147,7 +146,7 @@ def _struck(summary: str) -> tuple[tuple[int, int], ...]:
     pass over the marks."""
     if "~~" not in summary:
         return ()
-    masked = _CODE_RE.sub(lambda m: " " * len(m.group()), summary)  # same places
+    masked = blank_code_spans(summary)  # same places; no "~~" in code (adv110 #6)
     marks: list[int] = []
     at = masked.find("~~")
     while at >= 0:
