@@ -7,7 +7,7 @@ from __future__ import annotations
 
 INVISIBLE = ("\x7f-\x9f\u00ad\u034f\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2"
              "\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u2028-\u202e"
-             "\u2060-\u206f\u3164\ud800-\uf8ff\ufdd0-\ufdef\ufe00-\ufe0f\ufeff\uffa0"
+             "\u2060-\u206f\u2800\u3164\ud800-\uf8ff\ufdd0-\ufdef\ufe00-\ufe0f\ufeff\uffa0"
              "\ufff0-\ufffb\ufffe\uffff"
              "\U000110bd\U000110cd\U00013430-\U0001343f\U0001bca0-\U0001bca3"
              "\U0001d173-\U0001d17a\U000e0000-\U000e0fff\U000f0000-\U0010ffff"
@@ -20,8 +20,9 @@ deprecated format controls, BOM, interlinear annotation, the Egyptian, shorthand
 musical format controls, tag characters), the line and paragraph separators (Zl, Zp),
 surrogates (Cs), private use (Co), the non-characters (U+FDD0-FDEF and the last two
 code points of every plane), the variation selectors (U+FE00-FE0F, U+E0100-E01EF and
-the Mongolian ones), the combining grapheme joiner, the Hangul fillers and the Khmer
-inherent vowels U+17B4/17B5 (letters and marks drawn as nothing), and the unassigned
+the Mongolian ones), the combining grapheme joiner, the Hangul fillers, the Khmer
+inherent vowels U+17B4/17B5 and the braille blank U+2800 (letters, marks and a symbol
+drawn as nothing: adv112 #4), and the unassigned
 U+FFF0-FFF8: with the above, every Default_Ignorable_Code_Point of Unicode, which
 renderers draw as nothing and culture-aware string search skips (adv11 F2).
 Written out, not computed from :mod:`unicodedata` at import (start-up time);

@@ -18,12 +18,13 @@ from tests.gate_app import run
 from tests.logs import dump, rnd, session, spans
 
 INVISIBLE = ("\u200c\u200d\u2060\u2061\u206a\u00ad\u180e\ufe0f\U000e0041\U000e007f"
-             "\ufff9\ufffa\ufffb\ufffe\uffff\ue000\U0001fffe\U000e0100\u034f\u3164")
+             "\ufff9\ufffa\ufffb\ufffe\uffff\ue000\U0001fffe\U000e0100\u034f\u3164\u2800")
 """Zero-width non-joiner and joiner, word joiner, function application, a deprecated
 format control, soft hyphen, Mongolian vowel separator, variation selector 16, two tag
 characters, the interlinear annotation marks, the non-characters FFFE/FFFF, a private
 use character, a plane-1 non-character, a supplementary variation selector, the
-combining grapheme joiner, a Hangul filler."""
+combining grapheme joiner, a Hangul filler, the braille blank (adv112 #4: an id
+held it raw, drawn as a space)."""
 ID = f"s{INVISIBLE}x"
 VISIBLE = "café naïve Straße 東京 한국어 Ελληνικά عربى עברית 😀 👍🏽 ✓ é (e + U+0301)"
 """Text that must pass unchanged: accents, CJK, Hangul, Greek, Arabic and Hebrew
@@ -74,6 +75,7 @@ def test_visible_text_is_unchanged() -> None:
 
 def test_printable_and_json_escapes() -> None:
     assert printable("a\u200db\U000e0041c\u00ad") == "a\\u200db\\U000e0041c\\xad"
+    assert printable("id\u2800x") == "id\\u2800x"  # drawn as a space (adv112 #4)
     data = json.dumps(ID, ensure_ascii=False).encode()
     safe = json_safe(data)
     assert safe.isascii() and b"\\udb40\\udc41" in safe  # a surrogate pair past the BMP
@@ -104,6 +106,7 @@ def test_every_output_format_shows_them_escaped(trace: Path, fmt: str) -> None:
         ET.fromstring(result.stdout)
     if fmt in ("text", "markdown", "github"):
         assert "u200c" in result.stdout and "u200d" in result.stdout
+        assert "u2800" in result.stdout and "\u2800" not in result.stdout
 
 
 def test_one_line_errors_show_them_escaped(tmp_path: Path) -> None:

@@ -423,10 +423,9 @@ def records_nothing(value: Any) -> bool:
 def _drawn_as_nothing(ch: str) -> bool:
     """A character renderers draw as nothing: one of the report's invisible characters
     (:data:`compaction_audit.invisible.INVISIBLE`: format characters, variation
-    selectors, Hangul fillers, every default ignorable), a combining mark (Mn, Me) or the
-    braille blank U+2800 (adv109 #8)."""
-    return (_INVISIBLE_RE.match(ch) is not None or ch == "\u2800"
-            or unicodedata.category(ch) in ("Mn", "Me"))
+    selectors, Hangul fillers, the braille blank U+2800 of adv109 #8, every default
+    ignorable) or a combining mark (Mn, Me)."""
+    return _INVISIBLE_RE.match(ch) is not None or unicodedata.category(ch) in ("Mn", "Me")
 
 
 def retained(value: Any) -> dict[str, float | None]:
