@@ -23,6 +23,14 @@ def _user(text: str) -> str:
                                    "content": [{"type": "input_text", "text": text}]})
 
 
+def _carrier(summary: str) -> dict[str, object]:
+    """The user message of a replacement history that carries the summary, as Codex
+    writes it (the model reads this copy: adv112 #1)."""
+    return {"type": "message", "role": "user", "content": [{
+        "type": "input_text", "text": "Another language model started to solve this "
+        f"problem and produced a summary of its thinking process.\n{summary}"}]}
+
+
 def _rollout(path: Path) -> Path:
     lines = [
         _line("session_meta", {"id": "asked-again", "cwd": "/w"}),
@@ -30,7 +38,8 @@ def _rollout(path: Path) -> Path:
         _line("response_item", {"type": "message", "role": "assistant", "content": [
             {"type": "output_text", "text": "Set cache_ttl_seconds = 900."}]}),
         _line("compacted", {"message": "The proxy settings were adjusted.",
-                            "replacement_history": []}),  # line 4
+                            "replacement_history": [_carrier("The proxy settings were "
+                                                             "adjusted.")]}),  # line 4
         _line("turn_context", {"cwd": "/w", "turn_id": "t2"}),
         _user("What is cache_ttl_seconds set to now?"),  # line 6
     ]

@@ -351,22 +351,24 @@ class _Converter:
         if history is not None and type(history) is not list:
             raise self.fail(line, "expected a list", "payload.replacement_history")
         if history is not None:
-            kept, carrier, secret, extra = self.match(line, history, message or "")
+            kept, carriers, secret, extra = self.match(line, history, message or "")
             keep = set(kept)
             fold = [item for item in self.asm.working if item not in keep]
         else:
             fold = self.recent_user_messages()
-            carrier, secret, extra = None, None, []
+            carriers, secret, extra = [], None, []
             kept = [] if fold else [item for item, _, _ in self.turns]
         # an encrypted item is the summary the model will read: whatever ``message``
         # says, the compaction's content is opaque and not checkable (issue 10, point 7)
-        text = None if secret is not None else message or carrier
+        text, unread = (None, None) if secret is not None else \
+            _summary_read(message or "", carriers, history is not None)
         if text is not None:
             tokens = estimate_tokens(text)
         else:
             tokens = estimate_bytes(len(secret) * 3 // 4) if secret else 0
         info = {"trigger": None, "tokens_before": self.last_total, "tokens_after": None,
-                "opaque": text is None, "kind": "compact"}
+                "opaque": text is None, "kind": "compact",
+                **({"unchecked": unread} if unread is not None else {})}
         summary_id = self.asm.compaction(line, fold=fold, fallback_children=kept,
                                          base_id=f"line-{line}", text=text, tokens=tokens,
                                          info=info)
@@ -382,14 +384,14 @@ class _Converter:
         self.awaiting_after.append(info)
 
     def match(self, line: int, history: list[Any], message: str
-              ) -> tuple[list[str], str | None, str | None, list[tuple[int, str, str, int]]]:
-        """Sort the replacement history: kept spans, summary carrier, opaque blob, new items.
+              ) -> tuple[list[str], list[str], str | None, list[tuple[int, str, str, int]]]:
+        """Sort the replacement history: kept spans, summary carriers, opaque blob, new items.
 
         Each item is matched with the earliest working-set span of the same key not
         matched yet (one queue per key: linear in history plus working set, however
         many items repeat; issue 11, item 5)."""
         kept: list[str] = []
-        carrier: str | None = None
+        carriers: list[str] = []
         secret: str | None = None
         extra: list[tuple[int, str, str, int]] = []
         waiting: dict[tuple[str, ...], deque[str]] = {}  # key -> unmatched ids, in order
@@ -445,10 +447,10 @@ class _Converter:
                             "payload.replacement_history")
         for i, source, body, size, user in unmatched:
             if user and carries(body):
-                carrier = carrier if carrier is not None else body
+                carriers.append(body)
             else:
                 extra.append((i, source, body, size))
-        return kept, carrier, secret, extra
+        return kept, carriers, secret, extra
 
     def recent_user_messages(self) -> list[str]:
         """What a compaction without a replacement folds, in working-set order: every
@@ -506,6 +508,39 @@ class _Carriers:
 
 _SUBSTRING_MIN = 32
 """The shortest text (and message) that counts as carrying the other inside it."""
+
+
+NOT_READ = ("its replacement history, the context the model reads after it, holds no "
+            "copy of its message")
+"""Why a compaction whose summary the model never read is not checked (adv112 #1)."""
+
+
+def _summary_read(message: str, carriers: list[str], replaced: bool
+                  ) -> tuple[str | None, str | None]:
+    """The summary text a local compaction is judged by, and why it cannot be checked
+    (None when it can): the copy the model reads decides (adv112 #1).  ``carriers``: the
+    replacement-history user messages that carry the summary (:class:`_Carriers`), in
+    order; ``replaced``: whether the line has a replacement history at all.
+
+    - No carrier in a replacement history: the message, marked not checked
+      (:data:`NOT_READ`): the model read no copy of it, and what it folded cannot be
+      judged by a text the model never saw.
+    - A carrier that holds the message: the message (Codex writes the carrier as the
+      message, word for word), or the first carrier when the message is empty.
+    - Carriers that each lie inside the message (shorter texts): those carriers, one per
+      line, since the rest of the message never reached the model ("Summary: X."
+      carried, "Summary: X. Do NOT use --force." written).
+    - Otherwise (a carrier known only by Codex's prefix): the message, the carrier read
+      as an abbreviated copy of it.
+    """
+    m = message.strip()
+    if not carriers:
+        return (message or None), (NOT_READ if replaced and m else None)
+    if not m or any(m in c for c in carriers):
+        return message or carriers[0], None
+    if all(c.strip() in m for c in carriers):
+        return "\n".join(carriers), None
+    return message, None
 
 
 def _is_carrier(text: str, message: str) -> bool:

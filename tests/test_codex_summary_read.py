@@ -1,0 +1,104 @@
+"""The Codex adapter judges a local compaction by the summary the model reads: the copy
+in the replacement history, not the ``compacted`` line's ``message`` (adv112 #1: a
+message holding a rule the replacement history never carried passed the gate before a
+``git push --force``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+from typer.testing import CliRunner
+
+from compaction_audit.cli import app
+from compaction_audit.io import codex
+from compaction_audit.io.native import read_records
+
+RULE = "Do NOT use --force when pushing to main."
+SHORT = "Summary: we worked on the billing export together."
+PREFIX = ("Another language model started to solve this problem and produced a summary "
+          "of its thinking process.\n")
+
+
+def _user(text: str) -> dict[str, Any]:
+    return {"type": "message", "role": "user",
+            "content": [{"type": "input_text", "text": text}]}
+
+
+def _write(tmp_path: Path, message: str, history: list[dict[str, Any]] | None) -> Path:
+    payload: dict[str, Any] = {"message": message}
+    if history is not None:
+        payload["replacement_history"] = history
+    call = {"type": "function_call", "name": "shell", "call_id": "c1",
+            "arguments": orjson.dumps({"command": ["git", "push", "--force", "origin",
+                                                   "main"]}).decode()}
+    lines = [("session_meta", {"id": "s"}),
+             ("response_item", _user(f"{RULE} Fix the billing export.")),
+             ("compacted", payload),
+             ("response_item", _user("Push it now.")),
+             ("response_item", call),
+             ("response_item", {"type": "function_call_output", "call_id": "c1",
+                                "output": "ok"})]
+    path = tmp_path / "rollout.jsonl"
+    path.write_bytes(b"".join(orjson.dumps({"timestamp": "t", "type": kind, "payload": p})
+                              + b"\n" for kind, p in lines))
+    return path
+
+
+def _compaction(path: Path) -> dict[str, Any]:
+    out = list(codex.records(str(path)))
+    read_records(out, str(path))
+    ((_, rnd),) = [(line, r) for line, r in out[1:] if "compaction" in r]
+    return rnd
+
+
+@pytest.mark.parametrize(("message", "history", "text", "unchecked"), [
+    # Codex's own shape: the carrier is the message, word for word
+    (PREFIX + SHORT, [_user(PREFIX + SHORT)], PREFIX + SHORT, None),
+    # the message with a rule the carrier does not hold: the carrier is what was read
+    (f"{SHORT} {RULE}", [_user(SHORT)], SHORT, None),
+    (f"{SHORT} Summary: the export job was rerun. {RULE}",
+     [_user(SHORT), _user("Summary: the export job was rerun.")],
+     f"{SHORT}\nSummary: the export job was rerun.", None),
+    # a carrier known only by the prefix: an abbreviated copy, the message is judged
+    (PREFIX + SHORT, [_user(PREFIX + "...")], PREFIX + SHORT, None),
+    # no copy of the message in the new context: not checked
+    (f"{SHORT} {RULE}", [_user("<environment_context>cwd=/repo</environment_context>")],
+     f"{SHORT} {RULE}", codex.NOT_READ),
+    (f"{SHORT} {RULE}", [], f"{SHORT} {RULE}", codex.NOT_READ),
+    (f"{SHORT} {RULE}", [{"type": "message", "role": "assistant", "content": [
+        {"type": "output_text", "text": f"{SHORT} {RULE}"}]}], f"{SHORT} {RULE}",
+     codex.NOT_READ),
+    # no replacement history (an older rollout): the message
+    (f"{SHORT} {RULE}", None, f"{SHORT} {RULE}", None),
+])
+def test_the_summary_judged_is_the_copy_the_model_reads(
+        tmp_path: Path, message: str, history: list[dict[str, Any]] | None, text: str,
+        unchecked: str | None) -> None:
+    rnd = _compaction(_write(tmp_path, message, history))
+    assert rnd["summaries"][0]["text"] == text
+    assert rnd["compaction"].get("unchecked") == unchecked
+
+
+def test_an_empty_message_without_a_carrier_stays_opaque(tmp_path: Path) -> None:
+    rnd = _compaction(_write(tmp_path, "", [_user("<environment_context>x</environment_context>")]))
+    assert rnd["compaction"]["opaque"] is True and "unchecked" not in rnd["compaction"]
+
+
+@pytest.mark.parametrize(("history", "code", "head"), [
+    # the rule reached the model only in the message: lost, and the push breaks it
+    ([_user(SHORT)], 1, "FAIL: 2 error(s)"),
+    # the message never reached the model: a compaction not checked, a warning
+    ([_user("<environment_context>cwd=/repo</environment_context>")], 1,
+     "PASS (1 compaction could not be checked)"),
+    # the rule carried: nothing lost, the gate passes
+    ([_user(f"{SHORT} {RULE}")], 0, "PASS: 0 error(s)"),
+])
+def test_the_gate_on_warnings_fails_a_message_the_model_never_read(
+        tmp_path: Path, history: list[dict[str, Any]], code: int, head: str) -> None:
+    path = _write(tmp_path, f"{SHORT} {RULE}", history)
+    result = CliRunner().invoke(app, ["audit", "-q", "--fail-on", "warning", str(path)])
+    assert result.exit_code == code, result.output
+    assert result.stdout.startswith(head), result.stdout
