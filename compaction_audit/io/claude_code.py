@@ -105,6 +105,12 @@ MICROCOMPACT_UNSEEN = ("of a microcompact naming tool results that are not in th
 """The note for a microcompact some of whose ``compactedToolIds`` name no tool result
 in the context (adv67 #3); one that names none could not be checked at all."""
 
+PARENT_NOT_LAST = ("of a compaction whose logicalParentUuid names a message that others "
+                   "follow before it: they are read as folded, as everything before it")
+"""The note for a boundary whose logical parent is not the last message before it
+(adv112 #2): Claude Code names the last one, so the messages after it were in the
+conversation the summary replaced; only a partial compaction's own fields keep some."""
+
 _IDENTITY_KEYS = ("message", "content", "compactMetadata", "parentUuid", "logicalParentUuid")
 
 
@@ -625,9 +631,11 @@ class _Converter:
         meta = self.metadata(line, obj, "compactMetadata")
         pre, post = self.count(line, meta, "preTokens"), self.count(line, meta, "postTokens")
         keep, keep_lines = self.preserved(line, meta)
+        fold = self.asm.fold_outside(keep, keep_lines, None)
         parent = _get(obj, "logicalParentUuid")
         cut = self.uuid_line.get(parent) if isinstance(parent, str) else None
-        fold = self.asm.fold_outside(keep, keep_lines, cut)
+        if cut is not None and any(self.asm.working[item] > cut for item in fold):
+            self.reused[PARENT_NOT_LAST] += 1  # adv112 #2: they were read as kept
         text = summary[2] if summary is not None else None
         tokens = estimate_tokens(text) if text is not None else post or 0
         source = summary[1] if summary is not None else obj
