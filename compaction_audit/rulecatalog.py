@@ -509,9 +509,11 @@ DOCS: tuple[tuple[Any, ...], ...] = (
         'a later action does what a rule lost at a fold forbade',
         ('After a fold lost a negation or constraint, a later tool call does what it '
          'forbade: the object of a lost "do not run X" appears in a later command, the '
-         'token of a lost "never add Y" in a later write. Also an identifier lost at a '
-         'fold whose later reuse is a destructive command (delete, drop, --force, '
-         '--cascade, ...); the finding names the lost item and the action.'),
+         'token of a lost "never add Y" in a later write; a rule listing several objects '
+         '("do NOT use --no-verify or --force") is broken by each, a finding per object '
+         'broken. Also an identifier lost at a fold whose later reuse is a destructive '
+         'command (delete, drop, --force, --cascade, ...); the finding names the lost '
+         'item and the action.'),
         ('Issue 12, point 4: a fold dropped "Do not run `lint-tool analyze` in this '
          'repo" and two rounds later a tool call ran it; a fold dropped "never add a '
          '`Co-Authored-By:` trailer" and a later commit carried one. A person asking '

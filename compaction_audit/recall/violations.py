@@ -17,7 +17,9 @@ reuse columns (:func:`compaction_audit.recall.harm.reuse`):
 The object is the first code span after the verb; else the first identifier-like word
 (a character of ``-_./:@=``, a digit, or a capital inside); else two or more plain words
 (matched as a phrase); a single plain word only for a run verb, and then only at the
-start of a command ("never use sudo" against ``sudo rm ...``).
+start of a command ("never use sudo" against ``sudo rm ...``).  Code spans and
+identifier-like words listed right after it with "or", "nor" or commas are objects too
+(:func:`forbidden_all`: "Do NOT use --no-verify or --force").
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from compaction_audit.recall.flagalias import with_long_flags
 from compaction_audit.recall.harm import DESTRUCTIVE_RE
 from compaction_audit.recall.objmatch import matches
 
-__all__ = ["actor", "forbidden", "violations"]
+__all__ = ["actor", "forbidden", "forbidden_all", "violations"]
 
 _RUN = ("run", "running", "execute", "executing", "call", "calling", "invoke", "invoking",
         "use", "using", "enable", "enabling", "pass", "passing")
@@ -114,6 +116,45 @@ def forbidden(text: str) -> tuple[str, str, bool] | None:
     return None
 
 
+ALTERNATIVES_MAX = 4
+"""Most objects a rule names besides its first ("--no-verify or --force")."""
+_ALT_RE = re.compile(
+    # ", ", " or ", ", or ", " nor ", " and/or " and an article, then a code span or a
+    # word (an identifier-like one is kept: :data:`_IDENT_RE`)
+    r"(?i)\s*(?:,\s*(?:(?:or|nor)\s+)?|\s+(?:or|nor|and/or)\s+)(?:(?:a|an|the|any)\s+)?"
+    r"(?:`([^`\n]{2,120})`|([^\s`,;!?()\"']+))")
+
+
+def forbidden_all(text: str) -> tuple[tuple[str, str, bool], ...]:
+    """Every ``(object, act, phrase_only_at_start)`` a prohibition names: the first
+    (:func:`forbidden`), then the code spans or identifier-like words listed right after
+    it with "or", "nor" or commas ("Do NOT use --no-verify or --force", "Never commit
+    *.pyc or build/* files"; adv112 #3: only the first was looked for, and a later
+    ``git push --force`` broke the rule unseen), at most :data:`ALTERNATIVES_MAX` more.
+    Empty when ``text`` forbids nothing."""
+    first = forbidden(text)
+    if first is None:
+        return ()
+    out = [first]
+    plain = _plain(text)
+    obj, act, at_start = first
+    at = plain.find(f"`{obj}`")
+    end = at + len(obj) + 2 if at >= 0 else -1
+    if end < 0 and not at_start and (at := plain.find(obj)) >= 0:
+        end = at + len(obj)
+    while end >= 0 and len(out) <= ALTERNATIVES_MAX:
+        m = _ALT_RE.match(plain, end)
+        if m is None:
+            break
+        code, word = m.group(1), m.group(2)
+        word = word.rstrip(".:") if word else None
+        if code is None and (word is None or len(word) < 3 or not _IDENT_RE.search(word)):
+            break
+        out.append(((code or str(word)).strip(), act, False))
+        end = m.end()
+    return tuple(dict.fromkeys(out))
+
+
 _CALLS = ("tool_call:", "tool_use:", "function_call:")
 _AUTHORS = {"user": "user message", "assistant": "assistant message",
             "tool": "tool output", "harness": "harness text"}
@@ -163,18 +204,20 @@ def _rules(lost: pl.DataFrame, rounds: pl.DataFrame) -> pl.DataFrame:
     """The lost negations and constraints that forbid an act on an object, one row
     each: ``key``, ``kind``, ``text``, ``span``, ``fold``, ``lost_round``, ``start``
     (the ``ri`` of the loss's round: the last row of ``rounds`` with that round),
-    ``object``, ``how``, ``at_start``.  :func:`forbidden` runs once per distinct text."""
+    ``object``, ``how``, ``at_start``, ``alt`` (0 for the rule's first object, then 1,
+    2, ... for those listed after it: :func:`forbidden_all`), one row per object.
+    :func:`forbidden_all` runs once per distinct text."""
     rules = lost.filter((pl.col("cause") == "fold")
                         & pl.col("kind").is_in(["negation", "constraint"])).select(
         "key", "kind", "text", "span", "fold", "lost_round")
     texts = rules["text"].unique(maintain_order=True).to_list()
-    parsed = [forbidden(t) for t in texts]
+    parsed = [(t, i, p) for t in texts for i, p in enumerate(forbidden_all(t))]
     table = pl.DataFrame(
-        {"text": texts, "object": [p[0] if p else None for p in parsed],
-         "how": [p[1] if p else None for p in parsed],
-         "at_start": [p[2] if p else None for p in parsed]},
+        {"text": [t for t, _, _ in parsed], "object": [p[0] for _, _, p in parsed],
+         "how": [p[1] for _, _, p in parsed], "at_start": [p[2] for _, _, p in parsed],
+         "alt": [i for _, i, _ in parsed]},
         schema={"text": pl.String, "object": pl.String, "how": pl.String,
-                "at_start": pl.Boolean}).drop_nulls("object")
+                "at_start": pl.Boolean, "alt": pl.Int64})
     starts = rounds.select(pl.col("round").alias("lost_round"), pl.col("ri").alias("start")
                            ).unique("lost_round", keep="last", maintain_order=True)
     return (rules.join(table, on="text", how="inner", maintain_order="left")
@@ -228,18 +271,20 @@ def violations(lost: pl.DataFrame, items: pl.DataFrame, rounds: pl.DataFrame
 
     ``lost``: the lost table (``kind``, ``text``, ``span``, ``cause``, ``fold``,
     ``lost_round``, ``reused_span``, ``reused_round``, ``key``).  ``items``: the session
-    items.  ``rounds``: ``ri``, ``round``.  Returns one row per violated item: ``ri``
-    (of the violating span), ``key``, ``kind``, ``text``, ``span``, ``fold``,
-    ``lost_round``, ``how`` ("command", "write" or "destructive"), ``object``,
-    ``violated_span``, ``violated_round``, ``violated_source``; sorted by ``ri``,
-    ``key``, ``span``, ``fold``, ``how`` (a total order: one row per lost item and how).
-    The violating call of a rule is its first (:func:`_first_calls`); the work is a
+    items.  ``rounds``: ``ri``, ``round``.  Returns one row per violated item and
+    object: ``ri`` (of the violating span), ``key``, ``kind``, ``text``, ``span``,
+    ``fold``, ``lost_round``, ``how`` ("command", "write" or "destructive"), ``object``,
+    ``alt`` (which of the rule's objects: 0 the first), ``violated_span``,
+    ``violated_round``, ``violated_source``; sorted by ``ri``, ``key``, ``span``,
+    ``fold``, ``how``, ``alt`` (a total order: one row per lost item, how and object).
+    The violating call of a rule's object is its first (:func:`_first_calls`); the work is a
     fixed number of Polars queries, whatever the number of rules (issue 11, class 5).
     """
     schema: dict[str, Any] = {
         "ri": pl.Int64, "key": pl.String, "kind": pl.String, "text": pl.String,
         "span": pl.String, "fold": pl.String, "lost_round": pl.Int64, "how": pl.String,
-        "object": pl.String, "violated_span": pl.String, "violated_round": pl.Int64,
+        "object": pl.String, "alt": pl.Int64, "violated_span": pl.String,
+        "violated_round": pl.Int64,
         "violated_source": pl.String}
     if not lost.height:  # nothing lost (most traces): no row, without a query
         return pl.DataFrame(schema=schema)
@@ -254,7 +299,7 @@ def violations(lost: pl.DataFrame, items: pl.DataFrame, rounds: pl.DataFrame
     if rules.height and calls.height:
         parts.append(_first_calls(rules, calls).select(
             "ri", "key", "kind", "text", "span", "fold", "lost_round", "how", "object",
-            pl.col("id").alias("violated_span"), pl.col("round").alias("violated_round"),
+            "alt", pl.col("id").alias("violated_span"), pl.col("round").alias("violated_round"),
             pl.col("source").alias("violated_source")))
     destructive = (
         by_fold.filter((pl.col("kind") == "identifier") & pl.col("reused_span").is_not_null())
@@ -270,9 +315,10 @@ def violations(lost: pl.DataFrame, items: pl.DataFrame, rounds: pl.DataFrame
                 & ~(" " + pl.col("text") + " ").str.contains(DESTRUCTIVE_RE))
         .select("ri", "key", "kind", "text", "span", pl.col("fold").cast(pl.String),
                 pl.col("lost_round").cast(pl.Int64), pl.lit("destructive").alias("how"),
-                pl.col("text").alias("object"), pl.col("reused_span").alias("violated_span"),
+                pl.col("text").alias("object"), pl.lit(0).alias("alt"),
+                pl.col("reused_span").alias("violated_span"),
                 pl.col("reused_round").cast(pl.Int64).alias("violated_round"),
                 "violated_source"))
     parts.append(destructive)
     return pl.concat([p.cast(schema) for p in parts]).sort(  # type: ignore[arg-type]
-        "ri", "key", "span", "fold", "how", maintain_order=True)
+        "ri", "key", "span", "fold", "how", "alt", maintain_order=True)

@@ -305,7 +305,9 @@ class StaleSummary(Rule):
 class LostRuleViolated(Rule):
     """What it checks: after a fold lost a negation or constraint, a later tool call
     does what it forbade: the object of a lost "do not run X" appears in a later
-    command, the token of a lost "never add Y" in a later write.  Also an identifier
+    command, the token of a lost "never add Y" in a later write; a rule listing several
+    objects ("do NOT use --no-verify or --force") is broken by each, a finding per object
+    broken.  Also an identifier
     lost at a fold whose later reuse is a destructive command (delete, drop, --force,
     --cascade, ...); the finding names the lost item and the action.
 
@@ -341,9 +343,13 @@ class LostRuleViolated(Rule):
         found = violations(recall_of(ctx).lost, ctx.session.items, ctx.session.rounds)
         if found.height == 0:
             return Outcome(_EMPTY)
-        # one finding per lost item: its span and key (a span may state two rules)
-        return Outcome(found.with_columns((pl.col("span") + "#" + pl.col("key"))
-                                          .alias("entity")).drop("key"))
+        # one finding per lost item (its span and key: a span may state two rules) and
+        # object: a rule's first object keeps the item's entity, the others add theirs
+        # ("--no-verify or --force": adv112 #3, a new --force was no new finding)
+        entity = pl.col("span") + "#" + pl.col("key")
+        return Outcome(found.with_columns(
+            pl.when(pl.col("alt") == 0).then(entity).otherwise(entity + "#" + pl.col("object"))
+            .alias("entity")).drop("key", "alt"))
 
     def message(self, v: dict[str, Any], ctx: Context) -> str:
         verb = {"command": "ran", "write": "wrote", "destructive": "reused"}[v["how"]]
