@@ -18,7 +18,9 @@ from typing import Any
 import orjson
 
 from compaction_audit.errors import LogError
+from compaction_audit.io import codex_truncated as truncated
 from compaction_audit.io import harness
+from compaction_audit.io.codex_truncated import COPIES_MAX
 from compaction_audit.io.codex_types import BOOKKEEPING_EVENTS, BOOKKEEPING_ITEMS
 from compaction_audit.io.tokens import (
     IMAGE_TOKENS,
@@ -396,6 +398,7 @@ class _Converter:
         extra: list[tuple[int, str, str, int]] = []
         waiting: dict[tuple[str, ...], deque[str]] = {}  # key -> unmatched ids, in order
         unmatched: list[tuple[int, str, str, int, bool]] = []  # i, source, body, size, user
+        copies = 0  # truncated copies looked up (codex_truncated.COPIES_MAX)
         for span_id in self.asm.working:
             waiting.setdefault(self.keys.get(span_id, ("",)), deque()).append(span_id)
         for i, item in enumerate(history):
@@ -434,6 +437,12 @@ class _Converter:
                                                           "type")] += 1
                 continue
             queue = waiting.get(key)
+            if not queue and key[:2] == ("message", "user") and copies < COPIES_MAX \
+                    and (cut := truncated.parts(body)) is not None:
+                copies += 1  # a copy Codex shortened keeps its message (usertest61 A1)
+                whole = truncated.original(cut, (k[2] for k, q in waiting.items()
+                                                 if q and k[:2] == ("message", "user")))
+                queue = waiting.get(("message", "user", whole)) if whole is not None else None
             if queue:
                 kept.append(queue.popleft())
             else:
