@@ -528,8 +528,8 @@ DOCS: tuple[tuple[Any, ...], ...] = (
          'run and write verbs listed in `compaction_audit.recall.violations` are read '
          '("do not delete X" is not checked as an act; a lost identifier reused by a '
          'destructive command is).'),
-        ("round 5: fold c1 lost 'Do not run `lint-tool analyze` in this repo' (u1); Bash "
-         "call t7 ran 'lint-tool analyze' at round 5"),
+        ("round 5: fold c1 lost 'Do not run `lint-tool analyze` in this repo' (u1) at "
+         "round 5; Bash call t7 ran 'lint-tool analyze' at round 5"),
         ('restore the rule to the working set (restate it in the summary or pin its '
          'span) and check the action that broke it'),
         (),

@@ -21,7 +21,7 @@ from compaction_audit.recall.flips import VALUE_KINDS, flips
 from compaction_audit.recall.stale import stale
 from compaction_audit.recall.violations import actor, violations
 from compaction_audit.rules.base import Context, Outcome, Rule, Severity, register
-from compaction_audit.rules.recall import recall_of, typed_items_of
+from compaction_audit.rules.recall import recall_of, stated_at, typed_items_of
 
 LIST_CAP = 3
 """Most items a message names; the finding's values keep every one."""
@@ -336,8 +336,8 @@ class LostRuleViolated(Rule):
     summary = "a later action does what a rule lost at a fold forbade"
     action = ("restore the rule to the working set (restate it in the summary or pin its "
               "span) and check the action that broke it")
-    example = ("round 5: fold c1 lost 'Do not run `lint-tool analyze` in this repo' (u1); "
-               "Bash call t7 ran 'lint-tool analyze' at round 5")
+    example = ("round 5: fold c1 lost 'Do not run `lint-tool analyze` in this repo' (u1) at "
+               "round 5; Bash call t7 ran 'lint-tool analyze' at round 5")
 
     def evaluate(self, ctx: Context) -> Outcome:
         found = violations(recall_of(ctx).lost, ctx.session.items, ctx.session.rounds)
@@ -355,6 +355,11 @@ class LostRuleViolated(Rule):
         verb = {"command": "ran", "write": "wrote", "destructive": "reused"}[v["how"]]
         tail = " in a destructive command" if v["how"] == "destructive" else ""
         who = actor(v["violated_source"], v["violated_span"])
-        return (f"fold {v['fold']} lost {v['kind']} {v['text']!r} ({v['span']}, round "
-                f"{v['lost_round']}); {who} {verb} {v['object']!r}{tail} at round "
-                f"{v['violated_round']}")
+        # a product log's lines: where the rule was stated and where it was broken, not
+        # only the compaction's (usertest61 A4: one round spans hundreds of lines)
+        at = stated_at(ctx, {v["span"], v["violated_span"]})
+        rule_at = f", {at[v['span']]}" if v["span"] in at else ""
+        call_at = f" ({at[v['violated_span']]})" if v["violated_span"] in at else ""
+        return (f"fold {v['fold']} lost {v['kind']} {v['text']!r} ({v['span']}{rule_at}) "
+                f"at round {v['lost_round']}; {who} {verb} {v['object']!r}{tail} at round "
+                f"{v['violated_round']}{call_at}")

@@ -241,7 +241,7 @@ def _asked_capped(ctx: Context) -> bool:
     return any(x.check == "asked-again" for x in recall_of(ctx).limits)
 
 
-def _stated_at(ctx: Context, ids: set[str]) -> dict[str, str]:
+def stated_at(ctx: Context, ids: set[str]) -> dict[str, str]:
     """``"line 660"`` (``"line 451 of session.messages.json"`` for a span an adapter
     read from a companion file) for each of ``ids`` that has a ``source_line``: a
     product's span ids (tool-use ids, ``line-3``, message ids) say nothing to a reader,
@@ -275,7 +275,7 @@ def _describe(children: list[dict[str, Any]], limit: int = 3,
     :data:`_LISTED` distinct facts is said in counts with its first :data:`_SHOWN`
     facts in the order of the report's lost list, each cut to :data:`_CUT` characters:
     that list has them all, and a finding line should fit on a screen (issue 10).
-    ``at`` names a span by its line (:func:`_stated_at`) instead of its id;
+    ``at`` names a span by its line (:func:`stated_at`) instead of its id;
     ``span_word`` goes before an id the counted form names ("span 3": a native log's
     numeric id read as a line, usertest20)."""
     at = at or {}
@@ -325,10 +325,10 @@ def _describe(children: list[dict[str, Any]], limit: int = 3,
 def _describe_at(children: list[dict[str, Any]], ctx: Context) -> str:
     """:func:`_describe` with the spans named by their lines where the log has them."""
     if ctx.session.header.extra.get("source_format") in (None, "native"):
-        return _describe(children, span_word="span ")  # its ids stay (:func:`_stated_at`)
+        return _describe(children, span_word="span ")  # its ids stay (:func:`stated_at`)
     ids = {c["child"] for c in children} | {d.get("stated_in") for c in children
                                              for d in c["dropped"]} - {None}
-    return _describe(children, at=_stated_at(ctx, ids))
+    return _describe(children, at=stated_at(ctx, ids))
 
 
 _LISTED = 4  # a fold that lost at most this many distinct facts lists them all

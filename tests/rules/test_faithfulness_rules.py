@@ -297,9 +297,9 @@ def test_lost_rule_violated_names_the_span_that_acted_once(write_log: LogWriter)
              {**span("t3", "orders delete ORD-5501 --cascade", "t3"), "role": "tool"}]
     found = findings(_harm(write_log, "Working on the orders release.", later), "CA307")
     assert sorted(f.message for f in found) == [
-        "fold c1 lost identifier 'ORD-5501' (a2, round 1); tool output t3 reused 'ORD-5501' "
+        "fold c1 lost identifier 'ORD-5501' (a2) at round 1; tool output t3 reused 'ORD-5501' "
         "in a destructive command at round 2",
-        "fold c1 lost negation 'Do not run `lint-tool analyze` in this repo' (u2, round 1); "
+        "fold c1 lost negation 'Do not run `lint-tool analyze` in this repo' (u2) at round 1; "
         "Bash call t1 ran 'lint-tool analyze' at round 2"]
 
 
@@ -372,8 +372,10 @@ def test_lost_rule_violated_in_a_claude_code_log(write_log: LogWriter) -> None:
     assert [(f["values"]["how"], f["values"]["object"]) for f in hits] == [
         ("command", "lint-tool analyze")]
     assert hits[0]["values"]["violated_source"] == "tool_call:Bash"
-    assert hits[0]["message"].endswith("; Bash call toolu_1 ran 'lint-tool analyze' at "
-                                       "round 3")
+    # where the rule was stated and where the call broke it, by line (usertest61 A4)
+    assert hits[0]["message"].endswith(
+        "lost negation 'Do not run `lint-tool analyze` in this repo' (line-2, line 2) at "
+        "round 2; Bash call toolu_1 ran 'lint-tool analyze' at round 3 (line 7)")
     assert report["person_spans"] >= 3  # two turns and the queued message
 
 
