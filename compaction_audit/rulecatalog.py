@@ -34,7 +34,8 @@ DOCS: tuple[tuple[Any, ...], ...] = (
          'signature whatever the conditions of validity (seed 000: depth >= 2, a scorer '
          'that does not penalize depth, continuous eviction); where one fails, its '
          'finding says so ("but the condition \'eviction is continuous\' fails: this '
-         'loop can drift, not invert").'),
+         'loop can drift, not invert") and is a warning, as drift is (compaction-drift; '
+         'usertest61 A5: an error said the loop could not invert, and failed the gate).'),
         ('round 21: depth 3, raw_ratio 0.22 (< 0.25), distinct_source_spans 88 -> 81, '
          'query_cosine_retained 0.61 -> 0.63'),
         ('halt compaction and rehydrate: expand the lowest-depth summary with the '
@@ -46,7 +47,7 @@ DOCS: tuple[tuple[Any, ...], ...] = (
          ('sustain', 1),
          ('rehydrate_target', 0.3),),
         'rounds',
-        '',
+        'warning where a condition of validity fails (the loop can drift, not invert)',
     ),
     (
         'CA102',

@@ -143,7 +143,9 @@ class SalienceInversion(BoundaryRule):
     applicable, and the report says so.  The rule fires on the signature whatever the
     conditions of validity (seed 000: depth >= 2, a scorer that does not penalize
     depth, continuous eviction); where one fails, its finding says so ("but the
-    condition 'eviction is continuous' fails: this loop can drift, not invert").
+    condition 'eviction is continuous' fails: this loop can drift, not invert") and is
+    a warning, as drift is (compaction-drift; usertest61 A5: an error said the loop
+    could not invert, and failed the gate).
     """
 
     code = "CA101"
@@ -161,11 +163,19 @@ class SalienceInversion(BoundaryRule):
               "query_cosine_retained")
     reads_raw_ratio = True
     reads_salience = True
+    severity_note = "warning where a condition of validity fails (the loop can drift, not invert)"
 
     def condition(self, ctx: Context) -> pl.Expr:
         s = ctx.settings
         return ((pl.col("summary_depth_max") >= s.min_depth)
                 & (pl.col("raw_ratio") < s.raw_ratio_floor) & FELL & ROSE)
+
+    def evaluate(self, ctx: Context) -> Outcome:
+        out = super().evaluate(ctx)
+        if out.fired.height and any(c.status == "fails" for c in ctx.conditions):
+            return Outcome(out.fired.with_columns(
+                pl.lit(Severity.WARNING.value).alias("severity")), out.not_evaluated, out.judged)
+        return out
 
     def message(self, v: dict[str, Any], ctx: Context) -> str:
         used = ctx.cosine or "query_cosine_retained"

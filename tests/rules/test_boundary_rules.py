@@ -11,6 +11,7 @@ from typing import Any
 import polars as pl
 import pytest
 
+from compaction_audit.conditions import Condition
 from compaction_audit.model import Session, SessionHeader
 from compaction_audit.rules import RULES, Context
 from compaction_audit.series import Series
@@ -33,7 +34,9 @@ def context(rows: list[dict[str, Any]], settings: dict[str, Any] | None = None,
     session = Session("t", SessionHeader(start_spans=start_spans), frame, empty, empty,
                       empty, empty)
     series = Series(frame, empty, empty, 3)
-    return Context(session, series, Settings().with_values(settings or {}))
+    ctx = Context(session, series, Settings().with_values(settings or {}))
+    ctx.__dict__["conditions"] = []  # none judged: these rows have no eviction columns
+    return ctx
 
 
 def fired(name: str, ctx: Context) -> list[int]:
@@ -257,3 +260,17 @@ def test_a_sustain_longer_than_the_session_is_the_one_note() -> None:
                                             {"sustain": 10}))
     assert out.not_evaluated == {"sustain 10 is longer than the session": 3}
     assert out.judged == 0
+
+
+@pytest.mark.parametrize(("status", "severity"), [
+    ("holds", "error"), ("unknown", "error"),
+    ("fails", "warning"),  # the loop can drift, not invert (usertest61 A5)
+])
+def test_inversion_is_a_warning_where_a_condition_of_validity_fails(
+        status: str, severity: str) -> None:
+    ctx = context([{}, INV])
+    ctx.__dict__["conditions"] = [Condition("eviction is continuous", status, "")]
+    fired_rows = RULES["CA101"]().evaluate(ctx).fired
+    assert fired_rows["ri"].to_list() == [1]
+    got = fired_rows["severity"].to_list() if "severity" in fired_rows.columns else ["error"]
+    assert got == [severity]
