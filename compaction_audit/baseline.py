@@ -26,9 +26,15 @@ takes index 0 while the fixed one frees its index) is new, and the entry stale (
 F3, "related").  An entry without ``facts``, ``session`` or ``rounds`` (a baseline
 written before they were recorded) matches on the fingerprint alone.
 
+The file also records the methods of the rebuilt cosine its traces were audited with
+(``cosine``: "wordllama l2_supercat 256-d" with the ``[embed]`` extra, else "lexical
+TF-IDF"): the rules that read that cosine fire elsewhere under the other method, and an
+audit against a baseline made with another says so (:func:`cosine_mismatch`;
+usertest61 B1: a baseline made without the extra failed a run with it, with no word).
+
 The file (JSON, sorted, one entry per fingerprint)::
 
-    {"baseline_format": 1, "tool": "compaction-audit",
+    {"baseline_format": 1, "tool": "compaction-audit", "cosine"?: [method, ...],
      "findings": [{"fingerprint", "trace", "code", "rule", "key", "facts"?,
                    "session"?, "rounds"?: [first, last]}, ...]}
 """
@@ -39,6 +45,7 @@ import contextlib
 import hashlib
 import os
 import re
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -276,9 +283,39 @@ def entries(report: Report) -> list[Entry]:
     return _merged([e for s in report.sessions for _, e in session_entries(s)])
 
 
-def dumps(items: list[Entry]) -> bytes:
-    """The baseline file's bytes (see the module docstring)."""
+class Loaded(dict[str, Entry]):
+    """:func:`load`'s entries (fingerprint -> entry) and ``cosine``: the methods of the
+    rebuilt cosine the baseline was made with (None when the file does not say)."""
+
+    cosine: tuple[str, ...] | None = None
+
+
+def cosine_methods(report: Report) -> list[str]:
+    """The methods of the rebuilt cosine ``report``'s traces were audited with, sorted
+    (none where no trace needed it)."""
+    return sorted({m for s in report.sessions if isinstance(m := s.cosine.get("method"), str)})
+
+
+def cosine_mismatch(baseline: dict[str, Entry], report: Report, source: str) -> str | None:
+    """One line saying that ``baseline`` (from file ``source``) was made with another
+    method of the rebuilt cosine than ``report``'s traces were audited with, None when
+    it was not, or one of them does not say."""
+    made = getattr(baseline, "cosine", None)
+    now = cosine_methods(report)
+    if not made or not now or set(made) == set(now):
+        return None
+    return (f"baseline {source}: made with the rebuilt cosine of {', '.join(made)}, this run "
+            f"used {', '.join(now)}: the findings that read it (salience-inversion, "
+            "compaction-drift, salience-disagreement) may differ from the baseline's; make "
+            "and use a baseline with the same extras installed ('[embed]' or none: "
+            "docs/ci.md)")
+
+
+def dumps(items: list[Entry], cosine: Sequence[str] | None = None) -> bytes:
+    """The baseline file's bytes (see the module docstring); ``cosine``: the methods of
+    the rebuilt cosine the findings were made with (:func:`cosine_methods`)."""
     doc = {"baseline_format": BASELINE_FORMAT, "tool": "compaction-audit",
+           **({"cosine": list(cosine)} if cosine else {}),
            "findings": [{"fingerprint": e.fingerprint, "trace": e.trace, "code": e.code,
                          "rule": e.rule, "key": e.key,
                          **({} if e.facts is None else {"facts": list(e.facts)}),
@@ -382,6 +419,10 @@ def _load(path: Path) -> dict[str, Entry]:
     items = doc.get("findings", [])
     if not isinstance(items, list):
         raise UsageError(f"baseline {str(path)!r}: findings must be a list")
+    cosine = doc.get("cosine")
+    if cosine is not None and not (isinstance(cosine, list)
+                                   and all(isinstance(m, str) for m in cosine)):
+        raise UsageError(f"baseline {str(path)!r}: cosine must be a list of strings")
     from compaction_audit.rules import RULES
 
     names = {rule.code: rule.name for rule in RULES.values()}
@@ -429,7 +470,9 @@ def _load(path: Path) -> dict[str, Entry]:
             entry = replace(entry, rounds=(rounds[0], rounds[1]))
         read.append(entry)
     _one_session_per_trace(read, path)
-    return {e.fingerprint: e for e in _merged(read)}
+    out = Loaded((e.fingerprint, e) for e in _merged(read))
+    out.cosine = tuple(cosine) if cosine else None
+    return out
 
 
 def _one_session_per_trace(read: list[Entry], path: Path) -> None:

@@ -519,7 +519,10 @@ def audit_command(
         if baseline is not None:
             from compaction_audit import baseline as bl
 
-            report = bl.apply(report, bl.load(baseline), str(baseline))
+            held = bl.load(baseline)
+            report = bl.apply(report, held, str(baseline))
+            if (other := bl.cosine_mismatch(held, report, str(baseline))) is not None:
+                say(other)  # usertest61 B1: findings of another method, with no word
     except AuditError as exc:
         fail(str(exc))
     single = names_one_file(paths)

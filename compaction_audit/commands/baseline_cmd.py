@@ -77,7 +77,7 @@ def baseline_create(
                    severity)
     report, inputs, _ = _audited(paths, output, None, eff, lenient, jobs, exclude)
     entries = bl.entries(report)
-    shown = _write(bl.dumps(entries), output, inputs)
+    shown = _write(bl.dumps(entries, bl.cosine_methods(report)), output, inputs)
     findings = sum(len(s.findings) for s in report.sessions)
     holding = sum(1 for s in report.sessions if s.findings)
     say(f"baseline {shown}: {len(entries)} entries for {findings} finding(s) in "
@@ -175,7 +175,7 @@ def baseline_prune(
                    severity)
     report, inputs, old = _audited(paths, output, baseline, eff, lenient, jobs, exclude)
     kept = bl.pruned(report, old)
-    shown = _write(bl.dumps(kept), output, inputs)
+    shown = _write(bl.dumps(kept, getattr(old, "cosine", None)), output, inputs)
     new = sum(len(s.findings) for s in report.sessions)
     ran = {c for s in report.sessions for c in s.rules_run}
     unrun = sum(e.code not in ran for e in kept)
