@@ -419,8 +419,9 @@ def audit_command(
              "*.compaction.json no messages file there reads), glob patterns, or s3://, gs://, "
              "az:// URLs (an object, a prefix ending in '/', or a pattern over keys: pip install "
              "'compaction-audit[cloud]'); '-' for stdin.", show_default=False)],
-    fmt: Annotated[AuditFormat, typer.Option("--format", "-f", help="Report format.")]
-    = AuditFormat.text,
+    fmt: Annotated[AuditFormat, typer.Option(
+        "--format", "-f", help="Report format (html needs the html extra: pip install "
+        "'compaction-audit[html]').")] = AuditFormat.text,
     output: Annotated[Path | None, typer.Option("--output", "-o", parser=output_path,
                                                 help="Write the report to this file "
                                                 "(.gz/.zst compress; - is stdout).")] = None,

@@ -53,8 +53,9 @@ def diff_command(
         show_default=False)],
     candidate: Annotated[str, typer.Argument(
         metavar="CANDIDATE", help="The run to compare with it.", show_default=False)],
-    fmt: Annotated[Format, typer.Option("--format", "-f", help="Report format.")]
-    = Format.text,
+    fmt: Annotated[Format, typer.Option(
+        "--format", "-f", help="Report format (html needs the html extra: pip install "
+        "'compaction-audit[html]').")] = Format.text,
     output: Annotated[Path | None, typer.Option("--output", "-o", parser=output_path,
                                                 help="Write the report to this file "
                                                 "(.gz/.zst compress; - is stdout).")] = None,
