@@ -236,12 +236,14 @@ def render_markdown(report: Report, opts: RenderOptions) -> bytes:
     failing = report.exit_code(opts.fail_on) != 0
     capped = sum(len(s.limits) for s in report.sessions)
     failing_traces = sum(s.fails(opts.fail_on) for s in report.sessions)
-    notes = ([f"{len(report.errors)} unreadable"] if report.errors else []) + (
-        # under ERROR the traces that failed the gate are said too (usertest24 #4)
-        [f"{failing_traces} failing --fail-on {opts.fail_on}"]
-        if report.errors and failing_traces else []) + (
-        total_phrases(report.sessions)) + (  # adv29 F2
+    gaps = total_phrases(report.sessions) + (  # adv29 F2
         [f"{capped} check(s) stopped at a limit"] if capped else [])
+    notes = ([f"{len(report.errors)} unreadable"] if report.errors else []) + (
+        # under ERROR the traces that failed the gate are said too (usertest24 #4), and
+        # beside a gap, which read as the failure's cause (usertest61 C3: "FAIL (1
+        # compaction could not be checked)" over 8 traces with errors)
+        [f"{failing_traces} failing --fail-on {opts.fail_on}"]
+        if failing_traces and (report.errors or gaps) else []) + gaps
     note = f" ({'; '.join(notes)})" if notes else ""
     # the gate's line is our words and numbers only: written as it is, so that it
     # reads the same in a CI log as rendered (ux5 F11: "1 trace\(s\), 1 reach \-\-fail\-on")
