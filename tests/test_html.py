@@ -432,3 +432,25 @@ def test_the_rules_reference_gives_each_rule_s_documentation_whole() -> None:
                 or f"</b> {html_lib.escape(text, quote=True)}</p>" in page, code
     assert "sha256" not in page
     assert max(len(rule_doc(c).what) for c in RULES.values()) > 1000  # the cut was there
+
+
+def test_the_recall_debt_says_it_counts_at_each_rounds_end(write_log: LogWriter) -> None:
+    """usertest61 A6: the spotter page said 215 lost and charted a debt of 143 with no
+    word of the 70 facts the same round read again; here a fold loses a port and the
+    same round states it again: 2 facts lost (the rule and its number), a debt of 0 at
+    that round's end."""
+    fact = {"id": "u1", "tokens": 8, "source": "user", "text": "Keep the port at 8443."}
+    path = write_log([
+        session(task_query="port"), rnd(0, spans=[fact]),
+        rnd(1, summaries=[{"id": "S1", "tokens": 4, "children": ["u1"],
+                           "text": "Worked on the server."}], evicted=["u1"],
+            spans=[{**fact, "id": "u2"}])])
+    doc = json.loads(RUNNER.invoke(app, ["audit", str(path), "-f", "json"]).stdout)
+    assert [x["text"] for x in doc["lost_discriminators"]] == ["Keep the port at 8443",
+                                                                "8443"]
+    assert [r["recall_debt"] for r in doc["series"]] == [0, 0]
+    page = html_of("audit", str(path))
+    caption = re.search(r"<h3>Recall debt</h3><p class=\"dim\">(.*?)</p>", page, re.S)
+    assert caption is not None
+    assert "distinct facts at each round's end: a fact a compaction lost that the same " \
+           "round read again is no debt there" in caption.group(1)

@@ -108,7 +108,10 @@ def session_section(r: SessionReport, index: int) -> tuple[str, dict[str, Any]]:
                        f"line, named for {'both' if len(g) == 2 else 'all'}."
                        for g in groups if len(g) > 1)
         html.append(f"<h3>Recall debt</h3><p class=\"dim\">Discriminators stated so far that "
-                    f"nothing in the context can recover (seed 002).{esc(same)}"
+                    f"nothing in the context can recover (seed 002), distinct facts at each "
+                    f"round's end: a fact a compaction lost that the same round read again "
+                    f"is no debt there, so the debt can be below a compaction's lost "
+                    f"count.{esc(same)}"  # usertest61 A6: 215 lost, a debt of 143
                     f"{esc(unknown)}</p>"
                     f'<div class="chart" id="{sid}-debt"></div>')
     notes = r.rule_notes()
