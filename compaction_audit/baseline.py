@@ -695,5 +695,7 @@ def apply(report: Report, baseline: dict[str, Entry], source: str = "") -> Repor
             other = by_name.get(trace_key(s.path).rsplit("/", 1)[-1])
             if other:
                 info["other_path"] = sorted(other)
-        sessions.append(replace(s, findings=kept, extra={**s.extra, "baseline": info}))
+        ids = {id(f) for f in kept}
+        sessions.append(replace(s, findings=kept, extra={**s.extra, "baseline": info},
+                                held_back=[f for f in s.findings if id(f) not in ids]))
     return replace(report, sessions=sessions, errors=list(report.errors))

@@ -85,6 +85,9 @@ class SessionReport:
     unjudged: dict[str, str] = field(default_factory=dict)
     """The rules of :attr:`rules_run` that judged no round, code -> why (the engine's
     :func:`~compaction_audit.engine.run_rules`); see :meth:`unjudged_rules`."""
+    held_back: list[Finding] = field(default_factory=list)
+    """The findings a baseline held back (``audit --baseline``): not in :attr:`findings`,
+    so no gate counts them; SARIF lists them as unchanged (usertest61 B3)."""
     task: str | None = None
     """What names the run's task, whitespace collapsed: the ``task_query``, else the
     person's first prompt (:attr:`compaction_audit.cosine.query.TaskQuery.task`); None

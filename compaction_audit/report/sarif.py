@@ -22,6 +22,9 @@ the last round's rehydration advice where it differs from the first's; the messa
 ends with it after the action: :func:`~compaction_audit.report.advice.what_to_do`); at most
 :data:`~compaction_audit.report.bounded.EPISODES_PER_RULE` per rule and trace, the rest
 counted in a ``note`` notification of the invocation; ``--all``: one result per finding.
+Under ``--baseline`` each result has a ``baselineState``: "new", "updated" (a baselined
+fold that now loses more) or "unchanged" (a finding the baseline holds back: listed, so
+that code scanning does not close its alert as fixed).
 Results are ordered errors first, then warnings, then notes (within a level by first
 round, then rule code), as a reader of a viewer that keeps the file's order wants them.  Unreadable
 traces are error notifications of the invocation, which is then not successful; a
@@ -42,6 +45,7 @@ from __future__ import annotations
 
 import os
 import re
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -149,6 +153,68 @@ def descriptor(rule_cls: type[Rule]) -> dict[str, Any]:
 _LEVEL_ORDER = {"error": 0, "warning": 1, "note": 2, "none": 3}
 
 
+def _results(s: SessionReport, opts: RenderOptions, index: dict[str, int],
+             results: list[dict[str, Any]], held: bool) -> list[dict[str, Any]]:
+    """Append the results of ``s.findings`` (episodes, as the module docstring says) of
+    trace ``s`` to ``results``; returns the notifications of the episodes not listed.
+    ``held``: the findings a baseline holds back (``audit --baseline``), each result's
+    ``baselineState`` "unchanged", so that code scanning keeps their alerts open (a
+    result missing from an upload is closed as fixed: usertest61 B3); the others are
+    "new" or "updated" under a baseline, without one they have none."""
+    baselined = "baseline" in s.extra
+    omitted_all: list[dict[str, Any]] = []
+    grown = grown_findings(s)
+    entries = {id(f): entry for f, entry in session_entries(s)}
+    listed, omitted = bounded_episodes(s.findings, opts.show_all)
+    omitted_all += [{"level": "note", "message": {"text": plain(
+        f"{_n(o['episodes'], 'more episode')} of {o['code']} {o['rule']} "
+        f"({_n(o['findings'], 'finding')}, {_rounds(o['first_round'], o['last_round'])})"
+        " not listed (--all lists them)")}, "locations": [location(s.path, 0)]}
+        for o in omitted]
+    for found in worst_first(listed):  # errors first, then by round and rule
+        # the finding the episode stands for, as every format shows it: the worst of
+        # its first round (usertest45 #1: the first in round order led an error's
+        # result with "fold t3.86 ... lost nothing" beside t3.87's values)
+        f, last = ends(found)
+        entry = entries[id(f)]
+        # what every fold of the episode lost, not its first one's alone (adv104 #5)
+        facts = sorted({d for x in found for d in (entries[id(x)].facts or ())})
+        ep = episode_dict(found, opts.show_all)
+        top = max((x.severity for x in found), key=lambda v: v.rank)
+        where = ("" if ep["count"] == 1 else
+                 f" ({ep['count']} findings over rounds {f.round}-{ep['last_round']})")
+        result: dict[str, Any] = {
+            "ruleId": f.code,
+            "level": LEVELS[ep["severity"]],
+            "message": {"text": plain(f"{grown_prefix(grown, f)}{said(f, top)}{where}. "
+                                          f"What to do: {what_to_do(f, last)}")},
+            "locations": [location(line_path(s.path, f.line_file), f.line)],
+            "partialFingerprints": {FINGERPRINT_KEY: fingerprint(
+                entry.trace, f.code, f"{entry.key}@round:{f.round}"
+                + (f"@facts:{','.join(facts)}" if facts else ""))},
+            "properties": {"round": f.round, "rule": f.rule,
+                           "baselineFingerprint": entry.fingerprint,
+                           "count": ep["count"], "rounds": ep["rounds"],
+                           "lastRound": ep["last_round"],
+                           "values": clip_tree(ep["values"])},
+        }
+        if "last_rehydrate" in ep:  # the advice at the episode's last round
+            result["properties"]["lastRehydrate"] = clip_tree(ep["last_rehydrate"])
+        series = s.cosine.get("used_by", {}).get(f.rule)
+        if series:  # the salience series the rule read (issue 16)
+            result["properties"]["salienceSeries"] = series
+        if f.code in index:
+            result["ruleIndex"] = index[f.code]
+        if related := stated_at(s, f.values.get("fold")):
+            result["relatedLocations"] = related
+        if held:
+            result["baselineState"] = "unchanged"
+        elif baselined:  # a baselined fold finding that now loses more: "updated"
+            result["baselineState"] = "updated" if id(f) in grown else "new"
+        results.append(result)
+    return omitted_all
+
+
 def render_sarif(report: Report, opts: RenderOptions) -> bytes:
     """The report as a SARIF 2.1.0 log (UTF-8 JSON bytes, newline-terminated)."""
     rules = [type(r) for r in rules_of(opts)]
@@ -156,54 +222,10 @@ def render_sarif(report: Report, opts: RenderOptions) -> bytes:
     results: list[dict[str, Any]] = []
     omitted_all: list[dict[str, Any]] = []  # notifications
     for s in report.sessions:
-        baselined = "baseline" in s.extra
-        grown = grown_findings(s)
-        entries = {id(f): entry for f, entry in session_entries(s)}
-        listed, omitted = bounded_episodes(s.findings, opts.show_all)
-        omitted_all += [{"level": "note", "message": {"text": plain(
-            f"{_n(o['episodes'], 'more episode')} of {o['code']} {o['rule']} "
-            f"({_n(o['findings'], 'finding')}, {_rounds(o['first_round'], o['last_round'])})"
-            " not listed (--all lists them)")}, "locations": [location(s.path, 0)]}
-            for o in omitted]
-        for found in worst_first(listed):  # errors first, then by round and rule
-            # the finding the episode stands for, as every format shows it: the worst of
-            # its first round (usertest45 #1: the first in round order led an error's
-            # result with "fold t3.86 ... lost nothing" beside t3.87's values)
-            f, last = ends(found)
-            entry = entries[id(f)]
-            # what every fold of the episode lost, not its first one's alone (adv104 #5)
-            facts = sorted({d for x in found for d in (entries[id(x)].facts or ())})
-            ep = episode_dict(found, opts.show_all)
-            top = max((x.severity for x in found), key=lambda v: v.rank)
-            where = ("" if ep["count"] == 1 else
-                     f" ({ep['count']} findings over rounds {f.round}-{ep['last_round']})")
-            result: dict[str, Any] = {
-                "ruleId": f.code,
-                "level": LEVELS[ep["severity"]],
-                "message": {"text": plain(f"{grown_prefix(grown, f)}{said(f, top)}{where}. "
-                                              f"What to do: {what_to_do(f, last)}")},
-                "locations": [location(line_path(s.path, f.line_file), f.line)],
-                "partialFingerprints": {FINGERPRINT_KEY: fingerprint(
-                    entry.trace, f.code, f"{entry.key}@round:{f.round}"
-                    + (f"@facts:{','.join(facts)}" if facts else ""))},
-                "properties": {"round": f.round, "rule": f.rule,
-                               "baselineFingerprint": entry.fingerprint,
-                               "count": ep["count"], "rounds": ep["rounds"],
-                               "lastRound": ep["last_round"],
-                               "values": clip_tree(ep["values"])},
-            }
-            if "last_rehydrate" in ep:  # the advice at the episode's last round
-                result["properties"]["lastRehydrate"] = clip_tree(ep["last_rehydrate"])
-            series = s.cosine.get("used_by", {}).get(f.rule)
-            if series:  # the salience series the rule read (issue 16)
-                result["properties"]["salienceSeries"] = series
-            if f.code in index:
-                result["ruleIndex"] = index[f.code]
-            if related := stated_at(s, f.values.get("fold")):
-                result["relatedLocations"] = related
-            if baselined:  # a baselined fold finding that now loses more: "updated"
-                result["baselineState"] = "updated" if id(f) in grown else "new"
-            results.append(result)
+        omitted_all += _results(s, opts, index, results, held=False)
+        if s.held_back:  # still there: "unchanged", not missing (usertest61 B3)
+            omitted_all += _results(replace(s, findings=s.held_back), opts, index, results,
+                                    held=True)
     # across traces too: errors first (a stable sort keeps each trace's order of
     # rounds and rules within a level; usertest32 #8: a trace's note came before
     # another trace's 53 errors)
