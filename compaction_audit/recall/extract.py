@@ -170,9 +170,12 @@ _LETTER_GATE = (r"(?!(?!(?i:prod|production|prd|staging|stg|dev|qa|uat|spans?|mi
 _DIGIT_START = [
     ("date", r"(?<!\d)(?P<day>\d{4}-\d{2}-\d{2})"
              r"(?:T\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?(?!\d)"),
+    # a bound glued to a name ("numpy<2.0", "numpy<2.0.0") before a bare version: its
+    # operator is the fact (usertest61 A3: "2.0" was a quantity, "2.0.0" a plain version)
+    ("version4", r"(?:(?<=[\^~])\d++(?:\.\d++)++|(?<=[<>])\d++\.\d++\.\d++"
+                 rf"|(?<=\w\w[<>])\d++\.\d++(?![ \t]?(?i:{_SPACED_UNITS}|us)\b|%|\.\d))"
+                 + _OP_VSUFFIX),  # "^2.0": see _LEAD; "latency<2.5 ms" is a quantity
     ("version2", r"(?<![\w.])\d+\.\d+\.\d+(?:\.\d+)*" + _VSUFFIX),
-    ("version4", r"(?:(?<=[\^~])\d++(?:\.\d++)++|(?<=[<>])\d++\.\d++\.\d++)"
-                 + _OP_VSUFFIX),  # "^2.0": see _LEAD
     ("path2", _PATH_REL),
     ("hash2", _HASH),
     ("time", r"(?<![\w:])\d{1,2}:\d{2}(?::\d{2})?(?!\w|:\d)"),
