@@ -20,7 +20,6 @@ import orjson
 from compaction_audit.errors import LogError
 from compaction_audit.io import codex_truncated as truncated
 from compaction_audit.io import harness
-from compaction_audit.io.codex_truncated import COPIES_MAX
 from compaction_audit.io.codex_types import BOOKKEEPING_EVENTS, BOOKKEEPING_ITEMS
 from compaction_audit.io.tokens import (
     IMAGE_TOKENS,
@@ -437,7 +436,7 @@ class _Converter:
                                                           "type")] += 1
                 continue
             queue = waiting.get(key)
-            if not queue and key[:2] == ("message", "user") and copies < COPIES_MAX \
+            if not queue and key[:2] == ("message", "user") and copies < truncated.COPIES_MAX \
                     and (cut := truncated.parts(body)) is not None:
                 copies += 1  # a copy Codex shortened keeps its message (usertest61 A1)
                 whole = truncated.original(cut, (k[2] for k, q in waiting.items()
