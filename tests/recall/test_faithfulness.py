@@ -66,8 +66,7 @@ def test_polarity_with_double_negation(words: list[str], neg: bool) -> None:
      "asked.", False, False),
     ("Do not pin lib2 to 1.2.0.", "Pin lib2 to 1.2.0 was rejected by the user.", False,
      False),
-    # usertest61 A2: a prohibition as a predicate ("is banned") restates the rule
-    ("Do not use mocks in the tests.", "Use of mocks in the tests is banned.", True, False),
+    ("Do not use mocks in the tests.", "Use of mocks in the tests is banned.", False, False),
     # usertest37 #1: a lone "unless" is a negation ("X unless Y" = "X if not Y")
     ("Never merge unless CI is green.", "Merge unless CI is green.", False, True),
     ("Never merge unless CI is green.", "Only merge when CI is green.", True, False),
