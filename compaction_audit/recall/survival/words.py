@@ -100,11 +100,6 @@ def _double_negative(text: str) -> bool:
     return _NOT_BEFORE_WITHOUT.search(text.lower()) is not None
 
 
-PROHIBITED = frozenset({"forbidden", "prohibited", "disallowed", "banned"})
-"""Words that state a prohibition as a predicate ("X is forbidden"): a negative
-sentence for survival (:func:`negative`), not a negation marker of the extraction."""
-
-
 def negative(words: list[str]) -> bool:
     """The polarity of a sentence or clause given its normalized content words
     (:func:`~compaction_audit.recall.clauses.content_words`): negative when it holds a
@@ -113,10 +108,8 @@ def negative(words: list[str]) -> bool:
     Y", "cannot X unless Y": both mean "always Y"; issue 12, point 1).  "no longer" is
     one negation.  A lone "unless" is one too: "merge unless CI is green" is "merge if
     CI is not green", the reverse of "never merge unless CI is green" (usertest37 #1:
-    a summary stating it so kept the rule).  A prohibition stated as a predicate
-    (:data:`PROHIBITED`: "Using --force ... is forbidden") is negative too
-    (usertest61 A2: it did not keep "Do NOT use --force ...")."""
-    negs = [w for i, w in enumerate(words) if (w in NEGATION_WORDS or w in PROHIBITED)
+    a summary stating it so kept the rule)."""
+    negs = [w for i, w in enumerate(words) if w in NEGATION_WORDS
             and not (w == "longer" and i and words[i - 1] == "no")]
     if not negs:
         return "unless" in words
