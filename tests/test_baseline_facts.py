@@ -371,8 +371,9 @@ def codex_log(path: Path, *texts: str, pad: int = 0) -> Path:
     out += [line("response_item", {"type": "message", "role": "user",
                                    "content": [{"type": "input_text", "text": t}]})
             for t in texts]
-    out.append(line("compacted", {"message": "Guidance was noted.",
-                                  "replacement_history": []}))
+    out.append(line("compacted", {"message": "Guidance was noted.", "replacement_history": [
+        {"type": "message", "role": "user",  # the summary, as Codex carries it
+         "content": [{"type": "input_text", "text": "Guidance was noted."}]}]}))
     path.write_bytes(b"".join(out))
     return path
 

@@ -1,7 +1,8 @@
 """The Codex adapter judges a local compaction by the summary the model reads: the copy
 in the replacement history, not the ``compacted`` line's ``message`` (adv112 #1: a
 message holding a rule the replacement history never carried passed the gate before a
-``git push --force``)."""
+``git push --force``; adv113 #4: a carrier with a summary of its own was read as an
+abbreviation of the message, and a history with no copy of it left the rule kept)."""
 
 from __future__ import annotations
 
@@ -54,32 +55,37 @@ def _compaction(path: Path) -> dict[str, Any]:
     return rnd
 
 
-@pytest.mark.parametrize(("message", "history", "text", "unchecked"), [
+@pytest.mark.parametrize(("message", "history", "text"), [
     # Codex's own shape: the carrier is the message, word for word
-    (PREFIX + SHORT, [_user(PREFIX + SHORT)], PREFIX + SHORT, None),
+    (PREFIX + SHORT, [_user(PREFIX + SHORT)], PREFIX + SHORT),
     # the message with a rule the carrier does not hold: the carrier is what was read
-    (f"{SHORT} {RULE}", [_user(SHORT)], SHORT, None),
+    (f"{SHORT} {RULE}", [_user(SHORT)], SHORT),
     (f"{SHORT} Summary: the export job was rerun. {RULE}",
      [_user(SHORT), _user("Summary: the export job was rerun.")],
-     f"{SHORT}\nSummary: the export job was rerun.", None),
-    # a carrier known only by the prefix: an abbreviated copy, the message is judged
-    (PREFIX + SHORT, [_user(PREFIX + "...")], PREFIX + SHORT, None),
-    # no copy of the message in the new context: not checked
-    (f"{SHORT} {RULE}", [_user("<environment_context>cwd=/repo</environment_context>")],
-     f"{SHORT} {RULE}", codex.NOT_READ),
-    (f"{SHORT} {RULE}", [], f"{SHORT} {RULE}", codex.NOT_READ),
+     f"{SHORT}\nSummary: the export job was rerun."),
+    # a carrier with a summary of its own besides the prefix is what was read
+    (f"{SHORT} {RULE}", [_user(PREFIX + "Summary: the billing export was fixed today.")],
+     PREFIX + "Summary: the billing export was fixed today."),
+    # a carrier of the prefix and next to nothing else: an abbreviated copy, the
+    # message is judged
+    (PREFIX + SHORT, [_user(PREFIX + "...")], PREFIX + SHORT),
+    ("Another language model started to solve this problem. " + SHORT,
+     [_user("Another language model started to solve this problem ... (summary)")],
+     "Another language model started to solve this problem. " + SHORT),
+    # no copy of the message in the new context: an empty summary is judged
+    (f"{SHORT} {RULE}", [_user("<environment_context>cwd=/repo</environment_context>")], ""),
+    (f"{SHORT} {RULE}", [], ""),
     (f"{SHORT} {RULE}", [{"type": "message", "role": "assistant", "content": [
-        {"type": "output_text", "text": f"{SHORT} {RULE}"}]}], f"{SHORT} {RULE}",
-     codex.NOT_READ),
+        {"type": "output_text", "text": f"{SHORT} {RULE}"}]}], ""),
     # no replacement history (an older rollout): the message
-    (f"{SHORT} {RULE}", None, f"{SHORT} {RULE}", None),
+    (f"{SHORT} {RULE}", None, f"{SHORT} {RULE}"),
 ])
 def test_the_summary_judged_is_the_copy_the_model_reads(
-        tmp_path: Path, message: str, history: list[dict[str, Any]] | None, text: str,
-        unchecked: str | None) -> None:
+        tmp_path: Path, message: str, history: list[dict[str, Any]] | None,
+        text: str) -> None:
     rnd = _compaction(_write(tmp_path, message, history))
-    assert rnd["summaries"][0]["text"] == text
-    assert rnd["compaction"].get("unchecked") == unchecked
+    assert rnd["summaries"][0].get("text", None) == text
+    assert "unchecked" not in rnd["compaction"] and rnd["compaction"]["opaque"] is False
 
 
 def test_an_empty_message_without_a_carrier_stays_opaque(tmp_path: Path) -> None:
@@ -90,15 +96,14 @@ def test_an_empty_message_without_a_carrier_stays_opaque(tmp_path: Path) -> None
 @pytest.mark.parametrize(("history", "code", "head"), [
     # the rule reached the model only in the message: lost, and the push breaks it
     ([_user(SHORT)], 1, "FAIL: 2 error(s)"),
-    # the message never reached the model: a compaction not checked, a warning
-    ([_user("<environment_context>cwd=/repo</environment_context>")], 1,
-     "PASS (1 compaction could not be checked)"),
+    # the message never reached the model: everything the fold took is lost
+    ([_user("<environment_context>cwd=/repo</environment_context>")], 1, "FAIL: 2 error(s)"),
     # the rule carried: nothing lost, the gate passes
     ([_user(f"{SHORT} {RULE}")], 0, "PASS: 0 error(s)"),
 ])
-def test_the_gate_on_warnings_fails_a_message_the_model_never_read(
+def test_the_gate_fails_a_rule_the_model_never_read(
         tmp_path: Path, history: list[dict[str, Any]], code: int, head: str) -> None:
     path = _write(tmp_path, f"{SHORT} {RULE}", history)
-    result = CliRunner().invoke(app, ["audit", "-q", "--fail-on", "warning", str(path)])
+    result = CliRunner().invoke(app, ["audit", "-q", str(path)])
     assert result.exit_code == code, result.output
     assert result.stdout.startswith(head), result.stdout

@@ -1,6 +1,8 @@
-"""A user message Codex shortened to fit its replacement history keeps the message it
-was cut from (usertest61 A1: the message was folded and its facts listed as lost while
-the copy, in the new context, still held them)."""
+"""A user message Codex shortened in its replacement history is judged with the summary
+(usertest61 A1: the copy was a new span, and every fact of the message was listed lost
+while the copy still held it; adv113 #1, #5: keeping the message it was cut from hid
+what the cut removed, and could pick the wrong message; adv113 #3: the search was
+quadratic in a run of spaces)."""
 
 from __future__ import annotations
 
@@ -11,31 +13,34 @@ import orjson
 import pytest
 
 from compaction_audit.io import codex
-from compaction_audit.io.codex_truncated import original, parts
+from compaction_audit.io import codex_truncated as truncated
+from compaction_audit.io.codex_truncated import is_copy
 from compaction_audit.io.native import read_records
 
-ASK = ("Staging looks slow again; revert the timeout to 30000 but keep the deploy on "
-       "v4.2.1. The attached log follows: " + "line of log " * 40 + "end of the log.")
+RULE = "IMPORTANT: Do NOT use --force when pushing to main."
+HEAD = "Staging looks slow again; keep the deploy on v4.2.1 and the timeout at 45000. "
+TAIL = " That is the whole log; the retry budget is 3."
+ASK = HEAD + "line of log " * 40 + RULE + " " + "line of log " * 40 + TAIL
 
 
-@pytest.mark.parametrize(("text", "want"), [
-    ("Staging looks slow again…1234 tokens truncated…end of the log.",
-     ("Staging looks slow again", "end of the log.")),
-    ("Staging looks slow again ... 1,234 chars truncated ... end", ("Staging looks slow again",
-                                                                    "end")),
-    ("Staging looks slow again; revert …", ("Staging looks slow again; revert", "")),
-    ("Short…12 tokens truncated…end", None),  # too little of its start kept
-    ("Staging looks slow again; nothing was cut here.", None),
+@pytest.mark.parametrize(("text", "copy"), [
+    ("Staging looks slow again…1234 tokens truncated…end of the log.", True),
+    ("Staging looks slow again ... 1,234 chars truncated ... end", True),
+    ("Staging looks slow again; revert …", True),
+    ("Staging looks slow again...", True),
+    ("Staging looks slow again; nothing was cut here.", False),
+    ("The logs were truncated yesterday.", False),
 ])
-def test_the_parts_a_truncated_copy_kept(text: str, want: tuple[str, str] | None) -> None:
-    assert parts(text) == want
+def test_a_truncated_copy_is_told_by_its_marker(text: str, copy: bool) -> None:
+    assert is_copy(text) is copy
 
 
-def test_the_original_starts_and_ends_with_the_copy() -> None:
-    head, tail = ASK[:60], ASK[-15:]
-    assert original((head, tail), ["Another message.", ASK]) == ASK
-    assert original((head, "not its end"), [ASK]) is None
-    assert original((ASK, ""), [ASK]) is None  # a copy as long as the message cut nothing
+def test_the_marker_is_searched_from_a_literal() -> None:
+    """adv113 #3: a pattern led by white space is quadratic in a run of it (13 s on
+    40,000 spaces); one led by the ellipsis starts once per ellipsis.  Checked by its
+    shape, not by a clock."""
+    assert truncated._MIDDLE_RE.pattern.startswith("(?:…|\\.\\.\\.)")
+    assert is_copy("a" + " " * 50_000 + "12 tokens truncated" + " " * 50_000 + "b") is False
 
 
 def _user(text: str) -> dict[str, Any]:
@@ -59,16 +64,35 @@ def _compaction(tmp_path: Path, kept: str) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize("kept", [
-    ASK[:80] + "…812 tokens truncated…" + ASK[-30:],  # as Codex cuts the middle
-    ASK[:80] + " …",  # cut at its end
+    ASK[:200] + "…812 tokens truncated…" + ASK[-60:],  # as Codex cuts the middle
+    ASK[:200] + " …",  # cut at its end
 ])
-def test_a_truncated_copy_keeps_its_message(tmp_path: Path, kept: str) -> None:
+def test_the_copy_is_judged_with_the_summary_and_the_message_folded(
+        tmp_path: Path, kept: str) -> None:
     rnd = _compaction(tmp_path, kept)
-    assert rnd.get("evicted", []) == []  # the message stays: nothing folded
+    (summary,) = rnd["summaries"]
+    assert summary["children"] == rnd["evicted"] == ["line-2"]  # the message is gone
+    assert summary["text"] == "Summary: staging was slow.\n\n" + kept
     assert rnd["spans"] == []  # the copy is no new span
 
 
-def test_a_copy_of_no_message_in_the_context_is_a_new_span(tmp_path: Path) -> None:
-    rnd = _compaction(tmp_path, "Deploy the hotfix to production before noon …")
-    assert rnd["summaries"][0]["children"] == rnd["evicted"] == ["line-2"]
-    assert [s["text"] for s in rnd["spans"]] == ["Deploy the hotfix to production before noon …"]
+def test_a_message_of_no_cut_is_a_new_span(tmp_path: Path) -> None:
+    rnd = _compaction(tmp_path, "Deploy the hotfix to production before noon.")
+    assert rnd["summaries"][0]["text"] == "Summary: staging was slow."
+    assert [s["text"] for s in rnd["spans"]] == ["Deploy the hotfix to production before noon."]
+
+
+def test_what_the_cut_removed_is_lost_and_what_it_kept_is_not(tmp_path: Path) -> None:
+    from compaction_audit.api import audit
+
+    path = tmp_path / "rollout.jsonl"
+    kept = ASK[:200] + "…812 tokens truncated…" + ASK[-60:]
+    lines = [("session_meta", {"id": "s"}), ("response_item", _user(ASK)),
+             ("compacted", {"message": "Summary: staging was slow.",
+                            "replacement_history": [_user(kept),
+                                                    _user("Summary: staging was slow.")]})]
+    path.write_bytes(b"".join(orjson.dumps({"timestamp": "t", "type": kind, "payload": p})
+                              + b"\n" for kind, p in lines))
+    lost = {d["text"] for d in audit(str(path)).extra["lost_discriminators"]}
+    assert "Do NOT use --force when pushing to main" in lost  # in the cut
+    assert not lost & {"v4.2.1", "45000"}  # in the copy's start

@@ -351,8 +351,9 @@ class _Converter:
         history = p.get("replacement_history")
         if history is not None and type(history) is not list:
             raise self.fail(line, "expected a list", "payload.replacement_history")
+        copies: list[str] = []
         if history is not None:
-            kept, carriers, secret, extra = self.match(line, history, message or "")
+            kept, carriers, copies, secret, extra = self.match(line, history, message or "")
             keep = set(kept)
             fold = [item for item in self.asm.working if item not in keep]
         else:
@@ -361,15 +362,16 @@ class _Converter:
             kept = [] if fold else [item for item, _, _ in self.turns]
         # an encrypted item is the summary the model will read: whatever ``message``
         # says, the compaction's content is opaque and not checkable (issue 10, point 7)
-        text, unread = (None, None) if secret is not None else \
+        text = None if secret is not None else \
             _summary_read(message or "", carriers, history is not None)
+        if text is not None and copies:  # what the model reads of messages Codex cut
+            text = "\n\n".join([text, *copies]) if text else "\n\n".join(copies)
         if text is not None:
             tokens = estimate_tokens(text)
         else:
             tokens = estimate_bytes(len(secret) * 3 // 4) if secret else 0
         info = {"trigger": None, "tokens_before": self.last_total, "tokens_after": None,
-                "opaque": text is None, "kind": "compact",
-                **({"unchecked": unread} if unread is not None else {})}
+                "opaque": text is None, "kind": "compact"}
         summary_id = self.asm.compaction(line, fold=fold, fallback_children=kept,
                                          base_id=f"line-{line}", text=text, tokens=tokens,
                                          info=info)
@@ -385,8 +387,11 @@ class _Converter:
         self.awaiting_after.append(info)
 
     def match(self, line: int, history: list[Any], message: str
-              ) -> tuple[list[str], list[str], str | None, list[tuple[int, str, str, int]]]:
-        """Sort the replacement history: kept spans, summary carriers, opaque blob, new items.
+              ) -> tuple[list[str], list[str], list[str], str | None,
+                         list[tuple[int, str, str, int]]]:
+        """Sort the replacement history: kept spans, summary carriers, user messages
+        Codex cut short (:func:`~compaction_audit.io.codex_truncated.is_copy`), opaque
+        blob, new items.
 
         Each item is matched with the earliest working-set span of the same key not
         matched yet (one queue per key: linear in history plus working set, however
@@ -397,7 +402,7 @@ class _Converter:
         extra: list[tuple[int, str, str, int]] = []
         waiting: dict[tuple[str, ...], deque[str]] = {}  # key -> unmatched ids, in order
         unmatched: list[tuple[int, str, str, int, bool]] = []  # i, source, body, size, user
-        copies = 0  # truncated copies looked up (codex_truncated.COPIES_MAX)
+        copies: list[str] = []
         for span_id in self.asm.working:
             waiting.setdefault(self.keys.get(span_id, ("",)), deque()).append(span_id)
         for i, item in enumerate(history):
@@ -436,12 +441,6 @@ class _Converter:
                                                           "type")] += 1
                 continue
             queue = waiting.get(key)
-            if not queue and key[:2] == ("message", "user") and copies < truncated.COPIES_MAX \
-                    and (cut := truncated.parts(body)) is not None:
-                copies += 1  # a copy Codex shortened keeps its message (usertest61 A1)
-                whole = truncated.original(cut, (k[2] for k, q in waiting.items()
-                                                 if q and k[:2] == ("message", "user")))
-                queue = waiting.get(("message", "user", whole)) if whole is not None else None
             if queue:
                 kept.append(queue.popleft())
             else:
@@ -456,9 +455,11 @@ class _Converter:
         for i, source, body, size, user in unmatched:
             if user and carries(body):
                 carriers.append(body)
+            elif user and truncated.is_copy(body):  # judged with the summary (usertest61 A1)
+                copies.append(body)
             else:
                 extra.append((i, source, body, size))
-        return kept, carriers, secret, extra
+        return kept, carriers, copies, secret, extra
 
     def recent_user_messages(self) -> list[str]:
         """What a compaction without a replacement folds, in working-set order: every
@@ -518,37 +519,50 @@ _SUBSTRING_MIN = 32
 """The shortest text (and message) that counts as carrying the other inside it."""
 
 
-NOT_READ = ("its replacement history, the context the model reads after it, holds no "
-            "copy of its message")
-"""Why a compaction whose summary the model never read is not checked (adv112 #1)."""
+def _summary_read(message: str, carriers: list[str], replaced: bool) -> str | None:
+    """The summary text a local compaction is judged by: the copy the model reads
+    decides (adv112 #1, adv113 #4).  ``carriers``: the replacement-history user messages
+    that carry the summary (:class:`_Carriers`), in order; ``replaced``: whether the
+    line has a replacement history at all.  None: opaque (no text at all).
 
-
-def _summary_read(message: str, carriers: list[str], replaced: bool
-                  ) -> tuple[str | None, str | None]:
-    """The summary text a local compaction is judged by, and why it cannot be checked
-    (None when it can): the copy the model reads decides (adv112 #1).  ``carriers``: the
-    replacement-history user messages that carry the summary (:class:`_Carriers`), in
-    order; ``replaced``: whether the line has a replacement history at all.
-
-    - No carrier in a replacement history: the message, marked not checked
-      (:data:`NOT_READ`): the model read no copy of it, and what it folded cannot be
-      judged by a text the model never saw.
+    - No carrier in a replacement history: the model read no copy of the message, so
+      the fold is judged by an empty summary ("", everything it folded is lost); with
+      an empty message too, the compaction is opaque, as before.  No replacement history
+      (an older rollout): the message.
     - A carrier that holds the message: the message (Codex writes the carrier as the
       message, word for word), or the first carrier when the message is empty.
-    - Carriers that each lie inside the message (shorter texts): those carriers, one per
-      line, since the rest of the message never reached the model ("Summary: X."
-      carried, "Summary: X. Do NOT use --force." written).
-    - Otherwise (a carrier known only by Codex's prefix): the message, the carrier read
-      as an abbreviated copy of it.
+    - Carriers that each lie inside the message (shorter texts), or that state a
+      summary of their own besides Codex's prefix: those carriers, one per line, since
+      the rest of the message never reached the model ("Summary: X." carried,
+      "Summary: X. Do NOT use --force." written).
+    - Carriers that hold Codex's prefix and next to nothing else (an abbreviated log:
+      "Another language model started to solve this problem ... (summary)"): the
+      message.
     """
     m = message.strip()
     if not carriers:
-        return (message or None), (NOT_READ if replaced and m else None)
+        return "" if replaced and m else (message or None)
     if not m or any(m in c for c in carriers):
-        return message or carriers[0], None
-    if all(c.strip() in m for c in carriers):
-        return "\n".join(carriers), None
-    return message, None
+        return message or carriers[0]
+    if all(c.strip() in m or _own_summary(c) for c in carriers):
+        return "\n".join(carriers)
+    return message
+
+
+_OWN_MIN = 16
+"""Fewest letters and digits a carrier states besides Codex's prefix to be a summary of
+its own, not an abbreviation (:func:`_own_summary`)."""
+
+
+def _own_summary(carrier: str) -> bool:
+    """Whether ``carrier`` states a summary besides Codex's prefix: :data:`_OWN_MIN`
+    letters or digits after the prefix's line (after the prefix, for one line), the
+    word "summary" aside."""
+    t = carrier.strip()
+    if t.startswith(SUMMARY_PREFIX):
+        t = t.partition("\n")[2] if "\n" in t else t[len(SUMMARY_PREFIX):]
+    t = t.lower().replace("summary", "")
+    return sum(ch.isalnum() for ch in t) >= _OWN_MIN
 
 
 def _is_carrier(text: str, message: str) -> bool:
