@@ -121,17 +121,22 @@ ALTERNATIVES_MAX = 4
 _ALT_RE = re.compile(
     # ", ", " or ", ", or ", " nor ", " and/or " and an article, then a code span or a
     # word (an identifier-like one is kept: :data:`_IDENT_RE`)
-    r"(?i)\s*(?:,\s*(?:(?:or|nor)\s+)?|\s+(?:or|nor|and/or)\s+)(?:(?:a|an|the|any)\s+)?"
-    r"(?:`([^`\n]{2,120})`|([^\s`,;!?()\"']+))")
+    r"(?i)[ \t]*(?:,[ \t]*(?P<or1>(?:or|nor)[ \t]+)?|[ \t]+(?P<or2>or|nor|and/or)[ \t]+)"
+    r"(?:(?:a|an|the|any)[ \t]+)?(?:`([^`\n]{2,120})`|([^\s`,;!?()\"']+))")
+_ALLOWED_RE = re.compile(r"(?i)[ \t]*(?:is|are)[ \t]+(?:fine|ok|okay|allowed|permitted"
+                         r"|acceptable|what)\b")
+"""After an alternative: it is allowed, not forbidden ("Don't use --force, --force-with-lease
+is fine": adv113 #6)."""
 
 
 def forbidden_all(text: str) -> tuple[tuple[str, str, bool], ...]:
     """Every ``(object, act, phrase_only_at_start)`` a prohibition names: the first
     (:func:`forbidden`), then the code spans or identifier-like words listed right after
-    it with "or", "nor" or commas ("Do NOT use --no-verify or --force", "Never commit
-    *.pyc or build/* files"; adv112 #3: only the first was looked for, and a later
-    ``git push --force`` broke the rule unseen), at most :data:`ALTERNATIVES_MAX` more.
-    Empty when ``text`` forbids nothing."""
+    it with "or", "nor" or commas, when an "or" or "nor" closes the list ("Do NOT use
+    --no-verify or --force", "Never use --force, --no-verify, or --amend"; adv112 #3:
+    only the first was looked for, and a later ``git push --force`` broke the rule
+    unseen), none said to be allowed ("--force-with-lease is fine"), at most
+    :data:`ALTERNATIVES_MAX` more.  Empty when ``text`` forbids nothing."""
     first = forbidden(text)
     if first is None:
         return ()
@@ -142,17 +147,24 @@ def forbidden_all(text: str) -> tuple[tuple[str, str, bool], ...]:
     end = at + len(obj) + 2 if at >= 0 else -1
     if end < 0 and not at_start and (at := plain.find(obj)) >= 0:
         end = at + len(obj)
-    while end >= 0 and len(out) <= ALTERNATIVES_MAX:
+    listed: list[tuple[str, str, bool]] = []  # the objects after the first
+    joined = False  # an "or" or "nor" among them
+    while end >= 0 and len(listed) < ALTERNATIVES_MAX:
         m = _ALT_RE.match(plain, end)
         if m is None:
             break
-        code, word = m.group(1), m.group(2)
+        code, word = m.group(3), m.group(4)
         word = word.rstrip(".:") if word else None
         if code is None and (word is None or len(word) < 3 or not _IDENT_RE.search(word)):
+            break  # not "-f" either: a short flag of every command (flagalias.py)
+        if _ALLOWED_RE.match(plain, m.end()):
             break
-        out.append(((code or str(word)).strip(), act, False))
+        listed.append(((code or str(word)).strip(), act, False))
+        joined = joined or bool(m.group("or1") or m.group("or2"))
         end = m.end()
-    return tuple(dict.fromkeys(out))
+    # a comma alone lists nothing: "--force, --force-with-lease ..." goes on to another
+    # clause unless an "or" or "nor" closes the list (adv113 #6)
+    return tuple(dict.fromkeys(out + listed if joined else out))
 
 
 _CALLS = ("tool_call:", "tool_use:", "function_call:")

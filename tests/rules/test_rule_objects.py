@@ -27,6 +27,14 @@ KEY = "u1#negation:not use --no-verify --force when pushing main"
     ("Do not run `make deploy` or `make release` here.", ["make deploy", "make release"]),
     ("Never commit *.pyc or build/* files.", ["*.pyc", "build/*"]),
     ("Never use foo_bar nor baz.qux here.", ["foo_bar", "baz.qux"]),
+    # adv113 #6: a comma alone lists nothing, and an alternative said to be allowed is
+    # no object; nor is a short flag, which every command has
+    ("Don't use --force, --force-with-lease is fine.", ["--force"]),
+    ("Do not run `make deploy`, `make test` is fine.", ["make deploy"]),
+    ("Do not run `pytest -x`, `pytest -q` is what CI uses.", ["pytest -x"]),
+    ("Do not use --force or --force-with-lease is fine.", ["--force"]),
+    ("Never commit *.pyc, build/* files.", ["*.pyc"]),
+    ("Never use --force or -f.", ["--force"]),
     # one object: what follows is no identifier, or not listed with it
     ("Do NOT use --force when pushing.", ["--force"]),
     ("Never use sudo or root here.", ["sudo"]),
