@@ -61,3 +61,16 @@ def test_a_cosine_that_is_no_list_of_strings_is_refused(tmp_path: Path,
     path.write_text(json.dumps({"baseline_format": 1, "cosine": cosine, "findings": []}))
     with pytest.raises(UsageError, match="cosine must be a list of strings"):
         load(path)
+
+
+def test_prune_says_so_too(trace: Path) -> None:
+    """adv113 #8: prune drops entries as fixed that another method may not find."""
+    assert run("baseline", "create", str(trace), "-o", "b.json").exit_code == 0
+    doc = json.loads(Path("b.json").read_text())
+    Path("other.json").write_text(json.dumps({**doc, "cosine": ["another method"]}))
+    result = run("baseline", "prune", "other.json", str(trace), "-o", "pruned.json")
+    assert result.exit_code == 0, result.output
+    first, *_ = result.stderr.splitlines()
+    assert first.startswith("compaction-audit: baseline other.json: made with the rebuilt "
+                            "cosine of another method, this run used")
+    assert json.loads(Path("pruned.json").read_text())["cosine"] == ["another method"]

@@ -174,6 +174,8 @@ def baseline_prune(
     eff = _options(config, isolated, window, sustain, set_, select, ignore, extend_select,
                    severity)
     report, inputs, old = _audited(paths, output, baseline, eff, lenient, jobs, exclude)
+    if (other := bl.cosine_mismatch(old, report, str(baseline))) is not None:
+        say(other)  # entries dropped under another method (adv113 #8)
     kept = bl.pruned(report, old)
     shown = _write(bl.dumps(kept, getattr(old, "cosine", None)), output, inputs)
     new = sum(len(s.findings) for s in report.sessions)
