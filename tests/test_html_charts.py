@@ -138,8 +138,8 @@ def test_recall_debt_equal_to_its_fold_part_is_one_line_named_for_both(
         (0, "recall_debt = recall_debt_fold", 0.0), (1, "recall_debt = recall_debt_fold", 2.0),
         (0, "recall_debt_eviction", 0.0), (1, "recall_debt_eviction", 0.0)]
     page = unlabelled(CliRunner().invoke(app, ["audit", log, "--format", "html"]).stdout)
-    assert ("(seed 002). recall_debt and recall_debt_fold are equal at every round: one "
-            "line, named for both.</p>") in page
+    assert ("below a compaction's lost count. recall_debt and recall_debt_fold are equal "
+            "at every round: one line, named for both.</p>") in page
 
 
 def test_the_total_debt_is_dashed_over_its_parts() -> None:
