@@ -107,3 +107,25 @@ def test_the_gate_fails_a_rule_the_model_never_read(
     result = CliRunner().invoke(app, ["audit", "-q", str(path)])
     assert result.exit_code == code, result.output
     assert result.stdout.startswith(head), result.stdout
+
+
+class _Counted(str):
+    """A message that counts the searches made in it."""
+
+    searches = 0
+
+    def __contains__(self, item: object) -> bool:
+        type(self).searches += 1
+        return super().__contains__(item)  # type: ignore[operator]
+
+
+def test_whether_carriers_lie_inside_is_read_from_one_pass() -> None:
+    """adv114 #2: a search of the message per carrier was K x M (20.6 s for 3,300
+    carriers inside a 1.9 MB log); the automaton's one pass answers it."""
+    parts = [f"Summary part {i:04d}: the export job was rerun again." for i in range(40)]
+    carries = codex._Carriers(" ".join(parts), parts)
+    assert carries.inside is not None  # more than DIRECT candidates: one pass
+    carries.m = _Counted(carries.m)
+    assert all(carries.inside_message(p) for p in parts)
+    assert not carries.inside_message("Summary part 9999: nothing of the kind was said.")
+    assert _Counted.searches == 0

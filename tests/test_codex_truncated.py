@@ -63,17 +63,27 @@ def _compaction(tmp_path: Path, kept: str) -> dict[str, Any]:
     return rnd
 
 
-@pytest.mark.parametrize("kept", [
-    ASK[:200] + "…812 tokens truncated…" + ASK[-60:],  # as Codex cuts the middle
-    ASK[:200] + " …",  # cut at its end
+@pytest.mark.parametrize(("kept", "judged"), [
+    # as Codex cuts the middle: the mark is a paragraph break, no quantity, no clause
+    # across it (adv114 #1, #3)
+    (ASK[:200] + "…812 tokens truncated…" + ASK[-60:], ASK[:200] + "\n\n" + ASK[-60:]),
+    (ASK[:200] + " …", ASK[:200] + " "),  # cut at its end
 ])
 def test_the_copy_is_judged_with_the_summary_and_the_message_folded(
-        tmp_path: Path, kept: str) -> None:
+        tmp_path: Path, kept: str, judged: str) -> None:
     rnd = _compaction(tmp_path, kept)
     (summary,) = rnd["summaries"]
     assert summary["children"] == rnd["evicted"] == ["line-2"]  # the message is gone
-    assert summary["text"] == "Summary: staging was slow.\n\n" + kept
-    assert rnd["spans"] == []  # the copy is no new span
+    assert summary["text"] == ("Summary: staging was slow.\n\n" + judged).strip()
+    assert summary["tokens"] == 7  # the summary's own words: the copy is a span of its own
+    assert [s["text"] for s in rnd["spans"]] == [kept]
+
+
+def test_without_marks_makes_each_cut_a_paragraph_break() -> None:
+    assert truncated.without_marks("we did not…38014 tokens truncated…use --force") == (
+        "we did not\n\nuse --force")
+    assert truncated.without_marks("keep the port at 8443 ...") == "keep the port at 8443 \n\n"
+    assert truncated.without_marks("nothing was cut") == "nothing was cut"
 
 
 def test_a_message_of_no_cut_is_a_new_span(tmp_path: Path) -> None:

@@ -364,10 +364,10 @@ class _Converter:
         # says, the compaction's content is opaque and not checkable (issue 10, point 7)
         text = None if secret is not None else \
             _summary_read(message or "", carriers, history is not None)
-        if text is not None and copies:  # what the model reads of messages Codex cut
-            text = "\n\n".join([text, *copies]) if text else "\n\n".join(copies)
         if text is not None:
-            tokens = estimate_tokens(text)
+            tokens = estimate_tokens(text)  # the copies are spans of their own: not here
+            if copies:  # what the model reads of messages Codex cut (usertest61 A1)
+                text = "\n\n".join([text, *map(truncated.without_marks, copies)]).strip()
         else:
             tokens = estimate_bytes(len(secret) * 3 // 4) if secret else 0
         info = {"trigger": None, "tokens_before": self.last_total, "tokens_after": None,
@@ -387,7 +387,7 @@ class _Converter:
         self.awaiting_after.append(info)
 
     def match(self, line: int, history: list[Any], message: str
-              ) -> tuple[list[str], list[str], list[str], str | None,
+              ) -> tuple[list[str], list[tuple[str, bool]], list[str], str | None,
                          list[tuple[int, str, str, int]]]:
         """Sort the replacement history: kept spans, summary carriers, user messages
         Codex cut short (:func:`~compaction_audit.io.codex_truncated.is_copy`), opaque
@@ -397,7 +397,7 @@ class _Converter:
         matched yet (one queue per key: linear in history plus working set, however
         many items repeat; issue 11, item 5)."""
         kept: list[str] = []
-        carriers: list[str] = []
+        carriers: list[tuple[str, bool]] = []  # each with whether it lies inside the message
         secret: str | None = None
         extra: list[tuple[int, str, str, int]] = []
         waiting: dict[tuple[str, ...], deque[str]] = {}  # key -> unmatched ids, in order
@@ -454,11 +454,11 @@ class _Converter:
                             "payload.replacement_history")
         for i, source, body, size, user in unmatched:
             if user and carries(body):
-                carriers.append(body)
-            elif user and truncated.is_copy(body):  # judged with the summary (usertest61 A1)
-                copies.append(body)
-            else:
-                extra.append((i, source, body, size))
+                carriers.append((body, carries.inside_message(body)))
+                continue
+            if user and truncated.is_copy(body):  # judged with the summary too (usertest61
+                copies.append(body)  # A1), and a span of its own, as the raw text it is
+            extra.append((i, source, body, size))
         return kept, carriers, copies, secret, extra
 
     def recent_user_messages(self) -> list[str]:
@@ -514,15 +514,27 @@ class _Carriers:
             return True
         return bool(m) and t in self.inside
 
+    def inside_message(self, text: str) -> bool:
+        """Whether carrier ``text`` lies inside the message, a shorter text of
+        :data:`_SUBSTRING_MIN` characters or more: read from the automaton's set where it
+        ran, else one search, of at most :data:`DIRECT` such texts (adv114 #2: a search
+        per carrier was K x M)."""
+        t, m = text.strip(), self.m
+        if not _SUBSTRING_MIN <= len(t) < len(m):
+            return False
+        return t in self.inside if self.inside is not None else t in m
+
 
 _SUBSTRING_MIN = 32
 """The shortest text (and message) that counts as carrying the other inside it."""
 
 
-def _summary_read(message: str, carriers: list[str], replaced: bool) -> str | None:
+def _summary_read(message: str, carriers: list[tuple[str, bool]], replaced: bool
+                  ) -> str | None:
     """The summary text a local compaction is judged by: the copy the model reads
     decides (adv112 #1, adv113 #4).  ``carriers``: the replacement-history user messages
-    that carry the summary (:class:`_Carriers`), in order; ``replaced``: whether the
+    that carry the summary (:class:`_Carriers`), in order, each with whether it lies
+    inside the message (:meth:`_Carriers.inside_message`); ``replaced``: whether the
     line has a replacement history at all.  None: opaque (no text at all).
 
     - No carrier in a replacement history: the model read no copy of the message, so
@@ -542,10 +554,10 @@ def _summary_read(message: str, carriers: list[str], replaced: bool) -> str | No
     m = message.strip()
     if not carriers:
         return "" if replaced and m else (message or None)
-    if not m or any(m in c for c in carriers):
-        return message or carriers[0]
-    if all(c.strip() in m or _own_summary(c) for c in carriers):
-        return "\n".join(carriers)
+    if not m or any(len(c) >= len(m) and m in c for c, _ in carriers):
+        return message or carriers[0][0]
+    if all(inside or _own_summary(c) for c, inside in carriers):
+        return "\n".join(c for c, _ in carriers)
     return message
 
 

@@ -22,6 +22,19 @@ _MIDDLE_RE = re.compile(r"(?:…|\.\.\.)[ \t]*\d[\d,]*[ \t]+(?:tokens?|chars?|ch
 pattern led by white space took 13 s on a run of 40,000 spaces)."""
 
 
+def without_marks(text: str) -> str:
+    """``text`` with Codex's marks of a cut (and a trailing ellipsis) made paragraph
+    breaks: the marker states no quantity of the summary, and the words on either side
+    of a cut are no one clause ("did not…N tokens truncated…use --force": adv114 #1,
+    #3)."""
+    text = _MIDDLE_RE.sub("\n\n", text) if "truncated" in text else text
+    body = text.rstrip()
+    for tail in ("…", "..."):
+        if body.endswith(tail):
+            return body[:-len(tail)] + "\n\n"
+    return text
+
+
 def is_copy(text: str) -> bool:
     """Whether a replacement-history user message is a copy Codex cut short: it holds
     the marker of a cut, or ends with an ellipsis."""

@@ -123,17 +123,17 @@ _ALT_RE = re.compile(
     # word (an identifier-like one is kept: :data:`_IDENT_RE`)
     r"(?i)[ \t]*(?:,[ \t]*(?P<or1>(?:or|nor)[ \t]+)?|[ \t]+(?P<or2>or|nor|and/or)[ \t]+)"
     r"(?:(?:a|an|the|any)[ \t]+)?(?:`([^`\n]{2,120})`|([^\s`,;!?()\"']+))")
-_ALLOWED_RE = re.compile(r"(?i)[ \t]*(?:is|are)[ \t]+(?:fine|ok|okay|allowed|permitted"
-                         r"|acceptable|what)\b")
+_ALLOWED_RE = re.compile(r"(?i)[ \t]*(?:(?:is|are)[ \t]+(?:fine|ok|okay|allowed|permitted"
+                         r"|acceptable|preferred|recommended|better)|works|instead)\b")
 """After an alternative: it is allowed, not forbidden ("Don't use --force, --force-with-lease
-is fine": adv113 #6)."""
+is fine": adv113 #6; "... is preferred", "... works", "... instead": adv114 #4)."""
 
 
 def forbidden_all(text: str) -> tuple[tuple[str, str, bool], ...]:
     """Every ``(object, act, phrase_only_at_start)`` a prohibition names: the first
     (:func:`forbidden`), then the code spans or identifier-like words listed right after
-    it with "or", "nor" or commas, when an "or" or "nor" closes the list ("Do NOT use
-    --no-verify or --force", "Never use --force, --no-verify, or --amend"; adv112 #3:
+    it with "or", "nor" or commas, up to the item an "or" or "nor" closes the list at ("Do
+    NOT use --no-verify or --force", "Never use --force, --no-verify, or --amend"; adv112 #3:
     only the first was looked for, and a later ``git push --force`` broke the rule
     unseen), none said to be allowed ("--force-with-lease is fine"), at most
     :data:`ALTERNATIVES_MAX` more.  Empty when ``text`` forbids nothing."""
@@ -148,23 +148,24 @@ def forbidden_all(text: str) -> tuple[tuple[str, str, bool], ...]:
     if end < 0 and not at_start and (at := plain.find(obj)) >= 0:
         end = at + len(obj)
     listed: list[tuple[str, str, bool]] = []  # the objects after the first
-    joined = False  # an "or" or "nor" among them
+    closed = 0  # how many of them an "or" or "nor" closes the list at
     while end >= 0 and len(listed) < ALTERNATIVES_MAX:
         m = _ALT_RE.match(plain, end)
         if m is None:
             break
-        code, word = m.group(3), m.group(4)
-        word = word.rstrip(".:") if word else None
-        if code is None and (word is None or len(word) < 3 or not _IDENT_RE.search(word)):
-            break  # not "-f" either: a short flag of every command (flagalias.py)
+        item = (m.group(3) or m.group(4) or "").strip().rstrip(".:")
+        if len(item) < 3 or (m.group(3) is None and not _IDENT_RE.search(item)):
+            break  # not "-f" either, in a code span or not: a short flag of every command
         if _ALLOWED_RE.match(plain, m.end()):
             break
-        listed.append(((code or str(word)).strip(), act, False))
-        joined = joined or bool(m.group("or1") or m.group("or2"))
+        listed.append((item, act, False))
+        if m.group("or1") or m.group("or2"):
+            closed = len(listed)
         end = m.end()
-    # a comma alone lists nothing: "--force, --force-with-lease ..." goes on to another
-    # clause unless an "or" or "nor" closes the list (adv113 #6)
-    return tuple(dict.fromkeys(out + listed if joined else out))
+    # the list ends at its "or" or "nor" item: a comma alone goes on to another clause
+    # ("--force, --force-with-lease is fine"; "--force or --no-verify, --force-with-lease
+    # instead": adv113 #6, adv114 #4)
+    return tuple(dict.fromkeys(out + listed[:closed]))
 
 
 _CALLS = ("tool_call:", "tool_use:", "function_call:")

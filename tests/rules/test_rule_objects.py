@@ -35,6 +35,17 @@ KEY = "u1#negation:not use --no-verify --force when pushing main"
     ("Do not use --force or --force-with-lease is fine.", ["--force"]),
     ("Never commit *.pyc, build/* files.", ["*.pyc"]),
     ("Never use --force or -f.", ["--force"]),
+    # adv114 #4: the list ends at its "or" item; a comma after it goes on to another
+    # clause; allowed, preferred or working alternatives are none; a short flag in a
+    # code span is none either
+    ("Do NOT use --force or --no-verify, --force-with-lease instead.",
+     ["--force", "--no-verify"]),
+    ("Never run `npm publish` or `npm version`, `npm test` runs in CI.",
+     ["npm publish", "npm version"]),
+    ("Never use `pip`, `uv` and `pixi` are fine.", ["pip"]),
+    ("Never use `npm` or `pnpm` is preferred.", ["npm"]),
+    ("Never use `npm` or `yarn`, `uv` works better.", ["npm", "yarn"]),
+    ("Never use `--force` or `-f` when pushing to main.", ["--force"]),
     # one object: what follows is no identifier, or not listed with it
     ("Do NOT use --force when pushing.", ["--force"]),
     ("Never use sudo or root here.", ["sudo"]),
