@@ -367,7 +367,7 @@ class _Converter:
         if text is not None:
             tokens = estimate_tokens(text)  # the copies are spans of their own: not here
             if copies:  # what the model reads of messages Codex cut (usertest61 A1)
-                text = "\n\n".join([text, *map(truncated.without_marks, copies)]).strip()
+                text = "\n\n".join([text, *copies]).strip()
         else:
             tokens = estimate_bytes(len(secret) * 3 // 4) if secret else 0
         info = {"trigger": None, "tokens_before": self.last_total, "tokens_after": None,
@@ -457,8 +457,9 @@ class _Converter:
                 carriers.append((body, carries.inside_message(body)))
                 continue
             if user and truncated.is_copy(body):  # judged with the summary too (usertest61
-                copies.append(body)  # A1), and a span of its own, as the raw text it is
-            extra.append((i, source, body, size))
+                body = truncated.without_marks(body)  # A1), and a span of its own; its
+                copies.append(body)  # marks are no fact of either (adv115 #1: folded at
+            extra.append((i, source, body, size))  # the next compaction, lost)
         return kept, carriers, copies, secret, extra
 
     def recent_user_messages(self) -> list[str]:

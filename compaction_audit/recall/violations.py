@@ -123,8 +123,14 @@ _ALT_RE = re.compile(
     # word (an identifier-like one is kept: :data:`_IDENT_RE`)
     r"(?i)[ \t]*(?:,[ \t]*(?P<or1>(?:or|nor)[ \t]+)?|[ \t]+(?P<or2>or|nor|and/or)[ \t]+)"
     r"(?:(?:a|an|the|any)[ \t]+)?(?:`([^`\n]{2,120})`|([^\s`,;!?()\"']+))")
+_LIST_GOES_ON_RE = re.compile(
+    r"(?i)[ \t]*(?:[,.;:!?)\n]|$|(?:or|nor|and|in|on|to|for|when|unless|with|without|"
+    r"into|from|at|by|against|here|there|again|anymore|because|since|before|after|if"
+    r"|instead)\b)")
+"""After a plain word that ", or" lists: the list or the rule goes on, no verb of another
+clause ("--force, or origin/main loses commits": adv115 #5)."""
 _ALLOWED_RE = re.compile(r"(?i)[ \t]*(?:(?:is|are)[ \t]+(?:fine|ok|okay|allowed|permitted"
-                         r"|acceptable|preferred|recommended|better)|works|instead)\b")
+                         r"|acceptable|preferred|recommended|better)|works|instead(?![ \t]+of))\b")
 """After an alternative: it is allowed, not forbidden ("Don't use --force, --force-with-lease
 is fine": adv113 #6; "... is preferred", "... works", "... instead": adv114 #4)."""
 
@@ -154,14 +160,19 @@ def forbidden_all(text: str) -> tuple[tuple[str, str, bool], ...]:
         if m is None:
             break
         item = (m.group(3) or m.group(4) or "").strip().rstrip(".:")
-        if len(item) < 3 or (m.group(3) is None and not _IDENT_RE.search(item)):
-            break  # not "-f" either, in a code span or not: a short flag of every command
-        if _ALLOWED_RE.match(plain, m.end()):
+        end = m.end()
+        if item.startswith("-") and len(item) < 3:
+            pass  # "-f", "-n": a short flag of every command, no object, the list goes on
+        elif (len(item) < 2 if m.group(3) else len(item) < 3 or not _IDENT_RE.search(item)
+              or (m.group("or1") and not _LIST_GOES_ON_RE.match(plain, end))):
+            break  # ", or origin/main loses ..." is a clause of its own (adv115 #5); `dd`
+            # is a command (adv115 #3)
+        elif _ALLOWED_RE.match(plain, end):
             break
-        listed.append((item, act, False))
+        else:
+            listed.append((item, act, False))
         if m.group("or1") or m.group("or2"):
             closed = len(listed)
-        end = m.end()
     # the list ends at its "or" or "nor" item: a comma alone goes on to another clause
     # ("--force, --force-with-lease is fine"; "--force or --no-verify, --force-with-lease
     # instead": adv113 #6, adv114 #4)

@@ -46,6 +46,14 @@ KEY = "u1#negation:not use --no-verify --force when pushing main"
     ("Never use `npm` or `pnpm` is preferred.", ["npm"]),
     ("Never use `npm` or `yarn`, `uv` works better.", ["npm", "yarn"]),
     ("Never use `--force` or `-f` when pushing to main.", ["--force"]),
+    # adv115 #2, #3, #5: "instead of" allows nothing; a short flag is skipped, the list
+    # goes on; a short command is one; ", or" before another clause lists nothing
+    ("Do not use --no-verify or --force instead of fixing the failing hook.",
+     ["--no-verify", "--force"]),
+    ("Never pass `--no-verify`, `--force`, or `-n` to git.", ["--no-verify", "--force"]),
+    ("Never use `--force`, `-f`, or `--no-verify` here.", ["--force", "--no-verify"]),
+    ("Never run `mkfs` or `dd` against /dev/sda.", ["mkfs", "dd"]),
+    ("Never use `git push --force`, or origin/main loses commits.", ["git push --force"]),
     # one object: what follows is no identifier, or not listed with it
     ("Do NOT use --force when pushing.", ["--force"]),
     ("Never use sudo or root here.", ["sudo"]),
