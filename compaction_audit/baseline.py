@@ -296,11 +296,11 @@ def cosine_methods(report: Report) -> list[str]:
     return sorted({m for s in report.sessions if isinstance(m := s.cosine.get("method"), str)})
 
 
-def cosine_mismatch(baseline: dict[str, Entry], report: Report, source: str) -> str | None:
+def cosine_mismatch(baseline: Loaded, report: Report, source: str) -> str | None:
     """One line saying that ``baseline`` (from file ``source``) was made with another
     method of the rebuilt cosine than ``report``'s traces were audited with, None when
     it was not, or one of them does not say."""
-    made = getattr(baseline, "cosine", None)
+    made = baseline.cosine
     now = cosine_methods(report)
     if not made or not now or set(made) == set(now):
         return None
@@ -326,7 +326,7 @@ def dumps(items: list[Entry], cosine: Sequence[str] | None = None) -> bytes:
     return json_safe(orjson.dumps(clip_tree(doc), option=orjson.OPT_INDENT_2) + b"\n")
 
 
-def load(path: Path) -> dict[str, Entry]:
+def load(path: Path) -> Loaded:
     """Read a baseline file: fingerprint -> entry.  Raises :class:`UsageError` for a
     missing, unreadable or malformed file, a directory or device, or one over
     :data:`~compaction_audit.smallfile.MAX_BASELINE_BYTES` (a FIFO is read, bounded:
@@ -355,7 +355,7 @@ def load(path: Path) -> dict[str, Entry]:
     return read
 
 
-def _load_or_error(path: Path) -> dict[str, Entry] | UsageError:
+def _load_or_error(path: Path) -> Loaded | UsageError:
     """:func:`_load`, its :class:`UsageError` returned (the child's result)."""
     try:
         return _load(path)
@@ -395,7 +395,7 @@ def _dense_enough(data: bytes, label: str) -> None:
                          "refusing to decode it")
 
 
-def _load(path: Path) -> dict[str, Entry]:
+def _load(path: Path) -> Loaded:
     """:func:`load`'s work, in this process."""
     from compaction_audit.io.jsonerrors import encoding_error, not_out_of_memory, not_utf8
 

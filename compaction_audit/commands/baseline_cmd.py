@@ -32,7 +32,7 @@ from compaction_audit.errors import AuditError
 from compaction_audit.report.safe import JSON
 
 if TYPE_CHECKING:
-    from compaction_audit.baseline import Entry
+    from compaction_audit.baseline import Loaded
     from compaction_audit.report.model import Report
 
 baseline_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None,
@@ -97,7 +97,7 @@ def _options(*given: Any) -> Any:
 
 def _audited(paths: list[str], output: Path, baseline: Path | None, eff: Any,
              lenient: bool, jobs: int | None, exclude: list[str] | None
-             ) -> tuple[Report, list[str], dict[str, Entry]]:
+             ) -> tuple[Report, list[str], Loaded]:
     """The traces of ``paths`` audited as 'audit' does (against ``baseline`` when
     given), the files the run read, which ``output`` may not name, and the baseline's
     entries (empty without one).  Exits 2 with
@@ -115,7 +115,7 @@ def _audited(paths: list[str], output: Path, baseline: Path | None, eff: Any,
             refuse_same_stderr(inputs)
         else:
             refuse_same_stdout(inputs)
-        old = bl.load(baseline) if baseline is not None else {}
+        old = bl.load(baseline) if baseline is not None else bl.Loaded()
         report = run_audit(traces.traces, eff, lenient, jobs, traces.unreadable)
         if baseline is not None:
             report = bl.apply(report, old, str(baseline))
@@ -177,7 +177,7 @@ def baseline_prune(
     if (other := bl.cosine_mismatch(old, report, str(baseline))) is not None:
         say(other)  # entries dropped under another method (adv113 #8)
     kept = bl.pruned(report, old)
-    shown = _write(bl.dumps(kept, getattr(old, "cosine", None)), output, inputs)
+    shown = _write(bl.dumps(kept, old.cosine), output, inputs)
     new = sum(len(s.findings) for s in report.sessions)
     ran = {c for s in report.sessions for c in s.rules_run}
     unrun = sum(e.code not in ran for e in kept)

@@ -20,6 +20,8 @@ _MIDDLE_RE = re.compile(r"(?:…|\.\.\.)[ \t]*\d[\d,]*[ \t]+(?:tokens?|chars?|ch
                         r"[ \t]+truncated[ \t]*(?:…|\.\.\.)")
 """Codex's marker of a cut: a literal first, so that a search is linear (adv113 #3: a
 pattern led by white space took 13 s on a run of 40,000 spaces)."""
+_ELLIPSES = ("…", "...")
+"""How a copy cut at its end ends."""
 
 
 def without_marks(text: str) -> str:
@@ -29,7 +31,7 @@ def without_marks(text: str) -> str:
     #3)."""
     text = _MIDDLE_RE.sub("\n\n", text) if "truncated" in text else text
     body = text.rstrip()
-    for tail in ("…", "..."):
+    for tail in _ELLIPSES:
         if body.endswith(tail):
             return body[:-len(tail)] + "\n\n"
     return text
@@ -40,4 +42,4 @@ def is_copy(text: str) -> bool:
     the marker of a cut, or ends with an ellipsis."""
     if "truncated" in text and _MIDDLE_RE.search(text) is not None:
         return True
-    return text.rstrip().endswith(("…", "..."))
+    return text.rstrip().endswith(_ELLIPSES)
