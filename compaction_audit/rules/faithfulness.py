@@ -248,8 +248,13 @@ class UnsupportedSummaryClaim(Rule):
         others = len(set(v["summaries"]) - set(v["chain"]))
         also = (f"; {others} other summar{'y states' if others == 1 else 'ies state'} it "
                 "without support") if others else ""
+        # the rule's first round is the first summary's (the diff's onset row), the
+        # finding's the latest's: say both (usertest62 B1: "first CA305 1" in the diff
+        # against "round 40" in the audit, nothing to join them)
+        first = (f"; first stated at round {v['first_round']}"
+                 if len(v["summaries"]) > 1 and v.get("first_round") is not None else "")
         return (f"summary {v['summary']} states {v['kind']} {v['text']!r} ({where}){also}"
-                f"{rest}")
+                f"{first}{rest}")
 
 
 @register

@@ -297,12 +297,12 @@ def _describe(children: list[dict[str, Any]], limit: int = 3,
                           f"({at.get(child) or f'{span_word}{child}'})" for d, child in best)
         held = total - len(listed)
         elsewhere = f" ({held:,} more still held by another span)" if held else ""
-        # "from", not "of": the children that dropped a fact, not all the fold holds
         rest = len(pool) - len(best)  # no "and 0 more" (usertest21 #1)
         counted = (f"{len(listed):,} lost facts{elsewhere}" if listed else  # usertest21
-                   f"{total:,} facts, all still recoverable,")  # #4: not "0 lost facts"
-        return (f"{counted} from {len(children):,} "
-                f"{'child' if len(children) == 1 else 'children'}, first {shown}"
+                   f"{total:,} facts, all still recoverable")  # #4: not "0 lost facts"
+        # the children that dropped a fact, not all the fold holds ("from 105 children"
+        # read as the fold's size beside the 309 spans below it: usertest62 B5)
+        return (f"{counted}, dropped by {len(children):,} of its children, first {shown}"
                 + (f" and {rest:,} more" if rest else ""))
     # the children in order only here (a fold of more facts is said in counts): the sort
     # key read every dropped fact of every child of each of 5,842 fold findings on the

@@ -142,10 +142,11 @@ def test_unsupported_claim_carried_from_an_earlier_summary(write_log: LogWriter)
     assert f.values["origin"] == "c1"
     assert f.values["chain"] == ["c1", "c2", "c3"]
     assert f.values["summaries"] == ["c1", "c2", "c3"]
-    assert f.message == ("summary c3 states identifier 'INC-0042' (carried from summary c1, "
-                         "no raw support)")
     # the claim was first stated at round 1 (c1): the rule's first round, wherever the log
-    # ends (usertest43 #2: the finding's own round is the latest summary's)
+    # ends (usertest43 #2: the finding's own round is the latest summary's), and the
+    # message says so (usertest62 B1: the diff's "first CA305 1" beside "round 3")
+    assert f.message == ("summary c3 states identifier 'INC-0042' (carried from summary c1, "
+                         "no raw support); first stated at round 1")
     assert f.values["first_round"] == 1
 
 
@@ -160,6 +161,7 @@ def test_a_claim_s_first_round_is_where_it_was_first_stated(write_log: LogWriter
                               "ticket OPS-7 was closed.")
     [late] = [f for f in findings(alone, "CA305") if f.values["text"] == "OPS-7"]
     assert (late.round, late.values["first_round"]) == (3, 3)
+    assert late.message == ("summary c3 states identifier 'OPS-7' (no raw leaf supports it)")
 
 
 def test_unsupported_sentence_is_a_claim_warning(write_log: LogWriter) -> None:
