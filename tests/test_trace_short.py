@@ -104,14 +104,14 @@ def test_still_held_is_said_only_beside_a_loss(
     asked[0] = rnd(0, spans=[span("a", "Port 8443.")])
     assert head(run(str(write_log(asked)), "8443").output) == (
         "discriminator '8443': 2 spans: 1 lost, 1 in context; after the loss only the "
-        "person states it again: span q (user, round 2)")
+        "person states it again: span q (user, round 2, line 3)")
     tool = {"id": "t", "tokens": 5, "text": "port=8443", "source": "tool_result:Read"}
     both = [*asked[:2], rnd(2, spans=[span("q", "Was port 8443 ever changed?"), tool])]
     # usertest30 #1: a tool's output after the loss holds it again, it did not keep it
     # (the audit: "read again at line N")
     assert head(run(str(write_log(both)), "8443").output) == (
         "discriminator '8443': 3 spans: 1 lost, 2 in context; after the loss it is stated "
-        "again: span t (tool_result:Read, round 2) and 1 more")
+        "again: span t (tool_result:Read, round 2, line 3) and 1 more")
     kept = [rnd(0, spans=[span("a", "Port 8443."), tool]), asked[1],
             rnd(2, spans=[span("q", "Was port 8443 ever changed?")])]
     assert head(run(str(write_log(kept, "kept.jsonl")), "8443").output) == (
@@ -612,7 +612,7 @@ def test_after_an_eviction_the_persons_question_is_not_the_value_kept(
         path = str(write_log(records, name=f"r{asked}.jsonl"))
         assert head(run(path, "8443").output) == (
             "discriminator '8443': 2 spans: 1 lost, 1 in context; after the loss only the "
-            f"person states it again: span q (user, round {asked})")
+            f"person states it again: span q (user, round {asked}, line {asked + 1})")
         assert trace(read_native(path), "8443").data["held"] == {
             "span": "q", "source": "user", "spans": 1, "only_the_person": True,
             "read_again": False}
@@ -628,7 +628,7 @@ def test_a_persons_message_with_its_own_id_in_the_source_is_the_persons(
                           rnd(2, spans=[asked])]))
     assert head(run(path, "8443").output) == (
         "discriminator '8443': 2 spans: 1 lost, 1 in context; after the loss only the "
-        "person states it again: span q (user:msg-7, round 2)")
+        "person states it again: span q (user:msg-7, round 2, line 3)")
 
 
 def test_words_are_found_across_a_line_break(write_log: LogWriter) -> None:
@@ -691,7 +691,7 @@ def test_a_word_also_lists_the_spans_that_hold_it_only_as_words(write_log: LogWr
     # usertest38 #4: c asks about staging, it states nothing (it read "only the person
     # states it again")
     assert root.label == ("word 'staging': 2 spans: 1 lost, 1 in context; not held by "
-                          "span c (user, round 1), which asks for it")
+                          "span c (user, round 1, line 2), which asks for it")
     assert [(c.data["span"], c.data["fate"]) for c in root.children] == [
         ("a", "lost"), ("c", "in context")]
     assert root.children[0].label == (

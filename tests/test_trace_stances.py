@@ -24,7 +24,7 @@ def test_the_call_that_breaks_a_lost_rule_is_named_as_not_holding_it(
     # it read "after the loss it is stated again: span t (tool:t, round 3)"
     assert root.label == (
         "discriminator '--force': 3 spans: 2 lost, 1 in context; not held by span t "
-        "(tool:t, round 3), which names it only outside the rule it belongs to")
+        "(tool:t, round 3, line 4), which names it only outside the rule it belongs to")
     t = root.children[-1]
     assert (t.data["span"], t.data["fate"], t.data["holds"]) == ("t", "in context", False)
     assert t.label == ("span t (round 3, line 4; now retained): in context (outside the "
@@ -36,7 +36,7 @@ def test_the_call_that_breaks_a_lost_rule_is_named_as_not_holding_it(
     again = trace(read_native(path), "deploy.sh")
     assert again.label == (
         "discriminator 'deploy.sh': 3 spans: 2 lost, 1 in context; after the loss it is "
-        "stated again: span t (tool:t, round 3)")
+        "stated again: span t (tool:t, round 3, line 4)")
     assert "holds" not in again.children[-1].data
 
 
@@ -50,7 +50,7 @@ def test_a_question_is_named_as_not_holding_what_it_asks_for(write_log: LogWrite
     # it read "after the loss it is stated again: span q (assistant, round 2)"
     assert trace(read_native(path), "read_timeout_ms").label == (
         "discriminator 'read_timeout_ms': 2 spans: 1 lost, 1 in context; not held by "
-        "span q (assistant, round 2), which asks for it")
+        "span q (assistant, round 2, line 3), which asks for it")
 
 
 def flip_log(write_log: LogWriter, summary: str, name: str) -> str:
@@ -77,7 +77,7 @@ def test_a_reversed_rule_is_flipped_whatever_form_the_query_takes(
     root = trace(read_native(path), "--force")
     assert root.label == (
         "discriminator '--force': 2 spans: 1 flipped, 1 in context; not held by span t "
-        "(tool:t, round 2), which names it only outside the rule it belongs to")
+        "(tool:t, round 2, line 3), which names it only outside the rule it belongs to")
 
 
 def test_a_rule_kept_or_dropped_is_not_called_flipped(write_log: LogWriter) -> None:

@@ -26,6 +26,7 @@ from compaction_audit.recall import extract as ext
 from compaction_audit.recall import stance
 from compaction_audit.recall.spantypes import clean_text
 from compaction_audit.recall.wholetoken import STATING_TYPES
+from compaction_audit.report.lines import line_at
 from compaction_audit.trace.log import _Log
 from compaction_audit.trace.tree import Node
 
@@ -125,7 +126,7 @@ def still_held(log: _Log, spans: list[Node]
         more = f" and {len(unheld) - 1} more" if len(unheld) > 1 else ""
         who = f"{first['source']}, " if first.get("source") else ""
         why = "asks for it" if first["why"] == "asks for it" else f"names it only {first['why']}"
-        return (f"; not held by span {first['span']} ({who}round {first['round']}){more}, "
+        return (f"; not held by span {first['span']} ({who}{_where(first)}){more}, "
                 f"which {why}"), None, {"span": first["span"], "source": first.get("source"),
                                          "spans": len(unheld), "why": first["why"]}
     lost_at = min((r for n in spans if n.data["fate"] == "lost"
@@ -145,13 +146,22 @@ def still_held(log: _Log, spans: list[Node]
     more = f" and {len(held) - 1} more" if len(held) > 1 else ""
     if only:  # usertest11: the person's question read as the fact kept
         return (f"; after the loss only the person states it again: span {first['span']} "
-                f"({first['source']}, round {first['round']}){more}"), info, None
+                f"({first['source']}, {_where(first)}){more}"), info, None
     who = f"{first['source']}, " if first.get("source") else ""
     if again:
         return (f"; after the loss it is stated again: span {first['span']} "
-                f"({who}round {first['round']}){more}"), info, None
+                f"({who}{_where(first)}){more}"), info, None
     who = f" ({first['source']})" if first.get("source") else ""
     return f"; still held by span {first['span']}{who}{more}", info, None
+
+
+def _where(span: dict[str, Any]) -> str:
+    """``round 3, line 1396`` of a span node's data (``line 29 of FILE`` where its line
+    is another file's): the header's span is found without reading the tree
+    (usertest62 D6: the round alone, the line only on the node below)."""
+    if span.get("line") is None:
+        return f"round {span['round']}"
+    return f"round {span['round']}, {line_at(span['line'], span.get('line_file'))}"
 
 
 def _loss_rounds(log: _Log, node: Node) -> list[int]:
