@@ -48,6 +48,10 @@ pin-mentions  native: ``n`` names pinned to one version and folded away, then ``
 question-names native: one person's span asking "Which of mod_0 ... mod_n did we pin?"
               above ``4n`` words of prose, folded (one search of the text per name:
               32,000 took 37 s; adv88 #3)
+sequential-ids native: one person's span of ``n`` sequential ids (``k_0 ... k_n``),
+              folded (230,000: 130 s; adv116 P1)
+rule-lists    native: one person's span of ``n`` rules of five flags each, folded,
+              then one tool call using every flag (16,000: 4 minutes; adv116 P2)
 ============  ==========================================================================
 
 Usage (from the repository root, with the project installed)::
@@ -433,6 +437,33 @@ def fact_dense(n: int) -> Iterator[dict[str, Any]]:
     return _folded(" ".join(f"k{i}=v{i}.{i}.{i} /p{i}/f{i}.py" for i in range(n)))
 
 
+def sequential_ids(n: int) -> Iterator[dict[str, Any]]:
+    """One person's span of ``n`` sequential ids (``k_0 k_1 ... k_n``: each a prefix of
+    ten others), folded (adv116 P1: the automaton of their restatement search, built
+    once from all of them, took 130 s at 230,000)."""
+    return _folded("Keys: " + " ".join(f"k_{i}" for i in range(n)))
+
+
+def rule_lists(n: int) -> Iterator[dict[str, Any]]:
+    """One person's span of ``n`` rules of five objects each (``Do not use --a7 or --b7
+    or ...``), folded, then one tool call using every object (adv116 P2: 16,000 rules,
+    80,000 broken, took 4 minutes: the call read once per object, a query per
+    finding)."""
+    flags = [f"--{c}{i}" for i in range(n) for c in "abcde"]
+    rules = " ".join(f"Do not use --a{i} or --b{i} or --c{i} or --d{i} or --e{i}."
+                     for i in range(n))
+    return _native(iter([
+        {"type": "round", "round": 0, "spans": [
+            {"id": "a", "tokens": 10, "text": rules, "role": "user"}]},
+        {"type": "round", "round": 1, "summaries": [
+            {"id": "f", "tokens": 10, "children": ["a"], "text": "Rules noted."}],
+         "evicted": ["a"]},
+        {"type": "round", "round": 2, "spans": [
+            {"id": "c", "tokens": 10, "text": "x " + " ".join(flags),
+             "source": "tool_call:Bash"}]},
+    ]))
+
+
 SHAPES: dict[str, Callable[[int], Iterator[dict[str, Any]]]] = {
     "fold-chain": fold_chain, "cc-compacts": cc_compacts,
     "cc-summary-claims": cc_summary_claims, "codex-repeat": codex_repeat,
@@ -444,6 +475,7 @@ SHAPES: dict[str, Callable[[int], Iterator[dict[str, Any]]]] = {
     "oh-below": oh_below, "codex-compacts": codex_compacts, "text-chain": text_chain,
     "version-chain": version_chain, "pin-mentions": pin_mentions,
     "question-names": question_names, "fact-dense": fact_dense,
+    "sequential-ids": sequential_ids, "rule-lists": rule_lists,
 }
 
 

@@ -325,18 +325,23 @@ def violations(lost: pl.DataFrame, items: pl.DataFrame, rounds: pl.DataFrame
             "ri", "key", "kind", "text", "span", "fold", "lost_round", "how", "object",
             "alt", pl.col("id").alias("violated_span"), pl.col("round").alias("violated_round"),
             pl.col("source").alias("violated_source")))
+    reused = by_fold.filter((pl.col("kind") == "identifier")
+                            & pl.col("reused_span").is_not_null())
+    # each reusing text read once, not once per identifier it reuses (adv116 P2: 20,000
+    # lost identifiers reused by one call of 160 KB scanned it 20,000 times); an
+    # action: a tool call, or text that is no prohibition ("Do NOT run migration 0087
+    # with --force" restates a rule)
+    text = pl.col("text").fill_null("")
+    actions = (items.filter(pl.col("id").is_in(reused["reused_span"].unique().implode()))
+               .filter(text.str.contains(DESTRUCTIVE_RE)
+                       & (pl.col("source").fill_null("").str.starts_with("tool_call:")
+                          | ~text.str.contains(_PROHIBITION)))
+               .select(pl.col("id").alias("reused_span"), "ri",
+                       pl.col("source").alias("violated_source")))
     destructive = (
-        by_fold.filter((pl.col("kind") == "identifier") & pl.col("reused_span").is_not_null())
-        .join(items.select(pl.col("id").alias("reused_span"), "ri",
-                           pl.col("source").alias("violated_source"),
-                           pl.col("text").alias("_t")), on="reused_span")
-        # an action: a tool call, or text that is no prohibition ("Do NOT run migration
-        # 0087 with --force" restates a rule); the identifier is not itself the
-        # destructive word (a lost "--force" reused)
-        .filter(pl.col("_t").fill_null("").str.contains(DESTRUCTIVE_RE)
-                & (pl.col("violated_source").fill_null("").str.starts_with("tool_call:")
-                   | ~pl.col("_t").fill_null("").str.contains(_PROHIBITION))
-                & ~(" " + pl.col("text") + " ").str.contains(DESTRUCTIVE_RE))
+        reused.join(actions, on="reused_span")
+        # the identifier is not itself the destructive word (a lost "--force" reused)
+        .filter(~(" " + pl.col("text") + " ").str.contains(DESTRUCTIVE_RE))
         .select("ri", "key", "kind", "text", "span", pl.col("fold").cast(pl.String),
                 pl.col("lost_round").cast(pl.Int64), pl.lit("destructive").alias("how"),
                 pl.col("text").alias("object"), pl.lit(0).alias("alt"),

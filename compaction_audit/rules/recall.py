@@ -249,18 +249,18 @@ def stated_at(ctx: Context, ids: set[str]) -> dict[str, str]:
     own and several spans share a round's line: they stay (``{}``)."""
     if ctx.session.header.extra.get("source_format") in (None, "native"):
         return {}
-    if "stated_lines" not in ctx.cache:
-        ctx.cache["stated_lines"] = (
+    if "stated_lines" not in ctx.cache:  # once per audit, not a query per finding
+        ctx.cache["stated_lines"] = dict(  # (adv116 P2: 20,000 CA307 findings, 6 s)
             ctx.session.items.filter((pl.col("kind") == "span")
                                      & pl.col("source_line").is_not_null())
-            .select("id", "source_line"))
-    lines: pl.DataFrame = ctx.cache["stated_lines"]
-    if lines.height == 0 or not ids:
-        return {}
+            .select("id", "source_line").iter_rows())
+    lines: dict[str, int] = ctx.cache["stated_lines"]
     extra = ctx.session.header.extra
     own = set(extra.get("span_line_file_except") or ())
     out = {}
-    for item, line in lines.filter(pl.col("id").is_in(list(ids))).iter_rows():
+    for item in ids:
+        if (line := lines.get(item)) is None:
+            continue
         named = _span_file(extra.get("span_line_file"), own, item,
                            extra.get("span_line_file_except_in"))
         file = named.get("span_file")  # as report.lines.line_at words it

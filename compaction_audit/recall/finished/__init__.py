@@ -49,6 +49,7 @@ from compaction_audit.recall.finished.commands import (
 )
 from compaction_audit.recall.finished.named import named_items
 from compaction_audit.recall.finished.sections import items_of_lines
+from compaction_audit.recall.needles import contains_any
 from compaction_audit.recall.ranking import document_source
 from compaction_audit.recall.spantypes import clean_text
 
@@ -207,7 +208,7 @@ def _children(items: pl.DataFrame, closed: list[str]) -> pl.DataFrame:
     if closed:
         parents = set(closed)
         texts = items.select("text").drop_nulls().unique().filter(
-            pl.col("text").str.contains_any(closed))
+            contains_any(pl.col("text"), closed))
         found = {item for text in texts["text"].to_list() for item in item_tokens(text)}
         for child in found:
             for cut, char in enumerate(child):
@@ -225,7 +226,7 @@ def _sections(lost: pl.DataFrame, items: pl.DataFrame, closed: list[str]) -> pl.
     if closed:
         texts = (items.filter(pl.col("id").is_in(lost["span"].unique().implode())
                               & document_source(pl.col("source"))
-                              & pl.col("text").fill_null("").str.contains_any(closed))
+                              & contains_any(pl.col("text").fill_null(""), closed))
                  .select("id", "text").unique("id"))
         for span, text in texts.iter_rows():  # the few documents that name one
             for number, item in items_of_lines(clean_text(text)).items():
