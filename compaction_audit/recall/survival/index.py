@@ -40,6 +40,7 @@ from compaction_audit.recall.survival.words import (
     _module_key,
     _stem,
     negative,
+    uncancelled,
 )
 from compaction_audit.recall.versions import (
     REQUIREMENT_RE,
@@ -356,7 +357,7 @@ def _token_half(summary: str, low: str, offered: _Offered) -> _TokenHalf:
 
 
 def _clause_half(summary: str, low: str) -> _ClauseHalf:
-    split = [(sent, words, _OPEN_RE.search(sent + end) is None)
+    split = [(sent, uncancelled(words), _OPEN_RE.search(sent + end) is None)
              for sent, end in _sentences(low) if (words := content_words(sent, 400))]
     sentences = tuple(
         (frozenset(_stem(w) for w in words if w not in NEGATION_WORDS), negative(words))
@@ -364,7 +365,8 @@ def _clause_half(summary: str, low: str) -> _ClauseHalf:
     rules = tuple(
         (frozenset(_stem(w) for w in words if w not in NEGATION_WORDS), negative(words))
         for sent, _, plain in split for part in _rule_parts(sent)
-        if (words := content_words(part, 400)) and _states_rule(part, words, plain))
+        if (words := uncancelled(content_words(part, 400)))
+        and _states_rule(part, words, plain))
     return _ClauseHalf(
         sentences, rules, paraphrase.summary_names(summary, _stem),
         {neg: _Postings(c for c, n in sentences if n == neg) for neg in (False, True)},

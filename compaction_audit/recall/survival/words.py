@@ -100,6 +100,33 @@ def _double_negative(text: str) -> bool:
     return _NOT_BEFORE_WITHOUT.search(text.lower()) is not None
 
 
+_CANCELS = frozenset({"forget", "hesitate", "fail", "neglect", "refuse"})
+"""Verbs that negate what follows them ("forget to X": not X): after a negation the
+two cancel ("do not forget to use --force" says "use --force")."""
+
+
+def uncancelled(words: list[str]) -> list[str]:
+    """``words`` (normalized content words of a summary sentence or rule part) less
+    each negation word directly followed by a verb of :data:`_CANCELS` and that verb:
+    "do not forget to use --force", "don't hesitate to use --force", "never fail to
+    run the tests" state the positive rule (adv116 B1: the first kept "Do NOT use
+    --force" and hid the push that broke it; a clause of no such verb is returned as
+    it is)."""
+    if not _CANCELS.intersection(words):
+        return words
+    out: list[str] = []
+    cancelled = False
+    for i, w in enumerate(words):
+        if cancelled:
+            cancelled = False
+            continue
+        if w in NEGATION_WORDS and i + 1 < len(words) and words[i + 1] in _CANCELS:
+            cancelled = True
+            continue
+        out.append(w)
+    return out
+
+
 def negative(words: list[str]) -> bool:
     """The polarity of a sentence or clause given its normalized content words
     (:func:`~compaction_audit.recall.clauses.content_words`): negative when it holds a

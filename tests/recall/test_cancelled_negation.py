@@ -1,0 +1,67 @@
+"""A negation cancelled by a verb that negates in its turn ("do not forget to use
+--force" says "use --force"): a summary saying so reverses the rule, it does not keep it
+(adv116 B1: the rule read kept, and the push that broke it passed the gate)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from compaction_audit.engine import audit_session
+from compaction_audit.io.native import read_native
+from compaction_audit.recall.survival.check import flipped, survives
+from compaction_audit.recall.survival.words import uncancelled
+from tests.logs import LogWriter, rnd
+
+RULE = "Do NOT use --force when pushing."
+
+
+def _log(write_log: LogWriter, summary: str) -> Path:
+    return write_log([
+        rnd(0, spans=[{"id": "u1", "tokens": 20, "text": RULE, "source": "user"}]),
+        rnd(1, summaries=[{"id": "c1", "tokens": 10, "children": ["u1"], "text": summary}],
+            evicted=["u1"]),
+        rnd(2, spans=[{"id": "t1", "tokens": 20, "text": "git push --force origin main",
+                       "source": "tool_call:Bash"}]),
+    ])
+
+
+def _codes(path: Path) -> list[str]:
+    return sorted({f.code for f in audit_session(read_native(str(path))).findings
+                   if f.code in ("CA301", "CA304", "CA307")})
+
+
+def test_the_cancelling_pair_is_left_out_of_the_words() -> None:
+    assert uncancelled(["not", "forget", "use", "--force"]) == ["use", "--force"]
+    assert uncancelled(["never", "fail", "run", "tests"]) == ["run", "tests"]
+    # a cancelling verb alone, or a negation before another word, stays
+    assert uncancelled(["forget", "use", "--force"]) == ["forget", "use", "--force"]
+    assert uncancelled(["not", "use", "--force", "forget"]) == [
+        "not", "use", "--force", "forget"]
+    assert uncancelled(["not", "forget", "never", "use", "--force"]) == [
+        "never", "use", "--force"]
+
+
+@pytest.mark.parametrize("summary", [
+    "Rules: Do not forget to use --force when pushing.",
+    "Rules: Don't hesitate to use --force when pushing.",
+    "Rules: Never fail to use --force when pushing.",
+])
+def test_a_summary_cancelling_the_negation_flips_the_rule(write_log: LogWriter,
+                                                          summary: str) -> None:
+    from compaction_audit.recall.extract import extract
+
+    [rule] = [d for d in extract(RULE) if d.kind.value == "negation"]
+    assert not survives(rule, summary)
+    assert flipped(rule, summary)
+    assert _codes(_log(write_log, summary)) == ["CA301", "CA304", "CA307"]
+
+
+@pytest.mark.parametrize("summary", [
+    "Rules: Do NOT use --force when pushing.",
+    # the cancelled pair leaves the rule that follows it: still kept
+    "Rules: Do not forget: never use --force when pushing.",
+])
+def test_a_summary_keeping_the_rule_is_no_flip(write_log: LogWriter, summary: str) -> None:
+    assert _codes(_log(write_log, summary)) == []
