@@ -443,7 +443,10 @@ class _Converter:
             if kind == "text":
                 text = self.text_of(line, block, f"message.content[{i}]")
                 if text.strip():
-                    groups.setdefault(harness.claude_text_source(text, **flags), []).append(text)
+                    source = harness.claude_text_source(text, **flags)
+                    groups.setdefault(source, []).append(text)
+                    if source == harness.COMMAND and (args := harness.command_args(text)):
+                        groups.setdefault(harness.USER, []).append(args)  # typed words
             elif kind in ("image", "document"):
                 images += 1
             elif kind == "tool_result":

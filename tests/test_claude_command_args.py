@@ -1,0 +1,57 @@
+"""The arguments a person types after a Claude Code slash command are the person's
+words (adv116 B2: "/deploy staging. Do NOT use --force when pushing." was read as the
+harness's wrapper, never judged, and the push that broke the rule passed the gate)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import orjson
+from typer.testing import CliRunner
+
+from compaction_audit.cli import app
+from compaction_audit.io.harness import command_args
+from tests.test_adapters_claude_code import reply, run, sources, spans, user_line
+from tests.test_claude_logical_parent import _tool_call
+
+WRAPPER = ("<command-message>deploy is running…</command-message>\n"
+           "<command-name>/deploy</command-name>\n<command-args>{}</command-args>")
+
+
+def test_the_arguments_are_read_out_of_the_wrapper() -> None:
+    assert command_args(WRAPPER.format(" staging. Do NOT use --force. ")) == (
+        "staging. Do NOT use --force.")
+    assert command_args(WRAPPER.format("")) == ""  # no arguments: nothing typed
+    assert command_args("<command-name>/model</command-name>") == ""
+    # what to keep, said to /compact, is the compaction's instruction
+    assert command_args("<command-name>/compact</command-name>\n"
+                        "<command-args>keep the port numbers</command-args>") == ""
+
+
+def test_typed_arguments_are_a_span_of_the_person_and_open_a_round(tmp_path: Path) -> None:
+    out = run(tmp_path, [
+        user_line("u1", "Set up the deploy."),
+        reply("a1", "Ready."),
+        user_line("c1", WRAPPER.format("staging. Do NOT use --force when pushing.")),
+        user_line("c2", "<command-name>/model</command-name>\n<command-args></command-args>"),
+    ])
+    assert [line for line, _ in out[1:]] == [1, 3]  # the command with arguments only
+    assert sources(out) == {"u1": "user", "a1": "assistant", "c1": "user",
+                            "c1#2": "harness:command", "c2": "harness:command"}
+    assert spans(out)["c1"]["text"] == "staging. Do NOT use --force when pushing."
+
+
+def test_a_rule_typed_as_arguments_and_broken_after_the_compaction_fails_the_gate(
+        tmp_path: Path) -> None:
+    from tests.test_adapters_claude_code import boundary, summary_line
+
+    lines = [user_line("u1", "Set up the deploy."), reply("a1", "Ready."),
+             user_line("c1", WRAPPER.format("staging. Do NOT use --force when pushing.")),
+             reply("a2", "Deploying to staging."),
+             boundary("b1", "a2"), summary_line("s1", "Summary: deployed to staging."),
+             user_line("u2", "Push it now."), _tool_call("a3", "git push --force origin main")]
+    path = tmp_path / "session.jsonl"
+    path.write_bytes(b"".join(orjson.dumps(o) + b"\n" for o in lines))
+    result = CliRunner().invoke(app, ["audit", "-q", str(path)])
+    assert result.exit_code == 1, result.output
+    assert "CA307" in CliRunner().invoke(app, ["audit", str(path)]).stdout
