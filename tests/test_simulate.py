@@ -368,6 +368,23 @@ def test_each_parameter_set_is_a_session_of_its_own(tmp_path: Path) -> None:
     assert "overrides" not in session()["simulator"]
 
 
+def test_the_closing_line_names_the_options_given(tmp_path: Path) -> None:
+    """usertest62 D2: two runs of other settings printed the same line."""
+    def line(*args: str) -> str:
+        out = tmp_path / "s.jsonl"
+        result = CliRunner().invoke(_app(), ["simulate", "-o", str(out), "--rounds", "5",
+                                             *args])
+        assert result.exit_code == 0, result.output
+        return result.stderr.strip()
+
+    assert line() == f"compaction-audit: simulated 5 rounds (research-decay, seed 30): " \
+                     f"6 records -> {tmp_path / 's.jsonl'}"
+    assert line("--recency-decay", "0.09", "--no-enforce-provenance", "--budget", "120000") \
+        == (f"compaction-audit: simulated 5 rounds (research-decay, seed 30, --budget "
+            f"120000, --recency-decay 0.09, --no-enforce-provenance): 6 records -> "
+            f"{tmp_path / 's.jsonl'}")
+
+
 @pytest.mark.parametrize(
     ("args", "option"),
     [

@@ -179,5 +179,14 @@ def simulate_command(
         fail(f"{'standard output' if str(output) == '-' else output}: {exc.message}")
     except UsageError as exc:
         fail(f"--output: {exc}")
-    say(f"simulated {params.rounds} rounds ({preset.value}, seed {params.seed}): "
-        f"{count} records -> {output}")
+    # the options given, so that two runs' lines tell them apart (usertest62 D2)
+    flags = [f"{flag} {value}" for flag, value in (
+        ("--budget", budget), ("--max-depth", max_depth), ("--recency-decay", recency_decay),
+        ("--spans-per-round", spans_per_round), ("--store-retention", store_retention))
+        if value is not None]
+    if enforce_provenance is not None:
+        flags.append("--enforce-provenance" if enforce_provenance
+                     else "--no-enforce-provenance")
+    given = ", ".join(flags)
+    say(f"simulated {params.rounds} rounds ({preset.value}, seed {params.seed}"
+        f"{', ' + given if given else ''}): {count} records -> {output}")
