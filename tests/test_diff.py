@@ -240,8 +240,9 @@ def test_runs_of_different_lengths(tmp_path: Path) -> None:
     assert s["distinct_source_spans_candidate"].to_list() == [12] * 12
     assert d.diverging_rounds == [8, 9, 10, 11]
     assert all(o.verdict == "unchanged" for o in d.onsets)
-    assert d.headline() == ("inversion onset unchanged: none -> none; 0 new, 0 resolved, "
-                            "0 persisting finding unit(s); series differ at 4 round(s)")
+    assert d.headline() == ("0 new, 0 resolved, 0 persisting finding unit(s); series "
+                            "differ at 4 round(s); no inversion onset in either run "
+                            "(neither loop can invert: a condition of inversion fails)")
     assert run(short, long, "--fail-if-onset-earlier", "0", "--fail-on-new", "info"
                ).exit_code == 0
 

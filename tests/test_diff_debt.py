@@ -26,9 +26,14 @@ def test_the_headline_names_the_debt_at_the_last_round(write_log: LogWriter) -> 
     d = diff_reports(keeps, loses)
     # lost: constraint "Keep port 8080", quantity 8080, version ==1.26.4
     assert d.last_debt() == (0, 3)
-    assert d.headline().startswith("inversion onset unchanged: none -> none; ")
+    # neither loop can invert (depth 1): what they lost leads, the onset closes
+    # (usertest62 B4: "inversion onset unchanged: none -> none" led)
+    assert d.headline().startswith("4 new, 0 resolved, 3 persisting finding unit(s); ")
     assert ("; recall debt (facts seen that no resolvable span or retained summary "
             "holds) at the last round 0 -> 3 (+3); ") in d.headline()
+    assert ("; no inversion onset in either run (neither loop can invert: a condition "
+            "of inversion fails)") in d.headline()
+    assert "inversion onset unchanged" not in d.headline()
     same = diff_reports(loses, loses)
     assert same.last_debt() == (3, 3) and "recall debt" not in same.headline()
 
