@@ -33,20 +33,46 @@ def _codes(path: Path) -> list[str]:
 
 
 def test_the_cancelling_pair_is_left_out_of_the_words() -> None:
-    assert uncancelled(["not", "forget", "use", "--force"]) == ["use", "--force"]
-    assert uncancelled(["never", "fail", "run", "tests"]) == ["run", "tests"]
-    # a cancelling verb alone, or a negation before another word, stays
-    assert uncancelled(["forget", "use", "--force"]) == ["forget", "use", "--force"]
-    assert uncancelled(["not", "use", "--force", "forget"]) == [
-        "not", "use", "--force", "forget"]
-    assert uncancelled(["not", "forget", "never", "use", "--force"]) == [
-        "never", "use", "--force"]
+    said = "do not forget to use --force"
+    assert uncancelled(["not", "forget", "use", "--force"], said) == ["use", "--force"]
+    assert uncancelled(["never", "fail", "run", "tests"], "never fail to run tests") == [
+        "run", "tests"]
+    # a cancelling verb alone, or one with an object of its own, stays: "do not fail
+    # the build" is no "fail to" (adv117)
+    assert uncancelled(["forget", "use", "--force"], "forget to use --force") == [
+        "forget", "use", "--force"]
+    assert uncancelled(["not", "fail", "build"], "do not fail the build") == [
+        "not", "fail", "build"]
+    words = ["not", "forget", "never", "use", "--force"]  # "forget:" cancels nothing
+    assert uncancelled(words, "do not forget: never use --force") == words
+
+
+@pytest.mark.parametrize(("rule", "summary", "kept"), [
+    # the rule's side reads alike (adv117 P1, P2): each of these was lost or flipped
+    ("Never neglect to sign commits with -S.", "Rules: never neglect signing commits (-S).",
+     True),
+    ("Never neglect to sign commits with -S.", "Rules: always sign commits with -S.", True),
+    ("Never forget to run tests before pushing.", "Always run tests before pushing.", True),
+    ("Never refuse to use --force when pushing.", "Always use --force when pushing.", True),
+    ("Do not fail the build on warnings.", "Do not fail the build on warnings.", True),
+    ("Don't forget the changelog entry.", "Don't forget the changelog entry.", True),
+    # "avoid" cancels too: the rule is not kept (adv117 P3)
+    ("Do NOT use --force when pushing.", "Rules: Do not avoid using --force when pushing.",
+     False),
+])
+def test_both_sides_read_the_cancelled_negation_alike(rule: str, summary: str,
+                                                      kept: bool) -> None:
+    from compaction_audit.recall.extract import extract
+
+    [d] = [d for d in extract(rule) if d.kind.value == "negation"]
+    assert survives(d, summary) is kept
 
 
 @pytest.mark.parametrize("summary", [
     "Rules: Do not forget to use --force when pushing.",
     "Rules: Don't hesitate to use --force when pushing.",
     "Rules: Never fail to use --force when pushing.",
+    "Rules: Never forgetting to use --force when pushing.",
 ])
 def test_a_summary_cancelling_the_negation_flips_the_rule(write_log: LogWriter,
                                                           summary: str) -> None:

@@ -47,6 +47,7 @@ from compaction_audit.recall.survival.words import (
     _module_key,
     _polarity,
     _stem,
+    cancelled_words,
 )
 from compaction_audit.recall.versions import admitted, measure, suffixed, vtuple
 
@@ -145,8 +146,10 @@ def _clause_survives(d: Discriminator, idx: _Index) -> bool:
     family, words = _split_norm(d.norm)
     negative, kind = _polarity(d), d.kind
     if family == "not" and not negative:  # "never X without Y": compare as "must Y"
+        cancelled = cancelled_words(family, words, d.text)  # "never forget to X": X
         kind, family = Kind.CONSTRAINT, "must"
-        words = tuple(w for w in words if w != "not")
+        words = (tuple(cancelled) if cancelled is not None
+                 else tuple(w for w in words if w != "not"))
     if family not in _MARKER_IS_CONTENT and _sentence_survives(words, idx, negative):
         return True
     if d.kind is Kind.REQUIREMENT:

@@ -39,6 +39,7 @@ from compaction_audit.recall.survival.words import (
     _double_negative,
     _module_key,
     _stem,
+    cancelled_words,
     negative,
     uncancelled,
 )
@@ -357,7 +358,7 @@ def _token_half(summary: str, low: str, offered: _Offered) -> _TokenHalf:
 
 
 def _clause_half(summary: str, low: str) -> _ClauseHalf:
-    split = [(sent, uncancelled(words), _OPEN_RE.search(sent + end) is None)
+    split = [(sent, uncancelled(words, sent), _OPEN_RE.search(sent + end) is None)
              for sent, end in _sentences(low) if (words := content_words(sent, 400))]
     sentences = tuple(
         (frozenset(_stem(w) for w in words if w not in NEGATION_WORDS), negative(words))
@@ -365,7 +366,7 @@ def _clause_half(summary: str, low: str) -> _ClauseHalf:
     rules = tuple(
         (frozenset(_stem(w) for w in words if w not in NEGATION_WORDS), negative(words))
         for sent, _, plain in split for part in _rule_parts(sent)
-        if (words := uncancelled(content_words(part, 400)))
+        if (words := uncancelled(content_words(part, 400), part))
         and _states_rule(part, words, plain))
     return _ClauseHalf(
         sentences, rules, paraphrase.summary_names(summary, _stem),
@@ -438,6 +439,8 @@ def _clause_key(d: Discriminator) -> tuple[Kind, str, list[str]]:
     family, *words = d.norm.split()
     if family == "not" and _double_negative(d.text):
         return Kind.CONSTRAINT, "must", words
+    if (cancelled := cancelled_words(family, words, d.text)) is not None:
+        return Kind.CONSTRAINT, "must", cancelled  # "do not forget to X" (adv117 P3)
     return d.kind, family, words
 
 

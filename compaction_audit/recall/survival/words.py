@@ -100,19 +100,49 @@ def _double_negative(text: str) -> bool:
     return _NOT_BEFORE_WITHOUT.search(text.lower()) is not None
 
 
-_CANCELS = frozenset({"forget", "hesitate", "fail", "neglect", "refuse"})
+_CANCELS = frozenset({"forget", "forgetting", "hesitate", "hesitating", "fail", "failing",
+                      "neglect", "neglecting", "refuse", "refusing", "avoid", "avoiding"})
 """Verbs that negate what follows them ("forget to X": not X): after a negation the
-two cancel ("do not forget to use --force" says "use --force")."""
+two cancel ("do not forget to use --force" says "use --force"), each but "avoid" only
+before "to" (:data:`_CANCEL_RE`: "do not fail the build" keeps its "not")."""
+
+_CANCEL_RE = re.compile(
+    r"(?:\b(?:not|never|no|cannot)|n[\u2019']t)\s+(?:ever\s+)?(?:(forget|forgetting|hesitate|"
+    r"hesitating|fail|failing|neglect|neglecting|refuse|refusing)\s+(?:to\b|\w+ing\b)|"
+    r"(avoid|avoiding)\b)", re.IGNORECASE)
+"""A negation, then a verb of :data:`_CANCELS` (before "to" or a verb in -ing, or
+"avoid" before its object): the words of a text that cancel."""
 
 
-def uncancelled(words: list[str]) -> list[str]:
-    """``words`` (normalized content words of a summary sentence or rule part) less
-    each negation word directly followed by a verb of :data:`_CANCELS` and that verb:
-    "do not forget to use --force", "don't hesitate to use --force", "never fail to
-    run the tests" state the positive rule (adv116 B1: the first kept "Do NOT use
-    --force" and hid the push that broke it; a clause of no such verb is returned as
-    it is)."""
-    if not _CANCELS.intersection(words):
+def cancelling(text: str) -> frozenset[str]:
+    """The verbs of :data:`_CANCELS` that a negation of ``text`` cancels with
+    (:data:`_CANCEL_RE`), lowercased; empty for most texts."""
+    return frozenset((m.group(1) or m.group(2)).lower() for m in _CANCEL_RE.finditer(text))
+
+
+def cancelled_words(family: str, words: list[str] | tuple[str, ...], text: str
+                    ) -> list[str] | None:
+    """The words of a clause of family ``not`` whose negation cancels with a verb of
+    :data:`_CANCELS` in its ``text`` ("Never forget to run tests": a ``must`` clause of
+    "run tests"), less "not" and that verb; None for any other clause, and for one
+    holding another negation besides."""
+    if family != "not" or not (verbs := cancelling(text)):
+        return None
+    rest = [w for w in words if w not in verbs and w != "not"]
+    return None if any(w in NEGATION_WORDS for w in rest) else rest
+
+
+def uncancelled(words: list[str], text: str) -> list[str]:
+    """``words`` (normalized content words of ``text``, a summary sentence, a rule part
+    or a clause) less each negation word directly followed by a verb that cancels with
+    it in ``text`` (:func:`cancelling`) and that verb: "do not forget to use --force",
+    "don't hesitate to use --force", "never fail to run the tests", "do not avoid
+    --force" state the positive rule (adv116 B1: the first kept "Do NOT use --force"
+    and hid the push that broke it), where "do not fail the build" stays as it is.
+    Read alike on both sides, the rule's and the summary's (adv117 P1: "Never neglect
+    to sign commits" against "never neglect signing commits")."""
+    verbs = cancelling(text) if _CANCELS.intersection(words) else frozenset()
+    if not verbs:
         return words
     out: list[str] = []
     cancelled = False
@@ -120,7 +150,7 @@ def uncancelled(words: list[str]) -> list[str]:
         if cancelled:
             cancelled = False
             continue
-        if w in NEGATION_WORDS and i + 1 < len(words) and words[i + 1] in _CANCELS:
+        if w in NEGATION_WORDS and i + 1 < len(words) and words[i + 1] in verbs:
             cancelled = True
             continue
         out.append(w)
@@ -172,6 +202,8 @@ def _polarity_of(norm: str, text: str) -> bool:
     is compared with every summary above its span)."""
     family, *words = norm.split()
     if _double_negative(text):
+        return False
+    if cancelled_words(family, words, text) is not None:  # "never forget to X": X
         return False
     return (family == "not" or any(w in NEGATION_WORDS for w in words)
             or _UNLESS_RE.search(text) is not None)  # "X unless Y": as :func:`negative`
