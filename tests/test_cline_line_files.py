@@ -199,7 +199,7 @@ def test_native_logs_gain_no_key(tmp_path: Path) -> None:
 def test_folds_section_counts_facts_as_the_finding(outputs: dict[str, str]) -> None:
     text = outputs["text"]
     assert ("fold line-2 silently dropped: 5 lost facts (2 more still held by another "
-            "span), dropped by 2 of its children") in text
+            "span) from 2 of its children") in text
     # was "8 drop(s) by line-2": v4.2.1 is one fact dropped from two children
     assert ("round 2 (line 2 of t1.compaction.json): 7 fact(s) dropped by line-2: 5 lost, "
             "2 still held") in text
@@ -221,7 +221,7 @@ def test_a_fold_whose_facts_are_all_held_says_none_lost(tmp_path: Path) -> None:
         *json.loads((where / "t1.messages.json").read_text())["messages"][1:]])
     text = invoke("audit", str(given)).stdout
     # was "6 lost facts of 1 child": the finding called held facts lost
-    assert ("dropped, but lost nothing: 6 facts, all still recoverable, dropped by 1 of its "
+    assert ("dropped, but lost nothing: 6 facts, all still recoverable, from 1 of its "
             "children") in text
     assert "6 fact(s) dropped by line-2: 0 lost, 6 still held" in text
 

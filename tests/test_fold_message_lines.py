@@ -35,8 +35,8 @@ def test_a_claude_code_fold_names_a_span_by_line_and_a_summary_by_id() -> None:
 def test_a_native_log_keeps_its_span_ids() -> None:
     # span 3 (a numeric id, on purpose) is named by its id, not by its round's line
     assert _ca301(ROOT / "sample_logs" / "handwritten.jsonl") == (
-        "fold m2 silently dropped: 5 lost facts (1 more still held by another span), dropped "
-        "by 2 of its children, first negation 'Do NOT enable --force on the prod migration' "
+        "fold m2 silently dropped: 5 lost facts (1 more still held by another span) from "
+        "2 of its children, first negation 'Do NOT enable --force on the prod migration' "
         "(span 3), scope 'prod' (span 3) and 3 more")  # "(3)" read as a line (usertest20)
 
 

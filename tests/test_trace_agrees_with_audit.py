@@ -54,7 +54,7 @@ def test_a_value_held_in_another_form_is_still_held_in_both(write_log: LogWriter
     # 1 lost" before, naming no holder)
     assert head(path, "timeout_ms = 30000") == (
         "discriminator 'timeout_ms = 30000': 2 spans: 1 lost, 1 in context; "
-        "still held by span k (user)")
+        "still held by span k (user, round 0, line 1)")
     root = trace(read_native(path), "timeout_ms = 30000")
     assert [(n.data["span"], n.data["fate"]) for n in root.children] == [
         ("out", "lost"), ("k", "in context")]

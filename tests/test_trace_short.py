@@ -57,8 +57,9 @@ def test_counts_come_first_and_each_span_is_one_node(write_log: LogWriter) -> No
     lines = result.output.splitlines()
     # each "LOST at fold" is true of its span only: the head says who still holds it
     assert lines[0] == ("discriminator '8443': 5 spans: 2 lost, 1 recoverable, 2 in context; "
-                        "still held by span c (user) and")
-    assert lines[1] == "    2 more"  # the head wraps under itself, not as a tree line
+                        "still held by span c (user,")
+    # the head wraps under itself, not as a tree line
+    assert lines[1] == "    round 0, line 1) and 2 more"
     span_lines = [ln for ln in lines if ln.startswith(("├── span", "└── span"))]
     assert [ln.split()[2] for ln in span_lines] == ["a", "b", "c", "d", "e"]
     root = trace(read_native(path), "8443")
@@ -93,7 +94,7 @@ def test_still_held_is_said_only_beside_a_loss(
     out = run(str(write_log(one)), "8443").output.splitlines()
     # usertest5: "still held by span line-19" was the person's own question: its source
     assert out[0] == ("discriminator '8443': 2 spans: 1 lost, 1 in context; "
-                      "still held by span b (user)")
+                      "still held by span b (user, round 0, line 1)")
     held = [rnd(0, spans=[span("h", "Port 8443 only.")])]
     assert run(str(write_log(held)), "8443").output.splitlines()[0] == \
         "discriminator '8443': 1 span: 1 in context"
@@ -116,7 +117,7 @@ def test_still_held_is_said_only_beside_a_loss(
             rnd(2, spans=[span("q", "Was port 8443 ever changed?")])]
     assert head(run(str(write_log(kept, "kept.jsonl")), "8443").output) == (
         "discriminator '8443': 3 spans: 1 lost, 2 in context; still held by span t "
-        "(tool_result:Read) and 1 more")
+        "(tool_result:Read, round 0, line 1) and 1 more")
 
 
 def test_summary_is_listed_once_cut_to_one_line(write_log: LogWriter) -> None:
@@ -222,7 +223,7 @@ def test_a_phrase_is_text_and_its_head_wraps_under_spaces(write_log: LogWriter) 
     assert lines[:3] == [
         "text 'one-time and expires by TTL': 2 spans: 1 lost, 1 in context; still held by "
         "span",
-        f"    {held} (user)",
+        f"    {held} (user, round 0, line 1)",
         "note: 'one-time and expires by TTL' is not a discriminator; span texts searched "
         "for it literally"]
     assert lines[3].startswith("├── span u ")

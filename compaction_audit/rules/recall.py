@@ -299,10 +299,11 @@ def _describe(children: list[dict[str, Any]], limit: int = 3,
         elsewhere = f" ({held:,} more still held by another span)" if held else ""
         rest = len(pool) - len(best)  # no "and 0 more" (usertest21 #1)
         counted = (f"{len(listed):,} lost facts{elsewhere}" if listed else  # usertest21
-                   f"{total:,} facts, all still recoverable")  # #4: not "0 lost facts"
-        # the children that dropped a fact, not all the fold holds ("from 105 children"
-        # read as the fold's size beside the 309 spans below it: usertest62 B5)
-        return (f"{counted}, dropped by {len(children):,} of its children, first {shown}"
+                   f"{total:,} facts, all still recoverable,")  # #4: not "0 lost facts"
+        # the children that stated a dropped fact, a part of the fold ("from 105
+        # children" read as the fold's size beside the 309 spans below it: usertest62
+        # B5; not "dropped by", which contradicted "all still recoverable": adv117 P7)
+        return (f"{counted} from {len(children):,} of its children, first {shown}"
                 + (f" and {rest:,} more" if rest else ""))
     # the children in order only here (a fold of more facts is said in counts): the sort
     # key read every dropped fact of every child of each of 5,842 fold findings on the

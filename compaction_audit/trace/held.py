@@ -151,8 +151,8 @@ def still_held(log: _Log, spans: list[Node]
     if again:
         return (f"; after the loss it is stated again: span {first['span']} "
                 f"({who}{_where(first)}){more}"), info, None
-    who = f" ({first['source']})" if first.get("source") else ""
-    return f"; still held by span {first['span']}{who}{more}", info, None
+    who = f"{first['source']}, " if first.get("source") else ""
+    return f"; still held by span {first['span']} ({who}{_where(first)}){more}", info, None
 
 
 def _where(span: dict[str, Any]) -> str:

@@ -245,5 +245,5 @@ def test_a_fold_of_a_thousand_children_counts_them_with_separators(
     path = write_log(_fold([f"Set port_{i} to {8000 + i} now." for i in range(1000)],
                            "Ports were set."))
     [ca301] = [f for f in audit(str(path)).findings if f.code == "CA301"]
-    assert ca301.message.startswith("fold f1 silently dropped: 2,000 lost facts, dropped by "
+    assert ca301.message.startswith("fold f1 silently dropped: 2,000 lost facts from "
                                     "1,000 of its children, first "), ca301.message

@@ -99,7 +99,7 @@ def test_trace_names_the_span_that_still_states_it(write_log: LogWriter) -> None
     other = span("b", "Their icons start at px-3 (12px) from the sidebar edge.")
     root = trace_discriminator(read_native(str(write_log(log(other)))), "12px")
     assert root.label == "word '12px': 2 spans: 1 lost, 1 in context; still held by span b " \
-                        "(assistant)"
+                        "(assistant, round 0, line 1)"
     assert root.data["note"] == ("'12px' alone is not read as a discriminator; the spans' "
                                  "text states it as one")
     # when no span lost it, the span that states it in another form is listed as one

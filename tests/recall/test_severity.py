@@ -95,7 +95,7 @@ def test_a_fold_that_lost_more_than_four_items_is_said_in_counts(
     message = _ca301(path)
     total = len(api.audit(str(path)).extra["lost_discriminators"])
     assert total > 4
-    assert message.startswith(f"fold F silently dropped: {total} lost facts, dropped by 3 "
+    assert message.startswith(f"fold F silently dropped: {total} lost facts from 3 "
                               "of its children, first constraint '")
     assert message.endswith(f" and {total - 2} more")
     # in the order of the lost list (a tier, later spans first), cut to 80 characters
