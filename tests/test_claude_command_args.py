@@ -26,6 +26,19 @@ def test_the_arguments_are_read_out_of_the_wrapper() -> None:
     # what to keep, said to /compact, is the compaction's instruction
     assert command_args("<command-name>/compact</command-name>\n"
                         "<command-args>keep the port numbers</command-args>") == ""
+    # a setting states nothing (adv117 P4): fewer than three words
+    assert command_args("<command-name>/model</command-name>\n"
+                        "<command-args>claude-opus-4</command-args>") == ""
+    assert command_args(WRAPPER.format("src docs")) == ""
+    assert command_args(WRAPPER.format("do not push")) == "do not push"
+    # every command of a message (adv117 P5: the second was not read)
+    two = ("<command-name>/model</command-name><command-args>opus</command-args>\n"
+           + WRAPPER.format("staging. Do NOT use\n--force."))
+    assert command_args(two) == "staging. Do NOT use\n--force."
+    assert command_args(WRAPPER.format("a b c") + WRAPPER.format("d e f")) == "a b c\n\nd e f"
+    # an unclosed tag ends the reading; many of them are read once (no scan per tag)
+    assert command_args("<command-args>" * 50_000 + "x y z") == ""
+    assert command_args(WRAPPER.format("a b c") + "<command-args>d e f") == "a b c"
 
 
 def test_typed_arguments_are_a_span_of_the_person_and_open_a_round(tmp_path: Path) -> None:

@@ -21,8 +21,6 @@ and 7 (readers).
 
 from __future__ import annotations
 
-import re
-
 USER = "user"
 META = "harness:meta"
 SKILL = "harness:skill"
@@ -46,19 +44,34 @@ CLAUDE_COMMAND_PREFIXES = (
 )
 """Claude Code user-role text that wraps a slash or local command, or its output."""
 
-_COMMAND_ARGS_RE = re.compile(r"<command-args>(.*?)</command-args>", re.DOTALL)
+_OPEN, _CLOSE = "<command-args>", "</command-args>"
+
+
+COMMAND_ARGS_WORDS = 3
+"""The fewest words a slash command's arguments hold to be read as the person's words:
+``/model claude-opus-4``, ``/add-dir src``, ``/resume 3f2a`` set the product, they state
+nothing (adv117 P4: the model's name became the person's first prompt)."""
 
 
 def command_args(text: str) -> str:
-    """The arguments a person typed after a Claude Code slash command (the text of
-    ``<command-args>...</command-args>`` in a command's wrapper, stripped), "" when it
-    has none: they are the person's words, not the harness's (adv116 B2: "/deploy
-    staging. Do NOT use --force" was never judged, and the push that broke it passed).
-    The arguments of ``/compact`` tell the compaction what to keep: "" for them."""
+    """The arguments a person typed after Claude Code slash commands (the text of each
+    ``<command-args>...</command-args>`` of a command's wrapper, stripped, joined by a
+    paragraph break), "" when none holds :data:`COMMAND_ARGS_WORDS` words: they are
+    the person's words, not the harness's (adv116 B2: "/deploy staging. Do NOT use
+    --force" was never judged, and the push that broke it passed; adv117 P5: the
+    second command of a message was not read).  The arguments of ``/compact`` tell the
+    compaction what to keep: "" for them."""
     if "<command-args>" not in text or "<command-name>/compact</command-name>" in text:
         return ""  # /compact's are the compaction's instructions, not the task's
-    found = _COMMAND_ARGS_RE.search(text)
-    return found.group(1).strip() if found else ""
+    said, at = [], 0
+    while (start := text.find(_OPEN, at)) >= 0:  # linear: no search runs twice over
+        end = text.find(_CLOSE, start + len(_OPEN))  # a text (a regex from each of
+        if end < 0:  # many unclosed tags would)
+            break
+        if len((args := text[start + len(_OPEN):end].strip()).split()) >= COMMAND_ARGS_WORDS:
+            said.append(args)
+        at = end + len(_CLOSE)
+    return "\n\n".join(said)
 
 
 CLAUDE_META_PREFIXES = (
