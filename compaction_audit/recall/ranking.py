@@ -8,7 +8,7 @@ later decision builds on):
 ====  ==================  ===========================================================
 tier  name                which items
 ====  ==================  ===========================================================
-1     asked again         a person stated it again after it was lost (harm shown)
+1     asked again         a person named it again after it was lost (harm shown)
 2     typed by a person   a clause (or value) a person typed (``span_source`` "user"
                           or "user:...", not the legacy harness "user:meta")
 3     spec requirement    a whole clause from spec text (markdown requirements,
@@ -209,7 +209,7 @@ def tier_exprs(asked_again: str = "asked_again_round") -> tuple[pl.Expr, pl.Expr
     ).cast(pl.Int64)
     why = (
         pl.when(again.is_not_null())
-        .then(pl.format("a person stated it again at round {}", again))
+        .then(pl.format("a person named it again at round {}", again))
         .when(person & (stype != "harness")).then(pl.lit("typed by a person"))
         .when(finished & (pl.col("finished_item") == "git commit"))
         .then(pl.format("in a commit message (line {}): work done and recorded",

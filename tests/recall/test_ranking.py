@@ -68,7 +68,7 @@ def test_tier_why_names_the_reason() -> None:
                         row("negation", "must not add", "assistant"),
                         row("quantity", "12", "tool_result:Bash")])
     assert add_tiers(frame)["tier_why"].to_list() == [
-        "a person stated it again at round 3",
+        "a person named it again at round 3",
         "a fragment: cut short or fewer than two content words",
         "a quantity from tool output",
     ]
