@@ -329,7 +329,10 @@ class LostRuleViolated(Rule):
     are not (``rm -rf`` does not break a lost "do not use --force", nor "--recursive").
     Only the run and write verbs listed in :mod:`compaction_audit.recall.violations` are
     read ("do not delete X" is not checked as an act; a lost identifier reused by a
-    destructive command is).
+    destructive command is).  A rule is lost when nothing in reach holds it: a rule
+    whose span a fold offloaded to a store is recoverable, not lost, so a call that
+    breaks it before it is read again is not this rule's (a finding of the fold, such
+    as topic-only-fold, may still name it; adv116 B4).
     """
 
     code = "CA307"
