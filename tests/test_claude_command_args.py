@@ -1,6 +1,7 @@
-"""The arguments a person types after a Claude Code slash command are the person's
-words (adv116 B2: "/deploy staging. Do NOT use --force when pushing." was read as the
-harness's wrapper, never judged, and the push that broke the rule passed the gate)."""
+"""The arguments a person types after a Claude Code slash command, and the words typed
+after the product's notices in one block, are the person's words (adv116 B2, B3:
+"/deploy staging. Do NOT use --force when pushing." was read as the harness's wrapper,
+never judged, and the push that broke the rule passed the gate)."""
 
 from __future__ import annotations
 
@@ -68,3 +69,41 @@ def test_a_rule_typed_as_arguments_and_broken_after_the_compaction_fails_the_gat
     result = CliRunner().invoke(app, ["audit", "-q", str(path)])
     assert result.exit_code == 1, result.output
     assert "CA307" in CliRunner().invoke(app, ["audit", str(path)]).stdout
+
+
+def test_words_typed_after_the_products_notices_are_the_persons() -> None:
+    """adv116 B3: a block opening with a reminder or an interrupt marker was the
+    harness's whole, the rule after it never judged."""
+    from compaction_audit.io.harness import typed_after_notice
+
+    assert typed_after_notice("<system-reminder>Todo list empty</system-reminder>\n"
+                              "Do NOT use --force.") == "Do NOT use --force."
+    assert typed_after_notice("[Request interrupted by user]\nDo it") == "Do it"
+    assert typed_after_notice("<system-reminder>a</system-reminder><system-reminder>b"
+                              "</system-reminder>  go on") == "go on"
+    # notices alone, an unclosed one, or another wrapper after them: nothing typed
+    assert typed_after_notice("[Request interrupted by user for tool use]") == ""
+    assert typed_after_notice("<system-reminder>a") == ""
+    assert typed_after_notice("<task-notification>x</task-notification>\n"
+                              "<system-reminder>y</system-reminder>") == ""
+    assert typed_after_notice("Do NOT use --force.") == ""  # no notice opens it
+    # a task notification's block ends with the product's own words (as in the corpus)
+    assert typed_after_notice("<task-notification>\n<status>completed</status>\n"
+                              "</task-notification>\nRead the output file to retrieve "
+                              "the result: /tmp/t.output") == ""
+
+
+def test_a_block_of_a_notice_and_the_persons_words_is_split(tmp_path: Path) -> None:
+    out = run(tmp_path, [
+        user_line("u1", "Set up the deploy."),
+        reply("a1", "Ready."),
+        user_line("n1", [{"type": "text", "text": "<system-reminder>Plan mode is off"
+                          "</system-reminder>\nDo NOT use --force when pushing."}]),
+        user_line("n2", "<system-reminder>Todo list empty</system-reminder>"),
+        user_line("n3", "<system-reminder>x</system-reminder>\nkept", isMeta=True),
+    ])
+    assert [line for line, _ in out[1:]] == [1, 3]
+    assert sources(out) == {"u1": "user", "a1": "assistant", "n1": "user",
+                            "n1#2": "harness:meta", "n2": "harness:meta",
+                            "n3": "harness:meta"}  # a line the product marked stays its
+    assert spans(out)["n1"]["text"] == "Do NOT use --force when pushing."

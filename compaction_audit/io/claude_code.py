@@ -447,6 +447,9 @@ class _Converter:
                     groups.setdefault(source, []).append(text)
                     if source == harness.COMMAND and (args := harness.command_args(text)):
                         groups.setdefault(harness.USER, []).append(args)  # typed words
+                    elif (source == harness.META and not any(flags.values())
+                          and (typed := harness.typed_after_notice(text))):
+                        groups.setdefault(harness.USER, []).append(typed)  # (adv116 B3)
             elif kind in ("image", "document"):
                 images += 1
             elif kind == "tool_result":

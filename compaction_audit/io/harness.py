@@ -21,6 +21,8 @@ and 7 (readers).
 
 from __future__ import annotations
 
+import re
+
 USER = "user"
 META = "harness:meta"
 SKILL = "harness:skill"
@@ -98,6 +100,35 @@ CODEX_PREFIXES = (
     (CODEX_SUMMARY_PREFIX, SUMMARY),
 )
 """Codex user-role text it injects itself, and the source each one gets."""
+
+
+_NON_SPACE = re.compile(r"\S")
+_NOTICE_ENDS = (("<system-reminder>", "</system-reminder>"),
+                ("[Request interrupted by user", "]"))
+"""The notices a person's words may follow in one block; not a task notification, whose
+block the product ends with its own words ("Read the output file to retrieve the
+result: ...", as Claude Code writes it)."""
+
+
+def typed_after_notice(text: str) -> str:
+    """The words a person typed after the product's notices that open a Claude Code
+    text block (:data:`_NOTICE_ENDS`: reminders, an interrupt marker, each closed),
+    stripped; "" when nothing but notices (or another wrapper)
+    follows.  A block "<system-reminder>...</system-reminder>\nDo NOT use --force"
+    holds a rule of the person's (adv116 B3: the whole block was the harness's, never
+    judged).  Linear: each notice's end is searched once, from where it starts."""
+    at = 0
+    while (word := _NON_SPACE.search(text, at)) is not None:
+        start = word.start()
+        opened = next(((o, c) for o, c in _NOTICE_ENDS if text.startswith(o, start)), None)
+        if opened is None:
+            break
+        end = text.find(opened[1], start + len(opened[0]))
+        if end < 0:
+            return ""
+        at = end + len(opened[1])
+    rest = text[at:].strip()
+    return "" if not at or rest.startswith("<") else rest
 
 
 def is_harness(source: str | None) -> bool:
