@@ -469,7 +469,11 @@ def test_a_discriminator_no_span_holds_as_one_is_followed_as_text(
                       span("m", "Nothing here.")]),
         rnd(1, summaries=[fold("H", ["k", "m"], "closing was done")], evicted=["k", "m"])]))
     root = trace(read_native(path), "no reopen")
-    assert root.data["reading"] == "plain"
+    # a phrase of a clause follows the clause (usertest62 B2), and is no discriminator
+    assert root.data["reading"] == "reduced"
+    assert root.label == "text 'no reopen': 1 span: 1 lost"
+    assert [d["text"] for d in root.children[0].data["matched"]] == [
+        "Closing only; no reopen, and the behavior stays"]
 
 
 def test_each_hit_is_said_under_its_own_fate(write_log: LogWriter) -> None:
@@ -869,3 +873,22 @@ def test_the_json_tree_counts_the_summaries_it_leaves_out(
     whole = json.loads(runner.invoke(app, ["trace", path, "8443", "--format", "json",
                                            "--all"]).stdout)
     assert len(whole["summaries"]) == 20 and "summaries_not_shown" not in whole
+
+
+def test_a_phrase_copied_from_a_lost_fact_follows_its_clause(write_log: LogWriter) -> None:
+    """usertest62 B2: a part of a lost requirement, copied from the report, was searched
+    for literally (no clause shown) where one of its words followed the clause."""
+    path = str(write_log([
+        rnd(0, spans=[span("k", "Requirements:\n- Concurrent close operations should not "
+                                "crash LiveView\n- Keep the session list stable")]),
+        rnd(1, summaries=[fold("H", ["k"], "Requirements were reviewed.")], evicted=["k"])]))
+    for query in ("Concurrent close operations", "close operations should NOT", "crash"):
+        root = trace(read_native(path), query)
+        assert root.data["reading"] == "reduced", query
+        assert [d["text"] for d in root.children[0].data["matched"]] == [
+            "Concurrent close operations should not crash LiveView"], query
+    from compaction_audit.errors import UsageError
+
+    # words not in that order: no clause holds them (and no text: nothing to trace)
+    with pytest.raises(UsageError, match="its words in that order"):
+        trace(read_native(path), "operations close")

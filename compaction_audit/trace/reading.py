@@ -24,6 +24,7 @@ Else the query is words, matched by the clauses whose words hold it.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -32,6 +33,15 @@ from compaction_audit.recall.bindings import BOUND_KINDS, bound_name
 from compaction_audit.recall.versions import measure
 
 __all__ = ["Asked", "reading"]
+
+
+_PHRASE_RE = re.compile(r"[^\W_]+(?:['\u2019._/-][^\W_]+)*")
+
+
+def _phrase(text: str) -> str:
+    """``text``'s words, lowercased, joined by one space: punctuation between words
+    (commas, brackets, quotes) and case do not part a phrase from its clause."""
+    return " ".join(_PHRASE_RE.findall(text.lower()))
 
 
 @dataclass(frozen=True)
@@ -85,6 +95,9 @@ class Asked:
             return False
         if self.q in d.norm.split():
             return True
+        if self.kinds is None and " " in self.q and f" {_phrase(self.q)} " in (
+                f" {_phrase(d.text)} "):  # a phrase of the clause, copied from the
+            return True  # report (usertest62 B2: "Concurrent close operations" read none)
         # a clause typed shorter than a span states it ("do NOT use --force" of "Do NOT
         # use --force when pushing"): its words in order, inside the span's clause of the
         # same kind (usertest56 #6: no span held it, and the span texts were searched)
