@@ -43,8 +43,12 @@ def test_the_cancelling_pair_is_left_out_of_the_words() -> None:
         "forget", "use", "--force"]
     assert uncancelled(["not", "fail", "build"], "do not fail the build") == [
         "not", "fail", "build"]
-    words = ["not", "forget", "never", "use", "--force"]  # "forget:" cancels nothing
-    assert uncancelled(words, "do not forget: never use --force") == words
+    # a dash, colon or comma after the verb cancels too (adv118 Q4), "-ing" does not
+    # ("do not fail existing tests": adv118 Q3)
+    assert uncancelled(["not", "forget", "never", "use", "--force"],
+                       "do not forget: never use --force") == ["never", "use", "--force"]
+    words = ["not", "fail", "existing", "tests"]
+    assert uncancelled(words, "do not fail existing tests") == words
 
 
 @pytest.mark.parametrize(("rule", "summary", "kept"), [
@@ -56,9 +60,18 @@ def test_the_cancelling_pair_is_left_out_of_the_words() -> None:
     ("Never refuse to use --force when pushing.", "Always use --force when pushing.", True),
     ("Do not fail the build on warnings.", "Do not fail the build on warnings.", True),
     ("Don't forget the changelog entry.", "Don't forget the changelog entry.", True),
-    # "avoid" cancels too: the rule is not kept (adv117 P3)
+    # "avoid" before a verb in -ing cancels too: the rule is not kept (adv117 P3)
     ("Do NOT use --force when pushing.", "Rules: Do not avoid using --force when pushing.",
      False),
+    # a second negation stays (adv118 Q1), a question's "avoid" cancels nothing (Q2),
+    # nor does an adjective in -ing (Q3)
+    ("Never forget to never use --force when pushing.",
+     "Rules: Never use --force when pushing.", True),
+    ("Do not forget to not use --force when pushing.", "Rules: Use --force when pushing.",
+     False),
+    ("Why not avoid --force when pushing?", "Rules: Do NOT use --force when pushing.", True),
+    ("Do NOT fail existing tests when refactoring.",
+     "Rules: You may fail existing tests when refactoring.", False),
 ])
 def test_both_sides_read_the_cancelled_negation_alike(rule: str, summary: str,
                                                       kept: bool) -> None:
@@ -73,6 +86,7 @@ def test_both_sides_read_the_cancelled_negation_alike(rule: str, summary: str,
     "Rules: Don't hesitate to use --force when pushing.",
     "Rules: Never fail to use --force when pushing.",
     "Rules: Never forgetting to use --force when pushing.",
+    "Rules: Do not hesitate - use --force when pushing.",
 ])
 def test_a_summary_cancelling_the_negation_flips_the_rule(write_log: LogWriter,
                                                           summary: str) -> None:

@@ -147,9 +147,18 @@ def _clause_survives(d: Discriminator, idx: _Index) -> bool:
     negative, kind = _polarity(d), d.kind
     if family == "not" and not negative:  # "never X without Y": compare as "must Y"
         cancelled = cancelled_words(family, words, d.text)  # "never forget to X": X
+        if cancelled is not None:  # as "must X", else as stated ("never neglect
+            return (_compared(d, Kind.CONSTRAINT, "must", tuple(cancelled), idx, False)
+                    or _compared(d, kind, family, words, idx, True))  # signing": adv117)
         kind, family = Kind.CONSTRAINT, "must"
-        words = (tuple(cancelled) if cancelled is not None
-                 else tuple(w for w in words if w != "not"))
+        words = tuple(w for w in words if w != "not")
+    return _compared(d, kind, family, words, idx, negative)
+
+
+def _compared(d: Discriminator, kind: Kind, family: str, words: tuple[str, ...],
+              idx: _Index, negative: bool) -> bool:
+    """:func:`_clause_survives` of ``d`` read as ``kind``, ``family``, ``words`` and
+    polarity ``negative``."""
     if family not in _MARKER_IS_CONTENT and _sentence_survives(words, idx, negative):
         return True
     if d.kind is Kind.REQUIREMENT:

@@ -103,15 +103,20 @@ def _double_negative(text: str) -> bool:
 _CANCELS = frozenset({"forget", "forgetting", "hesitate", "hesitating", "fail", "failing",
                       "neglect", "neglecting", "refuse", "refusing", "avoid", "avoiding"})
 """Verbs that negate what follows them ("forget to X": not X): after a negation the
-two cancel ("do not forget to use --force" says "use --force"), each but "avoid" only
-before "to" (:data:`_CANCEL_RE`: "do not fail the build" keeps its "not")."""
+two cancel ("do not forget to use --force" says "use --force"): each before "to" or a
+dash, colon or comma, and "avoid" before a verb in -ing (:data:`_CANCEL_RE`: "do not
+fail the build" and "do not fail existing tests" keep their "not")."""
 
 _CANCEL_RE = re.compile(
     r"(?:\b(?:not|never|no|cannot)|n[\u2019']t)\s+(?:ever\s+)?(?:(forget|forgetting|hesitate|"
-    r"hesitating|fail|failing|neglect|neglecting|refuse|refusing)\s+(?:to\b|\w+ing\b)|"
-    r"(avoid|avoiding)\b)", re.IGNORECASE)
-"""A negation, then a verb of :data:`_CANCELS` (before "to" or a verb in -ing, or
-"avoid" before its object): the words of a text that cancel."""
+    r"hesitating|fail|failing|neglect|neglecting|refuse|refusing)(?:\s+to\b|\s*[-\u2013"
+    r"\u2014:,])|(avoid|avoiding)\s+\w+ing\b)", re.IGNORECASE)
+"""A negation, then a verb of :data:`_CANCELS` as it cancels: the words of a text that
+cancel."""
+
+
+_NEGATIONS_RE = re.compile(r"(?:\b(?:not|never|no|cannot|without)\b|n[\u2019']t\b)",
+                           re.IGNORECASE)
 
 
 def cancelling(text: str) -> frozenset[str]:
@@ -124,11 +129,17 @@ def cancelled_words(family: str, words: list[str] | tuple[str, ...], text: str
                     ) -> list[str] | None:
     """The words of a clause of family ``not`` whose negation cancels with a verb of
     :data:`_CANCELS` in its ``text`` ("Never forget to run tests": a ``must`` clause of
-    "run tests"), less "not" and that verb; None for any other clause, and for one
-    holding another negation besides."""
+    "run tests"), less its first "not" and that verb; None for any other clause, and
+    for one holding another negation besides ("Never forget to never use --force"
+    stays the negation "never use --force": adv118 Q1)."""
     if family != "not" or not (verbs := cancelling(text)):
         return None
-    rest = [w for w in words if w not in verbs and w != "not"]
+    if len(_NEGATIONS_RE.findall(text)) > len(_CANCEL_RE.findall(text)):
+        return None  # a negation the norm folded away ("not forget to not use")
+    rest = list(words)
+    if "not" in rest:
+        rest.remove("not")
+    rest = [w for w in rest if w not in verbs]
     return None if any(w in NEGATION_WORDS for w in rest) else rest
 
 
