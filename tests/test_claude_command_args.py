@@ -20,26 +20,40 @@ WRAPPER = ("<command-message>deploy is running…</command-message>\n"
 
 
 def test_the_arguments_are_read_out_of_the_wrapper() -> None:
-    assert command_args(WRAPPER.format(" staging. Do NOT use --force. ")) == (
-        "staging. Do NOT use --force.")
-    assert command_args(WRAPPER.format("")) == ""  # no arguments: nothing typed
-    assert command_args("<command-name>/model</command-name>") == ""
-    # what to keep, said to /compact, is the compaction's instruction
-    assert command_args("<command-name>/compact</command-name>\n"
-                        "<command-args>keep the port numbers</command-args>") == ""
-    # a setting states nothing (adv117 P4): fewer than three words
-    assert command_args("<command-name>/model</command-name>\n"
-                        "<command-args>claude-opus-4</command-args>") == ""
-    assert command_args(WRAPPER.format("src docs")) == ""
-    assert command_args(WRAPPER.format("do not push")) == "do not push"
+    assert command_args(WRAPPER.format(" staging. Do NOT use --force. ")) == [
+        "staging. Do NOT use --force."]
+    assert command_args(WRAPPER.format("")) == []  # no arguments: nothing typed
+    assert command_args("<command-name>/model</command-name>") == []
+    # what to keep, said to /compact, is the compaction's instruction, and only its own
+    # arguments are (adv118 Q5: a /compact beside a /deploy hid the /deploy's)
+    compact = ("<command-name>/compact</command-name>\n"
+               "<command-args>keep the deploy notes</command-args>")
+    assert command_args(compact) == []
+    assert command_args(compact + WRAPPER.format("Do NOT use --force.")) == [
+        "Do NOT use --force."]
     # every command of a message (adv117 P5: the second was not read)
     two = ("<command-name>/model</command-name><command-args>opus</command-args>\n"
            + WRAPPER.format("staging. Do NOT use\n--force."))
-    assert command_args(two) == "staging. Do NOT use\n--force."
-    assert command_args(WRAPPER.format("a b c") + WRAPPER.format("d e f")) == "a b c\n\nd e f"
+    assert command_args(two) == ["opus", "staging. Do NOT use\n--force."]
     # an unclosed tag ends the reading; many of them are read once (no scan per tag)
-    assert command_args("<command-args>" * 50_000 + "x y z") == ""
-    assert command_args(WRAPPER.format("a b c") + "<command-args>d e f") == "a b c"
+    assert command_args("<command-args>" * 50_000 + "x y z") == []
+    assert command_args(WRAPPER.format("a b c") + "<command-args>d e f") == ["a b c"]
+
+
+def test_only_arguments_that_state_a_rule_are_the_persons(tmp_path: Path) -> None:
+    """A setting states nothing (adv117 P4, adv118 Q6: /model claude-opus-4, a list of
+    paths or a URL became the person's first prompt, the question relevance is
+    measured against)."""
+    settings = [
+        "<command-name>/model</command-name>\n<command-args>claude-opus-4</command-args>",
+        "<command-name>/add-dir</command-name>\n<command-args>src/api src/web src/worker"
+        "</command-args>",
+        WRAPPER.format("https://github.com/acme/widgets/pull/42 for review")]
+    out = run(tmp_path, [user_line(f"c{i}", text) for i, text in enumerate(settings)]
+              + [user_line("u1", "Set up the deploy.")])
+    assert [line for line, _ in out[1:]] == [4]  # the prompt opens the only round
+    assert sources(out) == {"c0": "harness:command", "c1": "harness:command",
+                            "c2": "harness:command", "u1": "user"}
 
 
 def test_typed_arguments_are_a_span_of_the_person_and_open_a_round(tmp_path: Path) -> None:

@@ -77,6 +77,20 @@ def _text_type(obj: dict[str, Any]) -> str | None:
     return kind if isinstance(kind, str) else None
 
 
+def _stating(args: list[str]) -> list[str]:
+    """The slash-command arguments of ``args`` that state a rule or another clause
+    (:data:`~compaction_audit.recall.extract.CLAUSE_KINDS`): the person's words, a line
+    that opens a round ("/deploy staging. Do NOT use --force": adv116 B2); a setting
+    (``/model claude-opus-4``, ``/add-dir src/api src/web``, a URL to review) states
+    none and stays the command's (adv117 P4, adv118 Q6: it became the person's first
+    prompt)."""
+    if not args:
+        return args
+    from compaction_audit.recall.extract import CLAUSE_KINDS, extract
+
+    return [a for a in args if any(d.kind in CLAUSE_KINDS for d in extract(a))]
+
+
 def _get(obj: dict[str, Any], name: str) -> Any:
     """``obj[name]``, or its snake_case spelling (the SDK stream's), or None."""
     if name in obj:
@@ -445,8 +459,9 @@ class _Converter:
                 if text.strip():
                     source = harness.claude_text_source(text, **flags)
                     groups.setdefault(source, []).append(text)
-                    if source == harness.COMMAND and (args := harness.command_args(text)):
-                        groups.setdefault(harness.USER, []).append(args)  # typed words
+                    if source == harness.COMMAND and (args := _stating(
+                            harness.command_args(text))):
+                        groups.setdefault(harness.USER, []).extend(args)  # typed words
                     elif (source == harness.META and not any(flags.values())
                           and (typed := harness.typed_after_notice(text))):
                         groups.setdefault(harness.USER, []).append(typed)  # (adv116 B3)

@@ -49,31 +49,25 @@ CLAUDE_COMMAND_PREFIXES = (
 _OPEN, _CLOSE = "<command-args>", "</command-args>"
 
 
-COMMAND_ARGS_WORDS = 3
-"""The fewest words a slash command's arguments hold to be read as the person's words:
-``/model claude-opus-4``, ``/add-dir src``, ``/resume 3f2a`` set the product, they state
-nothing (adv117 P4: the model's name became the person's first prompt)."""
-
-
-def command_args(text: str) -> str:
-    """The arguments a person typed after Claude Code slash commands (the text of each
-    ``<command-args>...</command-args>`` of a command's wrapper, stripped, joined by a
-    paragraph break), "" when none holds :data:`COMMAND_ARGS_WORDS` words: they are
-    the person's words, not the harness's (adv116 B2: "/deploy staging. Do NOT use
-    --force" was never judged, and the push that broke it passed; adv117 P5: the
-    second command of a message was not read).  The arguments of ``/compact`` tell the
-    compaction what to keep: "" for them."""
-    if "<command-args>" not in text or "<command-name>/compact</command-name>" in text:
-        return ""  # /compact's are the compaction's instructions, not the task's
-    said, at = [], 0
-    while (start := text.find(_OPEN, at)) >= 0:  # linear: no search runs twice over
-        end = text.find(_CLOSE, start + len(_OPEN))  # a text (a regex from each of
-        if end < 0:  # many unclosed tags would)
+def command_args(text: str) -> list[str]:
+    """The arguments typed after each Claude Code slash command of ``text`` (the text of
+    each ``<command-args>...</command-args>``, stripped, in order; empty ones left
+    out), but ``/compact``'s, which tell the compaction what to keep (a command's name
+    is in its wrapper before its arguments: adv118 Q5, a /compact beside a /deploy hid
+    the /deploy's).  The adapter reads those that state a rule as the person's words
+    (adv116 B2).  Linear: each tag is searched once, from where the last one ended (a
+    regex from each of many unclosed tags would scan to the end each time)."""
+    said: list[str] = []
+    at = 0
+    while (start := text.find(_OPEN, at)) >= 0:
+        end = text.find(_CLOSE, start + len(_OPEN))
+        if end < 0:
             break
-        if len((args := text[start + len(_OPEN):end].strip()).split()) >= COMMAND_ARGS_WORDS:
+        args = text[start + len(_OPEN):end].strip()
+        if args and "<command-name>/compact</command-name>" not in text[at:start]:
             said.append(args)
         at = end + len(_CLOSE)
-    return "\n\n".join(said)
+    return said
 
 
 CLAUDE_META_PREFIXES = (
