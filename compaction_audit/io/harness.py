@@ -107,10 +107,10 @@ result: ...", as Claude Code writes it)."""
 def typed_after_notice(text: str) -> str:
     """The words a person typed after the product's notices that open a Claude Code
     text block (:data:`_NOTICE_ENDS`: reminders, an interrupt marker, each closed),
-    stripped; "" when nothing but notices (or another wrapper)
-    follows.  A block "<system-reminder>...</system-reminder>\nDo NOT use --force"
-    holds a rule of the person's (adv116 B3: the whole block was the harness's, never
-    judged).  Linear: each notice's end is searched once, from where it starts."""
+    stripped; "" when nothing but notices (or another wrapper) follows.  A block
+    "<system-reminder>...</system-reminder>\nDo NOT use --force" holds a rule of the
+    person's (adv116 B3: the whole block was the harness's, never judged).  Linear:
+    each notice's end is searched once, from where it starts."""
     at = 0
     while (word := _NON_SPACE.search(text, at)) is not None:
         start = word.start()

@@ -117,6 +117,7 @@ cancel."""
 
 _NEGATIONS_RE = re.compile(r"(?:\b(?:not|never|no|cannot|without)\b|n[\u2019']t\b)",
                            re.IGNORECASE)
+"""A negation word of a text: a clause with more of them than cancel holds another."""
 
 
 def cancelling(text: str) -> frozenset[str]:
@@ -148,10 +149,9 @@ def uncancelled(words: list[str], text: str) -> list[str]:
     or a clause) less each negation word directly followed by a verb that cancels with
     it in ``text`` (:func:`cancelling`) and that verb: "do not forget to use --force",
     "don't hesitate to use --force", "never fail to run the tests", "do not avoid
-    --force" state the positive rule (adv116 B1: the first kept "Do NOT use --force"
-    and hid the push that broke it), where "do not fail the build" stays as it is.
-    Read alike on both sides, the rule's and the summary's (adv117 P1: "Never neglect
-    to sign commits" against "never neglect signing commits")."""
+    using --force" state the positive rule (adv116 B1: the first kept "Do NOT use
+    --force" and hid the push that broke it), where "do not fail the build" stays as
+    it is.  The rule's side reads its clause alike (:func:`cancelled_words`)."""
     verbs = cancelling(text) if _CANCELS.intersection(words) else frozenset()
     if not verbs:
         return words
