@@ -892,3 +892,18 @@ def test_a_phrase_copied_from_a_lost_fact_follows_its_clause(write_log: LogWrite
     # words not in that order: no clause holds them (and no text: nothing to trace)
     with pytest.raises(UsageError, match="its words in that order"):
         trace(read_native(path), "operations close")
+
+
+def test_the_one_line_reads_a_heading_alone_with_the_line_after_it() -> None:
+    """usertest62 D1: a summary's one line was "Analysis: …" (Claude Code) or "Context
+    summary: …" (Cline), which says nothing of it."""
+    from compaction_audit.trace.tree import one_line
+
+    assert one_line("This session is being continued from a previous conversation.\n\n"
+                    "Analysis:\nLet me analyze it:\n\n1. x") == "Analysis: Let me analyze it: …"
+    assert one_line("Context summary:\n\n1. Fixed the button.") == (
+        "Context summary: 1. Fixed the button.")
+    assert one_line("## Summary\nThe fix landed.") == "## Summary The fix landed."
+    # a short line that is no heading, or a heading with nothing after it, stays alone
+    assert one_line("Done\nnext") == "Done …"
+    assert one_line("Analysis:") == "Analysis:"

@@ -37,17 +37,25 @@ _TAG_ALONE = re.compile(r"\s*<[^<>]{1,80}>\s*")
 """A line that is one markup tag alone (``<SYSTEM_NOTICE>``)."""
 
 
+_HEADING_ALONE = re.compile(r"\s*(?:#{1,6}\s*[^\W\d][\w ]{0,38}|[^\W\d][\w ]{0,38}:)\s*")
+"""A line that is a short heading alone (``Analysis:``, ``## Context summary``): the one
+line reads it with the line after it."""
+
+
 def one_line(text: str, limit: int = ONE_LINE) -> str:
     """The first line of ``text`` that says something (not blank, not a markup tag
     alone: a Cline notice opens with ``<SYSTEM_NOTICE>`` on a line of its own, and the
     one line was that tag, ux5 F11; not a product's preamble to its summary,
     :data:`~compaction_audit.io.harness.SUMMARY_PREAMBLES`, when more lines follow:
-    usertest29 #8) with runs of white space made one space, cut to ``limit``
+    usertest29 #8; a short heading alone is joined with the line after it, usertest62 D1)
+    with runs of white space made one space, cut to ``limit``
     characters with ``…`` when longer (or when more lines follow)."""
     lines = [ln for ln in text.splitlines() if ln.strip()]
     while len(lines) > 1 and (_TAG_ALONE.fullmatch(lines[0])
                               or lines[0].lstrip().startswith(SUMMARY_PREAMBLES)):
         lines.pop(0)
+    if len(lines) > 1 and _HEADING_ALONE.fullmatch(lines[0]):  # "Analysis:" alone said
+        lines[:2] = [f"{lines[0].strip()} {lines[1].strip()}"]  # nothing (usertest62 D1)
     first = " ".join(lines[0].split()) if lines else ""
     if len(first) > limit:
         return first[:limit - 1] + "…"
