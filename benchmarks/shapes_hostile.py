@@ -391,14 +391,17 @@ def text_chain(n: int) -> Iterator[dict[str, Any]]:
     return _native(rounds())
 
 
-def _folded(text: str) -> Iterator[dict[str, Any]]:
-    """One span of ``text`` (a person's) folded into a short summary and evicted."""
+def _folded(text: str, summary: str = "Pinned.",
+            after: tuple[dict[str, Any], ...] = ()) -> Iterator[dict[str, Any]]:
+    """One span of ``text`` (a person's) folded into a short ``summary`` and evicted,
+    then the rounds ``after``."""
     return _native(iter([
         {"type": "round", "round": 0, "spans": [
             {"id": "a", "tokens": 10, "text": text, "role": "user"}]},
         {"type": "round", "round": 1, "summaries": [
-            {"id": "f", "tokens": 10, "children": ["a"], "text": "Pinned."}],
+            {"id": "f", "tokens": 10, "children": ["a"], "text": summary}],
          "evicted": ["a"]},
+        *after,
     ]))
 
 
@@ -452,16 +455,9 @@ def rule_lists(n: int) -> Iterator[dict[str, Any]]:
     flags = [f"--{c}{i}" for i in range(n) for c in "abcde"]
     rules = " ".join(f"Do not use --a{i} or --b{i} or --c{i} or --d{i} or --e{i}."
                      for i in range(n))
-    return _native(iter([
-        {"type": "round", "round": 0, "spans": [
-            {"id": "a", "tokens": 10, "text": rules, "role": "user"}]},
-        {"type": "round", "round": 1, "summaries": [
-            {"id": "f", "tokens": 10, "children": ["a"], "text": "Rules noted."}],
-         "evicted": ["a"]},
-        {"type": "round", "round": 2, "spans": [
-            {"id": "c", "tokens": 10, "text": "x " + " ".join(flags),
-             "source": "tool_call:Bash"}]},
-    ]))
+    return _folded(rules, "Rules noted.", ({"type": "round", "round": 2, "spans": [
+        {"id": "c", "tokens": 10, "text": "x " + " ".join(flags),
+         "source": "tool_call:Bash"}]},))
 
 
 SHAPES: dict[str, Callable[[int], Iterator[dict[str, Any]]]] = {

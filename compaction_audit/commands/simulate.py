@@ -180,9 +180,9 @@ def simulate_command(
     except UsageError as exc:
         fail(f"--output: {exc}")
     # the options given, so that two runs' lines tell them apart (usertest62 D2)
-    flags = [f"{flag} {value}" for flag, value in (
-        ("--budget", budget), ("--max-depth", max_depth), ("--recency-decay", recency_decay),
-        ("--spans-per-round", spans_per_round), ("--store-retention", store_retention))
+    flags = [f"{_OPTION_OF[name]} {value}" for name, value in (
+        ("budget_tokens", budget), ("max_depth", max_depth), ("recency_decay", recency_decay),
+        ("spans_per_round", spans_per_round), ("store_retention_rounds", store_retention))
         if value is not None]
     if enforce_provenance is not None:
         flags.append("--enforce-provenance" if enforce_provenance

@@ -27,6 +27,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from compaction_audit.recall import extract as ext
 from compaction_audit.recall.bindings import BOUND_KINDS, bound_name
@@ -38,9 +39,11 @@ __all__ = ["Asked", "reading"]
 _PHRASE_RE = re.compile(r"[^\W_]+(?:['\u2019._/-][^\W_]+)*")
 
 
+@lru_cache(maxsize=4096)
 def _phrase(text: str) -> str:
     """``text``'s words, lowercased, joined by one space: punctuation between words
-    (commas, brackets, quotes) and case do not part a phrase from its clause."""
+    (commas, brackets, quotes) and case do not part a phrase from its clause.  Once
+    per text: the query's is asked of every clause of every span."""
     return " ".join(_PHRASE_RE.findall(text.lower()))
 
 

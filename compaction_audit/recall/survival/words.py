@@ -120,10 +120,15 @@ _NEGATIONS_RE = re.compile(r"(?:\b(?:not|never|no|cannot|without)\b|n[\u2019']t\
 """A negation word of a text: a clause with more of them than cancel holds another."""
 
 
+def _cancelled_verbs(text: str) -> list[str]:
+    """The verb of each cancelling pair of ``text`` (:data:`_CANCEL_RE`), lowercased."""
+    return [(m.group(1) or m.group(2)).lower() for m in _CANCEL_RE.finditer(text)]
+
+
 def cancelling(text: str) -> frozenset[str]:
     """The verbs of :data:`_CANCELS` that a negation of ``text`` cancels with
     (:data:`_CANCEL_RE`), lowercased; empty for most texts."""
-    return frozenset((m.group(1) or m.group(2)).lower() for m in _CANCEL_RE.finditer(text))
+    return frozenset(_cancelled_verbs(text))
 
 
 def cancelled_words(family: str, words: list[str] | tuple[str, ...], text: str
@@ -133,10 +138,11 @@ def cancelled_words(family: str, words: list[str] | tuple[str, ...], text: str
     "run tests"), less its first "not" and that verb; None for any other clause, and
     for one holding another negation besides ("Never forget to never use --force"
     stays the negation "never use --force": adv118 Q1)."""
-    if family != "not" or not (verbs := cancelling(text)):
+    if family != "not" or not (pairs := _cancelled_verbs(text)):
         return None
-    if len(_NEGATIONS_RE.findall(text)) > len(_CANCEL_RE.findall(text)):
+    if len(_NEGATIONS_RE.findall(text)) > len(pairs):
         return None  # a negation the norm folded away ("not forget to not use")
+    verbs = set(pairs)
     rest = list(words)
     if "not" in rest:
         rest.remove("not")
