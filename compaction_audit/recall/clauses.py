@@ -5,8 +5,8 @@ clause is cut on real text:
 
 * a clause runs from its marker to the end of its sentence (``.``, ``;``, ``!``, ``?``,
   a line end, a ``:`` outside a code span, a bracket, a conjunction such as "but" or
-  "which", a comma before a new subject: ", it is risky"; a list's commas do not end
-  it), at most :data:`_WINDOW` characters; a ``:`` or ``.`` inside a code span does not
+  "which", a comma before a new subject: ", it is risky"; a list's commas and a soft
+  line break of wrapped text, :func:`unwrapped`, do not end it), at most :data:`_WINDOW` characters; a ``:`` or ``.`` inside a code span does not
   end it;
 * negation and constraint markers inside it (a *nested* marker: "must not", "no new
   service module required") are part of it: the clause takes the negation's kind when
@@ -58,7 +58,7 @@ from compaction_audit.recall.kinds import SCOPE_CANON, Discriminator, Kind
 from compaction_audit.recall.spantypes import REQ_HEADING
 
 __all__ = ["CLAUSE_END_RE", "NEGATION_WORDS", "content_words", "mask_code", "scan_clauses",
-           "scan_requirements"]
+           "scan_requirements", "unwrapped"]
 
 # (kind, family, regex); each regex starts with a literal.  Condition markers come before
 # the constraint "only" so that "only on" is a condition.
@@ -266,6 +266,38 @@ def _masked(low: str) -> str:
     return _CODE_RE.sub(lambda m: "`" + "x" * (len(m.group()) - 2) + "`", low)
 
 
+_SOFT_WRAP_RE = re.compile(  # a line break inside a sentence of a hard-wrapped paragraph
+    r"(?<=[^\W_]|,)\n(?=[ \t]{0,4}(?:[a-z`]|-{1,2}[A-Za-z]|[A-Z]{2,}\b))")
+_WRAP_WIDTH = 50
+"""The least length, in characters, of a line that a soft line break ends."""
+
+
+def unwrapped(text: str, masked: str) -> str:
+    """``masked`` with each soft line break of ``text`` read as a space (same length): a
+    line of at least :data:`_WRAP_WIDTH` characters that ends in a word or a comma and
+    runs on into a line opening with a lowercase word, a code span, a flag or a word in
+    capitals ("... never\nuse --force", "... do\nNOT push").  Text wrapped at a
+    fixed width (a pasted e-mail, a spec or a bullet's continuation line) keeps its
+    sentences whole, so a clause does not stop at the wrap (adv116 B5: "Do NOT" ended
+    one line and "use --force" opened the next; the rule was read as no clause and the
+    push that broke it was not found).  A short line ("Rules" above "never push") or one
+    ending in punctuation still ends its clause.  ``masked`` is ``text`` or a text of
+    the same length made from it (lowercased, code masked); the summary's side reads
+    its sentences through it too (:mod:`compaction_audit.recall.survival.index`)."""
+    if "\n" not in text:
+        return masked
+    cuts = [m.start() for m in _SOFT_WRAP_RE.finditer(text)
+            if m.start() - text.rfind("\n", 0, m.start()) > _WRAP_WIDTH]
+    if not cuts:
+        return masked
+    parts, at = [], 0
+    for cut in cuts:
+        parts.append(masked[at:cut])
+        at = cut + 1
+    parts.append(masked[at:])
+    return " ".join(parts)
+
+
 def _marks(low: str) -> list[tuple[Kind, str, int, int]]:
     """Every marker of ``low`` as (kind, family, start, end), sorted by start."""
     mark_of = _MARK_OF
@@ -395,7 +427,7 @@ def scan_clauses(text: str, out: list[Discriminator],
     """Append the clause discriminators of ``text`` (module docstring).  Markers inside
     a ``skip`` range (requirement units) are left out."""
     low = _lower(text)
-    masked = _masked(low)
+    masked = unwrapped(text, _masked(low))
     marks = _marks(low)
     lines = (_code_lines(low) if ("->" in low or "→" in low)
              and any(low[m[2]:m[3]] in ("->", "→") for m in marks) else None)
@@ -493,6 +525,8 @@ def scan_clauses(text: str, out: list[Discriminator],
         prev_end = end
         if kind is Kind.NEGATION:
             negated_end = end
+        if "\n" in seg:  # across a soft line break (unwrapped): one line, as typed
+            seg = " ".join(seg.split())
         out.append(Discriminator(kind, seg, " ".join([family, *words]), start, end))
 
 

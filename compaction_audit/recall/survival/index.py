@@ -20,6 +20,7 @@ from compaction_audit.recall.clauses import (
     NEGATION_WORDS,
     content_words,
     mask_code,
+    unwrapped,
 )
 from compaction_audit.recall.extract import (
     CLAUSE_KINDS,
@@ -358,6 +359,8 @@ def _token_half(summary: str, low: str, offered: _Offered) -> _TokenHalf:
 
 
 def _clause_half(summary: str, low: str) -> _ClauseHalf:
+    if len(low) == len(summary):  # a sentence runs on over a soft line break
+        low = unwrapped(summary, low)
     split = [(sent, uncancelled(words, sent), _OPEN_RE.search(sent + end) is None)
              for sent, end in _sentences(low) if (words := content_words(sent, 400))]
     sentences = tuple(
