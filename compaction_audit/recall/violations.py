@@ -64,12 +64,20 @@ underscores, and two globs are no pair, "*.pyc or build/*")."""
 _SPLIT_CODE_RE = re.compile(r"(`[^`\n]*`)")
 
 
+_SMART_DASH_RE = re.compile(r"(?<![\w-])[\u2013\u2014](?=[A-Za-z][\w-]{2})")
+"""An en or em dash opening a word of three characters or more: a flag's "--" that an
+editor's smart punctuation joined into one dash ("Do NOT use \u2014force", adv116 B5)."""
+
+
 def _plain(text: str) -> str:
-    """``text`` with :data:`_EMPHASIS_RES` removed outside its code spans."""
+    """``text`` with :data:`_EMPHASIS_RES` removed outside its code spans, and a flag
+    typed with a dash (:data:`_SMART_DASH_RE`) written with "--"."""
     parts = _SPLIT_CODE_RE.split(text)
     for i in range(0, len(parts), 2):  # the even parts are outside code spans
         for pattern in _EMPHASIS_RES:
             parts[i] = pattern.sub(r"\2", parts[i])
+        if "\u2013" in parts[i] or "\u2014" in parts[i]:
+            parts[i] = _SMART_DASH_RE.sub("--", parts[i])
     return "".join(parts)
 _PROHIBITION = r"(?i)\b(?:not|never|don't|no|avoid|cannot)\b"
 """Text that forbids rather than acts (a Polars regex)."""

@@ -206,6 +206,13 @@ def test_bare_number_is_never_asked_again_alone() -> None:
     # a dunder is no emphasis ("__init__.py" read "init.py" at b6058e9)
     ("Never add __init__.py files to the docs folder.", ("__init__.py", "write", False)),
     ("Never run python -m __main__ here", ("__main__", "command", False)),
+    # adv116 B5: a flag's "--" an editor joined into one dash is the flag; a dash before
+    # a short word, inside code or between words is no flag
+    ("Do NOT use \u2014force when pushing", ("--force", "command", False)),
+    ("Never pass \u2013no-verify to git commit", ("--no-verify", "command", False)),
+    ("Do not run the tool \u2014it is slow", ("tool \u2014it is", "command", False)),
+    ("Do not use `\u2014force` here", ("\u2014force", "command", False)),
+    ("Never use the tool \u2014 force is bad", ("tool \u2014 force", "command", False)),
 ])
 def test_forbidden_object(text: str, want: tuple[str, str, bool] | None) -> None:
     assert forbidden(text) == want
