@@ -15,7 +15,9 @@ while what it loses is among those facts: a fold of the baseline that now loses 
 more fact is new (ux5 F3: the fold's id alone hid a newly lost negation, exit 0).  A
 fold finding about an item an adapter named by its line (``line-16``) with no entry of
 its fingerprint is the entry of another such key of the same rule and trace whose facts
-hold all of its own (:func:`_moved_folds`: usertest47 #1).  An
+hold all of its own (:func:`_moved_folds`: usertest47 #1); a finding about what a
+summary states with no entry of its fingerprint is the entry of another summary of the
+same rule and trace that states all its claims (:func:`_moved_claims`).  An
 entry also records the trace's session id (``session``, when the log has one): a
 baseline of one session never hides the findings of another session written to the
 same path (adv22a F3: a job auditing ``logs/latest.jsonl``, a new session each run, had
@@ -598,6 +600,40 @@ def _moved_folds(pairs: list[tuple[Finding, Entry]], mine: list[tuple[str, Entry
     return out
 
 
+def _moved_claims(pairs: list[tuple[Finding, Entry]], mine: list[tuple[str, Entry]],
+                  baseline: dict[str, Entry]) -> dict[int, Entry]:
+    """``id(finding)`` -> the entry of this trace that the findings about what one
+    summary states (unsupported claims, flipped rules: their facts are the claims',
+    :func:`~compaction_audit.diff.stated_units`) with no entry of their own fingerprint
+    are: one of the same rule and session, of another summary, that holds the most of
+    the claims they state (the first such, by key) and that no finding of this run has
+    by its fingerprint.  A claim it does not hold stays new, as in a summary of the
+    baseline that states one more (:meth:`Entry.holds`, ``grown``).  Keyed by the
+    summary alone, a claim the baseline accepted became new when another summary stated
+    it first (a re-recorded trace without its last summary: usertest63 #1, where
+    ``diff``, which keys a claim by what it states, called it persisting)."""
+    from compaction_audit.diff import stated_units
+
+    taken = {e.fingerprint for _, e in pairs}
+    free = sorted((b for fp, b in mine if fp not in taken and b.facts
+                   and b.key.startswith("entity:")), key=lambda b: b.key)
+    groups: dict[str, list[tuple[Finding, Entry]]] = {}  # one summary's findings
+    for f, e in pairs:
+        if e.fingerprint not in baseline and e.facts and stated_units(f):
+            groups.setdefault(e.fingerprint, []).append((f, e))
+    out: dict[int, Entry] = {}
+    for group in sorted(groups.values(), key=lambda g: g[0][1].key):
+        code, rule, session = group[0][1].code, group[0][1].rule, group[0][1].session
+        claims = {d for _, e in group for d in e.facts or ()}
+        best = max((b for b in free if b.code == code and b.rule == rule
+                    and b.holds(None, session)),
+                   key=lambda b: len(claims.intersection(b.facts or ())), default=None)
+        if best is not None and claims.intersection(best.facts or ()):
+            out.update((id(f), best) for f, _ in group)
+            free.remove(best)
+    return out
+
+
 def apply(report: Report, baseline: dict[str, Entry], source: str = "") -> Report:
     """``report`` without the findings ``baseline`` holds.  Raises :class:`UsageError`
     when an entry with a finding's fingerprint names another trace, code, key or rule
@@ -648,7 +684,9 @@ def apply(report: Report, baseline: dict[str, Entry], source: str = "") -> Repor
         # native log's "line-5" is its own id (adv97 #2: a new fold of a native log
         # named so matched a fixed one's entry)
         native = s.source_format == "native" and s.converted_from() is None
-        moved = {} if native else _moved_folds(pairs, mine, baseline)
+        moved = _moved_claims(pairs, mine, baseline)
+        if not native:
+            moved.update(_moved_folds(pairs, mine, baseline))
         for f, e in pairs:
             b = baseline.get(e.fingerprint)
             if b is not None and ((b.code, b.key, b.rule) != (e.code, e.key, e.rule)

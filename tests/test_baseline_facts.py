@@ -16,7 +16,7 @@ import orjson
 import pytest
 
 from tests.gate_app import run
-from tests.logs import dump, rnd, session
+from tests.logs import SAMPLES, dump, rnd, session
 
 NEGATION = "Do NOT enable `--force` on the prod migration."
 TIMEOUT = "Raised read_timeout_ms from 30000 to 45000 on staging."
@@ -437,3 +437,40 @@ def test_a_native_fold_named_like_a_line_is_never_matched_by_its_facts(
     doc = json.loads(result.stdout)
     assert "CA301" in [f["code"] for f in doc["findings"]]
     assert "entity:line-5" in [e["key"] for e in doc["baseline"]["stale"]]
+
+
+def test_a_claim_another_summary_now_states_first_is_still_the_baseline_s(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """usertest63 #1: the baseline keyed a claim (CA305) or flip (CA304) by its summary:
+    the trace re-recorded without its last summary ``c2`` reported the accepted ticket
+    INC-0042, now stated by ``c1``, as a new error and c2's entry as gone, while ``diff``
+    of the same two logs called it persisting.  A claim c1 states that the baseline
+    does not hold is still new."""
+    from compaction_audit.api import audit_paths
+    from compaction_audit.baseline import apply, entries
+
+    monkeypatch.chdir(tmp_path)
+    lines = (SAMPLES / "faithfulness.jsonl").read_text().splitlines(keepends=True)
+    Path("t.jsonl").write_text("".join(lines))
+    before = audit_paths(["t.jsonl"], jobs=1)
+    held = {e.fingerprint: e for e in entries(before)}
+    assert {(e.code, e.key) for e in held.values() if e.code in ("CA304", "CA305")} == {
+        ("CA304", "entity:c1"), ("CA305", "entity:c2")}
+    Path("t.jsonl").write_text("".join(lines[:4]))  # without round 3, c2's
+    after = audit_paths(["t.jsonl"], jobs=1)
+    assert sorted((f.code, f.entity) for f in after.sessions[0].findings
+                  if f.code in ("CA304", "CA305")) == [("CA304", "c1"), ("CA305", "c1")]
+    kept = apply(after, held, "b.json").sessions[0]
+    assert kept.findings == []
+    assert not [e for e in kept.extra["baseline"]["stale"] if e["code"] in ("CA304", "CA305")]
+    # c1 also states a ticket the baseline never held: that claim alone is new
+    records = [json.loads(x) for x in lines[:4]]
+    c1 = records[2]["summaries"][0]
+    c1["text"] = c1["text"].replace("ticket INC-0042.", "ticket INC-0042. Payment token "
+                                    "PAYTOK-88231 was rotated.")
+    Path("t.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    grown = apply(audit_paths(["t.jsonl"], jobs=1), held, "b.json").sessions[0]
+    assert [(f.code, f.values.get("text")) for f in grown.findings] == [
+        ("CA305", "PAYTOK-88231")]
+    assert [(g["code"], g["new_facts"]) for g in grown.extra["baseline"]["grown"]] == [
+        ("CA305", 1)]
