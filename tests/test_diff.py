@@ -695,11 +695,13 @@ def test_the_verdict_names_an_onset_at_the_boundarys_round(tmp_path: Path) -> No
     one that comes before the boundary is said as before."""
     heavy = audit(make_log(tmp_path / "heavy.jsonl", signature=(4, 5, 6), heavy=True))
     assert (heavy.onsets["inversion_onset"], heavy.onsets["inversion_boundary"]) == (4, 4)
-    assert heavy.verdict().endswith("; inversion onset and boundary at round 4 (but a "
-                                    "condition of inversion fails)")
+    assert heavy.verdict().endswith(
+        "; this loop can drift but not invert (a condition of inversion fails): inversion "
+        "onset and boundary at round 4 read as drift")
     light = audit(make_log(tmp_path / "light.jsonl", signature=(4, 5, 6)))
-    assert light.verdict().endswith("; inversion onset at round 4 (the signature; no "
-                                    "boundary) (but a condition of inversion fails)")
+    assert light.verdict().endswith(
+        "; this loop can drift but not invert (a condition of inversion fails): inversion "
+        "onset at round 4 read as drift (the signature; no boundary)")
 
 
 def test_the_summary_table_has_the_onset_beside_the_boundary(tmp_path: Path) -> None:

@@ -387,7 +387,6 @@ class SessionReport:
         in parentheses (issue 10, point 8: "PASS (1 compaction could not be checked):
         ..."; see :meth:`incomplete_note`), then the counts and the onsets."""
         c = self.counts()
-        o = self.onsets
         note = self.incomplete_note()
         head = self.verdict_head() + (f" ({note.removeprefix('; ')})" if note else "")
         held = ([f"{n} suppressed by [[suppress]]"] if (n := self.suppressed()) else []) + (
@@ -397,29 +396,8 @@ class SessionReport:
         if self.skipped or self.dependent:
             parts.append(self.lenient_phrase())
         invertible = can_invert(self.conditions)
-        # where a condition of validity fails (seed 000) the signature is not read as an
-        # inversion: the verdict says what fired and why it is not called one
-        caveat = "" if invertible else " (but a condition of inversion fails)"
-        if self.signature_series() == "query_cosine_rebuilt":
-            # the spec reads the logged salience; the auditor's own cosine stands in
-            # where the log lacks it (issue 16), and the first line says so (usertest41
-            # #1: a delta-mode onset read as a logged-salience one)
-            caveat = " (on query_cosine_rebuilt, the auditor's cosine)" + caveat
-        # the onset (spec rules.md, "Onsets") is what diff compares: say it by that name
-        onset, boundary = o.get("inversion_onset"), o.get("inversion_boundary")
-        if boundary is not None:  # both named, also at one round (usertest49 #5: the
-            parts.append(  # onset diff compares was said nowhere in the text)
-                f"inversion onset and boundary at round {boundary}" if onset == boundary
-                else (f"inversion onset at round {onset}, " if onset is not None
-                      # spec rules.md, "Onsets": a session with no onset says so
-                      # (usertest56 #8: the boundary alone read as if the onset were
-                      # unknown)
-                      else "no inversion onset, ")
-                + f"inversion boundary crossed at round {boundary}")
-            parts[-1] += caveat
-        elif onset is not None:
-            parts.append(f"inversion onset at round {onset} (the signature; no boundary)"
-                         + caveat)
+        if (said := self._onsets_said(invertible)) is not None:
+            parts.append(said)
         elif self.compactions and (loss := self.compaction_loss()):
             parts.append(loss)  # an agent product's log: what its compactions lost (ux7)
         elif (self.source_format != "native" and not self.compactions
@@ -437,6 +415,48 @@ class SessionReport:
         elif not invertible:
             parts.append("this loop can drift but not invert")
         return f"{head}: " + "; ".join(parts)
+
+    def _onsets_said(self, invertible: bool) -> str | None:
+        """The verdict's words for the inversion onset and boundary (spec rules.md,
+        "Onsets"), None when neither was reached; where a condition of inversion fails
+        (``invertible`` false) they lead with "this loop can drift but not invert"."""
+        o = self.onsets
+        cosine = ("(on query_cosine_rebuilt, the auditor's cosine)"
+                  # the spec reads the logged salience; the auditor's own cosine stands
+                  # in where the log lacks it (issue 16), and the first line says so
+                  # (usertest41 #1: a delta-mode onset read as a logged-salience one)
+                  if self.signature_series() == "query_cosine_rebuilt" else "")
+        # the onset (spec rules.md, "Onsets") is what diff compares: say it by that name
+        onset, boundary = o.get("inversion_onset"), o.get("inversion_boundary")
+        if (onset is not None or boundary is not None) and not invertible:
+            # where a condition of validity fails (seed 000) the signature is not read
+            # as an inversion: the verdict says so first, then the rounds diff compares
+            # (usertest63 #2: "inversion boundary crossed at round 3 (but a condition of
+            # inversion fails)" beside a header saying "drift only")
+            rounds = (f"inversion onset and boundary at round {boundary}" if onset == boundary
+                      else f"inversion onset at round {onset} and boundary at round "
+                      f"{boundary}" if onset is not None and boundary is not None
+                      else f"inversion boundary at round {boundary}" if boundary is not None
+                      else f"inversion onset at round {onset}")
+            absent = ("no inversion onset" if onset is None
+                      else "the signature; no boundary" if boundary is None else "")
+            aside = "; ".join(filter(None, (absent, cosine.strip("()"))))
+            return ("this loop can drift but not invert (a condition of inversion fails): "
+                    f"{rounds} read as drift" + (f" ({aside})" if aside else ""))
+        if boundary is not None:  # both named, also at one round (usertest49 #5: the
+            return (  # onset diff compares was said nowhere in the text)
+                f"inversion onset and boundary at round {boundary}" if onset == boundary
+                else (f"inversion onset at round {onset}, " if onset is not None
+                      # spec rules.md, "Onsets": a session with no onset says so
+                      # (usertest56 #8: the boundary alone read as if the onset were
+                      # unknown)
+                      else "no inversion onset, ")
+                + f"inversion boundary crossed at round {boundary}"
+                + (f" {cosine}" if cosine else ""))
+        if onset is not None:
+            return (f"inversion onset at round {onset} (the signature; no boundary)"
+                    + (f" {cosine}" if cosine else ""))
+        return None
 
     def compaction_loss(self) -> str:
         """What the checked compactions of an agent product's log lost, for the verdict:

@@ -69,12 +69,26 @@ def summary_rows(report: Report, fail_on: str | None = None) -> list[Row]:
                         boundary=s.onsets.get("inversion_boundary"),
                         detail=" ".join(filter(None, (
                             "(no selected rule could judge it)" if s.judged_nothing() else "",
+                            drift_note(s),
                             row_note(s),
                             "" if fail_on is None else gate_note(s, fail_on)))),
                         fails_gate=fail_on is not None and s.fails(fail_on)))
     rows += [Row(trace=e.trace or e.path, verdict="UNREADABLE", detail=_unreadable(e))
              for e in report.errors]
     return rows
+
+
+def drift_note(s: SessionReport) -> str:
+    """``"(drift only: a condition of inversion fails)"`` for a trace that reached an
+    inversion onset or boundary while a condition of inversion fails, else "": the
+    tables print the rounds bare, and the verdict reads them as drift (usertest63 #2:
+    a summary row "boundary at round 3" beside the report's "drift only")."""
+    from compaction_audit.conditions import can_invert
+
+    reached = any(s.onsets.get(k) is not None
+                  for k in ("inversion_onset", "inversion_boundary"))
+    return ("(drift only: a condition of inversion fails)"
+            if reached and not can_invert(s.conditions) else "")
 
 
 def _unreadable(error: LogError) -> str:
