@@ -85,15 +85,21 @@ def worst(run: list[Finding]) -> str:
 
 def _priority(runs: list[list[Finding]]) -> list[list[Finding]]:
     """Episodes in the order they get a slot: by severity (worst first), then each
-    rule's first episode before any rule's second, then code and round."""
+    rule's first episode before any rule's second, then the rules whose findings are
+    acts to undo (a rule broken or reversed: not :attr:`~compaction_audit.rules.base.
+    Rule.episodic`) before the others (usertest63 #4: compaction drift, "continue and
+    monitor", took a slot a broken rule did not get), then code and round."""
+    from compaction_audit.rules.base import RULES
+
     nth: Counter[str] = Counter()
     keyed = []
     for run in runs:
         first = run[0]
         rank = max(f.severity.rank for f in run)
-        keyed.append((-rank, nth[first.code], first.code, first.round, run))
+        episodic = getattr(RULES.get(first.code), "episodic", True)
+        keyed.append((-rank, nth[first.code], episodic, first.code, first.round, run))
         nth[first.code] += 1
-    return [k[-1] for k in sorted(keyed, key=lambda k: k[:4])]
+    return [k[-1] for k in sorted(keyed, key=lambda k: k[:5])]
 
 
 def _episode_command(path: str, run: list[Finding],

@@ -5,7 +5,7 @@ into episodes for the renderers that show runs of rounds rather than every round
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -362,15 +362,20 @@ def ends(run: list[Finding]) -> tuple[Finding, Finding]:
     return worst_at(run[0].round), worst_at(run[-1].round)
 
 
-def episodes(findings: list[Finding]) -> Iterator[list[Finding]]:
+def episodes(findings: Iterable[Finding]) -> Iterator[list[Finding]]:
     """Findings grouped per rule (by code, then round) into episodes: runs of
     consecutive round numbers, however many items (folds, spans) the rule's findings
     at those rounds are about (issue 13, section 4: one annotation per episode, not
-    per fold)."""
+    per fold); each finding of a rule that is not :attr:`~compaction_audit.rules.base.
+    Rule.episodic` (a broken rule, a reversed one) is an episode of its own.  Every
+    format groups findings so (text, JSON, Markdown, HTML, SARIF, JUnit, GitHub)."""
+    from compaction_audit.rules.base import RULES
+
     run: list[Finding] = []
     for f in sorted(findings, key=lambda f: (f.code, f.round)):
         if run and (f.code != run[-1].code or f.round not in (run[-1].round,
-                                                             run[-1].round + 1)):
+                                                             run[-1].round + 1)
+                    or not getattr(RULES.get(f.code), "episodic", True)):
             yield run
             run = []
         run.append(f)

@@ -17,7 +17,6 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Iterable, Iterator
-from itertools import groupby
 from typing import Any
 
 import polars as pl
@@ -34,6 +33,7 @@ from compaction_audit.report.safe import printable
 from compaction_audit.report.summary import (
     baseline_info,
     ends,
+    episodes,
     gate_note,
     grown_phrase,
     said,
@@ -407,17 +407,8 @@ def _natural_width(table: RenderableType) -> int:
 
 
 def _episodes(findings: Iterable[Finding]) -> Iterator[tuple[str, list[Finding]]]:
-    """Group findings per rule into runs of consecutive rounds (by round number)."""
-    ordered = sorted(findings, key=lambda f: (f.code, f.round))
-    for code, found in groupby(ordered, key=lambda f: f.code):
-        run: list[Finding] = []
-        for f in found:
-            if run and f.round not in (run[-1].round, run[-1].round + 1):
-                yield code, run
-                run = []
-            run.append(f)
-        if run:
-            yield code, run
+    """(code, episode) of :func:`compaction_audit.report.summary.episodes`."""
+    return ((run[0].code, run) for run in episodes(findings))
 
 
 def _where(run: list[Finding]) -> str:

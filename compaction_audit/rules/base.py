@@ -199,6 +199,12 @@ class Rule:
     """True for rules that read the recall analysis (``rules.recall.recall_of``): the
     engine evaluates them after the others, so that the text helper process has the
     longest time to do the analysis's text work (issue 14); it changes no result."""
+    episodic: ClassVar[bool] = True
+    """False for a rule whose findings each name an act of their own to undo (a rule of
+    the person's broken by a call, one stated reversed): each finding is an episode of
+    its own in every format, where a rule's findings are otherwise one episode per run
+    of consecutive rounds (usertest63 #4: three calls that broke three lost rules at one
+    round were one SARIF result, JUnit failure and annotation naming the first)."""
     judges: ClassVar[str] = "rounds"
     """What the rule judges, one of :data:`compaction_audit.rules.applies.JUDGES`
     (``rounds``, ``summaries``, ``folds``, ``logged``): a trace with none of it is not

@@ -71,6 +71,7 @@ class NegationFlipped(Rule):
     of every sentence of a person's message would make every request a rule.
     """
 
+    episodic = False
     code = "CA304"
     judges = "folds"
     reads_recall = True
@@ -335,6 +336,7 @@ class LostRuleViolated(Rule):
     as topic-only-fold, may still name it; adv116 B4).
     """
 
+    episodic = False
     code = "CA307"
     judges = "folds"
     reads_recall = True

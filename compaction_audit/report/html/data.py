@@ -10,9 +10,8 @@ Every cut is counted so that the page can say what it left out.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass
-from itertools import groupby
 from typing import Any
 
 import polars as pl
@@ -22,6 +21,7 @@ from compaction_audit.report.advice import episode_advice
 from compaction_audit.report.lines import line_at, lines_span
 from compaction_audit.report.model import SessionReport
 from compaction_audit.report.summary import ends, said
+from compaction_audit.report.summary import episodes as summary_episodes
 from compaction_audit.rules.base import Finding
 
 MAX_POINTS = 1000
@@ -198,24 +198,11 @@ class Episode:
         return f"rounds {self.first_round}-{self.last_round} ({lines}{many})"
 
 
-def _runs(findings: list[Finding]) -> Iterator[list[Finding]]:
-    ordered = sorted(findings, key=lambda f: (f.code, f.round))
-    for _, group in groupby(ordered, key=lambda f: f.code):
-        run: list[Finding] = []
-        for f in group:
-            if run and f.round not in (run[-1].round, run[-1].round + 1):
-                yield run
-                run = []
-            run.append(f)
-        if run:
-            yield run
-
-
 def episodes(findings: list[Finding]) -> list[Episode]:
     """Findings grouped per rule (by code) into episodes of consecutive round numbers,
     ordered by code then first round."""
     out = []
-    for run in _runs(findings):
+    for run in summary_episodes(findings):
         first, last = ends(run)
         worst = max((f.severity for f in run), key=lambda s: s.rank)
         out.append(Episode(first.code, first.rule, worst.value, first.round, last.round,
