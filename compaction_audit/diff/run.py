@@ -123,9 +123,7 @@ class RunDiff:
             return "earlier"
         better = any(o.verdict == "later" or (  # gone from rounds the candidate has
             o.verdict == "disappeared" and self.ends_before(o) is None) for o in rows)
-        worse = any(f.severity is Severity.ERROR and (  # new, or risen to error
-            f.baseline is None or f.baseline.severity is not Severity.ERROR)
-            for f in self.findings if f.candidate is not None)  # (usertest54 #10)
+        worse = any(self.worse_counts())  # new, or risen to error (usertest54 #10)
         unjudged = sum(n.rounds for n in self.candidate.not_evaluated
                        if n.code == INVERSION_CODE)  # every round: no onset looked for
         return "later" if better and not worse and unjudged < self.candidate.n_rounds \
@@ -239,7 +237,8 @@ class RunDiff:
                          f"{self._ends(b)}")  # a verdict whose boundary came 2 earlier)
         counts = {s: len(self.by_status(s)) for s in ("new", "resolved", "persisting")}
         # units, not findings: a fold finding is one unit per fact it lost (docs/diff.md)
-        parts.append(", ".join(f"{n} {s}" for s, n in counts.items()) + " finding unit(s)")
+        parts.append(", ".join(f"{n} {s}" for s, n in counts.items()) + " finding unit(s)"
+                     + self._worse())
         debt = self.last_debt()
         if debt is not None and debt[0] != debt[1]:
             # what a loop that cannot invert still loses (a product's compactions); what
@@ -258,6 +257,24 @@ class RunDiff:
             parts.append("no inversion onset in either run (neither loop can invert: "
                          "a condition of inversion fails)")
         return "; ".join(parts)
+
+    def worse_counts(self) -> tuple[int, int]:
+        """(new units at error, persisting units below error in the baseline and at
+        error now): what makes a diff worse whatever its onsets did."""
+        top = Severity.ERROR.rank
+        new = sum(1 for f in self.by_status("new") if f.severity.rank >= top)
+        rose = sum(1 for f in self.by_status("persisting") if f.candidate and f.baseline
+                   and f.candidate.severity.rank >= top > f.baseline.severity.rank)
+        return new, rose
+
+    def _worse(self) -> str:
+        """`` (1 new error(s), 20 rose to error)`` (:meth:`worse_counts`), said with or
+        without a gate ("" when none): the colour of an ungated diff said it got worse
+        and no word did (usertest63 #3: 20 warnings now errors sat under "Persisting")."""
+        new, rose = self.worse_counts()
+        said = [*([f"{new} new error(s)"] if new else []),
+                *([f"{rose} rose to error"] if rose else [])]
+        return f" ({', '.join(said)})" if said else ""
 
 
 _DEBT = "recall debt (facts seen that no resolvable span or retained summary holds)"
