@@ -34,6 +34,7 @@ from typer.testing import CliRunner
 from compaction_audit.api import audit
 from compaction_audit.commands.diff import diff_command
 from compaction_audit.diff import diff_reports, gate, verdict
+from compaction_audit.rules.base import Severity
 from tests.html_text import unbroken
 
 APP = typer.Typer(pretty_exceptions_enable=False)
@@ -422,6 +423,15 @@ def test_removing_recency_decay_moves_the_onset_later() -> None:
     assert run(str(NO_DECAY), str(DECAY), "--fail-if-onset-earlier", "0").exit_code == 1
     assert run(str(DECAY), str(DECAY), "--fail-if-onset-earlier", "0",
                "--fail-on-new", "info").exit_code == 0
+    # gate or no gate, the verdict counts what got worse (usertest63 #3): the units at
+    # error that are new, and the persisting ones that were below error
+    new = [f for f in d.by_status("new") if f.severity is Severity.ERROR]
+    rose = [f for f in d.by_status("persisting") if f.candidate and f.baseline
+            and f.candidate.severity is Severity.ERROR
+            and f.baseline.severity is not Severity.ERROR]
+    assert d.worse_counts() == (len(new), len(rose)) == (1, 20)
+    assert "persisting finding unit(s) (1 new error(s), 20 rose to error); " in d.headline()
+    assert diff_reports(audit(str(NO_DECAY)), audit(str(NO_DECAY))).worse_counts() == (0, 0)
 
 
 def test_sparklines_past_eighteen_rounds_keep_one_row_per_run(tmp_path: Path) -> None:
