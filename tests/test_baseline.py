@@ -41,7 +41,14 @@ def test_create_then_gate(traces: Path) -> None:
     # unchanged traces: nothing new, exit 0
     result = run("audit", "traces", "--baseline", "baseline.json", "--jobs", "1")
     assert result.exit_code == 0
-    assert "exit 0: 2 trace(s), 0 reach --fail-on error" in result.stdout
+    # the gate line and JUnit say what the baseline held back (usertest63 #5)
+    assert ("exit 0: 2 trace(s), 0 reach --fail-on error, 6 finding(s) in the baseline"
+            in result.stdout)
+    junit = run("audit", "traces", "--baseline", "baseline.json", "-f", "junit", "--jobs", "1")
+    assert junit.stdout.count('<property name="baselined"') == 1
+    assert '<property name="baselined" value="6 finding(s) in the baseline" />' in junit.stdout
+    github = run("audit", "traces", "--baseline", "baseline.json", "-f", "github", "--jobs", "1")
+    assert github.stdout.rstrip().endswith(", 6 finding(s) in the baseline")
     # -q says the PASS is over a baseline (usertest9: it said PASS and nothing more)
     quiet = run("audit", "traces", "--baseline", "baseline.json", "-q", "--jobs", "1")
     clean, drift = quiet.stdout.splitlines()[:2]

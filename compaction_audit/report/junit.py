@@ -112,13 +112,16 @@ def _case(parent: ET.Element, s: SessionReport, code: str, name: str, found: lis
 def _session_suite(root: ET.Element, s: SessionReport, rules: list[Rule], fail_on: str,
                    show_all: bool, config: str | None = None) -> tuple[int, int, int]:
     suite = ET.SubElement(root, "testsuite", name=xml_text(s.path))
-    if s.cosine or config is not None or s.suppressed():
+    if s.cosine or config is not None or s.suppressed() or s.baselined():
         props = ET.SubElement(suite, "properties")
         if config is not None:  # the configuration file used (adv24 F5)
             ET.SubElement(props, "property", name="config", value=xml_text(config))
         if s.suppressed():  # silenced by [[suppress]]: said where CI reads (adv31 N6)
             ET.SubElement(props, "property", name="suppressed",
                           value=f"{s.suppressed()} finding(s) suppressed by [[suppress]]")
+        if s.baselined():  # held back by --baseline: the debt a clean suite carries
+            ET.SubElement(props, "property", name="baselined",  # (usertest63 #5)
+                          value=f"{s.baselined()} finding(s) in the baseline")
         if s.cosine:  # which salience series each rule read (issue 16)
             ET.SubElement(props, "property", name="cosine", value=xml_text(s.cosine_line()))
     cases = {r.code: r.name for r in rules}

@@ -133,7 +133,8 @@ def worst_rows(report: Report, fail_on: str | None = None) -> list[Row]:
 
 def gate_line(report: Report, fail_on: str) -> str:
     """One line: traces, how many reach ``fail_on``, unreadable ones, what could not be
-    covered (:func:`~compaction_audit.report.gaps.gate_phrases`), the exit code."""
+    covered (:func:`~compaction_audit.report.gaps.gate_phrases`), what ``[[suppress]]``
+    and ``--baseline`` held back, the exit code."""
     failing = sum(s.fails(fail_on) for s in report.sessions)
     total = len(report.sessions) + len(report.errors)
     parts = [f"{total} trace(s)", f"{failing} reach --fail-on {fail_on}"]
@@ -149,6 +150,9 @@ def gate_line(report: Report, fail_on: str) -> str:
     suppressed = sum(s.suppressed() for s in report.sessions)
     if suppressed:
         parts.append(f"{suppressed} finding(s) suppressed by [[suppress]]")
+    baselined = sum(s.baselined() for s in report.sessions)
+    if baselined:  # held back by --baseline (usertest63 #5: no word in the github log)
+        parts.append(f"{baselined} finding(s) in the baseline")
     return f"exit {report.exit_code(fail_on)}: " + ", ".join(parts)
 
 
