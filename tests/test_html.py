@@ -354,6 +354,8 @@ def test_a_several_trace_page_opens_on_its_traces_failing_first(tmp_path: Path) 
     assert [r.split("</td>")[0].rsplit(">", 1)[-1] for r in rows] == ["FAIL", "WARN"]
     assert f'<a href="#s1">{tmp_path}/b.jsonl</a>' in rows[0]
     assert f'<a href="#s0">{tmp_path}/a.jsonl</a>' in rows[1]
+    # the sections in the table's order, the FAIL first (usertest63 #7)
+    assert page.index('<section id="s1">') < page.index('<section id="s0">')
     # the inversion onset and boundary rounds, as the text and Markdown summaries have
     assert "<th>inversion onset</th><th>inversion boundary</th>" in table
     assert ('<td data-label="inversion onset" class="num">-</td>'

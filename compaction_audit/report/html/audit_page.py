@@ -162,8 +162,11 @@ def traces_table(report: Report, fail_on: str | None = None) -> str:
 def render_html(report: Report, opts: RenderOptions) -> bytes:
     """The audit report as one self-contained HTML page (see :mod:`.page`)."""
     bodies, entries = [], []
-    for i, r in enumerate(report.sessions):
-        body, entry = session_section(r, i)
+    # the sections in the Traces table's order, failing first (usertest63 #7: the first
+    # section under a failing-first table was a PASS, in argument order)
+    rows = summary_rows(report, opts.fail_on)[:len(report.sessions)]
+    for i in sorted(range(len(report.sessions)), key=lambda i: worst_first_key(rows[i])):
+        body, entry = session_section(report.sessions[i], i)
         bodies.append(body)
         entries.append(entry)
     errors = "".join(f'<li class="sev-error">{esc(e.named())}</li>' for e in report.errors)
