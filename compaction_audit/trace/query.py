@@ -69,14 +69,27 @@ def _word_in(needle: str, text: str) -> bool:
     if not target:
         return False
     flat = _flat(text)
+    word_start = _is_word(target[0])
     at = flat.find(target)
     while at >= 0:
         end = at + len(target)
         if ((at == 0 or not _is_word(flat[at - 1]))
                 and (end == len(flat) or not _is_word(flat[end]))):
             return True
-        at = flat.find(target, at + 1)
+        if word_start:  # no match starts inside this word: search after it (adv119:
+            # a query of 999 "a" in a span of 2 MB of "a" took 14 s, a find per place)
+            past = _WORD_RUN_RE.match(flat, at).end()
+            at = flat.find(target, past + 1)
+        else:
+            at = flat.find(target, at + 1)
     return False
+
+
+_WORD_RUN_RE = re.compile(r"[\w\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff"
+                          r"\ufe20-\ufe2f]*")
+"""A run of word characters (:func:`_is_word`; of the combining marks, those of the
+combining blocks): every place inside it follows a word character, so no word starts
+there.  Where it stops at a mark outside those blocks, the search goes on from there."""
 
 
 @dataclass(frozen=True)
