@@ -78,7 +78,8 @@ def _word_in(needle: str, text: str) -> bool:
             return True
         if word_start:  # no match starts inside this word: search after it (adv119:
             # a query of 999 "a" in a span of 2 MB of "a" took 14 s, a find per place)
-            past = _WORD_RUN_RE.match(flat, at).end()
+            run = _WORD_RUN_RE.match(flat, at)  # (matches always: "*")
+            past = run.end() if run else at
             at = flat.find(target, past + 1)
         else:
             at = flat.find(target, at + 1)
