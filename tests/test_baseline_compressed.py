@@ -76,7 +76,7 @@ def test_a_baseline_of_more_values_than_one_per_16_bytes_is_refused_before_decod
         tmp_path: Path) -> None:
     """adv72 #2: a 65 KB .gz of 64 MiB of ``{},`` was decoded whole (3.8 GB, 26 s)
     before its first field error; the check counts commas, so the edge is exact."""
-    from compaction_audit.baseline import BYTES_PER_VALUE, DENSE_FROM, _dense_enough
+    from compaction_audit.baseline.file import BYTES_PER_VALUE, DENSE_FROM, _dense_enough
 
     head, tail = b'{"baseline_format":1,"findings":[', b"]}"
     pad = DENSE_FROM - len(head) - len(tail)

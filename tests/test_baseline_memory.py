@@ -45,7 +45,7 @@ def test_under_a_limit_the_baseline_is_read_in_a_child(
     assert baseline.load(saved) == here and calls == []  # no limit: read here
     monkeypatch.setattr(addrspace, "address_space_limit", lambda: 1 << 40)
     assert baseline.load(saved) == here
-    assert calls == [(baseline._load_or_error, (saved,), str(saved))]
+    assert calls == [(baseline.file._load_or_error, (saved,), str(saved))]
 
 
 @pytest.mark.parametrize(("code", "err", "message"), [
@@ -72,7 +72,7 @@ def test_no_memory_to_parse_is_not_bad_json(saved: Path, monkeypatch: pytest.Mon
     def short(data: bytes) -> Any:
         raise orjson.JSONDecodeError(addrspace.ORJSON_OUT_OF_MEMORY, "", 0)
 
-    monkeypatch.setattr(baseline.orjson, "loads", short)
+    monkeypatch.setattr(baseline.file.orjson, "loads", short)
     with pytest.raises(MemoryError):  # the child's out-of-memory exit, or the command's line
         baseline.load(saved)
 

@@ -145,7 +145,7 @@ def test_baseline_larger_than_the_limit_is_refused(trace: Path, tmp_path: Path,
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     from compaction_audit import baseline
 
-    monkeypatch.setattr(baseline, "MAX_BASELINE_BYTES", 100)
+    monkeypatch.setattr(baseline.file, "MAX_BASELINE_BYTES", 100)
     path = tmp_path / "b.json"
     path.write_bytes(b'{"baseline_format": 1, "findings": []}' + b" " * 62)  # 100 bytes
     assert run("audit", str(trace), "--baseline", str(path), "-q").exit_code == 1
