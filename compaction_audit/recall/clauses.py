@@ -5,8 +5,8 @@ clause is cut on real text:
 
 * a clause runs from its marker to the end of its sentence (``.``, ``;``, ``!``, ``?``,
   a line end, a ``:`` outside a code span, a bracket, a conjunction such as "but" or
-  "which", a comma before a new subject: ", it is risky"; a list's commas and a soft
-  line break of wrapped text, :func:`unwrapped`, do not end it), at most
+  "which", a comma before a new subject: ", it is risky"; a list's commas and a line
+  end that cuts a prohibition from what it forbids, :func:`unwrapped`, do not end it), at most
   :data:`_WINDOW` characters; a ``:`` or ``.`` inside a code span does not end it;
 * negation and constraint markers inside it (a *nested* marker: "must not", "no new
   service module required") are part of it: the clause takes the negation's kind when
@@ -266,36 +266,44 @@ def _masked(low: str) -> str:
     return _CODE_RE.sub(lambda m: "`" + "x" * (len(m.group()) - 2) + "`", low)
 
 
-_SOFT_WRAP_RE = re.compile(  # a line break inside a sentence of a hard-wrapped paragraph
-    r"(?<=[^\W_]|,)\n(?=[ \t]{0,4}(?:[a-z`]|-{1,2}[A-Za-z]|[A-Z]{2,}\b))")
-_WRAP_WIDTH = 50
-"""The least length, in characters, of a line that a soft line break ends."""
+_SOFT_WRAP_RE = re.compile(  # over lowercased text: a prohibition cut from what it forbids
+    r"(?:\b(?:do|does|did|must|should|shall|will|would|can|could|may|might|need|please)"
+    r"[ \t]+(?:not|never)|\b[a-z]+n['\u2019]t|\bnever|\bavoid)"
+    r"(?:[ \t]+(?:ever|again|even))?(?:[ \t]+[a-z]+)?"  # and its verb: "do not use"
+    r"[ \t]*(\r?\n[ \t]*(?:>[ \t]*)*)(?=[a-z`]|-{1,2}[a-z])")
 
 
-def unwrapped(text: str, masked: str) -> str:
-    """``masked`` with each soft line break of ``text`` read as a space (same length): a
-    line of at least :data:`_WRAP_WIDTH` characters that ends in a word or a comma and
-    runs on into a line opening with a lowercase word, a code span, a flag or a word in
-    capitals ("... never\nuse --force", "... do\nNOT push").  Text wrapped at a
-    fixed width (a pasted e-mail, a spec or a bullet's continuation line) keeps its
-    sentences whole, so a clause does not stop at the wrap (adv116 B5: "Do NOT" ended
-    one line and "use --force" opened the next; the rule was read as no clause and the
-    push that broke it was not found).  A short line ("Rules" above "never push") or one
-    ending in punctuation still ends its clause.  ``masked`` is ``text`` or a text of
-    the same length made from it (lowercased, code masked); the summary's side reads
-    its sentences through it too (:mod:`compaction_audit.recall.survival.index`)."""
-    if "\n" not in text:
+_QUOTED_BREAK_RE = re.compile(r"\r?\n[ \t]*(?:>[ \t]*)*")
+"""A line end and the quote marks that open the next line."""
+
+
+def unwrapped(low: str, masked: str) -> str:
+    """``masked`` with each soft line break of ``low`` (lowercased text) read as a space
+    (same length): a break right after an unfinished prohibition, a negation after an
+    auxiliary ("must not", "do NOT"), a negative contraction, "never" or "avoid",
+    with at most its verb ("do not use"), before a line that opens (past blanks and
+    quote marks ``>``) with a word, a code span or a flag: what the prohibition forbids
+    ("... you must NOT" above "use --force on the release branch").  Text wrapped at a
+    fixed width (a pasted e-mail, a quoted spec) keeps its rule whole (adv116 B5: "Do
+    NOT" ended one line and "use --force" opened the next; the rule was read as no
+    clause and the push that broke it was not found).  Any other line end still ends
+    its clause: a line-per-item list joined into one sentence made "... passed or
+    not" above "use --force ..." a prohibition of what the person allowed, and a
+    heading "... were not finished" above a line that reverses a rule kept the rule
+    (adv120 #1, #2).  ``masked`` is ``low`` or a text of the same length made from it
+    (code masked); the summary's side reads its sentences through it too
+    (:mod:`compaction_audit.recall.survival.index`)."""
+    if "\n" not in low:
         return masked
-    cuts = [m.start() for m in _SOFT_WRAP_RE.finditer(text)
-            if m.start() - text.rfind("\n", 0, m.start()) > _WRAP_WIDTH]
+    cuts = [m.span(1) for m in _SOFT_WRAP_RE.finditer(low)]
     if not cuts:
         return masked
     parts, at = [], 0
-    for cut in cuts:
-        parts.append(masked[at:cut])
-        at = cut + 1
+    for cut, end in cuts:  # the line end and the next line's quote marks become blanks
+        parts += [masked[at:cut], " " * (end - cut)]
+        at = end
     parts.append(masked[at:])
-    return " ".join(parts)
+    return "".join(parts)
 
 
 def _marks(low: str) -> list[tuple[Kind, str, int, int]]:
@@ -427,7 +435,7 @@ def scan_clauses(text: str, out: list[Discriminator],
     """Append the clause discriminators of ``text`` (module docstring).  Markers inside
     a ``skip`` range (requirement units) are left out."""
     low = _lower(text)
-    masked = unwrapped(text, _masked(low))
+    masked = unwrapped(low, _masked(low))
     marks = _marks(low)
     lines = (_code_lines(low) if ("->" in low or "→" in low)
              and any(low[m[2]:m[3]] in ("->", "→") for m in marks) else None)
@@ -526,7 +534,7 @@ def scan_clauses(text: str, out: list[Discriminator],
         if kind is Kind.NEGATION:
             negated_end = end
         if "\n" in seg:  # across a soft line break (unwrapped): one line, as typed
-            seg = " ".join(seg.split())
+            seg = " ".join(_QUOTED_BREAK_RE.sub(" ", seg).split())
         out.append(Discriminator(kind, seg, " ".join([family, *words]), start, end))
 
 

@@ -64,9 +64,20 @@ underscores, and two globs are no pair, "*.pyc or build/*")."""
 _SPLIT_CODE_RE = re.compile(r"(`[^`\n]*`)")
 
 
-_SMART_DASH_RE = re.compile(r"(?<![\w-])[\u2013\u2014](?=[A-Za-z][\w-]{2})")
-"""An en or em dash opening a word of three characters or more: a flag's "--" that an
-editor's smart punctuation joined into one dash ("Do NOT use \u2014force", adv116 B5)."""
+_SMART_DASH_RE = re.compile(
+    r"(?i)(\b(?:" + "|".join(_RUN + _WRITE) + r"|the|a|an|any|or|nor|and)[ \t]+|,[ \t]*)"
+    r"([\u201c\u2018\"'(]?)[\u2010\u2011\u2013\u2014\u2212]{1,2}(?=[A-Za-z][\w-]{2})")
+"""A flag's "--" that an editor's smart punctuation made one dash, two en dashes, a
+minus sign or Unicode hyphens ("Do NOT use \u2014force", adv116 B5; "\u2212force",
+"\u2010\u2010force", adv120 #5): a dash opening a word of three characters or more
+right after the act's verb, an article, "or", "nor", "and" or a comma (an opening
+quote between), where a prose dash after other words is an aside ("Don't use the
+debug build \u2014verbose logs fill the disk" forbids no --verbose: adv120 #4)."""
+_DASH_IN_WORD_RE = re.compile(r"(?<=[A-Za-z0-9])[\u2013\u2014](?=\w)")
+"""An en or em dash between two words ("\u2014force\u2014it rewrites"): read as a
+spaced one, so that the flag before it is a word of its own."""
+_QUOTES = ".,;!?()\"'\u201c\u201d\u2018\u2019"
+"""What a word of a prohibition's object is stripped of (curly quotes too: adv120 #5)."""
 
 
 def _plain(text: str) -> str:
@@ -76,8 +87,8 @@ def _plain(text: str) -> str:
     for i in range(0, len(parts), 2):  # the even parts are outside code spans
         for pattern in _EMPHASIS_RES:
             parts[i] = pattern.sub(r"\2", parts[i])
-        if "\u2013" in parts[i] or "\u2014" in parts[i]:
-            parts[i] = _SMART_DASH_RE.sub("--", parts[i])
+        if not parts[i].isascii():
+            parts[i] = _SMART_DASH_RE.sub(r"\1\2--", _DASH_IN_WORD_RE.sub(" \u2014 ", parts[i]))
     return "".join(parts)
 _PROHIBITION = r"(?i)\b(?:not|never|don't|no|avoid|cannot)\b"
 """Text that forbids rather than acts (a Polars regex)."""
@@ -104,7 +115,7 @@ def forbidden(text: str) -> tuple[str, str, bool] | None:
         return code.group(1).strip().rstrip(":"), act, False
     words: list[str] = []
     for raw in re.split(r"\s+", rest.strip()):
-        word = raw.strip(".,;!?()\"'")
+        word = raw.strip(_QUOTES)
         if not word or (not words and word.lower() in _ARTICLES):
             continue
         if word.lower() in _STOP or raw != raw.rstrip(".,;!?"):
@@ -130,7 +141,7 @@ _ALT_RE = re.compile(
     # ", ", " or ", ", or ", " nor ", " and/or " and an article, then a code span or a
     # word (an identifier-like one is kept: :data:`_IDENT_RE`)
     r"(?i)[ \t]*(?:,[ \t]*(?P<or1>(?:or|nor)[ \t]+)?|[ \t]+(?P<or2>or|nor|and/or)[ \t]+)"
-    r"(?:(?:a|an|the|any)[ \t]+)?(?:`([^`\n]{2,120})`|([^\s`,;!?()\"']+))")
+    r"(?:(?:a|an|the|any)[ \t]+)?(?:`([^`\n]{2,120})`|([^\s`,;!?()\"'\u201c\u201d\u2018\u2019]+))")
 _LIST_GOES_ON_RE = re.compile(
     r"(?i)[ \t]*(?:[,.;:!?)\n]|$|(?:or|nor|and|in|on|to|for|when|unless|with|without|"
     r"into|from|at|by|against|here|there|again|anymore|because|since|before|after|if"

@@ -213,6 +213,18 @@ def test_bare_number_is_never_asked_again_alone() -> None:
     ("Do not run the tool \u2014it is slow", ("tool \u2014it is", "command", False)),
     ("Do not use `\u2014force` here", ("\u2014force", "command", False)),
     ("Never use the tool \u2014 force is bad", ("tool \u2014 force", "command", False)),
+    # adv120 #4: only right after the verb, an article, "or" or a comma: a prose dash
+    # after other words is an aside, no flag
+    ("Don't use the debug build \u2014verbose logs fill the disk",
+     ("debug build \u2014verbose", "command", False)),
+    ("Never use the \u2014force flag", ("--force", "command", False)),
+    # adv120 #5: curly quotes, a dash after the flag, two en dashes, a minus sign and
+    # Unicode hyphens
+    ("Do NOT use \u201c\u2014force\u201d on the release branch", ("--force", "command", False)),
+    ("Do NOT use \u2014force\u2014it rewrites history", ("--force", "command", False)),
+    ("Do NOT use \u2013\u2013force here", ("--force", "command", False)),
+    ("Do NOT use \u2212force here", ("--force", "command", False)),
+    ("Do NOT use \u2010\u2010force here", ("--force", "command", False)),
 ])
 def test_forbidden_object(text: str, want: tuple[str, str, bool] | None) -> None:
     assert forbidden(text) == want

@@ -42,9 +42,12 @@ def _codes(path: Path) -> list[str]:
 
 @pytest.mark.parametrize("wrapped", [
     WRAPPED,
-    f"{HEAD}\nNOT use --force on the release branch, because others pulled it.",
     f"{HEAD} NOT use\n--force on the release branch, because others pulled it.",
     f"- {HEAD} not use\n  --force on the release branch, because others pulled it.",
+    f"{HEAD} NOT\r\nuse --force on the release branch, because others pulled it.",
+    f"{HEAD} NOT \nuse --force on the release branch, because others pulled it.",
+    f"> {HEAD} NOT\n> use --force on the release branch, because others pulled it.",
+    f"* {HEAD} not\n      use --force on the release branch, because others pulled it.",
 ])
 def test_a_clause_runs_on_over_a_soft_line_break(wrapped: str) -> None:
     text = f"{HEAD} NOT use --force on the release branch"
@@ -56,21 +59,27 @@ def test_a_clause_runs_on_over_a_soft_line_break(wrapped: str) -> None:
     assert _negations(ONE_LINE) == [(text, norm)]
 
 
-def test_a_short_line_or_a_line_ending_a_sentence_still_ends_the_clause() -> None:
-    # a line of 49 characters is no wrap, one of 50 is (_WRAP_WIDTH)
-    line49, line50 = "x" * 45 + " not", "x" * 46 + " not"
-    assert len(line49) == 49 and len(line50) == 50
-    assert unwrapped(f"{line49}\nuse it", f"{line49}\nuse it") == f"{line49}\nuse it"
-    assert unwrapped(f"{line50}\nuse it", f"{line50}\nuse it") == f"{line50} use it"
-    # ends in punctuation, or the next line opens a bullet or a capitalised word
-    for text in (f"{HEAD} rest.\nnever use it", f"{HEAD} rest\n- never use it",
-                 f"{HEAD} rest\nNever use it"):
-        assert unwrapped(text, text) == text
-    # a short heading above an unpunctuated rule (the adversarial "Do NOT\nuse --force"
-    # too) reads as two lines
+def test_only_a_prohibition_cut_from_what_it_forbids_runs_on() -> None:
+    # a negation after an auxiliary, a contraction, "never", "avoid", with its verb at
+    # most; blanks, "\r" and the next line's quote marks become spaces (adv120 #3)
+    for text in ("you must not\nuse it", "do not use\n--force", "don't\n`rm -rf`",
+                 "never\n  use it", "must not \r\nuse it", "> must not\n> use it"):
+        joined = unwrapped(text, text)
+        assert "\n" not in joined and len(joined) == len(text), text
+    # any other line end still ends the clause: a line-per-item list, "or not", "yes or
+    # no", a heading (adv120 #1, #2), a prohibition with an object already
+    for text in ("whether the tests passed or not\nuse --force when you push",
+                 "answer with a plain yes or no\nuse --force-with-lease",
+                 "## open items that were not finished\n`git push --force` on release",
+                 "never push to main without a review\nuse --force on your branches",
+                 "rules\nnever use --force", "do not use it.\nuse the other one"):
+        assert unwrapped(text, text) == text, text
     assert _negations("Rules\nnever use --force when pushing") == [
         ("never use --force when pushing", "not use --force when pushing")]
-    assert _negations("Do NOT\nuse --force when pushing.") == []
+    assert _negations("Do NOT\nuse --force when pushing.") == [
+        ("Do NOT use --force when pushing", "not use --force when pushing")]
+    assert _negations("Tell me whether the integration tests passed or not\n"
+                      "use --force when you push the feature branch") == []
 
 
 def test_the_push_that_breaks_a_wrapped_rule_is_found(write_log: LogWriter) -> None:
@@ -90,3 +99,21 @@ def test_a_summary_keeping_the_rule_wrapped_does_not_flip_it(write_log: LogWrite
     # a summary that drops the negation over the same wrap does flip it
     flipped = kept.replace("must NOT\n", "must\n")
     assert _codes(_log(write_log, rule, flipped)) == ["CA301", "CA304", "CA307"]
+
+
+@pytest.mark.parametrize(("summary", "codes"), [
+    ("## Open items that were not finished before this compaction\n"
+     "`git push --force` on the release branch to publish the hotfix.", ["CA301", "CA307"]),
+    ("Open items from the session that were not finished before the compaction\n"
+     "use --force on the release branch to publish the hotfix.", ["CA301", "CA304", "CA307"]),
+    ("Summary: the user does not want any new dependencies added to the project\n"
+     "use --force on the release branch, because others pulled it.",
+     ["CA301", "CA304", "CA307"]),
+])
+def test_a_negation_on_the_line_before_does_not_keep_a_reversed_rule(
+        write_log: LogWriter, summary: str, codes: list[str]) -> None:
+    """adv120 #1: a long line holding "not" (a heading, a label) joined to the next one,
+    which states the forbidden act, read as keeping the rule: CA304 and the CA307 of
+    the push went away, exit 1 -> 0."""
+    rule = "Do NOT use --force on the release branch, because others pulled it."
+    assert _codes(_log(write_log, rule, summary)) == codes
