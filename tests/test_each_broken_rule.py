@@ -6,6 +6,8 @@ GitHub annotation naming the first, "3 findings over rounds 2-2")."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import orjson
 
 from compaction_audit.api import audit
@@ -63,3 +65,33 @@ def test_a_broken_rule_gets_an_annotation_slot_before_drift() -> None:
     warned = [_finding("CA307", 4, Severity.WARNING)]
     again = [_finding("CA307", 6)]
     assert _priority([drift, broken, warned, again]) == [broken, drift, again, warned]
+
+
+def test_many_broken_rules_at_one_round_name_the_round_once(tmp_path: Path) -> None:
+    """adv120 #6: twelve rules broken at round 2 are twelve episodes; their rounds read
+    "round 2", not "rounds 2, 2, 2, ..." (text) or "round(s) 2, 2, 2, ..." (JUnit)."""
+    from rich.console import Console
+
+    from compaction_audit.report.terminal import report_renderable
+    from tests.logs import dump, rnd, session
+
+    flags = [f"--mode-{word}" for word in "abcdefghijkl"]
+    rules = [{"id": f"u{i}", "tokens": 10, "source": "user",
+              "text": f"Do NOT use {flag} when running the deploy tool."}
+             for i, flag in enumerate(flags)]
+    calls = [{"id": f"t{i}", "tokens": 10, "source": "tool_call:Bash",
+              "text": f"deploy-tool run {flag}"} for i, flag in enumerate(flags)]
+    ids = [r["id"] for r in rules]
+    path = dump([session(), rnd(0, spans=rules),
+                 rnd(1, summaries=[{"id": "c1", "tokens": 50, "children": ids,
+                                    "text": "Worked on the deploy tool."}], evicted=ids),
+                 rnd(2, spans=calls)], tmp_path / "t.jsonl")
+    report = Report([audit(str(path))])
+    assert sum(f.code == "CA307" for f in report.sessions[0].findings) == 12
+    console = Console(record=True, width=200)
+    console.print(report_renderable(report))
+    text = console.export_text()
+    assert "12 findings in 12 episodes, 1 round" in text
+    assert "... 9 more episodes of CA307 (round 2) (--all)" in text
+    junit = render_junit(report, RenderOptions(single=True)).decode()
+    assert 'message="12 finding(s) of lost-rule-violated at round(s) 2"' in junit

@@ -93,10 +93,12 @@ def _case(parent: ET.Element, s: SessionReport, code: str, name: str, found: lis
     failing = [f for f in found if fails(f.severity, fail_on)]
     rest = [f for f in found if not fails(f.severity, fail_on)]
     if failing:
-        runs = [run[0].round if run[0].round == run[-1].round  # two folds at one round
-                else f"{run[0].round}-{run[-1].round}"  # read "35-35" (usertest25 #2)
-                for run in episodes(failing)]
-        rounds = ", ".join(str(r) for r in runs[:10])
+        runs = list(dict.fromkeys(  # each round or range once: a broken rule's
+            # findings are episodes of their own, several at one round (adv120 #6)
+            str(run[0].round) if run[0].round == run[-1].round  # two folds at one round
+            else f"{run[0].round}-{run[-1].round}"  # read "35-35" (usertest25 #2)
+            for run in episodes(failing)))
+        rounds = ", ".join(runs[:10])
         more = f" and {len(runs) - 10} more" if len(runs) > 10 else ""
         failure = ET.SubElement(case, "failure", type=failing[0].severity.value,
                                 message=f"{len(failing)} finding(s) of {name} at "

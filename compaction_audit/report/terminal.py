@@ -483,9 +483,10 @@ def findings_section(r: SessionReport, show_all: bool = False) -> RenderableType
         for run in shown:
             parts += _episode(run, show_all, worst(code))
         if hidden:
-            rest = ", ".join(_span(run) for run in runs[len(shown):][:8])
-            more = ", ..." if hidden > 8 else ""
-            one = hidden == 1 and "-" not in rest  # one episode of one round
+            spans = list(dict.fromkeys(_span(run) for run in runs[len(shown):]))
+            rest = ", ".join(spans[:8])  # each once: a broken rule's findings are
+            more = ", ..." if len(spans) > 8 else ""  # episodes of their own (adv120 #6)
+            one = len(spans) == 1 and "-" not in rest  # one round
             parts.append(more_line(hidden, f"more episode{'' if hidden == 1 else 's'} of "
                                            f"{code} (round{'' if one else 's'} {rest}{more})"))
         parts.append(hang(Text("action: ", style="dim"), w(first.action)))
