@@ -112,13 +112,21 @@ def test_run_with_itself_is_no_change(tmp_path: Path, heavy: bool) -> None:
 
 # ------------------------------------------------------------------ onsets
 
+DRIFT = ("neither loop can invert (a condition of inversion fails), its rounds read as "
+         "drift: ")
+"""How a diff's verdict opens where neither run can invert (make_log's eviction is not
+continuous): adv120 #7."""
+
 def test_onset_later_then_earlier_with_gate(tmp_path: Path) -> None:
     early = make_log(tmp_path / "early.jsonl", n=12, signature=(3, 4, 5))
     late = make_log(tmp_path / "late.jsonl", n=12, signature=(6, 7, 8))
     d = diff_reports(audit(early), audit(late))
     o = d.onset("inversion_onset")
     assert (o.baseline, o.candidate, o.delta, o.verdict) == (3, 6, 3, "later")
-    assert d.headline().startswith("inversion onset later: round 3 -> round 6 (+3 rounds)")
+    # these loops cannot invert (eviction is not continuous): said first (adv120 #7)
+    assert d.headline().startswith(
+        "neither loop can invert (a condition of inversion fails), its rounds read as "
+        "drift: inversion onset later: round 3 -> round 6 (+3 rounds)")
     # spans and salience differ from the first eviction of one run to the last of the other
     assert d.diverging_rounds == [3, 4, 5, 6, 7]
     assert d.findings == []
@@ -133,13 +141,14 @@ def test_onset_later_then_earlier_with_gate(tmp_path: Path) -> None:
     assert failed.exit_code == 1
     # usertest32 #3: the first and the last line say the gate failed, and which one
     verdict = ("gate FAILED (--fail-if-onset-earlier 2): inversion onset earlier by 3 "
-               "round(s); inversion onset earlier: round 6 -> round 3 (-3 rounds)")
+               "round(s); neither loop can invert (a condition of inversion fails), its "
+               "rounds read as drift: inversion onset earlier: round 6 -> round 3 (-3 rounds)")
     assert failed.stdout.rstrip().splitlines()[-1].startswith(verdict)
     assert " ".join(failed.stdout.split("verdict", 1)[1].split()).startswith(verdict)
     page = unbroken(run(late, early, "--fail-if-onset-earlier", "2", "-f", "html").stdout)
     assert 'id="verdict">' + verdict.replace(">", "&gt;") in page
     passed = run(late, early, "--fail-if-onset-earlier", "3").stdout.rstrip()
-    assert passed.splitlines()[-1].startswith("inversion onset earlier: round 6 -> round 3")
+    assert passed.splitlines()[-1].startswith(DRIFT + "inversion onset earlier: round 6 -> round 3")
     assert run(early, late, "--fail-if-onset-earlier", "0").exit_code == 0
     assert run(late, early).exit_code == 0  # no gate set
     # usertest34 #14: -q prints the last line alone, and keeps the gate's exit
@@ -225,6 +234,19 @@ def test_moved_episode_persists(tmp_path: Path) -> None:
     assert (inv.baseline.first_round, inv.candidate.first_round) == (3, 6)
     assert d.onset("inversion_boundary").delta == 3
     assert run(a, b, "--fail-on-new", "info").exit_code == 0
+
+
+def test_rounds_of_two_loops_that_cannot_invert_read_as_drift(tmp_path: Path) -> None:
+    """adv120 #7: each run's audit reads a boundary as drift where a condition of
+    inversion fails; the diff led with "inversion boundary disappeared" all the same."""
+    lines = (SAMPLES / "faithfulness.jsonl").read_text().splitlines(keepends=True)
+    short = tmp_path / "f4.jsonl"
+    short.write_text("".join(lines[:4]))
+    d = diff_reports(audit(str(SAMPLES / "faithfulness.jsonl")), audit(str(short)))
+    assert d.headline().startswith(
+        "neither loop can invert (a condition of inversion fails), its rounds read as "
+        "drift: inversion boundary disappeared: round 3 -> none")
+    assert "; no inversion onset in either run; " in d.headline()
 
 
 # ------------------------------------------------------------------ alignment
@@ -323,7 +345,8 @@ def test_text_output_names_rounds_and_delta(tmp_path: Path) -> None:
     line = next(x for x in result.stdout.splitlines() if x.strip().startswith("inversion onset"))
     assert [c.strip() for c in line.split("│")[1:]] == ["3", "6", "+3", "later"]
     assert result.stdout.strip().splitlines()[-1] == (
-        "inversion onset later: round 3 -> round 6 (+3 rounds); 0 new, 0 resolved, "
+        "neither loop can invert (a condition of inversion fails), its rounds read as "
+        "drift: inversion onset later: round 3 -> round 6 (+3 rounds); 0 new, 0 resolved, "
         "0 persisting finding unit(s); series differ at 5 round(s)")
 
 

@@ -227,14 +227,17 @@ class RunDiff:
         # two loops neither of which can invert (an agent product's compactions, seed
         # 000's conditions): what they lost leads, the onset closes (usertest62 B4:
         # "inversion onset unchanged: none -> none" led the diff of two Codex runs)
-        quiet = (o.baseline is None and o.candidate is None
-                 and not any(can_invert(r.conditions) for r in (self.baseline,
-                                                                 self.candidate)))
+        neither = not any(can_invert(r.conditions) for r in (self.baseline, self.candidate))
+        quiet = o.baseline is None and o.candidate is None and neither
         parts = [] if quiet else [f"inversion onset {o.verdict}: {describe(o)}{self._ends(o)}"]
         b = self.onset("inversion_boundary")
         if b.verdict != "unchanged":  # where CA101 fires (usertest53 #5: "onset
             parts.append(f"inversion boundary {b.verdict}: {describe(b)}"  # unchanged" led
                          f"{self._ends(b)}")  # a verdict whose boundary came 2 earlier)
+        said_drift = bool(parts) and neither
+        if said_drift:  # read as drift, as each run's audit says (adv120 #7)
+            parts[0] = ("neither loop can invert (a condition of inversion fails), its "
+                        "rounds read as drift: " + parts[0])
         counts = {s: len(self.by_status(s)) for s in ("new", "resolved", "persisting")}
         # units, not findings: a fold finding is one unit per fact it lost (docs/diff.md)
         parts.append(", ".join(f"{n} {s}" for s, n in counts.items()) + " finding unit(s)"
@@ -254,8 +257,9 @@ class RunDiff:
         if self.diverging_rounds:
             parts.append(f"series differ at {len(self.diverging_rounds)} round(s)")
         if quiet:
-            parts.append("no inversion onset in either run (neither loop can invert: "
-                         "a condition of inversion fails)")
+            parts.append("no inversion onset in either run" + (
+                "" if said_drift else " (neither loop can invert: a condition of inversion "
+                "fails)"))
         return "; ".join(parts)
 
     def worse_counts(self) -> tuple[int, int]:
