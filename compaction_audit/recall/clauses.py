@@ -6,8 +6,9 @@ clause is cut on real text:
 * a clause runs from its marker to the end of its sentence (``.``, ``;``, ``!``, ``?``,
   a line end, a ``:`` outside a code span, a bracket, a conjunction such as "but" or
   "which", a comma before a new subject: ", it is risky"; a list's commas and a line
-  end that cuts a prohibition from what it forbids, :func:`unwrapped`, do not end it), at most
-  :data:`_WINDOW` characters; a ``:`` or ``.`` inside a code span does not end it;
+  end that cuts a prohibition from what it forbids, :func:`unwrapped`, do not end it),
+  at most :data:`_WINDOW` characters; a ``:`` or ``.`` inside a code span does not end
+  it;
 * negation and constraint markers inside it (a *nested* marker: "must not", "no new
   service module required") are part of it: the clause takes the negation's kind when
   nothing but stopwords stands between the markers ("must not introduce X" is the

@@ -73,9 +73,9 @@ minus sign or Unicode hyphens ("Do NOT use \u2014force", adv116 B5; "\u2212force
 right after the act's verb, an article, "or", "nor", "and" or a comma (an opening
 quote between), where a prose dash after other words is an aside ("Don't use the
 debug build \u2014verbose logs fill the disk" forbids no --verbose: adv120 #4)."""
-_DASH_IN_WORD_RE = re.compile(r"(?<=[A-Za-z0-9])[\u2013\u2014](?=\w)")
-"""An en or em dash between two words ("\u2014force\u2014it rewrites"): read as a
-spaced one, so that the flag before it is a word of its own."""
+_FLAG_END_RE = re.compile(r"(--[A-Za-z][\w-]*)[\u2013\u2014]")
+"""A flag an en or em dash ends ("\u2014force\u2014it rewrites"): the flag alone is the
+object (:func:`_flag_cut`)."""
 _QUOTES = ".,;!?()\"'\u201c\u201d\u2018\u2019"
 """What a word of a prohibition's object is stripped of (curly quotes too: adv120 #5)."""
 
@@ -88,8 +88,14 @@ def _plain(text: str) -> str:
         for pattern in _EMPHASIS_RES:
             parts[i] = pattern.sub(r"\2", parts[i])
         if not parts[i].isascii():
-            parts[i] = _SMART_DASH_RE.sub(r"\1\2--", _DASH_IN_WORD_RE.sub(" \u2014 ", parts[i]))
+            parts[i] = _SMART_DASH_RE.sub(r"\1\2--", parts[i])
     return "".join(parts)
+
+
+def _flag_cut(word: str) -> str:
+    """``word`` up to the en or em dash that ends a flag in it (:data:`_FLAG_END_RE`)."""
+    m = _FLAG_END_RE.match(word) if word.startswith("--") else None
+    return m.group(1) if m else word
 _PROHIBITION = r"(?i)\b(?:not|never|don't|no|avoid|cannot)\b"
 """Text that forbids rather than acts (a Polars regex)."""
 _CODE_RE = re.compile(r"`([^`\n]{2,120})`")
@@ -115,7 +121,7 @@ def forbidden(text: str) -> tuple[str, str, bool] | None:
         return code.group(1).strip().rstrip(":"), act, False
     words: list[str] = []
     for raw in re.split(r"\s+", rest.strip()):
-        word = raw.strip(_QUOTES)
+        word = _flag_cut(raw.strip(_QUOTES))
         if not word or (not words and word.lower() in _ARTICLES):
             continue
         if word.lower() in _STOP or raw != raw.rstrip(".,;!?"):
@@ -178,7 +184,7 @@ def forbidden_all(text: str) -> tuple[tuple[str, str, bool], ...]:
         m = _ALT_RE.match(plain, end)
         if m is None:
             break
-        item = (m.group(3) or m.group(4) or "").strip().rstrip(".:")
+        item = _flag_cut((m.group(3) or m.group(4) or "").strip().rstrip(".:"))
         end = m.end()
         if item.startswith("-") and len(item) < 3:
             pass  # "-f", "-n": a short flag of every command, no object, the list goes on
