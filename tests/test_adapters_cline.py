@@ -68,6 +68,7 @@ def test_basic_strategy_keeps_the_turns_and_folds_the_tool_work() -> None:
     assert info["trigger"] == "manual"  # reason: manual_compaction
     assert info["messages_removed"] == 6  # 12 messages before, 6 after: a1 r1 a2 r2 a4 r3
     assert info["tokens_before"] == 2705  # a6's metrics.inputTokens, the last measured
+    assert info["tokens_before_from"] == "last call"  # said so (usertest64 N4)
     # usageBefore is the sum of the six assistant messages' inputTokens
     assert info["usage_before"]["inputTokens"] == 1840 + 2260 + 2495 + 2570 + 2630 + 2705
     assert list(all_spans(out)) == SPANS
@@ -88,6 +89,7 @@ def test_agentic_strategy_summary_message_folds_all_but_the_last_turn() -> None:
     info = rnd["compaction"]
     assert (line, info["strategy"], info["trigger"]) == (7, "agentic", None)  # no reason
     assert info["tokens_before"] == 2750  # metadata.tokensBefore, not a6's 2705
+    assert info["tokens_before_from"] is None  # the strategy's own count
     assert info["messages_removed"] == 10  # 12 before; u3 and a6 kept
     assert [Path(f).name for f in info["files_read"]] == ["fetch.py", "test_fetch.py"]
     assert [Path(f).name for f in info["files_modified"]] == ["fetch.py"]
@@ -112,6 +114,12 @@ def test_audit_reports_strategy_tokens_removed_and_lost_facts(
     assert report.source_format == "cline"
     (c,) = report.compactions
     assert c["strategy"] == strategy
+    # the basic strategy records no count of its own: the context is the last call's
+    # input, and the line says so beside the agentic strategy's own count (usertest64 N4)
+    from compaction_audit.report.compaction_text import compaction_sizes
+    assert compaction_sizes(c).startswith(
+        "context 2,705 (the last call's input) -> unknown tokens" if strategy == "basic"
+        else "context 2,750 -> unknown tokens")
     assert {(d["kind"], d["text"]) for d in c["lost"]} == lost
 
 

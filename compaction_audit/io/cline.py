@@ -395,7 +395,8 @@ class _Converter(Conversion):
         """Open the compaction round with the strategy's figures."""
         kind = meta.get("kind")
         before = meta.get("tokensBefore")
-        if type(before) is not int:
+        counted = type(before) is int  # the strategy's own count (agentic), else the
+        if not counted:  # last call's input (basic): said so (usertest64 N4)
             before = self.last_input
         stated = meta.get("messagesRemoved")
         if removed is None:
@@ -409,6 +410,7 @@ class _Converter(Conversion):
             "trigger": ("manual" if isinstance(reason, str) and "manual" in reason
                         else "auto" if isinstance(reason, str) else None),
             "tokens_before": before, "tokens_after": None, "opaque": False,
+            "tokens_before_from": None if counted or before is None else "last call",
             "kind": "compact", "strategy": MARKER_KINDS.get(str(kind)),
             "messages_removed": removed}
         if self.unchecked is not None and not fold:

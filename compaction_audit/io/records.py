@@ -557,7 +557,7 @@ def logged(value: Any) -> dict[str, float | int | None]:
 
 COMPACTION_FLAGS = ("opaque", "inferred", "redacted")
 COMPACTION_COUNTS = ("tokens_before", "tokens_after", "summary_tokens", "messages_removed")
-COMPACTION_WORDS = ("kind", "trigger", "strategy", "unchecked", "sizes")
+COMPACTION_WORDS = ("kind", "trigger", "strategy", "unchecked", "sizes", "tokens_before_from")
 """The keys of a round's ``compaction`` extension that the reports read, by type (the
 adapters write them; other keys are kept as they are)."""
 

@@ -63,7 +63,8 @@ def compaction_sizes(c: dict[str, Any]) -> str:
     summary 61 tokens for 98 folded (1.6x)``: the product's own measure of the prompt
     before and after (``tokens_before``, ``tokens_after``), then the summary beside what
     it folded on the audit's one scale, and their quotient ``compression_ratio``
-    (docs/adapters.md, "In the report"); "about the same size" from 0.95 to 1.05 ("1.0x
+    (docs/adapters.md, "In the report"; "(the last call's input)" after the first where
+    ``tokens_before_from`` says so); "about the same size" from 0.95 to 1.05 ("1.0x
     longer" for 100 tokens over 97: adv47), and below, where the summary is the longer,
     "the summary is 3.9 times the size of what it folded" ("0.26x" read as a ratio of
     something else: usertest7).  An adapter's sizes (``sizes: "estimated"``, UTF-8 bytes
@@ -74,7 +75,9 @@ def compaction_sizes(c: dict[str, Any]) -> str:
     evicted, not folded"."""
     size, ratio, opaque = c.get("summary_tokens"), c.get("compression_ratio"), c.get("opaque")
     about = "about " if c.get("sizes") == "estimated" else ""  # an adapter's estimates
-    context = (f"context {_tokens(c.get('tokens_before'))} -> "
+    last_call = (" (the last call's input)" if c.get("tokens_before_from") == "last call"
+                 and c.get("tokens_before") is not None else "")  # (usertest64 N4)
+    context = (f"context {_tokens(c.get('tokens_before'))}{last_call} -> "
                f"{_tokens(c.get('tokens_after'))} tokens")
     if "summary_id" in c and c["summary_id"] is None and not opaque:  # a microcompact's
         return f"{context}; no summary: evicted, not folded"  # (usertest19 #1: it read
