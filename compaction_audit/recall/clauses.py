@@ -269,34 +269,54 @@ def _masked(low: str) -> str:
 
 _SOFT_WRAP_RE = re.compile(  # over lowercased text: a prohibition cut from what it forbids
     r"(?:\b(?:do|does|did|must|should|shall|will|would|can|could|may|might|need|please)"
-    r"[ \t]+(?:not|never)|\b[a-z]+n['\u2019]t|\bnever|\bavoid)"
-    r"(?:[ \t]+(?:ever|again|even))?(?:[ \t]+[a-z]+)?"  # and its verb: "do not use"
+    r"[ \t]+(?:not|never)|\b[a-z]+n['\u2019]t|\bcannot|\bnever|(?<!not )\bavoid)"
+    r"(?:[ \t]+(?:ever|again|even))?"
+    r"(?:[ \t]+(?!(?:mind|worry|bother)\b)[a-z]+(?:[ \t]+(?:the|a|an|any))?)?"  # its verb
     r"[ \t]*(\r?\n[ \t]*(?:>[ \t]*)*)(?=[a-z`]|-{1,2}[a-z])")
+_SUBJECTS = frozenset({"i", "we", "it", "they", "he", "she", "that", "this", "there", "git",
+                       "which", "who"})
+"""Words before a negation that make it a statement, not a prohibition ("git says I
+can't" above "use --force, it's my own branch": adv121 #3), but before a modal of
+obligation (:data:`_OBLIGED`: "we must not" is a rule)."""
+_OBLIGED = ("must", "should", "shall", "need")
 
 
 _QUOTED_BREAK_RE = re.compile(r"\r?\n[ \t]*(?:>[ \t]*)*")
 """A line end and the quote marks that open the next line."""
 
 
-def unwrapped(low: str, masked: str) -> str:
-    """``masked`` with each soft line break of ``low`` (lowercased text) read as a space
-    (same length): a break right after an unfinished prohibition, a negation after an
-    auxiliary ("must not", "do NOT"), a negative contraction, "never" or "avoid",
-    with at most its verb ("do not use"), before a line that opens (past blanks and
-    quote marks ``>``) with a word, a code span or a flag: what the prohibition forbids
-    ("... you must NOT" above "use --force on the release branch").  Text wrapped at a
-    fixed width (a pasted e-mail, a quoted spec) keeps its rule whole (adv116 B5: "Do
-    NOT" ended one line and "use --force" opened the next; the rule was read as no
-    clause and the push that broke it was not found).  Any other line end still ends
-    its clause: a line-per-item list joined into one sentence made "... passed or
-    not" above "use --force ..." a prohibition of what the person allowed, and a
-    heading "... were not finished" above a line that reverses a rule kept the rule
-    (adv120 #1, #2).  ``masked`` is ``low`` or a text of the same length made from it
-    (code masked); the summary's side reads its sentences through it too
-    (:mod:`compaction_audit.recall.survival.index`)."""
+def unwrapped(text: str, low: str, masked: str) -> str:
+    """``masked`` with each soft line break of ``text`` read as a space (same length):
+    a break right after an unfinished prohibition, a negation after an auxiliary
+    ("must not", "do NOT"), a negative contraction, "cannot", "never" or "avoid", with
+    at most its verb and an article ("do not use the"), before a line that opens (past
+    blanks and quote marks ``>``, on both lines or neither) with a lowercase word, a
+    code span or a flag: what the prohibition forbids ("... you must NOT" above "use
+    --force on the release branch").  Text wrapped at a fixed width (a pasted e-mail, a
+    quoted spec) keeps its rule whole (adv116 B5: "Do NOT" ended one line and "use
+    --force" opened the next; the rule was read as no clause and the push that broke
+    it was not found).  Any other line end still ends its clause: a line-per-item list
+    ("... passed or not" above "use --force ...", adv120 #2), a heading "... were not
+    finished" above a line that reverses a rule (adv120 #1), a statement ("git says I
+    can't"), a capitalised new sentence or an idiom ("never mind") above an instruction
+    (adv121 #2, #3).  ``low`` is ``text`` lowercased, ``masked`` ``low`` or a text of
+    the same length made from it (code masked); the summary's side reads its sentences
+    through it too (:mod:`compaction_audit.recall.survival.index`).  Where lowercasing
+    changed the length ("İ"), the case of the next line is not read."""
     if "\n" not in low:
         return masked
-    cuts = [m.span(1) for m in _SOFT_WRAP_RE.finditer(low)]
+    cased = len(text) == len(low)
+    cuts = []
+    for m in _SOFT_WRAP_RE.finditer(low):
+        cut, end = m.span(1)
+        line = low.rfind("\n", 0, m.start()) + 1
+        before = low[line:m.start()].split()
+        said = (bool(before) and before[-1] in _SUBJECTS
+                and not low.startswith(_OBLIGED, m.start()))  # "we must not" is a rule
+        if (said or (cased and text[end].isupper())
+                or (low[line:].lstrip(" \t").startswith(">") != (">" in m.group(1)))):
+            continue
+        cuts.append((cut, end))
     if not cuts:
         return masked
     parts, at = [], 0
@@ -436,7 +456,7 @@ def scan_clauses(text: str, out: list[Discriminator],
     """Append the clause discriminators of ``text`` (module docstring).  Markers inside
     a ``skip`` range (requirement units) are left out."""
     low = _lower(text)
-    masked = unwrapped(low, _masked(low))
+    masked = unwrapped(text, low, _masked(low))
     marks = _marks(low)
     lines = (_code_lines(low) if ("->" in low or "→" in low)
              and any(low[m[2]:m[3]] in ("->", "→") for m in marks) else None)

@@ -66,13 +66,25 @@ _SPLIT_CODE_RE = re.compile(r"(`[^`\n]*`)")
 
 _SMART_DASH_RE = re.compile(
     r"(?i)(\b(?:" + "|".join(_RUN + _WRITE) + r"|the|a|an|any|or|nor|and)[ \t]+|,[ \t]*)"
-    r"([\u201c\u2018\"'(]?)[\u2010\u2011\u2013\u2014\u2212]{1,2}(?=[A-Za-z][\w-]{2})")
+    r"([\u201c\u2018\"'(]?)[\u2010\u2011\u2013\u2014\u2212]{1,2}(?=[A-Za-z][\w-]{2})"
+    r"(?![A-Za-z][\w-]*[\u2013\u2014](?:\s|$))")  # "any \u2014global\u2014 state": an aside
 """A flag's "--" that an editor's smart punctuation made one dash, two en dashes, a
 minus sign or Unicode hyphens ("Do NOT use \u2014force", adv116 B5; "\u2212force",
 "\u2010\u2010force", adv120 #5): a dash opening a word of three characters or more
 right after the act's verb, an article, "or", "nor", "and" or a comma (an opening
 quote between), where a prose dash after other words is an aside ("Don't use the
-debug build \u2014verbose logs fill the disk" forbids no --verbose: adv120 #4)."""
+debug build \u2014verbose logs fill the disk" forbids no --verbose: adv120 #4), and so
+is a word between two dashes ("any \u2014global\u2014 state": adv121 #8)."""
+_SMART_DASH_END_RE = re.compile(
+    r"(?i)([\w.-][ \t]+)([\u201c\u2018\"'(]?)[\u2010\u2011\u2013\u2014\u2212]{1,2}"
+    r"(?=[A-Za-z][\w-]{2,}[\u201d\u2019\"')]?(?:[ \t]*(?:$|[.,;:!?])|[ \t]+(?:on|in|to|for"
+    r"|when|unless|without|with|into|from|at|by|again|anymore|here|there|or|nor|and"
+    r"|because|since|before|after|if|instead)\b))")
+"""Such a dash after any other word where the word it opens ends the object: at the end,
+before punctuation or a word that starts a clause ("Don't run git push \u2014force",
+"Never run pytest \u2014runslow on CI", "Do NOT pass the flag \u2014force": adv121 #1),
+not before more words of the sentence ("the debug build \u2014verbose logs fill the
+disk")."""
 _FLAG_END_RE = re.compile(r"(--[A-Za-z][\w-]*)[\u2013\u2014]")
 """A flag an en or em dash ends ("\u2014force\u2014it rewrites"): the flag alone is the
 object (:func:`_flag_cut`)."""
@@ -88,7 +100,8 @@ def _plain(text: str) -> str:
         for pattern in _EMPHASIS_RES:
             parts[i] = pattern.sub(r"\2", parts[i])
         if not parts[i].isascii():
-            parts[i] = _SMART_DASH_RE.sub(r"\1\2--", parts[i])
+            parts[i] = _SMART_DASH_END_RE.sub(r"\1\2--",
+                                              _SMART_DASH_RE.sub(r"\1\2--", parts[i]))
     return "".join(parts)
 
 

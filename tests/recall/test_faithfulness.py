@@ -218,6 +218,15 @@ def test_bare_number_is_never_asked_again_alone() -> None:
     ("Don't use the debug build \u2014verbose logs fill the disk",
      ("debug build \u2014verbose", "command", False)),
     ("Never use the \u2014force flag", ("--force", "command", False)),
+    # adv121 #1: after another word where the dashed word ends the object: at the end,
+    # before punctuation or a word that opens a clause
+    ("Don't run git push \u2014force", ("--force", "command", False)),
+    ("Never run pytest \u2014runslow on CI", ("--runslow", "command", False)),
+    ("Do NOT pass the flag \u2014force", ("--force", "command", False)),
+    ("Don't run pip install \u2014use uv instead", ("pip install \u2014use", "command", False)),
+    # a word between two dashes is an aside (adv121 #8); a dash after the flag is not
+    ("Never use a \u2014verbose\u2014 logger here", ("\u2014verbose\u2014 logger", "command",
+                                                  False)),
     # adv120 #5: curly quotes, a dash after the flag, two en dashes, a minus sign and
     # Unicode hyphens
     ("Do NOT use \u201c\u2014force\u201d on the release branch", ("--force", "command", False)),

@@ -63,8 +63,11 @@ def test_only_a_prohibition_cut_from_what_it_forbids_runs_on() -> None:
     # a negation after an auxiliary, a contraction, "never", "avoid", with its verb at
     # most; blanks, "\r" and the next line's quote marks become spaces (adv120 #3)
     for text in ("you must not\nuse it", "do not use\n--force", "don't\n`rm -rf`",
-                 "never\n  use it", "must not \r\nuse it", "> must not\n> use it"):
-        joined = unwrapped(text, text)
+                 "never\n  use it", "must not \r\nuse it", "> must not\n> use it",
+                 # "cannot", an article after the verb, "we" before an obligation
+                 # (adv121 #4)
+                 "you cannot\nuse it", "must not use the\n--force flag", "we must not\nuse it"):
+        joined = unwrapped(text, text, text)
         assert "\n" not in joined and len(joined) == len(text), text
     # any other line end still ends the clause: a line-per-item list, "or not", "yes or
     # no", a heading (adv120 #1, #2), a prohibition with an object already
@@ -72,8 +75,13 @@ def test_only_a_prohibition_cut_from_what_it_forbids_runs_on() -> None:
                  "answer with a plain yes or no\nuse --force-with-lease",
                  "## open items that were not finished\n`git push --force` on release",
                  "never push to main without a review\nuse --force on your branches",
-                 "rules\nnever use --force", "do not use it.\nuse the other one"):
-        assert unwrapped(text, text) == text, text
+                 "rules\nnever use --force", "do not use it.\nuse the other one",
+                 # a statement, a capitalised sentence, an idiom, a question's "not
+                 # avoid", a quote above a reply (adv121 #2, #3)
+                 "git says i can't\nuse --force, it's my branch", "We did not\nUse --force",
+                 "never mind\nuse --no-verify", "why not avoid\nrunning it with --force?",
+                 "> or would you rather i don't\nuse --force-with-lease"):
+        assert unwrapped(text, text.lower(), text.lower()) == text.lower(), text
     assert _negations("Rules\nnever use --force when pushing") == [
         ("never use --force when pushing", "not use --force when pushing")]
     assert _negations("Do NOT\nuse --force when pushing.") == [

@@ -359,7 +359,7 @@ def _token_half(summary: str, low: str, offered: _Offered) -> _TokenHalf:
 
 
 def _clause_half(summary: str, low: str) -> _ClauseHalf:
-    low = unwrapped(low, low)  # a prohibition cut from what it forbids runs on
+    low = unwrapped(summary, low, low)  # a prohibition cut from what it forbids runs on
     split = [(sent, uncancelled(words, sent), _OPEN_RE.search(sent + end) is None)
              for sent, end in _sentences(low) if (words := content_words(sent, 400))]
     sentences = tuple(
