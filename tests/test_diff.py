@@ -249,6 +249,29 @@ def test_rounds_of_two_loops_that_cannot_invert_read_as_drift(tmp_path: Path) ->
     assert "; no inversion onset in either run; " in d.headline()
 
 
+def test_one_run_that_cannot_invert_reads_as_drift_and_its_onset_is_none(
+        tmp_path: Path) -> None:
+    """adv121 #5: a baseline that could not invert (eviction on overflow) beside the same
+    run that can read "inversion onset unchanged: round 8 -> round 8" and passed
+    --fail-if-onset-earlier 0, though the baseline's own audit reads round 8 as drift."""
+    drift = tmp_path / "overflow.jsonl"
+    drift.write_text(DECAY.read_text().replace('"eviction":"continuous"',
+                                                '"eviction":"on-overflow"', 1))
+    base, cand = audit(str(drift)), audit(str(DECAY))
+    assert base.onsets["inversion_onset"] == cand.onsets["inversion_onset"] == 8
+    d = diff_reports(base, cand)
+    assert d.headline().startswith(
+        "the baseline cannot invert (a condition of inversion fails), its rounds read as "
+        "drift: inversion onset unchanged: round 8 -> round 8")
+    assert gate(d, 0, None) == ["inversion onset appeared at round 8 (the baseline could "
+                                "not invert: a condition of inversion failed)"]
+    assert gate(diff_reports(cand, cand), 0, None) == []
+    assert run(str(drift), str(DECAY), "--fail-if-onset-earlier", "0").exit_code == 1
+    back = diff_reports(cand, base)  # the candidate cannot invert: no gate of onsets
+    assert back.headline().startswith("the candidate cannot invert (a condition of ")
+    assert gate(back, 0, None) == []
+
+
 # ------------------------------------------------------------------ alignment
 
 def test_runs_of_different_lengths(tmp_path: Path) -> None:
@@ -714,10 +737,11 @@ def test_a_condition_of_inversion_that_changed_is_a_change(tmp_path: Path) -> No
     d = diff_reports(audit(str(sample)), audit(str(penalized)))
     assert d.conditions_changed() == [("scorer does not penalize depth", "holds", "fails")]
     assert d.changed
-    assert d.headline() == (
-        "inversion onset unchanged: round 8 -> round 8; 0 new, 0 resolved, 741 persisting "
-        "finding unit(s); conditions of inversion differ: scorer does not penalize depth "
-        "holds -> fails")
+    assert d.headline() == (  # the candidate's rounds are drift (adv121 #5)
+        "the candidate cannot invert (a condition of inversion fails), its rounds read as "
+        "drift: inversion onset unchanged: round 8 -> round 8; 0 new, 0 resolved, 741 "
+        "persisting finding unit(s); conditions of inversion differ: scorer does not "
+        "penalize depth holds -> fails")
     same = diff_reports(audit(str(sample)), audit(str(sample)))
     assert same.conditions_changed() == [] and same.headline() == "no change"
 

@@ -238,6 +238,9 @@ class RunDiff:
         if said_drift:  # read as drift, as each run's audit says (adv120 #7)
             parts[0] = ("neither loop can invert (a condition of inversion fails), its "
                         "rounds read as drift: " + parts[0])
+        elif parts and (one := self._drift_side()):  # one run's rounds (adv121 #5)
+            parts[0] = (f"the {one} cannot invert (a condition of inversion fails), its "
+                        "rounds read as drift: " + parts[0])
         counts = {s: len(self.by_status(s)) for s in ("new", "resolved", "persisting")}
         # units, not findings: a fold finding is one unit per fact it lost (docs/diff.md)
         parts.append(", ".join(f"{n} {s}" for s, n in counts.items()) + " finding unit(s)"
@@ -261,6 +264,18 @@ class RunDiff:
                 "" if said_drift else " (neither loop can invert: a condition of inversion "
                 "fails)"))
         return "; ".join(parts)
+
+    def _drift_side(self) -> str | None:
+        """``"baseline"`` or ``"candidate"``: the one run that cannot invert while the
+        other can, when it reached an inversion onset or boundary (its audit reads them
+        as drift); None otherwise."""
+        for name, run, other in (("baseline", self.baseline, self.candidate),
+                                 ("candidate", self.candidate, self.baseline)):
+            if (not can_invert(run.conditions) and can_invert(other.conditions)
+                    and any(run.onsets.get(k) is not None
+                            for k in ("inversion_onset", "inversion_boundary"))):
+                return name
+        return None
 
     def worse_counts(self) -> tuple[int, int]:
         """(new units at error, persisting units below error in the baseline and at
