@@ -249,11 +249,12 @@ def test_rounds_of_two_loops_that_cannot_invert_read_as_drift(tmp_path: Path) ->
     assert "; no inversion onset in either run; " in d.headline()
 
 
-def test_one_run_that_cannot_invert_reads_as_drift_and_its_onset_is_none(
-        tmp_path: Path) -> None:
+def test_one_run_that_cannot_invert_reads_as_drift(tmp_path: Path) -> None:
     """adv121 #5: a baseline that could not invert (eviction on overflow) beside the same
-    run that can read "inversion onset unchanged: round 8 -> round 8" and passed
-    --fail-if-onset-earlier 0, though the baseline's own audit reads round 8 as drift."""
+    run that can read "inversion onset unchanged: round 8 -> round 8", though the
+    baseline's own audit reads round 8 as drift.  The gate compares the onsets as
+    recorded (spec rules.md, "Onsets"; adv122 #4, #5: reading one side's as none made
+    the gate and the onsets table disagree)."""
     drift = tmp_path / "overflow.jsonl"
     drift.write_text(DECAY.read_text().replace('"eviction":"continuous"',
                                                 '"eviction":"on-overflow"', 1))
@@ -263,13 +264,10 @@ def test_one_run_that_cannot_invert_reads_as_drift_and_its_onset_is_none(
     assert d.headline().startswith(
         "the baseline cannot invert (a condition of inversion fails), its rounds read as "
         "drift: inversion onset unchanged: round 8 -> round 8")
-    assert gate(d, 0, None) == ["inversion onset appeared at round 8 (the baseline could "
-                                "not invert: a condition of inversion failed)"]
-    assert gate(diff_reports(cand, cand), 0, None) == []
-    assert run(str(drift), str(DECAY), "--fail-if-onset-earlier", "0").exit_code == 1
-    back = diff_reports(cand, base)  # the candidate cannot invert: no gate of onsets
+    assert gate(d, 0, None) == []
+    assert run(str(drift), str(DECAY), "--fail-if-onset-earlier", "0").exit_code == 0
+    back = diff_reports(cand, base)
     assert back.headline().startswith("the candidate cannot invert (a condition of ")
-    assert gate(back, 0, None) == []
 
 
 # ------------------------------------------------------------------ alignment

@@ -62,8 +62,7 @@ def diff_command(
     fail_if_onset_earlier: Annotated[int | None, typer.Option(
         min=0, metavar="N",
         help="Exit 1 when the candidate's inversion onset is earlier than the baseline's "
-             "by more than N rounds, or appears where the baseline had none or could not "
-             "invert (a condition of inversion failed); also when "
+             "by more than N rounds, or appears where the baseline had none; also when "
              "the candidate was checked less than the baseline (see --fail-on-new).")
     ] = None,
     fail_on_new: Annotated[NewSeverity | None, typer.Option(

@@ -7,7 +7,6 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
-from compaction_audit.conditions import can_invert
 from compaction_audit.diff.run import RunDiff
 from compaction_audit.report.gaps import checked_less
 from compaction_audit.rules import Severity
@@ -19,8 +18,9 @@ def gate(diff: RunDiff, fail_if_onset_earlier: int | None,
 
     ``fail_if_onset_earlier`` (rounds, >= 0): fail when the candidate's inversion onset
     is earlier than the baseline's by more than that many rounds, or appears where the
-    baseline had none or could not invert (a condition of inversion failed: its onset
-    was drift).  ``fail_on_new`` (error, warning or info): fail when a new
+    baseline had none (the onsets as recorded, as spec rules.md, "Onsets", has diff
+    compare them, whether or not a condition of inversion fails: the verdict says which
+    run's rounds read as drift).  ``fail_on_new`` (error, warning or info): fail when a new
     finding unit is at or above that severity, or a persisting one reaches it from
     below (a warning in the baseline, an error now), and, at warning or info, when the
     candidate skipped records under ``--lenient`` (a warning, as in ``audit``: its
@@ -35,11 +35,6 @@ def gate(diff: RunDiff, fail_if_onset_earlier: int | None,
         if o.baseline is None:
             reasons.append(f"inversion onset appeared at round {o.candidate} "
                            "(baseline had none)")
-        elif not can_invert(diff.baseline.conditions) and can_invert(diff.candidate.conditions):
-            # the baseline's signature was drift (a condition failed): the candidate's
-            # is its first inversion onset (adv121 #5: it passed as "unchanged")
-            reasons.append(f"inversion onset appeared at round {o.candidate} (the baseline "
-                           "could not invert: a condition of inversion failed)")
         elif o.baseline - o.candidate > fail_if_onset_earlier:
             reasons.append(f"inversion onset earlier by {o.baseline - o.candidate} round(s) "
                            f"(round {o.baseline} -> {o.candidate}; allowed "

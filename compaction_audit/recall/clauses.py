@@ -273,11 +273,12 @@ _SOFT_WRAP_RE = re.compile(  # over lowercased text: a prohibition cut from what
     r"(?:[ \t]+(?:ever|again|even))?"
     r"(?:[ \t]+(?!(?:mind|worry|bother)\b)[a-z]+(?:[ \t]+(?:the|a|an|any))?)?"  # its verb
     r"[ \t]*(\r?\n[ \t]*(?:>[ \t]*)*)(?=[a-z`]|-{1,2}[a-z])")
-_SUBJECTS = frozenset({"i", "we", "it", "they", "he", "she", "that", "this", "there", "git",
+_SUBJECTS = frozenset({"i", "it", "they", "he", "she", "that", "this", "there", "git",
                        "which", "who"})
 """Words before a negation that make it a statement, not a prohibition ("git says I
 can't" above "use --force, it's my own branch": adv121 #3), but before a modal of
-obligation (:data:`_OBLIGED`: "we must not" is a rule)."""
+obligation (:data:`_OBLIGED`: "it must not" is a rule); not "we", whose "we don't" is
+a team's rule (adv122 #1)."""
 _OBLIGED = ("must", "should", "shall", "need")
 
 
@@ -290,7 +291,8 @@ def unwrapped(text: str, low: str, masked: str) -> str:
     a break right after an unfinished prohibition, a negation after an auxiliary
     ("must not", "do NOT"), a negative contraction, "cannot", "never" or "avoid", with
     at most its verb and an article ("do not use the"), before a line that opens (past
-    blanks and quote marks ``>``, on both lines or neither) with a lowercase word, a
+    blanks and quote marks ``>``, on both lines or neither) with a word that is not
+    capitalised ("Use", where a name in capitals is, "CHANGELOG.md": adv122 #2), a
     code span or a flag: what the prohibition forbids ("... you must NOT" above "use
     --force on the release branch").  Text wrapped at a fixed width (a pasted e-mail, a
     quoted spec) keeps its rule whole (adv116 B5: "Do NOT" ended one line and "use
@@ -313,7 +315,7 @@ def unwrapped(text: str, low: str, masked: str) -> str:
         before = low[line:m.start()].split()
         said = (bool(before) and before[-1] in _SUBJECTS
                 and not low.startswith(_OBLIGED, m.start()))  # "we must not" is a rule
-        if (said or (cased and text[end].isupper())
+        if (said or (cased and text[end].isupper() and text[end + 1:end + 2].islower())
                 or (low[line:].lstrip(" \t").startswith(">") != (">" in m.group(1)))):
             continue
         cuts.append((cut, end))

@@ -66,7 +66,9 @@ def test_only_a_prohibition_cut_from_what_it_forbids_runs_on() -> None:
                  "never\n  use it", "must not \r\nuse it", "> must not\n> use it",
                  # "cannot", an article after the verb, "we" before an obligation
                  # (adv121 #4)
-                 "you cannot\nuse it", "must not use the\n--force flag", "we must not\nuse it"):
+                 "you cannot\nuse it", "must not use the\n--force flag", "we must not\nuse it",
+                 # a team's rule (adv122 #1)
+                 "we don't\nuse --force", "so we do not\nuse it"):
         joined = unwrapped(text, text, text)
         assert "\n" not in joined and len(joined) == len(text), text
     # any other line end still ends the clause: a line-per-item list, "or not", "yes or
@@ -82,6 +84,9 @@ def test_only_a_prohibition_cut_from_what_it_forbids_runs_on() -> None:
                  "never mind\nuse --no-verify", "why not avoid\nrunning it with --force?",
                  "> or would you rather i don't\nuse --force-with-lease"):
         assert unwrapped(text, text.lower(), text.lower()) == text.lower(), text
+    # a name in capitals opens the next line: the rule runs on (adv122 #2)
+    for text in ("You must not run\nNPM_CONFIG_FORCE=1 npm publish", "Do NOT edit\nCHANGELOG.md"):
+        assert "\n" not in unwrapped(text, text.lower(), text.lower()), text
     assert _negations("Rules\nnever use --force when pushing") == [
         ("never use --force when pushing", "not use --force when pushing")]
     assert _negations("Do NOT\nuse --force when pushing.") == [
