@@ -269,10 +269,10 @@ def _masked(low: str) -> str:
 
 _SOFT_WRAP_RE = re.compile(  # over lowercased text: a prohibition cut from what it forbids
     r"(?:\b(?:do|does|did|must|should|shall|will|would|can|could|may|might|need|please)"
-    r"[ \t]+(?:not|never)|\b[a-z]+n['\u2019]t|\bcannot|\bnever|(?<!not )\bavoid)"
-    r"(?:[ \t]+(?:ever|again|even))?"
+    r"[ \t]+[*_]{0,2}(?:not|never)|\b[a-z]+n['\u2019]t|\bcannot|\bnever|(?<!not )\bavoid)"
+    r"[*_]{0,2}(?:[ \t]+(?:ever|again|even))?"  # "must **NOT**" (adv122)
     r"(?:[ \t]+(?!(?:mind|worry|bother)\b)[a-z]+(?:[ \t]+(?:the|a|an|any))?)?"  # its verb
-    r"[ \t]*(\r?\n[ \t]*(?:>[ \t]*)*)(?=[a-z`]|-{1,2}[a-z])")
+    r"[ \t]*(\r?\n[ \t]*(?:>[ \t]*)*)(?=\.?[a-z`]|-{1,2}[a-z])")  # ".env" too
 _SUBJECTS = frozenset({"i", "it", "they", "he", "she", "that", "this", "there", "git",
                        "which", "who"})
 """Words before a negation that make it a statement, not a prohibition ("git says I

@@ -68,7 +68,9 @@ def test_only_a_prohibition_cut_from_what_it_forbids_runs_on() -> None:
                  # (adv121 #4)
                  "you cannot\nuse it", "must not use the\n--force flag", "we must not\nuse it",
                  # a team's rule (adv122 #1)
-                 "we don't\nuse --force", "so we do not\nuse it"):
+                 "we don't\nuse --force", "so we do not\nuse it",
+                 # emphasis, a dotfile (adv122)
+                 "you must **not**\nuse --force", "never commit\n.env files"):
         joined = unwrapped(text, text, text)
         assert "\n" not in joined and len(joined) == len(text), text
     # any other line end still ends the clause: a line-per-item list, "or not", "yes or
