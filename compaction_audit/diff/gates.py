@@ -41,13 +41,11 @@ def gate(diff: RunDiff, fail_if_onset_earlier: int | None,
                            f"{fail_if_onset_earlier})")
     if fail_on_new is not None:
         floor = Severity(fail_on_new).rank
-        new = [f for f in diff.by_status("new") if f.severity.rank >= floor]
+        new, worse = diff.worse_units(Severity(fail_on_new))
         if new:
             per_rule = Counter(f"{f.code} {f.rule}" for f in new)
             shown = ", ".join(f"{name} x{n}" for name, n in per_rule.items())
             reasons.append(f"{len(new)} new finding unit(s) at or above {fail_on_new}: {shown}")
-        worse = [f for f in diff.by_status("persisting") if f.candidate and f.baseline
-                 and f.candidate.severity.rank >= floor > f.baseline.severity.rank]
         if worse:  # usertest32 #2: a fact an accounted fold lost (a warning) now lost
             per_rule = Counter(f"{f.code} {f.rule}" for f in worse)  # silently (an error)
             shown = ", ".join(f"{name} x{n}" for name, n in per_rule.items())

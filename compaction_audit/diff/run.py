@@ -271,20 +271,26 @@ class RunDiff:
         as drift); None otherwise."""
         for name, run, other in (("baseline", self.baseline, self.candidate),
                                  ("candidate", self.candidate, self.baseline)):
-            if (not can_invert(run.conditions) and can_invert(other.conditions)
-                    and any(run.onsets.get(k) is not None
-                            for k in ("inversion_onset", "inversion_boundary"))):
+            if run.drift_only() and can_invert(other.conditions):
                 return name
         return None
 
+    def worse_units(self, floor: Severity) -> tuple[list[FindingDelta], list[FindingDelta]]:
+        """(new units at ``floor`` or above, persisting units below it in the baseline
+        and at it or above now): what ``--fail-on-new`` fails on and the verdict counts
+        at error."""
+        top = floor.rank
+        new = [f for f in self.by_status("new") if f.severity.rank >= top]
+        rose = [f for f in self.by_status("persisting") if f.candidate and f.baseline
+                and f.candidate.severity.rank >= top > f.baseline.severity.rank]
+        return new, rose
+
     def worse_counts(self) -> tuple[int, int]:
         """(new units at error, persisting units below error in the baseline and at
-        error now): what makes a diff worse whatever its onsets did."""
-        top = Severity.ERROR.rank
-        new = sum(1 for f in self.by_status("new") if f.severity.rank >= top)
-        rose = sum(1 for f in self.by_status("persisting") if f.candidate and f.baseline
-                   and f.candidate.severity.rank >= top > f.baseline.severity.rank)
-        return new, rose
+        error now: :meth:`worse_units`): what makes a diff worse whatever its onsets
+        did."""
+        new, rose = self.worse_units(Severity.ERROR)
+        return len(new), len(rose)
 
     def _worse(self) -> str:
         """`` (1 new error(s), 20 rose to error)`` (:meth:`worse_counts`), said with or

@@ -267,12 +267,14 @@ def _masked(low: str) -> str:
     return _CODE_RE.sub(lambda m: "`" + "x" * (len(m.group()) - 2) + "`", low)
 
 
+_QUOTED_BREAK_RE = re.compile(r"\r?\n[ \t]*(?:>[ \t]*)*")
+"""A line end and the quote marks that open the next line."""
 _SOFT_WRAP_RE = re.compile(  # over lowercased text: a prohibition cut from what it forbids
     r"(?:\b(?:do|does|did|must|should|shall|will|would|can|could|may|might|need|please)"
     r"[ \t]+[*_]{0,2}(?:not|never)|\b[a-z]+n['\u2019]t|\bcannot|\bnever|(?<!not )\bavoid)"
     r"[*_]{0,2}(?:[ \t]+(?:ever|again|even))?"  # "must **NOT**" (adv122)
     r"(?:[ \t]+(?!(?:mind|worry|bother)\b)[a-z]+(?:[ \t]+(?:the|a|an|any))?)?"  # its verb
-    r"[ \t]*(\r?\n[ \t]*(?:>[ \t]*)*)(?=\.?[a-z`]|-{1,2}[a-z])")  # ".env" too
+    rf"[ \t]*({_QUOTED_BREAK_RE.pattern})(?=\.?[a-z`]|-{{1,2}}[a-z])")  # ".env" too
 _SUBJECTS = frozenset({"i", "it", "they", "he", "she", "that", "this", "there", "git",
                        "which", "who"})
 """Words before a negation that make it a statement, not a prohibition ("git says I
@@ -280,10 +282,6 @@ can't" above "use --force, it's my own branch": adv121 #3), but before a modal o
 obligation (:data:`_OBLIGED`: "it must not" is a rule); not "we", whose "we don't" is
 a team's rule (adv122 #1)."""
 _OBLIGED = ("must", "should", "shall", "need")
-
-
-_QUOTED_BREAK_RE = re.compile(r"\r?\n[ \t]*(?:>[ \t]*)*")
-"""A line end and the quote marks that open the next line."""
 
 
 def unwrapped(text: str, low: str, masked: str) -> str:

@@ -64,9 +64,12 @@ underscores, and two globs are no pair, "*.pyc or build/*")."""
 _SPLIT_CODE_RE = re.compile(r"(`[^`\n]*`)")
 
 
+_DASHED = r"([\u201c\u2018\"'(]?)[\u2010\u2011\u2013\u2014\u2212]{1,2}"
+"""An opening quote (group 2 of the two regexes below), then one or two dashes of
+smart punctuation: em, en, minus sign, Unicode hyphens."""
 _SMART_DASH_RE = re.compile(
     r"(?i)(\b(?:" + "|".join(_RUN + _WRITE) + r"|the|a|an|any|or|nor|and)[ \t]+|,[ \t]*)"
-    r"([\u201c\u2018\"'(]?)[\u2010\u2011\u2013\u2014\u2212]{1,2}(?=[A-Za-z][\w-]{2})"
+    + _DASHED + r"(?=[A-Za-z][\w-]{2})"
     r"(?![A-Za-z][\w-]*[\u2013\u2014](?:\s|$))")  # "any \u2014global\u2014 state": an aside
 """A flag's "--" that an editor's smart punctuation made one dash, two en dashes, a
 minus sign or Unicode hyphens ("Do NOT use \u2014force", adv116 B5; "\u2212force",
@@ -76,8 +79,8 @@ quote between), where a prose dash after other words is an aside ("Don't use the
 debug build \u2014verbose logs fill the disk" forbids no --verbose: adv120 #4), and so
 is a word between two dashes ("any \u2014global\u2014 state": adv121 #8)."""
 _SMART_DASH_END_RE = re.compile(
-    r"(?i)([\w.-][ \t]+)([\u201c\u2018\"'(]?)[\u2010\u2011\u2013\u2014\u2212]{1,2}"
-    r"(?=[A-Za-z][\w-]{2,}[\u201d\u2019\"')]?(?:[ \t]*(?:$|[.,;:!?])|[ \t]+(?:on|in|to|for"
+    r"(?i)([\w.-][ \t]+)" + _DASHED
+    + r"(?=[A-Za-z][\w-]{2,}[\u201d\u2019\"')]?(?:[ \t]*(?:$|[.,;:!?])|[ \t]+(?:on|in|to|for"
     r"|when|unless|without|with|into|from|at|by|again|anymore|here|there|or|nor|and"
     r"|because|since|before|after|if|instead)\b))")
 """Such a dash after any other word where the word it opens ends the object: at the end,

@@ -89,15 +89,15 @@ def _priority(runs: list[list[Finding]]) -> list[list[Finding]]:
     acts to undo (a rule broken or reversed: not :attr:`~compaction_audit.rules.base.
     Rule.episodic`) before the others (usertest63 #4: compaction drift, "continue and
     monitor", took a slot a broken rule did not get), then code and round."""
-    from compaction_audit.rules.base import RULES
+    from compaction_audit.rules.base import episodic
 
     nth: Counter[str] = Counter()
     keyed = []
     for run in runs:
         first = run[0]
         rank = max(f.severity.rank for f in run)
-        episodic = getattr(RULES.get(first.code), "episodic", True)
-        keyed.append((-rank, nth[first.code], episodic, first.code, first.round, run))
+        keyed.append((-rank, nth[first.code], episodic(first.code), first.code, first.round,
+                      run))
         nth[first.code] += 1
     return [k[-1] for k in sorted(keyed, key=lambda k: k[:5])]
 

@@ -366,6 +366,14 @@ class SessionReport:
         info = self.extra.get("suppressions")
         return int(info.get("findings", 0)) if isinstance(info, dict) else 0
 
+    def drift_only(self) -> bool:
+        """Whether the trace reached an inversion onset or boundary while a condition of
+        inversion fails: its rounds read as drift, in the verdict, the summary tables and
+        ``diff`` (usertest63 #2, adv121 #5)."""
+        return (any(self.onsets.get(k) is not None
+                    for k in ("inversion_onset", "inversion_boundary"))
+                and not can_invert(self.conditions))
+
     def baselined(self) -> int:
         """Findings of this trace the ``--baseline`` file held back
         (:mod:`compaction_audit.baseline`); said in the verdict, so that ``-q``
@@ -395,8 +403,7 @@ class SessionReport:
                  + (f" ({', '.join(held)})" if held else "")]  # (usertest59 #7)
         if self.skipped or self.dependent:
             parts.append(self.lenient_phrase())
-        invertible = can_invert(self.conditions)
-        if (said := self._onsets_said(invertible)) is not None:
+        if (said := self._onsets_said()) is not None:
             parts.append(said)
         elif self.compactions and (loss := self.compaction_loss()):
             parts.append(loss)  # an agent product's log: what its compactions lost (ux7)
@@ -412,14 +419,14 @@ class SessionReport:
                 f"no compaction in this file; its {_count(audited, 'compaction file')} "
                 "audited in this run as traces of their own" if type(audited) is int
                 and audited > 0 else "no compaction in this log")
-        elif not invertible:
+        elif not can_invert(self.conditions):
             parts.append("this loop can drift but not invert")
         return f"{head}: " + "; ".join(parts)
 
-    def _onsets_said(self, invertible: bool) -> str | None:
+    def _onsets_said(self) -> str | None:
         """The verdict's words for the inversion onset and boundary (spec rules.md,
         "Onsets"), None when neither was reached; where a condition of inversion fails
-        (``invertible`` false) they lead with "this loop can drift but not invert"."""
+        (:meth:`drift_only`) they lead with "this loop can drift but not invert"."""
         o = self.onsets
         cosine = ("(on query_cosine_rebuilt, the auditor's cosine)"
                   # the spec reads the logged salience; the auditor's own cosine stands
@@ -428,7 +435,7 @@ class SessionReport:
                   if self.signature_series() == "query_cosine_rebuilt" else "")
         # the onset (spec rules.md, "Onsets") is what diff compares: say it by that name
         onset, boundary = o.get("inversion_onset"), o.get("inversion_boundary")
-        if (onset is not None or boundary is not None) and not invertible:
+        if self.drift_only():
             # where a condition of validity fails (seed 000) the signature is not read
             # as an inversion: the verdict says so first, then the rounds diff compares
             # (usertest63 #2: "inversion boundary crossed at round 3 (but a condition of

@@ -83,12 +83,7 @@ def drift_note(s: SessionReport) -> str:
     inversion onset or boundary while a condition of inversion fails, else "": the
     tables print the rounds bare, and the verdict reads them as drift (usertest63 #2:
     a summary row "boundary at round 3" beside the report's "drift only")."""
-    from compaction_audit.conditions import can_invert
-
-    reached = any(s.onsets.get(k) is not None
-                  for k in ("inversion_onset", "inversion_boundary"))
-    return ("(drift only: a condition of inversion fails)"
-            if reached and not can_invert(s.conditions) else "")
+    return "(drift only: a condition of inversion fails)" if s.drift_only() else ""
 
 
 def _unreadable(error: LogError) -> str:
@@ -373,13 +368,13 @@ def episodes(findings: Iterable[Finding]) -> Iterator[list[Finding]]:
     per fold); each finding of a rule that is not :attr:`~compaction_audit.rules.base.
     Rule.episodic` (a broken rule, a reversed one) is an episode of its own.  Every
     format groups findings so (text, JSON, Markdown, HTML, SARIF, JUnit, GitHub)."""
-    from compaction_audit.rules.base import RULES
+    from compaction_audit.rules.base import episodic
 
     run: list[Finding] = []
     for f in sorted(findings, key=lambda f: (f.code, f.round)):
         if run and (f.code != run[-1].code or f.round not in (run[-1].round,
                                                              run[-1].round + 1)
-                    or not getattr(RULES.get(f.code), "episodic", True)):
+                    or not episodic(f.code)):
             yield run
             run = []
         run.append(f)

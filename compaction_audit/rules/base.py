@@ -228,6 +228,12 @@ RULES: dict[str, type[Rule]] = {}
 R = TypeVar("R", bound=type[Rule])
 
 
+def episodic(code: str) -> bool:
+    """:attr:`Rule.episodic` of the rule with ``code`` (true for a code not registered)."""
+    rule = RULES.get(code)
+    return rule is None or rule.episodic
+
+
 def register(cls: R) -> R:
     """Class decorator: add a rule to :data:`RULES` by code (codes and names unique)."""
     if cls.code in RULES or any(r.name == cls.name for r in RULES.values()):

@@ -21,7 +21,7 @@ from compaction_audit.report.html.sections import (
     rules_reference,
 )
 from compaction_audit.report.model import Report, SessionReport, reader_notes, session_named
-from compaction_audit.report.summary import gate_line, summary_rows, worst_first_key
+from compaction_audit.report.summary import Row, gate_line, summary_rows, worst_first_key
 from compaction_audit.rules.base import Severity, fmt
 
 
@@ -130,13 +130,15 @@ def session_section(r: SessionReport, index: int) -> tuple[str, dict[str, Any]]:
     return "".join(html), entry
 
 
-def traces_table(report: Report, fail_on: str | None = None) -> str:
+def traces_table(report: Report, fail_on: str | None = None,
+                 rows: list[Row] | None = None) -> str:
     """One row per trace of a several-trace page, failing ones first, each linking to
     its section (usertest13: a folder's page opened on its first trace in path order, a
     PASS, with the four failing traces somewhere below); "" for one trace.  Given
     ``fail_on``, a trace whose verdict word does not say the gate's result says it in
-    its note (:func:`~compaction_audit.report.summary.gate_note`)."""
-    rows = summary_rows(report, fail_on)
+    its note (:func:`~compaction_audit.report.summary.gate_note`).  ``rows``: the
+    report's :func:`~compaction_audit.report.summary.summary_rows`, when made already."""
+    rows = summary_rows(report, fail_on) if rows is None else rows
     if len(rows) < 2:
         return ""
     n = len(report.sessions)
@@ -164,7 +166,7 @@ def render_html(report: Report, opts: RenderOptions) -> bytes:
     bodies, entries = [], []
     # the sections in the Traces table's order, failing first (usertest63 #7: the first
     # section under a failing-first table was a PASS, in argument order)
-    rows = summary_rows(report, opts.fail_on)[:len(report.sessions)]
+    rows = summary_rows(report, opts.fail_on)
     for i in sorted(range(len(report.sessions)), key=lambda i: worst_first_key(rows[i])):
         body, entry = session_section(report.sessions[i], i)
         bodies.append(body)
@@ -180,7 +182,7 @@ def render_html(report: Report, opts: RenderOptions) -> bytes:
                f"{fmt(totals['error'])} error(s), {fmt(totals['warning'])} warning(s), "
                f"{fmt(totals['info'])} info in all</p>")
     codes = {f.code for s in report.sessions for f in s.findings}
-    body = ("<h1>compaction-audit report</h1>" + summary + traces_table(report, opts.fail_on)
+    body = ("<h1>compaction-audit report</h1>" + summary + traces_table(report, opts.fail_on, rows)
             + (f"<h2>Unreadable traces</h2><ul>{errors}</ul>" if errors else "")
             + "".join(bodies)
             + (f"<h2>Rules</h2>{rules_reference(codes)}" if codes else ""))
