@@ -91,6 +91,10 @@ disk")."""
 _FLAG_END_RE = re.compile(r"(--[A-Za-z][\w-]*)[\u2013\u2014]")
 """A flag an en or em dash ends ("\u2014force\u2014it rewrites"): the flag alone is the
 object (:func:`_flag_cut`)."""
+_DASH_WORD_RE = re.compile(r"(?<!\S)[\u2010\u2011\u2013\u2014\u2212]{1,2}"
+                           r"(?=[A-Za-z][\w-]{2,}(?![\w\u2013\u2014-]))")
+"""A dash of smart punctuation opening a word of three characters or more, where it
+opens a flag of the command written before it (:func:`_command_flags`)."""
 _QUOTES = ".,;!?()\"'\u201c\u201d\u2018\u2019"
 """What a word of a prohibition's object is stripped of (curly quotes too: adv120 #5)."""
 
@@ -106,6 +110,17 @@ def _plain(text: str) -> str:
             parts[i] = _SMART_DASH_END_RE.sub(r"\1\2--",
                                               _SMART_DASH_RE.sub(r"\1\2--", parts[i]))
     return "".join(parts)
+
+
+def _command_flags(words: str) -> str:
+    """``words``, a command named as a prohibition's object (a code span, or the plain
+    words after the act's verb up to a dashed word), with each smart dash that opens a
+    word written "--": "git push \u2014force" is ``git push --force``, as an editor
+    turns a pasted command line whole, its arguments after the flag included (adv122
+    #6).  The words before it stay part of the object, so only a call that runs that
+    command with that flag matches: "the debug build \u2014verbose" is the phrase
+    ``debug build --verbose``, never ``--verbose`` alone (adv120 #4)."""
+    return _DASH_WORD_RE.sub("--", words)
 
 
 def _flag_cut(word: str) -> str:
@@ -134,7 +149,7 @@ def forbidden(text: str) -> tuple[str, str, bool] | None:
     code = _CODE_RE.match(rest.lstrip()) or _CODE_RE.match(
         re.sub(r"(?i)^\s*(?:a|an|the|any)\s+", "", rest))
     if code:
-        return code.group(1).strip().rstrip(":"), act, False
+        return _command_flags(code.group(1).strip().rstrip(":")), act, False
     words: list[str] = []
     for raw in re.split(r"\s+", rest.strip()):
         word = _flag_cut(raw.strip(_QUOTES))
@@ -147,7 +162,9 @@ def forbidden(text: str) -> tuple[str, str, bool] | None:
         words.append(word)
         if len(words) == 3:
             break
-    for word in words:
+    for k, word in enumerate(words):
+        if k and _DASH_WORD_RE.match(word):  # "git push \u2014force origin main"
+            return _command_flags(" ".join(words[:k + 1])).lower(), act, False
         if _IDENT_RE.search(word) and len(word) >= 3:
             return word.rstrip(":"), act, False
     if len(words) >= 2:
@@ -188,7 +205,7 @@ def forbidden_all(text: str) -> tuple[tuple[str, str, bool], ...]:
     if first is None:
         return ()
     out = [first]
-    plain = _plain(text)
+    plain = _command_flags(_plain(text))
     obj, act, at_start = first
     at = plain.find(f"`{obj}`")
     end = at + len(obj) + 2 if at >= 0 else -1

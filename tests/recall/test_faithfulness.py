@@ -211,19 +211,20 @@ def test_bare_number_is_never_asked_again_alone() -> None:
     ("Do NOT use \u2014force when pushing", ("--force", "command", False)),
     ("Never pass \u2013no-verify to git commit", ("--no-verify", "command", False)),
     ("Do not run the tool \u2014it is slow", ("tool \u2014it is", "command", False)),
-    ("Do not use `\u2014force` here", ("\u2014force", "command", False)),
+    # adv122 #6: an editor turns a pasted command whole, in a code span too
+    ("Do not use `\u2014force` here", ("--force", "command", False)),
     ("Never use the tool \u2014 force is bad", ("tool \u2014 force", "command", False)),
     # adv120 #4: only right after the verb, an article, "or" or a comma: a prose dash
     # after other words is an aside, no flag
     ("Don't use the debug build \u2014verbose logs fill the disk",
-     ("debug build \u2014verbose", "command", False)),
+     ("debug build --verbose", "command", False)),
     ("Never use the \u2014force flag", ("--force", "command", False)),
     # adv121 #1: after another word where the dashed word ends the object: at the end,
     # before punctuation or a word that opens a clause
     ("Don't run git push \u2014force", ("--force", "command", False)),
     ("Never run pytest \u2014runslow on CI", ("--runslow", "command", False)),
     ("Do NOT pass the flag \u2014force", ("--force", "command", False)),
-    ("Don't run pip install \u2014use uv instead", ("pip install \u2014use", "command", False)),
+    ("Don't run pip install \u2014use uv instead", ("pip install --use", "command", False)),
     # a word between two dashes is an aside (adv121 #8); a dash after the flag is not
     ("Never use a \u2014verbose\u2014 logger here", ("\u2014verbose\u2014 logger", "command",
                                                   False)),
@@ -234,6 +235,18 @@ def test_bare_number_is_never_asked_again_alone() -> None:
     ("Do NOT use \u2013\u2013force here", ("--force", "command", False)),
     ("Do NOT use \u2212force here", ("--force", "command", False)),
     ("Do NOT use \u2010\u2010force here", ("--force", "command", False)),
+    # adv122 #6: a dashed word after the command's words, more of the command after it:
+    # the command with its flag is the object (a phrase: never the flag alone, as the
+    # debug build's aside above shows)
+    ("Never run git push \u2014force origin main.", ("git push --force", "command", False)),
+    ("Never run terraform apply \u2014auto-approve against prod.",
+     ("terraform apply --auto-approve", "command", False)),
+    ("Don't run pytest \u2014runslow locally, it takes an hour.",
+     ("pytest --runslow", "command", False)),
+    ("Never run `git push \u2014force` on release.", ("git push --force", "command", False)),
+    # not a flag: a short word, a word between two dashes, a dash before a space
+    ("Never use the tool \u2014verbose\u2014 here", ("tool \u2014verbose\u2014", "command",
+                                                   False)),
 ])
 def test_forbidden_object(text: str, want: tuple[str, str, bool] | None) -> None:
     assert forbidden(text) == want

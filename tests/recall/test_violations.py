@@ -109,6 +109,22 @@ def test_a_single_plain_word_counts_only_at_a_command_start(text: str, fires: bo
     assert bool(_found(*_tables([("u2", SUDO, 1)], [("t1", 2, 4, text)]))) is fires
 
 
+@pytest.mark.parametrize(("rule", "call", "fires"), [
+    # adv122 #6: a command pasted through an editor that made its "--" one dash, with
+    # more of the command after the flag, is broken as its ASCII form is
+    ("Never run git push \u2014force origin main.", "git push --force origin main", True),
+    ("Never run git reset \u2014hard HEAD on a shared checkout.", "git reset --hard HEAD", True),
+    ("Never run `git push \u2014force` on release.", "git push --force origin release", True),
+    ("Never run git push \u2014force origin main.", "git push origin main", False),
+    # the flag is the command's: the same flag on another command breaks nothing
+    ("Never run git push \u2014force origin main.", "npm publish --force", False),
+    ("Don't use the debug build \u2014verbose logs fill the disk", "make --verbose", False),
+])
+def test_a_smart_dash_flag_inside_a_command_is_the_commands_flag(
+        rule: str, call: str, fires: bool) -> None:
+    assert bool(_found(*_tables([("u1", rule, 1)], [("t1", 2, 4, call)]))) is fires
+
+
 def test_the_result_does_not_depend_on_the_order_of_the_lost_rows() -> None:
     lost, items, rounds = _tables(
         [("u1", LINT, 1), ("u2", SUDO, 1), ("u5", LINT, 1), ("u3", TRAILER, 1)],
