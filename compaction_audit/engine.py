@@ -27,7 +27,7 @@ from compaction_audit.rules.recall import fold_facts, ranked_of, recall_of
 from compaction_audit.series import build_series
 from compaction_audit.settings import Settings
 
-REHYDRATE_RULES = ("salience-inversion", "provenance-floor")
+REHYDRATE_RULES = ("salience-inversion",)
 """Rules whose findings name the summary to rehydrate (seed 000, Decision Boundary)."""
 
 

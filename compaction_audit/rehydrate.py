@@ -2,11 +2,15 @@
 
 Seed 000, "Decision Boundary": "Rehydrate by expanding the lowest-depth summary with
 the highest provenance fan-out until ``raw_ratio`` >= 0.30."  Fan-out is the number of
-direct children; ties go to more resolvable leaf tokens, then to the id.  The summaries
-with a leaf that can be read again come first: expanding one whose leaves are all gone
-restores nothing (usertest56 #4: the advice named such a summary beside one whose
-offloaded leaves could reach the target); where none has one, the seed's choice is
-named, and the advice says none of its leaves can be read again.
+direct children; ties go to more tokens of leaves to read again, then to the id.  A
+leaf *to read again* is a raw span under the summary that is resolvable and out of the
+working set (offloaded, not evicted since): expanding the summary brings those back,
+while a leaf already in the working set or evicted brings nothing (usertest65 #1: a leaf
+read back earlier counted).  The summaries with a leaf to read again come first:
+expanding one whose leaves are all gone restores nothing (usertest56 #4: the advice
+named such a summary beside one whose offloaded leaves could reach the target); where
+none has one, the seed's choice is named, and the advice says none of its leaves can
+be read again.
 """
 
 from __future__ import annotations
@@ -60,15 +64,16 @@ def suggestions(session: Session, series: Series, rounds: list[int],
                 target: float) -> dict[int, dict[str, Any]]:
     """For each round index in ``rounds``: the summary to rehydrate and the cost.
 
-    Returns ``{ri: {"summary", "depth", "fan_out", "resolvable_leaves",
-    "resolvable_leaf_tokens", "tokens_needed", "over_budget"?}}`` (tokens;
+    Returns ``{ri: {"summary", "depth", "fan_out", "leaves_to_read",
+    "leaf_tokens_to_read", "tokens_needed", "over_budget"?}}`` (tokens;
     ``over_budget`` only where the raw tokens needed, every summary kept, take the
     working set past the round's budget: by how many); a round whose working set holds
     no summary maps to ``{"summary": None, "tokens_needed": ...}``.
 
     Never pairs every working-set summary with every round (issue 11, item 5): a
-    summary's resolvable leaves only change when one of them goes, so each membership
-    interval is cut there into pieces of constant (leaves, tokens); the pieces are
+    summary's leaves to read again only change when one of them is offloaded, read
+    back or goes, so each membership interval is cut there into pieces of constant
+    (leaves, tokens); the pieces are
     ranked once by the order above and :func:`interval_max` finds the best piece
     covering each round.  Work: the closure pairs of working-set summaries plus
     rounds, times a log factor.
@@ -82,37 +87,45 @@ def suggestions(session: Session, series: Series, rounds: list[int],
         .join(fan_out, left_on="id", right_on="parent")
         .with_row_index("interval")
     )
-    span_life = session.items.filter(pl.col("kind") == "span").select(
-        pl.col("id").alias("leaf"), "tokens", resolvable_end(session).alias("gone"))
-    # the leaves of each interval that are resolvable at its start (all were born by then)
+    spans = session.items.filter(pl.col("kind") == "span").select(
+        pl.col("id").alias("leaf"), "tokens", "ri", resolvable_end(session).alias("gone"))
+    # where each raw span can be read again: resolvable and out of the working set
+    # (offloaded), the gaps between its membership intervals and after the last one up
+    # to its end; a leaf in the working set reads nothing back (usertest65 #1)
+    bounds = pl.concat([
+        session.membership.join(spans, left_on="id", right_on="leaf")
+        .select(pl.col("id").alias("leaf"), "start", "end"),
+        spans.select("leaf", pl.col("gone").alias("start"), pl.col("gone").alias("end"))])
+    gaps = (bounds.join(spans, on="leaf").sort("leaf", "start", "end")
+            .select("leaf", "tokens",
+                    pl.col("end").shift(1).over("leaf").fill_null(pl.col("ri")).alias("lo"),
+                    pl.min_horizontal("start", "gone").alias("hi"))
+            .filter(pl.col("lo") < pl.col("hi")))
+    # each interval's leaves, while each can be read again within it
     held = (summaries.select("interval", "start", "end", "id")
             .join(series.closure, left_on="id", right_on="item")
-            .join(span_life, on="leaf")
-            .filter(pl.col("gone") > pl.col("start")))
-    total = held.group_by("interval").agg(pl.len().cast(pl.Int64).alias("n_all"),
-                                          pl.col("tokens").sum().alias("t_all"))
-    # leaves going inside the interval, with running totals of what has gone
-    going = (held.filter(pl.col("gone") < pl.col("end"))
-             .group_by("interval", "gone").agg(pl.len().cast(pl.Int64).alias("n"),
-                                               pl.col("tokens").sum().alias("t"))
-             .sort("interval", "gone")
-             .select("interval", pl.col("gone").alias("at"),
-                     pl.col("n").cum_sum().over("interval").alias("n_gone"),
-                     pl.col("t").cum_sum().over("interval").alias("t_gone")))
+            .join(gaps, on="leaf")
+            .with_columns(pl.max_horizontal("lo", "start").alias("lo"),
+                          pl.min_horizontal("hi", "end").alias("hi"))
+            .filter(pl.col("lo") < pl.col("hi")))
+    one = pl.lit(1, pl.Int64)
+    changes = pl.concat([
+        summaries.select("interval", pl.col("start").alias("at"),
+                         pl.lit(0, pl.Int64).alias("n"), pl.lit(0, pl.Int64).alias("t")),
+        held.select("interval", pl.col("lo").alias("at"), one.alias("n"),
+                    pl.col("tokens").cast(pl.Int64).alias("t")),
+        held.filter(pl.col("hi") < pl.col("end")).select(
+            "interval", pl.col("hi").alias("at"), (-one).alias("n"),
+            (-pl.col("tokens").cast(pl.Int64)).alias("t"))])
     pieces = (
-        pl.concat([summaries.select("interval", pl.col("start").alias("at"),
-                                    pl.lit(0, pl.Int64).alias("n_gone"),
-                                    pl.lit(0, pl.Int64).alias("t_gone")), going],
-                  how="vertical_relaxed")
-        .join(summaries, on="interval").join(total, on="interval", how="left")
+        changes.group_by("interval", "at").agg(pl.col("n").sum(), pl.col("t").sum())
         .sort("interval", "at")
+        .join(summaries, on="interval")
         .with_columns(pl.col("at").shift(-1).over("interval").fill_null(pl.col("end"))
                       .alias("until"),
-                      (pl.col("n_all").fill_null(0) - pl.col("n_gone"))
-                      .alias("resolvable_leaves"),
-                      (pl.col("t_all").fill_null(0) - pl.col("t_gone"))
-                      .alias("resolvable_leaf_tokens"))
-        .sort([pl.col("resolvable_leaves") > 0, "depth", "fan_out", "resolvable_leaf_tokens",
+                      pl.col("n").cum_sum().over("interval").alias("leaves_to_read"),
+                      pl.col("t").cum_sum().over("interval").alias("leaf_tokens_to_read"))
+        .sort([pl.col("leaves_to_read") > 0, "depth", "fan_out", "leaf_tokens_to_read",
                "id", "at"], descending=[True, False, True, True, False, False])
         .with_row_index("rank")
         .with_columns(-pl.col("rank").cast(pl.Int64).alias("score"))
@@ -120,8 +133,8 @@ def suggestions(session: Session, series: Series, rounds: list[int],
     best = (interval_max(pieces.select(pl.col("at").alias("start"), pl.col("until").alias("end"),
                                        "score"), session.n_rounds, "score")
             .filter(pl.col("ri").is_in(rounds))
-            .join(pieces.select("score", "id", "depth", "fan_out", "resolvable_leaves",
-                                "resolvable_leaf_tokens"), left_on="value", right_on="score"))
+            .join(pieces.select("score", "id", "depth", "fan_out", "leaves_to_read",
+                                "leaf_tokens_to_read"), left_on="value", right_on="score"))
     frame = series.frame.filter(pl.col("ri").is_in(rounds)).select(
         "ri", "raw_tokens", "summary_tokens", "budget_tokens")
     picked = {row["ri"]: row for row in best.iter_rows(named=True)}
@@ -132,8 +145,8 @@ def suggestions(session: Session, series: Series, rounds: list[int],
             "summary": choice["id"] if choice else None,
             "depth": choice["depth"] if choice else None,
             "fan_out": choice["fan_out"] if choice else None,
-            "resolvable_leaves": choice["resolvable_leaves"] if choice else 0,
-            "resolvable_leaf_tokens": choice["resolvable_leaf_tokens"] if choice else 0,
+            "leaves_to_read": choice["leaves_to_read"] if choice else 0,
+            "leaf_tokens_to_read": choice["leaf_tokens_to_read"] if choice else 0,
             "tokens_needed": tokens_needed(row["raw_tokens"], row["summary_tokens"], target),
         }
         over = _over_budget(row, out[row["ri"]]["tokens_needed"])

@@ -61,17 +61,26 @@ DOCS: tuple[tuple[Any, ...], ...] = (
          'floating-point rounding: 100 * 0.29 is 29).'),
         ('Seed 000 ("Operational Effect"): the reachable-leaf count must not fall below '
          'a floor set at session start, or retained summaries rest on evidence the agent '
-         'can no longer consult.'),
+         'can no longer consult. What to do differs from the seed\'s "rehydrate the '
+         'lowest-depth summary": a summary in the working set already reaches its '
+         'offloaded leaves (spec log-format.md, "reachable leaves"), so expanding it '
+         'lifts `raw_ratio`, not `distinct_source_spans` (usertest65 #1, #6: the advice '
+         'named a summary whose expansion left the count and the finding as they were). '
+         'The count rises when an offloaded source span that nothing in the working set '
+         'reaches is read back; the finding says how many there are (`sources_to_read`: '
+         'spans resolvable at the round less `distinct_source_spans`) against how many '
+         'the floor needs.'),
         ("The floor is relative to the session's start: without `start_spans` in the "
          'session record, a log that begins mid-run (a resumed session) takes its first '
          "round's count as the start, and a session that starts with few spans gets a "
          'floor of 1.'),
-        'round 30: distinct_source_spans 37 < floor 42 (start_spans 214 x 0.20)',
-        'rehydrate the lowest-depth summary (the report names it)',
-        (('min_depth', 2),
-         ('span_floor_fraction', 0.2),
-         ('sustain', 1),
-         ('rehydrate_target', 0.3),),
+        ('round 30: distinct_source_spans 37 < floor 42 (start_spans 214 x 0.20); 12 '
+         'offloaded source spans nothing in the working set reaches can be read back (5 '
+         'needed)'),
+        ('read back offloaded source spans that nothing in the working set reaches (the '
+         'report counts them), or evict fewer source spans; expanding a summary in the '
+         'working set lifts raw_ratio, not this count'),
+        (('min_depth', 2), ('span_floor_fraction', 0.2), ('sustain', 1)),
         'rounds',
         '',
     ),

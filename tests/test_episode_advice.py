@@ -19,7 +19,7 @@ from compaction_audit.rules.base import Finding, Severity
 
 def _finding(round_: int, summary: str, needed: int) -> Finding:
     advice: dict[str, Any] = {"summary": summary, "depth": 1, "fan_out": 2,
-                              "resolvable_leaves": 2, "resolvable_leaf_tokens": 200,
+                              "leaves_to_read": 2, "leaf_tokens_to_read": 200,
                               "tokens_needed": needed}
     return Finding("salience-inversion", "CA101", Severity.ERROR, round_, round_ + 1,
                    f"salience inversion in round {round_}", "halt compaction",
@@ -79,7 +79,7 @@ def _audit(fmt: str) -> str:
 
 # Sample (a)'s CA101 episode over rounds 35-36 names t1.206 at round 35 and t1.216
 # at round 36 (its JSON episode: values.rehydrate.summary, last_rehydrate.summary).
-LAST_ADVICE = ("at round 36: rehydrate t1.216 (depth 1, fan-out 4, 4 resolvable leaves"
+LAST_ADVICE = ("at round 36: rehydrate t1.216 (depth 1, fan-out 4, 4 leaves to read again"
                " = 5,270 tokens)")
 
 

@@ -56,7 +56,7 @@ def test_chain_of_3000_single_child_folds(tmp_path: Path) -> None:
     assert ungrounded[1499].values == {"summaries": ["f1500"], "ungrounded_summaries": 1,
                                        "new_summaries": 1}
     pick = suggestions(session, series, [2999], 0.3)[2999]
-    assert (pick["summary"], pick["depth"], pick["fan_out"], pick["resolvable_leaves"]) == (
+    assert (pick["summary"], pick["depth"], pick["fan_out"], pick["leaves_to_read"]) == (
         "f2999", 2999, 1, 0)
 
 
@@ -182,9 +182,30 @@ def test_rehydrate_choice_changes_when_a_leaf_goes(write_log: LogWriter) -> None
     session = read_native(str(path))
     picks = suggestions(session, build_series(session), [0, 1, 2, 3], 0.3)
     assert picks[0]["summary"] is None
-    assert [(picks[r]["summary"], picks[r]["resolvable_leaves"],
-             picks[r]["resolvable_leaf_tokens"]) for r in (1, 2, 3)] == [
+    assert [(picks[r]["summary"], picks[r]["leaves_to_read"],
+             picks[r]["leaf_tokens_to_read"]) for r in (1, 2, 3)] == [
         ("A", 2, 30), ("A", 1, 10), ("B", 2, 10)]
+
+
+def test_a_leaf_back_in_the_working_set_is_no_leaf_to_read_again(
+        write_log: LogWriter) -> None:
+    """usertest65 #1: a leaf read back into the working set counted as one to read
+    again ("1 resolvable leaves = 24 tokens" where expanding read nothing back).  A
+    folds a (10) and b (20), both offloaded; a is read back at round 2 (``retained``),
+    offloaded again at round 3, b evicted at round 4."""
+    path = write_log([
+        rnd(0, spans=spans(("a", 10), ("b", 20), ("c", 5))),
+        rnd(1, summaries=[{"id": "A", "tokens": 1, "children": ["a", "b"]}],
+            offloaded=["a", "b"]),
+        rnd(2, retained=[["c", 0.5], ["A", 0.5], ["a", 0.5]]),
+        rnd(3, offloaded=["a"]),
+        rnd(4, evicted=["b"]),
+    ])
+    session = read_native(str(path))
+    picks = suggestions(session, build_series(session), [1, 2, 3, 4], 0.3)
+    assert [(picks[r]["summary"], picks[r]["leaves_to_read"],
+             picks[r]["leaf_tokens_to_read"]) for r in (1, 2, 3, 4)] == [
+        ("A", 2, 30), ("A", 1, 20), ("A", 2, 30), ("A", 1, 10)]
 
 
 def test_rehydrate_names_a_summary_with_a_leaf_to_read_again(write_log: LogWriter) -> None:
@@ -201,7 +222,7 @@ def test_rehydrate_names_a_summary_with_a_leaf_to_read_again(write_log: LogWrite
     ])
     session = read_native(str(path))
     picks = suggestions(session, build_series(session), [1, 2, 3], 0.3)
-    assert [(picks[r]["summary"], picks[r]["depth"], picks[r]["resolvable_leaf_tokens"])
+    assert [(picks[r]["summary"], picks[r]["depth"], picks[r]["leaf_tokens_to_read"])
             for r in (1, 2, 3)] == [("G", 1, 40), ("H", 2, 40), ("E", 1, 0)]
 
 

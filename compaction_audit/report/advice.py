@@ -1,6 +1,6 @@
 """The rehydration advice of an episode, in words, for every format that writes words.
 
-CA101 (salience-inversion) and CA102 (provenance-floor) findings carry
+CA101 (salience-inversion) findings carry
 ``values["rehydrate"]`` (:func:`compaction_audit.rehydrate.suggestions`, seed 000,
 "Operational Effect": expand the lowest-depth summary with the highest provenance
 fan-out).  An episode of several rounds acts on its last round's advice, the first
@@ -24,26 +24,33 @@ def later_advice(first: Finding, last: Finding) -> dict[str, Any] | None:
     return later if later and later != first.values.get("rehydrate") else None
 
 
+def _leaves(n: int) -> str:
+    return f"{n:,} lea{'f' if n == 1 else 'ves'}"
+
+
 def rehydrate_words(s: dict[str, Any]) -> str:
-    """The rehydration advice of a CA101/CA102 finding (``values["rehydrate"]``), in
-    words; where no leaf of the summary can be read again, that rehydrating it
+    """The rehydration advice of a CA101 finding (``values["rehydrate"]``), in
+    words: its leaves to read again (offloaded, out of the working set) and their
+    tokens; where no leaf of the summary can be read again, that rehydrating it
     restores nothing (usertest43 #4: "0 resolvable leaves = 0 tokens; raw tokens needed
-    ...: 26" read as advice to follow).  Token counts are tokens."""
+    ...: 26" read as advice to follow; usertest65 #1: a leaf back in the working set
+    counted).  Token counts are tokens."""
     if s.get("summary") is None:
         return f"rehydrate: no summary in the working set; restore {s['tokens_needed']:,} " \
                "raw tokens"
-    if not s.get("resolvable_leaves"):
+    if not s.get("leaves_to_read"):
         return (f"rehydrate {s['summary']} (depth {s['depth']}, fan-out {s['fan_out']}): "
-                "none of its leaves can be read again (evicted, not offloaded), so it "
-                f"cannot restore the {s['tokens_needed']:,} raw tokens the target "
-                "raw_ratio needs")
+                "none of its leaves can be read again (each evicted or already in the "
+                f"working set), so it cannot restore the {s['tokens_needed']:,} raw tokens "
+                "the target raw_ratio needs")
     over = s.get("over_budget")
     past = (f" (with them the working set exceeds the budget by {over:,} "
             f"token{'' if over == 1 else 's'}, every summary kept)"
             if isinstance(over, int) and over > 0 else "")
     return (f"rehydrate {s['summary']} (depth {s['depth']}, fan-out {s['fan_out']}, "
-            f"{s['resolvable_leaves']} resolvable leaves = {s['resolvable_leaf_tokens']:,} "
-            f"tokens); raw tokens needed for the target raw_ratio: {s['tokens_needed']:,}"
+            f"{_leaves(s['leaves_to_read'])} to read again = "
+            f"{s['leaf_tokens_to_read']:,} tokens); raw tokens needed for the target "
+            f"raw_ratio: {s['tokens_needed']:,}"
             + past)
 
 
@@ -51,7 +58,8 @@ def episode_advice(first: Finding, last: Finding) -> str | None:
     """The advice an episode (from ``first`` to ``last`` finding) ends with: its last
     round's rehydration, ``"at round 19: rehydrate t1.111 (...)"`` when it differs from
     the first round's, else the first round's without a round; None for a finding
-    without ``values["rehydrate"]`` (every rule but CA101 and CA102)."""
+    without ``values["rehydrate"]`` (every rule but CA101; provenance-floor, CA102,
+    counts the offloaded spans to read back in its message instead: usertest65 #6)."""
     later = later_advice(first, last)
     advice = later or first.values.get("rehydrate")
     if not isinstance(advice, dict):

@@ -18,6 +18,7 @@ from typing import Any, ClassVar
 import polars as pl
 
 from compaction_audit.plans import collect
+from compaction_audit.reachability import resolvable_end
 from compaction_audit.recall.ranking import span_type_from_source
 from compaction_audit.rules.base import (
     FELL,
@@ -199,8 +200,15 @@ class ProvenanceFloor(BoundaryRule):
     product floored up to its floating-point rounding: 100 * 0.29 is 29).
 
     Why it matters: seed 000 ("Operational Effect"): the reachable-leaf count must not
-    fall below a floor set at session start, or retained summaries rest on evidence
-    the agent can no longer consult.
+    fall below a floor set at session start, or retained summaries rest on evidence the
+    agent can no longer consult.  What to do differs from the seed's "rehydrate the
+    lowest-depth summary": a summary in the working set already reaches its offloaded
+    leaves (spec log-format.md, "reachable leaves"), so expanding it lifts
+    ``raw_ratio``, not ``distinct_source_spans`` (usertest65 #1, #6: the advice named a
+    summary whose expansion left the count and the finding as they were).  The count
+    rises when an offloaded source span that nothing in the working set reaches is read
+    back; the finding says how many there are (``sources_to_read``: spans resolvable at
+    the round less ``distinct_source_spans``) against how many the floor needs.
 
     Known problems: the floor is relative to the session's start: without
     ``start_spans`` in the session record, a log that begins mid-run (a resumed session)
@@ -212,9 +220,13 @@ class ProvenanceFloor(BoundaryRule):
     name = "provenance-floor"
     severity = Severity.ERROR
     summary = "reachable source spans fell below the floor set at session start"
-    action = "rehydrate the lowest-depth summary (the report names it)"
-    example = "round 30: distinct_source_spans 37 < floor 42 (start_spans 214 x 0.20)"
-    settings = ("min_depth", "span_floor_fraction", "sustain", "rehydrate_target")
+    action = ("read back offloaded source spans that nothing in the working set reaches "
+              "(the report counts them), or evict fewer source spans; expanding a "
+              "summary in the working set lifts raw_ratio, not this count")
+    example = ("round 30: distinct_source_spans 37 < floor 42 (start_spans 214 x 0.20); "
+               "12 offloaded source spans nothing in the working set reaches can be read "
+               "back (5 needed)")
+    settings = ("min_depth", "span_floor_fraction", "sustain")
     values = ("summary_depth_max", "distinct_source_spans")
 
     def floor(self, ctx: Context) -> int:
@@ -235,14 +247,45 @@ class ProvenanceFloor(BoundaryRule):
 
     def evaluate(self, ctx: Context) -> Outcome:
         out = super().evaluate(ctx)
-        out.fired = out.fired.with_columns(
-            pl.lit(self.floor(ctx)).alias("floor"), pl.lit(ctx.start_spans).alias("start_spans"))
+        if not out.fired.height:
+            return out
+        out.fired = out.fired.join(_sources_to_read(ctx), on="ri", how="left").with_columns(
+            pl.lit(self.floor(ctx)).alias("floor"), pl.lit(ctx.start_spans).alias("start_spans"),
+            pl.col("sources_to_read").fill_null(0))
         return out
 
     def message(self, v: dict[str, Any], ctx: Context) -> str:
+        have, need = v["sources_to_read"], v["floor"] - v["distinct_source_spans"]
+        if have:
+            held = (f"{have:,} offloaded source span{'' if have == 1 else 's'} nothing in "
+                    f"the working set reaches can be read back ({need:,} needed)")
+        else:
+            held = ("no offloaded source span is left to read back (the ones missing "
+                    "were evicted): only new spans lift the count")
         return (f"provenance floor breached: distinct_source_spans "
                 f"{v['distinct_source_spans']} < {v['floor']} (start_spans "
-                f"{v['start_spans']} x {ctx.settings.span_floor_fraction})")
+                f"{v['start_spans']} x {ctx.settings.span_floor_fraction}); {held}")
+
+
+def _sources_to_read(ctx: Context) -> pl.DataFrame:
+    """``ri``, ``sources_to_read``: per round index, the raw spans resolvable at the
+    round (born at or before it, not evicted since: spec log-format.md, "resolvable")
+    that no working-set item reaches, i.e. that count minus ``distinct_source_spans``.
+    One cumulative sum over the spans' births and ends; a session without an items
+    table (a series alone) reads 0."""
+    items = ctx.session.items
+    if "kind" not in items.columns:
+        return pl.DataFrame(schema={"ri": pl.Int64, "sources_to_read": pl.Int64})
+    spans = items.filter(pl.col("kind") == "span").select(
+        "ri", resolvable_end(ctx.session).alias("gone"))
+    change = (pl.concat([spans.select(pl.col("ri").alias("at"), pl.lit(1, pl.Int64).alias("d")),
+                         spans.select(pl.col("gone").alias("at"),
+                                      pl.lit(-1, pl.Int64).alias("d"))])
+              .group_by("at").agg(pl.col("d").sum()))
+    return (ctx.frame.select("ri", "distinct_source_spans")
+            .join(change, left_on="ri", right_on="at", how="left").sort("ri")
+            .select("ri", (pl.col("d").fill_null(0).cum_sum()
+                           - pl.col("distinct_source_spans")).clip(0).alias("sources_to_read")))
 
 
 @register
