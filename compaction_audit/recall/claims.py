@@ -56,12 +56,18 @@ _END_RE = re.compile(r"[.!?\n]")
 """A character that ends a sentence (for the bounds of the sentence a claim is in)."""
 _ABSENCE_RE = re.compile(r"(?i)^\W*(?:no|none|nothing)\b")
 _POINTER_RE = re.compile(r"(?i)read the full transcript at|if you need specific "
-                         r"details from before")
+                         r"details from before|please continue the conversation from where")
+"""The product's own lines closing a summary (Claude Code): the pointer to the
+transcript and the instruction after it, "Please continue the conversation from where
+we left off ... Continue with the last task that you were asked to work on." (adv123
+#7: its last sentence, no meta word in it, was a claim no leaf supports in every short
+session: a faithful summary warned)."""
 
 
 def _drop_pointer(text: str) -> str:
-    """``text`` without the product's pointer to the transcript: each sentence holding
-    it, from the last line end or full stop before the phrase to the end of its line.
+    """``text`` without the product's pointer to the transcript and its closing
+    instruction (:data:`_POINTER_RE`): each sentence holding one, from the last line end
+    or full stop before the phrase to the end of its line.
     Linear: the phrase is searched, then the sentence found around it (a pattern
     starting with ``[^\\n.]*`` would rescan a long line from each position)."""
     out, at = [], 0

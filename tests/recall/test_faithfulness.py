@@ -272,6 +272,13 @@ def test_the_transcript_pointer_sentence_is_dropped_and_nothing_else() -> None:
     assert _drop_pointer(text) == "Done. \nNext: ship v2."
     assert _drop_pointer("No pointer. Keep going.") == "No pointer. Keep going."
     assert _drop_pointer("read the full transcript at /a") == " "
+    # adv123 #7: the instruction closing a Claude Code summary is the product's too
+    closing = ("Done: v2 shipped.\nIf you need specific details from before compaction, "
+               "read the full transcript at: /x.jsonl\nPlease continue the conversation "
+               "from where we left off without asking the user any further questions. "
+               "Continue with the last task that you were asked to work on.")
+    assert _drop_pointer(closing) == "Done: v2 shipped.\n \n "
+    assert [c.text for c in claims(closing)] == [c.text for c in claims("Done: v2 shipped.")]
 
 
 @pytest.mark.parametrize(("summary", "kept"), [
