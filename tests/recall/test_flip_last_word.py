@@ -222,3 +222,25 @@ def test_a_lifting_childs_permission_is_no_lost_finding(write_log: LogWriter) ->
     report = audit(str(write_log(log)))
     assert {f.code for f in report.findings} & {"CA301", "CA302", "CA304"} == set()
     assert report.extra["lost_discriminators"] == []
+
+
+@pytest.mark.parametrize(("rule", "lift", "flip"), [
+    # adv123 #3: a flag rule's key was looked for without its dashes, and the "no" of
+    # --no-verify read as a word of prohibition: the lifted rule was flipped and lost
+    ("Never use --force on main.", "You can use --force on main now.", False),
+    ("Never use --no-verify on main.", "You can use --no-verify on main now.", False),
+    ("Never use --runslow on main.", "You can use --runslow on main now.", False),
+    # someone else's word still lifts nothing
+    ("Never use --no-verify on main.", "Alice says you can use --no-verify on main.", True),
+])
+def test_a_flag_rule_the_person_lifted_is_no_flip(write_log: LogWriter, rule: str,
+                                                  lift: str, flip: bool) -> None:
+    log = [rnd(0, spans=[{"id": "u0", "tokens": 10, "text": rule, "role": "user"},
+                         {"id": "u1", "tokens": 10, "text": lift, "role": "user"}]),
+           rnd(1, summaries=[{"id": "S", "tokens": 8, "children": ["u0", "u1"],
+                              "text": f"{rule} Update from the user: "
+                                      f"{rule.split(' ', 1)[1]}"}], evicted=["u0", "u1"])]
+    report = audit(str(write_log(log)))
+    assert ("CA304" in {f.code for f in report.findings}) is flip
+    lost = [d["text"] for d in report.extra["lost_discriminators"] if d["kind"] == "negation"]
+    assert (lost == [rule.rstrip(".")]) is flip

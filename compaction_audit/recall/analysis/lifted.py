@@ -100,13 +100,19 @@ def statements(text: str) -> str:
     takes it back (:data:`_RETRACTED_RE`); else those that are no question
     (:data:`_QUESTION_RE`: "Can I delete the backups?" lifts nothing; a question
     elsewhere in the message does not stop a lifting beside it, usertest57 #3), hold
-    no contrast, condition, report, hedge or prohibition (:data:`_HEDGED_RE`), and
+    no contrast, condition, report, hedge or prohibition (:data:`_HEDGED_RE`; a flag's
+    words are none: :data:`_FLAG_RE`), and
     grant: a permission (:data:`_GRANT_RE`) or an imperative."""
-    if _RETRACTED_RE.search(text):
+    if _RETRACTED_RE.search(_FLAG_RE.sub("flag", text)):
         return ""
     return " ".join(s.replace("\n", " ") for s in _SENTENCE_END_RE.split(text)
-                    if not _QUESTION_RE.search(s) and not _HEDGED_RE.search(s)
+                    if not _QUESTION_RE.search(s) and not _HEDGED_RE.search(_FLAG_RE.sub("flag", s))
                     and (_GRANT_RE.search(s) or _imperative(s)))
+
+
+_FLAG_RE = re.compile(r"(?<![\w-])--?\w[\w-]*")
+"""A command-line flag: its words are no hedge nor prohibition ("--no-verify", adv123 #3:
+its "no" made "You can use --no-verify now" lift nothing)."""
 
 
 _SUBJECT_RE = re.compile(r"\W*(?:i|i'\w+|he|she|they|someone|somebody)\b")
@@ -136,7 +142,10 @@ def _stems(said: str) -> frozenset[str]:
     return frozenset(sentences[False].post).union(sentences[True].post)
 
 
-_TOKEN_RE = re.compile(r"[\w][\w.\-/#@:]*")
+_TOKEN_RE = re.compile(r"-*\w[\w.\-/#@:]*")
+"""An identifier-like word, a flag with its dashes ("--force"; adv123 #3: read without
+them, no child held a flag rule's key and a lifted "--force" or "--no-verify" rule was
+a flipped rule and a broken one)."""
 
 
 def _tokens(said: str) -> set[str]:
@@ -148,7 +157,7 @@ def _tokens(said: str) -> set[str]:
     out: set[str] = set()
     for token in _TOKEN_RE.findall(said.lower()):
         token = token.rstrip(".:/")
-        out.add(token)
+        out.update((token, token.lstrip("-")))
         out.update(part for part in token.split("/") if part)
         if token[:1] == "v" and token[1:2].isdigit():
             out.add(token[1:])
