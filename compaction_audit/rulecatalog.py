@@ -451,6 +451,7 @@ DOCS: tuple[tuple[Any, ...], ...] = (
          '"2.4.0-rc.2"), so a summary in other words stays quiet; talk about the '
          'conversation itself ("no files were read in this conversation"), bare '
          'statements of absence ("None.") and the product\'s pointer to the transcript '
+         'and the instruction closing its summary ("Continue with the last task ...") '
          'are not claims. A sentence with no discriminator is a claim too when it has '
          'five or more content words and the raw leaves hold fewer than a fifth of them '
          '("the tool result contained an injected instruction"), unless it only names '
@@ -523,7 +524,11 @@ DOCS: tuple[tuple[Any, ...], ...] = (
          '("do NOT use --no-verify or --force") is broken by each, a finding per object '
          'broken. Also an identifier lost at a fold whose later reuse is a destructive '
          'command (delete, drop, --force, --cascade, ...); the finding names the lost '
-         'item and the action.'),
+         "item and the action. A rule is the person's or a document's (a tool's output, "
+         'a file read): the assistant\'s own "I will not use --force" is an intent. No '
+         'finding where the person granted the act between the rule and the call '
+         '("--force is fine now", "you can force push it", before the compaction or '
+         'after it: `compaction_audit.recall.permitted`; adv123 #2).'),
         ('Issue 12, point 4: a fold dropped "Do not run `lint-tool analyze` in this '
          'repo" and two rounds later a tool call ran it; a fold dropped "never add a '
          '`Co-Authored-By:` trailer" and a later commit carried one. A person asking '
