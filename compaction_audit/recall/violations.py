@@ -29,6 +29,7 @@ from typing import Any
 
 import polars as pl
 
+from compaction_audit.recall.callwords import runs
 from compaction_audit.recall.flagalias import with_long_flags
 from compaction_audit.recall.harm import DESTRUCTIVE_RE
 from compaction_audit.recall.objmatch import matches
@@ -320,20 +321,25 @@ def _first_calls(rules: pl.DataFrame, calls: pl.DataFrame) -> pl.DataFrame:
     own span (item ids are unique, so at most one match is skipped).
     """
     calls = calls.with_row_index("_pos").sort("ri", "line", "_pos").with_row_index("ord")
-    distinct = rules.select("object", "at_start").unique(maintain_order=True)
+    distinct = rules.select("object", "at_start", "how").unique(maintain_order=True)
     objects = distinct.with_row_index("pid").with_columns(
         pl.Series([" ".join(o.split()) for o in distinct["object"]], dtype=pl.String
                   ).alias("body"),
-        pl.Series([_pattern(o, a) for o, a in distinct.iter_rows()], dtype=pl.String
+        pl.Series([_pattern(o, a) for o, a, _ in distinct.iter_rows()], dtype=pl.String
                   ).alias("pattern"))
     found = matches(calls.select(pl.col("ord").alias("tid"), "text"),
                     objects.select("pid", "body", "at_start", "pattern"))
-    hits = (found.rename({"tid": "ord"}).join(calls.select("ord", "id"), on="ord")
-            .sort("ord"))
+    # a run object counts where the call runs it: not in a quoted argument nor in a
+    # file-editing tool's text (adv123 #1: a grep for --force "ran" it)
+    run = {pid: re.compile(pattern) for pid, how, pattern
+           in objects.select("pid", "how", "pattern").iter_rows() if how == "command"}
+    hits = (runs(found.rename({"tid": "ord"})
+                 .join(calls.select("ord", "id", "text", "source"), on="ord"), run)
+            .select("ord", "pid", "id").sort("ord"))
     todo = rules.with_columns(
         calls["ri"].search_sorted(rules["start"], side="left").cast(pl.UInt32)
-        .alias("_from")).join(objects.select("pid", "object", "at_start"),
-                              on=["object", "at_start"])
+        .alias("_from")).join(objects.select("pid", "object", "at_start", "how"),
+                              on=["object", "at_start", "how"])
 
     def after(frame: pl.DataFrame) -> pl.DataFrame:
         return frame.sort("_from").join_asof(

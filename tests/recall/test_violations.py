@@ -344,3 +344,33 @@ def test_only_a_person_or_a_document_states_a_rule(source: str, fires: bool) -> 
     others = [("s1", 1, 2, said, source)]
     calls = [("t1", 3, 4, "git push --force origin hotfix/login")]
     assert bool(_found(*_tables([("s1", said, 2)], calls, others))) is fires
+
+
+@pytest.mark.parametrize(("call", "fires"), [
+    # adv123 #1: the flag in a quoted argument of another program is data, not run
+    ("grep -rn -- '--force' scripts/ .github/workflows/", False),
+    ("git commit -am 'release.sh: stop using --force when pushing main'", False),
+    ('echo "- Never push with --force." >> CONTRIBUTING.md', False),
+    # ... unless a shell runs the quoted string, or the flag is outside the quotes
+    ("bash -c 'git push --force origin main'", True),
+    ("ssh deploy@ci 'git push --force origin main'", True),
+    ("git commit -m 'wip' && git push --force origin main", True),
+    ("git push --force origin main", True),
+])
+def test_a_run_object_counts_where_the_call_runs_it(call: str, fires: bool) -> None:
+    rule = "Never use --force when pushing main."
+    assert bool(_found(*_tables([("u1", rule, 1)], [("t1", 2, 4, call)]))) is fires
+
+
+@pytest.mark.parametrize(("source", "rule", "fires"), [
+    # an Edit removing the flag from a script runs nothing (adv123 #1)
+    ("tool_call:Edit", "Never use --force when pushing main.", False),
+    ("tool_call:apply_patch", "Never use --force when pushing main.", False),
+    ("tool_call:Bash", "Never use --force when pushing main.", True),
+    # a write rule is broken by the file-editing tool's text, quoted or not
+    ("tool_call:Edit", "Never add `--force` to the release script.", True),
+])
+def test_a_file_editing_tool_runs_nothing(source: str, rule: str, fires: bool) -> None:
+    text = "scripts/release.sh\ngit push --force origin main\ngit push origin main"
+    found = _found(*_tables([("u1", rule, 1)], [], [("t1", 2, 4, text, source)]))
+    assert bool(found) is fires
