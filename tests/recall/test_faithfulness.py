@@ -238,12 +238,26 @@ def test_bare_number_is_never_asked_again_alone() -> None:
     # adv122 #6: a dashed word after the command's words, more of the command after it:
     # the command with its flag is the object (a phrase: never the flag alone, as the
     # debug build's aside above shows)
-    ("Never run git push \u2014force origin main.", ("git push --force", "command", False)),
+    ("Never run git reset \u2014hard HEAD on main.", ("git reset --hard", "command", False)),
+    # after "push", an act's verb (adv123 #4), the dash opens the flag as in ASCII
+    ("Never run git push \u2014force origin main.", ("--force", "command", False)),
     ("Never run terraform apply \u2014auto-approve against prod.",
      ("terraform apply --auto-approve", "command", False)),
     ("Don't run pytest \u2014runslow locally, it takes an hour.",
      ("pytest --runslow", "command", False)),
     ("Never run `git push \u2014force` on release.", ("git push --force", "command", False)),
+    # adv123 #4: a flag the act is done with, "push", "force-push", "push -f", "avoid"
+    # before a command or code span
+    ("Do NOT commit with --no-verify; fix the hook.", ("--no-verify", "command", False)),
+    ("Never push --force to main.", ("--force", "command", False)),
+    ("Please don't ever force-push main, people deploy from it.",
+     ("--force", "command", False)),
+    ("Never push -f to main.", ("--force", "command", False)),
+    ("Avoid git reset --hard, I have uncommitted work.", ("--hard", "command", False)),
+    ("Avoid `make deploy` on Fridays.", ("make deploy", "command", False)),
+    ("Never push to main.", None),
+    ("Avoid the debug build.", None),  # no command named
+    ("We rebased to avoid --force pushes.", None),  # a purpose
     # not a flag: a short word, a word between two dashes, a dash before a space
     ("Never use the tool \u2014verbose\u2014 here", ("tool \u2014verbose\u2014", "command",
                                                    False)),

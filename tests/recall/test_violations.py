@@ -117,7 +117,7 @@ def test_a_single_plain_word_counts_only_at_a_command_start(text: str, fires: bo
     ("Never run `git push \u2014force` on release.", "git push --force origin release", True),
     ("Never run git push \u2014force origin main.", "git push origin main", False),
     # the flag is the command's: the same flag on another command breaks nothing
-    ("Never run git push \u2014force origin main.", "npm publish --force", False),
+    ("Never run git reset \u2014hard HEAD on main.", "npm publish --hard", False),
     ("Don't use the debug build \u2014verbose logs fill the disk", "make --verbose", False),
 ])
 def test_a_smart_dash_flag_inside_a_command_is_the_commands_flag(
@@ -374,3 +374,14 @@ def test_a_file_editing_tool_runs_nothing(source: str, rule: str, fires: bool) -
     text = "scripts/release.sh\ngit push --force origin main\ngit push origin main"
     found = _found(*_tables([("u1", rule, 1)], [], [("t1", 2, 4, text, source)]))
     assert bool(found) is fires
+
+
+@pytest.mark.parametrize(("rule", "call"), [
+    # adv123 #4: everyday wordings of a rule were no rule for CA307
+    ("Do NOT commit with --no-verify; fix what the hook says.", "git commit --no-verify -m wip"),
+    ("Never push -f to main.", "git push --force origin main"),
+    ("Please don't ever force-push main.", "git push -f origin main"),
+    ("Avoid git reset --hard, I have uncommitted work.", "git reset --hard HEAD~1"),
+])
+def test_everyday_wordings_of_a_rule_are_broken_by_the_act(rule: str, call: str) -> None:
+    assert _found(*_tables([("u1", rule, 1)], [("t1", 2, 4, call)]))
