@@ -153,3 +153,19 @@ def test_a_session_id_past_64_bits_is_named_so(tmp_path: Path) -> None:
     assert result.stderr.splitlines() == [
         f"compaction-audit: {path}:1: expected a string or an integer, got a number too "
         "large to read exactly (an integer past 64 bits: write it as a string) (session_id)"]
+
+
+@pytest.mark.parametrize(("value", "got"), [("[\"a\"]", "a list"), ("{}", "an object"),
+                                            ("true", "a boolean"), ("1.5", "a number")])
+def test_a_session_id_of_another_type_says_what_it_got(tmp_path: Path, value: str,
+                                                       got: str) -> None:
+    """usertest65 #9: "expected a string (session_id)" alone, where every other type
+    error says what it got (and an integer is read)."""
+    path = tmp_path / "t.jsonl"
+    path.write_text('{"type":"session","schema":"compaction-audit/1",'
+                    f'"session_id":{value}}}\n'
+                    '{"type":"round","round":0,"spans":[{"id":"a","tokens":1}]}\n')
+    result = run("audit", str(path), "-q")
+    assert result.exit_code == 2
+    assert result.stderr.splitlines() == [
+        f"compaction-audit: {path}:1: expected a string or an integer, got {got} (session_id)"]

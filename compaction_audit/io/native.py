@@ -227,7 +227,8 @@ class SessionBuilder:
             if rec.past_64_bits(sid):
                 raise rec.FieldError(f"expected a string or an integer, got "
                                      f"{rec.PAST_64_BITS}", "session_id")
-            raise rec.FieldError("expected a string", "session_id")
+            raise rec.FieldError(f"expected a string or an integer, got {rec.kind_of(sid)}",
+                                 "session_id")
         if obj.get("budget_tokens") is not None:
             h.budget_tokens = rec.as_int(obj["budget_tokens"], "budget_tokens", 1,
                                          rec.MAX_TOKENS)

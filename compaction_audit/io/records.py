@@ -146,7 +146,7 @@ def as_int(value: Any, field: str, minimum: int, maximum: int = MAX_INT) -> int:
         bound = f">= {minimum}" if value < minimum else f"<= {maximum}"
         raise FieldError(f"must be {bound}, got {value:.4g}", field)
     if type(value) is not int:
-        raise FieldError(f"expected an integer, got {_kind(value)}", field)
+        raise FieldError(f"expected an integer, got {kind_of(value)}", field)
     if value < minimum:
         raise FieldError(f"must be >= {minimum}, got {value}", field)
     if value > maximum:
@@ -176,7 +176,7 @@ def as_id(value: Any, field: str) -> str:
         return str(value)
     if past_64_bits(value):
         raise FieldError(f"id must be a string or an integer, got {PAST_64_BITS}", field)
-    raise FieldError(f"id must be a string or an integer, got {_kind(value)}", field)
+    raise FieldError(f"id must be a string or an integer, got {kind_of(value)}", field)
 
 
 PAST_64_BITS = ("a number too large to read exactly (an integer past 64 bits: write it "
@@ -197,13 +197,13 @@ def opt_str(obj: dict[str, Any], key: str, where: str) -> str | None:
     value = obj.get(key)
     if value is None or type(value) is str:
         return value
-    raise FieldError(f"expected a string, got {_kind(value)}", f"{where}.{key}" if where else key)
+    raise FieldError(f"expected a string, got {kind_of(value)}", f"{where}.{key}" if where else key)
 
 
 def as_list(value: Any, field: str) -> list[Any]:
     """A JSON array."""
     if type(value) is not list:
-        raise FieldError(f"expected a list, got {_kind(value)}", field)
+        raise FieldError(f"expected a list, got {kind_of(value)}", field)
     return value
 
 
@@ -246,7 +246,7 @@ def span(value: Any, where: str, lines: bool = False) -> SpanRec:
     """Validate a span object; with ``lines`` (adapter output) also its optional
     :data:`SPAN_LINE_KEY`, a line number >= 1."""
     if type(value) is not dict:
-        raise FieldError(f"expected an object, got {_kind(value)}", where)
+        raise FieldError(f"expected an object, got {kind_of(value)}", where)
     if "id" not in value:
         raise FieldError("missing field", f"{where}.id")
     if "tokens" not in value:
@@ -261,7 +261,7 @@ def span(value: Any, where: str, lines: bool = False) -> SpanRec:
         source = as_json(source, f"{where}.source")
     role = value.get("role")
     if role is not None and (type(role) is not str or role not in ROLE_PREFIX):
-        shown = repr(role[:40]) if type(role) is str else _kind(role)
+        shown = repr(role[:40]) if type(role) is str else kind_of(role)
         raise FieldError(f"must be 'user', 'assistant', 'tool' or 'system', got {shown}",
                          f"{where}.role")
     source = with_role(source, role)
@@ -367,7 +367,7 @@ _INT_ONLY = {int}
 def summary(value: Any, where: str) -> SummaryRec:
     """Validate a summary object (children non-empty; depth >= 1 when given)."""
     if type(value) is not dict:
-        raise FieldError(f"expected an object, got {_kind(value)}", where)
+        raise FieldError(f"expected an object, got {kind_of(value)}", where)
     for key in ("id", "tokens", "children"):
         if key not in value:
             raise FieldError("missing field", f"{where}.{key}")
@@ -378,7 +378,7 @@ def summary(value: Any, where: str) -> SummaryRec:
     accounting = value.get("accounting")
     if accounting is not None and type(accounting) not in (str, dict):
         raise FieldError(
-            f"expected a string or an object, got {_kind(accounting)}", f"{where}.accounting"
+            f"expected a string or an object, got {kind_of(accounting)}", f"{where}.accounting"
         )
     fields = (
         as_id(value["id"], f"{where}.id"),
@@ -527,11 +527,11 @@ def _retained_slow(items: list[Any]) -> dict[str, float | None]:
                 raise FieldError("missing field", f"{where}.id")
             raw_id, sal = element["id"], element.get("salience")
         else:
-            raise FieldError(f"expected an object or an [id, salience] pair, got {_kind(element)}",
-                             where)
+            raise FieldError("expected an object or an [id, salience] pair, got "
+                             f"{kind_of(element)}", where)
         item = as_id(raw_id, f"{where}.id")
         if type(sal) not in _SALIENCE_TYPES:
-            raise FieldError(f"salience must be a number or null, got {_kind(sal)}",
+            raise FieldError(f"salience must be a number or null, got {kind_of(sal)}",
                              f"{where}.salience")
         if item in table:
             raise FieldError(f"id {item!r} listed twice", f"{where}.id")
@@ -542,12 +542,12 @@ def _retained_slow(items: list[Any]) -> dict[str, float | None]:
 def logged(value: Any) -> dict[str, float | int | None]:
     """The optional ``logged`` aggregates; unknown keys are ignored."""
     if type(value) is not dict:
-        raise FieldError(f"expected an object, got {_kind(value)}", "logged")
+        raise FieldError(f"expected an object, got {kind_of(value)}", "logged")
     out: dict[str, float | int | None] = {}
     for key in LOGGED_FLOATS:
         v = value.get(key)
         if v is not None and type(v) not in _NUMBER_TYPES:
-            raise FieldError(f"expected a number, got {_kind(v)}", f"logged.{key}")
+            raise FieldError(f"expected a number, got {kind_of(v)}", f"logged.{key}")
         out[key] = v
     for key in LOGGED_INTS:
         v = value.get(key)
@@ -572,7 +572,7 @@ def check_compaction(compaction: dict[str, Any]) -> None:
     for key in COMPACTION_FLAGS:
         value = compaction.get(key)
         if value is not None and type(value) is not bool:
-            raise FieldError(f"expected true, false or null, got {_kind(value)}",
+            raise FieldError(f"expected true, false or null, got {kind_of(value)}",
                              f"compaction.{key}")
     for key in COMPACTION_COUNTS:
         value = compaction.get(key)
@@ -581,11 +581,12 @@ def check_compaction(compaction: dict[str, Any]) -> None:
     for key in COMPACTION_WORDS:
         value = compaction.get(key)
         if value is not None and type(value) is not str:
-            raise FieldError(f"expected a string or null, got {_kind(value)}",
+            raise FieldError(f"expected a string or null, got {kind_of(value)}",
                              f"compaction.{key}")
 
 
-def _kind(value: Any) -> str:
+def kind_of(value: Any) -> str:
+    """What a value of the wrong type is, in an error: "a list", "a number", ..."""
     if value is None:
         return "null"
     return {bool: "a boolean", int: "an integer", float: "a number", str: "a string",
