@@ -95,7 +95,8 @@ def test_a_swapped_pin_is_flipped_in_the_trace_as_in_the_audit(write_log: LogWri
                    "1.2.0 is fine.")
     assert tree(plain, "lib2==1.2.0")[0] == "discriminator 'lib2==1.2.0': 2 spans: 2 flipped"
     assert tree(plain, "1.2.0")[0] == ("discriminator '1.2.0': 2 spans: 1 flipped, 1 carried; "
-                                       "still held by span u1 (user, round 0, line 1)")
+                                       "still held by summary F (round 1, line 2), which "
+                                       "carries span u1 (user, round 0, line 1)")
 
 
 def test_a_keyed_value_as_written_finds_it_under_its_name(write_log: LogWriter) -> None:

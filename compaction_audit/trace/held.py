@@ -152,7 +152,28 @@ def still_held(log: _Log, spans: list[Node]
         return (f"; after the loss it is stated again: span {first['span']} "
                 f"({who}{_where(first)}){more}"), info, None
     who = f"{first['source']}, " if first.get("source") else ""
+    carrier = _carrier(held[0])
+    if carrier is not None:  # usertest65 #3: "still held by span u0", evicted long ago
+        info["summary"] = carrier["fold"]
+        return (f"; still held by summary {carrier['fold']} ({_where(carrier)}), which "
+                f"carries span {first['span']} ({who}{_where(first)}){more}"), info, None
     return f"; still held by span {first['span']} ({who}{_where(first)}){more}", info, None
+
+
+def _carrier(span: Node) -> dict[str, Any] | None:
+    """The data of the last fold of the chain that carries a carried span's value
+    (the summary that holds it now), None when the span holds it itself (retained or
+    offloaded: its own line says so) or no fold carries it."""
+    if span.data["fate"] != "carried" or not str(span.data.get("state", "")).startswith(
+            "evicted"):
+        return None
+    last = None
+    nodes = span.children
+    while True:
+        step = next((n for n in nodes if n.data.get("result") == "carried"), None)
+        if step is None:
+            return last
+        last, nodes = step.data, step.children
 
 
 def _where(span: dict[str, Any]) -> str:

@@ -28,8 +28,12 @@ def trace_span(session: Session, item: str) -> Node:
             lost = ([d.text for d in surv.dropped(child["text"], row["text"], ctype)]
                     if row["text"] is not None and child["text"] is not None else None)
             head = f"folded into {fold} (depth {row['depth']}, {log.where(fold)}): "
+            # above the span, what the fold kept or dropped is its child's, a summary
+            # that may hold nothing of the span's (usertest65 #2: "kept every
+            # discriminator" right after the fold that lost all of them)
+            of = f" of {node_id}" if level > 1 else ""
             what = ("no text to compare" if lost is None else
-                    f"dropped {len(lost)}: " if lost else "kept every discriminator")
+                    f"dropped {len(lost)}{of}: " if lost else f"kept every discriminator{of}")
             quote = ", ".join(map(repr, lost)) if lost else ""
             nodes.append(Node(head + what + quote, {"fold": fold, "round": row["round"],
                                                     "line": row["line"], **log.at(fold),
@@ -41,10 +45,26 @@ def trace_span(session: Session, item: str) -> Node:
     row = log.rows[item]
     folds = up(item, set())
     n = sum(1 for f in folds if "fold" in f.data)
+    # every fold of the chain, not only the first (usertest65 #2: "folded into 1
+    # summary" of a span folded into s7, then s7 into s8)
+    total = _folds_in(folds)
+    more = f" ({n} directly)" if total != n else ""
     return Node(f"span {item} ({log.where(item)}; now {log.state(item)}): folded into "
-                f"{n} summar{'y' if n == 1 else 'ies'}",
+                f"{total} summar{'y' if total == 1 else 'ies'}{more}",
                 {"span": item, "round": row["round"], "line": row["line"], **log.at(item),
                  "state": log.state(item), "text": row["text"]}, folds)
+
+
+def _folds_in(nodes: list[Node]) -> int:
+    """The distinct folds drawn in ``nodes`` and below them."""
+    seen: set[str] = set()
+    todo = list(nodes)
+    while todo:
+        node = todo.pop()
+        if "fold" in node.data:
+            seen.add(node.data["fold"])
+        todo.extend(node.children)
+    return len(seen)
 
 
 def trace_summary(session: Session, item: str) -> Node:
