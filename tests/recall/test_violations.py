@@ -385,3 +385,28 @@ def test_a_file_editing_tool_runs_nothing(source: str, rule: str, fires: bool) -
 ])
 def test_everyday_wordings_of_a_rule_are_broken_by_the_act(rule: str, call: str) -> None:
     assert _found(*_tables([("u1", rule, 1)], [("t1", 2, 4, call)]))
+
+
+@pytest.mark.parametrize(("result", "said"), [
+    # adv123 #9: Claude Code's result of a call the person rejected: it did not run
+    ("The user doesn't want to proceed with this tool use. The tool use was rejected.",
+     "tried to run '--force' at round 2 (the person rejected it at the permission prompt: "
+     "it did not run)"),
+    ("Everything up-to-date", "ran '--force' at round 2"),
+])
+def test_a_call_the_person_rejected_is_said_to_be_tried(write_log: Any, result: str,
+                                                        said: str) -> None:
+    from compaction_audit.api import audit
+    from tests.logs import rnd
+
+    rule = "Never use --force when pushing main."
+    log = [rnd(0, spans=[{"id": "u1", "tokens": 10, "role": "user", "text": rule}]),
+           rnd(1, summaries=[{"id": "S", "tokens": 5, "children": ["u1"],
+                              "text": "Working on the release."}], evicted=["u1"]),
+           rnd(2, spans=[{"id": "t1", "tokens": 5, "source": "tool_call:Bash",
+                          "text": "git push --force origin main"},
+                         {"id": "t1:result", "tokens": 5, "source": "tool_result:Bash",
+                          "text": result}])]
+    found = [f for f in audit(str(write_log(log))).findings if f.code == "CA307"]
+    assert len(found) == 1 and found[0].message.endswith(said)
+    assert found[0].values.get("rejected", False) is said.startswith("tried")
