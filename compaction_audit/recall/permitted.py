@@ -19,6 +19,7 @@ the violations are found, none when there is no violation.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 import polars as pl
 
@@ -31,23 +32,23 @@ _ALIASES = {"--force": re.compile(r"(?i)\bforce[- ]?push(?:es|ed|ing)?\b")}
 """A flag the person names by its verb form ("force push it", "you can force-push")."""
 
 
-def _names(said: str, obj: str) -> bool:
-    """Whether ``said`` names ``obj`` as a whole word or phrase (case-insensitive; the
-    rule's matching: ``violations._pattern``), or by its verb form (:data:`_ALIASES`)."""
-    body = r"\s+".join(re.escape(w) for w in obj.split())
-    if re.search(rf"(?i)(?:^|[^\w-]){body}(?:$|[^\w-])", said):
+def _names(said: str, obj: str, pattern: re.Pattern[str]) -> bool:
+    """Whether ``said`` names ``obj`` as the rule's matching finds it (``pattern``: a
+    whole word or phrase), or by its verb form (:data:`_ALIASES`)."""
+    if pattern.search(said):
         return True
-    flag = obj.split()[-1] if obj.split() else ""
-    alias = _ALIASES.get(flag.lower())
+    alias = _ALIASES.get(obj.split()[-1].lower()) if obj.split() else None
     return alias is not None and alias.search(said) is not None
 
 
-def without_permitted(found: pl.DataFrame, items: pl.DataFrame) -> pl.DataFrame:
+def without_permitted(found: pl.DataFrame, items: pl.DataFrame,
+                      pattern: Callable[[str], str]) -> pl.DataFrame:
     """``found`` (violations: ``span``, ``object``, ``violated_span`` and more) without
     the rows whose act a person granted between the rule's span and the call, in the
     order of :func:`~compaction_audit.recall.violations.violations`' calls: the round,
     the line, then the items table's order.  ``items``: ``id``, ``ri``, ``line``,
-    ``source``, ``text``.  The same frame when no row is dropped."""
+    ``source``, ``text``; ``pattern``: an object's regex as the rule's matching reads a
+    text for it (a whole word or phrase).  The same frame when no row is dropped."""
     if not found.height:
         return found
     order = (items.select("id", "ri", "line", "source", "text").with_row_index("_p")
@@ -57,8 +58,9 @@ def without_permitted(found: pl.DataFrame, items: pl.DataFrame) -> pl.DataFrame:
                   on="span", how="left")
             .join(order.select(pl.col("id").alias("violated_span"),
                                pl.col("_pos").alias("_call")), on="violated_span", how="left"))
-    objects = [o for o in rows["object"].unique().to_list() if o]
-    words = sorted({w.lower() for o in objects for w in o.split()} | {"force"})
+    objects = {o: re.compile(pattern(o)) for o in rows["object"].unique().to_list() if o}
+    words = sorted({w.lower() for o in objects for w in o.split()}
+                   | {"force" for o in objects if o.split()[-1].lower() in _ALIASES})
     first, last = rows["_rule"].min(), rows["_call"].max()
     if first is None or last is None:
         return found
@@ -68,7 +70,8 @@ def without_permitted(found: pl.DataFrame, items: pl.DataFrame) -> pl.DataFrame:
                       & pl.col("text").str.to_lowercase().str.contains_any(words))
               .select("_pos", "text"))
     grants = [(pos, obj) for pos, text in people.iter_rows()
-              if (said := statements(text)) for obj in objects if _names(said, obj)]
+              if (said := statements(text)) for obj, regex in objects.items()
+              if _names(said, obj, regex)]
     if not grants:
         return found
     granted = pl.DataFrame(grants, schema={"_pos": pl.UInt32, "object": pl.String},

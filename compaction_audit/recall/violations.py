@@ -414,7 +414,8 @@ def violations(lost: pl.DataFrame, items: pl.DataFrame, rounds: pl.DataFrame
         "id", "ri", "round", "line", "source", with_long_flags(pl.col("text")))
     # the assistant's own words are an intent, not a rule ("I will not use --force,
     # let me check first": adv123 #2); a person's or a document's are
-    own = items.filter(pl.col("source").fill_null("").str.to_lowercase()
+    own = items.filter(pl.col("id").is_in(lost["span"].implode())
+                       & pl.col("source").fill_null("").str.to_lowercase()
                        .str.contains(r"^assistant(?::|$)")).select(pl.col("id").alias("span"))
     rules = _rules(lost.join(own, on="span", how="anti"), rounds)
     parts = []
@@ -449,4 +450,4 @@ def violations(lost: pl.DataFrame, items: pl.DataFrame, rounds: pl.DataFrame
     parts.append(destructive)
     found = pl.concat([p.cast(schema) for p in parts]).sort(  # type: ignore[arg-type]
         "ri", "key", "span", "fold", "how", "alt", maintain_order=True)
-    return without_permitted(found, items)
+    return without_permitted(found, items, lambda obj: _pattern(obj, False))
