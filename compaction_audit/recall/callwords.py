@@ -7,8 +7,10 @@ text hold the object without running it:
 * a quoted argument of another program: a search pattern (``grep -rn -- '--force'
   scripts/``), a commit message (``git commit -am 'stop using --force'``), text
   written to a file (``echo 'Never commit with --no-verify' >> CONTRIBUTING.md``).  A
-  quoted string a shell runs is not data: after ``-c`` (``bash -c '...'``), ``eval``,
-  ``ssh HOST`` or ``xargs`` it is read;
+  quoted string a shell runs is not data: after a shell's or an interpreter's ``-c``
+  (``bash -c '...'``, ``bash -lc``, ``python3 -c``; not ``grep -c``), ``eval``,
+  ``watch``, ``xargs`` or ``ssh HOST``, or a double-quoted command substitution
+  (``"$(...)"``), it is read;
 * a call of a file-editing tool (Claude Code's Edit, MultiEdit, Write, NotebookEdit;
   Codex's apply_patch; Cline's write_to_file, replace_in_file; an editor's
   str_replace_editor, create_file, edit_file): it runs nothing (an Edit that removes
@@ -32,15 +34,25 @@ EDIT_TOOLS = (r"(?i)^(?:tool_call|tool_use|function_call):(?:edit|multiedit|writ
 """The source of a call that edits a file (a Polars regex)."""
 
 _QUOTED_RE = re.compile(
-    r"(?P<lead>(?:^|(?<=[\s;&|(]))(?:-c|eval|xargs(?:\s+-\S+)*|ssh(?:\s+-\S+)*\s+[^\s'\"]+)"
-    r"\s+)?(?P<q>'[^']*'|\"(?:[^\"\\]|\\.)*\")")
-"""A quoted string, with the words before it that make a shell run it."""
+    r"(?P<lead>(?:^|(?<=[\s;&|(/]))(?:(?:(?:ba|z|da|k|fi)?sh|su|python3?|node|perl|ruby)"
+    r"(?:\s+-\S+)*?\s+-[A-Za-z]*c|eval|watch(?:\s+-\S+)*|xargs(?:\s+-\S+)*"
+    r"|ssh(?:\s+-\S+)*\s+[^\s'\"]+)\s+)?(?P<q>'[^']*'|\"(?:[^\"\\]|\\.)*\")")
+"""A quoted string, with the words before it that make a shell run it: a shell's or an
+interpreter's ``-c`` (``bash -c``, ``bash -lc``, ``sh -ec``, ``python3 -c``; not
+``grep -c``), ``eval``, ``watch``, ``xargs``, ``ssh HOST``."""
+_SUBSTITUTION_RE = re.compile(r"\$\(|`")
+"""A command substitution, which a shell runs inside double quotes (``"$(git push
+--force)"``)."""
 
 
 def _unquoted(text: str) -> str:
-    """``text`` with each quoted string that is data (not run: :data:`_QUOTED_RE`)
-    written as one space."""
-    return _QUOTED_RE.sub(lambda m: m.group(0) if m.group("lead") else " ", text)
+    """``text`` with each quoted string that is data (not run: :data:`_QUOTED_RE`; a
+    double-quoted one holding a command substitution runs) written as one space."""
+    def data(m: re.Match[str]) -> str:
+        q = m.group("q")
+        runs = m.group("lead") or (q[0] == '"' and _SUBSTITUTION_RE.search(q))
+        return m.group(0) if runs else " "
+    return _QUOTED_RE.sub(data, text)
 
 
 def runs(hits: pl.DataFrame, pattern: dict[int, re.Pattern[str]]) -> pl.DataFrame:

@@ -356,6 +356,12 @@ def test_only_a_person_or_a_document_states_a_rule(source: str, fires: bool) -> 
     ("ssh deploy@ci 'git push --force origin main'", True),
     ("git commit -m 'wip' && git push --force origin main", True),
     ("git push --force origin main", True),
+    # a shell's -c among other flags, a command substitution in double quotes (review)
+    ("bash -lc 'git push --force origin main'", True),
+    ("docker exec app /bin/sh -e -c \"git push --force origin main\"", True),
+    ('echo "pushed: $(git push --force origin main)"', True),
+    # grep's own -c counts lines: its quoted pattern is still data
+    ("grep -c -- '--force' scripts/release.sh", False),
 ])
 def test_a_run_object_counts_where_the_call_runs_it(call: str, fires: bool) -> None:
     rule = "Never use --force when pushing main."
