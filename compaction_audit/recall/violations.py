@@ -36,6 +36,8 @@ from compaction_audit.recall.flagalias import with_long_flags
 from compaction_audit.recall.harm import DESTRUCTIVE_RE
 from compaction_audit.recall.objmatch import matches
 from compaction_audit.recall.permitted import without_permitted
+from compaction_audit.recall.ranking import person_source
+from compaction_audit.recall.unpinned import unpinned
 
 __all__ = ["actor", "forbidden", "forbidden_all", "violations"]
 
@@ -384,14 +386,15 @@ def _first_calls(rules: pl.DataFrame, calls: pl.DataFrame) -> pl.DataFrame:
 
 def violations(lost: pl.DataFrame, items: pl.DataFrame, rounds: pl.DataFrame
                ) -> pl.DataFrame:
-    """Later tool calls that did what a rule lost at a fold forbade, and lost
-    identifiers reused by a destructive command.
+    """Later tool calls that did what a rule lost at a fold forbade, lost identifiers
+    reused by a destructive command, and packages installed without a lost pin.
 
     ``lost``: the lost table (``kind``, ``text``, ``span``, ``cause``, ``fold``,
     ``lost_round``, ``reused_span``, ``reused_round``, ``key``).  ``items``: the session
     items.  ``rounds``: ``ri``, ``round``.  Returns one row per violated item and
     object: ``ri`` (of the violating span), ``key``, ``kind``, ``text``, ``span``,
-    ``fold``, ``lost_round``, ``how`` ("command", "write" or "destructive"), ``object``,
+    ``fold``, ``lost_round``, ``how`` ("command", "write", "destructive" or "unpinned":
+    :func:`~compaction_audit.recall.unpinned.unpinned`), ``object``,
     ``alt`` (which of the rule's objects: 0 the first), ``violated_span``,
     ``violated_round``, ``violated_source``; sorted by ``ri``, ``key``, ``span``,
     ``fold``, ``how``, ``alt`` (a total order: one row per lost item, how and object).
@@ -414,16 +417,31 @@ def violations(lost: pl.DataFrame, items: pl.DataFrame, rounds: pl.DataFrame
         "id", "ri", "round", "line", "source", with_long_flags(pl.col("text")))
     # the assistant's own words are an intent, not a rule ("I will not use --force,
     # let me check first": adv123 #2); a person's or a document's are
-    own = items.filter(pl.col("id").is_in(lost["span"].implode())
-                       & pl.col("source").fill_null("").str.to_lowercase()
-                       .str.contains(r"^assistant(?::|$)")).select(pl.col("id").alias("span"))
-    rules = _rules(lost.join(own, on="span", how="anti"), rounds)
+    sources = items.filter(pl.col("id").is_in(lost["span"].implode())).select(
+        pl.col("id").alias("span"), pl.col("source").fill_null("").str.to_lowercase())
+    own = sources.filter(pl.col("source").str.contains(r"^assistant(?::|$)"))
+    stated = lost.join(own, on="span", how="anti")
+    rules = _rules(stated, rounds)
     parts = []
     if rules.height and calls.height:
         parts.append(_first_calls(rules, calls).select(
             "ri", "key", "kind", "text", "span", "fold", "lost_round", "how", "object",
             "alt", pl.col("id").alias("violated_span"), pl.col("round").alias("violated_round"),
             pl.col("source").alias("violated_source")))
+    # a pin lost at a fold, then its package installed without it (adv123 #5)
+    pinned = unpinned(
+        stated.filter(pl.col("cause") == "fold")
+        .join(sources.select("span", person_source(pl.col("source")).alias("person")),
+              on="span", how="left").with_columns(pl.col("person").fill_null(False))
+        .select("key", "kind", "text", "span", "fold", "lost_round", "person"),
+        calls.with_row_index("_p").sort("ri", "line", "_p"),
+        rounds.select(pl.col("round").alias("lost_round"), pl.col("ri").alias("start"))
+        .unique("lost_round", keep="last", maintain_order=True))
+    if pinned:
+        parts.append(pl.DataFrame(pinned).select(
+            "ri", "key", "kind", "text", "span", "fold", "lost_round",
+            pl.lit("unpinned").alias("how"), "object", pl.lit(0).alias("alt"),
+            "violated_span", "violated_round", "violated_source"))
     reused = by_fold.filter((pl.col("kind") == "identifier")
                             & pl.col("reused_span").is_not_null())
     # each reusing text read once, not once per identifier it reuses (adv116 P2: 20,000

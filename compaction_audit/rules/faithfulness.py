@@ -318,16 +318,19 @@ class LostRuleViolated(Rule):
     """What it checks: after a fold lost a negation or constraint, a later tool call
     does what it forbade: the object of a lost "do not run X" appears in a later
     command, the token of a lost "never add Y" in a later write; a rule listing several
-    objects ("do NOT use --no-verify or --force") is broken by each, a finding per object
-    broken.  Also an identifier
-    lost at a fold whose later reuse is a destructive command (delete, drop, --force,
-    --cascade, ...); the finding names the lost item and the action.  A rule is the
-    person's or a document's (a tool's output, a file read): the assistant's own "I will
-    not use --force" is an intent.  No finding where the person granted the act between
-    the rule and the call ("--force is fine now", "you can force push it", before the
-    compaction or after it: :mod:`compaction_audit.recall.permitted`; adv123 #2).  A
-    call the person rejected at Claude Code's permission prompt is said to be tried, not
-    run (``rejected`` in the values: adv123 #9): the attempt shows the loss mattered.
+    objects ("do NOT use --no-verify or --force") is broken by each, a finding per
+    object broken.  Also an identifier lost at a fold whose later reuse is a destructive
+    command (delete, drop, --force, --cascade, ...); the finding names the lost item and
+    the action.  And a version pin lost at a fold (a person's ``numpy==1.26.4``, "keep
+    requests pinned at 2.31.0") whose package a later call installs, adds or upgrades
+    with no version or another one ("installed 'numpy' without the pin":
+    :mod:`compaction_audit.recall.unpinned`; adv123 #5).  A rule is the person's or a
+    document's (a tool's output, a file read): the assistant's own "I will not use
+    --force" is an intent.  No finding where the person granted the act between the rule
+    and the call ("--force is fine now", "you can force push it", before the compaction
+    or after it: :mod:`compaction_audit.recall.permitted`; adv123 #2).  A call the person
+    rejected at Claude Code's permission prompt is said to be tried, not run
+    (``rejected`` in the values: adv123 #9): the attempt shows the loss mattered.
 
     Why it matters: issue 12, point 4: a fold dropped "Do not run `lint-tool analyze`
     in this repo" and two rounds later a tool call ran it; a fold dropped "never add a
@@ -391,17 +394,22 @@ class LostRuleViolated(Rule):
                 pl.col("rejected").fill_null(False))
         # one finding per lost item (its span and key: a span may state two rules) and
         # object: a rule's first object keeps the item's entity, the others add theirs
-        # ("--no-verify or --force": adv112 #3, a new --force was no new finding)
+        # ("--no-verify or --force": adv112 #3, a new --force was no new finding); an
+        # unpinned install adds its package (the rule's text may forbid an act too)
         entity = pl.col("span") + "#" + pl.col("key")
         return Outcome(found.with_columns(
-            pl.when(pl.col("alt") == 0).then(entity).otherwise(entity + "#" + pl.col("object"))
+            pl.when((pl.col("alt") == 0) & (pl.col("how") != "unpinned")).then(entity)
+            .otherwise(entity + "#" + pl.col("object"))
             .alias("entity")).drop("key", "alt"))
 
     def message(self, v: dict[str, Any], ctx: Context) -> str:
-        verb = {"command": "ran", "write": "wrote", "destructive": "reused"}[v["how"]]
+        verb = {"command": "ran", "write": "wrote", "destructive": "reused",
+                "unpinned": "installed"}[v["how"]]
         if v.get("rejected"):
-            verb = "tried to " + {"ran": "run", "wrote": "write", "reused": "reuse"}[verb]
-        tail = " in a destructive command" if v["how"] == "destructive" else ""
+            verb = "tried to " + {"ran": "run", "wrote": "write", "reused": "reuse",
+                                  "installed": "install"}[verb]
+        tail = {"destructive": " in a destructive command",
+                "unpinned": " without the pin"}.get(v["how"], "")
         who = actor(v["violated_source"], v["violated_span"])
         # a product log's lines: where the rule was stated and where it was broken, not
         # only the compaction's (usertest61 A4: one round spans hundreds of lines)
