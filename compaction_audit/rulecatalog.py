@@ -543,9 +543,10 @@ DOCS: tuple[tuple[Any, ...], ...] = (
         ('The object is matched literally in later tool calls: a command run through an '
          'alias, a script or a variable is not seen, and an object of one plain word is '
          "matched only at a command's start. An object the rule forbids running is not "
-         'matched in a quoted argument of another program (a grep pattern, a commit '
-         'message, text echoed into a file) unless a shell runs it (`bash -c`, `bash '
-         '-lc`, `eval`, `ssh HOST`, `xargs`, `"$(...)"`), nor in a file-editing tool\'s '
+         'matched in quoted text (a search pattern of grep, rg, git grep or --grep, a '
+         'commit or tag message after -m, text echo or printf prints and no shell '
+         'reads), while any other quoted string is read as a command a program may run '
+         '(`bash -lc`, `psql -c`, `ssh HOST`, `"$(...)"`), nor in a file-editing tool\'s '
          'call (Edit, Write, apply_patch, ...: `compaction_audit.recall.callwords`; '
          'adv123 #1); the rule\'s scope is not read ("--force on main" is broken by a '
          'push of another branch). A force-push spelled short (`git push -f`, `git push '

@@ -4,13 +4,13 @@ lost-rule-violated (CA307) finds a forbidden object in a later call's text.  For
 on running something ("never use --force", "do not run `make deploy`"), two kinds of
 text hold the object without running it:
 
-* a quoted argument of another program: a search pattern (``grep -rn -- '--force'
-  scripts/``), a commit message (``git commit -am 'stop using --force'``), text
-  written to a file (``echo 'Never commit with --no-verify' >> CONTRIBUTING.md``).  A
-  quoted string a shell runs is not data: after a shell's or an interpreter's ``-c``
-  (``bash -c '...'``, ``bash -lc``, ``python3 -c``; not ``grep -c``), ``eval``,
-  ``watch``, ``xargs`` or ``ssh HOST``, or a double-quoted command substitution
-  (``"$(...)"``), it is read;
+* a quoted argument that is text: a search pattern (``grep -rn -- '--force'
+  scripts/``, ``rg``, ``git grep``, ``git log --grep``), a commit or tag message
+  (``git commit -am 'stop using --force'``), text printed or written to a file
+  (``echo 'Never commit with --no-verify' >> CONTRIBUTING.md``).  Any other quoted
+  string may be a command a program runs (``bash -lc '...'``, ``psql -c 'DROP TABLE
+  ...'``, ``ssh HOST '...'``) and is read, and so is a double-quoted command
+  substitution (``"$(...)"``);
 * a call of a file-editing tool (Claude Code's Edit, MultiEdit, Write, NotebookEdit;
   Codex's apply_patch; Cline's write_to_file, replace_in_file; an editor's
   str_replace_editor, create_file, edit_file): it runs nothing (an Edit that removes
@@ -33,26 +33,50 @@ EDIT_TOOLS = (r"(?i)^(?:tool_call|tool_use|function_call):(?:edit|multiedit|writ
               r"|create_file|edit_file)$")
 """The source of a call that edits a file (a Polars regex)."""
 
-_QUOTED_RE = re.compile(
-    r"(?P<lead>(?:^|(?<=[\s;&|(/]))(?:(?:(?:ba|z|da|k|fi)?sh|su|python3?|node|perl|ruby)"
-    r"(?:\s+-\S+)*?\s+-[A-Za-z]*c|eval|watch(?:\s+-\S+)*|xargs(?:\s+-\S+)*"
-    r"|ssh(?:\s+-\S+)*\s+[^\s'\"]+)\s+)?(?P<q>'[^']*'|\"(?:[^\"\\]|\\.)*\")")
-"""A quoted string, with the words before it that make a shell run it: a shell's or an
-interpreter's ``-c`` (``bash -c``, ``bash -lc``, ``sh -ec``, ``python3 -c``; not
-``grep -c``), ``eval``, ``watch``, ``xargs``, ``ssh HOST``."""
+_QUOTED_RE = re.compile(r"'[^']*'|\"(?:[^\"\\]|\\.)*\"")
+"""A quoted string of a shell command."""
 _SUBSTITUTION_RE = re.compile(r"\$\(|`")
 """A command substitution, which a shell runs inside double quotes (``"$(git push
 --force)"``)."""
+_DATA_COMMANDS = frozenset({"echo", "printf", "grep", "egrep", "fgrep", "rg", "ag", "ack"})
+"""Commands whose quoted arguments are text, not a command: printed, or searched for."""
+_DATA_OPTIONS = ("-m", "-am", "--message", "--grep")
+"""Options whose quoted value is text (a commit or tag message, a log search)."""
+_LEADERS = frozenset({"sudo", "env", "time", "nohup", "command", "exec"})
+"""Words that run the command after them."""
+
+
+_PIPED_TO_SHELL_RE = re.compile(r"[^;&\n|]*\|\s*(?:\S*/)?(?:ba|z|da|k)?sh\b")
+"""Printed text piped into a shell, which runs it (``echo '...' | sh``)."""
+
+
+def _is_data(text: str, at: int, end: int) -> bool:
+    """Whether the quoted string from ``at`` to ``end`` in ``text`` is text a program
+    prints, searches for or records (:data:`_DATA_COMMANDS`, :data:`_DATA_OPTIONS`),
+    read in the command segment it is in (after the last ``;``, ``&``, ``|``, ``(`` or
+    line end), and not printed into a shell (:data:`_PIPED_TO_SHELL_RE`).  Anything
+    else quoted may be run (``bash -c``, ``psql -c``, ``ssh HOST``)."""
+    start = max(text.rfind(c, 0, at) for c in ";&|(\n") + 1
+    words = text[start:at].split()
+    if words and (words[-1] in _DATA_OPTIONS
+                  or words[-1].startswith(("--message=", "--grep="))):
+        return True
+    while words and ("=" in words[0] or words[0] in _LEADERS):
+        words = words[1:]
+    first = words[0].rsplit("/", 1)[-1] if words else ""
+    if first in ("echo", "printf") and _PIPED_TO_SHELL_RE.match(text, end):
+        return False
+    return first in _DATA_COMMANDS or (first == "git" and words[1:2] == ["grep"])
 
 
 def _unquoted(text: str) -> str:
-    """``text`` with each quoted string that is data (not run: :data:`_QUOTED_RE`; a
-    double-quoted one holding a command substitution runs) written as one space."""
-    def data(m: re.Match[str]) -> str:
-        q = m.group("q")
-        runs = m.group("lead") or (q[0] == '"' and _SUBSTITUTION_RE.search(q))
-        return m.group(0) if runs else " "
-    return _QUOTED_RE.sub(data, text)
+    """``text`` with each quoted string that is data (:func:`_is_data`; a double-quoted
+    one holding a command substitution runs) written as one space."""
+    def blank(m: re.Match[str]) -> str:
+        q = m.group(0)
+        runs = q[0] == '"' and _SUBSTITUTION_RE.search(q)
+        return " " if not runs and _is_data(text, m.start(), m.end()) else q
+    return _QUOTED_RE.sub(blank, text)
 
 
 def runs(hits: pl.DataFrame, pattern: dict[int, re.Pattern[str]]) -> pl.DataFrame:

@@ -340,13 +340,14 @@ class LostRuleViolated(Rule):
     Known problems: the object is matched literally in later tool calls: a command run
     through an alias, a script or a variable is not seen, and an object of one plain
     word is matched only at a command's start.  An object the rule forbids running is not
-    matched in a quoted argument of another program (a grep pattern, a commit message,
-    text echoed into a file) unless a shell runs it (``bash -c``, ``bash -lc``,
-    ``eval``, ``ssh HOST``, ``xargs``, ``"$(...)"``), nor in a file-editing tool's call
-    (Edit, Write, apply_patch, ...: :mod:`compaction_audit.recall.callwords`; adv123
-    #1); the rule's scope is not read ("--force on main" is broken by a push of another
-    branch).  A force-push spelled short (``git push -f``, ``git push origin +main``) is
-    read as ``--force`` (the finding names ``--force``:
+    matched in quoted text (a search pattern of grep, rg, git grep or --grep, a commit
+    or tag message after -m, text echo or printf prints and no shell reads), while any
+    other quoted string is read as a command a program may run (``bash -lc``, ``psql
+    -c``, ``ssh HOST``, ``"$(...)"``), nor in a file-editing tool's call (Edit, Write,
+    apply_patch, ...: :mod:`compaction_audit.recall.callwords`; adv123 #1); the rule's
+    scope is not read ("--force on main" is broken by a push of another branch).  A
+    force-push spelled short (``git push -f``, ``git push origin +main``) is read as
+    ``--force`` (the finding names ``--force``:
     :mod:`compaction_audit.recall.flagalias`); other commands' short flags are not (``rm
     -rf`` does not break a lost "do not use --force", nor "--recursive"). A flag an
     editor's smart punctuation typed as one dash ("do NOT use \u2014force") is read as

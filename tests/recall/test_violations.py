@@ -362,6 +362,11 @@ def test_only_a_person_or_a_document_states_a_rule(source: str, fires: bool) -> 
     ('echo "pushed: $(git push --force origin main)"', True),
     # grep's own -c counts lines: its quoted pattern is still data
     ("grep -c -- '--force' scripts/release.sh", False),
+    ("git log --grep='--force' --oneline", False),
+    # a program that runs its quoted argument (adv123's f14: psql -c), printed text
+    # piped into a shell
+    ("psql $URL -c 'git push --force origin main'", True),
+    ("echo 'git push --force origin main' | sh", True),
 ])
 def test_a_run_object_counts_where_the_call_runs_it(call: str, fires: bool) -> None:
     rule = "Never use --force when pushing main."
