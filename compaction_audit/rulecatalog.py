@@ -559,14 +559,14 @@ DOCS: tuple[tuple[Any, ...], ...] = (
          'a code span) the object is the command with its flag (`git push --force`), '
          'never the flag alone, so a prose dash ("the debug build —verbose logs ...") '
          'forbids no `--verbose` of another command. Only the run and write verbs listed '
-         'in `compaction_audit.recall.violations` are read (with "commit with '
-         '--no-verify", "force-push", "push -f" and "avoid git reset --hard": adv123 #4; '
-         '"do not delete X" and "don\'t edit migrations/" are not checked as acts; a '
-         'lost identifier reused by a destructive command is). A rule is lost when '
-         'nothing in reach holds it: a rule whose span a fold offloaded to a store is '
-         'recoverable, not lost, so a call that breaks it before it is read again is not '
-         "this rule's (a finding of the fold, such as topic-only-fold, may still name "
-         'it; adv116 B4).'),
+         'in `compaction_audit.recall.forbids` are read (with "commit with --no-verify", '
+         '"force-push", "push -f" and "avoid git reset --hard": adv123 #4; "do not '
+         'delete X" and "don\'t edit migrations/" are not checked as acts; a lost '
+         'identifier reused by a destructive command is). A rule is lost when nothing in '
+         'reach holds it: a rule whose span a fold offloaded to a store is recoverable, '
+         "not lost, so a call that breaks it before it is read again is not this rule's "
+         '(a finding of the fold, such as topic-only-fold, may still name it; adv116 '
+         'B4).'),
         ("round 5: fold c1 lost 'Do not run `lint-tool analyze` in this repo' (u1) at "
          "round 5; Bash call t7 ran 'lint-tool analyze' at round 5"),
         ('restore the rule to the working set (restate it in the summary or pin its '

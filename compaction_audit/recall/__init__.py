@@ -23,7 +23,10 @@ One module per concern:
 * :mod:`~compaction_audit.recall.flips`, :mod:`~compaction_audit.recall.claims`,
   :mod:`~compaction_audit.recall.stale`, :mod:`~compaction_audit.recall.violations`:
   what a summary flips, adds or repeats, and a later action against a lost rule
-  (issue 12);
+  (issue 12), with :mod:`~compaction_audit.recall.forbids` (what a rule forbids),
+  :mod:`~compaction_audit.recall.callwords` (where a call runs it),
+  :mod:`~compaction_audit.recall.permitted` (acts the person allowed) and
+  :mod:`~compaction_audit.recall.unpinned` (a lost pin's package installed);
 * :mod:`~compaction_audit.recall.sections`: the report sections built from it.
 
 This package imports nothing on its own, so a helper process can load ``extract`` and

@@ -356,7 +356,7 @@ class LostRuleViolated(Rule):
     code span) the object is the command with its flag (``git push --force``), never the
     flag alone, so a prose dash ("the debug build \u2014verbose logs ...") forbids no
     ``--verbose`` of another command.  Only the run and write verbs listed in
-    :mod:`compaction_audit.recall.violations` are read (with "commit with --no-verify",
+    :mod:`compaction_audit.recall.forbids` are read (with "commit with --no-verify",
     "force-push", "push -f" and "avoid git reset --hard": adv123 #4; "do not delete X"
     and "don't edit migrations/" are not checked as acts; a lost identifier reused by a
     destructive command is).  A rule is lost when nothing in reach holds it: a rule whose

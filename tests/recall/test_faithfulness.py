@@ -7,11 +7,11 @@ import pytest
 
 from compaction_audit.recall.claims import claims
 from compaction_audit.recall.extract import extract
+from compaction_audit.recall.forbids import forbidden
 from compaction_audit.recall.harm import asked_again
 from compaction_audit.recall.kinds import KIND_RANK, Kind
 from compaction_audit.recall.stale import next_items, repeat_share
 from compaction_audit.recall.survival import flipped, negative, survives
-from compaction_audit.recall.violations import forbidden
 
 
 def first(text: str, kind: str) -> object:

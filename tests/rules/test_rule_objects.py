@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 from compaction_audit.cli import app
 from compaction_audit.engine import audit_session
 from compaction_audit.io.native import read_native
-from compaction_audit.recall.violations import forbidden_all
+from compaction_audit.recall.forbids import forbidden_all
 from tests.logs import LogWriter, rnd
 
 RULE = "Do NOT use --no-verify or --force when pushing to main."
