@@ -261,7 +261,7 @@ class ProvenanceFloor(BoundaryRule):
                     f"the working set reaches can be read back ({need:,} needed)")
         else:
             held = ("no offloaded source span is left to read back (the ones missing "
-                    "were evicted): only new spans lift the count")
+                    "were evicted or dropped): only new spans lift the count")
         return (f"provenance floor breached: distinct_source_spans "
                 f"{v['distinct_source_spans']} < {v['floor']} (start_spans "
                 f"{v['start_spans']} x {ctx.settings.span_floor_fraction}); {held}")

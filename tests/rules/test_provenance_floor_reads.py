@@ -41,7 +41,7 @@ def _log(d_goes: str) -> list[dict[str, Any]]:
     ("offloaded", [2], 1, "distinct_source_spans 1 < 2 (start_spans 10 x 0.2); 1 offloaded "
      "source span nothing in the working set reaches can be read back (1 needed)"),
     ("evicted", [2, 3], 0, "distinct_source_spans 1 < 2 (start_spans 10 x 0.2); no "
-     "offloaded source span is left to read back (the ones missing were evicted): only "
+     "offloaded source span is left to read back (the ones missing were evicted or dropped): only "
      "new spans lift the count"),
 ])
 def test_the_floor_counts_the_spans_to_read_back(
