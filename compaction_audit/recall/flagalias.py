@@ -1,5 +1,5 @@
 """A force-push spelled short, read as ``--force`` for the rules a call breaks (CA307,
-adv108 #5).
+adv108 #5), and a long flag written with one dash read with two (adv124 #10).
 
 A lost "Do NOT use --force when pushing" names its object ``--force``; the call ``git
 push -f origin main`` (or ``git push origin +main``) force-pushes spelled short, and
@@ -32,7 +32,19 @@ FORCE_PUSH_RE: Final[str] = (
 """A force-push spelled short, as a regex over a call's text (Rust ``regex``)."""
 
 
+SINGLE_DASH_RE: Final[str] = r"(?:^|[\s\"'])-([A-Za-z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)+)(?:[\s=\"']|$)"
+"""A long flag written with one dash, as Go's flag package and terraform take them
+(``-auto-approve``, ``-var-file=x``): hyphenated words only, so a cluster of short
+flags (``-rf``) or ``find -delete`` is none (adv124 #10)."""
+
+
 def with_long_flags(text: pl.Expr) -> pl.Expr:
     """``text`` with a newline and ``--force`` appended where it force-pushes spelled
-    short (:data:`FORCE_PUSH_RE`; a String expression of the same length)."""
-    return pl.when(text.str.contains(FORCE_PUSH_RE)).then(text + "\n--force").otherwise(text)
+    short (:data:`FORCE_PUSH_RE`), and ``--NAME`` for each long flag written with one
+    dash (:data:`SINGLE_DASH_RE`); a String expression of the same length."""
+    forced = pl.when(text.str.contains(FORCE_PUSH_RE)).then(text + "\n--force").otherwise(text)
+    single = text.str.extract_all(SINGLE_DASH_RE)
+    return pl.when(single.list.len() > 0).then(
+        forced + single.list.eval(pl.element().str.replace(r"^[\s\"']*-", "\n--")
+                                  .str.replace(r"[\s=\"']$", "")).list.join("")
+    ).otherwise(forced)

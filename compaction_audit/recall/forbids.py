@@ -8,7 +8,8 @@ flag an act is done with is a command's ("commit with --no-verify"), "force-push
 "push -f" are "push --force", and "avoid" names a command with no verb ("avoid git
 reset --hard").  The object is the first code span after the verb; else the first
 identifier-like word (a character of ``-_./:@=``, a digit, or a capital inside); else
-two or more plain words (matched as a phrase); a single plain word only for a run verb,
+two or more plain words (matched as a phrase; three and a flag after them, "npm audit
+fix --force", are the phrase with the flag); a single plain word only for a run verb,
 and then only at the start of a command ("never use sudo" against ``sudo rm ...``).
 Code spans and identifier-like words listed right after it with "or", "nor" or commas
 are objects too (:func:`forbidden_all`: "Do NOT use --no-verify or --force").  The text
@@ -120,6 +121,7 @@ _STOP = frozenset({"in", "on", "to", "for", "when", "unless", "without", "with",
                    "because", "since", "before", "after", "if", "this", "that"})
 _ARTICLES = frozenset({"a", "an", "the", "any"})
 _IDENT_RE = re.compile(r"[-_./:@=\d]|.[A-Z]")
+_FLAG_WORD_RE = re.compile(r"--?[A-Za-z][\w-]*$")
 
 
 _FORCE_PUSH_RE = re.compile(r"(?i)\bforce[- ]?push(?:ing)?\b|\bpush\s+-f\b")
@@ -163,16 +165,25 @@ def _object(rest: str, act: str) -> tuple[str, str, bool] | None:
     if code:
         return _command_flags(code.group(1).strip().rstrip(":")), act, False
     words: list[str] = []
-    for raw in re.split(r"\s+", rest.strip()):
+    raws = re.split(r"\s+", rest.strip())
+    for n, raw in enumerate(raws):
         word = _flag_cut(raw.strip(_QUOTES))
         if not word or (not words and word.lower() in _ARTICLES):
             continue
         if word.lower() in _STOP or raw != raw.rstrip(".,;!?"):
+            after = raws[n + 1].strip(_QUOTES) if n + 1 < len(raws) else ""
+            if word.lower() == "with" and _FLAG_WORD_RE.match(after):
+                return after, act, False  # "terraform apply with --auto-approve"
             if word.lower() not in _STOP:
                 words.append(word)
             break
         words.append(word)
         if len(words) == 3:
+            after = raws[n + 1].strip(_QUOTES) if n + 1 < len(raws) else ""
+            if _FLAG_WORD_RE.match(after) and not any(_IDENT_RE.search(w) for w in words):
+                # "npm audit fix --force": the command's three words and its flag, a
+                # phrase (adv123 b23: "npm audit fix" alone was broken by the safe form)
+                return " ".join([*words, after]).lower(), act, False
             break
     for k, word in enumerate(words):
         if k and _DASH_WORD_RE.match(word):  # "git push \u2014force origin main"

@@ -258,6 +258,12 @@ def test_bare_number_is_never_asked_again_alone() -> None:
     ("Never push to main.", None),
     ("Avoid the debug build.", None),  # no command named
     ("We rebased to avoid --force pushes.", None),  # a purpose
+    # a command done with a flag: the flag, as "git push --force" reads it
+    ("Never run terraform apply with --auto-approve against prod.",
+     ("--auto-approve", "command", False)),
+    # adv123 b23: a command of three words and its flag is the object whole
+    ("Don't run npm audit fix --force, it jumps majors.",
+     ("npm audit fix --force", "command", False)),
     # not a flag: a short word, a word between two dashes, a dash before a space
     ("Never use the tool \u2014verbose\u2014 here", ("tool \u2014verbose\u2014", "command",
                                                    False)),

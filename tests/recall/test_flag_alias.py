@@ -53,3 +53,17 @@ def test_no_long_form_where_it_is_no_force_push(text: str) -> None:
 def test_a_force_push_spelled_short_breaks_the_rule(call: str, broken: bool) -> None:
     found = _found(*_tables([("u1", FORCE, 1)], [("t1", 2, 4, call)]))
     assert found == ([(2, "u1", "command", "--force", "t1", 2)] if broken else [])
+
+
+@pytest.mark.parametrize(("call", "fires"), [
+    # adv124 #10: terraform's (and Go's) long flags take one dash
+    ("terraform apply -auto-approve", True),
+    ("terraform apply -var-file=prod.tfvars -auto-approve", True),
+    ("terraform apply --auto-approve", True),
+    ("terraform apply", False),
+    # only hyphenated words: a cluster of short flags or find's -delete is no long flag
+    ("rm -rf build", False),
+])
+def test_a_long_flag_written_with_one_dash_is_the_flag(call: str, fires: bool) -> None:
+    rule = "Never run terraform apply with --auto-approve against prod."
+    assert bool(_found(*_tables([("u1", rule, 1)], [("t1", 2, 4, call)]))) is fires
