@@ -532,9 +532,10 @@ DOCS: tuple[tuple[Any, ...], ...] = (
          'assistant\'s own "I will not use --force" is an intent. No finding where the '
          'person granted the act between the rule and the call ("--force is fine now", '
          '"you can force push it", before the compaction or after it: '
-         '`compaction_audit.recall.permitted`; adv123 #2). A call the person rejected at '
-         "Claude Code's permission prompt is said to be tried, not run (`rejected` in "
-         'the values: adv123 #9): the attempt shows the loss mattered.'),
+         '`compaction_audit.recall.permitted`; adv123 #2). A call the person rejected, '
+         'cancelled, denied or a hook blocked is said to be tried, not run (`refused` in '
+         'the values: adv123 #9, adv124 #8), a call that ran named before it (adv124 '
+         '#7): the attempt shows the loss mattered.'),
         ('Issue 12, point 4: a fold dropped "Do not run `lint-tool analyze` in this '
          'repo" and two rounds later a tool call ran it; a fold dropped "never add a '
          '`Co-Authored-By:` trailer" and a later commit carried one. A person asking '

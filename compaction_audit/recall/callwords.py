@@ -11,10 +11,13 @@ text hold the object without running it:
   string may be a command a program runs (``bash -lc '...'``, ``psql -c 'DROP TABLE
   ...'``, ``ssh HOST '...'``) and is read, and so is a double-quoted command
   substitution (``"$(...)"``);
-* a call of a file-editing tool (Claude Code's Edit, MultiEdit, Write, NotebookEdit;
-  Codex's apply_patch; Cline's write_to_file, replace_in_file; an editor's
-  str_replace_editor, create_file, edit_file): it runs nothing (an Edit that removes
-  ``--force`` from a script held it as its old text).
+* a call of a tool that runs no command (:data:`EDIT_TOOLS`): a file edit (Claude
+  Code's Edit, MultiEdit, NotebookEdit; Codex's apply_patch; Cline's replace_in_file;
+  an editor's str_replace_editor, edit_file: an Edit that removes ``--force`` from a
+  script held it as its old text), a search or read (Grep, Glob, Read), a to-do list, a
+  web request, a sub-agent's task.  A whole file written (Write, write_to_file,
+  create_file) holds what will run: a script or Makefile written with the command is
+  read, and the finding says the call wrote it.
 
 A rule on writing ("never add a `Co-Authored-By:` trailer") is broken by such text,
 so :func:`runs` is applied to the matches of run objects only.
@@ -26,12 +29,19 @@ import re
 
 import polars as pl
 
-__all__ = ["EDIT_TOOLS", "runs"]
+__all__ = ["EDIT_TOOLS", "WRITE_TOOLS", "refusals", "runs"]
 
-EDIT_TOOLS = (r"(?i)^(?:tool_call|tool_use|function_call):(?:edit|multiedit|write"
-              r"|notebookedit|apply_patch|write_to_file|replace_in_file|str_replace_editor"
-              r"|create_file|edit_file)$")
-"""The source of a call that edits a file (a Polars regex)."""
+EDIT_TOOLS = (r"(?i)^(?:tool_call|tool_use|function_call):(?:edit|multiedit|notebookedit"
+              r"|apply_patch|replace_in_file|str_replace_editor|edit_file|grep|glob|read|ls"
+              r"|todowrite|todoread|websearch|webfetch|task|notebookread|read_file"
+              r"|list_files|search_files|view_file|codebase_search)$")
+"""The source of a call that runs no command: a file edit (its text holds the old
+text with the new), a search, a read, a to-do list, a web request, a sub-agent's task
+(a Polars regex; adv124 #6: Grep and TodoWrite "ran" --force)."""
+WRITE_TOOLS = r"(?i)^(?:tool_call|tool_use|function_call):(?:write|write_to_file|create_file)$"
+"""The source of a call that writes a whole file: a script or a Makefile holding the
+command, run later (adv124 #4: a release script written with --force, then run, was
+no longer seen); such a call "wrote" the object (a Polars regex)."""
 
 _QUOTED_RE = re.compile(r"'[^']*'|\"(?:[^\"\\]|\\.)*\"")
 """A quoted string of a shell command."""
@@ -69,25 +79,54 @@ def _is_data(text: str, at: int, end: int) -> bool:
     return first in _DATA_COMMANDS or (first == "git" and words[1:2] == ["grep"])
 
 
+_HEREDOC_RE = re.compile(r"(?m)^(?P<head>[^\n]*<<-?[ \t]*(?P<q>['\"]?)(?P<tag>\w+)(?P=q)"
+                         r"[^\n]*)\n(?P<body>(?s:.*?))^[ \t]*(?P=tag)[ \t]*$")
+"""A here-document: its opening line, its body, its closing tag."""
+_SEARCHES_RE = re.compile(r"(?m)(?:^|(?<=[;&|(]))[ \t]*(?:sudo[ \t]+)?(?:\S*/)?"
+                          r"(?:grep|egrep|fgrep|rg|ag|ack|sed|git[ \t]+grep)\b[^;&|\n]*"
+                          r"|--grep=\S+")
+"""A search or a text edit with its arguments, quoted or not (``grep -- --force``,
+``sed s/--force//``, ``git log --grep=--force``: adv124 #6)."""
+
+
 def _unquoted(text: str) -> str:
-    """``text`` with each quoted string that is data (:func:`_is_data`; a double-quoted
-    one holding a command substitution runs) written as one space."""
+    """``text`` with what is data written as one space: the body of a here-document
+    ``cat`` or ``tee`` writes to a file (adv124 #5: "Never commit with --no-verify"
+    documented in CONTRIBUTING.md "ran" it), each quoted string that is data
+    (:func:`_is_data`; a double-quoted one holding a command substitution runs), then
+    searches and text edits with their arguments (:data:`_SEARCHES_RE`)."""
+    def heredoc(m: re.Match[str]) -> str:
+        head = m.group("head")
+        start = max(head.rfind(c, 0, head.find("<<")) for c in ";&|(") + 1
+        words = head[start:].split()
+        written = bool(words) and words[0].rsplit("/", 1)[-1] in ("cat", "tee")
+        return f"{head}\n \n{m.group('tag')}" if written else m.group(0)
+
     def blank(m: re.Match[str]) -> str:
         q = m.group(0)
         runs = q[0] == '"' and _SUBSTITUTION_RE.search(q)
-        return " " if not runs and _is_data(text, m.start(), m.end()) else q
-    return _QUOTED_RE.sub(blank, text)
+        return " " if not runs and _is_data(out, m.start(), m.end()) else q
+
+    out = _HEREDOC_RE.sub(heredoc, text) if "<<" in text else text
+    out = _QUOTED_RE.sub(blank, out)
+    return _SEARCHES_RE.sub(" ", out)
+
+
+_MAY_HOLD_DATA = r"['\"]|<<|\b(?:grep|egrep|fgrep|rg|ag|ack|sed)\b|--grep="
+"""A call text that may hold data (:func:`_unquoted`), a Polars regex: the others are
+read whole."""
 
 
 def runs(hits: pl.DataFrame, pattern: dict[int, re.Pattern[str]]) -> pl.DataFrame:
     """The ``hits`` (``ord``, ``pid``, ``text``, ``source``) of a run object whose call
     runs it: not a file-editing tool's (:data:`EDIT_TOOLS`), and the object's pattern
-    (``pattern[pid]``) found outside the call's quoted data.  Hits of other objects
-    pass.  Python reads only the run objects' hits in texts holding a quote."""
+    (``pattern[pid]``) found outside the call's data (:func:`_unquoted`).  Hits of
+    other objects pass.  Python reads only the run objects' hits in texts that may hold
+    data (:data:`_MAY_HOLD_DATA`)."""
     run = pl.col("pid").is_in(list(pattern))
     edits = run & pl.col("source").fill_null("").str.contains(EDIT_TOOLS)
     kept = hits.filter(~edits)
-    quoted = kept.filter(run & pl.col("text").str.contains("['\"]"))
+    quoted = kept.filter(run & pl.col("text").str.contains(_MAY_HOLD_DATA))
     if not quoted.height:
         return kept
     data = [(o, p) for o, p, text in quoted.select("ord", "pid", "text").iter_rows()
@@ -97,3 +136,36 @@ def runs(hits: pl.DataFrame, pattern: dict[int, re.Pattern[str]]) -> pl.DataFram
     drop = pl.DataFrame(data, schema={"ord": hits.schema["ord"], "pid": hits.schema["pid"]},
                         orient="row")
     return kept.join(drop, on=["ord", "pid"], how="anti")
+
+
+REFUSALS = (
+    (r"^The user doesn't want to proceed with this tool use",
+     "the person rejected it at the permission prompt"),
+    (r"^The user doesn't want to take this action right now", "the person cancelled it"),
+    (r"^Permission to use \S+.* has been denied", "permission was denied"),
+    (r"^PreToolUse:\S+ hook error:.*\b(?:[Bb]lock(?:ed|s)?|[Dd]enied|not allowed)\b",
+     "a hook blocked it"),
+)
+"""How a product's result of a call that did not run begins (Claude Code: the
+permission prompt's reject and cancel, a permission denied, a PreToolUse hook that
+blocks it; adv123 #9, adv124 #8), and what the finding says of it (Polars regexes)."""
+
+
+def refusals(calls: pl.DataFrame, items: pl.DataFrame) -> pl.Expr:
+    """Per call of ``calls`` (``id``), why it did not run, null when it ran: its result
+    (the item ``<id>:result``, as the Claude Code adapter names it) begins as one of
+    :data:`REFUSALS`.  Returns an expression to evaluate on ``calls``."""
+    results = items.filter(pl.col("id").is_in((calls["id"] + ":result").implode())
+                           & pl.col("text").is_not_null())
+    if not results.height:
+        return pl.lit(None, pl.String)
+    text = pl.col("text")
+    reason = pl.lit(None, pl.String)
+    for pattern, said in reversed(REFUSALS):
+        reason = pl.when(text.str.contains(pattern)).then(pl.lit(said)).otherwise(reason)
+    table = results.select(pl.col("id").str.strip_suffix(":result"), reason.alias("why"))
+    lookup = dict(table.filter(pl.col("why").is_not_null()).iter_rows())
+    if not lookup:
+        return pl.lit(None, pl.String)
+    return pl.col("id").replace_strict(list(lookup), list(lookup.values()), default=None,
+                                       return_dtype=pl.String)

@@ -10,7 +10,11 @@ rule's span and before the call grants the act: a sentence of its that lifts
 (:func:`~compaction_audit.recall.analysis.lifted.statements`: a permission or an
 imperative, no question, condition, report, hedge or word of prohibition) names the
 violation's object as the rule's matching does (a whole word or phrase), a flag's
-common verb form counted ("force push", "force-push" name ``--force``).
+common verb form counted ("force push", "force-push" name ``--force``), and not to
+refuse or replace it ("push main without --force", "use --force-with-lease instead");
+the grant's scope (a branch, a path, a program it names) must be the call's, a later
+message naming the act takes it back, and a grant for one act is spent by the first
+call (adv124 #1, #2: each hid a true violation).
 
 Only spans holding an object's words are read in Python, once each: a few rows after
 the violations are found, none when there is no violation.
@@ -30,25 +34,65 @@ __all__ = ["without_permitted"]
 
 _ALIASES = {"--force": re.compile(r"(?i)\bforce[- ]?push(?:es|ed|ing)?\b")}
 """A flag the person names by its verb form ("force push it", "you can force-push")."""
+_REFUSING_RE = re.compile(r"(?i)\b(?:without|instead|rather|skip\w*|except|avoid\w*"
+                          r"|in\s+place\s+of|not|no|never|don'?t|stop)\b")
+"""Words that name an act to refuse or replace it ("push main without --force", "use
+--force-with-lease instead of --force", "skip --force": adv124 #1)."""
+_SCOPE_RE = re.compile(r"(?i)\b(?:on|to|for|with|in|into|onto)\s+([\w./@:-]+)")
+"""A scope a grant names after a preposition ("on feature/x", "with npm install")."""
+_IDENTISH_RE = re.compile(r"[\w.@:-]*[/._\d][\w./@:-]*")
+"""An identifier-like word (a branch, a path, a version) a grant names."""
+_SCOPE_SKIP = frozenset({"it", "them", "this", "that", "now", "me", "you", "us", "the",
+                         "a", "an", "go", "do", "be", "push", "run", "use", "main's"})
 
 
-def _names(said: str, obj: str, pattern: re.Pattern[str]) -> bool:
-    """Whether ``said`` names ``obj`` as the rule's matching finds it (``pattern``: a
-    whole word or phrase), or by its verb form (:data:`_ALIASES`)."""
-    if pattern.search(said):
-        return True
-    alias = _ALIASES.get(obj.split()[-1].lower()) if obj.split() else None
-    return alias is not None and alias.search(said) is not None
+def _grant(sentence: str, obj: str, pattern: re.Pattern[str]) -> frozenset[str] | None:
+    """The scope words a person's lifting ``sentence`` grants ``obj`` under (each must
+    be in the call: a branch, a path, a program named after "on", "with", ...), None
+    when it grants nothing of ``obj``: it does not name it (``pattern``, or its verb
+    form: :data:`_ALIASES`), names it to refuse or replace it (:data:`_REFUSING_RE`), or
+    names a longer flag it starts ("--force-with-lease" is not "--force")."""
+    low = sentence.lower()
+    flag = obj.split()[-1].lower() if obj.split() else ""
+    if _REFUSING_RE.search(low) or (flag.startswith("-") and f"{flag}-" in low):
+        return None
+    alias = _ALIASES.get(flag)
+    if not pattern.search(sentence) and not (alias is not None and alias.search(sentence)):
+        return None
+    named = set(obj.lower().split())
+    words = {m.group(1).rstrip(".,:;") for m in _SCOPE_RE.finditer(low)}
+    words |= {w for t in _IDENTISH_RE.findall(low)
+              if re.search(r"[/_\d]|\.\w", w := t.rstrip(".,:;"))}
+    scope = frozenset(w for w in words if w and w not in named and w not in _SCOPE_SKIP
+                      and not w.isdigit())
+    return scope | {ONCE} if _ONCE_RE.search(low) else scope
+
+
+ONCE = "\x00once"
+"""The scope mark of a grant for one act (:data:`_ONCE_RE`)."""
+
+
+_ONCE_RE = re.compile(r"(?i)\b(?:once|(?:this|one)\s+(?:one\s+)?time)\b")
+"""A grant for one act ("force push main this one time"): spent by the first call."""
+
+
+def _sentences(text: str) -> list[str]:
+    return [s for s in re.split(r"(?<=[.!?])\s+|\n", text) if s.strip()]
 
 
 def without_permitted(found: pl.DataFrame, items: pl.DataFrame,
                       pattern: Callable[[str], str]) -> pl.DataFrame:
-    """``found`` (violations: ``span``, ``object``, ``violated_span`` and more) without
-    the rows whose act a person granted between the rule's span and the call, in the
-    order of :func:`~compaction_audit.recall.violations.violations`' calls: the round,
-    the line, then the items table's order.  ``items``: ``id``, ``ri``, ``line``,
-    ``source``, ``text``; ``pattern``: an object's regex as the rule's matching reads a
-    text for it (a whole word or phrase).  The same frame when no row is dropped."""
+    """``found`` (violations: ``span``, ``object``, ``violated_span`` and more) without the
+    rows whose act a person granted between the rule's span and the call, in the order
+    of :func:`~compaction_audit.recall.violations.violations`' calls: the round, the
+    line, then the items table's order. A grant counts for a call that holds every scope
+    word it names (:func:`_grant`: "you can force push feature/x" is no grant to push
+    main), and only until a later message of the person's names the act again to take it
+    back ("I changed my mind about the force push", "don't force push"), and a grant for
+    one act ("this one time") until a call does it (adv124 #2). ``items``: ``id``,
+    ``ri``, ``line``, ``source``, ``text``; ``pattern``: an object's regex as the rule's
+    matching reads a text for it (a whole word or phrase). The same frame when no row is
+    dropped."""
     if not found.height:
         return found
     order = (items.select("id", "ri", "line", "source", "text").with_row_index("_p")
@@ -57,7 +101,9 @@ def without_permitted(found: pl.DataFrame, items: pl.DataFrame,
             .join(order.select(pl.col("id").alias("span"), pl.col("_pos").alias("_rule")),
                   on="span", how="left")
             .join(order.select(pl.col("id").alias("violated_span"),
-                               pl.col("_pos").alias("_call")), on="violated_span", how="left"))
+                               pl.col("_pos").alias("_call"),
+                               pl.col("text").fill_null("").str.to_lowercase()
+                               .alias("_said")), on="violated_span", how="left"))
     objects = {o: re.compile(pattern(o)) for o in rows["object"].unique().to_list() if o}
     words = sorted({w.lower() for o in objects for w in o.split()}
                    | {"force" for o in objects if o.split()[-1].lower() in _ALIASES})
@@ -68,18 +114,43 @@ def without_permitted(found: pl.DataFrame, items: pl.DataFrame,
               .filter(person_source(pl.col("source")) & pl.col("text").is_not_null()
                       & (pl.col("_pos") > first) & (pl.col("_pos") < last)
                       & pl.col("text").str.to_lowercase().str.contains_any(words))
-              .select("_pos", "text"))
-    grants = [(pos, obj) for pos, text in people.iter_rows()
-              if (said := statements(text)) for obj, regex in objects.items()
-              if _names(said, obj, regex)]
+              .select("_pos", "text").rows())
+    calls = (order.filter(pl.col("source").fill_null("").str.starts_with("tool_call:")
+                          & (pl.col("_pos") > first) & (pl.col("_pos") < last)
+                          & pl.col("text").str.to_lowercase().str.contains_any(words))
+             .select("_pos", "text").rows())
+    grants: dict[str, list[tuple[int, frozenset[str]]]] = {}
+    revokes: dict[str, list[int]] = {}
+    for pos, text in people:
+        said = statements(text)
+        for obj, regex in objects.items():
+            scopes = [g for s in _sentences(said) if (g := _grant(s, obj, regex)) is not None]
+            if scopes:
+                grants.setdefault(obj, []).extend((pos, g) for g in scopes)
+            elif _names_act(text, obj, regex):  # the act named again, not granted
+                revokes.setdefault(obj, []).append(pos)
     if not grants:
         return found
-    granted = pl.DataFrame(grants, schema={"_pos": pl.UInt32, "object": pl.String},
-                           orient="row")
-    allowed = (rows.join(granted, on="object")
-               .filter((pl.col("_pos") > pl.col("_rule")) & (pl.col("_pos") < pl.col("_call")))
-               .select("_row").unique())
-    if not allowed.height:
+    used = {obj: [pos for pos, text in calls if _names_act(text, obj, regex)]
+            for obj, regex in objects.items() if any(ONCE in g for _, g in grants.get(obj, ()))}
+
+    def holds(obj: str, rule: int, call: int, call_text: str) -> bool:
+        return any(
+            rule < pos < call and all(w in call_text for w in scope - {ONCE})
+            and not any(pos < r < call for r in revokes.get(obj, ()))
+            and not (ONCE in scope and any(pos < u < call for u in used.get(obj, ())))
+            for pos, scope in grants.get(obj, ()))
+
+    allowed = [row for row, obj, rule, call, call_text in rows.select(
+        "_row", "object", "_rule", "_call", "_said").iter_rows()
+        if rule is not None and call is not None and holds(obj, rule, call, call_text)]
+    if not allowed:
         return found
-    return (found.with_row_index("_row").join(allowed, on="_row", how="anti")
-            .drop("_row"))
+    return (found.with_row_index("_row")
+            .filter(~pl.col("_row").is_in(allowed)).drop("_row"))
+
+
+def _names_act(text: str, obj: str, pattern: re.Pattern[str]) -> bool:
+    """Whether ``text`` names ``obj`` (or its verb form) at all."""
+    alias = _ALIASES.get(obj.split()[-1].lower()) if obj.split() else None
+    return bool(pattern.search(text) or (alias is not None and alias.search(text)))

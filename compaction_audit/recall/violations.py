@@ -27,7 +27,7 @@ from typing import Any
 
 import polars as pl
 
-from compaction_audit.recall.callwords import runs
+from compaction_audit.recall.callwords import refusals, runs
 from compaction_audit.recall.flagalias import with_long_flags
 from compaction_audit.recall.forbids import forbidden_all
 from compaction_audit.recall.harm import DESTRUCTIVE_RE
@@ -114,7 +114,9 @@ def _rules(lost: pl.DataFrame, rounds: pl.DataFrame) -> pl.DataFrame:
 def _first_calls(rules: pl.DataFrame, calls: pl.DataFrame) -> pl.DataFrame:
     """For each rule, the first call at or after its ``start`` that is not its own
     span and holds its object: the rule's columns plus the call's ``id``, ``ri``,
-    ``round``, ``source``.
+    ``round``, ``source``, ``refused`` (null for a call that ran).  A call that ran is
+    named before one the product refused (``calls``' ``refused``: adv124 #7, a refused
+    push then retried read "tried to run").
 
     "First" is the total order (``ri``, ``line``, position in the items table): the
     round, then the file line, then the order within the record (two tool calls of one
@@ -138,22 +140,30 @@ def _first_calls(rules: pl.DataFrame, calls: pl.DataFrame) -> pl.DataFrame:
            in objects.select("pid", "how", "pattern").iter_rows() if how == "command"}
     hits = (runs(found.rename({"tid": "ord"})
                  .join(calls.select("ord", "id", "text", "source"), on="ord"), run)
-            .select("ord", "pid", "id").sort("ord"))
-    todo = rules.with_columns(
+            .join(calls.select("ord", "refused"), on="ord")
+            .select("ord", "pid", "id", "refused").sort("ord"))
+    todo = rules.with_row_index("_t").with_columns(
         calls["ri"].search_sorted(rules["start"], side="left").cast(pl.UInt32)
         .alias("_from")).join(objects.select("pid", "object", "at_start", "how"),
                               on=["object", "at_start", "how"])
 
-    def after(frame: pl.DataFrame) -> pl.DataFrame:
-        return frame.sort("_from").join_asof(
-            hits, left_on="_from", right_on="ord", by="pid", strategy="forward",
-            check_sortedness=False)
+    def first(frame: pl.DataFrame, among: pl.DataFrame) -> pl.DataFrame:
+        def after(part: pl.DataFrame) -> pl.DataFrame:
+            return part.sort("_from").join_asof(
+                among.drop("refused"), left_on="_from", right_on="ord", by="pid",
+                strategy="forward", check_sortedness=False)
+        once = after(frame)
+        own = once.filter(pl.col("id") == pl.col("span"))
+        again = after(own.with_columns((pl.col("ord") + 1).alias("_from")).drop("ord", "id"))
+        return pl.concat([once.filter(pl.col("id") != pl.col("span")), again]
+                         ).drop_nulls("ord")
 
-    once = after(todo)
-    own = once.filter(pl.col("id") == pl.col("span"))
-    again = after(own.with_columns((pl.col("ord") + 1).alias("_from")).drop("ord", "id"))
-    best = pl.concat([once.filter(pl.col("id") != pl.col("span")), again]).drop_nulls("ord")
-    return best.drop("id").join(calls.select("ord", "id", "ri", "round", "source"), on="ord")
+    ran = first(todo, hits.filter(pl.col("refused").is_null()))
+    refused = first(todo.join(ran.select("_t"), on="_t", how="anti"),
+                    hits.filter(pl.col("refused").is_not_null()))
+    best = pl.concat([ran, refused]).drop("_t")
+    return best.drop("id").join(calls.select("ord", "id", "ri", "round", "source", "refused"),
+                                on="ord")
 
 
 def violations(lost: pl.DataFrame, items: pl.DataFrame, rounds: pl.DataFrame
@@ -168,8 +178,10 @@ def violations(lost: pl.DataFrame, items: pl.DataFrame, rounds: pl.DataFrame
     ``fold``, ``lost_round``, ``how`` ("command", "write", "destructive" or "unpinned":
     :func:`~compaction_audit.recall.unpinned.unpinned`), ``object``,
     ``alt`` (which of the rule's objects: 0 the first), ``violated_span``,
-    ``violated_round``, ``violated_source``; sorted by ``ri``, ``key``, ``span``,
-    ``fold``, ``how``, ``alt`` (a total order: one row per lost item, how and object).
+    ``violated_round``, ``violated_source``, ``refused`` (why the call did not run, null
+    when it ran: :func:`~compaction_audit.recall.callwords.refusals`); sorted by ``ri``,
+    ``key``, ``span``, ``fold``, ``how``, ``alt`` (a total order: one row per lost item,
+    how and object).
     The violating call of a rule's object is its first (:func:`_first_calls`); the work is a
     fixed number of Polars queries, whatever the number of rules (issue 11, class 5).
     """
@@ -178,7 +190,7 @@ def violations(lost: pl.DataFrame, items: pl.DataFrame, rounds: pl.DataFrame
         "span": pl.String, "fold": pl.String, "lost_round": pl.Int64, "how": pl.String,
         "object": pl.String, "alt": pl.Int64, "violated_span": pl.String,
         "violated_round": pl.Int64,
-        "violated_source": pl.String}
+        "violated_source": pl.String, "refused": pl.String}
     if not lost.height:  # nothing lost (most traces): no row, without a query
         return pl.DataFrame(schema=schema)
     by_fold = lost.filter(pl.col("cause") == "fold")
@@ -187,6 +199,7 @@ def violations(lost: pl.DataFrame, items: pl.DataFrame, rounds: pl.DataFrame
                          & pl.col("text").is_not_null()).select(
         # a short flag read as its long form too: "git push -f" uses --force (adv108 #5)
         "id", "ri", "round", "line", "source", with_long_flags(pl.col("text")))
+    calls = calls.with_columns(refusals(calls, items).alias("refused"))
     # the assistant's own words are an intent, not a rule ("I will not use --force,
     # let me check first": adv123 #2); a person's or a document's are
     sources = items.filter(pl.col("id").is_in(lost["span"].implode())).select(
@@ -199,7 +212,7 @@ def violations(lost: pl.DataFrame, items: pl.DataFrame, rounds: pl.DataFrame
         parts.append(_first_calls(rules, calls).select(
             "ri", "key", "kind", "text", "span", "fold", "lost_round", "how", "object",
             "alt", pl.col("id").alias("violated_span"), pl.col("round").alias("violated_round"),
-            pl.col("source").alias("violated_source")))
+            pl.col("source").alias("violated_source"), "refused"))
     # a pin lost at a fold, then its package installed without it (adv123 #5)
     pinned = unpinned(
         stated.filter(pl.col("cause") == "fold")
@@ -213,7 +226,8 @@ def violations(lost: pl.DataFrame, items: pl.DataFrame, rounds: pl.DataFrame
         parts.append(pl.DataFrame(pinned).select(
             "ri", "key", "kind", "text", "span", "fold", "lost_round",
             pl.lit("unpinned").alias("how"), "object", pl.lit(0).alias("alt"),
-            "violated_span", "violated_round", "violated_source"))
+            "violated_span", "violated_round", "violated_source",
+            pl.lit(None, pl.String).alias("refused")))
     reused = by_fold.filter((pl.col("kind") == "identifier")
                             & pl.col("reused_span").is_not_null())
     # each reusing text read once, not once per identifier it reuses (adv116 P2: 20,000
@@ -236,8 +250,12 @@ def violations(lost: pl.DataFrame, items: pl.DataFrame, rounds: pl.DataFrame
                 pl.col("text").alias("object"), pl.lit(0).alias("alt"),
                 pl.col("reused_span").alias("violated_span"),
                 pl.col("reused_round").cast(pl.Int64).alias("violated_round"),
-                "violated_source"))
+                "violated_source", pl.lit(None, pl.String).alias("refused")))
     parts.append(destructive)
     found = pl.concat([p.cast(schema) for p in parts]).sort(  # type: ignore[arg-type]
         "ri", "key", "span", "fold", "how", "alt", maintain_order=True)
+    # why a call named did not run, whichever part named it (a refused install, too)
+    found = found.drop("refused").join(
+        calls.select(pl.col("id").alias("violated_span"), "refused"), on="violated_span",
+        how="left", maintain_order="left")
     return without_permitted(found, items, lambda obj: _pattern(obj, False))

@@ -11,11 +11,13 @@ and one helper module: :mod:`compaction_audit.recall.flips`,
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import polars as pl
 
 from compaction_audit.closure import Closure
+from compaction_audit.recall.callwords import WRITE_TOOLS
 from compaction_audit.recall.claims import unsupported
 from compaction_audit.recall.flips import VALUE_KINDS, flips
 from compaction_audit.recall.stale import stale
@@ -308,11 +310,6 @@ class StaleSummary(Rule):
         return text
 
 
-REJECTED = "The user doesn't want to proceed with this tool use."
-"""How Claude Code's result of a call the person rejected at the permission prompt
-begins (the call did not run)."""
-
-
 @register
 class LostRuleViolated(Rule):
     """What it checks: after a fold lost a negation or constraint, a later tool call
@@ -329,8 +326,9 @@ class LostRuleViolated(Rule):
     --force" is an intent.  No finding where the person granted the act between the rule
     and the call ("--force is fine now", "you can force push it", before the compaction
     or after it: :mod:`compaction_audit.recall.permitted`; adv123 #2).  A call the person
-    rejected at Claude Code's permission prompt is said to be tried, not run
-    (``rejected`` in the values: adv123 #9): the attempt shows the loss mattered.
+    rejected, cancelled, denied or a hook blocked is said to be tried, not run (``refused``
+    in the values: adv123 #9, adv124 #8), a call that ran named before it (adv124 #7):
+    the attempt shows the loss mattered.
 
     Why it matters: issue 12, point 4: a fold dropped "Do not run `lint-tool analyze`
     in this repo" and two rounds later a tool call ran it; a fold dropped "never add a
@@ -382,17 +380,8 @@ class LostRuleViolated(Rule):
         found = violations(recall_of(ctx).lost, ctx.session.items, ctx.session.rounds)
         if found.height == 0:
             return Outcome(_EMPTY)
-        # a call the person rejected at the product's permission prompt did not run
-        # (adv123 #9: "ran '--force'"); the attempt is still the harm's evidence
-        results = ctx.session.items.filter(
-            pl.col("id").is_in((found["violated_span"] + ":result").implode())
-            & pl.col("text").fill_null("").str.starts_with(REJECTED)).select(
-            pl.col("id").str.strip_suffix(":result").alias("violated_span"),
-            pl.lit(True).alias("rejected"))
-        if results.height:  # the key only where some call was rejected
-            found = found.join(results.unique("violated_span"), on="violated_span",
-                               how="left", maintain_order="left").with_columns(
-                pl.col("rejected").fill_null(False))
+        if found["refused"].null_count() == found.height:  # every call ran: no key
+            found = found.drop("refused")
         # one finding per lost item (its span and key: a span may state two rules) and
         # object: a rule's first object keeps the item's entity, the others add theirs
         # ("--no-verify or --force": adv112 #3, a new --force was no new finding); an
@@ -406,7 +395,9 @@ class LostRuleViolated(Rule):
     def message(self, v: dict[str, Any], ctx: Context) -> str:
         verb = {"command": "ran", "write": "wrote", "destructive": "reused",
                 "unpinned": "installed"}[v["how"]]
-        if v.get("rejected"):
+        if verb == "ran" and re.match(WRITE_TOOLS, v["violated_source"] or ""):
+            verb = "wrote"  # a script or Makefile holding the command (adv124 #4)
+        if v.get("refused"):
             verb = "tried to " + {"ran": "run", "wrote": "write", "reused": "reuse",
                                   "installed": "install"}[verb]
         tail = {"destructive": " in a destructive command",
@@ -417,8 +408,7 @@ class LostRuleViolated(Rule):
         at = stated_at(ctx, {v["span"], v["violated_span"]})
         rule_at = f", {at[v['span']]}" if v["span"] in at else ""
         call_at = f" ({at[v['violated_span']]})" if v["violated_span"] in at else ""
-        refused = (" (the person rejected it at the permission prompt: it did not run)"
-                   if v.get("rejected") else "")
+        refused = f" ({v['refused']}: it did not run)" if v.get("refused") else ""
         return (f"fold {v['fold']} lost {v['kind']} {v['text']!r} ({v['span']}{rule_at}) "
                 f"at round {v['lost_round']}; {who} {verb} {v['object']!r}{tail} at round "
                 f"{v['violated_round']}{call_at}{refused}")

@@ -315,6 +315,15 @@ FORCE = "Never use --force on this branch, Priya is reviewing it."
     ("Priya says you can use --force.", True),
     ("You can use --force-with-lease now.", True),
     ("The push was rejected again.", True),
+    # adv124 #1: the act named to refuse or replace it
+    ("Push it without --force.", True),
+    ("Use --force-with-lease instead of --force.", True),
+    ("Skip --force; a normal push works now.", True),
+    ("Use --force-with-lease to force push it.", True),
+    # adv124 #2: a grant for another branch or another program
+    ("You can force push feature/other now.", True),
+    ("You can use --force with npm install.", True),
+    ("You can use --force on feature/search now.", False),  # the call's own branch
 ])
 def test_a_grant_by_the_person_between_rule_and_call_is_no_violation(
         between: str, fires: bool) -> None:
@@ -363,6 +372,15 @@ def test_only_a_person_or_a_document_states_a_rule(source: str, fires: bool) -> 
     # grep's own -c counts lines: its quoted pattern is still data
     ("grep -c -- '--force' scripts/release.sh", False),
     ("git log --grep='--force' --oneline", False),
+    # adv124 #6: unquoted, a search's or a text edit's arguments are data too
+    ("grep -rn -- --force scripts/", False),
+    ("sed -i s/--force// scripts/release.sh", False),
+    ("git log --grep=--force", False),
+    ("sed -i s/--force// release.sh && git push --force origin main", True),
+    # adv124 #5: a here-document cat writes to a file is data; one a shell reads runs
+    ("cat >> CONTRIBUTING.md <<'EOF'\n- Never push with --force\nEOF", False),
+    ("bash <<EOF\ngit push --force origin main\nEOF", True),
+    ("cat > NOTES.md <<EOF\nWe can't ship yet\nEOF\ngit push --force origin main", True),
     # a program that runs its quoted argument (adv123's f14: psql -c), printed text
     # piped into a shell
     ("psql $URL -c 'git push --force origin main'", True),
@@ -374,10 +392,15 @@ def test_a_run_object_counts_where_the_call_runs_it(call: str, fires: bool) -> N
 
 
 @pytest.mark.parametrize(("source", "rule", "fires"), [
-    # an Edit removing the flag from a script runs nothing (adv123 #1)
+    # an Edit removing the flag from a script runs nothing (adv123 #1), nor a search,
+    # a to-do list (adv124 #6)
     ("tool_call:Edit", "Never use --force when pushing main.", False),
     ("tool_call:apply_patch", "Never use --force when pushing main.", False),
+    ("tool_call:Grep", "Never use --force when pushing main.", False),
+    ("tool_call:TodoWrite", "Never use --force when pushing main.", False),
     ("tool_call:Bash", "Never use --force when pushing main.", True),
+    # a whole file written holds what will run (adv124 #4: a release script)
+    ("tool_call:Write", "Never use --force when pushing main.", True),
     # a write rule is broken by the file-editing tool's text, quoted or not
     ("tool_call:Edit", "Never add `--force` to the release script.", True),
 ])
@@ -398,15 +421,84 @@ def test_everyday_wordings_of_a_rule_are_broken_by_the_act(rule: str, call: str)
     assert _found(*_tables([("u1", rule, 1)], [("t1", 2, 4, call)]))
 
 
-@pytest.mark.parametrize(("result", "said"), [
-    # adv123 #9: Claude Code's result of a call the person rejected: it did not run
+@pytest.mark.parametrize(("result", "why"), [
+    # adv123 #9, adv124 #8: a result saying the call did not run (Claude Code's words)
     ("The user doesn't want to proceed with this tool use. The tool use was rejected.",
-     "tried to run '--force' at round 2 (the person rejected it at the permission prompt: "
-     "it did not run)"),
-    ("Everything up-to-date", "ran '--force' at round 2"),
+     "the person rejected it at the permission prompt"),
+    ("The user doesn't want to take this action right now. STOP what you are doing.",
+     "the person cancelled it"),
+    ("Permission to use Bash with command git push --force origin main has been denied.",
+     "permission was denied"),
+    ("PreToolUse:Bash hook error: [~/.claude/hooks/guard.sh]: Blocked: force push",
+     "a hook blocked it"),
+    ("Everything up-to-date", None),
+    ("PreToolUse:Bash hook error: [guard.sh]: timed out", None),  # no block said
 ])
-def test_a_call_the_person_rejected_is_said_to_be_tried(write_log: Any, result: str,
-                                                        said: str) -> None:
+def test_a_call_that_did_not_run_is_said_to_be_tried(write_log: Any, result: str,
+                                                      why: str | None) -> None:
+    found = _audited(write_log, [("t1", "git push --force origin main", result)])
+    assert len(found) == 1
+    assert found[0].values.get("refused") == why
+    said = (f"tried to run '--force' at round 2 ({why}: it did not run)" if why
+            else "ran '--force' at round 2")
+    assert found[0].message.endswith(said)
+
+
+def test_a_call_that_ran_is_named_before_a_refused_one(write_log: Any) -> None:
+    """adv124 #7: a push the person rejected, then retried and run, read "tried to run"
+    of the first; the one that ran is the violation."""
+    rejected = "The user doesn't want to proceed with this tool use."
+    found = _audited(write_log, [("t1", "git push --force origin main", rejected),
+                                 ("t2", "git push --force origin main", "+ abc...def")])
+    assert [(f.values["violated_span"], f.values.get("refused")) for f in found] == [
+        ("t2", None)]
+
+
+def _audited(write_log: Any, calls: list[tuple[str, str, str]]) -> list[Any]:
+    """Round 0 states the rule (u1), round 1 folds it into S, round 2 makes ``calls``
+    (id, command, result): each a tool call and its result ``<id>:result``."""
+    from compaction_audit.api import audit
+    from tests.logs import rnd
+
+    rule = "Never use --force when pushing main."
+    later = [span for i, command, result in calls for span in (
+        {"id": i, "tokens": 5, "source": "tool_call:Bash", "text": command},
+        {"id": f"{i}:result", "tokens": 5, "source": "tool_result:Bash", "text": result})]
+    log = [rnd(0, spans=[{"id": "u1", "tokens": 10, "role": "user", "text": rule}]),
+           rnd(1, summaries=[{"id": "S", "tokens": 5, "children": ["u1"],
+                              "text": "Working on the release."}], evicted=["u1"]),
+           rnd(2, spans=later)]
+    return [f for f in audit(str(write_log(log))).findings if f.code == "CA307"]
+
+
+@pytest.mark.parametrize(("call", "fires"), [
+    # adv123 b23: the rule forbids the --force form; the plain form complies
+    ("npm audit fix", False),
+    ("cd web && npm audit fix --force", True),
+])
+def test_a_three_word_command_keeps_its_flag(call: str, fires: bool) -> None:
+    rule = "Don't run npm audit fix --force, it jumps majors."
+    assert bool(_found(*_tables([("u1", rule, 1)], [("t1", 2, 4, call)]))) is fires
+
+
+@pytest.mark.parametrize(("later", "fires"), [
+    # adv124 #2: a grant taken back by a later message, or spent by a first call
+    ([("u3", 3, 4, "Wait, I changed my mind about the force push.", "user")], True),
+    ([("t0", 2, 3, "git push --force origin feature/search", "tool_call:Bash")], True),
+    ([("u3", 2, 3, "Thanks, that looks good.", "user")], False),
+])
+def test_a_grant_taken_back_or_spent_is_none(
+        later: list[tuple[str, int, int, str, str]], fires: bool) -> None:
+    """The rule (round 1), the grant and what follows it (round 2), the loss at round 3,
+    the call at round 4 (t0, a first use before the loss, is no violation itself)."""
+    grant = "OK, force push it this one time."
+    others = [("u1", 1, 2, FORCE, "user"), ("u2", 2, 3, grant, "user"), *later]
+    calls = [("t1", 4, 5, "git push --force origin feature/search")]
+    assert bool(_found(*_tables([("u1", FORCE, 3)], calls, others))) is fires
+
+
+def test_a_written_script_is_said_to_be_written(write_log: Any) -> None:
+    """adv124 #4: a release script written with the command is read, as "wrote"."""
     from compaction_audit.api import audit
     from tests.logs import rnd
 
@@ -414,10 +506,8 @@ def test_a_call_the_person_rejected_is_said_to_be_tried(write_log: Any, result: 
     log = [rnd(0, spans=[{"id": "u1", "tokens": 10, "role": "user", "text": rule}]),
            rnd(1, summaries=[{"id": "S", "tokens": 5, "children": ["u1"],
                               "text": "Working on the release."}], evicted=["u1"]),
-           rnd(2, spans=[{"id": "t1", "tokens": 5, "source": "tool_call:Bash",
-                          "text": "git push --force origin main"},
-                         {"id": "t1:result", "tokens": 5, "source": "tool_result:Bash",
-                          "text": result}])]
+           rnd(2, spans=[{"id": "w1", "tokens": 5, "source": "tool_call:Write",
+                          "text": "scripts/release.sh\ngit push --force origin main"}])]
     found = [f for f in audit(str(write_log(log))).findings if f.code == "CA307"]
-    assert len(found) == 1 and found[0].message.endswith(said)
-    assert found[0].values.get("rejected", False) is said.startswith("tried")
+    assert [f.message.split("; ")[-1] for f in found] == [
+        "Write call w1 wrote '--force' at round 2"]
