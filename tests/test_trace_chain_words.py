@@ -56,3 +56,18 @@ def test_a_value_a_summary_carries_is_held_by_that_summary(write_log: LogWriter)
     assert lines[0] == ("discriminator 'requests==2.31.0': 2 spans: 1 lost, 1 carried; still "
                         "held by summary s8 (round 2, line 3), which carries span u0 (user, "
                         "round 0, line 1)")
+
+
+def test_a_span_read_back_says_when(write_log: LogWriter) -> None:
+    """usertest65 #8: a rehydrated span said "offloaded at round 1" and nothing of its
+    return.  Round 0 (line 1) states u1 and u2, round 1 (line 2) offloads u1, round 2
+    (line 3) lists it in ``retained`` again."""
+    path = str(write_log([
+        rnd(0, spans=[{"id": "u1", "tokens": 10, "source": "user", "text": "Use port 8443."},
+                      {"id": "u2", "tokens": 10, "source": "user", "text": "Deploy later."}]),
+        rnd(1, offloaded=["u1"]),
+        rnd(2, retained=[["u2", 0.5], ["u1", 0.5]])]))
+    assert _lines(path, "u1")[:3] == [
+        "span u1 (round 0, line 1; now retained): folded into 0 summaries",
+        "├── offloaded at round 1 (line 2)",
+        "└── read back at round 2 (line 3)"]

@@ -52,6 +52,14 @@ class _Log:
         self.events: dict[str, list[tuple[int, int, str]]] = {}
         for item, ri, line, action in session.events.iter_rows():
             self.events.setdefault(item, []).append((ri, line, action))
+        # an item back in the working set after it left: read back (usertest65 #8:
+        # a rehydrated span said "offloaded at round 2" and nothing of round 6)
+        back = (session.membership.sort("id", "start")
+                .filter(pl.col("start") > pl.col("start").min().over("id"))
+                .select("id", "start").rows())
+        for item, ri in back:
+            self.events.setdefault(item, []).append((ri, self.line_of[ri], "read back"))
+            self.events[item].sort()
         last = session.membership.filter(pl.col("end") == self.n)["id"].to_list()
         self.retained = set(last)
         self._answers: dict[tuple[Any, ...], tuple[str, str | None]] = {}
