@@ -43,7 +43,12 @@ _SCOPE_RE = re.compile(r"(?i)\b(?:on|to|for|with|in|into|onto)\s+([\w./@:-]+)")
 _IDENTISH_RE = re.compile(r"[\w.@:-]*[/._\d][\w./@:-]*")
 """An identifier-like word (a branch, a path, a version) a grant names."""
 _SCOPE_SKIP = frozenset({"it", "them", "this", "that", "now", "me", "you", "us", "the",
-                         "a", "an", "go", "do", "be", "push", "run", "use", "main's"})
+                         "a", "an", "go", "do", "be", "push", "run", "use"})
+"""Words after a preposition that name no scope ("for now", "to it")."""
+_ONCE_RE = re.compile(r"(?i)\b(?:once|(?:this|one)\s+(?:one\s+)?time)\b")
+"""A grant for one act ("force push main this one time"): spent by the first call."""
+_ONCE = "\x00once"
+"""The scope mark of a grant for one act (:data:`_ONCE_RE`)."""
 
 
 def _grant(sentence: str, obj: str, pattern: re.Pattern[str]) -> frozenset[str] | None:
@@ -56,8 +61,7 @@ def _grant(sentence: str, obj: str, pattern: re.Pattern[str]) -> frozenset[str] 
     flag = obj.split()[-1].lower() if obj.split() else ""
     if _REFUSING_RE.search(low) or (flag.startswith("-") and f"{flag}-" in low):
         return None
-    alias = _ALIASES.get(flag)
-    if not pattern.search(sentence) and not (alias is not None and alias.search(sentence)):
+    if not _names_act(sentence, obj, pattern):
         return None
     named = set(obj.lower().split())
     words = {m.group(1).rstrip(".,:;") for m in _SCOPE_RE.finditer(low)}
@@ -65,15 +69,7 @@ def _grant(sentence: str, obj: str, pattern: re.Pattern[str]) -> frozenset[str] 
               if re.search(r"[/_\d]|\.\w", w := t.rstrip(".,:;"))}
     scope = frozenset(w for w in words if w and w not in named and w not in _SCOPE_SKIP
                       and not w.isdigit())
-    return scope | {ONCE} if _ONCE_RE.search(low) else scope
-
-
-ONCE = "\x00once"
-"""The scope mark of a grant for one act (:data:`_ONCE_RE`)."""
-
-
-_ONCE_RE = re.compile(r"(?i)\b(?:once|(?:this|one)\s+(?:one\s+)?time)\b")
-"""A grant for one act ("force push main this one time"): spent by the first call."""
+    return scope | {_ONCE} if _ONCE_RE.search(low) else scope
 
 
 def _sentences(text: str) -> list[str]:
@@ -132,13 +128,13 @@ def without_permitted(found: pl.DataFrame, items: pl.DataFrame,
     if not grants:
         return found
     used = {obj: [pos for pos, text in calls if _names_act(text, obj, regex)]
-            for obj, regex in objects.items() if any(ONCE in g for _, g in grants.get(obj, ()))}
+            for obj, regex in objects.items() if any(_ONCE in g for _, g in grants.get(obj, ()))}
 
     def holds(obj: str, rule: int, call: int, call_text: str) -> bool:
         return any(
-            rule < pos < call and all(w in call_text for w in scope - {ONCE})
+            rule < pos < call and all(w in call_text for w in scope - {_ONCE})
             and not any(pos < r < call for r in revokes.get(obj, ()))
-            and not (ONCE in scope and any(pos < u < call for u in used.get(obj, ())))
+            and not (_ONCE in scope and any(pos < u < call for u in used.get(obj, ())))
             for pos, scope in grants.get(obj, ()))
 
     allowed = [row for row, obj, rule, call, call_text in rows.select(
