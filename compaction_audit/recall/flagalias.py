@@ -43,7 +43,10 @@ def with_long_flags(text: pl.Expr) -> pl.Expr:
     short (:data:`FORCE_PUSH_RE`), and ``--NAME`` for each long flag written with one
     dash (:data:`SINGLE_DASH_RE`); a String expression of the same length."""
     forced = pl.when(text.str.contains(FORCE_PUSH_RE)).then(text + "\n--force").otherwise(text)
-    single = text.str.extract_all(SINGLE_DASH_RE)
+    # a flag in quoted text (a commit message) or a search is none (adv125 #9)
+    single = (text.str.replace_all(r"'[^']*'|\"[^\"]*\"", " ")  # nor a search's pattern
+              .str.replace_all(r"\b(?:grep|egrep|fgrep|rg|ag|ack)\b[^;&|\n]*", " ")
+              .str.extract_all(SINGLE_DASH_RE))
     return pl.when(single.list.len() > 0).then(
         forced + single.list.eval(pl.element().str.replace(r"^[\s\"']*-", "\n--")
                                   .str.replace(r"[\s=\"']$", "")).list.join("")

@@ -9,7 +9,7 @@ flag an act is done with is a command's ("commit with --no-verify"), "force-push
 reset --hard").  The object is the first code span after the verb; else the first
 identifier-like word (a character of ``-_./:@=``, a digit, or a capital inside); else
 two or more plain words (matched as a phrase; three and a flag after them, "npm audit
-fix --force", are the phrase with the flag); a single plain word only for a run verb,
+fix --force", are the long flag); a single plain word only for a run verb,
 and then only at the start of a command ("never use sudo" against ``sudo rm ...``).
 Code spans and identifier-like words listed right after it with "or", "nor" or commas
 are objects too (:func:`forbidden_all`: "Do NOT use --no-verify or --force").  The text
@@ -180,10 +180,14 @@ def _object(rest: str, act: str) -> tuple[str, str, bool] | None:
         words.append(word)
         if len(words) == 3:
             after = raws[n + 1].strip(_QUOTES) if n + 1 < len(raws) else ""
-            if _FLAG_WORD_RE.match(after) and not any(_IDENT_RE.search(w) for w in words):
-                # "npm audit fix --force": the command's three words and its flag, a
-                # phrase (adv123 b23: "npm audit fix" alone was broken by the safe form)
-                return " ".join([*words, after]).lower(), act, False
+            if (after.startswith("--") and _FLAG_WORD_RE.match(after)
+                    and not any(_IDENT_RE.search(w) for w in words)):
+                # "npm audit fix --force": the flag, as "git push --force" is read (adv123
+                # b23: "npm audit fix" alone was broken by the safe form; adv125 #3: as a
+                # phrase, "npm audit fix --legacy-peer-deps --force" broke nothing); a
+                # short flag stays with its command ("docker compose down -v": "-v"
+                # alone is every other command's too)
+                return after, act, False
             break
     for k, word in enumerate(words):
         if k and _DASH_WORD_RE.match(word):  # "git push \u2014force origin main"

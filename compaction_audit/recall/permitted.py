@@ -35,18 +35,27 @@ __all__ = ["without_permitted"]
 _ALIASES = {"--force": re.compile(r"(?i)\bforce[- ]?push(?:es|ed|ing)?\b")}
 """A flag the person names by its verb form ("force push it", "you can force-push")."""
 _REFUSING_RE = re.compile(r"(?i)\b(?:without|instead|rather|skip\w*|except|avoid\w*"
-                          r"|in\s+place\s+of|not|no|never|don'?t|stop)\b")
+                          r"|in\s+place\s+of|not|no|never|don'?t|stop|drop|remove)\b")
 """Words that name an act to refuse or replace it ("push main without --force", "use
 --force-with-lease instead of --force", "skip --force": adv124 #1)."""
-_SCOPE_RE = re.compile(r"(?i)\b(?:on|to|for|with|in|into|onto)\s+([\w./@:-]+)")
-"""A scope a grant names after a preposition ("on feature/x", "with npm install")."""
+_SCOPE_RE = re.compile(r"(?i)\b(?:on|to|for|with|in|into|onto)\s+(?:(?:a|an|the|my|our|your)"
+                       r"\s+)?([\w./@:-]+)")
+"""A scope a grant names after a preposition ("on feature/x", "with npm install", "on
+a new branch": adv125 #5)."""
 _IDENTISH_RE = re.compile(r"[\w.@:-]*[/._\d][\w./@:-]*")
 """An identifier-like word (a branch, a path, a version) a grant names."""
 _SCOPE_SKIP = frozenset({"it", "them", "this", "that", "now", "me", "you", "us", "the",
-                         "a", "an", "go", "do", "be", "push", "run", "use"})
-"""Words after a preposition that name no scope ("for now", "to it")."""
+                         "a", "an", "go", "do", "be", "push", "run", "use", "everyone",
+                         "everybody", "all", "both", "here", "there", "end", "side"})
+"""Words after a preposition that name no scope ("for now", "to it", "fine on my end":
+adv125 #10)."""
 _ONCE_RE = re.compile(r"(?i)\b(?:once|(?:this|one)\s+(?:one\s+)?time)\b")
 """A grant for one act ("force push main this one time"): spent by the first call."""
+_TAKEN_BACK_RE = re.compile(r"(?i)\b(?:don'?t\s+do\s+(?:that|it)|scratch\s+that|never\s*mind"
+                            r"|changed\s+my\s+mind|cancel\s+that|hold\s+off|take\s+that\s+back"
+                            r"|actually,?\s+(?:no|don'?t))\b")
+"""A later message that takes a grant back without naming the act ("scratch that":
+adv125 #5)."""
 _ONCE = "\x00once"
 """The scope mark of a grant for one act (:data:`_ONCE_RE`)."""
 
@@ -109,7 +118,8 @@ def without_permitted(found: pl.DataFrame, items: pl.DataFrame,
     people = (order
               .filter(person_source(pl.col("source")) & pl.col("text").is_not_null()
                       & (pl.col("_pos") > first) & (pl.col("_pos") < last)
-                      & pl.col("text").str.to_lowercase().str.contains_any(words))
+                      & (pl.col("text").str.to_lowercase().str.contains_any(words)
+                         | pl.col("text").str.contains(_TAKEN_BACK_RE.pattern)))
               .select("_pos", "text").rows())
     calls = (order.filter(pl.col("source").fill_null("").str.starts_with("tool_call:")
                           & (pl.col("_pos") > first) & (pl.col("_pos") < last)
@@ -123,8 +133,9 @@ def without_permitted(found: pl.DataFrame, items: pl.DataFrame,
             scopes = [g for s in _sentences(said) if (g := _grant(s, obj, regex)) is not None]
             if scopes:
                 grants.setdefault(obj, []).extend((pos, g) for g in scopes)
-            elif _names_act(text, obj, regex):  # the act named again, not granted
-                revokes.setdefault(obj, []).append(pos)
+            elif _TAKEN_BACK_RE.search(text) or (_names_act(text, obj, regex)
+                                                 and _REFUSING_RE.search(text)):
+                revokes.setdefault(obj, []).append(pos)  # taken back, or refused again
     if not grants:
         return found
     used = {obj: [pos for pos, text in calls if _names_act(text, obj, regex)]
@@ -132,7 +143,8 @@ def without_permitted(found: pl.DataFrame, items: pl.DataFrame,
 
     def holds(obj: str, rule: int, call: int, call_text: str) -> bool:
         return any(
-            rule < pos < call and all(w in call_text for w in scope - {_ONCE})
+            rule < pos < call and all(re.search(rf"(?<![\w/.-]){re.escape(w)}(?![\w/-])",
+                                                call_text) for w in scope - {_ONCE})
             and not any(pos < r < call for r in revokes.get(obj, ()))
             and not (_ONCE in scope and any(pos < u < call for u in used.get(obj, ())))
             for pos, scope in grants.get(obj, ()))

@@ -7,13 +7,14 @@ reads a lost rule's.  :func:`unpinned` finds, for each pin lost at a fold, the f
 tool call at or after the loss's round that installs, adds or upgrades the package
 with no version or another one.
 
-A pin is a lost ``version`` discriminator written ``NAME==VERSION`` or
-``NAME@VERSION``, or a lost rule that pins a named package ("Keep requests pinned at
-2.31.0", "pin numpy to 1.26.4").  An install is a package manager's install, add,
-upgrade or update command (pip, uv pip, pipx, poetry, pipenv, conda, mamba, npm,
-pnpm, yarn, bun, gem, cargo) naming the package; the same version, written with
-``==``, ``@`` or ``=``, keeps the pin.  Only calls holding an install word and a
-pinned package's name are read in Python.
+A pin is a lost ``version`` discriminator written ``NAME==VERSION`` or ``NAME@VERSION``
+(a version or, for npm's form, an identifier), or a lost rule that pins a named package
+("Keep requests pinned at 2.31.0", "pin numpy to 1.26.4"). An install is a package
+manager's install, add, upgrade or update command (pip, uv pip, pipx, poetry, pipenv,
+conda, mamba, npm, pnpm, yarn, bun, gem, cargo) naming the package; the same version,
+written with ``==``, ``@`` or ``=`` (extras between: ``numpy[dev]==1.26.4``), keeps the
+pin; an install in a commit message, a search or printed text is none (adv125 #8, #12).
+Only calls holding an install word and a pinned package's name are read in Python.
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ import re
 from typing import Any
 
 import polars as pl
+
+from compaction_audit.recall.callwords import unquoted
 
 __all__ = ["pins", "unpinned"]
 
@@ -40,16 +43,16 @@ def pins(text: str, kind: str) -> tuple[str, str] | None:
     """``(package, version)`` a lost fact pins (lower case), None when it pins none:
     a ``version`` token ``numpy==1.26.4`` / ``left-pad@1.3.0``, or a rule that pins a
     named package ("Keep requests pinned at 2.31.0")."""
-    m = (_PIN_TOKEN_RE.match(text.strip()) if kind == "version"
+    m = (_PIN_TOKEN_RE.match(text.strip()) if kind in ("version", "identifier")
          else _PIN_RULE_RE.search(text))
     return (m.group("pkg").lower(), m.group("ver").rstrip(".").lower()) if m else None
 
 
 def _breaks(call: str, pkg: str, version: str) -> bool:
     """Whether ``call`` installs ``pkg`` at no version or another one than ``version``."""
-    name = re.compile(rf"(?i)(?<![\w./@-]){re.escape(pkg)}(?P<spec>[=<>~!@^][^\s'\"]*)?"
-                      rf"(?![\w.-])")
-    for m in _MANAGER_RE.finditer(call):
+    name = re.compile(rf"(?i)(?<![\w./@-]){re.escape(pkg)}(?:\[[^\]]*\])?"
+                      rf"(?P<spec>[=<>~!@^][^\s'\"]*)?(?![\w.-])")
+    for m in _MANAGER_RE.finditer(unquoted(call)):
         for arg in name.finditer(m.group("args")):
             spec = (arg.group("spec") or "").lower()
             if version not in re.split(r"[=<>~!@^,]+", spec):
@@ -71,7 +74,7 @@ def unpinned(lost: pl.DataFrame, calls: pl.DataFrame, starts: pl.DataFrame
     ``violated_source``, ``ri`` (the call's)."""
     found = [(row, p) for row in lost.filter(
         pl.col("kind").is_in(["constraint", "negation", "requirement"])
-        | ((pl.col("kind") == "version") & pl.col("person"))).drop("person")
+        | (pl.col("kind").is_in(["version", "identifier"]) & pl.col("person"))).drop("person")
         .iter_rows(named=True) if (p := pins(row["text"], row["kind"])) is not None]
     if not found:
         return []

@@ -341,11 +341,13 @@ class LostRuleViolated(Rule):
     matched in quoted text (a search pattern of grep, rg, git grep or --grep, a commit
     or tag message after -m, text echo or printf prints and no shell reads), while any
     other quoted string is read as a command a program may run (``bash -lc``, ``psql
-    -c``, ``ssh HOST``, ``"$(...)"``), nor in a file-editing tool's call (Edit, Write,
-    apply_patch, ...: :mod:`compaction_audit.recall.callwords`; adv123 #1); the rule's
-    scope is not read ("--force on main" is broken by a push of another branch).  A
-    force-push spelled short (``git push -f``, ``git push origin +main``) is read as
-    ``--force`` (the finding names ``--force``:
+    -c``, ``ssh HOST``, ``"$(...)"``), nor in a call of a tool that runs no command
+    (Edit, apply_patch, Grep, Read, TodoWrite, ...:
+    :mod:`compaction_audit.recall.callwords`; adv123 #1; a script written whole by Write
+    is read, and said "wrote"), nor in a here-document written to a document or read as
+    a commit message; the rule's scope is not read ("--force on main" is broken by a
+    push of another branch).  A force-push spelled short (``git push -f``, ``git push
+    origin +main``) is read as ``--force`` (the finding names ``--force``:
     :mod:`compaction_audit.recall.flagalias`); other commands' short flags are not (``rm
     -rf`` does not break a lost "do not use --force", nor "--recursive"). A flag an
     editor's smart punctuation typed as one dash ("do NOT use \u2014force") is read as

@@ -261,9 +261,8 @@ def test_bare_number_is_never_asked_again_alone() -> None:
     # a command done with a flag: the flag, as "git push --force" reads it
     ("Never run terraform apply with --auto-approve against prod.",
      ("--auto-approve", "command", False)),
-    # adv123 b23: a command of three words and its flag is the object whole
-    ("Don't run npm audit fix --force, it jumps majors.",
-     ("npm audit fix --force", "command", False)),
+    # adv123 b23, adv125 #3: a command of three words and its flag: the flag
+    ("Don't run npm audit fix --force, it jumps majors.", ("--force", "command", False)),
     # not a flag: a short word, a word between two dashes, a dash before a space
     ("Never use the tool \u2014verbose\u2014 here", ("tool \u2014verbose\u2014", "command",
                                                    False)),

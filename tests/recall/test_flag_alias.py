@@ -63,6 +63,9 @@ def test_a_force_push_spelled_short_breaks_the_rule(call: str, broken: bool) -> 
     ("terraform apply", False),
     # only hyphenated words: a cluster of short flags or find's -delete is no long flag
     ("rm -rf build", False),
+    # adv125 #9: in a commit message it is no flag
+    ("git commit -m 'stop using -auto-approve'", False),
+    ("grep -rn -- -auto-approve .github/workflows/", False),
 ])
 def test_a_long_flag_written_with_one_dash_is_the_flag(call: str, fires: bool) -> None:
     rule = "Never run terraform apply with --auto-approve against prod."

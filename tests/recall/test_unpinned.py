@@ -53,6 +53,9 @@ def _found(write_log: LogWriter, call: str, rule: str = PIN, source: str = "user
     ("pip install numpy-financial", False),  # another package
     ("pip show numpy", False),  # no install
     ("pip install -r requirements.txt", False),
+    # adv125 #12: extras keep the pin; an install in a commit message installs nothing
+    ("pip install 'numpy[dev]==1.26.4'", False),
+    ("git commit -m 'pip install numpy in the docs'", False),
 ])
 def test_an_install_without_the_pin_breaks_it(write_log: LogWriter, call: str,
                                               fires: bool) -> None:
@@ -74,3 +77,11 @@ def test_a_tools_listing_of_versions_pins_nothing(write_log: LogWriter) -> None:
 def test_a_person_who_asks_for_the_upgrade_lifts_the_pin(write_log: LogWriter) -> None:
     assert _found(write_log, "pip install -U numpy", between="Upgrade numpy now.") == []
     assert _found(write_log, "pip install -U numpy", between="The tests are slow.")
+
+
+def test_an_npm_pin_a_person_wrote_pins(write_log: LogWriter) -> None:
+    """adv125 #8: "left-pad@1.3.0" is read as an identifier, not a version."""
+    found = _found(write_log, "npm i left-pad", "Keep left-pad@1.3.0, 1.3.1 broke the build.")
+    assert found and found[0].endswith("installed 'left-pad' without the pin at round 2")
+    assert _found(write_log, "npm i left-pad@1.3.0",
+                  "Keep left-pad@1.3.0, 1.3.1 broke the build.") == []

@@ -324,6 +324,8 @@ FORCE = "Never use --force on this branch, Priya is reviewing it."
     ("You can force push feature/other now.", True),
     ("You can use --force with npm install.", True),
     ("You can use --force on feature/search now.", False),  # the call's own branch
+    ("--force is fine on my end.", False),  # adv125 #10: no scope named
+    ("You can force push it on a new branch.", True),  # adv125 #5
 ])
 def test_a_grant_by_the_person_between_rule_and_call_is_no_violation(
         between: str, fires: bool) -> None:
@@ -374,12 +376,23 @@ def test_only_a_person_or_a_document_states_a_rule(source: str, fires: bool) -> 
     ("git log --grep='--force' --oneline", False),
     # adv124 #6: unquoted, a search's or a text edit's arguments are data too
     ("grep -rn -- --force scripts/", False),
-    ("sed -i s/--force// scripts/release.sh", False),
+    # a text edit is read: it may write the command into a script it runs (adv125 #1)
+    ("sed -i s/push/push--force/ release.sh && sh release.sh", False),
+    ("sed -i 's/git push/git push --force/' release.sh && sh release.sh", True),
     ("git log --grep=--force", False),
     ("sed -i s/--force// release.sh && git push --force origin main", True),
     # adv124 #5: a here-document cat writes to a file is data; one a shell reads runs
     ("cat >> CONTRIBUTING.md <<'EOF'\n- Never push with --force\nEOF", False),
     ("bash <<EOF\ngit push --force origin main\nEOF", True),
+    # adv125 #1: a here-document written to a script, or piped into a shell, runs
+    ("cat > release.sh <<'EOF'\ngit push --force origin main\nEOF\nsh release.sh", True),
+    ("cat <<'EOF' | sh\ngit push --force origin main\nEOF", True),
+    # adv125 #13: Claude Code's commit message written through a here-document
+    ("git commit -m \"$(cat <<'EOF'\nNever git push --force to main\nEOF\n)\"", False),
+    ("gh pr create --title 'Policy' --body 'Never use git push --force on main.'", False),
+    # adv125 #6: printed or found text piped into a runner runs
+    ("echo 'git push --force origin main' | sudo bash", True),
+    ("echo 'git push --force origin main' | ssh deploy@ci", True),
     ("cat > NOTES.md <<EOF\nWe can't ship yet\nEOF\ngit push --force origin main", True),
     # a program that runs its quoted argument (adv123's f14: psql -c), printed text
     # piped into a shell
@@ -401,11 +414,15 @@ def test_a_run_object_counts_where_the_call_runs_it(call: str, fires: bool) -> N
     ("tool_call:Bash", "Never use --force when pushing main.", True),
     # a whole file written holds what will run (adv124 #4: a release script)
     ("tool_call:Write", "Never use --force when pushing main.", True),
+    # ... a document written is read, never run (adv125 #7)
+    ("tool_call:Write@docs", "Never use --force when pushing main.", False),
     # a write rule is broken by the file-editing tool's text, quoted or not
     ("tool_call:Edit", "Never add `--force` to the release script.", True),
 ])
 def test_a_file_editing_tool_runs_nothing(source: str, rule: str, fires: bool) -> None:
-    text = "scripts/release.sh\ngit push --force origin main\ngit push origin main"
+    source, _, doc = source.partition("@")
+    path = "CONTRIBUTING.md" if doc else "scripts/release.sh"
+    text = f"{path}\ngit push --force origin main\ngit push origin main"
     found = _found(*_tables([("u1", rule, 1)], [], [("t1", 2, 4, text, source)]))
     assert bool(found) is fires
 
@@ -475,6 +492,7 @@ def _audited(write_log: Any, calls: list[tuple[str, str, str]]) -> list[Any]:
     # adv123 b23: the rule forbids the --force form; the plain form complies
     ("npm audit fix", False),
     ("cd web && npm audit fix --force", True),
+    ("npm audit fix --legacy-peer-deps --force", True),  # adv125 #3
 ])
 def test_a_three_word_command_keeps_its_flag(call: str, fires: bool) -> None:
     rule = "Don't run npm audit fix --force, it jumps majors."
