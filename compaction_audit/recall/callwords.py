@@ -30,7 +30,7 @@ import re
 
 import polars as pl
 
-__all__ = ["EDIT_TOOLS", "WRITE_TOOLS", "refusals", "runs", "unquoted"]
+__all__ = ["EDIT_TOOLS", "SEARCHES", "WRITE_TOOLS", "refusals", "runs", "unquoted"]
 
 EDIT_TOOLS = (r"(?i)^(?:tool_call|tool_use|function_call):(?:edit|multiedit|notebookedit"
               r"|apply_patch|replace_in_file|str_replace_editor|edit_file|grep|glob|read|ls"
@@ -50,7 +50,10 @@ _QUOTED_RE = re.compile(r"'[^']*'|\"(?:[^\"\\]|\\.)*\"")
 _SUBSTITUTION_RE = re.compile(r"\$\(|`")
 """A command substitution, which a shell runs inside double quotes (``"$(git push
 --force)"``)."""
-_DATA_COMMANDS = frozenset({"echo", "printf", "grep", "egrep", "fgrep", "rg", "ag", "ack"})
+SEARCHES = ("grep", "egrep", "fgrep", "rg", "ag", "ack")
+"""Commands that search text: their arguments are patterns, never run."""
+_SEARCH = "|".join(SEARCHES)
+_DATA_COMMANDS = frozenset({"echo", "printf", *SEARCHES})
 """Commands whose quoted arguments are text, not a command: printed, or searched for."""
 _DATA_OPTIONS = ("-m", "-am", "--message", "--grep", "--body", "--title", "--notes")
 """Options whose quoted value is text (a commit or tag message, a log search, a pull
@@ -96,7 +99,7 @@ _MESSAGE_HEAD_RE = re.compile(
 """A here-document read as a commit, tag or pull request message (``git commit -F -``,
 and Claude Code's ``git commit -m "$(cat <<'EOF' ...)"``: adv125 #13)."""
 _SEARCHES_RE = re.compile(r"(?m)(?:^|(?<=[;&|(]))[ \t]*(?:sudo[ \t]+)?(?:\S*/)?"
-                          r"(?:grep|egrep|fgrep|rg|ag|ack|git[ \t]+grep)\b[^;&|\n]*(?![^\n;&]*\|)"
+                          rf"(?:{_SEARCH}|git[ \t]+grep)\b[^;&|\n]*(?![^\n;&]*\|)"
                           r"|--grep=\S+")
 """A search with its arguments, quoted or not (``grep -- --force``, ``git log
 --grep=--force``: adv124 #6), its output piped nowhere.  A text edit (``sed``) is read:
@@ -129,7 +132,7 @@ def unquoted(text: str) -> str:
     return _SEARCHES_RE.sub(" ", out)
 
 
-_MAY_HOLD_DATA = r"['\"]|<<|\b(?:grep|egrep|fgrep|rg|ag|ack)\b|--grep="
+_MAY_HOLD_DATA = rf"['\"]|<<|\b(?:{_SEARCH})\b|--grep="
 """A call text that may hold data (:func:`unquoted`), a Polars regex: the others are
 read whole."""
 

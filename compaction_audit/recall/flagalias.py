@@ -20,6 +20,8 @@ from typing import Final
 
 import polars as pl
 
+from compaction_audit.recall.callwords import SEARCHES
+
 FORCE_PUSH_RE: Final[str] = (
     # git after a command start (a quote too: bash -c "git push -f"), sudo and
     # VAR=value prefixes, its options (-C repo, --git-dir=x), push, then among the same
@@ -45,7 +47,7 @@ def with_long_flags(text: pl.Expr) -> pl.Expr:
     forced = pl.when(text.str.contains(FORCE_PUSH_RE)).then(text + "\n--force").otherwise(text)
     # a flag in quoted text (a commit message) or a search is none (adv125 #9)
     single = (text.str.replace_all(r"'[^']*'|\"[^\"]*\"", " ")  # nor a search's pattern
-              .str.replace_all(r"\b(?:grep|egrep|fgrep|rg|ag|ack)\b[^;&|\n]*", " ")
+              .str.replace_all(rf"\b(?:{'|'.join(SEARCHES)})\b[^;&|\n]*", " ")
               .str.extract_all(SINGLE_DASH_RE))
     return pl.when(single.list.len() > 0).then(
         forced + single.list.eval(pl.element().str.replace(r"^[\s\"']*-", "\n--")

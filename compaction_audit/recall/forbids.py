@@ -170,8 +170,8 @@ def _object(rest: str, act: str) -> tuple[str, str, bool] | None:
         word = _flag_cut(raw.strip(_QUOTES))
         if not word or (not words and word.lower() in _ARTICLES):
             continue
+        after = raws[n + 1].strip(_QUOTES) if n + 1 < len(raws) else ""
         if word.lower() in _STOP or raw != raw.rstrip(".,;!?"):
-            after = raws[n + 1].strip(_QUOTES) if n + 1 < len(raws) else ""
             if word.lower() == "with" and _FLAG_WORD_RE.match(after):
                 return after, act, False  # "terraform apply with --auto-approve"
             if word.lower() not in _STOP:
@@ -179,7 +179,6 @@ def _object(rest: str, act: str) -> tuple[str, str, bool] | None:
             break
         words.append(word)
         if len(words) == 3:
-            after = raws[n + 1].strip(_QUOTES) if n + 1 < len(raws) else ""
             if (after.startswith("--") and _FLAG_WORD_RE.match(after)
                     and not any(_IDENT_RE.search(w) for w in words)):
                 # "npm audit fix --force": the flag, as "git push --force" is read (adv123
