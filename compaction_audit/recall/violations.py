@@ -111,9 +111,11 @@ def _rules(lost: pl.DataFrame, rounds: pl.DataFrame) -> pl.DataFrame:
             .join(starts, on="lost_round", how="inner", maintain_order="left"))
 
 
-def _first_calls(rules: pl.DataFrame, calls: pl.DataFrame) -> pl.DataFrame:
+def _first_calls(rules: pl.DataFrame, calls: pl.DataFrame, items: pl.DataFrame
+                 ) -> pl.DataFrame:
     """For each rule, the first call at or after its ``start`` that is not its own
-    span and holds its object: the rule's columns plus the call's ``id``, ``ri``,
+    span, holds its object and no person permitted (:func:`_unpermitted`): the rule's
+    columns plus the call's ``id``, ``ri``,
     ``round``, ``source``, ``refused`` (null for a call that ran).  A call that ran is
     named before one the product refused (``calls``' ``refused``: adv124 #7, a refused
     push then retried read "tried to run").
@@ -161,9 +163,37 @@ def _first_calls(rules: pl.DataFrame, calls: pl.DataFrame) -> pl.DataFrame:
     ran = first(todo, hits.filter(pl.col("refused").is_null()))
     refused = first(todo.join(ran.select("_t"), on="_t", how="anti"),
                     hits.filter(pl.col("refused").is_not_null()))
-    best = pl.concat([ran, refused]).drop("_t")
-    return best.drop("id").join(calls.select("ord", "id", "ri", "round", "source", "refused"),
-                                on="ord")
+    best = _unpermitted(pl.concat([ran, refused]), hits, items)
+    return best.drop("_t", "id").join(
+        calls.select("ord", "id", "ri", "round", "source", "refused"), on="ord")
+
+
+def _unpermitted(best: pl.DataFrame, hits: pl.DataFrame, items: pl.DataFrame
+                 ) -> pl.DataFrame:
+    """``best`` (one call per rule, ``_t``; the call's ``ord`` and ``id``) with each call a
+    person permitted (:func:`~compaction_audit.recall.permitted.without_permitted`)
+    replaced by the rule's first later call holding its object that no one permitted,
+    a call that ran before one the product refused; the rule's row is dropped when there
+    is none.  A grant hides only the calls it covers: "you can force push feature/x",
+    then a push of main (adv125: the first call, permitted, hid the second).  Only the
+    rules whose first call was permitted are looked at again (most traces: none)."""
+    def allowed(rows: pl.DataFrame) -> pl.DataFrame:
+        return without_permitted(rows.rename({"id": "violated_span"}), items,
+                                 lambda obj: _pattern(obj, False)
+                                 ).rename({"violated_span": "id"})
+
+    kept = allowed(best)
+    if kept.height == best.height:
+        return best
+    again = best.join(kept.select("_t"), on="_t", how="anti")
+    later = (again.drop("id").rename({"ord": "_after"})
+             .join(hits.select("ord", "pid", "id", "refused"), on="pid")
+             .filter((pl.col("ord") > pl.col("_after")) & (pl.col("id") != pl.col("span"))))
+    if not later.height:
+        return kept
+    then = (allowed(later).sort(pl.col("refused").is_not_null(), "ord")
+            .group_by("_t", maintain_order=True).first())
+    return pl.concat([kept, then.select(kept.columns)])
 
 
 def violations(lost: pl.DataFrame, items: pl.DataFrame, rounds: pl.DataFrame
@@ -209,7 +239,7 @@ def violations(lost: pl.DataFrame, items: pl.DataFrame, rounds: pl.DataFrame
     rules = _rules(stated, rounds)
     parts = []
     if rules.height and calls.height:
-        parts.append(_first_calls(rules, calls).select(
+        parts.append(_first_calls(rules, calls, items).select(
             "ri", "key", "kind", "text", "span", "fold", "lost_round", "how", "object",
             "alt", pl.col("id").alias("violated_span"), pl.col("round").alias("violated_round"),
             pl.col("source").alias("violated_source"), "refused"))

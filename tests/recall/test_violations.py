@@ -529,3 +529,22 @@ def test_a_written_script_is_said_to_be_written(write_log: Any) -> None:
     found = [f for f in audit(str(write_log(log))).findings if f.code == "CA307"]
     assert [f.message.split("; ")[-1] for f in found] == [
         "Write call w1 wrote '--force' at round 2"]
+
+
+@pytest.mark.parametrize(("grant", "named"), [
+    # a grant that covers the first call only: the next call breaks the rule
+    ("You can force push feature/search now.", "t2"),
+    ("OK, force push it this one time.", "t2"),
+    # one that covers both: no violation; none at all: the first call
+    ("--force is fine now, the review is done.", None),
+    ("The push was rejected again.", "t1"),
+])
+def test_a_permitted_call_hides_no_later_one(grant: str, named: str | None) -> None:
+    """A call the person permitted is no violation, and the rule's next call holding the
+    object is read in its place (the first call alone was read: a grant for
+    feature/search hid a later force push of main)."""
+    others = [("u1", 1, 2, FORCE, "user"), ("u2", 2, 3, grant, "user")]
+    calls = [("t1", 3, 4, "git push --force origin feature/search"),
+             ("t2", 4, 5, "git push --force origin main")]
+    found = _found(*_tables([("u1", FORCE, 2)], calls, others))
+    assert [row[4] for row in found] == ([] if named is None else [named])
