@@ -555,23 +555,24 @@ DOCS: tuple[tuple[Any, ...], ...] = (
          'Write is read, and said "wrote"), nor in a here-document written to a document '
          'or read as a commit message; the rule\'s scope is not read ("--force on main" '
          'is broken by a push of another branch). A force-push spelled short (`git push '
-         '-f`, `git push origin +main`) is read as `--force` (the finding names '
-         "`--force`: `compaction_audit.recall.flagalias`); other commands' short flags "
-         'are not (`rm -rf` does not break a lost "do not use --force", nor '
-         '"--recursive"). A flag an editor\'s smart punctuation typed as one dash ("do '
-         'NOT use —force") is read as the flag right after the verb, an article, "or" or '
-         'a comma, or where it ends the object; inside a command ("never run git push '
-         '—force origin main", also in a code span) the object is the command with its '
-         'flag (`git push --force`), never the flag alone, so a prose dash ("the debug '
-         'build —verbose logs ...") forbids no `--verbose` of another command. Only the '
-         'run and write verbs listed in `compaction_audit.recall.forbids` are read (with '
-         '"commit with --no-verify", "force-push", "push -f" and "avoid git reset '
-         '--hard": adv123 #4; "do not delete X" and "don\'t edit migrations/" are not '
-         'checked as acts; a lost identifier reused by a destructive command is). A rule '
-         'is lost when nothing in reach holds it: a rule whose span a fold offloaded to '
-         'a store is recoverable, not lost, so a call that breaks it before it is read '
-         "again is not this rule's (a finding of the fold, such as topic-only-fold, may "
-         'still name it; adv116 B4).'),
+         "-f`, `git push origin +main`) and npm's `-f` (`npm audit fix -f`) are read as "
+         '`--force` (the finding names `--force`: `compaction_audit.recall.flagalias`); '
+         'other commands\' short flags are not (`rm -rf` does not break a lost "do not '
+         'use --force", nor "--recursive"). A flag an editor\'s smart punctuation typed '
+         'as one dash ("do NOT use —force") is read as the flag right after the verb, an '
+         'article, "or" or a comma, or where it ends the object; inside a command '
+         '("never run git push —force origin main", also in a code span) the object is '
+         'the command with its flag (`git push --force`), never the flag alone, so a '
+         'prose dash ("the debug build —verbose logs ...") forbids no `--verbose` of '
+         'another command. Only the run and write verbs listed in '
+         '`compaction_audit.recall.forbids` are read (with "commit with --no-verify", '
+         '"force-push", "push -f" and "avoid git reset --hard": adv123 #4; "do not '
+         'delete X" and "don\'t edit migrations/" are not checked as acts; a lost '
+         'identifier reused by a destructive command is). A rule is lost when nothing in '
+         'reach holds it: a rule whose span a fold offloaded to a store is recoverable, '
+         "not lost, so a call that breaks it before it is read again is not this rule's "
+         '(a finding of the fold, such as topic-only-fold, may still name it; adv116 '
+         'B4).'),
         ("round 5: fold c1 lost 'Do not run `lint-tool analyze` in this repo' (u1) at "
          "round 5; Bash call t7 ran 'lint-tool analyze' at round 5"),
         ('restore the rule to the working set (restate it in the summary or pin its '

@@ -5,7 +5,8 @@ A lost "Do NOT use --force when pushing" names its object ``--force``; the call 
 push -f origin main`` (or ``git push origin +main``) force-pushes spelled short, and
 was no violation.  :func:`with_long_flags` appends ``--force`` to such a call's text
 before the rule objects are looked for in it; the call's own text is what reports
-quote.  Only ``git push`` is read so (:data:`FORCE_PUSH_RE`): a lost rule's object is a
+quote.  Only ``git push`` and npm (whose ``-f`` is ``--force`` in every command: adv125
+o02) are read so (:data:`FORCE_PUSH_RE`): a lost rule's object is a
 flag without the command it was said of, and short flags of other commands are everywhere
 (``rm -rf`` in nearly every session would break every lost "--force" rule; ``-f`` is
 ``--filter`` in ``docker ps -f``, ``--fetch`` in ``git remote add -f``: adv110 #7, #8,
@@ -30,8 +31,13 @@ FORCE_PUSH_RE: Final[str] = (
     r"(?:^|[;&|(\"']\s*|\n\s*)(?:sudo\s+)?(?:[A-Za-z_][A-Za-z0-9_]*=[^\s;&|]*\s+)*git"
     r"(?:[ \t]+-[A-Za-z-]+(?:=[^\s;&|]+|[ \t]+[^\s\-;&|#][^\s;&|]*)?)*[ \t]+push\b"
     r"(?:[ \t]+[^\s;&|$`\"'#]+)*?[ \t]+(?:-[A-Za-z]*f[A-Za-z]*|\+[^\s;&|]+)"
-    r"(?:[\s;&|)\"']|$)")
-"""A force-push spelled short, as a regex over a call's text (Rust ``regex``)."""
+    r"(?:[\s;&|)\"']|$)"
+    # npm, whose -f is --force in every command (npm install -f, npm audit fix -f:
+    # adv125 o02); pnpm's -f is --filter and yarn has none
+    r"|(?:^|[;&|(\"']\s*|\n\s*)(?:sudo\s+)?(?:[A-Za-z_][A-Za-z0-9_]*=[^\s;&|]*\s+)*npm"
+    r"(?:[ \t]+[^\s;&|$`\"'#]+)*?[ \t]+-f(?:[\s;&|)\"']|$)")
+"""A force-push spelled short, or npm's ``-f``, as a regex over a call's text (Rust
+``regex``)."""
 
 
 SINGLE_DASH_RE: Final[str] = r"(?:^|[\s\"'])-([A-Za-z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)+)(?:[\s=\"']|$)"

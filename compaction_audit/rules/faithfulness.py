@@ -349,8 +349,9 @@ class LostRuleViolated(Rule):
     is read, and said "wrote"), nor in a here-document written to a document or read as
     a commit message; the rule's scope is not read ("--force on main" is broken by a
     push of another branch).  A force-push spelled short (``git push -f``, ``git push
-    origin +main``) is read as ``--force`` (the finding names ``--force``:
-    :mod:`compaction_audit.recall.flagalias`); other commands' short flags are not (``rm
+    origin +main``) and npm's ``-f`` (``npm audit fix -f``) are read as ``--force`` (the
+    finding names ``--force``: :mod:`compaction_audit.recall.flagalias`); other commands'
+    short flags are not (``rm
     -rf`` does not break a lost "do not use --force", nor "--recursive"). A flag an
     editor's smart punctuation typed as one dash ("do NOT use \u2014force") is read as
     the flag right after the verb, an article, "or" or a comma, or where it ends the

@@ -25,6 +25,8 @@ FORCE = "Do NOT use --force when pushing."
     "bash -c \"git push -f\"",
     "git --git-dir=.git push -f",
     "git push origin main -f",
+    # adv125 o02: npm's -f is --force in every command
+    "npm audit fix -f", "cd web && npm install -f", "npm i -f left-pad",
 ])
 def test_a_force_push_spelled_short_gains_its_long_form(text: str) -> None:
     assert pl.select(with_long_flags(pl.lit(text))).item() == f"{text}\n--force"
@@ -38,6 +40,8 @@ def test_a_force_push_spelled_short_gains_its_long_form(text: str) -> None:
     # adv111 #6, #7: a later line of the call, a comment
     "git push origin main\nrm -rf build", "git push\ndocker ps -f name=web",
     "git push origin main # then: git tag -f v1",
+    # pnpm's -f is --filter; npm's -ws or a -f inside a word is none
+    "pnpm -f web build", "npm run build -- -fast", "npm ci -ws", "npm install left-pad",
 ])
 def test_no_long_form_where_it_is_no_force_push(text: str) -> None:
     assert pl.select(with_long_flags(pl.lit(text))).item() == text
