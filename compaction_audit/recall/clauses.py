@@ -451,6 +451,23 @@ def _no_step_between(between: str) -> bool:
                              if w not in _EMPHASIS]) < 2
 
 
+def _labelled(masked: str, at: int, stop: int, marks: list[tuple[Kind, str, int, int]],
+              j: int) -> re.Match[str] | None:
+    """Where a cause after a label's colon ("Root cause: X") ends: the next clause end
+    after ``at`` (the colon's end) before ``stop``; the colon itself (None: the label
+    states nothing) when a causal marker comes before that end, which states the cause
+    itself ("Root cause: the 500s happen because X" is X's clause, not "the 500s
+    happen")."""
+    b = _SENTENCE_END_RE.search(masked, at, stop)
+    end = b.start() if b else stop
+    for mark in marks[j:]:
+        if mark[2] > end:
+            break
+        if mark[1] == "because" and mark[2] >= at:
+            return _SENTENCE_END_RE.search(masked, at - 1, stop)
+    return b
+
+
 def scan_clauses(text: str, out: list[Discriminator],
                  skip: list[tuple[int, int]] | None = None) -> None:
     """Append the clause discriminators of ``text`` (module docstring).  Markers inside
@@ -500,6 +517,9 @@ def scan_clauses(text: str, out: list[Discriminator],
                 stop = min(stop, marks[k][2])
                 break
         b = _SENTENCE_END_RE.search(masked, m_end, stop)
+        if (b is not None and family == "because" and masked[b.start()] == ":"
+                and not masked[m_end:b.start()].strip()):  # a label: "Root cause: X"
+            b = _labelled(masked, b.end(), stop, marks, j)  # states X (adv126 #4)
         end = b.start() if b else stop
         if text.count("`", first, end) % 2:  # an open backtick: close it or drop
             close = text.find("`", end, end + 200)

@@ -243,6 +243,8 @@ def _token_norm(name: str, m: re.Match[str], raw: str) -> str | None:
         if _KEBAB_GLUE & set(parts) or not any(
                 p in _SCOPE_TERMS or (len(p) <= 3 and p not in _COMMON_SHORT) for p in parts):
             return None
+    if name == "time":  # "09:00" is "9:00" (adv126 #2)
+        return low[1:] if low[0] == "0" and low[2] == ":" else low
     if name == "quantity":
         unit = m.group("unit") or m.group("sunit")
         number = raw[: len(raw) - len(unit)].strip() if unit else raw
@@ -256,7 +258,7 @@ def _token_norm(name: str, m: re.Match[str], raw: str) -> str | None:
 
 _PLAIN_NORM = frozenset(_GROUP_NAME.values()) - {"spanref", "date", "version", "path",
                                                   "migration", "dotted", "scope", "kebab",
-                                                  "quantity"}
+                                                  "quantity", "time"}
 """Token names whose normalized form is the lowercased text (:func:`_token_norm` has
 nothing more to do for them)."""
 _OPERATOR_LED = ("version3", "version4", "version5")

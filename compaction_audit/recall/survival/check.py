@@ -35,6 +35,7 @@ from compaction_audit.recall.survival.index import _Index, _index, _offered, pat
 from compaction_audit.recall.survival.order import reversed_in, sides
 from compaction_audit.recall.survival.postings import _Postings
 from compaction_audit.recall.survival.withdrawn import withdrawn, without_struck
+from compaction_audit.recall.survival.withheld import without_withheld
 from compaction_audit.recall.survival.words import (
     _HEAD,
     _HEX_RE,
@@ -340,8 +341,10 @@ def _survives_in(d: Discriminator, idx: _Index) -> bool:
     if anchors is not None and anchors.isdisjoint(idx.lookup.vocabulary):
         return False
     if d.kind in CLAUSE_KINDS:  # a reversed rule is not kept (issue 12, point 1)
-        return ((_clause_survives(d, idx) or _paraphrased(d, idx))
-                and (not _flip_evidence(d, idx) or _restated_last(d, idx))
+        stated, flips = bool(_clause_survives(d, idx) or _paraphrased(d, idx)), idx
+        if not stated and (rest := without_withheld(d, idx.summary)) is not idx.summary:
+            stated, flips = True, _index(rest)  # its object kept out of its act (adv126 #1)
+        return (stated and (not _flip_evidence(d, flips) or _restated_last(d, flips))
                 and not withdrawn(d, idx.summary)  # nor one marked lifted (adv108 #4)
                 and _unstruck_survives(d, idx.summary))
     if (name := bound_name(d)) is not None:

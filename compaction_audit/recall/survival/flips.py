@@ -15,6 +15,7 @@ from functools import lru_cache
 from compaction_audit.recall.extract import Discriminator, Kind
 from compaction_audit.recall.survival.index import _Index, _index
 from compaction_audit.recall.survival.postings import _Postings
+from compaction_audit.recall.survival.withheld import without_withheld
 from compaction_audit.recall.survival.words import (
     _MARKER_IS_CONTENT,
     _flip_stems,
@@ -93,7 +94,8 @@ def states_opposite(d: Discriminator, text: str) -> bool:
     stems, neg = _flip_stems(words), _polarity(d)
     if not stems:
         return False
-    sentences = _index(text).lookup.sentences
+    # "always mask the token in logs" keeps "never log the token" (adv126 #1)
+    sentences = _index(without_withheld(d, text)).lookup.sentences
     if any(stems <= cand for cand in sentences[not neg].holding(stems, 1)):
         return True
     return any(swapped <= cand for swapped in _swapped(stems)
