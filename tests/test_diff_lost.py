@@ -71,8 +71,16 @@ def test_a_discriminator_lost_only_in_the_candidate_is_new(write_log: LogWriter)
     assert [d["tier"] for d in cand.extra["lost_discriminators"]] == [2, 2, 2, 5, 5, 5, 5]
     assert all(code == "CA301" for status, code, _ in got)
     d = diff_reports(base, cand)
-    [reason] = gate(d, None, "error")
-    assert reason.startswith(f"{len(new)} new finding unit(s) at or above error: CA301")
+    # each unit weighs as its fact's own loss (usertest66 F4): the tool's values (tier
+    # 5) are a warning from a version pin up (scope, quantities), info below (an
+    # identifier), though the fold, which lost the person's negation too, is an error
+    assert [(f.key, f.severity.value) for f in d.by_status("new")] == [
+        ("lost:scope:staging", "warning"), ("lost:quantity:30000", "warning"),
+        ("lost:quantity:45000", "warning"), ("lost:identifier:read_timeout_ms", "info")]
+    assert [f.severity.value for f in cand.findings if f.code == "CA301"] == ["error"]
+    assert gate(d, None, "error") == []
+    [reason] = gate(d, None, "warning")
+    assert reason.startswith("3 new finding unit(s) at or above warning: CA301")
     # the other way round the same units are resolved, and nothing is new
     back = diff_reports(cand, base)
     assert back.by_status("new") == [] and gate(back, None, "info") == []
@@ -312,10 +320,13 @@ def test_a_fact_the_baseline_lost_and_the_candidate_holds_persists(
     assert diff.by_status("new") == []
     persisting = {d.key: d for d in diff.by_status("persisting") if d.code == "CA301"}
     assert set(persisting) == set(NEGATION_LOST)
-    for d in persisting.values():
-        assert d.baseline and d.candidate
-        assert (d.baseline.severity, d.candidate.severity) == (Severity.ERROR,
-                                                               Severity.WARNING)
+    # the baseline's units weigh as each fact's own loss: the identifier a warning
+    # (usertest66 F4); the candidate's, held, the fold's warning
+    assert {k: (d.baseline and d.baseline.severity, d.candidate and d.candidate.severity)
+            for k, d in persisting.items()} == {
+        NEGATION_LOST[0]: (Severity.ERROR, Severity.WARNING),
+        NEGATION_LOST[1]: (Severity.ERROR, Severity.WARNING),
+        NEGATION_LOST[2]: (Severity.WARNING, Severity.WARNING)}
     assert gate(diff, None, "warning") == []
     # the other way, held in the baseline and lost in the candidate, stays new
     back = diff_reports(prefix, whole)
@@ -391,3 +402,18 @@ def test_the_first_rounds_add_no_new_unit_under_a_configured_severity(
     [faiss] = [u for u in d.by_status("persisting") if u.key == "held:identifier:faiss-cpu"]
     assert faiss.baseline and faiss.candidate
     assert faiss.baseline.severity is faiss.candidate.severity is Severity.ERROR
+
+
+def test_a_configured_severity_weighs_every_unit_as_configured(write_log: LogWriter) -> None:
+    """usertest66 F4 lowers a unit to its fact's own weight only where the audit lowers
+    a fold: a configured severity of the rule is every unit's, as the audit's."""
+    base = fold_log(write_log, "a.jsonl", "L1")
+    cand = fold_log(write_log, "b.jsonl", "K1", spans=("u", "t"))
+    from compaction_audit.api import audit as audit_path
+
+    loud = {"silent-discriminating-fold": Severity.ERROR}
+    d = diff_reports(audit_path(base.path, severity=loud),
+                     audit_path(cand.path, severity=loud))
+    assert {f.severity.value for f in d.by_status("new")} == {"error"}
+    assert [f.severity.value for f in diff_reports(base, cand).by_status("new")] == [
+        "warning", "warning", "warning", "info"]

@@ -40,7 +40,8 @@ class FindingDelta:
 def compare_findings(base: SessionReport, cand: SessionReport) -> list[FindingDelta]:
     """Finding units of both runs classified new (candidate only), resolved (baseline
     only) or persisting (both), ordered by code, then (facts still held, ``held:``,
-    after the rest: usertest23 #4) first round, then (units of what folds lost) as the
+    after the rest: usertest23 #4) severity, worst first (a fold's facts weigh by
+    their own tier: usertest66 F4), first round, then (units of what folds lost) as the
     audit ranks the facts: tier, then its list's order.
 
     Units of what folds lost (``lost:<kind>:<text>``) match on that key alone, whichever
@@ -69,7 +70,9 @@ def compare_findings(base: SessionReport, cand: SessionReport) -> list[FindingDe
     for ident in [i for i in c if i[1].startswith("held:")]:
         was = ("", "lost:" + ident[1].removeprefix("held:"))
         if was in b and was not in c and ident not in b:
-            c[was] = c.pop(ident)  # the baseline lost it, the candidate still holds it
+            # the baseline lost it, the candidate still holds it: no heavier than the
+            # baseline's unit, weighed by its own tier (usertest66 F4)
+            c[was] = _at_most(c.pop(ident), b[was][1].severity)
     held = [i for i in c if i[1].startswith("held:") and i not in b]
     dropped = dropped_units(base) if held else {}
     for ident in held:
@@ -93,10 +96,10 @@ def compare_findings(base: SessionReport, cand: SessionReport) -> list[FindingDe
 
     rank = _lost_ranks(cand, base)
 
-    def order(d: FindingDelta) -> tuple[str, bool, int, int, int, str]:
+    def order(d: FindingDelta) -> tuple[str, bool, int, int, int, int, str]:
         occ = d.baseline or d.candidate
         assert occ is not None
-        return (d.code, d.key.startswith("held:"), occ.first_round,
+        return (d.code, d.key.startswith("held:"), -d.severity.rank, occ.first_round,
                 *rank.get(d.key, (_NO_TIER, 0)), d.key)
 
     return sorted(out, key=order)

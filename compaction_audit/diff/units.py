@@ -4,11 +4,14 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
+from compaction_audit.recall.kinds import KIND_RANK, Kind
+from compaction_audit.recall.ranking import LOW_TIERS
 from compaction_audit.report.model import SessionReport
 from compaction_audit.rules import Finding, Severity
+from compaction_audit.rules.recall import loss_severity
 
 
 @dataclass(frozen=True)
@@ -79,11 +82,14 @@ def finding_units(r: SessionReport) -> dict[tuple[str, str], Occurrence]:
         elif f.entity is None:
             plain.setdefault(f.code, []).append(f)
     units = {key: _occurrence(fs) for key, fs in by_entity.items()}
+    tiers = lost_by_fold.tiers
+    lowers = not any(x.check == "asked-again" for x in getattr(r, "limits", None) or ())
     for key, fs in by_lost.items():
         worst = min(fs, key=lambda f: (-f.severity.rank, f.code))
         # where the unit's code fired: its rounds, first line and message (usertest23
         # #4: the rounds and line of every fold rule beside one rule's message)
-        units[(worst.code, key)] = _occurrence([f for f in fs if f.code == worst.code])
+        occ = _occurrence([f for f in fs if f.code == worst.code])
+        units[(worst.code, key)] = _own_weight(occ, worst, tiers.get(key)) if lowers else occ
     for code, fs in plain.items():
         fs.sort(key=lambda f: f.round)
         episodes: list[list[Finding]] = []
@@ -130,15 +136,43 @@ def _violation_unit(f: Finding) -> str | None:
     return None
 
 
+def _own_weight(occ: Occurrence, worst: Finding, fact: tuple[str, Any] | None
+                ) -> Occurrence:
+    """``occ``, a fact's unit, at no more than the severity the fold rules give a fold
+    that lost that fact alone (:func:`compaction_audit.rules.recall.loss_severity`): an
+    error from a version pin up, else a warning; for a fact of a low tier
+    (:data:`~compaction_audit.recall.ranking.LOW_TIERS`: other prose, tool output,
+    finished work) at most a warning, and info below a version pin.  A fold's severity
+    is its worst fact's, and each of its units carried it, so a diff of two Claude Code
+    sessions counted every lost grep result as a new error and ``--fail-on-new error``
+    failed on them (usertest66 F4), where the audit lists them under "not listed".  As
+    unchanged as the audit leaves a fold: where its rule's severity is configured (the
+    finding has no ``low_tier``), or a low tier did not lower it (a fold that declared
+    its losses; the asked-again check capped: the caller passes no ``fact``)."""
+    if fact is None:
+        return occ
+    kind, tier = fact
+    v = worst.values
+    if "low_tier" not in v or (v.get("best_tier") in LOW_TIERS and not v.get("low_tier")):
+        return occ
+    try:
+        rank = KIND_RANK[Kind(kind)]
+    except ValueError:
+        return occ
+    return replace(occ, severity=Severity(loss_severity(rank, tier in LOW_TIERS,
+                                                        occ.severity)))
+
+
 class FoldLosses(dict[str, list[str]]):
     """``lost:<kind>:<text>`` of each fact a fold lost, by the fold's id
     (:func:`fold_lost_units`); ``ranked``: the unit of each fact of the session's
     ranked lost list, in its order (a fold finding's dropped facts point into it by
-    their ``pos``)."""
+    their ``pos``); ``tiers``: unit -> (kind, tier) of each fact of that list."""
 
     def __init__(self) -> None:
         super().__init__()
         self.ranked: list[str] = []
+        self.tiers: dict[str, tuple[str, Any]] = {}
 
 
 def fold_lost_units(r: SessionReport) -> FoldLosses:
@@ -150,6 +184,8 @@ def fold_lost_units(r: SessionReport) -> FoldLosses:
     for d in r.extra.get("lost_discriminators") or ():
         unit = f"lost:{d.get('kind')}:{d.get('text')}" if isinstance(d, dict) else ""
         out.ranked.append(unit)
+        if isinstance(d, dict):
+            out.tiers.setdefault(unit, (str(d.get("kind")), d.get("tier")))
         if isinstance(d, dict) and d.get("cause") == "fold" and d.get("fold") is not None:
             out.setdefault(str(d["fold"]), []).append(unit)
     return out

@@ -385,7 +385,7 @@ def findings_section(diff: RunDiff, show_all: bool = False) -> RenderableType:
             sev = max((f.severity for f in members), key=lambda s: s.rank).value
             parts.append(hang(Text(f"{sev.upper():<8}", SEVERITY_STYLE[sev]),
                               (f"{code} {members[0].rule}", "bold"),
-                              f"  {len(members)} unit(s)", indent=2))
+                              f"  {len(members)} unit(s){_mix(members)}", indent=2))
             cap = len(members) if show_all else PER_RULE
             for i, f in enumerate(members[:cap]):
                 parts += _unit_lines(f, with_message=i == 0 and status != "persisting")
@@ -393,6 +393,15 @@ def findings_section(diff: RunDiff, show_all: bool = False) -> RenderableType:
                 parts.append(note_line(f"... and {len(members) - cap} more (--all lists "
                                        "every unit)", indent=6))
     return Group(*parts)
+
+
+def _mix(members: list[FindingDelta]) -> str:
+    """``": 32 error, 93 warning, 86 info"`` where a rule's units differ in severity (a
+    fold's facts weigh by their own tier: usertest66 F4), "" where they do not."""
+    count: dict[str, int] = {}
+    for f in sorted(members, key=lambda f: -f.severity.rank):
+        count[f.severity.value] = count.get(f.severity.value, 0) + 1
+    return ": " + ", ".join(f"{n} {sev}" for sev, n in count.items()) if len(count) > 1 else ""
 
 
 def gates_section(gates: dict[str, Any] | None, reasons: list[str],

@@ -80,8 +80,10 @@ def _span_types(ctx: Context) -> pl.DataFrame:
             .select(pl.col("span").alias("id"), "span_type").unique("id"))
 
 
-def _severity(rank: int, low: bool, ceiling: Severity) -> str:
-    """Error from a version pin up, else warning; when ``low`` (every loss in a low
+def loss_severity(rank: int, low: bool, ceiling: Severity) -> str:
+    """The severity of losing a fact of kind rank ``rank`` (:data:`~compaction_audit.
+    recall.kinds.KIND_RANK`, the worst of a fold's), at most ``ceiling``: error from a
+    version pin up, else warning; when ``low`` (every loss in a low
     tier, :data:`~compaction_audit.recall.ranking.LOW_TIERS`, or no dropped fact lost)
     at most a warning, and info below a version pin (issue 10, point 6)."""
     sev = (Severity.ERROR if rank >= _ERROR_RANK and not low
@@ -92,7 +94,7 @@ def _severity(rank: int, low: bool, ceiling: Severity) -> str:
 def _low_note(v: dict[str, Any]) -> str:
     """``" (a warning, not an error: every lost fact ranks other prose or below)"``:
     why a fold that lost a kind of error rank (a number, a version pin, a negation...)
-    is not an error, where :func:`_severity` capped it (``low_tier``; usertest43 #1:
+    is not an error, where :func:`loss_severity` capped it (``low_tier``; usertest43 #1:
     "Set read_timeout_ms to 45000 on prod." in a span with no ``role``, lost silently,
     read as a plain warning under a rule whose default severity is error); "" elsewhere,
     and where a configuration sets the rule's severity (the engine drops ``low_tier``)."""
@@ -227,7 +229,7 @@ def _fold_findings(ctx: Context, silent: bool, ceiling: Severity) -> pl.DataFram
             & (not _asked_capped(ctx)))
            | (grouped["facts_lost"].fill_null(0) == 0))
     grouped = grouped.drop("declared")
-    sev = [_severity(w, lo, ceiling) for w, lo in zip(grouped["worst"], low, strict=True)]
+    sev = [loss_severity(w, lo, ceiling) for w, lo in zip(grouped["worst"], low, strict=True)]
     return grouped.with_columns(pl.Series("severity", sev), pl.col("fold").alias("entity"),
                                 low.alias("low_tier"))
 
@@ -560,7 +562,7 @@ class RecallFloor(Rule):
                              spans.select(pl.col("start").alias("ri"), pl.col("leaf").alias("id")),
                              "new_spans")
         capped = _asked_capped(ctx)  # then no tier lowers it (as for the folds)
-        sev = [_severity(r, loud == 0 and not capped, self.severity)
+        sev = [loss_severity(r, loud == 0 and not capped, self.severity)
                for r, loud in zip(rows["rank"], rows["loud"], strict=True)]
         return Outcome(rows.with_columns(pl.Series("severity", sev),
                                          pl.lit(ctx.session.header.recall_floor)
