@@ -120,3 +120,25 @@ def test_a_value_of_another_kind_does_not_hold_it(write_log: LogWriter) -> None:
     assert head(path, "v4.2") == "discriminator 'v4.2': 1 span: 1 lost"
     # the quantity is its own fact, still in context
     assert head(path, "4.2").startswith("discriminator '4.2': 1 span: 1 in context")
+
+
+def test_a_span_evicted_in_the_round_it_came_is_not_counted_in_either(
+        write_log: LogWriter) -> None:
+    """usertest66 F3: a span evicted in the round it came was never in the context at a
+    round's end, where the audit judges a loss: the audit counts none, and the trace,
+    which said "1 lost", says why it does not either.  One born a round earlier is lost
+    in both."""
+    records = [
+        rnd(0, spans=[span("a", "Set read_timeout_ms to 45000 on prod."),
+                      span("k", "Looking at the dashboards.")]),
+        rnd(1, spans=[span("b", "Pin numpy to 1.26.4 on prod.")], evicted=["a", "b"]),
+    ]
+    path = str(write_log(records))
+    assert lost(path, "45000") and not lost(path, "1.26.4")
+    assert head(path, "45000") == "discriminator '45000': 1 span: 1 lost"
+    assert head(path, "1.26.4") == (
+        "discriminator '1.26.4': 1 span: 1 lost; the audit counts no lost fact in it: "
+        "evicted in the round it came, never in the context at a round's end")
+    [node] = trace(read_native(path), "1.26.4").children
+    assert (node.data["counted"], node.data["fleeting"]) == (False, True)
+    assert "(evicted in the round it came: not counted)" in node.label

@@ -502,14 +502,21 @@ def _names_unsaid(log: _Log, found_in: dict[str, tuple[str, list[ext.Discriminat
 
 
 def _unsaid_label(spans: list[Node]) -> str:
-    """``; not a fact the audit counts in N of them (...)`` when lost spans hold the
-    query only as a name no prose states (:func:`_names_unsaid`); empty otherwise."""
-    n = sum(1 for s in spans if s.data.get("counted") is False and s.data["fate"] == "lost")
-    if not n:
-        return ""
-    which = "it" if n == 1 else f"{n:,} of them"
-    return (f"; the audit counts no lost fact in {which}: a name of code or tool output "
-            "that no prose states")
+    """``; the audit counts no lost fact in N of them: ...`` when lost spans hold the
+    query only as a name no prose states (:func:`_names_unsaid`), or were evicted in
+    the round they came (never in the context at a round's end: ``fleeting``); empty
+    otherwise."""
+    uncounted = [s for s in spans if s.data.get("counted") is False
+                 and s.data["fate"] == "lost"]
+    parts = []
+    for why, group in (("evicted in the round it came, never in the context at a "
+                        "round's end", [s for s in uncounted if s.data.get("fleeting")]),
+                       ("a name of code or tool output that no prose states",
+                        [s for s in uncounted if not s.data.get("fleeting")])):
+        if group:
+            which = "it" if len(group) == len(spans) == 1 else f"{len(group):,} of them"
+            parts.append(f"; the audit counts no lost fact in {which}: {why}")
+    return "".join(parts)
 
 
 def _mentions(log: _Log, named: set[str], q: str
@@ -570,7 +577,13 @@ def _span_nodes(log: _Log, spans: list[tuple[str, list[ext.Discriminator],
         fate = _span_fate(log, item, up)
         if fate in ("recoverable", "in context") or item in unsaid:
             _dropped_not_lost(up)
+        # evicted in the round it came, no fold above it: never in the context at a
+        # round's end, where the audit judges a loss (usertest66 F3: trace said "lost"
+        # of 88 spans the audit does not count)
+        fleeting = (fate == "lost" and not up and row["gone_ri"] == row["ri"]
+                    and row["gone_reason"] == "evicted")
         head = f"span {item} ({log.where(item)}; now {log.state(item)}): {fate}" + (
+            " (evicted in the round it came: not counted)" if fleeting else "") + (
             "" if hits else mark)
         # each hit under its own fate (usertest8: a constraint holding the query read
         # "carried" beside a fold that dropped it; adv50: one that a second fold still
@@ -589,7 +602,8 @@ def _span_nodes(log: _Log, spans: list[tuple[str, list[ext.Discriminator],
              "line": row["line"], **log.at(item), "state": log.state(item), "fate": fate,
              "matched": [{"kind": d.kind.value, "text": d.text, "norm": d.norm, "fate": g}
                          for d, g in zip(hits, fates, strict=True)],
-             **({"counted": False} if item in unsaid else {}),
+             **({"counted": False} if item in unsaid or fleeting else {}),
+             **({"fleeting": True} if fleeting else {}),
              **({"prose": True} if stype in STATING_TYPES else {}),
              **({"negated": True} if negated else {}),
              **({"asked": True} if asks else {})},
