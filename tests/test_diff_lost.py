@@ -417,3 +417,30 @@ def test_a_configured_severity_weighs_every_unit_as_configured(write_log: LogWri
     assert {f.severity.value for f in d.by_status("new")} == {"error"}
     assert [f.severity.value for f in diff_reports(base, cand).by_status("new")] == [
         "warning", "warning", "warning", "info"]
+
+
+def _kept_or_not(write_log: LogWriter, name: str, summary: str) -> SessionReport:
+    """The person's NEGATION folded at round 1 into a summary of ``summary``: a loop of
+    depth 1, which cannot invert (no onset in either run, as with an agent product)."""
+    records: list[dict[str, Any]] = [
+        rnd(0, spans=[{"id": "u", "tokens": 20, "text": NEGATION, "source": "user"}]),
+        rnd(1, summaries=[{"id": "F", "tokens": 5, "children": ["u"], "text": summary}],
+            evicted=["u"])]
+    return audit(write_log(records, name))
+
+
+def test_a_run_that_lost_less_is_green_where_neither_can_invert(
+        write_log: LogWriter) -> None:
+    """usertest66 F5: with no onset in either run, the findings decide the colour: a
+    candidate whose summary keeps what the baseline's lost (0 new; resolved: the three
+    facts and the recall floor, CA303) is green; the other way (4 new) it is not; a run
+    against itself neither."""
+    from compaction_audit.report.diff_render import verdict_text
+
+    lost = _kept_or_not(write_log, "a.jsonl", "Guidance was noted.")
+    kept = _kept_or_not(write_log, "b.jsonl", f"Guidance was noted: {NEGATION}")
+    better, worse = diff_reports(lost, kept), diff_reports(kept, lost)
+    assert (len(better.by_status("new")), len(better.by_status("resolved"))) == (0, 4)
+    assert better.moved() == "later" and str(verdict_text(better).style) == "bold green"
+    assert len(worse.by_status("new")) == 4 and worse.moved() == "unchanged"
+    assert diff_reports(lost, lost).moved() == "unchanged"

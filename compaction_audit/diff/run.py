@@ -117,10 +117,14 @@ class RunDiff:
         later, or vanished from rounds the candidate has, neither came earlier, no
         finding is a new error or rose to one and the candidate judged salience-inversion
         at as many rounds (usertest53 #5: green over a new CA301 error; usertest54 #9: a
-        candidate that ended before the baseline's boundary); else ``"unchanged"``."""
+        candidate that ended before the baseline's boundary); where neither run has an
+        onset or boundary, ``"later"`` when the candidate lost less
+        (:meth:`_fewer_losses`); else ``"unchanged"``."""
         rows = [self.onset(k) for k in ("inversion_onset", "inversion_boundary")]
         if {o.verdict for o in rows} & {"earlier", "appeared"}:
             return "earlier"
+        if all(o.baseline is None and o.candidate is None for o in rows):
+            return "later" if self._fewer_losses() else "unchanged"
         better = any(o.verdict == "later" or (  # gone from rounds the candidate has
             o.verdict == "disappeared" and self.ends_before(o) is None) for o in rows)
         worse = any(self.worse_counts())  # new, or risen to error (usertest54 #10)
@@ -128,6 +132,22 @@ class RunDiff:
                        if n.code == INVERSION_CODE)  # every round: no onset looked for
         return "later" if better and not worse and unjudged < self.candidate.n_rounds \
             and not inversion_judged_less(self.candidate, self.baseline) else "unchanged"
+
+    def _fewer_losses(self) -> bool:
+        """Where neither run has an onset or boundary (two runs of an agent product,
+        whose loops cannot invert), whether the candidate did better by its findings:
+        none new, none risen to error, some resolved or the recall debt at the last
+        round lower, and the candidate fully checked (usertest66 F5: a summary that
+        kept the 20 facts its baseline lost read amber, and no such diff could be
+        green)."""
+        c = self.candidate
+        if self.by_status("new") or any(self.worse_counts()) or (
+                c.compactions_not_checked() or c.lines_not_read() or c.limits):
+            return False
+        debt = self.last_debt()
+        before, after = debt if debt is not None else (None, None)
+        fell = before is not None and after is not None and after < before
+        return bool(self.by_status("resolved")) or fell
 
     def ends_before(self, o: OnsetDelta) -> int | None:
         """The candidate's last round when onset ``o`` disappeared from it only because
