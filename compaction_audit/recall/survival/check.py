@@ -191,14 +191,18 @@ def _by_clause(kind: Kind, family: str, words: tuple[str, ...],
                order: tuple[frozenset[str], frozenset[str]] | None = None) -> bool:
     """A summary clause of ``(kind, family)`` (``clause_words``, ``clause_stems``:
     :class:`~compaction_audit.recall.survival.index._Offered`) that holds every
-    identifier-like word of ``words`` (a path also by its file name) or, when there is
-    none, shares two of their stems (or one, when
+    identifier-like word of ``words`` (a path also by its file name; a bound's number is
+    none when it bounds a word) or, when there is none, shares two of their stems (or one, when
     there is one; any clause of the family when there is none).  ``order``: a sequence
     clause's identifier-like words (first, second in time: :func:`_order`), which the
     summary clause must not reverse (:func:`~compaction_audit.recall.survival.order.reversed_in`;
     usertest53 #2: "the deploy goes before migration 0047" kept "Apply migration 0047
     before the deploy")."""
     keys, key_set, stems = _parts(words)
+    if keys and family in _BOUNDS and all(_NUMBER_RE.fullmatch(k) for k in keys) \
+            and len(stems) > len(keys):
+        keys = ()  # a bound's number alone is no key: "Keep at most 5 workers" kept "at
+        # most 5 retries"; its stems are (two of them: the number and what it bounds)
     if keys:  # every identifier-like word, a path also by its file name
         clauses = clause_words.get((kind, family))
         if clauses is None:
@@ -217,6 +221,10 @@ def _by_clause(kind: Kind, family: str, words: tuple[str, ...],
         ("clause", kind, family, need, frozenset(w for w in stems if w in by_stem.post)),
         lambda: any(len(stems & cand) >= need
                     for cand in by_stem.holding(stems, len(stems) - need + 1)))
+
+
+_BOUNDS = frozenset({"max", "min"})
+_NUMBER_RE = re.compile(r"\d+(?:[.,]\d+)*")
 
 
 def _holding_key(clauses: _Postings, keys: tuple[str, ...]) -> Iterator[frozenset[str]]:
