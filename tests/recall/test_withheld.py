@@ -48,6 +48,6 @@ def test_a_rule_kept_by_keeping_its_object_out(rule: str, summary: str, kept: bo
 def test_only_a_negation_is_read() -> None:
     summary = "The Authorization header must always be redacted from logs."
     assert withheld_sentences(_negation(LOG), summary) == (
-        "the authorization header must always be redacted from logs",)
+        "the authorization header must always be redacted from logs.",)
     others = extract("Always log the Authorization header.")
     assert others and all(withheld_sentences(d, summary) == () for d in others)

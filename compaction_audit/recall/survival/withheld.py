@@ -30,29 +30,45 @@ _WITHHOLD = (r"(?:redact|strip|mask|exclud|omit|scrub|filter|hid|censor|saniti[s
 """A verb that keeps a thing out, in any form ("redacted", "masks", "kept out")."""
 _BEING = r"(?:(?:must|should|shall|will|is|are|be|being|been|get|gets|always|now|also|to)\s+)*"
 _PREP = r"(?:from|of|in|within)\s+(?:\S+\s+){0,2}?"
-_SPLIT_RE = re.compile(r"[.!?;](?=\s|$)|\n")
+_SPLIT_RE = re.compile(r"(?<=[.!?;])\s+|\n")
 _ANY_RE = re.compile(rf"\b(?:{_WITHHOLD}|out\s+of)\b")
+_UNDONE_RE = re.compile(
+    r"\b(?:not|never|no|nothing|none|without|cannot|longer|\w+n't|stop|stops|stopped"
+    r"|stopping|disabl\w*|remov\w*|drop|drops|dropped|dropping|off|lift\w*|revert\w*"
+    r"|undo\w*|undid|skip\w*|bypass\w*|except|excepting|but|unless|however|although"
+    r"|though|whereas|while|only|instead|rather|until|if|whether|should)\b"
+    r"|\?\s*$")
+"""A sentence that undoes, narrows, questions or conditions its withholding ("asked to
+stop redacting the header from logs", "masking in logs is disabled", "redacted from
+logs, except that we log it on 401s", "in production but logged in staging",
+"should the header be redacted from logs?": adv127 #1) keeps nothing: the rule may be
+reversed there, and a flip is looked for in it as in any sentence."""
 _WORD_RE = re.compile(r"\w+")
 
 
 @lru_cache(maxsize=4096)
 def _shapes(verb: str, last: str) -> re.Pattern[str]:
     """The three shapes of a sentence that keeps object ``last`` out of act ``verb``."""
-    obj, act = re.escape(last), re.escape(verb)
+    # the object with a plural ending, the act as its noun or participle ("logs",
+    # "logging", "commits"), not a longer word ("login", "user": adv127 #1)
+    obj = rf"{re.escape(last)}(?:s|es)?\b"
+    act = rf"{re.escape(verb)}(?:s|es|ing|ging|ged|ed|d)?\b"
     return re.compile(
-        rf"(?<![\w.-]){obj}\w*\s+{_BEING}(?:{_WITHHOLD})\s+{_PREP}{act}\w*\b"
-        rf"|\b(?:{_WITHHOLD})\s+(?:\S+\s+){{0,5}}?{obj}\w*\s+{_PREP}{act}\w*\b"
-        rf"|\b(?:keep|keeps|kept|leave|leaves|left)\s+(?:\S+\s+){{0,5}}?{obj}\w*\s+out\s+"
-        rf"of\s+(?:\S+\s+){{0,2}}?{act}\w*\b")
+        rf"(?<![\w.-]){obj}\s+{_BEING}(?:{_WITHHOLD})\s+{_PREP}{act}"
+        rf"|\b(?:{_WITHHOLD})\s+(?:\S+\s+){{0,5}}?{obj}\s+{_PREP}{act}"
+        rf"|\b(?:keep|keeps|kept|leave|leaves|left)\s+(?:\S+\s+){{0,5}}?{obj}\s+out\s+"
+        rf"of\s+(?:\S+\s+){{0,2}}?{act}")
 
 
 @lru_cache(maxsize=256)
 def _candidates(low: str) -> tuple[tuple[str, ...], dict[str, list[int]]]:
-    """The sentences of lowercased ``low`` (cut at ``.!?;`` before a space and at line
-    ends) that hold a withholding verb, and word -> the positions of those holding it:
+    """The sentences of lowercased ``low`` (cut after ``.!?;`` before a space and at line
+    ends) that hold a withholding verb and nothing that undoes it (:data:`_UNDONE_RE`),
+    and word -> the positions of those holding it:
     built once per summary, so each clause reads only the sentences holding its object
     (reading every sentence per clause was quadratic: issue 11, class 5)."""
-    sentences = tuple(s for s in _SPLIT_RE.split(low) if _ANY_RE.search(s))
+    sentences = tuple(s for s in _SPLIT_RE.split(low)
+                      if _ANY_RE.search(s) and not _UNDONE_RE.search(s))
     post: dict[str, list[int]] = {}
     for i, sentence in enumerate(sentences):
         for word in set(_WORD_RE.findall(sentence)):
