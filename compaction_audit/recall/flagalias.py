@@ -6,7 +6,7 @@ push -f origin main`` (or ``git push origin +main``) force-pushes spelled short,
 was no violation.  :func:`with_long_flags` appends ``--force`` to such a call's text
 before the rule objects are looked for in it; the call's own text is what reports
 quote.  Only ``git push`` and npm (whose ``-f`` is ``--force`` in every command: adv125
-o02) are read so (:data:`FORCE_PUSH_RE`): a lost rule's object is a
+o02) are read so (:data:`FORCE_PUSH_RE`, :data:`NPM_FORCE_RE`): a lost rule's object is a
 flag without the command it was said of, and short flags of other commands are everywhere
 (``rm -rf`` in nearly every session would break every lost "--force" rule; ``-f`` is
 ``--filter`` in ``docker ps -f``, ``--fetch`` in ``git remote add -f``: adv110 #7, #8,
@@ -31,13 +31,21 @@ FORCE_PUSH_RE: Final[str] = (
     r"(?:^|[;&|(\"']\s*|\n\s*)(?:sudo\s+)?(?:[A-Za-z_][A-Za-z0-9_]*=[^\s;&|]*\s+)*git"
     r"(?:[ \t]+-[A-Za-z-]+(?:=[^\s;&|]+|[ \t]+[^\s\-;&|#][^\s;&|]*)?)*[ \t]+push\b"
     r"(?:[ \t]+[^\s;&|$`\"'#]+)*?[ \t]+(?:-[A-Za-z]*f[A-Za-z]*|\+[^\s;&|]+)"
-    r"(?:[\s;&|)\"']|$)"
+    r"(?:[\s;&|)\"']|$)")
+"""A force-push spelled short, as a regex over a call's text (Rust ``regex``)."""
+
+_WORD = r"[^\s;&|$`\"'#]"
+NPM_FORCE_RE: Final[str] = (
     # npm, whose -f is --force in every command (npm install -f, npm audit fix -f:
-    # adv125 o02); pnpm's -f is --filter and yarn has none
-    r"|(?:^|[;&|(\"']\s*|\n\s*)(?:sudo\s+)?(?:[A-Za-z_][A-Za-z0-9_]*=[^\s;&|]*\s+)*npm"
-    r"(?:[ \t]+[^\s;&|$`\"'#]+)*?[ \t]+-f(?:[\s;&|)\"']|$)")
-"""A force-push spelled short, or npm's ``-f``, as a regex over a call's text (Rust
-``regex``)."""
+    # adv125 o02), then its words up to -f, none of them a bare "--", after which -f
+    # is the script's (eslint's --format, mocha's --fgrep: adv127 #3); pnpm's -f is
+    # --filter and yarn has none
+    r"(?:^|[;&|(\"']\s*|\n\s*)(?:sudo\s+)?(?:[A-Za-z_][A-Za-z0-9_]*=[^\s;&|]*\s+)*npm"
+    rf"(?:[ \t]+(?:[^\s;&|$`\"'#-]{_WORD}*|-[^\s;&|$`\"'#-]{_WORD}*|--{_WORD}+))*?"
+    r"[ \t]+-f(?:[\s;&|)\"']|$)")
+"""npm's ``-f`` (:data:`FORCE_PUSH_RE`'s counterpart), but in ``npm exec`` and
+``npm x`` (:data:`_NPM_EXEC_RE`), which pass it to the tool they run."""
+_NPM_EXEC_RE = r"(?:^|[\s;&|(])npm[ \t]+(?:exec|x)(?:[ \t]|$)"
 
 
 SINGLE_DASH_RE: Final[str] = r"(?:^|[\s\"'])-([A-Za-z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)+)(?:[\s=\"']|$)"
@@ -48,9 +56,12 @@ flags (``-rf``) or ``find -delete`` is none (adv124 #10)."""
 
 def with_long_flags(text: pl.Expr) -> pl.Expr:
     """``text`` with a newline and ``--force`` appended where it force-pushes spelled
-    short (:data:`FORCE_PUSH_RE`), and ``--NAME`` for each long flag written with one
-    dash (:data:`SINGLE_DASH_RE`); a String expression of the same length."""
-    forced = pl.when(text.str.contains(FORCE_PUSH_RE)).then(text + "\n--force").otherwise(text)
+    short (:data:`FORCE_PUSH_RE`) or gives npm its ``-f`` (:data:`NPM_FORCE_RE`), and
+    ``--NAME`` for each long flag written with one dash (:data:`SINGLE_DASH_RE`); a
+    String expression of the same length."""
+    npm_f = text.str.contains(NPM_FORCE_RE) & ~text.str.contains(_NPM_EXEC_RE)
+    forced = pl.when(text.str.contains(FORCE_PUSH_RE) | npm_f).then(
+        text + "\n--force").otherwise(text)
     # a flag in quoted text (a commit message) or a search is none (adv125 #9)
     single = (text.str.replace_all(r"'[^']*'|\"[^\"]*\"", " ")  # nor a search's pattern
               .str.replace_all(rf"\b(?:{'|'.join(SEARCHES)})\b[^;&|\n]*", " ")

@@ -42,6 +42,9 @@ def test_a_force_push_spelled_short_gains_its_long_form(text: str) -> None:
     "git push origin main # then: git tag -f v1",
     # pnpm's -f is --filter; npm's -ws or a -f inside a word is none
     "pnpm -f web build", "npm run build -- -fast", "npm ci -ws", "npm install left-pad",
+    # adv127 #3: after "--" or in npm exec, -f is the script's or the tool's
+    "npm run lint -- -f json", "npm test -- -f 'checkout flow'",
+    "npm exec eslint -- src -f stylish", "npm x eslint src -f stylish",
 ])
 def test_no_long_form_where_it_is_no_force_push(text: str) -> None:
     assert pl.select(with_long_flags(pl.lit(text))).item() == text
