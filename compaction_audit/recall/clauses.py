@@ -451,6 +451,13 @@ def _no_step_between(between: str) -> bool:
                              if w not in _EMPHASIS]) < 2
 
 
+_UNKNOWN_CAUSE_RE = re.compile(
+    r"[\s*_]*(?:still|not\s+yet|unknown|unclear|undetermined|tbd|todo|n/a|none|see|under"
+    r"|being|investigat\w*|pending|to\s+be)\b")
+"""What a label's colon opens that states no cause (adv127 #5: "Root cause: still under
+investigation", "Root cause: see the stack trace above" were lost causes, CA301 errors)."""
+
+
 def _labelled(masked: str, at: int, stop: int, marks: list[tuple[Kind, str, int, int]],
               j: int) -> re.Match[str] | None:
     """Where a cause after a label's colon ("Root cause: X") ends: the next clause end
@@ -460,6 +467,8 @@ def _labelled(masked: str, at: int, stop: int, marks: list[tuple[Kind, str, int,
     happen")."""
     b = _SENTENCE_END_RE.search(masked, at, stop)
     end = b.start() if b else stop
+    if _UNKNOWN_CAUSE_RE.match(masked, at):  # "Root cause: still under investigation",
+        return _SENTENCE_END_RE.search(masked, at - 1, stop)  # "see the trace above"
     for mark in marks[j:]:
         if mark[2] > end:
             break
@@ -518,8 +527,8 @@ def scan_clauses(text: str, out: list[Discriminator],
                 break
         b = _SENTENCE_END_RE.search(masked, m_end, stop)
         if (b is not None and family == "because" and masked[b.start()] == ":"
-                and not masked[m_end:b.start()].strip()):  # a label: "Root cause: X"
-            b = _labelled(masked, b.end(), stop, marks, j)  # states X (adv126 #4)
+                and not masked[m_end:b.start()].strip(" *_")):  # a label: "Root cause:
+            b = _labelled(masked, b.end(), stop, marks, j)  # X" states X (adv126 #4)
         end = b.start() if b else stop
         if text.count("`", first, end) % 2:  # an open backtick: close it or drop
             close = text.find("`", end, end + 200)

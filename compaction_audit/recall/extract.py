@@ -217,6 +217,10 @@ _TOKEN_KIND = {"url": Kind.LINK, "spanref": Kind.LINK, "date": Kind.SCOPE,
 _ABBREVIATIONS = frozenset({"e.g", "i.e", "a.m", "p.m", "u.s", "u.k", "ph.d", "et.al", "n.b"})
 
 
+_PM_RE = re.compile(r"\s?p\.?m\b")
+_AM_RE = re.compile(r"\s?a\.?m\b")
+
+
 def _token_norm(name: str, m: re.Match[str], raw: str) -> str | None:
     """Normalized form of a token match, or ``None`` when the match is a false positive."""
     low = raw.lower()
@@ -243,8 +247,14 @@ def _token_norm(name: str, m: re.Match[str], raw: str) -> str | None:
         if _KEBAB_GLUE & set(parts) or not any(
                 p in _SCOPE_TERMS or (len(p) <= 3 and p not in _COMMON_SHORT) for p in parts):
             return None
-    if name == "time":  # "09:00" is "9:00" (adv126 #2)
-        return low[1:] if low[0] == "0" and low[2] == ":" else low
+    if name == "time":  # "09:00" is "9:00" (adv126 #2), "9:00 PM" is "21:00" (adv127 #5)
+        hour, _, rest = low.partition(":")
+        after = m.string[m.end():m.end() + 6].lower()
+        if _PM_RE.match(after) and int(hour) < 12:
+            return f"{int(hour) + 12}:{rest}"
+        if _AM_RE.match(after) and int(hour) == 12:
+            return f"0:{rest}"
+        return f"{int(hour)}:{rest}"
     if name == "quantity":
         unit = m.group("unit") or m.group("sunit")
         number = raw[: len(raw) - len(unit)].strip() if unit else raw

@@ -42,3 +42,30 @@ def test_a_clock_time_is_the_same_with_a_leading_zero(child: str, summary: str,
                                                       kept: bool) -> None:
     time = next(d for d in extract(child) if d.kind is Kind.QUANTITY and ":" in d.norm)
     assert survives(time, summary) is kept
+
+
+@pytest.mark.parametrize("text", [
+    "Root cause: still under investigation, not yet identified.",
+    "Root cause: see the stack trace above.",
+    "Root cause: unknown.",
+])
+def test_a_label_that_states_no_cause_is_no_cause(text: str) -> None:
+    """adv127 #5: each was a lost cause, a CA301 error."""
+    assert [d for d in extract(text) if d.kind is Kind.CAUSAL] == []
+
+
+def test_a_bold_label_states_its_cause() -> None:
+    found = [d.norm for d in extract("**Root cause**: max_overflow=0 caps the pool.")
+             if d.kind is Kind.CAUSAL]
+    assert found == ["because max_overflow 0 caps pool"]
+
+
+@pytest.mark.parametrize(("child", "summary", "kept"), [
+    ("Restart at 09:00 UTC.", "Restart at 9:00 PM UTC.", False),  # adv127 #5
+    ("Restart at 21:00 UTC.", "Restart at 9:00 PM UTC.", True),
+    ("Restart at 9:00 am.", "Restart at 09:00.", True),
+    ("Restart at 12:30 am.", "Restart at 0:30.", True),
+])
+def test_a_clock_time_reads_am_and_pm(child: str, summary: str, kept: bool) -> None:
+    time = next(d for d in extract(child) if d.kind is Kind.QUANTITY and ":" in d.norm)
+    assert survives(time, summary) is kept
