@@ -473,17 +473,10 @@ def test_removing_recency_decay_moves_the_onset_later() -> None:
     rose = [f for f in d.by_status("persisting") if f.candidate and f.baseline
             and f.candidate.severity is Severity.ERROR
             and f.baseline.severity is not Severity.ERROR]
-    # each fact weighs as its own loss would (usertest66 F4): the new ordering "Pinned
-    # requests==2.28.0 after v2.39.3 broke the proxy config" is a warning (an ordering
-    # ranks below a version pin), and of the 20 facts a topic-only fold lost in the
-    # baseline (a warning) and a silent fold here, 17 were other prose or values; the
-    # 3 that rose are a condition, a cause and a constraint of the person's (tier 4)
-    assert d.worse_counts() == (len(new), len(rose)) == (0, 3)
-    assert sorted(f.key for f in rose) == [
-        "lost:causal:because the quota hit 750 GB",
-        "lost:condition:when the context exceeded 32k tokens",
-        "lost:constraint:Section 5 must cite arXiv:2309.12404"]
-    assert "persisting finding unit(s) (3 rose to error); " in d.headline()
+    # the simulator tags the spans of these facts "discriminating", so each unit weighs
+    # as its fold, as the audit weighs it (adv127 #2), not by its tier (usertest66 F4)
+    assert d.worse_counts() == (len(new), len(rose)) == (1, 20)
+    assert "persisting finding unit(s) (1 new error(s), 20 rose to error); " in d.headline()
     assert diff_reports(audit(str(NO_DECAY)), audit(str(NO_DECAY))).worse_counts() == (0, 0)
 
 
@@ -722,15 +715,11 @@ def test_a_persisting_unit_that_reaches_the_gate_s_severity_fails_it(tmp_path: P
     worse.write_text("".join(json.dumps(r) + "\n" for r in records))
     result = run(str(SAMPLES / "handwritten.jsonl"), str(worse), "--fail-on-new", "error")
     assert result.exit_code == 1
-    # of the facts m1 lost, the cause "because migration 0047 failed" (tier 4) is an
-    # error alone; the ordering and the values (tier 5) weigh less (usertest66 F4)
     out = " ".join(result.stdout.split())
-    assert ("1 persisting finding unit(s) now at or above error, below it in the baseline: "
-            "CA301 silent-discriminating-fold x1") in out
-    # errors: the cause, the negation, its scope; warnings: the ordering, the two
-    # versions, --force (an identifier, the person's), the timeout (tier 5); info: the
-    # tier-5 identifiers read_timeout_ms and migration 0047
-    assert "CA301 silent-discriminating-fold 10 unit(s): 3 error, 5 warning, 2 info" in out
+    # s1 and s4 are tagged "discriminating": their facts weigh as their fold (adv127 #2)
+    assert ("5 persisting finding unit(s) now at or above error, below it in the baseline: "
+            "CA301 silent-discriminating-fold x5") in out
+    assert "CA301 silent-discriminating-fold 10 unit(s) " in out  # one severity: no mix
     d = diff_reports(audit(str(SAMPLES / "handwritten.jsonl")), audit(str(worse)))
     assert not [r for r in gate(d, None, "error") if r.startswith("1 new")]  # CA203: a warning
     assert gate(d, None, "warning")[0].startswith("1 new finding unit(s) at or above warning")

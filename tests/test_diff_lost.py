@@ -444,3 +444,47 @@ def test_a_run_that_lost_less_is_green_where_neither_can_invert(
     assert better.moved() == "later" and str(verdict_text(better).style) == "bold green"
     assert len(worse.by_status("new")) == 4 and worse.moved() == "unchanged"
     assert diff_reports(lost, lost).moved() == "unchanged"
+
+
+def test_a_fact_the_agent_tagged_weighs_as_its_fold(write_log: LogWriter) -> None:
+    """adv127 #2: the tool's values, tagged ``salience_class: "discriminating"`` by the
+    agent, lost in a fold that lost the person's negation too: the audit never lowers a
+    fold for a tagged fact's tier, so neither does its unit (they read warning and info,
+    and ``--fail-on-new error`` passed them)."""
+    def log(name: str, spans: tuple[str, ...]) -> SessionReport:
+        texts = {"u": (NEGATION, "user"), "t": (TIMEOUT, "tool:shell")}
+        records: list[dict[str, Any]] = [
+            rnd(0, spans=[{"id": s, "tokens": 20, "text": texts[s][0], "source": texts[s][1],
+                           **({"salience_class": "discriminating"} if s == "t" else {})}
+                          for s in spans]),
+            rnd(1, summaries=[{"id": "F", "tokens": 5, "children": list(spans),
+                               "text": "Guidance was noted."}], evicted=list(spans))]
+        return audit(write_log(records, name))
+
+    cand = log("b.jsonl", ("u", "t"))
+    assert [cand.extra["lost_discriminators"][i]["span"]
+            for i in cand.extra["declared_lost"]] == ["t"] * 4
+    d = diff_reports(log("a.jsonl", ("u",)), cand)
+    assert [(f.key, f.severity.value) for f in d.by_status("new")] == [
+        ("lost:scope:staging", "error"), ("lost:quantity:30000", "error"),
+        ("lost:quantity:45000", "error"), ("lost:identifier:read_timeout_ms", "error")]
+    assert gate(d, None, "error")[0].startswith("4 new finding unit(s) at or above error")
+    assert "declared_lost" not in log("c.jsonl", ("u",)).extra  # none tagged: no key
+
+
+def test_the_terminal_says_how_a_rule_s_units_differ(write_log: LogWriter) -> None:
+    """usertest66 F4: a rule's count says its units' severities where they differ."""
+    from rich.console import Console
+
+    from compaction_audit.report.diff_render import findings_section
+
+    base = fold_log(write_log, "a.jsonl", "L1")
+    cand = fold_log(write_log, "b.jsonl", "K1", spans=("u", "t"))
+    console = Console(width=200, record=True)
+    console.print(findings_section(diff_reports(base, cand)))
+    lines = [" ".join(ln.split()) for ln in console.export_text().splitlines()]
+    assert "WARNING CA301 silent-discriminating-fold 4 unit(s): 3 warning, 1 info" in lines
+    # persisting: the person's negation and its scope are errors, --force (an
+    # identifier) a warning; a rule whose units share one severity says only the count
+    assert "ERROR CA301 silent-discriminating-fold 3 unit(s): 2 error, 1 warning" in lines
+    assert "ERROR CA201 ungrounded-summary 1 unit(s)" in lines

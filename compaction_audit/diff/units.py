@@ -84,12 +84,15 @@ def finding_units(r: SessionReport) -> dict[tuple[str, str], Occurrence]:
     units = {key: _occurrence(fs) for key, fs in by_entity.items()}
     tiers = lost_by_fold.tiers
     lowers = not any(x.check == "asked-again" for x in getattr(r, "limits", None) or ())
+    declared = {lost_by_fold.ranked[i] for i in r.extra.get("declared_lost") or ()
+                if type(i) is int and 0 <= i < len(lost_by_fold.ranked)}
     for key, fs in by_lost.items():
         worst = min(fs, key=lambda f: (-f.severity.rank, f.code))
         # where the unit's code fired: its rounds, first line and message (usertest23
         # #4: the rounds and line of every fold rule beside one rule's message)
         occ = _occurrence([f for f in fs if f.code == worst.code])
-        units[(worst.code, key)] = _own_weight(occ, worst, tiers.get(key)) if lowers else occ
+        units[(worst.code, key)] = (_own_weight(occ, worst, tiers.get(key))
+                                    if lowers and key not in declared else occ)
     for code, fs in plain.items():
         fs.sort(key=lambda f: f.round)
         episodes: list[list[Finding]] = []
@@ -148,7 +151,8 @@ def _own_weight(occ: Occurrence, worst: Finding, fact: tuple[str, Any] | None
     failed on them (usertest66 F4), where the audit lists them under "not listed".  As
     unchanged as the audit leaves a fold: where its rule's severity is configured (the
     finding has no ``low_tier``), or a low tier did not lower it (a fold that declared
-    its losses; the asked-again check capped: the caller passes no ``fact``)."""
+    its losses; the asked-again check capped; a fact the agent tagged "discriminating",
+    ``declared_lost``: the caller weighs it as the fold, adv127 #2)."""
     if fact is None:
         return occ
     kind, tier = fact

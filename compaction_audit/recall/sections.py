@@ -58,7 +58,8 @@ def recall_sections(recall: Recall, session: Session, ranked: pl.DataFrame | Non
     number.  ``ranked``: the ranked table when the caller has it already.
     ``recall_checkable`` is false, and ``recall_not_checkable`` says "redacted: not
     checkable", when most span text is redaction placeholders.  ``person_spans``: how
-    many spans a person typed (:func:`person_spans`).
+    many spans a person typed (:func:`person_spans`).  ``declared_lost``
+    (:func:`_declared`), only where a lost fact's span is tagged "discriminating".
     """
     ranked = ranked if ranked is not None else ranked_lost(recall, session)
     not_checked = recall.folds.filter(pl.col("check") != "text")
@@ -73,7 +74,25 @@ def recall_sections(recall: Recall, session: Session, ranked: pl.DataFrame | Non
         "folds_not_checked_discriminating": not_checked.filter(
             pl.col("check") == "salience_class").height,
         "person_spans": person_spans(session),
+        **_declared(ranked, session),
     }
+
+
+def _declared(ranked: pl.DataFrame, session: Session) -> dict[str, list[int]]:
+    """``{"declared_lost": [positions]}``: the lost facts (their places in
+    ``lost_discriminators``) stated by a span the agent tagged ``salience_class``
+    "discriminating", which a fold rule never lowers for their tier; ``{}`` when none is
+    (most logs).  ``diff`` weighs such a fact's unit as the audit weighs its fold
+    (adv127 #2: a declared value lost in a fold that lost a person's rule too read a
+    warning, and ``--fail-on-new error`` passed it)."""
+    if "salience_class" not in session.items.columns or not ranked.height:
+        return {}
+    tagged = session.items.filter(pl.col("salience_class") == "discriminating")["id"]
+    if not tagged.len():
+        return {}
+    at = (ranked.with_row_index("_at").filter(pl.col("span").is_in(tagged.implode()))
+          ["_at"].to_list())
+    return {"declared_lost": at} if at else {}
 
 
 def _folded_rounds(fold_facts: pl.DataFrame | None, session: Session) -> list[dict[str, Any]]:
