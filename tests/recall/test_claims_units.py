@@ -217,3 +217,17 @@ def test_a_clause_holding_an_invented_token_is_still_a_claim(write_log: LogWrite
 def test_a_supported_token_carries_no_invented_rule(write_log: LogWriter, raw: str,
                                                     summary: str, claim: str) -> None:
     assert claim in _unsupported(write_log, raw, summary)
+
+
+@pytest.mark.parametrize(("raw", "summary", "claims"), [
+    # adv126 #2: a number set to a name whose suffix is a unit is in that unit
+    ("Raise read_timeout_ms from 30000 to 45000.", "read_timeout_ms is 45s (was 30s).", []),
+    ("Set ttl_seconds=300 on the cache.", "The cache TTL is 5 min.", []),
+    ("Set max_body_mb: 2 on the proxy.", "The proxy caps bodies at 2000 kb.", []),
+    # another value, or a name whose suffix is no unit, supports nothing
+    ("Raise read_timeout_ms from 30000 to 45000.", "read_timeout_ms is 46s.", ["46s"]),
+    ("Raise retry_count to 45000.", "The retry wait is 45s.", ["45s"]),
+])
+def test_a_value_set_to_a_unit_named_setting_is_in_its_unit(
+        write_log: LogWriter, raw: str, summary: str, claims: list[str]) -> None:
+    assert _unsupported(write_log, raw, summary) == claims
