@@ -27,6 +27,15 @@ ENV = "Never commit the .env file."
      True, False),
     (ENV, "The .env file must always be kept out of commits.", True, False),
     (ENV, "Keep the .env file out of commits.", True, False),
+    # adv127 s09, s10: a past report, a gerund after "before", a "should" rule
+    (LOG, "The Authorization header was redacted from logs.", True, False),
+    (LOG, "The Authorization header is redacted before logging.", True, False),
+    (LOG, "The Authorization header should always be redacted from logs.", True, False),
+    # adv127 #1: undone, narrowed or asked keeps nothing
+    (LOG, "The user asked to stop redacting the Authorization header from logs.", False,
+     True),
+    (LOG, "The Authorization header is redacted from logs in production but logged in "
+     "full in staging.", False, False),
     # the act done: reversed, as before
     (LOG, "Always log the Authorization header.", False, True),
     ("Never strip the debug symbols.", "Always strip the debug symbols from release builds.",
@@ -49,5 +58,7 @@ def test_only_a_negation_is_read() -> None:
     summary = "The Authorization header must always be redacted from logs."
     assert withheld_sentences(_negation(LOG), summary) == (
         "the authorization header must always be redacted from logs.",)
+    assert withheld_sentences(_negation(LOG), "Should the Authorization header be redacted "
+                              "from logs?") == ()
     others = extract("Always log the Authorization header.")
     assert others and all(withheld_sentences(d, summary) == () for d in others)

@@ -28,15 +28,16 @@ _WITHHOLD = (r"(?:redact|strip|mask|exclud|omit|scrub|filter|hid|censor|saniti[s
              r"|anonymi[sz]|obfuscat|withh[eo]ld|suppress)\w*(?:\s+out)?"
              r"|(?:kept|keep|keeps|left|leave|stays?|remains?)\s+out")
 """A verb that keeps a thing out, in any form ("redacted", "masks", "kept out")."""
-_BEING = r"(?:(?:must|should|shall|will|is|are|be|being|been|get|gets|always|now|also|to)\s+)*"
-_PREP = r"(?:from|of|in|within)\s+(?:\S+\s+){0,2}?"
+_BEING = (r"(?:(?:must|should|shall|will|is|are|was|were|has|have|had|be|being|been|get|gets"
+          r"|got|always|now|also|to)\s+)*")
+_PREP = r"(?:from|of|in|within|before)\s+(?:\S+\s+){0,2}?"
 _SPLIT_RE = re.compile(r"(?<=[.!?;])\s+|\n")
 _ANY_RE = re.compile(rf"\b(?:{_WITHHOLD}|out\s+of)\b")
 _UNDONE_RE = re.compile(
     r"\b(?:not|never|no|nothing|none|without|cannot|longer|\w+n't|stop|stops|stopped"
     r"|stopping|disabl\w*|remov\w*|drop|drops|dropped|dropping|off|lift\w*|revert\w*"
     r"|undo\w*|undid|skip\w*|bypass\w*|except|excepting|but|unless|however|although"
-    r"|though|whereas|while|only|instead|rather|until|if|whether|should)\b"
+    r"|though|whereas|while|only|instead|rather|until|if|whether)\b"
     r"|\?\s*$")
 """A sentence that undoes, narrows, questions or conditions its withholding ("asked to
 stop redacting the header from logs", "masking in logs is disabled", "redacted from
