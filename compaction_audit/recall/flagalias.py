@@ -23,12 +23,16 @@ import polars as pl
 
 from compaction_audit.recall.callwords import SEARCHES
 
+_COMMAND_START = (r"(?:^|[;&|(\"']\s*|\n\s*)(?:sudo\s+)?"
+                  r"(?:[A-Za-z_][A-Za-z0-9_]*=[^\s;&|]*\s+)*")
+"""Where a command starts (a quote too: bash -c "git push -f"), then sudo and VAR=value
+prefixes: what :data:`FORCE_PUSH_RE` and :data:`NPM_FORCE_RE` read before the program."""
 FORCE_PUSH_RE: Final[str] = (
     # git after a command start (a quote too: bash -c "git push -f"), sudo and
     # VAR=value prefixes, its options (-C repo, --git-dir=x), push, then among the same
     # command's words on its line (no quote, no $( ), no # comment) -f alone or in a
     # cluster (-fu), or a +refspec (adv111 #6, #7, #9, #10)
-    r"(?:^|[;&|(\"']\s*|\n\s*)(?:sudo\s+)?(?:[A-Za-z_][A-Za-z0-9_]*=[^\s;&|]*\s+)*git"
+    _COMMAND_START + r"git"
     r"(?:[ \t]+-[A-Za-z-]+(?:=[^\s;&|]+|[ \t]+[^\s\-;&|#][^\s;&|]*)?)*[ \t]+push\b"
     r"(?:[ \t]+[^\s;&|$`\"'#]+)*?[ \t]+(?:-[A-Za-z]*f[A-Za-z]*|\+[^\s;&|]+)"
     r"(?:[\s;&|)\"']|$)")
@@ -40,7 +44,7 @@ NPM_FORCE_RE: Final[str] = (
     # adv125 o02), then its words up to -f, none of them a bare "--", after which -f
     # is the script's (eslint's --format, mocha's --fgrep: adv127 #3); pnpm's -f is
     # --filter and yarn has none
-    r"(?:^|[;&|(\"']\s*|\n\s*)(?:sudo\s+)?(?:[A-Za-z_][A-Za-z0-9_]*=[^\s;&|]*\s+)*npm"
+    _COMMAND_START + r"npm"
     rf"(?:[ \t]+(?:[^\s;&|$`\"'#-]{_WORD}*|-[^\s;&|$`\"'#-]{_WORD}*|--{_WORD}+))*?"
     r"[ \t]+-f(?:[\s;&|)\"']|$)")
 """npm's ``-f`` (:data:`FORCE_PUSH_RE`'s counterpart), but in ``npm exec`` and

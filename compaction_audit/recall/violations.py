@@ -87,6 +87,12 @@ def _pattern(obj: str, at_start: bool) -> str:
     return rf"(?i)(?:^|[^\w-]){body}(?:$|[^\w-])"
 
 
+def _said(obj: str) -> str:
+    """:func:`_pattern` of ``obj`` anywhere in a text, as a grant or refusal names it
+    (:func:`~compaction_audit.recall.permitted.without_permitted`)."""
+    return _pattern(obj, False)
+
+
 def _rules(lost: pl.DataFrame, rounds: pl.DataFrame) -> pl.DataFrame:
     """The lost negations and constraints that forbid an act on an object, one row
     each: ``key``, ``kind``, ``text``, ``span``, ``fold``, ``lost_round``, ``start``
@@ -178,8 +184,7 @@ def _unpermitted(best: pl.DataFrame, hits: pl.DataFrame, items: pl.DataFrame
     then a push of main (adv125: the first call, permitted, hid the second).  Only the
     rules whose first call was permitted are looked at again (most traces: none)."""
     def allowed(rows: pl.DataFrame) -> pl.DataFrame:
-        return without_permitted(rows.rename({"id": "violated_span"}), items,
-                                 lambda obj: _pattern(obj, False)
+        return without_permitted(rows.rename({"id": "violated_span"}), items, _said
                                  ).rename({"violated_span": "id"})
 
     kept = allowed(best)
@@ -288,4 +293,4 @@ def violations(lost: pl.DataFrame, items: pl.DataFrame, rounds: pl.DataFrame
     found = found.drop("refused").join(
         calls.select(pl.col("id").alias("violated_span"), "refused"), on="violated_span",
         how="left", maintain_order="left")
-    return without_permitted(found, items, lambda obj: _pattern(obj, False))
+    return without_permitted(found, items, _said)

@@ -87,7 +87,8 @@ def withheld_sentences(d: Discriminator, summary: str) -> tuple[str, ...]:
     if family != "not" or len(words) < 2 or not words[0].isalpha():
         return ()
     sentences, post = _candidates(summary.lower())
-    at = post.get(_WORD_RE.findall(words[-1])[-1] if _WORD_RE.search(words[-1]) else "", ())
+    last = _WORD_RE.findall(words[-1])
+    at = post.get(last[-1], ()) if last else ()
     if not at:
         return ()
     shape = _shapes(words[0], words[-1])
