@@ -173,6 +173,15 @@ _STOPWORDS = frozenset([
 NEGATION_WORDS = frozenset({"not", "never", "no", "nothing", "none", "without", "cannot",
                             "avoid", "longer"})
 """Words that make a clause negative (its polarity, compared by survival)."""
+_DURATION_RE = re.compile(
+    r"\d+(?:\.\d+)?\s?(?:ms|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?"
+    r"|d|days?|w|wks?|weeks?)")
+"""The whole other side of a sequence marker that is only a duration ("expire after 15
+minutes", "retry after 30s"): a delay, not an order of two steps (adv126 #7).  No
+sequence clause is made of it; its quantity token keeps the value, compared in any
+unit ("after 900 seconds" keeps "after 15 minutes", where the clause's words, compared
+as written, did not).  A time or a date stays an order: "before 17:00" against "after
+17:00" is the fact."""
 _DANGLING = frozenset({"and", "or", "nor", "the", "a", "an", "to", "of", "with", "for"})
 _MAX_OBJECT, _MAX_LEFT, _WINDOW, _LEFT_WINDOW = 8, 4, 160, 60
 _ASIDE_MAX = 40
@@ -569,7 +578,9 @@ def scan_clauses(text: str, out: list[Discriminator],
             words.insert(0, "not")
         if family in _TWO_SIDED:  # right holds ">"; an arrow and "instead" need both sides
             both = family == "instead" or low[first:first + 1] in "-→"
-            enough = len(left) + len(right) > 2 and (not both or bool(left and right[1:]))
+            enough = (len(left) + len(right) > 2 and (not both or bool(left and right[1:]))
+                      and not (family == "sequence"
+                               and _DURATION_RE.fullmatch(" ".join(right[1:]))))
         else:
             enough = len(words) - words.count("not") >= 2
         i, then_at = j, None

@@ -13,6 +13,8 @@ One module per concern:
   the bounded memo;
 * :mod:`~compaction_audit.recall.survival.anchors`: what a summary must hold for a token
   discriminator to survive (:func:`anchors`);
+* :mod:`~compaction_audit.recall.survival.formats`: values a summary keeps in another
+  spelling ("5pm", "issue 412", "March 15", "a 2-second timeout");
 * :mod:`~compaction_audit.recall.survival.index`: what a summary offers for comparison
   (built once per summary text; :func:`vocabulary`);
 * :mod:`~compaction_audit.recall.survival.bindings`: the names a summary binds its values

@@ -11,6 +11,7 @@ from __future__ import annotations
 from functools import lru_cache
 
 from compaction_audit.recall.extract import CLAUSE_KINDS, Discriminator, Kind
+from compaction_audit.recall.survival.formats import month_day
 from compaction_audit.recall.survival.words import _HEX_RE, _WORD_RE, _basename, _module_key
 from compaction_audit.recall.versions import RequirementTable, measure, vtuple
 
@@ -75,8 +76,8 @@ def _anchors(kind: Kind, text: str, norm: str) -> frozenset[str] | None:
         ver = vtuple(norm)
         return frozenset((norm, _RANGE, *(_pinned(n, (ver + (0,) * n)[:n])
                                            for n in range(5))))
-    if kind is Kind.SCOPE:
-        return frozenset((norm,))
+    if kind is Kind.SCOPE:  # a date also by its month and day ("March 15": adv126 #7)
+        return frozenset((norm,) if (day := month_day(norm)) is None else (norm, day))
     words = _WORD_RE.findall(norm)
     if " " in norm or not words or _HEX_RE.fullmatch(norm):
         return None

@@ -31,6 +31,7 @@ from compaction_audit.recall.survival.flips import (
     _restated_last,
     _sentence_lookup,
 )
+from compaction_audit.recall.survival.formats import month_day
 from compaction_audit.recall.survival.index import _Index, _index, _offered, path_ends
 from compaction_audit.recall.survival.order import reversed_in, sides
 from compaction_audit.recall.survival.postings import _Postings
@@ -372,8 +373,8 @@ def _survives_in(d: Discriminator, idx: _Index) -> bool:
         if norm in idx.keys:
             return True  # a suffix (1.2.0rc1): by its norm only (adv88 #4)
         return not suffixed(norm) and admitted(vtuple(norm), idx.lookup.requirements)
-    if d.kind is Kind.SCOPE:
-        return norm in idx.scopes or norm in idx.keys
+    if d.kind is Kind.SCOPE:  # a date also by its month and day (adv126 #7)
+        return norm in idx.scopes or norm in idx.keys or month_day(norm) in idx.scopes
     if norm in idx.keys or _raw_in(norm, idx):
         return True
     if d.kind is Kind.IDENTIFIER and (key := _module_key(d.text)) and key in idx.modules \

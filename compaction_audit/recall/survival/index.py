@@ -31,6 +31,7 @@ from compaction_audit.recall.extract import (
 )
 from compaction_audit.recall.spantypes import composed
 from compaction_audit.recall.survival.anchors import _vocabulary
+from compaction_audit.recall.survival.formats import spelled_values
 from compaction_audit.recall.survival.order import is_tag, last_texts, side_tags
 from compaction_audit.recall.survival.postings import _Postings, _remember
 from compaction_audit.recall.survival.words import (
@@ -328,6 +329,9 @@ def _token_half(summary: str, low: str, offered: _Offered) -> _TokenHalf:
     short = _LONG_RUN_RE.sub(" ", low)
     keys.update(_NAME_RE.findall(short))  # hyphenated and dotted names: spotter-gqc, a.ex
     scopes = {SCOPE_CANON.get(w, w) for w in re.findall(r"[a-z]+(?:-(?:prod|env))?", low)}
+    _, spelled_keys, spelled_scopes = spelled_values(summary)  # "5pm", "issue 412",
+    keys.update(spelled_keys)  # "March 15" (adv126 #7)
+    scopes.update(spelled_scopes)
     for d in extract_cached(summary):
         if d.kind in CLAUSE_KINDS:
             continue
@@ -484,6 +488,7 @@ def _offered(summary: str) -> _Offered:
         elif d.kind is Kind.QUANTITY:
             number, _, unit = d.norm.partition(" ")
             quantities.add((number, unit))
+    quantities.update(spelled_values(summary)[0])  # "a 2-second timeout" (adv126 #7)
     return _Offered(
         clauses, {key: _Postings(cands) for key, cands in clauses.items()},
         {key: _Postings(frozenset(_stem(w) for w in c if not is_tag(w)) for c in cands)

@@ -1,0 +1,127 @@
+"""Values a summary keeps in another common spelling (adv126 #7): a unit after a
+hyphen, a 12-hour clock time, an issue by its word, a date in words, and a delay after
+"after" compared in any unit.  Each form keeps only the same value."""
+
+from __future__ import annotations
+
+import pytest
+
+from compaction_audit.recall.extract import Kind, extract
+from compaction_audit.recall.survival.check import dropped, survives
+from compaction_audit.recall.survival.formats import month_day, spelled_values
+
+
+def _one(child: str, kind: Kind) -> object:
+    (found,) = [d for d in extract(child) if d.kind is kind]
+    return found
+
+
+@pytest.mark.parametrize(("summary", "kept"), [
+    ("Use a 2-second context timeout.", True),
+    ("Use a 2-seconds context timeout.", True),
+    ("Use a 2000-ms context timeout.", True),  # the same measure in another unit
+    ("Use a 3-second context timeout.", False),
+    ("Use a 2-step context timeout.", False),  # not a unit
+    ("Use a v2-second context timeout.", False),  # glued to a word: no number
+])
+def test_a_unit_after_a_hyphen_is_the_quantity(summary: str, kept: bool) -> None:
+    assert survives(_one("Use a 2s context timeout.", Kind.QUANTITY), summary) is kept
+
+
+@pytest.mark.parametrize(("summary", "kept"), [
+    ("The freeze starts at 5pm CET.", True),
+    ("The freeze starts at 5 PM CET.", True),
+    ("The freeze starts at 5 p.m. CET.", True),
+    ("The freeze starts at 5:00pm CET.", True),
+    ("The freeze starts at 7pm CET.", False),
+    ("The freeze starts at 5am CET.", False),  # 5:00, not 17:00
+    ("The freeze starts at 5 CET.", False),
+])
+def test_a_twelve_hour_clock_time_is_the_time(summary: str, kept: bool) -> None:
+    assert survives(_one("The freeze starts at 17:00 CET.", Kind.QUANTITY), summary) is kept
+
+
+@pytest.mark.parametrize(("child", "summary", "kept"), [
+    ("Cleanup runs at 0:30.", "Cleanup runs at 12:30 am.", True),
+    ("Cleanup runs at 12:00.", "Cleanup runs at 12pm.", True),
+    ("Cleanup runs at 12:00.", "Cleanup runs at 12am.", False),
+])
+def test_noon_and_midnight_on_a_twelve_hour_clock(child: str, summary: str,
+                                                  kept: bool) -> None:
+    assert survives(_one(child, Kind.QUANTITY), summary) is kept
+
+
+@pytest.mark.parametrize(("summary", "kept"), [
+    ("Windows stays in the matrix (issue 412).", True),
+    ("Windows stays in the matrix, see PR 412.", True),
+    ("Windows stays in the matrix, see pull request #412.", True),
+    ("Windows stays in the matrix, see ticket 412.", True),
+    ("Windows stays in the matrix (issue 413).", False),
+    ("Windows stays in the matrix (issue 4120).", False),
+    ("Windows stays in the matrix for 412 ms.", False),  # a number is no issue
+])
+def test_an_issue_by_its_word_is_the_issue(summary: str, kept: bool) -> None:
+    assert survives(_one("Windows stays in the matrix for #412.", Kind.IDENTIFIER),
+                    summary) is kept
+
+
+@pytest.mark.parametrize(("summary", "kept"), [
+    ("The freeze starts March 15.", True),
+    ("The freeze starts Mar. 15th.", True),
+    ("The freeze starts 15 March 2026.", True),
+    ("The freeze starts on March 15, 2026.", True),
+    ("The freeze starts March 16.", False),
+    ("The freeze starts April 15.", False),
+    ("The freeze starts March 15, 2025.", False),  # a year written must be the year
+    ("The freeze starts on 3/15.", False),  # a fraction, a path or a date: not read
+])
+def test_a_date_in_words_is_the_date(summary: str, kept: bool) -> None:
+    assert survives(_one("The freeze starts 2026-03-15.", Kind.SCOPE), summary) is kept
+
+
+@pytest.mark.parametrize(("summary", "kept"), [
+    ("Review lands May 4.", True),
+    ("Review lands may 4.", False),  # "may" the verb: no month
+])
+def test_may_is_a_month_with_its_capital(summary: str, kept: bool) -> None:
+    assert survives(_one("Review lands 2026-05-04.", Kind.SCOPE), summary) is kept
+
+
+@pytest.mark.parametrize(("summary", "lost"), [
+    ("Access tokens expire after 900 seconds.", []),
+    ("Access tokens expire after 15 min.", []),
+    ("Access tokens expire after 20 minutes.", ["15 min"]),
+])
+def test_a_delay_after_after_is_its_quantity(summary: str, lost: list[str]) -> None:
+    """"after 15 minutes" is a duration, no order of two steps: no sequence clause,
+    so "after 900 seconds" keeps it; the value is still compared."""
+    child = "Access tokens expire after 15 minutes."
+    assert [d.kind for d in extract(child)] == [Kind.QUANTITY]
+    assert [d.norm for d in dropped(child, summary)] == lost
+
+
+@pytest.mark.parametrize("child", [
+    "Run the backfill after 17:00.",  # a time: before and after differ
+    "Deploy after the migration finishes.",
+    "Retry after 3 failures, then page.",  # a count, not a duration
+])
+def test_an_order_other_than_a_delay_stays_an_order(child: str) -> None:
+    assert any(d.kind is Kind.ORDERING for d in extract(child))
+
+
+def test_spelled_values_reads_each_form() -> None:
+    quantities, keys, scopes = spelled_values(
+        "A 5-minute TTL, deploy at 9 pm after PR #77, freeze on Dec 1, 2026 and June 3.")
+    assert quantities == {("5", "min")}
+    assert keys == {"21:00", "#77"}
+    assert scopes == {"2026-12-01", "--06-03"}
+    assert spelled_values("no digit here: March, PR, five-minute, noon pm") == (set(), set(), set())
+
+
+@pytest.mark.parametrize(("norm", "day"), [
+    ("2026-03-15", "--03-15"),
+    ("prod", None),
+    ("2026-3-15", None),
+])
+def test_month_day(norm: str, day: str | None) -> None:
+    assert month_day(norm) == day
