@@ -74,7 +74,8 @@ _MARKERS: list[tuple[Kind, str, str]] = [
         ("exact", r"exactly"), ("exact", r"unchanged"), ("exact", r"as\s+is"),
         ("max", r"at\s+most"), ("max", r"no\s+more\s+than"),
         ("max", r"never\s+exceed(?:s|ed)?"), ("max", r"maximum(?:\s+of)?"),
-        ("max", r"limited\s+to"), ("max", r"capped\s+at"), ("min", r"at\s+least"),
+        ("max", r"limited\s+to"), ("max", r"capped\s+at"), ("max", r"up\s+to"),
+        ("max", r"max"), ("min", r"at\s+least"),
         ("min", r"no\s+(?:less|fewer)\s+than"), ("min", r"minimum(?:\s+of)?"),
         ("instead", r"instead\s+of"), ("instead", r"rather\s+than"))),
     *((Kind.CAUSAL, "because", p) for p in (
@@ -90,6 +91,7 @@ _MARKERS: list[tuple[Kind, str, str]] = [
         r"backed\s+out", r"undid", r"undone")),
 ]
 _TWO_SIDED = frozenset({"sequence", "revert", "instead"})
+_BOUND_FAMILIES = frozenset({"max", "min"})
 _SAME_THING_RE = re.compile(
     r"\s*(?:(?:it|them)\s+)?(?:back\s+)?(?:to|at)\s+(?:v(?=\d)|[\d`'\"])")
 """After a revert marker: it takes the thing before "then" back to a value ("then
@@ -116,7 +118,7 @@ def _marker_regex() -> re.Pattern[str]:
 _CLAUSE_RE = _marker_regex()
 _MARK_OF = {f"m{i}": (kind, family) for i, (kind, family, _) in enumerate(_MARKERS)}
 """(kind, family) of each group of :data:`_CLAUSE_RE`, looked up by its name."""
-_CHECKED = frozenset({"->", "→", "since", "required", "if"})
+_CHECKED = frozenset({"->", "→", "since", "required", "if", "up to", "max"})
 """Markers :func:`_keep_marker` may reject; every other marker is kept."""
 _IMPERATIVE_RE = re.compile(  # sentence-initial (or after ", and"), after a bullet or emphasis
     r"(?:^|(?<=[.!?:;\n])|(?<=, and)|(?<=, then)|(?<=, but))[ \t]*(?:[-*+•>][ \t]+|\d+[.)][ \t]+)?"
@@ -142,6 +144,30 @@ _SINCE_CLAUSE_RE = re.compile(  # "since" followed by a clause: a subject pronou
     r"\s+(?:(?:it|they|we|he|she|this|that|these|those|there|you|i)\b"
     r"|(?:[\w'-]+\s+){0,4}?(?:is|are|was|were|has|have|had|does|did|can|could|will|would"
     r"|should|must|may|might|[a-z]+ed|[a-z]+n't)\b)")
+_BOUND_NUMBER_RE = re.compile(r"\s+\d")
+_PARTICLE_VERB_RE = re.compile(
+    r"\b(?:bring|brought|bump\w*|rais\w*|increas\w*|scal\w*|ramp\w*|go|goes|going|went|gone"
+    r"|grow\w*|grew|mov\w*|climb\w*|ris\w*|rose|roll\w*|push\w*|turn\w*|step\w*|count\w*"
+    r"|catch\w*|caught|speed\w*|sped|round\w*|jump\w*|crank\w*|dial\w*|fill\w*|build\w*"
+    r"|built|set|sets|setting|pick\w*|come|comes|coming|came|tick\w*|level\w*|ratchet\w*"
+    r"|warm\w*|power\w*|pil\w*|stack\w*|add\w*)\s+(?:[\w.`'\"-]+\s+){0,3}$")
+"""A verb whose particle "up" makes "up to N" a motion to N, not a bound ("bring
+pool_size up to 20", "ramp traffic up to 25%", "scaled it up to 5 replicas"); with three
+words between at most (its object: "scaled the deployment up to 5 replicas")."""
+
+
+def _bounds_a_number(low: str, start: int, end: int) -> bool:
+    """Whether "up to" or "max" at ``low[start:end]`` bounds a number: a digit follows
+    ("up to 5 retries", "max 5"), and "up to" follows no verb it is a particle of
+    (:data:`_PARTICLE_VERB_RE`).  adv126 #6: "Up to 5 retries are allowed" kept no
+    "at most 5 retries"; the first reading of "up to" (a session before) took "bring
+    pool_size up to 20" for a bound."""
+    if _BOUND_NUMBER_RE.match(low, end) is None:
+        return False
+    return low[start] != "u" or _PARTICLE_VERB_RE.search(low, max(0, start - 60),
+                                                          start) is None
+
+
 _REQUIRED_BEFORE_RE = re.compile(r"(?:\b(?:is|are|be|was|were|been|not|also)|[+&])\s+$")
 _REQUIRED_AFTER_RE = re.compile(r"\s*(?:$|[.,;:)!?\n]|(?:for|to|by|when|if|in|on|unless|before"
                                 r"|after)\b)")
@@ -402,6 +428,8 @@ def _keep_marker(low: str, kind: Kind, family: str, start: int, end: int,
         return _SINCE_CLAUSE_RE.match(low, end) is not None
     if low[start:end] == "if":  # "let me check if X" asks X, it sets no condition
         return _ASKED_IF_RE.search(low, max(0, start - 40), start) is None
+    if low[start:end] in ("up to", "max"):  # a bound on a number (adv126 #6)
+        return _bounds_a_number(low, start, end)
     if low[start:end] == "required":  # a predicate, not "passes required env vars"
         return (_REQUIRED_BEFORE_RE.search(low, max(0, start - 12), start) is not None
                 or _REQUIRED_AFTER_RE.match(low, end) is not None)
@@ -564,6 +592,9 @@ def scan_clauses(text: str, out: list[Discriminator],
               or low[first:first + 8] == "required"):  # "subscribe only when connected",
             # "runs only in review mode", "token + TTL required for safety"
             start, left = _left(low, masked, prev_end, first)
+        elif family in _BOUND_FAMILIES and len(right) == 1 and right[0][:1].isdigit():
+            start, left = _left(low, masked, prev_end, first)  # "Retries capped at 5":
+            # what its number bounds (adv126 #6)
         elif not right and (family == "exact" or low[first:m_end] in ("nothing", "none")):
             # "keep status codes exactly", "exits silently and injects nothing": the left
             start, left = _left(low, masked, prev_end, first)
