@@ -145,6 +145,10 @@ _SINCE_CLAUSE_RE = re.compile(  # "since" followed by a clause: a subject pronou
     r"|(?:[\w'-]+\s+){0,4}?(?:is|are|was|were|has|have|had|does|did|can|could|will|would"
     r"|should|must|may|might|[a-z]+ed|[a-z]+n't)\b)")
 _BOUND_NUMBER_RE = re.compile(r"\s+\d")
+"""What follows "up to" or "max" as a bound: a number in digits ("up to three times" is
+no bound: a count a summary restates as "three attempts" without its direction was
+then a lost "that matters" on a Cline session's fold; a spelled number counts once a
+marker reads the clause, :data:`_NUMBER_WORDS`)."""
 _PARTICLE_VERB_RE = re.compile(
     r"\b(?:bring|brought|bump\w*|rais\w*|increas\w*|scal\w*|ramp\w*|go|goes|going|went|gone"
     r"|grow\w*|grew|mov\w*|climb\w*|ris\w*|rose|roll\w*|push\w*|turn\w*|step\w*|count\w*"
@@ -196,6 +200,13 @@ _STOPWORDS = frozenset([
     "nor", "also", "even", "just", "again", "so", "all", "some", "there", "here", "very",
     "please", "one", "ones",
 ])
+_NUMBER_WORDS = {w: str(n) for n, w in enumerate(
+    ("two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven",
+     "twelve"), start=2)} | {"fifteen": "15", "twenty": "20", "thirty": "30", "forty": "40",
+                             "fifty": "50", "sixty": "60", "ninety": "90", "hundred": "100"}
+"""A number spelled as a word, compared as its digits ("Never run more than two
+migrations at once" keeps "no more than 2 migrations": adv126 #6).  "one" stays a
+stopword ("one of", "no one")."""
 NEGATION_WORDS = frozenset({"not", "never", "no", "nothing", "none", "without", "cannot",
                             "avoid", "longer"})
 """Words that make a clause negative (its polarity, compared by survival)."""
@@ -234,7 +245,7 @@ class _WordNorms(dict[str, str | None]):
                 w = w[1:]
             if w.endswith(("n't", "n\u2019t")):
                 w = "not"
-            norm = SCOPE_CANON.get(w, w)
+            norm = _NUMBER_WORDS.get(w) or SCOPE_CANON.get(w, w)
         self[raw] = norm
         return norm
 

@@ -1,7 +1,8 @@
 """A bound in other words (adv126 #6): "up to N" and "max N" are the ``max`` family
 when they bound a number, and a bound marker followed by its number alone takes what
 it bounds from its left ("Retries capped at 5").  "up to" after a verb whose particle
-it is ("bring pool_size up to 20") is a motion, no bound."""
+it is ("bring pool_size up to 20") is a motion, no bound.  A number spelled as a word
+is compared as its digits."""
 
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ def _bounds(text: str) -> list[str]:
     ("The pool is limited to 20.", ["max pool 20"]),
     # no number after it: no bound
     ("It is up to you.", []),
+    ("The fetcher retries up to three times.", []),  # a number in digits only
     ("The max is 5.", []),
     ("Set max_tokens to 4096.", []),
     # a verb's particle: a motion to a value, no bound
@@ -41,6 +43,8 @@ def test_bound_words(text: str, norms: list[str]) -> None:
     ("Up to 5 retries are allowed.", True),
     ("Retries capped at 5.", True),
     ("Retries are limited to 5.", True),
+    ("At most five retries.", True),  # a spelled number is compared as its digits
+    ("At most six retries.", False),
     ("Up to 6 retries are allowed.", False),
     ("Workers capped at 5.", False),  # the same number bounds another thing
     ("Bring retries up to 5.", False),  # a motion, no bound
