@@ -174,8 +174,19 @@ def excludes(pattern: str, path: str, under: str = "") -> bool:
     of its names (see the module docstring)."""
     if "/" in pattern:
         return fnmatch.fnmatchcase(path, pattern)
-    below = os.path.relpath(path, under) if under else path
+    below = (path[len(under):] if under.endswith("/") and path.startswith(under)  # a URL
+             else os.path.relpath(path, under) if under else path)
     return any(fnmatch.fnmatchcase(n, pattern) for n in below.replace(os.sep, "/").split("/"))
+
+
+def _url_under(url: str) -> str | None:
+    """What an object storage ``url`` searches under, as a directory is: a prefix URL
+    itself (ending in "/"), a pattern's part before the "/" ahead of its first glob
+    character; None for one object named."""
+    magic = [at for c in _GLOB_CHARS if (at := url.find(c)) >= 0]
+    if not magic:
+        return url if url.endswith("/") else None
+    return url[:url.rfind("/", 0, min(magic)) + 1]
 
 
 def _kept(paths: list[str], found: Discovery, under: str = "") -> list[str]:
@@ -572,7 +583,18 @@ def _expand_one(arg: str, found: Discovery) -> list[str]:
             found.add_unreadable(err)
         for folder in objects.hidden:  # said as a directory search says them (adv27 F4)
             found.pass_hidden(folder)
-        return [url for url, _ in objects.found]
+        urls = [url for url, _ in objects.found]
+        under = _url_under(arg)
+        if under is None:  # one object, named: as a file named, never left out
+            return urls
+        excluded = found.excluded
+        kept = _kept(urls, found, under)  # as a directory or a pattern (usertest67 #1)
+        if urls and not kept and not objects.unreadable:
+            from compaction_audit.io.remote import shown_url
+
+            raise UsageError(f"no trace files under {shown_url(arg)!r}"
+                             f"{_excluded(found, excluded)}")
+        return kept
     if os.path.isdir(arg):
         before, skipped, excluded = len(found.unreadable), len(found.skipped), found.excluded
         links, hidden, other = len(found.links), len(found.hidden), len(found.not_searched)

@@ -129,9 +129,10 @@ class Engine(StrEnum):
 
 
 ExcludeOpt = Annotated[list[str] | None, typer.Option(
-    "--exclude", metavar="PATTERN", help="Leave out what a directory or glob yields when "
-    "PATTERN matches a file or directory name in its path ('labels', '*.items.jsonl'), "
-    "or the whole path when PATTERN has a '/'. Repeatable; files named are kept.")]
+    "--exclude", metavar="PATTERN", help="Leave out what a directory, glob or object "
+    "storage prefix or pattern yields when PATTERN matches a file or directory name in "
+    "its path below it ('labels', '*.items.jsonl'), or the whole path or URL when "
+    "PATTERN has a '/'. Repeatable; files and objects named are kept.")]
 EngineOpt = Annotated[Engine, typer.Option(
     "--engine", help="local: a pool of -j processes here; ray: a Ray cluster, one trace "
     "per task on long-lived workers, largest first (pip install 'compaction-audit[ray]'; "
