@@ -52,6 +52,11 @@ sequential-ids native: one person's span of ``n`` sequential ids (``k_0 ... k_n`
               folded (230,000: 130 s; adv116 P1)
 rule-lists    native: one person's span of ``n`` rules of five flags each, folded,
               then one tool call using every flag (16,000: 4 minutes; adv116 P2)
+wrapped-negation native: one person's rule soft-wrapped over ``n`` lines of "we must
+              not", then "use --force", folded (20,000: 112-190 s; adv128 #1)
+open-heredocs native: a folded rule "Never use --force", then one Bash call of ``n``
+              unclosed ``cat <<EOF`` lines and a ``git push --force`` (24,000:
+              88-128 s; adv128 #2)
 ============  ==========================================================================
 
 Usage (from the repository root, with the project installed)::
@@ -460,6 +465,24 @@ def rule_lists(n: int) -> Iterator[dict[str, Any]]:
          "source": "tool_call:Bash"}]},))
 
 
+def wrapped_negation(n: int) -> Iterator[dict[str, Any]]:
+    """One person's rule soft-wrapped over ``n`` lines ending in a negation, folded
+    (adv128 #1: the double-negation search read from each "not" to the rule's end)."""
+    return _folded("we must not\n" * n + "use --force", "Rules noted.", ({
+        "type": "round", "round": 2, "spans": [
+            {"id": "c", "tokens": 10, "text": "git push --force origin main",
+             "source": "tool_call:Bash"}]},))
+
+
+def open_heredocs(n: int) -> Iterator[dict[str, Any]]:
+    """A folded rule, then one Bash call of ``n`` here-documents none of which is
+    closed (adv128 #2: each opener's body was searched to the end of the call)."""
+    return _folded("Never use --force.", "Rules noted.", ({
+        "type": "round", "round": 2, "spans": [
+            {"id": "c", "tokens": 10, "text": "cat <<EOF\n" * n + "git push --force origin main",
+             "source": "tool_call:Bash"}]},))
+
+
 SHAPES: dict[str, Callable[[int], Iterator[dict[str, Any]]]] = {
     "fold-chain": fold_chain, "cc-compacts": cc_compacts,
     "cc-summary-claims": cc_summary_claims, "codex-repeat": codex_repeat,
@@ -472,6 +495,7 @@ SHAPES: dict[str, Callable[[int], Iterator[dict[str, Any]]]] = {
     "version-chain": version_chain, "pin-mentions": pin_mentions,
     "question-names": question_names, "fact-dense": fact_dense,
     "sequential-ids": sequential_ids, "rule-lists": rule_lists,
+    "wrapped-negation": wrapped_negation, "open-heredocs": open_heredocs,
 }
 
 

@@ -442,3 +442,15 @@ def test_openhands_event_named_twice_is_forgotten_once(tmp_path: Path) -> None:
     # was: "unexpected record shape: KeyError: '0'" (the id evicted twice)
     assert (last["summaries"][0]["children"], last["evicted"]) == (["0"], ["0"])
     assert last["compaction"]["messages_removed"] == 1
+
+
+@pytest.mark.parametrize("name", ["wrapped-negation", "open-heredocs"])
+def test_a_rule_broken_after_a_hostile_wrap_or_here_documents(tmp_path: Path,
+                                                              name: str) -> None:
+    """adv128 #1, #2: a rule soft-wrapped over thousands of lines ending in "not", and a
+    call of thousands of unclosed here-documents, were each read quadratically (20,000
+    and 24,000 lines: about 2 minutes); the rule is lost and the push breaks it."""
+    report = audit_session(read_native(shape(tmp_path, name, 4000)))
+    (broken,) = [f for f in report.findings if f.code == "CA307"]
+    assert (broken.values["object"], broken.values["violated_span"],
+            broken.values["violated_round"]) == ("--force", "c", 2)

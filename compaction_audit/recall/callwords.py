@@ -30,6 +30,8 @@ import re
 
 import polars as pl
 
+from compaction_audit.recall.heredocs import replace_heredocs
+
 __all__ = ["EDIT_TOOLS", "SEARCHES", "WRITE_TOOLS", "refusals", "runs", "unquoted"]
 
 EDIT_TOOLS = (r"(?i)^(?:tool_call|tool_use|function_call):(?:edit|multiedit|notebookedit"
@@ -87,9 +89,6 @@ def _is_data(text: str, at: int, end: int) -> bool:
     return first in _DATA_COMMANDS or (first == "git" and words[1:2] == ["grep"])
 
 
-_HEREDOC_RE = re.compile(r"(?m)^(?P<head>[^\n]*<<-?[ \t]*(?P<q>['\"]?)(?P<tag>\w+)(?P=q)"
-                         r"[^\n]*)\n(?P<body>(?s:.*?))^[ \t]*(?P=tag)[ \t]*$")
-"""A here-document: its opening line, its body, its closing tag."""
 _DOCUMENT_RE = re.compile(r"(?i)(?:\.(?:md|markdown|txt|rst|adoc|org)|\b(?:README|CONTRIBUTING"
                           r"|CHANGELOG|NOTES|LICENSE))\b")
 """A document a here-document is written to (its text is read, never run)."""
@@ -113,21 +112,20 @@ def unquoted(text: str) -> str:
     ``sh`` or written to a script runs), or a commit message read from it, each quoted
     string that is data (:func:`_is_data`; a double-quoted one holding a command
     substitution runs), then searches with their arguments (:data:`_SEARCHES_RE`)."""
-    def heredoc(m: re.Match[str]) -> str:
-        head = m.group("head")
+    def heredoc(head: str, tag: str, whole: str) -> str:
         start = max(head.rfind(c, 0, head.find("<<")) for c in ";&|(") + 1
         words = head[start:].split()
         document = (bool(words) and words[0].rsplit("/", 1)[-1] in ("cat", "tee")
                     and "|" not in head[start:] and bool(_DOCUMENT_RE.search(head)))
         message = _MESSAGE_HEAD_RE.search(head) is not None
-        return f"{head}\n \n{m.group('tag')}" if document or message else m.group(0)
+        return f"{head}\n \n{tag}" if document or message else whole
 
     def blank(m: re.Match[str]) -> str:
         q = m.group(0)
         runs = q[0] == '"' and _SUBSTITUTION_RE.search(q)
         return " " if not runs and _is_data(out, m.start(), m.end()) else q
 
-    out = _HEREDOC_RE.sub(heredoc, text) if "<<" in text else text
+    out = replace_heredocs(text, heredoc)  # one pass (adv128 #2: a regex, quadratic)
     out = _QUOTED_RE.sub(blank, out)
     return _SEARCHES_RE.sub(" ", out)
 
