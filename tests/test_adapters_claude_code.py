@@ -536,3 +536,23 @@ def test_a_kept_range_that_names_nothing_is_said(tmp_path: Path, meta: dict[str,
     (summary,) = compactions(out)[0][1]["summaries"]
     assert summary["children"] == (["s-u1", "s-a1"] if note is None
                                    else ["s-u1", "s-a1", "s-u2", "s-a2"])
+
+
+def test_a_compaction_of_zero_tokens_is_of_an_unknown_context(tmp_path: Path) -> None:
+    """adv128 #3: ``preTokens: 0`` was the context's size ("context 0 -> N tokens", as
+    if it grew); it is unknown, as a null is: the context counted before it stands."""
+    objs = [orjson.loads(raw) for raw in (FIXTURES / "claude-session.jsonl").read_bytes()
+            .splitlines()]
+    first = next(o for o in objs if o.get("subtype") == "compact_boundary")
+    assert first["compactMetadata"]["preTokens"] == 21000
+
+    def before(pre: int | None) -> int:
+        first["compactMetadata"]["preTokens"] = pre
+        path = tmp_path / f"pre-{pre}.jsonl"
+        path.write_bytes(b"".join(orjson.dumps(o) + b"\n" for o in objs))
+        info = compactions(list(claude_code.records(str(path))))[0][1]["compaction"]
+        return int(info["tokens_before"])
+
+    assert before(21000) == 21000
+    unknown = before(None)
+    assert unknown > 0 and before(0) == unknown

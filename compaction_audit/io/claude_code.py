@@ -651,6 +651,8 @@ class _Converter:
         self.boundary = None
         meta = self.metadata(line, obj, "compactMetadata")
         pre, post = self.count(line, meta, "preTokens"), self.count(line, meta, "postTokens")
+        if pre == 0:  # no context is compacted from nothing: unknown, as a null is
+            pre = None  # (adv128 #3: "context 0 -> 26,604 tokens", a context that grew)
         keep, keep_lines = self.preserved(line, meta)
         fold = self.asm.fold_outside(keep, keep_lines, None)
         parent = _get(obj, "logicalParentUuid")
