@@ -346,3 +346,18 @@ def test_the_clusters_messages_never_reach_stdout(tmp_path: Path,
     assert out == ""
     assert err == ("compaction-audit: ray: A worker ::error::x \\x1b[31m died or was killed "
                    "while executing a task by an unexpected system error.\n")  # 1st sentence
+
+
+def test_ray_s_own_flag_is_named_as_this_command_s_option() -> None:
+    """usertest67 #8: Ray's advice names ``ray start``'s ``--address`` flag."""
+    def no_cluster() -> None:
+        raise ConnectionError("Could not find any running Ray instance. Please specify the "
+                              "one to connect to by setting `--address` flag or "
+                              "`RAY_ADDRESS` environment variable.")
+
+    with pytest.raises(UsageError) as caught:
+        init_quietly(no_cluster, "auto", 30.0, str)
+    assert str(caught.value) == (
+        "cannot connect to the Ray cluster at auto: Could not find any running Ray "
+        "instance. Please specify the one to connect to by setting --ray-address or "
+        "`RAY_ADDRESS` environment variable.")

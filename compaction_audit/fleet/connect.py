@@ -192,13 +192,23 @@ def init_quietly(init: Callable[[], Any], address: str | None, timeout: float,
         done = bounded(init, timeout)
     except Exception as exc:  # Ray raises ConnectionError, RuntimeError, ValueError...
         done = True
-        raise UsageError(f"cannot {where}: {first_line(exc)}") from None
+        raise UsageError(f"cannot {where}: {_our_option(first_line(exc))}") from None
     finally:  # a timeout or a signal: the thread may still log; the run is ending
         if done:
             capture.stop()
     if not done:
         raise UsageError(f"cannot {where}: no connection within {timeout:g} s "
                          f"(the limit: {TIMEOUT_ENV})")
+
+
+_RAY_FLAG_RE = re.compile(r"`?--address`?(?: flag)?")
+
+
+def _our_option(message: str) -> str:
+    """Ray's ``message`` with its own command-line flag (``--address``, of ``ray
+    start``) named as this command's option, ``--ray-address`` (usertest67 #8: "set
+    the `--address` flag or RAY_ADDRESS", an option the command does not have)."""
+    return _RAY_FLAG_RE.sub("--ray-address", message)
 
 
 def cluster_messages_to_stderr() -> None:
