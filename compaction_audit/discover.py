@@ -151,8 +151,9 @@ class Discovery:
             self.hidden_files.append(path)
 
     def pass_other(self, path: str) -> None:
-        """Record ``path`` (a name of :data:`OTHER_SUFFIXES`) as not searched (once)."""
-        path = _normal(path)
+        """Record ``path`` (a name of :data:`OTHER_SUFFIXES`; a file or an object's URL)
+        as not searched (once)."""
+        path = path if _is_url(path) else _normal(path)
         if path not in self._other_set:
             self._other_set.add(path)
             self.not_searched.append(path)
@@ -311,7 +312,7 @@ def _search(directory: str, found: Discovery, searched: set[str] | None = None) 
                 files.append(os.path.join(root, e.name))
             elif e.name.endswith(COMPACTION_SUFFIX):
                 compactions.append(os.path.join(root, e.name))
-            elif _other(e.name) and not manifest_name(e.name, names):
+            elif is_other_name(e.name) and not manifest_name(e.name, names):
                 found.pass_other(os.path.join(root, e.name))
     traces = _keep_regular(sorted(_normal(p) for p in files), found)
     if compactions:
@@ -327,7 +328,7 @@ def _not_followed(path: str, found: Discovery) -> None:
                        "(name it to audit what it holds)")
 
 
-def _other(name: str) -> bool:
+def is_other_name(name: str) -> bool:
     """True for a name of :data:`OTHER_SUFFIXES` (or :data:`OTHER_INFIXES`) that a
     folder search names as not searched."""
     low = name.lower()
@@ -583,6 +584,8 @@ def _expand_one(arg: str, found: Discovery) -> list[str]:
             found.add_unreadable(err)
         for folder in objects.hidden:  # said as a directory search says them (adv27 F4)
             found.pass_hidden(folder)
+        for unsearched in objects.others:  # and what it does not search (usertest67 #5)
+            found.pass_other(unsearched)
         urls = [url for url, _ in objects.found]
         under = _url_under(arg)
         if under is None:  # one object, named: as a file named, never left out

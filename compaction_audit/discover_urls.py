@@ -35,7 +35,8 @@ from __future__ import annotations
 import fnmatch
 from dataclasses import dataclass, field
 
-from compaction_audit.discover import has_suffix, hidden_phrase
+from compaction_audit.discover import has_suffix, hidden_phrase, is_other_name, others_phrase
+from compaction_audit.discover_cline import manifest_name
 from compaction_audit.errors import LogError, UsageError
 from compaction_audit.io.key_gaps import Gap, LostFolder
 from compaction_audit.io.object_keys import key_problem, unnameable
@@ -120,6 +121,9 @@ class Objects:
 
     found: list[tuple[str, int]] = field(default_factory=list)
     unreadable: list[LogError] = field(default_factory=list)
+    others: list[str] = field(default_factory=list)
+    """Objects of other trace names (``.json``, ``.db``...) under a prefix: named as not
+    searched, as a directory search names such files."""
     hidden: list[str] = field(default_factory=list)
     """The hidden "directories" (``s3://b/runs/.agent``) holding traces the prefix or
     pattern passed over, each once: said as a directory search says them (adv27 F4: a
@@ -140,6 +144,28 @@ def _hidden_folders(root: str, listed: list[tuple[str, int]], start: int,
         if j is not None:
             out.add(root + "/".join(segments[:j + 1]))
     return sorted(out)
+
+
+def _others(root: str, listed: list[tuple[str, int]], start: int,
+            suffixes: tuple[str, ...]) -> list[str]:
+    """The objects under the prefix (through no hidden folder) a directory search
+    names as not searched (:func:`~compaction_audit.discover.is_other_name`: an
+    opencode export, a Gemini CLI session ``.json``...), a Cline manifest beside its
+    messages file left out as a folder search leaves it (usertest67 #5: a prefix named
+    none of them, where a local folder names each)."""
+    names: dict[str, set[str]] = {}
+    for url, _ in listed:
+        folder, _, name = url.rpartition("/")
+        names.setdefault(folder, set()).add(name)
+    out = []
+    for url, _ in listed:
+        segments = url[len(root):].split("/")
+        folder, _, name = url.rpartition("/")
+        if (name and not has_suffix(name, suffixes) and is_other_name(name)
+                and not manifest_name(name, names[folder])
+                and not any(_hidden(s) for s in segments[start:-1])):
+            out.append(url)
+    return out
 
 
 def _selected_as(url: str, size: int) -> str | None:
@@ -224,12 +250,14 @@ def expand_url(url: str, suffixes: tuple[str, ...]) -> Objects:
                     if (name := _selected_as(u, size)) is not None
                     and _is_trace_below(name[len(root):].split("/"), start, suffixes)]
         hidden = _hidden_folders(root, listed, start, selected, suffixes)
+        others = _others(root, listed, start, suffixes)
         if not selected and not gaps:
-            said = f" ({hidden_phrase(hidden)})" if hidden else ""
+            said = "; ".join([*([hidden_phrase(hidden)] if hidden else []),
+                              *([others_phrase(others)] if others else [])])
             raise UsageError(f"no trace files ({', '.join('*' + s for s in suffixes)}) "
-                             f"under prefix {url!r}{said}")
+                             f"under prefix {url!r}{f' ({said})' if said else ''}")
         out = _with_gaps(url, _sort(url, selected), gaps)
-        out.hidden = hidden
+        out.hidden, out.others = hidden, others
         return out
     if not is_url_pattern(url):
         return Objects([(url, -1)])

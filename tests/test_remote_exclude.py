@@ -80,3 +80,27 @@ def test_everything_left_out_is_a_usage_error(s3: S3) -> None:
     assert result.exit_code == 2
     assert "no trace files under 's3://fleet/runs/day01/' (1 left out by --exclude)" \
         in result.stderr
+
+
+def test_a_prefix_names_the_objects_it_does_not_search(tmp_path_factory: pytest.TempPathFactory
+                                                       ) -> None:
+    """usertest67 #5: a local folder names its ``.json`` files (an opencode export, a
+    Gemini CLI session) as not searched; a prefix named none.  A Cline manifest beside
+    its messages file is left out as a folder leaves it out."""
+    clean = dump(clean_records(), tmp_path_factory.mktemp("others") / "c.jsonl").read_bytes()
+    with s3_server() as server:
+        server.bucket("mixed")
+        for key, body in [("d/run.jsonl", clean), ("d/export.json", b"{}"),
+                          ("d/task.json", b"{}"), ("d/task.messages.json", b"[]"),
+                          ("d/.cache/old.json", b"{}")]:
+            server.client.put_object(Bucket="mixed", Key=key, Body=body)
+        result = run("audit", "s3://mixed/d/", "-q", "-j", "1")
+        assert "1 file not searched" in result.stderr, result.stderr
+        assert "s3://mixed/d/export.json" in result.stderr
+        assert "task.json" not in result.stderr.replace("task.messages.json", "")
+        assert "old.json" not in result.stderr
+        server.client.put_object(Bucket="mixed", Key="e/export.json", Body=b"{}")
+        none = run("audit", "s3://mixed/e/", "-q")
+        assert none.exit_code == 2
+        assert none.stderr.startswith("compaction-audit: no trace files (")
+        assert "under prefix 's3://mixed/e/' (1 file not searched (" in none.stderr
