@@ -245,7 +245,20 @@ def test_single_file_json_keeps_the_session_shape(traces: Path) -> None:
         "traces/clean.jsonl", "traces/drift.jsonl", "traces/evil.jsonl"]
     assert many["summary"] == {"traces": 3, "unreadable": 0,
                                "findings": {"error": 5, "warning": 1, "info": 1},
+                               "compactions_not_checked": 0,
                                "gate": {"fail_on": "error", "failing": 2, "exit_code": 1}}
+
+
+def test_the_json_summary_counts_the_compactions_not_checked() -> None:
+    """usertest67 #9: the text summary says how many compactions could not be checked;
+    the JSON summary did not.  The SDK fixture's compaction has no summary text and the
+    Codex remote one is encrypted: one each."""
+    fixtures = Path(__file__).parent / "fixtures" / "adapters"
+    doc = json.loads(run("audit", str(fixtures / "claude-sdk-snake.jsonl"),
+                         str(fixtures / "codex-remote.jsonl"), str(fixtures / "codex-local.jsonl"),
+                         "--format", "json", "--jobs", "1").stdout)
+    assert [s["compactions_not_checked"] for s in doc["sessions"]] == [1, 1, 0]
+    assert doc["summary"]["compactions_not_checked"] == 2
 
 
 MICRO = Path(__file__).parent / "fixtures" / "adapters" / "claude-microcompact.jsonl"

@@ -222,14 +222,17 @@ def render_json(report: Report, single: bool, show_all: bool = False,
 
 
 def summary_dict(report: Report, fail_on: str = "error") -> dict[str, Any]:
-    """Totals across traces: traces, unreadable, findings per severity, and the gate
-    (``fail_on``, how many traces fail it, the run's exit code)."""
+    """Totals across traces: traces, unreadable, findings per severity, the
+    compactions whose loss could not be checked (the text summary's count, usertest67
+    #9), and the gate (``fail_on``, how many traces fail it, the run's exit code)."""
     totals = {"error": 0, "warning": 0, "info": 0}
     for s in report.sessions:
         for k, v in s.counts().items():
             totals[k] += v
     return {"traces": len(report.sessions) + len(report.errors),
             "unreadable": len(report.errors), "findings": totals,
+            "compactions_not_checked": sum(s.compactions_not_checked()
+                                           for s in report.sessions),
             "gate": {"fail_on": fail_on, "failing": sum(s.fails(fail_on)
                                                         for s in report.sessions),
                      "exit_code": report.exit_code(fail_on)}}
