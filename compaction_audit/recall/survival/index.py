@@ -32,7 +32,6 @@ from compaction_audit.recall.extract import (
 from compaction_audit.recall.spantypes import composed
 from compaction_audit.recall.survival.anchors import _vocabulary
 from compaction_audit.recall.survival.formats import spelled_values
-from compaction_audit.recall.survival.listed import listed_orders
 from compaction_audit.recall.survival.order import is_tag, last_texts, side_tags
 from compaction_audit.recall.survival.postings import _Postings, _remember
 from compaction_audit.recall.survival.words import (
@@ -490,12 +489,8 @@ def _offered(summary: str) -> _Offered:
             number, _, unit = d.norm.partition(" ")
             quantities.add((number, unit))
     quantities.update(spelled_values(summary)[0])  # "a 2-second timeout" (adv126 #7)
-    by_words = {key: _Postings(cands) for key, cands in clauses.items()}
-    if listed := listed_orders(summary):  # the steps of a list (adv126 #5): matched by
-        key = (Kind.ORDERING, "sequence")  # identifier-like words only, so not stemmed
-        by_words[key] = _Postings([*clauses.get(key, ()), *listed])
     return _Offered(
-        clauses, by_words,
+        clauses, {key: _Postings(cands) for key, cands in clauses.items()},
         {key: _Postings(frozenset(_stem(w) for w in c if not is_tag(w)) for c in cands)
          for key, cands in clauses.items()},
         frozenset(quantities),

@@ -83,11 +83,6 @@ def _leading(after: str, words: frozenset[str]) -> tuple[frozenset[str], frozens
             frozenset(w for w in words if w in sub))
 
 
-LISTED = " listed"
-"""In the clause set of a chain of listed steps (:mod:`~compaction_audit.recall.survival.
-listed`): its order is kept only with every key on its own side (:func:`reversed_in`)."""
-
-
 def is_tag(word: str) -> bool:
     """Whether ``word`` of a clause set is a side tag (:data:`FIRST`, :data:`SECOND`)."""
     return word.startswith(" ")
@@ -120,17 +115,13 @@ def side_tags(text: str, words: Iterable[str]) -> frozenset[str]:
 def reversed_in(keys: tuple[frozenset[str], frozenset[str]], clause: frozenset[str]) -> bool:
     """Whether a summary ``clause`` (its words and side tags) reverses the order of the
     child's ``keys`` (the words it is matched by, first and second in time): more of
-    them on the other side only than on their own side; for a cut of a chain of listed
-    steps (:data:`LISTED`), any of them not on its own side (a chain is cut at every
-    step, so a majority would keep "5% -> 25% -> 100%" read as "25% -> 5% -> 100%").
-    A majority, not one word: a clause's left side may take in the previous clause's object
+    them on the other side only than on their own side.  A majority, not one word: a
+    clause's left side may take in the previous clause's object
     (:func:`~compaction_audit.recall.clauses.scan_clauses`), so one name can be read on
     a side it was not written for."""
     first, second = keys
     same = (sum(FIRST + k in clause for k in first)
             + sum(SECOND + k in clause for k in second))
-    if LISTED in clause:  # one cut of a chain of steps: all on their own side or none
-        return same < len(first) + len(second)
     other = (sum(SECOND + k in clause and FIRST + k not in clause for k in first)
              + sum(FIRST + k in clause and SECOND + k not in clause for k in second))
     return other > same
