@@ -74,8 +74,7 @@ _MARKERS: list[tuple[Kind, str, str]] = [
         ("exact", r"exactly"), ("exact", r"unchanged"), ("exact", r"as\s+is"),
         ("max", r"at\s+most"), ("max", r"no\s+more\s+than"),
         ("max", r"never\s+exceed(?:s|ed)?"), ("max", r"maximum(?:\s+of)?"),
-        ("max", r"limited\s+to"), ("max", r"capped\s+at"), ("max", r"up\s+to"),
-        ("max", r"max"), ("min", r"at\s+least"),
+        ("max", r"limited\s+to"), ("max", r"capped\s+at"), ("min", r"at\s+least"),
         ("min", r"no\s+(?:less|fewer)\s+than"), ("min", r"minimum(?:\s+of)?"),
         ("instead", r"instead\s+of"), ("instead", r"rather\s+than"))),
     *((Kind.CAUSAL, "because", p) for p in (
@@ -118,7 +117,7 @@ def _marker_regex() -> re.Pattern[str]:
 _CLAUSE_RE = _marker_regex()
 _MARK_OF = {f"m{i}": (kind, family) for i, (kind, family, _) in enumerate(_MARKERS)}
 """(kind, family) of each group of :data:`_CLAUSE_RE`, looked up by its name."""
-_CHECKED = frozenset({"->", "→", "since", "required", "if", "up to", "max"})
+_CHECKED = frozenset({"->", "→", "since", "required", "if"})
 """Markers :func:`_keep_marker` may reject; every other marker is kept."""
 _IMPERATIVE_RE = re.compile(  # sentence-initial (or after ", and"), after a bullet or emphasis
     r"(?:^|(?<=[.!?:;\n])|(?<=, and)|(?<=, then)|(?<=, but))[ \t]*(?:[-*+•>][ \t]+|\d+[.)][ \t]+)?"
@@ -144,34 +143,6 @@ _SINCE_CLAUSE_RE = re.compile(  # "since" followed by a clause: a subject pronou
     r"\s+(?:(?:it|they|we|he|she|this|that|these|those|there|you|i)\b"
     r"|(?:[\w'-]+\s+){0,4}?(?:is|are|was|were|has|have|had|does|did|can|could|will|would"
     r"|should|must|may|might|[a-z]+ed|[a-z]+n't)\b)")
-_BOUND_NUMBER_RE = re.compile(r"\s+\d")
-"""What follows "up to" or "max" as a bound: a number in digits ("up to three times" is
-no bound: a count a summary restates as "three attempts" without its direction was
-then a lost "that matters" on a Cline session's fold; a spelled number counts once a
-marker reads the clause, :data:`_NUMBER_WORDS`)."""
-_PARTICLE_VERB_RE = re.compile(
-    r"\b(?:bring|brought|bump\w*|rais\w*|increas\w*|scal\w*|ramp\w*|go|goes|going|went|gone"
-    r"|grow\w*|grew|mov\w*|climb\w*|ris\w*|rose|roll\w*|push\w*|turn\w*|step\w*|count\w*"
-    r"|catch\w*|caught|speed\w*|sped|round\w*|jump\w*|crank\w*|dial\w*|fill\w*|build\w*"
-    r"|built|set|sets|setting|pick\w*|come|comes|coming|came|tick\w*|level\w*|ratchet\w*"
-    r"|warm\w*|power\w*|pil\w*|stack\w*|add\w*)\s+(?:[\w.`'\"-]+\s+){0,3}$")
-"""A verb whose particle "up" makes "up to N" a motion to N, not a bound ("bring
-pool_size up to 20", "ramp traffic up to 25%", "scaled it up to 5 replicas"); with three
-words between at most (its object: "scaled the deployment up to 5 replicas")."""
-
-
-def _bounds_a_number(low: str, start: int, end: int) -> bool:
-    """Whether "up to" or "max" at ``low[start:end]`` bounds a number: a digit follows
-    ("up to 5 retries", "max 5"), and "up to" follows no verb it is a particle of
-    (:data:`_PARTICLE_VERB_RE`).  adv126 #6: "Up to 5 retries are allowed" kept no
-    "at most 5 retries"; the first reading of "up to" (a session before) took "bring
-    pool_size up to 20" for a bound."""
-    if _BOUND_NUMBER_RE.match(low, end) is None:
-        return False
-    return low[start] != "u" or _PARTICLE_VERB_RE.search(low, max(0, start - 60),
-                                                          start) is None
-
-
 _REQUIRED_BEFORE_RE = re.compile(r"(?:\b(?:is|are|be|was|were|been|not|also)|[+&])\s+$")
 _REQUIRED_AFTER_RE = re.compile(r"\s*(?:$|[.,;:)!?\n]|(?:for|to|by|when|if|in|on|unless|before"
                                 r"|after)\b)")
@@ -200,25 +171,9 @@ _STOPWORDS = frozenset([
     "nor", "also", "even", "just", "again", "so", "all", "some", "there", "here", "very",
     "please", "one", "ones",
 ])
-_NUMBER_WORDS = {w: str(n) for n, w in enumerate(
-    ("two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven",
-     "twelve"), start=2)} | {"fifteen": "15", "twenty": "20", "thirty": "30", "forty": "40",
-                             "fifty": "50", "sixty": "60", "ninety": "90", "hundred": "100"}
-"""A number spelled as a word, compared as its digits ("Never run more than two
-migrations at once" keeps "no more than 2 migrations": adv126 #6).  "one" stays a
-stopword ("one of", "no one")."""
 NEGATION_WORDS = frozenset({"not", "never", "no", "nothing", "none", "without", "cannot",
                             "avoid", "longer"})
 """Words that make a clause negative (its polarity, compared by survival)."""
-_DURATION_RE = re.compile(
-    r"\d+(?:\.\d+)?\s?(?:ms|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?"
-    r"|d|days?|w|wks?|weeks?)")
-"""The whole other side of a sequence marker that is only a duration ("expire after 15
-minutes", "retry after 30s"): a delay, not an order of two steps (adv126 #7).  No
-sequence clause is made of it; its quantity token keeps the value, compared in any
-unit ("after 900 seconds" keeps "after 15 minutes", where the clause's words, compared
-as written, did not).  A time or a date stays an order: "before 17:00" against "after
-17:00" is the fact."""
 _DANGLING = frozenset({"and", "or", "nor", "the", "a", "an", "to", "of", "with", "for"})
 _MAX_OBJECT, _MAX_LEFT, _WINDOW, _LEFT_WINDOW = 8, 4, 160, 60
 _ASIDE_MAX = 40
@@ -245,7 +200,7 @@ class _WordNorms(dict[str, str | None]):
                 w = w[1:]
             if w.endswith(("n't", "n\u2019t")):
                 w = "not"
-            norm = _NUMBER_WORDS.get(w) or SCOPE_CANON.get(w, w)
+            norm = SCOPE_CANON.get(w, w)
         self[raw] = norm
         return norm
 
@@ -439,8 +394,6 @@ def _keep_marker(low: str, kind: Kind, family: str, start: int, end: int,
         return _SINCE_CLAUSE_RE.match(low, end) is not None
     if low[start:end] == "if":  # "let me check if X" asks X, it sets no condition
         return _ASKED_IF_RE.search(low, max(0, start - 40), start) is None
-    if low[start:end] in ("up to", "max"):  # a bound on a number (adv126 #6)
-        return _bounds_a_number(low, start, end)
     if low[start:end] == "required":  # a predicate, not "passes required env vars"
         return (_REQUIRED_BEFORE_RE.search(low, max(0, start - 12), start) is not None
                 or _REQUIRED_AFTER_RE.match(low, end) is not None)
@@ -620,9 +573,7 @@ def scan_clauses(text: str, out: list[Discriminator],
             words.insert(0, "not")
         if family in _TWO_SIDED:  # right holds ">"; an arrow and "instead" need both sides
             both = family == "instead" or low[first:first + 1] in "-→"
-            enough = (len(left) + len(right) > 2 and (not both or bool(left and right[1:]))
-                      and not (family == "sequence"
-                               and _DURATION_RE.fullmatch(" ".join(right[1:]))))
+            enough = len(left) + len(right) > 2 and (not both or bool(left and right[1:]))
         else:
             enough = len(words) - words.count("not") >= 2
         i, then_at = j, None

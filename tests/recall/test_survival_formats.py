@@ -1,6 +1,6 @@
 """Values a summary keeps in another common spelling (adv126 #7): a unit after a
-hyphen, a 12-hour clock time, an issue by its word, a date in words, and a delay after
-"after" compared in any unit.  Each form keeps only the same value."""
+hyphen, a 12-hour clock time, an issue by its word and a date in words.  Each form keeps
+only the same value, and none read in another role keeps anything (adv129 #5)."""
 
 from __future__ import annotations
 
@@ -82,31 +82,44 @@ def test_a_date_in_words_is_the_date(summary: str, kept: bool) -> None:
 @pytest.mark.parametrize(("summary", "kept"), [
     ("Review lands May 4.", True),
     ("Review lands may 4.", False),  # "may" the verb: no month
+    ("Review lands MAY 4.", True),
 ])
 def test_may_is_a_month_with_its_capital(summary: str, kept: bool) -> None:
     assert survives(_one("Review lands 2026-05-04.", Kind.SCOPE), summary) is kept
 
 
 @pytest.mark.parametrize(("summary", "lost"), [
-    ("Access tokens expire after 900 seconds.", []),
     ("Access tokens expire after 15 min.", []),
-    ("Access tokens expire after 20 minutes.", ["15 min"]),
+    # the order's words are compared as written: a false loss, left (adv129 #2: reading
+    # a delay as its quantity alone kept "before 2 hours" for "after 2 hours")
+    ("Access tokens expire after 900 seconds.",
+     ["sequence access tokens expire > 15 minutes"]),
 ])
-def test_a_delay_after_after_is_its_quantity(summary: str, lost: list[str]) -> None:
-    """"after 15 minutes" is a duration, no order of two steps: no sequence clause,
-    so "after 900 seconds" keeps it; the value is still compared."""
+def test_a_delay_after_after_stays_an_order(summary: str, lost: list[str]) -> None:
     child = "Access tokens expire after 15 minutes."
-    assert [d.kind for d in extract(child)] == [Kind.QUANTITY]
     assert [d.norm for d in dropped(child, summary)] == lost
+    assert survives(_one("Run the cleanup job after 2 hours.", Kind.ORDERING),
+                    "Run the cleanup job before 2 hours.") is False
 
 
-@pytest.mark.parametrize("child", [
-    "Run the backfill after 17:00.",  # a time: before and after differ
-    "Deploy after the migration finishes.",
-    "Retry after 3 failures, then page.",  # a count, not a duration
+@pytest.mark.parametrize(("child", "summary"), [
+    ("Do not close #3 until QA signs off.", "Fixed the login bug 3 days ago; QA pending."),
+    ("Review #12 before Friday.", "There are 3 open PRs 12 hours old."),
+    ("Ship on 2026-12-05.", "Use dec 5 for the decimal precision."),
+    ("Launch on 2026-09-02.", "Fields are sep 2 spaces apart."),
+    ("The cert expires on 2026-03-15.", "The 2025 outage happened on March 15."),
 ])
-def test_an_order_other_than_a_delay_stays_an_order(child: str) -> None:
-    assert any(d.kind is Kind.ORDERING for d in extract(child))
+def test_a_value_in_another_role_keeps_nothing(child: str, summary: str) -> None:
+    """adv129 #5: a count after a word ("bug 3 days"), a plural ("PRs 12"), a
+    lowercase month abbreviation and a date of another year the summary writes."""
+    (value,) = [d for d in extract(child) if d.kind in (Kind.IDENTIFIER, Kind.SCOPE)]
+    assert survives(value, summary) is False
+
+
+def test_a_date_without_its_year_is_of_a_year_the_summary_writes() -> None:
+    date = _one("The cert expires on 2026-03-15.", Kind.SCOPE)
+    assert survives(date, "The cert (renewed in 2026) expires March 15.") is True
+    assert survives(date, "The cert expires March 15.") is True
 
 
 def test_spelled_values_reads_each_form() -> None:
@@ -114,7 +127,8 @@ def test_spelled_values_reads_each_form() -> None:
         "A 5-minute TTL, deploy at 9 pm after PR #77, freeze on Dec 1, 2026 and June 3.")
     assert quantities == {("5", "min")}
     assert keys == {"21:00", "#77"}
-    assert scopes == {"2026-12-01", "--06-03"}
+    assert scopes == {"2026-12-01", "2026-06-03"}  # June 3: of the year written
+    assert spelled_values("Freeze on June 3.")[2] == {"--06-03"}  # no year: any
     assert spelled_values("no digit here: March, PR, five-minute, noon pm") == (set(), set(), set())
 
 
