@@ -6,9 +6,8 @@ One regular expression with a lazy body (``^HEAD\\n(.*?)^TAG$``) read each opene
 no closing line to the end of the text: a command of 24,000 unclosed ``cat <<EOF``
 lines (268 KB) took 88-128 s.  :func:`heredocs` indexes the lines that could close one
 first (tag -> their offsets), then looks each opener's tag up there: linear in the
-text (a bisection per opener).  The opener of a line is its last ``<<TAG``; one that no
-later line closes holds the rest of the text, as a shell reads it (the expression found
-none there, so a document written and never closed was read as commands: adv129 #6).
+text (a bisection per opener).  Which opener of a line counts is as before: the last
+``<<`` of the line whose tag has a closing line.
 """
 
 from __future__ import annotations
@@ -26,9 +25,8 @@ _CLOSER_RE = re.compile(r"(?m)^[ \t]*(\w+)[ \t]*$")
 def heredocs(text: str) -> Iterator[tuple[int, int, int, str]]:
     """``(start, head_end, end, tag)`` of each here-document of ``text``, in order and
     not overlapping: its opening line is ``text[start:head_end]`` (no newline), its
-    body runs to its closing line's end, ``end``, or to the end of the text when no
-    line closes it (as a shell reads it: adv129 #6, a document written by ``cat
-    <<EOFX > NOTES.md`` and never closed holds the rest of the call)."""
+    closing line ends at ``end``.  An opener with no closing line after it is none (the
+    next line is tried, as a regular expression search would)."""
     at = text.find("<<")
     if at < 0:
         return
@@ -42,27 +40,25 @@ def heredocs(text: str) -> Iterator[tuple[int, int, int, str]]:
         head_end = text.find("\n", at)
         if head_end < 0:  # the opening line needs its newline
             return
-        tag = _last_opener(text, start, head_end)
-        if tag is None:
+        end = _closed_at(text, start, head_end, closers)
+        if end is None:
             at = text.find("<<", head_end)
             continue
-        found = closers.get(tag)
-        i = bisect_left(found[0], head_end + 1) if found else 0
-        if found is None or i == len(found[0]):
-            yield start, head_end, len(text), tag
-            return
-        yield start, head_end, found[1][i], tag
-        at = text.find("<<", found[1][i])
+        yield start, head_end, end[0], end[1]
+        at = text.find("<<", end[0])
 
 
-def _last_opener(text: str, start: int, head_end: int) -> str | None:
-    """The tag of the last ``<<TAG`` on the line ``text[start:head_end]``; None when no
-    ``<<`` there opens one."""
+def _closed_at(text: str, start: int, head_end: int,
+               closers: dict[str, tuple[list[int], list[int]]]) -> tuple[int, str] | None:
+    """(end of the closing line, tag) of the here-document opened on the line
+    ``text[start:head_end]``: its last ``<<`` whose tag closes on a later line."""
     p = text.rfind("<<", start, head_end)
     while p >= 0:
         m = _OPENER_RE.match(text, p, head_end)
-        if m is not None:
-            return m[2]
+        if m is not None and (found := closers.get(m[2])) is not None:
+            i = bisect_left(found[0], head_end + 1)
+            if i < len(found[0]):
+                return found[1][i], m[2]
         p = text.rfind("<<", start, p + 1)
     return None
 

@@ -14,9 +14,9 @@ from compaction_audit.recall.heredocs import heredocs, replace_heredocs
 from compaction_audit.recall.survival.words import _double_negative
 
 _REFERENCE = re.compile(r"(?m)^(?P<head>[^\n]*<<-?[ \t]*(?P<q>['\"]?)(?P<tag>\w+)(?P=q)"
-                        r"[^\n]*)\n(?P<body>(?s:.*?))(?:^[ \t]*(?P=tag)[ \t]*$|\Z)")
+                        r"[^\n]*)\n(?P<body>(?s:.*?))^[ \t]*(?P=tag)[ \t]*$")
 """The expression :mod:`compaction_audit.recall.heredocs` replaces (quadratic on
-unclosed openers), with an unclosed one's body to the end of the text (``\\Z``)."""
+unclosed openers)."""
 
 
 def _marked(head: str, tag: str, whole: str) -> str:
@@ -30,9 +30,9 @@ def _reference(text: str) -> str:
 @pytest.mark.parametrize(("text", "found"), [
     ("cat <<EOF > notes.md\nhello\nEOF\n", [(0, 20, 30, "EOF")]),  # 20 + 1 + 5 + 1 + 3
     ("cat <<'A'\n  A  \nrest", [(0, 9, 15, "A")]),  # spaces around the closing tag
-    ("cat <<EOF\nnever closed\n", [(0, 9, 23, "EOF")]),  # to the end, as a shell reads
-    ("x <<A <<B\nB\nA\n", [(0, 9, 11, "B")]),  # the line's last opener
-    ("cat <<EOFX > N.md\nbody\nEOF\nls\n", [(0, 17, 30, "EOFX")]),  # EOF closes no EOFX
+    ("cat <<EOF\nnever closed\n", []),
+    ("x <<A <<B\nB\nA\n", [(0, 9, 11, "B")]),  # the line's last opener that closes
+    ("x <<A <<B\nA\n", [(0, 9, 11, "A")]),  # ... or an earlier one
     ("cat <<EOF", []),  # no newline after the opening line
     ("a <<EOF\nEOF\nb <<EOF\nEOF", [(0, 7, 11, "EOF"), (12, 19, 23, "EOF")]),
 ])
@@ -50,13 +50,9 @@ def test_the_same_as_the_regular_expression_on_random_texts() -> None:
         assert replace_heredocs(text, _marked) == _reference(text), text
 
 
-def test_an_unclosed_here_document_holds_the_rest() -> None:
-    """adv129 #6: a document written and never closed holds what follows it (data, not
-    commands); one not written to a document may run, as before."""
-    written = "cat <<EOFX > NOTES.md\nwe must not git push --force here\nEOF\ngit push --force\n"
-    assert "--force" not in unquoted(written)
+def test_unclosed_openers_hide_no_command() -> None:
     text = "cat <<EOF\n" * 3000 + "git push --force origin main"
-    assert unquoted(text) == text
+    assert unquoted(text) == text  # no here-document: every line may run
 
 
 @pytest.mark.parametrize(("text", "double"), [
