@@ -182,11 +182,12 @@ def excludes(pattern: str, path: str, under: str = "") -> bool:
 
 def _url_under(url: str) -> str | None:
     """What an object storage ``url`` searches under, as a directory is: a prefix URL
-    itself (ending in "/"), a pattern's part before the "/" ahead of its first glob
-    character; None for one object named."""
+    itself (ending in "/"; a bucket named alone, ``s3://b``, is ``s3://b/``), a
+    pattern's part before the "/" ahead of its first glob character; None for one
+    object named."""
     magic = [at for c in _GLOB_CHARS if (at := url.find(c)) >= 0]
-    if not magic:
-        return url if url.endswith("/") else None
+    if not magic:  # a bucket named alone is its root (adv130 #5)
+        return url if url.endswith("/") else url + "/" if url.count("/") == 2 else None
     return url[:url.rfind("/", 0, min(magic)) + 1]
 
 

@@ -61,6 +61,16 @@ def test_the_prefix_own_names_are_not_matched(s3: S3) -> None:
     assert "--exclude 'runs' matched no file" in result.stderr
 
 
+def test_a_bucket_named_alone_is_searched_as_its_root(s3: S3) -> None:
+    """adv130 #5: ``s3://fleet`` (no "/") lists the bucket, but the patterns were not
+    applied to it (read as one object named)."""
+    result = run("audit", "s3://fleet", "--exclude", "broken.jsonl", "--exclude", "day02",
+                 "-q", "-j", "1")
+    assert result.exit_code == 0, result.stderr
+    assert _audited(result.stdout) == ["s3://fleet/runs/day01/a.jsonl",
+                                       "s3://fleet/runs/keep/c.jsonl"]
+
+
 def test_a_whole_url_pattern_and_a_key_pattern(s3: S3) -> None:
     result = run("audit", "s3://fleet/runs/*/*.jsonl", "--exclude", "s3://fleet/runs/day02/*",
                  "-q", "-j", "1")

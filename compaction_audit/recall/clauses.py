@@ -90,7 +90,6 @@ _MARKERS: list[tuple[Kind, str, str]] = [
         r"backed\s+out", r"undid", r"undone")),
 ]
 _TWO_SIDED = frozenset({"sequence", "revert", "instead"})
-_BOUND_FAMILIES = frozenset({"max", "min"})
 _SAME_THING_RE = re.compile(
     r"\s*(?:(?:it|them)\s+)?(?:back\s+)?(?:to|at)\s+(?:v(?=\d)|[\d`'\"])")
 """After a revert marker: it takes the thing before "then" back to a value ("then
@@ -556,9 +555,6 @@ def scan_clauses(text: str, out: list[Discriminator],
               or low[first:first + 8] == "required"):  # "subscribe only when connected",
             # "runs only in review mode", "token + TTL required for safety"
             start, left = _left(low, masked, prev_end, first)
-        elif family in _BOUND_FAMILIES and len(right) == 1 and right[0][:1].isdigit():
-            start, left = _left(low, masked, prev_end, first)  # "Retries capped at 5":
-            # what its number bounds (adv126 #6)
         elif not right and (family == "exact" or low[first:m_end] in ("nothing", "none")):
             # "keep status codes exactly", "exits silently and injects nothing": the left
             start, left = _left(low, masked, prev_end, first)

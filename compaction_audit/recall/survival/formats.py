@@ -11,12 +11,13 @@ into the comparison forms survival already uses:
 * a clock time on a 12-hour dial ("5pm", "5 PM", "5:30 p.m.", "12 am"): ``"17:00"``,
   the extractor's norm of "17:00" (hour unpadded), among the summary's keys;
 * an issue, pull or merge request, ticket or bug by number ("issue 412", "PR #412",
-  "pull request 412"; singular, and no unit after the number: "bug 3 days ago" is
+  "pull request 412"; singular, the number ending its phrase: "bug 3 days ago" is
   none): ``"#412"``, the norm of "#412", among the keys;
 * a date in words, the month capitalized ("March 15", "15 Mar 2026", "March 15th,
-  2026"): ``"2026-03-15"``, the ISO norm, among the scopes when the year is written or
-  the summary writes a year elsewhere (each such year); ``"--03-15"`` when it writes
-  none (a child's date then survives by its month and day: :func:`month_day`).
+  2026"; "May" only with its year): ``"2026-03-15"``, the ISO norm, among the scopes
+  when the year is written or the summary writes a year elsewhere (each such year);
+  ``"--03-15"`` when it writes none (a child's date then survives by its month and
+  day: :func:`month_day`).
 
 The raw side is left as it is: a child's "5pm" or "5-minute" is no discriminator (a
 new token kind there would change every lost list); a summary's value in a form read
@@ -47,11 +48,11 @@ here starts with a digit, its look-behind after it, so the matcher skips to digi
 _CLOCK_RE = re.compile(r"(\d(?<![\w:.]\d)\d?)(?::([0-5]\d))?\s?([ap])\.?m\b\.?(?!\w)")
 """An hour (1 to 12: checked after the match), its minutes, am or pm."""
 _ISSUE_RE = re.compile(r"\b(?:issue|pr|pull\s+request|merge\s+request|mr|ticket|bug)\s+#?"
-                       r"(\d+)\b(?![.,]\d)(?!\s*(?:%|(?:ms|s|h|d|secs?|seconds?|mins?"
-                       r"|minutes?|hours?|days?|weeks?|months?|years?|ago|times?|files?"
-                       r"|lines?)\b))")
+                       r"(\d+)(?=[ \t]*(?:[).,;:!?\]]|$))", re.MULTILINE)
 """An issue by its word and number, singular ("PRs 12 hours old" counts, it names no
-PR), the number no amount ("bug 3 days ago": adv129 #5)."""
+PR), the number ending its phrase ("(issue 412)", "see PR 412."): "bug 3 days ago",
+"will issue 3 requests", "the PR 2 reviewers" name none (adv129 #5, adv130 #6: a list
+of units after the number was never complete)."""
 _ISSUE_WORDS = ("issue", "pr ", "pr #", "pull", "merge", "mr ", "mr #", "ticket", "bug")
 """What a text must hold for :data:`_ISSUE_RE` to be tried."""
 _MONTHS = {"january": 1, "february": 2, "march": 3, "april": 4, "may": 5, "june": 6,
@@ -76,8 +77,8 @@ def spelled_values(summary: str
     ``"#412"``, scopes as ``"2026-03-15"`` or ``"--03-15"``.  Empty sets for a text
     without a digit; cached (the summary's token half and its offered quantities both
     read it).  A month needs its capital ("you may 2", "dec 5 for the precision" are
-    no dates); a date without its year is of a year the summary writes elsewhere, or of
-    any year when it writes none."""
+    no dates), and "May" its year; a date without its year is of a year the summary
+    writes elsewhere, or of any year when it writes none."""
     quantities: set[tuple[str, str]] = set()
     keys: set[str] = set()
     scopes: set[str] = set()
@@ -95,9 +96,10 @@ def spelled_values(summary: str
         keys.update("#" + m[1] for m in _ISSUE_RE.finditer(low))
     for m in (_DATE_RE.finditer(summary) if any(a in low for a in _MONTH_STEMS) else ()):
         month_word = m[1] or m[5]
-        if not month_word[0].isupper():  # "dec 5", "sep 2 spaces", "mar 2 files"
-            continue
-        month, day, year = _MONTHS[month_word.lower()], int(m[2] or m[4]), m[3] or m[6]
+        year = m[3] or m[6]
+        if not month_word[0].isupper() or (month_word.lower() == "may" and not year):
+            continue  # "dec 5", "sep 2 spaces"; "May 2 workers share one GPU?" (adv130)
+        month, day = _MONTHS[month_word.lower()], int(m[2] or m[4])
         years = [year] if year else _years(summary)
         if years:
             scopes.update(f"{y}-{month:02d}-{day:02d}" for y in years)
@@ -106,9 +108,11 @@ def spelled_values(summary: str
     return frozenset(quantities), frozenset(keys), frozenset(scopes)
 
 
-_YEAR_RE = re.compile(r"(?<![\w.-])(?:199\d|20[0-4]\d)(?![\w.-])")
-"""A year, 1990 to 2049, not part of a date, a version or a name (a number such as
-"2048 MB" may be read as one: its date then keeps less, never more)."""
+_YEAR_RE = re.compile(r"(?<![\w.])(?:199\d|20[0-4]\d)(?!\w)(?!\.\d)")
+"""A year, 1990 to 2049, also of an ISO date ("2027-03-15") or at a sentence's end
+("in 2025."), not of a version or a name (adv130 #2, #3: "in 2025." and "2027-03-15"
+were no years, so a date without its year was of any); a number such as "2048 MB" may
+be read as one: its date then keeps less, never more."""
 
 
 def _years(summary: str) -> list[str]:
