@@ -113,6 +113,9 @@ def test_a_delay_after_after_stays_an_order(summary: str, lost: list[str]) -> No
     ("The cert expires on 2026-03-15.", "The outage happened on March 15 in 2025."),
     ("The cert expires on 2026-03-15.", "Ship on 2027-03-15 (March 15)."),
     ("The cert expires on 2026-03-15.", "Cert expires March 15. Budget for 2027."),
+    ("The cert expires on 2026-03-15.", "The cert expires March 15 (FY2027)."),
+    ("The cert expires on 2026-03-15.", "The cert expires March 15 '27."),
+    ("The cert expires on 2026-03-15.", "The cert expires March 15 of next year."),
     # adv130 #6: the number must end the issue's phrase
     ("Windows stays for #3.", "The client will issue 3 requests per second."),
     ("Windows stays for #2.", "The PR 2 reviewers approved it."),
@@ -129,6 +132,7 @@ def test_a_date_without_its_year_is_of_a_year_the_summary_writes() -> None:
     date = _one("The cert expires on 2026-03-15.", Kind.SCOPE)
     assert survives(date, "The cert (renewed in 2026) expires March 15.") is True
     assert survives(date, "The cert expires March 15.") is True
+    assert survives(date, "The cert expires March 15 (FY26).") is True
 
 
 def test_spelled_values_reads_each_form() -> None:

@@ -108,18 +108,24 @@ def spelled_values(summary: str
     return frozenset(quantities), frozenset(keys), frozenset(scopes)
 
 
-_YEAR_RE = re.compile(r"(?<![\w.])(?:199\d|20[0-4]\d)(?!\w)(?!\.\d)")
-"""A year, 1990 to 2049, also of an ISO date ("2027-03-15") or at a sentence's end
-("in 2025."), not of a version or a name (adv130 #2, #3: "in 2025." and "2027-03-15"
-were no years, so a date without its year was of any); a number such as "2048 MB" may
-be read as one: its date then keeps less, never more."""
+_YEAR_RE = re.compile(r"(?:(?<=FY)|(?<![\w.]))(?:199\d|20[0-4]\d)(?!\w)(?!\.\d)"
+                      r"|(?:(?<=FY)|(?<=\W'))(\d\d)\b|\b(?:next|last|previous|following)\s+year\b")
+"""A year, 1990 to 2049, also of an ISO date ("2027-03-15"), at a sentence's end ("in
+2025."), after "FY" ("FY2027", "FY27") or an apostrophe ("'27"), or a year named
+relatively ("next year": a year not known, "????"), not of a version or a name (adv130
+#2, #3: each such summary's date without its year was of any year); a number such as
+"2048 MB" may be read as one: its date then keeps less, never more."""
 
 
 def _years(summary: str) -> list[str]:
     """The years ``summary`` writes apart from a date ("the 2025 outage"): a date in
     words without its year is then of one of them (adv129 #5: "The 2025 outage happened
     on March 15" kept 2026-03-15); none: of any year."""
-    return list(dict.fromkeys(_YEAR_RE.findall(summary)))
+    years = []
+    for m in _YEAR_RE.finditer(summary):
+        short = m.group(1)
+        years.append(("20" + short) if short else m[0] if m[0][0].isdigit() else "????")
+    return list(dict.fromkeys(years))
 
 
 def month_day(norm: str) -> str | None:
