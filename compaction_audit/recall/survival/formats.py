@@ -94,13 +94,16 @@ def spelled_values(summary: str
         keys.add(f"{hour}:{m[2] or '00'}")
     if any(w in low for w in _ISSUE_WORDS):
         keys.update("#" + m[1] for m in _ISSUE_RE.finditer(low))
+    written: list[str] | None = None  # the summary's years, read once (at its first date)
     for m in (_DATE_RE.finditer(summary) if any(a in low for a in _MONTH_STEMS) else ()):
         month_word = m[1] or m[5]
         year = m[3] or m[6]
         if not month_word[0].isupper() or (month_word.lower() == "may" and not year):
             continue  # "dec 5", "sep 2 spaces"; "May 2 workers share one GPU?" (adv130)
         month, day = _MONTHS[month_word.lower()], int(m[2] or m[4])
-        years = [year] if year else _years(summary)
+        if not year and written is None:
+            written = _years(summary)
+        years = [year] if year else written
         if years:
             scopes.update(f"{y}-{month:02d}-{day:02d}" for y in years)
         else:
