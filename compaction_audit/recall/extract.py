@@ -58,8 +58,8 @@ from compaction_audit.recall.spantypes import clean_text
 from compaction_audit.recall.versions import SUFFIX, suffix_norm
 
 __all__ = ["CLAUSE_KINDS", "KIND_RANK", "QUANTITY_UNITS", "SCOPE_CANON", "Discriminator", "Kind",
-           "extract", "extract_cached", "is_discriminating", "share", "unit_quantities",
-           "value_tokens"]
+           "canonical_unit", "extract", "extract_cached", "is_discriminating", "share",
+           "unit_quantities", "value_tokens"]
 
 # --------------------------------------------------------------------- token kinds
 _SPACED_UNITS = (r"ms|msecs?|milliseconds?|secs?|seconds?|mins?|minutes?|hrs?|hours?|days?"
@@ -85,6 +85,12 @@ _UNIT_QUANTITY_RE = re.compile(rf"(?<![\w.,]){_NUM}{_QUANTITY_UNIT}(?!\w)")
 every number of number-dense text was one, half the audit's time)."""
 
 
+def canonical_unit(unit: str) -> str:
+    """The comparison form of a quantity's unit as written: ``"seconds"`` and ``"sec"``
+    are ``"s"``, ``"M"`` stays a count's ``"M"``, any other unit lowercased."""
+    return _UNIT_CANON.get(unit) or _UNIT_CANON.get(unit.lower(), unit.lower())
+
+
 def unit_quantities(text: str) -> list[tuple[str, str]]:
     """(number without separators, canonical unit) of each quantity with a unit in
     ``text``, read by the extractor's own quantity pattern (:data:`_QUANTITY`, its unit
@@ -96,8 +102,7 @@ def unit_quantities(text: str) -> list[tuple[str, str]]:
     for m in _UNIT_QUANTITY_RE.finditer(text):
         unit = m.group("unit") or m.group("sunit")
         number = m[0][:len(m[0]) - len(unit)].strip().replace(",", "")
-        out.append((number, _UNIT_CANON.get(unit) or _UNIT_CANON.get(unit.lower(),
-                                                                       unit.lower())))
+        out.append((number, canonical_unit(unit)))
     return out
 
 
@@ -261,7 +266,7 @@ def _token_norm(name: str, m: re.Match[str], raw: str) -> str | None:
         if not unit and len(number) - number.count(",") - number.count(".") < 2:
             return None  # fewer than two digits (_NUM: digits, "," and "." only)
         number = number.replace(",", "")
-        return f"{number} {_UNIT_CANON.get(unit) or _UNIT_CANON.get(unit.lower(), unit.lower())}" \
+        return f"{number} {canonical_unit(unit)}" \
             if unit else number
     return low
 

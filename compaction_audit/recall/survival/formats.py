@@ -32,15 +32,15 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from compaction_audit.recall.extract import canonical_unit
+
 __all__ = ["month_day", "spelled_values"]
 
-_HYPHEN_UNITS = {"ms": "ms", "millisecond": "ms", "second": "s", "sec": "s", "minute": "min",
-                 "min": "min", "hour": "h", "hr": "h", "day": "d", "week": "week",
-                 "byte": "b", "kb": "kb", "mb": "mb", "gb": "gb", "tb": "tb",
-                 "percent": "%", "token": "tokens"}
+_HYPHEN_UNITS = ("ms", "millisecond", "second", "sec", "minute", "min", "hour", "hr", "day",
+                 "week", "byte", "kb", "mb", "gb", "tb", "percent", "token")
 """A unit spelled after a number and a hyphen, as an adjective ("a 2-second timeout",
-singular), to the extractor's canonical unit (:data:`~compaction_audit.recall.extract.
-_UNIT_CANON`'s values)."""
+singular); compared in the extractor's canonical form
+(:func:`~compaction_audit.recall.extract.canonical_unit`)."""
 _HYPHENATED_RE = re.compile(
     r"(\d(?<![\w.,-]\d)\d*(?:\.\d+)?)-(" + "|".join(_HYPHEN_UNITS) + r")s?(?![\w-])")
 """A number (no word, ".", "," or "-" before it), a hyphen, a unit.  Each expression
@@ -86,7 +86,7 @@ def spelled_values(summary: str
         return frozenset(), frozenset(), frozenset()
     low = summary.lower()
     for m in _HYPHENATED_RE.finditer(low):
-        quantities.add((m[1], _HYPHEN_UNITS[m[2]]))
+        quantities.add((m[1], canonical_unit(m[2])))
     for m in _CLOCK_RE.finditer(low):
         if not 1 <= int(m[1]) <= 12:
             continue
