@@ -526,6 +526,10 @@ def audit_command(
             report = bl.apply(report, held, str(baseline))
             if (other := bl.cosine_mismatch(held, report, str(baseline))) is not None:
                 say(other)  # usertest61 B1: findings of another method, with no word
+            from compaction_audit.baseline.gone import gone_line, gone_traces
+
+            if (line := gone_line(gone_traces(held, report, paths), str(baseline))):
+                say(line)  # usertest67 #7: a deleted trace's entries, never named
     except AuditError as exc:
         fail(str(exc))
     single = names_one_file(paths)

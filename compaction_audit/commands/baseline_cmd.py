@@ -163,6 +163,8 @@ def baseline_prune(
     BASELINE less the entries that no longer occur (fixed findings) to the --output FILE
     ('-': standard output): a finding BASELINE does not hold is not added, and an
     entry is kept as it was, as is an entry of a rule not run (--select, --ignore).
+    The entries of a trace under a directory or prefix given that no longer exists
+    are dropped too; those of traces not under a PATH are kept.
     One line on standard error says how many entries were dropped.  The output may
     not be BASELINE itself: write another file and replace it in the commit that
     drops them.
@@ -176,13 +178,19 @@ def baseline_prune(
     report, inputs, old = _audited(paths, output, baseline, eff, lenient, jobs, exclude)
     if (other := bl.cosine_mismatch(old, report, str(baseline))) is not None:
         say(other)  # entries dropped under another method (adv113 #8)
-    kept = bl.pruned(report, old)
+    from compaction_audit.baseline.gone import gone_traces
+
+    gone = gone_traces(old, report, paths)  # usertest67 #7: deleted traces' entries
+    fixed = bl.pruned(report, old)
+    kept = [e for e in fixed if e.trace not in gone]
     shown = _write(bl.dumps(kept, old.cosine), output, inputs)
     new = sum(len(s.findings) for s in report.sessions)
     ran = {c for s in report.sessions for c in s.rules_run}
     unrun = sum(e.code not in ran for e in kept)
+    of_gone = (f"; {len(fixed) - len(kept)} of {len(gone)} trace(s) that no longer exist"
+               if gone else "")
     say(f"baseline {shown}: {len(old) - len(kept)} of {len(old)} entries dropped (no "
-        f"longer occur), {len(kept)} kept" + (
+        f"longer occur{of_gone}), {len(kept)} kept" + (
             f" ({unrun} of rules this run did not select)" if unrun else "") + (
             f"; {new} finding(s) the baseline does not hold were not added (audit "
             "--baseline lists them)" if new else ""))

@@ -393,6 +393,24 @@ def object_size(url: str) -> int | None:
         return None
 
 
+def missing_object(url: str) -> bool:
+    """True only when the store answers that there is no object at ``url`` (one HEAD
+    request); False when it exists and on any other answer or failure (no answer, no
+    permission, a key obstore cannot name, obstore missing): a caller that drops
+    records of objects that no longer exist keeps them unless the store says so."""
+    try:
+        scheme, bucket, key = split_url(url)
+        if key_problem(key):
+            return False
+        store = store_for(scheme, bucket)
+        _ask(store, lambda: store.head(key), timed=True)
+    except FileNotFoundError:
+        return True
+    except Exception:  # unknown: kept (see the docstring)
+        return False
+    return False
+
+
 class _ObjectRaw(io.RawIOBase):
     """One version of an object, read by ranged GETs of at most :data:`BUFFER_BYTES`:
     each asks for the version the first HEAD saw (``If-Match`` its ETag, when the

@@ -1,0 +1,154 @@
+"""Baseline entries of traces that no longer exist (usertest67 #7: a deleted trace's
+entries were neither named by ``audit --baseline`` nor dropped by ``baseline prune``).
+
+A trace is gone only when it lies under a folder or prefix given, was not audited, and
+does not exist (:mod:`compaction_audit.baseline.gone`); each condition is tested here
+both ways, on a local folder and on moto's S3 server (tests/s3server.py)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from compaction_audit.baseline.gone import GONE_NAMED, gone_line
+from tests.gate_app import clean_records, drift_records, run
+from tests.logs import dump
+from tests.s3server import S3, s3_server
+
+
+@pytest.fixture
+def fleet(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """``traces/drift.jsonl`` and ``traces/day2/drift.jsonl`` (3 entries each: CA104,
+    CA105, CA201) and ``traces/clean.jsonl`` (none), baselined in ``b.json``."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "traces" / "day2").mkdir(parents=True)
+    dump(clean_records(), tmp_path / "traces" / "clean.jsonl")
+    dump(drift_records(), tmp_path / "traces" / "drift.jsonl")
+    dump(drift_records(), tmp_path / "traces" / "day2" / "drift.jsonl")
+    made = run("baseline", "create", "traces", "-o", "b.json", "-j", "1")
+    assert made.exit_code == 0, made.stderr
+    return tmp_path
+
+
+def _traces(path: str) -> list[str]:
+    return sorted({e["trace"] for e in json.loads(Path(path).read_text())["findings"]})
+
+
+def test_a_deleted_trace_is_named_by_audit_and_dropped_by_prune(fleet: Path) -> None:
+    (fleet / "traces" / "day2" / "drift.jsonl").unlink()
+    audit = run("audit", "traces", "--baseline", "b.json", "-q", "-j", "1")
+    assert audit.exit_code == 0, audit.stderr  # said, not failed: nothing new
+    assert ("compaction-audit: baseline b.json: 3 entries of 1 trace(s) that no longer "
+            "exist (traces/day2/drift.jsonl): 'baseline prune' drops them\n") in audit.stderr
+    pruned = run("baseline", "prune", "b.json", "traces", "-o", "p.json", "-j", "1")
+    assert pruned.exit_code == 0, pruned.stderr
+    assert pruned.stderr == (
+        "compaction-audit: baseline p.json: 3 of 6 entries dropped (no longer occur; 3 of "
+        "1 trace(s) that no longer exist), 3 kept\n")
+    assert _traces("p.json") == ["traces/drift.jsonl"]
+
+
+def test_every_trace_present_says_nothing(fleet: Path) -> None:
+    audit = run("audit", "traces", "--baseline", "b.json", "-q", "-j", "1")
+    assert "no longer exist" not in audit.stderr
+    pruned = run("baseline", "prune", "b.json", "traces", "-o", "p.json", "-j", "1")
+    assert pruned.stderr == ("compaction-audit: baseline p.json: 0 of 6 entries dropped (no "
+                             "longer occur), 6 kept\n")
+
+
+def test_a_trace_not_under_a_folder_given_is_kept(fleet: Path) -> None:
+    """Files named one by one (or a pattern): the baseline's other traces were not asked
+    about, deleted or not (a fleet's baseline applied to one day's traces)."""
+    (fleet / "traces" / "day2" / "drift.jsonl").unlink()
+    audit = run("audit", "traces/drift.jsonl", "--baseline", "b.json", "-q")
+    assert "no longer exist" not in audit.stderr
+    pruned = run("baseline", "prune", "b.json", "traces/drift.jsonl", "traces/clean.jsonl",
+                 "-o", "p.json")
+    assert pruned.exit_code == 0, pruned.stderr
+    assert _traces("p.json") == ["traces/day2/drift.jsonl", "traces/drift.jsonl"]
+    # a folder beside it is no folder it lies under
+    beside = run("baseline", "prune", "b.json", "traces/day", "-o", "q.json")
+    assert beside.exit_code == 2  # no such path: a usage error, nothing written
+    assert not Path("q.json").exists()
+
+
+def test_an_excluded_trace_exists(fleet: Path) -> None:
+    audit = run("audit", "traces", "--exclude", "day2", "--baseline", "b.json", "-q")
+    assert "no longer exist" not in audit.stderr
+    pruned = run("baseline", "prune", "b.json", "traces", "--exclude", "day2", "-o", "p.json")
+    assert pruned.exit_code == 0, pruned.stderr  # not audited, but there: kept
+    assert _traces("p.json") == ["traces/day2/drift.jsonl", "traces/drift.jsonl"]
+
+
+def test_the_working_directory_given_as_dot(fleet: Path) -> None:
+    (fleet / "traces" / "drift.jsonl").unlink()
+    pruned = run("baseline", "prune", "b.json", ".", "-o", "p.json", "-j", "1")
+    assert pruned.exit_code == 0, pruned.stderr
+    assert _traces("p.json") == ["traces/day2/drift.jsonl"]
+
+
+def test_the_line_names_a_few_and_counts_the_rest() -> None:
+    gone = {f"t{i}.jsonl": i + 1 for i in range(GONE_NAMED + 2)}
+    assert gone_line(gone, "b.json") == (
+        "baseline b.json: 15 entries of 5 trace(s) that no longer exist (t0.jsonl, "
+        "t1.jsonl, t2.jsonl and 2 more): 'baseline prune' drops them")
+    assert gone_line({}, "b.json") is None
+
+
+@pytest.fixture(scope="module")
+def s3(tmp_path_factory: pytest.TempPathFactory) -> Iterator[S3]:
+    tmp = tmp_path_factory.mktemp("gone")
+    drift = dump(drift_records(), tmp / "drift.jsonl").read_bytes()
+    with s3_server() as server:
+        server.bucket("fleet")
+        for key in ("runs/a/drift.jsonl", "runs/b/drift.jsonl"):
+            server.client.put_object(Bucket="fleet", Key=key, Body=drift)
+        yield server
+
+
+def test_an_object_deleted_from_a_prefix(s3: S3, tmp_path: Path,
+                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    made = run("baseline", "create", "s3://fleet/runs/", "-o", "b.json", "-j", "1")
+    assert made.exit_code == 0, made.stderr
+    s3.client.delete_object(Bucket="fleet", Key="runs/b/drift.jsonl")
+    audit = run("audit", "s3://fleet/runs/", "--baseline", "b.json", "-q", "-j", "1")
+    assert ("baseline b.json: 3 entries of 1 trace(s) that no longer exist "
+            "(s3://fleet/runs/b/drift.jsonl)") in audit.stderr
+    pruned = run("baseline", "prune", "b.json", "s3://fleet/runs/", "-o", "p.json", "-j", "1")
+    assert pruned.exit_code == 0, pruned.stderr
+    assert _traces("p.json") == ["s3://fleet/runs/a/drift.jsonl"]
+    # the other prefix of the bucket is not asked about
+    other = run("baseline", "prune", "b.json", "s3://fleet/runs/a/", "-o", "q.json")
+    assert other.exit_code == 0, other.stderr
+    assert _traces("q.json") == ["s3://fleet/runs/a/drift.jsonl",
+                                 "s3://fleet/runs/b/drift.jsonl"]
+
+
+class _Store:
+    """A store whose HEAD raises ``error``."""
+
+    def __init__(self, error: Exception) -> None:
+        self.error = error
+
+    def head(self, key: str) -> None:
+        raise self.error
+
+
+@pytest.mark.parametrize(("error", "missing"), [
+    (FileNotFoundError("no such object"), True),
+    (ConnectionError("error sending request"), False),
+    (PermissionError("access denied"), False),
+    (RuntimeError("anything else"), False),
+])
+def test_only_a_store_saying_no_such_object_makes_it_gone(
+        error: Exception, missing: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A store that does not answer, or refuses, leaves the trace existing: prune never
+    drops entries for a hiccup."""
+    from compaction_audit.io import remote
+
+    monkeypatch.setattr(remote, "store_for", lambda scheme, bucket: _Store(error))
+    assert remote.missing_object("s3://fleet/runs/x.jsonl") is missing
