@@ -16,7 +16,8 @@ An entry's trace is *gone* when all of these hold:
 
 An excluded trace (``--exclude``) and a file the folder search does not pick up
 (a ``.json`` named alone when the baseline was made) exist, so their entries are
-kept.  Cost: one ``lstat`` or one HEAD request per distinct trace of such entries.
+kept.  Cost: one ``lstat`` or one HEAD request per distinct trace of such entries
+(:data:`HEAD_THREADS` at once).
 """
 
 from __future__ import annotations
@@ -61,11 +62,25 @@ def _is_under(trace: str, prefixes: Iterable[str]) -> bool:
     return False
 
 
-def _missing(trace: str) -> bool:
-    """True when ``trace`` is known not to exist (see the module docstring)."""
+HEAD_THREADS = 16
+"""Objects asked about at once (a month of a fleet's nightly traces expired: a HEAD
+each, about 20-50 ms on S3, would take a minute one after another)."""
+
+
+def _missing(traces: list[str]) -> list[str]:
+    """The ``traces`` known not to exist (see the module docstring), in their order;
+    ``-`` (standard input) is no file."""
+    from concurrent.futures import ThreadPoolExecutor
+
     from compaction_audit.io.remote import is_url, missing_object
 
-    return missing_object(trace) if is_url(trace) else not os.path.lexists(trace)
+    urls = [t for t in traces if is_url(t)]
+    gone = {t for t in traces if t != "-" and not is_url(t) and not os.path.lexists(t)}
+    if urls:
+        with ThreadPoolExecutor(min(HEAD_THREADS, len(urls))) as pool:
+            gone.update(t for t, m in zip(urls, pool.map(missing_object, urls), strict=True)
+                        if m)
+    return [t for t in traces if t in gone]
 
 
 def gone_traces(baseline: dict[str, Entry], report: Report,
@@ -82,7 +97,7 @@ def gone_traces(baseline: dict[str, Entry], report: Report,
     seen.update(trace_key(p) for e in report.errors for p in (e.path, e.trace) if p)
     counts = Counter(e.trace for e in baseline.values()
                      if e.trace not in seen and _is_under(e.trace, prefixes))
-    return {t: n for t, n in sorted(counts.items()) if _missing(t)}
+    return {t: counts[t] for t in _missing(sorted(counts))}
 
 
 def gone_line(gone: dict[str, int], source: str) -> str | None:
