@@ -19,7 +19,10 @@ DOCS: tuple[tuple[Any, ...], ...] = (
          'earlier: where round numbers skip, round 10 after round 6 is compared with '
          'round 6; a rise within floating-point rounding, a trillionth of the value, is '
          "none); without logged salience, `query_cosine_rebuilt` (the auditor's cosine "
-         'of the texts to the task query, issue 16) stands in for it.'),
+         'of the texts to the task query, issue 16) stands in for it. Not judged at a '
+         "product's compaction round (Claude Code, Codex, Cline, ...) that holds no work "
+         'after the compaction, as compaction-drift is not: its raw_ratio and reachable '
+         'spans there are what the compaction kept, by construction.'),
         ('Seed 000 ("Core Distinction", "Decision Boundary"): the working set looks more '
          "relevant by the scorer's own metric while fewer source spans stay reachable; "
          'the scorer now ranks by survivability and summaries become unfalsifiable. '
@@ -58,7 +61,12 @@ DOCS: tuple[tuple[Any, ...], ...] = (
         ('`summary_depth_max` >= `min_depth` and `distinct_source_spans` < max(1, '
          'floor(start_spans * `span_floor_fraction`)), where start_spans is the session '
          "record's, else the first round's value (the product floored up to its "
-         'floating-point rounding: 100 * 0.29 is 29).'),
+         "floating-point rounding: 100 * 0.29 is 29). In a trace of a product's "
+         'compactions (Claude Code, Codex, Cline, Gemini CLI, opencode, OpenHands) not '
+         'judged where the depth reaches `min_depth`: each compaction evicts every span '
+         'it folds, so once a summary folds a summary the reachable source spans are '
+         'those since the last compaction, by construction; what each compaction lost is '
+         'judged per fact by silent-discriminating-fold.'),
         ('Seed 000 ("Operational Effect"): the reachable-leaf count must not fall below '
          'a floor set at session start, or retained summaries rest on evidence the agent '
          'can no longer consult. What to do differs from the seed\'s "rehydrate the '

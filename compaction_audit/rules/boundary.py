@@ -119,6 +119,16 @@ class BoundaryRule(Rule):
         return Outcome(fired, notes, judged)
 
 
+BARE_COMPACTION = ("no work follows the compaction in its round: raw_ratio and reachable "
+                   "spans there measure what the compaction kept, not the loop")
+"""The note of compaction-drift and salience-inversion at a product compaction round
+with no work after it."""
+PRODUCT_FOLDS = ("a product's compactions evict every span they fold: with a summary of a "
+                 "summary, the reachable source spans are those since the last compaction, "
+                 "by construction (what each compaction lost: silent-discriminating-fold)")
+"""provenance-floor's note for the rounds at ``min_depth`` of a product's trace."""
+
+
 @register
 class SalienceInversion(BoundaryRule):
     """What it checks: at round t, ``summary_depth_max`` >= ``min_depth`` and
@@ -128,7 +138,10 @@ class SalienceInversion(BoundaryRule):
     is compared with round 6; a rise within floating-point rounding, a trillionth of
     the value, is none); without
     logged salience, ``query_cosine_rebuilt`` (the auditor's cosine of the texts to the
-    task query, issue 16) stands in for it.
+    task query, issue 16) stands in for it.  Not judged at a product's compaction round
+    (Claude Code, Codex, Cline, ...) that holds no work after the compaction, as
+    compaction-drift is not: its raw_ratio and reachable spans there are what the
+    compaction kept, by construction.
 
     Why it matters: seed 000 ("Core Distinction", "Decision Boundary"): the working set
     looks more relevant by the scorer's own metric while fewer source spans stay
@@ -166,6 +179,18 @@ class SalienceInversion(BoundaryRule):
     reads_salience = True
     severity_note = "warning where a condition of validity fails (the loop can drift, not invert)"
 
+    def evaluable(self, ctx: Context) -> list[tuple[str, pl.Expr]]:
+        """Besides the base checks: not judged at a product's compaction round with no
+        work after the compaction (:func:`bare_compaction_rounds`), as compaction-drift
+        is not: its raw_ratio and reachable spans are what the compaction kept, by
+        construction (usertest68 #1: every second compaction of a Claude Code session
+        read as an inversion boundary, "halt compaction and rehydrate")."""
+        checks = super().evaluable(ctx)
+        bare = bare_compaction_rounds(ctx)
+        if bare:
+            checks.append((BARE_COMPACTION, ~pl.col("ri").is_in(bare)))
+        return checks
+
     def condition(self, ctx: Context) -> pl.Expr:
         s = ctx.settings
         return ((pl.col("summary_depth_max") >= s.min_depth)
@@ -197,7 +222,12 @@ class ProvenanceFloor(BoundaryRule):
     """What it checks: ``summary_depth_max`` >= ``min_depth`` and
     ``distinct_source_spans`` < max(1, floor(start_spans * ``span_floor_fraction``)),
     where start_spans is the session record's, else the first round's value (the
-    product floored up to its floating-point rounding: 100 * 0.29 is 29).
+    product floored up to its floating-point rounding: 100 * 0.29 is 29).  In a trace of
+    a product's compactions (Claude Code, Codex, Cline, Gemini CLI, opencode, OpenHands)
+    not judged where the depth reaches ``min_depth``: each compaction evicts every span
+    it folds, so once a summary folds a summary the reachable source spans are those
+    since the last compaction, by construction; what each compaction lost is judged per
+    fact by silent-discriminating-fold.
 
     Why it matters: seed 000 ("Operational Effect"): the reachable-leaf count must not
     fall below a floor set at session start, or retained summaries rest on evidence the
@@ -228,6 +258,23 @@ class ProvenanceFloor(BoundaryRule):
                "back (5 needed)")
     settings = ("min_depth", "span_floor_fraction", "sustain")
     values = ("summary_depth_max", "distinct_source_spans")
+
+    def evaluable(self, ctx: Context) -> list[tuple[str, pl.Expr]]:
+        """Besides the base checks: in a trace of a product's compactions
+        (:func:`~compaction_audit.rules.base.product_fold_rounds`: Claude Code, Codex,
+        Cline, Gemini CLI, opencode, OpenHands), not judged where the depth reaches
+        ``min_depth``: each compaction evicts every span it folds, so once a summary
+        folds a summary the reachable source spans are those since the last compaction,
+        by construction, and the floor says nothing of the product (usertest68 #1: every
+        Claude Code session with two compactions failed on this error, each compaction
+        losing nothing); what each compaction lost is judged per fact by
+        silent-discriminating-fold, as ungrounded-summary leaves a compaction's summary
+        to it."""
+        checks = super().evaluable(ctx)
+        if product_fold_rounds(ctx.session):
+            checks.append((PRODUCT_FOLDS,
+                           pl.col("summary_depth_max") < ctx.settings.min_depth))
+        return checks
 
     def floor(self, ctx: Context) -> int:
         """The floor in spans: max(1, floor(start_spans * span_floor_fraction))."""
@@ -335,9 +382,6 @@ class DepthPin(BoundaryRule):
                 f"(> {ctx.settings.depth_pin_rounds})")
 
 
-BARE_COMPACTION = ("no work follows the compaction in its round: raw_ratio there "
-                   "measures what the compaction kept, not drift of the loop")
-"""compaction-drift's note for a product compaction round with no work after it."""
 
 
 def bare_compaction_rounds(ctx: Context) -> list[int]:
