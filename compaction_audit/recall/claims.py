@@ -56,12 +56,19 @@ _END_RE = re.compile(r"[.!?\n]")
 """A character that ends a sentence (for the bounds of the sentence a claim is in)."""
 _ABSENCE_RE = re.compile(r"(?i)^\W*(?:no|none|nothing)\b")
 _POINTER_RE = re.compile(r"(?i)read the full transcript at|if you need specific "
-                         r"details from before|please continue the conversation from where")
-"""The product's own lines closing a summary (Claude Code): the pointer to the
+                         r"details from before|please continue the conversation from where"
+                         r"|another language model started to solve this problem")
+"""The product's own lines around a summary: Claude Code's closing pointer to the
 transcript and the instruction after it, "Please continue the conversation from where
 we left off ... Continue with the last task that you were asked to work on." (adv123
 #7: its last sentence, no meta word in it, was a claim no leaf supports in every short
-session: a faithful summary warned)."""
+session: a faithful summary warned), and the line Codex opens a local compaction's
+summary with (codex-rs ``templates/compact/summary_prefix.md``, one line: "Another
+language model started to solve this problem ... You also have access to the state of
+the tools that were used by that language model.  Use this to build on the work that
+has already been done and avoid duplicating work.  Here is the summary ...:"; Codex
+writes the summary on the next line; usertest68 #3: its two middle sentences were
+claims no leaf supports, at every compaction)."""
 
 
 def _drop_pointer(text: str) -> str:

@@ -300,6 +300,29 @@ def test_the_transcript_pointer_sentence_is_dropped_and_nothing_else() -> None:
     assert [c.text for c in claims(closing)] == [c.text for c in claims("Done: v2 shipped.")]
 
 
+CODEX_PREFIX = (  # codex-rs templates/compact/summary_prefix.md, one line
+    "Another language model started to solve this problem and produced a summary of its "
+    "thinking process. You also have access to the state of the tools that were used by "
+    "that language model. Use this to build on the work that has already been done and "
+    "avoid duplicating work. Here is the summary produced by the other language model, "
+    "use the information in this summary to assist with your own analysis:")
+
+
+def test_the_codex_prefix_line_is_no_claim() -> None:
+    """usertest68 #3: the prefix's middle sentences were claims no leaf supports."""
+    from compaction_audit.recall.claims import _drop_pointer
+
+    summary = "Renamed the flag to --colour in cli.py; do not touch setup.cfg."
+    text = f"{CODEX_PREFIX}\n{summary}"
+    assert _drop_pointer(text) == f" \n{summary}"
+    assert [c.text for c in claims(text)] == [c.text for c in claims(summary)]
+    assert [c.text for c in claims(text)]  # the summary's own claims stay
+    # the line alone, and a claim-like sentence of the prefix without its opening, stay
+    # as written: only the product's line, from its first words, is dropped
+    bare = "You also have access to the state of the tools on build01."
+    assert _drop_pointer(bare) == bare
+
+
 @pytest.mark.parametrize(("summary", "kept"), [
     # a product's wrapper tag names no claim; the path inside it does
     ("<RUN_NOTE>\nEdited /srv/app/nav.tsx:4-9\n</RUN_NOTE>", ["/srv/app/nav.tsx"]),
