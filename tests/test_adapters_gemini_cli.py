@@ -254,6 +254,8 @@ def test_records_of_a_shape_not_known_are_counted_not_dropped(tmp_path: Path) ->
     out = run_adapter(gemini_cli.records, path)
     assert out[0][1]["lines_not_read"] == 3
     assert out[0][1]["reader_notes"] == [
+        "1 $rewindTo line(s) applied: the messages rewound left the context with no "
+        "summary, not judged as lost",
         "1 line of a $set key this reader does not know ('Messages'): not read",
         "1 message of a message type this reader does not know ('Gemini'): not read",
         "1 line of a record shape (its keys) this reader does not know ('id'): not read"]
@@ -363,10 +365,10 @@ def test_a_resume_writing_the_context_alone_then_the_history_is_no_loss() -> Non
     assert "lines_not_read" not in out[0][1] and "reader_notes" not in out[0][1]
 
 
-def test_a_resume_that_does_not_write_the_history_back_is_counted_once(
-        tmp_path: Path) -> None:
-    # a rewind the reader does not apply: the resume writes the session context alone,
-    # then a history without the rewound turn; the cut is counted once, never silent
+def test_a_resume_after_a_rewind_drops_nothing_the_rewind_left(tmp_path: Path) -> None:
+    # the resume writes the session context alone, then a history without the rewound
+    # turn: the rewind took that turn out (usertest68 #4), so nothing is cut, and nothing
+    # counted as not read; a rewind to a message not in the context is counted
     context = {"id": "ctx", "type": "user", "content": [{"text": "<session_context>c"}]}
     turns = [{"id": "u1", "type": "user", "content": [{"text": "Use region eu-west-2."}]},
              {"id": "g1", "type": "gemini", "content": "Region eu-west-2, noted."},
@@ -376,9 +378,20 @@ def test_a_resume_that_does_not_write_the_history_back_is_counted_once(
     path.write_text(lines_of([META, {"$set": {"messages": [context]}}, *turns,
                               {"$rewindTo": "u2"}, META, {"$set": {"messages": [context]}},
                               {"$set": {"messages": [context, *turns[:2]]}}]))
+    out = run_adapter(gemini_cli.records, path)
+    session = out[0][1]
+    assert "lines_not_read" not in session
+    assert session["reader_notes"] == [
+        "1 $rewindTo line(s) applied: the messages rewound left the context with no "
+        "summary, not judged as lost"]
+    (rewound,) = [r for at, r in out[1:] if at == 7]  # the $rewindTo line
+    assert len(rewound["evicted"]) == 2 and "compaction" not in rewound
+    # the resume's rewrites left the cut where the rewind put it: nothing else dropped
+    assert all("evicted" not in r for at, r in out[1:] if at > 7)
+    path.write_text(lines_of([META, *turns, {"$rewindTo": "gone"}]))
     session = run_adapter(gemini_cli.records, path)[0][1]
     assert session["lines_not_read"] == 1
-    assert session["reader_notes"] == [f"1 line {gemini_cli.DROPPED_NOTE}"]
+    assert session["reader_notes"] == [f"1 line {gemini_cli.REWIND_NOTE}"]
 
 
 def test_telemetry_that_does_not_match_the_compactions_is_said(tmp_path: Path) -> None:
@@ -479,3 +492,26 @@ def test_text_a_person_types_under_a_folded_message_s_id_opens_a_round(
     assert rounds[0][0] == rounds[1][0] == base + 1
     assert rounds[0][1] == [(base, f"{line['id']}#2")]
     assert rounds[1][1] == [(base, "fresh-1")]
+
+
+def test_a_rewound_message_is_not_lost_at_the_next_compression(tmp_path: Path) -> None:
+    """usertest68 #4: a message the person rewound away was folded by the next
+    compression and read as a person's lost fact (an error)."""
+    from compaction_audit import api
+
+    turns = [{"id": "u1", "type": "user", "content": [{"text": "Use region eu-west-2."}]},
+             {"id": "g1", "type": "gemini", "content": "Region eu-west-2, noted."},
+             {"id": "u2", "type": "user", "content": [{"text": "The deploy key is ops-7731."}]},
+             {"id": "g2", "type": "gemini", "content": "Key ops-7731, noted."}]
+    snapshot = {"id": "s", "type": "user", "content": [
+        {"text": "<state_snapshot>The user works in region eu-west-2.</state_snapshot>"}]}
+    after = [{"$set": {"messages": [snapshot]}}]
+
+    def lost(records: list[dict[str, object]]) -> set[str]:
+        path = tmp_path / "session-c.jsonl"
+        path.write_text(lines_of([META, *records]))
+        return {item["text"] for c in api.audit(str(path)).compactions
+                for item in c.get("lost", [])}
+
+    assert any("ops-7731" in t for t in lost([*turns, *after]))  # without the rewind
+    assert not any("ops-7731" in t for t in lost([*turns, {"$rewindTo": "u2"}, *after]))

@@ -82,9 +82,14 @@ def records(path: str, lines: Iterable[tuple[int, bytes]] | None = None
     first = feed(path, lines, conv.handle, line_checker(path, SOURCE_FORMAT))
     rounds = conv.asm.finish()
     record = session_record(SOURCE_FORMAT, conv.session_id, conv.budget)
-    if conv.not_read:  # counted, as the Claude Code reader counts its (adv27 F2)
-        record["reader_notes"] = [f"{lines_phrase(n)} {why}"
-                                  for why, n in conv.not_read.items()]
+    notes = [f"{lines_phrase(n)} {why}" for why, n in conv.not_read.items()]
+    if conv.turns_rolled_back:
+        notes.append(f"{conv.turns_rolled_back:,} user turn(s) rolled back (thread_rolled_back): "
+                     "out of the context with what followed them, no summary, not judged "
+                     "as lost")
+    if notes:  # counted, as the Claude Code reader counts its (adv27 F2)
+        record["reader_notes"] = notes
+    if conv.not_read:
         record["lines_not_read"] = sum(conv.not_read.values())
     yield first or 1, record
     yield from rounds
@@ -111,6 +116,7 @@ class _Converter:
         self.last_seen: tuple[Any, ...] | None = None
         self.awaiting_after: list[dict[str, Any]] = []
         self.not_read: Counter[str] = Counter()  # why -> lines (a type not known)
+        self.turns_rolled_back = 0  # user turns thread_rolled_back events took out
         # a compacted line not yet paired with its context_compacted event, and no
         # rollout item since it: the only line an event may pair with (adv29 F6)
         self.unpaired_compacted = False
@@ -164,6 +170,8 @@ class _Converter:
             self.token_count(line, p)
         elif kind == "task_started":
             self.window(line, p.get("model_context_window"), "payload.model_context_window")
+        elif kind == "thread_rolled_back":
+            self.rolled_back(line, p.get("num_turns"))
         elif not isinstance(kind, str) or kind not in BOOKKEEPING_EVENTS:
             self.not_read[unknown_type_note(kind, "an event_msg type")] += 1
 
@@ -327,6 +335,29 @@ class _Converter:
             raise self.fail(line, problem, where)
         if self.budget is None and value is not None and value > 0:
             self.budget = value
+
+    def rolled_back(self, line: int, turns: Any) -> None:
+        """A ``thread_rolled_back`` event: Codex takes the last ``num_turns`` user turns
+        out of the context, each with everything after it (codex-rs
+        ``drop_last_n_user_turns``: the history is cut at the n-th user message from the
+        end, or at the first when n is past their number; 0 changes nothing).  Those
+        items leave the working set with no summary (usertest68 #2: a turn the user
+        rolled back was folded by the next compaction and read as a person's lost
+        rule).  Raises :class:`LogError` when ``num_turns`` is not a whole number of 0
+        or more."""
+        if type(turns) is not int or turns < 0:
+            raise self.fail(line, "expected a whole number of 0 or more" if turns is not None
+                            else "missing field", "payload.num_turns")
+        if turns == 0 or not self.turns:
+            return
+        self.turns_rolled_back += min(turns, len(self.turns))
+        cut = self.turns[max(len(self.turns) - turns, 0)][2]  # its entry number
+        gone = sorted([(n, item) for item, _, n in self.turns if n >= cut]
+                      + [(n, item) for item, n in self.others.items() if n >= cut])
+        self.turns = deque(turn for turn in self.turns if turn[2] < cut)
+        self.turn_tokens = sum(size for _, size, _ in self.turns)
+        self.others = {item: n for item, n in self.others.items() if n < cut}
+        self.asm.drop(line, [item for _, item in gone])  # in entry order
 
     # -- compaction ------------------------------------------------------------------
     def lost_compaction(self, line: int) -> None:

@@ -30,7 +30,7 @@ BOOKKEEPING_EVENTS = frozenset({
     "task_complete", "turn_started", "turn_complete", "turn_aborted",
     "session_configured", "thread_settings_applied", "thread_name_updated",
     "shutdown_complete", "entered_review_mode", "exited_review_mode",
-    "undo_started", "undo_completed", "thread_rolled_back",
+    "undo_started", "undo_completed",
     "error", "warning", "stream_error", "background_event", "deprecation_notice",
     "model_reroute",
     # tool progress (the call and its output are response items)
@@ -44,5 +44,5 @@ BOOKKEEPING_EVENTS = frozenset({
     "list_skills_response",
 })
 """``event_msg`` types Codex writes that the reader does not need: copies of what the
-response items hold, and UI progress.  ``token_count``, ``task_started`` and
-``context_compacted`` are read."""
+response items hold, and UI progress.  ``token_count``, ``task_started``,
+``context_compacted`` and ``thread_rolled_back`` are read."""

@@ -85,6 +85,9 @@ SET_KEYS = frozenset({"sessionId", "projectHash", "startTime", "lastUpdated", "m
 SEEN_KINDS = ("main", "subagent")
 """``kind`` values of the metadata line this adapter was written against (0.61)."""
 
+REWIND_NOTE = ("of a $rewindTo whose message is not in the context (not seen, or "
+               "compressed already): not applied")
+"""The reader note of a rewind this reader cannot place."""
 DROPPED_NOTE = ("of a $set.messages rewrite without a snapshot that leaves out messages "
                 "of the working set: not read as a compaction")
 """Why a rewrite that cut the history with no snapshot is counted as not read."""
@@ -124,6 +127,9 @@ def records(path: str, lines: Iterable[tuple[int, bytes]] | None = None,
                 raise conv.mixed
     conv.settle(restored=False)
     conv.apply_telemetry(path)
+    if conv.rewound:
+        conv.note(f"{conv.rewound:,} $rewindTo line(s) applied: the messages rewound "
+                  "left the context with no summary, not judged as lost")
     yield from conv.output(SOURCE_FORMAT, head[0] if head else 1)
 
 
@@ -188,6 +194,8 @@ class _Converter(Conversion):
         # changed the working set), else kept up to date as spans are added
         self.working_keys: set[str] | None = None
         self.dropped_at: int | None = None  # a reset awaiting its history (:meth:`cut`)
+        self.first_span: dict[str, str] = {}  # message id -> the first span made for it
+        self.rewound = 0  # $rewindTo lines applied
 
     def handle(self, line: int, raw: bytes) -> None:
         """Apply one line of the recording; a line of a shape the reader does not know
@@ -207,7 +215,7 @@ class _Converter(Conversion):
             if "messages" in update:
                 self.rewrite(line, update["messages"])
         elif "$rewindTo" in obj:
-            return  # a rewind: see docs/adapters.md (known limits)
+            self.rewind(line, obj["$rewindTo"])
         elif "projectHash" in obj and "sessionId" in obj:
             sid = obj["sessionId"]
             self.session_id = self.session_id or (sid if isinstance(sid, str) else None)
@@ -217,6 +225,28 @@ class _Converter(Conversion):
         else:
             keys = ",".join(sorted(obj))
             self.unread(unknown_type_note(keys, "a record shape (its keys)"))
+
+    def rewind(self, line: int, target: Any) -> None:
+        """A ``$rewindTo`` line: the person went back to before message ``target``,
+        which Gemini CLI's recording drops with every message after it
+        (``chatRecordingService.ts``).  Its spans and every item that entered the
+        working set after them leave it with no summary (usertest68 #4: a rewound
+        message was folded by the next compression and read as a person's lost
+        fact).  A target whose first span is not in the working set (not seen, or
+        folded already) is counted as a line not read: what it would cut is not known.
+        Raises :class:`LogError` when ``target`` is not a string."""
+        if not isinstance(target, str):
+            raise LogError(self.path, line, "expected a string", "$rewindTo")
+        first = self.first_span.get(target)
+        gone = self.asm.drop_from(line, first) if first is not None else []
+        if not gone:
+            self.unread(REWIND_NOTE)
+            return
+        self.rewound += 1
+        for mid in {self.owner[s] for s in gone if s in self.owner}:
+            self.made.pop(mid, None)  # an id written again later is a new message
+            self.first_span.pop(mid, None)
+        self.working_keys = None  # rebuilt from the working set when next asked
 
     def legacy(self, doc: Document, el: Elements) -> None:
         """A whole-JSON session (before JSON Lines): its messages in order.  The file is
@@ -289,6 +319,7 @@ class _Converter(Conversion):
             self.remember(str(span["id"]), source.split(":")[0], key)
             self.live[key] = str(span["id"])
             self.owner[str(span["id"])] = mid
+            self.first_span.setdefault(mid, str(span["id"]))
 
     def items(self, line: int, msg: dict[str, Any], where: str
               ) -> Iterator[tuple[str, str, str, str]]:

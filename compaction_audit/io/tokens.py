@@ -249,6 +249,29 @@ class RoundAssembler:
         info.update(summary_id=None, summary_tokens=0)
         rnd["compaction"] = info
 
+    def drop(self, line: int, ids: list[str]) -> None:
+        """Open a round at ``line`` that evicts ``ids`` with no compaction: items the
+        product took out of the context without a summary (a turn the user rolled
+        back).  Nothing folds them, so no rule reads them as lost."""
+        rnd = self.turn(line)
+        self._evict(rnd, ids)
+
+    def drop_from(self, line: int, item: str) -> list[str]:
+        """:meth:`drop` ``item`` and every item that entered the working set after it
+        (a conversation rewound to before ``item``); returns them, in entry order.
+        Nothing, and no round, when ``item`` is not in the working set.  Cost: the
+        items dropped, not the working set."""
+        if item not in self.working:
+            return []
+        gone: list[str] = []
+        for later in reversed(self.working):
+            gone.append(later)
+            if later == item:
+                break
+        gone.reverse()
+        self.drop(line, gone)
+        return gone
+
     def _evict(self, rnd: dict[str, Any], ids: list[str]) -> None:
         """Evict ``ids`` (those in the working set) in the round ``rnd``.  Lines left
         without an item leave the line index in one pass when there are many of them

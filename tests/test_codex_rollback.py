@@ -1,0 +1,74 @@
+"""Codex ``thread_rolled_back`` (usertest68 #2): the last ``num_turns`` user turns
+leave the context, each with what followed it, as codex-rs ``drop_last_n_user_turns``
+cuts the history; the next compaction does not fold them, so a rule the user withdrew is
+no lost fact of a person."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from compaction_audit import api
+from compaction_audit.errors import LogError
+from tests.test_adapters_codex import Records, message, rollout, working_set_after
+
+
+def rolled(n: Any) -> tuple[str, dict[str, Any]]:
+    return "event_msg", {"type": "thread_rolled_back", "num_turns": n}
+
+
+TURNS = [message("user", "Add an index on invoices.number."),
+         message("assistant", "Added the index."),
+         message("user", "Also drop the legacy_invoices table; do NOT take a backup first."),
+         message("assistant", "Dropping legacy_invoices now."),
+         ("response_item", {"type": "function_call", "name": "shell", "call_id": "c1",
+                            "arguments": '{"command": ["psql", "-c", "DROP TABLE x"]}'})]
+
+
+def ids(out: Records, line: int) -> list[str]:
+    return sorted(working_set_after(out, line))
+
+
+def test_one_turn_rolled_back_leaves_with_what_followed(tmp_path: Path) -> None:
+    out = rollout(tmp_path, [*TURNS, rolled(1)])
+    line = len(TURNS) + 2  # the event's line (session_meta is line 1)
+    (rnd,) = [r for at, r in out[1:] if at == line]
+    assert len(rnd["evicted"]) == 3  # the turn, the reply, the call
+    assert "compaction" not in rnd
+    assert len(ids(out, line)) == 2  # the first turn and its reply
+    notes = out[0][1]["reader_notes"]
+    assert notes == ["1 user turn(s) rolled back (thread_rolled_back): out of the context "
+                     "with what followed them, no summary, not judged as lost"]
+    assert "lines_not_read" not in out[0][1]
+
+
+@pytest.mark.parametrize(("n", "left"), [(0, 5), (2, 0), (9, 0)])
+def test_the_number_of_turns(tmp_path: Path, n: int, left: int) -> None:
+    """0 changes nothing; past the number of turns, the cut is at the first."""
+    out = rollout(tmp_path, [*TURNS, rolled(n)])
+    assert len(ids(out, len(TURNS) + 2)) == left
+
+
+@pytest.mark.parametrize("n", [-1, 1.5, "1", None])
+def test_a_bad_count_is_an_error_naming_the_field(tmp_path: Path, n: Any) -> None:
+    with pytest.raises(LogError) as err:
+        rollout(tmp_path, [*TURNS, rolled(n)])
+    assert err.value.line == len(TURNS) + 2 and err.value.field == "payload.num_turns"
+
+
+def test_a_rolled_back_rule_is_not_lost_at_the_next_compaction(tmp_path: Path) -> None:
+    compacted = ("compacted", {"message": "Summary: an index was added on invoices.number.",
+                               "replacement_history": []})
+    rest = [message("user", "Only add the index, nothing else."),
+            message("assistant", "Understood."), compacted]
+    with_rollback = rollout(tmp_path, [*TURNS, rolled(1), *rest])
+    assert with_rollback  # converted and read back by the native reader
+    path = str(tmp_path / "rollout.jsonl")
+    lost = {item["text"] for c in api.audit(path).compactions for item in c.get("lost", [])}
+    assert not any("legacy_invoices" in t or "backup" in t for t in lost)
+    # without the event, the same turn is folded and lost
+    rollout(tmp_path, [*TURNS, *rest])
+    lost = {item["text"] for c in api.audit(path).compactions for item in c.get("lost", [])}
+    assert any("legacy_invoices" in t for t in lost)
