@@ -325,6 +325,18 @@ def fmt(value: Any) -> str:
     return str(value)
 
 
+def fmt_below(value: Any, limit: float) -> str:
+    """:func:`fmt` of ``value``, with as many more decimals (up to 12) as it takes for
+    the number shown to be below ``limit`` when ``value`` is (adv131 #4: a raw_ratio of
+    0.2499975 read "0.250 < 0.25")."""
+    if isinstance(value, float) and value < limit and abs(value) < EXPONENT_FROM:
+        for places in range(3, 13):
+            shown = f"{value:.{places}f}"
+            if float(shown) < limit:
+                return shown
+    return fmt(value)
+
+
 def fmt_change(before: Any, after: Any) -> str:
     """``"0.562 -> 0.582"``: two values of one quantity as :func:`fmt` writes them, with
     as many more decimals (up to 12) as it takes to show that they differ (usertest41

@@ -28,6 +28,7 @@ from compaction_audit.rules.base import (
     Rule,
     Severity,
     fmt,
+    fmt_below,
     fmt_change,
     product_fold_rounds,
     register,
@@ -185,11 +186,17 @@ class SalienceInversion(BoundaryRule):
         is not: its raw_ratio and reachable spans are what the compaction kept, by
         construction (usertest68 #1: every second compaction of a Claude Code session
         read as an inversion boundary, "halt compaction and rehydrate")."""
-        checks = super().evaluable(ctx)
+        checks = self.signature_checks(ctx)
         bare = bare_compaction_rounds(ctx)
         if bare:
             checks.append((BARE_COMPACTION, ~pl.col("ri").is_in(bare)))
         return checks
+
+    def signature_checks(self, ctx: Context) -> list[tuple[str, pl.Expr]]:
+        """The checks without which the signature cannot be read at a round (an earlier
+        round to compare with, tokens, salience): what compaction-drift asks before
+        calling a low raw share drift rather than inversion."""
+        return super().evaluable(ctx)
 
     def condition(self, ctx: Context) -> pl.Expr:
         s = ctx.settings
@@ -210,7 +217,8 @@ class SalienceInversion(BoundaryRule):
         failing = [c.name for c in ctx.conditions if c.status == "fails"]
         caveat = (f"; but the condition {' and '.join(repr(n) for n in failing)} fails: "
                   "this loop can drift, not invert" if failing else "")
-        return (f"salience inversion: raw_ratio {fmt(v['raw_ratio'])} < "
+        return (f"salience inversion: raw_ratio "
+                f"{fmt_below(v['raw_ratio'], ctx.settings.raw_ratio_floor)} < "
                 f"{ctx.settings.raw_ratio_floor}, distinct_source_spans "
                 f"{v['distinct_source_spans_before']} -> {v['distinct_source_spans']}, "
                 f"{used} {fmt_change(v[used + '_before'], v[used])} "
@@ -438,16 +446,22 @@ class CompactionDrift(BoundaryRule):
 
     def evaluable(self, ctx: Context) -> list[tuple[str, pl.Expr]]:
         """Besides a non-empty working set: drift is only called where salience-inversion
-        could be judged, or where depth rules inversion out; a round at or above
+        could be judged, or where depth or reachable spans that did not fall rule
+        inversion out (salience unknown or not); a round at or above
         ``raw_ratio_floor`` is judged (no drift) either way."""
         judged = pl.lit(True)
-        for _, expr in SalienceInversion().evaluable(ctx):
+        for _, expr in SalienceInversion().signature_checks(ctx):
             judged = judged & expr
         shallow = pl.col("summary_depth_max") < ctx.settings.min_depth
         above = pl.col("raw_ratio") >= ctx.settings.raw_ratio_floor  # no drift, whatever
+        # reachable spans that did not fall rule inversion out, salience or none (seed
+        # 000: "raw_ratio < 0.25 but distinct_source_spans is stable -> drift"; adv131
+        # #1: a log without salience never got a drift warning at depth 2)
+        stable = pl.col("distinct_source_spans") >= pl.col("distinct_source_spans_before")
         checks = [*super().evaluable(ctx),  # inversion does (usertest49 #6)
                   ("salience-inversion could not be judged there",
-                   judged.fill_null(False) | shallow | above.fill_null(False))]
+                   judged.fill_null(False) | shallow | above.fill_null(False)
+                   | stable.fill_null(False))]
         bare = bare_compaction_rounds(ctx)
         if bare:
             checks.append((BARE_COMPACTION, ~pl.col("ri").is_in(bare)))
@@ -465,7 +479,8 @@ class CompactionDrift(BoundaryRule):
         why = ("without the inversion signature" if sustain == 1 else
                "where salience-inversion does not fire (its signature absent, or held "
                f"for fewer than the {sustain} rounds sustain needs)")
-        return (f"compaction drift: raw_ratio {fmt(v['raw_ratio'])} < "
+        return (f"compaction drift: raw_ratio "
+                f"{fmt_below(v['raw_ratio'], ctx.settings.raw_ratio_floor)} < "
                 f"{ctx.settings.raw_ratio_floor} {why}")
 
 
@@ -517,7 +532,7 @@ class SummaryMajority(BoundaryRule):
             said = f"{counts[0]} exceed {counts[1]}"  # 92,104, not 92104 (usertest18 #8)
             why = f"raw_ratio {fmt(v['raw_ratio'])}"
         else:  # another threshold: "exceed" and "for the first time" were untrue there
-            said = (f"raw_ratio {fmt(v['raw_ratio'])} below summary_majority_ratio "
+            said = (f"raw_ratio {fmt_below(v['raw_ratio'], ratio)} below summary_majority_ratio "
                     f"{fmt(ratio)}")  # (usertest24: 72,957 "exceed" 102,054 at 0.6)
             why = f"{counts[0]}, {counts[1]}"
         if n == 1:  # the run, not the first: "for the first time" was untrue (usertest17)

@@ -129,7 +129,8 @@ def test_inversion_not_evaluated_is_reported() -> None:
 
 
 def test_drift_not_claimed_where_inversion_could_not_be_judged() -> None:
-    rows = [{}, {"raw_ratio": 0.2, "query_cosine_retained": None},
+    # round 1: reachable spans fell (10 -> 9) and salience is unknown: inversion or drift
+    rows = [{}, {"raw_ratio": 0.2, "query_cosine_retained": None, "distinct_source_spans": 9},
             {"raw_ratio": 0.2, "summary_depth_max": 1, "query_cosine_retained": None}]
     out = RULES["CA104"]().evaluate(context(rows))
     assert out.fired["ri"].to_list() == [2]  # depth 1: inversion impossible, so drift
@@ -142,11 +143,22 @@ def test_a_round_at_the_floor_is_judged_no_drift_though_inversion_could_not_be()
     """usertest49 #6: every round of a log without salience was "not evaluated" for
     drift, also those whose raw_ratio (0.667 and up) no drift can reach."""
     rows = [{"query_cosine_retained": None}, {"raw_ratio": 0.25, "query_cosine_retained": None},
-            {"raw_ratio": 0.2499, "query_cosine_retained": None}]
+            {"raw_ratio": 0.2499, "query_cosine_retained": None, "distinct_source_spans": 9}]
     out = RULES["CA104"]().evaluate(context(rows))
     assert out.fired["ri"].to_list() == []
     assert out.not_evaluated == {"salience-inversion could not be judged there": 1}  # 2
     assert out.judged == 2
+
+
+def test_drift_claimed_where_spans_stayed_though_salience_is_unknown() -> None:
+    """adv131 #1: reachable spans that did not fall rule inversion out, salience or
+    none (seed 000: "raw_ratio < 0.25 but distinct_source_spans is stable -> drift")."""
+    rows = [{}, {"raw_ratio": 0.2, "query_cosine_retained": None},
+            {"raw_ratio": 0.2, "query_cosine_retained": None, "distinct_source_spans": 11},
+            {"raw_ratio": 0.2, "query_cosine_retained": None, "distinct_source_spans": 10}]
+    out = RULES["CA104"]().evaluate(context(rows))
+    assert out.fired["ri"].to_list() == [1, 2]  # 10 -> 10, 10 -> 11; 11 -> 10 fell
+    assert out.not_evaluated == {"salience-inversion could not be judged there": 1}
 
 
 def test_a_round_failing_two_checks_is_counted_once_under_the_first() -> None:
