@@ -43,6 +43,9 @@ from compaction_audit.model import (
 )
 
 _LOGGED_COLUMNS = tuple((key, f"logged_{key}") for key in rec.LOGGED_FLOATS + rec.LOGGED_INTS)
+_NULL_IS_ABSENT = ("spans", "summaries", "evicted", "offloaded", "retained")
+"""A round's optional lists, read as absent when written ``null`` (a ``retained`` of
+``null`` is a round without one: its working set follows from the round before)."""
 
 
 @dataclass(slots=True)
@@ -264,6 +267,9 @@ class SessionBuilder:
     # -- round: check ------------------------------------------------------------------
     def _check_round(self, obj: dict[str, Any],
                      reduced: tuple[set[str], set[str], float, int] | None = None) -> _Round:
+        for key in _NULL_IS_ABSENT:  # docs/log-format.md: an optional field written null
+            if key in obj and obj[key] is None:  # is read as absent (adv131 #5)
+                del obj[key]
         if "round" not in obj:
             raise rec.FieldError("missing field", "round")
         number = rec.as_int(obj["round"], "round", 0)
