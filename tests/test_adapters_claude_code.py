@@ -556,3 +556,27 @@ def test_a_compaction_of_zero_tokens_is_of_an_unknown_context(tmp_path: Path) ->
     assert before(21000) == 21000
     unknown = before(None)
     assert unknown > 0 and before(0) == unknown
+
+
+def test_a_context_size_not_from_pretokens_says_it_is_the_last_call(tmp_path: Path) -> None:
+    """usertest68 #6: without ``preTokens`` the context before the compaction is the
+    last model call's input, and the report said so for Cline only."""
+    from tests.gate_app import run
+
+    objs = [orjson.loads(raw) for raw in (FIXTURES / "claude-session.jsonl").read_bytes()
+            .splitlines()]
+    first = next(o for o in objs if o.get("subtype") == "compact_boundary")
+
+    def info(pre: int | None) -> tuple[dict[str, Any], str]:
+        first["compactMetadata"]["preTokens"] = pre
+        path = tmp_path / f"pre-{pre}.jsonl"
+        path.write_bytes(b"".join(orjson.dumps(o) + b"\n" for o in objs))
+        out = compactions(list(claude_code.records(str(path))))[0][1]["compaction"]
+        return out, run("audit", str(path)).stdout
+
+    counted, text = info(21000)
+    assert "tokens_before_from" not in counted and "(the last call's input)" not in text
+    for pre in (None, 0):
+        last, text = info(pre)
+        assert last["tokens_before_from"] == "last call"
+        assert f"context {last['tokens_before']:,} (the last call's input) -> " in text

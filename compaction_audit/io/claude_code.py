@@ -667,6 +667,8 @@ class _Converter:
         info = {"trigger": self.trigger(line, meta), "tokens_before": pre if pre is not None
                 else self.last_context, "tokens_after": post, "opaque": text is None,
                 "kind": "compact"}
+        if pre is None and self.last_context is not None:  # said, as for Cline (usertest68
+            info["tokens_before_from"] = "last call"  # #6: read as the product's count)
         self.asm.compaction(line, fold=fold, fallback_children=[], base_id=base, text=text,
                             tokens=tokens, info=info)
         self.epoch += 1
@@ -698,6 +700,8 @@ class _Converter:
             "tokens_before": pre if pre is not None
             else self.last_context, "tokens_after": after, "opaque": False,
             "kind": "microcompact"}
+        if pre is None and self.last_context is not None:
+            info["tokens_before_from"] = "last call"
         if not named:  # adv67 #3: it was a checked compaction that lost nothing
             info["unchecked"] = "the microcompact names no tool result it cleared"
         elif not evict:
