@@ -21,9 +21,11 @@ from bisect import bisect_right
 import polars as pl
 
 from compaction_audit.limits import Limit
+from compaction_audit.recall.bindings import bound_name
 from compaction_audit.recall.factkeys import key_norm
 from compaction_audit.recall.kinds import Discriminator, Kind
 from compaction_audit.recall.literals import Literals
+from compaction_audit.recall.stance import question_bounds
 from compaction_audit.recall.survival import survives
 
 __all__ = ["ASKED_AGAIN_MAX_CHECKS", "DESTRUCTIVE_RE", "asked_again", "reuse"]
@@ -148,6 +150,7 @@ def asked_again(lost: pl.DataFrame, users: pl.DataFrame,
                 (where[0][row], where[1][row]) if where else (None, None)))
             break
         d = Discriminator(_KIND_OF[kind], text, norm, 0, len(text))
+        about = subject_question(d)
         failed: set[int] = set()
         for at in range(first, len(later)):
             left -= 1
@@ -155,11 +158,42 @@ def asked_again(lost: pl.DataFrame, users: pl.DataFrame,
                 continue
             item, ri, number, body = later[at]
             failed.add(text_of[at])
-            if survives(d, body) and (not named or held(at, body).issuperset(named)):
+            if (survives(d, body) and (not named or held(at, body).issuperset(named))) \
+                    or (about is not None and "?" in body and asks_about(about, body)):
                 for name, value in zip(schema, (key, start, item, ri, number), strict=True):
                     rows[name].append(value)
                 break
     return pl.DataFrame(rows, schema=schema)
+
+
+_VERSION_CUE_RE = re.compile(r"(?i)\b(?:versions?|pin|pins|pinned|pinning|release|"
+                             r"upgrade[sd]?|downgrade[sd]?|bump(?:ed)?)\b")
+"""Words that make a question naming a package a question about its version."""
+
+
+def subject_question(d: Discriminator) -> tuple[re.Pattern[str], bool] | None:
+    """How a question names the subject of ``d``, a value bound to a name (its
+    package: ``requests`` of ``requests==2.32.3``; its setting: ``read_timeout_ms`` of
+    ``read_timeout_ms: 45000``): the name as a whole word, any case, and whether the
+    question must also name versions (a package, whose name may be a plain word:
+    "requests", "rich").  None for a value stated alone, and for a quantity or scope
+    whose name is a plain word ("retries: 3", "port 8080"), which questions name for
+    other reasons (usertest68 #5: "What version of requests did we pin?", after the
+    summary dropped ``requests==2.32.3``, was no asked-again)."""
+    name = bound_name(d)
+    if name is None or (d.kind is not Kind.VERSION and name.isalpha()):
+        return None
+    return (re.compile(rf"(?i)(?<![\w.-]){re.escape(name)}(?![\w-])"),
+            d.kind is Kind.VERSION)
+
+
+def asks_about(subject: tuple[re.Pattern[str], bool], body: str) -> bool:
+    """Whether a sentence of ``body`` that ends with a question mark names the subject
+    :func:`subject_question` gives (with a word of versions where it says so)."""
+    name, cue = subject
+    return any(name.search(body, start, end) and (
+        not cue or _VERSION_CUE_RE.search(body, start, end))
+        for start, end in question_bounds(body))
 
 
 def _stopped(first: str, left: int, limits: list[Limit] | None,

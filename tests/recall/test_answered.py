@@ -67,8 +67,11 @@ def test_the_first_assistant_text_after_the_question_is_the_answer(tmp_path: Pat
     assert (row["asked_again_span"], row["asked_again_round"]) == ("u2", 2)
     # line 5 holds round 3: its tool call is no answer, its assistant text is
     assert (row["answered_line"], row["answered_span"]) == (5, "a3")
-    # the other facts of the setting were not asked about: no answer to point at
-    assert lost_row(path, "read_timeout_ms to 45000")["answered_line"] is None
+    # the value of the setting was asked about too: the question names its subject,
+    # read_timeout_ms (usertest68 #5), and the same answer is pointed at
+    assert lost_row(path, "read_timeout_ms to 45000")["answered_line"] == 5
+    # the order of the setting's steps was not asked about: no answer to point at
+    assert lost_row(path, SET.rstrip("."))["answered_line"] is None
 
 
 def test_narration_is_no_answer_and_the_step_it_announces_may_read_the_fact(
