@@ -48,6 +48,17 @@ _NULL_IS_ABSENT = ("spans", "summaries", "evicted", "offloaded", "retained")
 ``null`` is a round without one: its working set follows from the round before)."""
 
 
+def _schema_problem(obj: dict[str, Any]) -> str:
+    """What is wrong with a session record's ``schema``: missing (adv131: it said "got
+    None"), or another value (a string shown clipped, any other value by its type)."""
+    if "schema" not in obj:
+        return "missing field"
+    value = obj["schema"]
+    shown = (repr(value[:40]) + ("..." if len(value) > 40 else "") if isinstance(value, str)
+             else rec.kind_of(value))
+    return f"expected {SCHEMA_ID!r}, got {shown}"
+
+
 @dataclass(slots=True)
 class _Round:
     """A round record after field validation and the state checks, ready to apply."""
@@ -222,7 +233,7 @@ class SessionBuilder:
         if self._seen_record:
             raise rec.FieldError("the session record must be the first record", "type")
         if obj.get("schema") != SCHEMA_ID:
-            raise rec.FieldError(f"expected {SCHEMA_ID!r}, got {obj.get('schema')!r}", "schema")
+            raise rec.FieldError(_schema_problem(obj), "schema")
         h = SessionHeader(present=True, line=line)
         sid = obj.get("session_id")
         h.session_id = None if sid is None else str(sid) if type(sid) in (str, int) else None
